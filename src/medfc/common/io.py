@@ -1,0 +1,84 @@
+"""Reading and writing the workflow's artifacts (JSONL, gzip JSONL, JSON, tables)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+
+def _open_text(path: Path, mode: str):
+    if str(path).endswith(".gz"):
+        return gzip.open(path, mode + "t", encoding="utf-8")
+    return open(path, mode, encoding="utf-8")
+
+
+def read_jsonl(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
+    """Yield one dict per non-empty line of a (optionally gzipped) JSONL file."""
+    with _open_text(Path(path), "r") as fh:
+        for line in fh:
+            if line.strip():
+                yield json.loads(line)
+
+
+def write_jsonl(path: str | os.PathLike, records: Iterable[dict[str, Any]]) -> int:
+    """Write records atomically as JSONL (gzip when the name ends in .gz); return the count."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        if str(path).endswith(".gz"):
+            # mtime=0 keeps the bytes identical for identical content
+            with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+                for rec in records:
+                    gz.write((json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
+                    count += 1
+        else:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                for rec in records:
+                    fh.write(json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n")
+                    count += 1
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return count
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def write_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", formats: Iterable[str] = ("csv", "md", "tex")) -> list[Path]:
+    """Write one table as CSV, Markdown and LaTeX next to each other (``stem`` + suffix)."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    written = []
+    for fmt in formats:
+        out = stem.with_suffix("." + fmt)
+        if fmt == "csv":
+            df.to_csv(out, index=False)
+        elif fmt == "md":
+            text = (f"{caption}\n\n" if caption else "") + df.to_markdown(index=False) + "\n"
+            out.write_text(text, encoding="utf-8")
+        elif fmt == "tex":
+            body = df.to_latex(index=False, escape=True, caption=caption or None)
+            out.write_text(body, encoding="utf-8")
+        else:  # pragma: no cover - guarded by callers
+            raise ValueError(f"unknown table format {fmt!r}")
+        written.append(out)
+    return written

@@ -1,0 +1,50 @@
+"""Counted, logged reasons for every item a step skips.
+
+Bad input never stops a whole run and never disappears: each skipped item is recorded with
+an identifier and a reason, logged, counted, and written to a report file next to the step's
+outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SkipReport:
+    """Collects skipped items as (id, reason, detail) and the counts of what was kept."""
+
+    step: str
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    counts: Counter = field(default_factory=Counter)
+
+    def skip(self, item_id: str, reason: str, detail: str = "") -> None:
+        self.skipped.append({"id": str(item_id), "reason": reason, "detail": detail})
+        log.warning("%s: skipped %s (%s%s)", self.step, item_id, reason, f": {detail}" if detail else "")
+
+    def count(self, key: str, n: int = 1) -> None:
+        self.counts[key] += n
+
+    def reasons(self) -> dict[str, int]:
+        return dict(sorted(Counter(s["reason"] for s in self.skipped).items()))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "counts": dict(sorted(self.counts.items())),
+            "n_skipped": len(self.skipped),
+            "skipped_by_reason": self.reasons(),
+            "skipped": sorted(self.skipped, key=lambda s: (s["reason"], s["id"])),
+        }
+
+    def write(self, path: str | Path) -> None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.as_dict(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
