@@ -1,0 +1,3 @@
+from medfc.cli import main
+
+raise SystemExit(main())
