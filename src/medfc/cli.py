@@ -60,19 +60,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--log", default=None, help="log file (the rule's log)")
     args = parser.parse_args(argv)
 
-    setup_logging(args.log)
-    log = logging.getLogger("medfc.cli")
-    step = resolve_step(args.step)
     try:
         options = json.loads(args.options)
     except json.JSONDecodeError as exc:
         raise SystemExit(f"--options is not valid JSON: {exc}") from None
-    inputs, outputs = _pairs(args.inputs, "--in"), _pairs(args.outputs, "--out")
-    start = time.perf_counter()
-    log.info("step %s started; inputs=%s outputs=%s", args.step, inputs, outputs)
-    step(inputs, outputs, options)
-    log.info("step %s finished in %.1f s", args.step, time.perf_counter() - start)
+    run_step(args.step, _pairs(args.inputs, "--in"), _pairs(args.outputs, "--out"), options, log=args.log)
     return 0
+
+
+def run_step(
+    spec: str,
+    inputs: dict[str, Any],
+    outputs: dict[str, Any],
+    options: dict[str, Any],
+    log: str | None = None,
+    threads: int = 1,
+) -> Any:
+    """Resolve and run one step with logging set up; used by the CLI and by workflow/scripts/step.py."""
+    setup_logging(log)
+    logger = logging.getLogger("medfc.cli")
+    step = resolve_step(spec)
+    options = dict(options)
+    options.setdefault("threads", threads)
+    start = time.perf_counter()
+    logger.info("step %s started; inputs=%s outputs=%s", spec, inputs, outputs)
+    result = step(inputs, outputs, options)
+    logger.info("step %s finished in %.1f s", spec, time.perf_counter() - start)
+    return result
 
 
 if __name__ == "__main__":  # pragma: no cover
