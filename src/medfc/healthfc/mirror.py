@@ -1,0 +1,103 @@
+"""Serve a static mirror of a site on 127.0.0.1 and route a crawler's requests to it.
+
+The demo crawl runs the same spider, settings and middlewares (robots.txt, HTTP cache,
+AutoThrottle, retries) as the live crawl. Only the transport differs: :class:`MirrorDownloadHandler`
+sends each request for the real origin (``https://www.medizin-transparent.at``) to the local
+server instead and hands the response back under the original URL, so every URL the workflow
+stores is the real one.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+log = logging.getLogger(__name__)
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    request_log: list[str]
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 - stdlib signature
+        log.debug("mirror: " + format, *args)
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        self.request_log.append(self.path)
+        super().do_GET()
+
+
+class MirrorServer:
+    """A threaded static HTTP server over ``root`` on 127.0.0.1 (port chosen by the OS).
+
+    ``requests`` lists every path requested, in order, so tests can tell what was fetched.
+    """
+
+    def __init__(self, root: str | Path, port: int = 0):
+        self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            raise FileNotFoundError(f"mirror directory {self.root} does not exist")
+        self.requests: list[str] = []
+        handler = functools.partial(type("H", (_QuietHandler,), {"request_log": self.requests}), directory=str(self.root))
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def origin(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> MirrorServer:
+        self._thread.start()
+        log.info("serving mirror %s on %s", self.root, self.origin)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+
+def tree_digest(root: str | Path) -> str:
+    """A short digest of every file under ``root`` (names and bytes): the mirror's version."""
+    h = hashlib.sha256()
+    root = Path(root)
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def rewrite_url(url: str, origin: str, target: str) -> str:
+    """Replace the scheme and host of ``url`` by ``target``'s when it belongs to ``origin``."""
+    u, o, t = urlsplit(url), urlsplit(origin), urlsplit(target)
+    if u.netloc.lower() != o.netloc.lower():
+        return url
+    return urlunsplit((t.scheme, t.netloc, u.path, u.query, u.fragment))
+
+
+def _make_handler():
+    # Imported lazily: Scrapy is only needed by the crawl itself.
+    from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
+
+    class MirrorDownloadHandler(HTTP11DownloadHandler):
+        """HTTP(S) download handler that fetches the origin's URLs from the local mirror."""
+
+        def __init__(self, crawler):
+            super().__init__(crawler)
+            self._origin = crawler.settings["MEDFC_MIRROR_ORIGIN"]
+            self._target = crawler.settings["MEDFC_MIRROR_TARGET"]
+
+        async def download_request(self, request):
+            local = request.replace(url=rewrite_url(request.url, self._origin, self._target))
+            response = await super().download_request(local)
+            return response.replace(url=request.url, request=request)
+
+    return MirrorDownloadHandler
+
+
+MirrorDownloadHandler = _make_handler()

