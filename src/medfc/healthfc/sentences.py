@@ -57,11 +57,11 @@ def normalize_text(text: str) -> str:
 _ABBREVIATIONS = frozenset(
     """
     z.b d.h u.a u.u i.d.r z.t v.a o.ä o.g s.o s.u i.e e.g u.v.m m.e i.a z.zt a.a.o
-    bzw ca dr prof med dent vet rer nat phil habil dipl ing mag univ priv doz pd dres
-    nr vgl ggf evtl inkl exkl bspw sog abb tab kap art hrsg hg jh jhd jhs mio mrd tsd
-    bzgl ggü zzgl abzgl max mind gem lt resp ebd ff bd jg aufl vol no pp vs str
-    jan feb febr apr jun jul aug sept okt nov dez
-    al  et  fr hr frl st
+    bzw ca dr prof med dent vet rer nat phil habil dipl ing univ priv doz pd dres
+    nr vgl ggf evtl inkl exkl bspw sog hrsg hg jh jhd jhs mio mrd tsd
+    bzgl ggü zzgl abzgl mind gem lt resp ebd ff jg aufl vs str
+    feb febr apr jun jul aug sept okt nov dez
+    al et fr hr frl st
     """.split()
 )
 # Ambiguous: abbreviations that often end a sentence; break only before an upper-case word.
@@ -183,6 +183,11 @@ def _rule_decision(text: str, end: int, date_spans: list[tuple[int, int]]) -> bo
             return True
         if first.isupper() or first.isdigit():
             return False
+    # an ordinary word (not an abbreviation we know) before a strong sentence starter:
+    # overrides abbreviation lists that swallow real words ("eine neue Art. Sie …", "was er mag. Das …")
+    if len(token) >= 3 and token.isalpha() and first.isupper():
+        if nxt_alpha.strip(".,;:!?").lower() in _SENTENCE_STARTERS and len(parts) == 1:
+            return True
     return None
 
 
@@ -349,6 +354,8 @@ HARD_CASES: tuple[tuple[str, ...], ...] = (
     ("Die Kosten betragen 2 Mio. Euro pro Jahr.", "Das zahlt die Kasse."),
     ("Der Effekt ist gering … aber messbar.", "So die Autoren."),
     ("Am 1. 10. begann die Grippesaison.", "Sie war heftig."),
+    ("Das ist eine neue Art.", "Sie wirkt anders."),
+    ("Man isst, was man mag.", "Das ist normal."),
 )
 
 
