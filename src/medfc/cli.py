@@ -82,6 +82,7 @@ def run_step(
     step = resolve_step(spec)
     options = dict(options)
     options.setdefault("threads", threads)
+    options.setdefault("log_file", log)
     start = time.perf_counter()
     logger.info("step %s started; inputs=%s outputs=%s", spec, inputs, outputs)
     result = step(inputs, outputs, options)

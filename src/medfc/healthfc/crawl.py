@@ -200,7 +200,22 @@ class CrawlResult:
         return asdict(self)
 
 
-def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path, log_file: str | None = None) -> CrawlResult:
+def child_command(opts: CrawlOptions, mirror_target: str | None, log_file: str | None, stats_path: str | Path) -> list[str]:
+    """The command line of the child process that runs the spider."""
+    args = {"opts": asdict(opts), "mirror_target": mirror_target, "log_file": log_file, "stats_path": str(stats_path)}
+    return [sys.executable, "-m", "medfc.healthfc.crawl", json.dumps(args)]
+
+
+def prepare(opts: CrawlOptions) -> CrawlOptions:
+    """Options as the crawl uses them: one HTTP cache per version of a mirror, so that editing
+    the demo pages never serves stale cached copies."""
+    if opts.mirror_dir:
+        opts = CrawlOptions(**{**asdict(opts), "http_cache_dir": str(Path(opts.http_cache_dir) / f"mirror-{tree_digest(opts.mirror_dir)}")})
+    return opts
+
+
+def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path, log_file: str | None = None,
+               mirror_delay: float = 0.0) -> CrawlResult:
     """Crawl the site (or its local mirror) into ``pages_out`` (gzip JSONL) and ``stats_out``.
 
     A finished crawl removes its JOBDIR; an interrupted one leaves it, and the next call resumes
@@ -211,16 +226,13 @@ def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path,
     resumed = partial.exists()
     if resumed:
         log.info("resuming the interrupted crawl in %s", jobdir)
-    if opts.mirror_dir:
-        # one HTTP cache per version of the mirror: editing the demo pages never serves stale copies
-        opts.http_cache_dir = str(Path(opts.http_cache_dir) / f"mirror-{tree_digest(opts.mirror_dir)}")
+    opts = prepare(opts)
     Path(stats_out).parent.mkdir(parents=True, exist_ok=True)
     scrapy_stats = Path(stats_out).with_suffix(".scrapy.json")
-    server = MirrorServer(opts.mirror_dir) if opts.mirror_dir else nullcontext()
+    server = MirrorServer(opts.mirror_dir, delay=mirror_delay) if opts.mirror_dir else nullcontext()
     with server as srv:
         target = srv.origin if opts.mirror_dir else None
-        args = json.dumps({"opts": asdict(opts), "mirror_target": target, "log_file": log_file, "stats_path": str(scrapy_stats)})
-        child = subprocess.run([sys.executable, "-m", __name__, args], check=False)
+        child = subprocess.run(child_command(opts, target, log_file, scrapy_stats), check=False)
         if child.returncode != 0:
             raise RuntimeError(f"the crawl process failed with exit code {child.returncode}; see the log {log_file or ''}")
         requests = list(srv.requests) if opts.mirror_dir else None

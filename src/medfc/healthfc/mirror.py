@@ -13,21 +13,27 @@ import functools
 import hashlib
 import logging
 import threading
+import time
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
+
+from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
 
 log = logging.getLogger(__name__)
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
     request_log: list[str]
+    delay: float = 0.0
 
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - stdlib signature
         log.debug("mirror: " + format, *args)
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib name
         self.request_log.append(self.path)
+        if self.delay:
+            time.sleep(self.delay)  # a slow server, for interruption tests
         super().do_GET()
 
 
@@ -37,12 +43,12 @@ class MirrorServer:
     ``requests`` lists every path requested, in order, so tests can tell what was fetched.
     """
 
-    def __init__(self, root: str | Path, port: int = 0):
+    def __init__(self, root: str | Path, port: int = 0, delay: float = 0.0):
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise FileNotFoundError(f"mirror directory {self.root} does not exist")
         self.requests: list[str] = []
-        handler = functools.partial(type("H", (_QuietHandler,), {"request_log": self.requests}), directory=str(self.root))
+        handler = functools.partial(type("H", (_QuietHandler,), {"request_log": self.requests, "delay": delay}), directory=str(self.root))
         self._server = ThreadingHTTPServer(("127.0.0.1", port), handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -80,24 +86,15 @@ def rewrite_url(url: str, origin: str, target: str) -> str:
     return urlunsplit((t.scheme, t.netloc, u.path, u.query, u.fragment))
 
 
-def _make_handler():
-    # Imported lazily: Scrapy is only needed by the crawl itself.
-    from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
+class MirrorDownloadHandler(HTTP11DownloadHandler):
+    """HTTP(S) download handler that fetches the origin's URLs from the local mirror."""
 
-    class MirrorDownloadHandler(HTTP11DownloadHandler):
-        """HTTP(S) download handler that fetches the origin's URLs from the local mirror."""
+    def __init__(self, crawler):
+        super().__init__(crawler)
+        self._origin = crawler.settings["MEDFC_MIRROR_ORIGIN"]
+        self._target = crawler.settings["MEDFC_MIRROR_TARGET"]
 
-        def __init__(self, crawler):
-            super().__init__(crawler)
-            self._origin = crawler.settings["MEDFC_MIRROR_ORIGIN"]
-            self._target = crawler.settings["MEDFC_MIRROR_TARGET"]
-
-        async def download_request(self, request):
-            local = request.replace(url=rewrite_url(request.url, self._origin, self._target))
-            response = await super().download_request(local)
-            return response.replace(url=request.url, request=request)
-
-    return MirrorDownloadHandler
-
-
-MirrorDownloadHandler = _make_handler()
+    async def download_request(self, request):
+        local = request.replace(url=rewrite_url(request.url, self._origin, self._target))
+        response = await super().download_request(local)
+        return response.replace(url=request.url, request=request)

@@ -1,0 +1,24 @@
+# medfc: evidence-based medical fact-checking, rebuilt from the real sources.
+#
+#   snakemake --cores all                      # the embedded demo (config/config.yaml)
+#   snakemake --cores all --configfile config/live.yaml
+#   snakemake --profile profiles/slurm --configfile config/live.yaml
+#
+# This file only sets up: config + validation, includes, and the final targets.
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/healthfc.smk"
+
+
+rule all:
+    input:
+        all_targets(),
+    default_target: True

@@ -1,0 +1,229 @@
+"""Translation memory and manual corrections for the DE→EN translation of HealthFC articles.
+
+Memory format (JSONL, one record a line, UTF-8, keys sorted)::
+
+    {"model": "Helsinki-NLP/opus-mt-de-en", "origin": "model", "source": "Das hilft.",
+     "target": "That helps.", "timestamp": "2025-01-01T00:00:00+00:00"}
+
+* keyed by ``(model, source)``; ``origin`` is ``"model"``, ``"correction"`` or ``"deepl"``;
+* append-only while translating (one ``write`` per record under an exclusive ``flock``), so a crash
+  loses at most the line being written, and a torn last line is skipped (and counted) on reading;
+* when a key occurs more than once the *last* record wins, so merging memories is concatenation
+  (``merge``) and ``compact`` rewrites a file sorted by (model, source) with one line per key —
+  stable, line-oriented, diffable. A shipped demo memory is loaded read-only through ``seeds``.
+
+Corrections format (TSV, UTF-8, ``#`` comments and blank lines ignored, header required)::
+
+    source<TAB>target[<TAB>model]
+
+An empty or missing ``model`` applies the correction to every model; a per-model row wins over a
+generic one. Corrections override both the memory and the model.
+"""
+
+from __future__ import annotations
+
+import csv
+import fcntl
+import json
+import os
+import tempfile
+import unicodedata
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+__all__ = ["ORIGINS", "Corrections", "MemoryRecord", "TranslationMemory", "normalize_key"]
+
+ORIGINS = ("model", "correction", "deepl")
+
+
+def normalize_key(text: str) -> str:
+    """Memory keys: NFC and single spaces, so whitespace noise never causes a miss."""
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    model: str
+    source: str
+    target: str
+    origin: str = "model"
+    timestamp: str = ""
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"model": self.model, "source": self.source, "target": self.target,
+             "origin": self.origin, "timestamp": self.timestamp},
+            ensure_ascii=False, sort_keys=True,
+        )
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+
+
+def _read_records(path: Path) -> tuple[list[MemoryRecord], int]:
+    """Records of one JSONL memory file and the number of unreadable lines skipped."""
+    records: list[MemoryRecord] = []
+    bad = 0
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            try:
+                d = json.loads(line)
+                records.append(
+                    MemoryRecord(
+                        model=str(d["model"]), source=normalize_key(str(d["source"])), target=str(d["target"]),
+                        origin=str(d.get("origin", "model")), timestamp=str(d.get("timestamp", "")),
+                    )
+                )
+            except (json.JSONDecodeError, KeyError, TypeError):
+                bad += 1
+    return records, bad
+
+
+class TranslationMemory:
+    """(model, source) → target store backed by an append-only JSONL file.
+
+    ``path`` is the working store (created on first write); ``seeds`` are read-only JSONL files
+    (e.g. the demo memory shipped in the repository) loaded first, so the working store wins.
+    """
+
+    def __init__(self, path: str | os.PathLike | None, seeds: Sequence[str | os.PathLike] = ()):
+        self.path = Path(path) if path is not None else None
+        self.seeds = [Path(s) for s in seeds]
+        self._data: dict[tuple[str, str], MemoryRecord] = {}
+        self.skipped_lines = 0
+        for seed in self.seeds:
+            self._load(seed)
+        if self.path is not None and self.path.exists():
+            self._load(self.path)
+
+    def _load(self, path: Path) -> None:
+        records, bad = _read_records(path)
+        self.skipped_lines += bad
+        for rec in records:
+            self._data[(rec.model, rec.source)] = rec
+
+    # -- lookups -------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __contains__(self, key: tuple[str, str]) -> bool:
+        model, source = key
+        return (model, normalize_key(source)) in self._data
+
+    def get(self, model: str, source: str) -> str | None:
+        rec = self._data.get((model, normalize_key(source)))
+        return rec.target if rec is not None else None
+
+    def record(self, model: str, source: str) -> MemoryRecord | None:
+        return self._data.get((model, normalize_key(source)))
+
+    def records(self) -> Iterator[MemoryRecord]:
+        yield from sorted(self._data.values(), key=lambda r: (r.model, r.source))
+
+    # -- writes --------------------------------------------------------------------------------
+
+    def put_many(self, model: str, pairs: Iterable[tuple[str, str]], origin: str = "model") -> int:
+        """Add (source, target) pairs for ``model`` and append them to the working store."""
+        if origin not in ORIGINS:
+            raise ValueError(f"origin must be one of {ORIGINS}, not {origin!r}")
+        stamp = _now()
+        new = [MemoryRecord(model, normalize_key(s), t, origin, stamp) for s, t in pairs]
+        if not new:
+            return 0
+        for rec in new:
+            self._data[(rec.model, rec.source)] = rec
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            payload = "".join(rec.to_json() + "\n" for rec in new).encode("utf-8")
+            with open(self.path, "ab") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX)
+                try:
+                    fh.write(payload)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                finally:
+                    fcntl.flock(fh, fcntl.LOCK_UN)
+        return len(new)
+
+    def put(self, model: str, source: str, target: str, origin: str = "model") -> None:
+        self.put_many(model, [(source, target)], origin)
+
+    def merge(self, *paths: str | os.PathLike) -> int:
+        """Append every record of other memory files (their entries win); return the number added."""
+        added = 0
+        for p in paths:
+            records, bad = _read_records(Path(p))
+            self.skipped_lines += bad
+            by_origin: dict[tuple[str, str], list[tuple[str, str]]] = {}
+            for rec in records:
+                by_origin.setdefault((rec.model, rec.origin), []).append((rec.source, rec.target))
+            for (model, origin), pairs in by_origin.items():
+                added += self.put_many(model, pairs, origin if origin in ORIGINS else "model")
+        return added
+
+    def compact(self, path: str | os.PathLike | None = None) -> int:
+        """Rewrite the store (or write ``path``) sorted by (model, source), one line per key."""
+        out = Path(path) if path is not None else self.path
+        if out is None:
+            raise ValueError("an in-memory TranslationMemory needs a path to compact into")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+        n = 0
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for rec in self.records():
+                fh.write(rec.to_json() + "\n")
+                n += 1
+        os.replace(tmp, out)
+        return n
+
+
+class Corrections:
+    """Manual corrections from a TSV file: ``source<TAB>target[<TAB>model]`` with a header line."""
+
+    def __init__(self, rows: Iterable[tuple[str, str, str]] = ()):
+        self._generic: dict[str, str] = {}
+        self._per_model: dict[tuple[str, str], str] = {}
+        for source, target, model in rows:
+            key = normalize_key(source)
+            if model:
+                self._per_model[(model, key)] = target
+            else:
+                self._generic[key] = target
+
+    @classmethod
+    def load(cls, path: str | os.PathLike | None) -> Corrections:
+        """Read a corrections TSV; ``None`` or a missing file gives no corrections."""
+        if path is None or not Path(path).exists():
+            return cls()
+        rows: list[tuple[str, str, str]] = []
+        with open(path, encoding="utf-8", newline="") as fh:
+            lines = [ln for ln in fh if ln.strip() and not ln.lstrip().startswith("#")]
+        reader = csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
+        header = next(reader, None)
+        if header is None:
+            return cls()
+        cols = [h.strip().lower() for h in header]
+        if "source" not in cols or "target" not in cols:
+            raise ValueError(f"{path}: corrections TSV needs a header 'source<TAB>target[<TAB>model]', got {header}")
+        i_src, i_tgt = cols.index("source"), cols.index("target")
+        i_model = cols.index("model") if "model" in cols else None
+        for lineno, row in enumerate(reader, start=2):
+            if len(row) <= max(i_src, i_tgt):
+                raise ValueError(f"{path}: row {lineno} has {len(row)} fields, expected source and target")
+            model = row[i_model].strip() if i_model is not None and i_model < len(row) else ""
+            rows.append((row[i_src], row[i_tgt], model))
+        return cls(rows)
+
+    def __len__(self) -> int:
+        return len(self._generic) + len(self._per_model)
+
+    def get(self, model: str, source: str) -> str | None:
+        key = normalize_key(source)
+        hit = self._per_model.get((model, key))
+        return hit if hit is not None else self._generic.get(key)

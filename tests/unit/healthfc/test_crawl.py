@@ -1,0 +1,102 @@
+"""The Scrapy crawl against a local mirror: robots.txt, HTTP cache, URL list, resume."""
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from medfc.common.io import read_jsonl
+from medfc.healthfc.crawl import CrawlOptions, child_command, crawl_site, prepare
+from medfc.healthfc.mirror import MirrorServer, rewrite_url
+
+ORIGIN = "https://www.medizin-transparent.at"
+PAGE = '<!DOCTYPE html><html><head><title>{slug} | Medizin Transparent</title></head><body><p>{slug}</p></body></html>'
+
+
+def make_site(root: Path, slugs: list[str], extra: list[str] = ()) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "robots.txt").write_text("User-agent: *\nDisallow: /intern/\n")
+    (root / "sitemap_index.xml").write_text(
+        '<?xml version="1.0" encoding="UTF-8"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<sitemap><loc>{ORIGIN}/post-sitemap.xml</loc></sitemap><sitemap><loc>{ORIGIN}/other-sitemap.xml</loc></sitemap>"
+        "</sitemapindex>")
+    locs = "".join(f"<url><loc>{ORIGIN}/{s}/</loc></url>" for s in slugs + ["intern/geheim"])
+    (root / "post-sitemap.xml").write_text(
+        f'<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>')
+    (root / "other-sitemap.xml").write_text(
+        f'<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>{ORIGIN}/nicht-gefolgt/</loc></url></urlset>')
+    for slug in slugs + ["intern/geheim", "nicht-gefolgt"] + list(extra):
+        (root / slug).mkdir(parents=True, exist_ok=True)
+        (root / slug / "index.html").write_text(PAGE.format(slug=slug))
+    return root
+
+
+def options(tmp_path: Path, site: Path, **kw) -> CrawlOptions:
+    return CrawlOptions(mirror_dir=str(site), download_delay=0.0, retry_times=0, sitemap_follow=["post-sitemap"],
+                        http_cache_dir=str(tmp_path / "cache/http"), jobdir=str(tmp_path / "cache/job"),
+                        contact="test@example.org", **kw)
+
+
+def test_rewrite_url_only_touches_the_origin():
+    assert rewrite_url(f"{ORIGIN}/a/?x=1", ORIGIN, "http://127.0.0.1:9") == "http://127.0.0.1:9/a/?x=1"
+    assert rewrite_url("https://example.org/a/", ORIGIN, "http://127.0.0.1:9") == "https://example.org/a/"
+
+
+def test_crawl_obeys_robots_follows_only_wanted_sitemaps_and_caches(tmp_path):
+    site = make_site(tmp_path / "site", ["a", "b", "c"], extra=["x"])
+    opts = options(tmp_path, site, url_list=[f"{ORIGIN}/x/"])
+    first = crawl_site(opts, tmp_path / "out/pages.jsonl.gz", tmp_path / "out/stats.json")
+    pages = list(read_jsonl(tmp_path / "out/pages.jsonl.gz"))
+    assert [p["url"] for p in pages] == [f"{ORIGIN}/{s}/" for s in ("a", "b", "c", "x")]
+    assert all(p["status"] == 200 and "<title>" in p["html"] and p["fetched_at"].endswith("+00:00") for p in pages)
+    assert not any(r.startswith("/intern/") for r in first.mirror_requests)  # disallowed: never fetched
+    assert "/other-sitemap.xml" not in first.mirror_requests
+    assert sorted(first.mirror_requests) == sorted(["/robots.txt", "/sitemap_index.xml", "/post-sitemap.xml", "/a/", "/b/", "/c/", "/x/"])
+    stats = json.loads((tmp_path / "out/stats.json").read_text())
+    assert stats["robots_forbidden"] == 1 and stats["fetched"] == 4 and stats["finish_reason"] == "finished"
+    assert not Path(opts.jobdir).exists()  # a finished crawl leaves no job state
+
+    second = crawl_site(opts, tmp_path / "out2/pages.jsonl.gz", tmp_path / "out2/stats.json")
+    assert second.mirror_requests == []  # everything from the HTTP cache
+    assert json.loads((tmp_path / "out2/stats.json").read_text())["from_cache"] == 4
+    again = list(read_jsonl(tmp_path / "out2/pages.jsonl.gz"))
+    assert [(p["url"], p["html"], p["fetched_at"]) for p in again] == [(p["url"], p["html"], p["fetched_at"]) for p in pages]
+
+
+def test_editing_the_mirror_uses_a_fresh_cache(tmp_path):
+    site = make_site(tmp_path / "site", ["a"])
+    opts = options(tmp_path, site)
+    crawl_site(opts, tmp_path / "o1.jsonl.gz", tmp_path / "s1.json")
+    (site / "a" / "index.html").write_text(PAGE.format(slug="a-geaendert"))
+    result = crawl_site(opts, tmp_path / "o2.jsonl.gz", tmp_path / "s2.json")
+    assert "/a/" in result.mirror_requests
+    assert "a-geaendert" in next(read_jsonl(tmp_path / "o2.jsonl.gz"))["html"]
+
+
+def test_an_interrupted_crawl_resumes_without_refetching(tmp_path):
+    slugs = [f"artikel-{i:02d}" for i in range(12)]
+    site = make_site(tmp_path / "site", slugs)
+    opts = prepare(options(tmp_path, site))
+    partial = Path(opts.jobdir) / "pages.partial.jsonl"
+    with MirrorServer(site, delay=0.4) as slow:
+        proc = subprocess.Popen(child_command(opts, slow.origin, str(tmp_path / "crawl.log"), tmp_path / "s.json"))
+        deadline = time.time() + 60
+        while time.time() < deadline and (not partial.exists() or len(partial.read_text().splitlines()) < 3):
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)  # what Ctrl-C or a cluster's preemption sends
+        assert proc.wait(timeout=60) == 0
+        fetched_before = [p for p in slow.requests if p.startswith("/artikel-")]
+    done_before = {r["url"] for r in read_jsonl(partial)}
+    assert 3 <= len(done_before) < len(slugs), "the crawl should have been interrupted midway"
+
+    result = crawl_site(options(tmp_path, site), tmp_path / "out/pages.jsonl.gz", tmp_path / "out/stats.json")
+    assert result.resumed
+    pages = [p["url"] for p in read_jsonl(tmp_path / "out/pages.jsonl.gz")]
+    assert pages == [f"{ORIGIN}/{s}/" for s in slugs]  # nothing lost
+    refetched = {f"{ORIGIN}{p}" for p in result.mirror_requests} & done_before
+    assert not refetched, f"pages fetched before the interruption were fetched again: {refetched}"
+    assert not Path(opts.jobdir).exists()
+    assert len(fetched_before) >= 3

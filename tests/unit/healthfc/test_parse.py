@@ -1,0 +1,138 @@
+"""The parser on hand-written pages of each layout: exact fields, and every skip reason."""
+
+import pytest
+
+from medfc.healthfc.parse import PageSkipped, parse_page, parse_people
+
+HEAD = '<!DOCTYPE html><html lang="de"><head><meta charset="utf-8"><title>{t} | Medizin Transparent</title></head><body>'
+NAV = '<nav class="breadcrumb"><a href="/">Startseite</a> › <a href="/themen/ernaehrung/">Ernährung</a> › <span>x</span></nav>'
+TAIL = '<div class="post-tags"><a rel="tag" href="/tag/kaffee/">Kaffee</a><a rel="tag" href="/tag/ernaehrung/">Ernährung</a></div></article></body></html>'
+
+CURRENT = HEAD.format(t="Kaffee &amp; Herz") + NAV + """
+<article class="pods-post-page">
+<h1 class="pods-post-page__title">Kaffee &amp; Herz</h1>
+<div class="pods-post-page__teaser"><p>Schadet   Kaffee dem Herzen?</p></div>
+<div class="lastedited">zuletzt aktualisiert: 5. Dezember 2022</div>
+<!-- Autoren -->
+<div class="pods-post-page__authors"><p>AutorIn: Anna Muster, Bernd Beispiel und Cora Test</p><p>Review: Dora Prüf</p></div>
+<!-- SECTION END -->
+<div class="katechismus">
+  <div class="katechismus__question"><strong>Frage:</strong> Verursacht Kaffee Herzrhythmusstörungen?</div>
+  <div class="katechismus__answer" data-answer="9"><span class="katechismus__answer-text">Nein, wahrscheinlich nicht</span></div>
+  <div class="katechismus__explanation"><strong>Erklärung:</strong> Studien zeigen keinen Zusammenhang.</div>
+</div>
+<div class="katechismus">
+  <div class="katechismus__question"><strong>Frage:</strong> Senkt Kaffee das Risiko?</div>
+  <div class="katechismus__answer"><span class="katechismus__answer-text">Ja, möglicherweise ein bisschen</span></div>
+  <div class="katechismus__explanation"><strong>Erklärung:</strong> Ein kleiner Effekt ist möglich.</div>
+</div>
+<div class="pods-post-page__content"><h2>Was wir wissen</h2><p>Erster Satz z. B. mit Abkürzung.<sup>1</sup> Zweiter Satz.</p>
+<ul><li>Punkt eins</li><li>Punkt zwei</li></ul><p>Letzter Absatz.</p></div>
+<div class="pods-post-page__study-detail"><h3>Studien im Detail</h3><p>Eine Meta-Analyse mit 12 Studien.</p></div>
+<div class="collapse" id="collapseFussnote"><ol><li>Muster A et al. Kaffee. BMJ 2020.</li><li>Test C. Herz. 2019.</li></ol></div>
+""" + TAIL
+
+OLD = HEAD.format(t="Hilft Zink?") + """
+<article class="post"><h1 class="entry-title">Hilft Zink?</h1>
+<div class="lastedited">zuletzt aktualisiert: 3. März 2016</div>
+<p class="teaser"><strong>Zink gegen Erkältung</strong></p>
+<table class="table_rating"><tbody>
+<tr><td>Frage:</td><td>Verkürzt Zink eine Erkältung?</td></tr>
+<tr><td>Antwort:</td><td>wahrscheinlich</td></tr>
+<tr><td>Erklärung:</td><td>Mehrere Studien deuten darauf hin.</td></tr>
+</tbody></table>
+<p>Text eins.</p><h3>Zwischentitel</h3><p>Text zwei.</p>
+<h3>Ergebnisse aus den wissenschaftlichen Studien</h3>
+<!-- Studien im Detail -->
+<p>Studie A fand einen Effekt.</p><p>Studie B nicht.</p>
+<!-- Autoren -->
+<p>Autor: Eva Schreib und Fritz Feder</p><p>Review: Gerd Gut</p>
+<!-- SECTION END -->
+""" + TAIL
+
+PRE2014 = HEAD.format(t="Omega-3 und Demenz") + """
+<article class="post"><h1 class="entry-title">Omega-3 und Demenz</h1>
+<div class="lastedited">zuletzt aktualisiert: 12. Mai 2013</div>
+<p class="teaser">Fischöl fürs Gehirn?</p>
+<table class="table_rating"><tbody>
+<tr><td>Frage:</td><td>Schützt Fischöl vor Demenz?</td></tr>
+<tr><td>Antwort:</td><td>Die Studien zeigen keinen Schutz.</td></tr>
+<tr><td>Beweislage:</td><td>Mittlere wissenschaftliche Beweislage dagegen</td></tr>
+</tbody></table>
+<p>Ein Absatz.</p>
+<h4>Was sagen die Ergebnisse aus den wissenschaftlichen Studien?</h4>
+<!-- Studien im Detail --><p>Drei Studien.</p><!-- Autoren --><p>Autorin: Hanna Hand</p><!-- SECTION END -->
+""" + TAIL
+
+
+def test_current_layout_exact_fields():
+    a = parse_page("https://www.medizin-transparent.at/kaffee-herz/", CURRENT)
+    assert a.layout == "current"
+    assert a.article_id == "kaffee-herz"
+    assert a.title == "Kaffee & Herz"
+    assert a.date == "2022-12-05"
+    assert a.authors == ["Anna Muster", "Bernd Beispiel", "Cora Test"]
+    assert a.reviewers == ["Dora Prüf"]
+    assert a.teaser == "Schadet Kaffee dem Herzen?"
+    assert a.body_paragraphs == ["Was wir wissen", "Erster Satz z. B. mit Abkürzung. Zweiter Satz.", "Punkt eins", "Punkt zwei", "Letzter Absatz."]
+    assert a.studies == "Eine Meta-Analyse mit 12 Studien."
+    assert a.references == ["Muster A et al. Kaffee. BMJ 2020.", "Test C. Herz. 2019."]
+    assert a.topics == ["Ernährung", "Kaffee"]
+    assert [(c.question, c.verdict_text, c.answer_index, c.label, c.evidence_level, c.small_effect, c.explanation) for c in a.claims] == [
+        ("Verursacht Kaffee Herzrhythmusstörungen?", "Nein, wahrscheinlich nicht", 9, "REFUTED", "moderate", False,
+         "Studien zeigen keinen Zusammenhang."),
+        ("Senkt Kaffee das Risiko?", "Ja, möglicherweise ein bisschen", 4, "SUPPORTED", "low", True, "Ein kleiner Effekt ist möglich."),
+    ]
+    assert [c.claim_id for c in a.claims] == ["kaffee-herz#0", "kaffee-herz#1"]
+
+
+def test_2014_2017_layout_exact_fields():
+    a = parse_page("https://www.medizin-transparent.at/zink/", OLD)
+    assert a.layout == "2014_2017"
+    assert (a.title, a.date, a.teaser) == ("Hilft Zink?", "2016-03-03", "Zink gegen Erkältung")
+    assert a.body_paragraphs == ["Text eins.", "Zwischentitel", "Text zwei."]
+    assert a.studies == "Studie A fand einen Effekt.\n\nStudie B nicht."
+    assert (a.authors, a.reviewers) == (["Eva Schreib", "Fritz Feder"], ["Gerd Gut"])
+    (c,) = a.claims
+    assert (c.question, c.verdict_text, c.answer_index, c.label, c.evidence_level, c.explanation) == (
+        "Verkürzt Zink eine Erkältung?", "wahrscheinlich", None, "SUPPORTED", "moderate", "Mehrere Studien deuten darauf hin.")
+
+
+def test_pre2014_layout_reads_beweislage_and_answer_as_explanation():
+    a = parse_page("https://www.medizin-transparent.at/omega-3-demenz/", PRE2014)
+    assert a.layout == "pre_2014"
+    assert a.body_paragraphs == ["Ein Absatz."]
+    assert a.studies == "Drei Studien."
+    assert a.authors == ["Hanna Hand"]
+    (c,) = a.claims
+    assert (c.verdict_text, c.label, c.evidence_level, c.explanation) == (
+        "Mittlere wissenschaftliche Beweislage dagegen", "REFUTED", "moderate", "Die Studien zeigen keinen Schutz.")
+
+
+@pytest.mark.parametrize(
+    "html, status, reason",
+    [
+        (CURRENT[: len(CURRENT) // 2], 200, "truncated_html"),
+        (HEAD.format(t="Liste") + "".join(f'<a href="/a{i}/">A{i}</a>' for i in range(10)) + "</body></html>", 200, "listing_page"),
+        (HEAD.format(t="Ohne") + "<p>Nur Text.</p></body></html>", 200, "no_verdict_box"),
+        ("", 200, "empty_page"),
+        (CURRENT, 404, "http_404"),
+        (CURRENT.replace('data-answer="9"', 'data-answer="7"').replace("Ja, möglicherweise ein bisschen", "Vielleicht"), 200, "no_valid_claim"),
+    ],
+)
+def test_pages_that_yield_no_article_name_their_reason(html, status, reason):
+    with pytest.raises(PageSkipped) as exc:
+        parse_page("https://www.medizin-transparent.at/x/", html, status)
+    assert exc.value.reason == reason
+
+
+def test_one_bad_claim_is_reported_and_the_other_kept():
+    html = CURRENT.replace("Ja, möglicherweise ein bisschen", "Vielleicht")
+    a = parse_page("https://www.medizin-transparent.at/kaffee-herz/", html)
+    assert [c.claim_index for c in a.claims] == [0]
+    assert len(a.problems) == 1 and a.problems[0].startswith("unknown_verdict")
+
+
+def test_people_split_on_commas_and_und():
+    assert parse_people("AutorIn: A Eins, B Zwei und C Drei Review: D Vier und E Fünf") == (
+        ["A Eins", "B Zwei", "C Drei"], ["D Vier", "E Fünf"])
