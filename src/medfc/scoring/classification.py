@@ -1,0 +1,205 @@
+"""Label metrics shared by every stage: accuracy, per-class/macro P/R/F1, confusion matrix,
+the McNemar–Bowker test between two systems, and mean ± std over folds.
+
+Conventions (see docs/scoring.md):
+
+* ``labels`` fixes the classes and their order. A class in ``labels`` that never occurs in gold or
+  predictions still counts in the macro average (with P = R = F1 = 0).
+* Any ratio with a zero denominator is 0 (precision with no predictions of a class, recall with no
+  gold items of a class, F1 when P + R = 0).
+* A gold label outside ``labels`` is an error. A predicted label outside ``labels`` (a malformed system
+  output) is simply wrong: it lowers recall and accuracy, adds to no class's precision, and is
+  counted in ``n_unknown_pred``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from scipy.stats import chi2
+
+
+def _check_lengths(*seqs: Sequence[Any]) -> int:
+    n = len(seqs[0])
+    if any(len(s) != n for s in seqs[1:]):
+        raise ValueError(f"sequences differ in length: {[len(s) for s in seqs]}")
+    return n
+
+
+def _ratio(num: float, den: float) -> float:
+    return float(num) / float(den) if den else 0.0
+
+
+def f1_from_counts(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
+    """(precision, recall, F1) from counts; each is 0 when its denominator is 0."""
+    p = _ratio(tp, tp + fp)
+    r = _ratio(tp, tp + fn)
+    f1 = _ratio(2 * p * r, p + r)
+    return p, r, f1
+
+
+def confusion_matrix(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> np.ndarray:
+    """Counts with gold labels as rows and predicted labels as columns, in ``labels`` order.
+
+    Predictions outside ``labels`` are not in the matrix (their row sum falls short of the support).
+    """
+    _check_lengths(gold, pred)
+    index = {lab: i for i, lab in enumerate(labels)}
+    if len(index) != len(labels):
+        raise ValueError(f"duplicate labels in {list(labels)}")
+    mat = np.zeros((len(labels), len(labels)), dtype=np.int64)
+    for g, p in zip(gold, pred):
+        if g not in index:
+            raise ValueError(f"gold label {g!r} is not one of {list(labels)}")
+        j = index.get(p)
+        if j is not None:
+            mat[index[g], j] += 1
+    return mat
+
+
+def per_class_scores(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> dict[str, dict[str, float]]:
+    """``{label: {precision, recall, f1, support, n_pred}}`` for every label."""
+    mat = confusion_matrix(gold, pred, labels)
+    support = mat.sum(axis=1) + _unknown_by_gold(gold, pred, labels)
+    out = {}
+    for i, lab in enumerate(labels):
+        tp = int(mat[i, i])
+        fp = int(mat[:, i].sum()) - tp
+        fn = int(support[i]) - tp
+        p, r, f1 = f1_from_counts(tp, fp, fn)
+        out[lab] = {"precision": p, "recall": r, "f1": f1, "support": int(support[i]), "n_pred": tp + fp}
+    return out
+
+
+def _unknown_by_gold(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> np.ndarray:
+    known = set(labels)
+    index = {lab: i for i, lab in enumerate(labels)}
+    extra = np.zeros(len(labels), dtype=np.int64)
+    for g, p in zip(gold, pred):
+        if p not in known:
+            extra[index[g]] += 1
+    return extra
+
+
+def accuracy(gold: Sequence[str], pred: Sequence[str]) -> float:
+    """Share of items whose prediction equals the gold label (0 for no items)."""
+    n = _check_lengths(gold, pred)
+    return _ratio(sum(g == p for g, p in zip(gold, pred)), n)
+
+
+def macro_f1(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> float:
+    per = per_class_scores(gold, pred, labels)
+    return float(np.mean([v["f1"] for v in per.values()])) if per else 0.0
+
+
+def classification_scores(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> dict[str, Any]:
+    """All label metrics in one JSON-able dict.
+
+    Keys: ``n``, ``accuracy``, ``macro_precision``, ``macro_recall``, ``macro_f1``, ``per_class``
+    (see :func:`per_class_scores`), ``confusion`` (``{"labels": [...], "matrix": [[...]]}``, rows =
+    gold), ``n_unknown_pred``.
+    """
+    n = _check_lengths(gold, pred)
+    labels = list(labels)
+    per = per_class_scores(gold, pred, labels)
+    mat = confusion_matrix(gold, pred, labels)
+    known = set(labels)
+    return {
+        "n": n,
+        "accuracy": accuracy(gold, pred),
+        "macro_precision": float(np.mean([v["precision"] for v in per.values()])) if labels else 0.0,
+        "macro_recall": float(np.mean([v["recall"] for v in per.values()])) if labels else 0.0,
+        "macro_f1": float(np.mean([v["f1"] for v in per.values()])) if labels else 0.0,
+        "per_class": per,
+        "confusion": {"labels": labels, "matrix": mat.tolist()},
+        "n_unknown_pred": sum(p not in known for p in pred),
+    }
+
+
+def bowker_table(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
+    """k × k table of system A's label (rows) against system B's label (columns) on the same items."""
+    _check_lengths(pred_a, pred_b)
+    if labels is None:
+        labels = sorted(set(pred_a) | set(pred_b))
+    labels = list(labels)
+    index = {lab: i for i, lab in enumerate(labels)}
+    table = np.zeros((len(labels), len(labels)), dtype=np.int64)
+    for a, b in zip(pred_a, pred_b):
+        if a not in index or b not in index:
+            raise ValueError(f"label {a if a not in index else b!r} is not one of {labels}")
+        table[index[a], index[b]] += 1
+    return labels, table
+
+
+def mcnemar_bowker(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None) -> dict[str, Any]:
+    """McNemar–Bowker test of symmetry between two systems' labels on the same items.
+
+    Statistic ``sum_{i<j} (n_ij - n_ji)^2 / (n_ij + n_ji)`` over the label pairs with
+    ``n_ij + n_ji > 0``; degrees of freedom = the number of such pairs; p from the chi-squared
+    survival function. With no disagreements at all (empty off-diagonal) the statistic is 0,
+    ``df`` is 0 and ``p_value`` is 1.0 (no evidence of a difference). No continuity correction.
+    """
+    labels, table = bowker_table(pred_a, pred_b, labels)
+    stat = 0.0
+    df = 0
+    k = len(labels)
+    for i in range(k):
+        for j in range(i + 1, k):
+            s = table[i, j] + table[j, i]
+            if s > 0:
+                stat += float(table[i, j] - table[j, i]) ** 2 / float(s)
+                df += 1
+    p = float(chi2.sf(stat, df)) if df > 0 else 1.0
+    return {
+        "statistic": stat,
+        "df": df,
+        "p_value": p,
+        "n": int(table.sum()),
+        "n_disagree": int(table.sum() - np.trace(table)),
+        "labels": labels,
+        "table": table.tolist(),
+    }
+
+
+def mcnemar(gold: Sequence[str], pred_a: Sequence[str], pred_b: Sequence[str]) -> dict[str, Any]:
+    """McNemar's test on correctness (2 × 2 Bowker table of right/wrong), no continuity correction."""
+    _check_lengths(gold, pred_a, pred_b)
+    right_a = ["right" if g == a else "wrong" for g, a in zip(gold, pred_a)]
+    right_b = ["right" if g == b else "wrong" for g, b in zip(gold, pred_b)]
+    return mcnemar_bowker(right_a, right_b, labels=["right", "wrong"])
+
+
+def mean_std(values: Sequence[float], ddof: int = 1) -> dict[str, Any]:
+    """``{"mean", "std", "n"}``; ``std`` uses ``ddof`` (sample std by default) and is None when n <= ddof."""
+    arr = np.asarray([float(v) for v in values], dtype=float)
+    n = int(arr.size)
+    if n == 0:
+        return {"mean": None, "std": None, "n": 0}
+    std = float(arr.std(ddof=ddof)) if n > ddof else None
+    return {"mean": float(arr.mean()), "std": std, "n": n}
+
+
+def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
+    flat: dict[str, float] = {}
+    for key, value in d.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, name + "."))
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            flat[name] = float(value)
+    return flat
+
+
+def aggregate_folds(fold_scores: Sequence[Mapping[str, Any]], ddof: int = 1) -> dict[str, dict[str, Any]]:
+    """Mean ± std of every numeric entry over folds, with nested keys joined by dots.
+
+    ``aggregate_folds([classification_scores(...), ...])["macro_f1"] -> {"mean", "std", "n"}``.
+    Lists (e.g. confusion matrices) are left out; a key missing from some folds is aggregated over
+    the folds that have it (its ``n`` says how many).
+    """
+    flats = [_flatten(s) for s in fold_scores]
+    keys = sorted({k for f in flats for k in f})
+    return {k: mean_std([f[k] for f in flats if k in f], ddof=ddof) for k in keys}
