@@ -1,0 +1,73 @@
+"""The default run on the demo snapshot, end to end: crawl and parse, caching, reruns, config errors."""
+
+import json
+
+import pytest
+
+from medfc.common.io import read_jsonl
+from tests.helpers.workflow import WorkflowCopy
+
+pytestmark = pytest.mark.workflow
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    wf = WorkflowCopy(tmp_path_factory.mktemp("demo") / "wf")
+    wf.run("--cores", "2", "--configfile", "config/test.yaml")
+    return wf
+
+
+def test_demo_crawl_never_fetches_the_disallowed_path_and_parses_every_article(demo_run):
+    stats = json.loads(demo_run.path("results/healthfc/crawl/stats.json").read_text())
+    pages = list(read_jsonl(demo_run.path("results/healthfc/crawl/pages.jsonl.gz")))
+    assert stats["finish_reason"] == "finished"
+    assert stats["robots_forbidden"] >= 1
+    assert not [p for p in pages if "/intern/" in p["url"]]
+    report = json.loads(demo_run.path("results/healthfc/parsed/report.json").read_text())
+    reasons = report["skipped_by_reason"]
+    assert reasons.get("truncated_html") == 1
+    assert reasons.get("listing_page") == 1
+    assert reasons.get("no_verdict_box") == 1
+    articles = list(read_jsonl(demo_run.path("results/healthfc/parsed/articles.jsonl")))
+    claims = list(read_jsonl(demo_run.path("results/healthfc/parsed/claims.jsonl")))
+    assert len(pages) == len(articles) + report["n_skipped"]
+    assert len(articles) >= 24
+    assert {a["layout"] for a in articles} == {"current", "2014_2017", "pre_2014"}
+    assert sum(a["n_claims"] for a in articles) == len(claims)
+
+
+def test_second_run_runs_no_jobs(demo_run):
+    proc = demo_run.run("--cores", "2", "--configfile", "config/test.yaml")
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def test_forced_recrawl_fetches_nothing(demo_run):
+    demo_run.run("--cores", "2", "--configfile", "config/test.yaml", "--forcerun", "healthfc_crawl")
+    stats = json.loads(demo_run.path("results/healthfc/crawl/stats.json").read_text())
+    assert stats["fetched"] == 0
+    assert stats["from_cache"] == stats["pages"] > 0
+    assert stats["mirror_requests"] == 0
+
+
+def test_changing_only_a_parse_unrelated_key_reruns_nothing_downstream(demo_run):
+    # the parse rule depends on no config key: touching crawl politeness reruns the crawl only
+    proc = demo_run.run("-n", "--cores", "2", "--configfile", "config/test.yaml",
+                        "--config", "healthfc={'crawl': {'mirror_dir': 'resources/demo/site', 'retry_times': 3}}")
+    out = proc.stdout
+    assert "healthfc_crawl" in out
+
+
+def test_bad_config_stops_at_once_naming_the_key(demo_run):
+    proc = demo_run.run("-n", "--configfile", "config/test.yaml", "--config", "stages={'healthfcc': True}", check=False)
+    assert proc.returncode != 0
+    assert "healthfcc" in proc.stdout + proc.stderr
+
+
+def test_slurm_profile_plans_the_demo(demo_run):
+    proc = demo_run.run("-n", "--profile", "profiles/slurm", "--configfile", "config/test.yaml", "--forcerun", "healthfc_parse")
+    assert "healthfc_parse" in proc.stdout
+
+
+def test_lint_is_clean(demo_run):
+    proc = demo_run.run("--lint", check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
