@@ -1,0 +1,312 @@
+"""DE→EN translation of article sentences through a translation memory.
+
+* :class:`Translator` — the protocol every backend follows (``name``, ``origin``, ``translate``).
+* :class:`MarianTranslator` — a local seq2seq model (MarianMT / opus-mt, or any
+  ``AutoModelForSeq2SeqLM``), loaded lazily on first use, batched with inputs sorted by length,
+  on the GPU in fp16 when one is available.
+* :class:`DeepLTranslator` — optional DeepL API backend (key from ``DEEPL_AUTH_KEY``).
+* :func:`translate_with_memory` — corrections first, then memory hits; only the rest reach the
+  translator, which is created (and its model loaded) only when something is missing.
+
+See ``docs/translation.md``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from medfc.healthfc.tm import Corrections, TranslationMemory, normalize_key
+
+__all__ = [
+    "DeepLError",
+    "DeepLTranslator",
+    "MarianTranslator",
+    "ModelUnavailableError",
+    "TranslationUnavailableError",
+    "Translator",
+    "translate_with_memory",
+]
+
+log = logging.getLogger(__name__)
+
+
+class ModelUnavailableError(RuntimeError):
+    """A translation model could not be loaded (hub unreachable, path missing, broken files)."""
+
+
+class TranslationUnavailableError(RuntimeError):
+    """Sentences are missing from the memory and no translator is available for them."""
+
+
+class DeepLError(RuntimeError):
+    """The DeepL API refused or failed a request after retries."""
+
+
+@runtime_checkable
+class Translator(Protocol):
+    name: str
+    """Model name used as the memory key."""
+    origin: str
+    """Memory origin for its output: "model" or "deepl"."""
+
+    def translate(self, texts: Sequence[str]) -> list[str]:
+        """Translate ``texts`` in order; same length as the input."""
+        ...
+
+
+# --------------------------------------------------------------------------- Marian / seq2seq
+
+
+def _resolve_device(device: str) -> str:
+    if device != "auto":
+        return device
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    return "cpu"
+
+
+class MarianTranslator:
+    """A local seq2seq translation model, loaded lazily.
+
+    ``model_name_or_path`` is a hub id (e.g. ``Helsinki-NLP/opus-mt-de-en``, needs the hub or its
+    local cache) or a local directory. ``device="auto"`` picks CUDA when available; on CUDA the
+    weights are cast to fp16. Inputs are translated in batches of ``batch_size`` after sorting by
+    length (fewer pad tokens), and returned in input order.
+    """
+
+    origin = "model"
+
+    def __init__(
+        self,
+        model_name_or_path: str | os.PathLike,
+        device: str = "auto",
+        batch_size: int = 32,
+        max_length: int = 512,
+        num_beams: int = 4,
+        *,
+        name: str | None = None,
+        fp16: bool | None = None,
+        progress: bool = True,
+        local_files_only: bool | None = None,
+    ):
+        self.model_name_or_path = str(model_name_or_path)
+        self.name = name or self.model_name_or_path
+        self.device_request = device
+        self.batch_size = max(1, int(batch_size))
+        self.max_length = int(max_length)
+        self.num_beams = int(num_beams)
+        self.fp16 = fp16
+        self.progress = progress
+        self.local_files_only = local_files_only
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self.device: str | None = None
+        self.n_batches = 0
+        self.n_sentences = 0
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def load(self) -> None:
+        """Load tokenizer and model (idempotent); raise :class:`ModelUnavailableError` on failure."""
+        if self._model is not None:
+            return
+        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+        local_only = self.local_files_only
+        if local_only is None:
+            local_only = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or Path(self.model_name_or_path).is_dir()
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(self.model_name_or_path, local_files_only=local_only)
+            model = AutoModelForSeq2SeqLM.from_pretrained(self.model_name_or_path, local_files_only=local_only)
+        except Exception as exc:  # hub unreachable, missing path, bad files: all mean "no model"
+            raise ModelUnavailableError(
+                f"cannot load translation model {self.model_name_or_path!r}: {type(exc).__name__}: {exc}"
+            ) from exc
+        device = _resolve_device(self.device_request)
+        use_fp16 = self.fp16 if self.fp16 is not None else device.startswith("cuda")
+        if use_fp16:
+            model = model.half()
+        model.to(device)
+        model.eval()
+        self._tokenizer, self._model, self.device = tokenizer, model, device
+        log.info("loaded %s on %s (fp16=%s)", self.model_name_or_path, device, use_fp16)
+
+    def translate(self, texts: Sequence[str]) -> list[str]:
+        if not texts:
+            return []
+        self.load()
+        import torch
+        from tqdm.auto import tqdm
+
+        order = sorted(range(len(texts)), key=lambda i: (len(texts[i]), i), reverse=True)
+        out: list[str] = [""] * len(texts)
+        batches = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+        bar = tqdm(total=len(texts), desc=f"translate {Path(self.name).name}", unit="sent", disable=not self.progress)
+        try:
+            for idx in batches:
+                enc = self._tokenizer(
+                    [texts[i] for i in idx], return_tensors="pt", padding=True, truncation=True,
+                    max_length=self.max_length,
+                ).to(self.device)
+                with torch.inference_mode():
+                    gen = self._model.generate(**enc, max_length=self.max_length, num_beams=self.num_beams)
+                decoded = self._tokenizer.batch_decode(gen, skip_special_tokens=True)
+                for i, txt in zip(idx, decoded, strict=True):
+                    out[i] = txt.strip()
+                self.n_batches += 1
+                self.n_sentences += len(idx)
+                bar.update(len(idx))
+        finally:
+            bar.close()
+        return out
+
+
+# --------------------------------------------------------------------------- DeepL
+
+
+class DeepLTranslator:
+    """DeepL API v2 backend (optional). Not used unless configured; needs ``DEEPL_AUTH_KEY``.
+
+    Free-plan keys (ending in ``:fx``) go to api-free.deepl.com. 429 and 5xx responses and
+    connection errors are retried with exponential backoff; 456 (quota exceeded) and other 4xx fail.
+    """
+
+    origin = "deepl"
+
+    def __init__(
+        self,
+        auth_key: str | None = None,
+        *,
+        source_lang: str = "DE",
+        target_lang: str = "EN-US",
+        base_url: str | None = None,
+        session: Any = None,
+        batch_size: int = 50,
+        retries: int = 4,
+        backoff_s: float = 1.0,
+        timeout_s: float = 60.0,
+        name: str = "deepl",
+    ):
+        key = auth_key if auth_key is not None else os.environ.get("DEEPL_AUTH_KEY", "")
+        if not key:
+            raise ModelUnavailableError("DeepL backend selected but DEEPL_AUTH_KEY is not set")
+        self.auth_key = key
+        self.base_url = (base_url or ("https://api-free.deepl.com" if key.endswith(":fx") else "https://api.deepl.com")).rstrip("/")
+        self.source_lang, self.target_lang = source_lang, target_lang
+        self.batch_size = max(1, min(int(batch_size), 50))
+        self.retries, self.backoff_s, self.timeout_s = int(retries), float(backoff_s), float(timeout_s)
+        self.name = name
+        if session is None:
+            import requests
+
+            session = requests.Session()
+        self.session = session
+        self.n_requests = 0
+
+    def _post(self, texts: list[str]) -> list[str]:
+        url = f"{self.base_url}/v2/translate"
+        payload = {"text": texts, "source_lang": self.source_lang, "target_lang": self.target_lang}
+        headers = {"Authorization": f"DeepL-Auth-Key {self.auth_key}", "User-Agent": "medfc"}
+        last: str = ""
+        for attempt in range(self.retries + 1):
+            self.n_requests += 1
+            try:
+                resp = self.session.post(url, json=payload, headers=headers, timeout=self.timeout_s)
+            except Exception as exc:  # connection errors: retry
+                last = f"{type(exc).__name__}: {exc}"
+            else:
+                if resp.status_code == 200:
+                    data = resp.json()
+                    got = [t["text"] for t in data.get("translations", [])]
+                    if len(got) != len(texts):
+                        raise DeepLError(f"DeepL returned {len(got)} translations for {len(texts)} texts")
+                    return got
+                last = f"HTTP {resp.status_code}: {resp.text[:200]}"
+                if resp.status_code not in (429, 500, 502, 503, 504, 529):
+                    raise DeepLError(f"DeepL request failed ({last})")
+            if attempt < self.retries:
+                time.sleep(self.backoff_s * 2**attempt)
+        raise DeepLError(f"DeepL request failed after {self.retries + 1} attempts ({last})")
+
+    def translate(self, texts: Sequence[str]) -> list[str]:
+        out: list[str] = []
+        for i in range(0, len(texts), self.batch_size):
+            out.extend(self._post(list(texts[i : i + self.batch_size])))
+        return out
+
+
+# --------------------------------------------------------------------------- memory-backed translation
+
+
+def translate_with_memory(
+    texts: Sequence[str],
+    translator_factory: Callable[[], Translator],
+    memory: TranslationMemory,
+    corrections: Corrections | None,
+    model_name: str,
+) -> tuple[list[str], dict[str, int]]:
+    """Translate ``texts``: corrections first, then memory hits, and only the rest through the model.
+
+    ``translator_factory`` is called (and the model loaded) only when some sentence is missing from
+    both corrections and memory. New translations are appended to ``memory`` under ``model_name``
+    with the translator's ``origin``. Returns translations in input order (blank inputs give "") and
+    ``stats`` over the unique non-blank sources:
+    ``n_total`` (inputs), ``n_unique``, ``n_corrections``, ``n_memory_hits``, ``n_model``
+    (``n_corrections + n_memory_hits + n_model == n_unique``).
+
+    :raises TranslationUnavailableError: sentences are missing and the model cannot be loaded.
+    """
+    corrections = corrections or Corrections()
+    keys = [normalize_key(t) for t in texts]
+    unique = list(dict.fromkeys(k for k in keys if k))
+    resolved: dict[str, str] = {}
+    n_corr = n_mem = 0
+    missing: list[str] = []
+    for key in unique:
+        fixed = corrections.get(model_name, key)
+        if fixed is not None:
+            resolved[key] = fixed
+            n_corr += 1
+            continue
+        hit = memory.get(model_name, key)
+        if hit is not None:
+            resolved[key] = hit
+            n_mem += 1
+        else:
+            missing.append(key)
+    if missing:
+        try:
+            translator = translator_factory()
+            load = getattr(translator, "load", None)
+            if callable(load):
+                load()
+        except (ModelUnavailableError, OSError, ValueError, ImportError) as exc:
+            raise TranslationUnavailableError(
+                f"{len(missing)} sentence(s) are not in the translation memory for model {model_name!r}, "
+                f"and the model cannot be loaded ({exc}). Fix: run the translation once with access to the "
+                f"model hub (the model is then cached), or set `translation.model` to a local directory "
+                f"holding the model, or add the missing sentences to the translation memory / corrections file."
+            ) from exc
+        translated = translator.translate(missing)
+        if len(translated) != len(missing):
+            raise RuntimeError(f"translator returned {len(translated)} texts for {len(missing)} inputs")
+        memory.put_many(model_name, zip(missing, translated), origin=getattr(translator, "origin", "model"))
+        resolved.update(zip(missing, translated))
+    translations = [resolved[k] if k else "" for k in keys]
+    stats = {
+        "n_total": len(texts),
+        "n_unique": len(unique),
+        "n_corrections": n_corr,
+        "n_memory_hits": n_mem,
+        "n_model": len(missing),
+    }
+    return translations, stats
