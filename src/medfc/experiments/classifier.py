@@ -1,0 +1,222 @@
+"""Sequence-pair classification shared by the HealthFC and CliniFact baselines.
+
+Inputs are ``[CLS] a [SEP] b [SEP]`` (whatever special tokens the model's tokenizer uses), built
+from token ids so that the second text can be cut from its end (``trim="right"``) or from its start
+(``trim="left"``, CliniFact's "abstract trimmed from the beginning").  Every cut is counted and
+reported; nothing is truncated silently.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from tokenizers import Encoding
+
+from medfc.experiments.metrics import validation_scores
+from medfc.experiments.training import PadCollator, TrainConfig, TrainResult, predict, set_seed, train
+
+log = logging.getLogger(__name__)
+
+
+def load_tokenizer(path: str | os.PathLike):
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(path))
+    if getattr(tok, "backend_tokenizer", None) is None:
+        raise ValueError(f"{path}: a fast (tokenizers-backed) tokenizer is required")
+    return tok
+
+
+def load_classifier(path: str | os.PathLike, labels: Sequence[str]) -> torch.nn.Module:
+    """A sequence classifier with a fresh ``len(labels)``-way head (an existing head of another size,
+    e.g. an MNLI head, is replaced)."""
+    from transformers import AutoModelForSequenceClassification
+
+    return AutoModelForSequenceClassification.from_pretrained(
+        str(path),
+        num_labels=len(labels),
+        id2label=dict(enumerate(labels)),
+        label2id={label: i for i, label in enumerate(labels)},
+        ignore_mismatched_sizes=True,
+    )
+
+
+def token_ids(tokenizer, text: str) -> list[int]:
+    """Token ids of ``text`` without special tokens (and without the backend's own truncation)."""
+    backend = tokenizer.backend_tokenizer
+    backend.no_truncation()
+    return backend.encode(text or "", add_special_tokens=False).ids
+
+
+def encode_pair(tokenizer, a: str, b: str | None = None, max_length: int = 512, trim: str = "right", b_prefix: str | None = None) -> tuple[dict[str, list[int]], bool]:
+    """Encode ``a`` (and ``b``) with the model's special tokens in at most ``max_length`` tokens.
+
+    ``b_prefix`` (e.g. an article title) is put in front of ``b`` in the second segment and is
+    never cut unless ``b`` is already empty.
+
+    When too long, ``b`` is cut — from its end (``trim="right"``) or its start (``trim="left"``);
+    ``a`` is cut from its end only when it alone would take more than half of the room.  Returns the
+    feature dict (``input_ids``, ``attention_mask`` and, when the tokenizer has them,
+    ``token_type_ids``) and whether anything was cut.
+    """
+    if trim not in ("left", "right"):
+        raise ValueError("trim must be 'left' or 'right'")
+    backend = tokenizer.backend_tokenizer
+    backend.no_truncation()
+    backend.no_padding()
+    enc_a = backend.encode(a or "", add_special_tokens=False)
+    enc_b = backend.encode(b or "", add_special_tokens=False) if (b is not None or b_prefix is not None) else None
+    enc_p = backend.encode(b_prefix, add_special_tokens=False) if b_prefix else None
+    budget = max_length - tokenizer.num_special_tokens_to_add(pair=enc_b is not None)
+    prefix_cut = False
+    if enc_p is not None:
+        if len(enc_p.ids) > budget // 2:
+            enc_p.truncate(budget // 2, direction="right")
+            prefix_cut = True
+        budget -= len(enc_p.ids)
+    if budget < 1:
+        raise ValueError(f"max_length {max_length} leaves no room for text")
+    len_a = len(enc_a.ids)
+    len_b = len(enc_b.ids) if enc_b is not None else 0
+    cut = len_a + len_b > budget
+    if cut:
+        if enc_b is not None:
+            # b gives way first, but keeps at least half the budget when a itself is very long
+            keep_b = max(budget - len_a, min(len_b, budget // 2))
+            enc_b.truncate(keep_b, direction=trim)
+            len_b = keep_b
+        if len_a + len_b > budget:
+            enc_a.truncate(budget - len_b, direction="right")
+    if enc_p is not None:
+        enc_b = Encoding.merge([enc_p, enc_b], growing_offsets=True)
+    enc = backend.post_process(enc_a, enc_b, add_special_tokens=True)
+    feat = {"input_ids": list(enc.ids), "attention_mask": [1] * len(enc.ids)}
+    if "token_type_ids" in tokenizer.model_input_names:
+        feat["token_type_ids"] = list(enc.type_ids)
+    return feat, cut or prefix_cut
+
+
+@dataclass
+class Example:
+    """One classification example: text (pair) and gold label name (``None`` when unknown)."""
+
+    text_a: str
+    text_b: str | None = None
+    label: str | None = None
+    prefix_b: str | None = None  # kept in front of text_b, never trimmed (e.g. a title)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class EncodeStats:
+    n: int = 0
+    truncated: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {"n": self.n, "truncated": self.truncated}
+
+
+def make_features(tokenizer, examples: Sequence[Example], labels: Sequence[str], max_length: int, trim: str = "right", stats: EncodeStats | None = None) -> list[dict[str, Any]]:
+    index = {label: i for i, label in enumerate(labels)}
+    feats = []
+    n_cut = 0
+    for ex in examples:
+        feat, cut = encode_pair(tokenizer, ex.text_a, ex.text_b, max_length, trim, ex.prefix_b)
+        n_cut += cut
+        if ex.label is not None:
+            feat["labels"] = index[ex.label]
+        feats.append(feat)
+    if stats is not None:
+        stats.n += len(examples)
+        stats.truncated += n_cut
+    if n_cut:
+        log.warning("%d of %d inputs exceeded %d tokens and were cut (trim=%s)", n_cut, len(examples), max_length, trim)
+    return feats
+
+
+def _probs_forward(model: torch.nn.Module, batch: dict[str, torch.Tensor]) -> list[np.ndarray]:
+    batch = {k: v for k, v in batch.items() if k != "labels"}
+    logits = model(**batch).logits.float()
+    return list(torch.softmax(logits, dim=-1).cpu().numpy())
+
+
+def collator_for(tokenizer, pad_to: int | None = None) -> PadCollator:
+    return PadCollator(pad_token_id=tokenizer.pad_token_id or 0, pad_to=pad_to)
+
+
+def classifier_probs(model: torch.nn.Module, tokenizer, features: Sequence[dict[str, Any]], cfg: TrainConfig, desc: str = "predict") -> np.ndarray:
+    """Class probabilities, shape ``[len(features), n_labels]``."""
+    if not features:
+        return np.zeros((0, model.config.num_labels), dtype=np.float32)
+    out = predict(
+        model,
+        features,
+        collate=collator_for(tokenizer),
+        forward_fn=_probs_forward,
+        batch_size=cfg.eval_batch_size,
+        device=cfg.device,
+        precision=cfg.precision,
+        progress=cfg.progress,
+        desc=desc,
+    )
+    return np.stack(out).astype(np.float32)
+
+
+@dataclass
+class FittedClassifier:
+    model: torch.nn.Module
+    tokenizer: Any
+    labels: list[str]
+    cfg: TrainConfig
+    result: TrainResult
+    trim: str = "right"
+    encode_stats: EncodeStats = field(default_factory=EncodeStats)
+
+    def probs(self, examples: Sequence[Example], desc: str = "predict") -> np.ndarray:
+        feats = make_features(self.tokenizer, examples, self.labels, self.cfg.max_length, self.trim, self.encode_stats)
+        for f in feats:
+            f.pop("labels", None)
+        return classifier_probs(self.model, self.tokenizer, feats, self.cfg, desc)
+
+
+def fit_classifier(
+    cfg: TrainConfig,
+    labels: Sequence[str],
+    train_examples: Sequence[Example],
+    val_examples: Sequence[Example] | None = None,
+    *,
+    checkpoint_dir: str | os.PathLike | None = None,
+    trim: str = "right",
+    desc: str = "train",
+) -> FittedClassifier:
+    """Fine-tune ``cfg.model`` as a ``len(labels)``-way classifier.
+
+    With ``val_examples`` the state with the best ``cfg.eval_metric`` on them (``macro_f1`` or
+    ``accuracy``) is kept.
+    """
+    labels = list(labels)
+    set_seed(cfg.seed)
+    tokenizer = load_tokenizer(cfg.model)
+    model = load_classifier(cfg.model, labels)
+    stats = EncodeStats()
+    feats = make_features(tokenizer, train_examples, labels, cfg.max_length, trim, stats)
+    evaluate = None
+    if val_examples:
+        val_feats = make_features(tokenizer, val_examples, labels, cfg.max_length, trim, stats)
+        gold = [ex.label for ex in val_examples]
+        for f in val_feats:
+            f.pop("labels", None)
+
+        def evaluate(m: torch.nn.Module) -> dict[str, float]:
+            probs = classifier_probs(m, tokenizer, val_feats, cfg, desc=f"{desc}/validate")
+            pred = [labels[i] for i in probs.argmax(axis=1)]
+            return validation_scores(gold, pred, labels)
+
+    result = train(model, feats, cfg, collate=collator_for(tokenizer), evaluate=evaluate, checkpoint_dir=checkpoint_dir, desc=desc)
+    return FittedClassifier(model, tokenizer, labels, cfg, result, trim, stats)

@@ -1,0 +1,503 @@
+"""One training loop for every baseline in the project.
+
+The loop is model-agnostic: callers hand it a ``torch.nn.Module``, a list of feature dicts
+(lists of token ids and scalar labels), a ``collate`` function that pads a list of those dicts into a
+batch of tensors, and optionally a ``loss_fn(model, batch) -> loss`` (default: ``model(**batch).loss``)
+and an ``evaluate(model) -> {metric: value}`` callback.  It provides
+
+* dynamic padding with length-grouped batches (:class:`LengthGroupedBatchSampler`): indices are
+  shuffled by seed and epoch, cut into "mega-batches" of ``group_factor * batch_size`` examples,
+  each mega-batch is sorted by length and cut into batches, and the batch order is shuffled again;
+* seeding of python, numpy and torch (:func:`set_seed`);
+* gradient accumulation, AdamW with decoupled weight decay (not on biases / norm weights) and a
+  linear warm-up (``warmup_ratio`` of the optimizer steps) followed by linear decay;
+* mixed precision: bf16 autocast on GPUs that support it, fp16 autocast with a ``GradScaler``
+  otherwise, fp32 on CPU (``precision="auto"``);
+* automatic device choice (``device="auto" | "cpu" | "cuda"``);
+* tqdm progress bars (disabled automatically when stderr is not a terminal);
+* a best-by-validation-metric checkpoint (``<checkpoint_dir>/best/model.pt``) restored into the
+  model at the end, or the final weights (``<checkpoint_dir>/final/model.pt``) without validation;
+* ``max_steps`` / ``max_examples`` caps for smoke runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import math
+import os
+import random
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+log = logging.getLogger(__name__)
+
+Batch = dict[str, torch.Tensor]
+Feature = dict[str, Any]
+
+
+# --------------------------------------------------------------------------------------- config
+
+
+@dataclass
+class TrainConfig:
+    """Hyperparameters of one training run (see docs/experiments.md for the paper-scale values)."""
+
+    model: str = ""  # hub name or local directory of the base model
+    lr: float = 1e-5
+    warmup_ratio: float = 0.06
+    weight_decay: float = 0.01
+    batch_size: int = 4
+    eval_batch_size: int = 16
+    grad_accum: int = 1
+    epochs: float = 7.0
+    max_length: int = 512
+    seed: int = 42
+    device: str = "auto"  # auto | cpu | cuda | cuda:N
+    precision: str = "auto"  # auto | fp32 | bf16 | fp16
+    eval_metric: str = "macro_f1"
+    max_steps: int | None = None  # cap on optimizer steps (smoke runs)
+    max_examples: int | None = None  # cap on training examples (smoke runs)
+    max_grad_norm: float = 1.0
+    length_grouping: bool = True
+    group_factor: int = 50
+    progress: bool = True
+
+    _ALIASES = {
+        "learning_rate": "lr",
+        "model_name": "model",
+        "model_path": "model",
+        "gradient_accumulation": "grad_accum",
+        "gradient_accumulation_steps": "grad_accum",
+        "num_epochs": "epochs",
+        "warmup": "warmup_ratio",
+    }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> TrainConfig:
+        """Build from a plain dict (e.g. the workflow's options); unknown keys raise ``ValueError``."""
+        data = dict(data or {})
+        names = {f.name for f in dataclasses.fields(cls)}
+        kwargs: dict[str, Any] = {}
+        for key, value in data.items():
+            key = cls._ALIASES.get(key, key)
+            if key not in names:
+                raise ValueError(f"unknown training option {key!r}; known: {sorted(names)}")
+            kwargs[key] = value
+        cfg = cls(**kwargs)
+        cfg._coerce()
+        return cfg
+
+    def _coerce(self) -> None:
+        for name in ("batch_size", "eval_batch_size", "grad_accum", "max_length", "seed", "group_factor"):
+            setattr(self, name, int(getattr(self, name)))
+        for name in ("lr", "warmup_ratio", "weight_decay", "epochs", "max_grad_norm"):
+            setattr(self, name, float(getattr(self, name)))
+        for name in ("max_steps", "max_examples"):
+            value = getattr(self, name)
+            setattr(self, name, None if value in (None, "", 0) else int(value))
+        if self.batch_size < 1 or self.grad_accum < 1:
+            raise ValueError("batch_size and grad_accum must be >= 1")
+        if not 0.0 <= self.warmup_ratio < 1.0:
+            raise ValueError("warmup_ratio must be in [0, 1)")
+        if self.precision not in ("auto", "fp32", "bf16", "fp16"):
+            raise ValueError(f"precision must be auto|fp32|bf16|fp16, not {self.precision!r}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+# --------------------------------------------------------------------------------------- basics
+
+
+def set_seed(seed: int) -> None:
+    """Seed python, numpy and torch (all devices)."""
+    random.seed(seed)
+    np.random.seed(seed % (2**32))
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    """``auto`` → the first CUDA device when one is usable, else the CPU."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    dev = torch.device(device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError(f"device {device!r} requested but CUDA is not available")
+    return dev
+
+
+def resolve_precision(precision: str, device: torch.device) -> tuple[torch.dtype | None, bool]:
+    """Return (autocast dtype or None for fp32, whether a GradScaler is needed)."""
+    if precision == "fp32":
+        return None, False
+    if precision == "auto":
+        if device.type != "cuda":
+            return None, False
+        precision = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    if precision == "bf16":
+        return torch.bfloat16, False
+    if precision == "fp16":
+        if device.type != "cuda":
+            raise ValueError("fp16 mixed precision needs a CUDA device")
+        return torch.float16, True
+    raise ValueError(f"unknown precision {precision!r}")
+
+
+def _progress_enabled(flag: bool) -> bool | None:
+    # tqdm: disable=None turns the bar off when the stream is not a terminal
+    return None if flag else True
+
+
+# -------------------------------------------------------------------------------------- batching
+
+
+class LengthGroupedBatchSampler:
+    """Batches of indices whose examples have similar lengths.
+
+    With ``shuffle=True`` the order depends on ``seed`` and the epoch (:meth:`set_epoch`): indices are
+    permuted, cut into mega-batches of ``group_factor * batch_size``, each mega-batch is sorted by
+    length (longest first) and cut into batches, and the batches are shuffled.  Every index appears
+    exactly once per epoch.  With ``shuffle=False`` all indices are sorted by length (for inference).
+    """
+
+    def __init__(
+        self,
+        lengths: Sequence[int],
+        batch_size: int,
+        *,
+        seed: int = 0,
+        shuffle: bool = True,
+        group_factor: int = 50,
+        group: bool = True,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
+        self.lengths = np.asarray(lengths, dtype=np.int64)
+        self.batch_size = batch_size
+        self.seed = seed
+        self.shuffle = shuffle
+        self.group_factor = max(1, group_factor)
+        self.group = group
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def __len__(self) -> int:
+        return math.ceil(len(self.lengths) / self.batch_size)
+
+    def __iter__(self) -> Iterator[list[int]]:
+        n = len(self.lengths)
+        bs = self.batch_size
+        if not self.shuffle:
+            order = np.argsort(-self.lengths, kind="stable") if self.group else np.arange(n)
+            for start in range(0, n, bs):
+                yield order[start : start + bs].tolist()
+            return
+        rng = np.random.default_rng([self.seed, self.epoch])
+        perm = rng.permutation(n)
+        if not self.group:
+            batches = [perm[s : s + bs] for s in range(0, n, bs)]
+        else:
+            mega = bs * self.group_factor
+            batches = []
+            for start in range(0, n, mega):
+                chunk = perm[start : start + mega]
+                chunk = chunk[np.argsort(-self.lengths[chunk], kind="stable")]
+                batches.extend(chunk[s : s + bs] for s in range(0, len(chunk), bs))
+            # the longest batch goes first so that out-of-memory errors show up immediately
+            longest = int(np.argmax([self.lengths[b].max() for b in batches])) if batches else 0
+            rest = [b for i, b in enumerate(batches) if i != longest]
+            order = rng.permutation(len(rest))
+            batches = ([batches[longest]] if batches else []) + [rest[i] for i in order]
+        for b in batches:
+            yield b.tolist()
+
+
+class PadCollator:
+    """Dynamic padding: list-valued fields are padded to the longest example of the batch
+    (or to ``pad_to`` for fixed-length padding); scalar fields become tensors.
+
+    ``pad_values`` maps a field name to its padding value; unknown list fields pad with 0, ``labels``
+    lists with -100.  Fields named in ``skip`` are dropped (metadata).
+    """
+
+    def __init__(self, pad_token_id: int = 0, pad_values: dict[str, Any] | None = None, pad_to: int | None = None, skip: Sequence[str] = ()) -> None:
+        self.pad_values = {"input_ids": pad_token_id, "attention_mask": 0, "token_type_ids": 0, "labels": -100}
+        self.pad_values.update(pad_values or {})
+        self.pad_to = pad_to
+        self.skip = set(skip)
+
+    def __call__(self, features: Sequence[Feature]) -> Batch:
+        batch: Batch = {}
+        for key in features[0]:
+            if key in self.skip:
+                continue
+            values = [f[key] for f in features]
+            if isinstance(values[0], (list, tuple, np.ndarray)):
+                width = max(len(v) for v in values)
+                if self.pad_to is not None:
+                    width = max(width, self.pad_to)
+                pad = self.pad_values.get(key, 0)
+                is_float = any(isinstance(x, float) for v in values for x in v[:1])
+                arr = np.full((len(values), width), pad, dtype=np.float32 if is_float else np.int64)
+                for i, v in enumerate(values):
+                    arr[i, : len(v)] = v
+                batch[key] = torch.from_numpy(arr)
+            else:
+                batch[key] = torch.tensor(values)
+        return batch
+
+
+def move_to(batch: dict[str, Any], device: torch.device) -> dict[str, Any]:
+    return {k: (v.to(device, non_blocking=True) if isinstance(v, torch.Tensor) else v) for k, v in batch.items()}
+
+
+def feature_length(feature: Feature) -> int:
+    return len(feature["input_ids"]) if "input_ids" in feature else 1
+
+
+# -------------------------------------------------------------------------------------- training
+
+
+@dataclass
+class TrainResult:
+    steps: int = 0
+    epochs_run: int = 0
+    examples_seen: int = 0
+    train_seconds: float = 0.0
+    examples_per_second: float = 0.0
+    best_metric: float | None = None
+    best_epoch: int | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)
+    device: str = "cpu"
+    precision: str = "fp32"
+    checkpoint: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def default_loss(model: torch.nn.Module, batch: Batch) -> torch.Tensor:
+    return model(**batch).loss
+
+
+def _param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict[str, Any]]:
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        if not p.requires_grad:
+            continue
+        (no_decay if p.ndim < 2 or "norm" in name.lower() else decay).append(p)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+
+def linear_warmup_schedule(optimizer: torch.optim.Optimizer, warmup_steps: int, total_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
+    def factor(step: int) -> float:
+        if warmup_steps > 0 and step < warmup_steps:
+            return (step + 1) / warmup_steps
+        return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def subsample(n: int, max_examples: int | None, seed: int) -> list[int]:
+    """Indices of the examples kept under a ``max_examples`` cap (seeded, in original order)."""
+    if max_examples is None or max_examples >= n:
+        return list(range(n))
+    rng = np.random.default_rng(seed)
+    return sorted(rng.choice(n, size=max_examples, replace=False).tolist())
+
+
+def save_checkpoint(model: torch.nn.Module, directory: Path, meta: dict[str, Any]) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    tmp = directory / "model.pt.tmp"
+    torch.save(model.state_dict(), tmp)
+    os.replace(tmp, directory / "model.pt")
+    (directory / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return directory / "model.pt"
+
+
+def load_checkpoint(model: torch.nn.Module, path: str | os.PathLike) -> None:
+    path = Path(path)
+    if path.is_dir():
+        path = path / "model.pt"
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    model.load_state_dict(state)
+
+
+def train(
+    model: torch.nn.Module,
+    features: Sequence[Feature],
+    cfg: TrainConfig,
+    *,
+    collate: Callable[[Sequence[Feature]], Batch],
+    loss_fn: Callable[[torch.nn.Module, Batch], torch.Tensor] = default_loss,
+    evaluate: Callable[[torch.nn.Module], dict[str, float]] | None = None,
+    checkpoint_dir: str | os.PathLike | None = None,
+    lengths: Sequence[int] | None = None,
+    desc: str = "train",
+) -> TrainResult:
+    """Train ``model`` in place on ``features``; return a :class:`TrainResult`.
+
+    With ``evaluate`` the model is scored after every epoch (and when ``max_steps`` stops training);
+    the best state by ``cfg.eval_metric`` (higher is better) is kept — on disk under
+    ``checkpoint_dir/best`` when a directory is given, else in CPU memory — and loaded back at the end.
+    """
+    if not features:
+        raise ValueError("no training examples")
+    device = resolve_device(cfg.device)
+    amp_dtype, use_scaler = resolve_precision(cfg.precision, device)
+    model.to(device)
+
+    keep = subsample(len(features), cfg.max_examples, cfg.seed)
+    feats = [features[i] for i in keep]
+    lens = [lengths[i] for i in keep] if lengths is not None else [feature_length(f) for f in feats]
+    sampler = LengthGroupedBatchSampler(lens, cfg.batch_size, seed=cfg.seed, shuffle=True, group_factor=cfg.group_factor, group=cfg.length_grouping)
+
+    steps_per_epoch = math.ceil(len(sampler) / cfg.grad_accum)
+    total_steps = max(1, math.ceil(cfg.epochs * steps_per_epoch))
+    if cfg.max_steps is not None:
+        total_steps = min(total_steps, cfg.max_steps)
+    n_epochs = math.ceil(total_steps / steps_per_epoch)
+    warmup_steps = int(round(cfg.warmup_ratio * total_steps))
+
+    optimizer = torch.optim.AdamW(_param_groups(model, cfg.weight_decay), lr=cfg.lr, fused=device.type == "cuda")
+    scheduler = linear_warmup_schedule(optimizer, warmup_steps, total_steps)
+    scaler = torch.amp.GradScaler("cuda") if use_scaler else None
+
+    result = TrainResult(device=str(device), precision=str(amp_dtype).replace("torch.", "") if amp_dtype else "fp32")
+    ckpt_root = Path(checkpoint_dir) if checkpoint_dir is not None else None
+    best_state: dict[str, torch.Tensor] | None = None
+    log.info("%s: %d examples, %d epochs, %d optimizer steps (%d warm-up) on %s/%s", desc, len(feats), n_epochs, total_steps, warmup_steps, result.device, result.precision)
+
+    def run_eval(epoch: int) -> None:
+        nonlocal best_state
+        model.eval()
+        metrics = evaluate(model) if evaluate is not None else {}
+        model.train()
+        entry = {"epoch": epoch, "step": result.steps, **{k: float(v) for k, v in metrics.items()}}
+        result.history.append(entry)
+        if evaluate is None:
+            return
+        if cfg.eval_metric not in metrics:
+            raise KeyError(f"evaluate() returned no {cfg.eval_metric!r} (got {sorted(metrics)})")
+        value = float(metrics[cfg.eval_metric])
+        log.info("%s: epoch %d step %d %s=%.4f", desc, epoch, result.steps, cfg.eval_metric, value)
+        if result.best_metric is None or value > result.best_metric:
+            result.best_metric, result.best_epoch = value, epoch
+            if ckpt_root is not None:
+                result.checkpoint = str(save_checkpoint(model, ckpt_root / "best", {**entry, "config": cfg.as_dict()}))
+            else:
+                best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+
+    model.train()
+    start = time.perf_counter()
+    bar = tqdm(total=total_steps, desc=desc, disable=_progress_enabled(cfg.progress), file=sys.stderr, leave=False)
+    done = False
+    for epoch in range(n_epochs):
+        sampler.set_epoch(epoch)
+        batches = list(sampler)
+        optimizer.zero_grad(set_to_none=True)
+        running = 0.0
+        for i, idx in enumerate(batches):
+            batch = move_to(collate([feats[j] for j in idx]), device)
+            with torch.autocast(device_type=device.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
+                loss = loss_fn(model, batch)
+            # the last accumulation group of an epoch may be shorter
+            group_start = (i // cfg.grad_accum) * cfg.grad_accum
+            group_len = min(cfg.grad_accum, len(batches) - group_start)
+            scaled = loss.float() / group_len
+            (scaler.scale(scaled) if scaler else scaled).backward()
+            running += float(loss.detach())
+            result.examples_seen += len(idx)
+            if i + 1 == group_start + group_len:
+                if scaler:
+                    scaler.unscale_(optimizer)
+                if cfg.max_grad_norm > 0:
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+                if scaler:
+                    scaler.step(optimizer)
+                    scaler.update()
+                else:
+                    optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+                result.steps += 1
+                bar.update(1)
+                bar.set_postfix(loss=f"{running / (i + 1):.4f}", epoch=epoch)
+                if result.steps >= total_steps:
+                    done = True
+                    break
+        result.epochs_run = epoch + 1
+        if evaluate is not None:
+            result.train_seconds += time.perf_counter() - start
+            run_eval(epoch)
+            start = time.perf_counter()
+        else:
+            result.history.append({"epoch": epoch, "step": result.steps, "train_loss": running / max(1, len(batches))})
+        if done:
+            break
+    bar.close()
+    result.train_seconds += time.perf_counter() - start
+    result.examples_per_second = result.examples_seen / max(result.train_seconds, 1e-9)
+
+    if evaluate is not None and result.best_metric is not None:
+        if ckpt_root is not None:
+            load_checkpoint(model, ckpt_root / "best")
+        elif best_state is not None:
+            model.load_state_dict(best_state)
+    elif ckpt_root is not None:
+        result.checkpoint = str(save_checkpoint(model, ckpt_root / "final", {"epoch": result.epochs_run - 1, "step": result.steps, "config": cfg.as_dict()}))
+    model.eval()
+    return result
+
+
+# ------------------------------------------------------------------------------------- inference
+
+
+def predict(
+    model: torch.nn.Module,
+    features: Sequence[Feature],
+    *,
+    collate: Callable[[Sequence[Feature]], Batch],
+    forward_fn: Callable[[torch.nn.Module, Batch], Sequence[Any]],
+    batch_size: int = 16,
+    device: str | torch.device = "auto",
+    precision: str = "auto",
+    lengths: Sequence[int] | None = None,
+    progress: bool = True,
+    desc: str = "predict",
+) -> list[Any]:
+    """Run ``forward_fn`` over length-sorted batches; return its per-example outputs in input order."""
+    dev = device if isinstance(device, torch.device) else resolve_device(device)
+    amp_dtype, _ = resolve_precision(precision, dev)
+    model.to(dev)
+    was_training = model.training
+    model.eval()
+    lens = list(lengths) if lengths is not None else [feature_length(f) for f in features]
+    out: list[Any] = [None] * len(features)
+    sampler = LengthGroupedBatchSampler(lens, batch_size, shuffle=False)
+    with torch.inference_mode():
+        for idx in tqdm(sampler, desc=desc, disable=_progress_enabled(progress), file=sys.stderr, leave=False):
+            batch = move_to(collate([features[j] for j in idx]), dev)
+            with torch.autocast(device_type=dev.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
+                results = forward_fn(model, batch)
+            if len(results) != len(idx):
+                raise RuntimeError(f"forward_fn returned {len(results)} outputs for {len(idx)} examples")
+            for j, r in zip(idx, results):
+                out[j] = r
+    if was_training:
+        model.train()
+    return out
