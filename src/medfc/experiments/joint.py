@@ -1,0 +1,280 @@
+"""The joint HealthFC system: one encoder for evidence selection and veracity prediction.
+
+Input (per window): ``[CLS] claim [SEP] s1 [SEP] s2 [SEP] … sk [SEP]``.  The tokens of each sentence
+*and the [SEP] that closes it* form that sentence's span (so an empty sentence still has one token).
+A learned token attention (``Linear(H, 1)`` scores, softmax inside each span) pools each span into a
+sentence vector; an evidence head scores every sentence vector (sigmoid → evidence probability), and
+a label head reads ``[claim vector; pooled evidence]`` where
+
+* claim vector = mean of the windows' first-token (``[CLS]``) states,
+* pooled evidence = Σ w_i · sentence_i / Σ w_i over all sentences of all windows of the claim, with
+  - training (``pool="gold"``, default): w_i = gold evidence mask (teacher forcing); a claim without
+    gold sentences uses its predicted probabilities instead;
+  - training with ``pool="pred"`` and always at inference: w_i = p_i · 1[p_i > threshold]
+    (the selected sentences, weighted by their probabilities); when no sentence passes the
+    threshold the soft weights w_i = p_i are used.
+
+Loss = ``evidence_weight`` · BCE(evidence, mean over real sentences) + CE(label)
+(``evidence_weight`` = 6 as in the paper).
+
+Long documents are never truncated silently: the sentences are packed, in order, into windows of at
+most ``max_length`` tokens, each window re-prefixed with the claim.  Every sentence lives in exactly
+one window, so merging the windows' evidence predictions is a concatenation; the label comes from
+the representation aggregated over all windows as above.  Only a claim longer than half of
+``max_length`` or a single sentence that cannot fit a window by itself is cut, and those cuts are
+counted in :class:`WindowStats`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from medfc.experiments.classifier import token_ids
+
+# ------------------------------------------------------------------------------------ pooling/loss
+
+
+def sentence_attention_pool(hidden: torch.Tensor, sent_ids: torch.Tensor, scores: torch.Tensor, n_sentences: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Pool token states into sentence vectors with a token attention restricted to each sentence.
+
+    hidden ``[W, T, H]``, sent_ids ``[W, T]`` (sentence slot of each token, -1 for none), scores
+    ``[W, T]`` (attention logits).  Returns vectors ``[W, S, H]`` and a validity mask ``[W, S]``
+    (slots without tokens get zero vectors).
+    """
+    slots = torch.arange(n_sentences, device=hidden.device)
+    member = sent_ids.unsqueeze(1) == slots.view(1, -1, 1)  # [W, S, T]
+    logits = scores.float().unsqueeze(1).expand(-1, n_sentences, -1)
+    logits = logits.masked_fill(~member, float("-inf"))
+    valid = member.any(dim=-1)
+    weights = torch.softmax(logits, dim=-1)
+    weights = torch.where(valid.unsqueeze(-1), weights, torch.zeros_like(weights))
+    vectors = torch.bmm(weights.to(hidden.dtype), hidden)
+    return vectors, valid
+
+
+def joint_loss(
+    evidence_logits: torch.Tensor,
+    evidence_labels: torch.Tensor,
+    label_logits: torch.Tensor,
+    labels: torch.Tensor,
+    evidence_weight: float = 6.0,
+) -> dict[str, torch.Tensor]:
+    """``evidence_weight`` · BCE over sentences whose label is not -1, + cross-entropy of the labels."""
+    mask = evidence_labels >= 0
+    if mask.any():
+        ev = F.binary_cross_entropy_with_logits(evidence_logits[mask].float(), evidence_labels[mask].float())
+    else:
+        ev = evidence_logits.sum() * 0.0
+    ce = F.cross_entropy(label_logits.float(), labels)
+    return {"loss": evidence_weight * ev + ce, "evidence_loss": ev, "label_loss": ce}
+
+
+def pool_weights(probs: torch.Tensor, valid: torch.Tensor, window_claim: torch.Tensor, n_claims: int, threshold: float, gold: torch.Tensor | None = None) -> torch.Tensor:
+    """Per-sentence weights for the label pooling (see the module docstring)."""
+    probs = probs * valid
+    if gold is not None:
+        hard = (gold > 0).to(probs.dtype) * valid
+    else:
+        hard = probs * (probs > threshold).to(probs.dtype)
+    per_claim = torch.zeros(n_claims, device=probs.device, dtype=probs.dtype).index_add(0, window_claim, hard.sum(dim=1))
+    use_hard = (per_claim > 0)[window_claim].unsqueeze(1)
+    return torch.where(use_hard, hard, probs)
+
+
+class JointModel(nn.Module):
+    """Encoder + token attention pooling + evidence head + label head."""
+
+    def __init__(self, encoder: nn.Module, n_labels: int, *, evidence_weight: float = 6.0, threshold: float = 0.5, pool: str = "gold", dropout: float = 0.1) -> None:
+        super().__init__()
+        if pool not in ("gold", "pred"):
+            raise ValueError("pool must be 'gold' or 'pred'")
+        self.encoder = encoder
+        hidden = encoder.config.hidden_size
+        self.token_attention = nn.Linear(hidden, 1)
+        self.evidence_head = nn.Sequential(nn.Dropout(dropout), nn.Linear(hidden, 1))
+        self.label_head = nn.Sequential(nn.Dropout(dropout), nn.Linear(2 * hidden, hidden), nn.Tanh(), nn.Dropout(dropout), nn.Linear(hidden, n_labels))
+        self.n_labels = n_labels
+        self.evidence_weight = evidence_weight
+        self.threshold = threshold
+        self.pool = pool
+
+    @classmethod
+    def from_pretrained(cls, path: str | os.PathLike, n_labels: int, **kwargs: Any) -> JointModel:
+        from transformers import AutoModel
+
+        return cls(AutoModel.from_pretrained(str(path)), n_labels, **kwargs)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        sent_ids: torch.Tensor,
+        window_claim: torch.Tensor,
+        evidence_labels: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+    ) -> dict[str, torch.Tensor]:
+        enc_kwargs = {"input_ids": input_ids, "attention_mask": attention_mask}
+        if token_type_ids is not None:
+            enc_kwargs["token_type_ids"] = token_type_ids
+        hidden = self.encoder(**enc_kwargs).last_hidden_state  # [W, T, H]
+        n_sent = int(sent_ids.max().item()) + 1 if sent_ids.numel() else 0
+        n_sent = max(n_sent, evidence_labels.shape[1] if evidence_labels is not None else 0, 1)
+        scores = self.token_attention(hidden).squeeze(-1)
+        vectors, valid = sentence_attention_pool(hidden, sent_ids, scores, n_sent)  # [W, S, H]
+        evidence_logits = self.evidence_head(vectors).squeeze(-1).float()  # [W, S]
+        probs = torch.sigmoid(evidence_logits)
+        n_claims = int(window_claim.max().item()) + 1
+        gold = evidence_labels.clamp(min=0) if (self.training and self.pool == "gold" and evidence_labels is not None) else None
+        w = pool_weights(probs, valid.to(probs.dtype), window_claim, n_claims, self.threshold, gold)
+        num = torch.zeros(n_claims, hidden.shape[-1], device=hidden.device, dtype=torch.float32).index_add(0, window_claim, (w.unsqueeze(-1) * vectors.float()).sum(dim=1))
+        den = torch.zeros(n_claims, device=hidden.device, dtype=torch.float32).index_add(0, window_claim, w.sum(dim=1))
+        pooled = num / den.clamp(min=1e-6).unsqueeze(-1)
+        cls_sum = torch.zeros(n_claims, hidden.shape[-1], device=hidden.device, dtype=torch.float32).index_add(0, window_claim, hidden[:, 0].float())
+        n_windows = torch.zeros(n_claims, device=hidden.device).index_add(0, window_claim, torch.ones_like(window_claim, dtype=torch.float32))
+        claim_vec = cls_sum / n_windows.unsqueeze(-1)
+        label_logits = self.label_head(torch.cat([claim_vec, pooled], dim=-1).to(hidden.dtype)).float()
+        out = {"evidence_logits": evidence_logits, "evidence_valid": valid, "label_logits": label_logits}
+        if labels is not None and evidence_labels is not None:
+            out.update(joint_loss(evidence_logits, evidence_labels, label_logits, labels, self.evidence_weight))
+        return out
+
+
+# --------------------------------------------------------------------------------------- windows
+
+
+@dataclass
+class WindowStats:
+    claims: int = 0
+    windows: int = 0
+    multi_window_claims: int = 0
+    claims_cut: int = 0
+    sentences_cut: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+def build_windows(tokenizer, claim: str, sentences: Sequence[str], max_length: int, stats: WindowStats | None = None) -> list[dict[str, list[int]]]:
+    """Pack ``[CLS] claim [SEP] s_i [SEP] …`` windows of at most ``max_length`` tokens.
+
+    Each window: ``input_ids``, ``sent_ids`` (window-local sentence slot per token, -1 for the claim
+    part) and ``sentences`` (the global indices of its sentences, in order).
+    """
+    cls_id = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
+    sep_id = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
+    if cls_id is None or sep_id is None:
+        raise ValueError("the joint model needs a tokenizer with CLS/SEP (or BOS/EOS) tokens")
+    c_ids = token_ids(tokenizer, claim)
+    if len(c_ids) > max_length // 2:
+        c_ids = c_ids[: max_length // 2]
+        if stats:
+            stats.claims_cut += 1
+    prefix = [cls_id, *c_ids, sep_id]
+    room = max_length - len(prefix)
+    windows: list[dict[str, list[int]]] = []
+    cur: dict[str, list[int]] = {"input_ids": list(prefix), "sent_ids": [-1] * len(prefix), "sentences": []}
+    for gi, sentence in enumerate(sentences):
+        s_ids = token_ids(tokenizer, sentence)
+        if len(s_ids) + 1 > room:
+            s_ids = s_ids[: room - 1]
+            if stats:
+                stats.sentences_cut += 1
+        if len(cur["input_ids"]) + len(s_ids) + 1 > max_length:
+            windows.append(cur)
+            cur = {"input_ids": list(prefix), "sent_ids": [-1] * len(prefix), "sentences": []}
+        slot = len(cur["sentences"])
+        cur["input_ids"].extend([*s_ids, sep_id])
+        cur["sent_ids"].extend([slot] * (len(s_ids) + 1))
+        cur["sentences"].append(gi)
+    windows.append(cur)
+    if stats:
+        stats.claims += 1
+        stats.windows += len(windows)
+        stats.multi_window_claims += len(windows) > 1
+    return windows
+
+
+def joint_features(tokenizer, claim: str, sentences: Sequence[str], evidence_ids: Sequence[int], label: int | None, max_length: int, stats: WindowStats | None = None, with_types: bool = False) -> dict[str, Any]:
+    gold = set(evidence_ids)
+    windows = build_windows(tokenizer, claim, sentences, max_length, stats)
+    for w in windows:
+        w["evidence_labels"] = [1.0 if gi in gold else 0.0 for gi in w["sentences"]]
+        if with_types:
+            first = w["sent_ids"].index(0) if 0 in w["sent_ids"] else len(w["sent_ids"])
+            w["token_type_ids"] = [0] * first + [1] * (len(w["sent_ids"]) - first)
+    feat: dict[str, Any] = {"windows": windows, "n_sentences": len(sentences)}
+    if label is not None:
+        feat["labels"] = label
+    return feat
+
+
+def joint_length(feature: dict[str, Any]) -> int:
+    return sum(len(w["input_ids"]) for w in feature["windows"])
+
+
+class JointCollator:
+    """Flattens the windows of a batch of claims; ``window_claim`` maps each window to its claim."""
+
+    def __init__(self, pad_token_id: int = 0) -> None:
+        self.pad_token_id = pad_token_id
+
+    def __call__(self, features: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        windows = [(ci, w) for ci, f in enumerate(features) for w in f["windows"]]
+        width = max(len(w["input_ids"]) for _, w in windows)
+        n_sent = max(1, max(len(w["sentences"]) for _, w in windows))
+        n = len(windows)
+        ids = np.full((n, width), self.pad_token_id, dtype=np.int64)
+        mask = np.zeros((n, width), dtype=np.int64)
+        sent = np.full((n, width), -1, dtype=np.int64)
+        types = np.zeros((n, width), dtype=np.int64)
+        ev = np.full((n, n_sent), -1.0, dtype=np.float32)
+        owner = np.zeros(n, dtype=np.int64)
+        has_types = "token_type_ids" in windows[0][1]
+        for i, (ci, w) in enumerate(windows):
+            L = len(w["input_ids"])
+            ids[i, :L] = w["input_ids"]
+            mask[i, :L] = 1
+            sent[i, :L] = w["sent_ids"]
+            if has_types:
+                types[i, :L] = w["token_type_ids"]
+            ev[i, : len(w["evidence_labels"])] = w["evidence_labels"]
+            owner[i] = ci
+        batch = {
+            "input_ids": torch.from_numpy(ids),
+            "attention_mask": torch.from_numpy(mask),
+            "sent_ids": torch.from_numpy(sent),
+            "window_claim": torch.from_numpy(owner),
+            "evidence_labels": torch.from_numpy(ev),
+        }
+        if has_types:
+            batch["token_type_ids"] = torch.from_numpy(types)
+        if "labels" in features[0]:
+            batch["labels"] = torch.tensor([f["labels"] for f in features])
+        return batch
+
+
+def joint_loss_fn(model: JointModel, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    return model(**batch)["loss"]
+
+
+def joint_forward(model: JointModel, batch: dict[str, torch.Tensor]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per claim: (label probabilities, evidence probabilities of its sentences in document order)."""
+    inputs = {k: v for k, v in batch.items() if k not in ("labels",)}
+    out = model(**inputs)
+    label_probs = torch.softmax(out["label_logits"].float(), dim=-1).cpu().numpy()
+    ev_probs = torch.sigmoid(out["evidence_logits"].float()).cpu().numpy()
+    ev_mask = (batch["evidence_labels"] >= 0).cpu().numpy()
+    owner = batch["window_claim"].cpu().numpy()
+    per_claim: list[list[np.ndarray]] = [[] for _ in range(label_probs.shape[0])]
+    for w in range(ev_probs.shape[0]):
+        per_claim[owner[w]].append(ev_probs[w][ev_mask[w]])
+    return [(label_probs[c], np.concatenate(per_claim[c]) if per_claim[c] else np.zeros(0, dtype=np.float32)) for c in range(label_probs.shape[0])]
