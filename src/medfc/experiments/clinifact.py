@@ -1,0 +1,441 @@
+"""CliniFact baselines (Zhang et al., Sci Data 2025, Table 8).
+
+Labels: the release codes 1 = evidence, 0 = inconclusive, 2 = not enough information, named here
+``CLINIFACT_LABELS = ["evidence", "inconclusive", "NEI"]``.
+
+Discriminative
+    ``[CLS] claim [SEP] title abstract [SEP]`` in at most ``max_length`` (512) tokens; when too long
+    the abstract is trimmed from its *start* (its end — usually results and conclusions — is kept;
+    the paper's Supplementary Fig. S2); the title is kept.  Fine-tuned on the train split, the
+    checkpoint with the best validation ``eval_metric`` (macro-F1) is evaluated on the test split.
+
+Zero-shot generative
+    A causal LM reads :data:`PROMPT` (our wording of the paper's Table 7 description: claim +
+    abstract, answer with one of TRUE / FALSE / NONE) and the answer is the most probable of the
+    options, scored as the (summed) log-probability of each option's tokens after the prompt.
+    Mapping (from the paper's label definitions): TRUE → evidence (the abstract states there is
+    evidence for the claim), FALSE → inconclusive (the abstract reports the comparison but does not
+    establish the claim), NONE → NEI (the abstract says nothing about it).  Backends: a local
+    ``transformers`` model directory / hub name, or an OpenAI-compatible ``/completions`` endpoint
+    with ``logprobs`` (cached on disk, rate limited).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from medfc.common.io import write_json, write_jsonl
+from medfc.common.report import SkipReport
+from medfc.experiments.classifier import Example, fit_classifier, token_ids
+from medfc.experiments.metrics import validation_scores
+from medfc.experiments.training import TrainConfig, resolve_device, resolve_precision, set_seed
+
+log = logging.getLogger(__name__)
+
+CLINIFACT_LABELS = ["evidence", "inconclusive", "NEI"]
+CODE_TO_LABEL = {1: "evidence", 0: "inconclusive", 2: "NEI"}
+OPTION_TO_LABEL = {"TRUE": "evidence", "FALSE": "inconclusive", "NONE": "NEI"}
+
+PROMPT = (
+    "You are an expert in clinical research. Read the clinical research claim and the abstract of a "
+    "publication, and decide what the abstract says about the claim.\n"
+    "Answer TRUE if the abstract states that there is evidence for the claim (a statistically "
+    "significant result that establishes it), FALSE if the abstract reports the comparison but the "
+    "result is inconclusive, or NONE if the abstract does not provide information about the claim.\n\n"
+    "Claim: {claim}\n\n"
+    "Title: {title}\n\n"
+    "Abstract: {abstract}\n\n"
+    "Answer (TRUE, FALSE or NONE):"
+)
+
+
+# ------------------------------------------------------------------------------------------- data
+
+
+@dataclass
+class Pair:
+    id: str
+    claim: str
+    title: str
+    abstract: str
+    label: str | None
+
+
+def load_pairs(path: str | os.PathLike, report: SkipReport | None = None) -> list[Pair]:
+    """Claim–abstract pairs from a CliniFact split CSV (the release's 22-column format).
+
+    The id is the ``index`` column (``nctId:PMID`` when absent).  Rows without a claim or abstract,
+    or with a label outside 0/1/2, are skipped with a reason.
+    """
+    report = report or SkipReport("clinifact-pairs")
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = {"claim", "article_abstract", "label"} - set(df.columns)
+    if missing:
+        raise ValueError(f"{path}: missing columns {sorted(missing)}")
+    pairs, seen = [], set()
+    for row_no, row in enumerate(df.to_dict("records")):
+        pid = str(row.get("index") or "").strip() or f"{row.get('nctId', '')}:{row.get('PMID', '')}:{row_no}"
+        if pid in seen:
+            report.skip(pid, "duplicate_id")
+            continue
+        if not row["claim"].strip():
+            report.skip(pid, "missing_claim")
+            continue
+        if not row["article_abstract"].strip():
+            report.skip(pid, "missing_abstract")
+            continue
+        try:
+            label = CODE_TO_LABEL[int(float(row["label"]))]
+        except (KeyError, ValueError):
+            report.skip(pid, "unknown_label", row["label"])
+            continue
+        seen.add(pid)
+        pairs.append(Pair(pid, row["claim"].strip(), str(row.get("article_title") or "").strip(), row["article_abstract"].strip(), label))
+        report.count("pairs")
+    return pairs
+
+
+def pair_example(p: Pair, include_title: bool = True) -> Example:
+    return Example(p.claim, p.abstract, p.label, prefix_b=p.title if include_title and p.title else None)
+
+
+def _record(p: Pair, split: str, system: str, labels: Sequence[str], probs: np.ndarray | None) -> dict[str, Any]:
+    if probs is None:
+        pred, prob_map = None, {lab: None for lab in labels}
+    else:
+        pred = labels[int(np.argmax(probs))]
+        prob_map = {lab: round(float(x), 6) for lab, x in zip(labels, probs)}
+    return {"id": p.id, "split": split, "system": system, "label": p.label, "pred_label": pred, "probs": prob_map}
+
+
+def _scores(records: Sequence[dict[str, Any]]) -> dict[str, float]:
+    return validation_scores([r["label"] for r in records], [r["pred_label"] for r in records], CLINIFACT_LABELS) if records else {}
+
+
+# -------------------------------------------------------------------------------- discriminative
+
+
+def run_discriminative(
+    train_csv: str | os.PathLike,
+    validation_csv: str | os.PathLike,
+    test_csv: str | os.PathLike,
+    train_config: dict[str, Any] | TrainConfig,
+    *,
+    checkpoint_dir: str | os.PathLike | None = None,
+    include_title: bool = True,
+    predict_splits: Sequence[str] = ("test",),
+    report: SkipReport | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Fine-tune on train, keep the best-validation checkpoint, predict ``predict_splits``."""
+    cfg = train_config if isinstance(train_config, TrainConfig) else TrainConfig.from_dict(train_config)
+    report = report or SkipReport("clinifact-discriminative")
+    splits = {"train": load_pairs(train_csv, report), "validation": load_pairs(validation_csv, report), "test": load_pairs(test_csv, report)}
+    fitted = fit_classifier(
+        cfg,
+        CLINIFACT_LABELS,
+        [pair_example(p, include_title) for p in splits["train"]],
+        [pair_example(p, include_title) for p in splits["validation"]],
+        checkpoint_dir=checkpoint_dir,
+        trim="left",
+        desc="clinifact",
+    )
+    records: list[dict[str, Any]] = []
+    for split in predict_splits:
+        probs = fitted.probs([pair_example(p, include_title) for p in splits[split]], desc=f"clinifact/{split}")
+        records.extend(_record(p, split, "discriminative", CLINIFACT_LABELS, pr) for p, pr in zip(splits[split], probs))
+    info = {
+        "system": "discriminative",
+        "config": cfg.as_dict(),
+        "train": fitted.result.as_dict(),
+        "encode": fitted.encode_stats.as_dict(),
+        "sizes": {k: len(v) for k, v in splits.items()},
+        "scores": {s: _scores([r for r in records if r["split"] == s]) for s in predict_splits},
+        "skips": report.as_dict(),
+    }
+    return records, info
+
+
+# ------------------------------------------------------------------------------------- zero-shot
+
+
+def build_prompt(p: Pair, template: str = PROMPT, abstract: str | None = None) -> str:
+    return template.format(claim=p.claim, title=p.title, abstract=p.abstract if abstract is None else abstract)
+
+
+def fit_prompt(p: Pair, tokenizer, max_tokens: int, template: str = PROMPT) -> tuple[str, bool]:
+    """The prompt, with the abstract trimmed from its start (at a token boundary) until the whole
+    prompt has at most ``max_tokens`` tokens.  Returns (prompt, whether it was trimmed)."""
+    prompt = build_prompt(p, template)
+    n = len(token_ids(tokenizer, prompt))
+    if n <= max_tokens:
+        return prompt, False
+    enc = tokenizer.backend_tokenizer.encode(p.abstract, add_special_tokens=False)
+    offsets = [o for o in enc.offsets]
+    drop = n - max_tokens
+    abstract = p.abstract
+    for _ in range(5):
+        if drop >= len(offsets):
+            abstract = ""
+            break
+        abstract = p.abstract[offsets[drop][0] :]
+        prompt = build_prompt(p, template, abstract)
+        n = len(token_ids(tokenizer, prompt))
+        if n <= max_tokens:
+            return prompt, True
+        drop += n - max_tokens
+    return build_prompt(p, template, abstract), True
+
+
+@dataclass
+class ZeroShotOptions:
+    """The workflow's ``experiments.clinifact.zero_shot`` section."""
+
+    backend: str = "transformers"  # transformers | openai
+    model: str = ""  # local directory / hub name (transformers) or the served model name (openai)
+    tokenizer: str | None = None  # for prompt trimming with the openai backend (defaults to model for transformers)
+    options: tuple[str, ...] = ("TRUE", "FALSE", "NONE")
+    prompt: str = PROMPT
+    max_prompt_tokens: int = 2048
+    batch_size: int = 4
+    device: str = "auto"
+    precision: str = "auto"
+    base_url: str = "http://127.0.0.1:8000/v1"
+    api_key_env: str = "OPENAI_API_KEY"
+    top_logprobs: int = 20
+    cache_dir: str | None = None
+    min_interval_s: float = 0.0
+    timeout_s: float = 120.0
+    max_retries: int = 3
+    splits: tuple[str, ...] = ("test",)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> ZeroShotOptions:
+        data = dict(data or {})
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"unknown zero-shot options {sorted(unknown)}")
+        for key in ("options", "splits"):
+            if key in data:
+                data[key] = tuple(data[key])
+        opts = cls(**data)
+        if opts.backend not in ("transformers", "openai"):
+            raise ValueError("backend must be 'transformers' or 'openai'")
+        for o in opts.options:
+            if o not in OPTION_TO_LABEL:
+                raise ValueError(f"option {o!r} has no label mapping ({sorted(OPTION_TO_LABEL)})")
+        return opts
+
+
+def _softmax(logp: np.ndarray) -> np.ndarray:
+    finite = np.isfinite(logp)
+    if not finite.any():
+        return np.full_like(logp, 1.0 / len(logp))
+    m = logp[finite].max()
+    e = np.where(finite, np.exp(logp - m), 0.0)
+    return e / e.sum()
+
+
+class LocalScorer:
+    """Option log-probabilities from a local causal LM (transformers)."""
+
+    def __init__(self, model_path: str, device: str = "auto", precision: str = "auto") -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.tokenizer = AutoTokenizer.from_pretrained(model_path)
+        self.device = resolve_device(device)
+        amp, _ = resolve_precision(precision, self.device)
+        dtype = amp if (amp is not None and self.device.type == "cuda") else torch.float32
+        self.model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype).to(self.device).eval()
+        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else (self.tokenizer.eos_token_id or 0)
+
+    def _ids(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
+
+    def option_ids(self, prompt: str, option: str) -> list[int]:
+        """The option's tokens as they follow the prompt (``prompt + " " + option`` minus the prompt)."""
+        base = self._ids(prompt)
+        full = self._ids(prompt + " " + option)
+        if full[: len(base)] == base and len(full) > len(base):
+            return full[len(base) :]
+        return token_ids(self.tokenizer, " " + option)
+
+    def score(self, prompts: Sequence[str], options: Sequence[str], batch_size: int = 4) -> np.ndarray:
+        """``[len(prompts), len(options)]`` summed log-probabilities of each option after each prompt."""
+        seqs: list[tuple[int, int, list[int], int]] = []  # (prompt idx, option idx or -1, ids, n option tokens)
+        out = np.full((len(prompts), len(options)), -np.inf)
+        single: dict[int, list[int]] = {}
+        for pi, prompt in enumerate(prompts):
+            base = self._ids(prompt)
+            opt_ids = [self.option_ids(prompt, o) for o in options]
+            if all(len(x) == 1 for x in opt_ids):
+                seqs.append((pi, -1, base, 0))
+                single[pi] = [x[0] for x in opt_ids]
+            else:
+                for oi, x in enumerate(opt_ids):
+                    seqs.append((pi, oi, base + x, len(x)))
+        order = sorted(range(len(seqs)), key=lambda i: -len(seqs[i][2]))
+        with torch.inference_mode():
+            for start in range(0, len(order), batch_size):
+                chunk = [seqs[i] for i in order[start : start + batch_size]]
+                width = max(len(s[2]) for s in chunk)
+                ids = torch.full((len(chunk), width), self.pad_id, dtype=torch.long)
+                mask = torch.zeros((len(chunk), width), dtype=torch.long)
+                for r, (_, _, x, _) in enumerate(chunk):
+                    ids[r, : len(x)] = torch.tensor(x)
+                    mask[r, : len(x)] = 1
+                logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits.float()
+                logp = torch.log_softmax(logits, dim=-1).cpu()
+                for r, (pi, oi, x, k) in enumerate(chunk):
+                    if oi == -1:
+                        out[pi] = logp[r, len(x) - 1, single[pi]].numpy()
+                    else:
+                        positions = range(len(x) - k - 1, len(x) - 1)
+                        out[pi, oi] = float(sum(logp[r, t, x[t + 1]] for t in positions))
+        return out
+
+
+class OpenAICompletionsScorer:
+    """Option log-probabilities from an OpenAI-compatible ``POST {base_url}/completions``.
+
+    One request per prompt: ``max_tokens=1, temperature=0, logprobs=top_logprobs``; an option's
+    log-probability is the log-sum-exp over the returned top tokens equal to it after stripping
+    whitespace (-inf when absent).  Responses are cached on disk by request (``cache_dir``);
+    requests are spaced by ``min_interval_s`` and retried on 429 / 5xx.
+    """
+
+    def __init__(self, base_url: str, model: str, *, api_key_env: str = "OPENAI_API_KEY", top_logprobs: int = 20, cache_dir: str | os.PathLike | None = None, min_interval_s: float = 0.0, timeout_s: float = 120.0, max_retries: int = 3) -> None:
+        self.url = base_url.rstrip("/") + "/completions"
+        self.model = model
+        self.api_key = os.environ.get(api_key_env, "") if api_key_env else ""
+        self.top_logprobs = top_logprobs
+        self.cache_dir = Path(cache_dir) if cache_dir else None
+        self.min_interval_s = min_interval_s
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self._last = 0.0
+        self.requests_sent = 0
+        self.cache_hits = 0
+
+    def _request(self, body: dict[str, Any]) -> dict[str, Any]:
+        import requests
+
+        key = hashlib.sha256(json.dumps({"url": self.url, **body}, sort_keys=True).encode("utf-8")).hexdigest()
+        path = self.cache_dir / key[:2] / f"{key}.json" if self.cache_dir else None
+        if path is not None and path.exists():
+            self.cache_hits += 1
+            return json.loads(path.read_text(encoding="utf-8"))
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        for attempt in range(self.max_retries + 1):
+            wait = self.min_interval_s - (time.monotonic() - self._last)
+            if wait > 0:
+                time.sleep(wait)
+            self._last = time.monotonic()
+            self.requests_sent += 1
+            resp = requests.post(self.url, json=body, headers=headers, timeout=self.timeout_s)
+            if resp.status_code == 429 or resp.status_code >= 500:
+                if attempt < self.max_retries:
+                    time.sleep(min(30.0, 2.0**attempt))
+                    continue
+            resp.raise_for_status()
+            data = resp.json()
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text(json.dumps(data), encoding="utf-8")
+                os.replace(tmp, path)
+            return data
+        raise RuntimeError("unreachable")  # pragma: no cover
+
+    def score_one(self, prompt: str, options: Sequence[str]) -> np.ndarray:
+        body = {"model": self.model, "prompt": prompt, "max_tokens": 1, "temperature": 0, "logprobs": self.top_logprobs}
+        data = self._request(body)
+        top = data["choices"][0]["logprobs"]["top_logprobs"][0] or {}
+        out = np.full(len(options), -np.inf)
+        for oi, option in enumerate(options):
+            vals = [lp for tok, lp in top.items() if tok.strip() == option]
+            if vals:
+                m = max(vals)
+                out[oi] = m + math.log(sum(math.exp(v - m) for v in vals))
+        return out
+
+    def score(self, prompts: Sequence[str], options: Sequence[str], batch_size: int = 1) -> np.ndarray:
+        return np.stack([self.score_one(p, options) for p in prompts]) if prompts else np.zeros((0, len(options)))
+
+
+def run_zero_shot(
+    split_csvs: dict[str, str | os.PathLike],
+    options: dict[str, Any] | ZeroShotOptions,
+    *,
+    report: SkipReport | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Zero-shot predictions for the splits named in ``options.splits`` (paths in ``split_csvs``)."""
+    opts = options if isinstance(options, ZeroShotOptions) else ZeroShotOptions.from_dict(options)
+    report = report or SkipReport("clinifact-zero-shot")
+    set_seed(0)
+    tokenizer = None
+    if opts.backend == "transformers":
+        scorer: LocalScorer | OpenAICompletionsScorer = LocalScorer(opts.model, opts.device, opts.precision)
+        tokenizer = scorer.tokenizer
+    else:
+        scorer = OpenAICompletionsScorer(opts.base_url, opts.model, api_key_env=opts.api_key_env, top_logprobs=opts.top_logprobs, cache_dir=opts.cache_dir, min_interval_s=opts.min_interval_s, timeout_s=opts.timeout_s, max_retries=opts.max_retries)
+        if opts.tokenizer:
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(opts.tokenizer)
+    labels = [OPTION_TO_LABEL[o] for o in opts.options]
+    records: list[dict[str, Any]] = []
+    trimmed = 0
+    no_option = 0
+    for split in opts.splits:
+        pairs = load_pairs(split_csvs[split], report)
+        prompts = []
+        for p in pairs:
+            if tokenizer is not None:
+                prompt, cut = fit_prompt(p, tokenizer, opts.max_prompt_tokens - 8, opts.prompt)
+                trimmed += cut
+            else:
+                prompt = build_prompt(p, opts.prompt)
+            prompts.append(prompt)
+        logp = scorer.score(prompts, opts.options, opts.batch_size)
+        for p, row in zip(pairs, logp):
+            if not np.isfinite(row).any():
+                no_option += 1
+                report.count("no_option_in_top_logprobs")
+                records.append(_record(p, split, "zero_shot", labels, None))
+            else:
+                records.append(_record(p, split, "zero_shot", labels, _softmax(row)))
+    info = {
+        "system": "zero_shot",
+        "backend": opts.backend,
+        "model": opts.model,
+        "options": dict(zip(opts.options, labels)),
+        "n_prompts_trimmed": trimmed,
+        "n_no_option": no_option,
+        "scores": {s: _scores([r for r in records if r["split"] == s]) for s in opts.splits},
+        "skips": report.as_dict(),
+    }
+    if isinstance(scorer, OpenAICompletionsScorer):
+        info["requests_sent"] = scorer.requests_sent
+        info["cache_hits"] = scorer.cache_hits
+    return records, info
+
+
+def write_predictions(predictions: str | os.PathLike, info_path: str | os.PathLike | None, records: list[dict[str, Any]], info: dict[str, Any]) -> None:
+    write_jsonl(predictions, records)
+    if info_path is not None:
+        write_json(info_path, info)
