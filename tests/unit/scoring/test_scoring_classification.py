@@ -1,0 +1,104 @@
+"""Hand-computed label metrics, McNemar–Bowker and fold aggregation."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from medfc.scoring.classification import (
+    accuracy,
+    aggregate_folds,
+    classification_scores,
+    confusion_matrix,
+    mcnemar,
+    mcnemar_bowker,
+    mean_std,
+)
+
+GOLD = ["a", "a", "b", "b", "c"]
+PRED = ["a", "b", "b", "b", "a"]
+
+
+def test_per_class_and_macro_with_a_class_never_predicted():
+    s = classification_scores(GOLD, PRED, ["a", "b", "c"])
+    # a: tp1 fp1 fn1 ; b: tp2 fp1 fn0 ; c: tp0 fp0 fn1 (never predicted -> 0)
+    assert s["per_class"]["a"] == {"precision": 0.5, "recall": 0.5, "f1": 0.5, "support": 2, "n_pred": 2}
+    assert s["per_class"]["b"]["precision"] == pytest.approx(2 / 3)
+    assert s["per_class"]["b"]["recall"] == 1.0
+    assert s["per_class"]["b"]["f1"] == pytest.approx(0.8)
+    assert s["per_class"]["c"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 1, "n_pred": 0}
+    assert s["macro_f1"] == pytest.approx((0.5 + 0.8 + 0.0) / 3)
+    assert s["macro_precision"] == pytest.approx((0.5 + 2 / 3) / 3)
+    assert s["macro_recall"] == pytest.approx(0.5)
+    assert s["accuracy"] == pytest.approx(0.6)
+    assert s["n"] == 5
+    assert s["confusion"] == {"labels": ["a", "b", "c"], "matrix": [[1, 1, 0], [0, 2, 0], [1, 0, 0]]}
+
+
+def test_label_absent_from_gold_and_predictions_counts_in_macro():
+    s = classification_scores(["a", "b"], ["a", "b"], ["a", "b", "d"])
+    assert s["per_class"]["d"]["f1"] == 0.0
+    assert s["macro_f1"] == pytest.approx(2 / 3)
+    assert s["accuracy"] == 1.0
+
+
+def test_unknown_prediction_is_wrong_but_no_false_positive():
+    s = classification_scores(["a", "b"], ["a", "x"], ["a", "b"])
+    assert s["per_class"]["a"]["precision"] == 1.0
+    assert s["per_class"]["b"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 1, "n_pred": 0}
+    assert s["n_unknown_pred"] == 1
+    assert s["accuracy"] == 0.5
+    assert s["confusion"]["matrix"] == [[1, 0], [0, 0]]
+
+
+def test_unknown_gold_label_and_length_mismatch_raise():
+    with pytest.raises(ValueError, match="gold label 'z'"):
+        confusion_matrix(["z"], ["a"], ["a"])
+    with pytest.raises(ValueError, match="differ in length"):
+        accuracy(["a"], ["a", "b"])
+
+
+def test_empty_input_scores_zero():
+    s = classification_scores([], [], ["a", "b"])
+    assert (s["n"], s["accuracy"], s["macro_f1"]) == (0, 0.0, 0.0)
+
+
+def test_mcnemar_bowker_hand_computed():
+    pairs = [("x", "y")] * 4 + [("y", "x")] + [("x", "z")] * 2 + [("x", "x")] * 3
+    a, b = zip(*pairs)
+    r = mcnemar_bowker(a, b, ["x", "y", "z"])
+    # (4-1)^2/5 + (2-0)^2/2 = 1.8 + 2 = 3.8 on 2 df; chi2(2) survival = exp(-x/2)
+    assert r["statistic"] == pytest.approx(3.8)
+    assert r["df"] == 2
+    assert r["p_value"] == pytest.approx(math.exp(-1.9))
+    assert r["n"] == 10 and r["n_disagree"] == 7
+    assert r["table"] == [[3, 4, 2], [1, 0, 0], [0, 0, 0]]
+
+
+def test_mcnemar_bowker_no_disagreement():
+    r = mcnemar_bowker(["x", "y", "y"], ["x", "y", "y"])
+    assert (r["statistic"], r["df"], r["p_value"], r["n_disagree"]) == (0.0, 0, 1.0, 0)
+
+
+def test_mcnemar_on_correctness():
+    gold = ["a"] * 6
+    pa = ["a", "a", "a", "a", "b", "b"]  # right on 1-4
+    pb = ["b", "b", "b", "a", "a", "b"]  # right on 4, 5
+    # A right / B wrong: items 1,2,3 (3); A wrong / B right: item 5 (1) -> (3-1)^2/4 = 1
+    r = mcnemar(gold, pa, pb)
+    assert r["statistic"] == pytest.approx(1.0)
+    assert r["df"] == 1
+
+
+def test_mean_std_and_fold_aggregation():
+    assert mean_std([0.5, 0.7, 0.9]) == {"mean": pytest.approx(0.7), "std": pytest.approx(0.2), "n": 3}
+    assert mean_std([0.5, 0.7, 0.9], ddof=0)["std"] == pytest.approx(math.sqrt(0.08 / 3))
+    assert mean_std([0.4]) == {"mean": 0.4, "std": None, "n": 1}
+    assert mean_std([]) == {"mean": None, "std": None, "n": 0}
+    folds = [classification_scores(["a", "b"], ["a", "b"], ["a", "b"]), classification_scores(["a", "b"], ["a", "a"], ["a", "b"])]
+    agg = aggregate_folds(folds)
+    assert agg["accuracy"]["mean"] == pytest.approx(0.75)
+    assert agg["accuracy"]["std"] == pytest.approx(math.sqrt(0.125))
+    assert agg["per_class.a.f1"]["mean"] == pytest.approx((1 + 2 / 3) / 2)
+    assert "confusion.matrix" not in agg
