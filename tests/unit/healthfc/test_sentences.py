@@ -6,6 +6,7 @@ import pytest
 
 from medfc.healthfc.sentences import (
     HARD_CASES,
+    HELDOUT_CASES,
     evaluate_splitter,
     normalize_text,
     split_paragraphs,
@@ -42,6 +43,10 @@ def test_rules_beat_both_bare_base_splitters_on_the_hard_set():
     assert with_rules["exact"] == with_rules["cases"] == len(HARD_CASES)
     assert bare_pysbd["exact"] < with_rules["exact"]
     assert bare_punkt["exact"] < with_rules["exact"]
+    # the held-out set was never used to tune the rules: they must still help there
+    held_rules = evaluate_splitter(split_sentences, HELDOUT_CASES)
+    held_bare = evaluate_splitter(lambda t: split_sentences(t, base="pysbd", rules=False), HELDOUT_CASES)
+    assert held_rules["f1"] > held_bare["f1"] and held_rules["missed_splits"] == 0
 
 
 def test_nltk_punkt_base_loads_offline_and_splits():
