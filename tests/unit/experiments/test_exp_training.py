@@ -1,0 +1,178 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from medfc.experiments.training import (
+    LengthGroupedBatchSampler,
+    PadCollator,
+    TrainConfig,
+    linear_warmup_schedule,
+    load_checkpoint,
+    predict,
+    resolve_precision,
+    set_seed,
+    subsample,
+    train,
+)
+
+
+def test_config_from_dict_aliases_types_and_unknown_keys():
+    cfg = TrainConfig.from_dict({"model_name": "m", "learning_rate": "2e-5", "batch_size": "8", "epochs": 3, "max_steps": 0})
+    assert (cfg.model, cfg.lr, cfg.batch_size, cfg.epochs, cfg.max_steps) == ("m", 2e-5, 8, 3.0, None)
+    assert cfg.warmup_ratio == 0.06 and cfg.weight_decay == 0.01 and cfg.eval_metric == "macro_f1"
+    with pytest.raises(ValueError, match="unknown training option"):
+        TrainConfig.from_dict({"lr": 1e-5, "bogus": 1})
+    with pytest.raises(ValueError):
+        TrainConfig.from_dict({"precision": "int8"})
+
+
+def test_length_grouped_sampler_covers_every_index_once_and_groups_lengths():
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(5, 500, size=403).tolist()
+    sampler = LengthGroupedBatchSampler(lengths, batch_size=8, seed=3, group_factor=10)
+    spreads = []
+    for epoch in range(2):
+        sampler.set_epoch(epoch)
+        batches = list(sampler)
+        flat = [i for b in batches for i in b]
+        assert sorted(flat) == list(range(403))
+        assert len(batches) == len(sampler) == 51
+        assert max(lengths[i] for i in batches[0]) == max(lengths)  # longest batch first
+        spreads.append(np.mean([max(lengths[i] for i in b) - min(lengths[i] for i in b) for b in batches]))
+    random_spread = np.mean([np.ptp(rng.choice(lengths, 8)) for _ in range(200)])
+    assert max(spreads) < random_spread / 5
+    sampler.set_epoch(0)
+    first = list(sampler)
+    sampler.set_epoch(1)
+    assert list(sampler) != first  # reshuffled per epoch
+    sampler.set_epoch(0)
+    assert list(sampler) == first  # deterministic per (seed, epoch)
+
+
+def test_sampler_without_shuffle_sorts_by_length():
+    batches = list(LengthGroupedBatchSampler([3, 9, 1, 7, 5], batch_size=2, shuffle=False))
+    assert batches == [[1, 3], [4, 0], [2]]
+
+
+def test_pad_collator_dynamic_and_fixed():
+    feats = [{"input_ids": [5, 6, 7], "attention_mask": [1, 1, 1], "labels": 2}, {"input_ids": [5], "attention_mask": [1], "labels": 0}]
+    batch = PadCollator(pad_token_id=9)(feats)
+    assert batch["input_ids"].tolist() == [[5, 6, 7], [5, 9, 9]]
+    assert batch["attention_mask"].tolist() == [[1, 1, 1], [1, 0, 0]]
+    assert batch["labels"].tolist() == [2, 0]
+    assert PadCollator(pad_token_id=0, pad_to=6)(feats)["input_ids"].shape == (2, 6)
+
+
+def test_linear_warmup_then_linear_decay():
+    opt = torch.optim.SGD([nn.Parameter(torch.zeros(1))], lr=1.0)
+    sched = linear_warmup_schedule(opt, warmup_steps=2, total_steps=6)
+    lrs = []
+    for _ in range(6):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert lrs == pytest.approx([0.5, 1.0, 1.0, 0.75, 0.5, 0.25])
+
+
+def test_precision_resolution_on_cpu():
+    assert resolve_precision("auto", torch.device("cpu")) == (None, False)
+    assert resolve_precision("bf16", torch.device("cpu")) == (torch.bfloat16, False)
+    with pytest.raises(ValueError):
+        resolve_precision("fp16", torch.device("cpu"))
+
+
+def test_subsample_is_seeded_and_capped():
+    assert subsample(10, None, 0) == list(range(10))
+    a = subsample(100, 7, 1)
+    assert a == subsample(100, 7, 1) and len(a) == 7 and a == sorted(a)
+
+
+class Toy(nn.Module):
+    """A bag-of-embeddings classifier with the transformers calling convention."""
+
+    def __init__(self, vocab: int = 20, n_labels: int = 2) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(vocab, 8)
+        self.out = nn.Linear(8, n_labels)
+
+    def forward(self, input_ids, attention_mask, labels=None):
+        m = attention_mask.unsqueeze(-1).float()
+        h = (self.emb(input_ids) * m).sum(1) / m.sum(1)
+        logits = self.out(h)
+        loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
+        return type("Out", (), {"loss": loss, "logits": logits})()
+
+
+def _toy_data(n: int = 32):
+    feats = []
+    for i in range(n):
+        label = i % 2
+        ids = [1 + label] * (2 + i % 5)
+        feats.append({"input_ids": ids, "attention_mask": [1] * len(ids), "labels": label})
+    return feats
+
+
+def _probs(model, batch):
+    return list(torch.softmax(model(batch["input_ids"], batch["attention_mask"]).logits, -1).numpy())
+
+
+def test_train_learns_separable_data_and_predict_keeps_order():
+    set_seed(0)
+    model = Toy()
+    feats = _toy_data()
+    cfg = TrainConfig.from_dict({"lr": 0.1, "epochs": 5, "batch_size": 4, "device": "cpu", "progress": False, "warmup_ratio": 0.0})
+    res = train(model, feats, cfg, collate=PadCollator())
+    assert res.steps == 5 * 8 and res.epochs_run == 5 and res.examples_seen == 5 * 32
+    out = predict(model, [{k: v for k, v in f.items() if k != "labels"} for f in feats], collate=PadCollator(), forward_fn=_probs, batch_size=5, device="cpu")
+    assert [int(np.argmax(p)) for p in out] == [f["labels"] for f in feats]
+
+
+def test_max_steps_and_max_examples_caps():
+    cfg = TrainConfig.from_dict({"lr": 0.01, "epochs": 10, "batch_size": 2, "device": "cpu", "progress": False, "max_steps": 3, "max_examples": 6})
+    res = train(Toy(), _toy_data(), cfg, collate=PadCollator())
+    assert res.steps == 3 and res.examples_seen == 6 and res.epochs_run == 1
+
+
+def test_gradient_accumulation_matches_large_batch():
+    feats = [{"input_ids": [1 + i % 7, 2], "attention_mask": [1, 1], "labels": i % 2} for i in range(8)]
+    states = []
+    for bs, accum in ((4, 1), (2, 2)):
+        set_seed(5)
+        model = Toy()
+        cfg = TrainConfig.from_dict({"lr": 0.5, "epochs": 1, "batch_size": bs, "grad_accum": accum, "device": "cpu", "progress": False,
+                                     "warmup_ratio": 0.0, "weight_decay": 0.0, "length_grouping": False, "max_grad_norm": 0})
+        res = train(model, feats, cfg, collate=PadCollator())
+        assert res.steps == 2
+        states.append({k: v.clone() for k, v in model.state_dict().items()})
+    for k in states[0]:
+        assert torch.allclose(states[0][k], states[1][k], atol=1e-6), k
+
+
+def test_best_checkpoint_is_saved_and_restored(tmp_path):
+    scores = iter([0.2, 0.9, 0.5])
+    snapshots = []
+
+    def evaluate(m):
+        snapshots.append({k: v.clone() for k, v in m.state_dict().items()})
+        return {"macro_f1": next(scores)}
+
+    model = Toy()
+    cfg = TrainConfig.from_dict({"lr": 0.1, "epochs": 3, "batch_size": 4, "device": "cpu", "progress": False})
+    res = train(model, _toy_data(), cfg, collate=PadCollator(), evaluate=evaluate, checkpoint_dir=tmp_path)
+    assert res.best_epoch == 1 and res.best_metric == 0.9
+    assert [h["macro_f1"] for h in res.history] == [0.2, 0.9, 0.5]
+    assert (tmp_path / "best" / "model.pt").exists() and (tmp_path / "best" / "meta.json").exists()
+    for k, v in model.state_dict().items():  # the model ends with the epoch-1 weights
+        assert torch.equal(v, snapshots[1][k])
+    other = Toy()
+    load_checkpoint(other, tmp_path / "best")
+    assert torch.equal(other.out.weight, snapshots[1]["out.weight"])
+
+
+def test_without_validation_the_final_weights_are_saved(tmp_path):
+    cfg = TrainConfig.from_dict({"lr": 0.1, "epochs": 1, "batch_size": 8, "device": "cpu", "progress": False})
+    res = train(Toy(), _toy_data(), cfg, collate=PadCollator(), checkpoint_dir=tmp_path)
+    assert res.checkpoint == str(tmp_path / "final" / "model.pt") and (tmp_path / "final" / "model.pt").exists()
