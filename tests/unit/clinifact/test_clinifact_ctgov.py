@@ -1,0 +1,132 @@
+from __future__ import annotations
+
+import json
+import zipfile
+
+import pytest
+
+from medfc.clinifact import ctgov
+from medfc.common.http import HttpError
+from medfc.common.io import read_jsonl
+from medfc.common.report import SkipReport
+
+from pathlib import Path
+
+DEMO_ZIP = Path(__file__).resolve().parents[3] / "resources" / "demo" / "ctgov" / "studies.zip"
+
+
+def _study(n: int) -> dict:
+    return {"protocolSection": {"identificationModule": {"nctId": f"NCT9911{n:04d}"}}, "hasResults": True}
+
+
+PAGES = {None: ([1, 2], "tokA"), "tokA": ([3, 4], "tokB"), "tokB": ([5, 6], "tokC"), "tokC": ([7], None)}
+
+
+def _search_handler(server, fail_on: set[str] | None = None):
+    fail_on = fail_on or set()
+
+    def handler(method, path, query, body):
+        assert path == "/api/v2/studies"
+        token = query.get("pageToken", [None])[0]
+        if token in fail_on:
+            return 500, {}, b"boom"
+        ids, nxt = PAGES[token]
+        page = {"studies": [_study(i) for i in ids]}
+        if token is None:
+            page["totalCount"] = 7
+        if nxt:
+            page["nextPageToken"] = nxt
+        return 200, {"Content-Type": "application/json"}, json.dumps(page).encode()
+
+    return handler
+
+
+def _client(tmp_path, clock, **kw):
+    return ctgov.ctgov_client(tmp_path / "cache", requests_per_minute=50, clock=clock, sleep=clock.sleep, max_retries=1, **kw)
+
+
+def test_search_params_are_the_clinifact_filters():
+    p = ctgov.search_params(page_size=1000)
+    assert p["filter.overallStatus"] == "COMPLETED|TERMINATED"
+    assert p["filter.advanced"] == "AREA[StudyType]INTERVENTIONAL AND AREA[HasResults]true"
+    assert p["pageSize"] == "1000" and p["countTotal"] == "true" and p["format"] == "json"
+    with pytest.raises(ValueError):
+        ctgov.search_params(page_size=1001)
+
+
+def test_paginates_with_identical_params_and_writes_gzip_jsonl(server, tmp_path, clock):
+    server.handler = _search_handler(server)
+    params = ctgov.search_params(page_size=2)
+    report = SkipReport("t")
+    n = ctgov.fetch_search(tmp_path / "studies.jsonl.gz", _client(tmp_path, clock), params, tmp_path / "state.json", url=server.url + "/api/v2/studies", report=report, progress=False)
+    assert n == 7
+    assert [s["protocolSection"]["identificationModule"]["nctId"] for s in read_jsonl(tmp_path / "studies.jsonl.gz")] == [f"NCT9911{i:04d}" for i in range(1, 8)]
+    tokens = [q.get("pageToken", [None])[0] for _, _, q, _ in server.requests]
+    assert tokens == [None, "tokA", "tokB", "tokC"]
+    for _, _, q, _ in server.requests:  # every other parameter identical on every page
+        assert {k: v[0] for k, v in q.items() if k != "pageToken"} == params
+    # ~50 requests/minute: 1.2 s between requests, slept on the fake clock
+    assert clock.sleeps == [1.2, 1.2, 1.2]
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert state["complete"] is True and state["total"] == 7 and state["tokens"] == [None, "tokA", "tokB", "tokC"]
+    assert report.counts["pages"] == 4 and report.counts["studies"] == 7
+
+
+def test_interrupted_crawl_resumes_without_refetching_cached_pages(server, tmp_path, clock):
+    params = ctgov.search_params(page_size=2)
+    url = server.url + "/api/v2/studies"
+    out, state = tmp_path / "studies.jsonl.gz", tmp_path / "state.json"
+    server.handler = _search_handler(server, fail_on={"tokB"})  # page 3 fails: interrupted after page 2
+    with pytest.raises(HttpError):
+        ctgov.fetch_search(out, _client(tmp_path, clock), params, state, url=url, progress=False)
+    assert not out.exists()
+    saved = json.loads(state.read_text())
+    assert saved["next_token"] == "tokB" and saved["complete"] is False
+    first_run = len(server.requests)
+    assert [q.get("pageToken", [None])[0] for _, _, q, _ in server.requests] == [None, "tokA", "tokB", "tokB"]  # one retry
+
+    server.handler = _search_handler(server)
+    client = _client(tmp_path, clock)
+    assert ctgov.fetch_search(out, client, params, state, url=url, progress=False) == 7
+    rerun = [q.get("pageToken", [None])[0] for _, _, q, _ in server.requests[first_run:]]
+    assert rerun == ["tokB", "tokC"]  # pages 1 and 2 came from the cache
+    assert client.stats["cache_hits"] == 2 and client.stats["requests"] == 2
+
+    # a third run fetches nothing at all
+    client3 = _client(tmp_path, clock)
+    assert ctgov.fetch_search(out, client3, params, state, url=url, progress=False) == 7
+    assert client3.stats["requests"] == 0 and client3.stats["cache_hits"] == 4
+
+
+def test_changed_params_start_a_new_crawl(server, tmp_path, clock):
+    server.handler = _search_handler(server)
+    url = server.url + "/api/v2/studies"
+    ctgov.fetch_search(tmp_path / "a.jsonl.gz", _client(tmp_path, clock), ctgov.search_params(page_size=2), tmp_path / "s.json", url=url, max_pages=1, progress=False)
+    assert json.loads((tmp_path / "s.json").read_text())["tokens"] == [None, "tokA"]
+    ctgov.fetch_search(tmp_path / "b.jsonl.gz", _client(tmp_path, clock), ctgov.search_params(page_size=2, fields="NCTId"), tmp_path / "s.json", url=url, max_pages=1, progress=False)
+    assert json.loads((tmp_path / "s.json").read_text())["params"]["fields"] == "NCTId"
+
+
+def test_bulk_zip_streams_study_members(tmp_path):
+    zpath = tmp_path / "bulk.zip"
+    with zipfile.ZipFile(zpath, "w") as zf:
+        zf.writestr("ctg-studies/", "")
+        zf.writestr("ctg-studies/NCT99110001.json", json.dumps(_study(1)))
+        zf.writestr("README.txt", "not a study")
+        zf.writestr("ctg-studies/NCT99110002.json", "{broken")
+        zf.writestr("ctg-studies/NCT99110003.json", json.dumps(_study(3)))
+    report = SkipReport("t")
+    got = [ctgov.nct_id(s) for s in ctgov.iter_bulk_zip(zpath, report=report)]
+    assert got == ["NCT99110001", "NCT99110003"]
+    assert report.reasons() == {"invalid_json": 1, "not_a_study_member": 1}
+    assert [ctgov.nct_id(s) for s in ctgov.iter_bulk_zip(zpath, limit=1)] == ["NCT99110001"]
+
+
+def test_demo_zip_filter_counts(tmp_path):
+    report = SkipReport("fetch")
+    n = ctgov.read_bulk_zip(DEMO_ZIP, tmp_path / "s.jsonl.gz", report=report, progress=False)
+    assert n == 41 and report.counts["members_read"] == 44
+    assert report.reasons() == {"no_results": 1, "not_interventional": 1, "status_not_completed_or_terminated": 1}
+    with zipfile.ZipFile(DEMO_ZIP) as zf:
+        names = zf.namelist()
+    assert len(names) == 44 and all(ctgov.NCT_MEMBER.search(n) and n.startswith("NCT9900") for n in names)
