@@ -1,0 +1,109 @@
+"""The score_predictions step and the python -m medfc.scoring CLI on small JSONL files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from medfc.common.io import read_json, write_jsonl
+from medfc.scoring.__main__ import main
+from medfc.scoring.steps import score_averitec, score_predictions
+
+
+def _medsnip_files(tmp_path):
+    a = [
+        {"id": "1", "label": "REFUTED", "unit_verdicts": ["TRUE", "FALSE"]},
+        {"id": "2", "label": "REFUTED", "unit_verdicts": ["TRUE", "TRUE"]},
+        {"id": "3", "label": "SUPPORTED", "unit_verdicts": ["TRUE"]},
+        {"id": "4", "label": "NOT ENOUGH INFORMATION", "unit_verdicts": ["FALSE"]},
+        {"id": "5", "label": "SUPPORTED", "pred_label": "maybe"},
+        {"id": "5", "label": "SUPPORTED", "pred_label": "TRUE"},
+    ]
+    b = [
+        {"id": "1", "label": "REFUTED", "pred_label": "FALSE"},
+        {"id": "2", "label": "REFUTED", "pred_label": "FALSE"},
+        {"id": "3", "label": "SUPPORTED", "pred_label": "TRUE"},
+        {"id": "4", "label": "NOT ENOUGH INFORMATION", "pred_label": "TRUE"},
+    ]
+    write_jsonl(tmp_path / "a.jsonl", a)
+    write_jsonl(tmp_path / "b.jsonl", b)
+    return tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+
+
+def test_medsnip_step_healthfc_with_skip_report(tmp_path):
+    a, _ = _medsnip_files(tmp_path)
+    out = {"scores": tmp_path / "s.json", "report": tmp_path / "r.json"}
+    score_predictions({"predictions": str(a)}, out, {"scorer": "medsnip", "healthfc": True, "threads": 1})
+    s = read_json(out["scores"])
+    # claims 1-3 scored: OR-FALSE gives F, T, T against gold F, F, T -> tp 1, fn 1 -> FF1 2/3
+    assert (s["n"], s["n_excluded_nei"], s["ff1"]) == (3, 1, pytest.approx(2 / 3))
+    r = read_json(out["report"])
+    assert r["skipped_by_reason"] == {"bad_record": 1, "duplicate_id": 1}
+    assert s["skipped"] == {"n": 2, "by_reason": {"bad_record": 1, "duplicate_id": 1}}
+
+
+def test_medsnip_step_compare_bootstrap(tmp_path):
+    a, b = _medsnip_files(tmp_path)
+    out = {"scores": tmp_path / "s.json"}
+    s = score_predictions({"predictions": str(a), "compare": str(b)}, out,
+                          {"scorer": "medsnip", "healthfc": True, "n_resamples": 200, "seed": 3})
+    assert (s["a"]["ff1"], s["b"]["ff1"]) == (pytest.approx(2 / 3), 1.0)
+    assert s["bootstrap"]["diff"] == pytest.approx(1 / 3)
+    assert s["bootstrap"]["n_resamples"] == 200
+    assert s["skipped"]["by_reason"] == {"duplicate_id": 1, "missing_in_compare": 1}  # id 5 is not in b
+
+
+def test_classify_step_and_mcnemar(tmp_path):
+    write_jsonl(tmp_path / "p.jsonl", [
+        {"id": "1", "label": "x", "pred_label": "x"},
+        {"id": "2", "label": "y", "pred_label": "x"},
+        {"id": "3", "label": "z", "pred_label": "y"},
+        {"id": "4", "label": "w", "pred_label": "x"},
+    ])
+    write_jsonl(tmp_path / "q.jsonl", [
+        {"id": "1", "pred_label": "x"}, {"id": "2", "pred_label": "y"}, {"id": "3", "pred_label": "z"}, {"id": "4", "pred_label": "x"},
+    ])
+    s = score_predictions({"predictions": str(tmp_path / "p.jsonl"), "compare": str(tmp_path / "q.jsonl")},
+                          {"scores": tmp_path / "s.json"}, {"scorer": "classify", "labels": ["x", "y", "z"]})
+    assert s["n"] == 3 and s["accuracy"] == pytest.approx(1 / 3)
+    assert s["compare"]["accuracy"] == 1.0
+    assert s["mcnemar_bowker"]["df"] == 2 and s["mcnemar_bowker"]["statistic"] == pytest.approx(2.0)
+    assert s["skipped"]["by_reason"] == {"unknown_gold_label": 1}
+
+
+def test_averitec_records_with_stand_in_metric():
+    recs = [
+        {"id": "1", "label": "Supported", "pred_label": "Supported", "evidence": ["p"], "gold_evidence": ["g"]},
+        {"id": "2", "label": "Refuted", "pred_label": "Refuted", "evidence": [], "gold_evidence": []},
+        {"id": "3", "label": "Half true", "pred_label": "Refuted"},
+        {"id": "4", "label": "Refuted"},
+    ]
+    s = score_averitec(recs, {"lambdas": [0.25]}, metric=lambda p, g: 0.5 if (p, g) == ("p", "g") else 0.0)
+    assert s["n"] == 2 and s["evidence_score"] == pytest.approx(0.75)
+    assert s["averitec"] == {"0.25": 1.0}
+    assert s["n_no_gold_evidence"] == 1
+
+
+def test_cli_averitec_with_meteor(meteor, tmp_path, capsys):
+    write_jsonl(tmp_path / "p.jsonl", [
+        {"id": "1", "label": "Supported", "pred_label": "Supported", "evidence": ["the cat is red"],
+         "gold_evidence": ["the auto is red", "the car is red"], "justification": "a cat sits", "gold_justification": "the cat sat"},
+    ])
+    assert main(["averitec", str(tmp_path / "p.jsonl"), "--out", str(tmp_path / "s.json"), "--per-claim"]) == 0
+    s = json.loads((tmp_path / "s.json").read_text())
+    expected = max(meteor("the cat is red", "the auto is red"), meteor("the cat is red", "the car is red")) / 2
+    assert s["evidence_score"] == pytest.approx(expected)
+    assert s["justification"]["meteor"] == 0.16666666666666666
+    assert s["averitec"]["0.25"] == (1.0 if expected > 0.25 else 0.0)
+    assert "AVeriTeC score @ 0.25" in capsys.readouterr().out
+
+
+def test_cli_classify_folds_and_errors(tmp_path, capsys):
+    for k, preds in enumerate((["a", "b"], ["a", "a"])):
+        write_jsonl(tmp_path / f"f{k}.jsonl", [{"id": str(i), "label": g, "pred_label": p} for i, (g, p) in enumerate(zip("ab", preds))])
+    assert main(["classify", str(tmp_path / "f0.jsonl"), str(tmp_path / "f1.jsonl"), "--out", str(tmp_path / "s.json")]) == 0
+    s = json.loads((tmp_path / "s.json").read_text())
+    assert s["aggregate"]["accuracy"]["mean"] == pytest.approx(0.75) and len(s["folds"]) == 2
+    assert "0.7500 ±" in capsys.readouterr().out
+    assert main(["medsnip", str(tmp_path / "missing.jsonl")]) == 1
