@@ -1,0 +1,407 @@
+"""Read the official HealthFC release file (``Datensatz.csv``, github.com/jvladika/HealthFC).
+
+The file is CC BY-NC-ND 4.0: the workflow reads it from a local path or downloads it once into the
+cache, and never ships or rewrites it. Two variants are read (SOURCES.md §2):
+
+* the published 12-column file — ``en_claim, en_explanation, en_top_sentences, de_claim,
+  de_explanation, de_top_sentences, label, de_verdict, de_title, authors, date, url``;
+* the earlier 18-column file, which also has the article text: ``*_text``, ``*_studies``,
+  ``*_sentences`` (a Python list literal of the article's sentences) and ``*_ids`` (the gold
+  evidence indices into that list, e.g. ``"[20, 43]"``).
+
+What reading does to each row (all of it counted in the :class:`ReleaseReport`):
+
+* UTF-8 with or without a BOM; every value read as text (no NaN).
+* ``label`` code → label: 0 SUPPORTED, 1 NOT ENOUGH INFO, 2 REFUTED. A row with another code is
+  skipped with a reason.
+* Mojibake repair: text that went through UTF-8 → Mac Roman (``"Appetitz√ºgler"``) or UTF-8 →
+  Windows-1252 (``"AppetitzÃ¼gler"``) is decoded back (:func:`fix_mojibake`); each repaired
+  field is listed with its row and column.
+* Empty explanations are kept (the row stays in the dataset) and counted.
+* ``authors`` is split on commas, ";" , "&" and the word "und".
+* ``*_top_sentences`` is *one* string: the 1–5 gold sentences concatenated. It is split back into
+  sentences with the project's splitter (:func:`medfc.healthfc.sentences.split_sentences`). This
+  is imperfect: the original boundaries are lost, the annotators' splitter (NLTK) cut some
+  sentences where ours does not (and the other way round), so a row can come back with more or
+  fewer pieces than it had gold sentences. The alignment step (:mod:`medfc.healthfc.align`)
+  absorbs most of that (containment and merge matches) and reports what remains.
+* The level of evidence has no column: it is derived from ``de_verdict`` with
+  :func:`medfc.healthfc.verdicts.verdict_from_text`; a verdict no rule covers keeps the row with
+  ``evidence_level = None`` and is counted. A verdict whose label disagrees with the ``label``
+  column is counted too (the ``label`` column wins).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import logging
+import os
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pandas as pd
+
+from medfc.common.report import SkipReport
+from medfc.healthfc.dates import parse_german_date
+from medfc.healthfc.sentences import normalize_text, split_sentences
+from medfc.healthfc.verdicts import NEI, REFUTED, SUPPORTED, UnknownVerdict, verdict_from_text
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "COLUMNS_12",
+    "COLUMNS_18",
+    "LABEL_CODES",
+    "ReleaseReport",
+    "ReleaseRow",
+    "fetch_release",
+    "fix_mojibake",
+    "read_release",
+    "split_authors",
+    "split_top_sentences",
+]
+
+#: Release label codes (SOURCES.md §2).
+LABEL_CODES: dict[int, str] = {0: SUPPORTED, 1: NEI, 2: REFUTED}
+CODE_FOR_LABEL: dict[str, int] = {v: k for k, v in LABEL_CODES.items()}
+
+COLUMNS_12 = (
+    "en_claim", "en_explanation", "en_top_sentences", "de_claim", "de_explanation", "de_top_sentences",
+    "label", "de_verdict", "de_title", "authors", "date", "url",
+)
+COLUMNS_18 = (
+    "en_claim", "en_explanation", "en_text", "en_studies", "en_sentences", "en_ids",
+    "de_claim", "de_explanation", "de_text", "de_studies", "de_sentences", "de_ids",
+    "label", "de_verdict", "de_title", "authors", "date", "url",
+)
+#: Columns every variant must have.
+REQUIRED = ("en_claim", "de_claim", "label", "url")
+
+TEXT_COLUMNS = (
+    "en_claim", "en_explanation", "en_top_sentences", "de_claim", "de_explanation", "de_top_sentences",
+    "de_verdict", "de_title", "authors", "en_text", "de_text", "en_studies", "de_studies",
+    "en_sentences", "de_sentences",
+)
+
+
+# --------------------------------------------------------------------------- mojibake
+
+
+def _codec_chars(codec: str, lo: int, hi: int) -> str:
+    out = []
+    for b in range(lo, hi + 1):
+        try:
+            out.append(bytes([b]).decode(codec))
+        except UnicodeDecodeError:
+            continue
+    return "".join(out)
+
+
+def _mojibake_pattern(codec: str) -> re.Pattern[str]:
+    """A UTF-8 multi-byte sequence whose bytes were decoded one by one with ``codec``."""
+    lead2 = re.escape(_codec_chars(codec, 0xC2, 0xDF))
+    lead3 = re.escape(_codec_chars(codec, 0xE0, 0xEF))
+    lead4 = re.escape(_codec_chars(codec, 0xF0, 0xF4))
+    cont = re.escape(_codec_chars(codec, 0x80, 0xBF))
+    return re.compile(f"[{lead2}][{cont}]|[{lead3}][{cont}]{{2}}|[{lead4}][{cont}]{{3}}")
+
+
+_MOJIBAKE = {codec: _mojibake_pattern(codec) for codec in ("mac_roman", "cp1252")}
+
+
+def fix_mojibake(text: str) -> tuple[str, int]:
+    """Repair UTF-8 text mis-decoded as Mac Roman or Windows-1252; return (text, repairs made).
+
+    Only sequences that are a valid UTF-8 encoding once re-encoded are replaced (``"√º"`` → ``"ü"``,
+    ``"Ã¼"`` → ``"ü"``), so correct German text (``"ü"``, ``"ß"``, ``"√2"``) is never touched.
+    """
+    if not text or text.isascii():
+        return text, 0
+    total = 0
+    for codec, pattern in _MOJIBAKE.items():
+        def repl(m: re.Match[str]) -> str:
+            nonlocal total
+            try:
+                fixed = m.group(0).encode(codec).decode("utf-8")
+            except (UnicodeEncodeError, UnicodeDecodeError):
+                return m.group(0)
+            total += 1
+            return fixed
+
+        text = pattern.sub(repl, text)
+    return text, total
+
+
+# --------------------------------------------------------------------------- field helpers
+
+_AUTHOR_SPLIT = re.compile(r"\s*,\s*|\s*;\s*|\s*&\s*|\s+und\s+", re.IGNORECASE)
+
+
+def split_authors(text: str) -> list[str]:
+    """``"A, B und C"`` → ``["A", "B", "C"]`` (commas, ";", "&" and "und"; order kept, no empties)."""
+    names = [n.strip(" .\t") for n in _AUTHOR_SPLIT.split(normalize_text(text or ""))]
+    return [n for n in names if n]
+
+
+def split_top_sentences(text: str, lang: str = "de") -> list[str]:
+    """Split one concatenated ``*_top_sentences`` string back into sentences (see the module doc)."""
+    return split_sentences(text or "", lang)
+
+
+def _parse_list(value: str) -> list[Any] | None:
+    value = (value or "").strip()
+    if not value:
+        return None
+    try:
+        parsed = ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return None
+    return list(parsed) if isinstance(parsed, (list, tuple)) else None
+
+
+def parse_release_date(text: str) -> str | None:
+    """ISO date from the release's ``date`` (German long or numeric date, or already ISO)."""
+    text = (text or "").strip()
+    m = re.match(r"^(\d{4})-(\d{2})-(\d{2})", text)
+    if m:
+        return m.group(0)
+    return parse_german_date(text)
+
+
+# --------------------------------------------------------------------------- rows
+
+
+@dataclass
+class ReleaseRow:
+    """One claim of the release, cleaned."""
+
+    row: int  #: 0-based position in the file (the order the authors' folds use)
+    url: str
+    de_claim: str
+    en_claim: str
+    de_explanation: str
+    en_explanation: str
+    de_evidence: list[str]  #: gold evidence sentences, German
+    en_evidence: list[str]  #: gold evidence sentences, English (not aligned 1:1 with the German)
+    label: str
+    label_code: int
+    de_verdict: str
+    evidence_level: str | None
+    small_effect: bool
+    title: str
+    authors: list[str]
+    date: str | None
+    date_text: str
+    variant: str  #: "12col" or "18col"
+    # the 18-column variant only: the article's sentences and the gold indices into them
+    de_sentences: list[str] | None = None
+    en_sentences: list[str] | None = None
+    de_ids: list[int] | None = None
+    en_ids: list[int] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ReleaseReport:
+    """What reading the release did: counts, skipped rows, repairs and oddities."""
+
+    source: str
+    variant: str = ""
+    skips: SkipReport = field(default_factory=lambda: SkipReport("healthfc.release"))
+    mojibake: list[dict[str, Any]] = field(default_factory=list)
+    empty_explanations: list[dict[str, Any]] = field(default_factory=list)
+    verdict_issues: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        d = self.skips.as_dict()
+        d.update(
+            source=self.source,
+            variant=self.variant,
+            mojibake_fixed_fields=len(self.mojibake),
+            mojibake_fixed_rows=len({m["row"] for m in self.mojibake}),
+            mojibake=self.mojibake,
+            empty_explanations=self.empty_explanations,
+            verdict_issues=self.verdict_issues,
+        )
+        return d
+
+
+def detect_variant(columns: list[str]) -> str:
+    cols = set(columns)
+    missing = [c for c in REQUIRED if c not in cols]
+    if missing:
+        raise ValueError(f"release file lacks columns {missing}; it has {sorted(cols)}")
+    if "de_top_sentences" in cols:
+        return "12col"
+    if "de_sentences" in cols and "de_ids" in cols:
+        return "18col"
+    raise ValueError("release file has neither de_top_sentences nor de_sentences/de_ids")
+
+
+def _evidence_from_ids(sentences: list[str] | None, ids: list[int] | None) -> list[str]:
+    if not sentences or not ids:
+        return []
+    return [normalize_text(str(sentences[i])) for i in ids if isinstance(i, int) and 0 <= i < len(sentences)]
+
+
+def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseReport]:
+    """Read and clean a release file (either variant); return its rows in file order and a report."""
+    df = pd.read_csv(path, encoding="utf-8-sig", dtype=str, keep_default_na=False)
+    df.columns = [str(c).strip().lstrip("\ufeff") for c in df.columns]
+    report = ReleaseReport(source=str(path))
+    variant = detect_variant(list(df.columns))
+    report.variant = variant
+    rows: list[ReleaseRow] = []
+    counts = report.skips
+    for i, raw in enumerate(df.to_dict("records")):
+        counts.count("rows")
+        rec: dict[str, str] = {}
+        for col, value in raw.items():
+            value = "" if value is None else str(value)
+            if col in TEXT_COLUMNS and value:
+                fixed, n = fix_mojibake(value)
+                if n:
+                    report.mojibake.append({"row": i, "column": col, "repairs": n,
+                                            "before": _excerpt(value, fixed), "after": _excerpt(fixed, value)})
+                    value = fixed
+            rec[col] = value
+        code_text = rec.get("label", "").strip()
+        try:
+            code = int(float(code_text))
+        except ValueError:
+            code = -1
+        if code not in LABEL_CODES:
+            counts.skip(f"row {i}", "bad_label", f"label {code_text!r} is not 0, 1 or 2")
+            continue
+        label = LABEL_CODES[code]
+        url = rec.get("url", "").strip()
+        if not re.match(r"^https?://", url):
+            counts.skip(f"row {i}", "bad_url", f"url {url!r}")
+            continue
+        de_claim = normalize_text(rec.get("de_claim", ""))
+        if not de_claim:
+            counts.skip(f"row {i}", "empty_claim", url)
+            continue
+        de_verdict = normalize_text(rec.get("de_verdict", ""))
+        level: str | None = None
+        small = False
+        try:
+            verdict = verdict_from_text(de_verdict)
+            level, small = verdict.evidence_level, verdict.small_effect
+            if verdict.label != label:
+                counts.count("verdict_label_mismatch")
+                report.verdict_issues.append({"row": i, "issue": "label_mismatch", "de_verdict": de_verdict,
+                                              "label": label, "verdict_label": verdict.label})
+        except UnknownVerdict as exc:
+            counts.count("verdict_unknown")
+            report.verdict_issues.append({"row": i, "issue": "unknown_verdict", "de_verdict": de_verdict,
+                                          "detail": str(exc)})
+        de_sentences = en_sentences = None
+        de_ids = en_ids = None
+        if variant == "12col":
+            de_evidence = split_top_sentences(rec.get("de_top_sentences", ""), "de")
+            en_evidence = split_top_sentences(rec.get("en_top_sentences", ""), "en")
+        else:
+            de_sentences = [normalize_text(str(s)) for s in (_parse_list(rec.get("de_sentences", "")) or [])]
+            en_sentences = [normalize_text(str(s)) for s in (_parse_list(rec.get("en_sentences", "")) or [])]
+            de_ids = [int(x) for x in (_parse_list(rec.get("de_ids", "")) or []) if str(x).lstrip("-").isdigit()]
+            en_ids = [int(x) for x in (_parse_list(rec.get("en_ids", "")) or []) if str(x).lstrip("-").isdigit()]
+            de_evidence = _evidence_from_ids(de_sentences, de_ids)
+            en_evidence = _evidence_from_ids(en_sentences, en_ids)
+            if not de_sentences:
+                counts.count("no_sentence_list")
+        if not de_evidence:
+            counts.count("no_evidence")
+        for lang in ("de", "en"):
+            if not normalize_text(rec.get(f"{lang}_explanation", "")):
+                counts.count(f"empty_explanation_{lang}")
+                report.empty_explanations.append({"row": i, "lang": lang, "url": url})
+        date_text = normalize_text(rec.get("date", ""))
+        row = ReleaseRow(
+            row=i,
+            url=url,
+            de_claim=de_claim,
+            en_claim=normalize_text(rec.get("en_claim", "")),
+            de_explanation=normalize_text(rec.get("de_explanation", "")),
+            en_explanation=normalize_text(rec.get("en_explanation", "")),
+            de_evidence=de_evidence,
+            en_evidence=en_evidence,
+            label=label,
+            label_code=code,
+            de_verdict=de_verdict,
+            evidence_level=level,
+            small_effect=small,
+            title=normalize_text(rec.get("de_title", "")),
+            authors=split_authors(rec.get("authors", "")),
+            date=parse_release_date(date_text),
+            date_text=date_text,
+            variant=variant,
+            de_sentences=de_sentences,
+            en_sentences=en_sentences,
+            de_ids=de_ids,
+            en_ids=en_ids,
+        )
+        rows.append(row)
+        counts.count(f"label/{label}")
+        counts.count(f"level/{level}")
+        counts.count("evidence_sentences_de", len(de_evidence))
+    counts.count("kept", len(rows))
+    counts.count("mojibake_fixed_fields", len(report.mojibake))
+    counts.count("mojibake_fixed_rows", len({m["row"] for m in report.mojibake}))
+    log.info("release %s (%s): %d rows kept, %d skipped, %d mojibake fields repaired",
+             path, variant, len(rows), len(counts.skipped), len(report.mojibake))
+    return rows, report
+
+
+def _excerpt(text: str, other: str, width: int = 30) -> str:
+    """The part of ``text`` around its first difference from ``other``."""
+    i = next((k for k, (a, b) in enumerate(zip(text, other)) if a != b), min(len(text), len(other)))
+    return text[max(0, i - width): i + width]
+
+
+def label_counts(rows: list[ReleaseRow]) -> dict[str, int]:
+    return dict(sorted(Counter(r.label for r in rows).items()))
+
+
+# --------------------------------------------------------------------------- fetching
+
+
+def is_url(source: str) -> bool:
+    return urlparse(str(source)).scheme in ("http", "https")
+
+
+def release_cache_path(url: str, cache_dir: str | os.PathLike) -> Path:
+    """Where a downloaded release lives: ``<cache>/healthfc/release/<hash>-<file name>``."""
+    name = Path(urlparse(url).path).name or "Datensatz.csv"
+    digest = hashlib.sha256(url.encode("utf-8")).hexdigest()[:16]
+    return Path(cache_dir) / "healthfc" / "release" / f"{digest}-{name}"
+
+
+def fetch_release(source: str | os.PathLike, cache_dir: str | os.PathLike, *, client: Any = None) -> tuple[Path, bool]:
+    """A local release path as is, or a URL downloaded once into the cache.
+
+    Returns ``(path, from_cache)``; a cached download is reused without any request.
+    Raises ``FileNotFoundError`` for a missing local file.
+    """
+    source = str(source)
+    if not is_url(source):
+        path = Path(source)
+        if not path.is_file():
+            raise FileNotFoundError(f"HealthFC release file {source!r} does not exist (healthfc.release.source)")
+        return path, False
+    dest = release_cache_path(source, cache_dir)
+    if dest.exists() and dest.stat().st_size > 0:
+        return dest, True
+    if client is None:
+        from medfc.common.http import HttpClient
+
+        client = HttpClient(rate=1.0, max_retries=3)
+    client.download(source, dest, progress=False)
+    return dest, False

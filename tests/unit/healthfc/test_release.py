@@ -1,0 +1,161 @@
+"""Reading the HealthFC release file: BOM, label codes, mojibake, both variants, the download cache."""
+
+import csv
+import http.server
+import io
+import threading
+from pathlib import Path
+
+import pytest
+
+from medfc.healthfc.release import (
+    COLUMNS_12,
+    COLUMNS_18,
+    fetch_release,
+    fix_mojibake,
+    read_release,
+    split_authors,
+)
+
+URL = "https://www.medizin-transparent.at/kaffee-herz/"
+
+
+def write_csv(path: Path, columns, rows, bom: bool = True) -> Path:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(columns)
+    for r in rows:
+        w.writerow([r.get(c, "") for c in columns])
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + buf.getvalue().encode("utf-8"))
+    return path
+
+
+def row12(**kw):
+    base = {
+        "en_claim": "Does coffee cause arrhythmia?",
+        "en_explanation": "Large studies find no higher risk.",
+        "en_top_sentences": "Coffee drinkers had no higher risk. The risk was even lower at two cups.",
+        "de_claim": "Verursacht Kaffee Herzrhythmusstörungen?",
+        "de_explanation": "Große Studien finden kein höheres Risiko.",
+        "de_top_sentences": "Kaffeetrinker hatten kein höheres Risiko. Bei ca. zwei Tassen war das Risiko sogar niedriger.",
+        "label": "2",
+        "de_verdict": "Nein, wahrscheinlich nicht",
+        "de_title": "Kaffee und Herz",
+        "authors": "Anna Muster, Bernd Beispiel und Cora Test",
+        "date": "5. Dezember 2022",
+        "url": URL,
+    }
+    base.update(kw)
+    return base
+
+
+def test_mojibake_repair_is_exact_and_leaves_german_alone():
+    assert fix_mojibake("Appetitz\u221a\u00bagler") == ("Appetitzügler", 1)  # Mac Roman
+    assert fix_mojibake("Stra\u221a\u00fce und \u221a\u00a7rzte") == ("Straße und ärzte", 2)
+    assert fix_mojibake("Appetitz\u00c3\u00bcgler") == ("Appetitzügler", 1)  # Windows-1252
+    assert fix_mojibake("Größe, Maß, √2, „Zitat“ – 10 µg ± 2 °C") == ("Größe, Maß, √2, „Zitat“ – 10 µg ± 2 °C", 0)
+
+
+def test_split_authors_commas_and_und():
+    assert split_authors("Anna Muster, Bernd Beispiel und Cora Test") == ["Anna Muster", "Bernd Beispiel", "Cora Test"]
+    assert split_authors("Dr. X und Y; Z & W") == ["Dr. X", "Y", "Z", "W"]
+    assert split_authors("") == []
+
+
+def test_read_12_column_file_with_bom(tmp_path):
+    path = write_csv(tmp_path / "Datensatz.csv", COLUMNS_12, [
+        row12(),
+        row12(label="0", de_verdict="Ja, möglicherweise ein bisschen", de_claim="Hilft Kaffee?",
+              de_title="Appetitz\u221a\u00bagler im Test"),
+        row12(label="1", de_verdict="wissenschafliche Beweise fehlen", de_explanation="", en_explanation=""),
+        row12(label="1", de_verdict="Studienlage widersprüchlich"),
+        row12(label="7"),
+    ])
+    rows, report = read_release(path)
+    assert [r.row for r in rows] == [0, 1, 2, 3]
+    assert [r.label for r in rows] == ["REFUTED", "SUPPORTED", "NOT ENOUGH INFO", "NOT ENOUGH INFO"]
+    assert [r.evidence_level for r in rows] == ["moderate", "low", "insufficient", "conflicting"]
+    assert [r.small_effect for r in rows] == [False, True, False, False]
+    first = rows[0]
+    assert first.en_claim == "Does coffee cause arrhythmia?"  # the BOM is not in the first column name
+    assert first.de_evidence == ["Kaffeetrinker hatten kein höheres Risiko.",
+                                 "Bei ca. zwei Tassen war das Risiko sogar niedriger."]
+    assert first.en_evidence == ["Coffee drinkers had no higher risk.", "The risk was even lower at two cups."]
+    assert first.authors == ["Anna Muster", "Bernd Beispiel", "Cora Test"]
+    assert first.date == "2022-12-05"
+    assert rows[1].title == "Appetitzügler im Test"
+    assert rows[2].de_explanation == "" and rows[2].en_explanation == ""  # kept, counted
+    rep = report.as_dict()
+    assert rep["variant"] == "12col"
+    assert rep["mojibake_fixed_fields"] == 1 and rep["mojibake"][0]["row"] == 1
+    assert rep["counts"]["empty_explanation_de"] == 1 and rep["counts"]["empty_explanation_en"] == 1
+    assert rep["skipped_by_reason"] == {"bad_label": 1}
+    assert rep["counts"]["label/NOT ENOUGH INFO"] == 2
+
+
+def test_read_without_bom_and_label_mismatch_counted(tmp_path):
+    path = write_csv(tmp_path / "d.csv", COLUMNS_12, [row12(label="0", de_verdict="Nein")], bom=False)
+    rows, report = read_release(path)
+    assert rows[0].label == "SUPPORTED"  # the label column wins
+    assert report.as_dict()["counts"]["verdict_label_mismatch"] == 1
+
+
+def test_read_18_column_variant(tmp_path):
+    de_sents = ["Satz null.", "Satz eins ist Evidenz.", "Satz zwei.", "Satz drei ist auch Evidenz."]
+    en_sents = ["Sentence zero.", "Sentence one is evidence.", "Sentence two.", "Sentence three is evidence too."]
+    r = row12()
+    r.update(en_text=" ".join(en_sents), de_text=" ".join(de_sents), en_studies="", de_studies="",
+             en_sentences=repr(en_sents), de_sentences=repr(de_sents), en_ids="[1, 3]", de_ids="[1, 3]")
+    path = write_csv(tmp_path / "old.csv", COLUMNS_18, [r])
+    rows, report = read_release(path)
+    assert report.variant == "18col"
+    row = rows[0]
+    assert row.de_sentences == de_sents and row.de_ids == [1, 3]
+    assert row.de_evidence == ["Satz eins ist Evidenz.", "Satz drei ist auch Evidenz."]
+    assert row.en_evidence == ["Sentence one is evidence.", "Sentence three is evidence too."]
+
+
+def test_missing_columns_rejected(tmp_path):
+    path = write_csv(tmp_path / "bad.csv", ["foo", "bar"], [{"foo": "1"}])
+    with pytest.raises(ValueError, match="lacks columns"):
+        read_release(path)
+
+
+def test_fetch_local_path_and_missing(tmp_path):
+    p = write_csv(tmp_path / "d.csv", COLUMNS_12, [row12()])
+    assert fetch_release(str(p), tmp_path / "cache") == (p, False)
+    with pytest.raises(FileNotFoundError):
+        fetch_release(str(tmp_path / "nope.csv"), tmp_path / "cache")
+
+
+def test_fetch_url_downloads_once(tmp_path):
+    body = (tmp_path / "src.csv")
+    write_csv(body, COLUMNS_12, [row12()])
+    hits = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            hits.append(self.path)
+            data = body.read_bytes()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *a):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/data/Datensatz.csv"
+        path1, cached1 = fetch_release(url, tmp_path / "cache")
+        path2, cached2 = fetch_release(url, tmp_path / "cache")
+    finally:
+        server.shutdown()
+    assert (cached1, cached2) == (False, True)
+    assert path1 == path2 and path1.name.endswith("-Datensatz.csv")
+    assert hits == ["/data/Datensatz.csv"]
+    rows, _ = read_release(path2)
+    assert rows[0].label == "REFUTED"
