@@ -1,0 +1,119 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from medfc.clinifact import pairs as PR
+from medfc.clinifact import steps
+from medfc.common.report import SkipReport
+
+REPO = Path(__file__).resolve().parents[3]
+DEMO_ZIP = REPO / "resources" / "demo" / "ctgov" / "studies.zip"
+DEMO_PUBMED = REPO / "resources" / "demo" / "pubmed"
+
+
+def _row(i, label, **kw):
+    row = {c: f"{c}-{i}" for c in PR.RELEASE_COLUMNS}
+    row.update({"index": i, "PMID": 1000 + i, "label": label, "nctId": f"NCT{i:08d}", "pValues": "['<0.001']", "statisticalMethods": "['ANCOVA']",
+                "nonInferiorityTypes": "['Superiority']", "Publication Date": f"{2000 + i % 5}-Jan-N/A", "article_abstract": "word " * 20})
+    row.update(kw)
+    return row
+
+
+def test_downsample_nei_is_seeded_and_keeps_order():
+    df = pd.DataFrame([_row(i, lab) for i, lab in enumerate([1, 1, 1, 0, 0] + [2] * 9)])
+    a = PR.downsample_nei(df, seed=1234)
+    b = PR.downsample_nei(df.sample(frac=1, random_state=0).sort_values("index"), seed=1234)
+    assert a["label"].value_counts().to_dict() == {2: 5, 1: 3, 0: 2}
+    assert list(a["index"]) == sorted(a["index"]) and list(a["index"]) == list(b["index"])
+    assert list(PR.downsample_nei(df[df.label != 2])["index"]) == [0, 1, 2, 3, 4]
+
+
+def test_split_64_16_20_is_train_test_split_twice():
+    from sklearn.model_selection import train_test_split
+
+    df = pd.DataFrame([_row(i, i % 3) for i in range(100)])
+    s = PR.split_pairs(df, seed=1234)
+    assert (len(s["train"]), len(s["validation"]), len(s["test"])) == (64, 16, 20)
+    rest, test = train_test_split(df, test_size=0.2, random_state=1234)
+    train, val = train_test_split(rest, test_size=0.2, random_state=1234)
+    assert list(s["test"]["index"]) == list(test["index"]) and list(s["validation"]["index"]) == list(val["index"])
+    assert list(s["train"]["index"]) == list(train["index"])
+
+
+def test_make_pairs_filters_with_reasons():
+    base = {"nctId": "NCT99000001", "claim": "A is superior to B in terms of X 1 week", "label_id": 1, "outcome_type": "PRIMARY", "outcome_title": "X",
+            "intervention_group_title": "A", "comparator_group_title": "B", "intervention_group_arm_group_type": "EXPERIMENTAL",
+            "comparator_group_arm_group_type": "PLACEBO_COMPARATOR", "pValues": ["<0.001", ".2"], "statisticalMethods": ["ANCOVA", ""], "nonInferiorityTypes": ["Superiority"]}
+    long_abs = "BACKGROUND: " + "text " * 20
+    arts = {"1": {"title": "T1", "abstract": long_abs, "publication_date": "2001-Jan-N/A"}, "2": {"title": "T2", "abstract": "too short abstract", "publication_date": "2001-N/A-N/A"},
+            "3": {"title": "T3", "abstract": None, "publication_date": "2001-N/A-N/A"}, "5": {"title": None, "abstract": long_abs, "publication_date": "2001-N/A-N/A"}}
+    labelled = [{**base, "PMID": "1"}, {**base, "PMID": "1"}, {**base, "PMID": "2"}, {**base, "PMID": "3"}, {**base, "PMID": "4"}, {**base, "PMID": "5"}]
+    report = SkipReport("pairs")
+    df = PR.make_pairs(labelled, arts, report)
+    assert report.reasons() == {"abstract_not_fetched": 1, "abstract_under_min_words": 1, "duplicate_pair": 1, "missing_fields": 1, "no_abstract": 1}
+    assert list(df.columns) == PR.RELEASE_COLUMNS and len(df) == 1
+    r = df.iloc[0]
+    assert (r["index"], r["PMID"], r["label"], r["pValues"], r["statisticalMethods"]) == (0, 1, 1, "['<0.001', '.2']", "['ANCOVA', '']")
+    assert PR.parse_list_literal(r["pValues"]) == ["<0.001", ".2"]
+
+
+def test_release_import_reads_the_official_format(tmp_path, server):
+    rel = tmp_path / "release"
+    rel.mkdir()
+    for name, labels in (("train_set.csv", [1, 0, 2, 2]), ("validation_set.csv", [1]), ("test_set.csv", [0, 2])):
+        pd.DataFrame([_row(i, lab) for i, lab in enumerate(labels)]).to_csv(rel / name, index=False)
+    out = {k: str(tmp_path / "out" / f"{k}.csv") for k in PR.SPLITS} | {"report": str(tmp_path / "out" / "report.json")}
+    assert steps.import_release({}, out, {"source": str(rel), "cache_dir": str(tmp_path / "cache")}) == {"train": 4, "validation": 1, "test": 2}
+    back = PR.read_release_csv(out["train"])
+    assert list(back.columns) == PR.RELEASE_COLUMNS and list(back["label"]) == [1, 0, 2, 2]
+    assert PR.parse_list_literal(back["nonInferiorityTypes"][0]) == ["Superiority"]
+    # from a URL: downloaded once into the cache
+    server.handler = lambda m, path, q, b: (200, {}, (rel / path.rsplit("/", 1)[1]).read_bytes())
+    opts = {"source": server.url + "/ds4dh/release", "cache_dir": str(tmp_path / "cache")}
+    steps.import_release({}, out, opts)
+    steps.import_release({}, out, opts)
+    assert [p for _, p, _, _ in server.requests] == ["/ds4dh/release/train_set.csv", "/ds4dh/release/validation_set.csv", "/ds4dh/release/test_set.csv"]
+    (rel / "bad").mkdir()
+    pd.DataFrame([{"nctId": "x"}]).to_csv(rel / "bad" / "train_set.csv", index=False)
+    with pytest.raises(ValueError, match="missing columns"):
+        PR.read_release_csv(rel / "bad" / "train_set.csv")
+
+
+def test_demo_end_to_end_through_the_steps(tmp_path, minilm):
+    o = {k: str(tmp_path / k) for k in ("studies.jsonl.gz", "fetch.json", "claims.jsonl.gz", "labelled.jsonl.gz", "claims.json", "abstracts.jsonl.gz", "abs.json")}
+    assert steps.fetch_studies({"zip": str(DEMO_ZIP)}, {"studies": o["studies.jsonl.gz"], "report": o["fetch.json"]}, {"progress": False}) == 41
+    got = steps.build_claims({"studies": o["studies.jsonl.gz"]}, {"claims": o["claims.jsonl.gz"], "labelled": o["labelled.jsonl.gz"], "report": o["claims.json"]}, {}, embedder=minilm)
+    assert got == {"claims": 35, "labelled": 39}
+    n = steps.fetch_abstracts({"labelled": o["labelled.jsonl.gz"]}, {"abstracts": o["abstracts.jsonl.gz"], "report": o["abs.json"]},
+                              {"pubmed_cache_dir": str(tmp_path / "pm"), "extra_cache_dirs": [str(DEMO_PUBMED)], "offline": True, "progress": False})
+    assert n == 36 and json.loads(Path(o["abs.json"]).read_text())["skipped_by_reason"] == {"no_abstract": 1}
+    outs = {k: str(tmp_path / "pairs" / f"{k}.csv") for k in ("pairs", "train", "validation", "test")} | {"card": str(tmp_path / "pairs" / "card.md"), "report": str(tmp_path / "pairs" / "report.json")}
+    sizes = steps.build_pairs({"labelled": o["labelled.jsonl.gz"], "abstracts": o["abstracts.jsonl.gz"]}, outs, {"seed": 1234})
+    assert sizes == {"train": 22, "validation": 6, "test": 8}
+    rep = json.loads(Path(outs["report"]).read_text())
+    assert rep["skipped_by_reason"] == {"abstract_under_min_words": 1, "duplicate_pair": 1, "no_abstract": 1}
+    allp = pd.concat([PR.read_release_csv(outs[k]) for k in PR.SPLITS])
+    assert allp["label"].value_counts().to_dict() == {1: 17, 2: 11, 0: 8}
+    assert len(PR.read_release_csv(outs["pairs"])) == 36
+    card = Path(outs["card"]).read_text()
+    assert "- pairs: 36" in card and "| total      |         17 |              8 |                       11 |      36 |" in card
+    st = tmp_path / "stats"
+    souts = {"table_labels": str(st / "t6.csv"), "table_words": str(st / "t4.csv"), "table_classes": str(st / "classes.csv"), "fig_classes": str(st / "fig2.png"),
+             "table_years": str(st / "years.csv"), "fig_years": str(st / "figS1.png")}
+    steps.stats_figures({k: outs[k] for k in PR.SPLITS} | {"studies": o["studies.jsonl.gz"]}, souts, {})
+    for stem in ("t6", "t4", "classes", "years"):
+        assert all((st / f"{stem}.{ext}").exists() for ext in ("csv", "md", "tex"))
+    assert all((st / f).stat().st_size > 1000 for f in ("fig2.png", "fig2.pdf", "figS1.png", "figS1.pdf"))
+    t6 = pd.read_csv(st / "t6.csv")
+    assert t6.iloc[-1].to_dict() == {"split": "total", "evidence": 17, "inconclusive": 8, "not enough information": 11, "total": 36}
+    classes = pd.read_csv(st / "classes.csv")
+    assert "All Conditions" not in set(classes["disease_class"]) and "Rare Diseases" not in set(classes["disease_class"])
+    assert classes["claims"].sum() >= 36
+    years = pd.read_csv(st / "years.csv")
+    assert years["publications"].sum() == allp["PMID"].nunique()
+    t4 = pd.read_csv(st / "t4.csv")
+    assert list(t4["text"]) == ["claim", "title", "abstract"] and t4.loc[2, "min"] >= 15

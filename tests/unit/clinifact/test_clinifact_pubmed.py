@@ -1,0 +1,133 @@
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from medfc.clinifact import pubmed as P
+from medfc.common.report import SkipReport
+
+DEMO_PUBMED = Path(__file__).resolve().parents[3] / "resources" / "demo" / "pubmed"
+
+SET = """<?xml version="1.0" ?>
+<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, 1st January 2025//EN" "https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_250101.dtd">
+<PubmedArticleSet>
+<PubmedArticle><MedlineCitation Status="MEDLINE" Owner="NLM"><PMID Version="1">91000001</PMID>
+<Article PubModel="Print"><Journal><JournalIssue CitedMedium="Print"><PubDate><Year>2014</Year><Month>03</Month><Day>7</Day></PubDate></JournalIssue><Title>J Test</Title></Journal>
+<ArticleTitle>Effect of <i>drug X</i> on CD4<sup>+</sup> counts.</ArticleTitle>
+<Abstract><AbstractText Label="BACKGROUND" NlmCategory="BACKGROUND">Drug X may raise
+   CD4<sup>+</sup> counts.</AbstractText><AbstractText Label="RESULTS" NlmCategory="RESULTS">Counts rose (<i>P</i>&lt;0.01).</AbstractText><AbstractText Label="UNLABELLED" NlmCategory="UNASSIGNED">Further work.</AbstractText></Abstract>
+<PublicationTypeList><PublicationType UI="D016428">Journal Article</PublicationType><PublicationType UI="D016449">Randomized Controlled Trial</PublicationType></PublicationTypeList></Article>
+<MeshHeadingList><MeshHeading><DescriptorName UI="D1" MajorTopicYN="Y">HIV Infections</DescriptorName><QualifierName UI="Q1" MajorTopicYN="N">drug therapy</QualifierName></MeshHeading><MeshHeading><DescriptorName UI="D2" MajorTopicYN="N">Humans</DescriptorName></MeshHeading></MeshHeadingList>
+</MedlineCitation><PubmedData><ArticleIdList><ArticleId IdType="pubmed">91000001</ArticleId></ArticleIdList></PubmedData></PubmedArticle>
+<PubmedArticle><MedlineCitation><PMID Version="1">91000002</PMID><Article><Journal><JournalIssue><PubDate><Year>1999</Year><Season>Winter</Season></PubDate></JournalIssue></Journal>
+<ArticleTitle>No abstract here.</ArticleTitle><PublicationTypeList><PublicationType>Letter</PublicationType></PublicationTypeList></Article></MedlineCitation></PubmedArticle>
+<PubmedArticle><MedlineCitation><PMID Version="1">91000003</PMID><Article><Journal><JournalIssue><PubDate><MedlineDate>1998 Dec-1999 Jan</MedlineDate></PubDate></JournalIssue></Journal>
+<ArticleTitle>Plain abstract.</ArticleTitle><Abstract><AbstractText>One   paragraph only.</AbstractText></Abstract></Article></MedlineCitation></PubmedArticle>
+<PubmedBookArticle><BookDocument><PMID Version="1">91000004</PMID><Book><BookTitle>Handbook</BookTitle><PubDate><Year>2020</Year></PubDate></Book>
+<ArticleTitle>A chapter.</ArticleTitle><Abstract><AbstractText Label="SUMMARY">Chapter text.</AbstractText></Abstract><PublicationType>Book Chapter</PublicationType></BookDocument></PubmedBookArticle>
+</PubmedArticleSet>
+"""
+
+
+def test_parse_article_set_exact():
+    recs = {r["pmid"]: r for r in P.parse_pubmed_xml(SET)}
+    a = recs["91000001"]
+    assert a["title"] == "Effect of drug X on CD4+ counts."
+    assert a["abstract"] == "BACKGROUND: Drug X may raise CD4+ counts.\nRESULTS: Counts rose (P<0.01).\nUNLABELLED: Further work."
+    assert (a["year"], a["month"], a["day"], a["publication_date"]) == (2014, "Mar", 7, "2014-Mar-07")
+    assert a["mesh_headings"] == ["HIV Infections", "Humans"]
+    assert a["publication_types"] == ["Journal Article", "Randomized Controlled Trial"]
+    b = recs["91000002"]
+    assert b["abstract"] is None and b["abstract_words"] == 0
+    assert (b["year"], b["season"], b["publication_date"]) == (1999, "Winter", "1999-N/A-N/A")
+    c = recs["91000003"]
+    assert c["abstract"] == "One paragraph only." and c["publication_date"] == "1998-Dec-N/A"
+    d = recs["91000004"]
+    assert (d["kind"], d["title"], d["abstract"], d["publication_date"], d["publication_types"]) == ("book", "A chapter.", "SUMMARY: Chapter text.", "2020-N/A-N/A", ["Book Chapter"])
+
+
+def test_split_article_set_round_trips():
+    parts = P.split_article_set(SET)
+    assert sorted(parts) == ["91000001", "91000002", "91000003", "91000004"]
+    assert P.parse_pubmed_xml(parts["91000001"]) == [r for r in P.parse_pubmed_xml(SET) if r["pmid"] == "91000001"]
+
+
+def test_demo_records():
+    recs = {p.stem: P.parse_pubmed_xml(p.read_bytes())[0] for p in sorted(DEMO_PUBMED.glob("*.xml"))}
+    assert len(recs) == 52 and all(k == r["pmid"] for k, r in recs.items())
+    assert recs["99000037"]["abstract"] is None
+    assert recs["99000036"]["abstract_words"] == 7
+    assert recs["99000003"]["publication_date"] == "2016-N/A-N/A" and recs["99000003"]["season"] == "Spring"
+    assert recs["99000008"]["publication_date"] == "2017-Nov-N/A"
+    assert recs["99000013"]["year"] == 2019
+    assert recs["99000052"]["kind"] == "book"
+    assert "(P<10-3); serum K+ was unchanged." in recs["99000001"]["abstract"]
+    assert recs["99000001"]["abstract"].split("\n")[0].startswith("BACKGROUND: ")
+    assert recs["99000007"]["abstract"].startswith("UNLABELLED: Biosimilar and reference adalimumab")
+
+
+def _efetch_handler(calls):
+    def handler(method, path, query, body):
+        if method == "POST":
+            from urllib.parse import parse_qs
+
+            query = parse_qs(body.decode())
+        ids = query["id"][0].split(",")
+        calls.append((method, ids, query.get("tool", [None])[0], query.get("email", [None])[0], query.get("api_key", [None])[0]))
+        if len(calls) == 1 and method == "GET" and "retry" in path:
+            return 429, {"Retry-After": "2"}, b""
+        arts = "".join(
+            f'<PubmedArticle><MedlineCitation><PMID Version="1">{i}</PMID><Article><ArticleTitle>T{i}</ArticleTitle>'
+            f"<Abstract><AbstractText>Abstract of {i}.</AbstractText></Abstract></Article></MedlineCitation></PubmedArticle>"
+            for i in ids
+            if not i.endswith("9")  # ids ending in 9 do not exist
+        )
+        return 200, {"Content-Type": "text/xml"}, f"<?xml version='1.0'?><PubmedArticleSet>{arts}</PubmedArticleSet>".encode()
+
+    return handler
+
+
+def test_fetch_batches_get_then_post_and_caches_per_pmid(server, tmp_path, clock, monkeypatch):
+    monkeypatch.setenv("NCBI_API_KEY", "k3y")
+    calls: list = []
+    server.handler = _efetch_handler(calls)
+    f = P.PubmedFetcher(tmp_path / "pm", email="t@example.org", tool="medfc-test", batch_size=250, url=server.url + "/efetch.fcgi", clock=clock, sleep=clock.sleep)
+    pmids = [str(10000 + i) for i in range(260)]
+    report = SkipReport("abs")
+    recs = list(f.records(pmids, report=report, progress=False))
+    assert [c[0] for c in calls] == ["POST", "GET"]  # 250 ids by POST, then 10 by GET
+    assert [len(c[1]) for c in calls] == [250, 10]
+    assert calls[0][2:] == ("medfc-test", "t@example.org", "k3y")
+    assert f.http.limiter.rate == 10.0  # API key → 10 requests/second
+    assert clock.sleeps == [0.1]
+    missing = [p for p in pmids if p.endswith("9")]
+    assert report.reasons() == {"pmid_not_returned": len(missing)}
+    assert len(recs) == 260 - len(missing) and recs[0]["abstract"] == "Abstract of 10000."
+    assert len(list((tmp_path / "pm").glob("*.xml"))) == len(recs)
+    # rerun with two new PMIDs: only those reach the server, by GET
+    calls.clear()
+    list(f.records(pmids[:5] + ["20000", "20001"], progress=False))
+    assert calls == [("GET", ["20000", "20001"], "medfc-test", "t@example.org", "k3y")]
+
+
+def test_fetch_retries_429_and_offline_mode(server, tmp_path, clock, monkeypatch):
+    monkeypatch.delenv("NCBI_API_KEY", raising=False)
+    calls: list = []
+    server.handler = _efetch_handler(calls)
+    f = P.PubmedFetcher(tmp_path / "pm", url=server.url + "/retry/efetch.fcgi", clock=clock, sleep=clock.sleep)
+    assert f.http.limiter.rate == 3.0
+    got = f.fetch(["111", "112"], progress=False)
+    assert sorted(got) == ["111", "112"] and len(calls) == 2 and 2.0 in clock.sleeps
+    off = P.PubmedFetcher(tmp_path / "other", offline=True, extra_cache_dirs=[tmp_path / "pm"], url=server.url + "/x")
+    report = SkipReport("abs")
+    assert sorted(off.fetch(["111", "113"], report=report, progress=False)) == ["111"]
+    assert report.reasons() == {"pmid_not_cached_offline": 1} and len(calls) == 2
+
+
+def test_records_without_abstract_are_reported_not_fatal(tmp_path):
+    f = P.PubmedFetcher(DEMO_PUBMED, offline=True)
+    report = SkipReport("abs")
+    recs = list(f.records(["99000036", "99000037", "99000038"], report=report, progress=False))
+    assert [r["pmid"] for r in recs] == ["99000036", "99000037", "99000038"]
+    assert report.reasons() == {"no_abstract": 1}
+    assert re.fullmatch(r"\d{4}-\w{3}-(\d\d|N/A)|\d{4}-N/A-N/A", recs[2]["publication_date"])
