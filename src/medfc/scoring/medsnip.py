@@ -190,7 +190,7 @@ def paired_bootstrap(
     """Paired bootstrap over claims of Δ = metric(B) − metric(A) (see module docstring).
 
     Vectorised: per-item indicator counts are gathered for a chunk of resamples at once, so
-    10,000 resamples of 1,000 claims take about a second. Deterministic for a given ``seed``
+    10,000 resamples of 1,000 claims take well under a second. Deterministic for a given ``seed``
     (``numpy.random.default_rng``). With ``abstain="drop"`` each resample scores each system on its
     own non-abstained items.
     """
