@@ -1,0 +1,322 @@
+"""Join the HealthFC release to the crawl, and its gold evidence sentences to sentence ids.
+
+Two joins (SOURCES.md §2):
+
+1. **Rows → crawled claims.** Release rows and crawled claims are grouped by normalised article URL
+   (:func:`normalize_url`: scheme, ``www.``, host case, percent-encoding, query, fragment and the
+   trailing slash ignored). Inside an article the pairing is one-to-one by the similarity of the
+   German claim texts (rapidfuzz ``token_sort_ratio`` after :func:`normalize_sentence`), best
+   pairs first; an article with one row and one claim pairs them whatever the similarity (the
+   score is still reported). Rows with no crawled article, or more rows than crawled claims, stay
+   unmatched; crawled claims without a row stay unmatched too. Both are listed in the report.
+2. **Evidence sentences → sentence ids.** Each release evidence sentence is looked up among the
+   German sentences of the crawled article (ids = positions in
+   :func:`medfc.healthfc.sentences.split_paragraphs` of its body paragraphs), in this order:
+
+   * ``exact`` — equal after :func:`normalize_sentence` (whitespace, quotes, dashes, footnote
+     marks);
+   * ``contained`` — the release piece is a part of exactly one crawled sentence (the annotators'
+     NLTK splitter cut a sentence that ours keeps whole); at least ``min_contained_chars`` long;
+   * ``merged`` — the release piece is two or more consecutive crawled sentences glued together
+     (our splitter could not separate them inside the concatenated string);
+   * ``fuzzy`` — the best crawled sentence by rapidfuzz ``ratio`` when it reaches the threshold
+     (``healthfc.align.fuzzy_threshold``, default 90): edits since the release, typos fixed.
+
+   Anything else is *unaligned* and listed in the report with its best candidate and score.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from rapidfuzz import fuzz, process
+
+from medfc.healthfc.release import ReleaseRow
+
+__all__ = [
+    "AlignmentResult",
+    "ClaimMatch",
+    "SentenceAlignment",
+    "align_evidence",
+    "align_release",
+    "match_claims",
+    "normalize_sentence",
+    "normalize_url",
+]
+
+DEFAULT_FUZZY_THRESHOLD = 90.0
+DEFAULT_MIN_CONTAINED_CHARS = 25
+
+
+def normalize_url(url: str) -> str:
+    """``https://www.Host.at/a/b/?x#y`` and ``http://host.at/a/b`` → ``host.at/a/b``."""
+    parsed = urlparse((url or "").strip())
+    host = (parsed.hostname or "").lower()
+    if host.startswith("www."):
+        host = host[4:]
+    path = unquote(parsed.path or "").rstrip("/")
+    path = unicodedata.normalize("NFC", path)
+    return f"{host}{path}"
+
+
+_QUOTES = str.maketrans({
+    "„": '"', "“": '"', "”": '"', "‟": '"', "«": '"', "»": '"', "″": '"',
+    "‚": "'", "‘": "'", "’": "'", "‛": "'", "‹": "'", "›": "'", "´": "'", "`": "'", "′": "'",
+    "–": "-", "—": "-", "‑": "-", "−": "-",
+    "\u00a0": " ", "\u202f": " ", "\u2009": " ",
+})
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"), None)
+# footnote marks glued to a word or punctuation: "Studie1." "Studie.1 " "[1]" "(2,3)"
+_FOOTNOTE = re.compile(r"\[\d+(?:[,–-]\s*\d+)*\]|(?<=[a-zäöüß.)])\d{1,2}(?=[\s.,;:]|$)")
+_WS = re.compile(r"\s+")
+
+
+def normalize_sentence(text: str) -> str:
+    """Comparison form of a sentence: NFC, quotes/dashes unified, footnote marks and extra space gone."""
+    text = unicodedata.normalize("NFC", text or "").translate(_INVISIBLE).translate(_QUOTES)
+    text = _FOOTNOTE.sub("", text)
+    text = _WS.sub(" ", text).strip()
+    text = re.sub(r"\s+([.,;:!?)])", r"\1", text)
+    return text
+
+
+# --------------------------------------------------------------------------- sentences
+
+
+@dataclass
+class SentenceAlignment:
+    """Where one release evidence sentence was found in the crawled article."""
+
+    text: str
+    ids: list[int]
+    method: str  #: exact | contained | merged | fuzzy | unaligned
+    score: float
+    best_id: int | None = None  #: the nearest candidate (also for unaligned sentences)
+
+    @property
+    def aligned(self) -> bool:
+        return bool(self.ids)
+
+
+def _merged_ids(piece: str, norm: Sequence[str]) -> list[int] | None:
+    """Ids of consecutive sentences whose concatenation is ``piece`` (at least two)."""
+    target = piece.replace(" ", "")
+    for start, first in enumerate(norm):
+        f = first.replace(" ", "")
+        if not f or not target.startswith(f) or len(f) >= len(target):
+            continue
+        acc = f
+        ids = [start]
+        for k in range(start + 1, len(norm)):
+            acc += norm[k].replace(" ", "")
+            ids.append(k)
+            if acc == target:
+                return ids
+            if not target.startswith(acc):
+                break
+    return None
+
+
+def align_evidence(
+    evidence: Sequence[str],
+    sentences: Sequence[str],
+    threshold: float = DEFAULT_FUZZY_THRESHOLD,
+    min_contained_chars: int = DEFAULT_MIN_CONTAINED_CHARS,
+) -> list[SentenceAlignment]:
+    """Align each evidence sentence to ids of ``sentences`` (see the module doc for the order)."""
+    norm = [normalize_sentence(s) for s in sentences]
+    index: dict[str, list[int]] = defaultdict(list)
+    for i, s in enumerate(norm):
+        index[s].append(i)
+    out: list[SentenceAlignment] = []
+    for text in evidence:
+        piece = normalize_sentence(text)
+        if not piece:
+            continue
+        if piece in index:
+            i = index[piece][0]
+            out.append(SentenceAlignment(text, [i], "exact", 100.0, i))
+            continue
+        if len(piece) >= min_contained_chars:
+            holders = [i for i, s in enumerate(norm) if piece in s]
+            if len(holders) == 1:
+                i = holders[0]
+                out.append(SentenceAlignment(text, [i], "contained", round(100.0 * len(piece) / len(norm[i]), 2), i))
+                continue
+        merged = _merged_ids(piece, norm)
+        if merged:
+            out.append(SentenceAlignment(text, merged, "merged", 100.0, merged[0]))
+            continue
+        best = process.extractOne(piece, norm, scorer=fuzz.ratio) if norm else None
+        if best is not None and best[1] >= threshold:
+            out.append(SentenceAlignment(text, [best[2]], "fuzzy", round(float(best[1]), 2), best[2]))
+        else:
+            score = round(float(best[1]), 2) if best is not None else 0.0
+            out.append(SentenceAlignment(text, [], "unaligned", score, best[2] if best is not None else None))
+    return out
+
+
+# --------------------------------------------------------------------------- claims
+
+
+@dataclass
+class ClaimMatch:
+    release_row: int
+    claim_id: str
+    score: float  #: similarity of the German claim texts (0–100)
+
+
+def _pair_score(a: str, b: str) -> float:
+    return float(fuzz.token_sort_ratio(normalize_sentence(a).lower(), normalize_sentence(b).lower()))
+
+
+def match_claims(
+    rows: Sequence[ReleaseRow],
+    claims: Sequence[dict[str, Any]],
+    min_score: float = 50.0,
+) -> tuple[list[ClaimMatch], list[int], list[str], dict[str, Any]]:
+    """Pair release rows with crawled claims (one-to-one, by url then claim text).
+
+    Returns ``(matches, unmatched_rows, unmatched_claim_ids, details)``. Inside an article with
+    several rows or claims a pair needs ``min_score``; a lone row/claim pair is always matched.
+    """
+    by_url_rows: dict[str, list[ReleaseRow]] = defaultdict(list)
+    for r in rows:
+        by_url_rows[normalize_url(r.url)].append(r)
+    by_url_claims: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for c in claims:
+        by_url_claims[normalize_url(c["url"])].append(c)
+    matches: list[ClaimMatch] = []
+    unmatched_rows: list[int] = []
+    low: list[dict[str, Any]] = []
+    for key, group in by_url_rows.items():
+        cands = by_url_claims.get(key, [])
+        if not cands:
+            unmatched_rows.extend(r.row for r in group)
+            continue
+        if len(group) == 1 and len(cands) == 1:
+            score = _pair_score(group[0].de_claim, cands[0]["question"])
+            matches.append(ClaimMatch(group[0].row, cands[0]["claim_id"], round(score, 2)))
+            if score < min_score:
+                low.append({"release_row": group[0].row, "claim_id": cands[0]["claim_id"], "score": round(score, 2)})
+            continue
+        pairs = sorted(
+            ((_pair_score(r.de_claim, c["question"]), r.row, c["claim_id"]) for r in group for c in cands),
+            key=lambda t: (-t[0], t[1], t[2]),
+        )
+        used_rows: set[int] = set()
+        used_claims: set[str] = set()
+        for score, row, cid in pairs:
+            if row in used_rows or cid in used_claims or score < min_score:
+                continue
+            used_rows.add(row)
+            used_claims.add(cid)
+            matches.append(ClaimMatch(row, cid, round(score, 2)))
+        unmatched_rows.extend(r.row for r in group if r.row not in used_rows)
+    matched_ids = {m.claim_id for m in matches}
+    unmatched_claims = sorted(c["claim_id"] for c in claims if c["claim_id"] not in matched_ids)
+    matches.sort(key=lambda m: m.release_row)
+    return matches, sorted(unmatched_rows), unmatched_claims, {"low_score_single_pairs": low}
+
+
+# --------------------------------------------------------------------------- whole release
+
+
+@dataclass
+class AlignmentResult:
+    """Everything the dataset needs from the alignment, plus its report."""
+
+    matches: list[ClaimMatch]
+    unmatched_rows: list[int]
+    unmatched_claims: list[str]
+    evidence: dict[int, list[SentenceAlignment]] = field(default_factory=dict)  #: release row → alignments
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def evidence_ids(self, row: int) -> list[int]:
+        return sorted({i for a in self.evidence.get(row, []) for i in a.ids})
+
+    def report(self) -> dict[str, Any]:
+        methods: dict[str, int] = defaultdict(int)
+        unaligned: list[dict[str, Any]] = []
+        by_row = {m.release_row: m.claim_id for m in self.matches}
+        total = 0
+        for row, alignments in sorted(self.evidence.items()):
+            for a in alignments:
+                total += 1
+                methods[a.method] += 1
+                if not a.aligned:
+                    unaligned.append({"release_row": row, "claim_id": by_row.get(row), "sentence": a.text,
+                                      "best_id": a.best_id, "best_score": a.score})
+        aligned = total - methods.get("unaligned", 0)
+        return {
+            "release_rows_matched": len(self.matches),
+            "release_rows_unmatched": len(self.unmatched_rows),
+            "crawled_claims_unmatched": len(self.unmatched_claims),
+            "evidence_sentences": total,
+            "evidence_sentences_aligned": aligned,
+            "alignment_rate": round(aligned / total, 4) if total else None,
+            "by_method": dict(sorted(methods.items())),
+            "unaligned": unaligned,
+            "unmatched_release_rows": self.unmatched_rows,
+            "unmatched_crawled_claims": self.unmatched_claims,
+            "matches": [asdict(m) for m in self.matches],
+            **self.details,
+        }
+
+
+def align_release(
+    rows: Sequence[ReleaseRow],
+    claims: Sequence[dict[str, Any]],
+    article_sentences: dict[str, list[str]],
+    threshold: float = DEFAULT_FUZZY_THRESHOLD,
+    min_claim_score: float = 50.0,
+    min_contained_chars: int = DEFAULT_MIN_CONTAINED_CHARS,
+) -> AlignmentResult:
+    """Match rows to claims, then align every matched row's evidence in its article's sentences.
+
+    ``article_sentences`` maps ``article_id`` → the article's German sentences (index = id).
+    """
+    matches, unmatched_rows, unmatched_claims, details = match_claims(rows, claims, min_claim_score)
+    claim_by_id = {c["claim_id"]: c for c in claims}
+    row_by_id = {r.row: r for r in rows}
+    result = AlignmentResult(matches, unmatched_rows, unmatched_claims, details=details)
+    for m in matches:
+        row = row_by_id[m.release_row]
+        sentences = article_sentences.get(claim_by_id[m.claim_id]["article_id"], [])
+        result.evidence[m.release_row] = align_evidence(row.de_evidence, sentences, threshold, min_contained_chars)
+    return result
+
+
+# --------------------------------------------------------------------------- (de)serialisation
+
+
+def alignment_records(result: AlignmentResult) -> list[dict[str, Any]]:
+    """One JSON-able record per matched release row (the ``alignment.jsonl`` artifact)."""
+    out = []
+    for m in result.matches:
+        out.append({
+            "release_row": m.release_row,
+            "claim_id": m.claim_id,
+            "claim_score": m.score,
+            "evidence_ids": result.evidence_ids(m.release_row),
+            "sentences": [asdict(a) for a in result.evidence.get(m.release_row, [])],
+        })
+    return out
+
+
+def alignment_from_records(records: Sequence[dict[str, Any]]) -> AlignmentResult:
+    """Rebuild the matches and sentence alignments written by :func:`alignment_records`."""
+    matches = [ClaimMatch(int(r["release_row"]), str(r["claim_id"]), float(r.get("claim_score", 0.0))) for r in records]
+    result = AlignmentResult(matches, [], [])
+    for r in records:
+        result.evidence[int(r["release_row"])] = [
+            SentenceAlignment(a["text"], [int(i) for i in a["ids"]], a["method"], float(a["score"]), a.get("best_id"))
+            for a in r.get("sentences", [])
+        ]
+    return result

@@ -1,0 +1,163 @@
+"""Release rows → crawled claims, and gold evidence sentences → sentence ids."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from medfc.healthfc.align import (
+    align_evidence,
+    align_release,
+    alignment_from_records,
+    alignment_records,
+    match_claims,
+    normalize_sentence,
+    normalize_url,
+)
+from medfc.healthfc.release import ReleaseRow
+
+SENTS = [
+    "Kaffee gilt vielen als Genussmittel.",                                   # 0
+    "Koffein regt das Nervensystem an und kann den Puls beschleunigen.",    # 1
+    "Menschen, die täglich Kaffee tranken, hatten kein höheres Risiko.",    # 2
+    "Bei ca. zwei bis drei Tassen pro Tag war das Risiko sogar niedriger.",  # 3
+    "Die Studie sagt: „Kein Effekt“.",                                        # 4
+    "Sie war klein.",                                                         # 5
+    "Sie dauerte zwei Wochen.",                                               # 6
+]
+
+
+def row(n, url, claim, evidence, label="REFUTED"):
+    return ReleaseRow(row=n, url=url, de_claim=claim, en_claim="", de_explanation="", en_explanation="",
+                      de_evidence=evidence, en_evidence=[], label=label, label_code=2, de_verdict="Nein",
+                      evidence_level="high", small_effect=False, title="", authors=[], date=None, date_text="",
+                      variant="12col")
+
+
+def claim(cid, url, question):
+    return {"claim_id": cid, "article_id": cid.split("#")[0], "url": url, "question": question}
+
+
+def test_normalize_url_and_sentence():
+    assert normalize_url("https://www.Medizin-Transparent.at/kaffee-herz/") == "medizin-transparent.at/kaffee-herz"
+    assert normalize_url("http://medizin-transparent.at/kaffee-herz") == "medizin-transparent.at/kaffee-herz"
+    assert normalize_url("https://www.medizin-transparent.at/k%C3%A4se/?utm=1#x") == "medizin-transparent.at/käse"
+    assert normalize_sentence("  Er sagt: „Nein“ – oder?  ") == 'Er sagt: "Nein" - oder?'
+    assert normalize_sentence("Das Risiko sank.1 Danach") == "Das Risiko sank. Danach"
+
+
+def test_exact_alignment_with_whitespace_and_quotes():
+    ev = ["Menschen,  die täglich Kaffee tranken, hatten kein höheres Risiko.", 'Die Studie sagt: "Kein Effekt".']
+    out = align_evidence(ev, SENTS)
+    assert [(a.ids, a.method) for a in out] == [([2], "exact"), ([4], "exact")]
+
+
+def test_contained_merged_fuzzy_and_unaligned():
+    ev = [
+        "Koffein regt das Nervensystem an",                                        # part of 1
+        "Sie war klein. Sie dauerte zwei Wochen.",                                 # 5 + 6 glued
+        "Bei ca. zwei bis drei Tassen pro Tag war das Risiko sogar geringer.",     # edited 3
+        "Dieser Satz steht nirgends im Artikel und wurde gestrichen.",
+    ]
+    out = align_evidence(ev, SENTS, threshold=90)
+    assert [(a.ids, a.method) for a in out] == [([1], "contained"), ([5, 6], "merged"), ([3], "fuzzy"), ([], "unaligned")]
+    assert out[2].score >= 90 and out[3].score < 90
+    # a stricter threshold turns the edited sentence into an unaligned one
+    strict = align_evidence(ev[2:3], SENTS, threshold=99)
+    assert strict[0].method == "unaligned" and strict[0].best_id == 3
+
+
+def test_match_claims_by_url_then_question():
+    url = "https://www.medizin-transparent.at/kaffee/"
+    rows = [
+        row(0, "http://medizin-transparent.at/kaffee", "Senkt Kaffee das Risiko für Diabetes?", []),
+        row(1, url, "Verursacht Kaffee Herzrhythmusstörungen?", []),
+        row(2, "https://www.medizin-transparent.at/weg/", "Gibt es nicht mehr?", []),
+    ]
+    claims = [
+        claim("kaffee#0", url, "Führt Kaffee zu Herzrhythmusstörungen?"),
+        claim("kaffee#1", url, "Senkt regelmäßiger Kaffee das Risiko für Diabetes?"),
+        claim("neu#0", "https://www.medizin-transparent.at/neu/", "Neue Frage?"),
+    ]
+    matches, unmatched_rows, unmatched_claims, _ = match_claims(rows, claims)
+    assert [(m.release_row, m.claim_id) for m in matches] == [(0, "kaffee#1"), (1, "kaffee#0")]
+    assert unmatched_rows == [2]
+    assert unmatched_claims == ["neu#0"]
+
+
+def test_align_release_report_and_roundtrip():
+    url = "https://www.medizin-transparent.at/kaffee/"
+    rows = [row(0, url, "Verursacht Kaffee Herzrhythmusstörungen?",
+                [SENTS[2], SENTS[3], "Ein Satz, den es nicht gibt, ganz sicher nicht."])]
+    claims = [claim("kaffee#0", url, "Verursacht Kaffee Herzrhythmusstörungen?")]
+    result = align_release(rows, claims, {"kaffee": SENTS})
+    rep = result.report()
+    assert rep["evidence_sentences"] == 3 and rep["evidence_sentences_aligned"] == 2
+    assert rep["alignment_rate"] == pytest.approx(0.6667)
+    assert rep["unaligned"][0]["sentence"].startswith("Ein Satz") and rep["unaligned"][0]["claim_id"] == "kaffee#0"
+    assert result.evidence_ids(0) == [2, 3]
+    back = alignment_from_records(json.loads(json.dumps(alignment_records(result))))
+    assert back.evidence_ids(0) == [2, 3] and back.matches[0].claim_id == "kaffee#0"
+
+
+DEMO_EXPECTED = Path(__file__).resolve().parents[2] / "data" / "demo_site_expected.json"
+DEMO_RELEASE = Path(__file__).resolve().parents[3] / "resources" / "demo" / "healthfc_release" / "Datensatz.csv"
+
+
+@pytest.fixture(scope="module")
+def demo():
+    """The demo articles parsed straight from the committed pages (no crawl), and the demo release."""
+    from dataclasses import asdict
+
+    from medfc.healthfc.dataset import article_sentences
+    from medfc.healthfc.parse import parse_page
+    from medfc.healthfc.release import read_release
+
+    if not DEMO_EXPECTED.exists() or not DEMO_RELEASE.exists():
+        pytest.skip("demo site or demo release not present")
+    expected = json.loads(DEMO_EXPECTED.read_text(encoding="utf-8"))
+    site = DEMO_EXPECTED.parents[2] / "resources" / "demo" / "site"
+    articles, claims = [], []
+    for page in expected["pages"]:
+        if page["kind"] != "article":
+            continue
+        art = parse_page(page["url"], (site / page["path"]).read_text(encoding="utf-8"))
+        articles.append(art.record())
+        claims.extend(asdict(c) for c in art.claims)
+    rows, report = read_release(DEMO_RELEASE)
+    return articles, claims, article_sentences(articles), rows, report
+
+
+def test_demo_release_reads_with_its_quirks(demo):
+    _, _, _, rows, report = demo
+    rep = report.as_dict()
+    assert len(rows) == 28 and rep["n_skipped"] == 0
+    assert rep["mojibake_fixed_rows"] == 1 and {m["column"] for m in rep["mojibake"]} == {"de_claim", "de_explanation"}
+    assert rep["counts"]["empty_explanation_de"] == 1
+    assert all(r.evidence_level is not None for r in rows)
+    assert not any("√" in r.de_claim for r in rows)
+    assert any(len(r.authors) >= 2 for r in rows)
+    assert all(1 <= len(r.de_evidence) <= 5 for r in rows)
+
+
+def test_demo_alignment_is_complete(demo):
+    articles, claims, sentences, rows, _ = demo
+    result = align_release(rows, claims, sentences)
+    rep = result.report()
+    assert rep["release_rows_matched"] == 27
+    assert [rows[i].url for i in rep["unmatched_release_rows"]] == [
+        "https://www.medizin-transparent.at/intern/entwurf-vitamin-d/"]
+    assert rep["unmatched_crawled_claims"] == ["homoeopathie-heuschnupfen#0", "melatonin-schlaf-jetlag#2",
+                                               "sport-depression#0"]
+    assert rep["alignment_rate"] == 1.0 and rep["unaligned"] == []
+    assert rep["by_method"] == {"exact": rep["evidence_sentences"] - 1, "fuzzy": 1}
+    kaffee = next(m for m in result.matches if m.claim_id == "kaffee-herzrhythmus#0")
+    fuzzy = [a for a in result.evidence[kaffee.release_row] if a.method == "fuzzy"]
+    assert len(fuzzy) == 1 and "erhöhtes" in fuzzy[0].text
+    assert sentences["kaffee-herzrhythmus"][fuzzy[0].ids[0]].count("höheres Risiko") == 1
+    # every aligned id points at the very sentence the release copied (exact ones)
+    for m in result.matches:
+        for a in result.evidence[m.release_row]:
+            if a.method == "exact":
+                art = next(c["article_id"] for c in claims if c["claim_id"] == m.claim_id)
+                assert sentences[art][a.ids[0]] == a.text
