@@ -1,0 +1,406 @@
+"""The HealthFC dataset: one record per claim, German and English, with gold evidence ids.
+
+A record (:data:`FIELDS`)::
+
+    {id, url, article_id, claim_de, claim_en, label, evidence_level, small_effect,
+     explanation_de, explanation_en, sentences_de [...], sentences_en [...] (1:1 with sentences_de),
+     evidence_ids [int], date, topics, authors, title, source,
+     release_row, gold_evidence, n_evidence_unaligned, claim_en_origin, explanation_en_origin,
+     sentences_en_origin}
+
+``source`` says where a record comes from:
+
+* ``"crawl+release"`` — a crawled claim matched to a release row. Sentences are the crawled
+  article's (``split_paragraphs`` of its body), ``evidence_ids`` the aligned gold sentences.
+  ``label`` and ``evidence_level`` come from the release (the annotated dataset; the level from
+  its ``de_verdict``), every disagreement with the crawl is counted in the report. Title, date,
+  authors and topics come from the crawl (the release has no topics).
+* ``"crawl"`` — a crawled claim with no release row (e.g. an article published after 2022):
+  ``evidence_ids = []`` and ``gold_evidence = False``; usable for claims-only / explanation /
+  level-of-evidence experiments and for evidence *prediction*, not for evidence scoring.
+* ``"release"`` — a release row without a crawled article (release-only mode, or an article the
+  crawl no longer finds). With the 12-column file there is no full text: the gold evidence
+  sentences are the only sentences and all of them are evidence. With the 18-column file the
+  release's own sentence list and ids are used.
+
+The English side: a release row's ``en_claim`` / ``en_explanation`` are used when the row
+matched (they are the authors' checked translations); otherwise the German text is translated.
+Article sentences are always translated sentence by sentence (so ``sentences_en[i]`` is the
+translation of ``sentences_de[i]``), because the release's English evidence is not aligned 1:1 to
+the German article. For release-only rows the release's English evidence sentences are used when
+they split into as many sentences as the German ones, otherwise the German ones are translated.
+The ``*_en_origin`` fields record which it was. Translation goes through
+:func:`medfc.healthfc.translate.translate_with_memory` (a memory first, the model only on misses);
+:func:`build_dataset` takes any ``translate(texts) -> texts`` callable so tests need no model.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from medfc.common.io import write_jsonl
+from medfc.common.report import SkipReport
+from medfc.healthfc.align import AlignmentResult, normalize_url
+from medfc.healthfc.release import ReleaseRow
+from medfc.healthfc.sentences import split_paragraphs
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "FIELDS",
+    "Translate",
+    "add_english",
+    "article_sentences",
+    "build_dataset",
+    "build_german_records",
+    "dataset_card",
+    "write_dataset",
+]
+
+Translate = Callable[[Sequence[str]], list[str]]
+
+FIELDS = (
+    "id", "url", "article_id", "claim_de", "claim_en", "label", "evidence_level", "small_effect",
+    "explanation_de", "explanation_en", "sentences_de", "sentences_en", "evidence_ids", "date", "topics",
+    "authors", "title", "source", "release_row", "gold_evidence", "n_evidence_unaligned",
+    "claim_en_origin", "explanation_en_origin", "sentences_en_origin",
+)
+SOURCES = ("crawl+release", "crawl", "release")
+
+
+def article_sentences(
+    articles: Iterable[dict[str, Any]], sentence_records: Iterable[dict[str, Any]] | None = None
+) -> dict[str, list[str]]:
+    """article_id → German sentences: from a sentences file when given, else split here.
+
+    A sentences record is ``{"article_id": ..., "sentences": [...]}`` (``sentences_de`` accepted).
+    Articles missing from it are split with :func:`split_paragraphs` of their body paragraphs.
+    """
+    out: dict[str, list[str]] = {}
+    for rec in sentence_records or ():
+        sents = rec.get("sentences_de", rec.get("sentences"))
+        if rec.get("article_id") and isinstance(sents, list):
+            out[rec["article_id"]] = [str(s) for s in sents]
+    for art in articles:
+        if art["article_id"] not in out:
+            out[art["article_id"]] = split_paragraphs(art.get("body_paragraphs") or [art.get("body", "")])
+    return out
+
+
+def _slug(url: str) -> str:
+    parts = [p for p in normalize_url(url).split("/")[1:] if p]
+    return parts[-1] if parts else "article"
+
+
+def _release_only_record(row: ReleaseRow, rid: str) -> dict[str, Any]:
+    if row.de_sentences:
+        sentences = list(row.de_sentences)
+        ids = sorted({i for i in (row.de_ids or []) if 0 <= i < len(sentences)})
+        en = list(row.en_sentences) if row.en_sentences and len(row.en_sentences) == len(sentences) else None
+    else:
+        sentences = list(row.de_evidence)
+        ids = list(range(len(sentences)))
+        en = list(row.en_evidence) if len(row.en_evidence) == len(sentences) else None
+    return {
+        "id": rid,
+        "url": row.url,
+        "article_id": _slug(row.url),
+        "claim_de": row.de_claim,
+        "claim_en": row.en_claim or None,
+        "label": row.label,
+        "evidence_level": row.evidence_level,
+        "small_effect": row.small_effect,
+        "explanation_de": row.de_explanation,
+        "explanation_en": row.en_explanation if row.en_explanation else None,
+        "sentences_de": sentences,
+        "sentences_en": en,
+        "evidence_ids": ids,
+        "date": row.date,
+        "topics": [],
+        "authors": list(row.authors),
+        "title": row.title,
+        "source": "release",
+        "release_row": row.row,
+        "gold_evidence": bool(ids),
+        "n_evidence_unaligned": 0,
+        "claim_en_origin": "release" if row.en_claim else None,
+        "explanation_en_origin": "release" if row.en_explanation else None,
+        "sentences_en_origin": "release" if en is not None else None,
+    }
+
+
+def build_german_records(
+    claims: Sequence[dict[str, Any]] | None,
+    articles: Sequence[dict[str, Any]] | None,
+    sentences: dict[str, list[str]] | None,
+    rows: Sequence[ReleaseRow] | None,
+    alignment: AlignmentResult | None,
+) -> tuple[list[dict[str, Any]], SkipReport]:
+    """Records with the German side filled and the English side still to translate (``None``).
+
+    ``claims``/``articles``/``sentences`` are None in release-only mode; ``rows``/``alignment``
+    are None in crawl-only mode. Records are ordered by release row, then crawled claim id.
+    """
+    report = SkipReport("healthfc.dataset")
+    claims = list(claims or [])
+    articles_by_id = {a["article_id"]: a for a in (articles or [])}
+    sentences = sentences or {}
+    rows = list(rows or [])
+    row_by_id = {r.row: r for r in rows}
+    match_by_claim = {m.claim_id: m.release_row for m in (alignment.matches if alignment else [])}
+    records: list[dict[str, Any]] = []
+    used_ids: set[str] = set()
+    for claim in claims:
+        art = articles_by_id.get(claim["article_id"])
+        if art is None:
+            report.skip(claim["claim_id"], "no_article", claim["article_id"])
+            continue
+        sents = sentences.get(claim["article_id"], [])
+        if not sents:
+            report.skip(claim["claim_id"], "no_sentences", claim["article_id"])
+            continue
+        rownum = match_by_claim.get(claim["claim_id"])
+        row = row_by_id.get(rownum) if rownum is not None else None
+        rec: dict[str, Any] = {
+            "id": claim["claim_id"],
+            "url": claim["url"],
+            "article_id": claim["article_id"],
+            "claim_de": claim["question"],
+            "claim_en": None,
+            "label": claim["label"],
+            "evidence_level": claim["evidence_level"],
+            "small_effect": bool(claim["small_effect"]),
+            "explanation_de": claim.get("explanation", ""),
+            "explanation_en": None,
+            "sentences_de": list(sents),
+            "sentences_en": None,
+            "evidence_ids": [],
+            "date": art.get("date"),
+            "topics": list(art.get("topics") or []),
+            "authors": list(art.get("authors") or []),
+            "title": art.get("title", ""),
+            "source": "crawl",
+            "release_row": None,
+            "gold_evidence": False,
+            "n_evidence_unaligned": 0,
+            "claim_en_origin": None,
+            "explanation_en_origin": None,
+            "sentences_en_origin": None,
+        }
+        if row is not None and alignment is not None:
+            alignments = alignment.evidence.get(row.row, [])
+            rec["evidence_ids"] = alignment.evidence_ids(row.row)
+            rec["n_evidence_unaligned"] = sum(1 for a in alignments if not a.aligned)
+            rec["gold_evidence"] = bool(rec["evidence_ids"])
+            rec["source"] = "crawl+release"
+            rec["release_row"] = row.row
+            if row.label != claim["label"]:
+                report.count("label_differs_from_crawl")
+            if row.evidence_level is not None and row.evidence_level != claim["evidence_level"]:
+                report.count("level_differs_from_crawl")
+            rec["label"] = row.label
+            if row.evidence_level is not None:
+                rec["evidence_level"] = row.evidence_level
+                rec["small_effect"] = row.small_effect
+            if not rec["explanation_de"] and row.de_explanation:
+                rec["explanation_de"] = row.de_explanation
+            if row.en_claim:
+                rec["claim_en"], rec["claim_en_origin"] = row.en_claim, "release"
+            if row.en_explanation:
+                rec["explanation_en"], rec["explanation_en_origin"] = row.en_explanation, "release"
+            rec["date"] = rec["date"] or row.date
+            rec["authors"] = rec["authors"] or list(row.authors)
+            rec["title"] = rec["title"] or row.title
+            if not rec["gold_evidence"]:
+                report.count("matched_without_aligned_evidence")
+        else:
+            report.count("crawl_without_release_row")
+        records.append(rec)
+        used_ids.add(rec["id"])
+    matched_rows = set(match_by_claim.values())
+    ordinal: Counter = Counter()
+    for row in rows:
+        key = normalize_url(row.url)
+        k = ordinal[key]
+        ordinal[key] += 1
+        if row.row in matched_rows:
+            continue
+        rid = f"{_slug(row.url)}#{k}"
+        if rid in used_ids:
+            rid = f"{_slug(row.url)}#r{row.row}"
+        used_ids.add(rid)
+        records.append(_release_only_record(row, rid))
+        report.count("release_without_crawl")
+    records.sort(key=lambda r: (r["release_row"] is None, r["release_row"] if r["release_row"] is not None else 0, r["id"]))
+    for rec in records:
+        if rec["evidence_level"] is None:
+            report.count("evidence_level_unknown")
+    return records, report
+
+
+def add_english(records: list[dict[str, Any]], translate: Translate | None) -> dict[str, int]:
+    """Fill every missing English field with one batched ``translate`` call (in place).
+
+    With ``translate=None`` missing fields stay empty strings / empty-string lists and are
+    counted as ``untranslated``. Returns counts of what was translated.
+    """
+    texts: list[str] = []
+    for rec in records:
+        if rec["claim_en"] is None:
+            texts.append(rec["claim_de"])
+        if rec["explanation_en"] is None:
+            texts.append(rec["explanation_de"])
+        if rec["sentences_en"] is None:
+            texts.extend(rec["sentences_de"])
+    unique = list(dict.fromkeys(t for t in texts if t and t.strip()))
+    if translate is not None and unique:
+        translated = translate(unique)
+        if len(translated) != len(unique):
+            raise RuntimeError(f"translate returned {len(translated)} texts for {len(unique)}")
+        table = dict(zip(unique, translated))
+    else:
+        table = {}
+    origin = "translation" if translate is not None else None
+    counts: Counter = Counter(unique_texts=len(unique))
+
+    def tr(text: str) -> str:
+        if not text or not text.strip():
+            return ""
+        if text in table:
+            counts["translated"] += 1
+            return table[text]
+        counts["untranslated"] += 1
+        return ""
+
+    for rec in records:
+        if rec["claim_en"] is None:
+            rec["claim_en"], rec["claim_en_origin"] = tr(rec["claim_de"]), origin
+        if rec["explanation_en"] is None:
+            rec["explanation_en"] = tr(rec["explanation_de"])
+            rec["explanation_en_origin"] = origin if rec["explanation_de"] else None
+        if rec["sentences_en"] is None:
+            rec["sentences_en"] = [tr(s) for s in rec["sentences_de"]]
+            rec["sentences_en_origin"] = origin
+    return dict(counts)
+
+
+def build_dataset(
+    claims: Sequence[dict[str, Any]] | None,
+    articles: Sequence[dict[str, Any]] | None,
+    sentences: dict[str, list[str]] | None,
+    rows: Sequence[ReleaseRow] | None,
+    alignment: AlignmentResult | None,
+    translate: Translate | None,
+) -> tuple[list[dict[str, Any]], SkipReport]:
+    """German records (:func:`build_german_records`) plus the English side (:func:`add_english`)."""
+    records, report = build_german_records(claims, articles, sentences, rows, alignment)
+    for key, n in add_english(records, translate).items():
+        report.count(f"english/{key}", n)
+    for rec in records:
+        report.count(f"source/{rec['source']}")
+        report.count(f"label/{rec['label']}")
+        if len(rec["sentences_en"]) != len(rec["sentences_de"]):  # pragma: no cover - guarded above
+            raise AssertionError(f"{rec['id']}: sentences_en and sentences_de differ in length")
+    report.count("records", len(records))
+    return records, report
+
+
+# --------------------------------------------------------------------------- output
+
+
+def _words(text: str) -> int:
+    return len(re.findall(r"\S+", text or ""))
+
+
+def dataset_summary(records: Sequence[dict[str, Any]], alignment_report: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The counts the dataset card shows."""
+    articles = {normalize_url(r["url"]) for r in records}
+    full_text = {}
+    for r in records:
+        if r["source"] != "release":
+            full_text.setdefault(normalize_url(r["url"]), len(r["sentences_de"]))
+    return {
+        "claims": len(records),
+        "articles": len(articles),
+        "articles_with_full_text": len(full_text),
+        "labels": dict(sorted(Counter(r["label"] for r in records).items())),
+        "evidence_levels": dict(sorted(Counter(str(r["evidence_level"]) for r in records).items())),
+        "sources": dict(sorted(Counter(r["source"] for r in records).items())),
+        "claims_with_gold_evidence": sum(1 for r in records if r["gold_evidence"]),
+        "article_sentences": sum(full_text.values()),
+        "evidence_sentences": sum(len(r["evidence_ids"]) for r in records),
+        "alignment_rate": (alignment_report or {}).get("alignment_rate"),
+        "evidence_sentences_unaligned": sum(r["n_evidence_unaligned"] for r in records),
+    }
+
+
+def dataset_card(records: Sequence[dict[str, Any]], alignment_report: dict[str, Any] | None = None,
+                 mode: str = "") -> str:
+    """A markdown dataset card with the counts of :func:`dataset_summary`."""
+    s = dataset_summary(records, alignment_report)
+    rate = s["alignment_rate"]
+    lines = [
+        "# HealthFC (rebuilt) — dataset card",
+        "",
+        f"Built in mode `{mode}`." if mode else "",
+        "One record per claim; German and English side by side (`sentences_en[i]` translates "
+        "`sentences_de[i]`); `evidence_ids` index the gold evidence sentences. See docs/healthfc.md.",
+        "",
+        "| count | value |",
+        "| --- | --- |",
+        f"| claims | {s['claims']} |",
+        f"| articles | {s['articles']} |",
+        f"| articles with full text | {s['articles_with_full_text']} |",
+        f"| claims with gold evidence | {s['claims_with_gold_evidence']} |",
+        f"| article sentences (German) | {s['article_sentences']} |",
+        f"| gold evidence sentences (aligned ids) | {s['evidence_sentences']} |",
+        f"| release evidence sentences left unaligned | {s['evidence_sentences_unaligned']} |",
+        f"| alignment rate | {'n/a' if rate is None else f'{100 * rate:.1f} %'} |",
+        "",
+        "## Labels",
+        "",
+        "| label | claims |",
+        "| --- | --- |",
+        *[f"| {k} | {v} |" for k, v in s["labels"].items()],
+        "",
+        "## Levels of evidence",
+        "",
+        "| level | claims |",
+        "| --- | --- |",
+        *[f"| {k} | {v} |" for k, v in s["evidence_levels"].items()],
+        "",
+        "## Sources",
+        "",
+        "| source | claims |",
+        "| --- | --- |",
+        *[f"| {k} | {v} |" for k, v in s["sources"].items()],
+        "",
+        "Licence: the release annotations (labels, evidence sentences, English claims and explanations) "
+        "are CC BY-NC-ND 4.0 (Vladika et al., 2024); the article text belongs to Medizin Transparent. "
+        "This file describes a locally built dataset; it is not redistributed.",
+        "",
+    ]
+    return "\n".join(line for line in lines if line is not None)
+
+
+def write_dataset(records: Sequence[dict[str, Any]], jsonl: str | Path | None = None, parquet: str | Path | None = None,
+                  card: str | Path | None = None, alignment_report: dict[str, Any] | None = None, mode: str = "") -> None:
+    """Write the records as JSONL and/or Parquet (fields in :data:`FIELDS` order) and the card."""
+    rows = [{k: r.get(k) for k in FIELDS} for r in records]
+    if jsonl:
+        write_jsonl(jsonl, rows)
+    if parquet:
+        Path(parquet).parent.mkdir(parents=True, exist_ok=True)
+        df = pd.DataFrame(rows, columns=list(FIELDS))
+        df["release_row"] = df["release_row"].astype("Int64")
+        df.to_parquet(parquet, index=False)
+    if card:
+        Path(card).parent.mkdir(parents=True, exist_ok=True)
+        Path(card).write_text(dataset_card(records, alignment_report, mode), encoding="utf-8")

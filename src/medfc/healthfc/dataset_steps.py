@@ -1,0 +1,194 @@
+"""Workflow steps of the HealthFC dataset stage: release → align → dataset → folds, stats, figures.
+
+Each is ``step(inputs, outputs, options)`` (docs/CONTRIBUTING.md). Options come from
+``config["healthfc"]`` (``release``, ``align``, ``dataset``, ``folds``); see docs/healthfc.md.
+
+* :func:`release` — read (or download once into the cache) ``Datensatz.csv`` → ``rows`` (JSONL,
+  one cleaned row per claim) and ``report`` (JSON: mojibake repairs, empty explanations, verdict
+  issues, skipped rows).
+* :func:`align` — parsed ``claims``/``articles`` (+ optional ``sentences``) and release ``rows`` →
+  ``alignment`` (JSONL, one record per matched row) and ``report`` (JSON: alignment rate, every
+  unaligned sentence, unmatched rows and claims).
+* :func:`build_dataset` — → ``jsonl``, ``parquet``, ``card`` (markdown) and ``report``. Works in
+  three modes, chosen by the inputs present: crawl+release, crawl only, release only.
+* :func:`folds` — dataset → ``folds`` (CSV id,fold) and ``report`` (JSON).
+* :func:`stats` — dataset → Table 2 (CSV/MD/TeX), Figs. 1–3 (PNG/PDF + the CSV behind each) and a
+  JSON summary.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from medfc.common.io import read_json, read_jsonl, write_json, write_jsonl, write_table
+from medfc.healthfc import figures
+from medfc.healthfc import stats as hstats
+from medfc.healthfc.align import align_release, alignment_from_records, alignment_records
+from medfc.healthfc.dataset import Translate, article_sentences, build_dataset as build_records, write_dataset
+from medfc.healthfc.folds import assign_folds
+from medfc.healthfc.release import ReleaseRow, fetch_release, read_release
+
+log = logging.getLogger(__name__)
+
+_ROW_FIELDS = {f.name for f in dataclasses.fields(ReleaseRow)}
+
+
+def _one(value: Any) -> str | None:
+    if value is None or value == [] or value == "":
+        return None
+    return value[0] if isinstance(value, list) else value
+
+
+def load_rows(path: str) -> list[ReleaseRow]:
+    return [ReleaseRow(**{k: v for k, v in rec.items() if k in _ROW_FIELDS}) for rec in read_jsonl(path)]
+
+
+# --------------------------------------------------------------------------- release
+
+
+def release(inputs: dict[str, Any], outputs: dict[str, Any], options: dict[str, Any]) -> None:
+    """Release file (input ``release`` or ``options["source"]``, a path or URL) → ``rows`` + ``report``."""
+    source = _one(inputs.get("release")) or options.get("source")
+    if not source:
+        raise ValueError("healthfc.release.source is not set")
+    path, cached = fetch_release(source, options.get("cache_dir", "cache"))
+    rows, report = read_release(path)
+    write_jsonl(outputs["rows"], (r.as_dict() for r in rows))
+    rep = report.as_dict()
+    rep.update(source=str(source), path=str(path), from_cache=cached)
+    write_json(outputs["report"], rep)
+
+
+# --------------------------------------------------------------------------- align
+
+
+def align(inputs: dict[str, Any], outputs: dict[str, Any], options: dict[str, Any]) -> None:
+    """Parsed claims/articles (+ sentences) and release rows → ``alignment`` + ``report``."""
+    claims = list(read_jsonl(inputs["claims"]))
+    articles = list(read_jsonl(inputs["articles"]))
+    sent_path = _one(inputs.get("sentences"))
+    sentences = article_sentences(articles, read_jsonl(sent_path) if sent_path else None)
+    rows = load_rows(inputs["rows"])
+    result = align_release(
+        rows, claims, sentences,
+        threshold=float(options.get("fuzzy_threshold", 90)),
+        min_claim_score=float(options.get("min_claim_score", 50)),
+        min_contained_chars=int(options.get("min_contained_chars", 25)),
+    )
+    write_jsonl(outputs["alignment"], alignment_records(result))
+    report = result.report()
+    report["fuzzy_threshold"] = float(options.get("fuzzy_threshold", 90))
+    write_json(outputs["report"], report)
+    log.info("aligned %s of %s evidence sentences (rate %s); %d release rows unmatched",
+             report["evidence_sentences_aligned"], report["evidence_sentences"], report["alignment_rate"],
+             report["release_rows_unmatched"])
+
+
+# --------------------------------------------------------------------------- dataset
+
+
+def make_translate(options: dict[str, Any]) -> Translate | None:
+    """A ``translate(texts)`` over :func:`medfc.healthfc.translate.translate_with_memory`.
+
+    ``options``: ``model`` (hub id or local dir; the memory key), ``memory`` (working JSONL),
+    ``seeds`` (read-only memories), ``corrections`` (TSV), ``device``, ``batch_size``. No
+    ``model`` → None (English fields left empty, counted).
+    """
+    model = options.get("model")
+    if not model:
+        return None
+    from medfc.healthfc.tm import Corrections, TranslationMemory
+    from medfc.healthfc.translate import MarianTranslator, translate_with_memory
+
+    memory = TranslationMemory(options.get("memory"), seeds=[s for s in options.get("seeds", []) if s])
+    corrections = Corrections.load(options.get("corrections")) if options.get("corrections") else None
+
+    def factory() -> MarianTranslator:
+        return MarianTranslator(model, device=options.get("device", "auto"),
+                                batch_size=int(options.get("batch_size", 32)), progress=False)
+
+    def translate(texts: Sequence[str]) -> list[str]:
+        out, st = translate_with_memory(texts, factory, memory, corrections, str(model))
+        log.info("translation: %s", st)
+        return out
+
+    return translate
+
+
+def build_dataset(inputs: dict[str, Any], outputs: dict[str, Any], options: dict[str, Any]) -> None:
+    """(claims, articles, sentences)? + (rows, alignment)? → ``jsonl``, ``parquet``, ``card``, ``report``.
+
+    The mode follows the inputs: with ``claims`` and ``rows`` → crawl+release; ``claims`` only →
+    crawl; ``rows`` only → release. ``options["translation"]`` configures the English side.
+    """
+    claims_path, rows_path = _one(inputs.get("claims")), _one(inputs.get("rows"))
+    claims = articles = sentences = rows = alignment = None
+    align_report = None
+    if claims_path:
+        claims = list(read_jsonl(claims_path))
+        articles = list(read_jsonl(inputs["articles"]))
+        sent_path = _one(inputs.get("sentences"))
+        sentences = article_sentences(articles, read_jsonl(sent_path) if sent_path else None)
+    if rows_path:
+        rows = load_rows(rows_path)
+        if _one(inputs.get("alignment")):
+            alignment = alignment_from_records(list(read_jsonl(_one(inputs["alignment"]))))
+        if _one(inputs.get("align_report")):
+            align_report = read_json(_one(inputs["align_report"]))
+    if claims is None and rows is None:
+        raise ValueError("build_dataset needs parsed claims, release rows, or both")
+    mode = "crawl+release" if claims is not None and rows is not None else ("crawl" if claims is not None else "release")
+    translate = make_translate(options.get("translation", {}) or {})
+    records, report = build_records(claims, articles, sentences, rows, alignment, translate)
+    write_dataset(records, outputs.get("jsonl"), outputs.get("parquet"), outputs.get("card"), align_report, mode)
+    rep = report.as_dict()
+    rep["mode"] = mode
+    write_json(outputs["report"], rep)
+    log.info("dataset (%s): %d records", mode, len(records))
+
+
+# --------------------------------------------------------------------------- folds
+
+
+def folds(inputs: dict[str, Any], outputs: dict[str, Any], options: dict[str, Any]) -> None:
+    """Dataset → ``folds`` (CSV id,fold) and ``report`` (JSON)."""
+    records = list(read_jsonl(inputs["dataset"]))
+    df, report = assign_folds(records, options.get("scheme", "grouped"), int(options.get("n_splits", 5)),
+                              int(options.get("seed", 42)))
+    Path(outputs["folds"]).parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(outputs["folds"], index=False)
+    write_json(outputs["report"], report)
+
+
+# --------------------------------------------------------------------------- stats and figures
+
+
+def _stem(path: str) -> Path:
+    return Path(path).with_suffix("")
+
+
+def stats(inputs: dict[str, Any], outputs: dict[str, Any], options: dict[str, Any]) -> None:
+    """Dataset → Table 2, Figs. 1–3 (PNG + PDF + data CSV) and ``summary`` (JSON).
+
+    Outputs: ``table2`` (the .csv; .md and .tex are written next to it), ``fig1``/``fig2``/``fig3``
+    (the .png; the .pdf next to it), ``fig1_data``/``fig2_data``/``fig3_data`` (CSV), ``summary``.
+    """
+    records = list(read_jsonl(inputs["dataset"]))
+    t2 = hstats.table2(records)
+    write_table(t2, _stem(outputs["table2"]), caption="HealthFC Table 2: text statistics (mean, std, min, max)")
+    per_year, _ = hstats.claims_per_year(records)
+    topics = hstats.top_topics(records, int(options.get("top_topics", 10)))
+    levels = hstats.level_by_verdict(records)
+    for key, df, plot in (
+        ("fig1", per_year, figures.plot_claims_per_year),
+        ("fig2", topics, figures.plot_top_topics),
+        ("fig3", levels, figures.plot_level_by_verdict),
+    ):
+        Path(outputs[f"{key}_data"]).parent.mkdir(parents=True, exist_ok=True)
+        df.to_csv(outputs[f"{key}_data"], index=False)
+        plot(df, _stem(outputs[key]))
+    write_json(outputs["summary"], hstats.summary(records))

@@ -1,0 +1,177 @@
+"""Building dataset records in the three modes, writing them, and the dataset steps end to end."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from medfc.common.io import read_json, read_jsonl, write_jsonl
+from medfc.healthfc import dataset_steps
+from medfc.healthfc.align import align_release
+from medfc.healthfc.dataset import FIELDS, build_dataset, dataset_card, write_dataset
+from medfc.healthfc.release import ReleaseRow
+
+URL_A = "https://www.medizin-transparent.at/kaffee/"
+URL_B = "https://www.medizin-transparent.at/zink/"
+URL_C = "https://www.medizin-transparent.at/alt/"
+
+
+def fake_translate(texts):
+    return [f"EN:{t}" for t in texts]
+
+
+def row(n, url, claim, evidence, en_evidence=(), label="REFUTED", en_claim="", de_expl="Erklärung.", en_expl=""):
+    return ReleaseRow(row=n, url=url, de_claim=claim, en_claim=en_claim, de_explanation=de_expl, en_explanation=en_expl,
+                      de_evidence=list(evidence), en_evidence=list(en_evidence), label=label, label_code=2,
+                      de_verdict="Nein", evidence_level="high", small_effect=False, title="Titel", authors=["A", "B"],
+                      date="2020-01-02", date_text="2. Januar 2020", variant="12col")
+
+
+ARTICLES = [
+    {"article_id": "kaffee", "url": URL_A, "title": "Kaffee", "date": "2022-12-05", "authors": ["X"],
+     "topics": ["Ernährung", "Herz"], "body_paragraphs": ["Kaffee ist beliebt. Er schadet dem Herzen nicht.", "Mehr Studien fehlen."]},
+    {"article_id": "zink", "url": URL_B, "title": "Zink", "date": "2016-03-03", "authors": ["Y"],
+     "topics": ["Erkältung"], "body_paragraphs": ["Zink verkürzt Erkältungen kaum."]},
+]
+CLAIMS = [
+    {"claim_id": "kaffee#0", "article_id": "kaffee", "url": URL_A, "question": "Schadet Kaffee dem Herzen?",
+     "label": "SUPPORTED", "evidence_level": "low", "small_effect": False, "explanation": "Nein, tut er nicht."},
+    {"claim_id": "zink#0", "article_id": "zink", "url": URL_B, "question": "Hilft Zink?",
+     "label": "NOT ENOUGH INFO", "evidence_level": "insufficient", "small_effect": False, "explanation": "Unklar."},
+]
+ROWS = [
+    row(0, URL_A, "Schadet Kaffee dem Herzen?", ["Er schadet dem Herzen nicht."], en_claim="Does coffee harm the heart?",
+        en_expl="No, it does not."),
+    row(1, URL_C, "Hilft ein altes Mittel?", ["Satz eins ist Evidenz.", "Satz zwei auch."],
+        en_evidence=["Sentence one is evidence.", "Sentence two too."], label="SUPPORTED"),
+    row(2, "https://www.medizin-transparent.at/neu/", "Gibt es das?", ["Nur ein Satz.", "Und noch einer."],
+        en_evidence=["Only one sentence and another one."], label="NOT ENOUGH INFO", de_expl="", en_expl=""),
+]
+SENTS = {"kaffee": ["Kaffee ist beliebt.", "Er schadet dem Herzen nicht.", "Mehr Studien fehlen."],
+         "zink": ["Zink verkürzt Erkältungen kaum."]}
+
+
+def test_release_only_mode_builds_records():
+    records, report = build_dataset(None, None, None, ROWS, None, fake_translate)
+    assert [r["source"] for r in records] == ["release"] * 3
+    assert [r["id"] for r in records] == ["kaffee#0", "alt#0", "neu#0"]
+    r1 = records[1]
+    assert r1["sentences_de"] == ["Satz eins ist Evidenz.", "Satz zwei auch."]
+    assert r1["evidence_ids"] == [0, 1] and r1["gold_evidence"] is True
+    assert r1["sentences_en"] == ["Sentence one is evidence.", "Sentence two too."]
+    assert r1["sentences_en_origin"] == "release"
+    # the English evidence split into fewer sentences: the German ones are translated instead
+    r2 = records[2]
+    assert r2["sentences_en"] == ["EN:Nur ein Satz.", "EN:Und noch einer."] and r2["sentences_en_origin"] == "translation"
+    assert r2["explanation_de"] == "" and r2["explanation_en"] == ""
+    assert records[0]["claim_en"] == "Does coffee harm the heart?" and records[1]["claim_en"] == "EN:Hilft ein altes Mittel?"
+    assert records[0]["topics"] == [] and records[0]["authors"] == ["A", "B"] and records[0]["date"] == "2020-01-02"
+    assert report.counts["source/release"] == 3
+
+
+def test_crawl_plus_release_mode():
+    alignment = align_release(ROWS, CLAIMS, SENTS)
+    records, report = build_dataset(CLAIMS, ARTICLES, SENTS, ROWS, alignment, fake_translate)
+    by_id = {r["id"]: r for r in records}
+    assert set(by_id) == {"kaffee#0", "zink#0", "alt#0", "neu#0"}
+    k = by_id["kaffee#0"]
+    assert k["source"] == "crawl+release" and k["release_row"] == 0
+    assert k["label"] == "REFUTED" and k["evidence_level"] == "high"  # the release wins over the crawl
+    assert k["evidence_ids"] == [1] and k["gold_evidence"] is True
+    assert k["sentences_de"] == SENTS["kaffee"]
+    assert k["sentences_en"] == ["EN:" + s for s in SENTS["kaffee"]]
+    assert (k["claim_en"], k["claim_en_origin"]) == ("Does coffee harm the heart?", "release")
+    assert (k["explanation_en"], k["explanation_en_origin"]) == ("No, it does not.", "release")
+    assert k["topics"] == ["Ernährung", "Herz"] and k["date"] == "2022-12-05" and k["title"] == "Kaffee"
+    z = by_id["zink#0"]
+    assert z["source"] == "crawl" and z["evidence_ids"] == [] and z["gold_evidence"] is False
+    assert z["claim_en"] == "EN:Hilft Zink?" and z["release_row"] is None
+    assert by_id["alt#0"]["source"] == "release"
+    assert report.counts["label_differs_from_crawl"] == 1 and report.counts["crawl_without_release_row"] == 1
+    # records follow the release order, crawl-only claims last
+    assert [r["id"] for r in records] == ["kaffee#0", "alt#0", "neu#0", "zink#0"]
+
+
+def test_crawl_only_mode_and_no_translator():
+    records, report = build_dataset(CLAIMS, ARTICLES, SENTS, None, None, None)
+    assert [r["source"] for r in records] == ["crawl", "crawl"]
+    assert records[0]["sentences_en"] == ["", "", ""] and records[0]["claim_en"] == ""
+    assert report.counts["english/untranslated"] > 0
+
+
+def test_write_dataset_parquet_jsonl_card(tmp_path):
+    alignment = align_release(ROWS, CLAIMS, SENTS)
+    records, _ = build_dataset(CLAIMS, ARTICLES, SENTS, ROWS, alignment, fake_translate)
+    write_dataset(records, tmp_path / "d.jsonl", tmp_path / "d.parquet", tmp_path / "card.md", alignment.report(), "crawl+release")
+    back = list(read_jsonl(tmp_path / "d.jsonl"))
+    assert [r["id"] for r in back] == [r["id"] for r in records] and set(back[0]) == set(FIELDS)
+    df = pd.read_parquet(tmp_path / "d.parquet")
+    assert list(df.columns) == list(FIELDS) and len(df) == 4
+    assert list(df.loc[df["id"] == "kaffee#0", "evidence_ids"].iloc[0]) == [1]
+    card = (tmp_path / "card.md").read_text(encoding="utf-8")
+    assert "| claims | 4 |" in card and "| alignment rate | 100.0 % |" in card
+    assert "| crawl+release | 1 |" in card
+
+
+def test_make_translate_uses_the_memory_without_loading_a_model(tmp_path):
+    memory = tmp_path / "seed.jsonl"
+    texts = ["Hilft Zink?", "Unklar.", "Zink verkürzt Erkältungen kaum."]
+    write_jsonl(memory, [{"model": "demo-model", "source": t, "target": f"mem:{t}", "origin": "model"} for t in texts])
+    translate = dataset_steps.make_translate({"model": "demo-model", "seeds": [str(memory)],
+                                              "memory": str(tmp_path / "work.jsonl")})
+    assert translate(texts) == [f"mem:{t}" for t in texts]
+    assert dataset_steps.make_translate({}) is None
+
+
+DEMO_RELEASE = Path(__file__).resolve().parents[3] / "resources" / "demo" / "healthfc_release" / "Datensatz.csv"
+DEMO_EXPECTED = Path(__file__).resolve().parents[2] / "data" / "demo_site_expected.json"
+
+
+def test_steps_on_the_demo(tmp_path):
+    """release → align → build_dataset → folds → stats on the demo pages (parsed here, no crawl)."""
+    from dataclasses import asdict
+
+    from medfc.healthfc.parse import parse_page
+
+    if not DEMO_RELEASE.exists() or not DEMO_EXPECTED.exists():
+        pytest.skip("demo not present")
+    expected = json.loads(DEMO_EXPECTED.read_text(encoding="utf-8"))
+    site = DEMO_EXPECTED.parents[2] / "resources" / "demo" / "site"
+    arts, claims = [], []
+    for page in expected["pages"]:
+        if page["kind"] == "article":
+            a = parse_page(page["url"], (site / page["path"]).read_text(encoding="utf-8"))
+            arts.append(a.record())
+            claims.extend(asdict(c) for c in a.claims)
+    write_jsonl(tmp_path / "articles.jsonl", arts)
+    write_jsonl(tmp_path / "claims.jsonl", claims)
+    t = tmp_path
+    dataset_steps.release({"release": str(DEMO_RELEASE)}, {"rows": str(t / "rows.jsonl"), "report": str(t / "rel.json")},
+                          {"cache_dir": str(t / "cache")})
+    dataset_steps.align({"claims": str(t / "claims.jsonl"), "articles": str(t / "articles.jsonl"), "rows": str(t / "rows.jsonl")},
+                        {"alignment": str(t / "alignment.jsonl"), "report": str(t / "align.json")}, {"fuzzy_threshold": 90})
+    assert read_json(t / "align.json")["alignment_rate"] == 1.0
+    dataset_steps.build_dataset(
+        {"claims": str(t / "claims.jsonl"), "articles": str(t / "articles.jsonl"), "rows": str(t / "rows.jsonl"),
+         "alignment": str(t / "alignment.jsonl"), "align_report": str(t / "align.json")},
+        {"jsonl": str(t / "ds.jsonl"), "parquet": str(t / "ds.parquet"), "card": str(t / "card.md"), "report": str(t / "ds.json")},
+        {"translation": {}})
+    records = list(read_jsonl(t / "ds.jsonl"))
+    assert len(records) == 31
+    assert sum(r["source"] == "crawl+release" for r in records) == 27
+    assert sum(r["gold_evidence"] for r in records) == 28
+    assert read_json(t / "ds.json")["mode"] == "crawl+release"
+    dataset_steps.folds({"dataset": str(t / "ds.jsonl")}, {"folds": str(t / "folds.csv"), "report": str(t / "folds.json")},
+                        {"scheme": "grouped", "n_splits": 5, "seed": 42})
+    folds = pd.read_csv(t / "folds.csv")
+    assert list(folds.columns) == ["id", "fold"] and len(folds) == 31 and read_json(t / "folds.json")["straddling_articles"] == 0
+    outs = {"table2": t / "t2.csv", "summary": t / "summary.json"}
+    for k in ("fig1", "fig2", "fig3"):
+        outs[k], outs[f"{k}_data"] = t / f"{k}.png", t / f"{k}.csv"
+    dataset_steps.stats({"dataset": str(t / "ds.jsonl")}, {k: str(v) for k, v in outs.items()}, {})
+    for k in ("fig1", "fig2", "fig3"):
+        assert (t / f"{k}.png").stat().st_size > 0 and (t / f"{k}.pdf").stat().st_size > 0
+    assert (t / "t2.md").exists() and (t / "t2.tex").exists()
+    fig3 = pd.read_csv(t / "fig3.csv")
+    assert fig3["claims"].sum() == 31
