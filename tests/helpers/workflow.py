@@ -19,6 +19,7 @@ def snakemake_bin() -> str:
 class WorkflowCopy:
     def __init__(self, root: Path):
         self.root = root
+        root.mkdir(parents=True, exist_ok=True)
         for name in COPY:
             src = REPO / name
             if src.is_dir():

@@ -49,12 +49,12 @@ def test_forced_recrawl_fetches_nothing(demo_run):
     assert stats["mirror_requests"] == 0
 
 
-def test_changing_only_a_parse_unrelated_key_reruns_nothing_downstream(demo_run):
-    # the parse rule depends on no config key: touching crawl politeness reruns the crawl only
-    proc = demo_run.run("-n", "--cores", "2", "--configfile", "config/test.yaml",
-                        "--config", "healthfc={'crawl': {'mirror_dir': 'resources/demo/site', 'retry_times': 3}}")
-    out = proc.stdout
-    assert "healthfc_crawl" in out
+def test_changing_a_crawl_setting_reruns_the_crawl_because_of_its_params(demo_run):
+    override = demo_run.path("config/override.yaml")
+    override.write_text("healthfc:\n  crawl:\n    mirror_dir: resources/demo/site\n    retry_times: 3\n")
+    proc = demo_run.run("-n", "--cores", "2", "--configfile", "config/test.yaml", "config/override.yaml")
+    out = proc.stdout + proc.stderr
+    assert "healthfc_crawl" in out and "params changed" in out.replace("Params have changed", "params changed")
 
 
 def test_bad_config_stops_at_once_naming_the_key(demo_run):

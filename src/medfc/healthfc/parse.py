@@ -215,6 +215,18 @@ def _strip_label(text: str, label: str) -> str:
     return clean(re.sub(rf"^\s*{label}\s*:?", "", clean(text), flags=re.I))
 
 
+_LISTING_PATH = re.compile(r"^/(themen|thema|tag|category|kategorie|page|author|autor)/", re.I)
+
+
+def is_listing(url: str, doc: etree._Element) -> bool:
+    """WordPress archive pages: topic/tag/category/paging URLs, archive markup, or many post links without an article."""
+    if _LISTING_PATH.search(urlparse(url).path):
+        return True
+    if doc.xpath("//*[contains(@class, 'archive') or contains(@class, 'post-list')]"):
+        return True
+    return not doc.xpath("//article") and len(doc.xpath("//a[@href]")) >= 8
+
+
 def detect_layout(doc: etree._Element) -> str | None:
     if doc.xpath(f"//div[{_has_class('katechismus')}]"):
         return "current"
@@ -301,8 +313,7 @@ def parse_page(url: str, html: str, status: int = 200) -> Article:
 
     layout = detect_layout(doc)
     if layout is None:
-        links = doc.xpath("//a[@href]")
-        kind = "listing_page" if len(links) >= 8 and not doc.xpath(f"//*[{_has_class('pods-post-page__content')}]") else "no_verdict_box"
+        kind = "listing_page" if is_listing(url, doc) else "no_verdict_box"
         raise PageSkipped(kind, "no verdict box (div.katechismus or table.table_rating)")
 
     raw_claims = _current_claims(doc) if layout == "current" else _table_claims(doc, layout)
@@ -360,7 +371,7 @@ def parse_page(url: str, html: str, status: int = 200) -> Article:
                 claim_index=k,
                 question=raw["question"],
                 verdict_text=raw["verdict_text"],
-                answer_index=verdict.answer_index,
+                answer_index=verdict.answer_index if layout == "current" else None,  # the scale is the current layout's
                 label=verdict.label,
                 evidence_level=verdict.evidence_level,
                 small_effect=verdict.small_effect,
