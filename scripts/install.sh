@@ -11,6 +11,6 @@ PY=${PYTHON:-python3}
 .venv/bin/python -m pip install --quiet "torch==2.13.0"
 .venv/bin/python -m pip install --quiet -e ".[test]"
 if [ -f scripts/install_nltk_data.sh ]; then
-  bash scripts/install_nltk_data.sh "${NLTK_DATA:-$PWD/.nltk_data}"
+  PYTHON=.venv/bin/python bash scripts/install_nltk_data.sh "${NLTK_DATA:-$PWD/.nltk_data}"
 fi
 echo "medfc installed in $(pwd)/.venv"
