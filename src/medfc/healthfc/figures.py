@@ -1,0 +1,84 @@
+"""The HealthFC paper's Figs. 1–3 from the data frames of :mod:`medfc.healthfc.stats`.
+
+Each figure is written as ``<stem>.png`` and ``<stem>.pdf`` (matplotlib, Agg backend, no
+timestamps in the PDF so reruns give the same bytes).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+__all__ = ["plot_claims_per_year", "plot_level_by_verdict", "plot_top_topics", "save"]
+
+LEVEL_COLOURS = {
+    "high": "#1b7837", "moderate": "#7fbf7b", "low": "#d9f0d3",
+    "insufficient": "#bababa", "conflicting": "#8c510a",
+}
+LABEL_NAMES = {"SUPPORTED": "Supported", "REFUTED": "Refuted", "NOT ENOUGH INFO": "NEI"}
+
+
+def save(fig: plt.Figure, stem: str | os.PathLike) -> list[Path]:
+    """Write ``stem.png`` (150 dpi) and ``stem.pdf``; close the figure."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    out = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
+    fig.savefig(out[0], dpi=150, bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(out[1], bbox_inches="tight", metadata={"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None})
+    plt.close(fig)
+    return out
+
+
+def plot_claims_per_year(df: pd.DataFrame, stem: str | os.PathLike) -> list[Path]:
+    """Fig. 1: claims (and articles) per year."""
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    x = df["year"].astype(str).tolist()
+    bars = ax.bar(x, df["claims"], color="#3b75af", label="claims")
+    if "articles" in df:
+        ax.plot(x, df["articles"], color="#e07b39", marker="o", linewidth=1.5, label="articles")
+    ax.bar_label(bars, fontsize=7)
+    ax.set_xlabel("year of the article date")
+    ax.set_ylabel("count")
+    ax.set_title("HealthFC: claims per year")
+    ax.legend(frameon=False)
+    ax.tick_params(axis="x", rotation=45)
+    return save(fig, stem)
+
+
+def plot_top_topics(df: pd.DataFrame, stem: str | os.PathLike) -> list[Path]:
+    """Fig. 2: the top topics by share of claims (horizontal bars, largest on top)."""
+    fig, ax = plt.subplots(figsize=(6, 0.4 * max(3, len(df)) + 1))
+    d = df.iloc[::-1]
+    bars = ax.barh(d["topic"], 100 * d["share"], color="#3b75af")
+    ax.bar_label(bars, labels=[f"{100 * s:.0f} %" for s in d["share"]], fontsize=7, padding=2)
+    ax.set_xlabel("share of claims (%)")
+    ax.set_title(f"HealthFC: top {len(df)} topics")
+    return save(fig, stem)
+
+
+def plot_level_by_verdict(df: pd.DataFrame, stem: str | os.PathLike) -> list[Path]:
+    """Fig. 3: claims per verdict, stacked by level of evidence."""
+    wide = df.pivot_table(index="label", columns="evidence_level", values="claims", aggfunc="sum", fill_value=0, sort=False)
+    order = [lab for lab in LABEL_NAMES if lab in wide.index]
+    wide = wide.loc[order]
+    fig, ax = plt.subplots(figsize=(5.5, 3.5))
+    bottom = [0] * len(wide)
+    x = [LABEL_NAMES[lab] for lab in wide.index]
+    for level in wide.columns:
+        vals = wide[level].tolist()
+        if not any(vals):
+            continue
+        ax.bar(x, vals, bottom=bottom, label=level, color=LEVEL_COLOURS.get(level, "#999999"), edgecolor="white")
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    for xi, total in zip(x, bottom):
+        ax.annotate(str(total), (xi, total), ha="center", va="bottom", fontsize=8)
+    ax.set_ylabel("claims")
+    ax.set_title("HealthFC: level of evidence by verdict")
+    ax.legend(title="level of evidence", frameon=False, fontsize=8)
+    return save(fig, stem)

@@ -1,0 +1,147 @@
+"""Cross-validation folds of the HealthFC dataset (5-fold, stratified by label).
+
+Schemes (``healthfc.folds.scheme``):
+
+* ``paper`` — the authors' folds: ``StratifiedKFold(n_splits=5, shuffle=True, random_state=42)``
+  over ``label`` in the release's row order (SOURCES.md §2). Records that carry a release row are
+  ordered by it, so when the dataset holds every release row the folds are exactly the authors'
+  (``reproduces_release_folds`` in the report). Claims of the same article can land in different
+  folds (79 articles on the real release): a model can then train on one claim of an article and
+  be tested on another with the same evidence text. Records without a release row (crawl-only)
+  are split separately with the same splitter.
+* ``grouped`` (default) — ``StratifiedGroupKFold`` with the normalised article URL as group: no
+  article's claims straddle folds; label proportions stay close to the ideal.
+
+The report counts, for the chosen scheme and for ``paper`` as a comparison, how many articles
+straddle folds, plus the label counts of every fold.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
+
+from medfc.healthfc.align import normalize_url
+
+__all__ = ["SCHEMES", "assign_folds", "grouped_folds", "paper_folds", "straddling_groups"]
+
+SCHEMES = ("paper", "grouped")
+
+
+def _round_robin(labels: Sequence[str], n_splits: int) -> np.ndarray:
+    """Deterministic stratified assignment for sets too small for scikit-learn's splitters."""
+    folds = np.zeros(len(labels), dtype=int)
+    nxt = 0
+    by_label: dict[str, list[int]] = defaultdict(list)
+    for i, lab in enumerate(labels):
+        by_label[lab].append(i)
+    for lab in sorted(by_label):
+        for i in by_label[lab]:
+            folds[i] = nxt % n_splits
+            nxt += 1
+    return folds
+
+
+def paper_folds(labels: Sequence[str], n_splits: int = 5, seed: int = 42) -> np.ndarray:
+    """Fold of each position: ``StratifiedKFold(n_splits, shuffle=True, random_state=seed)`` over ``labels``."""
+    labels = list(labels)
+    folds = np.full(len(labels), -1, dtype=int)
+    if not labels:
+        return folds
+    if max(Counter(labels).values()) < n_splits:
+        return _round_robin(labels, n_splits)
+    skf = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
+    for k, (_, test) in enumerate(skf.split(np.zeros(len(labels)), labels)):
+        folds[test] = k
+    return folds
+
+
+def grouped_folds(labels: Sequence[str], groups: Sequence[str], n_splits: int = 5, seed: int = 42) -> np.ndarray:
+    """Fold of each position: ``StratifiedGroupKFold`` by ``groups`` (no group straddles folds)."""
+    labels, groups = list(labels), list(groups)
+    folds = np.full(len(labels), -1, dtype=int)
+    if not labels:
+        return folds
+    n_groups = len(set(groups))
+    if n_groups < n_splits:
+        raise ValueError(f"{n_groups} articles cannot fill {n_splits} grouped folds; lower healthfc.folds.n_splits")
+    sgkf = StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=seed)
+    for k, (_, test) in enumerate(sgkf.split(np.zeros(len(labels)), labels, groups)):
+        folds[test] = k
+    return folds
+
+
+def straddling_groups(folds: Sequence[int], groups: Sequence[str]) -> list[str]:
+    """Groups (articles) whose members are in more than one fold."""
+    seen: dict[str, set[int]] = defaultdict(set)
+    for f, g in zip(folds, groups):
+        seen[g].add(int(f))
+    return sorted(g for g, fs in seen.items() if len(fs) > 1)
+
+
+def _paper_assignment(records: Sequence[dict[str, Any]], n_splits: int, seed: int) -> tuple[dict[str, int], bool]:
+    with_row = sorted((r for r in records if r.get("release_row") is not None), key=lambda r: r["release_row"])
+    without = sorted((r for r in records if r.get("release_row") is None), key=lambda r: r["id"])
+    out: dict[str, int] = {}
+    f1 = paper_folds([r["label"] for r in with_row], n_splits, seed)
+    out.update({r["id"]: int(f) for r, f in zip(with_row, f1)})
+    f2 = paper_folds([r["label"] for r in without], n_splits, seed)
+    out.update({r["id"]: int(f) for r, f in zip(without, f2)})
+    rows = [r["release_row"] for r in with_row]
+    reproduces = bool(rows) and rows == list(range(len(rows))) and not without
+    return out, reproduces
+
+
+def _fold_table(ids: Sequence[str], labels: Sequence[str], folds: dict[str, int], n_splits: int) -> dict[str, Any]:
+    total = Counter(labels)
+    per_fold: dict[int, Counter] = {k: Counter() for k in range(n_splits)}
+    for i, lab in zip(ids, labels):
+        per_fold[folds[i]][lab] += 1
+    return {
+        "sizes": {str(k): sum(c.values()) for k, c in per_fold.items()},
+        "labels": {str(k): dict(sorted(c.items())) for k, c in per_fold.items()},
+        "ideal_labels_per_fold": {lab: round(n / n_splits, 2) for lab, n in sorted(total.items())},
+        "max_label_deviation": round(max(
+            (abs(per_fold[k][lab] - total[lab] / n_splits) for k in per_fold for lab in total), default=0.0), 2),
+    }
+
+
+def assign_folds(
+    records: Sequence[dict[str, Any]], scheme: str = "grouped", n_splits: int = 5, seed: int = 42
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Folds for dataset records → (``DataFrame[id, fold]`` in record order, report)."""
+    if scheme not in SCHEMES:
+        raise ValueError(f"unknown fold scheme {scheme!r}; use one of {SCHEMES}")
+    ids = [r["id"] for r in records]
+    labels = [r["label"] for r in records]
+    groups = [normalize_url(r["url"]) for r in records]
+    paper, reproduces = _paper_assignment(records, n_splits, seed)
+    if scheme == "paper":
+        folds = paper
+    else:
+        arr = grouped_folds(labels, groups, n_splits, seed)
+        folds = {i: int(f) for i, f in zip(ids, arr)}
+    chosen = [folds[i] for i in ids]
+    straddle = straddling_groups(chosen, groups)
+    paper_straddle = straddling_groups([paper[i] for i in ids], groups)
+    multi = sum(1 for n in Counter(groups).values() if n > 1)
+    report = {
+        "scheme": scheme,
+        "n_splits": n_splits,
+        "seed": seed,
+        "records": len(records),
+        "articles": len(set(groups)),
+        "articles_with_several_claims": multi,
+        "straddling_articles": len(straddle),
+        "straddling_article_urls": straddle,
+        "paper_straddling_articles": len(paper_straddle),
+        "paper_straddling_article_urls": paper_straddle,
+        "reproduces_release_folds": reproduces if scheme == "paper" else False,
+        **_fold_table(ids, labels, folds, n_splits),
+    }
+    return pd.DataFrame({"id": ids, "fold": chosen}), report

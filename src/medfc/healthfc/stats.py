@@ -1,0 +1,157 @@
+"""Descriptive statistics of the HealthFC dataset: the paper's Table 2 and the data of Figs. 1–3.
+
+All functions take dataset records (:mod:`medfc.healthfc.dataset`) and return DataFrames, so the
+numbers behind every table and figure can be written as CSV and asserted in tests.
+
+* :func:`table2` — mean, std (sample, ddof=1), min and max, in English and in German, of: gold
+  evidence sentences per claim, sentences per article, words per article, words per explanation and
+  words of the evidence sentences of a claim. Words are whitespace-separated tokens (punctuation
+  attached), the simplest count that works for both languages. Per-article rows count each article
+  once and only articles with full text (``source != "release"``); evidence rows only claims with
+  gold evidence; explanation rows only non-empty explanations. The paper's English values
+  (SOURCES.md §2 / paper Table 2) are given alongside.
+* :func:`claims_per_year` (Fig. 1) — claims and articles per year of the article date; years
+  without claims between the first and last are 0; undated claims are counted separately.
+* :func:`top_topics` (Fig. 2) — the ten topics on most claims, with their share of all claims
+  (a claim has several topics, so shares do not add up to 1).
+* :func:`level_by_verdict` (Fig. 3) — claims per (label, level of evidence), the full grid.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from medfc.healthfc.align import normalize_url
+from medfc.healthfc.verdicts import LEVELS, NEI, REFUTED, SUPPORTED
+
+__all__ = ["PAPER_TABLE2", "claims_per_year", "level_by_verdict", "table2", "top_topics", "word_count"]
+
+LABEL_ORDER = (SUPPORTED, REFUTED, NEI)
+
+#: The paper's Table 2 (English): aspect → (mean, std, min, max).
+PAPER_TABLE2: dict[str, tuple[float, float, float, float]] = {
+    "evidence sentences per claim": (3.4, 1.2, 1, 5),
+    "sentences per article": (59.0, 25.3, 16, 168),
+    "words per article": (857, 369, 244, 2677),
+    "words per explanation": (40.0, 18.3, 7, 103),
+    "words of evidence per claim": (76.6, 32.2, 15, 189),
+}
+
+
+def word_count(text: str) -> int:
+    return len((text or "").split())
+
+
+def _describe(values: Sequence[float]) -> dict[str, float | int | None]:
+    if not values:
+        return {"n": 0, "mean": None, "std": None, "min": None, "max": None}
+    arr = np.asarray(values, dtype=float)
+    return {
+        "n": int(arr.size),
+        "mean": round(float(arr.mean()), 2),
+        "std": round(float(arr.std(ddof=1)), 2) if arr.size > 1 else 0.0,
+        "min": round(float(arr.min()), 2),
+        "max": round(float(arr.max()), 2),
+    }
+
+
+def _articles(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: dict[str, dict[str, Any]] = {}
+    for r in records:
+        if r["source"] != "release":
+            seen.setdefault(normalize_url(r["url"]), r)
+    return list(seen.values())
+
+
+def table2(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """Table 2 as rows (aspect, language, n, mean, std, min, max, paper_mean, paper_std, paper_min, paper_max)."""
+    gold = [r for r in records if r["gold_evidence"] and r["evidence_ids"]]
+    arts = _articles(records)
+    rows: list[dict[str, Any]] = []
+    for lang in ("en", "de"):
+        sents = f"sentences_{lang}"
+        values: dict[str, list[float]] = {
+            "evidence sentences per claim": [len(r["evidence_ids"]) for r in gold],
+            "sentences per article": [len(a[sents]) for a in arts],
+            "words per article": [sum(word_count(s) for s in a[sents]) for a in arts],
+            "words per explanation": [word_count(r[f"explanation_{lang}"]) for r in records
+                                      if (r[f"explanation_{lang}"] or "").strip()],
+            "words of evidence per claim": [
+                sum(word_count(r[sents][i]) for i in r["evidence_ids"] if i < len(r[sents])) for r in gold
+            ],
+        }
+        for aspect, vals in values.items():
+            paper = PAPER_TABLE2[aspect] if lang == "en" else (None, None, None, None)
+            rows.append({"aspect": aspect, "language": lang, **_describe(vals),
+                         "paper_mean": paper[0], "paper_std": paper[1], "paper_min": paper[2], "paper_max": paper[3]})
+    return pd.DataFrame(rows)
+
+
+def claims_per_year(records: Sequence[dict[str, Any]]) -> tuple[pd.DataFrame, int]:
+    """Fig. 1 data: ``DataFrame[year, claims, articles]`` and the number of undated claims."""
+    claims: Counter = Counter()
+    articles: dict[int, set[str]] = {}
+    undated = 0
+    for r in records:
+        date = r.get("date")
+        if not date or len(str(date)) < 4 or not str(date)[:4].isdigit():
+            undated += 1
+            continue
+        year = int(str(date)[:4])
+        claims[year] += 1
+        articles.setdefault(year, set()).add(normalize_url(r["url"]))
+    if not claims:
+        return pd.DataFrame({"year": pd.Series([], dtype=int), "claims": pd.Series([], dtype=int),
+                             "articles": pd.Series([], dtype=int)}), undated
+    years = range(min(claims), max(claims) + 1)
+    df = pd.DataFrame({
+        "year": list(years),
+        "claims": [claims.get(y, 0) for y in years],
+        "articles": [len(articles.get(y, ())) for y in years],
+    })
+    return df, undated
+
+
+def top_topics(records: Sequence[dict[str, Any]], k: int = 10) -> pd.DataFrame:
+    """Fig. 2 data: ``DataFrame[topic, claims, share]``, the ``k`` topics on most claims (ties by name)."""
+    counts: Counter = Counter()
+    for r in records:
+        for t in dict.fromkeys(r.get("topics") or []):
+            counts[t] += 1
+    n = len(records)
+    top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+    return pd.DataFrame({
+        "topic": [t for t, _ in top],
+        "claims": [c for _, c in top],
+        "share": [round(c / n, 4) if n else 0.0 for _, c in top],
+    })
+
+
+def level_by_verdict(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """Fig. 3 data: ``DataFrame[label, evidence_level, claims]`` over every label × level (zeros kept)."""
+    counts = Counter((r["label"], r["evidence_level"]) for r in records)
+    levels = list(LEVELS) + sorted({str(lv) for _, lv in counts if lv not in LEVELS})
+    rows = []
+    for lab in LABEL_ORDER:
+        for lv in levels:
+            key = (lab, None if lv == "None" else lv)
+            rows.append({"label": lab, "evidence_level": lv, "claims": counts.get(key, 0)})
+    return pd.DataFrame(rows)
+
+
+def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Small JSON summary next to the tables (counts that are not in a figure)."""
+    _, undated = claims_per_year(records)
+    return {
+        "claims": len(records),
+        "articles": len({normalize_url(r["url"]) for r in records}),
+        "articles_with_full_text": len(_articles(records)),
+        "undated_claims": undated,
+        "claims_without_topics": sum(1 for r in records if not r.get("topics")),
+        "labels": dict(sorted(Counter(r["label"] for r in records).items())),
+    }

@@ -1,0 +1,99 @@
+"""Table 2 and the numbers behind Figs. 1–3 on a constructed dataset; the figures are written."""
+
+import pytest
+
+from medfc.healthfc import figures
+from medfc.healthfc.stats import claims_per_year, level_by_verdict, table2, top_topics
+
+
+def rec(rid, url, label, level, date, topics, sents_de, sents_en, ev, expl_de="", expl_en="", source="crawl+release"):
+    return {"id": rid, "url": url, "label": label, "evidence_level": level, "date": date, "topics": topics,
+            "sentences_de": sents_de, "sentences_en": sents_en, "evidence_ids": ev, "gold_evidence": bool(ev),
+            "explanation_de": expl_de, "explanation_en": expl_en, "source": source}
+
+
+A = "https://www.medizin-transparent.at/a/"
+B = "https://www.medizin-transparent.at/b/"
+C = "https://www.medizin-transparent.at/c/"
+SA_DE = ["Eins zwei drei.", "Vier fünf.", "Sechs."]          # 6 words
+SA_EN = ["One two three.", "Four five.", "Six seven."]         # 7 words
+SB_DE = ["Ein Satz hier.", "Noch einer da.", "Drei.", "Vier."]  # 8 words
+SB_EN = ["A sentence here.", "Another one there.", "Three.", "Four."]  # 8 words
+
+RECORDS = [
+    rec("a#0", A, "SUPPORTED", "low", "2016-05-01", ["Ernährung", "Herz"], SA_DE, SA_EN, [0, 1],
+        "Kurze Erklärung hier.", "A short explanation here."),
+    rec("a#1", A, "REFUTED", "high", "2016-05-01", ["Ernährung", "Herz"], SA_DE, SA_EN, [2], "Zwei Wörter.", "Two words."),
+    rec("b#0", B, "NOT ENOUGH INFO", "insufficient", "2018-01-01", ["Ernährung"], SB_DE, SB_EN, [0, 1, 3]),
+    rec("c#0", C, "NOT ENOUGH INFO", "conflicting", None, ["Haut"], ["Nur Evidenz."], ["Only evidence."], [0],
+        "Eins.", "One.", source="release"),
+    rec("d#0", "https://www.medizin-transparent.at/d/", "SUPPORTED", "moderate", "2018-07-07", [], SB_DE, SB_EN, [],
+        source="crawl"),
+]
+
+
+def row(df, aspect, lang):
+    return df[(df["aspect"] == aspect) & (df["language"] == lang)].iloc[0]
+
+
+def test_table2_numbers():
+    df = table2(RECORDS)
+    ev = row(df, "evidence sentences per claim", "en")  # claims with gold evidence: 2, 1, 3, 1
+    assert (ev["n"], ev["mean"], ev["min"], ev["max"]) == (4, 1.75, 1, 3)
+    assert ev["std"] == pytest.approx(0.96, abs=0.01)
+    assert ev["paper_mean"] == 3.4
+    # articles with full text: a, b, d (c is release-only) → 3, 4, 4 sentences
+    sp = row(df, "sentences per article", "de")
+    assert (sp["n"], sp["mean"], sp["min"], sp["max"]) == (3, pytest.approx(3.67, abs=0.01), 3, 4)
+    assert pd_isna(sp["paper_mean"])
+    assert (row(df, "words per article", "de")["min"], row(df, "words per article", "de")["max"]) == (6, 8)
+    assert (row(df, "words per article", "en")["min"], row(df, "words per article", "en")["max"]) == (7, 8)
+    ex = row(df, "words per explanation", "en")  # 4, 2, 1 words
+    assert (ex["n"], ex["mean"], ex["min"], ex["max"]) == (3, pytest.approx(2.33, abs=0.01), 1, 4)
+    # evidence words (de): a#0 "Eins zwei drei." + "Vier fünf." = 5; a#1 "Sechs." = 1; b#0 3+3+1 = 7; c#0 2
+    ew = row(df, "words of evidence per claim", "de")
+    assert (ew["n"], ew["mean"], ew["min"], ew["max"]) == (4, 3.75, 1, 7)
+
+
+def pd_isna(x):
+    import pandas as pd
+
+    return pd.isna(x)
+
+
+def test_claims_per_year_fills_gaps_and_counts_undated():
+    df, undated = claims_per_year(RECORDS)
+    assert df.to_dict("records") == [
+        {"year": 2016, "claims": 2, "articles": 1},
+        {"year": 2017, "claims": 0, "articles": 0},
+        {"year": 2018, "claims": 2, "articles": 2},
+    ]
+    assert undated == 1
+
+
+def test_top_topics_shares():
+    df = top_topics(RECORDS, k=2)
+    assert df.to_dict("records") == [
+        {"topic": "Ernährung", "claims": 3, "share": 0.6},
+        {"topic": "Herz", "claims": 2, "share": 0.4},
+    ]
+
+
+def test_level_by_verdict_grid():
+    df = level_by_verdict(RECORDS)
+    assert len(df) == 15 and df["claims"].sum() == 5
+    got = {(r["label"], r["evidence_level"]): r["claims"] for r in df.to_dict("records") if r["claims"]}
+    assert got == {("SUPPORTED", "low"): 1, ("SUPPORTED", "moderate"): 1, ("REFUTED", "high"): 1,
+                   ("NOT ENOUGH INFO", "insufficient"): 1, ("NOT ENOUGH INFO", "conflicting"): 1}
+    assert df["label"].tolist()[:5] == ["SUPPORTED"] * 5
+
+
+def test_figures_written_as_png_and_pdf(tmp_path):
+    per_year, _ = claims_per_year(RECORDS)
+    paths = (figures.plot_claims_per_year(per_year, tmp_path / "fig1")
+             + figures.plot_top_topics(top_topics(RECORDS), tmp_path / "fig2")
+             + figures.plot_level_by_verdict(level_by_verdict(RECORDS), tmp_path / "fig3"))
+    assert [p.name for p in paths] == ["fig1.png", "fig1.pdf", "fig2.png", "fig2.pdf", "fig3.png", "fig3.pdf"]
+    for p in paths:
+        head = p.read_bytes()[:8]
+        assert head.startswith(b"\x89PNG") if p.suffix == ".png" else head.startswith(b"%PDF")
