@@ -135,6 +135,8 @@ AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
 AccountingStorageTRES=gres/gpu
 AccountingStorageEnforce=associations
+# keep --comment (snakemake-executor-plugin-slurm writes rule_<rule>[_wildcards_<values>] there)
+AccountingStoreFlags=job_comment
 JobCompType=jobcomp/none
 # finished jobs stay visible to squeue for 5 minutes (sacct keeps them for good)
 MinJobAge=300
