@@ -94,7 +94,8 @@ def align(inputs: dict[str, Any], outputs: dict[str, Any], options: dict[str, An
 def make_translate(options: dict[str, Any]) -> Translate | None:
     """A ``translate(texts)`` over :func:`medfc.healthfc.translate.translate_with_memory`.
 
-    ``options``: ``model`` (hub id or local dir; the memory key), ``memory`` (working JSONL),
+    ``options``: ``model`` (hub id or local dir), ``model_name`` (the logical name used as the memory
+    key; defaults to ``model``), ``memory`` (working JSONL),
     ``seeds`` (read-only memories), ``corrections`` (TSV), ``device``, ``batch_size``. No
     ``model`` → None (English fields left empty, counted).
     """
@@ -104,15 +105,16 @@ def make_translate(options: dict[str, Any]) -> Translate | None:
     from medfc.healthfc.tm import Corrections, TranslationMemory
     from medfc.healthfc.translate import MarianTranslator, translate_with_memory
 
+    model_name = str(options.get("model_name") or model)
     memory = TranslationMemory(options.get("memory"), seeds=[s for s in options.get("seeds", []) if s])
     corrections = Corrections.load(options.get("corrections")) if options.get("corrections") else None
 
     def factory() -> MarianTranslator:
-        return MarianTranslator(model, device=options.get("device", "auto"),
+        return MarianTranslator(model, name=model_name, device=options.get("device", "auto"),
                                 batch_size=int(options.get("batch_size", 32)), progress=False)
 
     def translate(texts: Sequence[str]) -> list[str]:
-        out, st = translate_with_memory(texts, factory, memory, corrections, str(model))
+        out, st = translate_with_memory(texts, factory, memory, corrections, model_name)
         log.info("translation: %s", st)
         return out
 
