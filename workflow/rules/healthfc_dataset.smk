@@ -20,6 +20,10 @@ def healthfc_dataset_inputs(wildcards):
     if HD_MODE in ("crawl+release", "crawl"):
         inputs["claims"] = rules.healthfc_parse.output.claims
         inputs["articles"] = rules.healthfc_parse.output.articles
+        # Integration: when the translation stage's rule is included, pass its outputs so the dataset
+        # reuses its sentence ids and translations (name the rule as it is in its .smk), e.g.
+        #   inputs["sentences"] = rules.healthfc_translate.output.sentences
+        #   inputs["claims_en"] = rules.healthfc_translate.output.claims_en
     if HD_MODE in ("crawl+release", "release"):
         inputs["rows"] = rules.healthfc_release.output.rows
     if HD_MODE == "crawl+release":

@@ -121,11 +121,45 @@ def make_translate(options: dict[str, Any]) -> Translate | None:
     return translate
 
 
+def known_translations(sentences_path: str | None, claims_en_path: str | None) -> dict[str, str]:
+    """German → English pairs already made by the translation stage (``translation_steps:translate``).
+
+    ``sentences`` records carry ``sentences_de``/``sentences_en`` (1:1), ``claims_en`` records
+    ``question_de/_en`` and ``explanation_de/_en``.
+    """
+    table: dict[str, str] = {}
+    for rec in read_jsonl(sentences_path) if sentences_path else ():
+        de, en = rec.get("sentences_de") or [], rec.get("sentences_en") or []
+        if len(de) == len(en):
+            table.update((d, e) for d, e in zip(de, en) if d and e)
+    for rec in read_jsonl(claims_en_path) if claims_en_path else ():
+        for key in ("question", "explanation"):
+            if rec.get(f"{key}_de") and rec.get(f"{key}_en"):
+                table[rec[f"{key}_de"]] = rec[f"{key}_en"]
+    return table
+
+
+def _with_known(table: dict[str, str], fallback: Translate | None) -> Translate | None:
+    if not table:
+        return fallback
+
+    def translate(texts: Sequence[str]) -> list[str]:
+        missing = list(dict.fromkeys(t for t in texts if t not in table))
+        if missing and fallback is not None:
+            table.update(zip(missing, fallback(missing)))
+        return [table.get(t, "") for t in texts]
+
+    return translate
+
+
 def build_dataset(inputs: dict[str, Any], outputs: dict[str, Any], options: dict[str, Any]) -> None:
     """(claims, articles, sentences)? + (rows, alignment)? → ``jsonl``, ``parquet``, ``card``, ``report``.
 
     The mode follows the inputs: with ``claims`` and ``rows`` → crawl+release; ``claims`` only →
-    crawl; ``rows`` only → release. ``options["translation"]`` configures the English side.
+    crawl; ``rows`` only → release. The English side: translations already in the optional
+    ``sentences`` / ``claims_en`` inputs (the translation stage's outputs) first, then
+    ``options["translation"]`` (memory + model) for the rest. ``sentences`` also gives the German
+    sentence lists (so sentence ids are the translation stage's).
     """
     claims_path, rows_path = _one(inputs.get("claims")), _one(inputs.get("rows"))
     claims = articles = sentences = rows = alignment = None
@@ -145,6 +179,7 @@ def build_dataset(inputs: dict[str, Any], outputs: dict[str, Any], options: dict
         raise ValueError("build_dataset needs parsed claims, release rows, or both")
     mode = "crawl+release" if claims is not None and rows is not None else ("crawl" if claims is not None else "release")
     translate = make_translate(options.get("translation", {}) or {})
+    translate = _with_known(known_translations(_one(inputs.get("sentences")), _one(inputs.get("claims_en"))), translate)
     records, report = build_records(claims, articles, sentences, rows, alignment, translate)
     write_dataset(records, outputs.get("jsonl"), outputs.get("parquet"), outputs.get("card"), align_report, mode)
     rep = report.as_dict()

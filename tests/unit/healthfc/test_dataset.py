@@ -175,3 +175,22 @@ def test_steps_on_the_demo(tmp_path):
     assert (t / "t2.md").exists() and (t / "t2.tex").exists()
     fig3 = pd.read_csv(t / "fig3.csv")
     assert fig3["claims"].sum() == 31
+
+
+def test_build_dataset_step_uses_the_translation_stage_outputs(tmp_path):
+    write_jsonl(tmp_path / "claims.jsonl", CLAIMS)
+    write_jsonl(tmp_path / "articles.jsonl", ARTICLES)
+    write_jsonl(tmp_path / "sentences.jsonl", [
+        {"article_id": a, "sentences_de": s, "sentences_en": [f"T:{x}" for x in s]} for a, s in SENTS.items()])
+    write_jsonl(tmp_path / "claims_en.jsonl", [
+        {"claim_id": c["claim_id"], "question_de": c["question"], "question_en": "Q?",
+         "explanation_de": c["explanation"], "explanation_en": "E."} for c in CLAIMS])
+    t = tmp_path
+    dataset_steps.build_dataset(
+        {"claims": str(t / "claims.jsonl"), "articles": str(t / "articles.jsonl"),
+         "sentences": str(t / "sentences.jsonl"), "claims_en": str(t / "claims_en.jsonl")},
+        {"jsonl": str(t / "ds.jsonl"), "report": str(t / "ds.json")}, {"translation": {}})
+    records = {r["id"]: r for r in read_jsonl(t / "ds.jsonl")}
+    assert records["kaffee#0"]["sentences_en"] == [f"T:{x}" for x in SENTS["kaffee"]]
+    assert records["zink#0"]["claim_en"] == "Q?" and records["zink#0"]["explanation_en"] == "E."
+    assert read_json(t / "ds.json")["mode"] == "crawl"
