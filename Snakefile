@@ -16,6 +16,7 @@ configfile: "config/config.yaml"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/healthfc.smk"
+include: "workflow/rules/clinifact.smk"
 
 
 rule all:

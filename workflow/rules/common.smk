@@ -38,4 +38,14 @@ def all_targets():
             "results/healthfc/parsed/claims.jsonl",
             "results/healthfc/parsed/report.json",
         ]
+    if stage_enabled("clinifact"):
+        stats = "results/clinifact/stats"
+        targets += [
+            f"{stats}/table6_labels.csv",
+            f"{stats}/table4_words.csv",
+            f"{stats}/fig2_disease_classes.png",
+            f"{stats}/figS1_years.png",
+        ]
+        if config["clinifact"]["pairs_source"] == "rebuild":
+            targets.append("results/clinifact/pairs/dataset_card.md")
     return targets
