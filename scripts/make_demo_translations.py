@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(texts)} source texts", file=sys.stderr)
     if args.template:
         articles, claims = parsed_demo()
-        have = read_tsv()
+        have = read_tsv(TSV)
         with open(args.template, "a", encoding="utf-8") as fh:
             for aid, atexts in texts_by_article(articles, claims, args.base).items():
                 todo = [t for t in atexts if t not in have]
@@ -188,18 +188,18 @@ def main(argv: list[str] | None = None) -> int:
                     fh.write(f"# {aid}\n" + "".join(f"{t}\t\n" for t in dict.fromkeys(todo)))
                     have.update(dict.fromkeys(todo, "x"))
     if args.build:
-        n = build()
-        print(f"wrote {MEMORY.relative_to(ROOT)} ({n} records)", file=sys.stderr)
+        n = build(TSV, MEMORY)
+        print(f"wrote {MEMORY} ({n} records)", file=sys.stderr)
     if args.check:
-        missing = missing_texts(texts)
+        missing = missing_texts(texts, MEMORY)
         for t in missing:
             print(f"MISSING\t{t}")
-        expected = "".join(memory_lines(read_tsv()))
+        expected = "".join(memory_lines(read_tsv(TSV)))
         actual = MEMORY.read_text(encoding="utf-8") if MEMORY.exists() else ""
         stale = expected != actual
         if stale:
-            print(f"STALE\t{MEMORY.relative_to(ROOT)} differs from a build of {TSV.relative_to(ROOT)}; run --build")
-        unused = sorted(set(read_tsv()) - set(texts))
+            print(f"STALE\t{MEMORY} differs from a build of {TSV}; run --build")
+        unused = sorted(set(read_tsv(TSV)) - set(texts))
         print(
             f"{len(texts)} source texts, {len(texts) - len(missing)} covered, {len(missing)} missing, "
             f"{len(unused)} unused TSV rows" + (", memory stale" if stale else ""),
