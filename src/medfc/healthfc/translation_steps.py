@@ -155,6 +155,12 @@ def translate_articles(
     return sentence_records, claim_records, report
 
 
+def _paths(value: Any) -> list[str]:
+    if not value:
+        return []
+    return [str(v) for v in ([value] if isinstance(value, str) else value) if v]
+
+
 def translate(inputs: dict[str, Any], outputs: dict[str, Any], options: dict[str, Any]) -> None:
     """Parsed ``articles`` + ``claims`` → ``sentences``, ``claims_en`` (JSONL) and ``report`` (JSON).
 
@@ -162,16 +168,19 @@ def translate(inputs: dict[str, Any], outputs: dict[str, Any], options: dict[str
     ``model_name`` (memory key; default ``model``), ``backend`` (``marian`` | ``deepl``), ``device``,
     ``batch_size``, ``max_length``, ``num_beams``, ``memory`` (working store JSONL, under the cache),
     ``memory_seeds`` (read-only shipped memories), ``corrections`` (TSV path or null) and
-    ``splitter`` (base segmenter: ``pysbd`` | ``nltk-punkt`` | ``none``).
+    ``splitter`` (base segmenter: ``pysbd`` | ``nltk-punkt`` | ``none``). ``memory_seeds`` and
+    ``corrections`` may instead be given as inputs (they then win), so a rule reruns when they change.
     """
     articles = sorted(read_jsonl(inputs["articles"]), key=lambda a: a.get("url", ""))
     claims = sorted(read_jsonl(inputs["claims"]), key=lambda c: (c.get("url", ""), c.get("claim_index", 0)))
     backend = str(options.get("backend", "marian")).lower()
     model = options.get("model") or DEFAULT_MODEL
     model_name = str(options.get("model_name") or ("deepl" if backend == "deepl" and not options.get("model") else model))
-    seeds = [s for s in (options.get("memory_seeds") or []) if s]
+    # shipped files may come as rule inputs (so Snakemake reruns when they change) or as options
+    seeds = _paths(inputs.get("memory_seeds")) or _paths(options.get("memory_seeds"))
+    corr_path = next(iter(_paths(inputs.get("corrections")) or _paths(options.get("corrections"))), None)
     memory = TranslationMemory(options.get("memory"), seeds=seeds)
-    corrections = Corrections.load(options.get("corrections")) if options.get("corrections") else None
+    corrections = Corrections.load(corr_path) if corr_path else None
     factory = make_translator_factory({**options, "model": model, "model_name": model_name})
     sentence_records, claim_records, report = translate_articles(
         articles, claims, factory, memory, corrections, model_name,
@@ -182,7 +191,7 @@ def translate(inputs: dict[str, Any], outputs: dict[str, Any], options: dict[str
         model=str(model),
         memory=str(options.get("memory")) if options.get("memory") else None,
         memory_seeds=[str(s) for s in seeds],
-        corrections=str(options.get("corrections")) if options.get("corrections") else None,
+        corrections=corr_path,
         n_corrections_available=len(corrections) if corrections is not None else 0,
     )
     write_jsonl(outputs["sentences"], sentence_records)

@@ -107,8 +107,12 @@ def test_library_run_over_the_demo_never_creates_a_translator(parsed):
 
 def test_step_over_the_demo_sends_nothing_to_the_model_and_applies_corrections(parsed, tmp_path):
     outputs = _outputs(tmp_path)
-    translate({k: str(parsed[k]) for k in ("articles", "claims")}, outputs, _options(tmp_path))
+    # the shipped files as rule inputs (as the workflow passes them) rather than options
+    inputs = {**{k: str(parsed[k]) for k in ("articles", "claims")}, "memory_seeds": [str(MEMORY)],
+              "corrections": str(CORRECTIONS)}
+    translate(inputs, outputs, _options(tmp_path, memory_seeds=[], corrections=None))
     report = read_json(outputs["report"])
+    assert report["memory_seeds"] == [str(MEMORY)] and report["corrections"] == str(CORRECTIONS)
     corrections = Corrections.load(CORRECTIONS)
     assert 3 <= len(corrections) <= 5
     assert report["n_model"] == 0
