@@ -36,6 +36,22 @@ def test_demo_crawl_never_fetches_the_disallowed_path_and_parses_every_article(d
     assert sum(a["n_claims"] for a in articles) == len(claims)
 
 
+def test_demo_dataset_is_built_offline_from_the_shipped_memory_and_release(demo_run):
+    translated = json.loads(demo_run.path("results/healthfc/translated/report.json").read_text())
+    assert translated["n_model"] == 0 and translated["n_memory_hits"] + translated["n_corrections"] == translated["n_unique"]
+    records = list(read_jsonl(demo_run.path("results/healthfc/dataset/healthfc.jsonl")))
+    claims = list(read_jsonl(demo_run.path("results/healthfc/parsed/claims.jsonl")))
+    assert len([r for r in records if r["source"] != "release"]) == len(claims)
+    for r in records:
+        assert len(r["sentences_de"]) == len(r["sentences_en"])
+        assert all(0 <= i < len(r["sentences_de"]) for i in r["evidence_ids"])
+        assert r["claim_en"] and r["label"] in ("SUPPORTED", "REFUTED", "NOT ENOUGH INFO")
+    folds = demo_run.path("results/healthfc/folds/folds.csv").read_text().splitlines()
+    assert len(folds) == len(records) + 1
+    for name in ("table2.csv", "fig1_claims_per_year.png", "fig2_top_topics.png", "fig3_level_by_verdict.png"):
+        assert demo_run.path(f"results/healthfc/stats/{name}").stat().st_size > 0
+
+
 def test_second_run_runs_no_jobs(demo_run):
     proc = demo_run.run("--cores", "2", "--configfile", "config/test.yaml")
     assert "Nothing to be done" in proc.stdout + proc.stderr

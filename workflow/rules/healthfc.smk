@@ -1,4 +1,6 @@
-# HealthFC: crawl the portal (or its demo mirror) → parse articles and claims.
+# HealthFC: crawl the portal (or its demo mirror) → parse articles and claims → sentences and English
+# translations → release annotations aligned → the dataset → folds, Table 2, Figs. 1–3.
+# Modes (healthfc.dataset.mode): crawl+release (default), crawl (no release file), release (no crawl).
 
 
 rule healthfc_crawl:
@@ -48,5 +50,158 @@ rule healthfc_parse:
         runtime=30,
     conda:
         "../../envs/scrape.yaml"
+    script:
+        STEP_SCRIPT
+
+
+rule healthfc_translate:
+    input:
+        unpack(translation_inputs),
+        articles=rules.healthfc_parse.output.articles,
+        claims=rules.healthfc_parse.output.claims,
+    output:
+        sentences="results/healthfc/translated/sentences.jsonl",
+        claims_en="results/healthfc/translated/claims_en.jsonl",
+        report="results/healthfc/translated/report.json",
+    params:
+        step="healthfc.translation_steps:translate",
+        options=lambda w: translation_options(),
+    log:
+        "logs/healthfc/translate.log",
+    benchmark:
+        "results/benchmarks/healthfc/translate.tsv"
+    threads: 2
+    resources:
+        mem_mb=8192,
+        runtime=600,
+        gpu=lambda w: config["healthfc"]["translation"]["gpu"],
+    conda:
+        "../../envs/translate.yaml"
+    script:
+        STEP_SCRIPT
+
+
+rule healthfc_release:
+    input:
+        unpack(healthfc_release_inputs),
+    output:
+        rows="results/healthfc/release/rows.jsonl",
+        report="results/healthfc/release/report.json",
+    params:
+        step="healthfc.dataset_steps:release",
+        options=lambda w: {"source": config["healthfc"]["release"]["source"], "cache_dir": CACHE},
+    log:
+        "logs/healthfc/release.log",
+    benchmark:
+        "results/benchmarks/healthfc/release.tsv"
+    resources:
+        mem_mb=1024,
+        runtime=15,
+    conda:
+        "../../envs/data.yaml"
+    script:
+        STEP_SCRIPT
+
+
+rule healthfc_align:
+    input:
+        claims=rules.healthfc_parse.output.claims,
+        articles=rules.healthfc_parse.output.articles,
+        rows=rules.healthfc_release.output.rows,
+    output:
+        alignment="results/healthfc/aligned/alignment.jsonl",
+        report="results/healthfc/aligned/report.json",
+    params:
+        step="healthfc.dataset_steps:align",
+        options=lambda w: config["healthfc"]["align"],
+    log:
+        "logs/healthfc/align.log",
+    benchmark:
+        "results/benchmarks/healthfc/align.tsv"
+    resources:
+        mem_mb=2048,
+        runtime=30,
+    conda:
+        "../../envs/translate.yaml"
+    script:
+        STEP_SCRIPT
+
+
+rule healthfc_dataset:
+    input:
+        unpack(healthfc_dataset_inputs),
+    output:
+        jsonl="results/healthfc/dataset/healthfc.jsonl",
+        parquet="results/healthfc/dataset/healthfc.parquet",
+        card=report("results/healthfc/dataset/dataset_card.md", caption="../report/healthfc_card.rst", category="HealthFC"),
+        report="results/healthfc/dataset/report.json",
+    params:
+        step="healthfc.dataset_steps:build_dataset",
+        options=lambda w: {"translation": translation_options()},
+    log:
+        "logs/healthfc/dataset.log",
+    benchmark:
+        "results/benchmarks/healthfc/dataset.tsv"
+    threads: 2
+    resources:
+        mem_mb=8192,
+        runtime=240,
+    conda:
+        "../../envs/translate.yaml"
+    script:
+        STEP_SCRIPT
+
+
+rule healthfc_folds:
+    input:
+        dataset=rules.healthfc_dataset.output.jsonl,
+    output:
+        folds="results/healthfc/folds/folds.csv",
+        report="results/healthfc/folds/report.json",
+    params:
+        step="healthfc.dataset_steps:folds",
+        options=lambda w: config["healthfc"]["folds"],
+    log:
+        "logs/healthfc/folds.log",
+    benchmark:
+        "results/benchmarks/healthfc/folds.tsv"
+    resources:
+        mem_mb=1024,
+        runtime=10,
+    conda:
+        "../../envs/data.yaml"
+    script:
+        STEP_SCRIPT
+
+
+rule healthfc_stats:
+    input:
+        dataset=rules.healthfc_dataset.output.jsonl,
+    output:
+        table2=report("results/healthfc/stats/table2.csv", caption="../report/healthfc_table2.rst", category="HealthFC"),
+        table2_md="results/healthfc/stats/table2.md",
+        table2_tex="results/healthfc/stats/table2.tex",
+        fig1=report("results/healthfc/stats/fig1_claims_per_year.png", caption="../report/healthfc_fig1.rst", category="HealthFC"),
+        fig1_pdf="results/healthfc/stats/fig1_claims_per_year.pdf",
+        fig1_data="results/healthfc/stats/fig1_claims_per_year.csv",
+        fig2=report("results/healthfc/stats/fig2_top_topics.png", caption="../report/healthfc_fig2.rst", category="HealthFC"),
+        fig2_pdf="results/healthfc/stats/fig2_top_topics.pdf",
+        fig2_data="results/healthfc/stats/fig2_top_topics.csv",
+        fig3=report("results/healthfc/stats/fig3_level_by_verdict.png", caption="../report/healthfc_fig3.rst", category="HealthFC"),
+        fig3_pdf="results/healthfc/stats/fig3_level_by_verdict.pdf",
+        fig3_data="results/healthfc/stats/fig3_level_by_verdict.csv",
+        summary="results/healthfc/stats/summary.json",
+    params:
+        step="healthfc.dataset_steps:stats",
+        options=lambda w: {"top_topics": config["healthfc"]["dataset"]["top_topics"]},
+    log:
+        "logs/healthfc/stats.log",
+    benchmark:
+        "results/benchmarks/healthfc/stats.tsv"
+    resources:
+        mem_mb=2048,
+        runtime=15,
+    conda:
+        "../../envs/figures.yaml"
     script:
         STEP_SCRIPT
