@@ -101,7 +101,8 @@ PROBE = r"""
   }
   async function open(cat, sub) {
     await home();
-    if (Object.keys(categories).length > 1) { click(cat); await sleep(300); }
+    // one category: the menu shows it as "Results"; several: one entry per category name
+    click(Object.keys(categories).length > 1 ? cat : "Results"); await sleep(300);
     if (Object.keys(categories[cat]).length > 1) { click(sub); await sleep(300); }
   }
   const rows = () => [...document.querySelectorAll("tbody tr")];
