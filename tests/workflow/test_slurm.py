@@ -185,6 +185,12 @@ def _drop_keys(obj, pattern: re.Pattern):
 
 def _why_differ(a: Path, b: Path) -> str:
     """Tell "same lines, other order" apart from real content differences."""
+    if a.suffix == ".pdf":
+        stamp = re.compile(rb"/(CreationDate|ModDate) \(D:[^)]*\)")
+        if stamp.sub(b"", a.read_bytes()) == stamp.sub(b"", b.read_bytes()):
+            return "PDFs differ only in /CreationDate (savefig(..., metadata={'CreationDate': None}))"
+        return "different PDF content"
+
     def lines(p):
         raw = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
         return raw.splitlines()
