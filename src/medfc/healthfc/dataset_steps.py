@@ -94,24 +94,23 @@ def align(inputs: dict[str, Any], outputs: dict[str, Any], options: dict[str, An
 def make_translate(options: dict[str, Any]) -> Translate | None:
     """A ``translate(texts)`` over :func:`medfc.healthfc.translate.translate_with_memory`.
 
-    ``options``: ``model`` (hub id or local dir), ``model_name`` (the logical name used as the memory
-    key; defaults to ``model``), ``memory`` (working JSONL),
-    ``seeds`` (read-only memories), ``corrections`` (TSV), ``device``, ``batch_size``. No
-    ``model`` → None (English fields left empty, counted).
+    ``options`` are the translation stage's (see ``translation_steps.translate``): ``model``,
+    ``model_name`` (the memory key; defaults to ``model``), ``backend``, ``memory`` (working JSONL),
+    ``memory_seeds`` (read-only memories), ``corrections`` (TSV), ``device``, ``batch_size`` … —
+    the same memory and backend, so both steps share every translation. No ``model`` → None
+    (English fields left empty, counted).
     """
     model = options.get("model")
     if not model:
         return None
     from medfc.healthfc.tm import Corrections, TranslationMemory
-    from medfc.healthfc.translate import MarianTranslator, translate_with_memory
+    from medfc.healthfc.translate import translate_with_memory
+    from medfc.healthfc.translation_steps import make_translator_factory
 
     model_name = str(options.get("model_name") or model)
-    memory = TranslationMemory(options.get("memory"), seeds=[s for s in options.get("seeds", []) if s])
+    memory = TranslationMemory(options.get("memory"), seeds=[s for s in options.get("memory_seeds", []) if s])
     corrections = Corrections.load(options.get("corrections")) if options.get("corrections") else None
-
-    def factory() -> MarianTranslator:
-        return MarianTranslator(model, name=model_name, device=options.get("device", "auto"),
-                                batch_size=int(options.get("batch_size", 32)), progress=False)
+    factory = make_translator_factory({**options, "model_name": model_name})
 
     def translate(texts: Sequence[str]) -> list[str]:
         out, st = translate_with_memory(texts, factory, memory, corrections, model_name)
