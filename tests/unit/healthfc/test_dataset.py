@@ -118,7 +118,7 @@ def test_make_translate_uses_the_memory_without_loading_a_model(tmp_path):
     memory = tmp_path / "seed.jsonl"
     texts = ["Hilft Zink?", "Unklar.", "Zink verkürzt Erkältungen kaum."]
     write_jsonl(memory, [{"model": "demo-model", "source": t, "target": f"mem:{t}", "origin": "model"} for t in texts])
-    translate = dataset_steps.make_translate({"model": "demo-model", "seeds": [str(memory)],
+    translate = dataset_steps.make_translate({"model": "demo-model", "memory_seeds": [str(memory)],
                                               "memory": str(tmp_path / "work.jsonl")})
     assert translate(texts) == [f"mem:{t}" for t in texts]
     assert dataset_steps.make_translate({}) is None
