@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from medfc.clinifact.pairs import label_table
+from medfc.common.plots import save_figure
 
 EXCLUDED_BRANCHES = ("All", "Rare")  # "All Conditions" and "Rare Diseases" are not MeSH disease classes
 
@@ -63,34 +64,17 @@ def year_table(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"year": counts.index.astype(int), "publications": counts.values.astype(int)})
 
 
-def _save(fig: Any, png: str | os.PathLike) -> list[Path]:
-    png = Path(png)
-    png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(png, dpi=150, bbox_inches="tight")
-    pdf = png.with_suffix(".pdf")
-    fig.savefig(pdf, bbox_inches="tight")
-    return [png, pdf]
-
-
 def plot_disease_classes(table: pd.DataFrame, png: str | os.PathLike) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, max(2.5, 0.32 * len(table) + 1)))
     ax.barh(table["disease_class"][::-1], table["claims"][::-1], color="#4c72b0")
     ax.set_xlabel("claim–evidence pairs")
     ax.set_title("CliniFact claims per disease class")
-    out = _save(fig, png)
-    plt.close(fig)
-    return out
+    return save_figure(fig, png)
 
 
 def plot_years(table: pd.DataFrame, png: str | os.PathLike) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 3))
@@ -98,9 +82,7 @@ def plot_years(table: pd.DataFrame, png: str | os.PathLike) -> list[Path]:
     ax.set_xlabel("publication year")
     ax.set_ylabel("publications")
     ax.set_title("CliniFact publications per year")
-    out = _save(fig, png)
-    plt.close(fig)
-    return out
+    return save_figure(fig, png)
 
 
 __all__ = ["label_table", "word_count_table", "study_classes", "disease_class_table", "year_table", "plot_disease_classes", "plot_years"]

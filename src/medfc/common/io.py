@@ -36,8 +36,8 @@ def write_jsonl(path: str | os.PathLike, records: Iterable[dict[str, Any]]) -> i
     os.close(fd)
     try:
         if str(path).endswith(".gz"):
-            # mtime=0 keeps the bytes identical for identical content
-            with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+            # mtime=0 and no file name in the header keep the bytes identical for identical content
+            with open(tmp, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
                 for rec in records:
                     gz.write((json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
                     count += 1

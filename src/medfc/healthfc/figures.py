@@ -14,6 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
+from medfc.common.plots import save_figure
 
 __all__ = ["plot_claims_per_year", "plot_level_by_verdict", "plot_top_topics", "save"]
 
@@ -22,17 +23,6 @@ LEVEL_COLOURS = {
     "insufficient": "#bababa", "conflicting": "#8c510a",
 }
 LABEL_NAMES = {"SUPPORTED": "Supported", "REFUTED": "Refuted", "NOT ENOUGH INFO": "NEI"}
-
-
-def save(fig: plt.Figure, stem: str | os.PathLike) -> list[Path]:
-    """Write ``stem.png`` (150 dpi) and ``stem.pdf``; close the figure."""
-    stem = Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    out = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
-    fig.savefig(out[0], dpi=150, bbox_inches="tight", metadata={"Software": None})
-    fig.savefig(out[1], bbox_inches="tight", metadata={"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None})
-    plt.close(fig)
-    return out
 
 
 def plot_claims_per_year(df: pd.DataFrame, stem: str | os.PathLike) -> list[Path]:
@@ -48,7 +38,7 @@ def plot_claims_per_year(df: pd.DataFrame, stem: str | os.PathLike) -> list[Path
     ax.set_title("HealthFC: claims per year")
     ax.legend(frameon=False)
     ax.tick_params(axis="x", rotation=45)
-    return save(fig, stem)
+    return save_figure(fig, stem)
 
 
 def plot_top_topics(df: pd.DataFrame, stem: str | os.PathLike) -> list[Path]:
@@ -59,7 +49,7 @@ def plot_top_topics(df: pd.DataFrame, stem: str | os.PathLike) -> list[Path]:
     ax.bar_label(bars, labels=[f"{100 * s:.0f} %" for s in d["share"]], fontsize=7, padding=2)
     ax.set_xlabel("share of claims (%)")
     ax.set_title(f"HealthFC: top {len(df)} topics")
-    return save(fig, stem)
+    return save_figure(fig, stem)
 
 
 def plot_level_by_verdict(df: pd.DataFrame, stem: str | os.PathLike) -> list[Path]:
@@ -81,4 +71,4 @@ def plot_level_by_verdict(df: pd.DataFrame, stem: str | os.PathLike) -> list[Pat
     ax.set_ylabel("claims")
     ax.set_title("HealthFC: level of evidence by verdict")
     ax.legend(title="level of evidence", frameon=False, fontsize=8)
-    return save(fig, stem)
+    return save_figure(fig, stem)
