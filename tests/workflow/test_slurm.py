@@ -215,10 +215,10 @@ def _short(argv: list[str]) -> str:
     return "sbatch " + " ".join(shlex.quote(a) if not a.startswith("--wrap") else "--wrap=<snakemake job>" for a in argv)
 
 
-# The documented cluster command (docs/slurm.md). `--workflow-profile none`: otherwise Snakemake also
-# loads profiles/default as the workflow profile, whose `default-resources` replaces the whole
-# `default-resources` of profiles/slurm, dropping slurm_partition/slurm_account (the plugin then guesses).
-SLURM_ARGS = ["--workflow-profile", "none", "--configfile", CONFIG]
+# The documented cluster command (docs/slurm.md). Snakemake also loads profiles/default as the workflow
+# profile and lets it win; the partition/account test guards that it never drops the SLURM profile's
+# default-resources (slurm_partition/slurm_account; the plugin would then guess).
+SLURM_ARGS = ["--configfile", CONFIG]
 
 
 @pytest.fixture(scope="module")
