@@ -31,6 +31,8 @@ from pathlib import Path
 import yaml
 from lxml import html as lxml_html
 
+from medfc.healthfc.verdicts import ANSWER_SCALE
+
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "resources" / "demo" / "site_src"
 SITE = ROOT / "resources" / "demo" / "site"
@@ -66,18 +68,7 @@ TOPICS = {
 }
 
 #: Answer scale of the current layout (SOURCES.md §1); 7 is unused.
-SCALE = {
-    1: "Ja, möglicherweise",
-    2: "Ja, wahrscheinlich",
-    3: "Ja",
-    4: "Ja, möglicherweise ein bisschen",
-    5: "Ja, wahrscheinlich ein bisschen",
-    6: "Ja, ein bisschen",
-    8: "Nein, möglicherweise nicht",
-    9: "Nein, wahrscheinlich nicht",
-    10: "Nein",
-    11: "Wissenschaftliche Belege fehlen",
-}
+SCALE = ANSWER_SCALE
 SCALE_INDEX = {v: k for k, v in SCALE.items()}
 
 # Abbreviations that end with a period but do not end a sentence (for the approximate sentence count).

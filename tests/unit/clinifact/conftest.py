@@ -10,6 +10,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from tests.helpers.clock import FakeClock
+
 REPO = Path(__file__).resolve().parents[3]
 DEMO_ZIP = REPO / "resources" / "demo" / "ctgov" / "studies.zip"
 DEMO_PUBMED = REPO / "resources" / "demo" / "pubmed"
@@ -65,17 +67,6 @@ def server() -> Iterator[ScriptedServer]:
     srv.close()
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.sleeps: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(round(seconds, 6))
-        self.now += seconds
 
 
 @pytest.fixture
