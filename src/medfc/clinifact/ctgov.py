@@ -7,11 +7,11 @@ import json
 import logging
 import os
 import re
-import zipfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from medfc.clinifact import zipstream
 from medfc.common.http import HttpClient, RateLimiter, progress_bar
 from medfc.common.io import write_json, write_jsonl
 from medfc.common.report import SkipReport
@@ -169,35 +169,45 @@ def nct_id(study: Mapping[str, Any]) -> str | None:
     return ((study.get("protocolSection") or {}).get("identificationModule") or {}).get("nctId")
 
 
+def _is_study_member(name: str) -> bool:
+    return NCT_MEMBER.search(name) is not None
+
+
 def iter_bulk_zip(path: str | os.PathLike, report: SkipReport | None = None, limit: int | None = None) -> Iterator[dict[str, Any]]:
     """Stream study objects out of the bulk ``json.zip``: one ``NCT########.json`` member at a time.
 
-    Nothing is extracted to disk and only one member's bytes are in memory at once. (zipfile
-    keeps the central directory, a few hundred bytes per member, for the life of the archive.)
+    The zip is walked sequentially by its local headers (``zipstream``), never loading its central
+    directory, so memory stays flat however many members it has: nothing is extracted to disk and
+    only one member's bytes are in memory at once. A member that fails its CRC-32 or cannot be
+    inflated is skipped and counted with that reason; a zip that ends early (interrupted download)
+    raises ``zipstream.TruncatedZip`` after its complete members, naming the last one.
     """
     n = 0
-    with zipfile.ZipFile(path) as zf:
-        for info in zf.infolist():
-            if info.is_dir():
-                continue
-            m = NCT_MEMBER.search(info.filename)
-            if not m:
-                if report is not None:
-                    report.skip(info.filename, "not_a_study_member")
-                continue
-            with zf.open(info) as fh:
-                raw = fh.read()
-            try:
-                study = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                if report is not None:
-                    report.skip(m.group(1), "invalid_json", str(exc)[:200])
-                continue
-            del raw
-            yield study
-            n += 1
-            if limit is not None and n >= limit:
-                return
+    for member in zipstream.iter_members(path, select=_is_study_member):
+        if member.is_dir:
+            continue
+        m = NCT_MEMBER.search(member.name)
+        if not m:
+            if report is not None:
+                report.skip(member.name, "not_a_study_member")
+            continue
+        if member.error:
+            if report is not None:
+                report.skip(m.group(1), member.error, member.detail)
+            continue
+        raw = member.data
+        del member
+        try:
+            study = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            if report is not None:
+                report.skip(m.group(1), "invalid_json", str(exc)[:200])
+            continue
+        del raw
+        yield study
+        n += 1
+        if limit is not None and n >= limit:
+            return
 
 
 def passes_clinifact_filter(study: Mapping[str, Any]) -> str | None:

@@ -1,0 +1,432 @@
+"""Sequential zip reader: walks the local file headers from the start of the file.
+
+``zipfile.ZipFile`` reads the whole central directory up front (one ZipInfo, some 560 bytes, per
+member: about 270 MiB for the 500,000-member ClinicalTrials.gov bulk zip). This reader never looks
+at the central directory: it reads each local file header (``PK\\x03\\x04``), the member's data and,
+when general-purpose flag bit 3 is set, the data descriptor that follows, then moves on. Memory is
+bounded by the largest member (plus a 64 KiB read chunk), whatever the number of members; the input
+does not even need to be seekable (a pipe or an HTTP response body works).
+
+Supported: STORED and DEFLATED members; data descriptors (bit 3) with or without their optional
+``PK\\x07\\x08`` signature and with 4- or 8-byte (ZIP64) sizes; ZIP64 extra fields (id 0x0001) in
+the local header; CRC-32 checked for every member that is read (and for stepped-over members that
+use a data descriptor, which must be inflated anyway to find their end). A CRC mismatch,
+corrupt deflate data, an unsupported compression method or an encrypted member is reported on that
+member (``ZipMember.error``) and the walk goes on, as long as the member's end can still be found.
+The walk stops at the central directory (``PK\\x01\\x02``) or the end-of-central-directory record.
+A file that ends before the central directory (an interrupted download) raises ``TruncatedZip``
+after every complete member has been yielded; it names the last complete member.
+
+Not supported (``BadZip``): archives with data in front of the first local header (self-extracting
+archives), split archives, and members whose end cannot be found without the central directory
+(encrypted or non-deflate members that use a data descriptor).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+LOCAL_SIG = b"PK\x03\x04"
+CENTRAL_SIG = b"PK\x01\x02"
+EOCD_SIG = b"PK\x05\x06"
+ZIP64_EOCD_SIG = b"PK\x06\x06"
+ZIP64_LOCATOR_SIG = b"PK\x06\x07"
+ARCHIVE_EXTRA_SIG = b"PK\x06\x08"
+DIGITAL_SIG = b"PK\x05\x05"
+DESCRIPTOR_SIG = b"PK\x07\x08"
+SPAN_MARKERS = (DESCRIPTOR_SIG, b"PK00")  # at offset 0 only: a (single-segment) spanned archive
+END_SIGS = frozenset({CENTRAL_SIG, EOCD_SIG, ZIP64_EOCD_SIG, ZIP64_LOCATOR_SIG, ARCHIVE_EXTRA_SIG, DIGITAL_SIG})
+NEXT_SIGS = END_SIGS | {LOCAL_SIG}  # what may follow a member (used to confirm a data descriptor)
+
+STORED = 0
+DEFLATED = 8
+FLAG_ENCRYPTED = 0x0001
+FLAG_DESCRIPTOR = 0x0008
+FLAG_UTF8 = 0x0800
+ZIP64_EXTRA_ID = 0x0001
+MASK32 = 0xFFFFFFFF
+
+_LOCAL = struct.Struct("<4sHHHHHIIIHH")  # signature .. extra length: 30 bytes
+_DESCRIPTOR_PEEK = 4 + 4 + 16 + 4  # signature, CRC, two 8-byte sizes, next signature
+CHUNK_SIZE = 1 << 16
+
+
+class ZipStreamError(Exception):
+    """The zip cannot be walked any further."""
+
+
+class BadZip(ZipStreamError):
+    """Not a zip this reader can walk, or corrupt beyond the current member."""
+
+
+class TruncatedZip(ZipStreamError):
+    """The file ends before the central directory: every complete member has been yielded."""
+
+    def __init__(self, offset: int, last_good: str | None, member: str | None = None) -> None:
+        self.offset = offset
+        self.last_good = last_good
+        self.member = member
+        where = f"inside member {member!r}" if member else "between members"
+        last = f"last complete member: {last_good!r}" if last_good else "no complete member"
+        super().__init__(f"zip truncated at byte {offset} {where} ({last}); the download was probably interrupted, fetch it again")
+
+
+@dataclass(frozen=True, slots=True)
+class ZipMember:
+    """One member, as its local header (and data descriptor) describe it.
+
+    ``data`` is the uncompressed content when the member was selected, is a file and had no error;
+    otherwise None. ``error`` is a short reason (``crc_mismatch``, ``bad_deflate_data``,
+    ``size_mismatch``, ``unsupported_compression``, ``encrypted``) with ``detail``.
+    """
+
+    name: str
+    offset: int
+    method: int
+    flags: int
+    compressed_size: int
+    file_size: int
+    crc: int
+    data: bytes | None
+    error: str | None = None
+    detail: str = ""
+
+    @property
+    def is_dir(self) -> bool:
+        return self.name.endswith("/")
+
+
+class _Eof(Exception):
+    pass
+
+
+class _Source:
+    """A binary stream read in ``chunk_size`` pieces, with push-back of the bytes just read (for those
+    read past a deflate stream's end, or peeked at) and the byte offset of the next byte."""
+
+    def __init__(self, fh: BinaryIO, chunk_size: int) -> None:
+        self._fh = fh
+        self._buf = b""
+        self._pos = 0
+        self.chunk_size = chunk_size
+        self.offset = 0
+
+    def chunk(self, limit: int | None = None) -> bytes:
+        """Up to ``min(limit, chunk_size)`` bytes; b"" only at end of file."""
+        if self._pos >= len(self._buf):
+            self._buf = self._fh.read(self.chunk_size) or b""
+            self._pos = 0
+        n = self.chunk_size if limit is None else min(limit, self.chunk_size)
+        out = self._buf[self._pos : self._pos + n]
+        self._pos += len(out)
+        self.offset += len(out)
+        return out
+
+    def read(self, n: int) -> bytes:
+        """``n`` bytes, fewer only at end of file."""
+        parts = []
+        while n > 0:
+            b = self.chunk(n)
+            if not b:
+                break
+            parts.append(b)
+            n -= len(b)
+        return b"".join(parts)
+
+    def exact(self, n: int) -> bytes:
+        b = self.read(n)
+        if len(b) < n:
+            raise _Eof
+        return b
+
+    def unread(self, b: bytes) -> None:
+        """Push back ``b``, which must be the bytes most recently read (a suffix of them)."""
+        n = len(b)
+        if not n:
+            return
+        if n <= self._pos:  # all of it came from the current buffer: step back
+            self._pos -= n
+        else:
+            self._buf = bytes(b) + self._buf[self._pos :]
+            self._pos = 0
+        self.offset -= n
+
+    def peek(self, n: int) -> bytes:
+        b = self.read(n)
+        self.unread(b)
+        return b
+
+
+def _decode_name(raw: bytes, flags: int) -> str:
+    name = raw.decode("utf-8") if flags & FLAG_UTF8 else raw.decode("cp437")
+    name = name.split("\x00", 1)[0]  # as zipfile does
+    if os.sep != "/":
+        name = name.replace(os.sep, "/")
+    return name
+
+
+def _zip64_sizes(extra: bytes, file_size: int, compressed_size: int) -> tuple[int, int, bool]:
+    """Sizes from a ZIP64 extra field (id 0x0001): each 0xFFFFFFFF header size, in order, from 8 bytes."""
+    i = 0
+    while i + 4 <= len(extra):
+        tag, length = struct.unpack_from("<HH", extra, i)
+        if tag == ZIP64_EXTRA_ID:
+            data = extra[i + 4 : i + 4 + length]
+            j = 0
+            if file_size == MASK32 and j + 8 <= len(data):
+                (file_size,) = struct.unpack_from("<Q", data, j)
+                j += 8
+            if compressed_size == MASK32 and j + 8 <= len(data):
+                (compressed_size,) = struct.unpack_from("<Q", data, j)
+            return file_size, compressed_size, True
+        i += 4 + length
+    return file_size, compressed_size, False
+
+
+def _descriptor(buf: bytes, csize: int, usize: int, zip64: bool) -> tuple[int, int, bool] | None:
+    """(crc, length, confirmed) of the data descriptor at the start of ``buf`` for sizes ``csize``/``usize``.
+
+    Tries every layout (with/without signature × 4/8-byte sizes) whose sizes match; a layout is
+    confirmed when the bytes after it start another record (or the file ends there). ``zip64``
+    orders the 8-byte layouts first. None when no layout matches.
+    """
+    widths = (8, 4) if zip64 else (4, 8)
+    found: list[tuple[int, int, bool]] = []
+    for has_sig in (True, False):
+        if has_sig and buf[:4] != DESCRIPTOR_SIG:
+            continue
+        start = 4 if has_sig else 0
+        for w in widths:
+            end = start + 4 + 2 * w
+            if len(buf) < end:
+                continue
+            crc, c, u = struct.unpack_from("<I" + ("QQ" if w == 8 else "II"), buf, start)
+            mask = (1 << (8 * w)) - 1
+            if c != csize & mask or u != usize & mask:
+                continue
+            follows = buf[end : end + 4]
+            found.append((crc, end, follows in NEXT_SIGS or follows == b""))
+    for hit in found:
+        if hit[2]:
+            return hit
+    return found[0] if found else None
+
+
+def iter_members(
+    source: str | os.PathLike | BinaryIO,
+    select: Callable[[str], bool] | None = None,
+    chunk_size: int = CHUNK_SIZE,
+) -> Iterator[ZipMember]:
+    """Yield every member of the zip in file order, reading sequentially from its start.
+
+    ``select(name)`` decides whose content is decompressed into ``ZipMember.data`` (default: every
+    file); the others (and directories) are stepped over with ``data=None``, still CRC-checked where
+    their bytes have to be decompressed anyway. ``source`` is a path or a readable binary stream.
+    Raises ``TruncatedZip`` (after yielding all complete members) or ``BadZip``.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "rb", buffering=chunk_size) as fh:
+            yield from _walk(_Source(fh, chunk_size), select)
+    else:
+        yield from _walk(_Source(source, chunk_size), select)
+
+
+def _walk(src: _Source, select: Callable[[str], bool] | None) -> Iterator[ZipMember]:
+    last_good: str | None = None
+    first = True
+    while True:
+        start = src.offset
+        sig = src.read(4)
+        if first and sig in SPAN_MARKERS:
+            start = src.offset
+            sig = src.read(4)
+        if not sig:
+            if first:
+                raise BadZip("empty file, not a zip")
+            raise TruncatedZip(start, last_good)
+        if len(sig) < 4:
+            raise TruncatedZip(start, last_good)
+        if sig in END_SIGS:
+            return
+        if sig != LOCAL_SIG:
+            if first:
+                raise BadZip(f"not a zip, or one with data before its first member (starts with {sig!r}); this reader walks local headers from byte 0")
+            raise BadZip(f"corrupt zip: {sig!r} at byte {start} where a local file header or the central directory should start (after member {last_good!r})")
+        first = False
+        member_name: str | None = None
+        try:
+            fields = _LOCAL.unpack(sig + src.exact(_LOCAL.size - 4))
+            _, _, flags, method, _, _, crc, csize, usize, nlen, xlen = fields
+            member_name = _decode_name(src.exact(nlen), flags)
+            extra = src.exact(xlen)
+            usize, csize, zip64 = _zip64_sizes(extra, usize, csize)
+            member = _read_member(src, start, member_name, flags, method, crc, csize, usize, zip64, select)
+        except _Eof:
+            raise TruncatedZip(src.offset, last_good, member_name) from None
+        last_good = member.name
+        yield member
+
+
+def _read_member(
+    src: _Source, start: int, name: str, flags: int, method: int, crc: int, csize: int, usize: int, zip64: bool, select: Callable[[str], bool] | None
+) -> ZipMember:
+    wanted = not name.endswith("/") and (select is None or select(name))
+    if flags & FLAG_DESCRIPTOR:
+        data, error, detail, csize, usize, crc = _read_with_descriptor(src, name, flags, method, zip64, wanted)
+    else:
+        data, error, detail = _read_sized(src, flags, method, crc, csize, usize, wanted)
+    return ZipMember(name, start, method, flags, csize, usize, crc, data, error, detail)
+
+
+def _read_sized(src: _Source, flags: int, method: int, crc: int, csize: int, usize: int, wanted: bool) -> tuple[bytes | None, str | None, str]:
+    """Sizes and CRC in the local header: read ``csize`` bytes in chunks, inflating as they come."""
+    if not wanted:  # stepped over unread (so not CRC-checked)
+        _skip(src, csize)
+        return None, None, ""
+    if flags & FLAG_ENCRYPTED:
+        _skip(src, csize)
+        return None, "encrypted", "encrypted members are not supported"
+    if method not in (STORED, DEFLATED):
+        _skip(src, csize)
+        return None, "unsupported_compression", f"compression method {method}"
+    parts: list[bytes] = []
+    got_crc = 0
+    got_size = 0
+    remaining = csize
+    error: tuple[str, str] | None = None
+    dec = zlib.decompressobj(-15) if method == DEFLATED else None
+    while remaining > 0:
+        chunk = src.chunk(remaining)
+        if not chunk:
+            raise _Eof
+        remaining -= len(chunk)
+        if error:
+            continue
+        if dec is not None:
+            try:
+                chunk = dec.decompress(chunk)
+            except zlib.error as exc:
+                error = ("bad_deflate_data", str(exc))
+                continue
+        got_crc = zlib.crc32(chunk, got_crc)
+        got_size += len(chunk)
+        parts.append(chunk)
+    if not error and dec is not None:
+        try:
+            tail = dec.flush()
+        except zlib.error as exc:
+            error = ("bad_deflate_data", str(exc))
+        else:
+            got_crc = zlib.crc32(tail, got_crc)
+            got_size += len(tail)
+            parts.append(tail)
+            if not dec.eof:
+                error = ("bad_deflate_data", "deflate stream ends early")
+    if not error and got_size != usize:
+        error = ("size_mismatch", f"header says {usize} bytes, got {got_size}")
+    if not error and got_crc != crc:
+        error = ("crc_mismatch", f"header CRC-32 {crc:08x}, data {got_crc:08x}")
+    if error:
+        return None, *error
+    return b"".join(parts), None, ""
+
+
+def _skip(src: _Source, n: int) -> None:
+    while n > 0:
+        chunk = src.chunk(n)
+        if not chunk:
+            raise _Eof
+        n -= len(chunk)
+
+
+def _read_with_descriptor(src: _Source, name: str, flags: int, method: int, zip64: bool, wanted: bool) -> tuple[bytes | None, str | None, str, int, int, int]:
+    """Bit 3: sizes and CRC follow the data. DEFLATED: inflate to the stream's end, then match the
+    descriptor; STORED: scan for the descriptor. Returns (data, error, detail, csize, usize, crc)."""
+    if flags & FLAG_ENCRYPTED or method not in (STORED, DEFLATED):
+        what = "an encrypted member" if flags & FLAG_ENCRYPTED else f"a member compressed with method {method}"
+        raise BadZip(f"cannot find the end of {name!r}: {what} with a data descriptor needs the central directory")
+    if method == STORED:
+        data, desc_crc = _scan_stored(src, zip64)
+        got_crc = zlib.crc32(data)
+        csize = usize = len(data)
+    else:
+        dec = zlib.decompressobj(-15)
+        parts: list[bytes] = []
+        got_crc = usize = csize = 0
+        while not dec.eof:
+            chunk = src.chunk()
+            if not chunk:
+                raise _Eof
+            try:
+                out = dec.decompress(chunk)
+            except zlib.error as exc:
+                raise BadZip(f"corrupt deflate data in {name!r} ({exc}); with a data descriptor its end cannot be found") from None
+            unused = dec.unused_data
+            csize += len(chunk) - len(unused)
+            src.unread(unused)
+            got_crc = zlib.crc32(out, got_crc)
+            usize += len(out)
+            if wanted:
+                parts.append(out)
+        buf = src.peek(_DESCRIPTOR_PEEK)
+        found = _descriptor(buf, csize, usize, zip64)
+        if found is None:
+            if len(buf) < _DESCRIPTOR_PEEK:  # the file ends within the descriptor
+                raise _Eof
+            raise BadZip(f"no data descriptor matching {name!r} ({csize} bytes compressed, {usize} uncompressed) after its data")
+        desc_crc, length, _ = found
+        src.exact(length)
+        data = b"".join(parts)
+    if desc_crc != got_crc:
+        return None, "crc_mismatch", f"descriptor CRC-32 {desc_crc:08x}, data {got_crc:08x}", csize, usize, desc_crc
+    return (data if wanted else None), None, "", csize, usize, desc_crc
+
+
+def _scan_stored(src: _Source, zip64: bool) -> tuple[bytes, int]:
+    """STORED with a data descriptor (legal, rare): the data ends where a descriptor for its length
+    starts whose CRC matches the data, or that has its signature and is followed by another record.
+    Returns (data, descriptor CRC); the bytes after the descriptor are pushed back."""
+    data = bytearray()
+    searched = 0  # positions below this hold no descriptor
+    while True:
+        chunk = src.chunk()
+        eof = not chunk
+        data += chunk
+        # a candidate at p needs the descriptor and the next signature after it unless the file ends
+        limit = len(data) if eof else len(data) - _DESCRIPTOR_PEEK
+        if limit >= searched:
+            hit = _stored_candidate(data, searched, limit, zip64)
+            if hit is not None:
+                pos, crc, length = hit
+                src.unread(bytes(data[pos + length :]))
+                return bytes(data[:pos]), crc
+            searched = limit + 1
+        if eof:
+            raise _Eof
+
+
+def _stored_candidate(data: bytearray, start: int, limit: int, zip64: bool) -> tuple[int, int, int] | None:
+    """(p, crc, length) of the first descriptor at p in [start, limit] that ends data[:p]."""
+    positions: set[int] = set()
+    i = data.find(DESCRIPTOR_SIG, start)
+    while i != -1 and i <= limit:
+        positions.add(i)
+        i = data.find(DESCRIPTOR_SIG, i + 1)
+    for sig in (LOCAL_SIG, CENTRAL_SIG):  # a descriptor without signature is followed by the next record
+        i = data.find(sig, start + 12)
+        while i != -1 and i - 20 <= limit:
+            positions.update(p for p in (i - 12, i - 20) if start <= p <= limit)
+            i = data.find(sig, i + 1)
+    for p in sorted(positions):
+        found = _descriptor(bytes(data[p : p + _DESCRIPTOR_PEEK]), p, p, zip64)
+        if found is None:
+            continue
+        crc, length, confirmed = found
+        if crc == zlib.crc32(data[:p]) or (confirmed and data[p : p + 4] == DESCRIPTOR_SIG):
+            return p, crc, length
+    return None

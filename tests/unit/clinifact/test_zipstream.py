@@ -1,0 +1,351 @@
+"""The sequential zip reader (medfc.clinifact.zipstream) and the bulk-zip reader built on it."""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+import tracemalloc
+import zipfile
+import zlib
+from pathlib import Path
+
+import pytest
+
+from medfc.clinifact import ctgov, zipstream
+from medfc.common.io import write_jsonl
+from medfc.common.report import SkipReport
+
+DEMO_ZIP = Path(__file__).resolve().parents[3] / "resources" / "demo" / "ctgov" / "studies.zip"
+
+# contents that exercise the reader: empty, text holding zip signatures, incompressible, many chunks
+MEMBERS = {
+    "NCT99110001.json": json.dumps({"nctId": "NCT99110001", "title": "Ölçüm – ünïcode"}).encode(),
+    "empty.txt": b"",
+    "sigs.bin": b"x" + zipstream.DESCRIPTOR_SIG + b"yy" + zipstream.LOCAL_SIG + b"z" * 40 + zipstream.CENTRAL_SIG,
+    "random.bin": bytes((i * 7919 + (i >> 3) * 104729) % 251 for i in range(5000)),
+    "dir/": b"",
+    "dir/NCT99110002.json": json.dumps({"nctId": "NCT99110002", "rows": list(range(30000))}).encode(),
+    "dir/ünï.json": b"{}",
+}
+
+
+class Unseekable:
+    """A write-only stream without seek/tell: zipfile then writes data descriptors (flag bit 3)."""
+
+    def __init__(self) -> None:
+        self.buf = io.BytesIO()
+
+    def write(self, b: bytes) -> int:
+        return self.buf.write(b)
+
+    def flush(self) -> None:
+        pass
+
+
+class ReadOnlyPipe:
+    """A read-only stream without seek/tell, returning short reads like a pipe."""
+
+    def __init__(self, data: bytes, step: int = 1000) -> None:
+        self.data, self.pos, self.step = data, 0, step
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.step if n < 0 else min(n, self.step)
+        out = self.data[self.pos : self.pos + n]
+        self.pos += len(out)
+        return out
+
+
+def make_zip(compression: int, seekable: bool = True, zip64: bool = False, members: dict[str, bytes] = MEMBERS) -> bytes:
+    out = io.BytesIO() if seekable else Unseekable()
+    with zipfile.ZipFile(out, "w", compression=compression) as zf:
+        for name, data in members.items():
+            if name.endswith("/"):
+                zf.writestr(name, b"")
+                continue
+            with zf.open(name, "w", force_zip64=zip64) as fh:
+                fh.write(data)
+    return out.getvalue() if seekable else out.buf.getvalue()
+
+
+VARIANTS = {
+    "stored": dict(compression=zipfile.ZIP_STORED),
+    "deflated": dict(compression=zipfile.ZIP_DEFLATED),
+    "stored_descriptor": dict(compression=zipfile.ZIP_STORED, seekable=False),
+    "deflated_descriptor": dict(compression=zipfile.ZIP_DEFLATED, seekable=False),
+    "stored_zip64": dict(compression=zipfile.ZIP_STORED, zip64=True),
+    "deflated_zip64": dict(compression=zipfile.ZIP_DEFLATED, zip64=True),
+    "stored_zip64_descriptor": dict(compression=zipfile.ZIP_STORED, seekable=False, zip64=True),
+    "deflated_zip64_descriptor": dict(compression=zipfile.ZIP_DEFLATED, seekable=False, zip64=True),
+}
+
+
+def _members(data: bytes, **kw) -> list[zipstream.ZipMember]:
+    return list(zipstream.iter_members(io.BytesIO(data), **kw))
+
+
+def _zipfile_contents(data: bytes) -> list[tuple[str, bytes]]:
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        return [(i.filename, zf.read(i)) for i in zf.infolist()]
+
+
+def _local_header_offsets(data: bytes) -> dict[str, int]:
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        return {i.filename: i.header_offset for i in zf.infolist()}
+
+
+def _central_dir_offset(data: bytes) -> int:
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        return zf.start_dir
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("chunk_size", [1, 7, 4096, zipstream.CHUNK_SIZE])
+def test_reads_what_zipfile_wrote(variant, chunk_size):
+    data = make_zip(**VARIANTS[variant])
+    got = _members(data, chunk_size=chunk_size)
+    assert [m.name for m in got] == list(MEMBERS)
+    assert [(m.name, m.data) for m in got if not m.is_dir] == [(n, d) for n, d in _zipfile_contents(data) if not n.endswith("/")]
+    assert all(m.error is None for m in got)
+    assert [m.is_dir for m in got] == [n.endswith("/") for n in MEMBERS]
+    assert all(m.data is None for m in got if m.is_dir)
+    for m in got:
+        assert (m.file_size, m.crc) == (len(MEMBERS[m.name]), zlib.crc32(MEMBERS[m.name]))
+    assert [m.offset for m in got] == list(_local_header_offsets(data).values())
+    if "descriptor" in variant:
+        assert all(m.flags & zipstream.FLAG_DESCRIPTOR for m in got if not m.is_dir)
+    else:
+        assert not any(m.flags & zipstream.FLAG_DESCRIPTOR for m in got)
+
+
+@pytest.mark.parametrize("variant", ["deflated_zip64", "deflated_zip64_descriptor"])
+def test_zip64_local_headers_carry_sizes_in_the_extra_field(variant):
+    data = make_zip(**VARIANTS[variant])
+    off = _local_header_offsets(data)["random.bin"]
+    _, _, flags, _, _, _, _, csize, usize, _, xlen = struct.unpack_from("<4sHHHHHIIIHH", data, off)
+    assert (csize, usize) == (0xFFFFFFFF, 0xFFFFFFFF) and xlen >= 20
+    m = next(m for m in _members(data) if m.name == "random.bin")
+    assert m.file_size == 5000 and m.data == MEMBERS["random.bin"]
+
+
+def test_zip64_descriptors_have_8_byte_sizes():
+    data = make_zip(**VARIANTS["deflated_zip64_descriptor"])
+    m = next(m for m in _members(data) if m.name == "random.bin")
+    end = m.offset + 30 + len(b"random.bin") + 20 + m.compressed_size
+    assert data[end : end + 4] == zipstream.DESCRIPTOR_SIG
+    assert struct.unpack_from("<IQQ", data, end + 4) == (m.crc, m.compressed_size, 5000)
+
+
+def test_descriptor_without_signature_and_32_bit_sizes():
+    """The optional descriptor signature left out (some writers do): still found, CRC still checked."""
+    data = make_zip(**VARIANTS["deflated_descriptor"])
+    stripped = data[: _central_dir_offset(data)].replace(zipstream.DESCRIPTOR_SIG, b"")  # no signature occurs in deflated data here
+    got = _members(stripped + zipstream.CENTRAL_SIG)
+    assert [(m.name, m.data) for m in got if not m.is_dir] == [(n, d) for n, d in MEMBERS.items() if not n.endswith("/")]
+
+
+def test_select_steps_over_unwanted_members():
+    for variant in VARIANTS:
+        got = _members(make_zip(**VARIANTS[variant]), select=lambda n: n.endswith(".json"))
+        assert [m.name for m in got] == list(MEMBERS), variant
+        assert {m.name for m in got if m.data is not None} == {"NCT99110001.json", "dir/NCT99110002.json", "dir/ünï.json"}, variant
+
+
+def test_non_seekable_input_with_short_reads():
+    data = make_zip(**VARIANTS["deflated_descriptor"])
+    got = list(zipstream.iter_members(ReadOnlyPipe(data, step=333), chunk_size=1000))
+    assert [(m.name, m.data) for m in got if not m.is_dir] == [(n, d) for n, d in MEMBERS.items() if not n.endswith("/")]
+
+
+def _corrupt_header_crc(data: bytes, name: str) -> bytes:
+    off = _local_header_offsets(data)[name]
+    buf = bytearray(data)
+    buf[off + 14 : off + 18] = struct.pack("<I", zlib.crc32(MEMBERS[name]) ^ 0xDEADBEEF)
+    return bytes(buf)
+
+
+def _corrupt_stored_byte(data: bytes, name: str) -> bytes:
+    off = _local_header_offsets(data)[name]
+    _, _, _, _, _, _, _, _, _, nlen, xlen = struct.unpack_from("<4sHHHHHIIIHH", data, off)
+    pos = off + 30 + nlen + xlen + 3
+    buf = bytearray(data)
+    buf[pos] ^= 0x01
+    return bytes(buf)
+
+
+@pytest.mark.parametrize("variant", ["stored", "deflated", "stored_zip64", "deflated_zip64"])
+def test_crc_mismatch_in_the_local_header_is_a_member_error(variant):
+    data = _corrupt_header_crc(make_zip(**VARIANTS[variant]), "random.bin")
+    got = _members(data)
+    bad = [m for m in got if m.error]
+    assert [(m.name, m.error, m.data) for m in bad] == [("random.bin", "crc_mismatch", None)]
+    assert "data" in bad[0].detail
+    assert [m.name for m in got] == list(MEMBERS)  # the walk goes on
+
+
+@pytest.mark.parametrize("variant", ["stored", "stored_descriptor", "stored_zip64_descriptor"])
+def test_corrupt_stored_data_is_a_crc_mismatch(variant):
+    data = _corrupt_stored_byte(make_zip(**VARIANTS[variant]), "random.bin")
+    got = _members(data)
+    assert [(m.name, m.error) for m in got if m.error] == [("random.bin", "crc_mismatch")]
+    assert [m.name for m in got] == list(MEMBERS)
+
+
+@pytest.mark.parametrize("variant", ["deflated_descriptor", "deflated_zip64_descriptor"])
+def test_crc_mismatch_in_a_data_descriptor(variant):
+    data = make_zip(**VARIANTS[variant])
+    m = next(m for m in _members(data) if m.name == "random.bin")
+    end = m.offset + 30 + len(b"random.bin") + (20 if "zip64" in variant else 0) + m.compressed_size
+    buf = bytearray(data)
+    buf[end + 4 : end + 8] = struct.pack("<I", m.crc ^ 1)
+    got = _members(bytes(buf))
+    assert [(m.name, m.error) for m in got if m.error] == [("random.bin", "crc_mismatch")]
+    assert [m.name for m in got] == list(MEMBERS)
+
+
+def test_corrupt_deflate_data_is_a_member_error_when_sizes_are_known():
+    data = make_zip(**VARIANTS["deflated"])
+    off = _local_header_offsets(data)["dir/NCT99110002.json"]
+    pos = off + 30 + len("dir/NCT99110002.json".encode()) + 10
+    buf = bytearray(data)
+    buf[pos : pos + 40] = b"\xff" * 40
+    got = _members(bytes(buf))
+    errors = [(m.name, m.error) for m in got if m.error]
+    assert len(errors) == 1 and errors[0][0] == "dir/NCT99110002.json" and errors[0][1] in {"bad_deflate_data", "crc_mismatch", "size_mismatch"}
+    assert [m.name for m in got] == list(MEMBERS)
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_truncated_zip_yields_complete_members_then_names_the_last_good_one(variant):
+    data = make_zip(**VARIANTS[variant])
+    end = _central_dir_offset(data)
+    full = [(m.name, m.data) for m in _members(data)]
+    offsets = _local_header_offsets(data)
+    starts = sorted(offsets.values()) + [end]
+    for cut in sorted(set(range(0, end + 1, max(97, end // 300))) | set(starts) | {s + d for s in starts for d in (1, 3, 29, 31)} | {end - d for d in range(1, 30)}):
+        if cut == 0 or cut > end:
+            continue
+        got = []
+        with pytest.raises(zipstream.TruncatedZip) as exc:
+            for m in zipstream.iter_members(io.BytesIO(data[:cut]), chunk_size=64):
+                got.append((m.name, m.data))
+        assert got == full[: len(got)], cut
+        # every member whose record ends at or before the cut came out
+        complete = sum(1 for s in starts[1:] if s <= cut)
+        assert len(got) == complete, (cut, len(got), complete)
+        assert exc.value.last_good == (got[-1][0] if got else None)
+        assert (repr(got[-1][0]) if got else "no complete member") in str(exc.value)
+        assert "truncated" in str(exc.value)
+
+
+def test_empty_zip_and_not_a_zip(tmp_path):
+    buf = io.BytesIO()
+    zipfile.ZipFile(buf, "w").close()
+    assert _members(buf.getvalue()) == []
+    with pytest.raises(zipstream.BadZip, match="empty file"):
+        _members(b"")
+    with pytest.raises(zipstream.BadZip, match="data before its first member"):
+        _members(b"#!/bin/sh\n" + make_zip(**VARIANTS["stored"]))
+
+
+def test_garbage_between_members_is_a_clear_error():
+    data = make_zip(**VARIANTS["stored"])
+    off = _local_header_offsets(data)["random.bin"]
+    with pytest.raises(zipstream.BadZip, match="after member 'sigs.bin'"):
+        _members(data[:off] + b"XXXX" + data[off + 4 :])
+
+
+def test_encrypted_and_unsupported_members_are_member_errors():
+    data = bytearray(make_zip(**VARIANTS["stored"]))
+    offsets = _local_header_offsets(bytes(data))
+    struct.pack_into("<H", data, offsets["sigs.bin"] + 8, 12)  # bzip2
+    struct.pack_into("<H", data, offsets["random.bin"] + 6, 1)  # encrypted
+    got = _members(bytes(data))
+    assert [(m.name, m.error) for m in got if m.error] == [("sigs.bin", "unsupported_compression"), ("random.bin", "encrypted")]
+    assert [m.name for m in got] == list(MEMBERS)
+
+
+def test_memory_is_flat_in_the_number_of_members():
+    peaks = []
+    for n in (500, 4000):
+        members = {f"NCT9{i:07d}.json": json.dumps({"i": i, "pad": "x" * 300}).encode() for i in range(n)}
+        data = make_zip(zipfile.ZIP_DEFLATED, members=members)
+        fh = io.BytesIO(data)
+        tracemalloc.start()
+        count = sum(1 for m in zipstream.iter_members(fh) if m.data)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        assert count == n
+    assert peaks[1] < peaks[0] * 1.3 + 50_000, peaks
+
+
+# --- the bulk reader on top -------------------------------------------------------------------
+
+
+def _old_iter_bulk_zip(path: Path, report: SkipReport) -> list[dict]:
+    """The previous zipfile-based reader, kept here as the reference."""
+    out = []
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            if info.is_dir():
+                continue
+            m = ctgov.NCT_MEMBER.search(info.filename)
+            if not m:
+                report.skip(info.filename, "not_a_study_member")
+                continue
+            try:
+                out.append(json.loads(zf.read(info)))
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                report.skip(m.group(1), "invalid_json", str(exc)[:200])
+    return out
+
+
+def test_demo_zip_gives_the_same_studies_as_the_zipfile_reader(tmp_path):
+    old_report, new_report = SkipReport("old"), SkipReport("new")
+    old = _old_iter_bulk_zip(DEMO_ZIP, old_report)
+    new = list(ctgov.iter_bulk_zip(DEMO_ZIP, report=new_report))
+    assert len(new) == 44 and new == old
+    assert old_report.skipped == new_report.skipped == []
+
+    report = SkipReport("fetch")
+    n = ctgov.read_bulk_zip(DEMO_ZIP, tmp_path / "new.jsonl.gz", report=report, progress=False)
+    write_jsonl(tmp_path / "old.jsonl.gz", [s for s in old if ctgov.passes_clinifact_filter(s) is None])
+    assert n == 41 and (tmp_path / "new.jsonl.gz").read_bytes() == (tmp_path / "old.jsonl.gz").read_bytes()
+
+
+def test_bulk_reader_matches_zipfile_reader_on_descriptor_zips(tmp_path):
+    members = {"ctg-studies/": b"", "README.txt": b"not a study", "ctg-studies/NCT99110002.json": b"{broken"}
+    members |= {f"ctg-studies/NCT9911{i:04d}.json": json.dumps({"protocolSection": {"identificationModule": {"nctId": f"NCT9911{i:04d}"}}}).encode() for i in (1, 3, 4)}
+    for variant in ("deflated_descriptor", "stored_zip64_descriptor"):
+        zpath = tmp_path / f"{variant}.zip"
+        zpath.write_bytes(make_zip(**{**VARIANTS[variant], "members": members}))
+        old_report, new_report = SkipReport("old"), SkipReport("new")
+        assert list(ctgov.iter_bulk_zip(zpath, report=new_report)) == _old_iter_bulk_zip(zpath, old_report)
+        assert new_report.skipped == old_report.skipped
+        assert new_report.reasons() == {"invalid_json": 1, "not_a_study_member": 1}
+
+
+def test_bulk_reader_counts_a_crc_mismatch_and_goes_on(tmp_path):
+    members = {f"NCT9911{i:04d}.json": json.dumps({"protocolSection": {"identificationModule": {"nctId": f"NCT9911{i:04d}"}}}).encode() for i in range(1, 5)}
+    data = bytearray(make_zip(zipfile.ZIP_DEFLATED, members=members))
+    off = _local_header_offsets(bytes(data))["NCT99110002.json"]
+    data[off + 14 : off + 18] = b"\0\0\0\0"
+    zpath = tmp_path / "bad.zip"
+    zpath.write_bytes(bytes(data))
+    report = SkipReport("t")
+    assert [ctgov.nct_id(s) for s in ctgov.iter_bulk_zip(zpath, report=report)] == ["NCT99110001", "NCT99110003", "NCT99110004"]
+    assert report.reasons() == {"crc_mismatch": 1} and report.skipped[0]["id"] == "NCT99110002"
+
+
+def test_read_bulk_zip_on_a_truncated_download_fails_clearly_and_writes_nothing(tmp_path):
+    data = DEMO_ZIP.read_bytes()
+    offsets = _local_header_offsets(data)
+    cut = offsets["NCT99000021.json"] + 100
+    zpath = tmp_path / "partial.zip"
+    zpath.write_bytes(data[:cut])
+    seen = [ctgov.nct_id(s) for s in ctgov.iter_bulk_zip(zpath, limit=5)]
+    assert len(seen) == 5  # a limit inside the complete part never reaches the cut
+    with pytest.raises(zipstream.TruncatedZip, match="'NCT99000020.json'") as exc:
+        ctgov.read_bulk_zip(zpath, tmp_path / "out.jsonl.gz", progress=False)
+    assert exc.value.member == "NCT99000021.json" and exc.value.last_good == "NCT99000020.json"
+    assert not (tmp_path / "out.jsonl.gz").exists() and list(tmp_path.iterdir()) == [zpath]
