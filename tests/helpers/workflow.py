@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -28,7 +29,11 @@ class WorkflowCopy:
                 shutil.copy2(src, root / name)
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        proc = subprocess.run([snakemake_bin(), *args], cwd=self.root, capture_output=True, text=True, timeout=1500)
+        env = dict(os.environ)
+        # the scorers' offline NLTK data (scripts/install_nltk_data.sh) lives in the checkout, not the copy
+        if "NLTK_DATA" not in env and (REPO / ".nltk_data").is_dir():
+            env["NLTK_DATA"] = str(REPO / ".nltk_data")
+        proc = subprocess.run([snakemake_bin(), *args], cwd=self.root, capture_output=True, text=True, timeout=1500, env=env)
         if check and proc.returncode != 0:
             raise AssertionError(f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}")
         return proc
