@@ -241,7 +241,7 @@ def read_bulk_zip(
             if apply_filter:
                 reason = passes_clinifact_filter(study)
                 if reason:
-                    report.skip(nct, reason)
+                    report.exclude(reason)  # the CliniFact selection, not bad input: counted only
                     continue
             report.count("studies")
             yield study

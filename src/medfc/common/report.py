@@ -24,10 +24,19 @@ class SkipReport:
     step: str
     skipped: list[dict[str, Any]] = field(default_factory=list)
     counts: Counter = field(default_factory=Counter)
+    excluded: Counter = field(default_factory=Counter)
 
     def skip(self, item_id: str, reason: str, detail: str = "") -> None:
         self.skipped.append({"id": str(item_id), "reason": reason, "detail": detail})
         log.warning("%s: skipped %s (%s%s)", self.step, item_id, reason, f": {detail}" if detail else "")
+
+    def exclude(self, reason: str, n: int = 1) -> None:
+        """Count items left out by design (a selection filter), not because they were bad.
+
+        Only the count per reason is kept, so a filter that drops most of a 500,000-item source
+        keeps the report (and memory) small; bad input goes through :meth:`skip` instead.
+        """
+        self.excluded[reason] += n
 
     def count(self, key: str, n: int = 1) -> None:
         self.counts[key] += n
@@ -41,6 +50,7 @@ class SkipReport:
             "counts": dict(sorted(self.counts.items())),
             "n_skipped": len(self.skipped),
             "skipped_by_reason": self.reasons(),
+            "excluded_by_reason": dict(sorted(self.excluded.items())),
             "skipped": sorted(self.skipped, key=lambda s: (s["reason"], s["id"])),
         }
 

@@ -126,7 +126,8 @@ def test_demo_zip_filter_counts(tmp_path):
     report = SkipReport("fetch")
     n = ctgov.read_bulk_zip(DEMO_ZIP, tmp_path / "s.jsonl.gz", report=report, progress=False)
     assert n == 41 and report.counts["members_read"] == 44
-    assert report.reasons() == {"no_results": 1, "not_interventional": 1, "status_not_completed_or_terminated": 1}
+    assert dict(report.excluded) == {"no_results": 1, "not_interventional": 1, "status_not_completed_or_terminated": 1}
+    assert report.skipped == []  # a selection is not bad input: counted, never listed per study
     with zipfile.ZipFile(DEMO_ZIP) as zf:
         names = zf.namelist()
     assert len(names) == 44 and all(ctgov.NCT_MEMBER.search(n) and n.startswith("NCT9900") for n in names)
