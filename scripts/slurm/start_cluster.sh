@@ -252,7 +252,8 @@ if ! mariadb-admin ping >/dev/null 2>&1; then
         mariadb-install-db --user=mysql --datadir=/var/lib/mysql >>"$LOG" 2>&1
     fi
     if [[ -x /etc/init.d/mariadb ]]; then
-        /etc/init.d/mariadb start >>"$LOG" 2>&1 || true
+        # setsid: the server must outlive the shell (and session) that started it
+        setsid /etc/init.d/mariadb start >>"$LOG" 2>&1 || true
     fi
     if ! mariadb-admin ping >/dev/null 2>&1; then
         (setsid mariadbd-safe --user=mysql >>"$LOGDIR/mariadb.log" 2>&1 &)

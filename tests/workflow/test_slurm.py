@@ -64,16 +64,19 @@ if _skip_reason():
     pytest.skip(_skip_reason(), allow_module_level=True)
 
 
-def _sinfo_ok() -> bool:
+def _cluster_ok() -> bool:
+    """The controller answers (sinfo) and so does accounting (sacct), which the plugin polls for job
+    states: without it a run would wait forever."""
     try:
-        return subprocess.run(["sinfo", "-h"], capture_output=True, timeout=20).returncode == 0
+        return all(subprocess.run(cmd, capture_output=True, timeout=20).returncode == 0
+                   for cmd in (["sinfo", "-h"], ["sacct", "-n", "-X", "-S", "now"]))
     except (FileNotFoundError, subprocess.TimeoutExpired):
         return False
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    if not _sinfo_ok():
+    if not _cluster_ok():  # start_cluster.sh is idempotent: it (re)starts only what is down
         proc = subprocess.run(["bash", str(START)], capture_output=True, text=True, timeout=600)
         if proc.returncode != 0:
             pytest.fail(f"scripts/slurm/start_cluster.sh failed ({proc.returncode}):\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}")
@@ -205,7 +208,7 @@ def _why_differ(a: Path, b: Path) -> str:
     return "different content"
 
 
-def _run(cwd: Path, args: list[str], env: dict | None = None, timeout: int = 1800) -> subprocess.CompletedProcess:
+def _run(cwd: Path, args: list[str], env: dict | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
     proc = subprocess.run([snakemake_bin(), *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout)
     assert proc.returncode == 0, f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
     return proc
