@@ -17,6 +17,9 @@ configfile: "config/config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/healthfc.smk"
 include: "workflow/rules/clinifact.smk"
+include: "workflow/rules/experiments.smk"
+include: "workflow/rules/evaluation.smk"
+include: "workflow/rules/figures.smk"
 
 
 rule all:

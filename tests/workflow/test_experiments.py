@@ -1,0 +1,132 @@
+"""The experiments stage end to end on the demo (config/test_experiments.yaml with tiny random models):
+every experiment, score, table and figure; and the rerun set when one training parameter changes."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from medfc.common.io import read_jsonl
+from tests.helpers.workflow import REPO, WorkflowCopy
+
+pytestmark = pytest.mark.workflow
+
+CONFIG = "config/test_experiments.yaml"
+SYSTEMS = ["pipeline", "joint", "oracle", "claims_only", "gold_explanations", "level_of_evidence"]
+
+
+def _builders():
+    spec = importlib.util.spec_from_file_location("_exp_builders", REPO / "tests/unit/experiments/conftest.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _job_counts(output: str) -> dict[str, int]:
+    """The 'Job stats' table of a (dry) run: rule → number of jobs."""
+    m = re.search(r"Job stats:\s*\n\s*job\s+count\s*\n[-\s]+\n(.*?)\n\s*total\s+(\d+)", output, re.S)
+    assert m, output[-3000:]
+    counts = {}
+    for line in m.group(1).splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            counts[parts[0]] = int(parts[1])
+    return counts
+
+
+@pytest.fixture(scope="module")
+def exp_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("experiments")
+    b = _builders()
+    enc = b.build_bert(root / "models" / "tiny-encoder")  # a name no paper row matches: the reference rows are used
+    lm = b.build_gpt2(root / "models" / "tiny-lm")
+    wf = WorkflowCopy(root / "wf")
+    wf.path("config/models.yaml").write_text(
+        "models:\n"
+        f"  aliases: {{tiny: '{enc}', tinylm: '{lm}'}}\n"
+        "  clinifact: {discriminative: [tiny], zero_shot: [tinylm]}\n"
+        "experiments:\n"
+        "  clinifact:\n"
+        "    zero_shot: {device: cpu, max_prompt_tokens: 1000, batch_size: 8}\n"
+    )
+    wf.args = ["--cores", "2", "--configfile", CONFIG, "config/models.yaml"]
+    wf.run(*wf.args)
+    return wf
+
+
+def test_every_experiment_has_predictions_and_scores(exp_run):
+    folds = pd.read_csv(exp_run.path("results/healthfc/folds/folds.csv"))
+    for system in SYSTEMS:
+        for fold in (0, 1):
+            d = f"results/experiments/healthfc/en/tiny/{system}/fold{fold}"
+            recs = list(read_jsonl(exp_run.path(f"{d}/predictions.jsonl")))
+            test_ids = sorted(folds[folds["fold"] == fold]["id"].astype(str))
+            if system == "level_of_evidence":
+                assert recs and {r["label"] for r in recs} <= {"high", "moderate", "low"}
+            else:
+                assert [r["id"] for r in recs] == test_ids
+            scores = json.loads(exp_run.path(f"{d}/scores.json").read_text())
+            assert scores["system"] == system and scores["n"] == len(recs)
+            assert ("evidence" in scores) == (system in ("pipeline", "joint"))
+            if system in ("pipeline", "joint"):
+                assert 0 <= scores["fever"]["strict"] <= 1 and "0.25" in scores["averitec"]["score"]
+                assert scores["evidence"]["n_sentences"] > 0
+    for d in ("tiny", "zero_shot/tinylm"):
+        recs = list(read_jsonl(exp_run.path(f"results/experiments/clinifact/{d}/predictions.jsonl")))
+        test = pd.read_csv(exp_run.path("results/clinifact/pairs/test_set.csv"), dtype=str, keep_default_na=False)
+        assert len(recs) == len(test) and {r["split"] for r in recs} == {"test"}
+        assert json.loads(exp_run.path(f"results/experiments/clinifact/{d}/scores.json").read_text())["n"] == len(test)
+
+
+def test_tables_and_figures_have_the_expected_rows(exp_run):
+    t3 = pd.read_csv(exp_run.path("results/tables/healthfc_table3.csv"))
+    assert list(t3["system"]) == ["pipeline", "joint", "oracle"] and set(t3["folds"]) == {2}
+    assert list(t3["paper veracity F1"]) == [65.1, 67.5, 81.9]
+    t5 = pd.read_csv(exp_run.path("results/tables/healthfc_table5.csv"))
+    assert list(t5["experiment"]) == ["claims_only", "gold_explanations", "level_of_evidence"]
+    assert list(t5["paper F1"]) == [39.3, 51.2, 42.2]
+    sig = pd.read_csv(exp_run.path("results/tables/healthfc_significance.csv"))
+    assert [tuple(x) for x in sig[["system A", "system B"]].values] == [("pipeline", "joint"), ("pipeline", "oracle"), ("claims_only", "gold_explanations")]
+    assert (sig["CI low"] <= sig["CI high"]).all()
+    t8 = pd.read_csv(exp_run.path("results/tables/clinifact_table8.csv"))
+    assert list(t8["model"]) == ["tiny", "tinylm (zero-shot)"]
+    assert list(t8["paper accuracy"]) == [80.2, 43.4]
+    cf_sig = pd.read_csv(exp_run.path("results/tables/clinifact_significance.csv"))
+    assert [tuple(x) for x in cf_sig[["system A", "system B"]].values] == [("tiny", "tinylm (zero-shot)")]
+    fig3 = pd.read_csv(exp_run.path("results/tables/clinifact_fig3.csv"))
+    assert set(fig3["panel"]) == {"class", "test_type", "disease"}  # the demo studies give disease classes
+    for ext in ("csv", "md", "tex"):
+        for name in ("healthfc_table3", "healthfc_table5", "healthfc_significance", "clinifact_table8", "clinifact_significance", "clinifact_fig3"):
+            assert exp_run.path(f"results/tables/{name}.{ext}").stat().st_size > 0
+    for ext in ("png", "pdf"):
+        assert exp_run.path(f"results/figures/clinifact_fig3.{ext}").stat().st_size > 1000
+
+
+def test_changing_one_training_parameter_reruns_exactly_what_depends_on_it(exp_run):
+    proc = exp_run.run("-n", *exp_run.args)
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+
+    # the learning rate of one HealthFC system: its folds' training and scoring, and the tables using it
+    exp_run.path("config/lr.yaml").write_text("experiments:\n  healthfc:\n    system_train:\n      pipeline: {lr: 5.0e-4}\n")
+    proc = exp_run.run("-n", *exp_run.args, "config/lr.yaml")
+    counts = _job_counts(proc.stdout + proc.stderr)
+    assert counts == {"healthfc_experiment": 2, "healthfc_score": 2, "healthfc_table3": 1, "healthfc_significance": 1, "all": 1}
+    trained = re.findall(r"rule healthfc_experiment:\n(?:    .*\n)*?    output: (\S+),", proc.stdout + proc.stderr)
+    assert sorted(trained) == [f"results/experiments/healthfc/en/tiny/pipeline/fold{k}/predictions.jsonl" for k in (0, 1)]
+
+    # the CliniFact learning rate: the discriminative model, not the zero-shot one
+    exp_run.path("config/cf_lr.yaml").write_text("experiments:\n  clinifact:\n    train: {lr: 5.0e-4}\n")
+    proc = exp_run.run("-n", *exp_run.args, "config/cf_lr.yaml")
+    counts = _job_counts(proc.stdout + proc.stderr)
+    assert counts == {"clinifact_experiment": 1, "clinifact_score": 1, "clinifact_table8": 1, "clinifact_significance": 1,
+                      "clinifact_fig3": 1, "all": 1}
+
+    # a scoring setting reruns scoring and tables only, no training
+    exp_run.path("config/lam.yaml").write_text("scoring:\n  max_pred_evidence: 3\n")
+    counts = _job_counts(exp_run.run("-n", *exp_run.args, "config/lam.yaml").stdout)
+    assert counts == {"healthfc_score": 4, "healthfc_table3": 1, "all": 1}  # significance reads predictions

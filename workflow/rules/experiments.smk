@@ -1,0 +1,76 @@
+# Experiments: the HealthFC baselines (5-fold cross-validation, one job per lang × model × system × fold)
+# and the CliniFact baselines (discriminative fine-tuning and zero-shot scoring, one job per model).
+# All logic is in medfc.experiments (docs/experiments.md); helpers are in common.smk.
+
+
+rule healthfc_experiment:
+    input:
+        dataset=rules.healthfc_dataset.output.jsonl,
+        folds=rules.healthfc_folds.output.folds,
+    output:
+        predictions=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/predictions.jsonl",
+        info=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/info.json",
+    params:
+        step="experiments.steps:healthfc_fold",
+        options=healthfc_experiment_options,
+    log:
+        "logs/experiments/healthfc/{lang}/{model}/{system}/fold{fold}.log",
+    benchmark:
+        "results/benchmarks/experiments/healthfc/{lang}/{model}/{system}/fold{fold}.tsv"
+    threads: lambda w: config["experiments"]["threads"]
+    resources:
+        mem_mb=lambda w: config["experiments"]["mem_mb"],
+        runtime=lambda w: config["experiments"]["runtime"],
+        gpu=lambda w: config["experiments"]["gpu"],
+    conda:
+        "../../envs/train.yaml"
+    script:
+        STEP_SCRIPT
+
+
+rule clinifact_experiment:
+    input:
+        unpack(clinifact_split_inputs),
+    output:
+        predictions=f"{EXP_DIR}/clinifact/{{model}}/predictions.jsonl",
+        info=f"{EXP_DIR}/clinifact/{{model}}/info.json",
+    params:
+        step="experiments.steps:clinifact_train",
+        options=clinifact_experiment_options,
+    log:
+        "logs/experiments/clinifact/{model}.log",
+    benchmark:
+        "results/benchmarks/experiments/clinifact/{model}.tsv"
+    threads: lambda w: config["experiments"]["threads"]
+    resources:
+        mem_mb=lambda w: config["experiments"]["mem_mb"],
+        runtime=lambda w: config["experiments"]["runtime"],
+        gpu=lambda w: config["experiments"]["gpu"],
+    conda:
+        "../../envs/train.yaml"
+    script:
+        STEP_SCRIPT
+
+
+rule clinifact_zero_shot:
+    input:
+        unpack(clinifact_zero_shot_inputs),
+    output:
+        predictions=f"{EXP_DIR}/clinifact/zero_shot/{{model}}/predictions.jsonl",
+        info=f"{EXP_DIR}/clinifact/zero_shot/{{model}}/info.json",
+    params:
+        step="experiments.steps:clinifact_zero_shot",
+        options=clinifact_zero_shot_options,
+    log:
+        "logs/experiments/clinifact/zero_shot/{model}.log",
+    benchmark:
+        "results/benchmarks/experiments/clinifact/zero_shot/{model}.tsv"
+    threads: lambda w: config["experiments"]["threads"]
+    resources:
+        mem_mb=lambda w: config["experiments"]["mem_mb"],
+        runtime=lambda w: config["experiments"]["runtime"],
+        gpu=lambda w: config["experiments"]["gpu"],
+    conda:
+        "../../envs/train.yaml"
+    script:
+        STEP_SCRIPT
