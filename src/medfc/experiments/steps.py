@@ -649,11 +649,11 @@ def plot_clinifact_fig3(table: pd.DataFrame, png: str | os.PathLike, notes: Sequ
     # (a) per-class P/R/F1
     ax = axes[0]
     a = table[table["panel"] == "class"]
-    cats = [f"{lab}\n{m}" for lab in CLINIFACT_LABELS for m in ("P", "R", "F1")]
+    cats = [f"{lab} {m}" for lab in CLINIFACT_LABELS for m in ("P", "R", "F1")]
     for k, model in enumerate(models):
         vals = [a[(a.model == model) & (a.group == lab) & (a.metric == m)]["value"].sum() for lab in CLINIFACT_LABELS for m in ("precision", "recall", "f1")]
         ax.bar(np.arange(len(cats)) + k * width, vals, width, label=model)
-    ax.set_xticks(np.arange(len(cats)) + width * (len(models) - 1) / 2, cats, fontsize=7)
+    ax.set_xticks(np.arange(len(cats)) + width * (len(models) - 1) / 2, cats, fontsize=7, rotation=45, ha="right")
     ax.set_ylim(0, 100)
     ax.set_title("(a) per class")
     ax.legend(fontsize=7)
