@@ -1,9 +1,9 @@
-"""The experiments stage end to end on the demo (config/test_experiments.yaml with tiny random models):
+"""The experiments stage end to end on the demo (the shared full run: config/test_experiments.yaml with every
+stage on and tiny random models, see conftest.py):
 every experiment, score, table and figure; and the rerun set when one training parameter changes."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -12,19 +12,11 @@ import pandas as pd
 import pytest
 
 from medfc.common.io import read_jsonl
-from tests.helpers.workflow import REPO, WorkflowCopy
 
 pytestmark = pytest.mark.workflow
 
 CONFIG = "config/test_experiments.yaml"
 SYSTEMS = ["pipeline", "joint", "oracle", "claims_only", "gold_explanations", "level_of_evidence"]
-
-
-def _builders():
-    spec = importlib.util.spec_from_file_location("_exp_builders", REPO / "tests/unit/experiments/conftest.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _job_counts(output: str) -> dict[str, int]:
@@ -40,23 +32,8 @@ def _job_counts(output: str) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-def exp_run(tmp_path_factory):
-    root = tmp_path_factory.mktemp("experiments")
-    b = _builders()
-    enc = b.build_bert(root / "models" / "tiny-encoder")  # a name no paper row matches: the reference rows are used
-    lm = b.build_gpt2(root / "models" / "tiny-lm")
-    wf = WorkflowCopy(root / "wf")
-    wf.path("config/models.yaml").write_text(
-        "models:\n"
-        f"  aliases: {{tiny: '{enc}', tinylm: '{lm}'}}\n"
-        "  clinifact: {discriminative: [tiny], zero_shot: [tinylm]}\n"
-        "experiments:\n"
-        "  clinifact:\n"
-        "    zero_shot: {device: cpu, max_prompt_tokens: 1000, batch_size: 8}\n"
-    )
-    wf.args = ["--cores", "2", "--configfile", CONFIG, "config/models.yaml"]
-    wf.run(*wf.args)
-    return wf
+def exp_run(full_demo_run):
+    return full_demo_run
 
 
 def test_every_experiment_has_predictions_and_scores(exp_run):

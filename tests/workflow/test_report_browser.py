@@ -26,11 +26,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.workflow import WorkflowCopy, snakemake_bin
+from tests.helpers.workflow import snakemake_bin
 
 pytestmark = pytest.mark.workflow
 
-CONFIG = "config/test.yaml"
 WINDOW = (1400, 1000)
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml")
 
@@ -149,13 +148,10 @@ PROBE = r"""
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    root = tmp_path_factory.mktemp("report") / "wf"
-    root.mkdir()
-    wf = WorkflowCopy(root)
-    wf.run("--cores", "2", "--configfile", CONFIG)
-    wf.run("--report", "report.html", "--configfile", CONFIG)
-    return root / "report.html"
+def report(full_demo_run):
+    """The report of the full demo run: both datasets and the experiments."""
+    full_demo_run.run("--report", "report.html", *full_demo_run.args[2:])
+    return full_demo_run.path("report.html")
 
 
 @pytest.fixture(scope="module")
@@ -181,6 +177,7 @@ def probed(report, chromium, tmp_path_factory):
         "results": _js_var(page, "results"),
         "categories": _js_var(page, "categories"),
         "root": report.parent,
+        "report": report,
     }
 
 
@@ -209,13 +206,26 @@ def test_every_result_is_listed_in_its_category(probed):
             assert len(listed) == len(paths), (cat, sub, listed)
 
 
+def test_the_report_covers_both_datasets_and_the_experiments(probed):
+    categories = probed["categories"]
+    assert {"HealthFC", "CliniFact", "Experiments"} <= set(categories), sorted(categories)
+    paths = set(probed["results"])
+    for expected in ("results/healthfc/stats/table2.csv", "results/healthfc/stats/fig3_level_by_verdict.png",
+                     "results/clinifact/stats/table6_labels.csv", "results/clinifact/stats/fig2_disease_classes.png"):
+        assert expected in paths, f"{expected} is not in the report"
+    assert any(p.startswith("results/tables/") for p in paths) and any(p.startswith("results/figures/") for p in paths)
+    # every entry carries its caption (which names the config values that made it)
+    for path, res in probed["results"].items():
+        assert res.get("caption"), f"{path} has no caption"
+
+
 def test_a_figure_opens_and_is_not_blank(probed):
     from PIL import Image
     import numpy as np
 
     probe = probed["probe"]
     figures = sorted(p for p, r in probed["results"].items() if r["mime_type"] in IMAGE_TYPES)
-    assert figures, f"{CONFIG} puts no figure in the report (results: {sorted(probed['results'])})"
+    assert figures, f"the full demo run puts no figure in the report (results: {sorted(probed['results'])})"
     fig = probe["figure"]
     assert fig and not fig.get("missing"), f"the figure did not open: {probe['steps']}"
     assert fig["path"] == figures[0]

@@ -1,0 +1,41 @@
+"""One full demo run shared by the workflow tests that need every stage (experiments, the report)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from tests.helpers.workflow import REPO, WorkflowCopy
+
+FULL_CONFIG = "config/test_experiments.yaml"
+
+
+def _builders():
+    spec = importlib.util.spec_from_file_location("_exp_builders", REPO / "tests/unit/experiments/conftest.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="session")
+def full_demo_run(tmp_path_factory) -> WorkflowCopy:
+    """Every stage on the demo (HealthFC, CliniFact, experiments) with tiny random models built here:
+    a tiny BERT for every discriminative system and a tiny causal LM for zero-shot CliniFact."""
+    root = tmp_path_factory.mktemp("full")
+    b = _builders()
+    enc = b.build_bert(root / "models" / "tiny-encoder")  # a name no paper row matches: the reference rows are used
+    lm = b.build_gpt2(root / "models" / "tiny-lm")
+    wf = WorkflowCopy(root / "wf")
+    wf.path("config/models.yaml").write_text(
+        "stages: {healthfc: true, clinifact: true, experiments: true}\n"
+        "models:\n"
+        f"  aliases: {{tiny: '{enc}', tinylm: '{lm}'}}\n"
+        "  clinifact: {discriminative: [tiny], zero_shot: [tinylm]}\n"
+        "experiments:\n"
+        "  clinifact:\n"
+        "    zero_shot: {device: cpu, max_prompt_tokens: 1000, batch_size: 8}\n"
+    )
+    wf.args = ["--cores", "2", "--configfile", FULL_CONFIG, "config/models.yaml"]
+    wf.run(*wf.args)
+    return wf
