@@ -26,7 +26,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.workflow import snakemake_bin
 
 pytestmark = pytest.mark.workflow
 
