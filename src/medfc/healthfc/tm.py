@@ -5,7 +5,7 @@ Memory format (JSONL, one record a line, UTF-8, keys sorted)::
     {"model": "Helsinki-NLP/opus-mt-de-en", "origin": "model", "source": "Das hilft.",
      "target": "That helps.", "timestamp": "2025-01-01T00:00:00+00:00"}
 
-* keyed by ``(model, source)``; ``origin`` is ``"model"``, ``"correction"`` or ``"deepl"``;
+* keyed by ``(model, source)``; ``origin`` is ``"model"``, ``"correction"``, ``"deepl"`` or ``"demo"`` (written by hand for the demo snapshot);
 * append-only while translating (one ``write`` per record under an exclusive ``flock``), so a crash
   loses at most the line being written, and a torn last line is skipped (and counted) on reading;
 * when a key occurs more than once the *last* record wins, so merging memories is concatenation
@@ -35,7 +35,7 @@ from pathlib import Path
 
 __all__ = ["ORIGINS", "Corrections", "MemoryRecord", "TranslationMemory", "normalize_key"]
 
-ORIGINS = ("model", "correction", "deepl")
+ORIGINS = ("model", "correction", "deepl", "demo")
 
 
 def normalize_key(text: str) -> str:
