@@ -21,14 +21,18 @@ if [[ ! -f "$WORDNET_DIR/data.noun" || ! -f "$WORDNET_DIR/index.sense" ]]; then
         echo "error: $WORDNET_DIR is missing and SKIP_APT=1" >&2
         exit 1
     fi
+    SUDO=""
     if [[ "$(id -u)" != "0" ]]; then
-        echo "error: $WORDNET_DIR is missing; run as root (or first: sudo apt-get install -y wordnet-base wordnet-sense-index)" >&2
-        exit 1
+        if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+            SUDO="sudo -n"
+        else
+            echo "error: $WORDNET_DIR is missing; run as root, or first: sudo apt-get install -y wordnet-base wordnet-sense-index" >&2
+            exit 1
+        fi
     fi
     echo "Installing WordNet 3.0 from Debian (wordnet-base, wordnet-sense-index) ..."
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update
-    apt-get install -y --no-install-recommends wordnet-base wordnet-sense-index
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends wordnet-base wordnet-sense-index
 fi
 
 exec "$PYTHON" -m medfc.scoring.nltk_data "$DIR"
