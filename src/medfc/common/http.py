@@ -29,7 +29,7 @@ import requests
 log = logging.getLogger(__name__)
 
 DEFAULT_USER_AGENT = "medfc/0.1 (medical fact-checking research workflow)"
-RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+RETRY_STATUS = frozenset({429, 500, 502, 503, 504, 529})  # 529: "site overloaded" (e.g. DeepL)
 
 T = TypeVar("T")
 
@@ -175,14 +175,15 @@ class HttpClient:
         return bool(path and path.exists())
 
     # -- network -------------------------------------------------------------------------------
-    def _send(self, method: str, url: str, params: Mapping[str, Any] | None, data: Any) -> requests.Response:
+    def _send(self, method: str, url: str, params: Mapping[str, Any] | None, data: Any,
+              headers: Mapping[str, str] | None = None) -> requests.Response:
         attempt = 0
         while True:
             self.limiter.acquire()
             self.stats["requests"] += 1
             delay: float | None = None
             try:
-                resp = self.session.request(method, url, params=params, data=data, timeout=self.timeout)
+                resp = self.session.request(method, url, params=params, data=data, headers=headers, timeout=self.timeout)
             except (requests.Timeout, requests.ConnectionError) as exc:
                 reason = f"{type(exc).__name__}: {exc}"
                 status = None
@@ -237,6 +238,12 @@ class HttpClient:
 
     def post_bytes(self, url: str, data: Any, params: Mapping[str, Any] | None = None, use_cache: bool = True) -> bytes:
         return self.fetch("POST", url, params=params, data=data, kind="bytes", use_cache=use_cache)
+
+    def post_json(self, url: str, body: Any, headers: Mapping[str, str] | None = None) -> Any:
+        """POST ``body`` as JSON and return the JSON answer; never cached (e.g. an API that bills per call)."""
+        all_headers = {"Content-Type": "application/json", **(headers or {})}
+        resp = self._send("POST", url, None, json.dumps(body).encode("utf-8"), all_headers)
+        return resp.json()
 
     def download(self, url: str, dest: str | os.PathLike, chunk_size: int = 1 << 20, progress: bool = True) -> Path:
         """Stream a large file to ``dest`` once (kept when it exists), with a progress bar."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -205,37 +204,29 @@ class DeepLTranslator:
         self.batch_size = max(1, min(int(batch_size), 50))
         self.retries, self.backoff_s, self.timeout_s = int(retries), float(backoff_s), float(timeout_s)
         self.name = name
-        if session is None:
-            import requests
+        from medfc.common.http import HttpClient
 
-            session = requests.Session()
-        self.session = session
-        self.n_requests = 0
+        # the project's client: retries with backoff on 429/5xx and connection errors, honours Retry-After
+        self.http = HttpClient(cache_dir=None, rate=10.0, burst=5, user_agent="medfc", timeout=self.timeout_s,
+                               max_retries=self.retries, backoff=self.backoff_s, session=session)
+
+    @property
+    def n_requests(self) -> int:
+        return self.http.stats["requests"]
 
     def _post(self, texts: list[str]) -> list[str]:
-        url = f"{self.base_url}/v2/translate"
+        from medfc.common.http import HttpError
+
         payload = {"text": texts, "source_lang": self.source_lang, "target_lang": self.target_lang}
-        headers = {"Authorization": f"DeepL-Auth-Key {self.auth_key}", "User-Agent": "medfc"}
-        last: str = ""
-        for attempt in range(self.retries + 1):
-            self.n_requests += 1
-            try:
-                resp = self.session.post(url, json=payload, headers=headers, timeout=self.timeout_s)
-            except Exception as exc:  # connection errors: retry
-                last = f"{type(exc).__name__}: {exc}"
-            else:
-                if resp.status_code == 200:
-                    data = resp.json()
-                    got = [t["text"] for t in data.get("translations", [])]
-                    if len(got) != len(texts):
-                        raise DeepLError(f"DeepL returned {len(got)} translations for {len(texts)} texts")
-                    return got
-                last = f"HTTP {resp.status_code}: {resp.text[:200]}"
-                if resp.status_code not in (429, 500, 502, 503, 504, 529):
-                    raise DeepLError(f"DeepL request failed ({last})")
-            if attempt < self.retries:
-                time.sleep(self.backoff_s * 2**attempt)
-        raise DeepLError(f"DeepL request failed after {self.retries + 1} attempts ({last})")
+        try:
+            data = self.http.post_json(f"{self.base_url}/v2/translate", payload,
+                                       headers={"Authorization": f"DeepL-Auth-Key {self.auth_key}"})
+        except HttpError as exc:  # 456 (quota exceeded) and other 4xx are not retried
+            raise DeepLError(f"DeepL request failed ({exc})") from exc
+        got = [t["text"] for t in data.get("translations", [])]
+        if len(got) != len(texts):
+            raise DeepLError(f"DeepL returned {len(got)} translations for {len(texts)} texts")
+        return got
 
     def translate(self, texts: Sequence[str]) -> list[str]:
         out: list[str] = []
