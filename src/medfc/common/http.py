@@ -215,15 +215,18 @@ class HttpClient:
         data: Any = None,
         kind: str = "json",
         use_cache: bool = True,
+        headers: Mapping[str, str] | None = None,
     ) -> Any:
-        """Return the parsed JSON (``kind="json"``) or raw bytes (``kind="bytes"``), cached on disk."""
+        """Return the parsed JSON (``kind="json"``) or raw bytes (``kind="bytes"``), cached on disk.
+
+        ``headers`` (e.g. credentials) are sent but are not part of the cache key."""
         key = cache_key(method, url, params, data)
         path = self.cache_path(key, kind) if use_cache else None
         if path is not None and path.exists():
             self.stats["cache_hits"] += 1
             raw = path.read_bytes()
             return json.loads(raw) if kind == "json" else raw
-        resp = self._send(method, url, params, data)
+        resp = self._send(method, url, params, data, headers)
         raw = resp.content
         value = json.loads(raw) if kind == "json" else raw
         if path is not None:

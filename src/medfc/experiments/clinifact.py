@@ -22,15 +22,12 @@ Zero-shot generative
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
 import os
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -321,45 +318,27 @@ class OpenAICompletionsScorer:
         self.model = model
         self.api_key = os.environ.get(api_key_env, "") if api_key_env else ""
         self.top_logprobs = top_logprobs
-        self.cache_dir = Path(cache_dir) if cache_dir else None
-        self.min_interval_s = min_interval_s
-        self.timeout_s = timeout_s
-        self.max_retries = max_retries
-        self._last = 0.0
-        self.requests_sent = 0
-        self.cache_hits = 0
+        from medfc.common.http import HttpClient
+
+        # the project's client: on-disk cache per request, spacing, retries on 429/5xx with backoff
+        rate = 1.0 / min_interval_s if min_interval_s > 0 else 1000.0
+        self.http = HttpClient(cache_dir=cache_dir, rate=rate, user_agent="medfc", timeout=timeout_s,
+                               max_retries=max_retries, backoff=1.0, max_backoff=30.0)
+
+    @property
+    def requests_sent(self) -> int:
+        return self.http.stats["requests"]
+
+    @property
+    def cache_hits(self) -> int:
+        return self.http.stats["cache_hits"]
 
     def _request(self, body: dict[str, Any]) -> dict[str, Any]:
-        import requests
-
-        key = hashlib.sha256(json.dumps({"url": self.url, **body}, sort_keys=True).encode("utf-8")).hexdigest()
-        path = self.cache_dir / key[:2] / f"{key}.json" if self.cache_dir else None
-        if path is not None and path.exists():
-            self.cache_hits += 1
-            return json.loads(path.read_text(encoding="utf-8"))
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        for attempt in range(self.max_retries + 1):
-            wait = self.min_interval_s - (time.monotonic() - self._last)
-            if wait > 0:
-                time.sleep(wait)
-            self._last = time.monotonic()
-            self.requests_sent += 1
-            resp = requests.post(self.url, json=body, headers=headers, timeout=self.timeout_s)
-            if resp.status_code == 429 or resp.status_code >= 500:
-                if attempt < self.max_retries:
-                    time.sleep(min(30.0, 2.0**attempt))
-                    continue
-            resp.raise_for_status()
-            data = resp.json()
-            if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(".tmp")
-                tmp.write_text(json.dumps(data), encoding="utf-8")
-                os.replace(tmp, path)
-            return data
-        raise RuntimeError("unreachable")  # pragma: no cover
+        data = json.dumps(body, sort_keys=True).encode("utf-8")
+        return self.http.fetch("POST", self.url, data=data, kind="json", headers=headers)
 
     def score_one(self, prompt: str, options: Sequence[str]) -> np.ndarray:
         body = {"model": self.model, "prompt": prompt, "max_tokens": 1, "temperature": 0, "logprobs": self.top_logprobs}
