@@ -1,8 +1,8 @@
 """The tiny config submitted to a real SLURM through profiles/slurm (snakemake-executor-plugin-slurm).
 
-Needs a SLURM cluster whose `sinfo` answers: CI starts a one-node test cluster with
-`bash scripts/slurm/start_cluster.sh` (partition `debug`, account `medfc`, one fake GPU); if `sinfo`
-fails, this module runs that script itself. Skipped only when not root, not Linux, or MEDFC_SKIP_SLURM=1.
+Needs a SLURM cluster whose `sinfo` and `sacct` answer: `sudo bash scripts/ci/services.sh start` starts
+a one-node test cluster (partition `debug`, account `medfc`, one fake GPU), as .ci/run does. Without
+one the module skips and says so (fails under MEDFC_REQUIRE_SERVICES=1); it never starts anything.
 
 What it proves, in one SLURM run and one local run of config/test.yaml:
 - every non-local job Snakemake ran went through `sbatch` (a PATH shim records each call), exactly once,
@@ -34,6 +34,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.helpers.services import slurm_up, unavailable
 from tests.helpers.workflow import REPO, WorkflowCopy, snakemake_bin
 
 pytestmark = pytest.mark.workflow
@@ -43,43 +44,16 @@ PROFILE = "profiles/slurm"
 # the test cluster made by scripts/slurm/start_cluster.sh; passed explicitly, never guessed
 TEST_PARTITION = "debug"
 TEST_ACCOUNT = "medfc"
-START = REPO / "scripts/slurm/start_cluster.sh"
 # outputs that hold timings, not results
 VOLATILE_DIRS = ("results/benchmarks/",)
 # run statistics inside an output: their time and memory keys are dropped before comparing (all else must match)
 RUN_STATS = {"results/healthfc/crawl/stats.json": re.compile(r"time|elapsed|memusage")}
 
 
-def _skip_reason() -> str | None:
-    if os.environ.get("MEDFC_SKIP_SLURM") == "1":
-        return "MEDFC_SKIP_SLURM=1"
-    if not sys.platform.startswith("linux"):
-        return f"SLURM test cluster needs Linux (this is {sys.platform})"
-    if os.geteuid() != 0:
-        return "SLURM test cluster needs root (scripts/slurm/start_cluster.sh installs and starts daemons)"
-    return None
-
-
-if _skip_reason():
-    pytest.skip(_skip_reason(), allow_module_level=True)
-
-
-def _cluster_ok() -> bool:
-    """The controller answers (sinfo) and so does accounting (sacct), which the plugin polls for job
-    states: without it a run would wait forever."""
-    try:
-        return all(subprocess.run(cmd, capture_output=True, timeout=20).returncode == 0
-                   for cmd in (["sinfo", "-h"], ["sacct", "-n", "-X", "-S", "now"]))
-    except (FileNotFoundError, subprocess.TimeoutExpired):
-        return False
-
-
 @pytest.fixture(scope="module")
 def cluster():
-    if not _cluster_ok():  # start_cluster.sh is idempotent: it (re)starts only what is down
-        proc = subprocess.run(["bash", str(START)], capture_output=True, text=True, timeout=600)
-        if proc.returncode != 0:
-            pytest.fail(f"scripts/slurm/start_cluster.sh failed ({proc.returncode}):\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}")
+    if not slurm_up():
+        unavailable("no SLURM cluster answers (sinfo / sacct)")
     parts = subprocess.run(["sinfo", "-h", "-o", "%R"], capture_output=True, text=True, check=True).stdout.split()
     assert TEST_PARTITION in parts, f"test partition {TEST_PARTITION!r} missing from sinfo: {parts}"
 
