@@ -1,10 +1,13 @@
 """Command-line entry point.
 
-Every workflow rule calls exactly one *step*: a function ``step(inputs, outputs, options)`` that
-lives in the library, e.g. ``medfc.healthfc.steps:crawl``. The rule passes its named inputs and
-outputs and a JSON object of options built from its params::
+Every workflow rule calls exactly one *step*: a function ``step(inputs, outputs, options)`` in the
+``steps`` module of its stage, e.g. ``medfc.healthfc.steps:crawl``. The rule passes its named inputs
+and outputs and the options (its config section) from its params; ``options`` is annotated with a
+frozen :class:`medfc.common.options.Options` subclass, built here from the mapping, so a missing or
+unknown key stops the step naming the key. A step that also takes ``runtime`` gets a :class:`Runtime`
+(threads, log file)::
 
-    medfc run healthfc.steps:crawl --in sitemap=... --out pages=... --options '{"delay": 1}' --log LOG
+    medfc run healthfc.steps:parse --in pages=... --out articles=... --options '{}' --log LOG
 
 Steps can equally be called by hand or from Python, which is how the tests drive them.
 """
@@ -13,25 +16,37 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import json
 import logging
 import sys
 import time
+import typing
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from medfc.common.codeversion import StepNotFound, split_spec
 from medfc.common.logs import setup_logging
+from medfc.common.options import Options
 
-StepFn = Callable[[dict[str, str], dict[str, str], dict[str, Any]], Any]
+StepFn = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What the executor decides, not the config: cores granted to the job and its log file."""
+
+    threads: int = 1
+    log_file: str | None = None
 
 
 def resolve_step(spec: str) -> StepFn:
-    """Turn ``package.module:function`` (relative to ``medfc``) into the step function."""
-    if ":" not in spec:
-        raise SystemExit(f"step {spec!r} must look like 'module:function', e.g. 'healthfc.steps:crawl'")
-    module_name, func_name = spec.split(":", 1)
-    if not module_name.startswith("medfc"):
-        module_name = "medfc." + module_name
+    """Turn ``package.module:function[@version]`` (relative to ``medfc``) into the step function."""
+    try:
+        module_name, func_name = split_spec(spec)
+    except StepNotFound as exc:
+        raise SystemExit(str(exc)) from None
     module = importlib.import_module(module_name)
     try:
         return getattr(module, func_name)
@@ -68,11 +83,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def step_arguments(step: StepFn, options: Any, runtime: Runtime) -> tuple[Any, dict[str, Any]]:
+    """The typed options object for ``step`` (from its ``options`` annotation) and extra keyword
+    arguments (``runtime`` when the step takes it)."""
+    hint = typing.get_type_hints(step).get("options")
+    if isinstance(hint, type) and issubclass(hint, Options):
+        options = hint.from_mapping(options, where="options")
+    extra = {"runtime": runtime} if "runtime" in inspect.signature(step).parameters else {}
+    return options, extra
+
+
 def run_step(
     spec: str,
     inputs: dict[str, Any],
     outputs: dict[str, Any],
-    options: dict[str, Any],
+    options: Any,
     log: str | None = None,
     threads: int = 1,
 ) -> Any:
@@ -80,12 +105,12 @@ def run_step(
     setup_logging(log)
     logger = logging.getLogger("medfc.cli")
     step = resolve_step(spec)
-    options = dict(options)
-    options.setdefault("threads", threads)
-    options.setdefault("log_file", log)
+    options, extra = step_arguments(step, options, Runtime(threads=threads, log_file=log))
+    if isinstance(options, dict):  # TRANSITIONAL: steps not yet converted to typed options
+        options = {**options, "threads": threads, "log_file": log}
     start = time.perf_counter()
     logger.info("step %s started; inputs=%s outputs=%s", spec, inputs, outputs)
-    result = step(inputs, outputs, options)
+    result = step(inputs, outputs, options, **extra)
     logger.info("step %s finished in %.1f s", spec, time.perf_counter() - start)
     return result
 

@@ -1,0 +1,136 @@
+"""Typed, frozen step options built from the validated config.
+
+Every default lives in the config schema (workflow/schemas/config.schema.yaml). A step's options are a
+frozen dataclass derived from :class:`Options` whose fields have **no defaults**: the rule hands the
+validated config section over, and :meth:`Options.from_mapping` builds the object, raising
+:class:`OptionsError` that names every missing or unknown key. So a parameter has one default, in the
+schema, and a typo or a forgotten key stops the run at once instead of silently taking a fallback.
+
+Field types drive a light conversion of the JSON-like values: nested ``Options`` are built from
+mappings, sequences become tuples (mappings stay dicts), ints are accepted for floats,
+and ``X | None`` accepts ``None``. Anything else must already have the right type (the schema has
+checked it); a mismatch is an error naming the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+import collections.abc
+from collections.abc import Mapping
+from functools import cache
+from typing import Any, TypeVar
+
+T = TypeVar("T", bound="Options")
+
+
+class OptionsError(ValueError):
+    """A step's options are missing keys, have unknown keys, or a value of the wrong type."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """Base of every step's options (subclasses are ``@dataclass(frozen=True)`` without defaults)."""
+
+    @classmethod
+    def from_mapping(cls: type[T], data: Mapping[str, Any] | T, where: str = "") -> T:
+        """Build from a mapping; every field must be present and no other key may be."""
+        if isinstance(data, cls):
+            return data
+        where = where or cls.__name__
+        if not isinstance(data, Mapping):
+            raise OptionsError(f"{where}: expected a mapping of options, got {type(data).__name__}")
+        fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+        missing = sorted(k for k in fields if k not in data)
+        unknown = sorted(str(k) for k in data if k not in fields)
+        problems = []
+        if missing:
+            problems.append("missing " + ", ".join(f"{where}.{k}" for k in missing))
+        if unknown:
+            problems.append("unknown " + ", ".join(f"{where}.{k}" for k in unknown))
+        if problems:
+            raise OptionsError(f"{cls.__name__}: " + "; ".join(problems))
+        hints = _hints(cls)
+        values = {name: _convert(data[name], hints[name], f"{where}.{name}") for name in fields}
+        return cls(**values)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON-able values (tuples as lists), e.g. for an info file."""
+        return _plain(self)
+
+    def replace(self: T, **changes: Any) -> T:
+        return dataclasses.replace(self, **changes)
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _convert(value: Any, hint: Any, where: str) -> Any:
+    if hint is Any:
+        return _freeze(value)
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None:
+            if type(None) in args:
+                return None
+            raise OptionsError(f"{where}: null is not allowed")
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _convert(value, arg, where)
+            except OptionsError as exc:
+                errors.append(str(exc))
+        raise OptionsError(errors[0] if len(errors) == 1 else f"{where}: {value!r} matches none of {hint}")
+    if origin is typing.Literal:
+        if value not in args:
+            raise OptionsError(f"{where}: {value!r} is not one of {list(args)}")
+        return value
+    if isinstance(hint, type) and issubclass(hint, Options):
+        return hint.from_mapping(value, where)
+    if origin in (tuple, list, typing.Sequence, collections.abc.Sequence) or hint in (tuple, list):
+        if isinstance(value, str | bytes) or not isinstance(value, list | tuple):
+            raise OptionsError(f"{where}: expected a list, got {value!r}")
+        item = args[0] if args else Any
+        return tuple(_convert(v, item, f"{where}[{i}]") for i, v in enumerate(value))
+    if origin in (dict, typing.Mapping, collections.abc.Mapping) or hint in (dict, Mapping):
+        if not isinstance(value, Mapping):
+            raise OptionsError(f"{where}: expected a mapping, got {value!r}")
+        vt = args[1] if len(args) == 2 else Any
+        return {k: _convert(v, vt, f"{where}.{k}") for k, v in value.items()}
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise OptionsError(f"{where}: expected a number, got {value!r}")
+        return float(value)
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise OptionsError(f"{where}: expected an integer, got {value!r}")
+        return value
+    if hint in (str, bool):
+        if not isinstance(value, hint):
+            raise OptionsError(f"{where}: expected {hint.__name__}, got {value!r}")
+        return value
+    return value
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, Mapping):
+        return {k: _freeze(v) for k, v in value.items()}
+    return value
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
