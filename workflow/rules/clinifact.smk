@@ -1,6 +1,6 @@
-# CliniFact (draft): studies (bulk zip or v2 search API) → claims → PubMed abstracts → labelled pairs
+# CliniFact: studies (bulk zip or v2 search API) → claims → PubMed abstracts → labelled pairs
 # → balanced 64/16/20 split → statistics and figures. The official release can replace the rebuilt
-# pairs (config clinifact.pairs_source: release). All logic is in medfc.clinifact; see docs/clinifact.md.
+# pairs (config clinifact.pairs_source: release). Steps: medfc.clinifact.steps; see docs/clinifact.md.
 
 CF = config["clinifact"]
 CF_PAIRS = "results/clinifact/release" if CF["pairs_source"] == "release" else "results/clinifact/pairs"
@@ -13,7 +13,7 @@ rule clinifact_fetch_studies:
         studies="results/clinifact/studies/studies.jsonl.gz",
         report="results/clinifact/studies/report.json",
     params:
-        step="clinifact.steps:fetch_studies",
+        step=versioned("clinifact.steps:fetch_studies"),
         options=lambda w: {
             **{k: v for k, v in CF["studies"].items() if k != "bulk_zip"},
             "cache_dir": f"{CACHE}/clinifact",
@@ -40,7 +40,7 @@ rule clinifact_build_claims:
         labelled="results/clinifact/claims/labelled.jsonl.gz",
         report="results/clinifact/claims/report.json",
     params:
-        step="clinifact.steps:build_claims",
+        step=versioned("clinifact.steps:build_claims"),
         options=lambda w: CF["claims"],
     log:
         "logs/clinifact/build_claims.log",
@@ -63,10 +63,10 @@ rule clinifact_fetch_abstracts:
         abstracts="results/clinifact/abstracts/abstracts.jsonl.gz",
         report="results/clinifact/abstracts/report.json",
     params:
-        step="clinifact.steps:fetch_abstracts",
+        step=versioned("clinifact.steps:fetch_abstracts"),
         options=lambda w: {
             **CF["pubmed"],
-            "pubmed_cache_dir": f"{CACHE}/clinifact/pubmed",
+            "cache_dir": f"{CACHE}/clinifact/pubmed",
             "user_agent": CF["user_agent"],
         },
     log:
@@ -94,7 +94,7 @@ rule clinifact_build_pairs:
         card=report("results/clinifact/pairs/dataset_card.md", caption="../report/clinifact_card.rst", category="CliniFact"),
         report="results/clinifact/pairs/report.json",
     params:
-        step="clinifact.steps:build_pairs",
+        step=versioned("clinifact.steps:build_pairs"),
         options=lambda w: CF["pairs"],
     log:
         "logs/clinifact/build_pairs.log",
@@ -116,7 +116,7 @@ rule clinifact_import_release:
         test="results/clinifact/release/test_set.csv",
         report="results/clinifact/release/report.json",
     params:
-        step="clinifact.steps:import_release",
+        step=versioned("clinifact.steps:import_release"),
         options=lambda w: {**CF["release"], "cache_dir": f"{CACHE}/clinifact"},
     log:
         "logs/clinifact/import_release.log",
@@ -145,8 +145,8 @@ rule clinifact_stats:
         table_years="results/clinifact/stats/figS1_years.csv",
         fig_years=report("results/clinifact/stats/figS1_years.png", caption="../report/clinifact_figS1.rst", category="CliniFact"),
     params:
-        step="clinifact.steps:stats_figures",
-        options=lambda w: {"excluded_branches": CF["stats"]["excluded_branches"]},
+        step=versioned("clinifact.steps:stats_figures"),
+        options=CF["stats"],
     log:
         "logs/clinifact/stats.log",
     benchmark:

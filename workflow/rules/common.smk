@@ -4,6 +4,8 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
+from medfc.common.codeversion import versioned
+
 
 validate(config, schema="../schemas/config.schema.yaml", set_default=True)
 

@@ -9,6 +9,7 @@ import pytest
 from medfc.clinifact import pairs as PR
 from medfc.clinifact import steps
 from medfc.common.report import SkipReport
+from tests.helpers.config import call_step, section
 
 REPO = Path(__file__).resolve().parents[3]
 DEMO_ZIP = REPO / "resources" / "demo" / "ctgov" / "studies.zip"
@@ -67,15 +68,15 @@ def test_release_import_reads_the_official_format(tmp_path, server):
     for name, labels in (("train_set.csv", [1, 0, 2, 2]), ("validation_set.csv", [1]), ("test_set.csv", [0, 2])):
         pd.DataFrame([_row(i, lab) for i, lab in enumerate(labels)]).to_csv(rel / name, index=False)
     out = {k: str(tmp_path / "out" / f"{k}.csv") for k in PR.SPLITS} | {"report": str(tmp_path / "out" / "report.json")}
-    assert steps.import_release({}, out, {"source": str(rel), "cache_dir": str(tmp_path / "cache")}) == {"train": 4, "validation": 1, "test": 2}
+    assert call_step(steps.import_release, {}, out, {"source": str(rel), "cache_dir": str(tmp_path / "cache")}) == {"train": 4, "validation": 1, "test": 2}
     back = PR.read_release_csv(out["train"])
     assert list(back.columns) == PR.RELEASE_COLUMNS and list(back["label"]) == [1, 0, 2, 2]
     assert PR.parse_list_literal(back["nonInferiorityTypes"][0]) == ["Superiority"]
     # from a URL: downloaded once into the cache
     server.handler = lambda m, path, q, b: (200, {}, (rel / path.rsplit("/", 1)[1]).read_bytes())
     opts = {"source": server.url + "/ds4dh/release", "cache_dir": str(tmp_path / "cache")}
-    steps.import_release({}, out, opts)
-    steps.import_release({}, out, opts)
+    call_step(steps.import_release, {}, out, opts)
+    call_step(steps.import_release, {}, out, opts)
     assert [p for _, p, _, _ in server.requests] == ["/ds4dh/release/train_set.csv", "/ds4dh/release/validation_set.csv", "/ds4dh/release/test_set.csv"]
     (rel / "bad").mkdir()
     pd.DataFrame([{"nctId": "x"}]).to_csv(rel / "bad" / "train_set.csv", index=False)
@@ -85,14 +86,17 @@ def test_release_import_reads_the_official_format(tmp_path, server):
 
 def test_demo_end_to_end_through_the_steps(tmp_path, minilm):
     o = {k: str(tmp_path / k) for k in ("studies.jsonl.gz", "fetch.json", "claims.jsonl.gz", "labelled.jsonl.gz", "claims.json", "abstracts.jsonl.gz", "abs.json")}
-    assert steps.fetch_studies({"zip": str(DEMO_ZIP)}, {"studies": o["studies.jsonl.gz"], "report": o["fetch.json"]}, {"progress": False}) == 41
-    got = steps.build_claims({"studies": o["studies.jsonl.gz"]}, {"claims": o["claims.jsonl.gz"], "labelled": o["labelled.jsonl.gz"], "report": o["claims.json"]}, {}, embedder=minilm)
+    studies_opts = {k: v for k, v in section("clinifact.studies", progress=False).items() if k != "bulk_zip"}
+    studies_opts |= {"cache_dir": str(tmp_path / "cache"), "user_agent": "medfc-test"}
+    assert call_step(steps.fetch_studies, {"zip": str(DEMO_ZIP)}, {"studies": o["studies.jsonl.gz"], "report": o["fetch.json"]}, studies_opts) == 41
+    got = call_step(steps.build_claims, {"studies": o["studies.jsonl.gz"]}, {"claims": o["claims.jsonl.gz"], "labelled": o["labelled.jsonl.gz"], "report": o["claims.json"]},
+                    section("clinifact.claims"), embedder=minilm)
     assert got == {"claims": 35, "labelled": 39}
-    n = steps.fetch_abstracts({"labelled": o["labelled.jsonl.gz"]}, {"abstracts": o["abstracts.jsonl.gz"], "report": o["abs.json"]},
-                              {"pubmed_cache_dir": str(tmp_path / "pm"), "extra_cache_dirs": [str(DEMO_PUBMED)], "offline": True, "progress": False})
+    n = call_step(steps.fetch_abstracts, {"labelled": o["labelled.jsonl.gz"]}, {"abstracts": o["abstracts.jsonl.gz"], "report": o["abs.json"]},
+                  section("clinifact.pubmed", cache_dir=str(tmp_path / "pm"), extra_cache_dirs=[str(DEMO_PUBMED)], offline=True, progress=False, user_agent="medfc-test"))
     assert n == 36 and json.loads(Path(o["abs.json"]).read_text())["skipped_by_reason"] == {"no_abstract": 1}
     outs = {k: str(tmp_path / "pairs" / f"{k}.csv") for k in ("pairs", "train", "validation", "test")} | {"card": str(tmp_path / "pairs" / "card.md"), "report": str(tmp_path / "pairs" / "report.json")}
-    sizes = steps.build_pairs({"labelled": o["labelled.jsonl.gz"], "abstracts": o["abstracts.jsonl.gz"]}, outs, {"seed": 1234})
+    sizes = call_step(steps.build_pairs, {"labelled": o["labelled.jsonl.gz"], "abstracts": o["abstracts.jsonl.gz"]}, outs, section("clinifact.pairs"))
     assert sizes == {"train": 22, "validation": 6, "test": 8}
     rep = json.loads(Path(outs["report"]).read_text())
     assert rep["skipped_by_reason"] == {"abstract_under_min_words": 1, "duplicate_pair": 1, "no_abstract": 1}
@@ -104,7 +108,7 @@ def test_demo_end_to_end_through_the_steps(tmp_path, minilm):
     st = tmp_path / "stats"
     souts = {"table_labels": str(st / "t6.csv"), "table_words": str(st / "t4.csv"), "table_classes": str(st / "classes.csv"), "fig_classes": str(st / "fig2.png"),
              "table_years": str(st / "years.csv"), "fig_years": str(st / "figS1.png")}
-    steps.stats_figures({k: outs[k] for k in PR.SPLITS} | {"studies": o["studies.jsonl.gz"]}, souts, {})
+    call_step(steps.stats_figures, {k: outs[k] for k in PR.SPLITS} | {"studies": o["studies.jsonl.gz"]}, souts, section("clinifact.stats"))
     for stem in ("t6", "t4", "classes", "years"):
         assert all((st / f"{stem}.{ext}").exists() for ext in ("csv", "md", "tex"))
     assert all((st / f).stat().st_size > 1000 for f in ("fig2.png", "fig2.pdf", "figS1.png", "figS1.pdf"))
