@@ -100,6 +100,35 @@ def test_cli_averitec_with_meteor(meteor, tmp_path, capsys):
     assert "AVeriTeC score @ 0.25" in capsys.readouterr().out
 
 
+def test_cli_averitec_json_official_numbers(meteor, tmp_path, capsys):
+    gold = [{"label": "Supported", "justification": "the cat sat", "claim_types": ["Numerical Claim", "Causal Claim"],
+             "questions": [{"question": "Is the car red?", "answers": [
+                 {"answer": "Yes", "answer_type": "Boolean", "boolean_explanation": "It was painted."}]}]}]
+    pred = [{"label": "Supported", "questions": [{"question": "Is the auto red?", "answers": [
+        {"answer": "Yes", "answer_type": "Boolean", "boolean_explanation": "It was painted."}]}]}]  # no justification
+    (tmp_path / "gold.json").write_text(json.dumps(gold))
+    (tmp_path / "pred.json").write_text(json.dumps(pred))
+    args = ["averitec", str(tmp_path / "pred.json"), "--gold", str(tmp_path / "gold.json"), "--out", str(tmp_path / "s.json")]
+    assert main(args) == 0
+    s = json.loads((tmp_path / "s.json").read_text())
+    ev_pred, ev_gold = "Is the auto red? Yes. It was painted.", "Is the car red? Yes. It was painted."
+    ev = meteor(ev_pred, ev_gold)
+    assert s["question_only_score"] == meteor("Is the auto red?", "Is the car red?")
+    assert s["evidence_score"] == ev
+    assert s["justification"]["meteor"] == meteor(ev_pred, "the cat sat")  # fallback: the evidence string
+    assert s["justification"]["n_from_evidence"] == 1
+    assert s["evidence_score_by_claim_type"] == {"0.2": {"Numerical Claim": ev, "Causal Claim": ev},
+                                                 "0.3": {"Numerical Claim": ev, "Causal Claim": ev}}
+    out = capsys.readouterr().out
+    for line in ("question-only score (HU-METEOR)", "justification METEOR (fallback: evidence)",
+                 "evidence score @ 0.3, Causal Claim", "justification @ 0.25"):
+        assert line in out
+    assert main(args + ["--strict-justification"]) == 0
+    strict = json.loads((tmp_path / "s.json").read_text())["justification"]
+    assert (strict["meteor"], strict["fallback"], strict["n_from_evidence"]) == (0.0, False, 0)
+    assert "justification METEOR (strict)" in capsys.readouterr().out
+
+
 def test_cli_classify_folds_and_errors(tmp_path, capsys):
     for k, preds in enumerate((["a", "b"], ["a", "a"])):
         write_jsonl(tmp_path / f"f{k}.jsonl", [{"id": str(i), "label": g, "pred_label": p} for i, (g, p) in enumerate(zip("ab", preds))])
