@@ -31,19 +31,28 @@ def _table(rows: Sequence[tuple[str, Any]]) -> str:
 
 
 def _rows_averitec(s: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Rows in the order of the official script's printout (docs/scoring.md maps each one)."""
     rows: list[tuple[str, Any]] = [
         ("claims", s["n"]),
-        ("label accuracy", s["label"]["accuracy"]),
-        ("label macro-F1", s["label"]["macro_f1"]),
+        ("question-only score (HU-METEOR)", s["question_only_score"]),
+        ("evidence score (Q+A, HU-METEOR)", s["evidence_score"]),
     ]
     rows += [(f"  F1 {lab}", v["f1"]) for lab, v in s["label"]["per_class"].items()]
-    rows.append(("evidence score (Q+A, HU-METEOR)", s["evidence_score"]))
-    rows += [(f"AVeriTeC score @ {lam}", v) for lam, v in s["averitec"].items()]
-    if s.get("justification"):
-        rows.append(("justification METEOR", s["justification"]["meteor"]))
-        rows += [(f"justification @ {lam}", v) for lam, v in s["justification"]["gated"].items()]
+    rows += [("label macro-F1", s["label"]["macro_f1"]), ("label accuracy", s["label"]["accuracy"])]
+    j = s.get("justification")
+    if j:
+        rows.append((f"justification METEOR ({'fallback: evidence' if j['fallback'] else 'strict'})", j["meteor"]))
+    for lam, v in s["averitec"].items():
+        rows.append((f"AVeriTeC score @ {lam}", v))
+        if j and lam in j["gated"]:
+            rows.append((f"justification @ {lam}", j["gated"][lam]))
+    for lam, by_type in (s.get("evidence_score_by_claim_type") or {}).items():
+        rows += [(f"evidence score @ {lam}, {t}", v) for t, v in by_type.items()]
     rows += [("claims without gold evidence", s["n_no_gold_evidence"]),
-             ("claims without predicted evidence", s["n_no_pred_evidence"])]
+             ("claims without predicted evidence", s["n_no_pred_evidence"]),
+             ("predictions without questions (scored on evidence)", s["n_questions_from_evidence"])]
+    if j:
+        rows.append(("justifications taken from evidence", j["n_from_evidence"]))
     return rows
 
 
@@ -92,6 +101,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     av.add_argument("--gold", help="AVeriTeC-shaped gold JSON (pairs with the predictions by position)")
     av.add_argument("--lambdas", type=float, nargs="+", default=list(LAMBDAS))
     av.add_argument("--per-claim", action="store_true", help="include per-claim rows in the JSON")
+    av.add_argument("--strict-justification", action="store_true",
+                    help="a prediction without a justification scores 0 (default: its first 10 evidence "
+                         "strings joined with spaces are scored, as in the official script)")
 
     ms = sub.add_parser("medsnip", help="false-class F1, OR-FALSE, paired bootstrap")
     ms.add_argument("predictions", help="JSONL {id, label, pred_label | unit_verdicts}")
@@ -116,8 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = SkipReport(f"scoring.{args.scorer}")
     try:
         if args.scorer == "averitec":
-            scores = score_files("averitec", args.predictions, {"lambdas": args.lambdas, "per_claim": args.per_claim},
-                                 gold=args.gold, report=report)
+            opts = {"lambdas": args.lambdas, "per_claim": args.per_claim,
+                    "justification_fallback": not args.strict_justification}
+            scores = score_files("averitec", args.predictions, opts, gold=args.gold, report=report)
             rows = _rows_averitec(scores)
         elif args.scorer == "medsnip":
             opts = {"abstain": args.abstain, "healthfc": args.healthfc, "metric": args.metric,

@@ -1,22 +1,35 @@
-"""AVeriTeC scoring: 4-label macro-F1/accuracy, Hungarian-METEOR evidence score, AVeriTeC score at λ,
-and gated justification METEOR. Definitions in docs/scoring.md (summary here).
+"""AVeriTeC scoring with the official evaluation script's definitions: 4-label macro-F1/accuracy,
+question-only and question+answer scores (Hungarian-matched METEOR), AVeriTeC score at λ, justification
+METEOR (ungated and gated at λ), and the per-claim-type evidence scores. Definitions and the mapping
+to the official printout in docs/scoring.md (summary here).
 
-* **Evidence score** of one claim: METEOR for every (predicted, gold) evidence string pair (gold is the
-  reference), an optimal one-to-one assignment maximising the total
-  (``scipy.optimize.linear_sum_assignment(maximize=True)``), the matched sum divided by the number of
-  gold strings. Only the first :data:`MAX_PRED_EVIDENCE` (10) predicted strings count. Empty or
-  whitespace-only strings are dropped first. Empty lists: no gold and no prediction → 1.0 (nothing to
-  find, nothing claimed); no gold but some prediction → 0.0; gold but no prediction → 0.0.
+* **Evidence score** of one claim (the official "Question-answer score"): METEOR for every
+  (predicted, gold) evidence string pair (gold is the reference), an optimal one-to-one assignment
+  maximising the total (``scipy.optimize.linear_sum_assignment(maximize=True)``), the matched sum
+  divided by the number of gold strings. Only the first :data:`MAX_PRED_EVIDENCE` (10) predicted
+  strings count, every gold string does. Empty lists: no gold and no prediction → 1.0 (nothing to find,
+  nothing claimed); no gold but some prediction → 0.0; gold but no prediction → 0.0.
+* **Question-only score**: the same over the questions alone (the first 10 predicted questions against
+  all gold questions). A prediction without questions (``questions is None``) is scored on its first 10
+  evidence strings instead, as the official script does.
 * **AVeriTeC score at λ**: mean over all claims of 1 when the predicted label is right *and* the
   evidence score is strictly greater than λ, else 0.
 * **Justification score**: METEOR of the predicted justification (hypothesis) against the gold one
-  (reference); the gated version at λ keeps it only for claims whose label is right and whose evidence
-  score is > λ (0 otherwise). Averaged over claims that have a gold justification; a missing predicted
-  justification scores 0.
-* **Evidence strings from the AVeriTeC JSON shape**: one string per answer, ``question + " " + answer``;
-  for a Boolean answer with a non-empty ``boolean_explanation``, ``". " + boolean_explanation`` is
-  appended; a question without answers gives ``question + " No answer could be found."``. These are the
-  official scorer's conventions, so numbers stay comparable with published AVeriTeC results.
+  (reference), averaged over claims that have a gold justification. A prediction without a
+  justification (``justification is None``) is scored on its first 10 evidence strings joined with
+  single spaces (the official fallback); ``justification_fallback=False`` scores it 0 instead (strict).
+  The gated score at λ keeps a claim's justification score where its evidence score is > λ and uses 0
+  elsewhere; the label plays no part (as in the official script).
+* **Evidence score by claim type at λ** (official: printed at λ = 0.2 and 0.3): each claim's evidence
+  score, set to 0 when it is ≤ λ, averaged over the claims of each gold claim type; a claim with several
+  types counts in each. The label plays no part.
+* **Evidence strings from the AVeriTeC JSON shape** (:func:`averitec_evidence_strings`), built as the
+  official script builds them: one string per answer, ``question + " " + answer``; for an answer whose
+  ``answer_type`` is "Boolean", ``". " + boolean_explanation`` is appended (also when the explanation is
+  empty); a question without answers gives ``question + " No answer could be found."``;
+  ``string_evidence`` entries are taken as they are. Claims read from AVeriTeC JSON are scored
+  ``verbatim`` (strings exactly as built, blank ones included). Claims from the workflow's JSONL have
+  their strings whitespace-normalised and blank strings dropped before scoring.
 """
 
 from __future__ import annotations
@@ -41,6 +54,7 @@ AVERITEC_LABELS: tuple[str, ...] = (
 )
 LAMBDAS: tuple[float, ...] = (0.1, 0.2, 0.25, 0.3, 0.4, 0.5)
 REPORTED_LAMBDA = 0.25
+CLAIM_TYPE_LAMBDAS: tuple[float, ...] = (0.2, 0.3)
 MAX_PRED_EVIDENCE = 10
 NO_ANSWER = "No answer could be found."
 
@@ -65,6 +79,11 @@ def _clean(strings: Iterable[Any]) -> list[str]:
     return [" ".join(str(s).split()) for s in strings if s is not None and str(s).strip()]
 
 
+def _prepare(strings: Iterable[Any], clean: bool) -> list[str]:
+    """Whitespace-normalised non-blank strings (``clean``), or the strings exactly as given."""
+    return _clean(strings) if clean else ["" if s is None else str(s) for s in strings]
+
+
 def _default_metric() -> PairMetric:
     from medfc.scoring.meteor import default_meteor
 
@@ -85,10 +104,17 @@ def evidence_score(
     gold: Sequence[str],
     metric: PairMetric | None = None,
     max_pred: int | None = MAX_PRED_EVIDENCE,
+    clean: bool = True,
 ) -> float:
-    """Hungarian-matched evidence score of one claim (see module docstring for the empty-list rule)."""
-    pred = _clean(pred)
-    gold = _clean(gold)
+    """Hungarian-matched score of one claim's predicted strings against its gold strings.
+
+    Used for the evidence (question+answer) strings and for the questions alone. ``clean`` drops blank
+    strings and normalises whitespace first; ``clean=False`` scores the strings exactly as given (the
+    official script's behaviour: a blank gold string still counts in the denominator). Empty-list rule
+    in the module docstring.
+    """
+    pred = _prepare(pred, clean)
+    gold = _prepare(gold, clean)
     if max_pred is not None:
         pred = pred[:max_pred]
     if not gold:
@@ -102,7 +128,14 @@ def evidence_score(
 
 @dataclass
 class ClaimPrediction:
-    """One claim with its gold and predicted label, evidence and (optional) justification."""
+    """One claim with its gold and predicted label, evidence, questions and justification.
+
+    ``questions`` is None when the prediction has no questions (the question-only score then uses its
+    evidence strings); ``gold_questions`` None leaves the claim out of the question-only score.
+    ``justification`` None means the prediction has none (official fallback: its evidence strings).
+    ``claim_types`` are the gold claim types. ``verbatim``: score the strings exactly as given
+    (AVeriTeC JSON); otherwise blank strings are dropped and whitespace is normalised (workflow JSONL).
+    """
 
     id: str
     label: str
@@ -111,6 +144,45 @@ class ClaimPrediction:
     evidence: list[str] = field(default_factory=list)
     gold_justification: str | None = None
     justification: str | None = None
+    gold_questions: list[str] | None = None
+    questions: list[str] | None = None
+    claim_types: list[str] = field(default_factory=list)
+    verbatim: bool = False
+
+
+def question_only_score(
+    claim: ClaimPrediction, metric: PairMetric | None = None, max_pred: int | None = MAX_PRED_EVIDENCE
+) -> float | None:
+    """Hungarian-matched score of the first ``max_pred`` predicted questions against all gold questions.
+
+    A prediction without questions is scored on its first ``max_pred`` evidence strings; None when the
+    claim has no gold questions.
+    """
+    if claim.gold_questions is None:
+        return None
+    pred = claim.questions if claim.questions is not None else claim.evidence
+    return evidence_score(pred, claim.gold_questions, metric, max_pred, clean=not claim.verbatim)
+
+
+def predicted_justification(claim: ClaimPrediction, fallback: bool = True, max_pred: int | None = MAX_PRED_EVIDENCE) -> str | None:
+    """The justification that is scored: the predicted one; without one, and with ``fallback``, the
+    first ``max_pred`` evidence strings joined with single spaces (official); else None."""
+    if claim.justification is not None:
+        return str(claim.justification)
+    if not fallback:
+        return None
+    strings = _prepare(claim.evidence, clean=not claim.verbatim)
+    return " ".join(strings[:max_pred] if max_pred is not None else strings)
+
+
+def _justification_meteor(claim: ClaimPrediction, metric: PairMetric, fallback: bool, max_pred: int | None) -> float:
+    pred = predicted_justification(claim, fallback, max_pred)
+    gold = claim.gold_justification
+    if not (pred and pred.strip() and gold and gold.strip()):
+        return 0.0
+    if claim.verbatim:
+        return metric(pred, gold)
+    return metric(" ".join(pred.split()), " ".join(gold.split()))
 
 
 def score_claims(
@@ -119,15 +191,21 @@ def score_claims(
     metric: PairMetric | None = None,
     max_pred: int | None = MAX_PRED_EVIDENCE,
     per_claim: bool = False,
+    justification_fallback: bool = True,
+    claim_type_lambdas: Sequence[float] = CLAIM_TYPE_LAMBDAS,
 ) -> dict[str, Any]:
     """Score claims; returns a JSON-able dict.
 
-    Keys: ``n``, ``label`` (:func:`~medfc.scoring.classification.classification_scores` over the four
-    labels: ``accuracy``, ``macro_f1``, ``per_class``, ...), ``evidence_score`` (mean), ``averitec``
-    (``{"0.25": score, ...}``), ``justification`` (``None`` when no claim has a gold justification, else
-    ``{"meteor": ungated mean, "gated": {"0.25": ...}, "n": claims with gold justification}``),
-    ``n_no_gold_evidence``, ``n_no_pred_evidence``, ``n_pred_evidence_truncated``, and ``claims`` (per-claim
-    rows) when ``per_claim``.
+    Keys: ``n``; ``label`` (:func:`~medfc.scoring.classification.classification_scores` over the four
+    labels: ``accuracy``, ``macro_f1``, ``per_class``, ...); ``question_only_score`` (mean over the
+    ``n_question_only`` claims with gold questions; None without any) and ``n_questions_from_evidence``
+    (predictions without questions, scored on their evidence strings); ``evidence_score`` (mean
+    question+answer score); ``averitec`` (``{"0.25": score, ...}``); ``justification`` (None when no
+    claim has a gold justification, else ``{"n", "meteor" (ungated mean), "gated": {"0.25": ...},
+    "fallback" (bool), "n_from_evidence" (claims scored on the fallback)}``);
+    ``evidence_score_by_claim_type`` (``{"0.2": {type: mean}, "0.3": {...}}``, types in order of first
+    appearance; None when no claim has a type) and ``n_by_claim_type``; ``n_no_gold_evidence``,
+    ``n_no_pred_evidence``, ``n_pred_evidence_truncated``; ``claims`` (per-claim rows) when ``per_claim``.
     """
     metric = metric or (_default_metric() if claims else None)
     gold_labels = [normalise_label(c.label) for c in claims]
@@ -137,35 +215,58 @@ def score_claims(
             raise ValueError(f"claim {c.id}: gold label {c.label!r} is not an AVeriTeC label")
     label_scores = classification_scores(gold_labels, pred_labels, AVERITEC_LABELS)
 
-    ev = np.array([evidence_score(c.evidence, c.gold_evidence, metric, max_pred) for c in claims], dtype=float)
+    ev = np.array(
+        [evidence_score(c.evidence, c.gold_evidence, metric, max_pred, clean=not c.verbatim) for c in claims], dtype=float
+    )
     right = np.array([g == p for g, p in zip(gold_labels, pred_labels)], dtype=bool)
     averitec = {_lam_key(lam): (float(np.mean(right & (ev > lam))) if len(claims) else 0.0) for lam in lambdas}
 
+    q_only = [question_only_score(c, metric, max_pred) for c in claims]
+    q_scored = [q for q in q_only if q is not None]
+
     has_just = np.array([bool(c.gold_justification and c.gold_justification.strip()) for c in claims], dtype=bool)
-    just = np.zeros(len(claims), dtype=float)
-    for i, c in enumerate(claims):
-        if has_just[i] and c.justification and c.justification.strip():
-            just[i] = metric(" ".join(c.justification.split()), " ".join(c.gold_justification.split()))  # type: ignore[union-attr,misc]
+    just = np.array(
+        [_justification_meteor(c, metric, justification_fallback, max_pred) if h else 0.0 for c, h in zip(claims, has_just)],  # type: ignore[arg-type]
+        dtype=float,
+    )
     justification = None
     if has_just.any():
         justification = {
             "n": int(has_just.sum()),
             "meteor": float(just[has_just].mean()),
-            "gated": {
-                _lam_key(lam): float(np.where(right & (ev > lam), just, 0.0)[has_just].mean()) for lam in lambdas
-            },
+            "gated": {_lam_key(lam): float(np.where(ev > lam, just, 0.0)[has_just].mean()) for lam in lambdas},
+            "fallback": bool(justification_fallback),
+            "n_from_evidence": sum(bool(justification_fallback and h and c.justification is None) for c, h in zip(claims, has_just)),
+        }
+
+    by_type: dict[str, list[float]] = {}
+    for c, e in zip(claims, ev):
+        for t in c.claim_types:
+            by_type.setdefault(str(t), []).append(float(e))
+    type_scores = None
+    if by_type:
+        type_scores = {
+            _lam_key(lam): {t: float(np.mean([e if e > lam else 0.0 for e in v])) for t, v in by_type.items()}
+            for lam in claim_type_lambdas
         }
 
     out: dict[str, Any] = {
         "n": len(claims),
         "label": label_scores,
+        "question_only_score": float(np.mean(q_scored)) if q_scored else None,
+        "n_question_only": len(q_scored),
+        "n_questions_from_evidence": sum(c.gold_questions is not None and c.questions is None for c in claims),
         "evidence_score": float(ev.mean()) if len(claims) else 0.0,
         "averitec": averitec,
         "reported_lambda": _lam_key(REPORTED_LAMBDA),
         "justification": justification,
-        "n_no_gold_evidence": sum(not _clean(c.gold_evidence) for c in claims),
-        "n_no_pred_evidence": sum(not _clean(c.evidence) for c in claims),
-        "n_pred_evidence_truncated": sum(max_pred is not None and len(_clean(c.evidence)) > max_pred for c in claims),
+        "evidence_score_by_claim_type": type_scores,
+        "n_by_claim_type": {t: len(v) for t, v in by_type.items()},
+        "n_no_gold_evidence": sum(not _prepare(c.gold_evidence, not c.verbatim) for c in claims),
+        "n_no_pred_evidence": sum(not _prepare(c.evidence, not c.verbatim) for c in claims),
+        "n_pred_evidence_truncated": sum(
+            max_pred is not None and len(_prepare(c.evidence, not c.verbatim)) > max_pred for c in claims
+        ),
     }
     if per_claim:
         out["claims"] = [
@@ -175,9 +276,11 @@ def score_claims(
                 "pred_label": p,
                 "correct": bool(r),
                 "evidence_score": float(e),
+                **({"question_only_score": q} if q is not None else {}),
                 **({"justification_meteor": float(j)} if h else {}),
+                **({"claim_types": list(c.claim_types)} if c.claim_types else {}),
             }
-            for c, g, p, r, e, j, h in zip(claims, gold_labels, pred_labels, right, ev, just, has_just)
+            for c, g, p, r, e, q, j, h in zip(claims, gold_labels, pred_labels, right, ev, q_only, just, has_just)
         ]
     return out
 
@@ -191,15 +294,23 @@ def _lam_key(lam: float) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def averitec_evidence_strings(example: Mapping[str, Any]) -> list[str]:
-    """Evidence strings of one example in the AVeriTeC shape (``questions`` → ``answers``).
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
 
-    Also accepts predictions in the official submission shape (``evidence``: list of
-    ``{question, answer}`` or plain strings) and ``string_evidence`` (list of strings).
+
+def averitec_evidence_strings(example: Mapping[str, Any]) -> list[str]:
+    """Evidence strings of one example in the AVeriTeC shape, exactly as the official script builds them.
+
+    From ``questions`` → ``answers``: ``question + " " + answer`` per answer, ``+ ". " +
+    boolean_explanation`` when ``answer_type`` is "Boolean"; ``question + " No answer could be found."``
+    for a question without answers. Then the ``string_evidence`` entries as they are. Nothing is stripped
+    or dropped. Also accepted (our extension, not read by the official script): an answer given as a
+    plain string, ``answers`` as a single answer or null, and ``evidence`` (the submission shape: a list
+    of ``{question, answer}`` or of plain strings), placed between the two.
     """
     strings: list[str] = []
     for qa in example.get("questions") or []:
-        question = str(qa.get("question", "")).strip()
+        question = _text(qa.get("question"))
         answers = qa.get("answers")
         if answers is None:
             answers = []
@@ -207,22 +318,29 @@ def averitec_evidence_strings(example: Mapping[str, Any]) -> list[str]:
             answers = [answers]
         for ans in answers:
             if isinstance(ans, Mapping):
-                text = f"{question} {str(ans.get('answer', '')).strip()}"
-                expl = str(ans.get("boolean_explanation") or "").strip()
-                if ans.get("answer_type") == "Boolean" and expl:
-                    text += ". " + expl
+                text = question + " " + _text(ans.get("answer"))
+                if ans.get("answer_type") == "Boolean":
+                    text += ". " + _text(ans.get("boolean_explanation"))
             else:
-                text = f"{question} {str(ans).strip()}"
+                text = question + " " + _text(ans)
             strings.append(text)
         if not answers:
-            strings.append(f"{question} {NO_ANSWER}")
+            strings.append(question + " " + NO_ANSWER)
     for ev in example.get("evidence") or []:
         if isinstance(ev, Mapping):
-            strings.append(f"{str(ev.get('question', '')).strip()} {str(ev.get('answer', '')).strip()}")
+            strings.append(_text(ev.get("question")) + " " + _text(ev.get("answer")))
         else:
-            strings.append(str(ev))
-    strings.extend(str(s) for s in example.get("string_evidence") or [])
-    return _clean(strings)
+            strings.append(_text(ev))
+    strings.extend(_text(s) for s in example.get("string_evidence") or [])
+    return strings
+
+
+def averitec_questions(example: Mapping[str, Any]) -> list[str] | None:
+    """The question texts of an AVeriTeC example, or None when it has no ``questions`` key (the
+    question-only score then uses the evidence strings, as the official script does)."""
+    if example.get("questions") is None:
+        return None
+    return [_text(qa.get("question")) for qa in example["questions"]]
 
 
 def read_averitec_json(path: str | os.PathLike) -> list[dict[str, Any]]:
@@ -241,7 +359,9 @@ def read_averitec_json(path: str | os.PathLike) -> list[dict[str, Any]]:
 def claims_from_averitec(gold: Sequence[Mapping[str, Any]], pred: Sequence[Mapping[str, Any]]) -> list[ClaimPrediction]:
     """Pair gold and predicted AVeriTeC examples by position (as the official scorer does).
 
-    The predicted label is ``pred_label`` (or ``label``); the predicted justification ``justification``.
+    The predicted label is ``pred_label`` (or ``label``); the predicted justification ``justification``
+    (None when the key is absent or null: the fallback applies); gold ``claim_types`` give the types.
+    Strings are scored verbatim.
     """
     if len(gold) != len(pred):
         raise ValueError(f"{len(pred)} predictions for {len(gold)} gold claims; they are paired by position")
@@ -256,6 +376,10 @@ def claims_from_averitec(gold: Sequence[Mapping[str, Any]], pred: Sequence[Mappi
                 evidence=averitec_evidence_strings(p),
                 gold_justification=g.get("justification"),
                 justification=p.get("justification"),
+                gold_questions=averitec_questions(g),
+                questions=averitec_questions(p),
+                claim_types=_string_list(g.get("claim_types"), "claim_types"),
+                verbatim=True,
             )
         )
     return claims
@@ -274,8 +398,10 @@ def _string_list(value: Any, field_name: str) -> list[str]:
 def claim_from_record(rec: Mapping[str, Any]) -> ClaimPrediction:
     """One line of the workflow's prediction JSONL.
 
-    ``{id, label, pred_label, evidence: [str], gold_evidence: [str], justification?, gold_justification?}``.
-    Raises ``ValueError`` for a record without ``id``, ``label`` or ``pred_label``.
+    ``{id, label, pred_label, evidence: [str], gold_evidence: [str], justification?, gold_justification?,
+    questions?: [str], gold_questions?: [str], claim_types?: [str]}``. A missing ``justification`` or
+    ``questions`` gets the official fallback (evidence strings); without ``gold_questions`` the claim has
+    no question-only score. Raises ``ValueError`` for a record without ``id``, ``label`` or ``pred_label``.
     """
     for key in ("id", "label", "pred_label"):
         if key not in rec or rec[key] is None:
@@ -288,4 +414,11 @@ def claim_from_record(rec: Mapping[str, Any]) -> ClaimPrediction:
         evidence=_string_list(rec.get("evidence"), "evidence"),
         gold_justification=rec.get("gold_justification"),
         justification=rec.get("justification"),
+        gold_questions=_optional_list(rec, "gold_questions"),
+        questions=_optional_list(rec, "questions"),
+        claim_types=_string_list(rec.get("claim_types"), "claim_types"),
     )
+
+
+def _optional_list(rec: Mapping[str, Any], key: str) -> list[str] | None:
+    return None if rec.get(key) is None else _string_list(rec[key], key)

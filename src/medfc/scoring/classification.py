@@ -19,7 +19,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy.stats import chi2
 
 
 def _check_lengths(*seqs: Sequence[Any]) -> int:
@@ -134,29 +133,40 @@ def bowker_table(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[
     return labels, table
 
 
-def mcnemar_bowker(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None) -> dict[str, Any]:
+def bowker_symmetry(table: Any, shift_zeros: bool = False) -> dict[str, Any]:
+    """Bowker's test of symmetry on a k × k table, computed by statsmodels
+    (``SquareTable(table, shift_zeros).symmetry(method="bowker")``).
+
+    χ² = Σ_{i<j} (n_ij − n_ji)² / (n_ij + n_ji) with df = k(k−1)/2 (every label pair, SAS/R/statsmodels
+    convention); p from the χ² survival function; no continuity correction. An empty pair (0/0)
+    contributes 0 to χ² (statsmodels adds 1e-20 to the denominator) and still counts in df.
+    ``shift_zeros=True`` is statsmodels' default: it replaces every zero cell with 0.5 before the test,
+    which changes χ² for pairs like (n, 0) ((n − 0.5)² / (n + 0.5) instead of n); we do not shift by
+    default, so the statistic is the textbook one. With k < 2 there is no pair: χ² = 0, df = 0, p = 1.
+    """
+    table = np.asarray(table, dtype=float)
+    k = table.shape[0]
+    if k < 2:
+        return {"statistic": 0.0, "df": 0, "p_value": 1.0}
+    from statsmodels.stats.contingency_tables import SquareTable
+
+    res = SquareTable(table, shift_zeros=shift_zeros).symmetry(method="bowker")
+    return {"statistic": float(res.statistic), "df": int(res.df), "p_value": float(res.pvalue)}
+
+
+def mcnemar_bowker(
+    pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None, shift_zeros: bool = False
+) -> dict[str, Any]:
     """McNemar–Bowker test of symmetry between two systems' labels on the same items.
 
-    Statistic ``sum_{i<j} (n_ij - n_ji)^2 / (n_ij + n_ji)`` over the label pairs with
-    ``n_ij + n_ji > 0``; degrees of freedom = the number of such pairs; p from the chi-squared
-    survival function. With no disagreements at all (empty off-diagonal) the statistic is 0,
-    ``df`` is 0 and ``p_value`` is 1.0 (no evidence of a difference). No continuity correction.
+    The k × k table of A's (rows) against B's (columns) labels goes through :func:`bowker_symmetry`:
+    df = k(k−1)/2 over all ``labels`` (not only the pairs with disagreements), an empty pair adds 0 to
+    χ²; with no disagreement at all χ² = 0 and p = 1.0.
     """
     labels, table = bowker_table(pred_a, pred_b, labels)
-    stat = 0.0
-    df = 0
-    k = len(labels)
-    for i in range(k):
-        for j in range(i + 1, k):
-            s = table[i, j] + table[j, i]
-            if s > 0:
-                stat += float(table[i, j] - table[j, i]) ** 2 / float(s)
-                df += 1
-    p = float(chi2.sf(stat, df)) if df > 0 else 1.0
     return {
-        "statistic": stat,
-        "df": df,
-        "p_value": p,
+        **bowker_symmetry(table, shift_zeros),
+        "shift_zeros": bool(shift_zeros),
         "n": int(table.sum()),
         "n_disagree": int(table.sum() - np.trace(table)),
         "labels": labels,

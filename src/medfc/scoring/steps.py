@@ -9,7 +9,9 @@
     outputs: ``scores`` — JSON of the scores; optional ``report`` — the skip report (recommended).
     options: ``scorer`` (``averitec`` | ``medsnip`` | ``classify``, required) and per scorer:
              averitec — ``lambdas`` (default 0.1 0.2 0.25 0.3 0.4 0.5), ``max_pred_evidence`` (10),
-             ``per_claim`` (false); medsnip — ``abstain`` (``drop``), ``healthfc`` (false),
+             ``per_claim`` (false), ``justification_fallback`` (true: a prediction without a
+             justification is scored on its evidence strings, as officially; false: 0),
+             ``claim_type_lambdas`` (0.2 0.3); medsnip — ``abstain`` (``drop``), ``healthfc`` (false),
              ``metric`` for the bootstrap (``ff1``), ``n_resamples`` (10000), ``seed`` (0);
              classify — ``labels`` (default: sorted gold labels).
 
@@ -107,6 +109,8 @@ def score_averitec(
         metric=metric,
         max_pred=options.get("max_pred_evidence", averitec.MAX_PRED_EVIDENCE),
         per_claim=bool(options.get("per_claim", False)),
+        justification_fallback=bool(options.get("justification_fallback", True)),
+        claim_type_lambdas=[float(x) for x in options.get("claim_type_lambdas", averitec.CLAIM_TYPE_LAMBDAS)],
     )
     return {"scorer": "averitec", **scores}
 

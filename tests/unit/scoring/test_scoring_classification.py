@@ -9,6 +9,7 @@ import pytest
 from medfc.scoring.classification import (
     accuracy,
     aggregate_folds,
+    bowker_symmetry,
     classification_scores,
     confusion_matrix,
     mcnemar,
@@ -64,21 +65,39 @@ def test_empty_input_scores_zero():
     assert (s["n"], s["accuracy"], s["macro_f1"]) == (0, 0.0, 0.0)
 
 
-def test_mcnemar_bowker_hand_computed():
+def test_mcnemar_bowker_hand_computed_matches_statsmodels():
+    # table (rows A, columns B): [[3, 4, 2], [1, 0, 0], [0, 0, 0]]: pairs x/y 4 vs 1, x/z 2 vs 0, y/z 0 vs 0
     pairs = [("x", "y")] * 4 + [("y", "x")] + [("x", "z")] * 2 + [("x", "x")] * 3
     a, b = zip(*pairs)
     r = mcnemar_bowker(a, b, ["x", "y", "z"])
-    # (4-1)^2/5 + (2-0)^2/2 = 1.8 + 2 = 3.8 on 2 df; chi2(2) survival = exp(-x/2)
-    assert r["statistic"] == pytest.approx(3.8)
-    assert r["df"] == 2
-    assert r["p_value"] == pytest.approx(math.exp(-1.9))
-    assert r["n"] == 10 and r["n_disagree"] == 7
     assert r["table"] == [[3, 4, 2], [1, 0, 0], [0, 0, 0]]
+    # (4-1)^2/5 + (2-0)^2/2 + 0 (the empty y/z pair adds nothing) = 3.8 on df = k(k-1)/2 = 3, the empty
+    # pair included; chi2(3) survival = erfc(sqrt(x/2)) + sqrt(2x/pi) exp(-x/2)
+    assert r["statistic"] == pytest.approx(3.8)
+    assert r["df"] == 3
+    x = 3.8
+    assert r["p_value"] == pytest.approx(math.erfc(math.sqrt(x / 2)) + math.sqrt(2 * x / math.pi) * math.exp(-x / 2))
+    # statsmodels: SquareTable(table, shift_zeros=False).symmetry(method="bowker") -> 3.8, 3.0, 0.2838861307598272
+    assert (r["statistic"], r["df"], r["p_value"]) == (pytest.approx(3.8), 3, pytest.approx(0.2838861307598272, abs=1e-15))
+    assert r["n"] == 10 and r["n_disagree"] == 7 and r["shift_zeros"] is False
+    # statsmodels' default shift_zeros=True turns every 0 cell into 0.5: x/z becomes 1.5^2/2.5 = 0.9
+    s = mcnemar_bowker(a, b, ["x", "y", "z"], shift_zeros=True)
+    assert (s["statistic"], s["df"], s["p_value"]) == (pytest.approx(2.7), 3, pytest.approx(0.4402272943602312, abs=1e-15))
+
+
+def test_bowker_symmetry_without_zero_cells_is_the_same_either_way():
+    table = [[5, 3, 1], [1, 4, 2], [2, 1, 6]]
+    # (3-1)^2/4 + (1-2)^2/3 + (2-1)^2/3 = 1 + 2/3
+    for shift in (False, True):
+        r = bowker_symmetry(table, shift_zeros=shift)
+        assert (r["statistic"], r["df"], r["p_value"]) == (pytest.approx(5 / 3), 3, pytest.approx(0.6443698056370253, abs=1e-15))
 
 
 def test_mcnemar_bowker_no_disagreement():
     r = mcnemar_bowker(["x", "y", "y"], ["x", "y", "y"])
-    assert (r["statistic"], r["df"], r["p_value"], r["n_disagree"]) == (0.0, 0, 1.0, 0)
+    assert (r["statistic"], r["df"], r["p_value"], r["n_disagree"]) == (0.0, 1, 1.0, 0)
+    one = mcnemar_bowker(["x"], ["x"])
+    assert (one["statistic"], one["df"], one["p_value"]) == (0.0, 0, 1.0)
 
 
 def test_mcnemar_on_correctness():

@@ -68,7 +68,8 @@ def test_classify_step_and_mcnemar(tmp_path):
                           {"scores": tmp_path / "s.json"}, {"scorer": "classify", "labels": ["x", "y", "z"]})
     assert s["n"] == 3 and s["accuracy"] == pytest.approx(1 / 3)
     assert s["compare"]["accuracy"] == 1.0
-    assert s["mcnemar_bowker"]["df"] == 2 and s["mcnemar_bowker"]["statistic"] == pytest.approx(2.0)
+    # x/y 1 vs 0, y/z 1 vs 0, x/z 0 vs 0: chi2 2.0 on df 3 (all label pairs count)
+    assert s["mcnemar_bowker"]["df"] == 3 and s["mcnemar_bowker"]["statistic"] == pytest.approx(2.0)
     assert s["skipped"]["by_reason"] == {"unknown_gold_label": 1}
 
 
@@ -97,6 +98,35 @@ def test_cli_averitec_with_meteor(meteor, tmp_path, capsys):
     assert s["justification"]["meteor"] == 0.16666666666666666
     assert s["averitec"]["0.25"] == (1.0 if expected > 0.25 else 0.0)
     assert "AVeriTeC score @ 0.25" in capsys.readouterr().out
+
+
+def test_cli_averitec_json_official_numbers(meteor, tmp_path, capsys):
+    gold = [{"label": "Supported", "justification": "the cat sat", "claim_types": ["Numerical Claim", "Causal Claim"],
+             "questions": [{"question": "Is the car red?", "answers": [
+                 {"answer": "Yes", "answer_type": "Boolean", "boolean_explanation": "It was painted."}]}]}]
+    pred = [{"label": "Supported", "questions": [{"question": "Is the auto red?", "answers": [
+        {"answer": "Yes", "answer_type": "Boolean", "boolean_explanation": "It was painted."}]}]}]  # no justification
+    (tmp_path / "gold.json").write_text(json.dumps(gold))
+    (tmp_path / "pred.json").write_text(json.dumps(pred))
+    args = ["averitec", str(tmp_path / "pred.json"), "--gold", str(tmp_path / "gold.json"), "--out", str(tmp_path / "s.json")]
+    assert main(args) == 0
+    s = json.loads((tmp_path / "s.json").read_text())
+    ev_pred, ev_gold = "Is the auto red? Yes. It was painted.", "Is the car red? Yes. It was painted."
+    ev = meteor(ev_pred, ev_gold)
+    assert s["question_only_score"] == meteor("Is the auto red?", "Is the car red?")
+    assert s["evidence_score"] == ev
+    assert s["justification"]["meteor"] == meteor(ev_pred, "the cat sat")  # fallback: the evidence string
+    assert s["justification"]["n_from_evidence"] == 1
+    assert s["evidence_score_by_claim_type"] == {"0.2": {"Numerical Claim": ev, "Causal Claim": ev},
+                                                 "0.3": {"Numerical Claim": ev, "Causal Claim": ev}}
+    out = capsys.readouterr().out
+    for line in ("question-only score (HU-METEOR)", "justification METEOR (fallback: evidence)",
+                 "evidence score @ 0.3, Causal Claim", "justification @ 0.25"):
+        assert line in out
+    assert main(args + ["--strict-justification"]) == 0
+    strict = json.loads((tmp_path / "s.json").read_text())["justification"]
+    assert (strict["meteor"], strict["fallback"], strict["n_from_evidence"]) == (0.0, False, 0)
+    assert "justification METEOR (strict)" in capsys.readouterr().out
 
 
 def test_cli_classify_folds_and_errors(tmp_path, capsys):
