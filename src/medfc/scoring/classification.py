@@ -133,16 +133,17 @@ def bowker_table(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[
     return labels, table
 
 
-def bowker_symmetry(table: Any, shift_zeros: bool = False) -> dict[str, Any]:
-    """Bowker's test of symmetry on a k × k table, computed by statsmodels
-    (``SquareTable(table, shift_zeros).symmetry(method="bowker")``).
+def bowker_symmetry(table: Any, shift_zeros: bool = True) -> dict[str, Any]:
+    """Bowker's test of symmetry on a k × k table, computed by statsmodels exactly as
+    ``SquareTable(table).symmetry(method="bowker")`` does (its default, ``shift_zeros=True``).
 
     χ² = Σ_{i<j} (n_ij − n_ji)² / (n_ij + n_ji) with df = k(k−1)/2 (every label pair, SAS/R/statsmodels
     convention); p from the χ² survival function; no continuity correction. An empty pair (0/0)
     contributes 0 to χ² (statsmodels adds 1e-20 to the denominator) and still counts in df.
-    ``shift_zeros=True`` is statsmodels' default: it replaces every zero cell with 0.5 before the test,
-    which changes χ² for pairs like (n, 0) ((n − 0.5)² / (n + 0.5) instead of n); we do not shift by
-    default, so the statistic is the textbook one. With k < 2 there is no pair: χ² = 0, df = 0, p = 1.
+    ``shift_zeros=True`` is statsmodels' default, and ours, so p-values compare with anyone calling
+    statsmodels: every zero cell becomes 0.5 before the test, so a pair (n, 0) adds (n − 0.5)² / (n + 0.5)
+    instead of n, and an empty pair (0.5/0.5) still adds 0. ``shift_zeros=False`` gives the textbook
+    statistic (as SAS and R report it). With k < 2 there is no pair: χ² = 0, df = 0, p = 1.
     """
     table = np.asarray(table, dtype=float)
     k = table.shape[0]
@@ -155,7 +156,7 @@ def bowker_symmetry(table: Any, shift_zeros: bool = False) -> dict[str, Any]:
 
 
 def mcnemar_bowker(
-    pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None, shift_zeros: bool = False
+    pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None, shift_zeros: bool = True
 ) -> dict[str, Any]:
     """McNemar–Bowker test of symmetry between two systems' labels on the same items.
 

@@ -69,7 +69,7 @@ def test_mcnemar_bowker_hand_computed_matches_statsmodels():
     # table (rows A, columns B): [[3, 4, 2], [1, 0, 0], [0, 0, 0]]: pairs x/y 4 vs 1, x/z 2 vs 0, y/z 0 vs 0
     pairs = [("x", "y")] * 4 + [("y", "x")] + [("x", "z")] * 2 + [("x", "x")] * 3
     a, b = zip(*pairs)
-    r = mcnemar_bowker(a, b, ["x", "y", "z"])
+    r = mcnemar_bowker(a, b, ["x", "y", "z"], shift_zeros=False)
     assert r["table"] == [[3, 4, 2], [1, 0, 0], [0, 0, 0]]
     # (4-1)^2/5 + (2-0)^2/2 + 0 (the empty y/z pair adds nothing) = 3.8 on df = k(k-1)/2 = 3, the empty
     # pair included; chi2(3) survival = erfc(sqrt(x/2)) + sqrt(2x/pi) exp(-x/2)
@@ -80,9 +80,11 @@ def test_mcnemar_bowker_hand_computed_matches_statsmodels():
     # statsmodels: SquareTable(table, shift_zeros=False).symmetry(method="bowker") -> 3.8, 3.0, 0.2838861307598272
     assert (r["statistic"], r["df"], r["p_value"]) == (pytest.approx(3.8), 3, pytest.approx(0.2838861307598272, abs=1e-15))
     assert r["n"] == 10 and r["n_disagree"] == 7 and r["shift_zeros"] is False
-    # statsmodels' default shift_zeros=True turns every 0 cell into 0.5: x/z becomes 1.5^2/2.5 = 0.9
-    s = mcnemar_bowker(a, b, ["x", "y", "z"], shift_zeros=True)
+    # our default is statsmodels' default, SquareTable(table).symmetry(method="bowker"): every 0 cell
+    # becomes 0.5, so x/z is 1.5^2/2.5 = 0.9 and chi2 = 1.8 + 0.9 + 0 = 2.7
+    s = mcnemar_bowker(a, b, ["x", "y", "z"])
     assert (s["statistic"], s["df"], s["p_value"]) == (pytest.approx(2.7), 3, pytest.approx(0.4402272943602312, abs=1e-15))
+    assert s["shift_zeros"] is True
 
 
 def test_bowker_symmetry_without_zero_cells_is_the_same_either_way():
