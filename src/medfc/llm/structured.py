@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,8 +86,21 @@ def ask_json(
     params: GenerationParams,
     repair: Prompt,
     purpose: str,
+    check: Callable[[int, Any], str | None] | None = None,
 ) -> list[Structured]:
-    """One :class:`Structured` per conversation (see module docstring)."""
+    """One :class:`Structured` per conversation (see module docstring).
+
+    ``check(i, value)`` may add a semantic test beyond the schema (e.g. indices in range) for
+    conversation ``i``: the error it returns is treated like a schema error."""
+
+    def parse(i: int, text: str) -> tuple[Any, str | None]:
+        value, err = parse_json_answer(text, schema)
+        if err is None and check is not None:
+            err = check(i, value)
+            if err is not None:
+                value = None
+        return value, err
+
     first = client.chat(conversations, params, purpose)
     results: list[Structured] = []
     retry: list[int] = []
@@ -96,7 +109,7 @@ def ask_json(
             # a call that failed for good (counted as ``failed`` by the ledger) is not repaired
             results.append(Structured(None, False, f"call failed: {comp.error}", "", completions=[comp]))
             continue
-        value, err = parse_json_answer(comp.text, schema)
+        value, err = parse(i, comp.text)
         results.append(Structured(value, err is None, err, comp.text, completions=[comp]))
         if err is not None:
             retry.append(i)
@@ -109,7 +122,7 @@ def ask_json(
             res = results[i]
             res.completions.append(comp)
             if comp.ok:
-                value, err = parse_json_answer(comp.text, schema)
+                value, err = parse(i, comp.text)
                 if err is None:
                     res.value, res.ok, res.error, res.raw, res.repaired = value, True, None, comp.text, True
                     client.ledger.count(purpose, "repaired")
