@@ -131,10 +131,10 @@ def partition_labels(units: Sequence[Mapping[str, Any]], key: str, items: Sequen
 
 def partition_ari(human: Sequence[Mapping[str, Any]], auto: Sequence[Mapping[str, Any]], n_sentences: int,
                   atom_indices: Sequence[int] = ()) -> dict[str, Any]:
-    """ARI of atom partitions when the automatic units group the same atoms (``source_atoms`` over
-    ``atom_indices``), else of the sentence partitions (``source_sentences`` over 0..n-1)."""
-    if atom_indices and all(u.get("source_atoms") for u in auto) and \
-            {a for u in auto for a in u["source_atoms"]} <= set(atom_indices):
+    """ARI of atom partitions when the automatic units group the same atoms (``atoms_from: given``,
+    ``source_atoms`` over ``atom_indices``), else of the sentence partitions (``source_sentences`` over
+    0..n-1)."""
+    if atom_indices and auto and all(u.get("atoms_from") == "given" for u in auto):
         return {"over": "atoms", "ari": adjusted_rand_index(partition_labels(human, "source_atoms", atom_indices),
                                                             partition_labels(auto, "source_atoms", atom_indices))}
     items = list(range(n_sentences))

@@ -98,11 +98,11 @@ def _spans(sents: Sequence[Sentence], idx: Sequence[int]) -> list[list[int]]:
 
 def _unit(answer: dict[str, Any], mode: str, n: int, text: str, sents: Sequence[Sentence], *, pattern: str | None = None,
           source_atoms: Sequence[int] = (), source_sentences: Sequence[int] = (), fallback: bool = False,
-          labels: dict[str, str] | None = None, notes: str = "") -> dict[str, Any]:
+          labels: dict[str, str] | None = None, notes: str = "", atoms_from: str | None = None) -> dict[str, Any]:
     ss = sorted(set(int(i) for i in source_sentences))
     return {"unit_id": f"{answer['answer_id']}:{mode}:{n}", "answer_id": answer["answer_id"], "mode": mode, "index": n,
             "text": text, "pattern": pattern, "source_atoms": [int(a) for a in source_atoms], "source_sentences": ss,
-            "spans": _spans(sents, ss), "fallback": fallback, "labels": labels or {}, "notes": notes}
+            "spans": _spans(sents, ss), "fallback": fallback, "labels": labels or {}, "notes": notes, "atoms_from": atoms_from}
 
 
 def _whole(answer: dict[str, Any], mode: str, sents: Sequence[Sentence]) -> dict[str, Any]:
@@ -115,12 +115,12 @@ def human_units(answer: dict[str, Any], mode: str) -> list[dict[str, Any]]:
     atoms = answer.get("atoms") or []
     aligned = dict(zip([a["index"] for a in atoms], align_atoms([a["text"] for a in atoms], sents)))
     if mode == "human_atoms":
-        return [_unit(answer, mode, a["index"], a["text"], sents, source_atoms=[a["index"]],
+        return [_unit(answer, mode, a["index"], a["text"], sents, source_atoms=[a["index"]], atoms_from="given",
                       source_sentences=[aligned[a["index"]]] if aligned[a["index"]] is not None else [],
                       labels={"physician": a["label"]}) for a in atoms]
     return [_unit(answer, mode, s["index"], s["text"], sents, pattern=s["pattern"], source_atoms=s["atoms"],
                   source_sentences=[aligned[a] for a in s["atoms"] if aligned.get(a) is not None],
-                  labels=dict(s["labels"]), notes=s.get("notes", "")) for s in answer.get("snippets") or []]
+                  labels=dict(s["labels"]), notes=s.get("notes", ""), atoms_from="given") for s in answer.get("snippets") or []]
 
 
 def _fields(answer: dict[str, Any], sents: Sequence[Sentence]) -> dict[str, str]:
@@ -249,7 +249,7 @@ class Decomposer:
                     units.extend(self._fallback(a, s))
                     continue
                 units.extend(_unit(a, mode, x["index"], x["text"], s, source_atoms=[x["index"]],
-                                   source_sentences=x["source_sentences"]) for x in atoms[a["answer_id"]])
+                                   source_sentences=x["source_sentences"], atoms_from="extract") for x in atoms[a["answer_id"]])
             return units
         todo = [a for a in answers if a["answer_id"] in atoms]
         results = dict(zip([a["answer_id"] for a in todo],
@@ -267,7 +267,7 @@ class Decomposer:
                 units.append(_unit(a, mode, k + 1, sn["output"].strip(), s, pattern=sn["pattern"],
                                    source_atoms=[m["index"] for m in members],
                                    source_sentences=[x for m in members for x in m["source_sentences"]],
-                                   notes=sn.get("notes") or ""))
+                                   notes=sn.get("notes") or "", atoms_from="given" if given else "extract"))
         return units
 
     def info(self) -> dict[str, Any]:

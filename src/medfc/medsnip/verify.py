@@ -50,7 +50,8 @@ GUARD_TRUE = ("You answered TRUE on the first turn without any evidence. Search 
               "(prefer a query that could refute the statement).")
 GUARD_CONF = ("Your confidence was below {threshold}. Search for more evidence, or abstain if the evidence "
               "stays insufficient.")
-UNIT_FIELDS = ("unit_id", "answer_id", "mode", "index", "text", "pattern", "source_atoms", "source_sentences", "labels", "fallback")
+UNIT_FIELDS = ("unit_id", "answer_id", "mode", "index", "text", "pattern", "source_atoms", "source_sentences", "labels", "fallback",
+               "atoms_from")
 
 
 def prompt_names(verifier: str) -> list[str]:
