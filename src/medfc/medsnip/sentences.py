@@ -26,6 +26,7 @@ CITATION_RE = re.compile(r"\[\s*[\d,\s\-–]+\s*\]")
 BOLD_RE = re.compile(r"\*\*")
 PREFIX_RE = re.compile(r"^(\s*)(#+\s+|[-*•]\s+|\d+\.\s+)")
 GONE = "\x00"  # a removed character: keeps offsets, disappears from the sentence text
+GLUE_RE = re.compile(r"\s*\x00+\s*(?=[.!?,;:])")
 BOUNDARY_RE = re.compile(r"(?<=[.!?])\x00*\s[\s\x00]*(?=[A-Z(\"“])")
 TOKEN_RE = re.compile(r"\b[\w']+\b")
 SECTION_TITLES = frozenset({
@@ -94,7 +95,8 @@ def split_sentences(text: str) -> list[Sentence]:
         cuts = [0, *(b.start() for b in BOUNDARY_RE.finditer(line)), len(line)]
         for a, b in zip(cuts, cuts[1:]):
             s, e = _trim(line, a, b)
-            piece = " ".join(line[s:e].replace(GONE, "").split())
+            # a removed marker takes the space before it along when punctuation follows ("skin [1]." -> "skin.")
+            piece = " ".join(GLUE_RE.sub("", line[s:e]).replace(GONE, "").split())
             if len(piece.split()) < 2 or is_header(piece):
                 continue
             out.append(Sentence(len(out), piece, line_start + s, line_start + e))
