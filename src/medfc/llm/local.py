@@ -7,6 +7,8 @@
   input tokens, completion tokens those generated up to and including the end-of-sequence token.
 * ``score_options``: the summed log-probability of each option's tokens after a plain prompt (no chat
   template), one forward pass per prompt when every option is one token.
+* A prompt longer than the model's positions allow (with ``max_tokens`` to generate) comes back
+  as a failed :class:`Completion` (``error`` set), never an exception.
 * Weights load in bf16 on a GPU that supports it (fp16 on one that does not, fp32 on the CPU), or as
   ``precision`` says (``auto`` | ``bf16`` | ``fp16`` | ``fp32``).
 """
@@ -44,6 +46,8 @@ class TransformersLM(LLMClient):
         self.dtype = load_dtype(precision, self.device)
         self.model = AutoModelForCausalLM.from_pretrained(model_path, dtype=self.dtype).to(self.device).eval()
         self.batch_size = max(1, int(batch_size))
+        cfg = self.model.config
+        self.max_positions = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
         eos = self.tokenizer.eos_token_id
         self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else (eos if eos is not None else 0)
         log.info("loaded %s on %s (%s)", model_path, self.device, str(self.dtype).replace("torch.", ""))
@@ -58,8 +62,12 @@ class TransformersLM(LLMClient):
         texts = [self.render(c) for c in conversations]
         # a chat template already writes the BOS token where the model wants it
         encoded = [list(token_ids(self.tokenizer, t)) for t in texts]
-        order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]))
         out: list[Completion | None] = [None] * len(encoded)
+        limit = self.max_positions
+        for i, x in enumerate(encoded):  # a prompt the model cannot take is a failed call, not a crash
+            if limit and len(x) + int(params.max_tokens) > limit:
+                out[i] = Completion("", len(x), 0, error=f"prompt of {len(x)} tokens + {params.max_tokens} new exceeds the model's {limit} positions")
+        order = sorted((i for i in range(len(encoded)) if out[i] is None), key=lambda i: -len(encoded[i]))
         eos = self.tokenizer.eos_token_id
         gen_kwargs = {"max_new_tokens": int(params.max_tokens), "pad_token_id": self.pad_id}
         if params.temperature > 0:

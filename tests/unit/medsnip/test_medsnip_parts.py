@@ -196,7 +196,7 @@ def _rag(url, tmp_path, passages, max_rounds=5):
     return Verifier(make_llm(opts.llm), opts, UnitCache(""), SkipReport("t"), searchers)
 
 
-def test_retrieval_guards_cap_and_malformed(tmp_path, passages):
+def test_retrieval_guards_cap_and_malformed(tmp_path):
     def responder(body):
         msgs = body["messages"]
         user, system = msgs[1]["content"], msgs[0]["content"]
@@ -304,3 +304,58 @@ def test_pubmed_and_web_backends_through_local_servers(tmp_path, monkeypatch):
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+@pytest.mark.parametrize("unparsed,expected", [("false", [F, F, T]), ("abstain", [None, None, T])])
+def test_single_call_unparsed_and_failed_calls(tmp_path, unparsed, expected):
+    answers = {"a": {"answer_id": "a", "query": "Q?", "text": "Full answer."}}
+    units = [{"unit_id": f"a:atoms:{k}", "answer_id": "a", "mode": "atoms", "text": t} for k, t in enumerate(("maybe unit", "down unit", "fine unit"))]
+    with FakeOpenAI(lambda b: "Perhaps." if "maybe" in b["messages"][-1]["content"] else "true") as server:
+        opts = build_options(VerifyOptions, {"verifier": "full_context", "name": "s", "unparsed": unparsed,
+                                             "llm": {**llm_opts(server.base_url), "max_retries": 0}, "prompt_dir": PROMPT_DIR,
+                                             "unit_cache_dir": str(tmp_path / "u"), "retrieval": None})
+        ver = Verifier(make_llm(opts.llm), opts, UnitCache(tmp_path / "u"), SkipReport("t"))
+        out = ver.run(units[:1], answers)
+        server.fail_next = [(500, {})]
+        out += ver.run(units[1:], answers)
+        user = server.chat_requests()[0]["messages"][-1]["content"]
+    assert [r["verdict"] for r in out] == expected and [r["unparsed"] for r in out] == [True, True, False]
+    assert ver.counts == {"unparsed": 1, "failed_call": 1} and "HTTP 500" in out[1]["error"]
+    assert user == "Question: Q?\nFull answer (context only, not evidence): Full answer.\nStatement: maybe unit"
+    # the failed call is not cached, the answered ones are
+    assert ver.cache.stats == {"misses": 3}
+    assert len(list((tmp_path / "u").rglob("*.json"))) == 2
+
+
+def test_tiny_local_causal_lm_through_the_medsnip_path(tmp_path):
+    """A random tiny model answers nonsense: decomposition falls back to whole texts, and the
+    single-call verifier's unparsed answers count FALSE; nothing crashes and every call is counted."""
+    from tests.helpers.tiny_models import build_tiny_causal_lm
+
+    from medfc.common.io import read_jsonl
+    from medfc.medsnip import steps
+
+    model = build_tiny_causal_lm(tmp_path / "lm", n_positions=4096)
+    local = {**llm_opts(""), "backend": "transformers", "model": str(model), "max_tokens": 8, "batch_size": 3}
+    steps.prepare({"source": str(DEMO_BENCH)}, {"answers": tmp_path / "a.jsonl"},
+                  {"source": "bench", "splits": ["dev"], "rewrite_claims": False, "limit": 0, "llm": None, "prompt_dir": PROMPT_DIR,
+                   "unit_cache_dir": ""})
+    info = steps.decompose({"answers": tmp_path / "a.jsonl"}, {"units": tmp_path / "u.jsonl", "report": tmp_path / "r.json"},
+                           {"mode": "direct", "atoms_from": "extract", "fallback_whole_text": True, "llm": local,
+                            "prompt_dir": PROMPT_DIR, "unit_cache_dir": str(tmp_path / "cache")})
+    units = list(read_jsonl(tmp_path / "u.jsonl"))
+    assert [(u["unit_id"], u["fallback"], u["source_sentences"]) for u in units] == [("101:direct:1", True, [0, 1, 2]),
+                                                                                      ("103:direct:1", True, [0, 1, 2])]
+    assert info["counts"]["direct_malformed"] == 2 and info["counts"]["fallback_whole_text"] == 2
+    assert info["calls"]["decompose:direct"]["calls"] == 2 and info["calls"]["decompose:direct:repair"]["calls"] == 2
+    assert info["usage"]["completion_tokens"] > 0
+    v = steps.verify({"units": tmp_path / "u.jsonl", "answers": tmp_path / "a.jsonl"}, {"verdicts": tmp_path / "v.jsonl"},
+                     {"verifier": "claim_only", "name": "tiny", "unparsed": "false", "llm": local, "prompt_dir": PROMPT_DIR,
+                      "unit_cache_dir": "", "retrieval": None})
+    assert v["usage"]["calls"] == 2 and v["verdicts"] == {"FALSE": 2} and v["counts"] == {"unparsed": 2}
+    # a model too short for the prompt: a failed call, counted, not a crash
+    short = build_tiny_causal_lm(tmp_path / "short")
+    v2 = steps.verify({"units": tmp_path / "u.jsonl", "answers": tmp_path / "a.jsonl"}, {"verdicts": tmp_path / "v2.jsonl"},
+                      {"verifier": "claim_only", "name": "tiny", "unparsed": "abstain", "llm": {**local, "model": str(short)},
+                       "prompt_dir": PROMPT_DIR, "unit_cache_dir": "", "retrieval": None})
+    assert v2["counts"] == {"failed_call": 2} and v2["calls"]["verify:claim_only"]["failed"] == 2 and v2["verdicts"] == {"None": 2}
