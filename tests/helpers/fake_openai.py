@@ -17,6 +17,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
+def reply_json(handler: BaseHTTPRequestHandler, payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> None:
+    """Answer a request of ``handler`` with ``payload`` as JSON (bytes are sent as they are)."""
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    handler.send_response(status)
+    for k, v in {"Content-Type": "application/json", **(headers or {}), "Content-Length": str(len(data))}.items():
+        handler.send_header(k, v)
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 def words(body: dict[str, Any]) -> int:
     return sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
 
@@ -36,21 +46,12 @@ class FakeOpenAI:
                     fake.requests.append((self.path, body, self.headers.get("Authorization")))
                     failure = fake.fail_next.pop(0) if fake.fail_next else None
                 if failure is not None:
-                    status, headers = failure
-                    data = b'{"error": "scripted failure"}'
-                    self.send_response(status)
-                    for k, v in headers.items():
-                        self.send_header(k, v)
-                else:
-                    text = fake.responder(body)
-                    data = json.dumps({"id": "x", "object": "chat.completion", "model": body.get("model"),
-                                       "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                                       "usage": {"prompt_tokens": words(body), "completion_tokens": len(text.split())}}).encode()
-                    self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                    reply_json(self, {"error": "scripted failure"}, failure[0], failure[1])
+                    return
+                text = fake.responder(body)
+                reply_json(self, {"id": "x", "object": "chat.completion", "model": body.get("model"),
+                                  "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                                  "usage": {"prompt_tokens": words(body), "completion_tokens": len(text.split())}})
 
             def log_message(self, *args):
                 pass

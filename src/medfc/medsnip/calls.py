@@ -1,8 +1,8 @@
 """LLM calls of the MedSNIP steps, through the per-unit cache.
 
 :func:`make_llm` builds the client an :class:`~medfc.medsnip.options.LLMOptions` names;
-:func:`cached_json` and :func:`cached_text` ask a batch of conversations, answering what the cache
-already holds without a call. Each result keeps the *usage* of the call(s) that made it (calls,
+:func:`cached_ask` asks a batch of conversations (structured JSON or plain text), answering what
+the cache already holds without a call. Each result keeps the *usage* of the call(s) that made it (calls,
 prompt and completion tokens), cached or not, so cost is the logical cost of the pipeline whatever
 a rerun reused. Results with a failed call (network, server) are not cached.
 """
@@ -56,47 +56,42 @@ def _lookup(cache: UnitCache, identity: Mapping[str, Any], kind: str, prompts: S
     return keys, out, todo
 
 
-def cached_json(
+def cached_ask(
     client: LLMClient,
     cache: UnitCache,
     identity: Mapping[str, Any],
     kind: str,
     prompts: Sequence[Prompt],
     items: Sequence[tuple[Any, Conversation]],
-    schema: Mapping[str, Any],
     params: GenerationParams,
-    repair: Prompt,
+    schema: Mapping[str, Any] | None = None,
+    repair: Prompt | None = None,
     check: Callable[[int, Any], str | None] | None = None,
 ) -> list[dict[str, Any]]:
-    """One result dict per item: ``value``, ``ok``, ``error``, ``raw``, ``repaired``, ``usage``, ``cached``."""
-    keys, out, todo = _lookup(cache, identity, kind, [*prompts, repair], items)
-    if todo:
+    """One result dict per item ``(key parts, conversation)``, cached under ``kind``.
+
+    With a ``schema`` (and its ``repair`` prompt) the answer is structured (:func:`ask_json`): ``value``,
+    ``ok``, ``error``, ``raw``, ``repaired``; without, plain text: ``text`` and ``error`` (a failed call).
+    Both carry ``usage`` (calls, prompt and completion tokens) and ``cached``."""
+    structured = schema is not None
+    if structured and repair is None:
+        raise ValueError("a structured call needs its repair prompt")
+    keys, out, todo = _lookup(cache, identity, kind, [*prompts, *([repair] if repair else [])], items)
+    if not todo:
+        return [o for o in out if o is not None]
+    convs = [items[i][1] for i in todo]
+    if structured:
         sub_check = (lambda j, v: check(todo[j], v)) if check is not None else None
-        answers = ask_json(client, [items[i][1] for i in todo], schema, params, repair, kind, sub_check)
-        for i, res in zip(todo, answers):
-            rec = {"value": res.value, "ok": res.ok, "error": res.error, "raw": res.raw, "repaired": res.repaired,
-                   "usage": res.usage()}
-            if all(c.ok for c in res.completions):
-                cache.put(keys[i], rec)
-            out[i] = dict(rec, cached=False)
-    return [o for o in out if o is not None]
-
-
-def cached_text(
-    client: LLMClient,
-    cache: UnitCache,
-    identity: Mapping[str, Any],
-    kind: str,
-    prompts: Sequence[Prompt],
-    items: Sequence[tuple[Any, Conversation]],
-    params: GenerationParams,
-) -> list[dict[str, Any]]:
-    """One result dict per item: ``text``, ``error`` (a failed call), ``usage``, ``cached``."""
-    keys, out, todo = _lookup(cache, identity, kind, prompts, items)
-    for i, comp in zip(todo, client.chat([items[i][1] for i in todo], params, kind) if todo else []):
-        rec = {"text": comp.text, "error": comp.error,
-               "usage": {"calls": 1, "prompt_tokens": comp.prompt_tokens, "completion_tokens": comp.completion_tokens}}
-        if comp.ok:
+        recs = []
+        for res in ask_json(client, convs, schema, params, repair, kind, sub_check):
+            recs.append(({"value": res.value, "ok": res.ok, "error": res.error, "raw": res.raw, "repaired": res.repaired,
+                          "usage": res.usage()}, all(c.ok for c in res.completions)))
+    else:
+        recs = [({"text": c.text, "error": c.error, "usage": {"calls": 1, "prompt_tokens": c.prompt_tokens,
+                                                               "completion_tokens": c.completion_tokens}}, c.ok)
+                for c in client.chat(convs, params, kind)]
+    for i, (rec, all_ok) in zip(todo, recs):
+        if all_ok:
             cache.put(keys[i], rec)
         out[i] = dict(rec, cached=False)
     return [o for o in out if o is not None]

@@ -37,42 +37,29 @@ from medfc.common.report import SkipReport
 from medfc.llm.base import LLMClient
 from medfc.llm.prompts import Prompt, load_prompt
 from medfc.medsnip.cache import UnitCache
-from medfc.medsnip.calls import cached_json, gen_params, llm_identity
+from medfc.medsnip.calls import cached_ask, gen_params, llm_identity
 from medfc.medsnip.options import DecomposeOptions
 from medfc.medsnip.sentences import Sentence, align_atoms, numbered, split_sentences
 
 PATTERN_ENUM = ["A", "B", "C", "D", "E", "F"]
 _INDEX_LIST = {"type": "array", "items": {"type": "integer"}, "minItems": 1}
 _TEXT = {"type": "string", "minLength": 1, "pattern": r"\S"}
-EXTRACT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["atoms"],
-    "properties": {
-        "shared_context": {"type": "object"},
-        "atoms": {"type": "array", "minItems": 1, "items": {
-            "type": "object", "required": ["text", "source_sentences"],
-            "properties": {"index": {"type": "integer"}, "text": _TEXT, "source_sentences": _INDEX_LIST}}},
-    },
-}
-CLUSTER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["snippets"],
-    "properties": {"snippets": {"type": "array", "minItems": 1, "items": {
-        "type": "object", "required": ["source_claims", "output", "pattern"],
-        "properties": {"source_claims": _INDEX_LIST, "output": _TEXT, "pattern": {"enum": PATTERN_ENUM},
-                       "notes": {"type": "string"}}}}},
-}
-DIRECT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["snippets"],
-    "properties": {
-        "shared_context": {"type": "object"},
-        "snippets": {"type": "array", "minItems": 1, "items": {
-            "type": "object", "required": ["source_sentences", "output", "pattern"],
-            "properties": {"source_sentences": _INDEX_LIST, "output": _TEXT, "pattern": {"enum": PATTERN_ENUM},
-                           "notes": {"type": "string"}}}},
-    },
-}
+
+
+def _list_schema(key: str, required: list[str], props: dict[str, Any], shared_context: bool) -> dict[str, Any]:
+    """``{[shared_context], key: [items with required fields]}``, the list non-empty."""
+    outer: dict[str, Any] = {key: {"type": "array", "minItems": 1,
+                                   "items": {"type": "object", "required": required, "properties": props}}}
+    if shared_context:
+        outer["shared_context"] = {"type": "object"}
+    return {"type": "object", "required": [key], "properties": outer}
+
+
+_SNIPPET = {"output": _TEXT, "pattern": {"enum": PATTERN_ENUM}, "notes": {"type": "string"}}
+EXTRACT_SCHEMA = _list_schema("atoms", ["text", "source_sentences"],
+                              {"index": {"type": "integer"}, "text": _TEXT, "source_sentences": _INDEX_LIST}, True)
+CLUSTER_SCHEMA = _list_schema("snippets", ["source_claims", "output", "pattern"], {"source_claims": _INDEX_LIST, **_SNIPPET}, False)
+DIRECT_SCHEMA = _list_schema("snippets", ["source_sentences", "output", "pattern"], {"source_sentences": _INDEX_LIST, **_SNIPPET}, True)
 PROMPTS = {"extract": "medsnip/extract", "cluster": "medsnip/cluster", "direct": "medsnip/direct", "repair": "llm/json_repair"}
 
 
@@ -157,8 +144,8 @@ class Decomposer:
     def _ask(self, kind: str, answers: Sequence[dict[str, Any]], convs: list, schema: dict[str, Any], check) -> list[dict[str, Any]]:
         assert self.client is not None and self.opts.llm is not None
         items = [((a["query"], a["text"], a.get("subset"), conv[-1]["content"]), conv) for a, conv in zip(answers, convs)]
-        res = cached_json(self.client, self.cache, self.identity, f"decompose:{kind}", [self.prompts[kind]], items, schema,
-                          gen_params(self.opts.llm, True), self.prompts["repair"], check)
+        res = cached_ask(self.client, self.cache, self.identity, f"decompose:{kind}", [self.prompts[kind]], items,
+                         gen_params(self.opts.llm, True), schema, self.prompts["repair"], check)
         for a, r in zip(answers, res):
             u = self.usage.setdefault(a["answer_id"], Counter())
             u.update(r["usage"])

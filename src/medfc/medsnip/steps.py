@@ -40,7 +40,7 @@ from medfc.llm.prompts import load_prompt
 from medfc.medsnip import analysis
 from medfc.medsnip.answers import healthfc_answers, load_bench
 from medfc.medsnip.cache import UnitCache
-from medfc.medsnip.calls import cached_json, gen_params, llm_identity, make_llm
+from medfc.medsnip.calls import cached_ask, gen_params, llm_identity, make_llm
 from medfc.medsnip.decompose import Decomposer
 from medfc.medsnip.options import (
     DecomposeOptions,
@@ -91,8 +91,8 @@ def rewrite_statements(answers: list[dict[str, Any]], opts: PrepareOptions, repo
     repair = load_prompt("llm/json_repair", opts.prompt_dir)
     cache = UnitCache(opts.unit_cache_dir)
     items = [((a["claim"],), prompt.render(claim=a["claim"])) for a in answers]
-    results = cached_json(client, cache, llm_identity(opts.llm), "prepare:statement", [prompt], items, STATEMENT_SCHEMA,
-                          gen_params(opts.llm, True), repair)
+    results = cached_ask(client, cache, llm_identity(opts.llm), "prepare:statement", [prompt], items, gen_params(opts.llm, True),
+                         STATEMENT_SCHEMA, repair)
     usage: Counter = Counter()
     for a, r in zip(answers, results):
         usage.update(r["usage"])

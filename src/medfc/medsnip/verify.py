@@ -39,7 +39,7 @@ from medfc.llm.base import LLMClient
 from medfc.llm.prompts import load_prompt
 from medfc.llm.structured import ask_json
 from medfc.medsnip.cache import UnitCache, cache_key
-from medfc.medsnip.calls import cached_text, gen_params, llm_identity
+from medfc.medsnip.calls import cached_ask, gen_params, llm_identity
 from medfc.medsnip.options import VerifyOptions
 from medfc.medsnip.search import CachedSearch, render_hits
 from medfc.scoring.medsnip import FALSE, TRUE
@@ -149,8 +149,8 @@ class Verifier:
             else:
                 conv, key = prompt.render(unit=u["text"]), (u["text"],)
             items.append((key, conv))
-        res = cached_text(self.client, self.cache, self.identity, f"verify:{self.opts.verifier}", [prompt], items,
-                          gen_params(self.opts.llm, False))
+        res = cached_ask(self.client, self.cache, self.identity, f"verify:{self.opts.verifier}", [prompt], items,
+                         gen_params(self.opts.llm, False))
         out = []
         for u, r in zip(units, res):
             rec = _base(u, self.opts)

@@ -219,12 +219,12 @@ def binary_scores(gold: Sequence[Any], pred: Sequence[Any], abstain: str = "drop
 
 def _bootstrap_units(
     per_unit: np.ndarray,
-    metric: str,
-    n_resamples: int,
-    seed: int,
-    alpha: float,
-    chunk: int,
-    method: str,
+    metric: str = "ff1",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    alpha: float = 0.05,
+    chunk: int = 500,
+    method: str = "percentile",
 ) -> dict[str, Any]:
     """Paired bootstrap over the rows of ``per_unit`` ((n, 8) counts: A's tp/fp/fn/tn, then B's).
 
@@ -350,22 +350,20 @@ def cluster_counts(gold: Sequence[Any], pred: Sequence[Any], clusters: Sequence[
 def clustered_paired_bootstrap(
     arm_a: tuple[Sequence[Any], Sequence[Any], Sequence[Any]],
     arm_b: tuple[Sequence[Any], Sequence[Any], Sequence[Any]],
-    metric: str = "ff1",
-    n_resamples: int = 10_000,
-    seed: int = 42,
     abstain: str = "drop",
-    alpha: float = 0.05,
-    chunk: int = 500,
-    method: str = "percentile",
+    seed: int = 42,
+    **settings: Any,
 ) -> dict[str, Any]:
     """Paired bootstrap of Δ = metric(B) − metric(A) resampling whole clusters (answers, entries).
 
     Each arm is (gold, pred, cluster ids) over its own units, so the arms may hold different numbers
     of units per cluster (atoms vs snippets of one answer). One draw of clusters serves both arms.
+    ``settings``: ``metric``, ``n_resamples``, ``alpha``, ``chunk``, ``method``, as for
+    :func:`paired_bootstrap`.
     """
     order = list(dict.fromkeys([*arm_a[2], *arm_b[2]]))
     per_cluster = np.concatenate([cluster_counts(*arm_a, order, abstain), cluster_counts(*arm_b, order, abstain)], axis=1)
-    out = _bootstrap_units(per_cluster, metric, n_resamples, seed, alpha, chunk, method)
+    out = _bootstrap_units(per_cluster, seed=seed, **settings)
     out.update(abstain_policy=abstain, n_clusters=len(order), n_units_a=len(arm_a[0]), n_units_b=len(arm_b[0]))
     return out
 

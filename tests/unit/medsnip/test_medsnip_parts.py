@@ -13,7 +13,7 @@ import pytest
 import scipy.stats
 from sklearn.metrics import adjusted_rand_score
 
-from tests.helpers.fake_openai import FakeOpenAI
+from tests.helpers.fake_openai import FakeOpenAI, reply_json
 from tests.unit.medsnip.conftest import DEMO_BENCH, PROMPT_DIR, llm_opts, retrieval_opts
 
 from medfc.common.report import SkipReport
@@ -257,26 +257,19 @@ def test_pubmed_and_web_backends_through_local_servers(tmp_path, monkeypatch):
     log = []
 
     class H(BaseHTTPRequestHandler):
-        def _send(self, payload, ctype):
-            self.send_response(200)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
         def do_GET(self):  # noqa: N802
             log.append(self.path)
             if self.path.startswith("/esearch"):
-                self._send(json.dumps({"esearchresult": {"idlist": ["11", "12"]}}).encode(), "application/json")
+                reply_json(self, {"esearchresult": {"idlist": ["11", "12"]}})
             else:
-                self._send(xml, "text/xml")
+                reply_json(self, xml, headers={"Content-Type": "text/xml"})
 
         def do_POST(self):  # noqa: N802
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             log.append(("web", body, self.headers.get("X-API-KEY")))
-            self._send(json.dumps({"answerBox": {"title": "Box", "answer": "Yes."}, "organic": [
+            reply_json(self, {"answerBox": {"title": "Box", "answer": "Yes."}, "organic": [
                 {"title": "R1", "snippet": "First.", "link": "https://a", "position": 1},
-                {"title": "R2", "snippet": "Second.", "link": "https://b", "position": 2}]}).encode(), "application/json")
+                {"title": "R2", "snippet": "Second.", "link": "https://b", "position": 2}]})
 
         def log_message(self, *a):
             pass
