@@ -88,7 +88,7 @@ class DecomposeOptions:
             raise OptionsError(f"{where}.mode: {self.mode!r} is not one of {MODES}")
         if self.atoms_from not in ("extract", "given"):
             raise OptionsError(f"{where}.atoms_from: {self.atoms_from!r} is not extract | given")
-        if self.mode in LLM_MODES and not (self.mode == "group" and self.atoms_from == "given" and self.llm is None):
+        if self.mode in LLM_MODES:
             if self.llm is None:
                 raise OptionsError(f"{where}.llm: required for mode {self.mode}")
             self.llm.check(f"{where}.llm")

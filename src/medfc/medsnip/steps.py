@@ -43,6 +43,7 @@ from medfc.medsnip.cache import UnitCache
 from medfc.medsnip.calls import cached_ask, gen_params, llm_identity, make_llm
 from medfc.medsnip.decompose import Decomposer
 from medfc.medsnip.options import (
+    LLM_MODES,
     DecomposeOptions,
     LLMOptions,
     PrepareOptions,
@@ -130,8 +131,7 @@ def decompose(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: De
     report = SkipReport(f"medsnip-decompose-{opts.mode}")
     answers = list(read_jsonl(inputs["answers"]))
     ledger = Ledger()
-    needs_llm = opts.mode in ("atoms", "direct") or (opts.mode == "group" and not (opts.atoms_from == "given" and opts.llm is None))
-    client = make_llm(opts.llm, ledger) if needs_llm and opts.llm is not None else None
+    client = make_llm(opts.llm, ledger) if opts.mode in LLM_MODES and opts.llm is not None else None
     dec = Decomposer(client, opts, UnitCache(opts.unit_cache_dir), report)
     units = dec.run(answers)
     write_jsonl(outputs["units"], units)

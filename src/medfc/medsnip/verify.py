@@ -12,7 +12,8 @@
     answer (context only), the shared context without ``correct_answer``, the unit and all evidence so
     far, and answers ``{final_answer, confidence, reasoning}``, ``{abstain: true, reasoning}`` or
     ``{search_query, source, reasoning}``. A search runs on the named backend (``hits_per_search``
-    hits, title and text cut to ``title_chars`` / ``text_chars``) and its hits join the evidence.
+    hits, title and text cut to ``title_chars`` / ``text_chars``) and its hits join the evidence (a
+    search that fails is recorded with its error, counted, and the unit is not cached).
     Guards: TRUE on the first turn without evidence → the next turn asks it to search first (once);
     a confidence below ``reprompt_below`` with turns left → the next turn asks it to search more or
     abstain (once); the turn cap reached, or an answer still malformed after its repair → one
@@ -34,6 +35,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import requests
+
+from medfc.common.http import HttpError
 from medfc.common.report import SkipReport
 from medfc.llm.base import LLMClient
 from medfc.llm.prompts import load_prompt
@@ -44,6 +48,7 @@ from medfc.medsnip.options import VerifyOptions
 from medfc.medsnip.search import CachedSearch, render_hits
 from medfc.scoring.medsnip import FALSE, TRUE
 
+SEARCH_ERRORS = (HttpError, requests.RequestException, OSError, ValueError, KeyError)
 SINGLE_PROMPTS = {"claim_only": "medsnip/verify_claim_only", "full_context": "medsnip/verify_full_context"}
 RAG_PROMPTS = {"turn": "medsnip/rag_turn", "final": "medsnip/rag_final", "repair": "llm/json_repair"}
 GUARD_TRUE = ("You answered TRUE on the first turn without any evidence. Search for evidence first "
@@ -111,10 +116,16 @@ def render_evidence(evidence: Sequence[Mapping[str, Any]]) -> str:
     for n, ev in enumerate(evidence, 1):
         lines.append(f"[search {n}] source={ev['source']} query={json.dumps(ev['query'], ensure_ascii=False)}")
         if not ev["hits"]:
-            lines.append("  (no results)")
+            lines.append("  (search failed)" if ev.get("error") else "  (no results)")
         for h in ev["hits"]:
             lines.append(f"  - {h['title']}: {h['text']}" + (f" <{h['url']}>" if h["url"] else ""))
     return "\n".join(lines)
+
+
+def _index_id(searcher: Any) -> str:
+    """The index a searcher answers from (a CachedSearch's backend, or the searcher itself)."""
+    backend = getattr(searcher, "backend", searcher)
+    return backend.index_id() if hasattr(backend, "index_id") else type(backend).__name__
 
 
 def _base(unit: Mapping[str, Any], opts: VerifyOptions) -> dict[str, Any]:
@@ -175,7 +186,7 @@ class Verifier:
         assert r is not None
         loop = {"max_rounds": r.max_rounds, "reprompt_below": r.reprompt_below, "k": r.hits_per_search,
                 "title_chars": r.title_chars, "text_chars": r.text_chars, "sources": list(r.sources),
-                "indexes": {n: s.backend.index_id() for n, s in sorted(self.searchers.items())}}
+                "indexes": {n: _index_id(s) for n, s in sorted(self.searchers.items())}}
         return cache_key("verify:retrieval", self.identity, {n: p.sha256 for n, p in sorted(self.prompts.items())}, loop,
                          self._fields(unit, answer))
 
@@ -228,10 +239,17 @@ class Verifier:
                 elif v.get("abstain"):
                     rec["abstained"], st["open"], st["done"] = True, False, True
                 else:
-                    hits = self.searchers[v["source"]].search(v["search_query"], r.hits_per_search)
-                    rec["evidence"].append({"round": rnd, "source": v["source"], "query": v["search_query"],
-                                            "hits": render_hits(hits, r.title_chars, r.text_chars)})
-                    self.counts[f"searches_{v['source']}"] += 1
+                    entry = {"round": rnd, "source": v["source"], "query": v["search_query"], "hits": []}
+                    try:
+                        hits = self.searchers[v["source"]].search(v["search_query"], r.hits_per_search)
+                        entry["hits"] = render_hits(hits, r.title_chars, r.text_chars)
+                        self.counts[f"searches_{v['source']}"] += 1
+                    except SEARCH_ERRORS as exc:  # a failed search is evidence of nothing, not a crash
+                        entry["error"] = f"{type(exc).__name__}: {exc}"[:300]
+                        st["failed"] = True  # not cached: a rerun searches again
+                        self.counts["search_failed"] += 1
+                        self.report.skip(rec["unit_id"], "search_failed", entry["error"])
+                    rec["evidence"].append(entry)
         forced = [i for i, st in state.items() if not st.get("done")]
         for i in forced:
             if not state[i]["rec"]["malformed"]:

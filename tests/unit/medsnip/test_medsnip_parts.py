@@ -352,3 +352,29 @@ def test_tiny_local_causal_lm_through_the_medsnip_path(tmp_path):
                       {"verifier": "claim_only", "name": "tiny", "unparsed": "abstain", "llm": {**local, "model": str(short)},
                        "prompt_dir": PROMPT_DIR, "unit_cache_dir": "", "retrieval": None})
     assert v2["counts"] == {"failed_call": 2} and v2["calls"]["verify:claim_only"]["failed"] == 2 and v2["verdicts"] == {"None": 2}
+
+
+def test_failed_search_is_recorded_not_raised(tmp_path):
+    from medfc.common.http import HttpError
+
+    class Broken:
+        name = "bm25"
+        searches = 0
+
+        def search(self, query, k):
+            raise HttpError("GET https://index: HTTP 503 after 4 attempts", status=503)
+
+    def responder(body):
+        user = body["messages"][1]["content"]
+        if "(no evidence yet)" in user:
+            return '{"search_query": "aspirin", "source": "bm25"}'
+        return '{"abstain": true}' if "(search failed)" in user else '{"final_answer": true, "confidence": 1.0}'
+
+    with FakeOpenAI(responder) as server:
+        ver = _rag(server.base_url, tmp_path, _passages(tmp_path))
+        ver.searchers = {"bm25": Broken()}
+        [out] = ver.run([{"unit_id": "u", "answer_id": "a", "mode": "atoms", "text": "aspirin thins blood"}], {})
+    assert out["evidence"] == [{"round": 1, "source": "bm25", "query": "aspirin", "hits": [],
+                                "error": "HttpError: GET https://index: HTTP 503 after 4 attempts"}]
+    assert (out["abstained"], out["verdict"], out["rounds"]) == (True, None, 2)
+    assert ver.counts["search_failed"] == 1 and ver.report.reasons() == {"search_failed": 1}
