@@ -229,8 +229,11 @@ def build_tiny_causal_lm(
     vocab_size: int = 300,
     label_tokens: Sequence[str] = LABEL_TOKENS,
     seed: int = 0,
+    n_positions: int = 128,
 ) -> Path:
     """A tiny GPT-2 causal LM whose tokenizer encodes each of ``label_tokens`` as one token.
+
+    ``n_positions`` is the longest input it takes (raise it for long chat prompts).
 
     ``tok.convert_tokens_to_ids("TRUE")`` and ``tok.encode("TRUE", add_special_tokens=False)``
     both give a single id; the tokenizer has ``eos``/``pad`` = ``<|endoftext|>``.
@@ -251,12 +254,12 @@ def build_tiny_causal_lm(
     bpe.add_tokens(list(label_tokens))
     tok = PreTrainedTokenizerFast(
         tokenizer_object=bpe._tokenizer, eos_token="<|endoftext|>", bos_token="<|endoftext|>",
-        unk_token="<|endoftext|>", pad_token="<|endoftext|>", model_max_length=128,
+        unk_token="<|endoftext|>", pad_token="<|endoftext|>", model_max_length=n_positions,
     )
     tok.save_pretrained(out)
 
     config = GPT2Config(
-        vocab_size=len(tok), n_embd=n_embd, n_layer=1, n_head=2, n_positions=128,
+        vocab_size=len(tok), n_embd=n_embd, n_layer=1, n_head=2, n_positions=n_positions,
         bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.eos_token_id,
     )
     torch.manual_seed(seed)

@@ -1,4 +1,5 @@
-"""PubMed E-utilities efetch: batched, rate-limited, cached per PMID; and the PubmedArticleSet parser."""
+"""PubMed E-utilities: efetch (batched, rate-limited, cached per PMID), esearch (PMIDs for a query,
+by relevance), and the PubmedArticleSet parser."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from medfc.common.report import SkipReport
 log = logging.getLogger(__name__)
 
 EFETCH_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi"
+ESEARCH_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/esearch.fcgi"
 GET_MAX_IDS = 200
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 _MONTH_BY_NAME = {m.lower(): m for m in MONTHS}
@@ -164,6 +166,7 @@ class PubmedFetcher:
         email: str | None = None,
         batch_size: int = GET_MAX_IDS,
         url: str = EFETCH_URL,
+        esearch_url: str = ESEARCH_URL,
         http: HttpClient | None = None,
         offline: bool = False,
         requests_per_second: float | None = None,
@@ -177,6 +180,7 @@ class PubmedFetcher:
         self.email = email if email is not None else os.environ.get("NCBI_EMAIL") or None
         self.batch_size = max(1, int(batch_size))
         self.url = url
+        self.esearch_url = esearch_url
         self.offline = offline
         rate = requests_per_second or (10.0 if self.api_key else 3.0)
         if http is None:
@@ -205,6 +209,15 @@ class PubmedFetcher:
             params["id"] = ",".join(ids)
             return self.http.get_bytes(self.url, params, use_cache=False)
         return self.http.post_bytes(self.url, data={**params, "id": ",".join(ids)}, use_cache=False)
+
+    def esearch(self, term: str, retmax: int, sort: str = "relevance") -> list[str]:
+        """PMIDs matching ``term`` (at most ``retmax``, in ``sort`` order), from esearch's JSON answer.
+
+        Not cached here: the caller caches per (query, k) — the MedSNIP search cache — so the API key,
+        a request parameter, never lands in a cache key."""
+        params = {**self._params(), "term": term, "retmax": str(int(retmax)), "sort": sort, "retmode": "json"}
+        data = self.http.get_json(self.esearch_url, params, use_cache=False)
+        return [str(x) for x in ((data or {}).get("esearchresult") or {}).get("idlist") or []]
 
     def fetch(self, pmids: Iterable[str], report: SkipReport | None = None, progress: bool = True) -> dict[str, Path]:
         """Make sure every PMID is cached; return {pmid: cache file} for those that exist."""

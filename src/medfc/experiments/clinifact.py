@@ -17,14 +17,12 @@ Zero-shot generative
     evidence for the claim), FALSE → inconclusive (the abstract reports the comparison but does not
     establish the claim), NONE → NEI (the abstract says nothing about it).  Backends: a local
     ``transformers`` model directory / hub name, or an OpenAI-compatible ``/completions`` endpoint
-    with ``logprobs`` (cached on disk, rate limited).
+    with ``logprobs`` (cached on disk, rate limited) — the LLM layer's two clients (``medfc.llm``).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,13 +30,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import torch
 
 from medfc.common.io import write_json, write_jsonl
 from medfc.common.report import SkipReport
 from medfc.experiments.classifier import Example, fit_classifier, token_ids
 from medfc.experiments.metrics import validation_scores
-from medfc.experiments.training import TrainConfig, resolve_device, resolve_precision, set_seed
+from medfc.experiments.training import TrainConfig, set_seed
+from medfc.llm.base import LLMClient
+from medfc.llm.local import TransformersLM
+from medfc.llm.openai import OpenAICompatibleLM
 
 log = logging.getLogger(__name__)
 
@@ -245,115 +245,19 @@ def _softmax(logp: np.ndarray) -> np.ndarray:
     return e / e.sum()
 
 
-class LocalScorer:
-    """Option log-probabilities from a local causal LM (transformers)."""
-
-    def __init__(self, model_path: str, device: str = "auto", precision: str = "auto") -> None:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        self.tokenizer = AutoTokenizer.from_pretrained(model_path)
-        self.device = resolve_device(device)
-        amp, _ = resolve_precision(precision, self.device)
-        dtype = amp if (amp is not None and self.device.type == "cuda") else torch.float32
-        self.model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype).to(self.device).eval()
-        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else (self.tokenizer.eos_token_id or 0)
-
-    def _ids(self, text: str) -> list[int]:
-        return list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
-
-    def option_ids(self, prompt: str, option: str) -> list[int]:
-        """The option's tokens as they follow the prompt (``prompt + " " + option`` minus the prompt)."""
-        base = self._ids(prompt)
-        full = self._ids(prompt + " " + option)
-        if full[: len(base)] == base and len(full) > len(base):
-            return full[len(base) :]
-        return token_ids(self.tokenizer, " " + option)
-
-    def score(self, prompts: Sequence[str], options: Sequence[str], batch_size: int = 4) -> np.ndarray:
-        """``[len(prompts), len(options)]`` summed log-probabilities of each option after each prompt."""
-        seqs: list[tuple[int, int, list[int], int]] = []  # (prompt idx, option idx or -1, ids, n option tokens)
-        out = np.full((len(prompts), len(options)), -np.inf)
-        single: dict[int, list[int]] = {}
-        for pi, prompt in enumerate(prompts):
-            base = self._ids(prompt)
-            opt_ids = [self.option_ids(prompt, o) for o in options]
-            if all(len(x) == 1 for x in opt_ids):
-                seqs.append((pi, -1, base, 0))
-                single[pi] = [x[0] for x in opt_ids]
-            else:
-                for oi, x in enumerate(opt_ids):
-                    seqs.append((pi, oi, base + x, len(x)))
-        order = sorted(range(len(seqs)), key=lambda i: -len(seqs[i][2]))
-        with torch.inference_mode():
-            for start in range(0, len(order), batch_size):
-                chunk = [seqs[i] for i in order[start : start + batch_size]]
-                width = max(len(s[2]) for s in chunk)
-                ids = torch.full((len(chunk), width), self.pad_id, dtype=torch.long)
-                mask = torch.zeros((len(chunk), width), dtype=torch.long)
-                for r, (_, _, x, _) in enumerate(chunk):
-                    ids[r, : len(x)] = torch.tensor(x)
-                    mask[r, : len(x)] = 1
-                logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits.float()
-                logp = torch.log_softmax(logits, dim=-1).cpu()
-                for r, (pi, oi, x, k) in enumerate(chunk):
-                    if oi == -1:
-                        out[pi] = logp[r, len(x) - 1, single[pi]].numpy()
-                    else:
-                        positions = range(len(x) - k - 1, len(x) - 1)
-                        out[pi, oi] = float(sum(logp[r, t, x[t + 1]] for t in positions))
-        return out
+# The two zero-shot backends are the LLM layer's clients (medfc.llm): the same local model and
+# OpenAI-compatible server code as the MedSNIP decomposer and verifiers, scoring options here.
+LocalScorer = TransformersLM
 
 
-class OpenAICompletionsScorer:
-    """Option log-probabilities from an OpenAI-compatible ``POST {base_url}/completions``.
-
-    One request per prompt: ``max_tokens=1, temperature=0, logprobs=top_logprobs``; an option's
-    log-probability is the log-sum-exp over the returned top tokens equal to it after stripping
-    whitespace (-inf when absent).  Responses are cached on disk by request (``cache_dir``);
-    requests are spaced by ``min_interval_s`` and retried on 429 / 5xx.
-    """
-
-    def __init__(self, base_url: str, model: str, *, api_key_env: str = "OPENAI_API_KEY", top_logprobs: int = 20, cache_dir: str | os.PathLike | None = None, min_interval_s: float = 0.0, timeout_s: float = 120.0, max_retries: int = 3) -> None:
-        self.url = base_url.rstrip("/") + "/completions"
-        self.model = model
-        self.api_key = os.environ.get(api_key_env, "") if api_key_env else ""
-        self.top_logprobs = top_logprobs
-        from medfc.common.http import HttpClient
-
-        # the project's client: on-disk cache per request, spacing, retries on 429/5xx with backoff
-        rate = 1.0 / min_interval_s if min_interval_s > 0 else 1000.0
-        self.http = HttpClient(cache_dir=cache_dir, rate=rate, user_agent="medfc", timeout=timeout_s,
-                               max_retries=max_retries, backoff=1.0, max_backoff=30.0)
-
-    @property
-    def requests_sent(self) -> int:
-        return self.http.stats["requests"]
-
-    @property
-    def cache_hits(self) -> int:
-        return self.http.stats["cache_hits"]
-
-    def _request(self, body: dict[str, Any]) -> dict[str, Any]:
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        data = json.dumps(body, sort_keys=True).encode("utf-8")
-        return self.http.fetch("POST", self.url, data=data, kind="json", headers=headers)
-
-    def score_one(self, prompt: str, options: Sequence[str]) -> np.ndarray:
-        body = {"model": self.model, "prompt": prompt, "max_tokens": 1, "temperature": 0, "logprobs": self.top_logprobs}
-        data = self._request(body)
-        top = data["choices"][0]["logprobs"]["top_logprobs"][0] or {}
-        out = np.full(len(options), -np.inf)
-        for oi, option in enumerate(options):
-            vals = [lp for tok, lp in top.items() if tok.strip() == option]
-            if vals:
-                m = max(vals)
-                out[oi] = m + math.log(sum(math.exp(v - m) for v in vals))
-        return out
-
-    def score(self, prompts: Sequence[str], options: Sequence[str], batch_size: int = 1) -> np.ndarray:
-        return np.stack([self.score_one(p, options) for p in prompts]) if prompts else np.zeros((0, len(options)))
+def make_scorer(opts: ZeroShotOptions) -> LLMClient:
+    """The zero-shot scorer of ``opts.backend`` (see module docstring)."""
+    if opts.backend == "transformers":
+        return TransformersLM(opts.model, device=opts.device, precision=opts.precision, batch_size=opts.batch_size)
+    rate = 1.0 / opts.min_interval_s if opts.min_interval_s > 0 else 0.0
+    return OpenAICompatibleLM(opts.base_url, opts.model, api_key_env=opts.api_key_env, top_logprobs=opts.top_logprobs,
+                              cache_dir=opts.cache_dir, requests_per_second=rate, timeout_s=opts.timeout_s,
+                              max_retries=opts.max_retries)
 
 
 def run_zero_shot(
@@ -367,11 +271,10 @@ def run_zero_shot(
     report = report or SkipReport("clinifact-zero-shot")
     set_seed(0)
     tokenizer = None
-    if opts.backend == "transformers":
-        scorer: LocalScorer | OpenAICompletionsScorer = LocalScorer(opts.model, opts.device, opts.precision)
+    scorer = make_scorer(opts)
+    if isinstance(scorer, TransformersLM):
         tokenizer = scorer.tokenizer
     else:
-        scorer = OpenAICompletionsScorer(opts.base_url, opts.model, api_key_env=opts.api_key_env, top_logprobs=opts.top_logprobs, cache_dir=opts.cache_dir, min_interval_s=opts.min_interval_s, timeout_s=opts.timeout_s, max_retries=opts.max_retries)
         if opts.tokenizer:
             from transformers import AutoTokenizer
 
@@ -390,7 +293,7 @@ def run_zero_shot(
             else:
                 prompt = build_prompt(p, opts.prompt)
             prompts.append(prompt)
-        logp = scorer.score(prompts, opts.options, opts.batch_size)
+        logp = scorer.score_options(prompts, opts.options, opts.batch_size)
         for p, row in zip(pairs, logp):
             if not np.isfinite(row).any():
                 no_option += 1
@@ -408,7 +311,7 @@ def run_zero_shot(
         "scores": {s: _scores([r for r in records if r["split"] == s]) for s in opts.splits},
         "skips": report.as_dict(),
     }
-    if isinstance(scorer, OpenAICompletionsScorer):
+    if isinstance(scorer, OpenAICompatibleLM):
         info["requests_sent"] = scorer.requests_sent
         info["cache_hits"] = scorer.cache_hits
     return records, info

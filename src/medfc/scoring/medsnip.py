@@ -7,6 +7,7 @@ Definitions (docs/scoring.md):
   denominator is 0 (so FF1 is 0 when there is no gold FALSE or no predicted FALSE).
 * **Macro-F1**: mean of the FALSE-class and TRUE-class F1.
 * **OR-FALSE**: an answer is FALSE when at least one of its units is predicted FALSE, else TRUE.
+  AND-FALSE, THRESHOLD-k, majority and first-unit are the paper's checks (:func:`aggregate`).
 * **Abstentions** (a verdict of ``None``/"ABSTAIN"/"NEI"/...): ``"drop"`` removes the item (its
   coverage is reported), ``"as_false"`` counts it FALSE, ``"as_true"`` counts it TRUE. Inside OR-FALSE
   the same policy applies per unit: with ``"drop"`` abstaining units are ignored, and an answer whose
@@ -16,7 +17,11 @@ Definitions (docs/scoring.md):
   recompute each system's score, and take Δ = score(B) − score(A). Reports the observed Δ, the
   2.5/97.5 percentile interval, ``p_gt_0`` = share of resamples with Δ > 0 and ``p_value`` = share of
   resamples on the other side of 0 from the observed Δ (Δ ≤ 0 when observed > 0, Δ ≥ 0 when
-  observed < 0, 1.0 when observed = 0), a one-sided bootstrap p-value.
+  observed < 0, 1.0 when observed = 0), a one-sided bootstrap p-value. ``method="bca"`` gives the
+  bias-corrected and accelerated interval instead (jackknife acceleration; what
+  ``scipy.stats.bootstrap(method="BCa", paired=True)`` computes from the same draws), used for flat
+  per-pattern samples. :func:`clustered_paired_bootstrap` resamples whole answers (clusters), the
+  paper's choice when the arms have different units per answer (atoms vs snippets).
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ import numpy as np
 TRUE = "TRUE"
 FALSE = "FALSE"
 ABSTAIN_POLICIES = ("drop", "as_false", "as_true")
+BOOTSTRAP_METHODS = ("percentile", "bca")
+AGGREGATIONS = ("or_false", "and_false", "threshold_k", "majority", "first")
 METRICS = ("ff1", "tf1", "macro_f1", "accuracy")
 
 _TRUE_WORDS = {"true", "t", "1", "supported", "support", "supports", "correct", "yes"}
@@ -88,6 +95,40 @@ def or_false(unit_verdicts: Iterable[Any], abstain: str = "drop") -> str | None:
             return FALSE
         seen_true = True
     return TRUE if seen_true else None
+
+
+def aggregate(unit_verdicts: Iterable[Any], rule: str = "or_false", k: int = 2, abstain: str = "drop") -> str | None:
+    """Unit verdicts → one answer verdict (None = the answer abstains).
+
+    ``or_false``: FALSE when any unit is FALSE. ``and_false``: FALSE only when every unit is FALSE.
+    ``threshold_k``: FALSE when at least ``k`` units are FALSE, or when every unit is FALSE (an answer
+    with fewer than ``k`` units). ``majority``: FALSE when more units are FALSE than TRUE (ties TRUE).
+    ``first``: the first unit's verdict. Abstaining units follow ``abstain`` as in :func:`or_false`
+    (``drop``: ignored; an answer whose units all abstain abstains).
+    """
+    _check_policy(abstain)
+    if rule not in AGGREGATIONS:
+        raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {rule!r}")
+    if rule == "or_false":
+        return or_false(unit_verdicts, abstain)
+    votes = []
+    for v in unit_verdicts:
+        verdict = normalise_verdict(v)
+        if verdict is None:
+            if abstain == "drop":
+                continue
+            verdict = FALSE if abstain == "as_false" else TRUE
+        votes.append(verdict)
+    if not votes:
+        return None
+    n_false = sum(v == FALSE for v in votes)
+    if rule == "and_false":
+        return FALSE if n_false == len(votes) else TRUE
+    if rule == "threshold_k":
+        return FALSE if n_false >= min(k, len(votes)) else TRUE
+    if rule == "majority":
+        return FALSE if n_false > len(votes) - n_false else TRUE
+    return votes[0]
 
 
 def _check_policy(policy: str) -> None:
@@ -176,49 +217,50 @@ def binary_scores(gold: Sequence[Any], pred: Sequence[Any], abstain: str = "drop
     }
 
 
-def paired_bootstrap(
-    gold: Sequence[Any],
-    pred_a: Sequence[Any],
-    pred_b: Sequence[Any],
+def _bootstrap_units(
+    per_unit: np.ndarray,
     metric: str = "ff1",
     n_resamples: int = 10_000,
     seed: int = 0,
-    abstain: str = "drop",
     alpha: float = 0.05,
     chunk: int = 500,
+    method: str = "percentile",
 ) -> dict[str, Any]:
-    """Paired bootstrap over claims of Δ = metric(B) − metric(A) (see module docstring).
+    """Paired bootstrap over the rows of ``per_unit`` ((n, 8) counts: A's tp/fp/fn/tn, then B's).
 
-    Vectorised: per-item indicator counts are gathered for a chunk of resamples at once, so
-    10,000 resamples of 1,000 claims take well under a second. Deterministic for a given ``seed``
-    (``numpy.random.default_rng``). With ``abstain="drop"`` each resample scores each system on its
-    own non-abstained items.
+    A row is one claim (flat) or one cluster's summed counts (clustered). Resamples draw
+    ``rng.integers(0, n, (m, n))`` from ``numpy.random.default_rng(seed)`` chunk after chunk, the
+    same stream as ``scipy.stats.bootstrap(..., paired=True, rng=default_rng(seed))``.
     """
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+    if method not in BOOTSTRAP_METHODS:
+        raise ValueError(f"method must be one of {BOOTSTRAP_METHODS}, got {method!r}")
     if n_resamples < 1:
         raise ValueError("n_resamples must be positive")
-    g, pa, ka = _encode(gold, pred_a, abstain)
-    _, pb, kb = _encode(gold, pred_b, abstain)
-    n = len(g)
+    n = per_unit.shape[0]
     if n == 0:
         raise ValueError("no items to bootstrap")
-    per_item = np.concatenate([_counts(g, pa, ka), _counts(g, pb, kb)], axis=1)  # (n, 8) int8
-    observed_a = float(_metric_from_counts(per_item[:, :4].sum(axis=0), metric))
-    observed_b = float(_metric_from_counts(per_item[:, 4:].sum(axis=0), metric))
+    totals = per_unit.sum(axis=0)
+    observed_a = float(_metric_from_counts(totals[:4], metric))
+    observed_b = float(_metric_from_counts(totals[4:], metric))
 
     rng = np.random.default_rng(seed)
     diffs = np.empty(n_resamples, dtype=float)
-    dtype = np.int16 if n < 2**15 else np.int32
+    dtype = np.int32 if n * int(per_unit.max(initial=0)) < 2**31 else np.int64
+    cols = [per_unit[:, k].astype(dtype) for k in range(8)]
     for start in range(0, n_resamples, chunk):
         m = min(chunk, n_resamples - start)
         idx = rng.integers(0, n, size=(m, n))
-        # sum of the 8 indicator columns over each resample: (m, 8)
-        sums = np.stack([per_item[:, k].astype(dtype)[idx].sum(axis=1) for k in range(8)], axis=-1)
+        sums = np.stack([c[idx].sum(axis=1) for c in cols], axis=-1)  # (m, 8)
         diffs[start:start + m] = _metric_from_counts(sums[:, 4:], metric) - _metric_from_counts(sums[:, :4], metric)
 
     observed = observed_b - observed_a
-    lo, hi = np.percentile(diffs, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    levels = (alpha / 2, 1 - alpha / 2)
+    bca: dict[str, Any] = {}
+    if method == "bca":
+        levels, bca = _bca_levels(per_unit, totals, metric, observed, diffs, alpha)
+    lo, hi = np.percentile(diffs, [100 * levels[0], 100 * levels[1]])
     if observed > 0:
         p_value = float(np.mean(diffs <= 0))
     elif observed < 0:
@@ -227,6 +269,7 @@ def paired_bootstrap(
         p_value = 1.0
     return {
         "metric": metric,
+        "method": method,
         "score_a": observed_a,
         "score_b": observed_b,
         "diff": observed,
@@ -239,8 +282,90 @@ def paired_bootstrap(
         "n": n,
         "n_resamples": n_resamples,
         "seed": seed,
-        "abstain_policy": abstain,
+        **bca,
     }
+
+
+def _bca_levels(per_unit: np.ndarray, totals: np.ndarray, metric: str, observed: float, diffs: np.ndarray,
+                alpha: float) -> tuple[tuple[float, float], dict[str, Any]]:
+    """BCa percentile levels (Efron & Tibshirani 14.3, 15.4; as scipy.stats.bootstrap computes them):
+    z0 from the share of resamples below (and half of those equal to) the observed Δ, the acceleration
+    from the leave-one-unit-out jackknife. A degenerate distribution falls back to the percentile levels."""
+    from scipy.special import ndtr, ndtri
+
+    loo = totals[None, :] - per_unit  # (n, 8): every unit left out once
+    jack = _metric_from_counts(loo[:, 4:], metric) - _metric_from_counts(loo[:, :4], metric)
+    u = jack.mean() - jack
+    den = float(np.sum(u**2))
+    share = (np.count_nonzero(diffs < observed) + np.count_nonzero(diffs <= observed)) / (2 * len(diffs))
+    z0 = float(ndtri(share))
+    if den == 0 or not np.isfinite(z0):
+        return (alpha / 2, 1 - alpha / 2), {"bca_degenerate": True, "z0": z0, "acceleration": None}
+    a_hat = float(np.sum(u**3)) / (6.0 * den**1.5)
+    z_lo, z_hi = float(ndtri(alpha / 2)), float(ndtri(1 - alpha / 2))
+    level_lo = float(ndtr(z0 + (z0 + z_lo) / (1 - a_hat * (z0 + z_lo))))
+    level_hi = float(ndtr(z0 + (z0 + z_hi) / (1 - a_hat * (z0 + z_hi))))
+    return (level_lo, level_hi), {"bca_degenerate": False, "z0": z0, "acceleration": a_hat}
+
+
+def paired_bootstrap(
+    gold: Sequence[Any],
+    pred_a: Sequence[Any],
+    pred_b: Sequence[Any],
+    metric: str = "ff1",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    abstain: str = "drop",
+    alpha: float = 0.05,
+    chunk: int = 500,
+    method: str = "percentile",
+) -> dict[str, Any]:
+    """Paired bootstrap over claims of Δ = metric(B) − metric(A) (see module docstring).
+
+    Vectorised: per-item indicator counts are gathered for a chunk of resamples at once, so
+    10,000 resamples of 1,000 claims take well under a second. Deterministic for a given ``seed``
+    (``numpy.random.default_rng``). With ``abstain="drop"`` each resample scores each system on its
+    own non-abstained items. ``method``: ``percentile`` or ``bca``.
+    """
+    g, pa, ka = _encode(gold, pred_a, abstain)
+    _, pb, kb = _encode(gold, pred_b, abstain)
+    per_item = np.concatenate([_counts(g, pa, ka), _counts(g, pb, kb)], axis=1)  # (n, 8)
+    out = _bootstrap_units(per_item, metric, n_resamples, seed, alpha, chunk, method)
+    out["abstain_policy"] = abstain
+    return out
+
+
+def cluster_counts(gold: Sequence[Any], pred: Sequence[Any], clusters: Sequence[Any], order: Sequence[Any],
+                   abstain: str = "drop") -> np.ndarray:
+    """(len(order), 4) summed tp/fp/fn/tn of the FALSE class per cluster, clusters in ``order``."""
+    if len(clusters) != len(gold):
+        raise ValueError(f"{len(gold)} gold labels but {len(clusters)} cluster ids")
+    g, p, keep = _encode(gold, pred, abstain)
+    pos = {c: i for i, c in enumerate(order)}
+    out = np.zeros((len(order), 4), dtype=np.int64)
+    np.add.at(out, np.array([pos[c] for c in clusters], dtype=np.int64), _counts(g, p, keep).astype(np.int64))
+    return out
+
+
+def clustered_paired_bootstrap(
+    arm_a: tuple[Sequence[Any], Sequence[Any], Sequence[Any]],
+    arm_b: tuple[Sequence[Any], Sequence[Any], Sequence[Any]],
+    abstain: str = "drop",
+    seed: int = 42,
+    **settings: Any,
+) -> dict[str, Any]:
+    """Paired bootstrap of Δ = metric(B) − metric(A) resampling whole clusters (answers, entries).
+
+    Each arm is (gold, pred, cluster ids) over its own units, so the arms may hold different numbers
+    of units per cluster (atoms vs snippets of one answer). One draw of clusters serves both arms.
+    ``settings``: ``metric``, ``n_resamples``, ``alpha``, ``chunk``, ``method``, as for
+    :func:`paired_bootstrap`.
+    """
+    order = list(dict.fromkeys([*arm_a[2], *arm_b[2]]))
+    per_cluster = np.concatenate([cluster_counts(*arm_a, order, abstain), cluster_counts(*arm_b, order, abstain)], axis=1)
+    out = _bootstrap_units(per_cluster, seed=seed, **settings)
+    out.update(abstain_policy=abstain, n_clusters=len(order), n_units_a=len(arm_a[0]), n_units_b=len(arm_b[0]))
+    return out
 
 
 def answer_verdicts(records: Iterable[Mapping[str, Any]], abstain: str = "drop") -> list[str | None]:

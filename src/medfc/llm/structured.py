@@ -1,0 +1,134 @@
+"""Structured (JSON) answers: parse, validate against a JSON schema, repair once.
+
+:func:`ask_json` sends a batch of conversations; each answer is parsed (the first JSON object in
+the text, also inside a fenced code block) and validated with ``jsonschema``. An answer that fails
+gets exactly one repair call: the conversation, the bad answer as the assistant turn, and the
+repair prompt naming the error. What still fails comes back with ``ok=False`` and its error; it is
+counted in the ledger as ``malformed`` (repairs that worked as ``repaired``). Nothing raises.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+
+from medfc.llm.base import Completion, Conversation, GenerationParams, LLMClient, Message
+from medfc.llm.prompts import Prompt
+
+FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+
+
+@dataclass
+class Structured:
+    value: Any
+    ok: bool
+    error: str | None
+    raw: str
+    repaired: bool = False
+    completions: list[Completion] = field(default_factory=list)
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(c.prompt_tokens for c in self.completions)
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(c.completion_tokens for c in self.completions)
+
+    def usage(self) -> dict[str, int]:
+        return {"calls": len(self.completions), "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+
+
+def _first_json_object(text: str) -> Any:
+    """The first decodable JSON value starting at a ``{`` (or ``[``) in the text."""
+    candidates = [m.group(1) for m in FENCE_RE.finditer(text)] + [text]
+    decoder = json.JSONDecoder()
+    for cand in candidates:
+        stripped = cand.strip()
+        try:
+            return json.loads(stripped)
+        except ValueError:
+            pass
+        for m in re.finditer(r"[\[{]", cand):
+            try:
+                value, _ = decoder.raw_decode(cand[m.start():])
+                return value
+            except ValueError:
+                continue
+    raise ValueError("no JSON object in the answer")
+
+
+def parse_json_answer(text: str, schema: Mapping[str, Any]) -> tuple[Any, str | None]:
+    """(value, None) when ``text`` holds JSON valid against ``schema``, else (None, error)."""
+    if not text or not text.strip():
+        return None, "empty answer"
+    try:
+        value = _first_json_object(text)
+    except ValueError as exc:
+        return None, str(exc)
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+        return None, f"schema: {where}: {exc.message}"
+    return value, None
+
+
+def ask_json(
+    client: LLMClient,
+    conversations: Sequence[Conversation],
+    schema: Mapping[str, Any],
+    params: GenerationParams,
+    repair: Prompt,
+    purpose: str,
+    check: Callable[[int, Any], str | None] | None = None,
+) -> list[Structured]:
+    """One :class:`Structured` per conversation (see module docstring).
+
+    ``check(i, value)`` may add a semantic test beyond the schema (e.g. indices in range) for
+    conversation ``i``: the error it returns is treated like a schema error."""
+
+    def parse(i: int, text: str) -> tuple[Any, str | None]:
+        value, err = parse_json_answer(text, schema)
+        if err is None and check is not None:
+            err = check(i, value)
+            if err is not None:
+                value = None
+        return value, err
+
+    first = client.chat(conversations, params, purpose)
+    results: list[Structured] = []
+    retry: list[int] = []
+    for i, comp in enumerate(first):
+        if not comp.ok:
+            # a call that failed for good (counted as ``failed`` by the ledger) is not repaired
+            results.append(Structured(None, False, f"call failed: {comp.error}", "", completions=[comp]))
+            continue
+        value, err = parse(i, comp.text)
+        results.append(Structured(value, err is None, err, comp.text, completions=[comp]))
+        if err is not None:
+            retry.append(i)
+    if retry:
+        convs: list[list[Message]] = []
+        for i in retry:
+            fix = repair.render(error=results[i].error or "", schema=json.dumps(schema, sort_keys=True))
+            convs.append([*conversations[i], {"role": "assistant", "content": results[i].raw}, *[m for m in fix if m["role"] == "user"]])
+        for i, comp in zip(retry, client.chat(convs, params, purpose + ":repair")):
+            res = results[i]
+            res.completions.append(comp)
+            if comp.ok:
+                value, err = parse(i, comp.text)
+                if err is None:
+                    res.value, res.ok, res.error, res.raw, res.repaired = value, True, None, comp.text, True
+                    client.ledger.count(purpose, "repaired")
+                    continue
+                res.error, res.raw = err, comp.text
+            else:
+                res.error = f"repair call failed: {comp.error}"
+            client.ledger.count(purpose, "malformed")
+    return results

@@ -1,0 +1,156 @@
+"""MedSNIP analyses: gold for automatic snippets, per-pattern gaps, boundary fidelity, cost.
+
+* :func:`project_labels` — MedSNIP-Bench gold for automatic units (SOURCES §9f): each human
+  snippet's label is copied to the sentences its atoms align to; an automatic unit's label is the
+  AND of its sentences' labels. A sentence that received both TRUE and FALSE is *mixed*: under
+  ``drop_mixed`` (the paper's main policy) a unit touching one has no gold; under ``and`` the mixed
+  sentence counts FALSE; under ``majority`` the unit takes the majority of its sentences' labels
+  (mixed ones FALSE; ties TRUE).
+* :func:`per_pattern` — per pattern code, FF1 of the snippets against FF1 of their atoms
+  aggregated by OR-FALSE inside each snippet, with the paired bootstrap of the difference.
+* :func:`sentence_set_f1` — boundary fidelity (SOURCES §9f): each automatic snippet is paired with
+  the human snippet of best set-F1 over sentence indices (P = |∩|/|auto|, R = |∩|/|human|); the
+  mean over automatic snippets.
+* :func:`adjusted_rand_index` — ARI of two partitions (Hubert & Arabie), and :func:`partition_ari`
+  of the atom partitions (same atoms) or, failing that, of the sentence partitions.
+* :func:`cost_summary` — decomposer plus verifier calls, tokens and dollars.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from math import comb
+from typing import Any
+
+from medfc.llm.base import Prices
+from medfc.scoring.medsnip import FALSE, TRUE, binary_scores, or_false, paired_bootstrap
+
+
+def sentence_labels(answer: Mapping[str, Any], gold: str = "atomic") -> dict[int, str | None]:
+    """{sentence index: TRUE | FALSE | None (mixed)} from the human snippets of a bench answer."""
+    from medfc.medsnip.decompose import human_units
+
+    seen: dict[int, set[str]] = defaultdict(set)
+    for unit in human_units(dict(answer), "human_snippets"):
+        for s in unit["source_sentences"]:
+            seen[s].add(unit["labels"][gold])
+    return {s: (next(iter(v)) if len(v) == 1 else None) for s, v in seen.items()}
+
+
+def project_labels(answer: Mapping[str, Any], units: Sequence[Mapping[str, Any]], policy: str = "drop_mixed",
+                   gold: str = "atomic") -> list[str | None]:
+    """Gold label of each automatic unit of one bench answer (None = no gold; see module docstring)."""
+    labels = sentence_labels(answer, gold)
+    out: list[str | None] = []
+    for u in units:
+        covered = [s for s in u.get("source_sentences") or [] if s in labels]
+        if not covered:
+            out.append(None)
+            continue
+        vals = [labels[s] for s in covered]
+        if policy == "drop_mixed":
+            out.append(None if any(v is None for v in vals) else (FALSE if FALSE in vals else TRUE))
+        elif policy == "and":
+            out.append(FALSE if any(v != TRUE for v in vals) else TRUE)
+        elif policy == "majority":
+            n_false = sum(v != TRUE for v in vals)
+            out.append(FALSE if n_false > len(vals) - n_false else TRUE)
+        else:
+            raise ValueError(f"projection must be drop_mixed | and | majority, got {policy!r}")
+    return out
+
+
+def per_pattern(rows: Sequence[Mapping[str, Any]], n_resamples: int, seed: int, method: str = "bca",
+                alpha: float = 0.05) -> dict[str, Any]:
+    """``rows``: one per snippet with ``pattern``, ``gold``, ``snippet`` (its verdict) and ``atoms`` (the
+    verdicts of its atoms). Returns per pattern (and ``all``) n, FF1 of atoms (OR-FALSE inside the
+    snippet) and of snippets, and the paired bootstrap of snippets − atoms over snippets."""
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in rows:
+        groups[str(r["pattern"])].append(r)
+        groups["all"].append(r)
+    out: dict[str, Any] = {}
+    for pattern in sorted(groups, key=lambda p: (p == "all", p)):
+        g = groups[pattern]
+        gold = [r["gold"] for r in g]
+        atom_pred = [or_false(r["atoms"]) for r in g]
+        snip_pred = [r["snippet"] for r in g]
+        res: dict[str, Any] = {"n": len(g), "n_gold_false": sum(x == FALSE for x in gold),
+                               "ff1_atoms": binary_scores(gold, atom_pred)["ff1"], "ff1_snippets": binary_scores(gold, snip_pred)["ff1"]}
+        res["delta"] = res["ff1_snippets"] - res["ff1_atoms"]
+        bs = paired_bootstrap(gold, atom_pred, snip_pred, n_resamples=n_resamples, seed=seed, method=method, alpha=alpha)
+        res.update(ci_low=bs["ci_low"], ci_high=bs["ci_high"], p_gt_0=bs["p_gt_0"], method=method)
+        out[pattern] = res
+    return out
+
+
+def set_f1(auto: set[int], human: set[int]) -> float:
+    inter = len(auto & human)
+    if not inter:
+        return 0.0
+    p, r = inter / len(auto), inter / len(human)
+    return 2 * p * r / (p + r)
+
+
+def sentence_set_f1(auto: Sequence[Iterable[int]], human: Sequence[Iterable[int]]) -> dict[str, Any]:
+    """Mean over automatic snippets of the best set-F1 with any human snippet (empty sets score 0)."""
+    a_sets = [set(x) for x in auto]
+    h_sets = [set(x) for x in human if set(x)]
+    best = [max((set_f1(a, h) for h in h_sets), default=0.0) if a else 0.0 for a in a_sets]
+    return {"f1": sum(best) / len(best) if best else 0.0, "n_auto": len(a_sets), "n_human": len(h_sets), "per_snippet": best}
+
+
+def adjusted_rand_index(labels_a: Sequence[Any], labels_b: Sequence[Any]) -> float:
+    """ARI of two labelings of the same items (1.0 for identical partitions, also when trivial)."""
+    if len(labels_a) != len(labels_b):
+        raise ValueError("labelings differ in length")
+    n = len(labels_a)
+    if n < 2:
+        return 1.0
+    table = Counter(zip(labels_a, labels_b))
+    sum_ij = sum(comb(c, 2) for c in table.values())
+    sum_a = sum(comb(c, 2) for c in Counter(labels_a).values())
+    sum_b = sum(comb(c, 2) for c in Counter(labels_b).values())
+    expected = sum_a * sum_b / comb(n, 2)
+    max_index = (sum_a + sum_b) / 2
+    if max_index == expected:
+        return 1.0
+    return (sum_ij - expected) / (max_index - expected)
+
+
+def partition_labels(units: Sequence[Mapping[str, Any]], key: str, items: Sequence[int]) -> list[int]:
+    """Cluster id (the unit's position) of each item, from the units' ``key`` lists; an item in no
+    unit is its own cluster, an item in several goes to the first."""
+    where: dict[int, int] = {}
+    for pos, u in enumerate(units):
+        for x in u.get(key) or []:
+            where.setdefault(int(x), pos)
+    return [where.get(x, len(units) + k) for k, x in enumerate(items)]
+
+
+def partition_ari(human: Sequence[Mapping[str, Any]], auto: Sequence[Mapping[str, Any]], n_sentences: int,
+                  atom_indices: Sequence[int] = ()) -> dict[str, Any]:
+    """ARI of atom partitions when the automatic units group the same atoms (``atoms_from: given``,
+    ``source_atoms`` over ``atom_indices``), else of the sentence partitions (``source_sentences`` over
+    0..n-1)."""
+    if atom_indices and auto and all(u.get("atoms_from") == "given" for u in auto):
+        return {"over": "atoms", "ari": adjusted_rand_index(partition_labels(human, "source_atoms", atom_indices),
+                                                            partition_labels(auto, "source_atoms", atom_indices))}
+    items = list(range(n_sentences))
+    return {"over": "sentences", "ari": adjusted_rand_index(partition_labels(human, "source_sentences", items),
+                                                            partition_labels(auto, "source_sentences", items))}
+
+
+def cost_summary(decompose_usage: Mapping[str, int], verify_usage: Mapping[str, int], prices_decompose: Prices | None,
+                 prices_verify: Prices | None) -> dict[str, Any]:
+    """Calls, tokens and dollars of decomposition, verification and both."""
+    def part(u: Mapping[str, int], prices: Prices | None) -> dict[str, Any]:
+        d = {k: int(u.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")}
+        d["cost_usd"] = prices.cost(d["prompt_tokens"], d["completion_tokens"]) if prices else None
+        return d
+
+    dec, ver = part(decompose_usage, prices_decompose), part(verify_usage, prices_verify)
+    total = {k: dec[k] + ver[k] for k in ("calls", "prompt_tokens", "completion_tokens")}
+    total["cost_usd"] = None if dec["cost_usd"] is None or ver["cost_usd"] is None else dec["cost_usd"] + ver["cost_usd"]
+    return {"decompose": dec, "verify": ver, "total": total}

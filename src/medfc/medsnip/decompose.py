@@ -1,0 +1,267 @@
+"""Decomposition of answers into verification units (MedSNIP §4.1, SOURCES §9c).
+
+Modes:
+
+``atoms``
+    one *extract* call: the query and the numbered sentences of the answer → ``{shared_context,
+    atoms: [{index, text, source_sentences}]}``; each atom is a unit.
+``group`` (atomize-then-group, Mode 1)
+    the extract call, then one *cluster* call: query, shared context and numbered atoms →
+    ``{snippets: [{source_claims, output, pattern, notes}]}``, every atom in exactly one snippet.
+    With ``atoms_from: given`` the answer's own atoms (MedSNIP-Bench's) are clustered instead, so
+    the partition can be compared with the human one atom for atom.
+``direct`` (snippet-direct, Mode 2)
+    one call: query and numbered sentences → ``{shared_context, snippets: [{source_sentences,
+    output, pattern, notes}]}``.
+``human_atoms`` / ``human_snippets``
+    MedSNIP-Bench's own atoms and snippets with their gold labels (no call).
+
+Every unit keeps its source pointers: ``source_atoms`` (1-based atom indices of its answer),
+``source_sentences`` (0-based sentence indices, :mod:`medfc.medsnip.sentences`) and ``spans``
+(character offsets of those sentences in the answer text). The atoms of ``atoms`` and ``group``
+come from the same cached extract call, so ``<answer>:atoms:<i>`` is atom ``i`` of a group snippet.
+
+An answer whose (repaired) decomposition is still malformed — not JSON, not the schema, an index
+out of range, an atom in no snippet or in two — becomes one unit holding the whole text
+(``fallback: true``, counted), when ``fallback_whole_text`` is set; else it has no units.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from medfc.common.report import SkipReport
+from medfc.llm.base import LLMClient
+from medfc.llm.prompts import Prompt, load_prompt
+from medfc.medsnip.cache import UnitCache
+from medfc.medsnip.calls import cached_ask, gen_params, llm_identity
+from medfc.medsnip.options import DecomposeOptions
+from medfc.medsnip.sentences import Sentence, align_atoms, numbered, split_sentences
+
+PATTERN_ENUM = ["A", "B", "C", "D", "E", "F"]
+_INDEX_LIST = {"type": "array", "items": {"type": "integer"}, "minItems": 1}
+_TEXT = {"type": "string", "minLength": 1, "pattern": r"\S"}
+
+
+def _list_schema(key: str, required: list[str], props: dict[str, Any], shared_context: bool) -> dict[str, Any]:
+    """``{[shared_context], key: [items with required fields]}``, the list non-empty."""
+    outer: dict[str, Any] = {key: {"type": "array", "minItems": 1,
+                                   "items": {"type": "object", "required": required, "properties": props}}}
+    if shared_context:
+        outer["shared_context"] = {"type": "object"}
+    return {"type": "object", "required": [key], "properties": outer}
+
+
+_SNIPPET = {"output": _TEXT, "pattern": {"enum": PATTERN_ENUM}, "notes": {"type": "string"}}
+EXTRACT_SCHEMA = _list_schema("atoms", ["text", "source_sentences"],
+                              {"index": {"type": "integer"}, "text": _TEXT, "source_sentences": _INDEX_LIST}, True)
+CLUSTER_SCHEMA = _list_schema("snippets", ["source_claims", "output", "pattern"], {"source_claims": _INDEX_LIST, **_SNIPPET}, False)
+DIRECT_SCHEMA = _list_schema("snippets", ["source_sentences", "output", "pattern"], {"source_sentences": _INDEX_LIST, **_SNIPPET}, True)
+PROMPTS = {"extract": "medsnip/extract", "cluster": "medsnip/cluster", "direct": "medsnip/direct", "repair": "llm/json_repair"}
+
+
+def prompt_names(mode: str) -> list[str]:
+    """The prompt files a decomposition mode reads (for the rule's params)."""
+    names = {"atoms": ["extract"], "group": ["extract", "cluster"], "direct": ["direct"]}.get(mode, [])
+    return [PROMPTS[n] for n in names] + ([PROMPTS["repair"]] if names else [])
+
+
+def answer_sentences(answer: dict[str, Any]) -> list[Sentence]:
+    """The answer's sentences; a text with none (a single short phrase) is one sentence."""
+    sents = split_sentences(answer["text"])
+    if not sents and answer["text"].strip():
+        text = answer["text"]
+        start = len(text) - len(text.lstrip())
+        sents = [Sentence(0, " ".join(text.split()), start, len(text.rstrip()))]
+    return sents
+
+
+def _spans(sents: Sequence[Sentence], idx: Sequence[int]) -> list[list[int]]:
+    return [[sents[i].start, sents[i].end] for i in idx if 0 <= i < len(sents)]
+
+
+def _unit(answer: dict[str, Any], mode: str, n: int, text: str, sents: Sequence[Sentence], *, pattern: str | None = None,
+          source_atoms: Sequence[int] = (), source_sentences: Sequence[int] = (), fallback: bool = False,
+          labels: dict[str, str] | None = None, notes: str = "", atoms_from: str | None = None) -> dict[str, Any]:
+    ss = sorted(set(int(i) for i in source_sentences))
+    return {"unit_id": f"{answer['answer_id']}:{mode}:{n}", "answer_id": answer["answer_id"], "mode": mode, "index": n,
+            "text": text, "pattern": pattern, "source_atoms": [int(a) for a in source_atoms], "source_sentences": ss,
+            "spans": _spans(sents, ss), "fallback": fallback, "labels": labels or {}, "notes": notes, "atoms_from": atoms_from}
+
+
+def _whole(answer: dict[str, Any], mode: str, sents: Sequence[Sentence]) -> dict[str, Any]:
+    return _unit(answer, mode, 1, " ".join(answer["text"].split()), sents, source_sentences=range(len(sents)), fallback=True)
+
+
+def human_units(answer: dict[str, Any], mode: str) -> list[dict[str, Any]]:
+    """MedSNIP-Bench atoms (gold: the physician label) or snippets (gold: the three snippet labels)."""
+    sents = answer_sentences(answer)
+    atoms = answer.get("atoms") or []
+    aligned = dict(zip([a["index"] for a in atoms], align_atoms([a["text"] for a in atoms], sents)))
+    if mode == "human_atoms":
+        return [_unit(answer, mode, a["index"], a["text"], sents, source_atoms=[a["index"]], atoms_from="given",
+                      source_sentences=[aligned[a["index"]]] if aligned[a["index"]] is not None else [],
+                      labels={"physician": a["label"]}) for a in atoms]
+    return [_unit(answer, mode, s["index"], s["text"], sents, pattern=s["pattern"], source_atoms=s["atoms"],
+                  source_sentences=[aligned[a] for a in s["atoms"] if aligned.get(a) is not None],
+                  labels=dict(s["labels"]), notes=s.get("notes", ""), atoms_from="given") for s in answer.get("snippets") or []]
+
+
+def _fields(answer: dict[str, Any], sents: Sequence[Sentence]) -> dict[str, str]:
+    return {"subset": answer.get("subset") or "consumer", "query": (answer.get("query") or "").strip() or "(none)",
+            "sentences": numbered(sents)}
+
+
+def _range_check(key: str, limit_of, base: int):
+    def check(i: int, value: Any) -> str | None:
+        lo, hi = base, limit_of(i) + base - 1
+        for k, item in enumerate(value.get("atoms") or value.get("snippets") or []):
+            bad = [x for x in item[key] if not lo <= x <= hi]
+            if bad:
+                return f"item {k}: {key} {bad} outside {lo}..{hi}"
+        return None
+    return check
+
+
+class Decomposer:
+    """Decomposes answers with one LLM client and a per-unit cache (see module docstring)."""
+
+    def __init__(self, client: LLMClient | None, opts: DecomposeOptions, cache: UnitCache, report: SkipReport) -> None:
+        self.client = client
+        self.opts = opts
+        self.cache = cache
+        self.report = report
+        self.prompts: dict[str, Prompt] = {}
+        if opts.mode in ("atoms", "group", "direct"):
+            self.prompts = {k: load_prompt(v, opts.prompt_dir) for k, v in PROMPTS.items()}
+        self.identity = llm_identity(opts.llm) if opts.llm is not None else {}
+        self.usage: dict[str, Counter] = {}
+        self.counts: Counter = Counter()
+
+    def _ask(self, kind: str, answers: Sequence[dict[str, Any]], convs: list, schema: dict[str, Any], check) -> list[dict[str, Any]]:
+        assert self.client is not None and self.opts.llm is not None
+        items = [((a["query"], a["text"], a.get("subset"), conv[-1]["content"]), conv) for a, conv in zip(answers, convs)]
+        res = cached_ask(self.client, self.cache, self.identity, f"decompose:{kind}", [self.prompts[kind]], items,
+                         gen_params(self.opts.llm, True), schema, self.prompts["repair"], check)
+        for a, r in zip(answers, res):
+            u = self.usage.setdefault(a["answer_id"], Counter())
+            u.update(r["usage"])
+            self.counts[f"{kind}_cached"] += int(r["cached"])
+            self.counts[f"{kind}_repaired"] += int(bool(r["repaired"]))
+            if not r["ok"]:
+                self.counts[f"{kind}_malformed"] += 1
+                self.report.skip(a["answer_id"], f"{kind}_malformed", str(r["error"])[:300])
+        return res
+
+    def extract(self, answers: Sequence[dict[str, Any]], sents: dict[str, list[Sentence]]) -> list[dict[str, Any]]:
+        convs = [self.prompts["extract"].render(**_fields(a, sents[a["answer_id"]])) for a in answers]
+        return self._ask("extract", answers, convs, EXTRACT_SCHEMA,
+                         _range_check("source_sentences", lambda i: len(sents[answers[i]["answer_id"]]), 0))
+
+    def cluster(self, answers: Sequence[dict[str, Any]], atoms: list[list[str]], contexts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        convs = [self.prompts["cluster"].render(
+            subset=a.get("subset") or "consumer", query=(a.get("query") or "").strip() or "(none)",
+            shared_context=json.dumps(ctx, ensure_ascii=False, sort_keys=True),
+            atoms="\n".join(f"[{k + 1}] {t}" for k, t in enumerate(at)))
+            for a, at, ctx in zip(answers, atoms, contexts)]
+
+        def check(i: int, value: Any) -> str | None:
+            n = len(atoms[i])
+            err = _range_check("source_claims", lambda _: n, 1)(i, value)
+            if err:
+                return err
+            seen = Counter(x for s in value["snippets"] for x in s["source_claims"])
+            missing = [k for k in range(1, n + 1) if k not in seen]
+            twice = sorted(k for k, c in seen.items() if c > 1)
+            if missing:
+                return f"atoms {missing} are in no snippet; every atom must be in exactly one snippet"
+            if twice:
+                return f"atoms {twice} are in more than one snippet; every atom must be in exactly one snippet"
+            return None
+
+        return self._ask("cluster", answers, convs, CLUSTER_SCHEMA, check)
+
+    def direct(self, answers: Sequence[dict[str, Any]], sents: dict[str, list[Sentence]]) -> list[dict[str, Any]]:
+        convs = [self.prompts["direct"].render(**_fields(a, sents[a["answer_id"]])) for a in answers]
+        return self._ask("direct", answers, convs, DIRECT_SCHEMA,
+                         _range_check("source_sentences", lambda i: len(sents[answers[i]["answer_id"]]), 0))
+
+    def _fallback(self, answer: dict[str, Any], sents: Sequence[Sentence]) -> list[dict[str, Any]]:
+        self.counts["fallback_whole_text"] += 1
+        return [_whole(answer, self.opts.mode, sents)] if self.opts.fallback_whole_text else []
+
+    def run(self, answers: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        mode = self.opts.mode
+        if mode in ("human_atoms", "human_snippets"):
+            return [u for a in answers for u in human_units(a, mode)]
+        answers = [a for a in answers if a["text"].strip()]
+        sents = {a["answer_id"]: answer_sentences(a) for a in answers}
+        units: list[dict[str, Any]] = []
+        if mode == "direct":
+            for a, r in zip(answers, self.direct(answers, sents)):
+                s = sents[a["answer_id"]]
+                if not r["ok"]:
+                    units.extend(self._fallback(a, s))
+                    continue
+                units.extend(_unit(a, mode, k + 1, sn["output"].strip(), s, pattern=sn["pattern"],
+                                   source_sentences=sn["source_sentences"], notes=sn.get("notes") or "")
+                             for k, sn in enumerate(r["value"]["snippets"]))
+            return units
+        given = mode == "group" and self.opts.atoms_from == "given"
+        atoms: dict[str, list[dict[str, Any]]] = {}
+        contexts: dict[str, dict[str, Any]] = {}
+        if given:
+            for a in answers:
+                texts = [x["text"] for x in a.get("atoms") or []]
+                if not texts:
+                    self.report.skip(a["answer_id"], "no_given_atoms")
+                    continue
+                al = align_atoms(texts, sents[a["answer_id"]])
+                atoms[a["answer_id"]] = [{"index": x["index"], "text": x["text"], "source_sentences": [] if j is None else [j]}
+                                         for x, j in zip(a["atoms"], al)]
+                contexts[a["answer_id"]] = dict(a.get("shared_context") or {})
+        else:
+            for a, r in zip(answers, self.extract(answers, sents)):
+                if r["ok"]:
+                    atoms[a["answer_id"]] = [{"index": k + 1, "text": x["text"].strip(), "source_sentences": x["source_sentences"]}
+                                             for k, x in enumerate(r["value"]["atoms"])]
+                    contexts[a["answer_id"]] = r["value"].get("shared_context") or {}
+        if mode == "atoms":
+            for a in answers:
+                s = sents[a["answer_id"]]
+                if a["answer_id"] not in atoms:
+                    units.extend(self._fallback(a, s))
+                    continue
+                units.extend(_unit(a, mode, x["index"], x["text"], s, source_atoms=[x["index"]],
+                                   source_sentences=x["source_sentences"], atoms_from="extract") for x in atoms[a["answer_id"]])
+            return units
+        todo = [a for a in answers if a["answer_id"] in atoms]
+        results = dict(zip([a["answer_id"] for a in todo],
+                           self.cluster(todo, [[x["text"] for x in atoms[a["answer_id"]]] for a in todo],
+                                        [contexts[a["answer_id"]] for a in todo])))
+        for a in answers:
+            s = sents[a["answer_id"]]
+            r = results.get(a["answer_id"])
+            if r is None or not r["ok"]:
+                units.extend(self._fallback(a, s))
+                continue
+            at = atoms[a["answer_id"]]
+            for k, sn in enumerate(r["value"]["snippets"]):
+                members = [at[c - 1] for c in sn["source_claims"]]
+                units.append(_unit(a, mode, k + 1, sn["output"].strip(), s, pattern=sn["pattern"],
+                                   source_atoms=[m["index"] for m in members],
+                                   source_sentences=[x for m in members for x in m["source_sentences"]],
+                                   notes=sn.get("notes") or "", atoms_from="given" if given else "extract"))
+        return units
+
+    def info(self) -> dict[str, Any]:
+        usage = {aid: dict(c) for aid, c in sorted(self.usage.items())}
+        total: Counter = Counter()
+        for c in self.usage.values():
+            total.update(c)
+        return {"mode": self.opts.mode, "counts": dict(sorted(self.counts.items())), "usage_by_answer": usage,
+                "usage": {k: int(total.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")},
+                "cache": dict(self.cache.stats)}

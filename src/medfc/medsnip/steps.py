@@ -1,0 +1,377 @@
+"""Workflow steps of the MedSNIP stage: prepare → decompose → verify → score.
+
+Every step is ``step(inputs, outputs, options)`` with the rule's named files and a typed, frozen
+options object (:mod:`medfc.medsnip.options`; a plain mapping is built into one, every key
+required). The library knows nothing of Snakemake.
+
+``prepare`` (:class:`PrepareOptions`)
+    inputs ``source`` (MedSNIP-Bench JSON/JSONL, or the HealthFC dataset JSONL); outputs ``answers``
+    (JSONL, :mod:`medfc.medsnip.answers`), ``info`` (JSON), ``report`` (SkipReport JSON). HealthFC:
+    the 327 supported/refuted claims; with ``rewrite_claims`` each claim is rewritten into the
+    statement it asserts (one cached JSON call per claim; a malformed answer keeps the question).
+``decompose`` (:class:`DecomposeOptions`)
+    inputs ``answers``; outputs ``units`` (JSONL), ``info``, ``report``.
+``verify`` (:class:`VerifyOptions`)
+    inputs ``units``, ``answers``; outputs ``verdicts`` (JSONL), ``info``, ``report``.
+``score`` (:class:`ScoreOptions`)
+    inputs ``answers``, ``verdicts`` (list), optional ``decompositions`` and ``verifications`` (lists of
+    the decompose and verify infos: usage and prices for the cost columns);
+    outputs ``scores`` (JSON), ``table`` (a stem: ``.csv`` and ``.md`` are written), ``report``.
+
+Per-unit caches (``unit_cache_dir``) make adding a verifier rerun only verification, and editing
+one prompt recompute only the units that read it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pandas as pd
+
+from medfc.common.io import read_json, read_jsonl, write_json, write_jsonl, write_table
+from medfc.common.report import SkipReport
+from medfc.llm.base import Ledger, Prices
+from medfc.llm.prompts import load_prompt
+from medfc.medsnip import analysis
+from medfc.medsnip.answers import healthfc_answers, load_bench
+from medfc.medsnip.cache import UnitCache
+from medfc.medsnip.calls import cached_ask, gen_params, llm_identity, make_llm
+from medfc.medsnip.decompose import Decomposer
+from medfc.medsnip.options import (
+    LLM_MODES,
+    DecomposeOptions,
+    LLMOptions,
+    PrepareOptions,
+    RetrievalOptions,
+    ScoreOptions,
+    VerifyOptions,
+    build_options,
+)
+from medfc.medsnip.search import BM25Search, CachedSearch, PubMedSearch, WebSearch
+from medfc.medsnip.verify import Verifier
+from medfc.scoring.medsnip import FALSE, aggregate, binary_scores, clustered_paired_bootstrap, paired_bootstrap
+
+log = logging.getLogger(__name__)
+O = TypeVar("O")
+RUNNER_KEYS = ("threads", "log_file")  # added by medfc.cli.run_step, not options
+STATEMENT_SCHEMA = {"type": "object", "required": ["statement"], "properties": {"statement": {"type": "string", "minLength": 1, "pattern": r"\S"}}}
+
+
+def _opts(cls: type[O], options: O | Mapping[str, Any]) -> O:
+    if isinstance(options, cls):
+        options.check()  # type: ignore[attr-defined]
+        return options
+    return build_options(cls, {k: v for k, v in dict(options).items() if k not in RUNNER_KEYS})  # type: ignore[arg-type]
+
+
+def _prices(llm: LLMOptions | None) -> Prices | None:
+    return Prices(llm.price_input_per_mtok, llm.price_output_per_mtok) if llm is not None else None
+
+
+def _write_common(outputs: Mapping[str, Any], info: dict[str, Any], report: SkipReport) -> None:
+    info["skips"] = {k: v for k, v in report.as_dict().items() if k != "skipped"}
+    if outputs.get("info"):
+        write_json(outputs["info"], info)
+    if outputs.get("report"):
+        report.write(outputs["report"])
+
+
+# ------------------------------------------------------------------------------------------ prepare
+
+
+def rewrite_statements(answers: list[dict[str, Any]], opts: PrepareOptions, report: SkipReport, ledger: Ledger) -> dict[str, Any]:
+    """HealthFC: the claim (a question) → the statement it asserts, which becomes the answer text."""
+    assert opts.llm is not None
+    client = make_llm(opts.llm, ledger)
+    prompt = load_prompt("medsnip/healthfc_statement", opts.prompt_dir)
+    repair = load_prompt("llm/json_repair", opts.prompt_dir)
+    cache = UnitCache(opts.unit_cache_dir)
+    items = [((a["claim"],), prompt.render(claim=a["claim"])) for a in answers]
+    results = cached_ask(client, cache, llm_identity(opts.llm), "prepare:statement", [prompt], items, gen_params(opts.llm, True),
+                         STATEMENT_SCHEMA, repair)
+    usage: Counter = Counter()
+    for a, r in zip(answers, results):
+        usage.update(r["usage"])
+        if r["ok"]:
+            a["text"] = " ".join(r["value"]["statement"].split())
+            report.count("claims_rewritten")
+        else:
+            report.skip(a["answer_id"], "statement_malformed_question_kept", str(r["error"])[:300])
+    return {"usage": dict(usage), "cache": dict(cache.stats), "calls": ledger.as_dict(_prices(opts.llm))}
+
+
+def prepare(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: PrepareOptions | Mapping[str, Any]) -> dict[str, Any]:
+    opts = _opts(PrepareOptions, options)
+    report = SkipReport(f"medsnip-prepare-{opts.source}")
+    if opts.source == "bench":
+        answers = load_bench(inputs["source"], report, opts.splits)
+    else:
+        answers = healthfc_answers(inputs["source"], report)
+    if opts.limit:
+        answers = answers[: opts.limit]
+    info: dict[str, Any] = {"source": opts.source, "n_answers": len(answers),
+                            "labels": dict(Counter(str(a["label"]) for a in answers))}
+    if opts.source == "healthfc" and opts.rewrite_claims:
+        info["rewrite"] = rewrite_statements(answers, opts, report, Ledger())
+    write_jsonl(outputs["answers"], answers)
+    _write_common(outputs, info, report)
+    return info
+
+
+# ---------------------------------------------------------------------------------------- decompose
+
+
+def decompose(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: DecomposeOptions | Mapping[str, Any]) -> dict[str, Any]:
+    opts = _opts(DecomposeOptions, options)
+    report = SkipReport(f"medsnip-decompose-{opts.mode}")
+    answers = list(read_jsonl(inputs["answers"]))
+    ledger = Ledger()
+    client = make_llm(opts.llm, ledger) if opts.mode in LLM_MODES and opts.llm is not None else None
+    dec = Decomposer(client, opts, UnitCache(opts.unit_cache_dir), report)
+    units = dec.run(answers)
+    write_jsonl(outputs["units"], units)
+    info = dec.info()
+    info.update(n_answers=len(answers), n_units=len(units), calls=ledger.as_dict(_prices(opts.llm)),
+                patterns=dict(sorted(Counter(str(u["pattern"]) for u in units).items())),
+                prices=None if opts.llm is None else {"input_per_mtok": opts.llm.price_input_per_mtok,
+                                                       "output_per_mtok": opts.llm.price_output_per_mtok})
+    report.count("units", len(units))
+    _write_common(outputs, info, report)
+    return info
+
+
+# ------------------------------------------------------------------------------------------- verify
+
+
+def make_searchers(r: RetrievalOptions) -> dict[str, CachedSearch]:
+    """The search backends named in ``r.sources``, each behind the per-(query, k) search cache."""
+    from medfc.clinifact.pubmed import PubmedFetcher
+    from medfc.common.http import HttpClient
+
+    cache = UnitCache(r.search_cache_dir)
+    out: dict[str, CachedSearch] = {}
+    for name in r.sources:
+        if name == "pubmed":
+            key_env = r.pubmed.api_key_env
+            fetcher = PubmedFetcher(r.pubmed.cache_dir, api_key=(os.environ.get(key_env) or None) if key_env else None,
+                                    email=r.pubmed.email or None, requests_per_second=r.pubmed.requests_per_second or None)
+            backend: Any = PubMedSearch(fetcher)
+        elif name == "bm25":
+            b = r.bm25
+            backend = BM25Search(b.passages, b.text_field, b.title_field, b.id_field, b.url_field)
+        else:
+            backend = WebSearch(r.web.url, r.web.api_key_env, HttpClient(cache_dir=r.web.http_cache_dir or None, rate=1.0, max_retries=3))
+        out[name] = CachedSearch(backend, cache)
+    return out
+
+
+def verify(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: VerifyOptions | Mapping[str, Any],
+           searchers: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Verify every unit (``searchers`` replaces the backends built from the options, e.g. in tests)."""
+    opts = _opts(VerifyOptions, options)
+    report = SkipReport(f"medsnip-verify-{opts.name}-{opts.verifier}")
+    units = list(read_jsonl(inputs["units"]))
+    answers = {a["answer_id"]: a for a in read_jsonl(inputs["answers"])}
+    ledger = Ledger()
+    if opts.verifier == "retrieval" and searchers is None:
+        assert opts.retrieval is not None
+        searchers = make_searchers(opts.retrieval)
+    ver = Verifier(make_llm(opts.llm, ledger), opts, UnitCache(opts.unit_cache_dir), report, searchers)
+    verdicts = ver.run(units, answers)
+    write_jsonl(outputs["verdicts"], verdicts)
+    usage: Counter = Counter()
+    for v in verdicts:
+        usage.update(v["usage"])
+    info = {"verifier": opts.name, "kind": opts.verifier, "model": opts.llm.model, "n_units": len(units),
+            "verdicts": dict(Counter(str(v["verdict"]) for v in verdicts)), "counts": dict(sorted(ver.counts.items())),
+            "usage": {k: int(usage.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")},
+            "calls": ledger.as_dict(_prices(opts.llm)), "cache": dict(ver.cache.stats),
+            "rounds_mean": (sum(v["rounds"] for v in verdicts) / len(verdicts)) if verdicts else 0.0,
+            "searches_run": {n: s.searches for n, s in (searchers or {}).items() if hasattr(s, "searches")},
+            "prices": {"input_per_mtok": opts.llm.price_input_per_mtok, "output_per_mtok": opts.llm.price_output_per_mtok}}
+    _write_common(outputs, info, report)
+    return info
+
+
+# -------------------------------------------------------------------------------------------- score
+
+
+def effective_verdict(v: Mapping[str, Any], tau: float) -> str | None:
+    """The unit's verdict after the τ gate of the retrieval verifier (None = not addressed)."""
+    if v.get("verdict") is None or v.get("abstained"):
+        return None
+    if v.get("gated"):
+        conf = v.get("confidence")
+        if v.get("cap_hit") or conf is None or conf < tau:
+            return None
+    return v["verdict"]
+
+
+def _unit_gold(mode: str, recs: Sequence[Mapping[str, Any]], answers: Mapping[str, Mapping[str, Any]],
+               opts: ScoreOptions) -> list[str | None]:
+    if mode == "human_atoms":
+        return [r["labels"].get("physician") for r in recs]
+    if mode == "human_snippets":
+        return [r["labels"].get(opts.unit_gold) for r in recs]
+    gold: dict[str, str | None] = {}
+    by_answer: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in recs:
+        by_answer[r["answer_id"]].append(r)
+    for aid, rs in by_answer.items():
+        ans = answers.get(aid)
+        labels = analysis.project_labels(ans, rs, opts.projection, opts.unit_gold) if ans and ans.get("snippets") else [None] * len(rs)
+        gold.update({r["unit_id"]: g for r, g in zip(rs, labels)})
+    return [gold[r["unit_id"]] for r in recs]
+
+
+def _arm(recs: Sequence[Mapping[str, Any]], answers: Mapping[str, Mapping[str, Any]], opts: ScoreOptions,
+         report: SkipReport) -> dict[str, Any]:
+    """Gold, predictions and clusters of one (verifier, mode) arm at the scoring level."""
+    mode = recs[0]["mode"]
+    eff = [effective_verdict(r, opts.tau) for r in recs]
+    if opts.level == "unit":
+        gold = _unit_gold(mode, recs, answers, opts)
+        keep = [i for i, g in enumerate(gold) if g is not None]
+        if len(keep) < len(recs):
+            report.exclude(f"{mode}:units_without_gold", len(recs) - len(keep))
+        return {"gold": [gold[i] for i in keep], "pred": [eff[i] for i in keep],
+                "clusters": [recs[i]["answer_id"] for i in keep]}
+    per_answer: dict[str, list[str | None]] = defaultdict(list)
+    for r, e in zip(recs, eff):
+        per_answer[r["answer_id"]].append(e)
+    ids = [aid for aid, a in answers.items() if a.get("label") is not None]
+    return {"gold": [answers[aid]["label"] for aid in ids],
+            "pred": [aggregate(per_answer.get(aid, []), opts.aggregation, opts.threshold_k) for aid in ids],
+            "clusters": ids}
+
+
+def _fidelity(answers: Mapping[str, Mapping[str, Any]], units_by_mode: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
+    """Boundary fidelity of every automatic snippet mode against the bench's human snippets."""
+    from medfc.medsnip.decompose import answer_sentences, human_units
+
+    out: dict[str, Any] = {}
+    for mode, units in sorted(units_by_mode.items()):
+        if mode not in ("group", "direct"):
+            continue
+        by_answer: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+        for u in units:
+            by_answer[u["answer_id"]].append(u)
+        best: list[float] = []
+        aris: dict[str, list[float]] = defaultdict(list)
+        n_human = 0
+        for aid, auto in sorted(by_answer.items()):
+            ans = answers.get(aid)
+            if not ans or not ans.get("snippets"):
+                continue
+            human = human_units(dict(ans), "human_snippets")
+            n_human += len(human)
+            best += analysis.sentence_set_f1([u["source_sentences"] for u in auto], [h["source_sentences"] for h in human])["per_snippet"]
+            p = analysis.partition_ari(human, auto, len(answer_sentences(dict(ans))), [a["index"] for a in ans.get("atoms") or []])
+            aris[p["over"]].append(p["ari"])
+        if best:
+            out[mode] = {"sentence_set_f1": sum(best) / len(best), "n_auto_snippets": len(best), "n_human_snippets": n_human,
+                         **{f"ari_{k}": sum(v) / len(v) for k, v in aris.items()}, "n_answers": sum(len(v) for v in aris.values())}
+    return out
+
+
+def _per_pattern(groups: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]], opts: ScoreOptions) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for verifier in sorted({v for v, _ in groups}):
+        snips, atoms = groups.get((verifier, "human_snippets")), groups.get((verifier, "human_atoms"))
+        if not snips or not atoms:
+            continue
+        atom_verdict = {r["unit_id"]: effective_verdict(r, opts.tau) for r in atoms}
+        rows = []
+        for s in snips:
+            ids = [f"{s['answer_id']}:human_atoms:{a}" for a in s["source_atoms"]]
+            rows.append({"pattern": s["pattern"], "gold": s["labels"][opts.pattern_gold], "snippet": effective_verdict(s, opts.tau),
+                         "atoms": [atom_verdict.get(i) for i in ids]})
+        out[verifier] = analysis.per_pattern(rows, opts.n_resamples, opts.seed, opts.pattern_ci, 1 - opts.ci_level)
+    return out
+
+
+def _prices_of(info: Mapping[str, Any]) -> Prices | None:
+    p = info.get("prices")
+    return Prices(p["input_per_mtok"], p["output_per_mtok"]) if p else None
+
+
+def _usage_of(recs: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    c: Counter = Counter()
+    for r in recs:
+        c.update(r.get("usage") or {})
+    return {k: int(c.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")}
+
+
+def score(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: ScoreOptions | Mapping[str, Any]) -> dict[str, Any]:
+    opts = _opts(ScoreOptions, options)
+    report = SkipReport("medsnip-score")
+    answers = {a["answer_id"]: a for a in read_jsonl(inputs["answers"])}
+    paths = inputs["verdicts"] if isinstance(inputs["verdicts"], (list, tuple)) else [inputs["verdicts"]]
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for path in paths:
+        for r in read_jsonl(path):
+            groups[(r["verifier"], r["mode"])].append(r)
+    dec_usage: dict[str, dict[str, int]] = {}
+    dec_prices: dict[str, Prices | None] = {}
+    for path in inputs.get("decompositions") or []:
+        info = read_json(path)
+        dec_usage[info["mode"]] = info["usage"]
+        dec_prices[info["mode"]] = _prices_of(info)
+    ver_prices = {info["verifier"]: _prices_of(info) for info in map(read_json, inputs.get("verifications") or [])}
+    arms: dict[tuple[str, str], dict[str, Any]] = {}
+    rows = []
+    for (verifier, mode), recs in sorted(groups.items()):
+        arm = arms[(verifier, mode)] = _arm(recs, answers, opts, report)
+        s = binary_scores(arm["gold"], arm["pred"], "drop")
+        eff = [effective_verdict(r, opts.tau) for r in recs]
+        cost = analysis.cost_summary(dec_usage.get(mode, {}), _usage_of(recs), dec_prices.get(mode), ver_prices.get(verifier))
+        arm["scores"] = {**s, "n_units": len(recs), "unit_coverage": sum(e is not None for e in eff) / len(recs),
+                         "verdicts": dict(Counter(str(e) for e in eff)), "cost": cost,
+                         "rounds_mean": sum(r.get("rounds", 0) for r in recs) / len(recs)}
+    for (verifier, mode), arm in sorted(arms.items()):
+        base = arms.get((verifier, opts.baseline_mode))
+        cmp: dict[str, Any] | None = None
+        if base is not None and mode != opts.baseline_mode and base["gold"] and arm["gold"]:
+            if opts.level == "answer":
+                cmp = paired_bootstrap(arm["gold"], base["pred"], arm["pred"], n_resamples=opts.n_resamples, seed=opts.seed,
+                                       alpha=1 - opts.ci_level)
+            else:
+                cmp = clustered_paired_bootstrap((base["gold"], base["pred"], base["clusters"]), (arm["gold"], arm["pred"], arm["clusters"]),
+                                                 n_resamples=opts.n_resamples, seed=opts.seed, alpha=1 - opts.ci_level)
+            arm["scores"]["vs_baseline"] = cmp
+        s = arm["scores"]
+        rows.append({"verifier": verifier, "mode": mode, "units": s["n_units"], "unit_coverage": round(s["unit_coverage"], 4),
+                     "scored": s["n_scored"], "coverage": round(s["coverage"], 4), "FF1": round(s["ff1"], 4),
+                     "delta_vs_" + opts.baseline_mode: None if cmp is None else round(cmp["diff"], 4),
+                     "ci_low": None if cmp is None else round(cmp["ci_low"], 4),
+                     "ci_high": None if cmp is None else round(cmp["ci_high"], 4),
+                     "p_gt_0": None if cmp is None else round(cmp["p_gt_0"], 4),
+                     "verify_calls": s["cost"]["verify"]["calls"], "decompose_calls": s["cost"]["decompose"]["calls"],
+                     "total_calls": s["cost"]["total"]["calls"],
+                     "tokens": s["cost"]["total"]["prompt_tokens"] + s["cost"]["total"]["completion_tokens"],
+                     "cost_usd": s["cost"]["total"]["cost_usd"]})
+    units_by_mode: dict[str, list[dict[str, Any]]] = {}
+    for (verifier, mode), recs in groups.items():
+        units_by_mode.setdefault(mode, recs)
+    result = {
+        "options": {k: getattr(opts, k) for k in opts.__dataclass_fields__},
+        "n_answers": len(answers), "n_answers_gold_false": sum(a.get("label") == FALSE for a in answers.values()),
+        "arms": {f"{v}/{m}": arm["scores"] for (v, m), arm in sorted(arms.items())},
+        "per_pattern": _per_pattern(groups, opts),
+        "boundary_fidelity": _fidelity(answers, units_by_mode),
+        "patterns": {m: dict(sorted(Counter(str(u["pattern"]) for u in us).items())) for m, us in sorted(units_by_mode.items())},
+    }
+    write_json(outputs["scores"], result)
+    if outputs.get("table"):
+        stem = Path(outputs["table"])
+        write_table(pd.DataFrame(rows), stem.with_suffix(""), caption=f"MedSNIP: FF1 of each mode vs {opts.baseline_mode}, per verifier "
+                    f"({opts.level} level, {opts.aggregation if opts.level == 'answer' else 'no aggregation'}, τ = {opts.tau})",
+                    formats=("csv", "md"))
+    if outputs.get("report"):
+        report.write(outputs["report"])
+    return result

@@ -1,0 +1,286 @@
+"""Verification of units (MedSNIP §4.2–4.3, SOURCES §9d–9e).
+
+``claim_only`` / ``full_context`` (one call per unit)
+    The model answers one word. Claim-only sees the unit alone; full-context also sees the original
+    question and answer, for interpretation only, never as evidence. The first token of the answer,
+    lower-cased and stripped of punctuation, is the verdict when it is ``true`` or ``false``; any other
+    answer, or a call that failed after its retries, is FALSE as in the paper (``unparsed: false``) or
+    an abstention (``unparsed: abstain``), and is counted. No confidence.
+
+``retrieval`` (the retrieval-augmented verifier)
+    Up to ``max_rounds`` turns. Each turn is one JSON call that sees the subset, the question and
+    answer (context only), the shared context without ``correct_answer``, the unit and all evidence so
+    far, and answers ``{final_answer, confidence, reasoning}``, ``{abstain: true, reasoning}`` or
+    ``{search_query, source, reasoning}``. A search runs on the named backend (``hits_per_search``
+    hits, title and text cut to ``title_chars`` / ``text_chars``) and its hits join the evidence (a
+    search that fails is recorded with its error, counted, and the unit is not cached).
+    Guards: TRUE on the first turn without evidence → the next turn asks it to search first (once);
+    a confidence below ``reprompt_below`` with turns left → the next turn asks it to search more or
+    abstain (once); the turn cap reached, or an answer still malformed after its repair → one
+    forced-final call (no search; abstaining preferred to an unsupported FALSE; no confidence).
+    The verdict keeps its confidence; the τ gate is applied at scoring (so τ can change without a
+    call): a unit is *not addressed* when it abstained, hit the cap, has no verdict, or has no
+    confidence or one below τ.
+
+Every verdict record carries its unit's fields, the usage of the calls that made it (from the cache
+too), and is cached per unit: the key holds the verifier kind, the model and its parameters, the
+prompt file hashes, the unit and its context, and for retrieval the loop settings and the indexes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import requests
+
+from medfc.common.http import HttpError
+from medfc.common.report import SkipReport
+from medfc.llm.base import LLMClient
+from medfc.llm.prompts import load_prompt
+from medfc.llm.structured import ask_json
+from medfc.medsnip.cache import UnitCache, cache_key
+from medfc.medsnip.calls import cached_ask, gen_params, llm_identity
+from medfc.medsnip.options import VerifyOptions
+from medfc.medsnip.search import CachedSearch, render_hits
+from medfc.scoring.medsnip import FALSE, TRUE
+
+SEARCH_ERRORS = (HttpError, requests.RequestException, OSError, ValueError, KeyError)
+SINGLE_PROMPTS = {"claim_only": "medsnip/verify_claim_only", "full_context": "medsnip/verify_full_context"}
+RAG_PROMPTS = {"turn": "medsnip/rag_turn", "final": "medsnip/rag_final", "repair": "llm/json_repair"}
+GUARD_TRUE = ("You answered TRUE on the first turn without any evidence. Search for evidence first "
+              "(prefer a query that could refute the statement).")
+GUARD_CONF = ("Your confidence was below {threshold}. Search for more evidence, or abstain if the evidence "
+              "stays insufficient.")
+UNIT_FIELDS = ("unit_id", "answer_id", "mode", "index", "text", "pattern", "source_atoms", "source_sentences", "labels", "fallback",
+               "atoms_from")
+
+
+def prompt_names(verifier: str) -> list[str]:
+    """The prompt files a verifier reads (for the rule's params)."""
+    if verifier == "retrieval":
+        return sorted(RAG_PROMPTS.values())
+    return [SINGLE_PROMPTS[verifier]]
+
+
+def parse_one_word(text: str) -> str | None:
+    """TRUE / FALSE from the first token of the answer (lower-cased, punctuation stripped), else None."""
+    words = (text or "").strip().split()
+    first = re.sub(r"[^\w]", "", words[0]).lower() if words else ""
+    return TRUE if first == "true" else FALSE if first == "false" else None
+
+
+def turn_schema(sources: Sequence[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "final_answer": {"type": "boolean"},
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+            "abstain": {"type": "boolean"},
+            "search_query": {"type": "string", "minLength": 1, "pattern": r"\S"},
+            "source": {"enum": list(sources)},
+            "reasoning": {"type": "string"},
+        },
+        "anyOf": [
+            {"required": ["final_answer"]},
+            {"required": ["abstain"], "properties": {"abstain": {"const": True}}},
+            {"required": ["search_query", "source"]},
+        ],
+    }
+
+
+FINAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"final_answer": {"type": "boolean"}, "abstain": {"type": "boolean"}, "reasoning": {"type": "string"}},
+    "anyOf": [{"required": ["final_answer"]}, {"required": ["abstain"], "properties": {"abstain": {"const": True}}}],
+}
+
+
+def _context(answer: Mapping[str, Any] | None) -> tuple[str, str]:
+    if not answer:
+        return "(none)", "(none)"
+    return (answer.get("query") or "").strip() or "(none)", (answer.get("text") or "").strip() or "(none)"
+
+
+def _shared(answer: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {k: v for k, v in dict((answer or {}).get("shared_context") or {}).items() if k != "correct_answer"}
+
+
+def render_evidence(evidence: Sequence[Mapping[str, Any]]) -> str:
+    if not evidence:
+        return "(no evidence yet)"
+    lines = []
+    for n, ev in enumerate(evidence, 1):
+        lines.append(f"[search {n}] source={ev['source']} query={json.dumps(ev['query'], ensure_ascii=False)}")
+        if not ev["hits"]:
+            lines.append("  (search failed)" if ev.get("error") else "  (no results)")
+        for h in ev["hits"]:
+            lines.append(f"  - {h['title']}: {h['text']}" + (f" <{h['url']}>" if h["url"] else ""))
+    return "\n".join(lines)
+
+
+def _index_id(searcher: Any) -> str:
+    """The index a searcher answers from (a CachedSearch's backend, or the searcher itself)."""
+    backend = getattr(searcher, "backend", searcher)
+    return backend.index_id() if hasattr(backend, "index_id") else type(backend).__name__
+
+
+def _base(unit: Mapping[str, Any], opts: VerifyOptions) -> dict[str, Any]:
+    rec = {k: unit.get(k) for k in UNIT_FIELDS}
+    rec.update(verifier=opts.name, verifier_kind=opts.verifier, verdict=None, confidence=None,
+               gated=opts.verifier == "retrieval", abstained=False, cap_hit=False, forced_final=False, malformed=False,
+               unparsed=False, error=None, rounds=0, evidence=[], raw="")
+    return rec
+
+
+class Verifier:
+    def __init__(self, client: LLMClient, opts: VerifyOptions, cache: UnitCache, report: SkipReport,
+                 searchers: Mapping[str, CachedSearch] | None = None) -> None:
+        self.client = client
+        self.opts = opts
+        self.cache = cache
+        self.report = report
+        self.searchers = dict(searchers or {})
+        self.identity = llm_identity(opts.llm)
+        self.counts: Counter = Counter()
+        names = prompt_names(opts.verifier)
+        self.prompts = {n: load_prompt(n, opts.prompt_dir) for n in names}
+
+    # -- single call ------------------------------------------------------------------------------
+    def _single(self, units: Sequence[Mapping[str, Any]], answers: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+        prompt = self.prompts[SINGLE_PROMPTS[self.opts.verifier]]
+        items = []
+        for u in units:
+            q, a = _context(answers.get(u["answer_id"]))
+            if self.opts.verifier == "full_context":
+                conv, key = prompt.render(unit=u["text"], question=q, answer=a), (u["text"], q, a)
+            else:
+                conv, key = prompt.render(unit=u["text"]), (u["text"],)
+            items.append((key, conv))
+        res = cached_ask(self.client, self.cache, self.identity, f"verify:{self.opts.verifier}", [prompt], items,
+                         gen_params(self.opts.llm, False))
+        out = []
+        for u, r in zip(units, res):
+            rec = _base(u, self.opts)
+            rec.update(raw=r["text"], error=r["error"], usage=r["usage"], cached=r["cached"], rounds=1)
+            verdict = parse_one_word(r["text"]) if r["error"] is None else None
+            if verdict is None:
+                rec["unparsed"] = True
+                self.counts["failed_call" if r["error"] else "unparsed"] += 1
+                verdict = FALSE if self.opts.unparsed == "false" else None
+            rec["verdict"] = verdict
+            out.append(rec)
+        return out
+
+    # -- retrieval-augmented -----------------------------------------------------------------------
+    def _fields(self, unit: Mapping[str, Any], answer: Mapping[str, Any] | None) -> dict[str, str]:
+        q, a = _context(answer)
+        return {"subset": str((answer or {}).get("subset") or "consumer"), "question": q, "answer": a,
+                "shared_context": json.dumps(_shared(answer), ensure_ascii=False, sort_keys=True), "unit": unit["text"]}
+
+    def _rag_key(self, unit: Mapping[str, Any], answer: Mapping[str, Any] | None) -> str:
+        r = self.opts.retrieval
+        assert r is not None
+        loop = {"max_rounds": r.max_rounds, "reprompt_below": r.reprompt_below, "k": r.hits_per_search,
+                "title_chars": r.title_chars, "text_chars": r.text_chars, "sources": list(r.sources),
+                "indexes": {n: _index_id(s) for n, s in sorted(self.searchers.items())}}
+        return cache_key("verify:retrieval", self.identity, {n: p.sha256 for n, p in sorted(self.prompts.items())}, loop,
+                         self._fields(unit, answer))
+
+    def _retrieval(self, units: Sequence[Mapping[str, Any]], answers: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+        r = self.opts.retrieval
+        assert r is not None
+        turn, final, repair = (self.prompts[RAG_PROMPTS[k]] for k in ("turn", "final", "repair"))
+        params = gen_params(self.opts.llm, True)
+        schema = turn_schema(r.sources)
+        out: list[dict[str, Any] | None] = [None] * len(units)
+        keys = [self._rag_key(u, answers.get(u["answer_id"])) for u in units]
+        state: dict[int, dict[str, Any]] = {}
+        for i, (u, key) in enumerate(zip(units, keys)):
+            hit = self.cache.get(key)
+            if hit is not None:
+                out[i] = {**_base(u, self.opts), **hit, "cached": True}
+            else:
+                state[i] = {"rec": _base(u, self.opts), "usage": Counter(), "guard_true": False, "guard_conf": False,
+                            "note": "", "open": True, "failed": False}
+        for rnd in range(1, r.max_rounds + 1):
+            active = [i for i, st in state.items() if st["open"]]
+            if not active:
+                break
+            convs = []
+            for i in active:
+                st = state[i]
+                convs.append(turn.render(**self._fields(units[i], answers.get(units[i]["answer_id"])),
+                                         evidence=render_evidence(st["rec"]["evidence"]), turns_left=str(r.max_rounds - rnd + 1),
+                                         sources=", ".join(r.sources), note=st["note"] or "(none)"))
+            for i, res in zip(active, ask_json(self.client, convs, schema, params, repair, "verify:retrieval")):
+                st, rec = state[i], state[i]["rec"]
+                st["usage"].update(res.usage())
+                st["failed"] |= not all(c.ok for c in res.completions)
+                rec["rounds"], rec["raw"], st["note"] = rnd, res.raw, ""
+                if not res.ok:
+                    rec["malformed"], rec["error"], st["open"] = True, res.error, False
+                    continue
+                v = res.value
+                if "final_answer" in v:
+                    label, conf = (TRUE if v["final_answer"] else FALSE), v.get("confidence")
+                    if label == TRUE and rnd == 1 and not rec["evidence"] and not st["guard_true"] and r.max_rounds > 1:
+                        st["guard_true"], st["note"] = True, GUARD_TRUE
+                        self.counts["guard_true_without_evidence"] += 1
+                        continue
+                    if conf is not None and conf < r.reprompt_below and rnd < r.max_rounds and not st["guard_conf"]:
+                        st["guard_conf"], st["note"] = True, GUARD_CONF.format(threshold=r.reprompt_below)
+                        self.counts["guard_low_confidence"] += 1
+                        continue
+                    rec["verdict"], rec["confidence"], st["open"], st["done"] = label, conf, False, True
+                elif v.get("abstain"):
+                    rec["abstained"], st["open"], st["done"] = True, False, True
+                else:
+                    entry = {"round": rnd, "source": v["source"], "query": v["search_query"], "hits": []}
+                    try:
+                        hits = self.searchers[v["source"]].search(v["search_query"], r.hits_per_search)
+                        entry["hits"] = render_hits(hits, r.title_chars, r.text_chars)
+                        self.counts[f"searches_{v['source']}"] += 1
+                    except SEARCH_ERRORS as exc:  # a failed search is evidence of nothing, not a crash
+                        entry["error"] = f"{type(exc).__name__}: {exc}"[:300]
+                        st["failed"] = True  # not cached: a rerun searches again
+                        self.counts["search_failed"] += 1
+                        self.report.skip(rec["unit_id"], "search_failed", entry["error"])
+                    rec["evidence"].append(entry)
+        forced = [i for i, st in state.items() if not st.get("done")]
+        for i in forced:
+            if not state[i]["rec"]["malformed"]:
+                state[i]["rec"]["cap_hit"] = True
+        if forced:
+            convs = [final.render(**self._fields(units[i], answers.get(units[i]["answer_id"])),
+                                  evidence=render_evidence(state[i]["rec"]["evidence"])) for i in forced]
+            for i, res in zip(forced, ask_json(self.client, convs, FINAL_SCHEMA, params, repair, "verify:retrieval:final")):
+                st, rec = state[i], state[i]["rec"]
+                st["usage"].update(res.usage())
+                st["failed"] |= not all(c.ok for c in res.completions)
+                rec["forced_final"] = True
+                if not res.ok:
+                    rec["malformed"], rec["error"] = True, res.error
+                elif "final_answer" in res.value:
+                    rec["verdict"] = TRUE if res.value["final_answer"] else FALSE
+                else:
+                    rec["abstained"] = True
+        for i, st in state.items():
+            rec = st["rec"]
+            rec["usage"] = {k: int(st["usage"].get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")}
+            for flag in ("abstained", "cap_hit", "forced_final", "malformed"):
+                self.counts[flag] += int(rec[flag])
+            if rec["malformed"]:
+                self.report.skip(rec["unit_id"], "verifier_answer_malformed", str(rec["error"])[:300])
+            if not st["failed"]:
+                self.cache.put(keys[i], {k: v for k, v in rec.items() if k not in UNIT_FIELDS})
+            out[i] = {**rec, "cached": False}
+        return [o for o in out if o is not None]
+
+    def run(self, units: Sequence[Mapping[str, Any]], answers: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+        if self.opts.verifier == "retrieval":
+            return self._retrieval(units, answers)
+        return self._single(units, answers)

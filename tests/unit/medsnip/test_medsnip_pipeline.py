@@ -1,0 +1,204 @@
+"""MedSNIP end to end on the demo bench file through a fake OpenAI-compatible server:
+prepare → decompose (atoms, atomize-then-group, snippet-direct, human) → verify → score."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.unit.medsnip.conftest import DEMO_BENCH, PROMPT_DIR, llm_opts, retrieval_opts
+
+from medfc.common.io import read_json, read_jsonl
+from medfc.medsnip import steps
+from medfc.medsnip.options import DecomposeOptions, OptionsError, VerifyOptions, build_options
+
+
+def _score_opts(level: str = "unit", **kw) -> dict:
+    return {"level": level, "aggregation": "or_false", "threshold_k": 2, "tau": 0.9, "unit_gold": "atomic",
+            "projection": "drop_mixed", "baseline_mode": "atoms", "n_resamples": 500, "seed": 42, "ci_level": 0.95,
+            "pattern_gold": "general", "pattern_ci": "bca", **kw}
+
+
+def _pipeline(tmp_path, url, passages, prompt_dir=PROMPT_DIR):
+    d = tmp_path / "run"
+    cache = str(tmp_path / "units")
+    steps.prepare({"source": str(DEMO_BENCH)}, {"answers": d / "answers.jsonl", "info": d / "prepare.json"},
+                  {"source": "bench", "splits": [], "rewrite_claims": False, "limit": 0, "llm": None, "prompt_dir": prompt_dir,
+                   "unit_cache_dir": cache})
+    infos = {}
+    for mode in ("atoms", "group", "direct", "human_atoms", "human_snippets"):
+        infos[mode] = steps.decompose({"answers": d / "answers.jsonl"}, {"units": d / f"units_{mode}.jsonl", "info": d / f"dec_{mode}.json",
+                                                                          "report": d / f"dec_{mode}_report.json"},
+                                      {"mode": mode, "atoms_from": "extract", "fallback_whole_text": True, "llm": llm_opts(url),
+                                       "prompt_dir": prompt_dir, "unit_cache_dir": cache})
+    vinfo = {}
+    for mode in ("atoms", "group", "direct", "human_atoms", "human_snippets"):
+        vinfo[mode] = steps.verify({"units": d / f"units_{mode}.jsonl", "answers": d / "answers.jsonl"},
+                                   {"verdicts": d / f"ver_co_{mode}.jsonl", "info": d / f"ver_co_{mode}.json"},
+                                   {"verifier": "claim_only", "name": "served", "unparsed": "false", "llm": llm_opts(url),
+                                    "prompt_dir": prompt_dir, "unit_cache_dir": cache, "retrieval": None})
+    rag = steps.verify({"units": d / "units_human_snippets.jsonl", "answers": d / "answers.jsonl"},
+                       {"verdicts": d / "ver_rag.jsonl", "info": d / "ver_rag.json", "report": d / "ver_rag_report.json"},
+                       {"verifier": "retrieval", "name": "served-rag", "unparsed": "false", "llm": llm_opts(url), "prompt_dir": prompt_dir,
+                        "unit_cache_dir": cache, "retrieval": retrieval_opts(passages, tmp_path / "search")})
+    return d, infos, vinfo, rag
+
+
+def test_demo_bench_end_to_end(tmp_path, fake_llm, passages):
+    d, dec, ver, rag = _pipeline(tmp_path, fake_llm.base_url, passages)
+    # decomposition: exact units
+    atoms = list(read_jsonl(d / "units_atoms.jsonl"))
+    assert [u["unit_id"] for u in atoms][:4] == ["101:atoms:1", "101:atoms:2", "101:atoms:3", "102:atoms:1"]
+    assert len(atoms) == 11 and atoms[2]["text"] == "Vitamin D cures the common cold." and atoms[2]["source_sentences"] == [2]
+    group = list(read_jsonl(d / "units_group.jsonl"))
+    assert [(u["unit_id"], u["pattern"], u["source_atoms"], u["source_sentences"]) for u in group[:2]] == [
+        ("101:group:1", "A", [1, 2], [0, 1]), ("101:group:2", "D", [3], [2])]
+    g0 = group[0]
+    answer = next(a for a in read_jsonl(d / "answers.jsonl") if a["answer_id"] == "101")
+    assert g0["text"] == ("Taking 600 to 800 IU of vitamin D per day is safe for most adults. "
+                          "Vitamin D doses above 4,000 IU per day can cause high calcium levels.")
+    assert [answer["text"][s:e] for s, e in g0["spans"]] == ["Taking 600 to 800 IU of vitamin D per day is safe for most adults",
+                                                            "Vitamin D doses above 4,000 IU per day can cause high calcium levels"]
+    assert len(group) == 8 and [u["pattern"] for u in read_jsonl(d / "units_direct.jsonl")].count("B") == 2
+    assert [len(list(read_jsonl(d / f"units_{m}.jsonl"))) for m in ("direct", "human_atoms", "human_snippets")] == [11, 14, 11]
+    # calls: extract once per answer (+1 repair for the malformed answer of 104), shared by atoms and group
+    assert dec["atoms"]["usage"]["calls"] == 5 and dec["atoms"]["counts"]["extract_repaired"] == 1
+    assert dec["atoms"]["calls"]["decompose:extract:repair"]["calls"] == 1
+    assert dec["group"]["counts"]["extract_cached"] == 4 and dec["group"]["calls"]["total"]["calls"] == 4  # cluster only
+    assert dec["group"]["usage"]["calls"] == 9  # logical: extract 4 + repair 1 + cluster 4
+    assert dec["direct"]["usage"]["calls"] == 4 and dec["human_atoms"]["usage"]["calls"] == 0
+    # verification: one call per unit; exact verdicts
+    assert [ver[m]["usage"]["calls"] for m in ("atoms", "group", "direct", "human_atoms", "human_snippets")] == [11, 8, 11, 14, 11]
+    verdicts = {v["unit_id"]: v["verdict"] for v in read_jsonl(d / "ver_co_human_snippets.jsonl")}
+    assert [k for k, v in verdicts.items() if v == "FALSE"] == ["101:human_snippets:2", "101:human_snippets:3", "102:human_snippets:3"]
+    # retrieval: search then answer (2 calls a unit); the low-confidence unit is re-prompted once (3 calls)
+    assert rag["usage"]["calls"] == 23 and rag["counts"] == {"abstained": 0, "cap_hit": 0, "forced_final": 0,
+                                                             "guard_low_confidence": 1, "malformed": 0, "searches_bm25": 11}
+    thirst = next(v for v in read_jsonl(d / "ver_rag.jsonl") if v["unit_id"] == "104:human_snippets:2")
+    assert (thirst["verdict"], thirst["confidence"], thirst["rounds"]) == ("TRUE", 0.8, 3)
+    assert thirst["evidence"][0]["hits"][0]["title"] == "Fluids"
+    cold = next(v for v in read_jsonl(d / "ver_rag.jsonl") if v["unit_id"] == "101:human_snippets:3")
+    assert cold["evidence"][0]["hits"][0] == {"title": "Vitamin D and colds", "text": "Trials found that vitamin D does not cure the common cold.",
+                                              "url": "https://example.org/p1"}
+
+    # scoring, MedSNIP-Bench style: units against unit gold, no aggregation
+    dec_infos = [d / f"dec_{m}.json" for m in ("atoms", "group", "direct", "human_atoms", "human_snippets")]
+    ver_infos = [d / f"ver_co_{m}.json" for m in ("atoms", "group", "direct", "human_atoms", "human_snippets")] + [d / "ver_rag.json"]
+    res = steps.score({"answers": d / "answers.jsonl", "verdicts": [d / f"ver_co_{m}.jsonl" for m in ("atoms", "group", "direct", "human_atoms", "human_snippets")] + [d / "ver_rag.jsonl"],
+                       "decompositions": dec_infos, "verifications": ver_infos},
+                      {"scores": d / "scores.json", "table": d / "table", "report": d / "score_report.json"}, _score_opts())
+    arms = res["arms"]
+    # atoms: gold FALSE on 3 sentences; predicted FALSE: the cold and antibiotic atoms (TP) and the 4,000 IU atom (FP); HbA1c missed
+    assert arms["served/atoms"]["counts"] == {"tp_false": 2, "fp_false": 1, "fn_false": 1, "tn_false": 7}
+    assert arms["served/atoms"]["ff1"] == pytest.approx(2 / 3)
+    assert arms["served/group"]["counts"] == {"tp_false": 2, "fp_false": 1, "fn_false": 1, "tn_false": 4}
+    assert arms["served/human_atoms"]["counts"] == {"tp_false": 2, "fp_false": 1, "fn_false": 1, "tn_false": 10}
+    assert arms["served/group"]["vs_baseline"]["diff"] == 0.0 and arms["served/group"]["vs_baseline"]["n_clusters"] == 4
+    # retrieval at tau 0.9: the 0.8-confidence unit is not addressed; coverage 10/11
+    r = arms["served-rag/human_snippets"]
+    assert (r["n_scored"], r["coverage"], r["unit_coverage"]) == (10, pytest.approx(10 / 11), pytest.approx(10 / 11))
+    assert r["ff1"] == pytest.approx(2 / 3) and r["rounds_mean"] == pytest.approx(23 / 11)
+    # cost: verify tokens priced at $2.50 / $15 per million
+    c = arms["served/group"]["cost"]
+    assert (c["decompose"]["calls"], c["verify"]["calls"], c["total"]["calls"]) == (9, 8, 17)
+    assert c["verify"]["cost_usd"] == pytest.approx((c["verify"]["prompt_tokens"] * 2.5 + c["verify"]["completion_tokens"] * 15) / 1e6)
+    # per pattern (human snippets vs their atoms, gold = general): the D pattern holds the 4,000 IU FP and the HbA1c FN
+    pp = res["per_pattern"]["served"]
+    assert {k: v["n"] for k, v in pp.items()} == {"A": 1, "B": 1, "C": 1, "D": 4, "E": 1, "F": 3, "all": 11}
+    assert pp["all"]["ff1_snippets"] == pytest.approx(2 / 3) and pp["all"]["delta"] == 0.0
+    # boundary fidelity: group merges sentences 0+1 of three answers -> (2/3 * 3 + 1 * 5) / 8
+    bf = res["boundary_fidelity"]
+    assert bf["group"]["sentence_set_f1"] == pytest.approx(7 / 8) and bf["direct"]["sentence_set_f1"] == 1.0
+    assert bf["group"]["ari_sentences"] == pytest.approx(0.25) and bf["direct"]["ari_sentences"] == 1.0
+    table = (d / "table.csv").read_text().splitlines()
+    assert table[0].startswith("verifier,mode,units,unit_coverage,scored,coverage,FF1,delta_vs_atoms")
+    assert len(table) == 7 and (d / "table.md").exists()
+
+    # answer level, OR-FALSE: 101 and 102 FALSE found, 103 missed, 104 TRUE
+    res2 = steps.score({"answers": d / "answers.jsonl", "verdicts": [d / "ver_co_atoms.jsonl", d / "ver_co_direct.jsonl"]},
+                       {"scores": d / "scores2.json"}, _score_opts("answer"))
+    assert res2["arms"]["served/atoms"]["ff1"] == pytest.approx(0.8)
+    bs = res2["arms"]["served/direct"]["vs_baseline"]
+    assert (bs["diff"], bs["ci_low"], bs["ci_high"], bs["n"]) == (0.0, 0.0, 0.0, 4)
+    res3 = steps.score({"answers": d / "answers.jsonl", "verdicts": [d / "ver_co_atoms.jsonl"]}, {"scores": d / "s3.json"},
+                       _score_opts("answer", aggregation="and_false"))
+    assert res3["arms"]["served/atoms"]["ff1"] == 0.0  # no answer has every unit FALSE
+
+
+def test_group_on_given_atoms_matches_the_human_partition(tmp_path, fake_llm):
+    d = tmp_path
+    steps.prepare({"source": str(DEMO_BENCH)}, {"answers": d / "answers.jsonl"},
+                  {"source": "bench", "splits": ["dev", "test"], "rewrite_claims": False, "limit": 0, "llm": None,
+                   "prompt_dir": PROMPT_DIR, "unit_cache_dir": ""})
+    info = steps.decompose({"answers": d / "answers.jsonl"}, {"units": d / "units.jsonl"},
+                           {"mode": "group", "atoms_from": "given", "fallback_whole_text": True, "llm": llm_opts(fake_llm.base_url),
+                            "prompt_dir": PROMPT_DIR, "unit_cache_dir": ""})
+    units = list(read_jsonl(d / "units.jsonl"))
+    assert info["n_answers"] == 3 and info["usage"]["calls"] == 3  # cluster only; the train answer is left out
+    assert [u["source_atoms"] for u in units if u["answer_id"] == "103"] == [[1, 2], [3], [4]]
+    ver = steps.verify({"units": d / "units.jsonl", "answers": d / "answers.jsonl"}, {"verdicts": d / "v.jsonl"},
+                       {"verifier": "claim_only", "name": "s", "unparsed": "false", "llm": llm_opts(fake_llm.base_url),
+                        "prompt_dir": PROMPT_DIR, "unit_cache_dir": "", "retrieval": None})
+    assert ver["n_units"] == 9
+    res = steps.score({"answers": d / "answers.jsonl", "verdicts": [d / "v.jsonl"]}, {"scores": d / "s.json"}, _score_opts())
+    assert res["boundary_fidelity"]["group"]["ari_atoms"] == 1.0  # same grouping of the same atoms as the annotators
+
+
+def test_prompt_edit_reruns_only_what_reads_it(tmp_path, fake_llm, passages):
+    import shutil
+
+    prompts = tmp_path / "prompts"
+    shutil.copytree(PROMPT_DIR, prompts)
+    d, *_ = _pipeline(tmp_path, fake_llm.base_url, passages, str(prompts))
+    n_first = len(fake_llm.chat_requests())
+    # the claim-only cache keys on the text: a unit text met in several modes is asked once
+    texts = {u["text"] for m in ("atoms", "group", "direct", "human_atoms", "human_snippets") for u in read_jsonl(d / f"units_{m}.jsonl")}
+    assert len(texts) == 22 and n_first == 5 + 4 + 4 + 22 + 23
+    p = prompts / "medsnip" / "verify_claim_only.txt"
+    p.write_text(p.read_text().replace("# version: 1", "# version: 2").replace("Statement:", "Statement:"), encoding="utf-8")
+    p.write_text(p.read_text().replace("Judge whether", "Decide whether"), encoding="utf-8")
+    d, dec, ver, rag = _pipeline(tmp_path, fake_llm.base_url, passages, str(prompts))
+    # only the claim-only verifications asked again, each text once; decomposition and retrieval all cached
+    assert len(fake_llm.chat_requests()) - n_first == 22
+    assert all(i["calls"]["total"]["calls"] == 0 for i in dec.values())
+    assert rag["calls"]["total"]["calls"] == 0 and rag["cache"] == {"hits": 11}
+    assert ver["atoms"]["cache"] == {"misses": 11} and ver["direct"]["cache"] == {"hits": 11}
+
+
+def test_options_name_the_missing_or_unknown_key(fake_llm):
+    good = {"mode": "atoms", "atoms_from": "extract", "fallback_whole_text": True, "llm": llm_opts(fake_llm.base_url),
+            "prompt_dir": PROMPT_DIR, "unit_cache_dir": ""}
+    opts = build_options(DecomposeOptions, good)
+    assert opts.llm.model == "served-llm" and opts.llm.timeout_s == 10.0
+    with pytest.raises(OptionsError, match="missing option llm.max_tokens"):
+        build_options(DecomposeOptions, {**good, "llm": {k: v for k, v in good["llm"].items() if k != "max_tokens"}})
+    with pytest.raises(OptionsError, match="unknown option colour"):
+        build_options(DecomposeOptions, {**good, "colour": 1})
+    with pytest.raises(OptionsError, match="mode: 'atom' is not one of"):
+        build_options(DecomposeOptions, {**good, "mode": "atom"})
+    with pytest.raises(OptionsError, match="llm.temperature: expected a number"):
+        build_options(DecomposeOptions, {**good, "llm": {**good["llm"], "temperature": "0"}})
+    with pytest.raises(OptionsError, match="retrieval: required"):
+        build_options(VerifyOptions, {"verifier": "retrieval", "name": "x", "unparsed": "false", "llm": good["llm"],
+                                      "prompt_dir": PROMPT_DIR, "unit_cache_dir": "", "retrieval": None})
+
+
+def test_healthfc_claims_rewritten_as_statements(tmp_path, fake_llm):
+    rows = [{"id": "h1", "claim_en": "Does zinc shorten colds?", "label": "SUPPORTED", "explanation_en": "The verdict: yes."},
+            {"id": "h2", "claim_en": "Does coffee cause broken bones?", "label": "REFUTED", "explanation_en": "No."},
+            {"id": "h3", "claim_en": "Does ginger help?", "label": "NOT ENOUGH INFORMATION", "explanation_en": "Unclear."}]
+    src = tmp_path / "healthfc.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    opts = {"source": "healthfc", "splits": [], "rewrite_claims": True, "limit": 0, "llm": llm_opts(fake_llm.base_url),
+            "prompt_dir": PROMPT_DIR, "unit_cache_dir": str(tmp_path / "u")}
+    info = steps.prepare({"source": str(src)}, {"answers": tmp_path / "a.jsonl", "report": tmp_path / "r.json"}, opts)
+    answers = list(read_jsonl(tmp_path / "a.jsonl"))
+    assert [(a["answer_id"], a["label"], a["query"], a["text"]) for a in answers] == [
+        ("h1", "TRUE", "Does zinc shorten colds?", "zinc shorten colds."),
+        ("h2", "FALSE", "Does coffee cause broken bones?", "Does coffee cause broken bones?")]  # malformed twice: question kept
+    report = read_json(tmp_path / "r.json")
+    assert report["excluded_by_reason"] == {"not_enough_information": 1}
+    assert report["skipped_by_reason"] == {"statement_malformed_question_kept": 1}
+    assert info["rewrite"]["usage"]["calls"] == 3  # h1 once, h2 once + its repair
+    assert all("explanation" not in json.dumps(b) and "verdict" not in json.dumps(b["messages"][-1]) for b in fake_llm.chat_requests())
