@@ -101,37 +101,23 @@ def sentences_by_article(
 ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """article_id → German sentences, and article_id → their sections (``body``/``studies``).
 
-    From the translation stage's sentences file when given (a record is ``{"article_id",
-    "sentences_de" (or "sentences"), "sections"}``), else built here with
-    :func:`medfc.healthfc.sentences.article_sentences` (body, then studies). A record without
-    sections gets them from the article when its sentences are the article's, else ``unknown``.
+    Always :func:`medfc.healthfc.sentences.article_sentences` (body, then studies) of the parsed
+    article, so the ids are the alignment's. ``sentence_records`` (the translation stage's
+    ``sentences`` file, ``{"article_id", "sentences_de"}``) are only checked: a record whose list
+    differs (an output of an older splitter) is logged, and its translations are still used where
+    the German sentences match (see ``dataset_steps.known_translations``).
     """
     sentences: dict[str, list[str]] = {}
     sections: dict[str, list[str]] = {}
-    given: dict[str, dict[str, Any]] = {}
-    for rec in sentence_records or ():
-        sents = rec.get("sentences_de", rec.get("sentences"))
-        if rec.get("article_id") and isinstance(sents, list):
-            given[rec["article_id"]] = rec
     for art in articles:
-        aid = art["article_id"]
-        own = article_sentence_records(art, base=base)  # type: ignore[arg-type]
-        own_texts = [str(r["text"]) for r in own]
-        own_sections = [str(r["section"]) for r in own]
-        rec = given.pop(aid, None)
-        if rec is None:
-            sentences[aid], sections[aid] = own_texts, own_sections
-            continue
-        sents = [str(s) for s in rec.get("sentences_de", rec.get("sentences"))]
-        secs = rec.get("sections")
-        if not (isinstance(secs, list) and len(secs) == len(sents)):
-            secs = own_sections if sents == own_texts else ["unknown"] * len(sents)
-        sentences[aid], sections[aid] = sents, [str(x) for x in secs]
-    for aid, rec in given.items():  # sentences of an article not in the list
-        sents = [str(s) for s in rec.get("sentences_de", rec.get("sentences"))]
-        secs = rec.get("sections")
-        sentences[aid] = sents
-        sections[aid] = [str(x) for x in secs] if isinstance(secs, list) and len(secs) == len(sents) else ["unknown"] * len(sents)
+        recs = article_sentence_records(art, base=base)  # type: ignore[arg-type]
+        sentences[art["article_id"]] = [str(r["text"]) for r in recs]
+        sections[art["article_id"]] = [str(r["section"]) for r in recs]
+    stale = [rec["article_id"] for rec in sentence_records or ()
+             if rec.get("article_id") in sentences and rec.get("sentences_de", rec.get("sentences")) != sentences[rec["article_id"]]]
+    if stale:
+        log.warning("%d translated sentence lists differ from article_sentences (stale translation outputs?): %s",
+                    len(stale), ", ".join(stale[:5]))
     return sentences, sections
 
 

@@ -170,8 +170,9 @@ def build_dataset(inputs: dict[str, Any], outputs: dict[str, Any], options: dict
     The mode follows the inputs: with ``claims`` and ``rows`` → crawl+release; ``claims`` only →
     crawl; ``rows`` only → release. The English side: translations already in the optional
     ``sentences`` / ``claims_en`` inputs (the translation stage's outputs) first, then
-    ``options["translation"]`` (memory + model) for the rest. ``sentences`` also gives the German
-    sentence lists (so sentence ids are the translation stage's).
+    ``options["translation"]`` (memory + model) for the rest. The German sentence lists are always
+    :func:`medfc.healthfc.sentences.article_sentences` (the same function the translation stage and
+    the alignment use, with the same splitter), so an id means the same sentence in every artifact.
     """
     claims_path, rows_path = _one(inputs.get("claims")), _one(inputs.get("rows"))
     claims = articles = sentences = sections = rows = alignment = None

@@ -338,3 +338,15 @@ def test_crawl_mode_still_fails_loudly_without_a_model(tmp_path, no_model):
         dataset_steps.build_dataset({"claims": str(tmp_path / "claims.jsonl"), "articles": str(tmp_path / "articles.jsonl")},
                                     {"jsonl": str(tmp_path / "ds.jsonl"), "report": str(tmp_path / "ds.json")},
                                     {"translation": {"model": "m", "memory": str(tmp_path / "tm.jsonl")}})
+
+
+def test_sentence_lists_are_always_article_sentences_and_a_stale_translated_list_is_logged(caplog):
+    from medfc.healthfc.dataset import sentences_by_article
+
+    art = dict(ARTICLES[0], studies="Eine Studie lief zwei Wochen.")
+    stale = [{"article_id": "kaffee", "sentences_de": SENTS["kaffee"]}]  # an older body-only list
+    with caplog.at_level("WARNING"):
+        sentences, sections = sentences_by_article([art, ARTICLES[1]], stale)
+    assert sentences["kaffee"] == SENTS["kaffee"] + ["Eine Studie lief zwei Wochen."]
+    assert sections["kaffee"] == ["body", "body", "body", "studies"] and sections["zink"] == ["body"]
+    assert "1 translated sentence lists differ" in caplog.text and "kaffee" in caplog.text
