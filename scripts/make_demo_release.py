@@ -14,11 +14,22 @@ What the file exercises:
   ``homoeopathie-heuschnupfen#0`` have none: crawl-only claims) plus one row for the
   robots-forbidden page ``/intern/entwurf-vitamin-d/`` (a release row without a crawled article);
 * 1–4 gold evidence sentences per claim, copied verbatim from the demo article (each is checked
-  to be a sentence of the parsed article) and concatenated into ``*_top_sentences``;
+  to be a sentence of the parsed article's sentence list, body then studies section:
+  :func:`medfc.healthfc.sentences.article_sentences`) and concatenated into ``*_top_sentences``;
+  three claims (``kaffee-herzrhythmus#0``, ``rotwein-herzinfarkt#0``, ``glucosamin-arthrose#0``,
+  one per layout) have one gold sentence in the studies section, as about 10% of the real ones do;
+* ``de_verdict`` in the release's own forms (SOURCES.md §1a): reversed and lower-case answers
+  ("wahrscheinlich Nein", "möglicherweise nicht", "ja") and, for pre-2014 pages,
+  "<Level> wissenschaftliche Beweislage | <direction>" with free-text directions
+  ("für die Nicht-Wirksamkeit", "für KEINE Wirksamkeit", "Ungenügende …"); each maps to the row's
+  ``label``;
+* one verdict updated on the portal since the release (``handy-hirntumor#0``: the release says
+  "Studienlage widersprüchlich", NOT ENOUGH INFO; the page says "Nein, möglicherweise nicht"):
+  the release's label wins and the dataset report lists the disagreement;
 * one sentence slightly altered (``kaffee-herzrhythmus#0``: "höheres" → "erhöhtes") for fuzzy
   alignment; one row with Mac-Roman mojibake (``glutenfrei-reizdarm#0``: claim and explanation); one
   row with empty explanations (``detox-kuren#0``); authors joined with commas and "und";
-  the typo verdict "wissenschafliche Beweise fehlen" on pre-2014 NEI rows.
+  the typo verdict "wissenschafliche Beweise fehlen" (from the page of ``rotwein-herzinfarkt#0``).
 
 Deterministic; the output is committed. ``--check`` exits 1 when the committed file differs.
 """
@@ -35,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from medfc.healthfc.parse import parse_page  # noqa: E402
-from medfc.healthfc.sentences import split_paragraphs  # noqa: E402
+from medfc.healthfc.sentences import article_sentences  # noqa: E402
 
 SITE = ROOT / "resources" / "demo" / "site"
 OUT = ROOT / "resources" / "demo" / "healthfc_release" / "Datensatz.csv"
@@ -105,7 +116,10 @@ ROWS: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
         [("Auffällig war außerdem, dass Studien mit einem bestimmten Präparat eines Herstellers deutlich günstigere Ergebnisse lieferten als andere Studien.",
           "It was also striking that studies of one manufacturer's product gave clearly more favourable results than other studies."),
          ("Auffällig ist, dass sich in fast allen Studien auch die Beschwerden der Placebo-Gruppe deutlich besserten.",
-          "It is striking that in almost all studies the complaints of the placebo group also improved clearly.")],
+          "It is striking that in almost all studies the complaints of the placebo group also improved clearly."),
+         # from the studies section (pre-2014 layout: between the comments "Studien im Detail" and "Autoren")
+         ("Die Metaanalyse umfasste zehn große Studien mit insgesamt 3.803 Teilnehmenden.",
+          "The meta-analysis included ten large studies with a total of 3,803 participants.")],
     ),
     "glutenfrei-reizdarm#0": (
         "Does a gluten-free diet relieve symptoms of irritable bowel syndrome without coeliac disease?",
@@ -186,7 +200,10 @@ ROWS: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
          ("Auch hier fand sich kein Hinweis darauf, dass Kaffee Vorhofflimmern auslöst.",
           "Here, too, there was no indication that coffee triggers atrial fibrillation."),
          ("An Kaffee-Tagen zählten die Geräte im Mittel etwas mehr Extraschläge aus den Herzkammern.",
-          "On coffee days, the devices counted slightly more extra beats from the ventricles on average.")],
+          "On coffee days, the devices counted slightly more extra beats from the ventricles on average."),
+         # from the studies section (current layout: div.pods-post-page__study-detail)
+         ("Sie fand keinen Zusammenhang zwischen der täglichen Kaffeemenge und dem Risiko für Vorhofflimmern.",
+          "It found no association between the daily amount of coffee and the risk of atrial fibrillation.")],
     ),
     "kokosoel-alzheimer#0": (
         "Can coconut oil stop or slow the progression of Alzheimer's disease?",
@@ -257,7 +274,10 @@ ROWS: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
         [("Tatsächlich zeigen viele Beobachtungsstudien, dass Menschen, die mäßig Alkohol trinken, seltener einen Herzinfarkt erleiden als Menschen, die gar keinen Alkohol trinken.",
           "Indeed, many observational studies show that people who drink alcohol in moderation have heart attacks less often than people who drink no alcohol at all."),
          ("Dieser Zusammenhang ist aber mit großer Vorsicht zu interpretieren.",
-          "However, this association must be interpreted with great caution.")],
+          "However, this association must be interpreted with great caution."),
+         # from the studies section (2014–2017 layout)
+         ("Randomisierte Studien, die den Einfluss von Rotwein auf das Herzinfarktrisiko untersuchen, haben wir nicht gefunden.",
+          "We found no randomised trials that examine the influence of red wine on the risk of a heart attack.")],
     ),
     "schnuller-kindstod#0": (
         "Does a dummy during sleep lower the risk of sudden infant death?",
@@ -330,14 +350,25 @@ ALTERED = {
 MOJIBAKE = {"glutenfrei-reizdarm#0": ("de_claim", "de_explanation")}
 EMPTY_EXPLANATION = {"detox-kuren#0"}
 
-#: verdict texts for the pre-2014 layout (whose verdict is a "Beweislage" cell, not an answer text)
-CANONICAL_VERDICT = {
-    ("SUPPORTED", "high"): "Ja", ("SUPPORTED", "moderate"): "Ja, wahrscheinlich", ("SUPPORTED", "low"): "Ja, möglicherweise",
-    ("REFUTED", "high"): "Nein", ("REFUTED", "moderate"): "Nein, wahrscheinlich nicht",
-    ("REFUTED", "low"): "Nein, möglicherweise nicht",
-    ("NOT ENOUGH INFO", "insufficient"): "wissenschafliche Beweise fehlen",  # sic, the typo variant of the release
-    ("NOT ENOUGH INFO", "conflicting"): "Studienlage widersprüchlich",
+#: de_verdict in the release's own forms (SOURCES.md §1a), where it is not the page's verdict text
+RELEASE_VERDICT = {
+    "kaffee-herzrhythmus#0": "wahrscheinlich Nein",
+    "vitamin-d-depression#0": "möglicherweise nicht",
+    "ingwer-uebelkeit-schwangerschaft#0": "möglicherweise Ja",
+    "omega-3-herz#1": "nein",
+    "hpv-impfung-krebsvorstufen#0": "ja",
+    "kokosoel-alzheimer#0": "wissenschaftliche Belege fehlen",
+    # pre-2014 pages: "<Level> wissenschaftliche Beweislage | <direction>"
+    "grippeimpfung-senioren#0": "Mittlere wissenschaftliche Beweislage | für die Wirksamkeit",
+    "vitamin-c-erkaeltung#0": "Hohe wissenschaftliche Beweislage | gegen die vorbeugende Wirksamkeit",
+    "vitamin-c-erkaeltung#1": "Niedrige wissenschaftliche Beweislage | für die Nicht-Wirksamkeit",
+    "heilfasten-rheuma#0": "Ungenügende wissenschaftliche Beweislage",
+    "glucosamin-arthrose#0": "Mittlere wissenschaftliche Beweislage | für KEINE Wirksamkeit",
+    "schnuller-kindstod#0": "Niedrige wissenschaftliche Beweislage | für einen Zusammenhang",
+    "folsaeure-schwangerschaft#0": "Hohe wissenschaftliche Beweislage | für die Wirksamkeit",
 }
+#: claim id → (de_verdict, label) of a verdict the portal changed after the release was made
+UPDATED_SINCE_RELEASE = {"handy-hirntumor#0": ("Studienlage widersprüchlich", "NOT ENOUGH INFO")}
 GERMAN_MONTHS = ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober",
                  "November", "Dezember")
 
@@ -360,19 +391,20 @@ def german_date(iso: str | None) -> str:
     return f"{d}. {GERMAN_MONTHS[m - 1]} {y}"
 
 
-def verdict_text(claim) -> str:
-    from medfc.healthfc.verdicts import UnknownVerdict, verdict_from_text
+def verdict_and_label(claim) -> tuple[str, str]:
+    """The row's de_verdict and label; checked to map to that label (and, unless updated, the page's)."""
+    from medfc.healthfc.verdicts import verdict_from_text
 
-    if claim.layout != "pre_2014":
-        try:
-            verdict_from_text(claim.verdict_text)
-            return claim.verdict_text
-        except UnknownVerdict:
-            pass
-    text = CANONICAL_VERDICT[(claim.label, claim.evidence_level)]
-    if claim.small_effect:
-        text += " ein bisschen"
-    return text
+    if claim.claim_id in UPDATED_SINCE_RELEASE:
+        text, label = UPDATED_SINCE_RELEASE[claim.claim_id]
+    else:
+        text, label = RELEASE_VERDICT.get(claim.claim_id, claim.verdict_text), claim.label
+        v = verdict_from_text(text)
+        if (v.label, v.evidence_level, v.small_effect) != (claim.label, claim.evidence_level, claim.small_effect):
+            raise SystemExit(f"{claim.claim_id}: release verdict {text!r} does not map to the page's verdict")
+    if verdict_from_text(text).label != label:
+        raise SystemExit(f"{claim.claim_id}: release verdict {text!r} does not map to {label}")
+    return text, label
 
 
 def build_rows() -> list[dict[str, str]]:
@@ -386,7 +418,7 @@ def build_rows() -> list[dict[str, str]]:
             article = parse_page(url, (page / "index.html").read_text(encoding="utf-8"))
         except Exception:  # listings, truncated pages, pages without a verdict
             continue
-        sentences = set(split_paragraphs(article.body_paragraphs))
+        sentences = set(article_sentences(article.record()))
         for claim in article.claims:
             if claim.claim_id not in ROWS:
                 continue
@@ -396,6 +428,7 @@ def build_rows() -> list[dict[str, str]]:
             if missing:
                 raise SystemExit(f"{claim.claim_id}: evidence not a sentence of the demo article: {missing}")
             de_sents = [de for de, _ in evidence]
+            de_verdict, label = verdict_and_label(claim)
             if claim.claim_id in ALTERED:
                 old, new = ALTERED[claim.claim_id]
                 de_sents = [new if s == old else s for s in de_sents]
@@ -406,8 +439,8 @@ def build_rows() -> list[dict[str, str]]:
                 "de_claim": claim.question,
                 "de_explanation": "" if claim.claim_id in EMPTY_EXPLANATION else claim.explanation,
                 "de_top_sentences": " ".join(de_sents),
-                "label": str(CODES[claim.label]),
-                "de_verdict": verdict_text(claim),
+                "label": str(CODES[label]),
+                "de_verdict": de_verdict,
                 "de_title": article.title,
                 "authors": join_authors(article.authors),
                 "date": german_date(article.date),

@@ -15,8 +15,8 @@ format of :class:`medfc.healthfc.tm.TranslationMemory` — sorted by source, one
 
 The source texts are found the way the workflow finds them: every page of ``resources/demo/site``
 that robots.txt lets the crawler fetch is run through the real parse step
-(:func:`medfc.healthfc.steps.parse_pages`, pages it skips are skipped here too), and article bodies
-are split with :func:`medfc.healthfc.sentences.split_paragraphs`.
+(:func:`medfc.healthfc.steps.parse_pages`, pages it skips are skipped here too), and articles are
+split with :func:`medfc.healthfc.sentences.article_sentences` (body, then studies section).
 
 Usage::
 
@@ -40,7 +40,7 @@ if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
 from medfc.common.io import write_jsonl  # noqa: E402
-from medfc.healthfc.sentences import DEFAULT_BASE, split_paragraphs  # noqa: E402
+from medfc.healthfc.sentences import DEFAULT_BASE, article_sentences  # noqa: E402
 from medfc.healthfc.tm import MemoryRecord, TranslationMemory, normalize_key  # noqa: E402
 
 SITE = ROOT / "resources" / "demo" / "site"
@@ -95,14 +95,14 @@ def parsed_demo(site: Path = SITE) -> tuple[list[dict], list[dict]]:
 
 
 def texts_by_article(articles: list[dict], claims: list[dict], base: str = DEFAULT_BASE) -> dict[str, list[str]]:
-    """article_id → its texts to translate, in reading order (title, teaser, claims, body sentences)."""
+    """article_id → its texts to translate, in reading order (title, teaser, claims, body and studies sentences)."""
     by_article: dict[str, list[str]] = {}
     for art in articles:
         texts = [art.get("title", ""), art.get("teaser", "")]
         for c in claims:
             if c["article_id"] == art["article_id"]:
                 texts += [c.get("question", ""), c.get("explanation", "")]
-        texts += split_paragraphs(art.get("body_paragraphs") or [], base=base)
+        texts += article_sentences(art, base=base)
         by_article[art["article_id"]] = [normalize_key(t) for t in texts if t and t.strip()]
     return by_article
 

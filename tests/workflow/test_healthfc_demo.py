@@ -87,3 +87,47 @@ def test_slurm_profile_plans_the_demo(demo_run):
 def test_lint_is_clean(demo_run):
     proc = demo_run.run("--lint", check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# --------------------------------------------------------------------------- release mode
+
+RELEASE_MODE = "healthfc:\n  dataset:\n    mode: release\n"
+
+
+@pytest.fixture(scope="module")
+def release_run(tmp_path_factory):
+    """The HealthFC stage in release mode: no crawl, no translation stage, the configured Opus-MT never loaded."""
+    wf = WorkflowCopy(tmp_path_factory.mktemp("release") / "wf")
+    wf.path("config/release.yaml").write_text(RELEASE_MODE)
+    wf.run("--cores", "2", "--configfile", "config/test.yaml", "config/release.yaml")
+    return wf
+
+
+def test_release_mode_runs_offline_from_the_release_english(release_run):
+    report = json.loads(release_run.path("results/healthfc/dataset/report.json").read_text())
+    assert report["mode"] == "release"
+    assert report["counts"]["english/unique_texts"] == 0  # nothing sent to a translator: no model, no network
+    assert "english/untranslated" not in report["counts"]
+    records = list(read_jsonl(release_run.path("results/healthfc/dataset/healthfc.jsonl")))
+    assert len(records) == 28 and {r["source"] for r in records} == {"release"}
+    for r in records:
+        assert r["claim_en_origin"] == "release" and r["sentences_en_origin"] == "release"
+        assert len(r["sentences_en"]) == len(r["sentences_de"]) == len(r["evidence_ids"]) > 0
+    assert not release_run.path("results/healthfc/crawl").exists()
+    assert not release_run.path("results/healthfc/translated").exists()
+    for name in ("folds/folds.csv", "stats/table2.csv", "stats/fig3_level_by_verdict.png"):
+        assert release_run.path(f"results/healthfc/{name}").stat().st_size > 0
+
+
+def test_release_mode_with_pipeline_or_joint_stops_at_config_validation(release_run):
+    experiments = "stages:\n  experiments: true\n"
+    release_run.path("config/exp.yaml").write_text(experiments)
+    proc = release_run.run("-n", "--configfile", "config/test_experiments.yaml", "config/release.yaml", "config/exp.yaml",
+                           check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "healthfc.dataset.mode" in out and "pipeline and joint" in out and "experiments.healthfc.systems" in out
+    release_run.path("config/exp.yaml").write_text(
+        experiments + "experiments:\n  healthfc:\n    systems: [oracle, claims_only, gold_explanations, level_of_evidence]\n")
+    proc = release_run.run("-n", "--configfile", "config/test_experiments.yaml", "config/release.yaml", "config/exp.yaml")
+    assert "healthfc_crawl" not in proc.stdout

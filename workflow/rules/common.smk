@@ -10,6 +10,23 @@ from medfc.common.codeversion import versioned
 validate(config, schema="../schemas/config.schema.yaml", set_default=True)
 
 
+def check_config_combinations():
+    """Settings the schema allows one by one but not together: stop at once, naming the keys."""
+    if config["healthfc"]["dataset"]["mode"] == "release" and config["stages"].get("experiments", False):
+        chosen = [s for s in ("pipeline", "joint") if s in config["experiments"]["healthfc"]["systems"]]
+        if chosen:
+            raise ValueError(
+                "config: healthfc.dataset.mode is 'release', so the evidence-selection systems pipeline and joint "
+                "would only have the gold sentences to choose from and their evidence scores would be meaningless; "
+                f"experiments.healthfc.systems includes {' and '.join(chosen)}. Remove pipeline and joint from "
+                "experiments.healthfc.systems (e.g. [oracle, claims_only, gold_explanations, level_of_evidence]) "
+                "or use healthfc.dataset.mode crawl+release."
+            )
+
+
+check_config_combinations()
+
+
 CACHE = config["cache_dir"]
 STEP_SCRIPT = "../scripts/step.py"
 

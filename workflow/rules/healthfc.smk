@@ -113,7 +113,7 @@ rule healthfc_align:
         report="results/healthfc/aligned/report.json",
     params:
         step="healthfc.dataset_steps:align",
-        options=lambda w: config["healthfc"]["align"],
+        options=lambda w: {**config["healthfc"]["align"], "splitter": config["healthfc"]["sentences"]["base"]},
     log:
         "logs/healthfc/align.log",
     benchmark:

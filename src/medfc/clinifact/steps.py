@@ -213,8 +213,9 @@ def stats_figures(inputs: dict[str, Any], outputs: dict[str, Any], options: Stat
     else:
         classes = {}
     ctab = stats.disease_class_table(allp, classes)
-    write_table(ctab, _stem(outputs["table_classes"]), caption="Fig. 2 data: claim-evidence pairs per disease class.")
-    stats.plot_disease_classes(ctab, outputs["fig_classes"])
+    note = stats.disease_class_note(ctab, len(allp))
+    write_table(ctab, _stem(outputs["table_classes"]), caption=f"Fig. 2 data: claim-evidence pairs per disease class. {note}")
+    stats.plot_disease_classes(ctab, outputs["fig_classes"], n_pairs=len(allp))
     ytab = stats.year_table(allp)
     write_table(ytab, _stem(outputs["table_years"]), caption="Fig. S1 data: publications per year.")
     stats.plot_years(ytab, outputs["fig_years"])

@@ -637,26 +637,82 @@ def clinifact_fig3_table(predictions: Sequence[str], entries: Sequence[Mapping[s
     return pd.DataFrame(rows, columns=["model", "panel", "group", "n", "metric", "value", "paper (BioBERT)"]), notes
 
 
+PAPER_SERIES = "paper (BioBERT)"
+
+
+def _paper_value(table: pd.DataFrame, panel: str, group: str, metric: str) -> float | None:
+    """The paper's value of one bar (the same on every model's rows), or None when the paper gives none."""
+    sub = table[(table["panel"] == panel) & (table["group"] == group) & (table["metric"] == metric)]
+    for v in sub.get("paper (BioBERT)", pd.Series(dtype=object)):
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            continue
+        if not math.isnan(f):
+            return f
+    return None
+
+
+def _value_labels(ax: Any, bars: Any, values: Sequence[float]) -> None:
+    """Value labels on bars; a zero (or missing) value gets none, so no stray "0" floats on the axis."""
+    ax.bar_label(bars, labels=["" if not v or math.isnan(v) else f"{v:.0f}" for v in values], fontsize=6, padding=1.5)
+
+
+def _series_bars(ax: Any, series: Sequence[tuple[str, list[float | None]]], n_cats: int, horizontal: bool,
+                 colours: Mapping[str, Any]) -> float:
+    """Grouped bars: one series per model plus the paper's values (hatched, only where the paper gives one).
+
+    Returns the offset that centres the category ticks. A bar is at most 0.3 wide, so a panel with
+    few categories or one model does not get slabs.
+    """
+    width = min(0.8 / max(1, len(series)), 0.3)
+    for k, (name, vals) in enumerate(series):
+        pos = [i + k * width for i, v in enumerate(vals) if v is not None]
+        hs = [float(v) for v in vals if v is not None]
+        if not pos:
+            continue
+        style = {"color": colours[name], "label": name}
+        if name == PAPER_SERIES:
+            style.update(color="white", edgecolor="#555555", hatch="////", linewidth=0.6)
+        bars = (ax.barh if horizontal else ax.bar)(pos, hs, width, **style)
+        _value_labels(ax, bars, hs)
+    return width * (len(series) - 1) / 2
+
+
 def plot_clinifact_fig3(table: pd.DataFrame, png: str | os.PathLike, notes: Sequence[str] = ()) -> list[Path]:
+    """CliniFact Fig. 3: (a) per-class P/R/F1, (b) macro-F1 per test type, (c) per disease class.
+
+    Every model is a bar series; the paper's BioBERT values (stated in its text) are drawn beside
+    them as a hatched series wherever the paper gives one. Bars carry their value; zero values
+    carry no label.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from medfc.common.plots import save_figure
+
     models = list(dict.fromkeys(table["model"])) or ["(no model)"]
-    fig, axes = plt.subplots(1, 3, figsize=(16, 5.5), gridspec_kw={"width_ratios": [1.2, 1, 1.6]})
-    width = 0.8 / max(1, len(models))
+    palette = plt.get_cmap("tab10").colors
+    colours = {m: palette[i % len(palette)] for i, m in enumerate(models)} | {PAPER_SERIES: "white"}
+    fig, axes = plt.subplots(1, 3, figsize=(16, 5.5), gridspec_kw={"width_ratios": [1.3, 1, 1.6]})
     # (a) per-class P/R/F1
     ax = axes[0]
     a = table[table["panel"] == "class"]
-    cats = [f"{lab} {m}" for lab in CLINIFACT_LABELS for m in ("P", "R", "F1")]
-    for k, model in enumerate(models):
-        vals = [a[(a.model == model) & (a.group == lab) & (a.metric == m)]["value"].sum() for lab in CLINIFACT_LABELS for m in ("precision", "recall", "f1")]
-        ax.bar(np.arange(len(cats)) + k * width, vals, width, label=model)
-    ax.set_xticks(np.arange(len(cats)) + width * (len(models) - 1) / 2, cats, fontsize=7, rotation=45, ha="right")
-    ax.set_ylim(0, 100)
+    keys = [(lab, m) for lab in CLINIFACT_LABELS for m in ("precision", "recall", "f1")]
+    series: list[tuple[str, list[float | None]]] = [
+        (model, [float(a[(a.model == model) & (a.group == lab) & (a.metric == m)]["value"].sum()) for lab, m in keys])
+        for model in models]
+    paper = [_paper_value(table, "class", lab, m) for lab, m in keys]
+    if any(v is not None for v in paper):
+        series.append((PAPER_SERIES, paper))
+    offset = _series_bars(ax, series, len(keys), False, colours)
+    short = {"precision": "P", "recall": "R", "f1": "F1"}
+    ax.set_xticks(np.arange(len(keys)) + offset, [f"{lab} {short[m]}" for lab, m in keys], fontsize=7, rotation=45, ha="right")
+    ax.set_ylim(0, 110)
+    ax.set_yticks(range(0, 101, 20))
     ax.set_title("(a) per class")
-    ax.legend(fontsize=7)
     # (b) per test type, (c) per disease class: macro-F1
     for ax, panel, title in ((axes[1], "test_type", "(b) per test type (macro-F1)"), (axes[2], "disease", "(c) per disease class (macro-F1)")):
         sub = table[(table["panel"] == panel) & (table["metric"] == "macro_f1")]
@@ -666,23 +722,28 @@ def plot_clinifact_fig3(table: pd.DataFrame, png: str | os.PathLike, notes: Sequ
             ax.set_axis_off()
             ax.set_title(title)
             continue
-        for k, model in enumerate(models):
-            vals = [sub[(sub.model == model) & (sub.group == g)]["value"].sum() for g in groups]
-            ax.barh(np.arange(len(groups)) + k * width, vals, width, label=model)
+        series = [(model, [float(sub[(sub.model == model) & (sub.group == g)]["value"].sum()) for g in groups]) for model in models]
+        paper = [_paper_value(table, panel, g, "macro_f1") for g in groups]
+        if any(v is not None for v in paper):
+            series.append((PAPER_SERIES, paper))
+        offset = _series_bars(ax, series, len(groups), True, colours)
         ns = [int(sub[sub.group == g]["n"].iloc[0]) for g in groups]
-        ax.set_yticks(np.arange(len(groups)) + width * (len(models) - 1) / 2, [f"{g} (n={n})" for g, n in zip(groups, ns)], fontsize=7)
-        ax.invert_yaxis()
-        ax.set_xlim(0, 100)
+        ax.set_yticks(np.arange(len(groups)) + offset, [f"{g} (n={n})" for g, n in zip(groups, ns)], fontsize=7)
+        # first group on top; at least five slots, so one or two groups do not get slab-like bars
+        ax.set_ylim(max(len(groups), 5) - 0.5 + 2 * offset, -0.5)
+        ax.set_xlim(0, 110)
+        ax.set_xticks(range(0, 101, 20))
         ax.set_title(title)
-    fig.suptitle("CliniFact test split: per class, per statistical test type and per disease class")
-    fig.tight_layout()
-    png = Path(png)
-    png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(png, dpi=150, bbox_inches="tight")
-    pdf = png.with_suffix(".pdf")
-    fig.savefig(pdf, bbox_inches="tight")
-    plt.close(fig)
-    return [png, pdf]
+    handles, labels = axes[0].get_legend_handles_labels()
+    for ax in axes[1:]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.suptitle("CliniFact test split: per class, per statistical test type and per disease class (%)")
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.95), ncol=max(1, len(labels)), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 0.92))
+    return save_figure(fig, png)
 
 
 # --------------------------------------------------------------------------------- the tables step

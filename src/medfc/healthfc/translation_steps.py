@@ -1,7 +1,8 @@
 """Workflow step of the HealthFC translation stage: parsed articles/claims → English side.
 
-:func:`translate` (``medfc.healthfc.translation_steps:translate``) splits every article body into
-sentences (ids = positions, see ``docs/translation.md``) and translates the sentences, titles,
+:func:`translate` (``medfc.healthfc.translation_steps:translate``) splits every article into its
+sentence list (:func:`medfc.healthfc.sentences.article_sentences`: body, then studies section;
+ids = positions, see ``docs/translation.md``) and translates the sentences, titles,
 teasers, claim questions and explanations DE→EN through the translation memory: corrections
 first, then memory hits (shipped seeds + working store), and only the rest through the model,
 which is loaded only when something is missing. :func:`translate_articles` is the library function
@@ -10,7 +11,8 @@ behind it; it takes any translator factory, so tests need no model.
 Outputs:
 
 * ``sentences`` — JSONL, one record per article: ``{article_id, url, sentences_de, sentences_en,
-  title_de, title_en, teaser_de, teaser_en}``; ``sentences_en[i]`` translates ``sentences_de[i]``.
+  sections, title_de, title_en, teaser_de, teaser_en}``; ``sentences_en[i]`` translates
+  ``sentences_de[i]`` and ``sections[i]`` says where it stands (``body`` or ``studies``).
 * ``claims_en`` — JSONL, one record per claim: ``{claim_id, article_id, url, question_de,
   question_en, explanation_de, explanation_en, title_de, title_en}``.
 * ``report`` — JSON: ``n_total``, ``n_unique``, ``n_corrections``, ``n_memory_hits``, ``n_model``
@@ -28,7 +30,7 @@ from typing import Any
 
 import medfc
 from medfc.common.io import read_jsonl, write_json, write_jsonl
-from medfc.healthfc.sentences import DEFAULT_BASE, split_paragraphs
+from medfc.healthfc.sentences import DEFAULT_BASE, article_sentence_records
 from medfc.healthfc.tm import Corrections, TranslationMemory, normalize_key
 from medfc.healthfc.translate import Translator, translate_with_memory
 
@@ -82,7 +84,8 @@ def translate_articles(
         translator cannot be created or loaded.
     """
     corrections = corrections or Corrections()
-    split = {a["article_id"]: split_paragraphs(a.get("body_paragraphs") or [], base=base) for a in articles}
+    sentence_lists = {a["article_id"]: article_sentence_records(a, base=base) for a in articles}  # type: ignore[arg-type]
+    split = {aid: [str(r["text"]) for r in recs] for aid, recs in sentence_lists.items()}
     titles = {a["article_id"]: a.get("title", "") or "" for a in articles}
     texts: list[str] = []
     for a in articles:
@@ -123,6 +126,7 @@ def translate_articles(
             "url": a.get("url", ""),
             "sentences_de": sents,
             "sentences_en": [en(s) for s in sents],
+            "sections": [str(r["section"]) for r in sentence_lists[a["article_id"]]],
             "title_de": titles[a["article_id"]],
             "title_en": en(titles[a["article_id"]]),
             "teaser_de": a.get("teaser", "") or "",

@@ -1,15 +1,33 @@
-"""Medizin Transparent verdicts → HealthFC labels and levels of evidence (SOURCES.md §1).
+"""Medizin Transparent verdicts → HealthFC labels and levels of evidence (SOURCES.md §1, §1a).
 
 The portal answers each question on an answer scale (current layout), with a free verdict text
 (2014–2017 layout) or with a "Beweislage" (evidence level) plus a direction (before June 2014).
-All three are mapped to the paper's three labels and a level of evidence:
+The release's ``de_verdict`` column holds all of these, also in lower-case, comma-less and reversed
+forms ("möglicherweise Nein", "wahrscheinlich nicht", "nein"). All are mapped to the paper's three
+labels and a level of evidence:
 
-* ``label``: ``SUPPORTED`` (Ja…), ``REFUTED`` (Nein…), ``NOT ENOUGH INFO`` (evidence missing or
-  conflicting).
+* ``label``: ``SUPPORTED``, ``REFUTED`` or ``NOT ENOUGH INFO`` (evidence missing or conflicting).
 * ``evidence_level``: ``high`` (plain Ja/Nein, Hohe), ``moderate`` (wahrscheinlich, Mittlere),
-  ``low`` (möglicherweise, Niedrige), ``insufficient`` (Belege/Beweise fehlen, Unzureichende) or
-  ``conflicting`` (Studienlage widersprüchlich).
+  ``low`` (möglicherweise, Niedrige), ``insufficient`` (Belege/Beweise fehlen, Unzureichende,
+  Ungenügende, nicht (ausreichend) erforscht) or ``conflicting`` (Studienlage widersprüchlich).
 * ``small_effect``: the "ein bisschen" answers (a small effect).
+
+The rules, in the order :func:`verdict_from_text` applies them (docs/healthfc.md §1 has the table):
+
+1. "widersprüchlich" anywhere → NOT ENOUGH INFO / conflicting.
+2. "Belege fehlen", "Beweise fehlen", "Beweislage unzureichend", "Unzureichende …",
+   "Ungenügende …", "nicht (ausreichend) erforscht" → NOT ENOUGH INFO / insufficient.
+3. "<Hohe|Mittlere|Niedrige> wissenschaftliche Beweislage [| : , –] <direction>" (pre-2014):
+   the level comes from the first word; the direction is free text and is REFUTED when it
+   contains a negation (:data:`NEGATION`: "gegen", "dagegen", "nicht", "Nicht-…", "kein…",
+   "nein"; so "stimmt wahrscheinlich nicht" too), SUPPORTED otherwise ("für …", "dafür",
+   "möglicherweise"). An empty direction matches no rule.
+4. Answer words: a negation ("nein", "nicht", "kein…") → REFUTED; otherwise "ja", or a bare
+   "möglicherweise"/"wahrscheinlich" (an abbreviated yes) → SUPPORTED. The negation decides the
+   direction wherever it stands, so "möglicherweise Nein" is REFUTED, never a yes. The level is
+   low with "möglicherweise", moderate with "wahrscheinlich", high otherwise.
+
+Anything else raises :class:`UnknownVerdict` (the caller counts it; it is never guessed).
 """
 
 from __future__ import annotations
@@ -37,11 +55,19 @@ ANSWER_SCALE: dict[int, str] = {
     11: "Wissenschaftliche Belege fehlen",
 }
 
-_PRE2014_LEVELS = {"hohe": "high", "mittlere": "moderate", "niedrige": "low", "unzureichende": "insufficient"}
+_PRE2014_LEVELS = {"hohe": "high", "mittlere": "moderate", "niedrige": "low"}
 _BEWEISLAGE = re.compile(
-    r"(?P<level>hohe|mittlere|niedrige|unzureichende)\s+wissenschaftliche\s+beweislage\s*[:,–-]?\s*(?P<direction>.*)$",
+    r"^(?P<level>hohe|mittlere|niedrige)\s+wissenschaftliche\s+beweislage\b\s*[|:,;–—-]?\s*(?P<direction>.*)$",
     re.IGNORECASE,
 )
+_CONFLICTING = re.compile(r"widersprüchlich|widerspruchlich")
+_INSUFFICIENT = re.compile(
+    r"(belege|beweise)\s+fehlen|beweislage\s+(unzureichend|ungenügend)|\b(unzureichende|ungenügende)\b"
+    r"|nicht\s*\(?\s*(ausreichend\s*)?\)?\s*erforscht"
+)
+#: Negations that make a direction or an answer REFUTED ("Nicht-Wirksamkeit" matches "nicht").
+NEGATION = re.compile(r"\b(nein|nicht|kein\w*|gegen|dagegen)\b")
+_WORD = re.compile(r"[a-zäöüß]+")
 
 
 @dataclass(frozen=True)
@@ -53,7 +79,7 @@ class Verdict:
 
 
 class UnknownVerdict(ValueError):
-    """Raised for a verdict text that no mapping rule covers (the claim is then skipped)."""
+    """Raised for a verdict text that no mapping rule covers (the claim is then skipped or counted)."""
 
 
 def _norm(text: str) -> str:
@@ -72,8 +98,16 @@ def index_for_text(text: str) -> int | None:
     return _SCALE_BY_TEXT.get(_key(text))
 
 
+def _hedge_level(t: str) -> str:
+    if "möglicherweise" in t:
+        return "low"
+    if "wahrscheinlich" in t:
+        return "moderate"
+    return "high"
+
+
 def verdict_from_text(text: str, answer_index: int | None = None) -> Verdict:
-    """Map an answer-scale index and/or verdict text (current and 2014–2017 layouts).
+    """Map an answer-scale index and/or a verdict text of any layout (rules in the module doc).
 
     When an index is given it wins over the text (the text is then only a check); an index
     outside the scale raises :class:`UnknownVerdict`.
@@ -81,48 +115,42 @@ def verdict_from_text(text: str, answer_index: int | None = None) -> Verdict:
     if answer_index is not None:
         if answer_index not in ANSWER_SCALE:
             raise UnknownVerdict(f"answer index {answer_index} is not on the answer scale")
-        text_for_rules = ANSWER_SCALE[answer_index]
+        t = _key(ANSWER_SCALE[answer_index])
+        index = answer_index
     else:
-        text_for_rules = text
-    t = _key(text_for_rules)
+        t = _key(text)
+        index = index_for_text(text)
     if not t:
         raise UnknownVerdict("empty verdict")
-    if "widersprüchlich" in t or "widerspruchlich" in t:
-        return Verdict(NEI, "conflicting", False, answer_index)
-    if re.search(r"(belege|beweise)\s+fehlen|beweislage\s+unzureichend|unzureichende", t):
-        return Verdict(NEI, "insufficient", False, answer_index if answer_index is not None else index_for_text(text))
-    if t.startswith("ja"):
-        label = SUPPORTED
-    elif t.startswith("nein"):
+    if _CONFLICTING.search(t):
+        return Verdict(NEI, "conflicting", False, index)
+    if _INSUFFICIENT.search(t):
+        return Verdict(NEI, "insufficient", False, index)
+    m = _BEWEISLAGE.match(t)
+    if m:
+        direction = m.group("direction").strip(" .")
+        if not _WORD.search(direction):
+            raise UnknownVerdict(f"Beweislage {text!r} has no direction")
+        label = REFUTED if NEGATION.search(direction) else SUPPORTED
+        return Verdict(label, _PRE2014_LEVELS[m.group("level").lower()], False, None)
+    if "beweislage" in t:
+        raise UnknownVerdict(f"Beweislage {text!r} matches no rule")
+    words = set(_WORD.findall(t))
+    if NEGATION.search(t):
         label = REFUTED
-    elif t.startswith(("wahrscheinlich", "möglicherweise")):
-        # plain "wahrscheinlich" / "möglicherweise": an abbreviated positive answer
+    elif "ja" in words or words & {"möglicherweise", "wahrscheinlich"}:
         label = SUPPORTED
     else:
         raise UnknownVerdict(f"verdict text {text!r} matches no rule")
-    if "möglicherweise" in t:
-        level = "low"
-    elif "wahrscheinlich" in t:
-        level = "moderate"
-    else:
-        level = "high"
-    index = answer_index if answer_index is not None else index_for_text(text)
-    return Verdict(label, level, "ein bisschen" in t, index)
+    return Verdict(label, _hedge_level(t), "ein bisschen" in t, index)
 
 
 def verdict_from_beweislage(text: str) -> Verdict:
-    """Map a pre-2014 "Beweislage" cell, e.g. "Mittlere wissenschaftliche Beweislage dafür"."""
-    m = _BEWEISLAGE.search(_norm(text))
-    if not m:
+    """Map a pre-2014 "Beweislage" cell, e.g. "Mittlere wissenschaftliche Beweislage dafür".
+
+    The same rules as :func:`verdict_from_text`; a cell that is not a Beweislage raises.
+    """
+    t = _key(text)
+    if "beweislage" not in t and not _INSUFFICIENT.search(t):
         raise UnknownVerdict(f"Beweislage {text!r} matches no rule")
-    level = _PRE2014_LEVELS[m.group("level").lower()]
-    if level == "insufficient":
-        return Verdict(NEI, "insufficient", False, None)
-    direction = m.group("direction").lower()
-    if re.search(r"\b(dagegen|gegen|nein)\b", direction):
-        label = REFUTED
-    elif re.search(r"\b(dafür|für|ja)\b", direction):
-        label = SUPPORTED
-    else:
-        raise UnknownVerdict(f"Beweislage {text!r} has no direction (dafür/dagegen)")
-    return Verdict(label, level, False, None)
+    return verdict_from_text(text)

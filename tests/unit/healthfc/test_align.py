@@ -109,7 +109,7 @@ def demo():
     """The demo articles parsed straight from the committed pages (no crawl), and the demo release."""
     from dataclasses import asdict
 
-    from medfc.healthfc.dataset import article_sentences
+    from medfc.healthfc.dataset import sentences_by_article
     from medfc.healthfc.parse import parse_page
     from medfc.healthfc.release import read_release
 
@@ -125,11 +125,12 @@ def demo():
         articles.append(art.record())
         claims.extend(asdict(c) for c in art.claims)
     rows, report = read_release(DEMO_RELEASE)
-    return articles, claims, article_sentences(articles), rows, report
+    sentences, sections = sentences_by_article(articles)
+    return articles, claims, sentences, rows, report, sections
 
 
 def test_demo_release_reads_with_its_quirks(demo):
-    _, _, _, rows, report = demo
+    _, _, _, rows, report, _ = demo
     rep = report.as_dict()
     assert len(rows) == 28 and rep["n_skipped"] == 0
     assert rep["mojibake_fixed_rows"] == 1 and {m["column"] for m in rep["mojibake"]} == {"de_claim", "de_explanation"}
@@ -141,8 +142,8 @@ def test_demo_release_reads_with_its_quirks(demo):
 
 
 def test_demo_alignment_is_complete(demo):
-    articles, claims, sentences, rows, _ = demo
-    result = align_release(rows, claims, sentences)
+    articles, claims, sentences, rows, _, sections = demo
+    result = align_release(rows, claims, sentences, sections=sections)
     rep = result.report()
     assert rep["release_rows_matched"] == 27
     assert [rows[i].url for i in rep["unmatched_release_rows"]] == [
@@ -161,3 +162,33 @@ def test_demo_alignment_is_complete(demo):
             if a.method == "exact":
                 art = next(c["article_id"] for c in claims if c["claim_id"] == m.claim_id)
                 assert sentences[art][a.ids[0]] == a.text
+
+
+def test_demo_evidence_in_the_studies_section_aligns_and_needs_it(demo):
+    """Three demo claims (one per layout) have a gold sentence in the studies section ("Die Studien im
+    Detail"): it aligns against the article's sentence list (body, then studies), not against the body alone."""
+    from medfc.healthfc.sentences import split_paragraphs
+
+    articles, claims, sentences, rows, _, sections = demo
+    result = align_release(rows, claims, sentences, sections=sections)
+    rep = result.report()
+    assert rep["alignment_rate"] == 1.0
+    assert rep["aligned_by_section"] == {"body": rep["evidence_sentences"] - 3, "studies": 3}
+    in_studies = {}
+    for m in result.matches:
+        art = next(c["article_id"] for c in claims if c["claim_id"] == m.claim_id)
+        for a in result.evidence[m.release_row]:
+            if sections[art][a.ids[0]] == "studies":
+                in_studies[m.claim_id] = sentences[art][a.ids[0]]
+    assert sorted(in_studies) == ["glucosamin-arthrose#0", "kaffee-herzrhythmus#0", "rotwein-herzinfarkt#0"]
+    assert in_studies["kaffee-herzrhythmus#0"].startswith("Sie fand keinen Zusammenhang")
+    layouts = {a["article_id"]: a["layout"] for a in articles}
+    assert {layouts[c.split("#")[0]] for c in in_studies} == {"current", "2014_2017", "pre_2014"}
+    # against the body alone (the old sentence ids) exactly those three sentences stay unaligned
+    body_only = {a["article_id"]: split_paragraphs(a["body_paragraphs"]) for a in articles}
+    old = align_release(rows, claims, body_only).report()
+    assert old["evidence_sentences"] - old["evidence_sentences_aligned"] == 3
+    assert sorted(u["claim_id"] for u in old["unaligned"]) == sorted(in_studies)
+    # body sentence ids are unchanged by appending the studies section
+    for aid, body in body_only.items():
+        assert sentences[aid][: len(body)] == body and sections[aid][len(body):] == ["studies"] * (len(sentences[aid]) - len(body))

@@ -61,10 +61,14 @@ def test_release_only_mode_builds_records():
     assert r1["evidence_ids"] == [0, 1] and r1["gold_evidence"] is True
     assert r1["sentences_en"] == ["Sentence one is evidence.", "Sentence two too."]
     assert r1["sentences_en_origin"] == "release"
-    # the English evidence split into fewer sentences: the German ones are translated instead
+    # the English evidence split into fewer sentences: still the release's English (what the paper used),
+    # the German regrouped to match it, nothing translated
     r2 = records[2]
-    assert r2["sentences_en"] == ["EN:Nur ein Satz.", "EN:Und noch einer."] and r2["sentences_en_origin"] == "translation"
+    assert r2["sentences_en"] == ["Only one sentence and another one."] and r2["sentences_en_origin"] == "release"
+    assert r2["sentences_de"] == ["Nur ein Satz. Und noch einer."] and r2["evidence_ids"] == [0]
+    assert report.counts["release_evidence_regrouped"] == 1
     assert r2["explanation_de"] == "" and r2["explanation_en"] == ""
+    assert r2["sentence_sections"] is None
     assert records[0]["claim_en"] == "Does coffee harm the heart?" and records[1]["claim_en"] == "EN:Hilft ein altes Mittel?"
     assert records[0]["topics"] == [] and records[0]["authors"] == ["A", "B"] and records[0]["date"] == "2020-01-02"
     assert report.counts["source/release"] == 3
@@ -161,7 +165,19 @@ def test_steps_on_the_demo(tmp_path):
     assert len(records) == 31
     assert sum(r["source"] == "crawl+release" for r in records) == 27
     assert sum(r["gold_evidence"] for r in records) == 28
-    assert read_json(t / "ds.json")["mode"] == "crawl+release"
+    ds_report = read_json(t / "ds.json")
+    assert ds_report["mode"] == "crawl+release"
+    # every release verdict maps to its label; the one verdict updated since the release is listed, the release wins
+    assert read_json(t / "rel.json")["verdict_issues"] == []
+    assert ds_report["verdict_disagreements"] == [{
+        "id": "handy-hirntumor#0", "release_row": 8, "differs": ["label", "evidence_level"],
+        "release_verdict": "Studienlage widersprüchlich", "release_label": "NOT ENOUGH INFO", "release_level": "conflicting",
+        "crawl_verdict": "Nein, möglicherweise nicht", "crawl_label": "REFUTED", "crawl_level": "low"}]
+    handy = next(r for r in records if r["id"] == "handy-hirntumor#0")
+    assert (handy["label"], handy["evidence_level"]) == ("NOT ENOUGH INFO", "conflicting")
+    kaffee = next(r for r in records if r["id"] == "kaffee-herzrhythmus#0")
+    assert [kaffee["sentence_sections"][i] for i in kaffee["evidence_ids"]] == ["body", "body", "body", "studies"]
+    assert kaffee["sentence_sections"][-1] == "studies" and len(kaffee["sentence_sections"]) == len(kaffee["sentences_de"])
     dataset_steps.folds({"dataset": str(t / "ds.jsonl")}, {"folds": str(t / "folds.csv"), "report": str(t / "folds.json")},
                         {"scheme": "grouped", "n_splits": 5, "seed": 42})
     folds = pd.read_csv(t / "folds.csv")
@@ -194,3 +210,143 @@ def test_build_dataset_step_uses_the_translation_stage_outputs(tmp_path):
     assert records["kaffee#0"]["sentences_en"] == [f"T:{x}" for x in SENTS["kaffee"]]
     assert records["zink#0"]["claim_en"] == "Q?" and records["zink#0"]["explanation_en"] == "E."
     assert read_json(t / "ds.json")["mode"] == "crawl"
+
+
+# --------------------------------------------------------------------------- verdict disagreements, pairing, release mode
+
+
+def test_crawl_plus_release_lists_every_verdict_disagreement_with_both_texts():
+    claims = [dict(CLAIMS[0], verdict_text="Ja, möglicherweise"), CLAIMS[1]]
+    alignment = align_release(ROWS, claims, SENTS)
+    records, report = build_dataset(claims, ARTICLES, SENTS, ROWS, alignment, fake_translate)
+    k = next(r for r in records if r["id"] == "kaffee#0")
+    assert (k["label"], k["evidence_level"]) == ("REFUTED", "high")  # the release wins
+    assert report.as_dict()["verdict_disagreements"] == [{
+        "id": "kaffee#0", "release_row": 0, "differs": ["label", "evidence_level"],
+        "release_verdict": "Nein", "release_label": "REFUTED", "release_level": "high",
+        "crawl_verdict": "Ja, möglicherweise", "crawl_label": "SUPPORTED", "crawl_level": "low",
+    }]
+    assert report.counts["label_differs_from_crawl"] == 1 and report.counts["level_differs_from_crawl"] == 1
+
+
+def test_crawl_records_say_which_section_each_sentence_comes_from():
+    sections = {"kaffee": ["body", "body", "studies"], "zink": ["body"]}
+    records, _ = build_dataset(CLAIMS, ARTICLES, SENTS, None, None, fake_translate, sections)
+    assert [r["sentence_sections"] for r in records] == [["body", "body", "studies"], ["body"]]
+
+
+@pytest.mark.parametrize(
+    "de, en, expected",
+    [
+        (["A eins.", "B zwei.", "C drei."], ["One.", "Two.", "Three."], None),  # equal: unchanged
+        (["Ein kurzer Satz.", "Noch ein Satz.", "Ein viel längerer dritter Satz mit vielen Wörtern."],
+         ["A short sentence and another one.", "A much longer third sentence with many words."],
+         (["Ein kurzer Satz. Noch ein Satz.", "Ein viel längerer dritter Satz mit vielen Wörtern."],
+          ["A short sentence and another one.", "A much longer third sentence with many words."])),
+        (["Ein langer erster Satz über die Studie, z. B. ihre Größe.", "Kurz."],
+         ["A long first sentence about the study, e.", "g.", "its size.", "Short."],
+         (["Ein langer erster Satz über die Studie, z. B. ihre Größe.", "Kurz."],
+          ["A long first sentence about the study, e. g. its size.", "Short."])),
+        (["Nur Deutsch."], [], (["Nur Deutsch."], [])),
+    ],
+)
+def test_pair_sentences_regroups_the_longer_side(de, en, expected):
+    from medfc.healthfc.dataset import pair_sentences
+
+    got = pair_sentences(de, en)
+    assert got == (expected if expected is not None else (de, en))
+    assert " ".join(got[0]) == " ".join(de) and " ".join(got[1]) == " ".join(en)
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """Any attempt to create a translator fails as it does offline without a cached model."""
+    from medfc.healthfc import translation_steps
+    from medfc.healthfc.translate import ModelUnavailableError
+
+    created = []
+
+    def factory(options):
+        def make():
+            created.append(options.get("model"))
+            raise ModelUnavailableError("no network, no local model")
+        return make
+
+    monkeypatch.setattr(translation_steps, "make_translator_factory", factory)
+    return created
+
+
+def _release_mode(t, options, rows_path=None):
+    rows_path = rows_path or t / "rows.jsonl"
+    if not rows_path.exists():
+        dataset_steps.release({"release": str(DEMO_RELEASE)}, {"rows": str(rows_path), "report": str(t / "rel.json")},
+                              {"cache_dir": str(t / "cache")})
+    outs = {"jsonl": str(t / "ds.jsonl"), "parquet": str(t / "ds.parquet"), "card": str(t / "card.md"), "report": str(t / "ds.json")}
+    dataset_steps.build_dataset({"rows": str(rows_path)}, outs, options)
+    return list(read_jsonl(t / "ds.jsonl")), read_json(t / "ds.json")
+
+
+def test_release_mode_on_the_demo_runs_offline_from_the_release_english(tmp_path, no_model):
+    """The 12-column release has English claims, explanations and evidence: nothing is translated, no
+    model is created (the configured one could not be loaded), and the English is the release's own."""
+    options = {"translation": {"model": "Helsinki-NLP/opus-mt-de-en", "memory": str(tmp_path / "tm.jsonl")}}
+    records, report = _release_mode(tmp_path, options)
+    assert no_model == [] and report["mode"] == "release"
+    assert len(records) == 28 and {r["source"] for r in records} == {"release"}
+    assert report["counts"]["english/unique_texts"] == 0 and "english/untranslated" not in report["counts"]
+    from medfc.healthfc.release import read_release
+
+    rows, _ = read_release(DEMO_RELEASE)
+    for rec, row in zip(records, rows):
+        assert rec["claim_en"] == row.en_claim and rec["claim_en_origin"] == "release"
+        assert rec["explanation_en"] == row.en_explanation
+        assert rec["explanation_en_origin"] == ("release" if row.en_explanation else None)
+        assert " ".join(rec["sentences_en"]) == " ".join(row.en_evidence) and rec["sentences_en_origin"] == "release"
+        assert " ".join(rec["sentences_de"]) == " ".join(row.de_evidence)
+        assert len(rec["sentences_en"]) == len(rec["sentences_de"]) and rec["evidence_ids"] == list(range(len(rec["sentences_de"])))
+    kaffee = next(r for r in records if r["url"].endswith("/kaffee-herzrhythmus/"))
+    assert kaffee["sentences_en"][-1] == "It found no association between the daily amount of coffee and the risk of atrial fibrillation."
+    assert kaffee["label"] == "REFUTED" and kaffee["evidence_level"] == "moderate"  # from "wahrscheinlich Nein"
+
+
+def test_release_mode_translates_only_what_the_release_lacks_and_never_fails_offline(tmp_path, no_model):
+    from medfc.healthfc.release import read_release
+
+    rows, _ = read_release(DEMO_RELEASE)
+    first, second = rows[0], rows[1]
+    first.en_claim = ""          # in the memory: filled from it, no model
+    second.en_explanation = ""   # nowhere: stays empty and is counted, the run goes on
+    rows_path = tmp_path / "rows.jsonl"
+    write_jsonl(rows_path, [r.as_dict() for r in rows])
+    seed = tmp_path / "seed.jsonl"
+    write_jsonl(seed, [{"model": "m", "source": first.de_claim, "target": "From the memory?", "origin": "demo"}])
+    options = {"translation": {"model": "m", "memory_seeds": [str(seed)], "memory": str(tmp_path / "tm.jsonl")}}
+    records, report = _release_mode(tmp_path, options, rows_path)
+    assert no_model == ["m"]  # tried once for the one missing text, which could not be loaded
+    assert (records[0]["claim_en"], records[0]["claim_en_origin"]) == ("From the memory?", "translation")
+    assert records[1]["explanation_en"] == "" and records[1]["explanation_de"]
+    assert report["counts"]["english/unique_texts"] == 2
+    assert report["counts"]["english/translated"] == 1 and report["counts"]["english/untranslated"] == 1
+
+
+def test_crawl_mode_still_fails_loudly_without_a_model(tmp_path, no_model):
+    from medfc.healthfc.translate import TranslationUnavailableError
+
+    write_jsonl(tmp_path / "claims.jsonl", CLAIMS)
+    write_jsonl(tmp_path / "articles.jsonl", ARTICLES)
+    with pytest.raises(TranslationUnavailableError):
+        dataset_steps.build_dataset({"claims": str(tmp_path / "claims.jsonl"), "articles": str(tmp_path / "articles.jsonl")},
+                                    {"jsonl": str(tmp_path / "ds.jsonl"), "report": str(tmp_path / "ds.json")},
+                                    {"translation": {"model": "m", "memory": str(tmp_path / "tm.jsonl")}})
+
+
+def test_sentence_lists_are_always_article_sentences_and_a_stale_translated_list_is_logged(caplog):
+    from medfc.healthfc.dataset import sentences_by_article
+
+    art = dict(ARTICLES[0], studies="Eine Studie lief zwei Wochen.")
+    stale = [{"article_id": "kaffee", "sentences_de": SENTS["kaffee"]}]  # an older body-only list
+    with caplog.at_level("WARNING"):
+        sentences, sections = sentences_by_article([art, ARTICLES[1]], stale)
+    assert sentences["kaffee"] == SENTS["kaffee"] + ["Eine Studie lief zwei Wochen."]
+    assert sections["kaffee"] == ["body", "body", "body", "studies"] and sections["zink"] == ["body"]
+    assert "1 translated sentence lists differ" in caplog.text and "kaffee" in caplog.text

@@ -100,6 +100,28 @@ def test_read_without_bom_and_label_mismatch_counted(tmp_path):
     assert report.as_dict()["counts"]["verdict_label_mismatch"] == 1
 
 
+def test_real_release_verdict_forms_get_levels_and_only_true_mismatches_are_listed(tmp_path):
+    verdicts = [
+        ("2", "möglicherweise Nein", "low"),
+        ("2", "wahrscheinlich nicht", "moderate"),
+        ("0", "Niedrige wissenschaftliche Beweislage | für die Wirksamkeit", "low"),
+        ("2", "Mittlere wissenschaftliche Beweislage | für KEIN günstigeres Nebenwirkungsprofil", "moderate"),
+        ("1", "nicht (ausreichend) erforscht", "insufficient"),
+        ("1", "Ungenügende wissenschaftliche Beweislage", "insufficient"),
+        # a claim that asks whether something is ineffective, answered "für die Nicht-Wirksamkeit":
+        # only the claim's wording makes it a yes; the label column wins and the row is listed
+        ("0", "Niedrige wissenschaftliche Beweislage | für die Nicht-Wirksamkeit", "low"),
+    ]
+    path = write_csv(tmp_path / "d.csv", COLUMNS_12, [row12(label=lab, de_verdict=v) for lab, v, _ in verdicts])
+    rows, report = read_release(path)
+    assert [r.evidence_level for r in rows] == [lv for _, _, lv in verdicts]
+    assert [r.label for r in rows][-1] == "SUPPORTED"
+    rep = report.as_dict()
+    assert "verdict_unknown" not in rep["counts"] and rep["counts"]["verdict_label_mismatch"] == 1
+    assert rep["verdict_issues"] == [{"row": 6, "issue": "label_mismatch", "label": "SUPPORTED", "verdict_label": "REFUTED",
+                                      "de_verdict": "Niedrige wissenschaftliche Beweislage | für die Nicht-Wirksamkeit"}]
+
+
 def test_read_18_column_variant(tmp_path):
     de_sents = ["Satz null.", "Satz eins ist Evidenz.", "Satz zwei.", "Satz drei ist auch Evidenz."]
     en_sents = ["Sentence zero.", "Sentence one is evidence.", "Sentence two.", "Sentence three is evidence too."]

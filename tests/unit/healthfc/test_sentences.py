@@ -7,6 +7,8 @@ import pytest
 from medfc.healthfc.sentences import (
     HARD_CASES,
     HELDOUT_CASES,
+    article_sentence_records,
+    article_sentences,
     evaluate_splitter,
     normalize_text,
     split_paragraphs,
@@ -73,3 +75,33 @@ def test_normalisation_and_edge_cases():
 def test_unknown_base_is_an_error():
     with pytest.raises(ValueError, match="unknown base splitter"):
         split_sentences("Ein Satz. Noch einer.", base="spacy")  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- an article's sentence list
+
+ARTICLE = {
+    "body_paragraphs": ["Kaffee ist beliebt. Er regt an.", "Zu viel ist ungesund."],
+    "studies": "Die Studie lief 14 Tage, d. h. zwei Wochen. Sie war klein.\n\nEine Metaanalyse fand nichts.",
+}
+
+
+def test_article_sentences_are_the_body_then_the_studies_section():
+    assert article_sentences(ARTICLE) == [
+        "Kaffee ist beliebt.", "Er regt an.", "Zu viel ist ungesund.",
+        "Die Studie lief 14 Tage, d. h. zwei Wochen.", "Sie war klein.", "Eine Metaanalyse fand nichts.",
+    ]
+    records = article_sentence_records(ARTICLE)
+    assert [r["id"] for r in records] == list(range(6))
+    assert [r["section"] for r in records] == ["body"] * 3 + ["studies"] * 3
+    assert [r["text"] for r in records] == article_sentences(ARTICLE)
+    # the body alone is a prefix: body ids never move when a studies section is added
+    assert article_sentences({**ARTICLE, "studies": ""}) == article_sentences(ARTICLE)[:3]
+
+
+def test_article_sentences_of_records_without_a_studies_section_or_with_an_old_body_string():
+    assert article_sentences({"body_paragraphs": ["Eins. Zwei."]}) == ["Eins.", "Zwei."]
+    assert article_sentences({"body": "Eins.\n\nZwei. Drei.", "studies": "Vier."}) == ["Eins.", "Zwei.", "Drei.", "Vier."]
+    assert article_sentences({"body_paragraphs": [], "studies": ""}) == []
+    # a studies paragraph never merges with the body's last sentence (no final period there)
+    assert article_sentences({"body_paragraphs": ["Ohne Punkt"], "studies": "klein geschrieben."}) == [
+        "Ohne Punkt", "klein geschrieben."]

@@ -2,8 +2,11 @@
 
 import pytest
 
+import pandas as pd
+
 from medfc.healthfc import figures
-from medfc.healthfc.stats import claims_per_year, level_by_verdict, table2, top_topics
+from medfc.healthfc.stats import claims_per_year, level_by_verdict, merge_topics, table2, top_topics, topic_key
+from tests.helpers.figures import capture, drawn_texts, inside, overlap
 
 
 def rec(rid, url, label, level, date, topics, sents_de, sents_en, ev, expl_de="", expl_en="", source="crawl+release"):
@@ -74,8 +77,8 @@ def test_claims_per_year_fills_gaps_and_counts_undated():
 def test_top_topics_shares():
     df = top_topics(RECORDS, k=2)
     assert df.to_dict("records") == [
-        {"topic": "Ernährung", "claims": 3, "share": 0.6},
-        {"topic": "Herz", "claims": 2, "share": 0.4},
+        {"topic": "Ernährung", "claims": 3, "share": 0.6, "variants": "Ernährung"},
+        {"topic": "Herz", "claims": 2, "share": 0.4, "variants": "Herz"},
     ]
 
 
@@ -97,3 +100,74 @@ def test_figures_written_as_png_and_pdf(tmp_path):
     for p in paths:
         head = p.read_bytes()[:8]
         assert head.startswith(b"\x89PNG") if p.suffix == ".png" else head.startswith(b"%PDF")
+
+
+# --------------------------------------------------------------------------- near-duplicate topics
+
+
+def test_near_duplicate_topics_are_merged_by_the_documented_normalisation():
+    topics = ["Nahrungsergänzungsmittel", "Nahrungsergänzung", "Herz & Kreislauf", "Herz und Kreislauf", "herz-und-kreislauf",
+              "Impfung", "Impfungen", "Vitamin", "Vitamine", "Schmerz", "Schmerzmittel", "Impfen", "Krebs"]
+    merged = merge_topics(topics, {"Nahrungsergänzungsmittel": 3, "Nahrungsergänzung": 5})
+    assert merged["Nahrungsergänzungsmittel"] == merged["Nahrungsergänzung"] == "Nahrungsergänzung"  # more claims
+    assert merged["Herz und Kreislauf"] == merged["herz-und-kreislauf"] == "Herz & Kreislauf"
+    assert merged["Impfungen"] == "Impfung" and merged["Vitamine"] == "Vitamin" and merged["Schmerzmittel"] == "Schmerz"
+    assert merged["Impfen"] == "Impfen" and merged["Krebs"] == "Krebs"  # not a listed ending: kept apart
+    assert topic_key("Herz & Kreislauf") == topic_key("herz und kreislauf") == "herzundkreislauf"
+
+
+def test_top_topics_count_a_merged_topic_once_per_claim():
+    recs = [{"topics": ["Ernährung", "Nahrungsergänzung", "Nahrungsergänzungsmittel"]},
+            {"topics": ["Nahrungsergänzungsmittel"]}, {"topics": ["Nahrungsergänzung"]}, {"topics": []}]
+    df = top_topics(recs, k=2)
+    assert df.to_dict("records") == [
+        {"topic": "Nahrungsergänzung", "claims": 3, "share": 0.75, "variants": "Nahrungsergänzung; Nahrungsergänzungsmittel"},
+        {"topic": "Ernährung", "claims": 1, "share": 0.25, "variants": "Ernährung"},
+    ]
+
+
+# --------------------------------------------------------------------------- the figures as a reader sees them
+
+REAL_LEVELS = {"SUPPORTED": {"high": 15, "moderate": 70, "low": 117}, "REFUTED": {"high": 18, "moderate": 42, "low": 65},
+               "NOT ENOUGH INFO": {"insufficient": 401, "conflicting": 22}}
+
+
+DEMO_LEVELS = {"SUPPORTED": {"low": 13}, "REFUTED": {"high": 8}, "NOT ENOUGH INFO": {"insufficient": 9}}
+
+
+@pytest.mark.parametrize("levels, totals", [(REAL_LEVELS, ["202", "125", "423"]), (DEMO_LEVELS, ["13", "8", "9"])])
+def test_fig3_totals_stay_inside_the_frame(monkeypatch, levels, totals):
+    figs = capture(monkeypatch, figures)
+    rows = [{"label": lab, "evidence_level": lv, "claims": n} for lab, lvs in levels.items() for lv, n in lvs.items()]
+    figures.plot_level_by_verdict(pd.DataFrame(rows), "unused")
+    ax = figs[0].axes[0]
+    texts = drawn_texts(ax)
+    assert [t for t, _ in texts] == totals
+    frame = ax.get_window_extent()
+    assert all(inside(box, frame) and box.y1 <= frame.y1 - 3 for _, box in texts)  # clear of the frame
+    assert all(float(t).is_integer() for t in ax.get_yticks())
+
+
+def test_fig1_labels_never_collide_and_the_count_axis_has_whole_numbers(monkeypatch):
+    figs = capture(monkeypatch, figures)
+    df = pd.DataFrame({"year": [2012, 2013, 2014, 2015], "claims": [3, 4, 0, 1], "articles": [3, 3, 0, 1]})
+    figures.plot_claims_per_year(df, "unused")
+    ax = figs[0].axes[0]
+    texts = drawn_texts(ax)
+    assert sorted(t for t, _ in texts) == sorted(["3", "4", "1", "3", "3", "1"])  # no "0" for the empty year
+    frame = ax.get_window_extent()
+    assert all(inside(box, frame) for _, box in texts)
+    assert not any(overlap(a, b) for i, (_, a) in enumerate(texts) for _, b in texts[i + 1:])
+    assert not [ln for ln in ax.get_lines() if ln.get_marker() not in (None, "None", "")]  # no markers to collide with
+    assert all(float(t).is_integer() for t in ax.get_yticks())
+
+
+def test_fig2_share_labels_stay_inside_the_frame(monkeypatch):
+    figs = capture(monkeypatch, figures)
+    df = pd.DataFrame({"topic": ["Ernährung", "Nahrungsergänzung", "Krebs"], "claims": [195, 120, 80]})
+    df["share"] = (df["claims"] / 750).round(4)
+    figures.plot_top_topics(df, "unused")
+    ax = figs[0].axes[0]
+    texts = drawn_texts(ax)
+    assert [t for t, _ in texts] == ["11 %", "16 %", "26 %"]
+    assert all(inside(box, ax.get_window_extent()) for _, box in texts)

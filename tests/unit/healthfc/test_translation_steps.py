@@ -16,7 +16,7 @@ sys.path.insert(0, str(REPO))  # repo root, for tests.helpers
 
 from medfc.common.io import read_json, read_jsonl, write_jsonl  # noqa: E402
 from medfc.healthfc import steps as parse_steps  # noqa: E402
-from medfc.healthfc.sentences import split_paragraphs  # noqa: E402
+from medfc.healthfc.sentences import article_sentence_records, article_sentences, split_paragraphs  # noqa: E402
 from medfc.healthfc.tm import Corrections, TranslationMemory  # noqa: E402
 from medfc.healthfc.translate import TranslationUnavailableError  # noqa: E402
 from medfc.healthfc.translation_steps import translate, translate_articles  # noqa: E402
@@ -82,7 +82,7 @@ def test_demo_memory_covers_every_demo_text(script, parsed):
     assert len(articles) == 25 and len(claims) == 30
     expected = {a["title"] for a in articles} | {a["teaser"] for a in articles}
     expected |= {c["question"] for c in claims} | {c["explanation"] for c in claims}
-    expected |= {s for a in articles for s in split_paragraphs(a["body_paragraphs"])}
+    expected |= {s for a in articles for s in article_sentences(a)}  # body and studies sentences
     assert set(texts) == {t for t in expected if t}
     assert script.missing_texts(texts) == []
     # the shipped memory is a fresh build of the hand-written TSV (deterministic, origin "demo")
@@ -126,7 +126,14 @@ def test_step_over_the_demo_sends_nothing_to_the_model_and_applies_corrections(p
     sents = list(read_jsonl(outputs["sentences"]))
     assert [r["article_id"] for r in sents] == sorted(articles, key=lambda k: articles[k]["url"])
     for rec in sents:
-        assert rec["sentences_de"] == split_paragraphs(articles[rec["article_id"]]["body_paragraphs"])
+        art = articles[rec["article_id"]]
+        # the article's sentence list: body sentences, then the studies section's, each marked with its section
+        assert rec["sentences_de"] == article_sentences(art)
+        body = split_paragraphs(art["body_paragraphs"])
+        assert rec["sentences_de"][: len(body)] == body
+        assert rec["sections"] == ["body"] * len(body) + ["studies"] * (len(rec["sentences_de"]) - len(body))
+        assert "studies" in rec["sections"]
+        assert rec["sections"] == [r["section"] for r in article_sentence_records(art)]
         assert len(rec["sentences_en"]) == len(rec["sentences_de"])
         assert all(e.strip() for e in rec["sentences_en"])
         assert rec["title_en"] and rec["teaser_en"]
