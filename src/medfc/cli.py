@@ -4,8 +4,8 @@ Every workflow rule calls exactly one *step*: a function ``step(inputs, outputs,
 ``steps`` module of its stage, e.g. ``medfc.healthfc.steps:crawl``. The rule passes its named inputs
 and outputs and the options (its config section) from its params; ``options`` is annotated with a
 frozen :class:`medfc.common.options.Options` subclass, built here from the mapping, so a missing or
-unknown key stops the step naming the key. A step that also takes ``runtime`` gets a :class:`Runtime`
-(threads, log file)::
+unknown key stops the step naming the key. A step that also takes ``runtime`` gets a
+:class:`medfc.common.options.Runtime` (threads, log file)::
 
     medfc run healthfc.steps:parse --in pages=... --out articles=... --options '{}' --log LOG
 
@@ -23,22 +23,13 @@ import sys
 import time
 import typing
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from medfc.common.codeversion import StepNotFound, split_spec
 from medfc.common.logs import setup_logging
-from medfc.common.options import Options
+from medfc.common.options import Options, Runtime
 
 StepFn = Callable[..., Any]
-
-
-@dataclass(frozen=True)
-class Runtime:
-    """What the executor decides, not the config: cores granted to the job and its log file."""
-
-    threads: int = 1
-    log_file: str | None = None
 
 
 def resolve_step(spec: str) -> StepFn:

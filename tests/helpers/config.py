@@ -13,7 +13,8 @@ from typing import Any
 
 from snakemake.utils import validate
 
-from medfc.cli import Runtime, step_arguments
+from medfc.cli import step_arguments
+from medfc.common.options import Runtime
 from tests.helpers.workflow import REPO
 
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
@@ -42,5 +43,5 @@ def section(path: str, **overrides: Any) -> dict[str, Any]:
 def call_step(step, inputs: dict[str, Any], outputs: dict[str, Any], options: Any, threads: int = 1, **kwargs: Any) -> Any:
     """Call a step as ``medfc run`` does: typed options built from the mapping (missing or unknown keys
     raise), ``runtime`` given when the step takes it; ``kwargs`` go to the step as they are."""
-    options, extra = step_arguments(step, options, Runtime(threads=threads))
+    options, extra = step_arguments(step, options, Runtime(threads=threads, log_file=None))
     return step(inputs, outputs, options, **extra, **kwargs)

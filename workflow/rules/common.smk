@@ -70,25 +70,8 @@ def translation_inputs(wildcards):
     return inputs
 
 
-def translation_options():
-    """Only the settings the English side depends on; the working memory lives in the cache."""
-    tr = config["healthfc"]["translation"]
-    return {
-        "backend": tr["backend"],
-        "model": tr["model"],
-        "model_name": tr["model_name"] or tr["model"],
-        "device": tr["device"],
-        "batch_size": tr["batch_size"],
-        "max_length": tr["max_length"],
-        "num_beams": tr["num_beams"],
-        "memory": f"{CACHE}/healthfc/translation_memory.jsonl",
-        "memory_seeds": list(tr["memory_seeds"]),
-        "corrections": tr["corrections"],
-        "splitter": config["healthfc"]["sentences"]["base"],
-    }
-
-
 def healthfc_dataset_inputs(wildcards):
+    """The dataset's inputs in the configured mode (crawl outputs and/or the release)."""
     mode = healthfc_mode()
     inputs = {}
     if mode in ("crawl+release", "crawl"):

@@ -10,8 +10,8 @@ rule healthfc_crawl:
         pages="results/healthfc/crawl/pages.jsonl.gz",
         stats="results/healthfc/crawl/stats.json",
     params:
-        step="healthfc.steps:crawl",
-        options=lambda w: {
+        step=versioned("healthfc.steps:crawl"),
+        options={
             **config["healthfc"]["crawl"],
             "http_cache_dir": f"{CACHE}/healthfc/http",
             "jobdir": f"{CACHE}/healthfc/crawl-job",
@@ -39,7 +39,7 @@ rule healthfc_parse:
         claims_table="results/healthfc/parsed/claims.parquet",
         report="results/healthfc/parsed/report.json",
     params:
-        step="healthfc.steps:parse",
+        step=versioned("healthfc.steps:parse"),
         options={},
     log:
         "logs/healthfc/parse.log",
@@ -64,8 +64,14 @@ rule healthfc_translate:
         claims_en="results/healthfc/translated/claims_en.jsonl",
         report="results/healthfc/translated/report.json",
     params:
-        step="healthfc.translation_steps:translate",
-        options=lambda w: translation_options(),
+        step=versioned("healthfc.steps:translate"),
+        # the working translation memory (<cache_dir>/healthfc/translation_memory.jsonl) is this rule's
+        # alone: no other rule reads or writes it (the dataset takes its English from the outputs here)
+        options={
+            **{k: v for k, v in config["healthfc"]["translation"].items() if k not in ("memory_seeds", "corrections", "gpu")},
+            "memory": f"{CACHE}/healthfc/translation_memory.jsonl",
+            "splitter": config["healthfc"]["sentences"]["base"],
+        },
     log:
         "logs/healthfc/translate.log",
     benchmark:
@@ -88,8 +94,8 @@ rule healthfc_release:
         rows="results/healthfc/release/rows.jsonl",
         report="results/healthfc/release/report.json",
     params:
-        step="healthfc.dataset_steps:release",
-        options=lambda w: {"source": config["healthfc"]["release"]["source"], "cache_dir": CACHE},
+        step=versioned("healthfc.steps:release"),
+        options={**config["healthfc"]["release"], "cache_dir": CACHE},
     log:
         "logs/healthfc/release.log",
     benchmark:
@@ -112,8 +118,8 @@ rule healthfc_align:
         alignment="results/healthfc/aligned/alignment.jsonl",
         report="results/healthfc/aligned/report.json",
     params:
-        step="healthfc.dataset_steps:align",
-        options=lambda w: {**config["healthfc"]["align"], "splitter": config["healthfc"]["sentences"]["base"]},
+        step=versioned("healthfc.steps:align"),
+        options={**config["healthfc"]["align"], "splitter": config["healthfc"]["sentences"]["base"]},
     log:
         "logs/healthfc/align.log",
     benchmark:
@@ -136,16 +142,15 @@ rule healthfc_dataset:
         card=report("results/healthfc/dataset/dataset_card.md", caption="../report/healthfc_card.rst", category="HealthFC"),
         report="results/healthfc/dataset/report.json",
     params:
-        step="healthfc.dataset_steps:build_dataset",
-        options=lambda w: {"translation": translation_options()},
+        step=versioned("healthfc.steps:dataset"),
+        options={"mode": healthfc_mode(), "splitter": config["healthfc"]["sentences"]["base"]},
     log:
         "logs/healthfc/dataset.log",
     benchmark:
         "results/benchmarks/healthfc/dataset.tsv"
-    threads: 2
     resources:
-        mem_mb=8192,
-        runtime=240,
+        mem_mb=2048,
+        runtime=30,
     conda:
         "../../envs/translate.yaml"
     script:
@@ -159,8 +164,8 @@ rule healthfc_folds:
         folds="results/healthfc/folds/folds.csv",
         report="results/healthfc/folds/report.json",
     params:
-        step="healthfc.dataset_steps:folds",
-        options=lambda w: config["healthfc"]["folds"],
+        step=versioned("healthfc.steps:folds"),
+        options=config["healthfc"]["folds"],
     log:
         "logs/healthfc/folds.log",
     benchmark:
@@ -192,8 +197,8 @@ rule healthfc_stats:
         fig3_data="results/healthfc/stats/fig3_level_by_verdict.csv",
         summary="results/healthfc/stats/summary.json",
     params:
-        step="healthfc.dataset_steps:stats",
-        options=lambda w: {"top_topics": config["healthfc"]["dataset"]["top_topics"]},
+        step=versioned("healthfc.steps:stats"),
+        options={"top_topics": config["healthfc"]["dataset"]["top_topics"]},
     log:
         "logs/healthfc/stats.log",
     benchmark:

@@ -134,3 +134,17 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {k: _plain(v) for k, v in value.items()}
     return value
+
+
+@dataclasses.dataclass(frozen=True)
+class NoOptions(Options):
+    """The options of a step that has none (its rule passes ``options={}``)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Runtime:
+    """What the executor decides for one job, not the config: the cores granted and the log file.
+    ``medfc run`` passes it to a step that takes a ``runtime`` argument."""
+
+    threads: int
+    log_file: str | None

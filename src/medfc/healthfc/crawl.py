@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import sys
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,41 +28,37 @@ import scrapy
 from scrapy.spiders import SitemapSpider
 
 from medfc.common.io import read_jsonl, write_json, write_jsonl
+from medfc.common.options import Options
 from medfc.healthfc.mirror import MirrorServer, tree_digest
 
 log = logging.getLogger(__name__)
 
-PORTAL = "https://www.medizin-transparent.at"
 PARTIAL_NAME = "pages.partial.jsonl"
 
 
-@dataclass
-class CrawlOptions:
-    """Everything a crawl depends on; built from the ``healthfc.crawl`` config section."""
+@dataclass(frozen=True)
+class CrawlOptions(Options):
+    """Everything a crawl depends on: the ``healthfc.crawl`` config section (every key documented in
+    the schema) + ``http_cache_dir`` and ``jobdir`` under the cache."""
 
-    base_url: str = PORTAL
-    sitemap_path: str = "/sitemap_index.xml"
-    sitemap_follow: list[str] = field(default_factory=lambda: [r"post-sitemap", r"page-sitemap"])
-    url_list: list[str] = field(default_factory=list)
-    mirror_dir: str | None = None
-    user_agent: str = "medfc-research-crawler/0.1"
-    contact: str = ""
-    download_delay: float = 2.0
-    concurrent_requests_per_domain: int = 2
-    autothrottle_target_concurrency: float = 1.0
-    autothrottle_max_delay: float = 30.0
-    retry_times: int = 3
-    download_timeout: float = 60.0
-    http_cache_dir: str = "cache/healthfc/http"
-    http_cache_expiration_secs: int = 0
-    jobdir: str = "cache/healthfc/crawl-job"
-    max_pages: int = 0
-    log_level: str = "INFO"
-
-    @classmethod
-    def from_dict(cls, options: dict[str, Any]) -> CrawlOptions:
-        known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in options.items() if k in known})
+    base_url: str
+    sitemap_path: str
+    sitemap_follow: tuple[str, ...]
+    url_list: tuple[str, ...]
+    mirror_dir: str | None
+    user_agent: str
+    contact: str
+    download_delay: float
+    concurrent_requests_per_domain: int
+    autothrottle_target_concurrency: float
+    autothrottle_max_delay: float
+    retry_times: int
+    download_timeout: float
+    http_cache_dir: str
+    http_cache_expiration_secs: int
+    jobdir: str
+    max_pages: int
+    log_level: str
 
     @property
     def full_user_agent(self) -> str:
@@ -179,11 +175,11 @@ def _run_spider(opts_dict: dict[str, Any], mirror_target: str | None, log_file: 
     """Child-process body: run the spider to the end and write Scrapy's stats."""
     from scrapy.crawler import CrawlerProcess
 
-    opts = CrawlOptions(**opts_dict)
+    opts = CrawlOptions.from_mapping(opts_dict)
     process = CrawlerProcess(settings=scrapy_settings(opts, mirror_target, log_file))
     crawler = process.create_crawler(PortalSpider)
     process.crawl(crawler, base_url=opts.base_url, sitemap_path=opts.sitemap_path,
-                  sitemap_follow=opts.sitemap_follow, url_list=opts.url_list)
+                  sitemap_follow=list(opts.sitemap_follow), url_list=list(opts.url_list))
     process.start()
     stats = {k: (v.isoformat() if isinstance(v, dt.datetime) else v) for k, v in crawler.stats.get_stats().items()}
     Path(stats_path).write_text(json.dumps(stats, indent=2, sort_keys=True, default=str), encoding="utf-8")
@@ -202,7 +198,7 @@ class CrawlResult:
 
 def child_command(opts: CrawlOptions, mirror_target: str | None, log_file: str | None, stats_path: str | Path) -> list[str]:
     """The command line of the child process that runs the spider."""
-    args = {"opts": asdict(opts), "mirror_target": mirror_target, "log_file": log_file, "stats_path": str(stats_path)}
+    args = {"opts": opts.as_dict(), "mirror_target": mirror_target, "log_file": log_file, "stats_path": str(stats_path)}
     return [sys.executable, "-m", "medfc.healthfc.crawl", json.dumps(args)]
 
 
@@ -210,7 +206,7 @@ def prepare(opts: CrawlOptions) -> CrawlOptions:
     """Options as the crawl uses them: one HTTP cache per version of a mirror, so that editing
     the demo pages never serves stale cached copies."""
     if opts.mirror_dir:
-        opts = CrawlOptions(**{**asdict(opts), "http_cache_dir": str(Path(opts.http_cache_dir) / f"mirror-{tree_digest(opts.mirror_dir)}")})
+        opts = opts.replace(http_cache_dir=str(Path(opts.http_cache_dir) / f"mirror-{tree_digest(opts.mirror_dir)}"))
     return opts
 
 

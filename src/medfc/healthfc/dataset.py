@@ -105,7 +105,7 @@ def sentences_by_article(
     article, so the ids are the alignment's. ``sentence_records`` (the translation stage's
     ``sentences`` file, ``{"article_id", "sentences_de"}``) are only checked: a record whose list
     differs (an output of an older splitter) is logged, and its translations are still used where
-    the German sentences match (see ``dataset_steps.known_translations``).
+    the German sentences match (see :func:`known_translations`).
     """
     sentences: dict[str, list[str]] = {}
     sections: dict[str, list[str]] = {}
@@ -119,6 +119,22 @@ def sentences_by_article(
         log.warning("%d translated sentence lists differ from article_sentences (stale translation outputs?): %s",
                     len(stale), ", ".join(stale[:5]))
     return sentences, sections
+
+
+def known_translations(sentence_records: Iterable[dict[str, Any]], claim_records: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """German → English pairs the translation step made: its ``sentences`` records carry
+    ``sentences_de``/``sentences_en`` (1:1; a list of another length is left out), its ``claims_en``
+    records ``question_de/_en`` and ``explanation_de/_en``."""
+    table: dict[str, str] = {}
+    for rec in sentence_records:
+        de, en = rec.get("sentences_de") or [], rec.get("sentences_en") or []
+        if len(de) == len(en):
+            table.update((d, e) for d, e in zip(de, en) if d and e)
+    for rec in claim_records:
+        for key in ("question", "explanation"):
+            if rec.get(f"{key}_de") and rec.get(f"{key}_en"):
+                table[rec[f"{key}_de"]] = rec[f"{key}_en"]
+    return table
 
 
 def pair_sentences(de: Sequence[str], en: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -337,9 +353,8 @@ def add_english(records: list[dict[str, Any]], translate: Translate | None) -> d
     """Fill every missing English field with one batched ``translate`` call (in place).
 
     With ``translate=None`` missing fields stay empty strings / empty-string lists and are
-    counted as ``untranslated``; so is a text the translator returns empty (e.g. a memory miss
-    when no model can be loaded, see ``dataset_steps.make_translate``). Returns counts of what was
-    translated.
+    counted as ``untranslated``; so is a text the translator returns empty (a text the translation
+    step never saw). Returns counts of what was translated.
     """
     texts: list[str] = []
     for rec in records:

@@ -18,7 +18,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 from medfc.common.plots import save_figure
 
-__all__ = ["plot_claims_per_year", "plot_level_by_verdict", "plot_top_topics", "save"]
+__all__ = ["plot_claims_per_year", "plot_level_by_verdict", "plot_top_topics"]
 
 LEVEL_COLOURS = {
     "high": "#1b7837", "moderate": "#7fbf7b", "low": "#d9f0d3",

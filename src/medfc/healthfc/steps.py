@@ -1,26 +1,92 @@
-"""Workflow steps of the HealthFC stage (see docs/CONTRIBUTING.md for the step convention)."""
+"""Workflow steps of the HealthFC stage (rules in workflow/rules/healthfc.smk), each
+``step(inputs, outputs, options)`` with typed options built from the validated config section.
+
+crawl → parse → translate → release → align → dataset → folds, stats (see docs/healthfc.md and
+docs/translation.md). The modes of ``healthfc.dataset.mode``: ``crawl+release`` (default), ``crawl``
+(no release file), ``release`` (the release alone, offline: its English columns, no model).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from dataclasses import asdict
-from typing import Any
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
 
 import pandas as pd
 
-from medfc.common.io import read_jsonl, write_jsonl
+from medfc.common.io import read_json, read_jsonl, write_json, write_jsonl, write_table
+from medfc.common.options import NoOptions, Options, Runtime
 from medfc.common.report import SkipReport
+from medfc.healthfc import figures
+from medfc.healthfc import stats as hstats
+from medfc.healthfc.align import align_release, alignment_from_records, alignment_records
 from medfc.healthfc.crawl import CrawlOptions, crawl_site
+from medfc.healthfc.dataset import build_dataset, known_translations, sentences_by_article, write_dataset
+from medfc.healthfc.folds import assign_folds
 from medfc.healthfc.parse import PageSkipped, parse_page
 from medfc.healthfc.records import schema_errors
+from medfc.healthfc.release import ReleaseRow, fetch_release, read_release
+from medfc.healthfc.tm import Corrections, TranslationMemory
+from medfc.healthfc.translate import TranslateOptions, make_translator_factory, translate_articles
 
 log = logging.getLogger(__name__)
 
+Splitter = Literal["pysbd", "nltk-punkt", "none"]
 
-def crawl(inputs: dict[str, Any], outputs: dict[str, Any], options: dict[str, Any]) -> None:
+
+@dataclass(frozen=True)
+class ReleaseOptions(Options):
+    """``healthfc.release`` + ``cache_dir`` (where a URL source is downloaded once)."""
+
+    source: str | None
+    cache_dir: str
+
+
+@dataclass(frozen=True)
+class AlignOptions(Options):
+    """``healthfc.align`` + ``splitter`` (``healthfc.sentences.base``)."""
+
+    fuzzy_threshold: float
+    min_claim_score: float
+    min_contained_chars: int
+    splitter: Splitter
+
+
+@dataclass(frozen=True)
+class DatasetOptions(Options):
+    """``healthfc.dataset.mode`` + ``splitter`` (``healthfc.sentences.base``)."""
+
+    mode: Literal["crawl+release", "crawl", "release"]
+    splitter: Splitter
+
+
+@dataclass(frozen=True)
+class FoldsOptions(Options):
+    """``healthfc.folds``."""
+
+    scheme: Literal["grouped", "paper"]
+    n_splits: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class StatsOptions(Options):
+    """``healthfc.dataset.top_topics``."""
+
+    top_topics: int
+
+
+# ------------------------------------------------------------------------------------------- crawl
+
+
+def crawl(inputs: dict[str, Any], outputs: dict[str, Any], options: CrawlOptions, runtime: Runtime) -> None:
     """Crawl the portal (or the demo mirror) → ``pages`` (gzip JSONL) and ``stats`` (JSON)."""
-    opts = CrawlOptions.from_dict(options)
-    crawl_site(opts, outputs["pages"], outputs["stats"], log_file=options.get("log_file"))
+    crawl_site(options, outputs["pages"], outputs["stats"], log_file=runtime.log_file)
+
+
+# ------------------------------------------------------------------------------------------- parse
 
 
 def parse_pages(pages_path: str) -> tuple[list[dict], list[dict], SkipReport]:
@@ -74,17 +140,151 @@ def parse_pages(pages_path: str) -> tuple[list[dict], list[dict], SkipReport]:
     return articles, claims, report
 
 
-def parse(inputs: dict[str, Any], outputs: dict[str, Any], options: dict[str, Any]) -> None:
+def parse(inputs: dict[str, Any], outputs: dict[str, Any], options: NoOptions) -> None:
     """Raw pages → ``articles`` and ``claims`` (JSONL + Parquet) and ``report`` (JSON)."""
     articles, claims, report = parse_pages(inputs["pages"])
     articles.sort(key=lambda a: a["url"])
     claims.sort(key=lambda c: (c["url"], c["claim_index"]))
     write_jsonl(outputs["articles"], articles)
     write_jsonl(outputs["claims"], claims)
-    if "claims_table" in outputs:
-        pd.DataFrame(claims).to_parquet(outputs["claims_table"], index=False)
-    if "articles_table" in outputs:
-        pd.DataFrame(articles).to_parquet(outputs["articles_table"], index=False)
+    pd.DataFrame(claims).to_parquet(outputs["claims_table"], index=False)
+    pd.DataFrame(articles).to_parquet(outputs["articles_table"], index=False)
     report.write(outputs["report"])
     log.info("parsed %d articles with %d claims; skipped %d pages/claims: %s",
              len(articles), len(claims), len(report.skipped), report.reasons())
+
+
+# --------------------------------------------------------------------------------------- translate
+
+
+def _paths(value: Any) -> list[str]:
+    return [] if not value else [str(v) for v in ([value] if isinstance(value, str) else value)]
+
+
+def translate(inputs: dict[str, Any], outputs: dict[str, Any], options: TranslateOptions) -> None:
+    """Parsed ``articles`` + ``claims`` (+ the shipped ``memory_seeds`` and ``corrections`` files) →
+    ``sentences``, ``claims_en`` (JSONL) and ``report`` (JSON).
+
+    Every article is split into its sentence list (body, then studies) and every German text goes
+    through the translation memory: corrections first, memory hits next, the model only for the rest
+    (loaded only when something is missing). The working memory (``options.memory``, under the cache)
+    is read and written by this step alone; no other step touches it.
+    """
+    articles = sorted(read_jsonl(inputs["articles"]), key=lambda a: a.get("url", ""))
+    claims = sorted(read_jsonl(inputs["claims"]), key=lambda c: (c.get("url", ""), c.get("claim_index", 0)))
+    seeds = _paths(inputs.get("memory_seeds"))
+    corr_path = next(iter(_paths(inputs.get("corrections"))), None)
+    memory = TranslationMemory(options.memory, seeds=seeds)
+    corrections = Corrections.load(corr_path) if corr_path else None
+    sentence_records, claim_records, report = translate_articles(
+        articles, claims, make_translator_factory(options), memory, corrections, options.memory_key, base=options.splitter,
+    )
+    report.update(backend=options.backend, model=options.model, memory=options.memory, memory_seeds=seeds,
+                  corrections=corr_path, n_corrections_available=len(corrections) if corrections is not None else 0)
+    write_jsonl(outputs["sentences"], sentence_records)
+    write_jsonl(outputs["claims_en"], claim_records)
+    write_json(outputs["report"], report)
+    log.info("translated %d articles / %d claims: %d unique texts, %d corrections, %d memory hits, %d by the model",
+             report["n_articles"], report["n_claims"], report["n_unique"], report["n_corrections"],
+             report["n_memory_hits"], report["n_model"])
+
+
+# --------------------------------------------------------------------------------- release + align
+
+_ROW_FIELDS = {f.name for f in dataclasses.fields(ReleaseRow)}
+
+
+def load_rows(path: str) -> list[ReleaseRow]:
+    return [ReleaseRow(**{k: v for k, v in rec.items() if k in _ROW_FIELDS}) for rec in read_jsonl(path)]
+
+
+def release(inputs: dict[str, Any], outputs: dict[str, Any], options: ReleaseOptions) -> None:
+    """Release file (input ``release``, or ``options.source`` when it is a URL) → ``rows`` + ``report``."""
+    source = inputs.get("release") or options.source
+    if not source:
+        raise ValueError("healthfc.release.source is not set")
+    path, cached = fetch_release(source, options.cache_dir)
+    rows, report = read_release(path)
+    write_jsonl(outputs["rows"], (r.as_dict() for r in rows))
+    rep = report.as_dict()
+    rep.update(source=str(source), path=str(path), from_cache=cached)
+    write_json(outputs["report"], rep)
+
+
+def align(inputs: dict[str, Any], outputs: dict[str, Any], options: AlignOptions) -> None:
+    """Parsed claims/articles and release rows → ``alignment`` + ``report`` (rate, every unaligned sentence)."""
+    claims = list(read_jsonl(inputs["claims"]))
+    articles = list(read_jsonl(inputs["articles"]))
+    sentences, sections = sentences_by_article(articles, base=options.splitter)
+    result = align_release(load_rows(inputs["rows"]), claims, sentences, threshold=options.fuzzy_threshold,
+                           min_claim_score=options.min_claim_score, min_contained_chars=options.min_contained_chars,
+                           sections=sections)
+    write_jsonl(outputs["alignment"], alignment_records(result))
+    report = result.report()
+    report["fuzzy_threshold"] = options.fuzzy_threshold
+    write_json(outputs["report"], report)
+    log.info("aligned %s of %s evidence sentences (rate %s); %d release rows unmatched",
+             report["evidence_sentences_aligned"], report["evidence_sentences"], report["alignment_rate"],
+             report["release_rows_unmatched"])
+
+
+# ----------------------------------------------------------------------------------------- dataset
+
+
+def dataset(inputs: dict[str, Any], outputs: dict[str, Any], options: DatasetOptions) -> None:
+    """→ ``jsonl``, ``parquet``, ``card`` (markdown) and ``report`` in the configured mode.
+
+    crawl modes: parsed ``claims``/``articles`` and the translation step's ``sentences``/``claims_en``
+    (the English side); crawl+release adds the release ``rows``, the ``alignment`` and its
+    ``align_report``; release mode reads ``rows`` alone and takes its English from the release's own
+    columns. This step never translates: a text with no English stays empty and is counted. The German
+    sentence lists are always :func:`medfc.healthfc.sentences.article_sentences` (the function the
+    translation and the alignment use, with the same splitter), so an id means the same sentence in
+    every artifact.
+    """
+    claims = articles = sentences = sections = rows = alignment = align_report = None
+    translation_records: tuple[list, list] = ([], [])
+    if options.mode != "release":
+        claims = list(read_jsonl(inputs["claims"]))
+        articles = list(read_jsonl(inputs["articles"]))
+        translation_records = (list(read_jsonl(inputs["sentences"])), list(read_jsonl(inputs["claims_en"])))
+        sentences, sections = sentences_by_article(articles, translation_records[0], base=options.splitter)
+    if options.mode != "crawl":
+        rows = load_rows(inputs["rows"])
+    if options.mode == "crawl+release":
+        alignment = alignment_from_records(list(read_jsonl(inputs["alignment"])))
+        align_report = read_json(inputs["align_report"])
+    table = known_translations(*translation_records)
+    records, report = build_dataset(claims, articles, sentences, rows, alignment,
+                                    lambda texts: [table.get(t, "") for t in texts], sections)
+    write_dataset(records, outputs["jsonl"], outputs["parquet"], outputs["card"], align_report, options.mode)
+    rep = report.as_dict()
+    rep["mode"] = options.mode
+    write_json(outputs["report"], rep)
+    log.info("dataset (%s): %d records", options.mode, len(records))
+
+
+def folds(inputs: dict[str, Any], outputs: dict[str, Any], options: FoldsOptions) -> None:
+    """Dataset → ``folds`` (CSV id,fold) and ``report`` (JSON)."""
+    df, report = assign_folds(list(read_jsonl(inputs["dataset"])), options.scheme, options.n_splits, options.seed)
+    Path(outputs["folds"]).parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(outputs["folds"], index=False)
+    write_json(outputs["report"], report)
+
+
+def stats(inputs: dict[str, Any], outputs: dict[str, Any], options: StatsOptions) -> None:
+    """Dataset → Table 2 (``table2`` .csv, with .md and .tex next to it), Figs. 1–3 (``fig1``..``fig3``
+    .png with the .pdf next to it, and ``fig*_data`` CSVs) and ``summary`` (JSON)."""
+    records = list(read_jsonl(inputs["dataset"]))
+    write_table(hstats.table2(records), Path(outputs["table2"]).with_suffix(""),
+                caption="HealthFC Table 2: text statistics (mean, std, min, max)")
+    per_year, _ = hstats.claims_per_year(records)
+    for key, df, plot in (
+        ("fig1", per_year, figures.plot_claims_per_year),
+        ("fig2", hstats.top_topics(records, options.top_topics), figures.plot_top_topics),
+        ("fig3", hstats.level_by_verdict(records), figures.plot_level_by_verdict),
+    ):
+        Path(outputs[f"{key}_data"]).parent.mkdir(parents=True, exist_ok=True)
+        df.to_csv(outputs[f"{key}_data"], index=False)
+        plot(df, Path(outputs[key]).with_suffix(""))
+    write_json(outputs["summary"], hstats.summary(records))

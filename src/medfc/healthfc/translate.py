@@ -15,10 +15,15 @@ from __future__ import annotations
 
 import logging
 import os
+from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
+import medfc
+from medfc.common.options import Options
+from medfc.healthfc.sentences import article_sentence_records
 from medfc.healthfc.tm import Corrections, TranslationMemory, normalize_key
 
 __all__ = [
@@ -26,8 +31,11 @@ __all__ = [
     "DeepLTranslator",
     "MarianTranslator",
     "ModelUnavailableError",
+    "TranslateOptions",
     "TranslationUnavailableError",
     "Translator",
+    "make_translator_factory",
+    "translate_articles",
     "translate_with_memory",
 ]
 
@@ -301,3 +309,135 @@ def translate_with_memory(
         "n_model": len(missing),
     }
     return translations, stats
+
+
+# ------------------------------------------------------------------------------- the stage's options
+
+
+@dataclass(frozen=True)
+class TranslateOptions(Options):
+    """The ``healthfc.translation`` section as the translation step uses it (its shipped memory files
+    and corrections are rule inputs), + ``memory`` (the working store under the cache, written by this
+    step alone) and ``splitter`` (``healthfc.sentences.base``)."""
+
+    backend: Literal["marian", "deepl"]
+    model: str
+    model_name: str | None
+    device: str
+    batch_size: int
+    max_length: int
+    num_beams: int
+    progress: bool
+    memory: str
+    splitter: Literal["pysbd", "nltk-punkt", "none"]
+
+    @property
+    def memory_key(self) -> str:
+        """The name translations are stored under in the memory (``model_name``, else ``model``)."""
+        return self.model_name or self.model
+
+
+def make_translator_factory(options: TranslateOptions) -> Callable[[], Translator]:
+    """A factory for the configured backend; nothing is created (or loaded) until it is called."""
+    if options.backend == "marian":
+        def marian() -> Translator:
+            return MarianTranslator(options.model, device=options.device, batch_size=options.batch_size, max_length=options.max_length,
+                                    num_beams=options.num_beams, name=options.memory_key, progress=options.progress)
+
+        return marian
+
+    def deepl() -> Translator:
+        return DeepLTranslator(name=options.memory_key)
+
+    return deepl
+
+
+def translate_articles(
+    articles: Sequence[dict[str, Any]],
+    claims: Sequence[dict[str, Any]],
+    translator_factory: Callable[[], Translator],
+    memory: TranslationMemory,
+    corrections: Corrections | None,
+    model_name: str,
+    *,
+    base: str,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """Split and translate → (sentence records, claim records, report) — see the module docstring.
+
+    :raises TranslationUnavailableError: texts are missing from corrections/memory and the
+        translator cannot be created or loaded.
+    """
+    corrections = corrections or Corrections()
+    sentence_lists = {a["article_id"]: article_sentence_records(a, base=base) for a in articles}  # type: ignore[arg-type]
+    split = {aid: [str(r["text"]) for r in recs] for aid, recs in sentence_lists.items()}
+    titles = {a["article_id"]: a.get("title", "") or "" for a in articles}
+    texts: list[str] = []
+    for a in articles:
+        texts += [titles[a["article_id"]], a.get("teaser", "") or "", *split[a["article_id"]]]
+    for c in claims:
+        texts += [c.get("question", "") or "", c.get("explanation", "") or ""]
+        texts.append(titles.get(c["article_id"], ""))
+
+    # where each unique text's translation comes from (decided before the model adds anything)
+    origin_of: dict[str, str | None] = {}
+    for key in dict.fromkeys(normalize_key(t) for t in texts):
+        if not key:
+            continue
+        if corrections.get(model_name, key) is not None:
+            origin_of[key] = "correction"
+        else:
+            rec = memory.record(model_name, key)
+            origin_of[key] = rec.origin if rec is not None else None
+
+    translations, stats = translate_with_memory(texts, translator_factory, memory, corrections, model_name)
+    table = {normalize_key(s): t for s, t in zip(texts, translations, strict=True)}
+
+    def en(text: str) -> str:
+        return table.get(normalize_key(text), "") if text and text.strip() else ""
+
+    origins: Counter = Counter()
+    for key, origin in origin_of.items():
+        if origin is None:  # sent to the translator just now
+            rec = memory.record(model_name, key)
+            origin = rec.origin if rec is not None else "model"
+        origins[origin] += 1
+
+    sentence_records = []
+    for a in articles:
+        sents = split[a["article_id"]]
+        sentence_records.append({
+            "article_id": a["article_id"],
+            "url": a.get("url", ""),
+            "sentences_de": sents,
+            "sentences_en": [en(s) for s in sents],
+            "sections": [str(r["section"]) for r in sentence_lists[a["article_id"]]],
+            "title_de": titles[a["article_id"]],
+            "title_en": en(titles[a["article_id"]]),
+            "teaser_de": a.get("teaser", "") or "",
+            "teaser_en": en(a.get("teaser", "") or ""),
+        })
+    claim_records = []
+    for c in claims:
+        title = titles.get(c["article_id"], "")
+        claim_records.append({
+            "claim_id": c["claim_id"],
+            "article_id": c["article_id"],
+            "url": c.get("url", ""),
+            "question_de": c.get("question", "") or "",
+            "question_en": en(c.get("question", "") or ""),
+            "explanation_de": c.get("explanation", "") or "",
+            "explanation_en": en(c.get("explanation", "") or ""),
+            "title_de": title,
+            "title_en": en(title),
+        })
+    report: dict[str, Any] = {
+        **stats,
+        "origins": dict(sorted(origins.items())),
+        "n_articles": len(sentence_records),
+        "n_claims": len(claim_records),
+        "n_sentences": sum(len(r["sentences_de"]) for r in sentence_records),
+        "model_name": model_name,
+        "splitter": {"base": base, "rules": True, "medfc_version": medfc.__version__},
+        "memory_skipped_lines": memory.skipped_lines,
+    }
+    return sentence_records, claim_records, report

@@ -10,6 +10,7 @@ import pytest
 
 from medfc.common.io import read_jsonl
 from medfc.healthfc.crawl import CrawlOptions, child_command, crawl_site, prepare
+from tests.helpers.config import section
 from medfc.healthfc.mirror import MirrorServer, rewrite_url
 
 ORIGIN = "https://www.medizin-transparent.at"
@@ -35,9 +36,10 @@ def make_site(root: Path, slugs: list[str], extra: list[str] = ()) -> Path:
 
 
 def options(tmp_path: Path, site: Path, **kw) -> CrawlOptions:
-    return CrawlOptions(mirror_dir=str(site), download_delay=0.0, retry_times=0, sitemap_follow=["post-sitemap"],
-                        http_cache_dir=str(tmp_path / "cache/http"), jobdir=str(tmp_path / "cache/job"),
-                        contact="test@example.org", **kw)
+    """The healthfc.crawl section (schema defaults) as the rule passes it, with the test's changes."""
+    return CrawlOptions.from_mapping(section(
+        "healthfc.crawl", mirror_dir=str(site), download_delay=0.0, retry_times=0, sitemap_follow=["post-sitemap"],
+        http_cache_dir=str(tmp_path / "cache/http"), jobdir=str(tmp_path / "cache/job"), contact="test@example.org", **kw))
 
 
 def test_rewrite_url_only_touches_the_origin():

@@ -7,10 +7,11 @@ import pandas as pd
 import pytest
 
 from medfc.common.io import read_json, read_jsonl, write_jsonl
-from medfc.healthfc import dataset_steps
+from medfc.healthfc import steps
 from medfc.healthfc.align import align_release
 from medfc.healthfc.dataset import FIELDS, build_dataset, dataset_card, write_dataset
 from medfc.healthfc.release import ReleaseRow
+from tests.helpers.config import call_step, section
 
 URL_A = "https://www.medizin-transparent.at/kaffee/"
 URL_B = "https://www.medizin-transparent.at/zink/"
@@ -118,16 +119,6 @@ def test_write_dataset_parquet_jsonl_card(tmp_path):
     assert "| crawl+release | 1 |" in card
 
 
-def test_make_translate_uses_the_memory_without_loading_a_model(tmp_path):
-    memory = tmp_path / "seed.jsonl"
-    texts = ["Hilft Zink?", "Unklar.", "Zink verkürzt Erkältungen kaum."]
-    write_jsonl(memory, [{"model": "demo-model", "source": t, "target": f"mem:{t}", "origin": "model"} for t in texts])
-    translate = dataset_steps.make_translate({"model": "demo-model", "memory_seeds": [str(memory)],
-                                              "memory": str(tmp_path / "work.jsonl")})
-    assert translate(texts) == [f"mem:{t}" for t in texts]
-    assert dataset_steps.make_translate({}) is None
-
-
 DEMO_RELEASE = Path(__file__).resolve().parents[3] / "resources" / "demo" / "healthfc_release" / "Datensatz.csv"
 DEMO_EXPECTED = Path(__file__).resolve().parents[2] / "data" / "demo_site_expected.json"
 
@@ -151,16 +142,19 @@ def test_steps_on_the_demo(tmp_path):
     write_jsonl(tmp_path / "articles.jsonl", arts)
     write_jsonl(tmp_path / "claims.jsonl", claims)
     t = tmp_path
-    dataset_steps.release({"release": str(DEMO_RELEASE)}, {"rows": str(t / "rows.jsonl"), "report": str(t / "rel.json")},
-                          {"cache_dir": str(t / "cache")})
-    dataset_steps.align({"claims": str(t / "claims.jsonl"), "articles": str(t / "articles.jsonl"), "rows": str(t / "rows.jsonl")},
-                        {"alignment": str(t / "alignment.jsonl"), "report": str(t / "align.json")}, {"fuzzy_threshold": 90})
+    call_step(steps.release, {"release": str(DEMO_RELEASE)}, {"rows": str(t / "rows.jsonl"), "report": str(t / "rel.json")},
+              {"source": None, "cache_dir": str(t / "cache")})
+    call_step(steps.align, {"claims": str(t / "claims.jsonl"), "articles": str(t / "articles.jsonl"), "rows": str(t / "rows.jsonl")},
+              {"alignment": str(t / "alignment.jsonl"), "report": str(t / "align.json")}, section("healthfc.align", splitter="pysbd"))
     assert read_json(t / "align.json")["alignment_rate"] == 1.0
-    dataset_steps.build_dataset(
-        {"claims": str(t / "claims.jsonl"), "articles": str(t / "articles.jsonl"), "rows": str(t / "rows.jsonl"),
-         "alignment": str(t / "alignment.jsonl"), "align_report": str(t / "align.json")},
-        {"jsonl": str(t / "ds.jsonl"), "parquet": str(t / "ds.parquet"), "card": str(t / "card.md"), "report": str(t / "ds.json")},
-        {"translation": {}})
+    write_jsonl(t / "sentences.jsonl", [])  # no translation step here: the English stays empty, counted
+    write_jsonl(t / "claims_en.jsonl", [])
+    call_step(steps.dataset,
+              {"claims": str(t / "claims.jsonl"), "articles": str(t / "articles.jsonl"), "rows": str(t / "rows.jsonl"),
+               "alignment": str(t / "alignment.jsonl"), "align_report": str(t / "align.json"),
+               "sentences": str(t / "sentences.jsonl"), "claims_en": str(t / "claims_en.jsonl")},
+              {"jsonl": str(t / "ds.jsonl"), "parquet": str(t / "ds.parquet"), "card": str(t / "card.md"), "report": str(t / "ds.json")},
+              {"mode": "crawl+release", "splitter": "pysbd"})
     records = list(read_jsonl(t / "ds.jsonl"))
     assert len(records) == 31
     assert sum(r["source"] == "crawl+release" for r in records) == 27
@@ -178,14 +172,14 @@ def test_steps_on_the_demo(tmp_path):
     kaffee = next(r for r in records if r["id"] == "kaffee-herzrhythmus#0")
     assert [kaffee["sentence_sections"][i] for i in kaffee["evidence_ids"]] == ["body", "body", "body", "studies"]
     assert kaffee["sentence_sections"][-1] == "studies" and len(kaffee["sentence_sections"]) == len(kaffee["sentences_de"])
-    dataset_steps.folds({"dataset": str(t / "ds.jsonl")}, {"folds": str(t / "folds.csv"), "report": str(t / "folds.json")},
-                        {"scheme": "grouped", "n_splits": 5, "seed": 42})
+    call_step(steps.folds, {"dataset": str(t / "ds.jsonl")}, {"folds": str(t / "folds.csv"), "report": str(t / "folds.json")},
+              {"scheme": "grouped", "n_splits": 5, "seed": 42})
     folds = pd.read_csv(t / "folds.csv")
     assert list(folds.columns) == ["id", "fold"] and len(folds) == 31 and read_json(t / "folds.json")["straddling_articles"] == 0
     outs = {"table2": t / "t2.csv", "summary": t / "summary.json"}
     for k in ("fig1", "fig2", "fig3"):
         outs[k], outs[f"{k}_data"] = t / f"{k}.png", t / f"{k}.csv"
-    dataset_steps.stats({"dataset": str(t / "ds.jsonl")}, {k: str(v) for k, v in outs.items()}, {})
+    call_step(steps.stats, {"dataset": str(t / "ds.jsonl")}, {k: str(v) for k, v in outs.items()}, {"top_topics": 10})
     for k in ("fig1", "fig2", "fig3"):
         assert (t / f"{k}.png").stat().st_size > 0 and (t / f"{k}.pdf").stat().st_size > 0
     assert (t / "t2.md").exists() and (t / "t2.tex").exists()
@@ -202,10 +196,11 @@ def test_build_dataset_step_uses_the_translation_stage_outputs(tmp_path):
         {"claim_id": c["claim_id"], "question_de": c["question"], "question_en": "Q?",
          "explanation_de": c["explanation"], "explanation_en": "E."} for c in CLAIMS])
     t = tmp_path
-    dataset_steps.build_dataset(
-        {"claims": str(t / "claims.jsonl"), "articles": str(t / "articles.jsonl"),
-         "sentences": str(t / "sentences.jsonl"), "claims_en": str(t / "claims_en.jsonl")},
-        {"jsonl": str(t / "ds.jsonl"), "report": str(t / "ds.json")}, {"translation": {}})
+    call_step(steps.dataset,
+              {"claims": str(t / "claims.jsonl"), "articles": str(t / "articles.jsonl"),
+               "sentences": str(t / "sentences.jsonl"), "claims_en": str(t / "claims_en.jsonl")},
+              {"jsonl": str(t / "ds.jsonl"), "parquet": str(t / "ds.parquet"), "card": str(t / "card.md"), "report": str(t / "ds.json")},
+              {"mode": "crawl", "splitter": "pysbd"})
     records = {r["id"]: r for r in read_jsonl(t / "ds.jsonl")}
     assert records["kaffee#0"]["sentences_en"] == [f"T:{x}" for x in SENTS["kaffee"]]
     assert records["zink#0"]["claim_en"] == "Q?" and records["zink#0"]["explanation_en"] == "E."
@@ -258,39 +253,31 @@ def test_pair_sentences_regroups_the_longer_side(de, en, expected):
     assert " ".join(got[0]) == " ".join(de) and " ".join(got[1]) == " ".join(en)
 
 
-@pytest.fixture
-def no_model(monkeypatch):
-    """Any attempt to create a translator fails as it does offline without a cached model."""
-    from medfc.healthfc import translation_steps
-    from medfc.healthfc.translate import ModelUnavailableError
-
-    created = []
-
-    def factory(options):
-        def make():
-            created.append(options.get("model"))
-            raise ModelUnavailableError("no network, no local model")
-        return make
-
-    monkeypatch.setattr(translation_steps, "make_translator_factory", factory)
-    return created
-
-
-def _release_mode(t, options, rows_path=None):
+def _release_mode(t, rows_path=None):
     rows_path = rows_path or t / "rows.jsonl"
     if not rows_path.exists():
-        dataset_steps.release({"release": str(DEMO_RELEASE)}, {"rows": str(rows_path), "report": str(t / "rel.json")},
-                              {"cache_dir": str(t / "cache")})
+        call_step(steps.release, {"release": str(DEMO_RELEASE)}, {"rows": str(rows_path), "report": str(t / "rel.json")},
+                  {"source": None, "cache_dir": str(t / "cache")})
     outs = {"jsonl": str(t / "ds.jsonl"), "parquet": str(t / "ds.parquet"), "card": str(t / "card.md"), "report": str(t / "ds.json")}
-    dataset_steps.build_dataset({"rows": str(rows_path)}, outs, options)
+    call_step(steps.dataset, {"rows": str(rows_path)}, outs, {"mode": "release", "splitter": "pysbd"})
     return list(read_jsonl(t / "ds.jsonl")), read_json(t / "ds.json")
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """Any attempt to create a translator would be recorded (none may happen in the dataset step)."""
+    from medfc.healthfc import translate
+
+    created = []
+    monkeypatch.setattr(translate, "MarianTranslator", lambda *a, **k: created.append(a) or None)
+    monkeypatch.setattr(translate, "DeepLTranslator", lambda *a, **k: created.append(a) or None)
+    return created
 
 
 def test_release_mode_on_the_demo_runs_offline_from_the_release_english(tmp_path, no_model):
     """The 12-column release has English claims, explanations and evidence: nothing is translated, no
-    model is created (the configured one could not be loaded), and the English is the release's own."""
-    options = {"translation": {"model": "Helsinki-NLP/opus-mt-de-en", "memory": str(tmp_path / "tm.jsonl")}}
-    records, report = _release_mode(tmp_path, options)
+    model is created, and the English is the release's own."""
+    records, report = _release_mode(tmp_path)
     assert no_model == [] and report["mode"] == "release"
     assert len(records) == 28 and {r["source"] for r in records} == {"release"}
     assert report["counts"]["english/unique_texts"] == 0 and "english/untranslated" not in report["counts"]
@@ -309,35 +296,21 @@ def test_release_mode_on_the_demo_runs_offline_from_the_release_english(tmp_path
     assert kaffee["label"] == "REFUTED" and kaffee["evidence_level"] == "moderate"  # from "wahrscheinlich Nein"
 
 
-def test_release_mode_translates_only_what_the_release_lacks_and_never_fails_offline(tmp_path, no_model):
+def test_release_mode_leaves_what_the_release_lacks_empty_and_counted(tmp_path, no_model):
+    """Release mode never translates (it needs no model and no network): a text the release has no
+    English for stays empty and is counted as untranslated; the run goes on."""
     from medfc.healthfc.release import read_release
 
     rows, _ = read_release(DEMO_RELEASE)
-    first, second = rows[0], rows[1]
-    first.en_claim = ""          # in the memory: filled from it, no model
-    second.en_explanation = ""   # nowhere: stays empty and is counted, the run goes on
+    rows[0].en_claim = ""
+    rows[1].en_explanation = ""
     rows_path = tmp_path / "rows.jsonl"
     write_jsonl(rows_path, [r.as_dict() for r in rows])
-    seed = tmp_path / "seed.jsonl"
-    write_jsonl(seed, [{"model": "m", "source": first.de_claim, "target": "From the memory?", "origin": "demo"}])
-    options = {"translation": {"model": "m", "memory_seeds": [str(seed)], "memory": str(tmp_path / "tm.jsonl")}}
-    records, report = _release_mode(tmp_path, options, rows_path)
-    assert no_model == ["m"]  # tried once for the one missing text, which could not be loaded
-    assert (records[0]["claim_en"], records[0]["claim_en_origin"]) == ("From the memory?", "translation")
+    records, report = _release_mode(tmp_path, rows_path)
+    assert no_model == []
+    assert (records[0]["claim_en"], records[0]["claim_de"] != "") == ("", True)
     assert records[1]["explanation_en"] == "" and records[1]["explanation_de"]
-    assert report["counts"]["english/unique_texts"] == 2
-    assert report["counts"]["english/translated"] == 1 and report["counts"]["english/untranslated"] == 1
-
-
-def test_crawl_mode_still_fails_loudly_without_a_model(tmp_path, no_model):
-    from medfc.healthfc.translate import TranslationUnavailableError
-
-    write_jsonl(tmp_path / "claims.jsonl", CLAIMS)
-    write_jsonl(tmp_path / "articles.jsonl", ARTICLES)
-    with pytest.raises(TranslationUnavailableError):
-        dataset_steps.build_dataset({"claims": str(tmp_path / "claims.jsonl"), "articles": str(tmp_path / "articles.jsonl")},
-                                    {"jsonl": str(tmp_path / "ds.jsonl"), "report": str(tmp_path / "ds.json")},
-                                    {"translation": {"model": "m", "memory": str(tmp_path / "tm.jsonl")}})
+    assert report["counts"]["english/unique_texts"] == 2 and report["counts"]["english/untranslated"] == 2
 
 
 def test_sentence_lists_are_always_article_sentences_and_a_stale_translated_list_is_logged(caplog):

@@ -15,11 +15,12 @@ REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO))  # repo root, for tests.helpers
 
 from medfc.common.io import read_json, read_jsonl, write_jsonl  # noqa: E402
-from medfc.healthfc import steps as parse_steps  # noqa: E402
+from medfc.healthfc import steps  # noqa: E402
 from medfc.healthfc.sentences import article_sentence_records, article_sentences, split_paragraphs  # noqa: E402
 from medfc.healthfc.tm import Corrections, TranslationMemory  # noqa: E402
 from medfc.healthfc.translate import TranslationUnavailableError  # noqa: E402
-from medfc.healthfc.translation_steps import translate, translate_articles  # noqa: E402
+from medfc.healthfc.translate import translate_articles  # noqa: E402
+from tests.helpers.config import call_step, section  # noqa: E402
 from tests.helpers.tiny_models import build_tiny_marian  # noqa: E402
 
 DEMO = REPO / "resources/demo/translation"
@@ -47,22 +48,33 @@ def parsed(script, tmp_path_factory) -> dict[str, Path]:
     pages = tmp / "pages.jsonl.gz"
     write_jsonl(pages, script.crawlable_pages())
     out = {"articles": tmp / "articles.jsonl", "claims": tmp / "claims.jsonl", "report": tmp / "report.json"}
-    parse_steps.parse({"pages": str(pages)}, {k: str(v) for k, v in out.items()}, {})
+    out |= {"articles_table": tmp / "articles.parquet", "claims_table": tmp / "claims.parquet"}
+    call_step(steps.parse, {"pages": str(pages)}, {k: str(v) for k, v in out.items()}, {})
     return out
 
 
 def _options(tmp_path: Path, **extra) -> dict:
+    """The healthfc.translation section as the rule passes it (shipped files are inputs, see _inputs)."""
+    tr = {k: v for k, v in section("healthfc.translation").items() if k not in ("memory_seeds", "corrections", "gpu")}
     return {
+        **tr,
         "model": str(tmp_path / "no-such-model"),  # a model that cannot load: any miss would fail the run
         "model_name": MODEL_NAME,
-        "backend": "marian",
         "device": "cpu",
         "memory": str(tmp_path / "cache/translation_memory.jsonl"),
-        "memory_seeds": [str(MEMORY)],
-        "corrections": str(CORRECTIONS),
         "splitter": "pysbd",
         **extra,
     }
+
+
+def _inputs(parsed: dict[str, Path], seeds=(MEMORY,), corrections=CORRECTIONS) -> dict:
+    """The rule's inputs: the parsed files and the shipped memory / corrections files."""
+    inputs = {**{k: str(parsed[k]) for k in ("articles", "claims")}, "memory_seeds": [str(s) for s in seeds]}
+    return inputs | ({"corrections": str(corrections)} if corrections else {})
+
+
+def translate(inputs, outputs, options):
+    return call_step(steps.translate, inputs, outputs, options)
 
 
 def _outputs(tmp_path: Path) -> dict[str, str]:
@@ -98,7 +110,7 @@ def test_library_run_over_the_demo_never_creates_a_translator(parsed):
     articles = list(read_jsonl(parsed["articles"]))
     claims = list(read_jsonl(parsed["claims"]))
     memory = TranslationMemory(None, seeds=[MEMORY])
-    sents, claims_en, report = translate_articles(articles, claims, _never_called, memory, None, MODEL_NAME)
+    sents, claims_en, report = translate_articles(articles, claims, _never_called, memory, None, MODEL_NAME, base="pysbd")
     assert report["n_model"] == 0
     assert report["n_memory_hits"] == report["n_unique"] > 800
     assert report["origins"] == {"demo": report["n_unique"]}
@@ -107,10 +119,7 @@ def test_library_run_over_the_demo_never_creates_a_translator(parsed):
 
 def test_step_over_the_demo_sends_nothing_to_the_model_and_applies_corrections(parsed, tmp_path):
     outputs = _outputs(tmp_path)
-    # the shipped files as rule inputs (as the workflow passes them) rather than options
-    inputs = {**{k: str(parsed[k]) for k in ("articles", "claims")}, "memory_seeds": [str(MEMORY)],
-              "corrections": str(CORRECTIONS)}
-    translate(inputs, outputs, _options(tmp_path, memory_seeds=[], corrections=None))
+    translate(_inputs(parsed), outputs, _options(tmp_path))
     report = read_json(outputs["report"])
     assert report["memory_seeds"] == [str(MEMORY)] and report["corrections"] == str(CORRECTIONS)
     corrections = Corrections.load(CORRECTIONS)
@@ -160,8 +169,7 @@ def test_missing_sentence_without_a_model_fails_with_the_clear_message(parsed, t
     seed = tmp_path / "seed.jsonl"
     seed.write_text("".join(lines[1:]), encoding="utf-8")
     with pytest.raises(TranslationUnavailableError) as exc:
-        translate({k: str(parsed[k]) for k in ("articles", "claims")}, _outputs(tmp_path),
-                  _options(tmp_path, memory_seeds=[str(seed)], corrections=None))
+        translate(_inputs(parsed, seeds=[seed], corrections=None), _outputs(tmp_path), _options(tmp_path))
     msg = str(exc.value)
     assert msg.startswith(f"1 sentence(s) are not in the translation memory for model {MODEL_NAME!r}")
     assert "translation.model" in msg and "corrections file" in msg
@@ -177,9 +185,10 @@ def test_one_sentence_removed_from_the_seeds_is_the_only_one_sent_to_a_tiny_mari
     kept = [ln for ln in MEMORY.read_text(encoding="utf-8").splitlines(keepends=True)
             if json.loads(ln)["source"] != dropped]
     seed.write_text("".join(kept), encoding="utf-8")
-    opts = _options(tmp_path, model=str(marian), memory_seeds=[str(seed)], batch_size=4, max_length=16, num_beams=1)
+    opts = _options(tmp_path, model=str(marian), batch_size=4, max_length=16, num_beams=1, progress=False)
     outputs = _outputs(tmp_path)
-    translate({k: str(parsed[k]) for k in ("articles", "claims")}, outputs, opts)
+    inputs = _inputs(parsed, seeds=[seed])
+    translate(inputs, outputs, opts)
     report = read_json(outputs["report"])
     assert report["n_model"] == 1
     assert report["origins"]["model"] == 1
@@ -187,14 +196,13 @@ def test_one_sentence_removed_from_the_seeds_is_the_only_one_sent_to_a_tiny_mari
     new = [json.loads(ln) for ln in Path(opts["memory"]).read_text(encoding="utf-8").splitlines()]
     assert [(r["model"], r["source"], r["origin"]) for r in new] == [(MODEL_NAME, dropped, "model")]
     # a second run finds it in the working store: nothing reaches the model
-    translate({k: str(parsed[k]) for k in ("articles", "claims")}, outputs, {**opts, "model": str(tmp_path / "gone")})
+    translate(inputs, outputs, {**opts, "model": str(tmp_path / "gone")})
     assert read_json(outputs["report"])["n_model"] == 0
 
 
 def test_unknown_backend_is_rejected(parsed, tmp_path):
-    with pytest.raises(ValueError, match="unknown translation backend"):
-        translate({k: str(parsed[k]) for k in ("articles", "claims")}, _outputs(tmp_path),
-                  _options(tmp_path, backend="google"))
+    with pytest.raises(ValueError, match=r"options\.backend: 'google' is not one of \['marian', 'deepl'\]"):
+        translate(_inputs(parsed), _outputs(tmp_path), _options(tmp_path, backend="google"))
 
 
 def test_check_lists_a_missing_text_and_exits_1(script, tmp_path, monkeypatch, capsys):
