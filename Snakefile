@@ -18,7 +18,8 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/healthfc.smk"
 include: "workflow/rules/clinifact.smk"
 include: "workflow/rules/experiments.smk"
-include: "workflow/rules/evaluation.smk"
+include: "workflow/rules/scoring.smk"
+include: "workflow/rules/tables.smk"
 include: "workflow/rules/figures.smk"
 
 

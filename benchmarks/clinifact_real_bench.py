@@ -2,7 +2,7 @@
 
 Trains the discriminative baseline (`medfc.experiments.steps:clinifact_train`, the workflow's step)
 on the official train split, keeps the best validation macro-F1 epoch, predicts the full test split
-and scores it (`medfc.experiments.steps:score`), then prints accuracy and macro-F1 next to the paper's
+and scores it (`medfc.scoring.steps:clinifact`), then prints accuracy and macro-F1 next to the paper's
 BioBERT (80.2 / 74.7) with the wall time. Not a CI test: it reads the release from a local directory
 (default ../shared/data/clinifact, holding train_set.csv, validation_set.csv, test_set.csv) and takes
 minutes on a CPU.
@@ -26,9 +26,15 @@ import tempfile
 import time
 from pathlib import Path
 
+import sys
+
 import pandas as pd
 
-from medfc.experiments import steps
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for tests.helpers
+
+from medfc.experiments import steps  # noqa: E402
+from medfc.scoring import steps as scoring_steps  # noqa: E402
+from tests.helpers.config import call_step, section  # noqa: E402
 
 PAPER = {"model": "BioBERT (paper, Table 8)", "accuracy": 80.2, "macro_f1": 74.7}
 
@@ -58,18 +64,19 @@ def main() -> int:
         if len(df) > args.val_examples:
             validation = out / "validation_subset.csv"
             df.sample(n=args.val_examples, random_state=args.seed).to_csv(validation, index=False)
-    train = {"model": args.model, "lr": args.lr, "warmup_ratio": 0.06, "weight_decay": 0.01, "batch_size": args.batch_size,
-             "eval_batch_size": 64, "epochs": args.epochs, "max_length": args.max_length, "seed": args.seed,
-             "device": "auto", "eval_metric": "macro_f1", "max_examples": args.max_examples or None, "progress": False}
+    train = section("experiments.clinifact.train", model=args.model, lr=args.lr, batch_size=args.batch_size, eval_batch_size=64,
+                    epochs=args.epochs, max_length=args.max_length, seed=args.seed, max_examples=args.max_examples or None)
     start = time.perf_counter()
-    info = steps.clinifact_train(
+    info = call_step(
+        steps.clinifact_train,
         {"train": str(data / "train_set.csv"), "validation": str(validation), "test": str(data / "test_set.csv")},
         {"predictions": str(out / "predictions.jsonl"), "info": str(out / "info.json")},
-        {"train": train, "include_title": True, "predict_splits": ["test"], "checkpoint_dir": None, "threads": args.threads},
+        {"train": train, "include_title": True, "predict_splits": ["test"], "checkpoint_dir": None},
+        threads=args.threads,
     )
     train_s = time.perf_counter() - start
-    scores = steps.score({"predictions": str(out / "predictions.jsonl")}, {"scores": str(out / "scores.json")},
-                         {"kind": "clinifact", "system": "discriminative"})
+    scores = call_step(scoring_steps.clinifact, {"predictions": str(out / "predictions.jsonl")},
+                       {"scores": str(out / "scores.json"), "report": str(out / "scores.skipped.json")}, {"system": "discriminative"})
     wall = time.perf_counter() - start
     print()
     print(f"settings: {json.dumps(train)}; validation pairs {info['sizes']['validation']}, train pairs used "

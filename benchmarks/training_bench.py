@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -28,8 +29,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from medfc.experiments.classifier import Example, collator_for, load_classifier, load_tokenizer, make_features
-from medfc.experiments.training import PadCollator, TrainConfig, set_seed, train
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for tests.helpers
+
+from medfc.experiments.classifier import Example, collator_for, load_classifier, load_tokenizer, make_features  # noqa: E402
+from medfc.experiments.training import PadCollator, TrainConfig, set_seed, train  # noqa: E402
+from tests.helpers.config import section  # noqa: E402
 
 WORDS = (
     "the study trial patients evidence placebo risk effect group groups result results treatment "
@@ -72,10 +76,9 @@ def clinifact_examples(path: str, n: int) -> list[Example]:
 
 def run(model_dir: str, examples: list[Example], dynamic: bool, args: argparse.Namespace) -> tuple[float, float]:
     labels = sorted({e.label for e in examples})
-    cfg = TrainConfig.from_dict({
-        "model": model_dir, "lr": 1e-5, "batch_size": args.batch_size, "epochs": 1, "max_length": args.max_length,
-        "device": args.device, "precision": "auto", "seed": 0, "progress": False, "length_grouping": dynamic,
-    })
+    cfg = TrainConfig.from_mapping(section("experiments.healthfc.train", model=model_dir, lr=1e-5, batch_size=args.batch_size, epochs=1,
+                                           max_length=args.max_length, device=args.device, precision="auto", seed=0, progress=False,
+                                           length_grouping=dynamic))
     set_seed(0)
     tok = load_tokenizer(model_dir)
     model = load_classifier(model_dir, labels)

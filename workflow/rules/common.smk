@@ -5,6 +5,10 @@ from pathlib import Path
 from snakemake.utils import validate
 
 from medfc.common.codeversion import versioned
+from medfc.experiments.systems import SYSTEMS as HFC_SYSTEMS
+from medfc.experiments.systems import TABLE3_SYSTEMS as HFC_TABLE3_SYSTEMS
+from medfc.experiments.systems import TABLE5_SYSTEMS as HFC_TABLE5_SYSTEMS
+from medfc.experiments.systems import system_option_keys
 
 
 validate(config, schema="../schemas/config.schema.yaml", set_default=True)
@@ -119,24 +123,14 @@ def all_targets():
 
 
 # ---------------------------------------------------------------------------------- experiments
-# Helpers of experiments.smk / evaluation.smk / figures.smk (snakemake --lint wants functions here).
+# Helpers of experiments.smk, scoring.smk, tables.smk and figures.smk (snakemake --lint wants functions
+# here). The HealthFC systems and the option keys each depends on come from the library.
 
-HFC_SYSTEMS = ["pipeline", "joint", "oracle", "claims_only", "gold_explanations", "level_of_evidence"]
-HFC_EVIDENCE_SYSTEMS = ["pipeline", "joint"]
-HFC_TABLE3_SYSTEMS = ["pipeline", "joint", "oracle"]
-HFC_TABLE5_SYSTEMS = ["claims_only", "gold_explanations", "level_of_evidence"]
-# The HealthFC options each system depends on (so changing e.g. the threshold reruns only pipeline/joint).
-HFC_SYSTEM_OPTION_KEYS = {
-    "pipeline": ["threshold", "max_evidence", "neg_ratio", "val_fraction", "evidence_train"],
-    "joint": ["threshold", "max_evidence", "evidence_weight", "joint_pool", "val_fraction"],
-    "oracle": ["val_fraction"],
-    "claims_only": ["val_fraction"],
-    "gold_explanations": ["val_fraction"],
-    "level_of_evidence": ["loe_input", "val_fraction"],
-}
 EXP_DIR = "results/experiments"
 TABLES_DIR = "results/tables"
 FIGURES_DIR = "results/figures"
+PAPERS = "resources/papers/numbers.yaml"
+HFC_TABLES = {"healthfc_table3": HFC_TABLE3_SYSTEMS, "healthfc_table5": HFC_TABLE5_SYSTEMS}
 
 
 wildcard_constraints:
@@ -144,6 +138,7 @@ wildcard_constraints:
     system="|".join(HFC_SYSTEMS),
     fold=r"\d+",
     model=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
+    table="healthfc_table3|healthfc_table5|healthfc_significance|clinifact_table8|clinifact_significance",
 
 
 def model_name(alias):
@@ -154,11 +149,18 @@ def model_name(alias):
     return aliases[alias]
 
 
-def _merged(*dicts):
+def layered(*layers):
+    """Config sections merged left to right (later layers override earlier keys)."""
     out = {}
-    for d in dicts:
-        out.update({k: v for k, v in (d or {}).items()})
+    for layer in layers:
+        out.update(layer or {})
     return out
+
+
+def checkpoint_dir(sub):
+    """Where a run keeps its checkpoints; None (kept in memory, nothing written) unless keep_checkpoints."""
+    ex = config["experiments"]
+    return f"{ex['checkpoint_dir']}/{sub}" if ex["keep_checkpoints"] else None
 
 
 def healthfc_folds_run():
@@ -190,52 +192,37 @@ def healthfc_run_dir(run):
     return f"{EXP_DIR}/healthfc/{run['lang']}/{run['model']}/{run['system']}/fold{run['fold']}"
 
 
-def healthfc_train_config(model, system):
-    """The training config of one HealthFC experiment: train < model_train[model] < system_train[system] < smoke."""
-    hx = config["experiments"]["healthfc"]
-    cfg = _merged(hx["train"], hx["model_train"].get(model), hx["system_train"].get(system), config["experiments"]["smoke"])
-    cfg["model"] = model_name(model)
-    return cfg
-
-
 def healthfc_experiment_options(w):
+    """One HealthFC run's options: the training config (train < model_train[model] < system_train[system]
+    < smoke) and just the system options this system depends on."""
     hx = config["experiments"]["healthfc"]
-    opts = {k: hx[k] for k in HFC_SYSTEM_OPTION_KEYS[w.system]}
-    if "evidence_train" in opts:
-        opts["evidence_train"] = _merged(opts["evidence_train"], config["experiments"]["smoke"])
+    smoke = config["experiments"]["smoke"]
+    system_options = {k: hx[k] for k in system_option_keys(w.system)}
+    if "evidence_train" in system_options:
+        system_options["evidence_train"] = layered(system_options["evidence_train"], smoke)
     return {
         "system": w.system,
         "lang": w.lang,
         "fold": int(w.fold),
-        "train": healthfc_train_config(w.model, w.system),
-        "options": opts,
-        "checkpoint_dir": f"{config['experiments']['checkpoint_dir']}/healthfc/{w.lang}/{w.model}/{w.system}/fold{w.fold}",
+        "train": layered(hx["train"], hx["model_train"].get(w.model), hx["system_train"].get(w.system), smoke, {"model": model_name(w.model)}),
+        "system_options": system_options,
+        "checkpoint_dir": checkpoint_dir(f"healthfc/{w.lang}/{w.model}/{w.system}/fold{w.fold}"),
     }
-
-
-def clinifact_train_config(model):
-    cx = config["experiments"]["clinifact"]
-    cfg = _merged(cx["train"], cx["model_train"].get(model), config["experiments"]["smoke"])
-    cfg["model"] = model_name(model)
-    return cfg
 
 
 def clinifact_experiment_options(w):
     cx = config["experiments"]["clinifact"]
     return {
-        "train": clinifact_train_config(w.model),
+        "train": layered(cx["train"], cx["model_train"].get(w.model), config["experiments"]["smoke"], {"model": model_name(w.model)}),
         "include_title": cx["include_title"],
-        "predict_splits": list(cx["predict_splits"]),
-        "checkpoint_dir": f"{config['experiments']['checkpoint_dir']}/clinifact/{w.model}",
+        "predict_splits": cx["predict_splits"],
+        "checkpoint_dir": checkpoint_dir(f"clinifact/{w.model}"),
     }
 
 
 def clinifact_zero_shot_options(w):
-    zs = dict(config["experiments"]["clinifact"]["zero_shot"])
-    zs["cache_dir"] = zs["cache_dir"] or f"{CACHE}/completions"
-    zs["model"] = model_name(w.model)
-    zs["splits"] = list(zs["splits"])
-    return {"zero_shot": zs}
+    zs = config["experiments"]["clinifact"]["zero_shot"]
+    return {**zs, "model": model_name(w.model), "cache_dir": zs["cache_dir"] or f"{CACHE}/completions"}
 
 
 def clinifact_split_inputs(w):
@@ -246,21 +233,10 @@ def clinifact_zero_shot_inputs(w):
     return {s: f"{CF_PAIRS}/{s}_set.csv" for s in config["experiments"]["clinifact"]["zero_shot"]["splits"]}
 
 
-def scoring_options(kind, w):
+def healthfc_score_options(w):
     sc = config["scoring"]
-    opts = {"kind": kind}
-    if kind == "healthfc":
-        opts.update({"system": w.system, "lang": w.lang, "abstain": sc["abstain"]})
-        if w.system in HFC_EVIDENCE_SYSTEMS:
-            opts.update({"lambdas": list(sc["lambdas"]), "reported_lambda": sc["reported_lambda"],
-                         "max_pred_evidence": sc["max_pred_evidence"]})
-    else:
-        opts.update({"system": "zero_shot" if kind == "clinifact_zero_shot" else "discriminative", "kind": "clinifact"})
-    return opts
-
-
-def healthfc_table_inputs(systems, name="scores"):
-    return [f"{healthfc_run_dir(r)}/{name}.{'json' if name == 'scores' else 'jsonl'}" for r in healthfc_runs(systems)]
+    return {"system": w.system, "lang": w.lang, "lambdas": sc["lambdas"], "reported_lambda": sc["reported_lambda"],
+            "max_pred_evidence": sc["max_pred_evidence"], "abstain": sc["abstain"]}
 
 
 def healthfc_table_entries(systems):
@@ -286,8 +262,35 @@ def clinifact_table_entries():
     return [{"model": r["model"], "system": r["system"], "model_name": model_name(r["model"])} for r in clinifact_runs()]
 
 
+def table_runs(table):
+    """(input name, the runs' files, the runs' entries) of one table."""
+    if table in HFC_TABLES:
+        runs = healthfc_runs(HFC_TABLES[table])
+        return "scores", [f"{healthfc_run_dir(r)}/scores.json" for r in runs], healthfc_table_entries(HFC_TABLES[table])
+    if table == "healthfc_significance":
+        systems = healthfc_compared_systems()[1]
+        runs = healthfc_runs(systems)
+        return "predictions", [f"{healthfc_run_dir(r)}/predictions.jsonl" for r in runs], healthfc_table_entries(systems)
+    name, file = ("scores", "scores.json") if table == "clinifact_table8" else ("predictions", "predictions.jsonl")
+    return name, [f"{r['dir']}/{file}" for r in clinifact_runs()], clinifact_table_entries()
+
+
+def table_inputs(w):
+    name, files, _ = table_runs(w.table)
+    return {name: files, **({"papers": PAPERS} if name == "scores" else {})}
+
+
+def table_options(w):
+    options = {"entries": table_runs(w.table)[2]}
+    if w.table == "healthfc_significance":
+        sc = config["scoring"]
+        options.update(comparisons=healthfc_compared_systems()[0], abstain=sc["abstain"], **sc["bootstrap"])
+    return options
+
+
 def clinifact_fig3_inputs(w):
-    inputs = {"predictions": [f"{r['dir']}/predictions.jsonl" for r in clinifact_runs()], "test": f"{CF_PAIRS}/test_set.csv"}
+    inputs = {"predictions": [f"{r['dir']}/predictions.jsonl" for r in clinifact_runs()], "test": f"{CF_PAIRS}/test_set.csv",
+              "papers": PAPERS}
     if config["experiments"]["clinifact"]["disease_panel"]:
         inputs["studies"] = "results/clinifact/studies/studies.jsonl.gz"
     return inputs
@@ -299,10 +302,7 @@ def experiment_targets():
     for r in hfc:
         targets += [f"{healthfc_run_dir(r)}/predictions.jsonl", f"{healthfc_run_dir(r)}/scores.json"]
     systems = {r["system"] for r in hfc}
-    if systems & set(HFC_TABLE3_SYSTEMS):
-        targets.append(f"{TABLES_DIR}/healthfc_table3.csv")
-    if systems & set(HFC_TABLE5_SYSTEMS):
-        targets.append(f"{TABLES_DIR}/healthfc_table5.csv")
+    targets += [f"{TABLES_DIR}/{t}.csv" for t, table_systems in HFC_TABLES.items() if systems & set(table_systems)]
     if hfc and healthfc_compared_systems()[0]:
         targets.append(f"{TABLES_DIR}/healthfc_significance.csv")
     cf = clinifact_runs()

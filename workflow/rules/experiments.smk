@@ -1,6 +1,6 @@
-# Experiments: the HealthFC baselines (5-fold cross-validation, one job per lang × model × system × fold)
-# and the CliniFact baselines (discriminative fine-tuning and zero-shot scoring, one job per model).
-# All logic is in medfc.experiments (docs/experiments.md); helpers are in common.smk.
+# Experiments (training and inference): the HealthFC baselines (5-fold cross-validation, one job per
+# lang × model × system × fold) and the CliniFact baselines (discriminative fine-tuning and zero-shot
+# scoring, one job per model). Steps: medfc.experiments.steps (docs/experiments.md); helpers in common.smk.
 
 
 rule healthfc_experiment:
@@ -11,7 +11,7 @@ rule healthfc_experiment:
         predictions=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/predictions.jsonl",
         info=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/info.json",
     params:
-        step="experiments.steps:healthfc_fold",
+        step=versioned("experiments.steps:healthfc_fold"),
         options=healthfc_experiment_options,
     log:
         "logs/experiments/healthfc/{lang}/{model}/{system}/fold{fold}.log",
@@ -35,7 +35,7 @@ rule clinifact_experiment:
         predictions=f"{EXP_DIR}/clinifact/{{model}}/predictions.jsonl",
         info=f"{EXP_DIR}/clinifact/{{model}}/info.json",
     params:
-        step="experiments.steps:clinifact_train",
+        step=versioned("experiments.steps:clinifact_train"),
         options=clinifact_experiment_options,
     log:
         "logs/experiments/clinifact/{model}.log",
@@ -59,7 +59,7 @@ rule clinifact_zero_shot:
         predictions=f"{EXP_DIR}/clinifact/zero_shot/{{model}}/predictions.jsonl",
         info=f"{EXP_DIR}/clinifact/zero_shot/{{model}}/info.json",
     params:
-        step="experiments.steps:clinifact_zero_shot",
+        step=versioned("experiments.steps:clinifact_zero_shot"),
         options=clinifact_zero_shot_options,
     log:
         "logs/experiments/clinifact/zero_shot/{model}.log",

@@ -26,12 +26,13 @@ import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from medfc.common.io import write_json, write_jsonl
+from medfc.common.options import Options
 from medfc.common.report import SkipReport
 from medfc.experiments.classifier import Example, fit_classifier, token_ids
 from medfc.experiments.metrics import validation_scores
@@ -129,15 +130,15 @@ def run_discriminative(
     train_csv: str | os.PathLike,
     validation_csv: str | os.PathLike,
     test_csv: str | os.PathLike,
-    train_config: dict[str, Any] | TrainConfig,
+    cfg: TrainConfig,
     *,
-    checkpoint_dir: str | os.PathLike | None = None,
-    include_title: bool = True,
-    predict_splits: Sequence[str] = ("test",),
+    checkpoint_dir: str | os.PathLike | None,
+    include_title: bool,
+    predict_splits: Sequence[str],
     report: SkipReport | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Fine-tune on train, keep the best-validation checkpoint, predict ``predict_splits``."""
-    cfg = train_config if isinstance(train_config, TrainConfig) else TrainConfig.from_dict(train_config)
+    """Fine-tune on train, keep the best-validation checkpoint (in ``checkpoint_dir``, or in memory
+    without one), predict ``predict_splits``."""
     report = report or SkipReport("clinifact-discriminative")
     splits = {"train": load_pairs(train_csv, report), "validation": load_pairs(validation_csv, report), "test": load_pairs(test_csv, report)}
     fitted = fit_classifier(
@@ -196,44 +197,29 @@ def fit_prompt(p: Pair, tokenizer, max_tokens: int, template: str = PROMPT) -> t
     return build_prompt(p, template, abstract), True
 
 
-@dataclass
-class ZeroShotOptions:
-    """The workflow's ``experiments.clinifact.zero_shot`` section."""
+ANSWER_OPTIONS = ("TRUE", "FALSE", "NONE")
 
-    backend: str = "transformers"  # transformers | openai
-    model: str = ""  # local directory / hub name (transformers) or the served model name (openai)
-    tokenizer: str | None = None  # for prompt trimming with the openai backend (defaults to model for transformers)
-    options: tuple[str, ...] = ("TRUE", "FALSE", "NONE")
-    prompt: str = PROMPT
-    max_prompt_tokens: int = 2048
-    batch_size: int = 4
-    device: str = "auto"
-    precision: str = "auto"
-    base_url: str = "http://127.0.0.1:8000/v1"
-    api_key_env: str = "OPENAI_API_KEY"
-    top_logprobs: int = 20
-    cache_dir: str | None = None
-    min_interval_s: float = 0.0
-    timeout_s: float = 120.0
-    max_retries: int = 3
-    splits: tuple[str, ...] = ("test",)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> ZeroShotOptions:
-        data = dict(data or {})
-        unknown = set(data) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise ValueError(f"unknown zero-shot options {sorted(unknown)}")
-        for key in ("options", "splits"):
-            if key in data:
-                data[key] = tuple(data[key])
-        opts = cls(**data)
-        if opts.backend not in ("transformers", "openai"):
-            raise ValueError("backend must be 'transformers' or 'openai'")
-        for o in opts.options:
-            if o not in OPTION_TO_LABEL:
-                raise ValueError(f"option {o!r} has no label mapping ({sorted(OPTION_TO_LABEL)})")
-        return opts
+@dataclass(frozen=True)
+class ZeroShotOptions(Options):
+    """The ``experiments.clinifact.zero_shot`` section + ``model`` (a local directory / hub name for
+    ``transformers``, the served model name for ``openai``) and the resolved ``cache_dir``."""
+
+    backend: Literal["transformers", "openai"]
+    model: str
+    tokenizer: str | None  # prompt trimming with the openai backend (transformers uses the model's)
+    max_prompt_tokens: int
+    batch_size: int
+    device: str
+    precision: Literal["auto", "fp32", "bf16", "fp16"]
+    base_url: str
+    api_key_env: str
+    top_logprobs: int
+    cache_dir: str
+    min_interval_s: float
+    timeout_s: float
+    max_retries: int
+    splits: tuple[str, ...]
 
 
 def _softmax(logp: np.ndarray) -> np.ndarray:
@@ -262,12 +248,11 @@ def make_scorer(opts: ZeroShotOptions) -> LLMClient:
 
 def run_zero_shot(
     split_csvs: dict[str, str | os.PathLike],
-    options: dict[str, Any] | ZeroShotOptions,
+    opts: ZeroShotOptions,
     *,
     report: SkipReport | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Zero-shot predictions for the splits named in ``options.splits`` (paths in ``split_csvs``)."""
-    opts = options if isinstance(options, ZeroShotOptions) else ZeroShotOptions.from_dict(options)
+    """Zero-shot predictions for the splits named in ``opts.splits`` (paths in ``split_csvs``)."""
     report = report or SkipReport("clinifact-zero-shot")
     set_seed(0)
     tokenizer = None
@@ -279,7 +264,7 @@ def run_zero_shot(
             from transformers import AutoTokenizer
 
             tokenizer = AutoTokenizer.from_pretrained(opts.tokenizer)
-    labels = [OPTION_TO_LABEL[o] for o in opts.options]
+    labels = [OPTION_TO_LABEL[o] for o in ANSWER_OPTIONS]
     records: list[dict[str, Any]] = []
     trimmed = 0
     no_option = 0
@@ -288,12 +273,12 @@ def run_zero_shot(
         prompts = []
         for p in pairs:
             if tokenizer is not None:
-                prompt, cut = fit_prompt(p, tokenizer, opts.max_prompt_tokens - 8, opts.prompt)
+                prompt, cut = fit_prompt(p, tokenizer, opts.max_prompt_tokens - 8)
                 trimmed += cut
             else:
-                prompt = build_prompt(p, opts.prompt)
+                prompt = build_prompt(p)
             prompts.append(prompt)
-        logp = scorer.score_options(prompts, opts.options, opts.batch_size)
+        logp = scorer.score_options(prompts, ANSWER_OPTIONS, opts.batch_size)
         for p, row in zip(pairs, logp):
             if not np.isfinite(row).any():
                 no_option += 1
@@ -305,7 +290,7 @@ def run_zero_shot(
         "system": "zero_shot",
         "backend": opts.backend,
         "model": opts.model,
-        "options": dict(zip(opts.options, labels)),
+        "options": dict(zip(ANSWER_OPTIONS, labels)),
         "n_prompts_trimmed": trimmed,
         "n_no_option": no_option,
         "scores": {s: _scores([r for r in records if r["split"] == s]) for s in opts.splits},

@@ -33,7 +33,7 @@ import logging
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,19 +42,24 @@ import pandas as pd
 import torch
 
 from medfc.common.io import read_jsonl, write_json, write_jsonl
+from medfc.common.options import Options
 from medfc.common.report import SkipReport
 from medfc.experiments import joint as joint_mod
 from medfc.experiments.classifier import Example, FittedClassifier, fit_classifier, load_tokenizer
 from medfc.experiments.metrics import validation_scores
+from medfc.experiments.systems import (
+    EVIDENCE_LABELS,
+    LOE_LABELS,
+    SYSTEM_OPTIONS,
+    SYSTEMS,
+    VERACITY_LABELS,
+    JointOptions,
+    LevelOptions,
+    PipelineOptions,
+)
 from medfc.experiments.training import TrainConfig, predict, set_seed, train
 
 log = logging.getLogger(__name__)
-
-VERACITY_LABELS = ["SUPPORTED", "NOT ENOUGH INFO", "REFUTED"]
-LOE_LABELS = ["high", "moderate", "low"]
-EVIDENCE_LABELS = ["other", "evidence"]
-SYSTEMS = ("pipeline", "joint", "oracle", "claims_only", "gold_explanations", "level_of_evidence")
-LOE_INPUTS = ("claim", "claim+evidence", "claim+explanation", "claim+document")
 
 
 # ------------------------------------------------------------------------------------------- data
@@ -149,38 +154,6 @@ def stratified_holdout(claims: Sequence[Claim], fraction: float, seed: int) -> t
         held.extend(group[i] for i in order[:n_held])
         keep.extend(group[i] for i in order[n_held:])
     return keep, held
-
-
-# ---------------------------------------------------------------------------------------- options
-
-
-@dataclass
-class HealthFCOptions:
-    """System options (the workflow's ``experiments.healthfc`` section)."""
-
-    lang: str = "en"
-    threshold: float = 0.5
-    max_evidence: int = 5
-    neg_ratio: float | None = 4.0  # sampled negatives per positive sentence and claim; None = all
-    val_fraction: float = 0.0
-    evidence_weight: float = 6.0
-    joint_pool: str = "gold"
-    loe_input: str = "claim+evidence"
-    evidence_train: dict[str, Any] = field(default_factory=dict)  # overrides for the selection model
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> HealthFCOptions:
-        data = dict(data or {})
-        names = set(cls.__dataclass_fields__)
-        unknown = set(data) - names
-        if unknown:
-            raise ValueError(f"unknown HealthFC options {sorted(unknown)}; known: {sorted(names)}")
-        opts = cls(**data)
-        if opts.loe_input not in LOE_INPUTS:
-            raise ValueError(f"loe_input must be one of {LOE_INPUTS}")
-        if opts.neg_ratio is not None and float(opts.neg_ratio) <= 0:
-            opts.neg_ratio = None
-        return opts
 
 
 # ------------------------------------------------------------------------------------- selection
@@ -291,8 +264,8 @@ def _fit_veracity(cfg: TrainConfig, train_ex: list[Example], val_ex: list[Exampl
     return fit_classifier(cfg, labels, train_ex, val_ex or None, checkpoint_dir=ckpt, desc=desc)
 
 
-def run_pipeline(train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], cfg: TrainConfig, opts: HealthFCOptions, ckpt: Path | None, fold: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    ev_cfg = TrainConfig.from_dict({**cfg.as_dict(), **opts.evidence_train})
+def run_pipeline(train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], cfg: TrainConfig, opts: PipelineOptions, lang: str, ckpt: Path | None, fold: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    ev_cfg = TrainConfig.from_mapping({**cfg.as_dict(), **opts.evidence_train}, where="evidence_train")
     ev_train = evidence_examples(train_c, opts.neg_ratio, cfg.seed)
     selector = fit_classifier(ev_cfg, EVIDENCE_LABELS, ev_train, _evidence_eval_examples(val_c) or None, checkpoint_dir=_sub(ckpt, "evidence"), desc="evidence")
     ver = _fit_veracity(cfg, [veracity_example(c, c.gold_evidence) for c in train_c], [veracity_example(c, c.gold_evidence) for c in val_c], _sub(ckpt, "veracity"), "veracity")
@@ -301,7 +274,7 @@ def run_pipeline(train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], 
     test_ex = [veracity_example(c, [c.sentences[i] for i in sel]) for c, sel in zip(test_c, selected)]
     probs = ver.probs(test_ex, desc="veracity/predict")
     records = [
-        _record(c, fold, "pipeline", opts.lang, c.label, VERACITY_LABELS, p, sel, [c.sentences[i] for i in sel])
+        _record(c, fold, "pipeline", lang, c.label, VERACITY_LABELS, p, sel, [c.sentences[i] for i in sel])
         for c, p, sel in zip(test_c, probs, selected)
     ]
     info = {
@@ -311,7 +284,7 @@ def run_pipeline(train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], 
     return records, info
 
 
-def run_single(system: str, train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], cfg: TrainConfig, opts: HealthFCOptions, ckpt: Path | None, fold: int, report: SkipReport) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def run_single(system: str, train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], cfg: TrainConfig, opts: Options, lang: str, ckpt: Path | None, fold: int, report: SkipReport) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """oracle, claims_only, gold_explanations and level_of_evidence: one classifier each."""
     labels: Sequence[str] = VERACITY_LABELS
     if system == "oracle":
@@ -324,6 +297,7 @@ def run_single(system: str, train_c: list[Claim], val_c: list[Claim], test_c: li
         make = lambda c: Example(c.claim, c.explanation, c.label)  # noqa: E731
         shown = lambda c: []  # noqa: E731
     elif system == "level_of_evidence":
+        assert isinstance(opts, LevelOptions)
         labels = LOE_LABELS
         make = lambda c: loe_example(c, opts.loe_input)  # noqa: E731
         shown = lambda c: c.gold_evidence if opts.loe_input == "claim+evidence" else []  # noqa: E731
@@ -337,11 +311,11 @@ def run_single(system: str, train_c: list[Claim], val_c: list[Claim], test_c: li
     model = _fit_veracity(cfg, [make(c) for c in train_c], [make(c) for c in val_c], _sub(ckpt, system), system, labels)
     probs = model.probs([make(c) for c in test_c], desc=f"{system}/predict")
     gold_of = (lambda c: c.evidence_level) if system == "level_of_evidence" else (lambda c: c.label)
-    records = [_record(c, fold, system, opts.lang, gold_of(c), labels, p, None, shown(c)) for c, p in zip(test_c, probs)]
+    records = [_record(c, fold, system, lang, gold_of(c), labels, p, None, shown(c)) for c, p in zip(test_c, probs)]
     return records, {"model": {"train": model.result.as_dict(), "encode": model.encode_stats.as_dict()}}
 
 
-def run_joint(train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], cfg: TrainConfig, opts: HealthFCOptions, ckpt: Path | None, fold: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def run_joint(train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], cfg: TrainConfig, opts: JointOptions, lang: str, ckpt: Path | None, fold: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     set_seed(cfg.seed)
     tok = load_tokenizer(cfg.model)
     model = joint_mod.JointModel.from_pretrained(cfg.model, len(VERACITY_LABELS), evidence_weight=opts.evidence_weight, threshold=opts.threshold, pool=opts.joint_pool)
@@ -372,7 +346,7 @@ def run_joint(train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], cfg
     records = []
     for c, (lp, ep) in zip(test_c, out):
         sel = select_evidence(ep.tolist(), opts.threshold, opts.max_evidence)
-        records.append(_record(c, fold, "joint", opts.lang, c.label, VERACITY_LABELS, lp, sel, [c.sentences[i] for i in sel]))
+        records.append(_record(c, fold, "joint", lang, c.label, VERACITY_LABELS, lp, sel, [c.sentences[i] for i in sel]))
     return records, {"model": {"train": result.as_dict(), "windows": stats.as_dict()}}
 
 
@@ -381,32 +355,35 @@ def run_fold(
     folds: str | os.PathLike,
     fold: int,
     system: str,
-    train_config: dict[str, Any] | TrainConfig,
-    options: dict[str, Any] | HealthFCOptions | None = None,
-    checkpoint_dir: str | os.PathLike | None = None,
+    cfg: TrainConfig,
+    options: Options,
+    lang: str,
+    checkpoint_dir: str | os.PathLike | None,
     report: SkipReport | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Train ``system`` on every fold but ``fold`` and predict ``fold``.
 
+    ``options`` are the system's own (:data:`medfc.experiments.systems.SYSTEM_OPTIONS`); with a
+    ``checkpoint_dir`` checkpoints are written there, without one the best weights are kept in memory.
     Returns the prediction records (one per test claim; for ``level_of_evidence`` one per eligible
     test claim) and an info dict (training results, sizes, cut counts).
     """
     if system not in SYSTEMS:
         raise ValueError(f"unknown HealthFC system {system!r}; known: {SYSTEMS}")
-    cfg = train_config if isinstance(train_config, TrainConfig) else TrainConfig.from_dict(train_config)
-    opts = options if isinstance(options, HealthFCOptions) else HealthFCOptions.from_dict(options)
+    if not isinstance(options, SYSTEM_OPTIONS[system]):
+        raise TypeError(f"system {system} takes {SYSTEM_OPTIONS[system].__name__}, not {type(options).__name__}")
     report = report or SkipReport(f"healthfc-{system}-fold{fold}")
-    claims = load_claims(dataset, opts.lang, report)
+    claims = load_claims(dataset, lang, report)
     train_c, test_c = split_fold(claims, load_folds(folds), int(fold), report)
-    train_c, val_c = stratified_holdout(train_c, opts.val_fraction, cfg.seed)
+    train_c, val_c = stratified_holdout(train_c, options.val_fraction, cfg.seed)
     ckpt = Path(checkpoint_dir) if checkpoint_dir is not None else None
-    log.info("HealthFC %s fold %d (%s): %d train, %d validation, %d test claims", system, fold, opts.lang, len(train_c), len(val_c), len(test_c))
+    log.info("HealthFC %s fold %d (%s): %d train, %d validation, %d test claims", system, fold, lang, len(train_c), len(val_c), len(test_c))
     if system == "pipeline":
-        records, info = run_pipeline(train_c, val_c, test_c, cfg, opts, ckpt, int(fold))
+        records, info = run_pipeline(train_c, val_c, test_c, cfg, options, lang, ckpt, int(fold))
     elif system == "joint":
-        records, info = run_joint(train_c, val_c, test_c, cfg, opts, ckpt, int(fold))
+        records, info = run_joint(train_c, val_c, test_c, cfg, options, lang, ckpt, int(fold))
     else:
-        records, info = run_single(system, train_c, val_c, test_c, cfg, opts, ckpt, int(fold), report)
+        records, info = run_single(system, train_c, val_c, test_c, cfg, options, lang, ckpt, int(fold), report)
     gold = [r["label"] for r in records]
     pred = [r["pred_label"] for r in records]
     labels = LOE_LABELS if system == "level_of_evidence" else VERACITY_LABELS
@@ -414,13 +391,13 @@ def run_fold(
         {
             "system": system,
             "fold": int(fold),
-            "lang": opts.lang,
+            "lang": lang,
             "n_train": len(train_c),
             "n_validation": len(val_c),
             "n_test": len(test_c),
             "n_predictions": len(records),
             "config": cfg.as_dict(),
-            "options": opts.__dict__,
+            "options": options.as_dict(),
             "scores": validation_scores(gold, pred, labels) if records else {},
             "skips": report.as_dict(),
         }

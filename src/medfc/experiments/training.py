@@ -33,11 +33,13 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
+
+from medfc.common.options import Options
 
 log = logging.getLogger(__name__)
 
@@ -48,72 +50,31 @@ Feature = dict[str, Any]
 # --------------------------------------------------------------------------------------- config
 
 
-@dataclass
-class TrainConfig:
-    """Hyperparameters of one training run (see docs/experiments.md for the paper-scale values)."""
+@dataclass(frozen=True)
+class TrainConfig(Options):
+    """Hyperparameters of one training run: the ``experiments.<dataset>.train`` config section after its
+    per-model / per-system overrides (every key, and its default, is in the config schema; see
+    docs/experiments.md for the paper-scale values). ``model`` is a hub name or a local directory."""
 
-    model: str = ""  # hub name or local directory of the base model
-    lr: float = 1e-5
-    warmup_ratio: float = 0.06
-    weight_decay: float = 0.01
-    batch_size: int = 4
-    eval_batch_size: int = 16
-    grad_accum: int = 1
-    epochs: float = 7.0
-    max_length: int = 512
-    seed: int = 42
-    device: str = "auto"  # auto | cpu | cuda | cuda:N
-    precision: str = "auto"  # auto | fp32 | bf16 | fp16
-    eval_metric: str = "macro_f1"
-    max_steps: int | None = None  # cap on optimizer steps (smoke runs)
-    max_examples: int | None = None  # cap on training examples (smoke runs)
-    max_grad_norm: float = 1.0
-    length_grouping: bool = True
-    group_factor: int = 50
-    progress: bool = True
-
-    _ALIASES = {
-        "learning_rate": "lr",
-        "model_name": "model",
-        "model_path": "model",
-        "gradient_accumulation": "grad_accum",
-        "gradient_accumulation_steps": "grad_accum",
-        "num_epochs": "epochs",
-        "warmup": "warmup_ratio",
-    }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> TrainConfig:
-        """Build from a plain dict (e.g. the workflow's options); unknown keys raise ``ValueError``."""
-        data = dict(data or {})
-        names = {f.name for f in dataclasses.fields(cls)}
-        kwargs: dict[str, Any] = {}
-        for key, value in data.items():
-            key = cls._ALIASES.get(key, key)
-            if key not in names:
-                raise ValueError(f"unknown training option {key!r}; known: {sorted(names)}")
-            kwargs[key] = value
-        cfg = cls(**kwargs)
-        cfg._coerce()
-        return cfg
-
-    def _coerce(self) -> None:
-        for name in ("batch_size", "eval_batch_size", "grad_accum", "max_length", "seed", "group_factor"):
-            setattr(self, name, int(getattr(self, name)))
-        for name in ("lr", "warmup_ratio", "weight_decay", "epochs", "max_grad_norm"):
-            setattr(self, name, float(getattr(self, name)))
-        for name in ("max_steps", "max_examples"):
-            value = getattr(self, name)
-            setattr(self, name, None if value in (None, "", 0) else int(value))
-        if self.batch_size < 1 or self.grad_accum < 1:
-            raise ValueError("batch_size and grad_accum must be >= 1")
-        if not 0.0 <= self.warmup_ratio < 1.0:
-            raise ValueError("warmup_ratio must be in [0, 1)")
-        if self.precision not in ("auto", "fp32", "bf16", "fp16"):
-            raise ValueError(f"precision must be auto|fp32|bf16|fp16, not {self.precision!r}")
-
-    def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+    model: str
+    lr: float
+    warmup_ratio: float
+    weight_decay: float
+    batch_size: int
+    eval_batch_size: int
+    grad_accum: int
+    epochs: float
+    max_length: int
+    seed: int
+    device: str  # auto | cpu | cuda | cuda:N
+    precision: Literal["auto", "fp32", "bf16", "fp16"]
+    eval_metric: str
+    max_steps: int | None  # cap on optimizer steps (smoke runs)
+    max_examples: int | None  # cap on training examples (smoke runs)
+    max_grad_norm: float
+    length_grouping: bool
+    group_factor: int
+    progress: bool
 
 
 # --------------------------------------------------------------------------------------- basics

@@ -15,7 +15,7 @@ from medfc.common.report import SkipReport
 from medfc.scoring import classification
 from medfc.scoring.averitec import LAMBDAS
 from medfc.scoring.nltk_data import NltkDataMissing
-from medfc.scoring.steps import score_files
+from medfc.scoring.files import score_files
 
 
 def _table(rows: Sequence[tuple[str, Any]]) -> str:

@@ -219,7 +219,7 @@ def score_claims(
         [evidence_score(c.evidence, c.gold_evidence, metric, max_pred, clean=not c.verbatim) for c in claims], dtype=float
     )
     right = np.array([g == p for g, p in zip(gold_labels, pred_labels)], dtype=bool)
-    averitec = {_lam_key(lam): (float(np.mean(right & (ev > lam))) if len(claims) else 0.0) for lam in lambdas}
+    averitec = {lambda_key(lam): (float(np.mean(right & (ev > lam))) if len(claims) else 0.0) for lam in lambdas}
 
     q_only = [question_only_score(c, metric, max_pred) for c in claims]
     q_scored = [q for q in q_only if q is not None]
@@ -234,7 +234,7 @@ def score_claims(
         justification = {
             "n": int(has_just.sum()),
             "meteor": float(just[has_just].mean()),
-            "gated": {_lam_key(lam): float(np.where(ev > lam, just, 0.0)[has_just].mean()) for lam in lambdas},
+            "gated": {lambda_key(lam): float(np.where(ev > lam, just, 0.0)[has_just].mean()) for lam in lambdas},
             "fallback": bool(justification_fallback),
             "n_from_evidence": sum(bool(justification_fallback and h and c.justification is None) for c, h in zip(claims, has_just)),
         }
@@ -246,7 +246,7 @@ def score_claims(
     type_scores = None
     if by_type:
         type_scores = {
-            _lam_key(lam): {t: float(np.mean([e if e > lam else 0.0 for e in v])) for t, v in by_type.items()}
+            lambda_key(lam): {t: float(np.mean([e if e > lam else 0.0 for e in v])) for t, v in by_type.items()}
             for lam in claim_type_lambdas
         }
 
@@ -258,7 +258,7 @@ def score_claims(
         "n_questions_from_evidence": sum(c.gold_questions is not None and c.questions is None for c in claims),
         "evidence_score": float(ev.mean()) if len(claims) else 0.0,
         "averitec": averitec,
-        "reported_lambda": _lam_key(REPORTED_LAMBDA),
+        "reported_lambda": lambda_key(REPORTED_LAMBDA),
         "justification": justification,
         "evidence_score_by_claim_type": type_scores,
         "n_by_claim_type": {t: len(v) for t, v in by_type.items()},
@@ -285,7 +285,7 @@ def score_claims(
     return out
 
 
-def _lam_key(lam: float) -> str:
+def lambda_key(lam: float) -> str:
     return f"{lam:g}"
 
 
@@ -422,3 +422,23 @@ def claim_from_record(rec: Mapping[str, Any]) -> ClaimPrediction:
 
 def _optional_list(rec: Mapping[str, Any], key: str) -> list[str] | None:
     return None if rec.get(key) is None else _string_list(rec[key], key)
+
+
+def selection_scores(records: Sequence[Mapping[str, Any]], lambdas: Sequence[float], max_pred: int | None,
+                     metric: PairMetric | None = None) -> dict[str, Any]:
+    """AVeriTeC-style scores of selected evidence *sentences* (HealthFC's pipeline and joint systems):
+    the evidence score (Hungarian-matched METEOR of the selected ``evidence`` against the
+    ``gold_evidence`` sentences, sum over matches / number of gold sentences) and the AVeriTeC score at
+    each λ (label right AND evidence score > λ), averaged over the records. Needs the NLTK data for
+    METEOR; a missing install raises ``NltkDataMissing`` naming the install script."""
+    if metric is None and records:
+        metric = _default_metric()
+    ev = np.array([evidence_score(r.get("evidence") or [], r.get("gold_evidence") or [], metric, max_pred) for r in records], dtype=float)
+    right = np.array([r.get("label") == r.get("pred_label") for r in records], dtype=bool)
+    return {
+        "evidence_score": float(ev.mean()) if len(ev) else 0.0,
+        "score": {lambda_key(lam): (float(np.mean(right & (ev > lam))) if len(ev) else 0.0) for lam in lambdas},
+        "n": len(ev),
+        "n_no_gold_evidence": sum(not _clean(r.get("gold_evidence") or []) for r in records),
+        "n_no_pred_evidence": sum(not _clean(r.get("evidence") or []) for r in records),
+    }

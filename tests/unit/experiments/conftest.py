@@ -198,10 +198,19 @@ def words(text: str) -> list[str]:
     return re.findall(r"\w+", text.lower())
 
 
+def tiny_train_config(model: str, **overrides):
+    """A TrainConfig as a rule builds it: the schema's defaults of experiments.healthfc.train, the tiny
+    settings, the model and the test's overrides."""
+    from medfc.experiments.training import TrainConfig
+    from tests.helpers.config import section
+
+    return TrainConfig.from_mapping(section("experiments.healthfc.train", **TINY_TRAIN, model=str(model), **overrides))
+
+
 @pytest.fixture()
 def train_cfg(tiny_bert):
-    """The tiny training config (dict) pointing at the tiny BERT."""
-    return dict(TINY_TRAIN, model=str(tiny_bert))
+    """The tiny training config (a TrainConfig) pointing at the tiny BERT."""
+    return tiny_train_config(tiny_bert)
 
 
 @pytest.fixture()

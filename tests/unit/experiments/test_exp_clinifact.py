@@ -11,6 +11,12 @@ from transformers import AutoTokenizer
 
 from medfc.common.report import SkipReport
 from medfc.experiments import clinifact as CF
+from tests.helpers.config import section
+
+
+def zero_shot_options(tmp_path, **kw) -> CF.ZeroShotOptions:
+    """experiments.clinifact.zero_shot as the rule passes it (schema defaults + model + cache_dir)."""
+    return CF.ZeroShotOptions.from_mapping(section("experiments.clinifact.zero_shot", **{"cache_dir": str(tmp_path / "completions"), **kw}))
 
 
 def test_load_pairs_maps_codes_and_skips_bad_rows(clinifact_data, tmp_path):
@@ -30,7 +36,8 @@ def test_load_pairs_maps_codes_and_skips_bad_rows(clinifact_data, tmp_path):
 
 def test_discriminative_trims_abstract_start_and_predicts_test(clinifact_data, train_cfg, tmp_path):
     records, info = CF.run_discriminative(clinifact_data["train"], clinifact_data["validation"], clinifact_data["test"],
-                                          dict(train_cfg, epochs=2), checkpoint_dir=tmp_path / "ck")
+                                          train_cfg.replace(epochs=2), checkpoint_dir=tmp_path / "ck", include_title=True,
+                                          predict_splits=["test"])
     test = CF.load_pairs(clinifact_data["test"])
     assert [r["id"] for r in records] == [p.id for p in test]
     assert {r["split"] for r in records} == {"test"}
@@ -66,8 +73,9 @@ def test_fit_prompt_trims_abstract_from_its_start(clinifact_data, tiny_gpt2):
     assert not cut2 and short == CF.build_prompt(pair)
 
 
-def test_zero_shot_local_scores_the_three_options(clinifact_data, tiny_gpt2):
-    records, info = CF.run_zero_shot(clinifact_data, {"model": str(tiny_gpt2), "device": "cpu", "max_prompt_tokens": 300, "splits": ["validation", "test"]})
+def test_zero_shot_local_scores_the_three_options(clinifact_data, tiny_gpt2, tmp_path):
+    records, info = CF.run_zero_shot(clinifact_data, zero_shot_options(tmp_path, model=str(tiny_gpt2), device="cpu", max_prompt_tokens=300,
+                                                                        splits=["validation", "test"]))
     assert [r["split"] for r in records] == ["validation"] * 6 + ["test"] * 6
     assert info["options"] == {"TRUE": "evidence", "FALSE": "inconclusive", "NONE": "NEI"}
     scorer = CF.LocalScorer(str(tiny_gpt2), device="cpu")
@@ -133,7 +141,8 @@ def completions_server():
 def test_openai_backend_parses_logprobs_and_caches(clinifact_data, completions_server, tmp_path, monkeypatch):
     url, bodies = completions_server
     monkeypatch.setenv("MEDFC_TEST_KEY", "k123")
-    opts = {"backend": "openai", "model": "served-llm", "base_url": url, "api_key_env": "MEDFC_TEST_KEY", "cache_dir": str(tmp_path / "cache")}
+    opts = zero_shot_options(tmp_path, backend="openai", model="served-llm", base_url=url, api_key_env="MEDFC_TEST_KEY",
+                             cache_dir=str(tmp_path / "cache"))
     records, info = CF.run_zero_shot(clinifact_data, opts)
     assert len(records) == 6 and info["requests_sent"] == 6 and info["cache_hits"] == 0
     path, body, auth = bodies[0]
@@ -154,7 +163,7 @@ def test_openai_backend_without_any_option_gives_no_prediction(clinifact_data, c
     url, _ = completions_server
     _Completions.top, saved = {" maybe": -0.1}, _Completions.top
     try:
-        records, info = CF.run_zero_shot(clinifact_data, {"backend": "openai", "model": "m", "base_url": url, "api_key_env": ""})
+        records, info = CF.run_zero_shot(clinifact_data, zero_shot_options(tmp_path, backend="openai", model="m", base_url=url, api_key_env=""))
     finally:
         _Completions.top = saved
     assert info["n_no_option"] == 6 and all(r["pred_label"] is None for r in records)

@@ -6,8 +6,16 @@ import pytest
 
 from medfc.common.io import read_jsonl
 from medfc.common.report import SkipReport
+from medfc.common.options import OptionsError
 from medfc.experiments import healthfc as H
+from medfc.experiments.systems import SYSTEM_OPTIONS, system_option_keys
+from tests.helpers.config import section
 
+
+def system_options(system, **kw):
+    """A system's own options as its rule passes them (the schema's experiments.healthfc defaults)."""
+    hx = section("experiments.healthfc")
+    return SYSTEM_OPTIONS[system].from_mapping({**{k: hx[k] for k in system_option_keys(system)}, **kw})
 
 
 def test_select_evidence_threshold_top_k_document_order():
@@ -53,8 +61,8 @@ def test_stratified_holdout_keeps_labels():
 @pytest.mark.parametrize("system", H.SYSTEMS)
 def test_every_system_runs_a_fold_end_to_end(system, healthfc_data, healthfc_recs, train_cfg, tmp_path):
     ds, folds = healthfc_data
-    options = {"val_fraction": 0.25} if system in ("pipeline", "joint") else {}
-    records, info = H.run_fold(ds, folds, 1, system, train_cfg, options, checkpoint_dir=tmp_path / "ckpt")
+    options = system_options(system, **({"val_fraction": 0.25} if system in ("pipeline", "joint") else {}))
+    records, info = H.run_fold(ds, folds, 1, system, train_cfg, options, "en", tmp_path / "ckpt")
     data = {r["id"]: r for r in healthfc_recs}
     test_ids = sorted(f"c{i:02d}" for i in range(12) if i % 2 == 1)
     if system == "level_of_evidence":
@@ -90,7 +98,7 @@ def test_every_system_runs_a_fold_end_to_end(system, healthfc_data, healthfc_rec
 
 def test_german_run_and_written_predictions(healthfc_data, train_cfg, tmp_path):
     ds, folds = healthfc_data
-    records, info = H.run_fold(ds, folds, 0, "oracle", train_cfg, {"lang": "de"})
+    records, info = H.run_fold(ds, folds, 0, "oracle", train_cfg, system_options("oracle"), "de", None)
     assert {r["lang"] for r in records} == {"de"}
     assert records[0]["gold_evidence"][0] in {"die studie zeigte einen klaren nutzen.", "es gibt keine verlässlichen belege.", "mehr forschung ist nötig."}
     H.write_fold(tmp_path / "p.jsonl", tmp_path / "info.json", records, info)
@@ -98,9 +106,13 @@ def test_german_run_and_written_predictions(healthfc_data, train_cfg, tmp_path):
     assert json.loads((tmp_path / "info.json").read_text())["lang"] == "de"
 
 
-def test_unknown_system_and_option_are_rejected(healthfc_data, tiny_bert):
+def test_unknown_system_and_option_are_rejected(healthfc_data, train_cfg):
     ds, folds = healthfc_data
     with pytest.raises(ValueError, match="unknown HealthFC system"):
-        H.run_fold(ds, folds, 0, "magic", {"model": str(tiny_bert)})
-    with pytest.raises(ValueError, match="unknown HealthFC options"):
-        H.HealthFCOptions.from_dict({"treshold": 0.4})
+        H.run_fold(ds, folds, 0, "magic", train_cfg, system_options("oracle"), "en", None)
+    with pytest.raises(TypeError, match="system pipeline takes PipelineOptions, not SingleOptions"):
+        H.run_fold(ds, folds, 0, "pipeline", train_cfg, system_options("oracle"), "en", None)
+    with pytest.raises(OptionsError, match=r"unknown JointOptions\.treshold"):
+        system_options("joint", treshold=0.4)
+    assert system_option_keys("oracle") == ["val_fraction"]
+    assert system_option_keys("pipeline") == ["threshold", "max_evidence", "neg_ratio", "val_fraction", "evidence_train"]

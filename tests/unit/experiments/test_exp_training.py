@@ -5,6 +5,7 @@ import pytest
 import torch
 from torch import nn
 
+from medfc.common.options import OptionsError
 from medfc.experiments.training import (
     LengthGroupedBatchSampler,
     PadCollator,
@@ -17,16 +18,26 @@ from medfc.experiments.training import (
     subsample,
     train,
 )
+from tests.helpers.config import section
 
 
-def test_config_from_dict_aliases_types_and_unknown_keys():
-    cfg = TrainConfig.from_dict({"model_name": "m", "learning_rate": "2e-5", "batch_size": "8", "epochs": 3, "max_steps": 0})
+def config(**kw) -> TrainConfig:
+    """A TrainConfig as a rule builds it: the schema's defaults of experiments.healthfc.train + changes."""
+    return TrainConfig.from_mapping(section("experiments.healthfc.train", model="m", **kw))
+
+
+def test_config_takes_every_key_from_the_config_and_names_bad_ones():
+    cfg = config(lr=2e-5, batch_size=8, epochs=3, max_steps=None)
     assert (cfg.model, cfg.lr, cfg.batch_size, cfg.epochs, cfg.max_steps) == ("m", 2e-5, 8, 3.0, None)
-    assert cfg.warmup_ratio == 0.06 and cfg.weight_decay == 0.01 and cfg.eval_metric == "macro_f1"
-    with pytest.raises(ValueError, match="unknown training option"):
-        TrainConfig.from_dict({"lr": 1e-5, "bogus": 1})
-    with pytest.raises(ValueError):
-        TrainConfig.from_dict({"precision": "int8"})
+    assert isinstance(cfg.epochs, float) and cfg.eval_metric == "macro_f1"
+    with pytest.raises(OptionsError, match=r"unknown TrainConfig\.bogus"):
+        config(bogus=1)
+    with pytest.raises(OptionsError, match=r"missing TrainConfig\.lr"):
+        TrainConfig.from_mapping({k: v for k, v in config().as_dict().items() if k != "lr"})
+    with pytest.raises(OptionsError, match=r"TrainConfig\.precision: 'int8' is not one of"):
+        config(precision="int8")
+    with pytest.raises(OptionsError, match=r"TrainConfig\.batch_size: expected an integer, got '8'"):
+        config(batch_size="8")
 
 
 def test_length_grouped_sampler_covers_every_index_once_and_groups_lengths():
@@ -123,7 +134,7 @@ def test_train_learns_separable_data_and_predict_keeps_order():
     set_seed(0)
     model = Toy()
     feats = _toy_data()
-    cfg = TrainConfig.from_dict({"lr": 0.1, "epochs": 5, "batch_size": 4, "device": "cpu", "progress": False, "warmup_ratio": 0.0})
+    cfg = config(lr=0.1, epochs=5, batch_size=4, device="cpu", progress=False, warmup_ratio=0.0)
     res = train(model, feats, cfg, collate=PadCollator())
     assert res.steps == 5 * 8 and res.epochs_run == 5 and res.examples_seen == 5 * 32
     out = predict(model, [{k: v for k, v in f.items() if k != "labels"} for f in feats], collate=PadCollator(), forward_fn=_probs, batch_size=5, device="cpu")
@@ -131,7 +142,7 @@ def test_train_learns_separable_data_and_predict_keeps_order():
 
 
 def test_max_steps_and_max_examples_caps():
-    cfg = TrainConfig.from_dict({"lr": 0.01, "epochs": 10, "batch_size": 2, "device": "cpu", "progress": False, "max_steps": 3, "max_examples": 6})
+    cfg = config(lr=0.01, epochs=10, batch_size=2, device="cpu", progress=False, max_steps=3, max_examples=6)
     res = train(Toy(), _toy_data(), cfg, collate=PadCollator())
     assert res.steps == 3 and res.examples_seen == 6 and res.epochs_run == 1
 
@@ -142,8 +153,8 @@ def test_gradient_accumulation_matches_large_batch():
     for bs, accum in ((4, 1), (2, 2)):
         set_seed(5)
         model = Toy()
-        cfg = TrainConfig.from_dict({"lr": 0.5, "epochs": 1, "batch_size": bs, "grad_accum": accum, "device": "cpu", "progress": False,
-                                     "warmup_ratio": 0.0, "weight_decay": 0.0, "length_grouping": False, "max_grad_norm": 0})
+        cfg = config(lr=0.5, epochs=1, batch_size=bs, grad_accum=accum, device="cpu", progress=False,
+                                     warmup_ratio=0.0, weight_decay=0.0, length_grouping=False, max_grad_norm=0)
         res = train(model, feats, cfg, collate=PadCollator())
         assert res.steps == 2
         states.append({k: v.clone() for k, v in model.state_dict().items()})
@@ -160,7 +171,7 @@ def test_best_checkpoint_is_saved_and_restored(tmp_path):
         return {"macro_f1": next(scores)}
 
     model = Toy()
-    cfg = TrainConfig.from_dict({"lr": 0.1, "epochs": 3, "batch_size": 4, "device": "cpu", "progress": False})
+    cfg = config(lr=0.1, epochs=3, batch_size=4, device="cpu", progress=False)
     res = train(model, _toy_data(), cfg, collate=PadCollator(), evaluate=evaluate, checkpoint_dir=tmp_path)
     assert res.best_epoch == 1 and res.best_metric == 0.9
     assert [h["macro_f1"] for h in res.history] == [0.2, 0.9, 0.5]
@@ -173,6 +184,6 @@ def test_best_checkpoint_is_saved_and_restored(tmp_path):
 
 
 def test_without_validation_the_final_weights_are_saved(tmp_path):
-    cfg = TrainConfig.from_dict({"lr": 0.1, "epochs": 1, "batch_size": 8, "device": "cpu", "progress": False})
+    cfg = config(lr=0.1, epochs=1, batch_size=8, device="cpu", progress=False)
     res = train(Toy(), _toy_data(), cfg, collate=PadCollator(), checkpoint_dir=tmp_path)
     assert res.checkpoint == str(tmp_path / "final" / "model.pt") and (tmp_path / "final" / "model.pt").exists()

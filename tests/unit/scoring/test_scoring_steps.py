@@ -1,4 +1,4 @@
-"""The score_predictions step and the python -m medfc.scoring CLI on small JSONL files."""
+"""score_files (the CLI's front end) and the python -m medfc.scoring CLI on small JSONL files."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import pytest
 
 from medfc.common.io import read_json, write_jsonl
 from medfc.scoring.__main__ import main
-from medfc.scoring.steps import score_averitec, score_predictions
+from medfc.common.report import SkipReport
+from medfc.scoring.files import score_averitec, score_files
 
 
 def _medsnip_files(tmp_path):
@@ -31,30 +32,30 @@ def _medsnip_files(tmp_path):
     return tmp_path / "a.jsonl", tmp_path / "b.jsonl"
 
 
-def test_medsnip_step_healthfc_with_skip_report(tmp_path):
+def _score(scorer, inputs, options):
+    report = SkipReport(f"scoring.{scorer}")
+    s = score_files(scorer, inputs["predictions"], options, compare=inputs.get("compare"), report=report)
+    return s, report
+
+
+def test_medsnip_healthfc_with_skip_report(tmp_path):
     a, _ = _medsnip_files(tmp_path)
-    out = {"scores": tmp_path / "s.json", "report": tmp_path / "r.json"}
-    score_predictions({"predictions": str(a)}, out, {"scorer": "medsnip", "healthfc": True, "threads": 1})
-    s = read_json(out["scores"])
+    s, report = _score("medsnip", {"predictions": str(a)}, {"healthfc": True})
     # claims 1-3 scored: OR-FALSE gives F, T, T against gold F, F, T -> tp 1, fn 1 -> FF1 2/3
     assert (s["n"], s["n_excluded_nei"], s["ff1"]) == (3, 1, pytest.approx(2 / 3))
-    r = read_json(out["report"])
-    assert r["skipped_by_reason"] == {"bad_record": 1, "duplicate_id": 1}
-    assert s["skipped"] == {"n": 2, "by_reason": {"bad_record": 1, "duplicate_id": 1}}
+    assert report.reasons() == {"bad_record": 1, "duplicate_id": 1}
 
 
-def test_medsnip_step_compare_bootstrap(tmp_path):
+def test_medsnip_compare_bootstrap(tmp_path):
     a, b = _medsnip_files(tmp_path)
-    out = {"scores": tmp_path / "s.json"}
-    s = score_predictions({"predictions": str(a), "compare": str(b)}, out,
-                          {"scorer": "medsnip", "healthfc": True, "n_resamples": 200, "seed": 3})
+    s, report = _score("medsnip", {"predictions": str(a), "compare": str(b)}, {"healthfc": True, "n_resamples": 200, "seed": 3})
     assert (s["a"]["ff1"], s["b"]["ff1"]) == (pytest.approx(2 / 3), 1.0)
     assert s["bootstrap"]["diff"] == pytest.approx(1 / 3)
     assert s["bootstrap"]["n_resamples"] == 200
-    assert s["skipped"]["by_reason"] == {"duplicate_id": 1, "missing_in_compare": 1}  # id 5 is not in b
+    assert report.reasons() == {"duplicate_id": 1, "missing_in_compare": 1}  # id 5 is not in b
 
 
-def test_classify_step_and_mcnemar(tmp_path):
+def test_classify_and_mcnemar(tmp_path):
     write_jsonl(tmp_path / "p.jsonl", [
         {"id": "1", "label": "x", "pred_label": "x"},
         {"id": "2", "label": "y", "pred_label": "x"},
@@ -64,14 +65,14 @@ def test_classify_step_and_mcnemar(tmp_path):
     write_jsonl(tmp_path / "q.jsonl", [
         {"id": "1", "pred_label": "x"}, {"id": "2", "pred_label": "y"}, {"id": "3", "pred_label": "z"}, {"id": "4", "pred_label": "x"},
     ])
-    s = score_predictions({"predictions": str(tmp_path / "p.jsonl"), "compare": str(tmp_path / "q.jsonl")},
-                          {"scores": tmp_path / "s.json"}, {"scorer": "classify", "labels": ["x", "y", "z"]})
+    s, report = _score("classify", {"predictions": str(tmp_path / "p.jsonl"), "compare": str(tmp_path / "q.jsonl")},
+                       {"labels": ["x", "y", "z"]})
     assert s["n"] == 3 and s["accuracy"] == pytest.approx(1 / 3)
     assert s["compare"]["accuracy"] == 1.0
     # x/y 1 vs 0, y/z 1 vs 0, x/z 0 vs 0, with statsmodels' zero shift (0 -> 0.5): 2 * 0.5^2/1.5 + 0
     # = 1/3 on df 3 (all label pairs count; 2.0 without the shift)
     assert s["mcnemar_bowker"]["df"] == 3 and s["mcnemar_bowker"]["statistic"] == pytest.approx(1 / 3)
-    assert s["skipped"]["by_reason"] == {"unknown_gold_label": 1}
+    assert report.reasons() == {"unknown_gold_label": 1}
 
 
 def test_averitec_records_with_stand_in_metric():

@@ -1,0 +1,77 @@
+"""The HealthFC systems, their labels and the options each one depends on.
+
+A light module (no torch): the workflow reads it when it plans the DAG, so that the list of systems
+and the keys each system's rule passes (and reruns on) are written once, here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+from medfc.common.options import Options
+
+VERACITY_LABELS = ["SUPPORTED", "NOT ENOUGH INFO", "REFUTED"]
+LOE_LABELS = ["high", "moderate", "low"]
+EVIDENCE_LABELS = ["other", "evidence"]
+
+SYSTEMS = ("pipeline", "joint", "oracle", "claims_only", "gold_explanations", "level_of_evidence")
+EVIDENCE_SYSTEMS = ("pipeline", "joint")  # they select evidence sentences themselves
+TABLE3_SYSTEMS = ("pipeline", "joint", "oracle")
+TABLE5_SYSTEMS = ("claims_only", "gold_explanations", "level_of_evidence")
+LOE_INPUTS = ("claim", "claim+evidence", "claim+explanation", "claim+document")
+
+
+@dataclass(frozen=True)
+class SingleOptions(Options):
+    """oracle, claims_only, gold_explanations: one classifier."""
+
+    val_fraction: float
+
+
+@dataclass(frozen=True)
+class LevelOptions(Options):
+    """level_of_evidence: one classifier over high / moderate / low on the input ``loe_input``."""
+
+    loe_input: Literal["claim", "claim+evidence", "claim+explanation", "claim+document"]
+    val_fraction: float
+
+
+@dataclass(frozen=True)
+class PipelineOptions(Options):
+    """pipeline: an evidence selector (trained with ``evidence_train`` over the training config),
+    then a veracity classifier on the selected sentences."""
+
+    threshold: float
+    max_evidence: int
+    neg_ratio: float | None
+    val_fraction: float
+    evidence_train: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class JointOptions(Options):
+    """joint: one encoder with an evidence head and a label head."""
+
+    threshold: float
+    max_evidence: int
+    evidence_weight: float
+    joint_pool: Literal["gold", "pred"]
+    val_fraction: float
+
+
+SYSTEM_OPTIONS: dict[str, type[Options]] = {
+    "pipeline": PipelineOptions,
+    "joint": JointOptions,
+    "oracle": SingleOptions,
+    "claims_only": SingleOptions,
+    "gold_explanations": SingleOptions,
+    "level_of_evidence": LevelOptions,
+}
+
+
+def system_option_keys(system: str) -> list[str]:
+    """The ``experiments.healthfc`` keys a system's runs depend on (its rule passes just these)."""
+    if system not in SYSTEM_OPTIONS:
+        raise ValueError(f"unknown HealthFC system {system!r}; known: {SYSTEMS}")
+    return [f.name for f in fields(SYSTEM_OPTIONS[system])]

@@ -1,0 +1,269 @@
+"""Scoring prediction files with one of three scorers: the functions behind ``python -m medfc.scoring``.
+
+:func:`score_files` (``scorer``, ``predictions``, ``options``, ``compare``, ``gold``, ``report``)
+    ``predictions`` — a predictions JSONL (one claim a line; formats in docs/scoring.md);
+    ``compare`` — optional, a second system's predictions on the same ids (paired bootstrap for
+    ``medsnip``, McNemar–Bowker for ``classify``; Δ of per-claim AVeriTeC scores is not computed);
+    ``gold`` — for ``averitec`` only, an AVeriTeC-shaped gold JSON when ``predictions`` is an
+    AVeriTeC-shaped prediction JSON (paired by position).
+    options: per scorer (the CLI's flags set them):
+             averitec — ``lambdas`` (default 0.1 0.2 0.25 0.3 0.4 0.5), ``max_pred_evidence`` (10),
+             ``per_claim`` (false), ``justification_fallback`` (true: a prediction without a
+             justification is scored on its evidence strings, as officially; false: 0),
+             ``claim_type_lambdas`` (0.2 0.3); medsnip — ``abstain`` (``drop``), ``healthfc`` (false),
+             ``metric`` for the bootstrap (``ff1``), ``n_resamples`` (10000), ``seed`` (0);
+             classify — ``labels`` (default: sorted gold labels).
+
+Records that cannot be scored (missing fields, unknown gold label, duplicate id, HealthFC NEI,
+an id missing from the compared file) are skipped with a counted reason, never silently.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from medfc.common.io import read_jsonl, write_json
+from medfc.common.report import SkipReport
+from medfc.scoring import averitec, classification, medsnip
+
+log = logging.getLogger(__name__)
+
+SCORERS = ("averitec", "medsnip", "classify")
+
+
+def _unique(records: Iterable[Mapping[str, Any]], report: SkipReport, source: str) -> dict[str, Mapping[str, Any]]:
+    out: dict[str, Mapping[str, Any]] = {}
+    for i, rec in enumerate(records):
+        rid = rec.get("id")
+        if rid is None:
+            report.skip(f"{source}:line{i + 1}", "missing_id")
+            continue
+        rid = str(rid)
+        if rid in out:
+            report.skip(rid, "duplicate_id", source)
+            continue
+        out[rid] = rec
+    report.count(f"records_{source}", len(out))
+    return out
+
+
+def _paired(preds: dict[str, Mapping[str, Any]], other: dict[str, Mapping[str, Any]] | None, report: SkipReport) -> list[str]:
+    ids = list(preds)
+    if other is None:
+        return ids
+    for rid in other:
+        if rid not in preds:
+            report.skip(rid, "missing_in_predictions", "present only in the compared file")
+    kept = []
+    for rid in ids:
+        if rid in other:
+            kept.append(rid)
+        else:
+            report.skip(rid, "missing_in_compare", "present only in the predictions file")
+    return kept
+
+
+# --------------------------------------------------------------------------------------------
+# AVeriTeC
+# --------------------------------------------------------------------------------------------
+
+
+def score_averitec(
+    records: Sequence[Mapping[str, Any]] | None = None,
+    options: Mapping[str, Any] | None = None,
+    report: SkipReport | None = None,
+    claims: Sequence[averitec.ClaimPrediction] | None = None,
+    metric: averitec.PairMetric | None = None,
+) -> dict[str, Any]:
+    """Score workflow prediction records (or ready ``claims``) with the AVeriTeC scorer."""
+    options = dict(options or {})
+    report = report or SkipReport("scoring.averitec")
+    if claims is None:
+        claims = []
+        for rid, rec in _unique(records or [], report, "predictions").items():
+            try:
+                claim = averitec.claim_from_record(rec)
+            except ValueError as exc:
+                report.skip(rid, "bad_record", str(exc))
+                continue
+            if averitec.normalise_label(claim.label) not in averitec.AVERITEC_LABELS:
+                report.skip(rid, "unknown_gold_label", claim.label)
+                continue
+            claims.append(claim)
+    else:
+        kept = []
+        for c in claims:
+            if averitec.normalise_label(c.label) not in averitec.AVERITEC_LABELS:
+                report.skip(c.id, "unknown_gold_label", c.label)
+            else:
+                kept.append(c)
+        claims = kept
+    report.count("scored", len(claims))
+    scores = averitec.score_claims(
+        claims,
+        lambdas=[float(x) for x in options.get("lambdas", averitec.LAMBDAS)],
+        metric=metric,
+        max_pred=options.get("max_pred_evidence", averitec.MAX_PRED_EVIDENCE),
+        per_claim=bool(options.get("per_claim", False)),
+        justification_fallback=bool(options.get("justification_fallback", True)),
+        claim_type_lambdas=[float(x) for x in options.get("claim_type_lambdas", averitec.CLAIM_TYPE_LAMBDAS)],
+    )
+    return {"scorer": "averitec", **scores}
+
+
+# --------------------------------------------------------------------------------------------
+# MedSNIP / binary
+# --------------------------------------------------------------------------------------------
+
+
+def _binary_items(
+    recs: dict[str, Mapping[str, Any]], ids: Sequence[str], options: Mapping[str, Any], report: SkipReport, source: str
+) -> dict[str, tuple[str, str | None]]:
+    """id → (gold TRUE/FALSE, answer verdict or None) for the records that can be scored."""
+    abstain = options.get("abstain", "drop")
+    out = {}
+    for rid in ids:
+        rec = recs[rid]
+        try:
+            if options.get("healthfc"):
+                gold = medsnip.healthfc_label(rec.get("label"))
+                if gold is None:  # a defined exclusion, not bad input: counted, not logged per claim
+                    report.count(f"healthfc_nei_excluded_{source}")
+                    continue
+            else:
+                gold = medsnip.normalise_verdict(rec.get("label"))
+                if gold is None:
+                    report.skip(rid, "gold_not_true_false", f"{source}: {rec.get('label')!r}")
+                    continue
+            if rec.get("pred_label") is None and "unit_verdicts" not in rec:
+                report.skip(rid, "bad_record", f"{source}: no pred_label and no unit_verdicts")
+                continue
+            pred = medsnip.answer_verdicts([rec], abstain=abstain)[0]
+        except ValueError as exc:
+            report.skip(rid, "bad_record", f"{source}: {exc}")
+            continue
+        out[rid] = (gold, pred)
+    return out
+
+
+def score_medsnip(
+    records: Sequence[Mapping[str, Any]],
+    options: Mapping[str, Any] | None = None,
+    report: SkipReport | None = None,
+    compare: Sequence[Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """FF1 etc. of one system; with ``compare``, also both systems' scores and the paired bootstrap."""
+    options = dict(options or {})
+    abstain = options.get("abstain", "drop")
+    report = report or SkipReport("scoring.medsnip")
+    preds = _unique(records, report, "predictions")
+    other = _unique(compare, report, "compare") if compare is not None else None
+    ids = _paired(preds, other, report)
+    items = _binary_items(preds, ids, options, report, "predictions")
+    result: dict[str, Any] = {"scorer": "medsnip", "healthfc": bool(options.get("healthfc", False)),
+                              "n_excluded_nei": report.counts.get("healthfc_nei_excluded_predictions", 0)}
+    if other is None:
+        report.count("scored", len(items))
+        result.update(medsnip.binary_scores([g for g, _ in items.values()], [p for _, p in items.values()], abstain))
+        return result
+    items_b = _binary_items(other, list(items), options, report, "compare")
+    both = []
+    for rid in items:
+        if rid not in items_b:
+            report.skip(rid, "unscorable_in_compare")
+        elif items_b[rid][0] != items[rid][0]:
+            report.skip(rid, "gold_mismatch", "the two files disagree on the gold label")
+        else:
+            both.append(rid)
+    report.count("scored", len(both))
+    gold = [items[r][0] for r in both]
+    pa = [items[r][1] for r in both]
+    pb = [items_b[r][1] for r in both]
+    result["a"] = medsnip.binary_scores(gold, pa, abstain)
+    result["b"] = medsnip.binary_scores(gold, pb, abstain)
+    result["bootstrap"] = medsnip.paired_bootstrap(
+        gold, pa, pb,
+        metric=options.get("metric", "ff1"),
+        n_resamples=int(options.get("n_resamples", 10_000)),
+        seed=int(options.get("seed", 0)),
+        abstain=abstain,
+    )
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# Plain classification
+# --------------------------------------------------------------------------------------------
+
+
+def score_classify(
+    records: Sequence[Mapping[str, Any]],
+    options: Mapping[str, Any] | None = None,
+    report: SkipReport | None = None,
+    compare: Sequence[Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Accuracy, per-class and macro P/R/F1, confusion; with ``compare``, McNemar–Bowker and McNemar."""
+    options = dict(options or {})
+    report = report or SkipReport("scoring.classify")
+    preds = _unique(records, report, "predictions")
+    other = _unique(compare, report, "compare") if compare is not None else None
+    ids = _paired(preds, other, report)
+    labels = options.get("labels")
+    if not labels:
+        labels = sorted({str(preds[r].get("label")) for r in ids if preds[r].get("label") is not None})
+    labels = [str(x) for x in labels]
+    known = set(labels)
+    kept = []
+    for rid in ids:
+        rec = preds[rid]
+        if rec.get("label") is None or rec.get("pred_label") is None:
+            report.skip(rid, "bad_record", "missing label or pred_label")
+        elif str(rec["label"]) not in known:
+            report.skip(rid, "unknown_gold_label", str(rec["label"]))
+        elif other is not None and other[rid].get("pred_label") is None:
+            report.skip(rid, "bad_record", "compare: missing pred_label")
+        else:
+            kept.append(rid)
+    report.count("scored", len(kept))
+    gold = [str(preds[r]["label"]) for r in kept]
+    pa = [str(preds[r]["pred_label"]) for r in kept]
+    result: dict[str, Any] = {"scorer": "classify", **classification.classification_scores(gold, pa, labels)}
+    if other is not None:
+        pb = [str(other[r]["pred_label"]) for r in kept]
+        result["compare"] = classification.classification_scores(gold, pb, labels)
+        extra = sorted((set(pa) | set(pb)) - known)
+        result["mcnemar_bowker"] = classification.mcnemar_bowker(pa, pb, labels + extra)
+        result["mcnemar"] = classification.mcnemar(gold, pa, pb)
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# Files → scores
+# --------------------------------------------------------------------------------------------
+
+
+def score_files(
+    scorer: str,
+    predictions: str | Path,
+    options: Mapping[str, Any] | None = None,
+    compare: str | Path | None = None,
+    gold: str | Path | None = None,
+    report: SkipReport | None = None,
+) -> dict[str, Any]:
+    """Read prediction file(s) and score them (the CLI's front end)."""
+    options = dict(options or {})
+    report = report or SkipReport(f"scoring.{scorer}")
+    if scorer == "averitec":
+        if gold is not None:
+            claims = averitec.claims_from_averitec(averitec.read_averitec_json(gold), averitec.read_averitec_json(predictions))
+            return score_averitec(options=options, report=report, claims=claims)
+        return score_averitec(list(read_jsonl(predictions)), options, report)
+    cmp_records = list(read_jsonl(compare)) if compare else None
+    if scorer == "medsnip":
+        return score_medsnip(list(read_jsonl(predictions)), options, report, cmp_records)
+    if scorer == "classify":
+        return score_classify(list(read_jsonl(predictions)), options, report, cmp_records)
+    raise ValueError(f"scorer must be one of {SCORERS}, got {scorer!r}")

@@ -1,0 +1,144 @@
+"""Scores of the workflow's prediction files (one file per HealthFC run or CliniFact model).
+
+HealthFC: veracity macro P/R/F1 (:mod:`medfc.scoring.classification`); for the evidence-selecting
+systems also sentence-level evidence selection (:func:`evidence_selection_scores`), the FEVER strict
+score (:func:`fever_strict`) and the AVeriTeC evidence score and AVeriTeC score at each λ
+(:func:`medfc.scoring.averitec.selection_scores`); MedSNIP false-class F1 over the supported /
+refuted claims (:mod:`medfc.scoring.medsnip`). CliniFact: accuracy and macro / per-class P/R/F1.
+See docs/scoring.md.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from medfc.common.io import read_jsonl
+from medfc.common.report import SkipReport
+from medfc.experiments.systems import EVIDENCE_SYSTEMS, LOE_LABELS, VERACITY_LABELS
+from medfc.scoring import averitec, classification, medsnip
+
+CLINIFACT_LABELS = ["evidence", "inconclusive", "NEI"]
+
+
+def read_predictions(path: str | os.PathLike, report: SkipReport) -> list[dict[str, Any]]:
+    """Prediction records, each id once: a record without id or gold label, or a repeated id, is
+    skipped with its reason."""
+    records = []
+    seen = set()
+    for r in read_jsonl(path):
+        rid = str(r.get("id"))
+        if r.get("id") is None or r.get("label") is None:
+            report.skip(rid, "bad_record", "missing id or label")
+        elif rid in seen:
+            report.skip(rid, "duplicate_id")
+        else:
+            seen.add(rid)
+            records.append(r)
+    return records
+
+
+def sentence_counts(dataset: str | os.PathLike, lang: str) -> dict[str, int]:
+    """Claim id → number of candidate sentences (in ``lang``) in the HealthFC dataset."""
+    return {str(r["id"]): len(r.get(f"sentences_{lang}") or []) for r in read_jsonl(dataset)}
+
+
+def evidence_selection_scores(records: Sequence[Mapping[str, Any]], n_sentences: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """Sentence-level evidence selection, pooled over the claims of a fold.
+
+    ``precision`` / ``recall`` / ``f1``: the evidence class; with ``n_sentences`` (claim id → number
+    of candidate sentences) also the macro average over the two classes evidence / other
+    (``macro_*``, the paper's Table 3 "F1 Macro"). Claim-level means (``claim_*``) average P/R/F1 per
+    claim over the claims with gold evidence.
+    """
+    tp = fp = fn = tn = 0
+    claim_p, claim_r, claim_f = [], [], []
+    for r in records:
+        gold = set(int(i) for i in r.get("evidence_ids") or [])
+        pred = set(int(i) for i in r.get("pred_evidence_ids") or [])
+        t, p_, n_ = len(gold & pred), len(pred - gold), len(gold - pred)
+        tp, fp, fn = tp + t, fp + p_, fn + n_
+        if n_sentences is not None:
+            tn += int(n_sentences.get(str(r["id"]), len(gold | pred))) - len(gold | pred)
+        if gold:
+            cp, cr, cf = classification.f1_from_counts(t, p_, n_)
+            claim_p.append(cp)
+            claim_r.append(cr)
+            claim_f.append(cf)
+    p, rc, f = classification.f1_from_counts(tp, fp, fn)
+    out: dict[str, Any] = {"precision": p, "recall": rc, "f1": f, "tp": tp, "fp": fp, "fn": fn, "n_claims": len(records),
+                           "claim_precision": float(np.mean(claim_p)) if claim_p else 0.0,
+                           "claim_recall": float(np.mean(claim_r)) if claim_r else 0.0,
+                           "claim_f1": float(np.mean(claim_f)) if claim_f else 0.0,
+                           "n_claims_with_gold": len(claim_f)}
+    if n_sentences is not None:
+        po, ro, fo = classification.f1_from_counts(tn, fn, fp)  # the "other" class: its TP are our TN
+        out.update({"tn": tn, "n_sentences": tp + fp + fn + tn,
+                    "macro_precision": (p + po) / 2, "macro_recall": (rc + ro) / 2, "macro_f1": (f + fo) / 2,
+                    "other": {"precision": po, "recall": ro, "f1": fo}})
+    return out
+
+
+def fever_strict(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """FEVER-style strict score: the label is right AND every gold evidence sentence was selected.
+
+    HealthFC has one evidence set per claim (its gold ``evidence_ids``). As in FEVER, a claim whose
+    gold label is NOT ENOUGH INFO, or that has no gold evidence, needs only the right label.
+    """
+    hits = []
+    n_label_only = 0
+    for r in records:
+        right = r.get("label") == r.get("pred_label")
+        gold = set(int(i) for i in r.get("evidence_ids") or [])
+        if r.get("label") == "NOT ENOUGH INFO" or not gold:
+            n_label_only += 1
+            hits.append(right)
+        else:
+            hits.append(right and gold <= set(int(i) for i in r.get("pred_evidence_ids") or []))
+    return {"strict": float(np.mean(hits)) if hits else 0.0, "n": len(hits), "n_label_only": n_label_only}
+
+
+def score_healthfc(records: Sequence[Mapping[str, Any]], system: str, *, lambdas: Sequence[float], reported_lambda: float,
+                   max_pred_evidence: int, abstain: str, n_sentences: Mapping[str, int] | None = None, metric: Any = None) -> dict[str, Any]:
+    """All scores of one HealthFC prediction file (one system, one fold): veracity P/R/F1; for the
+    evidence-selecting systems also evidence selection, FEVER strict and AVeriTeC; MedSNIP FF1 over the
+    supported / refuted claims (not for level of evidence)."""
+    labels = LOE_LABELS if system == "level_of_evidence" else VERACITY_LABELS
+    gold = [str(r["label"]) for r in records]
+    pred = [str(r["pred_label"]) for r in records]
+    out: dict[str, Any] = {"kind": "healthfc", "system": system, "n": len(records),
+                           "veracity": classification.classification_scores(gold, pred, labels)}
+    selects = system in EVIDENCE_SYSTEMS or any(r.get("pred_evidence_ids") is not None for r in records)
+    if selects and system != "level_of_evidence":
+        out["evidence"] = evidence_selection_scores(records, n_sentences)
+        out["fever"] = fever_strict(records)
+        out["averitec"] = averitec.selection_scores(records, lambdas, max_pred_evidence, metric)
+        out["averitec"]["reported_lambda"] = averitec.lambda_key(reported_lambda)
+    if system != "level_of_evidence":
+        g2, p2 = [], []
+        n_nei = 0
+        for r in records:
+            g = medsnip.healthfc_label(r.get("label"))
+            if g is None:
+                n_nei += 1
+                continue
+            g2.append(g)
+            p2.append(medsnip.normalise_verdict(r.get("pred_label")))
+        out["medsnip"] = {**medsnip.binary_scores(g2, p2, abstain), "n_excluded_nei": n_nei}
+    return out
+
+
+def score_clinifact(records: Sequence[Mapping[str, Any]], system: str, split: str = "test") -> dict[str, Any]:
+    """Accuracy and macro / per-class P/R/F1 of one CliniFact prediction file on ``split`` (the
+    records of that split; a missing prediction counts as wrong)."""
+    recs = [r for r in records if r.get("split", split) == split]
+    scored = [r for r in recs if r.get("pred_label") is not None]
+    out = {"kind": "clinifact", "system": system, "split": split, "n": len(recs),
+           "n_no_prediction": len(recs) - len(scored),
+           **classification.classification_scores([str(r["label"]) for r in recs],
+                                                  [str(r["pred_label"]) if r.get("pred_label") is not None else "<none>" for r in recs],
+                                                  CLINIFACT_LABELS)}
+    return out

@@ -1,0 +1,48 @@
+"""CliniFact Table 8 and the significance tests between systems (Zhang et al., 2025)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from medfc.common.io import read_json, read_jsonl
+from medfc.scoring import classification
+from medfc.scoring.predictions import CLINIFACT_LABELS
+from medfc.tables.common import clinifact_name, pct
+from medfc.tables.papers import clinifact_row
+
+
+def table8(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: Mapping[str, Any]) -> pd.DataFrame:
+    """Table 8: accuracy and macro P/R/F1 on the test split per model, with the paper's numbers."""
+    rows = []
+    for e, f in zip(entries, scores):
+        s = read_json(f)
+        zs = e.get("system") == "zero_shot"
+        paper_model, ref = clinifact_row(papers, e.get("model_name", e["model"]), zs)
+        paper = papers["clinifact"]["table8"][ref]
+        rows.append({"model": clinifact_name(e), "system": e.get("system", "discriminative"), "n": s["n"],
+                     "accuracy": pct(s["accuracy"]), "macro P": pct(s["macro_precision"]),
+                     "macro R": pct(s["macro_recall"]), "macro F1": pct(s["macro_f1"]),
+                     "paper model": ref + ("" if paper_model or not zs else " (best zero-shot: ≤ 43.4)"),
+                     "paper accuracy": paper["accuracy"], "paper macro F1": "" if paper["macro_f1"] is None else paper["macro_f1"]})
+    return pd.DataFrame(rows, columns=["model", "system", "n", "accuracy", "macro P", "macro R", "macro F1", "paper model", "paper accuracy", "paper macro F1"])
+
+
+def significance(predictions: Sequence[str], entries: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """McNemar–Bowker between every pair of CliniFact systems on the same test pairs."""
+    recs = [(e, {str(r["id"]): r for r in read_jsonl(f) if r.get("split", "test") == "test"}) for e, f in zip(entries, predictions)]
+    rows = []
+    for (ea, ra), (eb, rb) in itertools.combinations(recs, 2):
+        ids = sorted(i for i in set(ra) & set(rb) if ra[i].get("pred_label") is not None and rb[i].get("pred_label") is not None)
+        la = [str(ra[i]["pred_label"]) for i in ids]
+        lb = [str(rb[i]["pred_label"]) for i in ids]
+        mb = classification.mcnemar_bowker(la, lb, CLINIFACT_LABELS)
+        gold = [str(ra[i]["label"]) for i in ids]
+        rows.append({"system A": clinifact_name(ea), "system B": clinifact_name(eb), "pairs": len(ids),
+                     "accuracy A": pct(classification.accuracy(gold, la)) if ids else None,
+                     "accuracy B": pct(classification.accuracy(gold, lb)) if ids else None,
+                     "McNemar-Bowker chi2": round(mb["statistic"], 3), "df": mb["df"], "p": mb["p_value"]})
+    return pd.DataFrame(rows, columns=["system A", "system B", "pairs", "accuracy A", "accuracy B", "McNemar-Bowker chi2", "df", "p"])

@@ -1,0 +1,44 @@
+"""Helpers shared by the table builders: percentages, mean ± std over folds, grouping input files."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from medfc.common.io import read_jsonl
+
+
+def pct(x: Any) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(100.0 * float(x), 1)
+
+
+def pm(agg: Mapping[str, Mapping[str, Any]], key: str) -> str:
+    """``mean ± std`` in percent (std omitted for a single fold), or '' when absent."""
+    m = agg.get(key)
+    if not m or m.get("mean") is None:
+        return ""
+    mean = 100.0 * m["mean"]
+    return f"{mean:.1f} ± {100.0 * m['std']:.1f}" if m.get("std") is not None else f"{mean:.1f}"
+
+
+def grouped(entries: Sequence[Mapping[str, Any]], files: Sequence[str], keys: Sequence[str]) -> dict[tuple, list[tuple[Mapping[str, Any], str]]]:
+    if len(entries) != len(files):
+        raise ValueError(f"options.entries has {len(entries)} entries for {len(files)} input files")
+    groups: dict[tuple, list[tuple[Mapping[str, Any], str]]] = defaultdict(list)
+    for e, f in zip(entries, files):
+        groups[tuple(e.get(k) for k in keys)].append((e, f))
+    return groups
+
+
+def pooled(files: Sequence[str]) -> dict[str, Mapping[str, Any]]:
+    out: dict[str, Mapping[str, Any]] = {}
+    for f in files:
+        for r in read_jsonl(f):
+            out[str(r["id"])] = r
+    return out
+
+
+def clinifact_name(e: Mapping[str, Any]) -> str:
+    return f"{e['model']} (zero-shot)" if e.get("system") == "zero_shot" else str(e["model"])

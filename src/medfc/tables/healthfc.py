@@ -1,0 +1,94 @@
+"""HealthFC Tables 3 and 5 and the significance tests between systems (Vladika et al., 2024)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from medfc.common.io import read_json
+from medfc.experiments.systems import TABLE3_SYSTEMS, TABLE5_SYSTEMS, VERACITY_LABELS
+from medfc.scoring import classification, medsnip
+from medfc.tables.common import grouped, pct, pm, pooled
+from medfc.tables.papers import healthfc_row
+
+
+def table3(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: Mapping[str, Any]) -> pd.DataFrame:
+    """Table 3: pipeline / joint / oracle, evidence and veracity macro P/R/F1, mean ± std over folds."""
+    rows = []
+    for (lang, model, system), items in grouped(entries, scores, ("lang", "model", "system")).items():
+        if system not in TABLE3_SYSTEMS:
+            continue
+        fold_scores = [read_json(f) for _, f in items]
+        agg = classification.aggregate_folds(fold_scores)
+        _, ref = healthfc_row(papers, items[0][0].get("model_name", model), lang)
+        paper = papers["healthfc"]["table3"].get("pipeline" if system == "oracle" else system, {}).get(ref, {})
+        rows.append({
+            "lang": lang, "model": model, "system": system, "folds": len(items),
+            "evidence P": pm(agg, "evidence.macro_precision"), "evidence R": pm(agg, "evidence.macro_recall"),
+            "evidence F1": pm(agg, "evidence.macro_f1"), "evidence-class F1": pm(agg, "evidence.f1"),
+            "veracity P": pm(agg, "veracity.macro_precision"), "veracity R": pm(agg, "veracity.macro_recall"),
+            "veracity F1": pm(agg, "veracity.macro_f1"),
+            "FEVER strict": pm(agg, "fever.strict"),
+            "AVeriTeC@0.25": pm(agg, "averitec.score.0.25"),
+            "FF1": pm(agg, "medsnip.ff1"),
+            "paper model": ref,
+            "paper evidence F1": "" if system == "oracle" else paper.get("ev_f1", ""),
+            "paper veracity F1": paper.get("oracle_f1" if system == "oracle" else "ver_f1", ""),
+        })
+    order = {s: i for i, s in enumerate(TABLE3_SYSTEMS)}
+    rows.sort(key=lambda r: (r["lang"], r["model"], order[r["system"]]))
+    return pd.DataFrame(rows, columns=["lang", "model", "system", "folds", "evidence P", "evidence R", "evidence F1",
+                                       "evidence-class F1", "veracity P", "veracity R", "veracity F1", "FEVER strict",
+                                       "AVeriTeC@0.25", "FF1", "paper model", "paper evidence F1", "paper veracity F1"])
+
+
+def table5(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: Mapping[str, Any]) -> pd.DataFrame:
+    """Table 5: claims only, gold explanations, level of evidence; macro P/R/F1 mean ± std."""
+    rows = []
+    for (lang, model, system), items in grouped(entries, scores, ("lang", "model", "system")).items():
+        if system not in TABLE5_SYSTEMS:
+            continue
+        agg = classification.aggregate_folds([read_json(f) for _, f in items])
+        paper = papers["healthfc"]["table5"][system]
+        rows.append({"lang": lang, "model": model, "experiment": system, "folds": len(items),
+                     "P": pm(agg, "veracity.macro_precision"), "R": pm(agg, "veracity.macro_recall"),
+                     "F1": pm(agg, "veracity.macro_f1"), "accuracy": pm(agg, "veracity.accuracy"),
+                     "paper P": paper["p"], "paper R": paper["r"], "paper F1": paper["f1"]})
+    order = {s: i for i, s in enumerate(TABLE5_SYSTEMS)}
+    rows.sort(key=lambda r: (r["lang"], r["model"], order[r["experiment"]]))
+    return pd.DataFrame(rows, columns=["lang", "model", "experiment", "folds", "P", "R", "F1", "accuracy", "paper P", "paper R", "paper F1"])
+
+
+def significance(predictions: Sequence[str], entries: Sequence[Mapping[str, Any]], comparisons: Sequence[Sequence[str]], *,
+                 metric: str, n_resamples: int, seed: int, abstain: str) -> pd.DataFrame:
+    """For each (lang, model) and each configured pair (A, B) of veracity systems: predictions pooled
+    over the folds, McNemar–Bowker on the two systems' labels (same claims) and the MedSNIP paired
+    bootstrap 95% CI of Δ = metric(B) − metric(A) over the supported / refuted claims."""
+    groups = grouped(entries, predictions, ("lang", "model", "system"))
+    rows = []
+    for lang, model in sorted({(k[0], k[1]) for k in groups}):
+        for a, b in comparisons:
+            if (lang, model, a) not in groups or (lang, model, b) not in groups:
+                continue
+            pa = pooled([f for _, f in groups[(lang, model, a)]])
+            pb = pooled([f for _, f in groups[(lang, model, b)]])
+            ids = sorted(set(pa) & set(pb))
+            mb = classification.mcnemar_bowker([str(pa[i]["pred_label"]) for i in ids], [str(pb[i]["pred_label"]) for i in ids], VERACITY_LABELS)
+            binary = [i for i in ids if medsnip.healthfc_label(pa[i]["label"]) is not None]
+            gold = [medsnip.healthfc_label(pa[i]["label"]) for i in binary]
+            row: dict[str, Any] = {"lang": lang, "model": model, "system A": a, "system B": b, "claims": len(ids),
+                                   "McNemar-Bowker chi2": round(mb["statistic"], 3), "df": mb["df"], "p": mb["p_value"],
+                                   "metric": metric, "claims (S/R)": len(binary)}
+            if binary:
+                bs = medsnip.paired_bootstrap(gold, [medsnip.normalise_verdict(pa[i]["pred_label"]) for i in binary],
+                                              [medsnip.normalise_verdict(pb[i]["pred_label"]) for i in binary],
+                                              metric=metric, n_resamples=n_resamples, seed=seed, abstain=abstain)
+                row.update({"A": pct(bs["score_a"]), "B": pct(bs["score_b"]), "delta B-A": pct(bs["diff"]),
+                            "CI low": pct(bs["ci_low"]), "CI high": pct(bs["ci_high"]), "bootstrap p": bs["p_value"],
+                            "significant": bs["significant"]})
+            rows.append(row)
+    cols = ["lang", "model", "system A", "system B", "claims", "McNemar-Bowker chi2", "df", "p", "metric", "claims (S/R)",
+            "A", "B", "delta B-A", "CI low", "CI high", "bootstrap p", "significant"]
+    return pd.DataFrame(rows, columns=cols)

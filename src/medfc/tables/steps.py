@@ -1,0 +1,90 @@
+"""Workflow steps of the tables stage (rule ``table`` in workflow/rules/tables.smk, one job per table):
+each step reads the scores or predictions of the runs it compares and writes one table as CSV,
+Markdown and LaTeX (outputs ``csv``, ``md``, ``tex``, side by side with one stem).
+
+Every step takes the input lists ``scores`` or ``predictions`` and ``papers`` (the papers' numbers,
+resources/papers/numbers.yaml), and ``options.entries``: one dict per input file, in input order,
+naming its ``lang`` / ``model`` / ``model_name`` / ``system`` / ``fold``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from medfc.common.io import write_table
+from medfc.common.options import Options
+from medfc.tables import clinifact, healthfc
+from medfc.tables.papers import paper_numbers
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TableOptions(Options):
+    """The runs behind the table, one entry per input file."""
+
+    entries: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class SignificanceOptions(Options):
+    """The runs, the configured pairs of systems and the ``scoring`` keys of the tests."""
+
+    entries: tuple[dict[str, Any], ...]
+    comparisons: tuple[tuple[str, str], ...]
+    metric: Literal["ff1", "tf1", "macro_f1", "accuracy"]
+    n_resamples: int
+    seed: int
+    abstain: Literal["drop", "as_false", "as_true"]
+
+
+def _files(inputs: Mapping[str, Any], name: str) -> list[str]:
+    value = inputs.get(name) or []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _write(df: pd.DataFrame, outputs: Mapping[str, Any], caption: str) -> dict[str, Any]:
+    stem = Path(outputs["csv"]).with_suffix("")
+    for fmt in ("md", "tex"):
+        if Path(outputs[fmt]) != stem.with_suffix("." + fmt):
+            raise ValueError(f"outputs.{fmt} must sit next to outputs.csv with the same stem")
+    write_table(df, stem, caption=caption)
+    log.info("%s: %d rows", stem.name, len(df))
+    return {"rows": len(df)}
+
+
+def healthfc_table3(inputs: dict[str, Any], outputs: dict[str, Any], options: TableOptions) -> dict[str, Any]:
+    """HealthFC Table 3 from the pipeline / joint / oracle ``scores``."""
+    df = healthfc.table3(_files(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]))
+    return _write(df, outputs, "HealthFC Table 3: evidence selection and veracity prediction, macro P/R/F1 (%), mean ± std over folds.")
+
+
+def healthfc_table5(inputs: dict[str, Any], outputs: dict[str, Any], options: TableOptions) -> dict[str, Any]:
+    """HealthFC Table 5 from the claims-only / gold-explanations / level-of-evidence ``scores``."""
+    df = healthfc.table5(_files(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]))
+    return _write(df, outputs, "HealthFC Table 5: claims only, gold explanations, level of evidence; macro P/R/F1 (%), mean ± std over folds.")
+
+
+def healthfc_significance(inputs: dict[str, Any], outputs: dict[str, Any], options: SignificanceOptions) -> dict[str, Any]:
+    """McNemar–Bowker and the MedSNIP paired bootstrap between the configured pairs of HealthFC systems."""
+    df = healthfc.significance(_files(inputs, "predictions"), options.entries, options.comparisons, metric=options.metric,
+                               n_resamples=options.n_resamples, seed=options.seed, abstain=options.abstain)
+    return _write(df, outputs, "HealthFC: McNemar–Bowker and MedSNIP paired bootstrap (95% CI of Δ) between systems, folds pooled.")
+
+
+def clinifact_table8(inputs: dict[str, Any], outputs: dict[str, Any], options: TableOptions) -> dict[str, Any]:
+    """CliniFact Table 8 from every model's ``scores``."""
+    df = clinifact.table8(_files(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]))
+    return _write(df, outputs, "CliniFact Table 8: test accuracy and macro P/R/F1 (%).")
+
+
+def clinifact_significance(inputs: dict[str, Any], outputs: dict[str, Any], options: TableOptions) -> dict[str, Any]:
+    """McNemar–Bowker between every pair of CliniFact systems on the same test pairs."""
+    df = clinifact.significance(_files(inputs, "predictions"), options.entries)
+    return _write(df, outputs, "CliniFact: McNemar–Bowker between systems on the test pairs.")

@@ -1,0 +1,70 @@
+# Scoring: one scores JSON per prediction file of the experiments stage (HealthFC: veracity, evidence
+# selection, FEVER strict, AVeriTeC, MedSNIP FF1; CliniFact: accuracy and macro / per-class P/R/F1).
+# Steps: medfc.scoring.steps (docs/scoring.md); helpers in common.smk.
+
+
+rule healthfc_score:
+    input:
+        predictions=rules.healthfc_experiment.output.predictions,
+        dataset=rules.healthfc_dataset.output.jsonl,
+    output:
+        scores=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/scores.json",
+        report=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/scores.skipped.json",
+    params:
+        step=versioned("scoring.steps:healthfc"),
+        options=healthfc_score_options,
+    log:
+        "logs/scoring/healthfc/{lang}/{model}/{system}/fold{fold}.log",
+    benchmark:
+        "results/benchmarks/scoring/healthfc/{lang}/{model}/{system}/fold{fold}.tsv"
+    resources:
+        mem_mb=2048,
+        runtime=30,
+    conda:
+        "../../envs/figures.yaml"
+    script:
+        STEP_SCRIPT
+
+
+rule clinifact_score:
+    input:
+        predictions=rules.clinifact_experiment.output.predictions,
+    output:
+        scores=f"{EXP_DIR}/clinifact/{{model}}/scores.json",
+        report=f"{EXP_DIR}/clinifact/{{model}}/scores.skipped.json",
+    params:
+        step=versioned("scoring.steps:clinifact"),
+        options={"system": "discriminative"},
+    log:
+        "logs/scoring/clinifact/{model}.log",
+    benchmark:
+        "results/benchmarks/scoring/clinifact/{model}.tsv"
+    resources:
+        mem_mb=1024,
+        runtime=10,
+    conda:
+        "../../envs/figures.yaml"
+    script:
+        STEP_SCRIPT
+
+
+rule clinifact_zero_shot_score:
+    input:
+        predictions=rules.clinifact_zero_shot.output.predictions,
+    output:
+        scores=f"{EXP_DIR}/clinifact/zero_shot/{{model}}/scores.json",
+        report=f"{EXP_DIR}/clinifact/zero_shot/{{model}}/scores.skipped.json",
+    params:
+        step=versioned("scoring.steps:clinifact"),
+        options={"system": "zero_shot"},
+    log:
+        "logs/scoring/clinifact/zero_shot/{model}.log",
+    benchmark:
+        "results/benchmarks/scoring/clinifact/zero_shot/{model}.tsv"
+    resources:
+        mem_mb=1024,
+        runtime=10,
+    conda:
+        "../../envs/figures.yaml"
+    script:
+        STEP_SCRIPT

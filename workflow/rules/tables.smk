@@ -1,0 +1,31 @@
+# Tables: one job per table of the papers (HealthFC Tables 3 and 5, CliniFact Table 8) and per
+# significance test between systems, each as CSV + Markdown + LaTeX with the papers' numbers
+# (resources/papers/numbers.yaml) beside ours. Steps: medfc.tables.steps:<table>; helpers in common.smk.
+
+
+rule table:
+    input:
+        unpack(table_inputs),
+    output:
+        csv=report(
+            f"{TABLES_DIR}/{{table}}.csv",
+            caption="../report/tables.rst",
+            category="Experiments",
+            subcategory=lambda w: "HealthFC" if w.table.startswith("healthfc") else "CliniFact",
+        ),
+        md=f"{TABLES_DIR}/{{table}}.md",
+        tex=f"{TABLES_DIR}/{{table}}.tex",
+    params:
+        step=lambda w: versioned(f"tables.steps:{w.table}"),
+        options=table_options,
+    log:
+        "logs/tables/{table}.log",
+    benchmark:
+        "results/benchmarks/tables/{table}.tsv"
+    resources:
+        mem_mb=1024,
+        runtime=10,
+    conda:
+        "../../envs/figures.yaml"
+    script:
+        STEP_SCRIPT
