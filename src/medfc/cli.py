@@ -97,8 +97,6 @@ def run_step(
     logger = logging.getLogger("medfc.cli")
     step = resolve_step(spec)
     options, extra = step_arguments(step, options, Runtime(threads=threads, log_file=log))
-    if isinstance(options, dict):  # TRANSITIONAL: steps not yet converted to typed options
-        options = {**options, "threads": threads, "log_file": log}
     start = time.perf_counter()
     logger.info("step %s started; inputs=%s outputs=%s", spec, inputs, outputs)
     result = step(inputs, outputs, options, **extra)

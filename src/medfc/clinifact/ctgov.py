@@ -18,23 +18,21 @@ from medfc.common.report import SkipReport
 
 log = logging.getLogger(__name__)
 
-API_URL = "https://clinicaltrials.gov/api/v2/studies"
-BULK_URL = "https://clinicaltrials.gov/api/v2/studies/download?format=json.zip"
-STATUS_FILTER = "COMPLETED|TERMINATED"
-ADVANCED_FILTER = "AREA[StudyType]INTERVENTIONAL AND AREA[HasResults]true"
-MAX_PAGE_SIZE = 1000
+MAX_PAGE_SIZE = 1000  # the API's limit
 KEPT_STATUSES = frozenset({"COMPLETED", "TERMINATED"})
 NCT_MEMBER = re.compile(r"(?:^|/)(NCT\d{8})\.json$")
 
 
 def search_params(
-    page_size: int = MAX_PAGE_SIZE,
-    status_filter: str = STATUS_FILTER,
-    advanced_filter: str = ADVANCED_FILTER,
-    fields: str | None = None,
+    *,
+    page_size: int,
+    status_filter: str,
+    advanced_filter: str,
+    fields: str | None,
     count_total: bool = True,
 ) -> dict[str, str]:
-    """The CliniFact search: completed/terminated interventional studies with results."""
+    """The search's query parameters (``clinifact.studies``: the CliniFact filter of completed /
+    terminated interventional studies with results)."""
     if not 1 <= int(page_size) <= MAX_PAGE_SIZE:
         raise ValueError(f"pageSize must be in 1..{MAX_PAGE_SIZE}, got {page_size}")
     params = {
@@ -70,7 +68,7 @@ def iter_search_pages(
     client: HttpClient,
     params: Mapping[str, str],
     state_path: str | os.PathLike,
-    url: str = API_URL,
+    url: str,
     max_pages: int | None = None,
     progress: bool = True,
 ) -> Iterator[dict[str, Any]]:
@@ -135,7 +133,7 @@ def fetch_search(
     client: HttpClient,
     params: Mapping[str, str],
     state_path: str | os.PathLike,
-    url: str = API_URL,
+    url: str,
     max_pages: int | None = None,
     report: SkipReport | None = None,
     progress: bool = True,

@@ -14,7 +14,6 @@ import pandas as pd
 from medfc.clinifact.pairs import label_table
 from medfc.common.plots import save_figure
 
-EXCLUDED_BRANCHES = ("All", "Rare")  # "All Conditions" and "Rare Diseases" are not MeSH disease classes
 
 
 def word_count_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -34,8 +33,9 @@ def word_count_table(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def study_classes(studies: Iterable[Mapping[str, Any]], excluded: Iterable[str] = EXCLUDED_BRANCHES) -> dict[str, list[str]]:
-    """nctId → disease classes (browse branch names) from the study records."""
+def study_classes(studies: Iterable[Mapping[str, Any]], excluded: Iterable[str]) -> dict[str, list[str]]:
+    """nctId → disease classes (browse branch names) from the study records, leaving out the branches
+    whose abbreviations are in ``excluded`` (``clinifact.stats.excluded_branches``)."""
     excluded = set(excluded)
     out: dict[str, list[str]] = {}
     for s in studies:

@@ -9,6 +9,7 @@ from medfc.clinifact import ctgov
 from medfc.common.http import HttpError
 from medfc.common.io import read_jsonl
 from medfc.common.report import SkipReport
+from tests.helpers.config import section
 
 from pathlib import Path
 
@@ -41,22 +42,29 @@ def _search_handler(server, fail_on: set[str] | None = None):
     return handler
 
 
+def search_params(**kw):
+    """The search parameters from the clinifact.studies defaults of the schema (the CliniFact filter)."""
+    st = section("clinifact.studies", **kw)
+    return ctgov.search_params(page_size=st["page_size"], status_filter=st["status_filter"], advanced_filter=st["advanced_filter"],
+                               fields=st["fields"])
+
+
 def _client(tmp_path, clock, **kw):
     return ctgov.ctgov_client(tmp_path / "cache", requests_per_minute=50, clock=clock, sleep=clock.sleep, max_retries=1, **kw)
 
 
 def test_search_params_are_the_clinifact_filters():
-    p = ctgov.search_params(page_size=1000)
+    p = search_params(page_size=1000)
     assert p["filter.overallStatus"] == "COMPLETED|TERMINATED"
     assert p["filter.advanced"] == "AREA[StudyType]INTERVENTIONAL AND AREA[HasResults]true"
     assert p["pageSize"] == "1000" and p["countTotal"] == "true" and p["format"] == "json"
     with pytest.raises(ValueError):
-        ctgov.search_params(page_size=1001)
+        search_params(page_size=1001)
 
 
 def test_paginates_with_identical_params_and_writes_gzip_jsonl(server, tmp_path, clock):
     server.handler = _search_handler(server)
-    params = ctgov.search_params(page_size=2)
+    params = search_params(page_size=2)
     report = SkipReport("t")
     n = ctgov.fetch_search(tmp_path / "studies.jsonl.gz", _client(tmp_path, clock), params, tmp_path / "state.json", url=server.url + "/api/v2/studies", report=report, progress=False)
     assert n == 7
@@ -73,7 +81,7 @@ def test_paginates_with_identical_params_and_writes_gzip_jsonl(server, tmp_path,
 
 
 def test_interrupted_crawl_resumes_without_refetching_cached_pages(server, tmp_path, clock):
-    params = ctgov.search_params(page_size=2)
+    params = search_params(page_size=2)
     url = server.url + "/api/v2/studies"
     out, state = tmp_path / "studies.jsonl.gz", tmp_path / "state.json"
     server.handler = _search_handler(server, fail_on={"tokB"})  # page 3 fails: interrupted after page 2
@@ -101,9 +109,9 @@ def test_interrupted_crawl_resumes_without_refetching_cached_pages(server, tmp_p
 def test_changed_params_start_a_new_crawl(server, tmp_path, clock):
     server.handler = _search_handler(server)
     url = server.url + "/api/v2/studies"
-    ctgov.fetch_search(tmp_path / "a.jsonl.gz", _client(tmp_path, clock), ctgov.search_params(page_size=2), tmp_path / "s.json", url=url, max_pages=1, progress=False)
+    ctgov.fetch_search(tmp_path / "a.jsonl.gz", _client(tmp_path, clock), search_params(page_size=2), tmp_path / "s.json", url=url, max_pages=1, progress=False)
     assert json.loads((tmp_path / "s.json").read_text())["tokens"] == [None, "tokA"]
-    ctgov.fetch_search(tmp_path / "b.jsonl.gz", _client(tmp_path, clock), ctgov.search_params(page_size=2, fields="NCTId"), tmp_path / "s.json", url=url, max_pages=1, progress=False)
+    ctgov.fetch_search(tmp_path / "b.jsonl.gz", _client(tmp_path, clock), search_params(page_size=2, fields="NCTId"), tmp_path / "s.json", url=url, max_pages=1, progress=False)
     assert json.loads((tmp_path / "s.json").read_text())["params"]["fields"] == "NCTId"
 
 
