@@ -63,7 +63,7 @@ def P(n):  # demo PMID
 def drug_vs_placebo(drug, dose, condition_noun):
     return [
         arm(f"{drug} {dose}", EXP, f"Participants receive {drug.lower()} {dose} orally once daily for the treatment period.", [("DRUG", drug)]),
-        arm("Placebo", PLACEBO, f"Participants receive a matching placebo tablet orally once daily.", [("DRUG", "Placebo")]),
+        arm("Placebo", PLACEBO, "Participants receive a matching placebo tablet orally once daily.", [("DRUG", "Placebo")]),
     ]
 
 

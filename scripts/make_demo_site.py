@@ -429,7 +429,7 @@ def robots_txt() -> str:
 
 
 XML_HEAD = ('<?xml version="1.0" encoding="UTF-8"?>'
-            f'<?xml-stylesheet type="text/xsl" href="//www.medizin-transparent.at/main-sitemap.xsl"?>\n'
+            '<?xml-stylesheet type="text/xsl" href="//www.medizin-transparent.at/main-sitemap.xsl"?>\n'
             "<!-- DEMO CONTENT: written for the medfc demo snapshot; not real Medizin Transparent articles -->\n")
 
 

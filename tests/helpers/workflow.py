@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-COPY = ["Snakefile", "workflow", "config", "profiles", "envs", "resources"]
+COPY = ["Snakefile", "workflow", "config", "profiles", "envs", "resources", "src"]
 
 
 def snakemake_bin() -> str:
@@ -18,13 +19,17 @@ def snakemake_bin() -> str:
 
 
 class WorkflowCopy:
+    """The workflow and the library's sources copied into ``root``; snakemake runs there with the copy's
+    ``src`` first on PYTHONPATH, so the DAG's code versions and every job use the copy's library (a test
+    may edit it without touching the checkout)."""
+
     def __init__(self, root: Path):
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         for name in COPY:
             src = REPO / name
             if src.is_dir():
-                shutil.copytree(src, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+                shutil.copytree(src, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
             elif src.exists():
                 shutil.copy2(src, root / name)
 
@@ -33,6 +38,7 @@ class WorkflowCopy:
         # the scorers' offline NLTK data (scripts/install_nltk_data.sh) lives in the checkout, not the copy
         if "NLTK_DATA" not in env and (REPO / ".nltk_data").is_dir():
             env["NLTK_DATA"] = str(REPO / ".nltk_data")
+        env["PYTHONPATH"] = os.pathsep.join([str(self.root / "src"), *filter(None, [env.get("PYTHONPATH")])])
         proc = subprocess.run([snakemake_bin(), *args], cwd=self.root, capture_output=True, text=True, timeout=1500, env=env)
         if check and proc.returncode != 0:
             raise AssertionError(f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}")
@@ -40,3 +46,15 @@ class WorkflowCopy:
 
     def path(self, rel: str) -> Path:
         return self.root / rel
+
+
+def planned_jobs(output: str) -> list[str]:
+    """The jobs of a dry run's printout, sorted, as ``rule`` or ``rule[name=value,...]`` (its wildcards)."""
+    jobs = []
+    for block in re.split(r"\n(?=(?:local)?rule \w+:\n)", "\n" + output):
+        m = re.match(r"\s*(?:local)?rule (\w+):\n", block)
+        if not m:
+            continue
+        wc = re.search(r"^\s+wildcards: (.+)$", block, re.M)
+        jobs.append(m.group(1) + (f"[{wc.group(1).replace(' ', '')}]" if wc else ""))
+    return sorted(jobs)

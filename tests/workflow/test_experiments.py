@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from medfc.common.io import read_jsonl
+from tests.helpers.workflow import planned_jobs
 
 pytestmark = pytest.mark.workflow
 
@@ -91,7 +92,8 @@ def test_changing_one_training_parameter_reruns_exactly_what_depends_on_it(exp_r
     exp_run.path("config/lr.yaml").write_text("experiments:\n  healthfc:\n    system_train:\n      pipeline: {lr: 5.0e-4}\n")
     proc = exp_run.run("-n", *exp_run.args, "config/lr.yaml")
     counts = _job_counts(proc.stdout + proc.stderr)
-    assert counts == {"healthfc_experiment": 2, "healthfc_score": 2, "healthfc_table3": 1, "healthfc_significance": 1, "all": 1}
+    assert counts == {"healthfc_experiment": 2, "healthfc_score": 2, "table": 2, "all": 1}
+    assert [j for j in planned_jobs(proc.stdout) if j.startswith("table")] == ["table[table=healthfc_significance]", "table[table=healthfc_table3]"]
     trained = re.findall(r"rule healthfc_experiment:\n(?:    .*\n)*?    output: (\S+),", proc.stdout + proc.stderr)
     assert sorted(trained) == [f"results/experiments/healthfc/en/tiny/pipeline/fold{k}/predictions.jsonl" for k in (0, 1)]
 
@@ -99,10 +101,11 @@ def test_changing_one_training_parameter_reruns_exactly_what_depends_on_it(exp_r
     exp_run.path("config/cf_lr.yaml").write_text("experiments:\n  clinifact:\n    train: {lr: 5.0e-4}\n")
     proc = exp_run.run("-n", *exp_run.args, "config/cf_lr.yaml")
     counts = _job_counts(proc.stdout + proc.stderr)
-    assert counts == {"clinifact_experiment": 1, "clinifact_score": 1, "clinifact_table8": 1, "clinifact_significance": 1,
-                      "clinifact_fig3": 1, "all": 1}
+    assert counts == {"clinifact_experiment": 1, "clinifact_score": 1, "table": 2, "clinifact_fig3": 1, "all": 1}
+    assert [j for j in planned_jobs(proc.stdout) if j.startswith("table")] == ["table[table=clinifact_significance]", "table[table=clinifact_table8]"]
 
     # a scoring setting reruns scoring and tables only, no training
     exp_run.path("config/lam.yaml").write_text("scoring:\n  max_pred_evidence: 3\n")
-    counts = _job_counts(exp_run.run("-n", *exp_run.args, "config/lam.yaml").stdout)
-    assert counts == {"healthfc_score": 4, "healthfc_table3": 1, "all": 1}  # significance reads predictions
+    proc = exp_run.run("-n", *exp_run.args, "config/lam.yaml")
+    assert _job_counts(proc.stdout) == {"healthfc_score": 4, "table": 1, "all": 1}  # significance reads predictions
+    assert "table[table=healthfc_table3]" in planned_jobs(proc.stdout)

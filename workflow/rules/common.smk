@@ -5,6 +5,7 @@ from pathlib import Path
 from snakemake.utils import validate
 
 from medfc.common.codeversion import versioned
+from medfc.experiments.systems import EVIDENCE_SYSTEMS as HFC_EVIDENCE_SYSTEMS
 from medfc.experiments.systems import SYSTEMS as HFC_SYSTEMS
 from medfc.experiments.systems import TABLE3_SYSTEMS as HFC_TABLE3_SYSTEMS
 from medfc.experiments.systems import TABLE5_SYSTEMS as HFC_TABLE5_SYSTEMS
@@ -234,9 +235,10 @@ def clinifact_zero_shot_inputs(w):
 
 
 def healthfc_score_options(w):
+    """The scoring keys a run's scores depend on (the evidence keys only for the evidence-selecting systems)."""
     sc = config["scoring"]
-    return {"system": w.system, "lang": w.lang, "lambdas": sc["lambdas"], "reported_lambda": sc["reported_lambda"],
-            "max_pred_evidence": sc["max_pred_evidence"], "abstain": sc["abstain"]}
+    evidence = {k: sc[k] for k in ("lambdas", "reported_lambda", "max_pred_evidence")} if w.system in HFC_EVIDENCE_SYSTEMS else None
+    return {"system": w.system, "lang": w.lang, "abstain": sc["abstain"], "evidence": evidence}
 
 
 def healthfc_table_entries(systems):

@@ -235,7 +235,6 @@ def read_bulk_zip(
     def studies() -> Iterator[dict[str, Any]]:
         for study in progress_bar(iter_bulk_zip(zip_path, report=report, limit=limit), desc="bulk zip", enabled=progress):
             report.count("members_read")
-            nct = nct_id(study) or "?"
             if apply_filter:
                 reason = passes_clinifact_filter(study)
                 if reason:

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from medfc.common.io import read_jsonl, write_json
+from medfc.common.io import read_jsonl
 from medfc.common.report import SkipReport
 from medfc.scoring import averitec, classification, medsnip
 

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from medfc.common.io import read_jsonl
+from medfc.common.options import Options
 from medfc.common.report import SkipReport
-from medfc.experiments.systems import EVIDENCE_SYSTEMS, LOE_LABELS, VERACITY_LABELS
+from medfc.experiments.systems import LOE_LABELS, VERACITY_LABELS
 from medfc.scoring import averitec, classification, medsnip
 
 CLINIFACT_LABELS = ["evidence", "inconclusive", "NEI"]
@@ -101,22 +103,30 @@ def fever_strict(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"strict": float(np.mean(hits)) if hits else 0.0, "n": len(hits), "n_label_only": n_label_only}
 
 
-def score_healthfc(records: Sequence[Mapping[str, Any]], system: str, *, lambdas: Sequence[float], reported_lambda: float,
-                   max_pred_evidence: int, abstain: str, n_sentences: Mapping[str, int] | None = None, metric: Any = None) -> dict[str, Any]:
-    """All scores of one HealthFC prediction file (one system, one fold): veracity P/R/F1; for the
-    evidence-selecting systems also evidence selection, FEVER strict and AVeriTeC; MedSNIP FF1 over the
-    supported / refuted claims (not for level of evidence)."""
+@dataclass(frozen=True)
+class EvidenceScoring(Options):
+    """The ``scoring`` keys of the evidence scores (only the evidence-selecting systems depend on them)."""
+
+    lambdas: tuple[float, ...]
+    reported_lambda: float
+    max_pred_evidence: int
+
+
+def score_healthfc(records: Sequence[Mapping[str, Any]], system: str, *, evidence: EvidenceScoring | None, abstain: str,
+                   n_sentences: Mapping[str, int] | None = None, metric: Any = None) -> dict[str, Any]:
+    """All scores of one HealthFC prediction file (one system, one fold): veracity P/R/F1; with
+    ``evidence`` (the evidence-selecting systems) also evidence selection, FEVER strict and AVeriTeC;
+    MedSNIP FF1 over the supported / refuted claims (not for level of evidence)."""
     labels = LOE_LABELS if system == "level_of_evidence" else VERACITY_LABELS
     gold = [str(r["label"]) for r in records]
     pred = [str(r["pred_label"]) for r in records]
     out: dict[str, Any] = {"kind": "healthfc", "system": system, "n": len(records),
                            "veracity": classification.classification_scores(gold, pred, labels)}
-    selects = system in EVIDENCE_SYSTEMS or any(r.get("pred_evidence_ids") is not None for r in records)
-    if selects and system != "level_of_evidence":
+    if evidence is not None:
         out["evidence"] = evidence_selection_scores(records, n_sentences)
         out["fever"] = fever_strict(records)
-        out["averitec"] = averitec.selection_scores(records, lambdas, max_pred_evidence, metric)
-        out["averitec"]["reported_lambda"] = averitec.lambda_key(reported_lambda)
+        out["averitec"] = averitec.selection_scores(records, evidence.lambdas, evidence.max_pred_evidence, metric)
+        out["averitec"]["reported_lambda"] = averitec.lambda_key(evidence.reported_lambda)
     if system != "level_of_evidence":
         g2, p2 = [], []
         n_nei = 0

@@ -15,21 +15,20 @@ from typing import Any, Literal
 from medfc.common.io import write_json
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
-from medfc.scoring.predictions import read_predictions, score_clinifact, score_healthfc, sentence_counts
+from medfc.scoring.predictions import EvidenceScoring, read_predictions, score_clinifact, score_healthfc, sentence_counts
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class HealthFCScoreOptions(Options):
-    """The run's ``system`` and ``lang`` and the ``scoring`` keys HealthFC scores depend on."""
+    """The run's ``system`` and ``lang`` and the ``scoring`` keys its scores depend on: ``evidence`` for
+    the evidence-selecting systems (null for the others, so those keys never rerun them)."""
 
     system: str
     lang: Literal["en", "de"]
-    lambdas: tuple[float, ...]
-    reported_lambda: float
-    max_pred_evidence: int
     abstain: Literal["drop", "as_false", "as_true"]
+    evidence: EvidenceScoring | None
 
 
 @dataclass(frozen=True)
@@ -52,8 +51,7 @@ def healthfc(inputs: dict[str, Any], outputs: dict[str, Any], options: HealthFCS
     ``scores`` (JSON) + ``report``."""
     report = SkipReport(f"scoring.healthfc.{options.system}")
     records = read_predictions(inputs["predictions"], report)
-    scores = score_healthfc(records, options.system, lambdas=options.lambdas, reported_lambda=options.reported_lambda,
-                            max_pred_evidence=options.max_pred_evidence, abstain=options.abstain,
+    scores = score_healthfc(records, options.system, evidence=options.evidence, abstain=options.abstain,
                             n_sentences=sentence_counts(inputs["dataset"], options.lang))
     return _write(scores, report, outputs)
 

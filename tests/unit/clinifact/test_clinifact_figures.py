@@ -2,7 +2,6 @@
 
 import pandas as pd
 
-import medfc.common.plots as plots
 from medfc.clinifact import stats
 from tests.helpers.figures import capture, drawn_texts
 

@@ -6,7 +6,6 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
 
 from medfc.common.io import read_jsonl
 from medfc.healthfc.crawl import CrawlOptions, child_command, crawl_site, prepare

@@ -9,7 +9,7 @@ import pytest
 from medfc.common.io import read_json, read_jsonl, write_jsonl
 from medfc.healthfc import steps
 from medfc.healthfc.align import align_release
-from medfc.healthfc.dataset import FIELDS, build_dataset, dataset_card, write_dataset
+from medfc.healthfc.dataset import FIELDS, build_dataset, write_dataset
 from medfc.healthfc.release import ReleaseRow
 from tests.helpers.config import call_step, section
 

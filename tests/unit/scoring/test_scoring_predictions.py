@@ -19,9 +19,11 @@ def exact(pred: str, gold: str) -> float:
     return 1.0 if pred == gold else 0.0
 
 
-def _options(system, **kw):
+def _options(system, **evidence):
+    """The scoring step's options as the rule passes them (evidence keys only for pipeline / joint)."""
     sc = section("scoring")
-    return {"system": system, "lang": "en", **{k: sc[k] for k in ("lambdas", "reported_lambda", "max_pred_evidence", "abstain")}, **kw}
+    ev = {**{k: sc[k] for k in ("lambdas", "reported_lambda", "max_pred_evidence")}, **evidence} if system in ("pipeline", "joint") else None
+    return {"system": system, "lang": "en", "abstain": sc["abstain"], "evidence": ev}
 
 
 def _rec(i, label, pred, gold_ids, pred_ids, sents=("s0", "s1", "s2", "s3")):
@@ -76,11 +78,10 @@ def test_score_healthfc_file_with_medsnip_and_classification(tmp_path, monkeypat
 
 def test_score_non_selecting_and_level_of_evidence_systems(tmp_path):
     oracle = [dict(r, pred_evidence_ids=None) for r in RECORDS]
-    kw = {k: v for k, v in _options("oracle").items() if k not in ("system", "lang")}
-    s = score_healthfc(oracle, "oracle", **kw)
+    s = score_healthfc(oracle, "oracle", evidence=None, abstain="drop")
     assert "evidence" not in s and "fever" not in s and "averitec" not in s and "medsnip" in s
     loe = [{"id": "a", "label": "high", "pred_label": "low", "pred_evidence_ids": None}, {"id": "b", "label": "low", "pred_label": "low", "pred_evidence_ids": None}]
-    s = score_healthfc(loe, "level_of_evidence", **kw)
+    s = score_healthfc(loe, "level_of_evidence", evidence=None, abstain="drop")
     assert s["veracity"]["confusion"]["labels"] == LOE_LABELS and s["veracity"]["accuracy"] == 0.5 and "medsnip" not in s
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from medfc.common.io import read_json, write_jsonl
+from medfc.common.io import write_jsonl
 from medfc.scoring.__main__ import main
 from medfc.common.report import SkipReport
 from medfc.scoring.files import score_averitec, score_files
