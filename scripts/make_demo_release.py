@@ -3,7 +3,7 @@
 
 DEMO CONTENT written by the medfc project for its demo snapshot (resources/demo/site): it is in the
 *format* of the official HealthFC ``Datensatz.csv`` (12 columns, UTF-8 with a BOM, label codes
-0 SUPPORTED / 1 NEI / 2 REFUTED; SOURCES.md §2) but holds none of the official file's content. The
+0 SUPPORTED / 1 NEI / 2 REFUTED; docs/sources.md §2) but holds none of the official file's content. The
 German claims, explanations and evidence sentences are copied from the demo article pages; the
 English fields are translations the project wrote by hand (below). The official release is never
 copied or modified.
@@ -18,7 +18,7 @@ What the file exercises:
   :func:`medfc.healthfc.sentences.article_sentences`) and concatenated into ``*_top_sentences``;
   three claims (``kaffee-herzrhythmus#0``, ``rotwein-herzinfarkt#0``, ``glucosamin-arthrose#0``,
   one per layout) have one gold sentence in the studies section, as about 10% of the real ones do;
-* ``de_verdict`` in the release's own forms (SOURCES.md §1a): reversed and lower-case answers
+* ``de_verdict`` in the release's own forms (docs/sources.md §1a): reversed and lower-case answers
   ("wahrscheinlich Nein", "möglicherweise nicht", "ja") and, for pre-2014 pages,
   "<Level> wissenschaftliche Beweislage | <direction>" with free-text directions
   ("für die Nicht-Wirksamkeit", "für KEINE Wirksamkeit", "Ungenügende …"); each maps to the row's
@@ -350,7 +350,7 @@ ALTERED = {
 MOJIBAKE = {"glutenfrei-reizdarm#0": ("de_claim", "de_explanation")}
 EMPTY_EXPLANATION = {"detox-kuren#0"}
 
-#: de_verdict in the release's own forms (SOURCES.md §1a), where it is not the page's verdict text
+#: de_verdict in the release's own forms (docs/sources.md §1a), where it is not the page's verdict text
 RELEASE_VERDICT = {
     "kaffee-herzrhythmus#0": "wahrscheinlich Nein",
     "vitamin-d-depression#0": "möglicherweise nicht",

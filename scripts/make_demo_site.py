@@ -67,7 +67,7 @@ TOPICS = {
     "verdauung": "Verdauung",
 }
 
-#: Answer scale of the current layout (SOURCES.md §1); 7 is unused.
+#: Answer scale of the current layout (docs/sources.md §1); 7 is unused.
 SCALE = ANSWER_SCALE
 SCALE_INDEX = {v: k for k, v in SCALE.items()}
 

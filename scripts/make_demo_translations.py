@@ -2,7 +2,7 @@
 """Build and check the demo translation memory (``resources/demo/translation/memory.jsonl``).
 
 The demo workflow must run without model weights, so the repository ships an English translation
-of every German text the translation step (``medfc.healthfc.translation_steps:translate``) sends to
+of every German text the translation step (``medfc.healthfc.steps:translate``) sends to
 the memory for the demo snapshot: each body sentence of each crawlable article page (split exactly
 as the workflow splits it), each title and teaser, and each claim's question and explanation.
 

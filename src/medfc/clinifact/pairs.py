@@ -38,7 +38,7 @@ RELEASE_COLUMNS = [
     "nonInferiorityTypes",
     "Publication Date",
 ]
-LIST_COLUMNS = ("pValues", "statisticalMethods", "nonInferiorityTypes")
+LIST_COLUMNS = ("pValues", "statisticalMethods", "nonInferiorityTypes")  # Python list literals as text
 # Columns that may be empty in the release (descriptions; the comparator of a NO_INTERVENTION arm has no intervention).
 OPTIONAL_COLUMNS = frozenset(
     {"outcome_description", "intervention_group_description", "comparator_group_description", "intervention_group_intervention_label", "comparator_group_intervention_label"}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from medfc.clinifact.pairs import SPLITS, parse_list_literal, read_release_csv
+from medfc.clinifact.pairs import LIST_COLUMNS, SPLITS, parse_list_literal, read_release_csv
 from medfc.common.http import HttpClient, cache_key
 from medfc.common.report import SkipReport
 
@@ -46,7 +46,7 @@ def import_release(source: str, report: SkipReport, cache_dir: str | os.PathLike
         bad = []
         for i, row in df.iterrows():
             try:
-                for col in ("pValues", "statisticalMethods", "nonInferiorityTypes"):
+                for col in LIST_COLUMNS:
                     parse_list_literal(row[col])
             except (ValueError, SyntaxError):
                 report.skip(f"{split}/{row['index']}", "unparseable_list_column")

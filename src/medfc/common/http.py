@@ -170,10 +170,6 @@ class HttpClient:
             return None
         return self.cache_dir / key[:2] / f"{key}.{'json' if kind == 'json' else 'bin'}"
 
-    def is_cached(self, method: str, url: str, params: Mapping[str, Any] | None = None, data: Any = None, kind: str = "json") -> bool:
-        path = self.cache_path(cache_key(method, url, params, data), kind)
-        return bool(path and path.exists())
-
     # -- network -------------------------------------------------------------------------------
     def _send(self, method: str, url: str, params: Mapping[str, Any] | None, data: Any,
               headers: Mapping[str, str] | None = None) -> requests.Response:

@@ -1,6 +1,6 @@
 """Join the HealthFC release to the crawl, and its gold evidence sentences to sentence ids.
 
-Two joins (SOURCES.md §2):
+Two joins (docs/sources.md §2):
 
 1. **Rows → crawled claims.** Release rows and crawled claims are grouped by normalised article URL
    (:func:`normalize_url`: scheme, ``www.``, host case, percent-encoding, query, fragment and the

@@ -42,7 +42,6 @@ The ``*_en_origin`` fields record where each English text came from. Translation
 from __future__ import annotations
 
 import logging
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -418,10 +417,6 @@ def build_dataset(
 
 
 # --------------------------------------------------------------------------- output
-
-
-def _words(text: str) -> int:
-    return len(re.findall(r"\S+", text or ""))
 
 
 def dataset_summary(records: Sequence[dict[str, Any]], alignment_report: dict[str, Any] | None = None) -> dict[str, Any]:

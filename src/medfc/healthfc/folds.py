@@ -3,7 +3,7 @@
 Schemes (``healthfc.folds.scheme``):
 
 * ``paper`` — the authors' folds: ``StratifiedKFold(n_splits=5, shuffle=True, random_state=42)``
-  over ``label`` in the release's row order (SOURCES.md §2). Records that carry a release row are
+  over ``label`` in the release's row order (docs/sources.md §2). Records that carry a release row are
   ordered by it, so when the dataset holds every release row the folds are exactly the authors'
   (``reproduces_release_folds`` in the report). Claims of the same article can land in different
   folds (79 articles on the real release): a model can then train on one claim of an article and

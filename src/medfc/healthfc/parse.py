@@ -1,6 +1,6 @@
 """Parse Medizin Transparent article pages (all three layouts) into articles and claims.
 
-Layouts (SOURCES.md §1):
+Layouts (docs/sources.md §1):
 
 * ``current`` — one ``div.katechismus`` verdict box per claim (question, answer index/text,
   explanation); body in ``div.pods-post-page__content``; studies in

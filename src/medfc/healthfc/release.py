@@ -1,7 +1,7 @@
 """Read the official HealthFC release file (``Datensatz.csv``, github.com/jvladika/HealthFC).
 
 The file is CC BY-NC-ND 4.0: the workflow reads it from a local path or downloads it once into the
-cache, and never ships or rewrites it. Two variants are read (SOURCES.md §2):
+cache, and never ships or rewrites it. Two variants are read (docs/sources.md §2):
 
 * the published 12-column file — ``en_claim, en_explanation, en_top_sentences, de_claim,
   de_explanation, de_top_sentences, label, de_verdict, de_title, authors, date, url``;
@@ -38,7 +38,6 @@ import hashlib
 import logging
 import os
 import re
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,7 +65,7 @@ __all__ = [
     "split_top_sentences",
 ]
 
-#: Release label codes (SOURCES.md §2).
+#: Release label codes (docs/sources.md §2).
 LABEL_CODES: dict[int, str] = {0: SUPPORTED, 1: NEI, 2: REFUTED}
 CODE_FOR_LABEL: dict[str, int] = {v: k for k, v in LABEL_CODES.items()}
 
@@ -364,10 +363,6 @@ def _excerpt(text: str, other: str, width: int = 30) -> str:
     """The part of ``text`` around its first difference from ``other``."""
     i = next((k for k, (a, b) in enumerate(zip(text, other)) if a != b), min(len(text), len(other)))
     return text[max(0, i - width): i + width]
-
-
-def label_counts(rows: list[ReleaseRow]) -> dict[str, int]:
-    return dict(sorted(Counter(r.label for r in rows).items()))
 
 
 # --------------------------------------------------------------------------- fetching

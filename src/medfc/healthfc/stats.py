@@ -9,7 +9,7 @@ numbers behind every table and figure can be written as CSV and asserted in test
   attached), the simplest count that works for both languages. Per-article rows count each article
   once and only articles with full text (``source != "release"``); evidence rows only claims with
   gold evidence; explanation rows only non-empty explanations. The paper's English values
-  (SOURCES.md §2 / paper Table 2) are given alongside.
+  (docs/sources.md §2 / paper Table 2) are given alongside.
 * :func:`claims_per_year` (Fig. 1) — claims and articles per year of the article date; years
   without claims between the first and last are 0; undated claims are counted separately.
 * :func:`top_topics` (Fig. 2) — the ten topics on most claims, with their share of all claims

@@ -218,10 +218,6 @@ class DeepLTranslator:
         self.http = HttpClient(cache_dir=None, rate=10.0, burst=5, user_agent="medfc", timeout=self.timeout_s,
                                max_retries=self.retries, backoff=self.backoff_s, session=session)
 
-    @property
-    def n_requests(self) -> int:
-        return self.http.stats["requests"]
-
     def _post(self, texts: list[str]) -> list[str]:
         from medfc.common.http import HttpError
 

@@ -1,4 +1,4 @@
-"""Medizin Transparent verdicts → HealthFC labels and levels of evidence (SOURCES.md §1, §1a).
+"""Medizin Transparent verdicts → HealthFC labels and levels of evidence (docs/sources.md §1, §1a).
 
 The portal answers each question on an answer scale (current layout), with a free verdict text
 (2014–2017 layout) or with a "Beweislage" (evidence level) plus a direction (before June 2014).

@@ -1,6 +1,6 @@
 """MedSNIP analyses: gold for automatic snippets, per-pattern gaps, boundary fidelity, cost.
 
-* :func:`project_labels` — MedSNIP-Bench gold for automatic units (SOURCES §9f): each human
+* :func:`project_labels` — MedSNIP-Bench gold for automatic units (docs/medsnip.md): each human
   snippet's label is copied to the sentences its atoms align to; an automatic unit's label is the
   AND of its sentences' labels. A sentence that received both TRUE and FALSE is *mixed*: under
   ``drop_mixed`` (the paper's main policy) a unit touching one has no gold; under ``and`` the mixed
@@ -8,7 +8,7 @@
   (mixed ones FALSE; ties TRUE).
 * :func:`per_pattern` — per pattern code, FF1 of the snippets against FF1 of their atoms
   aggregated by OR-FALSE inside each snippet, with the paired bootstrap of the difference.
-* :func:`sentence_set_f1` — boundary fidelity (SOURCES §9f): each automatic snippet is paired with
+* :func:`sentence_set_f1` — boundary fidelity (docs/medsnip.md): each automatic snippet is paired with
   the human snippet of best set-F1 over sentence indices (P = |∩|/|auto|, R = |∩|/|human|); the
   mean over automatic snippets.
 * :func:`adjusted_rand_index` — ARI of two partitions (Hubert & Arabie), and :func:`partition_ari`

@@ -1,4 +1,4 @@
-"""Decomposition of answers into verification units (MedSNIP §4.1, SOURCES §9c).
+"""Decomposition of answers into verification units (MedSNIP §4.1, docs/medsnip.md).
 
 Modes:
 

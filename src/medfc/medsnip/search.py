@@ -1,4 +1,4 @@
-"""Search backends of the retrieval-augmented verifier (MedSNIP §4.3, SOURCES §9e).
+"""Search backends of the retrieval-augmented verifier (MedSNIP §4.3, docs/medsnip.md).
 
 Every backend answers ``search(query, k) -> list[Hit]``; :class:`CachedSearch` keeps each answer on
 disk per (backend, index, query, k), so a rerun searches nothing.

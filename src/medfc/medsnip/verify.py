@@ -1,4 +1,4 @@
-"""Verification of units (MedSNIP §4.2–4.3, SOURCES §9d–9e).
+"""Verification of units (MedSNIP §4.2–4.3, docs/medsnip.md).
 
 ``claim_only`` / ``full_context`` (one call per unit)
     The model answers one word. Claim-only sees the unit alone; full-context also sees the original

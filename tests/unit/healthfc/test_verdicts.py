@@ -99,7 +99,7 @@ def test_german_dates(text, iso):
 S, R, N = "S", "R", "N"
 LABEL_OF = {S: SUPPORTED, R: REFUTED, N: NEI}
 
-#: SOURCES.md §1a: every de_verdict text of the real release with its count, and the label and level
+#: docs/sources.md §1a: every de_verdict text of the real release with its count, and the label and level
 #: the rules give it (the negation decides the direction; pre-2014: Niedrige/Mittlere/Hohe = low/moderate/high).
 RELEASE_VERDICTS = [
     (195, 'wissenschaftliche Belege fehlen', 'N', 'insufficient'),
@@ -178,7 +178,7 @@ def test_aggregate_counts_over_the_release_against_its_targets():
     REFUTED low 182, moderate 112, high 33. The rules reproduce NEI and every level exactly and
     are two claims off on SUPPORTED/REFUTED: at least 2 of 750 verdicts disagree with the label
     column (directions such as "für die Nicht-Wirksamkeit" can only be read against the claim's
-    wording, SOURCES.md §1a), so at most 748 can agree, within the ≥ 743 target.
+    wording, docs/sources.md §1a), so at most 748 can agree, within the ≥ 743 target.
     """
     labels: Counter = Counter()
     levels: Counter = Counter()
