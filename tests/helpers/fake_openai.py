@@ -16,15 +16,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-
-def reply_json(handler: BaseHTTPRequestHandler, payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> None:
-    """Answer a request of ``handler`` with ``payload`` as JSON (bytes are sent as they are)."""
-    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    handler.send_response(status)
-    for k, v in {"Content-Type": "application/json", **(headers or {}), "Content-Length": str(len(data))}.items():
-        handler.send_header(k, v)
-    handler.end_headers()
-    handler.wfile.write(data)
+from tests.helpers.http_servers import reply_json
 
 
 def words(body: dict[str, Any]) -> int:

@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
-from tests.helpers.workflow import REPO, WorkflowCopy
+from tests.helpers.experiment_data import build_bert, build_gpt2
+from tests.helpers.workflow import WorkflowCopy
 
 FULL_CONFIG = "config/test_experiments.yaml"
-
-
-def _builders():
-    spec = importlib.util.spec_from_file_location("_exp_builders", REPO / "tests/unit/experiments/conftest.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="session")
@@ -23,9 +15,8 @@ def full_demo_run(tmp_path_factory) -> WorkflowCopy:
     """Every stage on the demo (HealthFC, CliniFact, experiments) with tiny random models built here:
     a tiny BERT for every discriminative system and a tiny causal LM for zero-shot CliniFact."""
     root = tmp_path_factory.mktemp("full")
-    b = _builders()
-    enc = b.build_bert(root / "models" / "tiny-encoder")  # a name no paper row matches: the reference rows are used
-    lm = b.build_gpt2(root / "models" / "tiny-lm")
+    enc = build_bert(root / "models" / "tiny-encoder")  # a name no paper row matches: the reference rows are used
+    lm = build_gpt2(root / "models" / "tiny-lm")
     wf = WorkflowCopy(root / "wf")
     wf.path("config/models.yaml").write_text(
         "stages: {healthfc: true, clinifact: true, experiments: true}\n"

@@ -146,14 +146,8 @@ def fetch_search(
         for page in iter_search_pages(client, params, state_path, url=url, max_pages=max_pages, progress=progress):
             report.count("pages")
             for study in page.get("studies", []):
-                nct = nct_id(study)
-                if not nct:
-                    report.skip("?", "no_nct_id")
+                if not report.keep_first(nct_id(study), seen, duplicate="duplicate_study", missing="no_nct_id"):
                     continue
-                if nct in seen:
-                    report.skip(nct, "duplicate_study")
-                    continue
-                seen.add(nct)
                 report.count("studies")
                 yield study
 

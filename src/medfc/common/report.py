@@ -38,6 +38,18 @@ class SkipReport:
         """
         self.excluded[reason] += n
 
+    def keep_first(self, item_id: str | None, seen: set[str], duplicate: str = "duplicate_id", missing: str = "missing_id") -> bool:
+        """True the first time ``item_id`` is seen (it is added to ``seen``); a missing id or a repeat is
+        skipped with its reason and gives False."""
+        if not item_id:
+            self.skip("?", missing)
+            return False
+        if item_id in seen:
+            self.skip(item_id, duplicate)
+            return False
+        seen.add(item_id)
+        return True
+
     def count(self, key: str, n: int = 1) -> None:
         self.counts[key] += n
 

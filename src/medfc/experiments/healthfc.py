@@ -92,11 +92,7 @@ def load_claims(path: str | os.PathLike, lang: str = "en", report: SkipReport | 
     seen: set[str] = set()
     for rec in read_jsonl(path):
         cid = str(rec.get("id", ""))
-        if not cid:
-            report.skip("?", "missing_id")
-            continue
-        if cid in seen:
-            report.skip(cid, "duplicate_id")
+        if not report.keep_first(cid, seen):
             continue
         text = rec.get(f"claim_{lang}")
         if not text:
@@ -112,7 +108,6 @@ def load_claims(path: str | os.PathLike, lang: str = "en", report: SkipReport | 
                 ev.append(i)
             else:
                 report.count("evidence_id_out_of_range")
-        seen.add(cid)
         claims.append(Claim(cid, text, rec["label"], str(rec.get("evidence_level") or ""), str(rec.get(f"explanation_{lang}") or ""), sentences, sorted(set(ev))))
         report.count("claims")
     return claims

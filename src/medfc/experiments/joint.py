@@ -28,8 +28,8 @@ counted in :class:`WindowStats`.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -151,16 +151,14 @@ class JointModel(nn.Module):
 # --------------------------------------------------------------------------------------- windows
 
 
-@dataclass
-class WindowStats:
-    claims: int = 0
-    windows: int = 0
-    multi_window_claims: int = 0
-    claims_cut: int = 0
-    sentences_cut: int = 0
+class WindowStats(Counter):
+    """How documents were packed into windows: ``claims``, ``windows``, ``multi_window_claims`` (claims
+    spread over several windows), ``claims_cut`` and ``sentences_cut`` (text that did not fit)."""
+
+    KEYS = ("claims", "windows", "multi_window_claims", "claims_cut", "sentences_cut")
 
     def as_dict(self) -> dict[str, int]:
-        return dict(self.__dict__)
+        return {k: self[k] for k in self.KEYS}
 
 
 def build_windows(tokenizer, claim: str, sentences: Sequence[str], max_length: int, stats: WindowStats | None = None) -> list[dict[str, list[int]]]:
@@ -176,8 +174,8 @@ def build_windows(tokenizer, claim: str, sentences: Sequence[str], max_length: i
     c_ids = token_ids(tokenizer, claim)
     if len(c_ids) > max_length // 2:
         c_ids = c_ids[: max_length // 2]
-        if stats:
-            stats.claims_cut += 1
+        if stats is not None:
+            stats["claims_cut"] += 1
     prefix = [cls_id, *c_ids, sep_id]
     room = max_length - len(prefix)
     windows: list[dict[str, list[int]]] = []
@@ -186,8 +184,8 @@ def build_windows(tokenizer, claim: str, sentences: Sequence[str], max_length: i
         s_ids = token_ids(tokenizer, sentence)
         if len(s_ids) + 1 > room:
             s_ids = s_ids[: room - 1]
-            if stats:
-                stats.sentences_cut += 1
+            if stats is not None:
+                stats["sentences_cut"] += 1
         if len(cur["input_ids"]) + len(s_ids) + 1 > max_length:
             windows.append(cur)
             cur = {"input_ids": list(prefix), "sent_ids": [-1] * len(prefix), "sentences": []}
@@ -196,10 +194,10 @@ def build_windows(tokenizer, claim: str, sentences: Sequence[str], max_length: i
         cur["sent_ids"].extend([slot] * (len(s_ids) + 1))
         cur["sentences"].append(gi)
     windows.append(cur)
-    if stats:
-        stats.claims += 1
-        stats.windows += len(windows)
-        stats.multi_window_claims += len(windows) > 1
+    if stats is not None:
+        stats["claims"] += 1
+        stats["windows"] += len(windows)
+        stats["multi_window_claims"] += len(windows) > 1
     return windows
 
 

@@ -225,14 +225,10 @@ def _release_only_record(row: ReleaseRow, rid: str, report: SkipReport) -> dict[
     }
 
 
-def build_german_records(
-    claims: Sequence[dict[str, Any]] | None,
-    articles: Sequence[dict[str, Any]] | None,
-    sentences: dict[str, list[str]] | None,
-    rows: Sequence[ReleaseRow] | None,
-    alignment: AlignmentResult | None,
-    sections: dict[str, list[str]] | None = None,
-) -> tuple[list[dict[str, Any]], DatasetReport]:
+def build_german_records(claims: Sequence[dict[str, Any]] | None, articles: Sequence[dict[str, Any]] | None,
+                         sentences: dict[str, list[str]] | None, rows: Sequence[ReleaseRow] | None,
+                         alignment: AlignmentResult | None, sections: dict[str, list[str]] | None = None,
+                         ) -> tuple[list[dict[str, Any]], DatasetReport]:
     """Records with the German side filled and the English side still to translate (``None``).
 
     ``claims``/``articles``/``sentences`` are None in release-only mode; ``rows``/``alignment``

@@ -323,29 +323,13 @@ def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseRepo
                 counts.count(f"empty_explanation_{lang}")
                 report.empty_explanations.append({"row": i, "lang": lang, "url": url})
         date_text = normalize_text(rec.get("date", ""))
+        texts = {k: normalize_text(rec.get(k, "")) for k in ("en_claim", "de_explanation", "en_explanation")}
         row = ReleaseRow(
-            row=i,
-            url=url,
-            de_claim=de_claim,
-            en_claim=normalize_text(rec.get("en_claim", "")),
-            de_explanation=normalize_text(rec.get("de_explanation", "")),
-            en_explanation=normalize_text(rec.get("en_explanation", "")),
-            de_evidence=de_evidence,
-            en_evidence=en_evidence,
-            label=label,
-            label_code=code,
-            de_verdict=de_verdict,
-            evidence_level=level,
-            small_effect=small,
-            title=normalize_text(rec.get("de_title", "")),
-            authors=split_authors(rec.get("authors", "")),
-            date=parse_release_date(date_text),
-            date_text=date_text,
-            variant=variant,
-            de_sentences=de_sentences,
-            en_sentences=en_sentences,
-            de_ids=de_ids,
-            en_ids=en_ids,
+            row=i, url=url, de_claim=de_claim, **texts, de_evidence=de_evidence, en_evidence=en_evidence,
+            label=label, label_code=code, de_verdict=de_verdict, evidence_level=level, small_effect=small,
+            title=normalize_text(rec.get("de_title", "")), authors=split_authors(rec.get("authors", "")),
+            date=parse_release_date(date_text), date_text=date_text, variant=variant,
+            de_sentences=de_sentences, en_sentences=en_sentences, de_ids=de_ids, en_ids=en_ids,
         )
         rows.append(row)
         counts.count(f"label/{label}")

@@ -32,6 +32,8 @@ from medfc.scoring import averitec, classification, medsnip
 log = logging.getLogger(__name__)
 
 SCORERS = ("averitec", "medsnip", "classify")
+Records = Sequence[Mapping[str, Any]]
+Options = Mapping[str, Any] | None
 
 
 def _unique(records: Iterable[Mapping[str, Any]], report: SkipReport, source: str) -> dict[str, Mapping[str, Any]]:
@@ -149,19 +151,19 @@ def _binary_items(
     return out
 
 
-def score_medsnip(
-    records: Sequence[Mapping[str, Any]],
-    options: Mapping[str, Any] | None = None,
-    report: SkipReport | None = None,
-    compare: Sequence[Mapping[str, Any]] | None = None,
-) -> dict[str, Any]:
+def _read(records: Records, compare: Records | None, report: SkipReport) -> tuple[dict, dict | None, list[str]]:
+    """The predictions and the compared system's, each id once, and the ids both have (in order)."""
+    preds = _unique(records, report, "predictions")
+    other = _unique(compare, report, "compare") if compare is not None else None
+    return preds, other, _paired(preds, other, report)
+
+
+def score_medsnip(records: Records, options: Options = None, report: SkipReport | None = None, compare: Records | None = None) -> dict[str, Any]:
     """FF1 etc. of one system; with ``compare``, also both systems' scores and the paired bootstrap."""
     options = dict(options or {})
     abstain = options.get("abstain", "drop")
     report = report or SkipReport("scoring.medsnip")
-    preds = _unique(records, report, "predictions")
-    other = _unique(compare, report, "compare") if compare is not None else None
-    ids = _paired(preds, other, report)
+    preds, other, ids = _read(records, compare, report)
     items = _binary_items(preds, ids, options, report, "predictions")
     result: dict[str, Any] = {"scorer": "medsnip", "healthfc": bool(options.get("healthfc", False)),
                               "n_excluded_nei": report.counts.get("healthfc_nei_excluded_predictions", 0)}
@@ -199,18 +201,11 @@ def score_medsnip(
 # --------------------------------------------------------------------------------------------
 
 
-def score_classify(
-    records: Sequence[Mapping[str, Any]],
-    options: Mapping[str, Any] | None = None,
-    report: SkipReport | None = None,
-    compare: Sequence[Mapping[str, Any]] | None = None,
-) -> dict[str, Any]:
+def score_classify(records: Records, options: Options = None, report: SkipReport | None = None, compare: Records | None = None) -> dict[str, Any]:
     """Accuracy, per-class and macro P/R/F1, confusion; with ``compare``, McNemar–Bowker and McNemar."""
     options = dict(options or {})
     report = report or SkipReport("scoring.classify")
-    preds = _unique(records, report, "predictions")
-    other = _unique(compare, report, "compare") if compare is not None else None
-    ids = _paired(preds, other, report)
+    preds, other, ids = _read(records, compare, report)
     labels = options.get("labels")
     if not labels:
         labels = sorted({str(preds[r].get("label")) for r in ids if preds[r].get("label") is not None})

@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from tests.helpers.clock import FakeClock
+from tests.helpers.http_servers import reply
 
 REPO = Path(__file__).resolve().parents[3]
 DEMO_ZIP = REPO / "resources" / "demo" / "ctgov" / "studies.zip"
@@ -35,13 +36,7 @@ class ScriptedServer:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 outer.requests.append((self.command, parts.path, query, body))
                 outer.user_agents.append(self.headers.get("User-Agent"))
-                status, headers, payload = outer.handler(self.command, parts.path, query, body)
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                reply(self, *outer.handler(self.command, parts.path, query, body))
 
             do_GET = _serve
             do_POST = _serve

@@ -7,6 +7,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from tests.helpers.clock import FakeClock
+from tests.helpers.http_servers import reply
 
 from medfc.common.http import HttpClient, HttpError, RateLimiter, cache_key
 
@@ -22,13 +23,7 @@ def served():
         def _serve(self):
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             state["log"].append((self.command, self.path, body, self.headers.get("User-Agent")))
-            status, headers, payload = state["script"].pop(0) if state["script"] else (200, {}, b'{"ok": true}')
-            self.send_response(status)
-            for k, v in headers.items():
-                self.send_header(k, v)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+            reply(self, *(state["script"].pop(0) if state["script"] else (200, {}, b'{"ok": true}')))
 
         do_GET = do_POST = _serve
 

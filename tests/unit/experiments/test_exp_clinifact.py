@@ -12,6 +12,7 @@ from transformers import AutoTokenizer
 from medfc.common.report import SkipReport
 from medfc.experiments import clinifact as CF
 from tests.helpers.config import section
+from tests.helpers.http_servers import reply_json
 
 
 def zero_shot_options(tmp_path, **kw) -> CF.ZeroShotOptions:
@@ -115,13 +116,7 @@ class _Completions(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).bodies.append((self.path, body, self.headers.get("Authorization")))
         top = dict(type(self).top) if "BACKGROUND" in body["prompt"] else {" x": -0.1}
-        resp = {"choices": [{"text": " FALSE", "logprobs": {"tokens": [" FALSE"], "token_logprobs": [-0.5], "top_logprobs": [top]}}]}
-        data = json.dumps(resp).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        reply_json(self, {"choices": [{"text": " FALSE", "logprobs": {"tokens": [" FALSE"], "token_logprobs": [-0.5], "top_logprobs": [top]}}]})
 
     def log_message(self, *args):
         pass

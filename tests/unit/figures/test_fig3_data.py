@@ -6,31 +6,19 @@ import gzip
 import json
 from pathlib import Path
 
-import pandas as pd
 
-from medfc.common.io import write_jsonl
 from medfc.figures import clinifact as F
 from medfc.figures import steps
-from medfc.scoring.predictions import CLINIFACT_LABELS
 from medfc.tables.papers import clinifact_fig3, paper_numbers
 from tests.helpers.config import call_step
+from tests.helpers.experiment_data import clinifact_test_predictions
 
 PAPERS = Path(__file__).resolve().parents[3] / "resources" / "papers" / "numbers.yaml"
 PAPER = clinifact_fig3(paper_numbers(PAPERS))
 
 
-def _predictions(tmp_path, clinifact_data):
-    test = pd.read_csv(clinifact_data["test"], dtype=str, keep_default_na=False)
-    test.loc[0, "nonInferiorityTypes"] = "['Non-Inferiority']"
-    test.to_csv(clinifact_data["test"], index=False)
-    preds = tmp_path / "p.jsonl"
-    write_jsonl(preds, [{"id": r["index"], "split": "test", "label": CLINIFACT_LABELS[[1, 0, 2].index(int(r["label"]))],
-                         "pred_label": "evidence"} for _, r in test.iterrows()])
-    return test, preds
-
-
 def test_fig3_with_and_without_studies(tmp_path, clinifact_data):
-    test, preds = _predictions(tmp_path, clinifact_data)
+    test, preds = clinifact_test_predictions(tmp_path, clinifact_data["test"])
     entries = [{"model": "bio", "system": "discriminative"}]
     df, notes = F.fig3_table([str(preds)], entries, clinifact_data["test"], None, ("All", "Rare"), PAPER)
     assert "panel (c) skipped" in notes[0] and set(df["panel"]) == {"class", "test_type"}

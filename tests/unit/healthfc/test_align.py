@@ -1,9 +1,10 @@
 """Release rows → crawled claims, and gold evidence sentences → sentence ids."""
 
 import json
-from pathlib import Path
 
 import pytest
+
+from tests.helpers.demo import DEMO_RELEASE, parsed_demo_site
 
 from medfc.healthfc.align import (
     align_evidence,
@@ -100,30 +101,13 @@ def test_align_release_report_and_roundtrip():
     assert back.evidence_ids(0) == [2, 3] and back.matches[0].claim_id == "kaffee#0"
 
 
-DEMO_EXPECTED = Path(__file__).resolve().parents[2] / "data" / "demo_site_expected.json"
-DEMO_RELEASE = Path(__file__).resolve().parents[3] / "resources" / "demo" / "healthfc_release" / "Datensatz.csv"
-
-
 @pytest.fixture(scope="module")
 def demo():
     """The demo articles parsed straight from the committed pages (no crawl), and the demo release."""
-    from dataclasses import asdict
-
     from medfc.healthfc.dataset import sentences_by_article
-    from medfc.healthfc.parse import parse_page
     from medfc.healthfc.release import read_release
 
-    if not DEMO_EXPECTED.exists() or not DEMO_RELEASE.exists():
-        pytest.skip("demo site or demo release not present")
-    expected = json.loads(DEMO_EXPECTED.read_text(encoding="utf-8"))
-    site = DEMO_EXPECTED.parents[2] / "resources" / "demo" / "site"
-    articles, claims = [], []
-    for page in expected["pages"]:
-        if page["kind"] != "article":
-            continue
-        art = parse_page(page["url"], (site / page["path"]).read_text(encoding="utf-8"))
-        articles.append(art.record())
-        claims.extend(asdict(c) for c in art.claims)
+    articles, claims = parsed_demo_site()
     rows, report = read_release(DEMO_RELEASE)
     sentences, sections = sentences_by_article(articles)
     return articles, claims, sentences, rows, report, sections

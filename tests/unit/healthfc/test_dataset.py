@@ -1,7 +1,5 @@
 """Building dataset records in the three modes, writing them, and the dataset steps end to end."""
 
-import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -12,6 +10,7 @@ from medfc.healthfc.align import align_release
 from medfc.healthfc.dataset import FIELDS, build_dataset, write_dataset
 from medfc.healthfc.release import ReleaseRow
 from tests.helpers.config import call_step, section
+from tests.helpers.demo import DEMO_RELEASE, parsed_demo_site
 
 URL_A = "https://www.medizin-transparent.at/kaffee/"
 URL_B = "https://www.medizin-transparent.at/zink/"
@@ -119,26 +118,9 @@ def test_write_dataset_parquet_jsonl_card(tmp_path):
     assert "| crawl+release | 1 |" in card
 
 
-DEMO_RELEASE = Path(__file__).resolve().parents[3] / "resources" / "demo" / "healthfc_release" / "Datensatz.csv"
-DEMO_EXPECTED = Path(__file__).resolve().parents[2] / "data" / "demo_site_expected.json"
-
-
 def test_steps_on_the_demo(tmp_path):
     """release → align → build_dataset → folds → stats on the demo pages (parsed here, no crawl)."""
-    from dataclasses import asdict
-
-    from medfc.healthfc.parse import parse_page
-
-    if not DEMO_RELEASE.exists() or not DEMO_EXPECTED.exists():
-        pytest.skip("demo not present")
-    expected = json.loads(DEMO_EXPECTED.read_text(encoding="utf-8"))
-    site = DEMO_EXPECTED.parents[2] / "resources" / "demo" / "site"
-    arts, claims = [], []
-    for page in expected["pages"]:
-        if page["kind"] == "article":
-            a = parse_page(page["url"], (site / page["path"]).read_text(encoding="utf-8"))
-            arts.append(a.record())
-            claims.extend(asdict(c) for c in a.claims)
+    arts, claims = parsed_demo_site()
     write_jsonl(tmp_path / "articles.jsonl", arts)
     write_jsonl(tmp_path / "claims.jsonl", claims)
     t = tmp_path

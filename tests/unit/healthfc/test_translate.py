@@ -23,6 +23,7 @@ from medfc.healthfc.translate import (  # noqa: E402
     Translator,
     translate_with_memory,
 )
+from tests.helpers.http_servers import reply_json  # noqa: E402
 from tests.helpers.tiny_models import (  # noqa: E402
     LABEL_TOKENS,
     build_tiny_bert,
@@ -236,12 +237,7 @@ class _DeepLHandler(BaseHTTPRequestHandler):
         type(self).seen.append({"auth": self.headers.get("Authorization"), "body": body})
         status = type(self).statuses.pop(0) if type(self).statuses else 200
         payload = {"translations": [{"detected_source_language": "DE", "text": f"EN:{t}"} for t in body["text"]]}
-        data = json.dumps(payload if status == 200 else {"message": "nope"}).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        reply_json(self, payload if status == 200 else {"message": "nope"}, status)
 
     def log_message(self, *args):
         pass

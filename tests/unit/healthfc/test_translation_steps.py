@@ -4,7 +4,6 @@ to a (tiny) Marian model."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -21,6 +20,7 @@ from medfc.healthfc.tm import Corrections, TranslationMemory  # noqa: E402
 from medfc.healthfc.translate import TranslationUnavailableError  # noqa: E402
 from medfc.healthfc.translate import translate_articles  # noqa: E402
 from tests.helpers.config import call_step, section  # noqa: E402
+from tests.helpers.modules import load_script  # noqa: E402
 from tests.helpers.tiny_models import build_tiny_marian  # noqa: E402
 
 DEMO = REPO / "resources/demo/translation"
@@ -29,16 +29,9 @@ CORRECTIONS = DEMO / "corrections.tsv"
 MODEL_NAME = "Helsinki-NLP/opus-mt-de-en"
 
 
-def _load_script():
-    spec = importlib.util.spec_from_file_location("make_demo_translations", REPO / "scripts/make_demo_translations.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.fixture(scope="module")
 def script():
-    return _load_script()
+    return load_script(REPO / "scripts/make_demo_translations.py", "make_demo_translations")
 
 
 @pytest.fixture(scope="module")

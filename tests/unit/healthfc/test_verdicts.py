@@ -51,15 +51,10 @@ def test_typo_variant_has_no_scale_index_but_scale_text_has():
     assert index_for_text("Wissenschaftliche Belege fehlen") == 11
 
 
-@pytest.mark.parametrize(
-    "text, expected",
-    [
-        ("Hohe wissenschaftliche Beweislage dafür", (SUPPORTED, "high")),
-        ("Mittlere wissenschaftliche Beweislage dagegen", (REFUTED, "moderate")),
-        ("Niedrige wissenschaftliche Beweislage dafür", (SUPPORTED, "low")),
-        ("Unzureichende wissenschaftliche Beweislage", (NEI, "insufficient")),
-    ],
-)
+@pytest.mark.parametrize("text, expected", [
+    ("Hohe wissenschaftliche Beweislage dafür", (SUPPORTED, "high")), ("Mittlere wissenschaftliche Beweislage dagegen", (REFUTED, "moderate")),
+    ("Niedrige wissenschaftliche Beweislage dafür", (SUPPORTED, "low")), ("Unzureichende wissenschaftliche Beweislage", (NEI, "insufficient")),
+])
 def test_pre2014_beweislage(text, expected):
     v = verdict_from_beweislage(text)
     assert (v.label, v.evidence_level, v.answer_index) == (*expected, None)

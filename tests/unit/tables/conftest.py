@@ -1,9 +1,3 @@
-"""The experiments tests' CliniFact split files (tiny, hand-made), shared here."""
+"""Fixtures of this folder: the tiny CliniFact splits (tests/helpers/experiment_data.py)."""
 
-import importlib.util
-from pathlib import Path
-
-_spec = importlib.util.spec_from_file_location("_exp_conftest", Path(__file__).resolve().parents[1] / "experiments" / "conftest.py")
-_exp = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_exp)
-clinifact_data = _exp.clinifact_data
+from tests.helpers.experiment_data import clinifact_data  # noqa: F401

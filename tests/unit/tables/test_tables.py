@@ -16,6 +16,7 @@ from medfc.tables import clinifact, healthfc
 from medfc.tables import steps as T
 from medfc.tables.papers import clinifact_row, healthfc_row, match_row, paper_numbers
 from tests.helpers.config import call_step
+from tests.helpers.experiment_data import clinifact_test_predictions
 
 PAPERS = Path(__file__).resolve().parents[3] / "resources" / "papers" / "numbers.yaml"
 NUMBERS = paper_numbers(PAPERS)
@@ -80,12 +81,7 @@ def test_significance_tables(tmp_path):
 
 
 def test_table8_with_the_paper_row_of_each_model(tmp_path, clinifact_data):
-    test = pd.read_csv(clinifact_data["test"], dtype=str, keep_default_na=False)
-    test.loc[0, "nonInferiorityTypes"] = "['Non-Inferiority']"
-    test.to_csv(clinifact_data["test"], index=False)
-    preds = tmp_path / "p.jsonl"
-    write_jsonl(preds, [{"id": r["index"], "split": "test", "label": CLINIFACT_LABELS[[1, 0, 2].index(int(r["label"]))],
-                         "pred_label": "evidence"} for _, r in test.iterrows()])
+    _, preds = clinifact_test_predictions(tmp_path, clinifact_data["test"])
     scores = tmp_path / "s.json"
     call_step(scoring_steps.clinifact, {"predictions": str(preds)}, {"scores": str(scores), "report": str(tmp_path / "r.json")},
               {"system": "discriminative"})
