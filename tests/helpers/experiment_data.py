@@ -206,7 +206,7 @@ def tiny_train_config(model: str, **overrides):
     from medfc.experiments.training import TrainConfig
     from tests.helpers.config import section
 
-    return TrainConfig.from_mapping(section("experiments.healthfc.train", **TINY_TRAIN, model=str(model), **overrides))
+    return TrainConfig.from_mapping(section("experiments.healthfc.train", **{**TINY_TRAIN, "model": str(model), **overrides}))
 
 
 @pytest.fixture()

@@ -19,7 +19,7 @@ import torch
 from tokenizers import Encoding
 
 from medfc.experiments.metrics import validation_scores
-from medfc.experiments.training import PadCollator, TrainConfig, TrainResult, predict, set_seed, train
+from medfc.experiments.training import PadCollator, TrainConfig, TrainResult, class_weights, default_loss, predict, set_seed, train
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +188,18 @@ class FittedClassifier:
         return classifier_probs(self.model, self.tokenizer, feats, self.cfg, desc)
 
 
+def _weighted_loss(weights: torch.Tensor):
+    """Cross-entropy of the model's logits with per-class weights."""
+
+    def loss_fn(model: torch.nn.Module, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        labels = batch.pop("labels")
+        logits = model(**batch).logits.float()
+        batch["labels"] = labels
+        return torch.nn.functional.cross_entropy(logits, labels, weight=weights.to(logits.device))
+
+    return loss_fn
+
+
 def fit_classifier(
     cfg: TrainConfig,
     labels: Sequence[str],
@@ -201,7 +213,7 @@ def fit_classifier(
     """Fine-tune ``cfg.model`` as a ``len(labels)``-way classifier.
 
     With ``val_examples`` the state with the best ``cfg.eval_metric`` on them (``macro_f1`` or
-    ``accuracy``) is kept.
+    ``accuracy``) is kept. ``cfg.class_weights`` weights the cross-entropy by the training labels.
     """
     labels = list(labels)
     set_seed(cfg.seed)
@@ -221,5 +233,7 @@ def fit_classifier(
             pred = [labels[i] for i in probs.argmax(axis=1)]
             return validation_scores(gold, pred, labels)
 
-    result = train(model, feats, cfg, collate=collator_for(tokenizer), evaluate=evaluate, checkpoint_dir=checkpoint_dir, desc=desc)
+    weights = class_weights([f["labels"] for f in feats], len(labels), cfg.class_weights)
+    loss_fn = _weighted_loss(weights) if weights is not None else default_loss
+    result = train(model, feats, cfg, collate=collator_for(tokenizer), loss_fn=loss_fn, evaluate=evaluate, checkpoint_dir=checkpoint_dir, desc=desc)
     return FittedClassifier(model, tokenizer, labels, cfg, result, trim, stats)

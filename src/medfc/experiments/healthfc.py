@@ -57,7 +57,7 @@ from medfc.experiments.systems import (
     LevelOptions,
     PipelineOptions,
 )
-from medfc.experiments.training import TrainConfig, predict, set_seed, train
+from medfc.experiments.training import TrainConfig, class_weights, predict, set_seed, train
 
 log = logging.getLogger(__name__)
 
@@ -327,6 +327,7 @@ def run_joint(train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], cfg
         return predict(m, fs, collate=collate, forward_fn=joint_mod.joint_forward, batch_size=cfg.eval_batch_size, device=cfg.device, precision=cfg.precision, lengths=[joint_mod.joint_length(f) for f in fs], progress=cfg.progress, desc=desc)
 
     train_f = feats(train_c)
+    model.label_weights = class_weights([index[c.label] for c in train_c], len(VERACITY_LABELS), cfg.class_weights)
     evaluate = None
     if val_c:
         val_f = feats(val_c)

@@ -66,14 +66,16 @@ def joint_loss(
     label_logits: torch.Tensor,
     labels: torch.Tensor,
     evidence_weight: float = 6.0,
+    label_weights: torch.Tensor | None = None,
 ) -> dict[str, torch.Tensor]:
-    """``evidence_weight`` · BCE over sentences whose label is not -1, + cross-entropy of the labels."""
+    """``evidence_weight`` · BCE over sentences whose label is not -1, + cross-entropy of the labels
+    (weighted per class with ``label_weights``)."""
     mask = evidence_labels >= 0
     if mask.any():
         ev = F.binary_cross_entropy_with_logits(evidence_logits[mask].float(), evidence_labels[mask].float())
     else:
         ev = evidence_logits.sum() * 0.0
-    ce = F.cross_entropy(label_logits.float(), labels)
+    ce = F.cross_entropy(label_logits.float(), labels, weight=None if label_weights is None else label_weights.to(label_logits.device))
     return {"loss": evidence_weight * ev + ce, "evidence_loss": ev, "label_loss": ce}
 
 
@@ -105,6 +107,7 @@ class JointModel(nn.Module):
         self.evidence_weight = evidence_weight
         self.threshold = threshold
         self.pool = pool
+        self.label_weights: torch.Tensor | None = None  # class weights of the label loss (set before training)
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike, n_labels: int, **kwargs: Any) -> JointModel:
@@ -144,7 +147,7 @@ class JointModel(nn.Module):
         label_logits = self.label_head(torch.cat([claim_vec, pooled], dim=-1).to(hidden.dtype)).float()
         out = {"evidence_logits": evidence_logits, "evidence_valid": valid, "label_logits": label_logits}
         if labels is not None and evidence_labels is not None:
-            out.update(joint_loss(evidence_logits, evidence_labels, label_logits, labels, self.evidence_weight))
+            out.update(joint_loss(evidence_logits, evidence_labels, label_logits, labels, self.evidence_weight, self.label_weights))
         return out
 
 

@@ -75,6 +75,18 @@ class TrainConfig(Options):
     length_grouping: bool
     group_factor: int
     progress: bool
+    class_weights: Literal["none", "balanced"]  # "balanced": cross-entropy weighted n / (k · n_class)
+    early_stopping_patience: int | None  # stop after this many evaluations without a better metric
+
+
+def class_weights(labels: Sequence[int], n_classes: int, scheme: str) -> torch.Tensor | None:
+    """Cross-entropy weights of the classes: None for ``"none"``; for ``"balanced"`` n / (k · n_c) (a
+    class absent from ``labels`` gets weight 0 rather than an infinite one)."""
+    if scheme == "none":
+        return None
+    counts = np.bincount(np.asarray(list(labels), dtype=np.int64), minlength=n_classes).astype(np.float64)
+    weights = np.where(counts > 0, counts.sum() / (n_classes * np.maximum(counts, 1)), 0.0)
+    return torch.tensor(weights, dtype=torch.float32)
 
 
 # --------------------------------------------------------------------------------------- basics
@@ -246,6 +258,7 @@ class TrainResult:
     device: str = "cpu"
     precision: str = "fp32"
     checkpoint: str | None = None
+    stopped_early: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -315,6 +328,8 @@ def train(
     With ``evaluate`` the model is scored after every epoch (and when ``max_steps`` stops training);
     the best state by ``cfg.eval_metric`` (higher is better) is kept — on disk under
     ``checkpoint_dir/best`` when a directory is given, else in CPU memory — and loaded back at the end.
+    With ``cfg.early_stopping_patience`` training stops after that many evaluations without a better
+    metric (``result.stopped_early``).
     """
     if not features:
         raise ValueError("no training examples")
@@ -343,7 +358,8 @@ def train(
     best_state: dict[str, torch.Tensor] | None = None
     log.info("%s: %d examples, %d epochs, %d optimizer steps (%d warm-up) on %s/%s", desc, len(feats), n_epochs, total_steps, warmup_steps, result.device, result.precision)
 
-    def run_eval(epoch: int) -> None:
+    def run_eval(epoch: int) -> bool:
+        """Evaluate; True when early stopping says to stop."""
         nonlocal best_state
         model.eval()
         metrics = evaluate(model) if evaluate is not None else {}
@@ -351,7 +367,7 @@ def train(
         entry = {"epoch": epoch, "step": result.steps, **{k: float(v) for k, v in metrics.items()}}
         result.history.append(entry)
         if evaluate is None:
-            return
+            return False
         if cfg.eval_metric not in metrics:
             raise KeyError(f"evaluate() returned no {cfg.eval_metric!r} (got {sorted(metrics)})")
         value = float(metrics[cfg.eval_metric])
@@ -362,6 +378,8 @@ def train(
                 result.checkpoint = str(save_checkpoint(model, ckpt_root / "best", {**entry, "config": cfg.as_dict()}))
             else:
                 best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+        patience = cfg.early_stopping_patience  # >= 1: evaluations in a row without a better metric
+        return patience is not None and epoch - (result.best_epoch if result.best_epoch is not None else -1) >= patience
 
     model.train()
     start = time.perf_counter()
@@ -404,7 +422,11 @@ def train(
         result.epochs_run = epoch + 1
         if evaluate is not None:
             result.train_seconds += time.perf_counter() - start
-            run_eval(epoch)
+            if run_eval(epoch) and not done:
+                result.stopped_early = True
+                log.info("%s: no better %s for %d evaluations: stopping early after epoch %d", desc, cfg.eval_metric,
+                         cfg.early_stopping_patience, epoch)
+                done = True
             start = time.perf_counter()
         else:
             result.history.append({"epoch": epoch, "step": result.steps, "train_loss": running / max(1, len(batches))})
