@@ -27,6 +27,13 @@ def check_config_combinations():
                 "experiments.healthfc.systems (e.g. [oracle, claims_only, gold_explanations, level_of_evidence]) "
                 "or use healthfc.dataset.mode crawl+release."
             )
+    smoke = {k: v for k, v in config["experiments"]["smoke"].items() if v is not None}
+    if config["stages"].get("experiments", False) and smoke and config["experiments"]["scale"] != "smoke":
+        raise ValueError(
+            f"config: experiments.smoke caps training ({smoke}), so the tables' numbers are smoke-sized, but "
+            f"experiments.scale is {config['experiments']['scale']!r}: set experiments.scale: smoke, or lift the caps "
+            "(experiments.smoke: {max_steps: null, max_examples: null})."
+        )
 
 
 check_config_combinations()
@@ -150,6 +157,11 @@ def model_name(alias):
     return aliases[alias]
 
 
+def is_tfidf(alias):
+    """Whether a model alias is the TF-IDF baseline (sklearn:tfidf)."""
+    return model_name(alias).startswith("sklearn:")
+
+
 def layered(*layers):
     """Config sections merged left to right (later layers override earlier keys)."""
     out = {}
@@ -162,6 +174,13 @@ def checkpoint_dir(sub):
     """Where a run keeps its checkpoints; None (kept in memory, nothing written) unless keep_checkpoints."""
     ex = config["experiments"]
     return f"{ex['checkpoint_dir']}/{sub}" if ex["keep_checkpoints"] else None
+
+
+def model_config(alias, *train_layers):
+    """An encoder's training config (the layers merged) or, for the TF-IDF baseline, experiments.tfidf."""
+    if is_tfidf(alias):
+        return {**config["experiments"]["tfidf"], "model": model_name(alias)}
+    return layered(*train_layers, {"model": model_name(alias)})
 
 
 def healthfc_folds_run():
@@ -184,6 +203,8 @@ def healthfc_runs(systems=None):
             for system in hx["systems"]:
                 if systems is not None and system not in systems:
                     continue
+                if system == "joint" and is_tfidf(model):  # the joint system needs an encoder
+                    continue
                 for fold in healthfc_folds_run():
                     runs.append({"lang": lang, "model": model, "system": system, "fold": fold})
     return runs
@@ -205,7 +226,7 @@ def healthfc_experiment_options(w):
         "system": w.system,
         "lang": w.lang,
         "fold": int(w.fold),
-        "train": layered(hx["train"], hx["model_train"].get(w.model), hx["system_train"].get(w.system), smoke, {"model": model_name(w.model)}),
+        "train": model_config(w.model, hx["train"], hx["model_train"].get(w.model), hx["system_train"].get(w.system), smoke),
         "system_options": system_options,
         "checkpoint_dir": checkpoint_dir(f"healthfc/{w.lang}/{w.model}/{w.system}/fold{w.fold}"),
     }
@@ -214,7 +235,7 @@ def healthfc_experiment_options(w):
 def clinifact_experiment_options(w):
     cx = config["experiments"]["clinifact"]
     return {
-        "train": layered(cx["train"], cx["model_train"].get(w.model), config["experiments"]["smoke"], {"model": model_name(w.model)}),
+        "train": model_config(w.model, cx["train"], cx["model_train"].get(w.model), config["experiments"]["smoke"]),
         "include_title": cx["include_title"],
         "predict_splits": cx["predict_splits"],
         "checkpoint_dir": checkpoint_dir(f"clinifact/{w.model}"),
@@ -283,7 +304,7 @@ def table_inputs(w):
 
 
 def table_options(w):
-    options = {"entries": table_runs(w.table)[2]}
+    options = {"entries": table_runs(w.table)[2], "scale": config["experiments"]["scale"]}
     if w.table == "healthfc_significance":
         sc = config["scoring"]
         options.update(comparisons=healthfc_compared_systems()[0], abstain=sc["abstain"], **sc["bootstrap"])

@@ -86,7 +86,9 @@ def _convert(value: Any, hint: Any, where: str) -> Any:
                 return _convert(value, arg, where)
             except OptionsError as exc:
                 errors.append(str(exc))
-        raise OptionsError(errors[0] if len(errors) == 1 else f"{where}: {value!r} matches none of {hint}")
+        if len(errors) == 1:
+            raise OptionsError(errors[0])
+        raise OptionsError(f"{where} matches none of its types: " + " | ".join(errors))
     if origin is typing.Literal:
         if value not in args:
             raise OptionsError(f"{where}: {value!r} is not one of {list(args)}")

@@ -34,9 +34,10 @@ import pandas as pd
 from medfc.common.io import write_json, write_jsonl
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
-from medfc.experiments.classifier import Example, fit_classifier, token_ids
+from medfc.experiments.classifier import Example, token_ids
+from medfc.experiments.models import ModelConfig, fit_model
 from medfc.experiments.metrics import validation_scores
-from medfc.experiments.training import TrainConfig, set_seed
+from medfc.experiments.training import set_seed
 from medfc.llm.base import LLMClient
 from medfc.llm.local import TransformersLM
 from medfc.llm.openai import OpenAICompatibleLM
@@ -130,7 +131,7 @@ def run_discriminative(
     train_csv: str | os.PathLike,
     validation_csv: str | os.PathLike,
     test_csv: str | os.PathLike,
-    cfg: TrainConfig,
+    cfg: ModelConfig,
     *,
     checkpoint_dir: str | os.PathLike | None,
     include_title: bool,
@@ -141,7 +142,7 @@ def run_discriminative(
     without one), predict ``predict_splits``."""
     report = report or SkipReport("clinifact-discriminative")
     splits = {"train": load_pairs(train_csv, report), "validation": load_pairs(validation_csv, report), "test": load_pairs(test_csv, report)}
-    fitted = fit_classifier(
+    fitted = fit_model(
         cfg,
         CLINIFACT_LABELS,
         [pair_example(p, include_title) for p in splits["train"]],

@@ -45,7 +45,8 @@ from medfc.common.io import read_jsonl, write_json, write_jsonl
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
 from medfc.experiments import joint as joint_mod
-from medfc.experiments.classifier import Example, FittedClassifier, fit_classifier, load_tokenizer
+from medfc.experiments.classifier import Example, FittedClassifier, load_tokenizer
+from medfc.experiments.models import ModelConfig, fit_model
 from medfc.experiments.metrics import validation_scores
 from medfc.experiments.systems import (
     EVIDENCE_LABELS,
@@ -255,14 +256,15 @@ def _sub(base: Path | None, name: str) -> Path | None:
     return base / name if base is not None else None
 
 
-def _fit_veracity(cfg: TrainConfig, train_ex: list[Example], val_ex: list[Example], ckpt: Path | None, desc: str, labels: Sequence[str] = VERACITY_LABELS) -> FittedClassifier:
-    return fit_classifier(cfg, labels, train_ex, val_ex or None, checkpoint_dir=ckpt, desc=desc)
+def _fit_veracity(cfg: ModelConfig, train_ex: list[Example], val_ex: list[Example], ckpt: Path | None, desc: str, labels: Sequence[str] = VERACITY_LABELS) -> FittedClassifier:
+    return fit_model(cfg, labels, train_ex, val_ex or None, checkpoint_dir=ckpt, desc=desc)
 
 
-def run_pipeline(train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], cfg: TrainConfig, opts: PipelineOptions, lang: str, ckpt: Path | None, fold: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    ev_cfg = TrainConfig.from_mapping({**cfg.as_dict(), **opts.evidence_train}, where="evidence_train")
+def run_pipeline(train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], cfg: ModelConfig, opts: PipelineOptions, lang: str, ckpt: Path | None, fold: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    # the selector's own training overrides (an encoder's keys) apply to encoders only
+    ev_cfg = TrainConfig.from_mapping({**cfg.as_dict(), **opts.evidence_train}, where="evidence_train") if isinstance(cfg, TrainConfig) else cfg
     ev_train = evidence_examples(train_c, opts.neg_ratio, cfg.seed)
-    selector = fit_classifier(ev_cfg, EVIDENCE_LABELS, ev_train, _evidence_eval_examples(val_c) or None, checkpoint_dir=_sub(ckpt, "evidence"), desc="evidence")
+    selector = fit_model(ev_cfg, EVIDENCE_LABELS, ev_train, _evidence_eval_examples(val_c) or None, checkpoint_dir=_sub(ckpt, "evidence"), desc="evidence")
     ver = _fit_veracity(cfg, [veracity_example(c, c.gold_evidence) for c in train_c], [veracity_example(c, c.gold_evidence) for c in val_c], _sub(ckpt, "veracity"), "veracity")
     ev_probs = predict_evidence_probs(selector, test_c)
     selected = [select_evidence(p.tolist(), opts.threshold, opts.max_evidence) for p in ev_probs]
@@ -279,7 +281,7 @@ def run_pipeline(train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], 
     return records, info
 
 
-def run_single(system: str, train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], cfg: TrainConfig, opts: Options, lang: str, ckpt: Path | None, fold: int, report: SkipReport) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def run_single(system: str, train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], cfg: ModelConfig, opts: Options, lang: str, ckpt: Path | None, fold: int, report: SkipReport) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """oracle, claims_only, gold_explanations and level_of_evidence: one classifier each."""
     labels: Sequence[str] = VERACITY_LABELS
     if system == "oracle":
@@ -311,6 +313,8 @@ def run_single(system: str, train_c: list[Claim], val_c: list[Claim], test_c: li
 
 
 def run_joint(train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], cfg: TrainConfig, opts: JointOptions, lang: str, ckpt: Path | None, fold: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    if not isinstance(cfg, TrainConfig):
+        raise ValueError("the joint system needs an encoder; the TF-IDF baseline runs the other systems")
     set_seed(cfg.seed)
     tok = load_tokenizer(cfg.model)
     model = joint_mod.JointModel.from_pretrained(cfg.model, len(VERACITY_LABELS), evidence_weight=opts.evidence_weight, threshold=opts.threshold, pool=opts.joint_pool)
@@ -351,7 +355,7 @@ def run_fold(
     folds: str | os.PathLike,
     fold: int,
     system: str,
-    cfg: TrainConfig,
+    cfg: ModelConfig,
     options: Options,
     lang: str,
     checkpoint_dir: str | os.PathLike | None,

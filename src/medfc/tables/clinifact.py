@@ -12,23 +12,28 @@ from medfc.common.io import read_json, read_jsonl
 from medfc.scoring import classification
 from medfc.scoring.predictions import CLINIFACT_LABELS
 from medfc.tables.common import clinifact_name, pct
-from medfc.tables.papers import clinifact_row
 
 
-def table8(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: Mapping[str, Any]) -> pd.DataFrame:
-    """Table 8: accuracy and macro P/R/F1 on the test split per model, with the paper's numbers."""
+T8_COLUMNS = ["source", "scale", "model", "system", "n", "accuracy", "macro P", "macro R", "macro F1"]
+
+
+def table8(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: Mapping[str, Any], scale: str) -> pd.DataFrame:
+    """Table 8: accuracy and macro P/R/F1 on the test split per model: our rows (at ``scale``), then the
+    paper's rows of the same kinds of system (fine-tuned, zero-shot), each its own row."""
     rows = []
     for e, f in zip(entries, scores):
         s = read_json(f)
-        zs = e.get("system") == "zero_shot"
-        paper_model, ref = clinifact_row(papers, e.get("model_name", e["model"]), zs)
-        paper = papers["clinifact"]["table8"][ref]
-        rows.append({"model": clinifact_name(e), "system": e.get("system", "discriminative"), "n": s["n"],
-                     "accuracy": pct(s["accuracy"]), "macro P": pct(s["macro_precision"]),
-                     "macro R": pct(s["macro_recall"]), "macro F1": pct(s["macro_f1"]),
-                     "paper model": ref + ("" if paper_model or not zs else " (best zero-shot: ≤ 43.4)"),
-                     "paper accuracy": paper["accuracy"], "paper macro F1": "" if paper["macro_f1"] is None else paper["macro_f1"]})
-    return pd.DataFrame(rows, columns=["model", "system", "n", "accuracy", "macro P", "macro R", "macro F1", "paper model", "paper accuracy", "paper macro F1"])
+        rows.append({"source": "ours", "scale": scale, "model": clinifact_name(e), "system": e.get("system", "discriminative"),
+                     "n": s["n"], "accuracy": pct(s["accuracy"]), "macro P": pct(s["macro_precision"]),
+                     "macro R": pct(s["macro_recall"]), "macro F1": pct(s["macro_f1"])})
+    cf = papers["clinifact"]
+    systems = {r["system"] for r in rows}
+    for model, v in cf["table8"].items():
+        system = "zero_shot" if "zero-shot" in model else "discriminative"
+        if system in systems:
+            rows.append({"source": f"paper ({cf['cite']})", "scale": "paper", "model": model, "system": system,
+                         "accuracy": v["accuracy"], "macro F1": v["macro_f1"]})
+    return pd.DataFrame(rows, columns=T8_COLUMNS).fillna("")
 
 
 def significance(predictions: Sequence[str], entries: Sequence[Mapping[str, Any]]) -> pd.DataFrame:

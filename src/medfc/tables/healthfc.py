@@ -11,21 +11,29 @@ from medfc.common.io import read_json
 from medfc.experiments.systems import TABLE3_SYSTEMS, TABLE5_SYSTEMS, VERACITY_LABELS
 from medfc.scoring import classification, medsnip
 from medfc.tables.common import grouped, pct, pm, pooled
-from medfc.tables.papers import healthfc_row
 
 
-def table3(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: Mapping[str, Any]) -> pd.DataFrame:
-    """Table 3: pipeline / joint / oracle, evidence and veracity macro P/R/F1, mean ± std over folds."""
+T3_COLUMNS = ["source", "scale", "lang", "model", "system", "folds", "evidence P", "evidence R", "evidence F1", "evidence-class F1",
+              "veracity P", "veracity R", "veracity F1", "FEVER strict", "AVeriTeC@0.25", "FF1"]
+T5_COLUMNS = ["source", "scale", "lang", "model", "experiment", "folds", "P", "R", "F1", "accuracy"]
+
+
+def _paper_row(papers: Mapping[str, Any], model: str, **values: Any) -> dict[str, Any]:
+    lang = "de" if "German" in model else "en"
+    return {"source": f"paper ({papers['healthfc']['cite']})", "scale": "paper", "lang": lang, "model": model, "folds": 5, **values}
+
+
+def table3(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: Mapping[str, Any], scale: str) -> pd.DataFrame:
+    """Table 3: pipeline / joint / oracle, evidence and veracity macro P/R/F1, mean ± std over folds. Our
+    rows first (``source`` ours, at ``scale``), then the paper's rows of the same systems, each its own
+    row: no number of the paper stands beside a row of ours."""
     rows = []
     for (lang, model, system), items in grouped(entries, scores, ("lang", "model", "system")).items():
         if system not in TABLE3_SYSTEMS:
             continue
-        fold_scores = [read_json(f) for _, f in items]
-        agg = classification.aggregate_folds(fold_scores)
-        _, ref = healthfc_row(papers, items[0][0].get("model_name", model), lang)
-        paper = papers["healthfc"]["table3"].get("pipeline" if system == "oracle" else system, {}).get(ref, {})
+        agg = classification.aggregate_folds([read_json(f) for _, f in items])
         rows.append({
-            "lang": lang, "model": model, "system": system, "folds": len(items),
+            "source": "ours", "scale": scale, "lang": lang, "model": model, "system": system, "folds": len(items),
             "evidence P": pm(agg, "evidence.macro_precision"), "evidence R": pm(agg, "evidence.macro_recall"),
             "evidence F1": pm(agg, "evidence.macro_f1"), "evidence-class F1": pm(agg, "evidence.f1"),
             "veracity P": pm(agg, "veracity.macro_precision"), "veracity R": pm(agg, "veracity.macro_recall"),
@@ -33,32 +41,41 @@ def table3(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: 
             "FEVER strict": pm(agg, "fever.strict"),
             "AVeriTeC@0.25": pm(agg, "averitec.score.0.25"),
             "FF1": pm(agg, "medsnip.ff1"),
-            "paper model": ref,
-            "paper evidence F1": "" if system == "oracle" else paper.get("ev_f1", ""),
-            "paper veracity F1": paper.get("oracle_f1" if system == "oracle" else "ver_f1", ""),
         })
     order = {s: i for i, s in enumerate(TABLE3_SYSTEMS)}
     rows.sort(key=lambda r: (r["lang"], r["model"], order[r["system"]]))
-    return pd.DataFrame(rows, columns=["lang", "model", "system", "folds", "evidence P", "evidence R", "evidence F1",
-                                       "evidence-class F1", "veracity P", "veracity R", "veracity F1", "FEVER strict",
-                                       "AVeriTeC@0.25", "FF1", "paper model", "paper evidence F1", "paper veracity F1"])
+    systems = {r["system"] for r in rows}
+    t3 = papers["healthfc"]["table3"]
+    for system in TABLE3_SYSTEMS:
+        if system not in systems:
+            continue
+        for model, v in t3["pipeline" if system == "oracle" else system].items():
+            if system == "oracle":
+                rows.append(_paper_row(papers, model, system="oracle", **{"veracity F1": v["oracle_f1"]}))
+            else:
+                rows.append(_paper_row(papers, model, system=system, **{
+                    "evidence P": v["ev_p"], "evidence R": v["ev_r"], "evidence F1": v["ev_f1"],
+                    "veracity P": v["ver_p"], "veracity R": v["ver_r"], "veracity F1": v["ver_f1"]}))
+    return pd.DataFrame(rows, columns=T3_COLUMNS).fillna("")
 
 
-def table5(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: Mapping[str, Any]) -> pd.DataFrame:
-    """Table 5: claims only, gold explanations, level of evidence; macro P/R/F1 mean ± std."""
+def table5(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: Mapping[str, Any], scale: str) -> pd.DataFrame:
+    """Table 5: claims only, gold explanations, level of evidence; macro P/R/F1 mean ± std. Our rows, then
+    the paper's (DeBERTa) rows of the same experiments."""
     rows = []
     for (lang, model, system), items in grouped(entries, scores, ("lang", "model", "system")).items():
         if system not in TABLE5_SYSTEMS:
             continue
         agg = classification.aggregate_folds([read_json(f) for _, f in items])
-        paper = papers["healthfc"]["table5"][system]
-        rows.append({"lang": lang, "model": model, "experiment": system, "folds": len(items),
+        rows.append({"source": "ours", "scale": scale, "lang": lang, "model": model, "experiment": system, "folds": len(items),
                      "P": pm(agg, "veracity.macro_precision"), "R": pm(agg, "veracity.macro_recall"),
-                     "F1": pm(agg, "veracity.macro_f1"), "accuracy": pm(agg, "veracity.accuracy"),
-                     "paper P": paper["p"], "paper R": paper["r"], "paper F1": paper["f1"]})
+                     "F1": pm(agg, "veracity.macro_f1"), "accuracy": pm(agg, "veracity.accuracy")})
     order = {s: i for i, s in enumerate(TABLE5_SYSTEMS)}
     rows.sort(key=lambda r: (r["lang"], r["model"], order[r["experiment"]]))
-    return pd.DataFrame(rows, columns=["lang", "model", "experiment", "folds", "P", "R", "F1", "accuracy", "paper P", "paper R", "paper F1"])
+    for system in sorted({r["experiment"] for r in rows}, key=order.get):
+        v = papers["healthfc"]["table5"][system]
+        rows.append(_paper_row(papers, papers["healthfc"]["table5_model"], experiment=system, P=v["p"], R=v["r"], F1=v["f1"]))
+    return pd.DataFrame(rows, columns=T5_COLUMNS).fillna("")
 
 
 def significance(predictions: Sequence[str], entries: Sequence[Mapping[str, Any]], comparisons: Sequence[Sequence[str]], *,

@@ -27,9 +27,11 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class TableOptions(Options):
-    """The runs behind the table, one entry per input file."""
+    """The runs behind the table, one entry per input file, and what their numbers are
+    (``experiments.scale``: smoke, cpu or paper)."""
 
     entries: tuple[dict[str, Any], ...]
+    scale: Literal["smoke", "cpu", "paper"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,7 @@ class SignificanceOptions(Options):
     """The runs, the configured pairs of systems and the ``scoring`` keys of the tests."""
 
     entries: tuple[dict[str, Any], ...]
+    scale: Literal["smoke", "cpu", "paper"]
     comparisons: tuple[tuple[str, str], ...]
     metric: Literal["ff1", "tf1", "macro_f1", "accuracy"]
     n_resamples: int
@@ -47,6 +50,17 @@ class SignificanceOptions(Options):
 def _files(inputs: Mapping[str, Any], name: str) -> list[str]:
     value = inputs.get(name) or []
     return [value] if isinstance(value, str) else list(value)
+
+
+SCALES = {
+    "smoke": "Our numbers are SMOKE-SIZED (training capped by experiments.smoke): they show that the pipeline runs, nothing about the models.",
+    "cpu": "Our numbers come from the CPU recipe on real data (experiments.scale cpu).",
+    "paper": "Our numbers come from the papers' models and hyperparameters (experiments.scale paper).",
+}
+
+
+def _caption(title: str, scale: str) -> str:
+    return f"{title} {SCALES[scale]} Rows with source 'paper' are the paper's own numbers, each for the model it names."
 
 
 def _write(df: pd.DataFrame, outputs: Mapping[str, Any], caption: str) -> dict[str, Any]:
@@ -61,30 +75,31 @@ def _write(df: pd.DataFrame, outputs: Mapping[str, Any], caption: str) -> dict[s
 
 def healthfc_table3(inputs: dict[str, Any], outputs: dict[str, Any], options: TableOptions) -> dict[str, Any]:
     """HealthFC Table 3 from the pipeline / joint / oracle ``scores``."""
-    df = healthfc.table3(_files(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]))
-    return _write(df, outputs, "HealthFC Table 3: evidence selection and veracity prediction, macro P/R/F1 (%), mean ± std over folds.")
+    df = healthfc.table3(_files(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]), options.scale)
+    return _write(df, outputs, _caption("HealthFC Table 3: evidence selection and veracity prediction, macro P/R/F1 (%), mean ± std over folds.", options.scale))
 
 
 def healthfc_table5(inputs: dict[str, Any], outputs: dict[str, Any], options: TableOptions) -> dict[str, Any]:
     """HealthFC Table 5 from the claims-only / gold-explanations / level-of-evidence ``scores``."""
-    df = healthfc.table5(_files(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]))
-    return _write(df, outputs, "HealthFC Table 5: claims only, gold explanations, level of evidence; macro P/R/F1 (%), mean ± std over folds.")
+    df = healthfc.table5(_files(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]), options.scale)
+    return _write(df, outputs, _caption("HealthFC Table 5: claims only, gold explanations, level of evidence; macro P/R/F1 (%), mean ± std over folds.", options.scale))
 
 
 def healthfc_significance(inputs: dict[str, Any], outputs: dict[str, Any], options: SignificanceOptions) -> dict[str, Any]:
     """McNemar–Bowker and the MedSNIP paired bootstrap between the configured pairs of HealthFC systems."""
     df = healthfc.significance(_files(inputs, "predictions"), options.entries, options.comparisons, metric=options.metric,
                                n_resamples=options.n_resamples, seed=options.seed, abstain=options.abstain)
-    return _write(df, outputs, "HealthFC: McNemar–Bowker and MedSNIP paired bootstrap (95% CI of Δ) between systems, folds pooled.")
+    return _write(df, outputs, "HealthFC: McNemar–Bowker and MedSNIP paired bootstrap (95% CI of Δ) between systems, folds pooled. "
+                  + SCALES[options.scale])
 
 
 def clinifact_table8(inputs: dict[str, Any], outputs: dict[str, Any], options: TableOptions) -> dict[str, Any]:
     """CliniFact Table 8 from every model's ``scores``."""
-    df = clinifact.table8(_files(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]))
-    return _write(df, outputs, "CliniFact Table 8: test accuracy and macro P/R/F1 (%).")
+    df = clinifact.table8(_files(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]), options.scale)
+    return _write(df, outputs, _caption("CliniFact Table 8: test accuracy and macro P/R/F1 (%).", options.scale))
 
 
 def clinifact_significance(inputs: dict[str, Any], outputs: dict[str, Any], options: TableOptions) -> dict[str, Any]:
     """McNemar–Bowker between every pair of CliniFact systems on the same test pairs."""
     df = clinifact.significance(_files(inputs, "predictions"), options.entries)
-    return _write(df, outputs, "CliniFact: McNemar–Bowker between systems on the test pairs.")
+    return _write(df, outputs, "CliniFact: McNemar–Bowker between systems on the test pairs. " + SCALES[options.scale])

@@ -78,3 +78,14 @@ def test_a_field_with_a_default_is_a_bug_the_step_options_never_have():
                     if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
                         offenders.append(f"{obj.__module__}.{obj.__name__}.{f.name}")
     assert offenders == []
+
+
+@dataclass(frozen=True)
+class Either(Options):
+    model: Inner | Outer
+
+
+def test_a_union_of_options_takes_the_one_that_fits_and_names_every_problem_otherwise():
+    assert Either.from_mapping({"model": {"lr": 2, "max_steps": 3}}).model == Inner(2.0, 3)
+    with pytest.raises(OptionsError, match=r"options\.model matches none of its types: Inner: missing options\.model\.lr; unknown options\.model\.lrr \| Outer: missing"):
+        Either.from_mapping({"model": {"lrr": 2, "max_steps": 3}}, where="options")

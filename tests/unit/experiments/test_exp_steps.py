@@ -10,6 +10,7 @@ import pytest
 from medfc.common.io import read_json, read_jsonl
 from medfc.common.options import OptionsError
 from medfc.experiments import steps as S
+from medfc.experiments.models import resolve_model
 from medfc.scoring.predictions import CLINIFACT_LABELS
 from tests.helpers.config import call_step, section
 
@@ -18,11 +19,11 @@ from tests.helpers.config import call_step, section
 
 
 def test_resolve_model_maps_offline_minilm_to_the_packaged_copy():
-    path = Path(S.resolve_model("offline:minilm"))
+    path = Path(resolve_model("offline:minilm"))
     assert (path / "config.json").exists()
-    assert S.resolve_model("microsoft/deberta-v3-large") == "microsoft/deberta-v3-large"
+    assert resolve_model("microsoft/deberta-v3-large") == "microsoft/deberta-v3-large"
     with pytest.raises(ValueError, match="unknown offline model"):
-        S.resolve_model("offline:gpt5")
+        resolve_model("offline:gpt5")
 
 
 def test_healthfc_fold_step_writes_predictions_and_info(healthfc_data, train_cfg, tmp_path):

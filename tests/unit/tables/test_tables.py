@@ -14,7 +14,7 @@ from medfc.scoring import steps as scoring_steps
 from medfc.scoring.predictions import CLINIFACT_LABELS
 from medfc.tables import clinifact, healthfc
 from medfc.tables import steps as T
-from medfc.tables.papers import clinifact_row, healthfc_row, match_row, paper_numbers
+from medfc.tables.papers import paper_numbers
 from tests.helpers.config import call_step
 from tests.helpers.experiment_data import clinifact_test_predictions
 
@@ -31,22 +31,34 @@ def _fold_scores(tmp_path, name, macro_f1, ev_f1=None):
     return str(p)
 
 
-def test_table3_and_table5_mean_std_over_folds_with_paper_columns(tmp_path):
+def test_table3_and_table5_our_rows_then_the_papers_rows(tmp_path):
     files, entries = [], []
     for system, vals in {"pipeline": (0.5, 0.7), "oracle": (0.8, 0.8), "claims_only": (0.3, 0.5)}.items():
         for fold, v in enumerate(vals):
             files.append(_fold_scores(tmp_path, f"{system}{fold}", v, 0.4 if system == "pipeline" else None))
-            entries.append({"lang": "en", "model": "deb", "model_name": "microsoft/deberta-v3-large", "system": system, "fold": fold})
-    t3 = healthfc.table3(files, entries, NUMBERS)
-    assert list(t3["system"]) == ["pipeline", "oracle"]
-    pipe = t3.iloc[0]
+            entries.append({"lang": "en", "model": "minilm", "model_name": "offline:minilm", "system": system, "fold": fold})
+    t3 = healthfc.table3(files, entries, NUMBERS, "cpu")
+    ours = t3[t3["source"] == "ours"]
+    assert list(ours["system"]) == ["pipeline", "oracle"] and set(ours["scale"]) == {"cpu"}
+    pipe = ours.iloc[0]
     assert pipe["veracity F1"] == "60.0 ± 14.1" and pipe["evidence F1"] == "40.0 ± 0.0"
-    assert pipe["paper veracity F1"] == 65.1 and pipe["paper evidence F1"] == 55.5 and pipe["paper model"] == "DeBERTa"
-    assert t3.iloc[1]["paper veracity F1"] == 81.9 and t3.iloc[1]["evidence F1"] == ""
-    bert = healthfc.table3(files[:2], [dict(e, model_name="bert-large-uncased") for e in entries[:2]], NUMBERS)
-    assert bert.iloc[0]["paper veracity F1"] == 50.1
-    t5 = healthfc.table5(files, entries, NUMBERS)
-    assert list(t5["experiment"]) == ["claims_only"] and t5.iloc[0]["F1"] == "40.0 ± 14.1" and t5.iloc[0]["paper F1"] == 39.3
+    assert "paper model" not in t3.columns  # no paper number beside a row of ours
+    paper = t3[t3["source"] == "paper (Vladika et al. 2024)"]
+    assert set(paper["scale"]) == {"paper"}
+    # the paper's pipeline rows (5 models) and its oracle rows (the pipelines' gold-evidence F1)
+    assert list(paper[paper.system == "pipeline"]["model"]) == ["XLM-R (German)", "XLM-R (English)", "BERT", "BioBERT", "DeBERTa"]
+    deberta = paper[(paper.system == "pipeline") & (paper.model == "DeBERTa")].iloc[0]
+    assert (deberta["veracity F1"], deberta["evidence F1"], deberta["lang"]) == (65.1, 55.5, "en")
+    oracle = paper[paper.system == "oracle"]
+    assert list(oracle["veracity F1"]) == [73.6, 74.7, 69.9, 78.1, 81.9] and set(oracle["evidence F1"]) == {""}
+    assert "joint" not in set(paper["system"])  # we ran no joint system
+    t5 = healthfc.table5(files, entries, NUMBERS, "smoke")
+    assert t5.to_dict("records") == [
+        {"source": "ours", "scale": "smoke", "lang": "en", "model": "minilm", "experiment": "claims_only", "folds": 2,
+         "P": "40.0 ± 14.1", "R": "40.0 ± 14.1", "F1": "40.0 ± 14.1", "accuracy": "40.0 ± 14.1"},
+        {"source": "paper (Vladika et al. 2024)", "scale": "paper", "lang": "en", "model": "DeBERTa", "experiment": "claims_only",
+         "folds": 5, "P": 37.4, "R": 43.8, "F1": 39.3, "accuracy": ""},
+    ]
 
 
 def test_significance_tables(tmp_path):
@@ -80,28 +92,19 @@ def test_significance_tables(tmp_path):
     assert list(mb["system B"]) == ["b (zero-shot)"] and mb.iloc[0]["pairs"] == 90 and mb.iloc[0]["p"] < 0.05
 
 
-def test_table8_with_the_paper_row_of_each_model(tmp_path, clinifact_data):
+def test_table8_our_rows_then_the_papers_and_a_caption_that_says_the_scale(tmp_path, clinifact_data):
     _, preds = clinifact_test_predictions(tmp_path, clinifact_data["test"])
     scores = tmp_path / "s.json"
     call_step(scoring_steps.clinifact, {"predictions": str(preds)}, {"scores": str(scores), "report": str(tmp_path / "r.json")},
               {"system": "discriminative"})
     out = {k: str(tmp_path / f"t8.{k}") for k in ("csv", "md", "tex")}
     call_step(T.clinifact_table8, {"scores": [str(scores)], "papers": str(PAPERS)}, out,
-              {"entries": [{"model": "bio", "model_name": "dmis-lab/biobert-base-cased-v1.2", "system": "discriminative"}]})
-    t8 = pd.read_csv(out["csv"])
-    assert "CliniFact Table 8" in Path(out["md"]).read_text()
-    assert t8.iloc[0]["paper accuracy"] == 80.2 and t8.iloc[0]["paper macro F1"] == 74.7
-    assert t8.iloc[0]["accuracy"] == pytest.approx(100 * 2 / 6, abs=0.05)
-    rob = clinifact.table8([str(scores)], [{"model": "rob", "model_name": "roberta-base", "system": "discriminative"}], NUMBERS)
-    assert rob.iloc[0]["paper accuracy"] == 75.4
-
-
-def test_paper_rows_come_from_the_numbers_file():
-    assert match_row("microsoft/deberta-v3-large", NUMBERS["healthfc"]["models"]) == "DeBERTa"
-    assert healthfc_row(NUMBERS, "xlm-roberta-large", "de") == ("XLM-R (German)", "XLM-R (German)")
-    assert healthfc_row(NUMBERS, "dmis-lab/biobert-v1.1", "en") == ("BioBERT", "BioBERT")
-    assert healthfc_row(NUMBERS, "bert-large-uncased", "en") == ("BERT", "BERT")
-    assert healthfc_row(NUMBERS, "/models/all-MiniLM-L6-v2", "en") == (None, "DeBERTa")  # no row: the default shown
-    assert clinifact_row(NUMBERS, "aaditya/Llama3-OpenBioLLM-70B", True) == ("OpenBioLLM-70B (zero-shot)",) * 2
-    assert clinifact_row(NUMBERS, "meta-llama/Llama-3-8B", True) == (None, "OpenBioLLM-8B (zero-shot)")
-    assert clinifact_row(NUMBERS, "microsoft/BiomedNLP-PubMedBERT-base", False)[0] == "PubMedBERT"
+              {"entries": [{"model": "minilm", "model_name": "offline:minilm", "system": "discriminative"}], "scale": "smoke"})
+    t8 = pd.read_csv(out["csv"], keep_default_na=False)
+    md = Path(out["md"]).read_text()
+    assert "CliniFact Table 8" in md and "SMOKE-SIZED" in md
+    assert t8.iloc[0]["source"] == "ours" and t8.iloc[0]["accuracy"] == pytest.approx(100 * 2 / 6, abs=0.05)
+    paper = t8[t8["source"] == "paper (Zhang et al. 2025)"]
+    # fine-tuned rows only: no zero-shot system of ours, so no zero-shot rows of the paper
+    assert list(paper["model"]) == ["BioBERT", "PubMedBERT", "RoBERTa"]
+    assert list(paper["accuracy"]) == [80.2, 77.9, 75.4] and list(paper["macro F1"]) == ["74.7", "", ""]  # a CSV column with blanks

