@@ -110,6 +110,8 @@ rule clinifact_build_pairs:
 
 
 rule clinifact_import_release:
+    input:
+        unpack(clinifact_release_inputs),
     output:
         train="results/clinifact/release/train_set.csv",
         validation="results/clinifact/release/validation_set.csv",

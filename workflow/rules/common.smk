@@ -82,6 +82,15 @@ def translation_inputs(wildcards):
     return inputs
 
 
+def clinifact_release_inputs(wildcards):
+    """A local release directory's three CSVs are inputs (editing one reruns the import); a URL is
+    downloaded once into the cache."""
+    src = config["clinifact"]["release"]["source"]
+    if src.startswith(("http://", "https://")):
+        return {}
+    return {split: f"{src.rstrip('/')}/{split}_set.csv" for split in ("train", "validation", "test")}
+
+
 def healthfc_dataset_inputs(wildcards):
     """The dataset's inputs in the configured mode (crawl outputs and/or the release)."""
     mode = healthfc_mode()
