@@ -65,17 +65,17 @@ def test_tables_and_figures_have_the_expected_rows(exp_run):
     ours = t3[t3["source"] == "ours"]
     assert list(ours["system"]) == ["pipeline", "joint", "oracle"] and set(ours["folds"]) == {2} and set(ours["scale"]) == {"smoke"}
     paper = t3[t3["source"] != "ours"]
-    assert list(paper[paper.model == "DeBERTa"]["veracity F1"]) == [65.1, 67.5, 81.9]  # pipeline, joint, oracle
+    assert [float(x) for x in paper[paper.model == "DeBERTa"]["veracity F1"]] == [65.1, 67.5, 81.9]  # pipeline, joint, oracle
     assert "SMOKE-SIZED" in exp_run.path("results/tables/healthfc_table3.md").read_text()
     t5 = pd.read_csv(exp_run.path("results/tables/healthfc_table5.csv"), keep_default_na=False)
     assert list(t5[t5.source == "ours"]["experiment"]) == ["claims_only", "gold_explanations", "level_of_evidence"]
-    assert list(t5[t5.source != "ours"]["F1"]) == [39.3, 51.2, 42.2]
+    assert [float(x) for x in t5[t5.source != "ours"]["F1"]] == [39.3, 51.2, 42.2]
     sig = pd.read_csv(exp_run.path("results/tables/healthfc_significance.csv"))
     assert [tuple(x) for x in sig[["system A", "system B"]].values] == [("pipeline", "joint"), ("pipeline", "oracle"), ("claims_only", "gold_explanations")]
     assert (sig["CI low"] <= sig["CI high"]).all()
     t8 = pd.read_csv(exp_run.path("results/tables/clinifact_table8.csv"), keep_default_na=False)
     assert list(t8[t8.source == "ours"]["model"]) == ["tiny", "tinylm (zero-shot)"]
-    assert list(t8[t8.source != "ours"]["accuracy"]) == [80.2, 77.9, 75.4, 43.4, 37.3, 33.2]
+    assert [float(x) for x in t8[t8.source != "ours"]["accuracy"]] == [80.2, 77.9, 75.4, 43.4, 37.3, 33.2]
     cf_sig = pd.read_csv(exp_run.path("results/tables/clinifact_significance.csv"))
     assert [tuple(x) for x in cf_sig[["system A", "system B"]].values] == [("tiny", "tinylm (zero-shot)")]
     fig3 = pd.read_csv(exp_run.path("results/tables/clinifact_fig3.csv"))

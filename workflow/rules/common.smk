@@ -1,5 +1,6 @@
 # Shared set-up: config validation, wildcard constraints, path helpers and the target list.
 
+import re
 from pathlib import Path
 
 from snakemake.utils import validate
@@ -27,6 +28,18 @@ def check_config_combinations():
                 "experiments.healthfc.systems (e.g. [oracle, claims_only, gold_explanations, level_of_evidence]) "
                 "or use healthfc.dataset.mode crawl+release."
             )
+    both = sorted(set(config["models"]["aliases"]) & set(config["models"]["ensembles"]))
+    if both:
+        raise ValueError(f"config: {both} are both models.aliases and models.ensembles: an ensemble needs a name of its own")
+    for name, ens in config["models"]["ensembles"].items():
+        unknown = [m for m in ens["members"] if m not in config["models"]["aliases"]]
+        if unknown:
+            raise ValueError(f"config: models.ensembles.{name}.members {unknown} are not in models.aliases")
+    gbm = [m for lang in ("en", "de") for m in config["models"]["healthfc"][lang]
+           if any(config["models"]["aliases"].get(x) == "sklearn:gbm" for x in config["models"]["ensembles"].get(m, {}).get("members", [m]))]
+    if gbm:
+        raise ValueError(f"config: models.healthfc uses {sorted(set(gbm))}, gradient boosting over CliniFact features (sklearn:gbm); "
+                         "it reads CliniFact claims and abstracts only")
     smoke = {k: v for k, v in config["experiments"]["smoke"].items() if v is not None}
     if config["stages"].get("experiments", False) and smoke and config["experiments"]["scale"] != "smoke":
         raise ValueError(
@@ -158,17 +171,44 @@ wildcard_constraints:
     table="healthfc_table3|healthfc_table5|healthfc_significance|clinifact_table8|clinifact_significance",
 
 
+def is_ensemble(name):
+    return name in config["models"]["ensembles"]
+
+
+def ensemble_members(name):
+    return list(config["models"]["ensembles"][name]["members"])
+
+
+def ensemble_weights(name):
+    weights = config["models"]["ensembles"][name]["weights"]
+    members = ensemble_members(name)
+    if weights is not None and len(weights) != len(members):
+        raise ValueError(f"config: models.ensembles.{name}.weights has {len(weights)} values for {len(members)} members")
+    return list(weights) if weights is not None else [1.0] * len(members)
+
+
 def model_name(alias):
-    """A model alias (used in paths) → its hub name, local path or offline: name (resolved in the library)."""
+    """A model alias (used in paths) → its hub name, local path, offline: or sklearn: name (resolved in
+    the library); an ensemble → ensemble:<members>."""
+    if is_ensemble(alias):
+        return "ensemble:" + "+".join(model_name(m) for m in ensemble_members(alias))
     aliases = config["models"]["aliases"]
     if alias not in aliases:
-        raise ValueError(f"config: model {alias!r} is not defined in models.aliases ({sorted(aliases)})")
+        raise ValueError(f"config: model {alias!r} is not defined in models.aliases ({sorted(aliases)}) nor models.ensembles")
     return aliases[alias]
 
 
-def is_tfidf(alias):
-    """Whether a model alias is the TF-IDF baseline (sklearn:tfidf)."""
+def is_sklearn(alias):
+    """Whether a model (or any member of an ensemble) is a scikit-learn baseline (sklearn:tfidf, sklearn:gbm)."""
+    if is_ensemble(alias):
+        return any(is_sklearn(m) for m in ensemble_members(alias))
     return model_name(alias).startswith("sklearn:")
+
+
+def model_alias_pattern(ensembles):
+    """A wildcard regex matching exactly the model aliases (ensembles=False) or the ensemble names."""
+    names = sorted(config["models"]["ensembles"] if ensembles else config["models"]["aliases"])
+    return "|".join(re.escape(n) for n in names) or "(?!)"
 
 
 def layered(*layers):
@@ -186,10 +226,15 @@ def checkpoint_dir(sub):
 
 
 def model_config(alias, *train_layers):
-    """An encoder's training config (the layers merged) or, for the TF-IDF baseline, experiments.tfidf."""
-    if is_tfidf(alias):
-        return {**config["experiments"]["tfidf"], "model": model_name(alias)}
-    return layered(*train_layers, {"model": model_name(alias)})
+    """An encoder's training config (the layers merged) or a scikit-learn baseline's section
+    (experiments.tfidf, experiments.gbm)."""
+    name = model_name(alias)
+    if name.startswith("sklearn:"):
+        kind = name.split(":", 1)[1]
+        if kind not in ("tfidf", "gbm"):
+            raise ValueError(f"config: model {alias!r} is {name!r}; the scikit-learn baselines are sklearn:tfidf and sklearn:gbm")
+        return {**config["experiments"][kind], "model": name}
+    return layered(*train_layers, {"model": name})
 
 
 def healthfc_folds_run():
@@ -212,7 +257,7 @@ def healthfc_runs(systems=None):
             for system in hx["systems"]:
                 if systems is not None and system not in systems:
                     continue
-                if system == "joint" and is_tfidf(model):  # the joint system needs an encoder
+                if system == "joint" and is_sklearn(model):  # the joint system needs an encoder
                     continue
                 for fold in healthfc_folds_run():
                     runs.append({"lang": lang, "model": model, "system": system, "fold": fold})

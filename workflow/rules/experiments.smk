@@ -10,6 +10,8 @@ rule healthfc_experiment:
     output:
         predictions=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/predictions.jsonl",
         info=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/info.json",
+    wildcard_constraints:
+        model=model_alias_pattern(ensembles=False),
     params:
         step=versioned("experiments.steps:healthfc_fold"),
         options=healthfc_experiment_options,
@@ -34,6 +36,8 @@ rule clinifact_experiment:
     output:
         predictions=f"{EXP_DIR}/clinifact/{{model}}/predictions.jsonl",
         info=f"{EXP_DIR}/clinifact/{{model}}/info.json",
+    wildcard_constraints:
+        model=model_alias_pattern(ensembles=False),
     params:
         step=versioned("experiments.steps:clinifact_train"),
         options=clinifact_experiment_options,
@@ -72,5 +76,53 @@ rule clinifact_zero_shot:
         gpu=lambda w: config["experiments"]["gpu"],
     conda:
         "../../envs/train.yaml"
+    script:
+        STEP_SCRIPT
+
+
+rule healthfc_ensemble:
+    input:
+        predictions=lambda w: [f"{EXP_DIR}/healthfc/{w.lang}/{m}/{w.system}/fold{w.fold}/predictions.jsonl" for m in ensemble_members(w.model)],
+    output:
+        predictions=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/predictions.jsonl",
+        info=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/info.json",
+    wildcard_constraints:
+        model=model_alias_pattern(ensembles=True),
+    params:
+        step=versioned("experiments.steps:ensemble"),
+        options=lambda w: {"members": ensemble_members(w.model), "weights": ensemble_weights(w.model)},
+    log:
+        "logs/experiments/healthfc/{lang}/{model}/{system}/fold{fold}.log",
+    benchmark:
+        "results/benchmarks/experiments/healthfc/{lang}/{model}/{system}/fold{fold}.tsv"
+    resources:
+        mem_mb=1024,
+        runtime=10,
+    conda:
+        "../../envs/data.yaml"
+    script:
+        STEP_SCRIPT
+
+
+rule clinifact_ensemble:
+    input:
+        predictions=lambda w: [f"{EXP_DIR}/clinifact/{m}/predictions.jsonl" for m in ensemble_members(w.model)],
+    output:
+        predictions=f"{EXP_DIR}/clinifact/{{model}}/predictions.jsonl",
+        info=f"{EXP_DIR}/clinifact/{{model}}/info.json",
+    wildcard_constraints:
+        model=model_alias_pattern(ensembles=True),
+    params:
+        step=versioned("experiments.steps:ensemble"),
+        options=lambda w: {"members": ensemble_members(w.model), "weights": ensemble_weights(w.model)},
+    log:
+        "logs/experiments/clinifact/{model}.log",
+    benchmark:
+        "results/benchmarks/experiments/clinifact/{model}.tsv"
+    resources:
+        mem_mb=1024,
+        runtime=10,
+    conda:
+        "../../envs/data.yaml"
     script:
         STEP_SCRIPT

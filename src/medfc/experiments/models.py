@@ -1,5 +1,6 @@
-"""Which model a run trains: a fine-tuned encoder (:class:`TrainConfig`) or the TF-IDF baseline
-(:class:`TfidfOptions`), behind one ``fit_model`` with the same ``probs`` interface."""
+"""Which model a run trains: a fine-tuned encoder (:class:`TrainConfig`), the TF-IDF baseline
+(:class:`TfidfOptions`) or gradient boosting over CliniFact features (:class:`GbmOptions`), behind one
+``fit_model`` with the same ``probs`` interface."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import os
 from collections.abc import Sequence
 
 from medfc.experiments.classifier import Example, FittedClassifier, fit_classifier
+from medfc.experiments.gbm import FittedGbm, GbmOptions, fit_gbm
 from medfc.experiments.tfidf import FittedTfidf, TfidfOptions, fit_tfidf
 from medfc.experiments.training import TrainConfig
 
-ModelConfig = TrainConfig | TfidfOptions
+ModelConfig = TrainConfig | TfidfOptions | GbmOptions
 OFFLINE_MODELS = ("minilm", "all-minilm-l6-v2")
 
 
@@ -32,9 +34,11 @@ def resolved(cfg: ModelConfig) -> ModelConfig:
 
 
 def fit_model(cfg: ModelConfig, labels: Sequence[str], train_examples: Sequence[Example], val_examples: Sequence[Example] | None = None,
-              *, checkpoint_dir: str | os.PathLike | None = None, trim: str = "right", desc: str = "train") -> FittedClassifier | FittedTfidf:
+              *, checkpoint_dir: str | os.PathLike | None = None, trim: str = "right", desc: str = "train") -> FittedClassifier | FittedTfidf | FittedGbm:
     """Fit the model ``cfg`` describes; with validation examples the best epoch (encoder) or ``C`` (TF-IDF)
     is chosen on them."""
     if isinstance(cfg, TfidfOptions):
         return fit_tfidf(cfg, labels, train_examples, val_examples, desc=desc)
+    if isinstance(cfg, GbmOptions):
+        return fit_gbm(cfg, labels, train_examples, val_examples, desc=desc)
     return fit_classifier(cfg, labels, train_examples, val_examples, checkpoint_dir=checkpoint_dir, trim=trim, desc=desc)

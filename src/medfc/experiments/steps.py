@@ -25,6 +25,7 @@ from typing import Any, Literal
 from medfc.common.options import Options, Runtime
 from medfc.common.report import SkipReport
 from medfc.experiments.clinifact import ZeroShotOptions
+from medfc.experiments.gbm import GbmOptions
 from medfc.experiments.models import resolve_model, resolved
 from medfc.experiments.systems import SYSTEM_OPTIONS
 from medfc.experiments.tfidf import TfidfOptions
@@ -55,7 +56,7 @@ class HealthFCFoldOptions(Options):
 class CliniFactTrainOptions(Options):
     """``experiments.clinifact`` (fine-tuning) with the merged training config."""
 
-    train: TrainConfig | TfidfOptions
+    train: TrainConfig | TfidfOptions | GbmOptions
     include_title: bool
     predict_splits: tuple[str, ...]
     checkpoint_dir: str | None
@@ -105,4 +106,27 @@ def clinifact_zero_shot(inputs: dict[str, Any], outputs: dict[str, Any], options
     records, info = clinifact.run_zero_shot({s: inputs[s] for s in opts.splits}, opts)
     info["model_config_name"] = options.model
     clinifact.write_predictions(outputs["predictions"], outputs["info"], records, info)
+    return info
+
+
+@dataclass(frozen=True)
+class EnsembleOptions(Options):
+    """An ensemble of ``models.ensembles``: its member aliases (the order of the ``predictions`` inputs)
+    and their weights."""
+
+    members: tuple[str, ...]
+    weights: tuple[float, ...]
+
+
+def ensemble(inputs: dict[str, Any], outputs: dict[str, Any], options: EnsembleOptions) -> dict[str, Any]:
+    """The members' ``predictions`` (a list, in member order) → their weighted average ``predictions``
+    and ``info`` (members, weights, the items left out and why)."""
+    from medfc.common.io import write_json, write_jsonl
+    from medfc.experiments.ensemble import average_predictions
+
+    report = SkipReport("ensemble")
+    records = average_predictions(inputs["predictions"], options.weights, options.members, report)
+    write_jsonl(outputs["predictions"], records)
+    info = {"system": "ensemble", "members": list(options.members), "weights": list(options.weights), "skips": report.as_dict()}
+    write_json(outputs["info"], info)
     return info

@@ -5,8 +5,9 @@ every HealthFC system but ``joint`` and the CliniFact classifier run with it (a 
 to ``sklearn:tfidf``). The two texts of a pair get their own vectorizers (claim words and evidence
 words weigh differently); each text is represented by word n-grams and character n-grams within word
 boundaries, sub-linear tf, and the logistic regression is class-weighted (``class_weights``). The
-regularisation ``C`` is chosen on the validation examples (macro-F1) from ``C_grid``, then refit on the
-training examples; without validation examples the first value is used. Seconds on a CPU.
+regularisation ``C`` is chosen on the validation examples (macro-F1) from ``C_grid``; the final model is fit
+on the training examples, or on training and validation examples together with ``refit_with_validation``;
+without validation examples the first value is used. Seconds on a CPU.
 """
 
 from __future__ import annotations
@@ -40,11 +41,13 @@ class TfidfOptions(Options):
     word_ngrams: tuple[int, int]
     char_ngrams: tuple[int, int]
     min_df: int
-    max_features: int | None
+    max_word_features: int | None
+    max_char_features: int | None
     C_grid: tuple[float, ...]
     class_weights: Literal["none", "balanced"]
     max_iter: int
     seed: int
+    refit_with_validation: bool
 
 
 def is_tfidf(model: str) -> bool:
@@ -53,10 +56,10 @@ def is_tfidf(model: str) -> bool:
 
 
 def _vectorizer(options: TfidfOptions) -> FeatureUnion:
-    common = {"sublinear_tf": True, "min_df": options.min_df, "max_features": options.max_features, "lowercase": True}
+    common = {"sublinear_tf": True, "min_df": options.min_df, "lowercase": True}
     return FeatureUnion([
-        ("word", TfidfVectorizer(analyzer="word", ngram_range=tuple(options.word_ngrams), token_pattern=r"(?u)\b\w+\b", **common)),
-        ("char", TfidfVectorizer(analyzer="char_wb", ngram_range=tuple(options.char_ngrams), **common)),
+        ("word", TfidfVectorizer(analyzer="word", ngram_range=tuple(options.word_ngrams), max_features=options.max_word_features, **common)),
+        ("char", TfidfVectorizer(analyzer="char_wb", ngram_range=tuple(options.char_ngrams), max_features=options.max_char_features, **common)),
     ])
 
 
@@ -148,6 +151,9 @@ def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequ
             fitted.result.validation[f"{C:g}"] = scores
             if scores["macro_f1"] > best:
                 best, best_c = scores["macro_f1"], C
+    if val_examples and options.refit_with_validation:  # C is chosen: fit the vocabulary and the model on both
+        X = fitted._fit_vectors(list(train_examples) + list(val_examples))
+        y = np.concatenate([y, [index[ex.label] for ex in val_examples]])
     fitted.clf = fitted._classifier(best_c).fit(X, y)
     fitted.result.C, fitted.result.n_features, fitted.result.n_train = float(best_c), int(X.shape[1]), len(y)
     fitted.result.train_seconds = time.perf_counter() - start

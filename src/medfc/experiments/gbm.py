@@ -1,0 +1,106 @@
+"""Gradient boosting over hand-written claim–abstract features (CliniFact; a model alias mapping to
+``sklearn:gbm``). The features are :mod:`medfc.experiments.clinifact_features`; the classifier is
+scikit-learn's HistGradientBoostingClassifier, its probabilities averaged over ``seeds``. With
+``refit_with_validation`` the final models are fit on the training and validation examples together
+(the hyperparameters are fixed, so the validation split has nothing left to choose). Seconds on a CPU.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from sklearn.ensemble import HistGradientBoostingClassifier
+
+from medfc.common.options import Options
+from medfc.experiments.classifier import Example
+from medfc.experiments.clinifact_features import features, fit_idf
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GbmOptions(Options):
+    """The ``experiments.gbm`` section (+ ``model``, the alias target ``sklearn:gbm``)."""
+
+    model: str
+    learning_rate: float
+    max_iter: int
+    max_leaf_nodes: int
+    min_samples_leaf: int
+    l2_regularization: float
+    class_weights: Literal["none", "balanced"]
+    seeds: tuple[int, ...]
+    refit_with_validation: bool
+
+
+@dataclass
+class GbmInfo:
+    n_features: int = 0
+    n_train: int = 0
+    refit_with_validation: bool = False
+    train_seconds: float = 0.0
+    validation: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class FittedGbm:
+    """Fitted boosted trees with the interface of the other fitted models (``probs``)."""
+
+    def __init__(self, options: GbmOptions, labels: Sequence[str], idf: dict[str, float], keys: list[str], models: list):
+        self.options, self.labels, self.idf, self.keys, self.models = options, list(labels), idf, keys, models
+        self.result = GbmInfo(n_features=len(keys))
+        self.encode_stats = self.result
+
+    def matrix(self, examples: Sequence[Example]) -> np.ndarray:
+        rows = [features(ex.text_a or "", ex.prefix_b or "", ex.text_b or "", self.idf) for ex in examples]
+        return np.array([[r[k] for k in self.keys] for r in rows], dtype=np.float64).reshape(len(rows), len(self.keys))
+
+    def probs(self, examples: Sequence[Example], desc: str = "predict") -> np.ndarray:
+        out = np.zeros((len(examples), len(self.labels)), dtype=np.float32)
+        if not examples:
+            return out
+        X = self.matrix(examples)
+        for m in self.models:
+            p = m.predict_proba(X)
+            for j, c in enumerate(m.classes_):
+                out[:, int(c)] += p[:, j] / len(self.models)
+        return out
+
+
+def _fit(options: GbmOptions, X: np.ndarray, y: np.ndarray) -> list:
+    weight = "balanced" if options.class_weights == "balanced" else None
+    return [HistGradientBoostingClassifier(learning_rate=options.learning_rate, max_iter=options.max_iter, max_leaf_nodes=options.max_leaf_nodes,
+                                           min_samples_leaf=options.min_samples_leaf, l2_regularization=options.l2_regularization,
+                                           class_weight=weight, random_state=seed).fit(X, y) for seed in options.seeds]
+
+
+def fit_gbm(options: GbmOptions, labels: Sequence[str], train_examples: Sequence[Example],
+            val_examples: Sequence[Example] | None = None, *, desc: str = "gbm") -> FittedGbm:
+    """Fit on ``train_examples`` (and ``val_examples`` too with ``refit_with_validation``; otherwise they
+    are only scored, for the info file)."""
+    from medfc.experiments.metrics import validation_scores
+
+    start = time.perf_counter()
+    index = {lab: i for i, lab in enumerate(labels)}
+    fit_on = list(train_examples) + (list(val_examples or []) if options.refit_with_validation else [])
+    y = np.array([index[ex.label] for ex in fit_on])
+    if len(set(y.tolist())) < 2:
+        raise ValueError(f"{desc}: the training examples hold a single class; a classifier needs two")
+    idf = fit_idf(ex.text_b or "" for ex in fit_on)
+    keys = list(features("", "", "", idf))
+    fitted = FittedGbm(options, labels, idf, keys, [])
+    fitted.models = _fit(options, fitted.matrix(fit_on), y)
+    if val_examples and not options.refit_with_validation:
+        pred = [fitted.labels[i] for i in fitted.probs(val_examples).argmax(axis=1)]
+        fitted.result.validation = validation_scores([ex.label for ex in val_examples], pred, fitted.labels)
+    fitted.result.n_train, fitted.result.refit_with_validation = len(y), options.refit_with_validation
+    fitted.result.train_seconds = time.perf_counter() - start
+    log.info("%s: %d examples, %d features, %d seeds (%.1f s)", desc, len(y), len(keys), len(options.seeds), fitted.result.train_seconds)
+    return fitted
