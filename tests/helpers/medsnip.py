@@ -79,7 +79,7 @@ def scripted(body: dict, false_markers: tuple[str, ...] = FALSE_MARKERS) -> str:
                                                               for i, t in _numbered(user)]})
     if system.startswith("Rewrite a health question"):
         q = user.split("Question: ", 1)[1]
-        return json.dumps({"statement": q.replace("Does ", "").replace("?", ".")}) if "broken" not in q else "no"
+        return json.dumps({"statement": re.sub(r"^(Does|Do|Can) ", "", q).replace("?", ".")}) if "broken" not in q else "no"
     if system.startswith("You are a cautious"):
         unit = last.split("Statement: ", 1)[1]
         return "False." if any(m in unit for m in false_markers) else "True"

@@ -158,7 +158,8 @@ def cost_summary(decompose_usage: Mapping[str, int], verify_usage: Mapping[str, 
     """Calls, tokens and dollars of decomposition, verification and both."""
     def part(u: Mapping[str, int], prices: Prices | None) -> dict[str, Any]:
         d = {k: int(u.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")}
-        d["cost_usd"] = prices.cost(d["prompt_tokens"], d["completion_tokens"]) if prices else None
+        # no calls cost nothing (the bench's own units); calls without prices have no known cost
+        d["cost_usd"] = prices.cost(d["prompt_tokens"], d["completion_tokens"]) if prices else (0.0 if not d["calls"] else None)
         return d
 
     dec, ver = part(decompose_usage, prices_decompose), part(verify_usage, prices_verify)

@@ -66,7 +66,7 @@ class LLMOptions(MedsnipOptions):
 
     def _check(self, where: str) -> None:
         if not self.model.strip():
-            raise OptionsError(f"{where}.model: empty (name the model or the served model)")
+            raise OptionsError(f"{where}.model: empty: name the model (a served model name, a model directory or hub name)")
         if self.backend == "openai" and not self.base_url:
             raise OptionsError(f"{where}.base_url: empty for the openai backend")
 

@@ -111,7 +111,8 @@ def prepare(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: Prep
         answers = load_bench(inputs["source"], report, options.splits)
     else:
         answers = healthfc_answers(inputs["source"], report)
-    if options.limit:
+    if options.limit and len(answers) > options.limit:
+        report.exclude("beyond_limit", len(answers) - options.limit)
         answers = answers[: options.limit]
     info: dict[str, Any] = {"source": options.source, "n_answers": len(answers),
                             "labels": dict(Counter(str(a["label"]) for a in answers))}
