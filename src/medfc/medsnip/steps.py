@@ -13,8 +13,8 @@ that may run a local model take ``runtime`` (its threads). The library knows not
 ``decompose`` (:class:`DecomposeOptions`)
     inputs ``answers``; outputs ``units`` (JSONL), ``info``, ``report``.
 ``verify`` (:class:`VerifyOptions`)
-    inputs ``units``, ``answers`` and, for a local BM25 index, its ``passages``; outputs ``verdicts``
-    (JSONL), ``info``, ``report``.
+    inputs ``units``, ``answers`` (the rule also lists a local BM25 index's passages file, read through the
+    options, so that editing it reruns the job); outputs ``verdicts`` (JSONL), ``info``, ``report``.
 ``score`` (:class:`ScoreOptions`)
     inputs ``answers``, ``verdicts`` (list), optional ``decompositions`` and ``verifications`` (lists of
     the decompose and verify infos: usage and prices for the cost columns); outputs ``scores`` (JSON:
