@@ -346,6 +346,7 @@ def experiment_targets():
 from medfc.llm.prompts import prompt_hashes
 from medfc.medsnip.decompose import prompt_names as medsnip_decompose_prompts
 from medfc.medsnip.options import LLM_MODES as MEDSNIP_LLM_MODES
+from medfc.medsnip.options import MODES as MEDSNIP_MODES
 from medfc.medsnip.options import LLMOptions as MedsnipLLM
 from medfc.medsnip.options import RetrievalOptions as MedsnipRetrieval
 from medfc.medsnip.verify import prompt_names as medsnip_verify_prompts
@@ -353,8 +354,7 @@ from medfc.medsnip.verify import prompt_names as medsnip_verify_prompts
 MEDSNIP_DIR = "results/medsnip"
 MEDSNIP_TITLES = {"healthfc": "HealthFC", "bench": "MedSNIP-Bench"}
 MEDSNIP_STATEMENT_PROMPTS = ["medsnip/healthfc_statement", "llm/json_repair"]
-MEDSNIP_WILDCARDS = {"dataset": "healthfc|bench", "mode": "|".join(["atoms", "group", "direct", "human_atoms", "human_snippets"]),
-                     "verifier": r"[A-Za-z0-9][A-Za-z0-9_.+-]*"}
+MEDSNIP_WILDCARDS = {"dataset": "|".join(MEDSNIP_TITLES), "mode": "|".join(MEDSNIP_MODES), "verifier": r"[A-Za-z0-9][A-Za-z0-9_.+-]*"}
 
 
 def medsnip_cache(value, sub):
@@ -363,7 +363,7 @@ def medsnip_cache(value, sub):
 
 
 def medsnip_datasets():
-    return [d for d in ("healthfc", "bench") if config["medsnip"]["datasets"][d]["enabled"]]
+    return [d for d in MEDSNIP_TITLES if config["medsnip"]["datasets"][d]["enabled"]]
 
 
 def medsnip_modes(dataset):

@@ -393,7 +393,11 @@ def table_rows(scores: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def table(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: TableOptions) -> list[dict[str, Any]]:
-    """The atoms-vs-snippets table of one dataset as CSV, Markdown and LaTeX."""
+    """The atoms-vs-snippets table of one dataset as CSV, Markdown and LaTeX (outputs on one stem)."""
+    options.check()
+    stem = Path(outputs["csv"]).with_suffix("")
+    if any(Path(outputs[name]) != stem.with_suffix(f".{name}") for name in ("md", "tex")):
+        raise ValueError(f"table outputs must be <stem>.csv, .md and .tex, got {dict(outputs)}")
     scores = read_json(inputs["scores"])
     o = scores["options"]
     rows = table_rows(scores)
@@ -402,8 +406,5 @@ def table(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: TableO
     caption = (f"MedSNIP on {options.title} ({scores['n_answers']} answers; {level}): FF1 of each verifier and mode with its "
                f"{o['ci_level']:.0%} bootstrap interval, and Δ FF1 vs {o['baseline_mode']} (paired bootstrap, "
                f"{o['n_resamples']} resamples, seed {o['seed']}); retrieval verdicts count at confidence ≥ τ = {o['tau']}")
-    for name in ("csv", "md", "tex"):
-        if Path(outputs[name]).with_suffix("") != Path(outputs["csv"]).with_suffix(""):
-            raise ValueError(f"outputs {name} and csv must share a stem: {outputs[name]} vs {outputs['csv']}")
-    write_table(pd.DataFrame(rows), Path(outputs["csv"]).with_suffix(""), caption=caption)
+    write_table(pd.DataFrame(rows), stem, caption=caption)
     return rows
