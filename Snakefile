@@ -21,6 +21,7 @@ include: "workflow/rules/experiments.smk"
 include: "workflow/rules/scoring.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/medsnip.smk"
 
 
 rule all:

@@ -47,6 +47,14 @@ class WorkflowCopy:
     def path(self, rel: str) -> Path:
         return self.root / rel
 
+    def clone(self, root: Path) -> WorkflowCopy:
+        """This copy after its runs (results, caches and Snakemake's records, mtimes kept) at ``root``, for a
+        test that edits or reruns it without touching the original; ``args`` come along."""
+        shutil.copytree(self.root, root, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+        wf = WorkflowCopy.__new__(WorkflowCopy)
+        wf.root, wf.args = root, getattr(self, "args", [])
+        return wf
+
 
 def planned_jobs(output: str) -> list[str]:
     """The jobs of a dry run's printout, sorted, as ``rule`` or ``rule[name=value,...]`` (its wildcards)."""

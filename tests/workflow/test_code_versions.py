@@ -7,8 +7,6 @@ src/ on PYTHONPATH, and checks dry-run sets only."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from tests.helpers.workflow import WorkflowCopy, planned_jobs
@@ -19,11 +17,7 @@ pytestmark = pytest.mark.workflow
 @pytest.fixture
 def copy(full_demo_run, tmp_path) -> WorkflowCopy:
     """The finished full run, copied with its results and Snakemake's records (mtimes kept)."""
-    root = tmp_path / "wf"
-    shutil.copytree(full_demo_run.root, root, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
-    wf = WorkflowCopy.__new__(WorkflowCopy)
-    wf.root, wf.args = root, full_demo_run.args
-    return wf
+    return full_demo_run.clone(tmp_path / "wf")
 
 
 def _plan(wf: WorkflowCopy) -> list[str]:

@@ -149,6 +149,7 @@ def all_targets():
             targets.append("results/clinifact/pairs/dataset_card.md")
     if stage_enabled("experiments"):
         targets += experiment_targets()
+    targets += medsnip_targets()
     return targets
 
 
@@ -390,3 +391,195 @@ def experiment_targets():
     if len(cf) > 1:
         targets.append(f"{TABLES_DIR}/clinifact_significance.csv")
     return targets
+
+
+# -------------------------------------------------------------------------------------- medsnip
+# Helpers of medsnip.smk (docs/medsnip.md): each rule's options from the `medsnip` config section, the
+# prompt hashes each rule reads (so a prompt edit reruns exactly those rules), and the config checks.
+
+from medfc.llm.prompts import prompt_hashes
+from medfc.medsnip.decompose import prompt_names as medsnip_decompose_prompts
+from medfc.medsnip.options import LLM_MODES as MEDSNIP_LLM_MODES
+from medfc.medsnip.options import MODES as MEDSNIP_MODES
+from medfc.medsnip.options import LLMOptions as MedsnipLLM
+from medfc.medsnip.options import RetrievalOptions as MedsnipRetrieval
+from medfc.medsnip.verify import prompt_names as medsnip_verify_prompts
+
+MEDSNIP_DIR = "results/medsnip"
+MEDSNIP_TITLES = {"healthfc": "HealthFC", "bench": "MedSNIP-Bench"}
+MEDSNIP_STATEMENT_PROMPTS = ["medsnip/healthfc_statement", "llm/json_repair"]
+MEDSNIP_WILDCARDS = {"dataset": "|".join(MEDSNIP_TITLES), "mode": "|".join(MEDSNIP_MODES), "verifier": r"[A-Za-z0-9][A-Za-z0-9_.+-]*"}
+
+
+def medsnip_cache(value, sub):
+    """A cache directory of the stage: null → <cache_dir>/<sub>; "" (off) and paths as they are."""
+    return f"{CACHE}/{sub}" if value is None else value
+
+
+def medsnip_datasets():
+    return [d for d in MEDSNIP_TITLES if config["medsnip"]["datasets"][d]["enabled"]]
+
+
+def medsnip_modes(dataset):
+    """The decompositions of a dataset: the configured ones, plus the bench's own units."""
+    ms = config["medsnip"]
+    human = ["human_atoms", "human_snippets"] if dataset == "bench" and ms["datasets"]["bench"]["human_units"] else []
+    return list(ms["modes"]) + human
+
+
+def medsnip_verifier(name):
+    for v in config["medsnip"]["verifiers"]:
+        if v["name"] == name:
+            return v
+    raise ValueError(f"config: no verifier {name!r} in medsnip.verifiers")
+
+
+def medsnip_llm(overrides):
+    """medsnip.llm with a role's overrides, its HTTP cache resolved."""
+    llm = layered(config["medsnip"]["llm"], overrides)
+    llm["http_cache_dir"] = medsnip_cache(llm["http_cache_dir"], "medsnip/http")
+    return llm
+
+
+def medsnip_common():
+    ms = config["medsnip"]
+    return {"prompt_dir": ms["prompt_dir"], "unit_cache_dir": medsnip_cache(ms["unit_cache_dir"], "medsnip/units")}
+
+
+def medsnip_rewrites(dataset):
+    return dataset == "healthfc" and config["medsnip"]["datasets"]["healthfc"]["rewrite_claims"]
+
+
+def medsnip_source(w):
+    """What a dataset's answers are read from: the HealthFC dataset (built as needed) or a bench file."""
+    if w.dataset == "healthfc":
+        return rules.healthfc_dataset.output.jsonl
+    return config["medsnip"]["datasets"]["bench"]["path"]
+
+
+def medsnip_prepare_options(w):
+    ds = config["medsnip"]["datasets"][w.dataset]
+    rewrite = medsnip_rewrites(w.dataset)
+    return {"source": w.dataset, "splits": ds.get("splits", []), "rewrite_claims": rewrite, "limit": ds["limit"],
+            "llm": medsnip_llm(config["medsnip"]["rewriter"]) if rewrite else None, **medsnip_common()}
+
+
+def medsnip_decompose_options(w):
+    ms = config["medsnip"]
+    return {"mode": w.mode, "atoms_from": ms["atoms_from"] if (w.dataset, w.mode) == ("bench", "group") else "extract",
+            "fallback_whole_text": ms["fallback_whole_text"],
+            "llm": medsnip_llm(ms["decomposer"]) if w.mode in MEDSNIP_LLM_MODES else None, **medsnip_common()}
+
+
+def medsnip_retrieval():
+    r = config["medsnip"]["retrieval"]
+    return {**r, "search_cache_dir": medsnip_cache(r["search_cache_dir"], "medsnip/search"),
+            "pubmed": {**r["pubmed"], "cache_dir": medsnip_cache(r["pubmed"]["cache_dir"], "clinifact/pubmed")},
+            "web": {**r["web"], "http_cache_dir": medsnip_cache(r["web"]["http_cache_dir"], "medsnip/web")}}
+
+
+def medsnip_verify_options(w):
+    v = medsnip_verifier(w.verifier)
+    return {"verifier": v["kind"], "name": v["name"], "unparsed": v["unparsed"], "llm": medsnip_llm(v["llm"]),
+            "retrieval": medsnip_retrieval() if v["kind"] == "retrieval" else None, **medsnip_common()}
+
+
+def medsnip_baseline(dataset):
+    return config["medsnip"]["datasets"]["bench"]["baseline_mode"] if dataset == "bench" else "atoms"
+
+
+def medsnip_score_options(w):
+    level = config["medsnip"]["datasets"]["bench"]["level"] if w.dataset == "bench" else "answer"
+    return {"level": level, "baseline_mode": medsnip_baseline(w.dataset), **config["medsnip"]["score"]}
+
+
+def medsnip_prompts(names):
+    """{prompt name: sha256 of its file}: in a rule's params, so editing a prompt reruns its rules."""
+    return prompt_hashes(names, config["medsnip"]["prompt_dir"])
+
+
+def medsnip_prepare_prompts(w):
+    return medsnip_prompts(MEDSNIP_STATEMENT_PROMPTS if medsnip_rewrites(w.dataset) else [])
+
+
+def medsnip_decompose_prompts_of(w):
+    return medsnip_prompts(medsnip_decompose_prompts(w.mode))
+
+
+def medsnip_verify_prompts_of(w):
+    return medsnip_prompts(medsnip_verify_prompts(medsnip_verifier(w.verifier)["kind"]))
+
+
+def medsnip_verify_inputs(w):
+    """A verifier's inputs: the units and answers, and a local BM25 index's passages (editing them reruns it)."""
+    inputs = {"units": f"{MEDSNIP_DIR}/{w.dataset}/units/{w.mode}.jsonl", "answers": f"{MEDSNIP_DIR}/{w.dataset}/answers.jsonl"}
+    r = config["medsnip"]["retrieval"]
+    if medsnip_verifier(w.verifier)["kind"] == "retrieval" and "bm25" in r["sources"]:
+        inputs["passages"] = r["bm25"]["passages"]
+    return inputs
+
+
+def medsnip_verdicts(dataset, suffix):
+    return [f"{MEDSNIP_DIR}/{dataset}/verdicts/{v['name']}/{m}{suffix}" for v in config["medsnip"]["verifiers"]
+            for m in medsnip_modes(dataset)]
+
+
+def medsnip_score_inputs(w):
+    return {"answers": f"{MEDSNIP_DIR}/{w.dataset}/answers.jsonl", "verdicts": medsnip_verdicts(w.dataset, ".jsonl"),
+            "verifications": medsnip_verdicts(w.dataset, ".info.json"),
+            "decompositions": [f"{MEDSNIP_DIR}/{w.dataset}/units/{m}.info.json" for m in medsnip_modes(w.dataset)]}
+
+
+def medsnip_local(options):
+    llm = options.get("llm")
+    return llm is not None and llm["backend"] == "transformers"
+
+
+def medsnip_threads(options):
+    return config["medsnip"]["threads"] if medsnip_local(options) else 1
+
+
+def medsnip_gpu(options):
+    """A job running a local transformers model asks for the configured GPUs; a server job for none."""
+    return config["medsnip"]["gpu"] if medsnip_local(options) else 0
+
+
+def medsnip_mem_mb(options):
+    return config["medsnip"]["mem_mb"] if medsnip_local(options) else 2048
+
+
+def check_medsnip_config():
+    """What the schema cannot say about the medsnip section, checked before any job runs, naming the key."""
+    ms = config["medsnip"]
+    datasets = medsnip_datasets()
+    if not datasets:
+        raise ValueError("config: stages.medsnip is on but neither medsnip.datasets.healthfc.enabled nor medsnip.datasets.bench.enabled is true")
+    bench = ms["datasets"]["bench"]
+    if "bench" in datasets:
+        if not Path(bench["path"]).is_file():
+            raise ValueError(f"config: medsnip.datasets.bench.path {bench['path']!r} is not a file")
+        if bench["baseline_mode"] == "human_atoms" and not bench["human_units"]:
+            raise ValueError("config: medsnip.datasets.bench.baseline_mode is human_atoms but medsnip.datasets.bench.human_units is false")
+    names = [v["name"] for v in ms["verifiers"]]
+    if len(set(names)) < len(names):
+        raise ValueError(f"config: medsnip.verifiers has repeated names {sorted(n for n in set(names) if names.count(n) > 1)}")
+    roles = [("medsnip.decomposer", ms["decomposer"])]
+    if medsnip_rewrites("healthfc") and "healthfc" in datasets:
+        roles.append(("medsnip.rewriter", ms["rewriter"]))
+    roles += [(f"medsnip.verifiers[{i}].llm", v["llm"]) for i, v in enumerate(ms["verifiers"])]
+    checks = [(MedsnipLLM, medsnip_llm(overrides), where) for where, overrides in roles]
+    if any(v["kind"] == "retrieval" for v in ms["verifiers"]):
+        checks.append((MedsnipRetrieval, medsnip_retrieval(), "medsnip.retrieval"))
+    for cls, options, where in checks:
+        try:
+            cls.from_mapping(options, where).check(where)
+        except ValueError as exc:
+            note = f" (the LLM of {where} is medsnip.llm updated with the keys {where} sets)" if cls is MedsnipLLM else ""
+            raise ValueError(f"config: {exc}{note}") from None
+
+
+def medsnip_targets():
+    if not stage_enabled("medsnip"):
+        return []
+    check_medsnip_config()
+    return [f"{MEDSNIP_DIR}/{d}/table.csv" for d in medsnip_datasets()]

@@ -6,6 +6,7 @@
   ``drop_mixed`` (the paper's main policy) a unit touching one has no gold; under ``and`` the mixed
   sentence counts FALSE; under ``majority`` the unit takes the majority of its sentences' labels
   (mixed ones FALSE; ties TRUE).
+* :func:`ff1_interval` — the bootstrap percentile interval of one arm's FF1, resampling whole answers.
 * :func:`per_pattern` — per pattern code, FF1 of the snippets against FF1 of their atoms
   aggregated by OR-FALSE inside each snippet, with the paired bootstrap of the difference.
 * :func:`sentence_set_f1` — boundary fidelity (docs/medsnip.md): each automatic snippet is paired with
@@ -24,7 +25,7 @@ from math import comb
 from typing import Any
 
 from medfc.llm.base import Prices
-from medfc.scoring.medsnip import FALSE, TRUE, binary_scores, or_false, paired_bootstrap
+from medfc.scoring.medsnip import FALSE, TRUE, binary_scores, clustered_paired_bootstrap, or_false, paired_bootstrap
 
 
 def sentence_labels(answer: Mapping[str, Any], gold: str = "atomic") -> dict[int, str | None]:
@@ -59,6 +60,16 @@ def project_labels(answer: Mapping[str, Any], units: Sequence[Mapping[str, Any]]
         else:
             raise ValueError(f"projection must be drop_mixed | and | majority, got {policy!r}")
     return out
+
+
+def ff1_interval(gold: Sequence[Any], pred: Sequence[Any], clusters: Sequence[Any], n_resamples: int, seed: int,
+                 alpha: float = 0.05) -> dict[str, Any]:
+    """FF1 of one arm with its percentile interval over resampled clusters (answers; one cluster per
+    item gives the flat bootstrap). It is the paired bootstrap against an arm without units, whose FF1
+    is 0 on every resample, so Δ is the arm's own FF1 on each resample (abstentions dropped)."""
+    bs = clustered_paired_bootstrap(([], [], []), (gold, pred, clusters), n_resamples=n_resamples, seed=seed, alpha=alpha)
+    return {"ff1": bs["diff"], "ci_low": bs["ci_low"], "ci_high": bs["ci_high"], "ci_level": bs["ci_level"],
+            "n_clusters": bs["n_clusters"], "n_resamples": n_resamples, "seed": seed}
 
 
 def per_pattern(rows: Sequence[Mapping[str, Any]], n_resamples: int, seed: int, method: str = "bca",
@@ -147,7 +158,8 @@ def cost_summary(decompose_usage: Mapping[str, int], verify_usage: Mapping[str, 
     """Calls, tokens and dollars of decomposition, verification and both."""
     def part(u: Mapping[str, int], prices: Prices | None) -> dict[str, Any]:
         d = {k: int(u.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")}
-        d["cost_usd"] = prices.cost(d["prompt_tokens"], d["completion_tokens"]) if prices else None
+        # no calls cost nothing (the bench's own units); calls without prices have no known cost
+        d["cost_usd"] = prices.cost(d["prompt_tokens"], d["completion_tokens"]) if prices else (0.0 if not d["calls"] else None)
         return d
 
     dec, ver = part(decompose_usage, prices_decompose), part(verify_usage, prices_verify)

@@ -19,10 +19,14 @@ from medfc.medsnip.cache import UnitCache, cache_key
 from medfc.medsnip.options import LLMOptions
 
 
-def make_llm(opts: LLMOptions, ledger: Ledger | None = None) -> LLMClient:
+def make_llm(opts: LLMOptions, ledger: Ledger | None = None, threads: int = 1) -> LLMClient:
+    """The client; a local model computes on ``threads`` CPU threads (a server needs none)."""
     from medfc.llm import make_client
 
     if opts.backend == "transformers":
+        import torch
+
+        torch.set_num_threads(max(1, threads))
         return make_client("transformers", opts.model, ledger=ledger, device=opts.device, precision=opts.precision,
                            batch_size=opts.batch_size)
     return make_client("openai", opts.model, ledger=ledger, base_url=opts.base_url, api_key_env=opts.api_key_env,

@@ -1,8 +1,9 @@
-"""Workflow steps of the MedSNIP stage: prepare → decompose → verify → score.
+"""Workflow steps of the MedSNIP stage: prepare → decompose → verify → score → table.
 
-Every step is ``step(inputs, outputs, options)`` with the rule's named files and a typed, frozen
-options object (:mod:`medfc.medsnip.options`; a plain mapping is built into one, every key
-required). The library knows nothing of Snakemake.
+Every step is ``step(inputs, outputs, options[, runtime])`` with the rule's named files and a typed,
+frozen options object (:mod:`medfc.medsnip.options`, built by ``medfc run`` from the mapping the rule
+passes, every key required); each calls ``options.check()`` first, which names a bad key. The steps
+that may run a local model take ``runtime`` (its threads). The library knows nothing of Snakemake.
 
 ``prepare`` (:class:`PrepareOptions`)
     inputs ``source`` (MedSNIP-Bench JSON/JSONL, or the HealthFC dataset JSONL); outputs ``answers``
@@ -12,11 +13,15 @@ required). The library knows nothing of Snakemake.
 ``decompose`` (:class:`DecomposeOptions`)
     inputs ``answers``; outputs ``units`` (JSONL), ``info``, ``report``.
 ``verify`` (:class:`VerifyOptions`)
-    inputs ``units``, ``answers``; outputs ``verdicts`` (JSONL), ``info``, ``report``.
+    inputs ``units``, ``answers`` (the rule also lists a local BM25 index's passages file, read through the
+    options, so that editing it reruns the job); outputs ``verdicts`` (JSONL), ``info``, ``report``.
 ``score`` (:class:`ScoreOptions`)
     inputs ``answers``, ``verdicts`` (list), optional ``decompositions`` and ``verifications`` (lists of
-    the decompose and verify infos: usage and prices for the cost columns);
-    outputs ``scores`` (JSON), ``table`` (a stem: ``.csv`` and ``.md`` are written), ``report``.
+    the decompose and verify infos: usage and prices for the cost columns); outputs ``scores`` (JSON:
+    per arm FF1 with its bootstrap interval, Δ vs the baseline mode with its interval, coverage, cost),
+    ``report``.
+``table`` (:class:`TableOptions`)
+    inputs ``scores``; outputs ``csv``, ``md``, ``tex``: one row per verifier and mode.
 
 Per-unit caches (``unit_cache_dir``) make adding a verifier rerun only verification, and editing
 one prompt recompute only the units that read it.
@@ -29,11 +34,12 @@ import os
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pandas as pd
 
 from medfc.common.io import read_json, read_jsonl, write_json, write_jsonl, write_table
+from medfc.common.options import Runtime
 from medfc.common.report import SkipReport
 from medfc.llm.base import Ledger, Prices
 from medfc.llm.prompts import load_prompt
@@ -44,29 +50,21 @@ from medfc.medsnip.calls import cached_ask, gen_params, llm_identity, make_llm
 from medfc.medsnip.decompose import Decomposer
 from medfc.medsnip.options import (
     LLM_MODES,
+    MODES,
     DecomposeOptions,
     LLMOptions,
     PrepareOptions,
     RetrievalOptions,
     ScoreOptions,
+    TableOptions,
     VerifyOptions,
-    build_options,
 )
 from medfc.medsnip.search import BM25Search, CachedSearch, PubMedSearch, WebSearch
 from medfc.medsnip.verify import Verifier
 from medfc.scoring.medsnip import FALSE, aggregate, binary_scores, clustered_paired_bootstrap, paired_bootstrap
 
 log = logging.getLogger(__name__)
-O = TypeVar("O")
-RUNNER_KEYS = ("threads", "log_file")  # added by medfc.cli.run_step, not options
 STATEMENT_SCHEMA = {"type": "object", "required": ["statement"], "properties": {"statement": {"type": "string", "minLength": 1, "pattern": r"\S"}}}
-
-
-def _opts(cls: type[O], options: O | Mapping[str, Any]) -> O:
-    if isinstance(options, cls):
-        options.check()  # type: ignore[attr-defined]
-        return options
-    return build_options(cls, {k: v for k, v in dict(options).items() if k not in RUNNER_KEYS})  # type: ignore[arg-type]
 
 
 def _prices(llm: LLMOptions | None) -> Prices | None:
@@ -84,10 +82,11 @@ def _write_common(outputs: Mapping[str, Any], info: dict[str, Any], report: Skip
 # ------------------------------------------------------------------------------------------ prepare
 
 
-def rewrite_statements(answers: list[dict[str, Any]], opts: PrepareOptions, report: SkipReport, ledger: Ledger) -> dict[str, Any]:
+def rewrite_statements(answers: list[dict[str, Any]], opts: PrepareOptions, report: SkipReport, ledger: Ledger,
+                       threads: int = 1) -> dict[str, Any]:
     """HealthFC: the claim (a question) → the statement it asserts, which becomes the answer text."""
     assert opts.llm is not None
-    client = make_llm(opts.llm, ledger)
+    client = make_llm(opts.llm, ledger, threads)
     prompt = load_prompt("medsnip/healthfc_statement", opts.prompt_dir)
     repair = load_prompt("llm/json_repair", opts.prompt_dir)
     cache = UnitCache(opts.unit_cache_dir)
@@ -105,19 +104,20 @@ def rewrite_statements(answers: list[dict[str, Any]], opts: PrepareOptions, repo
     return {"usage": dict(usage), "cache": dict(cache.stats), "calls": ledger.as_dict(_prices(opts.llm))}
 
 
-def prepare(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: PrepareOptions | Mapping[str, Any]) -> dict[str, Any]:
-    opts = _opts(PrepareOptions, options)
-    report = SkipReport(f"medsnip-prepare-{opts.source}")
-    if opts.source == "bench":
-        answers = load_bench(inputs["source"], report, opts.splits)
+def prepare(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: PrepareOptions, runtime: Runtime) -> dict[str, Any]:
+    options.check()
+    report = SkipReport(f"medsnip-prepare-{options.source}")
+    if options.source == "bench":
+        answers = load_bench(inputs["source"], report, options.splits)
     else:
         answers = healthfc_answers(inputs["source"], report)
-    if opts.limit:
-        answers = answers[: opts.limit]
-    info: dict[str, Any] = {"source": opts.source, "n_answers": len(answers),
+    if options.limit and len(answers) > options.limit:
+        report.exclude("beyond_limit", len(answers) - options.limit)
+        answers = answers[: options.limit]
+    info: dict[str, Any] = {"source": options.source, "n_answers": len(answers),
                             "labels": dict(Counter(str(a["label"]) for a in answers))}
-    if opts.source == "healthfc" and opts.rewrite_claims:
-        info["rewrite"] = rewrite_statements(answers, opts, report, Ledger())
+    if options.source == "healthfc" and options.rewrite_claims:
+        info["rewrite"] = rewrite_statements(answers, options, report, Ledger(), runtime.threads)
     write_jsonl(outputs["answers"], answers)
     _write_common(outputs, info, report)
     return info
@@ -126,20 +126,20 @@ def prepare(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: Prep
 # ---------------------------------------------------------------------------------------- decompose
 
 
-def decompose(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: DecomposeOptions | Mapping[str, Any]) -> dict[str, Any]:
-    opts = _opts(DecomposeOptions, options)
-    report = SkipReport(f"medsnip-decompose-{opts.mode}")
+def decompose(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: DecomposeOptions, runtime: Runtime) -> dict[str, Any]:
+    options.check()
+    report = SkipReport(f"medsnip-decompose-{options.mode}")
     answers = list(read_jsonl(inputs["answers"]))
     ledger = Ledger()
-    client = make_llm(opts.llm, ledger) if opts.mode in LLM_MODES and opts.llm is not None else None
-    dec = Decomposer(client, opts, UnitCache(opts.unit_cache_dir), report)
+    client = make_llm(options.llm, ledger, runtime.threads) if options.mode in LLM_MODES and options.llm is not None else None
+    dec = Decomposer(client, options, UnitCache(options.unit_cache_dir), report)
     units = dec.run(answers)
     write_jsonl(outputs["units"], units)
     info = dec.info()
-    info.update(n_answers=len(answers), n_units=len(units), calls=ledger.as_dict(_prices(opts.llm)),
+    info.update(n_answers=len(answers), n_units=len(units), calls=ledger.as_dict(_prices(options.llm)),
                 patterns=dict(sorted(Counter(str(u["pattern"]) for u in units).items())),
-                prices=None if opts.llm is None else {"input_per_mtok": opts.llm.price_input_per_mtok,
-                                                       "output_per_mtok": opts.llm.price_output_per_mtok})
+                prices=None if options.llm is None else {"input_per_mtok": options.llm.price_input_per_mtok,
+                                                       "output_per_mtok": options.llm.price_output_per_mtok})
     report.count("units", len(units))
     _write_common(outputs, info, report)
     return info
@@ -170,30 +170,30 @@ def make_searchers(r: RetrievalOptions) -> dict[str, CachedSearch]:
     return out
 
 
-def verify(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: VerifyOptions | Mapping[str, Any],
+def verify(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: VerifyOptions, runtime: Runtime,
            searchers: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Verify every unit (``searchers`` replaces the backends built from the options, e.g. in tests)."""
-    opts = _opts(VerifyOptions, options)
-    report = SkipReport(f"medsnip-verify-{opts.name}-{opts.verifier}")
+    options.check()
+    report = SkipReport(f"medsnip-verify-{options.name}-{options.verifier}")
     units = list(read_jsonl(inputs["units"]))
     answers = {a["answer_id"]: a for a in read_jsonl(inputs["answers"])}
     ledger = Ledger()
-    if opts.verifier == "retrieval" and searchers is None:
-        assert opts.retrieval is not None
-        searchers = make_searchers(opts.retrieval)
-    ver = Verifier(make_llm(opts.llm, ledger), opts, UnitCache(opts.unit_cache_dir), report, searchers)
+    if options.verifier == "retrieval" and searchers is None:
+        assert options.retrieval is not None
+        searchers = make_searchers(options.retrieval)
+    ver = Verifier(make_llm(options.llm, ledger, runtime.threads), options, UnitCache(options.unit_cache_dir), report, searchers)
     verdicts = ver.run(units, answers)
     write_jsonl(outputs["verdicts"], verdicts)
     usage: Counter = Counter()
     for v in verdicts:
         usage.update(v["usage"])
-    info = {"verifier": opts.name, "kind": opts.verifier, "model": opts.llm.model, "n_units": len(units),
+    info = {"verifier": options.name, "kind": options.verifier, "model": options.llm.model, "n_units": len(units),
             "verdicts": dict(Counter(str(v["verdict"]) for v in verdicts)), "counts": dict(sorted(ver.counts.items())),
             "usage": {k: int(usage.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")},
-            "calls": ledger.as_dict(_prices(opts.llm)), "cache": dict(ver.cache.stats),
+            "calls": ledger.as_dict(_prices(options.llm)), "cache": dict(ver.cache.stats),
             "rounds_mean": (sum(v["rounds"] for v in verdicts) / len(verdicts)) if verdicts else 0.0,
             "searches_run": {n: s.searches for n, s in (searchers or {}).items() if hasattr(s, "searches")},
-            "prices": {"input_per_mtok": opts.llm.price_input_per_mtok, "output_per_mtok": opts.llm.price_output_per_mtok}}
+            "prices": {"input_per_mtok": options.llm.price_input_per_mtok, "output_per_mtok": options.llm.price_output_per_mtok}}
     _write_common(outputs, info, report)
     return info
 
@@ -307,8 +307,18 @@ def _usage_of(recs: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     return {k: int(c.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")}
 
 
-def score(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: ScoreOptions | Mapping[str, Any]) -> dict[str, Any]:
-    opts = _opts(ScoreOptions, options)
+def _compare(base: Mapping[str, Any], arm: Mapping[str, Any], opts: ScoreOptions) -> dict[str, Any]:
+    """Paired bootstrap of Δ = FF1(arm) − FF1(base): over answers (answer level), over whole answers'
+    units (unit level, the arms holding different units per answer)."""
+    if opts.level == "answer":
+        return paired_bootstrap(arm["gold"], base["pred"], arm["pred"], n_resamples=opts.n_resamples, seed=opts.seed,
+                                alpha=1 - opts.ci_level)
+    return clustered_paired_bootstrap((base["gold"], base["pred"], base["clusters"]), (arm["gold"], arm["pred"], arm["clusters"]),
+                                      n_resamples=opts.n_resamples, seed=opts.seed, alpha=1 - opts.ci_level)
+
+
+def score(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: ScoreOptions) -> dict[str, Any]:
+    options.check()
     report = SkipReport("medsnip-score")
     answers = {a["answer_id"]: a for a in read_jsonl(inputs["answers"])}
     paths = inputs["verdicts"] if isinstance(inputs["verdicts"], (list, tuple)) else [inputs["verdicts"]]
@@ -324,54 +334,77 @@ def score(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: ScoreO
         dec_prices[info["mode"]] = _prices_of(info)
     ver_prices = {info["verifier"]: _prices_of(info) for info in map(read_json, inputs.get("verifications") or [])}
     arms: dict[tuple[str, str], dict[str, Any]] = {}
-    rows = []
     for (verifier, mode), recs in sorted(groups.items()):
-        arm = arms[(verifier, mode)] = _arm(recs, answers, opts, report)
-        s = binary_scores(arm["gold"], arm["pred"], "drop")
-        eff = [effective_verdict(r, opts.tau) for r in recs]
+        arm = arms[(verifier, mode)] = _arm(recs, answers, options, report)
+        eff = [effective_verdict(r, options.tau) for r in recs]
         cost = analysis.cost_summary(dec_usage.get(mode, {}), _usage_of(recs), dec_prices.get(mode), ver_prices.get(verifier))
-        arm["scores"] = {**s, "n_units": len(recs), "unit_coverage": sum(e is not None for e in eff) / len(recs),
+        arm["scores"] = {"verifier": verifier, "mode": mode, **binary_scores(arm["gold"], arm["pred"], "drop"),
+                         "ff1_interval": analysis.ff1_interval(arm["gold"], arm["pred"], arm["clusters"], options.n_resamples,
+                                                               options.seed, 1 - options.ci_level) if arm["gold"] else None,
+                         "n_units": len(recs), "unit_coverage": sum(e is not None for e in eff) / len(recs),
                          "verdicts": dict(Counter(str(e) for e in eff)), "cost": cost,
                          "rounds_mean": sum(r.get("rounds", 0) for r in recs) / len(recs)}
     for (verifier, mode), arm in sorted(arms.items()):
-        base = arms.get((verifier, opts.baseline_mode))
-        cmp: dict[str, Any] | None = None
-        if base is not None and mode != opts.baseline_mode and base["gold"] and arm["gold"]:
-            if opts.level == "answer":
-                cmp = paired_bootstrap(arm["gold"], base["pred"], arm["pred"], n_resamples=opts.n_resamples, seed=opts.seed,
-                                       alpha=1 - opts.ci_level)
-            else:
-                cmp = clustered_paired_bootstrap((base["gold"], base["pred"], base["clusters"]), (arm["gold"], arm["pred"], arm["clusters"]),
-                                                 n_resamples=opts.n_resamples, seed=opts.seed, alpha=1 - opts.ci_level)
-            arm["scores"]["vs_baseline"] = cmp
-        s = arm["scores"]
-        rows.append({"verifier": verifier, "mode": mode, "units": s["n_units"], "unit_coverage": round(s["unit_coverage"], 4),
-                     "scored": s["n_scored"], "coverage": round(s["coverage"], 4), "FF1": round(s["ff1"], 4),
-                     "delta_vs_" + opts.baseline_mode: None if cmp is None else round(cmp["diff"], 4),
-                     "ci_low": None if cmp is None else round(cmp["ci_low"], 4),
-                     "ci_high": None if cmp is None else round(cmp["ci_high"], 4),
-                     "p_gt_0": None if cmp is None else round(cmp["p_gt_0"], 4),
-                     "verify_calls": s["cost"]["verify"]["calls"], "decompose_calls": s["cost"]["decompose"]["calls"],
-                     "total_calls": s["cost"]["total"]["calls"],
-                     "tokens": s["cost"]["total"]["prompt_tokens"] + s["cost"]["total"]["completion_tokens"],
-                     "cost_usd": s["cost"]["total"]["cost_usd"]})
+        base = arms.get((verifier, options.baseline_mode))
+        if base is not None and mode != options.baseline_mode and base["gold"] and arm["gold"]:
+            arm["scores"]["vs_baseline"] = _compare(base, arm, options)
     units_by_mode: dict[str, list[dict[str, Any]]] = {}
     for (verifier, mode), recs in groups.items():
         units_by_mode.setdefault(mode, recs)
     result = {
-        "options": {k: getattr(opts, k) for k in opts.__dataclass_fields__},
+        "options": options.as_dict(),
         "n_answers": len(answers), "n_answers_gold_false": sum(a.get("label") == FALSE for a in answers.values()),
         "arms": {f"{v}/{m}": arm["scores"] for (v, m), arm in sorted(arms.items())},
-        "per_pattern": _per_pattern(groups, opts),
+        "per_pattern": _per_pattern(groups, options),
         "boundary_fidelity": _fidelity(answers, units_by_mode),
         "patterns": {m: dict(sorted(Counter(str(u["pattern"]) for u in us).items())) for m, us in sorted(units_by_mode.items())},
     }
     write_json(outputs["scores"], result)
-    if outputs.get("table"):
-        stem = Path(outputs["table"])
-        write_table(pd.DataFrame(rows), stem.with_suffix(""), caption=f"MedSNIP: FF1 of each mode vs {opts.baseline_mode}, per verifier "
-                    f"({opts.level} level, {opts.aggregation if opts.level == 'answer' else 'no aggregation'}, τ = {opts.tau})",
-                    formats=("csv", "md"))
     if outputs.get("report"):
         report.write(outputs["report"])
     return result
+
+
+# -------------------------------------------------------------------------------------------- table
+
+
+def _r(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def table_rows(scores: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per verifier and mode (in :data:`MODES` order) of a ``score`` result: units and coverage,
+    FF1 with its interval, Δ vs the baseline mode with its interval, calls, tokens and dollars."""
+    base = scores["options"]["baseline_mode"]
+    rows = []
+    for s in sorted(scores["arms"].values(), key=lambda a: (a["verifier"], MODES.index(a["mode"]))):
+        ci = s.get("ff1_interval") or {}
+        cmp = s.get("vs_baseline") or {}
+        total = s["cost"]["total"]
+        rows.append({"verifier": s["verifier"], "mode": s["mode"], "units": s["n_units"], "unit_coverage": _r(s["unit_coverage"]),
+                     "scored": s["n_scored"], "coverage": _r(s["coverage"]), "FF1": _r(s["ff1"]),
+                     "FF1_ci_low": _r(ci.get("ci_low")), "FF1_ci_high": _r(ci.get("ci_high")),
+                     f"delta_vs_{base}": _r(cmp.get("diff")), "delta_ci_low": _r(cmp.get("ci_low")),
+                     "delta_ci_high": _r(cmp.get("ci_high")), "p_gt_0": _r(cmp.get("p_gt_0")),
+                     "verify_calls": s["cost"]["verify"]["calls"], "decompose_calls": s["cost"]["decompose"]["calls"],
+                     "total_calls": total["calls"], "tokens": total["prompt_tokens"] + total["completion_tokens"],
+                     "cost_usd": total["cost_usd"]})
+    return rows
+
+
+def table(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: TableOptions) -> list[dict[str, Any]]:
+    """The atoms-vs-snippets table of one dataset as CSV, Markdown and LaTeX (outputs on one stem)."""
+    options.check()
+    stem = Path(outputs["csv"]).with_suffix("")
+    if any(Path(outputs[name]) != stem.with_suffix(f".{name}") for name in ("md", "tex")):
+        raise ValueError(f"table outputs must be <stem>.csv, .md and .tex, got {dict(outputs)}")
+    scores = read_json(inputs["scores"])
+    o = scores["options"]
+    rows = table_rows(scores)
+    level = (f"answer level, units aggregated by {o['aggregation']}" if o["level"] == "answer"
+             else "unit level, no aggregation")
+    caption = (f"MedSNIP on {options.title} ({scores['n_answers']} answers; {level}): FF1 of each verifier and mode with its "
+               f"{o['ci_level']:.0%} bootstrap interval, and Δ FF1 vs {o['baseline_mode']} (paired bootstrap, "
+               f"{o['n_resamples']} resamples, seed {o['seed']}); retrieval verdicts count at confidence ≥ τ = {o['tau']}")
+    write_table(pd.DataFrame(rows), stem, caption=caption)
+    return rows

@@ -14,14 +14,16 @@ import scipy.stats
 from sklearn.metrics import adjusted_rand_score
 
 from tests.helpers.fake_openai import FakeOpenAI, reply_json
-from tests.unit.medsnip.conftest import DEMO_BENCH, PROMPT_DIR, llm_opts, retrieval_opts
+from tests.helpers.config import call_step
+from tests.helpers.medsnip import decompose_opts, llm_opts, prepare_opts, retrieval_opts, verify_opts
+from tests.unit.medsnip.conftest import DEMO_BENCH
 
 from medfc.common.report import SkipReport
 from medfc.medsnip import analysis
 from medfc.medsnip.answers import bench_answers, load_bench, read_records
 from medfc.medsnip.cache import UnitCache
 from medfc.medsnip.calls import make_llm
-from medfc.medsnip.options import VerifyOptions, build_options
+from medfc.medsnip.options import VerifyOptions
 from medfc.medsnip.search import BM25Search, CachedSearch, PubMedSearch, WebSearch
 from medfc.medsnip.sentences import align_atoms, split_sentences
 from medfc.medsnip.verify import Verifier, parse_one_word
@@ -152,6 +154,24 @@ def test_clustered_bootstrap_resamples_whole_answers():
     assert r["score_a"] == pytest.approx(binary_scores(arm_a[0], arm_a[1])["ff1"])
 
 
+def test_ff1_interval_resamples_whole_answers():
+    # one arm's FF1 with its percentile interval, against a plain loop over resampled answers (abstentions dropped)
+    gold = [F, T, T, F, T, F, T, F]
+    pred = [F, F, T, T, None, F, T, F]
+    clusters = ["x", "x", "y", "y", "y", "z", "w", "w"]
+    r = analysis.ff1_interval(gold, pred, clusters, n_resamples=300, seed=3, alpha=0.1)
+    order = ["x", "y", "z", "w"]
+    rng = np.random.default_rng(3)
+    values = []
+    for _ in range(300):
+        pick = rng.integers(0, 4, size=4)
+        rows = [(g, q) for k in pick for g, q, c in zip(gold, pred, clusters) if c == order[k]]
+        values.append(binary_scores([g for g, _ in rows], [q for _, q in rows])["ff1"])
+    assert r["ff1"] == pytest.approx(binary_scores(gold, pred)["ff1"]) == pytest.approx(0.75)  # tp 3, fp 1, fn 1
+    assert (r["ci_low"], r["ci_high"]) == (pytest.approx(np.percentile(values, 5)), pytest.approx(np.percentile(values, 95)))
+    assert (r["n_clusters"], r["ci_level"]) == (4, pytest.approx(0.9))
+
+
 def test_ari_matches_sklearn_and_sentence_set_f1_by_hand():
     rng = np.random.default_rng(0)
     for _ in range(100):
@@ -189,9 +209,7 @@ def test_single_call_parsing():
 
 
 def _rag(url, tmp_path, passages, max_rounds=5):
-    opts = build_options(VerifyOptions, {"verifier": "retrieval", "name": "r", "unparsed": "false", "llm": llm_opts(url),
-                                         "prompt_dir": PROMPT_DIR, "unit_cache_dir": "",
-                                         "retrieval": retrieval_opts(passages, tmp_path / "search", max_rounds)})
+    opts = VerifyOptions.from_mapping(verify_opts("retrieval", "r", llm_opts(url), retrieval=retrieval_opts(passages, tmp_path / "search", max_rounds)))
     searchers = {"bm25": CachedSearch(BM25Search(passages, "text", "title", "id", "url"), UnitCache(tmp_path / "search"))}
     return Verifier(make_llm(opts.llm), opts, UnitCache(""), SkipReport("t"), searchers)
 
@@ -304,9 +322,8 @@ def test_single_call_unparsed_and_failed_calls(tmp_path, unparsed, expected):
     answers = {"a": {"answer_id": "a", "query": "Q?", "text": "Full answer."}}
     units = [{"unit_id": f"a:atoms:{k}", "answer_id": "a", "mode": "atoms", "text": t} for k, t in enumerate(("maybe unit", "down unit", "fine unit"))]
     with FakeOpenAI(lambda b: "Perhaps." if "maybe" in b["messages"][-1]["content"] else "true") as server:
-        opts = build_options(VerifyOptions, {"verifier": "full_context", "name": "s", "unparsed": unparsed,
-                                             "llm": {**llm_opts(server.base_url), "max_retries": 0}, "prompt_dir": PROMPT_DIR,
-                                             "unit_cache_dir": str(tmp_path / "u"), "retrieval": None})
+        opts = VerifyOptions.from_mapping(verify_opts("full_context", "s", llm_opts(server.base_url, max_retries=0), unparsed=unparsed,
+                                                      unit_cache_dir=str(tmp_path / "u")))
         ver = Verifier(make_llm(opts.llm), opts, UnitCache(tmp_path / "u"), SkipReport("t"))
         out = ver.run(units[:1], answers)
         server.fail_next = [(500, {})]
@@ -329,28 +346,23 @@ def test_tiny_local_causal_lm_through_the_medsnip_path(tmp_path):
     from medfc.medsnip import steps
 
     model = build_tiny_causal_lm(tmp_path / "lm", n_positions=4096)
-    local = {**llm_opts(""), "backend": "transformers", "model": str(model), "max_tokens": 8, "batch_size": 3}
-    steps.prepare({"source": str(DEMO_BENCH)}, {"answers": tmp_path / "a.jsonl"},
-                  {"source": "bench", "splits": ["dev"], "rewrite_claims": False, "limit": 0, "llm": None, "prompt_dir": PROMPT_DIR,
-                   "unit_cache_dir": ""})
-    info = steps.decompose({"answers": tmp_path / "a.jsonl"}, {"units": tmp_path / "u.jsonl", "report": tmp_path / "r.json"},
-                           {"mode": "direct", "atoms_from": "extract", "fallback_whole_text": True, "llm": local,
-                            "prompt_dir": PROMPT_DIR, "unit_cache_dir": str(tmp_path / "cache")})
+    local = llm_opts("", backend="transformers", model=str(model), max_tokens=8, batch_size=3)
+    call_step(steps.prepare, {"source": str(DEMO_BENCH)}, {"answers": tmp_path / "a.jsonl"}, prepare_opts(splits=["dev"]))
+    info = call_step(steps.decompose, {"answers": tmp_path / "a.jsonl"}, {"units": tmp_path / "u.jsonl", "report": tmp_path / "r.json"},
+                     decompose_opts("direct", local, unit_cache_dir=str(tmp_path / "cache")))
     units = list(read_jsonl(tmp_path / "u.jsonl"))
     assert [(u["unit_id"], u["fallback"], u["source_sentences"]) for u in units] == [("101:direct:1", True, [0, 1, 2]),
                                                                                       ("103:direct:1", True, [0, 1, 2])]
     assert info["counts"]["direct_malformed"] == 2 and info["counts"]["fallback_whole_text"] == 2
     assert info["calls"]["decompose:direct"]["calls"] == 2 and info["calls"]["decompose:direct:repair"]["calls"] == 2
     assert info["usage"]["completion_tokens"] > 0
-    v = steps.verify({"units": tmp_path / "u.jsonl", "answers": tmp_path / "a.jsonl"}, {"verdicts": tmp_path / "v.jsonl"},
-                     {"verifier": "claim_only", "name": "tiny", "unparsed": "false", "llm": local, "prompt_dir": PROMPT_DIR,
-                      "unit_cache_dir": "", "retrieval": None})
+    v = call_step(steps.verify, {"units": tmp_path / "u.jsonl", "answers": tmp_path / "a.jsonl"}, {"verdicts": tmp_path / "v.jsonl"},
+                  verify_opts("claim_only", "tiny", local))
     assert v["usage"]["calls"] == 2 and v["verdicts"] == {"FALSE": 2} and v["counts"] == {"unparsed": 2}
     # a model too short for the prompt: a failed call, counted, not a crash
     short = build_tiny_causal_lm(tmp_path / "short")
-    v2 = steps.verify({"units": tmp_path / "u.jsonl", "answers": tmp_path / "a.jsonl"}, {"verdicts": tmp_path / "v2.jsonl"},
-                      {"verifier": "claim_only", "name": "tiny", "unparsed": "abstain", "llm": {**local, "model": str(short)},
-                       "prompt_dir": PROMPT_DIR, "unit_cache_dir": "", "retrieval": None})
+    v2 = call_step(steps.verify, {"units": tmp_path / "u.jsonl", "answers": tmp_path / "a.jsonl"}, {"verdicts": tmp_path / "v2.jsonl"},
+                   verify_opts("claim_only", "tiny", {**local, "model": str(short)}, unparsed="abstain"))
     assert v2["counts"] == {"failed_call": 2} and v2["calls"]["verify:claim_only"]["failed"] == 2 and v2["verdicts"] == {"None": 2}
 
 

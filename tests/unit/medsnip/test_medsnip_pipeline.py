@@ -7,41 +7,43 @@ import json
 
 import pytest
 
-from tests.unit.medsnip.conftest import DEMO_BENCH, PROMPT_DIR, llm_opts, retrieval_opts
+from tests.helpers.config import call_step
+from tests.helpers.medsnip import (
+    PROMPT_DIR,
+    decompose_opts,
+    llm_opts,
+    prepare_opts,
+    retrieval_opts,
+    score_opts,
+    verify_opts,
+)
+from tests.unit.medsnip.conftest import DEMO_BENCH
 
 from medfc.common.io import read_json, read_jsonl
+from medfc.common.options import OptionsError
 from medfc.medsnip import steps
-from medfc.medsnip.options import DecomposeOptions, OptionsError, VerifyOptions, build_options
+from medfc.medsnip.options import DecomposeOptions, VerifyOptions
 
-
-def _score_opts(level: str = "unit", **kw) -> dict:
-    return {"level": level, "aggregation": "or_false", "threshold_k": 2, "tau": 0.9, "unit_gold": "atomic",
-            "projection": "drop_mixed", "baseline_mode": "atoms", "n_resamples": 500, "seed": 42, "ci_level": 0.95,
-            "pattern_gold": "general", "pattern_ci": "bca", **kw}
+MODES = ("atoms", "group", "direct", "human_atoms", "human_snippets")
 
 
 def _pipeline(tmp_path, url, passages, prompt_dir=PROMPT_DIR):
     d = tmp_path / "run"
-    cache = str(tmp_path / "units")
-    steps.prepare({"source": str(DEMO_BENCH)}, {"answers": d / "answers.jsonl", "info": d / "prepare.json"},
-                  {"source": "bench", "splits": [], "rewrite_claims": False, "limit": 0, "llm": None, "prompt_dir": prompt_dir,
-                   "unit_cache_dir": cache})
+    dirs = {"prompt_dir": prompt_dir, "unit_cache_dir": str(tmp_path / "units")}
+    call_step(steps.prepare, {"source": str(DEMO_BENCH)}, {"answers": d / "answers.jsonl", "info": d / "prepare.json"}, prepare_opts(**dirs))
     infos = {}
-    for mode in ("atoms", "group", "direct", "human_atoms", "human_snippets"):
-        infos[mode] = steps.decompose({"answers": d / "answers.jsonl"}, {"units": d / f"units_{mode}.jsonl", "info": d / f"dec_{mode}.json",
-                                                                          "report": d / f"dec_{mode}_report.json"},
-                                      {"mode": mode, "atoms_from": "extract", "fallback_whole_text": True, "llm": llm_opts(url),
-                                       "prompt_dir": prompt_dir, "unit_cache_dir": cache})
+    for mode in MODES:
+        infos[mode] = call_step(steps.decompose, {"answers": d / "answers.jsonl"},
+                                {"units": d / f"units_{mode}.jsonl", "info": d / f"dec_{mode}.json", "report": d / f"dec_{mode}_report.json"},
+                                decompose_opts(mode, llm_opts(url), **dirs))
     vinfo = {}
-    for mode in ("atoms", "group", "direct", "human_atoms", "human_snippets"):
-        vinfo[mode] = steps.verify({"units": d / f"units_{mode}.jsonl", "answers": d / "answers.jsonl"},
-                                   {"verdicts": d / f"ver_co_{mode}.jsonl", "info": d / f"ver_co_{mode}.json"},
-                                   {"verifier": "claim_only", "name": "served", "unparsed": "false", "llm": llm_opts(url),
-                                    "prompt_dir": prompt_dir, "unit_cache_dir": cache, "retrieval": None})
-    rag = steps.verify({"units": d / "units_human_snippets.jsonl", "answers": d / "answers.jsonl"},
-                       {"verdicts": d / "ver_rag.jsonl", "info": d / "ver_rag.json", "report": d / "ver_rag_report.json"},
-                       {"verifier": "retrieval", "name": "served-rag", "unparsed": "false", "llm": llm_opts(url), "prompt_dir": prompt_dir,
-                        "unit_cache_dir": cache, "retrieval": retrieval_opts(passages, tmp_path / "search")})
+    for mode in MODES:
+        vinfo[mode] = call_step(steps.verify, {"units": d / f"units_{mode}.jsonl", "answers": d / "answers.jsonl"},
+                                {"verdicts": d / f"ver_co_{mode}.jsonl", "info": d / f"ver_co_{mode}.json"},
+                                verify_opts("claim_only", "served", llm_opts(url), **dirs))
+    rag = call_step(steps.verify, {"units": d / "units_human_snippets.jsonl", "answers": d / "answers.jsonl"},
+                    {"verdicts": d / "ver_rag.jsonl", "info": d / "ver_rag.json", "report": d / "ver_rag_report.json"},
+                    verify_opts("retrieval", "served-rag", llm_opts(url), retrieval=retrieval_opts(passages, tmp_path / "search"), **dirs))
     return d, infos, vinfo, rag
 
 
@@ -83,11 +85,10 @@ def test_demo_bench_end_to_end(tmp_path, fake_llm, passages):
                                               "url": "https://example.org/p1"}
 
     # scoring, MedSNIP-Bench style: units against unit gold, no aggregation
-    dec_infos = [d / f"dec_{m}.json" for m in ("atoms", "group", "direct", "human_atoms", "human_snippets")]
-    ver_infos = [d / f"ver_co_{m}.json" for m in ("atoms", "group", "direct", "human_atoms", "human_snippets")] + [d / "ver_rag.json"]
-    res = steps.score({"answers": d / "answers.jsonl", "verdicts": [d / f"ver_co_{m}.jsonl" for m in ("atoms", "group", "direct", "human_atoms", "human_snippets")] + [d / "ver_rag.jsonl"],
-                       "decompositions": dec_infos, "verifications": ver_infos},
-                      {"scores": d / "scores.json", "table": d / "table", "report": d / "score_report.json"}, _score_opts())
+    res = call_step(steps.score, {"answers": d / "answers.jsonl", "verdicts": [d / f"ver_co_{m}.jsonl" for m in MODES] + [d / "ver_rag.jsonl"],
+                                  "decompositions": [d / f"dec_{m}.json" for m in MODES],
+                                  "verifications": [d / f"ver_co_{m}.json" for m in MODES] + [d / "ver_rag.json"]},
+                    {"scores": d / "scores.json", "report": d / "score_report.json"}, score_opts())
     arms = res["arms"]
     # atoms: gold FALSE on 3 sentences; predicted FALSE: the cold and antibiotic atoms (TP) and the 4,000 IU atom (FP); HbA1c missed
     assert arms["served/atoms"]["counts"] == {"tp_false": 2, "fp_false": 1, "fn_false": 1, "tn_false": 7}
@@ -95,6 +96,9 @@ def test_demo_bench_end_to_end(tmp_path, fake_llm, passages):
     assert arms["served/group"]["counts"] == {"tp_false": 2, "fp_false": 1, "fn_false": 1, "tn_false": 4}
     assert arms["served/human_atoms"]["counts"] == {"tp_false": 2, "fp_false": 1, "fn_false": 1, "tn_false": 10}
     assert arms["served/group"]["vs_baseline"]["diff"] == 0.0 and arms["served/group"]["vs_baseline"]["n_clusters"] == 4
+    # FF1's own interval resamples whole answers: FF1 is at most 1, and the observed value is the arm's FF1
+    ci = arms["served/atoms"]["ff1_interval"]
+    assert ci["ff1"] == pytest.approx(2 / 3) and 0.0 <= ci["ci_low"] <= 2 / 3 <= ci["ci_high"] <= 1.0 and ci["n_clusters"] == 4
     # retrieval at tau 0.9: the 0.8-confidence unit is not addressed; coverage 10/11
     r = arms["served-rag/human_snippets"]
     assert (r["n_scored"], r["coverage"], r["unit_coverage"]) == (10, pytest.approx(10 / 11), pytest.approx(10 / 11))
@@ -111,37 +115,43 @@ def test_demo_bench_end_to_end(tmp_path, fake_llm, passages):
     bf = res["boundary_fidelity"]
     assert bf["group"]["sentence_set_f1"] == pytest.approx(7 / 8) and bf["direct"]["sentence_set_f1"] == 1.0
     assert bf["group"]["ari_sentences"] == pytest.approx(0.25) and bf["direct"]["ari_sentences"] == 1.0
-    table = (d / "table.csv").read_text().splitlines()
-    assert table[0].startswith("verifier,mode,units,unit_coverage,scored,coverage,FF1,delta_vs_atoms")
-    assert len(table) == 7 and (d / "table.md").exists()
+    # the table: one row per verifier and mode, CSV + Markdown + LaTeX
+    rows = call_step(steps.table, {"scores": d / "scores.json"}, {"csv": d / "t.csv", "md": d / "t.md", "tex": d / "t.tex"}, {"title": "demo"})
+    table = (d / "t.csv").read_text().splitlines()
+    assert table[0] == ("verifier,mode,units,unit_coverage,scored,coverage,FF1,FF1_ci_low,FF1_ci_high,delta_vs_atoms,delta_ci_low,"
+                        "delta_ci_high,p_gt_0,verify_calls,decompose_calls,total_calls,tokens,cost_usd")
+    assert [(r["verifier"], r["mode"], r["units"], r["FF1"], r["total_calls"]) for r in rows] == [
+        ("served", "atoms", 11, 0.6667, 16), ("served", "group", 8, 0.6667, 17), ("served", "direct", 11, 0.6667, 15),
+        ("served", "human_atoms", 14, 0.6667, 14), ("served", "human_snippets", 11, 0.6667, 11),
+        ("served-rag", "human_snippets", 11, 0.6667, 23)]
+    assert rows[0]["delta_vs_atoms"] is None and rows[1]["delta_vs_atoms"] == 0.0
+    assert (d / "t.md").read_text().startswith("MedSNIP on demo (4 answers; unit level, no aggregation)")
+    assert "\\begin{table}" in (d / "t.tex").read_text()
 
     # answer level, OR-FALSE: 101 and 102 FALSE found, 103 missed, 104 TRUE
-    res2 = steps.score({"answers": d / "answers.jsonl", "verdicts": [d / "ver_co_atoms.jsonl", d / "ver_co_direct.jsonl"]},
-                       {"scores": d / "scores2.json"}, _score_opts("answer"))
+    res2 = call_step(steps.score, {"answers": d / "answers.jsonl", "verdicts": [d / "ver_co_atoms.jsonl", d / "ver_co_direct.jsonl"]},
+                     {"scores": d / "scores2.json"}, score_opts("answer"))
     assert res2["arms"]["served/atoms"]["ff1"] == pytest.approx(0.8)
     bs = res2["arms"]["served/direct"]["vs_baseline"]
     assert (bs["diff"], bs["ci_low"], bs["ci_high"], bs["n"]) == (0.0, 0.0, 0.0, 4)
-    res3 = steps.score({"answers": d / "answers.jsonl", "verdicts": [d / "ver_co_atoms.jsonl"]}, {"scores": d / "s3.json"},
-                       _score_opts("answer", aggregation="and_false"))
+    res3 = call_step(steps.score, {"answers": d / "answers.jsonl", "verdicts": [d / "ver_co_atoms.jsonl"]}, {"scores": d / "s3.json"},
+                     score_opts("answer", aggregation="and_false"))
     assert res3["arms"]["served/atoms"]["ff1"] == 0.0  # no answer has every unit FALSE
 
 
 def test_group_on_given_atoms_matches_the_human_partition(tmp_path, fake_llm):
     d = tmp_path
-    steps.prepare({"source": str(DEMO_BENCH)}, {"answers": d / "answers.jsonl"},
-                  {"source": "bench", "splits": ["dev", "test"], "rewrite_claims": False, "limit": 0, "llm": None,
-                   "prompt_dir": PROMPT_DIR, "unit_cache_dir": ""})
-    info = steps.decompose({"answers": d / "answers.jsonl"}, {"units": d / "units.jsonl"},
-                           {"mode": "group", "atoms_from": "given", "fallback_whole_text": True, "llm": llm_opts(fake_llm.base_url),
-                            "prompt_dir": PROMPT_DIR, "unit_cache_dir": ""})
+    llm = llm_opts(fake_llm.base_url)
+    call_step(steps.prepare, {"source": str(DEMO_BENCH)}, {"answers": d / "answers.jsonl"}, prepare_opts(splits=["dev", "test"]))
+    info = call_step(steps.decompose, {"answers": d / "answers.jsonl"}, {"units": d / "units.jsonl"},
+                     decompose_opts("group", llm, atoms_from="given"))
     units = list(read_jsonl(d / "units.jsonl"))
     assert info["n_answers"] == 3 and info["usage"]["calls"] == 3  # cluster only; the train answer is left out
     assert [u["source_atoms"] for u in units if u["answer_id"] == "103"] == [[1, 2], [3], [4]]
-    ver = steps.verify({"units": d / "units.jsonl", "answers": d / "answers.jsonl"}, {"verdicts": d / "v.jsonl"},
-                       {"verifier": "claim_only", "name": "s", "unparsed": "false", "llm": llm_opts(fake_llm.base_url),
-                        "prompt_dir": PROMPT_DIR, "unit_cache_dir": "", "retrieval": None})
+    ver = call_step(steps.verify, {"units": d / "units.jsonl", "answers": d / "answers.jsonl"}, {"verdicts": d / "v.jsonl"},
+                    verify_opts("claim_only", "s", llm))
     assert ver["n_units"] == 9
-    res = steps.score({"answers": d / "answers.jsonl", "verdicts": [d / "v.jsonl"]}, {"scores": d / "s.json"}, _score_opts())
+    res = call_step(steps.score, {"answers": d / "answers.jsonl", "verdicts": [d / "v.jsonl"]}, {"scores": d / "s.json"}, score_opts())
     assert res["boundary_fidelity"]["group"]["ari_atoms"] == 1.0  # same grouping of the same atoms as the annotators
 
 
@@ -153,11 +163,10 @@ def test_prompt_edit_reruns_only_what_reads_it(tmp_path, fake_llm, passages):
     d, *_ = _pipeline(tmp_path, fake_llm.base_url, passages, str(prompts))
     n_first = len(fake_llm.chat_requests())
     # the claim-only cache keys on the text: a unit text met in several modes is asked once
-    texts = {u["text"] for m in ("atoms", "group", "direct", "human_atoms", "human_snippets") for u in read_jsonl(d / f"units_{m}.jsonl")}
+    texts = {u["text"] for m in MODES for u in read_jsonl(d / f"units_{m}.jsonl")}
     assert len(texts) == 22 and n_first == 5 + 4 + 4 + 22 + 23
     p = prompts / "medsnip" / "verify_claim_only.txt"
-    p.write_text(p.read_text().replace("# version: 1", "# version: 2").replace("Statement:", "Statement:"), encoding="utf-8")
-    p.write_text(p.read_text().replace("Judge whether", "Decide whether"), encoding="utf-8")
+    p.write_text(p.read_text().replace("# version: 1", "# version: 2").replace("Judge whether", "Decide whether"), encoding="utf-8")
     d, dec, ver, rag = _pipeline(tmp_path, fake_llm.base_url, passages, str(prompts))
     # only the claim-only verifications asked again, each text once; decomposition and retrieval all cached
     assert len(fake_llm.chat_requests()) - n_first == 22
@@ -166,22 +175,35 @@ def test_prompt_edit_reruns_only_what_reads_it(tmp_path, fake_llm, passages):
     assert ver["atoms"]["cache"] == {"misses": 11} and ver["direct"]["cache"] == {"hits": 11}
 
 
-def test_options_name_the_missing_or_unknown_key(fake_llm):
-    good = {"mode": "atoms", "atoms_from": "extract", "fallback_whole_text": True, "llm": llm_opts(fake_llm.base_url),
-            "prompt_dir": PROMPT_DIR, "unit_cache_dir": ""}
-    opts = build_options(DecomposeOptions, good)
-    assert opts.llm.model == "served-llm" and opts.llm.timeout_s == 10.0
-    with pytest.raises(OptionsError, match="missing option llm.max_tokens"):
-        build_options(DecomposeOptions, {**good, "llm": {k: v for k, v in good["llm"].items() if k != "max_tokens"}})
-    with pytest.raises(OptionsError, match="unknown option colour"):
-        build_options(DecomposeOptions, {**good, "colour": 1})
-    with pytest.raises(OptionsError, match="mode: 'atom' is not one of"):
-        build_options(DecomposeOptions, {**good, "mode": "atom"})
-    with pytest.raises(OptionsError, match="llm.temperature: expected a number"):
-        build_options(DecomposeOptions, {**good, "llm": {**good["llm"], "temperature": "0"}})
-    with pytest.raises(OptionsError, match="retrieval: required"):
-        build_options(VerifyOptions, {"verifier": "retrieval", "name": "x", "unparsed": "false", "llm": good["llm"],
-                                      "prompt_dir": PROMPT_DIR, "unit_cache_dir": "", "retrieval": None})
+def test_options_name_the_missing_or_unknown_key(tmp_path):
+    """The options are built as `medfc run` builds them (medfc.common.options): a missing or unknown key,
+    a wrong type or a value outside its choices names the key; the cross-field checks name it too."""
+    good = decompose_opts("atoms", llm_opts("http://127.0.0.1:9/v1"))
+    opts = DecomposeOptions.from_mapping(good, "options")
+    assert opts.llm.model == "served-llm" and opts.llm.timeout_s == 10.0 and opts.llm.max_tokens == 256
+    opts.check()
+    with pytest.raises(OptionsError, match=r"missing options\.llm\.max_tokens"):
+        DecomposeOptions.from_mapping({**good, "llm": {k: v for k, v in good["llm"].items() if k != "max_tokens"}}, "options")
+    with pytest.raises(OptionsError, match=r"unknown options\.colour"):
+        DecomposeOptions.from_mapping({**good, "colour": 1}, "options")
+    with pytest.raises(OptionsError, match=r"options\.mode: 'atom' is not one of"):
+        DecomposeOptions.from_mapping({**good, "mode": "atom"}, "options")
+    with pytest.raises(OptionsError, match=r"options\.llm\.temperature: expected a number"):
+        DecomposeOptions.from_mapping({**good, "llm": {**good["llm"], "temperature": "0"}}, "options")
+    with pytest.raises(OptionsError, match=r"options\.llm\.backend: 'vllm' is not one of"):
+        DecomposeOptions.from_mapping({**good, "llm": {**good["llm"], "backend": "vllm"}}, "options")
+    # cross-field checks, run by every step before it reads anything
+    checks = [(DecomposeOptions, {**good, "llm": None}, r"options\.llm: required for mode atoms"),
+              (DecomposeOptions, {**good, "llm": {**good["llm"], "model": " "}}, r"options\.llm\.model: empty"),
+              (VerifyOptions, verify_opts("retrieval", "x", good["llm"]), r"options\.retrieval: required for the retrieval verifier"),
+              (VerifyOptions, verify_opts("retrieval", "x", good["llm"], retrieval={**retrieval_opts(tmp_path, tmp_path), "bm25": {
+                  **retrieval_opts(tmp_path, tmp_path)["bm25"], "passages": ""}}), r"options\.retrieval\.bm25\.passages: empty")]
+    for cls, mapping, message in checks:
+        with pytest.raises(OptionsError, match=message):
+            cls.from_mapping(mapping, "options").check()
+    # a step called with them stops before reading its inputs
+    with pytest.raises(OptionsError, match=r"options\.llm: required for mode group"):
+        call_step(steps.decompose, {"answers": tmp_path / "missing.jsonl"}, {"units": tmp_path / "u.jsonl"}, decompose_opts("group", None))
 
 
 def test_healthfc_claims_rewritten_as_statements(tmp_path, fake_llm):
@@ -190,9 +212,8 @@ def test_healthfc_claims_rewritten_as_statements(tmp_path, fake_llm):
             {"id": "h3", "claim_en": "Does ginger help?", "label": "NOT ENOUGH INFORMATION", "explanation_en": "Unclear."}]
     src = tmp_path / "healthfc.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    opts = {"source": "healthfc", "splits": [], "rewrite_claims": True, "limit": 0, "llm": llm_opts(fake_llm.base_url),
-            "prompt_dir": PROMPT_DIR, "unit_cache_dir": str(tmp_path / "u")}
-    info = steps.prepare({"source": str(src)}, {"answers": tmp_path / "a.jsonl", "report": tmp_path / "r.json"}, opts)
+    opts = prepare_opts(source="healthfc", rewrite_claims=True, llm=llm_opts(fake_llm.base_url), unit_cache_dir=str(tmp_path / "u"))
+    info = call_step(steps.prepare, {"source": str(src)}, {"answers": tmp_path / "a.jsonl", "report": tmp_path / "r.json"}, opts)
     answers = list(read_jsonl(tmp_path / "a.jsonl"))
     assert [(a["answer_id"], a["label"], a["query"], a["text"]) for a in answers] == [
         ("h1", "TRUE", "Does zinc shorten colds?", "zinc shorten colds."),

@@ -1,0 +1,194 @@
+"""The MedSNIP stage end to end on the demo through a fake OpenAI-compatible server (started here, in this
+process; config/test_medsnip.yaml plus its URL): six HealthFC demo claims (the dataset built from the demo
+release alone) and the demo MedSNIP-Bench file, prepare → decompose → verify → score → table. Then the
+dry-run sets after a prompt edit and after adding a verifier (run too: only verification reaches the
+server), and config errors that stop the run naming the key."""
+
+from __future__ import annotations
+
+import csv
+import functools
+
+import pytest
+
+from medfc.common.io import read_json, read_jsonl
+from tests.helpers.fake_openai import FakeOpenAI
+from tests.helpers.medsnip import FALSE_MARKERS, scripted
+from tests.helpers.workflow import WorkflowCopy, planned_jobs
+
+pytestmark = pytest.mark.workflow
+
+# the scripted verifiers also call two HealthFC statements FALSE: glucosamine (gold REFUTED: right) and
+# the flu vaccination (gold SUPPORTED: wrong)
+MARKERS = (*FALSE_MARKERS, "glucosamine", "flu vaccination")
+HFC_IDS = ["akupunktur-migraene#0", "akupunktur-migraene#1", "folsaeure-schwangerschaft#0", "glucosamin-arthrose#0",
+           "glutenfrei-reizdarm#0", "grippeimpfung-senioren#0"]
+BENCH_MODES = ["atoms", "group", "direct", "human_atoms", "human_snippets"]
+HFC_MODES = ["atoms", "group", "direct"]
+
+
+def _kind(body: dict) -> str:
+    """Which MedSNIP prompt a request is, by its system message."""
+    system = body["messages"][0]["content"]
+    kinds = {"Rewrite a health question": "rewrite", "You decompose": "extract", "You group": "cluster", "You split": "direct",
+             "You are a cautious medical fact-checker. Judge whether the statement is medically correct.\nThe question": "full_context",
+             "You are a cautious": "claim_only"}
+    return next(k for prefix, k in kinds.items() if system.startswith(prefix))
+
+
+def _kinds(requests: list[dict]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for body in requests:
+        out[_kind(body)] = out.get(_kind(body), 0) + 1
+    return dict(sorted(out.items()))
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FakeOpenAI(functools.partial(scripted, false_markers=MARKERS)) as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def medsnip_run(tmp_path_factory, server) -> WorkflowCopy:
+    wf = WorkflowCopy(tmp_path_factory.mktemp("medsnip") / "wf")
+    wf.path("config/server.yaml").write_text(f"medsnip:\n  llm:\n    base_url: {server.base_url}\n")
+    # one core: the atoms and group jobs share the extract call through the unit cache, so exactly one sends it
+    wf.args = ["--cores", "1", "--configfile", "config/test_medsnip.yaml", "config/server.yaml"]
+    wf.run(*wf.args)
+    wf.first_requests = list(server.chat_requests())
+    return wf
+
+
+def _plan(wf: WorkflowCopy, *configs: str) -> list[str]:
+    proc = wf.run("-n", *wf.args, *configs)
+    return planned_jobs(proc.stdout + proc.stderr)
+
+
+def _table(wf: WorkflowCopy, dataset: str) -> list[tuple]:
+    with open(wf.path(f"results/medsnip/{dataset}/table.csv"), encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    keys = ("verifier", "mode", "units", "scored", "FF1", "FF1_ci_low", "FF1_ci_high", next(k for k in rows[0] if k.startswith("delta_vs_")),
+            "verify_calls", "decompose_calls", "total_calls")
+    return [tuple(r[k] for k in keys) for r in rows]
+
+
+def test_healthfc_claims_decomposed_verified_and_scored(medsnip_run):
+    wf = medsnip_run
+    answers = list(read_jsonl(wf.path("results/medsnip/healthfc/answers.jsonl")))
+    # the first six supported / refuted claims (NEI excluded, the rest beyond the limit), each rewritten as a statement
+    assert [(a["answer_id"], a["label"]) for a in answers] == list(zip(HFC_IDS, ["TRUE", "TRUE", "TRUE", "FALSE", "TRUE", "TRUE"]))
+    assert [a["text"] for a in answers[:4]] == ["acupuncture prevent migraine attacks.", "real acupuncture work better than sham acupuncture.",
+                                                "taking folic acid around conception protect the child from neural tube defects such as spina bifida.",
+                                                "glucosamine relieve pain in knee osteoarthritis."]
+    assert answers[0]["query"] == "Can acupuncture prevent migraine attacks?"
+    report = read_json(wf.path("results/medsnip/healthfc/answers.report.json"))
+    assert report["excluded_by_reason"] == {"not_enough_information": 7, "beyond_limit": 15}
+    # every claim is one sentence: one unit per claim in every mode
+    for mode in HFC_MODES:
+        units = list(read_jsonl(wf.path(f"results/medsnip/healthfc/units/{mode}.jsonl")))
+        assert [u["unit_id"] for u in units] == [f"{i}:{mode}:1" for i in HFC_IDS]
+        assert [u["text"] for u in units] == [a["text"] for a in answers]
+    verdicts = list(read_jsonl(wf.path("results/medsnip/healthfc/verdicts/served/group.jsonl")))
+    assert [v["unit_id"] for v in verdicts if v["verdict"] == "FALSE"] == ["glucosamin-arthrose#0:group:1", "grippeimpfung-senioren#0:group:1"]
+    # OR-FALSE per claim: one TP (glucosamine), one FP (flu vaccination), no FN → FF1 2/3 in every mode, Δ 0
+    scores = read_json(wf.path("results/medsnip/healthfc/scores.json"))
+    atoms = scores["arms"]["served/atoms"]
+    assert atoms["counts"] == {"tp_false": 1, "fp_false": 1, "fn_false": 0, "tn_false": 4} and atoms["ff1"] == pytest.approx(2 / 3)
+    assert scores["arms"]["served/direct"]["vs_baseline"]["diff"] == 0.0
+    # calls: 1 extract per claim (atoms), + 1 cluster (group), 1 direct; one verification per unit; priced at $2.50 / $15
+    assert _table(wf, "healthfc") == [
+        ("served", "atoms", "6", "6", "0.6667", "0.0", "1.0", "", "6", "6", "12"),
+        ("served", "group", "6", "6", "0.6667", "0.0", "1.0", "0.0", "6", "12", "18"),
+        ("served", "direct", "6", "6", "0.6667", "0.0", "1.0", "0.0", "6", "6", "12")]
+    cost = atoms["cost"]["total"]
+    assert cost["cost_usd"] == pytest.approx((cost["prompt_tokens"] * 2.5 + cost["completion_tokens"] * 15) / 1e6)
+    md = wf.path("results/medsnip/healthfc/table.md").read_text()
+    assert md.startswith("MedSNIP on HealthFC (6 answers; answer level, units aggregated by or_false)")
+    assert "\\begin{table}" in wf.path("results/medsnip/healthfc/table.tex").read_text()
+
+
+def test_bench_units_verdicts_and_table(medsnip_run):
+    wf = medsnip_run
+    counts = {m: len(list(read_jsonl(wf.path(f"results/medsnip/bench/units/{m}.jsonl")))) for m in BENCH_MODES}
+    assert counts == {"atoms": 11, "group": 8, "direct": 11, "human_atoms": 14, "human_snippets": 11}
+    group = list(read_jsonl(wf.path("results/medsnip/bench/units/group.jsonl")))
+    assert [(u["unit_id"], u["pattern"], u["source_atoms"], u["source_sentences"]) for u in group[:2]] == [
+        ("101:group:1", "A", [1, 2], [0, 1]), ("101:group:2", "D", [3], [2])]
+    verdicts = list(read_jsonl(wf.path("results/medsnip/bench/verdicts/served/human_snippets.jsonl")))
+    assert [v["unit_id"] for v in verdicts if v["verdict"] == "FALSE"] == ["101:human_snippets:2", "101:human_snippets:3", "102:human_snippets:3"]
+    scores = read_json(wf.path("results/medsnip/bench/scores.json"))
+    # unit level against the physicians' atoms: 2 TP (the cold cure, the antibiotic), 1 FP (4,000 IU), 1 FN (HbA1c)
+    assert scores["arms"]["served/human_atoms"]["counts"] == {"tp_false": 2, "fp_false": 1, "fn_false": 1, "tn_false": 10}
+    assert scores["per_pattern"]["served"]["all"]["n"] == 11
+    assert scores["boundary_fidelity"]["group"]["sentence_set_f1"] == pytest.approx(7 / 8)
+    # extract 4 calls + 1 repair (the malformed first answer of 104); group adds 4 cluster calls; the bench's own units none
+    assert _table(wf, "bench") == [
+        ("served", "atoms", "11", "11", "0.6667", "0.0", "1.0", "0.0", "11", "5", "16"),
+        ("served", "group", "8", "8", "0.6667", "0.0", "1.0", "0.0", "8", "9", "17"),
+        ("served", "direct", "11", "11", "0.6667", "0.0", "1.0", "0.0", "11", "4", "15"),
+        ("served", "human_atoms", "14", "14", "0.6667", "0.0", "1.0", "", "14", "0", "14"),
+        ("served", "human_snippets", "11", "11", "0.6667", "0.0", "1.0", "0.0", "11", "0", "11")]
+
+
+def test_each_call_reaches_the_server_once(medsnip_run):
+    # HealthFC: 6 rewrites, 6 extracts (shared by atoms and group), 6 clusters, 6 direct, 6 verifications (the same
+    # text in every mode is asked once); bench: 5 extracts, 4 clusters, 4 direct, 22 distinct unit texts
+    assert _kinds(medsnip_run.first_requests) == {"claim_only": 28, "cluster": 10, "direct": 10, "extract": 11, "rewrite": 6}
+    assert all(b["model"] == "served-llm" and b["max_tokens"] == (8000 if _kind(b) in ("extract", "cluster", "direct") else 256)
+               for b in medsnip_run.first_requests)
+    assert _plan(medsnip_run) == []  # up to date
+
+
+def test_a_prompt_edit_reruns_exactly_the_rules_that_read_it(medsnip_run, tmp_path):
+    wf = medsnip_run.clone(tmp_path / "wf")
+    path = wf.path("resources/prompts/medsnip/cluster.txt")
+    original = path.read_text(encoding="utf-8")
+    path.write_text(original.replace("# version: 1", "# version: 2").replace("Merge atoms only", "Merge atoms solely"), encoding="utf-8")
+    # the group decompositions, their verifications, and the scores and tables built on them
+    assert _plan(wf) == ["all", "medsnip_decompose[dataset=bench,mode=group]", "medsnip_decompose[dataset=healthfc,mode=group]",
+                         "medsnip_score[dataset=bench]", "medsnip_score[dataset=healthfc]", "medsnip_table[dataset=bench]",
+                         "medsnip_table[dataset=healthfc]", "medsnip_verify[dataset=bench,verifier=served,mode=group]",
+                         "medsnip_verify[dataset=healthfc,verifier=served,mode=group]"]
+    path.write_text(original, encoding="utf-8")
+    assert _plan(wf) == []
+    # the HealthFC statement prompt: HealthFC only, from its answers on
+    statement = wf.path("resources/prompts/medsnip/healthfc_statement.txt")
+    statement.write_text(statement.read_text(encoding="utf-8") + "Keep the statement short.\n", encoding="utf-8")
+    assert _plan(wf) == ["all", *[f"medsnip_decompose[dataset=healthfc,mode={m}]" for m in sorted(HFC_MODES)],
+                         "medsnip_prepare[dataset=healthfc]", "medsnip_score[dataset=healthfc]", "medsnip_table[dataset=healthfc]",
+                         *[f"medsnip_verify[dataset=healthfc,verifier=served,mode={m}]" for m in sorted(HFC_MODES)]]
+
+
+def test_adding_a_verifier_reruns_only_its_verification_and_the_scores(medsnip_run, server, tmp_path):
+    wf = medsnip_run.clone(tmp_path / "wf")
+    wf.path("config/verifiers.yaml").write_text(
+        "medsnip:\n  verifiers:\n    - {name: served, kind: claim_only}\n    - {name: served-fc, kind: full_context}\n")
+    new = sorted([f"medsnip_verify[dataset=bench,verifier=served-fc,mode={m}]" for m in BENCH_MODES]
+                 + [f"medsnip_verify[dataset=healthfc,verifier=served-fc,mode={m}]" for m in HFC_MODES])
+    assert _plan(wf, "config/verifiers.yaml") == sorted(["all", "medsnip_score[dataset=bench]", "medsnip_score[dataset=healthfc]",
+                                                        "medsnip_table[dataset=bench]", "medsnip_table[dataset=healthfc]", *new])
+    before = len(server.chat_requests())
+    wf.run(*wf.args, "config/verifiers.yaml")
+    # only the new verifier reached the server: one call per distinct (unit, question, answer); no decomposition, no rewrite
+    assert _kinds(server.chat_requests()[before:]) == {"full_context": 28}
+    rows = _table(wf, "healthfc")
+    assert [r[:3] for r in rows] == [("served", m, "6") for m in HFC_MODES] + [("served-fc", m, "6") for m in HFC_MODES]
+    # full context: the same six statements, judged the same way (the markers), so the same FF1 and calls
+    assert rows[3][4:] == rows[0][4:]
+
+
+def test_a_bad_medsnip_config_stops_at_validation_naming_the_key(medsnip_run):
+    wf = medsnip_run
+    bad = {
+        "verifiers: [{name: x, kind: claimonly}]": ["claimonly", "kind"],
+        "llm: {modle: served-llm}": ["modle"],
+        "llm: {model: ''}": ["medsnip.decomposer.model: empty"],
+        "datasets: {bench: {human_units: false}}": ["medsnip.datasets.bench.baseline_mode", "medsnip.datasets.bench.human_units"],
+        "verifiers: [{name: r, kind: retrieval}]\n  retrieval: {sources: [bm25]}": ["medsnip.retrieval.bm25.passages: empty"],
+    }
+    for i, (section, keys) in enumerate(bad.items()):
+        wf.path(f"config/bad{i}.yaml").write_text(f"medsnip:\n  {section}\n")
+        proc = wf.run("-n", *wf.args, f"config/bad{i}.yaml", check=False)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode != 0 and all(k in out for k in keys), (section, out[-2000:])

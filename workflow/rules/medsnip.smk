@@ -1,0 +1,146 @@
+# MedSNIP (docs/medsnip.md): answers (HealthFC's supported and refuted claims, MedSNIP-Bench records) →
+# units (atoms, atomize-then-group, snippet-direct; the bench's own) → verdicts (one job per verifier ×
+# mode) → scores → the atoms-vs-snippets table. Steps: medfc.medsnip.steps; helpers in common.smk.
+# Each LLM rule's params hold the hashes of the prompts it reads; results are cached per unit under
+# <cache_dir>/medsnip/units, so adding a verifier asks only the new verifier.
+
+
+rule medsnip_prepare:
+    input:
+        source=medsnip_source,
+    output:
+        answers=f"{MEDSNIP_DIR}/{{dataset}}/answers.jsonl",
+        info=f"{MEDSNIP_DIR}/{{dataset}}/answers.info.json",
+        report=f"{MEDSNIP_DIR}/{{dataset}}/answers.report.json",
+    wildcard_constraints:
+        dataset=MEDSNIP_WILDCARDS["dataset"],
+    params:
+        step=versioned("medsnip.steps:prepare"),
+        options=medsnip_prepare_options,
+        prompts=medsnip_prepare_prompts,
+    log:
+        "logs/medsnip/{dataset}/prepare.log",
+    benchmark:
+        "results/benchmarks/medsnip/{dataset}/prepare.tsv"
+    threads: lambda w: medsnip_threads(medsnip_prepare_options(w))
+    resources:
+        gpu=lambda w: medsnip_gpu(medsnip_prepare_options(w)),
+        mem_mb=lambda w: medsnip_mem_mb(medsnip_prepare_options(w)),
+        runtime=lambda w: config["medsnip"]["runtime"],
+    conda:
+        "../../envs/train.yaml"
+    script:
+        STEP_SCRIPT
+
+
+rule medsnip_decompose:
+    input:
+        answers=f"{MEDSNIP_DIR}/{{dataset}}/answers.jsonl",
+    output:
+        units=f"{MEDSNIP_DIR}/{{dataset}}/units/{{mode}}.jsonl",
+        info=f"{MEDSNIP_DIR}/{{dataset}}/units/{{mode}}.info.json",
+        report=f"{MEDSNIP_DIR}/{{dataset}}/units/{{mode}}.report.json",
+    wildcard_constraints:
+        dataset=MEDSNIP_WILDCARDS["dataset"],
+        mode=MEDSNIP_WILDCARDS["mode"],
+    params:
+        step=versioned("medsnip.steps:decompose"),
+        options=medsnip_decompose_options,
+        prompts=medsnip_decompose_prompts_of,
+    log:
+        "logs/medsnip/{dataset}/decompose_{mode}.log",
+    benchmark:
+        "results/benchmarks/medsnip/{dataset}/decompose_{mode}.tsv"
+    threads: lambda w: medsnip_threads(medsnip_decompose_options(w))
+    resources:
+        gpu=lambda w: medsnip_gpu(medsnip_decompose_options(w)),
+        mem_mb=lambda w: medsnip_mem_mb(medsnip_decompose_options(w)),
+        runtime=lambda w: config["medsnip"]["runtime"],
+    conda:
+        "../../envs/train.yaml"
+    script:
+        STEP_SCRIPT
+
+
+rule medsnip_verify:
+    input:
+        unpack(medsnip_verify_inputs),
+    output:
+        verdicts=f"{MEDSNIP_DIR}/{{dataset}}/verdicts/{{verifier}}/{{mode}}.jsonl",
+        info=f"{MEDSNIP_DIR}/{{dataset}}/verdicts/{{verifier}}/{{mode}}.info.json",
+        report=f"{MEDSNIP_DIR}/{{dataset}}/verdicts/{{verifier}}/{{mode}}.report.json",
+    wildcard_constraints:
+        dataset=MEDSNIP_WILDCARDS["dataset"],
+        mode=MEDSNIP_WILDCARDS["mode"],
+        verifier=MEDSNIP_WILDCARDS["verifier"],
+    params:
+        step=versioned("medsnip.steps:verify"),
+        options=medsnip_verify_options,
+        prompts=medsnip_verify_prompts_of,
+    log:
+        "logs/medsnip/{dataset}/verify_{verifier}_{mode}.log",
+    benchmark:
+        "results/benchmarks/medsnip/{dataset}/verify_{verifier}_{mode}.tsv"
+    threads: lambda w: medsnip_threads(medsnip_verify_options(w))
+    resources:
+        gpu=lambda w: medsnip_gpu(medsnip_verify_options(w)),
+        mem_mb=lambda w: medsnip_mem_mb(medsnip_verify_options(w)),
+        runtime=lambda w: config["medsnip"]["runtime"],
+    conda:
+        "../../envs/train.yaml"
+    script:
+        STEP_SCRIPT
+
+
+rule medsnip_score:
+    input:
+        unpack(medsnip_score_inputs),
+    output:
+        scores=f"{MEDSNIP_DIR}/{{dataset}}/scores.json",
+        report=f"{MEDSNIP_DIR}/{{dataset}}/scores.report.json",
+    wildcard_constraints:
+        dataset=MEDSNIP_WILDCARDS["dataset"],
+    params:
+        step=versioned("medsnip.steps:score"),
+        options=medsnip_score_options,
+    log:
+        "logs/medsnip/{dataset}/score.log",
+    benchmark:
+        "results/benchmarks/medsnip/{dataset}/score.tsv"
+    resources:
+        mem_mb=2048,
+        runtime=30,
+    conda:
+        "../../envs/train.yaml"
+    script:
+        STEP_SCRIPT
+
+
+rule medsnip_table:
+    input:
+        scores=f"{MEDSNIP_DIR}/{{dataset}}/scores.json",
+    output:
+        csv=report(
+            f"{MEDSNIP_DIR}/{{dataset}}/table.csv",
+            caption="../report/medsnip_table.rst",
+            category="MedSNIP",
+            subcategory=lambda w: MEDSNIP_TITLES[w.dataset],
+        ),
+        md=f"{MEDSNIP_DIR}/{{dataset}}/table.md",
+        tex=f"{MEDSNIP_DIR}/{{dataset}}/table.tex",
+    wildcard_constraints:
+        dataset=MEDSNIP_WILDCARDS["dataset"],
+    params:
+        step=versioned("medsnip.steps:table"),
+        options=lambda w: {"title": MEDSNIP_TITLES[w.dataset]},
+    log:
+        "logs/medsnip/{dataset}/table.log",
+    benchmark:
+        "results/benchmarks/medsnip/{dataset}/table.tsv"
+    resources:
+        mem_mb=1024,
+        runtime=10,
+    conda:
+        "../../envs/train.yaml"
+    script:
+        STEP_SCRIPT
