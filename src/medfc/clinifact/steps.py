@@ -50,6 +50,7 @@ class ClaimsOptions(Options):
     embedding_max_length: int
     device: str
     alpha: float
+    significance: claims_mod.Significance
     use_description: bool
 
 
@@ -131,9 +132,8 @@ def build_claims(inputs: dict[str, Any], outputs: dict[str, Any], options: Claim
     embedder = embedder or make_embedder(options)
     all_claims: list[dict[str, Any]] = []
     all_pairs: list[dict[str, Any]] = []
-    for c, p in claims_mod.build_claims(
-        read_jsonl(inputs["studies"]), embedder, report, alpha=options.alpha, use_description=options.use_description
-    ):
+    for c, p in claims_mod.build_claims(read_jsonl(inputs["studies"]), embedder, report, alpha=options.alpha,
+                                        significance=options.significance, use_description=options.use_description):
         all_claims.extend(c)
         all_pairs.extend(p)
     write_jsonl(outputs["claims"], all_claims)
