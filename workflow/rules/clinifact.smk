@@ -191,6 +191,6 @@ rule clinifact_diff:
         mem_mb=2048,
         runtime=30,
     conda:
-        "../../envs/figures.yaml"
+        "../../envs/data.yaml"
     script:
         STEP_SCRIPT
