@@ -80,35 +80,35 @@ def test_rows_on_one_key_pair_by_equal_claim_first():
 # --------------------------------------------------------------------------- release rows the rebuild lacks
 
 
-@pytest.mark.parametrize(
-    "trace,category,reason,detail",
-    [
-        (D.Trace({}), "release_only_not_in_studies", "not_in_studies", "not among the studies read"),
-        (D.Trace({}, excluded={"NCT1": "status_not_completed_or_terminated"}), "release_only_filtered",
-         "fetch_studies: status_not_completed_or_terminated", "left out by the study filter"),
-        (D.Trace({"NCT1": facts()}, claim_skips={"NCT1#0": [{"reason": "outcome_pvalue_unparseable", "detail": "NA"}],
-                                                  "NCT1": [{"reason": "no_claimable_primary_outcome", "detail": ""}]}),
-         "release_only_skipped", "build_claims: outcome_pvalue_unparseable", "NA"),
-        (D.Trace({"NCT1": facts()}, claim_skips={"NCT1": [{"reason": "not_two_arm_groups", "detail": ""}]}),
-         "release_only_skipped", "build_claims: not_two_arm_groups", ""),
-        (D.Trace({"NCT1": facts()}, claim_skips={"NCT1": [{"reason": "multiple_result_references", "detail": "2 RESULT references"}]}),
-         "release_only_skipped", "build_claims: multiple_result_references", "2 RESULT references"),
-        (D.Trace({"NCT1": facts()}, pair_skips={"NCT1#0/1": [{"reason": "missing_fields", "detail": "article_title"}]}),
-         "release_only_skipped", "build_pairs: missing_fields", "article_title"),
-        (D.Trace({"NCT1": facts()}, pair_skips={"NCT1/1": [{"reason": "duplicate_pair", "detail": "A is …"}]}),
-         "release_only_skipped", "build_pairs: duplicate_pair", "A is …"),
-        (D.Trace({"NCT1": facts()}, abstract_skips={"1": [{"reason": "pmid_not_cached_offline", "detail": ""}]}),
-         "release_only_missing_abstract", "fetch_abstracts: pmid_not_cached_offline", ""),
-        (D.Trace({"NCT1": facts()}, pair_skips={"NCT1#0/1": [{"reason": "abstract_under_min_words", "detail": "7 words"}]}),
-         "release_only_missing_abstract", "build_pairs: abstract_under_min_words", "7 words"),
-        (D.Trace({"NCT1": facts(outcomes={"Pain at rest": [0]})}), "release_only_other", "outcome_not_found",
-         "no primary outcome with this title in the study"),
-        (D.Trace({"NCT1": facts(refs={"2": "RESULT"})}), "release_only_other", "pmid_not_referenced",
-         "the PMID is not a reference of the study"),
-        (D.Trace({"NCT1": facts(refs={"1": "DERIVED"})}), "release_only_other", "pmid_reference_type", "the study cites the PMID as DERIVED"),
-        (D.Trace({"NCT1": facts()}), "release_only_other", "no_reason_recorded", "the rebuild kept no pair for this outcome and PMID"),
-    ],
-)
+def skipped(records: str, item: str, reason: str, detail: str = "", **study) -> D.Trace:
+    """A trace of study NCT1 in which one step's report (``records``: claim_skips, abstract_skips, pair_skips) skipped ``item``."""
+    return D.Trace({"NCT1": facts(**study)}, **{records: {item: [{"reason": reason, "detail": detail}]}})
+
+
+OUTCOME_AND_STUDY_SKIPPED = D.Trace({"NCT1": facts()}, claim_skips={
+    "NCT1#0": [{"reason": "outcome_pvalue_unparseable", "detail": "NA"}], "NCT1": [{"reason": "no_claimable_primary_outcome", "detail": ""}]})
+
+# (trace, category, reason, detail) of a release row NCT1 / PMID 1 / "Pain" the rebuild has no row for
+RELEASE_ONLY = [
+    (D.Trace({}), "release_only_not_in_studies", "not_in_studies", "not among the studies read"),
+    (D.Trace({}, excluded={"NCT1": "no_results"}), "release_only_filtered", "fetch_studies: no_results", "left out by the study filter"),
+    (OUTCOME_AND_STUDY_SKIPPED, "release_only_skipped", "build_claims: outcome_pvalue_unparseable", "NA"),
+    (skipped("claim_skips", "NCT1", "not_two_arm_groups"), "release_only_skipped", "build_claims: not_two_arm_groups", ""),
+    (skipped("claim_skips", "NCT1", "multiple_result_references", "2"), "release_only_skipped", "build_claims: multiple_result_references", "2"),
+    (skipped("pair_skips", "NCT1#0/1", "missing_fields", "article_title"), "release_only_skipped", "build_pairs: missing_fields", "article_title"),
+    (skipped("pair_skips", "NCT1/1", "duplicate_pair", "A is …"), "release_only_skipped", "build_pairs: duplicate_pair", "A is …"),
+    (skipped("abstract_skips", "1", "pmid_not_cached_offline"), "release_only_missing_abstract", "fetch_abstracts: pmid_not_cached_offline", ""),
+    (skipped("pair_skips", "NCT1#0/1", "abstract_under_min_words", "7 words"), "release_only_missing_abstract",
+     "build_pairs: abstract_under_min_words", "7 words"),
+    (D.Trace({"NCT1": facts(outcomes={"Pain at rest": [0]})}), "release_only_other", "outcome_not_found",
+     "no primary outcome with this title in the study"),
+    (D.Trace({"NCT1": facts(refs={"2": "RESULT"})}), "release_only_other", "pmid_not_referenced", "the PMID is not a reference of the study"),
+    (D.Trace({"NCT1": facts(refs={"1": "DERIVED"})}), "release_only_other", "pmid_reference_type", "the study cites the PMID as DERIVED"),
+    (D.Trace({"NCT1": facts()}), "release_only_other", "no_reason_recorded", "the rebuild kept no pair for this outcome and PMID"),
+]
+
+
+@pytest.mark.parametrize("trace,category,reason,detail", RELEASE_ONLY)
 def test_release_only_rows_get_the_reason_the_pipeline_gives(trace, category, reason, detail):
     got = only(run([], [row("NCT1", 1, "Pain", 1)], trace))
     assert (got["category"], got["reason"], got["detail"]) == (category, reason, detail)
