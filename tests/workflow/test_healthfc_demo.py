@@ -65,7 +65,7 @@ def test_demo_diff_against_the_release_shows_every_category(demo_run):
     rows = pd.read_csv(demo_run.path("results/healthfc/diff/diff_rows.csv"), keep_default_na=False)
     by = {c: g for c, g in rows.groupby("category")}
     assert by["verdict_differs"][["claim_id", "release_label", "crawl_label"]].values.tolist() == [["handy-hirntumor#0", "NOT ENOUGH INFO", "REFUTED"]]
-    assert by["claim_text_changed"][["claim_id", "score"]].values.tolist() == [["zucker-hyperaktive-kinder#0", 75.36]]
+    assert by["claim_text_changed"][["claim_id", "score"]].values.tolist() == [["zucker-hyperaktive-kinder#0", "75.36"]]
     assert by["page_gone"]["url"].tolist() == ["https://www.medizin-transparent.at/intern/entwurf-vitamin-d/"]
     assert by["published_after_release"]["claim_id"].tolist() == ["sport-depression#0"]
     assert sorted(by["crawl_only"]["claim_id"]) == ["homoeopathie-heuschnupfen#0", "melatonin-schlaf-jetlag#2"]
