@@ -289,10 +289,9 @@ def release_rows(splits: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def preamble(release_source: str, release_date: date, rebuilt: pd.DataFrame, release: pd.DataFrame, kept: set[int] | None) -> list[str]:
-    lines = [
+    return [
         f"Rebuilt pairs (`all_pairs.csv`, before NEI downsampling): {len(rebuilt)}"
         + (f", of which {len(kept)} are in our splits" if kept is not None else "") + ".",
         f"Release rows: {len(release)} (`{release_source}`), release date {release_date.isoformat()}.",
         "Rows are paired by (nctId, PMID, outcome title); each row is in one category.",
     ]
-    return lines

@@ -28,15 +28,14 @@ def earliest_date(text: object) -> date | None:
     m = _PARTIAL_DATE.match(text)
     if not m:
         return None
-    year, month, day = m.group(1), m.group(2), m.group(3)
-    month_n = _MONTHS.get(month.lower()) if month and month.isalpha() and month != "N/A" else (int(month) if month and month.isdigit() else None)
+    year, month, day = int(m.group(1)), m.group(2) or "", m.group(3) or ""
+    month_n = int(month) if month.isdigit() else _MONTHS.get(month.lower())
     if month_n is None or not 1 <= month_n <= 12:
-        return date(int(year), 1, 1)
-    day_n = int(day) if day and day.isdigit() else 1
+        return date(year, 1, 1)
     try:
-        return date(int(year), month_n, day_n)
-    except ValueError:
-        return date(int(year), month_n, 1)
+        return date(year, month_n, int(day) if day.isdigit() else 1)
+    except ValueError:  # no such day: the month
+        return date(year, month_n, 1)
 
 
 def after(text: object, cutoff: date) -> bool:
