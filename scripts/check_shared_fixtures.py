@@ -18,6 +18,17 @@ from medfc.clinifact.ctgov import nct_id, passes_clinifact_filter
 from medfc.clinifact.pubmed import parse_pubmed_xml
 from medfc.common.report import SkipReport
 
+SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
+
+
+def label_rule() -> dict:
+    """alpha, significance and use_description of clinifact.claims, from the schema's defaults."""
+    from snakemake.utils import validate
+
+    cfg: dict = {}
+    validate(cfg, str(SCHEMA), set_default=True)
+    return {k: cfg["clinifact"]["claims"][k] for k in ("alpha", "significance", "use_description")}
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
@@ -30,12 +41,13 @@ def main() -> int:
         print(f"no fixtures at {root}; nothing to check")
         return 0
     embedder = C.TransformersEmbedder(args.model)
+    rule = label_rule()
     problems = 0
     print("== ClinicalTrials.gov v2 studies")
     for path in sorted((root / "ctgov_v2" / "studies").glob("*.json")):
         study = json.loads(path.read_text(encoding="utf-8"))
         report = SkipReport(path.name)
-        claims = C.extract_claims(study, embedder, report)
+        claims = C.extract_claims(study, embedder, report, **rule)
         pairs = C.label_claims(claims, report)
         ok = nct_id(study) == path.stem
         problems += not ok

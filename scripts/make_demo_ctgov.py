@@ -7,13 +7,15 @@
   format of medfc.clinifact.pubmed, so the demo never needs the network.
 
 Every study, PMID and text is invented for the demo: NCT ids are in the unused range
-NCT9900xxxx and PMIDs in 9900xxxx. Usage: python scripts/make_demo_ctgov.py [--out resources/demo]
+NCT9900xxxx and PMIDs in 9900xxxx. Usage: python scripts/make_demo_ctgov.py [--out resources/demo] [--check]
+(``--check`` exits 1 when the committed files differ from a fresh build).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import zipfile
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -77,9 +79,11 @@ def groups_for(arms_, comparator_first=False, suffix=""):
 STUDIES: list[dict] = []
 
 
-def study(n, title, conditions, branches, arms_, outcomes, refs, status="COMPLETED", study_type="INTERVENTIONAL", results=True, meshes=()):
+def study(n, title, conditions, branches, arms_, outcomes, refs, status="COMPLETED", study_type="INTERVENTIONAL", results=True, meshes=(),
+          completion="2018-06-30"):
     STUDIES.append(
-        dict(n=n, title=title, conditions=conditions, branches=branches, arms=arms_, outcomes=outcomes, refs=refs, status=status, study_type=study_type, results=results, meshes=meshes)
+        dict(n=n, title=title, conditions=conditions, branches=branches, arms=arms_, outcomes=outcomes, refs=refs, status=status, study_type=study_type, results=results, meshes=meshes,
+             completion=completion)
     )
 
 
@@ -252,7 +256,8 @@ study(22, "Text Message Reminders for Antiretroviral Adherence", ["HIV Infection
       [outcome("Proportion With Undetectable Viral Load", "Month 6",
                [("SMS Reminders", "Daily text messages."), ("Standard Care", "No reminders.")],
                [an("0.44", SUP, "Chi-squared")])],
-      [(P(26), "BACKGROUND"), (P(27), "BACKGROUND"), (P(28), "BACKGROUND")])
+      [(P(26), "BACKGROUND"), (P(27), "BACKGROUND"), (P(28), "BACKGROUND")],
+      completion="2024-06-30")  # completed after the CliniFact release (2024-01-15): the clinifact diff's rebuilt-only rows
 
 a = drug_vs_placebo("Colchicine", "0.5 mg", "pericarditis")
 study(23, "Colchicine for Recurrent Pericarditis", ["Pericarditis"], ["BC14", "All"], a,
@@ -422,7 +427,7 @@ def build_study(s: dict) -> dict:
             "statusVerifiedDate": "2023-01",
             "overallStatus": s["status"],
             "startDateStruct": {"date": "2015-03", "type": "ACTUAL"},
-            "completionDateStruct": {"date": "2018-06-30", "type": "ACTUAL"},
+            "completionDateStruct": {"date": s["completion"], "type": "ACTUAL"},
         },
         "sponsorCollaboratorsModule": {"leadSponsor": {"name": "medfc Demo Research Consortium (fictitious)", "class": "OTHER"}},
         "descriptionModule": {"briefSummary": f"Demo record for the medfc workflow. {s['title']}."},
@@ -505,6 +510,8 @@ def _pub_date(n: int) -> str:
         return "<PubDate><MedlineDate>2017 Nov-Dec</MedlineDate></PubDate>"
     if n == 13:
         return "<PubDate><MedlineDate>2019-2020</MedlineDate></PubDate>"
+    if n == 41:  # results published after the CliniFact release (2024-01-15): the clinifact diff's rebuilt-only rows
+        return "<PubDate><Year>2024</Year><Month>Mar</Month><Day>05</Day></PubDate>"
     year = 2008 + (n * 7) % 15
     month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][n % 12]
     if n % 3 == 0:
@@ -598,11 +605,7 @@ def write_zip(path: Path, studies: list[dict]) -> None:
             zf.writestr(info, json.dumps(st, ensure_ascii=False, indent=2))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "resources" / "demo"))
-    args = ap.parse_args()
-    out = Path(args.out)
+def render(out: Path) -> None:
     studies = [build_study(s) for s in STUDIES]
     write_zip(out / "ctgov" / "studies.zip", studies)
     pm_dir = out / "pubmed"
@@ -615,5 +618,32 @@ def main() -> None:
     print(f"wrote {len(studies)} studies to {out / 'ctgov' / 'studies.zip'} and {len(recs)} PubMed records to {pm_dir}")
 
 
+def differences(fresh: Path, committed: Path) -> list[str]:
+    """Generated files that differ between a fresh build and the committed snapshot."""
+    names = {p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file()}
+    names |= {p.relative_to(committed).as_posix() for p in (committed / "pubmed").glob("*.xml")}
+    names.add("ctgov/studies.zip")
+    return sorted(n for n in names if not (committed / n).is_file() or not (fresh / n).is_file()
+                  or (committed / n).read_bytes() != (fresh / n).read_bytes())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "resources" / "demo"))
+    ap.add_argument("--check", action="store_true", help="exit 1 if the files under --out differ from a fresh build")
+    args = ap.parse_args()
+    out = Path(args.out)
+    if not args.check:
+        render(out)
+        return 0
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        render(Path(tmp))
+        diff = differences(Path(tmp), out)
+    print("up to date" if not diff else "differ from a fresh build: " + ", ".join(diff))
+    return 1 if diff else 0
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

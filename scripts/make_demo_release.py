@@ -24,8 +24,12 @@ What the file exercises:
   ("für die Nicht-Wirksamkeit", "für KEINE Wirksamkeit", "Ungenügende …"); each maps to the row's
   ``label``;
 * one verdict updated on the portal since the release (``handy-hirntumor#0``: the release says
-  "Studienlage widersprüchlich", NOT ENOUGH INFO; the page says "Nein, möglicherweise nicht"):
-  the release's label wins and the dataset report lists the disagreement;
+  "Studienlage widersprüchlich", NOT ENOUGH INFO, dated 7 June 2018; the page says "Nein, möglicherweise
+  nicht", updated 12 September 2023): the release's label wins and the dataset report lists the
+  disagreement; the diff (``healthfc_diff``) shows the verdict difference and the article updated since;
+* one claim worded differently in the release (``zucker-hyperaktive-kinder#0``: "Macht Zucker Kinder
+  hyperaktiv?", the page asks "Werden Kinder durch Zucker hyperaktiv?"): still joined (the article's only
+  claim), listed by the diff as a changed claim text with its similarity score;
 * one sentence slightly altered (``kaffee-herzrhythmus#0``: "höheres" → "erhöhtes") for fuzzy
   alignment; one row with Mac-Roman mojibake (``glutenfrei-reizdarm#0``: claim and explanation); one
   row with empty explanations (``detox-kuren#0``); authors joined with commas and "und";
@@ -369,6 +373,11 @@ RELEASE_VERDICT = {
 }
 #: claim id → (de_verdict, label) of a verdict the portal changed after the release was made
 UPDATED_SINCE_RELEASE = {"handy-hirntumor#0": ("Studienlage widersprüchlich", "NOT ENOUGH INFO")}
+#: claim id → the article's date in the release, for the article the portal updated after the release was made
+#: (its page says "zuletzt aktualisiert: 12. September 2023")
+DATED_IN_RELEASE = {"handy-hirntumor#0": "2018-06-07"}
+#: claim id → the German claim as the release has it, where the page words the question differently today
+WORDED_IN_RELEASE = {"zucker-hyperaktive-kinder#0": "Macht Zucker Kinder hyperaktiv?"}
 GERMAN_MONTHS = ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober",
                  "November", "Dezember")
 
@@ -436,14 +445,14 @@ def build_rows() -> list[dict[str, str]]:
                 "en_claim": claim_en,
                 "en_explanation": expl_en,
                 "en_top_sentences": " ".join(en for _, en in evidence),
-                "de_claim": claim.question,
+                "de_claim": WORDED_IN_RELEASE.get(claim.claim_id, claim.question),
                 "de_explanation": "" if claim.claim_id in EMPTY_EXPLANATION else claim.explanation,
                 "de_top_sentences": " ".join(de_sents),
                 "label": str(CODES[label]),
                 "de_verdict": de_verdict,
                 "de_title": article.title,
                 "authors": join_authors(article.authors),
-                "date": german_date(article.date),
+                "date": german_date(DATED_IN_RELEASE.get(claim.claim_id, article.date)),
                 "url": url,
             }
             for col in MOJIBAKE.get(claim.claim_id, ()):

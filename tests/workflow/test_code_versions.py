@@ -51,10 +51,15 @@ def test_editing_one_module_reruns_exactly_the_rules_that_use_it(copy):
 
 
 def test_editing_a_module_early_in_the_chain_reruns_it_and_everything_downstream(copy):
-    # CliniFact's pair building (also read by its statistics and Fig. 3): the pairs and all that uses them
+    # CliniFact's pair building (also read by its statistics, its diff against the release and Fig. 3): the pairs
+    # and all that uses them
     _edit(copy, "clinifact/pairs.py", "\nRELEASE_COLUMNS", "\nEDITED = True\nRELEASE_COLUMNS")
     jobs = _plan(copy)
-    assert jobs == ["all", "clinifact_build_pairs", "clinifact_experiment[model=tiny]", "clinifact_fig3", "clinifact_score[model=tiny]",
+    assert jobs == ["all", "clinifact_build_pairs", "clinifact_diff", "clinifact_experiment[model=tiny]", "clinifact_fig3", "clinifact_score[model=tiny]",
                     "clinifact_stats", "clinifact_zero_shot[model=tinylm]", "clinifact_zero_shot_score[model=tinylm]",
                     "table[table=clinifact_significance]", "table[table=clinifact_table8]"]
     assert not [j for j in jobs if j.startswith("healthfc")]
+
+    # the HealthFC diff against the release: that job alone (nothing reads its tables)
+    _edit(copy, "healthfc/diff.py", "\nCATEGORIES", "\nEDITED = True\nCATEGORIES")
+    assert sorted(set(_plan(copy)) - set(jobs)) == ["healthfc_diff"]

@@ -52,6 +52,28 @@ def test_demo_dataset_is_built_offline_from_the_shipped_memory_and_release(demo_
         assert demo_run.path(f"results/healthfc/stats/{name}").stat().st_size > 0
 
 
+def test_demo_diff_against_the_release_shows_every_category(demo_run):
+    import pandas as pd
+
+    from medfc.healthfc.diff import CATEGORIES
+
+    counts = pd.read_csv(demo_run.path("results/healthfc/diff/diff_counts.csv"))
+    assert dict(zip(counts["category"], counts["rows"])) == {
+        "verdict_agrees": 26, "verdict_differs": 1, "claim_text_changed": 1, "page_gone": 1,
+        "published_after_release": 1, "crawl_only": 2, "article_updated": 1}
+    assert list(counts["category"]) == list(CATEGORIES)
+    rows = pd.read_csv(demo_run.path("results/healthfc/diff/diff_rows.csv"), keep_default_na=False)
+    by = {c: g for c, g in rows.groupby("category")}
+    assert by["verdict_differs"][["claim_id", "release_label", "crawl_label"]].values.tolist() == [["handy-hirntumor#0", "NOT ENOUGH INFO", "REFUTED"]]
+    assert by["claim_text_changed"][["claim_id", "score"]].values.tolist() == [["zucker-hyperaktive-kinder#0", "75.36"]]
+    assert by["page_gone"]["url"].tolist() == ["https://www.medizin-transparent.at/intern/entwurf-vitamin-d/"]
+    assert by["published_after_release"]["claim_id"].tolist() == ["sport-depression#0"]
+    assert sorted(by["crawl_only"]["claim_id"]) == ["homoeopathie-heuschnupfen#0", "melatonin-schlaf-jetlag#2"]
+    assert by["article_updated"][["release_article_date", "crawl_article_date"]].values.tolist() == [["2018-06-07", "2023-09-12"]]
+    md = demo_run.path("results/healthfc/diff/diff.md").read_text()
+    assert "Claims in both: 27" in md and all(f"| {c} " in md for c in CATEGORIES)
+
+
 def test_second_run_runs_no_jobs(demo_run):
     proc = demo_run.run("--cores", "2", "--configfile", "config/test.yaml")
     assert "Nothing to be done" in proc.stdout + proc.stderr

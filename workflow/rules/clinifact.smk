@@ -1,6 +1,7 @@
 # CliniFact: studies (bulk zip or v2 search API) → claims → PubMed abstracts → labelled pairs
 # → balanced 64/16/20 split → statistics and figures. The official release can replace the rebuilt
-# pairs (config clinifact.pairs_source: release). Steps: medfc.clinifact.steps; see docs/clinifact.md.
+# pairs (config clinifact.pairs_source: release), or be compared with them (clinifact_diff, when
+# clinifact.diff.release is set). Steps: medfc.clinifact.steps; see docs/clinifact.md.
 
 CF = config["clinifact"]
 CF_PAIRS = "results/clinifact/release" if CF["pairs_source"] == "release" else "results/clinifact/pairs"
@@ -11,6 +12,7 @@ rule clinifact_fetch_studies:
         **({"zip": CF["studies"]["bulk_zip"]} if CF["studies"]["source"] == "bulk_zip" and CF["studies"]["bulk_zip"] else {}),
     output:
         studies="results/clinifact/studies/studies.jsonl.gz",
+        excluded="results/clinifact/studies/excluded.jsonl.gz",
         report="results/clinifact/studies/report.json",
     params:
         step=versioned("clinifact.steps:fetch_studies"),
@@ -158,5 +160,39 @@ rule clinifact_stats:
         runtime=30,
     conda:
         "../../envs/figures.yaml"
+    script:
+        STEP_SCRIPT
+
+
+rule clinifact_diff:
+    input:
+        unpack(clinifact_diff_inputs),
+        pairs=rules.clinifact_build_pairs.output.pairs,
+        train=rules.clinifact_build_pairs.output.train,
+        validation=rules.clinifact_build_pairs.output.validation,
+        test=rules.clinifact_build_pairs.output.test,
+        studies=rules.clinifact_fetch_studies.output.studies,
+        excluded=rules.clinifact_fetch_studies.output.excluded,
+        studies_report=rules.clinifact_fetch_studies.output.report,
+        claims_report=rules.clinifact_build_claims.output.report,
+        abstracts_report=rules.clinifact_fetch_abstracts.output.report,
+        pairs_report=rules.clinifact_build_pairs.output.report,
+    output:
+        markdown=report("results/clinifact/diff/diff.md", caption="../report/clinifact_diff.rst", category="CliniFact"),
+        rows=report("results/clinifact/diff/diff_rows.csv", caption="../report/clinifact_diff_rows.rst", category="CliniFact"),
+        counts="results/clinifact/diff/diff_counts.csv",
+        report="results/clinifact/diff/report.json",
+    params:
+        step=versioned("clinifact.steps:diff"),
+        options=lambda w: {**CF["diff"], "cache_dir": f"{CACHE}/clinifact"},
+    log:
+        "logs/clinifact/diff.log",
+    benchmark:
+        "results/benchmarks/clinifact/diff.tsv"
+    resources:
+        mem_mb=2048,
+        runtime=30,
+    conda:
+        "../../envs/data.yaml"
     script:
         STEP_SCRIPT

@@ -86,6 +86,21 @@ def healthfc_release_inputs(wildcards):
     return {} if src.startswith(("http://", "https://")) else {"release": src}
 
 
+def clinifact_diff_inputs(wildcards):
+    """A local release's three files are inputs (editing one reruns the diff); a URL is downloaded into the cache."""
+    src = config["clinifact"]["diff"]["release"]
+    if not src:
+        raise ValueError("config: clinifact.diff.release must be set for the rule clinifact_diff")
+    if src.startswith(("http://", "https://")):
+        return {}
+    return {"release_files": [f"{src.rstrip('/')}/{s}_set.csv" for s in ("train", "validation", "test")]}
+
+
+def clinifact_diff_enabled():
+    cf = config["clinifact"]
+    return cf["pairs_source"] == "rebuild" and bool(cf["diff"]["release"])
+
+
 def translation_inputs(wildcards):
     """Shipped memory files and the corrections file are inputs, so editing them reruns the translation."""
     tr = config["healthfc"]["translation"]
@@ -137,6 +152,8 @@ def all_targets():
             "results/healthfc/stats/fig2_top_topics.png",
             "results/healthfc/stats/fig3_level_by_verdict.png",
         ]
+        if healthfc_mode() == "crawl+release":
+            targets.append("results/healthfc/diff/diff.md")
     if stage_enabled("clinifact"):
         stats = "results/clinifact/stats"
         targets += [
@@ -147,6 +164,8 @@ def all_targets():
         ]
         if config["clinifact"]["pairs_source"] == "rebuild":
             targets.append("results/clinifact/pairs/dataset_card.md")
+        if clinifact_diff_enabled():
+            targets.append("results/clinifact/diff/diff.md")
     if stage_enabled("experiments"):
         targets += experiment_targets()
     targets += medsnip_targets()

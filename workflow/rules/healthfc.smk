@@ -1,5 +1,6 @@
 # HealthFC: crawl the portal (or its demo mirror) → parse articles and claims → sentences and English
-# translations → release annotations aligned → the dataset → folds, Table 2, Figs. 1–3.
+# translations → release annotations aligned → the dataset → folds, Table 2, Figs. 1–3; the crawl
+# against the release (healthfc_diff, crawl+release mode).
 # Modes (healthfc.dataset.mode): crawl+release (default), crawl (no release file), release (no crawl).
 
 
@@ -208,5 +209,32 @@ rule healthfc_stats:
         runtime=15,
     conda:
         "../../envs/figures.yaml"
+    script:
+        STEP_SCRIPT
+
+
+rule healthfc_diff:
+    input:
+        claims=rules.healthfc_parse.output.claims,
+        articles=rules.healthfc_parse.output.articles,
+        parse_report=rules.healthfc_parse.output.report,
+        rows=rules.healthfc_release.output.rows,
+        release_report=rules.healthfc_release.output.report,
+    output:
+        markdown=report("results/healthfc/diff/diff.md", caption="../report/healthfc_diff.rst", category="HealthFC"),
+        rows=report("results/healthfc/diff/diff_rows.csv", caption="../report/healthfc_diff_rows.rst", category="HealthFC"),
+        counts="results/healthfc/diff/diff_counts.csv",
+    params:
+        step=versioned("healthfc.steps:diff"),
+        options={**config["healthfc"]["diff"], "min_claim_score": config["healthfc"]["align"]["min_claim_score"]},
+    log:
+        "logs/healthfc/diff.log",
+    benchmark:
+        "results/benchmarks/healthfc/diff.tsv"
+    resources:
+        mem_mb=1024,
+        runtime=15,
+    conda:
+        "../../envs/data.yaml"
     script:
         STEP_SCRIPT

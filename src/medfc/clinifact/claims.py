@@ -7,7 +7,8 @@ The rules, in order:
 3. the two outcome groups of each primary outcome are mapped onto the two arms by cosine
    similarity of sentence embeddings of their titles (+ descriptions);
 4. primary outcomes with at least one analysis carrying a parseable p-value; positive iff any
-   p < 0.05 ("<" and "=" forms; ">" forms are never significant);
+   p-value is significant at ``alpha`` under the ``significance`` comparison: ``"<="`` (the release's
+   labels: an exact 0.05 counts) or ``"<"`` (the paper's text, "p < 0.05"); ">" forms never count;
 5. the test type from the analyses' ``nonInferiorityType`` (legacy forms fold into their plain
    names, OTHER alone is dropped, {OTHER, SUPERIORITY} → "Superiority or Other");
 6. the claim "{intervention} is {type phrase} to {comparator} in terms of {outcome} {time frame}";
@@ -23,7 +24,7 @@ import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -31,7 +32,6 @@ from medfc.common.report import SkipReport
 
 log = logging.getLogger(__name__)
 
-ALPHA = 0.05
 COMPARATOR_TYPES = frozenset({"ACTIVE_COMPARATOR", "PLACEBO_COMPARATOR", "SHAM_COMPARATOR", "NO_INTERVENTION", "OTHER"})
 KEPT_STATUSES = frozenset({"COMPLETED", "TERMINATED"})
 
@@ -64,17 +64,28 @@ _PVALUE = re.compile(r"^\s*(<=|>=|=<|=>|≤|≥|<|>|=)?\s*(\d*\.?\d+(?:[eE][-+]?
 _OP_NORMAL = {"=<": "<=", "≤": "<=", "=>": ">=", "≥": ">="}
 
 
+Significance = Literal["<=", "<"]
+SIGNIFICANCE: tuple[Significance, ...] = ("<=", "<")
+
+
 @dataclass(frozen=True)
 class PValue:
     raw: str
     op: str  # one of "<", "<=", "=", ">", ">="
     value: float
 
-    def significant(self, alpha: float = ALPHA) -> bool:
-        """p < alpha. "<x" is significant when x <= alpha; ">" and ">=" forms never are."""
+    def significant(self, alpha: float, significance: Significance) -> bool:
+        """Whether the reported p-value is significant at ``alpha``.
+
+        ``significance`` is the comparison: ``"<="`` (p ≤ alpha, how the CliniFact release labelled its
+        pairs: an exact "0.05" is significant) or ``"<"`` (p < alpha, the paper's text). "<x" means
+        p < x, so it is significant when x ≤ alpha under either rule; ">" and ">=" forms never are.
+        """
+        if significance not in SIGNIFICANCE:
+            raise ValueError(f"significance must be one of {SIGNIFICANCE}, got {significance!r}")
         if self.op in (">", ">="):
             return False
-        if self.op == "<":
+        if self.op == "<" or significance == "<=":
             return self.value <= alpha
         return self.value < alpha
 
@@ -205,7 +216,7 @@ def map_groups_to_arms(
     groups: Sequence[Mapping[str, Any]],
     arms: Sequence[Mapping[str, Any]],
     embedder: Embedder,
-    use_description: bool = True,
+    use_description: bool,
 ) -> tuple[list[int], np.ndarray]:
     """For two outcome groups and two arms, the arm index of each group (best one-to-one match).
 
@@ -261,8 +272,10 @@ def study_problem(study: Mapping[str, Any]) -> str | None:
     return None
 
 
-def extract_claims(study: Mapping[str, Any], embedder: Embedder, report: SkipReport, alpha: float = ALPHA, use_description: bool = True) -> list[dict[str, Any]]:
-    """All claims of one study (one per usable primary outcome), each with its references."""
+def extract_claims(study: Mapping[str, Any], embedder: Embedder, report: SkipReport, *, alpha: float, significance: Significance,
+                   use_description: bool) -> list[dict[str, Any]]:
+    """All claims of one study (one per usable primary outcome), each with its references; an outcome is
+    positive when any of its p-values is significant (:meth:`PValue.significant`)."""
     ps = study.get("protocolSection") or {}
     nct = (ps.get("identificationModule") or {}).get("nctId") or "?"
     problem = study_problem(study)
@@ -311,7 +324,7 @@ def extract_claims(study: Mapping[str, Any], embedder: Embedder, report: SkipRep
         g_int = groups[assignment.index(exp_idx)]
         g_cmp = groups[assignment.index(1 - exp_idx)]
         arm_int, arm_cmp = arms[exp_idx], arms[1 - exp_idx]
-        positive = any(pv.significant(alpha) for _, pv in kept)
+        positive = any(pv.significant(alpha, significance) for _, pv in kept)
         intervention = " ".join(str(g_int.get("title") or "").split())
         comparator = " ".join(str(g_cmp.get("title") or "").split())
         claims.append(
@@ -378,13 +391,15 @@ def build_claims(
     studies: Iterable[Mapping[str, Any]],
     embedder: Embedder,
     report: SkipReport,
-    alpha: float = ALPHA,
-    use_description: bool = True,
+    *,
+    alpha: float,
+    significance: Significance,
+    use_description: bool,
 ) -> Iterator[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
     """For each study: (its claims, its labelled claim × reference pairs)."""
     for study in studies:
         report.count("studies")
-        claims = extract_claims(study, embedder, report, alpha=alpha, use_description=use_description)
+        claims = extract_claims(study, embedder, report, alpha=alpha, significance=significance, use_description=use_description)
         pairs = label_claims(claims, report)
         report.count("claims", len(claims))
         report.count("claims_positive", sum(c["positive"] for c in claims))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gzip
 import hashlib
 import json
 import logging
@@ -222,19 +224,33 @@ def read_bulk_zip(
     apply_filter: bool = True,
     limit: int | None = None,
     progress: bool = True,
+    excluded_path: str | os.PathLike | None = None,
 ) -> int:
-    """Bulk zip → gzipped JSONL of the studies that pass the CliniFact filter (each drop counted)."""
+    """Bulk zip → gzipped JSONL of the studies that pass the CliniFact filter (each drop counted).
+
+    ``excluded_path`` (gzipped JSONL, optional) receives ``{"nctId", "reason"}`` for every study the
+    filter left out, written as the zip streams by (the report keeps only the counts), so the diff
+    against the release can tell a filtered study from one the source does not have.
+    """
     report = report or SkipReport("fetch_studies")
+    with contextlib.ExitStack() as stack:
+        sink = None
+        if excluded_path is not None:
+            Path(excluded_path).parent.mkdir(parents=True, exist_ok=True)
+            raw = stack.enter_context(open(excluded_path, "wb"))
+            sink = stack.enter_context(gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0))
 
-    def studies() -> Iterator[dict[str, Any]]:
-        for study in progress_bar(iter_bulk_zip(zip_path, report=report, limit=limit), desc="bulk zip", enabled=progress):
-            report.count("members_read")
-            if apply_filter:
-                reason = passes_clinifact_filter(study)
-                if reason:
-                    report.exclude(reason)  # the CliniFact selection, not bad input: counted only
-                    continue
-            report.count("studies")
-            yield study
+        def studies() -> Iterator[dict[str, Any]]:
+            for study in progress_bar(iter_bulk_zip(zip_path, report=report, limit=limit), desc="bulk zip", enabled=progress):
+                report.count("members_read")
+                if apply_filter:
+                    reason = passes_clinifact_filter(study)
+                    if reason:
+                        report.exclude(reason)  # the CliniFact selection, not bad input: counted only
+                        if sink is not None:
+                            sink.write((json.dumps({"nctId": nct_id(study), "reason": reason}) + "\n").encode("utf-8"))
+                        continue
+                report.count("studies")
+                yield study
 
-    return write_jsonl(out_path, studies())
+        return write_jsonl(out_path, studies())

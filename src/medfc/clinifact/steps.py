@@ -2,19 +2,22 @@
 ``step(inputs, outputs, options)`` with typed options built from the validated config section.
 
 fetch_studies → build_claims → fetch_abstracts → build_pairs → stats; import_release is the
-alternative source of pairs (the official CSVs).
+alternative source of pairs (the official CSVs); diff compares the rebuilt pairs with a release.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
 from medfc.clinifact import claims as claims_mod
 from medfc.clinifact import ctgov, pairs, pubmed, release, stats
-from medfc.common.io import read_jsonl, write_jsonl, write_table
+from medfc.clinifact import diff as cdiff
+from medfc.common.diff import render_markdown, write_diff
+from medfc.common.io import read_json, read_jsonl, write_jsonl, write_table
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
 
@@ -50,6 +53,7 @@ class ClaimsOptions(Options):
     embedding_max_length: int
     device: str
     alpha: float
+    significance: claims_mod.Significance
     use_description: bool
 
 
@@ -91,6 +95,16 @@ class ReleaseOptions(Options):
 
 
 @dataclass(frozen=True)
+class DiffOptions(Options):
+    """``clinifact.diff`` + ``cache_dir`` (where a URL release is downloaded once)."""
+
+    release: str
+    release_date: str
+    max_listed: int
+    cache_dir: str
+
+
+@dataclass(frozen=True)
 class StatsOptions(Options):
     """``clinifact.stats``."""
 
@@ -99,7 +113,8 @@ class StatsOptions(Options):
 
 def fetch_studies(inputs: dict[str, Any], outputs: dict[str, Any], options: StudiesOptions) -> int:
     """Studies from the bulk zip (``source: bulk_zip``, input ``zip`` or ``bulk_url``) or the search API
-    (``source: api``) → ``studies`` (gzipped JSONL) + ``report``."""
+    (``source: api``) → ``studies`` (gzipped JSONL) + ``report`` (+ ``excluded``: the nctId and reason of every
+    study the bulk zip's filter left out; empty for the search API, whose filter runs on the server)."""
     report = SkipReport("clinifact.fetch_studies")
     cache = Path(options.cache_dir)
     progress = options.progress
@@ -108,13 +123,16 @@ def fetch_studies(inputs: dict[str, Any], outputs: dict[str, Any], options: Stud
         if not zip_path:
             http = ctgov.ctgov_client(None, requests_per_minute=options.requests_per_minute, user_agent=options.user_agent)
             zip_path = http.download(options.bulk_url, cache / "ctgov_bulk.zip", progress=progress)
-        n = ctgov.read_bulk_zip(zip_path, outputs["studies"], report=report, apply_filter=options.apply_filter, limit=options.limit, progress=progress)
+        n = ctgov.read_bulk_zip(zip_path, outputs["studies"], report=report, apply_filter=options.apply_filter, limit=options.limit, progress=progress,
+                                excluded_path=outputs.get("excluded"))
     else:
         http = ctgov.ctgov_client(cache / "ctgov_pages", requests_per_minute=options.requests_per_minute, user_agent=options.user_agent)
         params = ctgov.search_params(page_size=options.page_size, status_filter=options.status_filter,
                                      advanced_filter=options.advanced_filter, fields=options.fields)
         state = outputs.get("state") or cache / "ctgov_search_state.json"
         n = ctgov.fetch_search(outputs["studies"], http, params, state, url=options.api_url, max_pages=options.max_pages, report=report, progress=progress)
+        if outputs.get("excluded"):
+            write_jsonl(outputs["excluded"], [])  # the search's own filter leaves studies out unseen: none to list
     report.write(outputs["report"])
     log.info("fetch_studies: %d studies written to %s", n, outputs["studies"])
     return n
@@ -131,9 +149,8 @@ def build_claims(inputs: dict[str, Any], outputs: dict[str, Any], options: Claim
     embedder = embedder or make_embedder(options)
     all_claims: list[dict[str, Any]] = []
     all_pairs: list[dict[str, Any]] = []
-    for c, p in claims_mod.build_claims(
-        read_jsonl(inputs["studies"]), embedder, report, alpha=options.alpha, use_description=options.use_description
-    ):
+    for c, p in claims_mod.build_claims(read_jsonl(inputs["studies"]), embedder, report, alpha=options.alpha,
+                                        significance=options.significance, use_description=options.use_description):
         all_claims.extend(c)
         all_pairs.extend(p)
     write_jsonl(outputs["claims"], all_claims)
@@ -219,3 +236,32 @@ def stats_figures(inputs: dict[str, Any], outputs: dict[str, Any], options: Stat
     ytab = stats.year_table(allp)
     write_table(ytab, _stem(outputs["table_years"]), caption="Fig. S1 data: publications per year.")
     stats.plot_years(ytab, outputs["fig_years"])
+
+
+def diff(inputs: dict[str, Any], outputs: dict[str, Any], options: DiffOptions) -> dict[str, int]:
+    """Rebuilt ``pairs`` (+ our ``train``/``validation``/``test``) against the release at ``options.release``
+    (a directory or base URL of the three split files), explained with the rebuild's own records (``studies``,
+    ``excluded``, ``studies_report``, ``claims_report``, ``abstracts_report``, ``pairs_report``) →
+    ``markdown``, ``rows`` (CSV, one row per row of either side), ``counts`` (CSV) and ``report`` (the
+    release rows that could not be read)."""
+    report = SkipReport("clinifact.diff")
+    released = cdiff.release_rows(release.import_release(options.release, report, cache_dir=Path(options.cache_dir) / "release"))
+    rebuilt = pairs.read_release_csv(inputs["pairs"])
+    kept = {int(i) for name in pairs.SPLITS for i in pairs.read_release_csv(inputs[name])["index"]}
+    wanted = {str(n) for n in released["nctId"]} | {str(n) for n in rebuilt["nctId"]}
+    trace = cdiff.Trace.from_reports(cdiff.study_facts(read_jsonl(inputs["studies"]), wanted), read_jsonl(inputs["excluded"]),
+                                     read_json(inputs["claims_report"]), read_json(inputs["abstracts_report"]), read_json(inputs["pairs_report"]))
+    release_date = date.fromisoformat(options.release_date)
+    rows = cdiff.diff_pairs(rebuilt, released, trace, release_date, kept)
+    studies_report = read_json(inputs["studies_report"])
+    preamble = cdiff.preamble(options.release, release_date, rebuilt, released, kept)
+    if studies_report.get("excluded_by_reason"):
+        preamble.append("Studies the filter left out: " + ", ".join(f"{r} {n}" for r, n in studies_report["excluded_by_reason"].items()) + ".")
+    markdown = render_markdown("CliniFact: rebuilt pairs against the release", preamble, rows, cdiff.CATEGORIES, cdiff.LISTED, options.max_listed)
+    write_diff(rows, cdiff.CATEGORIES, markdown, outputs)
+    counts = rows["category"].value_counts().to_dict()
+    for category in cdiff.CATEGORIES:
+        report.count(category, int(counts.get(category, 0)))
+    report.write(outputs["report"])
+    log.info("clinifact diff: %s", dict(report.counts))
+    return {k: int(v) for k, v in counts.items()}

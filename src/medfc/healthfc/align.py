@@ -48,6 +48,7 @@ __all__ = [
     "SentenceAlignment",
     "align_evidence",
     "align_release",
+    "claim_similarity",
     "match_claims",
     "normalize_sentence",
     "normalize_url",
@@ -175,7 +176,9 @@ class ClaimMatch:
     score: float  #: similarity of the German claim texts (0–100)
 
 
-def _pair_score(a: str, b: str) -> float:
+def claim_similarity(a: str, b: str) -> float:
+    """Similarity (0–100) of two German claim texts: rapidfuzz ``token_sort_ratio`` of their
+    :func:`normalize_sentence` forms, lower-cased (the score rows and claims are paired by)."""
     return float(fuzz.token_sort_ratio(normalize_sentence(a).lower(), normalize_sentence(b).lower()))
 
 
@@ -204,13 +207,13 @@ def match_claims(
             unmatched_rows.extend(r.row for r in group)
             continue
         if len(group) == 1 and len(cands) == 1:
-            score = _pair_score(group[0].de_claim, cands[0]["question"])
+            score = claim_similarity(group[0].de_claim, cands[0]["question"])
             matches.append(ClaimMatch(group[0].row, cands[0]["claim_id"], round(score, 2)))
             if score < min_score:
                 low.append({"release_row": group[0].row, "claim_id": cands[0]["claim_id"], "score": round(score, 2)})
             continue
         pairs = sorted(
-            ((_pair_score(r.de_claim, c["question"]), r.row, c["claim_id"]) for r in group for c in cands),
+            ((claim_similarity(r.de_claim, c["question"]), r.row, c["claim_id"]) for r in group for c in cands),
             key=lambda t: (-t[0], t[1], t[2]),
         )
         used_rows: set[int] = set()

@@ -2,7 +2,7 @@
 ``step(inputs, outputs, options)`` with typed options built from the validated config section.
 
 crawl → parse → translate → release → align → dataset → folds, stats (see docs/healthfc.md and
-docs/translation.md). The modes of ``healthfc.dataset.mode``: ``crawl+release`` (default), ``crawl``
+docs/translation.md); diff compares the crawl with the release. The modes of ``healthfc.dataset.mode``: ``crawl+release`` (default), ``crawl``
 (no release file), ``release`` (the release alone, offline: its English columns, no model).
 """
 
@@ -11,14 +11,17 @@ from __future__ import annotations
 import dataclasses
 import logging
 from dataclasses import asdict, dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
 
+from medfc.common.diff import render_markdown, write_diff
 from medfc.common.io import read_json, read_jsonl, write_json, write_jsonl, write_table
 from medfc.common.options import NoOptions, Options, Runtime
 from medfc.common.report import SkipReport
+from medfc.healthfc import diff as hdiff
 from medfc.healthfc import figures
 from medfc.healthfc import stats as hstats
 from medfc.healthfc.align import align_release, alignment_from_records, alignment_records
@@ -76,6 +79,15 @@ class StatsOptions(Options):
     """``healthfc.dataset.top_topics``."""
 
     top_topics: int
+
+
+@dataclass(frozen=True)
+class DiffOptions(Options):
+    """``healthfc.diff`` + ``min_claim_score`` (``healthfc.align``: rows and claims are joined as the dataset joins them)."""
+
+    release_date: str
+    max_listed: int
+    min_claim_score: float
 
 
 # ------------------------------------------------------------------------------------------- crawl
@@ -288,3 +300,20 @@ def stats(inputs: dict[str, Any], outputs: dict[str, Any], options: StatsOptions
         df.to_csv(outputs[f"{key}_data"], index=False)
         plot(df, Path(outputs[key]).with_suffix(""))
     write_json(outputs["summary"], hstats.summary(records))
+
+
+def diff(inputs: dict[str, Any], outputs: dict[str, Any], options: DiffOptions) -> dict[str, int]:
+    """Parsed ``claims``/``articles`` (+ the parser's ``parse_report``) against the release ``rows`` (+ its
+    ``release_report``) → ``markdown``, ``rows`` (CSV, one finding per row) and ``counts`` (CSV)."""
+    rows = load_rows(inputs["rows"])
+    claims = list(read_jsonl(inputs["claims"]))
+    release_date = date.fromisoformat(options.release_date)
+    findings = hdiff.diff_crawl(rows, claims, read_jsonl(inputs["articles"]), hdiff.page_problems(read_json(inputs["parse_report"])),
+                                release_date, options.min_claim_score)
+    source = read_json(inputs["release_report"]).get("source", "")
+    markdown = render_markdown("HealthFC: the crawl against the release", hdiff.preamble(source, release_date, rows, claims, findings),
+                               findings, hdiff.CATEGORIES, hdiff.LISTED, options.max_listed)
+    write_diff(findings, hdiff.CATEGORIES, markdown, outputs)
+    counts = {k: int(v) for k, v in findings["category"].value_counts().items()}
+    log.info("healthfc diff: %s", counts)
+    return counts

@@ -8,6 +8,7 @@ import pytest
 from medfc.clinifact import claims as C
 from medfc.clinifact.ctgov import iter_bulk_zip
 from medfc.common.report import SkipReport
+from tests.helpers.config import section
 
 DEMO_ZIP = Path(__file__).resolve().parents[3] / "resources" / "demo" / "ctgov" / "studies.zip"
 
@@ -71,7 +72,7 @@ EXPECTED = [
      'Magnesium Sulfate IV is superior to Saline IV in terms of Pain Relief at 2 Hours 2 hours'),
     ('38', 0, '44', 'E',
      'Telemonitoring Group is superior to Usual Care Group in terms of 30-Day Readmission Rate 30 days after discharge'),
-    ('39', 0, '45', 'I',
+    ('39', 0, '45', 'E',  # the single p-value "0.05": significant under the release's "<=" (the default)
      'Metformin 850 mg Twice Daily is superior to Placebo Twice Daily in terms of Ovulation Rate 6 months'),
     ('39', 0, '46', 'N',
      'Metformin 850 mg Twice Daily is superior to Placebo Twice Daily in terms of Ovulation Rate 6 months'),
@@ -111,11 +112,17 @@ EXPECTED_SKIPS = {
 }
 
 
+def label_rule(**overrides):
+    """alpha, significance and use_description as the rule passes them (the schema's defaults)."""
+    cfg = section("clinifact.claims", **overrides)
+    return {k: cfg[k] for k in ("alpha", "significance", "use_description")}
+
+
 @pytest.fixture(scope="module")
 def demo_build(minilm):
     report = SkipReport("claims")
     claims, pairs = [], []
-    for c, p in C.build_claims(iter_bulk_zip(DEMO_ZIP), minilm, report):
+    for c, p in C.build_claims(iter_bulk_zip(DEMO_ZIP), minilm, report, **label_rule()):
         claims.extend(c)
         pairs.extend(p)
     return claims, pairs, report
@@ -136,11 +143,11 @@ def test_demo_skip_reasons_and_counts_exact(demo_build):
     claims, pairs, report = demo_build
     assert report.reasons() == EXPECTED_SKIPS
     assert report.counts["studies"] == 44
-    assert len(claims) == 35 and sum(c["positive"] for c in claims) == 24
+    assert len(claims) == 35 and sum(c["positive"] for c in claims) == 25
     assert report.counts["analyses_pvalue_unparseable"] == 2  # "NA" in 14 and 15
     assert report.counts["derived_references_ignored"] == 1
     labels = [p["label"] for p in pairs]
-    assert (labels.count(C.EVIDENCE), labels.count(C.INCONCLUSIVE), labels.count(C.NEI)) == (19, 9, 11)
+    assert (labels.count(C.EVIDENCE), labels.count(C.INCONCLUSIVE), labels.count(C.NEI)) == (20, 8, 11)
     # every study is either in a pair or has a counted study-level reason
     study_ids = {f"NCT990000{n:02d}" for n in range(1, 45)}
     explained = {s["id"] for s in report.skipped if "#" not in s["id"]} | {p["nctId"] for p in pairs}
@@ -164,7 +171,7 @@ def test_demo_claim_fields(demo_build):
     c31 = by[("NCT99000031", 0)]  # NO_INTERVENTION comparator has no intervention type
     assert c31["comparator_group_arm_group_type"] == "NO_INTERVENTION" and c31["comparator_group_intervention_label"] is None
     assert by[("NCT99000033", 0)]["comparator_group_arm_group_type"] == "OTHER"
-    assert by[("NCT99000039", 0)]["positive"] is False  # p = 0.05 is not < 0.05
+    assert by[("NCT99000039", 0)]["positive"] is True  # p = 0.05 is significant under "<=" (the release's labels)
     assert by[("NCT99000038", 0)]["positive"] is True  # "< 0.05"
     assert [b["abbrev"] for b in by[("NCT99000041", 0)]["disease_classes"]] == ["BC08", "BC14", "Rare", "All"]
 
@@ -187,7 +194,76 @@ def test_demo_claim_fields(demo_build):
 )
 def test_parse_pvalue(raw, op, value, sig):
     pv = C.parse_pvalue(raw)
-    assert pv is not None and (pv.op, pv.value, pv.significant()) == (op, value, sig)
+    assert pv is not None and (pv.op, pv.value, pv.significant(0.05, "<")) == (op, value, sig)
+
+
+# (raw p-value, significant under "<=" (the release's labels), under "<" (the paper's text)) at alpha 0.05
+@pytest.mark.parametrize(
+    "raw,release_rule,paper_rule",
+    [
+        ("0.05", True, False),  # exactly 0.05: the 7 released EVIDENCE pairs with the single p-value "0.05"
+        ("=0.05", True, False),
+        ("0.050", True, False),
+        ("≤0.05", True, False),  # p ≤ 0.05
+        ("<=0.05", True, False),
+        ("<0.05", True, True),  # p < 0.05 under either rule
+        ("< 0.05", True, True),
+        ("<0.051", False, False),  # p < 0.051 does not show p ≤ 0.05
+        ("0.0501", False, False),
+        ("0.049", True, True),
+        (">0.05", False, False),  # ">" forms are never significant
+        (">=0.05", False, False),
+        (">0.001", False, False),
+    ],
+)
+def test_significance_rules_on_constructed_pvalues(raw, release_rule, paper_rule):
+    pv = C.parse_pvalue(raw)
+    assert pv is not None
+    assert pv.significant(0.05, "<=") is release_rule
+    assert pv.significant(0.05, "<") is paper_rule
+
+
+def test_significance_rule_unknown_is_an_error():
+    with pytest.raises(ValueError, match="significance"):
+        C.parse_pvalue("0.05").significant(0.05, "<<")
+
+
+def _one_outcome_study(pvalues):
+    arms = [{"label": "Drug", "type": "EXPERIMENTAL"}, {"label": "Placebo", "type": "PLACEBO_COMPARATOR"}]
+    outcome = {"type": "PRIMARY", "title": "Pain", "timeFrame": "Week 4",
+               "groups": [{"id": "OG000", "title": "Drug"}, {"id": "OG001", "title": "Placebo"}],
+               "analyses": [{"pValue": p, "nonInferiorityType": "SUPERIORITY"} for p in pvalues]}
+    return {"protocolSection": {"identificationModule": {"nctId": "NCT00000001"},
+                                "statusModule": {"overallStatus": "COMPLETED"},
+                                "designModule": {"studyType": "INTERVENTIONAL"},
+                                "armsInterventionsModule": {"armGroups": arms},
+                                "referencesModule": {"references": [{"pmid": "1", "type": "RESULT"}]}},
+            "resultsSection": {"outcomeMeasuresModule": {"outcomeMeasures": [outcome]}}}
+
+
+@pytest.mark.parametrize(
+    "pvalues,release_label,paper_label",
+    [
+        (["0.05"], C.EVIDENCE, C.INCONCLUSIVE),
+        (["=0.05", "0.3"], C.EVIDENCE, C.INCONCLUSIVE),
+        (["<0.05"], C.EVIDENCE, C.EVIDENCE),
+        ([">0.05"], C.INCONCLUSIVE, C.INCONCLUSIVE),
+        ([">0.05", "0.05"], C.EVIDENCE, C.INCONCLUSIVE),
+        (["0.06", "NA"], C.INCONCLUSIVE, C.INCONCLUSIVE),
+    ],
+)
+def test_labels_follow_the_configured_significance_rule(pvalues, release_label, paper_label):
+    study = _one_outcome_study(pvalues)
+    emb = BagOfWords()
+    labels = {}
+    for rule in ("<=", "<"):
+        (_, pairs), = C.build_claims([study], emb, SkipReport("t"), **label_rule(significance=rule))
+        labels[rule] = [p["label"] for p in pairs]
+    assert labels == {"<=": [release_label], "<": [paper_label]}
+
+
+def test_schema_default_is_the_release_rule():
+    assert section("clinifact.claims")["significance"] == "<="
 
 
 @pytest.mark.parametrize("raw", ["NA", "", None, "n/a", "<", "1.5", "p<0.05", "0.03*"])
@@ -244,6 +320,6 @@ def test_group_to_arm_mapping_and_embedding_cache():
 def test_minilm_maps_reordered_groups(minilm):
     arms = [{"label": "Dabigatran 150 mg", "description": "Dabigatran etexilate twice daily."}, {"label": "Warfarin", "description": "Dose-adjusted warfarin."}]
     groups = [{"title": "Warfarin (INR 2-3)", "description": "Warfarin adjusted to INR 2 to 3."}, {"title": "Dabigatran Etexilate", "description": "150 mg twice daily."}]
-    assignment, sim = C.map_groups_to_arms(groups, arms, minilm)
+    assignment, sim = C.map_groups_to_arms(groups, arms, minilm, use_description=True)
     assert assignment == [1, 0]
     assert np.allclose(np.diag(minilm.encode(["x", "y"]) @ minilm.encode(["x", "y"]).T), 1.0, atol=1e-5)

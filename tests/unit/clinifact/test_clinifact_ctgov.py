@@ -132,10 +132,13 @@ def test_bulk_zip_streams_study_members(tmp_path):
 
 def test_demo_zip_filter_counts(tmp_path):
     report = SkipReport("fetch")
-    n = ctgov.read_bulk_zip(DEMO_ZIP, tmp_path / "s.jsonl.gz", report=report, progress=False)
+    n = ctgov.read_bulk_zip(DEMO_ZIP, tmp_path / "s.jsonl.gz", report=report, progress=False, excluded_path=tmp_path / "x.jsonl.gz")
     assert n == 41 and report.counts["members_read"] == 44
     assert dict(report.excluded) == {"no_results": 1, "not_interventional": 1, "status_not_completed_or_terminated": 1}
     assert report.skipped == []  # a selection is not bad input: counted, never listed per study
+    # ... and listed in the excluded file, for the diff against the release
+    assert sorted((r["nctId"], r["reason"]) for r in read_jsonl(tmp_path / "x.jsonl.gz")) == [
+        ("NCT99000025", "no_results"), ("NCT99000026", "status_not_completed_or_terminated"), ("NCT99000027", "not_interventional")]
     with zipfile.ZipFile(DEMO_ZIP) as zf:
         names = zf.namelist()
     assert len(names) == 44 and all(ctgov.NCT_MEMBER.search(n) and n.startswith("NCT9900") for n in names)
