@@ -101,6 +101,17 @@ def test_bad_config_stops_at_once_naming_the_key(demo_run):
     assert "healthfcc" in proc.stdout + proc.stderr
 
 
+def test_own_aliases_keep_the_built_in_ones_and_an_unknown_ensemble_member_is_named(demo_run):
+    demo_run.path("config/own.yaml").write_text(
+        "models:\n  aliases: {mine: 'offline:minilm'}\n  healthfc: {en: [mine, tfidf+minilm]}\n"
+        "  clinifact: {discriminative: [mine], zero_shot: []}\n")
+    proc = demo_run.run("-n", "--configfile", "config/test_experiments.yaml", "config/own.yaml")
+    assert "healthfc_ensemble" in proc.stdout  # tfidf and minilm are built in: the default ensemble still plans
+    demo_run.path("config/own.yaml").write_text("models:\n  ensembles: {odd: {members: [tfidf, nosuch]}}\n")
+    proc = demo_run.run("-n", "--configfile", "config/test_experiments.yaml", "config/own.yaml", check=False)
+    assert proc.returncode != 0 and "models.ensembles.odd.members ['nosuch']" in proc.stdout + proc.stderr
+
+
 def test_slurm_profile_plans_the_demo(demo_run):
     proc = demo_run.run("-n", "--profile", "profiles/slurm", "--configfile", "config/test.yaml", "--forcerun", "healthfc_parse")
     assert "healthfc_parse" in proc.stdout

@@ -6,6 +6,7 @@ from pathlib import Path
 from snakemake.utils import validate
 
 from medfc.common.codeversion import versioned
+from medfc.experiments.models import model_aliases
 from medfc.experiments.systems import EVIDENCE_SYSTEMS as HFC_EVIDENCE_SYSTEMS
 from medfc.experiments.systems import SYSTEMS as HFC_SYSTEMS
 from medfc.experiments.systems import TABLE3_SYSTEMS as HFC_TABLE3_SYSTEMS
@@ -14,6 +15,7 @@ from medfc.experiments.systems import system_option_keys
 
 
 validate(config, schema="../schemas/config.schema.yaml", set_default=True)
+config["models"]["aliases"] = model_aliases(config["models"]["aliases"])
 
 
 def check_config_combinations():

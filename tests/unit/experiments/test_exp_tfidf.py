@@ -37,7 +37,7 @@ def test_tfidf_learns_a_separable_set_and_picks_c_on_validation():
     assert set(info["validation"]) == {"0.01", "1", "10"}
     best = max(v["macro_f1"] for v in info["validation"].values())
     assert info["C"] == next(float(c) for c, v in info["validation"].items() if v["macro_f1"] == best)  # the first best
-    assert info["n_train"] == 30 and info["n_features"] > 0
+    assert info["n_train"] == 36 and info["n_features"] > 0  # refit on the 30 training + 6 validation examples
     assert fitted.probs([]).shape == (0, 3)
     assert is_tfidf("sklearn:tfidf") and not is_tfidf("offline:minilm")
     with pytest.raises(ValueError, match="single class"):
