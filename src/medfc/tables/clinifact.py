@@ -33,7 +33,7 @@ def table8(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: 
         if system in systems:
             rows.append({"source": f"paper ({cf['cite']})", "scale": "paper", "model": model, "system": system,
                          "accuracy": v["accuracy"], "macro F1": v["macro_f1"]})
-    return pd.DataFrame(rows, columns=T8_COLUMNS).fillna("")
+    return pd.DataFrame(rows, columns=T8_COLUMNS).astype(object).fillna("")
 
 
 def significance(predictions: Sequence[str], entries: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
