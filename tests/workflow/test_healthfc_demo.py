@@ -1,6 +1,7 @@
 """The default run on the demo snapshot, end to end: crawl and parse, caching, reruns, config errors."""
 
 import json
+import re
 
 import pytest
 
@@ -110,6 +111,21 @@ def test_own_aliases_keep_the_built_in_ones_and_an_unknown_ensemble_member_is_na
     demo_run.path("config/own.yaml").write_text("models:\n  ensembles: {odd: {members: [tfidf, nosuch]}}\n")
     proc = demo_run.run("-n", "--configfile", "config/test_experiments.yaml", "config/own.yaml", check=False)
     assert proc.returncode != 0 and "models.ensembles.odd.members ['nosuch']" in proc.stdout + proc.stderr
+
+
+def test_cpu_config_plans_both_papers_tables_from_local_releases(demo_run):
+    """config/cpu.yaml with the releases read from local files (the demo's, in the official formats): release
+    mode, no crawl, no translation, no ClinicalTrials.gov; every model and ensemble of both tables."""
+    proc = demo_run.run("-n", "--configfile", "config/cpu.yaml", "--config",
+                        'clinifact={"release": {"source": "resources/demo/clinifact_release"}}',
+                        'healthfc={"release": {"source": "resources/demo/healthfc_release/Datensatz.csv"}}')
+    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout.split("Job stats:")[1], re.M))
+    assert {k: int(v) for k, v in counts.items() if k != "total"} == {
+        "healthfc_dataset": 1, "healthfc_folds": 1, "healthfc_stats": 1,  # (healthfc_release: the demo run made the same rows)
+        "healthfc_experiment": 40,  # tfidf and minilm x oracle, claims only, gold explanations, level of evidence x 5 folds
+        "healthfc_ensemble": 20, "healthfc_score": 60,
+        "clinifact_import_release": 1, "clinifact_experiment": 3, "clinifact_ensemble": 1, "clinifact_score": 4,
+        "clinifact_fig3": 1, "table": 5, "all": 1}
 
 
 def test_slurm_profile_plans_the_demo(demo_run):
