@@ -20,6 +20,7 @@ import json
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 TARGETS = {("clinifact", "discriminative"): 75.0, ("healthfc", "oracle"): 78.0, ("healthfc", "claims_only"): 48.0,
@@ -107,10 +108,14 @@ def main() -> int:
             overrides["stages"] = {"healthfc": False}
             overrides["models"] = {"healthfc": {"en": []}}
         cmd = [str(Path(sys.executable).with_name("snakemake")), "--cores", args.cores, "--configfile", "config/cpu.yaml"]
-        if overrides:
-            cmd += ["--config", *(f"{k}={json.dumps(v)}" for k, v in overrides.items())]
-        print("$", " ".join(cmd), flush=True)
-        subprocess.run(cmd, cwd=root, check=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            if overrides:  # a config file, not --config: its values keep their YAML types
+                extra = Path(tmp) / "overrides.yaml"
+                extra.write_text(json.dumps(overrides, indent=1), encoding="utf-8")  # JSON is YAML
+                print(f"# {extra}: {json.dumps(overrides)}")
+                cmd.append(str(extra))
+            print("$", " ".join(cmd), flush=True)
+            subprocess.run(cmd, cwd=root, check=True)
     clinifact(root)
     healthfc(root)
     return 0
