@@ -6,7 +6,7 @@ from pathlib import Path
 from snakemake.utils import validate
 
 from medfc.common.codeversion import versioned
-from medfc.experiments.models import model_aliases
+from medfc.experiments.aliases import model_aliases
 from medfc.experiments.systems import EVIDENCE_SYSTEMS as HFC_EVIDENCE_SYSTEMS
 from medfc.experiments.systems import SYSTEMS as HFC_SYSTEMS
 from medfc.experiments.systems import TABLE3_SYSTEMS as HFC_TABLE3_SYSTEMS

@@ -14,13 +14,6 @@ from medfc.experiments.training import TrainConfig
 
 ModelConfig = TrainConfig | TfidfOptions | GbmOptions
 OFFLINE_MODELS = ("minilm", "all-minilm-l6-v2")
-# Aliases every config has; ``models.aliases`` adds to them (and may redefine one).
-BUILTIN_ALIASES = {"minilm": "offline:minilm", "tfidf": "sklearn:tfidf", "gbm": "sklearn:gbm"}
-
-
-def model_aliases(configured: dict[str, str]) -> dict[str, str]:
-    """The built-in aliases with a config's own ``models.aliases`` on top."""
-    return {**BUILTIN_ALIASES, **configured}
 
 
 def resolve_model(name: str) -> str:
