@@ -218,7 +218,8 @@ def features(claim: str, title: str, abstract: str, idf: dict[str, float]) -> di
     f["registration"] = float(bool(REGISTRATION.search(abstract)))
     f["nct_number"] = float(bool(re.search(r"NCT\s?\d{8}", abstract)))
 
-    ps = pvalues(abstract)
+    clauses = pvalues_with_clauses(abstract)
+    ps = [(op, v) for _, op, v in clauses]
     n_sig = sum(significant(op, v) for op, v in ps)
     f.update(n_p=len(ps), n_p_sig=n_sig, n_p_nonsig=sum(op == ">" or (op == "=" and v > 0.05) for op, v in ps),
              frac_p_sig=n_sig / len(ps) if ps else -1.0, min_logp=-math.log10(max(min(v for _, v in ps), 1e-12)) if ps else -1.0,
@@ -248,18 +249,18 @@ def features(claim: str, title: str, abstract: str, idf: dict[str, float]) -> di
     order = sorted(range(len(sents)), key=lambda i: -scores[i])
     f["best_outcome_score"] = scores[order[0]] if sents else -1.0
     f |= _statistics("top2", " ".join(sents[i][1] for i in order[:2]))
-    with_stats = [i for i in order if _carries_statistics(sents[i][1])]
-    f["beststat_score"] = scores[with_stats[0]] if with_stats else -1.0
-    f |= _statistics("beststat", sents[with_stats[0]][1] if with_stats else "")
+    beststat = next((i for i in order if _carries_statistics(sents[i][1])), None)
+    f["beststat_score"] = scores[beststat] if beststat is not None else -1.0
+    f |= _statistics("beststat", sents[beststat][1] if beststat is not None else "")
     results = [s for sec, s in sents if sec and RESULT_SECTION.search(sec) and not CONCLUSION_SECTION.match(sec)]
     results = results or [s for _, s in sents[len(sents) // 3:]]
     f |= _statistics("firstres", next((s for s in results if _carries_statistics(s)), ""))
     conclusion = " ".join(s for sec, s in sents if sec and CONCLUSION_SECTION.match(sec)) or (sents[-1][1] if sents else "")
     f |= _statistics("concl", conclusion)
-    f["concl_wov_outcome"] = _share(q_out, set(terms(conclusion)), idf)
-    f["concl_wov_interv"] = _share(q_int, set(terms(conclusion)), idf)
+    concl_terms = set(terms(conclusion))
+    f["concl_wov_outcome"] = _share(q_out, concl_terms, idf)
+    f["concl_wov_interv"] = _share(q_int, concl_terms, idf)
 
-    clauses = pvalues_with_clauses(abstract)
     if clauses:
         match = [_share(q_out, set(terms(clause)), idf) for clause, _, _ in clauses]
         j = int(np.argmax(match))

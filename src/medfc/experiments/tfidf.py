@@ -139,22 +139,24 @@ def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequ
     X = fitted._fit_vectors(train_examples)
     if len(set(y.tolist())) < 2:
         raise ValueError(f"{desc}: the training examples hold a single class; a classifier needs two")
-    best_c = options.C_grid[0]
+    best_c, best_clf = options.C_grid[0], None
     if val_examples and len(options.C_grid) > 1:
         Xv = fitted._vectors(val_examples)
         gold = [ex.label for ex in val_examples]
         best = -1.0
         for C in options.C_grid:
-            fitted.clf = fitted._classifier(C).fit(X, y)
-            pred = [fitted.labels[int(i)] for i in fitted.clf.predict(Xv)]
+            clf = fitted._classifier(C).fit(X, y)
+            pred = [fitted.labels[int(i)] for i in clf.predict(Xv)]
             scores = validation_scores(gold, pred, fitted.labels)
             fitted.result.validation[f"{C:g}"] = scores
             if scores["macro_f1"] > best:
-                best, best_c = scores["macro_f1"], C
+                best, best_c, best_clf = scores["macro_f1"], C, clf
     if val_examples and options.refit_with_validation:  # C is chosen: fit the vocabulary and the model on both
         X = fitted._fit_vectors(list(train_examples) + list(val_examples))
         y = np.concatenate([y, [index[ex.label] for ex in val_examples]])
-    fitted.clf = fitted._classifier(best_c).fit(X, y)
+        best_clf = None
+    # the grid's fit of the best C is the model unless the data changed since
+    fitted.clf = best_clf if best_clf is not None else fitted._classifier(best_c).fit(X, y)
     fitted.result.C, fitted.result.n_features, fitted.result.n_train = float(best_c), int(X.shape[1]), len(y)
     fitted.result.train_seconds = time.perf_counter() - start
     log.info("%s: %d examples, %d features, C=%g (%.1f s)", desc, len(y), X.shape[1], best_c, fitted.result.train_seconds)
