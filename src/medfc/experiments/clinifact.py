@@ -1,7 +1,7 @@
 """CliniFact baselines (Zhang et al., Sci Data 2025, Table 8).
 
 Labels: the release codes 1 = evidence, 0 = inconclusive, 2 = not enough information, named here
-``CLINIFACT_LABELS = ["evidence", "inconclusive", "NEI"]``.
+``CLINIFACT_LABELS = ["evidence", "inconclusive", "NEI"]`` (:mod:`medfc.experiments.systems`).
 
 Discriminative
     ``[CLS] claim [SEP] title abstract [SEP]`` in at most ``max_length`` (512) tokens; when too long
@@ -37,6 +37,7 @@ from medfc.common.report import SkipReport
 from medfc.experiments.classifier import Example, token_ids
 from medfc.experiments.models import ModelConfig, fit_model
 from medfc.experiments.metrics import validation_scores
+from medfc.experiments.systems import CLINIFACT_LABELS
 from medfc.experiments.training import set_seed
 from medfc.llm.base import LLMClient
 from medfc.llm.local import TransformersLM
@@ -44,7 +45,6 @@ from medfc.llm.openai import OpenAICompatibleLM
 
 log = logging.getLogger(__name__)
 
-CLINIFACT_LABELS = ["evidence", "inconclusive", "NEI"]
 CODE_TO_LABEL = {1: "evidence", 0: "inconclusive", 2: "NEI"}
 OPTION_TO_LABEL = {"TRUE": "evidence", "FALSE": "inconclusive", "NONE": "NEI"}
 

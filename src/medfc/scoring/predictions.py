@@ -20,10 +20,8 @@ import numpy as np
 from medfc.common.io import read_jsonl
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
-from medfc.experiments.systems import LOE_LABELS, VERACITY_LABELS
+from medfc.experiments.systems import CLINIFACT_LABELS, LOE_LABELS, VERACITY_LABELS
 from medfc.scoring import averitec, classification, medsnip
-
-CLINIFACT_LABELS = ["evidence", "inconclusive", "NEI"]
 
 
 def read_predictions(path: str | os.PathLike, report: SkipReport) -> list[dict[str, Any]]:

@@ -11,9 +11,8 @@ from medfc.common.io import read_json, read_jsonl
 from medfc.common.options import OptionsError
 from medfc.experiments import steps as S
 from medfc.experiments.models import resolve_model
-from medfc.scoring.predictions import CLINIFACT_LABELS
+from medfc.experiments.systems import CLINIFACT_LABELS
 from tests.helpers.config import call_step, section
-
 
 # ------------------------------------------------------------------------------ models / training
 

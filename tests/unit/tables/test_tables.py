@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from medfc.common.io import write_jsonl
+from medfc.experiments.systems import CLINIFACT_LABELS
 from medfc.scoring import steps as scoring_steps
-from medfc.scoring.predictions import CLINIFACT_LABELS
 from medfc.tables import clinifact, healthfc
 from medfc.tables import steps as T
 from medfc.tables.papers import paper_numbers
