@@ -6,7 +6,7 @@ import gzip
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,21 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
 
 def read_json(path: str | os.PathLike) -> Any:
     return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def input_paths(inputs: Mapping[str, Any], name: str) -> list[str]:
+    """A rule input that may be one path, a list of paths or absent, as a list of paths."""
+    value = inputs.get(name) or []
+    return [str(v) for v in ([value] if isinstance(value, (str, os.PathLike)) else value)]
+
+
+def table_stem(outputs: Mapping[str, Any]) -> Path:
+    """The common stem of a rule's ``csv``, ``md`` and ``tex`` outputs (they must share it)."""
+    stem = Path(outputs["csv"]).with_suffix("")
+    for fmt in ("md", "tex"):
+        if Path(outputs[fmt]) != stem.with_suffix("." + fmt):
+            raise ValueError(f"outputs.{fmt} must sit next to outputs.csv with the same stem, got {dict(outputs)}")
+    return stem
 
 
 def write_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", formats: Iterable[str] = ("csv", "md", "tex")) -> list[Path]:

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from medfc.common.io import write_table
+from medfc.common.io import input_paths, table_stem, write_table
 from medfc.common.options import Options
 from medfc.figures import clinifact
 from medfc.tables.papers import clinifact_fig3 as paper_fig3
@@ -31,11 +30,11 @@ class Fig3Options(Options):
 def clinifact_fig3(inputs: dict[str, Any], outputs: dict[str, Any], options: Fig3Options) -> dict[str, Any]:
     """``predictions`` (one per model), the ``test`` split, the optional ``studies`` (disease classes)
     and ``papers`` → ``png`` + ``pdf`` (the figure) and ``csv``/``md``/``tex`` (its numbers)."""
-    predictions = [inputs["predictions"]] if isinstance(inputs["predictions"], str) else list(inputs["predictions"])
+    predictions = input_paths(inputs, "predictions")
     df, notes = clinifact.fig3_table(predictions, options.entries, inputs["test"], inputs.get("studies"),
                                      options.excluded_branches, paper_fig3(paper_numbers(inputs["papers"])))
     clinifact.plot_fig3(df, outputs["png"], notes)
-    stem = Path(outputs["csv"]).with_suffix("")
+    stem = table_stem(outputs)
     caption = "CliniFact Fig. 3 data: per class, per test type, per disease class (%)." + ("" if not notes else " " + " ".join(notes))
     write_table(df, stem, caption=caption)
     log.info("clinifact_fig3: %d rows%s", len(df), "; " + "; ".join(notes) if notes else "")

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from medfc.common.diff import render_markdown, write_diff
-from medfc.common.io import read_json, read_jsonl, write_json, write_jsonl, write_table
+from medfc.common.io import input_paths, read_json, read_jsonl, write_json, write_jsonl, write_table
 from medfc.common.options import NoOptions, Options, Runtime
 from medfc.common.report import SkipReport
 from medfc.healthfc import diff as hdiff
@@ -169,10 +169,6 @@ def parse(inputs: dict[str, Any], outputs: dict[str, Any], options: NoOptions) -
 # --------------------------------------------------------------------------------------- translate
 
 
-def _paths(value: Any) -> list[str]:
-    return [] if not value else [str(v) for v in ([value] if isinstance(value, str) else value)]
-
-
 def translate(inputs: dict[str, Any], outputs: dict[str, Any], options: TranslateOptions) -> None:
     """Parsed ``articles`` + ``claims`` (+ the shipped ``memory_seeds`` and ``corrections`` files) →
     ``sentences``, ``claims_en`` (JSONL) and ``report`` (JSON).
@@ -184,8 +180,8 @@ def translate(inputs: dict[str, Any], outputs: dict[str, Any], options: Translat
     """
     articles = sorted(read_jsonl(inputs["articles"]), key=lambda a: a.get("url", ""))
     claims = sorted(read_jsonl(inputs["claims"]), key=lambda c: (c.get("url", ""), c.get("claim_index", 0)))
-    seeds = _paths(inputs.get("memory_seeds"))
-    corr_path = next(iter(_paths(inputs.get("corrections"))), None)
+    seeds = input_paths(inputs, "memory_seeds")
+    corr_path = next(iter(input_paths(inputs, "corrections")), None)
     memory = TranslationMemory(options.memory, seeds=seeds)
     corrections = Corrections.load(corr_path) if corr_path else None
     sentence_records, claim_records, report = translate_articles(

@@ -33,12 +33,11 @@ import logging
 import os
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from medfc.common.io import read_json, read_jsonl, write_json, write_jsonl, write_table
+from medfc.common.io import read_json, read_jsonl, table_stem, write_json, write_jsonl, write_table
 from medfc.common.options import Runtime
 from medfc.common.report import SkipReport
 from medfc.llm.base import Ledger, Prices
@@ -395,9 +394,7 @@ def table_rows(scores: Mapping[str, Any]) -> list[dict[str, Any]]:
 def table(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: TableOptions) -> list[dict[str, Any]]:
     """The atoms-vs-snippets table of one dataset as CSV, Markdown and LaTeX (outputs on one stem)."""
     options.check()
-    stem = Path(outputs["csv"]).with_suffix("")
-    if any(Path(outputs[name]) != stem.with_suffix(f".{name}") for name in ("md", "tex")):
-        raise ValueError(f"table outputs must be <stem>.csv, .md and .tex, got {dict(outputs)}")
+    stem = table_stem(outputs)
     scores = read_json(inputs["scores"])
     o = scores["options"]
     rows = table_rows(scores)

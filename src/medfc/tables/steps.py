@@ -12,12 +12,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
 
-from medfc.common.io import write_table
+from medfc.common.io import input_paths, table_stem, write_table
 from medfc.common.options import Options
 from medfc.tables import clinifact, healthfc
 from medfc.tables.papers import paper_numbers
@@ -47,11 +46,6 @@ class SignificanceOptions(Options):
     abstain: Literal["drop", "as_false", "as_true"]
 
 
-def _files(inputs: Mapping[str, Any], name: str) -> list[str]:
-    value = inputs.get(name) or []
-    return [value] if isinstance(value, str) else list(value)
-
-
 SCALES = {
     "smoke": "Our numbers are SMOKE-SIZED (training capped by experiments.smoke): they show that the pipeline runs, nothing about the models.",
     "cpu": "Our numbers come from the CPU recipe on real data (experiments.scale cpu).",
@@ -64,10 +58,7 @@ def _caption(title: str, scale: str) -> str:
 
 
 def _write(df: pd.DataFrame, outputs: Mapping[str, Any], caption: str) -> dict[str, Any]:
-    stem = Path(outputs["csv"]).with_suffix("")
-    for fmt in ("md", "tex"):
-        if Path(outputs[fmt]) != stem.with_suffix("." + fmt):
-            raise ValueError(f"outputs.{fmt} must sit next to outputs.csv with the same stem")
+    stem = table_stem(outputs)
     write_table(df, stem, caption=caption)
     log.info("%s: %d rows", stem.name, len(df))
     return {"rows": len(df)}
@@ -75,19 +66,19 @@ def _write(df: pd.DataFrame, outputs: Mapping[str, Any], caption: str) -> dict[s
 
 def healthfc_table3(inputs: dict[str, Any], outputs: dict[str, Any], options: TableOptions) -> dict[str, Any]:
     """HealthFC Table 3 from the pipeline / joint / oracle ``scores``."""
-    df = healthfc.table3(_files(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]), options.scale)
+    df = healthfc.table3(input_paths(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]), options.scale)
     return _write(df, outputs, _caption("HealthFC Table 3: evidence selection and veracity prediction, macro P/R/F1 (%), mean ± std over folds.", options.scale))
 
 
 def healthfc_table5(inputs: dict[str, Any], outputs: dict[str, Any], options: TableOptions) -> dict[str, Any]:
     """HealthFC Table 5 from the claims-only / gold-explanations / level-of-evidence ``scores``."""
-    df = healthfc.table5(_files(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]), options.scale)
+    df = healthfc.table5(input_paths(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]), options.scale)
     return _write(df, outputs, _caption("HealthFC Table 5: claims only, gold explanations, level of evidence; macro P/R/F1 (%), mean ± std over folds.", options.scale))
 
 
 def healthfc_significance(inputs: dict[str, Any], outputs: dict[str, Any], options: SignificanceOptions) -> dict[str, Any]:
     """McNemar–Bowker and the MedSNIP paired bootstrap between the configured pairs of HealthFC systems."""
-    df = healthfc.significance(_files(inputs, "predictions"), options.entries, options.comparisons, metric=options.metric,
+    df = healthfc.significance(input_paths(inputs, "predictions"), options.entries, options.comparisons, metric=options.metric,
                                n_resamples=options.n_resamples, seed=options.seed, abstain=options.abstain)
     return _write(df, outputs, "HealthFC: McNemar–Bowker and MedSNIP paired bootstrap (95% CI of Δ) between systems, folds pooled. "
                   + SCALES[options.scale])
@@ -95,11 +86,11 @@ def healthfc_significance(inputs: dict[str, Any], outputs: dict[str, Any], optio
 
 def clinifact_table8(inputs: dict[str, Any], outputs: dict[str, Any], options: TableOptions) -> dict[str, Any]:
     """CliniFact Table 8 from every model's ``scores``."""
-    df = clinifact.table8(_files(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]), options.scale)
+    df = clinifact.table8(input_paths(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]), options.scale)
     return _write(df, outputs, _caption("CliniFact Table 8: test accuracy and macro P/R/F1 (%).", options.scale))
 
 
 def clinifact_significance(inputs: dict[str, Any], outputs: dict[str, Any], options: TableOptions) -> dict[str, Any]:
     """McNemar–Bowker between every pair of CliniFact systems on the same test pairs."""
-    df = clinifact.significance(_files(inputs, "predictions"), options.entries)
+    df = clinifact.significance(input_paths(inputs, "predictions"), options.entries)
     return _write(df, outputs, "CliniFact: McNemar–Bowker between systems on the test pairs. " + SCALES[options.scale])
