@@ -93,9 +93,8 @@ def clinifact_diff_inputs(wildcards):
     src = config["clinifact"]["diff"]["release"]
     if not src:
         raise ValueError("config: clinifact.diff.release must be set for the rule clinifact_diff")
-    if src.startswith(("http://", "https://")):
-        return {}
-    return {"release_files": [f"{src.rstrip('/')}/{s}_set.csv" for s in ("train", "validation", "test")]}
+    files = release_split_files(src)
+    return {"release_files": list(files.values())} if files else {}
 
 
 def clinifact_diff_enabled():
@@ -112,13 +111,16 @@ def translation_inputs(wildcards):
     return inputs
 
 
-def clinifact_release_inputs(wildcards):
-    """A local release directory's three CSVs are inputs (editing one reruns the import); a URL is
-    downloaded once into the cache."""
-    src = config["clinifact"]["release"]["source"]
+def release_split_files(src):
+    """A local CliniFact release directory → its three CSVs by split; a URL (downloaded into the cache) → {}."""
     if src.startswith(("http://", "https://")):
         return {}
     return {split: f"{src.rstrip('/')}/{split}_set.csv" for split in ("train", "validation", "test")}
+
+
+def clinifact_release_inputs(wildcards):
+    """A local release directory's three CSVs are inputs (editing one reruns the import)."""
+    return release_split_files(config["clinifact"]["release"]["source"])
 
 
 def healthfc_dataset_inputs(wildcards):
@@ -207,6 +209,11 @@ def ensemble_weights(name):
     if weights is not None and len(weights) != len(members):
         raise ValueError(f"config: models.ensembles.{name}.weights has {len(weights)} values for {len(members)} members")
     return list(weights) if weights is not None else [1.0] * len(members)
+
+
+def ensemble_options(w):
+    """An ensemble job's options: its members (the order of its prediction inputs) and their weights."""
+    return {"members": ensemble_members(w.model), "weights": ensemble_weights(w.model)}
 
 
 def model_name(alias):
@@ -338,10 +345,6 @@ def healthfc_score_options(w):
     return {"system": w.system, "lang": w.lang, "abstain": sc["abstain"], "evidence": evidence}
 
 
-def healthfc_table_entries(systems):
-    return [dict(r, model_name=model_name(r["model"])) for r in healthfc_runs(systems)]
-
-
 def healthfc_compared_systems():
     run = set(config["experiments"]["healthfc"]["systems"])
     pairs = [p for p in config["scoring"]["healthfc_comparisons"] if p[0] in run and p[1] in run]
@@ -358,18 +361,16 @@ def clinifact_runs():
 
 
 def clinifact_table_entries():
-    return [{"model": r["model"], "system": r["system"], "model_name": model_name(r["model"])} for r in clinifact_runs()]
+    return [{"model": r["model"], "system": r["system"]} for r in clinifact_runs()]
 
 
 def table_runs(table):
     """(input name, the runs' files, the runs' entries) of one table."""
-    if table in HFC_TABLES:
-        runs = healthfc_runs(HFC_TABLES[table])
-        return "scores", [f"{healthfc_run_dir(r)}/scores.json" for r in runs], healthfc_table_entries(HFC_TABLES[table])
-    if table == "healthfc_significance":
-        systems = healthfc_compared_systems()[1]
+    if table in HFC_TABLES or table == "healthfc_significance":
+        systems = HFC_TABLES[table] if table in HFC_TABLES else healthfc_compared_systems()[1]
+        name, file = ("scores", "scores.json") if table in HFC_TABLES else ("predictions", "predictions.jsonl")
         runs = healthfc_runs(systems)
-        return "predictions", [f"{healthfc_run_dir(r)}/predictions.jsonl" for r in runs], healthfc_table_entries(systems)
+        return name, [f"{healthfc_run_dir(r)}/{file}" for r in runs], runs
     name, file = ("scores", "scores.json") if table == "clinifact_table8" else ("predictions", "predictions.jsonl")
     return name, [f"{r['dir']}/{file}" for r in clinifact_runs()], clinifact_table_entries()
 

@@ -90,7 +90,7 @@ rule healthfc_ensemble:
         model=model_alias_pattern(ensembles=True),
     params:
         step=versioned("experiments.steps:ensemble"),
-        options=lambda w: {"members": ensemble_members(w.model), "weights": ensemble_weights(w.model)},
+        options=ensemble_options,
     log:
         "logs/experiments/healthfc/{lang}/{model}/{system}/fold{fold}.log",
     benchmark:
@@ -114,7 +114,7 @@ rule clinifact_ensemble:
         model=model_alias_pattern(ensembles=True),
     params:
         step=versioned("experiments.steps:ensemble"),
-        options=lambda w: {"members": ensemble_members(w.model), "weights": ensemble_weights(w.model)},
+        options=ensemble_options,
     log:
         "logs/experiments/clinifact/{model}.log",
     benchmark:

@@ -4,7 +4,7 @@ Markdown and LaTeX (outputs ``csv``, ``md``, ``tex``, side by side with one stem
 
 Every step takes the input lists ``scores`` or ``predictions`` and ``papers`` (the papers' numbers,
 resources/papers/numbers.yaml), and ``options.entries``: one dict per input file, in input order,
-naming its ``lang`` / ``model`` / ``model_name`` / ``system`` / ``fold``.
+naming its ``lang`` / ``model`` / ``system`` / ``fold``.
 """
 
 from __future__ import annotations
