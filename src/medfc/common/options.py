@@ -150,3 +150,10 @@ class Runtime:
 
     threads: int
     log_file: str | None
+
+
+def set_torch_threads(threads: int) -> None:
+    """Let torch compute on the ``threads`` cores a job was granted (at least one); imports torch."""
+    import torch
+
+    torch.set_num_threads(max(1, threads))

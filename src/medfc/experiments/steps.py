@@ -22,7 +22,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from medfc.common.options import Options, Runtime
+from medfc.common.options import Options, Runtime, set_torch_threads
 from medfc.common.report import SkipReport
 from medfc.experiments.clinifact import ZeroShotOptions
 from medfc.experiments.gbm import GbmOptions
@@ -32,12 +32,6 @@ from medfc.experiments.tfidf import TfidfOptions
 from medfc.experiments.training import TrainConfig
 
 log = logging.getLogger(__name__)
-
-def _set_threads(runtime: Runtime) -> None:
-    import torch
-
-    torch.set_num_threads(max(1, runtime.threads))
-
 
 @dataclass(frozen=True)
 class HealthFCFoldOptions(Options):
@@ -66,11 +60,8 @@ def healthfc_fold(inputs: dict[str, Any], outputs: dict[str, Any], options: Heal
     """Train one HealthFC system on all folds but ``fold``, predict ``fold``."""
     from medfc.experiments import healthfc
 
-    _set_threads(runtime)
-    sys_opts = dict(options.system_options)
-    if sys_opts.get("evidence_train", {}).get("model"):
-        sys_opts["evidence_train"] = {**sys_opts["evidence_train"], "model": resolve_model(sys_opts["evidence_train"]["model"])}
-    system_options = SYSTEM_OPTIONS[options.system].from_mapping(sys_opts, where=f"experiments.healthfc[{options.system}]")
+    set_torch_threads(runtime.threads)
+    system_options = SYSTEM_OPTIONS[options.system].from_mapping(options.system_options, where=f"experiments.healthfc[{options.system}]")
     report = SkipReport(f"healthfc-{options.system}-fold{options.fold}")
     records, info = healthfc.run_fold(inputs["dataset"], inputs["folds"], options.fold, options.system, resolved(options.train),
                                       system_options, options.lang, options.checkpoint_dir, report=report)
@@ -83,7 +74,7 @@ def clinifact_train(inputs: dict[str, Any], outputs: dict[str, Any], options: Cl
     """Fine-tune a discriminative model on CliniFact train, best validation macro-F1, predict test."""
     from medfc.experiments import clinifact
 
-    _set_threads(runtime)
+    set_torch_threads(runtime.threads)
     records, info = clinifact.run_discriminative(
         inputs["train"], inputs["validation"], inputs["test"], resolved(options.train),
         checkpoint_dir=options.checkpoint_dir, include_title=options.include_title, predict_splits=options.predict_splits,
@@ -97,7 +88,7 @@ def clinifact_zero_shot(inputs: dict[str, Any], outputs: dict[str, Any], options
     """Zero-shot TRUE / FALSE / NONE scoring of a causal LM on the CliniFact splits."""
     from medfc.experiments import clinifact
 
-    _set_threads(runtime)
+    set_torch_threads(runtime.threads)
     opts = options
     if opts.backend == "transformers":
         opts = opts.replace(model=resolve_model(opts.model))

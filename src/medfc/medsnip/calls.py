@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from medfc.common.options import set_torch_threads
 from medfc.llm.base import Conversation, GenerationParams, Ledger, LLMClient
 from medfc.llm.prompts import Prompt
 from medfc.llm.structured import ask_json
@@ -24,9 +25,7 @@ def make_llm(opts: LLMOptions, ledger: Ledger | None = None, threads: int = 1) -
     from medfc.llm import make_client
 
     if opts.backend == "transformers":
-        import torch
-
-        torch.set_num_threads(max(1, threads))
+        set_torch_threads(threads)
         return make_client("transformers", opts.model, ledger=ledger, device=opts.device, precision=opts.precision,
                            batch_size=opts.batch_size)
     return make_client("openai", opts.model, ledger=ledger, base_url=opts.base_url, api_key_env=opts.api_key_env,
