@@ -170,14 +170,14 @@ def run_discriminative(
 # ------------------------------------------------------------------------------------- zero-shot
 
 
-def build_prompt(p: Pair, template: str = PROMPT, abstract: str | None = None) -> str:
-    return template.format(claim=p.claim, title=p.title, abstract=p.abstract if abstract is None else abstract)
+def build_prompt(p: Pair, abstract: str | None = None) -> str:
+    return PROMPT.format(claim=p.claim, title=p.title, abstract=p.abstract if abstract is None else abstract)
 
 
-def fit_prompt(p: Pair, tokenizer, max_tokens: int, template: str = PROMPT) -> tuple[str, bool]:
+def fit_prompt(p: Pair, tokenizer, max_tokens: int) -> tuple[str, bool]:
     """The prompt, with the abstract trimmed from its start (at a token boundary) until the whole
     prompt has at most ``max_tokens`` tokens.  Returns (prompt, whether it was trimmed)."""
-    prompt = build_prompt(p, template)
+    prompt = build_prompt(p)
     n = len(token_ids(tokenizer, prompt))
     if n <= max_tokens:
         return prompt, False
@@ -190,15 +190,15 @@ def fit_prompt(p: Pair, tokenizer, max_tokens: int, template: str = PROMPT) -> t
             abstract = ""
             break
         abstract = p.abstract[offsets[drop][0] :]
-        prompt = build_prompt(p, template, abstract)
+        prompt = build_prompt(p, abstract)
         n = len(token_ids(tokenizer, prompt))
         if n <= max_tokens:
             return prompt, True
         drop += n - max_tokens
-    return build_prompt(p, template, abstract), True
+    return build_prompt(p, abstract), True
 
 
-ANSWER_OPTIONS = ("TRUE", "FALSE", "NONE")
+ANSWER_OPTIONS = tuple(OPTION_TO_LABEL)  # TRUE, FALSE, NONE
 
 
 @dataclass(frozen=True)

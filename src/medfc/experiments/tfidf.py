@@ -30,9 +30,6 @@ from medfc.experiments.metrics import validation_scores
 
 log = logging.getLogger(__name__)
 
-PREFIX = "sklearn:"
-
-
 @dataclass(frozen=True)
 class TfidfOptions(Options):
     """The ``experiments.tfidf`` section (+ ``model``, the alias target ``sklearn:tfidf``)."""
@@ -52,7 +49,7 @@ class TfidfOptions(Options):
 
 def is_tfidf(model: str) -> bool:
     """Whether a model name (an alias target) is the TF-IDF baseline."""
-    return model.startswith(PREFIX)
+    return model == "sklearn:tfidf"
 
 
 def _vectorizer(options: TfidfOptions) -> FeatureUnion:
