@@ -48,12 +48,10 @@ def statistical_test_type(value: Any) -> str:
     return " / ".join(names) if names else "Unknown"
 
 
-def _group_rows(model: str, panel: str, groups: Mapping[str, list[tuple[str, str]]], paper: Mapping[tuple[str, str, str], float],
-                min_n: int = 1) -> list[dict[str, Any]]:
+def _group_rows(model: str, panel: str, groups: Mapping[str, list[tuple[str, str]]],
+                paper: Mapping[tuple[str, str, str], float]) -> list[dict[str, Any]]:
     rows = []
     for group, items in groups.items():
-        if len(items) < min_n:
-            continue
         gold = [g for g, _ in items]
         pred = [p for _, p in items]
         s = classification.classification_scores(gold, pred, CLINIFACT_LABELS)
@@ -130,7 +128,7 @@ def _value_labels(ax: Any, bars: Any, values: Sequence[float]) -> None:
     ax.bar_label(bars, labels=["" if not v or math.isnan(v) else f"{v:.0f}" for v in values], fontsize=6, padding=1.5)
 
 
-def _series_bars(ax: Any, series: Sequence[tuple[str, list[float | None]]], n_cats: int, horizontal: bool,
+def _series_bars(ax: Any, series: Sequence[tuple[str, list[float | None]]], horizontal: bool,
                  colours: Mapping[str, Any]) -> float:
     """Grouped bars: one series per model plus the paper's values (hatched, only where the paper gives one).
 
@@ -179,7 +177,7 @@ def plot_fig3(table: pd.DataFrame, png: str | os.PathLike, notes: Sequence[str] 
     paper = [_paper_value(table, "class", lab, m) for lab, m in keys]
     if any(v is not None for v in paper):
         series.append((PAPER_SERIES, paper))
-    offset = _series_bars(ax, series, len(keys), False, colours)
+    offset = _series_bars(ax, series, False, colours)
     short = {"precision": "P", "recall": "R", "f1": "F1"}
     ax.set_xticks(np.arange(len(keys)) + offset, [f"{lab} {short[m]}" for lab, m in keys], fontsize=7, rotation=45, ha="right")
     ax.set_ylim(0, 110)
@@ -198,7 +196,7 @@ def plot_fig3(table: pd.DataFrame, png: str | os.PathLike, notes: Sequence[str] 
         paper = [_paper_value(table, panel, g, "macro_f1") for g in groups]
         if any(v is not None for v in paper):
             series.append((PAPER_SERIES, paper))
-        offset = _series_bars(ax, series, len(groups), True, colours)
+        offset = _series_bars(ax, series, True, colours)
         ns = [int(sub[sub.group == g]["n"].iloc[0]) for g in groups]
         ax.set_yticks(np.arange(len(groups)) + offset, [f"{g} (n={n})" for g, n in zip(groups, ns)], fontsize=7)
         # first group on top; at least five slots, so one or two groups do not get slab-like bars
