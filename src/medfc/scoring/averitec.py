@@ -219,7 +219,7 @@ def score_claims(
         [evidence_score(c.evidence, c.gold_evidence, metric, max_pred, clean=not c.verbatim) for c in claims], dtype=float
     )
     right = np.array([g == p for g, p in zip(gold_labels, pred_labels)], dtype=bool)
-    averitec = {lambda_key(lam): (float(np.mean(right & (ev > lam))) if len(claims) else 0.0) for lam in lambdas}
+    averitec = _averitec_at(right, ev, lambdas)
 
     q_only = [question_only_score(c, metric, max_pred) for c in claims]
     q_scored = [q for q in q_only if q is not None]
@@ -424,6 +424,11 @@ def _optional_list(rec: Mapping[str, Any], key: str) -> list[str] | None:
     return None if rec.get(key) is None else _string_list(rec[key], key)
 
 
+def _averitec_at(right: np.ndarray, ev: np.ndarray, lambdas: Sequence[float]) -> dict[str, float]:
+    """The AVeriTeC score at each λ: the share of claims with the label right and an evidence score > λ."""
+    return {lambda_key(lam): (float(np.mean(right & (ev > lam))) if len(ev) else 0.0) for lam in lambdas}
+
+
 def selection_scores(records: Sequence[Mapping[str, Any]], lambdas: Sequence[float], max_pred: int | None,
                      metric: PairMetric | None = None) -> dict[str, Any]:
     """AVeriTeC-style scores of selected evidence *sentences* (HealthFC's pipeline and joint systems):
@@ -437,7 +442,7 @@ def selection_scores(records: Sequence[Mapping[str, Any]], lambdas: Sequence[flo
     right = np.array([r.get("label") == r.get("pred_label") for r in records], dtype=bool)
     return {
         "evidence_score": float(ev.mean()) if len(ev) else 0.0,
-        "score": {lambda_key(lam): (float(np.mean(right & (ev > lam))) if len(ev) else 0.0) for lam in lambdas},
+        "score": _averitec_at(right, ev, lambdas),
         "n": len(ev),
         "n_no_gold_evidence": sum(not _clean(r.get("gold_evidence") or []) for r in records),
         "n_no_pred_evidence": sum(not _clean(r.get("evidence") or []) for r in records),
