@@ -33,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from medfc.clinifact.ctgov import nct_id
 from medfc.clinifact.pairs import LABEL_NAMES, LIST_COLUMNS, RELEASE_COLUMNS, parse_list_literal
 from medfc.common.diff import after
 
@@ -119,7 +120,7 @@ def study_facts(studies: Iterable[Mapping[str, Any]], wanted: set[str]) -> dict[
     out: dict[str, StudyFacts] = {}
     for study in studies:
         ps = study.get("protocolSection") or {}
-        nct = (ps.get("identificationModule") or {}).get("nctId")
+        nct = nct_id(study)
         if nct not in wanted:
             continue
         outcomes: dict[str, list[int]] = defaultdict(list)

@@ -116,12 +116,12 @@ def diff_crawl(rows: Sequence[ReleaseRow], claims: Sequence[Mapping[str, Any]], 
             out.append(_finding("page_gone", row, reason=problems.get(key, "not_crawled")))
             continue
         cands = [c for c in claims_by_url.get(key, []) if c["claim_id"] in unjoined]
-        best = max(cands, key=lambda c: claim_similarity(row.de_claim, c["question"]), default=None)
-        if best is None:  # every claim of the page went to another row: this one is gone from the page
+        if not cands:  # every claim of the page went to another row: this one is gone from the page
             out.append(_finding("claim_text_changed", row, None, article, score=0.0, reason="removed",
                                 detail="no claim of the page is left for it"))
             continue
-        out.append(_finding("claim_text_changed", row, best, article, score=round(claim_similarity(row.de_claim, best["question"]), 2),
+        score, best = max(((claim_similarity(row.de_claim, c["question"]), c) for c in cands), key=lambda sc: sc[0])
+        out.append(_finding("claim_text_changed", row, best, article, score=round(score, 2),
                             reason="not_joined", detail=f"not joined: the closest unjoined claim is below {min_claim_score:g}"))
     for cid in unmatched_claims:
         claim = claim_by_id[cid]

@@ -31,12 +31,11 @@ from medfc.healthfc.folds import assign_folds
 from medfc.healthfc.parse import PageSkipped, parse_page
 from medfc.healthfc.records import schema_errors
 from medfc.healthfc.release import ReleaseRow, fetch_release, read_release
+from medfc.healthfc.sentences import BaseSplitter
 from medfc.healthfc.tm import Corrections, TranslationMemory
 from medfc.healthfc.translate import TranslateOptions, make_translator_factory, translate_articles
 
 log = logging.getLogger(__name__)
-
-Splitter = Literal["pysbd", "nltk-punkt", "none"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ class AlignOptions(Options):
     fuzzy_threshold: float
     min_claim_score: float
     min_contained_chars: int
-    splitter: Splitter
+    splitter: BaseSplitter
 
 
 @dataclass(frozen=True)
@@ -62,7 +61,7 @@ class DatasetOptions(Options):
     """``healthfc.dataset.mode`` + ``splitter`` (``healthfc.sentences.base``)."""
 
     mode: Literal["crawl+release", "crawl", "release"]
-    splitter: Splitter
+    splitter: BaseSplitter
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import medfc
 from medfc.common.options import Options
-from medfc.healthfc.sentences import article_sentence_records
+from medfc.healthfc.sentences import BaseSplitter, article_sentence_records
 from medfc.healthfc.tm import Corrections, TranslationMemory, normalize_key
 
 __all__ = [
@@ -325,7 +325,7 @@ class TranslateOptions(Options):
     num_beams: int
     progress: bool
     memory: str
-    splitter: Literal["pysbd", "nltk-punkt", "none"]
+    splitter: BaseSplitter
 
     @property
     def memory_key(self) -> str:
