@@ -388,6 +388,12 @@ def table_options(w):
     return options
 
 
+def clinifact_score_options(system):
+    """The CliniFact scoring options: the system and the bootstrap behind its intervals."""
+    bs = config["scoring"]["bootstrap"]
+    return {"system": system, "n_resamples": bs["n_resamples"], "seed": bs["seed"]}
+
+
 def clinifact_fig3_inputs(w):
     inputs = {"predictions": [f"{r['dir']}/predictions.jsonl" for r in clinifact_runs()], "test": f"{CF_PAIRS}/test_set.csv",
               "papers": PAPERS}

@@ -34,7 +34,7 @@ rule clinifact_score:
         report=f"{EXP_DIR}/clinifact/{{model}}/scores.skipped.json",
     params:
         step=versioned("scoring.steps:clinifact"),
-        options={"system": "discriminative"},
+        options=clinifact_score_options("discriminative"),
     log:
         "logs/scoring/clinifact/{model}.log",
     benchmark:
@@ -56,7 +56,7 @@ rule clinifact_zero_shot_score:
         report=f"{EXP_DIR}/clinifact/zero_shot/{{model}}/scores.skipped.json",
     params:
         step=versioned("scoring.steps:clinifact"),
-        options={"system": "zero_shot"},
+        options=clinifact_score_options("zero_shot"),
     log:
         "logs/scoring/clinifact/zero_shot/{model}.log",
     benchmark:

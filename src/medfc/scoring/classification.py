@@ -1,5 +1,6 @@
 """Label metrics shared by every stage: accuracy, per-class/macro P/R/F1, confusion matrix,
-the McNemar–Bowker test between two systems, and mean ± std over folds.
+the McNemar–Bowker test between two systems, percentile bootstrap intervals of accuracy and macro-F1,
+and mean ± std over folds.
 
 Conventions (see docs/scoring.md):
 
@@ -116,6 +117,48 @@ def classification_scores(gold: Sequence[str], pred: Sequence[str], labels: Sequ
         "confusion": {"labels": labels, "matrix": mat.tolist()},
         "n_unknown_pred": sum(p not in known for p in pred),
     }
+
+
+def bootstrap_intervals(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str], n_resamples: int = 10_000,
+                        seed: int = 0, alpha: float = 0.05, chunk: int = 1000) -> dict[str, Any]:
+    """Percentile bootstrap intervals of accuracy and macro-F1 over items (resampled with replacement).
+
+    Each resample's scores follow the module's conventions (a prediction outside ``labels`` is wrong);
+    resample ``b`` draws its items from ``numpy.random.default_rng(seed)`` in order, so a seed gives the
+    same interval on every machine. Returns ``{"accuracy": {"low", "high"}, "macro_f1": {...},
+    "n_resamples", "seed", "alpha", "method": "percentile"}``; with no items both intervals are 0–0.
+    """
+    n = _check_lengths(gold, pred)
+    labels = list(labels)
+    k = len(labels)
+    out: dict[str, Any] = {"n_resamples": int(n_resamples), "seed": int(seed), "alpha": float(alpha), "method": "percentile"}
+    if n == 0 or k == 0:
+        return out | {"accuracy": {"low": 0.0, "high": 0.0}, "macro_f1": {"low": 0.0, "high": 0.0}}
+    index = {lab: i for i, lab in enumerate(labels)}
+    g = np.array([index[x] if x in index else -1 for x in gold])
+    if (g < 0).any():
+        raise ValueError(f"gold label {gold[int(np.argmax(g < 0))]!r} is not one of {labels}")
+    p = np.array([index.get(x, k) for x in pred])  # k: a prediction outside labels
+    cell = g * (k + 1) + p  # one of k × (k + 1) (gold, pred) cells per item
+    rng = np.random.default_rng(seed)
+    acc, mf1 = np.empty(n_resamples), np.empty(n_resamples)
+    for start in range(0, n_resamples, chunk):
+        b = min(chunk, n_resamples - start)
+        draws = cell[rng.integers(0, n, size=(b, n))] + (np.arange(b) * k * (k + 1))[:, None]
+        mats = np.bincount(draws.ravel(), minlength=b * k * (k + 1)).reshape(b, k, k + 1).astype(np.float64)
+        tp = mats[:, np.arange(k), np.arange(k)]
+        support, n_pred = mats.sum(axis=2), mats[:, :, :k].sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            prec = np.where(n_pred > 0, tp / n_pred, 0.0)
+            rec = np.where(support > 0, tp / support, 0.0)
+            f1 = np.where(prec + rec > 0, 2 * prec * rec / (prec + rec), 0.0)
+        acc[start:start + b] = tp.sum(axis=1) / n
+        mf1[start:start + b] = f1.mean(axis=1)
+    q = [100 * alpha / 2, 100 * (1 - alpha / 2)]
+    for name, values in (("accuracy", acc), ("macro_f1", mf1)):
+        low, high = np.percentile(values, q)
+        out[name] = {"low": float(low), "high": float(high)}
+    return out
 
 
 def bowker_table(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:

@@ -4,7 +4,8 @@ HealthFC: veracity macro P/R/F1 (:mod:`medfc.scoring.classification`); for the e
 systems also sentence-level evidence selection (:func:`evidence_selection_scores`), the FEVER strict
 score (:func:`fever_strict`) and the AVeriTeC evidence score and AVeriTeC score at each λ
 (:func:`medfc.scoring.averitec.selection_scores`); MedSNIP false-class F1 over the supported /
-refuted claims (:mod:`medfc.scoring.medsnip`). CliniFact: accuracy and macro / per-class P/R/F1.
+refuted claims (:mod:`medfc.scoring.medsnip`). CliniFact: accuracy and macro / per-class P/R/F1, with
+percentile bootstrap intervals of accuracy and macro-F1 over the test pairs.
 See docs/scoring.md.
 """
 
@@ -139,14 +140,15 @@ def score_healthfc(records: Sequence[Mapping[str, Any]], system: str, *, evidenc
     return out
 
 
-def score_clinifact(records: Sequence[Mapping[str, Any]], system: str, split: str = "test") -> dict[str, Any]:
+def score_clinifact(records: Sequence[Mapping[str, Any]], system: str, split: str = "test", *,
+                    n_resamples: int = 10_000, seed: int = 0) -> dict[str, Any]:
     """Accuracy and macro / per-class P/R/F1 of one CliniFact prediction file on ``split`` (the
-    records of that split; a missing prediction counts as wrong)."""
+    records of that split; a missing prediction counts as wrong), and under ``ci`` the 95% percentile
+    bootstrap intervals of accuracy and macro-F1 (:func:`classification.bootstrap_intervals`)."""
     recs = [r for r in records if r.get("split", split) == split]
     scored = [r for r in recs if r.get("pred_label") is not None]
-    out = {"kind": "clinifact", "system": system, "split": split, "n": len(recs),
-           "n_no_prediction": len(recs) - len(scored),
-           **classification.classification_scores([str(r["label"]) for r in recs],
-                                                  [str(r["pred_label"]) if r.get("pred_label") is not None else "<none>" for r in recs],
-                                                  CLINIFACT_LABELS)}
-    return out
+    gold = [str(r["label"]) for r in recs]
+    pred = [str(r["pred_label"]) if r.get("pred_label") is not None else "<none>" for r in recs]
+    return {"kind": "clinifact", "system": system, "split": split, "n": len(recs), "n_no_prediction": len(recs) - len(scored),
+            **classification.classification_scores(gold, pred, CLINIFACT_LABELS),
+            "ci": classification.bootstrap_intervals(gold, pred, CLINIFACT_LABELS, n_resamples=n_resamples, seed=seed)}

@@ -33,9 +33,12 @@ class HealthFCScoreOptions(Options):
 
 @dataclass(frozen=True)
 class CliniFactScoreOptions(Options):
-    """The system (``discriminative`` or ``zero_shot``); the test split is scored."""
+    """The system (``discriminative`` or ``zero_shot``); the test split is scored. ``n_resamples`` and
+    ``seed`` (``scoring.bootstrap``) make the bootstrap intervals of accuracy and macro-F1."""
 
     system: str
+    n_resamples: int
+    seed: int
 
 
 def _write(scores: dict[str, Any], report: SkipReport, outputs: dict[str, Any]) -> dict[str, Any]:
@@ -59,4 +62,5 @@ def healthfc(inputs: dict[str, Any], outputs: dict[str, Any], options: HealthFCS
 def clinifact(inputs: dict[str, Any], outputs: dict[str, Any], options: CliniFactScoreOptions) -> dict[str, Any]:
     """``predictions`` → ``scores`` (JSON, test split) + ``report``."""
     report = SkipReport(f"scoring.clinifact.{options.system}")
-    return _write(score_clinifact(read_predictions(inputs["predictions"], report), options.system), report, outputs)
+    return _write(score_clinifact(read_predictions(inputs["predictions"], report), options.system,
+                                  n_resamples=options.n_resamples, seed=options.seed), report, outputs)

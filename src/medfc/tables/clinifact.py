@@ -14,18 +14,25 @@ from medfc.experiments.systems import CLINIFACT_LABELS
 from medfc.tables.common import clinifact_name, pct
 
 
-T8_COLUMNS = ["source", "scale", "model", "system", "n", "accuracy", "macro P", "macro R", "macro F1"]
+T8_COLUMNS = ["source", "scale", "model", "system", "n", "accuracy", "macro P", "macro R", "macro F1", "macro F1 95% CI"]
+
+
+def _interval(scores: Mapping[str, Any]) -> str:
+    ci = (scores.get("ci") or {}).get("macro_f1")
+    return f"{pct(ci['low'])}–{pct(ci['high'])}" if ci else ""
 
 
 def table8(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: Mapping[str, Any], scale: str) -> pd.DataFrame:
     """Table 8: accuracy and macro P/R/F1 on the test split per model: our rows (at ``scale``), then the
-    paper's rows of the same kinds of system (fine-tuned, zero-shot), each its own row."""
+    paper's rows of the same kinds of system (fine-tuned, zero-shot), each its own row. Our rows carry
+    the percentile bootstrap interval of macro-F1 over the test pairs (``low–high``), so a reader can
+    see whether a paper's number lies inside it."""
     rows = []
     for e, f in zip(entries, scores):
         s = read_json(f)
         rows.append({"source": "ours", "scale": scale, "model": clinifact_name(e), "system": e.get("system", "discriminative"),
                      "n": s["n"], "accuracy": pct(s["accuracy"]), "macro P": pct(s["macro_precision"]),
-                     "macro R": pct(s["macro_recall"]), "macro F1": pct(s["macro_f1"])})
+                     "macro R": pct(s["macro_recall"]), "macro F1": pct(s["macro_f1"]), "macro F1 95% CI": _interval(s)})
     cf = papers["clinifact"]
     systems = {r["system"] for r in rows}
     for model, v in cf["table8"].items():

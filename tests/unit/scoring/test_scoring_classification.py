@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from medfc.scoring.classification import (
     accuracy,
     aggregate_folds,
+    bootstrap_intervals,
     bowker_symmetry,
     classification_scores,
     confusion_matrix,
     mcnemar,
     mcnemar_bowker,
+    macro_f1,
     mean_std,
 )
 
@@ -123,3 +126,33 @@ def test_mean_std_and_fold_aggregation():
     assert agg["accuracy"]["std"] == pytest.approx(math.sqrt(0.125))
     assert agg["per_class.a.f1"]["mean"] == pytest.approx((1 + 2 / 3) / 2)
     assert "confusion.matrix" not in agg
+
+
+def test_bootstrap_intervals_equal_the_scores_of_each_resample_computed_one_by_one():
+    rng = np.random.default_rng(3)
+    labels = ["evidence", "inconclusive", "NEI"]
+    gold = [labels[i] for i in rng.integers(0, 3, 60)]
+    pred = [g if rng.random() < 0.7 else ("<none>" if rng.random() < 0.2 else labels[int(rng.integers(0, 3))]) for g in gold]
+    ci = bootstrap_intervals(gold, pred, labels, n_resamples=400, seed=11, chunk=400)
+    draws = np.random.default_rng(11).integers(0, 60, size=(400, 60))
+    acc = [accuracy([gold[i] for i in d], [pred[i] for i in d]) for d in draws]
+    mf1 = [macro_f1([gold[i] for i in d], [pred[i] for i in d], labels) for d in draws]
+    assert ci["accuracy"] == {"low": pytest.approx(np.percentile(acc, 2.5)), "high": pytest.approx(np.percentile(acc, 97.5))}
+    assert ci["macro_f1"] == {"low": pytest.approx(np.percentile(mf1, 2.5)), "high": pytest.approx(np.percentile(mf1, 97.5))}
+    assert ci["macro_f1"]["low"] < macro_f1(gold, pred, labels) < ci["macro_f1"]["high"]
+    assert (ci["n_resamples"], ci["seed"], ci["alpha"], ci["method"]) == (400, 11, 0.05, "percentile")
+    # the same seed gives the same interval whatever the chunking; another seed another one
+    assert bootstrap_intervals(gold, pred, labels, n_resamples=400, seed=11) == bootstrap_intervals(gold, pred, labels, n_resamples=400, seed=11)
+    assert bootstrap_intervals(gold, pred, labels, n_resamples=400, seed=12)["macro_f1"] != ci["macro_f1"]
+
+
+def test_bootstrap_intervals_of_perfect_and_of_no_predictions():
+    gold = ["a", "b", "c", "a"]
+    perfect = bootstrap_intervals(gold, gold, ["a", "b", "c"], n_resamples=200)
+    assert perfect["accuracy"] == {"low": 1.0, "high": 1.0}
+    # a resample without any "b" scores that class 0 (the module's convention), so the low end drops
+    assert perfect["macro_f1"]["high"] == 1.0 and perfect["macro_f1"]["low"] == pytest.approx(1 / 3)
+    assert bootstrap_intervals(gold, ["x"] * 4, ["a", "b", "c"], n_resamples=200)["accuracy"] == {"low": 0.0, "high": 0.0}
+    assert bootstrap_intervals([], [], ["a"], n_resamples=200)["macro_f1"] == {"low": 0.0, "high": 0.0}
+    with pytest.raises(ValueError, match="'z' is not one of"):
+        bootstrap_intervals(["z"], ["a"], ["a"])

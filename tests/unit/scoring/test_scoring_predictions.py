@@ -91,6 +91,8 @@ def test_score_clinifact_counts_missing_predictions_as_wrong(tmp_path):
                         {"id": "2", "split": "test", "label": "NEI", "pred_label": None},
                         {"id": "3", "split": "validation", "label": "NEI", "pred_label": "NEI"}])
     s = call_step(steps.clinifact, {"predictions": str(preds)}, {"scores": str(tmp_path / "s.json"), "report": str(tmp_path / "r.json")},
-                  {"system": "zero_shot"})
+                  {"system": "zero_shot", "n_resamples": 500, "seed": 0})
     assert s["n"] == 2 and s["n_no_prediction"] == 1 and s["accuracy"] == 0.5
+    # two test pairs, one right: a resample holds 0, 1 or 2 right ones
+    assert s["ci"]["accuracy"] == {"low": 0.0, "high": 1.0} and s["ci"]["n_resamples"] == 500
     assert s["per_class"]["NEI"]["recall"] == 0.0

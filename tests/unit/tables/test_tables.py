@@ -96,7 +96,7 @@ def test_table8_our_rows_then_the_papers_and_a_caption_that_says_the_scale(tmp_p
     _, preds = clinifact_test_predictions(tmp_path, clinifact_data["test"])
     scores = tmp_path / "s.json"
     call_step(scoring_steps.clinifact, {"predictions": str(preds)}, {"scores": str(scores), "report": str(tmp_path / "r.json")},
-              {"system": "discriminative"})
+              {"system": "discriminative", "n_resamples": 1000, "seed": 0})
     out = {k: str(tmp_path / f"t8.{k}") for k in ("csv", "md", "tex")}
     call_step(T.clinifact_table8, {"scores": [str(scores)], "papers": str(PAPERS)}, out,
               {"entries": [{"model": "minilm", "model_name": "offline:minilm", "system": "discriminative"}], "scale": "smoke"})
@@ -104,7 +104,11 @@ def test_table8_our_rows_then_the_papers_and_a_caption_that_says_the_scale(tmp_p
     md = Path(out["md"]).read_text()
     assert "CliniFact Table 8" in md and "SMOKE-SIZED" in md
     assert t8.iloc[0]["source"] == "ours" and t8.iloc[0]["accuracy"] == pytest.approx(100 * 2 / 6, abs=0.05)
+    ci = json.loads(scores.read_text())["ci"]["macro_f1"]
+    low, high = (float(x) for x in t8.iloc[0]["macro F1 95% CI"].split("–"))
+    assert (low, high) == (round(100 * ci["low"], 1), round(100 * ci["high"], 1)) and low <= float(t8.iloc[0]["macro F1"]) <= high
     paper = t8[t8["source"] == "paper (Zhang et al. 2025)"]
     # fine-tuned rows only: no zero-shot system of ours, so no zero-shot rows of the paper
     assert list(paper["model"]) == ["BioBERT", "PubMedBERT", "RoBERTa"]
     assert list(paper["accuracy"]) == [80.2, 77.9, 75.4] and list(paper["macro F1"]) == ["74.7", "", ""]  # a CSV column with blanks
+    assert list(paper["macro F1 95% CI"]) == ["", "", ""]
