@@ -61,12 +61,12 @@ def clinifact(root: Path) -> None:
         return
     bench = root / "results/benchmarks/experiments/clinifact"
     print("\nCliniFact, test split (394 pairs of the release)")
-    print(f"{'source':<28} {'model':<30} {'macro-F1':>9} {'accuracy':>9} {'wall s':>8}  ")
+    print(f"{'source':<28} {'model':<30} {'macro-F1':>9} {'95% CI':>12} {'accuracy':>9} {'wall s':>8}  ")
     for r in _rows(table):
         ours = r["source"] == "ours"
         wall = f"{_wall(bench, r['model'] + '.tsv'):.0f}" if ours else ""
         f1 = _mean(r["macro F1"])
-        print(f"{r['source']:<28} {r['model']:<30} {r['macro F1']:>9} {r['accuracy']:>9} {wall:>8}  "
+        print(f"{r['source']:<28} {r['model']:<30} {r['macro F1']:>9} {r.get('macro F1 95% CI', ''):>12} {r['accuracy']:>9} {wall:>8}  "
               f"{_target('clinifact', r['system'], f1) if ours else ''}")
 
 
