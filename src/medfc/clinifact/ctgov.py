@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import gzip
 import hashlib
 import json
 import logging
@@ -15,7 +14,7 @@ from typing import Any
 
 from medfc.clinifact import zipstream
 from medfc.common.http import HttpClient, RateLimiter, progress_bar
-from medfc.common.io import write_json, write_jsonl
+from medfc.common.io import jsonl_writer, write_json, write_jsonl
 from medfc.common.report import SkipReport
 
 log = logging.getLogger(__name__)
@@ -234,11 +233,8 @@ def read_bulk_zip(
     """
     report = report or SkipReport("fetch_studies")
     with contextlib.ExitStack() as stack:
-        sink = None
-        if excluded_path is not None:
-            Path(excluded_path).parent.mkdir(parents=True, exist_ok=True)
-            raw = stack.enter_context(open(excluded_path, "wb"))
-            sink = stack.enter_context(gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0))
+        # the exclusions land (atomically) only when the studies file is complete too
+        sink = stack.enter_context(jsonl_writer(excluded_path)) if excluded_path is not None else None
 
         def studies() -> Iterator[dict[str, Any]]:
             for study in progress_bar(iter_bulk_zip(zip_path, report=report, limit=limit), desc="bulk zip", enabled=progress):
@@ -248,7 +244,7 @@ def read_bulk_zip(
                     if reason:
                         report.exclude(reason)  # the CliniFact selection, not bad input: counted only
                         if sink is not None:
-                            sink.write((json.dumps({"nctId": nct_id(study), "reason": reason}) + "\n").encode("utf-8"))
+                            sink({"nctId": nct_id(study), "reason": reason})
                         continue
                 report.count("studies")
                 yield study

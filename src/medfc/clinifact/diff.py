@@ -154,9 +154,11 @@ class Trace:
 
     @classmethod
     def from_reports(cls, studies: dict[str, StudyFacts], excluded: Iterable[Mapping[str, Any]], claims_report: Mapping[str, Any],
-                     abstracts_report: Mapping[str, Any], pairs_report: Mapping[str, Any]) -> Trace:
-        return cls(studies, {str(e["nctId"]): str(e["reason"]) for e in excluded}, skips_by_id(claims_report),
-                   skips_by_id(abstracts_report), skips_by_id(pairs_report))
+                     abstracts_report: Mapping[str, Any], pairs_report: Mapping[str, Any], wanted: set[str] | None = None) -> Trace:
+        """``wanted``: the only nctIds whose exclusions are kept (a full bulk download leaves out ~500,000 studies;
+        the diff asks about a few thousand); None keeps all."""
+        kept = {str(e["nctId"]): str(e["reason"]) for e in excluded if wanted is None or str(e["nctId"]) in wanted}
+        return cls(studies, kept, skips_by_id(claims_report), skips_by_id(abstracts_report), skips_by_id(pairs_report))
 
 
 Finding = tuple[str, str, str]  # (category, reason, detail)

@@ -250,7 +250,8 @@ def diff(inputs: dict[str, Any], outputs: dict[str, Any], options: DiffOptions) 
     kept = {int(i) for name in pairs.SPLITS for i in pairs.read_release_csv(inputs[name])["index"]}
     wanted = {str(n) for n in released["nctId"]} | {str(n) for n in rebuilt["nctId"]}
     trace = cdiff.Trace.from_reports(cdiff.study_facts(read_jsonl(inputs["studies"]), wanted), read_jsonl(inputs["excluded"]),
-                                     read_json(inputs["claims_report"]), read_json(inputs["abstracts_report"]), read_json(inputs["pairs_report"]))
+                                     read_json(inputs["claims_report"]), read_json(inputs["abstracts_report"]), read_json(inputs["pairs_report"]),
+                                     wanted)
     release_date = date.fromisoformat(options.release_date)
     rows = cdiff.diff_pairs(rebuilt, released, trace, release_date, kept)
     studies_report = read_json(inputs["studies_report"])

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,29 +28,38 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
                 yield json.loads(line)
 
 
-def write_jsonl(path: str | os.PathLike, records: Iterable[dict[str, Any]]) -> int:
-    """Write records atomically as JSONL (gzip when the name ends in .gz); return the count."""
+@contextlib.contextmanager
+def jsonl_writer(path: str | os.PathLike) -> Iterator[Callable[[dict[str, Any]], None]]:
+    """A ``write(record)`` for JSONL (gzip when the name ends in .gz) that lands atomically: the lines go to
+    a temporary file beside ``path``, which replaces ``path`` only when the block ends without an error.
+    On an error ``path`` keeps what it held before and the temporary file is removed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    count = 0
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
-        if str(path).endswith(".gz"):
-            # mtime=0 and no file name in the header keep the bytes identical for identical content
-            with open(tmp, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
-                for rec in records:
-                    gz.write((json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
-                    count += 1
-        else:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                for rec in records:
-                    fh.write(json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n")
-                    count += 1
+        with contextlib.ExitStack() as stack:
+            if str(path).endswith(".gz"):
+                # mtime=0 and no file name in the header keep the bytes identical for identical content
+                raw = stack.enter_context(open(tmp, "wb"))
+                gz = stack.enter_context(gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0))
+                yield lambda rec: gz.write((json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
+            else:
+                fh = stack.enter_context(open(tmp, "w", encoding="utf-8"))
+                yield lambda rec: fh.write(json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n")
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def write_jsonl(path: str | os.PathLike, records: Iterable[dict[str, Any]]) -> int:
+    """Write records atomically as JSONL (gzip when the name ends in .gz); return the count."""
+    count = 0
+    with jsonl_writer(path) as write:
+        for rec in records:
+            write(rec)
+            count += 1
     return count
 
 

@@ -142,3 +142,18 @@ def test_demo_zip_filter_counts(tmp_path):
     with zipfile.ZipFile(DEMO_ZIP) as zf:
         names = zf.namelist()
     assert len(names) == 44 and all(ctgov.NCT_MEMBER.search(n) and n.startswith("NCT9900") for n in names)
+
+
+def test_a_bulk_read_that_breaks_off_leaves_neither_studies_nor_exclusions(tmp_path, monkeypatch):
+    seen = []
+
+    def failing_filter(study):
+        seen.append(study)
+        if len(seen) == 30:
+            raise OSError("disk full")
+        return "no_results" if len(seen) % 2 else None
+
+    monkeypatch.setattr(ctgov, "passes_clinifact_filter", failing_filter)
+    with pytest.raises(OSError, match="disk full"):
+        ctgov.read_bulk_zip(DEMO_ZIP, tmp_path / "s.jsonl.gz", progress=False, excluded_path=tmp_path / "x.jsonl.gz")
+    assert list(tmp_path.iterdir()) == []  # no half-written list of exclusions, no temporary files

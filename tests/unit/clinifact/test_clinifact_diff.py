@@ -209,3 +209,11 @@ def test_the_step_threads_the_pipeline_records_and_writes_every_file(tmp_path):
     assert "## release_only_filtered (1)" in md and "fetch_studies: no_results" in md
     report = json.loads((out / "report.json").read_text())
     assert report["counts"]["identical"] == 1 and report["counts"]["label_differs"] == 0
+
+
+def test_trace_keeps_only_the_exclusions_of_the_wanted_studies():
+    excluded = [{"nctId": "NCT00000001", "reason": "no_results"}, {"nctId": "NCT00000002", "reason": "not_interventional"}]
+    empty = {"skipped": []}
+    trace = D.Trace.from_reports({}, iter(excluded), empty, empty, empty, wanted={"NCT00000002", "NCT00000003"})
+    assert trace.excluded == {"NCT00000002": "not_interventional"}
+    assert D.Trace.from_reports({}, excluded, empty, empty, empty).excluded == {"NCT00000001": "no_results", "NCT00000002": "not_interventional"}

@@ -1,0 +1,30 @@
+"""Atomic JSONL writing: a file either holds a whole run's records or what it held before."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+
+from medfc.common.io import jsonl_writer, read_jsonl, write_jsonl
+
+
+@pytest.mark.parametrize("name", ["r.jsonl", "r.jsonl.gz"])
+def test_jsonl_writer_replaces_the_file_only_when_the_block_ends_cleanly(tmp_path, name):
+    path = tmp_path / name
+    assert write_jsonl(path, [{"b": 2, "a": "ä"}]) == 1
+    with pytest.raises(RuntimeError), jsonl_writer(path) as write:
+        write({"a": 3})
+        raise RuntimeError("the source broke off")
+    assert list(read_jsonl(path)) == [{"a": "ä", "b": 2}]  # what it held before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # no temporary file left
+    with jsonl_writer(path) as write:
+        write({"a": 4})
+    assert list(read_jsonl(path)) == [{"a": 4}]
+
+
+def test_gzip_output_is_byte_identical_for_identical_records(tmp_path):
+    write_jsonl(tmp_path / "a.jsonl.gz", [{"x": 1}])
+    write_jsonl(tmp_path / "b.jsonl.gz", [{"x": 1}])
+    assert (tmp_path / "a.jsonl.gz").read_bytes() == (tmp_path / "b.jsonl.gz").read_bytes()
+    assert gzip.decompress((tmp_path / "a.jsonl.gz").read_bytes()) == b'{"x": 1}\n'
