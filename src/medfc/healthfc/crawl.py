@@ -28,41 +28,12 @@ import scrapy
 from scrapy.spiders import SitemapSpider
 
 from medfc.common.io import read_jsonl, write_json, write_jsonl
-from medfc.common.options import Options
+from medfc.healthfc.crawl_options import CrawlOptions
 from medfc.healthfc.mirror import MirrorServer, tree_digest
 
 log = logging.getLogger(__name__)
 
 PARTIAL_NAME = "pages.partial.jsonl"
-
-
-@dataclass(frozen=True)
-class CrawlOptions(Options):
-    """Everything a crawl depends on: the ``healthfc.crawl`` config section (every key documented in
-    the schema) + ``http_cache_dir`` and ``jobdir`` under the cache."""
-
-    base_url: str
-    sitemap_path: str
-    sitemap_follow: tuple[str, ...]
-    url_list: tuple[str, ...]
-    mirror_dir: str | None
-    user_agent: str
-    contact: str
-    download_delay: float
-    concurrent_requests_per_domain: int
-    autothrottle_target_concurrency: float
-    autothrottle_max_delay: float
-    retry_times: int
-    download_timeout: float
-    http_cache_dir: str
-    http_cache_expiration_secs: int
-    jobdir: str
-    max_pages: int
-    log_level: str
-
-    @property
-    def full_user_agent(self) -> str:
-        return f"{self.user_agent} (+mailto:{self.contact})" if self.contact else self.user_agent
 
 
 def _fetch_time(response: scrapy.http.Response) -> str:

@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
 from medfc.healthfc.align import normalize_url
 
@@ -55,6 +54,8 @@ def paper_folds(labels: Sequence[str], n_splits: int = 5, seed: int = 42) -> np.
         return folds
     if max(Counter(labels).values()) < n_splits:
         return _round_robin(labels, n_splits)
+    from sklearn.model_selection import StratifiedKFold  # scikit-learn costs ~0.9 s to import: only here
+
     skf = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
     for k, (_, test) in enumerate(skf.split(np.zeros(len(labels)), labels)):
         folds[test] = k
@@ -70,6 +71,8 @@ def grouped_folds(labels: Sequence[str], groups: Sequence[str], n_splits: int = 
     n_groups = len(set(groups))
     if n_groups < n_splits:
         raise ValueError(f"{n_groups} articles cannot fill {n_splits} grouped folds; lower healthfc.folds.n_splits")
+    from sklearn.model_selection import StratifiedGroupKFold
+
     sgkf = StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=seed)
     for k, (_, test) in enumerate(sgkf.split(np.zeros(len(labels)), labels, groups)):
         folds[test] = k

@@ -22,10 +22,9 @@ from medfc.common.io import input_paths, read_json, read_jsonl, write_json, writ
 from medfc.common.options import NoOptions, Options, Runtime
 from medfc.common.report import SkipReport
 from medfc.healthfc import diff as hdiff
-from medfc.healthfc import figures
 from medfc.healthfc import stats as hstats
 from medfc.healthfc.align import align_release, alignment_from_records, alignment_records
-from medfc.healthfc.crawl import CrawlOptions, crawl_site
+from medfc.healthfc.crawl_options import CrawlOptions
 from medfc.healthfc.dataset import build_dataset, known_translations, sentences_by_article, write_dataset
 from medfc.healthfc.folds import assign_folds
 from medfc.healthfc.parse import PageSkipped, parse_page
@@ -94,6 +93,8 @@ class DiffOptions(Options):
 
 def crawl(inputs: dict[str, Any], outputs: dict[str, Any], options: CrawlOptions, runtime: Runtime) -> None:
     """Crawl the portal (or the demo mirror) → ``pages`` (gzip JSONL) and ``stats`` (JSON)."""
+    from medfc.healthfc.crawl import crawl_site  # Scrapy: imported by this step only
+
     crawl_site(options, outputs["pages"], outputs["stats"], log_file=runtime.log_file)
 
 
@@ -282,6 +283,8 @@ def folds(inputs: dict[str, Any], outputs: dict[str, Any], options: FoldsOptions
 def stats(inputs: dict[str, Any], outputs: dict[str, Any], options: StatsOptions) -> None:
     """Dataset → Table 2 (``table2`` .csv, with .md and .tex next to it), Figs. 1–3 (``fig1``..``fig3``
     .png with the .pdf next to it, and ``fig*_data`` CSVs) and ``summary`` (JSON)."""
+    from medfc.healthfc import figures  # matplotlib: imported by this step only
+
     records = list(read_jsonl(inputs["dataset"]))
     write_table(hstats.table2(records), Path(outputs["table2"]).with_suffix(""),
                 caption="HealthFC Table 2: text statistics (mean, std, min, max)")
