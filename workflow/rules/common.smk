@@ -600,7 +600,7 @@ def check_medsnip_config():
         checks.append((MedsnipRetrieval, medsnip_retrieval(), "medsnip.retrieval"))
     for cls, options, where in checks:
         try:
-            cls.from_mapping(options, where).check(where)
+            cls.from_mapping(options, where)  # its cross-field checks included
         except ValueError as exc:
             note = f" (the LLM of {where} is medsnip.llm updated with the keys {where} sets)" if cls is MedsnipLLM else ""
             raise ValueError(f"config: {exc}{note}") from None

@@ -35,7 +35,8 @@ class Options:
 
     @classmethod
     def from_mapping(cls: type[T], data: Mapping[str, Any] | T, where: str = "") -> T:
-        """Build from a mapping; every field must be present and no other key may be."""
+        """Build from a mapping; every field must be present and no other key may be, and the class's
+        cross-field checks (:meth:`_check`) must pass."""
         if isinstance(data, cls):
             return data
         where = where or cls.__name__
@@ -53,7 +54,14 @@ class Options:
             raise OptionsError(f"{cls.__name__}: " + "; ".join(problems))
         hints = _hints(cls)
         values = {name: _convert(data[name], hints[name], f"{where}.{name}") for name in fields}
-        return cls(**values)
+        built = cls(**values)
+        built._check(where)
+        return built
+
+    def _check(self, where: str) -> None:
+        """Checks no single field can make (one field required by another's value, a range): raise
+        :class:`OptionsError` naming the dotted key under ``where``. :meth:`from_mapping` runs them on
+        every options object it builds, nested ones first; none by default."""
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-able values (tuples as lists), e.g. for an info file."""

@@ -4,13 +4,14 @@ Every default lives in the workflow's config schema (the ``medsnip`` section of
 workflow/schemas/config.schema.yaml); ``workflow/rules/common.smk`` turns that section into each rule's
 options and ``medfc run`` builds them, so a missing or unknown key stops the step naming it. Choices
 are ``Literal`` fields (a bad value names its key too). What one field cannot say alone — the LLM a mode
-needs, the retrieval settings of the retrieval verifier, non-empty model names — is checked by
-:meth:`MedsnipOptions.check`, which every step calls first and which names the dotted key.
+needs, the retrieval settings of the retrieval verifier, non-empty model names — is checked by each
+class's ``_check``, which :meth:`medfc.common.options.Options.from_mapping` runs as it builds the options
+(before a step reads anything), naming the dotted key.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Literal, get_args
 
 from medfc.common.options import Options, OptionsError
@@ -28,18 +29,8 @@ SEARCH_SOURCES = get_args(SearchSource)
 
 @dataclass(frozen=True)
 class MedsnipOptions(Options):
-    """Base of the MedSNIP options: :meth:`check` runs the cross-field checks of this object and of
-    the nested options it holds, naming the dotted key (``options.llm.model: empty``)."""
-
-    def check(self, where: str = "options") -> None:
-        self._check(where)
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, MedsnipOptions):
-                value.check(f"{where}.{f.name}")
-
-    def _check(self, where: str) -> None:
-        """The checks of this class's own fields (none by default)."""
+    """Base of the MedSNIP options. The cross-field checks are each class's ``_check``, which
+    :meth:`Options.from_mapping` runs with the dotted key (``options.llm.model: empty``)."""
 
 
 @dataclass(frozen=True)

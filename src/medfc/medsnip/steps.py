@@ -2,7 +2,8 @@
 
 Every step is ``step(inputs, outputs, options[, runtime])`` with the rule's named files and a typed,
 frozen options object (:mod:`medfc.medsnip.options`, built by ``medfc run`` from the mapping the rule
-passes, every key required); each calls ``options.check()`` first, which names a bad key. The steps
+passes, every key required, with the cross-field checks of each class), so a bad key is named before a
+step reads anything. The steps
 that may run a local model take ``runtime`` (its threads). The library knows nothing of Snakemake.
 
 ``prepare`` (:class:`PrepareOptions`)
@@ -104,7 +105,6 @@ def rewrite_statements(answers: list[dict[str, Any]], opts: PrepareOptions, repo
 
 
 def prepare(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: PrepareOptions, runtime: Runtime) -> dict[str, Any]:
-    options.check()
     report = SkipReport(f"medsnip-prepare-{options.source}")
     if options.source == "bench":
         answers = load_bench(inputs["source"], report, options.splits)
@@ -126,7 +126,6 @@ def prepare(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: Prep
 
 
 def decompose(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: DecomposeOptions, runtime: Runtime) -> dict[str, Any]:
-    options.check()
     report = SkipReport(f"medsnip-decompose-{options.mode}")
     answers = list(read_jsonl(inputs["answers"]))
     ledger = Ledger()
@@ -172,7 +171,6 @@ def make_searchers(r: RetrievalOptions) -> dict[str, CachedSearch]:
 def verify(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: VerifyOptions, runtime: Runtime,
            searchers: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Verify every unit (``searchers`` replaces the backends built from the options, e.g. in tests)."""
-    options.check()
     report = SkipReport(f"medsnip-verify-{options.name}-{options.verifier}")
     units = list(read_jsonl(inputs["units"]))
     answers = {a["answer_id"]: a for a in read_jsonl(inputs["answers"])}
@@ -317,7 +315,6 @@ def _compare(base: Mapping[str, Any], arm: Mapping[str, Any], opts: ScoreOptions
 
 
 def score(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: ScoreOptions) -> dict[str, Any]:
-    options.check()
     report = SkipReport("medsnip-score")
     answers = {a["answer_id"]: a for a in read_jsonl(inputs["answers"])}
     paths = inputs["verdicts"] if isinstance(inputs["verdicts"], (list, tuple)) else [inputs["verdicts"]]
@@ -393,7 +390,6 @@ def table_rows(scores: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def table(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: TableOptions) -> list[dict[str, Any]]:
     """The atoms-vs-snippets table of one dataset as CSV, Markdown and LaTeX (outputs on one stem)."""
-    options.check()
     stem = table_stem(outputs)
     scores = read_json(inputs["scores"])
     o = scores["options"]

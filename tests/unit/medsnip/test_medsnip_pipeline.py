@@ -181,7 +181,6 @@ def test_options_name_the_missing_or_unknown_key(tmp_path):
     good = decompose_opts("atoms", llm_opts("http://127.0.0.1:9/v1"))
     opts = DecomposeOptions.from_mapping(good, "options")
     assert opts.llm.model == "served-llm" and opts.llm.timeout_s == 10.0 and opts.llm.max_tokens == 256
-    opts.check()
     with pytest.raises(OptionsError, match=r"missing options\.llm\.max_tokens"):
         DecomposeOptions.from_mapping({**good, "llm": {k: v for k, v in good["llm"].items() if k != "max_tokens"}}, "options")
     with pytest.raises(OptionsError, match=r"unknown options\.colour"):
@@ -192,7 +191,7 @@ def test_options_name_the_missing_or_unknown_key(tmp_path):
         DecomposeOptions.from_mapping({**good, "llm": {**good["llm"], "temperature": "0"}}, "options")
     with pytest.raises(OptionsError, match=r"options\.llm\.backend: 'vllm' is not one of"):
         DecomposeOptions.from_mapping({**good, "llm": {**good["llm"], "backend": "vllm"}}, "options")
-    # cross-field checks, run by every step before it reads anything
+    # cross-field checks, run as the options are built (so before a step reads anything)
     checks = [(DecomposeOptions, {**good, "llm": None}, r"options\.llm: required for mode atoms"),
               (DecomposeOptions, {**good, "llm": {**good["llm"], "model": " "}}, r"options\.llm\.model: empty"),
               (VerifyOptions, verify_opts("retrieval", "x", good["llm"]), r"options\.retrieval: required for the retrieval verifier"),
@@ -200,7 +199,7 @@ def test_options_name_the_missing_or_unknown_key(tmp_path):
                   **retrieval_opts(tmp_path, tmp_path)["bm25"], "passages": ""}}), r"options\.retrieval\.bm25\.passages: empty")]
     for cls, mapping, message in checks:
         with pytest.raises(OptionsError, match=message):
-            cls.from_mapping(mapping, "options").check()
+            cls.from_mapping(mapping, "options")
     # a step called with them stops before reading its inputs
     with pytest.raises(OptionsError, match=r"options\.llm: required for mode group"):
         call_step(steps.decompose, {"answers": tmp_path / "missing.jsonl"}, {"units": tmp_path / "u.jsonl"}, decompose_opts("group", None))
