@@ -19,6 +19,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from medfc.common.options import Options
 from medfc.experiments.classifier import Example
 from medfc.experiments.clinifact_features import features, fit_idf
+from medfc.experiments.sklearn_common import WholeTexts, add_probs, class_weight, label_indices
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +57,7 @@ class FittedGbm:
     def __init__(self, options: GbmOptions, labels: Sequence[str], idf: dict[str, float], keys: list[str], models: list):
         self.options, self.labels, self.idf, self.keys, self.models = options, list(labels), idf, keys, models
         self.result = GbmInfo(n_features=len(keys))
-        self.encode_stats = self.result
+        self.encode_stats = WholeTexts()  # the features read every abstract whole
 
     def matrix(self, examples: Sequence[Example]) -> np.ndarray:
         rows = [features(ex.text_a or "", ex.prefix_b or "", ex.text_b or "", self.idf) for ex in examples]
@@ -68,17 +69,14 @@ class FittedGbm:
             return out
         X = self.matrix(examples)
         for m in self.models:
-            p = m.predict_proba(X)
-            for j, c in enumerate(m.classes_):
-                out[:, int(c)] += p[:, j] / len(self.models)
+            add_probs(out, m.classes_, m.predict_proba(X), 1.0 / len(self.models))
         return out
 
 
 def _fit(options: GbmOptions, X: np.ndarray, y: np.ndarray) -> list:
-    weight = "balanced" if options.class_weights == "balanced" else None
     return [HistGradientBoostingClassifier(learning_rate=options.learning_rate, max_iter=options.max_iter, max_leaf_nodes=options.max_leaf_nodes,
                                            min_samples_leaf=options.min_samples_leaf, l2_regularization=options.l2_regularization,
-                                           class_weight=weight, random_state=seed).fit(X, y) for seed in options.seeds]
+                                           class_weight=class_weight(options.class_weights), random_state=seed).fit(X, y) for seed in options.seeds]
 
 
 def fit_gbm(options: GbmOptions, labels: Sequence[str], train_examples: Sequence[Example],
@@ -88,11 +86,8 @@ def fit_gbm(options: GbmOptions, labels: Sequence[str], train_examples: Sequence
     from medfc.experiments.metrics import validation_scores
 
     start = time.perf_counter()
-    index = {lab: i for i, lab in enumerate(labels)}
     fit_on = list(train_examples) + (list(val_examples or []) if options.refit_with_validation else [])
-    y = np.array([index[ex.label] for ex in fit_on])
-    if len(set(y.tolist())) < 2:
-        raise ValueError(f"{desc}: the training examples hold a single class; a classifier needs two")
+    y = label_indices(labels, fit_on, desc)
     idf = fit_idf(ex.text_b or "" for ex in fit_on)
     keys = list(features("", "", "", idf))
     fitted = FittedGbm(options, labels, idf, keys, [])

@@ -27,6 +27,7 @@ from sklearn.pipeline import FeatureUnion
 from medfc.common.options import Options
 from medfc.experiments.classifier import Example
 from medfc.experiments.metrics import validation_scores
+from medfc.experiments.sklearn_common import WholeTexts, add_probs, class_weight, label_indices
 
 log = logging.getLogger(__name__)
 
@@ -80,13 +81,6 @@ class TfidfInfo:
         return dict(self.__dict__)
 
 
-class _WholeTexts:
-    """TF-IDF reads every text whole: nothing is truncated."""
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"truncated": 0}
-
-
 class FittedTfidf:
     """A fitted TF-IDF + logistic regression with the interface of a fitted encoder (``probs``)."""
 
@@ -98,7 +92,7 @@ class FittedTfidf:
         self.pair = False
         self.clf: LogisticRegression | None = None
         self.result = TfidfInfo()
-        self.encode_stats = _WholeTexts()  # the info files of every model carry an "encode" entry
+        self.encode_stats = WholeTexts()  # the info files of every model carry an "encode" entry
 
     def _fit_vectors(self, examples: Sequence[Example]) -> sp.csr_matrix:
         a, b = _texts(examples)
@@ -112,18 +106,14 @@ class FittedTfidf:
         return sp.hstack(parts).tocsr()
 
     def _classifier(self, C: float) -> LogisticRegression:
-        weight = "balanced" if self.options.class_weights == "balanced" else None
-        return LogisticRegression(C=C, class_weight=weight, max_iter=self.options.max_iter, random_state=self.options.seed)
+        return LogisticRegression(C=C, class_weight=class_weight(self.options.class_weights), max_iter=self.options.max_iter, random_state=self.options.seed)
 
     def probs(self, examples: Sequence[Example], desc: str = "predict") -> np.ndarray:
         """Class probabilities in the order of ``labels``, shape ``[len(examples), n_labels]``."""
         out = np.zeros((len(examples), len(self.labels)), dtype=np.float32)
         if not examples:
             return out
-        p = self.clf.predict_proba(self._vectors(examples))
-        for j, c in enumerate(self.clf.classes_):
-            out[:, int(c)] = p[:, j]
-        return out
+        return add_probs(out, self.clf.classes_, self.clf.predict_proba(self._vectors(examples)))
 
 
 def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequence[Example],
@@ -131,11 +121,8 @@ def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequ
     """Fit on ``train_examples``; with ``val_examples`` pick ``C`` from ``options.C_grid`` by macro-F1."""
     start = time.perf_counter()
     fitted = FittedTfidf(options, labels)
-    index = {lab: i for i, lab in enumerate(fitted.labels)}
-    y = np.array([index[ex.label] for ex in train_examples])
+    y = label_indices(fitted.labels, train_examples, desc)
     X = fitted._fit_vectors(train_examples)
-    if len(set(y.tolist())) < 2:
-        raise ValueError(f"{desc}: the training examples hold a single class; a classifier needs two")
     best_c, best_clf = options.C_grid[0], None
     if val_examples and len(options.C_grid) > 1:
         Xv = fitted._vectors(val_examples)
@@ -150,7 +137,7 @@ def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequ
                 best, best_c, best_clf = scores["macro_f1"], C, clf
     if val_examples and options.refit_with_validation:  # C is chosen: fit the vocabulary and the model on both
         X = fitted._fit_vectors(list(train_examples) + list(val_examples))
-        y = np.concatenate([y, [index[ex.label] for ex in val_examples]])
+        y = label_indices(fitted.labels, list(train_examples) + list(val_examples), desc)
         best_clf = None
     # the grid's fit of the best C is the model unless the data changed since
     fitted.clf = best_clf if best_clf is not None else fitted._classifier(best_c).fit(X, y)

@@ -1,0 +1,41 @@
+"""What the scikit-learn baselines (:mod:`medfc.experiments.tfidf`, :mod:`medfc.experiments.gbm`) share:
+gold labels as class indices, the class weighting, probabilities in the order of the labels, and the
+"encode" entry of their info files (they read every text whole)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from medfc.experiments.classifier import Example
+
+
+class WholeTexts:
+    """The encode statistics of a model that reads every text whole: nothing is truncated."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"truncated": 0}
+
+
+def class_weight(option: Literal["none", "balanced"]) -> str | None:
+    """scikit-learn's ``class_weight`` for the config's ``class_weights``."""
+    return "balanced" if option == "balanced" else None
+
+
+def label_indices(labels: Sequence[str], examples: Sequence[Example], desc: str) -> np.ndarray:
+    """The examples' gold labels as indices into ``labels``; a single class cannot train a classifier."""
+    index = {lab: i for i, lab in enumerate(labels)}
+    y = np.array([index[ex.label] for ex in examples], dtype=np.int64)
+    if len(set(y.tolist())) < 2:
+        raise ValueError(f"{desc}: the training examples hold a single class; a classifier needs two")
+    return y
+
+
+def add_probs(out: np.ndarray, classes: np.ndarray, probs: np.ndarray, weight: float = 1.0) -> np.ndarray:
+    """Add a fitted classifier's ``predict_proba`` (columns in the order of its ``classes_``, the label
+    indices it saw) into ``out`` (columns in the order of all labels), times ``weight``."""
+    for j, c in enumerate(classes):
+        out[:, int(c)] += weight * probs[:, j]
+    return out
