@@ -79,6 +79,19 @@ def healthfc_label(label: Any) -> str | None:
     raise ValueError(f"not a HealthFC label: {label!r}")
 
 
+def healthfc_binary(records: Sequence[Mapping[str, Any]]) -> tuple[list[int], list[str], list[str | None]]:
+    """The supported / refuted claims among HealthFC prediction records: their positions, their gold
+    TRUE / FALSE and their predicted verdicts (None: NEI, an abstention). NEI claims are left out."""
+    keep, gold, pred = [], [], []
+    for k, rec in enumerate(records):
+        g = healthfc_label(rec.get("label"))
+        if g is not None:
+            keep.append(k)
+            gold.append(g)
+            pred.append(normalise_verdict(rec.get("pred_label")))
+    return keep, gold, pred
+
+
 def or_false(unit_verdicts: Iterable[Any], abstain: str = "drop") -> str | None:
     """OR-FALSE aggregation of unit verdicts into one answer verdict (None = the answer abstains)."""
     _check_policy(abstain)

@@ -127,16 +127,8 @@ def score_healthfc(records: Sequence[Mapping[str, Any]], system: str, *, evidenc
         out["averitec"] = averitec.selection_scores(records, evidence.lambdas, evidence.max_pred_evidence, metric)
         out["averitec"]["reported_lambda"] = averitec.lambda_key(evidence.reported_lambda)
     if system != "level_of_evidence":
-        g2, p2 = [], []
-        n_nei = 0
-        for r in records:
-            g = medsnip.healthfc_label(r.get("label"))
-            if g is None:
-                n_nei += 1
-                continue
-            g2.append(g)
-            p2.append(medsnip.normalise_verdict(r.get("pred_label")))
-        out["medsnip"] = {**medsnip.binary_scores(g2, p2, abstain), "n_excluded_nei": n_nei}
+        kept, g2, p2 = medsnip.healthfc_binary(records)
+        out["medsnip"] = {**medsnip.binary_scores(g2, p2, abstain), "n_excluded_nei": len(records) - len(kept)}
     return out
 
 

@@ -93,15 +93,13 @@ def significance(predictions: Sequence[str], entries: Sequence[Mapping[str, Any]
             pb = pooled([f for _, f in groups[(lang, model, b)]])
             ids = sorted(set(pa) & set(pb))
             mb = classification.mcnemar_bowker([str(pa[i]["pred_label"]) for i in ids], [str(pb[i]["pred_label"]) for i in ids], VERACITY_LABELS)
-            binary = [i for i in ids if medsnip.healthfc_label(pa[i]["label"]) is not None]
-            gold = [medsnip.healthfc_label(pa[i]["label"]) for i in binary]
+            kept, gold, pred_a = medsnip.healthfc_binary([pa[i] for i in ids])
+            pred_b = [medsnip.normalise_verdict(pb[ids[k]]["pred_label"]) for k in kept]
             row: dict[str, Any] = {"lang": lang, "model": model, "system A": a, "system B": b, "claims": len(ids),
                                    "McNemar-Bowker chi2": round(mb["statistic"], 3), "df": mb["df"], "p": mb["p_value"],
-                                   "metric": metric, "claims (S/R)": len(binary)}
-            if binary:
-                bs = medsnip.paired_bootstrap(gold, [medsnip.normalise_verdict(pa[i]["pred_label"]) for i in binary],
-                                              [medsnip.normalise_verdict(pb[i]["pred_label"]) for i in binary],
-                                              metric=metric, n_resamples=n_resamples, seed=seed, abstain=abstain)
+                                   "metric": metric, "claims (S/R)": len(kept)}
+            if kept:
+                bs = medsnip.paired_bootstrap(gold, pred_a, pred_b, metric=metric, n_resamples=n_resamples, seed=seed, abstain=abstain)
                 row.update({"A": pct(bs["score_a"]), "B": pct(bs["score_b"]), "delta B-A": pct(bs["diff"]),
                             "CI low": pct(bs["ci_low"]), "CI high": pct(bs["ci_high"]), "bootstrap p": bs["p_value"],
                             "significant": bs["significant"]})
