@@ -259,10 +259,9 @@ def diff(inputs: dict[str, Any], outputs: dict[str, Any], options: DiffOptions) 
     if studies_report.get("excluded_by_reason"):
         preamble.append("Studies the filter left out: " + ", ".join(f"{r} {n}" for r, n in studies_report["excluded_by_reason"].items()) + ".")
     markdown = render_markdown("CliniFact: rebuilt pairs against the release", preamble, rows, cdiff.CATEGORIES, cdiff.LISTED, options.max_listed)
-    write_diff(rows, cdiff.CATEGORIES, markdown, outputs)
-    counts = rows["category"].value_counts().to_dict()
+    counts = write_diff(rows, cdiff.CATEGORIES, markdown, outputs)
     for category in cdiff.CATEGORIES:
-        report.count(category, int(counts.get(category, 0)))
+        report.count(category, counts.get(category, 0))
     report.write(outputs["report"])
     log.info("clinifact diff: %s", dict(report.counts))
-    return {k: int(v) for k, v in counts.items()}
+    return counts

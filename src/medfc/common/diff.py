@@ -91,8 +91,9 @@ def render_markdown(title: str, preamble: Sequence[str], rows: pd.DataFrame, cat
     return "\n".join(lines) + "\n"
 
 
-def write_diff(rows: pd.DataFrame, categories: Mapping[str, str], markdown: str, outputs: Mapping[str, str]) -> None:
-    """``rows`` (CSV: every finding), ``counts`` (CSV: rows per category) and ``markdown`` (the report)."""
+def write_diff(rows: pd.DataFrame, categories: Mapping[str, str], markdown: str, outputs: Mapping[str, str]) -> dict[str, int]:
+    """``rows`` (CSV: every finding), ``counts`` (CSV: rows per category) and ``markdown`` (the report);
+    returns the rows per category that occurs."""
     unknown = sorted(set(rows["category"]) - set(categories)) if len(rows) else []
     if unknown:
         raise ValueError(f"diff rows in categories that are not declared: {unknown}")
@@ -101,3 +102,4 @@ def write_diff(rows: pd.DataFrame, categories: Mapping[str, str], markdown: str,
     rows.to_csv(outputs["rows"], index=False)
     counts_table(rows, categories).to_csv(outputs["counts"], index=False)
     Path(outputs["markdown"]).write_text(markdown, encoding="utf-8")
+    return {str(k): int(v) for k, v in rows["category"].value_counts().items()} if len(rows) else {}

@@ -311,7 +311,6 @@ def diff(inputs: dict[str, Any], outputs: dict[str, Any], options: DiffOptions) 
     source = read_json(inputs["release_report"]).get("source", "")
     markdown = render_markdown("HealthFC: the crawl against the release", hdiff.preamble(source, release_date, rows, claims, findings),
                                findings, hdiff.CATEGORIES, hdiff.LISTED, options.max_listed)
-    write_diff(findings, hdiff.CATEGORIES, markdown, outputs)
-    counts = {k: int(v) for k, v in findings["category"].value_counts().items()}
+    counts = write_diff(findings, hdiff.CATEGORIES, markdown, outputs)
     log.info("healthfc diff: %s", counts)
     return counts
