@@ -97,12 +97,47 @@ def article_id_from_url(url: str) -> str:
     return parts[-1] if parts else "index"
 
 
-def _text(el: etree._Element | None, drop_sup: bool = False) -> str:
+# elements whose boundaries separate words: text on either side of them is never glued together
+_BREAK_TAGS = _BLOCK_TAGS | {"br", "div", "tr", "table", "ul", "ol", "section", "article", "header", "footer"}
+
+
+def _segments(el: etree._Element | None, drop_sup: bool = False) -> list[str]:
+    """The element's text in document order, cut at block boundaries and ``<br>`` (inline markup such
+    as ``<em>`` or ``<strong>`` stays inside its segment); empty segments dropped, whitespace cleaned."""
     if el is None:
-        return ""
-    if drop_sup:
-        el = _copy_without(el, "sup")
-    return clean(el.text_content())
+        return []
+    out: list[str] = [""]
+
+    def cut() -> None:
+        if out[-1].strip():
+            out.append("")
+
+    def walk(node: etree._Element) -> None:
+        if not isinstance(node.tag, str):  # a comment or processing instruction: only its tail is text
+            out[-1] += node.tail or ""
+            return
+        if drop_sup and node.tag == "sup":
+            out[-1] += node.tail or ""
+            return
+        brk = node.tag in _BREAK_TAGS
+        if brk:
+            cut()
+        out[-1] += node.text or ""
+        for child in node:
+            walk(child)
+        if brk:
+            cut()
+        out[-1] += node.tail or ""
+
+    out[-1] += el.text or ""
+    for child in el:
+        walk(child)
+    return [t for t in (clean(x) for x in out) if t]
+
+
+def _text(el: etree._Element | None, drop_sup: bool = False) -> str:
+    """The element's text, with a space wherever a block boundary or ``<br>`` separates two words."""
+    return " ".join(_segments(el, drop_sup))
 
 
 def _copy_without(el: etree._Element, tag: str) -> etree._Element:
@@ -138,8 +173,14 @@ def _blocks(nodes: list[etree._Element]) -> list[str]:
     return out
 
 
+def _comment_with(words: str) -> str:
+    """A regex for an HTML comment that contains ``words`` ("Studien im Detail START" counts too)."""
+    return rf"<!--(?:(?!-->).)*?{re.escape(words)}(?:(?!-->).)*?-->"
+
+
 def _between_comments(html: str, start: str, end: str) -> str | None:
-    m = re.search(rf"<!--\s*{re.escape(start)}\s*-->(.*?)<!--\s*{re.escape(end)}\s*-->", html, re.S | re.I)
+    """The HTML between the first comment containing ``start`` and the next one containing ``end``."""
+    m = re.search(rf"{_comment_with(start)}(.*?){_comment_with(end)}", html, re.S | re.I)
     return m.group(1) if m else None
 
 
@@ -151,7 +192,8 @@ def _fragment_blocks(fragment: str) -> list[str]:
 
 
 _NAME_SPLIT = re.compile(r"\s*,\s*|\s+und\s+|\s*&\s*|\s*;\s*")
-_ROLE = re.compile(r"(AutorInnen|Autorinnen|AutorIn|Autorin|Autoren|Autor|Review|Reviewer|Redaktion)\s*:", re.I)
+_ROLE = re.compile(r"\b(AutorInnen|Autorinnen|AutorIn|Autorin|Autoren|Autor|ReviewerInnen|Reviewerinnen|ReviewerIn|Reviewerin|Reviewer|Review"
+                   r"|Redaktion)\b\s*:?", re.I)
 
 
 def split_names(text: str) -> list[str]:
@@ -237,6 +279,62 @@ def detect_layout(doc: etree._Element) -> str | None:
     return None
 
 
+_BOX_LABEL = re.compile(r"^(Frage|Antwort|Erklärung|Erklaerung|Beweislage)\s*:\s*", re.I)
+
+
+def _labelled(segments: list[str]) -> list[tuple[str | None, str]]:
+    """Text segments as (label, text): a segment that starts with "Frage:", "Antwort:", "Erklärung:" or
+    "Beweislage:" carries that label (lower case, "erklärung" for both spellings) and the rest of its
+    text (maybe empty: the text then follows in the next segments); other segments have no label."""
+    out: list[tuple[str | None, str]] = []
+    for seg in segments:
+        m = _BOX_LABEL.match(seg)
+        if m:
+            label = m.group(1).lower().replace("erklaerung", "erklärung")
+            out.append((label, seg[m.end():].strip()))
+        else:
+            out.append((None, seg))
+    return out
+
+
+def _claims_from_segments(segments: list[str], *, beweislage: bool, unlabelled_answer: bool) -> list[dict[str, str]]:
+    """Claims from labelled text in page order: each "Frage" starts a claim, and the text after a label up
+    to the next label is that field's value (a pre-2014 "Beweislage" and its direction joined with " | ",
+    as the release writes them). With ``unlabelled_answer`` (a current-layout box) the first unlabelled
+    text after the question is the answer. A label met twice without a "Frage" between starts a claim
+    without a question (reported, never merged). An explanation given once after several questions (one
+    table, several claims) belongs to every claim without one of its own."""
+    claims: list[dict[str, str]] = []
+    field_name: str | None = None
+    for label, text in _labelled(segments):
+        if label == "frage":
+            claims.append({})
+            field_name = "frage"
+        elif label is not None:
+            if not claims or (label in claims[-1] and label != "erklärung"):
+                claims.append({})
+            field_name = label
+        elif field_name == "frage" and claims[-1].get("frage") and unlabelled_answer:
+            field_name = "antwort"
+        elif field_name is None:
+            continue
+        if text:
+            current = claims[-1].get(field_name, "")
+            sep = " | " if beweislage and field_name == "beweislage" else " "
+            claims[-1][field_name] = f"{current}{sep}{text}" if current else text
+        else:
+            claims[-1].setdefault(field_name, "")
+    shared = next((c["erklärung"] for c in reversed(claims) if c.get("erklärung")), "")
+    for c in claims:
+        if not c.get("erklärung"):
+            c["erklärung"] = shared
+    return claims
+
+
+def _answer_index(raw: str | None) -> int | None:
+    return int(raw) if raw and raw.strip().isdigit() else None
+
+
 def _current_claims(doc: etree._Element) -> list[dict[str, Any]]:
     claims = []
     for box in doc.xpath(f"//div[{_has_class('katechismus')}]"):
@@ -246,46 +344,73 @@ def _current_claims(doc: etree._Element) -> list[dict[str, Any]]:
         if q:
             question = _strip_label(_text(q[0]), "Frage")
             explanation = _strip_label(_text(e[0]), "Erklärung") if e else ""
-            answer_text = _text(a[0]) if a else ""
+            answer_text = _strip_label(_text(a[0]), "Antwort") if a else ""
             raw_index = a[0].get("data-answer") if a else None
             for t in a[0].xpath(f".//*[{_has_class('katechismus__answer-text')}]") if a else []:
                 answer_text = _text(t)
-        else:  # a box without the inner structure: fall back to its text
-            text = _text(box)
-            m = re.search(r"Frage:\s*(?P<q>.*?)\s*(?:Antwort:\s*(?P<a>.*?))?\s*Erklärung:\s*(?P<e>.*)$", text)
-            if not m:
+            found = [(question, answer_text, explanation, raw_index)]
+        else:  # a box without the inner structure: its text pieces in order
+            found = [(c.get("frage", ""), c.get("antwort", ""), c.get("erklärung", ""), None)
+                     for c in _claims_from_segments(_segments(box), beweislage=False, unlabelled_answer=True)]
+        for question, answer_text, explanation, raw_index in found:
+            if not question:
                 claims.append({"error": "verdict_box_without_question"})
                 continue
-            question, answer_text, explanation, raw_index = m.group("q"), clean(m.group("a")), clean(m.group("e")), None
-        index = int(raw_index) if raw_index and raw_index.strip().isdigit() else None
-        claims.append({"question": question, "verdict_text": answer_text, "answer_index": index, "explanation": explanation})
+            # the selected answer may be given as its index into the answer scale, as text
+            index = _answer_index(raw_index) if raw_index else _answer_index(answer_text)
+            answer_text = "" if index is not None and answer_text.strip().isdigit() else answer_text
+            claims.append({"question": question, "verdict_text": answer_text, "answer_index": index, "explanation": explanation})
     return claims
+
+
+def _table_segments(table: etree._Element) -> list[str]:
+    """A rating table's text in row order, each value led by its row's label ("Frage: …"), also where
+    label and value share one cell; a row without a label continues the field of the row before."""
+    out: list[str] = []
+    for tr in table.xpath(".//tr"):
+        cells = tr.xpath("./td | ./th")
+        if not cells:
+            continue
+        head = _text(cells[0])
+        m = _BOX_LABEL.match(head if head.endswith(":") else head + ":")
+        if len(cells) >= 2 and m and m.end() >= len(head):  # the first cell holds the label alone
+            values = [seg for cell in cells[1:] for seg in _segments(cell)]
+            out.append(f"{head.rstrip(':').strip()}: {values[0] if values else ''}".strip())
+            out.extend(values[1:])
+        else:
+            out.extend(seg for cell in cells for seg in _segments(cell))
+    return out
 
 
 def _table_claims(doc: etree._Element, layout: str) -> list[dict[str, Any]]:
     claims = []
+    pre_2014 = layout == "pre_2014"
     for table in doc.xpath(f"//table[{_has_class('table_rating')}]"):
-        rows: dict[str, str] = {}
-        for tr in table.xpath(".//tr"):
-            cells = tr.xpath("./td | ./th")
-            if len(cells) >= 2:
-                rows[clean(cells[0].text_content()).rstrip(":").lower()] = _text(cells[1])
-        if not rows.get("frage"):
+        found = _claims_from_segments(_table_segments(table), beweislage=pre_2014, unlabelled_answer=False)
+        if not any(c.get("frage") for c in found):
             claims.append({"error": "verdict_box_without_question"})
             continue
-        if layout == "pre_2014":
-            claims.append({"question": rows["frage"], "verdict_text": rows.get("beweislage", ""), "answer_index": None,
-                           "explanation": rows.get("antwort", ""), "beweislage": True})
-        else:
-            claims.append({"question": rows["frage"], "verdict_text": rows.get("antwort", ""), "answer_index": None,
-                           "explanation": rows.get("erklärung", rows.get("erklaerung", ""))})
+        for c in found:
+            if not c.get("frage"):
+                claims.append({"error": "verdict_box_without_question"})
+            elif pre_2014:
+                claims.append({"question": c["frage"], "verdict_text": c.get("beweislage", ""), "answer_index": None,
+                               "explanation": c.get("antwort", ""), "beweislage": True})
+            else:
+                claims.append({"question": c["frage"], "verdict_text": c.get("antwort", ""), "answer_index": None,
+                               "explanation": c.get("erklärung", "")})
     return claims
 
 
 def _old_body(doc: etree._Element) -> list[str]:
     tables = doc.xpath(f"//table[{_has_class('table_rating')}]")
     nodes: list[etree._Element] = []
-    for sib in tables[-1].itersiblings():
+    anchor = tables[-1]
+    # a table wrapped in its own container (a div around it alone): the body follows the container
+    while not any(isinstance(sib.tag, str) for sib in anchor.itersiblings()) and anchor.getparent() is not None \
+            and anchor.getparent().tag not in ("body", "article", "html"):
+        anchor = anchor.getparent()
+    for sib in anchor.itersiblings():
         if not isinstance(sib.tag, str):
             if "Studien im Detail" in str(sib.text or ""):
                 break

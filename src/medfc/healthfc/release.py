@@ -47,6 +47,7 @@ import pandas as pd
 
 from medfc.common.report import SkipReport
 from medfc.healthfc.dates import parse_german_date
+from medfc.healthfc.parse import TITLE_SUFFIX
 from medfc.healthfc.sentences import normalize_text, split_sentences
 from medfc.healthfc.verdicts import NEI, REFUTED, SUPPORTED, UnknownVerdict, verdict_from_text
 
@@ -327,7 +328,7 @@ def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseRepo
         row = ReleaseRow(
             row=i, url=url, de_claim=de_claim, **texts, de_evidence=de_evidence, en_evidence=en_evidence,
             label=label, label_code=code, de_verdict=de_verdict, evidence_level=level, small_effect=small,
-            title=normalize_text(rec.get("de_title", "")), authors=split_authors(rec.get("authors", "")),
+            title=TITLE_SUFFIX.sub("", normalize_text(rec.get("de_title", ""))), authors=split_authors(rec.get("authors", "")),
             date=parse_release_date(date_text), date_text=date_text, variant=variant,
             de_sentences=de_sentences, en_sentences=en_sentences, de_ids=de_ids, en_ids=en_ids,
         )

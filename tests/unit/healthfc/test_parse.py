@@ -136,3 +136,85 @@ def test_one_bad_claim_is_reported_and_the_other_kept():
 def test_people_split_on_commas_and_und():
     assert parse_people("AutorIn: A Eins, B Zwei und C Drei Review: D Vier und E Fünf") == (
         ["A Eins", "B Zwei", "C Drei"], ["D Vier", "E Fünf"])
+
+
+# ---- variants of the real pages (SOURCES §1) that the demo's markup does not show
+
+def _current_page(box_inner: str) -> str:
+    return CURRENT.split('<div class="katechismus">')[0] + f'<div class="katechismus">{box_inner}</div>' + \
+        '<div class="pods-post-page__content"><p>Text.</p></div>' + TAIL
+
+
+@pytest.mark.parametrize("answer, verdict_text, index", [("9", "", 9), ("Nein, wahrscheinlich nicht", "Nein, wahrscheinlich nicht", 9),
+                                                          ("Ja, möglicherweise", "Ja, möglicherweise", 1)])
+def test_a_verdict_box_of_plain_text_pieces_gives_question_answer_and_explanation(answer, verdict_text, index):
+    """The box as text: "Frage:", the question, the selected answer (its index, or its text, with no
+    "Antwort:" label), "Erklärung:", the explanation; each in its own paragraph."""
+    a = parse_page("https://www.medizin-transparent.at/x/", _current_page(
+        f"<p>Frage:</p><p>Hilft X gegen Y?</p><p>{answer}</p><p>Erklärung:</p><p>Kurze Erklärung.</p><p>Zweiter Satz.</p>"))
+    (c,) = a.claims
+    assert (c.question, c.verdict_text, c.answer_index, c.explanation) == ("Hilft X gegen Y?", verdict_text, index, "Kurze Erklärung. Zweiter Satz.")
+
+
+def test_an_answer_element_holding_the_index_as_text():
+    a = parse_page("https://www.medizin-transparent.at/x/", _current_page(
+        '<div class="katechismus__question">Frage: Hilft X?</div><div class="katechismus__answer">10</div>'
+        '<div class="katechismus__explanation">Erklärung: E.</div>'))
+    (c,) = a.claims
+    assert (c.answer_index, c.label, c.evidence_level) == (10, "REFUTED", "high")
+
+
+def _pre2014(rows: str) -> str:
+    return PRE2014.split("<tbody>")[0] + f"<tbody>{rows}</tbody></table><p>Ein Absatz.</p></article></body></html>"
+
+
+@pytest.mark.parametrize("beweislage_rows", [
+    "<tr><td>Beweislage:</td><td><strong>Mittlere wissenschaftliche Beweislage</strong><br>für die Wirksamkeit</td></tr>",
+    "<tr><td>Beweislage:</td><td><p>Mittlere wissenschaftliche Beweislage</p><p>für die Wirksamkeit</p></td></tr>",
+    "<tr><td>Beweislage:</td><td>Mittlere wissenschaftliche Beweislage</td></tr><tr><td></td><td>für die Wirksamkeit</td></tr>",
+])
+def test_a_pre2014_direction_in_its_own_line_or_row_joins_its_level(beweislage_rows):
+    a = parse_page("https://www.medizin-transparent.at/x/", _pre2014(
+        "<tr><td>Frage:</td><td>Hilft X?</td></tr><tr><td>Antwort:</td><td>Erkl.</td></tr>" + beweislage_rows))
+    (c,) = a.claims
+    assert (c.verdict_text, c.label, c.evidence_level, c.explanation) == (
+        "Mittlere wissenschaftliche Beweislage | für die Wirksamkeit", "SUPPORTED", "moderate", "Erkl.")
+
+
+def test_several_questions_in_one_rating_table_are_several_claims_sharing_the_explanation():
+    html = OLD.replace("""<tr><td>Frage:</td><td>Verkürzt Zink eine Erkältung?</td></tr>
+<tr><td>Antwort:</td><td>wahrscheinlich</td></tr>""", """<tr><td>Frage:</td><td>Verkürzt Zink eine Erkältung?</td></tr>
+<tr><td>Antwort:</td><td>wahrscheinlich</td></tr>
+<tr><td>Frage:</td><td>Verhindert Zink eine Erkältung?</td></tr>
+<tr><td>Antwort:</td><td>wissenschaftliche Belege fehlen</td></tr>
+<tr><td><strong>Frage:</strong> Schadet Zink?</td></tr>
+<tr><td><strong>Antwort:</strong> möglicherweise Nein</td></tr>""")
+    a = parse_page("https://www.medizin-transparent.at/zink/", html)
+    assert [(c.question, c.label, c.evidence_level, c.explanation) for c in a.claims] == [
+        ("Verkürzt Zink eine Erkältung?", "SUPPORTED", "moderate", "Mehrere Studien deuten darauf hin."),
+        ("Verhindert Zink eine Erkältung?", "NOT ENOUGH INFO", "insufficient", "Mehrere Studien deuten darauf hin."),
+        ("Schadet Zink?", "REFUTED", "low", "Mehrere Studien deuten darauf hin.")]
+    assert a.problems == []
+
+
+def test_a_second_answer_without_its_question_is_reported_not_merged():
+    html = OLD.replace("<tr><td>Antwort:</td><td>wahrscheinlich</td></tr>",
+                       "<tr><td>Antwort:</td><td>wahrscheinlich</td></tr><tr><td>Antwort:</td><td>Nein</td></tr>")
+    a = parse_page("https://www.medizin-transparent.at/zink/", html)
+    assert [c.verdict_text for c in a.claims] == ["wahrscheinlich"] and a.problems == ["verdict_box_without_question"]
+
+
+def test_a_wrapped_rating_table_and_commented_sections_with_more_words():
+    html = OLD.replace('<table class="table_rating">', '<div class="rating"><table class="table_rating">').replace(
+        "</tbody></table>", "</tbody></table></div>").replace("<!-- Studien im Detail -->", "<!-- Studien im Detail START -->").replace(
+        "<!-- Autoren -->", "<!-- Autoren: Beginn -->")
+    a = parse_page("https://www.medizin-transparent.at/zink/", html)
+    assert a.body_paragraphs == ["Text eins.", "Zwischentitel", "Text zwei."]
+    assert a.studies == "Studie A fand einen Effekt.\n\nStudie B nicht."
+    assert (a.authors, a.reviewers) == (["Eva Schreib", "Fritz Feder"], ["Gerd Gut"])
+
+
+def test_people_labels_without_colons_and_female_reviewer_forms():
+    assert parse_people("Autor A Eins und B Zwei Review C Drei") == (["A Eins", "B Zwei"], ["C Drei"])
+    assert parse_people("Autorin: A Eins Reviewerin: C Drei") == (["A Eins"], ["C Drei"])
+    assert parse_people("AutorInnen: A Eins ReviewerInnen: C Drei, D Vier") == (["A Eins"], ["C Drei", "D Vier"])

@@ -68,7 +68,7 @@ def test_read_12_column_file_with_bom(tmp_path):
         row12(label="0", de_verdict="Ja, möglicherweise ein bisschen", de_claim="Hilft Kaffee?",
               de_title="Appetitz\u221a\u00bagler im Test"),
         row12(label="1", de_verdict="wissenschafliche Beweise fehlen", de_explanation="", en_explanation=""),
-        row12(label="1", de_verdict="Studienlage widersprüchlich"),
+        row12(label="1", de_verdict="Studienlage widersprüchlich", de_title="Masken gegen Corona: Wirkt es? | Medizin Transparent"),
         row12(label="7"),
     ])
     rows, report = read_release(path)
@@ -84,6 +84,7 @@ def test_read_12_column_file_with_bom(tmp_path):
     assert first.authors == ["Anna Muster", "Bernd Beispiel", "Cora Test"]
     assert first.date == "2022-12-05"
     assert rows[1].title == "Appetitzügler im Test"
+    assert rows[3].title == "Masken gegen Corona: Wirkt es?"  # the page title's suffix goes, as from a crawled page
     assert rows[2].de_explanation == "" and rows[2].en_explanation == ""  # kept, counted
     rep = report.as_dict()
     assert rep["variant"] == "12col"
