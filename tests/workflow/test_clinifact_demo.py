@@ -13,7 +13,7 @@ from tests.helpers.workflow import WorkflowCopy
 pytestmark = pytest.mark.workflow
 
 EXPECTED = {
-    "identical": 28, "label_differs": 1, "fields_differ": 1,
+    "identical": 29, "label_differs": 1, "fields_differ": 1,
     "release_only_not_in_studies": 1, "release_only_filtered": 1, "release_only_skipped": 1, "release_only_missing_abstract": 1,
     "release_only_other": 1,
     "rebuilt_only_completed_after_release": 3, "rebuilt_only_abstract_after_release": 1, "rebuilt_only_nei_downsampled": 1,
@@ -48,7 +48,7 @@ def clinifact_run(tmp_path_factory):
 
 def test_an_exact_p_of_005_is_evidence_as_in_the_release(clinifact_run):
     pairs = pd.read_csv(clinifact_run.path("results/clinifact/pairs/all_pairs.csv"))
-    assert pairs["label"].value_counts().to_dict() == {1: 18, 2: 11, 0: 7}
+    assert pairs["label"].value_counts().to_dict() == {1: 19, 2: 11, 0: 7}
     p05 = pairs[(pairs["nctId"] == "NCT99000039") & (pairs["PMID"] == 99000045)]
     assert p05[["pValues", "label"]].values.tolist() == [["['0.05']", 1]]
 
@@ -66,7 +66,7 @@ def test_demo_diff_against_the_demo_release_shows_every_category(clinifact_run):
     excluded = list(read_jsonl(clinifact_run.path("results/clinifact/studies/excluded.jsonl.gz")))
     assert {e["nctId"] for e in excluded} == {"NCT99000025", "NCT99000026", "NCT99000027"}
     md = clinifact_run.path("results/clinifact/diff/diff.md").read_text()
-    assert "Release rows: 35 (`resources/demo/clinifact_release`), release date 2024-01-15." in md
+    assert "Release rows: 36 (`resources/demo/clinifact_release`), release date 2024-01-15." in md
     assert all(f"| {c} " in md for c in CATEGORIES)
 
 

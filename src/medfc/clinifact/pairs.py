@@ -46,7 +46,9 @@ OPTIONAL_COLUMNS = frozenset(
 REQUIRED_COLUMNS = [c for c in RELEASE_COLUMNS if c not in OPTIONAL_COLUMNS and c != "index"]
 LABEL_NAMES = {1: "evidence", 0: "inconclusive", 2: "not enough information"}
 SPLITS = ("train", "validation", "test")
-DUPLICATE_KEY = ["nctId", "claim", "PMID"]
+# A duplicate is a row identical in every column but ``index`` (the release keeps rows that share trial,
+# claim and PMID but differ elsewhere, e.g. two analyses sets of one outcome with their own p-values).
+DUPLICATE_KEY = [c for c in RELEASE_COLUMNS if c != "index"]
 
 
 def list_literal(values: Iterable[Any]) -> str:

@@ -97,14 +97,15 @@ def test_demo_end_to_end_through_the_steps(tmp_path, minilm):
     assert n == 36 and json.loads(Path(o["abs.json"]).read_text())["skipped_by_reason"] == {"no_abstract": 1}
     outs = {k: str(tmp_path / "pairs" / f"{k}.csv") for k in ("pairs", "train", "validation", "test")} | {"card": str(tmp_path / "pairs" / "card.md"), "report": str(tmp_path / "pairs" / "report.json")}
     sizes = call_step(steps.build_pairs, {"labelled": o["labelled.jsonl.gz"], "abstracts": o["abstracts.jsonl.gz"]}, outs, section("clinifact.pairs"))
-    assert sizes == {"train": 22, "validation": 6, "test": 8}
+    assert sizes == {"train": 23, "validation": 6, "test": 8}
     rep = json.loads(Path(outs["report"]).read_text())
-    assert rep["skipped_by_reason"] == {"abstract_under_min_words": 1, "duplicate_pair": 1, "no_abstract": 1}
+    # NCT99000041 reports one outcome twice (two analyses, p 0.01 and 0.009): two rows, as in the release
+    assert rep["skipped_by_reason"] == {"abstract_under_min_words": 1, "no_abstract": 1}
     allp = pd.concat([PR.read_release_csv(outs[k]) for k in PR.SPLITS])
-    assert allp["label"].value_counts().to_dict() == {1: 18, 2: 11, 0: 7}  # NCT99000039's p = 0.05 is EVIDENCE under "<="
-    assert len(PR.read_release_csv(outs["pairs"])) == 36
+    assert allp["label"].value_counts().to_dict() == {1: 19, 2: 11, 0: 7}  # NCT99000039's p = 0.05 is EVIDENCE under "<="
+    assert len(PR.read_release_csv(outs["pairs"])) == 37
     card = Path(outs["card"]).read_text()
-    assert "- pairs: 36" in card and "| total      |         18 |              7 |                       11 |      36 |" in card
+    assert "- pairs: 37" in card and "| total      |         19 |              7 |                       11 |      37 |" in card
     st = tmp_path / "stats"
     souts = {"table_labels": str(st / "t6.csv"), "table_words": str(st / "t4.csv"), "table_classes": str(st / "classes.csv"), "fig_classes": str(st / "fig2.png"),
              "table_years": str(st / "years.csv"), "fig_years": str(st / "figS1.png")}
@@ -113,7 +114,7 @@ def test_demo_end_to_end_through_the_steps(tmp_path, minilm):
         assert all((st / f"{stem}.{ext}").exists() for ext in ("csv", "md", "tex"))
     assert all((st / f).stat().st_size > 1000 for f in ("fig2.png", "fig2.pdf", "figS1.png", "figS1.pdf"))
     t6 = pd.read_csv(st / "t6.csv")
-    assert t6.iloc[-1].to_dict() == {"split": "total", "evidence": 18, "inconclusive": 7, "not enough information": 11, "total": 36}
+    assert t6.iloc[-1].to_dict() == {"split": "total", "evidence": 19, "inconclusive": 7, "not enough information": 11, "total": 37}
     classes = pd.read_csv(st / "classes.csv")
     assert "All Conditions" not in set(classes["disease_class"]) and "Rare Diseases" not in set(classes["disease_class"])
     assert classes["claims"].sum() >= 36
@@ -121,3 +122,18 @@ def test_demo_end_to_end_through_the_steps(tmp_path, minilm):
     assert years["publications"].sum() == allp["PMID"].nunique()
     t4 = pd.read_csv(st / "t4.csv")
     assert list(t4["text"]) == ["claim", "title", "abstract"] and t4.loc[2, "min"] >= 15
+
+
+def test_rows_sharing_trial_claim_and_pmid_but_not_their_analyses_are_both_kept():
+    """The release keeps two rows of one outcome reported twice (e.g. per-protocol and full analysis set,
+    p 0.816 and 0.606): only rows identical in every column are duplicates."""
+    base = {"nctId": "NCT99000001", "PMID": "1", "claim": "A is superior to B in terms of X 1 week", "label_id": 0, "outcome_type": "PRIMARY",
+            "outcome_title": "X", "outcome_description": "Per Protocol", "intervention_group_title": "A", "comparator_group_title": "B",
+            "intervention_group_arm_group_type": "EXPERIMENTAL", "comparator_group_arm_group_type": "PLACEBO_COMPARATOR",
+            "pValues": ["0.816"], "statisticalMethods": ["ANCOVA"], "nonInferiorityTypes": ["Superiority"]}
+    arts = {"1": {"title": "T1", "abstract": "BACKGROUND: " + "text " * 20, "publication_date": "2001-Jan-N/A"}}
+    other = {**base, "outcome_description": "Full analysis set", "pValues": ["0.606"]}
+    report = SkipReport("pairs")
+    df = PR.make_pairs([base, other, dict(base)], arts, report)
+    assert list(df["pValues"]) == ["['0.816']", "['0.606']"] and list(df["outcome_description"]) == ["Per Protocol", "Full analysis set"]
+    assert report.reasons() == {"duplicate_pair": 1}  # the third row repeats the first in every column
