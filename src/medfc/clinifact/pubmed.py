@@ -182,7 +182,11 @@ class PubmedFetcher:
         self.url = url
         self.esearch_url = esearch_url
         self.offline = offline
-        rate = requests_per_second or (10.0 if self.api_key else 3.0)
+        limit = 10.0 if self.api_key else 3.0  # NCBI's limits: 3 requests/s without an API key, 10 with one
+        rate = min(requests_per_second or limit, limit)
+        if requests_per_second and requests_per_second > limit:
+            log.warning("PubMed: %g requests/s asked for, but NCBI allows %g %s an API key: using %g",
+                        requests_per_second, limit, "with" if self.api_key else "without", limit)
         if http is None:
             limiter_kwargs = {k: http_kwargs[k] for k in ("clock", "sleep") if k in http_kwargs}
             http = HttpClient(cache_dir=None, limiter=RateLimiter(rate, **limiter_kwargs), **http_kwargs)
@@ -196,9 +200,13 @@ class PubmedFetcher:
         return None
 
     def _params(self) -> dict[str, str]:
-        params = {"db": "pubmed", "retmode": "xml", "tool": self.tool}
-        if self.email:
-            params["email"] = self.email
+        """The parameters of every request; NCBI asks each to carry the tool and a contact e-mail, so a
+        request without an e-mail is never sent (cached and offline reads need none)."""
+        if not self.email:
+            raise ValueError("PubMed E-utilities requests must carry a contact e-mail (NCBI's usage policy): set "
+                             "clinifact.pubmed.email (medsnip.retrieval.pubmed.email for MedSNIP's searches) or NCBI_EMAIL, "
+                             "or read only cached records (clinifact.pubmed.offline: true)")
+        params = {"db": "pubmed", "retmode": "xml", "tool": self.tool, "email": self.email}
         if self.api_key:
             params["api_key"] = self.api_key
         return params

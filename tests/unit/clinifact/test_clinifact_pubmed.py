@@ -3,6 +3,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from medfc.clinifact import pubmed as P
 from medfc.common.report import SkipReport
 
@@ -114,7 +116,7 @@ def test_fetch_retries_429_and_offline_mode(server, tmp_path, clock, monkeypatch
     monkeypatch.delenv("NCBI_API_KEY", raising=False)
     calls: list = []
     server.handler = _efetch_handler(calls)
-    f = P.PubmedFetcher(tmp_path / "pm", url=server.url + "/retry/efetch.fcgi", clock=clock, sleep=clock.sleep)
+    f = P.PubmedFetcher(tmp_path / "pm", email="t@example.org", url=server.url + "/retry/efetch.fcgi", clock=clock, sleep=clock.sleep)
     assert f.http.limiter.rate == 3.0
     got = f.fetch(["111", "112"], progress=False)
     assert sorted(got) == ["111", "112"] and len(calls) == 2 and 2.0 in clock.sleeps
@@ -131,3 +133,18 @@ def test_records_without_abstract_are_reported_not_fatal(tmp_path):
     assert [r["pmid"] for r in recs] == ["99000036", "99000037", "99000038"]
     assert report.reasons() == {"no_abstract": 1}
     assert re.fullmatch(r"\d{4}-\w{3}-(\d\d|N/A)|\d{4}-N/A-N/A", recs[2]["publication_date"])
+
+
+def test_no_request_without_a_contact_email_and_no_rate_above_ncbis(server, tmp_path, clock, monkeypatch, caplog):
+    monkeypatch.delenv("NCBI_API_KEY", raising=False)
+    monkeypatch.delenv("NCBI_EMAIL", raising=False)
+    calls: list = []
+    server.handler = _efetch_handler(calls)
+    f = P.PubmedFetcher(tmp_path / "pm", url=server.url + "/efetch.fcgi", requests_per_second=10, clock=clock, sleep=clock.sleep)
+    assert f.http.limiter.rate == 3.0 and "NCBI allows 3 without an API key" in caplog.text
+    with pytest.raises(ValueError, match=r"clinifact\.pubmed\.email .*NCBI_EMAIL"):
+        f.fetch(["111"], progress=False)
+    assert calls == []  # nothing was sent
+    monkeypatch.setenv("NCBI_EMAIL", "me@example.org")
+    assert sorted(P.PubmedFetcher(tmp_path / "pm", url=server.url + "/efetch.fcgi", clock=clock, sleep=clock.sleep).fetch(["111"], progress=False)) == ["111"]
+    assert calls[0][3] == "me@example.org"
