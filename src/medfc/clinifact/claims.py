@@ -368,7 +368,12 @@ def label_claims(claims: Sequence[Mapping[str, Any]], report: SkipReport) -> lis
     if not claims:
         return []
     nct = claims[0]["nctId"]
-    refs = claims[0]["references"]
+    refs, seen = [], set()
+    for r in claims[0]["references"]:  # a PMID listed twice with one type is one reference
+        if (r["type"], str(r["pmid"])) not in seen:
+            seen.add((r["type"], str(r["pmid"])))
+            refs.append(r)
+    report.count("repeated_references_ignored", len(claims[0]["references"]) - len(refs))
     results = [r for r in refs if r["type"] == "RESULT"]
     background = [r for r in refs if r["type"] == "BACKGROUND"]
     report.count("derived_references_ignored", sum(r["type"] == "DERIVED" for r in refs))

@@ -323,3 +323,13 @@ def test_minilm_maps_reordered_groups(minilm):
     assignment, sim = C.map_groups_to_arms(groups, arms, minilm, use_description=True)
     assert assignment == [1, 0]
     assert np.allclose(np.diag(minilm.encode(["x", "y"]) @ minilm.encode(["x", "y"]).T), 1.0, atol=1e-5)
+
+
+def test_a_pmid_listed_twice_as_result_is_one_result_reference():
+    study = _one_outcome_study(["0.01"])
+    study["protocolSection"]["referencesModule"]["references"] = [
+        {"pmid": "1", "type": "RESULT"}, {"pmid": "1", "type": "RESULT"}, {"pmid": "2", "type": "BACKGROUND"}, {"pmid": "2", "type": "BACKGROUND"}]
+    report = SkipReport("t")
+    (_, pairs), = C.build_claims([study], BagOfWords(), report, **label_rule())
+    assert [(p["PMID"], p["label"]) for p in pairs] == [("1", C.EVIDENCE), ("2", C.NEI)]
+    assert report.counts["repeated_references_ignored"] == 2 and "multiple_result_references" not in report.reasons()
