@@ -84,6 +84,10 @@ def _rows_classify(s: dict[str, Any]) -> list[tuple[str, Any]]:
     rows: list[tuple[str, Any]] = [("items", s["n"]), ("accuracy", s["accuracy"]), ("macro-P", s["macro_precision"]),
                                    ("macro-R", s["macro_recall"]), ("macro-F1", s["macro_f1"])]
     rows += [(f"  F1 {lab}", v["f1"]) for lab, v in s["per_class"].items()]
+    if "ci" in s:
+        ci = s["ci"]
+        rows += [(f"{name} {int(round(100 * (1 - ci['alpha'])))}% CI", f"[{ci[key]['low']:.4f}, {ci[key]['high']:.4f}]")
+                 for name, key in (("accuracy", "accuracy"), ("macro-F1", "macro_f1"))]
     if "mcnemar_bowker" in s:
         mb = s["mcnemar_bowker"]
         rows += [("compare macro-F1", s["compare"]["macro_f1"]),
@@ -118,6 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     cl.add_argument("predictions", nargs="+", help="JSONL {id, label, pred_label}; several files are folds")
     cl.add_argument("--labels", nargs="+", help="classes in order (default: sorted gold labels)")
     cl.add_argument("--compare", help="second system on the same ids (only with one predictions file)")
+    cl.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples of the intervals (0: none)")
+    cl.add_argument("--seed", type=int, default=0)
 
     for p in (av, ms, cl):
         p.add_argument("--out", help="write the scores as JSON here")
@@ -138,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             scores = score_files("medsnip", args.predictions, opts, compare=args.compare, report=report)
             rows = _rows_medsnip(scores)
         else:
-            opts = {"labels": args.labels} if args.labels else {}
+            opts = {"n_resamples": args.n_resamples, "seed": args.seed} | ({"labels": args.labels} if args.labels else {})
             if len(args.predictions) == 1:
                 scores = score_files("classify", args.predictions[0], opts, compare=args.compare, report=report)
                 rows = _rows_classify(scores)

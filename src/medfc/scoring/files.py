@@ -12,7 +12,8 @@
              justification is scored on its evidence strings, as officially; false: 0),
              ``claim_type_lambdas`` (0.2 0.3); medsnip — ``abstain`` (``drop``), ``healthfc`` (false),
              ``metric`` for the bootstrap (``ff1``), ``n_resamples`` (10000), ``seed`` (0);
-             classify — ``labels`` (default: sorted gold labels).
+             classify — ``labels`` (default: sorted gold labels), ``n_resamples`` and ``seed`` of the
+             bootstrap intervals.
 
 Records that cannot be scored (missing fields, unknown gold label, duplicate id, HealthFC NEI,
 an id missing from the compared file) are skipped with a counted reason, never silently.
@@ -202,7 +203,9 @@ def score_medsnip(records: Records, options: Options = None, report: SkipReport 
 
 
 def score_classify(records: Records, options: Options = None, report: SkipReport | None = None, compare: Records | None = None) -> dict[str, Any]:
-    """Accuracy, per-class and macro P/R/F1, confusion; with ``compare``, McNemar–Bowker and McNemar."""
+    """Accuracy, per-class and macro P/R/F1, confusion, and under ``ci`` the percentile bootstrap intervals
+    of accuracy and macro-F1 (``n_resamples``, default 10,000, 0 for none; ``seed``, default 0); with
+    ``compare``, McNemar–Bowker and McNemar."""
     options = dict(options or {})
     report = report or SkipReport("scoring.classify")
     preds, other, ids = _read(records, compare, report)
@@ -226,6 +229,9 @@ def score_classify(records: Records, options: Options = None, report: SkipReport
     gold = [str(preds[r]["label"]) for r in kept]
     pa = [str(preds[r]["pred_label"]) for r in kept]
     result: dict[str, Any] = {"scorer": "classify", **classification.classification_scores(gold, pa, labels)}
+    n_resamples = int(options.get("n_resamples", 10_000))
+    if n_resamples > 0:
+        result["ci"] = classification.bootstrap_intervals(gold, pa, labels, n_resamples=n_resamples, seed=int(options.get("seed", 0)))
     if other is not None:
         pb = [str(other[r]["pred_label"]) for r in kept]
         result["compare"] = classification.classification_scores(gold, pb, labels)

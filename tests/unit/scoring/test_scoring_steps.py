@@ -138,4 +138,11 @@ def test_cli_classify_folds_and_errors(tmp_path, capsys):
     s = json.loads((tmp_path / "s.json").read_text())
     assert s["aggregate"]["accuracy"]["mean"] == pytest.approx(0.75) and len(s["folds"]) == 2
     assert "0.7500 ±" in capsys.readouterr().out
+    # one file: the bootstrap intervals, printed and in the JSON (0 resamples: none)
+    assert main(["classify", str(tmp_path / "f0.jsonl"), "--n-resamples", "500", "--seed", "3", "--out", str(tmp_path / "one.json")]) == 0
+    one = json.loads((tmp_path / "one.json").read_text())
+    assert one["ci"]["accuracy"] == {"low": 1.0, "high": 1.0} and (one["ci"]["n_resamples"], one["ci"]["seed"]) == (500, 3)
+    assert "macro-F1 95% CI" in capsys.readouterr().out
+    assert main(["classify", str(tmp_path / "f0.jsonl"), "--n-resamples", "0", "--out", str(tmp_path / "none.json")]) == 0
+    assert "ci" not in json.loads((tmp_path / "none.json").read_text())
     assert main(["medsnip", str(tmp_path / "missing.jsonl")]) == 1
