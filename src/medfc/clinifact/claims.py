@@ -313,6 +313,9 @@ def extract_claims(study: Mapping[str, Any], embedder: Embedder, report: SkipRep
                 report.count("analyses_pvalue_unparseable")
                 continue
             kept.append((a, pv))
+        # CliniFact's rule reads every analysis of the outcome, also one whose groupIds name a single group
+        # (a within-arm test); they count, and are counted so that a rebuild can tell how many there are
+        report.count("analyses_single_group", sum(len(a.get("groupIds") or []) == 1 for a, _ in kept))
         if not kept:
             report.skip(oid, "outcome_pvalue_unparseable", ", ".join(str(a.get("pValue")) for a in analyses))
             continue

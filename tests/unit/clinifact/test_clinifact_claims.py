@@ -333,3 +333,13 @@ def test_a_pmid_listed_twice_as_result_is_one_result_reference():
     (_, pairs), = C.build_claims([study], BagOfWords(), report, **label_rule())
     assert [(p["PMID"], p["label"]) for p in pairs] == [("1", C.EVIDENCE), ("2", C.NEI)]
     assert report.counts["repeated_references_ignored"] == 2 and "multiple_result_references" not in report.reasons()
+
+
+def test_single_group_analyses_count_towards_the_label_and_are_counted():
+    study = _one_outcome_study(["<0.001", "0.4"])
+    outcome = study["resultsSection"]["outcomeMeasuresModule"]["outcomeMeasures"][0]
+    outcome["analyses"][0]["groupIds"] = ["OG001"]  # a within-arm change from baseline
+    outcome["analyses"][1]["groupIds"] = ["OG000", "OG001"]
+    report = SkipReport("t")
+    (_, pairs), = C.build_claims([study], BagOfWords(), report, **label_rule())
+    assert [p["label"] for p in pairs] == [C.EVIDENCE] and report.counts["analyses_single_group"] == 1
