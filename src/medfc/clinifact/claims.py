@@ -378,7 +378,9 @@ def label_claims(claims: Sequence[Mapping[str, Any]], report: SkipReport) -> lis
             refs.append(r)
     report.count("repeated_references_ignored", len(claims[0]["references"]) - len(refs))
     results = [r for r in refs if r["type"] == "RESULT"]
-    background = [r for r in refs if r["type"] == "BACKGROUND"]
+    result_pmids = {str(r["pmid"]) for r in results}
+    background = [r for r in refs if r["type"] == "BACKGROUND" and str(r["pmid"]) not in result_pmids]
+    report.count("background_also_result_ignored", sum(r["type"] == "BACKGROUND" for r in refs) - len(background))
     report.count("derived_references_ignored", sum(r["type"] == "DERIVED" for r in refs))
     pairs: list[dict[str, Any]] = []
     if len(results) > 1:

@@ -151,6 +151,10 @@ def split_article_set(xml: bytes | str) -> dict[str, bytes]:
 
 
 # --- fetching ---------------------------------------------------------------------------------
+class MissingContactEmail(RuntimeError):
+    """No contact e-mail for NCBI: a configuration error that stops the run (never a failed search)."""
+
+
 class PubmedFetcher:
     """efetch in batches (GET up to 200 ids, POST above), ≤3 req/s (10 with an API key), cached per PMID.
 
@@ -203,7 +207,7 @@ class PubmedFetcher:
         """The parameters of every request; NCBI asks each to carry the tool and a contact e-mail, so a
         request without an e-mail is never sent (cached and offline reads need none)."""
         if not self.email:
-            raise ValueError("PubMed E-utilities requests must carry a contact e-mail (NCBI's usage policy): set "
+            raise MissingContactEmail("PubMed E-utilities requests must carry a contact e-mail (NCBI's usage policy): set "
                              "clinifact.pubmed.email (medsnip.retrieval.pubmed.email for MedSNIP's searches) or NCBI_EMAIL, "
                              "or read only cached records (clinifact.pubmed.offline: true)")
         params = {"db": "pubmed", "retmode": "xml", "tool": self.tool, "email": self.email}

@@ -167,7 +167,7 @@ def _blocks(nodes: list[etree._Element]) -> list[str]:
             if not candidates and clean(node.text_content()):
                 candidates = [node]
         for c in candidates:
-            t = clean(c.text_content())
+            t = _text(c)
             if t:
                 out.append(t)
     return out
@@ -175,12 +175,13 @@ def _blocks(nodes: list[etree._Element]) -> list[str]:
 
 def _comment_with(words: str) -> str:
     """A regex for an HTML comment that contains ``words`` ("Studien im Detail START" counts too)."""
-    return rf"<!--(?:(?!-->).)*?{re.escape(words)}(?:(?!-->).)*?-->"
+    return rf"<!--(?:(?!-->).)*?(?<!\w){re.escape(words)}(?!\w)(?:(?!-->).)*?-->"
 
 
 def _between_comments(html: str, start: str, end: str) -> str | None:
-    """The HTML between the first comment containing ``start`` and the next one containing ``end``."""
-    m = re.search(rf"{_comment_with(start)}(.*?){_comment_with(end)}", html, re.S | re.I)
+    """The HTML between the first comment containing ``start`` and the next one containing ``end`` or
+    ``start`` again (a section closed by its own marker, "Studien im Detail END")."""
+    m = re.search(rf"{_comment_with(start)}(.*?)(?:{_comment_with(end)}|{_comment_with(start)})", html, re.S | re.I)
     return m.group(1) if m else None
 
 
@@ -193,7 +194,7 @@ def _fragment_blocks(fragment: str) -> list[str]:
 
 _NAME_SPLIT = re.compile(r"\s*,\s*|\s+und\s+|\s*&\s*|\s*;\s*")
 _ROLE = re.compile(r"\b(AutorInnen|Autorinnen|AutorIn|Autorin|Autoren|Autor|ReviewerInnen|Reviewerinnen|ReviewerIn|Reviewerin|Reviewer|Review"
-                   r"|Redaktion)\b\s*:?", re.I)
+                   r"|Redaktion)\s*:", re.I)  # the colon is required: "Review" and "Redaktion" also occur inside names
 
 
 def split_names(text: str) -> list[str]:
@@ -274,26 +275,32 @@ def detect_layout(doc: etree._Element) -> str | None:
         return "current"
     tables = doc.xpath(f"//table[{_has_class('table_rating')}]")
     if tables:
-        labels = {clean(td.text_content()).rstrip(":").lower() for t in tables for td in t.xpath(".//tr/td[1] | .//tr/th[1]")}
+        labels = {label for t in tables for label, _ in _labelled(_table_segments(t))}
         return "pre_2014" if "beweislage" in labels else "2014_2017"
     return None
 
 
 _BOX_LABEL = re.compile(r"^(Frage|Antwort|Erklärung|Erklaerung|Beweislage)\s*:\s*", re.I)
+_ANY_LABEL = re.compile(r"(?<!\w)(Frage|Antwort|Erklärung|Erklaerung|Beweislage)\s*:\s*", re.I)
+_FIELD_END = "\x00"  # a segment that ends the current field (a table row with a label we do not read)
 
 
 def _labelled(segments: list[str]) -> list[tuple[str | None, str]]:
-    """Text segments as (label, text): a segment that starts with "Frage:", "Antwort:", "Erklärung:" or
-    "Beweislage:" carries that label (lower case, "erklärung" for both spellings) and the rest of its
-    text (maybe empty: the text then follows in the next segments); other segments have no label."""
+    """Text segments as (label, text): the text after "Frage:", "Antwort:", "Erklärung:" or "Beweislage:"
+    carries that label (lower case, "erklärung" for both spellings), also where several labels share
+    one segment; its text may be empty (it then follows in the next segments). Text before any label has
+    none; the field-end marker becomes ("end", "")."""
     out: list[tuple[str | None, str]] = []
     for seg in segments:
-        m = _BOX_LABEL.match(seg)
-        if m:
-            label = m.group(1).lower().replace("erklaerung", "erklärung")
-            out.append((label, seg[m.end():].strip()))
-        else:
-            out.append((None, seg))
+        if seg == _FIELD_END:
+            out.append(("end", ""))
+            continue
+        marks = list(_ANY_LABEL.finditer(seg))
+        if not marks or marks[0].start() > 0:
+            out.append((None, seg[: marks[0].start()].strip() if marks else seg))
+        for k, m in enumerate(marks):
+            stop = marks[k + 1].start() if k + 1 < len(marks) else len(seg)
+            out.append((m.group(1).lower().replace("erklaerung", "erklärung"), seg[m.end():stop].strip()))
     return out
 
 
@@ -307,6 +314,9 @@ def _claims_from_segments(segments: list[str], *, beweislage: bool, unlabelled_a
     claims: list[dict[str, str]] = []
     field_name: str | None = None
     for label, text in _labelled(segments):
+        if label == "end":
+            field_name = None
+            continue
         if label == "frage":
             claims.append({})
             field_name = "frage"
@@ -374,11 +384,17 @@ def _table_segments(table: etree._Element) -> list[str]:
         head = _text(cells[0])
         m = _BOX_LABEL.match(head if head.endswith(":") else head + ":")
         if len(cells) >= 2 and m and m.end() >= len(head):  # the first cell holds the label alone
-            values = [seg for cell in cells[1:] for seg in _segments(cell)]
-            out.append(f"{head.rstrip(':').strip()}: {values[0] if values else ''}".strip())
+            label = head.rstrip(":").strip()
+            values = [seg for cell in cells[1:] for seg in _segments(cell)] or [""]
+            repeated = _BOX_LABEL.match(values[0])  # the value cell repeats the label ("Frage: Frage: …")
+            out.append(values[0] if repeated and repeated.group(1).lower() == label.lower() else f"{label}: {values[0]}".strip())
             out.extend(values[1:])
-        else:
+        elif _BOX_LABEL.match(head):  # label and value in one cell
             out.extend(seg for cell in cells for seg in _segments(cell))
+        elif not head and len(cells) >= 2:  # no label: the row continues the field above
+            out.extend(seg for cell in cells[1:] for seg in _segments(cell))
+        else:  # a row of something else ("Stand: …", a note across the table): not part of any field
+            out.append(_FIELD_END)
     return out
 
 
@@ -407,8 +423,8 @@ def _old_body(doc: etree._Element) -> list[str]:
     nodes: list[etree._Element] = []
     anchor = tables[-1]
     # a table wrapped in its own container (a div around it alone): the body follows the container
-    while not any(isinstance(sib.tag, str) for sib in anchor.itersiblings()) and anchor.getparent() is not None \
-            and anchor.getparent().tag not in ("body", "article", "html"):
+    while anchor.getparent() is not None and anchor.getparent().tag not in ("body", "article", "html") \
+            and [c for c in anchor.getparent() if isinstance(c.tag, str)] == [anchor]:
         anchor = anchor.getparent()
     for sib in anchor.itersiblings():
         if not isinstance(sib.tag, str):

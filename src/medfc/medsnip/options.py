@@ -11,6 +11,7 @@ class's ``_check``, which :meth:`medfc.common.options.Options.from_mapping` runs
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -129,6 +130,8 @@ class RetrievalOptions(MedsnipOptions):
     web: WebSearchOptions
 
     def _check(self, where: str) -> None:
+        if "pubmed" in self.sources and not self.pubmed.email and not os.environ.get("NCBI_EMAIL"):
+            raise OptionsError(f"{where}.pubmed.email: empty and NCBI_EMAIL unset; NCBI asks every PubMed request to carry a contact e-mail")
         if not self.sources:
             raise OptionsError(f"{where}.sources: empty (one or more of {list(SEARCH_SOURCES)})")
         if "bm25" in self.sources and not self.bm25.passages:

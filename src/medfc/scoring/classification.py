@@ -131,6 +131,10 @@ def bootstrap_intervals(gold: Sequence[str], pred: Sequence[str], labels: Sequen
     n = _check_lengths(gold, pred)
     labels = list(labels)
     k = len(labels)
+    if len(set(labels)) != k:
+        raise ValueError(f"duplicate labels in {labels}")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
     out: dict[str, Any] = {"n_resamples": int(n_resamples), "seed": int(seed), "alpha": float(alpha), "method": "percentile"}
     if n == 0 or k == 0:
         return out | {"accuracy": {"low": 0.0, "high": 0.0}, "macro_f1": {"low": 0.0, "high": 0.0}}

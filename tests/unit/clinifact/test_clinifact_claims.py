@@ -328,11 +328,14 @@ def test_minilm_maps_reordered_groups(minilm):
 def test_a_pmid_listed_twice_as_result_is_one_result_reference():
     study = _one_outcome_study(["0.01"])
     study["protocolSection"]["referencesModule"]["references"] = [
-        {"pmid": "1", "type": "RESULT"}, {"pmid": "1", "type": "RESULT"}, {"pmid": "2", "type": "BACKGROUND"}, {"pmid": "2", "type": "BACKGROUND"}]
+        {"pmid": "1", "type": "RESULT"}, {"pmid": "1", "type": "RESULT"}, {"pmid": "2", "type": "BACKGROUND"}, {"pmid": "2", "type": "BACKGROUND"},
+        {"pmid": "1", "type": "BACKGROUND"}]
     report = SkipReport("t")
     (_, pairs), = C.build_claims([study], BagOfWords(), report, **label_rule())
+    # the RESULT publication is not also a background one (no NEI pair beside its EVIDENCE pair)
     assert [(p["PMID"], p["label"]) for p in pairs] == [("1", C.EVIDENCE), ("2", C.NEI)]
-    assert report.counts["repeated_references_ignored"] == 2 and "multiple_result_references" not in report.reasons()
+    assert report.counts["repeated_references_ignored"] == 2 and report.counts["background_also_result_ignored"] == 1
+    assert "multiple_result_references" not in report.reasons()
 
 
 def test_single_group_analyses_count_towards_the_label_and_are_counted():

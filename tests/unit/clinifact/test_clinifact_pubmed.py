@@ -142,7 +142,7 @@ def test_no_request_without_a_contact_email_and_no_rate_above_ncbis(server, tmp_
     server.handler = _efetch_handler(calls)
     f = P.PubmedFetcher(tmp_path / "pm", url=server.url + "/efetch.fcgi", requests_per_second=10, clock=clock, sleep=clock.sleep)
     assert f.http.limiter.rate == 3.0 and "NCBI allows 3 without an API key" in caplog.text
-    with pytest.raises(ValueError, match=r"clinifact\.pubmed\.email .*NCBI_EMAIL"):
+    with pytest.raises(P.MissingContactEmail, match=r"clinifact\.pubmed\.email .*NCBI_EMAIL"):
         f.fetch(["111"], progress=False)
     assert calls == []  # nothing was sent
     monkeypatch.setenv("NCBI_EMAIL", "me@example.org")

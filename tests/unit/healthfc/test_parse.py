@@ -204,6 +204,14 @@ def test_a_second_answer_without_its_question_is_reported_not_merged():
     assert [c.verdict_text for c in a.claims] == ["wahrscheinlich"] and a.problems == ["verdict_box_without_question"]
 
 
+def test_sections_closed_by_their_own_marker_and_values_that_repeat_their_label():
+    html = OLD.replace("<p>Studie B nicht.</p>", "<p>Studie B nicht.</p><!-- Studien im Detail END --><p>Teilen Sie den Artikel</p>").replace(
+        "<tr><td>Frage:</td><td>Verkürzt", "<tr><td>Frage:</td><td>Frage: Verkürzt")
+    a = parse_page("https://www.medizin-transparent.at/zink/", html)
+    assert a.studies == "Studie A fand einen Effekt.\n\nStudie B nicht."
+    assert [c.question for c in a.claims] == ["Verkürzt Zink eine Erkältung?"] and a.problems == []
+
+
 def test_a_wrapped_rating_table_and_commented_sections_with_more_words():
     html = OLD.replace('<table class="table_rating">', '<div class="rating"><table class="table_rating">').replace(
         "</tbody></table>", "</tbody></table></div>").replace("<!-- Studien im Detail -->", "<!-- Studien im Detail START -->").replace(
@@ -214,7 +222,53 @@ def test_a_wrapped_rating_table_and_commented_sections_with_more_words():
     assert (a.authors, a.reviewers) == (["Eva Schreib", "Fritz Feder"], ["Gerd Gut"])
 
 
-def test_people_labels_without_colons_and_female_reviewer_forms():
-    assert parse_people("Autor A Eins und B Zwei Review C Drei") == (["A Eins", "B Zwei"], ["C Drei"])
+def test_people_labels_in_female_and_plural_forms_and_role_words_inside_names():
     assert parse_people("Autorin: A Eins Reviewerin: C Drei") == (["A Eins"], ["C Drei"])
     assert parse_people("AutorInnen: A Eins ReviewerInnen: C Drei, D Vier") == (["A Eins"], ["C Drei", "D Vier"])
+    # a role word without its colon is part of a name
+    assert parse_people("AutorIn: Redaktion Medizin Transparent Review: Bernd Kerschner (Cochrane Review Österreich)") == (
+        ["Redaktion Medizin Transparent"], ["Bernd Kerschner (Cochrane Review Österreich)"])
+
+
+@pytest.mark.parametrize("box", [
+    "<p><strong>Frage:</strong> Hilft X? <strong>Antwort:</strong> Nein, wahrscheinlich nicht <strong>Erklärung:</strong> Kurz.</p>",
+    "Frage: Hilft X? Antwort: Nein, wahrscheinlich nicht Erklärung: Kurz.",
+    "<span>Frage:</span> Hilft X? <span>Antwort:</span> Nein, wahrscheinlich nicht <span>Erklärung:</span> Kurz.",
+])
+def test_a_verdict_box_with_its_labels_inside_one_paragraph(box):
+    (c,) = parse_page("https://www.medizin-transparent.at/x/", _current_page(box)).claims
+    assert (c.question, c.verdict_text, c.answer_index, c.label, c.explanation) == (
+        "Hilft X?", "Nein, wahrscheinlich nicht", 9, "REFUTED", "Kurz.")
+
+
+def test_rating_table_rows_with_other_labels_are_not_read_into_a_field():
+    a = parse_page("https://www.medizin-transparent.at/x/", _pre2014(
+        "<tr><td>Frage:</td><td>Hilft X?</td></tr><tr><td>Antwort:</td><td>Erkl.</td></tr>"
+        "<tr><td>Beweislage:</td><td>Mittlere wissenschaftliche Beweislage dagegen</td></tr>"
+        '<tr><td colspan="2">Die Beweislage wird als nicht ausreichend erforscht eingestuft, wenn …</td></tr>'
+        "<tr><td>Stand:</td><td>März 2016</td></tr>"))
+    (c,) = a.claims
+    assert (c.verdict_text, c.label, c.evidence_level, c.explanation) == (
+        "Mittlere wissenschaftliche Beweislage dagegen", "REFUTED", "moderate", "Erkl.")
+
+
+def test_a_pre2014_table_with_label_and_value_in_one_cell_is_pre2014():
+    a = parse_page("https://www.medizin-transparent.at/x/", _pre2014(
+        "<tr><td>Frage: Hilft X?</td></tr><tr><td>Antwort: Die Studien zeigen keinen Schutz.</td></tr>"
+        "<tr><td>Beweislage: Mittlere wissenschaftliche Beweislage dagegen</td></tr>"))
+    (c,) = a.claims
+    assert (a.layout, c.verdict_text, c.label, c.explanation) == (
+        "pre_2014", "Mittlere wissenschaftliche Beweislage dagegen", "REFUTED", "Die Studien zeigen keinen Schutz.")
+
+
+def test_a_table_at_the_end_of_a_bigger_container_has_no_body_after_it():
+    html = OLD.split('<table class="table_rating">')[0] + '<div class="entry-content"><p>Einleitung.</p><table class="table_rating">' + \
+        OLD.split('<table class="table_rating">')[1].split("</table>")[0] + "</table></div><p>Teilen Drucken</p></article></body></html>"
+    with pytest.raises(PageSkipped) as exc:
+        parse_page("https://www.medizin-transparent.at/zink/", html)
+    assert exc.value.reason == "empty_body"  # not the share links after the container
+
+
+def test_a_line_break_inside_a_body_paragraph_separates_its_words():
+    html = CURRENT.replace("<p>Letzter Absatz.</p>", "<p>Letzter<br>Absatz.</p>")
+    assert parse_page("https://www.medizin-transparent.at/kaffee-herz/", html).body_paragraphs[-1] == "Letzter Absatz."

@@ -156,3 +156,7 @@ def test_bootstrap_intervals_of_perfect_and_of_no_predictions():
     assert bootstrap_intervals([], [], ["a"], n_resamples=200)["macro_f1"] == {"low": 0.0, "high": 0.0}
     with pytest.raises(ValueError, match="'z' is not one of"):
         bootstrap_intervals(["z"], ["a"], ["a"])
+    with pytest.raises(ValueError, match="duplicate labels"):
+        bootstrap_intervals(["a"], ["a"], ["a", "a"])
+    with pytest.raises(ValueError, match="at least 1"):
+        bootstrap_intervals(["a"], ["a"], ["a"], n_resamples=0)
