@@ -222,3 +222,13 @@ def test_healthfc_claims_rewritten_as_statements(tmp_path, fake_llm):
     assert report["skipped_by_reason"] == {"statement_malformed_question_kept": 1}
     assert info["rewrite"]["usage"]["calls"] == 3  # h1 once, h2 once + its repair
     assert all("explanation" not in json.dumps(b) and "verdict" not in json.dumps(b["messages"][-1]) for b in fake_llm.chat_requests())
+
+
+def test_a_pubmed_source_without_contact_email_stops_at_the_options(tmp_path, monkeypatch):
+    good = decompose_opts("atoms", llm_opts("http://127.0.0.1:9/v1"))
+    retrieval = {**retrieval_opts(tmp_path, tmp_path), "sources": ["pubmed"]}
+    monkeypatch.delenv("NCBI_EMAIL", raising=False)
+    with pytest.raises(OptionsError, match=r"options\.retrieval\.pubmed\.email: empty and NCBI_EMAIL unset"):
+        VerifyOptions.from_mapping(verify_opts("retrieval", "x", good["llm"], retrieval=retrieval), "options")
+    monkeypatch.setenv("NCBI_EMAIL", "me@example.org")
+    assert VerifyOptions.from_mapping(verify_opts("retrieval", "x", good["llm"], retrieval=retrieval), "options").retrieval.sources == ("pubmed",)
