@@ -4,8 +4,9 @@
   snippet's label is copied to the sentences its atoms align to; an automatic unit's label is the
   AND of its sentences' labels. A sentence that received both TRUE and FALSE is *mixed*: under
   ``drop_mixed`` (the paper's main policy) a unit touching one has no gold; under ``and`` the mixed
-  sentence counts FALSE; under ``majority`` the unit takes the majority of its sentences' labels
-  (mixed ones FALSE; ties TRUE).
+  sentence counts FALSE; under ``majority`` each sentence takes the majority label of the human snippets
+  containing it (ties TRUE) and the unit the AND of its sentences (as the MedSNIP repository's
+  ``prep_auto_labels.py``).
 * :func:`ff1_interval` — the bootstrap percentile interval of one arm's FF1, resampling whole answers.
 * :func:`per_pattern` — per pattern code, FF1 of the snippets against FF1 of their atoms
   aggregated by OR-FALSE inside each snippet, with the paired bootstrap of the difference.
@@ -28,21 +29,29 @@ from medfc.llm.base import Prices
 from medfc.scoring.medsnip import FALSE, TRUE, binary_scores, clustered_paired_bootstrap, or_false, paired_bootstrap
 
 
-def sentence_labels(answer: Mapping[str, Any], gold: str = "atomic") -> dict[int, str | None]:
-    """{sentence index: TRUE | FALSE | None (mixed)} from the human snippets of a bench answer."""
+def sentence_votes(answer: Mapping[str, Any], gold: str = "atomic") -> dict[int, Counter]:
+    """{sentence index: Counter of the labels of the human snippets that contain it} of a bench answer."""
     from medfc.medsnip.decompose import human_units
 
-    seen: dict[int, set[str]] = defaultdict(set)
+    votes: dict[int, Counter] = defaultdict(Counter)
     for unit in human_units(dict(answer), "human_snippets"):
         for s in unit["source_sentences"]:
-            seen[s].add(unit["labels"][gold])
-    return {s: (next(iter(v)) if len(v) == 1 else None) for s, v in seen.items()}
+            votes[s][unit["labels"][gold]] += 1
+    return dict(votes)
+
+
+def sentence_labels(answer: Mapping[str, Any], gold: str = "atomic") -> dict[int, str | None]:
+    """{sentence index: TRUE | FALSE | None (mixed)} from the human snippets of a bench answer."""
+    return {s: (next(iter(v)) if len(v) == 1 else None) for s, v in sentence_votes(answer, gold).items()}
 
 
 def project_labels(answer: Mapping[str, Any], units: Sequence[Mapping[str, Any]], policy: str = "drop_mixed",
                    gold: str = "atomic") -> list[str | None]:
     """Gold label of each automatic unit of one bench answer (None = no gold; see module docstring)."""
-    labels = sentence_labels(answer, gold)
+    votes = sentence_votes(answer, gold)
+    labels = {s: (next(iter(v)) if len(v) == 1 else None) for s, v in votes.items()}
+    # majority: each sentence takes the majority of the snippets containing it (ties TRUE)
+    majority = {s: FALSE if v[FALSE] > sum(v.values()) - v[FALSE] else TRUE for s, v in votes.items()}
     out: list[str | None] = []
     for u in units:
         covered = [s for s in u.get("source_sentences") or [] if s in labels]
@@ -55,8 +64,7 @@ def project_labels(answer: Mapping[str, Any], units: Sequence[Mapping[str, Any]]
         elif policy == "and":
             out.append(FALSE if any(v != TRUE for v in vals) else TRUE)
         elif policy == "majority":
-            n_false = sum(v != TRUE for v in vals)
-            out.append(FALSE if n_false > len(vals) - n_false else TRUE)
+            out.append(FALSE if any(majority[s] == FALSE for s in covered) else TRUE)
         else:
             raise ValueError(f"projection must be drop_mixed | and | majority, got {policy!r}")
     return out

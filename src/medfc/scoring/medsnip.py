@@ -114,8 +114,8 @@ def aggregate(unit_verdicts: Iterable[Any], rule: str = "or_false", k: int = 2, 
     """Unit verdicts → one answer verdict (None = the answer abstains).
 
     ``or_false``: FALSE when any unit is FALSE. ``and_false``: FALSE only when every unit is FALSE.
-    ``threshold_k``: FALSE when at least ``k`` units are FALSE, or when every unit is FALSE (an answer
-    with fewer than ``k`` units). ``majority``: FALSE when more units are FALSE than TRUE (ties TRUE).
+    ``threshold_k``: FALSE only when at least ``k`` units are FALSE (an answer with fewer than ``k`` units
+    is TRUE, as in the MedSNIP repository's aggregation). ``majority``: FALSE when more units are FALSE than TRUE (ties TRUE).
     ``first``: the first unit's verdict. Abstaining units follow ``abstain`` as in :func:`or_false`
     (``drop``: ignored; an answer whose units all abstain abstains).
     """
@@ -138,7 +138,7 @@ def aggregate(unit_verdicts: Iterable[Any], rule: str = "or_false", k: int = 2, 
     if rule == "and_false":
         return FALSE if n_false == len(votes) else TRUE
     if rule == "threshold_k":
-        return FALSE if n_false >= min(k, len(votes)) else TRUE
+        return FALSE if n_false >= k else TRUE  # FALSE only when at least k units are (fewer units: TRUE)
     if rule == "majority":
         return FALSE if n_false > len(votes) - n_false else TRUE
     return votes[0]

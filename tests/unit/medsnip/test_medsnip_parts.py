@@ -82,7 +82,7 @@ def test_aggregation_rules():
     # majority ignores the abstaining unit: 2 FALSE vs 2 TRUE is a tie -> TRUE; 3 vs 2 -> FALSE
     assert aggregate([T, F, None, F, T, F], "majority") == F
     assert aggregate(units, "threshold_k", k=2) == F and aggregate(units, "threshold_k", k=3) == T
-    assert aggregate([F], "threshold_k", k=2) == F  # fewer than k units, all FALSE
+    assert aggregate([F], "threshold_k", k=2) == T  # FALSE only with at least k FALSE units (the MedSNIP repository's rule)
     assert aggregate([None, None], "and_false") is None and aggregate([F, F], "and_false") == F
     assert aggregate([None, T], "and_false", abstain="as_false") == T
     with pytest.raises(ValueError, match="aggregation"):
@@ -201,7 +201,15 @@ def test_label_projection_policies():
     units = [{"source_sentences": [0]}, {"source_sentences": [1]}, {"source_sentences": [0, 2]}, {"source_sentences": [0, 1, 2]}, {"source_sentences": []}]
     assert analysis.project_labels(answer, units, "drop_mixed") == [T, None, T, None, None]
     assert analysis.project_labels(answer, units, "and") == [T, F, T, F, None]
-    assert analysis.project_labels(answer, units, "majority") == [T, F, T, T, None]
+    # majority: sentence 1's snippets tie 1 FALSE : 1 TRUE -> TRUE; then the AND over each unit's sentences
+    assert analysis.project_labels(answer, units, "majority") == [T, T, T, T, None]
+    assert analysis.sentence_votes(answer)[1] == {F: 1, T: 1}
+    # a second FALSE snippet on sentence 1 tips it: units touching it become FALSE
+    two_false = {**answer, "atoms": answer["atoms"] + [{"index": 5, "text": "Aspirin cures flu.", "label": F}],
+                 "snippets": answer["snippets"] + [{"index": 5, "text": "e", "atoms": [5], "pattern": "D",
+                                                    "labels": {"atomic": F, "general": F, "contextual": F}}]}
+    assert analysis.sentence_votes(two_false)[1] == {F: 2, T: 1}
+    assert analysis.project_labels(two_false, units, "majority") == [T, F, T, F, None]
 
 
 def test_single_call_parsing():
