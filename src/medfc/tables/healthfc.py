@@ -14,7 +14,7 @@ from medfc.tables.common import grouped, pct, pm, pooled
 
 
 T3_COLUMNS = ["source", "scale", "lang", "model", "system", "folds", "evidence P", "evidence R", "evidence F1", "evidence-class F1",
-              "veracity P", "veracity R", "veracity F1", "FEVER strict", "AVeriTeC@0.25", "FF1"]
+              "veracity P", "veracity R", "veracity F1", "FEVER strict", "AVeriTeC@0.25", "FF1", "FF1 coverage"]
 T5_COLUMNS = ["source", "scale", "lang", "model", "experiment", "folds", "P", "R", "F1", "accuracy"]
 
 
@@ -41,6 +41,8 @@ def table3(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: 
             "FEVER strict": pm(agg, "fever.strict"),
             "AVeriTeC@0.25": pm(agg, "averitec.score.0.25"),
             "FF1": pm(agg, "medsnip.ff1"),
+            # the share of the supported / refuted claims that FF1 scores (an NEI prediction abstains)
+            "FF1 coverage": pm(agg, "medsnip.coverage"),
         })
     order = {s: i for i, s in enumerate(TABLE3_SYSTEMS)}
     rows.sort(key=lambda r: (r["lang"], r["model"], order[r["system"]]))

@@ -67,7 +67,9 @@ def _write(df: pd.DataFrame, outputs: Mapping[str, Any], caption: str) -> dict[s
 def healthfc_table3(inputs: dict[str, Any], outputs: dict[str, Any], options: TableOptions) -> dict[str, Any]:
     """HealthFC Table 3 from the pipeline / joint / oracle ``scores``."""
     df = healthfc.table3(input_paths(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]), options.scale)
-    return _write(df, outputs, _caption("HealthFC Table 3: evidence selection and veracity prediction, macro P/R/F1 (%), mean ± std over folds.", options.scale))
+    return _write(df, outputs, _caption("HealthFC Table 3: evidence selection and veracity prediction, macro P/R/F1 (%), mean ± std over folds. "
+                                      "FF1: false-class F1 over the supported / refuted claims with a TRUE / FALSE prediction "
+                                      "(scoring.abstain); FF1 coverage: the share of them it scores.", options.scale))
 
 
 def healthfc_table5(inputs: dict[str, Any], outputs: dict[str, Any], options: TableOptions) -> dict[str, Any]:

@@ -23,7 +23,8 @@ NUMBERS = paper_numbers(PAPERS)
 
 
 def _fold_scores(tmp_path, name, macro_f1, ev_f1=None):
-    d = {"veracity": {"macro_precision": macro_f1, "macro_recall": macro_f1, "macro_f1": macro_f1, "accuracy": macro_f1}}
+    d = {"veracity": {"macro_precision": macro_f1, "macro_recall": macro_f1, "macro_f1": macro_f1, "accuracy": macro_f1},
+         "medsnip": {"ff1": macro_f1, "coverage": 0.9}}
     if ev_f1 is not None:
         d["evidence"] = {"macro_precision": ev_f1, "macro_recall": ev_f1, "macro_f1": ev_f1, "f1": ev_f1}
     p = tmp_path / f"{name}.json"
@@ -42,6 +43,7 @@ def test_table3_and_table5_our_rows_then_the_papers_rows(tmp_path):
     assert list(ours["system"]) == ["pipeline", "oracle"] and set(ours["scale"]) == {"cpu"}
     pipe = ours.iloc[0]
     assert pipe["veracity F1"] == "60.0 ± 14.1" and pipe["evidence F1"] == "40.0 ± 0.0"
+    assert (pipe["FF1"], pipe["FF1 coverage"]) == ("60.0 ± 14.1", "90.0 ± 0.0")  # FF1 says how many claims it scored
     assert "paper model" not in t3.columns  # no paper number beside a row of ours
     paper = t3[t3["source"] == "paper (Vladika et al. 2024)"]
     assert set(paper["scale"]) == {"paper"}
