@@ -241,24 +241,21 @@ def test_a_verdict_box_with_its_labels_inside_one_paragraph(box):
         "Hilft X?", "Nein, wahrscheinlich nicht", 9, "REFUTED", "Kurz.")
 
 
-def test_rating_table_rows_with_other_labels_are_not_read_into_a_field():
-    a = parse_page("https://www.medizin-transparent.at/x/", _pre2014(
-        "<tr><td>Frage:</td><td>Hilft X?</td></tr><tr><td>Antwort:</td><td>Erkl.</td></tr>"
-        "<tr><td>Beweislage:</td><td>Mittlere wissenschaftliche Beweislage dagegen</td></tr>"
-        '<tr><td colspan="2">Die Beweislage wird als nicht ausreichend erforscht eingestuft, wenn …</td></tr>'
-        "<tr><td>Stand:</td><td>März 2016</td></tr>"))
+@pytest.mark.parametrize("rows, explanation", [
+    # rows with another label, or a note across the table, belong to no field
+    ("<tr><td>Frage:</td><td>Hilft X?</td></tr><tr><td>Antwort:</td><td>Erkl.</td></tr>"
+     "<tr><td>Beweislage:</td><td>Mittlere wissenschaftliche Beweislage dagegen</td></tr>"
+     '<tr><td colspan="2">Die Beweislage wird als nicht ausreichend erforscht eingestuft, wenn …</td></tr>'
+     "<tr><td>Stand:</td><td>März 2016</td></tr>", "Erkl."),
+    # label and value in one cell: still the pre-2014 layout, read from the labelled rows
+    ("<tr><td>Frage: Hilft X?</td></tr><tr><td>Antwort: Die Studien zeigen keinen Schutz.</td></tr>"
+     "<tr><td>Beweislage: Mittlere wissenschaftliche Beweislage dagegen</td></tr>", "Die Studien zeigen keinen Schutz."),
+])
+def test_pre2014_tables_with_other_rows_or_one_cell_rows(rows, explanation):
+    a = parse_page("https://www.medizin-transparent.at/x/", _pre2014(rows))
     (c,) = a.claims
-    assert (c.verdict_text, c.label, c.evidence_level, c.explanation) == (
-        "Mittlere wissenschaftliche Beweislage dagegen", "REFUTED", "moderate", "Erkl.")
-
-
-def test_a_pre2014_table_with_label_and_value_in_one_cell_is_pre2014():
-    a = parse_page("https://www.medizin-transparent.at/x/", _pre2014(
-        "<tr><td>Frage: Hilft X?</td></tr><tr><td>Antwort: Die Studien zeigen keinen Schutz.</td></tr>"
-        "<tr><td>Beweislage: Mittlere wissenschaftliche Beweislage dagegen</td></tr>"))
-    (c,) = a.claims
-    assert (a.layout, c.verdict_text, c.label, c.explanation) == (
-        "pre_2014", "Mittlere wissenschaftliche Beweislage dagegen", "REFUTED", "Die Studien zeigen keinen Schutz.")
+    assert (a.layout, c.question, c.verdict_text, c.label, c.evidence_level, c.explanation) == (
+        "pre_2014", "Hilft X?", "Mittlere wissenschaftliche Beweislage dagegen", "REFUTED", "moderate", explanation)
 
 
 def test_a_table_at_the_end_of_a_bigger_container_has_no_body_after_it():
