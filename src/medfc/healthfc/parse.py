@@ -140,13 +140,6 @@ def _text(el: etree._Element | None, drop_sup: bool = False) -> str:
     return " ".join(_segments(el, drop_sup))
 
 
-def _copy_without(el: etree._Element, tag: str) -> etree._Element:
-    el = lxml.html.fromstring(lxml.html.tostring(el, encoding="unicode"))
-    for sub in el.iter(tag):
-        sub.drop_tree()
-    return el
-
-
 def _has_class(cls: str) -> str:
     return f"contains(concat(' ', normalize-space(@class), ' '), ' {cls} ')"
 
@@ -157,7 +150,6 @@ def _blocks(nodes: list[etree._Element]) -> list[str]:
     for node in nodes:
         if not isinstance(node.tag, str):
             continue  # comments, processing instructions
-        node = _copy_without(node, "sup")
         if node.tag in _BLOCK_TAGS:
             candidates = [node]
         else:
@@ -167,7 +159,7 @@ def _blocks(nodes: list[etree._Element]) -> list[str]:
             if not candidates and clean(node.text_content()):
                 candidates = [node]
         for c in candidates:
-            t = _text(c)
+            t = _text(c, drop_sup=True)  # footnote marks (<sup>) are left out, the text after them kept
             if t:
                 out.append(t)
     return out
@@ -280,8 +272,9 @@ def detect_layout(doc: etree._Element) -> str | None:
     return None
 
 
-_BOX_LABEL = re.compile(r"^(Frage|Antwort|Erklärung|Erklaerung|Beweislage)\s*:\s*", re.I)
-_ANY_LABEL = re.compile(r"(?<!\w)(Frage|Antwort|Erklärung|Erklaerung|Beweislage)\s*:\s*", re.I)
+_LABELS = r"(Frage|Antwort|Erklärung|Erklaerung|Beweislage)\s*:\s*"
+_BOX_LABEL = re.compile("^" + _LABELS, re.I)  # a label that opens a text
+_ANY_LABEL = re.compile(r"(?<!\w)" + _LABELS, re.I)  # a label anywhere in a text
 _FIELD_END = "\x00"  # a segment that ends the current field (a table row with a label we do not read)
 
 
