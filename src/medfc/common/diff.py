@@ -100,6 +100,7 @@ def write_diff(rows: pd.DataFrame, categories: Mapping[str, str], markdown: str,
     for key in ("rows", "counts", "markdown"):
         Path(outputs[key]).parent.mkdir(parents=True, exist_ok=True)
     rows.to_csv(outputs["rows"], index=False)
-    counts_table(rows, categories).to_csv(outputs["counts"], index=False)
+    counts = counts_table(rows, categories)
+    counts.to_csv(outputs["counts"], index=False)
     Path(outputs["markdown"]).write_text(markdown, encoding="utf-8")
-    return {str(k): int(v) for k, v in rows["category"].value_counts().items()} if len(rows) else {}
+    return {str(c): int(n) for c, n in zip(counts["category"], counts["rows"]) if n}

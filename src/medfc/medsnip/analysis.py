@@ -40,16 +40,20 @@ def sentence_votes(answer: Mapping[str, Any], gold: str = "atomic") -> dict[int,
     return dict(votes)
 
 
+def _agreed(votes: Mapping[int, Counter]) -> dict[int, str | None]:
+    return {s: (next(iter(v)) if len(v) == 1 else None) for s, v in votes.items()}
+
+
 def sentence_labels(answer: Mapping[str, Any], gold: str = "atomic") -> dict[int, str | None]:
     """{sentence index: TRUE | FALSE | None (mixed)} from the human snippets of a bench answer."""
-    return {s: (next(iter(v)) if len(v) == 1 else None) for s, v in sentence_votes(answer, gold).items()}
+    return _agreed(sentence_votes(answer, gold))
 
 
 def project_labels(answer: Mapping[str, Any], units: Sequence[Mapping[str, Any]], policy: str = "drop_mixed",
                    gold: str = "atomic") -> list[str | None]:
     """Gold label of each automatic unit of one bench answer (None = no gold; see module docstring)."""
     votes = sentence_votes(answer, gold)
-    labels = {s: (next(iter(v)) if len(v) == 1 else None) for s, v in votes.items()}
+    labels = _agreed(votes)
     # majority: each sentence takes the majority of the snippets containing it (ties TRUE)
     majority = {s: FALSE if v[FALSE] > sum(v.values()) - v[FALSE] else TRUE for s, v in votes.items()}
     out: list[str | None] = []
