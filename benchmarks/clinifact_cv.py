@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 from sklearn.model_selection import StratifiedKFold, train_test_split
-from snakemake.utils import validate
+from snakemake.utils import update_config, validate
 
 from medfc.experiments.clinifact import load_pairs, pair_example
 from medfc.experiments.gbm import GbmOptions
@@ -40,21 +40,13 @@ KINDS = {"tfidf": TfidfOptions, "gbm": GbmOptions}
 
 
 def load_config(configfiles: list[str]) -> dict:
-    """config/config.yaml, then each configfile on top (top-level sections merged key by key, as
-    snakemake --configfile does), with the schema's defaults filled in."""
+    """config/config.yaml, then each configfile on top (merged as snakemake --configfile merges them,
+    with snakemake.utils.update_config), with the schema's defaults filled in."""
     config: dict = {}
     for path in [ROOT / "config/config.yaml", *configfiles]:
-        _merge(config, yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {})
+        update_config(config, yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {})
     validate(config, schema=str(ROOT / "workflow/schemas/config.schema.yaml"), set_default=True)
     return config
-
-
-def _merge(base: dict, update: dict) -> None:
-    for k, v in update.items():
-        if isinstance(v, dict) and isinstance(base.get(k), dict):
-            _merge(base[k], v)
-        else:
-            base[k] = v
 
 
 def model_options(config: dict, kind: str):
