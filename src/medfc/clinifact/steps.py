@@ -17,6 +17,7 @@ from medfc.clinifact import claims as claims_mod
 from medfc.clinifact import ctgov, pairs, pubmed, release, stats
 from medfc.clinifact import diff as cdiff
 from medfc.common.diff import render_markdown, write_diff
+from medfc.common.embeddings import Embedder, TransformersEmbedder
 from medfc.common.io import read_json, read_jsonl, write_jsonl, write_table
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
@@ -138,12 +139,12 @@ def fetch_studies(inputs: dict[str, Any], outputs: dict[str, Any], options: Stud
     return n
 
 
-def make_embedder(options: ClaimsOptions) -> claims_mod.Embedder:
-    return claims_mod.TransformersEmbedder(model=options.embedding_model, batch_size=options.embedding_batch_size,
-                                           max_length=options.embedding_max_length, device=options.device)
+def make_embedder(options: ClaimsOptions) -> Embedder:
+    return TransformersEmbedder(model=options.embedding_model, batch_size=options.embedding_batch_size,
+                                max_length=options.embedding_max_length, device=options.device)
 
 
-def build_claims(inputs: dict[str, Any], outputs: dict[str, Any], options: ClaimsOptions, embedder: claims_mod.Embedder | None = None) -> dict[str, int]:
+def build_claims(inputs: dict[str, Any], outputs: dict[str, Any], options: ClaimsOptions, embedder: Embedder | None = None) -> dict[str, int]:
     """``studies`` → ``claims`` (one per usable primary outcome) + ``labelled`` (claim × reference with label) + ``report``."""
     report = SkipReport("clinifact.build_claims")
     embedder = embedder or make_embedder(options)

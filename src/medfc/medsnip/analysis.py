@@ -12,7 +12,11 @@
   aggregated by OR-FALSE inside each snippet, with the paired bootstrap of the difference.
 * :func:`sentence_set_f1` — boundary fidelity (docs/medsnip.md): each automatic snippet is paired with
   the human snippet of best set-F1 over sentence indices (P = |∩|/|auto|, R = |∩|/|human|); the
-  mean over automatic snippets.
+  mean over automatic snippets. The pairs it forms are also compared as texts (MedSNIP §9f): the
+  cosine of their sentence embeddings (all-MiniLM-L6-v2 in the paper) and :func:`rouge_l`.
+* :func:`rouge_l` — ROUGE-L F1 of two texts: the longest common subsequence of their tokens
+  (lower-cased ``[a-z0-9]+`` runs, as the ``rouge-score`` package tokenises; tokens of more than three
+  characters Porter-stemmed when ``stem``), P = LCS/|candidate|, R = LCS/|reference|.
 * :func:`adjusted_rand_index` — ARI of two partitions (Hubert & Arabie), and :func:`partition_ari`
   of the atom partitions (same atoms) or, failing that, of the sentence partitions.
 * :func:`cost_summary` — decomposer plus verifier calls, tokens and dollars.
@@ -22,6 +26,8 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+import re
+from functools import lru_cache
 from math import comb
 from typing import Any
 
@@ -116,12 +122,70 @@ def set_f1(auto: set[int], human: set[int]) -> float:
     return 2 * p * r / (p + r)
 
 
+def best_human_pairs(auto: Sequence[Iterable[int]], human: Sequence[Iterable[int]]) -> list[tuple[int | None, float]]:
+    """For each automatic snippet, the index of the human snippet of best set-F1 (the first on ties; None
+    when the automatic snippet has no sentence or no human snippet has one) and that set-F1 (0 then)."""
+    h_sets = [(i, set(x)) for i, x in enumerate(human) if set(x)]
+    out: list[tuple[int | None, float]] = []
+    for a in map(set, auto):
+        best: tuple[int | None, float] = (None, 0.0)
+        if a:
+            for i, h in h_sets:
+                f = set_f1(a, h)
+                if best[0] is None or f > best[1]:
+                    best = (i, f)
+        out.append(best)
+    return out
+
+
 def sentence_set_f1(auto: Sequence[Iterable[int]], human: Sequence[Iterable[int]]) -> dict[str, Any]:
     """Mean over automatic snippets of the best set-F1 with any human snippet (empty sets score 0)."""
-    a_sets = [set(x) for x in auto]
-    h_sets = [set(x) for x in human if set(x)]
-    best = [max((set_f1(a, h) for h in h_sets), default=0.0) if a else 0.0 for a in a_sets]
-    return {"f1": sum(best) / len(best) if best else 0.0, "n_auto": len(a_sets), "n_human": len(h_sets), "per_snippet": best}
+    pairs = best_human_pairs(auto, human)
+    best = [f for _, f in pairs]
+    return {"f1": sum(best) / len(best) if best else 0.0, "n_auto": len(best), "n_human": sum(bool(set(x)) for x in human),
+            "per_snippet": best, "pairs": [i for i, _ in pairs]}
+
+
+_ROUGE_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    from nltk.stem.porter import PorterStemmer  # rule-based: no data to download
+
+    return PorterStemmer()
+
+
+def rouge_tokens(text: str, stem: bool = True) -> list[str]:
+    tokens = _ROUGE_TOKEN.findall(text.lower())
+    if stem:
+        st = _stemmer()
+        tokens = [st.stem(t) if len(t) > 3 else t for t in tokens]
+    return tokens
+
+
+def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common subsequence (dynamic programming over one row)."""
+    if len(a) < len(b):
+        a, b = b, a
+    row = [0] * (len(b) + 1)
+    for x in a:
+        prev = 0
+        for j, y in enumerate(b, 1):
+            cur = row[j]
+            row[j] = prev + 1 if x == y else max(row[j], row[j - 1])
+            prev = cur
+    return row[-1]
+
+
+def rouge_l(candidate: str, reference: str, stem: bool = True) -> float:
+    """ROUGE-L F1 of ``candidate`` against ``reference`` (0 when either has no token)."""
+    c, r = rouge_tokens(candidate, stem), rouge_tokens(reference, stem)
+    lcs = lcs_length(c, r) if c and r else 0
+    if not lcs:
+        return 0.0
+    p, rec = lcs / len(c), lcs / len(r)
+    return 2 * p * rec / (p + rec)
 
 
 def adjusted_rand_index(labels_a: Sequence[Any], labels_b: Sequence[Any]) -> float:

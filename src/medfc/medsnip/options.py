@@ -169,6 +169,8 @@ class ScoreOptions(MedsnipOptions):
     ci_level: float
     pattern_gold: Gold  # gold of the per-pattern analysis
     pattern_ci: Literal["bca", "percentile"]  # interval of the flat per-pattern samples
+    fidelity_embedding_model: str  # boundary fidelity's cosine: "" the offline all-MiniLM-L6-v2, "none" off, else a model
+    rouge_stemmer: bool  # boundary fidelity's ROUGE-L: Porter-stem tokens of more than three characters
 
     def _check(self, where: str) -> None:
         if not 0.0 <= self.tau <= 1.0:

@@ -189,6 +189,37 @@ def test_ari_matches_sklearn_and_sentence_set_f1_by_hand():
     assert p == {"over": "sentences", "ari": pytest.approx(adjusted_rand_score([0, 1, 1, 2], [0, 0, 1, 2]))}
 
 
+def test_rouge_l_and_best_pairs_by_hand():
+    # LCS of the tokens: the, cat, on, mat = 4 of 6 and 6 -> P = R = F = 2/3
+    assert analysis.rouge_l("The cat sat on the mat.", "the cat lay on a mat", stem=False) == pytest.approx(2 / 3)
+    # punctuation and case do not count; numbers are tokens
+    assert analysis.rouge_tokens("Vitamin-D3, 4,000 IU!", stem=False) == ["vitamin", "d3", "4", "000", "iu"]
+    # stemming (tokens longer than three characters): running -> run, runners -> runner; "runs" -> run
+    assert analysis.rouge_l("running runners", "runs fast", stem=False) == 0.0
+    assert analysis.rouge_l("running runners", "runs fast", stem=True) == pytest.approx(0.5)
+    assert analysis.rouge_l("", "anything") == 0.0 and analysis.rouge_l("same words", "same words") == 1.0
+    assert analysis.lcs_length(list("ABCBDAB"), list("BDCABA")) == 4
+    # each automatic snippet's best human snippet by set-F1; ties -> the first; no sentence -> None
+    human = [[0], [1, 2], [], [3]]
+    assert analysis.best_human_pairs([[0, 1], [2], [3], [], [5]], human) == [
+        (0, pytest.approx(2 / 3)), (1, pytest.approx(2 / 3)), (3, 1.0), (None, 0.0), (0, 0.0)]
+    assert analysis.sentence_set_f1([[0, 1]], human)["pairs"] == [0]
+
+
+def test_fidelity_cosine_is_sentence_transformers_minilm_cosine():
+    """The default fidelity encoder is the offline all-MiniLM-L6-v2, pooled as sentence-transformers pools it."""
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+    from medfc.common.embeddings import TransformersEmbedder, default_model_path
+
+    texts = ["Vitamin D does not prevent colds in adults.", "Adults who take vitamin D get as many colds.",
+             "Zinc lozenges shorten a cold by about a day."]
+    ours = TransformersEmbedder(max_length=256).encode(texts)
+    ref = SentenceTransformer(default_model_path(), device="cpu").encode(texts, normalize_embeddings=True)
+    assert np.allclose(ours @ ours.T, ref @ ref.T, atol=1e-5)
+
+
 def test_label_projection_policies():
     answer = {"answer_id": "e", "text": "Aspirin thins blood. Aspirin cures flu and aspirin is cheap. Water is wet.",
               "atoms": [{"index": 1, "text": "Aspirin thins blood.", "label": T}, {"index": 2, "text": "Aspirin cures flu.", "label": F},

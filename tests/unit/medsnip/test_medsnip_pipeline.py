@@ -21,7 +21,7 @@ from tests.unit.medsnip.conftest import DEMO_BENCH
 
 from medfc.common.io import read_json, read_jsonl
 from medfc.common.options import OptionsError
-from medfc.medsnip import steps
+from medfc.medsnip import analysis, steps
 from medfc.medsnip.options import DecomposeOptions, VerifyOptions
 
 MODES = ("atoms", "group", "direct", "human_atoms", "human_snippets")
@@ -115,6 +115,18 @@ def test_demo_bench_end_to_end(tmp_path, fake_llm, passages):
     bf = res["boundary_fidelity"]
     assert bf["group"]["sentence_set_f1"] == pytest.approx(7 / 8) and bf["direct"]["sentence_set_f1"] == 1.0
     assert bf["group"]["ari_sentences"] == pytest.approx(0.25) and bf["direct"]["ari_sentences"] == 1.0
+    # ... and the text of each pair: snippet-direct found the human sentence sets, so each of its snippets is
+    # paired with the human snippet of the same sentences; ROUGE-L and the MiniLM cosine of those texts
+    human = {(u["answer_id"], tuple(u["source_sentences"])): u["text"] for u in read_jsonl(d / "units_human_snippets.jsonl")}
+    direct = list(read_jsonl(d / "units_direct.jsonl"))
+    expected = [analysis.rouge_l(u["text"], human[(u["answer_id"], tuple(u["source_sentences"]))]) for u in direct]
+    assert (bf["direct"]["n_pairs"], bf["group"]["n_pairs"]) == (11, 8)
+    assert bf["direct"]["rouge_l"] == pytest.approx(sum(expected) / 11) and 0.5 < bf["direct"]["rouge_l"] < 1.0
+    assert 0.5 < bf["group"]["cosine"] < bf["direct"]["cosine"] <= 1.0
+    off = call_step(steps.score, {"answers": d / "answers.jsonl", "verdicts": [d / "ver_co_direct.jsonl"]}, {"scores": d / "s_off.json"},
+                    score_opts(fidelity_embedding_model="none", rouge_stemmer=False))["boundary_fidelity"]["direct"]
+    assert off["cosine"] is None and off["rouge_l"] == pytest.approx(
+        sum(analysis.rouge_l(u["text"], human[(u["answer_id"], tuple(u["source_sentences"]))], stem=False) for u in direct) / 11)
     # the table: one row per verifier and mode, CSV + Markdown + LaTeX
     rows = call_step(steps.table, {"scores": d / "scores.json"}, {"csv": d / "t.csv", "md": d / "t.md", "tex": d / "t.tex"}, {"title": "demo"})
     table = (d / "t.csv").read_text().splitlines()
@@ -125,7 +137,10 @@ def test_demo_bench_end_to_end(tmp_path, fake_llm, passages):
         ("served", "human_atoms", 14, 0.6667, 14), ("served", "human_snippets", 11, 0.6667, 11),
         ("served-rag", "human_snippets", 11, 0.6667, 23)]
     assert rows[0]["delta_vs_atoms"] is None and rows[1]["delta_vs_atoms"] == 0.0
-    assert (d / "t.md").read_text().startswith("MedSNIP on demo (4 answers; unit level, no aggregation)")
+    md = (d / "t.md").read_text()
+    assert md.startswith("MedSNIP on demo (4 answers; unit level, no aggregation)")
+    assert (f"Boundary fidelity vs the human snippets: group sentence-set F1 0.875, cosine {bf['group']['cosine']:.3f}, "
+            f"ROUGE-L {bf['group']['rouge_l']:.3f} (8 snippets); direct sentence-set F1 1.000") in md
     assert "\\begin{table}" in (d / "t.tex").read_text()
 
     # answer level, OR-FALSE: 101 and 102 FALSE found, 103 missed, 104 TRUE
