@@ -9,7 +9,8 @@
   ``prep_auto_labels.py``).
 * :func:`ff1_interval` — the bootstrap percentile interval of one arm's FF1, resampling whole answers.
 * :func:`per_pattern` — per pattern code, FF1 of the snippets against FF1 of their atoms
-  aggregated by OR-FALSE inside each snippet, with the paired bootstrap of the difference.
+  aggregated by OR-FALSE inside each snippet, with the paired bootstrap of the difference over snippets
+  and, clustered by answer, over answers.
 * :func:`sentence_set_f1` — boundary fidelity (docs/medsnip.md): each automatic snippet is paired with
   the human snippet of best set-F1 over sentence indices (P = |∩|/|auto|, R = |∩|/|human|); the
   mean over automatic snippets. The pairs it forms are also compared as texts (MedSNIP §9f): the
@@ -93,8 +94,10 @@ def ff1_interval(gold: Sequence[Any], pred: Sequence[Any], clusters: Sequence[An
 def per_pattern(rows: Sequence[Mapping[str, Any]], n_resamples: int, seed: int, method: str = "bca",
                 alpha: float = 0.05) -> dict[str, Any]:
     """``rows``: one per snippet with ``pattern``, ``gold``, ``snippet`` (its verdict) and ``atoms`` (the
-    verdicts of its atoms). Returns per pattern (and ``all``) n, FF1 of atoms (OR-FALSE inside the
-    snippet) and of snippets, and the paired bootstrap of snippets − atoms over snippets."""
+    verdicts of its atoms), optionally ``cluster`` (its answer). Returns per pattern (and ``all``) n, FF1 of
+    atoms (OR-FALSE inside the snippet) and of snippets, and the paired bootstrap of snippets − atoms over
+    snippets (``method``); with clusters also the percentile interval resampling whole answers
+    (``cluster_ci_low`` / ``cluster_ci_high`` / ``cluster_p_gt_0``, as the repository's clustered script)."""
     groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for r in rows:
         groups[str(r["pattern"])].append(r)
@@ -110,6 +113,12 @@ def per_pattern(rows: Sequence[Mapping[str, Any]], n_resamples: int, seed: int, 
         res["delta"] = res["ff1_snippets"] - res["ff1_atoms"]
         bs = paired_bootstrap(gold, atom_pred, snip_pred, n_resamples=n_resamples, seed=seed, method=method, alpha=alpha)
         res.update(ci_low=bs["ci_low"], ci_high=bs["ci_high"], p_gt_0=bs["p_gt_0"], method=method)
+        if all(r.get("cluster") is not None for r in g):
+            clusters = [r["cluster"] for r in g]
+            cb = clustered_paired_bootstrap((gold, atom_pred, clusters), (gold, snip_pred, clusters), n_resamples=n_resamples,
+                                            seed=seed, alpha=alpha, method="percentile")
+            res.update(cluster_ci_low=cb["ci_low"], cluster_ci_high=cb["ci_high"], cluster_p_gt_0=cb["p_gt_0"],
+                       n_clusters=cb["n_clusters"])
         out[pattern] = res
     return out
 

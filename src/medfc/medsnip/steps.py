@@ -304,7 +304,7 @@ def _per_pattern(groups: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]], 
         for s in snips:
             ids = [f"{s['answer_id']}:human_atoms:{a}" for a in s["source_atoms"]]
             rows.append({"pattern": s["pattern"], "gold": s["labels"][opts.pattern_gold], "snippet": effective_verdict(s, opts.tau),
-                         "atoms": [atom_verdict.get(i) for i in ids]})
+                         "atoms": [atom_verdict.get(i) for i in ids], "cluster": s["answer_id"]})
         out[verifier] = analysis.per_pattern(rows, opts.n_resamples, opts.seed, opts.pattern_ci, 1 - opts.ci_level)
     return out
 

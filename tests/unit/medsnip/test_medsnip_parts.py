@@ -429,3 +429,20 @@ def test_failed_search_is_recorded_not_raised(tmp_path):
                                 "error": "HttpError: GET https://index: HTTP 503 after 4 attempts"}]
     assert (out["abstained"], out["verdict"], out["rounds"]) == (True, None, 2)
     assert ver.counts["search_failed"] == 1 and ver.report.reasons() == {"search_failed": 1}
+
+
+def test_per_pattern_clustered_interval():
+    """One answer per snippet: the clustered interval is the flat percentile one (same draws); snippets
+    sharing answers: whole answers are resampled, and the number of clusters is the number of answers."""
+    rng = np.random.default_rng(3)
+    rows = [{"pattern": "AB"[k % 2], "gold": [T, F][int(rng.integers(0, 2))], "snippet": [T, F][int(rng.integers(0, 2))],
+             "atoms": [[T, F][int(rng.integers(0, 2))] for _ in range(2)], "cluster": f"a{k}"} for k in range(40)]
+    flat = analysis.per_pattern(rows, n_resamples=300, seed=5, method="percentile")
+    for pattern in ("A", "B", "all"):
+        r = flat[pattern]
+        assert (r["cluster_ci_low"], r["cluster_ci_high"], r["cluster_p_gt_0"]) == (r["ci_low"], r["ci_high"], r["p_gt_0"])
+    assert flat["all"]["n_clusters"] == 40
+    shared = analysis.per_pattern([{**r, "cluster": f"a{k // 4}"} for k, r in enumerate(rows)], n_resamples=300, seed=5)
+    assert shared["all"]["n_clusters"] == 10 and shared["A"]["n_clusters"] == 10
+    assert (shared["all"]["cluster_ci_low"], shared["all"]["cluster_ci_high"]) != (flat["all"]["ci_low"], flat["all"]["ci_high"])
+    assert "cluster_ci_low" not in analysis.per_pattern([{k: v for k, v in r.items() if k != "cluster"} for r in rows], 100, 0)["all"]

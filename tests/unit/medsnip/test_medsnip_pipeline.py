@@ -111,6 +111,7 @@ def test_demo_bench_end_to_end(tmp_path, fake_llm, passages):
     pp = res["per_pattern"]["served"]
     assert {k: v["n"] for k, v in pp.items()} == {"A": 1, "B": 1, "C": 1, "D": 4, "E": 1, "F": 3, "all": 11}
     assert pp["all"]["ff1_snippets"] == pytest.approx(2 / 3) and pp["all"]["delta"] == 0.0
+    assert pp["all"]["n_clusters"] == 4 and pp["all"]["cluster_ci_low"] <= 0.0 <= pp["all"]["cluster_ci_high"]
     # boundary fidelity: group merges sentences 0+1 of three answers -> (2/3 * 3 + 1 * 5) / 8
     bf = res["boundary_fidelity"]
     assert bf["group"]["sentence_set_f1"] == pytest.approx(7 / 8) and bf["direct"]["sentence_set_f1"] == 1.0
