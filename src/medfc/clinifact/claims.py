@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from medfc.common.embeddings import CachedEmbedder, Embedder, TransformersEmbedder, default_model_path  # noqa: F401 (re-exported)
+from medfc.common.embeddings import Embedder
 from medfc.common.report import SkipReport
 
 log = logging.getLogger(__name__)
@@ -138,7 +138,7 @@ def claim_text(intervention: str, test_type: str, comparator: str, outcome_title
     return " ".join(text.split())
 
 
-# --- embeddings -------------------------------------------------------------------------------
+# --- outcome groups to arms (by embedding) -------------------------------------------------
 def _text(title: str | None, description: str | None, use_description: bool) -> str:
     title = (title or "").strip()
     if use_description and description and description.strip():

@@ -25,9 +25,9 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-import re
 from functools import lru_cache
 from math import comb
 from typing import Any

@@ -71,6 +71,6 @@ def clock() -> FakeClock:
 
 @pytest.fixture(scope="session")
 def minilm():
-    from medfc.clinifact.claims import TransformersEmbedder
+    from medfc.common.embeddings import TransformersEmbedder
 
     return TransformersEmbedder()

@@ -7,6 +7,7 @@ import pytest
 
 from medfc.clinifact import claims as C
 from medfc.clinifact.ctgov import iter_bulk_zip
+from medfc.common.embeddings import CachedEmbedder
 from medfc.common.report import SkipReport
 from tests.helpers.config import section
 
@@ -299,7 +300,7 @@ def test_claim_template_collapses_whitespace():
     assert C.claim_text("A", "EQUIVALENCE", "B", "Pain", None) == "A is equivalent to B in terms of Pain"
 
 
-class BagOfWords(C.CachedEmbedder):
+class BagOfWords(CachedEmbedder):
     VOCAB = ["aspirin", "placebo", "sugar", "pill", "drug", "low", "dose"]
 
     def _encode_batch(self, texts):
