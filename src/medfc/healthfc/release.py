@@ -11,9 +11,15 @@ cache, and never ships or rewrites it. Two variants are read (docs/sources.md §
 
 What reading does to each row (all of it counted in the :class:`ReleaseReport`):
 
-* UTF-8 with or without a BOM; every value read as text (no NaN).
-* ``label`` code → label: 0 SUPPORTED, 1 NOT ENOUGH INFO, 2 REFUTED. A row with another code is
-  skipped with a reason.
+* UTF-8 with or without a BOM; every value read as text (no NaN), strictly
+  (:func:`medfc.common.csvfile.read_csv_records`): broken quoting or bytes that are not UTF-8 stop
+  the step with an error naming the file and the line; so does a missing column (every column the
+  variant has is required: without ``de_verdict`` every level of evidence would be lost).
+* ``label`` code → label: exactly the texts ``"0"`` SUPPORTED, ``"1"`` NOT ENOUGH INFO, ``"2"``
+  REFUTED (surrounding spaces ignored). Any other text (``"1.7"``, ``"-0.5"``, ``"inf"``, ``"1.0"``,
+  empty) is a skip with reason ``bad_label``; a row with more or fewer fields than the header is a
+  skip with reason ``wrong_field_count``. Every skip's id is ``<file>:<line>`` (the line the record
+  starts on) and its detail begins with the row's 0-based position.
 * Mojibake repair: text that went through UTF-8 → Mac Roman (``"Appetitz√ºgler"``) or UTF-8 →
   Windows-1252 (``"AppetitzÃ¼gler"``) is decoded back (:func:`fix_mojibake`); each repaired
   field is listed with its row and column.
@@ -43,8 +49,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-import pandas as pd
-
+from medfc.common.csvfile import field_count_problem, read_csv_records, require_columns
 from medfc.common.report import SkipReport
 from medfc.healthfc.dates import parse_german_date
 from medfc.healthfc.parse import TITLE_SUFFIX
@@ -79,8 +84,15 @@ COLUMNS_18 = (
     "de_claim", "de_explanation", "de_text", "de_studies", "de_sentences", "de_ids",
     "label", "de_verdict", "de_title", "authors", "date", "url",
 )
-#: Columns every variant must have.
-REQUIRED = ("en_claim", "de_claim", "label", "url")
+#: Columns every variant has (docs/sources.md §2); a file without one of them is an error naming it.
+REQUIRED = ("en_claim", "en_explanation", "de_claim", "de_explanation", "label", "de_verdict", "de_title", "authors", "date", "url")
+#: The evidence columns of each variant, required too.
+VARIANT_COLUMNS = {
+    "12col": ("de_top_sentences", "en_top_sentences"),
+    "18col": ("de_sentences", "de_ids", "en_sentences", "en_ids"),
+}
+#: The label column's codes exactly as the release writes them; any other text is a counted skip.
+LABEL_TEXTS: dict[str, int] = {str(code): code for code in LABEL_CODES}
 
 TEXT_COLUMNS = (
     "en_claim", "en_explanation", "en_top_sentences", "de_claim", "de_explanation", "de_top_sentences",
@@ -233,16 +245,13 @@ class ReleaseReport:
         return d
 
 
-def detect_variant(columns: list[str]) -> str:
+def detect_variant(columns: list[str], path: str | os.PathLike = "release file") -> str:
+    """``"12col"`` or ``"18col"``; raises :class:`CsvFileError` naming the file and every missing column."""
     cols = set(columns)
-    missing = [c for c in REQUIRED if c not in cols]
-    if missing:
-        raise ValueError(f"release file lacks columns {missing}; it has {sorted(cols)}")
-    if "de_top_sentences" in cols:
-        return "12col"
-    if "de_sentences" in cols and "de_ids" in cols:
-        return "18col"
-    raise ValueError("release file has neither de_top_sentences nor de_sentences/de_ids")
+    old = "de_top_sentences" not in cols and "en_top_sentences" not in cols and bool(cols & set(VARIANT_COLUMNS["18col"]))
+    variant = "18col" if old else "12col"
+    require_columns(path, cols, REQUIRED + VARIANT_COLUMNS[variant], what="HealthFC release file")
+    return variant
 
 
 def _evidence_from_ids(sentences: list[str] | None, ids: list[int] | None) -> list[str]:
@@ -253,18 +262,21 @@ def _evidence_from_ids(sentences: list[str] | None, ids: list[int] | None) -> li
 
 def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseReport]:
     """Read and clean a release file (either variant); return its rows in file order and a report."""
-    df = pd.read_csv(path, encoding="utf-8-sig", dtype=str, keep_default_na=False)
-    df.columns = [str(c).strip().lstrip("\ufeff") for c in df.columns]
+    header, records = read_csv_records(path)
     report = ReleaseReport(source=str(path))
-    variant = detect_variant(list(df.columns))
+    variant = detect_variant(header, path)
     report.variant = variant
     rows: list[ReleaseRow] = []
     counts = report.skips
-    for i, raw in enumerate(df.to_dict("records")):
+    for i, record in enumerate(records):
         counts.count("rows")
+        where = f"{path}:{record.line}"
+        problem = field_count_problem(record, header)
+        if problem:
+            counts.skip(where, "wrong_field_count", f"row {i}: {problem}")
+            continue
         rec: dict[str, str] = {}
-        for col, value in raw.items():
-            value = "" if value is None else str(value)
+        for col, value in zip(header, record.fields):
             if col in TEXT_COLUMNS and value:
                 fixed, n = fix_mojibake(value)
                 if n:
@@ -272,22 +284,20 @@ def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseRepo
                                             "before": _excerpt(value, fixed), "after": _excerpt(fixed, value)})
                     value = fixed
             rec[col] = value
-        code_text = rec.get("label", "").strip()
-        try:
-            code = int(float(code_text))
-        except ValueError:
-            code = -1
-        if code not in LABEL_CODES:
-            counts.skip(f"row {i}", "bad_label", f"label {code_text!r} is not 0, 1 or 2")
+        code_text = rec["label"].strip()
+        if code_text not in LABEL_TEXTS:
+            codes = ", ".join(repr(c) for c in LABEL_TEXTS)
+            counts.skip(where, "bad_label", f"row {i}: label {code_text!r} is not one of the release's codes {codes}")
             continue
+        code = LABEL_TEXTS[code_text]
         label = LABEL_CODES[code]
-        url = rec.get("url", "").strip()
+        url = rec["url"].strip()
         if not re.match(r"^https?://", url):
-            counts.skip(f"row {i}", "bad_url", f"url {url!r}")
+            counts.skip(where, "bad_url", f"row {i}: url {url!r}")
             continue
-        de_claim = normalize_text(rec.get("de_claim", ""))
+        de_claim = normalize_text(rec["de_claim"])
         if not de_claim:
-            counts.skip(f"row {i}", "empty_claim", url)
+            counts.skip(where, "empty_claim", f"row {i}: {url}")
             continue
         de_verdict = normalize_text(rec.get("de_verdict", ""))
         level: str | None = None

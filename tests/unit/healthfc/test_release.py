@@ -1,6 +1,7 @@
 """Reading the HealthFC release file: BOM, label codes, mojibake, both variants, the download cache."""
 
 import csv
+import json
 import http.server
 import io
 import threading
@@ -140,7 +141,7 @@ def test_read_18_column_variant(tmp_path):
 
 def test_missing_columns_rejected(tmp_path):
     path = write_csv(tmp_path / "bad.csv", ["foo", "bar"], [{"foo": "1"}])
-    with pytest.raises(ValueError, match="lacks columns"):
+    with pytest.raises(ValueError, match="the HealthFC release file has no columns .authors., .date."):
         read_release(path)
 
 
@@ -182,3 +183,82 @@ def test_fetch_url_downloads_once(tmp_path):
     assert hits == ["/data/Datensatz.csv"]
     rows, _ = read_release(path2)
     assert rows[0].label == "REFUTED"
+
+
+# --- strict reading: exact label codes, required columns, CSV errors with file and line --------------
+
+
+@pytest.mark.parametrize("bad", ["1.7", "0.9", "-0.5", "inf", "", "nan", "3", "1.0", "eins"])
+def test_a_label_that_is_not_exactly_a_release_code_is_a_counted_skip_with_file_and_line(tmp_path, bad):
+    """1.7, 0.9 and -0.5 used to be read as 1, 0 and 0 (int(float(...))) and inf crashed: only the release's
+    own codes "0", "1", "2" are labels (docs/sources.md §2)."""
+    path = write_csv(tmp_path / "Datensatz.csv", COLUMNS_12, [row12(), row12(label=bad), row12(label="0", de_verdict="Ja")])
+    rows, report = read_release(path)
+    assert [(r.row, r.label) for r in rows] == [(0, "REFUTED"), (2, "SUPPORTED")]
+    rep = report.as_dict()
+    assert rep["skipped"] == [{"id": f"{path}:3", "reason": "bad_label",
+                               "detail": f"row 1: label {bad!r} is not one of the release's codes '0', '1', '2'"}]
+    assert rep["counts"]["kept"] == 2 and rep["counts"]["rows"] == 3
+
+
+def test_a_missing_de_verdict_column_is_an_error_naming_file_and_column(tmp_path):
+    """Every release variant (docs/sources.md §2: the 12- and the earlier 18-column file) has de_verdict,
+    the only source of the level of evidence: without it every level used to be silently None."""
+    path = write_csv(tmp_path / "Datensatz.csv", [c for c in COLUMNS_12 if c != "de_verdict"], [row12()])
+    with pytest.raises(ValueError) as exc:
+        read_release(path)
+    assert str(exc.value) == f"{path}, line 1: the HealthFC release file has no column 'de_verdict'"
+
+
+def test_missing_variant_columns_are_named(tmp_path):
+    path = write_csv(tmp_path / "Datensatz.csv", [c for c in COLUMNS_12 if c not in ("en_top_sentences", "date")], [row12()])
+    with pytest.raises(ValueError) as exc:
+        read_release(path)
+    assert str(exc.value) == f"{path}, line 1: the HealthFC release file has no columns 'date', 'en_top_sentences'"
+
+
+def test_broken_csv_quoting_is_an_error_naming_file_and_line(tmp_path):
+    path = write_csv(tmp_path / "Datensatz.csv", COLUMNS_12, [row12(), row12()])
+    lines = path.read_text(encoding="utf-8-sig").splitlines(keepends=True)
+    lines[2] = lines[2].replace("Kaffee und Herz", '"Kaffee" und Herz', 1)  # a quote that closes inside the field
+    path.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(ValueError) as exc:
+        read_release(path)
+    assert str(exc.value) == f"{path}, line 3: broken CSV quoting: ',' expected after '\"'"
+    never_closed = lines[1].rstrip("\n").rsplit(",", 1)[0] + ',"' + URL + "\n"  # the rest of the file is one field
+    path.write_text("".join([lines[0], lines[1], never_closed]), encoding="utf-8")
+    with pytest.raises(ValueError) as exc:
+        read_release(path)
+    assert str(exc.value) == f"{path}, line 3: broken CSV quoting: unexpected end of data"
+
+
+def test_a_row_with_the_wrong_number_of_fields_is_a_counted_skip(tmp_path):
+    path = write_csv(tmp_path / "Datensatz.csv", COLUMNS_12, [row12(), row12(url="https://www.medizin-transparent.at/b/")])
+    text = path.read_text(encoding="utf-8-sig")
+    path.write_text(text.rstrip("\n") + ",extra\n", encoding="utf-8")
+    rows, report = read_release(path)
+    assert [r.row for r in rows] == [0]
+    assert report.as_dict()["skipped"] == [{"id": f"{path}:3", "reason": "wrong_field_count", "detail": "row 1: 13 fields, the header has 12"}]
+
+
+def test_table2_counts_only_the_rows_the_dataset_kept(tmp_path):
+    """Release rows with bad labels never reach the dataset, so Table 2 counts the kept claims only."""
+    from medfc.common.io import read_jsonl
+    from medfc.healthfc import steps
+    from medfc.healthfc.stats import table2
+    from tests.helpers.config import call_step
+
+    path = write_csv(tmp_path / "Datensatz.csv", COLUMNS_12,
+                     [row12(), row12(label="1.7"), row12(label="-0.5"), row12(label="inf"), row12(label="0", de_verdict="Ja")])
+    t = tmp_path
+    call_step(steps.release, {"release": str(path)}, {"rows": str(t / "rows.jsonl"), "report": str(t / "rel.json")},
+              {"source": None, "cache_dir": str(t / "cache")})
+    outs = {"jsonl": str(t / "ds.jsonl"), "parquet": str(t / "ds.parquet"), "card": str(t / "card.md"), "report": str(t / "ds.json")}
+    call_step(steps.dataset, {"rows": str(t / "rows.jsonl")}, outs, {"mode": "release", "splitter": "pysbd"})
+    records = list(read_jsonl(t / "ds.jsonl"))
+    assert [r["label"] for r in records] == ["REFUTED", "SUPPORTED"]
+    df = table2(records)
+    ev = df[(df["aspect"] == "evidence sentences per claim") & (df["language"] == "de")].iloc[0]
+    assert ev["n"] == 2
+    rep = json.loads((t / "rel.json").read_text())
+    assert rep["skipped_by_reason"] == {"bad_label": 3} and [s["id"] for s in rep["skipped"]] == [f"{path}:{n}" for n in (3, 4, 5)]

@@ -1,0 +1,100 @@
+"""Strict reading of the CSV files the workflow takes in (release files): every record with its line.
+
+:func:`read_csv_records` reads a UTF-8 CSV (a BOM is dropped) with Python's ``csv`` module in strict
+mode and yields each record with the line it starts on, so a reader can name the file and line of a
+bad row in its skip report. What cannot be read at all raises :class:`CsvFileError`, whose message
+starts with ``"<path>, line <n>: "``:
+
+* bytes that are not UTF-8 (the line of the first bad byte);
+* broken quoting (a quote that closes inside a field, a quoted field never closed): the line where
+  the bad record starts;
+* a header without the required columns (line 1), named in the message.
+
+A record with more or fewer fields than the header is not an error here: it is yielded with its
+fields so the caller can skip it with a counted reason (:func:`field_count_problem`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["CsvFileError", "CsvRecord", "field_count_problem", "read_csv_records", "require_columns"]
+
+
+class CsvFileError(ValueError):
+    """An input file that cannot be read, with the file and (where there is one) the line."""
+
+    def __init__(self, path: str | os.PathLike, line: int | None, message: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.reason = message
+        super().__init__(f"{path}, line {line}: {message}" if line else f"{path}: {message}")
+
+
+@dataclass(frozen=True, slots=True)
+class CsvRecord:
+    """One record: the line it starts on (1-based, the header is line 1) and its fields."""
+
+    line: int
+    fields: list[str]
+
+
+def _decode(path: Path, encoding: str) -> str:
+    data = path.read_bytes()
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise CsvFileError(path, line, f"not {encoding} text (byte {exc.start}: {exc.reason})") from None
+    return text.removeprefix("\ufeff")
+
+
+def read_csv_records(path: str | os.PathLike, required: Iterable[str] = (), what: str = "file",
+                     encoding: str = "utf-8") -> tuple[list[str], Iterator[CsvRecord]]:
+    """The header (names stripped) and an iterator over the records after it (blank lines left out).
+
+    Raises :class:`CsvFileError` for a column of ``required`` missing from the header (``what`` names
+    the kind of file in the message), for text that is not ``encoding``, and, while iterating, for
+    broken quoting, naming the line where the broken record starts.
+    """
+    path = Path(path)
+    reader = csv.reader(io.StringIO(_decode(path, encoding), newline=""), strict=True)
+    try:
+        header = [h.strip() for h in next(reader, [])]
+    except csv.Error as exc:
+        raise CsvFileError(path, 1, f"broken CSV quoting: {exc}") from None
+    require_columns(path, header, required, what)
+
+    def records() -> Iterator[CsvRecord]:
+        while True:
+            start = reader.line_num + 1
+            try:
+                fields = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                raise CsvFileError(path, start, f"broken CSV quoting: {exc}") from None
+            if fields:
+                yield CsvRecord(start, fields)
+
+    return header, records()
+
+
+def require_columns(path: str | os.PathLike, header: Iterable[str], required: Iterable[str], what: str = "file") -> None:
+    """Raise :class:`CsvFileError` (line 1) naming every column of ``required`` that ``header`` lacks."""
+    missing = sorted(set(required) - set(header))
+    if missing:
+        names = ", ".join(repr(c) for c in missing)
+        raise CsvFileError(path, 1, f"the {what} has no column{'s' if len(missing) > 1 else ''} {names}")
+
+
+def field_count_problem(record: CsvRecord, header: list[str]) -> str | None:
+    """``"13 fields, the header has 12"`` for a record whose field count is not the header's, else None."""
+    if len(record.fields) == len(header):
+        return None
+    return f"{len(record.fields)} fields, the header has {len(header)}"
