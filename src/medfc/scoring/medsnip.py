@@ -21,7 +21,12 @@ Definitions (docs/scoring.md):
   bias-corrected and accelerated interval instead (jackknife acceleration; what
   ``scipy.stats.bootstrap(method="BCa", paired=True)`` computes from the same draws), used for flat
   per-pattern samples. :func:`clustered_paired_bootstrap` resamples whole answers (clusters), the
-  paper's choice when the arms have different units per answer (atoms vs snippets).
+  paper's choice when the arms have different units per answer (atoms vs snippets): by default the
+  union of both arms' clusters in first-appearance order; ``clusters="sorted_intersection"`` as the
+  MedSNIP repository's ``msb_column_cis.py`` computes it (the clusters both arms hold, sorted; Δ = 0 on
+  a resample, and for the point estimate, when an arm has no scored unit; the 2.5/97.5 percentiles).
+* **NOT ENOUGH INFO** HealthFC claims are not scored; :func:`healthfc_nei_predictions` counts how they
+  were predicted (TRUE, FALSE, no verdict), as the repository's ``insufficient_report``.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ TRUE = "TRUE"
 FALSE = "FALSE"
 ABSTAIN_POLICIES = ("drop", "as_false", "as_true")
 BOOTSTRAP_METHODS = ("percentile", "bca")
+CLUSTER_SETS = ("union", "sorted_intersection")
 AGGREGATIONS = ("or_false", "and_false", "threshold_k", "majority", "first")
 METRICS = ("ff1", "tf1", "macro_f1", "accuracy")
 
@@ -81,7 +87,8 @@ def healthfc_label(label: Any) -> str | None:
 
 def healthfc_binary(records: Sequence[Mapping[str, Any]]) -> tuple[list[int], list[str], list[str | None]]:
     """The supported / refuted claims among HealthFC prediction records: their positions, their gold
-    TRUE / FALSE and their predicted verdicts (None: NEI, an abstention). NEI claims are left out."""
+    TRUE / FALSE and their predicted verdicts (None: NEI, an abstention). NEI claims are left out
+    (:func:`healthfc_nei_predictions` says how they were predicted)."""
     keep, gold, pred = [], [], []
     for k, rec in enumerate(records):
         g = healthfc_label(rec.get("label"))
@@ -90,6 +97,23 @@ def healthfc_binary(records: Sequence[Mapping[str, Any]]) -> tuple[list[int], li
             gold.append(g)
             pred.append(normalise_verdict(rec.get("pred_label")))
     return keep, gold, pred
+
+
+def nei_counts(verdicts: Iterable[Any]) -> dict[str, Any]:
+    """How unscored claims were predicted: ``n``, ``n_pred_true``, ``n_pred_false``, ``n_pred_none`` (no
+    verdict: predicted NEI, abstained) and the TRUE / FALSE shares of ``n`` (0 when there are none)."""
+    got = [normalise_verdict(v) for v in verdicts]
+    n, n_true, n_false = len(got), sum(v == TRUE for v in got), sum(v == FALSE for v in got)
+    return {"n": n, "n_pred_true": n_true, "n_pred_false": n_false, "n_pred_none": n - n_true - n_false,
+            "share_true": n_true / n if n else 0.0, "share_false": n_false / n if n else 0.0}
+
+
+def healthfc_nei_predictions(records: Sequence[Mapping[str, Any]], abstain: str = "drop") -> dict[str, Any]:
+    """:func:`nei_counts` of the NOT ENOUGH INFO claims among HealthFC prediction records (not scored):
+    each claim's verdict is its ``pred_label``, else OR-FALSE over its ``unit_verdicts``
+    (:func:`answer_verdicts`), as the MedSNIP repository's ``insufficient_report``."""
+    nei = [rec for rec in records if healthfc_label(rec.get("label")) is None]
+    return nei_counts(answer_verdicts(nei, abstain=abstain))
 
 
 def or_false(unit_verdicts: Iterable[Any], abstain: str = "drop") -> str | None:
@@ -238,12 +262,15 @@ def _bootstrap_units(
     alpha: float = 0.05,
     chunk: int = 500,
     method: str = "percentile",
+    empty_arm_zero: bool = False,
 ) -> dict[str, Any]:
     """Paired bootstrap over the rows of ``per_unit`` ((n, 8) counts: A's tp/fp/fn/tn, then B's).
 
     A row is one claim (flat) or one cluster's summed counts (clustered). Resamples draw
     ``rng.integers(0, n, (m, n))`` from ``numpy.random.default_rng(seed)`` chunk after chunk, the
-    same stream as ``scipy.stats.bootstrap(..., paired=True, rng=default_rng(seed))``.
+    same stream as ``scipy.stats.bootstrap(..., paired=True, rng=default_rng(seed))`` and as one
+    ``rng.choice(n, size=n, replace=True)`` per resample. ``empty_arm_zero``: Δ is 0 on a resample
+    (and for the observed Δ) in which an arm has no scored unit (``n_empty_resamples`` counts them).
     """
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
@@ -262,13 +289,21 @@ def _bootstrap_units(
     diffs = np.empty(n_resamples, dtype=float)
     dtype = np.int32 if n * int(per_unit.max(initial=0)) < 2**31 else np.int64
     cols = [per_unit[:, k].astype(dtype) for k in range(8)]
+    n_empty = 0
     for start in range(0, n_resamples, chunk):
         m = min(chunk, n_resamples - start)
         idx = rng.integers(0, n, size=(m, n))
         sums = np.stack([c[idx].sum(axis=1) for c in cols], axis=-1)  # (m, 8)
-        diffs[start:start + m] = _metric_from_counts(sums[:, 4:], metric) - _metric_from_counts(sums[:, :4], metric)
+        d = _metric_from_counts(sums[:, 4:], metric) - _metric_from_counts(sums[:, :4], metric)
+        if empty_arm_zero:
+            empty = (sums[:, :4].sum(axis=1) == 0) | (sums[:, 4:].sum(axis=1) == 0)
+            d = np.where(empty, 0.0, d)
+            n_empty += int(empty.sum())
+        diffs[start:start + m] = d
 
     observed = observed_b - observed_a
+    if empty_arm_zero and (totals[:4].sum() == 0 or totals[4:].sum() == 0):
+        observed = 0.0
     levels = (alpha / 2, 1 - alpha / 2)
     bca: dict[str, Any] = {}
     if method == "bca":
@@ -295,6 +330,7 @@ def _bootstrap_units(
         "n": n,
         "n_resamples": n_resamples,
         "seed": seed,
+        **({"n_empty_resamples": n_empty} if empty_arm_zero else {}),
         **bca,
     }
 
@@ -360,11 +396,26 @@ def cluster_counts(gold: Sequence[Any], pred: Sequence[Any], clusters: Sequence[
     return out
 
 
+def _cluster_sort_key(cluster: Any) -> tuple[int, int, str]:
+    """Integer ids (and strings of one) numerically, as the repository's integer entry ids sort; then
+    the others as strings."""
+    text = str(cluster).strip()
+    if isinstance(cluster, (int, np.integer)) or (text[1:] if text[:1] in "+-" else text).isdigit():
+        return (0, int(text), "")
+    return (1, 0, text)
+
+
+def _only(arm: tuple[Sequence[Any], Sequence[Any], Sequence[Any]], keep: set) -> tuple[list, list, list]:
+    rows = [(g, p, c) for g, p, c in zip(*arm) if c in keep]
+    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+
+
 def clustered_paired_bootstrap(
     arm_a: tuple[Sequence[Any], Sequence[Any], Sequence[Any]],
     arm_b: tuple[Sequence[Any], Sequence[Any], Sequence[Any]],
     abstain: str = "drop",
     seed: int = 42,
+    clusters: str = "union",
     **settings: Any,
 ) -> dict[str, Any]:
     """Paired bootstrap of Δ = metric(B) − metric(A) resampling whole clusters (answers, entries).
@@ -373,11 +424,40 @@ def clustered_paired_bootstrap(
     of units per cluster (atoms vs snippets of one answer). One draw of clusters serves both arms.
     ``settings``: ``metric``, ``n_resamples``, ``alpha``, ``chunk``, ``method``, as for
     :func:`paired_bootstrap`.
+
+    ``clusters`` is the set resampled and its order: ``union`` (the clusters of either arm in order of
+    first appearance, A's units first) or ``sorted_intersection``, the MedSNIP repository's
+    ``msb_column_cis.py``: the clusters both arms hold (a unit listed with an abstaining verdict counts
+    as held), sorted (:func:`_cluster_sort_key`), the other clusters' units left out of both arms and
+    the point estimate; Δ = 0 on a resample in which an arm has no scored unit (and for the point
+    estimate then); percentile intervals only, at the levels ``alpha`` rounded to 12 decimals (so
+    ``1 - 0.95`` gives the repository's 2.5 / 97.5 percentiles exactly). The repository's defaults are
+    5,000 resamples with seed 42; its draws (one ``rng.choice`` of the entries per resample from
+    ``default_rng(seed)``) are the stream used here.
     """
-    order = list(dict.fromkeys([*arm_a[2], *arm_b[2]]))
+    if clusters not in CLUSTER_SETS:
+        raise ValueError(f"clusters must be one of {CLUSTER_SETS}, got {clusters!r}")
+    extra: dict[str, Any] = {}
+    n_units_a, n_units_b = len(arm_a[0]), len(arm_b[0])
+    if clusters == "union":
+        order = list(dict.fromkeys([*arm_a[2], *arm_b[2]]))
+    else:
+        if settings.get("method", "percentile") != "percentile":
+            raise ValueError("clusters='sorted_intersection' gives percentile intervals only (as the repository)")
+        in_a, in_b = set(arm_a[2]), set(arm_b[2])
+        order = sorted(in_a & in_b, key=_cluster_sort_key)
+        if not order:
+            raise ValueError("no cluster that both arms hold to bootstrap")
+        keep = set(order)
+        extra = {"n_clusters_a_only": len(in_a - in_b), "n_clusters_b_only": len(in_b - in_a)}
+        arm_a, arm_b = _only(arm_a, keep), _only(arm_b, keep)
+        extra.update(n_units_a_used=len(arm_a[0]), n_units_b_used=len(arm_b[0]))
+        if "alpha" in settings:
+            settings = {**settings, "alpha": round(settings["alpha"], 12)}
+        settings = {**settings, "empty_arm_zero": True}
     per_cluster = np.concatenate([cluster_counts(*arm_a, order, abstain), cluster_counts(*arm_b, order, abstain)], axis=1)
     out = _bootstrap_units(per_cluster, seed=seed, **settings)
-    out.update(abstain_policy=abstain, n_clusters=len(order), n_units_a=len(arm_a[0]), n_units_b=len(arm_b[0]))
+    out.update(abstain_policy=abstain, clusters=clusters, n_clusters=len(order), n_units_a=n_units_a, n_units_b=n_units_b, **extra)
     return out
 
 

@@ -10,8 +10,11 @@ from medfc.scoring.medsnip import (
     TRUE,
     answer_verdicts,
     binary_scores,
+    clustered_paired_bootstrap,
     false_f1,
+    healthfc_binary,
     healthfc_label,
+    healthfc_nei_predictions,
     normalise_verdict,
     or_false,
     paired_bootstrap,
@@ -139,3 +142,106 @@ def test_bootstrap_drop_scores_each_system_on_its_own_answers():
     b = [F, F, T, None]
     r = paired_bootstrap(gold, a, b, n_resamples=50, seed=0, metric="accuracy")
     assert (r["score_a"], r["score_b"]) == (1.0, 1.0)
+
+
+def _repository_msb_boot(atom_codes, snip_codes, n_boot, seed):
+    """msb_column_cis.py's ``boot`` as SOURCES.md §9f and the repository describe it, written out literally:
+    entry -> outcome codes per arm, the sorted entries both arms hold, one ``rng.choice`` per resample
+    from ``default_rng(seed)``, Δ = F1(snippets) - F1(atoms) with Δ = 0 when an arm draws no units,
+    F1 = 2TP / (2TP + FP + FN), and the 2.5 / 97.5 percentiles."""
+    def f1(codes):
+        tp, fp, fn = codes.count("tp"), codes.count("fp"), codes.count("fn")
+        return 2 * tp / (2 * tp + fp + fn) if 2 * tp + fp + fn else 0.0
+
+    def gap(entries):
+        a = [c for e in entries for c in atom_codes.get(e, ())]
+        s = [c for e in entries for c in snip_codes.get(e, ())]
+        return 0.0 if not a or not s else f1(s) - f1(a)
+
+    entries = sorted(set(atom_codes) & set(snip_codes))
+    rng = np.random.default_rng(seed)
+    idx = np.arange(len(entries))
+    draws = np.empty(n_boot)
+    for b in range(n_boot):
+        draws[b] = gap([entries[i] for i in rng.choice(idx, size=len(entries), replace=True)])
+    lo, hi = np.percentile(draws, [2.5, 97.5])
+    return gap(entries), float(lo), float(hi), draws, entries
+
+
+def _codes(arm):
+    """entry (int) -> outcome codes of the arm's scored units (an abstaining unit is no unit)."""
+    out: dict[int, list[str]] = {}
+    for g, p, c in zip(*arm):
+        out.setdefault(int(c), [])
+        if p is not None:
+            out[int(c)].append({(F, F): "tp", (T, F): "fp", (F, T): "fn", (T, T): "tn"}[(g, p)])
+    return out
+
+
+def test_clustered_bootstrap_sorted_intersection_as_the_repository():
+    """Clusters only one arm holds and a first-appearance order unlike the sorted one: the repository's
+    variant resamples the numerically sorted intersection (the repository's entry ids are integers)."""
+    rng = np.random.default_rng(5)
+    ca = ["10", "2", "7", "3", "10", "2", "7", "3", "21", "10", "7", "2", "21", "3"]  # "3" only in A
+    cb = ["7", "21", "2", "10", "4", "7", "2", "10", "21", "4"]  # "4" only in B
+    arm_a = ([[T, F][int(rng.integers(0, 2))] for _ in ca], [[T, F][int(rng.integers(0, 2))] for _ in ca], ca)
+    arm_b = ([[T, F][int(rng.integers(0, 2))] for _ in cb], [[T, F][int(rng.integers(0, 2))] for _ in cb], cb)
+    r = clustered_paired_bootstrap(arm_a, arm_b, n_resamples=2000, seed=42, alpha=1 - 0.95, clusters="sorted_intersection")
+    point, lo, hi, draws, entries = _repository_msb_boot(_codes(arm_a), _codes(arm_b), 2000, 42)
+    assert entries == [2, 7, 10, 21]
+    assert r["diff"] == pytest.approx(point, abs=1e-12)
+    assert (r["ci_low"], r["ci_high"]) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
+    assert r["p_gt_0"] == np.mean(draws > 0)
+    assert (r["clusters"], r["n_clusters"], r["n_clusters_a_only"], r["n_clusters_b_only"]) == ("sorted_intersection", 4, 1, 1)
+    assert r["ci_level"] == 0.95
+    union = clustered_paired_bootstrap(arm_a, arm_b, n_resamples=2000, seed=42, alpha=1 - 0.95)
+    assert union["clusters"] == "union" and union["n_clusters"] == 6
+    assert (union["ci_low"], union["ci_high"]) != (r["ci_low"], r["ci_high"])
+
+
+def test_sorted_intersection_gives_delta_zero_when_an_arm_draws_no_units():
+    # cluster 1: arm A's only unit abstains (dropped), so a resample of cluster 1 alone has no A unit
+    arm_a = ([F, F, T], [None, F, T], ["1", "2", "2"])
+    arm_b = ([F, T, F, T], [F, T, T, F], ["1", "1", "2", "2"])
+    r = clustered_paired_bootstrap(arm_a, arm_b, n_resamples=400, seed=3, clusters="sorted_intersection")
+    point, lo, hi, draws, _ = _repository_msb_boot(_codes(arm_a), _codes(arm_b), 400, 3)
+    picks = np.random.default_rng(3).integers(0, 2, size=(400, 2))
+    only_1 = (picks == 0).all(axis=1)
+    assert only_1.sum() > 0 and (draws[only_1] == 0).all()
+    assert r["n_empty_resamples"] == int(only_1.sum())
+    assert (r["ci_low"], r["ci_high"], r["p_gt_0"]) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12), np.mean(draws > 0))
+    # one shared cluster where A has no scored unit: every resample, and the point, is Δ = 0
+    alone = clustered_paired_bootstrap(([F], [None], ["1"]), ([F, T], [F, T], ["1", "1"]), n_resamples=50, seed=0,
+                                       clusters="sorted_intersection")
+    assert (alone["diff"], alone["ci_low"], alone["ci_high"], alone["p_gt_0"], alone["n_empty_resamples"]) == (0.0, 0.0, 0.0, 0.0, 50)
+    assert clustered_paired_bootstrap(([F], [None], ["1"]), ([F, T], [F, T], ["1", "1"]), n_resamples=50, seed=0)["diff"] == 1.0
+
+
+def test_clustered_bootstrap_default_is_the_union_in_first_appearance_order():
+    arm_a = ([F, T, T, F, T, T, T], [F, T, F, T, T, T, F], ["x", "x", "x", "y", "y", "z", "z"])
+    arm_b = ([F, F, T, T, F], [F, T, T, T, F], ["x", "y", "z", "z", "w"])
+    default = clustered_paired_bootstrap(arm_a, arm_b, n_resamples=300, seed=2)
+    assert default == clustered_paired_bootstrap(arm_a, arm_b, n_resamples=300, seed=2, clusters="union")
+    assert default["n_clusters"] == 4 and default["clusters"] == "union"
+    with pytest.raises(ValueError, match="clusters"):
+        clustered_paired_bootstrap(arm_a, arm_b, n_resamples=10, clusters="sorted")
+    with pytest.raises(ValueError, match="percentile"):
+        clustered_paired_bootstrap(arm_a, arm_b, n_resamples=10, clusters="sorted_intersection", method="bca")
+
+
+def test_healthfc_nei_claims_predicted_true_and_false():
+    records = [
+        {"id": "1", "label": "SUPPORTED", "pred_label": "SUPPORTED"},
+        {"id": "2", "label": "NOT ENOUGH INFO", "pred_label": "SUPPORTED"},
+        {"id": "3", "label": "NOT ENOUGH INFO", "pred_label": "REFUTED"},
+        {"id": "4", "label": "REFUTED", "pred_label": "REFUTED"},
+        {"id": "5", "label": "NOT ENOUGH INFO", "pred_label": "NOT ENOUGH INFO"},
+        {"id": "6", "label": "NOT ENOUGH INFO", "pred_label": True},
+        {"id": "7", "label": "NOT ENOUGH INFO", "pred_label": None, "unit_verdicts": [T, F]},
+        {"id": "8", "label": "NOT ENOUGH INFO", "pred_label": "TRUE"},
+    ]
+    assert healthfc_nei_predictions(records) == {"n": 6, "n_pred_true": 3, "n_pred_false": 2, "n_pred_none": 1,
+                                                 "share_true": 0.5, "share_false": pytest.approx(1 / 3)}
+    assert healthfc_binary(records)[0] == [0, 3]  # the NEI claims are still not scored
+    assert healthfc_nei_predictions(records[:1]) == {"n": 0, "n_pred_true": 0, "n_pred_false": 0, "n_pred_none": 0,
+                                                     "share_true": 0.0, "share_false": 0.0}
