@@ -1,4 +1,9 @@
-"""Reading and writing the workflow's artifacts (JSONL, gzip JSONL, JSON, tables)."""
+"""Reading and writing the workflow's artifacts (JSONL, gzip JSONL, JSON, tables).
+
+Writes land atomically (:func:`atomic_output`: a temporary file beside the target, renamed over it
+when complete) and with the mode the user's umask gives, as any other file would (``0o666 & ~umask``;
+``tempfile.mkstemp`` would make them 0600, which breaks shared group directories). Reads that fail
+raise :class:`InputFileError`, which names the file and the line."""
 
 from __future__ import annotations
 
@@ -6,26 +11,102 @@ import contextlib
 import gzip
 import json
 import os
-import tempfile
+import secrets
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pandas as pd
 
 
-def _open_text(path: Path, mode: str):
-    if str(path).endswith(".gz"):
-        return gzip.open(path, mode + "t", encoding="utf-8")
-    return open(path, mode, encoding="utf-8")
+class InputFileError(ValueError):
+    """An input file that cannot be read as what it should be: ``path``, ``line`` (1-based; ``None``
+    when the problem has no line, e.g. a missing column or a cut gzip stream) and ``message``.
+    ``str()`` is ``"<path>, line <line>: <message>"`` (``"<path>: <message>"`` without a line).
+    Raise it from any reader (JSONL, JSON, XML, CSV, zip members), chaining the original error::
+
+        raise InputFileError(path, exc.lineno, f"not well-formed XML: {exc.msg}") from exc
+    """
+
+    def __init__(self, path: str | os.PathLike, line: int | None, message: str):
+        self.path = os.fspath(path)
+        self.line = line
+        self.message = message
+        super().__init__(f"{self.path}, line {line}: {message}" if line is not None else f"{self.path}: {message}")
+
+    def __reduce__(self):  # picklable (multiprocessing) with its three fields
+        return (type(self), (self.path, self.line, self.message))
+
+
+def _json_error(exc: json.JSONDecodeError) -> str:
+    return f"not valid JSON: {exc.msg} (column {exc.colno})"
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
-    """Yield one dict per non-empty line of a (optionally gzipped) JSONL file."""
-    with _open_text(Path(path), "r") as fh:
-        for line in fh:
-            if line.strip():
-                yield json.loads(line)
+    """Yield one dict per non-empty line of a (optionally gzipped) JSONL file.
+
+    A line that is not JSON (e.g. the torn last line of a killed writer), bytes that are not UTF-8 or
+    a gzip stream cut short raise :class:`InputFileError` with the file and the line number."""
+    path = Path(path)
+    lineno = 0
+    with (gzip.open(path, "rb") if str(path).endswith(".gz") else open(path, "rb")) as fh:
+        lines = iter(fh)
+        while True:
+            try:
+                raw = next(lines)
+            except StopIteration:
+                return
+            except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+                raise InputFileError(path, lineno + 1, f"broken gzip stream (cut short?): {exc}") from exc
+            lineno += 1
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputFileError(path, lineno, f"not UTF-8 text (byte {exc.start + 1} of the line): {exc.reason}") from exc
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputFileError(path, lineno, _json_error(exc)) from exc
+            yield rec
+
+
+def _new_temp(path: Path) -> tuple[int, Path]:
+    """A new file beside ``path`` (``.<name>.<random>.tmp``), opened for writing, created with mode 0o666
+    so that the kernel applies the umask (and a directory's default ACL) as for any new file."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:  # pragma: no cover - 48 random bits
+            continue
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | os.PathLike, text: bool = False) -> Iterator[IO]:
+    """A file object (binary, or UTF-8 text with ``text=True``) whose content replaces ``path`` only when
+    the block ends without an error; on an error ``path`` keeps what it held and the temporary file is
+    removed. The file gets the mode the user's umask gives (``0o666 & ~umask``), like ``open(path, "w")``.
+    Every atomic write of the project goes through here."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = _new_temp(path)
+    try:
+        with (os.fdopen(fd, "w", encoding="utf-8", newline="") if text else os.fdopen(fd, "wb")) as fh:
+            yield fh
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def atomic_write(path: str | os.PathLike, payload: bytes | str) -> None:
+    """Write ``payload`` (bytes, or str as UTF-8) to ``path`` atomically (:func:`atomic_output`)."""
+    with atomic_output(path) as fh:
+        fh.write(payload.encode("utf-8") if isinstance(payload, str) else payload)
 
 
 @contextlib.contextmanager
@@ -34,23 +115,13 @@ def jsonl_writer(path: str | os.PathLike) -> Iterator[Callable[[dict[str, Any]],
     a temporary file beside ``path``, which replaces ``path`` only when the block ends without an error.
     On an error ``path`` keeps what it held before and the temporary file is removed."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        with contextlib.ExitStack() as stack:
-            if str(path).endswith(".gz"):
-                # mtime=0 and no file name in the header keep the bytes identical for identical content
-                raw = stack.enter_context(open(tmp, "wb"))
-                gz = stack.enter_context(gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0))
+    with atomic_output(path) as raw:
+        if str(path).endswith(".gz"):
+            # mtime=0 and no file name in the header keep the bytes identical for identical content
+            with gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
                 yield lambda rec: gz.write((json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
-            else:
-                fh = stack.enter_context(open(tmp, "w", encoding="utf-8"))
-                yield lambda rec: fh.write(json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        else:
+            yield lambda rec: raw.write((json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
 
 
 def write_jsonl(path: str | os.PathLike, records: Iterable[dict[str, Any]]) -> int:
@@ -64,13 +135,20 @@ def write_jsonl(path: str | os.PathLike, records: Iterable[dict[str, Any]]) -> i
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    """``obj`` as indented JSON (keys sorted), written atomically."""
+    atomic_write(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 
 
 def read_json(path: str | os.PathLike) -> Any:
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    """The JSON document in ``path``; :class:`InputFileError` (file and line) when it is not JSON."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputFileError(path, None, f"not UTF-8 text (byte {exc.start}): {exc.reason}") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputFileError(path, exc.lineno, _json_error(exc)) from exc
 
 
 def input_paths(inputs: Mapping[str, Any], name: str) -> list[str]:
