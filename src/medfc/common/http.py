@@ -7,7 +7,10 @@ Every network call of the workflow goes through :class:`HttpClient`:
 * retries with exponential backoff on 429 (``Retry-After`` honoured), 5xx, timeouts and
   connection errors;
 * a per-request cache on disk keyed by a hash of (method, url, sorted params, body), holding the
-  JSON document or the raw bytes of each successful response, so a rerun never refetches.
+  JSON document or the raw bytes of each successful response, so a rerun never refetches;
+* no secret in what it reports: every URL in an :class:`HttpError` and in a log line goes through
+  :func:`redact` (credential query parameters, passwords in URLs, credential headers), and cache
+  files are named by a hash and hold only the response.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -26,6 +29,8 @@ from typing import Any, TypeVar
 
 import requests
 
+from medfc.common.io import atomic_write
+
 log = logging.getLogger(__name__)
 
 DEFAULT_USER_AGENT = "medfc/0.1 (medical fact-checking research workflow)"
@@ -33,14 +38,78 @@ RETRY_STATUS = frozenset({429, 500, 502, 503, 504, 529})  # 529: "site overloade
 
 T = TypeVar("T")
 
+# -- redaction ---------------------------------------------------------------------------------
+REDACTED = "***"
+# a parameter or field whose value is a credential: exact names, and names ending in one after - or _
+_SECRET_NAME = re.compile(
+    r"(?i)^(?:key|apikey|api[-_]key|token|access[-_]?token|refresh[-_]?token|id[-_]?token|auth|auth[-_]?token|"
+    r"password|passwd|pwd|pass|passphrase|secret|client[-_]?secret|signature|sig|credentials?|session[-_]?id|sessionid|"
+    r".+[-_](?:key|apikey|token|secret|password|passwd|signature|credentials?))$")
+# name=value in a query string, a form body or a message (value up to &, #, white space, quotes, <>)
+_PAIR = re.compile(r"(?P<pre>^|[?&;\s(\[{,])(?P<name>[A-Za-z0-9_.\-]+)=(?P<val>[^&#\s\"'<>]+)")
+# "name": "value" / 'name': 'value' (JSON, a dict's repr)
+_QUOTED = re.compile(r"(?P<q>[\"'])(?P<name>[A-Za-z0-9_.\-]+)(?P=q)(?P<sep>\s*:\s*)(?P<q2>[\"'])(?P<val>[^\"']*)(?P=q2)")
+# scheme://user:password@host → scheme://***@host
+_USERINFO = re.compile(r"(?i)\b(?P<scheme>[a-z][a-z0-9+.\-]*://)(?P<userinfo>[^/?#\s@\"'<>]+)@")
+# a credential header, as a header line, a JSON field or a dict's repr
+_HEADER = re.compile(
+    r"(?i)(?P<name>\b(?:proxy-)?authorization|\bx-api-key|\bapi-key|\bx-auth-token|\bx-goog-api-key|\b(?:set-)?cookie)"
+    r"(?P<sep>[\"']?\s*[:=]\s*[\"']?)(?P<scheme>(?:bearer|basic|token|digest)\s+)?(?P<val>[^\s\"',;}&#]+)")
+_BEARER = re.compile(r"(?i)\b(?P<scheme>bearer|basic)\s+(?P<val>[A-Za-z0-9._~+/=\-]{8,})")
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a query parameter, form field or JSON key of this name holds a credential."""
+    return bool(_SECRET_NAME.match(name))
+
+
+def redact(text: Any) -> str:
+    """``text`` with every credential it shows replaced by ``***``: the values of credential query
+    parameters and fields (``api_key``, ``key``, ``token``, ``access_token``, ``apikey``, ``password``,
+    ``secret``, ``*_token``, ``*-key``…), the user information of URLs (``https://***@host/``) and the
+    values of credential headers (``Authorization: Bearer ***``, ``X-API-KEY: ***``). Everything else
+    is kept as it is. The one redaction of the project: errors, logs and stored error texts use it."""
+    text = str(text)
+    if not text:
+        return text
+    text = _USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
+    text = _HEADER.sub(lambda m: f"{m['name']}{m['sep']}{m['scheme'] or ''}{REDACTED}", text)
+    text = _BEARER.sub(lambda m: f"{m['scheme']} {REDACTED}", text)
+    text = _PAIR.sub(lambda m: f"{m['pre']}{m['name']}={REDACTED}" if is_secret_name(m["name"]) else m[0], text)
+    return _QUOTED.sub(lambda m: (f"{m['q']}{m['name']}{m['q']}{m['sep']}{m['q2']}{REDACTED}{m['q2']}"
+                                  if is_secret_name(m["name"]) and m["val"] else m[0]), text)
+
+
+def redact_url(url: Any) -> str:
+    """A URL fit for a message or a log: credential query parameters and user information as ``***``."""
+    return redact(url)
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that redacts a record's message (:func:`redact`), its arguments merged in; on a
+    logger it covers what that logger emits, on a handler everything the handler writes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = redact(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        return True
+
+
+# urllib3 logs every request line, query string included, at DEBUG
+logging.getLogger("urllib3.connectionpool").addFilter(RedactingFilter())
+
 
 class HttpError(RuntimeError):
-    """A request that failed for good (non-retryable status or retries exhausted)."""
+    """A request that failed for good (non-retryable status or retries exhausted).
+
+    Its message and ``url`` are redacted (:func:`redact`): they can be logged and stored."""
 
     def __init__(self, message: str, status: int | None = None, url: str = ""):
-        super().__init__(message)
+        super().__init__(redact(message))
         self.status = status
-        self.url = url
+        self.url = redact_url(url)
 
 
 class RateLimiter:
@@ -105,15 +174,8 @@ def cache_key(method: str, url: str, params: Mapping[str, Any] | None = None, da
 
 
 def _atomic_write(path: Path, payload: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    """``payload`` to ``path`` atomically, with the mode the umask gives (:func:`medfc.common.io.atomic_write`)."""
+    atomic_write(path, payload)
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -181,7 +243,7 @@ class HttpClient:
             try:
                 resp = self.session.request(method, url, params=params, data=data, headers=headers, timeout=self.timeout)
             except (requests.Timeout, requests.ConnectionError) as exc:
-                reason = f"{type(exc).__name__}: {exc}"
+                reason = redact(f"{type(exc).__name__}: {exc}")
                 status = None
             else:
                 if resp.status_code < 400:
@@ -200,7 +262,7 @@ class HttpClient:
                 delay = min(self.max_backoff, self.backoff * (2**attempt))
             attempt += 1
             self.stats["retries"] += 1
-            log.warning("%s %s: %s; retry %d/%d in %.1f s", method, url, reason, attempt, self.max_retries, delay)
+            log.warning("%s %s: %s; retry %d/%d in %.1f s", method, redact_url(url), reason, attempt, self.max_retries, delay)
             self.sleep(delay)
 
     def fetch(

@@ -143,3 +143,20 @@ def test_post_body_is_part_of_the_cache_key(served, tmp_path):
     assert http.post_bytes(served["url"] + "/p", data={"id": "1"}) == b"one"
     assert [m for m, *_ in served["log"]] == ["POST", "POST"]
     assert served["log"][0][2] == b"id=1"
+
+
+@pytest.mark.parametrize("umask,mode", [(0o002, 0o664), (0o022, 0o644)])
+def test_cache_files_get_the_mode_of_the_umask(served, tmp_path, umask, mode):
+    import os
+    import stat
+
+    old = os.umask(umask)
+    try:
+        http = HttpClient(cache_dir=tmp_path / "c", rate=100)
+        http.get_json(served["url"] + "/a")
+        http.get_bytes(served["url"] + "/b")
+    finally:
+        os.umask(old)
+    files = sorted(p for p in (tmp_path / "c").rglob("*") if p.is_file())
+    assert sorted(p.suffix for p in files) == [".bin", ".json"]
+    assert [oct(stat.S_IMODE(p.stat().st_mode)) for p in files] == [oct(mode)] * 2
