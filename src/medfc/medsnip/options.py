@@ -166,6 +166,7 @@ class ScoreOptions(MedsnipOptions):
     baseline_mode: Mode  # the arm every other mode is compared with
     n_resamples: int
     seed: int
+    cluster_bootstrap: Literal["union", "sorted_intersection"]  # unit-level Δ: union of clusters | the repository's sorted intersection
     ci_level: float
     pattern_gold: Gold  # gold of the per-pattern analysis
     pattern_ci: Literal["bca", "percentile"]  # interval of the flat per-pattern samples

@@ -61,7 +61,7 @@ from medfc.medsnip.options import (
 )
 from medfc.medsnip.search import BM25Search, CachedSearch, PubMedSearch, WebSearch
 from medfc.medsnip.verify import Verifier
-from medfc.scoring.medsnip import FALSE, aggregate, binary_scores, clustered_paired_bootstrap, paired_bootstrap
+from medfc.scoring.medsnip import FALSE, aggregate, binary_scores, clustered_paired_bootstrap, nei_counts, paired_bootstrap
 
 log = logging.getLogger(__name__)
 STATEMENT_SCHEMA = {"type": "object", "required": ["statement"], "properties": {"statement": {"type": "string", "minLength": 1, "pattern": r"\S"}}}
@@ -242,9 +242,17 @@ def _arm(recs: Sequence[Mapping[str, Any]], answers: Mapping[str, Mapping[str, A
     for r, e in zip(recs, eff):
         per_answer[r["answer_id"]].append(e)
     ids = [aid for aid, a in answers.items() if a.get("label") is not None]
-    return {"gold": [answers[aid]["label"] for aid in ids],
-            "pred": [aggregate(per_answer.get(aid, []), opts.aggregation, opts.threshold_k) for aid in ids],
-            "clusters": ids}
+    out = {"gold": [answers[aid]["label"] for aid in ids],
+           "pred": [aggregate(per_answer.get(aid, []), opts.aggregation, opts.threshold_k) for aid in ids],
+           "clusters": ids}
+    if any(a.get("source") == "healthfc" for a in answers.values()):
+        out["nei_pred"] = [aggregate(per_answer.get(aid, []), opts.aggregation, opts.threshold_k) for aid in _nei_ids(answers)]
+    return out
+
+
+def _nei_ids(answers: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The HealthFC NOT ENOUGH INFO claims among the answers (no label): verified, never scored."""
+    return [aid for aid, a in answers.items() if a.get("label") is None and a.get("source") == "healthfc"]
 
 
 def _fidelity(answers: Mapping[str, Mapping[str, Any]], units_by_mode: Mapping[str, Sequence[Mapping[str, Any]]],
@@ -328,7 +336,8 @@ def _compare(base: Mapping[str, Any], arm: Mapping[str, Any], opts: ScoreOptions
         return paired_bootstrap(arm["gold"], base["pred"], arm["pred"], n_resamples=opts.n_resamples, seed=opts.seed,
                                 alpha=1 - opts.ci_level)
     return clustered_paired_bootstrap((base["gold"], base["pred"], base["clusters"]), (arm["gold"], arm["pred"], arm["clusters"]),
-                                      n_resamples=opts.n_resamples, seed=opts.seed, alpha=1 - opts.ci_level)
+                                      n_resamples=opts.n_resamples, seed=opts.seed, alpha=1 - opts.ci_level,
+                                      clusters=opts.cluster_bootstrap)
 
 
 def score(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: ScoreOptions) -> dict[str, Any]:
@@ -357,6 +366,8 @@ def score(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: ScoreO
                          "n_units": len(recs), "unit_coverage": sum(e is not None for e in eff) / len(recs),
                          "verdicts": dict(Counter(str(e) for e in eff)), "cost": cost,
                          "rounds_mean": sum(r.get("rounds", 0) for r in recs) / len(recs)}
+        if "nei_pred" in arm:
+            arm["scores"]["nei_predictions"] = nei_counts(arm["nei_pred"])
     for (verifier, mode), arm in sorted(arms.items()):
         base = arms.get((verifier, options.baseline_mode))
         if base is not None and mode != options.baseline_mode and base["gold"] and arm["gold"]:
@@ -367,6 +378,7 @@ def score(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: ScoreO
     result = {
         "options": options.as_dict(),
         "n_answers": len(answers), "n_answers_gold_false": sum(a.get("label") == FALSE for a in answers.values()),
+        "n_answers_nei": len(_nei_ids(answers)),
         "arms": {f"{v}/{m}": arm["scores"] for (v, m), arm in sorted(arms.items())},
         "per_pattern": _per_pattern(groups, options),
         "boundary_fidelity": _fidelity(answers, units_by_mode, options),
@@ -417,6 +429,25 @@ def _fidelity_caption(fidelity: Mapping[str, Any]) -> str:
     return f". Boundary fidelity vs the human snippets: {'; '.join(parts)}" if parts else ""
 
 
+def _clusters_caption(o: Mapping[str, Any]) -> str:
+    """The unit-level Δ interval's clusters when they are the repository's (the default says nothing)."""
+    if o["level"] == "unit" and o.get("cluster_bootstrap") == "sorted_intersection":
+        return ", resampling the answers both arms hold, sorted; Δ = 0 when an arm draws no unit (as the MedSNIP repository)"
+    return ""
+
+
+def _nei_caption(scores: Mapping[str, Any]) -> str:
+    """'. 3 NOT ENOUGH INFO claims (not scored) predicted TRUE / FALSE: v/atoms 1 / 2, …' — empty without
+    such claims (the prepare step leaves HealthFC's out)."""
+    n = scores.get("n_answers_nei") or 0
+    if not n:
+        return ""
+    parts = [f"{name} {a['nei_predictions']['n_pred_true']} / {a['nei_predictions']['n_pred_false']}"
+             for name, a in sorted(scores["arms"].items(), key=lambda kv: (kv[1]["verifier"], MODES.index(kv[1]["mode"])))
+             if a.get("nei_predictions")]
+    return f". {n} NOT ENOUGH INFO claims (not scored) predicted TRUE / FALSE: {', '.join(parts)}"
+
+
 def table(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: TableOptions) -> list[dict[str, Any]]:
     """The atoms-vs-snippets table of one dataset as CSV, Markdown and LaTeX (outputs on one stem)."""
     stem = table_stem(outputs)
@@ -427,7 +458,7 @@ def table(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: TableO
              else "unit level, no aggregation")
     caption = (f"MedSNIP on {options.title} ({scores['n_answers']} answers; {level}): FF1 of each verifier and mode with its "
                f"{o['ci_level']:.0%} bootstrap interval, and Δ FF1 vs {o['baseline_mode']} (paired bootstrap, "
-               f"{o['n_resamples']} resamples, seed {o['seed']}); retrieval verdicts count at confidence ≥ τ = {o['tau']}"
-               + _fidelity_caption(scores.get("boundary_fidelity") or {}))
+               f"{o['n_resamples']} resamples, seed {o['seed']}{_clusters_caption(o)}); retrieval verdicts count at confidence ≥ τ = {o['tau']}"
+               + _fidelity_caption(scores.get("boundary_fidelity") or {}) + _nei_caption(scores))
     write_table(pd.DataFrame(rows), stem, caption=caption)
     return rows

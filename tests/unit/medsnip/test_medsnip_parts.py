@@ -15,11 +15,11 @@ from sklearn.metrics import adjusted_rand_score
 
 from tests.helpers.fake_openai import FakeOpenAI, reply_json
 from tests.helpers.config import call_step
-from tests.helpers.medsnip import decompose_opts, llm_opts, prepare_opts, retrieval_opts, verify_opts
+from tests.helpers.medsnip import decompose_opts, llm_opts, prepare_opts, retrieval_opts, score_opts, verify_opts
 from tests.unit.medsnip.conftest import DEMO_BENCH
 
 from medfc.common.report import SkipReport
-from medfc.medsnip import analysis
+from medfc.medsnip import analysis, steps
 from medfc.medsnip.answers import bench_answers, load_bench, read_records
 from medfc.medsnip.cache import UnitCache
 from medfc.medsnip.calls import make_llm
@@ -446,3 +446,76 @@ def test_per_pattern_clustered_interval():
     assert shared["all"]["n_clusters"] == 10 and shared["A"]["n_clusters"] == 10
     assert (shared["all"]["cluster_ci_low"], shared["all"]["cluster_ci_high"]) != (flat["all"]["ci_low"], flat["all"]["ci_high"])
     assert "cluster_ci_low" not in analysis.per_pattern([{k: v for k, v in r.items() if k != "cluster"} for r in rows], 100, 0)["all"]
+
+
+def _verdict(mode: str, answer: str, k: int, gold: str, verdict: str | None, **extra) -> dict:
+    labels = {"physician": gold} if mode == "human_atoms" else {"atomic": gold, "general": gold, "contextual": gold}
+    return {"verifier": "v", "mode": mode, "unit_id": f"{answer}:{mode}:{k}", "answer_id": answer, "labels": labels,
+            "verdict": verdict, "pattern": None if mode == "human_atoms" else "A", "source_atoms": [k], "usage": {"calls": 1},
+            "rounds": 1, **extra}
+
+
+def _write_jsonl(path, rows) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def test_score_step_cluster_bootstrap_option(tmp_path):
+    """``score.cluster_bootstrap``: the union in first-appearance order by default, the repository's sorted
+    intersection on request; scores.json records which."""
+    rng = np.random.default_rng(8)
+    pick = lambda: [T, F][int(rng.integers(0, 2))]  # noqa: E731
+    atoms = [_verdict("human_atoms", a, k, pick(), pick()) for a in ("12", "3", "7", "40") for k in range(1, 4)]
+    snips = [_verdict("human_snippets", a, k, pick(), pick()) for a in ("7", "12", "3", "9") for k in range(1, 3)]  # 40 / 9: one arm only
+    _write_jsonl(tmp_path / "answers.jsonl", [{"answer_id": a, "source": "bench", "label": T} for a in ("12", "3", "7", "40", "9")])
+    _write_jsonl(tmp_path / "atoms.jsonl", atoms)
+    _write_jsonl(tmp_path / "snips.jsonl", snips)
+    inputs = {"answers": tmp_path / "answers.jsonl", "verdicts": [tmp_path / "atoms.jsonl", tmp_path / "snips.jsonl"]}
+    arm = lambda recs, key: ([r["labels"][key] for r in recs], [r["verdict"] for r in recs], [r["answer_id"] for r in recs])  # noqa: E731
+    opts = score_opts("unit", "human_atoms", n_resamples=700)
+    default = call_step(steps.score, inputs, {"scores": tmp_path / "d.json"}, opts)
+    cmp = default["arms"]["v/human_snippets"]["vs_baseline"]
+    assert default["options"]["cluster_bootstrap"] == "union" and cmp["clusters"] == "union" and cmp["n_clusters"] == 5
+    assert cmp == clustered_paired_bootstrap(arm(atoms, "physician"), arm(snips, "atomic"), n_resamples=700, seed=42,
+                                             alpha=1 - opts["ci_level"])
+    repo = call_step(steps.score, inputs, {"scores": tmp_path / "r.json"}, {**opts, "cluster_bootstrap": "sorted_intersection"})
+    cmp_r = repo["arms"]["v/human_snippets"]["vs_baseline"]
+    assert json.loads((tmp_path / "r.json").read_text())["options"]["cluster_bootstrap"] == "sorted_intersection"
+    assert cmp_r == clustered_paired_bootstrap(arm(atoms, "physician"), arm(snips, "atomic"), n_resamples=700, seed=42,
+                                               alpha=1 - opts["ci_level"], clusters="sorted_intersection")
+    assert (cmp_r["clusters"], cmp_r["n_clusters"], cmp_r["n_clusters_a_only"], cmp_r["n_clusters_b_only"]) == ("sorted_intersection", 3, 1, 1)
+    # the caption says which clusters the Δ interval resampled when it is the repository's variant
+    out = {"csv": tmp_path / "t.csv", "md": tmp_path / "t.md", "tex": tmp_path / "t.tex"}
+    call_step(steps.table, {"scores": tmp_path / "r.json"}, out, {"title": "bench"})
+    assert "answers both arms hold, sorted; Δ = 0 when an arm draws no unit" in (tmp_path / "t.md").read_text()
+    call_step(steps.table, {"scores": tmp_path / "d.json"}, out, {"title": "bench"})
+    assert "both arms hold" not in (tmp_path / "t.md").read_text()
+    # the arms' own scores and FF1 intervals do not depend on the option
+    for key in ("ff1", "ff1_interval", "counts"):
+        assert repo["arms"]["v/human_snippets"][key] == default["arms"]["v/human_snippets"][key]
+
+
+def test_score_step_reports_how_nei_claims_were_predicted(tmp_path):
+    """HealthFC answers without a label (NOT ENOUGH INFO) are not scored; each arm counts how they were
+    predicted (OR-FALSE over the units), and the table caption says so."""
+    answers = [{"answer_id": "c1", "source": "healthfc", "label": T}, {"answer_id": "c2", "source": "healthfc", "label": F},
+               {"answer_id": "n1", "source": "healthfc", "label": None}, {"answer_id": "n2", "source": "healthfc", "label": None},
+               {"answer_id": "n3", "source": "healthfc", "label": None}]
+    _write_jsonl(tmp_path / "answers.jsonl", answers)
+    units = {"atoms": {"c1": [T, T], "c2": [F, T], "n1": [T, F], "n2": [T], "n3": [F]},
+             "direct": {"c1": [T], "c2": [F], "n1": [T], "n2": [T], "n3": [None]}}
+    for mode, per in units.items():
+        _write_jsonl(tmp_path / f"{mode}.jsonl", [{"verifier": "v", "mode": mode, "unit_id": f"{a}:{mode}:{k}", "answer_id": a, "verdict": v,
+                                                 "pattern": "D", "usage": {}, "rounds": 1}
+                                                for a, vs in per.items() for k, v in enumerate(vs)])
+    res = call_step(steps.score, {"answers": tmp_path / "answers.jsonl", "verdicts": [tmp_path / "atoms.jsonl", tmp_path / "direct.jsonl"]},
+                    {"scores": tmp_path / "s.json"}, score_opts("answer", "atoms", n_resamples=100))
+    assert res["n_answers_nei"] == 3
+    assert {k: res["arms"]["v/atoms"]["nei_predictions"][k] for k in ("n", "n_pred_true", "n_pred_false", "n_pred_none")} == \
+        {"n": 3, "n_pred_true": 1, "n_pred_false": 2, "n_pred_none": 0}
+    assert {k: res["arms"]["v/direct"]["nei_predictions"][k] for k in ("n", "n_pred_true", "n_pred_false", "n_pred_none")} == \
+        {"n": 3, "n_pred_true": 2, "n_pred_false": 0, "n_pred_none": 1}
+    assert res["arms"]["v/atoms"]["n"] == 2  # only the supported / refuted claims are scored
+    call_step(steps.table, {"scores": tmp_path / "s.json"}, {"csv": tmp_path / "t.csv", "md": tmp_path / "t.md", "tex": tmp_path / "t.tex"},
+              {"title": "HealthFC"})
+    caption = (tmp_path / "t.md").read_text().split("\n\n")[0]
+    assert "3 NOT ENOUGH INFO claims (not scored) predicted TRUE / FALSE: v/atoms 1 / 2, v/direct 2 / 0" in caption
