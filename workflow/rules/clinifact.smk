@@ -148,6 +148,7 @@ rule clinifact_stats:
         fig_classes=report("results/clinifact/stats/fig2_disease_classes.png", caption="../report/clinifact_fig2.rst", category="CliniFact"),
         table_years="results/clinifact/stats/figS1_years.csv",
         fig_years=report("results/clinifact/stats/figS1_years.png", caption="../report/clinifact_figS1.rst", category="CliniFact"),
+        report="results/clinifact/stats/report.json",
     params:
         step=versioned("clinifact.steps:stats_figures"),
         options=CF["stats"],

@@ -2,17 +2,32 @@
 
 ``source`` is a directory or a base URL holding ``train_set.csv``, ``validation_set.csv`` and
 ``test_set.csv`` (22 columns). URLs are downloaded once into ``cache_dir``.
+
+Each file is read strictly (:func:`read_split`, also used by the statistics on any split file):
+
+* broken CSV quoting, bytes that are not UTF-8 or a missing column stop the step with an error
+  naming the file and the line (line 1 and the columns for a missing column);
+* a row is kept only if its ``label`` is exactly one of the release's codes ``"0"``, ``"1"``,
+  ``"2"`` (1 evidence, 0 inconclusive, 2 not enough information), its ``index`` is an integer, its
+  claim and its abstract have at least one word (a letter or digit), the other columns the release
+  always fills are not empty, and its list columns are Python list literals. Every other row is a
+  skip in the report with its reason and ``<file>:<line>`` (the line the record starts on), so the
+  label counts of Table 6 always add up to its totals.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import logging
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
 
-from medfc.clinifact.pairs import LIST_COLUMNS, SPLITS, parse_list_literal, read_release_csv
+from medfc.clinifact.pairs import LIST_COLUMNS, OPTIONAL_COLUMNS, RELEASE_COLUMNS, SPLITS, parse_list_literal
+from medfc.common.csvfile import field_count_problem, read_csv_records
 from medfc.common.http import HttpClient, cache_key
 from medfc.common.report import SkipReport
 
@@ -38,20 +53,72 @@ def locate(source: str, split: str, cache_dir: str | os.PathLike | None = None, 
     return (http or HttpClient()).download(url, dest, progress=False)
 
 
+#: The label column's codes exactly as the release writes them.
+LABEL_TEXTS = {"0": 0, "1": 1, "2": 2}
+#: Columns the release always fills (besides claim and abstract, which need a word).
+FILLED_COLUMNS = tuple(c for c in RELEASE_COLUMNS if c not in OPTIONAL_COLUMNS and c not in ("index", "label", "claim", "article_abstract"))
+_WORD = re.compile(r"\w")
+_INTEGER = re.compile(r"^-?\d+$")
+
+
+def _row_problem(rec: dict[str, str]) -> tuple[str, str] | None:
+    """(reason, detail) of the first thing wrong with one release row, or None."""
+    index = rec["index"].strip()
+    if not _INTEGER.match(index):
+        return "bad_index", f"index {rec['index']!r} is not an integer"
+    where = f"index {index}"
+    label = rec["label"].strip()
+    if label not in LABEL_TEXTS:
+        codes = ", ".join(repr(c) for c in LABEL_TEXTS)
+        return "bad_label", f"{where}: label {rec['label']!r} is not one of the release's codes {codes}"
+    for col, reason in (("claim", "claim_without_words"), ("article_abstract", "abstract_without_words")):
+        if not _WORD.search(rec[col]):
+            return reason, f"{where}: {col} {rec[col][:80]!r} has no word"
+    empty = [c for c in FILLED_COLUMNS if not rec[c].strip()]
+    if empty:
+        return "missing_fields", f"{where}: empty {', '.join(empty)}"
+    for col in LIST_COLUMNS:
+        try:
+            parse_list_literal(rec[col])
+        except (ValueError, SyntaxError):
+            return "unparseable_list_column", f"{where}: {col} {rec[col][:80]!r}"
+    return None
+
+
+def read_split(path: str | os.PathLike, report: SkipReport) -> tuple[pd.DataFrame, int]:
+    """One file in the release's 22-column format, read strictly (see the module doc): the kept rows as
+    :func:`medfc.clinifact.pairs.read_release_csv` reads them, and the number of rows read.
+
+    Raises :class:`medfc.common.csvfile.CsvFileError` (a ``ValueError``) naming the file and line for a
+    file that cannot be read; every bad row is skipped in ``report`` with its reason and line.
+    """
+    header, records = read_csv_records(path, required=RELEASE_COLUMNS, what="CliniFact release file")
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(header)
+    n_read = 0
+    for record in records:
+        n_read += 1
+        problem = field_count_problem(record, header)
+        if problem:
+            report.skip(f"{path}:{record.line}", "wrong_field_count", problem)
+            continue
+        found = _row_problem(dict(zip(header, record.fields)))
+        if found:
+            report.skip(f"{path}:{record.line}", *found)
+            continue
+        writer.writerow(record.fields)
+    # the kept rows, typed exactly as the release's own reader types them (index, PMID, label integers; NaN for empty)
+    df = pd.read_csv(io.StringIO(buf.getvalue()), dtype={"label": "int64"}, keep_default_na=True)
+    return df[RELEASE_COLUMNS], n_read
+
+
 def import_release(source: str, report: SkipReport, cache_dir: str | os.PathLike | None = None, http: HttpClient | None = None) -> dict[str, pd.DataFrame]:
-    """Read the three splits; rows whose list columns do not parse are dropped with a reason."""
+    """Read the three splits strictly (:func:`read_split`); counts ``read_<split>`` and ``rows_<split>`` (kept)."""
     out: dict[str, pd.DataFrame] = {}
     for split in SPLITS:
-        df = read_release_csv(locate(source, split, cache_dir, http))
-        bad = []
-        for i, row in df.iterrows():
-            try:
-                for col in LIST_COLUMNS:
-                    parse_list_literal(row[col])
-            except (ValueError, SyntaxError):
-                report.skip(f"{split}/{row['index']}", "unparseable_list_column")
-                bad.append(i)
-        df = df.drop(index=bad).reset_index(drop=True)
+        df, n_read = read_split(locate(source, split, cache_dir, http), report)
+        report.count(f"read_{split}", n_read)
         report.count(f"rows_{split}", len(df))
         out[split] = df
     return out

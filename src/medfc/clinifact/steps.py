@@ -220,9 +220,18 @@ def _stem(path: str) -> Path:
 
 def stats_figures(inputs: dict[str, Any], outputs: dict[str, Any], options: StatsOptions) -> None:
     """Splits (+ optional ``studies``) → Table 6 (``table_labels``), Table 4 (``table_words``), Fig. 2
-    (``table_classes``, ``fig_classes``), Fig. S1 (``table_years``, ``fig_years``). Tables are written as
-    CSV + MD + TeX next to the CSV output, figures as PNG + PDF."""
-    splits = {name: pairs.read_release_csv(inputs[name]) for name in pairs.SPLITS}
+    (``table_classes``, ``fig_classes``), Fig. S1 (``table_years``, ``fig_years``) and ``report`` (the split
+    rows left out). Tables are written as CSV + MD + TeX next to the CSV output, figures as PNG + PDF.
+
+    The splits are read as strictly as the release (:func:`medfc.clinifact.release.read_split`): a row
+    with a label other than 0/1/2, a claim or abstract without a word, … is left out of every table
+    and figure and listed in the report, so Table 6's totals are the sums of its columns."""
+    report = SkipReport("clinifact.stats")
+    splits = {}
+    for name in pairs.SPLITS:
+        splits[name], n_read = release.read_split(inputs[name], report)
+        report.count(f"read_{name}", n_read)
+        report.count(f"rows_{name}", len(splits[name]))
     allp = pairs.pd.concat(list(splits.values()), ignore_index=True)
     write_table(stats.label_table(splits), _stem(outputs["table_labels"]), caption="Table 6: labels per split (1 evidence, 0 inconclusive, 2 NEI).")
     write_table(stats.word_count_table(allp), _stem(outputs["table_words"]), caption="Table 4: words per claim, title and abstract.")
@@ -237,6 +246,8 @@ def stats_figures(inputs: dict[str, Any], outputs: dict[str, Any], options: Stat
     ytab = stats.year_table(allp)
     write_table(ytab, _stem(outputs["table_years"]), caption="Fig. S1 data: publications per year.")
     stats.plot_years(ytab, outputs["fig_years"])
+    if outputs.get("report"):
+        report.write(outputs["report"])
 
 
 def diff(inputs: dict[str, Any], outputs: dict[str, Any], options: DiffOptions) -> dict[str, int]:
