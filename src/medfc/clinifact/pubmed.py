@@ -7,11 +7,13 @@ import logging
 import os
 import re
 import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from medfc.common.http import HttpClient, RateLimiter, _atomic_write, progress_bar
+from medfc.common.io import InputFileError
 from medfc.common.report import SkipReport
 
 log = logging.getLogger(__name__)
@@ -25,11 +27,81 @@ XML_HEADER = '<?xml version="1.0" ?>\n'
 
 
 # --- parsing ----------------------------------------------------------------------------------
+#: Layout is ASCII whitespace holding a line break: the newlines and indentation of pretty-printed XML. Only
+#: ASCII space, tab, CR and LF can be layout; U+00A0, U+2009, U+202F and every other space character is text.
+_ASCII_WS = " \t\r\n"
+_LAYOUT_INSIDE = re.compile(r"[ \t\r\n]*[\r\n][ \t\r\n]*")
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+_INDENT_BEFORE_TAG = re.compile(r"(?:\r\n?|\n)([ \t]*)$")
+
+
+def _child_indent(nodes: Sequence[str]) -> str | None:
+    """The indentation a pretty-printer put before the child tags of an element (the most common one), or None
+    if no child tag starts a line. ``nodes``: the element's text nodes that are followed by a child tag."""
+    seen = Counter(m.group(1) for m in map(_INDENT_BEFORE_TAG.search, nodes) if m)
+    return max(seen, key=lambda i: (seen[i], -len(i))) if seen else None
+
+
+def _dedent(line: str, indent: str | None) -> str:
+    """What follows the pretty-printer's indentation on a line (nothing when the indentation is not known)."""
+    return line[len(indent):] if indent is not None and line.startswith(indent) else ""
+
+
+def _unlayout(node: str, indent: str | None) -> str:
+    """One text node (between two tags) without its layout.
+
+    A line break beside a tag goes with the indentation that follows it (``indent``, that of the element's
+    child tags); spaces of the text itself stay (``of \\n  <i>`` keeps "of ", ``\\n   gene`` under an indentation
+    of two keeps " gene"); a line break inside the text (a wrapped line) is one space; every other
+    character is kept as it is."""
+    if not node or ("\n" not in node and "\r" not in node):
+        return node
+    core = node.strip(_ASCII_WS)
+    if not core:  # only whitespace between two tags: the text lines between the first and the last break
+        lines = _LINE_BREAK.split(node)
+        return lines[0] + "".join(_dedent(line, indent) for line in lines[1:-1])
+    start, end = node.index(core[0]), node.rindex(core[-1]) + 1
+    lead, body, trail = node[:start], node[start:end], node[end:]
+    if "\n" in lead or "\r" in lead:
+        lead = _dedent(_LINE_BREAK.split(lead)[-1], indent)
+    if "\n" in trail or "\r" in trail:
+        trail = _LINE_BREAK.split(trail)[0]
+    return lead + _LAYOUT_INSIDE.sub(" ", body) + trail
+
+
+def _text_of(root: ET.Element) -> str:
+    """The text nodes under ``root`` without layout, in document order (iteratively: any depth)."""
+    parts: list[str] = []
+
+    def enter(elem: ET.Element, outer: str | None) -> tuple[Iterator[ET.Element], str | None, ET.Element, str | None]:
+        children = list(elem)
+        indent = _child_indent([elem.text or ""] + [c.tail or "" for c in children[:-1]])
+        parts.append(_unlayout(elem.text or "", indent))
+        return iter(children), indent, elem, outer
+
+    stack = [enter(root, None)]
+    while stack:
+        children, indent, elem, outer = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            if stack:
+                parts.append(_unlayout(elem.tail or "", outer))
+        elif isinstance(child.tag, str):
+            stack.append(enter(child, indent))
+        else:  # comments and processing instructions hold no text; their tail does
+            parts.append(_unlayout(child.tail or "", indent))
+    return "".join(parts)
+
+
 def _flat(elem: ET.Element | None) -> str:
-    """All text under an element with inline markup (<i>, <sup>, <b> …) flattened, whitespace collapsed."""
+    """All text under an element as PubMed has it: inline markup (<i>, <sup>, <sub>, <b>, <u> …) removed,
+    its text joined to its neighbours as it stands (``β<sub>2</sub>`` → "β2", also when a pretty-printer put
+    the tag on a line of its own); only layout whitespace goes (:func:`_unlayout`, and ASCII whitespace at
+    either end). No-break, thin and narrow no-break spaces, and runs of spaces within a line, stay."""
     if elem is None:
         return ""
-    return " ".join("".join(elem.itertext()).split())
+    return _text_of(elem).strip(_ASCII_WS)
 
 
 def _month(value: str | None) -> str | None:
@@ -77,9 +149,24 @@ def _abstract(abstract: ET.Element | None) -> str | None:
         text = _flat(at)
         if not text:
             continue
-        label = at.get("Label")
+        label = (at.get("Label") or "").strip(_ASCII_WS)
         parts.append(f"{label}: {text}" if label else text)
     return "\n".join(parts) or None
+
+
+def nct_ids(article: ET.Element | None) -> list[str]:
+    """The ClinicalTrials.gov accession numbers of an Article's DataBankList, in order, each once."""
+    if article is None:
+        return []
+    out: list[str] = []
+    for bank in article.findall("DataBankList/DataBank"):
+        if (bank.findtext("DataBankName") or "").strip(_ASCII_WS) != "ClinicalTrials.gov":
+            continue
+        for acc in bank.findall("AccessionNumberList/AccessionNumber"):
+            value = (acc.text or "").strip(_ASCII_WS)
+            if value and value not in out:
+                out.append(value)
+    return out
 
 
 def parse_article(elem: ET.Element) -> dict[str, Any]:
@@ -94,6 +181,7 @@ def parse_article(elem: ET.Element) -> dict[str, Any]:
         abstract = _abstract(doc.find("Abstract"))
         pub_types = [_flat(p) for p in doc.findall("PublicationType")]
         mesh: list[str] = []
+        trials: list[str] = []
         kind = "book"
     else:
         mc = elem.find("MedlineCitation")
@@ -108,6 +196,7 @@ def parse_article(elem: ET.Element) -> dict[str, Any]:
             date = parse_pub_date(art.find("ArticleDate"))
         pub_types = [_flat(p) for p in art.findall("PublicationTypeList/PublicationType")]
         mesh = [_flat(h.find("DescriptorName")) for h in mc.findall("MeshHeadingList/MeshHeading") if h.find("DescriptorName") is not None]
+        trials = nct_ids(art)
         kind = "article"
     return {
         "pmid": pmid,
@@ -122,6 +211,7 @@ def parse_article(elem: ET.Element) -> dict[str, Any]:
         "publication_date": date["publication_date"],
         "mesh_headings": mesh,
         "publication_types": pub_types,
+        "nct_ids": trials,
     }
 
 
@@ -131,15 +221,29 @@ def _article_elements(root: ET.Element) -> Iterator[ET.Element]:
             yield child
 
 
-def parse_pubmed_xml(xml: bytes | str) -> list[dict[str, Any]]:
-    """Every article of a PubmedArticleSet document."""
-    root = ET.fromstring(xml.encode("utf-8") if isinstance(xml, str) else xml)
-    return [parse_article(e) for e in _article_elements(root)]
+class PubmedXmlError(InputFileError):
+    """A PubMed document that is not well-formed XML: ``path`` (a file, or what the text came from, such as an
+    efetch answer), ``line`` and the parser's ``message``."""
 
 
-def split_article_set(xml: bytes | str) -> dict[str, bytes]:
+def _root(xml: bytes | str, source: str) -> ET.Element:
+    try:
+        return ET.fromstring(xml.encode("utf-8") if isinstance(xml, str) else xml)
+    except ET.ParseError as exc:
+        line, column = getattr(exc, "position", (None, None))
+        reason = re.sub(r": line \d+, column \d+$", "", str(exc))
+        raise PubmedXmlError(source, line, f"not well-formed XML: {reason} (column {column})") from exc
+
+
+def parse_pubmed_xml(xml: bytes | str, source: str = "PubMed XML") -> list[dict[str, Any]]:
+    """Every article of a PubmedArticleSet document; :class:`PubmedXmlError` (naming ``source`` and the
+    line) if it is not well-formed."""
+    return [parse_article(e) for e in _article_elements(_root(xml, source))]
+
+
+def split_article_set(xml: bytes | str, source: str = "efetch answer") -> dict[str, bytes]:
     """PubmedArticleSet → {pmid: a one-article PubmedArticleSet document} (the per-PMID cache unit)."""
-    root = ET.fromstring(xml.encode("utf-8") if isinstance(xml, str) else xml)
+    root = _root(xml, source)
     out: dict[str, bytes] = {}
     for elem in _article_elements(root):
         pmid = parse_article(elem)["pmid"]
@@ -243,32 +347,78 @@ class PubmedFetcher:
                 if report is not None:
                     report.skip(p, "pmid_not_cached_offline")
             missing = []
+        for pmid, path in self._fetch_missing(missing, report, progress).items():
+            have[pmid] = path
+        return {p: path for p, path in have.items() if path is not None}
+
+    def _fetch_missing(self, missing: list[str], report: SkipReport | None, progress: bool) -> dict[str, Path]:
+        """efetch ``missing`` in batches into the cache (a file there is replaced); {pmid: file} of those returned."""
+        got: dict[str, Path] = {}
         batches = [missing[i : i + self.batch_size] for i in range(0, len(missing), self.batch_size)]
         for batch in progress_bar(batches, total=len(batches), desc="efetch", enabled=progress and len(batches) > 1):
             xml = self._fetch_batch(batch)
             if report is not None:
                 report.count("efetch_requests")
-            articles = split_article_set(xml)
+            articles = split_article_set(xml, source=f"efetch answer for {len(batch)} PMIDs from {batch[0]}")
             for pmid, body in articles.items():
                 path = self.cache_dir / f"{pmid}.xml"
                 _atomic_write(path, body)
-                have[pmid] = path
+                got[pmid] = path
             for p in batch:
                 if p not in articles and report is not None:
                     report.skip(p, "pmid_not_returned")
             if report is not None:
                 report.count("pmids_fetched", sum(p in articles for p in batch))
-        return {p: path for p, path in have.items() if path is not None}
+        return got
+
+    @staticmethod
+    def _read(pmid: str, path: Path) -> dict[str, Any] | None:
+        """The record of ``pmid`` in its cache file (None if the file holds none); PubmedXmlError naming the file."""
+        parsed = [r for r in parse_pubmed_xml(path.read_bytes(), source=str(path)) if r["pmid"] == pmid]
+        return parsed[0] if parsed else None
 
     def records(self, pmids: Iterable[str], report: SkipReport | None = None, progress: bool = True) -> Iterator[dict[str, Any]]:
-        """Parsed records for the PMIDs (fetching what is missing); records without abstract are reported, not dropped."""
+        """Parsed records for the PMIDs (fetching what is missing); records without abstract are reported, not dropped.
+
+        A cached file that is not well-formed XML (cut short by a kill, a full disk) is fetched again and
+        replaced (counted as ``cache_files_refetched``, logged with its file and line); offline, or when
+        NCBI does not return it, it is skipped as ``cache_file_unreadable`` with the file and line."""
+        broken: dict[str, PubmedXmlError] = {}
         for pmid, path in self.fetch(pmids, report=report, progress=progress).items():
-            parsed = [r for r in parse_pubmed_xml(path.read_bytes()) if r["pmid"] == pmid]
-            if not parsed:
-                if report is not None:
-                    report.skip(pmid, "cache_file_without_record")
+            try:
+                rec = self._read(pmid, path)
+            except PubmedXmlError as exc:
+                broken[pmid] = exc
                 continue
-            rec = parsed[0]
-            if not rec["abstract"] and report is not None:
-                report.skip(pmid, "no_abstract")
-            yield rec
+            yield from self._checked(pmid, rec, report)
+        if not broken:
+            return
+        again: dict[str, Path] = {}
+        if not self.offline:
+            for pmid, exc in broken.items():
+                log.warning("PubMed: %s; fetching PMID %s again", exc, pmid)
+            again = self._fetch_missing(list(broken), None, progress)
+            if report is not None:
+                report.count("cache_files_refetched", len(again))
+        for pmid, exc in broken.items():
+            if pmid not in again:
+                if report is not None:
+                    report.skip(pmid, "cache_file_unreadable", str(exc))
+                continue
+            try:
+                rec = self._read(pmid, again[pmid])
+            except PubmedXmlError as exc2:
+                if report is not None:
+                    report.skip(pmid, "cache_file_unreadable", str(exc2))
+                continue
+            yield from self._checked(pmid, rec, report)
+
+    @staticmethod
+    def _checked(pmid: str, rec: dict[str, Any] | None, report: SkipReport | None) -> Iterator[dict[str, Any]]:
+        if rec is None:
+            if report is not None:
+                report.skip(pmid, "cache_file_without_record")
+            return
+        if not rec["abstract"] and report is not None:
+            report.skip(pmid, "no_abstract")
+        yield rec

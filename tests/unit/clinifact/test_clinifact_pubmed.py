@@ -43,7 +43,7 @@ def test_parse_article_set_exact():
     assert b["abstract"] is None and b["abstract_words"] == 0
     assert (b["year"], b["season"], b["publication_date"]) == (1999, "Winter", "1999-N/A-N/A")
     c = recs["91000003"]
-    assert c["abstract"] == "One paragraph only." and c["publication_date"] == "1998-Dec-N/A"
+    assert c["abstract"] == "One   paragraph only." and c["publication_date"] == "1998-Dec-N/A"  # spaces in a line are text
     d = recs["91000004"]
     assert (d["kind"], d["title"], d["abstract"], d["publication_date"], d["publication_types"]) == ("book", "A chapter.", "SUMMARY: Chapter text.", "2020-N/A-N/A", ["Book Chapter"])
 
@@ -148,3 +148,178 @@ def test_no_request_without_a_contact_email_and_no_rate_above_ncbis(server, tmp_
     monkeypatch.setenv("NCBI_EMAIL", "me@example.org")
     assert sorted(P.PubmedFetcher(tmp_path / "pm", url=server.url + "/efetch.fcgi", clock=clock, sleep=clock.sleep).fetch(["111"], progress=False)) == ["111"]
     assert calls[0][3] == "me@example.org"
+
+
+# --------------------------------------------------------------------------- text as PubMed has it
+# A real-format efetch answer, pretty-printed (indented, one element a line, some inline markup on lines of
+# its own), with the characters PubMed uses: U+00A0 (no-break space), U+2009 (thin space), U+202F (narrow
+# no-break space), written as character references and as raw UTF-8.
+PRETTY = """<?xml version="1.0" ?>
+<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, 1st January 2025//EN" "https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_250101.dtd">
+<PubmedArticleSet>
+  <PubmedArticle>
+    <MedlineCitation Status="MEDLINE" Owner="NLM" IndexingMethod="Automated">
+      <PMID Version="1">91000010</PMID>
+      <Article PubModel="Print-Electronic">
+        <Journal>
+          <ISSN IssnType="Electronic">1234-5678</ISSN>
+          <JournalIssue CitedMedium="Internet">
+            <Volume>12</Volume>
+            <PubDate>
+              <Year>2021</Year>
+              <Month>Dec</Month>
+              <Day>21</Day>
+            </PubDate>
+          </JournalIssue>
+          <Title>Journal of Tests</Title>
+        </Journal>
+        <ArticleTitle>Serum β
+          <sub>2</sub>-microglobulin after 10&#xa0;mg of <i>drug X</i> in CD4<sup>+</sup> T&#x2009;cells: a 12\u202fweek trial.</ArticleTitle>
+        <Abstract>
+          <AbstractText Label="BACKGROUND" NlmCategory="BACKGROUND">
+            Drug X at 10\u00a0mg/kg lowers β<sub>2</sub>-microglobulin
+            (β
+            <sub>2</sub>
+            M) in CD4<sup>+</sup> cells.
+          </AbstractText>
+          <AbstractText Label="RESULTS" NlmCategory="RESULTS">Levels fell by 1.2&#x202f;mg/L (<i>P</i>&#x2009;&lt;&#x2009;0.01; <b>n</b>&#xa0;=&#xa0;40), <u>not</u> in controls.</AbstractText>
+          <AbstractText Label="CONCLUSIONS" NlmCategory="CONCLUSIONS">
+            It works.
+          </AbstractText>
+        </Abstract>
+        <DataBankList CompleteYN="Y">
+          <DataBank>
+            <DataBankName>ClinicalTrials.gov</DataBankName>
+            <AccessionNumberList>
+              <AccessionNumber>NCT01234567</AccessionNumber>
+              <AccessionNumber> NCT07654321 </AccessionNumber>
+              <AccessionNumber>NCT01234567</AccessionNumber>
+            </AccessionNumberList>
+          </DataBank>
+          <DataBank>
+            <DataBankName>ISRCTN</DataBankName>
+            <AccessionNumberList>
+              <AccessionNumber>ISRCTN12345678</AccessionNumber>
+            </AccessionNumberList>
+          </DataBank>
+          <DataBank>
+            <DataBankName>ClinicalTrials.gov</DataBankName>
+            <AccessionNumberList>
+              <AccessionNumber>NCT09999999</AccessionNumber>
+            </AccessionNumberList>
+          </DataBank>
+        </DataBankList>
+        <PublicationTypeList>
+          <PublicationType UI="D016449">Randomized Controlled Trial</PublicationType>
+        </PublicationTypeList>
+      </Article>
+    </MedlineCitation>
+  </PubmedArticle>
+</PubmedArticleSet>
+"""
+
+
+def test_pubmed_text_keeps_its_characters_and_drops_only_layout_whitespace():
+    (rec,) = P.parse_pubmed_xml(PRETTY.encode("utf-8"))
+    assert rec["title"] == "Serum β2-microglobulin after 10\u00a0mg of drug X in CD4+ T\u2009cells: a 12\u202fweek trial."
+    assert rec["abstract"] == (
+        "BACKGROUND: Drug X at 10\u00a0mg/kg lowers β2-microglobulin (β2M) in CD4+ cells.\n"
+        "RESULTS: Levels fell by 1.2\u202fmg/L (P\u2009<\u20090.01; n\u00a0=\u00a040), not in controls.\n"
+        "CONCLUSIONS: It works."
+    )
+    assert (rec["year"], rec["publication_date"], rec["publication_types"]) == (2021, "2021-Dec-21", ["Randomized Controlled Trial"])
+    assert P.parse_pubmed_xml(P.split_article_set(PRETTY)["91000010"]) == [rec]  # the same through the per-PMID cache
+
+
+# The same kind of record as an XML library's pretty-printer writes it (Python's minidom): every node of mixed
+# content on a line of its own, the text with its own spaces, indented two spaces a level (\\x20: a space of the text
+# at the end of a line).
+ONE_NODE_A_LINE = """<?xml version="1.0" ?>
+<PubmedArticleSet>
+  <PubmedArticle>
+    <MedlineCitation Status="MEDLINE" Owner="NLM">
+      <PMID Version="1">91000011</PMID>
+      <Article PubModel="Print">
+        <ArticleTitle>
+          Variants at the\x20
+          <i>TERT</i>
+           gene and CD4
+          <sup>+</sup>
+          <sub>2</sub>
+           T\u00a0cells.
+        </ArticleTitle>
+        <Abstract>
+          <AbstractText Label="RESULTS" NlmCategory="RESULTS">
+            Oral Essentials
+            <sup>&#xae;</sup>
+             or Crest
+            <sup>&#xae;</sup>
+             3D (
+            <i>P</i>
+            &#x2009;=&#x2009;0.04;\x20
+            <i>n</i>
+            \x20
+            <b>=</b>
+             12).
+          </AbstractText>
+        </Abstract>
+      </Article>
+    </MedlineCitation>
+  </PubmedArticle>
+</PubmedArticleSet>
+"""
+
+
+def test_one_node_a_line_keeps_the_texts_own_spaces_and_adds_none():
+    (rec,) = P.parse_pubmed_xml(ONE_NODE_A_LINE)
+    assert rec["title"] == "Variants at the TERT gene and CD4+2 T\u00a0cells."
+    assert rec["abstract"] == "RESULTS: Oral Essentials® or Crest® 3D (P\u2009=\u20090.04; n = 12)."
+
+
+def test_databanklist_nct_ids_are_a_field_of_the_record():
+    (rec,) = P.parse_pubmed_xml(PRETTY)
+    assert rec["nct_ids"] == ["NCT01234567", "NCT07654321", "NCT09999999"]
+    assert {r["pmid"]: r["nct_ids"] for r in P.parse_pubmed_xml(SET)} == {"91000001": [], "91000002": [], "91000003": [], "91000004": []}
+
+
+def _cache(tmp_path, name: str, text: str) -> P.PubmedFetcher:
+    cache = tmp_path / name
+    cache.mkdir()
+    (cache / "91000010.xml").write_bytes(P.split_article_set(PRETTY)["91000010"])
+    (cache / "91000001.xml").write_text(text, encoding="utf-8")
+    return cache
+
+
+TRUNCATED = P.split_article_set(SET)["91000001"].decode("utf-8")[:700]  # cut inside the record
+
+
+def test_a_truncated_cached_file_offline_is_a_counted_skip_naming_the_file_and_line(tmp_path):
+    cache = _cache(tmp_path, "pm", TRUNCATED)
+    report = SkipReport("abs")
+    recs = list(P.PubmedFetcher(cache, offline=True).records(["91000001", "91000010"], report=report, progress=False))
+    assert [r["pmid"] for r in recs] == ["91000010"]
+    assert report.reasons() == {"cache_file_unreadable": 1}
+    (skip,) = report.skipped
+    line = TRUNCATED.count("\n") + 1
+    assert skip["id"] == "91000001"
+    assert skip["detail"].startswith(f"{cache / '91000001.xml'}, line {line}: not well-formed XML: unclosed token")
+
+
+def test_a_truncated_cached_file_is_refetched_and_replaced(server, tmp_path, clock, monkeypatch):
+    monkeypatch.delenv("NCBI_API_KEY", raising=False)
+    calls: list = []
+    server.handler = _efetch_handler(calls)
+    cache = _cache(tmp_path, "pm", TRUNCATED)
+    f = P.PubmedFetcher(cache, email="t@example.org", url=server.url + "/efetch.fcgi", clock=clock, sleep=clock.sleep)
+    report = SkipReport("abs")
+    recs = {r["pmid"]: r for r in f.records(["91000001", "91000010"], report=report, progress=False)}
+    assert [c[1] for c in calls] == [["91000001"]]  # only the broken file is asked for again
+    assert recs["91000001"]["abstract"] == "Abstract of 91000001." and recs["91000010"]["title"].startswith("Serum β2-")
+    assert report.counts["cache_files_refetched"] == 1 and report.reasons() == {}
+    assert P.parse_pubmed_xml((cache / "91000001.xml").read_bytes())[0]["title"] == "T91000001"
+
+
+def test_an_unparseable_document_names_its_source_and_line():
+    with pytest.raises(P.PubmedXmlError, match=r"^efetch answer, line 4: not well-formed XML: no element found") as err:
+        P.parse_pubmed_xml('<?xml version="1.0" ?>\n<PubmedArticleSet>\n<PubmedArticle><MedlineCitation>\n', source="efetch answer")
+    assert (err.value.path, err.value.line) == ("efetch answer", 4)
