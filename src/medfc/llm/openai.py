@@ -10,7 +10,8 @@
 * The request body (JSON, keys sorted) and URL are the cache key: one answer per model, messages
   and parameters, kept on disk under ``cache_dir``, so a rerun sends nothing. The API key is read
   from the environment variable named by ``api_key_env`` and sent as a header, which is never part
-  of the cache key and never logged.
+  of the cache key and never logged; an error text is redacted (:func:`~medfc.common.http.redact`: no
+  key, no password of the base URL).
 * Retries on 429 (honouring ``Retry-After``), 5xx, timeouts and connection errors, and the rate
   limit, are the HttpClient's. A request that still fails comes back as a :class:`Completion` with
   ``error`` set; it never raises.
@@ -26,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from medfc.common.http import HttpClient, HttpError
+from medfc.common.http import HttpClient, HttpError, redact
 from medfc.llm.base import Completion, GenerationParams, Ledger, LLMClient, Message
 
 
@@ -90,7 +91,7 @@ class OpenAICompatibleLM(LLMClient):
         try:
             answer, cached = self.post("/chat/completions", self.chat_body(conversation, params))
         except HttpError as exc:
-            return Completion("", 0, 0, error=str(exc), usage_known=False)
+            return Completion("", 0, 0, error=redact(exc), usage_known=False)
         try:
             choice = answer["choices"][0]
             text = choice["message"].get("content") or ""

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from medfc.common.http import HttpClient
+from medfc.common.http import HttpClient, redact_url
 from medfc.common.io import read_jsonl
 from medfc.medsnip.cache import UnitCache, cache_key
 
@@ -130,7 +130,7 @@ class WebSearch:
         self.http = http
 
     def index_id(self) -> str:
-        return self.url
+        return redact_url(self.url)  # a key in the endpoint's query is no part of what the index is
 
     def search(self, query: str, k: int) -> list[Hit]:
         key = os.environ.get(self.api_key_env, "") if self.api_key_env else ""

@@ -38,6 +38,7 @@ from typing import Any
 
 import pandas as pd
 
+from medfc.common.http import redact
 from medfc.common.io import read_json, read_jsonl, table_stem, write_json, write_jsonl, write_table
 from medfc.common.options import Runtime
 from medfc.common.report import SkipReport
@@ -100,7 +101,7 @@ def rewrite_statements(answers: list[dict[str, Any]], opts: PrepareOptions, repo
             a["text"] = " ".join(r["value"]["statement"].split())
             report.count("claims_rewritten")
         else:
-            report.skip(a["answer_id"], "statement_malformed_question_kept", str(r["error"])[:300])
+            report.skip(a["answer_id"], "statement_malformed_question_kept", redact(r["error"])[:300])
     return {"usage": dict(usage), "cache": dict(cache.stats), "calls": ledger.as_dict(_prices(opts.llm))}
 
 

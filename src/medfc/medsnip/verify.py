@@ -37,7 +37,7 @@ from typing import Any
 
 import requests
 
-from medfc.common.http import HttpError
+from medfc.common.http import HttpError, redact
 from medfc.common.report import SkipReport
 from medfc.llm.base import LLMClient
 from medfc.llm.prompts import load_prompt
@@ -128,6 +128,11 @@ def _index_id(searcher: Any) -> str:
     return backend.index_id() if hasattr(backend, "index_id") else type(backend).__name__
 
 
+def _error(text: Any) -> str | None:
+    """An error text fit for a record, a report or a log: credentials redacted (None stays None)."""
+    return None if text is None else redact(text)
+
+
 def _base(unit: Mapping[str, Any], opts: VerifyOptions) -> dict[str, Any]:
     rec = {k: unit.get(k) for k in UNIT_FIELDS}
     rec.update(verifier=opts.name, verifier_kind=opts.verifier, verdict=None, confidence=None,
@@ -165,7 +170,7 @@ class Verifier:
         out = []
         for u, r in zip(units, res):
             rec = _base(u, self.opts)
-            rec.update(raw=r["text"], error=r["error"], usage=r["usage"], cached=r["cached"], rounds=1)
+            rec.update(raw=r["text"], error=_error(r["error"]), usage=r["usage"], cached=r["cached"], rounds=1)
             verdict = parse_one_word(r["text"]) if r["error"] is None else None
             if verdict is None:
                 rec["unparsed"] = True
@@ -222,7 +227,7 @@ class Verifier:
                 st["failed"] |= not all(c.ok for c in res.completions)
                 rec["rounds"], rec["raw"], st["note"] = rnd, res.raw, ""
                 if not res.ok:
-                    rec["malformed"], rec["error"], st["open"] = True, res.error, False
+                    rec["malformed"], rec["error"], st["open"] = True, _error(res.error), False
                     continue
                 v = res.value
                 if "final_answer" in v:
@@ -245,7 +250,7 @@ class Verifier:
                         entry["hits"] = render_hits(hits, r.title_chars, r.text_chars)
                         self.counts[f"searches_{v['source']}"] += 1
                     except SEARCH_ERRORS as exc:  # a failed search is evidence of nothing, not a crash
-                        entry["error"] = f"{type(exc).__name__}: {exc}"[:300]
+                        entry["error"] = redact(f"{type(exc).__name__}: {exc}")[:300]
                         st["failed"] = True  # not cached: a rerun searches again
                         self.counts["search_failed"] += 1
                         self.report.skip(rec["unit_id"], "search_failed", entry["error"])
@@ -263,7 +268,7 @@ class Verifier:
                 st["failed"] |= not all(c.ok for c in res.completions)
                 rec["forced_final"] = True
                 if not res.ok:
-                    rec["malformed"], rec["error"] = True, res.error
+                    rec["malformed"], rec["error"] = True, _error(res.error)
                 elif "final_answer" in res.value:
                     rec["verdict"] = TRUE if res.value["final_answer"] else FALSE
                 else:
@@ -274,7 +279,7 @@ class Verifier:
             for flag in ("abstained", "cap_hit", "forced_final", "malformed"):
                 self.counts[flag] += int(rec[flag])
             if rec["malformed"]:
-                self.report.skip(rec["unit_id"], "verifier_answer_malformed", str(rec["error"])[:300])
+                self.report.skip(rec["unit_id"], "verifier_answer_malformed", redact(rec["error"])[:300])
             if not st["failed"]:
                 self.cache.put(keys[i], {k: v for k, v in rec.items() if k not in UNIT_FIELDS})
             out[i] = {**rec, "cached": False}

@@ -169,3 +169,18 @@ def test_local_backend_chat_template_batched_greedy(tiny_chat_lm):
     assert (outs[0].prompt_tokens, outs[0].completion_tokens) == (len(ids), len(ref))
     led = lm.ledger.as_dict()["verify"]
     assert led["calls"] == 3 and led["prompt_tokens"] == sum(o.prompt_tokens for o in outs)
+
+
+def test_openai_backend_failure_text_holds_no_key_or_password(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("MEDFC_TEST_LLM_KEY", "sk-secret-456")
+    clk = FakeClock()
+    with FakeOpenAI(lambda body: "true") as server, caplog.at_level(logging.DEBUG):
+        server.fail_next = [(400, {}), (503, {}), (503, {})]
+        http = HttpClient(cache_dir=tmp_path / "http", rate=1000.0, clock=clk, sleep=clk.sleep, max_retries=1, backoff=1.0)
+        base = server.base_url.replace("http://", "http://me:pw-secret-789@")
+        client = OpenAICompatibleLM(base, "served-llm", api_key_env="MEDFC_TEST_LLM_KEY", http=http)
+        bad, worse = client.chat([_ask("a"), _ask("b")], PARAMS, "verify")
+    assert bad.error.startswith("POST http://***@127.0.0.1:") and bad.error.endswith("/v1/chat/completions: HTTP 400")
+    assert "HTTP 503 after 2 attempts" in worse.error
+    for text in (bad.error, worse.error, caplog.text):
+        assert "pw-secret-789" not in text and "sk-secret-456" not in text
