@@ -166,7 +166,11 @@ def _is_study_member(name: str) -> bool:
     return NCT_MEMBER.search(name) is not None
 
 
-def iter_bulk_zip(path: str | os.PathLike, report: SkipReport | None = None, limit: int | None = None) -> Iterator[dict[str, Any]]:
+_JSON_TYPES = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
+
+
+def iter_bulk_zip(path: str | os.PathLike, report: SkipReport | None = None, limit: int | None = None,
+                  max_member_bytes: int | None = None) -> Iterator[dict[str, Any]]:
     """Stream study objects out of the bulk ``json.zip``: one ``NCT########.json`` member at a time.
 
     The zip is walked sequentially by its local headers (``zipstream``), never loading its central
@@ -174,9 +178,14 @@ def iter_bulk_zip(path: str | os.PathLike, report: SkipReport | None = None, lim
     only one member's bytes are in memory at once. A member that fails its CRC-32 or cannot be
     inflated is skipped and counted with that reason; a zip that ends early (interrupted download)
     raises ``zipstream.TruncatedZip`` after its complete members, naming the last one.
+
+    ``max_member_bytes`` (``clinifact.studies.max_member_bytes``) caps a member's uncompressed size: a
+    larger one is skipped as ``member_too_large`` without being held in memory (a zip bomb never
+    inflates past the cap). A member that is not JSON is ``invalid_json``, one whose JSON is not an
+    object (a list, a string …) ``not_a_json_object``; every skip's detail names the zip and the member.
     """
     n = 0
-    for member in zipstream.iter_members(path, select=_is_study_member):
+    for member in zipstream.iter_members(path, select=_is_study_member, max_size=max_member_bytes):
         if member.is_dir:
             continue
         m = NCT_MEMBER.search(member.name)
@@ -184,9 +193,10 @@ def iter_bulk_zip(path: str | os.PathLike, report: SkipReport | None = None, lim
             if report is not None:
                 report.skip(member.name, "not_a_study_member")
             continue
+        where = f"{path}: member {member.name!r}"
         if member.error:
             if report is not None:
-                report.skip(m.group(1), member.error, member.detail)
+                report.skip(m.group(1), member.error, f"{where} {member.detail}")
             continue
         raw = member.data
         del member
@@ -194,9 +204,13 @@ def iter_bulk_zip(path: str | os.PathLike, report: SkipReport | None = None, lim
             study = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             if report is not None:
-                report.skip(m.group(1), "invalid_json", str(exc)[:200])
+                report.skip(m.group(1), "invalid_json", f"{where}: {str(exc)[:200]}")
             continue
         del raw
+        if not isinstance(study, dict):
+            if report is not None:
+                report.skip(m.group(1), "not_a_json_object", f"{where} holds a JSON {_JSON_TYPES.get(type(study), type(study).__name__)}, not an object")
+            continue
         yield study
         n += 1
         if limit is not None and n >= limit:
@@ -224,6 +238,7 @@ def read_bulk_zip(
     limit: int | None = None,
     progress: bool = True,
     excluded_path: str | os.PathLike | None = None,
+    max_member_bytes: int | None = None,
 ) -> int:
     """Bulk zip → gzipped JSONL of the studies that pass the CliniFact filter (each drop counted).
 
@@ -237,7 +252,8 @@ def read_bulk_zip(
         sink = stack.enter_context(jsonl_writer(excluded_path)) if excluded_path is not None else None
 
         def studies() -> Iterator[dict[str, Any]]:
-            for study in progress_bar(iter_bulk_zip(zip_path, report=report, limit=limit), desc="bulk zip", enabled=progress):
+            members = iter_bulk_zip(zip_path, report=report, limit=limit, max_member_bytes=max_member_bytes)
+            for study in progress_bar(members, desc="bulk zip", enabled=progress):
                 report.count("members_read")
                 if apply_filter:
                     reason = passes_clinifact_filter(study)

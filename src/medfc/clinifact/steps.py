@@ -33,6 +33,7 @@ class StudiesOptions(Options):
     bulk_url: str
     apply_filter: bool
     limit: int | None
+    max_member_bytes: int
     api_url: str
     page_size: int
     max_pages: int | None
@@ -125,7 +126,7 @@ def fetch_studies(inputs: dict[str, Any], outputs: dict[str, Any], options: Stud
             http = ctgov.ctgov_client(None, requests_per_minute=options.requests_per_minute, user_agent=options.user_agent)
             zip_path = http.download(options.bulk_url, cache / "ctgov_bulk.zip", progress=progress)
         n = ctgov.read_bulk_zip(zip_path, outputs["studies"], report=report, apply_filter=options.apply_filter, limit=options.limit, progress=progress,
-                                excluded_path=outputs.get("excluded"))
+                                excluded_path=outputs.get("excluded"), max_member_bytes=options.max_member_bytes)
     else:
         http = ctgov.ctgov_client(cache / "ctgov_pages", requests_per_minute=options.requests_per_minute, user_agent=options.user_agent)
         params = ctgov.search_params(page_size=options.page_size, status_filter=options.status_filter,

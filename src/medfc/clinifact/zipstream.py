@@ -54,6 +54,8 @@ MASK32 = 0xFFFFFFFF
 _LOCAL = struct.Struct("<4sHHHHHIIIHH")  # signature .. extra length: 30 bytes
 _DESCRIPTOR_PEEK = 4 + 4 + 16 + 4  # signature, CRC, two 8-byte sizes, next signature
 CHUNK_SIZE = 1 << 16
+#: The most bytes one call to the decompressor returns (64 KiB of deflate data can inflate to 64 MiB).
+MAX_INFLATE = 1 << 20
 
 
 class ZipStreamError(Exception):
@@ -82,7 +84,7 @@ class ZipMember:
 
     ``data`` is the uncompressed content when the member was selected, is a file and had no error;
     otherwise None. ``error`` is a short reason (``crc_mismatch``, ``bad_deflate_data``,
-    ``size_mismatch``, ``unsupported_compression``, ``encrypted``) with ``detail``.
+    ``size_mismatch``, ``unsupported_compression``, ``encrypted``, ``member_too_large``) with ``detail``.
     """
 
     name: str
@@ -221,6 +223,7 @@ def iter_members(
     source: str | os.PathLike | BinaryIO,
     select: Callable[[str], bool] | None = None,
     chunk_size: int = CHUNK_SIZE,
+    max_size: int | None = None,
 ) -> Iterator[ZipMember]:
     """Yield every member of the zip in file order, reading sequentially from its start.
 
@@ -228,15 +231,38 @@ def iter_members(
     file); the others (and directories) are stepped over with ``data=None``, still CRC-checked where
     their bytes have to be decompressed anyway. ``source`` is a path or a readable binary stream.
     Raises ``TruncatedZip`` (after yielding all complete members) or ``BadZip``.
+
+    ``max_size`` caps a selected member's uncompressed size: a member over it gets the error
+    ``member_too_large`` and no data. One whose local header gives a size over the cap is stepped
+    over without inflating a byte; one whose header understates its size stops inflating once past
+    the cap; one with a data descriptor is inflated to its end (the only way to find it) in pieces of
+    at most :data:`MAX_INFLATE` bytes that are CRC-checked and dropped. So a zip bomb never takes more
+    memory than the cap (a STORED member with a data descriptor, which does not inflate, is scanned as
+    it lies in the file).
     """
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb", buffering=chunk_size) as fh:
-            yield from _walk(_Source(fh, chunk_size), select)
+            yield from _walk(_Source(fh, chunk_size), select, max_size)
     else:
-        yield from _walk(_Source(source, chunk_size), select)
+        yield from _walk(_Source(source, chunk_size), select, max_size)
 
 
-def _walk(src: _Source, select: Callable[[str], bool] | None) -> Iterator[ZipMember]:
+def _inflate(dec, data: bytes, budget: int | None) -> Iterator[bytes]:
+    """Inflate ``data`` in pieces of at most :data:`MAX_INFLATE` bytes; stop once more than ``budget``
+    bytes came out (the rest of the input stays in ``dec.unconsumed_tail``). None: inflate it all."""
+    total = 0
+    while True:
+        n = MAX_INFLATE if budget is None else max(1, min(MAX_INFLATE, budget - total + 1))
+        out = dec.decompress(data, n)
+        total += len(out)
+        if out:
+            yield out
+        data = dec.unconsumed_tail
+        if not data or dec.eof or (budget is not None and total > budget):
+            return
+
+
+def _walk(src: _Source, select: Callable[[str], bool] | None, max_size: int | None = None) -> Iterator[ZipMember]:
     last_good: str | None = None
     first = True
     while True:
@@ -265,7 +291,7 @@ def _walk(src: _Source, select: Callable[[str], bool] | None) -> Iterator[ZipMem
             member_name = _decode_name(src.exact(nlen), flags)
             extra = src.exact(xlen)
             usize, csize, zip64 = _zip64_sizes(extra, usize, csize)
-            member = _read_member(src, start, member_name, flags, method, crc, csize, usize, zip64, select)
+            member = _read_member(src, start, member_name, flags, method, crc, csize, usize, zip64, select, max_size)
         except _Eof:
             raise TruncatedZip(src.offset, last_good, member_name) from None
         last_good = member.name
@@ -273,18 +299,25 @@ def _walk(src: _Source, select: Callable[[str], bool] | None) -> Iterator[ZipMem
 
 
 def _read_member(
-    src: _Source, start: int, name: str, flags: int, method: int, crc: int, csize: int, usize: int, zip64: bool, select: Callable[[str], bool] | None
+    src: _Source, start: int, name: str, flags: int, method: int, crc: int, csize: int, usize: int, zip64: bool, select: Callable[[str], bool] | None,
+    max_size: int | None = None,
 ) -> ZipMember:
     wanted = not name.endswith("/") and (select is None or select(name))
     if flags & FLAG_DESCRIPTOR:
-        data, error, detail, csize, usize, crc = _read_with_descriptor(src, name, flags, method, zip64, wanted)
+        data, error, detail, csize, usize, crc = _read_with_descriptor(src, name, flags, method, zip64, wanted, max_size)
     else:
-        data, error, detail = _read_sized(src, flags, method, crc, csize, usize, wanted)
+        data, error, detail = _read_sized(src, flags, method, crc, csize, usize, wanted, max_size)
     return ZipMember(name, start, method, flags, csize, usize, crc, data, error, detail)
 
 
-def _read_sized(src: _Source, flags: int, method: int, crc: int, csize: int, usize: int, wanted: bool) -> tuple[bytes | None, str | None, str]:
-    """Sizes and CRC in the local header: read ``csize`` bytes in chunks, inflating as they come."""
+def _too_large(size: int, cap: int) -> tuple[str, str]:
+    return "member_too_large", f"inflates to {size} bytes, more than the cap of {cap}"
+
+
+def _read_sized(src: _Source, flags: int, method: int, crc: int, csize: int, usize: int, wanted: bool,
+                max_size: int | None = None) -> tuple[bytes | None, str | None, str]:
+    """Sizes and CRC in the local header: read ``csize`` bytes in chunks, inflating as they come
+    (never more than ``max_size`` + 1 bytes)."""
     if not wanted:  # stepped over unread (so not CRC-checked)
         _skip(src, csize)
         return None, None, ""
@@ -294,6 +327,9 @@ def _read_sized(src: _Source, flags: int, method: int, crc: int, csize: int, usi
     if method not in (STORED, DEFLATED):
         _skip(src, csize)
         return None, "unsupported_compression", f"compression method {method}"
+    if max_size is not None and usize > max_size:
+        _skip(src, csize)
+        return None, *_too_large(usize, max_size)
     parts: list[bytes] = []
     got_crc = 0
     got_size = 0
@@ -307,15 +343,18 @@ def _read_sized(src: _Source, flags: int, method: int, crc: int, csize: int, usi
         remaining -= len(chunk)
         if error:
             continue
-        if dec is not None:
-            try:
-                chunk = dec.decompress(chunk)
-            except zlib.error as exc:
-                error = ("bad_deflate_data", str(exc))
-                continue
-        got_crc = zlib.crc32(chunk, got_crc)
-        got_size += len(chunk)
-        parts.append(chunk)
+        try:
+            pieces = [chunk] if dec is None else list(_inflate(dec, chunk, None if max_size is None else max_size - got_size))
+        except zlib.error as exc:
+            error = ("bad_deflate_data", str(exc))
+            continue
+        for piece in pieces:
+            got_crc = zlib.crc32(piece, got_crc)
+            got_size += len(piece)
+            parts.append(piece)
+        if max_size is not None and got_size > max_size:
+            error = ("member_too_large", f"inflates to more than the cap of {max_size} bytes (the header says {usize})")
+            parts.clear()
     if not error and dec is not None:
         try:
             tail = dec.flush()
@@ -327,6 +366,8 @@ def _read_sized(src: _Source, flags: int, method: int, crc: int, csize: int, usi
             parts.append(tail)
             if not dec.eof:
                 error = ("bad_deflate_data", "deflate stream ends early")
+            elif max_size is not None and got_size > max_size:
+                error = ("member_too_large", f"inflates to more than the cap of {max_size} bytes (the header says {usize})")
     if not error and got_size != usize:
         error = ("size_mismatch", f"header says {usize} bytes, got {got_size}")
     if not error and got_crc != crc:
@@ -344,9 +385,11 @@ def _skip(src: _Source, n: int) -> None:
         n -= len(chunk)
 
 
-def _read_with_descriptor(src: _Source, name: str, flags: int, method: int, zip64: bool, wanted: bool) -> tuple[bytes | None, str | None, str, int, int, int]:
-    """Bit 3: sizes and CRC follow the data. DEFLATED: inflate to the stream's end, then match the
-    descriptor; STORED: scan for the descriptor. Returns (data, error, detail, csize, usize, crc)."""
+def _read_with_descriptor(src: _Source, name: str, flags: int, method: int, zip64: bool, wanted: bool,
+                          max_size: int | None = None) -> tuple[bytes | None, str | None, str, int, int, int]:
+    """Bit 3: sizes and CRC follow the data. DEFLATED: inflate to the stream's end (in bounded pieces,
+    kept only while the member is wanted and under ``max_size``), then match the descriptor; STORED:
+    scan for the descriptor. Returns (data, error, detail, csize, usize, crc)."""
     if flags & FLAG_ENCRYPTED or method not in (STORED, DEFLATED):
         what = "an encrypted member" if flags & FLAG_ENCRYPTED else f"a member compressed with method {method}"
         raise BadZip(f"cannot find the end of {name!r}: {what} with a data descriptor needs the central directory")
@@ -358,21 +401,25 @@ def _read_with_descriptor(src: _Source, name: str, flags: int, method: int, zip6
         dec = zlib.decompressobj(-15)
         parts: list[bytes] = []
         got_crc = usize = csize = 0
+        keep = wanted
         while not dec.eof:
             chunk = src.chunk()
             if not chunk:
                 raise _Eof
             try:
-                out = dec.decompress(chunk)
+                for out in _inflate(dec, chunk, None):
+                    got_crc = zlib.crc32(out, got_crc)
+                    usize += len(out)
+                    if keep and max_size is not None and usize > max_size:
+                        keep = False
+                        parts.clear()
+                    if keep:
+                        parts.append(out)
             except zlib.error as exc:
                 raise BadZip(f"corrupt deflate data in {name!r} ({exc}); with a data descriptor its end cannot be found") from None
             unused = dec.unused_data
             csize += len(chunk) - len(unused)
             src.unread(unused)
-            got_crc = zlib.crc32(out, got_crc)
-            usize += len(out)
-            if wanted:
-                parts.append(out)
         buf = src.peek(_DESCRIPTOR_PEEK)
         found = _descriptor(buf, csize, usize, zip64)
         if found is None:
@@ -384,6 +431,8 @@ def _read_with_descriptor(src: _Source, name: str, flags: int, method: int, zip6
         data = b"".join(parts)
     if desc_crc != got_crc:
         return None, "crc_mismatch", f"descriptor CRC-32 {desc_crc:08x}, data {got_crc:08x}", csize, usize, desc_crc
+    if wanted and max_size is not None and usize > max_size:
+        return None, *_too_large(usize, max_size), csize, usize, desc_crc
     return (data if wanted else None), None, "", csize, usize, desc_crc
 
 

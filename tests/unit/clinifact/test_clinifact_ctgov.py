@@ -157,3 +157,26 @@ def test_a_bulk_read_that_breaks_off_leaves_neither_studies_nor_exclusions(tmp_p
     with pytest.raises(OSError, match="disk full"):
         ctgov.read_bulk_zip(DEMO_ZIP, tmp_path / "s.jsonl.gz", progress=False, excluded_path=tmp_path / "x.jsonl.gz")
     assert list(tmp_path.iterdir()) == []  # no half-written list of exclusions, no temporary files
+
+
+def test_fetch_studies_caps_members_at_the_configured_size(tmp_path):
+    """clinifact.studies.max_member_bytes reaches the bulk reader: a member over it is a counted skip."""
+    import io as _io
+
+    from medfc.clinifact import steps
+    from tests.helpers.config import call_step
+
+    buf = _io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("NCT99110001.json", json.dumps(_study(1) | {"pad": "x" * 50_000}))
+        zf.writestr("NCT99110002.json", json.dumps(_study(2)))
+    zpath = tmp_path / "bulk.zip"
+    zpath.write_bytes(buf.getvalue())
+    assert section("clinifact.studies")["max_member_bytes"] == 64 * 1024 * 1024
+    opts = {k: v for k, v in section("clinifact.studies", progress=False, apply_filter=False, max_member_bytes=10_000).items() if k != "bulk_zip"}
+    opts |= {"cache_dir": str(tmp_path / "cache"), "user_agent": "medfc-test"}
+    out = {"studies": str(tmp_path / "studies.jsonl.gz"), "report": str(tmp_path / "report.json"), "excluded": str(tmp_path / "ex.jsonl.gz")}
+    assert call_step(steps.fetch_studies, {"zip": str(zpath)}, out, opts) == 1
+    rep = json.loads((tmp_path / "report.json").read_text())
+    assert rep["skipped_by_reason"] == {"member_too_large": 1} and rep["skipped"][0]["id"] == "NCT99110001"
+    assert [ctgov.nct_id(s) for s in read_jsonl(out["studies"])] == ["NCT99110002"]

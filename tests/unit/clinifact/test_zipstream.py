@@ -283,7 +283,7 @@ def test_memory_is_flat_in_the_number_of_members():
 
 
 def _old_iter_bulk_zip(path: Path, report: SkipReport) -> list[dict]:
-    """The previous zipfile-based reader, kept here as the reference."""
+    """The previous zipfile-based reader, kept here as the reference (its skip details now name the zip and member)."""
     out = []
     with zipfile.ZipFile(path) as zf:
         for info in zf.infolist():
@@ -296,7 +296,7 @@ def _old_iter_bulk_zip(path: Path, report: SkipReport) -> list[dict]:
             try:
                 out.append(json.loads(zf.read(info)))
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                report.skip(m.group(1), "invalid_json", str(exc)[:200])
+                report.skip(m.group(1), "invalid_json", f"{path}: member {info.filename!r}: {str(exc)[:200]}")
     return out
 
 
@@ -349,3 +349,94 @@ def test_read_bulk_zip_on_a_truncated_download_fails_clearly_and_writes_nothing(
         ctgov.read_bulk_zip(zpath, tmp_path / "out.jsonl.gz", progress=False)
     assert exc.value.member == "NCT99000021.json" and exc.value.last_good == "NCT99000020.json"
     assert not (tmp_path / "out.jsonl.gz").exists() and list(tmp_path.iterdir()) == [zpath]
+
+
+# --- size cap and member types ------------------------------------------------------------------
+
+BOMB_SIZE = 4_000_000
+CAP = 100_000
+
+
+def _bomb_members() -> dict[str, bytes]:
+    study = lambda i: json.dumps({"protocolSection": {"identificationModule": {"nctId": f"NCT9911{i:04d}"}}}).encode()  # noqa: E731
+    return {"NCT99110001.json": study(1), "NCT99110002.json": b'{"pad": "' + b"x" * BOMB_SIZE + b'"}', "NCT99110003.json": study(3)}
+
+
+@pytest.fixture
+def inflated(monkeypatch):
+    """The sizes of every piece of output the zip reader's decompressors return."""
+    pieces: list[int] = []
+    real = zlib.decompressobj
+
+    class Counting:
+        def __init__(self, *a):
+            self._d = real(*a)
+
+        def decompress(self, data, max_length=0):
+            out = self._d.decompress(data, max_length)
+            pieces.append(len(out))
+            return out
+
+        def flush(self, *a):
+            out = self._d.flush(*a)
+            pieces.append(len(out))
+            return out
+
+        def __getattr__(self, name):
+            return getattr(self._d, name)
+
+    monkeypatch.setattr(zipstream.zlib, "decompressobj", Counting)
+    return pieces
+
+
+def test_a_member_larger_than_the_cap_is_a_member_error_and_is_never_inflated(inflated):
+    """Sizes in the local header: a member that says it inflates past the cap is stepped over unread."""
+    data = make_zip(zipfile.ZIP_DEFLATED, members=_bomb_members())
+    assert len(data) < 20_000  # about 4 KB on disk, 4 MB inflated
+    got = _members(data, max_size=CAP)
+    assert [(m.name, m.error) for m in got] == [("NCT99110001.json", None), ("NCT99110002.json", "member_too_large"), ("NCT99110003.json", None)]
+    assert got[1].data is None and got[1].detail == f"inflates to {BOMB_SIZE + 11} bytes, more than the cap of {CAP}"
+    assert sum(inflated) == len(got[0].data) + len(got[2].data)  # not one byte of the big member was inflated
+
+
+def test_a_member_whose_header_understates_its_size_stops_inflating_at_the_cap(inflated):
+    data = bytearray(make_zip(zipfile.ZIP_DEFLATED, members=_bomb_members()))
+    off = _local_header_offsets(bytes(data))["NCT99110002.json"]
+    struct.pack_into("<I", data, off + 22, 50)  # the header says 50 bytes
+    got = _members(bytes(data), max_size=CAP)
+    assert [(m.name, m.error) for m in got] == [("NCT99110001.json", None), ("NCT99110002.json", "member_too_large"), ("NCT99110003.json", None)]
+    assert got[1].detail == f"inflates to more than the cap of {CAP} bytes (the header says 50)"
+    assert sum(inflated) <= len(got[0].data) + len(got[2].data) + CAP + 1
+
+
+def test_a_descriptor_member_past_the_cap_is_inflated_in_bounded_pieces_and_not_kept(inflated):
+    """With a data descriptor the member's end is only found by inflating it: in pieces of at most
+    zipstream.MAX_INFLATE bytes, none of them kept."""
+    data = make_zip(zipfile.ZIP_DEFLATED, seekable=False, members=_bomb_members())
+    got = _members(data, max_size=CAP)
+    assert [(m.name, m.error) for m in got] == [("NCT99110001.json", None), ("NCT99110002.json", "member_too_large"), ("NCT99110003.json", None)]
+    assert got[1].data is None and got[1].file_size == BOMB_SIZE + 11
+    assert max(inflated) <= zipstream.MAX_INFLATE < BOMB_SIZE
+
+
+def test_without_a_cap_or_under_it_members_read_as_before():
+    data = make_zip(zipfile.ZIP_DEFLATED, members=_bomb_members())
+    for cap in (None, BOMB_SIZE + 11):
+        got = _members(data, max_size=cap)
+        assert [m.error for m in got] == [None, None, None] and len(got[1].data) == BOMB_SIZE + 11
+
+
+def test_the_bulk_reader_counts_oversized_and_non_object_members_with_zip_and_member(tmp_path):
+    members = _bomb_members() | {"ctg/NCT99110004.json": b"[1, 2]", "NCT99110005.json": b'"a string"', "NCT99110006.json": b"{broken"}
+    for variant in ("deflated", "deflated_descriptor", "stored"):
+        zpath = tmp_path / f"{variant}.zip"
+        zpath.write_bytes(make_zip(**{**VARIANTS[variant], "members": members}))
+        report = SkipReport("t")
+        n = ctgov.read_bulk_zip(zpath, tmp_path / "out.jsonl.gz", report=report, apply_filter=False, progress=False, max_member_bytes=CAP)
+        assert n == 2
+        by_id = {s["id"]: (s["reason"], s["detail"]) for s in report.skipped}
+        assert by_id["NCT99110002"][0] == "member_too_large" and by_id["NCT99110002"][1].startswith(f"{zpath}: member 'NCT99110002.json' ")
+        assert by_id["NCT99110004"] == ("not_a_json_object", f"{zpath}: member 'ctg/NCT99110004.json' holds a JSON array, not an object")
+        assert by_id["NCT99110005"] == ("not_a_json_object", f"{zpath}: member 'NCT99110005.json' holds a JSON string, not an object")
+        assert by_id["NCT99110006"][0] == "invalid_json" and by_id["NCT99110006"][1].startswith(f"{zpath}: member 'NCT99110006.json': ")
+        assert report.reasons() == {"invalid_json": 1, "member_too_large": 1, "not_a_json_object": 2}
