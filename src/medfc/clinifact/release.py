@@ -89,7 +89,7 @@ def read_split(path: str | os.PathLike, report: SkipReport) -> tuple[pd.DataFram
     """One file in the release's 22-column format, read strictly (see the module doc): the kept rows as
     :func:`medfc.clinifact.pairs.read_release_csv` reads them, and the number of rows read.
 
-    Raises :class:`medfc.common.csvfile.CsvFileError` (a ``ValueError``) naming the file and line for a
+    Raises :class:`medfc.common.io.InputFileError` (a ``ValueError``) naming the file and line for a
     file that cannot be read; every bad row is skipped in ``report`` with its reason and line.
     """
     header, records = read_csv_records(path, required=RELEASE_COLUMNS, what="CliniFact release file")

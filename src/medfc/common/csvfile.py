@@ -2,8 +2,8 @@
 
 :func:`read_csv_records` reads a UTF-8 CSV (a BOM is dropped) with Python's ``csv`` module in strict
 mode and yields each record with the line it starts on, so a reader can name the file and line of a
-bad row in its skip report. What cannot be read at all raises :class:`CsvFileError`, whose message
-starts with ``"<path>, line <n>: "``:
+bad row in its skip report. What cannot be read at all raises :class:`medfc.common.io.InputFileError`,
+whose message starts with ``"<path>, line <n>: "``:
 
 * bytes that are not UTF-8 (the line of the first bad byte);
 * broken quoting (a quote that closes inside a field, a quoted field never closed): the line where
@@ -23,17 +23,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CsvFileError", "CsvRecord", "field_count_problem", "read_csv_records", "require_columns"]
+from medfc.common.io import InputFileError
 
-
-class CsvFileError(ValueError):
-    """An input file that cannot be read, with the file and (where there is one) the line."""
-
-    def __init__(self, path: str | os.PathLike, line: int | None, message: str) -> None:
-        self.path = str(path)
-        self.line = line
-        self.reason = message
-        super().__init__(f"{path}, line {line}: {message}" if line else f"{path}: {message}")
+__all__ = ["CsvRecord", "field_count_problem", "read_csv_records", "require_columns"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +42,7 @@ def _decode(path: Path, encoding: str) -> str:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise CsvFileError(path, line, f"not {encoding} text (byte {exc.start}: {exc.reason})") from None
+        raise InputFileError(path, line, f"not {encoding} text (byte {exc.start}: {exc.reason})") from exc
     return text.removeprefix("\ufeff")
 
 
@@ -58,7 +50,7 @@ def read_csv_records(path: str | os.PathLike, required: Iterable[str] = (), what
                      encoding: str = "utf-8") -> tuple[list[str], Iterator[CsvRecord]]:
     """The header (names stripped) and an iterator over the records after it (blank lines left out).
 
-    Raises :class:`CsvFileError` for a column of ``required`` missing from the header (``what`` names
+    Raises :class:`InputFileError` for a column of ``required`` missing from the header (``what`` names
     the kind of file in the message), for text that is not ``encoding``, and, while iterating, for
     broken quoting, naming the line where the broken record starts.
     """
@@ -67,7 +59,7 @@ def read_csv_records(path: str | os.PathLike, required: Iterable[str] = (), what
     try:
         header = [h.strip() for h in next(reader, [])]
     except csv.Error as exc:
-        raise CsvFileError(path, 1, f"broken CSV quoting: {exc}") from None
+        raise InputFileError(path, 1, f"broken CSV quoting: {exc}") from exc
     require_columns(path, header, required, what)
 
     def records() -> Iterator[CsvRecord]:
@@ -78,7 +70,7 @@ def read_csv_records(path: str | os.PathLike, required: Iterable[str] = (), what
             except StopIteration:
                 return
             except csv.Error as exc:
-                raise CsvFileError(path, start, f"broken CSV quoting: {exc}") from None
+                raise InputFileError(path, start, f"broken CSV quoting: {exc}") from exc
             if fields:
                 yield CsvRecord(start, fields)
 
@@ -86,11 +78,11 @@ def read_csv_records(path: str | os.PathLike, required: Iterable[str] = (), what
 
 
 def require_columns(path: str | os.PathLike, header: Iterable[str], required: Iterable[str], what: str = "file") -> None:
-    """Raise :class:`CsvFileError` (line 1) naming every column of ``required`` that ``header`` lacks."""
+    """Raise :class:`InputFileError` (line 1) naming every column of ``required`` that ``header`` lacks."""
     missing = sorted(set(required) - set(header))
     if missing:
         names = ", ".join(repr(c) for c in missing)
-        raise CsvFileError(path, 1, f"the {what} has no column{'s' if len(missing) > 1 else ''} {names}")
+        raise InputFileError(path, 1, f"the {what} has no column{'s' if len(missing) > 1 else ''} {names}")
 
 
 def field_count_problem(record: CsvRecord, header: list[str]) -> str | None:

@@ -246,7 +246,7 @@ class ReleaseReport:
 
 
 def detect_variant(columns: list[str], path: str | os.PathLike = "release file") -> str:
-    """``"12col"`` or ``"18col"``; raises :class:`CsvFileError` naming the file and every missing column."""
+    """``"12col"`` or ``"18col"``; raises :class:`medfc.common.io.InputFileError` naming the file and every missing column."""
     cols = set(columns)
     old = "de_top_sentences" not in cols and "en_top_sentences" not in cols and bool(cols & set(VARIANT_COLUMNS["18col"]))
     variant = "18col" if old else "12col"

@@ -9,6 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from medfc.common.io import InputFileError
+
 from medfc.clinifact import pairs as PR
 from medfc.clinifact import release, steps
 from medfc.common.report import SkipReport
@@ -114,7 +116,7 @@ def test_broken_csv_quoting_is_an_error_naming_file_and_line(tmp_path):
     lines = train.read_text(encoding="utf-8").splitlines(keepends=True)
     lines[3] = lines[3].replace("article_title-2", '"article" title-2', 1)
     train.write_text("".join(lines), encoding="utf-8")
-    with pytest.raises(ValueError) as exc:
+    with pytest.raises(InputFileError) as exc:
         release.import_release(str(rel), SkipReport("t"))
     assert str(exc.value) == f"{train}, line 4: broken CSV quoting: ',' expected after '\"'"
 
@@ -123,7 +125,7 @@ def test_a_missing_column_is_an_error_naming_file_and_column(tmp_path):
     rel = _release(tmp_path, [_row(0, 1)])
     df = pd.read_csv(rel / "test_set.csv").drop(columns=["label", "Publication Date"])
     df.to_csv(rel / "test_set.csv", index=False)
-    with pytest.raises(ValueError) as exc:
+    with pytest.raises(InputFileError) as exc:
         release.import_release(str(rel), SkipReport("t"))
     assert str(exc.value) == f"{rel / 'test_set.csv'}, line 1: the CliniFact release file has no columns 'Publication Date', 'label'"
 
@@ -135,3 +137,12 @@ def test_the_demo_release_imports_whole_and_as_pandas_reads_it(tmp_path):
     assert report.skipped == []
     for name in PR.SPLITS:
         pd.testing.assert_frame_equal(splits[name], PR.read_release_csv(demo / release.RELEASE_FILES[name]))
+
+
+def test_bytes_that_are_not_utf8_are_an_error_naming_file_and_line(tmp_path):
+    rel = _release(tmp_path, [_row(0, 1), _row(1, 0)])
+    test = rel / "test_set.csv"
+    test.write_bytes(test.read_bytes().replace(b"article_title-30", b"article_title-\xe930"))
+    with pytest.raises(InputFileError) as exc:
+        release.import_release(str(rel), SkipReport("t"))
+    assert (exc.value.path, exc.value.line) == (str(test), 2) and exc.value.message.startswith("not utf-8 text (byte ")

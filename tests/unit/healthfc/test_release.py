@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from medfc.common.io import InputFileError
+
 from medfc.healthfc.release import (
     COLUMNS_12,
     COLUMNS_18,
@@ -205,14 +207,14 @@ def test_a_missing_de_verdict_column_is_an_error_naming_file_and_column(tmp_path
     """Every release variant (docs/sources.md §2: the 12- and the earlier 18-column file) has de_verdict,
     the only source of the level of evidence: without it every level used to be silently None."""
     path = write_csv(tmp_path / "Datensatz.csv", [c for c in COLUMNS_12 if c != "de_verdict"], [row12()])
-    with pytest.raises(ValueError) as exc:
+    with pytest.raises(InputFileError) as exc:
         read_release(path)
     assert str(exc.value) == f"{path}, line 1: the HealthFC release file has no column 'de_verdict'"
 
 
 def test_missing_variant_columns_are_named(tmp_path):
     path = write_csv(tmp_path / "Datensatz.csv", [c for c in COLUMNS_12 if c not in ("en_top_sentences", "date")], [row12()])
-    with pytest.raises(ValueError) as exc:
+    with pytest.raises(InputFileError) as exc:
         read_release(path)
     assert str(exc.value) == f"{path}, line 1: the HealthFC release file has no columns 'date', 'en_top_sentences'"
 
@@ -222,12 +224,12 @@ def test_broken_csv_quoting_is_an_error_naming_file_and_line(tmp_path):
     lines = path.read_text(encoding="utf-8-sig").splitlines(keepends=True)
     lines[2] = lines[2].replace("Kaffee und Herz", '"Kaffee" und Herz', 1)  # a quote that closes inside the field
     path.write_text("".join(lines), encoding="utf-8")
-    with pytest.raises(ValueError) as exc:
+    with pytest.raises(InputFileError) as exc:
         read_release(path)
     assert str(exc.value) == f"{path}, line 3: broken CSV quoting: ',' expected after '\"'"
     never_closed = lines[1].rstrip("\n").rsplit(",", 1)[0] + ',"' + URL + "\n"  # the rest of the file is one field
     path.write_text("".join([lines[0], lines[1], never_closed]), encoding="utf-8")
-    with pytest.raises(ValueError) as exc:
+    with pytest.raises(InputFileError) as exc:
         read_release(path)
     assert str(exc.value) == f"{path}, line 3: broken CSV quoting: unexpected end of data"
 
