@@ -19,6 +19,7 @@ import importlib
 import inspect
 import json
 import logging
+import os
 import sys
 import time
 import typing
@@ -84,6 +85,21 @@ def step_arguments(step: StepFn, options: Any, runtime: Runtime) -> tuple[Any, d
     return options, extra
 
 
+def failing_file(exc: BaseException) -> str | None:
+    """The file an exception says it was reading: ``path`` of an :class:`~medfc.common.io.InputFileError`
+    (or any error carrying one), ``filename`` of an ``OSError``; looked for along its causes too."""
+    seen: set[int] = set()
+    err: BaseException | None = exc
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        for attr in ("path", "filename"):
+            value = getattr(err, attr, None)
+            if isinstance(value, (str, os.PathLike)) and str(value):
+                return os.fspath(value)
+        err = err.__cause__ or err.__context__
+    return None
+
+
 def run_step(
     spec: str,
     inputs: dict[str, Any],
@@ -92,14 +108,27 @@ def run_step(
     log: str | None = None,
     threads: int = 1,
 ) -> Any:
-    """Resolve and run one step with logging set up; used by the CLI and by workflow/scripts/step.py."""
+    """Resolve and run one step with logging set up; used by the CLI and by workflow/scripts/step.py.
+
+    A step that fails logs its exception with the traceback and the file it was reading (when the error
+    names one) into the rule's log as well as to stderr, then raises it again."""
     setup_logging(log)
     logger = logging.getLogger("medfc.cli")
-    step = resolve_step(spec)
-    options, extra = step_arguments(step, options, Runtime(threads=threads, log_file=log))
     start = time.perf_counter()
-    logger.info("step %s started; inputs=%s outputs=%s", spec, inputs, outputs)
-    result = step(inputs, outputs, options, **extra)
+    try:
+        step = resolve_step(spec)
+        options, extra = step_arguments(step, options, Runtime(threads=threads, log_file=log))
+        logger.info("step %s started; inputs=%s outputs=%s", spec, inputs, outputs)
+        result = step(inputs, outputs, options, **extra)
+    except SystemExit as exc:  # a step that cannot be resolved says why in one line
+        if exc.code not in (None, 0):
+            logger.error("step %s: %s", spec, exc.code)
+        raise
+    except BaseException as exc:
+        where = failing_file(exc)
+        logger.exception("step %s failed%s after %.1f s: %s: %s", spec, f" while reading {where}" if where else "",
+                         time.perf_counter() - start, type(exc).__name__, exc)
+        raise
     logger.info("step %s finished in %.1f s", spec, time.perf_counter() - start)
     return result
 

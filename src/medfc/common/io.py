@@ -40,7 +40,7 @@ class InputFileError(ValueError):
 
 
 def _json_error(exc: json.JSONDecodeError) -> str:
-    return f"not valid JSON: {exc.msg} (column {exc.colno})"
+    return f"not valid JSON at column {exc.colno}: {exc.msg}"
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
@@ -69,7 +69,8 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise InputFileError(path, lineno, _json_error(exc)) from exc
+                # json's own "line 1 column N" counts within the one line: not shown, it would mislead
+                raise InputFileError(path, lineno, _json_error(exc)) from None
             yield rec
 
 

@@ -32,9 +32,9 @@ def test_a_torn_jsonl_line_is_an_error_naming_the_file_and_the_line(tmp_path, na
             read.append(rec["id"])
     assert read == [1, 2, 3, 4]
     exc = info.value
-    assert str(exc).startswith(f"{path}, line 6: not valid JSON: ") and "line 1 column" not in str(exc)
+    assert str(exc).startswith(f"{path}, line 6: not valid JSON at column ") and "line 1 column" not in str(exc)
     assert isinstance(exc, io.InputFileError) and (exc.path, exc.line) == (str(path), 6)
-    assert isinstance(exc.__cause__, json.JSONDecodeError)
+    assert "column" in str(exc) and "JSONDecodeError" not in str(exc)
 
 
 def test_a_cut_gzip_stream_and_bad_bytes_name_the_file(tmp_path):
@@ -54,7 +54,7 @@ def test_read_json_names_the_file_and_the_line(tmp_path):
     path.write_text('{\n  "a": 1,\n  "b": [1, 2\n}\n', encoding="utf-8")
     with pytest.raises(ValueError) as info:
         io.read_json(path)
-    assert str(info.value).startswith(f"{path}, line 4: not valid JSON: ")
+    assert str(info.value).startswith(f"{path}, line 4: not valid JSON at column 1: ")
     assert (info.value.path, info.value.line) == (str(path), 4)
 
 
