@@ -16,16 +16,24 @@ import datetime as dt
 import email.utils
 import json
 import logging
+import os
 import shutil
+import signal
 import subprocess
 import sys
+from collections import defaultdict
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import scrapy
+from scrapy import signals
+from scrapy.exceptions import IgnoreRequest
+from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.spiders import SitemapSpider
+from w3lib.url import canonicalize_url
 
 from medfc.common.io import read_jsonl, write_json, write_jsonl
 from medfc.healthfc.crawl_options import CrawlOptions
@@ -47,37 +55,165 @@ def _fetch_time(response: scrapy.http.Response) -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
+class OffsiteURL(IgnoreRequest):
+    """A request for a URL outside the crawl's origin (another host, or a scheme other than http(s))."""
+
+
+def _host_port(parts) -> tuple[str, int | None]:
+    port = parts.port  # ValueError on a bad port: the caller treats the URL as off-site
+    return (parts.hostname or "").lower(), (None if port in (None, 80, 443) else port)
+
+
+def same_origin(url: str, origin: str) -> bool:
+    """Whether ``url`` is http(s) on ``origin``'s host and port (http and https both count)."""
+    try:
+        u, o = urlsplit(url), urlsplit(origin)
+        return u.scheme.lower() in ("http", "https") and bool(u.hostname) and _host_port(u) == _host_port(o)
+    except ValueError:
+        return False
+
+
+def url_key(url: str) -> str:
+    """The key under which a URL is accounted (Scrapy's canonical form: no fragment, sorted query)."""
+    return canonicalize_url(url)
+
+
+class OriginFilterMiddleware:
+    """Downloader middleware (before robots.txt): a request off the origin is never downloaded — it is
+    ignored with an :class:`OffsiteURL` and counted (``medfc/offsite``). Requests the spider makes are
+    filtered before they are scheduled; this catches the rest (redirects)."""
+
+    def __init__(self, origin: str, stats):
+        self.origin = origin
+        self.stats = stats
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler.settings["MEDFC_ORIGIN"], crawler.stats)
+
+    def process_request(self, request, spider=None):
+        if not same_origin(request.url, self.origin):
+            self.stats.inc_value("medfc/offsite")
+            raise OffsiteURL(f"off the crawl's origin {self.origin}: {request.url}")
+        return None
+
+
 class PortalSpider(SitemapSpider):
-    """Sitemap-driven spider for the portal's article pages."""
+    """Sitemap-driven spider for the portal's article pages.
+
+    Every run walks the sitemaps from the index (their requests are never dupe-filtered) and accounts
+    for every URL they list: fetched, resumed (kept from an interrupted run, given as ``done``: not
+    requested again), skipped with a reason (off-site, forbidden by robots.txt, an HTTP 4xx other than
+    404/410, a duplicate) or failed (a network error, 5xx or 429 after the retries). Failed sitemaps are
+    counted apart: their URLs are unknown."""
 
     name = "medizin_transparent"
     handle_httpstatus_list = [404, 410]  # kept as pages, so the parse report names them
 
-    def __init__(self, base_url: str, sitemap_path: str, sitemap_follow: list[str], url_list: list[str], *a, **kw):
+    def __init__(self, base_url: str, sitemap_path: str, sitemap_follow: list[str], url_list: list[str],
+                 done: list[str] = (), *a, **kw):
+        self.origin = base_url
         self.sitemap_urls = [base_url.rstrip("/") + sitemap_path]
         self.sitemap_follow = sitemap_follow
         self.sitemap_rules = [("", "parse_page")]
         super().__init__(*a, **kw)
         self.extra_urls = list(url_list)
+        self.done = {url_key(u) for u in done}
+        self.listed: set[str] = set()
+        self.resumed: set[str] = set()
+        self.skipped: dict[str, dict[str, str]] = defaultdict(dict)  # reason -> key -> URL
+        self.failed: dict[str, str] = {}  # URL -> reason
+        self.sitemap_failures: dict[str, str] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler, *a, **kw):
+        spider = super().from_crawler(crawler, *a, **kw)
+        crawler.signals.connect(spider._dropped, signal=signals.request_dropped)
+        return spider
 
     async def start(self):
-        async for request in super().start():
-            yield request
+        for url in self.sitemap_urls:
+            yield self._sitemap_request(url)
         for url in self.extra_urls:
-            yield scrapy.Request(url, callback=self.parse_page)
+            if (request := self._page_request(url)) is not None:
+                yield request
+
+    def _skip(self, reason: str, url: str) -> None:
+        self.skipped[reason][url_key(url) if same_origin(url, self.origin) else url] = url
+
+    def _sitemap_request(self, url: str) -> scrapy.Request | None:
+        if not same_origin(url, self.origin):
+            self._skip("offsite_sitemap", url)
+            return None
+        return scrapy.Request(url, callback=self._parse_sitemap, errback=self._sitemap_failed, dont_filter=True)
+
+    def _page_request(self, url: str) -> scrapy.Request | None:
+        if not same_origin(url, self.origin):
+            self._skip("offsite", url)
+            return None
+        key = url_key(url)
+        self.listed.add(key)
+        if key in self.done:
+            self.resumed.add(key)
+            return None
+        return scrapy.Request(url, callback=self.parse_page, errback=self._page_failed)
+
+    def _parse_sitemap(self, response: scrapy.http.Response):
+        if response.status != 200 or self._get_sitemap_body(response) is None:
+            self.sitemap_failures[response.url] = f"http_{response.status}" if response.status != 200 else "not a sitemap"
+            return
+        for request in super()._parse_sitemap(response):
+            if request.callback == self._parse_sitemap:
+                follow = self._sitemap_request(request.url)
+            else:
+                follow = self._page_request(request.url)
+            if follow is not None:
+                yield follow
+
+    def _sitemap_failed(self, failure) -> None:
+        self.sitemap_failures[failure.request.url] = f"{type(failure.value).__name__}: {failure.value}"[:300]
+
+    def _page_failed(self, failure) -> None:
+        request = failure.request
+        listed = (request.meta.get("redirect_urls") or [request.url])[0]
+        if failure.check(HttpError):
+            status = failure.value.response.status
+            if status >= 500 or status == 429:  # transient: the crawl fails, a rerun retries it
+                self.failed[listed] = f"http_{status}"
+            else:
+                self._skip(f"http_{status}", listed)
+        elif failure.check(OffsiteURL):
+            self._skip("offsite_redirect", listed)
+        elif failure.check(IgnoreRequest):
+            self._skip("robots_forbidden", listed)
+        else:
+            self.failed[listed] = f"{type(failure.value).__name__}: {failure.value}"[:300]
+
+    def _dropped(self, request, spider=None, **kw) -> None:
+        """A request the scheduler refused (the dupe filter): the same URL is already on its way."""
+        if request.callback == self.parse_page:
+            for url in (*request.meta.get("redirect_urls", ()), request.url):
+                self._skip("duplicate", url)
 
     def parse_page(self, response: scrapy.http.Response):
+        urls = {*response.request.meta.get("redirect_urls", ()), response.request.url, response.url}
         yield {
             "url": response.url,
             "status": response.status,
             "fetched_at": _fetch_time(response),
             "from_cache": "cached" in response.flags,
             "html": response.text if isinstance(response, scrapy.http.TextResponse) else "",
+            "_urls": sorted(urls),  # the URLs this page accounts for (a redirect's too); not in the output
         }
+
+    def accounting(self) -> dict[str, Any]:
+        return {"listed": sorted(self.listed), "resumed": sorted(self.resumed),
+                "skipped": {r: dict(sorted(v.items())) for r, v in sorted(self.skipped.items())},
+                "failed": dict(sorted(self.failed.items())), "sitemap_failures": dict(sorted(self.sitemap_failures.items()))}
 
 
 class AppendPagesPipeline:
-    """Append every page to ``<JOBDIR>/pages.partial.jsonl`` at once, so a resumed crawl keeps them."""
+    """Append every page to the job's ``pages.partial.jsonl`` at once, so a resumed crawl keeps them."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -85,7 +221,7 @@ class AppendPagesPipeline:
 
     @classmethod
     def from_crawler(cls, crawler):
-        return cls(Path(crawler.settings["JOBDIR"]) / PARTIAL_NAME)
+        return cls(Path(crawler.settings["MEDFC_PARTIAL"]))
 
     def open_spider(self, spider=None):
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -101,8 +237,17 @@ class AppendPagesPipeline:
         return item
 
 
+#: Scrapy's download handlers for every scheme but http(s), switched off: the crawl fetches its site only.
+OFF_HANDLERS = {"file": None, "ftp": None, "s3": None, "data": None}
+
+
 def scrapy_settings(opts: CrawlOptions, mirror_target: str | None, log_file: str | None) -> dict[str, Any]:
-    """The Scrapy settings of a polite crawl (identical for the live site and the mirror)."""
+    """The Scrapy settings of a polite crawl (identical for the live site and the mirror).
+
+    No Scrapy JOBDIR: after a hard kill its request queue is lost while its seen-requests file is not,
+    so a resumed crawl would filter away every page it had ever queued. The crawl's own job state is
+    the partial pages file; a resumed run walks the sitemaps again and skips the pages already kept."""
+    jobdir = Path(opts.jobdir).resolve()
     settings: dict[str, Any] = {
         "BOT_NAME": "medfc",
         "USER_AGENT": opts.full_user_agent,
@@ -122,8 +267,11 @@ def scrapy_settings(opts: CrawlOptions, mirror_target: str | None, log_file: str
         "HTTPCACHE_DIR": str(Path(opts.http_cache_dir).resolve()),
         "HTTPCACHE_EXPIRATION_SECS": opts.http_cache_expiration_secs,
         "HTTPCACHE_IGNORE_HTTP_CODES": [429, 500, 502, 503, 504],
-        "JOBDIR": str(Path(opts.jobdir).resolve()),
+        "MEDFC_PARTIAL": str(jobdir / PARTIAL_NAME),
+        "MEDFC_ORIGIN": opts.base_url,
         "ITEM_PIPELINES": {"medfc.healthfc.crawl.AppendPagesPipeline": 300},
+        "DOWNLOADER_MIDDLEWARES": {"medfc.healthfc.crawl.OriginFilterMiddleware": 40},  # before robots.txt (100)
+        "DOWNLOAD_HANDLERS": dict(OFF_HANDLERS),
         "TELNETCONSOLE_ENABLED": False,
         "REMOTE_CONTROL_ENABLED": False,
         "LOG_LEVEL": opts.log_level,
@@ -136,24 +284,49 @@ def scrapy_settings(opts: CrawlOptions, mirror_target: str | None, log_file: str
         settings["LOG_FILE_APPEND"] = True
     if mirror_target:
         handler = "medfc.healthfc.mirror.MirrorDownloadHandler"
-        settings["DOWNLOAD_HANDLERS"] = {"http": handler, "https": handler}
+        settings["DOWNLOAD_HANDLERS"].update({"http": handler, "https": handler})
         settings["MEDFC_MIRROR_ORIGIN"] = opts.base_url
         settings["MEDFC_MIRROR_TARGET"] = mirror_target
     return settings
 
 
+def _die_with_parent(parent_pid: int) -> None:
+    """Ask Linux to send this process SIGTERM (a graceful stop) when its parent dies, so that a killed
+    step never leaves its crawl running; elsewhere a no-op."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent_pid:  # the parent died before the call
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def _run_spider(opts_dict: dict[str, Any], mirror_target: str | None, log_file: str | None, stats_path: str) -> None:
-    """Child-process body: run the spider to the end and write Scrapy's stats."""
+    """Child-process body: run the spider to its end; write Scrapy's stats and the URL accounting."""
     from scrapy.crawler import CrawlerProcess
 
     opts = CrawlOptions.from_mapping(opts_dict)
+    partial = Path(opts.jobdir) / PARTIAL_NAME
+    done = sorted({u for page in read_jsonl(partial) for u in page_urls(page)}) if partial.exists() else []
     process = CrawlerProcess(settings=scrapy_settings(opts, mirror_target, log_file))
     crawler = process.create_crawler(PortalSpider)
     process.crawl(crawler, base_url=opts.base_url, sitemap_path=opts.sitemap_path,
-                  sitemap_follow=list(opts.sitemap_follow), url_list=list(opts.url_list))
+                  sitemap_follow=list(opts.sitemap_follow), url_list=list(opts.url_list), done=done)
     process.start()
     stats = {k: (v.isoformat() if isinstance(v, dt.datetime) else v) for k, v in crawler.stats.get_stats().items()}
-    Path(stats_path).write_text(json.dumps(stats, indent=2, sort_keys=True, default=str), encoding="utf-8")
+    out = {"scrapy": stats, "urls": crawler.spider.accounting()}
+    Path(stats_path).write_text(json.dumps(out, indent=2, sort_keys=True, default=str), encoding="utf-8")
+
+
+def page_urls(page: dict[str, Any]) -> list[str]:
+    """The URLs a kept page accounts for: the listed one, any redirects, the final one."""
+    return list(page.get("_urls") or [page["url"]])
+
+
+class CrawlIncomplete(RuntimeError):
+    """The crawl did not reach every page it should have; its job state is kept for a resume."""
 
 
 @dataclass
@@ -169,67 +342,157 @@ class CrawlResult:
 
 def child_command(opts: CrawlOptions, mirror_target: str | None, log_file: str | None, stats_path: str | Path) -> list[str]:
     """The command line of the child process that runs the spider."""
-    args = {"opts": opts.as_dict(), "mirror_target": mirror_target, "log_file": log_file, "stats_path": str(stats_path)}
+    args = {"opts": opts.as_dict(), "mirror_target": mirror_target, "log_file": log_file, "stats_path": str(stats_path),
+            "parent_pid": os.getpid()}
     return [sys.executable, "-m", "medfc.healthfc.crawl", json.dumps(args)]
+
+
+def check_mirror_dir(opts: CrawlOptions) -> None:
+    if opts.mirror_dir and not Path(opts.mirror_dir).is_dir():
+        raise FileNotFoundError(f"healthfc.crawl.mirror_dir {opts.mirror_dir!r} does not exist (or is not a directory)")
 
 
 def prepare(opts: CrawlOptions) -> CrawlOptions:
     """Options as the crawl uses them: one HTTP cache per version of a mirror, so that editing
     the demo pages never serves stale cached copies."""
     if opts.mirror_dir:
+        check_mirror_dir(opts)
         opts = opts.replace(http_cache_dir=str(Path(opts.http_cache_dir) / f"mirror-{tree_digest(opts.mirror_dir)}"))
     return opts
+
+
+def repair_partial(path: Path) -> int:
+    """Drop the lines of the partial pages file that are not whole JSON records (the torn last line of a
+    killed writer); return how many. A whole record that only lacks its newline is kept."""
+    if not path.exists():
+        return 0
+    kept: list[bytes] = []
+    dropped = 0
+    for lineno, raw in enumerate(path.read_bytes().splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw.decode("utf-8"))
+            if not isinstance(record, dict) or "url" not in record:
+                raise ValueError("not a page record")
+        except (UnicodeDecodeError, ValueError):
+            log.warning("%s, line %d: not a whole page record (a write cut short by a kill); dropped, the page "
+                        "is fetched again", path, lineno)
+            dropped += 1
+            continue
+        kept.append(raw)
+    data = b"".join(line + b"\n" for line in kept)
+    if data != path.read_bytes():
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    return dropped
+
+
+def _pages(partial: Path) -> dict[str, dict[str, Any]]:
+    pages: dict[str, dict[str, Any]] = {}
+    if partial.exists():
+        for page in read_jsonl(partial):
+            pages[page["url"]] = page  # a page fetched again after a resume: the later copy wins
+    return pages
 
 
 def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path, log_file: str | None = None,
                mirror_delay: float = 0.0) -> CrawlResult:
     """Crawl the site (or its local mirror) into ``pages_out`` (gzip JSONL) and ``stats_out``.
 
-    A finished crawl removes its JOBDIR; an interrupted one leaves it, and the next call resumes
-    from it, keeping the pages fetched before the interruption.
+    The crawl ends complete or fails: it writes its outputs and removes its job directory only when
+    Scrapy finished (or stopped at ``max_pages``) and every URL the sitemaps list is accounted for
+    (fetched, resumed or skipped with a reason). Otherwise — the child killed, stopped by a signal, a
+    page or sitemap that could not be fetched — it raises :class:`CrawlIncomplete` and keeps the job
+    directory; the next call resumes from it, keeping the pages fetched before.
     """
     jobdir = Path(opts.jobdir)
     partial = jobdir / PARTIAL_NAME
+    opts = prepare(opts)
+    torn = repair_partial(partial)
+    before = _pages(partial)
     resumed = partial.exists()
     if resumed:
-        log.info("resuming the interrupted crawl in %s", jobdir)
-    opts = prepare(opts)
+        log.info("resuming the interrupted crawl in %s (%d pages kept)", jobdir, len(before))
     Path(stats_out).parent.mkdir(parents=True, exist_ok=True)
-    scrapy_stats = Path(stats_out).with_suffix(".scrapy.json")
+    jobdir.mkdir(parents=True, exist_ok=True)
+    child_out = jobdir / "child-stats.json"
+    child_out.unlink(missing_ok=True)
+    keep = f"the job state in {jobdir} is kept: run the crawl again to resume"
     server = MirrorServer(opts.mirror_dir, delay=mirror_delay) if opts.mirror_dir else nullcontext()
     with server as srv:
         target = srv.origin if opts.mirror_dir else None
-        child = subprocess.run(child_command(opts, target, log_file, scrapy_stats), check=False)
-        if child.returncode != 0:
-            raise RuntimeError(f"the crawl process failed with exit code {child.returncode}; see the log {log_file or ''}")
+        child = subprocess.run(child_command(opts, target, log_file, child_out), check=False)
         requests = list(srv.requests) if opts.mirror_dir else None
-    stats = json.loads(scrapy_stats.read_text(encoding="utf-8"))
-    scrapy_stats.unlink()
-    pages: dict[str, dict[str, Any]] = {}
-    if partial.exists():
-        for page in read_jsonl(partial):
-            pages[page["url"]] = page  # a page fetched again after a resume: the later copy wins
-    n = write_jsonl(pages_out, (pages[u] for u in sorted(pages)))
+    if child.returncode != 0 or not child_out.exists():
+        how = (f"was killed by {signal.Signals(-child.returncode).name}" if child.returncode < 0
+               else f"failed with exit code {child.returncode}")
+        raise CrawlIncomplete(f"the crawl process {how}; {keep} (see the log {log_file or ''})")
+    out = json.loads(child_out.read_text(encoding="utf-8"))
+    child_out.unlink()
+    stats, acc = out["scrapy"], out["urls"]
+    pages = _pages(partial)
+    new = [p for u, p in pages.items() if u not in before]
     reason = stats.get("finish_reason")
+    skipped = acc["skipped"]
     summary = {
         "finish_reason": reason,
-        "pages": n,
+        "pages": len(pages),
         "resumed": resumed,
         "from_cache": sum(1 for p in pages.values() if p.get("from_cache")),
         "fetched": sum(1 for p in pages.values() if not p.get("from_cache")),
         "robots_forbidden": stats.get("robotstxt/forbidden", 0),
         "mirror_requests": len(requests) if requests is not None else None,
+        "urls": {
+            "listed": len(acc["listed"]),
+            "fetched": sum(1 for p in new if not p.get("from_cache")),
+            "from_cache": sum(1 for p in new if p.get("from_cache")),
+            "resumed": len(before),
+            "gone": sum(1 for p in pages.values() if p.get("status") in (404, 410)),
+            "skipped": {r: len(v) for r, v in skipped.items() if v},
+            "partial_torn_lines": torn,
+        },
+        "skipped_urls": {r: sorted(v.values()) for r, v in skipped.items() if v},
         "scrapy": stats,
     }
+    if acc["failed"]:
+        summary["failed_urls"] = acc["failed"]
+    if acc["sitemap_failures"]:
+        summary["failed_sitemaps"] = acc["sitemap_failures"]
+    problems = []
+    if reason not in ("finished", "closespider_itemcount"):
+        problems.append(f"the crawl stopped before its end (finish_reason {reason!r})")
+    if acc["sitemap_failures"]:
+        problems.append(f"{len(acc['sitemap_failures'])} sitemaps could not be read: {_some(acc['sitemap_failures'])}")
+    if acc["failed"]:
+        problems.append(f"{len(acc['failed'])} pages could not be fetched: {_some(acc['failed'])}")
+    if reason == "finished":
+        accounted = {url_key(u) for p in pages.values() for u in page_urls(p)}
+        accounted |= {k for v in skipped.values() for k in v} | {url_key(u) for u in acc["failed"]}
+        missing = sorted(set(acc["listed"]) - accounted)
+        if missing:
+            summary["missing_urls"] = missing
+            problems.append(f"{len(missing)} listed pages were never fetched: {', '.join(missing[:3])}")
+    if problems:
+        write_json(jobdir / "stats.incomplete.json", summary)
+        raise CrawlIncomplete(f"incomplete crawl: {'; '.join(problems)}; {len(pages)} pages kept so far; {keep} "
+                              f"(its stats: {jobdir / 'stats.incomplete.json'})")
+    n = write_jsonl(pages_out, ({k: v for k, v in pages[u].items() if not k.startswith("_")} for u in sorted(pages)))
     write_json(stats_out, summary)
-    if reason in ("finished", "closespider_itemcount"):
-        shutil.rmtree(jobdir, ignore_errors=True)
-    else:
-        log.warning("crawl ended with %r; keeping %s so the next run resumes", reason, jobdir)
-    log.info("crawl: %d pages (%d from cache), %d forbidden by robots.txt", n, summary["from_cache"], summary["robots_forbidden"])
+    shutil.rmtree(jobdir, ignore_errors=True)
+    log.info("crawl: %d pages (%d resumed, %d fetched, %d from cache); skipped: %s", n, len(before),
+             summary["urls"]["fetched"], summary["urls"]["from_cache"], summary["urls"]["skipped"] or "none")
     return CrawlResult(n_pages=n, stats=summary, mirror_requests=requests, resumed=resumed)
+
+
+def _some(failures: dict[str, str], n: int = 3) -> str:
+    items = list(failures.items())
+    return ", ".join(f"{u} ({r})" for u, r in items[:n]) + (f" and {len(items) - n} more" if len(items) > n else "")
 
 
 if __name__ == "__main__":
     _args = json.loads(sys.argv[1])
+    if _args.get("parent_pid"):
+        _die_with_parent(_args["parent_pid"])
     _run_spider(_args["opts"], _args["mirror_target"], _args["log_file"], _args["stats_path"])

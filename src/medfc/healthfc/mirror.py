@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
+from scrapy.exceptions import IgnoreRequest
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +88,8 @@ def rewrite_url(url: str, origin: str, target: str) -> str:
 
 
 class MirrorDownloadHandler(HTTP11DownloadHandler):
-    """HTTP(S) download handler that fetches the origin's URLs from the local mirror."""
+    """HTTP(S) download handler that fetches the origin's URLs from the local mirror, and nothing else:
+    a request for another host is refused (a mirror crawl never leaves 127.0.0.1)."""
 
     def __init__(self, crawler):
         super().__init__(crawler)
@@ -95,6 +97,8 @@ class MirrorDownloadHandler(HTTP11DownloadHandler):
         self._target = crawler.settings["MEDFC_MIRROR_TARGET"]
 
     async def download_request(self, request):
+        if urlsplit(request.url).netloc.lower() != urlsplit(self._origin).netloc.lower():
+            raise IgnoreRequest(f"the mirror serves {self._origin} only, not {request.url}")
         local = request.replace(url=rewrite_url(request.url, self._origin, self._target))
         response = await super().download_request(local)
         return response.replace(url=request.url, request=request)

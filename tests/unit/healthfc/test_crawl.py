@@ -6,6 +6,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 
 from medfc.common.io import read_jsonl
 from medfc.healthfc.crawl import CrawlOptions, child_command, crawl_site, prepare
@@ -101,3 +102,60 @@ def test_an_interrupted_crawl_resumes_without_refetching(tmp_path):
     assert not refetched, f"pages fetched before the interruption were fetched again: {refetched}"
     assert not Path(opts.jobdir).exists()
     assert len(fetched_before) >= 3
+
+
+def test_a_torn_last_line_in_the_partial_file_is_dropped_counted_and_refetched(tmp_path):
+    """A kill mid-write leaves half a line at the end of the job's partial pages file."""
+    slugs = ["a", "b", "c", "d"]
+    site = make_site(tmp_path / "site", slugs)
+    opts = options(tmp_path, site)
+    crawl_site(opts, tmp_path / "ref/pages.jsonl.gz", tmp_path / "ref/stats.json")
+    ref = list(read_jsonl(tmp_path / "ref/pages.jsonl.gz"))
+    partial = Path(opts.jobdir) / "pages.partial.jsonl"
+    partial.parent.mkdir(parents=True)
+    lines = [json.dumps(p, ensure_ascii=False) for p in ref[:3]]
+    partial.write_text(lines[0] + "\n" + lines[1] + "\n" + lines[2][: len(lines[2]) // 2], encoding="utf-8")
+
+    result = crawl_site(opts, tmp_path / "out/pages.jsonl.gz", tmp_path / "out/stats.json")
+    pages = list(read_jsonl(tmp_path / "out/pages.jsonl.gz"))
+    assert [(p["url"], p["html"]) for p in pages] == [(p["url"], p["html"]) for p in ref]
+    stats = json.loads((tmp_path / "out/stats.json").read_text())
+    assert result.resumed and stats["urls"]["partial_torn_lines"] == 1
+    assert stats["urls"]["resumed"] == 2 and stats["urls"]["from_cache"] == 2  # c (torn) and d again, from the cache
+
+
+def test_the_crawl_stays_on_its_origin(tmp_path):
+    """Off-site, file:, data: and ftp: URLs listed in a sitemap (or the URL list) are counted, never fetched."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("GEHEIM")
+    with MirrorServer(make_site(tmp_path / "other", ["fremd"])) as other:  # another site, on 127.0.0.1
+        offsite = [f"{other.origin}/fremd/", f"file://{secret}", "data:text/plain,hallo", "ftp://127.0.0.1:9/x",
+                   other.origin.replace("http://", "https://") + "/fremd/"]
+        site = make_site(tmp_path / "site", ["a", "b"])
+        sitemap = site / "post-sitemap.xml"
+        sitemap.write_text(sitemap.read_text().replace("</urlset>", "".join(f"<url><loc>{u}</loc></url>" for u in offsite) + "</urlset>"))
+        opts = options(tmp_path, site, url_list=[f"{other.origin}/fremd/?liste"])
+        result = crawl_site(opts, tmp_path / "out/pages.jsonl.gz", tmp_path / "out/stats.json")
+        assert other.requests == []
+    pages = list(read_jsonl(tmp_path / "out/pages.jsonl.gz"))
+    assert [p["url"] for p in pages] == [f"{ORIGIN}/a/", f"{ORIGIN}/b/"]
+    assert not any("GEHEIM" in p["html"] or "hallo" in p["html"] for p in pages)
+    assert sorted(result.mirror_requests) == sorted(["/robots.txt", "/sitemap_index.xml", "/post-sitemap.xml", "/a/", "/b/"])
+    stats = json.loads((tmp_path / "out/stats.json").read_text())
+    assert stats["urls"]["skipped"] == {"offsite": 6, "robots_forbidden": 1}
+    assert sorted(stats["skipped_urls"]["offsite"]) == sorted(offsite + [f"{other.origin}/fremd/?liste"])
+
+
+def test_only_http_download_handlers_are_on():
+    from medfc.healthfc.crawl import scrapy_settings
+    opts = CrawlOptions.from_mapping(section("healthfc.crawl", http_cache_dir="c", jobdir="j"))
+    for target in (None, "http://127.0.0.1:9"):
+        handlers = scrapy_settings(opts, target, None)["DOWNLOAD_HANDLERS"]
+        assert {k: v for k, v in handlers.items() if v is not None}.keys() <= {"http", "https"}
+        assert all(handlers[s] is None for s in ("file", "ftp", "s3", "data"))
+
+
+def test_a_missing_mirror_dir_stops_the_crawl_naming_the_key(tmp_path):
+    opts = options(tmp_path, tmp_path / "nowhere")
+    with pytest.raises(FileNotFoundError, match="healthfc.crawl.mirror_dir"):
+        crawl_site(opts, tmp_path / "out/pages.jsonl.gz", tmp_path / "out/stats.json")
