@@ -71,9 +71,21 @@ def files_under(directory):
 
 
 def crawl_inputs(wildcards):
-    """The demo mirror's files (a live crawl has no input files)."""
-    mirror = config["healthfc"]["crawl"]["mirror_dir"]
-    return files_under(mirror) if mirror else []
+    """The demo mirror's files (a live crawl has no input files). A configured mirror that is missing,
+    empty or without its sitemap index stops the run: an old crawl is never reused in its place."""
+    crawl = config["healthfc"]["crawl"]
+    mirror = crawl["mirror_dir"]
+    if mirror is None:
+        return []
+    root = Path(mirror)
+    if not root.is_dir():
+        raise ValueError(f"config: healthfc.crawl.mirror_dir {mirror!r} does not exist (or is not a directory); "
+                         "set it to the mirror's directory, or to null to crawl the live site")
+    index = root / crawl["sitemap_path"].lstrip("/")
+    if not index.is_file():
+        raise ValueError(f"config: healthfc.crawl.mirror_dir {mirror!r} has no sitemap index "
+                         f"{crawl['sitemap_path']} (healthfc.crawl.sitemap_path): not a mirror of the site")
+    return files_under(mirror)
 
 
 def healthfc_mode():
