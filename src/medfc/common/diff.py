@@ -4,6 +4,10 @@ Both datasets' diffs (``medfc.clinifact.diff``, ``medfc.healthfc.diff``) describ
 ordered mapping ``name → meaning`` and their findings as a table with a ``category`` column (and, where a
 category has several causes, a ``reason`` column). This module counts them (every category, also an
 empty one), renders the Markdown report and writes the files; it knows nothing of either dataset.
+
+Texts are compared exactly. :func:`text_difference` tells an exact match from a difference in whitespace
+only (a no-break or thin space for a plain one, a line break, a space beside former markup: "β 2" and "β2")
+and from a difference in the text; :func:`whitespace_detail` says where the whitespace differs, by code point.
 """
 
 from __future__ import annotations
@@ -44,6 +48,47 @@ def after(text: object, cutoff: date) -> bool:
     return first is not None and first > cutoff
 
 
+SAME, WHITESPACE, TEXT = "same", "whitespace", "text"
+
+
+def _gaps(text: str) -> list[str]:
+    """The whitespace before each non-whitespace character of ``text``, and after the last one."""
+    gaps, run = [], []
+    for ch in text:
+        if ch.isspace():
+            run.append(ch)
+        else:
+            gaps.append("".join(run))
+            run = []
+    gaps.append("".join(run))
+    return gaps
+
+
+def text_difference(a: str, b: str) -> str:
+    """:data:`SAME` (equal strings), :data:`WHITESPACE` (equal once every whitespace character, ASCII or
+    not, is removed: U+00A0 for U+0020, "β 2" for "β2", a line break for a space) or :data:`TEXT`."""
+    if a == b:
+        return SAME
+    return WHITESPACE if "".join(a.split()) == "".join(b.split()) else TEXT
+
+
+def _code_points(run: str) -> str:
+    return "+".join(f"U+{ord(c):04X}" for c in run) if run else "none"
+
+
+def whitespace_detail(a: str, b: str, sides: tuple[str, str] = ("a", "b")) -> str:
+    """Where two texts that differ only in whitespace differ: the first place (the whitespace of each side by
+    code point, "none" for none, and its offset in ``a``) and how many places there are."""
+    places = [(i, x, y) for i, (x, y) in enumerate(zip(_gaps(a), _gaps(b))) if x != y]
+    if not places:
+        return ""
+    i, x, y = places[0]
+    nonspace = [k for k, ch in enumerate(a) if not ch.isspace()]
+    at = (nonspace[i] if i < len(nonspace) else len(a)) - len(x)
+    more = f"; {len(places)} places" if len(places) > 1 else ""
+    return f"{_code_points(x)} ({sides[0]}) vs {_code_points(y)} ({sides[1]}) at offset {at}{more}"
+
+
 def counts_table(rows: pd.DataFrame, categories: Mapping[str, str]) -> pd.DataFrame:
     """``category, rows, meaning`` for every category in its order, zero where nothing fell into it."""
     n = rows["category"].value_counts() if len(rows) else pd.Series(dtype=int)
@@ -64,7 +109,7 @@ def reasons_table(rows: pd.DataFrame, categories: Mapping[str, str]) -> pd.DataF
 def _cell(value: object) -> str:
     if value is None or (isinstance(value, float) and pd.isna(value)):
         return ""
-    text = " ".join(str(value).split())
+    text = re.sub(r"[ \t\r\n]+", " ", str(value)).strip(" ")  # line breaks would end the table row; other spaces stay
     return text.replace("|", "\\|")
 
 

@@ -63,3 +63,22 @@ def test_write_diff_refuses_undeclared_categories(tmp_path):
         write_diff(pd.DataFrame({"category": ["oops"]}), CATEGORIES, "", outputs)
     write_diff(pd.DataFrame({"category": ["same"]}), CATEGORIES, "# md\n", outputs)
     assert pd.read_csv(tmp_path / "c.csv")["rows"].tolist() == [1, 0, 0] and (tmp_path / "d.md").read_text() == "# md\n"
+
+
+def test_texts_compare_exactly_and_whitespace_only_differences_are_their_own_kind():
+    from medfc.common.diff import SAME, TEXT, WHITESPACE, text_difference, whitespace_detail
+
+    assert text_difference("10\u00a0mg", "10\u00a0mg") == SAME
+    assert text_difference("10\u00a0mg", "10 mg") == WHITESPACE  # a no-break space for a plain one
+    assert text_difference("β 2-microglobulin", "β2-microglobulin") == WHITESPACE  # a space beside former markup
+    assert text_difference("P\u2009<\u20090.01\nRESULTS:", "P < 0.01 RESULTS:") == WHITESPACE
+    assert text_difference("10 mg", "10 mL") == TEXT and text_difference("10 mg", "10mg.") == TEXT
+    assert whitespace_detail("10 mg in 5 mL", "10\u00a0mg in 5\u202fmL", ("rebuilt", "release")) == \
+        "U+0020 (rebuilt) vs U+00A0 (release) at offset 2; 2 places"
+    assert whitespace_detail("β 2", "β2") == "U+0020 (a) vs none (b) at offset 1"
+
+
+def test_markdown_cells_keep_non_ascii_spaces_and_join_lines():
+    rows = pd.DataFrame({"category": ["gone"], "reason": ["x"], "text": ["10\u00a0mg\nT\u2009cells"]})
+    md = render_markdown("T", [], rows, CATEGORIES, {"gone": ["text"]}, max_listed=5)
+    assert "| 10\u00a0mg T\u2009cells |" in md
