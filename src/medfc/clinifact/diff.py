@@ -2,12 +2,14 @@
 are on one side only.
 
 Rows are paired by (nctId, PMID, outcome title) (the title with its whitespace collapsed; several rows on
-one key pair by equal claim text first, then in order). The rebuilt side is every pair the rebuild kept
+one key pair by equal claim text first, then in order); paired rows are then compared exactly. The rebuilt side is every pair the rebuild kept
 (``all_pairs.csv``, before NEI downsampling; ``in_rebuilt_splits`` says whether our own downsampling kept
 it). Every row falls into exactly one category of :data:`CATEGORIES`:
 
-* paired: ``identical``, ``label_differs`` (both labels and both p-value lists), ``fields_differ`` (the
-  same label; the other columns that differ are named);
+* paired: ``identical`` (every compared column exactly equal), ``whitespace_only`` (the same label; some
+  columns differ in whitespace only: a no-break or thin space for a plain one, a line break, "β 2" for "β2";
+  named in ``whitespace_columns``, the first place in ``detail``), ``label_differs`` (both labels and both
+  p-value lists), ``fields_differ`` (the same label; the other columns that differ are named);
 * release rows the rebuild lacks, with the reason the pipeline gives, read from its own records:
   the study is not among the studies read (``not_in_studies``), the study filter left it out
   (``filtered``, from the studies step's ``excluded`` list), ``build_claims`` or ``build_pairs`` skipped
@@ -35,10 +37,11 @@ import pandas as pd
 
 from medfc.clinifact.ctgov import nct_id
 from medfc.clinifact.pairs import LABEL_NAMES, LIST_COLUMNS, RELEASE_COLUMNS, parse_list_literal
-from medfc.common.diff import after
+from medfc.common.diff import SAME, TEXT, WHITESPACE, after, text_difference, whitespace_detail
 
 CATEGORIES: dict[str, str] = {
-    "identical": "paired by (nctId, PMID, outcome title): the label and every other column agree",
+    "identical": "paired by (nctId, PMID, outcome title): the label and every other column agree exactly",
+    "whitespace_only": "paired, the same label, columns that differ only in whitespace (no-break or thin spaces, line breaks, a space beside markup): named in whitespace_columns, the first place in detail",
     "label_differs": "paired, with different labels (both labels and both p-value lists are shown)",
     "fields_differ": "paired, the same label, other columns differ (named in differing_columns)",
     "release_only_not_in_studies": "in the release only: the trial is not among the studies the rebuild read (not in the source, or past clinifact.studies.limit)",
@@ -53,11 +56,12 @@ CATEGORIES: dict[str, str] = {
 }
 #: the columns of the diff table (``diff_rows.csv``)
 COLUMNS = ["category", "nctId", "PMID", "outcome_title", "reason", "detail", "rebuilt_label", "release_label",
-           "rebuilt_pValues", "release_pValues", "differing_columns", "release_split", "in_rebuilt_splits",
+           "rebuilt_pValues", "release_pValues", "differing_columns", "whitespace_columns", "release_split", "in_rebuilt_splits",
            "rebuilt_claim", "release_claim"]
 #: the columns the Markdown report lists for each category that is not ``identical``
 LISTED: dict[str, list[str]] = {
     "label_differs": ["nctId", "PMID", "outcome_title", "rebuilt_label", "release_label", "rebuilt_pValues", "release_pValues"],
+    "whitespace_only": ["nctId", "PMID", "outcome_title", "whitespace_columns", "detail"],
     "fields_differ": ["nctId", "PMID", "outcome_title", "differing_columns", "rebuilt_claim", "release_claim"],
     **{c: ["nctId", "PMID", "outcome_title", "reason", "detail", "release_label", "release_claim"]
        for c in CATEGORIES if c.startswith("release_only_")},
@@ -87,20 +91,57 @@ def row_key(row: Mapping[str, Any]) -> tuple[str, str, str]:
     return _text(row["nctId"]), _pmid(row["PMID"]), _text(row["outcome_title"])
 
 
+def _exact(value: Any) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return ""
+    return str(value)
+
+
 def comparable(column: str, value: Any) -> Any:
-    """A cell as compared: whitespace collapsed, empty = missing, list columns as parsed lists."""
+    """A cell as compared: its exact text (empty = missing), PMIDs as numbers, list columns as parsed lists
+    of exact texts (so only the quoting of the literal is no difference)."""
     if column == "PMID":
         return _pmid(value)
     if column in LIST_COLUMNS:
         try:
-            return tuple(_text(v) for v in parse_list_literal(value))
+            return tuple(_exact(v) for v in parse_list_literal(value))
         except (ValueError, SyntaxError):
-            return _text(value)
-    return _text(value)
+            return _exact(value)
+    return _exact(value)
+
+
+def _difference(a: Any, b: Any) -> str:
+    """:data:`~medfc.common.diff.SAME`, ``WHITESPACE`` or ``TEXT`` for two comparable cells."""
+    if a == b:
+        return SAME
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        if len(a) == len(b) and all(text_difference(x, y) != TEXT for x, y in zip(a, b)):
+            return WHITESPACE
+        return TEXT
+    return text_difference(str(a), str(b))
+
+
+def compare_columns(rebuilt: Mapping[str, Any], released: Mapping[str, Any]) -> tuple[list[str], list[str], str]:
+    """The columns that differ in text, those that differ in whitespace only, and where the first of those
+    differs (:func:`~medfc.common.diff.whitespace_detail`, prefixed with its column)."""
+    differs, spaces, detail = [], [], ""
+    for c in COMPARED:
+        a, b = comparable(c, rebuilt.get(c)), comparable(c, released.get(c))
+        kind = _difference(a, b)
+        if kind == WHITESPACE:
+            spaces.append(c)
+            if not detail:
+                pairs = zip(a, b) if isinstance(a, tuple) else [(a, b)]
+                x, y = next((x, y) for x, y in pairs if x != y)
+                detail = f"{c}: {whitespace_detail(x, y, ('rebuilt', 'release'))}"
+        elif kind != SAME:
+            differs.append(c)
+    return differs, spaces, detail
 
 
 def differing_columns(rebuilt: Mapping[str, Any], released: Mapping[str, Any]) -> list[str]:
-    return [c for c in COMPARED if comparable(c, rebuilt.get(c)) != comparable(c, released.get(c))]
+    """The compared columns whose text differs beyond whitespace."""
+    return compare_columns(rebuilt, released)[0]
 
 
 # --------------------------------------------------------------------------- what the pipeline recorded
@@ -224,18 +265,20 @@ def _label(value: Any) -> str:
 
 
 def _finding(category: str, key: tuple[str, str, str], rebuilt: Mapping[str, Any] | None, released: Mapping[str, Any] | None,
-             reason: str = "", detail: str = "", differs: Sequence[str] = (), kept: set[int] | None = None) -> dict[str, Any]:
+             reason: str = "", detail: str = "", differs: Sequence[str] = (), kept: set[int] | None = None,
+             spaces: Sequence[str] = ()) -> dict[str, Any]:
     return {
         "category": category, "nctId": key[0], "PMID": key[1], "outcome_title": key[2], "reason": reason, "detail": detail,
         "rebuilt_label": _label(rebuilt["label"]) if rebuilt is not None else "",
         "release_label": _label(released["label"]) if released is not None else "",
-        "rebuilt_pValues": _text(rebuilt["pValues"]) if rebuilt is not None else "",
-        "release_pValues": _text(released["pValues"]) if released is not None else "",
+        "rebuilt_pValues": _exact(rebuilt["pValues"]) if rebuilt is not None else "",
+        "release_pValues": _exact(released["pValues"]) if released is not None else "",
         "differing_columns": ", ".join(differs),
+        "whitespace_columns": ", ".join(spaces),
         "release_split": released.get("release_split", "") if released is not None else "",
         "in_rebuilt_splits": "" if rebuilt is None or kept is None else int(rebuilt["index"]) in kept,
-        "rebuilt_claim": _text(rebuilt["claim"]) if rebuilt is not None else "",
-        "release_claim": _text(released["claim"]) if released is not None else "",
+        "rebuilt_claim": _exact(rebuilt["claim"]) if rebuilt is not None else "",
+        "release_claim": _exact(released["claim"]) if released is not None else "",
     }
 
 
@@ -271,12 +314,12 @@ def diff_pairs(rebuilt: pd.DataFrame, release: pd.DataFrame, trace: Trace, relea
         ours, theirs = by_key[key]
         pairs, ours_only, theirs_only = _pair_up(ours, theirs)
         for r, x in pairs:
-            differs = differing_columns(r, x)
+            differs, spaces, detail = compare_columns(r, x)
             if int(r["label"]) != int(x["label"]):
                 category = "label_differs"
             else:
-                category = "fields_differ" if differs else "identical"
-            out.append(_finding(category, key, r, x, differs=differs, kept=kept))
+                category = "fields_differ" if differs else "whitespace_only" if spaces else "identical"
+            out.append(_finding(category, key, r, x, detail=detail, differs=differs, kept=kept, spaces=spaces))
         for x in theirs_only:
             category, reason, detail = why_not_rebuilt(x, trace)
             out.append(_finding(category, key, None, x, reason, detail))

@@ -44,11 +44,35 @@ def only(rows: pd.DataFrame) -> dict:
 # --------------------------------------------------------------------------- paired rows
 
 
-def test_identical_rows_ignore_index_whitespace_and_list_literal_quoting():
-    ours = row("NCT1", 1, "Pain", 1, index=3, claim="A is superior to B  in terms of Pain Week 4", pValues="['0.01', '<0.001']")
-    theirs = row("NCT1", 1, " Pain ", 1, index=917, pValues='["0.01", "<0.001"]')
+def test_identical_rows_are_exactly_equal_but_for_index_and_list_literal_quoting():
+    abstract = "BACKGROUND: Drug X at 10\u00a0mg.\nRESULTS: P\u2009<\u20090.01 for β2-microglobulin."
+    ours = row("NCT1", 1, "Pain", 1, index=3, pValues="['0.01', '<0.001']", article_abstract=abstract)
+    theirs = row("NCT1", 1, "Pain", 1, index=917, pValues='["0.01", "<0.001"]', article_abstract=abstract)
     got = only(run([ours], [theirs], D.Trace({})))
-    assert (got["category"], got["differing_columns"], got["release_split"]) == ("identical", "", "train")
+    assert (got["category"], got["differing_columns"], got["whitespace_columns"], got["detail"], got["release_split"]) == (
+        "identical", "", "", "", "train")
+
+
+def test_whitespace_only_differences_are_their_own_category_naming_columns_and_place():
+    ours = row("NCT1", 1, "Pain", 1, claim="A is superior to B  in terms of Pain Week 4",
+               article_abstract="RESULTS: 10 mg of serum β 2-microglobulin.", article_title="T cells")
+    theirs = row("NCT1", 1, " Pain ", 1, article_abstract="RESULTS: 10\u00a0mg of serum β2-microglobulin.", article_title="T\u2009cells")
+    got = only(run([ours], [theirs], D.Trace({})))
+    assert (got["category"], got["differing_columns"]) == ("whitespace_only", "")
+    assert got["whitespace_columns"] == "claim, article_title, article_abstract, outcome_title"
+    # the release's claim is built from its title " Pain ", so it has two spaces around "Pain" where ours has one
+    assert got["detail"] == "claim: U+0020+U+0020 (rebuilt) vs U+0020 (release) at offset 18; 3 places"
+    abstract_only = only(run([row("NCT1", 1, "Pain", 1, article_abstract=ours["article_abstract"])],
+                             [row("NCT1", 1, "Pain", 1, article_abstract=theirs["article_abstract"])], D.Trace({})))
+    assert (abstract_only["category"], abstract_only["whitespace_columns"], abstract_only["detail"]) == (
+        "whitespace_only", "article_abstract", "article_abstract: U+0020 (rebuilt) vs U+00A0 (release) at offset 11; 2 places")
+
+
+def test_a_row_with_a_text_difference_is_fields_differ_and_still_names_its_whitespace_columns():
+    ours = row("NCT1", 1, "Pain", 1, article_abstract="10 mg", article_title="A trial")
+    theirs = row("NCT1", 1, "Pain", 1, article_abstract="10\u00a0mg", article_title="A trial.")
+    got = only(run([ours], [theirs], D.Trace({})))
+    assert (got["category"], got["differing_columns"], got["whitespace_columns"]) == ("fields_differ", "article_title", "article_abstract")
 
 
 def test_label_differs_shows_both_labels_and_both_pvalue_lists():
@@ -164,8 +188,9 @@ def test_study_facts_keeps_only_the_wanted_studies_and_their_primary_outcomes():
 
 
 def test_the_step_threads_the_pipeline_records_and_writes_every_file(tmp_path):
-    rebuilt = [row("NCT1", 1, "Pain", 1, index=0), row("NCT1", 1, "Sleep", 2, index=1), row("NCT2", 5, "Pain", 1, index=2)]
-    released = [row("NCT1", 1, "Pain", 1), row("NCT3", 9, "Pain", 0), row("NCT4", 8, "Pain", 1)]
+    abstract = "RESULTS: 10\u00a0mg/L (P\u2009<\u20090.01).\nCONCLUSIONS: It works."  # kept exactly through both CSVs
+    rebuilt = [row("NCT1", 1, "Pain", 1, index=0, article_abstract=abstract), row("NCT1", 1, "Sleep", 2, index=1), row("NCT2", 5, "Pain", 1, index=2)]
+    released = [row("NCT1", 1, "Pain", 1, article_abstract=abstract), row("NCT3", 9, "Pain", 0), row("NCT4", 8, "Pain", 1)]
     rel_dir = tmp_path / "release"
     rel_dir.mkdir()
     PR.write_release_csv(pd.DataFrame(released[:1]), rel_dir / "train_set.csv")
