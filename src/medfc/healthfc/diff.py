@@ -6,6 +6,8 @@ row each, in the categories of :data:`CATEGORIES`:
 
 * ``verdict_agrees`` / ``verdict_differs``: every joined claim, by whether the release's ``label`` equals our
   reading of the page's verdict (:mod:`medfc.healthfc.verdicts`); both verdict texts are shown;
+* ``claim_whitespace_only``: a joined claim whose text on the page differs from the release's in whitespace
+  only (a no-break space for a plain one, a line break, a doubled space; the first place in ``detail``);
 * ``claim_text_changed``: a release claim whose text on the page differs today (a joined claim whose
   normalised text is not the release's, with the similarity score), or a release row left unjoined on a
   crawled page: reworded beyond ``min_claim_score`` (its score against the closest unjoined claim of the
@@ -30,13 +32,14 @@ from typing import Any
 
 import pandas as pd
 
-from medfc.common.diff import after
+from medfc.common.diff import SAME, WHITESPACE, after, text_difference, whitespace_detail
 from medfc.healthfc.align import claim_similarity, match_claims, normalize_sentence, normalize_url
 from medfc.healthfc.release import ReleaseRow
 
 CATEGORIES: dict[str, str] = {
     "verdict_agrees": "claims in both (joined by URL and claim text as the dataset is): the release's label equals our reading of the page's verdict",
     "verdict_differs": "claims in both whose release label differs from our reading of the page's verdict (both verdicts shown)",
+    "claim_whitespace_only": "claims in both whose text on the page differs from the release's in whitespace only (no-break or thin spaces, line breaks, doubled spaces; the first place in detail)",
     "claim_text_changed": "release claims whose text on the page differs today (score: similarity 0–100); unjoined ones were reworded beyond healthfc.align.min_claim_score or removed",
     "page_gone": "release claims whose page gave no crawled article (the parser's reason, or not_crawled: not in the sitemaps, forbidden or gone)",
     "published_after_release": "crawled claims without a release row, on articles dated after the release date",
@@ -47,6 +50,7 @@ COLUMNS = ["category", "claim_id", "release_row", "url", "score", "reason", "det
            "release_verdict", "crawl_verdict", "release_claim", "crawl_claim", "release_article_date", "crawl_article_date"]
 LISTED: dict[str, list[str]] = {
     "verdict_differs": ["claim_id", "release_row", "release_label", "crawl_label", "release_verdict", "crawl_verdict"],
+    "claim_whitespace_only": ["claim_id", "release_row", "detail", "release_claim", "crawl_claim"],
     "claim_text_changed": ["claim_id", "release_row", "score", "detail", "release_claim", "crawl_claim"],
     "page_gone": ["release_row", "url", "reason", "release_claim"],
     "published_after_release": ["claim_id", "crawl_article_date", "detail", "crawl_label", "crawl_claim"],
@@ -106,7 +110,11 @@ def diff_crawl(rows: Sequence[ReleaseRow], claims: Sequence[Mapping[str, Any]], 
         article = article_by_url.get(normalize_url(claim["url"]))
         category = "verdict_agrees" if row.label == claim["label"] else "verdict_differs"
         out.append(_finding(category, row, claim, article, score=m.score))
-        if not _same_text(row.de_claim, claim["question"]):
+        difference = text_difference(row.de_claim or "", claim["question"] or "")
+        if difference == WHITESPACE:
+            out.append(_finding("claim_whitespace_only", row, claim, article, score=m.score, reason="whitespace",
+                                detail=whitespace_detail(row.de_claim, claim["question"], ("release", "page"))))
+        elif difference != SAME and not _same_text(row.de_claim, claim["question"]):
             out.append(_finding("claim_text_changed", row, claim, article, score=m.score, reason="reworded", detail="joined"))
     for n in unmatched_rows:
         row = row_by_id[n]

@@ -40,13 +40,24 @@ def diff(rows, claims, articles, problems=None) -> pd.DataFrame:
 
 def test_joined_claims_agree_or_differ_on_the_verdict_with_both_texts():
     rows = [row(0, "a", "Hilft Kaffee?", "SUPPORTED", "ja"), row(1, "b", "Schadet Zucker?", "NOT ENOUGH INFO", "Studienlage widersprüchlich")]
-    claims = [claim("a", 0, "Hilft  Kaffee?", "SUPPORTED", "Ja"), claim("b", 0, "Schadet Zucker?", "REFUTED", "Nein, möglicherweise nicht")]
+    claims = [claim("a", 0, "Hilft Kaffee?", "SUPPORTED", "Ja"), claim("b", 0, "Schadet Zucker?", "REFUTED", "Nein, möglicherweise nicht")]
     got = diff(rows, claims, [article("a", "2020-01-01"), article("b", "2018-06-07")])
     assert list(got["category"]) == ["verdict_agrees", "verdict_differs"]
     differs = got.iloc[1].to_dict()
     assert {k: differs[k] for k in ("claim_id", "release_row", "release_label", "crawl_label", "release_verdict", "crawl_verdict", "score")} == {
         "claim_id": "b#0", "release_row": 1, "release_label": "NOT ENOUGH INFO", "crawl_label": "REFUTED",
         "release_verdict": "Studienlage widersprüchlich", "crawl_verdict": "Nein, möglicherweise nicht", "score": 100.0}
+
+
+def test_a_claim_that_differs_in_whitespace_only_is_its_own_category():
+    rows = [row(0, "a", "Hilft Kaffee bei 10\u00a0mg?"), row(1, "b", "Schadet Zucker?"), row(2, "c", "Hilft „Tee“?")]
+    claims = [claim("a", 0, "Hilft  Kaffee bei 10 mg?"), claim("b", 0, "Schadet Zucker?"), claim("c", 0, 'Hilft "Tee"?')]
+    got = diff(rows, claims, [article("a", "2020-01-01"), article("b", "2020-01-01"), article("c", "2020-01-01")])
+    assert list(got["category"]) == ["verdict_agrees"] * 3 + ["claim_whitespace_only"]  # exact "b", quotes only "c": no finding
+    found = got.iloc[3].to_dict()
+    assert (found["claim_id"], found["release_row"], found["reason"], found["detail"]) == (
+        "a#0", 0, "whitespace", "U+0020 (release) vs U+0020+U+0020 (page) at offset 5; 2 places")
+    assert (found["release_claim"], found["crawl_claim"]) == ("Hilft Kaffee bei 10\u00a0mg?", "Hilft  Kaffee bei 10 mg?")
 
 
 def test_a_reworded_claim_is_joined_and_listed_with_its_score():
@@ -126,7 +137,8 @@ def test_the_step_writes_every_category_even_empty_ones(tmp_path):
     got = call_step(steps.diff, {k: str(v) for k, v in inputs.items()}, {k: str(v) for k, v in outputs.items()}, options)
     assert got == {"verdict_agrees": 1, "page_gone": 1, "published_after_release": 1}
     counts = pd.read_csv(outputs["counts"])
-    assert dict(zip(counts["category"], counts["rows"])) == {"verdict_agrees": 1, "verdict_differs": 0, "claim_text_changed": 0, "page_gone": 1,
+    assert dict(zip(counts["category"], counts["rows"])) == {"verdict_agrees": 1, "verdict_differs": 0, "claim_whitespace_only": 0,
+                                                             "claim_text_changed": 0, "page_gone": 1,
                                                              "published_after_release": 1, "crawl_only": 0, "article_updated": 0}
     found = pd.read_csv(outputs["rows"], keep_default_na=False)
     assert list(found.columns) == D.COLUMNS
