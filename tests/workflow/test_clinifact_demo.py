@@ -13,7 +13,7 @@ from tests.helpers.workflow import WorkflowCopy
 pytestmark = pytest.mark.workflow
 
 EXPECTED = {
-    "identical": 29, "label_differs": 1, "fields_differ": 1,
+    "identical": 29, "whitespace_only": 0, "label_differs": 1, "fields_differ": 1,
     "release_only_not_in_studies": 1, "release_only_filtered": 1, "release_only_skipped": 1, "release_only_missing_abstract": 1,
     "release_only_other": 1,
     "rebuilt_only_completed_after_release": 3, "rebuilt_only_abstract_after_release": 1, "rebuilt_only_nei_downsampled": 1,
