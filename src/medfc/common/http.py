@@ -51,11 +51,15 @@ _PAIR = re.compile(r"(?P<pre>^|[?&;\s(\[{,])(?P<name>[A-Za-z0-9_.\-]+)=(?P<val>[
 _QUOTED = re.compile(r"(?P<q>[\"'])(?P<name>[A-Za-z0-9_.\-]+)(?P=q)(?P<sep>\s*:\s*)(?P<q2>[\"'])(?P<val>[^\"']*)(?P=q2)")
 # scheme://user:password@host → scheme://***@host
 _USERINFO = re.compile(r"(?i)\b(?P<scheme>[a-z][a-z0-9+.\-]*://)(?P<userinfo>[^/?#\s@\"'<>]+)@")
-# a credential header, as a header line, a JSON field or a dict's repr
-_HEADER = re.compile(
-    r"(?i)(?P<name>\b(?:proxy-)?authorization|\bx-api-key|\bapi-key|\bx-auth-token|\bx-goog-api-key|\b(?:set-)?cookie)"
-    r"(?P<sep>[\"']?\s*[:=]\s*[\"']?)(?P<scheme>(?:bearer|basic|token|digest)\s+)?(?P<val>[^\s\"',;}&#]+)")
-_BEARER = re.compile(r"(?i)\b(?P<scheme>bearer|basic)\s+(?P<val>[A-Za-z0-9._~+/=\-]{8,})")
+# a credential header, as a header line, a JSON field or a dict's repr; Authorization's value may start
+# with its scheme (Bearer, Basic, DeepL-Auth-Key, ...), kept
+_SEP = r"(?P<sep>[\"']?\s*[:=]\s*[\"']?)"
+_AUTH_HEADER = re.compile(r"(?i)(?P<name>\b(?:proxy-)?authorization)" + _SEP +
+                          r"(?P<scheme>(?:bearer|basic|digest|token|negotiate|aws4-hmac-sha256|[a-z0-9_]+(?:-[a-z0-9_]+)*-key)\s+)?"
+                          r"(?P<val>[^\s\"',;}&#]+)")
+_KEY_HEADER = re.compile(r"(?i)(?P<name>\bx-api-key|\bapi-key|\bx-auth-token|\bx-goog-api-key|\b(?:set-)?cookie)" + _SEP +
+                         r"(?P<scheme>)(?P<val>[^\s\"',;}&#]+)")
+_BEARER = re.compile(r"(?i)\b(?P<scheme>bearer|basic|deepl-auth-key)\s+(?P<val>[A-Za-z0-9._~+/=:\-]{8,})")
 
 
 def is_secret_name(name: str) -> bool:
@@ -73,7 +77,8 @@ def redact(text: Any) -> str:
     if not text:
         return text
     text = _USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
-    text = _HEADER.sub(lambda m: f"{m['name']}{m['sep']}{m['scheme'] or ''}{REDACTED}", text)
+    for header in (_AUTH_HEADER, _KEY_HEADER):
+        text = header.sub(lambda m: f"{m['name']}{m['sep']}{m['scheme'] or ''}{REDACTED}", text)
     text = _BEARER.sub(lambda m: f"{m['scheme']} {REDACTED}", text)
     text = _PAIR.sub(lambda m: f"{m['pre']}{m['name']}={REDACTED}" if is_secret_name(m["name"]) else m[0], text)
     return _QUOTED.sub(lambda m: (f"{m['q']}{m['name']}{m['q']}{m['sep']}{m['q2']}{REDACTED}{m['q2']}"

@@ -56,6 +56,9 @@ def test_redact_hides_query_secrets_userinfo_and_credential_headers():
     out = redact(text)
     assert SECRET not in out
     assert "url: /esearch.fcgi?api_key=***&term=x" in out and "'Authorization': 'Bearer ***'" in out and "'X-API-KEY': '***'" in out
+    deepl = redact(f"POST https://api.deepl.com/v2/translate headers {{'Authorization': 'DeepL-Auth-Key {SECRET}:fx'}}")
+    assert deepl.endswith("{'Authorization': 'DeepL-Auth-Key ***'}")
+    assert redact(f"authorization: {SECRET}") == "authorization: ***" and redact(f"x-api-key={SECRET}") == "x-api-key=***"
     # what is not a credential stays as it was
     plain = "GET http://127.0.0.1:8/esearch.fcgi?db=pubmed&term=aspirin+key+facts&retmax=3: HTTP 400"
     assert redact(plain) == plain and redact_url("http://h/a?monkey=1&keyword=2") == "http://h/a?monkey=1&keyword=2"
