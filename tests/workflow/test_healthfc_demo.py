@@ -60,7 +60,7 @@ def test_demo_diff_against_the_release_shows_every_category(demo_run):
 
     counts = pd.read_csv(demo_run.path("results/healthfc/diff/diff_counts.csv"))
     assert dict(zip(counts["category"], counts["rows"])) == {
-        "verdict_agrees": 26, "verdict_differs": 1, "claim_text_changed": 1, "page_gone": 1,
+        "verdict_agrees": 26, "verdict_differs": 1, "claim_whitespace_only": 0, "claim_text_changed": 1, "page_gone": 1,
         "published_after_release": 1, "crawl_only": 2, "article_updated": 1}
     assert list(counts["category"]) == list(CATEGORIES)
     rows = pd.read_csv(demo_run.path("results/healthfc/diff/diff_rows.csv"), keep_default_na=False)
