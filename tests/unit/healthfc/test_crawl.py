@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from medfc.common.io import read_jsonl
-from medfc.healthfc.crawl import CrawlOptions, child_command, crawl_site, prepare
+from medfc.healthfc.crawl import CrawlIncomplete, CrawlOptions, child_command, crawl_site, prepare
 from tests.helpers.config import section
 from medfc.healthfc.mirror import MirrorServer, rewrite_url
 
@@ -159,3 +159,23 @@ def test_a_missing_mirror_dir_stops_the_crawl_naming_the_key(tmp_path):
     opts = options(tmp_path, tmp_path / "nowhere")
     with pytest.raises(FileNotFoundError, match="healthfc.crawl.mirror_dir"):
         crawl_site(opts, tmp_path / "out/pages.jsonl.gz", tmp_path / "out/stats.json")
+
+
+def test_max_pages_is_a_legitimate_finish(tmp_path):
+    site = make_site(tmp_path / "site", [f"s{i}" for i in range(8)])
+    opts = options(tmp_path, site, max_pages=2)
+    result = crawl_site(opts, tmp_path / "out/pages.jsonl.gz", tmp_path / "out/stats.json")
+    assert result.stats["finish_reason"] == "closespider_itemcount"
+    assert 2 <= result.n_pages < 8
+    assert not Path(opts.jobdir).exists()
+
+
+def test_a_sitemap_that_cannot_be_read_fails_the_crawl_and_keeps_its_state(tmp_path):
+    site = make_site(tmp_path / "site", ["a", "b"])
+    (site / "post-sitemap.xml").unlink()  # listed in the index, gone from the server
+    opts = options(tmp_path, site)
+    with pytest.raises(CrawlIncomplete, match=r"1 sitemaps could not be read: https://www\.medizin-transparent\.at/post-sitemap\.xml \(http_404\)"):
+        crawl_site(opts, tmp_path / "out/pages.jsonl.gz", tmp_path / "out/stats.json")
+    assert not (tmp_path / "out/pages.jsonl.gz").exists()
+    stats = json.loads((Path(opts.jobdir) / "stats.incomplete.json").read_text())
+    assert stats["failed_sitemaps"] == {f"{ORIGIN}/post-sitemap.xml": "http_404"}
