@@ -26,12 +26,13 @@ import csv
 import fcntl
 import json
 import os
-import tempfile
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+
+from medfc.common.io import atomic_output
 
 __all__ = ["ORIGINS", "Corrections", "MemoryRecord", "TranslationMemory", "normalize_key"]
 
@@ -172,14 +173,11 @@ class TranslationMemory:
         out = Path(path) if path is not None else self.path
         if out is None:
             raise ValueError("an in-memory TranslationMemory needs a path to compact into")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
         n = 0
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with atomic_output(out, text=True) as fh:
             for rec in self.records():
                 fh.write(rec.to_json() + "\n")
                 n += 1
-        os.replace(tmp, out)
         return n
 
 
