@@ -116,3 +116,35 @@ def test_unknown_system_and_option_are_rejected(healthfc_data, train_cfg):
         system_options("joint", treshold=0.4)
     assert system_option_keys("oracle") == ["val_fraction"]
     assert system_option_keys("pipeline") == ["threshold", "max_evidence", "neg_ratio", "val_fraction", "evidence_train"]
+
+
+@pytest.mark.parametrize("val_fraction", [0.0, 0.2])
+def test_the_refit_recipe_trains_on_exactly_the_training_folds(val_fraction, tmp_path, monkeypatch, train_cfg):
+    """val_fraction 0 (cpu.yaml's recipe, the paper's): every claim of the other folds trains, none is held out,
+    nothing of the test fold is seen before prediction; with a hold-out, it comes from the training folds only."""
+    import numpy as np
+
+    from tests.unit.experiments.test_exp_tfidf import _healthfc_files
+
+    ds, folds, fold_of = _healthfc_files(tmp_path)
+    calls = []
+
+    class Uniform:
+        result = encode_stats = type("R", (), {"as_dict": lambda self: {}})()
+
+        def probs(self, examples, desc=""):
+            calls.append(("predict", [e.text_a for e in examples]))
+            return np.full((len(examples), 3), 1 / 3, dtype=np.float32)
+
+    def fake_fit(cfg, labels, train_ex, val_ex=None, **kw):
+        calls.append(("fit", [e.text_a for e in train_ex], [e.text_a for e in val_ex or []]))
+        return Uniform()
+
+    monkeypatch.setattr(H, "fit_model", fake_fit)
+    opts = SYSTEM_OPTIONS["oracle"].from_mapping({"val_fraction": val_fraction})
+    records, info = H.run_fold(ds, folds, 2, "oracle", train_cfg, opts, "en", None)
+    train_claims = {c for c, f in fold_of.items() if f != 2}
+    (_, fit_train, fit_val), (_, predicted) = calls
+    assert set(fit_train) | set(fit_val) == train_claims and not set(fit_train) & set(fit_val)
+    assert len(fit_val) == info["n_validation"] and (len(fit_val) == 0) == (val_fraction == 0) and info["n_train"] == len(fit_train)
+    assert set(predicted) == {c for c, f in fold_of.items() if f == 2} and len(records) == 10

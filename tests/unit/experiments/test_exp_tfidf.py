@@ -29,19 +29,67 @@ def test_tfidf_learns_a_separable_set_and_picks_c_on_validation():
     train = _pairs({"evidence": 20, "inconclusive": 5, "NEI": 5})
     val = _pairs({"evidence": 2, "inconclusive": 2, "NEI": 2}, claim="another claim")
     test = [Example("a new claim", f"in short: {WORDS[lab]}", lab) for lab in LABELS]
-    fitted = fit_tfidf(tfidf_options(C_grid=[0.01, 1.0, 10.0]), LABELS, train, val)
+    fitted = fit_tfidf(tfidf_options(C_grid=[0.01, 1.0, 10.0], selection="validation", spaces=["separate"], analyzers=["word+char"]),
+                       LABELS, train, val)
     probs = fitted.probs(test)
     assert probs.shape == (3, 3) and np.allclose(probs.sum(axis=1), 1.0, atol=1e-5)
     assert [LABELS[i] for i in probs.argmax(axis=1)] == LABELS
     info = fitted.result.as_dict()
-    assert set(info["validation"]) == {"0.01", "1", "10"}
+    assert set(info["validation"]) == {"separate/word+char/C=0.01", "separate/word+char/C=1", "separate/word+char/C=10"}
     best = max(v["macro_f1"] for v in info["validation"].values())
-    assert info["C"] == next(float(c) for c, v in info["validation"].items() if v["macro_f1"] == best)  # the first best
+    first_best = next(k for k, v in info["validation"].items() if v["macro_f1"] == best)
+    assert f"{info['variant']}/C={info['C']:g}" == first_best and info["selection"] == "validation" and info["cv_folds"] == 0
     assert info["n_train"] == 36 and info["n_features"] > 0  # refit on the 30 training + 6 validation examples
     assert fitted.probs([]).shape == (0, 3)
     assert is_tfidf("sklearn:tfidf") and not is_tfidf("offline:minilm")
     with pytest.raises(ValueError, match="single class"):
         fit_tfidf(tfidf_options(), LABELS, _pairs({"evidence": 3}))
+
+
+def test_the_joint_space_is_one_vectorizer_over_claim_sep_evidence_and_separate_one_per_text():
+    train = _pairs({"evidence": 4, "inconclusive": 4, "NEI": 4})
+    joint = fit_tfidf(tfidf_options(spaces=["joint"], analyzers=["word"], C_grid=[1.0]), LABELS, train)
+    assert joint.result.variant == "joint/word" and len(joint.space.columns) == 1 and len(joint.space.columns[0]) == 1
+    vocab = joint.space.columns[0][0].vocabulary_
+    assert "sep" in vocab and "it work" in vocab and "the trial" in vocab and "work sep" in vocab  # one text: claim [SEP] evidence
+    separate = fit_tfidf(tfidf_options(spaces=["separate"], analyzers=["word+char"], C_grid=[1.0]), LABELS, train)
+    assert separate.result.variant == "separate/word+char" and [len(c) for c in separate.space.columns] == [2, 2]
+    assert "sep" not in separate.space.columns[0][0].vocabulary_ and "the trial" in separate.space.columns[1][0].vocabulary_
+    # the reference baseline: word 1-2-grams, sublinear tf, min_df 1, balanced LR at C=1 over "claim [SEP] evidence"
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    texts = [f"{ex.text_a} [SEP] {ex.text_b}" for ex in train]
+    ref_vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1)
+    ref = LogisticRegression(C=1.0, class_weight="balanced", max_iter=3000).fit(ref_vec.fit_transform(texts), [ex.label for ex in train])
+    test = [Example("does it work 99", f"the trial was {WORDS[lab]} overall", lab) for lab in LABELS]
+    ref_probs = ref.predict_proba(ref_vec.transform([f"{ex.text_a} [SEP] {ex.text_b}" for ex in test]))
+    ours = joint.probs(test)
+    assert np.allclose(ours[:, [LABELS.index(c) for c in ref.classes_]], ref_probs, atol=1e-4)
+    # a single text: joint and separate are the same space, so only the first is a candidate
+    single = [Example(ex.text_a, None, ex.label) for ex in train]
+    fitted = fit_tfidf(tfidf_options(spaces=["separate", "joint"], analyzers=["word"], C_grid=[1.0, 3.0]), LABELS, single)
+    assert set(fitted.result.validation) == {"separate/word/C=1", "separate/word/C=3"}
+
+
+def test_cv_selection_folds_only_the_examples_it_fits_and_picks_the_best_mean():
+    # the claim words carry the label in the separate space only weakly; whatever wins, the choice is the best mean
+    train = _pairs({"evidence": 10, "inconclusive": 10, "NEI": 10})
+    val = _pairs({"evidence": 2, "inconclusive": 2, "NEI": 2}, claim="another claim")
+    opts = tfidf_options(C_grid=[1.0, 0.01], cv_folds=3)
+    fitted = fit_tfidf(opts, LABELS, train, val)
+    info = fitted.result.as_dict()
+    assert info["selection"] == "cv" and info["cv_folds"] == 3 and info["n_train"] == 36
+    assert set(info["validation"]) == {f"{s}/{a}/C={c}" for s in ("joint", "separate") for a in ("word", "word+char") for c in ("1", "0.01")}
+    best = max(v["macro_f1"] for v in info["validation"].values())
+    assert info["validation"][f"{info['variant']}/C={info['C']:g}"]["macro_f1"] == best
+    # without refit_with_validation the validation examples are neither folded nor fit
+    alone = fit_tfidf(tfidf_options(C_grid=[1.0], cv_folds=3, refit_with_validation=False), LABELS, train, val)
+    assert alone.result.n_train == 30
+    # the rarest class bounds the folds; below two there is nothing to fold and the first candidate is used
+    few = fit_tfidf(tfidf_options(cv_folds=5), LABELS, _pairs({"evidence": 6, "inconclusive": 3, "NEI": 3}))
+    assert few.result.cv_folds == 3
+    none = fit_tfidf(tfidf_options(cv_folds=5), LABELS, _pairs({"evidence": 6, "inconclusive": 1, "NEI": 3}))
+    assert none.result.cv_folds == 0 and none.result.validation == {} and none.result.variant == "joint/word" and none.result.C == 1.0
 
 
 def _system_options(system):
@@ -71,3 +119,46 @@ def test_clinifact_with_tfidf(clinifact_data):
                                           checkpoint_dir=None, include_title=True, predict_splits=["test"])
     assert len(records) == 6 and {r["split"] for r in records} == {"test"}
     assert info["train"]["C"] in section("experiments.tfidf")["C_grid"] and info["encode"] == {"truncated": 0}
+    assert info["train"]["selection"] == "cv" and info["train"]["n_train"] == 18  # folded over train + validation, never test
+
+
+def _healthfc_files(tmp_path, n=30, n_folds=3):
+    """HealthFC records whose claims are unique texts (so the spy can tell them apart), folds k % n_folds."""
+    import json
+
+    labels = ["SUPPORTED", "NOT ENOUGH INFO", "REFUTED"]
+    words = {"SUPPORTED": "clearly helped", "NOT ENOUGH INFO": "was never studied", "REFUTED": "did not help"}
+    recs = []
+    for k in range(n):
+        lab = labels[k % 3]
+        recs.append({"id": f"c{k:02d}", "claim_en": f"does remedy{k} work", "label": lab, "evidence_level": "high",
+                     "explanation_en": f"remedy{k} {words[lab]}", "sentences_en": [f"in trials remedy{k} {words[lab]}.", "we searched."],
+                     "evidence_ids": [0]})
+    ds, folds = tmp_path / "healthfc.jsonl", tmp_path / "folds.csv"
+    ds.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    folds.write_text("id,fold\n" + "".join(f"{r['id']},{k % n_folds}\n" for k, r in enumerate(recs)), encoding="utf-8")
+    return ds, folds, {r["claim_en"]: k % n_folds for k, r in enumerate(recs)}
+
+
+def test_healthfc_tfidf_choices_and_refit_never_see_the_test_fold(tmp_path, monkeypatch):
+    from medfc.experiments import tfidf as T
+
+    ds, folds, fold_of = _healthfc_files(tmp_path)
+    seen: list[tuple[str, list[str]]] = []
+    fit_transform, transform = T.Space.fit_transform, T.Space.transform
+    monkeypatch.setattr(T.Space, "fit_transform", lambda self, ex: seen.append(("fit", [e.text_a for e in ex])) or fit_transform(self, ex))
+    monkeypatch.setattr(T.Space, "transform", lambda self, ex: seen.append(("apply", [e.text_a for e in ex])) or transform(self, ex))
+    opts = SYSTEM_OPTIONS["oracle"].from_mapping({"val_fraction": 0.0})
+    records, info = H.run_fold(ds, folds, 1, "oracle", tfidf_options(cv_folds=3), opts, "en", None)
+    test_claims = {c for c, f in fold_of.items() if f == 1}
+    train_claims = {c for c, f in fold_of.items() if f != 1}
+    choosing, predicting = seen[:-2], seen[-2:]  # the refit's fit_transform, then the test fold's transform
+    assert info["n_train"] == 20 and info["n_validation"] == 0 and info["model"]["train"]["cv_folds"] == 3
+    assert all(set(texts) <= train_claims for _, texts in choosing)  # no test claim in any choice
+    assert len(choosing) == 3 * 2 * 2 * 2  # 3 inner folds x 2 spaces x 2 analyzers, fit + apply each
+    for k in range(3):  # each inner fold: fit on two thirds of the training claims, apply to the rest
+        fit, apply = choosing[k * 8][1], choosing[k * 8 + 1][1]
+        assert not set(fit) & set(apply) and set(fit) | set(apply) == train_claims
+    assert predicting[0] == ("fit", predicting[0][1]) and sorted(predicting[0][1]) == sorted(train_claims)  # the refit: every training claim
+    assert predicting[1][0] == "apply" and set(predicting[1][1]) == test_claims
+    assert {r["id"] for r in records} == {f"c{k:02d}" for k in range(30) if k % 3 == 1}
