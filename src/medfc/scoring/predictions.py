@@ -128,7 +128,8 @@ def score_healthfc(records: Sequence[Mapping[str, Any]], system: str, *, evidenc
         out["averitec"]["reported_lambda"] = averitec.lambda_key(evidence.reported_lambda)
     if system != "level_of_evidence":
         kept, g2, p2 = medsnip.healthfc_binary(records)
-        out["medsnip"] = {**medsnip.binary_scores(g2, p2, abstain), "n_excluded_nei": len(records) - len(kept)}
+        out["medsnip"] = {**medsnip.binary_scores(g2, p2, abstain), "n_excluded_nei": len(records) - len(kept),
+                          "nei_predictions": medsnip.healthfc_nei_predictions(records, abstain)}
     return out
 
 

@@ -72,6 +72,8 @@ def test_score_healthfc_file_with_medsnip_and_classification(tmp_path, monkeypat
     assert s["evidence"]["n_sentences"] == 16 and s["fever"]["strict"] == 0.5
     # MedSNIP over the 3 supported/refuted claims: FALSE (refuted) is positive: TP 1 (c1), FN 1 (c3), FP 0
     assert s["medsnip"]["n_excluded_nei"] == 1
+    nei = s["medsnip"]["nei_predictions"]  # how the NOT ENOUGH INFO claim was predicted (not scored)
+    assert (nei["n"], nei["n_pred_true"], nei["n_pred_false"], nei["n_pred_none"]) == (1, 0, 0, 1)  # predicted NOT ENOUGH INFO
     assert s["medsnip"]["ff1"] == pytest.approx(2 / 3)
     assert read_json(out["scores"]) == json.loads(json.dumps(s))
 
@@ -96,3 +98,14 @@ def test_score_clinifact_counts_missing_predictions_as_wrong(tmp_path):
     # two test pairs, one right: a resample holds 0, 1 or 2 right ones
     assert s["ci"]["accuracy"] == {"low": 0.0, "high": 1.0} and s["ci"]["n_resamples"] == 500
     assert s["per_class"]["NEI"]["recall"] == 0.0
+
+
+def test_healthfc_scores_say_how_the_not_enough_info_claims_were_predicted():
+    recs = [_rec(0, "SUPPORTED", "SUPPORTED", [], []), _rec(1, "NOT ENOUGH INFO", "SUPPORTED", [], []),
+            _rec(2, "NOT ENOUGH INFO", "REFUTED", [], []), _rec(3, "NOT ENOUGH INFO", "REFUTED", [], []),
+            _rec(4, "NOT ENOUGH INFO", "NOT ENOUGH INFO", [], [])]
+    s = score_healthfc(recs, "oracle", evidence=None, abstain="drop")
+    nei = s["medsnip"]["nei_predictions"]
+    assert s["medsnip"]["n_excluded_nei"] == 4 and s["medsnip"]["n"] == 1
+    assert (nei["n"], nei["n_pred_true"], nei["n_pred_false"], nei["n_pred_none"]) == (4, 1, 2, 1)
+    assert (nei["share_true"], nei["share_false"]) == (0.25, 0.5)
