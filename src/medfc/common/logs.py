@@ -6,13 +6,13 @@ import logging
 import sys
 from pathlib import Path
 
-from medfc.common.http import RedactingFilter, redact
+from medfc.common.redact import RedactingFilter, redact
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 class RedactingFormatter(logging.Formatter):
-    """The log line, traceback included, with every credential redacted (:func:`medfc.common.http.redact`)."""
+    """The log line, traceback included, with every credential redacted (:func:`medfc.common.redact.redact`)."""
 
     def format(self, record: logging.LogRecord) -> str:
         return redact(super().format(record))

@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medfc.common.io import atomic_write
+from medfc.common.redact import redact
+
 log = logging.getLogger(__name__)
 
 
@@ -27,6 +30,7 @@ class SkipReport:
     excluded: Counter = field(default_factory=Counter)
 
     def skip(self, item_id: str, reason: str, detail: str = "") -> None:
+        detail = redact(detail)  # details quote error texts and URLs: never a credential in a report
         self.skipped.append({"id": str(item_id), "reason": reason, "detail": detail})
         log.warning("%s: skipped %s (%s%s)", self.step, item_id, reason, f": {detail}" if detail else "")
 
@@ -67,6 +71,4 @@ class SkipReport:
         }
 
     def write(self, path: str | Path) -> None:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.as_dict(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        atomic_write(path, json.dumps(self.as_dict(), ensure_ascii=False, indent=2) + "\n")

@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from medfc.common.http import HttpClient, HttpError, redact
+from medfc.common.http import HttpClient, HttpError
+from medfc.common.redact import redact
 from medfc.llm.base import Completion, GenerationParams, Ledger, LLMClient, Message
 
 

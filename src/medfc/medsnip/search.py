@@ -23,7 +23,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from medfc.common.http import HttpClient, redact_url
+from medfc.common.http import HttpClient
+from medfc.common.redact import redact_url
 from medfc.common.io import read_jsonl
 from medfc.medsnip.cache import UnitCache, cache_key
 

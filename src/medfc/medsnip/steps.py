@@ -38,7 +38,7 @@ from typing import Any
 
 import pandas as pd
 
-from medfc.common.http import redact
+from medfc.common.redact import redact
 from medfc.common.io import read_json, read_jsonl, table_stem, write_json, write_jsonl, write_table
 from medfc.common.options import Runtime
 from medfc.common.report import SkipReport

@@ -37,7 +37,8 @@ from typing import Any
 
 import requests
 
-from medfc.common.http import HttpError, redact
+from medfc.common.http import HttpError
+from medfc.common.redact import redact
 from medfc.common.report import SkipReport
 from medfc.llm.base import LLMClient
 from medfc.llm.prompts import load_prompt

@@ -13,7 +13,8 @@ import pytest
 from tests.helpers.clock import FakeClock
 from tests.helpers.http_servers import reply, reply_json
 
-from medfc.common.http import HttpClient, HttpError, redact, redact_url
+from medfc.common.http import HttpClient, HttpError
+from medfc.common.redact import redact, redact_url
 from medfc.common.logs import setup_logging
 
 SECRET = "s3cr3t-NCBI-key-0123456789"
@@ -129,3 +130,14 @@ def test_the_rule_log_redacts_what_any_module_logs(tmp_path, root_logging):
     text = log.read_text(encoding="utf-8")
     assert "GET https://h/x?api_key=*** failed" in text and "RuntimeError: boom at https://***@h/" in text
     assert SECRET not in text
+
+
+def test_a_skip_detail_never_holds_a_credential(tmp_path):
+    from medfc.common.report import SkipReport
+
+    report = SkipReport("demo")
+    report.skip("p1", "fetch_failed", "GET https://user:hunter2@example.org/x?api_key=SECRET123&id=1: HTTP 400")
+    report.write(tmp_path / "report.json")
+    text = (tmp_path / "report.json").read_text(encoding="utf-8")
+    assert "SECRET123" not in text and "hunter2" not in text
+    assert report.skipped[0]["detail"] == "GET https://***@example.org/x?api_key=***&id=1: HTTP 400"

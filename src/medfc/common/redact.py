@@ -1,0 +1,75 @@
+"""Redaction: no secret in any message, log, cache key or result file.
+
+:func:`redact` replaces every credential a text shows (credential query parameters and fields, the user
+information of URLs, credential headers) by ``***``; :class:`RedactingFilter` applies it to log records.
+HTTP errors and their log lines (:mod:`medfc.common.http`), the rule's log (:mod:`medfc.common.logs`)
+and every skip detail of a report (:mod:`medfc.common.report`) go through it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+REDACTED = "***"
+# a parameter or field whose value is a credential: exact names, and names ending in one after - or _
+_SECRET_NAME = re.compile(
+    r"(?i)^(?:key|apikey|api[-_]key|token|access[-_]?token|refresh[-_]?token|id[-_]?token|auth|auth[-_]?token|"
+    r"password|passwd|pwd|pass|passphrase|secret|client[-_]?secret|signature|sig|credentials?|session[-_]?id|sessionid|"
+    r".+[-_](?:key|apikey|token|secret|password|passwd|signature|credentials?))$")
+# name=value in a query string, a form body or a message (value up to &, #, white space, quotes, <>)
+_PAIR = re.compile(r"(?P<pre>^|[?&;\s(\[{,])(?P<name>[A-Za-z0-9_.\-]+)=(?P<val>[^&#\s\"'<>]+)")
+# "name": "value" / 'name': 'value' (JSON, a dict's repr)
+_QUOTED = re.compile(r"(?P<q>[\"'])(?P<name>[A-Za-z0-9_.\-]+)(?P=q)(?P<sep>\s*:\s*)(?P<q2>[\"'])(?P<val>[^\"']*)(?P=q2)")
+# scheme://user:password@host → scheme://***@host
+_USERINFO = re.compile(r"(?i)\b(?P<scheme>[a-z][a-z0-9+.\-]*://)(?P<userinfo>[^/?#\s@\"'<>]+)@")
+# a credential header, as a header line, a JSON field or a dict's repr; Authorization's value may start
+# with its scheme (Bearer, Basic, DeepL-Auth-Key, ...), kept
+_SEP = r"(?P<sep>[\"']?\s*[:=]\s*[\"']?)"
+_AUTH_HEADER = re.compile(r"(?i)(?P<name>\b(?:proxy-)?authorization)" + _SEP +
+                          r"(?P<scheme>(?:bearer|basic|digest|token|negotiate|aws4-hmac-sha256|[a-z0-9_]+(?:-[a-z0-9_]+)*-key)\s+)?"
+                          r"(?P<val>[^\s\"',;}&#]+)")
+_KEY_HEADER = re.compile(r"(?i)(?P<name>\bx-api-key|\bapi-key|\bx-auth-token|\bx-goog-api-key|\b(?:set-)?cookie)" + _SEP +
+                         r"(?P<scheme>)(?P<val>[^\s\"',;}&#]+)")
+_BEARER = re.compile(r"(?i)\b(?P<scheme>bearer|basic|deepl-auth-key)\s+(?P<val>[A-Za-z0-9._~+/=:\-]{8,})")
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a query parameter, form field or JSON key of this name holds a credential."""
+    return bool(_SECRET_NAME.match(name))
+
+
+def redact(text: Any) -> str:
+    """``text`` with every credential it shows replaced by ``***``: the values of credential query
+    parameters and fields (``api_key``, ``key``, ``token``, ``access_token``, ``apikey``, ``password``,
+    ``secret``, ``*_token``, ``*-key``…), the user information of URLs (``https://***@host/``) and the
+    values of credential headers (``Authorization: Bearer ***``, ``X-API-KEY: ***``). Everything else
+    is kept as it is. The one redaction of the project: errors, logs and stored error texts use it."""
+    text = str(text)
+    if not text:
+        return text
+    text = _USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
+    for header in (_AUTH_HEADER, _KEY_HEADER):
+        text = header.sub(lambda m: f"{m['name']}{m['sep']}{m['scheme'] or ''}{REDACTED}", text)
+    text = _BEARER.sub(lambda m: f"{m['scheme']} {REDACTED}", text)
+    text = _PAIR.sub(lambda m: f"{m['pre']}{m['name']}={REDACTED}" if is_secret_name(m["name"]) else m[0], text)
+    return _QUOTED.sub(lambda m: (f"{m['q']}{m['name']}{m['q']}{m['sep']}{m['q2']}{REDACTED}{m['q2']}"
+                                  if is_secret_name(m["name"]) and m["val"] else m[0]), text)
+
+
+def redact_url(url: Any) -> str:
+    """A URL fit for a message or a log: credential query parameters and user information as ``***``."""
+    return redact(url)
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that redacts a record's message (:func:`redact`), its arguments merged in; on a
+    logger it covers what that logger emits, on a handler everything the handler writes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = redact(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        return True
