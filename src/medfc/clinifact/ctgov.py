@@ -49,7 +49,7 @@ def search_params(
     return params
 
 
-def ctgov_client(cache_dir: str | os.PathLike | None, requests_per_minute: float = 50.0, **kwargs: Any) -> HttpClient:
+def ctgov_client(cache_dir: str | os.PathLike | None, requests_per_minute: float, **kwargs: Any) -> HttpClient:
     """An HttpClient paced for ClinicalTrials.gov (about 50 requests/minute)."""
     clock = kwargs.pop("clock", None)
     sleep = kwargs.pop("sleep", None)

@@ -128,7 +128,7 @@ def make_pairs(labelled: Iterable[Mapping[str, Any]], abstracts: Mapping[str, Ma
     return df
 
 
-def downsample_nei(df: pd.DataFrame, seed: int = 1234, report: SkipReport | None = None) -> pd.DataFrame:
+def downsample_nei(df: pd.DataFrame, seed: int, report: SkipReport | None = None) -> pd.DataFrame:
     """Keep at most |EVIDENCE| + |INCONCLUSIVE| NEI pairs, sampled with ``seed``; order by ``index``."""
     nei = df[df["label"] == 2]
     target = int((df["label"] != 2).sum())
@@ -141,7 +141,7 @@ def downsample_nei(df: pd.DataFrame, seed: int = 1234, report: SkipReport | None
     return out.reset_index(drop=True)
 
 
-def split_pairs(df: pd.DataFrame, seed: int = 1234, test_size: float = 0.2, validation_size: float = 0.2, stratify: bool = False) -> dict[str, pd.DataFrame]:
+def split_pairs(df: pd.DataFrame, *, seed: int, test_size: float, validation_size: float, stratify: bool) -> dict[str, pd.DataFrame]:
     """64/16/20 by default: ``train_test_split`` twice (test off the whole, validation off the rest)."""
     if len(df) < 3:
         return {"train": df.reset_index(drop=True), "validation": df.iloc[0:0], "test": df.iloc[0:0]}

@@ -155,7 +155,7 @@ def stratified_holdout(claims: Sequence[Claim], fraction: float, seed: int) -> t
 # ------------------------------------------------------------------------------------- selection
 
 
-def select_evidence(probs: Sequence[float], threshold: float = 0.5, max_evidence: int = 5) -> list[int]:
+def select_evidence(probs: Sequence[float], threshold: float, max_evidence: int) -> list[int]:
     """Sentences with probability > ``threshold``; at most ``max_evidence`` (the most probable),
     returned in document order."""
     cand = [i for i, p in enumerate(probs) if p > threshold]

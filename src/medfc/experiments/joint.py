@@ -94,7 +94,7 @@ def pool_weights(probs: torch.Tensor, valid: torch.Tensor, window_claim: torch.T
 class JointModel(nn.Module):
     """Encoder + token attention pooling + evidence head + label head."""
 
-    def __init__(self, encoder: nn.Module, n_labels: int, *, evidence_weight: float = 6.0, threshold: float = 0.5, pool: str = "gold", dropout: float = 0.1) -> None:
+    def __init__(self, encoder: nn.Module, n_labels: int, *, evidence_weight: float, threshold: float, pool: str, dropout: float = 0.1) -> None:
         super().__init__()
         if pool not in ("gold", "pred"):
             raise ValueError("pool must be 'gold' or 'pred'")

@@ -46,7 +46,7 @@ def _round_robin(labels: Sequence[str], n_splits: int) -> np.ndarray:
     return folds
 
 
-def paper_folds(labels: Sequence[str], n_splits: int = 5, seed: int = 42) -> np.ndarray:
+def paper_folds(labels: Sequence[str], n_splits: int, seed: int) -> np.ndarray:
     """Fold of each position: ``StratifiedKFold(n_splits, shuffle=True, random_state=seed)`` over ``labels``."""
     labels = list(labels)
     folds = np.full(len(labels), -1, dtype=int)
@@ -62,7 +62,7 @@ def paper_folds(labels: Sequence[str], n_splits: int = 5, seed: int = 42) -> np.
     return folds
 
 
-def grouped_folds(labels: Sequence[str], groups: Sequence[str], n_splits: int = 5, seed: int = 42) -> np.ndarray:
+def grouped_folds(labels: Sequence[str], groups: Sequence[str], n_splits: int, seed: int) -> np.ndarray:
     """Fold of each position: ``StratifiedGroupKFold`` by ``groups`` (no group straddles folds)."""
     labels, groups = list(labels), list(groups)
     folds = np.full(len(labels), -1, dtype=int)
@@ -115,7 +115,7 @@ def _fold_table(ids: Sequence[str], labels: Sequence[str], folds: dict[str, int]
 
 
 def assign_folds(
-    records: Sequence[dict[str, Any]], scheme: str = "grouped", n_splits: int = 5, seed: int = 42
+    records: Sequence[dict[str, Any]], scheme: str, n_splits: int, seed: int
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Folds for dataset records → (``DataFrame[id, fold]`` in record order, report)."""
     if scheme not in SCHEMES:

@@ -1,5 +1,6 @@
 """``python -m medfc.scoring {averitec,medsnip,classify} ...``: score prediction files, print a table,
-write JSON with ``--out``. Formats and definitions: docs/scoring.md."""
+write JSON with ``--out``. Formats and definitions: docs/scoring.md. The flags' defaults are the config
+schema's (``scoring.lambdas``, ``scoring.max_pred_evidence``, ``scoring.abstain``, ``scoring.bootstrap``)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from medfc.common import schema
 from medfc.common.io import write_json
 from medfc.common.report import SkipReport
 from medfc.scoring import classification
-from medfc.scoring.averitec import LAMBDAS
+from medfc.scoring.averitec import CLAIM_TYPE_LAMBDAS
 from medfc.scoring.nltk_data import NltkDataMissing
 from medfc.scoring.files import score_files
 
@@ -97,13 +99,15 @@ def _rows_classify(s: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    defaults = schema.section("scoring")
+    bootstrap = defaults["bootstrap"]
     parser = argparse.ArgumentParser(prog="python -m medfc.scoring", description=__doc__)
     sub = parser.add_subparsers(dest="scorer", required=True)
 
     av = sub.add_parser("averitec", help="AVeriTeC label, evidence (HU-METEOR) and AVeriTeC scores")
     av.add_argument("predictions", help="workflow predictions JSONL, or an AVeriTeC-shaped prediction JSON with --gold")
     av.add_argument("--gold", help="AVeriTeC-shaped gold JSON (pairs with the predictions by position)")
-    av.add_argument("--lambdas", type=float, nargs="+", default=list(LAMBDAS))
+    av.add_argument("--lambdas", type=float, nargs="+", default=list(defaults["lambdas"]))
     av.add_argument("--per-claim", action="store_true", help="include per-claim rows in the JSON")
     av.add_argument("--strict-justification", action="store_true",
                     help="a prediction without a justification scores 0 (default: its first 10 evidence "
@@ -112,18 +116,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     ms = sub.add_parser("medsnip", help="false-class F1, OR-FALSE, paired bootstrap")
     ms.add_argument("predictions", help="JSONL {id, label, pred_label | unit_verdicts}")
     ms.add_argument("--compare", help="system B's predictions (same ids): paired bootstrap of B − A")
-    ms.add_argument("--abstain", choices=["drop", "as_false", "as_true"], default="drop")
+    ms.add_argument("--abstain", choices=["drop", "as_false", "as_true"], default=defaults["abstain"])
     ms.add_argument("--healthfc", action="store_true", help="gold labels are HealthFC's (NEI claims excluded)")
-    ms.add_argument("--metric", choices=["ff1", "tf1", "macro_f1", "accuracy"], default="ff1")
-    ms.add_argument("--n-resamples", type=int, default=10_000)
-    ms.add_argument("--seed", type=int, default=0)
+    ms.add_argument("--metric", choices=["ff1", "tf1", "macro_f1", "accuracy"], default=bootstrap["metric"])
+    ms.add_argument("--n-resamples", type=int, default=bootstrap["n_resamples"])
+    ms.add_argument("--seed", type=int, default=bootstrap["seed"])
 
     cl = sub.add_parser("classify", help="accuracy, per-class/macro P/R/F1; several files = folds")
     cl.add_argument("predictions", nargs="+", help="JSONL {id, label, pred_label}; several files are folds")
     cl.add_argument("--labels", nargs="+", help="classes in order (default: sorted gold labels)")
     cl.add_argument("--compare", help="second system on the same ids (only with one predictions file)")
-    cl.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples of the intervals (0: none)")
-    cl.add_argument("--seed", type=int, default=0)
+    cl.add_argument("--n-resamples", type=int, default=bootstrap["n_resamples"], help="bootstrap resamples of the intervals (0: none)")
+    cl.add_argument("--seed", type=int, default=bootstrap["seed"])
 
     for p in (av, ms, cl):
         p.add_argument("--out", help="write the scores as JSON here")
@@ -134,8 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = SkipReport(f"scoring.{args.scorer}")
     try:
         if args.scorer == "averitec":
-            opts = {"lambdas": args.lambdas, "per_claim": args.per_claim,
-                    "justification_fallback": not args.strict_justification}
+            opts = {"lambdas": args.lambdas, "max_pred_evidence": defaults["max_pred_evidence"], "per_claim": args.per_claim,
+                    "justification_fallback": not args.strict_justification, "claim_type_lambdas": list(CLAIM_TYPE_LAMBDAS)}
             scores = score_files("averitec", args.predictions, opts, gold=args.gold, report=report)
             rows = _rows_averitec(scores)
         elif args.scorer == "medsnip":
@@ -144,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             scores = score_files("medsnip", args.predictions, opts, compare=args.compare, report=report)
             rows = _rows_medsnip(scores)
         else:
-            opts = {"n_resamples": args.n_resamples, "seed": args.seed} | ({"labels": args.labels} if args.labels else {})
+            opts = {"labels": args.labels or None, "n_resamples": args.n_resamples, "seed": args.seed}
             if len(args.predictions) == 1:
                 scores = score_files("classify", args.predictions[0], opts, compare=args.compare, report=report)
                 rows = _rows_classify(scores)

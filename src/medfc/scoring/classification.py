@@ -119,8 +119,8 @@ def classification_scores(gold: Sequence[str], pred: Sequence[str], labels: Sequ
     }
 
 
-def bootstrap_intervals(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str], n_resamples: int = 10_000,
-                        seed: int = 0, alpha: float = 0.05, chunk: int = 1000) -> dict[str, Any]:
+def bootstrap_intervals(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str], *, n_resamples: int,
+                        seed: int, alpha: float = 0.05, chunk: int = 1000) -> dict[str, Any]:
     """Percentile bootstrap intervals of accuracy and macro-F1 over items (resampled with replacement).
 
     Each resample's scores follow the module's conventions (a prediction outside ``labels`` is wrong);

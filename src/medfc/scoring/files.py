@@ -6,14 +6,14 @@
     ``medsnip``, McNemar–Bowker for ``classify``; Δ of per-claim AVeriTeC scores is not computed);
     ``gold`` — for ``averitec`` only, an AVeriTeC-shaped gold JSON when ``predictions`` is an
     AVeriTeC-shaped prediction JSON (paired by position).
-    options: per scorer (the CLI's flags set them):
-             averitec — ``lambdas`` (default 0.1 0.2 0.25 0.3 0.4 0.5), ``max_pred_evidence`` (10),
-             ``per_claim`` (false), ``justification_fallback`` (true: a prediction without a
-             justification is scored on its evidence strings, as officially; false: 0),
-             ``claim_type_lambdas`` (0.2 0.3); medsnip — ``abstain`` (``drop``), ``healthfc`` (false),
-             ``metric`` for the bootstrap (``ff1``), ``n_resamples`` (10000), ``seed`` (0);
-             classify — ``labels`` (default: sorted gold labels), ``n_resamples`` and ``seed`` of the
-             bootstrap intervals.
+    options: per scorer, every key required (:data:`OPTION_KEYS`; the CLI builds them from the
+             config schema's defaults, ``scoring.*``, and its flags):
+             averitec — ``lambdas``, ``max_pred_evidence``, ``per_claim``, ``justification_fallback``
+             (true: a prediction without a justification is scored on its evidence strings, as
+             officially; false: 0), ``claim_type_lambdas``; medsnip — ``abstain``, ``healthfc``,
+             ``metric`` for the bootstrap, ``n_resamples``, ``seed``; classify — ``labels`` (null:
+             sorted gold labels), ``n_resamples`` (0: no intervals) and ``seed`` of the bootstrap
+             intervals.
 
 Records that cannot be scored (missing fields, unknown gold label, duplicate id, HealthFC NEI,
 an id missing from the compared file) are skipped with a counted reason, never silently.
@@ -33,8 +33,23 @@ from medfc.scoring import averitec, classification, medsnip
 log = logging.getLogger(__name__)
 
 SCORERS = ("averitec", "medsnip", "classify")
+OPTION_KEYS = {
+    "averitec": ("lambdas", "max_pred_evidence", "per_claim", "justification_fallback", "claim_type_lambdas"),
+    "medsnip": ("abstain", "healthfc", "metric", "n_resamples", "seed"),
+    "classify": ("labels", "n_resamples", "seed"),
+}
 Records = Sequence[Mapping[str, Any]]
-Options = Mapping[str, Any] | None
+Options = Mapping[str, Any]
+
+
+def _checked(scorer: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` as a dict, with exactly the keys of :data:`OPTION_KEYS` (else a ValueError naming them)."""
+    missing = [k for k in OPTION_KEYS[scorer] if k not in options]
+    unknown = sorted(str(k) for k in options if k not in OPTION_KEYS[scorer])
+    if missing or unknown:
+        raise ValueError(f"{scorer} options: " + "; ".join(
+            part for part in (missing and "missing " + ", ".join(missing), unknown and "unknown " + ", ".join(unknown)) if part))
+    return dict(options)
 
 
 def _unique(records: Iterable[Mapping[str, Any]], report: SkipReport, source: str) -> dict[str, Mapping[str, Any]]:
@@ -75,14 +90,14 @@ def _paired(preds: dict[str, Mapping[str, Any]], other: dict[str, Mapping[str, A
 
 
 def score_averitec(
-    records: Sequence[Mapping[str, Any]] | None = None,
-    options: Mapping[str, Any] | None = None,
+    records: Sequence[Mapping[str, Any]] | None,
+    options: Options,
     report: SkipReport | None = None,
     claims: Sequence[averitec.ClaimPrediction] | None = None,
     metric: averitec.PairMetric | None = None,
 ) -> dict[str, Any]:
     """Score workflow prediction records (or ready ``claims``) with the AVeriTeC scorer."""
-    options = dict(options or {})
+    options = _checked("averitec", options)
     report = report or SkipReport("scoring.averitec")
     if claims is None:
         claims = []
@@ -107,12 +122,12 @@ def score_averitec(
     report.count("scored", len(claims))
     scores = averitec.score_claims(
         claims,
-        lambdas=[float(x) for x in options.get("lambdas", averitec.LAMBDAS)],
+        lambdas=[float(x) for x in options["lambdas"]],
         metric=metric,
-        max_pred=options.get("max_pred_evidence", averitec.MAX_PRED_EVIDENCE),
-        per_claim=bool(options.get("per_claim", False)),
-        justification_fallback=bool(options.get("justification_fallback", True)),
-        claim_type_lambdas=[float(x) for x in options.get("claim_type_lambdas", averitec.CLAIM_TYPE_LAMBDAS)],
+        max_pred=options["max_pred_evidence"],
+        per_claim=bool(options["per_claim"]),
+        justification_fallback=bool(options["justification_fallback"]),
+        claim_type_lambdas=[float(x) for x in options["claim_type_lambdas"]],
     )
     return {"scorer": "averitec", **scores}
 
@@ -126,12 +141,12 @@ def _binary_items(
     recs: dict[str, Mapping[str, Any]], ids: Sequence[str], options: Mapping[str, Any], report: SkipReport, source: str
 ) -> dict[str, tuple[str, str | None]]:
     """id → (gold TRUE/FALSE, answer verdict or None) for the records that can be scored."""
-    abstain = options.get("abstain", "drop")
+    abstain = options["abstain"]
     out = {}
     for rid in ids:
         rec = recs[rid]
         try:
-            if options.get("healthfc"):
+            if options["healthfc"]:
                 gold = medsnip.healthfc_label(rec.get("label"))
                 if gold is None:  # a defined exclusion, not bad input: counted, not logged per claim
                     report.count(f"healthfc_nei_excluded_{source}")
@@ -159,14 +174,14 @@ def _read(records: Records, compare: Records | None, report: SkipReport) -> tupl
     return preds, other, _paired(preds, other, report)
 
 
-def score_medsnip(records: Records, options: Options = None, report: SkipReport | None = None, compare: Records | None = None) -> dict[str, Any]:
+def score_medsnip(records: Records, options: Options, report: SkipReport | None = None, compare: Records | None = None) -> dict[str, Any]:
     """FF1 etc. of one system; with ``compare``, also both systems' scores and the paired bootstrap."""
-    options = dict(options or {})
-    abstain = options.get("abstain", "drop")
+    options = _checked("medsnip", options)
+    abstain = options["abstain"]
     report = report or SkipReport("scoring.medsnip")
     preds, other, ids = _read(records, compare, report)
     items = _binary_items(preds, ids, options, report, "predictions")
-    result: dict[str, Any] = {"scorer": "medsnip", "healthfc": bool(options.get("healthfc", False)),
+    result: dict[str, Any] = {"scorer": "medsnip", "healthfc": bool(options["healthfc"]),
                               "n_excluded_nei": report.counts.get("healthfc_nei_excluded_predictions", 0)}
     if other is None:
         report.count("scored", len(items))
@@ -189,9 +204,9 @@ def score_medsnip(records: Records, options: Options = None, report: SkipReport 
     result["b"] = medsnip.binary_scores(gold, pb, abstain)
     result["bootstrap"] = medsnip.paired_bootstrap(
         gold, pa, pb,
-        metric=options.get("metric", "ff1"),
-        n_resamples=int(options.get("n_resamples", 10_000)),
-        seed=int(options.get("seed", 0)),
+        metric=options["metric"],
+        n_resamples=int(options["n_resamples"]),
+        seed=int(options["seed"]),
         abstain=abstain,
     )
     return result
@@ -202,14 +217,14 @@ def score_medsnip(records: Records, options: Options = None, report: SkipReport 
 # --------------------------------------------------------------------------------------------
 
 
-def score_classify(records: Records, options: Options = None, report: SkipReport | None = None, compare: Records | None = None) -> dict[str, Any]:
+def score_classify(records: Records, options: Options, report: SkipReport | None = None, compare: Records | None = None) -> dict[str, Any]:
     """Accuracy, per-class and macro P/R/F1, confusion, and under ``ci`` the percentile bootstrap intervals
-    of accuracy and macro-F1 (``n_resamples``, default 10,000, 0 for none; ``seed``, default 0); with
-    ``compare``, McNemar–Bowker and McNemar."""
-    options = dict(options or {})
+    of accuracy and macro-F1 (``n_resamples``, 0 for none; ``seed``); with ``compare``, McNemar–Bowker
+    and McNemar."""
+    options = _checked("classify", options)
     report = report or SkipReport("scoring.classify")
     preds, other, ids = _read(records, compare, report)
-    labels = options.get("labels")
+    labels = options["labels"]
     if not labels:
         labels = sorted({str(preds[r].get("label")) for r in ids if preds[r].get("label") is not None})
     labels = [str(x) for x in labels]
@@ -229,9 +244,9 @@ def score_classify(records: Records, options: Options = None, report: SkipReport
     gold = [str(preds[r]["label"]) for r in kept]
     pa = [str(preds[r]["pred_label"]) for r in kept]
     result: dict[str, Any] = {"scorer": "classify", **classification.classification_scores(gold, pa, labels)}
-    n_resamples = int(options.get("n_resamples", 10_000))
+    n_resamples = int(options["n_resamples"])
     if n_resamples > 0:
-        result["ci"] = classification.bootstrap_intervals(gold, pa, labels, n_resamples=n_resamples, seed=int(options.get("seed", 0)))
+        result["ci"] = classification.bootstrap_intervals(gold, pa, labels, n_resamples=n_resamples, seed=int(options["seed"]))
     if other is not None:
         pb = [str(other[r]["pred_label"]) for r in kept]
         result["compare"] = classification.classification_scores(gold, pb, labels)
@@ -249,18 +264,17 @@ def score_classify(records: Records, options: Options = None, report: SkipReport
 def score_files(
     scorer: str,
     predictions: str | Path,
-    options: Mapping[str, Any] | None = None,
+    options: Options,
     compare: str | Path | None = None,
     gold: str | Path | None = None,
     report: SkipReport | None = None,
 ) -> dict[str, Any]:
-    """Read prediction file(s) and score them (the CLI's front end)."""
-    options = dict(options or {})
+    """Read prediction file(s) and score them (the CLI's front end); ``options``: :data:`OPTION_KEYS`."""
     report = report or SkipReport(f"scoring.{scorer}")
     if scorer == "averitec":
         if gold is not None:
             claims = averitec.claims_from_averitec(averitec.read_averitec_json(gold), averitec.read_averitec_json(predictions))
-            return score_averitec(options=options, report=report, claims=claims)
+            return score_averitec(None, options, report=report, claims=claims)
         return score_averitec(list(read_jsonl(predictions)), options, report)
     cmp_records = list(read_jsonl(compare)) if compare else None
     if scorer == "medsnip":

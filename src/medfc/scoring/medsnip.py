@@ -256,9 +256,10 @@ def binary_scores(gold: Sequence[Any], pred: Sequence[Any], abstain: str = "drop
 
 def _bootstrap_units(
     per_unit: np.ndarray,
+    *,
+    n_resamples: int,
+    seed: int,
     metric: str = "ff1",
-    n_resamples: int = 10_000,
-    seed: int = 0,
     alpha: float = 0.05,
     chunk: int = 500,
     method: str = "percentile",
@@ -362,8 +363,9 @@ def paired_bootstrap(
     pred_a: Sequence[Any],
     pred_b: Sequence[Any],
     metric: str = "ff1",
-    n_resamples: int = 10_000,
-    seed: int = 0,
+    *,
+    n_resamples: int,
+    seed: int,
     abstain: str = "drop",
     alpha: float = 0.05,
     chunk: int = 500,
@@ -379,7 +381,7 @@ def paired_bootstrap(
     g, pa, ka = _encode(gold, pred_a, abstain)
     _, pb, kb = _encode(gold, pred_b, abstain)
     per_item = np.concatenate([_counts(g, pa, ka), _counts(g, pb, kb)], axis=1)  # (n, 8)
-    out = _bootstrap_units(per_item, metric, n_resamples, seed, alpha, chunk, method)
+    out = _bootstrap_units(per_item, n_resamples=n_resamples, seed=seed, metric=metric, alpha=alpha, chunk=chunk, method=method)
     out["abstain_policy"] = abstain
     return out
 
@@ -414,7 +416,9 @@ def clustered_paired_bootstrap(
     arm_a: tuple[Sequence[Any], Sequence[Any], Sequence[Any]],
     arm_b: tuple[Sequence[Any], Sequence[Any], Sequence[Any]],
     abstain: str = "drop",
-    seed: int = 42,
+    *,
+    seed: int,
+    n_resamples: int,
     clusters: str = "union",
     **settings: Any,
 ) -> dict[str, Any]:
@@ -422,7 +426,7 @@ def clustered_paired_bootstrap(
 
     Each arm is (gold, pred, cluster ids) over its own units, so the arms may hold different numbers
     of units per cluster (atoms vs snippets of one answer). One draw of clusters serves both arms.
-    ``settings``: ``metric``, ``n_resamples``, ``alpha``, ``chunk``, ``method``, as for
+    ``n_resamples``, ``seed``: required; ``settings``: ``metric``, ``alpha``, ``chunk``, ``method``, as for
     :func:`paired_bootstrap`.
 
     ``clusters`` is the set resampled and its order: ``union`` (the clusters of either arm in order of
@@ -456,7 +460,7 @@ def clustered_paired_bootstrap(
             settings = {**settings, "alpha": round(settings["alpha"], 12)}
         settings = {**settings, "empty_arm_zero": True}
     per_cluster = np.concatenate([cluster_counts(*arm_a, order, abstain), cluster_counts(*arm_b, order, abstain)], axis=1)
-    out = _bootstrap_units(per_cluster, seed=seed, **settings)
+    out = _bootstrap_units(per_cluster, n_resamples=n_resamples, seed=seed, **settings)
     out.update(abstain_policy=abstain, clusters=clusters, n_clusters=len(order), n_units_a=n_units_a, n_units_b=n_units_b, **extra)
     return out
 

@@ -134,7 +134,7 @@ def score_healthfc(records: Sequence[Mapping[str, Any]], system: str, *, evidenc
 
 
 def score_clinifact(records: Sequence[Mapping[str, Any]], system: str, split: str = "test", *,
-                    n_resamples: int = 10_000, seed: int = 0) -> dict[str, Any]:
+                    n_resamples: int, seed: int) -> dict[str, Any]:
     """Accuracy and macro / per-class P/R/F1 of one CliniFact prediction file on ``split`` (the
     records of that split; a missing prediction counts as wrong), and under ``ci`` the 95% percentile
     bootstrap intervals of accuracy and macro-F1 (:func:`classification.bootstrap_intervals`)."""

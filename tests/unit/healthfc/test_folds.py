@@ -34,7 +34,7 @@ def within_one_of_ideal(folds_by_id, records, n_splits=5):
 
 def test_paper_scheme_equals_stratified_kfold_in_release_order():
     records = make_records()
-    df, report = assign_folds(records, "paper")
+    df, report = assign_folds(records, "paper", 5, 42)
     expected = np.full(len(records), -1)
     y = [r["label"] for r in records]
     for k, (_, test) in enumerate(StratifiedKFold(n_splits=5, shuffle=True, random_state=42).split(np.zeros(len(y)), y)):
@@ -51,14 +51,14 @@ def test_paper_scheme_equals_stratified_kfold_in_release_order():
 def test_paper_scheme_uses_release_row_order_not_record_order():
     records = make_records()
     shuffled = list(reversed(records))
-    a, _ = assign_folds(records, "paper")
-    b, _ = assign_folds(shuffled, "paper")
+    a, _ = assign_folds(records, "paper", 5, 42)
+    b, _ = assign_folds(shuffled, "paper", 5, 42)
     assert dict(zip(a["id"], a["fold"])) == dict(zip(b["id"], b["fold"]))
 
 
 def test_grouped_scheme_is_leak_free_and_stratified():
     records = make_records()
-    df, report = assign_folds(records, "grouped")
+    df, report = assign_folds(records, "grouped", 5, 42)
     folds = dict(zip(df["id"], df["fold"]))
     per_article = {}
     for r in records:
@@ -74,15 +74,15 @@ def test_crawl_only_records_get_folds_too():
     records = make_records(30)
     extra = [{"id": f"neu{i}#0", "url": f"https://www.medizin-transparent.at/neu{i}/", "label": LABELS[i % 3],
               "release_row": None} for i in range(4)]
-    df, report = assign_folds(records + extra, "paper")
+    df, report = assign_folds(records + extra, "paper", 5, 42)
     assert len(df) == len(records) + 4 and df["fold"].between(0, 4).all()
     assert report["reproduces_release_folds"] is False
 
 
 def test_small_sets_and_errors():
-    assert sorted(paper_folds(["A", "B", "A"], 5).tolist()) == [0, 1, 2]
+    assert sorted(paper_folds(["A", "B", "A"], 5, 42).tolist()) == [0, 1, 2]
     with pytest.raises(ValueError, match="unknown fold scheme"):
-        assign_folds(make_records(10), "random")
+        assign_folds(make_records(10), "random", 5, 42)
     few = make_records(3)
     with pytest.raises(ValueError, match="grouped folds"):
-        assign_folds(few, "grouped")
+        assign_folds(few, "grouped", 5, 42)

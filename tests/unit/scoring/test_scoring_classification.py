@@ -148,15 +148,15 @@ def test_bootstrap_intervals_equal_the_scores_of_each_resample_computed_one_by_o
 
 def test_bootstrap_intervals_of_perfect_and_of_no_predictions():
     gold = ["a", "b", "c", "a"]
-    perfect = bootstrap_intervals(gold, gold, ["a", "b", "c"], n_resamples=200)
+    perfect = bootstrap_intervals(gold, gold, ["a", "b", "c"], n_resamples=200, seed=0)
     assert perfect["accuracy"] == {"low": 1.0, "high": 1.0}
     # a resample without any "b" scores that class 0 (the module's convention), so the low end drops
     assert perfect["macro_f1"]["high"] == 1.0 and perfect["macro_f1"]["low"] == pytest.approx(1 / 3)
-    assert bootstrap_intervals(gold, ["x"] * 4, ["a", "b", "c"], n_resamples=200)["accuracy"] == {"low": 0.0, "high": 0.0}
-    assert bootstrap_intervals([], [], ["a"], n_resamples=200)["macro_f1"] == {"low": 0.0, "high": 0.0}
+    assert bootstrap_intervals(gold, ["x"] * 4, ["a", "b", "c"], n_resamples=200, seed=0)["accuracy"] == {"low": 0.0, "high": 0.0}
+    assert bootstrap_intervals([], [], ["a"], n_resamples=200, seed=0)["macro_f1"] == {"low": 0.0, "high": 0.0}
     with pytest.raises(ValueError, match="'z' is not one of"):
-        bootstrap_intervals(["z"], ["a"], ["a"])
+        bootstrap_intervals(["z"], ["a"], ["a"], n_resamples=10, seed=0)
     with pytest.raises(ValueError, match="duplicate labels"):
-        bootstrap_intervals(["a"], ["a"], ["a", "a"])
+        bootstrap_intervals(["a"], ["a"], ["a", "a"], n_resamples=10, seed=0)
     with pytest.raises(ValueError, match="at least 1"):
-        bootstrap_intervals(["a"], ["a"], ["a"], n_resamples=0)
+        bootstrap_intervals(["a"], ["a"], ["a"], n_resamples=0, seed=0)

@@ -224,9 +224,9 @@ def test_clustered_bootstrap_default_is_the_union_in_first_appearance_order():
     assert default == clustered_paired_bootstrap(arm_a, arm_b, n_resamples=300, seed=2, clusters="union")
     assert default["n_clusters"] == 4 and default["clusters"] == "union"
     with pytest.raises(ValueError, match="clusters"):
-        clustered_paired_bootstrap(arm_a, arm_b, n_resamples=10, clusters="sorted")
+        clustered_paired_bootstrap(arm_a, arm_b, n_resamples=10, seed=0, clusters="sorted")
     with pytest.raises(ValueError, match="percentile"):
-        clustered_paired_bootstrap(arm_a, arm_b, n_resamples=10, clusters="sorted_intersection", method="bca")
+        clustered_paired_bootstrap(arm_a, arm_b, n_resamples=10, seed=0, clusters="sorted_intersection", method="bca")
 
 
 def test_healthfc_nei_claims_predicted_true_and_false():

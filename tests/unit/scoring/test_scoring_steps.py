@@ -9,7 +9,18 @@ import pytest
 from medfc.common.io import write_jsonl
 from medfc.scoring.__main__ import main
 from medfc.common.report import SkipReport
-from medfc.scoring.files import score_averitec, score_files
+from medfc.scoring.averitec import CLAIM_TYPE_LAMBDAS
+from medfc.scoring.files import OPTION_KEYS, score_averitec, score_files
+from tests.helpers.config import section
+
+
+def _options(scorer, **changes):
+    """A scorer's options as ``python -m medfc.scoring`` builds them without flags: the schema's defaults."""
+    cfg = section("scoring")
+    every = {"lambdas": cfg["lambdas"], "max_pred_evidence": cfg["max_pred_evidence"], "per_claim": False,
+             "justification_fallback": True, "claim_type_lambdas": list(CLAIM_TYPE_LAMBDAS), "abstain": cfg["abstain"],
+             "healthfc": False, **cfg["bootstrap"], "labels": None}
+    return {k: every[k] for k in OPTION_KEYS[scorer]} | changes
 
 
 def _medsnip_files(tmp_path):
@@ -40,7 +51,7 @@ def _score(scorer, inputs, options):
 
 def test_medsnip_healthfc_with_skip_report(tmp_path):
     a, _ = _medsnip_files(tmp_path)
-    s, report = _score("medsnip", {"predictions": str(a)}, {"healthfc": True})
+    s, report = _score("medsnip", {"predictions": str(a)}, _options("medsnip", healthfc=True))
     # claims 1-3 scored: OR-FALSE gives F, T, T against gold F, F, T -> tp 1, fn 1 -> FF1 2/3
     assert (s["n"], s["n_excluded_nei"], s["ff1"]) == (3, 1, pytest.approx(2 / 3))
     assert report.reasons() == {"bad_record": 1, "duplicate_id": 1}
@@ -48,7 +59,7 @@ def test_medsnip_healthfc_with_skip_report(tmp_path):
 
 def test_medsnip_compare_bootstrap(tmp_path):
     a, b = _medsnip_files(tmp_path)
-    s, report = _score("medsnip", {"predictions": str(a), "compare": str(b)}, {"healthfc": True, "n_resamples": 200, "seed": 3})
+    s, report = _score("medsnip", {"predictions": str(a), "compare": str(b)}, _options("medsnip", healthfc=True, n_resamples=200, seed=3))
     assert (s["a"]["ff1"], s["b"]["ff1"]) == (pytest.approx(2 / 3), 1.0)
     assert s["bootstrap"]["diff"] == pytest.approx(1 / 3)
     assert s["bootstrap"]["n_resamples"] == 200
@@ -66,7 +77,7 @@ def test_classify_and_mcnemar(tmp_path):
         {"id": "1", "pred_label": "x"}, {"id": "2", "pred_label": "y"}, {"id": "3", "pred_label": "z"}, {"id": "4", "pred_label": "x"},
     ])
     s, report = _score("classify", {"predictions": str(tmp_path / "p.jsonl"), "compare": str(tmp_path / "q.jsonl")},
-                       {"labels": ["x", "y", "z"]})
+                       _options("classify", labels=["x", "y", "z"], n_resamples=0))
     assert s["n"] == 3 and s["accuracy"] == pytest.approx(1 / 3)
     assert s["compare"]["accuracy"] == 1.0
     # x/y 1 vs 0, y/z 1 vs 0, x/z 0 vs 0, with statsmodels' zero shift (0 -> 0.5): 2 * 0.5^2/1.5 + 0
@@ -82,7 +93,7 @@ def test_averitec_records_with_stand_in_metric():
         {"id": "3", "label": "Half true", "pred_label": "Refuted"},
         {"id": "4", "label": "Refuted"},
     ]
-    s = score_averitec(recs, {"lambdas": [0.25]}, metric=lambda p, g: 0.5 if (p, g) == ("p", "g") else 0.0)
+    s = score_averitec(recs, _options("averitec", lambdas=[0.25]), metric=lambda p, g: 0.5 if (p, g) == ("p", "g") else 0.0)
     assert s["n"] == 2 and s["evidence_score"] == pytest.approx(0.75)
     assert s["averitec"] == {"0.25": 1.0}
     assert s["n_no_gold_evidence"] == 1
@@ -146,3 +157,22 @@ def test_cli_classify_folds_and_errors(tmp_path, capsys):
     assert main(["classify", str(tmp_path / "f0.jsonl"), "--n-resamples", "0", "--out", str(tmp_path / "none.json")]) == 0
     assert "ci" not in json.loads((tmp_path / "none.json").read_text())
     assert main(["medsnip", str(tmp_path / "missing.jsonl")]) == 1
+
+
+def test_scorer_options_have_no_fallbacks_a_missing_or_unknown_key_is_named(tmp_path):
+    a, _ = _medsnip_files(tmp_path)
+    options = {k: v for k, v in _options("medsnip").items() if k != "seed"} | {"sede": 1}
+    with pytest.raises(ValueError, match=r"medsnip options: missing seed; unknown sede"):
+        _score("medsnip", {"predictions": str(a)}, options)
+
+
+def test_cli_defaults_are_the_schemas(tmp_path):
+    """Without flags the CLI scores with the schema's scoring.bootstrap (n_resamples, seed, metric)."""
+    a, b = _medsnip_files(tmp_path)
+    boot = section("scoring.bootstrap")
+    assert main(["medsnip", str(a), "--compare", str(b), "--healthfc", "--out", str(tmp_path / "s.json")]) == 0
+    s = json.loads((tmp_path / "s.json").read_text())["bootstrap"]
+    assert (s["n_resamples"], s["seed"], s["metric"]) == (boot["n_resamples"], boot["seed"], boot["metric"])
+    assert main(["classify", str(tmp_path / "b.jsonl"), "--out", str(tmp_path / "c.json")]) == 0
+    ci = json.loads((tmp_path / "c.json").read_text())["ci"]
+    assert (ci["n_resamples"], ci["seed"]) == (boot["n_resamples"], boot["seed"])

@@ -1,0 +1,64 @@
+"""The config schema's defaults, for the library's own entry points (``python -m medfc.scoring``).
+
+Every default lives in ``workflow/schemas/config.schema.yaml``. Code that runs outside Snakemake and
+needs a default reads it from there with :func:`defaults` / :func:`section`, filled in exactly as the
+workflow's validation fills an empty config (every ``properties`` default, nested ones too), so no
+entry point repeats a value of the schema.
+
+The schema is found in the repository the package lives in (``src/medfc/common/schema.py`` →
+``workflow/schemas/config.schema.yaml``: an editable install, the workflow's own copy of ``src/``), or
+at the path in the environment variable ``MEDFC_SCHEMA``.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+SCHEMA_ENV = "MEDFC_SCHEMA"
+_REPO_SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
+
+
+def schema_path() -> Path:
+    """The config schema: ``$MEDFC_SCHEMA`` when set, else the repository's."""
+    path = Path(os.environ[SCHEMA_ENV]) if os.environ.get(SCHEMA_ENV) else _REPO_SCHEMA
+    if not path.is_file():
+        raise FileNotFoundError(f"config schema not found at {path} (set {SCHEMA_ENV} to the path of "
+                                "workflow/schemas/config.schema.yaml)")
+    return path
+
+
+@cache
+def _defaults(path: Path) -> dict[str, Any]:
+    import yaml
+    from jsonschema import Draft202012Validator, validators
+
+    schema = yaml.safe_load(path.read_text(encoding="utf-8"))
+    properties = Draft202012Validator.VALIDATORS["properties"]
+
+    def fill(validator, props, instance, subschema):  # jsonschema's FAQ recipe, as Snakemake's validate
+        if isinstance(instance, dict):
+            for name, sub in props.items():
+                if "default" in sub:
+                    instance.setdefault(name, copy.deepcopy(sub["default"]))
+        yield from properties(validator, props, instance, subschema)
+
+    config: dict[str, Any] = {}
+    validators.extend(Draft202012Validator, {"properties": fill})(schema).validate(config)
+    return config
+
+
+def defaults() -> dict[str, Any]:
+    """The whole config as the schema fills it in for an empty config file (a fresh copy)."""
+    return copy.deepcopy(_defaults(schema_path()))
+
+
+def section(path: str) -> Any:
+    """One section of :func:`defaults` by its dotted key (``"scoring.bootstrap"``)."""
+    node: Any = defaults()
+    for key in path.split("."):
+        node = node[key]
+    return node
