@@ -26,5 +26,5 @@ include: "workflow/rules/medsnip.smk"
 
 rule all:
     input:
-        all_targets(),
+        PLAN.targets(),
     default_target: True

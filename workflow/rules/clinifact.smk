@@ -4,7 +4,6 @@
 # clinifact.diff.release is set). Steps: medfc.clinifact.steps; see docs/clinifact.md.
 
 CF = config["clinifact"]
-CF_PAIRS = "results/clinifact/release" if CF["pairs_source"] == "release" else "results/clinifact/pairs"
 
 
 rule clinifact_fetch_studies:
@@ -113,7 +112,7 @@ rule clinifact_build_pairs:
 
 rule clinifact_import_release:
     input:
-        unpack(clinifact_release_inputs),
+        unpack(lambda w: PLAN.clinifact_release_inputs()),
     output:
         train="results/clinifact/release/train_set.csv",
         validation="results/clinifact/release/validation_set.csv",
@@ -150,7 +149,7 @@ rule clinifact_stats:
         fig_years=report("results/clinifact/stats/figS1_years.png", caption="../report/clinifact_figS1.rst", category="CliniFact"),
         report="results/clinifact/stats/report.json",
     params:
-        step=versioned("clinifact.steps:stats_figures"),
+        step=versioned("clinifact.steps:clinifact_stats"),
         options=CF["stats"],
     log:
         "logs/clinifact/stats.log",
@@ -167,7 +166,7 @@ rule clinifact_stats:
 
 rule clinifact_diff:
     input:
-        unpack(clinifact_diff_inputs),
+        unpack(lambda w: PLAN.clinifact_diff_inputs()),
         pairs=rules.clinifact_build_pairs.output.pairs,
         train=rules.clinifact_build_pairs.output.train,
         validation=rules.clinifact_build_pairs.output.validation,

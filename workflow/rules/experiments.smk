@@ -1,6 +1,6 @@
 # Experiments (training and inference): the HealthFC baselines (5-fold cross-validation, one job per
 # lang × model × system × fold) and the CliniFact baselines (discriminative fine-tuning and zero-shot
-# scoring, one job per model). Steps: medfc.experiments.steps (docs/experiments.md); helpers in common.smk.
+# scoring, one job per model). Steps: medfc.experiments.steps (docs/experiments.md); options from medfc.plan (PLAN, built in common.smk).
 
 
 rule healthfc_experiment:
@@ -11,10 +11,10 @@ rule healthfc_experiment:
         predictions=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/predictions.jsonl",
         info=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/info.json",
     wildcard_constraints:
-        model=model_alias_pattern(ensembles=False),
+        model=PLAN.model_alias_pattern(ensembles=False),
     params:
-        step=versioned("experiments.steps:healthfc_fold"),
-        options=healthfc_experiment_options,
+        step=versioned("experiments.steps:healthfc_experiment"),
+        options=lambda w: PLAN.healthfc_experiment_options(w.lang, w.model, w.system, w.fold),
     log:
         "logs/experiments/healthfc/{lang}/{model}/{system}/fold{fold}.log",
     benchmark:
@@ -32,15 +32,15 @@ rule healthfc_experiment:
 
 rule clinifact_experiment:
     input:
-        unpack(clinifact_split_inputs),
+        unpack(lambda w: PLAN.clinifact_split_inputs()),
     output:
         predictions=f"{EXP_DIR}/clinifact/{{model}}/predictions.jsonl",
         info=f"{EXP_DIR}/clinifact/{{model}}/info.json",
     wildcard_constraints:
-        model=model_alias_pattern(ensembles=False),
+        model=PLAN.model_alias_pattern(ensembles=False),
     params:
-        step=versioned("experiments.steps:clinifact_train"),
-        options=clinifact_experiment_options,
+        step=versioned("experiments.steps:clinifact_experiment"),
+        options=lambda w: PLAN.clinifact_experiment_options(w.model),
     log:
         "logs/experiments/clinifact/{model}.log",
     benchmark:
@@ -58,13 +58,13 @@ rule clinifact_experiment:
 
 rule clinifact_zero_shot:
     input:
-        unpack(clinifact_zero_shot_inputs),
+        unpack(lambda w: PLAN.clinifact_zero_shot_inputs()),
     output:
         predictions=f"{EXP_DIR}/clinifact/zero_shot/{{model}}/predictions.jsonl",
         info=f"{EXP_DIR}/clinifact/zero_shot/{{model}}/info.json",
     params:
         step=versioned("experiments.steps:clinifact_zero_shot"),
-        options=clinifact_zero_shot_options,
+        options=lambda w: PLAN.clinifact_zero_shot_options(w.model),
     log:
         "logs/experiments/clinifact/zero_shot/{model}.log",
     benchmark:
@@ -82,15 +82,15 @@ rule clinifact_zero_shot:
 
 rule healthfc_ensemble:
     input:
-        predictions=lambda w: [f"{EXP_DIR}/healthfc/{w.lang}/{m}/{w.system}/fold{w.fold}/predictions.jsonl" for m in ensemble_members(w.model)],
+        predictions=lambda w: [f"{EXP_DIR}/healthfc/{w.lang}/{m}/{w.system}/fold{w.fold}/predictions.jsonl" for m in PLAN.ensemble_members(w.model)],
     output:
         predictions=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/predictions.jsonl",
         info=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/info.json",
     wildcard_constraints:
-        model=model_alias_pattern(ensembles=True),
+        model=PLAN.model_alias_pattern(ensembles=True),
     params:
         step=versioned("experiments.steps:ensemble"),
-        options=ensemble_options,
+        options=lambda w: PLAN.ensemble_options(w.model),
     log:
         "logs/experiments/healthfc/{lang}/{model}/{system}/fold{fold}.log",
     benchmark:
@@ -106,15 +106,15 @@ rule healthfc_ensemble:
 
 rule clinifact_ensemble:
     input:
-        predictions=lambda w: [f"{EXP_DIR}/clinifact/{m}/predictions.jsonl" for m in ensemble_members(w.model)],
+        predictions=lambda w: [f"{EXP_DIR}/clinifact/{m}/predictions.jsonl" for m in PLAN.ensemble_members(w.model)],
     output:
         predictions=f"{EXP_DIR}/clinifact/{{model}}/predictions.jsonl",
         info=f"{EXP_DIR}/clinifact/{{model}}/info.json",
     wildcard_constraints:
-        model=model_alias_pattern(ensembles=True),
+        model=PLAN.model_alias_pattern(ensembles=True),
     params:
         step=versioned("experiments.steps:ensemble"),
-        options=ensemble_options,
+        options=lambda w: PLAN.ensemble_options(w.model),
     log:
         "logs/experiments/clinifact/{model}.log",
     benchmark:

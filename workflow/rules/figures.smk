@@ -1,11 +1,11 @@
 # Figures of the experiments: CliniFact Fig. 3 (per class, per statistical test type, per disease class)
 # with the paper's values beside ours. The datasets' own figures come from healthfc_stats and
-# clinifact_stats. Steps: medfc.figures.steps; helpers in common.smk.
+# clinifact_stats. Steps: medfc.figures.steps; inputs and options from medfc.plan (PLAN).
 
 
 rule clinifact_fig3:
     input:
-        unpack(clinifact_fig3_inputs),
+        unpack(lambda w: PLAN.clinifact_fig3_inputs()),
     output:
         png=report(f"{FIGURES_DIR}/clinifact_fig3.png", caption="../report/clinifact_fig3.rst", category="Experiments", subcategory="CliniFact"),
         pdf=f"{FIGURES_DIR}/clinifact_fig3.pdf",
@@ -14,7 +14,7 @@ rule clinifact_fig3:
         tex=f"{TABLES_DIR}/clinifact_fig3.tex",
     params:
         step=versioned("figures.steps:clinifact_fig3"),
-        options=lambda w: {"entries": clinifact_table_entries(), "excluded_branches": config["clinifact"]["stats"]["excluded_branches"]},
+        options=lambda w: PLAN.clinifact_fig3_options(),
     log:
         "logs/figures/clinifact_fig3.log",
     benchmark:

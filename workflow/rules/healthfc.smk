@@ -6,7 +6,7 @@
 
 rule healthfc_crawl:
     input:
-        crawl_inputs,
+        lambda w: PLAN.crawl_inputs(),
     output:
         pages="results/healthfc/crawl/pages.jsonl.gz",
         stats="results/healthfc/crawl/stats.json",
@@ -57,7 +57,7 @@ rule healthfc_parse:
 
 rule healthfc_translate:
     input:
-        unpack(translation_inputs),
+        unpack(lambda w: PLAN.translation_inputs()),
         articles=rules.healthfc_parse.output.articles,
         claims=rules.healthfc_parse.output.claims,
     output:
@@ -90,7 +90,7 @@ rule healthfc_translate:
 
 rule healthfc_release:
     input:
-        unpack(healthfc_release_inputs),
+        unpack(lambda w: PLAN.healthfc_release_inputs()),
     output:
         rows="results/healthfc/release/rows.jsonl",
         report="results/healthfc/release/report.json",
@@ -144,7 +144,7 @@ rule healthfc_dataset:
         report="results/healthfc/dataset/report.json",
     params:
         step=versioned("healthfc.steps:dataset"),
-        options={"mode": healthfc_mode(), "splitter": config["healthfc"]["sentences"]["base"]},
+        options={"mode": PLAN.healthfc_mode, "splitter": config["healthfc"]["sentences"]["base"]},
     log:
         "logs/healthfc/dataset.log",
     benchmark:

@@ -1,6 +1,6 @@
 # MedSNIP (docs/medsnip.md): answers (HealthFC's supported and refuted claims, MedSNIP-Bench records) →
 # units (atoms, atomize-then-group, snippet-direct; the bench's own) → verdicts (one job per verifier ×
-# mode) → scores → the atoms-vs-snippets table. Steps: medfc.medsnip.steps; helpers in common.smk.
+# mode) → scores → the atoms-vs-snippets table. Steps: medfc.medsnip.steps; options, prompts and resources from medfc.plan (PLAN).
 # Each LLM rule's params hold the hashes of the prompts it reads; results are cached per unit under
 # <cache_dir>/medsnip/units, so adding a verifier asks only the new verifier.
 
@@ -16,16 +16,16 @@ rule medsnip_prepare:
         dataset=MEDSNIP_WILDCARDS["dataset"],
     params:
         step=versioned("medsnip.steps:prepare"),
-        options=medsnip_prepare_options,
-        prompts=medsnip_prepare_prompts,
+        options=lambda w: PLAN.medsnip_prepare_options(w.dataset),
+        prompts=lambda w: PLAN.medsnip_prepare_prompts(w.dataset),
     log:
         "logs/medsnip/{dataset}/prepare.log",
     benchmark:
         "results/benchmarks/medsnip/{dataset}/prepare.tsv"
-    threads: lambda w: medsnip_threads(medsnip_prepare_options(w))
+    threads: lambda w: PLAN.medsnip_resources(PLAN.medsnip_prepare_options(w.dataset))["threads"]
     resources:
-        gpu=lambda w: medsnip_gpu(medsnip_prepare_options(w)),
-        mem_mb=lambda w: medsnip_mem_mb(medsnip_prepare_options(w)),
+        gpu=lambda w: PLAN.medsnip_resources(PLAN.medsnip_prepare_options(w.dataset))["gpu"],
+        mem_mb=lambda w: PLAN.medsnip_resources(PLAN.medsnip_prepare_options(w.dataset))["mem_mb"],
         runtime=lambda w: config["medsnip"]["runtime"],
     conda:
         "../../envs/train.yaml"
@@ -45,16 +45,16 @@ rule medsnip_decompose:
         mode=MEDSNIP_WILDCARDS["mode"],
     params:
         step=versioned("medsnip.steps:decompose"),
-        options=medsnip_decompose_options,
-        prompts=medsnip_decompose_prompts_of,
+        options=lambda w: PLAN.medsnip_decompose_options(w.dataset, w.mode),
+        prompts=lambda w: PLAN.medsnip_decompose_prompts(w.mode),
     log:
         "logs/medsnip/{dataset}/decompose_{mode}.log",
     benchmark:
         "results/benchmarks/medsnip/{dataset}/decompose_{mode}.tsv"
-    threads: lambda w: medsnip_threads(medsnip_decompose_options(w))
+    threads: lambda w: PLAN.medsnip_resources(PLAN.medsnip_decompose_options(w.dataset, w.mode))["threads"]
     resources:
-        gpu=lambda w: medsnip_gpu(medsnip_decompose_options(w)),
-        mem_mb=lambda w: medsnip_mem_mb(medsnip_decompose_options(w)),
+        gpu=lambda w: PLAN.medsnip_resources(PLAN.medsnip_decompose_options(w.dataset, w.mode))["gpu"],
+        mem_mb=lambda w: PLAN.medsnip_resources(PLAN.medsnip_decompose_options(w.dataset, w.mode))["mem_mb"],
         runtime=lambda w: config["medsnip"]["runtime"],
     conda:
         "../../envs/train.yaml"
@@ -64,7 +64,7 @@ rule medsnip_decompose:
 
 rule medsnip_verify:
     input:
-        unpack(medsnip_verify_inputs),
+        unpack(lambda w: PLAN.medsnip_verify_inputs(w.dataset, w.mode, w.verifier)),
     output:
         verdicts=f"{MEDSNIP_DIR}/{{dataset}}/verdicts/{{verifier}}/{{mode}}.jsonl",
         info=f"{MEDSNIP_DIR}/{{dataset}}/verdicts/{{verifier}}/{{mode}}.info.json",
@@ -75,16 +75,16 @@ rule medsnip_verify:
         verifier=MEDSNIP_WILDCARDS["verifier"],
     params:
         step=versioned("medsnip.steps:verify"),
-        options=medsnip_verify_options,
-        prompts=medsnip_verify_prompts_of,
+        options=lambda w: PLAN.medsnip_verify_options(w.verifier),
+        prompts=lambda w: PLAN.medsnip_verify_prompts(w.verifier),
     log:
         "logs/medsnip/{dataset}/verify_{verifier}_{mode}.log",
     benchmark:
         "results/benchmarks/medsnip/{dataset}/verify_{verifier}_{mode}.tsv"
-    threads: lambda w: medsnip_threads(medsnip_verify_options(w))
+    threads: lambda w: PLAN.medsnip_resources(PLAN.medsnip_verify_options(w.verifier))["threads"]
     resources:
-        gpu=lambda w: medsnip_gpu(medsnip_verify_options(w)),
-        mem_mb=lambda w: medsnip_mem_mb(medsnip_verify_options(w)),
+        gpu=lambda w: PLAN.medsnip_resources(PLAN.medsnip_verify_options(w.verifier))["gpu"],
+        mem_mb=lambda w: PLAN.medsnip_resources(PLAN.medsnip_verify_options(w.verifier))["mem_mb"],
         runtime=lambda w: config["medsnip"]["runtime"],
     conda:
         "../../envs/train.yaml"
@@ -94,7 +94,7 @@ rule medsnip_verify:
 
 rule medsnip_score:
     input:
-        unpack(medsnip_score_inputs),
+        unpack(lambda w: PLAN.medsnip_score_inputs(w.dataset)),
     output:
         scores=f"{MEDSNIP_DIR}/{{dataset}}/scores.json",
         report=f"{MEDSNIP_DIR}/{{dataset}}/scores.report.json",
@@ -102,7 +102,7 @@ rule medsnip_score:
         dataset=MEDSNIP_WILDCARDS["dataset"],
     params:
         step=versioned("medsnip.steps:score"),
-        options=medsnip_score_options,
+        options=lambda w: PLAN.medsnip_score_options(w.dataset),
     log:
         "logs/medsnip/{dataset}/score.log",
     benchmark:

@@ -1,6 +1,6 @@
 # Scoring: one scores JSON per prediction file of the experiments stage (HealthFC: veracity, evidence
 # selection, FEVER strict, AVeriTeC, MedSNIP FF1; CliniFact: accuracy and macro / per-class P/R/F1).
-# Steps: medfc.scoring.steps (docs/scoring.md); helpers in common.smk.
+# Steps: medfc.scoring.steps (docs/scoring.md); options from medfc.plan (PLAN).
 
 
 rule healthfc_score:
@@ -12,7 +12,7 @@ rule healthfc_score:
         report=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/scores.skipped.json",
     params:
         step=versioned("scoring.steps:healthfc"),
-        options=healthfc_score_options,
+        options=lambda w: PLAN.healthfc_score_options(w.lang, w.system),
     log:
         "logs/scoring/healthfc/{lang}/{model}/{system}/fold{fold}.log",
     benchmark:
@@ -34,7 +34,7 @@ rule clinifact_score:
         report=f"{EXP_DIR}/clinifact/{{model}}/scores.skipped.json",
     params:
         step=versioned("scoring.steps:clinifact"),
-        options=clinifact_score_options("discriminative"),
+        options=PLAN.clinifact_score_options("discriminative"),
     log:
         "logs/scoring/clinifact/{model}.log",
     benchmark:
@@ -56,7 +56,7 @@ rule clinifact_zero_shot_score:
         report=f"{EXP_DIR}/clinifact/zero_shot/{{model}}/scores.skipped.json",
     params:
         step=versioned("scoring.steps:clinifact"),
-        options=clinifact_score_options("zero_shot"),
+        options=PLAN.clinifact_score_options("zero_shot"),
     log:
         "logs/scoring/clinifact/zero_shot/{model}.log",
     benchmark:

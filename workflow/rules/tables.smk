@@ -1,11 +1,11 @@
 # Tables: one job per table of the papers (HealthFC Tables 3 and 5, CliniFact Table 8) and per
 # significance test between systems, each as CSV + Markdown + LaTeX with the papers' numbers
-# (resources/papers/numbers.yaml) beside ours. Steps: medfc.tables.steps:<table>; helpers in common.smk.
+# (resources/papers/numbers.yaml) beside ours. Steps: medfc.tables.steps:<table>; inputs and options from medfc.plan (PLAN).
 
 
 rule table:
     input:
-        unpack(table_inputs),
+        unpack(lambda w: PLAN.table_inputs(w.table)),
     output:
         csv=report(
             f"{TABLES_DIR}/{{table}}.csv",
@@ -17,7 +17,7 @@ rule table:
         tex=f"{TABLES_DIR}/{{table}}.tex",
     params:
         step=lambda w: versioned(f"tables.steps:{w.table}"),
-        options=table_options,
+        options=lambda w: PLAN.table_options(w.table),
     log:
         "logs/tables/{table}.log",
     benchmark:

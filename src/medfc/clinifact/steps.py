@@ -219,7 +219,7 @@ def _stem(path: str) -> Path:
     return p.with_suffix("")
 
 
-def stats_figures(inputs: dict[str, Any], outputs: dict[str, Any], options: StatsOptions) -> None:
+def clinifact_stats(inputs: dict[str, Any], outputs: dict[str, Any], options: StatsOptions) -> None:
     """Splits (+ optional ``studies``) → Table 6 (``table_labels``), Table 4 (``table_words``), Fig. 2
     (``table_classes``, ``fig_classes``), Fig. S1 (``table_years``, ``fig_years``) and ``report`` (the split
     rows left out). Tables are written as CSV + MD + TeX next to the CSV output, figures as PNG + PDF.

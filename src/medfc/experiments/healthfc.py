@@ -261,8 +261,8 @@ def _fit_veracity(cfg: ModelConfig, train_ex: list[Example], val_ex: list[Exampl
 
 
 def run_pipeline(train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], cfg: ModelConfig, opts: PipelineOptions, lang: str, ckpt: Path | None, fold: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    # the selector's own training overrides (an encoder's keys) apply to encoders only
-    ev_cfg = resolved(TrainConfig.from_mapping({**cfg.as_dict(), **opts.evidence_train}, where="evidence_train")) if isinstance(cfg, TrainConfig) else cfg
+    # an encoder's selector has its own whole training config (layered in medfc.plan); a baseline uses the run's
+    ev_cfg = resolved(TrainConfig.from_mapping(opts.evidence_train, where="experiments.healthfc.evidence_train")) if isinstance(cfg, TrainConfig) else cfg
     ev_train = evidence_examples(train_c, opts.neg_ratio, cfg.seed)
     selector = fit_model(ev_cfg, EVIDENCE_LABELS, ev_train, _evidence_eval_examples(val_c) or None, checkpoint_dir=_sub(ckpt, "evidence"), desc="evidence")
     ver = _fit_veracity(cfg, [veracity_example(c, c.gold_evidence) for c in train_c], [veracity_example(c, c.gold_evidence) for c in val_c], _sub(ckpt, "veracity"), "veracity")

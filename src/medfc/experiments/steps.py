@@ -2,10 +2,10 @@
 inference, one job per HealthFC (lang, model, system, fold) and per CliniFact model. Scoring is
 :mod:`medfc.scoring.steps`, tables :mod:`medfc.tables.steps`, figures :mod:`medfc.figures.steps`.
 
-``healthfc_fold``
+``healthfc_experiment``
     inputs ``dataset`` (HealthFC JSONL), ``folds`` (``id,fold`` CSV); outputs ``predictions`` (JSONL),
     ``info`` (JSON).
-``clinifact_train``
+``clinifact_experiment``
     inputs ``train``, ``validation``, ``test`` (release-format CSVs); outputs ``predictions``, ``info``.
 ``clinifact_zero_shot``
     inputs one CSV per split named in ``options.splits``; outputs ``predictions``, ``info``.
@@ -56,7 +56,7 @@ class CliniFactTrainOptions(Options):
     checkpoint_dir: str | None
 
 
-def healthfc_fold(inputs: dict[str, Any], outputs: dict[str, Any], options: HealthFCFoldOptions, runtime: Runtime) -> dict[str, Any]:
+def healthfc_experiment(inputs: dict[str, Any], outputs: dict[str, Any], options: HealthFCFoldOptions, runtime: Runtime) -> dict[str, Any]:
     """Train one HealthFC system on all folds but ``fold``, predict ``fold``."""
     from medfc.experiments import healthfc
 
@@ -70,7 +70,7 @@ def healthfc_fold(inputs: dict[str, Any], outputs: dict[str, Any], options: Heal
     return info
 
 
-def clinifact_train(inputs: dict[str, Any], outputs: dict[str, Any], options: CliniFactTrainOptions, runtime: Runtime) -> dict[str, Any]:
+def clinifact_experiment(inputs: dict[str, Any], outputs: dict[str, Any], options: CliniFactTrainOptions, runtime: Runtime) -> dict[str, Any]:
     """Fine-tune a discriminative model on CliniFact train, best validation macro-F1, predict test."""
     from medfc.experiments import clinifact
 

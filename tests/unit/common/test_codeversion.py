@@ -17,7 +17,7 @@ STEPS = [
     "clinifact.steps:fetch_abstracts",
     "clinifact.steps:build_pairs",
     "clinifact.steps:import_release",
-    "clinifact.steps:stats_figures",
+    "clinifact.steps:clinifact_stats",
     "healthfc.steps:crawl",
     "healthfc.steps:parse",
 ]
@@ -63,8 +63,8 @@ def test_an_edited_module_changes_exactly_the_steps_that_import_it(pkg):
     pairs = pkg / "clinifact" / "pairs.py"
     pairs.write_text(pairs.read_text() + "\n\nSPLIT_NAMES = ('train',)\n")
     # pairs.py is imported by build_pairs and import_release (directly, and through release.py) and by
-    # stats_figures (through stats.py); never by the studies, claims or abstracts steps, nor by HealthFC
-    assert _changed(before) == {"clinifact.steps:build_pairs", "clinifact.steps:import_release", "clinifact.steps:stats_figures"}
+    # clinifact_stats (through stats.py); never by the studies, claims or abstracts steps, nor by HealthFC
+    assert _changed(before) == {"clinifact.steps:build_pairs", "clinifact.steps:import_release", "clinifact.steps:clinifact_stats"}
 
 
 def test_an_edit_inside_the_steps_module_changes_only_the_steps_that_reach_it(pkg):

@@ -61,7 +61,10 @@ def test_stratified_holdout_keeps_labels():
 @pytest.mark.parametrize("system", H.SYSTEMS)
 def test_every_system_runs_a_fold_end_to_end(system, healthfc_data, healthfc_recs, train_cfg, tmp_path):
     ds, folds = healthfc_data
-    options = system_options(system, **({"val_fraction": 0.25} if system in ("pipeline", "joint") else {}))
+    # the pipeline's selector gets its whole training config (medfc.plan layers evidence_train over the run's)
+    extra = {"val_fraction": 0.25} if system in ("pipeline", "joint") else {}
+    extra |= {"evidence_train": train_cfg.as_dict()} if system == "pipeline" else {}
+    options = system_options(system, **extra)
     records, info = H.run_fold(ds, folds, 1, system, train_cfg, options, "en", tmp_path / "ckpt")
     data = {r["id"]: r for r in healthfc_recs}
     test_ids = sorted(f"c{i:02d}" for i in range(12) if i % 2 == 1)

@@ -29,10 +29,11 @@ def test_healthfc_fold_step_writes_predictions_and_info(healthfc_data, train_cfg
     ds, folds = healthfc_data
     out = {"predictions": str(tmp_path / "p.jsonl"), "info": str(tmp_path / "info.json")}
     hx = section("experiments.healthfc")
-    system_options = {k: hx[k] for k in ("threshold", "max_evidence", "neg_ratio", "val_fraction", "evidence_train")}
+    system_options = {k: hx[k] for k in ("threshold", "max_evidence", "neg_ratio", "val_fraction")}
+    system_options["evidence_train"] = train_cfg.as_dict()  # the selector's whole training config, as medfc.plan builds it
     options = {"system": "pipeline", "lang": "en", "fold": 1, "train": train_cfg.as_dict(), "system_options": system_options,
                "checkpoint_dir": None}
-    call_step(S.healthfc_fold, {"dataset": str(ds), "folds": str(folds)}, out, options)
+    call_step(S.healthfc_experiment, {"dataset": str(ds), "folds": str(folds)}, out, options)
     recs = list(read_jsonl(out["predictions"]))
     test_ids = [line.split(",")[0] for line in folds.read_text().splitlines()[1:] if line.endswith(",1")]
     assert [r["id"] for r in recs] == sorted(test_ids)
@@ -42,13 +43,13 @@ def test_healthfc_fold_step_writes_predictions_and_info(healthfc_data, train_cfg
     assert not (tmp_path / "ck").exists()  # no checkpoint_dir: the best weights stay in memory
     # a system's options are exactly its own: a key of another system is refused, naming it
     with pytest.raises(OptionsError, match=r"SingleOptions: unknown experiments\.healthfc\[oracle\]\.evidence_train, .*\[oracle\]\.threshold$"):
-        call_step(S.healthfc_fold, {"dataset": str(ds), "folds": str(folds)}, out, {**options, "system": "oracle"})
+        call_step(S.healthfc_experiment, {"dataset": str(ds), "folds": str(folds)}, out, {**options, "system": "oracle"})
 
 
 def test_clinifact_train_and_zero_shot_steps(clinifact_data, train_cfg, tiny_gpt2, tmp_path):
     splits = {k: str(v) for k, v in clinifact_data.items()}
     out = {"predictions": str(tmp_path / "d.jsonl"), "info": str(tmp_path / "d.json")}
-    call_step(S.clinifact_train, splits, out, {"train": train_cfg.as_dict(), "include_title": True, "predict_splits": ["test"], "checkpoint_dir": None})
+    call_step(S.clinifact_experiment, splits, out, {"train": train_cfg.as_dict(), "include_title": True, "predict_splits": ["test"], "checkpoint_dir": None})
     recs = list(read_jsonl(out["predictions"]))
     assert len(recs) == 6 and {r["split"] for r in recs} == {"test"}
     assert read_json(out["info"])["sizes"] == {"train": 12, "validation": 6, "test": 6}

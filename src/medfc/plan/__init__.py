@@ -1,0 +1,164 @@
+"""What the workflow runs, planned from the validated config: pure functions of the config dict, no
+Snakemake (workflow/rules/common.smk builds one :class:`Plan` and the rules call it).
+
+A :class:`Plan` gives the targets of ``rule all``, the run matrix of every table (HealthFC: lang × model ×
+system × fold; CliniFact: model × system), each job's input files that depend on the config and each
+job's fully built step options: every layering of training configs (``train`` < ``model_train`` <
+``system_train`` < ``smoke``; the pipeline's selector < ``evidence_train`` < ``smoke``) is done here, once.
+:meth:`Plan.check` holds the checks across keys that the schema cannot express.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from medfc.plan.experiments import EXP_DIR, FIGURES_DIR, PAPERS, TABLES, TABLES_DIR, ExperimentsPlan, layered
+from medfc.plan.medsnip import MEDSNIP_DIR, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, MedsnipPlan
+
+__all__ = ["EXP_DIR", "FIGURES_DIR", "MEDSNIP_DIR", "MEDSNIP_TITLES", "MEDSNIP_WILDCARDS", "PAPERS", "TABLES", "TABLES_DIR", "Plan", "layered"]
+
+
+def _files_under(directory: str) -> list[str]:
+    """Every file below a directory (as inputs, so editing any of them reruns the rule)."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise ValueError(f"config: directory {directory!r} does not exist")
+    return sorted(str(p) for p in root.rglob("*") if p.is_file())
+
+
+def release_split_files(src: str) -> dict[str, str]:
+    """A local CliniFact release directory → its three CSVs by split; a URL (downloaded into the cache) → {}."""
+    if src.startswith(("http://", "https://")):
+        return {}
+    return {split: f"{src.rstrip('/')}/{split}_set.csv" for split in ("train", "validation", "test")}
+
+
+class Plan(ExperimentsPlan, MedsnipPlan):
+    """The plan of one validated config (``config`` is read, never changed)."""
+
+    def stage_enabled(self, name: str) -> bool:
+        return bool(self.config["stages"].get(name, False))
+
+    # --------------------------------------------------------------------------------- datasets
+    @property
+    def healthfc_mode(self) -> str:
+        return self.config["healthfc"]["dataset"]["mode"]
+
+    def crawl_inputs(self) -> list[str]:
+        """The demo mirror's files (a live crawl has no input files). A configured mirror that is missing,
+        empty or without its sitemap index stops the run: an old crawl is never reused in its place."""
+        crawl = self.config["healthfc"]["crawl"]
+        mirror = crawl["mirror_dir"]
+        if mirror is None:
+            return []
+        root = Path(mirror)
+        if not root.is_dir():
+            raise ValueError(f"config: healthfc.crawl.mirror_dir {mirror!r} does not exist (or is not a directory); "
+                             "set it to the mirror's directory, or to null to crawl the live site")
+        index = root / crawl["sitemap_path"].lstrip("/")
+        if not index.is_file():
+            raise ValueError(f"config: healthfc.crawl.mirror_dir {mirror!r} has no sitemap index "
+                             f"{crawl['sitemap_path']} (healthfc.crawl.sitemap_path): not a mirror of the site")
+        return _files_under(mirror)
+
+    def healthfc_release_inputs(self) -> dict[str, str]:
+        """A local release file is an input (editing it reruns); a URL is downloaded into the cache."""
+        src = self.config["healthfc"]["release"]["source"]
+        if not src:
+            raise ValueError("config: healthfc.release.source must be set when healthfc.dataset.mode uses the release")
+        return {} if src.startswith(("http://", "https://")) else {"release": src}
+
+    def translation_inputs(self) -> dict[str, Any]:
+        """Shipped memory files and the corrections file are inputs, so editing them reruns the translation."""
+        tr = self.config["healthfc"]["translation"]
+        inputs: dict[str, Any] = {"memory_seeds": list(tr["memory_seeds"])}
+        if tr["corrections"]:
+            inputs["corrections"] = tr["corrections"]
+        return inputs
+
+    def healthfc_dataset_sources(self) -> list[str]:
+        """The rules whose outputs the dataset reads in the configured mode (healthfc.dataset.mode)."""
+        mode = self.healthfc_mode
+        return ([] if mode == "release" else ["parse", "translate"]) + ([] if mode == "crawl" else ["release"]) + (
+            ["align"] if mode == "crawl+release" else [])
+
+    def clinifact_release_inputs(self) -> dict[str, str]:
+        """A local release directory's three CSVs are inputs (editing one reruns the import)."""
+        return release_split_files(self.config["clinifact"]["release"]["source"])
+
+    def clinifact_diff_enabled(self) -> bool:
+        cf = self.config["clinifact"]
+        return cf["pairs_source"] == "rebuild" and bool(cf["diff"]["release"])
+
+    def clinifact_diff_inputs(self) -> dict[str, list[str]]:
+        """A local release's three files are inputs (editing one reruns the diff); a URL is downloaded into the cache."""
+        src = self.config["clinifact"]["diff"]["release"]
+        if not src:
+            raise ValueError("config: clinifact.diff.release must be set for the rule clinifact_diff")
+        files = release_split_files(src)
+        return {"release_files": list(files.values())} if files else {}
+
+    # ---------------------------------------------------------------------------------- targets
+    def targets(self) -> list[str]:
+        """The files of ``rule all``."""
+        targets: list[str] = []
+        if self.stage_enabled("healthfc"):
+            if self.healthfc_mode != "release":
+                targets += ["results/healthfc/parsed/report.json", "results/healthfc/translated/report.json"]
+            targets += [
+                "results/healthfc/dataset/dataset_card.md",
+                "results/healthfc/folds/folds.csv",
+                "results/healthfc/stats/table2.csv",
+                "results/healthfc/stats/fig1_claims_per_year.png",
+                "results/healthfc/stats/fig2_top_topics.png",
+                "results/healthfc/stats/fig3_level_by_verdict.png",
+            ]
+            if self.healthfc_mode == "crawl+release":
+                targets.append("results/healthfc/diff/diff.md")
+        if self.stage_enabled("clinifact"):
+            stats = "results/clinifact/stats"
+            targets += [f"{stats}/table6_labels.csv", f"{stats}/table4_words.csv", f"{stats}/fig2_disease_classes.png", f"{stats}/figS1_years.png"]
+            if self.config["clinifact"]["pairs_source"] == "rebuild":
+                targets.append("results/clinifact/pairs/dataset_card.md")
+            if self.clinifact_diff_enabled():
+                targets.append("results/clinifact/diff/diff.md")
+        if self.stage_enabled("experiments"):
+            targets += self.experiment_targets()
+        return targets + self.medsnip_targets()
+
+    # ----------------------------------------------------------------------------------- checks
+    def check(self) -> None:
+        """Settings the schema allows one by one but not together: stop at once, naming the keys."""
+        config = self.config
+        if self.healthfc_mode == "release" and self.stage_enabled("experiments"):
+            chosen = [s for s in ("pipeline", "joint") if s in config["experiments"]["healthfc"]["systems"]]
+            if chosen:
+                raise ValueError(
+                    "config: healthfc.dataset.mode is 'release', so the evidence-selection systems pipeline and joint "
+                    "would only have the gold sentences to choose from and their evidence scores would be meaningless; "
+                    f"experiments.healthfc.systems includes {' and '.join(chosen)}. Remove pipeline and joint from "
+                    "experiments.healthfc.systems (e.g. [oracle, claims_only, gold_explanations, level_of_evidence]) "
+                    "or use healthfc.dataset.mode crawl+release."
+                )
+        both = sorted(set(self.aliases) & set(self.ensembles))
+        if both:
+            raise ValueError(f"config: {both} are both models.aliases and models.ensembles: an ensemble needs a name of its own")
+        for name, ens in self.ensembles.items():
+            unknown = [m for m in ens["members"] if m not in self.aliases]
+            if unknown:
+                raise ValueError(f"config: models.ensembles.{name}.members {unknown} are not in models.aliases")
+        gbm = [m for lang in ("en", "de") for m in config["models"]["healthfc"][lang]
+               if any(self.aliases.get(x) == "sklearn:gbm" for x in self.ensembles.get(m, {}).get("members", [m]))]
+        if gbm:
+            raise ValueError(f"config: models.healthfc uses {sorted(set(gbm))}, gradient boosting over CliniFact features (sklearn:gbm); "
+                             "it reads CliniFact claims and abstracts only")
+        smoke = {k: v for k, v in config["experiments"]["smoke"].items() if v is not None}
+        if self.stage_enabled("experiments") and smoke and config["experiments"]["scale"] != "smoke":
+            raise ValueError(
+                f"config: experiments.smoke caps training ({smoke}), so the tables' numbers are smoke-sized, but "
+                f"experiments.scale is {config['experiments']['scale']!r}: set experiments.scale: smoke, or lift the caps "
+                "(experiments.smoke: {max_steps: null, max_examples: null})."
+            )
+        if self.stage_enabled("medsnip"):
+            self.check_medsnip()

@@ -1,0 +1,250 @@
+"""The experiments' plan: the run matrix of every table (dataset × lang × model × system × fold), the
+models behind the aliases, and each job's fully built options: a training config is layered here, once,
+as ``train`` < ``model_train[model]`` < ``system_train[system]`` < ``smoke`` (and, for the pipeline's
+evidence selector, that < ``evidence_train`` < ``smoke``)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from medfc.experiments.aliases import model_aliases
+from medfc.experiments.systems import EVIDENCE_SYSTEMS, SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS, system_option_keys
+
+EXP_DIR = "results/experiments"
+TABLES_DIR = "results/tables"
+FIGURES_DIR = "results/figures"
+PAPERS = "resources/papers/numbers.yaml"
+HFC_TABLES = {"healthfc_table3": TABLE3_SYSTEMS, "healthfc_table5": TABLE5_SYSTEMS}
+TABLES = (*HFC_TABLES, "healthfc_significance", "clinifact_table8", "clinifact_significance")
+SKLEARN_KINDS = ("tfidf", "gbm")  # sklearn:<kind> → its config section experiments.<kind>
+
+
+def layered(*layers: dict[str, Any] | None) -> dict[str, Any]:
+    """Config sections merged left to right (later layers override earlier keys)."""
+    out: dict[str, Any] = {}
+    for layer in layers:
+        out.update(layer or {})
+    return out
+
+
+class ExperimentsPlan:
+    config: dict[str, Any]
+
+    def __init__(self, config: dict[str, Any]):
+        self.config = config
+        self.aliases = model_aliases(config["models"]["aliases"])
+
+    # ------------------------------------------------------------------------------------ models
+    @property
+    def ensembles(self) -> dict[str, Any]:
+        return self.config["models"]["ensembles"]
+
+    def is_ensemble(self, name: str) -> bool:
+        return name in self.ensembles
+
+    def ensemble_members(self, name: str) -> list[str]:
+        return list(self.ensembles[name]["members"])
+
+    def ensemble_weights(self, name: str) -> list[float]:
+        weights = self.ensembles[name]["weights"]
+        members = self.ensemble_members(name)
+        if weights is not None and len(weights) != len(members):
+            raise ValueError(f"config: models.ensembles.{name}.weights has {len(weights)} values for {len(members)} members")
+        return list(weights) if weights is not None else [1.0] * len(members)
+
+    def ensemble_options(self, model: str) -> dict[str, Any]:
+        """An ensemble job's options: its members (the order of its prediction inputs) and their weights."""
+        return {"members": self.ensemble_members(model), "weights": self.ensemble_weights(model)}
+
+    def model_name(self, alias: str) -> str:
+        """A model alias (used in paths) → its hub name, local path, offline: or sklearn: name (resolved in
+        the library); an ensemble → ensemble:<members>."""
+        if self.is_ensemble(alias):
+            return "ensemble:" + "+".join(self.model_name(m) for m in self.ensemble_members(alias))
+        if alias not in self.aliases:
+            raise ValueError(f"config: model {alias!r} is not defined in models.aliases ({sorted(self.aliases)}) nor models.ensembles")
+        return self.aliases[alias]
+
+    def is_sklearn(self, alias: str) -> bool:
+        """Whether a model (or any member of an ensemble) is a scikit-learn baseline (sklearn:tfidf, sklearn:gbm)."""
+        if self.is_ensemble(alias):
+            return any(self.is_sklearn(m) for m in self.ensemble_members(alias))
+        return self.model_name(alias).startswith("sklearn:")
+
+    def model_alias_pattern(self, ensembles: bool) -> str:
+        """A wildcard regex matching exactly the model aliases (ensembles=False) or the ensemble names."""
+        names = sorted(self.ensembles if ensembles else self.aliases)
+        return "|".join(re.escape(n) for n in names) or "(?!)"
+
+    def checkpoint_dir(self, sub: str) -> str | None:
+        """Where a run keeps its checkpoints; None (kept in memory, nothing written) unless keep_checkpoints."""
+        ex = self.config["experiments"]
+        return f"{ex['checkpoint_dir']}/{sub}" if ex["keep_checkpoints"] else None
+
+    def model_config(self, alias: str, *train_layers: dict[str, Any] | None) -> dict[str, Any]:
+        """An encoder's training config (the layers merged) or a scikit-learn baseline's section
+        (experiments.tfidf, experiments.gbm)."""
+        name = self.model_name(alias)
+        if name.startswith("sklearn:"):
+            kind = name.split(":", 1)[1]
+            if kind not in SKLEARN_KINDS:
+                raise ValueError(f"config: model {alias!r} is {name!r}; the scikit-learn baselines are sklearn:tfidf and sklearn:gbm")
+            return {**self.config["experiments"][kind], "model": name}
+        return layered(*train_layers, {"model": name})
+
+    # ---------------------------------------------------------------------------------- HealthFC
+    def healthfc_folds_run(self) -> list[int]:
+        folds = self.config["experiments"]["healthfc"]["folds"]
+        n = self.config["healthfc"]["folds"]["n_splits"]
+        folds = list(range(n)) if folds is None else [int(f) for f in folds]
+        bad = [f for f in folds if not 0 <= f < n]
+        if bad:
+            raise ValueError(f"config: experiments.healthfc.folds {bad} outside 0..{n - 1} (healthfc.folds.n_splits)")
+        return folds
+
+    def healthfc_runs(self, systems: tuple[str, ...] | list[str] | None = None) -> list[dict[str, Any]]:
+        """Every HealthFC experiment as {lang, model, system, fold}."""
+        hx = self.config["experiments"]["healthfc"]
+        runs = []
+        for lang in hx["langs"]:
+            for model in self.config["models"]["healthfc"][lang]:
+                self.model_name(model)
+                for system in hx["systems"]:
+                    if systems is not None and system not in systems:
+                        continue
+                    if system == "joint" and self.is_sklearn(model):  # the joint system needs an encoder
+                        continue
+                    for fold in self.healthfc_folds_run():
+                        runs.append({"lang": lang, "model": model, "system": system, "fold": fold})
+        return runs
+
+    @staticmethod
+    def healthfc_run_dir(run: dict[str, Any]) -> str:
+        return f"{EXP_DIR}/healthfc/{run['lang']}/{run['model']}/{run['system']}/fold{run['fold']}"
+
+    def healthfc_train(self, model: str, system: str) -> dict[str, Any]:
+        """One HealthFC run's training config: train < model_train[model] < system_train[system] < smoke."""
+        hx, smoke = self.config["experiments"]["healthfc"], self.config["experiments"]["smoke"]
+        return self.model_config(model, hx["train"], hx["model_train"].get(model), hx["system_train"].get(system), smoke)
+
+    def healthfc_experiment_options(self, lang: str, model: str, system: str, fold: int | str) -> dict[str, Any]:
+        """One HealthFC run's options: its training config and just the system options this system depends
+        on; the pipeline's ``evidence_train`` is the selector's whole training config (the run's < evidence_train
+        < smoke) for an encoder, and {} for a scikit-learn baseline (which uses the run's config)."""
+        hx = self.config["experiments"]["healthfc"]
+        train = self.healthfc_train(model, system)
+        system_options = {k: hx[k] for k in system_option_keys(system)}
+        if "evidence_train" in system_options:
+            sklearn = train["model"].startswith("sklearn:")
+            system_options["evidence_train"] = {} if sklearn else layered(train, hx["evidence_train"], self.config["experiments"]["smoke"])
+        return {
+            "system": system,
+            "lang": lang,
+            "fold": int(fold),
+            "train": train,
+            "system_options": system_options,
+            "checkpoint_dir": self.checkpoint_dir(f"healthfc/{lang}/{model}/{system}/fold{fold}"),
+        }
+
+    def healthfc_score_options(self, lang: str, system: str) -> dict[str, Any]:
+        """The scoring keys a run's scores depend on (the evidence keys only for the evidence-selecting systems)."""
+        sc = self.config["scoring"]
+        evidence = {k: sc[k] for k in ("lambdas", "reported_lambda", "max_pred_evidence")} if system in EVIDENCE_SYSTEMS else None
+        return {"system": system, "lang": lang, "abstain": sc["abstain"], "evidence": evidence}
+
+    def healthfc_compared_systems(self) -> tuple[list[list[str]], list[str]]:
+        run = set(self.config["experiments"]["healthfc"]["systems"])
+        pairs = [p for p in self.config["scoring"]["healthfc_comparisons"] if p[0] in run and p[1] in run]
+        return pairs, sorted({s for p in pairs for s in p}, key=SYSTEMS.index)
+
+    # --------------------------------------------------------------------------------- CliniFact
+    @property
+    def clinifact_pairs_dir(self) -> str:
+        return "results/clinifact/release" if self.config["clinifact"]["pairs_source"] == "release" else "results/clinifact/pairs"
+
+    def clinifact_experiment_options(self, model: str) -> dict[str, Any]:
+        cx = self.config["experiments"]["clinifact"]
+        return {
+            "train": self.model_config(model, cx["train"], cx["model_train"].get(model), self.config["experiments"]["smoke"]),
+            "include_title": cx["include_title"],
+            "predict_splits": cx["predict_splits"],
+            "checkpoint_dir": self.checkpoint_dir(f"clinifact/{model}"),
+        }
+
+    def clinifact_zero_shot_options(self, model: str) -> dict[str, Any]:
+        zs = self.config["experiments"]["clinifact"]["zero_shot"]
+        return {**zs, "model": self.model_name(model), "cache_dir": zs["cache_dir"] or f"{self.config['cache_dir']}/completions"}
+
+    def clinifact_split_inputs(self) -> dict[str, str]:
+        return {s: f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in ("train", "validation", "test")}
+
+    def clinifact_zero_shot_inputs(self) -> dict[str, str]:
+        return {s: f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in self.config["experiments"]["clinifact"]["zero_shot"]["splits"]}
+
+    def clinifact_runs(self) -> list[dict[str, Any]]:
+        """Every CliniFact system as {model, system, dir}."""
+        models = self.config["models"]["clinifact"]
+        runs = [{"model": m, "system": "discriminative", "dir": f"{EXP_DIR}/clinifact/{m}"} for m in models["discriminative"]]
+        runs += [{"model": m, "system": "zero_shot", "dir": f"{EXP_DIR}/clinifact/zero_shot/{m}"} for m in models["zero_shot"]]
+        for r in runs:
+            self.model_name(r["model"])
+        return runs
+
+    def clinifact_table_entries(self) -> list[dict[str, Any]]:
+        return [{"model": r["model"], "system": r["system"]} for r in self.clinifact_runs()]
+
+    def clinifact_score_options(self, system: str) -> dict[str, Any]:
+        """The CliniFact scoring options: the system and the bootstrap behind its intervals."""
+        bs = self.config["scoring"]["bootstrap"]
+        return {"system": system, "n_resamples": bs["n_resamples"], "seed": bs["seed"]}
+
+    def clinifact_fig3_inputs(self) -> dict[str, Any]:
+        inputs: dict[str, Any] = {"predictions": [f"{r['dir']}/predictions.jsonl" for r in self.clinifact_runs()],
+                                  "test": f"{self.clinifact_pairs_dir}/test_set.csv", "papers": PAPERS}
+        if self.config["experiments"]["clinifact"]["disease_panel"]:
+            inputs["studies"] = "results/clinifact/studies/studies.jsonl.gz"
+        return inputs
+
+    def clinifact_fig3_options(self) -> dict[str, Any]:
+        return {"entries": self.clinifact_table_entries(), "excluded_branches": self.config["clinifact"]["stats"]["excluded_branches"]}
+
+    # ------------------------------------------------------------------------------------ tables
+    def table_runs(self, table: str) -> tuple[str, list[str], list[dict[str, Any]]]:
+        """(input name, the runs' files, the runs' entries) of one table."""
+        if table in HFC_TABLES or table == "healthfc_significance":
+            systems = HFC_TABLES[table] if table in HFC_TABLES else self.healthfc_compared_systems()[1]
+            name, file = ("scores", "scores.json") if table in HFC_TABLES else ("predictions", "predictions.jsonl")
+            runs = self.healthfc_runs(systems)
+            return name, [f"{self.healthfc_run_dir(r)}/{file}" for r in runs], runs
+        name, file = ("scores", "scores.json") if table == "clinifact_table8" else ("predictions", "predictions.jsonl")
+        return name, [f"{r['dir']}/{file}" for r in self.clinifact_runs()], self.clinifact_table_entries()
+
+    def table_inputs(self, table: str) -> dict[str, Any]:
+        name, files, _ = self.table_runs(table)
+        return {name: files, **({"papers": PAPERS} if name == "scores" else {})}
+
+    def table_options(self, table: str) -> dict[str, Any]:
+        options: dict[str, Any] = {"entries": self.table_runs(table)[2], "scale": self.config["experiments"]["scale"]}
+        if table == "healthfc_significance":
+            sc = self.config["scoring"]
+            options.update(comparisons=self.healthfc_compared_systems()[0], abstain=sc["abstain"], **sc["bootstrap"])
+        return options
+
+    def experiment_targets(self) -> list[str]:
+        targets = []
+        hfc = self.healthfc_runs()
+        for r in hfc:
+            targets += [f"{self.healthfc_run_dir(r)}/predictions.jsonl", f"{self.healthfc_run_dir(r)}/scores.json"]
+        systems = {r["system"] for r in hfc}
+        targets += [f"{TABLES_DIR}/{t}.csv" for t, table_systems in HFC_TABLES.items() if systems & set(table_systems)]
+        if hfc and self.healthfc_compared_systems()[0]:
+            targets.append(f"{TABLES_DIR}/healthfc_significance.csv")
+        cf = self.clinifact_runs()
+        for r in cf:
+            targets += [f"{r['dir']}/predictions.jsonl", f"{r['dir']}/scores.json"]
+        if cf:
+            targets += [f"{TABLES_DIR}/clinifact_table8.csv", f"{FIGURES_DIR}/clinifact_fig3.png"]
+        if len(cf) > 1:
+            targets.append(f"{TABLES_DIR}/clinifact_significance.csv")
+        return targets

@@ -1,0 +1,157 @@
+"""The MedSNIP stage's plan (docs/medsnip.md): each rule's options from the ``medsnip`` config section,
+the prompts each rule reads (their hashes go in its params, so a prompt edit reruns exactly those rules),
+the resources of a job and the checks the schema cannot express."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from medfc.llm.prompts import prompt_hashes
+from medfc.medsnip.decompose import prompt_names as decompose_prompts
+from medfc.medsnip.options import LLM_MODES, MODES, LLMOptions, RetrievalOptions
+from medfc.medsnip.verify import prompt_names as verify_prompts
+from medfc.plan.experiments import layered
+
+MEDSNIP_DIR = "results/medsnip"
+MEDSNIP_TITLES = {"healthfc": "HealthFC", "bench": "MedSNIP-Bench"}
+STATEMENT_PROMPTS = ["medsnip/healthfc_statement", "llm/json_repair"]
+MEDSNIP_WILDCARDS = {"dataset": "|".join(MEDSNIP_TITLES), "mode": "|".join(MODES), "verifier": r"[A-Za-z0-9][A-Za-z0-9_.+-]*"}
+
+
+class MedsnipPlan:
+    config: dict[str, Any]
+
+    @property
+    def ms(self) -> dict[str, Any]:
+        return self.config["medsnip"]
+
+    def medsnip_cache(self, value: str | None, sub: str) -> str:
+        """A cache directory of the stage: null → <cache_dir>/<sub>; "" (off) and paths as they are."""
+        return f"{self.config['cache_dir']}/{sub}" if value is None else value
+
+    def medsnip_datasets(self) -> list[str]:
+        return [d for d in MEDSNIP_TITLES if self.ms["datasets"][d]["enabled"]]
+
+    def medsnip_modes(self, dataset: str) -> list[str]:
+        """The decompositions of a dataset: the configured ones, plus the bench's own units."""
+        human = ["human_atoms", "human_snippets"] if dataset == "bench" and self.ms["datasets"]["bench"]["human_units"] else []
+        return list(self.ms["modes"]) + human
+
+    def medsnip_verifier(self, name: str) -> dict[str, Any]:
+        for v in self.ms["verifiers"]:
+            if v["name"] == name:
+                return v
+        raise ValueError(f"config: no verifier {name!r} in medsnip.verifiers")
+
+    def medsnip_llm(self, overrides: dict[str, Any] | None) -> dict[str, Any]:
+        """medsnip.llm with a role's overrides, its HTTP cache resolved."""
+        llm = layered(self.ms["llm"], overrides)
+        llm["http_cache_dir"] = self.medsnip_cache(llm["http_cache_dir"], "medsnip/http")
+        return llm
+
+    def _medsnip_common(self) -> dict[str, Any]:
+        return {"prompt_dir": self.ms["prompt_dir"], "unit_cache_dir": self.medsnip_cache(self.ms["unit_cache_dir"], "medsnip/units")}
+
+    def medsnip_rewrites(self, dataset: str) -> bool:
+        return dataset == "healthfc" and self.ms["datasets"]["healthfc"]["rewrite_claims"]
+
+    def medsnip_prepare_options(self, dataset: str) -> dict[str, Any]:
+        ds = self.ms["datasets"][dataset]
+        rewrite = self.medsnip_rewrites(dataset)
+        return {"source": dataset, "splits": ds.get("splits", []), "rewrite_claims": rewrite, "limit": ds["limit"],
+                "llm": self.medsnip_llm(self.ms["rewriter"]) if rewrite else None, **self._medsnip_common()}
+
+    def medsnip_decompose_options(self, dataset: str, mode: str) -> dict[str, Any]:
+        ms = self.ms
+        return {"mode": mode, "atoms_from": ms["atoms_from"] if (dataset, mode) == ("bench", "group") else "extract",
+                "fallback_whole_text": ms["fallback_whole_text"],
+                "llm": self.medsnip_llm(ms["decomposer"]) if mode in LLM_MODES else None, **self._medsnip_common()}
+
+    def medsnip_retrieval(self) -> dict[str, Any]:
+        r = self.ms["retrieval"]
+        return {**r, "search_cache_dir": self.medsnip_cache(r["search_cache_dir"], "medsnip/search"),
+                "pubmed": {**r["pubmed"], "cache_dir": self.medsnip_cache(r["pubmed"]["cache_dir"], "clinifact/pubmed")},
+                "web": {**r["web"], "http_cache_dir": self.medsnip_cache(r["web"]["http_cache_dir"], "medsnip/web")}}
+
+    def medsnip_verify_options(self, verifier: str) -> dict[str, Any]:
+        v = self.medsnip_verifier(verifier)
+        return {"verifier": v["kind"], "name": v["name"], "unparsed": v["unparsed"], "llm": self.medsnip_llm(v["llm"]),
+                "retrieval": self.medsnip_retrieval() if v["kind"] == "retrieval" else None, **self._medsnip_common()}
+
+    def medsnip_score_options(self, dataset: str) -> dict[str, Any]:
+        bench = self.ms["datasets"]["bench"]
+        level, baseline = (bench["level"], bench["baseline_mode"]) if dataset == "bench" else ("answer", "atoms")
+        return {"level": level, "baseline_mode": baseline, **self.ms["score"]}
+
+    def medsnip_prompts(self, names: list[str]) -> dict[str, str]:
+        """{prompt name: sha256 of its file}: in a rule's params, so editing a prompt reruns its rules."""
+        return prompt_hashes(names, self.ms["prompt_dir"])
+
+    def medsnip_prepare_prompts(self, dataset: str) -> dict[str, str]:
+        return self.medsnip_prompts(STATEMENT_PROMPTS if self.medsnip_rewrites(dataset) else [])
+
+    def medsnip_decompose_prompts(self, mode: str) -> dict[str, str]:
+        return self.medsnip_prompts(decompose_prompts(mode))
+
+    def medsnip_verify_prompts(self, verifier: str) -> dict[str, str]:
+        return self.medsnip_prompts(verify_prompts(self.medsnip_verifier(verifier)["kind"]))
+
+    def medsnip_verify_inputs(self, dataset: str, mode: str, verifier: str) -> dict[str, str]:
+        """A verifier's inputs: the units and answers, and a local BM25 index's passages (editing them reruns it)."""
+        inputs = {"units": f"{MEDSNIP_DIR}/{dataset}/units/{mode}.jsonl", "answers": f"{MEDSNIP_DIR}/{dataset}/answers.jsonl"}
+        r = self.ms["retrieval"]
+        if self.medsnip_verifier(verifier)["kind"] == "retrieval" and "bm25" in r["sources"]:
+            inputs["passages"] = r["bm25"]["passages"]
+        return inputs
+
+    def _medsnip_verdicts(self, dataset: str, suffix: str) -> list[str]:
+        return [f"{MEDSNIP_DIR}/{dataset}/verdicts/{v['name']}/{m}{suffix}" for v in self.ms["verifiers"]
+                for m in self.medsnip_modes(dataset)]
+
+    def medsnip_score_inputs(self, dataset: str) -> dict[str, Any]:
+        return {"answers": f"{MEDSNIP_DIR}/{dataset}/answers.jsonl", "verdicts": self._medsnip_verdicts(dataset, ".jsonl"),
+                "verifications": self._medsnip_verdicts(dataset, ".info.json"),
+                "decompositions": [f"{MEDSNIP_DIR}/{dataset}/units/{m}.info.json" for m in self.medsnip_modes(dataset)]}
+
+    def medsnip_resources(self, options: dict[str, Any]) -> dict[str, int]:
+        """A job running a local transformers model asks for the configured threads, GPUs and memory; a
+        server job for one thread, no GPU and 2 GB."""
+        llm = options.get("llm")
+        local = llm is not None and llm["backend"] == "transformers"
+        ms = self.ms
+        return {"threads": ms["threads"], "gpu": ms["gpu"], "mem_mb": ms["mem_mb"]} if local else {"threads": 1, "gpu": 0, "mem_mb": 2048}
+
+    def check_medsnip(self) -> None:
+        """What the schema cannot say about the medsnip section, checked before any job runs, naming the key."""
+        ms = self.ms
+        datasets = self.medsnip_datasets()
+        if not datasets:
+            raise ValueError("config: stages.medsnip is on but neither medsnip.datasets.healthfc.enabled nor medsnip.datasets.bench.enabled is true")
+        bench = ms["datasets"]["bench"]
+        if "bench" in datasets:
+            if not Path(bench["path"]).is_file():
+                raise ValueError(f"config: medsnip.datasets.bench.path {bench['path']!r} is not a file")
+            if bench["baseline_mode"] == "human_atoms" and not bench["human_units"]:
+                raise ValueError("config: medsnip.datasets.bench.baseline_mode is human_atoms but medsnip.datasets.bench.human_units is false")
+        names = [v["name"] for v in ms["verifiers"]]
+        if len(set(names)) < len(names):
+            raise ValueError(f"config: medsnip.verifiers has repeated names {sorted(n for n in set(names) if names.count(n) > 1)}")
+        roles = [("medsnip.decomposer", ms["decomposer"])]
+        if self.medsnip_rewrites("healthfc") and "healthfc" in datasets:
+            roles.append(("medsnip.rewriter", ms["rewriter"]))
+        roles += [(f"medsnip.verifiers[{i}].llm", v["llm"]) for i, v in enumerate(ms["verifiers"])]
+        checks: list[tuple[Any, dict[str, Any], str]] = [(LLMOptions, self.medsnip_llm(overrides), where) for where, overrides in roles]
+        if any(v["kind"] == "retrieval" for v in ms["verifiers"]):
+            checks.append((RetrievalOptions, self.medsnip_retrieval(), "medsnip.retrieval"))
+        for cls, options, where in checks:
+            try:
+                cls.from_mapping(options, where)  # its cross-field checks included
+            except ValueError as exc:
+                note = f" (the LLM of {where} is medsnip.llm updated with the keys {where} sets)" if cls is LLMOptions else ""
+                raise ValueError(f"config: {exc}{note}") from None
+
+    def medsnip_targets(self) -> list[str]:
+        if not self.config["stages"].get("medsnip", False):
+            return []
+        return [f"{MEDSNIP_DIR}/{d}/table.csv" for d in self.medsnip_datasets()]

@@ -1,0 +1,138 @@
+"""medfc.plan without Snakemake: configs built from the schema's defaults (tests/helpers/config.py), the
+job lists and each job's options asserted exactly."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from medfc.experiments.systems import SYSTEMS
+from medfc.plan import Plan
+from tests.helpers.config import defaults
+
+
+def config(**changes):
+    """The schema's defaults with ``changes`` (dotted keys) set."""
+    cfg = defaults()
+    for dotted, value in changes.items():
+        node = cfg
+        *parents, last = dotted.split("__")
+        for key in parents:
+            node = node[key]
+        node[last] = value
+    return cfg
+
+
+def test_the_healthfc_run_matrix_is_lang_x_model_x_system_x_fold_without_joint_for_baselines():
+    cfg = config(experiments__healthfc__folds=[0, 3], models__healthfc={"en": ["tfidf", "minilm"], "de": ["minilm"]},
+                 experiments__healthfc__langs=["en", "de"])
+    runs = Plan(cfg).healthfc_runs()
+    expected = [{"lang": lang, "model": model, "system": system, "fold": fold}
+                for lang, models in (("en", ["tfidf", "minilm"]), ("de", ["minilm"])) for model in models
+                for system in SYSTEMS if not (system == "joint" and model == "tfidf") for fold in (0, 3)]
+    assert runs == expected
+    assert Plan(cfg).healthfc_runs(("oracle",)) == [r for r in expected if r["system"] == "oracle"]
+    # folds: null = every fold of healthfc.folds.n_splits; a fold outside it stops the plan, naming the keys
+    assert {r["fold"] for r in Plan(config()).healthfc_runs()} == {0, 1, 2, 3, 4}
+    with pytest.raises(ValueError, match=r"experiments\.healthfc\.folds \[7\] outside 0\.\.4 \(healthfc\.folds\.n_splits\)"):
+        Plan(config(experiments__healthfc__folds=[7])).healthfc_runs()
+
+
+def test_a_healthfc_runs_training_config_is_train_then_model_then_system_then_smoke():
+    cfg = config(
+        experiments__healthfc__model_train={"minilm": {"lr": 3e-5, "batch_size": 2}},
+        experiments__healthfc__system_train={"joint": {"batch_size": 1, "epochs": 2}},
+        experiments__smoke={"max_steps": 2, "epochs": 1},
+        experiments__scale="smoke",
+        experiments__keep_checkpoints=True,
+    )
+    train = cfg["experiments"]["healthfc"]["train"]
+    options = Plan(cfg).healthfc_experiment_options("en", "minilm", "joint", "3")
+    assert options == {
+        "system": "joint", "lang": "en", "fold": 3,
+        "train": {**train, "lr": 3e-5, "batch_size": 1, "epochs": 1, "max_steps": 2, "model": "offline:minilm"},
+        "system_options": {k: cfg["experiments"]["healthfc"][k] for k in ("threshold", "max_evidence", "evidence_weight", "joint_pool", "val_fraction")},
+        "checkpoint_dir": "results/checkpoints/healthfc/en/minilm/joint/fold3",
+    }
+    # another system of the same model: its own system_train does not apply
+    assert Plan(cfg).healthfc_experiment_options("en", "minilm", "oracle", 0)["train"]["batch_size"] == 2
+
+
+def test_the_pipeline_selector_gets_its_whole_training_config_layered_once():
+    cfg = config(experiments__healthfc__evidence_train={"max_length": 256, "max_steps": 9},
+                 experiments__smoke={"max_steps": 2}, experiments__scale="smoke")
+    plan = Plan(cfg)
+    options = plan.healthfc_experiment_options("en", "minilm", "pipeline", 0)
+    run_train = options["train"]
+    # the run's config < evidence_train < smoke (the smoke cap wins over evidence_train's own)
+    assert options["system_options"]["evidence_train"] == {**run_train, "max_length": 256, "max_steps": 2}
+    assert run_train["max_length"] == 512 and run_train["max_steps"] == 2
+    # a scikit-learn baseline's pipeline selector is the run's own baseline: no encoder keys
+    tfidf = plan.healthfc_experiment_options("en", "tfidf", "pipeline", 0)
+    assert tfidf["train"] == {**cfg["experiments"]["tfidf"], "model": "sklearn:tfidf"}
+    assert tfidf["system_options"]["evidence_train"] == {}
+    assert tfidf["checkpoint_dir"] is None  # experiments.keep_checkpoints: false (the default)
+
+
+def test_clinifact_options_layer_train_model_train_and_smoke():
+    cfg = config(experiments__clinifact__model_train={"minilm": {"epochs": 3}}, experiments__smoke={"max_examples": 16},
+                 experiments__scale="smoke")
+    options = Plan(cfg).clinifact_experiment_options("minilm")
+    assert options["train"] == {**cfg["experiments"]["clinifact"]["train"], "epochs": 3, "max_examples": 16, "model": "offline:minilm"}
+    assert options["train"]["lr"] == 2e-5 and options["train"]["batch_size"] == 16  # CliniFact's own defaults
+    assert Plan(cfg).clinifact_experiment_options("gbm")["train"] == {**cfg["experiments"]["gbm"], "model": "sklearn:gbm"}
+
+
+def test_targets_of_the_default_config_and_of_the_experiments():
+    plan = Plan(config())
+    targets = plan.targets()
+    assert "results/healthfc/diff/diff.md" in targets and "results/clinifact/pairs/dataset_card.md" in targets
+    assert not [t for t in targets if t.startswith("results/experiments")]  # stages.experiments is off by default
+    cfg = config(stages__experiments=True, experiments__healthfc__systems=["oracle", "claims_only"],
+                 experiments__healthfc__folds=[1], models__clinifact={"discriminative": ["tfidf"], "zero_shot": []})
+    targets = Plan(cfg).experiment_targets()
+    assert targets == [
+        *[f"results/experiments/healthfc/en/{m}/{s}/fold1/{f}" for m in ("tfidf", "minilm") for s in ("oracle", "claims_only")
+          for f in ("predictions.jsonl", "scores.json")],
+        "results/tables/healthfc_table3.csv", "results/tables/healthfc_table5.csv",
+        "results/experiments/clinifact/tfidf/predictions.jsonl", "results/experiments/clinifact/tfidf/scores.json",
+        "results/tables/clinifact_table8.csv", "results/figures/clinifact_fig3.png",
+    ]  # no significance tables: no compared pair of systems runs, one CliniFact system
+
+
+def test_a_table_reads_exactly_its_runs():
+    cfg = config(experiments__healthfc__folds=[0], models__healthfc={"en": ["minilm"], "de": []})
+    plan = Plan(cfg)
+    name, files, runs = plan.table_runs("healthfc_table5")
+    assert name == "scores" and [r["system"] for r in runs] == ["claims_only", "gold_explanations", "level_of_evidence"]
+    assert files == [f"results/experiments/healthfc/en/minilm/{s}/fold0/scores.json" for s in ("claims_only", "gold_explanations", "level_of_evidence")]
+    sig = plan.table_options("healthfc_significance")
+    assert sig["comparisons"] == cfg["scoring"]["healthfc_comparisons"]
+    assert sig["n_resamples"] == cfg["scoring"]["bootstrap"]["n_resamples"]
+    assert plan.table_inputs("clinifact_significance") == {"predictions": ["results/experiments/clinifact/tfidf/predictions.jsonl",
+                                                                           "results/experiments/clinifact/minilm/predictions.jsonl"]}
+
+
+def test_ensembles_and_config_mistakes_across_keys():
+    cfg = config(models__ensembles={"both": {"members": ["tfidf", "minilm"], "weights": None}})
+    plan = Plan(cfg)
+    assert plan.model_name("both") == "ensemble:sklearn:tfidf+offline:minilm" and plan.is_sklearn("both")
+    assert plan.ensemble_options("both") == {"members": ["tfidf", "minilm"], "weights": [1.0, 1.0]}
+    assert plan.model_alias_pattern(ensembles=True) == "both"
+    with pytest.raises(ValueError, match=r"models\.ensembles\.bad\.members \['nope'\] are not in models\.aliases"):
+        Plan(config(models__ensembles={"bad": {"members": ["nope"], "weights": None}})).check()
+    with pytest.raises(ValueError, match=r"experiments\.smoke caps training"):
+        Plan(config(stages__experiments=True, experiments__smoke={"max_steps": 2})).check()
+    with pytest.raises(ValueError, match="model 'gpt9' is not defined in models.aliases"):
+        Plan(config(models__healthfc={"en": ["gpt9"], "de": []})).healthfc_runs()
+
+
+def test_the_plan_does_not_change_the_config_and_imports_no_snakemake():
+    cfg = config(models__aliases={"big": "org/big"})
+    before = repr(cfg)
+    assert Plan(cfg).model_name("minilm") == "offline:minilm" and Plan(cfg).model_name("big") == "org/big"
+    assert repr(cfg) == before  # the built-in aliases are added in the plan, not written into the config
+    code = "import sys, medfc.plan, medfc.plan.config_errors; sys.exit(any(m.split('.')[0] == 'snakemake' for m in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
