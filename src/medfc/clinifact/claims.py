@@ -29,6 +29,7 @@ from typing import Any, Literal
 import numpy as np
 
 from medfc.common.embeddings import Embedder
+from medfc.common.labels import CLINIFACT_RECORD_NAMES
 from medfc.common.report import SkipReport
 
 log = logging.getLogger(__name__)
@@ -56,8 +57,9 @@ TEST_TYPE_PHRASES = {
     "SUPERIORITY_OR_OTHER": "superior or other",
 }
 
-EVIDENCE, INCONCLUSIVE, NEI = "EVIDENCE", "INCONCLUSIVE", "NOT ENOUGH INFO"
-LABEL_IDS = {INCONCLUSIVE: 0, EVIDENCE: 1, NEI: 2}
+# the labelled pairs' words for the release codes (medfc.common.labels: kept as first written)
+EVIDENCE, INCONCLUSIVE, NEI = (CLINIFACT_RECORD_NAMES[code] for code in (1, 0, 2))
+LABEL_IDS = {CLINIFACT_RECORD_NAMES[code]: code for code in (0, 1, 2)}
 
 
 # --- p-values ---------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
+from medfc.common.labels import CLINIFACT_RELEASE_NAMES
 from medfc.common.report import SkipReport
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,7 @@ OPTIONAL_COLUMNS = frozenset(
     {"outcome_description", "intervention_group_description", "comparator_group_description", "intervention_group_intervention_label", "comparator_group_intervention_label"}
 )
 REQUIRED_COLUMNS = [c for c in RELEASE_COLUMNS if c not in OPTIONAL_COLUMNS and c != "index"]
-LABEL_NAMES = {1: "evidence", 0: "inconclusive", 2: "not enough information"}
+LABEL_NAMES = CLINIFACT_RELEASE_NAMES  # Table 6's headings: the release's words (medfc.common.labels)
 SPLITS = ("train", "validation", "test")
 # A duplicate is a row identical in every column but ``index`` (the release keeps rows that share trial,
 # claim and PMID but differ elsewhere, e.g. two analyses sets of one outcome with their own p-values).

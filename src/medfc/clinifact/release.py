@@ -30,27 +30,22 @@ from medfc.clinifact.pairs import LIST_COLUMNS, OPTIONAL_COLUMNS, RELEASE_COLUMN
 from medfc.common.csvfile import field_count_problem, read_csv_records
 from medfc.common.http import HttpClient, cache_key
 from medfc.common.report import SkipReport
+from medfc.common.sources import is_url, local_or_cached
 
 log = logging.getLogger(__name__)
 
-RELEASE_BASE_URL = "https://raw.githubusercontent.com/ds4dh/CliniFact/main/data/processed/primary_outcome_publication_dataset"
 RELEASE_FILES = {"train": "train_set.csv", "validation": "validation_set.csv", "test": "test_set.csv"}
-
-
-def _is_url(source: str) -> bool:
-    return source.startswith(("http://", "https://"))
 
 
 def locate(source: str, split: str, cache_dir: str | os.PathLike | None = None, http: HttpClient | None = None) -> Path:
     """Local path of one release file, downloading it once into ``cache_dir`` when ``source`` is a URL."""
     name = RELEASE_FILES[split]
-    if not _is_url(source):
+    if not is_url(source):
         return Path(source) / name
     url = source.rstrip("/") + "/" + name
     if cache_dir is None:
         raise ValueError("a cache_dir is needed to import the release from a URL")
-    dest = Path(cache_dir) / cache_key("GET", url)[:16] / name
-    return (http or HttpClient()).download(url, dest, progress=False)
+    return local_or_cached(url, Path(cache_dir) / cache_key("GET", url)[:16] / name, http or HttpClient())[0]
 
 
 #: The label column's codes exactly as the release writes them.

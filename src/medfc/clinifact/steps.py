@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from medfc.clinifact import claims as claims_mod
-from medfc.clinifact import ctgov, pairs, pubmed, release, stats
+from medfc.clinifact import ctgov, pairs, release, stats
 from medfc.clinifact import diff as cdiff
 from medfc.common.diff import render_markdown, write_diff
+from medfc.common import pubmed
 from medfc.common.embeddings import Embedder, TransformersEmbedder
 from medfc.common.io import read_json, read_jsonl, write_jsonl, write_table
 from medfc.common.options import Options

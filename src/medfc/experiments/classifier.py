@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from tokenizers import Encoding
 
+from medfc.common.tokens import token_ids
 from medfc.experiments.metrics import validation_scores
 from medfc.experiments.training import PadCollator, TrainConfig, TrainResult, class_weights, default_loss, predict, set_seed, train
 
@@ -45,16 +46,6 @@ def load_classifier(path: str | os.PathLike, labels: Sequence[str]) -> torch.nn.
         label2id={label: i for i, label in enumerate(labels)},
         ignore_mismatched_sizes=True,
     )
-
-
-def token_ids(tokenizer, text: str) -> list[int]:
-    """Token ids of ``text`` without special tokens, and without the backend's own truncation or
-    padding: a tokenizer.json may pad every encoding to a fixed length (all-MiniLM-L6-v2's pads to 128),
-    which would turn each sentence into 128 tokens."""
-    backend = tokenizer.backend_tokenizer
-    backend.no_truncation()
-    backend.no_padding()
-    return backend.encode(text or "", add_special_tokens=False).ids
 
 
 def encode_pair(tokenizer, a: str, b: str | None = None, max_length: int = 512, trim: str = "right", b_prefix: str | None = None) -> tuple[dict[str, list[int]], bool]:

@@ -1,7 +1,7 @@
 """CliniFact baselines (Zhang et al., Sci Data 2025, Table 8).
 
 Labels: the release codes 1 = evidence, 0 = inconclusive, 2 = not enough information, named here
-``CLINIFACT_LABELS = ["evidence", "inconclusive", "NEI"]`` (:mod:`medfc.experiments.systems`).
+``CLINIFACT_LABELS = ["evidence", "inconclusive", "NEI"]`` (:mod:`medfc.common.labels`).
 
 Discriminative
     ``[CLS] claim [SEP] title abstract [SEP]`` in at most ``max_length`` (512) tokens; when too long
@@ -32,12 +32,13 @@ import numpy as np
 import pandas as pd
 
 from medfc.common.io import write_json, write_jsonl
+from medfc.common.labels import CLINIFACT_CODES, CLINIFACT_LABELS
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
-from medfc.experiments.classifier import Example, token_ids
+from medfc.common.tokens import token_ids
+from medfc.experiments.classifier import Example
 from medfc.experiments.models import ModelConfig, fit_model
 from medfc.experiments.metrics import validation_scores
-from medfc.experiments.systems import CLINIFACT_LABELS
 from medfc.experiments.training import set_seed
 from medfc.llm.base import LLMClient
 from medfc.llm.local import TransformersLM
@@ -45,8 +46,8 @@ from medfc.llm.openai import OpenAICompatibleLM
 
 log = logging.getLogger(__name__)
 
-CODE_TO_LABEL = {1: "evidence", 0: "inconclusive", 2: "NEI"}
-OPTION_TO_LABEL = {"TRUE": "evidence", "FALSE": "inconclusive", "NONE": "NEI"}
+CODE_TO_LABEL = CLINIFACT_CODES
+OPTION_TO_LABEL = {"TRUE": CLINIFACT_CODES[1], "FALSE": CLINIFACT_CODES[0], "NONE": CLINIFACT_CODES[2]}
 
 PROMPT = (
     "You are an expert in clinical research. Read the clinical research claim and the abstract of a "
@@ -234,9 +235,6 @@ def _softmax(logp: np.ndarray) -> np.ndarray:
 
 # The two zero-shot backends are the LLM layer's clients (medfc.llm): the same local model and
 # OpenAI-compatible server code as the MedSNIP decomposer and verifiers, scoring options here.
-LocalScorer = TransformersLM
-
-
 def make_scorer(opts: ZeroShotOptions) -> LLMClient:
     """The zero-shot scorer of ``opts.backend`` (see module docstring)."""
     if opts.backend == "transformers":

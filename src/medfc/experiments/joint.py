@@ -37,7 +37,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from medfc.experiments.classifier import token_ids
+from medfc.common.tokens import token_ids
 
 # ------------------------------------------------------------------------------------ pooling/loss
 

@@ -2,14 +2,14 @@
 
 The project's scorers live in ``medfc.scoring``; :func:`validation_scores` is the small, stable dict
 the training loop selects checkpoints by (``accuracy``, ``macro_f1``, ``macro_precision``,
-``macro_recall``), computed by :func:`medfc.scoring.classification.classification_scores`.
+``macro_recall``), computed by :func:`medfc.common.metrics.classification_scores` (the scorers' own).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from medfc.scoring.classification import classification_scores
+from medfc.common.metrics import classification_scores
 
 
 def validation_scores(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> dict[str, float]:

@@ -1,4 +1,4 @@
-"""The HealthFC systems, their labels and the options each one depends on; the CliniFact labels.
+"""The HealthFC systems and the options each one depends on (the labels: :mod:`medfc.common.labels`).
 
 A light module (no torch): the workflow reads it when it plans the DAG, so that the list of systems
 and the keys each system's rule passes (and reruns on) are written once, here.
@@ -9,19 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
+from medfc.common.labels import CLINIFACT_LABELS, EVIDENCE_LABELS, LOE_LABELS, VERACITY_LABELS  # noqa: F401 (the labels: medfc.common.labels)
 from medfc.common.options import Options
-
-VERACITY_LABELS = ["SUPPORTED", "NOT ENOUGH INFO", "REFUTED"]
-LOE_LABELS = ["high", "moderate", "low"]
-EVIDENCE_LABELS = ["other", "evidence"]
-# CliniFact: the release codes 1 = evidence, 0 = inconclusive, 2 = not enough information
-CLINIFACT_LABELS = ["evidence", "inconclusive", "NEI"]
 
 SYSTEMS = ("pipeline", "joint", "oracle", "claims_only", "gold_explanations", "level_of_evidence")
 EVIDENCE_SYSTEMS = ("pipeline", "joint")  # they select evidence sentences themselves
 TABLE3_SYSTEMS = ("pipeline", "joint", "oracle")
 TABLE5_SYSTEMS = ("claims_only", "gold_explanations", "level_of_evidence")
-LOE_INPUTS = ("claim", "claim+evidence", "claim+explanation", "claim+document")
 
 
 @dataclass(frozen=True)

@@ -67,11 +67,6 @@ class TfidfOptions(Options):
     refit_with_validation: bool
 
 
-def is_tfidf(model: str) -> bool:
-    """Whether a model name (an alias target) is the TF-IDF baseline."""
-    return model == "sklearn:tfidf"
-
-
 @dataclass(frozen=True)
 class Variant:
     """One feature space: how the texts of a pair are vectorized."""

@@ -79,7 +79,6 @@ FIELDS = (
     "authors", "title", "source", "release_row", "gold_evidence", "n_evidence_unaligned",
     "claim_en_origin", "explanation_en_origin", "sentences_en_origin",
 )
-SOURCES = ("crawl+release", "crawl", "release")
 
 
 @dataclass

@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
+from medfc.common.labels import NOT_ENOUGH_INFO, REFUTED, SUPPORTED  # noqa: E402
 from medfc.common.plots import save_figure
 
 __all__ = ["plot_claims_per_year", "plot_level_by_verdict", "plot_top_topics"]
@@ -24,7 +25,7 @@ LEVEL_COLOURS = {
     "high": "#1b7837", "moderate": "#7fbf7b", "low": "#d9f0d3",
     "insufficient": "#bababa", "conflicting": "#8c510a",
 }
-LABEL_NAMES = {"SUPPORTED": "Supported", "REFUTED": "Refuted", "NOT ENOUGH INFO": "NEI"}
+LABEL_NAMES = {SUPPORTED: "Supported", REFUTED: "Refuted", NOT_ENOUGH_INFO: "NEI"}  # the figures' legend
 
 
 def _labels(values) -> list[str]:

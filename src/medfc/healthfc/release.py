@@ -51,6 +51,7 @@ from urllib.parse import urlparse
 
 from medfc.common.csvfile import field_count_problem, read_csv_records, require_columns
 from medfc.common.report import SkipReport
+from medfc.common.sources import is_url, local_or_cached
 from medfc.healthfc.dates import parse_german_date
 from medfc.healthfc.parse import TITLE_SUFFIX
 from medfc.healthfc.sentences import normalize_text, split_sentences
@@ -363,10 +364,6 @@ def _excerpt(text: str, other: str, width: int = 30) -> str:
 # --------------------------------------------------------------------------- fetching
 
 
-def is_url(source: str) -> bool:
-    return urlparse(str(source)).scheme in ("http", "https")
-
-
 def release_cache_path(url: str, cache_dir: str | os.PathLike) -> Path:
     """Where a downloaded release lives: ``<cache>/healthfc/release/<hash>-<file name>``."""
     name = Path(urlparse(url).path).name or "Datensatz.csv"
@@ -386,12 +383,4 @@ def fetch_release(source: str | os.PathLike, cache_dir: str | os.PathLike, *, cl
         if not path.is_file():
             raise FileNotFoundError(f"HealthFC release file {source!r} does not exist (healthfc.release.source)")
         return path, False
-    dest = release_cache_path(source, cache_dir)
-    if dest.exists() and dest.stat().st_size > 0:
-        return dest, True
-    if client is None:
-        from medfc.common.http import HttpClient
-
-        client = HttpClient(rate=1.0, max_retries=3)
-    client.download(source, dest, progress=False)
-    return dest, False
+    return local_or_cached(source, release_cache_path(source, cache_dir), client)

@@ -35,9 +35,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-SUPPORTED = "SUPPORTED"
-REFUTED = "REFUTED"
-NEI = "NOT ENOUGH INFO"
+from medfc.common.labels import NOT_ENOUGH_INFO as NEI, REFUTED, SUPPORTED
+
 LABELS = (SUPPORTED, NEI, REFUTED)
 LEVELS = ("high", "moderate", "low", "insufficient", "conflicting")
 

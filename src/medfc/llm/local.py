@@ -21,8 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from medfc.experiments.classifier import token_ids
-from medfc.experiments.training import resolve_device, resolve_precision
+from medfc.common.tokens import token_ids
+from medfc.common.device import resolve_device, resolve_precision
 from medfc.llm.base import Completion, GenerationParams, Ledger, LLMClient, Message
 
 log = logging.getLogger(__name__)

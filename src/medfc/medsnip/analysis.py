@@ -51,11 +51,6 @@ def _agreed(votes: Mapping[int, Counter]) -> dict[int, str | None]:
     return {s: (next(iter(v)) if len(v) == 1 else None) for s, v in votes.items()}
 
 
-def sentence_labels(answer: Mapping[str, Any], gold: str = "atomic") -> dict[int, str | None]:
-    """{sentence index: TRUE | FALSE | None (mixed)} from the human snippets of a bench answer."""
-    return _agreed(sentence_votes(answer, gold))
-
-
 def project_labels(answer: Mapping[str, Any], units: Sequence[Mapping[str, Any]], policy: str = "drop_mixed",
                    gold: str = "atomic") -> list[str | None]:
     """Gold label of each automatic unit of one bench answer (None = no gold; see module docstring)."""

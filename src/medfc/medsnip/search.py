@@ -4,7 +4,7 @@ Every backend answers ``search(query, k) -> list[Hit]``; :class:`CachedSearch` k
 disk per (backend, index, query, k), so a rerun searches nothing.
 
 * :class:`PubMedSearch` — esearch (relevance order) then efetch of the abstracts, through the
-  project's :class:`~medfc.clinifact.pubmed.PubmedFetcher` (rate limit, per-PMID cache, API key
+  project's :class:`~medfc.common.pubmed.PubmedFetcher` (rate limit, per-PMID cache, API key
   and e-mail from the environment).
 * :class:`BM25Search` — a local BM25 index (``bm25s``) over any JSONL of passages, e.g. HealthFC
   article sentences or CliniFact abstracts: the fields of the text, title, id and URL are options.
@@ -30,7 +30,6 @@ from medfc.medsnip.cache import UnitCache, cache_key
 
 log = logging.getLogger(__name__)
 
-SERPER_URL = "https://google.serper.dev/search"
 
 
 @dataclass(frozen=True)

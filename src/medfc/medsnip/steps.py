@@ -149,7 +149,7 @@ def decompose(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: De
 
 def make_searchers(r: RetrievalOptions) -> dict[str, CachedSearch]:
     """The search backends named in ``r.sources``, each behind the per-(query, k) search cache."""
-    from medfc.clinifact.pubmed import PubmedFetcher
+    from medfc.common.pubmed import PubmedFetcher
     from medfc.common.http import HttpClient
 
     cache = UnitCache(r.search_cache_dir)

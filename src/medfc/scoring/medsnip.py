@@ -226,12 +226,6 @@ def _metric_from_counts(c: np.ndarray, metric: str) -> np.ndarray:
     raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
 
 
-def false_f1(gold: Sequence[Any], pred: Sequence[Any], abstain: str = "drop") -> float:
-    """False-class F1 (FALSE is the positive class; 0 when any denominator is 0)."""
-    g, p, keep = _encode(gold, pred, abstain)
-    return float(_metric_from_counts(_counts(g, p, keep).sum(axis=0), "ff1"))
-
-
 def binary_scores(gold: Sequence[Any], pred: Sequence[Any], abstain: str = "drop") -> dict[str, Any]:
     """FF1, TRUE-class F1, macro-F1, accuracy, false-class P/R, counts and coverage."""
     g, p, keep = _encode(gold, pred, abstain)

@@ -21,7 +21,7 @@ import numpy as np
 from medfc.common.io import read_jsonl
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
-from medfc.experiments.systems import CLINIFACT_LABELS, LOE_LABELS, VERACITY_LABELS
+from medfc.common.labels import CLINIFACT_LABELS, LOE_LABELS, NOT_ENOUGH_INFO, VERACITY_LABELS
 from medfc.scoring import averitec, classification, medsnip
 
 
@@ -94,7 +94,7 @@ def fever_strict(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     for r in records:
         right = r.get("label") == r.get("pred_label")
         gold = set(int(i) for i in r.get("evidence_ids") or [])
-        if r.get("label") == "NOT ENOUGH INFO" or not gold:
+        if r.get("label") == NOT_ENOUGH_INFO or not gold:
             n_label_only += 1
             hits.append(right)
         else:

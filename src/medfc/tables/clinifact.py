@@ -10,7 +10,7 @@ import pandas as pd
 
 from medfc.common.io import read_json, read_jsonl
 from medfc.scoring import classification
-from medfc.experiments.systems import CLINIFACT_LABELS
+from medfc.common.labels import CLINIFACT_LABELS
 from medfc.tables.common import clinifact_name, pct
 
 

@@ -8,7 +8,8 @@ from typing import Any
 import pandas as pd
 
 from medfc.common.io import read_json
-from medfc.experiments.systems import TABLE3_SYSTEMS, TABLE5_SYSTEMS, VERACITY_LABELS
+from medfc.common.labels import VERACITY_LABELS
+from medfc.experiments.systems import TABLE3_SYSTEMS, TABLE5_SYSTEMS
 from medfc.scoring import classification, medsnip
 from medfc.tables.common import grouped, pct, pm, pooled
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from medfc.clinifact import pubmed as P
+from medfc.common import pubmed as P
 from medfc.common.report import SkipReport
 
 DEMO_PUBMED = Path(__file__).resolve().parents[3] / "resources" / "demo" / "pubmed"

@@ -11,6 +11,7 @@ from transformers import AutoTokenizer
 
 from medfc.common.report import SkipReport
 from medfc.experiments import clinifact as CF
+from medfc.llm.local import TransformersLM
 from tests.helpers.config import section
 from tests.helpers.http_servers import reply_json
 
@@ -79,7 +80,7 @@ def test_zero_shot_local_scores_the_three_options(clinifact_data, tiny_gpt2, tmp
                                                                         splits=["validation", "test"]))
     assert [r["split"] for r in records] == ["validation"] * 6 + ["test"] * 6
     assert info["options"] == {"TRUE": "evidence", "FALSE": "inconclusive", "NONE": "NEI"}
-    scorer = CF.LocalScorer(str(tiny_gpt2), device="cpu")
+    scorer = TransformersLM(str(tiny_gpt2), device="cpu")
     tok = scorer.tokenizer
     pair = CF.load_pairs(clinifact_data["test"])[0]
     prompt, _ = CF.fit_prompt(pair, tok, 292)
@@ -96,7 +97,7 @@ def test_zero_shot_local_scores_the_three_options(clinifact_data, tiny_gpt2, tmp
 def test_local_scorer_sums_multi_token_options(tiny_gpt2):
     import torch
 
-    scorer = CF.LocalScorer(str(tiny_gpt2), device="cpu")
+    scorer = TransformersLM(str(tiny_gpt2), device="cpu")
     tok = scorer.tokenizer
     prompt = "Claim : the result was significant . Answer"
     out = scorer.score([prompt], ["TRUE", "FALSE NONE"])

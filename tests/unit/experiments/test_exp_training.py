@@ -5,6 +5,7 @@ import pytest
 import torch
 from torch import nn
 
+from medfc.common.device import resolve_precision
 from medfc.common.options import OptionsError
 from medfc.experiments.training import (
     LengthGroupedBatchSampler,
@@ -13,7 +14,6 @@ from medfc.experiments.training import (
     linear_warmup_schedule,
     load_checkpoint,
     predict,
-    resolve_precision,
     set_seed,
     default_loss,
     subsample,

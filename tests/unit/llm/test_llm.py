@@ -146,7 +146,7 @@ def tiny_chat_lm(tmp_path_factory):
 def test_local_backend_chat_template_batched_greedy(tiny_chat_lm):
     import torch
 
-    from medfc.experiments.classifier import token_ids
+    from medfc.common.tokens import token_ids
     from medfc.llm.local import TransformersLM
 
     lm = TransformersLM(str(tiny_chat_lm), device="cpu", batch_size=2)

@@ -228,7 +228,8 @@ def test_label_projection_policies():
                            {"index": 2, "text": "b", "atoms": [2], "pattern": "D", "labels": {"atomic": F, "general": F, "contextual": F}},
                            {"index": 3, "text": "c", "atoms": [3], "pattern": "F", "labels": {"atomic": T, "general": T, "contextual": T}},
                            {"index": 4, "text": "d", "atoms": [4], "pattern": "D", "labels": {"atomic": T, "general": T, "contextual": T}}]}
-    assert analysis.sentence_labels(answer) == {0: T, 1: None, 2: T}  # sentence 1 holds a FALSE and a TRUE snippet
+    one_each = [{"source_sentences": [i]} for i in range(3)]
+    assert analysis.project_labels(answer, one_each, "drop_mixed") == [T, None, T]  # sentence 1 holds a FALSE and a TRUE snippet
     units = [{"source_sentences": [0]}, {"source_sentences": [1]}, {"source_sentences": [0, 2]}, {"source_sentences": [0, 1, 2]}, {"source_sentences": []}]
     assert analysis.project_labels(answer, units, "drop_mixed") == [T, None, T, None, None]
     assert analysis.project_labels(answer, units, "and") == [T, F, T, F, None]
@@ -306,7 +307,7 @@ def test_bm25_backend_ranks_and_caches(tmp_path):
 
 
 def test_pubmed_and_web_backends_through_local_servers(tmp_path, monkeypatch):
-    from medfc.clinifact.pubmed import PubmedFetcher
+    from medfc.common.pubmed import PubmedFetcher
 
     xml = (b'<?xml version="1.0" ?><PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>11</PMID><Article>'
            b'<ArticleTitle>Aspirin and bleeding</ArticleTitle><Abstract><AbstractText Label="RESULTS">Aspirin raised bleeding.</AbstractText>'

@@ -70,7 +70,7 @@ def _verify(tmp_path, server_url, searchers, llm=None, **kw):
 
 
 def test_a_pubmed_400_with_an_api_key_is_stored_redacted(tmp_path, eutils_400, caplog):
-    from medfc.clinifact.pubmed import PubmedFetcher
+    from medfc.common.pubmed import PubmedFetcher
 
     base, seen = eutils_400
     fetcher = PubmedFetcher(tmp_path / "pm", api_key=SECRET, email="t@example.org", url=base + "/efetch.fcgi",

@@ -11,7 +11,6 @@ from medfc.scoring.medsnip import (
     answer_verdicts,
     binary_scores,
     clustered_paired_bootstrap,
-    false_f1,
     healthfc_binary,
     healthfc_label,
     healthfc_nei_predictions,
@@ -33,12 +32,11 @@ def test_ff1_and_macro_hand_computed():
     assert s["macro_f1"] == pytest.approx((2 / 3 + 0.5) / 2)
     assert s["accuracy"] == pytest.approx(0.6)
     assert s["counts"] == {"tp_false": 2, "fp_false": 1, "fn_false": 1, "tn_false": 1}
-    assert false_f1(gold, pred) == pytest.approx(2 / 3)
 
 
 def test_ff1_zero_denominators():
-    assert false_f1([F, T], [T, T]) == 0.0  # nothing predicted FALSE: precision undefined -> 0
-    assert false_f1([T, T], [F, T]) == 0.0  # no gold FALSE: recall undefined -> 0
+    assert binary_scores([F, T], [T, T])["ff1"] == 0.0  # nothing predicted FALSE: precision undefined -> 0
+    assert binary_scores([T, T], [F, T])["ff1"] == 0.0  # no gold FALSE: recall undefined -> 0
     s = binary_scores([T, T], [T, T])
     assert (s["ff1"], s["tf1"], s["macro_f1"]) == (0.0, 1.0, 0.5)
     assert binary_scores([], [])["ff1"] == 0.0

@@ -1,0 +1,27 @@
+"""The labels of each dataset, spelled once (every module that names a label imports it from here).
+
+HealthFC: a claim's veracity (``SUPPORTED``, ``NOT ENOUGH INFO``, ``REFUTED``: the dataset, the
+predictions, the scores and the tables) and its level of evidence; the evidence head's two classes.
+
+CliniFact: the release's codes 1, 0, 2 and their labels ``evidence``, ``inconclusive``, ``NEI``
+(predictions, scores, tables, Fig. 3, the papers' numbers). Two artifacts keep the words they were
+first written with, so that they stay identical: the labelled claim × reference pairs
+(``labelled.jsonl``: ``EVIDENCE`` / ``INCONCLUSIVE`` / ``NOT ENOUGH INFO`` with their ``label_id``,
+:data:`CLINIFACT_RECORD_NAMES`) and the headings of Table 6 and the dataset card (the release's own
+"2 = not enough information", :data:`CLINIFACT_RELEASE_NAMES`). Both are keyed by the code, never
+compared with a label.
+"""
+
+from __future__ import annotations
+
+# HealthFC
+SUPPORTED, NOT_ENOUGH_INFO, REFUTED = "SUPPORTED", "NOT ENOUGH INFO", "REFUTED"
+VERACITY_LABELS = [SUPPORTED, NOT_ENOUGH_INFO, REFUTED]
+LOE_LABELS = ["high", "moderate", "low"]
+EVIDENCE_LABELS = ["other", "evidence"]
+
+# CliniFact: release code → label; CLINIFACT_LABELS is the models' class order
+CLINIFACT_CODES = {1: "evidence", 0: "inconclusive", 2: "NEI"}
+CLINIFACT_LABELS = [CLINIFACT_CODES[1], CLINIFACT_CODES[0], CLINIFACT_CODES[2]]
+CLINIFACT_RECORD_NAMES = {1: "EVIDENCE", 0: "INCONCLUSIVE", 2: "NOT ENOUGH INFO"}
+CLINIFACT_RELEASE_NAMES = {1: "evidence", 0: "inconclusive", 2: "not enough information"}

@@ -1,0 +1,118 @@
+"""Label metrics: accuracy, per-class/macro P/R/F1, confusion matrix — used to select checkpoints in
+training (``medfc.experiments``) and by every scorer (``medfc.scoring.classification`` builds its tests
+and intervals on them).
+
+Conventions (see docs/scoring.md):
+
+* ``labels`` fixes the classes and their order. A class in ``labels`` that never occurs in gold or
+  predictions still counts in the macro average (with P = R = F1 = 0).
+* Any ratio with a zero denominator is 0 (precision with no predictions of a class, recall with no
+  gold items of a class, F1 when P + R = 0).
+* A gold label outside ``labels`` is an error. A predicted label outside ``labels`` (a malformed system
+  output) is simply wrong: it lowers recall and accuracy, adds to no class's precision, and is
+  counted in ``n_unknown_pred``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+
+def _check_lengths(*seqs: Sequence[Any]) -> int:
+    n = len(seqs[0])
+    if any(len(s) != n for s in seqs[1:]):
+        raise ValueError(f"sequences differ in length: {[len(s) for s in seqs]}")
+    return n
+
+
+def _ratio(num: float, den: float) -> float:
+    return float(num) / float(den) if den else 0.0
+
+
+def f1_from_counts(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
+    """(precision, recall, F1) from counts; each is 0 when its denominator is 0."""
+    p = _ratio(tp, tp + fp)
+    r = _ratio(tp, tp + fn)
+    f1 = _ratio(2 * p * r, p + r)
+    return p, r, f1
+
+
+def confusion_matrix(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> np.ndarray:
+    """Counts with gold labels as rows and predicted labels as columns, in ``labels`` order.
+
+    Predictions outside ``labels`` are not in the matrix (their row sum falls short of the support).
+    """
+    _check_lengths(gold, pred)
+    index = {lab: i for i, lab in enumerate(labels)}
+    if len(index) != len(labels):
+        raise ValueError(f"duplicate labels in {list(labels)}")
+    mat = np.zeros((len(labels), len(labels)), dtype=np.int64)
+    for g, p in zip(gold, pred):
+        if g not in index:
+            raise ValueError(f"gold label {g!r} is not one of {list(labels)}")
+        j = index.get(p)
+        if j is not None:
+            mat[index[g], j] += 1
+    return mat
+
+
+def per_class_scores(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> dict[str, dict[str, float]]:
+    """``{label: {precision, recall, f1, support, n_pred}}`` for every label."""
+    mat = confusion_matrix(gold, pred, labels)
+    support = mat.sum(axis=1) + _unknown_by_gold(gold, pred, labels)
+    out = {}
+    for i, lab in enumerate(labels):
+        tp = int(mat[i, i])
+        fp = int(mat[:, i].sum()) - tp
+        fn = int(support[i]) - tp
+        p, r, f1 = f1_from_counts(tp, fp, fn)
+        out[lab] = {"precision": p, "recall": r, "f1": f1, "support": int(support[i]), "n_pred": tp + fp}
+    return out
+
+
+def _unknown_by_gold(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> np.ndarray:
+    known = set(labels)
+    index = {lab: i for i, lab in enumerate(labels)}
+    extra = np.zeros(len(labels), dtype=np.int64)
+    for g, p in zip(gold, pred):
+        if p not in known:
+            extra[index[g]] += 1
+    return extra
+
+
+def accuracy(gold: Sequence[str], pred: Sequence[str]) -> float:
+    """Share of items whose prediction equals the gold label (0 for no items)."""
+    n = _check_lengths(gold, pred)
+    return _ratio(sum(g == p for g, p in zip(gold, pred)), n)
+
+
+def macro_f1(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> float:
+    per = per_class_scores(gold, pred, labels)
+    return float(np.mean([v["f1"] for v in per.values()])) if per else 0.0
+
+
+def classification_scores(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> dict[str, Any]:
+    """All label metrics in one JSON-able dict.
+
+    Keys: ``n``, ``accuracy``, ``macro_precision``, ``macro_recall``, ``macro_f1``, ``per_class``
+    (see :func:`per_class_scores`), ``confusion`` (``{"labels": [...], "matrix": [[...]]}``, rows =
+    gold), ``n_unknown_pred``.
+    """
+    n = _check_lengths(gold, pred)
+    labels = list(labels)
+    per = per_class_scores(gold, pred, labels)
+    mat = confusion_matrix(gold, pred, labels)
+    known = set(labels)
+    return {
+        "n": n,
+        "accuracy": accuracy(gold, pred),
+        "macro_precision": float(np.mean([v["precision"] for v in per.values()])) if labels else 0.0,
+        "macro_recall": float(np.mean([v["recall"] for v in per.values()])) if labels else 0.0,
+        "macro_f1": float(np.mean([v["f1"] for v in per.values()])) if labels else 0.0,
+        "per_class": per,
+        "confusion": {"labels": labels, "matrix": mat.tolist()},
+        "n_unknown_pred": sum(p not in known for p in pred),
+    }

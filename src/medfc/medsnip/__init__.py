@@ -1,0 +1,1 @@
+"""MedSNIP: snippet-level verification of answers (decompose into units, verify each, score; docs/medsnip.md)."""
