@@ -5,6 +5,8 @@ random (seeded), so outputs are deterministic but meaningless — enough to exer
 batching, training loops and caches without any model hub.
 
 * :func:`build_tiny_marian` — MarianMTModel + MarianTokenizer (source.spm, target.spm, vocab.json)
+* :func:`build_tiny_opus_marian` — the same with Opus-MT's vocabulary layout (``<pad>`` last), which
+  CTranslate2's converter needs
 * :func:`build_tiny_bert` — BertForSequenceClassification (or BertModel) + WordPiece BertTokenizerFast
 * :func:`build_tiny_causal_lm` — GPT2LMHeadModel + fast tokenizer where "TRUE", "FALSE", "NONE" are
   single tokens
@@ -27,6 +29,7 @@ __all__ = [
     "build_tiny_bert",
     "build_tiny_causal_lm",
     "build_tiny_marian",
+    "build_tiny_opus_marian",
 ]
 
 DE_SENTENCES: tuple[str, ...] = (
@@ -121,6 +124,51 @@ def build_tiny_marian(
     seed: int = 0,
 ) -> Path:
     """A tiny DE→EN MarianMTModel with SentencePiece tokenizers trained on the given sentences."""
+    return _build_marian(out_dir, src_sentences, tgt_sentences, vocab_size=vocab_size, d_model=d_model,
+                         max_length=max_length, seed=seed, pad_last=False)
+
+
+def build_tiny_opus_marian(
+    out_dir: str | os.PathLike,
+    src_sentences: Sequence[str] = DE_SENTENCES,
+    tgt_sentences: Sequence[str] = EN_SENTENCES,
+    *,
+    vocab_size: int = 120,
+    d_model: int = 16,
+    max_length: int = 24,
+    seed: int = 0,
+    init_std: float = 0.02,
+    eos_bias: float = 0.0,
+) -> Path:
+    """:func:`build_tiny_marian` with Opus-MT's vocabulary layout: ``</s>`` 0, ``<unk>`` 1, ``<pad>``
+    the **last** id (opus-mt-de-en: 58100 of 58101), which is also the decoder start token.
+
+    CTranslate2's Marian converter relies on that layout: it drops the last vocabulary entry and
+    the last embedding row (the ``<pad>`` transformers adds), so a model with ``<pad>`` elsewhere
+    (as :func:`build_tiny_marian` makes it, id 2) fails its vocabulary check. ``init_std`` is the
+    weights' initial spread (transformers' ``init_std``): larger values make the random model's
+    output depend more on its input; ``eos_bias`` is added to ``</s>``'s output bias
+    (``final_logits_bias``), so that translations end at varied lengths rather than all at the
+    length limit (``init_std=0.5, eos_bias=6.0``: of 200 demo sentences at ``max_length`` 32, about
+    half stop early, at six different lengths).
+    """
+    return _build_marian(out_dir, src_sentences, tgt_sentences, vocab_size=vocab_size, d_model=d_model,
+                         max_length=max_length, seed=seed, pad_last=True, init_std=init_std, eos_bias=eos_bias)
+
+
+def _build_marian(
+    out_dir: str | os.PathLike,
+    src_sentences: Sequence[str],
+    tgt_sentences: Sequence[str],
+    *,
+    vocab_size: int,
+    d_model: int,
+    max_length: int,
+    seed: int,
+    pad_last: bool,
+    init_std: float = 0.02,
+    eos_bias: float = 0.0,
+) -> Path:
     import torch
     from transformers import MarianConfig, MarianMTModel, MarianTokenizer
 
@@ -132,10 +180,11 @@ def build_tiny_marian(
     tgt_model = _train_spm(tgt_sentences, vocab_size)
     (out / "source.spm").write_bytes(src_model)
     (out / "target.spm").write_bytes(tgt_model)
-    vocab: dict[str, int] = {"</s>": 0, "<unk>": 1, "<pad>": 2}
+    vocab: dict[str, int] = {"</s>": 0, "<unk>": 1} if pad_last else {"</s>": 0, "<unk>": 1, "<pad>": 2}
     for piece in _spm_pieces(src_model) + _spm_pieces(tgt_model):
-        if piece not in vocab:
+        if piece not in vocab and piece != "<pad>":
             vocab[piece] = len(vocab)
+    vocab.setdefault("<pad>", len(vocab))
     (out / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False, indent=1), encoding="utf-8")
 
     tok = MarianTokenizer(
@@ -162,9 +211,13 @@ def build_tiny_marian(
         share_encoder_decoder_embeddings=True,
         max_length=max_length,
         num_beams=1,
+        init_std=init_std,
     )
     torch.manual_seed(seed)
     model = MarianMTModel(config)
+    if eos_bias:
+        with torch.no_grad():
+            model.final_logits_bias[0, vocab["</s>"]] += eos_bias
     model.generation_config.max_length = max_length
     model.generation_config.num_beams = 1
     model.generation_config.bad_words_ids = [[vocab["<pad>"]]]
