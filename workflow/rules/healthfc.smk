@@ -71,6 +71,8 @@ rule healthfc_translate:
         options={
             **{k: v for k, v in config["healthfc"]["translation"].items() if k not in ("memory_seeds", "corrections", "gpu")},
             "memory": f"{CACHE}/healthfc/translation_memory.jsonl",
+            # the ctranslate2 backend's converted models (keyed by model, ctranslate2 version, quantization)
+            "ct2_cache": f"{CACHE}/healthfc/ctranslate2",
             "splitter": config["healthfc"]["sentences"]["base"],
         },
     log:

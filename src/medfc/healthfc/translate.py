@@ -4,6 +4,9 @@
 * :class:`MarianTranslator` — a local seq2seq model (MarianMT / opus-mt, or any
   ``AutoModelForSeq2SeqLM``), loaded lazily on first use, batched with inputs sorted by length,
   on the GPU in fp16 when one is available.
+* :class:`CTranslate2Translator` — the same Marian model run by CTranslate2: converted once into a
+  cache (:mod:`medfc.healthfc.ct2_models`), int8 on the CPU and float16 on CUDA by default, batched
+  the same way.
 * :class:`DeepLTranslator` — optional DeepL API backend (key from ``DEEPL_AUTH_KEY``).
 * :func:`translate_with_memory` — corrections first, then memory hits; only the rest reach the
   translator, which is created (and its model loaded) only when something is missing.
@@ -27,6 +30,7 @@ from medfc.healthfc.sentences import BaseSplitter, article_sentence_records
 from medfc.healthfc.tm import Corrections, TranslationMemory, normalize_key
 
 __all__ = [
+    "CTranslate2Translator",
     "DeepLError",
     "DeepLTranslator",
     "MarianTranslator",
@@ -177,6 +181,150 @@ class MarianTranslator:
         return out
 
 
+# --------------------------------------------------------------------------- CTranslate2
+
+
+class CTranslate2Translator:
+    """A Marian (Opus-MT) model run by CTranslate2, converted once into ``cache_dir``, loaded lazily.
+
+    ``model_name_or_path`` is what :class:`MarianTranslator` takes (hub id or local directory);
+    :func:`medfc.healthfc.ct2_models.ensure_converted` converts it with CTranslate2's
+    ``TransformersConverter`` into ``cache_dir`` under a key of the model's fingerprint, the
+    ctranslate2 version and the quantization, so a changed model or a new ctranslate2 reconverts and
+    everything else reuses the conversion (a cache hit needs neither the transformers weights nor the
+    hub). ``compute_type="auto"`` is ``int8`` on the CPU and ``float16`` on CUDA (``float32`` where
+    the device supports neither); any CTranslate2 compute type can be named. The weights are stored
+    in that type. ``device`` is ``auto`` (CUDA when CTranslate2 sees a GPU), ``cpu``, ``cuda`` or
+    ``cuda:N``; ``intra_threads`` the CPU threads (0: CTranslate2's default).
+
+    Tokenization, truncation (``max_length`` source tokens), sorting by length, batches of
+    ``batch_size`` and decoding are those of :class:`MarianTranslator`. Decoding is CTranslate2's
+    ``translate_batch`` with ``beam_size=num_beams``; the output length limit matches transformers'
+    ``generate(max_length=…)``, which counts the decoder start token and, for models with a forced
+    end token (Opus-MT), forces ``</s>`` into the last place: at most ``max_length - 2`` tokens
+    (``max_length - 1`` without a forced end); like transformers (``min_length`` 0) it may end at
+    once (CTranslate2's own default is at least one token). Under greedy decoding (``num_beams=1``) with
+    ``compute_type="float32"`` the translations equal :class:`MarianTranslator`'s on the CPU; int8 and
+    float16 round the weights, so a near-tie between two tokens can fall the other way.
+    """
+
+    origin = "model"
+
+    def __init__(
+        self,
+        model_name_or_path: str | os.PathLike,
+        cache_dir: str | os.PathLike,
+        device: str = "auto",
+        compute_type: str = "auto",
+        batch_size: int = 32,
+        max_length: int = 512,
+        num_beams: int = 4,
+        *,
+        name: str | None = None,
+        progress: bool = True,
+        local_files_only: bool | None = None,
+        intra_threads: int = 0,
+    ):
+        self.model_name_or_path = str(model_name_or_path)
+        self.name = name or self.model_name_or_path
+        self.cache_dir = Path(cache_dir)
+        self.device_request = device
+        self.compute_type_request = compute_type
+        self.batch_size = max(1, int(batch_size))
+        self.max_length = int(max_length)
+        self.num_beams = int(num_beams)
+        self.progress = progress
+        self.local_files_only = local_files_only
+        self.intra_threads = int(intra_threads)
+        self._translator: Any = None
+        self._tokenizer: Any = None
+        self.device: str | None = None
+        self.compute_type: str | None = None
+        self.converted: Any = None
+        """The :class:`~medfc.healthfc.ct2_models.ConvertedModel` once loaded (``.converted``: this
+        load converted it; False: a cache hit)."""
+        self.max_decoding_length = 0
+        self.n_batches = 0
+        self.n_sentences = 0
+
+    @property
+    def loaded(self) -> bool:
+        return self._translator is not None
+
+    @staticmethod
+    def resolve(device: str, compute_type: str) -> tuple[str, int, str]:
+        """(device, device index, compute type) for a request; ``auto`` resolved as the class says."""
+        import ctranslate2
+
+        if device == "auto":
+            device = "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
+        kind, _, index = device.partition(":")
+        if kind not in ("cpu", "cuda"):
+            raise ValueError(f"device {device!r}: expected auto, cpu, cuda or cuda:N")
+        if compute_type == "auto":
+            preferred = "float16" if kind == "cuda" else "int8"
+            compute_type = preferred if preferred in ctranslate2.get_supported_compute_types(kind) else "float32"
+        return kind, int(index or 0), compute_type
+
+    def load(self) -> None:
+        """Convert (when not cached) and load; raise :class:`ModelUnavailableError` on failure."""
+        if self._translator is not None:
+            return
+        from medfc.healthfc.ct2_models import ConversionError, ensure_converted
+
+        try:
+            import ctranslate2
+            from transformers import AutoTokenizer
+        except ImportError as exc:
+            raise ModelUnavailableError(f"the ctranslate2 backend needs the ctranslate2 package: {exc}") from exc
+        local_only = self.local_files_only
+        if local_only is None:
+            local_only = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or Path(self.model_name_or_path).is_dir()
+        try:
+            device, index, compute_type = self.resolve(self.device_request, self.compute_type_request)
+            converted = ensure_converted(self.model_name_or_path, self.cache_dir, compute_type, local_files_only=local_only)
+            tokenizer = AutoTokenizer.from_pretrained(converted.tokenizer_dir, local_files_only=True)
+            translator = ctranslate2.Translator(str(converted.model_dir), device=device, device_index=index,
+                                                compute_type=compute_type, intra_threads=self.intra_threads)
+        except (ConversionError, OSError, ValueError, RuntimeError) as exc:
+            raise ModelUnavailableError(
+                f"cannot load translation model {self.model_name_or_path!r} with CTranslate2: {type(exc).__name__}: {exc}"
+            ) from exc
+        self.max_decoding_length = max(1, self.max_length - (2 if converted.manifest.get("forced_eos") else 1))
+        self._tokenizer, self._translator, self.converted = tokenizer, translator, converted
+        self.device, self.compute_type = device if device == "cpu" else f"cuda:{index}", compute_type
+        log.info("loaded %s with CTranslate2 on %s (%s, %s)", self.model_name_or_path, self.device, compute_type,
+                 "converted now" if converted.converted else "cached conversion")
+
+    def translate(self, texts: Sequence[str]) -> list[str]:
+        if not texts:
+            return []
+        self.load()
+        from tqdm.auto import tqdm
+
+        tok = self._tokenizer
+        order = sorted(range(len(texts)), key=lambda i: (len(texts[i]), i), reverse=True)
+        out: list[str] = [""] * len(texts)
+        batches = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+        bar = tqdm(total=len(texts), desc=f"translate {Path(self.name).name} (ct2)", unit="sent", disable=not self.progress)
+        try:
+            for idx in batches:
+                ids = tok([texts[i] for i in idx], truncation=True, max_length=self.max_length).input_ids
+                results = self._translator.translate_batch(
+                    [tok.convert_ids_to_tokens(x) for x in ids], beam_size=self.num_beams,
+                    max_decoding_length=self.max_decoding_length, min_decoding_length=0, max_input_length=0,
+                )
+                for i, res in zip(idx, results, strict=True):
+                    target = tok.convert_tokens_to_ids(res.hypotheses[0])
+                    out[i] = tok.decode(target, skip_special_tokens=True).strip()
+                self.n_batches += 1
+                self.n_sentences += len(idx)
+                bar.update(len(idx))
+        finally:
+            bar.close()
+        return out
+
+
 # --------------------------------------------------------------------------- DeepL
 
 
@@ -314,17 +462,21 @@ def translate_with_memory(
 class TranslateOptions(Options):
     """The ``healthfc.translation`` section as the translation step uses it (its shipped memory files
     and corrections are rule inputs), + ``memory`` (the working store under the cache, written by this
-    step alone) and ``splitter`` (``healthfc.sentences.base``)."""
+    step alone), ``ct2_cache`` (the ctranslate2 backend's converted models, under the cache) and
+    ``splitter`` (``healthfc.sentences.base``)."""
 
-    backend: Literal["marian", "deepl"]
+    backend: Literal["marian", "ctranslate2", "deepl"]
     model: str
     model_name: str | None
     device: str
+    compute_type: str
     batch_size: int
     max_length: int
     num_beams: int
     progress: bool
     memory: str
+    ct2_cache: str
+    """Where the ctranslate2 backend keeps its converted models (under the cache dir)."""
     splitter: BaseSplitter
 
     @property
@@ -341,6 +493,14 @@ def make_translator_factory(options: TranslateOptions) -> Callable[[], Translato
                                     num_beams=options.num_beams, name=options.memory_key, progress=options.progress)
 
         return marian
+
+    if options.backend == "ctranslate2":
+        def ct2() -> Translator:
+            return CTranslate2Translator(options.model, options.ct2_cache, device=options.device, compute_type=options.compute_type,
+                                         batch_size=options.batch_size, max_length=options.max_length, num_beams=options.num_beams,
+                                         name=options.memory_key, progress=options.progress)
+
+        return ct2
 
     def deepl() -> Translator:
         return DeepLTranslator(name=options.memory_key)

@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # repo root, for t
 from medfc.healthfc.sentences import split_paragraphs  # noqa: E402
 from medfc.healthfc.tm import Corrections, TranslationMemory  # noqa: E402
 from medfc.healthfc.translate import (  # noqa: E402
+    CTranslate2Translator,
     DeepLError,
     DeepLTranslator,
     MarianTranslator,
@@ -25,10 +26,12 @@ from medfc.healthfc.translate import (  # noqa: E402
 )
 from tests.helpers.http_servers import reply_json  # noqa: E402
 from tests.helpers.tiny_models import (  # noqa: E402
+    DE_SENTENCES,
     LABEL_TOKENS,
     build_tiny_bert,
     build_tiny_causal_lm,
     build_tiny_marian,
+    build_tiny_opus_marian,
 )
 
 MODEL = "tiny-marian-de-en"
@@ -316,3 +319,142 @@ def test_tiny_builders_load_back_with_auto_classes(tmp_path, marian_dir):
     lm = AutoModelForCausalLM.from_pretrained(lm_dir)
     logits = lm(**lt(["Claim: coffee helps. Answer:"], return_tensors="pt")).logits
     assert logits.shape[-1] >= max(label_ids) + 1
+
+
+# --------------------------------------------------------------------------- CTranslate2 backend
+
+REPO = Path(__file__).resolve().parents[3]
+# real-length German sentences: the first 100 of the demo memory, and the tiny corpus
+DEMO_DE = [json.loads(line)["source"] for line in
+           (REPO / "resources/demo/translation/memory.jsonl").read_text(encoding="utf-8").splitlines()[:100]]
+CT2_TEXTS = DEMO_DE + list(DE_SENTENCES)
+
+
+@pytest.fixture(scope="session")
+def opus_dirs(tmp_path_factory) -> dict[str, Path]:
+    """Tiny Marian models with Opus-MT's vocabulary layout (``<pad>`` last, as CTranslate2's converter
+    needs): ``plain`` as :func:`build_tiny_marian` makes its weights; ``spread`` with larger weights and
+    a bias towards ``</s>``, so that translations depend on the input and end at varied lengths."""
+    root = tmp_path_factory.mktemp("opus")
+    return {"plain": build_tiny_opus_marian(root / "plain"),
+            "spread": build_tiny_opus_marian(root / "spread", init_std=0.5, eos_bias=6.0)}
+
+
+def _ct2(model, cache, compute_type="float32", max_length=32, **kw):
+    return CTranslate2Translator(model, cache, device="cpu", compute_type=compute_type, batch_size=16,
+                                 max_length=max_length, num_beams=1, progress=False, **kw)
+
+
+def _marian(model, max_length=32):
+    return MarianTranslator(model, device="cpu", batch_size=16, max_length=max_length, num_beams=1, progress=False)
+
+
+@pytest.mark.parametrize(("kind", "max_length"), [("plain", 16), ("spread", 32)])
+def test_ctranslate2_float32_greedy_gives_the_transformers_translations(tmp_path, opus_dirs, kind, max_length):
+    model = opus_dirs[kind]
+    expected = _marian(model, max_length).translate(CT2_TEXTS)
+    ct2 = _ct2(model, tmp_path / "ct2", max_length=max_length)
+    assert isinstance(ct2, Translator) and not ct2.loaded
+    got = ct2.translate(CT2_TEXTS)
+    assert got == expected  # every one of the 124, exactly
+    assert ct2.device == "cpu" and ct2.compute_type == "float32" and ct2.n_batches == 8
+    # the transformers limit counts the start token and forces </s> last: at most max_length - 2 tokens
+    assert ct2.max_decoding_length == max_length - 2
+    if kind == "spread":  # the comparison covers translations that end early, at once included
+        assert "" in expected and len({len(t) for t in expected}) >= 10 and len(set(expected)) >= 20
+
+
+def test_ctranslate2_auto_is_int8_on_the_cpu(tmp_path, opus_dirs):
+    ct2 = CTranslate2Translator(opus_dirs["spread"], tmp_path / "ct2", device="auto", compute_type="auto",
+                                batch_size=16, max_length=32, num_beams=1, progress=False)
+    out = ct2.translate(CT2_TEXTS)
+    assert (ct2.device, ct2.compute_type) == ("cpu", "int8")
+    assert ct2.converted.manifest["quantization"] == "int8" and ct2.converted.path.name.startswith("spread-int8-")
+    assert len(out) == len(CT2_TEXTS) and all(isinstance(t, str) for t in out)
+    # int8 rounds the weights of a random model whose logits are near-ties: the translations may
+    # differ from transformers' (docs/translation.md counts them); that they exist is all asserted here
+
+
+def test_ctranslate2_conversion_is_cached_and_keyed_by_model_and_quantization(tmp_path, opus_dirs, monkeypatch):
+    import shutil
+
+    import ctranslate2.converters
+
+    model = Path(shutil.copytree(opus_dirs["plain"], tmp_path / "model"))
+    cache = tmp_path / "ct2"
+    first = _ct2(model, cache)
+    first.load()
+    entry = first.converted.path
+    assert first.converted.converted is True and entry.parent == cache
+    assert (entry / "model" / "model.bin").is_file() and (entry / "tokenizer").is_dir()
+    assert first.converted.manifest["ctranslate2"] == ctranslate2.__version__
+    stamp = (entry / "model" / "model.bin").stat().st_mtime_ns
+
+    # a second run (a new process would do the same) finds the conversion: the converter is never called
+    def no_conversion(*args, **kwargs):
+        raise AssertionError("the model was converted again")
+
+    monkeypatch.setattr(ctranslate2.converters, "TransformersConverter", no_conversion)
+    second = _ct2(model, cache)
+    assert second.translate(DE_SENTENCES) == first.translate(DE_SENTENCES)
+    assert second.converted.converted is False and second.converted.path == entry
+    assert (entry / "model" / "model.bin").stat().st_mtime_ns == stamp
+    monkeypatch.undo()
+
+    # another quantization is another entry
+    int8 = _ct2(model, cache, compute_type="int8")
+    int8.load()
+    assert int8.converted.converted is True and int8.converted.path != entry
+    # a changed model (other weights in the same directory) reconverts
+    other = build_tiny_opus_marian(tmp_path / "other", seed=1)
+    shutil.copyfile(other / "model.safetensors", model / "model.safetensors")
+    changed = _ct2(model, cache)
+    changed.load()
+    assert changed.converted.converted is True and changed.converted.path not in (entry, int8.converted.path)
+    assert changed.translate(DE_SENTENCES) == _marian(model).translate(DE_SENTENCES)
+    assert len(list(cache.iterdir())) == 3  # three complete entries, no temporary directory left
+
+
+def test_ctranslate2_sits_behind_the_memory_and_corrections(tmp_path, opus_dirs):
+    cache = tmp_path / "ct2"
+    store = tmp_path / "tm.jsonl"
+    memory = TranslationMemory(store)
+    memory.put(MODEL, "Mehr Forschung ist nötig.", "More research is needed.")
+    corr_file = tmp_path / "corrections.tsv"
+    corr_file.write_text("source\ttarget\tmodel\nRotwein ist nicht gesund.\tRed wine is not healthy.\t\n", encoding="utf-8")
+    spies: list[Spy] = []
+
+    def factory():
+        spies.append(Spy(_ct2(opus_dirs["spread"], cache, name=MODEL)))
+        return spies[-1]
+
+    texts = ["Mehr Forschung ist nötig.", "Rotwein ist nicht gesund.", "Bewegung senkt den Blutdruck.",
+             "Mehr  Forschung ist nötig."]
+    out, stats = translate_with_memory(texts, factory, memory, Corrections.load(corr_file), MODEL)
+    assert _sent(spies) == ["Bewegung senkt den Blutdruck."]  # memory and corrections never reach the model
+    assert stats == {"n_total": 4, "n_unique": 3, "n_corrections": 1, "n_memory_hits": 1, "n_model": 1}
+    new = _marian(opus_dirs["spread"]).translate(["Bewegung senkt den Blutdruck."])[0]
+    assert out == ["More research is needed.", "Red wine is not healthy.", new, "More research is needed."]
+    assert memory.record(MODEL, "Bewegung senkt den Blutdruck.").origin == "model"
+
+    # everything in the memory: no translator, nothing converted
+    def must_not_load():
+        raise AssertionError("translator created although every sentence is in the memory or corrections")
+
+    cache2 = tmp_path / "ct2-unused"
+    again, stats2 = translate_with_memory(texts, must_not_load, TranslationMemory(store), Corrections.load(corr_file), MODEL)
+    assert again == out and stats2["n_model"] == 0 and not cache2.exists()
+
+
+def test_ctranslate2_unconvertible_model_is_unavailable(tmp_path, marian_dir):
+    # build_tiny_marian puts <pad> at id 2; CTranslate2's Marian converter drops the *last* entry as <pad>
+    cache = tmp_path / "ct2"
+    with pytest.raises(ModelUnavailableError, match=r"vocabulary"):
+        _ct2(marian_dir, cache).load()
+    assert list(cache.iterdir()) == []  # the failed conversion left nothing behind
+
+    def factory():
+        return _ct2(tmp_path / "no-such-model", cache)
+
+    with pytest.raises(TranslationUnavailableError, match=r"1 sentence\(s\)"):
+        translate_with_memory(["Neu."], factory, TranslationMemory(None), None, "x")

@@ -21,7 +21,7 @@ from medfc.healthfc.translate import TranslationUnavailableError  # noqa: E402
 from medfc.healthfc.translate import translate_articles  # noqa: E402
 from tests.helpers.config import call_step, section  # noqa: E402
 from tests.helpers.modules import load_script  # noqa: E402
-from tests.helpers.tiny_models import build_tiny_marian  # noqa: E402
+from tests.helpers.tiny_models import build_tiny_marian, build_tiny_opus_marian  # noqa: E402
 
 DEMO = REPO / "resources/demo/translation"
 MEMORY = DEMO / "memory.jsonl"
@@ -55,6 +55,7 @@ def _options(tmp_path: Path, **extra) -> dict:
         "model_name": MODEL_NAME,
         "device": "cpu",
         "memory": str(tmp_path / "cache/translation_memory.jsonl"),
+        "ct2_cache": str(tmp_path / "cache/ctranslate2"),
         "splitter": "pysbd",
         **extra,
     }
@@ -193,8 +194,45 @@ def test_one_sentence_removed_from_the_seeds_is_the_only_one_sent_to_a_tiny_mari
     assert read_json(outputs["report"])["n_model"] == 0
 
 
+def test_ctranslate2_backend_needs_no_model_for_the_demo_and_converts_once_for_a_miss(parsed, tmp_path):
+    outputs = _outputs(tmp_path)
+    opts = _options(tmp_path, backend="ctranslate2", compute_type="float32", batch_size=4, max_length=16,
+                    num_beams=1, progress=False)
+    # the demo: every text in the shipped memory, so the (missing) model is never converted or loaded
+    translate(_inputs(parsed), outputs, opts)
+    demo = list(read_jsonl(outputs["sentences"]))
+    assert read_json(outputs["report"])["n_model"] == 0 and not Path(opts["ct2_cache"]).exists()
+
+    # one body sentence missing from the seeds: the only one CTranslate2 translates
+    opus = build_tiny_opus_marian(tmp_path / "opus")
+    corrected = set(Corrections.load(CORRECTIONS)._generic)  # noqa: SLF001
+    body = [s for a in read_jsonl(parsed["articles"]) for s in split_paragraphs(a["body_paragraphs"])]
+    dropped = next(s for s in body if s not in corrected and body.count(s) == 1)
+    seed = tmp_path / "seed.jsonl"
+    seed.write_text("".join(ln for ln in MEMORY.read_text(encoding="utf-8").splitlines(keepends=True)
+                            if json.loads(ln)["source"] != dropped), encoding="utf-8")
+    translate(_inputs(parsed, seeds=[seed]), outputs, {**opts, "model": str(opus)})
+    report = read_json(outputs["report"])
+    assert report["n_model"] == 1 and report["backend"] == "ctranslate2"
+    entries = list(Path(opts["ct2_cache"]).iterdir())
+    assert len(entries) == 1 and entries[0].name.startswith("opus-float32-")
+    new = [json.loads(ln) for ln in Path(opts["memory"]).read_text(encoding="utf-8").splitlines()]
+    assert [(r["model"], r["source"], r["origin"]) for r in new] == [(MODEL_NAME, dropped, "model")]
+    # the same sentence lists; only the dropped sentence's English is the model's (transformers' own, greedy)
+    from medfc.healthfc.translate import MarianTranslator
+
+    expected = MarianTranslator(opus, device="cpu", max_length=16, num_beams=1, progress=False).translate([dropped])[0]
+    assert new[0]["target"] == expected
+    again = list(read_jsonl(outputs["sentences"]))
+    assert len(again) == 25
+    assert [r["sentences_de"] for r in again] == [r["sentences_de"] for r in demo]
+    swap = {dropped: expected}
+    assert [[swap.get(de, en) for de, en in zip(r["sentences_de"], r["sentences_en"], strict=True)] for r in demo] == \
+        [r["sentences_en"] for r in again]
+
+
 def test_unknown_backend_is_rejected(parsed, tmp_path):
-    with pytest.raises(ValueError, match=r"options\.backend: 'google' is not one of \['marian', 'deepl'\]"):
+    with pytest.raises(ValueError, match=r"options\.backend: 'google' is not one of \['marian', 'ctranslate2', 'deepl'\]"):
         translate(_inputs(parsed), _outputs(tmp_path), _options(tmp_path, backend="google"))
 
 

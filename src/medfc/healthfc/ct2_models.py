@@ -1,0 +1,180 @@
+"""Marian (Opus-MT) models converted to CTranslate2, once, into a cache.
+
+:func:`ensure_converted` returns the CTranslate2 model directory for a transformers model (a local
+directory or a hub id) and a quantization, converting it with CTranslate2's ``TransformersConverter``
+only when the cache has no conversion for that key. The key is
+
+* the model's **fingerprint**: for a local directory, the SHA-256 of every file in it (names, sizes,
+  contents), so a retrained or edited model reconverts; for a hub id, the commit of the cached
+  snapshot (``…/snapshots/<commit>/``), so a new upload reconverts;
+* the **ctranslate2 version** (its converter and model format);
+* the **quantization** the weights are stored in (``int8``, ``float16``, ``float32``, …);
+
+and it names the directory: ``<cache_dir>/<model>-<quantization>-<key>/`` with ``model/`` (the
+CTranslate2 model), ``tokenizer/`` (the model's tokenizer, saved with ``save_pretrained``, so a cache
+hit loads neither the transformers weights nor the hub) and ``medfc.json`` (the key's parts and the
+generation settings the translator needs). A conversion is written into a temporary directory beside
+it and renamed into place when complete, so an interrupted run leaves no half model behind and two
+runs converting at once both end with one complete directory.
+
+Nothing here imports ctranslate2, torch or transformers at module level.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ConversionError", "ConvertedModel", "conversion_key", "ensure_converted", "model_fingerprint"]
+
+log = logging.getLogger(__name__)
+
+MANIFEST = "medfc.json"
+LAYOUT = 1
+"""Version of the cache directory's layout (bump to reconvert everything)."""
+
+
+class ConversionError(RuntimeError):
+    """The model could not be found, loaded or converted."""
+
+
+@dataclass(frozen=True)
+class ConvertedModel:
+    path: Path
+    """The cache entry: ``model/``, ``tokenizer/``, ``medfc.json``."""
+    key: str
+    converted: bool
+    """True when this call converted the model, False on a cache hit."""
+    manifest: dict[str, Any]
+
+    @property
+    def model_dir(self) -> Path:
+        return self.path / "model"
+
+    @property
+    def tokenizer_dir(self) -> Path:
+        return self.path / "tokenizer"
+
+
+def _file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def model_fingerprint(model: str, *, local_files_only: bool) -> str:
+    """``dir:<sha256 of the files>`` for a local directory, ``hub:<id>@<commit>`` for a hub id."""
+    path = Path(model)
+    if path.is_dir():
+        h = hashlib.sha256()
+        for f in sorted(p for p in path.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)):
+            h.update(f"{f.relative_to(path).as_posix()}\0{f.stat().st_size}\0{_file_digest(f)}\n".encode())
+        return f"dir:{h.hexdigest()}"
+    try:
+        from transformers.utils import cached_file
+
+        config = cached_file(model, "config.json", local_files_only=local_files_only)
+    except Exception as exc:  # no hub, not cached, no such repository
+        raise ConversionError(f"cannot find model {model!r}: {type(exc).__name__}: {exc}") from exc
+    if config is None:
+        raise ConversionError(f"cannot find model {model!r}: no config.json")
+    return f"hub:{model}@{Path(config).parent.name}"
+
+
+def conversion_key(fingerprint: str, quantization: str, ct2_version: str) -> str:
+    blob = json.dumps({"fingerprint": fingerprint, "quantization": quantization, "ctranslate2": ct2_version,
+                       "layout": LAYOUT}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _slug(model: str) -> str:
+    name = Path(model.rstrip("/\\")).name or "model"
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:60]
+
+
+def _read_manifest(entry: Path) -> dict[str, Any] | None:
+    try:
+        manifest = json.loads((entry / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not (entry / "model" / "model.bin").is_file() or not (entry / "tokenizer").is_dir():
+        return None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def ensure_converted(
+    model: str,
+    cache_dir: str | os.PathLike,
+    quantization: str,
+    *,
+    local_files_only: bool,
+) -> ConvertedModel:
+    """The cached CTranslate2 conversion of ``model`` in ``quantization``, converting it if missing.
+
+    :raises ConversionError: the model (or ctranslate2) is unavailable, or the conversion failed.
+    """
+    try:
+        import ctranslate2
+    except ImportError as exc:
+        raise ConversionError(f"the ctranslate2 backend needs the ctranslate2 package ({exc})") from exc
+    fingerprint = model_fingerprint(model, local_files_only=local_files_only)
+    key = conversion_key(fingerprint, quantization, ctranslate2.__version__)
+    cache = Path(cache_dir)
+    entry = cache / f"{_slug(model)}-{quantization}-{key}"
+    manifest = _read_manifest(entry)
+    if manifest is not None:
+        log.info("CTranslate2 model for %s (%s) from the cache: %s", model, quantization, entry)
+        return ConvertedModel(entry, key, False, manifest)
+
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{entry.name}.", dir=cache))
+    try:
+        from ctranslate2.converters import TransformersConverter
+        from transformers import AutoTokenizer, GenerationConfig
+
+        log.info("converting %s to CTranslate2 (%s) into %s", model, quantization, entry)
+        TransformersConverter(model).convert(str(tmp / "model"), quantization=quantization, force=True)
+        AutoTokenizer.from_pretrained(model, local_files_only=local_files_only).save_pretrained(tmp / "tokenizer")
+        try:
+            generation = GenerationConfig.from_pretrained(model, local_files_only=local_files_only)
+            forced_eos = generation.forced_eos_token_id
+        except OSError:  # no generation_config.json: transformers falls back to the model config
+            from transformers import AutoConfig
+
+            forced_eos = getattr(AutoConfig.from_pretrained(model, local_files_only=local_files_only), "forced_eos_token_id", None)
+        manifest = {
+            "model": model,
+            "fingerprint": fingerprint,
+            "quantization": quantization,
+            "ctranslate2": ctranslate2.__version__,
+            "layout": LAYOUT,
+            "key": key,
+            "forced_eos": forced_eos is not None,
+        }
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        if entry.exists() and _read_manifest(entry) is None:  # an incomplete entry left by hand
+            shutil.rmtree(entry, ignore_errors=True)
+        try:
+            os.rename(tmp, entry)
+        except OSError:  # another run finished the same conversion first
+            if _read_manifest(entry) is None:
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)
+            return ConvertedModel(entry, key, False, _read_manifest(entry) or manifest)
+    except ConversionError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    except Exception as exc:  # converter: unsupported architecture, vocabulary mismatch, missing files
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise ConversionError(f"cannot convert {model!r} to CTranslate2 ({quantization}): {type(exc).__name__}: {exc}") from exc
+    return ConvertedModel(entry, key, True, manifest)
