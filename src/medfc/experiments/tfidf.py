@@ -208,7 +208,9 @@ def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequ
     label_indices(labels, final, desc)  # a single class stops here, before any selection
     cands = variants(options, final)
     scores: dict[str, list[dict[str, float]]] = {}
-    if options.selection == "cv":
+    if len(cands) * len(options.C_grid) == 1:
+        pass  # one candidate: nothing to choose
+    elif options.selection == "cv":
         splits = _cv_splits(options, labels, final)
         for k, (tr, ev) in enumerate(splits):
             _score_candidates(options, labels, cands, [final[i] for i in tr], [final[i] for i in ev], scores, f"{desc}/cv{k}")
@@ -218,7 +220,7 @@ def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequ
     keys = [v.key(C) for v in cands for C in options.C_grid]
     by_key = {v.key(C): (v, C) for v in cands for C in options.C_grid}
     best = keys[0]
-    if scores and len(keys) > 1:
+    if scores:
         mean = {k: _mean(scores[k]) for k in keys}
         fitted.result.validation = mean
         best = max(keys, key=lambda k: (mean[k]["macro_f1"], -keys.index(k)))

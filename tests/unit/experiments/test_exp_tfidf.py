@@ -54,7 +54,10 @@ def test_the_joint_space_is_one_vectorizer_over_claim_sep_evidence_and_separate_
     separate = fit_tfidf(tfidf_options(spaces=["separate"], analyzers=["word+char"], C_grid=[1.0]), LABELS, train)
     assert separate.result.variant == "separate/word+char" and [len(c) for c in separate.space.columns] == [2, 2]
     assert "sep" not in separate.space.columns[0][0].vocabulary_ and "the trial" in separate.space.columns[1][0].vocabulary_
-    # the reference baseline: word 1-2-grams, sublinear tf, min_df 1, balanced LR at C=1 over "claim [SEP] evidence"
+    # the default is the reference baseline (word 1-2-grams, sublinear tf, min_df 1, balanced LR at C=1 over
+    # "claim [SEP] evidence"): one candidate, nothing chosen, and its probabilities are the reference's
+    default = fit_tfidf(tfidf_options(), LABELS, train)
+    assert (default.result.variant, default.result.C, default.result.validation, default.result.cv_folds) == ("joint/word", 1.0, {}, 0)
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     texts = [f"{ex.text_a} [SEP] {ex.text_b}" for ex in train]
@@ -62,7 +65,8 @@ def test_the_joint_space_is_one_vectorizer_over_claim_sep_evidence_and_separate_
     ref = LogisticRegression(C=1.0, class_weight="balanced", max_iter=3000).fit(ref_vec.fit_transform(texts), [ex.label for ex in train])
     test = [Example("does it work 99", f"the trial was {WORDS[lab]} overall", lab) for lab in LABELS]
     ref_probs = ref.predict_proba(ref_vec.transform([f"{ex.text_a} [SEP] {ex.text_b}" for ex in test]))
-    ours = joint.probs(test)
+    ours = default.probs(test)
+    assert np.allclose(ours, joint.probs(test))
     assert np.allclose(ours[:, [LABELS.index(c) for c in ref.classes_]], ref_probs, atol=1e-4)
     # a single text: joint and separate are the same space, so only the first is a candidate
     single = [Example(ex.text_a, None, ex.label) for ex in train]
@@ -74,7 +78,7 @@ def test_cv_selection_folds_only_the_examples_it_fits_and_picks_the_best_mean():
     # the claim words carry the label in the separate space only weakly; whatever wins, the choice is the best mean
     train = _pairs({"evidence": 10, "inconclusive": 10, "NEI": 10})
     val = _pairs({"evidence": 2, "inconclusive": 2, "NEI": 2}, claim="another claim")
-    opts = tfidf_options(C_grid=[1.0, 0.01], cv_folds=3)
+    opts = tfidf_options(C_grid=[1.0, 0.01], cv_folds=3, spaces=["joint", "separate"], analyzers=["word", "word+char"])
     fitted = fit_tfidf(opts, LABELS, train, val)
     info = fitted.result.as_dict()
     assert info["selection"] == "cv" and info["cv_folds"] == 3 and info["n_train"] == 36
@@ -85,9 +89,9 @@ def test_cv_selection_folds_only_the_examples_it_fits_and_picks_the_best_mean():
     alone = fit_tfidf(tfidf_options(C_grid=[1.0], cv_folds=3, refit_with_validation=False), LABELS, train, val)
     assert alone.result.n_train == 30
     # the rarest class bounds the folds; below two there is nothing to fold and the first candidate is used
-    few = fit_tfidf(tfidf_options(cv_folds=5), LABELS, _pairs({"evidence": 6, "inconclusive": 3, "NEI": 3}))
+    few = fit_tfidf(tfidf_options(cv_folds=5, C_grid=[1.0, 3.0]), LABELS, _pairs({"evidence": 6, "inconclusive": 3, "NEI": 3}))
     assert few.result.cv_folds == 3
-    none = fit_tfidf(tfidf_options(cv_folds=5), LABELS, _pairs({"evidence": 6, "inconclusive": 1, "NEI": 3}))
+    none = fit_tfidf(tfidf_options(cv_folds=5, C_grid=[1.0, 3.0]), LABELS, _pairs({"evidence": 6, "inconclusive": 1, "NEI": 3}))
     assert none.result.cv_folds == 0 and none.result.validation == {} and none.result.variant == "joint/word" and none.result.C == 1.0
 
 
@@ -148,7 +152,8 @@ def test_healthfc_tfidf_choices_and_refit_never_see_the_test_fold(tmp_path, monk
     monkeypatch.setattr(T.Space, "fit_transform", lambda self, ex: seen.append(("fit", [e.text_a for e in ex])) or fit_transform(self, ex))
     monkeypatch.setattr(T.Space, "transform", lambda self, ex: seen.append(("apply", [e.text_a for e in ex])) or transform(self, ex))
     opts = SYSTEM_OPTIONS["oracle"].from_mapping({"val_fraction": 0.0})
-    records, info = H.run_fold(ds, folds, 1, "oracle", tfidf_options(cv_folds=3), opts, "en", None)
+    tfidf = tfidf_options(cv_folds=3, spaces=["joint", "separate"], analyzers=["word", "word+char"])
+    records, info = H.run_fold(ds, folds, 1, "oracle", tfidf, opts, "en", None)
     test_claims = {c for c, f in fold_of.items() if f == 1}
     train_claims = {c for c, f in fold_of.items() if f != 1}
     choosing, predicting = seen[:-2], seen[-2:]  # the refit's fit_transform, then the test fold's transform
