@@ -42,6 +42,7 @@ import pandas as pd
 import torch
 
 from medfc.common.io import read_jsonl, write_json, write_jsonl
+from medfc.common.labels import REFUTED, SUPPORTED
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
 from medfc.experiments import joint as joint_mod
@@ -227,7 +228,7 @@ def loe_example(c: Claim, input_kind: str) -> Example:
 
 
 def loe_eligible(c: Claim) -> bool:
-    return c.label in ("SUPPORTED", "REFUTED") and c.evidence_level in LOE_LABELS
+    return c.label in (SUPPORTED, REFUTED) and c.evidence_level in LOE_LABELS
 
 
 # ------------------------------------------------------------------------------------------ record

@@ -117,7 +117,7 @@ class MedsnipPlan:
     def medsnip_resources(self, options: dict[str, Any]) -> dict[str, int]:
         """A job running a local transformers model asks for the configured threads, GPUs and memory; a
         server job for one thread, no GPU and 2 GB."""
-        llm = options.get("llm")
+        llm = options["llm"]  # every MedSNIP step's options name their LLM (None: it runs none)
         local = llm is not None and llm["backend"] == "transformers"
         ms = self.ms
         return {"threads": ms["threads"], "gpu": ms["gpu"], "mem_mb": ms["mem_mb"]} if local else {"threads": 1, "gpu": 0, "mem_mb": 2048}
