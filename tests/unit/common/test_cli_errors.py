@@ -15,15 +15,8 @@ from medfc.common.io import InputFileError
 
 
 @pytest.fixture(autouse=True)
-def root_logging():
-    root = logging.getLogger()
-    saved = (root.handlers[:], root.level)
+def _restore_logging(root_logging):
     yield
-    for h in root.handlers:
-        if h not in saved[0]:
-            h.close()
-    root.handlers[:] = saved[0]
-    root.setLevel(saved[1])
 
 
 def test_a_step_reading_a_torn_jsonl_logs_the_file_line_and_traceback(tmp_path, capsys):

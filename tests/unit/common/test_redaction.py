@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import logging
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from tests.helpers.clock import FakeClock
-from tests.helpers.http_servers import reply, reply_json
+from tests.helpers.http_servers import reply, reply_json, serving
 
 from medfc.common.http import HttpClient, HttpError
 from medfc.common.redact import redact, redact_url
@@ -36,11 +35,8 @@ def eutils():
         def log_message(self, *a):
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", seen
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(H) as url:
+        yield url, seen
 
 
 def _files_text(root) -> str:
@@ -105,18 +101,6 @@ def test_connection_errors_and_their_retries_leak_no_key(tmp_path, caplog):
     assert http.stats["retries"] == 1 and "retry 1/1" in caplog.text
     for text in (str(info.value), info.value.url, caplog.text):
         assert SECRET not in text and "pa55word" not in text
-
-
-@pytest.fixture
-def root_logging():
-    root = logging.getLogger()
-    saved = (root.handlers[:], root.level)
-    yield
-    for h in root.handlers:
-        if h not in saved[0]:
-            h.close()
-    root.handlers[:] = saved[0]
-    root.setLevel(saved[1])
 
 
 def test_the_rule_log_redacts_what_any_module_logs(tmp_path, root_logging):

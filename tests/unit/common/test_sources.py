@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from medfc.common.sources import is_url, local_or_cached
+from tests.helpers.http_servers import serving
 
 
 @pytest.mark.parametrize("source, expected", [
@@ -34,10 +34,8 @@ def server():
         def log_message(self, *args):
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
-    httpd.shutdown()
+    with serving(Handler) as url:
+        yield url, hits
 
 
 def test_a_url_is_downloaded_once_and_a_local_path_is_kept(server, tmp_path):

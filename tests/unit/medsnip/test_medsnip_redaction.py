@@ -6,15 +6,14 @@ from __future__ import annotations
 import logging
 import os
 import stat
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 import requests
 
 from tests.helpers.config import call_step
 from tests.helpers.fake_openai import FakeOpenAI
-from tests.helpers.http_servers import reply
+from tests.helpers.http_servers import reply, serving
 from tests.helpers.medsnip import llm_opts, retrieval_opts, verify_opts
 
 from medfc.common.io import write_jsonl
@@ -46,11 +45,8 @@ def eutils_400():
         def log_message(self, *a):
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", seen
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(H) as url:
+        yield url, seen
 
 
 def _files_text(root) -> str:
