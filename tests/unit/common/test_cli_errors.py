@@ -4,7 +4,6 @@ not only on snakemake's stderr (issue 20, item 4)."""
 from __future__ import annotations
 
 import json
-import logging
 
 import pytest
 
