@@ -24,6 +24,11 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/medsnip.smk"
 
 
+# on a cluster only training, translation with a local model and local LLM inference are jobs; the rest
+# (scoring, tables, figures, datasets, fetching) runs here (medfc.plan.cluster, docs/slurm.md)
+workflow.localrules(*PLAN.local_rules())
+
+
 rule all:
     input:
         PLAN.targets(),

@@ -33,7 +33,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from snakemake.utils import update_config, validate
 
+from medfc.plan import cluster as cluster_layout
 from tests.helpers.services import slurm_up, unavailable
 from tests.helpers.workflow import REPO, WorkflowCopy, snakemake_bin
 
@@ -56,6 +58,15 @@ def cluster():
         unavailable("no SLURM cluster answers (sinfo / sacct)")
     parts = subprocess.run(["sinfo", "-h", "-o", "%R"], capture_output=True, text=True, check=True).stdout.split()
     assert TEST_PARTITION in parts, f"test partition {TEST_PARTITION!r} missing from sinfo: {parts}"
+
+
+def _validated(configfile: str) -> dict:
+    """config/config.yaml with ``configfile`` on top and the schema's defaults, as Snakemake builds it."""
+    cfg: dict = {}
+    for path in ("config/config.yaml", configfile):
+        update_config(cfg, yaml.safe_load((REPO / path).read_text(encoding="utf-8")) or {})
+    validate(cfg, schema=str(REPO / "workflow/schemas/config.schema.yaml"), set_default=True)
+    return cfg
 
 
 def _test_profile(dest: Path, gpu_rules: dict[str, int]) -> Path:
@@ -227,9 +238,11 @@ def slurm_run(cluster, copies):
     # (through the test profile's set-resources) so that the GPU request path is still checked.
     probe = _run(root, ["-n", "--forceall", "--cores", "2", "--configfile", CONFIG])
     planned = _jobs_in_log(probe.stdout + probe.stderr)
-    remote = sorted({j["rule"] for j in planned if not j["local"]})
-    assert remote, f"{CONFIG} plans no non-local job:\n{probe.stdout[-3000:]}"
-    declared_gpu = {j["rule"] for j in planned if not j["local"] and _gpus_asked(j["resources"])}
+    # a dry run shows every job as a rule of its own: which rules are submitted is the plan's to say
+    submitted_rules = set(cluster_layout.cluster_rules(_validated(CONFIG)))
+    remote = sorted({j["rule"] for j in planned} & submitted_rules)
+    assert remote, f"{CONFIG} plans no job that the cluster layout submits:\n{probe.stdout[-3000:]}"
+    declared_gpu = {j["rule"] for j in planned if j["rule"] in submitted_rules and _gpus_asked(j["resources"])}
     forced_gpu = {} if declared_gpu else {remote[-1]: 1}
 
     profile = _test_profile(tmp / "profile", forced_gpu)
@@ -249,6 +262,7 @@ def slurm_run(cluster, copies):
         "profile": yaml.safe_load((profile / "config.yaml").read_text()),
         "forced_gpu": forced_gpu,
         "declared_gpu": declared_gpu,
+        "expected_remote": remote,
     }
 
 
@@ -275,6 +289,10 @@ def test_every_non_local_job_went_through_sbatch_and_sacct(slurm_run, record_pro
     print(f"\nSLURM run of {CONFIG}: {len(remote)} jobs submitted, wall time {slurm_run['wall_s']:.1f} s")
     assert remote, "Snakemake ran no non-local job under the SLURM profile"
     assert all(s["rc"] == 0 for s in subs), [s for s in subs if s["rc"]]
+    # only the rules that deserve a node were submitted (medfc.plan.cluster); scoring, datasets, stats,
+    # diffs and the fetching rules ran where Snakemake runs
+    assert sorted({j["rule"] for j in remote}) == slurm_run["expected_remote"]
+    assert {j["rule"] for j in ran if j["local"]} >= {"healthfc_crawl", "healthfc_parse", "healthfc_dataset"}
 
     # the shim saw one sbatch per non-local job, named by the plugin's comment
     assert Counter(_option(s["argv"], "--comment") for s in subs) == Counter(_comment(j) for j in remote)

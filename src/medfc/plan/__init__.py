@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from medfc.plan import cluster
 from medfc.plan.experiments import EXP_DIR, FIGURES_DIR, PAPERS, TABLES, TABLES_DIR, ExperimentsPlan, layered
 from medfc.plan.medsnip import MEDSNIP_DIR, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, MedsnipPlan
 
@@ -36,6 +37,10 @@ def release_split_files(src: str) -> dict[str, str]:
 
 class Plan(ExperimentsPlan, MedsnipPlan):
     """The plan of one validated config (``config`` is read, never changed)."""
+
+    def local_rules(self) -> list[str]:
+        """The rules a cluster run keeps where Snakemake runs (:mod:`medfc.plan.cluster`)."""
+        return cluster.local_rules(self.config)
 
     def stage_enabled(self, name: str) -> bool:
         return bool(self.config["stages"].get(name, False))
