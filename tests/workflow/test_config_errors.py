@@ -26,7 +26,7 @@ def _stops(wf: WorkflowCopy, *args: str) -> str:
 
 def test_an_unknown_top_level_key(wf):
     out = _stops(wf, "--config", "bogus=1")
-    assert "config: bogus: unknown key (allowed: cache_dir, stages, healthfc, clinifact, models, experiments, scoring, medsnip)" in out
+    assert "config: bogus: unknown key (allowed: cache_dir, stages, cluster, healthfc, clinifact, models, experiments, scoring, medsnip)" in out
 
 
 def test_a_misspelt_training_key_names_the_closest(wf):
