@@ -83,7 +83,49 @@ def _resolve_device(device: str) -> str:
     return "cpu"
 
 
-class MarianTranslator:
+def _local_files_only(requested: bool | None, model: str) -> bool:
+    """``local_files_only`` for a model: as requested, else offline when HF_HUB_OFFLINE is set or the model
+    is a local directory."""
+    if requested is not None:
+        return requested
+    return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or Path(model).is_dir()
+
+
+class _LengthSortedBatches:
+    """What the local model backends share: :meth:`translate` loads the model (the subclass's ``load``), sorts
+    the texts by length (fewer pad tokens), translates batches of ``batch_size`` through the subclass's
+    ``_translate_batch`` with a progress bar, counts batches and sentences, and returns them in input order."""
+
+    bar_suffix = ""
+    name: str
+    batch_size: int
+    progress: bool
+    n_batches: int
+    n_sentences: int
+
+    def translate(self, texts: Sequence[str]) -> list[str]:
+        if not texts:
+            return []
+        self.load()
+        from tqdm.auto import tqdm
+
+        order = sorted(range(len(texts)), key=lambda i: (len(texts[i]), i), reverse=True)
+        out: list[str] = [""] * len(texts)
+        batches = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+        bar = tqdm(total=len(texts), desc=f"translate {Path(self.name).name}{self.bar_suffix}", unit="sent", disable=not self.progress)
+        try:
+            for idx in batches:
+                for i, txt in zip(idx, self._translate_batch([texts[i] for i in idx]), strict=True):
+                    out[i] = txt
+                self.n_batches += 1
+                self.n_sentences += len(idx)
+                bar.update(len(idx))
+        finally:
+            bar.close()
+        return out
+
+
+class MarianTranslator(_LengthSortedBatches):
     """A local seq2seq translation model, loaded lazily.
 
     ``model_name_or_path`` is a hub id (e.g. ``Helsinki-NLP/opus-mt-de-en``, needs the hub or its
@@ -132,9 +174,7 @@ class MarianTranslator:
             return
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-        local_only = self.local_files_only
-        if local_only is None:
-            local_only = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or Path(self.model_name_or_path).is_dir()
+        local_only = _local_files_only(self.local_files_only, self.model_name_or_path)
         try:
             tokenizer = AutoTokenizer.from_pretrained(self.model_name_or_path, local_files_only=local_only)
             model = AutoModelForSeq2SeqLM.from_pretrained(self.model_name_or_path, local_files_only=local_only)
@@ -151,40 +191,19 @@ class MarianTranslator:
         self._tokenizer, self._model, self.device = tokenizer, model, device
         log.info("loaded %s on %s (fp16=%s)", self.model_name_or_path, device, use_fp16)
 
-    def translate(self, texts: Sequence[str]) -> list[str]:
-        if not texts:
-            return []
-        self.load()
+    def _translate_batch(self, texts: list[str]) -> list[str]:
         import torch
-        from tqdm.auto import tqdm
 
-        order = sorted(range(len(texts)), key=lambda i: (len(texts[i]), i), reverse=True)
-        out: list[str] = [""] * len(texts)
-        batches = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
-        bar = tqdm(total=len(texts), desc=f"translate {Path(self.name).name}", unit="sent", disable=not self.progress)
-        try:
-            for idx in batches:
-                enc = self._tokenizer(
-                    [texts[i] for i in idx], return_tensors="pt", padding=True, truncation=True,
-                    max_length=self.max_length,
-                ).to(self.device)
-                with torch.inference_mode():
-                    gen = self._model.generate(**enc, max_length=self.max_length, num_beams=self.num_beams)
-                decoded = self._tokenizer.batch_decode(gen, skip_special_tokens=True)
-                for i, txt in zip(idx, decoded, strict=True):
-                    out[i] = txt.strip()
-                self.n_batches += 1
-                self.n_sentences += len(idx)
-                bar.update(len(idx))
-        finally:
-            bar.close()
-        return out
+        enc = self._tokenizer(texts, return_tensors="pt", padding=True, truncation=True, max_length=self.max_length).to(self.device)
+        with torch.inference_mode():
+            gen = self._model.generate(**enc, max_length=self.max_length, num_beams=self.num_beams)
+        return [txt.strip() for txt in self._tokenizer.batch_decode(gen, skip_special_tokens=True)]
 
 
 # --------------------------------------------------------------------------- CTranslate2
 
 
-class CTranslate2Translator:
+class CTranslate2Translator(_LengthSortedBatches):
     """A Marian (Opus-MT) model run by CTranslate2, converted once into ``cache_dir``, loaded lazily.
 
     ``model_name_or_path`` is what :class:`MarianTranslator` takes (hub id or local directory);
@@ -209,6 +228,7 @@ class CTranslate2Translator:
     """
 
     origin = "model"
+    bar_suffix = " (ct2)"
 
     def __init__(
         self,
@@ -277,9 +297,7 @@ class CTranslate2Translator:
             from transformers import AutoTokenizer
         except ImportError as exc:
             raise ModelUnavailableError(f"the ctranslate2 backend needs the ctranslate2 package: {exc}") from exc
-        local_only = self.local_files_only
-        if local_only is None:
-            local_only = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or Path(self.model_name_or_path).is_dir()
+        local_only = _local_files_only(self.local_files_only, self.model_name_or_path)
         try:
             device, index, compute_type = self.resolve(self.device_request, self.compute_type_request)
             converted = ensure_converted(self.model_name_or_path, self.cache_dir, compute_type, local_files_only=local_only)
@@ -296,33 +314,14 @@ class CTranslate2Translator:
         log.info("loaded %s with CTranslate2 on %s (%s, %s)", self.model_name_or_path, self.device, compute_type,
                  "converted now" if converted.converted else "cached conversion")
 
-    def translate(self, texts: Sequence[str]) -> list[str]:
-        if not texts:
-            return []
-        self.load()
-        from tqdm.auto import tqdm
-
+    def _translate_batch(self, texts: list[str]) -> list[str]:
         tok = self._tokenizer
-        order = sorted(range(len(texts)), key=lambda i: (len(texts[i]), i), reverse=True)
-        out: list[str] = [""] * len(texts)
-        batches = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
-        bar = tqdm(total=len(texts), desc=f"translate {Path(self.name).name} (ct2)", unit="sent", disable=not self.progress)
-        try:
-            for idx in batches:
-                ids = tok([texts[i] for i in idx], truncation=True, max_length=self.max_length).input_ids
-                results = self._translator.translate_batch(
-                    [tok.convert_ids_to_tokens(x) for x in ids], beam_size=self.num_beams,
-                    max_decoding_length=self.max_decoding_length, min_decoding_length=0, max_input_length=0,
-                )
-                for i, res in zip(idx, results, strict=True):
-                    target = tok.convert_tokens_to_ids(res.hypotheses[0])
-                    out[i] = tok.decode(target, skip_special_tokens=True).strip()
-                self.n_batches += 1
-                self.n_sentences += len(idx)
-                bar.update(len(idx))
-        finally:
-            bar.close()
-        return out
+        ids = tok(texts, truncation=True, max_length=self.max_length).input_ids
+        results = self._translator.translate_batch(
+            [tok.convert_ids_to_tokens(x) for x in ids], beam_size=self.num_beams,
+            max_decoding_length=self.max_decoding_length, min_decoding_length=0, max_input_length=0,
+        )
+        return [tok.decode(tok.convert_tokens_to_ids(res.hypotheses[0]), skip_special_tokens=True).strip() for res in results]
 
 
 # --------------------------------------------------------------------------- DeepL
