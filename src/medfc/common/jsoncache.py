@@ -1,0 +1,44 @@
+"""A result cache: one JSON file per key, under ``directory/<2 hex>/<key>.json`` (MedSNIP's units, the search clients' answers).
+
+Keys hash everything that decides a result (what is asked, of which model with which parameters,
+with which prompt file hashes), so a rerun after adding a verifier, or after editing one prompt,
+recomputes only what that change touches. An empty directory name turns the cache off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from medfc.common.http import _atomic_write
+
+
+def cache_key(*parts: Any) -> str:
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class UnitCache:
+    def __init__(self, directory: str | os.PathLike | None) -> None:
+        self.directory = Path(directory) if directory else None
+        self.stats: Counter = Counter()
+
+    def _path(self, key: str) -> Path | None:
+        return self.directory / key[:2] / f"{key}.json" if self.directory else None
+
+    def get(self, key: str) -> Any | None:
+        path = self._path(key)
+        if path is not None and path.exists():
+            self.stats["hits"] += 1
+            return json.loads(path.read_text(encoding="utf-8"))
+        self.stats["misses"] += 1
+        return None
+
+    def put(self, key: str, value: Any) -> None:
+        path = self._path(key)
+        if path is not None:
+            _atomic_write(path, json.dumps(value, ensure_ascii=False, sort_keys=True).encode("utf-8"))
