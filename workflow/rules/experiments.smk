@@ -5,6 +5,7 @@
 
 rule healthfc_experiment:
     input:
+        unpack(lambda w: PLAN.healthfc_experiment_inputs(w.system)),
         dataset=rules.healthfc_dataset.output.jsonl,
         folds=rules.healthfc_folds.output.folds,
     output:

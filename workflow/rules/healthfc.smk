@@ -182,6 +182,31 @@ rule healthfc_folds:
         STEP_SCRIPT
 
 
+
+rule healthfc_retrieve:
+    input:
+        unpack(lambda w: PLAN.healthfc_retrieve_inputs(w.source)),
+        dataset=rules.healthfc_dataset.output.jsonl,
+    output:
+        evidence="results/healthfc/evidence/{source}.jsonl",
+        report="results/healthfc/evidence/{source}.report.json",
+    wildcard_constraints:
+        source="web|pubmed|wikipedia",
+    params:
+        step=versioned("healthfc.steps:retrieve"),
+        options=lambda w: PLAN.healthfc_retrieve_options(w.source),
+    log:
+        "logs/healthfc/retrieve/{source}.log",
+    benchmark:
+        "results/benchmarks/healthfc/retrieve/{source}.tsv"
+    resources:
+        mem_mb=1024,
+        runtime=lambda w: config["healthfc"]["retrieval"]["runtime"],
+    conda:
+        "../../envs/data.yaml"
+    script:
+        STEP_SCRIPT
+
 rule healthfc_stats:
     input:
         dataset=rules.healthfc_dataset.output.jsonl,

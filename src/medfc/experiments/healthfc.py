@@ -17,6 +17,12 @@ Systems (``SYSTEMS``):
     ``[claim]`` alone.
 ``gold_explanations``
     ``[claim; SEP; explanation]`` (the article's summary / explanation).
+``retrieved_<source>`` (``web``, ``pubmed``, ``wikipedia``)
+    ``[claim; SEP; the first retrieved_top_k snippets of the source, in rank order]`` (Table 5's "Google
+    snippets" is ``retrieved_web``): the open-domain evidence of :mod:`medfc.healthfc.evidence`.
+``open_domain_<source>``
+    The same input, two classes: supported vs refuted, over the SUPPORTED and REFUTED claims only (the
+    open-domain comparison the paper cites, §7.3).
 ``level_of_evidence``
     Three classes high / moderate / low over the SUPPORTED and REFUTED claims that have one of these
     levels; the input is chosen by ``loe_input``: ``claim``, ``claim+evidence`` (gold, default),
@@ -42,7 +48,7 @@ import pandas as pd
 import torch
 
 from medfc.common.io import read_jsonl, write_json, write_jsonl
-from medfc.common.labels import REFUTED, SUPPORTED
+from medfc.common.labels import BINARY_VERACITY_LABELS, REFUTED, SUPPORTED
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
 from medfc.experiments import joint as joint_mod
@@ -58,6 +64,8 @@ from medfc.experiments.systems import (
     JointOptions,
     LevelOptions,
     PipelineOptions,
+    RetrievedOptions,
+    evidence_source,
 )
 from medfc.experiments.training import TrainConfig, class_weights, predict, set_seed, train
 
@@ -227,6 +235,15 @@ def loe_example(c: Claim, input_kind: str) -> Example:
     return Example(c.claim, second, c.evidence_level)
 
 
+def retrieved_text(snippets: Sequence[str], top_k: int) -> str:
+    """The first ``top_k`` snippets in rank order, concatenated (each stripped, one space between)."""
+    return _join(list(snippets)[: int(top_k)])
+
+
+def binary_eligible(c: Claim) -> bool:
+    return c.label in (SUPPORTED, REFUTED)
+
+
 def loe_eligible(c: Claim) -> bool:
     return c.label in (SUPPORTED, REFUTED) and c.evidence_level in LOE_LABELS
 
@@ -282,10 +299,33 @@ def run_pipeline(train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], 
     return records, info
 
 
-def run_single(system: str, train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], cfg: ModelConfig, opts: Options, lang: str, ckpt: Path | None, fold: int, report: SkipReport) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """oracle, claims_only, gold_explanations and level_of_evidence: one classifier each."""
+def _eligible_only(groups: tuple[list[Claim], list[Claim], list[Claim]], eligible: Any, reason: str, report: SkipReport) -> tuple[list[Claim], ...]:
+    for name, group in zip(("train", "validation", "test"), groups):
+        for c in group:
+            if not eligible(c):
+                report.count(f"{reason}_{name}")
+    return tuple([c for c in g if eligible(c)] for g in groups)
+
+
+def run_single(system: str, train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], cfg: ModelConfig, opts: Options, lang: str, ckpt: Path | None, fold: int, report: SkipReport,
+               evidence: dict[str, list[str]] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """oracle, claims_only, gold_explanations, level_of_evidence, retrieved_* and open_domain_* (with
+    ``evidence``: claim id → snippets in rank order): one classifier each."""
     labels: Sequence[str] = VERACITY_LABELS
-    if system == "oracle":
+    if evidence_source(system) is not None:
+        assert isinstance(opts, RetrievedOptions)
+        if evidence is None:
+            raise ValueError(f"system {system} needs the retrieved evidence of source {evidence_source(system)}")
+        snippets = {c.id: list(evidence.get(c.id, []))[: opts.retrieved_top_k] for c in (*train_c, *val_c, *test_c)}
+        for c in test_c:
+            if not snippets[c.id]:
+                report.count("test_claims_without_evidence")
+        make = lambda c: Example(c.claim, retrieved_text(snippets[c.id], opts.retrieved_top_k), c.label)  # noqa: E731
+        shown = lambda c: snippets[c.id]  # noqa: E731
+        if system.startswith("open_domain_"):
+            labels = BINARY_VERACITY_LABELS
+            train_c, val_c, test_c = _eligible_only((train_c, val_c, test_c), binary_eligible, "nei_not_in_binary", report)
+    elif system == "oracle":
         make = lambda c: veracity_example(c, c.gold_evidence)  # noqa: E731
         shown = lambda c: c.gold_evidence  # noqa: E731
     elif system == "claims_only":
@@ -299,11 +339,7 @@ def run_single(system: str, train_c: list[Claim], val_c: list[Claim], test_c: li
         labels = LOE_LABELS
         make = lambda c: loe_example(c, opts.loe_input)  # noqa: E731
         shown = lambda c: c.gold_evidence if opts.loe_input == "claim+evidence" else []  # noqa: E731
-        for name, group in (("train", train_c), ("validation", val_c), ("test", test_c)):
-            for c in group:
-                if not loe_eligible(c):
-                    report.count(f"loe_not_applicable_{name}")
-        train_c, val_c, test_c = ([c for c in g if loe_eligible(c)] for g in (train_c, val_c, test_c))
+        train_c, val_c, test_c = _eligible_only((train_c, val_c, test_c), loe_eligible, "loe_not_applicable", report)
     else:  # pragma: no cover - guarded by run_fold
         raise ValueError(system)
     model = _fit_veracity(cfg, [make(c) for c in train_c], [make(c) for c in val_c], _sub(ckpt, system), system, labels)
@@ -361,13 +397,15 @@ def run_fold(
     lang: str,
     checkpoint_dir: str | os.PathLike | None,
     report: SkipReport | None = None,
+    evidence: str | os.PathLike | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Train ``system`` on every fold but ``fold`` and predict ``fold``.
 
     ``options`` are the system's own (:data:`medfc.experiments.systems.SYSTEM_OPTIONS`); with a
     ``checkpoint_dir`` checkpoints are written there, without one the best weights are kept in memory.
-    Returns the prediction records (one per test claim; for ``level_of_evidence`` one per eligible
-    test claim) and an info dict (training results, sizes, cut counts).
+    ``evidence`` is the retrieved-evidence artifact of the system's source (retrieved_*, open_domain_*).
+    Returns the prediction records (one per test claim; for ``level_of_evidence`` and ``open_domain_*`` one
+    per eligible test claim) and an info dict (training results, sizes, cut counts).
     """
     if system not in SYSTEMS:
         raise ValueError(f"unknown HealthFC system {system!r}; known: {SYSTEMS}")
@@ -384,10 +422,17 @@ def run_fold(
     elif system == "joint":
         records, info = run_joint(train_c, val_c, test_c, cfg, options, lang, ckpt, int(fold))
     else:
-        records, info = run_single(system, train_c, val_c, test_c, cfg, options, lang, ckpt, int(fold), report)
+        snippets = None
+        if evidence_source(system) is not None:
+            if evidence is None:
+                raise ValueError(f"system {system} needs the evidence file of source {evidence_source(system)}")
+            from medfc.healthfc.evidence import evidence_by_claim
+
+            snippets = evidence_by_claim(evidence)
+        records, info = run_single(system, train_c, val_c, test_c, cfg, options, lang, ckpt, int(fold), report, snippets)
     gold = [r["label"] for r in records]
     pred = [r["pred_label"] for r in records]
-    labels = LOE_LABELS if system == "level_of_evidence" else VERACITY_LABELS
+    labels = LOE_LABELS if system == "level_of_evidence" else BINARY_VERACITY_LABELS if system.startswith("open_domain_") else VERACITY_LABELS
     info.update(
         {
             "system": system,

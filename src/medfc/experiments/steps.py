@@ -38,7 +38,9 @@ class HealthFCFoldOptions(Options):
     """One HealthFC run: its wildcards, the merged training config, the system's own options
     (:data:`medfc.experiments.systems.SYSTEM_OPTIONS`) and where checkpoints go (null: nowhere)."""
 
-    system: Literal["pipeline", "joint", "oracle", "claims_only", "gold_explanations", "level_of_evidence"]
+    system: Literal["pipeline", "joint", "oracle", "claims_only", "gold_explanations", "level_of_evidence",
+                    "retrieved_web", "retrieved_pubmed", "retrieved_wikipedia",
+                    "open_domain_web", "open_domain_pubmed", "open_domain_wikipedia"]
     lang: Literal["en", "de"]
     fold: int
     train: TrainConfig | TfidfOptions
@@ -64,7 +66,8 @@ def healthfc_experiment(inputs: dict[str, Any], outputs: dict[str, Any], options
     system_options = SYSTEM_OPTIONS[options.system].from_mapping(options.system_options, where=f"experiments.healthfc[{options.system}]")
     report = SkipReport(f"healthfc-{options.system}-fold{options.fold}")
     records, info = healthfc.run_fold(inputs["dataset"], inputs["folds"], options.fold, options.system, resolved(options.train),
-                                      system_options, options.lang, options.checkpoint_dir, report=report)
+                                      system_options, options.lang, options.checkpoint_dir, report=report,
+                                      evidence=inputs.get("evidence"))
     info["model_config_name"] = options.train.model
     healthfc.write_fold(outputs["predictions"], outputs["info"], records, info)
     return info

@@ -12,10 +12,24 @@ from typing import Any, Literal
 from medfc.common.labels import CLINIFACT_LABELS, EVIDENCE_LABELS, LOE_LABELS, VERACITY_LABELS  # noqa: F401 (the labels: medfc.common.labels)
 from medfc.common.options import Options
 
-SYSTEMS = ("pipeline", "joint", "oracle", "claims_only", "gold_explanations", "level_of_evidence")
+EVIDENCE_SOURCES = ("web", "pubmed", "wikipedia")  # medfc.healthfc.evidence: where open-domain evidence is searched
+# evidence retrieved for the claim from a source instead of the article: three classes (Table 5, "Google
+# snippets" = retrieved_web) and supported vs refuted on the supported / refuted claims (the open-domain comparison)
+RETRIEVED_SYSTEMS = tuple(f"retrieved_{s}" for s in EVIDENCE_SOURCES)
+OPEN_DOMAIN_SYSTEMS = tuple(f"open_domain_{s}" for s in EVIDENCE_SOURCES)
+ARTICLE_SYSTEMS = ("pipeline", "joint", "oracle", "claims_only", "gold_explanations", "level_of_evidence")
+SYSTEMS = ARTICLE_SYSTEMS + RETRIEVED_SYSTEMS + OPEN_DOMAIN_SYSTEMS
 EVIDENCE_SYSTEMS = ("pipeline", "joint")  # they select evidence sentences themselves
 TABLE3_SYSTEMS = ("pipeline", "joint", "oracle")
-TABLE5_SYSTEMS = ("claims_only", "gold_explanations", "level_of_evidence")
+TABLE5_SYSTEMS = ("claims_only", *RETRIEVED_SYSTEMS, "gold_explanations", "level_of_evidence")
+
+
+def evidence_source(system: str) -> str | None:
+    """The source a system's retrieved evidence comes from (``retrieved_web`` → ``web``); None for the others."""
+    for prefix in ("retrieved_", "open_domain_"):
+        if system.startswith(prefix) and system[len(prefix):] in EVIDENCE_SOURCES:
+            return system[len(prefix):]
+    return None
 
 
 @dataclass(frozen=True)
@@ -30,6 +44,15 @@ class LevelOptions(Options):
     """level_of_evidence: one classifier over high / moderate / low on the input ``loe_input``."""
 
     loe_input: Literal["claim", "claim+evidence", "claim+explanation", "claim+document"]
+    val_fraction: float
+
+
+@dataclass(frozen=True)
+class RetrievedOptions(Options):
+    """retrieved_<source>, open_domain_<source>: one classifier on ``[claim; SEP; the first
+    ``retrieved_top_k`` snippets of the source, in rank order]``."""
+
+    retrieved_top_k: int
     val_fraction: float
 
 
@@ -63,6 +86,7 @@ SYSTEM_OPTIONS: dict[str, type[Options]] = {
     "claims_only": SingleOptions,
     "gold_explanations": SingleOptions,
     "level_of_evidence": LevelOptions,
+    **{s: RetrievedOptions for s in RETRIEVED_SYSTEMS + OPEN_DOMAIN_SYSTEMS},
 }
 
 

@@ -314,3 +314,41 @@ def diff(inputs: dict[str, Any], outputs: dict[str, Any], options: DiffOptions) 
     counts = write_diff(findings, hdiff.CATEGORIES, markdown, outputs)
     log.info("healthfc diff: %s", counts)
     return counts
+
+
+@dataclass(frozen=True)
+class RetrieveOptions(Options):
+    """``healthfc.retrieval`` for one source: the claim language queried, how many results, the answer cache,
+    and that source's own section (``source_options``, typed by :data:`medfc.healthfc.evidence.SOURCE_OPTIONS`)."""
+
+    source: Literal["web", "pubmed", "wikipedia"]
+    lang: Literal["en", "de"]
+    top_k: int
+    cache_dir: str
+    max_retries: int
+    progress: bool
+    source_options: dict[str, Any]
+
+
+def retrieve(inputs: dict[str, Any], outputs: dict[str, Any], options: RetrieveOptions) -> dict[str, Any]:
+    """Dataset → ``evidence`` (JSONL, one row per claim × rank) and ``report`` (JSON): each claim searched in
+    ``options.source`` (cached per query, resumable), or the rows of the source's prepared ``file``."""
+    from medfc.healthfc import evidence as ev
+
+    report = SkipReport(f"healthfc-retrieve-{options.source}")
+    src = ev.SOURCE_OPTIONS[options.source].from_mapping(options.source_options, where=f"healthfc.retrieval.{options.source}")
+    queries = ev.claim_queries(read_jsonl(inputs["dataset"]), options.lang, report)
+    report.count("claims", len(queries))
+    if src.file:
+        rows = ev.from_file(queries, src.file, options.source, options.top_k, report)
+        mode = f"file {src.file}"
+    else:
+        searcher = ev.DatedSearchCache(ev.make_backend(options.source, src, options.max_retries), options.cache_dir)
+        rows = ev.retrieve(queries, searcher, options.source, options.top_k, report, progress=options.progress)
+        mode = "search"
+    write_jsonl(outputs["evidence"], rows)
+    info = {"source": options.source, "mode": mode, "top_k": options.top_k, "lang": options.lang, **report.as_dict()}
+    write_json(outputs["report"], info)
+    log.info("evidence from %s (%s): %d rows for %d of %d claims", options.source, mode, len(rows),
+             report.counts.get("claims_with_results", 0), len(queries))
+    return info

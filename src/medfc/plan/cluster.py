@@ -17,7 +17,7 @@ from typing import Any
 # against the rule files, so a new rule must be placed here)
 COMPUTE_RULES = ("healthfc_experiment", "clinifact_experiment")  # training: always a job
 MODEL_RULES = ("healthfc_translate", "clinifact_zero_shot", "medsnip_prepare", "medsnip_decompose", "medsnip_verify")
-NETWORK_RULES = ("healthfc_crawl", "healthfc_release", "clinifact_fetch_studies", "clinifact_fetch_abstracts",
+NETWORK_RULES = ("healthfc_crawl", "healthfc_release", "healthfc_retrieve", "clinifact_fetch_studies", "clinifact_fetch_abstracts",
                  "clinifact_import_release")
 LIGHT_RULES = ("healthfc_parse", "healthfc_align", "healthfc_dataset", "healthfc_folds", "healthfc_stats",
                "healthfc_diff", "clinifact_build_claims", "clinifact_build_pairs", "clinifact_stats", "clinifact_diff",

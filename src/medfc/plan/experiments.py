@@ -9,13 +9,22 @@ import re
 from typing import Any
 
 from medfc.experiments.aliases import model_aliases
-from medfc.experiments.systems import EVIDENCE_SYSTEMS, SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS, system_option_keys
+from medfc.experiments.systems import (
+    EVIDENCE_SYSTEMS,
+    OPEN_DOMAIN_SYSTEMS,
+    SYSTEMS,
+    TABLE3_SYSTEMS,
+    TABLE5_SYSTEMS,
+    evidence_source,
+    system_option_keys,
+)
 
 EXP_DIR = "results/experiments"
 TABLES_DIR = "results/tables"
 FIGURES_DIR = "results/figures"
 PAPERS = "resources/papers/numbers.yaml"
-HFC_TABLES = {"healthfc_table3": TABLE3_SYSTEMS, "healthfc_table5": TABLE5_SYSTEMS}
+HFC_TABLES = {"healthfc_table3": TABLE3_SYSTEMS, "healthfc_table5": TABLE5_SYSTEMS, "healthfc_open_domain": OPEN_DOMAIN_SYSTEMS}
+EVIDENCE_DIR = "results/healthfc/evidence"
 TABLES = (*HFC_TABLES, "healthfc_significance", "clinifact_table8", "clinifact_significance")
 SKLEARN_KINDS = ("tfidf", "gbm")  # sklearn:<kind> → its config section experiments.<kind>
 
@@ -146,6 +155,31 @@ class ExperimentsPlan:
             "system_options": system_options,
             "checkpoint_dir": self.checkpoint_dir(f"healthfc/{lang}/{model}/{system}/fold{fold}"),
         }
+
+    @staticmethod
+    def healthfc_evidence_file(source: str) -> str:
+        """The retrieved-evidence artifact of one source (rule healthfc_retrieve)."""
+        return f"{EVIDENCE_DIR}/{source}.jsonl"
+
+    def healthfc_experiment_inputs(self, system: str) -> dict[str, str]:
+        """A run's inputs beyond the dataset and the folds: the retrieved evidence of its source, if any."""
+        source = evidence_source(system)
+        return {"evidence": self.healthfc_evidence_file(source)} if source else {}
+
+    def healthfc_retrieve_inputs(self, source: str) -> dict[str, str]:
+        """A prepared evidence file of the source (its ``file``), when one replaces searching."""
+        file = self.config["healthfc"]["retrieval"][source]["file"]
+        return {"file": file} if file else {}
+
+    def healthfc_retrieve_options(self, source: str) -> dict[str, Any]:
+        """The options of one source's retrieval: ``healthfc.retrieval`` and the source's own section (its
+        answer cache under ``cache_dir`` unless set; PubMed's per-PMID records shared with CliniFact)."""
+        r = self.config["healthfc"]["retrieval"]
+        own = dict(r[source])
+        if source == "pubmed":
+            own["records_dir"] = own["records_dir"] or f"{self.config['cache_dir']}/clinifact/pubmed"
+        return {"source": source, "lang": r["lang"], "top_k": r["top_k"], "max_retries": r["max_retries"], "progress": r["progress"],
+                "cache_dir": r["cache_dir"] or f"{self.config['cache_dir']}/healthfc/evidence", "source_options": own}
 
     def healthfc_score_options(self, lang: str, system: str) -> dict[str, Any]:
         """The scoring keys a run's scores depend on (the evidence keys only for the evidence-selecting systems)."""

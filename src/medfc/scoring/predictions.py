@@ -21,7 +21,7 @@ import numpy as np
 from medfc.common.io import read_jsonl
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
-from medfc.common.labels import CLINIFACT_LABELS, LOE_LABELS, NOT_ENOUGH_INFO, VERACITY_LABELS
+from medfc.common.labels import BINARY_VERACITY_LABELS, CLINIFACT_LABELS, LOE_LABELS, NOT_ENOUGH_INFO, VERACITY_LABELS
 from medfc.scoring import averitec, classification, medsnip
 
 
@@ -115,8 +115,9 @@ def score_healthfc(records: Sequence[Mapping[str, Any]], system: str, *, evidenc
                    n_sentences: Mapping[str, int] | None = None, metric: Any = None) -> dict[str, Any]:
     """All scores of one HealthFC prediction file (one system, one fold): veracity P/R/F1; with
     ``evidence`` (the evidence-selecting systems) also evidence selection, FEVER strict and AVeriTeC;
-    MedSNIP FF1 over the supported / refuted claims (not for level of evidence)."""
-    labels = LOE_LABELS if system == "level_of_evidence" else VERACITY_LABELS
+    MedSNIP FF1 over the supported / refuted claims (not for level of evidence); the open_domain_* systems are
+    scored over their two classes, supported and refuted."""
+    labels = LOE_LABELS if system == "level_of_evidence" else BINARY_VERACITY_LABELS if system.startswith("open_domain_") else VERACITY_LABELS
     gold = [str(r["label"]) for r in records]
     pred = [str(r["pred_label"]) for r in records]
     out: dict[str, Any] = {"kind": "healthfc", "system": system, "n": len(records),

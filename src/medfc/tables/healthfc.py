@@ -1,4 +1,5 @@
-"""HealthFC Tables 3 and 5 and the significance tests between systems (Vladika et al., 2024)."""
+"""HealthFC Tables 3 and 5, the open-domain comparison (supported vs refuted with retrieved evidence) and the
+significance tests between systems (Vladika et al., 2024)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pandas as pd
 
 from medfc.common.io import read_json
 from medfc.common.labels import VERACITY_LABELS
-from medfc.experiments.systems import TABLE3_SYSTEMS, TABLE5_SYSTEMS
+from medfc.experiments.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS, evidence_source
 from medfc.scoring import classification, medsnip
 from medfc.tables.common import grouped, pct, pm, pooled
 
@@ -17,6 +18,7 @@ from medfc.tables.common import grouped, pct, pm, pooled
 T3_COLUMNS = ["source", "scale", "lang", "model", "system", "folds", "evidence P", "evidence R", "evidence F1", "evidence-class F1",
               "veracity P", "veracity R", "veracity F1", "FEVER strict", "AVeriTeC@0.25", "FF1", "FF1 coverage"]
 T5_COLUMNS = ["source", "scale", "lang", "model", "experiment", "folds", "P", "R", "F1", "accuracy"]
+OPEN_DOMAIN_COLUMNS = ["source", "scale", "lang", "model", "experiment", "evidence", "claims", "folds", "P", "R", "F1", "accuracy"]
 
 
 def _paper_row(papers: Mapping[str, Any], model: str, **values: Any) -> dict[str, Any]:
@@ -62,23 +64,52 @@ def table3(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: 
     return pd.DataFrame(rows, columns=T3_COLUMNS).fillna("")
 
 
-def table5(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: Mapping[str, Any], scale: str) -> pd.DataFrame:
-    """Table 5: claims only, gold explanations, level of evidence; macro P/R/F1 mean ± std. Our rows, then
-    the paper's (DeBERTa) rows of the same experiments."""
+def _veracity_rows(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], systems: Sequence[str], scale: str) -> list[dict[str, Any]]:
+    """One row of ours per (lang, model, system) of ``systems``: macro P/R/F1 and accuracy, mean ± std over folds."""
     rows = []
     for (lang, model, system), items in grouped(entries, scores, ("lang", "model", "system")).items():
-        if system not in TABLE5_SYSTEMS:
+        if system not in systems:
             continue
         agg = classification.aggregate_folds([read_json(f) for _, f in items])
         rows.append({"source": "ours", "scale": scale, "lang": lang, "model": model, "experiment": system, "folds": len(items),
                      "P": pm(agg, "veracity.macro_precision"), "R": pm(agg, "veracity.macro_recall"),
-                     "F1": pm(agg, "veracity.macro_f1"), "accuracy": pm(agg, "veracity.accuracy")})
-    order = {s: i for i, s in enumerate(TABLE5_SYSTEMS)}
+                     "F1": pm(agg, "veracity.macro_f1"), "accuracy": pm(agg, "veracity.accuracy"),
+                     "n": sum(int(read_json(f).get("n", 0)) for _, f in items)})
+    order = {s: i for i, s in enumerate(systems)}
     rows.sort(key=lambda r: (r["lang"], r["model"], order[r["experiment"]]))
+    return rows
+
+
+def table5(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: Mapping[str, Any], scale: str) -> pd.DataFrame:
+    """Table 5: claims only, retrieved evidence (retrieved_web: the paper's "Google snippets"; retrieved_pubmed,
+    retrieved_wikipedia: no paper row), gold explanations, level of evidence; macro P/R/F1 mean ± std. Our
+    rows, then the paper's (DeBERTa) rows of the same experiments."""
+    rows = _veracity_rows(scores, entries, TABLE5_SYSTEMS, scale)
+    order = {s: i for i, s in enumerate(TABLE5_SYSTEMS)}
     for system in sorted({r["experiment"] for r in rows}, key=order.get):
-        v = papers["healthfc"]["table5"][system]
-        rows.append(_paper_row(papers, papers["healthfc"]["table5_model"], experiment=system, P=v["p"], R=v["r"], F1=v["f1"]))
+        v = papers["healthfc"]["table5"].get(system)
+        if v is not None:
+            rows.append(_paper_row(papers, papers["healthfc"]["table5_model"], experiment=system, P=v["p"], R=v["r"], F1=v["f1"]))
     return pd.DataFrame(rows, columns=T5_COLUMNS).fillna("")
+
+
+def open_domain(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: Mapping[str, Any], scale: str) -> pd.DataFrame:
+    """The open-domain comparison: supported vs refuted on the supported / refuted claims with evidence
+    retrieved from each source (open_domain_<source>), macro P/R/F1 over the two classes, mean ± std over
+    folds (``claims``: the test claims scored, all folds). Our rows, then the binary F1 of each source that
+    the HealthFC paper cites (Vladika and Matthes 2024, 327 claims), for the sources we ran."""
+    rows = _veracity_rows(scores, entries, OPEN_DOMAIN_SYSTEMS, scale)
+    for r in rows:
+        r["evidence"] = evidence_source(r["experiment"])
+        r["claims"] = r.pop("n")
+    od = papers["healthfc"]["open_domain"]
+    order = {s: i for i, s in enumerate(OPEN_DOMAIN_SYSTEMS)}
+    for system in sorted({r["experiment"] for r in rows}, key=order.get):
+        source = evidence_source(system)
+        if source in od["f1"]:
+            rows.append({"source": f"paper ({od['cite']})", "scale": "paper", "lang": "en", "model": od["model"], "experiment": system,
+                         "evidence": source, "claims": od["claims"], "folds": "", "F1": od["f1"][source]})
+    return pd.DataFrame(rows, columns=OPEN_DOMAIN_COLUMNS).fillna("")
 
 
 def significance(predictions: Sequence[str], entries: Sequence[Mapping[str, Any]], comparisons: Sequence[Sequence[str]], *,

@@ -10,7 +10,7 @@ import yaml
 
 import medfc.tables.steps as table_steps
 from medfc.experiments.aliases import BUILTIN_ALIASES
-from medfc.experiments.systems import SYSTEM_OPTIONS, SYSTEMS
+from medfc.experiments.systems import ARTICLE_SYSTEMS, SYSTEM_OPTIONS, SYSTEMS, evidence_source
 from medfc.experiments.training import TrainConfig
 from medfc.plan.experiments import SKLEARN_KINDS, TABLES
 from tests.helpers.config import SCHEMA, defaults
@@ -54,14 +54,16 @@ def test_the_docs_table_of_training_keys_names_exactly_the_schemas_keys():
 
 def test_the_systems_are_the_schemas_systems():
     hx = EXP["healthfc"]["properties"]
-    assert hx["systems"]["items"]["enum"] == list(SYSTEMS) == hx["systems"]["default"]
+    assert hx["systems"]["items"]["enum"] == list(SYSTEMS)
+    # the default runs the systems that read only the dataset: none searches a source (healthfc.retrieval)
+    assert hx["systems"]["default"] == list(ARTICLE_SYSTEMS) == [s for s in SYSTEMS if evidence_source(s) is None]
     assert set(hx["system_train"]["properties"]) == set(SYSTEMS) == set(SYSTEM_OPTIONS)
     # every option a system depends on is a key of experiments.healthfc
     assert {f.name for cls in SYSTEM_OPTIONS.values() for f in fields(cls)} <= set(hx)
 
 
 def test_the_tables_are_the_steps_of_the_table_rule():
-    steps = {name for name in dir(table_steps) if re.fullmatch(r"(healthfc|clinifact)_(table\d+|significance)", name)}
+    steps = {name for name in dir(table_steps) if re.fullmatch(r"(healthfc|clinifact)_(table\d+|significance|open_domain)", name)}
     assert set(TABLES) == steps
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from medfc.experiments.systems import SYSTEMS
+from medfc.experiments.systems import ARTICLE_SYSTEMS, SYSTEMS
 from medfc.plan import Plan
 from tests.helpers.config import defaults
 
@@ -31,8 +31,8 @@ def test_the_healthfc_run_matrix_is_lang_x_model_x_system_x_fold_without_joint_f
     runs = Plan(cfg).healthfc_runs()
     expected = [{"lang": lang, "model": model, "system": system, "fold": fold}
                 for lang, models in (("en", ["tfidf", "minilm"]), ("de", ["minilm"])) for model in models
-                for system in SYSTEMS if not (system == "joint" and model == "tfidf") for fold in (0, 3)]
-    assert runs == expected
+                for system in ARTICLE_SYSTEMS if not (system == "joint" and model == "tfidf") for fold in (0, 3)]
+    assert runs == expected  # the default systems read only the dataset
     assert Plan(cfg).healthfc_runs(("oracle",)) == [r for r in expected if r["system"] == "oracle"]
     # folds: null = every fold of healthfc.folds.n_splits; a fold outside it stops the plan, naming the keys
     assert {r["fold"] for r in Plan(config()).healthfc_runs()} == {0, 1, 2, 3, 4}
@@ -136,3 +136,29 @@ def test_the_plan_does_not_change_the_config_and_imports_no_snakemake():
     assert repr(cfg) == before  # the built-in aliases are added in the plan, not written into the config
     code = "import sys, medfc.plan, medfc.plan.config_errors; sys.exit(any(m.split('.')[0] == 'snakemake' for m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_a_retrieved_evidence_system_reads_its_sources_artifact_and_the_open_domain_table_its_scores():
+    cfg = config(experiments__healthfc__folds=[0], models__healthfc={"en": ["tfidf"]},
+                 experiments__healthfc__systems=["claims_only", "retrieved_web", "open_domain_wikipedia"])
+    plan = Plan(cfg)
+    assert [r["system"] for r in plan.healthfc_runs()] == ["claims_only", "retrieved_web", "open_domain_wikipedia"]
+    assert plan.healthfc_experiment_inputs("retrieved_web") == {"evidence": "results/healthfc/evidence/web.jsonl"}
+    assert plan.healthfc_experiment_inputs("open_domain_wikipedia") == {"evidence": "results/healthfc/evidence/wikipedia.jsonl"}
+    assert plan.healthfc_experiment_inputs("claims_only") == {}
+    assert plan.healthfc_experiment_options("en", "tfidf", "retrieved_web", 0)["system_options"] == {"retrieved_top_k": 10, "val_fraction": 0.1}
+    assert plan.healthfc_score_options("en", "open_domain_wikipedia")["evidence"] is None
+    assert plan.healthfc_retrieve_inputs("web") == {}
+    assert plan.healthfc_retrieve_options("web") == {
+        "source": "web", "lang": "en", "top_k": 10, "max_retries": 5, "progress": True, "cache_dir": "cache/healthfc/evidence",
+        "source_options": {"url": "https://google.serper.dev/search", "api_key_env": "SERPER_API_KEY", "requests_per_second": 1.0, "file": ""}}
+    assert plan.healthfc_retrieve_options("pubmed")["source_options"]["records_dir"] == "cache/clinifact/pubmed"
+    name, files, runs = plan.table_runs("healthfc_open_domain")
+    assert name == "scores" and files == ["results/experiments/healthfc/en/tfidf/open_domain_wikipedia/fold0/scores.json"]
+    t5 = plan.table_runs("healthfc_table5")[1]
+    assert t5 == [f"results/experiments/healthfc/en/tfidf/{s}/fold0/scores.json" for s in ("claims_only", "retrieved_web")]
+    targets = plan.experiment_targets()
+    assert {"results/tables/healthfc_table5.csv", "results/tables/healthfc_open_domain.csv"} <= set(targets)
+    assert "results/tables/healthfc_table3.csv" not in targets
+    with_file = Plan(config(healthfc__retrieval__web__file="resources/demo/evidence/web.jsonl"))
+    assert with_file.healthfc_retrieve_inputs("web") == {"file": "resources/demo/evidence/web.jsonl"}
