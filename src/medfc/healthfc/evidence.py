@@ -103,10 +103,10 @@ def hit_rows(cid: str, query: str, source: str, searched: str, hits: Sequence[Hi
 class DatedSearchCache:
     """Each answer of a backend on disk with the date it was answered, per (backend, index, query, k)."""
 
-    def __init__(self, backend: SearchBackend, directory: str | os.PathLike, today: Callable[[], str] = utc_today) -> None:
+    def __init__(self, backend: SearchBackend, directory: str | os.PathLike, today: Callable[[], str] | None = None) -> None:
         self.backend = backend
         self.cache = UnitCache(directory)
-        self.today = today
+        self.today = today or (lambda: utc_today())
         self.searches = 0
 
     def search(self, query: str, k: int) -> tuple[list[Hit], str, bool]:

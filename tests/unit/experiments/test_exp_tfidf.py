@@ -166,3 +166,28 @@ def test_healthfc_tfidf_choices_and_refit_never_see_the_test_fold(tmp_path, monk
     assert predicting[0] == ("fit", predicting[0][1]) and sorted(predicting[0][1]) == sorted(train_claims)  # the refit: every training claim
     assert predicting[1][0] == "apply" and set(predicting[1][1]) == test_claims
     assert {r["id"] for r in records} == {f"c{k:02d}" for k in range(30) if k % 3 == 1}
+
+
+@pytest.mark.parametrize("system", ["retrieved_web", "open_domain_pubmed"])
+def test_the_retrieved_evidence_systems_read_the_first_k_snippets_of_their_source(system, healthfc_data, healthfc_recs, tmp_path):
+    from medfc.common.io import write_jsonl
+    from medfc.scoring.predictions import score_healthfc
+
+    ds, folds = healthfc_data
+    evidence = tmp_path / "evidence.jsonl"
+    word = {"SUPPORTED": "confirmed", "REFUTED": "disproved", "NOT ENOUGH INFO": "unclear"}
+    write_jsonl(evidence, [{"id": r["id"], "rank": n, "snippet": f"{r['id']} snippet {n} {word[r['label']]}"}
+                           for r in healthfc_recs for n in (3, 1, 2)])  # out of rank order on purpose
+    opts = _system_options(system).replace(retrieved_top_k=2)
+    records, info = H.run_fold(ds, folds, 1, system, tfidf_options(), opts, "en", None, evidence=evidence)
+    test_ids = [r["id"] for k, r in enumerate(healthfc_recs) if k % 2 == 1]
+    binary = system.startswith("open_domain_")
+    expected = [i for i, r in zip(test_ids, [r for k, r in enumerate(healthfc_recs) if k % 2 == 1])
+                if not binary or r["label"] != "NOT ENOUGH INFO"]
+    assert sorted(r["id"] for r in records) == sorted(expected)
+    assert all(r["evidence"] == [f"{r['id']} snippet 1 {word[r['label']]}", f"{r['id']} snippet 2 {word[r['label']]}"] for r in records)
+    assert {lab for r in records for lab in r["probs"]} == ({"SUPPORTED", "REFUTED"} if binary else {"SUPPORTED", "NOT ENOUGH INFO", "REFUTED"})
+    scores = score_healthfc(records, system, evidence=None, abstain="drop")
+    assert set(scores["veracity"]["per_class"]) == ({"SUPPORTED", "REFUTED"} if binary else {"SUPPORTED", "NOT ENOUGH INFO", "REFUTED"})
+    with pytest.raises(ValueError, match="needs the evidence file of source"):
+        H.run_fold(ds, folds, 1, system, tfidf_options(), opts, "en", None)
