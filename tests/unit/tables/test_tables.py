@@ -63,6 +63,35 @@ def test_table3_and_table5_our_rows_then_the_papers_rows(tmp_path):
     ]
 
 
+def test_the_retrieved_evidence_rows_of_table5_and_the_open_domain_table(tmp_path):
+    files, entries = [], []
+    for system, vals in {"retrieved_web": (0.4, 0.6), "retrieved_pubmed": (0.5, 0.5), "open_domain_web": (0.7, 0.9),
+                         "open_domain_wikipedia": (0.6, 0.6)}.items():
+        for fold, v in enumerate(vals):
+            files.append(_fold_scores(tmp_path, f"{system}{fold}", v))
+            json_path = Path(files[-1])
+            json_path.write_text(json.dumps({**json.loads(json_path.read_text()), "n": 3 + fold}))
+            entries.append({"lang": "en", "model": "tfidf", "model_name": "sklearn:tfidf", "system": system, "fold": fold})
+    t5 = healthfc.table5(files, entries, NUMBERS, "smoke")
+    assert [(r["source"], r["experiment"], r["F1"]) for r in t5.to_dict("records")] == [
+        ("ours", "retrieved_web", "50.0 ± 14.1"), ("ours", "retrieved_pubmed", "50.0 ± 0.0"),
+        ("paper (Vladika et al. 2024)", "retrieved_web", 44.4)]  # the paper's "Google snippets"; it ran no PubMed row
+    assert t5.iloc[2][["P", "R", "model"]].tolist() == [44.9, 48.0, "DeBERTa"]
+    od = healthfc.open_domain(files, entries, NUMBERS, "smoke")
+    assert od.to_dict("records") == [
+        {"source": "ours", "scale": "smoke", "lang": "en", "model": "tfidf", "experiment": "open_domain_web", "evidence": "web",
+         "claims": 7, "folds": 2, "P": "80.0 ± 14.1", "R": "80.0 ± 14.1", "F1": "80.0 ± 14.1", "accuracy": "80.0 ± 14.1"},
+        {"source": "ours", "scale": "smoke", "lang": "en", "model": "tfidf", "experiment": "open_domain_wikipedia", "evidence": "wikipedia",
+         "claims": 7, "folds": 2, "P": "60.0 ± 0.0", "R": "60.0 ± 0.0", "F1": "60.0 ± 0.0", "accuracy": "60.0 ± 0.0"},
+        {"source": "paper (Vladika and Matthes 2024, in Vladika et al. 2024 §7.3)", "scale": "paper", "lang": "en",
+         "model": "open-domain verifier", "experiment": "open_domain_web", "evidence": "web", "claims": 327, "folds": "",
+         "P": "", "R": "", "F1": 74.5, "accuracy": ""},
+        {"source": "paper (Vladika and Matthes 2024, in Vladika et al. 2024 §7.3)", "scale": "paper", "lang": "en",
+         "model": "open-domain verifier", "experiment": "open_domain_wikipedia", "evidence": "wikipedia", "claims": 327, "folds": "",
+         "P": "", "R": "", "F1": 76.5, "accuracy": ""},
+    ]
+
+
 def test_significance_tables(tmp_path):
     import random
 
