@@ -97,3 +97,25 @@ def test_4bit_base_weights_on_a_cpu_and_adapters_on_the_output_layer_stop_naming
     opts = fine_tune_options(tiny_llama, tmp_path, target_modules=["q_proj", "lm_head"])
     with pytest.raises(ValueError, match=r"experiments\.clinifact\.fine_tune\.target_modules: lm_head"):
         FT.load_lora_model(opts, torch.device("cpu"))
+
+
+def test_the_rule_step_runs_the_plans_options_under_smoke_caps(clinifact_data, tiny_llama, tmp_path):
+    from medfc.experiments import steps
+    from medfc.plan import Plan
+    from tests.helpers.config import call_step, defaults
+
+    cfg = defaults()
+    cfg["models"]["aliases"]["tinyllama"] = str(tiny_llama)
+    cfg["models"]["clinifact"]["fine_tuned"] = ["tinyllama"]
+    cfg["experiments"]["smoke"] = {"max_steps": 1, "max_examples": 4}
+    cfg["experiments"]["checkpoint_dir"] = str(tmp_path / "ck")
+    cfg["experiments"]["clinifact"]["model_fine_tune"] = {"tinyllama": {"device": "cpu", "max_prompt_tokens": 96, "batch_size": 4, "epochs": 2}}
+    options = Plan(cfg).clinifact_fine_tune_options("tinyllama")
+    out = {"predictions": str(tmp_path / "p.jsonl"), "info": str(tmp_path / "info.json")}
+    info = call_step(steps.clinifact_fine_tune, {k: str(v) for k, v in clinifact_data.items()}, out, options)
+    assert info["train"]["steps"] == 1 and info["train"]["examples_seen"] == 4  # the smoke caps
+    assert info["model_config_name"] == str(tiny_llama) and info["kept_epoch"] == 0  # max_steps 1: one epoch, one evaluation
+    assert json.loads((tmp_path / "info.json").read_text())["system"] == "fine_tuned"
+    recs = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    assert len(recs) == 6 and {r["split"] for r in recs} == {"test"} and {r["system"] for r in recs} == {"fine_tuned"}
+    assert (tmp_path / "ck" / "clinifact" / "fine_tuned" / "tinyllama" / "adapters" / "adapter_model.safetensors").exists()
