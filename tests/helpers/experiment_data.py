@@ -84,6 +84,25 @@ def build_gpt2(out: Path, *, seed: int = 0) -> Path:
     return out
 
 
+def build_llama(out: Path, *, seed: int = 0) -> Path:
+    """A tiny random Llama (1 layer, hidden 16, rotary positions) with :func:`build_gpt2`'s word-level
+    tokenizer, in which TRUE, FALSE and NONE are single tokens."""
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    if (out / "config.json").exists():
+        return out
+    tok_dir = build_gpt2(out.parent / f"{out.name}-tokenizer")
+    tok = AutoTokenizer.from_pretrained(tok_dir)
+    tok.save_pretrained(out)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+                      num_key_value_heads=1, max_position_embeddings=1024, bos_token_id=tok.bos_token_id,
+                      eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, tie_word_embeddings=False,
+                      initializer_range=0.3)  # output rows long enough that a frozen head can separate the answers
+    torch.manual_seed(seed)
+    LlamaForCausalLM(cfg).save_pretrained(out)
+    return out
+
+
 @pytest.fixture(scope="session")
 def tiny_bert(tmp_path_factory) -> Path:
     return build_bert(tmp_path_factory.mktemp("models") / "tiny-bert")
@@ -92,6 +111,11 @@ def tiny_bert(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_gpt2(tmp_path_factory) -> Path:
     return build_gpt2(tmp_path_factory.mktemp("models") / "tiny-gpt2")
+
+
+@pytest.fixture(scope="session")
+def tiny_llama(tmp_path_factory) -> Path:
+    return build_llama(tmp_path_factory.mktemp("models") / "tiny-llama")
 
 
 LABELS = ["SUPPORTED", "NOT ENOUGH INFO", "REFUTED"]

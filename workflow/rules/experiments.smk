@@ -1,6 +1,6 @@
 # Experiments (training and inference): the HealthFC baselines (5-fold cross-validation, one job per
-# lang × model × system × fold) and the CliniFact baselines (discriminative fine-tuning and zero-shot
-# scoring, one job per model). Steps: medfc.experiments.steps (docs/experiments.md); options from medfc.plan (PLAN, built in common.smk).
+# lang × model × system × fold) and the CliniFact baselines (discriminative fine-tuning, zero-shot
+# scoring and LoRA fine-tuning of causal LMs, one job per model). Steps: medfc.experiments.steps (docs/experiments.md); options from medfc.plan (PLAN, built in common.smk).
 
 
 rule healthfc_experiment:
@@ -70,6 +70,32 @@ rule clinifact_zero_shot:
         "logs/experiments/clinifact/zero_shot/{model}.log",
     benchmark:
         "results/benchmarks/experiments/clinifact/zero_shot/{model}.tsv"
+    threads: lambda w: config["experiments"]["threads"]
+    resources:
+        mem_mb=lambda w: config["experiments"]["mem_mb"],
+        runtime=lambda w: config["experiments"]["runtime"],
+        gpu=lambda w: config["experiments"]["gpu"],
+    conda:
+        "../../envs/train.yaml"
+    script:
+        STEP_SCRIPT
+
+
+rule clinifact_fine_tune:
+    input:
+        unpack(lambda w: PLAN.clinifact_split_inputs()),
+    output:
+        predictions=f"{EXP_DIR}/clinifact/fine_tuned/{{model}}/predictions.jsonl",
+        info=f"{EXP_DIR}/clinifact/fine_tuned/{{model}}/info.json",
+    wildcard_constraints:
+        model=PLAN.model_alias_pattern(ensembles=False),
+    params:
+        step=versioned("experiments.steps:clinifact_fine_tune"),
+        options=lambda w: PLAN.clinifact_fine_tune_options(w.model),
+    log:
+        "logs/experiments/clinifact/fine_tuned/{model}.log",
+    benchmark:
+        "results/benchmarks/experiments/clinifact/fine_tuned/{model}.tsv"
     threads: lambda w: config["experiments"]["threads"]
     resources:
         mem_mb=lambda w: config["experiments"]["mem_mb"],

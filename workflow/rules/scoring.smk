@@ -68,3 +68,25 @@ rule clinifact_zero_shot_score:
         "../../envs/figures.yaml"
     script:
         STEP_SCRIPT
+
+
+rule clinifact_fine_tune_score:
+    input:
+        predictions=rules.clinifact_fine_tune.output.predictions,
+    output:
+        scores=f"{EXP_DIR}/clinifact/fine_tuned/{{model}}/scores.json",
+        report=f"{EXP_DIR}/clinifact/fine_tuned/{{model}}/scores.skipped.json",
+    params:
+        step=versioned("scoring.steps:clinifact"),
+        options=PLAN.clinifact_score_options("fine_tuned"),
+    log:
+        "logs/scoring/clinifact/fine_tuned/{model}.log",
+    benchmark:
+        "results/benchmarks/scoring/clinifact/fine_tuned/{model}.tsv"
+    resources:
+        mem_mb=1024,
+        runtime=10,
+    conda:
+        "../../envs/figures.yaml"
+    script:
+        STEP_SCRIPT

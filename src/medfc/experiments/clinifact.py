@@ -245,6 +245,44 @@ def make_scorer(opts: ZeroShotOptions) -> LLMClient:
                               max_retries=opts.max_retries)
 
 
+def answer_options() -> dict[str, str]:
+    """Each answer option → the label it means (TRUE → evidence, FALSE → inconclusive, NONE → NEI)."""
+    return {o: OPTION_TO_LABEL[o] for o in ANSWER_OPTIONS}
+
+
+def prompts_for(pairs: Sequence[Pair], tokenizer, max_prompt_tokens: int) -> tuple[list[str], int]:
+    """The prompts of ``pairs`` (abstracts trimmed to ``max_prompt_tokens`` less room for the answer when a
+    tokenizer is known) and how many were trimmed."""
+    prompts, trimmed = [], 0
+    for p in pairs:
+        if tokenizer is not None:
+            prompt, cut = fit_prompt(p, tokenizer, max_prompt_tokens - 8)
+            trimmed += cut
+        else:
+            prompt = build_prompt(p)
+        prompts.append(prompt)
+    return prompts, trimmed
+
+
+def score_pairs(scorer: LLMClient, tokenizer, pairs: Sequence[Pair], split: str, system: str, max_prompt_tokens: int,
+                batch_size: int, report: SkipReport) -> tuple[list[dict[str, Any]], int, int]:
+    """One record per pair: the options' log-probabilities after the prompt, softmaxed over the three
+    options (the zero-shot and the fine-tuned generative systems alike); a pair none of whose options
+    came back gets no prediction. Returns (records, prompts trimmed, pairs without any option)."""
+    labels = list(answer_options().values())
+    prompts, trimmed = prompts_for(pairs, tokenizer, max_prompt_tokens)
+    logp = scorer.score_options(prompts, ANSWER_OPTIONS, batch_size)
+    records, no_option = [], 0
+    for p, row in zip(pairs, logp):
+        if not np.isfinite(row).any():
+            no_option += 1
+            report.count("no_option_in_top_logprobs")
+            records.append(_record(p, split, system, labels, None))
+        else:
+            records.append(_record(p, split, system, labels, _softmax(row)))
+    return records, trimmed, no_option
+
+
 def run_zero_shot(
     split_csvs: dict[str, str | os.PathLike],
     opts: ZeroShotOptions,
@@ -263,33 +301,19 @@ def run_zero_shot(
             from transformers import AutoTokenizer
 
             tokenizer = AutoTokenizer.from_pretrained(opts.tokenizer)
-    labels = [OPTION_TO_LABEL[o] for o in ANSWER_OPTIONS]
     records: list[dict[str, Any]] = []
-    trimmed = 0
-    no_option = 0
+    trimmed = no_option = 0
     for split in opts.splits:
-        pairs = load_pairs(split_csvs[split], report)
-        prompts = []
-        for p in pairs:
-            if tokenizer is not None:
-                prompt, cut = fit_prompt(p, tokenizer, opts.max_prompt_tokens - 8)
-                trimmed += cut
-            else:
-                prompt = build_prompt(p)
-            prompts.append(prompt)
-        logp = scorer.score_options(prompts, ANSWER_OPTIONS, opts.batch_size)
-        for p, row in zip(pairs, logp):
-            if not np.isfinite(row).any():
-                no_option += 1
-                report.count("no_option_in_top_logprobs")
-                records.append(_record(p, split, "zero_shot", labels, None))
-            else:
-                records.append(_record(p, split, "zero_shot", labels, _softmax(row)))
+        recs, cut, missing = score_pairs(scorer, tokenizer, load_pairs(split_csvs[split], report), split, "zero_shot",
+                                         opts.max_prompt_tokens, opts.batch_size, report)
+        records += recs
+        trimmed += cut
+        no_option += missing
     info = {
         "system": "zero_shot",
         "backend": opts.backend,
         "model": opts.model,
-        "options": dict(zip(ANSWER_OPTIONS, labels)),
+        "options": answer_options(),
         "n_prompts_trimmed": trimmed,
         "n_no_option": no_option,
         "scores": {s: _scores([r for r in records if r["split"] == s]) for s in opts.splits},

@@ -9,6 +9,9 @@ inference, one job per HealthFC (lang, model, system, fold) and per CliniFact mo
     inputs ``train``, ``validation``, ``test`` (release-format CSVs); outputs ``predictions``, ``info``.
 ``clinifact_zero_shot``
     inputs one CSV per split named in ``options.splits``; outputs ``predictions``, ``info``.
+``clinifact_fine_tune``
+    inputs ``train``, ``validation``, ``test``; outputs ``predictions``, ``info``; the LoRA adapters go
+    to ``options.save_dir``/adapters (not a workflow output).
 
 ``train`` is an encoder's training config (a model may be ``offline:minilm``, the packaged
 all-MiniLM-L6-v2) or, for a model ``sklearn:tfidf``, the TF-IDF baseline's (``experiments.tfidf``). With a
@@ -25,6 +28,7 @@ from typing import Any, Literal
 from medfc.common.options import Options, Runtime, set_torch_threads
 from medfc.common.report import SkipReport
 from medfc.experiments.clinifact import ZeroShotOptions
+from medfc.experiments.clinifact_finetune import FineTuneOptions
 from medfc.experiments.gbm import GbmOptions
 from medfc.experiments.models import resolve_model, resolved
 from medfc.experiments.systems import SYSTEM_OPTIONS
@@ -98,6 +102,20 @@ def clinifact_zero_shot(inputs: dict[str, Any], outputs: dict[str, Any], options
     if opts.tokenizer:
         opts = opts.replace(tokenizer=resolve_model(opts.tokenizer))
     records, info = clinifact.run_zero_shot({s: inputs[s] for s in opts.splits}, opts)
+    info["model_config_name"] = options.model
+    clinifact.write_predictions(outputs["predictions"], outputs["info"], records, info)
+    return info
+
+
+def clinifact_fine_tune(inputs: dict[str, Any], outputs: dict[str, Any], options: FineTuneOptions, runtime: Runtime) -> dict[str, Any]:
+    """LoRA fine-tuning of a causal LM on CliniFact train (the lowest validation cross-entropy kept), its
+    predictions scored as zero-shot (system ``fine_tuned``)."""
+    from medfc.experiments import clinifact, clinifact_finetune
+
+    set_torch_threads(runtime.threads)
+    opts = options.replace(model=resolve_model(options.model))
+    splits = dict.fromkeys(("train", "validation", *opts.predict_splits))
+    records, info = clinifact_finetune.run_fine_tuned({s: inputs[s] for s in splits}, opts)
     info["model_config_name"] = options.model
     clinifact.write_predictions(outputs["predictions"], outputs["info"], records, info)
     return info

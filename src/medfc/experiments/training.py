@@ -17,6 +17,9 @@ and an ``evaluate(model) -> {metric: value}`` callback.  It provides
 * tqdm progress bars (disabled automatically when stderr is not a terminal);
 * a best-by-validation-metric checkpoint (``<checkpoint_dir>/best/model.pt``) restored into the
   model at the end, or the final weights (``<checkpoint_dir>/final/model.pt``) without validation;
+  higher is better except for the metrics of :data:`LOWER_IS_BETTER` (a validation loss); with
+  ``trainable_only`` the kept state is just the trainable parameters (LoRA adapters on a frozen base);
+* a model already spread over devices by ``device_map`` (``hf_device_map``) is left where it is;
 * ``max_steps`` / ``max_examples`` caps for smoke runs.
 """
 
@@ -46,6 +49,9 @@ log = logging.getLogger(__name__)
 
 Batch = dict[str, torch.Tensor]
 Feature = dict[str, Any]
+
+# validation metrics the best state minimises (every other ``eval_metric`` is maximised)
+LOWER_IS_BETTER = frozenset({"val_loss"})
 
 
 # --------------------------------------------------------------------------------------- config
@@ -268,21 +274,40 @@ def subsample(n: int, max_examples: int | None, seed: int) -> list[int]:
     return sorted(rng.choice(n, size=max_examples, replace=False).tolist())
 
 
-def save_checkpoint(model: torch.nn.Module, directory: Path, meta: dict[str, Any]) -> Path:
+def model_state(model: torch.nn.Module, trainable_only: bool = False) -> dict[str, torch.Tensor]:
+    """The model's state dict, or with ``trainable_only`` just its trainable parameters (what training
+    changes when the base weights are frozen)."""
+    if not trainable_only:
+        return model.state_dict()
+    return {name: p for name, p in model.named_parameters() if p.requires_grad}
+
+
+def restore_state(model: torch.nn.Module, state: dict[str, torch.Tensor], trainable_only: bool = False) -> None:
+    """Load a :func:`model_state` back (a partial state with ``trainable_only``: every key must exist)."""
+    if not trainable_only:
+        model.load_state_dict(state)
+        return
+    missing = set(state) - {name for name, _ in model.named_parameters()}
+    if missing:
+        raise KeyError(f"state has parameters the model lacks: {sorted(missing)[:5]}")
+    model.load_state_dict(state, strict=False)
+
+
+def save_checkpoint(model: torch.nn.Module, directory: Path, meta: dict[str, Any], trainable_only: bool = False) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     tmp = directory / "model.pt.tmp"
-    torch.save(model.state_dict(), tmp)
+    torch.save(model_state(model, trainable_only), tmp)
     os.replace(tmp, directory / "model.pt")
     (directory / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return directory / "model.pt"
 
 
-def load_checkpoint(model: torch.nn.Module, path: str | os.PathLike) -> None:
+def load_checkpoint(model: torch.nn.Module, path: str | os.PathLike, trainable_only: bool = False) -> None:
     path = Path(path)
     if path.is_dir():
         path = path / "model.pt"
     state = torch.load(path, map_location="cpu", weights_only=True)
-    model.load_state_dict(state)
+    restore_state(model, state, trainable_only)
 
 
 def train(
@@ -296,12 +321,14 @@ def train(
     checkpoint_dir: str | os.PathLike | None = None,
     lengths: Sequence[int] | None = None,
     desc: str = "train",
+    trainable_only: bool = False,
 ) -> TrainResult:
     """Train ``model`` in place on ``features``; return a :class:`TrainResult`.
 
     With ``evaluate`` the model is scored after every epoch (and when ``max_steps`` stops training);
-    the best state by ``cfg.eval_metric`` (higher is better) is kept — on disk under
-    ``checkpoint_dir/best`` when a directory is given, else in CPU memory — and loaded back at the end.
+    the best state by ``cfg.eval_metric`` (higher is better; lower for :data:`LOWER_IS_BETTER`) is kept
+    — on disk under ``checkpoint_dir/best`` when a directory is given, else in CPU memory — and loaded
+    back at the end; with ``trainable_only`` that state holds only the trainable parameters.
     With ``cfg.early_stopping_patience`` training stops after that many evaluations without a better
     metric (``result.stopped_early``).
     """
@@ -309,7 +336,8 @@ def train(
         raise ValueError("no training examples")
     device = resolve_device(cfg.device)
     amp_dtype, use_scaler = resolve_precision(cfg.precision, device)
-    model.to(device)
+    if not getattr(model, "hf_device_map", None):  # a device_map placed the weights already
+        model.to(device)
 
     keep = subsample(len(features), cfg.max_examples, cfg.seed)
     feats = [features[i] for i in keep]
@@ -330,6 +358,7 @@ def train(
     result = TrainResult(device=str(device), precision=str(amp_dtype).replace("torch.", "") if amp_dtype else "fp32")
     ckpt_root = Path(checkpoint_dir) if checkpoint_dir is not None else None
     best_state: dict[str, torch.Tensor] | None = None
+    lower = cfg.eval_metric in LOWER_IS_BETTER
     log.info("%s: %d examples, %d epochs, %d optimizer steps (%d warm-up) on %s/%s", desc, len(feats), n_epochs, total_steps, warmup_steps, result.device, result.precision)
 
     def run_eval(epoch: int) -> bool:
@@ -346,12 +375,12 @@ def train(
             raise KeyError(f"evaluate() returned no {cfg.eval_metric!r} (got {sorted(metrics)})")
         value = float(metrics[cfg.eval_metric])
         log.info("%s: epoch %d step %d %s=%.4f", desc, epoch, result.steps, cfg.eval_metric, value)
-        if result.best_metric is None or value > result.best_metric:
+        if result.best_metric is None or (value < result.best_metric if lower else value > result.best_metric):
             result.best_metric, result.best_epoch = value, epoch
             if ckpt_root is not None:
-                result.checkpoint = str(save_checkpoint(model, ckpt_root / "best", {**entry, "config": cfg.as_dict()}))
+                result.checkpoint = str(save_checkpoint(model, ckpt_root / "best", {**entry, "config": cfg.as_dict()}, trainable_only))
             else:
-                best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+                best_state = {k: v.detach().to("cpu", copy=True) for k, v in model_state(model, trainable_only).items()}
         patience = cfg.early_stopping_patience  # >= 1: evaluations in a row without a better metric
         return patience is not None and epoch - (result.best_epoch if result.best_epoch is not None else -1) >= patience
 
@@ -412,11 +441,12 @@ def train(
 
     if evaluate is not None and result.best_metric is not None:
         if ckpt_root is not None:
-            load_checkpoint(model, ckpt_root / "best")
+            load_checkpoint(model, ckpt_root / "best", trainable_only)
         elif best_state is not None:
-            model.load_state_dict(best_state)
+            restore_state(model, best_state, trainable_only)
     elif ckpt_root is not None:
-        result.checkpoint = str(save_checkpoint(model, ckpt_root / "final", {"epoch": result.epochs_run - 1, "step": result.steps, "config": cfg.as_dict()}))
+        result.checkpoint = str(save_checkpoint(model, ckpt_root / "final", {"epoch": result.epochs_run - 1, "step": result.steps, "config": cfg.as_dict()},
+                                                trainable_only))
     model.eval()
     return result
 

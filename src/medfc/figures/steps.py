@@ -21,10 +21,13 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Fig3Options(Options):
-    """The CliniFact runs (one entry per ``predictions`` file) and ``clinifact.stats.excluded_branches``."""
+    """The CliniFact runs compared (one entry per ``predictions`` file; the plan's pick of
+    ``experiments.clinifact.fig3_pair``), ``clinifact.stats.excluded_branches`` and the plan's notes on
+    the pair (a named run not in the plan and what stands in for it)."""
 
     entries: tuple[dict[str, Any], ...]
     excluded_branches: tuple[str, ...]
+    notes: tuple[str, ...]
 
 
 def clinifact_fig3(inputs: dict[str, Any], outputs: dict[str, Any], options: Fig3Options) -> dict[str, Any]:
@@ -33,6 +36,9 @@ def clinifact_fig3(inputs: dict[str, Any], outputs: dict[str, Any], options: Fig
     predictions = input_paths(inputs, "predictions")
     df, notes = clinifact.fig3_table(predictions, options.entries, inputs["test"], inputs.get("studies"),
                                      options.excluded_branches, paper_fig3(paper_numbers(inputs["papers"])))
+    notes = [*options.notes, *notes]
+    for note in options.notes:
+        log.warning("clinifact_fig3: %s", note)
     clinifact.plot_fig3(df, outputs["png"], notes)
     stem = table_stem(outputs)
     caption = "CliniFact Fig. 3 data: per class, per test type, per disease class (%)." + ("" if not notes else " " + " ".join(notes))

@@ -41,16 +41,31 @@ class TransformersLM(LLMClient):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         super().__init__(str(model_path), ledger)
-        self.tokenizer = AutoTokenizer.from_pretrained(model_path)
-        self.device = resolve_device(device)
-        self.dtype = load_dtype(precision, self.device)
-        self.model = AutoModelForCausalLM.from_pretrained(model_path, dtype=self.dtype).to(self.device).eval()
+        device_ = resolve_device(device)
+        dtype = load_dtype(precision, device_)
+        model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype).to(device_)
+        self._attach(model, AutoTokenizer.from_pretrained(model_path), batch_size)
+        log.info("loaded %s on %s (%s)", model_path, self.device, str(self.dtype).replace("torch.", ""))
+
+    @classmethod
+    def from_loaded(cls, name: str, model, tokenizer, *, batch_size: int = 8, ledger: Ledger | None = None) -> "TransformersLM":
+        """A client around a model already in memory (e.g. a causal LM with LoRA adapters just trained):
+        the same chat and option scoring as a loaded one; inputs go to the device of its embeddings."""
+        self = cls.__new__(cls)
+        LLMClient.__init__(self, str(name), ledger)
+        self._attach(model, tokenizer, batch_size)
+        return self
+
+    def _attach(self, model, tokenizer, batch_size: int) -> None:
+        self.tokenizer = tokenizer
+        self.model = model.eval()
+        emb = model.get_input_embeddings().weight
+        self.device, self.dtype = emb.device, emb.dtype
         self.batch_size = max(1, int(batch_size))
         cfg = self.model.config
         self.max_positions = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
         eos = self.tokenizer.eos_token_id
         self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else (eos if eos is not None else 0)
-        log.info("loaded %s on %s (%s)", model_path, self.device, str(self.dtype).replace("torch.", ""))
 
     # -- chat ----------------------------------------------------------------------------------
     def render(self, conversation: Sequence[Message]) -> str:

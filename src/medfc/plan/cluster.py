@@ -15,13 +15,14 @@ from typing import Any
 
 # every rule of workflow/rules/*.smk, by what it does (tests/unit/plan/test_cluster.py checks the lists
 # against the rule files, so a new rule must be placed here)
-COMPUTE_RULES = ("healthfc_experiment", "clinifact_experiment")  # training: always a job
+COMPUTE_RULES = ("healthfc_experiment", "clinifact_experiment", "clinifact_fine_tune")  # training: always a job
 MODEL_RULES = ("healthfc_translate", "clinifact_zero_shot", "medsnip_prepare", "medsnip_decompose", "medsnip_verify")
 NETWORK_RULES = ("healthfc_crawl", "healthfc_release", "healthfc_retrieve", "clinifact_fetch_studies", "clinifact_fetch_abstracts",
                  "clinifact_import_release")
 LIGHT_RULES = ("healthfc_parse", "healthfc_align", "healthfc_dataset", "healthfc_folds", "healthfc_stats",
                "healthfc_diff", "clinifact_build_claims", "clinifact_build_pairs", "clinifact_stats", "clinifact_diff",
                "healthfc_ensemble", "clinifact_ensemble", "healthfc_score", "clinifact_score", "clinifact_zero_shot_score",
+               "clinifact_fine_tune_score",
                "table", "clinifact_fig3", "medsnip_score", "medsnip_table")
 ALL_RULES = COMPUTE_RULES + MODEL_RULES + NETWORK_RULES + LIGHT_RULES
 
@@ -34,8 +35,10 @@ def runs_a_local_model(config: dict[str, Any], rule: str) -> bool:
     """Whether a :data:`MODEL_RULES` rule runs a model on its own node (else it calls a server or an API)."""
     if rule == "healthfc_translate":
         return config["healthfc"]["translation"]["backend"] in ("marian", "ctranslate2")
-    if rule == "clinifact_zero_shot":
-        return config["experiments"]["clinifact"]["zero_shot"]["backend"] == "transformers"
+    if rule == "clinifact_zero_shot":  # any planned model with a local backend (its own override or the section's)
+        cx = config["experiments"]["clinifact"]
+        models = config["models"]["clinifact"]["zero_shot"] or [None]
+        return any({**cx["zero_shot"], **(cx["model_zero_shot"].get(m) or {} if m else {})}["backend"] == "transformers" for m in models)
     ms = config["medsnip"]
     base = ms["llm"]
 

@@ -206,9 +206,27 @@ class ExperimentsPlan:
             "checkpoint_dir": self.checkpoint_dir(f"clinifact/{model}"),
         }
 
+    def _model_section(self, section: str, overrides: str, model: str) -> dict[str, Any]:
+        """``experiments.clinifact.<section>`` < ``experiments.clinifact.<overrides>[model]`` (keys of the section only)."""
+        cx = self.config["experiments"]["clinifact"]
+        over = cx[overrides].get(model) or {}
+        unknown = sorted(set(over) - set(cx[section]))
+        if unknown:
+            raise ValueError(f"config: experiments.clinifact.{overrides}.{model}.{unknown[0]} is not a key of experiments.clinifact.{section} "
+                             f"({', '.join(sorted(cx[section]))})")
+        return layered(cx[section], over)
+
     def clinifact_zero_shot_options(self, model: str) -> dict[str, Any]:
-        zs = self.config["experiments"]["clinifact"]["zero_shot"]
+        zs = self._model_section("zero_shot", "model_zero_shot", model)
         return {**zs, "model": self.model_name(model), "cache_dir": zs["cache_dir"] or f"{self.config['cache_dir']}/completions"}
+
+    def clinifact_fine_tune_options(self, model: str) -> dict[str, Any]:
+        """A fine-tuned generative run: fine_tune < model_fine_tune[model] < the smoke caps (the keys of
+        experiments.smoke that fine_tune has); its adapters go under checkpoint_dir."""
+        ft = self._model_section("fine_tune", "model_fine_tune", model)
+        smoke = {k: v for k, v in self.config["experiments"]["smoke"].items() if k in ft}
+        return {**layered(ft, smoke), "model": self.model_name(model),
+                "save_dir": f"{self.config['experiments']['checkpoint_dir']}/clinifact/fine_tuned/{model}"}
 
     def clinifact_split_inputs(self) -> dict[str, str]:
         return {s: f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in ("train", "validation", "test")}
@@ -221,6 +239,7 @@ class ExperimentsPlan:
         models = self.config["models"]["clinifact"]
         runs = [{"model": m, "system": "discriminative", "dir": f"{EXP_DIR}/clinifact/{m}"} for m in models["discriminative"]]
         runs += [{"model": m, "system": "zero_shot", "dir": f"{EXP_DIR}/clinifact/zero_shot/{m}"} for m in models["zero_shot"]]
+        runs += [{"model": m, "system": "fine_tuned", "dir": f"{EXP_DIR}/clinifact/fine_tuned/{m}"} for m in models["fine_tuned"]]
         for r in runs:
             self.model_name(r["model"])
         return runs
@@ -233,15 +252,35 @@ class ExperimentsPlan:
         bs = self.config["scoring"]["bootstrap"]
         return {"system": system, "n_resamples": bs["n_resamples"], "seed": bs["seed"]}
 
+    def clinifact_fig3_runs(self) -> tuple[list[dict[str, Any]], list[str]]:
+        """The two runs Fig. 3 compares (``experiments.clinifact.fig3_pair``) and notes on any substitute: a
+        named run not in the plan gives way to the first planned run of its system, else of another system."""
+        runs = self.clinifact_runs()
+        chosen: list[dict[str, Any]] = []
+        notes: list[str] = []
+        for want in self.config["experiments"]["clinifact"]["fig3_pair"]:
+            free = [r for r in runs if r not in chosen]
+            exact = [r for r in free if r["model"] == want["model"] and r["system"] == want["system"]]
+            pick = (exact or [r for r in free if r["system"] == want["system"]] or free or [None])[0]
+            if pick is None:
+                notes.append(f"Fig. 3: {want['model']} ({want['system']}) is not run and no other run is left to show")
+                continue
+            if not exact:
+                notes.append(f"Fig. 3: {want['model']} ({want['system']}) is not run; {pick['model']} ({pick['system']}) is shown instead")
+            chosen.append(pick)
+        return chosen, notes
+
     def clinifact_fig3_inputs(self) -> dict[str, Any]:
-        inputs: dict[str, Any] = {"predictions": [f"{r['dir']}/predictions.jsonl" for r in self.clinifact_runs()],
+        inputs: dict[str, Any] = {"predictions": [f"{r['dir']}/predictions.jsonl" for r in self.clinifact_fig3_runs()[0]],
                                   "test": f"{self.clinifact_pairs_dir}/test_set.csv", "papers": PAPERS}
         if self.config["experiments"]["clinifact"]["disease_panel"]:
             inputs["studies"] = "results/clinifact/studies/studies.jsonl.gz"
         return inputs
 
     def clinifact_fig3_options(self) -> dict[str, Any]:
-        return {"entries": self.clinifact_table_entries(), "excluded_branches": self.config["clinifact"]["stats"]["excluded_branches"]}
+        runs, notes = self.clinifact_fig3_runs()
+        return {"entries": [{"model": r["model"], "system": r["system"]} for r in runs],
+                "excluded_branches": self.config["clinifact"]["stats"]["excluded_branches"], "notes": notes}
 
     # ------------------------------------------------------------------------------------ tables
     def table_runs(self, table: str) -> tuple[str, list[str], list[dict[str, Any]]]:

@@ -24,7 +24,7 @@ def _interval(scores: Mapping[str, Any]) -> str:
 
 def table8(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: Mapping[str, Any], scale: str) -> pd.DataFrame:
     """Table 8: accuracy and macro P/R/F1 on the test split per model: our rows (at ``scale``), then the
-    paper's rows of the same kinds of system (fine-tuned, zero-shot), each its own row. Our rows carry
+    paper's rows of the same kinds of system (discriminative, zero-shot, fine-tuned generative), each its own row. Our rows carry
     the percentile bootstrap interval of macro-F1 over the test pairs (``low–high``), so a reader can
     see whether a paper's number lies inside it."""
     rows = []
@@ -36,7 +36,7 @@ def table8(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: 
     cf = papers["clinifact"]
     systems = {r["system"] for r in rows}
     for model, v in cf["table8"].items():
-        system = "zero_shot" if "zero-shot" in model else "discriminative"
+        system = "zero_shot" if "(zero-shot)" in model else "fine_tuned" if "(fine-tuned)" in model else "discriminative"
         if system in systems:
             rows.append({"source": f"paper ({cf['cite']})", "scale": "paper", "model": model, "system": system,
                          "accuracy": v["accuracy"], "macro F1": v["macro_f1"]})
@@ -44,7 +44,8 @@ def table8(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: 
 
 
 def significance(predictions: Sequence[str], entries: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """McNemar–Bowker between every pair of CliniFact systems on the same test pairs."""
+    """McNemar–Bowker between every pair of CliniFact systems on the same test pairs (among them each
+    fine-tuned generative model against its own zero-shot run, the paper's test)."""
     recs = [(e, {str(r["id"]): r for r in read_jsonl(f) if r.get("split", "test") == "test"}) for e, f in zip(entries, predictions)]
     rows = []
     for (ea, ra), (eb, rb) in itertools.combinations(recs, 2):

@@ -40,5 +40,10 @@ def pooled(files: Sequence[str]) -> dict[str, Mapping[str, Any]]:
     return out
 
 
+CLINIFACT_SUFFIXES = {"zero_shot": " (zero-shot)", "fine_tuned": " (fine-tuned)"}  # a discriminative run has none
+
+
 def clinifact_name(e: Mapping[str, Any]) -> str:
-    return f"{e['model']} (zero-shot)" if e.get("system") == "zero_shot" else str(e["model"])
+    """A CliniFact run's name in tables and figures: the model alias, then (zero-shot) or (fine-tuned) for
+    a causal LM (the paper's row names)."""
+    return f"{e['model']}{CLINIFACT_SUFFIXES.get(str(e.get('system')), '')}"

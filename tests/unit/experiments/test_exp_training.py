@@ -184,6 +184,35 @@ def test_best_checkpoint_is_saved_and_restored(tmp_path):
     assert torch.equal(other.out.weight, snapshots[1]["out.weight"])
 
 
+def test_a_validation_loss_is_minimised_and_trainable_only_keeps_just_the_trainable_weights(tmp_path):
+    losses = iter([0.9, 0.4, 0.6])
+    snapshots = []
+
+    def evaluate(m):
+        snapshots.append({k: v.clone() for k, v in m.state_dict().items()})
+        return {"val_loss": next(losses)}
+
+    model = Toy()
+    for name, p in model.named_parameters():  # a frozen base with one trainable layer, as LoRA has
+        p.requires_grad = name.startswith("out.")
+    frozen = {k: v.clone() for k, v in model.state_dict().items() if not k.startswith("out.")}
+    cfg = config(lr=0.1, epochs=3, batch_size=4, device="cpu", progress=False, eval_metric="val_loss")
+    res = train(model, _toy_data(), cfg, collate=PadCollator(), evaluate=evaluate, checkpoint_dir=tmp_path, trainable_only=True)
+    assert (res.best_epoch, res.best_metric) == (1, 0.4)  # the lowest loss, not the highest
+    for k, v in model.state_dict().items():  # the epoch-1 weights; the frozen ones never changed
+        assert torch.equal(v, snapshots[1][k]) and (k.startswith("out.") or torch.equal(v, frozen[k]))
+    saved = torch.load(tmp_path / "best" / "model.pt", weights_only=True)
+    assert set(saved) == {k for k, p in model.named_parameters() if p.requires_grad} == {"out.weight", "out.bias"}
+    in_memory = Toy()
+    in_memory.load_state_dict(frozen, strict=False)
+    for name, p in in_memory.named_parameters():
+        p.requires_grad = name.startswith("out.")
+    losses = iter([0.9, 0.4, 0.6])
+    snapshots.clear()
+    train(in_memory, _toy_data(), cfg, collate=PadCollator(), evaluate=evaluate, trainable_only=True)
+    assert torch.equal(in_memory.out.weight, snapshots[1]["out.weight"])
+
+
 def test_without_validation_the_final_weights_are_saved(tmp_path):
     cfg = config(lr=0.1, epochs=1, batch_size=8, device="cpu", progress=False)
     res = train(Toy(), _toy_data(), cfg, collate=PadCollator(), checkpoint_dir=tmp_path)

@@ -38,7 +38,7 @@ def test_fig3_with_and_without_studies(tmp_path, clinifact_data):
     out = {"png": str(tmp_path / "fig" / "f.png"), "pdf": str(tmp_path / "fig" / "f.pdf"),
            "csv": str(tmp_path / "t" / "f.csv"), "md": str(tmp_path / "t" / "f.md"), "tex": str(tmp_path / "t" / "f.tex")}
     call_step(steps.clinifact_fig3, {"predictions": [str(preds)], "test": str(clinifact_data["test"]), "studies": str(studies),
-                                     "papers": str(PAPERS)}, out, {"entries": entries, "excluded_branches": ["All", "Rare"]})
+                                     "papers": str(PAPERS)}, out, {"entries": entries, "excluded_branches": ["All", "Rare"], "notes": []})
     for p in out.values():
         assert Path(p).stat().st_size > 0
     assert "Fig. 3" in Path(out["md"]).read_text()

@@ -85,13 +85,58 @@ def test_clinifact_options_layer_train_model_train_and_smoke():
     assert Plan(cfg).clinifact_experiment_options("gbm")["train"] == {**cfg["experiments"]["gbm"], "model": "sklearn:gbm"}
 
 
+def test_fine_tuned_generative_runs_their_options_zero_shot_overrides_and_the_fig3_pair():
+    aliases = {"biobert": "dmis-lab/biobert-base-cased-v1.2", "llama3-8b": "meta-llama/Meta-Llama-3-8B-Instruct",
+               "openbiollm-70b": "aaditya/Llama3-OpenBioLLM-70B"}
+    cfg = config(models__aliases=aliases, experiments__smoke={"max_steps": 2, "max_examples": 16, "max_length": 64},
+                 models__clinifact={"discriminative": ["biobert"], "zero_shot": ["llama3-8b", "openbiollm-70b"],
+                                    "fine_tuned": ["llama3-8b", "openbiollm-70b"]},
+                 experiments__clinifact__model_fine_tune={"openbiollm-70b": {"load_in_4bit": True, "gradient_checkpointing": True}},
+                 experiments__clinifact__model_zero_shot={"openbiollm-70b": {"backend": "openai", "base_url": "http://gpu7:8000/v1"}})
+    plan = Plan(cfg)
+    runs = plan.clinifact_runs()
+    assert [(r["model"], r["system"]) for r in runs] == [("biobert", "discriminative"), ("llama3-8b", "zero_shot"), ("openbiollm-70b", "zero_shot"),
+                                                         ("llama3-8b", "fine_tuned"), ("openbiollm-70b", "fine_tuned")]
+    assert runs[-1]["dir"] == "results/experiments/clinifact/fine_tuned/openbiollm-70b"
+    ft = cfg["experiments"]["clinifact"]["fine_tune"]
+    # fine_tune < model_fine_tune[model] < the smoke caps fine_tune has (max_length is not one of its keys)
+    assert plan.clinifact_fine_tune_options("openbiollm-70b") == {
+        **ft, "load_in_4bit": True, "gradient_checkpointing": True, "max_steps": 2, "max_examples": 16,
+        "model": "aaditya/Llama3-OpenBioLLM-70B", "save_dir": "results/checkpoints/clinifact/fine_tuned/openbiollm-70b"}
+    assert plan.clinifact_fine_tune_options("llama3-8b")["load_in_4bit"] is False
+    zs = plan.clinifact_zero_shot_options("openbiollm-70b")
+    assert (zs["backend"], zs["base_url"], zs["model"]) == ("openai", "http://gpu7:8000/v1", "aaditya/Llama3-OpenBioLLM-70B")
+    assert plan.clinifact_zero_shot_options("llama3-8b")["backend"] == "transformers"
+    # both zero-shot and fine-tuned rows in Table 8 and the significance tests (fine-tuned vs zero-shot of a model among them)
+    assert plan.table_inputs("clinifact_significance")["predictions"][-1] == "results/experiments/clinifact/fine_tuned/openbiollm-70b/predictions.jsonl"
+    assert plan.table_inputs("clinifact_table8")["scores"][3] == "results/experiments/clinifact/fine_tuned/llama3-8b/scores.json"
+    targets = plan.experiment_targets()
+    assert "results/experiments/clinifact/fine_tuned/openbiollm-70b/scores.json" in targets
+    # Fig. 3: the paper's pair by default ...
+    assert plan.clinifact_fig3_options()["entries"] == [{"model": "biobert", "system": "discriminative"}, {"model": "openbiollm-70b", "system": "fine_tuned"}]
+    assert plan.clinifact_fig3_options()["notes"] == []
+    assert plan.clinifact_fig3_inputs()["predictions"] == ["results/experiments/clinifact/biobert/predictions.jsonl",
+                                                           "results/experiments/clinifact/fine_tuned/openbiollm-70b/predictions.jsonl"]
+    # ... a named run not planned gives way to the first of its system, else of another, and says so
+    cfg["models"]["clinifact"]["fine_tuned"] = []
+    opts = Plan(cfg).clinifact_fig3_options()
+    assert opts["entries"] == [{"model": "biobert", "system": "discriminative"}, {"model": "llama3-8b", "system": "zero_shot"}]
+    assert opts["notes"] == ["Fig. 3: openbiollm-70b (fine_tuned) is not run; llama3-8b (zero_shot) is shown instead"]
+    cfg["experiments"]["clinifact"]["fig3_pair"] = [{"model": "llama3-8b", "system": "zero_shot"}, {"model": "biobert", "system": "discriminative"}]
+    assert [e["model"] for e in Plan(cfg).clinifact_fig3_options()["entries"]] == ["llama3-8b", "biobert"]
+    # an override key the section does not have stops naming it
+    cfg["experiments"]["clinifact"]["model_fine_tune"] = {"llama3-8b": {"lora_rank": 8}}
+    with pytest.raises(ValueError, match=r"experiments\.clinifact\.model_fine_tune\.llama3-8b\.lora_rank is not a key of experiments\.clinifact\.fine_tune"):
+        Plan(cfg).clinifact_fine_tune_options("llama3-8b")
+
+
 def test_targets_of_the_default_config_and_of_the_experiments():
     plan = Plan(config())
     targets = plan.targets()
     assert "results/healthfc/diff/diff.md" in targets and "results/clinifact/pairs/dataset_card.md" in targets
     assert not [t for t in targets if t.startswith("results/experiments")]  # stages.experiments is off by default
     cfg = config(stages__experiments=True, experiments__healthfc__systems=["oracle", "claims_only"],
-                 experiments__healthfc__folds=[1], models__clinifact={"discriminative": ["tfidf"], "zero_shot": []})
+                 experiments__healthfc__folds=[1], models__clinifact={"discriminative": ["tfidf"], "zero_shot": [], "fine_tuned": []})
     targets = Plan(cfg).experiment_targets()
     assert targets == [
         *[f"results/experiments/healthfc/en/{m}/{s}/fold1/{f}" for m in ("tfidf", "minilm") for s in ("oracle", "claims_only")

@@ -143,3 +143,19 @@ def test_table8_our_rows_then_the_papers_and_a_caption_that_says_the_scale(tmp_p
     assert list(paper["model"]) == ["BioBERT", "PubMedBERT", "RoBERTa"]
     assert list(paper["accuracy"]) == [80.2, 77.9, 75.4] and list(paper["macro F1"]) == ["74.7", "", ""]  # a CSV column with blanks
     assert list(paper["macro F1 95% CI"]) == ["", "", ""]
+
+
+def test_table8_and_significance_name_the_fine_tuned_generative_rows(tmp_path, clinifact_data):
+    _, preds = clinifact_test_predictions(tmp_path, clinifact_data["test"])
+    scores = tmp_path / "s.json"
+    call_step(scoring_steps.clinifact, {"predictions": str(preds)}, {"scores": str(scores), "report": str(tmp_path / "r.json")},
+              {"system": "fine_tuned", "n_resamples": 200, "seed": 0})
+    entries = [{"model": "llama3-70b", "system": "zero_shot"}, {"model": "llama3-70b", "system": "fine_tuned"}]
+    t8 = clinifact.table8([str(scores)] * 2, entries, paper_numbers(PAPERS), "paper")
+    assert list(t8[t8.source == "ours"]["model"]) == ["llama3-70b (zero-shot)", "llama3-70b (fine-tuned)"]
+    paper = t8[t8.source != "ours"]
+    assert list(paper["system"]) == ["zero_shot"] * 3 + ["fine_tuned"] * 2  # no discriminative run: no discriminative rows
+    assert list(paper["model"])[-2:] == ["Llama3-70B (fine-tuned)", "OpenBioLLM-70B (fine-tuned)"]
+    assert list(paper["accuracy"])[-2:] == [53.6, 51.0] and list(paper["macro F1"])[-2:] == [38.1, ""]
+    sig = clinifact.significance([str(preds)] * 2, entries)
+    assert (sig.iloc[0]["system A"], sig.iloc[0]["system B"], sig.iloc[0]["pairs"]) == ("llama3-70b (zero-shot)", "llama3-70b (fine-tuned)", 6)

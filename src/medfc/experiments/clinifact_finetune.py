@@ -1,0 +1,305 @@
+"""The fine-tuned generative CliniFact baseline (Zhang et al., Sci Data 2025, Table 8: Llama3-70B and
+OpenBioLLM-70B fine-tuned on the train split).
+
+Training
+    A causal LM gets LoRA adapters (``peft``) on ``target_modules``; its base weights stay frozen (in
+    ``precision``, or 4-bit NF4 with ``load_in_4bit`` — QLoRA through ``bitsandbytes``, CUDA only).
+    Each train pair is the zero-shot prompt (:data:`~medfc.experiments.clinifact.PROMPT`, trimmed the
+    same way) followed by the answer word of its gold label (TRUE / FALSE / NONE, the zero-shot mapping
+    read backwards), tokenized exactly as the zero-shot scorer tokenizes an option after a prompt. The
+    loss is the cross-entropy of the answer tokens alone (the prompt's tokens carry no loss).
+    Training is the project's one loop (:func:`medfc.experiments.training.train`) with
+    ``eval_metric: val_loss``: after every epoch the answer cross-entropy over the validation pairs,
+    the epoch with the lowest kept (the paper's model selection) — only the adapters' weights are
+    copied for that, never the base.
+Prediction
+    The kept model scores the three options after each prompt with the zero-shot scorer's own code
+    (:func:`~medfc.experiments.clinifact.score_pairs`): same options, same softmax, same mapping,
+    same record format, system ``fine_tuned`` — so a fine-tuned row and the zero-shot row of the same
+    model, and their McNemar–Bowker test, compare like with like.
+Saved
+    With ``save_adapters`` the adapters alone (``adapter_model.safetensors`` + ``adapter_config.json``,
+    megabytes) in ``<save_dir>/adapters``; with ``save_merged`` also the base with the adapters merged
+    in (``<save_dir>/merged``, the full model's size; not with 4-bit weights).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+
+from medfc.common.device import resolve_device, resolve_precision
+from medfc.common.options import Options
+from medfc.common.report import SkipReport
+from medfc.experiments.clinifact import OPTION_TO_LABEL, Pair, _scores, answer_options, load_pairs, prompts_for, score_pairs
+from medfc.experiments.training import Feature, TrainConfig, move_to, set_seed, train
+from medfc.llm.local import TransformersLM, load_dtype
+
+log = logging.getLogger(__name__)
+
+LABEL_TO_OPTION = {label: option for option, label in OPTION_TO_LABEL.items()}
+KEY = "experiments.clinifact.fine_tune"
+# layers peft saves with their base weights when adapted (the saved adapters would hold the vocabulary matrices)
+WHOLE_LAYER_MODULES = frozenset({"lm_head", "embed_tokens", "wte", "word_embeddings"})
+
+
+@dataclass(frozen=True)
+class FineTuneOptions(Options):
+    """``experiments.clinifact.fine_tune`` (< ``model_fine_tune[model]`` < the smoke caps) with the model's
+    hub name or directory and where its adapters go."""
+
+    model: str
+    lora_r: int
+    lora_alpha: int
+    lora_dropout: float
+    target_modules: tuple[str, ...]
+    lr: float
+    warmup_ratio: float
+    weight_decay: float
+    epochs: float
+    batch_size: int
+    eval_batch_size: int
+    grad_accum: int
+    max_grad_norm: float
+    max_prompt_tokens: int
+    seed: int
+    device: str
+    precision: Literal["auto", "fp32", "bf16", "fp16"]
+    load_in_4bit: bool
+    gradient_checkpointing: bool
+    max_steps: int | None
+    max_examples: int | None
+    progress: bool
+    predict_splits: tuple[str, ...]
+    save_adapters: bool
+    save_merged: bool
+    save_dir: str | None
+
+    def train_config(self) -> TrainConfig:
+        """The training loop's config: these keys, the lowest validation cross-entropy as the metric."""
+        return TrainConfig(
+            model=self.model, lr=self.lr, warmup_ratio=self.warmup_ratio, weight_decay=self.weight_decay,
+            batch_size=self.batch_size, eval_batch_size=self.eval_batch_size, grad_accum=self.grad_accum, epochs=self.epochs,
+            max_length=self.max_prompt_tokens, seed=self.seed, device=self.device, precision=self.precision,
+            eval_metric="val_loss", max_steps=self.max_steps, max_examples=self.max_examples, max_grad_norm=self.max_grad_norm,
+            length_grouping=True, group_factor=50, progress=self.progress, class_weights="none", early_stopping_patience=None,
+        )
+
+
+# ------------------------------------------------------------------------------------- features
+
+
+def answer_features(pairs: Sequence[Pair], tokenizer, max_prompt_tokens: int) -> tuple[list[Feature], int]:
+    """Prompt + gold answer tokens per pair, labels -100 on the prompt; and how many prompts were trimmed.
+
+    The answer's tokens are those the zero-shot scorer scores (``prompt + " " + option`` minus the prompt).
+    """
+    prompts, trimmed = prompts_for(pairs, tokenizer, max_prompt_tokens)
+    feats = []
+    for p, prompt in zip(pairs, prompts):
+        option = LABEL_TO_OPTION[p.label]
+        base = list(tokenizer(prompt, add_special_tokens=True)["input_ids"])
+        full = list(tokenizer(prompt + " " + option, add_special_tokens=True)["input_ids"])
+        answer = full[len(base):] if full[: len(base)] == base and len(full) > len(base) else \
+            list(tokenizer(" " + option, add_special_tokens=False)["input_ids"])
+        ids = base + answer
+        feats.append({"input_ids": ids, "attention_mask": [1] * len(ids), "labels": [-100] * len(base) + answer})
+    return feats, trimmed
+
+
+class LeftPadCollator:
+    """Left padding, so that every answer ends the row: the logits of the last few positions are all the
+    loss needs (a 128k-word vocabulary times 2,000 positions would not fit in memory for nothing).
+    ``position_ids`` count the real tokens, so a padded row computes what it would alone."""
+
+    def __init__(self, pad_token_id: int) -> None:
+        self.pad = pad_token_id
+
+    def __call__(self, features: Sequence[Feature]) -> dict[str, torch.Tensor]:
+        width = max(len(f["input_ids"]) for f in features)
+        ids = torch.full((len(features), width), self.pad, dtype=torch.long)
+        mask = torch.zeros((len(features), width), dtype=torch.long)
+        labels = torch.full((len(features), width), -100, dtype=torch.long)
+        for r, f in enumerate(features):
+            n = len(f["input_ids"])
+            ids[r, width - n:] = torch.tensor(f["input_ids"])
+            mask[r, width - n:] = 1
+            labels[r, width - n:] = torch.tensor(f["labels"])
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        return {"input_ids": ids, "attention_mask": mask, "labels": labels, "position_ids": positions}
+
+
+def _takes_logits_to_keep(model: torch.nn.Module) -> bool:
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    return "logits_to_keep" in inspect.signature(base.forward).parameters
+
+
+def answer_nll(model: torch.nn.Module, batch: dict[str, torch.Tensor], reduce: bool = True) -> torch.Tensor:
+    """The answer tokens' cross-entropy of a left-padded batch: the mean (``reduce``) or (sum, count)."""
+    labels = batch["labels"]
+    answer = labels != -100
+    # the answer tokens are the last k of every row; the logits before them predict them
+    first = int(answer.float().argmax(dim=-1).min()) if answer.any() else labels.shape[1] - 1
+    k = labels.shape[1] - first
+    kwargs = {"logits_to_keep": k + 1} if _takes_logits_to_keep(model) else {}
+    out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], position_ids=batch["position_ids"], **kwargs)
+    logits = out.logits[:, -(k + 1):-1].float()
+    target = labels[:, -k:]
+    nll = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1), ignore_index=-100, reduction="sum")
+    count = (target != -100).sum()
+    return nll / count.clamp(min=1) if reduce else torch.stack([nll, count.to(nll.dtype)])
+
+
+def validation_loss(model: torch.nn.Module, features: Sequence[Feature], collate: LeftPadCollator, batch_size: int,
+                    device: torch.device, precision: str) -> float:
+    """Mean cross-entropy per answer token over ``features`` (the model selection's number)."""
+    amp_dtype, _ = resolve_precision(precision, device)
+    total = torch.zeros(2, dtype=torch.float64)
+    order = sorted(range(len(features)), key=lambda i: -len(features[i]["input_ids"]))
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            batch = move_to(collate([features[i] for i in order[start:start + batch_size]]), device)
+            with torch.autocast(device_type=device.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
+                total += answer_nll(model, batch, reduce=False).double().cpu()
+    return float(total[0] / max(float(total[1]), 1.0))
+
+
+# ---------------------------------------------------------------------------------------- model
+
+
+def load_lora_model(opts: FineTuneOptions, device: torch.device):
+    """The base causal LM (frozen; 4-bit with ``load_in_4bit``) with fresh LoRA adapters, and its tokenizer."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    whole = sorted(set(opts.target_modules) & WHOLE_LAYER_MODULES)
+    if whole:
+        raise ValueError(f"{KEY}.target_modules: {', '.join(whole)} would be saved whole beside the adapters (peft keeps the "
+                         f"vocabulary layers' base weights); adapt the attention / MLP layers only")
+    dtype = load_dtype(opts.precision, device)
+    kwargs: dict[str, Any] = {}
+    if opts.load_in_4bit:
+        if device.type != "cuda":
+            raise ValueError(f"{KEY}.load_in_4bit: 4-bit base weights (bitsandbytes) need a CUDA device, and this run has "
+                             f"{device} ({KEY}.device: {opts.device}); set load_in_4bit: false")
+        if opts.save_merged:
+            raise ValueError(f"{KEY}.save_merged: merging adapters into 4-bit weights is lossy; load the base in bf16 "
+                             f"(load_in_4bit: false) to save a merged model, or keep only the adapters")
+        try:
+            import bitsandbytes  # noqa: F401  (CUDA only: imported only when asked for)
+        except ImportError as e:
+            raise RuntimeError(f"{KEY}.load_in_4bit needs the bitsandbytes package (pip install bitsandbytes)") from e
+        from transformers import BitsAndBytesConfig
+
+        kwargs["quantization_config"] = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
+                                                           bnb_4bit_compute_dtype=dtype)
+    if device.type == "cuda":  # a 70B model is spread over every visible GPU (one GPU: all on it)
+        kwargs["device_map"] = "auto" if device.index is None else {"": device.index}
+    tokenizer = AutoTokenizer.from_pretrained(opts.model)
+    model = AutoModelForCausalLM.from_pretrained(opts.model, dtype=dtype, **kwargs)
+    model.config.use_cache = False
+    if opts.load_in_4bit:
+        from peft import prepare_model_for_kbit_training
+
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=opts.gradient_checkpointing)
+    elif opts.gradient_checkpointing:
+        model.gradient_checkpointing_enable()
+        model.enable_input_require_grads()
+    set_seed(opts.seed)  # the adapters' initialisation
+    lora = LoraConfig(r=opts.lora_r, lora_alpha=opts.lora_alpha, lora_dropout=opts.lora_dropout,
+                      target_modules=list(opts.target_modules), bias="none", task_type="CAUSAL_LM")
+    model = get_peft_model(model, lora)
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    total = sum(p.numel() for p in model.parameters())
+    log.info("%s: LoRA r=%d on %s: %d trainable of %d parameters", opts.model, opts.lora_r, list(opts.target_modules), trainable, total)
+    return model, tokenizer, {"trainable_parameters": trainable, "parameters": total}
+
+
+def save_adapters(model, directory: str | os.PathLike) -> Path:
+    """The adapters only: ``adapter_model.safetensors`` + ``adapter_config.json`` (no base weights)."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out, safe_serialization=True)
+    return out
+
+
+# ------------------------------------------------------------------------------------------ run
+
+
+def run_fine_tuned(
+    split_csvs: dict[str, str | os.PathLike],
+    opts: FineTuneOptions,
+    *,
+    report: SkipReport | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """LoRA fine-tuning on train, the epoch with the lowest validation cross-entropy kept, predictions of
+    ``opts.predict_splits`` scored as zero-shot (system ``fine_tuned``)."""
+    report = report or SkipReport("clinifact-fine-tuned")
+    device = resolve_device(opts.device)
+    model, tokenizer, sizes = load_lora_model(opts, device)
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
+    collate = LeftPadCollator(pad_id)
+    splits = {s: load_pairs(split_csvs[s], report) for s in dict.fromkeys(("train", "validation", *opts.predict_splits))}
+    train_feats, trimmed_train = answer_features(splits["train"], tokenizer, opts.max_prompt_tokens)
+    val_feats, trimmed_val = answer_features(splits["validation"], tokenizer, opts.max_prompt_tokens)
+    if not val_feats:
+        raise ValueError("clinifact fine-tuning: the validation split has no pairs, and the kept epoch is the one with the lowest validation loss")
+    cfg = opts.train_config()
+    eval_device = device if not getattr(model, "hf_device_map", None) else model.get_input_embeddings().weight.device
+
+    def evaluate(m: torch.nn.Module) -> dict[str, float]:
+        return {"val_loss": validation_loss(m, val_feats, collate, opts.eval_batch_size, eval_device, opts.precision)}
+
+    result = train(model, train_feats, cfg, collate=collate, loss_fn=answer_nll, evaluate=evaluate, checkpoint_dir=None,
+                   desc="clinifact-lora", trainable_only=True)
+    log.info("clinifact-lora: kept epoch %s (validation cross-entropy %.4f)", result.best_epoch, result.best_metric or float("nan"))
+
+    scorer = TransformersLM.from_loaded(opts.model, model, tokenizer, batch_size=opts.eval_batch_size)
+    records: list[dict[str, Any]] = []
+    trimmed = no_option = 0
+    start = time.perf_counter()
+    for split in opts.predict_splits:
+        recs, cut, missing = score_pairs(scorer, tokenizer, splits[split], split, "fine_tuned", opts.max_prompt_tokens,
+                                         opts.eval_batch_size, report)
+        records += recs
+        trimmed += cut
+        no_option += missing
+    predict_seconds = time.perf_counter() - start
+
+    saved: dict[str, str] = {}
+    if opts.save_dir and opts.save_adapters:
+        saved["adapters"] = str(save_adapters(model, Path(opts.save_dir) / "adapters"))
+    if opts.save_dir and opts.save_merged:
+        merged_dir = Path(opts.save_dir) / "merged"
+        merged = model.merge_and_unload()
+        merged.config.use_cache = True
+        merged.save_pretrained(merged_dir, safe_serialization=True)
+        tokenizer.save_pretrained(merged_dir)
+        saved["merged"] = str(merged_dir)
+    info = {
+        "system": "fine_tuned",
+        "model": opts.model,
+        "options": answer_options(),
+        "lora": {"r": opts.lora_r, "alpha": opts.lora_alpha, "dropout": opts.lora_dropout, "target_modules": list(opts.target_modules),
+                 "load_in_4bit": opts.load_in_4bit, **sizes},
+        "train": result.as_dict(),
+        "kept_epoch": result.best_epoch,
+        "val_loss": [h["val_loss"] for h in result.history],
+        "n_prompts_trimmed": {"train": trimmed_train, "validation": trimmed_val, "predicted": trimmed},
+        "n_no_option": no_option,
+        "predict_seconds": round(predict_seconds, 3),
+        "saved": saved,
+        "sizes": {k: len(v) for k, v in splits.items()},
+        "scores": {s: _scores([r for r in records if r["split"] == s]) for s in opts.predict_splits},
+        "skips": report.as_dict(),
+    }
+    return records, info
+
