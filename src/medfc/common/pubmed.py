@@ -312,7 +312,8 @@ class PubmedFetcher:
         request without an e-mail is never sent (cached and offline reads need none)."""
         if not self.email:
             raise MissingContactEmail("PubMed E-utilities requests must carry a contact e-mail (NCBI's usage policy): set "
-                             "clinifact.pubmed.email (medsnip.retrieval.pubmed.email for MedSNIP's searches) or NCBI_EMAIL, "
+                             "clinifact.pubmed.email (medsnip.retrieval.pubmed.email for MedSNIP's searches, healthfc.retrieval.pubmed.email "
+                             "for HealthFC's open-domain evidence) or NCBI_EMAIL, "
                              "or read only cached records (clinifact.pubmed.offline: true)")
         params = {"db": "pubmed", "retmode": "xml", "tool": self.tool, "email": self.email}
         if self.api_key:
