@@ -10,6 +10,10 @@ batching, training loops and caches without any model hub.
 * :func:`build_tiny_bert` — BertForSequenceClassification (or BertModel) + WordPiece BertTokenizerFast
 * :func:`build_tiny_causal_lm` — GPT2LMHeadModel + fast tokenizer where "TRUE", "FALSE", "NONE" are
   single tokens
+* the families of config/paper.yaml, each in its hub repository's file layout (below):
+  :func:`build_tiny_deberta_v2` (DeBERTa-v3, SentencePiece), :func:`build_tiny_bert_family` (WordPiece),
+  :func:`build_tiny_roberta` (byte-level BPE), :func:`build_tiny_xlm_roberta` (SentencePiece, fairseq ids),
+  :func:`build_tiny_llama` (Llama 3 Instruct: byte-level BPE, chat template, no pad token)
 
 Builders are cheap (well under a second each on one CPU core) and idempotent per directory.
 """
@@ -27,9 +31,14 @@ __all__ = [
     "EN_SENTENCES",
     "LABEL_TOKENS",
     "build_tiny_bert",
+    "build_tiny_bert_family",
     "build_tiny_causal_lm",
+    "build_tiny_deberta_v2",
+    "build_tiny_llama",
     "build_tiny_marian",
     "build_tiny_opus_marian",
+    "build_tiny_roberta",
+    "build_tiny_xlm_roberta",
 ]
 
 DE_SENTENCES: tuple[str, ...] = (
@@ -317,4 +326,227 @@ def build_tiny_causal_lm(
     )
     torch.manual_seed(seed)
     GPT2LMHeadModel(config).save_pretrained(out)
+    return out
+
+
+# ------------------------------------------------------------------------ the papers' model families
+# Each builder below stands in for one family of config/paper.yaml's models and writes the files the hub
+# repository of that family ships (not just what save_pretrained writes), so that loading goes through the
+# same conversion a user's first run on a GPU box goes through:
+#   DeBERTa-v3 (microsoft/deberta-v3-large): spm.model + tokenizer_config.json, no tokenizer.json
+#   BERT (bert-large-uncased: tokenizer.json; dmis-lab/biobert-*, BiomedBERT: vocab.txt only)
+#   RoBERTa (roberta-base): vocab.json + merges.txt + tokenizer.json (byte-level BPE)
+#   XLM-R (xlm-roberta-large): sentencepiece.bpe.model + tokenizer.json (fairseq ids: <s> <pad> </s> <unk>)
+#   Llama 3 Instruct: tokenizer.json (byte-level BPE, no pad token) + a chat template, BOS added by the tokenizer
+
+# the sentences and every letter, digit and common punctuation mark, so that no demo text meets an unknown character
+FAMILY_TEXTS: tuple[str, ...] = DE_SENTENCES + EN_SENTENCES + (
+    " ".join("abcdefghijklmnopqrstuvwxyzäöüß"), " ".join("ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÜ"), " ".join("0123456789.,;:!?'\"()[]-–%/&+=<>*#§°µ"),
+)
+
+
+def _encoder_dims(hidden_size: int, layers: int) -> dict[str, int]:
+    return {"hidden_size": hidden_size, "num_hidden_layers": layers, "num_attention_heads": 2, "intermediate_size": 2 * hidden_size}
+
+
+def _save_encoder(model_cls, config, out: Path, seed: int) -> None:
+    import torch
+
+    torch.manual_seed(seed)
+    model_cls(config).save_pretrained(out)
+
+
+def build_tiny_deberta_v2(
+    out_dir: str | os.PathLike,
+    texts: Sequence[str] = FAMILY_TEXTS,
+    *,
+    vocab_size: int = 400,
+    hidden_size: int = 32,
+    layers: int = 2,
+    max_positions: int = 512,
+    seed: int = 0,
+) -> Path:
+    """A tiny DeBERTa-v3 (``model_type`` deberta-v2: relative attention, no absolute positions, no token
+    types) with a SentencePiece unigram model trained on ``texts``, laid out as microsoft/deberta-v3-large
+    ships it: ``spm.model`` and a two-key ``tokenizer_config.json``, no ``tokenizer.json``, so
+    ``AutoTokenizer`` converts the SentencePiece model (which needs ``sentencepiece`` and ``protobuf``).
+    Ids as DeBERTa-v3's: [PAD] 0, [CLS] 1, [SEP] 2, [UNK] 3, then [MASK] and the pieces."""
+    import sentencepiece as spm
+    from transformers import DebertaV2Config, DebertaV2Model
+
+    out = Path(out_dir)
+    if (out / "config.json").exists():
+        return out
+    out.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(list(texts)), model_writer=buf, vocab_size=vocab_size, model_type="unigram",
+        character_coverage=1.0, hard_vocab_limit=False, pad_id=0, bos_id=1, eos_id=2, unk_id=3, pad_piece="[PAD]",
+        bos_piece="[CLS]", eos_piece="[SEP]", unk_piece="[UNK]", user_defined_symbols=["[MASK]"], num_threads=1, minloglevel=2,
+    )
+    (out / "spm.model").write_bytes(buf.getvalue())
+    (out / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": False, "vocab_type": "spm"}), encoding="utf-8")
+    n_pieces = len(_spm_pieces(buf.getvalue()))
+    config = DebertaV2Config(
+        vocab_size=n_pieces, **_encoder_dims(hidden_size, layers), max_position_embeddings=max_positions,
+        relative_attention=True, position_buckets=32, norm_rel_ebd="layer_norm", share_att_key=True,
+        pos_att_type=["p2c", "c2p"], position_biased_input=False, type_vocab_size=0, max_relative_positions=-1, pad_token_id=0,
+    )
+    _save_encoder(DebertaV2Model, config, out, seed)
+    return out
+
+
+def build_tiny_bert_family(
+    out_dir: str | os.PathLike,
+    texts: Sequence[str] = FAMILY_TEXTS,
+    *,
+    vocab_txt_only: bool = False,
+    lowercase: bool = True,
+    vocab_size: int = 400,
+    hidden_size: int = 32,
+    layers: int = 2,
+    max_positions: int = 512,
+    seed: int = 0,
+) -> Path:
+    """A tiny BertModel with a WordPiece vocabulary trained on ``texts``: saved as bert-large-uncased ships
+    it (``tokenizer.json`` and ``vocab.txt``), or with ``vocab_txt_only`` as BioBERT and BiomedBERT do (a
+    ``vocab.txt`` and the model's config, nothing else: ``AutoTokenizer`` builds the tokenizer from it)."""
+    from tokenizers import BertWordPieceTokenizer
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    out = Path(out_dir)
+    if (out / "config.json").exists():
+        return out
+    out.mkdir(parents=True, exist_ok=True)
+    wp = BertWordPieceTokenizer(lowercase=lowercase, strip_accents=False)
+    wp.train_from_iterator(list(texts), vocab_size=vocab_size, min_frequency=1, show_progress=False)
+    vocab = wp.get_vocab()
+    if vocab_txt_only:
+        ordered = sorted(vocab, key=vocab.__getitem__)
+        (out / "vocab.txt").write_text("".join(t + "\n" for t in ordered), encoding="utf-8")
+    else:
+        BertTokenizerFast(vocab=vocab, do_lower_case=lowercase, strip_accents=False, model_max_length=max_positions).save_pretrained(out)
+    config = BertConfig(vocab_size=len(vocab), **_encoder_dims(hidden_size, layers), max_position_embeddings=max_positions,
+                        pad_token_id=vocab["[PAD]"])
+    _save_encoder(BertModel, config, out, seed)
+    return out
+
+
+def build_tiny_roberta(
+    out_dir: str | os.PathLike,
+    texts: Sequence[str] = FAMILY_TEXTS,
+    *,
+    vocab_size: int = 500,
+    hidden_size: int = 32,
+    layers: int = 2,
+    max_positions: int = 512,
+    seed: int = 0,
+) -> Path:
+    """A tiny RoBERTa with a byte-level BPE (``tokenizers``' ByteLevelBPETokenizer) trained on ``texts``:
+    ``vocab.json``, ``merges.txt`` and ``tokenizer.json`` as roberta-base ships them; ids <s> 0, <pad> 1,
+    </s> 2, <unk> 3, <mask> 4; one token type and ``max_positions + 2`` positions (RoBERTa's offset)."""
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import RobertaConfig, RobertaModel, RobertaTokenizer
+
+    out = Path(out_dir)
+    if (out / "config.json").exists():
+        return out
+    out.mkdir(parents=True, exist_ok=True)
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(list(texts), vocab_size=vocab_size, min_frequency=1, show_progress=False,
+                            special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    bpe.save_model(str(out))  # vocab.json, merges.txt
+    config = RobertaConfig(vocab_size=bpe.get_vocab_size(), **_encoder_dims(hidden_size, layers), max_position_embeddings=max_positions + 2,
+                           type_vocab_size=1, pad_token_id=1, bos_token_id=0, eos_token_id=2)
+    config.save_pretrained(out)
+    RobertaTokenizer.from_pretrained(str(out), model_max_length=max_positions).save_pretrained(out)
+    _save_encoder(RobertaModel, config, out, seed)
+    return out
+
+
+def build_tiny_xlm_roberta(
+    out_dir: str | os.PathLike,
+    texts: Sequence[str] = FAMILY_TEXTS,
+    *,
+    vocab_size: int = 400,
+    hidden_size: int = 32,
+    layers: int = 2,
+    max_positions: int = 512,
+    seed: int = 0,
+) -> Path:
+    """A tiny XLM-RoBERTa with a SentencePiece unigram model trained on ``texts``, in XLM-R's fairseq id
+    layout (<s> 0, <pad> 1, </s> 2, <unk> 3, the pieces, <mask> last): ``sentencepiece.bpe.model`` and
+    ``tokenizer.json`` as xlm-roberta-large ships them; one token type, ``max_positions + 2`` positions."""
+    from transformers import XLMRobertaConfig, XLMRobertaModel, XLMRobertaTokenizer
+
+    import sentencepiece as spm
+
+    out = Path(out_dir)
+    if (out / "config.json").exists():
+        return out
+    out.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(list(texts)), model_writer=buf, vocab_size=vocab_size, model_type="unigram",
+        character_coverage=1.0, hard_vocab_limit=False, unk_id=0, bos_id=1, eos_id=2, pad_id=-1, num_threads=1, minloglevel=2,
+    )
+    (out / "sentencepiece.bpe.model").write_bytes(buf.getvalue())
+    sp = spm.SentencePieceProcessor(model_proto=buf.getvalue())
+    pieces = [(sp.id_to_piece(i), sp.get_score(i)) for i in range(3, sp.get_piece_size())]
+    vocab = [("<s>", 0.0), ("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0), *pieces, ("<mask>", 0.0)]
+    XLMRobertaTokenizer(vocab=vocab, model_max_length=max_positions).save_pretrained(out)
+    config = XLMRobertaConfig(vocab_size=len(vocab), **_encoder_dims(hidden_size, layers), max_position_embeddings=max_positions + 2,
+                              type_vocab_size=1, pad_token_id=1, bos_token_id=0, eos_token_id=2)
+    _save_encoder(XLMRobertaModel, config, out, seed)
+    return out
+
+
+# Llama 3 Instruct's chat template (its structure: header ids, <|eot_id|> after each turn, BOS first)
+LLAMA3_CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}"
+    "{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n' + message['content'] | trim + '<|eot_id|>' }}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}"
+)
+LLAMA3_SPECIAL = ("<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>")
+
+
+def build_tiny_llama(
+    out_dir: str | os.PathLike,
+    texts: Sequence[str] = FAMILY_TEXTS,
+    *,
+    vocab_size: int = 600,
+    hidden_size: int = 32,
+    layers: int = 2,
+    max_positions: int = 4096,
+    seed: int = 0,
+) -> Path:
+    """A tiny LlamaForCausalLM (grouped-query attention: 2 heads, 1 key/value head; rotary positions) with
+    Llama 3 Instruct's tokenizer layout: a byte-level BPE ``tokenizer.json`` trained on ``texts`` whose
+    post-processor adds ``<|begin_of_text|>``, eos ``<|eot_id|>``, **no pad token**, and a chat template.
+    TRUE / FALSE / NONE are not single tokens (options are scored over several tokens)."""
+    import torch
+    from tokenizers import ByteLevelBPETokenizer, processors
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    out = Path(out_dir)
+    if (out / "config.json").exists():
+        return out
+    out.mkdir(parents=True, exist_ok=True)
+    bpe = ByteLevelBPETokenizer(add_prefix_space=False)
+    bpe.train_from_iterator(list(texts), vocab_size=vocab_size, min_frequency=1, show_progress=False, special_tokens=list(LLAMA3_SPECIAL))
+    backend = bpe._tokenizer
+    bos = backend.token_to_id("<|begin_of_text|>")
+    backend.post_processor = processors.TemplateProcessing(
+        single="<|begin_of_text|> $A", pair="<|begin_of_text|> $A <|begin_of_text|> $B:1", special_tokens=[("<|begin_of_text|>", bos)])
+    tok = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<|begin_of_text|>", eos_token="<|eot_id|>",
+                                  model_max_length=max_positions, chat_template=LLAMA3_CHAT_TEMPLATE)
+    tok.save_pretrained(out)
+    eot = backend.token_to_id("<|eot_id|>")
+    config = LlamaConfig(vocab_size=backend.get_vocab_size(), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
+                         num_hidden_layers=layers, num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=max_positions,
+                         rope_theta=500000.0, bos_token_id=bos, eos_token_id=eot, tie_word_embeddings=False)
+    torch.manual_seed(seed)
+    model = LlamaForCausalLM(config)
+    model.generation_config.eos_token_id = [eot, backend.token_to_id("<|end_of_text|>")]
+    model.save_pretrained(out)
     return out

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from sklearn.ensemble import HistGradientBoostingClassifier
 
 from medfc.common.options import Options
 from medfc.experiments.classifier import Example
@@ -74,6 +73,8 @@ class FittedGbm:
 
 
 def _fit(options: GbmOptions, X: np.ndarray, y: np.ndarray) -> list:
+    from sklearn.ensemble import HistGradientBoostingClassifier  # here, not at the top: an encoder's job never loads scikit-learn
+
     return [HistGradientBoostingClassifier(learning_rate=options.learning_rate, max_iter=options.max_iter, max_leaf_nodes=options.max_leaf_nodes,
                                            min_samples_leaf=options.min_samples_leaf, l2_regularization=options.l2_regularization,
                                            class_weight=class_weight(options.class_weights), random_state=seed).fit(X, y) for seed in options.seeds]

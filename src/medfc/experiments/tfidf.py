@@ -28,18 +28,19 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import product
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import StratifiedKFold
 
 from medfc.common.options import Options
 from medfc.experiments.classifier import Example
 from medfc.experiments.metrics import validation_scores
 from medfc.experiments.sklearn_common import WholeTexts, add_probs, class_weight, label_indices
+
+if TYPE_CHECKING:  # scikit-learn is imported where it is used: an encoder's job never loads it (about 3 s of CPU per job)
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +94,8 @@ class Space:
         self.columns: list[list[TfidfVectorizer]] = []
 
     def _vectorizers(self) -> list[TfidfVectorizer]:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
         o = self.options
         common = {"sublinear_tf": True, "min_df": o.min_df, "lowercase": True}
         out = [TfidfVectorizer(analyzer="word", ngram_range=tuple(o.word_ngrams), max_features=o.max_word_features, **common)]
@@ -163,6 +166,8 @@ class FittedTfidf:
 
 
 def _classifier(options: TfidfOptions, C: float) -> LogisticRegression:
+    from sklearn.linear_model import LogisticRegression
+
     # newton-cg: the same optimum as lbfgs, in 2-5x less time on these sparse problems (5-7 Newton steps
     # against 24-64 lbfgs iterations on the CliniFact release's 1,260 pairs)
     return LogisticRegression(C=C, solver="newton-cg", class_weight=class_weight(options.class_weights), max_iter=options.max_iter, random_state=options.seed)
@@ -184,6 +189,8 @@ def _score_candidates(options: TfidfOptions, labels: Sequence[str], cands: list[
 
 def _cv_splits(options: TfidfOptions, labels: Sequence[str], examples: Sequence[Example]) -> list[tuple[np.ndarray, np.ndarray]]:
     """Stratified folds of ``examples`` (as many as the rarest class allows, at most ``cv_folds``)."""
+    from sklearn.model_selection import StratifiedKFold
+
     y = label_indices(labels, examples, "tfidf/cv")
     counts = np.bincount(y)
     n = min(options.cv_folds, int(counts[counts > 0].min()))
