@@ -26,9 +26,15 @@ sys.path[:0] = [str(REPO / "src"), str(REPO)]
 QUICK: dict = {}  # --quick: capped training, to try the script's paths anywhere
 
 
+def section(path: str, **overrides) -> dict:
+    """A config section with the schema's defaults (medfc.common.schema: no Snakemake on the GPU machine)."""
+    from medfc.common.schema import section as schema_section
+
+    return {**schema_section(path), **overrides}
+
+
 def _train_config(model: str, device: str, **kw):
     from medfc.experiments.training import TrainConfig
-    from tests.helpers.config import section
 
     return TrainConfig.from_mapping(section("experiments.clinifact.train", **{
         "model": model, "lr": 5e-5, "batch_size": 32, "eval_batch_size": 128, "epochs": 3, "max_length": 256,
@@ -61,7 +67,6 @@ def healthfc_fold(carry: Path, device: str) -> dict:
     from medfc.experiments import healthfc as H
     from medfc.experiments.systems import SYSTEM_OPTIONS
     from medfc.experiments.training import TrainConfig
-    from tests.helpers.config import section
 
     cfg = TrainConfig.from_mapping(section("experiments.healthfc.train", model=str(carry / "minilm"), lr=5e-5, batch_size=16,
                                            epochs=4, max_length=256, device=device, precision="auto", **QUICK))
@@ -74,7 +79,6 @@ def healthfc_fold(carry: Path, device: str) -> dict:
 
 def zero_shot(carry: Path, device: str) -> dict:
     from medfc.experiments import clinifact as CF
-    from tests.helpers.config import section
     from tests.helpers.experiment_data import build_gpt2
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -235,6 +235,11 @@ def main(argv: list[str] | None = None) -> int:
         label = "transformers" + (" (fp16)" if args.device.startswith("cuda") else " (float32)")
         print(f"{label:28s} {hf_rate:7.2f} sentences/s  ({t_hf:.1f} s, {steps_hf} decoder steps)")
         rates = {}
+        try:
+            import ctranslate2  # noqa: F401
+        except ImportError:
+            types = []
+            print("ctranslate2: not installed here (benchmarks/gpu_check.sh --translate carries its wheel): transformers only")
         for ct in types:
             t_ct, steps_ct, convert_s = time_ctranslate2(model_dir, Path(tmp) / "ct2", work, args.device, ct,
                                                          args.num_beams, args.threads)
@@ -242,13 +247,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{'ctranslate2 (' + ct + ')':28s} {rates[ct]:7.2f} sentences/s  ({t_ct:.1f} s, {steps_ct} decoder "
                   f"steps; converted in {convert_s:.0f} s)  x{rates[ct] / hf_rate:.2f} transformers")
 
-    best = types[0]
-    print(f"\nratio ctranslate2 ({best}) / transformers: {rates[best] / hf_rate:.2f}x (goal: >= 3x)")
+    best = types[0] if types else None
+    if best:
+        print(f"\nratio ctranslate2 ({best}) / transformers: {rates[best] / hf_rate:.2f}x (goal: >= 3x)")
     print(f"portal: {args.articles} articles x {per_article:.1f} texts per article (the demo: {len(pairs)} unique "
           f"texts in {DEMO_ARTICLES} articles, their sentences, titles, teasers and claims) = {portal:,.0f} texts")
     where = "this machine" if not args.device.startswith("cuda") else args.device
-    print(f"  on {where} ({args.threads} threads): transformers {_hours(portal, hf_rate)}, ctranslate2 ({best}) "
-          f"{_hours(portal, rates[best])}")
+    print(f"  on {where} ({args.threads} threads): transformers {_hours(portal, hf_rate)}"
+          + (f", ctranslate2 ({best}) {_hours(portal, rates[best])}" if best else ""))
     if args.gpu_per_s:
         print(f"  on a GPU: {_hours(portal, args.gpu_per_s)} (at the given {args.gpu_per_s:.1f} sentences/s)")
     elif not args.device.startswith("cuda"):
