@@ -40,8 +40,12 @@ TEST_PARTITION = "debug"
 TEST_ACCOUNT = "medfc"
 # outputs that hold timings, not results
 VOLATILE_DIRS = ("results/benchmarks/",)
-# run statistics inside an output: their time and memory keys are dropped before comparing (all else must match)
-RUN_STATS = {"results/healthfc/crawl/stats.json": re.compile(r"time|elapsed|memusage")}
+# run statistics inside an output (path pattern: key pattern): those keys, times and memory, are dropped
+# before comparing; all else must match
+RUN_STATS = {
+    re.compile(r"results/healthfc/crawl/stats\.json"): re.compile(r"time|elapsed|memusage"),  # Scrapy's
+    re.compile(r"results/experiments/.+/info\.json"): re.compile(r"seconds|per_second"),  # training's speed
+}
 # the Snakefile line that keeps the light rules local (issue 23); benchmarks/slurm_layout.py drops it
 # in a scratch copy for the "before" layout
 LOCALRULES_LINE = "workflow.localrules(*PLAN.local_rules())"
@@ -213,8 +217,9 @@ def digests(root: Path) -> dict[str, str]:
         if not p.is_file() or rel.startswith(VOLATILE_DIRS):
             continue
         data = p.read_bytes()
-        if rel in RUN_STATS:
-            data = json.dumps(_drop_keys(json.loads(data), RUN_STATS[rel]), sort_keys=True).encode()
+        for path, keys in RUN_STATS.items():
+            if path.fullmatch(rel):
+                data = json.dumps(_drop_keys(json.loads(data), keys), sort_keys=True).encode()
         out[rel] = hashlib.sha256(data).hexdigest()
     return out
 
