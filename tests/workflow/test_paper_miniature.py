@@ -4,9 +4,14 @@ tiny random model of its family, built here in the layout its hub repository shi
 only; BERT: tokenizer.json, BioBERT/BiomedBERT: vocab.txt only; RoBERTa: byte-level BPE; XLM-R:
 SentencePiece; Llama 3 Instruct: chat template, no pad token); MedSNIP's decomposer and all four
 verifiers through a fake OpenAI-compatible server started here; the translation through a tiny Marian
-model (the memory seeds lack some demo sentences, so the model really translates). Folds are cut to two
-and training to one step: every system, model family, table and figure of both papers is produced, and
-each table has exactly the rows the plan says. A failure here is one a user would meet on a GPU.
+model (the memory seeds lack some demo sentences, so the model really translates). Training is cut to
+one step, and HealthFC to fold 0 with one alias per family (en: DeBERTa-v3 and BERT; de: XLM-R; every
+alias still points at its family's model, and BioBERT's vocab.txt-only layout runs in CliniFact): each
+HealthFC job costs about 8 s of CPU (a Python process importing torch and transformers), so paper.yaml's
+full lists on two folds (272 trainings and 272 scorings) would take about 20 minutes on 2 cores, and this
+cut runs every HealthFC system once per family in a few. CliniFact and MedSNIP run paper.yaml's lists as
+they are. Every system, model family, table and figure of both papers is produced, and each table has
+exactly the rows the plan says. A failure here is one a user would meet on a GPU.
 
 To add a system or a model: its config lines go in ``_overrides`` (or come from paper.yaml) and its
 rows follow from the plan in ``expected_rows``; a new table gets an entry there and in ``TABLE_FILES``."""
@@ -26,7 +31,7 @@ import yaml
 from snakemake.utils import validate
 
 from medfc.common.io import read_json, read_jsonl
-from medfc.experiments.systems import SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS
+from medfc.experiments.systems import OPEN_DOMAIN_SYSTEMS, SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS
 from medfc.plan import Plan
 from tests.helpers import tiny_models as tm
 from tests.helpers.fake_openai import FakeOpenAI
@@ -40,6 +45,7 @@ CONFIGS = ["config/config.yaml", "config/paper.yaml", "config/miniature.yaml"]
 FAMILY = {
     "deberta-v3-large": "deberta-v3", "bert-large": "bert", "biobert-large": "biobert", "biobert": "biobert",
     "pubmedbert": "biobert", "xlm-r-large": "xlm-r", "roberta": "roberta", "openbiollm-8b": "llama3", "llama3-8b": "llama3",
+    "openbiollm-70b": "llama3", "llama3-70b": "llama3",
 }
 BUILDERS = {
     "deberta-v3": tm.build_tiny_deberta_v2,
@@ -49,7 +55,13 @@ BUILDERS = {
     "xlm-r": tm.build_tiny_xlm_roberta,
     "llama3": tm.build_tiny_llama,
 }
-TABLE_FILES = ["healthfc_table3", "healthfc_table5", "healthfc_significance", "clinifact_table8", "clinifact_significance", "clinifact_fig3"]
+TABLE_FILES = ["healthfc_table3", "healthfc_table5", "healthfc_open_domain", "healthfc_significance", "clinifact_table8",
+               "clinifact_significance", "clinifact_fig3"]
+# HealthFC's models in the miniature: one alias per encoder family (the cost is per job; see the docstring)
+HEALTHFC_MODELS = {"en": ["deberta-v3-large", "bert-large"], "de": ["xlm-r-large"]}
+# the open-domain evidence: the demo ships the web search's (resources/demo/evidence/web.jsonl); PubMed's and
+# Wikipedia's are written here from it (made up, as the demo's), so the systems of all three sources run offline
+EVIDENCE_FILES = {"pubmed": "config/evidence_pubmed.jsonl", "wikipedia": "config/evidence_wikipedia.jsonl"}
 STATS_FILES = ["results/healthfc/stats/table2.csv", "results/clinifact/stats/table6_labels.csv", "results/clinifact/stats/table4_words.csv"]
 FIGURES = ["results/healthfc/stats/fig1_claims_per_year.png", "results/healthfc/stats/fig2_top_topics.png",
            "results/healthfc/stats/fig3_level_by_verdict.png", "results/clinifact/stats/fig2_disease_classes.png",
@@ -64,16 +76,24 @@ def _overrides(models: dict[str, Path], marian: Path, url: str) -> dict[str, Any
     paper = yaml.safe_load((REPO / "config/paper.yaml").read_text(encoding="utf-8"))
     verifiers = [{**v, **({"llm": {**v["llm"], "base_url": url}} if "llm" in v else {})} for v in paper["medsnip"]["verifiers"]]
     train = {"epochs": 1, "max_length": 64, "batch_size": 4, "eval_batch_size": 32, "device": "cpu"}
+    # paper.yaml's 70B zero-shot rows go to vLLM servers: here to the fake server, prompts trimmed with the tiny Llama's tokenizer
+    zero_shot_servers = {m: {**o, "base_url": url, "tokenizer": str(models["llama3"])}
+                         for m, o in paper["experiments"]["clinifact"]["model_zero_shot"].items()}
     return {
         "stages": {"healthfc": True, "clinifact": True, "experiments": True, "medsnip": True},
         "healthfc": {"translation": {"model": str(marian), "model_name": "Helsinki-NLP/opus-mt-de-en", "memory_seeds": ["config/memory_partial.jsonl"],
-                                     "device": "cpu", "max_length": 32, "num_beams": 2, "progress": False}},
-        "models": {"aliases": {alias: str(models[family]) for alias, family in FAMILY.items()}},
+                                     "device": "cpu", "max_length": 32, "num_beams": 2, "progress": False},
+                     "retrieval": {source: {"file": path} for source, path in EVIDENCE_FILES.items()}},
+        "models": {"aliases": {alias: str(models[family]) for alias, family in FAMILY.items()}, "healthfc": HEALTHFC_MODELS},
         "experiments": {
             "scale": "smoke", "threads": 1, "mem_mb": 2048, "runtime": 10,
             "smoke": {"max_steps": 1, "max_examples": 8},
-            "healthfc": {"folds": [0, 1], "train": train},
-            "clinifact": {"train": train, "zero_shot": {"device": "cpu", "max_prompt_tokens": 256, "batch_size": 8}},
+            "healthfc": {"folds": [0], "train": train},
+            "clinifact": {"train": train, "zero_shot": {"device": "cpu", "max_prompt_tokens": 256, "batch_size": 8},
+                          "model_zero_shot": zero_shot_servers,
+                          # paper.yaml's QLoRA needs CUDA (bitsandbytes): the bf16/fp32 LoRA path here, with its gradient checkpointing
+                          "fine_tune": {"device": "cpu", "load_in_4bit": False, "max_prompt_tokens": 256, "batch_size": 2,
+                                        "eval_batch_size": 8, "grad_accum": 1}},
         },
         "scoring": {"bootstrap": {"n_resamples": 200}},
         "medsnip": {"llm": {"base_url": url, "timeout_s": 10, "max_retries": 1}, "verifiers": verifiers, "score": {"n_resamples": 200}},
@@ -108,8 +128,10 @@ def expected_rows(plan: Plan) -> dict[str, list[tuple]]:
     comparisons, _ = plan.healthfc_compared_systems()
     sig = [(lang, model, a, b) for lang, model in sorted({k[:2] for k in keys}) for a, b in comparisons
            if (lang, model, a) in keys and (lang, model, b) in keys]
-    cf = [f"{e['model']} (zero-shot)" if e["system"] == "zero_shot" else e["model"] for e in plan.clinifact_table_entries()]
-    return {"healthfc_table3": hfc_rows(TABLE3_SYSTEMS), "healthfc_table5": hfc_rows(TABLE5_SYSTEMS), "healthfc_significance": sig,
+    shown = {"zero_shot": " (zero-shot)", "fine_tuned": " (fine-tuned)", "discriminative": ""}
+    cf = [e["model"] + shown[e["system"]] for e in plan.clinifact_table_entries()]
+    return {"healthfc_table3": hfc_rows(TABLE3_SYSTEMS), "healthfc_table5": hfc_rows(TABLE5_SYSTEMS),
+            "healthfc_open_domain": hfc_rows(OPEN_DOMAIN_SYSTEMS), "healthfc_significance": sig,
             "clinifact_table8": cf, "clinifact_significance": list(itertools.combinations(cf, 2))}
 
 
@@ -127,11 +149,15 @@ def paper_run(tmp_path_factory, server) -> WorkflowCopy:
     wf = WorkflowCopy(root / "wf")
     lines = wf.path(MEMORY).read_text(encoding="utf-8").splitlines()
     wf.dropped = {json.loads(line)["source"] for i, line in enumerate(lines) if i % DROP_EVERY == 0}
+    web = list(read_jsonl(wf.path("resources/demo/evidence/web.jsonl")))
+    for source, rel in EVIDENCE_FILES.items():
+        wf.path(rel).write_text("".join(json.dumps({**r, "source": source, "title": f"{r['title']} ({source})",
+                                                    "snippet": f"{source}: {r['snippet']}"}) + "\n" for r in web), encoding="utf-8")
     wf.path("config/memory_partial.jsonl").write_text("".join(line + "\n" for i, line in enumerate(lines) if i % DROP_EVERY), encoding="utf-8")
     wf.path("config/miniature.yaml").write_text(yaml.safe_dump(_overrides(models, marian, server.base_url), sort_keys=False), encoding="utf-8")
     wf.models, wf.marian = models, marian
     wf.args = ["--cores", "2", "--configfile", *CONFIGS]
-    wf.run(*wf.args)
+    wf.run(*wf.args, timeout=3600)
     wf.plan = plan_of(wf.root, CONFIGS)
     return wf
 
@@ -143,14 +169,16 @@ def _csv(wf: WorkflowCopy, rel: str) -> pd.DataFrame:
 def test_the_plan_is_the_papers_matrix(paper_run):
     """Not a silently empty plan: the papers' models and systems, every family, in both languages."""
     rows = expected_rows(paper_run.plan)
-    assert len(rows["healthfc_table3"]) == 19 and len(rows["healthfc_table5"]) == 21 and len(rows["healthfc_significance"]) == 19
-    assert {("en", "deberta-v3-large", "joint"), ("en", "biobert-large", "oracle"), ("de", "xlm-r-large", "pipeline"),
-            ("en", "tfidf", "pipeline")} <= set(rows["healthfc_table3"])
-    assert ("en", "tfidf", "joint") not in rows["healthfc_table3"]  # the joint system needs an encoder
-    assert rows["clinifact_table8"] == ["tfidf", "biobert", "pubmedbert", "roberta", "openbiollm-8b (zero-shot)", "llama3-8b (zero-shot)"]
-    assert len(rows["clinifact_significance"]) == 15
-    assert {r["system"] for r in paper_run.plan.healthfc_runs()} == set(SYSTEMS)
-    assert {r["fold"] for r in paper_run.plan.healthfc_runs()} == {0, 1} and len(paper_run.plan.healthfc_runs()) == 80
+    assert [len(rows[t]) for t in ("healthfc_table3", "healthfc_table5", "healthfc_open_domain", "healthfc_significance")] == [9, 12, 9, 9]
+    assert {("en", "deberta-v3-large", "joint"), ("en", "bert-large", "oracle"), ("de", "xlm-r-large", "pipeline")} <= set(rows["healthfc_table3"])
+    assert {("en", "deberta-v3-large", "retrieved_web"), ("de", "xlm-r-large", "level_of_evidence")} <= set(rows["healthfc_table5"])
+    assert {("en", "bert-large", "open_domain_pubmed"), ("de", "xlm-r-large", "open_domain_wikipedia")} <= set(rows["healthfc_open_domain"])
+    assert rows["clinifact_table8"] == ["tfidf", "biobert", "pubmedbert", "roberta", "openbiollm-8b (zero-shot)", "llama3-8b (zero-shot)",
+                                        "llama3-70b (zero-shot)", "openbiollm-70b (zero-shot)", "llama3-70b (fine-tuned)",
+                                        "openbiollm-70b (fine-tuned)"]
+    assert len(rows["clinifact_significance"]) == 45
+    assert {r["system"] for r in paper_run.plan.healthfc_runs()} == set(SYSTEMS) - {"retrieved_pubmed", "retrieved_wikipedia"}
+    assert {r["fold"] for r in paper_run.plan.healthfc_runs()} == {0} and len(paper_run.plan.healthfc_runs()) == 30
 
 
 def test_every_table_has_exactly_the_planned_rows_and_the_papers(paper_run):
@@ -159,14 +187,20 @@ def test_every_table_has_exactly_the_planned_rows_and_the_papers(paper_run):
     t3 = _csv(wf, "results/tables/healthfc_table3.csv")
     ours = t3[t3.source == "ours"]
     assert [tuple(r) for r in ours[["lang", "model", "system"]].values] == expected["healthfc_table3"]
-    assert set(ours["folds"]) == {2} and set(ours["scale"]) == {"smoke"}
+    assert set(ours["folds"]) == {1} and set(ours["scale"]) == {"smoke"}
     paper = t3[t3.source != "ours"]
     assert [float(x) for x in paper[paper.model == "DeBERTa"]["veracity F1"]] == [65.1, 67.5, 81.9]  # pipeline, joint, oracle
     assert all(ours["veracity F1"] != "") and all(ours[ours.system != "oracle"]["evidence F1"] != "")
 
     t5 = _csv(wf, "results/tables/healthfc_table5.csv")
     assert [tuple(r) for r in t5[t5.source == "ours"][["lang", "model", "experiment"]].values] == expected["healthfc_table5"]
-    assert [float(x) for x in t5[t5.source != "ours"]["F1"]] == [39.3, 51.2, 42.2]
+    assert [float(x) for x in t5[t5.source != "ours"]["F1"]] == [39.3, 44.4, 51.2, 42.2]  # claims only, Google snippets, ...
+
+    od = _csv(wf, "results/tables/healthfc_open_domain.csv")
+    assert [tuple(r) for r in od[od.source == "ours"][["lang", "model", "experiment"]].values] == expected["healthfc_open_domain"]
+    assert all(od[od.source == "ours"]["F1"] != "")
+    assert [(e, float(f)) for e, f in od[od.source != "ours"][["experiment", "F1"]].values] == [
+        ("open_domain_web", 74.5), ("open_domain_pubmed", 72.0), ("open_domain_wikipedia", 76.5)]
 
     sig = _csv(wf, "results/tables/healthfc_significance.csv")
     assert [tuple(r) for r in sig[["lang", "model", "system A", "system B"]].values] == expected["healthfc_significance"]
@@ -174,7 +208,7 @@ def test_every_table_has_exactly_the_planned_rows_and_the_papers(paper_run):
 
     t8 = _csv(wf, "results/tables/clinifact_table8.csv")
     assert list(t8[t8.source == "ours"]["model"]) == expected["clinifact_table8"]
-    assert [float(x) for x in t8[t8.source != "ours"]["accuracy"]] == [80.2, 77.9, 75.4, 43.4, 37.3, 33.2]
+    assert [float(x) for x in t8[t8.source != "ours"]["accuracy"]] == [80.2, 77.9, 75.4, 43.4, 37.3, 33.2, 53.6, 51.0]
     test_pairs = len(_csv(wf, "results/clinifact/pairs/test_set.csv"))
     assert {float(n) for n in t8[t8.source == "ours"]["n"]} == {test_pairs}
 
@@ -228,7 +262,16 @@ def test_every_model_family_was_loaded_and_trained(paper_run):
         info = read_json(wf.path(f"{run['dir']}/info.json"))
         assert info["model_config_name"] == plan.model_name(run["model"]), run
         if run["system"] == "zero_shot":  # the tiny Llama scored every test pair's options (several tokens each)
-            assert info["backend"] == "transformers" and info["n_no_option"] == 0 and info["skips"]["n_skipped"] == 0, run
+            served = run["model"] in plan.config["experiments"]["clinifact"]["model_zero_shot"]  # the 70B rows: vLLM (the fake server)
+            assert info["backend"] == ("openai" if served else "transformers") and info["n_no_option"] == 0, run
+            assert info["skips"]["n_skipped"] == 0, run
+            if served:  # one completion per test pair, sent or (the second 70B alias: the same tiny model) from the cache
+                assert info["requests_sent"] + info["cache_hits"] == info["skips"]["counts"]["pairs"] > 0, run
+        elif run["system"] == "fine_tuned":  # LoRA on the tiny Llama, one step, the adapters alone saved
+            assert (info["train"]["steps"], info["train"]["device"], info["train"]["precision"]) == (1, "cpu", "fp32"), run
+            assert info["kept_epoch"] is not None and info["n_no_option"] == 0 and info["lora"]["load_in_4bit"] is False, run
+            saved = sorted(p.name for p in wf.path(info["saved"]["adapters"]).iterdir())
+            assert "adapter_config.json" in saved and "adapter_model.safetensors" in saved and "model.safetensors" not in saved, run
         elif run["model"] != "tfidf":
             assert (info["train"]["steps"], info["train"]["device"], info["train"]["precision"]) == (1, "cpu", "fp32"), run
     used = {Path(plan.model_name(m)).name for m in FAMILY}
