@@ -81,34 +81,28 @@ PY
     exit 0
 fi
 
-if [[ "${1:-}" == "--translate" ]]; then
-    carry="${2:-.gpu_carry_translate}"
+# there: one part of the check (at most PART_TIMEOUT seconds, 240 by default), if this machine has a GPU
+# (else it says so and exits 0)
+run_part() {
+    local name="$1" carry="$2"; shift 2
     PY=${PYTHON:-python3}
     if ! "$PY" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-        echo "gpu_check --translate: no GPU here: nothing to check."
+        echo "gpu_check $name: no GPU here: nothing to check."
         exit 0
     fi
     install_wheels "$carry"
-    PYTHONUNBUFFERED=1 timeout 240 "$PY" benchmarks/translation_speed.py --device cuda --n 256 --threads 4
+    PYTHONUNBUFFERED=1 timeout "${PART_TIMEOUT:-240}" "$PY" "$@"
     exit $?
+}
+
+if [[ "${1:-}" == "--translate" ]]; then
+    carry="${2:-.gpu_carry_translate}"
+    run_part --translate "$carry" benchmarks/translation_speed.py --device cuda --n 256 --threads 4
 fi
 
 if [[ "${1:-}" == "--paper" ]]; then
     carry="${2:-.gpu_carry_paper}"
-    PY=${PYTHON:-python3}
-    if ! "$PY" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-        echo "gpu_check --paper: no GPU here: nothing to check."
-        exit 0
-    fi
-    install_wheels "$carry"
-    PYTHONUNBUFFERED=1 timeout 240 "$PY" benchmarks/gpu_paper_check.py "$carry"
-    exit $?
+    run_part --paper "$carry" benchmarks/gpu_paper_check.py "$carry"
 fi
 
-PY=${PYTHON:-python3}
-if ! "$PY" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-    echo "gpu_check: no GPU here: nothing to check."
-    exit 0
-fi
-install_wheels "${1:-.gpu_carry}"
-PYTHONUNBUFFERED=1 timeout 300 "$PY" benchmarks/gpu_check.py "${1:-.gpu_carry}"
+PART_TIMEOUT=300 run_part "" "${1:-.gpu_carry}" benchmarks/gpu_check.py "${1:-.gpu_carry}"
