@@ -87,7 +87,7 @@ run_part() {
     local name="$1" carry="$2"; shift 2
     PY=${PYTHON:-python3}
     if ! "$PY" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-        echo "gpu_check $name: no GPU here: nothing to check."
+        echo "gpu_check${name:+ $name}: no GPU here: nothing to check."
         exit 0
     fi
     install_wheels "$carry"
