@@ -8,7 +8,7 @@ from medfc.common.io import read_jsonl
 from medfc.common.report import SkipReport
 from medfc.common.options import OptionsError
 from medfc.experiments import healthfc as H
-from medfc.experiments.systems import SYSTEM_OPTIONS, system_option_keys
+from medfc.experiments.systems import ARTICLE_SYSTEMS, SYSTEM_OPTIONS, system_option_keys
 from tests.helpers.config import section
 
 
@@ -58,7 +58,7 @@ def test_stratified_holdout_keeps_labels():
     assert sorted(c.id for c in keep + held) == sorted(c.id for c in cs)
 
 
-@pytest.mark.parametrize("system", H.SYSTEMS)
+@pytest.mark.parametrize("system", ARTICLE_SYSTEMS)  # the retrieved-evidence systems: test_exp_tfidf.py
 def test_every_system_runs_a_fold_end_to_end(system, healthfc_data, healthfc_recs, train_cfg, tmp_path):
     ds, folds = healthfc_data
     # the pipeline's selector gets its whole training config (medfc.plan layers evidence_train over the run's)
