@@ -25,6 +25,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "DE_SENTENCES",
@@ -95,22 +96,17 @@ EN_SENTENCES: tuple[str, ...] = (
 )
 
 
-def _train_spm(sentences: Sequence[str], vocab_size: int) -> bytes:
+def _train_spm(sentences: Sequence[str], vocab_size: int, **ids: Any) -> bytes:
+    """A SentencePiece unigram model trained on ``sentences`` (the model file's bytes). ``ids``: the special
+    pieces' ids and names, by default Marian's (<unk> 0, no <s> or </s>: Marian adds </s> itself from
+    vocab.json); the DeBERTa-v3 and XLM-R builders pass their own layouts."""
     import sentencepiece as spm
 
     buf = io.BytesIO()
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(list(sentences)),
-        model_writer=buf,
-        vocab_size=vocab_size,
-        model_type="unigram",
-        character_coverage=1.0,
-        hard_vocab_limit=False,
-        bos_id=-1,
-        eos_id=-1,  # Marian adds </s> itself from vocab.json
-        unk_id=0,
-        num_threads=1,
-        minloglevel=2,
+        sentence_iterator=iter(list(sentences)), model_writer=buf, vocab_size=vocab_size, model_type="unigram",
+        character_coverage=1.0, hard_vocab_limit=False, num_threads=1, minloglevel=2,
+        **(ids or {"bos_id": -1, "eos_id": -1, "unk_id": 0}),
     )
     return buf.getvalue()
 
@@ -371,22 +367,17 @@ def build_tiny_deberta_v2(
     ships it: ``spm.model`` and a two-key ``tokenizer_config.json``, no ``tokenizer.json``, so
     ``AutoTokenizer`` converts the SentencePiece model (which needs ``sentencepiece`` and ``protobuf``).
     Ids as DeBERTa-v3's: [PAD] 0, [CLS] 1, [SEP] 2, [UNK] 3, then [MASK] and the pieces."""
-    import sentencepiece as spm
     from transformers import DebertaV2Config, DebertaV2Model
 
     out = Path(out_dir)
     if (out / "config.json").exists():
         return out
     out.mkdir(parents=True, exist_ok=True)
-    buf = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(list(texts)), model_writer=buf, vocab_size=vocab_size, model_type="unigram",
-        character_coverage=1.0, hard_vocab_limit=False, pad_id=0, bos_id=1, eos_id=2, unk_id=3, pad_piece="[PAD]",
-        bos_piece="[CLS]", eos_piece="[SEP]", unk_piece="[UNK]", user_defined_symbols=["[MASK]"], num_threads=1, minloglevel=2,
-    )
-    (out / "spm.model").write_bytes(buf.getvalue())
+    model = _train_spm(texts, vocab_size, pad_id=0, bos_id=1, eos_id=2, unk_id=3, pad_piece="[PAD]", bos_piece="[CLS]",
+                       eos_piece="[SEP]", unk_piece="[UNK]", user_defined_symbols=["[MASK]"])
+    (out / "spm.model").write_bytes(model)
     (out / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": False, "vocab_type": "spm"}), encoding="utf-8")
-    n_pieces = len(_spm_pieces(buf.getvalue()))
+    n_pieces = len(_spm_pieces(model))
     config = DebertaV2Config(
         vocab_size=n_pieces, **_encoder_dims(hidden_size, layers), max_position_embeddings=max_positions,
         relative_attention=True, position_buckets=32, norm_rel_ebd="layer_norm", share_att_key=True,
@@ -485,13 +476,9 @@ def build_tiny_xlm_roberta(
     if (out / "config.json").exists():
         return out
     out.mkdir(parents=True, exist_ok=True)
-    buf = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(list(texts)), model_writer=buf, vocab_size=vocab_size, model_type="unigram",
-        character_coverage=1.0, hard_vocab_limit=False, unk_id=0, bos_id=1, eos_id=2, pad_id=-1, num_threads=1, minloglevel=2,
-    )
-    (out / "sentencepiece.bpe.model").write_bytes(buf.getvalue())
-    sp = spm.SentencePieceProcessor(model_proto=buf.getvalue())
+    model = _train_spm(texts, vocab_size, unk_id=0, bos_id=1, eos_id=2, pad_id=-1)
+    (out / "sentencepiece.bpe.model").write_bytes(model)
+    sp = spm.SentencePieceProcessor(model_proto=model)
     pieces = [(sp.id_to_piece(i), sp.get_score(i)) for i in range(3, sp.get_piece_size())]
     vocab = [("<s>", 0.0), ("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0), *pieces, ("<mask>", 0.0)]
     XLMRobertaTokenizer(vocab=vocab, model_max_length=max_positions).save_pretrained(out)
