@@ -6,9 +6,18 @@
 #
 # This file only sets up: config + validation, includes, and the final targets.
 
+import sys
+
 from snakemake.utils import min_version
 
+from medfc.plan.config_errors import config_file_error
+
 min_version("9.0")
+
+# a YAML mistake in the workflow's own config file: its file, line and column, exit status 1 (Snakemake's
+# message names neither; the --configfile files it reads itself, before this file runs)
+if _yaml_mistake := config_file_error("config/config.yaml"):
+    sys.exit(_yaml_mistake)
 
 
 configfile: "config/config.yaml"

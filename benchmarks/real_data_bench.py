@@ -106,7 +106,7 @@ def main() -> int:
             overrides["healthfc"] = {"release": {"source": args.healthfc}}
         if args.no_healthfc:
             overrides["stages"] = {"healthfc": False}
-            overrides["models"] = {"healthfc": {"en": []}}
+            overrides["experiments"] = {"healthfc": {"langs": []}}  # no HealthFC experiments (an empty model list alone is refused)
         cmd = [str(Path(sys.executable).with_name("snakemake")), "--cores", args.cores, "--configfile", "config/cpu.yaml"]
         with tempfile.TemporaryDirectory() as tmp:
             if overrides:  # a config file, not --config: its values keep their YAML types

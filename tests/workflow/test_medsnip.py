@@ -2,17 +2,22 @@
 process; config/test_medsnip.yaml plus its URL): six HealthFC demo claims (the dataset built from the demo
 release alone) and the demo MedSNIP-Bench file, prepare → decompose → verify → score → table. Then the
 dry-run sets after a prompt edit and after adding a verifier (run too: only verification reaches the
-server), and config errors that stop the run naming the key."""
+server). The runs have distinctive fake keys in their environment (the LLM's, sent to the fake server; the
+web search's, sent by healthfc_retrieve to a fake Serper server; NCBI's), and no file they wrote holds one.
+(Config errors that stop the run naming the key: tests/unit/plan/test_config_mistakes.py.)"""
 
 from __future__ import annotations
 
 import csv
 import functools
+import json
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from medfc.common.io import read_json, read_jsonl
 from tests.helpers.fake_openai import FakeOpenAI
+from tests.helpers.http_servers import reply_json, serving
 from tests.helpers.medsnip import FALSE_MARKERS, scripted
 from tests.helpers.workflow import WorkflowCopy, planned_jobs
 
@@ -49,15 +54,47 @@ def server():
         yield fake
 
 
+# distinctive fake keys in the runs' environment (issue 28): the MedSNIP LLM's (sent to the fake server), the web
+# search's (sent to the fake Serper server by healthfc_retrieve) and NCBI's (no job here calls E-utilities);
+# test_no_key_is_written_anywhere searches every file the runs wrote for them
+KEYS = {"OPENAI_API_KEY": "sk-medfc-FAKE-openai-0c3d9a71e5", "SERPER_API_KEY": "medfc-FAKE-serper-6b2e04f8d1",
+        "NCBI_API_KEY": "medfc-FAKE-ncbi-93af7c21b4"}
+
+
 @pytest.fixture(scope="module")
-def medsnip_run(tmp_path_factory, server) -> WorkflowCopy:
+def serper():
+    """A fake Serper web search: four organic results for every query; ``log`` holds (query, X-API-KEY)."""
+    log: list[tuple[str, str | None]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            log.append((body["q"], self.headers.get("X-API-KEY")))
+            reply_json(self, {"organic": [{"title": f"Result {n}", "snippet": f"What result {n} says about it.",
+                                           "link": f"https://r.example/{len(log)}/{n}", "position": n} for n in range(1, 5)]})
+
+        def log_message(self, *args):
+            pass
+
+    with serving(Handler) as base:
+        yield base, log
+
+
+@pytest.fixture(scope="module")
+def medsnip_run(tmp_path_factory, server, serper) -> WorkflowCopy:
     wf = WorkflowCopy(tmp_path_factory.mktemp("medsnip") / "wf")
-    wf.path("config/server.yaml").write_text(f"medsnip:\n  llm:\n    base_url: {server.base_url}\n")
+    wf.path("config/server.yaml").write_text(
+        f"medsnip:\n  llm:\n    base_url: {server.base_url}\n    api_key_env: OPENAI_API_KEY\n"
+        f"healthfc:\n  retrieval:\n    progress: false\n    web: {{url: {serper[0]}/search, requests_per_second: 1000.0, file: ''}}\n")
     # one core: the atoms and group jobs share the extract call through the unit cache, so exactly one sends it
     wf.args = ["--cores", "1", "--configfile", "config/test_medsnip.yaml", "config/server.yaml"]
-    wf.run(*wf.args)
-    wf.first_requests = list(server.chat_requests())
-    return wf
+    with pytest.MonkeyPatch.context() as env:
+        for name, value in KEYS.items():
+            env.setenv(name, value)
+        wf.run(*wf.args)
+        wf.first_requests = list(server.chat_requests())
+        wf.run("results/healthfc/evidence/web.jsonl", *wf.args)  # the web search of the HealthFC claims (healthfc_retrieve)
+        yield wf
 
 
 def _plan(wf: WorkflowCopy, *configs: str) -> list[str]:
@@ -178,17 +215,19 @@ def test_adding_a_verifier_reruns_only_its_verification_and_the_scores(medsnip_r
     assert rows[3][4:] == rows[0][4:]
 
 
-def test_a_bad_medsnip_config_stops_at_validation_naming_the_key(medsnip_run):
+# a bad medsnip config stops at validation naming the key: tests/unit/plan/test_config_mistakes.py, in-process
+
+
+def test_no_key_is_written_anywhere(medsnip_run, server, serper):
+    """The keys reached the fake services (so they were read and sent), and no byte of any of them is in a file
+    the runs wrote: results/, logs/, cache/ and Snakemake's own records (.snakemake/)."""
     wf = medsnip_run
-    bad = {
-        "verifiers: [{name: x, kind: claimonly}]": ["claimonly", "kind"],
-        "llm: {modle: served-llm}": ["modle"],
-        "llm: {model: ''}": ["medsnip.decomposer.model: empty"],
-        "datasets: {bench: {human_units: false}}": ["medsnip.datasets.bench.baseline_mode", "medsnip.datasets.bench.human_units"],
-        "verifiers: [{name: r, kind: retrieval}]\n  retrieval: {sources: [bm25]}": ["medsnip.retrieval.bm25.passages: empty"],
-    }
-    for i, (section, keys) in enumerate(bad.items()):
-        wf.path(f"config/bad{i}.yaml").write_text(f"medsnip:\n  {section}\n")
-        proc = wf.run("-n", *wf.args, f"config/bad{i}.yaml", check=False)
-        out = proc.stdout + proc.stderr
-        assert proc.returncode != 0 and all(k in out for k in keys), (section, out[-2000:])
+    assert {auth for _, _, auth in server.requests} == {f"Bearer {KEYS['OPENAI_API_KEY']}"}
+    queries = [q for q, _ in serper[1]]
+    assert len(queries) == len(set(queries)) > 20 and {key for _, key in serper[1]} == {KEYS["SERPER_API_KEY"]}
+    assert len(list(read_jsonl(wf.path("results/healthfc/evidence/web.jsonl")))) == 4 * len(queries)
+    files = [p for top in ("results", "logs", "cache", ".snakemake") for p in wf.path(top).rglob("*") if p.is_file()]
+    assert len(files) > 100 and any("/logs/healthfc/retrieve/" in str(p) for p in files)
+    leaks = [(str(p.relative_to(wf.root)), name) for p in files for name, value in KEYS.items()
+             if value.encode() in p.read_bytes() or value[-10:].encode() in p.read_bytes()]
+    assert leaks == []

@@ -3,30 +3,25 @@
 
 import sys
 
-from snakemake.utils import validate
-
 from medfc.common.codeversion import versioned
 from medfc.experiments.systems import SYSTEMS as HFC_SYSTEMS
-from medfc.plan import EXP_DIR, FIGURES_DIR, MEDSNIP_DIR, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, TABLES, TABLES_DIR, Plan
-from medfc.plan.config_errors import config_error
+from medfc.plan import EXP_DIR, FIGURES_DIR, MEDSNIP_DIR, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, TABLES, TABLES_DIR
+from medfc.plan.config_errors import ConfigError, plan_for
 
 SCHEMA = "../schemas/config.schema.yaml"
 
 
 def stop(message):
-    """A config mistake: one short message on stderr and exit status 1 (not the whole schema)."""
+    """A config mistake: one short message on stderr and exit status 1 (not the whole schema, no traceback)."""
     print(message, file=sys.stderr)
     sys.exit(1)
 
 
-_mistake = config_error(config, workflow.source_path(SCHEMA))
-if _mistake:
-    stop(_mistake)
-validate(config, schema=SCHEMA, set_default=True)
-PLAN = Plan(config)
+# the schema (its defaults filled into config), the plan, its checks and every planned job's options, once:
+# a mistake in any of them is one line naming the key (medfc.plan.config_errors.plan_for)
 try:
-    PLAN.check()
-except ValueError as exc:
+    PLAN = plan_for(config, workflow.source_path(SCHEMA))
+except ConfigError as exc:
     stop(str(exc))
 
 

@@ -22,6 +22,7 @@ from medfc.common.embeddings import Embedder, TransformersEmbedder
 from medfc.common.io import read_json, read_jsonl, write_jsonl, write_table
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
+from medfc.common.sources import download_once
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +126,7 @@ def fetch_studies(inputs: dict[str, Any], outputs: dict[str, Any], options: Stud
         zip_path = inputs.get("zip")
         if not zip_path:
             http = ctgov.ctgov_client(None, requests_per_minute=options.requests_per_minute, user_agent=options.user_agent)
-            zip_path = http.download(options.bulk_url, cache / "ctgov_bulk.zip", progress=progress)
+            zip_path, _ = download_once(options.bulk_url, cache / "ctgov_bulk.zip", http, progress=progress)  # kept only when whole
         n = ctgov.read_bulk_zip(zip_path, outputs["studies"], report=report, apply_filter=options.apply_filter, limit=options.limit, progress=progress,
                                 excluded_path=outputs.get("excluded"), max_member_bytes=options.max_member_bytes)
     else:

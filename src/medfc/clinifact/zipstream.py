@@ -69,13 +69,16 @@ class BadZip(ZipStreamError):
 class TruncatedZip(ZipStreamError):
     """The file ends before the central directory: every complete member has been yielded."""
 
-    def __init__(self, offset: int, last_good: str | None, member: str | None = None) -> None:
+    def __init__(self, offset: int, last_good: str | None, member: str | None = None, path: str | os.PathLike | None = None) -> None:
         self.offset = offset
         self.last_good = last_good
         self.member = member
+        self.path = os.fspath(path) if path is not None else None
         where = f"inside member {member!r}" if member else "between members"
         last = f"last complete member: {last_good!r}" if last_good else "no complete member"
-        super().__init__(f"zip truncated at byte {offset} {where} ({last}); the download was probably interrupted, fetch it again")
+        name = f"{self.path}: " if self.path else ""
+        super().__init__(f"{name}zip truncated at byte {offset} {where} ({last}); the download was probably interrupted: "
+                         "delete it and fetch it again")
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +245,10 @@ def iter_members(
     """
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb", buffering=chunk_size) as fh:
-            yield from _walk(_Source(fh, chunk_size), select, max_size)
+            try:
+                yield from _walk(_Source(fh, chunk_size), select, max_size)
+            except TruncatedZip as exc:  # name the file
+                raise TruncatedZip(exc.offset, exc.last_good, exc.member, path=source) from None
     else:
         yield from _walk(_Source(source, chunk_size), select, max_size)
 

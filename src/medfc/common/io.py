@@ -8,10 +8,12 @@ raise :class:`InputFileError`, which names the file and the line."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import gzip
 import json
 import os
 import secrets
+import shutil
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -102,6 +104,54 @@ def atomic_output(path: str | os.PathLike, text: bool = False) -> Iterator[IO]:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two existing paths in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where unsupported."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):  # not on this kernel or file system
+        return False
+    raise OSError(err, os.strerror(err), str(a), None, str(b))
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
+    """A new, empty folder beside ``path`` (``.<name>.<random>.tmp``) for the block to fill; when the block
+    ends without an error the folder replaces ``path`` whole, so ``path`` holds either everything the old
+    save wrote or everything the new one did, never a mix, whenever a kill comes. On an error, ``path``
+    keeps what it held and the temporary folder is removed; the temporary folders a killed process left
+    beside ``path`` are removed when the next save starts. An existing ``path`` is swapped in one step
+    where the kernel can (``renameat2``), else moved aside, replaced and then removed (a kill between
+    the two renames leaves no ``path`` and both whole folders aside, removed by the next save)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in (*path.parent.glob(f".{path.name}.*.tmp"), *path.parent.glob(f".{path.name}.*.old")):
+        shutil.rmtree(stale, ignore_errors=True)
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    tmp.mkdir()
+    try:
+        yield tmp
+        if not path.exists():
+            os.replace(tmp, path)
+        elif _exchange(tmp, path):  # the new folder at path, the old one at tmp (removed below)
+            pass
+        else:
+            old = path.parent / f".{path.name}.{secrets.token_hex(6)}.old"
+            os.replace(path, old)
+            os.replace(tmp, path)
+            shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def atomic_write(path: str | os.PathLike, payload: bytes | str) -> None:

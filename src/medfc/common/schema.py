@@ -31,12 +31,12 @@ def schema_path() -> Path:
     return path
 
 
-@cache
-def _defaults(path: Path) -> dict[str, Any]:
-    import yaml
+def fill_defaults(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """Validate ``config`` against ``schema`` and fill in every ``properties`` default, nested ones too, in
+    place — what Snakemake's ``validate(config, schema, set_default=True)`` does (only the schema's local
+    ``#/$defs`` references are followed). Returns ``config``; raises jsonschema's ``ValidationError``."""
     from jsonschema import Draft202012Validator, validators
 
-    schema = yaml.safe_load(path.read_text(encoding="utf-8"))
     properties = Draft202012Validator.VALIDATORS["properties"]
 
     def fill(validator, props, instance, subschema):  # jsonschema's FAQ recipe, as Snakemake's validate
@@ -46,9 +46,15 @@ def _defaults(path: Path) -> dict[str, Any]:
                     instance.setdefault(name, copy.deepcopy(sub["default"]))
         yield from properties(validator, props, instance, subschema)
 
-    config: dict[str, Any] = {}
     validators.extend(Draft202012Validator, {"properties": fill})(schema).validate(config)
     return config
+
+
+@cache
+def _defaults(path: Path) -> dict[str, Any]:
+    import yaml
+
+    return fill_defaults({}, yaml.safe_load(path.read_text(encoding="utf-8")))
 
 
 def defaults() -> dict[str, Any]:

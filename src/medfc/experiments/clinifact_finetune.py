@@ -20,7 +20,8 @@ Prediction
 Saved
     With ``save_adapters`` the adapters alone (``adapter_model.safetensors`` + ``adapter_config.json``,
     megabytes) in ``<save_dir>/adapters``; with ``save_merged`` also the base with the adapters merged
-    in (``<save_dir>/merged``, the full model's size; not with 4-bit weights).
+    in (``<save_dir>/merged``, the full model's size; not with 4-bit weights). Each folder is written
+    beside its place and renamed into place whole (:func:`medfc.common.io.atomic_directory`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from typing import Any, Literal
 import torch
 
 from medfc.common.device import resolve_device, resolve_precision
+from medfc.common.io import atomic_directory
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
 from medfc.experiments.clinifact import OPTION_TO_LABEL, Pair, _scores, answer_options, load_pairs, prompts_for, score_pairs
@@ -224,10 +226,11 @@ def load_lora_model(opts: FineTuneOptions, device: torch.device):
 
 
 def save_adapters(model, directory: str | os.PathLike) -> Path:
-    """The adapters only: ``adapter_model.safetensors`` + ``adapter_config.json`` (no base weights)."""
+    """The adapters only: ``adapter_model.safetensors`` + ``adapter_config.json`` (no base weights), written
+    into a temporary folder and renamed into place whole (a kill never leaves a mix of two saves)."""
     out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out, safe_serialization=True)
+    with atomic_directory(out) as tmp:
+        model.save_pretrained(tmp, safe_serialization=True)
     return out
 
 
@@ -281,8 +284,9 @@ def run_fine_tuned(
         merged_dir = Path(opts.save_dir) / "merged"
         merged = model.merge_and_unload()
         merged.config.use_cache = True
-        merged.save_pretrained(merged_dir, safe_serialization=True)
-        tokenizer.save_pretrained(merged_dir)
+        with atomic_directory(merged_dir) as tmp:
+            merged.save_pretrained(tmp, safe_serialization=True)
+            tokenizer.save_pretrained(tmp)
         saved["merged"] = str(merged_dir)
     info = {
         "system": "fine_tuned",

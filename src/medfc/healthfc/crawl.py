@@ -35,7 +35,8 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.spiders import SitemapSpider
 from w3lib.url import canonicalize_url
 
-from medfc.common.io import read_jsonl, write_json, write_jsonl
+from medfc.common.appendlog import JsonlAppender, read_appended
+from medfc.common.io import write_json, write_jsonl
 from medfc.healthfc.crawl_options import CrawlOptions
 from medfc.healthfc.mirror import MirrorServer, tree_digest
 
@@ -213,27 +214,26 @@ class PortalSpider(SitemapSpider):
 
 
 class AppendPagesPipeline:
-    """Append every page to the job's ``pages.partial.jsonl`` at once, so a resumed crawl keeps them."""
+    """Append every page to the job's ``pages.partial.jsonl`` at once, so a resumed crawl keeps them (one
+    write per page; after a torn last line the next page starts a line of its own: medfc.common.appendlog)."""
 
     def __init__(self, path: Path):
         self.path = path
-        self.fh = None
+        self.out: JsonlAppender | None = None
 
     @classmethod
     def from_crawler(cls, crawler):
         return cls(Path(crawler.settings["MEDFC_PARTIAL"]))
 
     def open_spider(self, spider=None):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.fh = open(self.path, "a", encoding="utf-8")
+        self.out = JsonlAppender(self.path, sort_keys=False)
 
     def close_spider(self, spider=None):
-        if self.fh:
-            self.fh.close()
+        if self.out:
+            self.out.close()
 
     def process_item(self, item, spider=None):
-        self.fh.write(json.dumps(dict(item), ensure_ascii=False) + "\n")
-        self.fh.flush()
+        self.out.append([dict(item)])
         return item
 
 
@@ -309,7 +309,7 @@ def _run_spider(opts_dict: dict[str, Any], mirror_target: str | None, log_file: 
 
     opts = CrawlOptions.from_mapping(opts_dict)
     partial = Path(opts.jobdir) / PARTIAL_NAME
-    done = sorted({u for page in read_jsonl(partial) for u in page_urls(page)}) if partial.exists() else []
+    done = sorted({u for page in read_partial(partial)[0] for u in page_urls(page)})
     process = CrawlerProcess(settings=scrapy_settings(opts, mirror_target, log_file))
     crawler = process.create_crawler(PortalSpider)
     process.crawl(crawler, base_url=opts.base_url, sitemap_path=opts.sitemap_path,
@@ -361,40 +361,20 @@ def prepare(opts: CrawlOptions) -> CrawlOptions:
     return opts
 
 
-def repair_partial(path: Path) -> int:
-    """Drop the lines of the partial pages file that are not whole JSON records (the torn last line of a
-    killed writer); return how many. A whole record that only lacks its newline is kept."""
-    if not path.exists():
-        return 0
-    kept: list[bytes] = []
-    dropped = 0
-    for lineno, raw in enumerate(path.read_bytes().splitlines(), 1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw.decode("utf-8"))
-            if not isinstance(record, dict) or "url" not in record:
-                raise ValueError("not a page record")
-        except (UnicodeDecodeError, ValueError):
-            log.warning("%s, line %d: not a whole page record (a write cut short by a kill); dropped, the page "
-                        "is fetched again", path, lineno)
-            dropped += 1
-            continue
-        kept.append(raw)
-    data = b"".join(line + b"\n" for line in kept)
-    if data != path.read_bytes():
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    return dropped
+def _is_page(record: dict[str, Any]) -> bool:
+    return "url" in record
 
 
-def _pages(partial: Path) -> dict[str, dict[str, Any]]:
-    pages: dict[str, dict[str, Any]] = {}
-    if partial.exists():
-        for page in read_jsonl(partial):
-            pages[page["url"]] = page  # a page fetched again after a resume: the later copy wins
-    return pages
+def read_partial(path: Path) -> tuple[list[dict[str, Any]], int]:
+    """The pages kept in the partial pages file and how many of its lines are not whole page records (the
+    torn last line of a killed writer, one cut inside a multi-byte character too): those are skipped, and
+    their pages fetched again. A whole record that only lacks its newline is kept."""
+    pages, torn = read_appended(path, valid=_is_page, what="page record")
+    return pages, len(torn)
+
+
+def _pages(kept: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {page["url"]: page for page in kept}  # a page fetched again after a resume: the later copy wins
 
 
 def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path, log_file: str | None = None,
@@ -410,8 +390,8 @@ def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path,
     jobdir = Path(opts.jobdir)
     partial = jobdir / PARTIAL_NAME
     opts = prepare(opts)
-    torn = repair_partial(partial)
-    before = _pages(partial)
+    kept, torn = read_partial(partial)
+    before = _pages(kept)
     resumed = partial.exists()
     if resumed:
         log.info("resuming the interrupted crawl in %s (%d pages kept)", jobdir, len(before))
@@ -432,7 +412,7 @@ def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path,
     out = json.loads(child_out.read_text(encoding="utf-8"))
     child_out.unlink()
     stats, acc = out["scrapy"], out["urls"]
-    pages = _pages(partial)
+    pages = _pages(read_partial(partial)[0])
     new = [p for u, p in pages.items() if u not in before]
     reason = stats.get("finish_reason")
     skipped = acc["skipped"]

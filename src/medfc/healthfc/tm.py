@@ -6,8 +6,10 @@ Memory format (JSONL, one record a line, UTF-8, keys sorted)::
      "target": "That helps.", "timestamp": "2025-01-01T00:00:00+00:00"}
 
 * keyed by ``(model, source)``; ``origin`` is ``"model"``, ``"correction"``, ``"deepl"`` or ``"demo"`` (written by hand for the demo snapshot);
-* append-only while translating (one ``write`` per record under an exclusive ``flock``), so a crash
-  loses at most the line being written, and a torn last line is skipped (and counted) on reading;
+* append-only while translating: one ``write`` per batch of the model under an exclusive ``flock``,
+  ``fsync``ed (:mod:`medfc.common.appendlog`), so a kill loses at most the batch being written; a torn
+  line (one cut inside a multi-byte character too) is skipped and counted on reading, and the next batch
+  starts on a line of its own;
 * when a key occurs more than once the *last* record wins, so merging memories is concatenation
   (``merge``) and ``compact`` rewrites a file sorted by (model, source) with one line per key —
   stable, line-oriented, diffable. A shipped demo memory is loaded read-only through ``seeds``.
@@ -23,7 +25,6 @@ generic one. Corrections override both the memory and the model.
 from __future__ import annotations
 
 import csv
-import fcntl
 import json
 import os
 import unicodedata
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from medfc.common.appendlog import append_jsonl, read_appended
 from medfc.common.io import atomic_output
 
 __all__ = ["ORIGINS", "Corrections", "MemoryRecord", "TranslationMemory", "normalize_key"]
@@ -52,37 +54,31 @@ class MemoryRecord:
     origin: str = "model"
     timestamp: str = ""
 
+    def to_dict(self) -> dict[str, str]:
+        return {"model": self.model, "source": self.source, "target": self.target, "origin": self.origin, "timestamp": self.timestamp}
+
     def to_json(self) -> str:
-        return json.dumps(
-            {"model": self.model, "source": self.source, "target": self.target,
-             "origin": self.origin, "timestamp": self.timestamp},
-            ensure_ascii=False, sort_keys=True,
-        )
+        return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True)
 
 
 def _now() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
 
 
+def _memory_record(d: dict) -> MemoryRecord:
+    return MemoryRecord(model=str(d["model"]), source=normalize_key(str(d["source"])), target=str(d["target"]),
+                        origin=str(d.get("origin", "model")), timestamp=str(d.get("timestamp", "")))
+
+
+def _is_record(d: dict) -> bool:
+    return all(isinstance(d.get(k), str) for k in ("model", "source", "target"))
+
+
 def _read_records(path: Path) -> tuple[list[MemoryRecord], int]:
-    """Records of one JSONL memory file and the number of unreadable lines skipped."""
-    records: list[MemoryRecord] = []
-    bad = 0
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if not line.strip():
-                continue
-            try:
-                d = json.loads(line)
-                records.append(
-                    MemoryRecord(
-                        model=str(d["model"]), source=normalize_key(str(d["source"])), target=str(d["target"]),
-                        origin=str(d.get("origin", "model")), timestamp=str(d.get("timestamp", "")),
-                    )
-                )
-            except (json.JSONDecodeError, KeyError, TypeError):
-                bad += 1
-    return records, bad
+    """Records of one JSONL memory file and the number of unreadable lines skipped (torn by a kill, not
+    UTF-8, not a memory record)."""
+    rows, skipped = read_appended(path, valid=_is_record, what="translation memory record")
+    return [_memory_record(d) for d in rows], len(skipped)
 
 
 class TranslationMemory:
@@ -140,16 +136,7 @@ class TranslationMemory:
         for rec in new:
             self._data[(rec.model, rec.source)] = rec
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            payload = "".join(rec.to_json() + "\n" for rec in new).encode("utf-8")
-            with open(self.path, "ab") as fh:
-                fcntl.flock(fh, fcntl.LOCK_EX)
-                try:
-                    fh.write(payload)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                finally:
-                    fcntl.flock(fh, fcntl.LOCK_UN)
+            append_jsonl(self.path, (rec.to_dict() for rec in new), fsync=True)
         return len(new)
 
     def put(self, model: str, source: str, target: str, origin: str = "model") -> None:

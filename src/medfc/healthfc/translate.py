@@ -16,6 +16,7 @@ See ``docs/translation.md``.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 from collections import Counter
@@ -58,6 +59,10 @@ class DeepLError(RuntimeError):
     """The DeepL API refused or failed a request after retries."""
 
 
+BatchCallback = Callable[[list[str], list[str]], None]
+"""``on_batch(sources, targets)``: one finished batch of a translator, in the order it was sent."""
+
+
 @runtime_checkable
 class Translator(Protocol):
     name: str
@@ -65,8 +70,11 @@ class Translator(Protocol):
     origin: str
     """Memory origin for its output: "model" or "deepl"."""
 
-    def translate(self, texts: Sequence[str]) -> list[str]:
-        """Translate ``texts`` in order; same length as the input."""
+    def translate(self, texts: Sequence[str], on_batch: BatchCallback | None = None) -> list[str]:
+        """Translate ``texts`` in order; same length as the input. ``on_batch(sources, targets)``, when given,
+        is called after each batch with its texts and their translations (the memory writes them there, so
+        a kill loses at most the batch in flight). A translator whose ``translate`` takes no ``on_batch``
+        still works: its output is written once, at the end."""
         ...
 
 
@@ -94,7 +102,8 @@ def _local_files_only(requested: bool | None, model: str) -> bool:
 class _LengthSortedBatches:
     """What the local model backends share: :meth:`translate` loads the model (the subclass's ``load``), sorts
     the texts by length (fewer pad tokens), translates batches of ``batch_size`` through the subclass's
-    ``_translate_batch`` with a progress bar, counts batches and sentences, and returns them in input order."""
+    ``_translate_batch`` with a progress bar, hands each finished batch to ``on_batch`` (the memory's write),
+    counts batches and sentences, and returns them in input order."""
 
     bar_suffix = ""
     name: str
@@ -103,7 +112,7 @@ class _LengthSortedBatches:
     n_batches: int
     n_sentences: int
 
-    def translate(self, texts: Sequence[str]) -> list[str]:
+    def translate(self, texts: Sequence[str], on_batch: BatchCallback | None = None) -> list[str]:
         if not texts:
             return []
         self.load()
@@ -115,8 +124,12 @@ class _LengthSortedBatches:
         bar = tqdm(total=len(texts), desc=f"translate {Path(self.name).name}{self.bar_suffix}", unit="sent", disable=not self.progress)
         try:
             for idx in batches:
-                for i, txt in zip(idx, self._translate_batch([texts[i] for i in idx]), strict=True):
+                sources = [texts[i] for i in idx]
+                targets = self._translate_batch(sources)
+                for i, txt in zip(idx, targets, strict=True):
                     out[i] = txt
+                if on_batch is not None:
+                    on_batch(sources, list(targets))
                 self.n_batches += 1
                 self.n_sentences += len(idx)
                 bar.update(len(idx))
@@ -379,14 +392,28 @@ class DeepLTranslator:
             raise DeepLError(f"DeepL returned {len(got)} translations for {len(texts)} texts")
         return got
 
-    def translate(self, texts: Sequence[str]) -> list[str]:
+    def translate(self, texts: Sequence[str], on_batch: BatchCallback | None = None) -> list[str]:
         out: list[str] = []
         for i in range(0, len(texts), self.batch_size):
-            out.extend(self._post(list(texts[i : i + self.batch_size])))
+            sources = list(texts[i : i + self.batch_size])
+            targets = self._post(sources)
+            out.extend(targets)
+            if on_batch is not None:
+                on_batch(sources, targets)
         return out
 
 
 # --------------------------------------------------------------------------- memory-backed translation
+
+
+def _takes_on_batch(translator: Translator) -> bool:
+    """Whether ``translator.translate`` accepts ``on_batch`` (every backend here does; a plain callable
+    translator, e.g. a test's, may not)."""
+    try:
+        params = inspect.signature(translator.translate).parameters
+    except (TypeError, ValueError):
+        return False
+    return "on_batch" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 def translate_with_memory(
@@ -400,7 +427,8 @@ def translate_with_memory(
 
     ``translator_factory`` is called (and the model loaded) only when some sentence is missing from
     both corrections and memory. New translations are appended to ``memory`` under ``model_name``
-    with the translator's ``origin``. Returns translations in input order (blank inputs give "") and
+    with the translator's ``origin``, one append per batch of the translator (``on_batch``), so a run
+    killed midway keeps every finished batch and its rerun sends the model only what is missing. Returns translations in input order (blank inputs give "") and
     ``stats`` over the unique non-blank sources:
     ``n_total`` (inputs), ``n_unique``, ``n_corrections``, ``n_memory_hits``, ``n_model``
     (``n_corrections + n_memory_hits + n_model == n_unique``).
@@ -438,10 +466,19 @@ def translate_with_memory(
                 f"model hub (the model is then cached), or set `translation.model` to a local directory "
                 f"holding the model, or add the missing sentences to the translation memory / corrections file."
             ) from exc
-        translated = translator.translate(missing)
+        origin = getattr(translator, "origin", "model")
+
+        def write_batch(sources: list[str], targets: list[str]) -> None:
+            if len(targets) != len(sources):
+                raise RuntimeError(f"translator returned {len(targets)} texts for a batch of {len(sources)}")
+            memory.put_many(model_name, zip(sources, targets), origin=origin)
+
+        per_batch = _takes_on_batch(translator)
+        translated = translator.translate(missing, on_batch=write_batch) if per_batch else translator.translate(missing)
         if len(translated) != len(missing):
             raise RuntimeError(f"translator returned {len(translated)} texts for {len(missing)} inputs")
-        memory.put_many(model_name, zip(missing, translated), origin=getattr(translator, "origin", "model"))
+        if not per_batch:  # a translator without batches of its own: its whole output at once
+            memory.put_many(model_name, zip(missing, translated), origin=origin)
         resolved.update(zip(missing, translated))
     translations = [resolved[k] if k else "" for k in keys]
     stats = {

@@ -5,14 +5,19 @@ A :class:`Plan` gives the targets of ``rule all``, the run matrix of every table
 system × fold; CliniFact: model × system), each job's input files that depend on the config and each
 job's fully built step options: every layering of training configs (``train`` < ``model_train`` <
 ``system_train`` < ``smoke``; the pipeline's selector < ``evidence_train`` < ``smoke``) is done here, once.
-:meth:`Plan.check` holds the checks across keys that the schema cannot express.
+:meth:`Plan.check` holds the checks across keys that the schema cannot express, and builds every planned job's
+options once (:meth:`Plan.build_jobs`), so that a mistake found while building them stops the run at once;
+:func:`medfc.plan.config_errors.plan_for` is the one entry point (schema, defaults, plan, checks), each mistake
+one line naming the key.
 """
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Any
 
+from medfc.experiments.systems import evidence_source
 from medfc.plan import cluster
 from medfc.plan.experiments import EXP_DIR, FIGURES_DIR, PAPERS, TABLES, TABLES_DIR, ExperimentsPlan, layered
 from medfc.plan.medsnip import MEDSNIP_DIR, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, MedsnipPlan
@@ -146,6 +151,21 @@ class Plan(ExperimentsPlan, MedsnipPlan):
                     "experiments.healthfc.systems (e.g. [oracle, claims_only, gold_explanations, level_of_evidence]) "
                     "or use healthfc.dataset.mode crawl+release."
                 )
+        if self.stage_enabled("experiments"):
+            for lang in config["experiments"]["healthfc"]["langs"]:
+                if not config["models"]["healthfc"][lang]:
+                    raise ValueError(
+                        f"config: models.healthfc.{lang} is empty but experiments.healthfc.langs includes {lang}, so its HealthFC "
+                        f"experiments would silently vanish: name its models, or leave {lang} out of experiments.healthfc.langs "
+                        "(langs: [] runs no HealthFC experiments)")
+        for key, names in [*((f"models.healthfc.{lang}", config["models"]["healthfc"][lang]) for lang in ("en", "de")),
+                           *((f"models.clinifact.{kind}", config["models"]["clinifact"][kind]) for kind in ("discriminative", "zero_shot", "fine_tuned"))]:
+            for name in names:
+                if name not in self.aliases and not self.is_ensemble(name):
+                    close = difflib.get_close_matches(name, [*self.aliases, *self.ensembles], n=1, cutoff=0.6)
+                    hint = f"; did you mean {close[0]}?" if close else ""
+                    raise ValueError(f"config: {key}: {name!r} names no model{hint} (models.aliases: {', '.join(sorted(self.aliases))}; "
+                                     f"models.ensembles: {', '.join(sorted(self.ensembles)) or 'none'})")
         both = sorted(set(self.aliases) & set(self.ensembles))
         if both:
             raise ValueError(f"config: {both} are both models.aliases and models.ensembles: an ensemble needs a name of its own")
@@ -167,3 +187,71 @@ class Plan(ExperimentsPlan, MedsnipPlan):
             )
         if self.stage_enabled("medsnip"):
             self.check_medsnip()
+        self.build_jobs()
+
+    def build_jobs(self) -> None:
+        """Build, once, every config-dependent input and option the planned jobs' rules will ask for, so that a
+        mistake only they find (a model alias that names no model, a missing mirror or release, a bad
+        override of one model's section) stops the run here, as one line, not as a traceback while
+        Snakemake builds its DAG. Raises the plan's ValueError naming the key."""
+        config = self.config
+        hfc_runs = self.healthfc_runs() if self.stage_enabled("experiments") else []
+        cf_runs = self.clinifact_runs() if self.stage_enabled("experiments") else []
+        targets = self.targets()
+        medsnip_hfc = self.stage_enabled("medsnip") and "healthfc" in self.medsnip_datasets()
+        if self.stage_enabled("healthfc") or hfc_runs or medsnip_hfc:
+            sources = self.healthfc_dataset_sources()
+            if "parse" in sources:
+                self.crawl_inputs()
+                self.translation_inputs()
+            if "release" in sources:
+                self.healthfc_release_inputs()
+        if self.stage_enabled("clinifact") or cf_runs:
+            if config["clinifact"]["pairs_source"] == "release":
+                self.clinifact_release_inputs()
+            if self.stage_enabled("clinifact") and self.clinifact_diff_enabled():
+                self.clinifact_diff_inputs()
+        for run in hfc_runs:
+            lang, model, system, fold = run["lang"], run["model"], run["system"], run["fold"]
+            members = self.ensemble_members(model) if self.is_ensemble(model) else [model]
+            if self.is_ensemble(model):
+                self.ensemble_options(model)
+            for member in members:
+                self.healthfc_experiment_options(lang, member, system, fold)
+            self.healthfc_experiment_inputs(system)
+            self.healthfc_score_options(lang, system)
+            source = evidence_source(system)
+            if source:
+                self.healthfc_retrieve_inputs(source)
+                self.healthfc_retrieve_options(source)
+        for run in cf_runs:
+            model, system = run["model"], run["system"]
+            if system == "discriminative":
+                for member in self.ensemble_members(model) if self.is_ensemble(model) else [model]:
+                    self.clinifact_experiment_options(member)
+                if self.is_ensemble(model):
+                    self.ensemble_options(model)
+            elif system == "zero_shot":
+                self.clinifact_zero_shot_options(model)
+            else:
+                self.clinifact_fine_tune_options(model)
+        if cf_runs:
+            self.clinifact_fig3_inputs()
+            self.clinifact_fig3_options()
+        for table in TABLES:
+            if f"{TABLES_DIR}/{table}.csv" in targets:
+                self.table_inputs(table)
+                self.table_options(table)
+        if self.stage_enabled("medsnip"):
+            for dataset in self.medsnip_datasets():
+                self.medsnip_prepare_options(dataset)
+                self.medsnip_prepare_prompts(dataset)
+                self.medsnip_score_options(dataset)
+                self.medsnip_score_inputs(dataset)
+                for mode in self.medsnip_modes(dataset):
+                    self.medsnip_decompose_options(dataset, mode)
+                    self.medsnip_decompose_prompts(mode)
+                    for verifier in config["medsnip"]["verifiers"]:
+                        self.medsnip_verify_options(verifier["name"])
+                        self.medsnip_verify_prompts(verifier["name"])
+                        self.medsnip_verify_inputs(dataset, mode, verifier["name"])

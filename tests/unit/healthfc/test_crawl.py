@@ -104,8 +104,10 @@ def test_an_interrupted_crawl_resumes_without_refetching(tmp_path):
     assert len(fetched_before) >= 3
 
 
-def test_a_torn_last_line_in_the_partial_file_is_dropped_counted_and_refetched(tmp_path):
-    """A kill mid-write leaves half a line at the end of the job's partial pages file."""
+@pytest.mark.parametrize("cut", ["half", "inside_a_multibyte_character"])
+def test_a_torn_last_line_in_the_partial_file_is_dropped_counted_and_refetched(tmp_path, cut):
+    """A kill mid-write leaves half a line at the end of the job's partial pages file (cut inside "Ü": its
+    bytes are not UTF-8); the pages appended after it start a line of their own."""
     slugs = ["a", "b", "c", "d"]
     site = make_site(tmp_path / "site", slugs)
     opts = options(tmp_path, site)
@@ -113,8 +115,10 @@ def test_a_torn_last_line_in_the_partial_file_is_dropped_counted_and_refetched(t
     ref = list(read_jsonl(tmp_path / "ref/pages.jsonl.gz"))
     partial = Path(opts.jobdir) / "pages.partial.jsonl"
     partial.parent.mkdir(parents=True)
-    lines = [json.dumps(p, ensure_ascii=False) for p in ref[:3]]
-    partial.write_text(lines[0] + "\n" + lines[1] + "\n" + lines[2][: len(lines[2]) // 2], encoding="utf-8")
+    lines = [json.dumps(p, ensure_ascii=False).encode("utf-8") for p in ref[:2]]
+    torn = json.dumps({**ref[2], "html": "Übersicht " + ref[2]["html"]}, ensure_ascii=False).encode("utf-8")
+    torn = torn[: len(torn) // 2] if cut == "half" else torn[: torn.index("Ü".encode("utf-8")) + 1]
+    partial.write_bytes(lines[0] + b"\n" + lines[1] + b"\n" + torn)
 
     result = crawl_site(opts, tmp_path / "out/pages.jsonl.gz", tmp_path / "out/stats.json")
     pages = list(read_jsonl(tmp_path / "out/pages.jsonl.gz"))

@@ -458,3 +458,28 @@ def test_ctranslate2_unconvertible_model_is_unavailable(tmp_path, marian_dir):
 
     with pytest.raises(TranslationUnavailableError, match=r"1 sentence\(s\)"):
         translate_with_memory(["Neu."], factory, TranslationMemory(None), None, "x")
+
+
+@pytest.mark.parametrize("backend", ["marian", "ctranslate2"])
+def test_both_local_backends_write_the_memory_after_every_batch(tmp_path, marian_dir, opus_dirs, backend):
+    """The memory is appended once per batch of the model (issue 28): before batch k, the k finished ones are
+    in the file, so a kill loses at most the batch in flight (tests/unit/healthfc/test_tm_durability.py kills one)."""
+    store = tmp_path / "tm.jsonl"
+    if backend == "marian":
+        translator = MarianTranslator(marian_dir, device="cpu", batch_size=4, max_length=16, num_beams=1, name=MODEL, progress=False)
+    else:
+        translator = CTranslate2Translator(opus_dirs["plain"], tmp_path / "ct2", device="cpu", compute_type="float32", batch_size=4,
+                                           max_length=16, num_beams=1, name=MODEL, progress=False)
+    in_file_before_batch: list[int] = []
+    translate_batch = translator._translate_batch
+
+    def counting(texts):
+        in_file_before_batch.append(len(store.read_bytes().splitlines()) if store.exists() else 0)
+        return translate_batch(texts)
+
+    translator._translate_batch = counting
+    texts = list(DE_SENTENCES[:10])
+    out, stats = translate_with_memory(texts, lambda: translator, TranslationMemory(store), None, MODEL)
+    assert in_file_before_batch == [0, 4, 8] and translator.n_batches == 3
+    assert stats["n_model"] == 10 and len(store.read_bytes().splitlines()) == 10
+    assert [TranslationMemory(store).get(MODEL, t) for t in texts] == out

@@ -1,0 +1,121 @@
+"""Append-only JSONL stores that survive a kill -9 at any moment (the translation memory, the crawl's
+partial pages file): one reader and one appender, shared, so that every store gets both rules right.
+
+* :func:`read_appended` reads the file as bytes and decodes each line on its own, so a line cut short by
+  a kill — half a JSON record, or one that ends inside a multi-byte UTF-8 character such as "Ü" — is
+  skipped and counted (its line number returned and logged with the file's name) and never makes the
+  rest of the file unreadable. Lines that ``valid`` rejects are counted the same way.
+* :class:`JsonlAppender` (and :func:`append_jsonl`) writes a batch of records with one ``write`` under
+  an exclusive ``flock``. When the file does not end in a newline (a torn last line), it writes one
+  first, so the torn line stays one bad line and the new records are whole lines of their own, never
+  glued to it. ``fsync=True`` also flushes the batch to the disk before returning.
+
+A kill therefore loses at most the batch being written, and a reader afterwards sees every earlier
+batch whole.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["JsonlAppender", "append_jsonl", "read_appended"]
+
+log = logging.getLogger(__name__)
+
+
+def read_appended(path: str | os.PathLike, valid: Callable[[dict[str, Any]], bool] | None = None,
+                  what: str = "record") -> tuple[list[dict[str, Any]], list[int]]:
+    """The records of an append-only JSONL file, in file order, and the (1-based) numbers of the lines
+    skipped: not UTF-8 (a torn multi-byte character), not JSON, not a JSON object, or rejected by
+    ``valid``. Blank lines are neither. Each skip is logged as a warning naming the file and the line
+    (``what`` names the kind of record in the message). A missing file has no records."""
+    path = Path(path)
+    if not path.exists():
+        return [], []
+    records: list[dict[str, Any]] = []
+    skipped: list[int] = []
+    for lineno, raw in enumerate(path.read_bytes().split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw.decode("utf-8"))
+            ok = isinstance(rec, dict) and (valid is None or valid(rec))
+        except (UnicodeDecodeError, ValueError, KeyError, TypeError):
+            ok = False
+        if not ok:
+            skipped.append(lineno)
+            log.warning("%s, line %d: not a whole %s (a write cut short by a kill?); skipped", path, lineno, what)
+            continue
+        records.append(rec)
+    return records, skipped
+
+
+def _dumps(sort_keys: bool) -> Callable[[dict[str, Any]], str]:
+    return lambda rec: json.dumps(rec, ensure_ascii=False, sort_keys=sort_keys)
+
+
+class JsonlAppender:
+    """Appends batches of records to one JSONL file (created with the mode the umask gives); each batch is
+    one ``write`` under an exclusive ``flock``, after a newline when the file ends in a torn line. The file
+    is opened on the first batch and stays open until :meth:`close` (also a context manager)."""
+
+    def __init__(self, path: str | os.PathLike, *, fsync: bool = False, sort_keys: bool = True):
+        self.path = Path(path)
+        self.fsync = fsync
+        self.dumps = _dumps(sort_keys)
+        self._fd: int | None = None
+        self.torn_lines_ended = 0
+        """How many times a torn last line was ended with a newline before a batch."""
+
+    def _open(self) -> int:
+        if self._fd is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+            self._fd = os.open(self.path, flags, 0o666)
+        return self._fd
+
+    def append(self, records: Iterable[dict[str, Any]]) -> int:
+        """Append ``records`` (one line each) as one batch; return how many."""
+        lines = [self.dumps(rec) + "\n" for rec in records]
+        if not lines:
+            return 0
+        payload = "".join(lines).encode("utf-8")
+        fd = self._open()
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                payload = b"\n" + payload  # end the torn line: the new records are lines of their own
+                self.torn_lines_ended += 1
+                log.warning("%s: its last line was cut short (a kill?); ended before appending", self.path)
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view):]
+            if self.fsync:
+                os.fsync(fd)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        return len(lines)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> JsonlAppender:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def append_jsonl(path: str | os.PathLike, records: Iterable[dict[str, Any]], *, fsync: bool = True, sort_keys: bool = True) -> int:
+    """Append one batch of records to ``path`` (:class:`JsonlAppender`) and close it; return how many."""
+    with JsonlAppender(path, fsync=fsync, sort_keys=sort_keys) as out:
+        return out.append(records)
