@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from medfc.clinifact import zipstream
-from medfc.common.http import HttpClient, RateLimiter, progress_bar
+from medfc.common.http import AnswerError, HttpClient, RateLimiter, progress_bar
 from medfc.common.io import jsonl_writer, write_json, write_jsonl
 from medfc.common.report import SkipReport
 
@@ -60,6 +60,31 @@ def ctgov_client(cache_dir: str | os.PathLike | None, requests_per_minute: float
     return HttpClient(cache_dir=cache_dir, limiter=limiter, **kwargs)
 
 
+class RepeatedPageToken(ValueError):
+    """A search page whose ``nextPageToken`` is the token of this or an earlier page: followed, the search
+    would never end (the server repeats itself). The page is not cached; the search stops naming the token."""
+
+    def __init__(self, token: str, page: int, first: int) -> None:
+        super().__init__(f"ClinicalTrials.gov: page {page} of the search gave the page token {token!r} of page {first} again, so the "
+                         f"search would never end; stopped (the pages before it are cached and the state file keeps them: a rerun "
+                         f"asks this page again)")
+        self.token, self.page, self.first = token, page, first
+
+
+def _page_check(first_page_of: Mapping[str, int], i: int):
+    """The answer check of page ``i`` (0-based): a search page (an object with a list of ``studies``) whose
+    next token opens no page up to this one."""
+
+    def check(page: Any) -> None:
+        if not isinstance(page, dict) or not isinstance(page.get("studies", []), list):
+            raise AnswerError("not a search page (an object with a list of studies)", retryable=True)
+        nxt = page.get("nextPageToken")
+        if nxt and first_page_of.get(nxt, i + 1) <= i:
+            raise RepeatedPageToken(nxt, i + 1, first_page_of[nxt] + 1)
+
+    return check
+
+
 def _params_id(url: str, params: Mapping[str, str]) -> str:
     blob = json.dumps([url, sorted(params.items())], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -78,7 +103,9 @@ def iter_search_pages(
     The state file lists the page tokens seen so far (``tokens[0]`` is the first page, no token)
     and ``next_token``. A rerun replays the known tokens (served from the page cache, never
     refetched) and continues with ``next_token``; every other parameter stays identical between
-    pages, as the API requires.
+    pages, as the API requires. A page whose next token opens this or an earlier page stops the
+    search with :class:`RepeatedPageToken` (it would page forever); a page whose next token differs
+    from the one the state file has next replaces the state from there on.
     """
     state_path = Path(state_path)
     pid = _params_id(url, params)
@@ -102,18 +129,24 @@ def iter_search_pages(
 
         bar = tqdm(total=total_pages, desc="ctgov pages", mininterval=5.0, leave=False)
     i = 0
+    first_page_of: dict[str, int] = {}  # token -> the first page (0-based) it opens
     try:
         while i < len(state["tokens"]):
             token = state["tokens"][i]
             page_params = dict(params)
             if token is not None:
                 page_params["pageToken"] = token
-            page = client.get_json(url, page_params)
+                first_page_of.setdefault(token, i)
+            page = client.get_json(url, page_params, check=_page_check(first_page_of, i))
             if bar is not None:
                 bar.update(1)
             if i == 0 and page.get("totalCount") is not None:
                 state["total"] = page["totalCount"]
             nxt = page.get("nextPageToken")
+            if i + 1 < len(state["tokens"]) and state["tokens"][i + 1] != nxt:
+                log.warning("page %d now gives the next token %r, the state file had %r: the state is replaced from there on",
+                            i + 1, nxt, state["tokens"][i + 1])
+                del state["tokens"][i + 1 :]
             if i + 1 == len(state["tokens"]):
                 if nxt:
                     state["tokens"].append(nxt)
