@@ -299,11 +299,21 @@ class MissingContactEmail(RuntimeError):
     """No contact e-mail for NCBI: a configuration error that stops the run (never a failed search)."""
 
 
+def is_pmid(value: str) -> bool:
+    """Whether ``value`` is a PMID: ASCII digits only (what may become a cache file's name)."""
+    return value.isascii() and value.isdigit()
+
+
 class PubmedFetcher:
     """efetch in batches (GET up to 200 ids, POST above), ≤3 req/s (10 with an API key), cached per PMID.
 
     The cache is a directory of ``<pmid>.xml`` files, each a one-article PubmedArticleSet; a
     rerun asks NCBI only for the PMIDs that have no file yet. ``offline=True`` never asks.
+
+    Answers are checked: a PMID asked for that is not digits (``../x``, ``PMC7``) is skipped as
+    ``pmid_not_digits`` and never asked for nor made a path, and a record in an efetch answer that was not
+    asked for in that request (another PMID, or one that is not digits) is dropped as
+    ``record_not_asked_for``: never stored nor returned. ``dropped`` counts both.
     """
 
     def __init__(
@@ -339,8 +349,11 @@ class PubmedFetcher:
             limiter_kwargs = {k: http_kwargs[k] for k in ("clock", "sleep") if k in http_kwargs}
             http = HttpClient(cache_dir=None, limiter=RateLimiter(rate, **limiter_kwargs), **http_kwargs)
         self.http = http
+        self.dropped: Counter = Counter()
 
     def cached_path(self, pmid: str) -> Path | None:
+        if not is_pmid(pmid):
+            return None
         for d in [self.cache_dir, *self.extra_cache_dirs]:
             p = d / f"{pmid}.xml"
             if p.exists():
@@ -378,7 +391,16 @@ class PubmedFetcher:
 
     def fetch(self, pmids: Iterable[str], report: SkipReport | None = None, progress: bool = True) -> dict[str, Path]:
         """Make sure every PMID is cached; return {pmid: cache file} for those that exist."""
-        wanted = list(dict.fromkeys(str(p).strip() for p in pmids if str(p).strip()))
+        wanted = []
+        for p in dict.fromkeys(str(p).strip() for p in pmids if str(p).strip()):
+            if is_pmid(p):
+                wanted.append(p)
+                continue
+            self.dropped["pmid_not_digits"] += 1
+            if report is not None:
+                report.skip(p, "pmid_not_digits", "a PMID is ASCII digits")
+            else:
+                log.warning("PubMed: %r is not a PMID (digits only): skipped", p)
         have = {p: self.cached_path(p) for p in wanted}
         missing = [p for p, path in have.items() if path is None]
         if report is not None:
@@ -400,7 +422,16 @@ class PubmedFetcher:
             xml = self._fetch_batch(batch)
             if report is not None:
                 report.count("efetch_requests")
-            articles = split_article_set(xml, source=f"efetch answer for {len(batch)} PMIDs from {batch[0]}")
+            where = f"efetch answer for {len(batch)} PMIDs from {batch[0]}"
+            articles = split_article_set(xml, source=where)
+            asked = set(batch)
+            for pmid in [p for p in articles if p not in asked]:  # never stored under its name, nor returned
+                del articles[pmid]
+                self.dropped["record_not_asked_for"] += 1
+                if report is not None:
+                    report.skip(pmid, "record_not_asked_for", f"in the {where}")
+                else:
+                    log.warning("PubMed: the %s holds PMID %r, not asked for: dropped", where, pmid)
             for pmid, body in articles.items():
                 path = self.cache_dir / f"{pmid}.xml"
                 _atomic_write(path, body)
