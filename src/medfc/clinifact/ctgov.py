@@ -199,6 +199,25 @@ def _is_study_member(name: str) -> bool:
     return NCT_MEMBER.search(name) is not None
 
 
+class _NctSeen:
+    """The NCT numbers seen so far, one bit each, in 64 KiB blocks of 2^19 numbers made as numbers arrive: the
+    real registry's (NCT00000102 to about NCT07000000) take 14 blocks, under 1 MB, however many studies a zip
+    holds (a set of the bulk zip's 500,000 would take about 30 MB)."""
+
+    BLOCK_BITS = 19
+
+    def __init__(self) -> None:
+        self._blocks: dict[int, bytearray] = {}
+
+    def __contains__(self, n: int) -> bool:
+        block = self._blocks.get(n >> self.BLOCK_BITS)
+        return block is not None and bool(block[(n & ((1 << self.BLOCK_BITS) - 1)) >> 3] & (1 << (n & 7)))
+
+    def add(self, n: int) -> None:
+        block = self._blocks.setdefault(n >> self.BLOCK_BITS, bytearray(1 << (self.BLOCK_BITS - 3)))
+        block[(n & ((1 << self.BLOCK_BITS) - 1)) >> 3] |= 1 << (n & 7)
+
+
 _JSON_TYPES = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
 
 
@@ -215,10 +234,18 @@ def iter_bulk_zip(path: str | os.PathLike, report: SkipReport | None = None, lim
     ``max_member_bytes`` (``clinifact.studies.max_member_bytes``) caps a member's uncompressed size: a
     larger one is skipped as ``member_too_large`` without being held in memory (a zip bomb never
     inflates past the cap). A member that is not JSON is ``invalid_json``, one whose JSON is not an
-    object (a list, a string …) ``not_a_json_object``; every skip's detail names the zip and the member.
+    object (a list, a string …) ``not_a_json_object``; a study whose ``NCT########`` came out of an earlier
+    member already is ``duplicate_study`` (stepped over unread; the first good copy is the study); every
+    skip's detail names the zip and the member.
     """
     n = 0
-    for member in zipstream.iter_members(path, select=_is_study_member, max_size=max_member_bytes):
+    seen = _NctSeen()
+
+    def wanted(name: str) -> bool:
+        m = NCT_MEMBER.search(name)
+        return m is not None and int(m.group(1)[3:]) not in seen
+
+    for member in zipstream.iter_members(path, select=wanted, max_size=max_member_bytes):
         if member.is_dir:
             continue
         m = NCT_MEMBER.search(member.name)
@@ -227,6 +254,11 @@ def iter_bulk_zip(path: str | os.PathLike, report: SkipReport | None = None, lim
                 report.skip(member.name, "not_a_study_member")
             continue
         where = f"{path}: member {member.name!r}"
+        number = int(m.group(1)[3:])
+        if number in seen:
+            if report is not None:
+                report.skip(m.group(1), "duplicate_study", f"{where}: {m.group(1)} came out of an earlier member already")
+            continue
         if member.error:
             if report is not None:
                 report.skip(m.group(1), member.error, f"{where} {member.detail}")
@@ -244,6 +276,7 @@ def iter_bulk_zip(path: str | os.PathLike, report: SkipReport | None = None, lim
             if report is not None:
                 report.skip(m.group(1), "not_a_json_object", f"{where} holds a JSON {_JSON_TYPES.get(type(study), type(study).__name__)}, not an object")
             continue
+        seen.add(number)
         yield study
         n += 1
         if limit is not None and n >= limit:
