@@ -131,9 +131,9 @@ def guard_redirects(session: requests.Session) -> requests.Session:
     redirect takes it to another origin (requests drops only ``Authorization``; a custom key header such as
     Serper's ``X-API-KEY`` would reach whatever host the redirect names). The cookie jar keeps its
     per-domain rules; a ``Cookie`` header set by hand goes too. Returns the session."""
-    if getattr(session, "_medfc_guarded", False):
+    rebuild_auth = getattr(session, "rebuild_auth", None)
+    if rebuild_auth is None or getattr(session, "_medfc_guarded", False):  # a stand-in that follows no redirects
         return session
-    rebuild_auth = session.rebuild_auth
 
     def guarded(prepared: requests.PreparedRequest, response: requests.Response) -> None:
         rebuild_auth(prepared, response)
