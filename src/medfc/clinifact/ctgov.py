@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from medfc.clinifact import zipstream
-from medfc.common.http import HttpClient, RateLimiter, progress_bar
+from medfc.common.http import AnswerError, HttpClient, RateLimiter, progress_bar
 from medfc.common.io import jsonl_writer, write_json, write_jsonl
 from medfc.common.report import SkipReport
 
@@ -60,6 +60,31 @@ def ctgov_client(cache_dir: str | os.PathLike | None, requests_per_minute: float
     return HttpClient(cache_dir=cache_dir, limiter=limiter, **kwargs)
 
 
+class RepeatedPageToken(ValueError):
+    """A search page whose ``nextPageToken`` is the token of this or an earlier page: followed, the search
+    would never end (the server repeats itself). The page is not cached; the search stops naming the token."""
+
+    def __init__(self, token: str, page: int, first: int) -> None:
+        super().__init__(f"ClinicalTrials.gov: page {page} of the search gave the page token {token!r} of page {first} again, so the "
+                         f"search would never end; stopped (the pages before it are cached and the state file keeps them: a rerun "
+                         f"asks this page again)")
+        self.token, self.page, self.first = token, page, first
+
+
+def _page_check(first_page_of: Mapping[str, int], i: int):
+    """The answer check of page ``i`` (0-based): a search page (an object with a list of ``studies``) whose
+    next token opens no page up to this one."""
+
+    def check(page: Any) -> None:
+        if not isinstance(page, dict) or not isinstance(page.get("studies", []), list):
+            raise AnswerError("not a search page (an object with a list of studies)", retryable=True)
+        nxt = page.get("nextPageToken")
+        if nxt and first_page_of.get(nxt, i + 1) <= i:
+            raise RepeatedPageToken(nxt, i + 1, first_page_of[nxt] + 1)
+
+    return check
+
+
 def _params_id(url: str, params: Mapping[str, str]) -> str:
     blob = json.dumps([url, sorted(params.items())], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -78,7 +103,9 @@ def iter_search_pages(
     The state file lists the page tokens seen so far (``tokens[0]`` is the first page, no token)
     and ``next_token``. A rerun replays the known tokens (served from the page cache, never
     refetched) and continues with ``next_token``; every other parameter stays identical between
-    pages, as the API requires.
+    pages, as the API requires. A page whose next token opens this or an earlier page stops the
+    search with :class:`RepeatedPageToken` (it would page forever); a page whose next token differs
+    from the one the state file has next replaces the state from there on.
     """
     state_path = Path(state_path)
     pid = _params_id(url, params)
@@ -102,18 +129,24 @@ def iter_search_pages(
 
         bar = tqdm(total=total_pages, desc="ctgov pages", mininterval=5.0, leave=False)
     i = 0
+    first_page_of: dict[str, int] = {}  # token -> the first page (0-based) it opens
     try:
         while i < len(state["tokens"]):
             token = state["tokens"][i]
             page_params = dict(params)
             if token is not None:
                 page_params["pageToken"] = token
-            page = client.get_json(url, page_params)
+                first_page_of.setdefault(token, i)
+            page = client.get_json(url, page_params, check=_page_check(first_page_of, i))
             if bar is not None:
                 bar.update(1)
             if i == 0 and page.get("totalCount") is not None:
                 state["total"] = page["totalCount"]
             nxt = page.get("nextPageToken")
+            if i + 1 < len(state["tokens"]) and state["tokens"][i + 1] != nxt:
+                log.warning("page %d now gives the next token %r, the state file had %r: the state is replaced from there on",
+                            i + 1, nxt, state["tokens"][i + 1])
+                del state["tokens"][i + 1 :]
             if i + 1 == len(state["tokens"]):
                 if nxt:
                     state["tokens"].append(nxt)
@@ -166,6 +199,25 @@ def _is_study_member(name: str) -> bool:
     return NCT_MEMBER.search(name) is not None
 
 
+class _NctSeen:
+    """The NCT numbers seen so far, one bit each, in 64 KiB blocks of 2^19 numbers made as numbers arrive: the
+    real registry's (NCT00000102 to about NCT07000000) take 14 blocks, under 1 MB, however many studies a zip
+    holds (a set of the bulk zip's 500,000 would take about 30 MB)."""
+
+    BLOCK_BITS = 19
+
+    def __init__(self) -> None:
+        self._blocks: dict[int, bytearray] = {}
+
+    def __contains__(self, n: int) -> bool:
+        block = self._blocks.get(n >> self.BLOCK_BITS)
+        return block is not None and bool(block[(n & ((1 << self.BLOCK_BITS) - 1)) >> 3] & (1 << (n & 7)))
+
+    def add(self, n: int) -> None:
+        block = self._blocks.setdefault(n >> self.BLOCK_BITS, bytearray(1 << (self.BLOCK_BITS - 3)))
+        block[(n & ((1 << self.BLOCK_BITS) - 1)) >> 3] |= 1 << (n & 7)
+
+
 _JSON_TYPES = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
 
 
@@ -182,10 +234,18 @@ def iter_bulk_zip(path: str | os.PathLike, report: SkipReport | None = None, lim
     ``max_member_bytes`` (``clinifact.studies.max_member_bytes``) caps a member's uncompressed size: a
     larger one is skipped as ``member_too_large`` without being held in memory (a zip bomb never
     inflates past the cap). A member that is not JSON is ``invalid_json``, one whose JSON is not an
-    object (a list, a string …) ``not_a_json_object``; every skip's detail names the zip and the member.
+    object (a list, a string …) ``not_a_json_object``; a study whose ``NCT########`` came out of an earlier
+    member already is ``duplicate_study`` (stepped over unread; the first good copy is the study); every
+    skip's detail names the zip and the member.
     """
     n = 0
-    for member in zipstream.iter_members(path, select=_is_study_member, max_size=max_member_bytes):
+    seen = _NctSeen()
+
+    def wanted(name: str) -> bool:
+        m = NCT_MEMBER.search(name)
+        return m is not None and int(m.group(1)[3:]) not in seen
+
+    for member in zipstream.iter_members(path, select=wanted, max_size=max_member_bytes):
         if member.is_dir:
             continue
         m = NCT_MEMBER.search(member.name)
@@ -194,6 +254,11 @@ def iter_bulk_zip(path: str | os.PathLike, report: SkipReport | None = None, lim
                 report.skip(member.name, "not_a_study_member")
             continue
         where = f"{path}: member {member.name!r}"
+        number = int(m.group(1)[3:])
+        if number in seen:
+            if report is not None:
+                report.skip(m.group(1), "duplicate_study", f"{where}: {m.group(1)} came out of an earlier member already")
+            continue
         if member.error:
             if report is not None:
                 report.skip(m.group(1), member.error, f"{where} {member.detail}")
@@ -211,6 +276,7 @@ def iter_bulk_zip(path: str | os.PathLike, report: SkipReport | None = None, lim
             if report is not None:
                 report.skip(m.group(1), "not_a_json_object", f"{where} holds a JSON {_JSON_TYPES.get(type(study), type(study).__name__)}, not an object")
             continue
+        seen.add(number)
         yield study
         n += 1
         if limit is not None and n >= limit:

@@ -4,8 +4,9 @@
 member: about 270 MiB for the 500,000-member ClinicalTrials.gov bulk zip). This reader never looks
 at the central directory: it reads each local file header (``PK\\x03\\x04``), the member's data and,
 when general-purpose flag bit 3 is set, the data descriptor that follows, then moves on. Memory is
-bounded by the largest member (plus a 64 KiB read chunk), whatever the number of members; the input
-does not even need to be seekable (a pipe or an HTTP response body works).
+bounded by the largest member read (plus a 64 KiB read chunk), or by ``max_size`` when a cap is given,
+whatever the number of members; the input does not even need to be seekable (a pipe or an HTTP response
+body works).
 
 Supported: STORED and DEFLATED members; data descriptors (bit 3) with or without their optional
 ``PK\\x07\\x08`` signature and with 4- or 8-byte (ZIP64) sizes; ZIP64 extra fields (id 0x0001) in
@@ -240,8 +241,8 @@ def iter_members(
     over without inflating a byte; one whose header understates its size stops inflating once past
     the cap; one with a data descriptor is inflated to its end (the only way to find it) in pieces of
     at most :data:`MAX_INFLATE` bytes that are CRC-checked and dropped. So a zip bomb never takes more
-    memory than the cap (a STORED member with a data descriptor, which does not inflate, is scanned as
-    it lies in the file).
+    memory than the cap. A STORED member with a data descriptor, whose end is found by scanning for the
+    descriptor, is scanned in read chunks, its bytes kept only while it is selected and under the cap.
     """
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb", buffering=chunk_size) as fh:
@@ -400,9 +401,8 @@ def _read_with_descriptor(src: _Source, name: str, flags: int, method: int, zip6
         what = "an encrypted member" if flags & FLAG_ENCRYPTED else f"a member compressed with method {method}"
         raise BadZip(f"cannot find the end of {name!r}: {what} with a data descriptor needs the central directory")
     if method == STORED:
-        data, desc_crc = _scan_stored(src, zip64)
-        got_crc = zlib.crc32(data)
-        csize = usize = len(data)
+        data, desc_crc, got_crc, usize = _scan_stored(src, zip64, wanted, max_size)
+        csize = usize
     else:
         dec = zlib.decompressobj(-15)
         parts: list[bytes] = []
@@ -442,46 +442,70 @@ def _read_with_descriptor(src: _Source, name: str, flags: int, method: int, zip6
     return (data if wanted else None), None, "", csize, usize, desc_crc
 
 
-def _scan_stored(src: _Source, zip64: bool) -> tuple[bytes, int]:
+def _scan_stored(src: _Source, zip64: bool, wanted: bool, max_size: int | None) -> tuple[bytes | None, int, int, int]:
     """STORED with a data descriptor (legal, rare): the data ends where a descriptor for its length
     starts whose CRC matches the data, or that has its signature and is followed by another record.
-    Returns (data, descriptor CRC); the bytes after the descriptor are pushed back."""
-    data = bytearray()
-    searched = 0  # positions below this hold no descriptor
+
+    Streamed: only a window of the bytes not yet searched (a chunk and a descriptor's length) is held for
+    the scan, the CRC-32 runs over the bytes as they leave it, and the data itself is kept only while the
+    member is ``wanted`` and no larger than ``max_size`` (past it, never more than the cap). Returns
+    (data or None, descriptor CRC, CRC of the data, data length); the bytes after the descriptor are pushed
+    back."""
+    window = bytearray()  # the data from offset ``base`` on: the positions not yet searched
+    base = 0
+    crc = 0  # CRC-32 of the data before ``base``
+    parts: list[bytes] | None = [] if wanted else None
     while True:
         chunk = src.chunk()
         eof = not chunk
-        data += chunk
+        window += chunk
+        end = base + len(window)
         # a candidate at p needs the descriptor and the next signature after it unless the file ends
-        limit = len(data) if eof else len(data) - _DESCRIPTOR_PEEK
-        if limit >= searched:
-            hit = _stored_candidate(data, searched, limit, zip64)
+        limit = end if eof else end - _DESCRIPTOR_PEEK
+        if limit >= base:
+            hit = _stored_candidate(window, base, limit, crc, zip64)
             if hit is not None:
-                pos, crc, length = hit
-                src.unread(bytes(data[pos + length :]))
-                return bytes(data[:pos]), crc
-            searched = limit + 1
+                pos, desc_crc, length = hit
+                tail = bytes(window[: pos - base])
+                crc = zlib.crc32(tail, crc)
+                if parts is not None and (max_size is None or pos <= max_size):
+                    parts.append(tail)
+                src.unread(bytes(window[pos - base + length :]))
+                data = b"".join(parts) if parts is not None and (max_size is None or pos <= max_size) else None
+                return data, desc_crc, crc, pos
+            done = min(len(window), limit + 1 - base)  # searched: leaves the window
+            piece = bytes(window[:done])
+            crc = zlib.crc32(piece, crc)
+            del window[:done]
+            base += done
+            if parts is not None:
+                if max_size is not None and base > max_size:
+                    parts = None  # past the cap: nothing more is kept
+                else:
+                    parts.append(piece)
         if eof:
             raise _Eof
 
 
-def _stored_candidate(data: bytearray, start: int, limit: int, zip64: bool) -> tuple[int, int, int] | None:
-    """(p, crc, length) of the first descriptor at p in [start, limit] that ends data[:p]."""
+def _stored_candidate(window: bytearray, base: int, limit: int, crc: int, zip64: bool) -> tuple[int, int, int] | None:
+    """(p, crc, length) of the first descriptor at a data offset p in [base, limit] that ends the data before
+    it; ``window`` holds the data from offset ``base`` on and ``crc`` is the CRC-32 of the data before it."""
     positions: set[int] = set()
-    i = data.find(DESCRIPTOR_SIG, start)
-    while i != -1 and i <= limit:
-        positions.add(i)
-        i = data.find(DESCRIPTOR_SIG, i + 1)
+    i = window.find(DESCRIPTOR_SIG)
+    while i != -1 and base + i <= limit:
+        positions.add(base + i)
+        i = window.find(DESCRIPTOR_SIG, i + 1)
     for sig in (LOCAL_SIG, CENTRAL_SIG):  # a descriptor without signature is followed by the next record
-        i = data.find(sig, start + 12)
-        while i != -1 and i - 20 <= limit:
-            positions.update(p for p in (i - 12, i - 20) if start <= p <= limit)
-            i = data.find(sig, i + 1)
+        i = window.find(sig, 12)
+        while i != -1 and base + i - 20 <= limit:
+            positions.update(base + j for j in (i - 12, i - 20) if 0 <= j and base + j <= limit)
+            i = window.find(sig, i + 1)
     for p in sorted(positions):
-        found = _descriptor(bytes(data[p : p + _DESCRIPTOR_PEEK]), p, p, zip64)
+        j = p - base
+        found = _descriptor(bytes(window[j : j + _DESCRIPTOR_PEEK]), p, p, zip64)
         if found is None:
             continue
-        crc, length, confirmed = found
-        if crc == zlib.crc32(data[:p]) or (confirmed and data[p : p + 4] == DESCRIPTOR_SIG):
-            return p, crc, length
+        desc_crc, length, confirmed = found
+        if desc_crc == zlib.crc32(window[:j], crc) or (confirmed and window[j : j + 4] == DESCRIPTOR_SIG):
+            return p, desc_crc, length
     return None

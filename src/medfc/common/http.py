@@ -4,19 +4,30 @@ Every network call of the workflow goes through :class:`HttpClient`:
 
 * a token-bucket :class:`RateLimiter` (``burst=1`` makes it a plain minimum interval) whose clock
   and sleep are injectable, so tests never really sleep;
-* retries with exponential backoff on 429 (``Retry-After`` honoured), 5xx, timeouts and
-  connection errors;
+* retries with exponential backoff on 429 and 5xx (``Retry-After`` honoured, never above
+  ``max_backoff``), timeouts, connection errors, bodies cut short (a broken chunked or
+  Content-Length body, or a JSON body shorter than its Content-Length) and answers that a caller's
+  ``check`` calls a passing error (:class:`AnswerError`, e.g. MediaWiki's ``maxlag``); at most
+  ``max_retries`` retries a request and ``retry_budget`` seconds of sleeping in all, per client;
 * a per-request cache on disk keyed by a hash of (method, url, sorted params, body), holding the
-  JSON document or the raw bytes of each successful response, so a rerun never refetches;
+  JSON document or the raw bytes of each successful response that passed its ``check``, so a rerun
+  never refetches; an answer that is not JSON, or that its check refuses, is an :class:`HttpError`
+  and is never cached; a cache file that cannot be read back (cut short, or an error stored by an
+  older version) is a miss counted as ``cache_damaged``, logged with its name and fetched again;
 * no secret in what it reports: every URL in an :class:`HttpError` and in a log line goes through
   :func:`redact` (credential query parameters, passwords in URLs, credential headers), and cache
-  files are named by a hash and hold only the response.
+  files are named by a hash and hold only the response;
+* no credential across origins: a redirect to another scheme, host or port carries none of the
+  request's credential headers (``Authorization``, ``X-API-KEY``, ``api-key``, cookies …) and none of
+  its credential query parameters (``api_key``, ``key``, ``token`` …); ``requests`` itself strips
+  only ``Authorization``.
 """
 
 from __future__ import annotations
 
 import email.utils
 import hashlib
+import http.client
 import json
 import logging
 import os
@@ -25,10 +36,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import requests
+import urllib3
 
-from medfc.common.io import atomic_write
+from medfc.common.io import MISSING, atomic_write, read_cache_entry
 
 log = logging.getLogger(__name__)
 
@@ -37,21 +50,104 @@ RETRY_STATUS = frozenset({429, 500, 502, 503, 504, 529})  # 529: "site overloade
 
 T = TypeVar("T")
 
-from medfc.common.redact import RedactingFilter, redact, redact_url
+from medfc.common.redact import RedactingFilter, is_secret_header, is_secret_name, redact, redact_url
 
 # urllib3 logs every request line, query string included, at DEBUG
 logging.getLogger("urllib3.connectionpool").addFilter(RedactingFilter())
 
+#: What a connection that breaks mid-answer raises, at each layer (requests, http.client, urllib3), besides
+#: timeouts and connection errors: all retried.
+CUT_BODY_ERRORS = (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError,
+                   http.client.IncompleteRead, urllib3.exceptions.ProtocolError)
+RETRY_ERRORS = (requests.Timeout, requests.ConnectionError) + CUT_BODY_ERRORS
+
 
 class HttpError(RuntimeError):
-    """A request that failed for good (non-retryable status or retries exhausted).
+    """A request that failed for good (non-retryable status or answer, or retries exhausted).
 
-    Its message and ``url`` are redacted (:func:`redact`): they can be logged and stored."""
+    ``status``: the HTTP status (or the one an error answer names); ``exhausted``: True when the failure was
+    of a passing kind (429, 5xx, timeout, cut body, a retryable :class:`AnswerError`) and the client gave up
+    after its retries or its retry budget: the service may answer later. Its message and ``url`` are
+    redacted (:func:`redact`): they can be logged and stored."""
 
-    def __init__(self, message: str, status: int | None = None, url: str = ""):
+    def __init__(self, message: str, status: int | None = None, url: str = "", exhausted: bool = False):
         super().__init__(redact(message))
         self.status = status
         self.url = redact_url(url)
+        self.exhausted = exhausted
+
+
+class AnswerError(Exception):
+    """Raised by a ``check`` of :meth:`HttpClient.fetch`: an answer that arrived with a success status but
+    is an error (an error JSON, a backend failure the service reports in its body). ``retryable``: the
+    client retries it like a 503 (after ``retry_after`` seconds if given, else the answer's Retry-After
+    or the backoff); otherwise it fails at once. ``status``: the HTTP status the error stands for, when
+    the answer names one (e.g. ``{"statusCode": 403}``). Such an answer is never cached."""
+
+    def __init__(self, message: str, retryable: bool = True, status: int | None = None, retry_after: float | None = None):
+        super().__init__(message)
+        self.retryable = retryable
+        self.status = status
+        self.retry_after = retry_after
+
+
+class _Retry(Exception):
+    """A success-status answer to retry (cut short, or a retryable AnswerError)."""
+
+    def __init__(self, reason: str, delay: float | None = None, status: int | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.delay = delay
+        self.status = status
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    default = {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port or default
+
+
+def _same_origin(old: str, new: str) -> bool:
+    """Whether a redirect from ``old`` to ``new`` stays with the same party: the same host and port, or
+    the upgrade of http to https on the host's default ports (the one change requests allows too)."""
+    (s1, h1, p1), (s2, h2, p2) = _origin(old), _origin(new)
+    if h1 != h2:
+        return False
+    if (s1, p1) == (s2, p2):
+        return True
+    return (s1, p1, s2, p2) == ("http", 80, "https", 443)
+
+
+def _without_secret_params(url: str) -> str:
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    kept = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not is_secret_name(k)]
+    return urlunsplit(parts._replace(query=urlencode(kept)))
+
+
+def guard_redirects(session: requests.Session) -> requests.Session:
+    """Make ``session`` drop every credential header and credential query parameter of a request when a
+    redirect takes it to another origin (requests drops only ``Authorization``; a custom key header such as
+    Serper's ``X-API-KEY`` would reach whatever host the redirect names). The cookie jar keeps its
+    per-domain rules; a ``Cookie`` header set by hand goes too. Returns the session."""
+    rebuild_auth = getattr(session, "rebuild_auth", None)
+    if rebuild_auth is None or getattr(session, "_medfc_guarded", False):  # a stand-in that follows no redirects
+        return session
+
+    def guarded(prepared: requests.PreparedRequest, response: requests.Response) -> None:
+        rebuild_auth(prepared, response)
+        old = response.request.url or ""
+        if not _same_origin(old, prepared.url or ""):
+            for name in [h for h in prepared.headers if is_secret_header(h)]:
+                del prepared.headers[name]
+            prepared.url = _without_secret_params(prepared.url or "")
+            log.warning("redirect from %s to another origin (%s): credential headers and key parameters not forwarded",
+                        redact_url(old), redact_url(prepared.url))
+
+    session.rebuild_auth = guarded  # type: ignore[method-assign]
+    session._medfc_guarded = True  # type: ignore[attr-defined]
+    return session
 
 
 class RateLimiter:
@@ -120,6 +216,31 @@ def _atomic_write(path: Path, payload: bytes) -> None:
     atomic_write(path, payload)
 
 
+def _error_detail(resp: requests.Response) -> str:
+    """What an error answer says of itself, when its body is JSON with a message (Serper's ``message``,
+    NCBI's ``error``, MediaWiki's ``error.info``): at most 200 characters, for the error's message."""
+    try:
+        doc = json.loads(resp.content or b"")
+    except (ValueError, UnicodeDecodeError):
+        return ""
+    if not isinstance(doc, dict):
+        return ""
+    said = doc.get("message") or doc.get("error") or doc.get("detail") or ""
+    if isinstance(said, dict):
+        said = said.get("info") or said.get("message") or said.get("code") or ""
+    return " ".join(str(said).split())[:200]
+
+
+def _content_length(resp: requests.Response) -> int | None:
+    """The body length the headers announce for the bytes we hold (None when compressed or absent)."""
+    if (resp.headers.get("Content-Encoding") or "identity").lower() != "identity":
+        return None
+    try:
+        return int(resp.headers.get("Content-Length") or "")
+    except ValueError:
+        return None
+
+
 def _retry_after(value: str | None) -> float | None:
     """Seconds from a Retry-After header (delta-seconds or an HTTP date)."""
     if not value:
@@ -139,7 +260,10 @@ def _retry_after(value: str | None) -> float | None:
 class HttpClient:
     """requests.Session with a rate limiter, retries and an on-disk cache.
 
-    ``stats`` counts ``requests`` (network attempts), ``cache_hits``, ``retries`` and ``errors``.
+    ``stats`` counts ``requests`` (network attempts), ``cache_hits``, ``cache_damaged`` (cache files that
+    could not be read back, fetched again), ``retries`` and ``errors``. ``retry_budget``: the most seconds
+    the client sleeps between retries in all, over every request (None: no limit); ``retry_slept`` is what
+    it has slept so far.
     """
 
     def __init__(
@@ -152,6 +276,7 @@ class HttpClient:
         max_retries: int = 5,
         backoff: float = 2.0,
         max_backoff: float = 120.0,
+        retry_budget: float | None = 1800.0,
         session: requests.Session | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
@@ -164,7 +289,9 @@ class HttpClient:
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_backoff = max_backoff
-        self.session = session or requests.Session()
+        self.retry_budget = retry_budget
+        self.retry_slept = 0.0
+        self.session = guard_redirects(session or requests.Session())
         self.session.headers["User-Agent"] = user_agent or DEFAULT_USER_AGENT
         self.stats: Counter = Counter()
 
@@ -174,38 +301,100 @@ class HttpClient:
             return None
         return self.cache_dir / key[:2] / f"{key}.{'json' if kind == 'json' else 'bin'}"
 
+    def _read_cached(self, path: Path, kind: str, check: Callable[[Any], None] | None) -> Any:
+        """The cached answer in ``path``, or MISSING (absent, or damaged: counted and logged, fetched again)."""
+
+        def parse(raw: bytes) -> Any:
+            value = json.loads(raw) if kind == "json" else raw
+            if check is not None:
+                try:
+                    check(value)
+                except AnswerError as exc:
+                    raise ValueError(f"holds an error answer ({exc})") from None
+            return value
+
+        damaged: Counter = Counter()
+        value = read_cache_entry(path, parse, damaged, "HTTP cache")
+        self.stats["cache_damaged"] += damaged["damaged"]
+        return value
+
     # -- network -------------------------------------------------------------------------------
+    def _decode(self, resp: requests.Response, kind: str, check: Callable[[Any], None] | None, what: str) -> tuple[bytes, Any]:
+        """(raw bytes, value) of a success answer; :class:`_Retry` for one cut short (fewer bytes than its
+        Content-Length), one that should be JSON and is not (an HTML page of a proxy or a maintenance
+        window), or a retryable :class:`AnswerError`; :class:`HttpError` for one that ``check`` refuses."""
+        raw = resp.content
+        expected = _content_length(resp)
+        if expected is not None and len(raw) < expected:
+            raise _Retry(f"body cut short ({len(raw)} of {expected} bytes)")
+        if kind == "json":
+            try:
+                value = json.loads(raw)
+            except (ValueError, UnicodeDecodeError):
+                ctype = (resp.headers.get("Content-Type") or "no Content-Type").split(";")[0].strip()
+                excerpt = raw[:60].decode("utf-8", "replace")
+                raise _Retry(f"the answer is not JSON ({ctype}, {len(raw)} bytes: {excerpt!r})") from None
+        else:
+            value = raw
+        if check is not None:
+            try:
+                check(value)
+            except AnswerError as exc:
+                if not exc.retryable:
+                    self.stats["errors"] += 1
+                    raise HttpError(f"{what}: {exc}", status=exc.status or resp.status_code, url=resp.url) from None
+                delay = exc.retry_after if exc.retry_after is not None else _retry_after(resp.headers.get("Retry-After"))
+                raise _Retry(str(exc), delay=delay, status=exc.status) from None
+        return raw, value
+
     def _send(self, method: str, url: str, params: Mapping[str, Any] | None, data: Any,
-              headers: Mapping[str, str] | None = None) -> requests.Response:
+              headers: Mapping[str, str] | None = None, kind: str = "json",
+              check: Callable[[Any], None] | None = None) -> tuple[bytes, Any]:
+        """Send with retries; (raw body, decoded value) of the first success."""
         attempt = 0
         while True:
             self.limiter.acquire()
             self.stats["requests"] += 1
             delay: float | None = None
+            status: int | None = None
+            said = ""  # what an error answer says of itself, after the status
             try:
                 resp = self.session.request(method, url, params=params, data=data, headers=headers, timeout=self.timeout)
-            except (requests.Timeout, requests.ConnectionError) as exc:
-                reason = redact(f"{type(exc).__name__}: {exc}")
-                status = None
-            else:
+                what = f"{method} {resp.url or url}"
                 if resp.status_code < 400:
-                    return resp
+                    return self._decode(resp, kind, check, what)
+            except RETRY_ERRORS as exc:
+                reason = redact(f"{type(exc).__name__}: {exc}")
+                what = f"{method} {url}"
+                if isinstance(exc, CUT_BODY_ERRORS):
+                    self.stats["cut_bodies"] += 1
+            except _Retry as retry:
+                reason, delay, status = retry.reason, retry.delay, retry.status
+                if reason.startswith("body cut short"):
+                    self.stats["cut_bodies"] += 1
+            else:
                 status = resp.status_code
                 reason = f"HTTP {status}"
+                detail = _error_detail(resp)
+                said = f": {detail}" if detail else ""
                 if status not in RETRY_STATUS:
                     self.stats["errors"] += 1
-                    raise HttpError(f"{method} {resp.url}: {reason}", status=status, url=url)
-                if status == 429:
-                    delay = _retry_after(resp.headers.get("Retry-After"))
+                    raise HttpError(f"{what}: {reason}{said}", status=status, url=url)
+                delay = _retry_after(resp.headers.get("Retry-After"))
             if attempt >= self.max_retries:
                 self.stats["errors"] += 1
-                raise HttpError(f"{method} {url}: {reason} after {attempt + 1} attempts", status=status, url=url)
-            if delay is None:
-                delay = min(self.max_backoff, self.backoff * (2**attempt))
+                raise HttpError(f"{what}: {reason} after {attempt + 1} attempts{said}", status=status, url=url, exhausted=True)
+            delay = min(self.max_backoff, delay if delay is not None else self.backoff * (2**attempt))
+            if self.retry_budget is not None and self.retry_slept + delay > self.retry_budget:
+                self.stats["errors"] += 1
+                raise HttpError(f"{what}: {reason}; not retried: the client's retry budget of {self.retry_budget:g} s spent "
+                                f"({self.retry_slept:g} s slept in {self.stats['retries']} retries){said}", status=status, url=url,
+                                exhausted=True)
             attempt += 1
             self.stats["retries"] += 1
-            log.warning("%s %s: %s; retry %d/%d in %.1f s", method, redact_url(url), reason, attempt, self.max_retries, delay)
+            log.warning("%s: %s%s; retry %d/%d in %.1f s", redact(what), reason, said, attempt, self.max_retries, delay)
             self.sleep(delay)
+            self.retry_slept += delay
 
     def fetch(
         self,
@@ -216,37 +405,43 @@ class HttpClient:
         kind: str = "json",
         use_cache: bool = True,
         headers: Mapping[str, str] | None = None,
+        check: Callable[[Any], None] | None = None,
     ) -> Any:
         """Return the parsed JSON (``kind="json"``) or raw bytes (``kind="bytes"``), cached on disk.
 
-        ``headers`` (e.g. credentials) are sent but are not part of the cache key."""
+        ``headers`` (e.g. credentials) are sent but are not part of the cache key. ``check(value)`` raises
+        :class:`AnswerError` for an answer that is an error although its status says success (retried when
+        retryable, else an :class:`HttpError`); only an answer that passes it is cached, and a cached one
+        that does not pass it is fetched again."""
         key = cache_key(method, url, params, data)
         path = self.cache_path(key, kind) if use_cache else None
-        if path is not None and path.exists():
-            self.stats["cache_hits"] += 1
-            raw = path.read_bytes()
-            return json.loads(raw) if kind == "json" else raw
-        resp = self._send(method, url, params, data, headers)
-        raw = resp.content
-        value = json.loads(raw) if kind == "json" else raw
+        if path is not None:
+            cached = self._read_cached(path, kind, check)
+            if cached is not MISSING:
+                self.stats["cache_hits"] += 1
+                return cached
+        raw, value = self._send(method, url, params, data, headers, kind=kind, check=check)
         if path is not None:
             _atomic_write(path, raw)
         return value
 
-    def get_json(self, url: str, params: Mapping[str, Any] | None = None, use_cache: bool = True) -> Any:
-        return self.fetch("GET", url, params=params, kind="json", use_cache=use_cache)
+    def get_json(self, url: str, params: Mapping[str, Any] | None = None, use_cache: bool = True,
+                 check: Callable[[Any], None] | None = None) -> Any:
+        return self.fetch("GET", url, params=params, kind="json", use_cache=use_cache, check=check)
 
-    def get_bytes(self, url: str, params: Mapping[str, Any] | None = None, use_cache: bool = True) -> bytes:
-        return self.fetch("GET", url, params=params, kind="bytes", use_cache=use_cache)
+    def get_bytes(self, url: str, params: Mapping[str, Any] | None = None, use_cache: bool = True,
+                  check: Callable[[Any], None] | None = None) -> bytes:
+        return self.fetch("GET", url, params=params, kind="bytes", use_cache=use_cache, check=check)
 
-    def post_bytes(self, url: str, data: Any, params: Mapping[str, Any] | None = None, use_cache: bool = True) -> bytes:
-        return self.fetch("POST", url, params=params, data=data, kind="bytes", use_cache=use_cache)
+    def post_bytes(self, url: str, data: Any, params: Mapping[str, Any] | None = None, use_cache: bool = True,
+                   check: Callable[[Any], None] | None = None) -> bytes:
+        return self.fetch("POST", url, params=params, data=data, kind="bytes", use_cache=use_cache, check=check)
 
-    def post_json(self, url: str, body: Any, headers: Mapping[str, str] | None = None) -> Any:
+    def post_json(self, url: str, body: Any, headers: Mapping[str, str] | None = None,
+                  check: Callable[[Any], None] | None = None) -> Any:
         """POST ``body`` as JSON and return the JSON answer; never cached (e.g. an API that bills per call)."""
         all_headers = {"Content-Type": "application/json", **(headers or {})}
-        resp = self._send("POST", url, None, json.dumps(body).encode("utf-8"), all_headers)
-        return resp.json()
+        return self._send("POST", url, None, json.dumps(body).encode("utf-8"), all_headers, kind="json", check=check)[1]
 
     def download(self, url: str, dest: str | os.PathLike, chunk_size: int = 1 << 20, progress: bool = True) -> Path:
         """Stream a large file to ``dest`` once (kept when it exists), with a progress bar."""

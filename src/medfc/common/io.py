@@ -11,15 +11,19 @@ import contextlib
 import errno
 import gzip
 import json
+import logging
 import os
 import secrets
 import shutil
 import zlib
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 import pandas as pd
+
+log = logging.getLogger(__name__)
 
 
 class InputFileError(ValueError):
@@ -200,6 +204,32 @@ def read_json(path: str | os.PathLike) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputFileError(path, exc.lineno, _json_error(exc)) from exc
+
+
+#: What :func:`read_cache_entry` returns for an entry it does not have (absent or damaged).
+MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING", "__bool__": lambda self: False})()
+
+
+def read_cache_entry(path: str | os.PathLike, parse: Callable[[bytes], Any], stats: Counter, what: str) -> Any:
+    """One cache file's value, ``parse(bytes)``, or :data:`MISSING` when there is none or it is damaged.
+
+    The caches' one rule for damaged files (the PubMed record cache follows it too, see
+    :meth:`medfc.common.pubmed.PubmedFetcher.records`): a file that cannot be read back as what it should
+    hold (cut short by a kill or a full disk, not UTF-8, not JSON, or refused by ``parse``, which raises
+    ``ValueError``, ``KeyError`` or ``TypeError``) is a miss, counted in ``stats["damaged"]`` and logged
+    with the file's name and why, so the caller fetches the answer again and replaces the file."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return MISSING
+    try:
+        return parse(raw)
+    except (ValueError, KeyError, TypeError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        reason = _json_error(exc) if isinstance(exc, json.JSONDecodeError) else f"{type(exc).__name__}: {exc}"
+        stats["damaged"] += 1
+        log.warning("%s: damaged cache file %s (%s, %d bytes); fetching it again", what, path, reason, len(raw))
+        return MISSING
 
 
 def input_paths(inputs: Mapping[str, Any], name: str) -> list[str]:

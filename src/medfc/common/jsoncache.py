@@ -3,6 +3,11 @@
 Keys hash everything that decides a result (what is asked, of which model with which parameters,
 with which prompt file hashes), so a rerun after adding a verifier, or after editing one prompt,
 recomputes only what that change touches. An empty directory name turns the cache off.
+
+Files land atomically; one that cannot be read back all the same (cut short by a full disk or a copy,
+not JSON, or not of the shape its reader expects) is a miss counted in ``stats["damaged"]`` and logged
+with its name (:func:`medfc.common.io.read_cache_entry`), so the caller computes or fetches it again and
+``put`` replaces it.
 """
 
 from __future__ import annotations
@@ -12,9 +17,11 @@ import json
 import os
 from collections import Counter
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from medfc.common.http import _atomic_write
+from medfc.common.io import MISSING, read_cache_entry
 
 
 def cache_key(*parts: Any) -> str:
@@ -30,11 +37,17 @@ class UnitCache:
     def _path(self, key: str) -> Path | None:
         return self.directory / key[:2] / f"{key}.json" if self.directory else None
 
-    def get(self, key: str) -> Any | None:
+    def get(self, key: str, parse: Callable[[Any], Any] | None = None) -> Any | None:
+        """The value stored under ``key`` (through ``parse``, which raises ``ValueError``, ``KeyError`` or
+        ``TypeError`` for a value not of the shape it reads), or None: not stored, or damaged (counted in
+        ``stats["damaged"]`` besides ``misses``, logged with the file's name)."""
         path = self._path(key)
-        if path is not None and path.exists():
-            self.stats["hits"] += 1
-            return json.loads(path.read_text(encoding="utf-8"))
+        if path is not None:
+            value = read_cache_entry(path, lambda raw: (parse or (lambda v: v))(json.loads(raw.decode("utf-8"))), self.stats,
+                                     "result cache")
+            if value is not MISSING:
+                self.stats["hits"] += 1
+                return value
         self.stats["misses"] += 1
         return None
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from medfc.common.http import HttpClient, RateLimiter, _atomic_write, progress_bar
+from medfc.common.http import AnswerError, HttpClient, RateLimiter, _atomic_write, progress_bar
 from medfc.common.io import InputFileError
 from medfc.common.report import SkipReport
 
@@ -255,8 +255,53 @@ def split_article_set(xml: bytes | str, source: str = "efetch answer") -> dict[s
 
 
 # --- fetching ---------------------------------------------------------------------------------
+def _said(value: Any) -> str:
+    return " ".join(str(value or "").split())[:200]
+
+
+def check_esearch(doc: Any) -> None:
+    """An esearch JSON answer, or :class:`~medfc.common.http.AnswerError`: ``esearchresult.ERROR`` (sent with
+    HTTP 200, e.g. "Search Backend failed: …") and an answer without ``esearchresult.idlist`` are retried;
+    NCBI's own error object (``{"error": "API key invalid", …}``) is refused at once (its text names it, so
+    the search clients call it a refused key). An empty ``idlist`` with ``errorlist.phrasesnotfound`` is a
+    real answer: nothing found."""
+    if not isinstance(doc, dict):
+        raise AnswerError(f"the answer is a JSON {type(doc).__name__}, not an object", retryable=False)
+    res = doc.get("esearchresult")
+    if not isinstance(res, dict):
+        said = _said(doc.get("error") or doc.get("message"))
+        if said:
+            raise AnswerError(f"E-utilities error: {said}", retryable="rate limit" in said.lower(), status=400)
+        raise AnswerError("an esearch answer without 'esearchresult'", retryable=True)
+    if res.get("ERROR"):
+        raise AnswerError(f"E-utilities error: {_said(res['ERROR'])}", retryable=True)
+    if not isinstance(res.get("idlist"), list):
+        raise AnswerError("an esearch answer without 'esearchresult.idlist'", retryable=True)
+
+
+def check_efetch(raw: bytes) -> None:
+    """An efetch answer, or :class:`~medfc.common.http.AnswerError` (retried): a document that is not a
+    PubmedArticleSet, such as ``<eFetchResult><ERROR>…</ERROR></eFetchResult>`` (sent with HTTP 200) or an
+    HTML page, and one that is not well-formed (cut short)."""
+    try:
+        root = ET.fromstring(raw)
+    except ET.ParseError as exc:
+        head = raw.lstrip()[:15].lower()
+        what = "an HTML page" if head.startswith((b"<!doctype html", b"<html")) else f"not well-formed XML ({exc})"
+        raise AnswerError(f"the efetch answer is {what}, not a PubmedArticleSet", retryable=True) from None
+    if root.tag != "PubmedArticleSet":
+        error = _said(root.findtext("ERROR") or root.findtext(".//ERROR"))
+        raise AnswerError(f"E-utilities error: {error}" if error else f"the efetch answer is a <{root.tag}>, not a PubmedArticleSet",
+                          retryable=True)
+
+
 class MissingContactEmail(RuntimeError):
     """No contact e-mail for NCBI: a configuration error that stops the run (never a failed search)."""
+
+
+def is_pmid(value: str) -> bool:
+    """Whether ``value`` is a PMID: ASCII digits only (what may become a cache file's name)."""
+    return value.isascii() and value.isdigit()
 
 
 class PubmedFetcher:
@@ -264,6 +309,11 @@ class PubmedFetcher:
 
     The cache is a directory of ``<pmid>.xml`` files, each a one-article PubmedArticleSet; a
     rerun asks NCBI only for the PMIDs that have no file yet. ``offline=True`` never asks.
+
+    Answers are checked: a PMID asked for that is not digits (``../x``, ``PMC7``) is skipped as
+    ``pmid_not_digits`` and never asked for nor made a path, and a record in an efetch answer that was not
+    asked for in that request (another PMID, or one that is not digits) is dropped as
+    ``record_not_asked_for``: never stored nor returned. ``dropped`` counts both.
     """
 
     def __init__(
@@ -299,8 +349,11 @@ class PubmedFetcher:
             limiter_kwargs = {k: http_kwargs[k] for k in ("clock", "sleep") if k in http_kwargs}
             http = HttpClient(cache_dir=None, limiter=RateLimiter(rate, **limiter_kwargs), **http_kwargs)
         self.http = http
+        self.dropped: Counter = Counter()
 
     def cached_path(self, pmid: str) -> Path | None:
+        if not is_pmid(pmid):
+            return None
         for d in [self.cache_dir, *self.extra_cache_dirs]:
             p = d / f"{pmid}.xml"
             if p.exists():
@@ -324,8 +377,8 @@ class PubmedFetcher:
         params = self._params()
         if len(ids) <= GET_MAX_IDS:
             params["id"] = ",".join(ids)
-            return self.http.get_bytes(self.url, params, use_cache=False)
-        return self.http.post_bytes(self.url, data={**params, "id": ",".join(ids)}, use_cache=False)
+            return self.http.get_bytes(self.url, params, use_cache=False, check=check_efetch)
+        return self.http.post_bytes(self.url, data={**params, "id": ",".join(ids)}, use_cache=False, check=check_efetch)
 
     def esearch(self, term: str, retmax: int, sort: str = "relevance") -> list[str]:
         """PMIDs matching ``term`` (at most ``retmax``, in ``sort`` order), from esearch's JSON answer.
@@ -333,12 +386,21 @@ class PubmedFetcher:
         Not cached here: the caller caches per (query, k) — the MedSNIP search cache — so the API key,
         a request parameter, never lands in a cache key."""
         params = {**self._params(), "term": term, "retmax": str(int(retmax)), "sort": sort, "retmode": "json"}
-        data = self.http.get_json(self.esearch_url, params, use_cache=False)
+        data = self.http.get_json(self.esearch_url, params, use_cache=False, check=check_esearch)
         return [str(x) for x in ((data or {}).get("esearchresult") or {}).get("idlist") or []]
 
     def fetch(self, pmids: Iterable[str], report: SkipReport | None = None, progress: bool = True) -> dict[str, Path]:
         """Make sure every PMID is cached; return {pmid: cache file} for those that exist."""
-        wanted = list(dict.fromkeys(str(p).strip() for p in pmids if str(p).strip()))
+        wanted = []
+        for p in dict.fromkeys(str(p).strip() for p in pmids if str(p).strip()):
+            if is_pmid(p):
+                wanted.append(p)
+                continue
+            self.dropped["pmid_not_digits"] += 1
+            if report is not None:
+                report.skip(p, "pmid_not_digits", "a PMID is ASCII digits")
+            else:
+                log.warning("PubMed: %r is not a PMID (digits only): skipped", p)
         have = {p: self.cached_path(p) for p in wanted}
         missing = [p for p, path in have.items() if path is None]
         if report is not None:
@@ -360,7 +422,16 @@ class PubmedFetcher:
             xml = self._fetch_batch(batch)
             if report is not None:
                 report.count("efetch_requests")
-            articles = split_article_set(xml, source=f"efetch answer for {len(batch)} PMIDs from {batch[0]}")
+            where = f"efetch answer for {len(batch)} PMIDs from {batch[0]}"
+            articles = split_article_set(xml, source=where)
+            asked = set(batch)
+            for pmid in [p for p in articles if p not in asked]:  # never stored under its name, nor returned
+                del articles[pmid]
+                self.dropped["record_not_asked_for"] += 1
+                if report is not None:
+                    report.skip(pmid, "record_not_asked_for", f"in the {where}")
+                else:
+                    log.warning("PubMed: the %s holds PMID %r, not asked for: dropped", where, pmid)
             for pmid, body in articles.items():
                 path = self.cache_dir / f"{pmid}.xml"
                 _atomic_write(path, body)

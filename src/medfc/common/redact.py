@@ -40,6 +40,17 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.match(name))
 
 
+_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "x-auth-token",
+                             "x-goog-api-key"})
+
+
+def is_secret_header(name: str) -> bool:
+    """Whether a request header of this name carries a credential: ``Authorization``, ``Proxy-Authorization``,
+    ``Cookie``, ``X-API-KEY``, ``api-key`` and every name :func:`is_secret_name` calls a credential
+    (``X-Auth-Token``, ``Ocp-Apim-Subscription-Key`` …)."""
+    return name.lower() in _SECRET_HEADERS or is_secret_name(name)
+
+
 def redact(text: Any) -> str:
     """``text`` with every credential it shows replaced by ``***``: the values of credential query
     parameters and fields (``api_key``, ``key``, ``token``, ``access_token``, ``apikey``, ``password``,

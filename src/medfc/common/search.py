@@ -15,6 +15,14 @@ restarted after a kill) searches nothing already answered.
 
 A backend that needs an API key (``require_key``) stops with :class:`MissingApiKey`, naming the
 environment variable, before it sends anything.
+
+A bad day never looks like "no results". Each source's error answers are parsed as errors, also those that
+arrive with HTTP 200 (Serper's ``{"message", "statusCode"}``, MediaWiki's ``{"error": {"code": "maxlag"}}``,
+E-utilities' ``esearchresult.ERROR``, efetch's ``<ERROR>``), as is an answer without the source's result
+fields or one that is not JSON: the passing ones are retried by the HTTP client and end in an
+:class:`~medfc.common.http.HttpError` (``exhausted``), the others in an HttpError at once. A refused key
+or account (401, 403, an invalid key, no credits left) is :class:`SearchKeyRejected`, naming the source and
+the key's environment variable. None of them is ever cached: :class:`CachedSearch` stores only answers.
 """
 
 from __future__ import annotations
@@ -26,9 +34,9 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from medfc.common.http import HttpClient
+from medfc.common.http import AnswerError, HttpClient, HttpError
 from medfc.common.jsoncache import UnitCache, cache_key
-from medfc.common.redact import redact_url
+from medfc.common.redact import redact, redact_url
 
 SERPER_URL = "https://google.serper.dev/search"
 WIKIPEDIA_API_URL = "https://en.wikipedia.org/w/api.php"
@@ -48,6 +56,94 @@ class MissingApiKey(RuntimeError):
     def __init__(self, variable: str, what: str):
         super().__init__(f"{what} needs an API key: set the environment variable {variable}")
         self.variable = variable
+
+
+class SearchKeyRejected(RuntimeError):
+    """A source that refused the search's credentials or account (HTTP 401 or 403, an invalid key, no credits
+    left): a configuration error that stops the job at once, naming the source and the key's variable."""
+
+    def __init__(self, source: str, variable: str, error: HttpError):
+        where = f"check the key in the environment variable {variable}" if variable else "it takes no key: check its URL and your access"
+        super().__init__(f"{source} refused the request ({error}): {where}")
+        self.source = source
+        self.variable = variable
+        self.status = error.status
+
+
+class SearchError(RuntimeError):
+    """A search whose answers do not fit together (e.g. esearch found PMIDs that efetch does not return):
+    never cached, a rerun asks again."""
+
+
+_KEY_REFUSALS = ("api key invalid", "invalid api key", "not enough credits", "insufficient credits", "out of credits")
+
+
+def key_refused(error: HttpError) -> bool:
+    """Whether ``error`` says the credentials or the account were refused: HTTP 401 or 403, or a message of
+    the real services' shapes for it (NCBI's 400 ``{"error": "API key invalid"}``, Serper's 400
+    ``{"message": "Not enough credits"}``)."""
+    text = str(error).lower()
+    return error.status in (401, 403) or any(m in text for m in _KEY_REFUSALS)
+
+
+def _refused(error: HttpError, source: str, variable: str) -> HttpError | SearchKeyRejected:
+    """``error`` as :class:`SearchKeyRejected` when it is a refused key (:func:`key_refused`), else itself."""
+    return SearchKeyRejected(source, variable, error) if key_refused(error) else error
+
+
+def _said(doc: dict[str, Any], *fields: str) -> str:
+    for f in fields:
+        v = doc.get(f)
+        if isinstance(v, dict):
+            v = v.get("info") or v.get("message") or v.get("code")
+        if v:
+            return " ".join(redact(v).split())[:200]
+    return ""
+
+
+SERPER_RESULT_FIELDS = ("organic", "answerBox", "knowledgeGraph", "searchParameters")
+
+
+def check_serper(doc: Any) -> None:
+    """A Serper answer or :class:`AnswerError`: its error shape ``{"message", "statusCode"}`` (which a proxy
+    or the service may send with HTTP 200) by the status it names (401/403 and "Not enough credits" refused,
+    429 and 5xx retried, other codes not), and an answer with none of the result fields (retried)."""
+    if not isinstance(doc, dict):
+        raise AnswerError(f"the answer is a JSON {type(doc).__name__}, not an object", retryable=False)
+    status = doc.get("statusCode") if isinstance(doc.get("statusCode"), int) else None
+    message = _said(doc, "message", "error")
+    results = any(f in doc for f in SERPER_RESULT_FIELDS)
+    if results and not (status and status >= 400):
+        return
+    what = f"error answer{f' {status}' if status else ''}: {message}" if message else "an answer without search results (no organic, answerBox, knowledgeGraph or searchParameters)"
+    if status in (401, 403) or any(m in message.lower() for m in _KEY_REFUSALS):
+        raise AnswerError(what, retryable=False, status=status or 403)
+    if status is None or status == 429 or status >= 500:
+        raise AnswerError(what, retryable=True, status=status)
+    raise AnswerError(what, retryable=False, status=status)
+
+
+#: MediaWiki error codes of a passing condition (server load, rate limits, a read-only database, internal errors)
+MEDIAWIKI_RETRY = frozenset({"maxlag", "ratelimited", "readonly", "internal_api_error", "databaseerror", "timeout"})
+
+
+def check_mediawiki(doc: Any) -> None:
+    """A MediaWiki API answer or :class:`AnswerError`: ``{"error": {"code", "info"}}`` (HTTP 200, e.g. ``maxlag``
+    under load, which also sends Retry-After) or ``{"errors": [...]}``; the passing codes retried, the others
+    not; an answer without ``query`` retried."""
+    if not isinstance(doc, dict):
+        raise AnswerError(f"the answer is a JSON {type(doc).__name__}, not an object", retryable=False)
+    errors = doc.get("errors") if isinstance(doc.get("errors"), list) else []
+    err = doc.get("error") if isinstance(doc.get("error"), dict) else (errors[0] if errors and isinstance(errors[0], dict) else None)
+    if err is not None:
+        code = str(err.get("code") or "unknown")
+        info = _said(err, "info", "text", "*")
+        retry = code in MEDIAWIKI_RETRY or code.startswith("internal_api_error")
+        lag = err.get("lag")
+        raise AnswerError(f"MediaWiki error {code}: {info}", retryable=retry,
+                          retry_after=float(lag) if code == "maxlag" and isinstance(lag, (int, float)) and lag > 0 else None)
+    if not isinstance(doc.get("query"), dict):
+        raise AnswerError("a MediaWiki answer without 'query'", retryable=True)
 
 
 class SearchBackend(Protocol):
@@ -78,9 +174,9 @@ class CachedSearch:
 
     def search(self, query: str, k: int) -> list[Hit]:
         key = search_key(self.backend, query, k)
-        hit = self.cache.get(key)
+        hit = self.cache.get(key, parse=lambda stored: [Hit(**h) for h in stored])
         if hit is not None:
-            return [Hit(**h) for h in hit]
+            return hit
         self.searches += 1
         hits = self.backend.search(query, k)
         self.cache.put(key, [asdict(h) for h in hits])
@@ -88,17 +184,27 @@ class CachedSearch:
 
 
 class PubMedSearch:
+    """esearch (relevance) then the records of the PMIDs found; ``api_key_env`` names the key's variable in
+    the error when NCBI refuses it."""
+
     name = "pubmed"
 
-    def __init__(self, fetcher: Any) -> None:
+    def __init__(self, fetcher: Any, api_key_env: str = "NCBI_API_KEY") -> None:
         self.fetcher = fetcher
+        self.api_key_env = api_key_env
 
     def index_id(self) -> str:
         return self.fetcher.esearch_url
 
     def search(self, query: str, k: int) -> list[Hit]:
-        pmids = self.fetcher.esearch(query, k)
-        recs = {r["pmid"]: r for r in self.fetcher.records(pmids, progress=False)}
+        try:
+            pmids = self.fetcher.esearch(query, k)
+            recs = {r["pmid"]: r for r in self.fetcher.records(pmids, progress=False)}
+        except HttpError as exc:
+            raise _refused(exc, f"PubMed E-utilities ({redact_url(self.fetcher.esearch_url)})", self.api_key_env) from None
+        if pmids and not recs:
+            raise SearchError(f"PubMed: esearch found {len(pmids)} PMIDs for {query!r} ({', '.join(pmids[:5])}"
+                              f"{' …' if len(pmids) > 5 else ''}) but efetch returned none of them")
         return [Hit(title=recs[p].get("title") or "", text=recs[p].get("abstract") or "",
                     url=f"https://pubmed.ncbi.nlm.nih.gov/{p}/", id=p) for p in pmids if p in recs]
 
@@ -123,10 +229,14 @@ class WebSearch:
         return redact_url(self.url)  # a key in the endpoint's query is no part of what the index is
 
     def search(self, query: str, k: int) -> list[Hit]:
-        key = _api_key(self.api_key_env, self.require_key, f"the web search ({redact_url(self.url)})")
+        what = f"the web search ({redact_url(self.url)})"
+        key = _api_key(self.api_key_env, self.require_key, what)
         headers = {"Content-Type": "application/json", **({"X-API-KEY": key} if key else {})}
-        data = self.http.fetch("POST", self.url, data=json.dumps({"q": query, "num": int(k)}, sort_keys=True).encode(),
-                               kind="json", headers=headers)
+        try:
+            data = self.http.fetch("POST", self.url, data=json.dumps({"q": query, "num": int(k)}, sort_keys=True).encode(),
+                                   kind="json", headers=headers, check=check_serper)
+        except HttpError as exc:
+            raise _refused(exc, what, self.api_key_env) from None
         hits: list[Hit] = []
         box = data.get("answerBox") or {}
         if box:
@@ -164,15 +274,22 @@ class WikipediaSearch:
         return redact_url(self.url)
 
     def search(self, query: str, k: int) -> list[Hit]:
+        try:
+            return self._search(query, k)
+        except HttpError as exc:
+            raise _refused(exc, f"Wikipedia ({redact_url(self.url)})", "") from None
+
+    def _search(self, query: str, k: int) -> list[Hit]:
         found = self.http.get_json(self.url, {"action": "query", "list": "search", "srsearch": query, "srlimit": str(int(k)),
-                                              "srprop": "snippet", "format": "json", "formatversion": "2"}, use_cache=False)
+                                              "srprop": "snippet", "format": "json", "formatversion": "2"}, use_cache=False,
+                                   check=check_mediawiki)
         results = ((found or {}).get("query") or {}).get("search") or []
         ranked = [(str(r.get("pageid", "")), str(r.get("title") or ""), strip_html(str(r.get("snippet") or ""))) for r in results[: int(k)]]
         if not ranked:
             return []
         pages = self.http.get_json(self.url, {"action": "query", "prop": "extracts", "exintro": "1", "explaintext": "1",
                                               "exlimit": "max", "pageids": "|".join(p for p, _, _ in ranked),
-                                              "format": "json", "formatversion": "2"}, use_cache=False)
+                                              "format": "json", "formatversion": "2"}, use_cache=False, check=check_mediawiki)
         extracts = {str(p.get("pageid", "")): " ".join(str(p.get("extract") or "").split())
                     for p in ((pages or {}).get("query") or {}).get("pages") or []}
         hits = [Hit(title=t, text=extracts.get(p) or snippet, url=self.page_url + t.replace(" ", "_"), id=p) for p, t, snippet in ranked]

@@ -12,6 +12,14 @@ rows, e.g. that they are the demo's made-up content). Each answer is cached on d
 query, k) with its date as soon as it arrives, so a rerun, or a run restarted after a kill, sends nothing
 already answered. ``file`` replaces searching with a prepared file of rows in this format, matched to the
 claims by query.
+
+The job succeeds only with evidence it can vouch for: a search that fails (the source's error answers, also
+those sent with HTTP 200, and 429/5xx after the client's retries) stops it at once with
+:class:`EvidenceSearchFailed`, naming the claim and the error (nothing of it cached: the rerun asks exactly
+the claims not yet answered); a refused key stops it as :class:`~medfc.common.search.SearchKeyRejected`,
+naming the key's variable; and more claims without evidence (the search found nothing, the file lacks the
+claim, the claim has no text) than ``max_share_without_evidence`` allows is :class:`TooLittleEvidence`.
+The report counts them (``claims_without_evidence``).
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from medfc.common.io import read_jsonl
 from medfc.common.jsoncache import UnitCache, cache_key
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
-from medfc.common.search import Hit, PubMedSearch, SearchBackend, WebSearch, WikipediaSearch
+from medfc.common.search import Hit, PubMedSearch, SearchBackend, SearchError, WebSearch, WikipediaSearch
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +76,14 @@ class WikipediaSourceOptions(Options):
 
 
 SOURCE_OPTIONS: dict[str, type[Options]] = {"web": WebSourceOptions, "pubmed": PubMedSourceOptions, "wikipedia": WikipediaSourceOptions}
+
+
+class EvidenceSearchFailed(RuntimeError):
+    """A search of the evidence step that failed: the job stops (what was answered before stays cached)."""
+
+
+class TooLittleEvidence(RuntimeError):
+    """More claims without evidence than ``healthfc.retrieval.max_share_without_evidence`` allows."""
 
 
 def normalise_query(text: str) -> str:
@@ -112,9 +128,9 @@ class DatedSearchCache:
     def search(self, query: str, k: int) -> tuple[list[Hit], str, bool]:
         """(hits, the date searched, whether it came from the cache)."""
         key = cache_key("healthfc-evidence", self.backend.name, self.backend.index_id(), normalise_query(query), int(k))
-        got = self.cache.get(key)
+        got = self.cache.get(key, parse=lambda v: ([Hit(**h) for h in v["hits"]], str(v["searched"])))
         if got is not None:
-            return [Hit(**h) for h in got["hits"]], str(got["searched"]), True
+            return got[0], got[1], True
         self.searches += 1
         hits = self.backend.search(query, int(k))
         searched = self.today()
@@ -124,15 +140,17 @@ class DatedSearchCache:
 
 def retrieve(queries: Sequence[tuple[str, str]], searcher: DatedSearchCache, source: str, top_k: int, report: SkipReport,
              progress: bool = True) -> list[dict[str, Any]]:
-    """Search every claim's query (at most ``top_k`` hits); a failed search is skipped with its error (not
-    cached: a rerun asks again), a claim without results is reported."""
+    """Search every claim's query (at most ``top_k`` hits); a claim without results is reported. A search that
+    fails stops the run (:class:`EvidenceSearchFailed`: the claim, the error, what is cached); nothing of it
+    is cached, so the rerun asks exactly the claims not answered yet."""
     rows: list[dict[str, Any]] = []
-    for cid, query in progress_bar(queries, total=len(queries), desc=f"search {source}", enabled=progress):
+    for n, (cid, query) in enumerate(progress_bar(queries, total=len(queries), desc=f"search {source}", enabled=progress)):
         try:
             hits, searched, cached = searcher.search(query, top_k)
-        except HttpError as exc:
-            report.skip(cid, "search_error", str(exc))
-            continue
+        except (HttpError, SearchError) as exc:
+            raise EvidenceSearchFailed(
+                f"healthfc_retrieve ({source}): the search for claim {cid} ({query!r}) failed: {exc}. The answers to the {n} "
+                f"claims before it are cached; a rerun asks only the {len(queries) - n} claims from this one on that have none") from exc
         report.count("answers_cached" if cached else "searches_sent")
         hits = list(hits)[: int(top_k)]
         if not hits:
@@ -141,6 +159,8 @@ def retrieve(queries: Sequence[tuple[str, str]], searcher: DatedSearchCache, sou
         report.count("claims_with_results")
         report.count("rows", len(hits))
         rows.extend(hit_rows(cid, query, source, searched, hits))
+    if searcher.cache.stats["damaged"]:  # answers whose cache file could not be read back: asked again
+        report.count("cache_files_damaged", searcher.cache.stats["damaged"])
     return rows
 
 
@@ -170,6 +190,22 @@ def from_file(queries: Sequence[tuple[str, str]], path: str | os.PathLike, sourc
     return rows
 
 
+def check_coverage(report: SkipReport, source: str, max_share: float) -> int:
+    """Count the claims without evidence (``claims_without_evidence``: searched or looked up without a row, or
+    without a claim text to search); :class:`TooLittleEvidence` when their share of the claims is above
+    ``max_share``. Returns their number."""
+    reasons = ("no_results", "not_in_file") + tuple(r for r in report.reasons() if r.startswith("missing_claim_"))
+    missing = [s["id"] for s in report.skipped if s["reason"] in reasons]
+    total = report.counts["claims"] + sum(1 for s in report.skipped if s["reason"].startswith("missing_claim_"))
+    report.count("claims_without_evidence", len(missing))
+    if total and len(missing) > max_share * total:
+        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+        raise TooLittleEvidence(
+            f"healthfc_retrieve ({source}): {len(missing)} of {total} claims ({len(missing) / total:.1%}) have no evidence ({shown}), "
+            f"more than healthfc.retrieval.max_share_without_evidence = {max_share:g} allows; the rule's log lists each with its reason")
+    return len(missing)
+
+
 def make_backend(source: str, opts: Options, max_retries: int) -> SearchBackend:
     """The search client of ``source`` (keys from the environment; the web search's is required)."""
     if source == "web":
@@ -185,7 +221,7 @@ def make_backend(source: str, opts: Options, max_retries: int) -> SearchBackend:
         key = (os.environ.get(opts.api_key_env) or None) if opts.api_key_env else None
         fetcher = PubmedFetcher(opts.records_dir, api_key=key, email=opts.email or None,
                                 requests_per_second=opts.requests_per_second or None, max_retries=max_retries)
-        return PubMedSearch(fetcher)
+        return PubMedSearch(fetcher, api_key_env=opts.api_key_env)
     raise ValueError(f"unknown evidence source {source!r}; known: {EVIDENCE_SOURCES}")
 
 

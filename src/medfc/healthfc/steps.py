@@ -326,13 +326,15 @@ class RetrieveOptions(Options):
     top_k: int
     cache_dir: str
     max_retries: int
+    max_share_without_evidence: float
     progress: bool
     source_options: dict[str, Any]
 
 
 def retrieve(inputs: dict[str, Any], outputs: dict[str, Any], options: RetrieveOptions) -> dict[str, Any]:
     """Dataset → ``evidence`` (JSONL, one row per claim × rank) and ``report`` (JSON): each claim searched in
-    ``options.source`` (cached per query, resumable), or the rows of the source's prepared ``file``."""
+    ``options.source`` (cached per query, resumable), or the rows of the source's prepared ``file``. Fails on
+    a failed search, a refused key, or more claims without evidence than ``max_share_without_evidence``."""
     from medfc.healthfc import evidence as ev
 
     report = SkipReport(f"healthfc-retrieve-{options.source}")
@@ -346,6 +348,7 @@ def retrieve(inputs: dict[str, Any], outputs: dict[str, Any], options: RetrieveO
         searcher = ev.DatedSearchCache(ev.make_backend(options.source, src, options.max_retries), options.cache_dir)
         rows = ev.retrieve(queries, searcher, options.source, options.top_k, report, progress=options.progress)
         mode = "search"
+    ev.check_coverage(report, options.source, options.max_share_without_evidence)
     write_jsonl(outputs["evidence"], rows)
     info = {"source": options.source, "mode": mode, "top_k": options.top_k, "lang": options.lang, **report.as_dict()}
     write_json(outputs["report"], info)

@@ -147,6 +147,10 @@ def decompose(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: De
 # ------------------------------------------------------------------------------------------- verify
 
 
+class SearchUnavailable(RuntimeError):
+    """Searches of the retrieval verifier that the service did not answer: the step fails after caching the rest."""
+
+
 def make_searchers(r: RetrievalOptions) -> dict[str, CachedSearch]:
     """The search backends named in ``r.sources``, each behind the per-(query, k) search cache."""
     from medfc.common.pubmed import PubmedFetcher
@@ -159,7 +163,7 @@ def make_searchers(r: RetrievalOptions) -> dict[str, CachedSearch]:
             key_env = r.pubmed.api_key_env
             fetcher = PubmedFetcher(r.pubmed.cache_dir, api_key=(os.environ.get(key_env) or None) if key_env else None,
                                     email=r.pubmed.email or None, requests_per_second=r.pubmed.requests_per_second or None)
-            backend: Any = PubMedSearch(fetcher)
+            backend: Any = PubMedSearch(fetcher, api_key_env=key_env)
         elif name == "bm25":
             b = r.bm25
             backend = BM25Search(b.passages, b.text_field, b.title_field, b.id_field, b.url_field)
@@ -181,6 +185,11 @@ def verify(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: Verif
         searchers = make_searchers(options.retrieval)
     ver = Verifier(make_llm(options.llm, ledger, runtime.threads), options, UnitCache(options.unit_cache_dir), report, searchers)
     verdicts = ver.run(units, answers)
+    if ver.outages:
+        failed = sorted({u for u, _ in ver.outages})
+        raise SearchUnavailable(f"medsnip verify {options.name}: {len(ver.outages)} searches went unanswered after their retries, "
+                                f"for {len(failed)} units ({', '.join(failed[:5])}{' …' if len(failed) > 5 else ''}); first: {ver.outages[0][1]}. "
+                                f"The other {len(verdicts) - len(failed)} verdicts are cached: a rerun verifies only these units")
     write_jsonl(outputs["verdicts"], verdicts)
     usage: Counter = Counter()
     for v in verdicts:

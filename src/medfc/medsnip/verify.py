@@ -13,7 +13,10 @@
     far, and answers ``{final_answer, confidence, reasoning}``, ``{abstain: true, reasoning}`` or
     ``{search_query, source, reasoning}``. A search runs on the named backend (``hits_per_search``
     hits, title and text cut to ``title_chars`` / ``text_chars``) and its hits join the evidence (a
-    search that fails is recorded with its error, counted, and the unit is not cached).
+    search that fails is recorded with its error, counted, and the unit is not cached). A search the
+    service could not answer (429/5xx, timeouts, cut or error answers after the client's retries) is also
+    an *outage* (``Verifier.outages``): the step finishes every unit, caches those without one, then
+    fails naming them, so the rerun verifies only those units; a refused key stops it at once.
     Guards: TRUE on the first turn without evidence → the next turn asks it to search first (once);
     a confidence below ``reprompt_below`` with turns left → the next turn asks it to search more or
     abstain (once); the turn cap reached, or an answer still malformed after its repair → one
@@ -40,6 +43,7 @@ import requests
 from medfc.common.http import HttpError
 from medfc.common.redact import redact
 from medfc.common.report import SkipReport
+from medfc.common.search import SearchError
 from medfc.llm.base import LLMClient
 from medfc.llm.prompts import load_prompt
 from medfc.llm.structured import ask_json
@@ -49,7 +53,7 @@ from medfc.medsnip.options import VerifyOptions
 from medfc.medsnip.search import CachedSearch, render_hits
 from medfc.scoring.medsnip import FALSE, TRUE
 
-SEARCH_ERRORS = (HttpError, requests.RequestException, OSError, ValueError, KeyError)
+SEARCH_ERRORS = (HttpError, SearchError, requests.RequestException, OSError, ValueError, KeyError)
 SINGLE_PROMPTS = {"claim_only": "medsnip/verify_claim_only", "full_context": "medsnip/verify_full_context"}
 RAG_PROMPTS = {"turn": "medsnip/rag_turn", "final": "medsnip/rag_final", "repair": "llm/json_repair"}
 GUARD_TRUE = ("You answered TRUE on the first turn without any evidence. Search for evidence first "
@@ -152,6 +156,7 @@ class Verifier:
         self.searchers = dict(searchers or {})
         self.identity = llm_identity(opts.llm)
         self.counts: Counter = Counter()
+        self.outages: list[tuple[str, str]] = []  # (unit id, error) of searches the service did not answer
         names = prompt_names(opts.verifier)
         self.prompts = {n: load_prompt(n, opts.prompt_dir) for n in names}
 
@@ -255,6 +260,8 @@ class Verifier:
                         st["failed"] = True  # not cached: a rerun searches again
                         self.counts["search_failed"] += 1
                         self.report.skip(rec["unit_id"], "search_failed", entry["error"])
+                        if isinstance(exc, SearchError) or (isinstance(exc, HttpError) and exc.exhausted):
+                            self.outages.append((rec["unit_id"], entry["error"]))
                     rec["evidence"].append(entry)
         forced = [i for i, st in state.items() if not st.get("done")]
         for i in forced:

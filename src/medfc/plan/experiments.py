@@ -178,7 +178,8 @@ class ExperimentsPlan:
         own = dict(r[source])
         if source == "pubmed":
             own["records_dir"] = own["records_dir"] or f"{self.config['cache_dir']}/clinifact/pubmed"
-        return {"source": source, "lang": r["lang"], "top_k": r["top_k"], "max_retries": r["max_retries"], "progress": r["progress"],
+        return {"source": source, "lang": r["lang"], "top_k": r["top_k"], "max_retries": r["max_retries"],
+                "max_share_without_evidence": r["max_share_without_evidence"], "progress": r["progress"],
                 "cache_dir": r["cache_dir"] or f"{self.config['cache_dir']}/healthfc/evidence", "source_options": own}
 
     def healthfc_score_options(self, lang: str, system: str) -> dict[str, Any]:

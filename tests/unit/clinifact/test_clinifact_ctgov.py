@@ -115,6 +115,43 @@ def test_changed_params_start_a_new_crawl(server, tmp_path, clock):
     assert json.loads((tmp_path / "s.json").read_text())["params"]["fields"] == "NCTId"
 
 
+@pytest.mark.parametrize("pages", [
+    {None: ([1, 2], "tokA"), "tokA": ([3, 4], "tokA")},  # the server hands out the same token again
+    {None: ([1, 2], "tokA"), "tokA": ([3, 4], "tokB"), "tokB": ([5], "tokA")},  # ... or one of an earlier page
+], ids=["same", "cycle"])
+def test_a_repeated_page_token_stops_the_search_naming_it(server, tmp_path, clock, pages):
+    asked: list = []
+
+    def handler(method, path, query, body):
+        token = query.get("pageToken", [None])[0]
+        asked.append(token)
+        ids, nxt = (PAGES if state["fixed"] else pages)[token]
+        page = {"studies": [_study(i) for i in ids], **({"nextPageToken": nxt} if nxt else {})}
+        return 200, {"Content-Type": "application/json"}, json.dumps(page).encode()
+
+    state = {"fixed": False}
+    server.handler = handler
+    params, url = search_params(page_size=2), server.url + "/api/v2/studies"
+    out, state_path = tmp_path / "studies.jsonl.gz", tmp_path / "state.json"
+    repeated = len(pages) - 1
+    client = _client(tmp_path, clock)
+    fetch = client.get_json
+
+    def bounded(*a, **kw):  # the reader before paged forever (from its page cache after the first round): stop it here
+        assert client.stats["requests"] + client.stats["cache_hits"] < 40, "paging forever"
+        return fetch(*a, **kw)
+
+    client.get_json = bounded
+    with pytest.raises(ctgov.RepeatedPageToken, match=rf"page {repeated + 1} of the search gave the page token 'tokA' of page 2 again"):
+        ctgov.fetch_search(out, client, params, state_path, url=url, progress=False)
+    assert len(asked) == len(pages) and not out.exists()
+    saved = json.loads(state_path.read_text())
+    assert saved["tokens"] == [None, "tokA", "tokB"][: repeated + 1] and saved["complete"] is False
+    state["fixed"] = True  # the server pages right again: the page that repeated a token was not cached, it is asked again
+    assert ctgov.fetch_search(out, _client(tmp_path, clock), params, state_path, url=url, progress=False) == 7
+    assert asked[len(pages):] == [t for t in [None, "tokA", "tokB", "tokC"][repeated:]]
+
+
 def test_bulk_zip_streams_study_members(tmp_path):
     zpath = tmp_path / "bulk.zip"
     with zipfile.ZipFile(zpath, "w") as zf:

@@ -323,3 +323,36 @@ def test_an_unparseable_document_names_its_source_and_line():
     with pytest.raises(P.PubmedXmlError, match=r"^efetch answer, line 4: not well-formed XML: no element found") as err:
         P.parse_pubmed_xml('<?xml version="1.0" ?>\n<PubmedArticleSet>\n<PubmedArticle><MedlineCitation>\n', source="efetch answer")
     assert (err.value.path, err.value.line) == ("efetch answer", 4)
+
+
+# --- answers are checked: PMIDs are digits before they become paths, records not asked for are dropped --------------
+
+
+def _article(pmid: str, title: str) -> str:
+    return (f'<PubmedArticle><MedlineCitation><PMID Version="1">{pmid}</PMID><Article><ArticleTitle>{title}</ArticleTitle>'
+            f"<Abstract><AbstractText>Abstract of {title}.</AbstractText></Abstract></Article></MedlineCitation></PubmedArticle>")
+
+
+def test_records_not_asked_for_are_dropped_and_counted_and_never_become_paths(server, tmp_path, clock):
+    """An efetch answer (a proxy's, a server's bug) that holds other PMIDs than those asked for: 222's record for
+    111, and a PMID that is a path. Nothing of it is stored or returned."""
+    calls: list = []
+
+    def handler(method, path, query, body):
+        calls.append(query["id"][0])
+        arts = _article("222", "Not asked for") + _article("../../escaped", "Escape") + _article("113", "Asked for")
+        return 200, {"Content-Type": "text/xml"}, f"<?xml version='1.0'?><PubmedArticleSet>{arts}</PubmedArticleSet>".encode()
+
+    server.handler = handler
+    cache = tmp_path / "a" / "b" / "pm"
+    f = P.PubmedFetcher(cache, email="t@example.org", url=server.url + "/efetch.fcgi", clock=clock, sleep=clock.sleep)
+    report = SkipReport("abs")
+    recs = list(f.records(["111", "113", "../../x", "PMC7", " 114 "], report=report, progress=False))
+    assert calls == ["111,113,114"]  # only digits are asked for (whitespace around them stripped)
+    assert [(r["pmid"], r["title"]) for r in recs] == [("113", "Asked for")]
+    assert sorted(p.name for p in cache.iterdir()) == ["113.xml"]
+    assert not list((tmp_path / "a").glob("*.xml")) and not list(tmp_path.glob("*.xml"))  # ../../escaped.xml never written
+    assert report.reasons() == {"pmid_not_digits": 2, "pmid_not_returned": 2, "record_not_asked_for": 2}
+    assert sorted(s["id"] for s in report.skipped if s["reason"] == "record_not_asked_for") == ["../../escaped", "222"]
+    assert f.dropped == {"record_not_asked_for": 2, "pmid_not_digits": 2}
+    assert f.cached_path("../../escaped") is None and f.cached_path("113") == cache / "113.xml"

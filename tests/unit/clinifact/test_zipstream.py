@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from medfc.clinifact import ctgov, zipstream
-from medfc.common.io import write_jsonl
+from medfc.common.io import read_jsonl, write_jsonl
 from medfc.common.report import SkipReport
 
 DEMO_ZIP = Path(__file__).resolve().parents[3] / "resources" / "demo" / "ctgov" / "studies.zip"
@@ -440,3 +440,49 @@ def test_the_bulk_reader_counts_oversized_and_non_object_members_with_zip_and_me
         assert by_id["NCT99110005"] == ("not_a_json_object", f"{zpath}: member 'NCT99110005.json' holds a JSON string, not an object")
         assert by_id["NCT99110006"][0] == "invalid_json" and by_id["NCT99110006"][1].startswith(f"{zpath}: member 'NCT99110006.json': ")
         assert report.reasons() == {"invalid_json": 1, "member_too_large": 1, "not_a_json_object": 2}
+
+
+def test_a_stored_member_with_a_descriptor_is_streamed_and_never_held_past_the_cap():
+    """STORED with a data descriptor: the end is found by scanning for the descriptor. The scan streams, keeping
+    a window of a chunk and holding the member's bytes only while it is wanted and under the cap (before, the
+    reader held it whole and copied it: about four times the member for a 8 MiB one under a 256 KiB cap)."""
+    big = bytes((i * 2654435761) >> 13 & 0xFF for i in range(1 << 16)) * 128  # 8 MiB, holding no zip signature
+    members = {"NCT99110001.json": b'{"a": 1}', "NCT99110002.json": big, "NCT99110003.json": b'{"b": 2}'}
+    data = make_zip(zipfile.ZIP_STORED, seekable=False, members=members)
+    cap = 256 * 1024
+    for max_size, wanted in ((cap, None), (cap, lambda n: n != "NCT99110002.json"), (None, None)):
+        fh = io.BytesIO(data)
+        tracemalloc.start()
+        got = [(m.name, m.error, None if m.data is None else len(m.data), m.file_size, m.crc)
+               for m in zipstream.iter_members(fh, select=wanted, max_size=max_size)]
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        error = "member_too_large" if max_size and wanted is None else None
+        size = None if error or wanted is not None else len(big)
+        assert got == [("NCT99110001.json", None, 8, 8, zlib.crc32(b'{"a": 1}')), ("NCT99110002.json", error, size, len(big), zlib.crc32(big)),
+                       ("NCT99110003.json", None, 8, 8, zlib.crc32(b'{"b": 2}'))]
+        if max_size is not None:
+            assert peak < 2 * cap + 4 * zipstream.CHUNK_SIZE, peak  # the cap and a few chunks, not the member's 8 MiB
+        else:
+            assert peak < 2.2 * len(big), peak  # uncapped: the member itself (and its join), no copies beyond
+
+
+def test_the_bulk_reader_writes_a_study_present_twice_once_and_counts_the_repeat(tmp_path):
+    first = {"protocolSection": {"identificationModule": {"nctId": "NCT99110001"}}, "copy": 1}
+    second = {"protocolSection": {"identificationModule": {"nctId": "NCT99110001"}}, "copy": 2}
+    other = {"protocolSection": {"identificationModule": {"nctId": "NCT99110002"}}}
+    zpath = tmp_path / "dup.zip"
+    with zipfile.ZipFile(zpath, "w") as zf:
+        zf.writestr("NCT99110001.json", b"{broken")  # a broken copy first: the good one after it is the study
+        zf.writestr("ctg-studies/NCT99110001.json", json.dumps(first))
+        zf.writestr("NCT99110002.json", json.dumps(other))
+        with pytest.warns(UserWarning, match="Duplicate name"):
+            zf.writestr("ctg-studies/NCT99110001.json", json.dumps(second))
+        zf.writestr("more/NCT99110001.json", json.dumps(second))
+    report = SkipReport("t")
+    n = ctgov.read_bulk_zip(zpath, tmp_path / "out.jsonl.gz", report=report, apply_filter=False, progress=False)
+    assert n == 2 and [(ctgov.nct_id(s), s.get("copy")) for s in read_jsonl(tmp_path / "out.jsonl.gz")] == [("NCT99110001", 1), ("NCT99110002", None)]
+    assert report.reasons() == {"duplicate_study": 2, "invalid_json": 1} and report.counts["members_read"] == 2
+    dups = [s["detail"] for s in report.skipped if s["reason"] == "duplicate_study"]
+    assert dups == [f"{zpath}: member 'ctg-studies/NCT99110001.json': NCT99110001 came out of an earlier member already",
+                    f"{zpath}: member 'more/NCT99110001.json': NCT99110001 came out of an earlier member already"]

@@ -7,23 +7,26 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from tests.helpers.clock import FakeClock
-from tests.helpers.http_servers import reply
+from tests.helpers.http_servers import reply, reply_cut, serving
 
-from medfc.common.http import HttpClient, HttpError, RateLimiter, cache_key
-
+from medfc.common.http import AnswerError, HttpClient, HttpError, RateLimiter, cache_key
 
 
 
 @pytest.fixture
 def served():
-    """A 127.0.0.1 server answering from a per-test script: a list of (status, headers, body)."""
+    """A 127.0.0.1 server answering from a per-test script: a list of (status, headers, body), or of
+    ("cut", status, headers, body, bytes sent[, chunked]) for a body cut short (tests.helpers.http_servers.reply_cut)."""
     state = {"script": [], "log": []}
 
     class H(BaseHTTPRequestHandler):
         def _serve(self):
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             state["log"].append((self.command, self.path, body, self.headers.get("User-Agent")))
-            reply(self, *(state["script"].pop(0) if state["script"] else (200, {}, b'{"ok": true}')))
+            step = state["script"].pop(0) if state["script"] else (200, {}, b'{"ok": true}')
+            if step[0] == "cut":
+                return reply_cut(self, *step[1:])
+            reply(self, *step)
 
         do_GET = do_POST = _serve
 
@@ -31,7 +34,7 @@ def served():
             pass
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     state["url"] = f"http://127.0.0.1:{httpd.server_address[1]}"
     yield state
     httpd.shutdown()
@@ -160,3 +163,179 @@ def test_cache_files_get_the_mode_of_the_umask(served, tmp_path, umask, mode):
     files = sorted(p for p in (tmp_path / "c").rglob("*") if p.is_file())
     assert sorted(p.suffix for p in files) == [".bin", ".json"]
     assert [oct(stat.S_IMODE(p.stat().st_mode)) for p in files] == [oct(mode)] * 2
+
+
+# --- a bad day: huge Retry-After, endless 503s, cut bodies, damaged cache files, HTML answers, redirects ---------
+
+
+def test_a_retry_after_of_an_hour_is_capped_by_max_backoff(served, tmp_path):
+    clk = FakeClock()
+    served["script"] = [(429, {"Retry-After": "3600"}, b""), (503, {"Retry-After": "Fri, 31 Dec 2099 23:59:59 GMT"}, b""),
+                        (200, {}, b'{"n": 1}')]
+    http = HttpClient(cache_dir=tmp_path, rate=1000, max_backoff=30.0, clock=clk, sleep=clk.sleep)
+    assert http.get_json(served["url"] + "/a") == {"n": 1}
+    assert [s for s in clk.sleeps if s > 0.01] == [30.0, 30.0]  # neither an hour nor until 2099
+    assert http.stats["retries"] == 2
+
+
+def test_the_total_retry_budget_stops_a_client_that_would_sleep_longer(served, tmp_path):
+    clk = FakeClock()
+    served["script"] = [(503, {}, b"")] * 10
+    http = HttpClient(cache_dir=tmp_path, rate=1000, backoff=4.0, max_retries=8, retry_budget=10.0, clock=clk, sleep=clk.sleep)
+    with pytest.raises(HttpError, match=r"retry budget of 10 s spent") as exc:
+        http.get_json(served["url"] + "/a")
+    assert [s for s in clk.sleeps if s > 0.01] == [4.0] and len(served["log"]) == 2  # 4 s slept; 8 more would pass 10
+    assert exc.value.status == 503 and exc.value.exhausted
+    with pytest.raises(HttpError, match=r"retry budget"):  # one budget for the whole client: 4 s left, one 4 s retry
+        http.get_json(served["url"] + "/b")
+    with pytest.raises(HttpError, match=r"retry budget of 10 s spent \(8 s slept in 2 retries\)"):
+        http.get_json(served["url"] + "/c")
+    assert [s for s in clk.sleeps if s > 0.01] == [4.0, 4.0] and [p for _, p, *_ in served["log"]] == ["/a", "/a", "/b", "/b", "/c"]
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_body_cut_short_is_retried_and_only_the_whole_answer_cached(served, tmp_path, chunked):
+    clk = FakeClock()
+    whole = json.dumps({"idlist": [str(i) for i in range(2000)]}).encode()
+    served["script"] = [("cut", 200, {"Content-Type": "application/json"}, whole, 5000, chunked),
+                        ("cut", 200, {"Content-Type": "application/json"}, whole, 10, chunked), (200, {}, whole)]
+    http = HttpClient(cache_dir=tmp_path, rate=1000, clock=clk, sleep=clk.sleep)
+    assert http.get_json(served["url"] + "/esearch", {"term": "x"}) == json.loads(whole)
+    assert len(served["log"]) == 3 and http.stats["retries"] == 2
+    [cached] = list(tmp_path.rglob("*.json"))
+    assert cached.read_bytes() == whole
+
+
+def test_cut_body_exceptions_of_every_layer_are_retried(tmp_path):
+    import http.client
+
+    import requests
+    import urllib3
+
+    clk = FakeClock()
+    raised = [requests.exceptions.ChunkedEncodingError("Connection broken: IncompleteRead(12 bytes read, 88 more expected)"),
+              http.client.IncompleteRead(b"{\"a\"", 88), urllib3.exceptions.ProtocolError("Connection broken")]
+
+    class CutSession(requests.Session):
+        def request(self, method, url, **kw):
+            resp = requests.Response()
+            resp.status_code, resp.url = 200, url
+            if raised:
+                raise raised.pop(0)
+            if not getattr(self, "short", False):  # a JSON body shorter than its Content-Length, read without an error
+                self.short = True
+                resp._content, resp.headers["Content-Length"] = b'{"a": [1, 2', "40"
+                return resp
+            resp._content = b'{"a": [1, 2, 3]}'
+            return resp
+
+    http = HttpClient(cache_dir=tmp_path, rate=1000, session=CutSession(), clock=clk, sleep=clk.sleep)
+    assert http.get_json("http://127.0.0.1:9/x") == {"a": [1, 2, 3]}
+    assert http.stats["retries"] == 4 and http.stats["requests"] == 5
+
+
+def test_an_html_answer_is_an_error_naming_the_url_and_is_never_cached(served, tmp_path):
+    clk = FakeClock()
+    page = b"<!DOCTYPE html><html><body>Our servers are currently under maintenance</body></html>"
+    served["script"] = [(200, {"Content-Type": "text/html"}, page)] * 2
+    http = HttpClient(cache_dir=tmp_path, rate=1000, max_retries=1, clock=clk, sleep=clk.sleep)
+    with pytest.raises(HttpError) as exc:
+        http.get_json(served["url"] + "/w/api.php", {"api_key": "s3cr3t-key", "srsearch": "sugar"})
+    msg = str(exc.value)
+    assert msg.startswith(f"GET {served['url']}/w/api.php?api_key=***&srsearch=sugar: the answer is not JSON (text/html, {len(page)} bytes: '<!DOCTYPE html>")
+    assert msg.endswith("after 2 attempts") and "s3cr3t-key" not in msg and not list(tmp_path.rglob("*.json"))
+    assert http.get_json(served["url"] + "/w/api.php", {"api_key": "s3cr3t-key", "srsearch": "sugar"}) == {"ok": True}
+
+
+def test_a_damaged_cache_file_is_a_counted_miss_refetched_and_named_in_the_log(served, tmp_path, caplog):
+    clk = FakeClock()
+    served["script"] = [(200, {}, b'{"n": 1}'), (200, {}, b'{"n": 2}'), (200, {}, b"ab")]
+    http = HttpClient(cache_dir=tmp_path, rate=1000, clock=clk, sleep=clk.sleep)
+    assert http.get_json(served["url"] + "/a") == {"n": 1}
+    [path] = list(tmp_path.rglob("*.json"))
+    path.write_bytes(b'{"n": ')  # half written
+    with caplog.at_level("WARNING"):
+        assert http.get_json(served["url"] + "/a") == {"n": 2}
+    assert http.stats["cache_damaged"] == 1 and http.stats["cache_hits"] == 0 and len(served["log"]) == 2
+    assert str(path) in caplog.text and path.read_bytes() == b'{"n": 2}'
+    assert http.get_json(served["url"] + "/a") == {"n": 2} and http.stats["cache_hits"] == 1 and len(served["log"]) == 2
+
+
+def test_an_answer_its_check_rejects_is_retried_or_refused_and_never_cached(served, tmp_path):
+    clk = FakeClock()
+
+    def check(doc):
+        if "error" in doc:
+            raise AnswerError(doc["error"]["info"], retryable=doc["error"]["code"] == "maxlag")
+
+    lagged = json.dumps({"error": {"code": "maxlag", "info": "Waiting for db1: 6 seconds lagged"}}).encode()
+    served["script"] = [(200, {"Retry-After": "5"}, lagged), (200, {}, b'{"query": {}}')]
+    http = HttpClient(cache_dir=tmp_path, rate=1000, clock=clk, sleep=clk.sleep)
+    assert http.get_json(served["url"] + "/api", {"q": "1"}, check=check) == {"query": {}}
+    assert 5.0 in clk.sleeps and http.stats["retries"] == 1
+    served["script"] = [(200, {}, json.dumps({"error": {"code": "badvalue", "info": "Unrecognized value"}}).encode())]
+    with pytest.raises(HttpError, match=r"api\?q=2: Unrecognized value$") as exc:
+        http.get_json(served["url"] + "/api", {"q": "2"}, check=check)
+    assert not exc.value.exhausted and len(list(tmp_path.rglob("*.json"))) == 1  # only the real answer
+    [path] = list(tmp_path.rglob("*.json"))
+    path.write_bytes(lagged)  # a cached error (an older version stored it) is no answer: asked again
+    served["script"] = [(200, {}, b'{"query": {"n": 1}}')]
+    assert http.get_json(served["url"] + "/api", {"q": "1"}, check=check) == {"query": {"n": 1}}
+    assert http.stats["cache_damaged"] == 1
+
+
+def _header_log_server(log: list):
+    from http.server import BaseHTTPRequestHandler
+
+    class H(BaseHTTPRequestHandler):
+        def _serve(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            log.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
+            reply(self, 200, {"Content-Type": "application/json"}, b'{"organic": []}')
+
+        do_GET = do_POST = _serve
+
+        def log_message(self, *a):
+            pass
+
+    return H
+
+
+def _redirecting_server(target: str, log: list):
+    from http.server import BaseHTTPRequestHandler
+
+    class H(BaseHTTPRequestHandler):
+        def _serve(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            log.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
+            if self.path.startswith("/same"):
+                return reply(self, 200, {"Content-Type": "application/json"}, b'{"organic": []}')
+            where = "/same" + self.path if self.path.startswith("/stay") else target + self.path  # the query string echoed
+            reply(self, 307, {"Location": where}, b"")
+
+        do_GET = do_POST = _serve
+
+        def log_message(self, *a):
+            pass
+
+    return H
+
+
+def test_a_redirect_to_another_origin_carries_no_credential_header_or_key_parameter(tmp_path):
+    elsewhere: list = []
+    origin: list = []
+    secret = "s3cr3t-serper-key"
+    with serving(_header_log_server(elsewhere)) as other, serving(_redirecting_server(other, origin)) as base:
+        http = HttpClient(rate=1000, sleep=lambda s: None)
+        http.session.cookies.set("session", "c00kie", domain="127.0.0.1")
+        headers = {"X-API-KEY": secret, "api-key": secret, "Authorization": f"Bearer {secret}", "Cookie": "sid=c00kie",
+                   "X-Custom": "kept"}
+        http.fetch("POST", base + "/search", params={"api_key": secret, "token": secret, "q": "sugar"}, data=b'{"q": "sugar"}',
+                   headers=headers, use_cache=False)
+        assert origin[0][1]["x-api-key"] == secret  # the endpoint itself got the key
+        [(path, got)] = elsewhere
+        assert path == "/search?q=sugar" and got["x-custom"] == "kept"
+        assert not {"x-api-key", "api-key", "authorization", "cookie"} & set(got) and secret not in repr(got)
+        # a redirect within the origin keeps what the request carries
+        http.fetch("GET", base + "/stay", params={"api_key": secret}, headers={"X-API-KEY": secret}, use_cache=False)
+        assert origin[-1][0] == f"/same/stay?api_key={secret}" and origin[-1][1]["x-api-key"] == secret

@@ -10,10 +10,11 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from medfc.common.http import HttpClient
+from medfc.common.http import HttpClient, HttpError
 from medfc.common.jsoncache import UnitCache
 from medfc.common.pubmed import PubmedFetcher
-from medfc.common.search import CachedSearch, Hit, MissingApiKey, PubMedSearch, WebSearch, WikipediaSearch, strip_html
+from medfc.common.search import (CachedSearch, Hit, MissingApiKey, PubMedSearch, SearchKeyRejected, WebSearch, WikipediaSearch,
+                                 strip_html)
 from tests.helpers.http_servers import reply, reply_json, serving
 
 SERPER_ANSWER = {"organic": [
@@ -148,3 +149,108 @@ def test_wikipedia_search_order_extracts_and_snippet_fallback(tmp_path):
         assert log[1]["prop"] == "extracts" and log[1]["pageids"] == "30|10|20" and log[1]["explaintext"] == "1"
         assert wiki.search("sugar hyperactive", 3) == hits and len(log) == 2
     assert strip_html('A <span class="searchmatch">sugar</span> &amp;  b') == "A sugar & b"
+
+
+# --- a bad day: error answers are errors (also with HTTP 200), never cached as "no results" ----------------------
+
+
+def test_a_refused_web_key_is_search_key_rejected_and_nothing_is_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEDFC_TEST_SERPER", "wrong")
+
+    class H(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            reply_json(self, {"message": "Unauthorized.", "statusCode": 403}, status=403)
+
+        def log_message(self, *a):
+            pass
+
+    with serving(H) as base:
+        web = CachedSearch(WebSearch(base + "/search", "MEDFC_TEST_SERPER", _client(), require_key=True), UnitCache(tmp_path / "c"))
+        with pytest.raises(SearchKeyRejected, match=r"HTTP 403: Unauthorized\.\): check the key in the environment variable MEDFC_TEST_SERPER$"):
+            web.search("q", 3)
+    assert web.searches == 1 and not list((tmp_path / "c").rglob("*.json"))
+
+
+def fake_eutils(log: list, state: dict):
+    """E-utilities on a bad day: ``state["esearch"]`` / ``state["efetch"]`` name what they answer."""
+
+    class H(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            url = urllib.parse.urlparse(self.path)
+            log.append(url.path)
+            mode = state.get(url.path.strip("/"), "ok")
+            if mode == "backend_failed":  # HTTP 200, as NCBI sends it
+                return reply_json(self, {"header": {"type": "esearch", "version": "0.3"},
+                                         "esearchresult": {"ERROR": "Search Backend failed: Database is not supported: pubmed"}})
+            if mode == "key_invalid":
+                return reply_json(self, {"error": "API key invalid", "api-key": "bad-ncbi-key", "type": "invalid", "status": "unknown"},
+                                  status=400)
+            if mode == "fetch_error":
+                return reply(self, 200, {"Content-Type": "text/xml"},
+                             b'<?xml version="1.0" ?>\n<eFetchResult>\n\t<ERROR>Unable to obtain query #1</ERROR>\n</eFetchResult>\n')
+            if url.path == "/esearch":
+                return reply_json(self, {"esearchresult": {"count": "2", "idlist": ["7", "22"]}})
+            reply(self, 200, {"Content-Type": "text/xml"}, EFETCH.encode())
+
+        def log_message(self, *a):
+            pass
+
+    return H
+
+
+@pytest.mark.parametrize("failing,mode,said", [("esearch", "backend_failed", "E-utilities error: Search Backend failed"),
+                                                ("efetch", "fetch_error", "E-utilities error: Unable to obtain query #1")])
+def test_eutilities_errors_with_http_200_are_retried_and_never_cached(tmp_path, failing, mode, said):
+    log: list = []
+    state = {failing: mode}
+    with serving(fake_eutils(log, state)) as base:
+        fetcher = PubmedFetcher(tmp_path / "pm", api_key="", email="t@example.org", url=base + "/efetch", esearch_url=base + "/esearch",
+                                requests_per_second=1000, max_retries=1, sleep=lambda s: None)
+        pm = CachedSearch(PubMedSearch(fetcher), UnitCache(tmp_path / "c"))
+        with pytest.raises(HttpError, match=said) as err:
+            pm.search("coffee", 2)
+        assert err.value.exhausted and log.count("/" + failing) == 2
+        assert not list((tmp_path / "c").rglob("*.json")) and not list((tmp_path / "pm").glob("*.xml"))
+        state.clear()  # NCBI recovers: the search is asked again and answered
+        assert [h.id for h in pm.search("coffee", 2)] == ["7", "22"] and pm.searches == 2
+
+
+def test_an_invalid_ncbi_key_is_search_key_rejected_naming_the_variable(tmp_path):
+    log: list = []
+    with serving(fake_eutils(log, {"esearch": "key_invalid"})) as base:
+        fetcher = PubmedFetcher(tmp_path / "pm", api_key="bad-ncbi-key", email="t@example.org", url=base + "/efetch",
+                                esearch_url=base + "/esearch", requests_per_second=1000, sleep=lambda s: None)
+        with pytest.raises(SearchKeyRejected) as err:
+            PubMedSearch(fetcher, api_key_env="MEDFC_TEST_NCBI").search("coffee", 2)
+    assert str(err.value).startswith(f"PubMed E-utilities ({base}/esearch) refused the request (GET {base}/esearch?")
+    assert "HTTP 400: API key invalid" in str(err.value) and str(err.value).endswith("environment variable MEDFC_TEST_NCBI")
+    assert "bad-ncbi-key" not in str(err.value) and log == ["/esearch"]
+
+
+def test_a_mediawiki_parameter_error_fails_at_once_and_a_damaged_cache_file_is_asked_again(tmp_path, caplog):
+    log: list = []
+
+    class Refusing(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            log.append(self.path)
+            reply_json(self, {"error": {"code": "srsearch-text-disabled", "info": "Search text is disabled", "docref": "See api.php"}})
+
+        def log_message(self, *a):
+            pass
+
+    with serving(Refusing) as base:
+        with pytest.raises(HttpError, match=r"MediaWiki error srsearch-text-disabled: Search text is disabled$") as err:
+            WikipediaSearch(base + "/w/api.php", _client()).search("q", 3)
+    assert not err.value.exhausted and len(log) == 1  # not a passing error: not retried
+    log.clear()
+    with serving(fake_mediawiki(log)) as base:
+        wiki = CachedSearch(WikipediaSearch(base + "/w/api.php", _client(), page_url="https://wiki.example/wiki/"), UnitCache(tmp_path / "c"))
+        hits = wiki.search("sugar hyperactive", 3)
+        [path] = list((tmp_path / "c").rglob("*.json"))
+        path.write_bytes(path.read_bytes()[:40])  # cut short
+        again = CachedSearch(WikipediaSearch(base + "/w/api.php", _client(), page_url="https://wiki.example/wiki/"), UnitCache(tmp_path / "c"))
+        with caplog.at_level("WARNING"):
+            assert again.search("sugar hyperactive", 3) == hits
+    assert again.searches == 1 and again.cache.stats["damaged"] == 1 and len(log) == 4 and str(path) in caplog.text
+    assert json.loads(path.read_text()) == [h.__dict__ for h in hits]

@@ -180,7 +180,7 @@ def test_openai_backend_failure_text_holds_no_key_or_password(tmp_path, monkeypa
         base = server.base_url.replace("http://", "http://me:pw-secret-789@")
         client = OpenAICompatibleLM(base, "served-llm", api_key_env="MEDFC_TEST_LLM_KEY", http=http)
         bad, worse = client.chat([_ask("a"), _ask("b")], PARAMS, "verify")
-    assert bad.error.startswith("POST http://***@127.0.0.1:") and bad.error.endswith("/v1/chat/completions: HTTP 400")
+    assert bad.error.startswith("POST http://***@127.0.0.1:") and bad.error.endswith("/v1/chat/completions: HTTP 400: scripted failure")  # the answer's own message after the status
     assert "HTTP 503 after 2 attempts" in worse.error
     for text in (bad.error, worse.error, caplog.text):
         assert "pw-secret-789" not in text and "sk-secret-456" not in text

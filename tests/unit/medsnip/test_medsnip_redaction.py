@@ -3,6 +3,7 @@ of them may carry an API key or a password (issue 20, item 3), and its cache fil
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import stat
@@ -134,3 +135,75 @@ def test_unit_cache_files_get_the_mode_of_the_umask(tmp_path, umask, mode):
         os.umask(old)
     [f] = [p for p in (tmp_path / "c").rglob("*") if p.is_file()]
     assert stat.S_IMODE(f.stat().st_mode) == mode and UnitCache(tmp_path / "c").get("ab" * 32) == {"verdict": "TRUE"}
+
+
+# --- a search service's bad day fails the verify step: a refused key at once, an outage after caching the rest ------
+
+
+class _Flaky:
+    """A PubMed-like backend: ``down`` names the queries it cannot answer (retries exhausted), ``refuse`` refuses every key."""
+
+    name = "pubmed"
+
+    def __init__(self, down=(), refuse=False):
+        self.down, self.refuse, self.asked = set(down), refuse, []
+
+    def index_id(self):
+        return "flaky"
+
+    def search(self, query, k):
+        from medfc.common.http import HttpError
+        from medfc.common.search import SearchKeyRejected
+
+        self.asked.append(query)
+        if self.refuse:
+            raise SearchKeyRejected("PubMed E-utilities (https://eutils.example)", "NCBI_API_KEY",
+                                    HttpError("GET https://eutils.example/esearch.fcgi?api_key=x: HTTP 400: API key invalid", status=400))
+        if query in self.down:
+            raise HttpError(f"GET https://eutils.example/esearch.fcgi?term={query}: HTTP 429 after 4 attempts", status=429, exhausted=True)
+        from medfc.common.search import Hit
+
+        return [Hit("T", f"About {query}.", "https://e.example/1", "1")]
+
+
+def _asking(body):
+    user = body["messages"][1]["content"]
+    if "(no evidence yet)" in user:
+        unit = user.split("Statement to verify: ", 1)[1].split("\n", 1)[0]
+        return json.dumps({"search_query": unit.split()[0], "source": "pubmed"})
+    return '{"final_answer": true, "confidence": 0.95}'
+
+
+def _two_units(tmp_path, server_url, backend):
+    units = [{**UNIT, "unit_id": "a:atoms:0", "text": "aspirin thins blood"}, {**UNIT, "unit_id": "a:atoms:1", "text": "coffee wakes you"}]
+    write_jsonl(tmp_path / "units.jsonl", units)
+    write_jsonl(tmp_path / "answers.jsonl", [{"answer_id": "a", "query": "Q?", "text": "A."}])
+    r = retrieval_opts(tmp_path / "p.jsonl", tmp_path / "search")
+    opts = verify_opts("retrieval", "r", llm_opts(server_url), retrieval={**r, "sources": ["pubmed"], "pubmed": {**r["pubmed"], "email": "t@example.org"}}, unit_cache_dir=str(tmp_path / "units"))
+    out = {"verdicts": tmp_path / "out" / "v.jsonl", "info": tmp_path / "out" / "info.json", "report": tmp_path / "out" / "report.json"}
+    return call_step(steps.verify, {"units": tmp_path / "units.jsonl", "answers": tmp_path / "answers.jsonl"}, out, opts,
+                     searchers={"pubmed": CachedSearch(backend, UnitCache(tmp_path / "search"))}), out
+
+
+def test_a_search_outage_fails_the_verify_step_after_caching_every_other_unit(tmp_path):
+    with FakeOpenAI(_asking) as server:
+        with pytest.raises(steps.SearchUnavailable, match=r"^medsnip verify r: 1 searches went unanswered after their retries, for 1 units "
+                                                          r"\(a:atoms:1\); first: HttpError: GET .*HTTP 429 after 4 attempts\. The other 1 "
+                                                          r"verdicts are cached: a rerun verifies only these units$"):
+            _two_units(tmp_path, server.base_url, _Flaky(down={"coffee"}))
+        assert not (tmp_path / "out").exists()
+        calls = len(server.requests)
+        healthy = _Flaky()
+        info, out = _two_units(tmp_path, server.base_url, healthy)
+    assert healthy.asked == ["coffee"] and len(server.requests) - calls == 2  # only the failed unit: one search, two turns
+    assert info["verdicts"] == {"TRUE": 2} and "search_failed" not in info["counts"]
+
+
+def test_a_refused_search_key_stops_the_verify_step_at_once(tmp_path):
+    from medfc.common.search import SearchKeyRejected
+
+    backend = _Flaky(refuse=True)
+    with FakeOpenAI(_asking) as server:
+        with pytest.raises(SearchKeyRejected, match=r"check the key in the environment variable NCBI_API_KEY$"):
+            _two_units(tmp_path, server.base_url, backend)
+    assert backend.asked == ["aspirin"]  # the first search stopped the step

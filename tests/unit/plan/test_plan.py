@@ -195,7 +195,7 @@ def test_a_retrieved_evidence_system_reads_its_sources_artifact_and_the_open_dom
     assert plan.healthfc_score_options("en", "open_domain_wikipedia")["evidence"] is None
     assert plan.healthfc_retrieve_inputs("web") == {}
     assert plan.healthfc_retrieve_options("web") == {
-        "source": "web", "lang": "en", "top_k": 10, "max_retries": 5, "progress": True, "cache_dir": "cache/healthfc/evidence",
+        "source": "web", "lang": "en", "top_k": 10, "max_retries": 5, "max_share_without_evidence": 0, "progress": True, "cache_dir": "cache/healthfc/evidence",
         "source_options": {"url": "https://google.serper.dev/search", "api_key_env": "SERPER_API_KEY", "requests_per_second": 1.0, "file": ""}}
     assert plan.healthfc_retrieve_options("pubmed")["source_options"]["records_dir"] == "cache/clinifact/pubmed"
     name, files, runs = plan.table_runs("healthfc_open_domain")
