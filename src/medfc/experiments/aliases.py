@@ -4,7 +4,7 @@ reads it at start-up, before any job runs."""
 from __future__ import annotations
 
 # ``models.aliases`` adds to these (and may redefine one).
-BUILTIN_ALIASES = {"minilm": "offline:minilm", "tfidf": "sklearn:tfidf", "gbm": "sklearn:gbm"}
+BUILTIN_ALIASES = {"minilm": "offline:minilm", "mpnet": "offline:mpnet", "tfidf": "sklearn:tfidf", "gbm": "sklearn:gbm"}
 
 
 def model_aliases(configured: dict[str, str]) -> dict[str, str]:

