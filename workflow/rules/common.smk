@@ -1,16 +1,18 @@
 # Shared set-up: config validation, the plan (medfc.plan: targets, run matrix, every job's options),
 # wildcard constraints and the input helpers that name other rules' outputs.
 
+import os
 import sys
 
-from snakemake.utils import validate
-
-from medfc.common.codeversion import versioned
+from medfc.common.codeversion import use_disk_cache, versioned
 from medfc.experiments.systems import SYSTEMS as HFC_SYSTEMS
 from medfc.plan import EXP_DIR, FIGURES_DIR, MEDSNIP_DIR, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, TABLES, TABLES_DIR, Plan
-from medfc.plan.config_errors import config_error
+from medfc.plan.validation import validate_config
 
 SCHEMA = "../schemas/config.schema.yaml"
+
+# each module's share of the steps' code versions, kept by content beside Snakemake's own records
+use_disk_cache(os.environ.get("MEDFC_CODEVERSION_CACHE") or os.path.join(".snakemake", "medfc", "codeversion"))
 
 
 def stop(message):
@@ -19,10 +21,10 @@ def stop(message):
     sys.exit(1)
 
 
-_mistake = config_error(config, workflow.source_path(SCHEMA))
+# the schema read once: the first mistake as one line, then every default filled in (as snakemake.utils.validate)
+_mistake = validate_config(config, workflow.source_path(SCHEMA))
 if _mistake:
     stop(_mistake)
-validate(config, schema=SCHEMA, set_default=True)
 PLAN = Plan(config)
 try:
     PLAN.check()
