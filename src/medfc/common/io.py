@@ -15,9 +15,10 @@ import secrets
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # write_table is handed a DataFrame; the readers and writers of JSON never load pandas
+    import pandas as pd
 
 
 class InputFileError(ValueError):
