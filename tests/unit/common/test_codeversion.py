@@ -319,3 +319,33 @@ def test_the_disk_cache_is_read_by_content_and_a_damaged_entry_is_a_miss(tmp_pat
     finally:
         cv.use_disk_cache(None)
         _clear()
+
+
+_WORKER = """
+import json, sys
+from pathlib import Path
+from medfc.common import codeversion as cv
+cv._package_root = lambda: Path(sys.argv[1])
+cv.use_disk_cache(sys.argv[2])
+print(json.dumps({s: cv.step_version(s) for s in json.loads(sys.argv[3])}))
+"""
+
+
+def test_processes_writing_the_disk_cache_at_once_agree(tmp_path):
+    """Four processes compute the versions into one empty cache at the same time: every one gets the versions
+    computed without a cache, and every entry left behind is whole (a reader finds each)."""
+    import os
+    import subprocess
+    import sys
+
+    root = tmp_path / "medfc"
+    shutil.copytree(Path(medfc.__file__).parent, root, ignore=shutil.ignore_patterns("__pycache__"))
+    store = tmp_path / "versions"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    procs = [subprocess.Popen([sys.executable, "-c", _WORKER, str(root), str(store), json.dumps(STEPS)], stdout=subprocess.PIPE, text=True, env=env)
+             for _ in range(4)]
+    outs = [json.loads(p.communicate(timeout=600)[0]) for p in procs]
+    expected = json.loads(subprocess.run([sys.executable, "-c", _WORKER, str(root), str(tmp_path / "other"), json.dumps(STEPS)],
+                                         capture_output=True, text=True, env=env, check=True).stdout)
+    assert outs == [expected] * 4
+    assert not list(store.glob("*.tmp")) and all(json.loads(p.read_text())["key"] for p in store.glob("*.json"))
