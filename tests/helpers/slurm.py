@@ -95,25 +95,23 @@ def fetching_rules(planned: Counter) -> list[str]:
 
 
 def paper_shaped_copies(tmp: Path, names: tuple[str, ...], folds: list[int] | None = None, *, src: Path | None = None,
-                        planned: Counter | None = None, warm: str = "warm") -> dict[str, Path]:
+                        planned: Counter | None = None) -> dict[str, Path]:
     """Identical copies of the workflow (``tmp/<name>``) for config/test_slurm_paper.yaml, taken at one
     moment, with the tiny models of :func:`pristine_copy` (``src``, made here unless given) and the same warm
     HTTP cache: the rules that fetch run once in the copy ``warm`` first (the crawl stamps pages with the
     server's Date header, which the cache keeps; so every copy sees the same bytes, as any cached rerun does).
-    ``warm`` may be one of ``names``: that copy then keeps what its fetching run made, and a run of it that
-    must match the others forces the fetching rules again (:func:`fetching_rules`), from the cache as they do.
     ``planned``: the plan's jobs per rule when already known (:func:`planned_rules`). Also ``src``."""
     src = src if src is not None else pristine_copy(tmp, folds)
+    warm = "warm"
     shutil.copytree(src, tmp / warm)
     planned = planned if planned is not None else planned_rules(tmp / warm, PAPER_ARGS)
     run_snakemake(tmp / warm, ["--cores", "2", *fetching_rules(planned), *PAPER_ARGS])  # the fetching rules (and what they need)
     cache = validated_config([PAPER_CONFIG, MODELS_CONFIG], src)["cache_dir"]
     out = {"src": src}
     for name in names:
-        if name != warm:
-            shutil.copytree(src, tmp / name)
-            if (tmp / warm / cache).is_dir():
-                shutil.copytree(tmp / warm / cache, tmp / name / cache)
+        shutil.copytree(src, tmp / name)
+        if (tmp / warm / cache).is_dir():
+            shutil.copytree(tmp / warm / cache, tmp / name / cache)
         out[name] = tmp / name
     return out
 
