@@ -32,6 +32,16 @@ from medfc.common.options import Options, Runtime
 
 StepFn = Callable[..., Any]
 
+# libraries that cost a second or more of a job's CPU to import: the log of every step names those it loaded,
+# so a job that loads one it does not use shows (tests/unit/common/test_job_imports.py, test_experiments.py)
+HEAVY_LIBRARIES = ("torch", "transformers", "sklearn", "scipy", "statsmodels", "requests", "matplotlib", "pandas", "scrapy",
+                   "sentence_transformers", "ctranslate2", "peft", "nltk")
+
+
+def heavy_libraries_loaded() -> list[str]:
+    """The :data:`HEAVY_LIBRARIES` this process has imported."""
+    return [name for name in HEAVY_LIBRARIES if name in sys.modules]
+
 
 def resolve_step(spec: str) -> StepFn:
     """Turn ``package.module:function[@version]`` (relative to ``medfc``) into the step function."""
@@ -129,7 +139,8 @@ def run_step(
         logger.exception("step %s failed%s after %.1f s: %s: %s", spec, f" while reading {where}" if where else "",
                          time.perf_counter() - start, type(exc).__name__, exc)
         raise
-    logger.info("step %s finished in %.1f s", spec, time.perf_counter() - start)
+    logger.info("step %s finished in %.1f s; heavy libraries loaded: %s", spec, time.perf_counter() - start,
+                ", ".join(heavy_libraries_loaded()) or "none")
     return result
 
 

@@ -14,6 +14,8 @@ import pytest
 
 import torch
 
+from tests.helpers.model_cache import cached_builder
+
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 EN_WORDS = (
@@ -42,6 +44,7 @@ def _vocab(words):
     return {w: i for i, w in enumerate(seen)}
 
 
+@cached_builder
 def build_bert(out: Path, *, hidden: int = 16, max_positions: int = 512, seed: int = 0) -> Path:
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
@@ -58,6 +61,7 @@ def build_bert(out: Path, *, hidden: int = 16, max_positions: int = 512, seed: i
     return out
 
 
+@cached_builder
 def build_gpt2(out: Path, *, seed: int = 0) -> Path:
     """A tiny GPT-2 with a word-level tokenizer in which TRUE, FALSE and NONE are single tokens."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
@@ -84,6 +88,7 @@ def build_gpt2(out: Path, *, seed: int = 0) -> Path:
     return out
 
 
+@cached_builder
 def build_llama(out: Path, *, seed: int = 0) -> Path:
     """A tiny random Llama (1 layer, hidden 16, rotary positions) with :func:`build_gpt2`'s word-level
     tokenizer, in which TRUE, FALSE and NONE are single tokens."""

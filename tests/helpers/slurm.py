@@ -72,13 +72,10 @@ def run_snakemake(cwd: Path, args: list[str], env: dict | None = None, timeout: 
     return proc
 
 
-def paper_shaped_copies(tmp: Path, names: tuple[str, ...], folds: list[int] | None = None) -> dict[str, Path]:
-    """Identical copies of the workflow (``tmp/<name>``) for config/test_slurm_paper.yaml, taken at one
-    moment, with a tiny random BERT (alias ``tiny``) and GPT-2 (``tinylm``, zero-shot) built once under
-    ``tmp/models`` and the same warm HTTP cache: the rules that fetch run once in a scratch copy first
-    (the crawl stamps pages with the server's Date header, which the cache keeps; so every copy sees the
-    same bytes, as any cached rerun does). ``folds``: run only these HealthFC folds of the five (None:
-    all five, as the paper). Also ``src``: the pristine copy."""
+def pristine_copy(tmp: Path, folds: list[int] | None = None) -> Path:
+    """A copy of the workflow (``tmp/src``) for config/test_slurm_paper.yaml with a tiny random BERT (alias
+    ``tiny``) and GPT-2 (``tinylm``, zero-shot) built under ``tmp/models``. ``folds``: run only these
+    HealthFC folds of the five (None: all five, as the paper)."""
     from tests.helpers.experiment_data import build_bert, build_gpt2
 
     enc = build_bert(tmp / "models" / "tiny-encoder")
@@ -89,16 +86,32 @@ def paper_shaped_copies(tmp: Path, names: tuple[str, ...], folds: list[int] | No
         f"models:\n  aliases: {{tiny: '{enc}', tinylm: '{lm}'}}\n  clinifact: {{zero_shot: [tinylm]}}\n"
         + (f"experiments:\n  healthfc:\n    folds: {list(folds)}\n" if folds is not None else "")
     )
-    warm = tmp / "warm"
-    shutil.copytree(src, warm)
-    fetching = [r for r in cluster_layout.NETWORK_RULES if r in planned_rules(warm, PAPER_ARGS)]
-    run_snakemake(warm, ["--cores", "2", *fetching, *PAPER_ARGS])  # the fetching rules (and what they need)
+    return src
+
+
+def fetching_rules(planned: Counter) -> list[str]:
+    """The plan's rules that fetch (crawl, downloads): their answers are cached, so every copy sees the same."""
+    return [r for r in cluster_layout.NETWORK_RULES if r in planned]
+
+
+def paper_shaped_copies(tmp: Path, names: tuple[str, ...], folds: list[int] | None = None, *, src: Path | None = None,
+                        planned: Counter | None = None) -> dict[str, Path]:
+    """Identical copies of the workflow (``tmp/<name>``) for config/test_slurm_paper.yaml, taken at one
+    moment, with the tiny models of :func:`pristine_copy` (``src``, made here unless given) and the same warm
+    HTTP cache: the rules that fetch run once in the copy ``warm`` first (the crawl stamps pages with the
+    server's Date header, which the cache keeps; so every copy sees the same bytes, as any cached rerun does).
+    ``planned``: the plan's jobs per rule when already known (:func:`planned_rules`). Also ``src``."""
+    src = src if src is not None else pristine_copy(tmp, folds)
+    warm = "warm"
+    shutil.copytree(src, tmp / warm)
+    planned = planned if planned is not None else planned_rules(tmp / warm, PAPER_ARGS)
+    run_snakemake(tmp / warm, ["--cores", "2", *fetching_rules(planned), *PAPER_ARGS])  # the fetching rules (and what they need)
     cache = validated_config([PAPER_CONFIG, MODELS_CONFIG], src)["cache_dir"]
     out = {"src": src}
     for name in names:
         shutil.copytree(src, tmp / name)
-        if (warm / cache).is_dir():
-            shutil.copytree(warm / cache, tmp / name / cache)
+        if (tmp / warm / cache).is_dir():
+            shutil.copytree(tmp / warm / cache, tmp / name / cache)
         out[name] = tmp / name
     return out
 

@@ -15,7 +15,8 @@ batching, training loops and caches without any model hub.
   :func:`build_tiny_roberta` (byte-level BPE), :func:`build_tiny_xlm_roberta` (SentencePiece, fairseq ids),
   :func:`build_tiny_llama` (Llama 3 Instruct: byte-level BPE, chat template, no pad token)
 
-Builders are cheap (well under a second each on one CPU core) and idempotent per directory.
+Builders are cheap (well under a second each on one CPU core) and idempotent per directory; each model
+is built once and then copied from a cache keyed by this module's source (tests/helpers/model_cache.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from tests.helpers.model_cache import cached_builder
 
 __all__ = [
     "DE_SENTENCES",
@@ -118,6 +121,7 @@ def _spm_pieces(model_bytes: bytes) -> list[str]:
     return [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
 
 
+@cached_builder
 def build_tiny_marian(
     out_dir: str | os.PathLike,
     src_sentences: Sequence[str] = DE_SENTENCES,
@@ -133,6 +137,7 @@ def build_tiny_marian(
                          max_length=max_length, seed=seed, pad_last=False)
 
 
+@cached_builder
 def build_tiny_opus_marian(
     out_dir: str | os.PathLike,
     src_sentences: Sequence[str] = DE_SENTENCES,
@@ -230,6 +235,7 @@ def _build_marian(
     return out
 
 
+@cached_builder
 def build_tiny_bert(
     out_dir: str | os.PathLike,
     texts: Sequence[str] = DE_SENTENCES + EN_SENTENCES,
@@ -279,6 +285,7 @@ def build_tiny_bert(
 LABEL_TOKENS = ("TRUE", "FALSE", "NONE")
 
 
+@cached_builder
 def build_tiny_causal_lm(
     out_dir: str | os.PathLike,
     texts: Sequence[str] = EN_SENTENCES,
@@ -352,6 +359,7 @@ def _save_encoder(model_cls, config, out: Path, seed: int) -> None:
     model_cls(config).save_pretrained(out)
 
 
+@cached_builder
 def build_tiny_deberta_v2(
     out_dir: str | os.PathLike,
     texts: Sequence[str] = FAMILY_TEXTS,
@@ -387,6 +395,7 @@ def build_tiny_deberta_v2(
     return out
 
 
+@cached_builder
 def build_tiny_bert_family(
     out_dir: str | os.PathLike,
     texts: Sequence[str] = FAMILY_TEXTS,
@@ -423,6 +432,7 @@ def build_tiny_bert_family(
     return out
 
 
+@cached_builder
 def build_tiny_roberta(
     out_dir: str | os.PathLike,
     texts: Sequence[str] = FAMILY_TEXTS,
@@ -455,6 +465,7 @@ def build_tiny_roberta(
     return out
 
 
+@cached_builder
 def build_tiny_xlm_roberta(
     out_dir: str | os.PathLike,
     texts: Sequence[str] = FAMILY_TEXTS,
@@ -497,6 +508,7 @@ LLAMA3_CHAT_TEMPLATE = (
 LLAMA3_SPECIAL = ("<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>")
 
 
+@cached_builder
 def build_tiny_llama(
     out_dir: str | os.PathLike,
     texts: Sequence[str] = FAMILY_TEXTS,

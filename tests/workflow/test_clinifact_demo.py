@@ -8,7 +8,6 @@ import pytest
 
 from medfc.clinifact.diff import CATEGORIES
 from medfc.common.io import read_jsonl
-from tests.helpers.workflow import WorkflowCopy
 
 pytestmark = pytest.mark.workflow
 
@@ -39,10 +38,12 @@ release_only_skipped NCT99000014 99000015 build_claims: outcome_pvalue_unparseab
 
 
 @pytest.fixture(scope="module")
-def clinifact_run(tmp_path_factory):
-    wf = WorkflowCopy(tmp_path_factory.mktemp("clinifact") / "wf")
+def clinifact_run(full_demo_run, tmp_path_factory):
+    """The demo's CliniFact stage alone (config/config.yaml, only the CliniFact stage): a copy of the shared
+    full demo run (conftest.py), whose CliniFact section is the same (tests/workflow/test_shared_runs.py checks
+    it), so a run with this config is up to date."""
+    wf = full_demo_run.clone(tmp_path_factory.mktemp("clinifact") / "wf")
     wf.path("config/only_clinifact.yaml").write_text("stages: {healthfc: false, clinifact: true, experiments: false}\n")
-    wf.run("--cores", "2", "--configfile", "config/config.yaml", "config/only_clinifact.yaml")
     return wf
 
 

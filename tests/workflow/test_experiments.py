@@ -112,3 +112,37 @@ def test_changing_one_training_parameter_reruns_exactly_what_depends_on_it(exp_r
     proc = exp_run.run("-n", *exp_run.args, "config/lam.yaml")
     assert _job_counts(proc.stdout) == {"healthfc_score": 4, "table": 1, "all": 1}  # significance reads predictions
     assert "table[table=healthfc_table3]" in planned_jobs(proc.stdout)
+
+
+# the heavy libraries a job kind must not load (the runner names those a job loaded in its log's last line);
+# what a step uses it loads: the crawl Scrapy, the folds and the pair split scikit-learn, the plots matplotlib,
+# the claims' embedder torch, the PubMed client and the evidence search requests, METEOR (evidence scoring) NLTK
+NOT_LOADED = {
+    "scoring.steps": ("torch", "transformers", "requests", "matplotlib", "scrapy"),
+    "tables.steps": ("torch", "transformers", "sklearn", "requests", "matplotlib", "scrapy", "nltk"),
+    "figures.steps": ("torch", "transformers", "sklearn", "requests", "scrapy", "nltk"),
+    "healthfc.steps": ("torch", "transformers", "nltk"),
+    "clinifact.steps": ("nltk", "scrapy"),
+}
+ONLY_WHERE_USED = {"sklearn": {"healthfc.steps:folds", "clinifact.steps:build_pairs", "scoring.steps:healthfc"},
+                   "requests": {"healthfc.steps:retrieve", "clinifact.steps:fetch_abstracts"},
+                   "matplotlib": {"healthfc.steps:stats", "clinifact.steps:clinifact_stats", "figures.steps:clinifact_fig3"},
+                   "scrapy": {"healthfc.steps:crawl"}, "torch": {"clinifact.steps:build_claims"},
+                   "transformers": {"clinifact.steps:build_claims"}}
+
+
+def test_light_jobs_loaded_only_the_libraries_they_use(exp_run):
+    finished = re.compile(r"step (\w+\.steps):(\w+)@\w+ finished in [\d.]+ s; heavy libraries loaded: (.+)$", re.M)
+    loaded: dict[str, list[set[str]]] = {}
+    for log in exp_run.path("logs").rglob("*.log"):
+        for module, step, libs in finished.findall(log.read_text(encoding="utf-8", errors="replace")):
+            loaded.setdefault(f"{module}:{step}", []).append(set() if libs == "none" else set(libs.split(", ")))
+    assert {k.split(":")[0] for k in loaded} >= set(NOT_LOADED)
+    for spec, runs in sorted(loaded.items()):
+        module = spec.split(":")[0]
+        for libs in runs:
+            if module in NOT_LOADED:
+                assert not libs & set(NOT_LOADED[module]), (spec, libs)
+                assert all(spec in ONLY_WHERE_USED[lib] for lib in libs & set(ONLY_WHERE_USED)), (spec, libs)
+    # a score job that scores no evidence loads nothing heavy (METEOR's NLTK only for the pipeline and joint runs)
+    assert set() in loaded["scoring.steps:healthfc"] and loaded["scoring.steps:clinifact"] == [set()] * len(loaded["scoring.steps:clinifact"])

@@ -55,18 +55,30 @@ def cluster():
 
 
 @pytest.fixture(scope="module")
-def copies(cluster, tmp_path_factory):
-    """Identical copies of the workflow for the SLURM and the local run (same tiny models, same warm cache)."""
+def documented(cluster, tmp_path_factory):
+    """The plan, through the real profiles/slurm as docs/slurm.md runs it: one dry run of every job
+    (``-n --forceall``) in a pristine copy, for the plan's jobs per rule and each job's resources."""
     tmp = tmp_path_factory.mktemp("slurm")
-    out = S.paper_shaped_copies(tmp, ("slurm", "local"), folds=FOLDS)
+    src = S.pristine_copy(tmp, folds=FOLDS)
+    proc = S.run_snakemake(src, ["-n", "--forceall", "--profile", str(REPO / S.PROFILE), *ARGS])
+    jobs = [j for j in S.jobs_in_log(proc.stdout + proc.stderr) if j["rule"] != "all"]
+    return {"tmp": tmp, "src": src, "jobs": jobs, "planned": Counter(j["rule"] for j in jobs)}
+
+
+@pytest.fixture(scope="module")
+def copies(documented):
+    """Identical copies of the workflow for the SLURM and the local run (same tiny models, same warm cache:
+    the fetching rules ran in a third copy, so both crawls read every page from the cache)."""
+    tmp = documented["tmp"]
+    out = S.paper_shaped_copies(tmp, ("slurm", "local"), folds=FOLDS, src=documented["src"], planned=documented["planned"])
     out["tmp"] = tmp
     return out
 
 
 @pytest.fixture(scope="module")
-def slurm_run(copies):
+def slurm_run(copies, documented):
     tmp, root = copies["tmp"], copies["slurm"]
-    planned = S.planned_rules(root, ARGS)
+    planned = documented["planned"]
     cfg = S.validated_config([S.PAPER_CONFIG, S.MODELS_CONFIG], root)
     submitted_rules = set(cluster_layout.cluster_rules(cfg))
     profile = S.test_profile(tmp / "profile")
@@ -88,11 +100,11 @@ def slurm_run(copies):
     }
 
 
-def test_the_plan_has_the_papers_shape(copies):
+def test_the_plan_has_the_papers_shape(documented):
     """Every rule class of the paper-scale plan is in the run: training (both datasets, every system, two
     models), the models run locally (translation, zero-shot), fetching, scoring, tables, the figure."""
-    planned = S.planned_rules(copies["src"], ARGS)
-    cfg = S.validated_config([S.PAPER_CONFIG, S.MODELS_CONFIG], copies["src"])
+    planned = documented["planned"]
+    cfg = S.validated_config([S.PAPER_CONFIG, S.MODELS_CONFIG], documented["src"])
     n_systems = len(cfg["experiments"]["healthfc"]["systems"])
     assert n_systems == 6
     # TF-IDF has no joint system (no evidence head): 6 systems with the BERT, 5 with TF-IDF
@@ -103,15 +115,14 @@ def test_the_plan_has_the_papers_shape(copies):
         "healthfc_experiment", "clinifact_experiment", "healthfc_translate", "clinifact_zero_shot"}
 
 
-def test_documented_command_passes_partition_and_account_to_every_job(copies):
+def test_documented_command_passes_partition_and_account_to_every_job(documented):
     """The real profiles/slurm, as docs/slurm.md runs it: every job carries its partition and account."""
     conf = yaml.safe_load((REPO / S.PROFILE / "config.yaml").read_text())
     res = conf.get("default-resources") or {}
     if isinstance(res, list):
         res = dict(item.split("=", 1) for item in res)
     assert res.get("slurm_partition") and res.get("slurm_account"), f"{S.PROFILE} must name slurm_partition and slurm_account"
-    proc = S.run_snakemake(copies["src"], ["-n", "--forceall", "--profile", str(REPO / S.PROFILE), *ARGS])
-    jobs = [j for j in S.jobs_in_log(proc.stdout + proc.stderr) if j["rule"] != "all"]
+    jobs = documented["jobs"]
     assert jobs
     for j in jobs:
         assert j["resources"].get("slurm_partition") == str(res["slurm_partition"]), j

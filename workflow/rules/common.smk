@@ -1,14 +1,18 @@
 # Shared set-up: config validation, the plan (medfc.plan: targets, run matrix, every job's options),
 # wildcard constraints and the input helpers that name other rules' outputs.
 
+import os
 import sys
 
-from medfc.common.codeversion import versioned
+from medfc.common.codeversion import use_disk_cache, versioned
 from medfc.experiments.systems import SYSTEMS as HFC_SYSTEMS
 from medfc.plan import EXP_DIR, FIGURES_DIR, MEDSNIP_DIR, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, TABLES, TABLES_DIR
 from medfc.plan.config_errors import ConfigError, plan_for
 
 SCHEMA = "../schemas/config.schema.yaml"
+
+# each module's share of the steps' code versions, kept by content beside Snakemake's own records
+use_disk_cache(os.environ.get("MEDFC_CODEVERSION_CACHE") or os.path.join(".snakemake", "medfc", "codeversion"))
 
 
 def stop(message):
@@ -17,8 +21,8 @@ def stop(message):
     sys.exit(1)
 
 
-# the schema (its defaults filled into config), the plan, its checks and every planned job's options, once:
-# a mistake in any of them is one line naming the key (medfc.plan.config_errors.plan_for)
+# the schema (read once; its defaults filled into config), the plan, its checks and every planned job's
+# options, once: a mistake in any of them is one line naming the key (medfc.plan.config_errors.plan_for)
 try:
     PLAN = plan_for(config, workflow.source_path(SCHEMA))
 except ConfigError as exc:

@@ -10,12 +10,15 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from medfc.clinifact import zipstream
-from medfc.common.http import AnswerError, HttpClient, RateLimiter, progress_bar
 from medfc.common.io import jsonl_writer, write_json, write_jsonl
+from medfc.common.progress import progress_bar
 from medfc.common.report import SkipReport
+
+if TYPE_CHECKING:  # the HTTP client (requests) is loaded by the search API's path only, not by the bulk zip's
+    from medfc.common.http import HttpClient
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +54,8 @@ def search_params(
 
 def ctgov_client(cache_dir: str | os.PathLike | None, requests_per_minute: float, **kwargs: Any) -> HttpClient:
     """An HttpClient paced for ClinicalTrials.gov (about 50 requests/minute)."""
+    from medfc.common.http import HttpClient, RateLimiter
+
     clock = kwargs.pop("clock", None)
     sleep = kwargs.pop("sleep", None)
     limiter_kwargs = {k: v for k, v in (("clock", clock), ("sleep", sleep)) if v is not None}
@@ -76,6 +81,8 @@ def _page_check(first_page_of: Mapping[str, int], i: int):
     next token opens no page up to this one."""
 
     def check(page: Any) -> None:
+        from medfc.common.http import AnswerError
+
         if not isinstance(page, dict) or not isinstance(page.get("studies", []), list):
             raise AnswerError("not a search page (an object with a list of studies)", retryable=True)
         nxt = page.get("nextPageToken")

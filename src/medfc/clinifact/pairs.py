@@ -8,7 +8,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pandas as pd
-from sklearn.model_selection import train_test_split
 
 from medfc.common.labels import CLINIFACT_RELEASE_NAMES
 from medfc.common.report import SkipReport
@@ -146,6 +145,8 @@ def split_pairs(df: pd.DataFrame, *, seed: int, test_size: float, validation_siz
     """64/16/20 by default: ``train_test_split`` twice (test off the whole, validation off the rest)."""
     if len(df) < 3:
         return {"train": df.reset_index(drop=True), "validation": df.iloc[0:0], "test": df.iloc[0:0]}
+    from sklearn.model_selection import train_test_split  # scikit-learn (~1 s to import): the split alone uses it
+
     rest, test = train_test_split(df, test_size=test_size, random_state=seed, stratify=df["label"] if stratify else None)
     train, val = train_test_split(rest, test_size=validation_size, random_state=seed, stratify=rest["label"] if stratify else None)
     return {"train": train.reset_index(drop=True), "validation": val.reset_index(drop=True), "test": test.reset_index(drop=True)}

@@ -23,14 +23,17 @@ import logging
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from medfc.clinifact.pairs import LIST_COLUMNS, OPTIONAL_COLUMNS, RELEASE_COLUMNS, SPLITS, parse_list_literal
 from medfc.common.csvfile import field_count_problem, read_csv_records
-from medfc.common.http import HttpClient, cache_key
 from medfc.common.report import SkipReport
 from medfc.common.sources import is_url, local_or_cached
+
+if TYPE_CHECKING:  # the HTTP client (requests) is loaded only to download a release given by URL
+    from medfc.common.http import HttpClient
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +48,8 @@ def locate(source: str, split: str, cache_dir: str | os.PathLike | None = None, 
     url = source.rstrip("/") + "/" + name
     if cache_dir is None:
         raise ValueError("a cache_dir is needed to import the release from a URL")
+    from medfc.common.http import HttpClient, cache_key
+
     return local_or_cached(url, Path(cache_dir) / cache_key("GET", url)[:16] / name, http or HttpClient())[0]
 
 

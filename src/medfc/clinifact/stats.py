@@ -12,7 +12,20 @@ from typing import Any
 import pandas as pd
 
 from medfc.clinifact.pairs import label_table
-from medfc.common.plots import save_figure
+
+
+def _pyplot():
+    """matplotlib's pyplot with the Agg backend (medfc.common.plots sets it): loaded by the plots only."""
+    from medfc.common import plots
+
+    return plots.plt
+
+
+def save_figure(fig, png: str | os.PathLike) -> list[Path]:
+    """:func:`medfc.common.plots.save_figure` (PNG and PDF, byte-stable metadata)."""
+    from medfc.common.plots import save_figure as save
+
+    return save(fig, png)
 
 
 
@@ -72,7 +85,7 @@ def disease_class_note(table: pd.DataFrame, n_pairs: int) -> str:
 
 def plot_disease_classes(table: pd.DataFrame, png: str | os.PathLike, n_pairs: int | None = None) -> list[Path]:
     """Fig. 2: pairs per disease class; with ``n_pairs`` the figure says that the bars add up to more than the pairs."""
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     fig, ax = plt.subplots(figsize=(7, max(2.5, 0.32 * len(table) + 1)))
     bars = ax.barh(table["disease_class"][::-1], table["claims"][::-1], color="#4c72b0")
@@ -88,7 +101,7 @@ def plot_disease_classes(table: pd.DataFrame, png: str | os.PathLike, n_pairs: i
 
 
 def plot_years(table: pd.DataFrame, png: str | os.PathLike) -> list[Path]:
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     fig, ax = plt.subplots(figsize=(7, 3))
     ax.bar(table["year"], table["publications"], color="#55a868")

@@ -17,7 +17,6 @@ from medfc.clinifact import claims as claims_mod
 from medfc.clinifact import ctgov, pairs, release, stats
 from medfc.clinifact import diff as cdiff
 from medfc.common.diff import render_markdown, write_diff
-from medfc.common import pubmed
 from medfc.common.embeddings import Embedder, TransformersEmbedder
 from medfc.common.io import read_json, read_jsonl, write_jsonl, write_table
 from medfc.common.options import Options
@@ -165,6 +164,8 @@ def build_claims(inputs: dict[str, Any], outputs: dict[str, Any], options: Claim
 
 def fetch_abstracts(inputs: dict[str, Any], outputs: dict[str, Any], options: AbstractsOptions) -> int:
     """PMIDs of ``labelled`` → ``abstracts`` (parsed PubMed records, gzipped JSONL) + ``report``."""
+    from medfc.common import pubmed  # the PubMed client and its HTTP stack: this step's alone
+
     report = SkipReport("clinifact.fetch_abstracts")
     pmids = sorted({str(r["PMID"]) for r in read_jsonl(inputs["labelled"])}, key=lambda p: (len(p), p))
     fetcher = pubmed.PubmedFetcher(

@@ -18,6 +18,19 @@ docstrings and without line numbers. Comments, docstrings, blank lines and forma
 anything (a typo fixed in a docstring must not throw away hours of training); every change to what
 the code does does. The AST's textual form is Python-version specific, so moving the workflow to
 another Python minor version reruns it once.
+
+Cost: every Snakemake start computes the versions of all ~36 steps. What a module contributes (the
+hash of its syntax tree and the modules its import statements name) depends only on its source bytes,
+its name and whether it is a package, so it is computed once per content and kept in memory for every
+closure of the process. When :func:`use_disk_cache` names a directory (the workflow names
+``.snakemake/medfc/codeversion``, or ``$MEDFC_CODEVERSION_CACHE``) it is also kept there, one small
+JSON file per module content (``m-<key>.json``), and so is each step's version, keyed by a hash of every
+``.py`` file of the package (path and bytes; ``s-<key>.json``): a start with unchanged sources reads 36
+small files, one with an edited module recomputes the versions from the cached modules, parsing only the
+edited module and the ``steps`` modules. Entries are written atomically (a temporary file renamed into
+place: concurrent writers and a kill -9 leave either no entry or a whole one); an entry that cannot be
+read or does not hold what it should is a miss and is written again. Whether ``from a import b`` names
+the module ``a.b`` is looked up on disk at every computation, never cached.
 """
 
 from __future__ import annotations
@@ -25,10 +38,15 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib.util
+import json
+import os
+import sys
+import tempfile
 from functools import cache
 from pathlib import Path
 
 PACKAGE = "medfc"
+CACHE_FORMAT = 1  # bump when what an entry holds or how it is computed changes
 
 
 class StepNotFound(ValueError):
@@ -51,11 +69,46 @@ def split_spec(spec: str) -> tuple[str, str]:
     return module, func
 
 
+# --------------------------------------------------------------------------- caches
+
+_disk: Path | None = None
+
+
+def use_disk_cache(directory: str | os.PathLike[str] | None) -> None:
+    """Keep each module's syntax-tree hash and import statements in ``directory`` (created when first
+    written), keyed by the module's source bytes; ``None`` keeps them in memory only (the default)."""
+    global _disk
+    _disk = Path(directory) if directory is not None else None
+
+
+def clear_caches() -> None:
+    """Forget everything computed in this process (the files on disk stay: they are keyed by content)."""
+    for fn in (step_version, _package_root, _package_fingerprint, _source_path, _tree, _source, _defs, _def_dump, _module_info,
+               _module_closure):
+        if hasattr(fn, "cache_clear"):
+            fn.cache_clear()
+
+
 @cache
 def step_version(spec: str) -> str:
+    """The version of one step: from the disk cache when the package's sources are exactly those it was
+    computed from (every ``.py`` file under the package, by path and bytes), else computed."""
+    key = _step_key(spec) if _disk is not None else None
+    if key is not None:
+        entry = _read_json(f"s-{key}", key)
+        version = entry.get("version") if entry else None
+        if isinstance(version, str) and len(version) == 12 and all(c in "0123456789abcdef" for c in version):
+            return version
+    version = _compute_step_version(spec)
+    if key is not None:
+        _write_json(f"s-{key}", {"key": key, "version": version})
+    return version
+
+
+def _compute_step_version(spec: str) -> str:
     module, func = split_spec(spec)
     tree = _tree(module)
-    defs = _top_level(tree)
+    defs = _defs(module)
     if func not in defs:
         raise StepNotFound(f"step {spec!r}: module {module} has no top-level function {func!r}")
     imports = _import_map(tree, module)
@@ -78,9 +131,9 @@ def step_version(spec: str) -> str:
     digest = hashlib.sha256()
     digest.update(module.encode())
     for name in sorted(local):
-        digest.update(name.encode() + b"\0" + _dump(defs[name]).encode())
+        digest.update(name.encode() + b"\0" + _def_dump(module, name).encode())
     for mod in sorted(closure - {module}):
-        digest.update(mod.encode() + b"\0" + _module_digest(mod).encode())
+        digest.update(mod.encode() + b"\0" + _module_info(mod)[0].encode())
     return digest.hexdigest()[:12]
 
 
@@ -111,34 +164,181 @@ def _source_path(module: str) -> Path | None:
 
 
 @cache
-def _tree(module: str) -> ast.Module:
+def _source(module: str) -> bytes:
     path = _source_path(module)
     if path is None:
         raise StepNotFound(f"module {module} has no Python source")
-    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return path.read_bytes()
+
+
+@cache
+def _tree(module: str) -> ast.Module:
+    """The module's syntax tree without docstrings (they hold no names and no imports, so what a step
+    reaches is the same with or without them)."""
+    path = _source_path(module)
+    if path is None:
+        raise StepNotFound(f"module {module} has no Python source")
+    return _strip_docstrings(ast.parse(_text(path, _source(module)), filename=str(path)))
+
+
+def _text(path: Path, data: bytes) -> str:
+    """The source as ``Path.read_text`` gives it (UTF-8, universal newlines), from bytes already read."""
+    import io
+
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read()
 
 
 def _strip_docstrings(tree: ast.AST) -> ast.AST:
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-                node.body = body[1:] or [ast.Pass()]
+            _strip_docstring(node)
     return tree
 
 
-def _dump(node: ast.AST) -> str:
-    import copy
-
-    return ast.dump(_strip_docstrings(copy.deepcopy(node)), include_attributes=False)
+def _strip_docstring(node: ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        node.body = body[1:] or [ast.Pass()]
 
 
 @cache
-def _module_digest(module: str) -> str:
-    path = _source_path(module)
-    tree = _strip_docstrings(ast.parse(path.read_text(encoding="utf-8")))  # a fresh tree: stripping edits it
-    return hashlib.sha256(ast.dump(tree, include_attributes=False).encode()).hexdigest()
+def _defs(module: str) -> dict[str, ast.AST]:
+    return _top_level(_tree(module))
 
+
+@cache
+def _def_dump(module: str, name: str) -> str:
+    """The text of one top-level definition of the module, without docstrings and line numbers."""
+    return ast.dump(_defs(module)[name], include_attributes=False)
+
+
+# --------------------------------------------------------------------------- one module, once per content
+
+# A module's import statements as the closure needs them, independent of which files exist:
+# ["import", name] for ``import name``; ["from", base, [alias, ...]] for ``from base import alias, ...``
+# (base resolved against the module's package). Which ``base.alias`` are modules is decided at use.
+ImportStatements = list[list]
+
+
+@cache
+def _module_info(module: str) -> tuple[str, ImportStatements]:
+    """(hash of the module's syntax tree without docstrings, its import statements), from the disk cache
+    when it has this content, else computed (and stored there)."""
+    path = _source_path(module)
+    if path is None:
+        raise StepNotFound(f"module {module} has no Python source")
+    data = _source(module)
+    key = _entry_key(module, path.name == "__init__.py", data)
+    entry = _module_entry(_read_json(f"m-{key}", key))
+    if entry is not None:
+        return entry
+    tree = ast.parse(_text(path, data))
+    statements: ImportStatements = []
+    for node in ast.walk(tree):  # one walk: the import statements, and the docstrings stripped
+        if isinstance(node, ast.Import):
+            statements.extend(["import", alias.name] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            statements.append(["from", _resolve(node.level, node.module, module), [alias.name for alias in node.names]])
+        elif isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            _strip_docstring(node)
+    digest = hashlib.sha256(ast.dump(tree, include_attributes=False).encode()).hexdigest()
+    _write_json(f"m-{key}", {"key": key, "digest": digest, "imports": statements})
+    return digest, statements
+
+
+def _python() -> str:
+    return f"{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+def _entry_key(module: str, is_package: bool, data: bytes) -> str:
+    h = hashlib.sha256()
+    h.update(f"{CACHE_FORMAT}\0{_python()}\0{module}\0{int(is_package)}\0".encode())
+    h.update(data)
+    return h.hexdigest()
+
+
+@cache
+def _package_fingerprint() -> str:
+    """A hash of every ``.py`` file under the package (its path and bytes): all a version depends on."""
+    root = _package_root()
+    h = hashlib.sha256(f"{CACHE_FORMAT}\0{_python()}\0".encode())
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(f for f in filenames if f.endswith(".py")):
+            path = Path(dirpath, name)
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue  # not a readable file: not a module either
+            h.update(path.relative_to(root).as_posix().encode() + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
+def _step_key(spec: str) -> str:
+    return hashlib.sha256(f"{_package_fingerprint()}\0{spec}".encode()).hexdigest()
+
+
+def _read_json(name: str, key: str) -> dict | None:
+    """A cache entry, or None when there is none or it is damaged (a miss)."""
+    if _disk is None:
+        return None
+    try:
+        entry = json.loads((_disk / f"{name}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return entry if isinstance(entry, dict) and entry.get("key") == key else None
+
+
+def _module_entry(entry: dict | None) -> tuple[str, ImportStatements] | None:
+    if entry is None:
+        return None
+    digest, statements = entry.get("digest"), entry.get("imports")
+    if not isinstance(digest, str) or len(digest) != 64 or not isinstance(statements, list):
+        return None
+    for s in statements:
+        ok = isinstance(s, list) and (
+            (len(s) == 2 and s[0] == "import" and isinstance(s[1], str))
+            or (len(s) == 3 and s[0] == "from" and isinstance(s[1], str) and isinstance(s[2], list) and all(isinstance(a, str) for a in s[2])))
+        if not ok:
+            return None
+    return digest, statements
+
+
+def _write_json(name: str, entry: dict) -> None:
+    """Written whole or not at all: a temporary file in the same directory, renamed into place."""
+    if _disk is None:
+        return
+    try:
+        _disk.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=_disk, prefix=f".{name[:18]}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(entry, fh, separators=(",", ":"))
+            os.replace(tmp, _disk / f"{name}.json")
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError:
+        pass  # a cache that cannot be written is only slower
+
+
+def _module_edges(module: str) -> set[str]:
+    """Our modules that ``module``'s import statements (anywhere in it) load."""
+    out: set[str] = set()
+    for s in _module_info(module)[1]:
+        if s[0] == "import":
+            out.add(s[1])
+        else:
+            base = s[1]
+            out.add(base)
+            for alias in s[2]:
+                sub = f"{base}.{alias}"
+                if _is_ours(sub) and _source_path(sub):
+                    out.add(sub)
+    return {m for m in out if _is_ours(m)}
+
+
+# --------------------------------------------------------------------------- names and imports
 
 def _top_level(tree: ast.Module) -> dict[str, ast.AST]:
     defs: dict[str, ast.AST] = {}
@@ -204,6 +404,8 @@ def _parents(module: str) -> set[str]:
 
 @cache
 def _module_closure(start: frozenset[str]) -> frozenset[str]:
+    """Our modules reachable from ``start`` through imports, with the packages on the way; each module's
+    edges come from :func:`_module_info`, computed once per module however many closures reach it."""
     seen: set[str] = set()
     todo = list(start)
     while todo:
@@ -212,6 +414,5 @@ def _module_closure(start: frozenset[str]) -> frozenset[str]:
             continue
         seen.add(mod)
         todo.extend(_parents(mod))
-        for node in ast.walk(_tree(mod)):
-            todo.extend(m for m in _imported_modules(node, mod) if _is_ours(m))
+        todo.extend(_module_edges(mod))
     return frozenset(seen)

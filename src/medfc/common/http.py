@@ -464,11 +464,5 @@ class HttpClient:
         return dest
 
 
-def progress_bar(iterable: Iterable[T], total: int | None = None, desc: str = "", enabled: bool = True) -> Iterator[T]:
-    """tqdm around long loops (to stderr, so it lands in the rule's log); plain iteration when off."""
-    if not enabled:
-        yield from iterable
-        return
-    from tqdm import tqdm
-
-    yield from tqdm(iterable, total=total, desc=desc, mininterval=5.0, leave=False)
+# in medfc.common.progress, so that a job that shows progress without the network does not load requests
+from medfc.common.progress import progress_bar  # noqa: E402  (re-exported: pubmed, evidence and the download above use it)

@@ -19,9 +19,10 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # write_table is handed a DataFrame; the readers and writers of JSON never load pandas
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 

@@ -54,7 +54,8 @@ def fill_defaults(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, A
 def _defaults(path: Path) -> dict[str, Any]:
     import yaml
 
-    return fill_defaults({}, yaml.safe_load(path.read_text(encoding="utf-8")))
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return fill_defaults({}, yaml.load(path.read_text(encoding="utf-8"), Loader=loader))  # noqa: S506 (a safe loader)
 
 
 def defaults() -> dict[str, Any]:

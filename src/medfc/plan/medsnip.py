@@ -7,11 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from medfc.llm.prompts import prompt_hashes
-from medfc.medsnip.decompose import prompt_names as decompose_prompts
 from medfc.medsnip.options import LLM_MODES, MODES, LLMOptions, RetrievalOptions
-from medfc.medsnip.verify import prompt_names as verify_prompts
 from medfc.plan.experiments import layered
+
+# The prompt names live beside the code that reads them (medsnip.decompose, medsnip.verify), which loads
+# the LLM layer, HTTP clients and pandas: imported by the methods that need them, only when the stage
+# is on, so that every Snakemake start does not pay for them.
 
 MEDSNIP_DIR = "results/medsnip"
 MEDSNIP_TITLES = {"healthfc": "HealthFC", "bench": "MedSNIP-Bench"}
@@ -86,16 +87,22 @@ class MedsnipPlan:
 
     def medsnip_prompts(self, names: list[str]) -> dict[str, str]:
         """{prompt name: sha256 of its file}: in a rule's params, so editing a prompt reruns its rules."""
+        from medfc.llm.prompts import prompt_hashes
+
         return prompt_hashes(names, self.ms["prompt_dir"])
 
     def medsnip_prepare_prompts(self, dataset: str) -> dict[str, str]:
         return self.medsnip_prompts(STATEMENT_PROMPTS if self.medsnip_rewrites(dataset) else [])
 
     def medsnip_decompose_prompts(self, mode: str) -> dict[str, str]:
-        return self.medsnip_prompts(decompose_prompts(mode))
+        from medfc.medsnip.decompose import prompt_names
+
+        return self.medsnip_prompts(prompt_names(mode))
 
     def medsnip_verify_prompts(self, verifier: str) -> dict[str, str]:
-        return self.medsnip_prompts(verify_prompts(self.medsnip_verifier(verifier)["kind"]))
+        from medfc.medsnip.verify import prompt_names
+
+        return self.medsnip_prompts(prompt_names(self.medsnip_verifier(verifier)["kind"]))
 
     def medsnip_verify_inputs(self, dataset: str, mode: str, verifier: str) -> dict[str, str]:
         """A verifier's inputs: the units and answers, and a local BM25 index's passages (editing them reruns it)."""

@@ -18,6 +18,30 @@ from typing import Any
 from medfc.scoring.nltk_data import ensure_nltk_data
 
 
+def english_wordnet() -> Any:
+    """NLTK's WordNet reader as ``nltk.corpus.wordnet`` loads it (the same data, the same Open Multilingual
+    WordNet reader, lazily), without the map it builds from WordNet onto the loaded WordNet.
+
+    ``WordNetCorpusReader.__init__`` calls ``map_wn("wordnet")``, which compares the loaded version ("3.0")
+    with the corpus name "wordnet": never equal, so it reads index.sense twice to map WordNet 3.0 onto
+    itself (about 40 % of the 1-2 s a score job spends loading WordNet). The map (``map30``) is read only
+    by the multilingual functions; the English lookups METEOR makes (``synsets``) never use it, so their
+    answers are the same."""
+    from nltk.corpus import wordnet
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+    from nltk.corpus.util import LazyCorpusLoader
+
+    class EnglishWordNet(WordNetCorpusReader):
+        def map_wn(self, version: str = "wordnet") -> Any:
+            return None if version == "wordnet" else super().map_wn(version)
+
+    # the multilingual reader nltk.corpus.wordnet is made with (still lazy: never loaded for English)
+    omw = wordnet._omw_reader if isinstance(wordnet, WordNetCorpusReader) else wordnet._LazyCorpusLoader__args[0]
+    loader = LazyCorpusLoader("wordnet", EnglishWordNet, omw)
+    loader.ensure_loaded()
+    return loader
+
+
 class _CachedWordNet:
     """Only the method METEOR calls (``synsets``), memoised per word."""
 
@@ -41,13 +65,11 @@ class Meteor:
     def __init__(self, tokenizer_cache: int = 100_000) -> None:
         ensure_nltk_data(wordnet=True, punkt=True)
         import nltk
-        from nltk.corpus import wordnet
         from nltk.stem.porter import PorterStemmer
         from nltk.translate.meteor_score import single_meteor_score
 
-        wordnet.ensure_loaded()
         self._single = single_meteor_score
-        self._wordnet = _CachedWordNet(wordnet)
+        self._wordnet = _CachedWordNet(english_wordnet())
         self._stemmer = _CachedStemmer(PorterStemmer())
         self.tokenize = lru_cache(maxsize=tokenizer_cache)(lambda s: tuple(nltk.word_tokenize(s)))
 

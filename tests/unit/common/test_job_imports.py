@@ -2,7 +2,11 @@
 (200 each at paper scale), each a fresh Python process, so a heavy import nobody uses costs minutes.
 An encoder's experiment job does not load scikit-learn (imported where the TF-IDF and gradient-boosting
 baselines use it: about 3 s of CPU a job); a score job does not load scipy.optimize (the AVeriTeC
-matching imports it when it scores evidence: 1.5 s)."""
+matching imports it when it scores evidence: 1.5 s), nor pandas; the table, figure and dataset jobs load
+neither torch, transformers, scikit-learn nor requests unless their step uses them (the folds use
+scikit-learn, a crawl Scrapy, a download requests, a plot matplotlib: each imported inside its step).
+What the jobs of a real run loaded is in their logs (the runner names the heavy libraries at the end):
+tests/workflow/test_experiments.py checks those of the shared demo run."""
 
 import os
 import subprocess
@@ -10,12 +14,39 @@ import sys
 
 import pytest
 
+NEVER = ("torch", "transformers", "sklearn", "requests")
+
+
+def _loaded(code: str) -> str:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    return out.stdout.strip()
+
 
 @pytest.mark.parametrize("modules, absent", [
     ("medfc.experiments.steps, medfc.experiments.healthfc", ("sklearn", "scipy.stats")),
-    ("medfc.scoring.steps", ("scipy.optimize", "sklearn")),
+    ("medfc.scoring.steps", ("scipy.optimize", "sklearn", "torch", "transformers", "requests", "pandas", "matplotlib")),
+    ("medfc.tables.steps", (*NEVER, "matplotlib", "scipy")),
+    ("medfc.figures.steps", (*NEVER, "matplotlib", "scipy")),
+    ("medfc.healthfc.steps", (*NEVER, "scrapy", "matplotlib", "scipy")),
+    ("medfc.clinifact.steps", (*NEVER, "matplotlib", "scipy")),
+    ("medfc.cli", (*NEVER, "pandas", "numpy", "matplotlib", "scipy", "jsonschema")),
 ])
 def test_a_job_imports_only_what_it_uses(modules, absent):
-    code = f"import sys, {modules}; print(sorted(m for m in {absent!r} if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-    assert out.stdout.strip() == "[]"
+    """The runner (medfc.cli) and the step module of each job kind, as a job imports them."""
+    code = f"import sys, medfc.cli, {modules}; print(sorted(m for m in {absent!r} if m in sys.modules))"
+    assert _loaded(code) == "[]"
+
+
+def test_a_snakemake_start_loads_no_library_of_the_steps():
+    """What the Snakefile imports to plan (the plan, the systems, the code versions, the validation)."""
+    code = ("import sys, medfc.plan, medfc.plan.config_errors, medfc.experiments.systems, medfc.common.codeversion; "
+            f"print(sorted(m for m in {(*NEVER, 'pandas', 'numpy', 'matplotlib', 'scipy')!r} if m in sys.modules))")
+    assert _loaded(code) == "[]"
+
+
+def test_torch_threads_are_set_without_importing_torch_until_a_job_does():
+    code = ("import sys; from medfc.common.options import set_torch_threads; set_torch_threads(3); "
+            "before = 'torch' in sys.modules; import torch; after = torch.get_num_threads(); "
+            "set_torch_threads(0); print(before, after, torch.get_num_threads())")
+    assert _loaded(code) == "False 3 1"  # not loaded by the call; 3 threads once imported; at least one

@@ -1,0 +1,184 @@
+"""What a Snakemake start of this workflow costs, paired against another checkout (issue 29).
+
+    python benchmarks/startup_bench.py --base /tmp/base [--rounds 3] [--demo] [--out benchmarks/out/startup]
+
+For this checkout ("new") and the one at ``--base`` ("base", e.g. ``git worktree add /tmp/base <commit>``),
+each run in a scratch copy of its own Snakefile, workflow, config and resources, with its own ``src`` first
+on PYTHONPATH, old and new interleaved round by round so both see the same machine load:
+
+* ``dry (scratch)``: ``snakemake -n --cores 2`` on the demo in a fresh copy (no .snakemake: every cache cold);
+* ``dry (again)``: the same dry run once more in that copy (what a second start costs);
+* ``paper dry (scratch)``: ``-n --configfile config/paper.yaml`` in a fresh copy;
+* with ``--demo``: the whole demo (``--cores 2``) once per checkout in a fresh copy (its wall time, the CPU
+  seconds of the run and all its jobs, the job count, CPU seconds per rule from results/benchmarks/), then
+  ``no-op`` reruns interleaved (a run with nothing to do), and a byte comparison of the two demos' results
+  (every file under results/ but the timings in results/benchmarks/).
+
+CPU seconds are user + system of snakemake and every process it waited for (its jobs), from
+``getrusage(RUSAGE_CHILDREN)``. Prints medians, new/base ratios and the load average; writes the numbers
+as JSON under ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[1]
+COPY = ["Snakefile", "workflow", "config", "profiles", "envs", "resources"]
+
+
+def snakemake_bin() -> str:
+    exe = Path(sys.executable).with_name("snakemake")
+    return str(exe) if exe.exists() else "snakemake"
+
+
+def scratch(checkout: Path, dest: Path) -> Path:
+    dest.mkdir(parents=True)
+    for name in COPY:
+        src = checkout / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+        elif src.exists():
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+def run(checkout: Path, cwd: Path, args: list[str], timeout: float = 7200) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(checkout / "src"), *filter(None, [env.get("PYTHONPATH")])])
+    if "NLTK_DATA" not in env and (HERE / ".nltk_data").is_dir():
+        env["NLTK_DATA"] = str(HERE / ".nltk_data")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run([snakemake_bin(), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"snakemake {' '.join(args)} failed in {cwd}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    out = proc.stdout + proc.stderr
+    jobs = re.search(r"^total\s+(\d+)$", out, re.M)
+    return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "jobs": int(jobs.group(1)) if jobs else 0, "log": out}
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def per_rule_cpu(root: Path) -> dict[str, dict[str, float]]:
+    """CPU seconds and wall seconds per rule from Snakemake's benchmark files (results/benchmarks/<stage>/...)."""
+    out: dict[str, dict[str, float]] = defaultdict(lambda: {"jobs": 0, "cpu_s": 0.0, "wall_s": 0.0})
+    for tsv in sorted((root / "results" / "benchmarks").rglob("*.tsv")):
+        rel = tsv.relative_to(root / "results" / "benchmarks").as_posix()
+        kind = "/".join(rel.split("/")[:2]) if rel.count("/") >= 1 else rel
+        with open(tsv, encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh, delimiter="\t"))
+        for row in rows:
+            out[kind]["jobs"] += 1
+            out[kind]["cpu_s"] += float(row.get("cpu_time") or 0)
+            out[kind]["wall_s"] += float(row.get("s") or 0)
+    return {k: {kk: round(vv, 2) for kk, vv in v.items()} for k, v in sorted(out.items())}
+
+
+def digests(root: Path) -> dict[str, str]:
+    out = {}
+    for p in sorted((root / "results").rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if p.is_file() and not rel.startswith("results/benchmarks/"):
+            out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def median(rows: list[dict], key: str) -> float:
+    return round(statistics.median(r[key] for r in rows), 2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--base", type=Path, required=True, help="the other checkout (its src, Snakefile, workflow, config)")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--demo", action="store_true", help="also run the whole demo once per checkout, then no-op reruns")
+    ap.add_argument("--out", type=Path, default=HERE / "benchmarks" / "out" / "startup")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch copies (their path is printed)")
+    args = ap.parse_args(argv)
+    checkouts = {"base": args.base.resolve(), "new": HERE}
+    tmp = Path(tempfile.mkdtemp(prefix="startup_bench."))
+    results: dict[str, dict[str, list[dict]]] = {name: defaultdict(list) for name in checkouts}
+    print(f"load average at start: {load()}")
+    for i in range(args.rounds):
+        for name, checkout in (checkouts.items() if i % 2 == 0 else reversed(checkouts.items())):
+            root = scratch(checkout, tmp / f"{name}-dry{i}")
+            for label, extra in (("dry (scratch)", []), ("dry (again)", [])):
+                r = run(checkout, root, ["-n", "--cores", "2", *extra])
+                results[name][label].append({k: v for k, v in r.items() if k != "log"})
+            paper = scratch(checkout, tmp / f"{name}-paper{i}")
+            r = run(checkout, paper, ["-n", "--cores", "2", "--configfile", "config/paper.yaml"])
+            results[name]["paper dry (scratch)"].append({k: v for k, v in r.items() if k != "log"})
+            shutil.rmtree(paper)
+        print(f"round {i + 1}/{args.rounds} done, load {load()}")
+
+    demo_roots = {}
+    if args.demo:
+        for name, checkout in checkouts.items():
+            root = scratch(checkout, tmp / f"{name}-demo")
+            r = run(checkout, root, ["--cores", "2"])
+            results[name]["demo"].append({k: v for k, v in r.items() if k != "log"})
+            results[name]["demo per rule"] = per_rule_cpu(root)  # type: ignore[assignment]
+            demo_roots[name] = root
+            print(f"demo ({name}): {r['jobs']} jobs, {r['wall_s']} s wall, {r['cpu_s']} s CPU, load {load()}")
+        for i in range(args.rounds):
+            for name, checkout in (checkouts.items() if i % 2 == 0 else reversed(checkouts.items())):
+                r = run(checkout, demo_roots[name], ["--cores", "2"])
+                assert "Nothing to be done" in r["log"], r["log"][-2000:]
+                results[name]["no-op"].append({k: v for k, v in r.items() if k != "log"})
+
+    print(f"\nload average at the end: {load()}\n")
+    print(f"{'':24} {'base wall':>10} {'new wall':>10} {'ratio':>6} {'base CPU':>10} {'new CPU':>10} {'ratio':>6} {'jobs':>5}")
+    summary = {}
+    for label in results["new"]:
+        if label == "demo per rule":
+            continue
+        b, n = results["base"][label], results["new"][label]
+        row = {"base_wall_s": median(b, "wall_s"), "new_wall_s": median(n, "wall_s"), "base_cpu_s": median(b, "cpu_s"),
+               "new_cpu_s": median(n, "cpu_s"), "jobs": [b[0]["jobs"], n[0]["jobs"]], "runs": len(n)}
+        summary[label] = row
+        print(f"{label:24} {row['base_wall_s']:>10} {row['new_wall_s']:>10} {row['new_wall_s'] / row['base_wall_s']:>6.2f} "
+              f"{row['base_cpu_s']:>10} {row['new_cpu_s']:>10} {row['new_cpu_s'] / row['base_cpu_s']:>6.2f} {str(row['jobs']):>5}")
+    if args.demo:
+        print("\nCPU seconds per job kind (results/benchmarks/; base -> new, jobs, CPU s per job):")
+        b, n = results["base"]["demo per rule"], results["new"]["demo per rule"]
+        for kind in sorted(set(b) | set(n)):
+            bb, nn = b.get(kind, {"jobs": 0, "cpu_s": 0}), n.get(kind, {"jobs": 0, "cpu_s": 0})
+            per = lambda r: r["cpu_s"] / r["jobs"] if r["jobs"] else 0.0  # noqa: E731
+            print(f"  {kind:34} {bb['jobs']:>3} -> {nn['jobs']:>3} jobs   {bb['cpu_s']:>8.1f} -> {nn['cpu_s']:>8.1f} s   "
+                  f"{per(bb):>5.2f} -> {per(nn):>5.2f} s/job")
+        db, dn = digests(demo_roots["base"]), digests(demo_roots["new"])
+        differ = sorted(p for p in set(db) | set(dn) if db.get(p) != dn.get(p))
+        summary["demo byte comparison"] = {"files": len(dn), "differ": differ}
+        print(f"\ndemo results compared byte for byte: {len(dn)} files, {len(differ)} differ" + (": " + ", ".join(differ) if differ else ""))
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "startup.json").write_text(json.dumps({"summary": summary, "runs": results}, indent=1, default=dict))
+    print(f"\nnumbers in {args.out / 'startup.json'}")
+    if args.keep:
+        print(f"scratch copies kept in {tmp}")
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""The workflow's validation (medfc.plan.config_errors.plan_for, the schema read once) completes every shipped
+config exactly as snakemake.utils.validate(config, schema, set_default=True) did, and stops a bad one with the
+one-line message naming the key."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from snakemake.utils import validate as snakemake_validate
+
+from medfc.plan.config_errors import ConfigError, load_schema, plan_for
+
+REPO = Path(__file__).resolve().parents[3]
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+CONFIGS = [["config.yaml"], ["config.yaml", "paper.yaml"], ["live.yaml"], ["live.yaml", "paper.yaml"], ["cpu.yaml"], ["test.yaml"],
+           ["test_experiments.yaml"], ["test_medsnip.yaml"], ["test_slurm_paper.yaml"]]
+
+
+def _merged(names: list[str]) -> dict:
+    """Snakemake's merge of --configfile files: mappings key by key, anything else replaced."""
+    def merge(base, new):
+        for k, v in new.items():
+            base[k] = merge(base[k], v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
+        return base
+    out: dict = {}
+    for name in names:
+        merge(out, yaml.safe_load((REPO / "config" / name).read_text(encoding="utf-8")) or {})
+    return out
+
+
+@pytest.mark.parametrize("names", CONFIGS, ids="+".join)
+def test_every_default_is_filled_in_as_snakemake_does(names):
+    config = _merged(names)
+    theirs = copy.deepcopy(config)
+    snakemake_validate(theirs, str(SCHEMA), set_default=True)
+    plan_for(config, SCHEMA)
+    assert config == theirs and config != _merged(names)  # the same completed mapping, and defaults were added
+
+
+def test_the_schema_is_read_as_the_yaml_parser_reads_it():
+    assert load_schema(SCHEMA) == yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))
+
+
+def test_a_mistake_is_one_line_naming_the_key():
+    config = _merged(["config.yaml"])
+    config["stages"]["healthfcc"] = True
+    with pytest.raises(ConfigError) as err:
+        plan_for(config, SCHEMA)
+    assert str(err.value).startswith("config: stages.healthfcc: unknown key; did you mean healthfc?")
