@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from medfc.experiments.classifier import Example
+from medfc.experiments.examples import Example
 
 
 class WholeTexts:

@@ -165,5 +165,7 @@ class Plan(ExperimentsPlan, MedsnipPlan):
                 f"experiments.scale is {config['experiments']['scale']!r}: set experiments.scale: smoke, or lift the caps "
                 "(experiments.smoke: {max_steps: null, max_examples: null})."
             )
+        if self.stage_enabled("experiments"):
+            self.check_experiment_options()
         if self.stage_enabled("medsnip"):
             self.check_medsnip()
