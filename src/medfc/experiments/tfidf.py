@@ -1,6 +1,6 @@
 """Model kind ``tfidf``, the cheap baseline: TF-IDF + logistic regression (scikit-learn).
 
-It takes the same :class:`~medfc.experiments.classifier.Example` pairs as the fine-tuned encoders, so
+It takes the same :class:`~medfc.experiments.examples.Example` pairs as the fine-tuned encoders, so
 every HealthFC system but ``joint`` and the CliniFact classifier run with it (a model alias that maps
 to ``sklearn:tfidf``). Sub-linear tf, the logistic regression class-weighted (``class_weights``).
 
