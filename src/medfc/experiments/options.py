@@ -28,7 +28,7 @@ class TrainConfig(Options):
 
     kind: ClassVar[str] = "encoder"
     section: ClassVar[str | None] = None  # the layered training config (train < model_train < system_train < smoke)
-    model_name: ClassVar[str | None] = None  # any model name no other kind claims
+    model_name: ClassVar[str | None] = None  # any model name no other kind claims (model_config_class)
 
     model: str
     lr: float
@@ -100,16 +100,17 @@ class GbmOptions(Options):
 
 
 # Every model kind's config. A new kind is one more class here (its ``kind``, its config ``section``, the
-# ``model_name`` that selects it) and its entry in medfc.experiments.models.MODEL_KINDS.
+# ``model_name`` that selects it: that name, or that name and ":" before a model of its own, e.g. a kind
+# named "features" claims "features:<hub name>") and its entry in medfc.experiments.models.MODEL_KINDS.
 MODEL_CONFIGS: tuple[type[Options], ...] = (TrainConfig, TfidfOptions, GbmOptions)
 ModelConfig = Annotated[Union[MODEL_CONFIGS], Tagged("kind")]  # noqa: UP007 (a union built from the tuple)
 
 
 def model_config_class(model: str) -> type[Options]:
-    """The config class of a model name (an alias's target): the kind whose ``model_name`` it is, else an
-    encoder; an unknown ``sklearn:`` name is an error."""
+    """The config class of a model name (an alias's target): the kind whose ``model_name`` it is (or begins
+    with, followed by ``:``), else an encoder; an unknown ``sklearn:`` name is an error."""
     for cls in MODEL_CONFIGS:
-        if cls.model_name == model:
+        if cls.model_name is not None and (model == cls.model_name or model.startswith(cls.model_name + ":")):
             return cls
     if model.startswith("sklearn:"):
         known = [cls.model_name for cls in MODEL_CONFIGS if cls.model_name]
