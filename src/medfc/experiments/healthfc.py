@@ -296,7 +296,7 @@ def run_joint(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Mod
     encoder's resolved model, device and precision."""
     from medfc.experiments.joint import JointEncoder
 
-    fitted = JointEncoder(model, options.system_options).fit(fold.train, spec.labels, fold.validation, checkpoint_dir=_sub(ckpt, "joint"))
+    fitted = JointEncoder(model, options.system_options).fit(fold.train, spec.labels, fold.validation, checkpoint_dir=_sub(ckpt, spec.name))
     opts = options.system_options
     records = []
     for c, (lp, ep) in zip(fold.test, fitted.predict(fold.test, desc="joint/predict")):
@@ -306,7 +306,8 @@ def run_joint(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Mod
 
 
 Trainer = Callable[..., tuple[list[dict[str, Any]], dict[str, Any]]]  # (spec, fold, options, model, ckpt, threads, report)
-TRAINERS: dict[str, Trainer] = {"single": run_single, "pipeline": run_pipeline, "joint": run_joint}  # System.trainer → how it trains
+# System.trainer → how it trains
+TRAINERS: dict[str, Trainer] = {"one_classifier": run_single, "select_then_classify": run_pipeline, "joint_encoder": run_joint}
 
 
 def run_fold(

@@ -134,11 +134,11 @@ def _retrieved_shows(c: Claim, o: RetrievedOptions, ev: Sequence[str]) -> list[s
 class System:
     """One HealthFC system.
 
-    ``trainer`` is how it trains (:data:`medfc.experiments.healthfc.TRAINERS`): ``single`` — one classifier
-    of the run's model on the example ``reads`` makes of each claim; ``pipeline`` — an evidence selector,
-    then a classifier on ``reads(claim, options, sentences)`` with the gold sentences in training and the
-    selected ones at test time; ``joint`` — one encoder over the claim and all its sentences
-    (:mod:`medfc.experiments.joint`). ``reads(claim, options, evidence)`` is the text pair a claim becomes,
+    ``trainer`` is how it trains (:data:`medfc.experiments.healthfc.TRAINERS`): ``one_classifier`` — one
+    classifier of the run's model on the example ``reads`` makes of each claim; ``select_then_classify`` — an
+    evidence selector, then a classifier on ``reads(claim, options, sentences)`` with the gold sentences in
+    training and the selected ones at test time; ``joint_encoder`` — one encoder over the claim and all its
+    sentences (:mod:`medfc.experiments.joint`). ``reads(claim, options, evidence)`` is the text pair a claim becomes,
     where ``evidence`` is the claim's snippets of ``source`` in rank order (a system with a source), the
     pipeline's sentences, or nothing; ``shows`` is the evidence its prediction records show (None: the
     sentences it selects); ``gold`` its gold label of a claim, one of ``labels``; ``eligible`` the claims it
@@ -147,7 +147,7 @@ class System:
 
     name: str
     options: type[Options]
-    trainer: Literal["single", "pipeline", "joint"]
+    trainer: Literal["one_classifier", "select_then_classify", "joint_encoder"]
     labels: tuple[str, ...] = tuple(VERACITY_LABELS)
     reads: Reads | None = None
     shows: Shows | None = None
@@ -167,21 +167,21 @@ class System:
 
 
 _ARTICLE = (
-    System("pipeline", PipelineOptions, "pipeline", reads=lambda c, o, ev: (c.claim, join_sentences(ev))),
-    System("joint", JointOptions, "joint", model_kinds=("encoder",)),
-    System("oracle", SingleOptions, "single", reads=lambda c, o, ev: (c.claim, join_sentences(c.gold_evidence)),
+    System("pipeline", PipelineOptions, "select_then_classify", reads=lambda c, o, ev: (c.claim, join_sentences(ev))),
+    System("joint", JointOptions, "joint_encoder", model_kinds=("encoder",)),
+    System("oracle", SingleOptions, "one_classifier", reads=lambda c, o, ev: (c.claim, join_sentences(c.gold_evidence)),
            shows=lambda c, o, ev: c.gold_evidence),
-    System("claims_only", SingleOptions, "single", reads=lambda c, o, ev: (c.claim, None), shows=_nothing),
-    System("gold_explanations", SingleOptions, "single", reads=lambda c, o, ev: (c.claim, c.explanation), shows=_nothing),
-    System("level_of_evidence", LevelOptions, "single", labels=tuple(LOE_LABELS), reads=_loe_reads,
+    System("claims_only", SingleOptions, "one_classifier", reads=lambda c, o, ev: (c.claim, None), shows=_nothing),
+    System("gold_explanations", SingleOptions, "one_classifier", reads=lambda c, o, ev: (c.claim, c.explanation), shows=_nothing),
+    System("level_of_evidence", LevelOptions, "one_classifier", labels=tuple(LOE_LABELS), reads=_loe_reads,
            shows=lambda c, o, ev: c.gold_evidence if o.loe_input == "claim+evidence" else [],
            gold=_level, eligible=loe_eligible, not_eligible="loe_not_applicable"),
 )
 # evidence retrieved for the claim from a source instead of the article: three classes (Table 5, "Google
 # snippets" = retrieved_web) and supported vs refuted on the supported / refuted claims (the open-domain comparison)
-_RETRIEVED = tuple(System(f"retrieved_{s}", RetrievedOptions, "single", reads=_retrieved_reads, shows=_retrieved_shows, source=s)
+_RETRIEVED = tuple(System(f"retrieved_{s}", RetrievedOptions, "one_classifier", reads=_retrieved_reads, shows=_retrieved_shows, source=s)
                    for s in EVIDENCE_SOURCES)
-_OPEN_DOMAIN = tuple(System(f"open_domain_{s}", RetrievedOptions, "single", labels=tuple(BINARY_VERACITY_LABELS), reads=_retrieved_reads,
+_OPEN_DOMAIN = tuple(System(f"open_domain_{s}", RetrievedOptions, "one_classifier", labels=tuple(BINARY_VERACITY_LABELS), reads=_retrieved_reads,
                             shows=_retrieved_shows, eligible=binary_eligible, not_eligible="nei_not_in_binary", source=s)
                      for s in EVIDENCE_SOURCES)
 

@@ -103,3 +103,16 @@ def test_the_model_kinds_are_declared_once_and_each_has_its_implementation_and_c
     # every built-in alias names a kind; a name no baseline claims is an encoder's
     assert {model_config_class(name).kind for name in BUILTIN_ALIASES.values()} == set(kinds)
     assert model_config_class("microsoft/deberta-v3-large") is TrainConfig
+
+
+def test_the_cross_validation_driver_names_no_system():
+    """run_fold and its trainers look a system up in the registry: no system's name (nor the prefix of a
+    family of them) is written in medfc/experiments/healthfc.py's code, so nothing there branches on one."""
+    import ast
+
+    tree = ast.parse((REPO / "src" / "medfc" / "experiments" / "healthfc.py").read_text(encoding="utf-8"))
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body
+                  and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    named = sorted({n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings
+                    and (n.value in SYSTEMS or n.value.startswith(("retrieved_", "open_domain_")))})
+    assert named == [], f"medfc/experiments/healthfc.py names systems {named}: look them up in the registry instead"
