@@ -1,5 +1,6 @@
-"""CPU seconds of one experiment job of each kind, as the workflow runs it (``python -m medfc run`` in a
-fresh process, options from the plan of config/config.yaml), for two checkouts paired in one run.
+"""CPU seconds of one experiment job of each kind, as the workflow runs it (a fresh process calling the
+runner, ``medfc.cli.run_step``, as workflow/scripts/step.py does; options from the plan of
+config/config.yaml), for two checkouts paired in one run.
 
     python benchmarks/job_cpu.py --before /path/to/old/checkout [--data DIR] [--repeat 3]
 
@@ -53,11 +54,12 @@ plan = Plan(config)
 print(json.dumps({k: eval(call) for k, call in json.loads(sys.argv[2]).items()}))
 """
 
-# the job as `python -m medfc run` does it, then the heavy modules it loaded (printed last)
+# the job as workflow/scripts/step.py runs it (the runner with named inputs, lists too), then the heavy modules it loaded
 JOB = """
-import sys
-from medfc.cli import main  # what medfc/__main__.py runs
-main(sys.argv[2:])
+import json, sys
+from medfc.cli import run_step
+spec, inputs, outputs, options = json.loads(sys.argv[2])
+run_step(spec, inputs, outputs, options)
 print("HEAVY", [m for m in sys.argv[1].split(",") if m in sys.modules])
 """
 
@@ -75,13 +77,10 @@ def options_of(checkout: Path) -> dict[str, dict]:
 
 def run_job(checkout: Path, kind: str, options: dict, data: Path, out: Path) -> tuple[float, list[str]]:
     step, _, inputs = KINDS[kind]
-    args = ["run", f"experiments.steps:{step}"]
-    for name, path in inputs.items():
-        for p in ([path] if isinstance(path, str) else path):
-            args += ["--in", f"{name}={data / p}"]
-    args += ["--out", f"predictions={out / 'predictions.jsonl'}", "--out", f"info={out / 'info.json'}", "--options", json.dumps(options)]
+    named = {k: str(data / v) if isinstance(v, str) else [str(data / p) for p in v] for k, v in inputs.items()}
+    job = [f"experiments.steps:{step}", named, {"predictions": str(out / "predictions.jsonl"), "info": str(out / "info.json")}, options]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run([sys.executable, "-c", JOB, ",".join(HEAVY), *args], env=env_for(checkout), cwd=checkout, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", JOB, ",".join(HEAVY), json.dumps(job)], env=env_for(checkout), cwd=checkout, capture_output=True, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{checkout}: {kind} failed:\n{proc.stderr[-3000:]}")

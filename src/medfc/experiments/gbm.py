@@ -18,7 +18,7 @@ import numpy as np
 from medfc.experiments.clinifact_features import features, fit_idf
 from medfc.experiments.examples import Example
 from medfc.experiments.options import GbmOptions
-from medfc.experiments.sklearn_common import WholeTexts, add_probs, class_weight, label_indices
+from medfc.experiments.sklearn_common import WholeTexts, add_probs, class_weight, label_indices, limit_threads
 
 log = logging.getLogger(__name__)
 
@@ -88,10 +88,14 @@ def fit_gbm(options: GbmOptions, labels: Sequence[str], train_examples: Sequence
 
 
 class GbmModel:
-    """Kind ``gbm`` behind the one model interface (:mod:`medfc.experiments.models`): :func:`fit_gbm`."""
+    """Kind ``gbm`` behind the one model interface (:mod:`medfc.experiments.models`): :func:`fit_gbm`, the
+    trees' OpenMP threads on the job's ``threads``."""
 
-    def __init__(self, config: GbmOptions) -> None:
+    def __init__(self, config: GbmOptions, threads: int | None = None) -> None:
+        import sklearn.ensemble  # noqa: F401 (loads the OpenMP runtime the thread limit applies to)
+
         self.config = config
+        limit_threads(threads)
 
     def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
             checkpoint_dir: object = None, trim: str = "right", desc: str = "gbm") -> FittedGbm:

@@ -7,8 +7,8 @@
 ``examples`` are :class:`~medfc.experiments.examples.Example` text pairs with their gold labels,
 ``labels`` the classes, ``validation`` examples (or None) for whatever the kind chooses on them (an
 encoder's best epoch, TF-IDF's variant and ``C``). A model is made once per job and config: it carries
-what the job resolved (an encoder's model directory, device, precision and threads), and so does every
-model it fits. ``model.config`` is the config as run, ``fitted.result`` and ``fitted.encode_stats`` what
+what the job resolved (an encoder's model directory, device, precision and torch threads; a scikit-learn
+kind's BLAS / OpenMP threads), and so does every model it fits. ``model.config`` is the config as run, ``fitted.result`` and ``fitted.encode_stats`` what
 the fit did (``as_dict()`` for the info files).
 
 A light module: each kind's implementation is imported when a model of that kind is made, so a TF-IDF
@@ -53,13 +53,13 @@ def _encoder(config: TrainConfig, threads: int | None) -> Model:
 def _tfidf(config: TfidfOptions, threads: int | None) -> Model:
     from medfc.experiments.tfidf import TfidfModel
 
-    return TfidfModel(config)
+    return TfidfModel(config, threads)
 
 
 def _gbm(config: GbmOptions, threads: int | None) -> Model:
     from medfc.experiments.gbm import GbmModel
 
-    return GbmModel(config)
+    return GbmModel(config, threads)
 
 
 # kind → its model, made from the config and the job's threads

@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from medfc.experiments.examples import Example
 from medfc.experiments.metrics import validation_scores
 from medfc.experiments.options import TfidfOptions
-from medfc.experiments.sklearn_common import WholeTexts, add_probs, class_weight, label_indices
+from medfc.experiments.sklearn_common import WholeTexts, add_probs, class_weight, label_indices, limit_threads
 
 if TYPE_CHECKING:  # scikit-learn is imported where it is used: an encoder's job never loads it (about 3 s of CPU per job)
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -222,10 +222,14 @@ def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequ
 
 
 class TfidfModel:
-    """Kind ``tfidf`` behind the one model interface (:mod:`medfc.experiments.models`): :func:`fit_tfidf`."""
+    """Kind ``tfidf`` behind the one model interface (:mod:`medfc.experiments.models`): :func:`fit_tfidf`,
+    its BLAS on the job's ``threads``."""
 
-    def __init__(self, config: TfidfOptions) -> None:
+    def __init__(self, config: TfidfOptions, threads: int | None = None) -> None:
+        import sklearn.linear_model  # noqa: F401 (scikit-learn's libraries loaded, for the thread limit)
+
         self.config = config
+        limit_threads(threads)
 
     def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
             checkpoint_dir: object = None, trim: str = "right", desc: str = "tfidf") -> FittedTfidf:
