@@ -29,10 +29,9 @@ from sklearn.model_selection import StratifiedKFold, train_test_split
 from snakemake.utils import update_config, validate
 
 from medfc.experiments.clinifact import load_pairs, pair_example
-from medfc.experiments.gbm import GbmOptions
-from medfc.experiments.models import fit_model
+from medfc.experiments.models import build_model
+from medfc.experiments.options import GbmOptions, TfidfOptions
 from medfc.experiments.systems import CLINIFACT_LABELS
-from medfc.experiments.tfidf import TfidfOptions
 from medfc.scoring.classification import bootstrap_intervals, macro_f1
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,7 +53,7 @@ def model_options(config: dict, kind: str):
 
 
 def _probs(options, train, val, predict) -> np.ndarray:
-    return fit_model(options, CLINIFACT_LABELS, train, val, desc=options.model).probs(predict)
+    return build_model(options).fit(train, CLINIFACT_LABELS, val, desc=options.model).probs(predict)
 
 
 def _pred(probs: np.ndarray) -> list[str]:

@@ -92,7 +92,7 @@ class FrozenEncoder:
         import torch
         from transformers import AutoModel, AutoTokenizer
 
-        from medfc.experiments.models import resolve_model
+        from medfc.experiments.aliases import resolve_model
 
         torch.set_num_threads(threads)
         self.torch, self.recipe, self.store, self.batch_size = torch, recipe, store, batch_size

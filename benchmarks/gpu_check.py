@@ -34,7 +34,7 @@ def section(path: str, **overrides) -> dict:
 
 
 def _train_config(model: str, device: str, **kw):
-    from medfc.experiments.training import TrainConfig
+    from medfc.experiments.options import TrainConfig
 
     return TrainConfig.from_mapping(section("experiments.clinifact.train", **{
         "model": model, "lr": 5e-5, "batch_size": 32, "eval_batch_size": 128, "epochs": 3, "max_length": 256,
@@ -43,20 +43,21 @@ def _train_config(model: str, device: str, **kw):
 
 def clinifact(carry: Path, device: str) -> dict:
     from medfc.experiments import clinifact as CF
+    from medfc.experiments.options import CliniFactTrainOptions
 
     data = carry / "clinifact"
     cfg = _train_config(str(carry / "minilm"), device)
     start = time.perf_counter()
-    records, info = CF.run_discriminative(data / "train_set.csv", data / "validation_set.csv", data / "test_set.csv", cfg,
-                                          checkpoint_dir=None, include_title=True, predict_splits=["test"])
+    records, info = CF.run_discriminative(data / "train_set.csv", data / "validation_set.csv", data / "test_set.csv",
+                                          CliniFactTrainOptions(cfg, include_title=True, predict_splits=("test",), checkpoint_dir=None))
     wall = time.perf_counter() - start
     cpu_cfg = _train_config(str(carry / "minilm"), "cpu", max_steps=4, max_examples=128, precision="fp32")
     import torch
 
     threads = torch.get_num_threads()
     torch.set_num_threads(2)
-    _, cpu_info = CF.run_discriminative(data / "train_set.csv", data / "validation_set.csv", data / "test_set.csv", cpu_cfg,
-                                        checkpoint_dir=None, include_title=True, predict_splits=[])
+    _, cpu_info = CF.run_discriminative(data / "train_set.csv", data / "validation_set.csv", data / "test_set.csv",
+                                        CliniFactTrainOptions(cpu_cfg, include_title=True, predict_splits=(), checkpoint_dir=None))
     torch.set_num_threads(threads)
     return {"wall_s": wall, "examples_per_s": info["train"]["examples_per_second"], "precision": info["train"]["precision"],
             "cpu_examples_per_s": cpu_info["train"]["examples_per_second"], "macro_f1": info["scores"]["test"]["macro_f1"],
@@ -65,28 +66,29 @@ def clinifact(carry: Path, device: str) -> dict:
 
 def healthfc_fold(carry: Path, device: str) -> dict:
     from medfc.experiments import healthfc as H
-    from medfc.experiments.systems import SYSTEM_OPTIONS
-    from medfc.experiments.training import TrainConfig
+    from medfc.experiments.options import TrainConfig
+    from medfc.experiments.systems import HealthFCFoldOptions, SingleOptions
 
     cfg = TrainConfig.from_mapping(section("experiments.healthfc.train", model=str(carry / "minilm"), lr=5e-5, batch_size=16,
                                            epochs=4, max_length=256, device=device, precision="auto", **QUICK))
     start = time.perf_counter()
-    records, info = H.run_fold(carry / "healthfc" / "healthfc.jsonl", carry / "healthfc" / "folds.csv", 0, "oracle", cfg,
-                               SYSTEM_OPTIONS["oracle"].from_mapping({"val_fraction": 0.1}), "en", None)
+    options = HealthFCFoldOptions("oracle", "en", 0, cfg, SingleOptions(val_fraction=0.1), checkpoint_dir=None)
+    records, info = H.run_fold(carry / "healthfc" / "healthfc.jsonl", carry / "healthfc" / "folds.csv", options)
     return {"wall_s": time.perf_counter() - start, "n_test": len(records), "macro_f1": info["scores"]["macro_f1"],
             "examples_per_s": info["model"]["train"]["examples_per_second"]}
 
 
 def zero_shot(carry: Path, device: str) -> dict:
-    from medfc.experiments import clinifact as CF
+    from medfc.experiments import clinifact_zero_shot as ZS
+    from medfc.experiments.options import ZeroShotOptions
     from tests.helpers.experiment_data import build_gpt2
 
     with tempfile.TemporaryDirectory() as tmp:
         lm = build_gpt2(Path(tmp) / "tiny-lm")
-        opts = CF.ZeroShotOptions.from_mapping(section("experiments.clinifact.zero_shot", model=str(lm), device=device,
+        opts = ZeroShotOptions.from_mapping(section("experiments.clinifact.zero_shot", model=str(lm), device=device,
                                                        cache_dir=str(Path(tmp) / "c"), max_prompt_tokens=1000, batch_size=32))
         start = time.perf_counter()
-        records, info = CF.run_zero_shot({"test": carry / "clinifact" / "test_set.csv"}, opts)
+        records, info = ZS.run_zero_shot({"test": carry / "clinifact" / "test_set.csv"}, opts)
     return {"wall_s": time.perf_counter() - start, "n": len(records), "macro_f1": info["scores"]["test"]["macro_f1"]}
 
 

@@ -38,10 +38,9 @@ import numpy as np
 from medfc.common.report import SkipReport
 from medfc.experiments import healthfc as H
 from medfc.experiments.clinifact import load_pairs, pair_example
-from medfc.experiments.models import fit_model
-from medfc.experiments.systems import CLINIFACT_LABELS, LOE_LABELS, SYSTEM_OPTIONS, VERACITY_LABELS, system_option_keys
-from medfc.experiments.tfidf import TfidfOptions
-from medfc.experiments.training import TrainConfig
+from medfc.experiments.models import build_model
+from medfc.experiments.options import TfidfOptions, TrainConfig
+from medfc.experiments.systems import CLINIFACT_LABELS, LOE_LABELS, SYSTEM_OPTIONS, VERACITY_LABELS, HealthFCFoldOptions, system_option_keys
 from medfc.scoring.classification import macro_f1
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -77,10 +76,8 @@ def healthfc(config: dict, dataset: str, folds_csv: str, systems: list[str], enc
     hx = config["experiments"]["healthfc"]
     models: dict[str, tuple] = {name: (opts, None) for name, opts in tfidf_variants(config).items()}
     if encoder:
-        from medfc.experiments.models import resolved
-
         train = {**hx["train"], **config["experiments"]["smoke"]}
-        cfg = resolved(TrainConfig.from_mapping(train, where="experiments.healthfc.train"))
+        cfg = TrainConfig.from_mapping(train, where="experiments.healthfc.train")
         models.update({"encoder, held-out 0.1": (cfg, 0.1), "encoder, all (fixed)": (cfg, 0.0)})
     for system in systems:
         print(f"HealthFC {system}: macro-F1 per fold ({', '.join(map(str, ks))}), mean ± std, wall time")
@@ -93,7 +90,8 @@ def healthfc(config: dict, dataset: str, folds_csv: str, systems: list[str], enc
             opts = SYSTEM_OPTIONS[system].from_mapping(keys)
             scores, choices, start = [], Counter(), time.perf_counter()
             for k in ks:
-                records, info = H.run_fold(dataset, folds_csv, k, system, cfg, opts, "en", None, SkipReport("bench"))
+                options = HealthFCFoldOptions(system, "en", k, cfg, opts, checkpoint_dir=None)
+                records, info = H.run_fold(dataset, folds_csv, options, report=SkipReport("bench"))
                 labels = LOE_LABELS if system == "level_of_evidence" else VERACITY_LABELS
                 scores.append(100 * macro_f1([r["label"] for r in records], [r["pred_label"] for r in records], labels))
                 train_info = info.get("model", {}).get("train", {})
@@ -109,7 +107,7 @@ def clinifact(config: dict, directory: str) -> None:
     print("CliniFact test split: macro-F1, wall time")
     for name, opts in tfidf_variants(config).items():
         start = time.perf_counter()
-        fitted = fit_model(opts, CLINIFACT_LABELS, split["train"], split["validation"], desc=name)
+        fitted = build_model(opts).fit(split["train"], CLINIFACT_LABELS, split["validation"], desc=name)
         pred = [CLINIFACT_LABELS[i] for i in fitted.probs(split["test"]).argmax(axis=1)]
         r = fitted.result
         print(_row(name, [100 * macro_f1(gold, pred, CLINIFACT_LABELS)], time.perf_counter() - start,

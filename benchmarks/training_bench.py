@@ -31,8 +31,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for tests.helpers
 
-from medfc.experiments.classifier import Example, collator_for, load_classifier, load_tokenizer, make_features  # noqa: E402
-from medfc.experiments.training import PadCollator, TrainConfig, set_seed, train  # noqa: E402
+from medfc.common.device import Placement  # noqa: E402
+from medfc.experiments.classifier import collator_for, load_classifier, load_tokenizer, make_features  # noqa: E402
+from medfc.experiments.examples import Example  # noqa: E402
+from medfc.experiments.options import TrainConfig  # noqa: E402
+from medfc.experiments.training import PadCollator, set_seed, train  # noqa: E402
 from tests.helpers.config import section  # noqa: E402
 
 WORDS = (
@@ -86,7 +89,7 @@ def run(model_dir: str, examples: list[Example], dynamic: bool, args: argparse.N
     collate = collator_for(tok) if dynamic else PadCollator(tok.pad_token_id or 0, pad_to=args.max_length)
     tokens = sum(len(f["input_ids"]) for f in feats)
     start = time.perf_counter()
-    res = train(model, feats, cfg, collate=collate, desc="dynamic" if dynamic else "fixed")
+    res = train(model, feats, cfg, placement=Placement.resolve(cfg.device, cfg.precision), collate=collate, desc="dynamic" if dynamic else "fixed")
     wall = time.perf_counter() - start
     return res.examples_seen / wall, tokens / len(feats)
 

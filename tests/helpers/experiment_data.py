@@ -232,10 +232,26 @@ def words(text: str) -> list[str]:
 def tiny_train_config(model: str, **overrides):
     """A TrainConfig as a rule builds it: the schema's defaults of experiments.healthfc.train, the tiny
     settings, the model and the test's overrides."""
-    from medfc.experiments.training import TrainConfig
+    from medfc.experiments.options import TrainConfig
     from tests.helpers.config import section
 
     return TrainConfig.from_mapping(section("experiments.healthfc.train", **{**TINY_TRAIN, "model": str(model), **overrides}))
+
+
+def healthfc_options(system: str, train, fold: int = 1, lang: str = "en", checkpoint_dir=None, **system_overrides):
+    """A HealthFC run's whole options as the plan builds them: ``train`` (any model kind's config), the
+    system's own options from the schema's defaults of experiments.healthfc with the test's overrides (the
+    pipeline's selector: the run's own model config unless ``evidence_train`` is given)."""
+    from medfc.experiments.systems import HealthFCFoldOptions, system_option_keys
+    from tests.helpers.config import section
+
+    hx = section("experiments.healthfc")
+    own = {k: hx[k] for k in system_option_keys(system)}
+    if "evidence_train" in own:
+        own["evidence_train"] = train
+    ckpt = str(checkpoint_dir) if checkpoint_dir is not None else None
+    return HealthFCFoldOptions.from_mapping({"system": system, "lang": lang, "fold": fold, "train": train, "checkpoint_dir": ckpt,
+                                            "system_options": {**own, **system_overrides}})
 
 
 @pytest.fixture()

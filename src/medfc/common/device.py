@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+
 import torch
+
+from medfc.common.options import set_torch_threads
 
 
 def resolve_device(device: str = "auto") -> torch.device:
@@ -30,3 +35,33 @@ def resolve_precision(precision: str, device: torch.device) -> tuple[torch.dtype
             raise ValueError("fp16 mixed precision needs a CUDA device")
         return torch.float16, True
     raise ValueError(f"unknown precision {precision!r}")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where and how a job's model computes, resolved once per job (:meth:`resolve`) and carried by the
+    model that trains on it and the fitted model that predicts with it: the torch device, the autocast
+    dtype (None: fp32) and whether fp16 needs a ``GradScaler``."""
+
+    device: torch.device
+    amp_dtype: torch.dtype | None
+    use_scaler: bool
+
+    @classmethod
+    def resolve(cls, device: str = "auto", precision: str = "auto", threads: int | None = None) -> Placement:
+        """A config's ``device`` and ``precision`` resolved (:func:`resolve_device`, :func:`resolve_precision`);
+        with ``threads``, torch computes on that many cores."""
+        if threads is not None:
+            set_torch_threads(threads)
+        dev = resolve_device(device)
+        amp_dtype, use_scaler = resolve_precision(precision, dev)
+        return cls(dev, amp_dtype, use_scaler)
+
+    def on(self, device: torch.device) -> Placement:
+        """The same precision on another device (the first device of a model spread over several)."""
+        return dataclasses.replace(self, device=device)
+
+    @property
+    def precision(self) -> str:
+        """``bfloat16``, ``float16`` or ``fp32`` (as the info files name it)."""
+        return str(self.amp_dtype).replace("torch.", "") if self.amp_dtype else "fp32"

@@ -10,6 +10,10 @@ Field types drive a light conversion of the JSON-like values: nested ``Options``
 mappings, sequences become tuples (mappings stay dicts), ints are accepted for floats,
 and ``X | None`` accepts ``None``. Anything else must already have the right type (the schema has
 checked it); a mismatch is an error naming the key.
+
+A field that holds one of several options classes is a *tagged* union, ``Annotated[A | B, Tagged(key)]``:
+the value names its class, never found by trying each (:class:`Tagged`). An untagged union of two or more
+types is refused.
 """
 
 from __future__ import annotations
@@ -33,6 +37,26 @@ class OptionsError(ValueError):
 
 
 @dataclasses.dataclass(frozen=True)
+class Tagged:
+    """The tag of a union of :class:`Options` classes: ``Annotated[A | B, Tagged("kind")]``.
+
+    Without ``choose`` the tag is the key ``key`` inside the value's own mapping, and each member declares
+    its tag as the class variable of that name (``kind: ClassVar[str] = "tfidf"``): ``{"kind": "tfidf",
+    ...}`` builds the member whose ``kind`` is ``"tfidf"``. With ``choose`` the tag is the field ``key`` of
+    the enclosing options (converted before this one) and ``choose(tag)`` returns the class, e.g. a HealthFC
+    system's options class from the registry of systems. Either way the class is looked up, never tried.
+    """
+
+    key: str
+    choose: Any = None  # Callable[[tag], type[Options]] for a tag held by the enclosing options
+
+
+def tag_of(cls: type, key: str) -> Any:
+    """The tag ``cls`` declares as its class variable ``key`` (None when it declares none)."""
+    return _class_tags(cls).get(key)
+
+
+@dataclasses.dataclass(frozen=True)
 class Options:
     """Base of every step's options (subclasses are ``@dataclass(frozen=True)`` without defaults)."""
 
@@ -46,6 +70,7 @@ class Options:
         if not isinstance(data, Mapping):
             raise OptionsError(f"{where}: expected a mapping of options, got {type(data).__name__}")
         fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+        data = _without_own_tags(cls, data, where)
         missing = sorted(k for k in fields if k not in data)
         unknown = sorted(str(k) for k in data if k not in fields)
         problems = []
@@ -56,7 +81,10 @@ class Options:
         if problems:
             raise OptionsError(f"{cls.__name__}: " + "; ".join(problems))
         hints = _hints(cls)
-        values = {name: _convert(data[name], hints[name], f"{where}.{name}") for name in fields}
+        chosen = {n: t for n in fields if (t := _tagged(hints[n])) is not None and t.choose is not None}
+        values = {name: _convert(data[name], hints[name], f"{where}.{name}") for name in fields if name not in chosen}
+        for name, tagged in chosen.items():  # after the fields that choose their class
+            values[name] = _chosen(data[name], tagged, values[tagged.key], f"{where}.{name}")
         built = cls(**values)
         built._check(where)
         return built
@@ -67,8 +95,25 @@ class Options:
         every options object it builds, nested ones first; none by default."""
 
     def as_dict(self) -> dict[str, Any]:
-        """Plain JSON-able values (tuples as lists), e.g. for an info file."""
+        """Plain JSON-able values of the fields (tuples as lists), e.g. for an info file; a tagged union's
+        class tag is a class variable, not a field, and is not among them (:meth:`to_mapping` has it)."""
         return _plain(self)
+
+    def to_mapping(self) -> dict[str, Any]:
+        """What :meth:`from_mapping` builds this object from again: :meth:`as_dict` with the tag of every
+        value held by a tagged union (``{"kind": "tfidf", ...}``)."""
+        hints = _hints(type(self))
+        out = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            tagged = _tagged(hints[f.name])
+            if isinstance(value, Options):
+                out[f.name] = value.to_mapping()
+                if tagged is not None and tagged.choose is None:
+                    out[f.name] = {tagged.key: tag_of(type(value), tagged.key), **out[f.name]}
+            else:
+                out[f.name] = _plain(value)
+        return out
 
     def replace(self: T, **changes: Any) -> T:
         return dataclasses.replace(self, **changes)
@@ -76,7 +121,67 @@ class Options:
 
 @cache
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    return typing.get_type_hints(cls, include_extras=True)
+
+
+@cache
+def _class_tags(cls: type) -> dict[str, Any]:
+    """The class variables an options class declares (``kind: ClassVar[str] = "tfidf"``): its tags."""
+    return {name: getattr(cls, name) for name, hint in _hints(cls).items() if typing.get_origin(hint) is typing.ClassVar}
+
+
+def _tagged(hint: Any) -> Tagged | None:
+    """The :class:`Tagged` of an ``Annotated[..., Tagged(...)]`` hint (also inside ``X | None``)."""
+    if typing.get_origin(hint) is typing.Annotated:
+        return next((m for m in hint.__metadata__ if isinstance(m, Tagged)), None)
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return next((t for t in map(_tagged, typing.get_args(hint)) if t is not None), None)
+    return None
+
+
+def _members(hint: Any) -> tuple[type, ...]:
+    """The classes of a (possibly ``Annotated``, possibly optional) union, ``None`` left out."""
+    if typing.get_origin(hint) is typing.Annotated:
+        hint = typing.get_args(hint)[0]
+    args = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    out: list[type] = []
+    for a in args:
+        if a is type(None):
+            continue
+        out.extend(_members(a) if typing.get_origin(a) in (typing.Annotated, typing.Union, types.UnionType) else (a,))
+    return tuple(out)
+
+
+def _without_own_tags(cls: type, data: Mapping[str, Any], where: str) -> Mapping[str, Any]:
+    """``data`` without the keys that name ``cls`` itself as a member of a tagged union (a ``kind`` that is
+    the class's own); a key naming another class is an error."""
+    tags = _class_tags(cls)
+    own = {k: v for k, v in data.items() if k in tags}
+    for key, value in own.items():
+        if value != tag_of(cls, key):
+            raise OptionsError(f"{where}.{key}: {value!r}, but {cls.__name__} is {key} {tag_of(cls, key)!r}")
+    return {k: v for k, v in data.items() if k not in own} if own else data
+
+
+def _by_tag(value: Any, hint: Any, tagged: Tagged, where: str) -> Any:
+    """A value of a union tagged inside its mapping: the member whose class tag is ``value[key]``."""
+    if isinstance(value, _members(hint)):
+        return value
+    if not isinstance(value, Mapping):
+        raise OptionsError(f"{where}: expected a mapping of options, got {type(value).__name__}")
+    members = {tag_of(m, tagged.key): m for m in _members(hint)}
+    if tagged.key not in value:
+        raise OptionsError(f"missing {where}.{tagged.key} (one of {list(members)})")
+    if value[tagged.key] not in members:
+        raise OptionsError(f"{where}.{tagged.key}: {value[tagged.key]!r} is not one of {list(members)}")
+    return members[value[tagged.key]].from_mapping(value, where)
+
+
+def _chosen(value: Any, tagged: Tagged, tag: Any, where: str) -> Any:
+    """A value of a union whose class the enclosing options' field ``tagged.key`` (= ``tag``) chooses."""
+    if value is None:
+        raise OptionsError(f"{where}: null is not allowed")
+    return tagged.choose(tag).from_mapping(value, where)
 
 
 def _convert(value: Any, hint: Any, where: str) -> Any:
@@ -84,22 +189,22 @@ def _convert(value: Any, hint: Any, where: str) -> Any:
         return _freeze(value)
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
+    if origin is typing.Annotated:
+        tagged = _tagged(hint)
+        if tagged is None:
+            return _convert(value, args[0], where)
+        if tagged.choose is not None:
+            raise TypeError(f"{where}: a union chosen by the field {tagged.key!r} is converted by from_mapping")
+        return _by_tag(value, hint, tagged, where)
     if origin in (typing.Union, types.UnionType):
         if value is None:
             if type(None) in args:
                 return None
             raise OptionsError(f"{where}: null is not allowed")
-        errors = []
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                return _convert(value, arg, where)
-            except OptionsError as exc:
-                errors.append(str(exc))
-        if len(errors) == 1:
-            raise OptionsError(errors[0])
-        raise OptionsError(f"{where} matches none of its types: " + " | ".join(errors))
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) > 1:  # a programming error, not a config one: the union must say how to choose
+            raise TypeError(f"{where}: the union {hint} has no tag; declare it Annotated[..., Tagged(key)]")
+        return _convert(value, rest[0], where)
     if origin is typing.Literal:
         if value not in args:
             raise OptionsError(f"{where}: {value!r} is not one of {list(args)}")

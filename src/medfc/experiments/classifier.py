@@ -1,4 +1,5 @@
-"""Sequence-pair classification shared by the HealthFC and CliniFact baselines.
+"""Model kind ``encoder``: a transformer fine-tuned for sequence-pair classification, shared by the HealthFC
+and CliniFact baselines (:class:`EncoderModel`, behind :mod:`medfc.experiments.models`' interface).
 
 Inputs are ``[CLS] a [SEP] b [SEP]`` (whatever special tokens the model's tokenizer uses), built
 from token ids so that the second text can be cut from its end (``trim="right"``) or from its start
@@ -18,9 +19,12 @@ import numpy as np
 import torch
 from tokenizers import Encoding
 
-from medfc.common.tokens import token_ids
+from medfc.common.device import Placement
+from medfc.experiments.aliases import resolve_model
+from medfc.experiments.examples import Example
 from medfc.experiments.metrics import validation_scores
-from medfc.experiments.training import PadCollator, TrainConfig, TrainResult, class_weights, default_loss, predict, set_seed, train
+from medfc.experiments.options import TrainConfig
+from medfc.experiments.training import PadCollator, TrainResult, class_weights, default_loss, predict, set_seed, train
 
 log = logging.getLogger(__name__)
 
@@ -97,17 +101,6 @@ def encode_pair(tokenizer, a: str, b: str | None = None, max_length: int = 512, 
 
 
 @dataclass
-class Example:
-    """One classification example: text (pair) and gold label name (``None`` when unknown)."""
-
-    text_a: str
-    text_b: str | None = None
-    label: str | None = None
-    prefix_b: str | None = None  # kept in front of text_b, never trimmed (e.g. a title)
-    meta: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
 class EncodeStats:
     n: int = 0
     truncated: int = 0
@@ -144,30 +137,25 @@ def collator_for(tokenizer, pad_to: int | None = None) -> PadCollator:
     return PadCollator(pad_token_id=tokenizer.pad_token_id or 0, pad_to=pad_to)
 
 
-def classifier_probs(model: torch.nn.Module, tokenizer, features: Sequence[dict[str, Any]], cfg: TrainConfig, desc: str = "predict") -> np.ndarray:
+def classifier_probs(model: torch.nn.Module, tokenizer, features: Sequence[dict[str, Any]], cfg: TrainConfig, placement: Placement,
+                     desc: str = "predict") -> np.ndarray:
     """Class probabilities, shape ``[len(features), n_labels]``."""
     if not features:
         return np.zeros((0, model.config.num_labels), dtype=np.float32)
-    out = predict(
-        model,
-        features,
-        collate=collator_for(tokenizer),
-        forward_fn=_probs_forward,
-        batch_size=cfg.eval_batch_size,
-        device=cfg.device,
-        precision=cfg.precision,
-        progress=cfg.progress,
-        desc=desc,
-    )
+    out = predict(model, features, collate=collator_for(tokenizer), forward_fn=_probs_forward, placement=placement,
+                  batch_size=cfg.eval_batch_size, progress=cfg.progress, desc=desc)
     return np.stack(out).astype(np.float32)
 
 
 @dataclass
 class FittedClassifier:
+    """A fine-tuned encoder: ``probs`` of examples on the device and in the precision it was trained with."""
+
     model: torch.nn.Module
     tokenizer: Any
     labels: list[str]
     cfg: TrainConfig
+    placement: Placement
     result: TrainResult
     trim: str = "right"
     encode_stats: EncodeStats = field(default_factory=EncodeStats)
@@ -176,7 +164,7 @@ class FittedClassifier:
         feats = make_features(self.tokenizer, examples, self.labels, self.cfg.max_length, self.trim, self.encode_stats)
         for f in feats:
             f.pop("labels", None)
-        return classifier_probs(self.model, self.tokenizer, feats, self.cfg, desc)
+        return classifier_probs(self.model, self.tokenizer, feats, self.cfg, self.placement, desc)
 
 
 def _weighted_loss(weights: torch.Tensor):
@@ -191,40 +179,41 @@ def _weighted_loss(weights: torch.Tensor):
     return loss_fn
 
 
-def fit_classifier(
-    cfg: TrainConfig,
-    labels: Sequence[str],
-    train_examples: Sequence[Example],
-    val_examples: Sequence[Example] | None = None,
-    *,
-    checkpoint_dir: str | os.PathLike | None = None,
-    trim: str = "right",
-    desc: str = "train",
-) -> FittedClassifier:
-    """Fine-tune ``cfg.model`` as a ``len(labels)``-way classifier.
+class EncoderModel:
+    """Kind ``encoder``: :meth:`fit` fine-tunes ``config.model`` as a ``len(labels)``-way classifier.
 
-    With ``val_examples`` the state with the best ``cfg.eval_metric`` on them (``macro_f1`` or
-    ``accuracy``) is kept. ``cfg.class_weights`` weights the cross-entropy by the training labels.
-    """
-    labels = list(labels)
-    set_seed(cfg.seed)
-    tokenizer = load_tokenizer(cfg.model)
-    model = load_classifier(cfg.model, labels)
-    stats = EncodeStats()
-    feats = make_features(tokenizer, train_examples, labels, cfg.max_length, trim, stats)
-    evaluate = None
-    if val_examples:
-        val_feats = make_features(tokenizer, val_examples, labels, cfg.max_length, trim, stats)
-        gold = [ex.label for ex in val_examples]
-        for f in val_feats:
-            f.pop("labels", None)
+    Made once per job and model config (:func:`medfc.experiments.models.build_model`): the model name is
+    resolved (``offline:minilm`` → the packaged copy) and the device, precision and torch threads are
+    resolved here, once, and carried by every model it fits."""
 
-        def evaluate(m: torch.nn.Module) -> dict[str, float]:
-            probs = classifier_probs(m, tokenizer, val_feats, cfg, desc=f"{desc}/validate")
-            pred = [labels[i] for i in probs.argmax(axis=1)]
-            return validation_scores(gold, pred, labels)
+    def __init__(self, config: TrainConfig, threads: int | None = None) -> None:
+        self.config = config.replace(model=resolve_model(config.model))
+        self.placement = Placement.resolve(config.device, config.precision, threads)
 
-    weights = class_weights([f["labels"] for f in feats], len(labels), cfg.class_weights)
-    loss_fn = _weighted_loss(weights) if weights is not None else default_loss
-    result = train(model, feats, cfg, collate=collator_for(tokenizer), loss_fn=loss_fn, evaluate=evaluate, checkpoint_dir=checkpoint_dir, desc=desc)
-    return FittedClassifier(model, tokenizer, labels, cfg, result, trim, stats)
+    def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
+            checkpoint_dir: str | os.PathLike | None = None, trim: str = "right", desc: str = "train") -> FittedClassifier:
+        """With ``validation`` examples the state with the best ``eval_metric`` on them (``macro_f1`` or
+        ``accuracy``) is kept. ``class_weights`` weights the cross-entropy by the training labels."""
+        cfg, placement, labels = self.config, self.placement, list(labels)
+        set_seed(cfg.seed)
+        tokenizer = load_tokenizer(cfg.model)
+        model = load_classifier(cfg.model, labels)
+        stats = EncodeStats()
+        feats = make_features(tokenizer, examples, labels, cfg.max_length, trim, stats)
+        evaluate = None
+        if validation:
+            val_feats = make_features(tokenizer, validation, labels, cfg.max_length, trim, stats)
+            gold = [ex.label for ex in validation]
+            for f in val_feats:
+                f.pop("labels", None)
+
+            def evaluate(m: torch.nn.Module) -> dict[str, float]:
+                probs = classifier_probs(m, tokenizer, val_feats, cfg, placement, desc=f"{desc}/validate")
+                pred = [labels[i] for i in probs.argmax(axis=1)]
+                return validation_scores(gold, pred, labels)
+
+        weights = class_weights([f["labels"] for f in feats], len(labels), cfg.class_weights)
+        loss_fn = _weighted_loss(weights) if weights is not None else default_loss
+        result = train(model, feats, cfg, placement=placement, collate=collator_for(tokenizer), loss_fn=loss_fn, evaluate=evaluate,
+                       checkpoint_dir=checkpoint_dir, desc=desc)
+        return FittedClassifier(model, tokenizer, labels, cfg, placement, result, trim, stats)

@@ -4,7 +4,7 @@ OpenBioLLM-70B fine-tuned on the train split).
 Training
     A causal LM gets LoRA adapters (``peft``) on ``target_modules``; its base weights stay frozen (in
     ``precision``, or 4-bit NF4 with ``load_in_4bit`` — QLoRA through ``bitsandbytes``, CUDA only).
-    Each train pair is the zero-shot prompt (:data:`~medfc.experiments.clinifact.PROMPT`, trimmed the
+    Each train pair is the zero-shot prompt (:data:`~medfc.experiments.clinifact_zero_shot.PROMPT`, trimmed the
     same way) followed by the answer word of its gold label (TRUE / FALSE / NONE, the zero-shot mapping
     read backwards), tokenized exactly as the zero-shot scorer tokenizes an option after a prompt. The
     loss is the cross-entropy of the answer tokens alone (the prompt's tokens carry no loss).
@@ -14,7 +14,7 @@ Training
     copied for that, never the base.
 Prediction
     The kept model scores the three options after each prompt with the zero-shot scorer's own code
-    (:func:`~medfc.experiments.clinifact.score_pairs`): same options, same softmax, same mapping,
+    (:func:`~medfc.experiments.clinifact_zero_shot.score_pairs`): same options, same softmax, same mapping,
     same record format, system ``fine_tuned`` — so a fine-tuned row and the zero-shot row of the same
     model, and their McNemar–Bowker test, compare like with like.
 Saved
@@ -31,18 +31,19 @@ import logging
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
 
-from medfc.common.device import resolve_device, resolve_precision
+from medfc.common.device import Placement
 from medfc.common.io import atomic_directory
-from medfc.common.options import Options
 from medfc.common.report import SkipReport
-from medfc.experiments.clinifact import OPTION_TO_LABEL, Pair, _scores, answer_options, load_pairs, prompts_for, score_pairs
-from medfc.experiments.training import Feature, TrainConfig, move_to, set_seed, train
+from medfc.experiments.aliases import resolve_model
+from medfc.experiments.clinifact import Pair, _scores, load_pairs
+from medfc.experiments.clinifact_zero_shot import OPTION_TO_LABEL, answer_options, prompts_for, score_pairs
+from medfc.experiments.options import FineTuneOptions
+from medfc.experiments.training import Feature, move_to, set_seed, train
 from medfc.llm.local import TransformersLM, load_dtype
 
 log = logging.getLogger(__name__)
@@ -51,49 +52,6 @@ LABEL_TO_OPTION = {label: option for option, label in OPTION_TO_LABEL.items()}
 KEY = "experiments.clinifact.fine_tune"
 # layers peft saves with their base weights when adapted (the saved adapters would hold the vocabulary matrices)
 WHOLE_LAYER_MODULES = frozenset({"lm_head", "embed_tokens", "wte", "word_embeddings"})
-
-
-@dataclass(frozen=True)
-class FineTuneOptions(Options):
-    """``experiments.clinifact.fine_tune`` (< ``model_fine_tune[model]`` < the smoke caps) with the model's
-    hub name or directory and where its adapters go."""
-
-    model: str
-    lora_r: int
-    lora_alpha: int
-    lora_dropout: float
-    target_modules: tuple[str, ...]
-    lr: float
-    warmup_ratio: float
-    weight_decay: float
-    epochs: float
-    batch_size: int
-    eval_batch_size: int
-    grad_accum: int
-    max_grad_norm: float
-    max_prompt_tokens: int
-    seed: int
-    device: str
-    precision: Literal["auto", "fp32", "bf16", "fp16"]
-    load_in_4bit: bool
-    gradient_checkpointing: bool
-    max_steps: int | None
-    max_examples: int | None
-    progress: bool
-    predict_splits: tuple[str, ...]
-    save_adapters: bool
-    save_merged: bool
-    save_dir: str | None
-
-    def train_config(self) -> TrainConfig:
-        """The training loop's config: these keys, the lowest validation cross-entropy as the metric."""
-        return TrainConfig(
-            model=self.model, lr=self.lr, warmup_ratio=self.warmup_ratio, weight_decay=self.weight_decay,
-            batch_size=self.batch_size, eval_batch_size=self.eval_batch_size, grad_accum=self.grad_accum, epochs=self.epochs,
-            max_length=self.max_prompt_tokens, seed=self.seed, device=self.device, precision=self.precision,
-            eval_metric="val_loss", max_steps=self.max_steps, max_examples=self.max_examples, max_grad_norm=self.max_grad_norm,
-            length_grouping=True, group_factor=50, progress=self.progress, class_weights="none", early_stopping_patience=None,
-        )
 
 
 # ------------------------------------------------------------------------------------- features
@@ -161,9 +119,9 @@ def answer_nll(model: torch.nn.Module, batch: dict[str, torch.Tensor], reduce: b
 
 
 def validation_loss(model: torch.nn.Module, features: Sequence[Feature], collate: LeftPadCollator, batch_size: int,
-                    device: torch.device, precision: str) -> float:
+                    placement: Placement) -> float:
     """Mean cross-entropy per answer token over ``features`` (the model selection's number)."""
-    amp_dtype, _ = resolve_precision(precision, device)
+    device, amp_dtype = placement.device, placement.amp_dtype
     total = torch.zeros(2, dtype=torch.float64)
     order = sorted(range(len(features)), key=lambda i: -len(features[i]["input_ids"]))
     with torch.inference_mode():
@@ -241,12 +199,16 @@ def run_fine_tuned(
     split_csvs: dict[str, str | os.PathLike],
     opts: FineTuneOptions,
     *,
+    threads: int | None = None,
     report: SkipReport | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """LoRA fine-tuning on train, the epoch with the lowest validation cross-entropy kept, predictions of
-    ``opts.predict_splits`` scored as zero-shot (system ``fine_tuned``)."""
+    ``opts.predict_splits`` scored as zero-shot (system ``fine_tuned``); ``threads``: the cores a job was
+    granted. The device and precision are resolved once, here."""
     report = report or SkipReport("clinifact-fine-tuned")
-    device = resolve_device(opts.device)
+    opts = opts.replace(model=resolve_model(opts.model))
+    placement = Placement.resolve(opts.device, opts.precision, threads)
+    device = placement.device
     model, tokenizer, sizes = load_lora_model(opts, device)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
     collate = LeftPadCollator(pad_id)
@@ -256,12 +218,12 @@ def run_fine_tuned(
     if not val_feats:
         raise ValueError("clinifact fine-tuning: the validation split has no pairs, and the kept epoch is the one with the lowest validation loss")
     cfg = opts.train_config()
-    eval_device = device if not getattr(model, "hf_device_map", None) else model.get_input_embeddings().weight.device
+    on_eval = placement if not getattr(model, "hf_device_map", None) else placement.on(model.get_input_embeddings().weight.device)
 
     def evaluate(m: torch.nn.Module) -> dict[str, float]:
-        return {"val_loss": validation_loss(m, val_feats, collate, opts.eval_batch_size, eval_device, opts.precision)}
+        return {"val_loss": validation_loss(m, val_feats, collate, opts.eval_batch_size, on_eval)}
 
-    result = train(model, train_feats, cfg, collate=collate, loss_fn=answer_nll, evaluate=evaluate, checkpoint_dir=None,
+    result = train(model, train_feats, cfg, placement=placement, collate=collate, loss_fn=answer_nll, evaluate=evaluate, checkpoint_dir=None,
                    desc="clinifact-lora", trainable_only=True)
     log.info("clinifact-lora: kept epoch %s (validation cross-entropy %.4f)", result.best_epoch, result.best_metric or float("nan"))
 

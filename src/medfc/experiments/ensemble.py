@@ -11,10 +11,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from medfc.common.io import read_jsonl
+from medfc.common.options import Options
 from medfc.common.report import SkipReport
+
+
+@dataclass(frozen=True)
+class EnsembleOptions(Options):
+    """An ensemble of ``models.ensembles`` (step ``ensemble``): its member aliases (the order of the
+    ``predictions`` inputs) and their weights."""
+
+    members: tuple[str, ...]
+    weights: tuple[float, ...]
 
 
 def average_predictions(files: Sequence[str | os.PathLike], weights: Sequence[float], members: Sequence[str],

@@ -1,4 +1,4 @@
-"""Gradient boosting over hand-written claim–abstract features (CliniFact; a model alias mapping to
+"""Model kind ``gbm``: gradient boosting over hand-written claim–abstract features (CliniFact; a model alias mapping to
 ``sklearn:gbm``). The features are :mod:`medfc.experiments.clinifact_features`; the classifier is
 scikit-learn's HistGradientBoostingClassifier, its probabilities averaged over ``seeds``. With
 ``refit_with_validation`` the final models are fit on the training and validation examples together
@@ -11,31 +11,16 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-from medfc.common.options import Options
-from medfc.experiments.classifier import Example
 from medfc.experiments.clinifact_features import features, fit_idf
-from medfc.experiments.sklearn_common import WholeTexts, add_probs, class_weight, label_indices
+from medfc.experiments.examples import Example
+from medfc.experiments.options import GbmOptions
+from medfc.experiments.sklearn_common import WholeTexts, add_probs, class_weight, label_indices, limit_threads
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class GbmOptions(Options):
-    """The ``experiments.gbm`` section (+ ``model``, the alias target ``sklearn:gbm``)."""
-
-    model: str
-    learning_rate: float
-    max_iter: int
-    max_leaf_nodes: int
-    min_samples_leaf: int
-    l2_regularization: float
-    class_weights: Literal["none", "balanced"]
-    seeds: tuple[int, ...]
-    refit_with_validation: bool
 
 
 @dataclass
@@ -100,3 +85,19 @@ def fit_gbm(options: GbmOptions, labels: Sequence[str], train_examples: Sequence
     fitted.result.train_seconds = time.perf_counter() - start
     log.info("%s: %d examples, %d features, %d seeds (%.1f s)", desc, len(y), len(keys), len(options.seeds), fitted.result.train_seconds)
     return fitted
+
+
+class GbmModel:
+    """Kind ``gbm`` behind the one model interface (:mod:`medfc.experiments.models`): :func:`fit_gbm`, the
+    trees' OpenMP threads on the job's ``threads``."""
+
+    def __init__(self, config: GbmOptions, threads: int | None = None) -> None:
+        import sklearn.ensemble  # noqa: F401 (loads the OpenMP runtime the thread limit applies to)
+
+        self.config = config
+        limit_threads(threads)
+
+    def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
+            checkpoint_dir: object = None, trim: str = "right", desc: str = "gbm") -> FittedGbm:
+        """The features read every abstract whole and nothing is written (``checkpoint_dir``, ``trim``: an encoder's)."""
+        return fit_gbm(self.config, labels, examples, validation, desc=desc)

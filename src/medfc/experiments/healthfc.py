@@ -31,6 +31,12 @@ Systems (``SYSTEMS``):
 ``lang`` selects the ``*_en`` or ``*_de`` fields (German needs a multilingual model in the
 training config).  :func:`run_fold` trains on all folds but ``k`` (optionally holding out
 ``val_fraction`` of them, stratified, for best-checkpoint selection) and predicts fold ``k``.
+
+Each system is one spec of the registry :data:`medfc.experiments.systems.REGISTRY` (its options, labels,
+eligible claims, how a claim becomes an example, the evidence it shows, its gold label, its evidence
+source); :func:`run_fold` looks it up and trains it with the trainer the spec names (:data:`TRAINERS`),
+never by testing a system's name. Its model is the one model interface of :mod:`medfc.experiments.models`,
+made once per job from the config's kind.
 """
 
 from __future__ import annotations
@@ -38,56 +44,26 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import torch
 
 from medfc.common.io import read_jsonl, write_json, write_jsonl
-from medfc.common.labels import BINARY_VERACITY_LABELS, REFUTED, SUPPORTED
-from medfc.common.options import Options
+from medfc.common.labels import EVIDENCE_LABELS, LOE_LABELS, VERACITY_LABELS  # noqa: F401 (LOE_LABELS: for readers of the records)
 from medfc.common.report import SkipReport
-from medfc.experiments import joint as joint_mod
-from medfc.experiments.classifier import Example, FittedClassifier, load_tokenizer
-from medfc.experiments.models import ModelConfig, fit_model, resolved
+from medfc.experiments.examples import Claim, Example
 from medfc.experiments.metrics import validation_scores
-from medfc.experiments.systems import (
-    EVIDENCE_LABELS,
-    LOE_LABELS,
-    SYSTEM_OPTIONS,
-    SYSTEMS,
-    VERACITY_LABELS,
-    JointOptions,
-    LevelOptions,
-    PipelineOptions,
-    RetrievedOptions,
-    evidence_source,
-)
-from medfc.experiments.training import TrainConfig, class_weights, predict, set_seed, train
+from medfc.experiments.models import FittedModel, Model, build_model
+from medfc.experiments.systems import HealthFCFoldOptions, System, retrieved_text, system  # noqa: F401 (retrieved_text: the snippets' text)
 
 log = logging.getLogger(__name__)
 
 
 # ------------------------------------------------------------------------------------------- data
-
-
-@dataclass
-class Claim:
-    id: str
-    claim: str
-    label: str
-    evidence_level: str
-    explanation: str
-    sentences: list[str]
-    evidence_ids: list[int]
-
-    @property
-    def gold_evidence(self) -> list[str]:
-        return [self.sentences[i] for i in self.evidence_ids]
 
 
 def load_claims(path: str | os.PathLike, lang: str = "en", report: SkipReport | None = None) -> list[Claim]:
@@ -161,6 +137,22 @@ def stratified_holdout(claims: Sequence[Claim], fraction: float, seed: int) -> t
     return keep, held
 
 
+@dataclass
+class Fold:
+    """One run's claims: training, validation (held out of training), test (the fold predicted), and the
+    snippets of the system's evidence source per claim id, in rank order (empty without a source)."""
+
+    train: list[Claim]
+    validation: list[Claim]
+    test: list[Claim]
+    snippets: dict[str, list[str]]
+    index: int
+    lang: str
+
+    def evidence(self, c: Claim) -> list[str]:
+        return self.snippets.get(c.id, [])
+
+
 # ------------------------------------------------------------------------------------- selection
 
 
@@ -197,7 +189,7 @@ def _all_sentence_examples(claims: Sequence[Claim]) -> tuple[list[Example], list
     return ex, where
 
 
-def predict_evidence_probs(selector: FittedClassifier, claims: Sequence[Claim]) -> list[np.ndarray]:
+def predict_evidence_probs(selector: FittedModel, claims: Sequence[Claim]) -> list[np.ndarray]:
     ex, where = _all_sentence_examples(claims)
     out = [np.zeros(len(c.sentences), dtype=np.float32) for c in claims]
     if ex:
@@ -214,57 +206,27 @@ def _evidence_eval_examples(claims: Sequence[Claim]) -> list[Example]:
     return ex
 
 
-# ------------------------------------------------------------------------------------------ inputs
-
-
-def _join(sentences: Sequence[str]) -> str:
-    return " ".join(s.strip() for s in sentences if s and s.strip())
-
-
-def veracity_example(c: Claim, evidence: Sequence[str] | None) -> Example:
-    return Example(c.claim, _join(evidence) if evidence is not None else None, c.label)
-
-
-def loe_example(c: Claim, input_kind: str) -> Example:
-    second = {
-        "claim": None,
-        "claim+evidence": _join(c.gold_evidence),
-        "claim+explanation": c.explanation,
-        "claim+document": _join(c.sentences),
-    }[input_kind]
-    return Example(c.claim, second, c.evidence_level)
-
-
-def retrieved_text(snippets: Sequence[str], top_k: int) -> str:
-    """The first ``top_k`` snippets in rank order, concatenated (each stripped, one space between)."""
-    return _join(list(snippets)[: int(top_k)])
-
-
-def binary_eligible(c: Claim) -> bool:
-    return c.label in (SUPPORTED, REFUTED)
-
-
-def loe_eligible(c: Claim) -> bool:
-    return c.label in (SUPPORTED, REFUTED) and c.evidence_level in LOE_LABELS
-
-
 # ------------------------------------------------------------------------------------------ record
 
 
-def _record(c: Claim, fold: int, system: str, lang: str, label: str, labels: Sequence[str], probs: np.ndarray, pred_ids: list[int] | None, evidence: list[str]) -> dict[str, Any]:
+def _record(c: Claim, fold: Fold, spec: System, probs: np.ndarray, pred_ids: list[int] | None, evidence: list[str]) -> dict[str, Any]:
     return {
         "id": c.id,
-        "fold": fold,
-        "system": system,
-        "lang": lang,
-        "label": label,
-        "pred_label": labels[int(np.argmax(probs))],
-        "probs": {lab: round(float(p), 6) for lab, p in zip(labels, probs)},
+        "fold": fold.index,
+        "system": spec.name,
+        "lang": fold.lang,
+        "label": spec.gold(c),
+        "pred_label": spec.labels[int(np.argmax(probs))],
+        "probs": {lab: round(float(p), 6) for lab, p in zip(spec.labels, probs)},
         "evidence_ids": list(c.evidence_ids),
         "pred_evidence_ids": pred_ids,
         "evidence": evidence,
         "gold_evidence": c.gold_evidence,
     }
+
+
+def _fit_info(fitted: FittedModel) -> dict[str, Any]:
+    return {"train": fitted.result.as_dict(), "encode": fitted.encode_stats.as_dict()}
 
 
 # ------------------------------------------------------------------------------------------ systems
@@ -274,177 +236,131 @@ def _sub(base: Path | None, name: str) -> Path | None:
     return base / name if base is not None else None
 
 
-def _fit_veracity(cfg: ModelConfig, train_ex: list[Example], val_ex: list[Example], ckpt: Path | None, desc: str, labels: Sequence[str] = VERACITY_LABELS) -> FittedClassifier:
-    return fit_model(cfg, labels, train_ex, val_ex or None, checkpoint_dir=ckpt, desc=desc)
+def _eligible_only(fold: Fold, spec: System, report: SkipReport) -> tuple[list[Claim], list[Claim], list[Claim]]:
+    """The claims ``spec`` predicts, the others counted per group as ``<not_eligible>_<group>``."""
+    groups = (fold.train, fold.validation, fold.test)
+    if spec.eligible is None:
+        return groups
+    for name, group in zip(("train", "validation", "test"), groups):
+        for c in group:
+            if not spec.eligible(c):
+                report.count(f"{spec.not_eligible}_{name}")
+    return tuple([c for c in g if spec.eligible(c)] for g in groups)  # type: ignore[return-value]
 
 
-def run_pipeline(train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], cfg: ModelConfig, opts: PipelineOptions, lang: str, ckpt: Path | None, fold: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    # an encoder's selector has its own whole training config (layered in medfc.plan); a baseline uses the run's
-    ev_cfg = resolved(TrainConfig.from_mapping(opts.evidence_train, where="experiments.healthfc.evidence_train")) if isinstance(cfg, TrainConfig) else cfg
-    ev_train = evidence_examples(train_c, opts.neg_ratio, cfg.seed)
-    selector = fit_model(ev_cfg, EVIDENCE_LABELS, ev_train, _evidence_eval_examples(val_c) or None, checkpoint_dir=_sub(ckpt, "evidence"), desc="evidence")
-    ver = _fit_veracity(cfg, [veracity_example(c, c.gold_evidence) for c in train_c], [veracity_example(c, c.gold_evidence) for c in val_c], _sub(ckpt, "veracity"), "veracity")
-    ev_probs = predict_evidence_probs(selector, test_c)
+def run_single(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Model, ckpt: Path | None, threads: int | None,
+               report: SkipReport) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One classifier of the run's model on the example the spec makes of each eligible claim."""
+    opts = options.system_options
+    if spec.source is not None:
+        for c in fold.test:
+            if not spec.shows(c, opts, fold.evidence(c)):
+                report.count("test_claims_without_evidence")
+    train_c, val_c, test_c = _eligible_only(fold, spec, report)
+
+    def example(c: Claim) -> Example:
+        return Example(*spec.reads(c, opts, fold.evidence(c)), spec.gold(c))
+
+    fitted = model.fit([example(c) for c in train_c], spec.labels, [example(c) for c in val_c] or None, checkpoint_dir=_sub(ckpt, spec.name),
+                       desc=spec.name)
+    probs = fitted.probs([example(c) for c in test_c], desc=f"{spec.name}/predict")
+    records = [_record(c, fold, spec, p, None, spec.shows(c, opts, fold.evidence(c))) for c, p in zip(test_c, probs)]
+    return records, {"model": _fit_info(fitted)}
+
+
+def run_pipeline(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Model, ckpt: Path | None, threads: int | None,
+                 report: SkipReport) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """An evidence selector (its own model config, ``evidence_train``), then the run's classifier on the
+    example the spec makes of each claim with its gold sentences (training) or its selected ones (test)."""
+    opts = options.system_options
+    ev_train = evidence_examples(fold.train, opts.neg_ratio, options.train.seed)
+    selector = build_model(opts.evidence_train, threads).fit(ev_train, EVIDENCE_LABELS, _evidence_eval_examples(fold.validation) or None,
+                                                             checkpoint_dir=_sub(ckpt, "evidence"), desc="evidence")
+
+    def example(c: Claim, sentences: Sequence[str]) -> Example:
+        return Example(*spec.reads(c, opts, sentences), spec.gold(c))
+
+    ver = model.fit([example(c, c.gold_evidence) for c in fold.train], spec.labels, [example(c, c.gold_evidence) for c in fold.validation] or None,
+                    checkpoint_dir=_sub(ckpt, "veracity"), desc="veracity")
+    ev_probs = predict_evidence_probs(selector, fold.test)
     selected = [select_evidence(p.tolist(), opts.threshold, opts.max_evidence) for p in ev_probs]
-    test_ex = [veracity_example(c, [c.sentences[i] for i in sel]) for c, sel in zip(test_c, selected)]
-    probs = ver.probs(test_ex, desc="veracity/predict")
-    records = [
-        _record(c, fold, "pipeline", lang, c.label, VERACITY_LABELS, p, sel, [c.sentences[i] for i in sel])
-        for c, p, sel in zip(test_c, probs, selected)
-    ]
-    info = {
-        "evidence_model": {"train": selector.result.as_dict(), "n_train_pairs": len(ev_train), "encode": selector.encode_stats.as_dict()},
-        "veracity_model": {"train": ver.result.as_dict(), "encode": ver.encode_stats.as_dict()},
-    }
+    probs = ver.probs([example(c, [c.sentences[i] for i in sel]) for c, sel in zip(fold.test, selected)], desc="veracity/predict")
+    records = [_record(c, fold, spec, p, sel, [c.sentences[i] for i in sel]) for c, p, sel in zip(fold.test, probs, selected)]
+    info = {"evidence_model": {**_fit_info(selector), "n_train_pairs": len(ev_train)}, "veracity_model": _fit_info(ver)}
     return records, info
 
 
-def _eligible_only(groups: tuple[list[Claim], list[Claim], list[Claim]], eligible: Any, reason: str, report: SkipReport) -> tuple[list[Claim], ...]:
-    for name, group in zip(("train", "validation", "test"), groups):
-        for c in group:
-            if not eligible(c):
-                report.count(f"{reason}_{name}")
-    return tuple([c for c in g if eligible(c)] for g in groups)
+def run_joint(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Model, ckpt: Path | None, threads: int | None,
+              report: SkipReport) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One encoder over the claim and all its sentences (:mod:`medfc.experiments.joint`), on the run's
+    encoder's resolved model, device and precision."""
+    from medfc.experiments.joint import JointEncoder
 
-
-def run_single(system: str, train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], cfg: ModelConfig, opts: Options, lang: str, ckpt: Path | None, fold: int, report: SkipReport,
-               evidence: dict[str, list[str]] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """oracle, claims_only, gold_explanations, level_of_evidence, retrieved_* and open_domain_* (with
-    ``evidence``: claim id → snippets in rank order): one classifier each."""
-    labels: Sequence[str] = VERACITY_LABELS
-    if evidence_source(system) is not None:
-        assert isinstance(opts, RetrievedOptions)
-        if evidence is None:
-            raise ValueError(f"system {system} needs the retrieved evidence of source {evidence_source(system)}")
-        snippets = {c.id: list(evidence.get(c.id, []))[: opts.retrieved_top_k] for c in (*train_c, *val_c, *test_c)}
-        for c in test_c:
-            if not snippets[c.id]:
-                report.count("test_claims_without_evidence")
-        make = lambda c: Example(c.claim, retrieved_text(snippets[c.id], opts.retrieved_top_k), c.label)  # noqa: E731
-        shown = lambda c: snippets[c.id]  # noqa: E731
-        if system.startswith("open_domain_"):
-            labels = BINARY_VERACITY_LABELS
-            train_c, val_c, test_c = _eligible_only((train_c, val_c, test_c), binary_eligible, "nei_not_in_binary", report)
-    elif system == "oracle":
-        make = lambda c: veracity_example(c, c.gold_evidence)  # noqa: E731
-        shown = lambda c: c.gold_evidence  # noqa: E731
-    elif system == "claims_only":
-        make = lambda c: veracity_example(c, None)  # noqa: E731
-        shown = lambda c: []  # noqa: E731
-    elif system == "gold_explanations":
-        make = lambda c: Example(c.claim, c.explanation, c.label)  # noqa: E731
-        shown = lambda c: []  # noqa: E731
-    elif system == "level_of_evidence":
-        assert isinstance(opts, LevelOptions)
-        labels = LOE_LABELS
-        make = lambda c: loe_example(c, opts.loe_input)  # noqa: E731
-        shown = lambda c: c.gold_evidence if opts.loe_input == "claim+evidence" else []  # noqa: E731
-        train_c, val_c, test_c = _eligible_only((train_c, val_c, test_c), loe_eligible, "loe_not_applicable", report)
-    else:  # pragma: no cover - guarded by run_fold
-        raise ValueError(system)
-    model = _fit_veracity(cfg, [make(c) for c in train_c], [make(c) for c in val_c], _sub(ckpt, system), system, labels)
-    probs = model.probs([make(c) for c in test_c], desc=f"{system}/predict")
-    gold_of = (lambda c: c.evidence_level) if system == "level_of_evidence" else (lambda c: c.label)
-    records = [_record(c, fold, system, lang, gold_of(c), labels, p, None, shown(c)) for c, p in zip(test_c, probs)]
-    return records, {"model": {"train": model.result.as_dict(), "encode": model.encode_stats.as_dict()}}
-
-
-def run_joint(train_c: list[Claim], val_c: list[Claim], test_c: list[Claim], cfg: TrainConfig, opts: JointOptions, lang: str, ckpt: Path | None, fold: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    if not isinstance(cfg, TrainConfig):
-        raise ValueError("the joint system needs an encoder; the TF-IDF baseline runs the other systems")
-    set_seed(cfg.seed)
-    tok = load_tokenizer(cfg.model)
-    model = joint_mod.JointModel.from_pretrained(cfg.model, len(VERACITY_LABELS), evidence_weight=opts.evidence_weight, threshold=opts.threshold, pool=opts.joint_pool)
-    with_types = "token_type_ids" in tok.model_input_names and getattr(model.encoder.config, "type_vocab_size", 1) >= 2
-    stats = joint_mod.WindowStats()
-    index = {lab: i for i, lab in enumerate(VERACITY_LABELS)}
-
-    def feats(group: Sequence[Claim]) -> list[dict[str, Any]]:
-        return [joint_mod.joint_features(tok, c.claim, c.sentences, c.evidence_ids, index[c.label], cfg.max_length, stats, with_types) for c in group]
-
-    collate = joint_mod.JointCollator(tok.pad_token_id or 0)
-
-    def infer(m: torch.nn.Module, fs: list[dict[str, Any]], desc: str) -> list[tuple[np.ndarray, np.ndarray]]:
-        return predict(m, fs, collate=collate, forward_fn=joint_mod.joint_forward, batch_size=cfg.eval_batch_size, device=cfg.device, precision=cfg.precision, lengths=[joint_mod.joint_length(f) for f in fs], progress=cfg.progress, desc=desc)
-
-    train_f = feats(train_c)
-    model.label_weights = class_weights([index[c.label] for c in train_c], len(VERACITY_LABELS), cfg.class_weights)
-    evaluate = None
-    if val_c:
-        val_f = feats(val_c)
-
-        def evaluate(m: torch.nn.Module) -> dict[str, float]:
-            out = infer(m, val_f, "joint/validate")
-            pred = [VERACITY_LABELS[int(np.argmax(lp))] for lp, _ in out]
-            return validation_scores([c.label for c in val_c], pred, VERACITY_LABELS)
-
-    result = train(model, train_f, cfg, collate=collate, loss_fn=joint_mod.joint_loss_fn, evaluate=evaluate, checkpoint_dir=_sub(ckpt, "joint"), lengths=[joint_mod.joint_length(f) for f in train_f], desc="joint")
-    out = infer(model, feats(test_c), "joint/predict")
+    fitted = JointEncoder(model, options.system_options).fit(fold.train, spec.labels, fold.validation, checkpoint_dir=_sub(ckpt, spec.name))
+    opts = options.system_options
     records = []
-    for c, (lp, ep) in zip(test_c, out):
+    for c, (lp, ep) in zip(fold.test, fitted.predict(fold.test, desc="joint/predict")):
         sel = select_evidence(ep.tolist(), opts.threshold, opts.max_evidence)
-        records.append(_record(c, fold, "joint", lang, c.label, VERACITY_LABELS, lp, sel, [c.sentences[i] for i in sel]))
-    return records, {"model": {"train": result.as_dict(), "windows": stats.as_dict()}}
+        records.append(_record(c, fold, spec, lp, sel, [c.sentences[i] for i in sel]))
+    return records, {"model": {"train": fitted.result.as_dict(), "windows": fitted.encode_stats.as_dict()}}
+
+
+Trainer = Callable[..., tuple[list[dict[str, Any]], dict[str, Any]]]  # (spec, fold, options, model, ckpt, threads, report)
+# System.trainer → how it trains
+TRAINERS: dict[str, Trainer] = {"one_classifier": run_single, "select_then_classify": run_pipeline, "joint_encoder": run_joint}
 
 
 def run_fold(
     dataset: str | os.PathLike,
     folds: str | os.PathLike,
-    fold: int,
-    system: str,
-    cfg: ModelConfig,
-    options: Options,
-    lang: str,
-    checkpoint_dir: str | os.PathLike | None,
+    options: HealthFCFoldOptions,
+    *,
+    threads: int | None = None,
     report: SkipReport | None = None,
     evidence: str | os.PathLike | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Train ``system`` on every fold but ``fold`` and predict ``fold``.
+    """Train ``options.system`` on every fold but ``options.fold`` and predict that fold.
 
-    ``options`` are the system's own (:data:`medfc.experiments.systems.SYSTEM_OPTIONS`); with a
-    ``checkpoint_dir`` checkpoints are written there, without one the best weights are kept in memory.
-    ``evidence`` is the retrieved-evidence artifact of the system's source (retrieved_*, open_domain_*).
-    Returns the prediction records (one per test claim; for ``level_of_evidence`` and ``open_domain_*`` one
-    per eligible test claim) and an info dict (training results, sizes, cut counts).
+    ``options`` are the job's whole typed options (built by the plan; with a ``checkpoint_dir`` checkpoints
+    are written there, without one the best weights are kept in memory); ``threads`` the cores a job was
+    granted (for a model that computes with torch). ``evidence`` is the retrieved-evidence artifact of the
+    system's source (retrieved_*, open_domain_*). Returns the prediction records (one per test claim the
+    system predicts: for ``level_of_evidence`` and ``open_domain_*`` the eligible ones) and an info dict
+    (training results, sizes, cut counts).
     """
-    if system not in SYSTEMS:
-        raise ValueError(f"unknown HealthFC system {system!r}; known: {SYSTEMS}")
-    if not isinstance(options, SYSTEM_OPTIONS[system]):
-        raise TypeError(f"system {system} takes {SYSTEM_OPTIONS[system].__name__}, not {type(options).__name__}")
-    report = report or SkipReport(f"healthfc-{system}-fold{fold}")
-    claims = load_claims(dataset, lang, report)
-    train_c, test_c = split_fold(claims, load_folds(folds), int(fold), report)
-    train_c, val_c = stratified_holdout(train_c, options.val_fraction, cfg.seed)
-    ckpt = Path(checkpoint_dir) if checkpoint_dir is not None else None
-    log.info("HealthFC %s fold %d (%s): %d train, %d validation, %d test claims", system, fold, lang, len(train_c), len(val_c), len(test_c))
-    if system == "pipeline":
-        records, info = run_pipeline(train_c, val_c, test_c, cfg, options, lang, ckpt, int(fold))
-    elif system == "joint":
-        records, info = run_joint(train_c, val_c, test_c, cfg, options, lang, ckpt, int(fold))
-    else:
-        snippets = None
-        if evidence_source(system) is not None:
-            if evidence is None:
-                raise ValueError(f"system {system} needs the evidence file of source {evidence_source(system)}")
-            from medfc.healthfc.evidence import evidence_by_claim
+    spec = system(options.system)
+    if not isinstance(options.system_options, spec.options):
+        raise TypeError(f"system {spec.name} takes {spec.options.__name__}, not {type(options.system_options).__name__}")
+    if spec.source is not None and evidence is None:
+        raise ValueError(f"system {spec.name} needs the evidence file of source {spec.source}")
+    model = build_model(options.train, threads)  # the run's model, its kind chosen once (an encoder's device resolved once)
+    report = report or SkipReport(f"healthfc-{spec.name}-fold{options.fold}")
+    claims = load_claims(dataset, options.lang, report)
+    train_c, test_c = split_fold(claims, load_folds(folds), options.fold, report)
+    train_c, val_c = stratified_holdout(train_c, options.system_options.val_fraction, options.train.seed)
+    ckpt = Path(options.checkpoint_dir) if options.checkpoint_dir is not None else None
+    log.info("HealthFC %s fold %d (%s): %d train, %d validation, %d test claims", spec.name, options.fold, options.lang, len(train_c), len(val_c), len(test_c))
+    snippets: dict[str, list[str]] = {}
+    if spec.source is not None:
+        from medfc.healthfc.evidence_file import evidence_by_claim
 
-            snippets = evidence_by_claim(evidence)
-        records, info = run_single(system, train_c, val_c, test_c, cfg, options, lang, ckpt, int(fold), report, snippets)
+        snippets = evidence_by_claim(evidence)
+    fold = Fold(train_c, val_c, test_c, snippets, options.fold, options.lang)
+    records, info = TRAINERS[spec.trainer](spec, fold, options, model, ckpt, threads, report)
     gold = [r["label"] for r in records]
     pred = [r["pred_label"] for r in records]
-    labels = LOE_LABELS if system == "level_of_evidence" else BINARY_VERACITY_LABELS if system.startswith("open_domain_") else VERACITY_LABELS
     info.update(
         {
-            "system": system,
-            "fold": int(fold),
-            "lang": lang,
+            "system": spec.name,
+            "fold": options.fold,
+            "lang": options.lang,
             "n_train": len(train_c),
             "n_validation": len(val_c),
             "n_test": len(test_c),
             "n_predictions": len(records),
-            "config": cfg.as_dict(),
-            "options": options.as_dict(),
-            "scores": validation_scores(gold, pred, labels) if records else {},
+            "config": model.config.as_dict(),
+            "options": options.system_options.as_dict(),
+            "scores": validation_scores(gold, pred, spec.labels) if records else {},
             "skips": report.as_dict(),
         }
     )

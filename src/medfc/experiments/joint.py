@@ -30,14 +30,25 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from medfc.common.device import Placement
 from medfc.common.tokens import token_ids
+from medfc.experiments.classifier import EncoderModel, load_tokenizer
+from medfc.experiments.examples import Claim
+from medfc.experiments.metrics import validation_scores
+from medfc.experiments.options import TrainConfig
+from medfc.experiments.training import TrainResult, class_weights, predict, set_seed, train
+
+if TYPE_CHECKING:
+    from medfc.experiments.systems import JointOptions
 
 # ------------------------------------------------------------------------------------ pooling/loss
 
@@ -279,3 +290,73 @@ def joint_forward(model: JointModel, batch: dict[str, torch.Tensor]) -> list[tup
     for w in range(ev_probs.shape[0]):
         per_claim[owner[w]].append(ev_probs[w][ev_mask[w]])
     return [(label_probs[c], np.concatenate(per_claim[c]) if per_claim[c] else np.zeros(0, dtype=np.float32)) for c in range(label_probs.shape[0])]
+
+
+# ----------------------------------------------------------------------------------------- model
+
+
+@dataclass
+class FittedJoint:
+    """A trained joint model: per claim its label probabilities and its sentences' evidence probabilities,
+    on the device and in the precision it was trained with."""
+
+    model: JointModel
+    tokenizer: Any
+    labels: list[str]
+    cfg: TrainConfig
+    placement: Placement
+    with_types: bool
+    result: TrainResult
+    encode_stats: WindowStats  # every claim's windows: training, validation and predicted
+
+    def features(self, claims: Sequence[Claim]) -> list[dict[str, Any]]:
+        index = {lab: i for i, lab in enumerate(self.labels)}
+        return [joint_features(self.tokenizer, c.claim, c.sentences, c.evidence_ids, index[c.label], self.cfg.max_length, self.encode_stats,
+                               self.with_types) for c in claims]
+
+    def infer(self, feats: list[dict[str, Any]], desc: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        return predict(self.model, feats, collate=JointCollator(self.tokenizer.pad_token_id or 0), forward_fn=joint_forward, placement=self.placement,
+                       batch_size=self.cfg.eval_batch_size, lengths=[joint_length(f) for f in feats], progress=self.cfg.progress, desc=desc)
+
+    def predict(self, claims: Sequence[Claim], desc: str = "joint/predict") -> list[tuple[np.ndarray, np.ndarray]]:
+        """(label probabilities, evidence probabilities of its sentences in document order) per claim."""
+        return self.infer(self.features(claims), desc)
+
+    def probs(self, claims: Sequence[Claim], desc: str = "joint/predict") -> np.ndarray:
+        """The label probabilities alone, ``[len(claims), len(labels)]`` (the interface of every fitted model)."""
+        out = self.predict(claims, desc)
+        return np.stack([lp for lp, _ in out]) if out else np.zeros((0, len(self.labels)), dtype=np.float32)
+
+
+class JointEncoder:
+    """The joint system's model over an encoder model of the run (:class:`~medfc.experiments.classifier.EncoderModel`:
+    its resolved model directory, device and precision): :meth:`fit` trains on claims rather than text pairs,
+    since it reads each claim with all its sentences and learns from the gold evidence as well as the label."""
+
+    def __init__(self, encoder: EncoderModel, options: JointOptions) -> None:
+        self.config, self.placement, self.options = encoder.config, encoder.placement, options
+
+    def fit(self, claims: Sequence[Claim], labels: Sequence[str], validation: Sequence[Claim] | None = None, *,
+            checkpoint_dir: str | os.PathLike | None = None, desc: str = "joint") -> FittedJoint:
+        cfg, opts, labels = self.config, self.options, list(labels)
+        set_seed(cfg.seed)
+        tok = load_tokenizer(cfg.model)
+        model = JointModel.from_pretrained(cfg.model, len(labels), evidence_weight=opts.evidence_weight, threshold=opts.threshold, pool=opts.joint_pool)
+        with_types = "token_type_ids" in tok.model_input_names and getattr(model.encoder.config, "type_vocab_size", 1) >= 2
+        fitted = FittedJoint(model, tok, labels, cfg, self.placement, with_types, TrainResult(), WindowStats())
+        train_f = fitted.features(claims)
+        index = {lab: i for i, lab in enumerate(labels)}
+        model.label_weights = class_weights([index[c.label] for c in claims], len(labels), cfg.class_weights)
+        evaluate = None
+        if validation:
+            val_f = fitted.features(validation)
+            gold = [c.label for c in validation]
+
+            def evaluate(m: torch.nn.Module) -> dict[str, float]:
+                out = fitted.infer(val_f, f"{desc}/validate")
+                return validation_scores(gold, [labels[int(np.argmax(lp))] for lp, _ in out], labels)
+
+        fitted.result = train(model, train_f, cfg, placement=self.placement, collate=JointCollator(tok.pad_token_id or 0), loss_fn=joint_loss_fn,
+                              evaluate=evaluate, checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir is not None else None,
+                              lengths=[joint_length(f) for f in train_f], desc=desc)
+        return fitted

@@ -1,38 +1,71 @@
-"""Which model a run trains: a fine-tuned encoder (:class:`TrainConfig`), the TF-IDF baseline
-(:class:`TfidfOptions`) or gradient boosting over CliniFact features (:class:`GbmOptions`), behind one
-``fit_model`` with the same ``probs`` interface."""
+"""One model interface for every kind of model the experiments train, chosen once from the config's kind.
+
+    model = build_model(config, threads)          # the kind's model: MODEL_KINDS[config.kind]
+    fitted = model.fit(examples, labels, validation, desc="veracity")
+    fitted.probs(examples)                         # [n, len(labels)] in the order of ``labels``
+
+``examples`` are :class:`~medfc.experiments.examples.Example` text pairs with their gold labels,
+``labels`` the classes, ``validation`` examples (or None) for whatever the kind chooses on them (an
+encoder's best epoch, TF-IDF's variant and ``C``). A model is made once per job and config: it carries
+what the job resolved (an encoder's model directory, device, precision and torch threads; a scikit-learn
+kind's BLAS / OpenMP threads), and so does every model it fits. ``model.config`` is the config as run, ``fitted.result`` and ``fitted.encode_stats`` what
+the fit did (``as_dict()`` for the info files).
+
+A light module: each kind's implementation is imported when a model of that kind is made, so a TF-IDF
+job never loads torch and an encoder's job never loads scikit-learn. A new kind is its config class in
+:data:`medfc.experiments.options.MODEL_CONFIGS` and one entry in :data:`MODEL_KINDS`.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
-from medfc.common.offline_models import resolve_offline
-from medfc.experiments.classifier import Example, FittedClassifier, fit_classifier
-from medfc.experiments.gbm import FittedGbm, GbmOptions, fit_gbm
-from medfc.experiments.tfidf import FittedTfidf, TfidfOptions, fit_tfidf
-from medfc.experiments.training import TrainConfig
+from medfc.experiments.examples import Example
+from medfc.experiments.options import GbmOptions, ModelConfig, TfidfOptions, TrainConfig
 
-ModelConfig = TrainConfig | TfidfOptions | GbmOptions
-
-
-def resolve_model(name: str) -> str:
-    """A config model name → a path or hub name: ``offline:minilm`` / ``offline:mpnet`` are the local
-    all-MiniLM-L6-v2 / all-mpnet-base-v2 (``medfc.common.offline_models``)."""
-    return resolve_offline(name) if name.startswith("offline:") else name
+if TYPE_CHECKING:
+    import numpy as np
 
 
-def resolved(cfg: ModelConfig) -> ModelConfig:
-    """The config with its model resolved (an encoder's ``offline:`` name; the TF-IDF baseline as it is)."""
-    return cfg.replace(model=resolve_model(cfg.model)) if isinstance(cfg, TrainConfig) else cfg
+class FittedModel(Protocol):
+    labels: list[str]
+    result: Any  # .as_dict(): what the fit did
+    encode_stats: Any  # .as_dict(): inputs cut to fit (an encoder's tokens), or {"truncated": 0}
+
+    def probs(self, examples: Sequence[Example], desc: str = "predict") -> np.ndarray: ...
 
 
-def fit_model(cfg: ModelConfig, labels: Sequence[str], train_examples: Sequence[Example], val_examples: Sequence[Example] | None = None,
-              *, checkpoint_dir: str | os.PathLike | None = None, trim: str = "right", desc: str = "train") -> FittedClassifier | FittedTfidf | FittedGbm:
-    """Fit the model ``cfg`` describes; with validation examples the best epoch (encoder) or ``C`` (TF-IDF)
-    is chosen on them."""
-    if isinstance(cfg, TfidfOptions):
-        return fit_tfidf(cfg, labels, train_examples, val_examples, desc=desc)
-    if isinstance(cfg, GbmOptions):
-        return fit_gbm(cfg, labels, train_examples, val_examples, desc=desc)
-    return fit_classifier(cfg, labels, train_examples, val_examples, checkpoint_dir=checkpoint_dir, trim=trim, desc=desc)
+class Model(Protocol):
+    config: Any  # the config as run
+
+    def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
+            checkpoint_dir: str | os.PathLike | None = None, trim: str = "right", desc: str = "train") -> FittedModel: ...
+
+
+def _encoder(config: TrainConfig, threads: int | None) -> Model:
+    from medfc.experiments.classifier import EncoderModel
+
+    return EncoderModel(config, threads)
+
+
+def _tfidf(config: TfidfOptions, threads: int | None) -> Model:
+    from medfc.experiments.tfidf import TfidfModel
+
+    return TfidfModel(config, threads)
+
+
+def _gbm(config: GbmOptions, threads: int | None) -> Model:
+    from medfc.experiments.gbm import GbmModel
+
+    return GbmModel(config, threads)
+
+
+# kind → its model, made from the config and the job's threads
+MODEL_KINDS: dict[str, Callable[[Any, int | None], Model]] = {"encoder": _encoder, "tfidf": _tfidf, "gbm": _gbm}
+
+
+def build_model(config: ModelConfig, threads: int | None = None) -> Model:
+    """The model of ``config``'s kind (``threads``: the cores a job was granted, for the kinds that use torch)."""
+    return MODEL_KINDS[config.kind](config, threads)

@@ -3,8 +3,8 @@ inference, one job per HealthFC (lang, model, system, fold) and per CliniFact mo
 :mod:`medfc.scoring.steps`, tables :mod:`medfc.tables.steps`, figures :mod:`medfc.figures.steps`.
 
 ``healthfc_experiment``
-    inputs ``dataset`` (HealthFC JSONL), ``folds`` (``id,fold`` CSV); outputs ``predictions`` (JSONL),
-    ``info`` (JSON).
+    inputs ``dataset`` (HealthFC JSONL), ``folds`` (``id,fold`` CSV), ``evidence`` (a system with an
+    evidence source); outputs ``predictions`` (JSONL), ``info`` (JSON).
 ``clinifact_experiment``
     inputs ``train``, ``validation``, ``test`` (release-format CSVs); outputs ``predictions``, ``info``.
 ``clinifact_zero_shot``
@@ -12,65 +12,39 @@ inference, one job per HealthFC (lang, model, system, fold) and per CliniFact mo
 ``clinifact_fine_tune``
     inputs ``train``, ``validation``, ``test``; outputs ``predictions``, ``info``; the LoRA adapters go
     to ``options.save_dir``/adapters (not a workflow output).
+``ensemble``
+    inputs ``predictions`` (the members' files, in member order); outputs ``predictions``, ``info``.
 
-``train`` is an encoder's training config (a model may be ``offline:minilm``, the packaged
-all-MiniLM-L6-v2) or, for a model ``sklearn:tfidf``, the TF-IDF baseline's (``experiments.tfidf``). With a
-``checkpoint_dir`` an encoder's checkpoints are written there; ``null`` keeps the best weights in memory
-and writes nothing (``experiments.keep_checkpoints: false``, the default).
+Every step's options are built whole by the plan (:mod:`medfc.plan.experiments`) and typed here by
+their annotation; a step hands them to the library unchanged, with the cores the job was granted. A
+model's config is any model kind (:mod:`medfc.experiments.options`; an encoder may be ``offline:minilm``,
+the packaged all-MiniLM-L6-v2). With a ``checkpoint_dir`` an encoder's checkpoints are written there;
+``null`` keeps the best weights in memory and writes nothing (``experiments.keep_checkpoints: false``).
+
+This module imports only options: each step imports the library it runs, so a TF-IDF job never loads
+torch and an ensemble loads no model at all.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from medfc.common.options import Options, Runtime, set_torch_threads
+from medfc.common.options import Runtime
 from medfc.common.report import SkipReport
-from medfc.experiments.clinifact import ZeroShotOptions
-from medfc.experiments.clinifact_finetune import FineTuneOptions
-from medfc.experiments.gbm import GbmOptions
-from medfc.experiments.models import resolve_model, resolved
-from medfc.experiments.systems import SYSTEM_OPTIONS
-from medfc.experiments.tfidf import TfidfOptions
-from medfc.experiments.training import TrainConfig
+from medfc.experiments.ensemble import EnsembleOptions
+from medfc.experiments.options import CliniFactTrainOptions, FineTuneOptions, ZeroShotOptions
+from medfc.experiments.systems import HealthFCFoldOptions
 
 log = logging.getLogger(__name__)
-
-@dataclass(frozen=True)
-class HealthFCFoldOptions(Options):
-    """One HealthFC run: its wildcards, the merged training config, the system's own options
-    (:data:`medfc.experiments.systems.SYSTEM_OPTIONS`) and where checkpoints go (null: nowhere)."""
-
-    system: Literal["pipeline", "joint", "oracle", "claims_only", "gold_explanations", "level_of_evidence",
-                    "retrieved_web", "retrieved_pubmed", "retrieved_wikipedia",
-                    "open_domain_web", "open_domain_pubmed", "open_domain_wikipedia"]
-    lang: Literal["en", "de"]
-    fold: int
-    train: TrainConfig | TfidfOptions
-    system_options: dict[str, Any]
-    checkpoint_dir: str | None
-
-
-@dataclass(frozen=True)
-class CliniFactTrainOptions(Options):
-    """``experiments.clinifact`` (fine-tuning) with the merged training config."""
-
-    train: TrainConfig | TfidfOptions | GbmOptions
-    include_title: bool
-    predict_splits: tuple[str, ...]
-    checkpoint_dir: str | None
 
 
 def healthfc_experiment(inputs: dict[str, Any], outputs: dict[str, Any], options: HealthFCFoldOptions, runtime: Runtime) -> dict[str, Any]:
     """Train one HealthFC system on all folds but ``fold``, predict ``fold``."""
     from medfc.experiments import healthfc
 
-    set_torch_threads(runtime.threads)
-    system_options = SYSTEM_OPTIONS[options.system].from_mapping(options.system_options, where=f"experiments.healthfc[{options.system}]")
     report = SkipReport(f"healthfc-{options.system}-fold{options.fold}")
-    records, info = healthfc.run_fold(inputs["dataset"], inputs["folds"], options.fold, options.system, resolved(options.train),
-                                      system_options, options.lang, options.checkpoint_dir, report=report,
+    records, info = healthfc.run_fold(inputs["dataset"], inputs["folds"], options, threads=runtime.threads, report=report,
                                       evidence=inputs.get("evidence"))
     info["model_config_name"] = options.train.model
     healthfc.write_fold(outputs["predictions"], outputs["info"], records, info)
@@ -78,14 +52,11 @@ def healthfc_experiment(inputs: dict[str, Any], outputs: dict[str, Any], options
 
 
 def clinifact_experiment(inputs: dict[str, Any], outputs: dict[str, Any], options: CliniFactTrainOptions, runtime: Runtime) -> dict[str, Any]:
-    """Fine-tune a discriminative model on CliniFact train, best validation macro-F1, predict test."""
+    """Fit a discriminative model of any kind on CliniFact train (what it chooses, chosen on validation),
+    predict ``predict_splits``."""
     from medfc.experiments import clinifact
 
-    set_torch_threads(runtime.threads)
-    records, info = clinifact.run_discriminative(
-        inputs["train"], inputs["validation"], inputs["test"], resolved(options.train),
-        checkpoint_dir=options.checkpoint_dir, include_title=options.include_title, predict_splits=options.predict_splits,
-    )
+    records, info = clinifact.run_discriminative(inputs["train"], inputs["validation"], inputs["test"], options, threads=runtime.threads)
     info["model_config_name"] = options.train.model
     clinifact.write_predictions(outputs["predictions"], outputs["info"], records, info)
     return info
@@ -93,15 +64,9 @@ def clinifact_experiment(inputs: dict[str, Any], outputs: dict[str, Any], option
 
 def clinifact_zero_shot(inputs: dict[str, Any], outputs: dict[str, Any], options: ZeroShotOptions, runtime: Runtime) -> dict[str, Any]:
     """Zero-shot TRUE / FALSE / NONE scoring of a causal LM on the CliniFact splits."""
-    from medfc.experiments import clinifact
+    from medfc.experiments import clinifact, clinifact_zero_shot
 
-    set_torch_threads(runtime.threads)
-    opts = options
-    if opts.backend == "transformers":
-        opts = opts.replace(model=resolve_model(opts.model))
-    if opts.tokenizer:
-        opts = opts.replace(tokenizer=resolve_model(opts.tokenizer))
-    records, info = clinifact.run_zero_shot({s: inputs[s] for s in opts.splits}, opts)
+    records, info = clinifact_zero_shot.run_zero_shot({s: inputs[s] for s in options.splits}, options, threads=runtime.threads)
     info["model_config_name"] = options.model
     clinifact.write_predictions(outputs["predictions"], outputs["info"], records, info)
     return info
@@ -112,22 +77,11 @@ def clinifact_fine_tune(inputs: dict[str, Any], outputs: dict[str, Any], options
     predictions scored as zero-shot (system ``fine_tuned``)."""
     from medfc.experiments import clinifact, clinifact_finetune
 
-    set_torch_threads(runtime.threads)
-    opts = options.replace(model=resolve_model(options.model))
-    splits = dict.fromkeys(("train", "validation", *opts.predict_splits))
-    records, info = clinifact_finetune.run_fine_tuned({s: inputs[s] for s in splits}, opts)
+    splits = dict.fromkeys(("train", "validation", *options.predict_splits))
+    records, info = clinifact_finetune.run_fine_tuned({s: inputs[s] for s in splits}, options, threads=runtime.threads)
     info["model_config_name"] = options.model
     clinifact.write_predictions(outputs["predictions"], outputs["info"], records, info)
     return info
-
-
-@dataclass(frozen=True)
-class EnsembleOptions(Options):
-    """An ensemble of ``models.ensembles``: its member aliases (the order of the ``predictions`` inputs)
-    and their weights."""
-
-    members: tuple[str, ...]
-    weights: tuple[float, ...]
 
 
 def ensemble(inputs: dict[str, Any], outputs: dict[str, Any], options: EnsembleOptions) -> dict[str, Any]:

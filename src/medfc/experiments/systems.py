@@ -1,35 +1,34 @@
-"""The HealthFC systems and the options each one depends on (the labels: :mod:`medfc.common.labels`).
+"""The HealthFC systems, each declared once: a registry of small specs (:class:`System`) that the plan, the
+cross-validation driver (:func:`medfc.experiments.healthfc.run_fold`), the scorers' tables and the tests
+read, so a system's name, options, labels, inputs and evidence source are written in one place.
 
-A light module (no torch): the workflow reads it when it plans the DAG, so that the list of systems
-and the keys each system's rule passes (and reruns on) are written once, here.
+A light module (no torch, no scikit-learn, no pandas): the workflow reads it when it plans the DAG. The
+labels themselves are :mod:`medfc.common.labels`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Union
 
-from medfc.common.labels import CLINIFACT_LABELS, EVIDENCE_LABELS, LOE_LABELS, VERACITY_LABELS  # noqa: F401 (the labels: medfc.common.labels)
-from medfc.common.options import Options
+from medfc.common.labels import (  # noqa: F401 (CLINIFACT_LABELS: the labels are medfc.common.labels)
+    BINARY_VERACITY_LABELS,
+    CLINIFACT_LABELS,
+    EVIDENCE_LABELS,
+    LOE_LABELS,
+    REFUTED,
+    SUPPORTED,
+    VERACITY_LABELS,
+)
+from medfc.common.options import Options, OptionsError, Tagged
+from medfc.experiments.examples import Claim, join_sentences
+from medfc.experiments.options import ModelConfig
 
 EVIDENCE_SOURCES = ("web", "pubmed", "wikipedia")  # medfc.healthfc.evidence: where open-domain evidence is searched
-# evidence retrieved for the claim from a source instead of the article: three classes (Table 5, "Google
-# snippets" = retrieved_web) and supported vs refuted on the supported / refuted claims (the open-domain comparison)
-RETRIEVED_SYSTEMS = tuple(f"retrieved_{s}" for s in EVIDENCE_SOURCES)
-OPEN_DOMAIN_SYSTEMS = tuple(f"open_domain_{s}" for s in EVIDENCE_SOURCES)
-ARTICLE_SYSTEMS = ("pipeline", "joint", "oracle", "claims_only", "gold_explanations", "level_of_evidence")
-SYSTEMS = ARTICLE_SYSTEMS + RETRIEVED_SYSTEMS + OPEN_DOMAIN_SYSTEMS
-EVIDENCE_SYSTEMS = ("pipeline", "joint")  # they select evidence sentences themselves
-TABLE3_SYSTEMS = ("pipeline", "joint", "oracle")
-TABLE5_SYSTEMS = ("claims_only", *RETRIEVED_SYSTEMS, "gold_explanations", "level_of_evidence")
 
 
-def evidence_source(system: str) -> str | None:
-    """The source a system's retrieved evidence comes from (``retrieved_web`` → ``web``); None for the others."""
-    for prefix in ("retrieved_", "open_domain_"):
-        if system.startswith(prefix) and system[len(prefix):] in EVIDENCE_SOURCES:
-            return system[len(prefix):]
-    return None
+# ----------------------------------------------------------------------------------- options
 
 
 @dataclass(frozen=True)
@@ -58,14 +57,15 @@ class RetrievedOptions(Options):
 
 @dataclass(frozen=True)
 class PipelineOptions(Options):
-    """pipeline: an evidence selector (trained with ``evidence_train`` over the training config),
-    then a veracity classifier on the selected sentences."""
+    """pipeline: an evidence selector (``evidence_train``: its whole model config, built by the plan — an
+    encoder's is the run's training config < ``evidence_train`` < ``smoke``, a baseline's is the run's
+    own), then a veracity classifier on the selected sentences."""
 
     threshold: float
     max_evidence: int
     neg_ratio: float | None
     val_fraction: float
-    evidence_train: dict[str, Any]
+    evidence_train: ModelConfig
 
 
 @dataclass(frozen=True)
@@ -79,19 +79,164 @@ class JointOptions(Options):
     val_fraction: float
 
 
-SYSTEM_OPTIONS: dict[str, type[Options]] = {
-    "pipeline": PipelineOptions,
-    "joint": JointOptions,
-    "oracle": SingleOptions,
-    "claims_only": SingleOptions,
-    "gold_explanations": SingleOptions,
-    "level_of_evidence": LevelOptions,
-    **{s: RetrievedOptions for s in RETRIEVED_SYSTEMS + OPEN_DOMAIN_SYSTEMS},
-}
+# ------------------------------------------------------------------------------------ specs
+
+Reads = Callable[[Claim, Any, Sequence[str]], tuple[str, str | None]]
+Shows = Callable[[Claim, Any, Sequence[str]], list[str]]
 
 
-def system_option_keys(system: str) -> list[str]:
+def _label(c: Claim) -> str:
+    return c.label
+
+
+def _level(c: Claim) -> str:
+    return c.evidence_level
+
+
+def binary_eligible(c: Claim) -> bool:
+    """The open-domain comparison's claims: SUPPORTED or REFUTED."""
+    return c.label in (SUPPORTED, REFUTED)
+
+
+def loe_eligible(c: Claim) -> bool:
+    """The level-of-evidence task's claims: SUPPORTED or REFUTED with a level high / moderate / low."""
+    return c.label in (SUPPORTED, REFUTED) and c.evidence_level in LOE_LABELS
+
+
+def _nothing(c: Claim, o: Any, ev: Sequence[str]) -> list[str]:
+    return []
+
+
+def _loe_reads(c: Claim, o: LevelOptions, ev: Sequence[str]) -> tuple[str, str | None]:
+    second = {
+        "claim": None,
+        "claim+evidence": join_sentences(c.gold_evidence),
+        "claim+explanation": c.explanation,
+        "claim+document": join_sentences(c.sentences),
+    }[o.loe_input]
+    return c.claim, second
+
+
+def retrieved_text(snippets: Sequence[str], top_k: int) -> str:
+    """The first ``top_k`` snippets in rank order, concatenated (each stripped, one space between)."""
+    return join_sentences(list(snippets)[: int(top_k)])
+
+
+def _retrieved_reads(c: Claim, o: RetrievedOptions, ev: Sequence[str]) -> tuple[str, str | None]:
+    return c.claim, retrieved_text(ev, o.retrieved_top_k)
+
+
+def _retrieved_shows(c: Claim, o: RetrievedOptions, ev: Sequence[str]) -> list[str]:
+    return list(ev)[: o.retrieved_top_k]
+
+
+@dataclass(frozen=True)
+class System:
+    """One HealthFC system.
+
+    ``trainer`` is how it trains (:data:`medfc.experiments.healthfc.TRAINERS`): ``one_classifier`` — one
+    classifier of the run's model on the example ``reads`` makes of each claim; ``select_then_classify`` — an
+    evidence selector, then a classifier on ``reads(claim, options, sentences)`` with the gold sentences in
+    training and the selected ones at test time; ``joint_encoder`` — one encoder over the claim and all its
+    sentences (:mod:`medfc.experiments.joint`). ``reads(claim, options, evidence)`` is the text pair a claim becomes,
+    where ``evidence`` is the claim's snippets of ``source`` in rank order (a system with a source), the
+    pipeline's sentences, or nothing; ``shows`` is the evidence its prediction records show (None: the
+    sentences it selects); ``gold`` its gold label of a claim, one of ``labels``; ``eligible`` the claims it
+    predicts (None: every claim), the others counted as ``<not_eligible>_<train|validation|test>``;
+    ``model_kinds`` the model kinds it can run with (None: any)."""
+
+    name: str
+    options: type[Options]
+    trainer: Literal["one_classifier", "select_then_classify", "joint_encoder"]
+    labels: tuple[str, ...] = tuple(VERACITY_LABELS)
+    reads: Reads | None = None
+    shows: Shows | None = None
+    gold: Callable[[Claim], str] = _label
+    eligible: Callable[[Claim], bool] | None = None
+    not_eligible: str = ""
+    source: str | None = None
+    model_kinds: tuple[str, ...] | None = None
+
+    @property
+    def selects_evidence(self) -> bool:
+        """Whether it chooses evidence sentences itself (and is scored on them)."""
+        return self.shows is None
+
+    def runs_with(self, kind: str) -> bool:
+        return self.model_kinds is None or kind in self.model_kinds
+
+
+_ARTICLE = (
+    System("pipeline", PipelineOptions, "select_then_classify", reads=lambda c, o, ev: (c.claim, join_sentences(ev))),
+    System("joint", JointOptions, "joint_encoder", model_kinds=("encoder",)),
+    System("oracle", SingleOptions, "one_classifier", reads=lambda c, o, ev: (c.claim, join_sentences(c.gold_evidence)),
+           shows=lambda c, o, ev: c.gold_evidence),
+    System("claims_only", SingleOptions, "one_classifier", reads=lambda c, o, ev: (c.claim, None), shows=_nothing),
+    System("gold_explanations", SingleOptions, "one_classifier", reads=lambda c, o, ev: (c.claim, c.explanation), shows=_nothing),
+    System("level_of_evidence", LevelOptions, "one_classifier", labels=tuple(LOE_LABELS), reads=_loe_reads,
+           shows=lambda c, o, ev: c.gold_evidence if o.loe_input == "claim+evidence" else [],
+           gold=_level, eligible=loe_eligible, not_eligible="loe_not_applicable"),
+)
+# evidence retrieved for the claim from a source instead of the article: three classes (Table 5, "Google
+# snippets" = retrieved_web) and supported vs refuted on the supported / refuted claims (the open-domain comparison)
+_RETRIEVED = tuple(System(f"retrieved_{s}", RetrievedOptions, "one_classifier", reads=_retrieved_reads, shows=_retrieved_shows, source=s)
+                   for s in EVIDENCE_SOURCES)
+_OPEN_DOMAIN = tuple(System(f"open_domain_{s}", RetrievedOptions, "one_classifier", labels=tuple(BINARY_VERACITY_LABELS), reads=_retrieved_reads,
+                            shows=_retrieved_shows, eligible=binary_eligible, not_eligible="nei_not_in_binary", source=s)
+                     for s in EVIDENCE_SOURCES)
+
+REGISTRY: dict[str, System] = {s.name: s for s in (*_ARTICLE, *_RETRIEVED, *_OPEN_DOMAIN)}
+
+SYSTEMS = tuple(REGISTRY)
+ARTICLE_SYSTEMS = tuple(s.name for s in _ARTICLE)
+RETRIEVED_SYSTEMS = tuple(s.name for s in _RETRIEVED)
+OPEN_DOMAIN_SYSTEMS = tuple(s.name for s in _OPEN_DOMAIN)
+EVIDENCE_SYSTEMS = tuple(s.name for s in REGISTRY.values() if s.selects_evidence)  # scored on their selected sentences too
+# the rows of the HealthFC tables, in their order
+TABLE3_SYSTEMS = ("pipeline", "joint", "oracle")
+TABLE5_SYSTEMS = ("claims_only", *RETRIEVED_SYSTEMS, "gold_explanations", "level_of_evidence")
+SYSTEM_OPTIONS: dict[str, type[Options]] = {s.name: s.options for s in REGISTRY.values()}
+
+
+def system(name: str) -> System:
+    """The spec of a system; an unknown name is an error naming the known ones."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown HealthFC system {name!r}; known: {SYSTEMS}")
+    return REGISTRY[name]
+
+
+def evidence_source(name: str) -> str | None:
+    """The source a system's retrieved evidence comes from (``retrieved_web`` → ``web``); None for the others."""
+    return system(name).source
+
+
+def system_option_keys(name: str) -> list[str]:
     """The ``experiments.healthfc`` keys a system's runs depend on (its rule passes just these)."""
-    if system not in SYSTEM_OPTIONS:
-        raise ValueError(f"unknown HealthFC system {system!r}; known: {SYSTEMS}")
-    return [f.name for f in fields(SYSTEM_OPTIONS[system])]
+    return [f.name for f in fields(system(name).options)]
+
+
+# ------------------------------------------------------------------------------ step options
+
+SystemName = Literal[SYSTEMS]  # type: ignore[valid-type]  (the registry's names)
+SystemOptions = Annotated[Union[SingleOptions, LevelOptions, RetrievedOptions, PipelineOptions, JointOptions],  # noqa: UP007
+                          Tagged("system", choose=lambda name: system(name).options)]
+
+
+@dataclass(frozen=True)
+class HealthFCFoldOptions(Options):
+    """One HealthFC run (``healthfc_experiment``), built whole by the plan: its wildcards, the model's config
+    (any kind), the system's own options (its class chosen by ``system`` in the registry) and where
+    checkpoints go (null: nowhere)."""
+
+    system: SystemName
+    lang: Literal["en", "de"]
+    fold: int
+    train: ModelConfig
+    system_options: SystemOptions
+    checkpoint_dir: str | None
+
+    def _check(self, where: str) -> None:
+        spec = system(self.system)
+        if not spec.runs_with(self.train.kind):
+            raise OptionsError(f"{where}.train: the {self.system} system needs a model of kind {' or '.join(spec.model_kinds or ())}, "
+                               f"not {self.train.kind} ({self.train.model})")

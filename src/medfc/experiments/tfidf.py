@@ -1,6 +1,6 @@
-"""The cheap baseline: TF-IDF + logistic regression (scikit-learn).
+"""Model kind ``tfidf``, the cheap baseline: TF-IDF + logistic regression (scikit-learn).
 
-It takes the same :class:`~medfc.experiments.classifier.Example` pairs as the fine-tuned encoders, so
+It takes the same :class:`~medfc.experiments.examples.Example` pairs as the fine-tuned encoders, so
 every HealthFC system but ``joint`` and the CliniFact classifier run with it (a model alias that maps
 to ``sklearn:tfidf``). Sub-linear tf, the logistic regression class-weighted (``class_weights``).
 
@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from medfc.common.options import Options
-from medfc.experiments.classifier import Example
+from medfc.experiments.examples import Example
 from medfc.experiments.metrics import validation_scores
-from medfc.experiments.sklearn_common import WholeTexts, add_probs, class_weight, label_indices
+from medfc.experiments.options import TfidfOptions
+from medfc.experiments.sklearn_common import WholeTexts, add_probs, class_weight, label_indices, limit_threads
 
 if TYPE_CHECKING:  # scikit-learn is imported where it is used: an encoder's job never loads it (about 3 s of CPU per job)
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -45,27 +45,6 @@ if TYPE_CHECKING:  # scikit-learn is imported where it is used: an encoder's job
 log = logging.getLogger(__name__)
 
 SEP = " [SEP] "
-
-
-@dataclass(frozen=True)
-class TfidfOptions(Options):
-    """The ``experiments.tfidf`` section (+ ``model``, the alias target ``sklearn:tfidf``)."""
-
-    model: str
-    spaces: tuple[Literal["joint", "separate"], ...]
-    analyzers: tuple[Literal["word", "word+char"], ...]
-    word_ngrams: tuple[int, int]
-    char_ngrams: tuple[int, int]
-    min_df: int
-    max_word_features: int | None
-    max_char_features: int | None
-    C_grid: tuple[float, ...]
-    selection: Literal["cv", "validation"]
-    cv_folds: int
-    class_weights: Literal["none", "balanced"]
-    max_iter: int
-    seed: int
-    refit_with_validation: bool
 
 
 @dataclass(frozen=True)
@@ -240,3 +219,19 @@ def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequ
     fitted.result.train_seconds = time.perf_counter() - start
     log.info("%s: %d examples, %d features, %s (%.1f s)", desc, len(final), X.shape[1], best, fitted.result.train_seconds)
     return fitted
+
+
+class TfidfModel:
+    """Kind ``tfidf`` behind the one model interface (:mod:`medfc.experiments.models`): :func:`fit_tfidf`,
+    its BLAS on the job's ``threads``."""
+
+    def __init__(self, config: TfidfOptions, threads: int | None = None) -> None:
+        import sklearn.linear_model  # noqa: F401 (scikit-learn's libraries loaded, for the thread limit)
+
+        self.config = config
+        limit_threads(threads)
+
+    def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
+            checkpoint_dir: object = None, trim: str = "right", desc: str = "tfidf") -> FittedTfidf:
+        """Nothing is cut (every text is read whole) and nothing written (``checkpoint_dir``, ``trim``: an encoder's)."""
+        return fit_tfidf(self.config, labels, examples, validation, desc=desc)

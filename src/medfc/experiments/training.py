@@ -12,8 +12,9 @@ and an ``evaluate(model) -> {metric: value}`` callback.  It provides
 * gradient accumulation, AdamW with decoupled weight decay (not on biases / norm weights) and a
   linear warm-up (``warmup_ratio`` of the optimizer steps) followed by linear decay;
 * mixed precision: bf16 autocast on GPUs that support it, fp16 autocast with a ``GradScaler``
-  otherwise, fp32 on CPU (``precision="auto"``);
-* automatic device choice (``device="auto" | "cpu" | "cuda"``);
+  otherwise, fp32 on CPU (``precision="auto"``), and the device (``device="auto" | "cpu" | "cuda"``):
+  both resolved once per job into a :class:`~medfc.common.device.Placement` that ``train`` and
+  ``predict`` are given;
 * tqdm progress bars (disabled automatically when stderr is not a terminal);
 * a best-by-validation-metric checkpoint (``<checkpoint_dir>/best/model.pt``) restored into the
   model at the end, or the final weights (``<checkpoint_dir>/final/model.pt``) without validation;
@@ -36,14 +37,14 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from medfc.common.device import resolve_device, resolve_precision
-from medfc.common.options import Options
+from medfc.common.device import Placement
+from medfc.experiments.options import TrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -55,35 +56,8 @@ LOWER_IS_BETTER = frozenset({"val_loss"})
 
 
 # --------------------------------------------------------------------------------------- config
-
-
-@dataclass(frozen=True)
-class TrainConfig(Options):
-    """Hyperparameters of one training run: the ``experiments.<dataset>.train`` config section after its
-    per-model / per-system overrides (every key, and its default, is in the config schema; see
-    docs/experiments.md for the paper-scale values). ``model`` is a hub name or a local directory."""
-
-    model: str
-    lr: float
-    warmup_ratio: float
-    weight_decay: float
-    batch_size: int
-    eval_batch_size: int
-    grad_accum: int
-    epochs: float
-    max_length: int
-    seed: int
-    device: str  # auto | cpu | cuda | cuda:N
-    precision: Literal["auto", "fp32", "bf16", "fp16"]
-    eval_metric: str
-    max_steps: int | None  # cap on optimizer steps (smoke runs)
-    max_examples: int | None  # cap on training examples (smoke runs)
-    max_grad_norm: float
-    length_grouping: bool
-    group_factor: int
-    progress: bool
-    class_weights: Literal["none", "balanced"]  # "balanced": cross-entropy weighted n / (k · n_class)
-    early_stopping_patience: int | None  # stop after this many evaluations without a better metric
+# The config is medfc.experiments.options.TrainConfig (kind "encoder"): a light module, so that the plan and a
+# TF-IDF job read it without torch.
 
 
 def class_weights(labels: Sequence[int], n_classes: int, scheme: str) -> torch.Tensor | None:
@@ -315,6 +289,7 @@ def train(
     features: Sequence[Feature],
     cfg: TrainConfig,
     *,
+    placement: Placement,
     collate: Callable[[Sequence[Feature]], Batch],
     loss_fn: Callable[[torch.nn.Module, Batch], torch.Tensor] = default_loss,
     evaluate: Callable[[torch.nn.Module], dict[str, float]] | None = None,
@@ -323,7 +298,8 @@ def train(
     desc: str = "train",
     trainable_only: bool = False,
 ) -> TrainResult:
-    """Train ``model`` in place on ``features``; return a :class:`TrainResult`.
+    """Train ``model`` in place on ``features`` on the job's ``placement`` (device, precision); return a
+    :class:`TrainResult`. ``cfg.lr`` is the peak learning rate of AdamW.
 
     With ``evaluate`` the model is scored after every epoch (and when ``max_steps`` stops training);
     the best state by ``cfg.eval_metric`` (higher is better; lower for :data:`LOWER_IS_BETTER`) is kept
@@ -334,8 +310,7 @@ def train(
     """
     if not features:
         raise ValueError("no training examples")
-    device = resolve_device(cfg.device)
-    amp_dtype, use_scaler = resolve_precision(cfg.precision, device)
+    device, amp_dtype, use_scaler = placement.device, placement.amp_dtype, placement.use_scaler
     if not getattr(model, "hf_device_map", None):  # a device_map placed the weights already
         model.to(device)
 
@@ -355,7 +330,7 @@ def train(
     scheduler = linear_warmup_schedule(optimizer, warmup_steps, total_steps)
     scaler = torch.amp.GradScaler("cuda") if use_scaler else None
 
-    result = TrainResult(device=str(device), precision=str(amp_dtype).replace("torch.", "") if amp_dtype else "fp32")
+    result = TrainResult(device=str(device), precision=placement.precision)
     ckpt_root = Path(checkpoint_dir) if checkpoint_dir is not None else None
     best_state: dict[str, torch.Tensor] | None = None
     lower = cfg.eval_metric in LOWER_IS_BETTER
@@ -460,16 +435,15 @@ def predict(
     *,
     collate: Callable[[Sequence[Feature]], Batch],
     forward_fn: Callable[[torch.nn.Module, Batch], Sequence[Any]],
+    placement: Placement,
     batch_size: int = 16,
-    device: str | torch.device = "auto",
-    precision: str = "auto",
     lengths: Sequence[int] | None = None,
     progress: bool = True,
     desc: str = "predict",
 ) -> list[Any]:
-    """Run ``forward_fn`` over length-sorted batches; return its per-example outputs in input order."""
-    dev = device if isinstance(device, torch.device) else resolve_device(device)
-    amp_dtype, _ = resolve_precision(precision, dev)
+    """Run ``forward_fn`` over length-sorted batches on ``placement``; return its per-example outputs in
+    input order."""
+    dev, amp_dtype = placement.device, placement.amp_dtype
     model.to(dev)
     was_training = model.training
     model.eval()

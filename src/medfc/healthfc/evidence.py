@@ -37,6 +37,7 @@ from medfc.common.jsoncache import UnitCache, cache_key
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
 from medfc.common.search import Hit, PubMedSearch, SearchBackend, SearchError, WebSearch, WikipediaSearch
+from medfc.healthfc.evidence_file import evidence_by_claim  # noqa: F401 (the artifact's reader, light for the experiments)
 
 log = logging.getLogger(__name__)
 
@@ -223,11 +224,3 @@ def make_backend(source: str, opts: Options, max_retries: int) -> SearchBackend:
                                 requests_per_second=opts.requests_per_second or None, max_retries=max_retries)
         return PubMedSearch(fetcher, api_key_env=opts.api_key_env)
     raise ValueError(f"unknown evidence source {source!r}; known: {EVIDENCE_SOURCES}")
-
-
-def evidence_by_claim(path: str | os.PathLike) -> dict[str, list[str]]:
-    """An evidence artifact → {claim id: its snippets in rank order}."""
-    out: dict[str, list[tuple[int, str]]] = {}
-    for rec in read_jsonl(path):
-        out.setdefault(str(rec["id"]), []).append((int(rec["rank"]), str(rec.get("snippet") or "")))
-    return {cid: [s for _, s in sorted(items)] for cid, items in out.items()}

@@ -1,7 +1,11 @@
 """The experiments' plan: the run matrix of every table (dataset × lang × model × system × fold), the
-models behind the aliases, and each job's fully built options: a training config is layered here, once,
-as ``train`` < ``model_train[model]`` < ``system_train[system]`` < ``smoke`` (and, for the pipeline's
-evidence selector, that < ``evidence_train`` < ``smoke``)."""
+models behind the aliases, and each job's whole options, built and typed here: a model's config is
+chosen by its kind (:func:`medfc.experiments.options.model_config_class`) and an encoder's training config
+is layered here, once, as ``train`` < ``model_train[model]`` < ``system_train[system]`` < ``smoke`` (and,
+for the pipeline's evidence selector, that < ``evidence_train`` < ``smoke``). Each ``*_options`` method
+returns the mapping a rule passes as its ``options`` param after building the step's typed options from
+it, so a missing or wrong key stops the plan (:meth:`medfc.plan.Plan.build_jobs`) before
+any job runs or reads data."""
 
 from __future__ import annotations
 
@@ -10,15 +14,19 @@ from typing import Any
 
 from medfc.common.offline_models import offline_model_problem
 from medfc.experiments.aliases import model_aliases
+from medfc.experiments.ensemble import EnsembleOptions
+from medfc.experiments.options import CliniFactTrainOptions, FineTuneOptions, ZeroShotOptions, model_config_class
 from medfc.experiments.systems import (
     EVIDENCE_SYSTEMS,
     OPEN_DOMAIN_SYSTEMS,
     SYSTEMS,
     TABLE3_SYSTEMS,
     TABLE5_SYSTEMS,
+    HealthFCFoldOptions,
     evidence_source,
     system_option_keys,
 )
+from medfc.experiments.systems import system as system_spec
 
 EXP_DIR = "results/experiments"
 TABLES_DIR = "results/tables"
@@ -27,7 +35,14 @@ PAPERS = "resources/papers/numbers.yaml"
 HFC_TABLES = {"healthfc_table3": TABLE3_SYSTEMS, "healthfc_table5": TABLE5_SYSTEMS, "healthfc_open_domain": OPEN_DOMAIN_SYSTEMS}
 EVIDENCE_DIR = "results/healthfc/evidence"
 TABLES = (*HFC_TABLES, "healthfc_significance", "clinifact_table8", "clinifact_significance")
-SKLEARN_KINDS = ("tfidf", "gbm")  # sklearn:<kind> → its config section experiments.<kind>
+
+
+def typed(cls: type, options: dict[str, Any], where: str) -> dict[str, Any]:
+    """``options`` once :meth:`~medfc.common.options.Options.from_mapping` has built ``cls`` from them: a
+    missing, unknown or mistyped key stops the plan naming it (the runner builds the same object again in
+    the job from these params)."""
+    cls.from_mapping(options, where=where)
+    return options
 
 
 def layered(*layers: dict[str, Any] | None) -> dict[str, Any]:
@@ -65,7 +80,7 @@ class ExperimentsPlan:
 
     def ensemble_options(self, model: str) -> dict[str, Any]:
         """An ensemble job's options: its members (the order of its prediction inputs) and their weights."""
-        return {"members": self.ensemble_members(model), "weights": self.ensemble_weights(model)}
+        return typed(EnsembleOptions, {"members": self.ensemble_members(model), "weights": self.ensemble_weights(model)}, f"models.ensembles.{model}")
 
     def model_name(self, alias: str) -> str:
         """A model alias (used in paths) → its hub name, local path, offline: or sklearn: name (resolved in
@@ -76,11 +91,18 @@ class ExperimentsPlan:
             raise ValueError(f"config: model {alias!r} is not defined in models.aliases ({sorted(self.aliases)}) nor models.ensembles")
         return self.aliases[alias]
 
+    def model_kinds(self, alias: str) -> set[str]:
+        """The kinds of a model (:data:`medfc.experiments.options.MODEL_CONFIGS`): an ensemble's, every member's."""
+        if self.is_ensemble(alias):
+            return {k for m in self.ensemble_members(alias) for k in self.model_kinds(m)}
+        try:
+            return {model_config_class(self.model_name(alias)).kind}
+        except ValueError as exc:
+            raise ValueError(f"config: model {alias!r} is {exc}") from None
+
     def is_sklearn(self, alias: str) -> bool:
         """Whether a model (or any member of an ensemble) is a scikit-learn baseline (sklearn:tfidf, sklearn:gbm)."""
-        if self.is_ensemble(alias):
-            return any(self.is_sklearn(m) for m in self.ensemble_members(alias))
-        return self.model_name(alias).startswith("sklearn:")
+        return bool(self.model_kinds(alias) - {"encoder"})
 
     def check_offline_models(self) -> None:
         """A planned ``offline:`` model that is unknown or not installed (offline:mpnet is opt-in) stops the
@@ -105,15 +127,16 @@ class ExperimentsPlan:
         return f"{ex['checkpoint_dir']}/{sub}" if ex["keep_checkpoints"] else None
 
     def model_config(self, alias: str, *train_layers: dict[str, Any] | None) -> dict[str, Any]:
-        """An encoder's training config (the layers merged) or a scikit-learn baseline's section
-        (experiments.tfidf, experiments.gbm)."""
+        """A model's whole config, tagged with its kind: an encoder's training config (the layers merged), or
+        the config section of a kind that has one (``experiments.tfidf``, ``experiments.gbm``), with the
+        model's name."""
         name = self.model_name(alias)
-        if name.startswith("sklearn:"):
-            kind = name.split(":", 1)[1]
-            if kind not in SKLEARN_KINDS:
-                raise ValueError(f"config: model {alias!r} is {name!r}; the scikit-learn baselines are sklearn:tfidf and sklearn:gbm")
-            return {**self.config["experiments"][kind], "model": name}
-        return layered(*train_layers, {"model": name})
+        try:
+            cls = model_config_class(name)
+        except ValueError as exc:
+            raise ValueError(f"config: model {alias!r} is {exc}") from None
+        base = self.config["experiments"][cls.section] if cls.section else layered(*train_layers)
+        return {"kind": cls.kind, **base, "model": name}
 
     # ---------------------------------------------------------------------------------- HealthFC
     def healthfc_folds_run(self) -> list[int]:
@@ -135,8 +158,8 @@ class ExperimentsPlan:
                 for system in hx["systems"]:
                     if systems is not None and system not in systems:
                         continue
-                    if system == "joint" and self.is_sklearn(model):  # the joint system needs an encoder
-                        continue
+                    if not all(system_spec(system).runs_with(kind) for kind in self.model_kinds(model)):
+                        continue  # e.g. the joint system needs an encoder
                     for fold in self.healthfc_folds_run():
                         runs.append({"lang": lang, "model": model, "system": system, "fold": fold})
         return runs
@@ -151,16 +174,16 @@ class ExperimentsPlan:
         return self.model_config(model, hx["train"], hx["model_train"].get(model), hx["system_train"].get(system), smoke)
 
     def healthfc_experiment_options(self, lang: str, model: str, system: str, fold: int | str) -> dict[str, Any]:
-        """One HealthFC run's options: its training config and just the system options this system depends
-        on; the pipeline's ``evidence_train`` is the selector's whole training config (the run's < evidence_train
-        < smoke) for an encoder, and {} for a scikit-learn baseline (which uses the run's config)."""
-        hx = self.config["experiments"]["healthfc"]
+        """One HealthFC run's whole options (:class:`~medfc.experiments.systems.HealthFCFoldOptions`): its
+        model's config and just the system options this system depends on; the pipeline's ``evidence_train``
+        is the selector's whole model config (an encoder's: the run's < evidence_train < smoke; a baseline's:
+        the run's own)."""
+        hx, smoke = self.config["experiments"]["healthfc"], self.config["experiments"]["smoke"]
         train = self.healthfc_train(model, system)
         system_options = {k: hx[k] for k in system_option_keys(system)}
         if "evidence_train" in system_options:
-            sklearn = train["model"].startswith("sklearn:")
-            system_options["evidence_train"] = {} if sklearn else layered(train, hx["evidence_train"], self.config["experiments"]["smoke"])
-        return {
+            system_options["evidence_train"] = self.model_config(model, train, hx["evidence_train"], smoke)
+        options = {
             "system": system,
             "lang": lang,
             "fold": int(fold),
@@ -168,6 +191,7 @@ class ExperimentsPlan:
             "system_options": system_options,
             "checkpoint_dir": self.checkpoint_dir(f"healthfc/{lang}/{model}/{system}/fold{fold}"),
         }
+        return typed(HealthFCFoldOptions, options, f"experiments.healthfc[{lang}/{model}/{system}/fold{fold}]")
 
     @staticmethod
     def healthfc_evidence_file(source: str) -> str:
@@ -212,13 +236,15 @@ class ExperimentsPlan:
         return "results/clinifact/release" if self.config["clinifact"]["pairs_source"] == "release" else "results/clinifact/pairs"
 
     def clinifact_experiment_options(self, model: str) -> dict[str, Any]:
+        """A discriminative CliniFact run's whole options (:class:`~medfc.experiments.options.CliniFactTrainOptions`)."""
         cx = self.config["experiments"]["clinifact"]
-        return {
+        options = {
             "train": self.model_config(model, cx["train"], cx["model_train"].get(model), self.config["experiments"]["smoke"]),
             "include_title": cx["include_title"],
             "predict_splits": cx["predict_splits"],
             "checkpoint_dir": self.checkpoint_dir(f"clinifact/{model}"),
         }
+        return typed(CliniFactTrainOptions, options, f"experiments.clinifact[{model}]")
 
     def _model_section(self, section: str, overrides: str, model: str) -> dict[str, Any]:
         """``experiments.clinifact.<section>`` < ``experiments.clinifact.<overrides>[model]`` (keys of the section only)."""
@@ -231,16 +257,19 @@ class ExperimentsPlan:
         return layered(cx[section], over)
 
     def clinifact_zero_shot_options(self, model: str) -> dict[str, Any]:
+        """A zero-shot CliniFact run's options (:class:`~medfc.experiments.options.ZeroShotOptions`)."""
         zs = self._model_section("zero_shot", "model_zero_shot", model)
-        return {**zs, "model": self.model_name(model), "cache_dir": zs["cache_dir"] or f"{self.config['cache_dir']}/completions"}
+        options = {**zs, "model": self.model_name(model), "cache_dir": zs["cache_dir"] or f"{self.config['cache_dir']}/completions"}
+        return typed(ZeroShotOptions, options, f"experiments.clinifact.zero_shot[{model}]")
 
     def clinifact_fine_tune_options(self, model: str) -> dict[str, Any]:
         """A fine-tuned generative run: fine_tune < model_fine_tune[model] < the smoke caps (the keys of
         experiments.smoke that fine_tune has); its adapters go under checkpoint_dir."""
         ft = self._model_section("fine_tune", "model_fine_tune", model)
         smoke = {k: v for k, v in self.config["experiments"]["smoke"].items() if k in ft}
-        return {**layered(ft, smoke), "model": self.model_name(model),
-                "save_dir": f"{self.config['experiments']['checkpoint_dir']}/clinifact/fine_tuned/{model}"}
+        options = {**layered(ft, smoke), "model": self.model_name(model),
+                   "save_dir": f"{self.config['experiments']['checkpoint_dir']}/clinifact/fine_tuned/{model}"}
+        return typed(FineTuneOptions, options, f"experiments.clinifact.fine_tune[{model}]")
 
     def clinifact_split_inputs(self) -> dict[str, str]:
         return {s: f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in ("train", "validation", "test")}
@@ -317,6 +346,7 @@ class ExperimentsPlan:
             sc = self.config["scoring"]
             options.update(comparisons=self.healthfc_compared_systems()[0], abstain=sc["abstain"], **sc["bootstrap"])
         return options
+
 
     def experiment_targets(self) -> list[str]:
         targets = []

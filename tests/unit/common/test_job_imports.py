@@ -4,10 +4,14 @@ An encoder's experiment job does not load scikit-learn (imported where the TF-ID
 baselines use it: about 3 s of CPU a job); a score job does not load scipy.optimize (the AVeriTeC
 matching imports it when it scores evidence: 1.5 s), nor pandas; the table, figure and dataset jobs load
 neither torch, transformers, scikit-learn nor requests unless their step uses them (the folds use
-scikit-learn, a crawl Scrapy, a download requests, a plot matplotlib: each imported inside its step).
-What the jobs of a real run loaded is in their logs (the runner names the heavy libraries at the end):
-tests/workflow/test_experiments.py checks those of the shared demo run."""
+scikit-learn, a crawl Scrapy, a download requests, a plot matplotlib: each imported inside its step). A
+TF-IDF or gradient-boosting experiment job loads neither torch nor transformers nor an HTTP client (about
+2 s of its 4.6 s before), and an ensemble no model library at all: the steps run here as the workflow runs
+them, options from the plan. What the jobs of a real run loaded is in their logs (the runner names the
+heavy libraries at the end): tests/workflow/test_experiments.py checks those of the shared demo run."""
 
+import csv
+import json
 import os
 import subprocess
 import sys
@@ -23,8 +27,22 @@ def _loaded(code: str) -> str:
     return out.stdout.strip()
 
 
+# each job in turn in one fresh process (through the runner, as a rule calls it), the heavy modules loaded so far after each
+JOBS = """
+import json, sys
+from medfc.cli import run_step
+heavy = json.loads(sys.argv[2])
+loaded = {}
+for name, spec, inputs, outputs, options in json.loads(open(sys.argv[1]).read()):
+    run_step(spec, inputs, outputs, options)
+    loaded[name] = sorted(m for m in heavy if m in sys.modules)
+print(json.dumps(loaded))
+"""
+
+
 @pytest.mark.parametrize("modules, absent", [
     ("medfc.experiments.steps, medfc.experiments.healthfc", ("sklearn", "scipy.stats")),
+    ("medfc.experiments.steps, medfc.experiments.options, medfc.experiments.systems, medfc.experiments.models", NEVER),
     ("medfc.scoring.steps", ("scipy.optimize", "sklearn", "torch", "transformers", "requests", "pandas", "matplotlib")),
     ("medfc.tables.steps", (*NEVER, "matplotlib", "scipy")),
     ("medfc.figures.steps", (*NEVER, "matplotlib", "scipy")),
@@ -50,3 +68,5 @@ def test_torch_threads_are_set_without_importing_torch_until_a_job_does():
             "before = 'torch' in sys.modules; import torch; after = torch.get_num_threads(); "
             "set_torch_threads(0); print(before, after, torch.get_num_threads())")
     assert _loaded(code) == "False 3 1"  # not loaded by the call; 3 threads once imported; at least one
+
+

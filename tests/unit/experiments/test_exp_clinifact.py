@@ -11,14 +11,16 @@ from transformers import AutoTokenizer
 
 from medfc.common.report import SkipReport
 from medfc.experiments import clinifact as CF
+from medfc.experiments import clinifact_zero_shot as ZS
+from medfc.experiments.options import CliniFactTrainOptions, ZeroShotOptions
 from medfc.llm.local import TransformersLM
 from tests.helpers.config import section
 from tests.helpers.http_servers import reply_json
 
 
-def zero_shot_options(tmp_path, **kw) -> CF.ZeroShotOptions:
+def zero_shot_options(tmp_path, **kw) -> ZeroShotOptions:
     """experiments.clinifact.zero_shot as the rule passes it (schema defaults + model + cache_dir)."""
-    return CF.ZeroShotOptions.from_mapping(section("experiments.clinifact.zero_shot", **{"cache_dir": str(tmp_path / "completions"), **kw}))
+    return ZeroShotOptions.from_mapping(section("experiments.clinifact.zero_shot", **{"cache_dir": str(tmp_path / "completions"), **kw}))
 
 
 def test_load_pairs_maps_codes_and_skips_bad_rows(clinifact_data, tmp_path):
@@ -37,9 +39,8 @@ def test_load_pairs_maps_codes_and_skips_bad_rows(clinifact_data, tmp_path):
 
 
 def test_discriminative_trims_abstract_start_and_predicts_test(clinifact_data, train_cfg, tmp_path):
-    records, info = CF.run_discriminative(clinifact_data["train"], clinifact_data["validation"], clinifact_data["test"],
-                                          train_cfg.replace(epochs=2), checkpoint_dir=tmp_path / "ck", include_title=True,
-                                          predict_splits=["test"])
+    options = CliniFactTrainOptions(train_cfg.replace(epochs=2), include_title=True, predict_splits=("test",), checkpoint_dir=str(tmp_path / "ck"))
+    records, info = CF.run_discriminative(clinifact_data["train"], clinifact_data["validation"], clinifact_data["test"], options)
     test = CF.load_pairs(clinifact_data["test"])
     assert [r["id"] for r in records] == [p.id for p in test]
     assert {r["split"] for r in records} == {"test"}
@@ -67,23 +68,23 @@ def test_clinifact_example_keeps_title_and_abstract_end(clinifact_data, tiny_ber
 def test_fit_prompt_trims_abstract_from_its_start(clinifact_data, tiny_gpt2):
     tok = AutoTokenizer.from_pretrained(tiny_gpt2)
     pair = max(CF.load_pairs(clinifact_data["train"]), key=lambda p: len(p.abstract))
-    prompt, cut = CF.fit_prompt(pair, tok, 150)
+    prompt, cut = ZS.fit_prompt(pair, tok, 150)
     assert cut and len(tok(prompt)["input_ids"]) <= 150
-    assert pair.claim in prompt and prompt.endswith(CF.PROMPT.split("{abstract}")[1].format())
+    assert pair.claim in prompt and prompt.endswith(ZS.PROMPT.split("{abstract}")[1].format())
     assert "CONCLUSIONS: the result was significant." in prompt and "BACKGROUND" not in prompt
-    short, cut2 = CF.fit_prompt(pair, tok, 100000)
-    assert not cut2 and short == CF.build_prompt(pair)
+    short, cut2 = ZS.fit_prompt(pair, tok, 100000)
+    assert not cut2 and short == ZS.build_prompt(pair)
 
 
 def test_zero_shot_local_scores_the_three_options(clinifact_data, tiny_gpt2, tmp_path):
-    records, info = CF.run_zero_shot(clinifact_data, zero_shot_options(tmp_path, model=str(tiny_gpt2), device="cpu", max_prompt_tokens=300,
+    records, info = ZS.run_zero_shot(clinifact_data, zero_shot_options(tmp_path, model=str(tiny_gpt2), device="cpu", max_prompt_tokens=300,
                                                                         splits=["validation", "test"]))
     assert [r["split"] for r in records] == ["validation"] * 6 + ["test"] * 6
     assert info["options"] == {"TRUE": "evidence", "FALSE": "inconclusive", "NONE": "NEI"}
     scorer = TransformersLM(str(tiny_gpt2), device="cpu")
     tok = scorer.tokenizer
     pair = CF.load_pairs(clinifact_data["test"])[0]
-    prompt, _ = CF.fit_prompt(pair, tok, 292)
+    prompt, _ = ZS.fit_prompt(pair, tok, 292)
     import torch
 
     with torch.no_grad():
@@ -139,7 +140,7 @@ def test_openai_backend_parses_logprobs_and_caches(clinifact_data, completions_s
     monkeypatch.setenv("MEDFC_TEST_KEY", "k123")
     opts = zero_shot_options(tmp_path, backend="openai", model="served-llm", base_url=url, api_key_env="MEDFC_TEST_KEY",
                              cache_dir=str(tmp_path / "cache"))
-    records, info = CF.run_zero_shot(clinifact_data, opts)
+    records, info = ZS.run_zero_shot(clinifact_data, opts)
     assert len(records) == 6 and info["requests_sent"] == 6 and info["cache_hits"] == 0
     path, body, auth = bodies[0]
     assert path == "/v1/completions" and auth == "Bearer k123"
@@ -151,7 +152,7 @@ def test_openai_backend_parses_logprobs_and_caches(clinifact_data, completions_s
     expected = np.exp([t, -0.5]) / np.exp([t, -0.5]).sum()
     assert [r["probs"]["evidence"], r["probs"]["inconclusive"], r["probs"]["NEI"]] == pytest.approx([*expected, 0.0], abs=1e-6)
     assert r["pred_label"] == "inconclusive"
-    again, info2 = CF.run_zero_shot(clinifact_data, opts)
+    again, info2 = ZS.run_zero_shot(clinifact_data, opts)
     assert again == records and info2["requests_sent"] == 0 and info2["cache_hits"] == 6 and len(bodies) == 6
 
 
@@ -159,7 +160,7 @@ def test_openai_backend_without_any_option_gives_no_prediction(clinifact_data, c
     url, _ = completions_server
     _Completions.top, saved = {" maybe": -0.1}, _Completions.top
     try:
-        records, info = CF.run_zero_shot(clinifact_data, zero_shot_options(tmp_path, backend="openai", model="m", base_url=url, api_key_env=""))
+        records, info = ZS.run_zero_shot(clinifact_data, zero_shot_options(tmp_path, backend="openai", model="m", base_url=url, api_key_env=""))
     finally:
         _Completions.top = saved
     assert info["n_no_option"] == 6 and all(r["pred_label"] is None for r in records)

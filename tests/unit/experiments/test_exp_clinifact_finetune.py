@@ -11,15 +11,19 @@ import pytest
 import torch
 
 from medfc.experiments import clinifact as CF
+from medfc.experiments import clinifact_zero_shot as ZS
 from medfc.experiments import clinifact_finetune as FT
+from medfc.common.device import Placement
+from medfc.common.report import SkipReport
+from medfc.experiments.options import FineTuneOptions, ZeroShotOptions
 from tests.helpers.config import section
 
 
-def fine_tune_options(model, save_dir, **kw) -> FT.FineTuneOptions:
+def fine_tune_options(model, save_dir, **kw) -> FineTuneOptions:
     """experiments.clinifact.fine_tune as the rule passes it (schema defaults + model + save_dir) with tiny settings."""
     tiny = {"lr": 5e-2, "epochs": 4, "batch_size": 2, "target_modules": ["q_proj", "v_proj", "o_proj", "down_proj"], "eval_batch_size": 8, "grad_accum": 1, "max_prompt_tokens": 120, "device": "cpu",
             "seed": 3, "lora_r": 4, "lora_alpha": 8, "lora_dropout": 0.0, "warmup_ratio": 0.0}
-    return FT.FineTuneOptions.from_mapping(section("experiments.clinifact.fine_tune", **{**tiny, "model": str(model), "save_dir": str(save_dir), **kw}))
+    return FineTuneOptions.from_mapping(section("experiments.clinifact.fine_tune", **{**tiny, "model": str(model), "save_dir": str(save_dir), **kw}))
 
 
 def test_lora_fine_tuning_keeps_the_lowest_validation_loss_saves_adapters_only_and_predicts_like_zero_shot(clinifact_data, tiny_llama, tmp_path):
@@ -32,7 +36,7 @@ def test_lora_fine_tuning_keeps_the_lowest_validation_loss_saves_adapters_only_a
     model, tok, _ = FT.load_lora_model(opts, torch.device("cpu"))
     feats, _ = FT.answer_features(CF.load_pairs(clinifact_data["validation"]), tok, opts.max_prompt_tokens)
     collate = FT.LeftPadCollator(tok.pad_token_id)
-    before = FT.validation_loss(model, feats, collate, 8, torch.device("cpu"), "fp32")
+    before = FT.validation_loss(model, feats, collate, 8, Placement.resolve("cpu", "fp32"))
     assert min(losses) < before - 1.0  # training lowered it (the random model starts near log(vocabulary size))
     # the kept epoch is the argmin of the recorded losses ...
     assert info["kept_epoch"] == int(np.argmin(losses)) == info["train"]["best_epoch"]
@@ -52,13 +56,13 @@ def test_lora_fine_tuning_keeps_the_lowest_validation_loss_saves_adapters_only_a
     assert saved and all("lora_" in k for k in saved)  # adapter weights only, no base weight
     assert json.loads((adapters / "adapter_config.json").read_text())["r"] == 4
     reloaded = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(tiny_llama), adapters).eval()
-    assert FT.validation_loss(reloaded, feats, collate, 8, torch.device("cpu"), "fp32") == pytest.approx(min(losses), abs=1e-4)
+    assert FT.validation_loss(reloaded, feats, collate, 8, Placement.resolve("cpu", "fp32")) == pytest.approx(min(losses), abs=1e-4)
 
     # predictions: the zero-shot record format (same keys, labels, option mapping), system fine_tuned
     assert [r["split"] for r in records] == ["validation"] * 6 + ["test"] * 6
     test = CF.load_pairs(clinifact_data["test"])
     assert [r["id"] for r in records if r["split"] == "test"] == [p.id for p in test]
-    zs, zs_info = CF.run_zero_shot(clinifact_data, CF.ZeroShotOptions.from_mapping(section(
+    zs, zs_info = ZS.run_zero_shot(clinifact_data, ZeroShotOptions.from_mapping(section(
         "experiments.clinifact.zero_shot", model=str(tiny_llama), device="cpu", max_prompt_tokens=120, cache_dir=str(tmp_path / "c"))))
     assert info["options"] == zs_info["options"] == {"TRUE": "evidence", "FALSE": "inconclusive", "NONE": "NEI"}
     for r in records:
@@ -67,8 +71,8 @@ def test_lora_fine_tuning_keeps_the_lowest_validation_loss_saves_adapters_only_a
         assert sum(r["probs"].values()) == pytest.approx(1.0, abs=1e-5)
         assert r["pred_label"] == max(r["probs"], key=r["probs"].get)
     # the same scorer as zero-shot: the reloaded adapters score the test prompts to the same probabilities
-    scorer = CF.TransformersLM.from_loaded("tiny", reloaded, tok, batch_size=4)
-    again, _, _ = CF.score_pairs(scorer, tok, test, "test", "fine_tuned", opts.max_prompt_tokens, 4, CF.SkipReport("t"))
+    scorer = ZS.TransformersLM.from_loaded("tiny", reloaded, tok, batch_size=4)
+    again, _, _ = ZS.score_pairs(scorer, tok, test, "test", "fine_tuned", opts.max_prompt_tokens, 4, SkipReport("t"))
     ours = [r for r in records if r["split"] == "test"]
     for a, b in zip(again, ours):
         assert [a["probs"][k] for k in CF.CLINIFACT_LABELS] == pytest.approx([b["probs"][k] for k in CF.CLINIFACT_LABELS], abs=1e-4)

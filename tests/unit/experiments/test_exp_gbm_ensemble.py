@@ -7,9 +7,10 @@ import pytest
 from medfc.common.io import write_jsonl
 from medfc.common.report import SkipReport
 from medfc.experiments import clinifact_features as F
-from medfc.experiments.classifier import Example
+from medfc.experiments.examples import Example
 from medfc.experiments.ensemble import average_predictions
-from medfc.experiments.gbm import GbmOptions, fit_gbm
+from medfc.experiments.gbm import fit_gbm
+from medfc.experiments.options import GbmOptions
 from tests.helpers.config import section
 
 LABELS = ["evidence", "inconclusive", "NEI"]

@@ -8,8 +8,9 @@ from medfc.common.io import read_jsonl
 from medfc.common.report import SkipReport
 from medfc.common.options import OptionsError
 from medfc.experiments import healthfc as H
-from medfc.experiments.systems import ARTICLE_SYSTEMS, SYSTEM_OPTIONS, system_option_keys
+from medfc.experiments.systems import ARTICLE_SYSTEMS, SYSTEM_OPTIONS, HealthFCFoldOptions, system_option_keys
 from tests.helpers.config import section
+from tests.helpers.experiment_data import healthfc_options
 
 
 def system_options(system, **kw):
@@ -63,9 +64,8 @@ def test_every_system_runs_a_fold_end_to_end(system, healthfc_data, healthfc_rec
     ds, folds = healthfc_data
     # the pipeline's selector gets its whole training config (medfc.plan layers evidence_train over the run's)
     extra = {"val_fraction": 0.25} if system in ("pipeline", "joint") else {}
-    extra |= {"evidence_train": train_cfg.as_dict()} if system == "pipeline" else {}
-    options = system_options(system, **extra)
-    records, info = H.run_fold(ds, folds, 1, system, train_cfg, options, "en", tmp_path / "ckpt")
+    options = healthfc_options(system, train_cfg, fold=1, checkpoint_dir=tmp_path / "ckpt", **extra)
+    records, info = H.run_fold(ds, folds, options)
     data = {r["id"]: r for r in healthfc_recs}
     test_ids = sorted(f"c{i:02d}" for i in range(12) if i % 2 == 1)
     if system == "level_of_evidence":
@@ -101,7 +101,7 @@ def test_every_system_runs_a_fold_end_to_end(system, healthfc_data, healthfc_rec
 
 def test_german_run_and_written_predictions(healthfc_data, train_cfg, tmp_path):
     ds, folds = healthfc_data
-    records, info = H.run_fold(ds, folds, 0, "oracle", train_cfg, system_options("oracle"), "de", None)
+    records, info = H.run_fold(ds, folds, healthfc_options("oracle", train_cfg, fold=0, lang="de"))
     assert {r["lang"] for r in records} == {"de"}
     assert records[0]["gold_evidence"][0] in {"die studie zeigte einen klaren nutzen.", "es gibt keine verlässlichen belege.", "mehr forschung ist nötig."}
     H.write_fold(tmp_path / "p.jsonl", tmp_path / "info.json", records, info)
@@ -111,10 +111,13 @@ def test_german_run_and_written_predictions(healthfc_data, train_cfg, tmp_path):
 
 def test_unknown_system_and_option_are_rejected(healthfc_data, train_cfg):
     ds, folds = healthfc_data
-    with pytest.raises(ValueError, match="unknown HealthFC system"):
-        H.run_fold(ds, folds, 0, "magic", train_cfg, system_options("oracle"), "en", None)
+    good = healthfc_options("oracle", train_cfg, fold=0).to_mapping()
+    with pytest.raises(OptionsError, match=r"options\.system: 'magic' is not one of \['pipeline', 'joint', 'oracle'"):
+        HealthFCFoldOptions.from_mapping({**good, "system": "magic"}, where="options")
+    with pytest.raises(OptionsError, match=r"PipelineOptions: missing options\.system_options\.evidence_train, .*options\.system_options\.threshold$"):
+        HealthFCFoldOptions.from_mapping({**good, "system": "pipeline"}, where="options")  # the system chooses its options' class
     with pytest.raises(TypeError, match="system pipeline takes PipelineOptions, not SingleOptions"):
-        H.run_fold(ds, folds, 0, "pipeline", train_cfg, system_options("oracle"), "en", None)
+        H.run_fold(ds, folds, healthfc_options("oracle", train_cfg, fold=0).replace(system="pipeline"))
     with pytest.raises(OptionsError, match=r"unknown JointOptions\.treshold"):
         system_options("joint", treshold=0.4)
     assert system_option_keys("oracle") == ["val_fraction"]
@@ -139,13 +142,15 @@ def test_the_refit_recipe_trains_on_exactly_the_training_folds(val_fraction, tmp
             calls.append(("predict", [e.text_a for e in examples]))
             return np.full((len(examples), 3), 1 / 3, dtype=np.float32)
 
-    def fake_fit(cfg, labels, train_ex, val_ex=None, **kw):
-        calls.append(("fit", [e.text_a for e in train_ex], [e.text_a for e in val_ex or []]))
-        return Uniform()
+    class Spy:
+        config = train_cfg
 
-    monkeypatch.setattr(H, "fit_model", fake_fit)
-    opts = SYSTEM_OPTIONS["oracle"].from_mapping({"val_fraction": val_fraction})
-    records, info = H.run_fold(ds, folds, 2, "oracle", train_cfg, opts, "en", None)
+        def fit(self, train_ex, labels, val_ex=None, **kw):
+            calls.append(("fit", [e.text_a for e in train_ex], [e.text_a for e in val_ex or []]))
+            return Uniform()
+
+    monkeypatch.setattr(H, "build_model", lambda cfg, threads=None: Spy())
+    records, info = H.run_fold(ds, folds, healthfc_options("oracle", train_cfg, fold=2, val_fraction=val_fraction))
     train_claims = {c for c, f in fold_of.items() if f != 2}
     (_, fit_train, fit_val), (_, predicted) = calls
     assert set(fit_train) | set(fit_val) == train_claims and not set(fit_train) & set(fit_val)

@@ -10,7 +10,7 @@ import pytest
 from medfc.common.io import read_json, read_jsonl
 from medfc.common.options import OptionsError
 from medfc.experiments import steps as S
-from medfc.experiments.models import resolve_model
+from medfc.experiments.aliases import resolve_model
 from medfc.experiments.systems import CLINIFACT_LABELS
 from tests.helpers.config import call_step, section
 
@@ -30,9 +30,10 @@ def test_healthfc_fold_step_writes_predictions_and_info(healthfc_data, train_cfg
     out = {"predictions": str(tmp_path / "p.jsonl"), "info": str(tmp_path / "info.json")}
     hx = section("experiments.healthfc")
     system_options = {k: hx[k] for k in ("threshold", "max_evidence", "neg_ratio", "val_fraction")}
-    system_options["evidence_train"] = train_cfg.as_dict()  # the selector's whole training config, as medfc.plan builds it
-    options = {"system": "pipeline", "lang": "en", "fold": 1, "train": train_cfg.as_dict(), "system_options": system_options,
-               "checkpoint_dir": None}
+    # the selector's whole model config, as medfc.plan builds it; a model's config names its kind
+    train = {"kind": "encoder", **train_cfg.as_dict()}
+    system_options["evidence_train"] = train
+    options = {"system": "pipeline", "lang": "en", "fold": 1, "train": train, "system_options": system_options, "checkpoint_dir": None}
     call_step(S.healthfc_experiment, {"dataset": str(ds), "folds": str(folds)}, out, options)
     recs = list(read_jsonl(out["predictions"]))
     test_ids = [line.split(",")[0] for line in folds.read_text().splitlines()[1:] if line.endswith(",1")]
@@ -41,15 +42,16 @@ def test_healthfc_fold_step_writes_predictions_and_info(healthfc_data, train_cfg
     info = read_json(out["info"])
     assert info["fold"] == 1 and info["n_test"] == len(recs) and info["model_config_name"] == train_cfg.model
     assert not (tmp_path / "ck").exists()  # no checkpoint_dir: the best weights stay in memory
-    # a system's options are exactly its own: a key of another system is refused, naming it
-    with pytest.raises(OptionsError, match=r"SingleOptions: unknown experiments\.healthfc\[oracle\]\.evidence_train, .*\[oracle\]\.threshold$"):
+    # a system's options are exactly its own (its class chosen by the system): a key of another system is refused, naming it
+    with pytest.raises(OptionsError, match=r"SingleOptions: unknown options\.system_options\.evidence_train, .*options\.system_options\.threshold$"):
         call_step(S.healthfc_experiment, {"dataset": str(ds), "folds": str(folds)}, out, {**options, "system": "oracle"})
 
 
 def test_clinifact_train_and_zero_shot_steps(clinifact_data, train_cfg, tiny_gpt2, tmp_path):
     splits = {k: str(v) for k, v in clinifact_data.items()}
     out = {"predictions": str(tmp_path / "d.jsonl"), "info": str(tmp_path / "d.json")}
-    call_step(S.clinifact_experiment, splits, out, {"train": train_cfg.as_dict(), "include_title": True, "predict_splits": ["test"], "checkpoint_dir": None})
+    call_step(S.clinifact_experiment, splits, out, {"train": {"kind": "encoder", **train_cfg.as_dict()}, "include_title": True, "predict_splits": ["test"],
+                                                    "checkpoint_dir": None})
     recs = list(read_jsonl(out["predictions"]))
     assert len(recs) == 6 and {r["split"] for r in recs} == {"test"}
     assert read_json(out["info"])["sizes"] == {"train": 12, "validation": 6, "test": 6}

@@ -6,12 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from medfc.common.options import OptionsError
 from medfc.experiments import clinifact as CF
 from medfc.experiments import healthfc as H
-from medfc.experiments.classifier import Example
-from medfc.experiments.systems import SYSTEM_OPTIONS, system_option_keys
-from medfc.experiments.tfidf import TfidfOptions, fit_tfidf
+from medfc.experiments.examples import Example
+from medfc.experiments.options import CliniFactTrainOptions, TfidfOptions
+from medfc.experiments.tfidf import fit_tfidf
 from tests.helpers.config import section
+from tests.helpers.experiment_data import healthfc_options
 
 LABELS = ["evidence", "inconclusive", "NEI"]
 WORDS = {"evidence": "significant", "inconclusive": "contradictory", "NEI": "placebo"}
@@ -95,15 +97,10 @@ def test_cv_selection_folds_only_the_examples_it_fits_and_picks_the_best_mean():
     assert none.result.cv_folds == 0 and none.result.validation == {} and none.result.variant == "joint/word" and none.result.C == 1.0
 
 
-def _system_options(system):
-    hx = section("experiments.healthfc")
-    return SYSTEM_OPTIONS[system].from_mapping({k: hx[k] for k in system_option_keys(system)})
-
-
 @pytest.mark.parametrize("system", ["pipeline", "oracle", "claims_only", "gold_explanations", "level_of_evidence"])
 def test_every_healthfc_system_but_joint_runs_with_tfidf(system, healthfc_data, healthfc_recs):
     ds, folds = healthfc_data
-    records, info = H.run_fold(ds, folds, 1, system, tfidf_options(), _system_options(system), "en", None)
+    records, info = H.run_fold(ds, folds, healthfc_options(system, tfidf_options(), fold=1))
     assert records and {r["system"] for r in records} == {system}
     assert all(r["pred_label"] == max(r["probs"], key=r["probs"].get) for r in records)
     assert info["config"]["model"] == "sklearn:tfidf"
@@ -113,13 +110,13 @@ def test_every_healthfc_system_but_joint_runs_with_tfidf(system, healthfc_data, 
 
 def test_joint_needs_an_encoder(healthfc_data):
     ds, folds = healthfc_data
-    with pytest.raises(ValueError, match="joint system needs an encoder"):
-        H.run_fold(ds, folds, 1, "joint", tfidf_options(), _system_options("joint"), "en", None)
+    with pytest.raises(OptionsError, match=r"\.train: the joint system needs a model of kind encoder, not tfidf \(sklearn:tfidf\)"):
+        healthfc_options("joint", tfidf_options(), fold=1)
 
 
 def test_clinifact_with_tfidf(clinifact_data):
-    records, info = CF.run_discriminative(clinifact_data["train"], clinifact_data["validation"], clinifact_data["test"], tfidf_options(),
-                                          checkpoint_dir=None, include_title=True, predict_splits=["test"])
+    options = CliniFactTrainOptions(tfidf_options(), include_title=True, predict_splits=("test",), checkpoint_dir=None)
+    records, info = CF.run_discriminative(clinifact_data["train"], clinifact_data["validation"], clinifact_data["test"], options)
     assert len(records) == 6 and {r["split"] for r in records} == {"test"}
     assert info["train"]["C"] in section("experiments.tfidf")["C_grid"] and info["encode"] == {"truncated": 0}
     assert info["train"]["selection"] == "cv" and info["train"]["n_train"] == 18  # folded over train + validation, never test
@@ -151,9 +148,8 @@ def test_healthfc_tfidf_choices_and_refit_never_see_the_test_fold(tmp_path, monk
     fit_transform, transform = T.Space.fit_transform, T.Space.transform
     monkeypatch.setattr(T.Space, "fit_transform", lambda self, ex: seen.append(("fit", [e.text_a for e in ex])) or fit_transform(self, ex))
     monkeypatch.setattr(T.Space, "transform", lambda self, ex: seen.append(("apply", [e.text_a for e in ex])) or transform(self, ex))
-    opts = SYSTEM_OPTIONS["oracle"].from_mapping({"val_fraction": 0.0})
     tfidf = tfidf_options(cv_folds=3, spaces=["joint", "separate"], analyzers=["word", "word+char"])
-    records, info = H.run_fold(ds, folds, 1, "oracle", tfidf, opts, "en", None)
+    records, info = H.run_fold(ds, folds, healthfc_options("oracle", tfidf, fold=1, val_fraction=0.0))
     test_claims = {c for c, f in fold_of.items() if f == 1}
     train_claims = {c for c, f in fold_of.items() if f != 1}
     choosing, predicting = seen[:-2], seen[-2:]  # the refit's fit_transform, then the test fold's transform
@@ -178,8 +174,8 @@ def test_the_retrieved_evidence_systems_read_the_first_k_snippets_of_their_sourc
     word = {"SUPPORTED": "confirmed", "REFUTED": "disproved", "NOT ENOUGH INFO": "unclear"}
     write_jsonl(evidence, [{"id": r["id"], "rank": n, "snippet": f"{r['id']} snippet {n} {word[r['label']]}"}
                            for r in healthfc_recs for n in (3, 1, 2)])  # out of rank order on purpose
-    opts = _system_options(system).replace(retrieved_top_k=2)
-    records, info = H.run_fold(ds, folds, 1, system, tfidf_options(), opts, "en", None, evidence=evidence)
+    opts = healthfc_options(system, tfidf_options(), fold=1, retrieved_top_k=2)
+    records, info = H.run_fold(ds, folds, opts, evidence=evidence)
     test_ids = [r["id"] for k, r in enumerate(healthfc_recs) if k % 2 == 1]
     binary = system.startswith("open_domain_")
     expected = [i for i, r in zip(test_ids, [r for k, r in enumerate(healthfc_recs) if k % 2 == 1])
@@ -190,4 +186,4 @@ def test_the_retrieved_evidence_systems_read_the_first_k_snippets_of_their_sourc
     scores = score_healthfc(records, system, evidence=None, abstain="drop")
     assert set(scores["veracity"]["per_class"]) == ({"SUPPORTED", "REFUTED"} if binary else {"SUPPORTED", "NOT ENOUGH INFO", "REFUTED"})
     with pytest.raises(ValueError, match="needs the evidence file of source"):
-        H.run_fold(ds, folds, 1, system, tfidf_options(), opts, "en", None)
+        H.run_fold(ds, folds, opts)

@@ -5,12 +5,11 @@ import pytest
 import torch
 from torch import nn
 
-from medfc.common.device import resolve_precision
+from medfc.common.device import Placement, resolve_precision
 from medfc.common.options import OptionsError
 from medfc.experiments.training import (
     LengthGroupedBatchSampler,
     PadCollator,
-    TrainConfig,
     linear_warmup_schedule,
     load_checkpoint,
     predict,
@@ -19,7 +18,10 @@ from medfc.experiments.training import (
     subsample,
     train,
 )
+from medfc.experiments.options import TrainConfig
 from tests.helpers.config import section
+
+CPU = Placement.resolve("cpu", "auto")  # what a job resolves once from device: cpu
 
 
 def config(**kw) -> TrainConfig:
@@ -136,15 +138,15 @@ def test_train_learns_separable_data_and_predict_keeps_order():
     model = Toy()
     feats = _toy_data()
     cfg = config(lr=0.1, epochs=5, batch_size=4, device="cpu", progress=False, warmup_ratio=0.0)
-    res = train(model, feats, cfg, collate=PadCollator())
+    res = train(model, feats, cfg, placement=CPU, collate=PadCollator())
     assert res.steps == 5 * 8 and res.epochs_run == 5 and res.examples_seen == 5 * 32
-    out = predict(model, [{k: v for k, v in f.items() if k != "labels"} for f in feats], collate=PadCollator(), forward_fn=_probs, batch_size=5, device="cpu")
+    out = predict(model, [{k: v for k, v in f.items() if k != "labels"} for f in feats], collate=PadCollator(), forward_fn=_probs, batch_size=5, placement=CPU)
     assert [int(np.argmax(p)) for p in out] == [f["labels"] for f in feats]
 
 
 def test_max_steps_and_max_examples_caps():
     cfg = config(lr=0.01, epochs=10, batch_size=2, device="cpu", progress=False, max_steps=3, max_examples=6)
-    res = train(Toy(), _toy_data(), cfg, collate=PadCollator())
+    res = train(Toy(), _toy_data(), cfg, placement=CPU, collate=PadCollator())
     assert res.steps == 3 and res.examples_seen == 6 and res.epochs_run == 1
 
 
@@ -156,7 +158,7 @@ def test_gradient_accumulation_matches_large_batch():
         model = Toy()
         cfg = config(lr=0.5, epochs=1, batch_size=bs, grad_accum=accum, device="cpu", progress=False,
                                      warmup_ratio=0.0, weight_decay=0.0, length_grouping=False, max_grad_norm=0)
-        res = train(model, feats, cfg, collate=PadCollator())
+        res = train(model, feats, cfg, placement=CPU, collate=PadCollator())
         assert res.steps == 2
         states.append({k: v.clone() for k, v in model.state_dict().items()})
     for k in states[0]:
@@ -173,7 +175,7 @@ def test_best_checkpoint_is_saved_and_restored(tmp_path):
 
     model = Toy()
     cfg = config(lr=0.1, epochs=3, batch_size=4, device="cpu", progress=False)
-    res = train(model, _toy_data(), cfg, collate=PadCollator(), evaluate=evaluate, checkpoint_dir=tmp_path)
+    res = train(model, _toy_data(), cfg, placement=CPU, collate=PadCollator(), evaluate=evaluate, checkpoint_dir=tmp_path)
     assert res.best_epoch == 1 and res.best_metric == 0.9
     assert [h["macro_f1"] for h in res.history] == [0.2, 0.9, 0.5]
     assert (tmp_path / "best" / "model.pt").exists() and (tmp_path / "best" / "meta.json").exists()
@@ -197,7 +199,7 @@ def test_a_validation_loss_is_minimised_and_trainable_only_keeps_just_the_traina
         p.requires_grad = name.startswith("out.")
     frozen = {k: v.clone() for k, v in model.state_dict().items() if not k.startswith("out.")}
     cfg = config(lr=0.1, epochs=3, batch_size=4, device="cpu", progress=False, eval_metric="val_loss")
-    res = train(model, _toy_data(), cfg, collate=PadCollator(), evaluate=evaluate, checkpoint_dir=tmp_path, trainable_only=True)
+    res = train(model, _toy_data(), cfg, placement=CPU, collate=PadCollator(), evaluate=evaluate, checkpoint_dir=tmp_path, trainable_only=True)
     assert (res.best_epoch, res.best_metric) == (1, 0.4)  # the lowest loss, not the highest
     for k, v in model.state_dict().items():  # the epoch-1 weights; the frozen ones never changed
         assert torch.equal(v, snapshots[1][k]) and (k.startswith("out.") or torch.equal(v, frozen[k]))
@@ -209,13 +211,13 @@ def test_a_validation_loss_is_minimised_and_trainable_only_keeps_just_the_traina
         p.requires_grad = name.startswith("out.")
     losses = iter([0.9, 0.4, 0.6])
     snapshots.clear()
-    train(in_memory, _toy_data(), cfg, collate=PadCollator(), evaluate=evaluate, trainable_only=True)
+    train(in_memory, _toy_data(), cfg, placement=CPU, collate=PadCollator(), evaluate=evaluate, trainable_only=True)
     assert torch.equal(in_memory.out.weight, snapshots[1]["out.weight"])
 
 
 def test_without_validation_the_final_weights_are_saved(tmp_path):
     cfg = config(lr=0.1, epochs=1, batch_size=8, device="cpu", progress=False)
-    res = train(Toy(), _toy_data(), cfg, collate=PadCollator(), checkpoint_dir=tmp_path)
+    res = train(Toy(), _toy_data(), cfg, placement=CPU, collate=PadCollator(), checkpoint_dir=tmp_path)
     assert res.checkpoint == str(tmp_path / "final" / "model.pt") and (tmp_path / "final" / "model.pt").exists()
 
 
@@ -235,11 +237,11 @@ def test_early_stopping_stops_after_patience_evaluations_without_improvement():
         return {"macro_f1": next(scores)}
 
     res = train(Toy(), _toy_data(), config(lr=0.1, epochs=6, batch_size=8, device="cpu", progress=False, early_stopping_patience=2),
-                collate=PadCollator(), evaluate=evaluate)
+                placement=CPU, collate=PadCollator(), evaluate=evaluate)
     # best at epoch 1; epochs 2 and 3 are not better: stop after epoch 3, never seeing the later 0.95
     assert (res.best_epoch, res.epochs_run, res.stopped_early) == (1, 4, True)
     assert [h["macro_f1"] for h in res.history] == [0.5, 0.9, 0.8, 0.7]
-    full = train(Toy(), _toy_data(), config(lr=0.1, epochs=2, batch_size=8, device="cpu", progress=False), collate=PadCollator(),
+    full = train(Toy(), _toy_data(), config(lr=0.1, epochs=2, batch_size=8, device="cpu", progress=False), placement=CPU, collate=PadCollator(),
                  evaluate=lambda m: {"macro_f1": 0.1})
     assert (full.epochs_run, full.stopped_early) == (2, False)
 
@@ -263,9 +265,9 @@ def test_the_weighted_loss_learns_an_imbalanced_separable_set():
         weights = class_weights([f["labels"] for f in train_f], 3, "balanced")
         cfg = config(lr=0.05, epochs=3, batch_size=4, device="cpu", progress=False, warmup_ratio=0.0, weight_decay=0.0,
                      length_grouping=False)
-        train(model, train_f, cfg, collate=PadCollator(), loss_fn=_weighted_loss(weights) if weighted else default_loss)
+        train(model, train_f, cfg, placement=CPU, collate=PadCollator(), loss_fn=_weighted_loss(weights) if weighted else default_loss)
         out = predict(model, [{k: v for k, v in f.items() if k != "labels"} for f in test_f], collate=PadCollator(), forward_fn=_probs,
-                      batch_size=3, device="cpu")
+                      batch_size=3, placement=CPU)
         return [int(np.argmax(p)) for p in out]
 
     assert predicted(True) == [0, 1, 2]

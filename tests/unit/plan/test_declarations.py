@@ -4,15 +4,17 @@ tables and model kinds; each test fails naming what differs."""
 from __future__ import annotations
 
 import re
+import typing
 from dataclasses import fields
 
 import yaml
 
 import medfc.tables.steps as table_steps
 from medfc.experiments.aliases import BUILTIN_ALIASES
-from medfc.experiments.systems import ARTICLE_SYSTEMS, SYSTEM_OPTIONS, SYSTEMS, evidence_source
-from medfc.experiments.training import TrainConfig
-from medfc.plan.experiments import SKLEARN_KINDS, TABLES
+from medfc.experiments.models import MODEL_KINDS
+from medfc.experiments.options import MODEL_CONFIGS, ModelConfig, TrainConfig, model_config_class
+from medfc.experiments.systems import ARTICLE_SYSTEMS, EVIDENCE_SOURCES, REGISTRY, SYSTEM_OPTIONS, SYSTEMS, HealthFCFoldOptions, evidence_source
+from medfc.plan.experiments import TABLES
 from tests.helpers.config import SCHEMA, defaults
 from tests.helpers.workflow import REPO
 
@@ -52,14 +54,34 @@ def test_the_docs_table_of_training_keys_names_exactly_the_schemas_keys():
     assert named == TRAIN_FIELDS | {"model"}, f"docs/experiments.md: missing {TRAIN_FIELDS - named}, extra {named - TRAIN_FIELDS - {'model'}}"
 
 
-def test_the_systems_are_the_schemas_systems():
+def test_the_systems_are_the_registrys_in_the_schema_the_steps_type_and_the_docs():
+    """A HealthFC system is declared once, in medfc.experiments.systems.REGISTRY; the schema's enum, the
+    step's type, the per-system overrides and the docs table of systems name exactly its systems."""
+    assert SYSTEMS == tuple(REGISTRY) and all(name == spec.name for name, spec in REGISTRY.items())
     hx = EXP["healthfc"]["properties"]
-    assert hx["systems"]["items"]["enum"] == list(SYSTEMS)
+    assert hx["systems"]["items"]["enum"] == list(SYSTEMS), "schema experiments.healthfc.systems vs the registry"
+    step_type = typing.get_type_hints(HealthFCFoldOptions)["system"]
+    assert typing.get_args(step_type) == SYSTEMS, "HealthFCFoldOptions.system (the step's type) vs the registry"
     # the default runs the systems that read only the dataset: none searches a source (healthfc.retrieval)
     assert hx["systems"]["default"] == list(ARTICLE_SYSTEMS) == [s for s in SYSTEMS if evidence_source(s) is None]
     assert set(hx["system_train"]["properties"]) == set(SYSTEMS) == set(SYSTEM_OPTIONS)
     # every option a system depends on is a key of experiments.healthfc
     assert {f.name for cls in SYSTEM_OPTIONS.values() for f in fields(cls)} <= set(hx)
+    assert {spec.source for spec in REGISTRY.values()} - {None} == set(EVIDENCE_SOURCES)
+    # docs/experiments.md's table of systems: its rows name the registry's systems in its order, with their labels
+    text = (REPO / "docs" / "experiments.md").read_text(encoding="utf-8")
+    rows = [r for r in text.split("| system | training input | test input | labels |", 1)[1].split("\n\n", 1)[0].splitlines()[2:]]
+    named, labels = [], {}
+    last = ""
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        last = last if cells[3] == "same" else cells[3]
+        for name in re.findall(r"`(\w+)`", cells[0]):
+            named.append(name)
+            labels[name] = last
+    assert named == list(SYSTEMS), f"docs/experiments.md systems table: {named} vs the registry {list(SYSTEMS)}"
+    for name, spec in REGISTRY.items():
+        assert labels[name].startswith(" / ".join(spec.labels)), f"docs/experiments.md: the labels of {name}: {labels[name]!r} vs {spec.labels}"
 
 
 def test_the_tables_are_the_steps_of_the_table_rule():
@@ -67,7 +89,30 @@ def test_the_tables_are_the_steps_of_the_table_rule():
     assert set(TABLES) == steps
 
 
-def test_the_models_kinds_are_the_schemas_baseline_sections():
-    sklearn = {name.split(":", 1)[1] for name in BUILTIN_ALIASES.values() if name.startswith("sklearn:")}
-    assert set(SKLEARN_KINDS) == sklearn
-    assert set(SKLEARN_KINDS) <= set(EXP)  # sklearn:<kind> reads experiments.<kind>
+def test_the_model_kinds_are_declared_once_and_each_has_its_implementation_and_config_section():
+    kinds = [cls.kind for cls in MODEL_CONFIGS]
+    assert len(set(kinds)) == len(kinds) and set(MODEL_KINDS) == set(kinds), "options.MODEL_CONFIGS vs models.MODEL_KINDS"
+    assert set(typing.get_args(typing.get_args(ModelConfig)[0])) == set(MODEL_CONFIGS)  # the tagged union is every kind's config
+    for cls in MODEL_CONFIGS:
+        if cls.section is None:  # the encoders' layered training config
+            assert cls is TrainConfig
+            continue
+        section = EXP[cls.section]["properties"]
+        assert set(section) == {f.name for f in fields(cls)} - {"model"}, f"schema experiments.{cls.section} vs {cls.__name__}"
+        assert model_config_class(cls.model_name) is cls
+    # every built-in alias names a kind; a name no baseline claims is an encoder's
+    assert {model_config_class(name).kind for name in BUILTIN_ALIASES.values()} == set(kinds)
+    assert model_config_class("microsoft/deberta-v3-large") is TrainConfig
+
+
+def test_the_cross_validation_driver_names_no_system():
+    """run_fold and its trainers look a system up in the registry: no system's name (nor the prefix of a
+    family of them) is written in medfc/experiments/healthfc.py's code, so nothing there branches on one."""
+    import ast
+
+    tree = ast.parse((REPO / "src" / "medfc" / "experiments" / "healthfc.py").read_text(encoding="utf-8"))
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body
+                  and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    named = sorted({n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings
+                    and (n.value in SYSTEMS or n.value.startswith(("retrieved_", "open_domain_")))})
+    assert named == [], f"medfc/experiments/healthfc.py names systems {named}: look them up in the registry instead"

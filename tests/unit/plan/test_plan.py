@@ -14,6 +14,10 @@ from medfc.plan import Plan
 from tests.helpers.config import defaults
 
 
+# the demo's release file: Plan.check builds every planned job's inputs, the HealthFC dataset's included
+DEMO_RELEASE = {**defaults()["healthfc"]["release"], "source": str(Path(__file__).resolve().parents[3] / "resources/demo/healthfc_release/Datensatz.csv")}
+
+
 def config(**changes):
     """The schema's defaults with ``changes`` (dotted keys) set."""
     cfg = defaults()
@@ -53,7 +57,7 @@ def test_a_healthfc_runs_training_config_is_train_then_model_then_system_then_sm
     options = Plan(cfg).healthfc_experiment_options("en", "minilm", "joint", "3")
     assert options == {
         "system": "joint", "lang": "en", "fold": 3,
-        "train": {**train, "lr": 3e-5, "batch_size": 1, "epochs": 1, "max_steps": 2, "model": "offline:minilm"},
+        "train": {"kind": "encoder", **train, "lr": 3e-5, "batch_size": 1, "epochs": 1, "max_steps": 2, "model": "offline:minilm"},
         "system_options": {k: cfg["experiments"]["healthfc"][k] for k in ("threshold", "max_evidence", "evidence_weight", "joint_pool", "val_fraction")},
         "checkpoint_dir": "results/checkpoints/healthfc/en/minilm/joint/fold3",
     }
@@ -72,8 +76,8 @@ def test_the_pipeline_selector_gets_its_whole_training_config_layered_once():
     assert run_train["max_length"] == 512 and run_train["max_steps"] == 2
     # a scikit-learn baseline's pipeline selector is the run's own baseline: no encoder keys
     tfidf = plan.healthfc_experiment_options("en", "tfidf", "pipeline", 0)
-    assert tfidf["train"] == {**cfg["experiments"]["tfidf"], "model": "sklearn:tfidf"}
-    assert tfidf["system_options"]["evidence_train"] == {}
+    assert tfidf["train"] == {"kind": "tfidf", **cfg["experiments"]["tfidf"], "model": "sklearn:tfidf"}
+    assert tfidf["system_options"]["evidence_train"] == tfidf["train"]
     assert tfidf["checkpoint_dir"] is None  # experiments.keep_checkpoints: false (the default)
 
 
@@ -81,9 +85,9 @@ def test_clinifact_options_layer_train_model_train_and_smoke():
     cfg = config(experiments__clinifact__model_train={"minilm": {"epochs": 3}}, experiments__smoke={"max_examples": 16},
                  experiments__scale="smoke")
     options = Plan(cfg).clinifact_experiment_options("minilm")
-    assert options["train"] == {**cfg["experiments"]["clinifact"]["train"], "epochs": 3, "max_examples": 16, "model": "offline:minilm"}
+    assert options["train"] == {"kind": "encoder", **cfg["experiments"]["clinifact"]["train"], "epochs": 3, "max_examples": 16, "model": "offline:minilm"}
     assert options["train"]["lr"] == 2e-5 and options["train"]["batch_size"] == 16  # CliniFact's own defaults
-    assert Plan(cfg).clinifact_experiment_options("gbm")["train"] == {**cfg["experiments"]["gbm"], "model": "sklearn:gbm"}
+    assert Plan(cfg).clinifact_experiment_options("gbm")["train"] == {"kind": "gbm", **cfg["experiments"]["gbm"], "model": "sklearn:gbm"}
 
 
 def test_fine_tuned_generative_runs_their_options_zero_shot_overrides_and_the_fig3_pair():
@@ -191,7 +195,7 @@ def test_a_planned_offline_mpnet_that_is_not_installed_stops_the_plan_naming_the
     with pytest.raises(ValueError, match=r"plans x \(offline:gpt5\): unknown offline model 'offline:gpt5'"):
         Plan(config(stages__experiments=True, models__aliases={"x": "offline:gpt5"}, models__healthfc={"en": ["x"], "de": []})).check()
     # the built-in alias mpnet planned nowhere, or the experiments stage off: nothing to install
-    release = {**defaults()["healthfc"]["release"], "source": str(Path(__file__).resolve().parents[3] / "resources/demo/healthfc_release/Datensatz.csv")}  # the full check builds every job
+    release = DEMO_RELEASE  # the full check builds every job, the dataset's too
     Plan(config(stages__experiments=True, healthfc__release=release)).check()
     Plan(config(healthfc__release=release, models__clinifact={"discriminative": ["mpnet"], "zero_shot": [], "fine_tuned": []})).check()
 
@@ -229,3 +233,27 @@ def test_a_retrieved_evidence_system_reads_its_sources_artifact_and_the_open_dom
     assert "results/tables/healthfc_table3.csv" not in targets
     with_file = Plan(config(healthfc__retrieval__web__file="resources/demo/evidence/web.jsonl"))
     assert with_file.healthfc_retrieve_inputs("web") == {"file": "resources/demo/evidence/web.jsonl"}
+
+
+def test_every_planned_jobs_options_are_typed_by_the_plan_before_any_job_runs():
+    """The plan builds each experiment job's whole typed options (the model's config by its kind, the system's
+    options by the system, the pipeline selector's config): a key the step could not take stops Plan.check,
+    naming the job and the key, before any job reads data."""
+    from medfc.common.options import OptionsError
+    from medfc.experiments.systems import HealthFCFoldOptions, PipelineOptions
+    from medfc.experiments.options import TfidfOptions, TrainConfig
+
+    cfg = config(stages__experiments=True, experiments__healthfc__folds=[0], experiments__smoke={"max_steps": None, "max_examples": None},
+                 healthfc__release=DEMO_RELEASE)
+    plan = Plan(cfg)
+    plan.check()
+    built = HealthFCFoldOptions.from_mapping(plan.healthfc_experiment_options("en", "minilm", "pipeline", 0))
+    assert isinstance(built.system_options, PipelineOptions) and isinstance(built.system_options.evidence_train, TrainConfig)
+    assert isinstance(HealthFCFoldOptions.from_mapping(plan.healthfc_experiment_options("en", "tfidf", "oracle", 0)).train, TfidfOptions)
+    del cfg["experiments"]["tfidf"]["min_df"]  # a config that never met the schema
+    with pytest.raises(OptionsError, match=r"TfidfOptions: missing experiments\.healthfc\[en/tfidf/pipeline/fold0\]\.train\.min_df"):
+        Plan(cfg).check()
+    cfg = config(stages__experiments=True, models__aliases={"xgb": "sklearn:xgboost"}, models__healthfc={"en": ["xgb"], "de": []},
+                 healthfc__release=DEMO_RELEASE)
+    with pytest.raises(ValueError, match=r"model 'xgb' is 'sklearn:xgboost': the scikit-learn baselines are sklearn:tfidf and sklearn:gbm"):
+        Plan(cfg).check()

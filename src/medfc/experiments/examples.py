@@ -1,0 +1,44 @@
+"""What the experiments read: a HealthFC claim as the systems see it, and the example (a text pair with its
+gold label) every model kind learns from and predicts. Plain dataclasses, no imports beyond the standard
+library: the registry of systems (:mod:`medfc.experiments.systems`) and every model use them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Example:
+    """One classification example: text (pair) and gold label name (``None`` when unknown)."""
+
+    text_a: str
+    text_b: str | None = None
+    label: str | None = None
+    prefix_b: str | None = None  # kept in front of text_b, never trimmed (e.g. a title)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Claim:
+    """A HealthFC claim in one language: its text, verdict label, level of evidence, explanation, the
+    article's sentences and the indices of the gold evidence sentences among them."""
+
+    id: str
+    claim: str
+    label: str
+    evidence_level: str
+    explanation: str
+    sentences: list[str]
+    evidence_ids: list[int]
+
+    @property
+    def gold_evidence(self) -> list[str]:
+        return [self.sentences[i] for i in self.evidence_ids]
+
+
+def join_sentences(sentences: Sequence[str]) -> str:
+    """Sentences as one text: each stripped, empty ones left out, one space between."""
+    return " ".join(s.strip() for s in sentences if s and s.strip())
+

@@ -1,0 +1,194 @@
+"""The typed options of the experiments: each model kind's config and the CliniFact steps' options.
+
+A light module (no torch, transformers, scikit-learn or requests): the plan builds these objects when it
+plans the DAG, and a TF-IDF job reads them without loading an encoder's libraries. Every field is a
+config key whose one default is in the schema (workflow/schemas/config.schema.yaml); none has a default
+here. The HealthFC systems' options are in :mod:`medfc.experiments.systems`, beside the registry of systems.
+
+A model's config is one of :data:`MODEL_CONFIGS`, told apart by its declared ``kind`` (the tag of the
+union :data:`ModelConfig`, ``{"kind": "tfidf", ...}``): ``encoder`` (a fine-tuned transformer,
+:class:`TrainConfig`), ``tfidf`` and ``gbm`` (the scikit-learn baselines). Which implementation fits a
+kind is :data:`medfc.experiments.models.MODEL_KINDS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, ClassVar, Literal, Union
+
+from medfc.common.options import Options, Tagged
+
+
+@dataclass(frozen=True)
+class TrainConfig(Options):
+    """Kind ``encoder``: the hyperparameters of fine-tuning a transformer, the ``experiments.<dataset>.train``
+    section after its per-model / per-system overrides (see docs/experiments.md for the paper-scale
+    values). ``model`` is a hub name, a local directory or ``offline:minilm``. ``lr`` is read by AdamW in
+    :func:`medfc.experiments.training.train`, and nowhere else."""
+
+    kind: ClassVar[str] = "encoder"
+    section: ClassVar[str | None] = None  # the layered training config (train < model_train < system_train < smoke)
+    model_name: ClassVar[str | None] = None  # any model name no other kind claims (model_config_class)
+
+    model: str
+    lr: float
+    warmup_ratio: float
+    weight_decay: float
+    batch_size: int
+    eval_batch_size: int
+    grad_accum: int
+    epochs: float
+    max_length: int
+    seed: int
+    device: str  # auto | cpu | cuda | cuda:N
+    precision: Literal["auto", "fp32", "bf16", "fp16"]
+    eval_metric: str
+    max_steps: int | None  # cap on optimizer steps (smoke runs)
+    max_examples: int | None  # cap on training examples (smoke runs)
+    max_grad_norm: float
+    length_grouping: bool
+    group_factor: int
+    progress: bool
+    class_weights: Literal["none", "balanced"]  # "balanced": cross-entropy weighted n / (k · n_class)
+    early_stopping_patience: int | None  # stop after this many evaluations without a better metric
+
+
+@dataclass(frozen=True)
+class TfidfOptions(Options):
+    """Kind ``tfidf``: the ``experiments.tfidf`` section (+ ``model``, the alias target ``sklearn:tfidf``);
+    what each key does: :mod:`medfc.experiments.tfidf`."""
+
+    kind: ClassVar[str] = "tfidf"
+    section: ClassVar[str | None] = "tfidf"
+    model_name: ClassVar[str | None] = "sklearn:tfidf"
+
+    model: str
+    spaces: tuple[Literal["joint", "separate"], ...]
+    analyzers: tuple[Literal["word", "word+char"], ...]
+    word_ngrams: tuple[int, int]
+    char_ngrams: tuple[int, int]
+    min_df: int
+    max_word_features: int | None
+    max_char_features: int | None
+    C_grid: tuple[float, ...]
+    selection: Literal["cv", "validation"]
+    cv_folds: int
+    class_weights: Literal["none", "balanced"]
+    max_iter: int
+    seed: int
+    refit_with_validation: bool
+
+
+@dataclass(frozen=True)
+class GbmOptions(Options):
+    """Kind ``gbm``: the ``experiments.gbm`` section (+ ``model``, the alias target ``sklearn:gbm``);
+    :mod:`medfc.experiments.gbm`."""
+
+    kind: ClassVar[str] = "gbm"
+    section: ClassVar[str | None] = "gbm"
+    model_name: ClassVar[str | None] = "sklearn:gbm"
+
+    model: str
+    learning_rate: float
+    max_iter: int
+    max_leaf_nodes: int
+    min_samples_leaf: int
+    l2_regularization: float
+    class_weights: Literal["none", "balanced"]
+    seeds: tuple[int, ...]
+    refit_with_validation: bool
+
+
+# Every model kind's config. A new kind is one more class here (its ``kind``, its config ``section``, the
+# ``model_name`` that selects it: that name, or that name and ":" before a model of its own, e.g. a kind
+# named "features" claims "features:<hub name>") and its entry in medfc.experiments.models.MODEL_KINDS.
+MODEL_CONFIGS: tuple[type[Options], ...] = (TrainConfig, TfidfOptions, GbmOptions)
+ModelConfig = Annotated[Union[MODEL_CONFIGS], Tagged("kind")]  # noqa: UP007 (a union built from the tuple)
+
+
+def model_config_class(model: str) -> type[Options]:
+    """The config class of a model name (an alias's target): the kind whose ``model_name`` it is (or begins
+    with, followed by ``:``), else an encoder; an unknown ``sklearn:`` name is an error."""
+    for cls in MODEL_CONFIGS:
+        if cls.model_name is not None and (model == cls.model_name or model.startswith(cls.model_name + ":")):
+            return cls
+    if model.startswith("sklearn:"):
+        known = [cls.model_name for cls in MODEL_CONFIGS if cls.model_name]
+        raise ValueError(f"{model!r}: the scikit-learn baselines are {' and '.join(known)}")
+    return TrainConfig
+
+
+@dataclass(frozen=True)
+class CliniFactTrainOptions(Options):
+    """``clinifact_experiment``: ``experiments.clinifact`` with the model's whole config (any kind)."""
+
+    train: ModelConfig
+    include_title: bool
+    predict_splits: tuple[str, ...]
+    checkpoint_dir: str | None
+
+
+@dataclass(frozen=True)
+class ZeroShotOptions(Options):
+    """``clinifact_zero_shot``: the ``experiments.clinifact.zero_shot`` section + ``model`` (a local directory /
+    hub name / ``offline:`` name for ``transformers``, the served model name for ``openai``) and the resolved
+    ``cache_dir``."""
+
+    backend: Literal["transformers", "openai"]
+    model: str
+    tokenizer: str | None  # prompt trimming with the openai backend (transformers uses the model's)
+    max_prompt_tokens: int
+    batch_size: int
+    device: str
+    precision: Literal["auto", "fp32", "bf16", "fp16"]
+    base_url: str
+    api_key_env: str
+    top_logprobs: int
+    cache_dir: str
+    min_interval_s: float
+    timeout_s: float
+    max_retries: int
+    splits: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FineTuneOptions(Options):
+    """``clinifact_fine_tune``: ``experiments.clinifact.fine_tune`` (< ``model_fine_tune[model]`` < the smoke
+    caps) with the model's hub name or directory and where its adapters go."""
+
+    model: str
+    lora_r: int
+    lora_alpha: int
+    lora_dropout: float
+    target_modules: tuple[str, ...]
+    lr: float
+    warmup_ratio: float
+    weight_decay: float
+    epochs: float
+    batch_size: int
+    eval_batch_size: int
+    grad_accum: int
+    max_grad_norm: float
+    max_prompt_tokens: int
+    seed: int
+    device: str
+    precision: Literal["auto", "fp32", "bf16", "fp16"]
+    load_in_4bit: bool
+    gradient_checkpointing: bool
+    max_steps: int | None
+    max_examples: int | None
+    progress: bool
+    predict_splits: tuple[str, ...]
+    save_adapters: bool
+    save_merged: bool
+    save_dir: str | None
+
+    def train_config(self) -> TrainConfig:
+        """The training loop's config: these keys, the lowest validation cross-entropy as the metric."""
+        return TrainConfig(
+            model=self.model, lr=self.lr, warmup_ratio=self.warmup_ratio, weight_decay=self.weight_decay,
+            batch_size=self.batch_size, eval_batch_size=self.eval_batch_size, grad_accum=self.grad_accum, epochs=self.epochs,
+            max_length=self.max_prompt_tokens, seed=self.seed, device=self.device, precision=self.precision,
+            eval_metric="val_loss", max_steps=self.max_steps, max_examples=self.max_examples, max_grad_norm=self.max_grad_norm,
+            length_grouping=True, group_factor=50, progress=self.progress, class_weights="none", early_stopping_patience=None,
+        )
