@@ -6,7 +6,8 @@ from __future__ import annotations
 from medfc.common.offline_models import resolve_offline
 
 # ``models.aliases`` adds to these (and may redefine one).
-BUILTIN_ALIASES = {"minilm": "offline:minilm", "mpnet": "offline:mpnet", "tfidf": "sklearn:tfidf", "gbm": "sklearn:gbm"}
+BUILTIN_ALIASES = {"minilm": "offline:minilm", "mpnet": "offline:mpnet", "tfidf": "sklearn:tfidf", "gbm": "sklearn:gbm",
+                   "frozen-minilm": "frozen:offline:minilm", "frozen-mpnet": "frozen:offline:mpnet"}
 
 
 def model_aliases(configured: dict[str, str]) -> dict[str, str]:

@@ -8,11 +8,12 @@
 ``labels`` the classes, ``validation`` examples (or None) for whatever the kind chooses on them (an
 encoder's best epoch, TF-IDF's variant and ``C``). A model is made once per job and config: it carries
 what the job resolved (an encoder's model directory, device, precision and torch threads; a scikit-learn
-kind's BLAS / OpenMP threads), and so does every model it fits. ``model.config`` is the config as run, ``fitted.result`` and ``fitted.encode_stats`` what
+kind's BLAS / OpenMP threads; a frozen encoder's embeddings of the job), and so does every model it fits. ``model.config`` is the config as run, ``fitted.result`` and ``fitted.encode_stats`` what
 the fit did (``as_dict()`` for the info files).
 
 A light module: each kind's implementation is imported when a model of that kind is made, so a TF-IDF
-job never loads torch and an encoder's job never loads scikit-learn. A new kind is its config class in
+job never loads torch and an encoder's job never loads scikit-learn (a frozen encoder's job loads torch
+only for texts its embedding store does not hold). A new kind is its config class in
 :data:`medfc.experiments.options.MODEL_CONFIGS` and one entry in :data:`MODEL_KINDS`.
 """
 
@@ -23,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from medfc.experiments.examples import Example
-from medfc.experiments.options import GbmOptions, ModelConfig, TfidfOptions, TrainConfig
+from medfc.experiments.options import FrozenOptions, GbmOptions, ModelConfig, TfidfOptions, TrainConfig
 
 if TYPE_CHECKING:
     import numpy as np
@@ -62,10 +63,16 @@ def _gbm(config: GbmOptions, threads: int | None) -> Model:
     return GbmModel(config, threads)
 
 
+def _frozen(config: FrozenOptions, threads: int | None) -> Model:
+    from medfc.experiments.frozen import FrozenModel
+
+    return FrozenModel(config, threads)
+
+
 # kind → its model, made from the config and the job's threads
-MODEL_KINDS: dict[str, Callable[[Any, int | None], Model]] = {"encoder": _encoder, "tfidf": _tfidf, "gbm": _gbm}
+MODEL_KINDS: dict[str, Callable[[Any, int | None], Model]] = {"encoder": _encoder, "tfidf": _tfidf, "gbm": _gbm, "frozen": _frozen}
 
 
 def build_model(config: ModelConfig, threads: int | None = None) -> Model:
-    """The model of ``config``'s kind (``threads``: the cores a job was granted, for the kinds that use torch)."""
+    """The model of ``config``'s kind (``threads``: the cores a job was granted, for torch and the BLAS / OpenMP libraries)."""
     return MODEL_KINDS[config.kind](config, threads)

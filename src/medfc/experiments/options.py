@@ -7,7 +7,8 @@ here. The HealthFC systems' options are in :mod:`medfc.experiments.systems`, bes
 
 A model's config is one of :data:`MODEL_CONFIGS`, told apart by its declared ``kind`` (the tag of the
 union :data:`ModelConfig`, ``{"kind": "tfidf", ...}``): ``encoder`` (a fine-tuned transformer,
-:class:`TrainConfig`), ``tfidf`` and ``gbm`` (the scikit-learn baselines). Which implementation fits a
+:class:`TrainConfig`), ``tfidf`` and ``gbm`` (the scikit-learn baselines) and ``frozen`` (a frozen
+encoder's embeddings into logistic regression, :class:`FrozenOptions`). Which implementation fits a
 kind is :data:`medfc.experiments.models.MODEL_KINDS`.
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, ClassVar, Literal, Union
 
-from medfc.common.options import Options, Tagged
+from medfc.common.options import Options, OptionsError, Tagged
 
 
 @dataclass(frozen=True)
@@ -99,10 +100,48 @@ class GbmOptions(Options):
     refit_with_validation: bool
 
 
+@dataclass(frozen=True)
+class FrozenOptions(Options):
+    """Kind ``frozen``: the ``experiments.frozen`` section (+ ``model``, ``frozen:<encoder>``: a hub name, a
+    local directory or an ``offline:`` name after the prefix, e.g. ``frozen:offline:mpnet``); what each key
+    does: :mod:`medfc.experiments.frozen`. ``cache_dir`` is where the embeddings are kept, resolved by the
+    plan (``<cache_dir>/embeddings`` unless set; ``""``: none kept)."""
+
+    kind: ClassVar[str] = "frozen"
+    section: ClassVar[str | None] = "frozen"
+    model_name: ClassVar[str | None] = "frozen"
+    cache_dirs: ClassVar[dict[str, str]] = {"cache_dir": "embeddings"}  # a null key → <cache_dir>/<this>, set by the plan
+
+    model: str
+    claim_length: int
+    evidence_length: int
+    truncation: Literal["system", "head", "tail"]
+    batch_size: int
+    C_grid: tuple[float, ...]
+    cv_folds: int
+    class_weights: Literal["none", "balanced"]
+    max_iter: int
+    seed: int
+    refit_with_validation: bool
+    device: str  # auto | cpu | cuda | cuda:N
+    progress: bool
+    cache_dir: str
+
+    @property
+    def encoder(self) -> str:
+        """The frozen encoder: ``model`` after ``frozen:``."""
+        return base_model(self.model)
+
+    def _check(self, where: str) -> None:
+        if not self.encoder:
+            raise OptionsError(f"{where}.model: {self.model!r} names no encoder; write frozen:<hub name, directory or offline: name>, "
+                               "e.g. frozen:offline:minilm")
+
+
 # Every model kind's config. A new kind is one more class here (its ``kind``, its config ``section``, the
 # ``model_name`` that selects it: that name, or that name and ":" before a model of its own, e.g. a kind
 # named "features" claims "features:<hub name>") and its entry in medfc.experiments.models.MODEL_KINDS.
-MODEL_CONFIGS: tuple[type[Options], ...] = (TrainConfig, TfidfOptions, GbmOptions)
+MODEL_CONFIGS: tuple[type[Options], ...] = (TrainConfig, TfidfOptions, GbmOptions, FrozenOptions)
 ModelConfig = Annotated[Union[MODEL_CONFIGS], Tagged("kind")]  # noqa: UP007 (a union built from the tuple)
 
 
@@ -113,9 +152,19 @@ def model_config_class(model: str) -> type[Options]:
         if cls.model_name is not None and (model == cls.model_name or model.startswith(cls.model_name + ":")):
             return cls
     if model.startswith("sklearn:"):
-        known = [cls.model_name for cls in MODEL_CONFIGS if cls.model_name]
+        known = [cls.model_name for cls in MODEL_CONFIGS if cls.model_name and cls.model_name.startswith("sklearn:")]
         raise ValueError(f"{model!r}: the scikit-learn baselines are {' and '.join(known)}")
     return TrainConfig
+
+
+def base_model(model: str) -> str:
+    """The pretrained model a model name loads: the one after a kind's ``model_name`` and ``:``
+    (``frozen:offline:mpnet`` → ``offline:mpnet``), an encoder's own name, or ``""`` for a kind that loads
+    none (``sklearn:tfidf``)."""
+    for cls in MODEL_CONFIGS:
+        if cls.model_name is not None and model.startswith(cls.model_name + ":"):
+            return model[len(cls.model_name) + 1 :]
+    return model if model_config_class(model) is TrainConfig else ""
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any
 from medfc.common.offline_models import offline_model_problem
 from medfc.experiments.aliases import model_aliases
 from medfc.experiments.ensemble import EnsembleOptions
-from medfc.experiments.options import CliniFactTrainOptions, FineTuneOptions, ZeroShotOptions, model_config_class
+from medfc.experiments.options import CliniFactTrainOptions, FineTuneOptions, ZeroShotOptions, base_model, model_config_class
 from medfc.experiments.systems import (
     EVIDENCE_SYSTEMS,
     OPEN_DOMAIN_SYSTEMS,
@@ -100,10 +100,6 @@ class ExperimentsPlan:
         except ValueError as exc:
             raise ValueError(f"config: model {alias!r} is {exc}") from None
 
-    def is_sklearn(self, alias: str) -> bool:
-        """Whether a model (or any member of an ensemble) is a scikit-learn baseline (sklearn:tfidf, sklearn:gbm)."""
-        return bool(self.model_kinds(alias) - {"encoder"})
-
     def check_offline_models(self) -> None:
         """A planned ``offline:`` model that is unknown or not installed (offline:mpnet is opt-in) stops the
         run at once, naming the command that installs it."""
@@ -112,7 +108,8 @@ class ExperimentsPlan:
         for key, model in dict.fromkeys(planned):
             for alias in self.ensemble_members(model) if self.is_ensemble(model) else [model]:
                 name = self.model_name(alias)
-                problem = name.startswith("offline:") and offline_model_problem(name)
+                loads = base_model(name)  # the pretrained model it loads (frozen:offline:mpnet loads offline:mpnet)
+                problem = loads.startswith("offline:") and offline_model_problem(loads)
                 if problem:
                     raise ValueError(f"config: {key} plans {alias} ({name}): {problem}")
 
@@ -128,14 +125,18 @@ class ExperimentsPlan:
 
     def model_config(self, alias: str, *train_layers: dict[str, Any] | None) -> dict[str, Any]:
         """A model's whole config, tagged with its kind: an encoder's training config (the layers merged), or
-        the config section of a kind that has one (``experiments.tfidf``, ``experiments.gbm``), with the
-        model's name."""
+        the config section of a kind that has one (``experiments.tfidf``, ``experiments.gbm``,
+        ``experiments.frozen``), with the model's name; a kind's directories under the workflow's cache
+        (``cache_dirs``: the frozen encoders' embeddings) resolved when null."""
         name = self.model_name(alias)
         try:
             cls = model_config_class(name)
         except ValueError as exc:
             raise ValueError(f"config: model {alias!r} is {exc}") from None
-        base = self.config["experiments"][cls.section] if cls.section else layered(*train_layers)
+        base = dict(self.config["experiments"][cls.section]) if cls.section else layered(*train_layers)
+        for key, sub in getattr(cls, "cache_dirs", {}).items():
+            if base[key] is None:
+                base[key] = f"{self.config['cache_dir']}/{sub}"
         return {"kind": cls.kind, **base, "model": name}
 
     # ---------------------------------------------------------------------------------- HealthFC

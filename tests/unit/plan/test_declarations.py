@@ -99,6 +99,8 @@ def test_the_model_kinds_are_declared_once_and_each_has_its_implementation_and_c
             continue
         section = EXP[cls.section]["properties"]
         assert set(section) == {f.name for f in fields(cls)} - {"model"}, f"schema experiments.{cls.section} vs {cls.__name__}"
+        for key in getattr(cls, "cache_dirs", {}):  # a directory under the workflow's cache_dir unless set: null by default
+            assert section[key]["default"] is None and "null" in section[key]["type"], f"schema experiments.{cls.section}.{key}"
         assert model_config_class(cls.model_name) is cls
     # every built-in alias names a kind; a name no baseline claims is an encoder's
     assert {model_config_class(name).kind for name in BUILTIN_ALIASES.values()} == set(kinds)

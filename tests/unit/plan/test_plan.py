@@ -168,7 +168,7 @@ def test_a_table_reads_exactly_its_runs():
 def test_ensembles_and_config_mistakes_across_keys():
     cfg = config(models__ensembles={"both": {"members": ["tfidf", "minilm"], "weights": None}})
     plan = Plan(cfg)
-    assert plan.model_name("both") == "ensemble:sklearn:tfidf+offline:minilm" and plan.is_sklearn("both")
+    assert plan.model_name("both") == "ensemble:sklearn:tfidf+offline:minilm" and plan.model_kinds("both") == {"tfidf", "encoder"}
     assert plan.ensemble_options("both") == {"members": ["tfidf", "minilm"], "weights": [1.0, 1.0]}
     assert plan.model_alias_pattern(ensembles=True) == "both"
     with pytest.raises(ValueError, match=r"models\.ensembles\.bad\.members \['nope'\] are not in models\.aliases"):
@@ -198,6 +198,28 @@ def test_a_planned_offline_mpnet_that_is_not_installed_stops_the_plan_naming_the
     release = DEMO_RELEASE  # the full check builds every job, the dataset's too
     Plan(config(stages__experiments=True, healthfc__release=release)).check()
     Plan(config(healthfc__release=release, models__clinifact={"discriminative": ["mpnet"], "zero_shot": [], "fine_tuned": []})).check()
+
+
+def test_a_frozen_encoders_options_are_its_section_the_encoder_and_the_embeddings_cache_under_cache_dir(tmp_path, monkeypatch):
+    from medfc.experiments.options import FrozenOptions
+
+    cfg = config(cache_dir="/scratch/medfc", models__healthfc={"en": ["frozen-minilm"], "de": []}, experiments__healthfc__folds=[0],
+                 models__clinifact={"discriminative": ["frozen-minilm"], "zero_shot": [], "fine_tuned": []})
+    plan = Plan(cfg)
+    frozen = {"kind": "frozen", **cfg["experiments"]["frozen"], "cache_dir": "/scratch/medfc/embeddings", "model": "frozen:offline:minilm"}
+    assert plan.clinifact_experiment_options("frozen-minilm")["train"] == frozen
+    options = plan.healthfc_experiment_options("en", "frozen-minilm", "pipeline", 0)
+    assert options["train"] == frozen and options["system_options"]["evidence_train"] == frozen  # the selector: the run's own
+    assert isinstance(FrozenOptions.from_mapping(frozen), FrozenOptions) and cfg["experiments"]["frozen"]["cache_dir"] is None
+    assert "joint" not in {r["system"] for r in plan.healthfc_runs()}  # joint needs an encoder to fine-tune
+    own = Plan(config(experiments__frozen={**cfg["experiments"]["frozen"], "cache_dir": ""}))
+    assert own.clinifact_experiment_options("frozen-minilm")["train"]["cache_dir"] == ""  # "": none kept
+    # frozen-mpnet loads offline:mpnet: planned without it, the run stops naming the install command
+    monkeypatch.setenv("MEDFC_MODELS_DIR", str(tmp_path))
+    mpnet = config(stages__experiments=True, models__clinifact={"discriminative": ["frozen-mpnet"], "zero_shot": [], "fine_tuned": []})
+    with pytest.raises(ValueError, match=r"^config: models\.clinifact\.discriminative plans frozen-mpnet \(frozen:offline:mpnet\): "
+                                         r"offline model offline:mpnet \(all-mpnet-base-v2\) is not installed .*bash scripts/install_mpnet.sh$"):
+        Plan(mpnet).check()
 
 
 def test_the_plan_does_not_change_the_config_and_imports_no_snakemake():

@@ -1,0 +1,173 @@
+"""Model kind ``frozen``: a frozen sentence encoder's embeddings into logistic regression (a model alias
+mapping to ``frozen:<encoder>``; built in: ``frozen-minilm`` → ``frozen:offline:minilm``, ``frozen-mpnet`` →
+``frozen:offline:mpnet``).
+
+Each text is encoded once, never trained: the claim (``text_a``, its first ``claim_length`` tokens) is u,
+the second text (``prefix_b. text_b``: CliniFact's ``title. abstract``, HealthFC's evidence, explanation or
+level-of-evidence input) is v, in at most ``evidence_length`` tokens, cut as ``truncation`` says —
+``system``: as the system cuts its encoder's input (CliniFact keeps an abstract's end, its results and
+conclusions; HealthFC an evidence text's start), ``head`` or ``tail``. Both are mean-pooled and
+L2-normalised (:mod:`medfc.experiments.embeddings`, where the vectors are kept on disk under ``cache_dir``
+per model, recipe and text, shared by every system, fold and rerun). A pair's features are
+[u, v, |u − v|, u · v] (without a second text, e.g. HealthFC's claims-only system: [u]), standardised,
+into a multinomial logistic regression (``class_weights``, ``max_iter``); ``C`` is the best mean macro-F1
+of ``C_grid`` in ``cv_folds`` stratified folds of the examples the model is fit on (the scaler fit inside
+each fold; ties go to the earlier value), then the model is refit on all of them — the training examples,
+and with ``refit_with_validation`` the validation examples too. On a CPU the embeddings take the time
+(MiniLM: minutes for the CliniFact release; MPNet about five times as long) and the regressions seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from medfc.experiments.embeddings import FrozenEncoder
+from medfc.experiments.examples import Example
+from medfc.experiments.metrics import validation_scores
+from medfc.experiments.options import FrozenOptions
+from medfc.experiments.sklearn_common import add_probs, class_weight, label_indices, limit_threads
+
+if TYPE_CHECKING:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+log = logging.getLogger(__name__)
+
+
+def evidence_text(ex: Example) -> str:
+    """The second text as one string: ``prefix_b. text_b`` (CliniFact's title and abstract), or ``text_b``."""
+    return f"{ex.prefix_b}. {ex.text_b or ''}" if ex.prefix_b else (ex.text_b or "")
+
+
+def has_pairs(examples: Sequence[Example]) -> bool:
+    return any(ex.text_b is not None or ex.prefix_b for ex in examples)
+
+
+def pair_features(u: np.ndarray, v: np.ndarray | None) -> np.ndarray:
+    """[u, v, |u − v|, u · v] per row, or u alone without second texts."""
+    if v is None:
+        return u
+    return np.hstack([u, v, np.abs(u - v), u * v]).astype(np.float32)
+
+
+@dataclass
+class FrozenInfo:
+    """What the fit did: the chosen C, the CV macro-F1 of every C, sizes, the cut side, seconds."""
+
+    C: float = 0.0
+    cv: dict[str, float] = field(default_factory=dict)
+    cv_folds: int = 0
+    n_features: int = 0
+    n_train: int = 0
+    pairs: bool = False
+    evidence_side: str = ""
+    validation: dict[str, float] = field(default_factory=dict)
+    train_seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class FittedFrozen:
+    """The fitted scaler and logistic regression over a frozen encoder's features (``probs`` as every kind)."""
+
+    def __init__(self, options: FrozenOptions, encoder: FrozenEncoder, labels: Sequence[str], pairs: bool, side: Literal["head", "tail"]):
+        self.options, self.encoder, self.labels, self.pairs, self.side = options, encoder, list(labels), pairs, side
+        self.scaler: StandardScaler | None = None
+        self.clf: LogisticRegression | None = None
+        self.result = FrozenInfo(pairs=pairs, evidence_side=side if pairs else "")
+        self.encode_stats = encoder.stats  # the info files' "encode" entry: texts stored, encoded, cut
+
+    def matrix(self, examples: Sequence[Example], desc: str = "frozen") -> np.ndarray:
+        o = self.options
+        u = self.encoder.embed([ex.text_a or "" for ex in examples], o.claim_length, "head", desc=f"{desc}/claims")
+        if not self.pairs:
+            return u
+        v = self.encoder.embed([evidence_text(ex) for ex in examples], o.evidence_length, self.side, desc=f"{desc}/evidence")
+        return pair_features(u, v)
+
+    def probs(self, examples: Sequence[Example], desc: str = "predict") -> np.ndarray:
+        """Class probabilities in the order of ``labels``, shape ``[len(examples), n_labels]``."""
+        out = np.zeros((len(examples), len(self.labels)), dtype=np.float32)
+        if not examples:
+            return out
+        X = self.scaler.transform(self.matrix(examples, desc))
+        return add_probs(out, self.clf.classes_, self.clf.predict_proba(X))
+
+
+def _fit_lr(options: FrozenOptions, C: float, X: np.ndarray, y: np.ndarray) -> tuple[StandardScaler, LogisticRegression]:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    scaler = StandardScaler().fit(X)
+    clf = LogisticRegression(C=C, class_weight=class_weight(options.class_weights), max_iter=options.max_iter, random_state=options.seed)
+    return scaler, clf.fit(scaler.transform(X), y)
+
+
+def choose_C(options: FrozenOptions, labels: Sequence[str], X: np.ndarray, y: np.ndarray) -> tuple[float, dict[str, float], int]:
+    """(the C of the best mean macro-F1 over the stratified folds of ``X``, every C's score, the folds used);
+    one C, or a class too rare for two folds: the first C, nothing scored."""
+    from sklearn.model_selection import StratifiedKFold
+
+    counts = np.bincount(y)
+    n = min(options.cv_folds, int(counts[counts > 0].min()))
+    if len(options.C_grid) == 1 or n < 2:
+        return float(options.C_grid[0]), {}, 0
+    folds = list(StratifiedKFold(n_splits=n, shuffle=True, random_state=options.seed).split(X, y))
+    scores: dict[str, float] = {}
+    for C in options.C_grid:
+        runs = []
+        for tr, ev in folds:
+            scaler, clf = _fit_lr(options, C, X[tr], y[tr])
+            pred = clf.predict(scaler.transform(X[ev]))
+            runs.append(validation_scores([labels[i] for i in y[ev]], [labels[int(i)] for i in pred], labels)["macro_f1"])
+        scores[f"{C:g}"] = float(np.mean(runs))
+    best = max(range(len(options.C_grid)), key=lambda i: (scores[f"{options.C_grid[i]:g}"], -i))
+    return float(options.C_grid[best]), scores, n
+
+
+def fit_frozen(options: FrozenOptions, encoder: FrozenEncoder, labels: Sequence[str], train_examples: Sequence[Example],
+               val_examples: Sequence[Example] | None = None, *, trim: str = "right", desc: str = "frozen") -> FittedFrozen:
+    """Fit on ``train_examples`` (and ``val_examples`` with ``refit_with_validation``; otherwise they are
+    only scored, for the info file); ``trim`` is how the system cuts its encoder's second text (``left``:
+    from its start), the evidence side of ``truncation: system``."""
+    start = time.perf_counter()
+    final = list(train_examples) + (list(val_examples or []) if options.refit_with_validation else [])
+    y = label_indices(labels, final, desc)
+    side: Literal["head", "tail"] = ("tail" if trim == "left" else "head") if options.truncation == "system" else options.truncation
+    fitted = FittedFrozen(options, encoder, labels, has_pairs(final), side)
+    X = fitted.matrix(final, desc)
+    C, scores, n_folds = choose_C(options, fitted.labels, X, y)
+    fitted.scaler, fitted.clf = _fit_lr(options, C, X, y)
+    r = fitted.result
+    r.C, r.cv, r.cv_folds, r.n_features, r.n_train = C, scores, n_folds, int(X.shape[1]), len(final)
+    if val_examples and not options.refit_with_validation:
+        pred = [fitted.labels[i] for i in fitted.probs(val_examples, f"{desc}/validation").argmax(axis=1)]
+        r.validation = validation_scores([ex.label for ex in val_examples], pred, fitted.labels)
+    r.train_seconds = time.perf_counter() - start
+    log.info("%s: %d examples, %d features, C=%g (%.1f s; %s)", desc, len(final), X.shape[1], C, r.train_seconds, encoder.stats.as_dict())
+    return fitted
+
+
+class FrozenModel:
+    """Kind ``frozen`` behind the one model interface (:mod:`medfc.experiments.models`): the job's encoder
+    (torch on the job's ``threads``, loaded only for texts not stored) and the regressions' BLAS threads."""
+
+    def __init__(self, config: FrozenOptions, threads: int | None = None) -> None:
+        import sklearn.linear_model  # noqa: F401 (scikit-learn's libraries loaded, for the thread limit)
+
+        self.config = config
+        limit_threads(threads)
+        self.encoder = FrozenEncoder(config.encoder, cache_dir=config.cache_dir, batch_size=config.batch_size, device=config.device,
+                                     threads=threads, progress=config.progress)
+
+    def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
+            checkpoint_dir: object = None, trim: str = "right", desc: str = "frozen") -> FittedFrozen:
+        """Nothing is written but the embeddings' store (``checkpoint_dir``: an encoder's)."""
+        return fit_frozen(self.config, self.encoder, labels, examples, validation, trim=trim, desc=desc)
