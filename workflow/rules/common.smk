@@ -6,7 +6,7 @@ import sys
 
 from medfc.common.codeversion import use_disk_cache, versioned
 from medfc.experiments.systems import SYSTEMS as HFC_SYSTEMS
-from medfc.plan import EXP_DIR, FIGURES_DIR, MEDSNIP_DIR, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, TABLES, TABLES_DIR
+from medfc.plan import BENCH_DIR, EXP_DIR, FIGURES_DIR, MEDSNIP_DIR, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, TABLES, TABLES_DIR
 from medfc.plan.config_errors import ConfigError, plan_for
 
 SCHEMA = "../schemas/config.schema.yaml"

@@ -19,7 +19,7 @@ rule healthfc_experiment:
     log:
         "logs/experiments/healthfc/{lang}/{model}/{system}/fold{fold}.log",
     benchmark:
-        "results/benchmarks/experiments/healthfc/{lang}/{model}/{system}/fold{fold}.tsv"
+        f"{BENCH_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.tsv"
     threads: lambda w: config["experiments"]["threads"]
     resources:
         mem_mb=lambda w: config["experiments"]["mem_mb"],
@@ -45,7 +45,7 @@ rule clinifact_experiment:
     log:
         "logs/experiments/clinifact/{model}.log",
     benchmark:
-        "results/benchmarks/experiments/clinifact/{model}.tsv"
+        f"{BENCH_DIR}/clinifact/{{model}}.tsv"
     threads: lambda w: config["experiments"]["threads"]
     resources:
         mem_mb=lambda w: config["experiments"]["mem_mb"],
@@ -69,7 +69,7 @@ rule clinifact_zero_shot:
     log:
         "logs/experiments/clinifact/zero_shot/{model}.log",
     benchmark:
-        "results/benchmarks/experiments/clinifact/zero_shot/{model}.tsv"
+        f"{BENCH_DIR}/clinifact/zero_shot/{{model}}.tsv"
     threads: lambda w: config["experiments"]["threads"]
     resources:
         mem_mb=lambda w: config["experiments"]["mem_mb"],
@@ -95,7 +95,7 @@ rule clinifact_fine_tune:
     log:
         "logs/experiments/clinifact/fine_tuned/{model}.log",
     benchmark:
-        "results/benchmarks/experiments/clinifact/fine_tuned/{model}.tsv"
+        f"{BENCH_DIR}/clinifact/fine_tuned/{{model}}.tsv"
     threads: lambda w: config["experiments"]["threads"]
     resources:
         mem_mb=lambda w: config["experiments"]["mem_mb"],
@@ -121,7 +121,7 @@ rule healthfc_ensemble:
     log:
         "logs/experiments/healthfc/{lang}/{model}/{system}/fold{fold}.log",
     benchmark:
-        "results/benchmarks/experiments/healthfc/{lang}/{model}/{system}/fold{fold}.tsv"
+        f"{BENCH_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.tsv"
     resources:
         mem_mb=1024,
         runtime=10,
@@ -145,7 +145,7 @@ rule clinifact_ensemble:
     log:
         "logs/experiments/clinifact/{model}.log",
     benchmark:
-        "results/benchmarks/experiments/clinifact/{model}.tsv"
+        f"{BENCH_DIR}/clinifact/{{model}}.tsv"
     resources:
         mem_mb=1024,
         runtime=10,

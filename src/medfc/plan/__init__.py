@@ -19,10 +19,10 @@ from typing import Any
 
 from medfc.experiments.systems import evidence_source
 from medfc.plan import cluster
-from medfc.plan.experiments import EXP_DIR, FIGURES_DIR, PAPERS, TABLES, TABLES_DIR, ExperimentsPlan, layered
+from medfc.plan.experiments import BENCH_DIR, EXP_DIR, FIGURES_DIR, PAPERS, TABLES, TABLES_DIR, ExperimentsPlan, layered
 from medfc.plan.medsnip import MEDSNIP_DIR, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, MedsnipPlan
 
-__all__ = ["EXP_DIR", "FIGURES_DIR", "MEDSNIP_DIR", "MEDSNIP_TITLES", "MEDSNIP_WILDCARDS", "PAPERS", "TABLES", "TABLES_DIR", "Plan", "layered"]
+__all__ = ["BENCH_DIR", "EXP_DIR", "FIGURES_DIR", "MEDSNIP_DIR", "MEDSNIP_TITLES", "MEDSNIP_WILDCARDS", "PAPERS", "TABLES", "TABLES_DIR", "Plan", "layered"]
 
 
 def _files_under(directory: str) -> list[str]:

@@ -29,12 +29,14 @@ from medfc.experiments.systems import (
 from medfc.experiments.systems import system as system_spec
 
 EXP_DIR = "results/experiments"
+BENCH_DIR = "results/benchmarks/experiments"  # Snakemake's benchmark file of every experiment job (and ensemble)
 TABLES_DIR = "results/tables"
 FIGURES_DIR = "results/figures"
 PAPERS = "resources/papers/numbers.yaml"
 HFC_TABLES = {"healthfc_table3": TABLE3_SYSTEMS, "healthfc_table5": TABLE5_SYSTEMS, "healthfc_open_domain": OPEN_DOMAIN_SYSTEMS}
 EVIDENCE_DIR = "results/healthfc/evidence"
-TABLES = (*HFC_TABLES, "healthfc_significance", "clinifact_table8", "clinifact_significance")
+TIME_TABLES = ("healthfc_times", "clinifact_times")  # each row's wall and CPU seconds (experiments.time_tables)
+TABLES = (*HFC_TABLES, "healthfc_significance", "clinifact_table8", "clinifact_significance", *TIME_TABLES)
 
 
 def typed(cls: type, options: dict[str, Any], where: str) -> dict[str, Any]:
@@ -169,6 +171,11 @@ class ExperimentsPlan:
     def healthfc_run_dir(run: dict[str, Any]) -> str:
         return f"{EXP_DIR}/healthfc/{run['lang']}/{run['model']}/{run['system']}/fold{run['fold']}"
 
+    @staticmethod
+    def healthfc_run_benchmark(run: dict[str, Any]) -> str:
+        """The benchmark file (wall and CPU seconds) of one HealthFC run's job."""
+        return f"{BENCH_DIR}/healthfc/{run['lang']}/{run['model']}/{run['system']}/fold{run['fold']}.tsv"
+
     def healthfc_train(self, model: str, system: str) -> dict[str, Any]:
         """One HealthFC run's training config: train < model_train[model] < system_train[system] < smoke."""
         hx, smoke = self.config["experiments"]["healthfc"], self.config["experiments"]["smoke"]
@@ -286,6 +293,7 @@ class ExperimentsPlan:
         runs += [{"model": m, "system": "fine_tuned", "dir": f"{EXP_DIR}/clinifact/fine_tuned/{m}"} for m in models["fine_tuned"]]
         for r in runs:
             self.model_name(r["model"])
+            r["benchmark"] = BENCH_DIR + r["dir"][len(EXP_DIR):] + ".tsv"  # the job's benchmark file, beside its results' path
         return runs
 
     def clinifact_table_entries(self) -> list[dict[str, Any]]:
@@ -329,6 +337,11 @@ class ExperimentsPlan:
     # ------------------------------------------------------------------------------------ tables
     def table_runs(self, table: str) -> tuple[str, list[str], list[dict[str, Any]]]:
         """(input name, the runs' files, the runs' entries) of one table."""
+        if table == "healthfc_times":
+            runs = self.healthfc_runs()
+            return "benchmarks", [self.healthfc_run_benchmark(r) for r in runs], runs
+        if table == "clinifact_times":
+            return "benchmarks", [r["benchmark"] for r in self.clinifact_runs()], self.clinifact_table_entries()
         if table in HFC_TABLES or table == "healthfc_significance":
             systems = HFC_TABLES[table] if table in HFC_TABLES else self.healthfc_compared_systems()[1]
             name, file = ("scores", "scores.json") if table in HFC_TABLES else ("predictions", "predictions.jsonl")
@@ -343,6 +356,8 @@ class ExperimentsPlan:
 
     def table_options(self, table: str) -> dict[str, Any]:
         options: dict[str, Any] = {"entries": self.table_runs(table)[2], "scale": self.config["experiments"]["scale"]}
+        if table in TIME_TABLES:  # an ensemble's row counts its members' jobs too
+            options["ensembles"] = {m: self.ensemble_members(m) for m in dict.fromkeys(e["model"] for e in options["entries"]) if self.is_ensemble(m)}
         if table == "healthfc_significance":
             sc = self.config["scoring"]
             options.update(comparisons=self.healthfc_compared_systems()[0], abstain=sc["abstain"], **sc["bootstrap"])
@@ -365,4 +380,6 @@ class ExperimentsPlan:
             targets += [f"{TABLES_DIR}/clinifact_table8.csv", f"{FIGURES_DIR}/clinifact_fig3.png"]
         if len(cf) > 1:
             targets.append(f"{TABLES_DIR}/clinifact_significance.csv")
+        if self.config["experiments"]["time_tables"]:
+            targets += [f"{TABLES_DIR}/{t}.csv" for t, runs in zip(TIME_TABLES, (hfc, cf)) if runs]
         return targets

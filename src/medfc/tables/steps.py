@@ -4,7 +4,8 @@ Markdown and LaTeX (outputs ``csv``, ``md``, ``tex``, side by side with one stem
 
 Every step takes the input lists ``scores`` or ``predictions`` and ``papers`` (the papers' numbers,
 resources/papers/numbers.yaml), and ``options.entries``: one dict per input file, in input order,
-naming its ``lang`` / ``model`` / ``system`` / ``fold``.
+naming its ``lang`` / ``model`` / ``system`` / ``fold``; the time tables (``experiments.time_tables``) take
+the jobs' ``benchmarks`` instead, and the ensembles' members.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pandas as pd
 
 from medfc.common.io import input_paths, table_stem, write_table
 from medfc.common.options import Options
-from medfc.tables import clinifact, healthfc
+from medfc.tables import clinifact, healthfc, times
 from medfc.tables.papers import paper_numbers
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,15 @@ class SignificanceOptions(Options):
     n_resamples: int
     seed: int
     abstain: Literal["drop", "as_false", "as_true"]
+
+
+@dataclass(frozen=True)
+class TimesOptions(Options):
+    """The runs behind the table, their scale, and each ensemble's members (whose jobs its row counts too)."""
+
+    entries: tuple[dict[str, Any], ...]
+    scale: Literal["smoke", "cpu", "paper"]
+    ensembles: dict[str, Any]
 
 
 SCALES = {
@@ -104,3 +114,20 @@ def clinifact_significance(inputs: dict[str, Any], outputs: dict[str, Any], opti
     """McNemar–Bowker between every pair of CliniFact systems on the same test pairs."""
     df = clinifact.significance(input_paths(inputs, "predictions"), options.entries)
     return _write(df, outputs, "CliniFact: McNemar–Bowker between systems on the test pairs. " + SCALES[options.scale])
+
+
+TIMES_CAPTION = ("Wall and CPU seconds of each row's jobs (Snakemake's benchmark files, results/benchmarks/experiments), summed "
+                 "over folds; an ensemble's wall s and CPU s include its members' jobs (own: the averaging alone). The times "
+                 "depend on the machine and on what else ran; a rerun changes them.")
+
+
+def healthfc_times(inputs: dict[str, Any], outputs: dict[str, Any], options: TimesOptions) -> dict[str, Any]:
+    """How long each HealthFC row took, from its jobs' ``benchmarks``."""
+    df = times.healthfc_times(input_paths(inputs, "benchmarks"), options.entries, options.ensembles)
+    return _write(df, outputs, f"HealthFC: time per row. {TIMES_CAPTION} {SCALES[options.scale]}")
+
+
+def clinifact_times(inputs: dict[str, Any], outputs: dict[str, Any], options: TimesOptions) -> dict[str, Any]:
+    """How long each CliniFact row of Table 8 took, from its jobs' ``benchmarks``."""
+    df = times.clinifact_times(input_paths(inputs, "benchmarks"), options.entries, options.ensembles)
+    return _write(df, outputs, f"CliniFact: time per row of Table 8. {TIMES_CAPTION} {SCALES[options.scale]}")

@@ -1,0 +1,75 @@
+"""How long each row of the experiments' tables took: the wall and CPU seconds of its jobs, read from
+Snakemake's benchmark files (``results/benchmarks/experiments/...``: columns ``s`` and ``cpu_time``),
+summed over a row's folds. An ensemble trains nothing, so its row also counts its members' jobs (each
+member's own row shows them alone): what the row costs to reproduce from scratch."""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from medfc.tables.common import clinifact_name
+
+TIME_COLUMNS = ["jobs", "wall s", "CPU s", "own wall s", "own CPU s", "members"]
+
+
+def read_benchmark(path: str) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of a job's benchmark file; a value Snakemake could not measure ("NA",
+    a job too short to sample) is NaN."""
+    with open(path, encoding="utf-8", newline="") as fh:
+        row = next(csv.DictReader(fh, delimiter="\t"), None) or {}
+
+    def num(key: str) -> float:
+        try:
+            return float(row.get(key, "NA"))
+        except ValueError:
+            return math.nan
+
+    return num("s"), num("cpu_time")
+
+
+def _seconds(x: float) -> float | str:
+    return "" if math.isnan(x) else round(x, 1)
+
+
+def times(benchmarks: Sequence[str], entries: Sequence[Mapping[str, Any]], ensembles: Mapping[str, Sequence[str]],
+          keys: Sequence[str], name=lambda e: e["model"]) -> pd.DataFrame:
+    """One row per ``keys`` of the entries (in their first order): its jobs, their wall and CPU seconds
+    with an ensemble's members' (``wall s``, ``CPU s``) and alone (``own``), the members counted."""
+    if len(entries) != len(benchmarks):
+        raise ValueError(f"options.entries has {len(entries)} entries for {len(benchmarks)} benchmark files")
+    own: dict[tuple, list[float]] = {}
+    first: dict[tuple, Mapping[str, Any]] = {}
+    for e, f in zip(entries, benchmarks):
+        k = tuple(e[key] for key in keys)
+        wall, cpu = read_benchmark(f)
+        acc = own.setdefault(k, [0, 0.0, 0.0])
+        acc[0] += 1
+        acc[1] += wall
+        acc[2] += cpu
+        first.setdefault(k, e)
+    model = list(keys).index("model")
+    rows = []
+    for k, (jobs, wall, cpu) in own.items():
+        members = list(ensembles.get(k[model], []))
+        parts = [own.get(k[:model] + (m,) + k[model + 1:], [0, math.nan, math.nan]) for m in members]
+        row = {key: v for key, v in zip(keys, k)}
+        row["model"] = name(first[k])
+        row.update({"jobs": jobs, "wall s": _seconds(wall + sum(p[1] for p in parts)), "CPU s": _seconds(cpu + sum(p[2] for p in parts)),
+                    "own wall s": _seconds(wall), "own CPU s": _seconds(cpu), "members": ", ".join(members)})
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[*keys, *TIME_COLUMNS]).astype(object)
+
+
+def healthfc_times(benchmarks: Sequence[str], entries: Sequence[Mapping[str, Any]], ensembles: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    """HealthFC: a row per language, model and system (its folds summed)."""
+    return times(benchmarks, entries, ensembles, ("lang", "model", "system"))
+
+
+def clinifact_times(benchmarks: Sequence[str], entries: Sequence[Mapping[str, Any]], ensembles: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    """CliniFact: a row per model and system, named as in Table 8."""
+    return times(benchmarks, entries, ensembles, ("model", "system"), name=clinifact_name)
