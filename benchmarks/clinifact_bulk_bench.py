@@ -22,7 +22,6 @@ import argparse
 import copy
 import json
 import logging
-import resource
 import subprocess
 import sys
 import tempfile
@@ -33,6 +32,7 @@ from pathlib import Path
 
 from medfc.clinifact.ctgov import iter_bulk_zip, read_bulk_zip
 from medfc.common.report import SkipReport
+from rss import peak_rss, reset_peak_rss  # noqa: E402 (benchmarks/rss.py)
 
 DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo" / "ctgov" / "studies.zip"
 MIB = 2**20
@@ -46,40 +46,6 @@ def build_zip(path: Path, n: int, templates: list[dict]) -> None:
             s["protocolSection"]["identificationModule"]["nctId"] = nct
             s["protocolSection"]["identificationModule"]["briefTitle"] += f" (variant {i})"
             zf.writestr(f"{nct}.json", json.dumps(s))
-
-
-def _status_kib(field: str) -> int | None:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
-def _reset_peak_rss() -> int:
-    """Reset the peak-RSS high-water mark where Linux allows it; return the current RSS in bytes.
-
-    ru_maxrss of a process started by subprocess carries the parent's peak over the exec, so
-    the figure is read from VmHWM (the same high-water mark, for this process only) after
-    resetting it to the current RSS through /proc/self/clear_refs.
-    """
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        pass
-    rss = _status_kib("VmRSS")
-    return rss * 1024 if rss is not None else _maxrss()
-
-
-def _peak_rss() -> int:
-    hwm = _status_kib("VmHWM")
-    return hwm * 1024 if hwm is not None else _maxrss()
-
-
-def _maxrss() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 
 
 def _zipfile_reader(zpath: Path, out: Path, report: SkipReport) -> int:
@@ -110,11 +76,11 @@ def measure(zpath: Path, out: Path, reader: str) -> dict:
         return _zipfile_reader(zpath, out, report)
 
     report = SkipReport("bench")
-    rss0 = _reset_peak_rss()
+    rss0 = reset_peak_rss()
     t0 = time.perf_counter()
     kept = extract(report)
     seconds = time.perf_counter() - t0
-    rss_delta = _peak_rss() - rss0
+    rss_delta = peak_rss() - rss0
     del report.skipped[:]
     traced_report = SkipReport("bench")
     tracemalloc.start()

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ import zipfile
 from pathlib import Path
 
 from medfc.clinifact import zipstream
+from rss import peak_rss, reset_peak_rss  # noqa: E402 (benchmarks/rss.py)
 
 MIB = 2**20
 
@@ -58,29 +58,6 @@ def build_zip(path: Path, size: int) -> None:
         zf.writestr("NCT99110003.json", b'{"b": 2}')
 
 
-def _status_kib(field: str) -> int | None:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
-def _rss_now_reset() -> int:
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        pass
-    rss = _status_kib("VmRSS")
-    return rss * 1024 if rss is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-def _rss_peak() -> int:
-    hwm = _status_kib("VmHWM")
-    return hwm * 1024 if hwm is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
 
 def measure(zpath: Path, cap: int) -> dict:
     """One walk untraced (time, maxrss), then one traced (tracemalloc peak). Run in a fresh process."""
@@ -88,11 +65,11 @@ def measure(zpath: Path, cap: int) -> dict:
     def walk() -> list:
         return [(m.name, m.error, m.file_size) for m in zipstream.iter_members(zpath, max_size=cap)]
 
-    rss0 = _rss_now_reset()
+    rss0 = reset_peak_rss()
     t0 = time.perf_counter()
     got = walk()
     seconds = time.perf_counter() - t0
-    rss_delta = _rss_peak() - rss0
+    rss_delta = peak_rss() - rss0
     tracemalloc.start()
     walk()
     peak = tracemalloc.get_traced_memory()[1]

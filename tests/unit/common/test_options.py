@@ -60,23 +60,27 @@ def test_wrong_types_are_named(key, value, message):
         Outer.from_mapping(GOOD | {key: value}, where="options")
 
 
-def test_a_field_with_a_default_is_a_bug_the_step_options_never_have():
-    """Defaults live in the schema only: every Options subclass in the library has none."""
+def library_options_classes() -> list[type[Options]]:
+    """Every Options subclass the library defines (each in the module that defines it)."""
     import importlib
     import pkgutil
 
     import medfc
 
-    offenders = []
+    found = []
     for mod in pkgutil.walk_packages(medfc.__path__, "medfc."):
         if mod.name.endswith("__main__"):
             continue
         module = importlib.import_module(mod.name)
-        for obj in vars(module).values():
-            if isinstance(obj, type) and issubclass(obj, Options) and obj is not Options and obj.__module__ == module.__name__:
-                for f in dataclasses.fields(obj):
-                    if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
-                        offenders.append(f"{obj.__module__}.{obj.__name__}.{f.name}")
+        found += [obj for obj in vars(module).values()
+                  if isinstance(obj, type) and issubclass(obj, Options) and obj is not Options and obj.__module__ == module.__name__]
+    return found
+
+
+def test_a_field_with_a_default_is_a_bug_the_step_options_never_have():
+    """Defaults live in the schema only: every Options subclass in the library has none."""
+    offenders = [f"{obj.__module__}.{obj.__name__}.{f.name}" for obj in library_options_classes() for f in dataclasses.fields(obj)
+                 if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING]
     assert offenders == []
 
 
@@ -136,26 +140,18 @@ def test_an_untagged_union_of_options_is_refused():
 
 def test_no_options_class_of_the_library_has_an_untagged_union():
     """Every union of two or more types in a step's options says how its member is chosen."""
-    import importlib
-    import pkgutil
     import types
     import typing
 
-    import medfc
     from medfc.common.options import _tagged
 
     offenders = []
-    for mod in pkgutil.walk_packages(medfc.__path__, "medfc."):
-        if mod.name.endswith("__main__"):
-            continue
-        module = importlib.import_module(mod.name)
-        for obj in vars(module).values():
-            if isinstance(obj, type) and issubclass(obj, Options) and obj.__module__ == module.__name__:
-                for name, hint in typing.get_type_hints(obj, include_extras=True).items():
-                    if typing.get_origin(hint) is typing.ClassVar:
-                        continue
-                    bare = typing.get_args(hint)[0] if typing.get_origin(hint) is typing.Annotated else hint
-                    args = typing.get_args(bare) if typing.get_origin(bare) in (typing.Union, types.UnionType) else ()
-                    if len([a for a in args if a is not type(None)]) > 1 and _tagged(hint) is None:
-                        offenders.append(f"{obj.__module__}.{obj.__name__}.{name}")
+    for obj in library_options_classes():
+        for name, hint in typing.get_type_hints(obj, include_extras=True).items():
+            if typing.get_origin(hint) is typing.ClassVar:
+                continue
+            bare = typing.get_args(hint)[0] if typing.get_origin(hint) is typing.Annotated else hint
+            args = typing.get_args(bare) if typing.get_origin(bare) in (typing.Union, types.UnionType) else ()
+            if len([a for a in args if a is not type(None)]) > 1 and _tagged(hint) is None:
+                offenders.append(f"{obj.__module__}.{obj.__name__}.{name}")
     assert offenders == []
