@@ -1,12 +1,15 @@
 """Test-session set-up shared by every test folder: how pytest-xdist shares the work out.
 
-The README's command runs the suite on two pytest-xdist workers (``-n 2 --dist loadgroup`` in
-pyproject.toml). Session and module fixtures run once per worker, so every test is put in a group
-(``xdist_group``) that one worker runs whole: the workflow modules that use the shared full demo run
-(``full_demo_run``) in one group, every other module in its own. The groups start heaviest first (the
-SLURM run, the paper miniature, the MedSNIP run, the shared demo run and its users, the other workflow
-runs, then the unit tests), so that the long runs overlap instead of queueing at the end. With ``-n 0``
-(one process, no workers) the marks do nothing and the order is the same.
+The README's command runs the suite on two pytest-xdist workers (``-n 2 --dist loadscope`` in
+pyproject.toml) with the scheduler below: every test is in a group that one worker runs whole, so that a
+module's fixtures are built once: the workflow modules that use the shared full demo run
+(``full_demo_run``, session-scoped) are one group, every other module a group of its own. (xdist's own
+``loadgroup`` reads the ``xdist_group`` marks into the node ids, which pytest 9 no longer takes: each
+test then went to whichever worker was free, and a module fixture such as the SLURM run or the paper
+miniature was built on both workers.) The groups start heaviest first (the SLURM run, the paper
+miniature, the MedSNIP run, the shared demo run and its users, the other workflow runs, then the unit
+tests), so that the long runs overlap instead of queueing at the end. With ``-n 0`` (one process, no
+workers) the scheduler is not used and the order is the same.
 """
 
 from __future__ import annotations
@@ -14,22 +17,43 @@ from __future__ import annotations
 import pytest
 
 SHARED = "full_demo_run"
+# the modules that use the shared run: listed here because xdist's scheduler sees node ids only; the
+# collection hook below stops the session when a module uses the fixture without being listed
+SHARED_MODULES = frozenset({
+    "tests/workflow/test_clinifact_demo.py",
+    "tests/workflow/test_code_versions.py",
+    "tests/workflow/test_experiments.py",
+    "tests/workflow/test_healthfc_demo.py",
+    "tests/workflow/test_report_browser.py",
+    "tests/workflow/test_shared_runs.py",
+})
 HEAVY_FIRST = ["tests/workflow/test_slurm.py", "tests/workflow/test_paper_miniature.py", "tests/workflow/test_medsnip.py", SHARED]
 
 
-def _group(item: pytest.Item, shared_modules: set[str]) -> str:
-    module = item.nodeid.split("::", 1)[0]
-    return SHARED if module in shared_modules else module
+def group_of(nodeid: str) -> str:
+    """The group of a test: the shared run's, or its module's."""
+    module = nodeid.split("::", 1)[0]
+    return SHARED if module in SHARED_MODULES else module
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)
+
+    return ByGroup(config, log)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    shared_modules = {item.nodeid.split("::", 1)[0] for item in items if SHARED in getattr(item, "fixturenames", ())}
-    groups = {id(item): _group(item, shared_modules) for item in items}
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(groups[id(item)]))
+    using = {item.nodeid.split("::", 1)[0] for item in items if SHARED in getattr(item, "fixturenames", ())}
+    if not using <= SHARED_MODULES:
+        raise pytest.UsageError(f"tests/conftest.py: add {sorted(using - SHARED_MODULES)} to SHARED_MODULES "
+                                f"(they use {SHARED}; otherwise both workers build it)")
 
     def rank(item: pytest.Item) -> tuple[int, int]:
-        group = groups[id(item)]
+        group = group_of(item.nodeid)
         if group in HEAVY_FIRST:
             return (HEAVY_FIRST.index(group), 0)
         return (len(HEAVY_FIRST), 0 if group.startswith("tests/workflow/") else 1)
