@@ -218,7 +218,7 @@ def clinifact(args, plan: Plan, clock: Clock) -> dict:
         member(m)
 
     # gradient boosting given the embeddings: + cos(u, v); + cos and the frozen model's inner out-of-fold probabilities
-    if args.encoders:
+    if args.encoders and args.gbm_with:
         e = args.encoders[0]
         o = options[e]
         enc = FrozenEncoder(o.encoder, cache_dir=o.cache_dir, batch_size=o.batch_size, threads=args.threads, progress=False)
@@ -276,8 +276,8 @@ def clinifact(args, plan: Plan, clock: Clock) -> dict:
             probs[name] = {"oof": oof, "test": p}
             print(f"{name}: done (load {load1()})", flush=True)
 
-        gbm_with("cos")
-        gbm_with("cos+oof")
+        for extra in args.gbm_with:
+            gbm_with(extra)
 
     # equal-weight averages, as the workflow's ensembles
     base = ["tfidf", "gbm", *args.encoders]
@@ -371,6 +371,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--systems", nargs="+", default=list(SYSTEMS))
     ap.add_argument("--cache", default=str(ROOT / "cache" / "embeddings"))
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--gbm-with", nargs="*", default=["cos", "cos+oof"], choices=["cos", "cos+oof"],
+                    help="the gradient-boosting rows given the first encoder's embeddings (none: skip them; cos+oof takes minutes)")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--resamples", type=int, default=10_000)
