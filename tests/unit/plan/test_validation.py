@@ -15,7 +15,7 @@ from medfc.plan.config_errors import ConfigError, load_schema, plan_for
 
 REPO = Path(__file__).resolve().parents[3]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
-CONFIGS = [["config.yaml"], ["config.yaml", "paper.yaml"], ["live.yaml"], ["live.yaml", "paper.yaml"], ["cpu.yaml"], ["test.yaml"],
+CONFIGS = [["config.yaml"], ["config.yaml", "paper.yaml"], ["live.yaml"], ["live.yaml", "paper.yaml"], ["cpu.yaml"], ["cpu.yaml", "cpu-finetuned.yaml"], ["test.yaml"],
            ["test_experiments.yaml"], ["test_medsnip.yaml"], ["test_slurm_paper.yaml"]]
 
 
