@@ -243,36 +243,29 @@ def clinifact(args, plan: Plan, clock: Clock) -> dict:
                     [examples[fit_idx[i]] for i in b])
             return res
 
+        def fit_predict(extra: str, fit_idx: np.ndarray, held: np.ndarray) -> np.ndarray:
+            """Trees fit on ``fit_idx`` (hand features + cos, + the frozen model's out-of-fold probabilities), probabilities of ``held``."""
+            Xf = np.hstack([hand(fit_idx, fit_idx, everything), cos[fit_idx]])
+            Xh = np.hstack([hand(fit_idx, held, everything), cos[held]])
+            if extra == "cos+oof":
+                Xf = np.hstack([Xf, frozen_oof(fit_idx, everything)])
+                Xh = np.hstack([Xh, build_model(o, args.threads).fit([everything[i] for i in fit_idx], LABELS, None, trim="left").probs(
+                    [everything[i] for i in held])])
+            trees = fit_trees(gbm_o, Xf, np.array([LABELS.index(everything[i].label) for i in fit_idx]))
+            p = np.zeros((len(held), len(LABELS)))
+            for t in trees:
+                p[:, t.classes_] += t.predict_proba(Xh) / len(trees)
+            return p
+
         def gbm_with(extra: str):
             oof = np.zeros((len(pool), len(LABELS)))
             name = f"gbm+{extra}"
             all_idx = np.arange(len(everything))
-            cos_all = cos
             with clock(name):
                 for (rest, held), (tr, va) in zip(outer, inner):
-                    fit_idx = np.concatenate([tr, va])  # refit_with_validation: the trees see both
-                    Xf, Xh = hand(fit_idx, fit_idx, everything), hand(fit_idx, held, everything)
-                    Xf, Xh = np.hstack([Xf, cos_all[fit_idx]]), np.hstack([Xh, cos_all[held]])
-                    if extra == "cos+oof":
-                        Xf = np.hstack([Xf, frozen_oof(fit_idx, everything)])
-                        Xh = np.hstack([Xh, build_model(o, args.threads).fit([everything[i] for i in fit_idx], LABELS, None, trim="left").probs(
-                            [everything[i] for i in held])])
-                    trees = fit_trees(gbm_o, Xf, np.array([LABELS.index(everything[i].label) for i in fit_idx]))
-                    p = np.zeros((len(held), len(LABELS)))
-                    for t in trees:
-                        p[:, t.classes_] += t.predict_proba(Xh) / len(trees)
-                    oof[held] = p
+                    oof[held] = fit_predict(extra, np.concatenate([tr, va]), held)  # refit_with_validation: the trees see both
             with clock(name + "/test"):
-                fit_idx, held = all_idx[: len(pool)], all_idx[len(pool):]
-                Xf, Xh = np.hstack([hand(fit_idx, fit_idx, everything), cos_all[fit_idx]]), np.hstack([hand(fit_idx, held, everything), cos_all[held]])
-                if extra == "cos+oof":
-                    Xf = np.hstack([Xf, frozen_oof(fit_idx, everything)])
-                    Xh = np.hstack([Xh, build_model(o, args.threads).fit([everything[i] for i in fit_idx], LABELS, None, trim="left").probs(
-                        [everything[i] for i in held])])
-                trees = fit_trees(gbm_o, Xf, np.array([LABELS.index(everything[i].label) for i in fit_idx]))
-                p = np.zeros((len(held), len(LABELS)))
-                for t in trees:
-                    p[:, t.classes_] += t.predict_proba(Xh) / len(trees)
+                p = fit_predict(extra, all_idx[: len(pool)], all_idx[len(pool):])
             probs[name] = {"oof": oof, "test": p}
             print(f"{name}: done (load {load1()})", flush=True)
 
