@@ -6,10 +6,10 @@ module's fixtures are built once: the workflow modules that use the shared full 
 (``full_demo_run``, session-scoped) are one group, every other module a group of its own. (xdist's own
 ``loadgroup`` reads the ``xdist_group`` marks into the node ids, which pytest 9 no longer takes: each
 test then went to whichever worker was free, and a module fixture such as the SLURM run or the paper
-miniature was built on both workers.) The groups start heaviest first (the SLURM run, the paper
-miniature, the MedSNIP run, the shared demo run and its users, the other workflow runs, then the unit
-tests), so that the long runs overlap instead of queueing at the end. With ``-n 0`` (one process, no
-workers) the scheduler is not used and the order is the same.
+miniature was built on both workers.) The groups start heaviest first (the shared demo run with its
+users, the SLURM run of its plan among them; the paper miniature; the MedSNIP run; the other workflow
+runs, then the unit tests), so that the long runs overlap instead of queueing at the end. With ``-n 0``
+(one process, no workers) the scheduler is not used and the order is the same.
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ SHARED_MODULES = frozenset({
     "tests/workflow/test_healthfc_demo.py",
     "tests/workflow/test_report_browser.py",
     "tests/workflow/test_shared_runs.py",
+    "tests/workflow/test_slurm.py",
 })
-HEAVY_FIRST = ["tests/workflow/test_slurm.py", "tests/workflow/test_paper_miniature.py", "tests/workflow/test_medsnip.py", SHARED]
+HEAVY_FIRST = [SHARED, "tests/workflow/test_paper_miniature.py", "tests/workflow/test_medsnip.py"]
 
 
 def group_of(nodeid: str) -> str:

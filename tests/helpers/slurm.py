@@ -43,9 +43,13 @@ VOLATILE_DIRS = ("results/benchmarks/",)
 # run statistics inside an output (path pattern: key pattern): those keys, times and memory, are dropped
 # before comparing; all else must match
 RUN_STATS = {
-    re.compile(r"results/healthfc/crawl/stats\.json"): re.compile(r"time|elapsed|memusage"),  # Scrapy's
+    # Scrapy's times and memory, and where the pages came from (the HTTP cache or the mirror: a run from a warm
+    # cache against the run that filled it)
+    re.compile(r"results/healthfc/crawl/stats\.json"): re.compile(r"time|elapsed|memusage|from_cache|fetched|mirror_requests|httpcache"),
     re.compile(r"results/experiments/.+/info\.json"): re.compile(r"seconds|per_second"),  # training's speed
 }
+# the same for the records of a gzipped JSON-lines output (path pattern: key pattern): each page's from_cache
+RUN_STATS_JSONL_GZ = {re.compile(r"results/healthfc/crawl/pages\.jsonl\.gz"): re.compile(r"^from_cache$")}
 # the Snakefile line that keeps the light rules local (issue 23); benchmarks/slurm_layout.py drops it
 # in a scratch copy for the "before" layout
 LOCALRULES_LINE = "workflow.localrules(*PLAN.local_rules())"
@@ -233,6 +237,10 @@ def digests(root: Path) -> dict[str, str]:
         for path, keys in RUN_STATS.items():
             if path.fullmatch(rel):
                 data = json.dumps(_drop_keys(json.loads(data), keys), sort_keys=True).encode()
+        for path, keys in RUN_STATS_JSONL_GZ.items():
+            if path.fullmatch(rel):
+                data = b"".join(json.dumps(_drop_keys(json.loads(line), keys), sort_keys=True).encode() + b"\n"
+                                for line in gzip.decompress(data).splitlines())
         out[rel] = hashlib.sha256(data).hexdigest()
     return out
 

@@ -1,24 +1,26 @@
-"""The paper-shaped plan submitted to a real SLURM through profiles/slurm (snakemake-executor-plugin-slurm).
+"""The shared demo run's plan submitted to a real SLURM through profiles/slurm (snakemake-executor-plugin-slurm).
 
 Needs a SLURM cluster whose `sinfo` and `sacct` answer: `sudo bash scripts/ci/services.sh start` starts
 a one-node test cluster (partition `debug`, account `medfc`, one fake GPU), as .ci/run does. Without
 one the module skips and says so (fails under MEDFC_REQUIRE_SERVICES=1); it never starts anything.
 
-The plan is config/test_slurm_paper.yaml (tests/helpers/slurm.py): both datasets built from the demo,
-every HealthFC system with two models (TF-IDF and a tiny random BERT), CliniFact with the same two
-models and a tiny GPT-2 zero-shot, tables and the figure, translation asking for a GPU. Of the five
-folds the test runs FOLDS (the benchmark, benchmarks/slurm_layout.py, runs all five): every job costs
-seconds of imports, and the module must stay within minutes on a 2-core CI machine.
+The plan is the shared full demo run's (tests/workflow/conftest.py: config/test_experiments.yaml and its
+tiny random models: both datasets built from the demo, every HealthFC system of the plan with a tiny
+random BERT on two folds, CliniFact with it and a tiny GPT-2 zero-shot, the tables and the figure) plus
+one resource line, translation asking for a GPU (as config/live.yaml). That local run already exists, so
+this module runs only what a real cluster can show: one SLURM run of a fresh copy (the same sources, the
+same tiny models, the shared run's warm HTTP cache), whose outputs must be byte-identical to it.
+(benchmarks/slurm_layout.py measures the layout on config/test_slurm_paper.yaml with all five folds.)
 
-What it proves, in one SLURM run and one local run of that plan:
+What it proves, in that one SLURM run:
 - the rules that went through `sbatch` (a PATH shim records each call) are exactly the plan's cluster
   rules (medfc.plan.cluster.cluster_rules) among the rules of the run, one call per planned job of them;
   every other job ran where Snakemake runs (`localrule`), among them every `healthfc_score`, the tables,
   the crawl and the datasets; `sacct` lists the same jobs (by the plugin's
   `rule_<rule>[_wildcards_<values>]` comment) as COMPLETED under the run's job name;
-- the rule that asks for a GPU (translation, as in config/live.yaml) is submitted with `--gpus=N`
-  (or `--gres=gpu...`) and SLURM allocates `gres/gpu` to it; the other rules ask for no GPU;
-- the outputs are byte-identical to a local `snakemake --cores 2` run of the same plan;
+- the rule that asks for a GPU (translation) is submitted with `--gpus=N` (or `--gres=gpu...`) and SLURM
+  allocates `gres/gpu` to it; the other rules ask for no GPU;
+- the outputs are byte-identical to the shared local `snakemake --cores 2` run of the same plan;
 - the plugin keeps one log per job under the profile's slurm-logdir.
 The wall time of the SLURM run is printed and recorded as the junit property `slurm_wall_s`.
 """
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import time
 from collections import Counter
@@ -38,12 +41,12 @@ import yaml
 from medfc.plan import cluster as cluster_layout
 from tests.helpers import slurm as S
 from tests.helpers.services import slurm_up, unavailable
-from tests.helpers.workflow import REPO
+from tests.helpers.workflow import REPO, WorkflowCopy
 
 pytestmark = pytest.mark.workflow
 
-FOLDS = [0]  # of the five; the module takes minutes per fold on 2 cores (docs/slurm.md)
-ARGS = S.PAPER_ARGS
+GPU_CONFIG = "config/slurm_gpu.yaml"  # written into the copy: the one line the SLURM run adds (a resource)
+GPU_LINES = "# the translation asks for a GPU on a cluster, as config/live.yaml\nhealthfc:\n  translation:\n    gpu: 1\n"
 
 
 @pytest.fixture(scope="module")
@@ -55,38 +58,38 @@ def cluster():
 
 
 @pytest.fixture(scope="module")
-def documented(cluster, tmp_path_factory):
-    """The plan, through the real profiles/slurm as docs/slurm.md runs it: one dry run of every job
-    (``-n --forceall``) in a pristine copy, for the plan's jobs per rule and each job's resources."""
+def documented(cluster, full_demo_run, tmp_path_factory):
+    """A fresh copy of the workflow for the shared run's plan (its config files, its tiny models, its warm
+    HTTP cache: the crawl stamps pages with the server's Date header, which the cache keeps, so the copy's
+    crawl gives the shared run's bytes), and the plan through the real profiles/slurm as docs/slurm.md runs
+    it: one dry run of every job (``-n --forceall``), for the plan's jobs per rule and each job's resources."""
     tmp = tmp_path_factory.mktemp("slurm")
-    src = S.pristine_copy(tmp, folds=FOLDS)
-    proc = S.run_snakemake(src, ["-n", "--forceall", "--profile", str(REPO / S.PROFILE), *ARGS])
+    root = WorkflowCopy(tmp / "slurm").root
+    configs = [a for a in full_demo_run.args if a.startswith("config/")]
+    for rel in configs:
+        shutil.copy2(full_demo_run.path(rel), root / rel)
+    (root / GPU_CONFIG).write_text(GPU_LINES)
+    cache = S.validated_config(configs, full_demo_run.root)["cache_dir"]
+    shutil.copytree(full_demo_run.path(cache), root / cache)
+    args = ["--configfile", *configs, GPU_CONFIG]
+    proc = S.run_snakemake(root, ["-n", "--forceall", "--profile", str(REPO / S.PROFILE), *args])
     jobs = [j for j in S.jobs_in_log(proc.stdout + proc.stderr) if j["rule"] != "all"]
-    return {"tmp": tmp, "src": src, "jobs": jobs, "planned": Counter(j["rule"] for j in jobs)}
+    return {"tmp": tmp, "root": root, "args": args, "configs": [*configs, GPU_CONFIG], "jobs": jobs,
+            "planned": Counter(j["rule"] for j in jobs)}
 
 
 @pytest.fixture(scope="module")
-def copies(documented):
-    """Identical copies of the workflow for the SLURM and the local run (same tiny models, same warm cache:
-    the fetching rules ran in a third copy, so both crawls read every page from the cache)."""
-    tmp = documented["tmp"]
-    out = S.paper_shaped_copies(tmp, ("slurm", "local"), folds=FOLDS, src=documented["src"], planned=documented["planned"])
-    out["tmp"] = tmp
-    return out
-
-
-@pytest.fixture(scope="module")
-def slurm_run(copies, documented):
-    tmp, root = copies["tmp"], copies["slurm"]
+def slurm_run(documented):
+    tmp, root = documented["tmp"], documented["root"]
     planned = documented["planned"]
-    cfg = S.validated_config([S.PAPER_CONFIG, S.MODELS_CONFIG], root)
+    cfg = S.validated_config(documented["configs"], root)
     submitted_rules = set(cluster_layout.cluster_rules(cfg))
     profile = S.test_profile(tmp / "profile")
     bindir, calls = S.sbatch_shim(tmp)
     env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
     since = (datetime.now() - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%S")
     t0 = time.monotonic()
-    proc = S.run_snakemake(root, ["--profile", str(profile), *ARGS], env=env)
+    proc = S.run_snakemake(root, ["--profile", str(profile), *documented["args"]], env=env)
     wall = time.monotonic() - t0
     return {
         "root": root,
@@ -100,19 +103,23 @@ def slurm_run(copies, documented):
     }
 
 
-def test_the_plan_has_the_papers_shape(documented):
-    """Every rule class of the paper-scale plan is in the run: training (both datasets, every system, two
-    models), the models run locally (translation, zero-shot), fetching, scoring, tables, the figure."""
+def test_the_plan_has_the_papers_shape(documented, full_demo_run):
+    """Every rule class of the paper-scale plan is in the run: training (both datasets, every system of the
+    plan on two folds), the models run on the cluster (translation, zero-shot), fetching, scoring, tables,
+    the figure; and it is the shared local run's plan."""
     planned = documented["planned"]
-    cfg = S.validated_config([S.PAPER_CONFIG, S.MODELS_CONFIG], documented["src"])
-    n_systems = len(cfg["experiments"]["healthfc"]["systems"])
-    assert n_systems == 6
-    # TF-IDF has no joint system (no evidence head): 6 systems with the BERT, 5 with TF-IDF
-    assert planned["healthfc_experiment"] == planned["healthfc_score"] == (6 + 5) * len(FOLDS)
-    assert planned["clinifact_experiment"] == 2 and planned["clinifact_zero_shot"] == 1
+    cfg = S.validated_config(documented["configs"], documented["root"])
+    n_systems, folds = len(cfg["experiments"]["healthfc"]["systems"]), cfg["experiments"]["healthfc"]["folds"]
+    assert n_systems >= 6 and folds == [0, 1]
+    assert planned["healthfc_experiment"] == planned["healthfc_score"] == n_systems * len(folds)
+    assert planned["clinifact_experiment"] == 1 and planned["clinifact_zero_shot"] == 1
     assert planned["table"] == 5 and planned["clinifact_fig3"] == 1
     assert set(cluster_layout.cluster_rules(cfg)) & set(planned) == {
         "healthfc_experiment", "clinifact_experiment", "healthfc_translate", "clinifact_zero_shot"}
+    # the GPU line is the only difference from the shared run's configuration, and it is a resource
+    shared = S.validated_config(documented["configs"][:-1], full_demo_run.root)
+    assert cfg["healthfc"]["translation"].pop("gpu") == 1 and shared["healthfc"]["translation"].pop("gpu") == 0
+    assert cfg == shared
 
 
 def test_documented_command_passes_partition_and_account_to_every_job(documented):
@@ -135,7 +142,7 @@ def test_exactly_the_cluster_rules_went_through_sbatch_and_sacct(slurm_run, reco
     subs = slurm_run["submissions"]
     record_property("slurm_wall_s", round(slurm_run["wall_s"], 1))
     record_property("slurm_jobs_submitted", len(subs))
-    print(f"\nSLURM run of the paper-shaped plan (folds {FOLDS}): {len(subs)} of {len(ran)} jobs submitted, "
+    print(f"\nSLURM run of the shared demo run's plan: {len(subs)} of {len(ran)} jobs submitted, "
           f"wall time {slurm_run['wall_s']:.1f} s")
     assert all(s["rc"] == 0 for s in subs), [s for s in subs if s["rc"]]
     # every planned job ran, once
@@ -191,12 +198,12 @@ def test_gpu_rule_is_submitted_with_a_gpu_request_and_gets_one(slurm_run):
                 assert "gres/gpu=" in tres, f"job {jobid} ({rule}) was allocated {tres!r}"
 
 
-def test_outputs_are_byte_identical_to_a_local_run(slurm_run, copies):
-    S.run_snakemake(copies["local"], ["--cores", "2", *ARGS])
-    remote, here = S.digests(slurm_run["root"]), S.digests(copies["local"])
+def test_outputs_are_byte_identical_to_a_local_run(slurm_run, full_demo_run):
+    """The shared run is the local run of the same plan (``snakemake --cores 2``, no profile)."""
+    remote, here = S.digests(slurm_run["root"]), S.digests(full_demo_run.root)
     assert here, "the local run made no files under results/"
     assert sorted(remote) == sorted(here)
-    differ = {p: S.why_differ(slurm_run["root"] / p, copies["local"] / p) for p in here if remote[p] != here[p]}
+    differ = {p: S.why_differ(slurm_run["root"] / p, full_demo_run.root / p) for p in here if remote[p] != here[p]}
     assert not differ, f"outputs differ between the SLURM and the local run: {differ}"
 
 
