@@ -142,13 +142,13 @@ class Plan(ExperimentsPlan, MedsnipPlan):
         """Settings the schema allows one by one but not together: stop at once, naming the keys."""
         config = self.config
         if self.healthfc_mode == "release" and self.stage_enabled("experiments"):
-            chosen = [s for s in ("pipeline", "joint") if s in config["experiments"]["healthfc"]["systems"]]
+            chosen = [s for s in ("pipeline", "joint") if s in self.healthfc_systems_run()]
             if chosen:
                 raise ValueError(
                     "config: healthfc.dataset.mode is 'release', so the evidence-selection systems pipeline and joint "
                     "would only have the gold sentences to choose from and their evidence scores would be meaningless; "
-                    f"experiments.healthfc.systems includes {' and '.join(chosen)}. Remove pipeline and joint from "
-                    "experiments.healthfc.systems (e.g. [oracle, claims_only, gold_explanations, level_of_evidence]) "
+                    f"experiments.healthfc.systems (or .lang_systems) includes {' and '.join(chosen)}. Remove pipeline and "
+                    "joint from experiments.healthfc.systems (e.g. [oracle, claims_only, gold_explanations, level_of_evidence]) "
                     "or use healthfc.dataset.mode crawl+release."
                 )
         if self.stage_enabled("experiments"):

@@ -158,7 +158,7 @@ class ExperimentsPlan:
         for lang in hx["langs"]:
             for model in self.config["models"]["healthfc"][lang]:
                 self.model_name(model)
-                for system in hx["systems"]:
+                for system in self.healthfc_systems(lang):
                     if systems is not None and system not in systems:
                         continue
                     if not all(system_spec(system).runs_with(kind) for kind in self.model_kinds(model)):
@@ -166,6 +166,16 @@ class ExperimentsPlan:
                     for fold in self.healthfc_folds_run():
                         runs.append({"lang": lang, "model": model, "system": system, "fold": fold})
         return runs
+
+    def healthfc_systems(self, lang: str) -> list[str]:
+        """The HealthFC systems run in ``lang``: experiments.healthfc.lang_systems.<lang>, else .systems."""
+        hx = self.config["experiments"]["healthfc"]
+        return list(hx["lang_systems"].get(lang) or hx["systems"])
+
+    def healthfc_systems_run(self) -> list[str]:
+        """Every HealthFC system some planned language runs, in the order of SYSTEMS."""
+        run = {s for lang in self.config["experiments"]["healthfc"]["langs"] for s in self.healthfc_systems(lang)}
+        return [s for s in SYSTEMS if s in run]
 
     @staticmethod
     def healthfc_run_dir(run: dict[str, Any]) -> str:
@@ -234,7 +244,7 @@ class ExperimentsPlan:
         return {"system": system, "lang": lang, "abstain": sc["abstain"], "evidence": evidence}
 
     def healthfc_compared_systems(self) -> tuple[list[list[str]], list[str]]:
-        run = set(self.config["experiments"]["healthfc"]["systems"])
+        run = set(self.healthfc_systems_run())
         pairs = [p for p in self.config["scoring"]["healthfc_comparisons"] if p[0] in run and p[1] in run]
         return pairs, sorted({s for p in pairs for s in p}, key=SYSTEMS.index)
 

@@ -41,7 +41,7 @@ print(json.dumps(loaded))
 
 
 @pytest.mark.parametrize("modules, absent", [
-    ("medfc.experiments.steps, medfc.experiments.healthfc", ("sklearn", "scipy.stats")),
+    ("medfc.experiments.steps, medfc.experiments.healthfc", ("sklearn", "scipy.stats", "pandas")),
     ("medfc.experiments.steps, medfc.experiments.options, medfc.experiments.systems, medfc.experiments.models", NEVER),
     ("medfc.experiments.frozen, medfc.experiments.embeddings", ("torch", "transformers", "requests")),  # torch: for texts not stored
     ("medfc.scoring.steps", ("scipy.optimize", "sklearn", "torch", "transformers", "requests", "pandas", "matplotlib")),

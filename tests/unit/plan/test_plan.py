@@ -279,3 +279,32 @@ def test_every_planned_jobs_options_are_typed_by_the_plan_before_any_job_runs():
                  healthfc__release=DEMO_RELEASE)
     with pytest.raises(ValueError, match=r"model 'xgb' is 'sklearn:xgboost': the scikit-learn baselines are sklearn:tfidf and sklearn:gbm"):
         Plan(cfg).check()
+
+
+def test_a_language_can_run_its_own_systems_and_the_tables_take_the_rows_each_language_has():
+    """experiments.healthfc.lang_systems: German in Table 3 only (as the paper reports it), English everything."""
+    cfg = config(experiments__healthfc__folds=[0], experiments__healthfc__langs=["en", "de"],
+                 models__healthfc={"en": ["minilm"], "de": ["minilm"]},
+                 experiments__healthfc__systems=["pipeline", "oracle", "claims_only", "retrieved_web"],
+                 experiments__healthfc__lang_systems={"de": ["pipeline", "oracle"]})
+    plan = Plan(cfg)
+    assert [(r["lang"], r["system"]) for r in plan.healthfc_runs()] == [
+        ("en", "pipeline"), ("en", "oracle"), ("en", "claims_only"), ("en", "retrieved_web"), ("de", "pipeline"), ("de", "oracle")]
+    assert plan.healthfc_systems("de") == ["pipeline", "oracle"] and plan.healthfc_systems("en") == cfg["experiments"]["healthfc"]["systems"]
+    t3, t5 = plan.table_runs("healthfc_table3")[1], plan.table_runs("healthfc_table5")[1]
+    assert t3 == [f"results/experiments/healthfc/{lang}/minilm/{s}/fold0/scores.json" for lang in ("en", "de") for s in ("pipeline", "oracle")]
+    assert t5 == [f"results/experiments/healthfc/en/minilm/{s}/fold0/scores.json" for s in ("claims_only", "retrieved_web")]
+    # the compared pairs come from the systems any language runs; a pair a language lacks is left out by the table
+    assert ["pipeline", "oracle"] in plan.healthfc_compared_systems()[0]
+    # a German-only system is planned (and its evidence searched) although the shared list lacks it
+    de_only = Plan(config(experiments__healthfc__folds=[0], experiments__healthfc__langs=["en", "de"],
+                          models__healthfc={"en": ["tfidf"], "de": ["tfidf"]}, experiments__healthfc__systems=["oracle"],
+                          experiments__healthfc__lang_systems={"de": ["open_domain_web"]}))
+    assert [(r["lang"], r["system"]) for r in de_only.healthfc_runs()] == [("en", "oracle"), ("de", "open_domain_web")]
+    assert de_only.healthfc_systems_run() == ["oracle", "open_domain_web"]
+    # release mode refuses pipeline / joint named for one language too, naming the keys
+    release = config(stages__experiments=True, healthfc__dataset__mode="release", experiments__healthfc__langs=["en", "de"],
+                     models__healthfc={"en": ["tfidf"], "de": ["tfidf"]}, experiments__healthfc__systems=["oracle"],
+                     experiments__healthfc__lang_systems={"de": ["pipeline"]})
+    with pytest.raises(ValueError, match=r"experiments\.healthfc\.systems \(or \.lang_systems\) includes pipeline"):
+        Plan(release).check()
