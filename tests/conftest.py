@@ -28,7 +28,6 @@ SHARED_MODULES = frozenset({
     "tests/workflow/test_shared_runs.py",
     "tests/workflow/test_slurm.py",
 })
-SLURM_MODULE = "tests/workflow/test_slurm.py"
 HEAVY_FIRST = [SHARED, "tests/workflow/test_paper_miniature.py", "tests/workflow/test_medsnip.py"]
 
 
@@ -56,8 +55,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     def rank(item: pytest.Item) -> tuple[int, int]:
         group = group_of(item.nodeid)
-        if group in HEAVY_FIRST:  # in the shared group the SLURM run first: its waits for the cluster overlap other work
-            return (HEAVY_FIRST.index(group), 0 if item.nodeid.startswith(SLURM_MODULE) else 1)
+        if group in HEAVY_FIRST:
+            return (HEAVY_FIRST.index(group), 0)
         return (len(HEAVY_FIRST), 0 if group.startswith("tests/workflow/") else 1)
 
     items.sort(key=rank)  # stable: the order inside each group is the collection's
