@@ -2,7 +2,7 @@
 of the same plan: shared by tests/workflow/test_slurm.py and benchmarks/slurm_layout.py.
 
 - :func:`paper_shaped_copies`: identical workflow copies of config/test_slurm_paper.yaml with tiny random
-  models built here and the same warm HTTP cache;
+  models built here and the same warm HTTP cache (the benchmark's; the test runs the shared demo run's plan);
 - :func:`test_profile`: profiles/slurm with only the test cluster's partition/account changed (and no
   retries, a short first status check);
 - :func:`sbatch_shim`: an ``sbatch`` on PATH that records each call and then calls the real one;
@@ -41,15 +41,14 @@ TEST_ACCOUNT = "medfc"
 # outputs that hold timings, not results
 VOLATILE_DIRS = ("results/benchmarks/",)
 # run statistics inside an output (path pattern: key pattern): those keys, times and memory, are dropped
-# before comparing; all else must match
+# before comparing (from the JSON document, or from each record of a gzipped JSON-lines file); all else must match
 RUN_STATS = {
     # Scrapy's times and memory, and where the pages came from (the HTTP cache or the mirror: a run from a warm
     # cache against the run that filled it)
     re.compile(r"results/healthfc/crawl/stats\.json"): re.compile(r"time|elapsed|memusage|from_cache|fetched|mirror_requests|httpcache"),
+    re.compile(r"results/healthfc/crawl/pages\.jsonl\.gz"): re.compile(r"^from_cache$"),  # each page's
     re.compile(r"results/experiments/.+/info\.json"): re.compile(r"seconds|per_second"),  # training's speed
 }
-# the same for the records of a gzipped JSON-lines output (path pattern: key pattern): each page's from_cache
-RUN_STATS_JSONL_GZ = {re.compile(r"results/healthfc/crawl/pages\.jsonl\.gz"): re.compile(r"^from_cache$")}
 # the Snakefile line that keeps the light rules local (issue 23); benchmarks/slurm_layout.py drops it
 # in a scratch copy for the "before" layout
 LOCALRULES_LINE = "workflow.localrules(*PLAN.local_rules())"
@@ -236,11 +235,8 @@ def digests(root: Path) -> dict[str, str]:
         data = p.read_bytes()
         for path, keys in RUN_STATS.items():
             if path.fullmatch(rel):
-                data = json.dumps(_drop_keys(json.loads(data), keys), sort_keys=True).encode()
-        for path, keys in RUN_STATS_JSONL_GZ.items():
-            if path.fullmatch(rel):
-                data = b"".join(json.dumps(_drop_keys(json.loads(line), keys), sort_keys=True).encode() + b"\n"
-                                for line in gzip.decompress(data).splitlines())
+                docs = [json.loads(line) for line in gzip.decompress(data).splitlines()] if rel.endswith(".jsonl.gz") else [json.loads(data)]
+                data = b"\n".join(json.dumps(_drop_keys(doc, keys), sort_keys=True).encode() for doc in docs)
         out[rel] = hashlib.sha256(data).hexdigest()
     return out
 

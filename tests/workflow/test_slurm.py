@@ -71,11 +71,10 @@ def documented(cluster, full_demo_run, tmp_path_factory):
     (root / GPU_CONFIG).write_text(GPU_LINES)
     cache = S.validated_config(configs, full_demo_run.root)["cache_dir"]
     shutil.copytree(full_demo_run.path(cache), root / cache)
-    args = ["--configfile", *configs, GPU_CONFIG]
-    proc = S.run_snakemake(root, ["-n", "--forceall", "--profile", str(REPO / S.PROFILE), *args])
+    configs.append(GPU_CONFIG)
+    proc = S.run_snakemake(root, ["-n", "--forceall", "--profile", str(REPO / S.PROFILE), "--configfile", *configs])
     jobs = [j for j in S.jobs_in_log(proc.stdout + proc.stderr) if j["rule"] != "all"]
-    return {"tmp": tmp, "root": root, "args": args, "configs": [*configs, GPU_CONFIG], "jobs": jobs,
-            "planned": Counter(j["rule"] for j in jobs)}
+    return {"tmp": tmp, "root": root, "configs": configs, "jobs": jobs, "planned": Counter(j["rule"] for j in jobs)}
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +88,7 @@ def slurm_run(documented):
     env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
     since = (datetime.now() - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%S")
     t0 = time.monotonic()
-    proc = S.run_snakemake(root, ["--profile", str(profile), *documented["args"]], env=env)
+    proc = S.run_snakemake(root, ["--profile", str(profile), "--configfile", *documented["configs"]], env=env)
     wall = time.monotonic() - t0
     return {
         "root": root,
