@@ -12,7 +12,12 @@ on PYTHONPATH, old and new interleaved round by round so both see the same machi
 * with ``--demo``: the whole demo (``--cores 2``) once per checkout in a fresh copy (its wall time, the CPU
   seconds of the run and all its jobs, the job count, CPU seconds per rule from results/benchmarks/), then
   ``no-op`` reruns interleaved (a run with nothing to do), and a byte comparison of the two demos' results
-  (every file under results/ but the timings in results/benchmarks/).
+  (every file under results/ but the timings in results/benchmarks/; for each JSON or .jsonl.gz file that
+  differs, the keys whose values differ, e.g. a training's seconds or a page's fetch time).
+
+Where the SLURM client is installed (slurm-wlm), start its cluster first (``bash scripts/ci/services.sh start``):
+with the controller down, every Snakemake start waits about 9 s for ``scontrol show config``, which
+snakemake-executor-plugin-slurm runs when Snakemake loads its plugins (it answers at once from a cluster).
 
 CPU seconds are user + system of snakemake and every process it waited for (its jobs), from
 ``getrusage(RUSAGE_CHILDREN)``. Prints medians, new/base ratios and the load average; writes the numbers
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import hashlib
 import json
 import os
@@ -103,6 +109,35 @@ def digests(root: Path) -> dict[str, str]:
     return out
 
 
+def _flat(obj, prefix: str = ""):
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            yield from _flat(value, f"{prefix}.{key}" if prefix else str(key))
+    else:
+        yield prefix, obj
+
+
+def what_differs(a: Path, b: Path) -> str:
+    """For a JSON file or a gzipped JSON-lines file that differs: the keys whose values differ (e.g. timings)."""
+    try:
+        if a.name.endswith(".json"):
+            records = [(json.loads(a.read_bytes()), json.loads(b.read_bytes()))]
+        elif a.name.endswith(".jsonl.gz"):
+            la, lb = gzip.decompress(a.read_bytes()).splitlines(), gzip.decompress(b.read_bytes()).splitlines()
+            if len(la) != len(lb):
+                return f"{len(la)} vs {len(lb)} records"
+            records = [(json.loads(x), json.loads(y)) for x, y in zip(la, lb) if x != y]
+        else:
+            return "bytes"
+    except ValueError:
+        return "bytes"
+    keys: set[str] = set()
+    for ra, rb in records:
+        fa, fb = dict(_flat(ra)), dict(_flat(rb))
+        keys |= {k for k in set(fa) | set(fb) if fa.get(k, "<absent>") != fb.get(k, "<absent>")}
+    return "keys " + ", ".join(sorted(keys))
+
+
 def median(rows: list[dict], key: str) -> float:
     return round(statistics.median(r[key] for r in rows), 2)
 
@@ -169,7 +204,14 @@ def main(argv: list[str] | None = None) -> int:
         db, dn = digests(demo_roots["base"]), digests(demo_roots["new"])
         differ = sorted(p for p in set(db) | set(dn) if db.get(p) != dn.get(p))
         summary["demo byte comparison"] = {"files": len(dn), "differ": differ}
-        print(f"\ndemo results compared byte for byte: {len(dn)} files, {len(differ)} differ" + (": " + ", ".join(differ) if differ else ""))
+        summary["demo byte comparison"]["what"] = {p: what_differs(demo_roots["base"] / p, demo_roots["new"] / p)
+                                                   for p in differ if p in db and p in dn}
+        print(f"\ndemo results compared byte for byte: {len(dn)} files, {len(differ)} differ")
+        by_what: dict[str, list[str]] = defaultdict(list)
+        for p in differ:
+            by_what[summary["demo byte comparison"]["what"].get(p, "only in one run")].append(p)
+        for what, paths in sorted(by_what.items()):
+            print(f"  {len(paths):3} files, {what}: {', '.join(paths[:3])}{' ...' if len(paths) > 3 else ''}")
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "startup.json").write_text(json.dumps({"summary": summary, "runs": results}, indent=1, default=dict))
     print(f"\nnumbers in {args.out / 'startup.json'}")
