@@ -2,7 +2,7 @@
 of the same plan: shared by tests/workflow/test_slurm.py and benchmarks/slurm_layout.py.
 
 - :func:`paper_shaped_copies`: identical workflow copies of config/test_slurm_paper.yaml with tiny random
-  models built here and the same warm HTTP cache (the benchmark's; the test runs the shared demo run's plan);
+  models built here and the same warm HTTP cache (the benchmark's; the test runs a slice of the shared demo run's plan);
 - :func:`test_profile`: profiles/slurm with only the test cluster's partition/account changed (and no
   retries, a short first status check);
 - :func:`sbatch_shim`: an ``sbatch`` on PATH that records each call and then calls the real one;
@@ -186,13 +186,15 @@ JOB_BLOCK = re.compile(r"^(localrule|rule) (\S+):\n((?:    .*\n)*)", re.M)
 
 
 def jobs_in_log(text: str) -> list[dict]:
-    """The jobs Snakemake announced (`rule x:` / `localrule x:` blocks), with wildcards and resources."""
+    """The jobs Snakemake announced (`rule x:` / `localrule x:` blocks), with wildcards, resources and outputs."""
     jobs = []
     for kind, rule, body in JOB_BLOCK.findall(text):
         fields = dict(re.findall(r"^    (\w+): (.*)$", body, re.M))
         wildcards = [kv.split("=", 1)[1] for kv in fields.get("wildcards", "").split(", ") if "=" in kv]
         resources = dict(kv.split("=", 1) for kv in fields.get("resources", "").split(", ") if "=" in kv)
-        jobs.append({"local": kind == "localrule", "rule": rule, "wildcards": wildcards, "resources": resources})
+        outputs = [o for o in fields.get("output", "").split(", ") if o]
+        jobs.append({"local": kind == "localrule", "rule": rule, "wildcards": wildcards, "resources": resources,
+                     "outputs": outputs})
     return jobs
 
 

@@ -1,4 +1,4 @@
-"""The shared demo run's plan submitted to a real SLURM through profiles/slurm (snakemake-executor-plugin-slurm).
+"""The shared demo run's plan on a real SLURM through profiles/slurm (snakemake-executor-plugin-slurm).
 
 Needs a SLURM cluster whose `sinfo` and `sacct` answer: `sudo bash scripts/ci/services.sh start` starts
 a one-node test cluster (partition `debug`, account `medfc`, one fake GPU), as .ci/run does. Without
@@ -8,8 +8,13 @@ The plan is the shared full demo run's (tests/workflow/conftest.py: config/test_
 tiny random models: both datasets built from the demo, every HealthFC system of the plan with a tiny
 random BERT on two folds, CliniFact with it and a tiny GPT-2 zero-shot, the tables and the figure) plus
 one resource line, translation asking for a GPU (as config/live.yaml). That local run already exists, so
-this module runs only what a real cluster can show: one SLURM run of a fresh copy (the same sources, the
-same tiny models, the shared run's warm HTTP cache), whose outputs must be byte-identical to it.
+this module runs only what a real cluster can show. One dry run of the whole plan through the real
+profile gives every job's resources (partition, account) and the plan's shape; one SLURM run of a fresh
+copy (the same sources, the same tiny models, the shared run's warm HTTP cache) makes a slice of the
+plan (``SLICE``): every rule the cluster runs (the translation with its GPU, HealthFC trainings on both
+folds, CliniFact's encoder and zero-shot LLM) and the local rules around them (the crawl, the datasets,
+the evidence retrieval, scoring, a table, the figure), 22 of the plan's 54 jobs; the other jobs of the
+plan are more of the same rules. Its outputs must be byte-identical to the shared run's.
 (benchmarks/slurm_layout.py measures the layout on config/test_slurm_paper.yaml with all five folds.)
 
 What it proves, in that one SLURM run:
@@ -20,7 +25,7 @@ What it proves, in that one SLURM run:
   `rule_<rule>[_wildcards_<values>]` comment) as COMPLETED under the run's job name;
 - the rule that asks for a GPU (translation) is submitted with `--gpus=N` (or `--gres=gpu...`) and SLURM
   allocates `gres/gpu` to it; the other rules ask for no GPU;
-- the outputs are byte-identical to the shared local `snakemake --cores 2` run of the same plan;
+- every output it made is byte-identical to the shared local `snakemake --cores 2` run's;
 - the plugin keeps one log per job under the profile's slurm-logdir.
 The wall time of the SLURM run is printed and recorded as the junit property `slurm_wall_s`.
 """
@@ -47,6 +52,13 @@ pytestmark = pytest.mark.workflow
 
 GPU_CONFIG = "config/slurm_gpu.yaml"  # written into the copy: the one line the SLURM run adds (a resource)
 GPU_LINES = "# the translation asks for a GPU on a cluster, as config/live.yaml\nhealthfc:\n  translation:\n    gpu: 1\n"
+# what the SLURM run makes: targets whose jobs include every rule of the plan that the cluster runs
+SLICE = [
+    "results/experiments/healthfc/en/tiny/pipeline/fold0/scores.json",  # evidence selection, METEOR scoring
+    "results/experiments/healthfc/en/tiny/retrieved_web/fold1/scores.json",  # the other fold, web evidence
+    "results/tables/clinifact_table8.csv",  # CliniFact's encoder and zero-shot rows
+    "results/figures/clinifact_fig3.png",
+]
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +74,8 @@ def documented(cluster, full_demo_run, tmp_path_factory):
     """A fresh copy of the workflow for the shared run's plan (its config files, its tiny models, its warm
     HTTP cache: the crawl stamps pages with the server's Date header, which the cache keeps, so the copy's
     crawl gives the shared run's bytes), and the plan through the real profiles/slurm as docs/slurm.md runs
-    it: one dry run of every job (``-n --forceall``), for the plan's jobs per rule and each job's resources."""
+    it: one dry run of every job (``-n --forceall``), for the plan's jobs per rule and each job's resources,
+    and one of the slice the SLURM run makes."""
     tmp = tmp_path_factory.mktemp("slurm")
     root = WorkflowCopy(tmp / "slurm").root
     configs = [a for a in full_demo_run.args if a.startswith("config/")]
@@ -74,13 +87,16 @@ def documented(cluster, full_demo_run, tmp_path_factory):
     configs.append(GPU_CONFIG)
     proc = S.run_snakemake(root, ["-n", "--forceall", "--profile", str(REPO / S.PROFILE), "--configfile", *configs])
     jobs = [j for j in S.jobs_in_log(proc.stdout + proc.stderr) if j["rule"] != "all"]
-    return {"tmp": tmp, "root": root, "configs": configs, "jobs": jobs, "planned": Counter(j["rule"] for j in jobs)}
+    proc = S.run_snakemake(root, [*SLICE, "-n", "--profile", str(REPO / S.PROFILE), "--configfile", *configs])
+    sliced = Counter(j["rule"] for j in S.jobs_in_log(proc.stdout + proc.stderr))
+    return {"tmp": tmp, "root": root, "configs": configs, "jobs": jobs, "planned": Counter(j["rule"] for j in jobs),
+            "sliced": sliced}
 
 
 @pytest.fixture(scope="module")
 def slurm_run(documented):
     tmp, root = documented["tmp"], documented["root"]
-    planned = documented["planned"]
+    planned = documented["sliced"]
     cfg = S.validated_config(documented["configs"], root)
     submitted_rules = set(cluster_layout.cluster_rules(cfg))
     profile = S.test_profile(tmp / "profile")
@@ -88,7 +104,7 @@ def slurm_run(documented):
     env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
     since = (datetime.now() - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%S")
     t0 = time.monotonic()
-    proc = S.run_snakemake(root, ["--profile", str(profile), "--configfile", *documented["configs"]], env=env)
+    proc = S.run_snakemake(root, [*SLICE, "--profile", str(profile), "--configfile", *documented["configs"]], env=env)
     wall = time.monotonic() - t0
     return {
         "root": root,
@@ -113,8 +129,15 @@ def test_the_plan_has_the_papers_shape(documented, full_demo_run):
     assert planned["healthfc_experiment"] == planned["healthfc_score"] == n_systems * len(folds)
     assert planned["clinifact_experiment"] == 1 and planned["clinifact_zero_shot"] == 1
     assert planned["table"] == 5 and planned["clinifact_fig3"] == 1
-    assert set(cluster_layout.cluster_rules(cfg)) & set(planned) == {
-        "healthfc_experiment", "clinifact_experiment", "healthfc_translate", "clinifact_zero_shot"}
+    cluster = set(cluster_layout.cluster_rules(cfg))
+    assert cluster & set(planned) == {"healthfc_experiment", "clinifact_experiment", "healthfc_translate", "clinifact_zero_shot"}
+    # the SLURM run's slice has every rule the cluster runs, and the local rules around them
+    sliced = documented["sliced"]
+    assert cluster & set(sliced) == cluster & set(planned)
+    assert sliced["healthfc_experiment"] == sliced["healthfc_score"] == 2
+    assert {"healthfc_crawl", "clinifact_fetch_studies", "healthfc_dataset", "healthfc_folds", "healthfc_retrieve",
+            "clinifact_score", "clinifact_zero_shot_score", "table", "clinifact_fig3"} <= set(sliced)
+    assert sliced - planned == Counter()
     # the GPU line is the only difference from the shared run's configuration, and it is a resource
     shared = S.validated_config(documented["configs"][:-1], full_demo_run.root)
     assert cfg["healthfc"]["translation"].pop("gpu") == 1 and shared["healthfc"]["translation"].pop("gpu") == 0
@@ -141,7 +164,7 @@ def test_exactly_the_cluster_rules_went_through_sbatch_and_sacct(slurm_run, reco
     subs = slurm_run["submissions"]
     record_property("slurm_wall_s", round(slurm_run["wall_s"], 1))
     record_property("slurm_jobs_submitted", len(subs))
-    print(f"\nSLURM run of the shared demo run's plan: {len(subs)} of {len(ran)} jobs submitted, "
+    print(f"\nSLURM run of a slice of the shared demo run's plan: {len(subs)} of {len(ran)} jobs submitted, "
           f"wall time {slurm_run['wall_s']:.1f} s")
     assert all(s["rc"] == 0 for s in subs), [s for s in subs if s["rc"]]
     # every planned job ran, once
@@ -198,11 +221,15 @@ def test_gpu_rule_is_submitted_with_a_gpu_request_and_gets_one(slurm_run):
 
 
 def test_outputs_are_byte_identical_to_a_local_run(slurm_run, full_demo_run):
-    """The shared run is the local run of the same plan (``snakemake --cores 2``, no profile)."""
+    """The shared run is the local run of the same plan (``snakemake --cores 2``, no profile): every file the
+    SLURM run made (the slice's targets and every output its jobs declared) is one of it, byte for byte."""
     remote, here = S.digests(slurm_run["root"]), S.digests(full_demo_run.root)
     assert here, "the local run made no files under results/"
-    assert sorted(remote) == sorted(here)
-    differ = {p: S.why_differ(slurm_run["root"] / p, full_demo_run.root / p) for p in here if remote[p] != here[p]}
+    declared = {o for j in S.jobs_in_log(slurm_run["log"]) for o in j["outputs"]
+                if o.startswith("results/") and not o.startswith(S.VOLATILE_DIRS)}
+    assert set(SLICE) <= declared <= set(remote), sorted((set(SLICE) | declared) - set(remote))
+    assert set(remote) <= set(here), sorted(set(remote) - set(here))
+    differ = {p: S.why_differ(slurm_run["root"] / p, full_demo_run.root / p) for p in remote if remote[p] != here[p]}
     assert not differ, f"outputs differ between the SLURM and the local run: {differ}"
 
 
