@@ -5,12 +5,14 @@ snippets in rank order and concatenate the first k exactly."""
 
 from __future__ import annotations
 
+import functools
 import json
 import urllib.parse
 from http.server import BaseHTTPRequestHandler
 
 import pytest
 
+from medfc.common.http import HttpClient
 from medfc.common.io import read_json, read_jsonl, write_jsonl
 from medfc.common.search import MissingApiKey, SearchKeyRejected
 from medfc.experiments import healthfc as H
@@ -18,6 +20,15 @@ from medfc.healthfc import evidence as ev
 from medfc.healthfc.steps import retrieve
 from tests.helpers.config import call_step
 from tests.helpers.http_servers import reply, reply_json, serving
+
+
+@pytest.fixture(autouse=True)
+def slept(monkeypatch) -> list[float]:
+    """The search clients' waits (backoff, Retry-After, MediaWiki's lag, the rate limit), recorded instead of
+    slept: the retry logic is the same, the test does not wait for it."""
+    waits: list[float] = []
+    monkeypatch.setattr(ev, "HttpClient", functools.partial(HttpClient, sleep=waits.append))
+    return waits
 
 CLAIMS = [{"id": "a#0", "claim_en": "Does  sugar make children hyperactive?", "label": "REFUTED"},
           {"id": "b#0", "claim_en": "Does ginger relieve nausea?", "label": "SUPPORTED"},
@@ -242,7 +253,7 @@ def fake_wiki(log: list, state: dict):
     return H_
 
 
-def test_mediawiki_maxlag_with_http_200_is_retried_then_fails_the_job_never_cached_as_no_results(tmp_path, monkeypatch):
+def test_mediawiki_maxlag_with_http_200_is_retried_then_fails_the_job_never_cached_as_no_results(tmp_path, monkeypatch, slept):
     log: list = []
     state = {"lagged": True}
     ds = tmp_path / "dataset.jsonl"
@@ -256,6 +267,7 @@ def test_mediawiki_maxlag_with_http_200_is_retried_then_fails_the_job_never_cach
                                                           r"lagged after 3 attempts"):
             call_step(retrieve, {"dataset": str(ds)}, out, opts)
         assert len(log) == 3 and not list((tmp_path / "cache").rglob("*.json"))
+        assert [w for w in slept if w >= 1] == [6.0, 6.0]  # each retry waits the lag the answer names
         state["lagged"] = False
         call_step(retrieve, {"dataset": str(ds)}, out, opts)
     assert [(r["id"], r["title"], r["snippet"]) for r in read_jsonl(out["evidence"])] == [("b#0", "Ginger", "Ginger is a plant.")]
