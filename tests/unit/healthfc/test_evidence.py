@@ -30,6 +30,7 @@ def slept(monkeypatch) -> list[float]:
     monkeypatch.setattr(ev, "HttpClient", functools.partial(HttpClient, sleep=waits.append))
     return waits
 
+
 CLAIMS = [{"id": "a#0", "claim_en": "Does  sugar make children hyperactive?", "label": "REFUTED"},
           {"id": "b#0", "claim_en": "Does ginger relieve nausea?", "label": "SUPPORTED"},
           {"id": "c#0", "claim_en": "Nothing found here?", "label": "NOT ENOUGH INFO"}]
