@@ -203,13 +203,13 @@ def main(argv: list[str] | None = None) -> int:
                   f"{per(bb):>5.2f} -> {per(nn):>5.2f} s/job")
         db, dn = digests(demo_roots["base"]), digests(demo_roots["new"])
         differ = sorted(p for p in set(db) | set(dn) if db.get(p) != dn.get(p))
-        summary["demo byte comparison"] = {"files": len(dn), "differ": differ}
-        summary["demo byte comparison"]["what"] = {p: what_differs(demo_roots["base"] / p, demo_roots["new"] / p)
-                                                   for p in differ if p in db and p in dn}
+        what = {p: what_differs(demo_roots["base"] / p, demo_roots["new"] / p) if p in db and p in dn else "only in one run"
+                for p in differ}
+        summary["demo byte comparison"] = {"files": len(dn), "differ": differ, "what": what}
         print(f"\ndemo results compared byte for byte: {len(dn)} files, {len(differ)} differ")
         by_what: dict[str, list[str]] = defaultdict(list)
         for p in differ:
-            by_what[summary["demo byte comparison"]["what"].get(p, "only in one run")].append(p)
+            by_what[what[p]].append(p)
         for what, paths in sorted(by_what.items()):
             print(f"  {len(paths):3} files, {what}: {', '.join(paths[:3])}{' ...' if len(paths) > 3 else ''}")
     args.out.mkdir(parents=True, exist_ok=True)

@@ -108,7 +108,7 @@ def slurm_run(documented):
     wall = time.monotonic() - t0
     return {
         "root": root,
-        "log": proc.stdout + proc.stderr,
+        "ran": [j for j in S.jobs_in_log(proc.stdout + proc.stderr) if j["rule"] != "all"],  # the jobs it announced
         "submissions": S.submissions(calls),
         "wall_s": wall,
         "since": since,
@@ -159,7 +159,7 @@ def test_documented_command_passes_partition_and_account_to_every_job(documented
 
 
 def test_exactly_the_cluster_rules_went_through_sbatch_and_sacct(slurm_run, record_property):
-    ran = [j for j in S.jobs_in_log(slurm_run["log"]) if j["rule"] != "all"]
+    ran = slurm_run["ran"]
     remote = [j for j in ran if not j["local"]]
     subs = slurm_run["submissions"]
     record_property("slurm_wall_s", round(slurm_run["wall_s"], 1))
@@ -198,7 +198,7 @@ def test_exactly_the_cluster_rules_went_through_sbatch_and_sacct(slurm_run, reco
 
 
 def test_gpu_rule_is_submitted_with_a_gpu_request_and_gets_one(slurm_run):
-    planned_gpu = {j["rule"] for j in S.jobs_in_log(slurm_run["log"]) if not j["local"] and S.gpus_asked(j["resources"])}
+    planned_gpu = {j["rule"] for j in slurm_run["ran"] if not j["local"] and S.gpus_asked(j["resources"])}
     assert planned_gpu == {"healthfc_translate"}, planned_gpu  # healthfc.translation.gpu: 1, experiments.gpu: 0
     by_rule: dict[str, list[dict]] = {}
     for s in slurm_run["submissions"]:
@@ -225,7 +225,7 @@ def test_outputs_are_byte_identical_to_a_local_run(slurm_run, full_demo_run):
     SLURM run made (the slice's targets and every output its jobs declared) is one of it, byte for byte."""
     remote, here = S.digests(slurm_run["root"]), S.digests(full_demo_run.root)
     assert here, "the local run made no files under results/"
-    declared = {o for j in S.jobs_in_log(slurm_run["log"]) for o in j["outputs"]
+    declared = {o for j in slurm_run["ran"] for o in j["outputs"]
                 if o.startswith("results/") and not o.startswith(S.VOLATILE_DIRS)}
     assert set(SLICE) <= declared <= set(remote), sorted((set(SLICE) | declared) - set(remote))
     assert set(remote) <= set(here), sorted(set(remote) - set(here))
