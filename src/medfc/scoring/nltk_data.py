@@ -33,6 +33,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from medfc.common.nltk_import import import_nltk
+
 log = logging.getLogger(__name__)
 
 INSTALL_SCRIPT = "scripts/install_nltk_data.sh"
@@ -102,6 +104,7 @@ def ensure_nltk_data(wordnet: bool = True, punkt: bool = True, language: str = "
     Returns the data directory. Raises :class:`NltkDataMissing` with the install command when
     something is absent. Cheap to call repeatedly (it only looks for files, it does not load them).
     """
+    import_nltk()
     import nltk.data
 
     directory = nltk_data_dir()
