@@ -71,3 +71,22 @@ def test_torch_threads_are_set_without_importing_torch_until_a_job_does():
     assert _loaded(code) == "False 3 1"  # not loaded by the call; 3 threads once imported; at least one
 
 
+
+
+def test_a_job_process_collects_cycles_less_often_and_not_at_exit():
+    """medfc.cli.job_process (workflow/scripts/step.py runs each step under it): a raised threshold while
+    the step runs, cycles still collected during it, everything alive frozen at its end, the old threshold back."""
+    code = """
+import gc, weakref
+from medfc.cli import JOB_GC_THRESHOLD, job_process
+class Node: pass
+before = gc.get_threshold()
+with job_process():
+    inside = gc.get_threshold()
+    a, b = Node(), Node(); a.other, b.other = b, a   # a cycle: only the collector frees it
+    alive = weakref.ref(a); del a, b
+    kept = [[] for _ in range(3 * JOB_GC_THRESHOLD)]  # enough allocations for a collection
+    collected_in_job = alive() is None
+print(before[0], inside[0], collected_in_job, gc.get_threshold() == before, gc.get_freeze_count() > 3 * JOB_GC_THRESHOLD)
+"""
+    assert _loaded(code) == "700 100000 True True True"
