@@ -69,6 +69,8 @@ def _pairs(values: Sequence[str] | None, flag: str) -> dict[str, str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``medfc run ...``: one step in this process, which is expected to exit afterwards (:func:`run_job`
+    freezes every object alive at the end; from Python, call :func:`run_step` instead)."""
     parser = argparse.ArgumentParser(prog="medfc", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run one workflow step")

@@ -11,7 +11,7 @@ those two packages marked unimportable, then unmarks them, so a later ``import s
 ``import scipy.stats`` anywhere in the process works as usual. Only the few NLTK functions that wrap
 them (``SklearnClassifier``, ``fisher_exact`` collocation scores, the transition parser's SVM) are
 unavailable in that process; tokenisation, Punkt, WordNet, stemming and METEOR do not depend on them and
-give the same answers (tests/unit/common/test_nltk_import.py).
+give the same answers (tests/unit/scoring/test_scoring_meteor_loading.py).
 
 When nltk is already imported, or scipy.stats / scikit-learn already are (they cost nothing more then),
 it is a plain ``import nltk``.

@@ -32,6 +32,7 @@ from functools import lru_cache
 from math import comb
 from typing import Any
 
+from medfc.common.nltk_import import import_nltk
 from medfc.llm.base import Prices
 from medfc.scoring.medsnip import FALSE, TRUE, binary_scores, clustered_paired_bootstrap, or_false, paired_bootstrap
 
@@ -155,6 +156,7 @@ _ROUGE_TOKEN = re.compile(r"[a-z0-9]+")
 
 @lru_cache(maxsize=1)
 def _stemmer():
+    import_nltk()  # without the scikit-learn and scipy.stats nltk's package would load
     from nltk.stem.porter import PorterStemmer  # rule-based: no data to download
 
     return PorterStemmer()

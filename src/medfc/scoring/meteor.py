@@ -12,6 +12,7 @@ raises :class:`~medfc.scoring.nltk_data.NltkDataMissing` instead of scoring with
 
 from __future__ import annotations
 
+import codecs
 import gc
 from contextlib import contextmanager
 from functools import lru_cache
@@ -25,11 +26,12 @@ class _LineFile:
     """A WordNet file read in binary mode and decoded line by line, with the line semantics of NLTK's own
     reader (``SeekableUnicodeStreamReader``: a line ends at any boundary ``str.splitlines`` knows) and
     byte offsets for ``seek``/``tell`` (a synset's offset is its line's byte offset in ``data.<pos>``).
+    A file that starts with a byte-order mark is left to NLTK's reader.
     NLTK's reader decodes 72 bytes at a time through a checkpointing decoder: loading WordNet's indices
     through it costs about 0.3 s more CPU than this."""
 
-    def __init__(self, path: str, encoding: str) -> None:
-        self._file = open(path, "rb")  # noqa: SIM115 - closed by close() / the with block, as NLTK does
+    def __init__(self, stream: Any, encoding: str) -> None:
+        self._file = stream  # binary, seekable: NLTK's own checked stream (FileSystemPathPointer.open())
         self._encoding = encoding
 
     def readline(self) -> str:
@@ -90,7 +92,11 @@ def english_wordnet() -> Any:
         def open(self, fileid: str) -> Any:
             pointer = self.abspath(fileid)
             if fileid in _LINE_FILES and isinstance(pointer, FileSystemPathPointer):
-                return _LineFile(pointer.path, self.encoding(fileid))
+                stream = pointer.open()  # the bytes, through NLTK's checks of the data path
+                if stream.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:  # NLTK's reader skips a byte-order mark
+                    stream.seek(0)
+                    return _LineFile(stream, self.encoding(fileid))
+                stream.close()
             return super().open(fileid)
 
     # the multilingual reader nltk.corpus.wordnet is made with (still lazy: never loaded for English)
@@ -103,19 +109,18 @@ def english_wordnet() -> Any:
 
 @contextmanager
 def _tables_kept() -> Any:
-    """Build long-lived tables without the cyclic garbage collector: it runs again and again while the
-    reader makes its 330,000 lists and dicts (the lemma index, the exceptions) and then walks them all
-    once more when the process exits, though none of them is ever garbage (about 0.3 s of the load and
-    0.8 s at exit, measured on 2 cores). Collects the garbage made so far, pauses the collector for the
-    block, then moves every object alive (the new tables with them) into the permanent generation
-    (``gc.freeze``), which the collector no longer visits; what is made afterwards is collected as usual."""
+    """Build long-lived tables without the cyclic garbage collector: it would run again and again while
+    the reader makes its 330,000 lists and dicts (the lemma index, the exceptions), none of which is ever
+    garbage (about 0.3 s of the load on 2 cores). Collects the garbage made so far, pauses the collector
+    for the block, then lets it run as before. (A workflow job also skips the collector's last pass over
+    those tables at its exit, 0.8 s more: ``medfc.cli.job_process`` freezes what is alive when the step
+    ends. That is not done here, where the process may go on: a frozen object is never collected.)"""
     enabled = gc.isenabled()
     gc.collect()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
         if enabled:
             gc.enable()
 
