@@ -114,6 +114,14 @@ def failing_file(exc: BaseException) -> str | None:
     return None
 
 
+def in_snakemake_job() -> bool:
+    """Whether this process is a Snakemake ``script:`` job: Snakemake runs the script as the process's
+    ``__main__``, its preamble binding ``snakemake`` to the job's ``Snakemake`` object. Such a process
+    exits after its script, which is how workflow/scripts/step.py calls :func:`run_step`."""
+    job = getattr(sys.modules.get("__main__"), "snakemake", None)
+    return type(job).__name__ == "Snakemake" and hasattr(job, "params") and hasattr(job, "output")
+
+
 def run_step(
     spec: str,
     inputs: dict[str, Any],
@@ -125,9 +133,21 @@ def run_step(
     """Resolve and run one step with logging set up; used by the CLI and by workflow/scripts/step.py.
 
     A step that fails logs its exception with the traceback and the file it was reading (when the error
-    names one) into the rule's log as well as to stderr, then raises it again."""
+    names one) into the rule's log as well as to stderr, then raises it again. In a Snakemake job
+    (:func:`in_snakemake_job`) the step runs under :func:`job_process`; called from Python (the tests, a
+    notebook), it does not."""
+    if in_snakemake_job():
+        with job_process():
+            return _run_step(spec, inputs, outputs, options, log, threads, job=True)
+    return _run_step(spec, inputs, outputs, options, log, threads)
+
+
+def _run_step(spec: str, inputs: dict[str, Any], outputs: dict[str, Any], options: Any, log: str | None,
+              threads: int, job: bool = False) -> Any:
     setup_logging(log)
     logger = logging.getLogger("medfc.cli")
+    if job:
+        logger.info("a workflow job: garbage collection for a process that exits after its step (job_process)")
     start = time.perf_counter()
     try:
         step = resolve_step(spec)
@@ -170,8 +190,9 @@ def job_process() -> Iterator[None]:
 
     On 2 cores, an import of torch + transformers and the exit after it cost 4.6 CPU s with the
     defaults and 2.9 s here. No output depends on either: the steps write and close their files before
-    they return. Not for a process that goes on after the step (the tests call :func:`run_step`
-    directly)."""
+    they return. Not for a process that goes on after the step: :func:`run_step` uses it only in a
+    Snakemake job (workflow/scripts/step.py, which stays as it is: Snakemake's code trigger reruns every
+    rule when the script changes)."""
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], JOB_GC_THRESHOLD), *threshold[1:])
     try:
@@ -183,10 +204,9 @@ def job_process() -> Iterator[None]:
 
 def run_job(spec: str, inputs: dict[str, Any], outputs: dict[str, Any], options: Any, log: str | None = None,
             threads: int = 1) -> Any:
-    """:func:`run_step` in a process that exits after it (workflow/scripts/step.py, ``medfc run``),
-    under :func:`job_process`."""
+    """:func:`run_step` in a process that exits after it (``medfc run``), under :func:`job_process`."""
     with job_process():
-        return run_step(spec, inputs, outputs, options, log=log, threads=threads)
+        return _run_step(spec, inputs, outputs, options, log, threads, job=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

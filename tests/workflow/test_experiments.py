@@ -132,6 +132,14 @@ ONLY_WHERE_USED = {"sklearn": {"healthfc.steps:folds", "clinifact.steps:build_pa
                    "transformers": {"clinifact.steps:build_claims"}}
 
 
+def test_every_job_ran_its_step_as_a_workflow_job(exp_run):
+    """workflow/scripts/step.py calls run_step, which finds itself in a Snakemake job and runs the step under
+    medfc.cli.job_process (its log says so); the script itself is unchanged, so no rule reran for it."""
+    logs = [log.read_text(encoding="utf-8", errors="replace") for log in exp_run.path("logs").rglob("*.log")]
+    steps = [text for text in logs if " finished in " in text]
+    assert len(steps) > 50 and all("a workflow job: garbage collection" in text for text in steps)
+
+
 def test_light_jobs_loaded_only_the_libraries_they_use(exp_run):
     finished = re.compile(r"step (\w+\.steps):(\w+)@\w+ finished in [\d.]+ s; heavy libraries loaded: (.+)$", re.M)
     loaded: dict[str, list[set[str]]] = {}

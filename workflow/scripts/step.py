@@ -2,15 +2,14 @@
 
 A rule sets ``params: step="module:function", options={...}``; this script calls
 ``medfc.<module>.<function>(inputs, outputs, options)`` with the rule's named inputs and outputs,
-logging into the rule's log (``medfc.cli.run_job``: the job's process exits after the step). All logic
-lives in the library.
+logging into the rule's log. All logic lives in the library.
 """
 
-from medfc.cli import run_job
+from medfc.cli import run_step
 
 snakemake = globals()["snakemake"]  # injected by Snakemake
 
-run_job(
+run_step(
     snakemake.params.step,
     {k: str(v) if isinstance(v, str) else [str(x) for x in v] for k, v in snakemake.input.items()},
     {k: str(v) if isinstance(v, str) else [str(x) for x in v] for k, v in snakemake.output.items()},

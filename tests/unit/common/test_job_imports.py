@@ -90,3 +90,20 @@ with job_process():
 print(before[0], inside[0], collected_in_job, gc.get_threshold() == before, gc.get_freeze_count() > 3 * JOB_GC_THRESHOLD)
 """
     assert _loaded(code) == "700 100000 True True True"
+
+
+def test_run_step_uses_the_job_policy_only_in_a_snakemake_job():
+    """In a Snakemake script job (``__main__.snakemake`` the job's Snakemake object) run_step freezes at the
+    step's end; called from Python it leaves the collector alone."""
+    code = """
+import gc, sys
+import medfc.cli as cli
+cli.resolve_step = lambda spec: (lambda inputs, outputs, options: "done")
+plain = (cli.in_snakemake_job(), cli.run_step("any:step", {}, {}, {}), gc.get_freeze_count())
+class Snakemake:  # what Snakemake's script preamble binds
+    params, output = {}, {}
+snakemake = Snakemake()
+job = (cli.in_snakemake_job(), cli.run_step("any:step", {}, {}, {}), gc.get_freeze_count() > 0, gc.get_threshold()[0])
+print(plain, job)
+"""
+    assert _loaded(code) == "(False, 'done', 0) (True, 'done', True, 700)"
