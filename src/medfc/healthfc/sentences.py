@@ -28,8 +28,6 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Literal
 
-from medfc.common.nltk_import import import_nltk
-
 __all__ = [
     "HARD_CASES",
     "HELDOUT_CASES",
@@ -234,8 +232,6 @@ def _nltk_punkt(lang: str):
     which are copied into an ``nltk.tokenize.punkt.PunktParameters``.
     """
     import punkt
-
-    import_nltk()
     from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
     src = punkt.load_model(_PUNKT_LANGUAGES.get(lang, lang))
