@@ -210,8 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         by_what: dict[str, list[str]] = defaultdict(list)
         for p in differ:
             by_what[what[p]].append(p)
-        for what, paths in sorted(by_what.items()):
-            print(f"  {len(paths):3} files, {what}: {', '.join(paths[:3])}{' ...' if len(paths) > 3 else ''}")
+        for keys, paths in sorted(by_what.items()):
+            print(f"  {len(paths):3} files, {keys}: {', '.join(paths[:3])}{' ...' if len(paths) > 3 else ''}")
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "startup.json").write_text(json.dumps({"summary": summary, "runs": results}, indent=1, default=dict))
     print(f"\nnumbers in {args.out / 'startup.json'}")

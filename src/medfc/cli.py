@@ -137,8 +137,7 @@ def run_step(
     (:func:`in_snakemake_job`) the step runs under :func:`job_process`; called from Python (the tests, a
     notebook), it does not."""
     if in_snakemake_job():
-        with job_process():
-            return _run_step(spec, inputs, outputs, options, log, threads, job=True)
+        return run_job(spec, inputs, outputs, options, log=log, threads=threads)
     return _run_step(spec, inputs, outputs, options, log, threads)
 
 
@@ -204,7 +203,8 @@ def job_process() -> Iterator[None]:
 
 def run_job(spec: str, inputs: dict[str, Any], outputs: dict[str, Any], options: Any, log: str | None = None,
             threads: int = 1) -> Any:
-    """:func:`run_step` in a process that exits after it (``medfc run``), under :func:`job_process`."""
+    """:func:`run_step` in a process that exits after it (``medfc run``, a Snakemake job), under
+    :func:`job_process`."""
     with job_process():
         return _run_step(spec, inputs, outputs, options, log, threads, job=True)
 

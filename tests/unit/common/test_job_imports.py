@@ -71,10 +71,8 @@ def test_torch_threads_are_set_without_importing_torch_until_a_job_does():
     assert _loaded(code) == "False 3 1"  # not loaded by the call; 3 threads once imported; at least one
 
 
-
-
 def test_a_job_process_collects_cycles_less_often_and_not_at_exit():
-    """medfc.cli.job_process (workflow/scripts/step.py runs each step under it): a raised threshold while
+    """medfc.cli.job_process (run_step runs each Snakemake job's step under it): a raised threshold while
     the step runs, cycles still collected during it, everything alive frozen at its end, the old threshold back."""
     code = """
 import gc, weakref
