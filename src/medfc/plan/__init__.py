@@ -178,6 +178,7 @@ class Plan(ExperimentsPlan, MedsnipPlan):
         if gbm:
             raise ValueError(f"config: models.healthfc uses {sorted(set(gbm))}, gradient boosting over CliniFact features (sklearn:gbm); "
                              "it reads CliniFact claims and abstracts only")
+        self.check_model_options()
         if self.stage_enabled("experiments"):
             self.check_offline_models()
         smoke = {k: v for k, v in config["experiments"]["smoke"].items() if v is not None}

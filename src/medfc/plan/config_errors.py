@@ -92,6 +92,28 @@ def config_error(config: dict[str, Any], schema: dict[str, Any] | str | Path) ->
     return None if error is None else f"config: {describe(error)}"
 
 
+def models_options_error(plan: Plan, schema: dict[str, Any]) -> str | None:
+    """The first mistake in ``models.options`` values, each entry checked against the schema of its alias's
+    config section (``experiments.tfidf`` for an alias of sklearn:tfidf): ``config:
+    models.options.<alias>.<key>: <what is wrong>``. An entry for an unknown alias, an ensemble or a
+    fine-tuned encoder is left to ``Plan.check`` (``check_model_options``), which names it."""
+    for alias, values in plan.config["models"]["options"].items():
+        if alias not in plan.aliases or plan.is_ensemble(alias):
+            continue
+        section = plan.model_class(alias).section
+        if section is None:
+            continue
+        node = schema["properties"]["experiments"]["properties"][section]
+        sub = {key: value for key, value in node.items() if key != "default"}
+        error = best_match(Draft202012Validator({**sub, "$defs": schema.get("$defs", {})}).iter_errors(values))
+        if error is not None:
+            message = describe(error)  # "<key inside values>: ..." or "(the config): ..."
+            if message.startswith("(the config)"):
+                return f"config: models.options.{alias}{message[len('(the config)'):]}"
+            return f"config: models.options.{alias}{'' if message.startswith('[') else '.'}{message}"
+    return None
+
+
 def _one_line(message: str) -> str:
     line = " ".join(str(message).split())
     return line if line.startswith("config") else f"config: {line}"
@@ -116,6 +138,9 @@ def plan_for(config: dict[str, Any], schema: dict[str, Any] | str | Path) -> Pla
     fill_defaults(config, schema)
     try:
         plan = Plan(config)
+        mistake = models_options_error(plan, schema)  # before the checks that build the jobs' options from them
+        if mistake:
+            raise ConfigError(mistake)
         plan.check()
     except ConfigError:
         raise

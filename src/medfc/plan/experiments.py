@@ -97,10 +97,7 @@ class ExperimentsPlan:
         """The kinds of a model (:data:`medfc.experiments.options.MODEL_CONFIGS`): an ensemble's, every member's."""
         if self.is_ensemble(alias):
             return {k for m in self.ensemble_members(alias) for k in self.model_kinds(m)}
-        try:
-            return {model_config_class(self.model_name(alias)).kind}
-        except ValueError as exc:
-            raise ValueError(f"config: model {alias!r} is {exc}") from None
+        return {self.model_class(alias).kind}
 
     def check_offline_models(self) -> None:
         """A planned ``offline:`` model that is unknown or not installed (offline:mpnet is opt-in) stops the
@@ -115,6 +112,31 @@ class ExperimentsPlan:
                 if problem:
                     raise ValueError(f"config: {key} plans {alias} ({name}): {problem}")
 
+    def check_model_options(self) -> None:
+        """``models.options``: each entry names a model alias (not an ensemble) of a kind with a config
+        section (tfidf, gbm, frozen); its keys and values are checked against that section's schema before
+        (:func:`medfc.plan.config_errors.models_options_error`). An entry of
+        ``experiments.<dataset>.model_train`` for such an alias would be ignored, so it stops the run too."""
+        for alias in self.config["models"]["options"]:
+            if self.is_ensemble(alias) or alias not in self.aliases:
+                what = "an ensemble (set its members' options)" if self.is_ensemble(alias) else "not in models.aliases"
+                raise ValueError(f"config: models.options.{alias}: {alias!r} is {what} (models.aliases: {', '.join(sorted(self.aliases))})")
+            if self.model_class(alias).section is None:
+                raise ValueError(f"config: models.options.{alias}: {alias} ({self.model_name(alias)}) is a fine-tuned encoder; "
+                                 f"its training keys go in experiments.healthfc.model_train.{alias} or experiments.clinifact.model_train.{alias}")
+        for dataset in ("healthfc", "clinifact"):
+            for alias in self.config["experiments"][dataset]["model_train"]:
+                if alias in self.aliases and (cls := self.model_class(alias)).section is not None:
+                    raise ValueError(f"config: experiments.{dataset}.model_train.{alias}: {alias} ({self.model_name(alias)}) is not fine-tuned, "
+                                     f"so training keys do not apply; its own keys of experiments.{cls.section} go in models.options.{alias}")
+
+    def model_class(self, alias: str) -> type:
+        """The options class of a model alias's kind (:func:`medfc.experiments.options.model_config_class`)."""
+        try:
+            return model_config_class(self.model_name(alias))
+        except ValueError as exc:
+            raise ValueError(f"config: model {alias!r} is {exc}") from None
+
     def model_alias_pattern(self, ensembles: bool) -> str:
         """A wildcard regex matching exactly the model aliases (ensembles=False) or the ensemble names."""
         names = sorted(self.ensembles if ensembles else self.aliases)
@@ -128,14 +150,14 @@ class ExperimentsPlan:
     def model_config(self, alias: str, *train_layers: dict[str, Any] | None) -> dict[str, Any]:
         """A model's whole config, tagged with its kind: an encoder's training config (the layers merged), or
         the config section of a kind that has one (``experiments.tfidf``, ``experiments.gbm``,
-        ``experiments.frozen``), with the model's name; a kind's directories under the workflow's cache
+        ``experiments.frozen``) under the alias's own ``models.options``, with the model's name; a kind's directories under the workflow's cache
         (``cache_dirs``: the frozen encoders' embeddings) resolved when null."""
         name = self.model_name(alias)
-        try:
-            cls = model_config_class(name)
-        except ValueError as exc:
-            raise ValueError(f"config: model {alias!r} is {exc}") from None
-        base = dict(self.config["experiments"][cls.section]) if cls.section else layered(*train_layers)
+        cls = self.model_class(alias)
+        if cls.section:
+            base = layered(self.config["experiments"][cls.section], self.config["models"]["options"].get(alias))
+        else:
+            base = layered(*train_layers)
         for key, sub in getattr(cls, "cache_dirs", {}).items():
             if base[key] is None:
                 base[key] = f"{self.config['cache_dir']}/{sub}"

@@ -11,7 +11,8 @@ import pytest
 
 from medfc.experiments.systems import ARTICLE_SYSTEMS, SYSTEMS
 from medfc.plan import Plan
-from tests.helpers.config import defaults
+from medfc.plan.config_errors import ConfigError, plan_for
+from tests.helpers.config import SCHEMA, defaults
 
 
 # the demo's release file: Plan.check builds every planned job's inputs, the HealthFC dataset's included
@@ -308,3 +309,47 @@ def test_a_language_can_run_its_own_systems_and_the_tables_take_the_rows_each_la
                      experiments__healthfc__lang_systems={"de": ["pipeline"]})
     with pytest.raises(ValueError, match=r"experiments\.healthfc\.systems \(or \.lang_systems\) includes pipeline"):
         Plan(release).check()
+
+
+def test_models_options_give_one_alias_its_own_section_keys_and_leave_the_kind_s_other_aliases_alone():
+    """Two TF-IDF rows side by side (models.options): the alias's keys over experiments.tfidf, in both datasets'
+    runs and in an ensemble's member; the plain tfidf and every other kind keep their sections."""
+    wc = {"spaces": ["separate"], "analyzers": ["word+char"], "min_df": 2, "C_grid": [0.3, 3.0]}
+    cfg = config(models__aliases={"tfidf-wc": "sklearn:tfidf", "frozen-tail": "frozen:offline:minilm"},
+                 models__options={"tfidf-wc": wc, "frozen-tail": {"truncation": "tail"}, "gbm": {"max_iter": 50}},
+                 models__ensembles={"wc+gbm": {"members": ["tfidf-wc", "gbm"], "weights": None}},
+                 models__healthfc={"en": ["tfidf", "tfidf-wc"], "de": []},
+                 models__clinifact={"discriminative": ["tfidf", "tfidf-wc", "gbm", "wc+gbm"], "zero_shot": [], "fine_tuned": []},
+                 healthfc__release=DEMO_RELEASE)
+    plan = Plan(cfg)
+    plan.check()
+    section = cfg["experiments"]["tfidf"]
+    expected = {"kind": "tfidf", **section, **wc, "model": "sklearn:tfidf"}
+    assert plan.healthfc_experiment_options("en", "tfidf-wc", "oracle", 0)["train"] == expected
+    assert plan.healthfc_experiment_options("en", "tfidf", "oracle", 0)["train"] == {"kind": "tfidf", **section, "model": "sklearn:tfidf"}
+    assert plan.clinifact_experiment_options("tfidf-wc")["train"] == expected
+    assert plan.clinifact_experiment_options("tfidf")["train"]["spaces"] == ["joint"]
+    assert plan.clinifact_experiment_options("gbm")["train"] == {"kind": "gbm", **cfg["experiments"]["gbm"], "max_iter": 50, "model": "sklearn:gbm"}
+    assert plan.model_config("frozen-tail")["truncation"] == "tail"
+    assert plan.model_config("frozen-minilm")["truncation"] == cfg["experiments"]["frozen"]["truncation"]
+    assert section["spaces"] == ["joint"] and "tfidf-wc" not in section  # the section itself is untouched
+
+
+@pytest.mark.parametrize(("options", "model_train", "expected"), [
+    ({"tfidf-x": {"min_df": 2}}, {}, "config: models.options.tfidf-x: 'tfidf-x' is not in models.aliases"),
+    ({"pair": {"min_df": 2}}, {}, "config: models.options.pair: 'pair' is an ensemble (set its members' options)"),
+    ({"minilm": {"lr": 1e-5}}, {}, "config: models.options.minilm: minilm (offline:minilm) is a fine-tuned encoder; its training keys go in "
+                                   "experiments.healthfc.model_train.minilm or experiments.clinifact.model_train.minilm"),
+    ({"tfidf": {"min_dff": 2}}, {}, "config: models.options.tfidf.min_dff: unknown key; did you mean min_df? (allowed: spaces, analyzers,"),
+    ({"tfidf": {"analyzers": ["char"]}}, {}, "config: models.options.tfidf.analyzers[0]: 'char' is not allowed; did you mean word+char?"),
+    ({"tfidf": {"min_df": 0}}, {}, "config: models.options.tfidf.min_df: 0 is less than the minimum of 1"),
+    ({"gbm": {"learning_rate": "fast"}}, {}, "config: models.options.gbm.learning_rate: 'fast' is not of type 'number'"),
+    ({}, {"tfidf": {"epochs": 2}}, "config: experiments.clinifact.model_train.tfidf: tfidf (sklearn:tfidf) is not fine-tuned, so training "
+                                   "keys do not apply; its own keys of experiments.tfidf go in models.options.tfidf"),
+])
+def test_a_models_options_mistake_stops_the_plan_naming_the_key(options, model_train, expected):
+    cfg = config(models__options=options, experiments__clinifact__model_train=model_train,
+                 models__ensembles={"pair": {"members": ["tfidf", "gbm"], "weights": None}}, healthfc__release=DEMO_RELEASE)
+    with pytest.raises(ConfigError) as exc:
+        plan_for(cfg, SCHEMA)  # the workflow's validation: the schema, the values against their section, the checks
+    assert str(exc.value).startswith(expected), str(exc.value)
