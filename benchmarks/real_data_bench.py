@@ -9,7 +9,8 @@ benchmarks in results/benchmarks/experiments/), or runs it first with --run:
 config/cpu.yaml); --no-healthfc leaves HealthFC out (no release file at hand). It prints, per dataset, each
 of our systems (macro-F1, accuracy, wall time of training + prediction summed over folds) beside the
 papers' rows, and the CPU targets of the project (CliniFact macro-F1 ≥ 75; HealthFC oracle ≥ 78, claims
-only ≥ 48, gold explanations ≥ 60) as met or not.
+only ≥ 48, gold explanations ≥ 60, level of evidence above the paper's 42.2) as met or not, each row's and
+each system's best row's.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from pathlib import Path
 
 TARGETS = {("clinifact", "discriminative"): 75.0, ("healthfc", "oracle"): 78.0, ("healthfc", "claims_only"): 48.0,
            ("healthfc", "gold_explanations"): 60.0}
+# issue 31: every HealthFC Table 5 row above the paper's DeBERTa row (claims only 39.3 and gold explanations
+# 51.2 are under the targets above; level of evidence 42.2 is the one to beat)
+ABOVE = {("healthfc", "level_of_evidence"): 42.2}
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -48,10 +52,23 @@ def _wall(bench_dir: Path, pattern: str) -> float:
 
 
 def _target(dataset: str, system: str, f1: float | None) -> str:
-    goal = TARGETS.get((dataset, system))
-    if goal is None or f1 is None:
+    if f1 is None:
         return ""
-    return f"target ≥ {goal:g}: {'met' if f1 >= goal else 'NOT met'}"
+    if (goal := TARGETS.get((dataset, system))) is not None:
+        return f"target ≥ {goal:g}: {'met' if f1 >= goal else 'NOT met'}"
+    if (goal := ABOVE.get((dataset, system))) is not None:
+        return f"target > {goal:g}: {'met' if f1 > goal else 'NOT met'}"
+    return ""
+
+
+def _best(dataset: str, rows: list[tuple[str, str, float | None]]) -> None:
+    """Per system, our best row and its target: the row a reader of the table would quote."""
+    best: dict[str, tuple[float, str]] = {}
+    for system, model, f1 in rows:
+        if f1 is not None and (system not in best or f1 > best[system][0]):
+            best[system] = (f1, model)
+    for system, (f1, model) in best.items():
+        print(f"  best of ours, {system}: {model} {f1:.1f}  {_target(dataset, system, f1)}")
 
 
 def clinifact(root: Path) -> None:
@@ -62,12 +79,16 @@ def clinifact(root: Path) -> None:
     bench = root / "results/benchmarks/experiments/clinifact"
     print("\nCliniFact, test split (394 pairs of the release)")
     print(f"{'source':<28} {'model':<30} {'macro-F1':>9} {'95% CI':>12} {'accuracy':>9} {'wall s':>8}  ")
+    ranked = []
     for r in _rows(table):
         ours = r["source"] == "ours"
         wall = f"{_wall(bench, r['model'] + '.tsv'):.0f}" if ours else ""
         f1 = _mean(r["macro F1"])
         print(f"{r['source']:<28} {r['model']:<30} {r['macro F1']:>9} {r.get('macro F1 95% CI', ''):>12} {r['accuracy']:>9} {wall:>8}  "
               f"{_target('clinifact', r['system'], f1) if ours else ''}")
+        if ours:
+            ranked.append((r["system"], r["model"], f1))
+    _best("clinifact", ranked)
 
 
 def healthfc(root: Path) -> None:
@@ -79,6 +100,7 @@ def healthfc(root: Path) -> None:
         key = "system" if name == "healthfc_table3" else "experiment"
         print(f"\nHealthFC {name[-6:].replace('_', ' ')} (5-fold mean ± std; wall time summed over the folds)")
         print(f"{'source':<28} {'model':<18} {'system':<20} {'macro-F1':>13} {'wall s':>8}")
+        ranked = []
         for r in _rows(table):
             ours = r["source"] == "ours"
             f1_col = "veracity F1" if key == "system" else "F1"
@@ -86,6 +108,9 @@ def healthfc(root: Path) -> None:
             wall = f"{_wall(bench, pattern):.0f}" if ours else ""
             print(f"{r['source']:<28} {r['model']:<18} {r[key]:<20} {r[f1_col]:>13} {wall:>8}  "
                   f"{_target('healthfc', r[key], _mean(r[f1_col])) if ours else ''}")
+            if ours:
+                ranked.append((r[key], r["model"], _mean(r[f1_col])))
+        _best("healthfc", ranked)
 
 
 def main() -> int:
