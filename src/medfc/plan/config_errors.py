@@ -130,9 +130,11 @@ def plan_for(config: dict[str, Any], schema: dict[str, Any] | str | Path) -> Pla
     from medfc.common.schema import fill_defaults
     from medfc.plan import Plan
 
+    from medfc.plan.experiments import misplaced_model_train
+
     if not isinstance(schema, dict):
         schema = load_schema(schema)
-    mistake = config_error(config, schema)
+    mistake = misplaced_model_train(config) or config_error(config, schema)  # a TF-IDF key in model_train: where it goes
     if mistake:
         raise ConfigError(mistake)
     fill_defaults(config, schema)

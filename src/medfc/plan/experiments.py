@@ -9,6 +9,7 @@ any job runs or reads data."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any
 
@@ -53,6 +54,41 @@ def layered(*layers: dict[str, Any] | None) -> dict[str, Any]:
     for layer in layers:
         out.update(layer or {})
     return out
+
+
+def _did_you_mean(name: str, choices: Any) -> str:
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def misplaced_model_train(config: dict[str, Any]) -> str | None:
+    """An ``experiments.<dataset>.model_train`` entry that no job would read, as one line naming it: one for
+    an ensemble, for a name that is no model alias, or for an alias whose kind is not fine-tuned (TF-IDF,
+    GBM, frozen: their keys go in ``models.options``). Reads the config as written (the schema's defaults
+    need not be filled in), so the workflow's validation can say this before the schema rejects a TF-IDF
+    key as an unknown training key."""
+    def mapping(node: Any, key: str) -> dict[str, Any]:  # a wrongly typed section is the schema's to name
+        value = node.get(key) if isinstance(node, dict) else None
+        return value if isinstance(value, dict) else {}
+
+    models = mapping(config, "models")
+    aliases = model_aliases({k: v for k, v in mapping(models, "aliases").items() if isinstance(v, str)})
+    ensembles = mapping(models, "ensembles")
+    for dataset in ("healthfc", "clinifact"):
+        for alias in mapping(mapping(mapping(config, "experiments"), dataset), "model_train"):
+            where = f"config: experiments.{dataset}.model_train.{alias}"
+            if alias in ensembles:
+                return f"{where}: {alias!r} is an ensemble, which trains nothing; set its members' keys"
+            if alias not in aliases:
+                return f"{where}: {alias!r} is not in models.aliases{_did_you_mean(alias, aliases)} (models.aliases: {', '.join(sorted(aliases))})"
+            try:
+                cls = model_config_class(aliases[alias])
+            except ValueError:
+                continue  # the plan names a model name that is no model
+            if cls.section is not None:
+                return (f"{where}: {alias} ({aliases[alias]}) is not fine-tuned, so training keys do not apply; "
+                        f"its own keys of experiments.{cls.section} go in models.options.{alias}")
+    return None
 
 
 class ExperimentsPlan:
@@ -114,21 +150,24 @@ class ExperimentsPlan:
 
     def check_model_options(self) -> None:
         """``models.options``: each entry names a model alias (not an ensemble) of a kind with a config
-        section (tfidf, gbm, frozen); its keys and values are checked against that section's schema before
-        (:func:`medfc.plan.config_errors.models_options_error`). An entry of
-        ``experiments.<dataset>.model_train`` for such an alias would be ignored, so it stops the run too."""
+        section (tfidf, gbm, frozen). Its keys and values are checked against that section's schema by
+        :func:`medfc.plan.config_errors.models_options_error`, which the workflow's validation runs before
+        this; a plan checked without it finds a bad key when :meth:`model_config` is built into a job's
+        options. ``experiments.<dataset>.model_train`` entries must name fine-tuned encoders
+        (:func:`misplaced_model_train`): any other entry would never be read."""
         for alias in self.config["models"]["options"]:
-            if self.is_ensemble(alias) or alias not in self.aliases:
-                what = "an ensemble (set its members' options)" if self.is_ensemble(alias) else "not in models.aliases"
-                raise ValueError(f"config: models.options.{alias}: {alias!r} is {what} (models.aliases: {', '.join(sorted(self.aliases))})")
+            if self.is_ensemble(alias):
+                raise ValueError(f"config: models.options.{alias}: {alias!r} is an ensemble; set its members' options "
+                                 f"({', '.join(self.ensemble_members(alias))})")
+            if alias not in self.aliases:
+                raise ValueError(f"config: models.options.{alias}: {alias!r} is not in models.aliases{_did_you_mean(alias, self.aliases)} "
+                                 f"(models.aliases: {', '.join(sorted(self.aliases))})")
             if self.model_class(alias).section is None:
                 raise ValueError(f"config: models.options.{alias}: {alias} ({self.model_name(alias)}) is a fine-tuned encoder; "
                                  f"its training keys go in experiments.healthfc.model_train.{alias} or experiments.clinifact.model_train.{alias}")
-        for dataset in ("healthfc", "clinifact"):
-            for alias in self.config["experiments"][dataset]["model_train"]:
-                if alias in self.aliases and (cls := self.model_class(alias)).section is not None:
-                    raise ValueError(f"config: experiments.{dataset}.model_train.{alias}: {alias} ({self.model_name(alias)}) is not fine-tuned, "
-                                     f"so training keys do not apply; its own keys of experiments.{cls.section} go in models.options.{alias}")
+        mistake = misplaced_model_train(self.config)
+        if mistake:
+            raise ValueError(mistake)
 
     def model_class(self, alias: str) -> type:
         """The options class of a model alias's kind (:func:`medfc.experiments.options.model_config_class`)."""

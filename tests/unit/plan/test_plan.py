@@ -333,11 +333,20 @@ def test_models_options_give_one_alias_its_own_section_keys_and_leave_the_kind_s
     assert plan.model_config("frozen-tail")["truncation"] == "tail"
     assert plan.model_config("frozen-minilm")["truncation"] == cfg["experiments"]["frozen"]["truncation"]
     assert section["spaces"] == ["joint"] and "tfidf-wc" not in section  # the section itself is untouched
+    # the pipeline's evidence selector of a TF-IDF alias is that alias's own model, options included
+    pipeline = plan.healthfc_experiment_options("en", "tfidf-wc", "pipeline", 0)
+    assert pipeline["system_options"]["evidence_train"] == pipeline["train"] == expected
+    assert plan.healthfc_experiment_options("en", "tfidf", "pipeline", 0)["system_options"]["evidence_train"]["spaces"] == ["joint"]
+    # a frozen alias's embedding store: the workflow's cache unless the alias (or the section) names one
+    assert plan.model_config("frozen-tail")["cache_dir"] == plan.model_config("frozen-minilm")["cache_dir"] == f"{cfg['cache_dir']}/embeddings"
+    cfg["models"]["options"]["frozen-tail"]["cache_dir"] = "/scratch/vectors"
+    assert plan.model_config("frozen-tail")["cache_dir"] == "/scratch/vectors"
+    assert plan.model_config("frozen-minilm")["cache_dir"] == f"{cfg['cache_dir']}/embeddings"
 
 
 @pytest.mark.parametrize(("options", "model_train", "expected"), [
-    ({"tfidf-x": {"min_df": 2}}, {}, "config: models.options.tfidf-x: 'tfidf-x' is not in models.aliases"),
-    ({"pair": {"min_df": 2}}, {}, "config: models.options.pair: 'pair' is an ensemble (set its members' options)"),
+    ({"tfidf-x": {"min_df": 2}}, {}, "config: models.options.tfidf-x: 'tfidf-x' is not in models.aliases; did you mean tfidf? (models.aliases: "),
+    ({"pair": {"min_df": 2}}, {}, "config: models.options.pair: 'pair' is an ensemble; set its members' options (tfidf, gbm)"),
     ({"minilm": {"lr": 1e-5}}, {}, "config: models.options.minilm: minilm (offline:minilm) is a fine-tuned encoder; its training keys go in "
                                    "experiments.healthfc.model_train.minilm or experiments.clinifact.model_train.minilm"),
     ({"tfidf": {"min_dff": 2}}, {}, "config: models.options.tfidf.min_dff: unknown key; did you mean min_df? (allowed: spaces, analyzers,"),
@@ -346,8 +355,14 @@ def test_models_options_give_one_alias_its_own_section_keys_and_leave_the_kind_s
     ({"gbm": {"learning_rate": "fast"}}, {}, "config: models.options.gbm.learning_rate: 'fast' is not of type 'number'"),
     ({}, {"tfidf": {"epochs": 2}}, "config: experiments.clinifact.model_train.tfidf: tfidf (sklearn:tfidf) is not fine-tuned, so training "
                                    "keys do not apply; its own keys of experiments.tfidf go in models.options.tfidf"),
+    # a TF-IDF key there: said before the schema calls it an unknown training key
+    ({}, {"gbm": {"max_leaf_nodes": 8}}, "config: experiments.clinifact.model_train.gbm: gbm (sklearn:gbm) is not fine-tuned, so training "
+                                         "keys do not apply; its own keys of experiments.gbm go in models.options.gbm"),
+    ({}, {"pair": {"epochs": 2}}, "config: experiments.clinifact.model_train.pair: 'pair' is an ensemble, which trains nothing; set its members' keys"),
+    ({}, {"minlm": {"epochs": 2}}, "config: experiments.clinifact.model_train.minlm: 'minlm' is not in models.aliases; did you mean minilm?"),
 ])
 def test_a_models_options_mistake_stops_the_plan_naming_the_key(options, model_train, expected):
+    """Also a misplaced experiments.<dataset>.model_train entry, which no job would read."""
     cfg = config(models__options=options, experiments__clinifact__model_train=model_train,
                  models__ensembles={"pair": {"members": ["tfidf", "gbm"], "weights": None}}, healthfc__release=DEMO_RELEASE)
     with pytest.raises(ConfigError) as exc:

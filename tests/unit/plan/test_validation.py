@@ -50,3 +50,14 @@ def test_a_mistake_is_one_line_naming_the_key():
     with pytest.raises(ConfigError) as err:
         plan_for(config, SCHEMA)
     assert str(err.value).startswith("config: stages.healthfcc: unknown key; did you mean healthfc?")
+
+
+@pytest.mark.parametrize("overlay", ["cpu-mpnet.yaml", "cpu-finetuned.yaml"])
+def test_the_cpu_overlays_keep_every_row_of_cpu_yaml(overlay):
+    """A later config file replaces a list, so an overlay restates cpu.yaml's model lists: each must hold every
+    row of cpu.yaml's list, in its order (cpu-mpnet.yaml needs the optional install, so it is not planned above)."""
+    base, extra = _merged(["cpu.yaml"])["models"], _merged([overlay])["models"]
+    for dataset in ("healthfc", "clinifact"):
+        for key, rows in extra.get(dataset, {}).items():
+            kept = [r for r in rows if r in base[dataset][key]]
+            assert kept == base[dataset][key], f"{overlay}: models.{dataset}.{key} drops or reorders cpu.yaml's rows"
