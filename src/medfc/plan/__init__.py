@@ -13,13 +13,12 @@ one line naming the key.
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any
 
 from medfc.experiments.systems import evidence_source
 from medfc.plan import cluster
-from medfc.plan.experiments import BENCH_DIR, EXP_DIR, FIGURES_DIR, PAPERS, TABLES, TABLES_DIR, ExperimentsPlan, layered
+from medfc.plan.experiments import BENCH_DIR, EXP_DIR, FIGURES_DIR, PAPERS, TABLES, TABLES_DIR, ExperimentsPlan, did_you_mean, layered
 from medfc.plan.medsnip import MEDSNIP_DIR, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, MedsnipPlan
 
 __all__ = ["BENCH_DIR", "EXP_DIR", "FIGURES_DIR", "MEDSNIP_DIR", "MEDSNIP_TITLES", "MEDSNIP_WILDCARDS", "PAPERS", "TABLES", "TABLES_DIR", "Plan", "layered"]
@@ -162,8 +161,7 @@ class Plan(ExperimentsPlan, MedsnipPlan):
                            *((f"models.clinifact.{kind}", config["models"]["clinifact"][kind]) for kind in ("discriminative", "zero_shot", "fine_tuned"))]:
             for name in names:
                 if name not in self.aliases and not self.is_ensemble(name):
-                    close = difflib.get_close_matches(name, [*self.aliases, *self.ensembles], n=1, cutoff=0.6)
-                    hint = f"; did you mean {close[0]}?" if close else ""
+                    hint = did_you_mean(name, [*self.aliases, *self.ensembles])
                     raise ValueError(f"config: {key}: {name!r} names no model{hint} (models.aliases: {', '.join(sorted(self.aliases))}; "
                                      f"models.ensembles: {', '.join(sorted(self.ensembles)) or 'none'})")
         both = sorted(set(self.aliases) & set(self.ensembles))

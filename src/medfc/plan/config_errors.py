@@ -104,13 +104,13 @@ def models_options_error(plan: Plan, schema: dict[str, Any]) -> str | None:
         if section is None:
             continue
         node = schema["properties"]["experiments"]["properties"][section]
-        sub = {key: value for key, value in node.items() if key != "default"}
-        error = best_match(Draft202012Validator({**sub, "$defs": schema.get("$defs", {})}).iter_errors(values))
+        error = best_match(Draft202012Validator({**node, "$defs": schema.get("$defs", {})}).iter_errors(values))
         if error is not None:
-            message = describe(error)  # "<key inside values>: ..." or "(the config): ..."
-            if message.startswith("(the config)"):
-                return f"config: models.options.{alias}{message[len('(the config)'):]}"
-            return f"config: models.options.{alias}{'' if message.startswith('[') else '.'}{message}"
+            root = error
+            while root.parent is not None:
+                root = root.parent
+            root.path.extendleft(reversed(("models", "options", alias)))  # where the values are in the config
+            return f"config: {describe(error)}"
     return None
 
 
@@ -129,7 +129,6 @@ def plan_for(config: dict[str, Any], schema: dict[str, Any] | str | Path) -> Pla
         mirror or release file)."""
     from medfc.common.schema import fill_defaults
     from medfc.plan import Plan
-
     from medfc.plan.experiments import misplaced_model_train
 
     if not isinstance(schema, dict):

@@ -56,7 +56,8 @@ def layered(*layers: dict[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-def _did_you_mean(name: str, choices: Any) -> str:
+def did_you_mean(name: str, choices: Any) -> str:
+    """``"; did you mean <the closest of choices>?"``, or ``""`` when none is close: a config message's hint."""
     close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
     return f"; did you mean {close[0]}?" if close else ""
 
@@ -80,7 +81,7 @@ def misplaced_model_train(config: dict[str, Any]) -> str | None:
             if alias in ensembles:
                 return f"{where}: {alias!r} is an ensemble, which trains nothing; set its members' keys"
             if alias not in aliases:
-                return f"{where}: {alias!r} is not in models.aliases{_did_you_mean(alias, aliases)} (models.aliases: {', '.join(sorted(aliases))})"
+                return f"{where}: {alias!r} is not in models.aliases{did_you_mean(alias, aliases)} (models.aliases: {', '.join(sorted(aliases))})"
             try:
                 cls = model_config_class(aliases[alias])
             except ValueError:
@@ -160,7 +161,7 @@ class ExperimentsPlan:
                 raise ValueError(f"config: models.options.{alias}: {alias!r} is an ensemble; set its members' options "
                                  f"({', '.join(self.ensemble_members(alias))})")
             if alias not in self.aliases:
-                raise ValueError(f"config: models.options.{alias}: {alias!r} is not in models.aliases{_did_you_mean(alias, self.aliases)} "
+                raise ValueError(f"config: models.options.{alias}: {alias!r} is not in models.aliases{did_you_mean(alias, self.aliases)} "
                                  f"(models.aliases: {', '.join(sorted(self.aliases))})")
             if self.model_class(alias).section is None:
                 raise ValueError(f"config: models.options.{alias}: {alias} ({self.model_name(alias)}) is a fine-tuned encoder; "
@@ -189,8 +190,9 @@ class ExperimentsPlan:
     def model_config(self, alias: str, *train_layers: dict[str, Any] | None) -> dict[str, Any]:
         """A model's whole config, tagged with its kind: an encoder's training config (the layers merged), or
         the config section of a kind that has one (``experiments.tfidf``, ``experiments.gbm``,
-        ``experiments.frozen``) under the alias's own ``models.options``, with the model's name; a kind's directories under the workflow's cache
-        (``cache_dirs``: the frozen encoders' embeddings) resolved when null."""
+        ``experiments.frozen``) under the alias's own ``models.options``, with the model's name; a kind's
+        directories under the workflow's cache (``cache_dirs``: the frozen encoders' embeddings) resolved
+        when null."""
         name = self.model_name(alias)
         cls = self.model_class(alias)
         if cls.section:
