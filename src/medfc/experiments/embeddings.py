@@ -195,8 +195,10 @@ class FrozenEncoder:
     mean-pooled row per text, from the store or encoded (once per text and recipe)."""
 
     def __init__(self, model: str, *, cache_dir: str | os.PathLike | None, batch_size: int = 32, device: str = "auto",
-                 threads: int | None = None, progress: bool = True):
+                 threads: int | None = None, progress: bool = True,
+                 lengths_key: str = "experiments.frozen.claim_length / evidence_length, or the alias's models.options"):
         self.model_name = model
+        self.lengths_key = lengths_key  # the config keys of the token budgets, for the error naming a budget too long
         self.cache_dir = cache_dir or None
         self.batch_size = batch_size
         self.device = device
@@ -253,7 +255,7 @@ class FrozenEncoder:
         tokenizer, model, placement = self._load()
         limit = getattr(tokenizer, "model_max_length", None) or 0
         if 0 < limit < 1_000_000 and recipe.max_length > limit:
-            raise ValueError(f"{self.model_name} reads at most {limit} tokens, not {recipe.max_length} (experiments.frozen)")
+            raise ValueError(f"{self.model_name} reads at most {limit} tokens, not {recipe.max_length} ({self.lengths_key})")
         tokenizer.truncation_side = "left" if recipe.side == "tail" else "right"
         lengths = [len(ids) for ids in tokenizer([t for _, t in missing], truncation=False, verbose=False)["input_ids"]]
         cut = sum(n > recipe.max_length for n in lengths)

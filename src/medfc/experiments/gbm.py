@@ -3,6 +3,16 @@
 scikit-learn's HistGradientBoostingClassifier, its probabilities averaged over ``seeds``. With
 ``refit_with_validation`` the final models are fit on the training and validation examples together
 (the hyperparameters are fixed, so the validation split has nothing left to choose). Seconds on a CPU.
+
+With ``embedding_model`` (e.g. ``offline:minilm``) a frozen encoder's embeddings add features: the claim
+(its first ``embedding_claim_length`` tokens) is u, ``title. abstract`` (its last
+``embedding_evidence_length`` tokens, the results and conclusions) is v, both mean-pooled and
+L2-normalised by :class:`medfc.experiments.embeddings.FrozenEncoder`, and ``embedding_features`` names
+what the trees see of them: ``cos`` the cosine u · v (one feature), ``difference`` |u − v| and
+``product`` u ⊙ v (one feature per dimension each). The vectors are kept under ``cache_dir`` with the same
+recipe as the ``frozen`` kind's (the same model and lengths: the same store, so ``frozen-minilm`` and a GBM
+over MiniLM features encode each text once between them). Measured on the CliniFact release
+(docs/experiments.md) they do not pay, which is why the default is the hand features alone.
 """
 
 from __future__ import annotations
@@ -11,11 +21,12 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from medfc.experiments.clinifact_features import features, fit_idf
+from medfc.experiments.embeddings import FrozenEncoder
 from medfc.experiments.examples import Example
 from medfc.experiments.options import GbmOptions
 from medfc.experiments.sklearn_common import WholeTexts, add_probs, class_weight, label_indices, limit_threads
@@ -26,6 +37,7 @@ log = logging.getLogger(__name__)
 @dataclass
 class GbmInfo:
     n_features: int = 0
+    n_embedding_features: int = 0
     n_train: int = 0
     refit_with_validation: bool = False
     train_seconds: float = 0.0
@@ -38,20 +50,36 @@ class GbmInfo:
 class FittedGbm:
     """Fitted boosted trees with the interface of the other fitted models (``probs``)."""
 
-    def __init__(self, options: GbmOptions, labels: Sequence[str], idf: dict[str, float], keys: list[str], models: list):
+    def __init__(self, options: GbmOptions, labels: Sequence[str], idf: dict[str, float], keys: list[str], models: list,
+                 encoder: FrozenEncoder | None = None, side: Literal["head", "tail"] = "tail"):
         self.options, self.labels, self.idf, self.keys, self.models = options, list(labels), idf, keys, models
+        self.encoder, self.side = encoder, side
         self.result = GbmInfo(n_features=len(keys))
-        self.encode_stats = WholeTexts()  # the features read every abstract whole
+        # the hand features read every abstract whole; the embeddings' store counts what it encoded and cut
+        self.encode_stats = encoder.stats if encoder is not None else WholeTexts()
 
-    def matrix(self, examples: Sequence[Example]) -> np.ndarray:
+    def matrix(self, examples: Sequence[Example], desc: str = "gbm") -> np.ndarray:
         rows = [features(ex.text_a or "", ex.prefix_b or "", ex.text_b or "", self.idf) for ex in examples]
-        return np.array([[r[k] for k in self.keys] for r in rows], dtype=np.float64).reshape(len(rows), len(self.keys))
+        X = np.array([[r[k] for k in self.keys] for r in rows], dtype=np.float64).reshape(len(rows), len(self.keys))
+        if self.encoder is None or not examples:
+            return X
+        return np.hstack([X, self.embedding_matrix(examples, desc)])
+
+    def embedding_matrix(self, examples: Sequence[Example], desc: str) -> np.ndarray:
+        """The ``embedding_features`` of each example's (claim, ``title. abstract``) embeddings, in the order named."""
+        from medfc.experiments.frozen import evidence_text
+
+        o = self.options
+        u = self.encoder.embed([ex.text_a or "" for ex in examples], o.embedding_claim_length, "head", desc=f"{desc}/claims")
+        v = self.encoder.embed([evidence_text(ex) for ex in examples], o.embedding_evidence_length, self.side, desc=f"{desc}/evidence")
+        blocks = {"cos": lambda: (u * v).sum(axis=1, keepdims=True), "difference": lambda: np.abs(u - v), "product": lambda: u * v}
+        return np.hstack([blocks[name]() for name in o.embedding_features]).astype(np.float64)
 
     def probs(self, examples: Sequence[Example], desc: str = "predict") -> np.ndarray:
         out = np.zeros((len(examples), len(self.labels)), dtype=np.float32)
         if not examples:
             return out
-        X = self.matrix(examples)
+        X = self.matrix(examples, desc)
         for m in self.models:
             add_probs(out, m.classes_, m.predict_proba(X), 1.0 / len(self.models))
         return out
@@ -66,9 +94,11 @@ def _fit(options: GbmOptions, X: np.ndarray, y: np.ndarray) -> list:
 
 
 def fit_gbm(options: GbmOptions, labels: Sequence[str], train_examples: Sequence[Example],
-            val_examples: Sequence[Example] | None = None, *, desc: str = "gbm") -> FittedGbm:
+            val_examples: Sequence[Example] | None = None, *, encoder: FrozenEncoder | None = None, trim: str = "right",
+            desc: str = "gbm") -> FittedGbm:
     """Fit on ``train_examples`` (and ``val_examples`` too with ``refit_with_validation``; otherwise they
-    are only scored, for the info file)."""
+    are only scored, for the info file). ``encoder``: the embeddings' encoder (``embedding_model``), its
+    abstracts cut as ``trim`` says (``left``: their end is kept)."""
     from medfc.experiments.metrics import validation_scores
 
     start = time.perf_counter()
@@ -76,28 +106,39 @@ def fit_gbm(options: GbmOptions, labels: Sequence[str], train_examples: Sequence
     y = label_indices(labels, fit_on, desc)
     idf = fit_idf(ex.text_b or "" for ex in fit_on)
     keys = list(features("", "", "", idf))
-    fitted = FittedGbm(options, labels, idf, keys, [])
-    fitted.models = _fit(options, fitted.matrix(fit_on), y)
+    fitted = FittedGbm(options, labels, idf, keys, [], encoder, "tail" if trim == "left" else "head")
+    X = fitted.matrix(fit_on, desc)
+    fitted.models = _fit(options, X, y)
+    r = fitted.result
+    r.n_features, r.n_embedding_features = int(X.shape[1]), int(X.shape[1]) - len(keys)
     if val_examples and not options.refit_with_validation:
-        pred = [fitted.labels[i] for i in fitted.probs(val_examples).argmax(axis=1)]
-        fitted.result.validation = validation_scores([ex.label for ex in val_examples], pred, fitted.labels)
-    fitted.result.n_train, fitted.result.refit_with_validation = len(y), options.refit_with_validation
-    fitted.result.train_seconds = time.perf_counter() - start
-    log.info("%s: %d examples, %d features, %d seeds (%.1f s)", desc, len(y), len(keys), len(options.seeds), fitted.result.train_seconds)
+        pred = [fitted.labels[i] for i in fitted.probs(val_examples, f"{desc}/validation").argmax(axis=1)]
+        r.validation = validation_scores([ex.label for ex in val_examples], pred, fitted.labels)
+    r.n_train, r.refit_with_validation = len(y), options.refit_with_validation
+    r.train_seconds = time.perf_counter() - start
+    log.info("%s: %d examples, %d features (%d from embeddings), %d seeds (%.1f s)", desc, len(y), r.n_features, r.n_embedding_features,
+             len(options.seeds), r.train_seconds)
     return fitted
 
 
 class GbmModel:
     """Kind ``gbm`` behind the one model interface (:mod:`medfc.experiments.models`): :func:`fit_gbm`, the
-    trees' OpenMP threads on the job's ``threads``."""
+    trees' OpenMP threads on the job's ``threads``; with ``embedding_model`` the job's frozen encoder (torch
+    on the job's ``threads``, loaded only for texts its store does not hold)."""
 
     def __init__(self, config: GbmOptions, threads: int | None = None) -> None:
         import sklearn.ensemble  # noqa: F401 (loads the OpenMP runtime the thread limit applies to)
 
         self.config = config
         limit_threads(threads)
+        self.encoder = None
+        if config.embedding_model:
+            self.encoder = FrozenEncoder(config.embedding_model, cache_dir=config.cache_dir, batch_size=config.embedding_batch_size,
+                                         device=config.device, threads=threads, progress=config.progress,
+                                         lengths_key="experiments.gbm.embedding_claim_length / embedding_evidence_length")
 
     def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
             checkpoint_dir: object = None, trim: str = "right", desc: str = "gbm") -> FittedGbm:
-        """The features read every abstract whole and nothing is written (``checkpoint_dir``, ``trim``: an encoder's)."""
-        return fit_gbm(self.config, labels, examples, validation, desc=desc)
+        """Nothing is written but the embeddings' store (``checkpoint_dir``: an encoder's); ``trim``: which end
+        of an abstract the embeddings keep (``left`` cuts its start: CliniFact's results and conclusions)."""
+        return fit_gbm(self.config, labels, examples, validation, encoder=self.encoder, trim=trim, desc=desc)

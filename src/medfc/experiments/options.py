@@ -98,6 +98,16 @@ class GbmOptions(Options):
     class_weights: Literal["none", "balanced"]
     seeds: tuple[int, ...]
     refit_with_validation: bool
+    embedding_model: str | None  # a frozen encoder whose embeddings add features; None: the hand features alone
+    embedding_features: tuple[Literal["cos", "difference", "product"], ...]
+    embedding_claim_length: int
+    embedding_evidence_length: int
+    embedding_batch_size: int
+    device: str  # auto | cpu | cuda | cuda:N (the embedding encoder's)
+    progress: bool
+    cache_dir: str | None  # resolved by the plan; None here (a caller without the plan, e.g. a benchmark): none kept
+    cache_dirs: ClassVar[dict[str, str]] = {"cache_dir": "embeddings"}  # shared with the frozen kind's store
+    model_keys: ClassVar[tuple[str, ...]] = ("embedding_model",)  # keys naming a pretrained model it loads (the plan's offline check)
 
 
 @dataclass(frozen=True)

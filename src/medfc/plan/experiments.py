@@ -144,10 +144,15 @@ class ExperimentsPlan:
         for key, model in dict.fromkeys(planned):
             for alias in self.ensemble_members(model) if self.is_ensemble(model) else [model]:
                 name = self.model_name(alias)
-                loads = base_model(name)  # the pretrained model it loads (frozen:offline:mpnet loads offline:mpnet)
-                problem = loads.startswith("offline:") and offline_model_problem(loads)
-                if problem:
-                    raise ValueError(f"config: {key} plans {alias} ({name}): {problem}")
+                cls = self.model_class(alias)
+                loads = [base_model(name)]  # the pretrained model it loads (frozen:offline:mpnet loads offline:mpnet)
+                if cls.section and getattr(cls, "model_keys", ()):  # and the ones its options name (gbm's embedding_model)
+                    config = self.model_config(alias)
+                    loads += [config[k] for k in cls.model_keys if config[k]]
+                for loaded in loads:
+                    problem = loaded.startswith("offline:") and offline_model_problem(loaded)
+                    if problem:
+                        raise ValueError(f"config: {key} plans {alias} ({name}): {problem}")
 
     def check_model_options(self) -> None:
         """``models.options``: each entry names a model alias (not an ensemble) of a kind with a config

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from medfc.common.io import write_jsonl
@@ -79,3 +80,53 @@ def test_an_ensemble_averages_the_members_probabilities(tmp_path):
     assert report.reasons() == {"member_without_prediction": 2, "not_in_first_member": 1}
     with pytest.raises(ValueError, match="2 prediction files for 1 members"):
         average_predictions([a, b], [1.0], ["x"], report)
+
+
+# ------------------------------------------------------------------------------ embedding features
+
+
+def _gbm_options(**kw) -> GbmOptions:
+    return GbmOptions.from_mapping(section("experiments.gbm", model="sklearn:gbm", seeds=[0], min_samples_leaf=2, progress=False, **kw))
+
+
+def test_gbm_with_embedding_features_adds_the_named_blocks_and_shares_the_frozen_kinds_store(tiny_bert, tmp_path):
+    from medfc.experiments.embeddings import FrozenEncoder
+    from medfc.experiments.frozen import evidence_text
+    from medfc.experiments.models import build_model
+
+    train = [_pair(lab, k) for lab in LABELS for k in range(8)]
+    test = [_pair(lab, k) for lab in LABELS for k in (40, 41)]
+    store = tmp_path / "embeddings"
+    plain = build_model(_gbm_options(), threads=1).fit(train, LABELS, trim="left")
+    hand = plain.result.n_features
+    options = _gbm_options(embedding_model=str(tiny_bert), embedding_features=["cos", "difference", "product"], cache_dir=str(store))
+    fitted = build_model(options, threads=1).fit(train, LABELS, trim="left")
+    info = fitted.result.as_dict()
+    assert (info["n_features"], info["n_embedding_features"]) == (hand + 1 + 16 + 16, 1 + 16 + 16)  # tiny BERT: 16 dimensions
+    assert [LABELS[i] for i in fitted.probs(test).argmax(axis=1)] == [lab for lab in LABELS for _ in (40, 41)]
+    # the features are the frozen kind's vectors: the claim's head, the title and abstract's tail (CliniFact), in the order named
+    enc = FrozenEncoder(str(tiny_bert), cache_dir=store, progress=False)
+    u = enc.embed([ex.text_a for ex in test], 128, "head")
+    v = enc.embed([evidence_text(ex) for ex in test], 256, "tail")
+    X = fitted.matrix(test)
+    assert np.allclose(X[:, hand], (u * v).sum(axis=1), atol=1e-6)
+    assert np.allclose(X[:, hand + 1 : hand + 17], np.abs(u - v), atol=1e-6) and np.allclose(X[:, hand + 17 :], u * v, atol=1e-6)
+    assert enc.stats.encoded == 0  # all from the store the GBM job wrote
+    # each distinct text once: the claim and the 21 distinct training abstracts (8 + 5 + 8), then the test's 2 new NEI abstracts
+    assert fitted.encode_stats.as_dict()["encoded"] == 1 + 21 + 2
+    # a frozen-minilm-style job with the same model and lengths reads the same vectors: nothing encoded again
+    from tests.unit.experiments.test_exp_frozen import frozen_options
+
+    frozen = build_model(frozen_options(tiny_bert, store, C_grid=[1.0]), threads=1)
+    frozen.fit(train, LABELS, trim="left")
+    assert frozen.encoder.stats.encoded == 0 and frozen.encoder._loaded is None
+    # without embedding_model: the hand features and the encode entry of a model that reads texts whole
+    assert plain.encode_stats.as_dict() == {"truncated": 0} and plain.result.as_dict()["n_embedding_features"] == 0
+
+
+def test_a_token_budget_above_the_encoders_names_the_gbm_keys(tiny_bert, tmp_path):
+    from medfc.experiments.models import build_model
+
+    options = _gbm_options(embedding_model=str(tiny_bert), embedding_evidence_length=4096, cache_dir="")
+    with pytest.raises(ValueError, match=r"reads at most 512 tokens, not 4096 \(experiments\.gbm\.embedding_claim_length / embedding_evidence_length\)"):
+        build_model(options, threads=1).fit([_pair(lab, k) for lab in LABELS for k in range(3)], LABELS, trim="left")
