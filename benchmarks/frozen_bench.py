@@ -184,7 +184,7 @@ def clinifact(args, plan: Plan, clock: Clock) -> dict:
     outer = list(StratifiedKFold(args.folds, shuffle=True, random_state=args.seed).split(np.zeros(len(y)), y))
     inner = [tuple(train_test_split(rest, test_size=0.2, stratify=y[rest], random_state=args.seed)) for rest, _ in outer]
     everything = pool + test
-    options = {m: model_options(plan, m, args.cache) for m in ["tfidf", "gbm", *args.encoders]}
+    options = {m: model_options(plan, m, args.cache) for m in ["tfidf", "gbm", *args.encoders, *args.extra]}
     out: dict = {"embeddings": {}, "rows": {}}
 
     if args.seed_sqlite:
@@ -214,7 +214,7 @@ def clinifact(args, plan: Plan, clock: Clock) -> dict:
         probs[name] = {"oof": oof, "test": test_p}
         print(f"{name}: done (load {load1()})", flush=True)
 
-    for m in ["tfidf", "gbm", *args.encoders]:
+    for m in ["tfidf", "gbm", *args.encoders, *args.extra]:
         member(m)
 
     # gradient boosting given the embeddings: + cos(u, v); + cos and the frozen model's inner out-of-fold probabilities
@@ -273,7 +273,7 @@ def clinifact(args, plan: Plan, clock: Clock) -> dict:
             gbm_with(extra)
 
     # equal-weight averages, as the workflow's ensembles
-    base = ["tfidf", "gbm", *args.encoders]
+    base = ["tfidf", "gbm", *args.encoders, *args.extra]
     for r in range(2, len(base) + 1):
         for combo in itertools.combinations(base, r):
             probs["+".join(combo)] = {k: sum(probs[m][k] for m in combo) for k in ("oof", "test")}
@@ -361,6 +361,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--healthfc", default=None, help="a HealthFC release file (Datensatz.csv format), e.g. the stand-in")
     ap.add_argument("--configfile", nargs="*", default=[str(ROOT / "config/cpu.yaml")])
     ap.add_argument("--encoders", nargs="*", default=["frozen-minilm", "frozen-mpnet"])
+    ap.add_argument("--extra", nargs="*", default=[],
+                    help="more CliniFact model aliases of the config files, fitted as members (e.g. a gbm alias with embedding_model in "
+                         "models.options; its encoder's texts are embedded by its own fit)")
     ap.add_argument("--systems", nargs="+", default=list(SYSTEMS))
     ap.add_argument("--cache", default=str(ROOT / "cache" / "embeddings"))
     ap.add_argument("--threads", type=int, default=2)

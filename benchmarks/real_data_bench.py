@@ -4,6 +4,7 @@ Reads what `snakemake --configfile config/cpu.yaml` made (the tables in results/
 benchmarks in results/benchmarks/experiments/), or runs it first with --run:
 
     python benchmarks/real_data_bench.py [--run] [--workdir .] [--clinifact DIR] [--healthfc FILE|URL] [--cores 2]
+        [--overlay config/cpu-gbm-embeddings.yaml ...]
 
 --clinifact / --healthfc point the run at local copies of the releases (default: the URLs in
 config/cpu.yaml); --no-healthfc leaves HealthFC out (no release file at hand). It prints, per dataset, each
@@ -132,6 +133,7 @@ def main() -> int:
     ap.add_argument("--healthfc", default=None, help="a local path or URL of the HealthFC release (Datensatz.csv)")
     ap.add_argument("--no-healthfc", action="store_true", help="leave HealthFC out")
     ap.add_argument("--cores", default="2")
+    ap.add_argument("--overlay", nargs="*", default=[], help="config files after config/cpu.yaml, e.g. config/cpu-gbm-embeddings.yaml")
     args = ap.parse_args()
     root = Path(args.workdir)
     if args.run:
@@ -143,7 +145,7 @@ def main() -> int:
         if args.no_healthfc:
             overrides["stages"] = {"healthfc": False}
             overrides["experiments"] = {"healthfc": {"langs": []}}  # no HealthFC experiments (an empty model list alone is refused)
-        cmd = [str(Path(sys.executable).with_name("snakemake")), "--cores", args.cores, "--configfile", "config/cpu.yaml"]
+        cmd = [str(Path(sys.executable).with_name("snakemake")), "--cores", args.cores, "--configfile", "config/cpu.yaml", *args.overlay]
         with tempfile.TemporaryDirectory() as tmp:
             if overrides:  # a config file, not --config: its values keep their YAML types
                 extra = Path(tmp) / "overrides.yaml"

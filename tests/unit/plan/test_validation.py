@@ -15,7 +15,8 @@ from medfc.plan.config_errors import ConfigError, load_schema, plan_for
 
 REPO = Path(__file__).resolve().parents[3]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
-CONFIGS = [["config.yaml"], ["config.yaml", "paper.yaml"], ["live.yaml"], ["live.yaml", "paper.yaml"], ["cpu.yaml"], ["cpu.yaml", "cpu-finetuned.yaml"], ["test.yaml"],
+CONFIGS = [["config.yaml"], ["config.yaml", "paper.yaml"], ["live.yaml"], ["live.yaml", "paper.yaml"], ["cpu.yaml"], ["cpu.yaml", "cpu-finetuned.yaml"],
+           ["cpu.yaml", "cpu-gbm-embeddings.yaml"], ["test.yaml"],
            ["test_experiments.yaml"], ["test_medsnip.yaml"], ["test_slurm_paper.yaml"]]
 
 
@@ -52,7 +53,7 @@ def test_a_mistake_is_one_line_naming_the_key():
     assert str(err.value).startswith("config: stages.healthfcc: unknown key; did you mean healthfc?")
 
 
-@pytest.mark.parametrize("overlay", ["cpu-mpnet.yaml", "cpu-finetuned.yaml"])
+@pytest.mark.parametrize("overlay", sorted(p.name for p in (REPO / "config").glob("cpu-*.yaml")))
 def test_the_cpu_overlays_keep_every_row_of_cpu_yaml(overlay):
     """A later config file replaces a list, so an overlay restates cpu.yaml's model lists: each must hold every
     row of cpu.yaml's list, in its order (cpu-mpnet.yaml needs the optional install, so it is not planned above)."""
