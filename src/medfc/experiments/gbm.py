@@ -2,7 +2,8 @@
 ``sklearn:gbm``). The features are :mod:`medfc.experiments.clinifact_features`; the classifier is
 scikit-learn's HistGradientBoostingClassifier, its probabilities averaged over ``seeds``. With
 ``refit_with_validation`` the final models are fit on the training and validation examples together
-(the hyperparameters are fixed, so the validation split has nothing left to choose). Seconds on a CPU.
+(the hyperparameters are fixed, so the validation split has nothing left to choose). Seconds on a CPU
+(minutes with the per-dimension embedding features below).
 
 With ``embedding_model`` (e.g. ``offline:minilm``) a frozen encoder's embeddings add features: the claim
 (its first ``embedding_claim_length`` tokens) is u, ``title. abstract`` (its last
@@ -10,8 +11,8 @@ With ``embedding_model`` (e.g. ``offline:minilm``) a frozen encoder's embeddings
 L2-normalised by :class:`medfc.experiments.embeddings.FrozenEncoder`, and ``embedding_features`` names
 what the trees see of them: ``cos`` the cosine u · v (one feature), ``difference`` |u − v| and
 ``product`` u ⊙ v (one feature per dimension each). The vectors are kept under ``cache_dir`` with the same
-recipe as the ``frozen`` kind's (the same model and lengths: the same store, so ``frozen-minilm`` and a GBM
-over MiniLM features encode each text once between them). Measured on the CliniFact release
+recipe as the ``frozen`` kind's (the same model, lengths and cut: the same store, so ``frozen-minilm`` and a
+GBM over MiniLM features run one after the other encode each text once between them). Measured on the CliniFact release
 (docs/experiments.md) they do not pay, which is why the default is the hand features alone.
 """
 
@@ -93,15 +94,28 @@ def _fit(options: GbmOptions, X: np.ndarray, y: np.ndarray) -> list:
                                            class_weight=class_weight(options.class_weights), random_state=seed).fit(X, y) for seed in options.seeds]
 
 
+def embedding_encoder(options: GbmOptions, threads: int | None = None) -> FrozenEncoder | None:
+    """The frozen encoder of ``embedding_model`` (None without one): torch on ``threads``, loaded only for
+    texts its store does not hold."""
+    if not options.embedding_model:
+        return None
+    return FrozenEncoder(options.embedding_model, cache_dir=options.cache_dir, batch_size=options.embedding_batch_size, device=options.device,
+                         threads=threads, progress=options.progress,
+                         lengths_key="experiments.gbm.embedding_claim_length / embedding_evidence_length, or the alias's models.options")
+
+
 def fit_gbm(options: GbmOptions, labels: Sequence[str], train_examples: Sequence[Example],
             val_examples: Sequence[Example] | None = None, *, encoder: FrozenEncoder | None = None, trim: str = "right",
             desc: str = "gbm") -> FittedGbm:
     """Fit on ``train_examples`` (and ``val_examples`` too with ``refit_with_validation``; otherwise they
-    are only scored, for the info file). ``encoder``: the embeddings' encoder (``embedding_model``), its
-    abstracts cut as ``trim`` says (``left``: their end is kept)."""
+    are only scored, for the info file). ``encoder``: the embeddings' encoder (``embedding_model``; made
+    here from the options when not given), its abstracts cut as ``trim`` says (``left``: their end is kept,
+    as CliniFact passes it)."""
     from medfc.experiments.metrics import validation_scores
 
     start = time.perf_counter()
+    if encoder is None:
+        encoder = embedding_encoder(options)
     fit_on = list(train_examples) + (list(val_examples or []) if options.refit_with_validation else [])
     y = label_indices(labels, fit_on, desc)
     idf = fit_idf(ex.text_b or "" for ex in fit_on)
@@ -131,11 +145,7 @@ class GbmModel:
 
         self.config = config
         limit_threads(threads)
-        self.encoder = None
-        if config.embedding_model:
-            self.encoder = FrozenEncoder(config.embedding_model, cache_dir=config.cache_dir, batch_size=config.embedding_batch_size,
-                                         device=config.device, threads=threads, progress=config.progress,
-                                         lengths_key="experiments.gbm.embedding_claim_length / embedding_evidence_length")
+        self.encoder = embedding_encoder(config, threads)
 
     def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
             checkpoint_dir: object = None, trim: str = "right", desc: str = "gbm") -> FittedGbm:

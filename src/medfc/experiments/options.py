@@ -109,6 +109,11 @@ class GbmOptions(Options):
     cache_dirs: ClassVar[dict[str, str]] = {"cache_dir": "embeddings"}  # shared with the frozen kind's store
     model_keys: ClassVar[tuple[str, ...]] = ("embedding_model",)  # keys naming a pretrained model it loads (the plan's offline check)
 
+    def _check(self, where: str) -> None:
+        if self.embedding_model and (self.embedding_model.startswith("sklearn:") or model_config_class(self.embedding_model) is not TrainConfig):
+            raise OptionsError(f"{where}.embedding_model: {self.embedding_model!r} is a model kind's name; name the encoder itself "
+                               f"(a hub name, a directory or an offline: name), e.g. offline:minilm")
+
 
 @dataclass(frozen=True)
 class FrozenOptions(Options):

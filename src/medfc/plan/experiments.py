@@ -138,21 +138,31 @@ class ExperimentsPlan:
 
     def check_offline_models(self) -> None:
         """A planned ``offline:`` model that is unknown or not installed (offline:mpnet is opt-in) stops the
-        run at once, naming the command that installs it."""
+        run at once, naming the command that installs it; so does one a kind's options name (``model_keys``:
+        gbm's ``embedding_model``), naming the key too, and such a key naming a model alias instead of an
+        encoder."""
         planned = [(f"models.healthfc.{r['lang']}", r["model"]) for r in self.healthfc_runs()]
         planned += [(f"models.clinifact.{r['system']}", r["model"]) for r in self.clinifact_runs()]
         for key, model in dict.fromkeys(planned):
             for alias in self.ensemble_members(model) if self.is_ensemble(model) else [model]:
                 name = self.model_name(alias)
                 cls = self.model_class(alias)
-                loads = [base_model(name)]  # the pretrained model it loads (frozen:offline:mpnet loads offline:mpnet)
-                if cls.section and getattr(cls, "model_keys", ()):  # and the ones its options name (gbm's embedding_model)
-                    config = self.model_config(alias)
-                    loads += [config[k] for k in cls.model_keys if config[k]]
-                for loaded in loads:
+                loads = [(base_model(name), "")]  # the pretrained model it loads (frozen:offline:mpnet loads offline:mpnet)
+                if cls.section:  # and the ones its options name (gbm's embedding_model), with the key that names each
+                    config, own = self.model_config(alias), self.config["models"]["options"].get(alias) or {}
+                    for k in getattr(cls, "model_keys", ()):
+                        where = f"models.options.{alias}.{k}" if k in own else f"experiments.{cls.section}.{k}"
+                        if config[k] in self.aliases or config[k] in self.ensembles:
+                            target = self.aliases.get(config[k], "")
+                            hint = base_model(target) if target else ""
+                            raise ValueError(f"config: {where}: {config[k]!r} is a model alias{f' ({target})' if target else ''}, not an encoder; "
+                                             f"name the encoder itself{f', e.g. {hint}' if hint else ''}")
+                        if config[k]:
+                            loads.append((config[k], f" (its {where})"))
+                for loaded, via in loads:
                     problem = loaded.startswith("offline:") and offline_model_problem(loaded)
                     if problem:
-                        raise ValueError(f"config: {key} plans {alias} ({name}): {problem}")
+                        raise ValueError(f"config: {key} plans {alias} ({name}{via}): {problem}")
 
     def check_model_options(self) -> None:
         """``models.options``: each entry names a model alias (not an ensemble) of a kind with a config
@@ -196,15 +206,16 @@ class ExperimentsPlan:
         """A model's whole config, tagged with its kind: an encoder's training config (the layers merged), or
         the config section of a kind that has one (``experiments.tfidf``, ``experiments.gbm``,
         ``experiments.frozen``) under the alias's own ``models.options``, with the model's name; a kind's
-        directories under the workflow's cache (``cache_dirs``: the frozen encoders' embeddings) resolved
-        when null."""
+        directories under the workflow's cache (``cache_dirs``: the embeddings of a frozen encoder, or of gbm's
+        ``embedding_model``) resolved when null, for a model that loads an encoder."""
         name = self.model_name(alias)
         cls = self.model_class(alias)
         if cls.section:
             base = layered(self.config["experiments"][cls.section], self.config["models"]["options"].get(alias))
         else:
             base = layered(*train_layers)
-        for key, sub in getattr(cls, "cache_dirs", {}).items():
+        loads = base_model(name) or any(base[k] for k in getattr(cls, "model_keys", ()))  # only a kind that loads a model keeps its vectors
+        for key, sub in getattr(cls, "cache_dirs", {}).items() if loads else ():
             if base[key] is None:
                 base[key] = f"{self.config['cache_dir']}/{sub}"
         return {"kind": cls.kind, **base, "model": name}

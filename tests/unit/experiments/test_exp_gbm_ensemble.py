@@ -128,5 +128,24 @@ def test_a_token_budget_above_the_encoders_names_the_gbm_keys(tiny_bert, tmp_pat
     from medfc.experiments.models import build_model
 
     options = _gbm_options(embedding_model=str(tiny_bert), embedding_evidence_length=4096, cache_dir="")
-    with pytest.raises(ValueError, match=r"reads at most 512 tokens, not 4096 \(experiments\.gbm\.embedding_claim_length / embedding_evidence_length\)"):
+    with pytest.raises(ValueError, match=r"reads at most 512 tokens, not 4096 \(experiments\.gbm\.embedding_claim_length / "
+                                         r"embedding_evidence_length, or the alias's models\.options\)"):
         build_model(options, threads=1).fit([_pair(lab, k) for lab in LABELS for k in range(3)], LABELS, trim="left")
+
+
+def test_embedding_features_follow_the_order_named_and_fit_gbm_makes_its_own_encoder(tiny_bert, tmp_path):
+    from medfc.common.options import OptionsError
+
+    train = [_pair(lab, k) for lab in LABELS for k in range(6)]
+    val = [_pair(lab, k) for lab in LABELS for k in (30, 31)]
+    options = _gbm_options(embedding_model=str(tiny_bert), embedding_features=["product", "cos"], cache_dir=str(tmp_path / "emb"),
+                           refit_with_validation=False)
+    fitted = fit_gbm(options, LABELS, train, val, trim="left")  # no encoder passed: the options' own
+    assert fitted.encoder is not None and fitted.side == "tail"
+    hand = fitted.result.n_features - 17
+    X = fitted.matrix(val)
+    assert np.allclose(X[:, hand + 16], X[:, hand : hand + 16].sum(axis=1), atol=1e-6)  # product first, then cos = its sum
+    info = fitted.result.as_dict()
+    assert info["n_train"] == 18 and info["n_embedding_features"] == 17 and set(info["validation"]) >= {"macro_f1"}
+    with pytest.raises(OptionsError, match=r"embedding_model: 'frozen:offline:minilm' is a model kind's name; .*e\.g\. offline:minilm"):
+        _gbm_options(embedding_model="frozen:offline:minilm")

@@ -88,8 +88,7 @@ def test_clinifact_options_layer_train_model_train_and_smoke():
     options = Plan(cfg).clinifact_experiment_options("minilm")
     assert options["train"] == {"kind": "encoder", **cfg["experiments"]["clinifact"]["train"], "epochs": 3, "max_examples": 16, "model": "offline:minilm"}
     assert options["train"]["lr"] == 2e-5 and options["train"]["batch_size"] == 16  # CliniFact's own defaults
-    assert Plan(cfg).clinifact_experiment_options("gbm")["train"] == {"kind": "gbm", **cfg["experiments"]["gbm"], "model": "sklearn:gbm",
-                                                                      "cache_dir": f"{cfg['cache_dir']}/embeddings"}
+    assert Plan(cfg).clinifact_experiment_options("gbm")["train"] == {"kind": "gbm", **cfg["experiments"]["gbm"], "model": "sklearn:gbm"}
 
 
 def test_fine_tuned_generative_runs_their_options_zero_shot_overrides_and_the_fig3_pair():
@@ -225,7 +224,8 @@ def test_a_frozen_encoders_options_are_its_section_the_encoder_and_the_embedding
 
 
 def test_a_gbm_alias_with_embedding_features_shares_the_embeddings_store_and_its_encoder_is_checked_offline(tmp_path, monkeypatch):
-    cfg = config(cache_dir="/scratch/medfc", models__aliases={"gbm-minilm": "sklearn:gbm", "gbm-mpnet": "sklearn:gbm"},
+    cfg = config(cache_dir="/scratch/medfc", stages__experiments=True, healthfc__release=DEMO_RELEASE,
+                 models__aliases={"gbm-minilm": "sklearn:gbm", "gbm-mpnet": "sklearn:gbm"},
                  models__options={"gbm-minilm": {"embedding_model": "offline:minilm", "embedding_features": ["cos", "product"]},
                                   "gbm-mpnet": {"embedding_model": "offline:mpnet"}},
                  models__clinifact={"discriminative": ["gbm", "gbm-minilm", "frozen-minilm"], "zero_shot": [], "fine_tuned": []})
@@ -233,15 +233,26 @@ def test_a_gbm_alias_with_embedding_features_shares_the_embeddings_store_and_its
     train = plan.clinifact_experiment_options("gbm-minilm")["train"]
     assert (train["embedding_model"], train["embedding_features"]) == ("offline:minilm", ["cos", "product"])
     assert train["cache_dir"] == plan.model_config("frozen-minilm")["cache_dir"] == "/scratch/medfc/embeddings"
-    assert plan.clinifact_experiment_options("gbm")["train"]["embedding_model"] is None  # the plain row: the hand features alone
-    # an embedding model that is not installed stops the run at once, naming the install command
+    plain = plan.clinifact_experiment_options("gbm")["train"]
+    assert plain["embedding_model"] is None and plain["cache_dir"] is None  # the plain row: the hand features alone, no store
+    # an embedding model that is not installed stops the run at once, naming the key and the install command, inside an ensemble too
     monkeypatch.setenv("MEDFC_MODELS_DIR", str(tmp_path))
-    cfg["models"]["clinifact"]["discriminative"] = ["gbm", "gbm-mpnet"]
-    with pytest.raises(ValueError, match=r"^config: models\.clinifact\.discriminative plans gbm-mpnet \(sklearn:gbm\): "
+    cfg["models"]["ensembles"] = {"gbm+gbm-mpnet": {"members": ["gbm", "gbm-mpnet"], "weights": None}}
+    cfg["models"]["clinifact"]["discriminative"] = ["gbm", "gbm+gbm-mpnet"]
+    with pytest.raises(ValueError, match=r"^config: models\.clinifact\.discriminative plans gbm-mpnet \(sklearn:gbm "
+                                         r"\(its models\.options\.gbm-mpnet\.embedding_model\)\): "
                                          r"offline model offline:mpnet \(all-mpnet-base-v2\) is not installed .*bash scripts/install_mpnet.sh$"):
-        Plan(cfg).check_offline_models()
+        Plan(cfg).check()
     cfg["models"]["clinifact"]["discriminative"] = ["gbm", "gbm-minilm"]
     Plan(cfg).check_offline_models()  # offline:minilm is a dependency: always installed
+    # a model alias or a kind's name where an encoder belongs: stopped, naming the key
+    cfg["models"]["options"]["gbm-minilm"]["embedding_model"] = "frozen-minilm"
+    with pytest.raises(ValueError, match=r"^config: models\.options\.gbm-minilm\.embedding_model: 'frozen-minilm' is a model alias "
+                                         r"\(frozen:offline:minilm\), not an encoder; name the encoder itself, e.g\. offline:minilm$"):
+        Plan(cfg).check_offline_models()
+    cfg["experiments"]["gbm"]["embedding_model"] = "minilm"  # the section's key, for the plain gbm
+    with pytest.raises(ValueError, match=r"^config: experiments\.gbm\.embedding_model: 'minilm' is a model alias"):
+        Plan(cfg).check_offline_models()
 
 
 def test_the_plan_does_not_change_the_config_and_imports_no_snakemake():
@@ -350,8 +361,7 @@ def test_models_options_give_one_alias_its_own_section_keys_and_leave_the_kind_s
     assert plan.healthfc_experiment_options("en", "tfidf", "oracle", 0)["train"] == {"kind": "tfidf", **section, "model": "sklearn:tfidf"}
     assert plan.clinifact_experiment_options("tfidf-wc")["train"] == expected
     assert plan.clinifact_experiment_options("tfidf")["train"]["spaces"] == ["joint"]
-    assert plan.clinifact_experiment_options("gbm")["train"] == {"kind": "gbm", **cfg["experiments"]["gbm"], "max_iter": 50,
-                                                                 "cache_dir": f"{cfg['cache_dir']}/embeddings", "model": "sklearn:gbm"}
+    assert plan.clinifact_experiment_options("gbm")["train"] == {"kind": "gbm", **cfg["experiments"]["gbm"], "max_iter": 50, "model": "sklearn:gbm"}
     assert plan.model_config("frozen-tail")["truncation"] == "tail"
     assert plan.model_config("frozen-minilm")["truncation"] == cfg["experiments"]["frozen"]["truncation"]
     assert section["spaces"] == ["joint"] and "tfidf-wc" not in section  # the section itself is untouched
