@@ -4,7 +4,7 @@ HealthFC release-mode systems on a release file (the real one, or the HealthFC-s
 benchmarks/healthfc_sized_release.py, whose scores mean nothing: only its times and ratios do).
 
     python benchmarks/frozen_bench.py --clinifact DIR [--healthfc RELEASE.csv] [--configfile config/cpu.yaml]
-        [--encoders frozen-minilm frozen-mpnet] [--cache cache/embeddings] [--probe 64] [--json out.json]
+        [--encoders frozen-minilm frozen-mpnet] [--extra gbm-cos gbm-pair] [--cache cache/embeddings] [--probe 64] [--json out.json]
 
 Every model is the workflow's: its options are what the plan builds from the config files (config/cpu.yaml
 by default; the encoders' aliases ``frozen-minilm`` / ``frozen-mpnet``, section ``experiments.frozen``),
@@ -15,9 +15,11 @@ benchmarks/clinifact_cv.py (StratifiedKFold(5, shuffle, seed 0)); a model is fit
 predicts the fold, then fitted on the official train + validation splits and scored once on the test split
 (macro-F1 with its 95% percentile bootstrap interval, ``--resamples``). Rows: tfidf, gbm, each frozen encoder,
 the equal-weight averages of every combination of them (as the workflow's ensembles), and two ways of giving
-the embeddings to gradient boosting (``gbm+cos``: the hand features and the claim-abstract cosine;
+the embeddings to gradient boosting by hand (``gbm+cos``: the hand features and the claim-abstract cosine;
 ``gbm+cos+oof``: also the frozen MiniLM model's out-of-fold probabilities, from an inner 5-fold CV of the
-training part). HealthFC: the four release-mode systems × 5 folds through ``medfc.experiments.healthfc.run_fold``
+training part; ``--gbm-with`` with no value skips both), and ``--extra`` aliases of the config files fitted as
+members like the others (e.g. config/cpu-gbm-embeddings.yaml's gbm-cos and gbm-pair, the gbm kind's own
+embedding features). HealthFC: the four release-mode systems × 5 folds through ``medfc.experiments.healthfc.run_fold``
 (the dataset and the authors' folds built from the release file in a temporary directory), tfidf, each frozen
 encoder and their averages with tfidf.
 
