@@ -45,6 +45,24 @@ def evidence_text(ex: Example) -> str:
     return f"{ex.prefix_b}. {ex.text_b or ''}" if ex.prefix_b else (ex.text_b or "")
 
 
+def system_side(trim: str) -> Literal["head", "tail"]:
+    """The end of a second text an embedding keeps when the system cuts its encoder's input as ``trim``
+    says (``left`` cuts the start, e.g. CliniFact's abstracts: their end, ``tail``, is kept)."""
+    return "tail" if trim == "left" else "head"
+
+
+def pair_vectors(encoder: FrozenEncoder, examples: Sequence[Example], claim_length: int, evidence_length: int | None,
+                 side: Literal["head", "tail"], desc: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """(u, v): the claims' vectors (their first ``claim_length`` tokens) and the second texts' (:func:`evidence_text`,
+    ``evidence_length`` tokens from ``side``; None without an ``evidence_length``). Every model kind that embeds
+    pairs (``frozen``, ``gbm``'s embedding features) builds its texts and recipes here, so that equal options
+    read one store."""
+    u = encoder.embed([ex.text_a or "" for ex in examples], claim_length, "head", desc=f"{desc}/claims")
+    if evidence_length is None:
+        return u, None
+    return u, encoder.embed([evidence_text(ex) for ex in examples], evidence_length, side, desc=f"{desc}/evidence")
+
+
 def has_pairs(examples: Sequence[Example]) -> bool:
     return any(ex.text_b is not None or ex.prefix_b for ex in examples)
 
@@ -86,11 +104,7 @@ class FittedFrozen:
 
     def matrix(self, examples: Sequence[Example], desc: str = "frozen") -> np.ndarray:
         o = self.options
-        u = self.encoder.embed([ex.text_a or "" for ex in examples], o.claim_length, "head", desc=f"{desc}/claims")
-        if not self.pairs:
-            return u
-        v = self.encoder.embed([evidence_text(ex) for ex in examples], o.evidence_length, self.side, desc=f"{desc}/evidence")
-        return pair_features(u, v)
+        return pair_features(*pair_vectors(self.encoder, examples, o.claim_length, o.evidence_length if self.pairs else None, self.side, desc))
 
     def probs(self, examples: Sequence[Example], desc: str = "predict") -> np.ndarray:
         """Class probabilities in the order of ``labels``, shape ``[len(examples), n_labels]``."""
@@ -140,7 +154,7 @@ def fit_frozen(options: FrozenOptions, encoder: FrozenEncoder, labels: Sequence[
     start = time.perf_counter()
     final = list(train_examples) + (list(val_examples or []) if options.refit_with_validation else [])
     y = label_indices(labels, final, desc)
-    side: Literal["head", "tail"] = ("tail" if trim == "left" else "head") if options.truncation == "system" else options.truncation
+    side: Literal["head", "tail"] = system_side(trim) if options.truncation == "system" else options.truncation
     fitted = FittedFrozen(options, encoder, labels, has_pairs(final), side)
     X = fitted.matrix(final, desc)
     C, scores, n_folds = choose_C(options, fitted.labels, X, y)

@@ -29,6 +29,7 @@ import numpy as np
 from medfc.experiments.clinifact_features import features, fit_idf
 from medfc.experiments.embeddings import FrozenEncoder
 from medfc.experiments.examples import Example
+from medfc.experiments.frozen import pair_vectors, system_side
 from medfc.experiments.options import GbmOptions
 from medfc.experiments.sklearn_common import WholeTexts, add_probs, class_weight, label_indices, limit_threads
 
@@ -68,11 +69,8 @@ class FittedGbm:
 
     def embedding_matrix(self, examples: Sequence[Example], desc: str) -> np.ndarray:
         """The ``embedding_features`` of each example's (claim, ``title. abstract``) embeddings, in the order named."""
-        from medfc.experiments.frozen import evidence_text
-
         o = self.options
-        u = self.encoder.embed([ex.text_a or "" for ex in examples], o.embedding_claim_length, "head", desc=f"{desc}/claims")
-        v = self.encoder.embed([evidence_text(ex) for ex in examples], o.embedding_evidence_length, self.side, desc=f"{desc}/evidence")
+        u, v = pair_vectors(self.encoder, examples, o.embedding_claim_length, o.embedding_evidence_length, self.side, desc)
         blocks = {"cos": lambda: (u * v).sum(axis=1, keepdims=True), "difference": lambda: np.abs(u - v), "product": lambda: u * v}
         return np.hstack([blocks[name]() for name in o.embedding_features]).astype(np.float64)
 
@@ -120,7 +118,7 @@ def fit_gbm(options: GbmOptions, labels: Sequence[str], train_examples: Sequence
     y = label_indices(labels, fit_on, desc)
     idf = fit_idf(ex.text_b or "" for ex in fit_on)
     keys = list(features("", "", "", idf))
-    fitted = FittedGbm(options, labels, idf, keys, [], encoder, "tail" if trim == "left" else "head")
+    fitted = FittedGbm(options, labels, idf, keys, [], encoder, system_side(trim))
     X = fitted.matrix(fit_on, desc)
     fitted.models = _fit(options, X, y)
     r = fitted.result

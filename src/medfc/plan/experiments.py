@@ -148,9 +148,10 @@ class ExperimentsPlan:
                 name = self.model_name(alias)
                 cls = self.model_class(alias)
                 loads = [(base_model(name), "")]  # the pretrained model it loads (frozen:offline:mpnet loads offline:mpnet)
-                if cls.section:  # and the ones its options name (gbm's embedding_model), with the key that names each
+                model_keys = getattr(cls, "model_keys", ())  # and the ones its options name (gbm's embedding_model), with the key naming each
+                if model_keys:
                     config, own = self.model_config(alias), self.config["models"]["options"].get(alias) or {}
-                    for k in getattr(cls, "model_keys", ()):
+                    for k in model_keys:
                         where = f"models.options.{alias}.{k}" if k in own else f"experiments.{cls.section}.{k}"
                         if config[k] in self.aliases or config[k] in self.ensembles:
                             target = self.aliases.get(config[k], "")
