@@ -139,27 +139,18 @@ class ExperimentsPlan:
     def check_offline_models(self) -> None:
         """A planned ``offline:`` model that is unknown or not installed (offline:mpnet is opt-in) stops the
         run at once, naming the command that installs it; so does one a kind's options name (``model_keys``:
-        gbm's ``embedding_model``), naming the key too, and such a key naming a model alias instead of an
-        encoder."""
+        gbm's ``embedding_model``), naming the key too (that such a key names an encoder, not a model alias, is
+        :meth:`check_model_options`'s, for every alias)."""
         planned = [(f"models.healthfc.{r['lang']}", r["model"]) for r in self.healthfc_runs()]
         planned += [(f"models.clinifact.{r['system']}", r["model"]) for r in self.clinifact_runs()]
         for key, model in dict.fromkeys(planned):
             for alias in self.ensemble_members(model) if self.is_ensemble(model) else [model]:
                 name = self.model_name(alias)
-                cls = self.model_class(alias)
+                self.model_class(alias)  # a model naming no kind stops here, naming it
                 loads = [(base_model(name), "")]  # the pretrained model it loads (frozen:offline:mpnet loads offline:mpnet)
-                model_keys = getattr(cls, "model_keys", ())  # and the ones its options name (gbm's embedding_model), with the key naming each
-                if model_keys:
-                    config, own = self.model_config(alias), self.config["models"]["options"].get(alias) or {}
-                    for k in model_keys:
-                        where = f"models.options.{alias}.{k}" if k in own else f"experiments.{cls.section}.{k}"
-                        if config[k] in self.aliases or config[k] in self.ensembles:
-                            target = self.aliases.get(config[k], "")
-                            hint = base_model(target) if target else ""
-                            raise ValueError(f"config: {where}: {config[k]!r} is a model alias{f' ({target})' if target else ''}, not an encoder; "
-                                             f"name the encoder itself{f', e.g. {hint}' if hint else ''}")
-                        if config[k]:
-                            loads.append((config[k], f" (its {where})"))
+                for where, value in self.model_key_values(alias):  # and the ones its options name (gbm's embedding_model)
+                    if value:
+                        loads.append((value, f" (its {where})"))
                 for loaded, via in loads:
                     problem = loaded.startswith("offline:") and offline_model_problem(loaded)
                     if problem:
@@ -171,7 +162,9 @@ class ExperimentsPlan:
         :func:`medfc.plan.config_errors.models_options_error`, which the workflow's validation runs before
         this; a plan checked without it finds a bad key when :meth:`model_config` is built into a job's
         options. ``experiments.<dataset>.model_train`` entries must name fine-tuned encoders
-        (:func:`misplaced_model_train`): any other entry would never be read."""
+        (:func:`misplaced_model_train`): any other entry would never be read. A key naming the pretrained encoder
+        a kind loads (``model_keys``: gbm's ``embedding_model``) must not name a model alias or an ensemble,
+        for every alias of such a kind, planned or not."""
         for alias in self.config["models"]["options"]:
             if self.is_ensemble(alias):
                 raise ValueError(f"config: models.options.{alias}: {alias!r} is an ensemble; set its members' options "
@@ -185,6 +178,29 @@ class ExperimentsPlan:
         mistake = misplaced_model_train(self.config)
         if mistake:
             raise ValueError(mistake)
+        for alias in self.aliases:
+            for where, value in self.model_key_values(alias):
+                if value in self.aliases or value in self.ensembles:
+                    target = self.aliases.get(value, "")
+                    hint = base_model(target) if target else ""
+                    what = f"a model alias ({target})" if target else "an ensemble"
+                    raise ValueError(f"config: {where}: {value!r} is {what}, not an encoder; "
+                                     f"name the encoder itself{f', e.g. {hint}' if hint else ''}")
+
+    def model_key_values(self, alias: str) -> list[tuple[str, Any]]:
+        """(the key that sets it, its value) of each key naming a pretrained model the alias's kind loads
+        (``model_keys``: gbm's ``embedding_model``), from the alias's ``models.options`` or else its kind's
+        section; none for other kinds, or for an alias whose model names no kind (reported where it is planned)."""
+        try:
+            cls = self.model_class(alias)
+        except ValueError:
+            return []
+        keys = getattr(cls, "model_keys", ())
+        if not keys:
+            return []
+        own = self.config["models"]["options"].get(alias) or {}
+        section = self.config["experiments"][cls.section]
+        return [(f"models.options.{alias}.{k}", own[k]) if k in own else (f"experiments.{cls.section}.{k}", section.get(k)) for k in keys]
 
     def model_class(self, alias: str) -> type:
         """The options class of a model alias's kind (:func:`medfc.experiments.options.model_config_class`)."""

@@ -249,10 +249,18 @@ def test_a_gbm_alias_with_embedding_features_shares_the_embeddings_store_and_its
     cfg["models"]["options"]["gbm-minilm"]["embedding_model"] = "frozen-minilm"
     with pytest.raises(ValueError, match=r"^config: models\.options\.gbm-minilm\.embedding_model: 'frozen-minilm' is a model alias "
                                          r"\(frozen:offline:minilm\), not an encoder; name the encoder itself, e.g\. offline:minilm$"):
-        Plan(cfg).check_offline_models()
+        Plan(cfg).check_model_options()
     cfg["experiments"]["gbm"]["embedding_model"] = "minilm"  # the section's key, for the plain gbm
     with pytest.raises(ValueError, match=r"^config: experiments\.gbm\.embedding_model: 'minilm' is a model alias"):
-        Plan(cfg).check_offline_models()
+        Plan(cfg).check_model_options()
+    # checked for every alias of the kind, planned or not: an unplanned alias's mistake does not wait until it is planned
+    cfg["experiments"]["gbm"]["embedding_model"] = None
+    cfg["models"]["options"]["gbm-minilm"]["embedding_model"] = "offline:minilm"
+    cfg["models"]["options"]["gbm-mpnet"]["embedding_model"] = "gbm+gbm-mpnet"  # an ensemble; gbm-mpnet is not planned
+    cfg["models"]["clinifact"]["discriminative"] = ["gbm"]
+    with pytest.raises(ValueError, match=r"^config: models\.options\.gbm-mpnet\.embedding_model: 'gbm\+gbm-mpnet' is an ensemble, "
+                                         r"not an encoder; name the encoder itself$"):
+        Plan(cfg).check()
 
 
 def test_the_plan_does_not_change_the_config_and_imports_no_snakemake():
