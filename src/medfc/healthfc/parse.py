@@ -297,13 +297,13 @@ def _labelled(segments: list[str]) -> list[tuple[str | None, str]]:
     return out
 
 
-def _claims_from_segments(segments: list[str], *, beweislage: bool, unlabelled_answer: bool) -> list[dict[str, str]]:
-    """Claims from labelled text in page order: each "Frage" starts a claim, and the text after a label up
-    to the next label is that field's value (a pre-2014 "Beweislage" and its direction joined with " | ",
-    as the release writes them). With ``unlabelled_answer`` (a current-layout box) the first unlabelled
-    text after the question is the answer. A label met twice without a "Frage" between starts a claim
-    without a question (reported, never merged). An explanation given once after several questions (one
-    table, several claims) belongs to every claim without one of its own."""
+def _claims_from_segments(segments: list[str], *, beweislage: bool) -> list[dict[str, str]]:
+    """Claims of a rating table from labelled text in page order: each "Frage" starts a claim, and the text
+    after a label up to the next label is that field's value (a pre-2014 "Beweislage" and its direction
+    joined with " | ", as the release writes them; a current-layout box is :func:`_box_claims`'). A label
+    met twice without a "Frage" between starts a claim without a question (reported, never merged). An
+    explanation given once after several questions (one table, several claims) belongs to every claim
+    without one of its own."""
     claims: list[dict[str, str]] = []
     field_name: str | None = None
     for label, text in _labelled(segments):
@@ -317,8 +317,6 @@ def _claims_from_segments(segments: list[str], *, beweislage: bool, unlabelled_a
             if not claims or (label in claims[-1] and label != "erklärung"):
                 claims.append({})
             field_name = label
-        elif field_name == "frage" and claims[-1].get("frage") and unlabelled_answer:
-            field_name = "antwort"
         elif field_name is None:
             continue
         if text:
@@ -338,9 +336,84 @@ def _answer_index(raw: str | None) -> int | None:
     return int(raw) if raw and raw.strip().isdigit() else None
 
 
+def _box_claims(segments: list[str]) -> tuple[list[dict[str, str]], str]:
+    """A current-layout verdict box read as text, as the real pages print it without the inner classes the
+    demo has: "Frage:" and the question, the selected answer (its index into the answer scale, e.g. "1" or
+    "11", or its text) with no label, then the whole answer scale with every option labelled "Antwort:",
+    then, in the box or after the boxes, "Erklärung:" and the explanation. Each "Frage" starts a claim;
+    the scale's "Antwort:" options are not answers (only a single "Antwort:" under a question that has no
+    unlabelled answer is that question's answer). A box with an empty question and no selected answer
+    (the pages print three boxes, the unused ones empty) is no claim. Returns the claims (question,
+    answer, explanation) and the last explanation given in the segments (of a claim or of an unused box),
+    which the page's claims without one of their own share."""
+    rows: list[dict[str, Any]] = []
+    field_name: str | None = None
+
+    def row() -> dict[str, Any]:
+        rows.append({"frage": "", "antwort": "", "options": [], "erklärung": ""})
+        return rows[-1]
+
+    for label, text in _labelled(segments):
+        if label == "end":
+            field_name = None
+            continue
+        if label == "frage":
+            row()
+            field_name = "frage"
+        elif label == "antwort":
+            (rows[-1] if rows else row())["options"].append("")
+            field_name = "option"
+        elif label == "erklärung":
+            if not rows:
+                row()
+            field_name = "erklärung"
+        elif label is not None:  # a label a verdict box does not use ("Beweislage"): not read
+            field_name = None
+        elif field_name == "frage" and rows[-1]["frage"]:
+            field_name = "antwort"
+        elif field_name is None:
+            continue
+        if not text:
+            continue
+        r = rows[-1]
+        if field_name == "option":
+            r["options"][-1] = f"{r['options'][-1]} {text}".strip()
+        else:
+            r[field_name] = f"{r[field_name]} {text}".strip()
+    shared = next((r["erklärung"] for r in reversed(rows) if r["erklärung"]), "")
+    claims = []
+    for r in rows:
+        answer = r["antwort"] or (r["options"][0] if len(r["options"]) == 1 else "")
+        if r["frage"] or answer:
+            claims.append({"frage": r["frage"], "antwort": answer, "erklärung": r["erklärung"]})
+    return claims, shared
+
+
+def _explanation_after(boxes: list[etree._Element]) -> str:
+    """An "Erklärung:" the page gives once after its verdict boxes (a sibling element of the last box,
+    inside their common container, as the real pages print it): its text; "" when there is none."""
+    for sib in boxes[-1].itersiblings():
+        if not isinstance(sib.tag, str):
+            continue
+        labelled = _labelled(_segments(sib))
+        for k, (label, text) in enumerate(labelled):
+            if label != "erklärung":
+                continue
+            parts = [text] if text else []
+            for later_label, later in labelled[k + 1:]:
+                if later_label is not None:
+                    break
+                parts.append(later)
+            if parts:
+                return " ".join(parts)
+    return ""
+
+
 def _current_claims(doc: etree._Element) -> list[dict[str, Any]]:
     claims = []
-    for box in doc.xpath(f"//div[{_has_class('katechismus')}]"):
+    boxes = doc.xpath(f"//div[{_has_class('katechismus')}]")
+    shared = ""
+    for box in boxes:
         q = box.xpath(f".//*[{_has_class('katechismus__question')}]")
         a = box.xpath(f".//*[{_has_class('katechismus__answer')}]")
         e = box.xpath(f".//*[{_has_class('katechismus__explanation')}]")
@@ -353,8 +426,9 @@ def _current_claims(doc: etree._Element) -> list[dict[str, Any]]:
                 answer_text = _text(t)
             found = [(question, answer_text, explanation, raw_index)]
         else:  # a box without the inner structure: its text pieces in order
-            found = [(c.get("frage", ""), c.get("antwort", ""), c.get("erklärung", ""), None)
-                     for c in _claims_from_segments(_segments(box), beweislage=False, unlabelled_answer=True)]
+            pieces, box_shared = _box_claims(_segments(box))
+            shared = box_shared or shared
+            found = [(c["frage"], c["antwort"], c["erklärung"] or box_shared, None) for c in pieces]
         for question, answer_text, explanation, raw_index in found:
             if not question:
                 claims.append({"error": "verdict_box_without_question"})
@@ -363,6 +437,12 @@ def _current_claims(doc: etree._Element) -> list[dict[str, Any]]:
             index = _answer_index(raw_index) if raw_index else _answer_index(answer_text)
             answer_text = "" if index is not None and answer_text.strip().isdigit() else answer_text
             claims.append({"question": question, "verdict_text": answer_text, "answer_index": index, "explanation": explanation})
+    if boxes and any("error" not in c and not c["explanation"] for c in claims):
+        # one explanation for the page's questions, in an unused box or after the boxes
+        shared = shared or _explanation_after(boxes)
+        for c in claims:
+            if "error" not in c and not c["explanation"]:
+                c["explanation"] = shared
     return claims
 
 
@@ -395,7 +475,7 @@ def _table_claims(doc: etree._Element, layout: str) -> list[dict[str, Any]]:
     claims = []
     pre_2014 = layout == "pre_2014"
     for table in doc.xpath(f"//table[{_has_class('table_rating')}]"):
-        found = _claims_from_segments(_table_segments(table), beweislage=pre_2014, unlabelled_answer=False)
+        found = _claims_from_segments(_table_segments(table), beweislage=pre_2014)
         if not any(c.get("frage") for c in found):
             claims.append({"error": "verdict_box_without_question"})
             continue
@@ -432,13 +512,22 @@ def _old_body(doc: etree._Element) -> list[str]:
     return _blocks(nodes)
 
 
+def _ends_with_html_close(html: str) -> bool:
+    """Whether the page ends with ``</html>``, after the comments WordPress cache and optimisation plugins
+    append behind it ("<!-- Cached page generated by WP-Super-Cache … -->"): a cut body does not."""
+    tail = html[-20000:].rstrip()
+    while tail.endswith("-->") and "<!--" in tail:
+        tail = tail[: tail.rfind("<!--")].rstrip()
+    return tail[-7:].lower() == "</html>"
+
+
 def parse_page(url: str, html: str, status: int = 200) -> Article:
     """Parse one fetched page; raise :class:`PageSkipped` when it yields no article."""
     if status != 200:
         raise PageSkipped(f"http_{status}", url)
     if not html or not html.strip():
         raise PageSkipped("empty_page")
-    if not re.search(r"</html>\s*$", html.strip()[-200:], re.I):
+    if not _ends_with_html_close(html):
         raise PageSkipped("truncated_html", "the document does not end with </html>")
     try:
         doc = lxml.html.document_fromstring(html)
