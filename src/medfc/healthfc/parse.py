@@ -25,9 +25,9 @@ import lxml.html
 from lxml import etree
 
 from medfc.healthfc.dates import parse_german_date
+from medfc.healthfc.portal import TITLE_SUFFIX
 from medfc.healthfc.verdicts import UnknownVerdict, verdict_from_beweislage, verdict_from_text
 
-TITLE_SUFFIX = re.compile(r"\s*[|–-]\s*Medizin Transparent\s*$")
 _WS = re.compile(r"\s+")
 _BLOCK_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "li", "blockquote", "td", "th", "dd", "dt", "figcaption"}
 

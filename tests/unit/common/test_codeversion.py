@@ -103,6 +103,18 @@ def test_a_shared_common_module_changes_every_step_that_uses_it(pkg):
     assert "clinifact.steps:build_pairs" in changed and "healthfc.steps:parse" in changed
 
 
+def test_a_parser_fix_reruns_the_crawl_parse_only_never_a_release_mode_run(pkg):
+    """The release reader shares only the title suffix with the page parser (medfc.healthfc.portal): a fix
+    for a variant of the real pages must not retrain every release-mode run (release, dataset, folds)."""
+    steps = rule_steps()
+    _clear()
+    before = {s: cv.step_version(s) for s in steps}
+    parse = pkg / "healthfc" / "parse.py"
+    parse.write_text(parse.read_text() + "\n\nPARSER_FIX = 1\n")
+    _clear()
+    assert {s for s in steps if cv.step_version(s) != before[s]} == {"healthfc.steps:parse"}
+
+
 # --------------------------------------------------------------------------- the same versions as the original algorithm
 
 def rule_steps() -> list[str]:

@@ -1,0 +1,10 @@
+"""What the crawled pages and the release file share about the portal, in a module of its own so that the
+release reader does not depend on the page parser (an edit of the parser reruns the crawl's steps only,
+never a release-mode run: docs/sources.md §1)."""
+
+from __future__ import annotations
+
+import re
+
+# the suffix a page's <title> and the release's de_title carry: "Titel | Medizin Transparent"
+TITLE_SUFFIX = re.compile(r"\s*[|–-]\s*Medizin Transparent\s*$")
