@@ -77,21 +77,29 @@ def sentences(abstract: str) -> list[tuple[str, str]]:
     return out
 
 
+# The decimal point may be a middle dot (the Lancet journals' "p=0·034", kept so in PubMed); "less than or
+# equal" may be spelt "< or =" / "<or=" (older PubMed records); a space may follow the point ("p <. 001").
 _P_RE = re.compile(
     r"(?<![A-Za-z])[Pp](?:\s*-?\s*(?:values?|trend|interaction|for trend|for interaction))?\s*(?:\([^)]{0,20}\))?\s*"
-    r"(?P<op>[<>=≤≥]|&lt;|&gt;|of|was|were)\s*"
-    r"(?P<num>0?\.\d+|\d(?:\.\d+)?(?:\s*[x×·]\s*10\s*[-−–]\s*\d+)?|\d+\s*[eE]\s*[-−]\s*\d+)"
+    r"(?P<op>[<>]\s*or\s*=|[<>=≤≥]|&lt;|&gt;|of|was|were)\s*"
+    r"(?P<num>0?[.·]\s?\d+|\d(?:[.·]\d+)?(?:\s*[x×·]\s*10\s*[-−–]\s*\d+)?|\d+\s*[eE]\s*[-−]\s*\d+)"
 )
 _OPS = {"&lt;": "<", "&gt;": ">", "≤": "<", "≥": ">", "of": "=", "was": "=", "were": "="}
 
 
+def _op(text: str) -> str:
+    """'<', '=' or '>' for an operator as written ("< or =" is '<', "≥" is '>')."""
+    text = re.sub(r"\s*or\s*=", "", text)
+    return _OPS.get(text, text)
+
+
 def _number(text: str) -> float | None:
     text = text.replace(" ", "")
-    m = re.match(r"^(\d(?:\.\d+)?)[x×·]10[-−–](\d+)$", text)
+    m = re.match(r"^(\d(?:[.·]\d+)?)[x×·]10[-−–](\d+)$", text)
     if m:
-        return float(m.group(1)) * 10 ** (-int(m.group(2)))
+        return float(m.group(1).replace("·", ".")) * 10 ** (-int(m.group(2)))
     try:
-        return float(text.replace("−", "-"))
+        return float(text.replace("·", ".").replace("−", "-"))
     except ValueError:
         return None
 
@@ -105,7 +113,7 @@ def pvalues_with_clauses(text: str) -> list[tuple[str, str, float]]:
         for m in _P_RE.finditer(sentence):
             value = _number(m["num"])
             if value is not None and value <= 1:
-                out.append((sentence[last:m.start()], _OPS.get(m["op"], m["op"]), value))
+                out.append((sentence[last:m.start()], _op(m["op"]), value))
                 last = m.end()
     return out
 
