@@ -132,7 +132,7 @@ NONSIG = re.compile(
     r"no (significant )?differences?|not (statistically )?different|similar|comparable|failed to|was not associated|were not associated|"
     r"no effect|did not|neither|no evidence|no benefit|no improvement)\b", re.I)
 CI = re.compile(r"95\s*%|\bCI\b|confidence interval", re.I)
-NUMBER = re.compile(r"\d+(\.\d+)?\s*%|\d+\.\d+")
+NUMBER = re.compile(r"\d+([.·]\d+)?\s*%|\d+[.·]\d+")  # a decimal point or the Lancet middle dot
 REGISTRATION = re.compile(r"\bNCT\s?\d{8}\b|\bISRCTN\d+|\bACTRN\d+|clinicaltrials\.gov|\bregistration\b|\bregistered\b", re.I)
 RESULT_SECTION = re.compile(r"RESULT|FINDING|OUTCOME|CONCLU|INTERPRET|EFFECT", re.I)
 CONCLUSION_SECTION = re.compile(r"CONCLU|INTERPRET")

@@ -41,6 +41,16 @@ def test_pvalues_are_read_with_their_operator(text, expected):
     assert [(op, pytest.approx(v)) for op, v in F.pvalues(text)] == expected
 
 
+def test_a_lancet_abstract_reads_like_any_other():
+    """The middle dot as decimal point: the same p-values, significance and number counts as with a point."""
+    dotted = ("FINDINGS: Blood pressure fell more with drug A (mean 12·5 vs 8·1 mm Hg; p=0·003); "
+              "sleep did not differ (p=0·41). 20·5% had adverse events.")
+    idf = F.fit_idf([dotted])
+    assert F.features(CLAIM, "", dotted, idf) == F.features(CLAIM, "", dotted.replace("·", "."), idf)
+    f = F.features(CLAIM, "", dotted, idf)
+    assert (f["n_p"], f["n_p_sig"], f["n_numbers"]) == (2, 1, 5)
+
+
 def test_the_pvalue_of_the_outcome_clause_decides():
     abstract = ("RESULTS: Sleep quality did not differ (p = 0.40), while blood pressure fell more with drug A (p < 0.01).\n"
                 "CONCLUSIONS: Drug A lowers blood pressure.")
