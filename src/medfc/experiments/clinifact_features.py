@@ -77,12 +77,13 @@ def sentences(abstract: str) -> list[tuple[str, str]]:
     return out
 
 
-# The decimal point may be a middle dot (the Lancet journals' "p=0·034", kept so in PubMed); "less than or
-# equal" may be spelt "< or =" / "<or=" (older PubMed records); a space may follow the point ("p <. 001").
+# The decimal point may be a middle dot (the Lancet journals' "p=0·034", kept so in PubMed), which is also
+# their multiplication sign ("p=2·10−5": the powers of ten are tried first); "less than or equal" may be
+# spelt "< or =" / "<or=" (older PubMed records); a space may follow the point ("p <. 001").
 _P_RE = re.compile(
     r"(?<![A-Za-z])[Pp](?:\s*-?\s*(?:values?|trend|interaction|for trend|for interaction))?\s*(?:\([^)]{0,20}\))?\s*"
     r"(?P<op>[<>]\s*or\s*=|[<>=≤≥]|&lt;|&gt;|of|was|were)\s*"
-    r"(?P<num>0?[.·]\s?\d+|\d(?:[.·]\d+)?(?:\s*[x×·]\s*10\s*[-−–]\s*\d+)?|\d+\s*[eE]\s*[-−]\s*\d+)"
+    r"(?P<num>\d(?:[.·]\d+)?\s*[x×·]\s*10\s*[-−–]\s*\d+|\d+(?:[.·]\d+)?\s*[eE]\s*[-−]\s*\d+|0?[.·]\s?\d+|\d(?:[.·]\d+)?)"
 )
 _OPS = {"&lt;": "<", "&gt;": ">", "≤": "<", "≥": ">", "of": "=", "was": "=", "were": "="}
 

@@ -300,7 +300,7 @@ def _labelled(segments: list[str]) -> list[tuple[str | None, str]]:
 def _claims_from_segments(segments: list[str], *, beweislage: bool) -> list[dict[str, str]]:
     """Claims of a rating table from labelled text in page order: each "Frage" starts a claim, and the text
     after a label up to the next label is that field's value (a pre-2014 "Beweislage" and its direction
-    joined with " | ", as the release writes them; a current-layout box is :func:`_box_claims`'). A label
+    joined with " | ", as the release writes them; a current-layout box is read by :func:`_box_claims`). A label
     met twice without a "Frage" between starts a claim without a question (reported, never merged). An
     explanation given once after several questions (one table, several claims) belongs to every claim
     without one of its own."""
@@ -343,9 +343,10 @@ def _box_claims(segments: list[str]) -> tuple[list[dict[str, str]], str]:
     then, in the box or after the boxes, "Erklärung:" and the explanation. Each "Frage" starts a claim;
     the scale's "Antwort:" options are not answers (only a single "Antwort:" under a question that has no
     unlabelled answer is that question's answer). A box with an empty question and no selected answer
-    (the pages print three boxes, the unused ones empty) is no claim. Returns the claims (question,
-    answer, explanation) and the last explanation given in the segments (of a claim or of an unused box),
-    which the page's claims without one of their own share."""
+    (the pages print three boxes, the unused ones empty) is no claim. An explanation given once after
+    several questions of the box belongs to each of them without one of its own. Returns the claims
+    (question, answer, explanation) and the explanation an unused box gives ("" for none), which is the
+    page's for every claim without one (:func:`_current_claims`)."""
     rows: list[dict[str, Any]] = []
     field_name: str | None = None
 
@@ -380,39 +381,54 @@ def _box_claims(segments: list[str]) -> tuple[list[dict[str, str]], str]:
             r["options"][-1] = f"{r['options'][-1]} {text}".strip()
         else:
             r[field_name] = f"{r[field_name]} {text}".strip()
-    shared = next((r["erklärung"] for r in reversed(rows) if r["erklärung"]), "")
-    claims = []
+    claims, unused = [], ""
     for r in rows:
         answer = r["antwort"] or (r["options"][0] if len(r["options"]) == 1 else "")
         if r["frage"] or answer:
             claims.append({"frage": r["frage"], "antwort": answer, "erklärung": r["erklärung"]})
-    return claims, shared
+        else:
+            unused = unused or r["erklärung"]
+    in_box = next((c["erklärung"] for c in reversed(claims) if c["erklärung"]), "")
+    for c in claims:
+        c["erklärung"] = c["erklärung"] or in_box
+    return claims, unused
+
+
+# where the text after the verdict boxes ends: the article's body, its studies, its footnotes, a heading
+_AFTER_BOXES_END = (f"self::h1 or self::h2 or self::h3 or @id='collapseFussnote' or "
+                    f"{_has_class('pods-post-page__content')} or {_has_class('pods-post-page__study-detail')}")
 
 
 def _explanation_after(boxes: list[etree._Element]) -> str:
-    """An "Erklärung:" the page gives once after its verdict boxes (a sibling element of the last box,
-    inside their common container, as the real pages print it): its text; "" when there is none."""
+    """An "Erklärung:" the page gives once after its verdict boxes, in their container (the release's
+    scraper reads the container's text): the text of the elements after the last box, up to the article's
+    body, studies or footnotes or a heading, read as one stream; a piece that starts with the label, and
+    the pieces after it up to the next label. "" when there is none (a label inside a sentence, "Eine
+    mögliche Erklärung: …", is no explanation)."""
+    segments: list[str] = []
     for sib in boxes[-1].itersiblings():
         if not isinstance(sib.tag, str):
             continue
-        labelled = _labelled(_segments(sib))
-        for k, (label, text) in enumerate(labelled):
-            if label != "erklärung":
-                continue
-            parts = [text] if text else []
-            for later_label, later in labelled[k + 1:]:
-                if later_label is not None:
-                    break
-                parts.append(later)
-            if parts:
-                return " ".join(parts)
-    return ""
+        if sib.xpath(f"boolean({_AFTER_BOXES_END})"):
+            break
+        segments += _segments(sib)
+    parts: list[str] | None = None
+    for seg in segments:
+        m = _BOX_LABEL.match(seg)
+        if parts is None:
+            if m and m.group(1).lower().replace("erklaerung", "erklärung") == "erklärung":
+                parts = [seg[m.end():].strip()]
+            continue
+        if m or _ANY_LABEL.search(seg):
+            break
+        parts.append(seg)
+    return " ".join(p for p in parts or [] if p)
 
 
 def _current_claims(doc: etree._Element) -> list[dict[str, Any]]:
     claims = []
     boxes = doc.xpath(f"//div[{_has_class('katechismus')}]")
-    shared = ""
+    unused = ""  # an explanation in an unused box: the page's, for every claim without one of its own
     for box in boxes:
         q = box.xpath(f".//*[{_has_class('katechismus__question')}]")
         a = box.xpath(f".//*[{_has_class('katechismus__answer')}]")
@@ -426,9 +442,9 @@ def _current_claims(doc: etree._Element) -> list[dict[str, Any]]:
                 answer_text = _text(t)
             found = [(question, answer_text, explanation, raw_index)]
         else:  # a box without the inner structure: its text pieces in order
-            pieces, box_shared = _box_claims(_segments(box))
-            shared = box_shared or shared
-            found = [(c["frage"], c["antwort"], c["erklärung"] or box_shared, None) for c in pieces]
+            pieces, box_unused = _box_claims(_segments(box))
+            unused = unused or box_unused
+            found = [(c["frage"], c["antwort"], c["erklärung"], None) for c in pieces]
         for question, answer_text, explanation, raw_index in found:
             if not question:
                 claims.append({"error": "verdict_box_without_question"})
@@ -439,7 +455,7 @@ def _current_claims(doc: etree._Element) -> list[dict[str, Any]]:
             claims.append({"question": question, "verdict_text": answer_text, "answer_index": index, "explanation": explanation})
     if boxes and any("error" not in c and not c["explanation"] for c in claims):
         # one explanation for the page's questions, in an unused box or after the boxes
-        shared = shared or _explanation_after(boxes)
+        shared = unused or _explanation_after(boxes)
         for c in claims:
             if "error" not in c and not c["explanation"]:
                 c["explanation"] = shared

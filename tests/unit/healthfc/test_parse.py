@@ -307,7 +307,7 @@ def test_one_explanation_after_the_boxes_belongs_to_every_question():
     assert [(c.question, c.answer_index, c.label, c.explanation) for c in a.claims] == [
         ("Hilft X?", 1, "SUPPORTED", "Wenige kleine Studien. Mehr nicht."),
         ("Schadet X?", 8, "REFUTED", "Wenige kleine Studien. Mehr nicht.")]
-    assert a.problems == []
+    assert a.problems == []  # the explanation's label in <strong> inside its paragraph
 
 
 def test_an_explanation_in_an_unused_box_or_a_later_box_is_shared_and_an_own_one_kept():
@@ -316,6 +316,35 @@ def test_an_explanation_in_an_unused_box_or_a_later_box_is_shared_and_an_own_one
         '<div class="katechismus"><p>Frage:</p><ul>' + _SCALE + "</ul><p>Erklärung: Für alle.</p></div>"))
     assert [(c.question, c.label, c.evidence_level, c.explanation) for c in a.claims] == [
         ("Hilft X?", "NOT ENOUGH INFO", "insufficient", "Für alle."), ("Hilft Y?", "SUPPORTED", "high", "Eigene.")]
+    assert a.problems == []
+
+
+def test_a_claims_own_explanation_is_never_another_boxs_and_the_one_after_the_boxes_wins():
+    after = "<div><p>Erklärung:</p><p>Für alle.</p></div>"
+    a = parse_page("https://www.medizin-transparent.at/x/", _boxes_page(_box("Hilft X?", "1", "E1") + _box("Hilft Y?", "9") + _EMPTY_BOX, after))
+    assert [(c.question, c.explanation) for c in a.claims] == [("Hilft X?", "E1"), ("Hilft Y?", "Für alle.")]
+    # two questions in one box with one explanation at its end: both have it
+    two = ('<div class="katechismus"><p>Frage:</p><p>Hilft X?</p><p>1</p><p>Frage:</p><p>Hilft Y?</p><p>9</p>'
+           "<p>Erklärung:</p><p>Beide.</p></div>")
+    a = parse_page("https://www.medizin-transparent.at/x/", _boxes_page(two + _box("Hilft Z?", "10")))
+    assert [(c.question, c.explanation) for c in a.claims] == [("Hilft X?", "Beide."), ("Hilft Y?", "Beide."), ("Hilft Z?", "")]
+
+
+def test_an_explanation_after_the_boxes_may_spread_over_the_containers_paragraphs():
+    a = parse_page("https://www.medizin-transparent.at/x/", _boxes_page(
+        _box("Hilft X?", "1") + _EMPTY_BOX, after="<p><strong>Erklärung:</strong></p><p>Wenige Studien.</p><p>Klein.</p>"))
+    assert [(c.question, c.explanation) for c in a.claims] == [("Hilft X?", "Wenige Studien. Klein.")]
+
+
+@pytest.mark.parametrize("between", ["", "<p>Eine mögliche Erklärung: Placebo.</p><p>Weiterer Absatz.</p>"])
+def test_the_article_body_is_never_read_as_the_explanation(between):
+    """Only a piece that starts with the label, and only before the body, the studies and the footnotes."""
+    box = ('<div class="katechismus"><div class="katechismus__question">Frage: Hilft X?</div>'
+           '<div class="katechismus__answer">9</div></div>')
+    html = CURRENT.split('<div class="katechismus">')[0] + box + between + \
+        '<div class="pods-post-page__content"><p>Text.</p><p>Erklärung: so.</p><p>Rest.</p></div>' + TAIL
+    (c,) = parse_page("https://www.medizin-transparent.at/x/", html).claims
+    assert (c.question, c.answer_index, c.explanation) == ("Hilft X?", 9, "")
 
 
 def test_an_answer_without_its_question_is_reported_and_text_after_the_label_is_the_question():
