@@ -325,11 +325,17 @@ def _claims_from_segments(segments: list[str], *, beweislage: bool) -> list[dict
             claims[-1][field_name] = f"{current}{sep}{text}" if current else text
         else:
             claims[-1].setdefault(field_name, "")
+    _share_explanation(claims)
+    return claims
+
+
+def _share_explanation(claims: list[dict[str, str]]) -> None:
+    """The last explanation given among claims read from one table or one box goes to each of them
+    without one of its own (several questions, one explanation)."""
     shared = next((c["erklärung"] for c in reversed(claims) if c.get("erklärung")), "")
     for c in claims:
         if not c.get("erklärung"):
             c["erklärung"] = shared
-    return claims
 
 
 def _answer_index(raw: str | None) -> int | None:
@@ -388,9 +394,7 @@ def _box_claims(segments: list[str]) -> tuple[list[dict[str, str]], str]:
             claims.append({"frage": r["frage"], "antwort": answer, "erklärung": r["erklärung"]})
         else:
             unused = unused or r["erklärung"]
-    in_box = next((c["erklärung"] for c in reversed(claims) if c["erklärung"]), "")
-    for c in claims:
-        c["erklärung"] = c["erklärung"] or in_box
+    _share_explanation(claims)
     return claims, unused
 
 
@@ -414,14 +418,14 @@ def _explanation_after(boxes: list[etree._Element]) -> str:
         segments += _segments(sib)
     parts: list[str] | None = None
     for seg in segments:
-        m = _BOX_LABEL.match(seg)
+        (label, text), *rest = _labelled([seg])
         if parts is None:
-            if m and m.group(1).lower().replace("erklaerung", "erklärung") == "erklärung":
-                parts = [seg[m.end():].strip()]
+            if label == "erklärung":  # the label opens the piece
+                parts = [text]
             continue
-        if m or _ANY_LABEL.search(seg):
+        if label is not None or rest:  # the next label ends it
             break
-        parts.append(seg)
+        parts.append(text)
     return " ".join(p for p in parts or [] if p)
 
 
@@ -453,12 +457,11 @@ def _current_claims(doc: etree._Element) -> list[dict[str, Any]]:
             index = _answer_index(raw_index) if raw_index else _answer_index(answer_text)
             answer_text = "" if index is not None and answer_text.strip().isdigit() else answer_text
             claims.append({"question": question, "verdict_text": answer_text, "answer_index": index, "explanation": explanation})
-    if boxes and any("error" not in c and not c["explanation"] for c in claims):
-        # one explanation for the page's questions, in an unused box or after the boxes
+    lacking = [c for c in claims if "error" not in c and not c["explanation"]]
+    if lacking:  # one explanation for the page's questions, in an unused box or after the boxes
         shared = unused or _explanation_after(boxes)
-        for c in claims:
-            if "error" not in c and not c["explanation"]:
-                c["explanation"] = shared
+        for c in lacking:
+            c["explanation"] = shared
     return claims
 
 
