@@ -6,6 +6,7 @@
 #
 # This file only sets up: config + validation, includes, and the final targets.
 
+import os
 import sys
 
 from snakemake.utils import min_version
@@ -14,13 +15,18 @@ from medfc.plan.config_errors import config_file_error
 
 min_version("9.0")
 
+# the run directory's own config/config.yaml, else the workflow's (snakemake --directory RUN elsewhere)
+DEFAULT_CONFIG = "config/config.yaml"
+if not os.path.exists(DEFAULT_CONFIG):
+    DEFAULT_CONFIG = os.path.join(workflow.basedir, "config", "config.yaml")
+
 # a YAML mistake in the workflow's own config file: its file, line and column, exit status 1 (Snakemake's
 # message names neither; the --configfile files it reads itself, before this file runs)
-if _yaml_mistake := config_file_error("config/config.yaml"):
+if _yaml_mistake := config_file_error(DEFAULT_CONFIG):
     sys.exit(_yaml_mistake)
 
 
-configfile: "config/config.yaml"
+configfile: DEFAULT_CONFIG
 
 
 include: "workflow/rules/common.smk"

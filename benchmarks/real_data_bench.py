@@ -1,7 +1,7 @@
 """Our numbers on the real releases next to the papers', with the wall time of every system.
 
-Reads what `snakemake --configfile config/cpu.yaml` made (the tables in results/tables/ and the job
-benchmarks in results/benchmarks/experiments/), or runs it first with --run:
+Reads what `snakemake --configfile config/cpu.yaml` made (the tables in runs/cpu/tables/ and the job
+benchmarks in runs/cpu/benchmarks/experiments/), or runs it first with --run:
 
     python benchmarks/real_data_bench.py [--run] [--workdir .] [--clinifact DIR] [--healthfc FILE|URL] [--cores 2]
         [--overlay config/cpu-gbm-embeddings.yaml ...]
@@ -24,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+RUN = "runs/cpu"  # config/cpu.yaml's results_dir
 
 TARGETS = {("clinifact", "discriminative"): 75.0, ("healthfc", "oracle"): 78.0, ("healthfc", "claims_only"): 48.0,
            ("healthfc", "gold_explanations"): 60.0}
@@ -84,11 +86,11 @@ def _best(dataset: str, rows: list[tuple[str, str, float | None]]) -> None:
 
 
 def clinifact(root: Path) -> None:
-    table = root / "results/tables/clinifact_table8.csv"
+    table = root / RUN / "tables/clinifact_table8.csv"
     if not table.exists():
         print(f"no {table}: run with --run (or snakemake --configfile config/cpu.yaml) first")
         return
-    bench = root / "results/benchmarks/experiments/clinifact"
+    bench = root / RUN / "benchmarks/experiments/clinifact"
     print("\nCliniFact, test split (394 pairs of the release)")
     print(f"{'source':<28} {'model':<30} {'macro-F1':>9} {'95% CI':>12} {'accuracy':>9} {'wall s':>8}  ")
     ranked = []
@@ -104,9 +106,9 @@ def clinifact(root: Path) -> None:
 
 
 def healthfc(root: Path) -> None:
-    bench = root / "results/benchmarks/experiments/healthfc"
+    bench = root / RUN / "benchmarks/experiments/healthfc"
     for name in ("healthfc_table3", "healthfc_table5"):
-        table = root / f"results/tables/{name}.csv"
+        table = root / RUN / f"tables/{name}.csv"
         if not table.exists():
             continue
         key = "system" if name == "healthfc_table3" else "experiment"

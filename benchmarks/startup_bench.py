@@ -104,7 +104,7 @@ def digests(root: Path) -> dict[str, str]:
     out = {}
     for p in sorted((root / "results").rglob("*")):
         rel = p.relative_to(root).as_posix()
-        if p.is_file() and not rel.startswith("results/benchmarks/"):
+        if p.is_file() and not rel.startswith(("results/benchmarks/", "results/logs/")):
             out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
     return out
 

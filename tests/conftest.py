@@ -25,6 +25,7 @@ SHARED_MODULES = frozenset({
     "tests/workflow/test_experiments.py",
     "tests/workflow/test_healthfc_demo.py",
     "tests/workflow/test_report_browser.py",
+    "tests/workflow/test_run_folders.py",
     "tests/workflow/test_shared_runs.py",
     "tests/workflow/test_slurm.py",
 })

@@ -29,6 +29,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from medfc.common.codeversion import StepNotFound, split_spec
+from medfc.common.job import ENV as JOB_GPUS_ENV
+from medfc.common.job import gpus_given
 from medfc.common.logs import setup_logging
 from medfc.common.options import Options, Runtime
 
@@ -147,6 +149,8 @@ def _run_step(spec: str, inputs: dict[str, Any], outputs: dict[str, Any], option
     logger = logging.getLogger("medfc.cli")
     if job:
         logger.info("a workflow job: garbage collection for a process that exits after its step (job_process)")
+        if os.environ.get(JOB_GPUS_ENV, "0") not in ("", "0"):
+            logger.info("its resources ask for %s GPU(s): device auto must find CUDA", os.environ[JOB_GPUS_ENV])
     start = time.perf_counter()
     try:
         step = resolve_step(spec)
@@ -205,6 +209,9 @@ def run_job(spec: str, inputs: dict[str, Any], outputs: dict[str, Any], options:
             threads: int = 1) -> Any:
     """:func:`run_step` in a process that exits after it (``medfc run``, a Snakemake job), under
     :func:`job_process`."""
+    job = getattr(sys.modules.get("__main__"), "snakemake", None) if in_snakemake_job() else None
+    if job is not None:  # the GPUs a scheduler gave it: device auto must then find CUDA (medfc.common.job)
+        os.environ[JOB_GPUS_ENV] = str(gpus_given(getattr(job, "resources", None) or {}))
     with job_process():
         return _run_step(spec, inputs, outputs, options, log, threads, job=True)
 

@@ -39,7 +39,7 @@ PAPER_ARGS = ["--configfile", PAPER_CONFIG, MODELS_CONFIG]
 TEST_PARTITION = "debug"
 TEST_ACCOUNT = "medfc"
 # outputs that hold timings, not results
-VOLATILE_DIRS = ("results/benchmarks/",)
+VOLATILE_DIRS = ("results/benchmarks/", "results/logs/")
 # run statistics inside an output (path pattern: key pattern): those keys, times and memory, are dropped
 # before comparing (from the JSON document, or from each record of a gzipped JSON-lines file); all else must match
 RUN_STATS = {
@@ -186,14 +186,16 @@ JOB_BLOCK = re.compile(r"^(localrule|rule) (\S+):\n((?:    .*\n)*)", re.M)
 
 
 def jobs_in_log(text: str) -> list[dict]:
-    """The jobs Snakemake announced (`rule x:` / `localrule x:` blocks), with wildcards, resources and outputs."""
+    """The jobs Snakemake announced (`rule x:` / `localrule x:` blocks), with wildcards (their values in order,
+    and ``named``: by name), resources and outputs."""
     jobs = []
     for kind, rule, body in JOB_BLOCK.findall(text):
         fields = dict(re.findall(r"^    (\w+): (.*)$", body, re.M))
-        wildcards = [kv.split("=", 1)[1] for kv in fields.get("wildcards", "").split(", ") if "=" in kv]
+        named = dict(kv.split("=", 1) for kv in fields.get("wildcards", "").split(", ") if "=" in kv)
+        wildcards = list(named.values())
         resources = dict(kv.split("=", 1) for kv in fields.get("resources", "").split(", ") if "=" in kv)
         outputs = [o for o in fields.get("output", "").split(", ") if o]
-        jobs.append({"local": kind == "localrule", "rule": rule, "wildcards": wildcards, "resources": resources,
+        jobs.append({"local": kind == "localrule", "rule": rule, "wildcards": wildcards, "named": named, "resources": resources,
                      "outputs": outputs})
     return jobs
 

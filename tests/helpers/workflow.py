@@ -33,13 +33,21 @@ class WorkflowCopy:
             elif src.exists():
                 shutil.copy2(src, root / name)
 
-    def run(self, *args: str, check: bool = True, timeout: float = 1500) -> subprocess.CompletedProcess:
-        env = dict(os.environ)
+    def run(self, *args: str, check: bool = True, timeout: float = 1500, env: dict[str, str] | None = None,
+            cwd: Path | None = None) -> subprocess.CompletedProcess:
+        """``snakemake *args`` in the copy (or in ``cwd``), with ``env`` added to the environment (an empty value
+        removes the variable)."""
+        overrides, env = env or {}, dict(os.environ)
+        for key, value in overrides.items():
+            if value:
+                env[key] = value
+            else:
+                env.pop(key, None)
         # the scorers' offline NLTK data (scripts/install_nltk_data.sh) lives in the checkout, not the copy
         if "NLTK_DATA" not in env and (REPO / ".nltk_data").is_dir():
             env["NLTK_DATA"] = str(REPO / ".nltk_data")
         env["PYTHONPATH"] = os.pathsep.join([str(self.root / "src"), *filter(None, [env.get("PYTHONPATH")])])
-        proc = subprocess.run([snakemake_bin(), *args], cwd=self.root, capture_output=True, text=True, timeout=timeout, env=env)
+        proc = subprocess.run([snakemake_bin(), *args], cwd=cwd or self.root, capture_output=True, text=True, timeout=timeout, env=env)
         if check and proc.returncode != 0:
             raise AssertionError(f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}")
         return proc

@@ -20,3 +20,17 @@ def test_snakemake_prints_the_one_line_and_exits_1(tmp_path):
     assert proc.returncode == 1, out[-2000:]
     lines = [line for line in out.splitlines() if "workflow specific profile" not in line and "is extended by additional config" not in line]
     assert lines == ["config: experiments.healthfc.folds [12] outside 0..4 (healthfc.folds.n_splits)"], out[-2000:]
+
+
+def test_a_live_paper_run_without_its_keys_stops_before_any_job(tmp_path):
+    """config/live.yaml + config/paper.yaml with no contact, no NCBI_EMAIL and no SERPER_API_KEY: every missing
+    prerequisite as one line, exit status 1, on a dry run too, in seconds (it used to fail hours in)."""
+    wf = WorkflowCopy(tmp_path / "wf")
+    env = {k: "" for k in ("NCBI_EMAIL", "SERPER_API_KEY")}
+    proc = wf.run("-n", "--cores", "1", "--configfile", "config/live.yaml", "config/paper.yaml", check=False, env=env)
+    out = (proc.stdout + proc.stderr).strip()
+    assert proc.returncode == 1, out[-2000:]
+    lines = [line for line in out.splitlines() if "workflow specific profile" not in line and "is extended by additional config" not in line]
+    assert [line.split(" ")[1] for line in lines] == [
+        "healthfc.crawl.contact", "clinifact.pubmed.email", "SERPER_API_KEY", "healthfc.retrieval.pubmed.email"], out[-2000:]
+    assert all(line.startswith("prerequisite: ") for line in lines)

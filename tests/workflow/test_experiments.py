@@ -135,7 +135,7 @@ ONLY_WHERE_USED = {"sklearn": {"healthfc.steps:folds", "clinifact.steps:build_pa
 def test_every_job_ran_its_step_as_a_workflow_job(exp_run):
     """workflow/scripts/step.py calls run_step, which finds itself in a Snakemake job and runs the step under
     medfc.cli.job_process (its log says so); the script itself is unchanged, so no rule reran for it."""
-    logs = [log.read_text(encoding="utf-8", errors="replace") for log in exp_run.path("logs").rglob("*.log")]
+    logs = [log.read_text(encoding="utf-8", errors="replace") for log in exp_run.path("results/logs").rglob("*.log")]
     steps = [text for text in logs if " finished in " in text]
     assert len(steps) > 50 and all("a workflow job: garbage collection" in text for text in steps)
 
@@ -143,7 +143,7 @@ def test_every_job_ran_its_step_as_a_workflow_job(exp_run):
 def test_light_jobs_loaded_only_the_libraries_they_use(exp_run):
     finished = re.compile(r"step (\w+\.steps):(\w+)@\w+ finished in [\d.]+ s; heavy libraries loaded: (.+)$", re.M)
     loaded: dict[str, list[set[str]]] = {}
-    for log in exp_run.path("logs").rglob("*.log"):
+    for log in exp_run.path("results/logs").rglob("*.log"):
         for module, step, libs in finished.findall(log.read_text(encoding="utf-8", errors="replace")):
             loaded.setdefault(f"{module}:{step}", []).append(set() if libs == "none" else set(libs.split(", ")))
     assert {k.split(":")[0] for k in loaded} >= set(NOT_LOADED)

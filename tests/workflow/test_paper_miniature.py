@@ -36,6 +36,7 @@ from snakemake.utils import validate
 from medfc.common.io import read_json, read_jsonl
 from medfc.experiments.systems import OPEN_DOMAIN_SYSTEMS, SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS
 from medfc.plan import Plan
+from medfc.plan.resources import ROWS as RESOURCE_ROWS
 from tests.helpers import tiny_models as tm
 from tests.helpers.fake_openai import FakeOpenAI
 from tests.helpers.medsnip import scripted
@@ -89,7 +90,7 @@ def _overrides(models: dict[str, Path], marian: Path, url: str) -> dict[str, Any
                      "retrieval": {source: {"file": path} for source, path in EVIDENCE_FILES.items()}},
         "models": {"aliases": {alias: str(models[family]) for alias, family in FAMILY.items()}, "healthfc": HEALTHFC_MODELS},
         "experiments": {
-            "scale": "smoke", "threads": 1, "mem_mb": 2048, "runtime": 10,
+            "scale": "smoke", "resources": {row: {"threads": 1, "mem_mb": 2048, "runtime": 10} for row in RESOURCE_ROWS},
             "smoke": {"max_steps": 1, "max_examples": 8},
             "healthfc": {"folds": [0], "train": train, "lang_systems": {"de": list(TABLE3_SYSTEMS)}},
             "clinifact": {"train": train, "zero_shot": {"device": "cpu", "max_prompt_tokens": 256, "batch_size": 8},
@@ -100,6 +101,7 @@ def _overrides(models: dict[str, Path], marian: Path, url: str) -> dict[str, Any
         },
         "scoring": {"bootstrap": {"n_resamples": 200}},
         "medsnip": {"llm": {"base_url": url, "timeout_s": 10, "max_retries": 1}, "verifiers": verifiers, "score": {"n_resamples": 200}},
+        "results_dir": "results",  # paper.yaml's runs/paper: the miniature reads results/ as the demo's tests do
     }
 
 

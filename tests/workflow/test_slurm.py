@@ -24,10 +24,17 @@ What it proves, in that one SLURM run:
   the crawl and the datasets; `sacct` lists the same jobs (by the plugin's
   `rule_<rule>[_wildcards_<values>]` comment) as COMPLETED under the run's job name;
 - the rule that asks for a GPU (translation) is submitted with `--gpus=N` (or `--gres=gpu...`) and SLURM
-  allocates `gres/gpu` to it; the other rules ask for no GPU;
+  allocates `gres/gpu` to it; the other rules ask for no GPU; every submitted job's `--mem`, `-t` and
+  `--cpus-per-task` are the plan's for its model's kind and size (medfc.plan.resources);
 - every output it made is byte-identical to the shared local `snakemake --cores 2` run's;
 - the plugin keeps one log per job under the profile's slurm-logdir.
 The wall time of the SLURM run is printed and recorded as the junit property `slurm_wall_s`.
+
+And in one more dry run through the real profile, a GPU run (``experiments.gpu: 1``) with models of every
+kind (``KINDS_LINES``: TF-IDF, GBM, frozen features, an ensemble, the tiny encoder, the tiny causal LM
+zero-shot and LoRA-tuned and sized large by ``models.resources``, and zero-shot through a server), each
+job's resources are its kind's row: no GPU and the small rows for TF-IDF, GBM, frozen features and the
+server, a GPU for the encoder and the LLM jobs, none for ensembles, scoring and tables.
 """
 
 from __future__ import annotations
@@ -43,7 +50,9 @@ from datetime import datetime, timedelta
 import pytest
 import yaml
 
+from medfc.plan import Plan
 from medfc.plan import cluster as cluster_layout
+from medfc.plan import resources as R
 from tests.helpers import slurm as S
 from tests.helpers.services import slurm_up, unavailable
 from tests.helpers.workflow import REPO, WorkflowCopy
@@ -52,6 +61,21 @@ pytestmark = pytest.mark.workflow
 
 GPU_CONFIG = "config/slurm_gpu.yaml"  # written into the copy: the one line the SLURM run adds (a resource)
 GPU_LINES = "# the translation asks for a GPU on a cluster, as config/live.yaml\nhealthfc:\n  translation:\n    gpu: 1\n"
+KINDS_CONFIG = "config/slurm_kinds.yaml"  # written into the copy for a dry run: a GPU run with models of every kind
+
+
+def kinds_lines(tinylm: str) -> str:
+    return yaml.safe_dump({
+        "experiments": {"gpu": 1, "clinifact": {"model_zero_shot": {"tinyserver": {"backend": "openai", "base_url": "http://127.0.0.1:9/v1",
+                                                                                    "api_key_env": "", "tokenizer": tinylm}}}},
+        "models": {"aliases": {"tinyserver": tinylm},
+                   "healthfc": {"en": ["tiny", "tfidf", "frozen-minilm"]},
+                   "clinifact": {"discriminative": ["tiny", "tfidf", "gbm", "frozen-minilm", "tfidf+gbm"],
+                                 "zero_shot": ["tinylm", "tinyserver"], "fine_tuned": ["tinylm"]},
+                   "resources": {"tinylm": {"size": "large"}, "tfidf": {"mem_mb": 1536}}},
+    })
+
+
 # what the SLURM run makes: targets whose jobs include every rule of the plan that the cluster runs
 SLICE = [
     "results/experiments/healthfc/en/tiny/pipeline/fold0/scores.json",  # evidence selection, METEOR scoring
@@ -89,8 +113,12 @@ def documented(cluster, full_demo_run, tmp_path_factory):
     jobs = [j for j in S.jobs_in_log(proc.stdout + proc.stderr) if j["rule"] != "all"]
     proc = S.run_snakemake(root, [*SLICE, "-n", "--profile", str(REPO / S.PROFILE), "--configfile", *configs])
     sliced = Counter(j["rule"] for j in S.jobs_in_log(proc.stdout + proc.stderr))
+    (root / KINDS_CONFIG).write_text(kinds_lines(S.validated_config(configs, root)["models"]["aliases"]["tinylm"]))
+    kinds_configs = [*configs, KINDS_CONFIG]
+    proc = S.run_snakemake(root, ["-n", "--forceall", "--profile", str(REPO / S.PROFILE), "--configfile", *kinds_configs])
+    kinds = [j for j in S.jobs_in_log(proc.stdout + proc.stderr) if j["rule"] != "all"]
     return {"tmp": tmp, "root": root, "configs": configs, "jobs": jobs, "planned": Counter(j["rule"] for j in jobs),
-            "sliced": sliced}
+            "sliced": sliced, "kinds": kinds, "kinds_plan": Plan(S.validated_config(kinds_configs, root))}
 
 
 @pytest.fixture(scope="module")
@@ -115,6 +143,7 @@ def slurm_run(documented):
         "profile": yaml.safe_load((profile / "config.yaml").read_text()),
         "planned": planned,
         "expected_remote": Counter({r: n for r, n in planned.items() if r in submitted_rules}),
+        "plan": Plan(cfg),
     }
 
 
@@ -204,6 +233,7 @@ def test_gpu_rule_is_submitted_with_a_gpu_request_and_gets_one(slurm_run):
     for s in slurm_run["submissions"]:
         by_rule.setdefault(S.rule_of_comment(S.option(s["argv"], "--comment")), []).append(s)
     gpu_flag = re.compile(r"^--(gpus(=|$)|gres=.*gpu)")
+    by_comment = {S.comment(j): j for j in slurm_run["ran"] if not j["local"]}
     for rule, calls in sorted(by_rule.items()):
         for s in calls:
             flags = [a for a in s["argv"] if gpu_flag.match(a)]
@@ -212,6 +242,13 @@ def test_gpu_rule_is_submitted_with_a_gpu_request_and_gets_one(slurm_run):
             else:
                 assert not flags, f"{rule} asks for no GPU but was submitted as {S.short(s['argv'])}"
         print(f"{'GPU' if rule in planned_gpu else 'CPU'} rule {rule} ({len(calls)} jobs): {S.short(calls[0]['argv'])}")
+        for s in calls:  # memory, time limit and threads: the plan's for the job's model (medfc.plan.resources)
+            if rule in (*R.MODEL_RULES, "healthfc_translate"):
+                job = by_comment[S.option(s["argv"], "--comment")]
+                want = slurm_run["plan"].job_resources(rule, job["named"])
+                asked = {"mem_mb": S.option(s["argv"], "--mem"), "runtime": S.option(s["argv"], "-t"),
+                         "threads": S.option(s["argv"], "--cpus-per-task")}
+                assert asked == {k: str(want[k]) for k in asked}, f"{rule} {job['named']}: {S.short(s['argv'])}"
         if rule in planned_gpu:
             for s in calls:
                 jobid = s["stdout"].strip().split(";")[0]
@@ -243,3 +280,33 @@ def test_one_slurm_log_per_job_is_kept(slurm_run):
         rule = S.rule_of_comment(S.option(s["argv"], "--comment"))
         hits = list((root / f"rule_{rule}").rglob(f"{jobid}.log"))
         assert len(hits) == 1, f"no log for job {jobid} ({rule}) under {root}"
+
+
+def test_each_jobs_resources_follow_its_models_kind_and_size(documented):
+    """The dry run of a GPU run with models of every kind through the real profile: each training and
+    inference job asks for its row of experiments.resources (and its alias's models.resources), a GPU only
+    where a neural model runs on the job's node; ensembles, scoring, tables and the figure ask for none."""
+    plan, jobs = documented["kinds_plan"], documented["kinds"]
+    rows = plan.config["experiments"]["resources"]
+    seen: Counter = Counter()
+    for j in jobs:
+        asked = {"gpu": S.gpus_asked(j["resources"]), "mem_mb": int(j["resources"]["mem_mb"]), "runtime": int(j["resources"]["runtime"])}
+        if j["rule"] not in R.MODEL_RULES:
+            if j["rule"] != "healthfc_translate":
+                assert asked["gpu"] == 0, j
+            continue
+        model = j["named"]["model"]
+        row = R.row_of(plan, j["rule"], model)
+        seen[row] += 1
+        want = plan.job_resources(j["rule"], j["named"])
+        assert asked == {k: want[k] for k in asked}, (j["rule"], j["named"], asked, want)
+        own = plan.config["models"]["resources"].get(model, {}) if row != "server" else {}
+        expected = {"gpu": 1 if row in R.GPU_ROWS else 0, "mem_mb": rows[row]["mem_mb"], "runtime": rows[row]["runtime"]}
+        assert asked == {**expected, **{k: v for k, v in own.items() if k in asked}}, (j["rule"], model, row, asked)
+    # every kind is in the plan: TF-IDF (its alias's own memory), GBM, frozen, the encoder, the LLM sized large
+    # by models.resources (zero-shot and LoRA), a server
+    assert set(seen) == {"tfidf", "gbm", "frozen", "encoder", "llm_large", "lora_large", "server"}, seen
+    tfidf = [j for j in jobs if j["rule"] in ("healthfc_experiment", "clinifact_experiment") and j["named"]["model"] == "tfidf"]
+    assert tfidf and {(S.gpus_asked(j["resources"]), j["resources"]["mem_mb"]) for j in tfidf} == {(0, "1536")}
+    assert {j["rule"] for j in jobs} >= {"clinifact_ensemble", "healthfc_score", "clinifact_score", "table", "clinifact_fig3"}
+    print("\n" + "\n".join(f"{row}: {n} jobs, {R.ROW_KEYS} = {[rows[row][k] for k in R.ROW_KEYS]}" for row, n in sorted(seen.items())))

@@ -10,9 +10,9 @@ rule clinifact_fetch_studies:
     input:
         **({"zip": CF["studies"]["bulk_zip"]} if CF["studies"]["source"] == "bulk_zip" and CF["studies"]["bulk_zip"] else {}),
     output:
-        studies="results/clinifact/studies/studies.jsonl.gz",
-        excluded="results/clinifact/studies/excluded.jsonl.gz",
-        report="results/clinifact/studies/report.json",
+        studies=f"{RESULTS}/clinifact/studies/studies.jsonl.gz",
+        excluded=f"{RESULTS}/clinifact/studies/excluded.jsonl.gz",
+        report=f"{RESULTS}/clinifact/studies/report.json",
     params:
         step=versioned("clinifact.steps:fetch_studies"),
         options=lambda w: {
@@ -21,9 +21,9 @@ rule clinifact_fetch_studies:
             "user_agent": CF["user_agent"],
         },
     log:
-        "logs/clinifact/fetch_studies.log",
+        f"{LOGS}/clinifact/fetch_studies.log",
     benchmark:
-        "results/benchmarks/clinifact/fetch_studies.tsv"
+        f"{RESULTS}/benchmarks/clinifact/fetch_studies.tsv"
     resources:
         mem_mb=2048,
         runtime=600,
@@ -37,16 +37,16 @@ rule clinifact_build_claims:
     input:
         studies=rules.clinifact_fetch_studies.output.studies,
     output:
-        claims="results/clinifact/claims/claims.jsonl.gz",
-        labelled="results/clinifact/claims/labelled.jsonl.gz",
-        report="results/clinifact/claims/report.json",
+        claims=f"{RESULTS}/clinifact/claims/claims.jsonl.gz",
+        labelled=f"{RESULTS}/clinifact/claims/labelled.jsonl.gz",
+        report=f"{RESULTS}/clinifact/claims/report.json",
     params:
         step=versioned("clinifact.steps:build_claims"),
         options=lambda w: CF["claims"],
     log:
-        "logs/clinifact/build_claims.log",
+        f"{LOGS}/clinifact/build_claims.log",
     benchmark:
-        "results/benchmarks/clinifact/build_claims.tsv"
+        f"{RESULTS}/benchmarks/clinifact/build_claims.tsv"
     threads: 2
     resources:
         mem_mb=4096,
@@ -61,8 +61,8 @@ rule clinifact_fetch_abstracts:
     input:
         labelled=rules.clinifact_build_claims.output.labelled,
     output:
-        abstracts="results/clinifact/abstracts/abstracts.jsonl.gz",
-        report="results/clinifact/abstracts/report.json",
+        abstracts=f"{RESULTS}/clinifact/abstracts/abstracts.jsonl.gz",
+        report=f"{RESULTS}/clinifact/abstracts/report.json",
     params:
         step=versioned("clinifact.steps:fetch_abstracts"),
         options=lambda w: {
@@ -71,9 +71,9 @@ rule clinifact_fetch_abstracts:
             "user_agent": CF["user_agent"],
         },
     log:
-        "logs/clinifact/fetch_abstracts.log",
+        f"{LOGS}/clinifact/fetch_abstracts.log",
     benchmark:
-        "results/benchmarks/clinifact/fetch_abstracts.tsv"
+        f"{RESULTS}/benchmarks/clinifact/fetch_abstracts.tsv"
     resources:
         mem_mb=1024,
         runtime=240,
@@ -88,19 +88,19 @@ rule clinifact_build_pairs:
         labelled=rules.clinifact_build_claims.output.labelled,
         abstracts=rules.clinifact_fetch_abstracts.output.abstracts,
     output:
-        pairs="results/clinifact/pairs/all_pairs.csv",
-        train="results/clinifact/pairs/train_set.csv",
-        validation="results/clinifact/pairs/validation_set.csv",
-        test="results/clinifact/pairs/test_set.csv",
-        card=report("results/clinifact/pairs/dataset_card.md", caption="../report/clinifact_card.rst", category="CliniFact"),
-        report="results/clinifact/pairs/report.json",
+        pairs=f"{RESULTS}/clinifact/pairs/all_pairs.csv",
+        train=f"{RESULTS}/clinifact/pairs/train_set.csv",
+        validation=f"{RESULTS}/clinifact/pairs/validation_set.csv",
+        test=f"{RESULTS}/clinifact/pairs/test_set.csv",
+        card=report(f"{RESULTS}/clinifact/pairs/dataset_card.md", caption="../report/clinifact_card.rst", category="CliniFact"),
+        report=f"{RESULTS}/clinifact/pairs/report.json",
     params:
         step=versioned("clinifact.steps:build_pairs"),
         options=lambda w: CF["pairs"],
     log:
-        "logs/clinifact/build_pairs.log",
+        f"{LOGS}/clinifact/build_pairs.log",
     benchmark:
-        "results/benchmarks/clinifact/build_pairs.tsv"
+        f"{RESULTS}/benchmarks/clinifact/build_pairs.tsv"
     resources:
         mem_mb=1024,
         runtime=30,
@@ -114,17 +114,17 @@ rule clinifact_import_release:
     input:
         unpack(lambda w: PLAN.clinifact_release_inputs()),
     output:
-        train="results/clinifact/release/train_set.csv",
-        validation="results/clinifact/release/validation_set.csv",
-        test="results/clinifact/release/test_set.csv",
-        report="results/clinifact/release/report.json",
+        train=f"{RESULTS}/clinifact/release/train_set.csv",
+        validation=f"{RESULTS}/clinifact/release/validation_set.csv",
+        test=f"{RESULTS}/clinifact/release/test_set.csv",
+        report=f"{RESULTS}/clinifact/release/report.json",
     params:
         step=versioned("clinifact.steps:import_release"),
         options=lambda w: {**CF["release"], "cache_dir": f"{CACHE}/clinifact"},
     log:
-        "logs/clinifact/import_release.log",
+        f"{LOGS}/clinifact/import_release.log",
     benchmark:
-        "results/benchmarks/clinifact/import_release.tsv"
+        f"{RESULTS}/benchmarks/clinifact/import_release.tsv"
     resources:
         mem_mb=1024,
         runtime=30,
@@ -141,20 +141,20 @@ rule clinifact_stats:
         test=f"{CF_PAIRS}/test_set.csv",
         studies=rules.clinifact_fetch_studies.output.studies,
     output:
-        table_labels=report("results/clinifact/stats/table6_labels.csv", caption="../report/clinifact_table6.rst", category="CliniFact"),
-        table_words=report("results/clinifact/stats/table4_words.csv", caption="../report/clinifact_table4.rst", category="CliniFact"),
-        table_classes="results/clinifact/stats/fig2_disease_classes.csv",
-        fig_classes=report("results/clinifact/stats/fig2_disease_classes.png", caption="../report/clinifact_fig2.rst", category="CliniFact"),
-        table_years="results/clinifact/stats/figS1_years.csv",
-        fig_years=report("results/clinifact/stats/figS1_years.png", caption="../report/clinifact_figS1.rst", category="CliniFact"),
-        report="results/clinifact/stats/report.json",
+        table_labels=report(f"{RESULTS}/clinifact/stats/table6_labels.csv", caption="../report/clinifact_table6.rst", category="CliniFact"),
+        table_words=report(f"{RESULTS}/clinifact/stats/table4_words.csv", caption="../report/clinifact_table4.rst", category="CliniFact"),
+        table_classes=f"{RESULTS}/clinifact/stats/fig2_disease_classes.csv",
+        fig_classes=report(f"{RESULTS}/clinifact/stats/fig2_disease_classes.png", caption="../report/clinifact_fig2.rst", category="CliniFact"),
+        table_years=f"{RESULTS}/clinifact/stats/figS1_years.csv",
+        fig_years=report(f"{RESULTS}/clinifact/stats/figS1_years.png", caption="../report/clinifact_figS1.rst", category="CliniFact"),
+        report=f"{RESULTS}/clinifact/stats/report.json",
     params:
         step=versioned("clinifact.steps:clinifact_stats"),
         options=CF["stats"],
     log:
-        "logs/clinifact/stats.log",
+        f"{LOGS}/clinifact/stats.log",
     benchmark:
-        "results/benchmarks/clinifact/stats.tsv"
+        f"{RESULTS}/benchmarks/clinifact/stats.tsv"
     resources:
         mem_mb=1024,
         runtime=30,
@@ -178,17 +178,17 @@ rule clinifact_diff:
         abstracts_report=rules.clinifact_fetch_abstracts.output.report,
         pairs_report=rules.clinifact_build_pairs.output.report,
     output:
-        markdown=report("results/clinifact/diff/diff.md", caption="../report/clinifact_diff.rst", category="CliniFact"),
-        rows=report("results/clinifact/diff/diff_rows.csv", caption="../report/clinifact_diff_rows.rst", category="CliniFact"),
-        counts="results/clinifact/diff/diff_counts.csv",
-        report="results/clinifact/diff/report.json",
+        markdown=report(f"{RESULTS}/clinifact/diff/diff.md", caption="../report/clinifact_diff.rst", category="CliniFact"),
+        rows=report(f"{RESULTS}/clinifact/diff/diff_rows.csv", caption="../report/clinifact_diff_rows.rst", category="CliniFact"),
+        counts=f"{RESULTS}/clinifact/diff/diff_counts.csv",
+        report=f"{RESULTS}/clinifact/diff/report.json",
     params:
         step=versioned("clinifact.steps:diff"),
         options=lambda w: {**CF["diff"], "cache_dir": f"{CACHE}/clinifact"},
     log:
-        "logs/clinifact/diff.log",
+        f"{LOGS}/clinifact/diff.log",
     benchmark:
-        "results/benchmarks/clinifact/diff.tsv"
+        f"{RESULTS}/benchmarks/clinifact/diff.tsv"
     resources:
         mem_mb=2048,
         runtime=30,

@@ -6,8 +6,9 @@ import sys
 
 from medfc.common.codeversion import use_disk_cache, versioned
 from medfc.experiments.systems import SYSTEMS as HFC_SYSTEMS
-from medfc.plan import BENCH_DIR, EXP_DIR, FIGURES_DIR, MEDSNIP_DIR, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, TABLES, TABLES_DIR
+from medfc.plan import MEDSNIP_TITLES, MEDSNIP_WILDCARDS, TABLES
 from medfc.plan.config_errors import ConfigError, plan_for
+from medfc.plan.prerequisites import checked_here
 
 SCHEMA = "../schemas/config.schema.yaml"
 
@@ -23,13 +24,36 @@ def stop(message):
 
 # the schema (read once; its defaults filled into config), the plan, its checks and every planned job's
 # options, once: a mistake in any of them is one line naming the key (medfc.plan.config_errors.plan_for)
+# and, where the run is planned (not again inside a cluster job, nor for --unlock, --report, ...), every
+# prerequisite of the planned rules: contact e-mails, API keys, local files (medfc.plan.prerequisites), one
+# line each, also on --dry-run
 try:
-    PLAN = plan_for(config, workflow.source_path(SCHEMA))
+    PLAN = plan_for(
+        config,
+        workflow.source_path(SCHEMA),
+        prerequisites=not (workflow.remote_exec or workflow.subprocess_exec) and checked_here(sys.argv),
+        base_dir=workflow.basedir,
+    )
 except ConfigError as exc:
     stop(str(exc))
 
 
+# a job set to device: cuda on a machine whose torch sees none stops a local run before its first job (on a
+# cluster the jobs check where they run: medfc.common.device)
+onstart:
+    if workflow.local_exec and (_cuda := PLAN.cuda_problem()):
+        stop(_cuda)
+
+
 CACHE = config["cache_dir"]
+# the run's folder (results_dir): every output, log and benchmark below it (medfc.plan.layout)
+RESULTS = PLAN.layout.results
+LOGS = PLAN.layout.logs
+EXP_DIR = PLAN.layout.experiments
+BENCH_DIR = PLAN.layout.experiment_benchmarks
+TABLES_DIR = PLAN.layout.tables
+FIGURES_DIR = PLAN.layout.figures
+MEDSNIP_DIR = PLAN.layout.medsnip
 STEP_SCRIPT = "../scripts/step.py"
 CF_PAIRS = PLAN.clinifact_pairs_dir
 

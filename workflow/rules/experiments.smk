@@ -17,14 +17,14 @@ rule healthfc_experiment:
         step=versioned("experiments.steps:healthfc_experiment"),
         options=lambda w: PLAN.healthfc_experiment_options(w.lang, w.model, w.system, w.fold),
     log:
-        "logs/experiments/healthfc/{lang}/{model}/{system}/fold{fold}.log",
+        f"{LOGS}/experiments/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.log",
     benchmark:
         f"{BENCH_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.tsv"
-    threads: lambda w: config["experiments"]["threads"]
+    threads: lambda w: PLAN.job_resources("healthfc_experiment", w)["threads"]
     resources:
-        mem_mb=lambda w: config["experiments"]["mem_mb"],
-        runtime=lambda w: config["experiments"]["runtime"],
-        gpu=lambda w: config["experiments"]["gpu"],
+        mem_mb=lambda w: PLAN.job_resources("healthfc_experiment", w)["mem_mb"],
+        runtime=lambda w: PLAN.job_resources("healthfc_experiment", w)["runtime"],
+        gpu=lambda w: PLAN.job_resources("healthfc_experiment", w)["gpu"],
     conda:
         "../../envs/train.yaml"
     script:
@@ -43,14 +43,14 @@ rule clinifact_experiment:
         step=versioned("experiments.steps:clinifact_experiment"),
         options=lambda w: PLAN.clinifact_experiment_options(w.model),
     log:
-        "logs/experiments/clinifact/{model}.log",
+        f"{LOGS}/experiments/clinifact/{{model}}.log",
     benchmark:
         f"{BENCH_DIR}/clinifact/{{model}}.tsv"
-    threads: lambda w: config["experiments"]["threads"]
+    threads: lambda w: PLAN.job_resources("clinifact_experiment", w)["threads"]
     resources:
-        mem_mb=lambda w: config["experiments"]["mem_mb"],
-        runtime=lambda w: config["experiments"]["runtime"],
-        gpu=lambda w: config["experiments"]["gpu"],
+        mem_mb=lambda w: PLAN.job_resources("clinifact_experiment", w)["mem_mb"],
+        runtime=lambda w: PLAN.job_resources("clinifact_experiment", w)["runtime"],
+        gpu=lambda w: PLAN.job_resources("clinifact_experiment", w)["gpu"],
     conda:
         "../../envs/train.yaml"
     script:
@@ -67,14 +67,14 @@ rule clinifact_zero_shot:
         step=versioned("experiments.steps:clinifact_zero_shot"),
         options=lambda w: PLAN.clinifact_zero_shot_options(w.model),
     log:
-        "logs/experiments/clinifact/zero_shot/{model}.log",
+        f"{LOGS}/experiments/clinifact/zero_shot/{{model}}.log",
     benchmark:
         f"{BENCH_DIR}/clinifact/zero_shot/{{model}}.tsv"
-    threads: lambda w: config["experiments"]["threads"]
+    threads: lambda w: PLAN.job_resources("clinifact_zero_shot", w)["threads"]
     resources:
-        mem_mb=lambda w: config["experiments"]["mem_mb"],
-        runtime=lambda w: config["experiments"]["runtime"],
-        gpu=lambda w: config["experiments"]["gpu"],
+        mem_mb=lambda w: PLAN.job_resources("clinifact_zero_shot", w)["mem_mb"],
+        runtime=lambda w: PLAN.job_resources("clinifact_zero_shot", w)["runtime"],
+        gpu=lambda w: PLAN.job_resources("clinifact_zero_shot", w)["gpu"],
     conda:
         "../../envs/train.yaml"
     script:
@@ -93,14 +93,14 @@ rule clinifact_fine_tune:
         step=versioned("experiments.steps:clinifact_fine_tune"),
         options=lambda w: PLAN.clinifact_fine_tune_options(w.model),
     log:
-        "logs/experiments/clinifact/fine_tuned/{model}.log",
+        f"{LOGS}/experiments/clinifact/fine_tuned/{{model}}.log",
     benchmark:
         f"{BENCH_DIR}/clinifact/fine_tuned/{{model}}.tsv"
-    threads: lambda w: config["experiments"]["threads"]
+    threads: lambda w: PLAN.job_resources("clinifact_fine_tune", w)["threads"]
     resources:
-        mem_mb=lambda w: config["experiments"]["mem_mb"],
-        runtime=lambda w: config["experiments"]["runtime"],
-        gpu=lambda w: config["experiments"]["gpu"],
+        mem_mb=lambda w: PLAN.job_resources("clinifact_fine_tune", w)["mem_mb"],
+        runtime=lambda w: PLAN.job_resources("clinifact_fine_tune", w)["runtime"],
+        gpu=lambda w: PLAN.job_resources("clinifact_fine_tune", w)["gpu"],
     conda:
         "../../envs/train.yaml"
     script:
@@ -119,7 +119,7 @@ rule healthfc_ensemble:
         step=versioned("experiments.steps:ensemble"),
         options=lambda w: PLAN.ensemble_options(w.model),
     log:
-        "logs/experiments/healthfc/{lang}/{model}/{system}/fold{fold}.log",
+        f"{LOGS}/experiments/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.log",
     benchmark:
         f"{BENCH_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.tsv"
     resources:
@@ -143,7 +143,7 @@ rule clinifact_ensemble:
         step=versioned("experiments.steps:ensemble"),
         options=lambda w: PLAN.ensemble_options(w.model),
     log:
-        "logs/experiments/clinifact/{model}.log",
+        f"{LOGS}/experiments/clinifact/{{model}}.log",
     benchmark:
         f"{BENCH_DIR}/clinifact/{{model}}.tsv"
     resources:

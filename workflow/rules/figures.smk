@@ -16,9 +16,9 @@ rule clinifact_fig3:
         step=versioned("figures.steps:clinifact_fig3"),
         options=lambda w: PLAN.clinifact_fig3_options(),
     log:
-        "logs/figures/clinifact_fig3.log",
+        f"{LOGS}/figures/clinifact_fig3.log",
     benchmark:
-        "results/benchmarks/figures/clinifact_fig3.tsv"
+        f"{RESULTS}/benchmarks/figures/clinifact_fig3.tsv"
     resources:
         mem_mb=1024,
         runtime=10,

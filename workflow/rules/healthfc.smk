@@ -8,8 +8,8 @@ rule healthfc_crawl:
     input:
         lambda w: PLAN.crawl_inputs(),
     output:
-        pages="results/healthfc/crawl/pages.jsonl.gz",
-        stats="results/healthfc/crawl/stats.json",
+        pages=f"{RESULTS}/healthfc/crawl/pages.jsonl.gz",
+        stats=f"{RESULTS}/healthfc/crawl/stats.json",
     params:
         step=versioned("healthfc.steps:crawl"),
         options={
@@ -18,9 +18,9 @@ rule healthfc_crawl:
             "jobdir": f"{CACHE}/healthfc/crawl-job",
         },
     log:
-        "logs/healthfc/crawl.log",
+        f"{LOGS}/healthfc/crawl.log",
     benchmark:
-        "results/benchmarks/healthfc/crawl.tsv"
+        f"{RESULTS}/benchmarks/healthfc/crawl.tsv"
     resources:
         mem_mb=1024,
         runtime=720,
@@ -34,18 +34,18 @@ rule healthfc_parse:
     input:
         pages=rules.healthfc_crawl.output.pages,
     output:
-        articles="results/healthfc/parsed/articles.jsonl",
-        claims="results/healthfc/parsed/claims.jsonl",
-        articles_table="results/healthfc/parsed/articles.parquet",
-        claims_table="results/healthfc/parsed/claims.parquet",
-        report="results/healthfc/parsed/report.json",
+        articles=f"{RESULTS}/healthfc/parsed/articles.jsonl",
+        claims=f"{RESULTS}/healthfc/parsed/claims.jsonl",
+        articles_table=f"{RESULTS}/healthfc/parsed/articles.parquet",
+        claims_table=f"{RESULTS}/healthfc/parsed/claims.parquet",
+        report=f"{RESULTS}/healthfc/parsed/report.json",
     params:
         step=versioned("healthfc.steps:parse"),
         options={},
     log:
-        "logs/healthfc/parse.log",
+        f"{LOGS}/healthfc/parse.log",
     benchmark:
-        "results/benchmarks/healthfc/parse.tsv"
+        f"{RESULTS}/benchmarks/healthfc/parse.tsv"
     resources:
         mem_mb=2048,
         runtime=30,
@@ -61,9 +61,9 @@ rule healthfc_translate:
         articles=rules.healthfc_parse.output.articles,
         claims=rules.healthfc_parse.output.claims,
     output:
-        sentences="results/healthfc/translated/sentences.jsonl",
-        claims_en="results/healthfc/translated/claims_en.jsonl",
-        report="results/healthfc/translated/report.json",
+        sentences=f"{RESULTS}/healthfc/translated/sentences.jsonl",
+        claims_en=f"{RESULTS}/healthfc/translated/claims_en.jsonl",
+        report=f"{RESULTS}/healthfc/translated/report.json",
     params:
         step=versioned("healthfc.steps:translate"),
         # the working translation memory (<cache_dir>/healthfc/translation_memory.jsonl) is this rule's
@@ -76,14 +76,14 @@ rule healthfc_translate:
             "splitter": config["healthfc"]["sentences"]["base"],
         },
     log:
-        "logs/healthfc/translate.log",
+        f"{LOGS}/healthfc/translate.log",
     benchmark:
-        "results/benchmarks/healthfc/translate.tsv"
-    threads: 2
+        f"{RESULTS}/benchmarks/healthfc/translate.tsv"
+    threads: lambda w: PLAN.job_resources("healthfc_translate")["threads"]
     resources:
-        mem_mb=8192,
-        runtime=600,
-        gpu=lambda w: config["healthfc"]["translation"]["gpu"],
+        mem_mb=lambda w: PLAN.job_resources("healthfc_translate")["mem_mb"],
+        runtime=lambda w: PLAN.job_resources("healthfc_translate")["runtime"],
+        gpu=lambda w: PLAN.job_resources("healthfc_translate")["gpu"],
     conda:
         "../../envs/translate.yaml"
     script:
@@ -94,15 +94,15 @@ rule healthfc_release:
     input:
         unpack(lambda w: PLAN.healthfc_release_inputs()),
     output:
-        rows="results/healthfc/release/rows.jsonl",
-        report="results/healthfc/release/report.json",
+        rows=f"{RESULTS}/healthfc/release/rows.jsonl",
+        report=f"{RESULTS}/healthfc/release/report.json",
     params:
         step=versioned("healthfc.steps:release"),
         options={**config["healthfc"]["release"], "cache_dir": CACHE},
     log:
-        "logs/healthfc/release.log",
+        f"{LOGS}/healthfc/release.log",
     benchmark:
-        "results/benchmarks/healthfc/release.tsv"
+        f"{RESULTS}/benchmarks/healthfc/release.tsv"
     resources:
         mem_mb=1024,
         runtime=15,
@@ -118,15 +118,15 @@ rule healthfc_align:
         articles=rules.healthfc_parse.output.articles,
         rows=rules.healthfc_release.output.rows,
     output:
-        alignment="results/healthfc/aligned/alignment.jsonl",
-        report="results/healthfc/aligned/report.json",
+        alignment=f"{RESULTS}/healthfc/aligned/alignment.jsonl",
+        report=f"{RESULTS}/healthfc/aligned/report.json",
     params:
         step=versioned("healthfc.steps:align"),
         options={**config["healthfc"]["align"], "splitter": config["healthfc"]["sentences"]["base"]},
     log:
-        "logs/healthfc/align.log",
+        f"{LOGS}/healthfc/align.log",
     benchmark:
-        "results/benchmarks/healthfc/align.tsv"
+        f"{RESULTS}/benchmarks/healthfc/align.tsv"
     resources:
         mem_mb=2048,
         runtime=30,
@@ -140,17 +140,17 @@ rule healthfc_dataset:
     input:
         unpack(healthfc_dataset_inputs),
     output:
-        jsonl="results/healthfc/dataset/healthfc.jsonl",
-        parquet="results/healthfc/dataset/healthfc.parquet",
-        card=report("results/healthfc/dataset/dataset_card.md", caption="../report/healthfc_card.rst", category="HealthFC"),
-        report="results/healthfc/dataset/report.json",
+        jsonl=f"{RESULTS}/healthfc/dataset/healthfc.jsonl",
+        parquet=f"{RESULTS}/healthfc/dataset/healthfc.parquet",
+        card=report(f"{RESULTS}/healthfc/dataset/dataset_card.md", caption="../report/healthfc_card.rst", category="HealthFC"),
+        report=f"{RESULTS}/healthfc/dataset/report.json",
     params:
         step=versioned("healthfc.steps:dataset"),
         options={"mode": PLAN.healthfc_mode, "splitter": config["healthfc"]["sentences"]["base"]},
     log:
-        "logs/healthfc/dataset.log",
+        f"{LOGS}/healthfc/dataset.log",
     benchmark:
-        "results/benchmarks/healthfc/dataset.tsv"
+        f"{RESULTS}/benchmarks/healthfc/dataset.tsv"
     resources:
         mem_mb=2048,
         runtime=30,
@@ -164,15 +164,15 @@ rule healthfc_folds:
     input:
         dataset=rules.healthfc_dataset.output.jsonl,
     output:
-        folds="results/healthfc/folds/folds.csv",
-        report="results/healthfc/folds/report.json",
+        folds=f"{RESULTS}/healthfc/folds/folds.csv",
+        report=f"{RESULTS}/healthfc/folds/report.json",
     params:
         step=versioned("healthfc.steps:folds"),
         options=config["healthfc"]["folds"],
     log:
-        "logs/healthfc/folds.log",
+        f"{LOGS}/healthfc/folds.log",
     benchmark:
-        "results/benchmarks/healthfc/folds.tsv"
+        f"{RESULTS}/benchmarks/healthfc/folds.tsv"
     resources:
         mem_mb=1024,
         runtime=10,
@@ -188,17 +188,17 @@ rule healthfc_retrieve:
         unpack(lambda w: PLAN.healthfc_retrieve_inputs(w.source)),
         dataset=rules.healthfc_dataset.output.jsonl,
     output:
-        evidence="results/healthfc/evidence/{source}.jsonl",
-        report="results/healthfc/evidence/{source}.report.json",
+        evidence=f"{RESULTS}/healthfc/evidence/{{source}}.jsonl",
+        report=f"{RESULTS}/healthfc/evidence/{{source}}.report.json",
     wildcard_constraints:
         source="web|pubmed|wikipedia",
     params:
         step=versioned("healthfc.steps:retrieve"),
         options=lambda w: PLAN.healthfc_retrieve_options(w.source),
     log:
-        "logs/healthfc/retrieve/{source}.log",
+        f"{LOGS}/healthfc/retrieve/{{source}}.log",
     benchmark:
-        "results/benchmarks/healthfc/retrieve/{source}.tsv"
+        f"{RESULTS}/benchmarks/healthfc/retrieve/{{source}}.tsv"
     resources:
         mem_mb=1024,
         runtime=lambda w: config["healthfc"]["retrieval"]["runtime"],
@@ -211,26 +211,26 @@ rule healthfc_stats:
     input:
         dataset=rules.healthfc_dataset.output.jsonl,
     output:
-        table2=report("results/healthfc/stats/table2.csv", caption="../report/healthfc_table2.rst", category="HealthFC"),
-        table2_md="results/healthfc/stats/table2.md",
-        table2_tex="results/healthfc/stats/table2.tex",
-        fig1=report("results/healthfc/stats/fig1_claims_per_year.png", caption="../report/healthfc_fig1.rst", category="HealthFC"),
-        fig1_pdf="results/healthfc/stats/fig1_claims_per_year.pdf",
-        fig1_data="results/healthfc/stats/fig1_claims_per_year.csv",
-        fig2=report("results/healthfc/stats/fig2_top_topics.png", caption="../report/healthfc_fig2.rst", category="HealthFC"),
-        fig2_pdf="results/healthfc/stats/fig2_top_topics.pdf",
-        fig2_data="results/healthfc/stats/fig2_top_topics.csv",
-        fig3=report("results/healthfc/stats/fig3_level_by_verdict.png", caption="../report/healthfc_fig3.rst", category="HealthFC"),
-        fig3_pdf="results/healthfc/stats/fig3_level_by_verdict.pdf",
-        fig3_data="results/healthfc/stats/fig3_level_by_verdict.csv",
-        summary="results/healthfc/stats/summary.json",
+        table2=report(f"{RESULTS}/healthfc/stats/table2.csv", caption="../report/healthfc_table2.rst", category="HealthFC"),
+        table2_md=f"{RESULTS}/healthfc/stats/table2.md",
+        table2_tex=f"{RESULTS}/healthfc/stats/table2.tex",
+        fig1=report(f"{RESULTS}/healthfc/stats/fig1_claims_per_year.png", caption="../report/healthfc_fig1.rst", category="HealthFC"),
+        fig1_pdf=f"{RESULTS}/healthfc/stats/fig1_claims_per_year.pdf",
+        fig1_data=f"{RESULTS}/healthfc/stats/fig1_claims_per_year.csv",
+        fig2=report(f"{RESULTS}/healthfc/stats/fig2_top_topics.png", caption="../report/healthfc_fig2.rst", category="HealthFC"),
+        fig2_pdf=f"{RESULTS}/healthfc/stats/fig2_top_topics.pdf",
+        fig2_data=f"{RESULTS}/healthfc/stats/fig2_top_topics.csv",
+        fig3=report(f"{RESULTS}/healthfc/stats/fig3_level_by_verdict.png", caption="../report/healthfc_fig3.rst", category="HealthFC"),
+        fig3_pdf=f"{RESULTS}/healthfc/stats/fig3_level_by_verdict.pdf",
+        fig3_data=f"{RESULTS}/healthfc/stats/fig3_level_by_verdict.csv",
+        summary=f"{RESULTS}/healthfc/stats/summary.json",
     params:
         step=versioned("healthfc.steps:stats"),
         options={"top_topics": config["healthfc"]["dataset"]["top_topics"]},
     log:
-        "logs/healthfc/stats.log",
+        f"{LOGS}/healthfc/stats.log",
     benchmark:
-        "results/benchmarks/healthfc/stats.tsv"
+        f"{RESULTS}/benchmarks/healthfc/stats.tsv"
     resources:
         mem_mb=2048,
         runtime=15,
@@ -248,16 +248,16 @@ rule healthfc_diff:
         rows=rules.healthfc_release.output.rows,
         release_report=rules.healthfc_release.output.report,
     output:
-        markdown=report("results/healthfc/diff/diff.md", caption="../report/healthfc_diff.rst", category="HealthFC"),
-        rows=report("results/healthfc/diff/diff_rows.csv", caption="../report/healthfc_diff_rows.rst", category="HealthFC"),
-        counts="results/healthfc/diff/diff_counts.csv",
+        markdown=report(f"{RESULTS}/healthfc/diff/diff.md", caption="../report/healthfc_diff.rst", category="HealthFC"),
+        rows=report(f"{RESULTS}/healthfc/diff/diff_rows.csv", caption="../report/healthfc_diff_rows.rst", category="HealthFC"),
+        counts=f"{RESULTS}/healthfc/diff/diff_counts.csv",
     params:
         step=versioned("healthfc.steps:diff"),
         options={**config["healthfc"]["diff"], "min_claim_score": config["healthfc"]["align"]["min_claim_score"]},
     log:
-        "logs/healthfc/diff.log",
+        f"{LOGS}/healthfc/diff.log",
     benchmark:
-        "results/benchmarks/healthfc/diff.tsv"
+        f"{RESULTS}/benchmarks/healthfc/diff.tsv"
     resources:
         mem_mb=1024,
         runtime=15,

@@ -19,9 +19,9 @@ rule medsnip_prepare:
         options=lambda w: PLAN.medsnip_prepare_options(w.dataset),
         prompts=lambda w: PLAN.medsnip_prepare_prompts(w.dataset),
     log:
-        "logs/medsnip/{dataset}/prepare.log",
+        f"{LOGS}/medsnip/{{dataset}}/prepare.log",
     benchmark:
-        "results/benchmarks/medsnip/{dataset}/prepare.tsv"
+        f"{RESULTS}/benchmarks/medsnip/{{dataset}}/prepare.tsv"
     threads: lambda w: PLAN.medsnip_resources(PLAN.medsnip_prepare_options(w.dataset))["threads"]
     resources:
         gpu=lambda w: PLAN.medsnip_resources(PLAN.medsnip_prepare_options(w.dataset))["gpu"],
@@ -48,9 +48,9 @@ rule medsnip_decompose:
         options=lambda w: PLAN.medsnip_decompose_options(w.dataset, w.mode),
         prompts=lambda w: PLAN.medsnip_decompose_prompts(w.mode),
     log:
-        "logs/medsnip/{dataset}/decompose_{mode}.log",
+        f"{LOGS}/medsnip/{{dataset}}/decompose_{{mode}}.log",
     benchmark:
-        "results/benchmarks/medsnip/{dataset}/decompose_{mode}.tsv"
+        f"{RESULTS}/benchmarks/medsnip/{{dataset}}/decompose_{{mode}}.tsv"
     threads: lambda w: PLAN.medsnip_resources(PLAN.medsnip_decompose_options(w.dataset, w.mode))["threads"]
     resources:
         gpu=lambda w: PLAN.medsnip_resources(PLAN.medsnip_decompose_options(w.dataset, w.mode))["gpu"],
@@ -78,9 +78,9 @@ rule medsnip_verify:
         options=lambda w: PLAN.medsnip_verify_options(w.verifier),
         prompts=lambda w: PLAN.medsnip_verify_prompts(w.verifier),
     log:
-        "logs/medsnip/{dataset}/verify_{verifier}_{mode}.log",
+        f"{LOGS}/medsnip/{{dataset}}/verify_{{verifier}}_{{mode}}.log",
     benchmark:
-        "results/benchmarks/medsnip/{dataset}/verify_{verifier}_{mode}.tsv"
+        f"{RESULTS}/benchmarks/medsnip/{{dataset}}/verify_{{verifier}}_{{mode}}.tsv"
     threads: lambda w: PLAN.medsnip_resources(PLAN.medsnip_verify_options(w.verifier))["threads"]
     resources:
         gpu=lambda w: PLAN.medsnip_resources(PLAN.medsnip_verify_options(w.verifier))["gpu"],
@@ -104,9 +104,9 @@ rule medsnip_score:
         step=versioned("medsnip.steps:score"),
         options=lambda w: PLAN.medsnip_score_options(w.dataset),
     log:
-        "logs/medsnip/{dataset}/score.log",
+        f"{LOGS}/medsnip/{{dataset}}/score.log",
     benchmark:
-        "results/benchmarks/medsnip/{dataset}/score.tsv"
+        f"{RESULTS}/benchmarks/medsnip/{{dataset}}/score.tsv"
     resources:
         mem_mb=2048,
         runtime=30,
@@ -134,9 +134,9 @@ rule medsnip_table:
         step=versioned("medsnip.steps:table"),
         options=lambda w: {"title": MEDSNIP_TITLES[w.dataset]},
     log:
-        "logs/medsnip/{dataset}/table.log",
+        f"{LOGS}/medsnip/{{dataset}}/table.log",
     benchmark:
-        "results/benchmarks/medsnip/{dataset}/table.tsv"
+        f"{RESULTS}/benchmarks/medsnip/{{dataset}}/table.tsv"
     resources:
         mem_mb=1024,
         runtime=10,

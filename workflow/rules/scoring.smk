@@ -14,9 +14,9 @@ rule healthfc_score:
         step=versioned("scoring.steps:healthfc"),
         options=lambda w: PLAN.healthfc_score_options(w.lang, w.system),
     log:
-        "logs/scoring/healthfc/{lang}/{model}/{system}/fold{fold}.log",
+        f"{LOGS}/scoring/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.log",
     benchmark:
-        "results/benchmarks/scoring/healthfc/{lang}/{model}/{system}/fold{fold}.tsv"
+        f"{RESULTS}/benchmarks/scoring/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.tsv"
     resources:
         mem_mb=2048,
         runtime=30,
@@ -36,9 +36,9 @@ rule clinifact_score:
         step=versioned("scoring.steps:clinifact"),
         options=PLAN.clinifact_score_options("discriminative"),
     log:
-        "logs/scoring/clinifact/{model}.log",
+        f"{LOGS}/scoring/clinifact/{{model}}.log",
     benchmark:
-        "results/benchmarks/scoring/clinifact/{model}.tsv"
+        f"{RESULTS}/benchmarks/scoring/clinifact/{{model}}.tsv"
     resources:
         mem_mb=1024,
         runtime=10,
@@ -58,9 +58,9 @@ rule clinifact_zero_shot_score:
         step=versioned("scoring.steps:clinifact"),
         options=PLAN.clinifact_score_options("zero_shot"),
     log:
-        "logs/scoring/clinifact/zero_shot/{model}.log",
+        f"{LOGS}/scoring/clinifact/zero_shot/{{model}}.log",
     benchmark:
-        "results/benchmarks/scoring/clinifact/zero_shot/{model}.tsv"
+        f"{RESULTS}/benchmarks/scoring/clinifact/zero_shot/{{model}}.tsv"
     resources:
         mem_mb=1024,
         runtime=10,
@@ -80,9 +80,9 @@ rule clinifact_fine_tune_score:
         step=versioned("scoring.steps:clinifact"),
         options=PLAN.clinifact_score_options("fine_tuned"),
     log:
-        "logs/scoring/clinifact/fine_tuned/{model}.log",
+        f"{LOGS}/scoring/clinifact/fine_tuned/{{model}}.log",
     benchmark:
-        "results/benchmarks/scoring/clinifact/fine_tuned/{model}.tsv"
+        f"{RESULTS}/benchmarks/scoring/clinifact/fine_tuned/{{model}}.tsv"
     resources:
         mem_mb=1024,
         runtime=10,

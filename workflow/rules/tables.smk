@@ -19,9 +19,9 @@ rule table:
         step=lambda w: versioned(f"tables.steps:{w.table}"),
         options=lambda w: PLAN.table_options(w.table),
     log:
-        "logs/tables/{table}.log",
+        f"{LOGS}/tables/{{table}}.log",
     benchmark:
-        "results/benchmarks/tables/{table}.tsv"
+        f"{RESULTS}/benchmarks/tables/{{table}}.tsv"
     resources:
         mem_mb=1024,
         runtime=10,

@@ -7,13 +7,20 @@ from dataclasses import dataclass
 
 import torch
 
+from medfc.common.job import no_cuda_error
 from medfc.common.options import set_torch_threads
 
 
 def resolve_device(device: str = "auto") -> torch.device:
-    """``auto`` → the first CUDA device when one is usable, else the CPU."""
+    """``auto`` → the first CUDA device when one is usable, else the CPU, except in a job whose resources asked
+    for a GPU (:func:`medfc.common.job.no_cuda_error`)."""
     if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        error = no_cuda_error("device auto", f" to torch {torch.__version__}")  # a job given a GPU must use it
+        if error:
+            raise error
+        return torch.device("cpu")
     dev = torch.device(device)
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise RuntimeError(f"device {device!r} requested but CUDA is not available")

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import medfc
+from medfc.common.job import no_cuda_error
 from medfc.common.options import Options
 from medfc.healthfc.sentences import BaseSplitter, article_sentence_records
 from medfc.healthfc.tm import Corrections, TranslationMemory, normalize_key
@@ -88,6 +89,9 @@ def _resolve_device(device: str) -> str:
 
     if torch.cuda.is_available():
         return "cuda"
+    error = no_cuda_error("healthfc.translation.device auto", f" to torch {torch.__version__}")
+    if error:
+        raise error
     return "cpu"
 
 
@@ -291,6 +295,9 @@ class CTranslate2Translator(_LengthSortedBatches):
 
         if device == "auto":
             device = "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
+            error = None if device == "cuda" else no_cuda_error("healthfc.translation.device auto", " to CTranslate2")
+            if error:
+                raise error
         kind, _, index = device.partition(":")
         if kind not in ("cpu", "cuda"):
             raise ValueError(f"device {device!r}: expected auto, cpu, cuda or cuda:N")

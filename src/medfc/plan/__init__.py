@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from medfc.experiments.systems import evidence_source
-from medfc.plan import cluster
-from medfc.plan.experiments import BENCH_DIR, EXP_DIR, FIGURES_DIR, PAPERS, TABLES, TABLES_DIR, ExperimentsPlan, did_you_mean, layered
-from medfc.plan.medsnip import MEDSNIP_DIR, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, MedsnipPlan
+from medfc.plan import cluster, prerequisites
+from medfc.plan.experiments import TABLES, ExperimentsPlan, did_you_mean, layered
+from medfc.plan.layout import PAPERS, Layout, release_split_files
+from medfc.plan.medsnip import MEDSNIP_TITLES, MEDSNIP_WILDCARDS, MedsnipPlan
 
-__all__ = ["BENCH_DIR", "EXP_DIR", "FIGURES_DIR", "MEDSNIP_DIR", "MEDSNIP_TITLES", "MEDSNIP_WILDCARDS", "PAPERS", "TABLES", "TABLES_DIR", "Plan", "layered"]
+__all__ = ["MEDSNIP_TITLES", "MEDSNIP_WILDCARDS", "PAPERS", "TABLES", "Layout", "Plan", "layered"]
 
 
 def _files_under(directory: str) -> list[str]:
@@ -30,13 +31,6 @@ def _files_under(directory: str) -> list[str]:
     if not root.is_dir():
         raise ValueError(f"config: directory {directory!r} does not exist")
     return sorted(str(p) for p in root.rglob("*") if p.is_file())
-
-
-def release_split_files(src: str) -> dict[str, str]:
-    """A local CliniFact release directory → its three CSVs by split; a URL (downloaded into the cache) → {}."""
-    if src.startswith(("http://", "https://")):
-        return {}
-    return {split: f"{src.rstrip('/')}/{split}_set.csv" for split in ("train", "validation", "test")}
 
 
 class Plan(ExperimentsPlan, MedsnipPlan):
@@ -108,30 +102,48 @@ class Plan(ExperimentsPlan, MedsnipPlan):
         files = release_split_files(src)
         return {"release_files": list(files.values())} if files else {}
 
+    def healthfc_data_planned(self) -> bool:
+        """Whether the run builds the HealthFC dataset: its stage, a HealthFC experiment or MedSNIP on HealthFC."""
+        return (self.stage_enabled("healthfc") or bool(self.stage_enabled("experiments") and self.healthfc_runs())
+                or (self.stage_enabled("medsnip") and "healthfc" in self.medsnip_datasets()))
+
+    def clinifact_data_planned(self) -> bool:
+        """Whether the run builds (or imports) the CliniFact pairs: its stage or a CliniFact experiment."""
+        return self.stage_enabled("clinifact") or bool(self.stage_enabled("experiments") and self.clinifact_runs())
+
+    def missing_prerequisites(self) -> list[str]:
+        """What the planned rules need from outside the config and lack, one line each (:mod:`medfc.plan.prerequisites`)."""
+        return prerequisites.missing_prerequisites(self)
+
+    def cuda_problem(self) -> str | None:
+        """A planned job set to ``device: cuda`` on a machine whose torch sees no CUDA (checked on a local run)."""
+        return prerequisites.cuda_problem(self)
+
     # ---------------------------------------------------------------------------------- targets
     def targets(self) -> list[str]:
         """The files of ``rule all``."""
         targets: list[str] = []
+        res = self.layout.under
         if self.stage_enabled("healthfc"):
             if self.healthfc_mode != "release":
-                targets += ["results/healthfc/parsed/report.json", "results/healthfc/translated/report.json"]
-            targets += [
-                "results/healthfc/dataset/dataset_card.md",
-                "results/healthfc/folds/folds.csv",
-                "results/healthfc/stats/table2.csv",
-                "results/healthfc/stats/fig1_claims_per_year.png",
-                "results/healthfc/stats/fig2_top_topics.png",
-                "results/healthfc/stats/fig3_level_by_verdict.png",
-            ]
+                targets += [res("healthfc/parsed/report.json"), res("healthfc/translated/report.json")]
+            targets += [res(f) for f in (
+                "healthfc/dataset/dataset_card.md",
+                "healthfc/folds/folds.csv",
+                "healthfc/stats/table2.csv",
+                "healthfc/stats/fig1_claims_per_year.png",
+                "healthfc/stats/fig2_top_topics.png",
+                "healthfc/stats/fig3_level_by_verdict.png",
+            )]
             if self.healthfc_mode == "crawl+release":
-                targets.append("results/healthfc/diff/diff.md")
+                targets.append(res("healthfc/diff/diff.md"))
         if self.stage_enabled("clinifact"):
-            stats = "results/clinifact/stats"
+            stats = res("clinifact/stats")
             targets += [f"{stats}/table6_labels.csv", f"{stats}/table4_words.csv", f"{stats}/fig2_disease_classes.png", f"{stats}/figS1_years.png"]
             if self.config["clinifact"]["pairs_source"] == "rebuild":
-                targets.append("results/clinifact/pairs/dataset_card.md")
+                targets.append(res("clinifact/pairs/dataset_card.md"))
             if self.clinifact_diff_enabled():
-                targets.append("results/clinifact/diff/diff.md")
+                targets.append(res("clinifact/diff/diff.md"))
         if self.stage_enabled("experiments"):
             targets += self.experiment_targets()
         return targets + self.medsnip_targets()
@@ -199,15 +211,14 @@ class Plan(ExperimentsPlan, MedsnipPlan):
         hfc_runs = self.healthfc_runs() if self.stage_enabled("experiments") else []
         cf_runs = self.clinifact_runs() if self.stage_enabled("experiments") else []
         targets = self.targets()
-        medsnip_hfc = self.stage_enabled("medsnip") and "healthfc" in self.medsnip_datasets()
-        if self.stage_enabled("healthfc") or hfc_runs or medsnip_hfc:
+        if self.healthfc_data_planned():
             sources = self.healthfc_dataset_sources()
             if "parse" in sources:
                 self.crawl_inputs()
                 self.translation_inputs()
             if "release" in sources:
                 self.healthfc_release_inputs()
-        if self.stage_enabled("clinifact") or cf_runs:
+        if self.clinifact_data_planned():
             if config["clinifact"]["pairs_source"] == "release":
                 self.clinifact_release_inputs()
             if self.stage_enabled("clinifact") and self.clinifact_diff_enabled():
@@ -240,7 +251,7 @@ class Plan(ExperimentsPlan, MedsnipPlan):
             self.clinifact_fig3_inputs()
             self.clinifact_fig3_options()
         for table in TABLES:
-            if f"{TABLES_DIR}/{table}.csv" in targets:
+            if f"{self.layout.tables}/{table}.csv" in targets:
                 self.table_inputs(table)
                 self.table_options(table)
         if self.stage_enabled("medsnip"):

@@ -119,30 +119,41 @@ def _one_line(message: str) -> str:
     return line if line.startswith("config") else f"config: {line}"
 
 
-def plan_for(config: dict[str, Any], schema: dict[str, Any] | str | Path) -> Plan:
+def plan_for(config: dict[str, Any], schema: dict[str, Any] | str | Path, *, prerequisites: bool = False,
+             base_dir: str | os.PathLike[str] | None = None) -> Plan:
     """The :class:`~medfc.plan.Plan` of ``config``, checked through every layer; ``config`` gets the schema's
     defaults filled in, in place, as Snakemake's ``validate(config, schema, set_default=True)`` would.
 
     :raises ConfigError: the first mistake, one line naming the key: a schema error (:func:`config_error`),
         a check across keys (``Plan.check``), or an error while the plan builds a planned job's inputs and
         options (``Plan.build_jobs``: a model alias naming no model, a fold outside the folds, a missing
-        mirror or release file)."""
+        mirror or release file); with ``prerequisites``, every missing prerequisite of the planned rules
+        (:meth:`~medfc.plan.Plan.missing_prerequisites`: an unset key, a placeholder contact, a missing file),
+        one line each. ``base_dir`` (the workflow's directory): the shipped files the config names
+        (``resources/...``) are read from there when the working directory lacks them (``snakemake --directory``)."""
     from medfc.common.schema import fill_defaults
     from medfc.plan import Plan
     from medfc.plan.experiments import misplaced_model_train
+    from medfc.plan.layout import rebase_shipped_paths
+    from medfc.plan.resources import moved_key
 
     if not isinstance(schema, dict):
         schema = load_schema(schema)
-    mistake = misplaced_model_train(config) or config_error(config, schema)  # a TF-IDF key in model_train: where it goes
+    # a TF-IDF key in model_train, or a resource key that moved (medfc.plan.resources): where it goes
+    mistake = misplaced_model_train(config) or moved_key(config) or config_error(config, schema)
     if mistake:
         raise ConfigError(mistake)
     fill_defaults(config, schema)
+    rebase_shipped_paths(config, base_dir)
     try:
-        plan = Plan(config)
+        plan = Plan(config, base_dir)
         mistake = models_options_error(plan, schema)  # before the checks that build the jobs' options from them
         if mistake:
             raise ConfigError(mistake)
         plan.check()
+        missing = plan.missing_prerequisites() if prerequisites else []
+        if missing:
+            raise ConfigError("\n".join(missing))
     except ConfigError:
         raise
     except ValueError as exc:

@@ -9,7 +9,6 @@ any job runs or reads data."""
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Any
 
@@ -28,14 +27,11 @@ from medfc.experiments.systems import (
     system_option_keys,
 )
 from medfc.experiments.systems import system as system_spec
+from medfc.plan import resources
+from medfc.plan.hints import did_you_mean
+from medfc.plan.layout import PAPERS, Layout, workflow_file
 
-EXP_DIR = "results/experiments"
-BENCH_DIR = "results/benchmarks/experiments"  # Snakemake's benchmark file of every experiment job (and ensemble)
-TABLES_DIR = "results/tables"
-FIGURES_DIR = "results/figures"
-PAPERS = "resources/papers/numbers.yaml"
 HFC_TABLES = {"healthfc_table3": TABLE3_SYSTEMS, "healthfc_table5": TABLE5_SYSTEMS, "healthfc_open_domain": OPEN_DOMAIN_SYSTEMS}
-EVIDENCE_DIR = "results/healthfc/evidence"
 TIME_TABLES = ("healthfc_times", "clinifact_times")  # each row's wall and CPU seconds (experiments.time_tables)
 TABLES = (*HFC_TABLES, "healthfc_significance", "clinifact_table8", "clinifact_significance", *TIME_TABLES)
 
@@ -54,12 +50,6 @@ def layered(*layers: dict[str, Any] | None) -> dict[str, Any]:
     for layer in layers:
         out.update(layer or {})
     return out
-
-
-def did_you_mean(name: str, choices: Any) -> str:
-    """``"; did you mean <the closest of choices>?"``, or ``""`` when none is close: a config message's hint."""
-    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]}?" if close else ""
 
 
 def misplaced_model_train(config: dict[str, Any]) -> str | None:
@@ -95,9 +85,12 @@ def misplaced_model_train(config: dict[str, Any]) -> str | None:
 class ExperimentsPlan:
     config: dict[str, Any]
 
-    def __init__(self, config: dict[str, Any]):
+    def __init__(self, config: dict[str, Any], base_dir: str | None = None):
+        """``base_dir``: the workflow's directory, where its shipped files are when the run's directory lacks them."""
         self.config = config
         self.aliases = model_aliases(config["models"]["aliases"])
+        self.layout = Layout(config["results_dir"])
+        self.papers = workflow_file(PAPERS, base_dir)
 
     # ------------------------------------------------------------------------------------ models
     @property
@@ -178,6 +171,7 @@ class ExperimentsPlan:
         mistake = misplaced_model_train(self.config)
         if mistake:
             raise ValueError(mistake)
+        resources.check_model_resources(self)
         for alias in self.aliases:
             for where, value in self.model_key_values(alias):
                 if value in self.aliases or value in self.ensembles:
@@ -208,6 +202,15 @@ class ExperimentsPlan:
             return model_config_class(self.model_name(alias))
         except ValueError as exc:
             raise ValueError(f"config: model {alias!r} is {exc}") from None
+
+    def job_resources(self, rule: str, wildcards: Any = None) -> dict[str, int]:
+        """One job's ``{gpu, threads, mem_mb, runtime}`` by its model's kind and size (:mod:`medfc.plan.resources`),
+        once per rule and wildcards: each rule's ``threads:`` and ``resources:`` ask for it."""
+        key = (rule, tuple(sorted(dict(wildcards.items()).items())) if wildcards is not None else ())
+        cache = self.__dict__.setdefault("_job_resources", {})
+        if key not in cache:
+            cache[key] = resources.job_resources(self, rule, wildcards)
+        return cache[key]
 
     def model_alias_pattern(self, ensembles: bool) -> str:
         """A wildcard regex matching exactly the model aliases (ensembles=False) or the ensemble names."""
@@ -273,14 +276,12 @@ class ExperimentsPlan:
         run = {s for lang in self.config["experiments"]["healthfc"]["langs"] for s in self.healthfc_systems(lang)}
         return [s for s in SYSTEMS if s in run]
 
-    @staticmethod
-    def healthfc_run_dir(run: dict[str, Any]) -> str:
-        return f"{EXP_DIR}/healthfc/{run['lang']}/{run['model']}/{run['system']}/fold{run['fold']}"
+    def healthfc_run_dir(self, run: dict[str, Any]) -> str:
+        return f"{self.layout.experiments}/healthfc/{run['lang']}/{run['model']}/{run['system']}/fold{run['fold']}"
 
-    @staticmethod
-    def healthfc_run_benchmark(run: dict[str, Any]) -> str:
+    def healthfc_run_benchmark(self, run: dict[str, Any]) -> str:
         """The benchmark file (wall and CPU seconds) of one HealthFC run's job."""
-        return f"{BENCH_DIR}/healthfc/{run['lang']}/{run['model']}/{run['system']}/fold{run['fold']}.tsv"
+        return f"{self.layout.experiment_benchmarks}/healthfc/{run['lang']}/{run['model']}/{run['system']}/fold{run['fold']}.tsv"
 
     def healthfc_train(self, model: str, system: str) -> dict[str, Any]:
         """One HealthFC run's training config: train < model_train[model] < system_train[system] < smoke."""
@@ -307,10 +308,9 @@ class ExperimentsPlan:
         }
         return typed(HealthFCFoldOptions, options, f"experiments.healthfc[{lang}/{model}/{system}/fold{fold}]")
 
-    @staticmethod
-    def healthfc_evidence_file(source: str) -> str:
+    def healthfc_evidence_file(self, source: str) -> str:
         """The retrieved-evidence artifact of one source (rule healthfc_retrieve)."""
-        return f"{EVIDENCE_DIR}/{source}.jsonl"
+        return f"{self.layout.evidence}/{source}.jsonl"
 
     def healthfc_experiment_inputs(self, system: str) -> dict[str, str]:
         """A run's inputs beyond the dataset and the folds: the retrieved evidence of its source, if any."""
@@ -347,7 +347,7 @@ class ExperimentsPlan:
     # --------------------------------------------------------------------------------- CliniFact
     @property
     def clinifact_pairs_dir(self) -> str:
-        return "results/clinifact/release" if self.config["clinifact"]["pairs_source"] == "release" else "results/clinifact/pairs"
+        return self.layout.under("clinifact/release" if self.config["clinifact"]["pairs_source"] == "release" else "clinifact/pairs")
 
     def clinifact_experiment_options(self, model: str) -> dict[str, Any]:
         """A discriminative CliniFact run's whole options (:class:`~medfc.experiments.options.CliniFactTrainOptions`)."""
@@ -394,12 +394,12 @@ class ExperimentsPlan:
     def clinifact_runs(self) -> list[dict[str, Any]]:
         """Every CliniFact system as {model, system, dir}."""
         models = self.config["models"]["clinifact"]
-        runs = [{"model": m, "system": "discriminative", "dir": f"{EXP_DIR}/clinifact/{m}"} for m in models["discriminative"]]
-        runs += [{"model": m, "system": "zero_shot", "dir": f"{EXP_DIR}/clinifact/zero_shot/{m}"} for m in models["zero_shot"]]
-        runs += [{"model": m, "system": "fine_tuned", "dir": f"{EXP_DIR}/clinifact/fine_tuned/{m}"} for m in models["fine_tuned"]]
+        runs = [{"model": m, "system": "discriminative", "dir": f"{self.layout.experiments}/clinifact/{m}"} for m in models["discriminative"]]
+        runs += [{"model": m, "system": "zero_shot", "dir": f"{self.layout.experiments}/clinifact/zero_shot/{m}"} for m in models["zero_shot"]]
+        runs += [{"model": m, "system": "fine_tuned", "dir": f"{self.layout.experiments}/clinifact/fine_tuned/{m}"} for m in models["fine_tuned"]]
         for r in runs:
             self.model_name(r["model"])
-            r["benchmark"] = BENCH_DIR + r["dir"][len(EXP_DIR):] + ".tsv"  # the job's benchmark file, beside its results' path
+            r["benchmark"] = self.layout.experiment_benchmarks + r["dir"][len(self.layout.experiments):] + ".tsv"  # the job's benchmark file, beside its results' path
         return runs
 
     def clinifact_table_entries(self) -> list[dict[str, Any]]:
@@ -430,9 +430,9 @@ class ExperimentsPlan:
 
     def clinifact_fig3_inputs(self) -> dict[str, Any]:
         inputs: dict[str, Any] = {"predictions": [f"{r['dir']}/predictions.jsonl" for r in self.clinifact_fig3_runs()[0]],
-                                  "test": f"{self.clinifact_pairs_dir}/test_set.csv", "papers": PAPERS}
+                                  "test": f"{self.clinifact_pairs_dir}/test_set.csv", "papers": self.papers}
         if self.config["experiments"]["clinifact"]["disease_panel"]:
-            inputs["studies"] = "results/clinifact/studies/studies.jsonl.gz"
+            inputs["studies"] = self.layout.under("clinifact/studies/studies.jsonl.gz")
         return inputs
 
     def clinifact_fig3_options(self) -> dict[str, Any]:
@@ -458,7 +458,7 @@ class ExperimentsPlan:
 
     def table_inputs(self, table: str) -> dict[str, Any]:
         name, files, _ = self.table_runs(table)
-        return {name: files, **({"papers": PAPERS} if name == "scores" else {})}
+        return {name: files, **({"papers": self.papers} if name == "scores" else {})}
 
     def table_options(self, table: str) -> dict[str, Any]:
         options: dict[str, Any] = {"entries": self.table_runs(table)[2], "scale": self.config["experiments"]["scale"]}
@@ -476,16 +476,16 @@ class ExperimentsPlan:
         for r in hfc:
             targets += [f"{self.healthfc_run_dir(r)}/predictions.jsonl", f"{self.healthfc_run_dir(r)}/scores.json"]
         systems = {r["system"] for r in hfc}
-        targets += [f"{TABLES_DIR}/{t}.csv" for t, table_systems in HFC_TABLES.items() if systems & set(table_systems)]
+        targets += [f"{self.layout.tables}/{t}.csv" for t, table_systems in HFC_TABLES.items() if systems & set(table_systems)]
         if hfc and self.healthfc_compared_systems()[0]:
-            targets.append(f"{TABLES_DIR}/healthfc_significance.csv")
+            targets.append(f"{self.layout.tables}/healthfc_significance.csv")
         cf = self.clinifact_runs()
         for r in cf:
             targets += [f"{r['dir']}/predictions.jsonl", f"{r['dir']}/scores.json"]
         if cf:
-            targets += [f"{TABLES_DIR}/clinifact_table8.csv", f"{FIGURES_DIR}/clinifact_fig3.png"]
+            targets += [f"{self.layout.tables}/clinifact_table8.csv", f"{self.layout.figures}/clinifact_fig3.png"]
         if len(cf) > 1:
-            targets.append(f"{TABLES_DIR}/clinifact_significance.csv")
+            targets.append(f"{self.layout.tables}/clinifact_significance.csv")
         if self.config["experiments"]["time_tables"]:
-            targets += [f"{TABLES_DIR}/{t}.csv" for t, runs in zip(TIME_TABLES, (hfc, cf)) if runs]
+            targets += [f"{self.layout.tables}/{t}.csv" for t, runs in zip(TIME_TABLES, (hfc, cf)) if runs]
         return targets

@@ -9,12 +9,12 @@ from typing import Any
 
 from medfc.medsnip.options import LLM_MODES, MODES, LLMOptions, RetrievalOptions
 from medfc.plan.experiments import layered
+from medfc.plan.layout import Layout
 
 # The prompt names live beside the code that reads them (medsnip.decompose, medsnip.verify), which loads
 # the LLM layer, HTTP clients and pandas: imported by the methods that need them, only when the stage
 # is on, so that every Snakemake start does not pay for them.
 
-MEDSNIP_DIR = "results/medsnip"
 MEDSNIP_TITLES = {"healthfc": "HealthFC", "bench": "MedSNIP-Bench"}
 STATEMENT_PROMPTS = ["medsnip/healthfc_statement", "llm/json_repair"]
 MEDSNIP_WILDCARDS = {"dataset": "|".join(MEDSNIP_TITLES), "mode": "|".join(MODES), "verifier": r"[A-Za-z0-9][A-Za-z0-9_.+-]*"}
@@ -22,6 +22,7 @@ MEDSNIP_WILDCARDS = {"dataset": "|".join(MEDSNIP_TITLES), "mode": "|".join(MODES
 
 class MedsnipPlan:
     config: dict[str, Any]
+    layout: Layout
 
     @property
     def ms(self) -> dict[str, Any]:
@@ -106,20 +107,20 @@ class MedsnipPlan:
 
     def medsnip_verify_inputs(self, dataset: str, mode: str, verifier: str) -> dict[str, str]:
         """A verifier's inputs: the units and answers, and a local BM25 index's passages (editing them reruns it)."""
-        inputs = {"units": f"{MEDSNIP_DIR}/{dataset}/units/{mode}.jsonl", "answers": f"{MEDSNIP_DIR}/{dataset}/answers.jsonl"}
+        inputs = {"units": f"{self.layout.medsnip}/{dataset}/units/{mode}.jsonl", "answers": f"{self.layout.medsnip}/{dataset}/answers.jsonl"}
         r = self.ms["retrieval"]
         if self.medsnip_verifier(verifier)["kind"] == "retrieval" and "bm25" in r["sources"]:
             inputs["passages"] = r["bm25"]["passages"]
         return inputs
 
     def _medsnip_verdicts(self, dataset: str, suffix: str) -> list[str]:
-        return [f"{MEDSNIP_DIR}/{dataset}/verdicts/{v['name']}/{m}{suffix}" for v in self.ms["verifiers"]
+        return [f"{self.layout.medsnip}/{dataset}/verdicts/{v['name']}/{m}{suffix}" for v in self.ms["verifiers"]
                 for m in self.medsnip_modes(dataset)]
 
     def medsnip_score_inputs(self, dataset: str) -> dict[str, Any]:
-        return {"answers": f"{MEDSNIP_DIR}/{dataset}/answers.jsonl", "verdicts": self._medsnip_verdicts(dataset, ".jsonl"),
+        return {"answers": f"{self.layout.medsnip}/{dataset}/answers.jsonl", "verdicts": self._medsnip_verdicts(dataset, ".jsonl"),
                 "verifications": self._medsnip_verdicts(dataset, ".info.json"),
-                "decompositions": [f"{MEDSNIP_DIR}/{dataset}/units/{m}.info.json" for m in self.medsnip_modes(dataset)]}
+                "decompositions": [f"{self.layout.medsnip}/{dataset}/units/{m}.info.json" for m in self.medsnip_modes(dataset)]}
 
     def medsnip_resources(self, options: dict[str, Any]) -> dict[str, int]:
         """A job running a local transformers model asks for the configured threads, GPUs and memory; a
@@ -161,4 +162,4 @@ class MedsnipPlan:
     def medsnip_targets(self) -> list[str]:
         if not self.config["stages"].get("medsnip", False):
             return []
-        return [f"{MEDSNIP_DIR}/{d}/table.csv" for d in self.medsnip_datasets()]
+        return [f"{self.layout.medsnip}/{d}/table.csv" for d in self.medsnip_datasets()]

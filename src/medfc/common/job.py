@@ -1,0 +1,62 @@
+"""What the running workflow job was given by its resources, for the code that places models on devices.
+
+A job that asked its scheduler for a GPU (Snakemake's ``resources: gpu=N``, SLURM's ``--gpus``) and whose torch
+sees no CUDA device must not quietly train for hours on the CPU of a GPU node: a CPU-only torch, a driver that
+does not match, ``CUDA_VISIBLE_DEVICES`` emptied by a wrapper. :func:`medfc.cli.run_job` records the job's GPUs
+in :data:`ENV` when a scheduler (SLURM, PBS, LSF) runs it; ``device: auto`` resolves to the CPU only where none
+was asked for (:func:`no_cuda_error`). On a local run the workflow's ``onstart`` checks ``device: cuda`` instead.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+ENV = "MEDFC_JOB_GPUS"  # the GPUs a scheduler gave the job (set by medfc.cli.run_job in a workflow job)
+SCHEDULER_JOB_VARS = ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID")  # set inside a SLURM, PBS/Torque or LSF allocation
+
+
+def gpus_requested(resources: Any) -> int:
+    """The GPUs a Snakemake job's resources ask for: ``gpu`` / ``gpus`` / ``nvidia_gpu``, or a SLURM ``gres``
+    such as ``gpu:2`` or ``gpu:a100:1``."""
+    get = resources.get if hasattr(resources, "get") else (lambda k, d=None: getattr(resources, k, d))
+    for key in ("gpu", "gpus", "nvidia_gpu"):
+        value = get(key, None)
+        if isinstance(value, (int, float)) and value > 0:
+            return int(value)
+        if isinstance(value, str) and value.strip().isdigit() and int(value) > 0:
+            return int(value)
+    gres = get("gres", None)
+    if isinstance(gres, str):
+        m = re.search(r"\bgpu(?::(?!\d+\b)[A-Za-z0-9_.-]+)?(?::(\d+))?", gres)
+        if m:
+            return int(m.group(1) or 1)
+    return 0
+
+
+def gpus_given(resources: Any, environ: Any = None) -> int:
+    """The GPUs a job was given: what its resources ask for, inside a scheduler's allocation; 0 on a local run,
+    where Snakemake's ``gpu`` resource only counts (``device: auto`` may then use the CPU, as documented)."""
+    environ = os.environ if environ is None else environ
+    return gpus_requested(resources) if any(environ.get(k) for k in SCHEDULER_JOB_VARS) else 0
+
+
+def job_gpus() -> int:
+    """The GPUs this job was given by its resources (0 outside a workflow job)."""
+    try:
+        return max(0, int(os.environ.get(ENV, "0") or 0))
+    except ValueError:
+        return 0
+
+
+def no_cuda_error(what: str, versions: str = "") -> RuntimeError | None:
+    """The error for ``device: auto`` without CUDA in a job that asked for a GPU, else None (the CPU is fine)."""
+    n = job_gpus()
+    if n <= 0:
+        return None
+    return RuntimeError(
+        f"{what}: this job's resources ask for {n} GPU(s) but no CUDA device is visible{versions} "
+        f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')}); it would run on the CPU for hours. "
+        "Install the CUDA build of torch (scripts/install.sh with MEDFC_TORCH), check the node's driver, or ask no GPU "
+        "for it (its model's resources) and set device: cpu")

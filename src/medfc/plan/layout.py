@@ -1,0 +1,91 @@
+"""Where one run's files go: every output, log and benchmark under the folder its config names
+(``results_dir``; the demo keeps ``results/``), so the demo, a CPU run and a paper run live side by side in one
+checkout and none rewrites another's. Caches keyed by content (``cache_dir``: crawled pages, HTTP answers, the
+translation memory, embeddings) stay shared between runs.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PAPERS = "resources/papers/numbers.yaml"  # the papers' numbers beside ours in every table (shipped with the workflow)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The folders of one run, all below :attr:`results` (relative paths are relative to the working directory)."""
+
+    results: str = "results"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "results", self.results.rstrip("/") or ".")
+
+    def under(self, sub: str) -> str:
+        return f"{self.results}/{sub}"
+
+    @property
+    def logs(self) -> str:
+        """Every job's log (``<logs>/<stage>/...``)."""
+        return self.under("logs")
+
+    @property
+    def benchmarks(self) -> str:
+        """Snakemake's benchmark file of every job (wall and CPU seconds, memory)."""
+        return self.under("benchmarks")
+
+    @property
+    def experiments(self) -> str:
+        return self.under("experiments")
+
+    @property
+    def experiment_benchmarks(self) -> str:
+        return self.under("benchmarks/experiments")
+
+    @property
+    def tables(self) -> str:
+        return self.under("tables")
+
+    @property
+    def figures(self) -> str:
+        return self.under("figures")
+
+    @property
+    def evidence(self) -> str:
+        return self.under("healthfc/evidence")
+
+    @property
+    def medsnip(self) -> str:
+        return self.under("medsnip")
+
+
+def workflow_file(path: str, base_dir: str | os.PathLike[str] | None) -> str:
+    """A path the workflow ships (``resources/...``), as given when it exists from the working directory, else
+    below ``base_dir`` (the workflow's own directory: ``snakemake --directory RUN`` runs elsewhere)."""
+    if base_dir is None or os.path.isabs(path) or os.path.exists(path):
+        return path
+    shipped = Path(base_dir) / path
+    return str(shipped) if shipped.exists() else path
+
+
+def rebase_shipped_paths(config: Any, base_dir: str | os.PathLike[str] | None) -> Any:
+    """Every string of the config that names a shipped file or folder (``resources/...``) that the working
+    directory lacks, made absolute below ``base_dir``, in place; other paths stay relative to the run."""
+    if base_dir is None:
+        return config
+    items = config.items() if isinstance(config, dict) else enumerate(config) if isinstance(config, list) else ()
+    for key, value in list(items):
+        if isinstance(value, str) and value.startswith("resources/"):
+            config[key] = workflow_file(value, base_dir)
+        elif isinstance(value, (dict, list)):
+            rebase_shipped_paths(value, base_dir)
+    return config
+
+
+def release_split_files(src: str) -> dict[str, str]:
+    """A local CliniFact release directory → its three CSVs by split; a URL (downloaded into the cache) → {}."""
+    if src.startswith(("http://", "https://")):
+        return {}
+    return {split: f"{src.rstrip('/')}/{split}_set.csv" for split in ("train", "validation", "test")}

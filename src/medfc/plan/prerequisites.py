@@ -1,0 +1,277 @@
+"""What a run needs from outside its config, checked when the run is planned (also on ``--dry-run``), before
+any job starts: contact e-mails, API keys in the environment, local files the config names, offline models.
+
+A live run that lacks one of them used to fail hours in: the missing web-search key in ``healthfc_retrieve``
+after the crawl and the translation, the missing PubMed e-mail after the 2.5 GB bulk download. Here every
+prerequisite of every planned rule is looked at once, and each missing one is one line naming the key and
+the fix (:func:`missing_prerequisites`); the workflow prints them all and exits with status 1.
+
+Only what the planned rules use is required: a mirror crawl needs no contact, a retrieval source read from a
+prepared ``file`` no key, an OpenAI-compatible server on this machine (loopback) no key, ``pubmed.offline``
+no e-mail. A GPU for ``device: cuda`` is checked where the jobs run (:func:`cuda_problem`, from the
+workflow's ``onstart`` on a local run; on a cluster the job itself checks, medfc.common.device).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from medfc.experiments.systems import evidence_source
+from medfc.plan.layout import release_split_files
+
+Plan = Any  # a medfc.plan.Plan (not imported: the package imports this module)
+
+# what a contact e-mail must not be on a live run: the shipped placeholders and the reserved example domains
+PLACEHOLDER_DOMAINS = ("example.org", "example.com", "example.net", "example.edu", "localhost", "invalid", "test")
+PLACEHOLDER_WORDS = re.compile(r"change[-_ ]?me|your[-_.]?(e-?mail|name|address)|^you@|^me@|^user@|^name@", re.I)
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+def is_url(value: str) -> bool:
+    return value.startswith(("http://", "https://"))
+
+
+def is_loopback(url: str) -> bool:
+    """Whether a URL points at this machine (a local server needs no key and no contact)."""
+    host = (urlparse(url).hostname or "").lower()
+    return host == "localhost" or host.startswith("127.") or host in ("::1", "0.0.0.0")
+
+
+def email_problem(value: str | None) -> str | None:
+    """Why ``value`` is not a contact e-mail a live service may be sent (None when it is one)."""
+    value = (value or "").strip()
+    if not value:
+        return "is empty"
+    if not EMAIL.match(value):
+        return f"{value!r} is not an e-mail address"
+    domain = value.rsplit("@", 1)[1].lower()
+    if PLACEHOLDER_WORDS.search(value) or any(domain == d or domain.endswith("." + d) for d in PLACEHOLDER_DOMAINS):
+        return f"{value!r} is a placeholder"
+    return None
+
+
+def _contact(key: str, value: str | None, env: str | None, why: str) -> str | None:
+    """A contact e-mail from the config key, or else (``env``) the environment variable."""
+    fallback = os.environ.get(env, "") if env else ""
+    problem = email_problem(value or fallback)
+    if problem is None:
+        return None
+    where = f"{key} (or {env})" if env else key
+    return (f"prerequisite: {where} {problem}: {why}; set it to your e-mail address"
+            + (f" (e.g. export {env}=you@your-institution.org)" if env else ""))
+
+
+def _key(key: str, env: str, why: str, no_key: str = "") -> str | None:
+    """An API key in the environment variable the config names under ``key``."""
+    if not env or os.environ.get(env, "").strip():
+        return None
+    return f"prerequisite: {env} (named by {key}) is not set: {why}; export {env}=<your key>{no_key}"
+
+
+def _exists(key: str, path: str | None, what: str = "file") -> str | None:
+    if not path or is_url(path):
+        return None
+    p = Path(path)
+    ok = p.is_dir() if what == "directory" else p.is_file() if what == "file" else p.exists()
+    if ok:
+        return None
+    return f"prerequisite: {key} {path!r}: no such {what} (relative paths are read from {os.getcwd()}); fix the path or fetch the {what}"
+
+
+SKIP_ENV = "MEDFC_SKIP_PREREQUISITES"  # =1: plan without checking them (a run whose fetching rules are all done)
+# commands that run no job: they need no key, no contact and no file from outside the config
+NO_JOB_FLAGS = ("--unlock", "--report", "--list", "-l", "--list-rules", "--list-target-rules", "--lt", "--summary", "-S",
+                "--detailed-summary", "-D", "--cleanup-metadata", "--cm", "--lint", "--dag", "--rulegraph", "--d3dag",
+                "--filegraph", "--list-changes", "--lc", "--list-code-changes", "--list-input-changes", "--list-params-changes",
+                "--delete-all-output", "--delete-temp-output", "--archive", "--containerize", "--generate-unit-tests")
+
+
+def checked_here(argv: list[str], environ: Any = None) -> bool:
+    """Whether this Snakemake command checks the prerequisites: every command that may run jobs (a dry run
+    too), unless :data:`SKIP_ENV` is 1; not the commands of :data:`NO_JOB_FLAGS` (--unlock, --report, ...)."""
+    environ = os.environ if environ is None else environ
+    if environ.get(SKIP_ENV, "") not in ("", "0"):
+        return False
+    return not any(arg.split("=", 1)[0] in NO_JOB_FLAGS for arg in argv[1:])
+
+
+# ------------------------------------------------------------------------------------------ the checks
+
+def _healthfc_data(plan: Plan) -> Iterator[str | None]:
+    config = plan.config
+    if not plan.healthfc_data_planned():
+        return
+    sources = plan.healthfc_dataset_sources()
+    if "parse" in sources:
+        crawl = config["healthfc"]["crawl"]
+        if crawl["mirror_dir"] is None and not is_loopback(crawl["base_url"]):
+            yield _contact("healthfc.crawl.contact", crawl["contact"], None,
+                           f"the crawl of {crawl['base_url']} sends it in its user agent so the site's operators can reach you")
+        tr = config["healthfc"]["translation"]
+        for i, seed in enumerate(tr["memory_seeds"]):
+            yield _exists(f"healthfc.translation.memory_seeds[{i}]", seed)
+        yield _exists("healthfc.translation.corrections", tr["corrections"])
+        if tr["backend"] == "deepl":
+            yield _key("healthfc.translation.backend", "DEEPL_AUTH_KEY", "the deepl backend sends every sentence to the DeepL API")
+    if "release" in sources:
+        yield _exists("healthfc.release.source", config["healthfc"]["release"]["source"])
+
+
+def _clinifact_data(plan: Plan) -> Iterator[str | None]:
+    cf = plan.config["clinifact"]
+    if not plan.clinifact_data_planned():
+        return
+    studies = cf["studies"]
+    if studies["source"] == "bulk_zip" and (cf["pairs_source"] == "rebuild" or plan.stage_enabled("clinifact")):
+        yield _exists("clinifact.studies.bulk_zip", studies["bulk_zip"])  # the studies behind the pairs or the statistics
+    if cf["pairs_source"] == "release":
+        for split, path in plan.clinifact_release_inputs().items():
+            yield _exists(f"clinifact.release.source ({split} split)", path)
+        return
+    pubmed = cf["pubmed"]
+    if not pubmed["offline"]:
+        yield _contact("clinifact.pubmed.email", pubmed["email"], "NCBI_EMAIL",
+                       "PubMed's E-utilities ask for a contact e-mail with every request (clinifact_fetch_abstracts)")
+    for i, d in enumerate(pubmed["extra_cache_dirs"]):
+        yield _exists(f"clinifact.pubmed.extra_cache_dirs[{i}]", d, "directory")
+    if plan.stage_enabled("clinifact") and plan.clinifact_diff_enabled():
+        for split, path in release_split_files(cf["diff"]["release"]).items():
+            yield _exists(f"clinifact.diff.release ({split} split)", path)
+
+
+def _retrieval(plan: Plan) -> Iterator[str | None]:
+    """The evidence sources of the planned HealthFC systems (retrieved_<source>, open_domain_<source>)."""
+    if not plan.stage_enabled("experiments"):
+        return
+    sources = dict.fromkeys(s for s in map(evidence_source, plan.healthfc_systems_run()) if s)
+    retrieval = plan.config["healthfc"]["retrieval"]
+    for source in sources:
+        own = retrieval[source]
+        if own.get("file"):
+            yield _exists(f"healthfc.retrieval.{source}.file", own["file"])
+            continue
+        why = f"the {source} evidence of the HealthFC systems *_{source} is searched live (healthfc_retrieve)"
+        if source == "web":
+            yield _key(f"healthfc.retrieval.{source}.api_key_env", own["api_key_env"], why,
+                       f", or set healthfc.retrieval.{source}.file to a prepared evidence file")
+        elif source == "pubmed":
+            yield _contact(f"healthfc.retrieval.{source}.email", own["email"], "NCBI_EMAIL", why)
+
+
+def llm_key_problem(key: str, llm: dict[str, Any], why: str) -> str | None:
+    """An OpenAI-compatible endpoint's key: required unless the server runs on this machine or the config says
+    it needs none (``api_key_env: ''``)."""
+    if llm.get("backend", "openai") != "openai" or is_loopback(llm.get("base_url", "")):
+        return None
+    return _key(key, llm.get("api_key_env", ""), f"{why} at {llm.get('base_url')}",
+                f", or set {key}: '' for a server that needs no key")
+
+
+def _llms(plan: Plan) -> Iterator[str | None]:
+    config = plan.config
+    if plan.stage_enabled("experiments"):
+        for run in plan.clinifact_runs():
+            if run["system"] == "zero_shot":
+                opts = plan.clinifact_zero_shot_options(run["model"])
+                key = (f"experiments.clinifact.model_zero_shot.{run['model']}.api_key_env"
+                       if "api_key_env" in (config["experiments"]["clinifact"]["model_zero_shot"].get(run["model"]) or {})
+                       else "experiments.clinifact.zero_shot.api_key_env")
+                yield llm_key_problem(key, dict(opts), f"the zero-shot model {run['model']} is asked")
+    if not plan.stage_enabled("medsnip"):
+        return
+    ms = config["medsnip"]
+    roles = [("medsnip.decomposer", ms["decomposer"])]
+    if "healthfc" in plan.medsnip_datasets() and plan.medsnip_rewrites("healthfc"):
+        roles.append(("medsnip.rewriter", ms["rewriter"]))
+    roles += [(f"medsnip.verifiers[{i}].llm", v.get("llm")) for i, v in enumerate(ms["verifiers"])]
+    for where, overrides in roles:
+        llm = plan.medsnip_llm(overrides)
+        key = f"{where}.api_key_env" if "api_key_env" in (overrides or {}) else "medsnip.llm.api_key_env"
+        yield llm_key_problem(key, llm, f"{where} calls {llm.get('model') or 'its model'}")
+    retrieval_sources = {s for v in ms["verifiers"] if v["kind"] == "retrieval" for s in ms["retrieval"]["sources"]}
+    r = ms["retrieval"]
+    if "web" in retrieval_sources:
+        yield _key("medsnip.retrieval.web.api_key_env", r["web"]["api_key_env"], "a retrieval verifier searches the web")
+    if "pubmed" in retrieval_sources:
+        yield _contact("medsnip.retrieval.pubmed.email", r["pubmed"]["email"], "NCBI_EMAIL", "a retrieval verifier searches PubMed")
+    if "bm25" in retrieval_sources:
+        yield (_exists("medsnip.retrieval.bm25.passages", r["bm25"]["passages"]) if r["bm25"]["passages"] else
+               "prerequisite: medsnip.retrieval.bm25.passages is empty but bm25 is in medsnip.retrieval.sources: set it to a JSONL of passages")
+
+
+CHECKS = (_healthfc_data, _clinifact_data, _retrieval, _llms)
+
+
+def missing_prerequisites(plan: Plan) -> list[str]:
+    """Every missing prerequisite of the planned rules, one line each (the key, what is wrong, the fix), in
+    the order of the stages; [] when the run can start."""
+    found: list[str] = []
+    for check in CHECKS:
+        found += [line for line in check(plan) if line and line not in found]
+    return found
+
+
+# ------------------------------------------------------------------------------------------ devices
+
+def _devices(options: Any) -> Iterator[str]:
+    """Every ``device`` value in a job's options (nested: a pipeline's selector, a MedSNIP role's LLM)."""
+    if isinstance(options, dict):
+        for key, value in options.items():
+            if key == "device" and isinstance(value, str):
+                yield value
+            else:
+                yield from _devices(value)
+    elif isinstance(options, list):
+        for value in options:
+            yield from _devices(value)
+
+
+def planned_job_options(plan: Plan) -> Iterator[tuple[str, Any]]:
+    """(where, options) of every planned job that may run a local model: the translation, the trainings, the
+    zero-shot and fine-tuned LLMs, MedSNIP's roles."""
+    if plan.healthfc_data_planned() and "translate" in plan.healthfc_dataset_sources():
+        yield "healthfc.translation", plan.config["healthfc"]["translation"]
+    if plan.stage_enabled("experiments"):
+        for run in plan.healthfc_runs():
+            for member in plan.ensemble_members(run["model"]) if plan.is_ensemble(run["model"]) else [run["model"]]:
+                yield f"experiments.healthfc ({member}, {run['system']})", plan.healthfc_experiment_options(run["lang"], member, run["system"], run["fold"])
+        for run in plan.clinifact_runs():
+            model, system = run["model"], run["system"]
+            if system == "zero_shot":
+                yield f"experiments.clinifact.zero_shot ({model})", plan.clinifact_zero_shot_options(model)
+            elif system == "fine_tuned":
+                yield f"experiments.clinifact.fine_tune ({model})", plan.clinifact_fine_tune_options(model)
+            else:
+                for member in plan.ensemble_members(model) if plan.is_ensemble(model) else [model]:
+                    yield f"experiments.clinifact.train ({member})", plan.clinifact_experiment_options(member)
+    if plan.stage_enabled("medsnip"):
+        ms = plan.config["medsnip"]
+        roles = [("medsnip.decomposer", ms["decomposer"]), *((f"medsnip.verifiers[{i}].llm", v.get("llm")) for i, v in enumerate(ms["verifiers"]))]
+        for where, overrides in roles:
+            yield where, plan.medsnip_llm(overrides)
+
+
+def cuda_devices_configured(plan: Plan) -> list[str]:
+    """The planned jobs whose options set ``device`` to CUDA (``cuda``, ``cuda:N``)."""
+    return list(dict.fromkeys(where for where, options in planned_job_options(plan)
+                              if any(d.startswith("cuda") for d in _devices(options))))
+
+
+def cuda_problem(plan: Plan) -> str | None:
+    """On a local run: a planned job set to ``device: cuda`` where torch sees no CUDA device, as one line."""
+    keys = cuda_devices_configured(plan)
+    if not keys:
+        return None
+    import torch
+
+    if torch.cuda.is_available():
+        return None
+    shown = ", ".join(keys[:3]) + (f" and {len(keys) - 3} more jobs" if len(keys) > 3 else "")
+    return (f"prerequisite: {shown} set device cuda, but torch {torch.__version__} sees no CUDA device on this machine "
+            f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')}): run on a GPU machine or through "
+            "a cluster profile, install the CUDA build of torch (scripts/install.sh, MEDFC_TORCH), or set device: auto or cpu")

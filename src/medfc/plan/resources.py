@@ -1,0 +1,150 @@
+"""What each model job asks its executor for (``gpu``, ``threads``, ``mem_mb``, ``runtime``), by the kind
+and size of its model: plain functions of the validated config, called by the rules' ``threads:`` and
+``resources:`` through :meth:`medfc.plan.experiments.ExperimentsPlan.job_resources`.
+
+Every training and inference job is one row of ``experiments.resources`` (:data:`ROWS`):
+
+- a HealthFC or discriminative CliniFact job (rules ``healthfc_experiment``, ``clinifact_experiment``)
+  takes its model kind's row: ``tfidf``, ``gbm``, ``frozen``, or, for a fine-tuned encoder, ``encoder``
+  or ``encoder_large``;
+- a zero-shot job (``clinifact_zero_shot``) with the transformers backend takes ``llm`` or
+  ``llm_large``; one through an OpenAI-compatible server takes ``server``;
+- a LoRA fine-tuning job (``clinifact_fine_tune``) takes ``lora`` or ``lora_large``.
+
+The size of a model (:func:`model_size`) is ``large`` when its name says so: an encoder whose name has
+the word ``large`` (or ``xl``, ``xxl``, ``xlarge``: ``bert-large-uncased``, ``xlm-roberta-large``), a
+causal LM whose name gives more than :data:`LARGE_LLM_BILLIONS` billion parameters (``...-70B-...``).
+Any other name is ``base`` (a local path that says nothing: set its size). ``models.resources.<alias>``
+sets one alias's ``size`` or any of its four values.
+
+GPUs: the rows of the kinds that run a neural model on the job's node (:data:`GPU_ROWS`) ask for
+``experiments.gpu`` GPUs (0, the default, is a CPU run: no job asks for one); TF-IDF, GBM and frozen
+features never do (``models.resources.<alias>.gpu`` gives one alias some), and a job whose model runs on
+a server asks for none, whatever its alias's override says. Ensembles, scoring, tables and figures have
+fixed small resources in their rules. Translation (``healthfc.translation.gpu``) and MedSNIP
+(``medsnip.gpu``, :meth:`medfc.plan.medsnip.MedsnipPlan.medsnip_resources`) ask for their GPUs only when
+they run a local model, by the same rule.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from medfc.plan import cluster
+from medfc.plan.hints import did_you_mean
+
+KEYS = ("gpu", "threads", "mem_mb", "runtime")
+ROW_KEYS = ("threads", "mem_mb", "runtime")  # a row's own keys; its GPUs are experiments.gpu or none
+GPU_ROWS = ("encoder", "encoder_large", "llm", "llm_large", "lora", "lora_large")
+ROWS = ("tfidf", "gbm", "frozen", *GPU_ROWS, "server")
+SIZES = ("base", "large")
+LARGE_LLM_BILLIONS = 15  # above it a causal LM is large (70B); 7-8B models are base
+MODEL_RULES = ("healthfc_experiment", "clinifact_experiment", "clinifact_zero_shot", "clinifact_fine_tune")
+TRANSLATE = {"threads": 2, "mem_mb": 8192, "runtime": 600}  # Opus-MT over every sentence of the crawl
+# the keys this section replaced (experiments.threads, .mem_mb, .runtime) and where their values go now
+MOVED = {key: f"experiments.resources.<row>.{key}" for key in ROW_KEYS}
+
+_LARGE_WORDS = {"large", "xlarge", "xl", "xxl", "xxlarge"}
+_BILLIONS = re.compile(r"(?:^|[^A-Za-z0-9.])(\d+(?:\.\d+)?)[bB](?![A-Za-z0-9])")
+
+
+def llm_billions(name: str) -> float | None:
+    """The parameter count in billions a causal LM's name gives (``Meta-Llama-3-70B-Instruct`` → 70,
+    ``gpt-oss-20b`` → 20), or None when it gives none (``gpt2``, a local path)."""
+    found = _BILLIONS.findall(name)
+    return float(found[-1]) if found else None
+
+
+def name_size(name: str, llm: bool) -> str:
+    """``large`` or ``base`` from a model's name alone (the module's rule)."""
+    if llm:
+        billions = llm_billions(name)
+        return "large" if billions is not None and billions > LARGE_LLM_BILLIONS else "base"
+    return "large" if _LARGE_WORDS & set(re.split(r"[^a-z0-9]+", name.lower())) else "base"
+
+
+def model_size(plan: Any, alias: str, llm: bool) -> str:
+    """An alias's size: its ``models.resources.<alias>.size``, else :func:`name_size` of its model name."""
+    own = plan.config["models"]["resources"].get(alias) or {}
+    return own.get("size") or name_size(plan.model_name(alias), llm)
+
+
+def _large(row: str, size: str) -> str:
+    return f"{row}_large" if size == "large" else row
+
+
+def row_of(plan: Any, rule: str, alias: str) -> str:
+    """The ``experiments.resources`` row of one model job (:data:`MODEL_RULES`)."""
+    if rule in ("healthfc_experiment", "clinifact_experiment"):
+        kind = plan.model_class(alias).kind
+        if kind == "encoder":
+            return _large("encoder", model_size(plan, alias, llm=False))
+        if kind not in ROWS:
+            raise ValueError(f"config: model {alias!r} is of kind {kind}, which has no row in experiments.resources ({', '.join(ROWS)})")
+        return kind
+    if rule == "clinifact_zero_shot":
+        if plan._model_section("zero_shot", "model_zero_shot", alias)["backend"] != "transformers":
+            return "server"
+        return _large("llm", model_size(plan, alias, llm=True))
+    if rule == "clinifact_fine_tune":
+        return _large("lora", model_size(plan, alias, llm=True))
+    raise ValueError(f"{rule} is not a rule that trains or runs a model ({', '.join(MODEL_RULES)})")
+
+
+def model_job_resources(plan: Any, rule: str, alias: str) -> dict[str, int]:
+    """``{gpu, threads, mem_mb, runtime}`` of one model job: its row, its GPUs (``experiments.gpu`` for a
+    row of :data:`GPU_ROWS`, else 0), then its alias's ``models.resources`` values (not for a server job)."""
+    ex = plan.config["experiments"]
+    row = row_of(plan, rule, alias)
+    out = {"gpu": ex["gpu"] if row in GPU_ROWS else 0, **{k: ex["resources"][row][k] for k in ROW_KEYS}}
+    if row != "server":
+        own = plan.config["models"]["resources"].get(alias) or {}
+        out.update({k: own[k] for k in KEYS if k in own})
+    return out
+
+
+def job_resources(plan: Any, rule: str, wildcards: Any = None) -> dict[str, int]:
+    """``{gpu, threads, mem_mb, runtime}`` of one job of ``rule`` (its ``wildcards``: a Snakemake
+    ``Wildcards`` or a mapping; the model rules need ``model``, MedSNIP's ``dataset``, ``mode`` and
+    ``verifier`` as their rules have them). The translation's is its rule's, with
+    ``healthfc.translation.gpu`` only for a local model."""
+    def wildcard(name: str) -> str:
+        return wildcards[name] if isinstance(wildcards, dict) else getattr(wildcards, name)
+
+    if rule in MODEL_RULES:
+        return model_job_resources(plan, rule, wildcard("model"))
+    config = plan.config
+    if rule == "healthfc_translate":
+        gpu = config["healthfc"]["translation"]["gpu"] if cluster.runs_a_local_model(config, rule) else 0
+        return {"gpu": gpu, **TRANSLATE}
+    if rule.startswith("medsnip_") and rule in cluster.MODEL_RULES:
+        options = {"medsnip_prepare": lambda: plan.medsnip_prepare_options(wildcard("dataset")),
+                   "medsnip_decompose": lambda: plan.medsnip_decompose_options(wildcard("dataset"), wildcard("mode")),
+                   "medsnip_verify": lambda: plan.medsnip_verify_options(wildcard("verifier"))}[rule]()
+        return {**plan.medsnip_resources(options), "runtime": config["medsnip"]["runtime"]}
+    raise ValueError(f"{rule} has fixed resources in its rule (medfc.plan.resources covers {', '.join(MODEL_RULES)}, "
+                     "healthfc_translate and the MedSNIP model rules)")
+
+
+def check_model_resources(plan: Any) -> None:
+    """``models.resources``: each entry names a model alias, not an ensemble (an ensemble's job averages
+    its members' predictions, with small fixed resources); its keys' types are the schema's."""
+    for alias in plan.config["models"]["resources"]:
+        if plan.is_ensemble(alias):
+            raise ValueError(f"config: models.resources.{alias}: {alias!r} is an ensemble, whose job only averages its members' "
+                             f"predictions; set its members' resources ({', '.join(plan.ensemble_members(alias))})")
+        if alias not in plan.aliases:
+            raise ValueError(f"config: models.resources.{alias}: {alias!r} is not in models.aliases{did_you_mean(alias, plan.aliases)} "
+                             f"(models.aliases: {', '.join(sorted(plan.aliases))})")
+
+
+def moved_key(config: dict[str, Any]) -> str | None:
+    """A key this module's section replaced (``experiments.mem_mb``...), as one line saying where it went;
+    reads the config as written, before the schema calls it an unknown key."""
+    ex = config.get("experiments") if isinstance(config, dict) else None
+    for key, where in MOVED.items():
+        if isinstance(ex, dict) and key in ex:
+            return (f"config: experiments.{key}: removed; each training and inference job's {key} now follows its model's kind "
+                    f"and size: set {where} (rows: {', '.join(ROWS)}) or models.resources.<alias>.{key} (docs/slurm.md)")
+    return None
