@@ -120,7 +120,7 @@ def test_cpu_config_plans_both_papers_tables_from_local_releases(demo_run):
                         'healthfc={"release": {"source": "resources/demo/healthfc_release/Datensatz.csv"}}')
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout.split("Job stats:")[1], re.M))
     assert {k: int(v) for k, v in counts.items() if k != "total"} == {
-        "healthfc_dataset": 1, "healthfc_folds": 1, "healthfc_stats": 1,  # (healthfc_release: the demo run made the same rows)
+        "healthfc_release": 1, "healthfc_dataset": 1, "healthfc_folds": 1, "healthfc_stats": 1,  # in its own runs/cpu
         "healthfc_experiment": 80,  # tfidf, tfidf-wc, minilm, frozen-minilm x oracle, claims only, gold explanations, level of evidence x 5 folds
         "healthfc_ensemble": 40, "healthfc_score": 120,  # two ensembles
         "clinifact_import_release": 1, "clinifact_experiment": 3, "clinifact_ensemble": 2, "clinifact_score": 5,  # tfidf, gbm, frozen-minilm

@@ -28,7 +28,7 @@ def test_another_config_plans_its_own_folder_and_leaves_the_demo_as_it_is(full_d
     files = written(other)
     assert files and all(f.startswith("runs/other/") for f in files), [f for f in files if not f.startswith("runs/other/")][:5]
     assert planned_jobs(other) == planned_jobs(everything)  # the whole plan again, in its own folder
-    assert {f.split("/")[2] for f in files if "/logs/" in f} >= {"healthfc", "clinifact", "experiments", "scoring"}
+    assert {f.split("/")[3] for f in files if f.startswith("runs/other/logs/")} >= {"healthfc", "clinifact", "experiments", "scoring"}
     # config/cpu.yaml (real data, its own rows) plans its run under runs/cpu, beside the demo
     cpu = wf.run("-n", "--cores", "2", "--configfile", "config/cpu.yaml").stdout
     assert all(f.startswith("runs/cpu/") for f in written(cpu)) and len(written(cpu)) > 100
