@@ -4,11 +4,18 @@ Every network call of the workflow goes through :class:`HttpClient`:
 
 * a token-bucket :class:`RateLimiter` (``burst=1`` makes it a plain minimum interval) whose clock
   and sleep are injectable, so tests never really sleep;
-* retries with exponential backoff on 429 and 5xx (``Retry-After`` honoured, never above
-  ``max_backoff``), timeouts, connection errors, bodies cut short (a broken chunked or
-  Content-Length body, or a JSON body shorter than its Content-Length) and answers that a caller's
-  ``check`` calls a passing error (:class:`AnswerError`, e.g. MediaWiki's ``maxlag``); at most
-  ``max_retries`` retries a request and ``retry_budget`` seconds of sleeping in all, per client;
+* retries with exponential backoff (at most ``max_backoff`` seconds each) on 429 and 5xx, timeouts,
+  connection errors, bodies cut short (a broken chunked or Content-Length body, or a JSON body shorter
+  than its Content-Length) and answers that a caller's ``check`` calls a passing error
+  (:class:`AnswerError`, e.g. MediaWiki's ``maxlag``); at most ``max_retries`` retries a request and
+  ``retry_budget`` seconds of sleeping in all, per client;
+* a ``Retry-After`` (or a check's ``retry_after``) is honoured in full up to ``max_retry_after`` seconds;
+  above it the request fails at once (no sleeping an hour, no retry before the time the server named),
+  with an :class:`HttpError` saying when to rerun ("retry after 3600 s, at 2026-12-03T15:04:05Z"), and the
+  client sends nothing more to that server (scheme, host, port) before that time;
+* a server that is down (connection refused, its name unknown) is retried for at most ``down_budget``
+  seconds of sleeping in all (per client, reset by any answer), then every request to it fails after one
+  attempt, as "server down at <origin>";
 * a per-request cache on disk keyed by a hash of (method, url, sorted params, body), holding the
   JSON document or the raw bytes of each successful response that passed its ``check``, so a rerun
   never refetches; an answer that is not JSON, or that its check refuses, is an :class:`HttpError`
@@ -16,7 +23,9 @@ Every network call of the workflow goes through :class:`HttpClient`:
   older version) is a miss counted as ``cache_damaged``, logged with its name and fetched again;
 * no secret in what it reports: every URL in an :class:`HttpError` and in a log line goes through
   :func:`redact` (credential query parameters, passwords in URLs, credential headers), and cache
-  files are named by a hash and hold only the response;
+  files are named by a hash and hold only the response; the values of the credential headers and
+  credential query parameters it sends are remembered (:func:`~medfc.common.redact.remember_secret`),
+  so a server that echoes a key in its error text shows it to nobody;
 * no credential across origins: a redirect to another scheme, host or port carries none of the
   request's credential headers (``Authorization``, ``X-API-KEY``, ``api-key``, cookies …) and none of
   its credential query parameters (``api_key``, ``key``, ``token`` …); ``requests`` itself strips
@@ -25,6 +34,7 @@ Every network call of the workflow goes through :class:`HttpClient`:
 
 from __future__ import annotations
 
+import datetime as _dt
 import email.utils
 import hashlib
 import http.client
@@ -50,7 +60,7 @@ RETRY_STATUS = frozenset({429, 500, 502, 503, 504, 529})  # 529: "site overloade
 
 T = TypeVar("T")
 
-from medfc.common.redact import RedactingFilter, is_secret_header, is_secret_name, redact, redact_url
+from medfc.common.redact import RedactingFilter, is_secret_header, is_secret_name, redact, redact_url, remember_secret
 
 # urllib3 logs every request line, query string included, at DEBUG
 logging.getLogger("urllib3.connectionpool").addFilter(RedactingFilter())
@@ -66,15 +76,20 @@ class HttpError(RuntimeError):
     """A request that failed for good (non-retryable status or answer, or retries exhausted).
 
     ``status``: the HTTP status (or the one an error answer names); ``exhausted``: True when the failure was
-    of a passing kind (429, 5xx, timeout, cut body, a retryable :class:`AnswerError`) and the client gave up
-    after its retries or its retry budget: the service may answer later. Its message and ``url`` are
-    redacted (:func:`redact`): they can be logged and stored."""
+    of a passing kind (429, 5xx, timeout, cut body, a server down, a retryable :class:`AnswerError`) and the
+    client gave up after its retries or its retry budget, or the server asked for a longer wait than the
+    client's ``max_retry_after``: the service may answer later. ``retry_at``: then, the UTC time the server
+    named ("2026-12-03T15:04:05Z"), else None; ``down``: True for a server that could not be reached. Its
+    message and ``url`` are redacted (:func:`redact`): they can be logged and stored."""
 
-    def __init__(self, message: str, status: int | None = None, url: str = "", exhausted: bool = False):
+    def __init__(self, message: str, status: int | None = None, url: str = "", exhausted: bool = False,
+                 retry_at: str | None = None, down: bool = False):
         super().__init__(redact(message))
         self.status = status
         self.url = redact_url(url)
         self.exhausted = exhausted
+        self.retry_at = retry_at
+        self.down = down
 
 
 class AnswerError(Exception):
@@ -241,6 +256,39 @@ def _content_length(resp: requests.Response) -> int | None:
         return None
 
 
+def _origin_url(url: str) -> str:
+    """``scheme://host[:port]`` of ``url``, no credentials: what "server down at" names."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    return f"{parts.scheme}://{host}{f':{parts.port}' if parts.port else ''}"
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` is a server that could not be reached at all (connection refused, its name unknown,
+    no route), not one that broke or timed out mid-answer."""
+    if isinstance(exc, requests.Timeout) or not isinstance(exc, requests.ConnectionError):
+        return False
+    seen: list[BaseException] = [exc]
+    for _ in range(8):
+        nxt: list[BaseException] = []
+        for e in seen:
+            if isinstance(e, (urllib3.exceptions.NewConnectionError, ConnectionRefusedError)):
+                return True
+            nxt += [a for a in getattr(e, "args", ()) if isinstance(a, BaseException)]
+            nxt += [x for x in (getattr(e, "reason", None), e.__cause__, e.__context__) if isinstance(x, BaseException)]
+        if not nxt:
+            break
+        seen = nxt
+    text = str(exc)
+    return "Connection refused" in text or "Failed to establish a new connection" in text
+
+
+def _utc_time(seconds_from_now: float) -> str:
+    """The UTC time ``seconds_from_now`` from now, to the second: ``2026-12-03T15:04:05Z``."""
+    when = _dt.datetime.now(_dt.timezone.utc) + _dt.timedelta(seconds=seconds_from_now + 0.5)
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _retry_after(value: str | None) -> float | None:
     """Seconds from a Retry-After header (delta-seconds or an HTTP date)."""
     if not value:
@@ -263,7 +311,9 @@ class HttpClient:
     ``stats`` counts ``requests`` (network attempts), ``cache_hits``, ``cache_damaged`` (cache files that
     could not be read back, fetched again), ``retries`` and ``errors``. ``retry_budget``: the most seconds
     the client sleeps between retries in all, over every request (None: no limit); ``retry_slept`` is what
-    it has slept so far.
+    it has slept so far. ``max_retry_after``: the longest wait a server may ask for (Retry-After) that the
+    client sleeps; a longer one fails the request at once. ``down_budget``: the most seconds the client
+    sleeps in all retrying a server it cannot reach (reset by any answer).
     """
 
     def __init__(
@@ -277,6 +327,8 @@ class HttpClient:
         backoff: float = 2.0,
         max_backoff: float = 120.0,
         retry_budget: float | None = 1800.0,
+        max_retry_after: float = 120.0,
+        down_budget: float = 30.0,
         session: requests.Session | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
@@ -291,6 +343,12 @@ class HttpClient:
         self.max_backoff = max_backoff
         self.retry_budget = retry_budget
         self.retry_slept = 0.0
+        self.max_retry_after = max_retry_after
+        self.down_budget = down_budget
+        self.down_slept = 0.0
+        self.clock = limiter.clock if limiter is not None else clock
+        # origin -> (clock time before which nothing is sent, the UTC time the server named, its status)
+        self._wait_until: dict[str, tuple[float, str, int | None]] = {}
         self.session = guard_redirects(session or requests.Session())
         self.session.headers["User-Agent"] = user_agent or DEFAULT_USER_AGENT
         self.stats: Counter = Counter()
@@ -347,29 +405,54 @@ class HttpClient:
                 raise _Retry(str(exc), delay=delay, status=exc.status) from None
         return raw, value
 
+    def _remember_credentials(self, params: Mapping[str, Any] | None, headers: Mapping[str, str] | None) -> None:
+        """The values of the credential headers and query parameters of a request: redacted wherever they show."""
+        for name, value in list((headers or {}).items()) + list(self.session.headers.items()):
+            if value and is_secret_header(str(name)):
+                remember_secret(value)
+        for name, value in (params or {}).items():
+            if value and is_secret_name(str(name)):
+                remember_secret(value)
+
     def _send(self, method: str, url: str, params: Mapping[str, Any] | None, data: Any,
               headers: Mapping[str, str] | None = None, kind: str = "json",
               check: Callable[[Any], None] | None = None) -> tuple[bytes, Any]:
         """Send with retries; (raw body, decoded value) of the first success."""
+        self._remember_credentials(params, headers)
+        origin = _origin_url(url)
+        waiting = self._wait_until.get(origin)
+        if waiting is not None:
+            until, retry_at, wait_status = waiting
+            left = until - self.clock()
+            if left > 0:
+                self.stats["errors"] += 1
+                raise HttpError(f"{method} {url}: not sent: {origin} asked to retry after {left:.0f} s, at {retry_at}; "
+                                f"rerun after that", status=wait_status, url=url, exhausted=True, retry_at=retry_at)
+            del self._wait_until[origin]
         attempt = 0
         while True:
             self.limiter.acquire()
             self.stats["requests"] += 1
             delay: float | None = None
             status: int | None = None
+            down = False
+            asked = False  # the delay is the server's (Retry-After) or the check's, not the backoff
             said = ""  # what an error answer says of itself, after the status
             try:
                 resp = self.session.request(method, url, params=params, data=data, headers=headers, timeout=self.timeout)
                 what = f"{method} {resp.url or url}"
+                self.down_slept = 0.0  # an answer, whatever it is: the server is up
                 if resp.status_code < 400:
                     return self._decode(resp, kind, check, what)
             except RETRY_ERRORS as exc:
                 reason = redact(f"{type(exc).__name__}: {exc}")
                 what = f"{method} {url}"
+                down = _unreachable(exc)
                 if isinstance(exc, CUT_BODY_ERRORS):
                     self.stats["cut_bodies"] += 1
             except _Retry as retry:
                 reason, delay, status = retry.reason, retry.delay, retry.status
+                asked = delay is not None
                 if reason.startswith("body cut short"):
                     self.stats["cut_bodies"] += 1
             else:
@@ -381,20 +464,38 @@ class HttpClient:
                     self.stats["errors"] += 1
                     raise HttpError(f"{what}: {reason}{said}", status=status, url=url)
                 delay = _retry_after(resp.headers.get("Retry-After"))
+                asked = delay is not None
+            if asked and delay is not None and delay > self.max_retry_after:
+                retry_at = _utc_time(delay)
+                self._wait_until[origin] = (self.clock() + delay, retry_at, status)
+                self.stats["errors"] += 1
+                raise HttpError(f"{what}: {reason}{said}; the server asks to retry after {delay:.0f} s, at {retry_at}, longer "
+                                f"than this client waits ({self.max_retry_after:g} s): rerun after that", status=status, url=url,
+                                exhausted=True, retry_at=retry_at)
+            where = f"server down at {redact_url(origin)} ({reason})" if down else reason
             if attempt >= self.max_retries:
                 self.stats["errors"] += 1
-                raise HttpError(f"{what}: {reason} after {attempt + 1} attempts{said}", status=status, url=url, exhausted=True)
-            delay = min(self.max_backoff, delay if delay is not None else self.backoff * (2**attempt))
+                raise HttpError(f"{what}: {where} after {attempt + 1} attempts{said}", status=status, url=url, exhausted=True, down=down)
+            if not asked:
+                delay = min(self.max_backoff, self.backoff * (2**attempt))
+            assert delay is not None
+            if down and self.down_slept + delay > self.down_budget:
+                self.stats["errors"] += 1
+                raise HttpError(f"{what}: {where} after {attempt + 1} attempts; not retried further: {self.down_slept:g} s of "
+                                f"retries spent on a server that cannot be reached (the client's limit is {self.down_budget:g} s)",
+                                status=status, url=url, exhausted=True, down=True)
             if self.retry_budget is not None and self.retry_slept + delay > self.retry_budget:
                 self.stats["errors"] += 1
-                raise HttpError(f"{what}: {reason}; not retried: the client's retry budget of {self.retry_budget:g} s spent "
+                raise HttpError(f"{what}: {where}; not retried: the client's retry budget of {self.retry_budget:g} s spent "
                                 f"({self.retry_slept:g} s slept in {self.stats['retries']} retries){said}", status=status, url=url,
-                                exhausted=True)
+                                exhausted=True, down=down)
             attempt += 1
             self.stats["retries"] += 1
-            log.warning("%s: %s%s; retry %d/%d in %.1f s", redact(what), reason, said, attempt, self.max_retries, delay)
+            log.warning("%s", redact(f"{what}: {where}{said}; retry {attempt}/{self.max_retries} in {delay:.1f} s"))
             self.sleep(delay)
             self.retry_slept += delay
+            if down:
+                self.down_slept += delay
 
     def fetch(
         self,

@@ -4,13 +4,23 @@
 information of URLs, credential headers) by ``***``; :class:`RedactingFilter` applies it to log records.
 HTTP errors and their log lines (:mod:`medfc.common.http`), the rule's log (:mod:`medfc.common.logs`)
 and every skip detail of a report (:mod:`medfc.common.report`) go through it.
+
+Patterns miss a key that a server echoes in its own words ("invalid key sk-…"), so :func:`redact` also
+removes the literal values of the credentials the project knows: every value :func:`remember_secret` was
+given (the HTTP client gives it each credential header and credential query parameter it sends) and the
+current value of every environment variable :func:`remember_secret_env` was given (an LLM client's
+``api_key_env``). Values shorter than :data:`MIN_SECRET_LENGTH` characters are not remembered (they cannot
+be told from ordinary words).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
+import threading
 from typing import Any
+from urllib.parse import quote
 
 REDACTED = "***"
 # a parameter or field whose value is a credential: exact names, and names ending in one after - or _
@@ -51,15 +61,55 @@ def is_secret_header(name: str) -> bool:
     return name.lower() in _SECRET_HEADERS or is_secret_name(name)
 
 
+MIN_SECRET_LENGTH = 6
+_SECRET_VALUES: set[str] = set()
+_SECRET_ENVS: set[str] = set()
+_LOCK = threading.Lock()
+
+
+def remember_secret(value: Any) -> None:
+    """Redact ``value`` literally wherever :func:`redact` meets it from now on (for this process). An
+    ``Authorization``-style value ``"Bearer sk-…"`` is remembered whole and without its scheme."""
+    value = str(value or "").strip()
+    parts = {value}
+    if " " in value:
+        parts.add(value.split(None, 1)[1].strip())
+    parts |= {quote(p, safe="") for p in parts}  # as a query string carries it
+    with _LOCK:
+        _SECRET_VALUES.update(p for p in parts if len(p) >= MIN_SECRET_LENGTH)
+
+
+def remember_secret_env(name: str | None) -> None:
+    """Redact the value of environment variable ``name`` (read when redacting: a changed value too)."""
+    if name:
+        with _LOCK:
+            _SECRET_ENVS.add(name)
+
+
+def _known_secrets() -> list[str]:
+    with _LOCK:
+        values = set(_SECRET_VALUES)
+        envs = list(_SECRET_ENVS)
+    for name in envs:
+        value = (os.environ.get(name) or "").strip()
+        if len(value) >= MIN_SECRET_LENGTH:
+            values |= {value, quote(value, safe="")}
+    return sorted(values, key=len, reverse=True)  # the longest first: a key that holds another is removed whole
+
+
 def redact(text: Any) -> str:
     """``text`` with every credential it shows replaced by ``***``: the values of credential query
     parameters and fields (``api_key``, ``key``, ``token``, ``access_token``, ``apikey``, ``password``,
     ``secret``, ``*_token``, ``*-key``…), the user information of URLs (``https://***@host/``) and the
-    values of credential headers (``Authorization: Bearer ***``, ``X-API-KEY: ***``). Everything else
-    is kept as it is. The one redaction of the project: errors, logs and stored error texts use it."""
+    values of credential headers (``Authorization: Bearer ***``, ``X-API-KEY: ***``), and the literal values
+    of the credentials the project knows (:func:`remember_secret`, :func:`remember_secret_env`). Everything
+    else is kept as it is. The one redaction of the project: errors, logs and stored error texts use it."""
     text = str(text)
     if not text:
         return text
+    for value in _known_secrets():
+        if value in text:
+            text = text.replace(value, REDACTED)
     text = _USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
     for header in (_AUTH_HEADER, _KEY_HEADER):
         text = header.sub(lambda m: f"{m['name']}{m['sep']}{m['scheme'] or ''}{REDACTED}", text)

@@ -2,10 +2,14 @@
 
 * :class:`GenerationParams` — what a chat call asks for (max tokens, temperature, JSON mode).
 * :class:`Completion` — one answer with its prompt and completion tokens, whether it came from a
-  cache, and the error of a call that failed for good (the text is then empty; nothing raises).
+  cache, whether it was cut at ``max_tokens`` (``truncated``: ``finish_reason == "length"``, still an
+  answer), and the error of a call that failed after its retries (the text is then empty).
+* :class:`LLMEndpointError` — what a request the endpoint refuses raises (400, 401, 403, 404, … or an
+  answer no retry can mend: another model, no logprobs): a configuration error that stops the step at
+  once, naming the endpoint, the status, the model and the key's environment variable.
 * :class:`Ledger` — counts every call per *purpose* (``decompose``, ``verify``, ...): calls, cache
   hits, failed calls, prompt and completion tokens, malformed and repaired structured answers, so a
-  step can report calls, tokens and cost.
+  step can report calls, tokens and cost; and ``truncated`` answers (shown only once a ledger has one).
 * :class:`LLMClient` — ``chat(conversations, params, purpose)`` for a batch of conversations, and
   ``score_options(prompts, options)`` (summed log-probability of each option after each plain
   prompt; used by the CliniFact zero-shot baseline). ``identity()`` names the model and backend for
@@ -22,10 +26,31 @@ from typing import Any
 
 import numpy as np
 
+from medfc.common.redact import redact, redact_url
+
 Message = Mapping[str, str]
 Conversation = Sequence[Message]
 
 LEDGER_KEYS = ("calls", "cache_hits", "failed", "prompt_tokens", "completion_tokens", "usage_missing", "malformed", "repaired")
+#: counters a ledger shows only when one of its calls has them (so the tables of runs without them stay as they were)
+LEDGER_EXTRA_KEYS = ("truncated",)
+
+
+class LLMEndpointError(RuntimeError):
+    """An LLM endpoint that refused the request (HTTP 400, 401, 403, 404 or another status no retry can
+    mend, also when an error object with HTTP 200 names it) or whose answer no retry can mend (another
+    model than the one asked, no logprobs where they were asked for, content that is not text): every
+    other call would fail the same way, so the step stops at once instead of recording failed calls.
+    The message names the endpoint's URL, the status, the model and the environment variable of the key
+    (never its value); it is redacted. Attributes: ``url``, ``status`` (the HTTP status, or the one an error
+    object names; 200 for an unusable answer), ``model``, ``api_key_env``."""
+
+    def __init__(self, message: str, *, url: str, status: int | None, model: str, api_key_env: str = ""):
+        super().__init__(redact(message))
+        self.url = redact_url(url)
+        self.status = status
+        self.model = model
+        self.api_key_env = api_key_env
 
 
 @dataclass(frozen=True)
@@ -54,6 +79,11 @@ class Completion:
     def ok(self) -> bool:
         return self.error is None
 
+    @property
+    def truncated(self) -> bool:
+        """The answer stopped at ``max_tokens`` (``finish_reason: "length"``): kept as an answer, counted."""
+        return self.finish_reason == "length"
+
 
 @dataclass(frozen=True)
 class Prices:
@@ -80,18 +110,26 @@ class Ledger:
         c["prompt_tokens"] += int(completion.prompt_tokens)
         c["completion_tokens"] += int(completion.completion_tokens)
         c["usage_missing"] += int(not completion.usage_known)
+        if completion.truncated:
+            c["truncated"] += 1
 
     def count(self, purpose: str, key: str, n: int = 1) -> None:
         self.by_purpose[purpose][key] += n
+
+    def keys(self) -> tuple[str, ...]:
+        """:data:`LEDGER_KEYS`, and each of :data:`LEDGER_EXTRA_KEYS` that a call of this ledger has."""
+        extra = tuple(k for k in LEDGER_EXTRA_KEYS if any(c.get(k) for c in self.by_purpose.values()))
+        return LEDGER_KEYS + extra
 
     def total(self) -> dict[str, int]:
         out: Counter = Counter()
         for c in self.by_purpose.values():
             out.update(c)
-        return {k: int(out.get(k, 0)) for k in LEDGER_KEYS}
+        return {k: int(out.get(k, 0)) for k in self.keys()}
 
     def as_dict(self, prices: Prices | None = None) -> dict[str, Any]:
-        out: dict[str, Any] = {p: {k: int(c.get(k, 0)) for k in LEDGER_KEYS} for p, c in sorted(self.by_purpose.items())}
+        keys = self.keys()
+        out: dict[str, Any] = {p: {k: int(c.get(k, 0)) for k in keys} for p, c in sorted(self.by_purpose.items())}
         out["total"] = self.total()
         if prices is not None:
             for v in out.values():

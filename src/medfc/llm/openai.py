@@ -12,9 +12,26 @@
   from the environment variable named by ``api_key_env`` and sent as a header, which is never part
   of the cache key and never logged; an error text is redacted (:func:`~medfc.common.http.redact`: no
   key, no password of the base URL).
-* Retries on 429 (honouring ``Retry-After``), 5xx, timeouts and connection errors, and the rate
-  limit, are the HttpClient's. A request that still fails comes back as a :class:`Completion` with
-  ``error`` set; it never raises.
+* Every answer passes one check (:func:`check_answer`) before it is used or cached, for chat and
+  ``/completions`` alike: an error object sent with HTTP 200 (``{"error": {...}}`` as OpenRouter and
+  proxies send it, vLLM's ``{"object": "error"}``), missing or empty ``choices``, a choice without
+  ``message``, ``content`` null (a reasoning model out of tokens) are retried like a 503 and never cached;
+  content that is not text, no ``logprobs.top_logprobs`` where they were asked for, and an answer of
+  another model than the one asked (:func:`same_model`: dated variants allowed) cannot be mended by a
+  retry. A cached entry that fails the check (e.g. ``{}`` stored by an older version) is a counted miss,
+  asked again.
+* Retries on 429 (honouring ``Retry-After`` up to the client's ``max_retry_after``; a longer one fails
+  at once saying when to rerun), 5xx, timeouts and connection errors (a server that is down: a few
+  seconds in all), and the rate limit, are the HttpClient's.
+* A request the endpoint refuses (400, 401, 403, 404 and every other status no retry can mend, also
+  when an error object with HTTP 200 names it) and an answer no retry can mend raise
+  :class:`~medfc.llm.base.LLMEndpointError` at once, naming the URL, the status, the model and the
+  key's variable: a configuration error, not a failed call. A chat request that fails after its
+  retries comes back as a :class:`Completion` with ``error`` set; option scoring raises its
+  :class:`~medfc.common.http.HttpError` (naming the URL).
+* ``finish_reason: "length"`` (cut at ``max_tokens``) is kept as an answer, counted as ``truncated``.
+* The key's value is redacted from every error and log line, also where a server echoes it
+  (:func:`~medfc.common.redact.remember_secret_env`).
 """
 
 from __future__ import annotations
@@ -22,14 +39,92 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from medfc.common.http import HttpClient, HttpError
-from medfc.common.redact import redact
-from medfc.llm.base import Completion, GenerationParams, Ledger, LLMClient, Message
+from medfc.common.http import AnswerError, HttpClient, HttpError
+from medfc.common.redact import redact, redact_url, remember_secret_env
+from medfc.llm.base import Completion, GenerationParams, Ledger, LLMClient, LLMEndpointError, Message
+
+# what a dated or tagged variant adds to a model's name: -2024-08-06, -20240620, -0613, -001, :latest
+_VARIANT = re.compile(r"(?:[-@](?:\d{4}-\d{2}-\d{2}|\d{6,8}|\d{3,4})|:latest)")
+# statuses of an error object that a retry can mend
+_PASSING = frozenset({408, 409, 425, 429})
+# OpenAI's error codes (as an error object with HTTP 200 may carry them) → the status they stand for
+_CODE_STATUS = {"invalid_api_key": 401, "model_not_found": 404, "insufficient_quota": 402, "context_length_exceeded": 400}
+
+
+def same_model(asked: str, answered: str) -> bool:
+    """Whether a server that was asked for model ``asked`` and names ``answered`` in its answer answered
+    with that model. Case aside, the names must be equal, or ``answered`` the asked name with a date or
+    version suffix (``gpt-4o`` → ``gpt-4o-2024-08-06``, ``gpt-4`` → ``gpt-4-0613``, ``gemini-1.5-pro``
+    → ``gemini-1.5-pro-002``) or Ollama's ``:latest``. When only one of them is path-like (a hub name
+    ``Qwen/Qwen2.5-7B-Instruct``, a served directory ``/models/qwen``) their last segments are compared;
+    two path-like names must match whole (``org-a/x`` is not ``org-b/x``)."""
+    a, b = asked.strip().lower(), answered.strip().lower()
+    if not ("/" in a and "/" in b):
+        a, b = a.rstrip("/").rsplit("/", 1)[-1], b.rstrip("/").rsplit("/", 1)[-1]
+    return a == b or (bool(a) and b.startswith(a) and _VARIANT.fullmatch(b[len(a):]) is not None)
+
+
+def _status_of(error: Any) -> int | None:
+    """The HTTP status an error object names: a numeric ``code``/``status``, or one of OpenAI's codes."""
+    for field in ("code", "status", "status_code", "statusCode"):
+        value = error.get(field) if isinstance(error, dict) else None
+        if isinstance(value, str) and value in _CODE_STATUS:
+            return _CODE_STATUS[value]
+        if isinstance(value, int) and not isinstance(value, bool) and 100 <= value < 600:
+            return value
+        if isinstance(value, str) and value.isdigit() and 100 <= int(value) < 600:
+            return int(value)
+    return None
+
+
+def check_answer(model: str, *, chat: bool, logprobs: bool = False) -> Callable[[Any], None]:
+    """The check (:class:`~medfc.common.http.AnswerError`) of an OpenAI-compatible answer to a request for
+    ``model``: a chat completion (``chat``: ``choices[0].message.content`` a string) or a completion
+    (``logprobs``: ``choices[0].logprobs.top_logprobs[0]`` an object). See the module docstring for what
+    is retried and what is not."""
+
+    def check(doc: Any) -> None:
+        if not isinstance(doc, dict):
+            raise AnswerError(f"the answer is a JSON {type(doc).__name__}, not an object", retryable=True)
+        error = doc if doc.get("object") == "error" else doc.get("error")
+        if error:
+            status = _status_of(error) or _status_of(doc)
+            said = (error.get("message") or error.get("detail") or error.get("type") or "") if isinstance(error, dict) else error
+            text = f"error object: {' '.join(str(said).split())[:200] or 'no message'}{f' (code {status})' if status else ''}"
+            refused = status is not None and 400 <= status < 500 and status not in _PASSING
+            raise AnswerError(text, retryable=not refused, status=status)
+        choices = doc.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise AnswerError(f"no choices in the answer ({'empty' if isinstance(choices, list) else 'missing'})", retryable=True)
+        first = choices[0]
+        if not isinstance(first, dict):
+            raise AnswerError(f"choices[0] is a JSON {type(first).__name__}, not an object", retryable=True)
+        answered = doc.get("model")
+        if isinstance(answered, str) and answered and not same_model(model, answered):
+            raise AnswerError(f"answered by model {answered!r}, not by the model asked ({model!r})", retryable=False)
+        if chat:
+            message = first.get("message")
+            if not isinstance(message, dict):
+                raise AnswerError("no message in choices[0]", retryable=True)
+            content = message.get("content")
+            if content is None:
+                raise AnswerError(f"content null (finish_reason {first.get('finish_reason')!r})", retryable=True)
+            if not isinstance(content, str):
+                raise AnswerError(f"content is a {type(content).__name__}, not text", retryable=False)
+        if logprobs:
+            lp = first.get("logprobs")
+            top = lp.get("top_logprobs") if isinstance(lp, dict) else None
+            if not isinstance(top, list) or not top or not isinstance(top[0], dict):
+                raise AnswerError("an answer without logprobs (choices[0].logprobs.top_logprobs[0]) although they were "
+                                  "asked for: does the server return logprobs for /completions?", retryable=False)
+
+    return check
 
 
 class OpenAICompatibleLM(LLMClient):
@@ -53,6 +148,7 @@ class OpenAICompatibleLM(LLMClient):
         self.base_url = base_url.rstrip("/")
         self.api_key_env = api_key_env
         self.top_logprobs = top_logprobs
+        remember_secret_env(api_key_env)  # its value redacted from every error and log line, echoed or not
         if http is None:
             rate = requests_per_second if requests_per_second > 0 else 1000.0
             http = HttpClient(cache_dir=cache_dir, rate=rate, user_agent="medfc", timeout=timeout_s,
@@ -66,12 +162,42 @@ class OpenAICompatibleLM(LLMClient):
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    def post(self, path: str, body: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-        """(JSON answer, whether it came from the cache); raises HttpError when the request fails."""
+    def post(self, path: str, body: dict[str, Any], check: Callable[[Any], None] | None = None) -> tuple[dict[str, Any], bool]:
+        """(JSON answer, whether it came from the cache); ``check`` (default: :func:`check_answer` of a chat
+        answer for ``/chat/completions``, of a completion otherwise) before it is used or cached. Raises
+        :class:`LLMEndpointError` for a refused request, HttpError for one that failed after its retries."""
+        if check is None:
+            check = check_answer(self.model, chat=path.endswith("/chat/completions"), logprobs="logprobs" in body)
+        url = self.base_url + path
         hits = self.http.stats["cache_hits"]
         data = json.dumps(body, sort_keys=True, ensure_ascii=False).encode("utf-8")
-        answer = self.http.fetch("POST", self.base_url + path, data=data, kind="json", headers=self._headers())
+        try:
+            answer = self.http.fetch("POST", url, data=data, kind="json", headers=self._headers(), check=check)
+        except HttpError as exc:
+            if not exc.exhausted:
+                raise self.endpoint_error(exc, url) from None
+            raise
         return answer, self.http.stats["cache_hits"] > hits
+
+    def endpoint_error(self, exc: HttpError, url: str) -> LLMEndpointError:
+        """``exc`` (a request no retry can mend) as the :class:`LLMEndpointError` that stops the step."""
+        status, env = exc.status, self.api_key_env
+        key = f"the environment variable {env}" if env else "no variable (api_key_env is empty: no key sent)"
+        if status in (401, 402, 403):
+            hint = (f"check the key in the environment variable {env}" if env else
+                    "no key was sent (api_key_env is empty): does the server need one?") + " and the account's access to the model"
+        elif status == 404:
+            hint = f"check the base URL and the model name: does the server serve model {self.model!r}?"
+        elif status in (400, 413, 422):
+            hint = "a parameter the server refuses (max_tokens above the model's context? an option it does not support?)"
+        else:
+            hint = "an answer no retry can mend: check the server and the model it serves"
+        detail = str(exc)
+        prefix = f"POST {redact_url(url)}: "
+        detail = detail[len(prefix):] if detail.startswith(prefix) else detail
+        did = "refused the call" if status is not None and status >= 400 else "gave an answer no retry can mend"
+        return LLMEndpointError(f"the LLM endpoint {url} {did} (HTTP {status}) for model {self.model!r}, key in {key}: "
+                                f"{detail}; {hint}", url=url, status=status, model=self.model, api_key_env=env)
 
     @property
     def requests_sent(self) -> int:
@@ -93,12 +219,9 @@ class OpenAICompatibleLM(LLMClient):
             answer, cached = self.post("/chat/completions", self.chat_body(conversation, params))
         except HttpError as exc:
             return Completion("", 0, 0, error=redact(exc), usage_known=False)
-        try:
-            choice = answer["choices"][0]
-            text = choice["message"].get("content") or ""
-        except (KeyError, IndexError, TypeError, AttributeError):
-            return Completion("", 0, 0, cached=cached, error="answer without choices[0].message", usage_known=False)
-        usage = answer.get("usage") or {}
+        choice = answer["choices"][0]  # the check made sure of these
+        text = choice["message"]["content"]
+        usage = answer.get("usage") if isinstance(answer.get("usage"), dict) else {}
         known = "prompt_tokens" in usage and "completion_tokens" in usage
         return Completion(text=text, prompt_tokens=int(usage.get("prompt_tokens") or 0),
                           completion_tokens=int(usage.get("completion_tokens") or 0), cached=cached,
@@ -110,14 +233,14 @@ class OpenAICompatibleLM(LLMClient):
     # -- option scoring --------------------------------------------------------------------------
     def score_one(self, prompt: str, options: Sequence[str]) -> np.ndarray:
         body = {"model": self.model, "prompt": prompt, "max_tokens": 1, "temperature": 0, "logprobs": self.top_logprobs}
-        data, cached = self.post("/completions", body)
-        usage = data.get("usage") or {}
+        data, cached = self.post("/completions", body)  # checked: choices[0].logprobs.top_logprobs[0] is an object
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         self.ledger.record("score_options", Completion("", int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
                                                        cached=cached, usage_known="prompt_tokens" in usage))
-        top = data["choices"][0]["logprobs"]["top_logprobs"][0] or {}
+        top = data["choices"][0]["logprobs"]["top_logprobs"][0]
         out = np.full(len(options), -np.inf)
         for oi, option in enumerate(options):
-            vals = [lp for tok, lp in top.items() if tok.strip() == option]
+            vals = [float(lp) for tok, lp in top.items() if isinstance(tok, str) and tok.strip() == option and isinstance(lp, (int, float))]
             if vals:
                 m = max(vals)
                 out[oi] = m + math.log(sum(math.exp(v - m) for v in vals))

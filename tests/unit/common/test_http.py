@@ -168,16 +168,6 @@ def test_cache_files_get_the_mode_of_the_umask(served, tmp_path, umask, mode):
 # --- a bad day: huge Retry-After, endless 503s, cut bodies, damaged cache files, HTML answers, redirects ---------
 
 
-def test_a_retry_after_of_an_hour_is_capped_by_max_backoff(served, tmp_path):
-    clk = FakeClock()
-    served["script"] = [(429, {"Retry-After": "3600"}, b""), (503, {"Retry-After": "Fri, 31 Dec 2099 23:59:59 GMT"}, b""),
-                        (200, {}, b'{"n": 1}')]
-    http = HttpClient(cache_dir=tmp_path, rate=1000, max_backoff=30.0, clock=clk, sleep=clk.sleep)
-    assert http.get_json(served["url"] + "/a") == {"n": 1}
-    assert [s for s in clk.sleeps if s > 0.01] == [30.0, 30.0]  # neither an hour nor until 2099
-    assert http.stats["retries"] == 2
-
-
 def test_the_total_retry_budget_stops_a_client_that_would_sleep_longer(served, tmp_path):
     clk = FakeClock()
     served["script"] = [(503, {}, b"")] * 10

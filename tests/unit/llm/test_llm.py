@@ -14,6 +14,7 @@ from tests.helpers.tiny_models import build_tiny_causal_lm
 
 from medfc.common.http import HttpClient
 from medfc.llm import GenerationParams, PromptError, ask_json, load_prompt, parse_json_answer, prompt_hashes
+from medfc.llm.base import LLMEndpointError
 from medfc.llm.openai import OpenAICompatibleLM
 from medfc.llm.prompts import parse_prompt
 
@@ -179,8 +180,11 @@ def test_openai_backend_failure_text_holds_no_key_or_password(tmp_path, monkeypa
         http = HttpClient(cache_dir=tmp_path / "http", rate=1000.0, clock=clk, sleep=clk.sleep, max_retries=1, backoff=1.0)
         base = server.base_url.replace("http://", "http://me:pw-secret-789@")
         client = OpenAICompatibleLM(base, "served-llm", api_key_env="MEDFC_TEST_LLM_KEY", http=http)
-        bad, worse = client.chat([_ask("a"), _ask("b")], PARAMS, "verify")
-    assert bad.error.startswith("POST http://***@127.0.0.1:") and bad.error.endswith("/v1/chat/completions: HTTP 400: scripted failure")  # the answer's own message after the status
+        with pytest.raises(LLMEndpointError) as refused:  # a 400 stops the step: no retry, never an answer
+            client.chat([_ask("a")], PARAMS, "verify")
+        (worse,) = client.chat([_ask("b")], PARAMS, "verify")
+    bad = str(refused.value)
+    assert "http://***@127.0.0.1:" in bad and "HTTP 400" in bad and "MEDFC_TEST_LLM_KEY" in bad
     assert "HTTP 503 after 2 attempts" in worse.error
-    for text in (bad.error, worse.error, caplog.text):
+    for text in (bad, worse.error, caplog.text):
         assert "pw-secret-789" not in text and "sk-secret-456" not in text
