@@ -5,21 +5,25 @@ and the release readers can tell a URL from a path without the HTTP stack.
 
 A download is kept only when it is complete (:func:`download_once`): it is written under a temporary
 name beside its place and renamed into place only after it is checked — its length against the
-Content-Length the server stated (the HTTP client's transport refuses a shorter body) and, for a zip, its
-central directory (:func:`zip_problem`: a zip cut short has none, even when the server stated no length).
-Anything else is removed, nothing is kept, and the next run downloads it again. A file already in place
-is checked the same way before it is reused, so a cut download an older version kept is fetched again.
+Content-Length the server stated (checked here from the response's headers, not left to the transport:
+urllib3 1.x, which ``requests`` allows, ends a shorter body without an error) and, for a zip, its central
+directory (:func:`zip_problem`: a zip cut short has none, even when the server stated no length). A body
+cut short by the transport (a broken chunked body, a connection closed or stalled mid-body) is refused too.
+Anything else is removed, nothing is kept, and the job fails naming the URL and the bytes received; the
+next run downloads it again. A file already in place is checked the same way before it is reused, so a
+cut download an older version kept is fetched again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
 import shutil
 import socket
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -33,11 +37,17 @@ Check = Callable[[Path], "str | None"]
 class IncompleteDownload(RuntimeError):
     """A download that ended short of a complete file: nothing was kept, the next run fetches it again."""
 
-    def __init__(self, url: str, dest: str | os.PathLike, problem: str):
+    def __init__(self, url: str, dest: str | os.PathLike, problem: str, received: int | None = None,
+                 content_length: int | None = None):
         from medfc.common.redact import redact_url
 
         self.url, self.dest, self.problem = redact_url(url), os.fspath(dest), problem
-        super().__init__(f"download of {self.url} into {self.dest} is incomplete ({problem}); nothing was kept, "
+        self.received, self.content_length = received, content_length
+        got = ""
+        if received is not None:
+            stated = "no Content-Length sent" if content_length is None else f"Content-Length {content_length}"
+            got = f"; {received} bytes received, {stated}"
+        super().__init__(f"download of {self.url} into {self.dest} is incomplete ({problem}{got}); nothing was kept, "
                          "the next run downloads it again")
 
 
@@ -130,17 +140,19 @@ def download_once(url: str, dest: str | os.PathLike, client: Any = None, *, prog
 
     ``check``: a function telling what is wrong with a file (None: whole); ``True`` picks one by the name
     (:func:`check_for`: a zip's central directory), ``None`` or ``False`` checks nothing beyond the
-    transport's length check. A copy in place that is empty or fails the check is removed and downloaded
-    again. The download goes to a temporary folder beside ``dest`` and is renamed into place only when
-    complete; otherwise the folder is removed and :class:`IncompleteDownload` (or the client's error) is
-    raised. ``client``: a :class:`medfc.common.http.HttpClient` (default: one at 1 request/s, 3 retries)."""
+    Content-Length (when the server sent one). A copy in place that is empty or fails the check is removed
+    and downloaded again. The download goes to a temporary folder beside ``dest`` and is renamed into place
+    only when complete; otherwise the folder is removed and :class:`IncompleteDownload` (naming the URL, the
+    bytes received and the Content-Length) or the client's error (an HTTP status; a connection that broke
+    before any of the body came) is raised. ``client``: a :class:`medfc.common.http.HttpClient` (default: one at 1 request/s, 3 retries)."""
     dest = Path(dest)
     verify = check_for(dest) if check is True else (check or None)
     if dest.exists():
-        problem = "an empty file" if dest.stat().st_size == 0 else (verify(dest) if verify else None)
+        size = dest.stat().st_size
+        problem = "an empty file" if size == 0 else (verify(dest) if verify else None)
         if problem is None:
             return dest, True
-        log.warning("%s is incomplete (%s): removed, downloading %s again", dest, problem, url)
+        log.warning("%s is incomplete (%s; %d bytes): removed, downloading %s again", dest, problem, size, _redact(url))
         dest.unlink()
     if client is None:
         from medfc.common.http import HttpClient
@@ -152,19 +164,95 @@ def download_once(url: str, dest: str | os.PathLike, client: Any = None, *, prog
     tmp_dir.mkdir()
     try:
         tmp = tmp_dir / dest.name
-        try:
-            client.download(url, tmp, progress=progress)
-        except Exception as exc:
-            if not _cut_body(exc):
-                raise
-            raise IncompleteDownload(url, dest, f"the body ended short of its Content-Length ({type(exc).__name__})") from exc
+        with _responses(client) as responses:
+            try:
+                client.download(url, tmp, progress=progress)
+            except Exception as exc:
+                received, _ = _received(responses, tmp_dir)
+                if not (_cut_body(exc) or (received and _transport_error(exc))):
+                    raise
+                length, chunked = _stated(responses)
+                how = ("the body ended short of its Content-Length" if length is not None
+                       else "the chunked body ended without its last chunk" if chunked
+                       else "the connection broke off mid-body")
+                raise IncompleteDownload(url, dest, f"{how} ({type(exc).__name__})", received, length) from exc
+        received, comparable = _received(responses, tmp_dir)
+        length, _ = _stated(responses)
+        if length is not None and comparable and received != length:
+            raise IncompleteDownload(url, dest, "the body's length is not its Content-Length", received, length)
         problem = verify(tmp) if verify else None
         if problem is not None:
-            raise IncompleteDownload(url, dest, problem)
+            raise IncompleteDownload(url, dest, problem, received, length)
         os.replace(tmp, dest)
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
     return dest, False
+
+
+def _redact(url: str) -> str:
+    from medfc.common.redact import redact_url
+
+    return redact_url(url)
+
+
+@contextlib.contextmanager
+def _responses(client: Any) -> Iterator[list[Any]]:
+    """Every response ``client``'s requests session receives meanwhile (a redirect's hops, then the answer),
+    by a response hook removed on exit; none for a client without a requests session."""
+    seen: list[Any] = []
+    hooks = getattr(getattr(client, "session", None), "hooks", None)
+    listeners = hooks.get("response") if isinstance(hooks, dict) else None
+    if not isinstance(listeners, list):
+        yield seen
+        return
+
+    def record(response: Any, *args: Any, **kwargs: Any) -> None:
+        seen.append(response)
+
+    listeners.append(record)
+    try:
+        yield seen
+    finally:
+        with contextlib.suppress(ValueError):
+            listeners.remove(record)
+
+
+def _headers(responses: list[Any]) -> Mapping[str, str]:
+    return (getattr(responses[-1], "headers", None) or {}) if responses else {}
+
+
+def _stated(responses: list[Any]) -> tuple[int | None, bool]:
+    """``(Content-Length, chunked)`` of the last response (the answer after any redirect)."""
+    headers = _headers(responses)
+    chunked = "chunked" in (headers.get("Transfer-Encoding") or "").lower()
+    raw = (headers.get("Content-Length") or "").strip()
+    return (int(raw) if raw.isdigit() and not chunked else None), chunked
+
+
+def _received(responses: list[Any], folder: Path) -> tuple[int, bool]:
+    """``(bytes, comparable)``: the body's bytes received — as the connection counted them (urllib3's
+    ``tell()``: before any gzip decoding, so they compare with the Content-Length), or the bytes written under
+    ``folder`` (the client's partial file, whatever it names it) where that is more (urllib3 does not count a
+    chunked body) — and whether they compare with a Content-Length (not the decoded size of a
+    content-encoded body). After a cut, the bytes of the read chunk it broke off are not counted."""
+    tell = getattr(getattr(responses[-1], "raw", None), "tell", None) if responses else None
+    try:
+        wire = int(tell()) if callable(tell) else None
+    except Exception:
+        wire = None
+    written = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    encoding = (_headers(responses).get("Content-Encoding") or "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        return (written, False) if wire is None else (wire, True)
+    return max(wire or 0, written), True
+
+
+def _transport_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is the transport's (a read timeout, a reset connection): after part of the body came,
+    the download was cut."""
+    import requests
+
+    return isinstance(exc, (requests.exceptions.RequestException, OSError))
 
 
 def _cut_body(exc: BaseException) -> bool:
