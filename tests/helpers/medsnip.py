@@ -90,3 +90,58 @@ def scripted(body: dict, false_markers: tuple[str, ...] = FALSE_MARKERS) -> str:
         conf = 0.8 if "Thirst" in unit else 0.95
         return json.dumps({"final_answer": not any(m in unit for m in false_markers), "confidence": conf, "reasoning": "evidence"})
     return json.dumps({"abstain": True, "reasoning": "no support"})
+
+
+class FlakyOpenAI:
+    """An OpenAI-compatible chat server on 127.0.0.1 that fails the requests ``fail(body)`` picks: it returns
+    None to answer with ``responder(body)`` (as :class:`tests.helpers.fake_openai.FakeOpenAI` answers), or
+    ``(status, payload)`` to send that instead (e.g. ``(500, {"error": {"message": "..."}})``). ``requests``
+    holds every request body; ``failed`` how many were failed. A context manager (serves until it exits)."""
+
+    def __init__(self, responder, fail=lambda body: None) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler
+
+        from tests.helpers.fake_openai import words
+        from tests.helpers.http_servers import reply_json
+
+        self.responder, self.fail = responder, fail
+        self.requests: list[dict[str, Any]] = []
+        self.failed = 0
+        self.lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                failure = fake.fail(body)
+                with fake.lock:
+                    fake.requests.append(body)
+                    fake.failed += failure is not None
+                if failure is not None:
+                    reply_json(self, failure[1], failure[0])
+                    return
+                text = fake.responder(body)
+                reply_json(self, {"id": "x", "object": "chat.completion", "model": body.get("model"),
+                                  "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                                  "usage": {"prompt_tokens": words(body), "completion_tokens": len(text.split())}})
+
+            def log_message(self, *args):
+                pass
+
+        self.handler = Handler
+
+    def __enter__(self) -> "FlakyOpenAI":
+        from tests.helpers.http_servers import serving
+
+        self._serving = serving(self.handler)
+        self.base_url = self._serving.__enter__() + "/v1"
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._serving.__exit__(*exc)
+
+
+def statement(body: dict[str, Any]) -> str:
+    """The unit a single-call verifier is asked about (the text after 'Statement: ')."""
+    return body["messages"][-1]["content"].split("Statement: ", 1)[-1]

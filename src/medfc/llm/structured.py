@@ -4,7 +4,14 @@
 the text, also inside a fenced code block) and validated with ``jsonschema``. An answer that fails
 gets exactly one repair call: the conversation, the bad answer as the assistant turn, and the
 repair prompt naming the error. What still fails comes back with ``ok=False`` and its error; it is
-counted in the ledger as ``malformed`` (repairs that worked as ``repaired``). Nothing raises.
+counted in the ledger as ``malformed`` (repairs that worked as ``repaired``). A call that failed (the
+first, or the repair) is not a malformed answer: the result's ``failed`` is set and its error is the
+call's; such a result is never a value and must not be cached. Nothing of an answer raises here; what the
+client raises (a refused key, an unknown model) propagates unchanged.
+
+Reasoning blocks are removed before an answer is read (:func:`strip_think`): a reasoning model served
+without a reasoning parser writes ``<think>…</think>`` before its answer (or only ``…</think>`` when the
+chat template opened the block, or an unterminated ``<think>…`` when it ran out of tokens).
 """
 
 from __future__ import annotations
@@ -21,6 +28,22 @@ from medfc.llm.base import Completion, Conversation, GenerationParams, LLMClient
 from medfc.llm.prompts import Prompt
 
 FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_THINK_OPEN = re.compile(r"\A\s*<think>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
+
+
+def strip_think(text: str | None) -> str:
+    """``text`` without its reasoning: every ``<think>…</think>`` block; everything up to the last
+    ``</think>`` left without its opening tag (a chat template that opened it in the prompt); and, from an
+    unterminated ``<think>`` at the start, everything (the model ran out of tokens thinking: no answer)."""
+    text = _THINK_BLOCK.sub("", text or "")
+    closes = list(_THINK_CLOSE.finditer(text))
+    if closes:
+        text = text[closes[-1].end():]
+    if _THINK_OPEN.match(text):
+        return ""
+    return text.strip()
 
 
 @dataclass
@@ -31,6 +54,11 @@ class Structured:
     raw: str
     repaired: bool = False
     completions: list[Completion] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        """Whether a call of this answer failed (then it has no value and is not to be cached)."""
+        return any(not c.ok for c in self.completions)
 
     @property
     def prompt_tokens(self) -> int:
@@ -64,8 +92,10 @@ def _first_json_object(text: str) -> Any:
 
 
 def parse_json_answer(text: str, schema: Mapping[str, Any]) -> tuple[Any, str | None]:
-    """(value, None) when ``text`` holds JSON valid against ``schema``, else (None, error)."""
-    if not text or not text.strip():
+    """(value, None) when ``text`` holds JSON valid against ``schema``, else (None, error); reasoning blocks
+    (:func:`strip_think`) are removed first."""
+    text = strip_think(text)
+    if not text:
         return None, "empty answer"
     try:
         value = _first_json_object(text)
@@ -128,7 +158,8 @@ def ask_json(
                     client.ledger.count(purpose, "repaired")
                     continue
                 res.error, res.raw = err, comp.text
-            else:
+            else:  # not malformed: the repair call failed, so the answer is unknown (``failed``)
                 res.error = f"repair call failed: {comp.error}"
+                continue
             client.ledger.count(purpose, "malformed")
     return results

@@ -4,20 +4,50 @@
 :func:`cached_ask` asks a batch of conversations (structured JSON or plain text), answering what
 the cache already holds without a call. Each result keeps the *usage* of the call(s) that made it (calls,
 prompt and completion tokens), cached or not, so cost is the logical cost of the pipeline whatever
-a rerun reused. Results with a failed call (network, server) are not cached.
+a rerun reused.
+
+* **Stored as answered.** The items still to ask go to the client in small sub-batches (one
+  conversation for a server, ``batch_size`` for a local model, which generates them together), and each
+  answered item is put into the :class:`~medfc.medsnip.cache.UnitCache` (one file, written atomically)
+  before the next sub-batch is sent: a kill loses at most the calls in flight.
+* **A failed call is no answer.** A result whose call (or repair call) failed has ``failed`` set, its
+  error, no value: it is never cached and its caller must not turn it into a verdict or a unit.
+  :func:`check_failures` then fails the step naming how many failed and why, unless the configured share
+  (``max_failed_share``) allows it. Whatever the client raises (a refused key, an unknown model)
+  propagates unchanged: nothing here catches it.
+* **Self-healing.** A cache entry that is not what its kind stores (not JSON, ``{}``, no ``text``, a
+  stored failure, a structured value its schema or check refuses) is a miss counted in the cache's
+  ``stats["damaged"]`` and logged with its file's name; the item is asked again and the entry replaced.
+* **No key.** Every error and raw answer stored passes through :func:`scrub`: the project's redaction
+  (:func:`medfc.common.redact.redact`) and the literal value of the key's environment variable.
 """
 
 from __future__ import annotations
 
+import logging
+import os
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import jsonschema
+
 from medfc.common.options import set_torch_threads
+from medfc.common.redact import REDACTED, redact
 from medfc.llm.base import Conversation, GenerationParams, Ledger, LLMClient
 from medfc.llm.prompts import Prompt
 from medfc.llm.structured import ask_json
 from medfc.medsnip.cache import UnitCache, cache_key
 from medfc.medsnip.options import LLMOptions
+
+log = logging.getLogger(__name__)
+USAGE_KEYS = ("calls", "prompt_tokens", "completion_tokens")
+MIN_KEY_CHARS = 4  # a shorter value is no secret, and replacing it would garble every message
+
+
+class LLMCallsFailed(RuntimeError):
+    """More LLM calls of a step failed than its ``max_failed_share`` allows: the step writes nothing; what was
+    answered is cached, so a rerun asks only the failed items."""
 
 
 def make_llm(opts: LLMOptions, ledger: Ledger | None = None, threads: int = 1) -> LLMClient:
@@ -43,20 +73,69 @@ def llm_identity(opts: LLMOptions) -> dict[str, Any]:
             "temperature": opts.temperature, "json_mode": opts.json_mode}
 
 
-def _lookup(cache: UnitCache, identity: Mapping[str, Any], kind: str, prompts: Sequence[Prompt],
-            items: Sequence[tuple[Any, Conversation]]) -> tuple[list[str], list[dict[str, Any] | None], list[int]]:
-    """(cache keys, results with the cached ones filled in, indices still to ask)."""
-    hashes = [p.sha256 for p in prompts]
-    keys = [cache_key(kind, dict(identity), hashes, key_parts) for key_parts, _ in items]
-    out: list[dict[str, Any] | None] = [None] * len(items)
-    todo = []
-    for i, key in enumerate(keys):
-        hit = cache.get(key)
-        if hit is not None:
-            out[i] = dict(hit, cached=True)
-        else:
-            todo.append(i)
-    return keys, out, todo
+def scrub(text: Any, key_env: str | Sequence[str] = "", pattern: bool = True) -> str | None:
+    """``text`` fit to be stored, reported or logged: :func:`~medfc.common.redact.redact` (credentials by
+    pattern; ``pattern=False`` skips it, for a model's own answer), then the literal value of each
+    environment variable ``key_env`` names (an API key, by value: a server may echo it). None stays None."""
+    if text is None:
+        return None
+    out = redact(text) if pattern else str(text)
+    for env in [key_env] if isinstance(key_env, str) else key_env:
+        key = os.environ.get(env, "") if env else ""
+        if len(key) >= MIN_KEY_CHARS:
+            out = out.replace(key, REDACTED)
+    return out
+
+
+# -- what a cache entry of each kind must look like --------------------------------------------------
+
+
+def _usage_ok(rec: Mapping[str, Any]) -> None:
+    usage = rec["usage"]
+    if not isinstance(usage, Mapping) or not all(isinstance(usage.get(k), int) for k in USAGE_KEYS):
+        raise ValueError(f"usage {usage!r} is not {{{', '.join(USAGE_KEYS)}}}")
+
+
+def _text_entry(rec: Any) -> dict[str, Any]:
+    if not isinstance(rec, dict):
+        raise TypeError(f"a {type(rec).__name__}, not an object")
+    if not isinstance(rec["text"], str):
+        raise TypeError("text is not a string")
+    if rec.get("error") is not None or rec.get("failed"):
+        raise ValueError("a failed call stored as an answer")
+    _usage_ok(rec)
+    return rec
+
+
+def _structured_entry(schema: Mapping[str, Any], check: Callable[[Any], str | None] | None) -> Callable[[Any], dict[str, Any]]:
+    def parse(rec: Any) -> dict[str, Any]:
+        if not isinstance(rec, dict):
+            raise TypeError(f"a {type(rec).__name__}, not an object")
+        if not isinstance(rec["ok"], bool) or not isinstance(rec["raw"], str) or not isinstance(rec["repaired"], bool):
+            raise TypeError("ok, raw or repaired of the wrong type")
+        if rec.get("failed"):
+            raise ValueError("a failed call stored as an answer")
+        _usage_ok(rec)
+        if rec["ok"]:
+            try:
+                jsonschema.validate(rec["value"], schema)
+            except jsonschema.ValidationError as exc:
+                raise ValueError(f"value refused by its schema: {exc.message}") from None
+            err = check(rec["value"]) if check is not None else None
+            if err is not None:
+                raise ValueError(f"value refused by its check: {err}")
+        elif not isinstance(rec["error"], str):
+            raise TypeError("a malformed answer without its error")
+        return rec
+
+    return parse
+
+
+def _sub_batch(client: LLMClient, batch_size: int | None) -> int:
+    """Items per call of the client: a local model's batch (it generates them together), else one."""
+    if batch_size is not None:
+        return max(1, int(batch_size))
+    return max(1, int(getattr(client, "batch_size", 1))) if client.backend == "transformers" else 1
 
 
 def cached_ask(
@@ -70,31 +149,85 @@ def cached_ask(
     schema: Mapping[str, Any] | None = None,
     repair: Prompt | None = None,
     check: Callable[[int, Any], str | None] | None = None,
+    key_env: str | Sequence[str] = "",
+    batch_size: int | None = None,
 ) -> list[dict[str, Any]]:
-    """One result dict per item ``(key parts, conversation)``, cached under ``kind``.
+    """One result dict per item ``(key parts, conversation)``, cached under ``kind`` (see module docstring).
 
     With a ``schema`` (and its ``repair`` prompt) the answer is structured (:func:`ask_json`): ``value``,
-    ``ok``, ``error``, ``raw``, ``repaired``; without, plain text: ``text`` and ``error`` (a failed call).
-    Both carry ``usage`` (calls, prompt and completion tokens) and ``cached``."""
+    ``ok``, ``error``, ``raw``, ``repaired``; without, plain text: ``text`` and ``error``. Both carry
+    ``usage`` (calls, prompt and completion tokens), ``cached`` and ``failed`` (a call failed: no answer,
+    not cached; ``error`` says why). Errors and raw texts are scrubbed of the key in ``key_env``.
+    ``batch_size``: items per call of the client (default: :func:`_sub_batch`)."""
     structured = schema is not None
     if structured and repair is None:
         raise ValueError("a structured call needs its repair prompt")
-    keys, out, todo = _lookup(cache, identity, kind, [*prompts, *([repair] if repair else [])], items)
-    if not todo:
-        return [o for o in out if o is not None]
-    convs = [items[i][1] for i in todo]
-    if structured:
-        sub_check = (lambda j, v: check(todo[j], v)) if check is not None else None
-        recs = []
-        for res in ask_json(client, convs, schema, params, repair, kind, sub_check):
-            recs.append(({"value": res.value, "ok": res.ok, "error": res.error, "raw": res.raw, "repaired": res.repaired,
-                          "usage": res.usage()}, all(c.ok for c in res.completions)))
-    else:
-        recs = [({"text": c.text, "error": c.error, "usage": {"calls": 1, "prompt_tokens": c.prompt_tokens,
-                                                               "completion_tokens": c.completion_tokens}}, c.ok)
-                for c in client.chat(convs, params, kind)]
-    for i, (rec, all_ok) in zip(todo, recs):
-        if all_ok:
-            cache.put(keys[i], rec)
-        out[i] = dict(rec, cached=False)
+    hashes = [p.sha256 for p in [*prompts, *([repair] if repair else [])]]
+    keys = [cache_key(kind, dict(identity), hashes, key_parts) for key_parts, _ in items]
+    out: list[dict[str, Any] | None] = [None] * len(items)
+    todo = []
+    for i, key in enumerate(keys):
+        if structured:
+            assert schema is not None
+            parse = _structured_entry(schema, (lambda v, i=i: check(i, v)) if check is not None else None)
+        else:
+            parse = _text_entry
+        hit = cache.get(key, parse)
+        if hit is not None:
+            out[i] = dict(hit, cached=True, failed=False)
+        else:
+            todo.append(i)
+    step = _sub_batch(client, batch_size)
+    for start in range(0, len(todo), step):
+        chunk = todo[start:start + step]
+        convs = [items[i][1] for i in chunk]
+        recs: list[tuple[dict[str, Any], bool]] = []
+        if structured:
+            assert schema is not None and repair is not None
+            sub_check = (lambda j, v, chunk=chunk: check(chunk[j], v)) if check is not None else None
+            for res in ask_json(client, convs, schema, params, repair, kind, sub_check):
+                recs.append(({"value": None if res.failed else res.value, "ok": res.ok and not res.failed,
+                              "error": scrub(res.error, key_env), "raw": scrub(res.raw, key_env, False) or "",
+                              "repaired": res.repaired, "usage": res.usage()}, res.failed))
+        else:
+            for c in client.chat(convs, params, kind):
+                recs.append(({"text": scrub(c.text, key_env, False) or "", "error": scrub(c.error, key_env),
+                              "usage": {"calls": 1, "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens}},
+                             not c.ok))
+        for i, (rec, failed) in zip(chunk, recs):
+            if not failed:
+                cache.put(keys[i], rec)  # stored as soon as it is answered
+            out[i] = dict(rec, cached=False, failed=failed)
     return [o for o in out if o is not None]
+
+
+# -- the step's verdict on its failed calls -----------------------------------------------------------
+
+
+def first_errors(errors: Sequence[str], n: int = 3) -> str:
+    """The first ``n`` distinct errors with how often each occurred: ``'HTTP 500 (7×); timeout (2×)'``."""
+    counts = Counter(errors)
+    parts = [f"{e} ({counts[e]}×)" for e in list(dict.fromkeys(errors))[:n]]
+    more = len(counts) - n
+    return "; ".join(parts) + (f"; and {more} other errors" if more > 0 else "")
+
+
+def check_failures(what: str, items: str, failures: Sequence[tuple[str, str]], n_items: int, max_share: float,
+                   n_calls_failed: int | None = None) -> None:
+    """Raise :class:`LLMCallsFailed` when more of the ``n_items`` ``items`` (units, answers, claims) had a failed
+    call than ``max_share`` of them: ``failures`` are (item id, scrubbed error). The message names the count,
+    the share allowed and the first distinct errors; it says what a rerun does."""
+    if not failures:
+        return
+    n = len(failures)
+    allowed = int(max_share * n_items + 1e-9)
+    if n <= allowed:
+        log.warning("%s: %d of %d %s without an answer (a call failed; allowed: %d, max_failed_share %s); first: %s",
+                    what, n, n_items, items, allowed, max_share, first_errors([e for _, e in failures]))
+        return
+    calls = f"{n_calls_failed} LLM calls failed" if n_calls_failed else "LLM calls failed"
+    ids = [i for i, _ in failures]
+    raise LLMCallsFailed(
+        f"{what}: {calls}, for {n} of {n_items} {items} ({', '.join(ids[:5])}{' …' if n > 5 else ''}); "
+        f"max_failed_share {max_share} allows {allowed}. First errors: {first_errors([e for _, e in failures])}. "
+        f"Every answer received is kept in the unit cache: a rerun asks only the {n} failed")

@@ -23,7 +23,11 @@ come from the same cached extract call, so ``<answer>:atoms:<i>`` is atom ``i`` 
 
 An answer whose (repaired) decomposition is still malformed — not JSON, not the schema, an index
 out of range, an atom in no snippet or in two — becomes one unit holding the whole text
-(``fallback: true``, counted), when ``fallback_whole_text`` is set; else it has no units.
+(``fallback: true``, counted), when ``fallback_whole_text`` is set; else it has no units. That rule is
+for the model's own unreadable answer (read after removing ``<think>`` blocks) only: an answer whose call
+failed (after its retries, or a bad answer the client refused) has no units and no fallback, is counted
+(``<kind>_failed``) and listed in ``Decomposer.failures``, and the step fails on it unless
+``max_failed_share`` allows it (:func:`medfc.medsnip.calls.check_failures`).
 """
 
 from __future__ import annotations
@@ -140,18 +144,26 @@ class Decomposer:
         self.identity = llm_identity(opts.llm) if opts.llm is not None else {}
         self.usage: dict[str, Counter] = {}
         self.counts: Counter = Counter()
+        self.failures: list[tuple[str, str]] = []  # (answer id, error) of answers whose call failed: no units
+        self.failed: set[str] = set()
 
     def _ask(self, kind: str, answers: Sequence[dict[str, Any]], convs: list, schema: dict[str, Any], check) -> list[dict[str, Any]]:
         assert self.client is not None and self.opts.llm is not None
         items = [((a["query"], a["text"], a.get("subset"), conv[-1]["content"]), conv) for a, conv in zip(answers, convs)]
         res = cached_ask(self.client, self.cache, self.identity, f"decompose:{kind}", [self.prompts[kind]], items,
-                         gen_params(self.opts.llm, True), schema, self.prompts["repair"], check)
+                         gen_params(self.opts.llm, True), schema, self.prompts["repair"], check, key_env=self.opts.llm.api_key_env)
         for a, r in zip(answers, res):
             u = self.usage.setdefault(a["answer_id"], Counter())
             u.update(r["usage"])
             self.counts[f"{kind}_cached"] += int(r["cached"])
             self.counts[f"{kind}_repaired"] += int(bool(r["repaired"]))
-            if not r["ok"]:
+            if r["failed"]:
+                error = f"{kind}: {r['error'] or 'call failed'}"
+                self.counts[f"{kind}_failed"] += 1
+                self.failures.append((a["answer_id"], error))
+                self.failed.add(a["answer_id"])
+                self.report.skip(a["answer_id"], f"{kind}_call_failed", error[:300])
+            elif not r["ok"]:
                 self.counts[f"{kind}_malformed"] += 1
                 self.report.skip(a["answer_id"], f"{kind}_malformed", str(r["error"])[:300])
         return res
@@ -203,6 +215,8 @@ class Decomposer:
         if mode == "direct":
             for a, r in zip(answers, self.direct(answers, sents)):
                 s = sents[a["answer_id"]]
+                if r["failed"]:
+                    continue
                 if not r["ok"]:
                     units.extend(self._fallback(a, s))
                     continue
@@ -232,6 +246,8 @@ class Decomposer:
         if mode == "atoms":
             for a in answers:
                 s = sents[a["answer_id"]]
+                if a["answer_id"] in self.failed:
+                    continue
                 if a["answer_id"] not in atoms:
                     units.extend(self._fallback(a, s))
                     continue
@@ -245,6 +261,8 @@ class Decomposer:
         for a in answers:
             s = sents[a["answer_id"]]
             r = results.get(a["answer_id"])
+            if a["answer_id"] in self.failed:
+                continue
             if r is None or not r["ok"]:
                 units.extend(self._fallback(a, s))
                 continue

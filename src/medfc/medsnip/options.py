@@ -55,8 +55,11 @@ class LLMOptions(MedsnipOptions):
     http_cache_dir: str  # "" = no HTTP cache
     price_input_per_mtok: float
     price_output_per_mtok: float
+    max_failed_share: float  # items (units, answers, claims) whose call may fail for the step to go on (0: none)
 
     def _check(self, where: str) -> None:
+        if not 0.0 <= self.max_failed_share <= 1.0:
+            raise OptionsError(f"{where}.max_failed_share: {self.max_failed_share} is not in [0, 1]")
         if not self.model.strip():
             raise OptionsError(f"{where}.model: empty: name the model (a served model name, a model directory or hub name)")
         if self.backend == "openai" and not self.base_url:

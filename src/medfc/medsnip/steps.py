@@ -25,7 +25,16 @@ that may run a local model take ``runtime`` (its threads). The library knows not
     inputs ``scores``; outputs ``csv``, ``md``, ``tex``: one row per verifier and mode.
 
 Per-unit caches (``unit_cache_dir``) make adding a verifier rerun only verification, and editing
-one prompt recompute only the units that read it.
+one prompt recompute only the units that read it. Each answer is cached as soon as it arrives.
+
+A failed LLM call (after its retries, or a bad answer) is never a statement, a unit or a verdict: the
+``prepare`` (rewrite), ``decompose`` and ``verify`` steps cache what was answered, then fail naming how
+many calls failed and why (:class:`~medfc.medsnip.calls.LLMCallsFailed`), unless the LLM's
+``max_failed_share`` allows that many; then the failed items are written as such (a verdict record with
+``failed: true`` and no verdict; an answer without units), counted in the info and the report
+(``failed_calls``, ``failed_items``, ``unparsed``), left out of scoring and shown in the table's
+``failed`` / ``decompose_failed`` columns beside the ``unparsed`` ones. What the client raises (a refused
+key, an unknown model) stops the step unchanged.
 """
 
 from __future__ import annotations
@@ -38,7 +47,6 @@ from typing import Any
 
 import pandas as pd
 
-from medfc.common.redact import redact
 from medfc.common.io import read_json, read_jsonl, table_stem, write_json, write_jsonl, write_table
 from medfc.common.options import Runtime
 from medfc.common.report import SkipReport
@@ -47,7 +55,8 @@ from medfc.llm.prompts import load_prompt
 from medfc.medsnip import analysis
 from medfc.medsnip.answers import healthfc_answers, load_bench
 from medfc.medsnip.cache import UnitCache
-from medfc.medsnip.calls import cached_ask, gen_params, llm_identity, make_llm
+from medfc.medsnip.calls import LLMCallsFailed  # noqa: F401  (what the steps raise on failed calls)
+from medfc.medsnip.calls import cached_ask, check_failures, gen_params, llm_identity, make_llm
 from medfc.medsnip.decompose import Decomposer
 from medfc.medsnip.options import (
     LLM_MODES,
@@ -72,6 +81,16 @@ def _prices(llm: LLMOptions | None) -> Prices | None:
     return Prices(llm.price_input_per_mtok, llm.price_output_per_mtok) if llm is not None else None
 
 
+def _count_failures(report: SkipReport, ledger: Ledger, n_items: int, cache: UnitCache, n_unparsed: int | None = None) -> None:
+    """The report's counts of failed calls (the ledger's), of items left without an answer by them, of
+    the model's unreadable answers, and of damaged unit-cache entries (asked again)."""
+    report.count("failed_calls", ledger.total()["failed"])
+    report.count("failed_items", n_items)
+    if n_unparsed is not None:
+        report.count("unparsed", n_unparsed)
+    report.count("unit_cache_damaged", int(cache.stats.get("damaged", 0)))
+
+
 def _write_common(outputs: Mapping[str, Any], info: dict[str, Any], report: SkipReport) -> None:
     info["skips"] = {k: v for k, v in report.as_dict().items() if k != "skipped"}
     if outputs.get("info"):
@@ -93,16 +112,24 @@ def rewrite_statements(answers: list[dict[str, Any]], opts: PrepareOptions, repo
     cache = UnitCache(opts.unit_cache_dir)
     items = [((a["claim"],), prompt.render(claim=a["claim"])) for a in answers]
     results = cached_ask(client, cache, llm_identity(opts.llm), "prepare:statement", [prompt], items, gen_params(opts.llm, True),
-                         STATEMENT_SCHEMA, repair)
+                         STATEMENT_SCHEMA, repair, key_env=opts.llm.api_key_env)
     usage: Counter = Counter()
+    failures = []
     for a, r in zip(answers, results):
         usage.update(r["usage"])
-        if r["ok"]:
+        if r["failed"]:
+            failures.append((a["answer_id"], r["error"] or "call failed"))
+            report.skip(a["answer_id"], "statement_call_failed_question_kept", (r["error"] or "")[:300])
+        elif r["ok"]:
             a["text"] = " ".join(r["value"]["statement"].split())
             report.count("claims_rewritten")
         else:
-            report.skip(a["answer_id"], "statement_malformed_question_kept", redact(r["error"])[:300])
-    return {"usage": dict(usage), "cache": dict(cache.stats), "calls": ledger.as_dict(_prices(opts.llm))}
+            report.skip(a["answer_id"], "statement_malformed_question_kept", (r["error"] or "")[:300])
+    _count_failures(report, ledger, len(failures), cache)
+    check_failures("medsnip prepare (statement rewrite)", "claims", failures, len(answers), opts.llm.max_failed_share,
+                   ledger.total()["failed"])
+    return {"usage": dict(usage), "cache": dict(cache.stats), "calls": ledger.as_dict(_prices(opts.llm)),
+            "failed": len(failures)}
 
 
 def prepare(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: PrepareOptions, runtime: Runtime) -> dict[str, Any]:
@@ -133,8 +160,14 @@ def decompose(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: De
     client = make_llm(options.llm, ledger, runtime.threads) if options.mode in LLM_MODES and options.llm is not None else None
     dec = Decomposer(client, options, UnitCache(options.unit_cache_dir), report)
     units = dec.run(answers)
+    malformed = sum(v for k, v in dec.counts.items() if k.endswith("_malformed"))
+    _count_failures(report, ledger, len(dec.failures), dec.cache, malformed)
+    if options.llm is not None:
+        check_failures(f"medsnip decompose {options.mode}", "answers", dec.failures, len([a for a in answers if a["text"].strip()]),
+                       options.llm.max_failed_share, ledger.total()["failed"])
     write_jsonl(outputs["units"], units)
     info = dec.info()
+    info.update(failed=len(dec.failures), unparsed=malformed)
     info.update(n_answers=len(answers), n_units=len(units), calls=ledger.as_dict(_prices(options.llm)),
                 patterns=dict(sorted(Counter(str(u["pattern"]) for u in units).items())),
                 prices=None if options.llm is None else {"input_per_mtok": options.llm.price_input_per_mtok,
@@ -185,6 +218,10 @@ def verify(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: Verif
         searchers = make_searchers(options.retrieval)
     ver = Verifier(make_llm(options.llm, ledger, runtime.threads), options, UnitCache(options.unit_cache_dir), report, searchers)
     verdicts = ver.run(units, answers)
+    n_unparsed = sum(bool(v.get("unparsed") or v.get("malformed")) for v in verdicts)
+    _count_failures(report, ledger, len(ver.failures), ver.cache, n_unparsed)
+    check_failures(f"medsnip verify {options.name}", "units", ver.failures, len(units), options.llm.max_failed_share,
+                   ledger.total()["failed"])
     if ver.outages:
         failed = sorted({u for u, _ in ver.outages})
         raise SearchUnavailable(f"medsnip verify {options.name}: {len(ver.outages)} searches went unanswered after their retries, "
@@ -196,6 +233,7 @@ def verify(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: Verif
         usage.update(v["usage"])
     info = {"verifier": options.name, "kind": options.verifier, "model": options.llm.model, "n_units": len(units),
             "verdicts": dict(Counter(str(v["verdict"]) for v in verdicts)), "counts": dict(sorted(ver.counts.items())),
+            "failed": len(ver.failures), "unparsed": n_unparsed,
             "usage": {k: int(usage.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")},
             "calls": ledger.as_dict(_prices(options.llm)), "cache": dict(ver.cache.stats),
             "rounds_mean": (sum(v["rounds"] for v in verdicts) / len(verdicts)) if verdicts else 0.0,
@@ -209,8 +247,9 @@ def verify(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: Verif
 
 
 def effective_verdict(v: Mapping[str, Any], tau: float) -> str | None:
-    """The unit's verdict after the τ gate of the retrieval verifier (None = not addressed)."""
-    if v.get("verdict") is None or v.get("abstained"):
+    """The unit's verdict after the τ gate of the retrieval verifier (None = not addressed; a failed call
+    has none, and is left out of the unit-level scores altogether, see :func:`_arm`)."""
+    if v.get("failed") or v.get("verdict") is None or v.get("abstained"):
         return None
     if v.get("gated"):
         conf = v.get("confidence")
@@ -238,19 +277,26 @@ def _unit_gold(mode: str, recs: Sequence[Mapping[str, Any]], answers: Mapping[st
 
 def _arm(recs: Sequence[Mapping[str, Any]], answers: Mapping[str, Mapping[str, Any]], opts: ScoreOptions,
          report: SkipReport) -> dict[str, Any]:
-    """Gold, predictions and clusters of one (verifier, mode) arm at the scoring level."""
+    """Gold, predictions and clusters of one (verifier, mode) arm at the scoring level. A unit whose call
+    failed is left out (unit level: not scored, not an abstention; answer level: not one of the answer's
+    verdicts), counted in the report's exclusions."""
     mode = recs[0]["mode"]
     eff = [effective_verdict(r, opts.tau) for r in recs]
+    n_failed = sum(bool(r.get("failed")) for r in recs)
+    if n_failed:
+        report.exclude(f"{recs[0]['verifier']}/{mode}:failed_calls", n_failed)
     if opts.level == "unit":
         gold = _unit_gold(mode, recs, answers, opts)
-        keep = [i for i, g in enumerate(gold) if g is not None]
-        if len(keep) < len(recs):
-            report.exclude(f"{mode}:units_without_gold", len(recs) - len(keep))
+        keep = [i for i, g in enumerate(gold) if g is not None and not recs[i].get("failed")]
+        without_gold = sum(g is None for g in gold)
+        if without_gold:
+            report.exclude(f"{mode}:units_without_gold", without_gold)
         return {"gold": [gold[i] for i in keep], "pred": [eff[i] for i in keep],
                 "clusters": [recs[i]["answer_id"] for i in keep]}
     per_answer: dict[str, list[str | None]] = defaultdict(list)
     for r, e in zip(recs, eff):
-        per_answer[r["answer_id"]].append(e)
+        if not r.get("failed"):
+            per_answer[r["answer_id"]].append(e)
     ids = [aid for aid, a in answers.items() if a.get("label") is not None]
     out = {"gold": [answers[aid]["label"] for aid in ids],
            "pred": [aggregate(per_answer.get(aid, []), opts.aggregation, opts.threshold_k) for aid in ids],
@@ -360,20 +406,27 @@ def score(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: ScoreO
             groups[(r["verifier"], r["mode"])].append(r)
     dec_usage: dict[str, dict[str, int]] = {}
     dec_prices: dict[str, Prices | None] = {}
+    dec_counts: dict[str, dict[str, int]] = {}
     for path in inputs.get("decompositions") or []:
         info = read_json(path)
         dec_usage[info["mode"]] = info["usage"]
+        dec_counts[info["mode"]] = {"failed": int(info.get("failed") or 0), "unparsed": int(info.get("unparsed") or 0)}
         dec_prices[info["mode"]] = _prices_of(info)
     ver_prices = {info["verifier"]: _prices_of(info) for info in map(read_json, inputs.get("verifications") or [])}
     arms: dict[tuple[str, str], dict[str, Any]] = {}
     for (verifier, mode), recs in sorted(groups.items()):
         arm = arms[(verifier, mode)] = _arm(recs, answers, options, report)
         eff = [effective_verdict(r, options.tau) for r in recs]
+        answered = [e for r, e in zip(recs, eff) if not r.get("failed")]
         cost = analysis.cost_summary(dec_usage.get(mode, {}), _usage_of(recs), dec_prices.get(mode), ver_prices.get(verifier))
         arm["scores"] = {"verifier": verifier, "mode": mode, **binary_scores(arm["gold"], arm["pred"], "drop"),
                          "ff1_interval": analysis.ff1_interval(arm["gold"], arm["pred"], arm["clusters"], options.n_resamples,
                                                                options.seed, 1 - options.ci_level) if arm["gold"] else None,
-                         "n_units": len(recs), "unit_coverage": sum(e is not None for e in eff) / len(recs),
+                         "n_units": len(recs),
+                         "unit_coverage": sum(e is not None for e in answered) / len(answered) if answered else 0.0,
+                         "n_failed": len(recs) - len(answered),
+                         "n_unparsed": sum(bool(r.get("unparsed") or r.get("malformed")) for r in recs),
+                         "decompose": dec_counts.get(mode, {"failed": 0, "unparsed": 0}),
                          "verdicts": dict(Counter(str(e) for e in eff)), "cost": cost,
                          "rounds_mean": sum(r.get("rounds", 0) for r in recs) / len(recs)}
         if "nei_pred" in arm:
@@ -409,14 +462,20 @@ def _r(value: float | None) -> float | None:
 
 def table_rows(scores: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One row per verifier and mode (in :data:`MODES` order) of a ``score`` result: units and coverage,
-    FF1 with its interval, Δ vs the baseline mode with its interval, calls, tokens and dollars."""
+    FF1 with its interval, Δ vs the baseline mode with its interval, the units whose verification call
+    failed (not scored) or whose answer was unreadable (``unparsed``; FALSE or abstained as the verifier's
+    option says), the answers whose decomposition call failed (no units) or stayed malformed, calls,
+    tokens and dollars."""
     base = scores["options"]["baseline_mode"]
     rows = []
     for s in sorted(scores["arms"].values(), key=lambda a: (a["verifier"], MODES.index(a["mode"]))):
         ci = s.get("ff1_interval") or {}
         cmp = s.get("vs_baseline") or {}
         total = s["cost"]["total"]
+        dec = s.get("decompose") or {}
         rows.append({"verifier": s["verifier"], "mode": s["mode"], "units": s["n_units"], "unit_coverage": _r(s["unit_coverage"]),
+                     "failed": s.get("n_failed", 0), "unparsed": s.get("n_unparsed", 0),
+                     "decompose_failed": dec.get("failed", 0), "decompose_unparsed": dec.get("unparsed", 0),
                      "scored": s["n_scored"], "coverage": _r(s["coverage"]), "FF1": _r(s["ff1"]),
                      "FF1_ci_low": _r(ci.get("ci_low")), "FF1_ci_high": _r(ci.get("ci_high")),
                      f"delta_vs_{base}": _r(cmp.get("diff")), "delta_ci_low": _r(cmp.get("ci_low")),
@@ -458,6 +517,16 @@ def _nei_caption(scores: Mapping[str, Any]) -> str:
     return f". {n} NOT ENOUGH INFO claims (not scored) predicted TRUE / FALSE: {', '.join(parts)}"
 
 
+def _failed_caption(rows: Sequence[Mapping[str, Any]]) -> str:
+    """'. Failed calls (allowed by max_failed_share): 2 units not verified, 1 answer not decomposed, not scored' —
+    empty when no call failed."""
+    units, answers = sum(r["failed"] for r in rows), max((r["decompose_failed"] for r in rows), default=0)
+    if not units and not answers:
+        return ""
+    return (f". Failed calls (allowed by max_failed_share), not scored: {units} units not verified"
+            f"{f', and answers not decomposed in some modes (column decompose_failed)' if answers else ''}")
+
+
 def table(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: TableOptions) -> list[dict[str, Any]]:
     """The atoms-vs-snippets table of one dataset as CSV, Markdown and LaTeX (outputs on one stem)."""
     stem = table_stem(outputs)
@@ -469,6 +538,6 @@ def table(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: TableO
     caption = (f"MedSNIP on {options.title} ({scores['n_answers']} answers; {level}): FF1 of each verifier and mode with its "
                f"{o['ci_level']:.0%} bootstrap interval, and Δ FF1 vs {o['baseline_mode']} (paired bootstrap, "
                f"{o['n_resamples']} resamples, seed {o['seed']}{_clusters_caption(o)}); retrieval verdicts count at confidence ≥ τ = {o['tau']}"
-               + _fidelity_caption(scores.get("boundary_fidelity") or {}) + _nei_caption(scores))
+               + _fidelity_caption(scores.get("boundary_fidelity") or {}) + _nei_caption(scores) + _failed_caption(rows))
     write_table(pd.DataFrame(rows), stem, caption=caption)
     return rows

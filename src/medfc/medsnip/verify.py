@@ -3,9 +3,9 @@
 ``claim_only`` / ``full_context`` (one call per unit)
     The model answers one word. Claim-only sees the unit alone; full-context also sees the original
     question and answer, for interpretation only, never as evidence. The first token of the answer,
-    lower-cased and stripped of punctuation, is the verdict when it is ``true`` or ``false``; any other
-    answer, or a call that failed after its retries, is FALSE as in the paper (``unparsed: false``) or
-    an abstention (``unparsed: abstain``), and is counted. No confidence.
+    lower-cased and stripped of punctuation, after removing ``<think>`` blocks, is the verdict when it is
+    ``true`` or ``false``; any other answer is FALSE as in the paper (``unparsed: false``) or an
+    abstention (``unparsed: abstain``), and is counted (``unparsed``). No confidence.
 
 ``retrieval`` (the retrieval-augmented verifier)
     Up to ``max_rounds`` turns. Each turn is one JSON call that sees the subset, the question and
@@ -25,6 +25,11 @@
     call): a unit is *not addressed* when it abstained, hit the cap, has no verdict, or has no
     confidence or one below τ.
 
+A call that failed (after its retries, or a bad answer the client refused) is no verdict: the record has
+``failed: true``, its error and no verdict (never FALSE), is not cached, and is listed in
+``Verifier.failures``; the step fails on them unless ``max_failed_share`` allows them
+(:func:`medfc.medsnip.calls.check_failures`). Errors stored are scrubbed of the keys (by value too).
+
 Every verdict record carries its unit's fields, the usage of the calls that made it (from the cache
 too), and is cached per unit: the key holds the verifier kind, the model and its parameters, the
 prompt file hashes, the unit and its context, and for retrieval the loop settings and the indexes.
@@ -41,14 +46,13 @@ from typing import Any
 import requests
 
 from medfc.common.http import HttpError
-from medfc.common.redact import redact
 from medfc.common.report import SkipReport
 from medfc.common.search import SearchError
 from medfc.llm.base import LLMClient
 from medfc.llm.prompts import load_prompt
-from medfc.llm.structured import ask_json
+from medfc.llm.structured import ask_json, strip_think
 from medfc.medsnip.cache import UnitCache, cache_key
-from medfc.medsnip.calls import cached_ask, gen_params, llm_identity
+from medfc.medsnip.calls import cached_ask, gen_params, llm_identity, scrub
 from medfc.medsnip.options import VerifyOptions
 from medfc.medsnip.search import CachedSearch, render_hits
 from medfc.scoring.medsnip import FALSE, TRUE
@@ -72,8 +76,9 @@ def prompt_names(verifier: str) -> list[str]:
 
 
 def parse_one_word(text: str) -> str | None:
-    """TRUE / FALSE from the first token of the answer (lower-cased, punctuation stripped), else None."""
-    words = (text or "").strip().split()
+    """TRUE / FALSE from the first token of the answer (lower-cased, punctuation stripped) once its
+    ``<think>`` blocks are removed (:func:`~medfc.llm.structured.strip_think`), else None."""
+    words = strip_think(text).split()
     first = re.sub(r"[^\w]", "", words[0]).lower() if words else ""
     return TRUE if first == "true" else FALSE if first == "false" else None
 
@@ -133,16 +138,28 @@ def _index_id(searcher: Any) -> str:
     return backend.index_id() if hasattr(backend, "index_id") else type(backend).__name__
 
 
-def _error(text: Any) -> str | None:
-    """An error text fit for a record, a report or a log: credentials redacted (None stays None)."""
-    return None if text is None else redact(text)
-
-
 def _base(unit: Mapping[str, Any], opts: VerifyOptions) -> dict[str, Any]:
     rec = {k: unit.get(k) for k in UNIT_FIELDS}
     rec.update(verifier=opts.name, verifier_kind=opts.verifier, verdict=None, confidence=None,
                gated=opts.verifier == "retrieval", abstained=False, cap_hit=False, forced_final=False, malformed=False,
-               unparsed=False, error=None, rounds=0, evidence=[], raw="")
+               unparsed=False, failed=False, error=None, rounds=0, evidence=[], raw="")
+    return rec
+
+
+# what a cached retrieval verdict holds (besides the unit's fields): a stored entry without them is damaged
+RAG_ENTRY_KEYS = ("verdict", "confidence", "abstained", "cap_hit", "forced_final", "malformed", "rounds", "evidence", "usage")
+
+
+def _rag_entry(rec: Any) -> dict[str, Any]:
+    if not isinstance(rec, dict):
+        raise TypeError(f"a {type(rec).__name__}, not an object")
+    missing = [k for k in RAG_ENTRY_KEYS if k not in rec]
+    if missing:
+        raise KeyError(f"no {', '.join(missing)}")
+    if rec.get("failed"):
+        raise ValueError("a failed call stored as a verdict")
+    if rec["verdict"] not in (TRUE, FALSE, None) or not isinstance(rec["evidence"], list) or not isinstance(rec["usage"], dict):
+        raise ValueError("verdict, evidence or usage of the wrong shape")
     return rec
 
 
@@ -157,8 +174,23 @@ class Verifier:
         self.identity = llm_identity(opts.llm)
         self.counts: Counter = Counter()
         self.outages: list[tuple[str, str]] = []  # (unit id, error) of searches the service did not answer
+        self.failures: list[tuple[str, str]] = []  # (unit id, error) of units whose LLM call failed: no verdict
+        self.key_envs = [opts.llm.api_key_env]
+        if opts.retrieval is not None:
+            self.key_envs += [opts.retrieval.pubmed.api_key_env, opts.retrieval.web.api_key_env]
         names = prompt_names(opts.verifier)
         self.prompts = {n: load_prompt(n, opts.prompt_dir) for n in names}
+
+    def _error(self, text: Any) -> str | None:
+        """An error text fit for a record, a report or a log: credentials redacted, the keys' values removed."""
+        return scrub(text, self.key_envs)
+
+    def _failed(self, rec: dict[str, Any], error: str | None) -> None:
+        """``rec`` is a failed call's: no verdict, listed, counted, reported."""
+        rec.update(failed=True, verdict=None, error=error, abstained=False)
+        self.failures.append((rec["unit_id"], error or "call failed"))
+        self.counts["failed_call"] += 1
+        self.report.skip(rec["unit_id"], "call_failed", (error or "")[:300])
 
     # -- single call ------------------------------------------------------------------------------
     def _single(self, units: Sequence[Mapping[str, Any]], answers: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -172,15 +204,19 @@ class Verifier:
                 conv, key = prompt.render(unit=u["text"]), (u["text"],)
             items.append((key, conv))
         res = cached_ask(self.client, self.cache, self.identity, f"verify:{self.opts.verifier}", [prompt], items,
-                         gen_params(self.opts.llm, False))
+                         gen_params(self.opts.llm, False), key_env=self.key_envs)
         out = []
         for u, r in zip(units, res):
             rec = _base(u, self.opts)
-            rec.update(raw=r["text"], error=_error(r["error"]), usage=r["usage"], cached=r["cached"], rounds=1)
-            verdict = parse_one_word(r["text"]) if r["error"] is None else None
-            if verdict is None:
+            rec.update(raw=r["text"], error=self._error(r["error"]), usage=r["usage"], cached=r["cached"], rounds=1)
+            if r["failed"]:
+                self._failed(rec, rec["error"])
+                out.append(rec)
+                continue
+            verdict = parse_one_word(r["text"])
+            if verdict is None:  # the model's own unreadable answer: the paper's rule
                 rec["unparsed"] = True
-                self.counts["failed_call" if r["error"] else "unparsed"] += 1
+                self.counts["unparsed"] += 1
                 verdict = FALSE if self.opts.unparsed == "false" else None
             rec["verdict"] = verdict
             out.append(rec)
@@ -211,12 +247,12 @@ class Verifier:
         keys = [self._rag_key(u, answers.get(u["answer_id"])) for u in units]
         state: dict[int, dict[str, Any]] = {}
         for i, (u, key) in enumerate(zip(units, keys)):
-            hit = self.cache.get(key)
+            hit = self.cache.get(key, _rag_entry)
             if hit is not None:
                 out[i] = {**_base(u, self.opts), **hit, "cached": True}
             else:
                 state[i] = {"rec": _base(u, self.opts), "usage": Counter(), "guard_true": False, "guard_conf": False,
-                            "note": "", "open": True, "failed": False}
+                            "note": "", "open": True, "failed": False, "call_failed": False}
         for rnd in range(1, r.max_rounds + 1):
             active = [i for i, st in state.items() if st["open"]]
             if not active:
@@ -230,10 +266,12 @@ class Verifier:
             for i, res in zip(active, ask_json(self.client, convs, schema, params, repair, "verify:retrieval")):
                 st, rec = state[i], state[i]["rec"]
                 st["usage"].update(res.usage())
-                st["failed"] |= not all(c.ok for c in res.completions)
-                rec["rounds"], rec["raw"], st["note"] = rnd, res.raw, ""
+                rec["rounds"], rec["raw"], st["note"] = rnd, scrub(res.raw, self.key_envs, False) or "", ""
+                if res.failed:  # no answer: no verdict, no forced final, not cached
+                    st["call_failed"], st["done"], st["open"], rec["error"] = True, True, False, self._error(res.error)
+                    continue
                 if not res.ok:
-                    rec["malformed"], rec["error"], st["open"] = True, _error(res.error), False
+                    rec["malformed"], rec["error"], st["open"] = True, self._error(res.error), False
                     continue
                 v = res.value
                 if "final_answer" in v:
@@ -256,7 +294,7 @@ class Verifier:
                         entry["hits"] = render_hits(hits, r.title_chars, r.text_chars)
                         self.counts[f"searches_{v['source']}"] += 1
                     except SEARCH_ERRORS as exc:  # a failed search is evidence of nothing, not a crash
-                        entry["error"] = redact(f"{type(exc).__name__}: {exc}")[:300]
+                        entry["error"] = (self._error(f"{type(exc).__name__}: {exc}") or "")[:300]
                         st["failed"] = True  # not cached: a rerun searches again
                         self.counts["search_failed"] += 1
                         self.report.skip(rec["unit_id"], "search_failed", entry["error"])
@@ -273,10 +311,11 @@ class Verifier:
             for i, res in zip(forced, ask_json(self.client, convs, FINAL_SCHEMA, params, repair, "verify:retrieval:final")):
                 st, rec = state[i], state[i]["rec"]
                 st["usage"].update(res.usage())
-                st["failed"] |= not all(c.ok for c in res.completions)
                 rec["forced_final"] = True
-                if not res.ok:
-                    rec["malformed"], rec["error"] = True, _error(res.error)
+                if res.failed:
+                    st["call_failed"], rec["error"] = True, self._error(res.error)
+                elif not res.ok:
+                    rec["malformed"], rec["error"] = True, self._error(res.error)
                 elif "final_answer" in res.value:
                     rec["verdict"] = TRUE if res.value["final_answer"] else FALSE
                 else:
@@ -284,11 +323,13 @@ class Verifier:
         for i, st in state.items():
             rec = st["rec"]
             rec["usage"] = {k: int(st["usage"].get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")}
+            if st["call_failed"]:
+                self._failed(rec, rec["error"])
             for flag in ("abstained", "cap_hit", "forced_final", "malformed"):
                 self.counts[flag] += int(rec[flag])
             if rec["malformed"]:
-                self.report.skip(rec["unit_id"], "verifier_answer_malformed", redact(rec["error"])[:300])
-            if not st["failed"]:
+                self.report.skip(rec["unit_id"], "verifier_answer_malformed", (rec["error"] or "")[:300])
+            if not st["failed"] and not st["call_failed"]:
                 self.cache.put(keys[i], {k: v for k, v in rec.items() if k not in UNIT_FIELDS})
             out[i] = {**rec, "cached": False}
         return [o for o in out if o is not None]

@@ -357,8 +357,10 @@ def test_pubmed_and_web_backends_through_local_servers(tmp_path, monkeypatch):
         httpd.server_close()
 
 
-@pytest.mark.parametrize("unparsed,expected", [("false", [F, F, T]), ("abstain", [None, None, T])])
+@pytest.mark.parametrize("unparsed,expected", [("false", [F, None, T]), ("abstain", [None, None, T])])
 def test_single_call_unparsed_and_failed_calls(tmp_path, unparsed, expected):
+    """The model's unreadable answer follows the ``unparsed`` rule; a failed call is no verdict under either
+    (it was FALSE under ``unparsed: false`` before issue 42): ``failed``, not ``unparsed``, not cached."""
     answers = {"a": {"answer_id": "a", "query": "Q?", "text": "Full answer."}}
     units = [{"unit_id": f"a:atoms:{k}", "answer_id": "a", "mode": "atoms", "text": t} for k, t in enumerate(("maybe unit", "down unit", "fine unit"))]
     with FakeOpenAI(lambda b: "Perhaps." if "maybe" in b["messages"][-1]["content"] else "true") as server:
@@ -369,7 +371,8 @@ def test_single_call_unparsed_and_failed_calls(tmp_path, unparsed, expected):
         server.fail_next = [(500, {})]
         out += ver.run(units[1:], answers)
         user = server.chat_requests()[0]["messages"][-1]["content"]
-    assert [r["verdict"] for r in out] == expected and [r["unparsed"] for r in out] == [True, True, False]
+    assert [r["verdict"] for r in out] == expected and [r["unparsed"] for r in out] == [True, False, False]
+    assert [r["failed"] for r in out] == [False, True, False] and ver.failures == [("a:atoms:1", out[1]["error"])]
     assert ver.counts == {"unparsed": 1, "failed_call": 1} and "HTTP 500" in out[1]["error"]
     assert user == "Question: Q?\nFull answer (context only, not evidence): Full answer.\nStatement: maybe unit"
     # the failed call is not cached, the answered ones are
@@ -399,11 +402,19 @@ def test_tiny_local_causal_lm_through_the_medsnip_path(tmp_path):
     v = call_step(steps.verify, {"units": tmp_path / "u.jsonl", "answers": tmp_path / "a.jsonl"}, {"verdicts": tmp_path / "v.jsonl"},
                   verify_opts("claim_only", "tiny", local))
     assert v["usage"]["calls"] == 2 and v["verdicts"] == {"FALSE": 2} and v["counts"] == {"unparsed": 2}
-    # a model too short for the prompt: a failed call, counted, not a crash
-    short = build_tiny_causal_lm(tmp_path / "short")
+    # a model too short for the prompt: failed calls, which fail the step naming them (no verdicts written) ...
+    from medfc.medsnip.calls import LLMCallsFailed
+
+    short = {**local, "model": str(build_tiny_causal_lm(tmp_path / "short"))}
+    with pytest.raises(LLMCallsFailed, match=r"^medsnip verify tiny: 2 LLM calls failed, for 2 of 2 units .*exceeds the model's 128 positions"):
+        call_step(steps.verify, {"units": tmp_path / "u.jsonl", "answers": tmp_path / "a.jsonl"}, {"verdicts": tmp_path / "v2.jsonl"},
+                  verify_opts("claim_only", "tiny", short, unparsed="abstain"))
+    assert not (tmp_path / "v2.jsonl").exists()
+    # ... unless max_failed_share allows them: then written as failed (no verdict, never FALSE), counted
     v2 = call_step(steps.verify, {"units": tmp_path / "u.jsonl", "answers": tmp_path / "a.jsonl"}, {"verdicts": tmp_path / "v2.jsonl"},
-                   verify_opts("claim_only", "tiny", {**local, "model": str(short)}, unparsed="abstain"))
+                   verify_opts("claim_only", "tiny", {**short, "max_failed_share": 1.0}, unparsed="false"))
     assert v2["counts"] == {"failed_call": 2} and v2["calls"]["verify:claim_only"]["failed"] == 2 and v2["verdicts"] == {"None": 2}
+    assert v2["failed"] == 2 and v2["unparsed"] == 0
 
 
 def test_failed_search_is_recorded_not_raised(tmp_path):

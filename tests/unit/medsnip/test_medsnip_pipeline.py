@@ -131,8 +131,10 @@ def test_demo_bench_end_to_end(tmp_path, fake_llm, passages):
     # the table: one row per verifier and mode, CSV + Markdown + LaTeX
     rows = call_step(steps.table, {"scores": d / "scores.json"}, {"csv": d / "t.csv", "md": d / "t.md", "tex": d / "t.tex"}, {"title": "demo"})
     table = (d / "t.csv").read_text().splitlines()
-    assert table[0] == ("verifier,mode,units,unit_coverage,scored,coverage,FF1,FF1_ci_low,FF1_ci_high,delta_vs_atoms,delta_ci_low,"
-                        "delta_ci_high,p_gt_0,verify_calls,decompose_calls,total_calls,tokens,cost_usd")
+    assert table[0] == ("verifier,mode,units,unit_coverage,failed,unparsed,decompose_failed,decompose_unparsed,scored,coverage,FF1,"
+                        "FF1_ci_low,FF1_ci_high,delta_vs_atoms,delta_ci_low,delta_ci_high,p_gt_0,verify_calls,decompose_calls,total_calls,"
+                        "tokens,cost_usd")
+    assert {(r["failed"], r["unparsed"], r["decompose_failed"], r["decompose_unparsed"]) for r in rows} == {(0, 0, 0, 0)}
     assert [(r["verifier"], r["mode"], r["units"], r["FF1"], r["total_calls"]) for r in rows] == [
         ("served", "atoms", 11, 0.6667, 16), ("served", "group", 8, 0.6667, 17), ("served", "direct", 11, 0.6667, 15),
         ("served", "human_atoms", 14, 0.6667, 14), ("served", "human_snippets", 11, 0.6667, 11),

@@ -111,18 +111,27 @@ def test_a_failed_llm_call_with_a_password_in_the_base_url_is_stored_redacted(tm
     monkeypatch.setenv("MEDFC_TEST_LLM_KEY", SECRET)
     write_jsonl(tmp_path / "units.jsonl", [UNIT])
     write_jsonl(tmp_path / "answers.jsonl", [{"answer_id": "a", "query": "Q?", "text": "A."}])
+    from medfc.medsnip.calls import LLMCallsFailed
+
+    # a 500 (a 401 now stops the step at once, in the client): the step fails naming it, redacted ...
     with FakeOpenAI(lambda body: "true") as server, caplog.at_level(logging.DEBUG):
-        server.fail_next = [(401, {})]
+        server.fail_next = [(500, {})]
         url = server.base_url.replace("http://", f"http://medfc:{SECRET}@")
         llm = llm_opts(url, api_key_env="MEDFC_TEST_LLM_KEY", max_retries=0)
         out = {"verdicts": tmp_path / "out" / "v.jsonl", "info": tmp_path / "out" / "info.json", "report": tmp_path / "out" / "r.json"}
-        info = call_step(steps.verify, {"units": tmp_path / "units.jsonl", "answers": tmp_path / "answers.jsonl"}, out,
-                         verify_opts("claim_only", "c", llm))
+        args = ({"units": tmp_path / "units.jsonl", "answers": tmp_path / "answers.jsonl"}, out)
+        with pytest.raises(LLMCallsFailed, match=r"HTTP 500") as failed:
+            call_step(steps.verify, *args, verify_opts("claim_only", "c", llm))
+        assert "http://***@127.0.0.1:" in str(failed.value) and SECRET not in str(failed.value)
+        # ... and, allowed, the failed record keeps the redacted error
+        server.fail_next = [(500, {})]
+        info = call_step(steps.verify, *args, verify_opts("claim_only", "c", {**llm, "max_failed_share": 1.0}))
         assert server.requests[0][2].startswith("Basic ")  # requests sends the URL's user info
     from medfc.common.io import read_jsonl
 
     [rec] = read_jsonl(out["verdicts"])
-    assert info["counts"] == {"failed_call": 1} and "HTTP 401" in rec["error"] and "http://***@127.0.0.1:" in rec["error"]
+    assert info["counts"] == {"failed_call": 1} and "HTTP 500" in rec["error"] and "http://***@127.0.0.1:" in rec["error"]
+    assert rec["failed"] and rec["verdict"] is None
     assert SECRET not in _files_text(tmp_path) and SECRET not in caplog.text
 
 
