@@ -116,12 +116,17 @@ def failing_file(exc: BaseException) -> str | None:
     return None
 
 
-def in_snakemake_job() -> bool:
-    """Whether this process is a Snakemake ``script:`` job: Snakemake runs the script as the process's
-    ``__main__``, its preamble binding ``snakemake`` to the job's ``Snakemake`` object. Such a process
-    exits after its script, which is how workflow/scripts/step.py calls :func:`run_step`."""
+def snakemake_job() -> Any:
+    """The job's ``Snakemake`` object when this process is a Snakemake ``script:`` job, else None: Snakemake
+    runs the script as the process's ``__main__``, its preamble binding ``snakemake`` to that object."""
     job = getattr(sys.modules.get("__main__"), "snakemake", None)
-    return type(job).__name__ == "Snakemake" and hasattr(job, "params") and hasattr(job, "output")
+    return job if type(job).__name__ == "Snakemake" and hasattr(job, "params") and hasattr(job, "output") else None
+
+
+def in_snakemake_job() -> bool:
+    """Whether this process is a Snakemake ``script:`` job (:func:`snakemake_job`). Such a process exits
+    after its script, which is how workflow/scripts/step.py calls :func:`run_step`."""
+    return snakemake_job() is not None
 
 
 def run_step(
@@ -209,7 +214,7 @@ def run_job(spec: str, inputs: dict[str, Any], outputs: dict[str, Any], options:
             threads: int = 1) -> Any:
     """:func:`run_step` in a process that exits after it (``medfc run``, a Snakemake job), under
     :func:`job_process`."""
-    job = getattr(sys.modules.get("__main__"), "snakemake", None) if in_snakemake_job() else None
+    job = snakemake_job()
     if job is not None:  # the GPUs a scheduler gave it: device auto must then find CUDA (medfc.common.job)
         os.environ[JOB_GPUS_ENV] = str(gpus_given(getattr(job, "resources", None) or {}))
     with job_process():

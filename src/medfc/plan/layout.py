@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from medfc.common.sources import is_url
+
 PAPERS = "resources/papers/numbers.yaml"  # the papers' numbers beside ours in every table (shipped with the workflow)
 
 
@@ -86,6 +88,6 @@ def rebase_shipped_paths(config: Any, base_dir: str | os.PathLike[str] | None) -
 
 def release_split_files(src: str) -> dict[str, str]:
     """A local CliniFact release directory → its three CSVs by split; a URL (downloaded into the cache) → {}."""
-    if src.startswith(("http://", "https://")):
+    if is_url(src):
         return {}
     return {split: f"{src.rstrip('/')}/{split}_set.csv" for split in ("train", "validation", "test")}

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from medfc.common.sources import is_url
 from medfc.experiments.systems import evidence_source
 from medfc.plan.layout import release_split_files
 
@@ -30,10 +31,6 @@ Plan = Any  # a medfc.plan.Plan (not imported: the package imports this module)
 PLACEHOLDER_DOMAINS = ("example.org", "example.com", "example.net", "example.edu", "localhost", "invalid", "test")
 PLACEHOLDER_WORDS = re.compile(r"change[-_ ]?me|your[-_.]?(e-?mail|name|address)|^you@|^me@|^user@|^name@", re.I)
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-
-
-def is_url(value: str) -> bool:
-    return value.startswith(("http://", "https://"))
 
 
 def is_loopback(url: str) -> bool:
@@ -77,7 +74,7 @@ def _exists(key: str, path: str | None, what: str = "file") -> str | None:
     if not path or is_url(path):
         return None
     p = Path(path)
-    ok = p.is_dir() if what == "directory" else p.is_file() if what == "file" else p.exists()
+    ok = p.is_dir() if what == "directory" else p.is_file()
     if ok:
         return None
     return f"prerequisite: {key} {path!r}: no such {what} (relative paths are read from {os.getcwd()}); fix the path or fetch the {what}"
