@@ -83,8 +83,11 @@ def _page_check(first_page_of: Mapping[str, int], i: int):
     def check(page: Any) -> None:
         from medfc.common.http import AnswerError
 
-        if not isinstance(page, dict) or not isinstance(page.get("studies", []), list):
-            raise AnswerError("not a search page (an object with a list of studies)", retryable=True)
+        if not isinstance(page, dict) or not isinstance(page.get("studies"), list):
+            # every v2 search page has "studies" (an empty list when nothing matched); an object without it is an
+            # error sent with HTTP 200 (a proxy's or the API's), never the search's last page
+            said = " ".join(str(page.get("message") or page.get("error") or "").split())[:200] if isinstance(page, dict) else ""
+            raise AnswerError(f"not a search page (an object with a list of studies){f': {said}' if said else ''}", retryable=True)
         nxt = page.get("nextPageToken")
         if nxt and first_page_of.get(nxt, i + 1) <= i:
             raise RepeatedPageToken(nxt, i + 1, first_page_of[nxt] + 1)

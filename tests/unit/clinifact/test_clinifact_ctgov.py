@@ -80,6 +80,27 @@ def test_paginates_with_identical_params_and_writes_gzip_jsonl(server, tmp_path,
     assert report.counts["pages"] == 4 and report.counts["studies"] == 7
 
 
+def test_an_error_sent_with_http_200_is_never_the_searchs_last_page(server, tmp_path, clock):
+    """A page without "studies" (a proxy's or the API's error, HTTP 200) was taken for an empty last page: the
+    search ended complete after page 2 with 4 of 7 studies. It is retried; the search gets every study."""
+    good = _search_handler(server)
+    errors = iter([json.dumps({"message": "Service temporarily unavailable"}).encode()])
+
+    def handler(method, path, query, body):
+        if query.get("pageToken", [None])[0] == "tokB":
+            bad = next(errors, None)
+            if bad is not None:
+                return 200, {"Content-Type": "application/json"}, bad
+        return good(method, path, query, body)
+
+    server.handler = handler
+    out = tmp_path / "studies.jsonl.gz"
+    assert ctgov.fetch_search(out, _client(tmp_path, clock), search_params(page_size=2), tmp_path / "state.json",
+                              url=server.url + "/api/v2/studies", progress=False) == 7
+    tokens = [q.get("pageToken", [None])[0] for _, _, q, _ in server.requests]
+    assert tokens == [None, "tokA", "tokB", "tokB", "tokC"]
+
+
 def test_interrupted_crawl_resumes_without_refetching_cached_pages(server, tmp_path, clock):
     params = search_params(page_size=2)
     url = server.url + "/api/v2/studies"
