@@ -465,37 +465,45 @@ class HttpClient:
                     raise HttpError(f"{what}: {reason}{said}", status=status, url=url)
                 delay = _retry_after(resp.headers.get("Retry-After"))
                 asked = delay is not None
-            if asked and delay is not None and delay > self.max_retry_after:
-                retry_at = _utc_time(delay)
-                self._wait_until[origin] = (self.clock() + delay, retry_at, status)
-                self.stats["errors"] += 1
-                raise HttpError(f"{what}: {reason}{said}; the server asks to retry after {delay:.0f} s, at {retry_at}, longer "
-                                f"than this client waits ({self.max_retry_after:g} s): rerun after that", status=status, url=url,
-                                exhausted=True, retry_at=retry_at)
-            where = f"server down at {redact_url(origin)} ({reason})" if down else reason
-            if attempt >= self.max_retries:
-                self.stats["errors"] += 1
-                raise HttpError(f"{what}: {where} after {attempt + 1} attempts{said}", status=status, url=url, exhausted=True, down=down)
-            if not asked:
-                delay = min(self.max_backoff, self.backoff * (2**attempt))
-            assert delay is not None
-            if down and self.down_slept + delay > self.down_budget:
-                self.stats["errors"] += 1
-                raise HttpError(f"{what}: {where} after {attempt + 1} attempts; not retried further: {self.down_slept:g} s of "
-                                f"retries spent on a server that cannot be reached (the client's limit is {self.down_budget:g} s)",
-                                status=status, url=url, exhausted=True, down=True)
-            if self.retry_budget is not None and self.retry_slept + delay > self.retry_budget:
-                self.stats["errors"] += 1
-                raise HttpError(f"{what}: {where}; not retried: the client's retry budget of {self.retry_budget:g} s spent "
-                                f"({self.retry_slept:g} s slept in {self.stats['retries']} retries){said}", status=status, url=url,
-                                exhausted=True, down=down)
+            self._retry_or_raise(attempt, origin, what, reason, said, status, url, delay if asked else None, down)
             attempt += 1
-            self.stats["retries"] += 1
-            log.warning("%s", redact(f"{what}: {where}{said}; retry {attempt}/{self.max_retries} in {delay:.1f} s"))
-            self.sleep(delay)
-            self.retry_slept += delay
-            if down:
-                self.down_slept += delay
+
+    def _retry_or_raise(self, attempt: int, origin: str, what: str, reason: str, said: str, status: int | None, url: str,
+                        delay: float | None, down: bool) -> None:
+        """After failed attempt ``attempt`` (0-based) of a request of a passing kind: sleep before the next one, or
+        raise :class:`HttpError` when the retries or a budget are spent or the server asks (``delay``: its
+        Retry-After) for a longer wait than ``max_retry_after``."""
+        asked = delay is not None
+        if delay is not None and delay > self.max_retry_after:
+            retry_at = _utc_time(delay)
+            self._wait_until[origin] = (self.clock() + delay, retry_at, status)
+            self.stats["errors"] += 1
+            raise HttpError(f"{what}: {reason}{said}; the server asks to retry after {delay:.0f} s, at {retry_at}, longer "
+                            f"than this client waits ({self.max_retry_after:g} s): rerun after that", status=status, url=url,
+                            exhausted=True, retry_at=retry_at)
+        where = f"server down at {redact_url(origin)} ({reason})" if down else reason
+        if attempt >= self.max_retries:
+            self.stats["errors"] += 1
+            raise HttpError(f"{what}: {where} after {attempt + 1} attempts{said}", status=status, url=url, exhausted=True, down=down)
+        if not asked:
+            delay = min(self.max_backoff, self.backoff * (2**attempt))
+        assert delay is not None
+        if down and self.down_slept + delay > self.down_budget:
+            self.stats["errors"] += 1
+            raise HttpError(f"{what}: {where} after {attempt + 1} attempts; not retried further: {self.down_slept:g} s of "
+                            f"retries spent on a server that cannot be reached (the client's limit is {self.down_budget:g} s)",
+                            status=status, url=url, exhausted=True, down=True)
+        if self.retry_budget is not None and self.retry_slept + delay > self.retry_budget:
+            self.stats["errors"] += 1
+            raise HttpError(f"{what}: {where}; not retried: the client's retry budget of {self.retry_budget:g} s spent "
+                            f"({self.retry_slept:g} s slept in {self.stats['retries']} retries){said}", status=status, url=url,
+                            exhausted=True, down=down)
+        self.stats["retries"] += 1
+        log.warning("%s", redact(f"{what}: {where}{said}; retry {attempt + 1}/{self.max_retries} in {delay:.1f} s"))
+        self.sleep(delay)
+        self.retry_slept += delay
+        if down:
+            self.down_slept += delay
 
     def fetch(
         self,
@@ -545,24 +553,48 @@ class HttpClient:
         return self._send("POST", url, None, json.dumps(body).encode("utf-8"), all_headers, kind="json", check=check)[1]
 
     def download(self, url: str, dest: str | os.PathLike, chunk_size: int = 1 << 20, progress: bool = True) -> Path:
-        """Stream a large file to ``dest`` once (kept when it exists), with a progress bar."""
+        """Stream a large file to ``dest`` once (kept when it exists), with a progress bar.
+
+        A 429 or 5xx answer, and a connection that fails before the answer, is retried as :meth:`fetch`
+        retries (backoff, Retry-After up to ``max_retry_after``, the retry and down budgets); a body that
+        breaks off is the caller's to judge (:func:`medfc.common.sources.download_once` retries it)."""
         dest = Path(dest)
         if dest.exists():
             self.stats["cache_hits"] += 1
             return dest
         dest.parent.mkdir(parents=True, exist_ok=True)
-        self.limiter.acquire()
-        self.stats["requests"] += 1
         tmp = dest.with_name(dest.name + ".part")
-        with self.session.get(url, stream=True, timeout=self.timeout) as resp:
-            if resp.status_code >= 400:
-                raise HttpError(f"GET {url}: HTTP {resp.status_code}", status=resp.status_code, url=url)
-            total = int(resp.headers.get("Content-Length") or 0) or None
-            with open(tmp, "wb") as fh:
-                for chunk in progress_bar(resp.iter_content(chunk_size), total=total and -(-total // chunk_size), desc=dest.name, enabled=progress):
-                    fh.write(chunk)
-        os.replace(tmp, dest)
-        return dest
+        origin = _origin_url(url)
+        attempt = 0
+        while True:
+            self.limiter.acquire()
+            self.stats["requests"] += 1
+            try:
+                resp = self.session.get(url, stream=True, timeout=self.timeout)
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                down = _unreachable(exc)
+                self._retry_or_raise(attempt, origin, f"GET {url}", redact(f"{type(exc).__name__}: {exc}"), "", None, url, None, down)
+                attempt += 1
+                continue
+            self.down_slept = 0.0
+            with resp:
+                if resp.status_code >= 400:
+                    detail = _error_detail(resp)
+                    said = f": {detail}" if detail else ""
+                    if resp.status_code not in RETRY_STATUS:
+                        self.stats["errors"] += 1
+                        raise HttpError(f"GET {url}: HTTP {resp.status_code}{said}", status=resp.status_code, url=url)
+                    self._retry_or_raise(attempt, origin, f"GET {url}", f"HTTP {resp.status_code}", said, resp.status_code, url,
+                                         _retry_after(resp.headers.get("Retry-After")), False)
+                    attempt += 1
+                    continue
+                total = int(resp.headers.get("Content-Length") or 0) or None
+                with open(tmp, "wb") as fh:
+                    for chunk in progress_bar(resp.iter_content(chunk_size), total=total and -(-total // chunk_size), desc=dest.name,
+                                              enabled=progress):
+                        fh.write(chunk)
+            os.replace(tmp, dest)
+            return dest
 
 
 # in medfc.common.progress, so that a job that shows progress without the network does not load requests

@@ -23,6 +23,7 @@ import secrets
 import shutil
 import socket
 import struct
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,10 @@ def _remove_stale(dest: Path) -> None:
             pass
 
 
+#: how often :func:`download_once` fetches a download again that came incomplete; None: the client's ``max_retries``
+INCOMPLETE_RETRIES: int | None = None
+
+
 def download_once(url: str, dest: str | os.PathLike, client: Any = None, *, progress: bool = False,
                   check: Check | None | bool = True) -> tuple[Path, bool]:
     """``url`` downloaded to ``dest`` unless a complete copy is there; returns ``(dest, from_cache)``.
@@ -142,9 +147,10 @@ def download_once(url: str, dest: str | os.PathLike, client: Any = None, *, prog
     (:func:`check_for`: a zip's central directory), ``None`` or ``False`` checks nothing beyond the
     Content-Length (when the server sent one). A copy in place that is empty or fails the check is removed
     and downloaded again. The download goes to a temporary folder beside ``dest`` and is renamed into place
-    only when complete; otherwise the folder is removed and :class:`IncompleteDownload` (naming the URL, the
-    bytes received and the Content-Length) or the client's error (an HTTP status; a connection that broke
-    before any of the body came) is raised. ``client``: a :class:`medfc.common.http.HttpClient` (default: one at 1 request/s, 3 retries)."""
+    only when complete; an incomplete one is removed and fetched again, up to the client's ``max_retries`` times
+    (with its backoff; the client itself retries a 429, a 5xx and a connection that fails before the answer).
+    Then :class:`IncompleteDownload` (naming the URL, the bytes received and the Content-Length) or the
+    client's error (an HTTP status; a Retry-After beyond its cap) is raised. ``client``: a :class:`medfc.common.http.HttpClient` (default: one at 1 request/s, 3 retries)."""
     dest = Path(dest)
     verify = check_for(dest) if check is True else (check or None)
     if dest.exists():
@@ -160,6 +166,22 @@ def download_once(url: str, dest: str | os.PathLike, client: Any = None, *, prog
         client = HttpClient(rate=1.0, max_retries=3)
     dest.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale(dest)
+    tries = int(getattr(client, "max_retries", 0) if INCOMPLETE_RETRIES is None else INCOMPLETE_RETRIES) + 1
+    for attempt in range(tries):
+        try:
+            _download_attempt(url, dest, client, progress, verify)
+            return dest, False
+        except IncompleteDownload as exc:
+            if attempt + 1 >= tries:
+                raise
+            delay = min(float(getattr(client, "max_backoff", 60.0)), float(getattr(client, "backoff", 2.0)) * 2**attempt)
+            log.warning("%s; retry %d/%d in %.1f s", exc, attempt + 1, tries - 1, delay)
+            getattr(client, "sleep", time.sleep)(delay)
+    raise AssertionError("unreachable")
+
+
+def _download_attempt(url: str, dest: Path, client: Any, progress: bool, verify: Check | None) -> None:
+    """One download of ``url`` into a temporary folder beside ``dest``, renamed into place when complete."""
     tmp_dir = dest.parent / f".{dest.name}.{socket.gethostname()}-{os.getpid()}.{secrets.token_hex(4)}.download"
     tmp_dir.mkdir()
     try:
@@ -186,7 +208,6 @@ def download_once(url: str, dest: str | os.PathLike, client: Any = None, *, prog
         os.replace(tmp, dest)
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
-    return dest, False
 
 
 def _redact(url: str) -> str:

@@ -79,6 +79,13 @@ class BulkServer:
         return Handler
 
 
+
+@pytest.fixture(autouse=True)
+def one_attempt_per_run(monkeypatch):
+    """These tests follow a cut download across runs: one attempt per run (download_once's own retries of an
+    incomplete download: test_an_incomplete_download_is_fetched_again_within_the_run)."""
+    monkeypatch.setattr("medfc.common.sources.INCOMPLETE_RETRIES", 0)
+
 @pytest.fixture(scope="module")
 def padded_zip(tmp_path_factory) -> bytes:
     """The demo bulk zip behind a stored 3 MiB member that is not a study: a cut at half its bytes falls

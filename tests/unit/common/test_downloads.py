@@ -22,6 +22,13 @@ from tests.helpers.http_servers import serving
 DEMO_ZIP = Path(__file__).resolve().parents[3] / "resources" / "demo" / "ctgov" / "studies.zip"
 
 
+@pytest.fixture(autouse=True)
+def one_attempt_per_run(monkeypatch):
+    """These tests follow a cut download across runs: one attempt per run (download_once's own retries of an
+    incomplete download: test_an_incomplete_download_is_fetched_again_within_the_run)."""
+    monkeypatch.setattr("medfc.common.sources.INCOMPLETE_RETRIES", 0)
+
+
 class Server:
     """Serves ``payload`` at every path; ``cut`` sends only its first half and closes the connection, with no
     Content-Length (``"no_length"``) or with the whole payload's (``"short"``)."""
@@ -134,3 +141,36 @@ def test_truncated_zip_names_the_file_and_says_to_delete_it(tmp_path):
         ctgov.read_bulk_zip(part, tmp_path / "out.jsonl.gz", progress=False)
     assert str(part) in str(exc.value) and "delete it" in str(exc.value)
     assert exc.value.path == str(part)
+
+
+def test_an_incomplete_download_is_fetched_again_within_the_run(tmp_path, monkeypatch):
+    """A body cut short, then a 503, then the whole file: one call of download_once, three requests, the whole
+    file kept (the client's backoff and Retry-After apply; here its sleeps are recorded, not slept)."""
+    from medfc.common.http import HttpClient
+
+    monkeypatch.setattr("medfc.common.sources.INCOMPLETE_RETRIES", None)
+    server = Server(b"id,label\n" + b"".join(f"{i},SUPPORTED\n".encode() for i in range(5000)))
+    plan = iter(["short", "503", None])
+    slept: list[float] = []
+
+    handler = server.handler()
+
+    class Once(handler):
+        def do_GET(self):  # noqa: N802
+            server.cut = next(plan)
+            if server.cut == "503":
+                server.hits.append(self.path)
+                self.send_response(503)
+                self.send_header("Retry-After", "7")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            super().do_GET()
+
+    dest = tmp_path / "cache" / "release.csv"
+    client = HttpClient(rate=1000.0, max_retries=3, sleep=slept.append)
+    with serving(Once) as url:
+        assert local_or_cached(f"{url}/release.csv", dest, client) == (dest, False)
+    assert dest.read_bytes() == server.payload and len(server.hits) == 3
+    assert slept == [2.0, 7.0]  # the backoff after the cut body, the server's Retry-After after the 503
+    assert _leftovers(dest.parent) == ["release.csv"]
