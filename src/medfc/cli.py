@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from medfc.common.codeversion import StepNotFound, split_spec
+from medfc.common.io import remove_orphaned_temps
 from medfc.common.job import ENV as JOB_GPUS_ENV
 from medfc.common.job import gpus_given
 from medfc.common.logs import setup_logging
@@ -148,6 +149,11 @@ def run_step(
     return _run_step(spec, inputs, outputs, options, log, threads)
 
 
+def output_paths(outputs: dict[str, Any]) -> list[str]:
+    """Every path of a job's named outputs (one path or a list each)."""
+    return [str(v) for value in outputs.values() for v in ([value] if isinstance(value, (str, os.PathLike)) else value or [])]
+
+
 def _run_step(spec: str, inputs: dict[str, Any], outputs: dict[str, Any], options: Any, log: str | None,
               threads: int, job: bool = False) -> Any:
     setup_logging(log)
@@ -156,6 +162,10 @@ def _run_step(spec: str, inputs: dict[str, Any], outputs: dict[str, Any], option
         logger.info("a workflow job: garbage collection for a process that exits after its step (job_process)")
         if os.environ.get(JOB_GPUS_ENV, "0") not in ("", "0"):
             logger.info("its resources ask for %s GPU(s): device auto must find CUDA", os.environ[JOB_GPUS_ENV])
+        orphans = remove_orphaned_temps(output_paths(outputs))
+        if orphans:
+            logger.info("removed %d temporary file(s) a killed run of this job left beside its outputs: %s", len(orphans),
+                        ", ".join(str(o) for o in orphans[:5]))
     start = time.perf_counter()
     try:
         step = resolve_step(spec)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import glob
 import gzip
 import json
 import logging
@@ -91,6 +92,23 @@ def _new_temp(path: Path) -> tuple[int, Path]:
             return os.open(tmp, flags, 0o666), tmp
         except FileExistsError:  # pragma: no cover - 48 random bits
             continue
+
+
+def remove_orphaned_temps(paths: Iterable[str | os.PathLike]) -> list[Path]:
+    """Remove the temporary files and folders an atomic write into one of ``paths`` left behind when its
+    process was killed (``.<name>.<random>.tmp`` beside it); returns them. Only for paths that no other
+    process writes now: a workflow job's own outputs (Snakemake runs one job per output at a time)."""
+    removed = []
+    for path in map(Path, paths):
+        if not path.parent.is_dir():
+            continue
+        for orphan in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+            if orphan.is_dir() and not orphan.is_symlink():
+                shutil.rmtree(orphan, ignore_errors=True)
+            else:
+                orphan.unlink(missing_ok=True)
+            removed.append(orphan)
+    return removed
 
 
 @contextlib.contextmanager

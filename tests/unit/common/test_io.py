@@ -28,3 +28,23 @@ def test_gzip_output_is_byte_identical_for_identical_records(tmp_path):
     write_jsonl(tmp_path / "b.jsonl.gz", [{"x": 1}])
     assert (tmp_path / "a.jsonl.gz").read_bytes() == (tmp_path / "b.jsonl.gz").read_bytes()
     assert gzip.decompress((tmp_path / "a.jsonl.gz").read_bytes()) == b'{"x": 1}\n'
+
+
+def test_a_jobs_orphaned_temporary_files_are_removed_and_nothing_else(tmp_path):
+    """What a killed atomic write leaves beside a job's output (a file, or atomic_directory's folder) is removed
+    when the job runs again (medfc.cli runs this before the step); other outputs' temporaries and the outputs stay."""
+    from medfc.cli import output_paths
+    from medfc.common.io import remove_orphaned_temps
+
+    out = tmp_path / "results"
+    out.mkdir()
+    (out / "a.jsonl.gz").write_bytes(b"old")
+    (out / ".a.jsonl.gz.99b7a42cbddc.tmp").write_bytes(b"half")
+    (out / ".b.0123456789ab.tmp").mkdir()
+    (out / ".b.0123456789ab.tmp" / "x").write_text("half")
+    (out / ".c.json.0123456789ab.tmp").write_text("another job's")
+    (out / ".a[1].json.0123456789ab.tmp").write_text("not a glob pattern")
+    paths = output_paths({"pages": str(out / "a.jsonl.gz"), "parts": [str(out / "b")], "brackets": str(out / "a[1].json")})
+    removed = remove_orphaned_temps(paths)
+    assert sorted(p.name for p in removed) == [".a.jsonl.gz.99b7a42cbddc.tmp", ".a[1].json.0123456789ab.tmp", ".b.0123456789ab.tmp"]
+    assert sorted(p.name for p in out.iterdir()) == [".c.json.0123456789ab.tmp", "a.jsonl.gz"]
