@@ -68,6 +68,7 @@ class AbstractsOptions(Options):
     offline: bool
     extra_cache_dirs: tuple[str, ...]
     email: str | None
+    eutils_url: str
     tool: str
     batch_size: int
     requests_per_second: float | None
@@ -173,6 +174,7 @@ def fetch_abstracts(inputs: dict[str, Any], outputs: dict[str, Any], options: Ab
         extra_cache_dirs=options.extra_cache_dirs,
         tool=options.tool,
         email=options.email,
+        **pubmed.eutils_urls(options.eutils_url),
         batch_size=options.batch_size,
         offline=options.offline,
         requests_per_second=options.requests_per_second,

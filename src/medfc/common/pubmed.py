@@ -20,6 +20,14 @@ log = logging.getLogger(__name__)
 
 EFETCH_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi"
 ESEARCH_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/esearch.fcgi"
+EUTILS_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
+
+
+def eutils_urls(base: str = EUTILS_URL) -> dict[str, str]:
+    """The efetch and esearch addresses under an E-utilities base address (``…/eutils/``): the
+    ``url`` and ``esearch_url`` arguments of :class:`PubmedFetcher`."""
+    base = base if base.endswith("/") else base + "/"
+    return {"url": base + "efetch.fcgi", "esearch_url": base + "esearch.fcgi"}
 GET_MAX_IDS = 200
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 _MONTH_BY_NAME = {m.lower(): m for m in MONTHS}

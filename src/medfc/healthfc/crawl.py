@@ -13,6 +13,7 @@ times (tests, notebooks, Snakemake scripts).
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import email.utils
 import json
 import logging
@@ -355,9 +356,14 @@ def check_mirror_dir(opts: CrawlOptions) -> None:
 def prepare(opts: CrawlOptions) -> CrawlOptions:
     """Options as the crawl uses them: one HTTP cache per version of a mirror, so that editing
     the demo pages never serves stale cached copies."""
+    if opts.mirror_dir and opts.mirror_url:
+        raise ValueError("healthfc.crawl: mirror_dir and mirror_url are both set; set one (or neither, for the live site)")
     if opts.mirror_dir:
         check_mirror_dir(opts)
         opts = opts.replace(http_cache_dir=str(Path(opts.http_cache_dir) / f"mirror-{tree_digest(opts.mirror_dir)}"))
+    elif opts.mirror_url:  # a served copy: its own HTTP cache, never the live site's
+        digest = hashlib.sha256(opts.mirror_url.encode()).hexdigest()[:16]
+        opts = opts.replace(http_cache_dir=str(Path(opts.http_cache_dir) / f"mirror-url-{digest}"))
     return opts
 
 
@@ -402,7 +408,7 @@ def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path,
     keep = f"the job state in {jobdir} is kept: run the crawl again to resume"
     server = MirrorServer(opts.mirror_dir, delay=mirror_delay) if opts.mirror_dir else nullcontext()
     with server as srv:
-        target = srv.origin if opts.mirror_dir else None
+        target = srv.origin if opts.mirror_dir else opts.mirror_url
         child = subprocess.run(child_command(opts, target, log_file, child_out), check=False)
         requests = list(srv.requests) if opts.mirror_dir else None
     if child.returncode != 0 or not child_out.exists():

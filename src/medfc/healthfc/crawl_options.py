@@ -18,6 +18,7 @@ class CrawlOptions(Options):
     sitemap_follow: tuple[str, ...]
     url_list: tuple[str, ...]
     mirror_dir: str | None
+    mirror_url: str | None
     user_agent: str
     contact: str
     download_delay: float

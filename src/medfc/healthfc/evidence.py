@@ -60,6 +60,7 @@ class PubMedSourceOptions(Options):
     """``healthfc.retrieval.pubmed``: E-utilities (contact e-mail, optional API key from ``api_key_env``)."""
 
     email: str
+    eutils_url: str
     api_key_env: str
     requests_per_second: float
     records_dir: str  # the per-PMID efetch cache (shared with CliniFact and MedSNIP)
@@ -216,11 +217,11 @@ def make_backend(source: str, opts: Options, max_retries: int) -> SearchBackend:
         assert isinstance(opts, WikipediaSourceOptions)
         return WikipediaSearch(opts.url, HttpClient(rate=opts.requests_per_second, max_retries=max_retries), page_url=opts.page_url)
     if source == "pubmed":
-        from medfc.common.pubmed import PubmedFetcher
+        from medfc.common.pubmed import PubmedFetcher, eutils_urls
 
         assert isinstance(opts, PubMedSourceOptions)
         key = (os.environ.get(opts.api_key_env) or None) if opts.api_key_env else None
-        fetcher = PubmedFetcher(opts.records_dir, api_key=key, email=opts.email or None,
+        fetcher = PubmedFetcher(opts.records_dir, api_key=key, email=opts.email or None, **eutils_urls(opts.eutils_url),
                                 requests_per_second=opts.requests_per_second or None, max_retries=max_retries)
         return PubMedSearch(fetcher, api_key_env=opts.api_key_env)
     raise ValueError(f"unknown evidence source {source!r}; known: {EVIDENCE_SOURCES}")

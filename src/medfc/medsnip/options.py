@@ -99,6 +99,7 @@ class DecomposeOptions(MedsnipOptions):
 class PubMedSearchOptions(MedsnipOptions):
     cache_dir: str
     email: str
+    eutils_url: str
     api_key_env: str
     requests_per_second: float
 

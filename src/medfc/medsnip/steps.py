@@ -186,7 +186,7 @@ class SearchUnavailable(RuntimeError):
 
 def make_searchers(r: RetrievalOptions) -> dict[str, CachedSearch]:
     """The search backends named in ``r.sources``, each behind the per-(query, k) search cache."""
-    from medfc.common.pubmed import PubmedFetcher
+    from medfc.common.pubmed import PubmedFetcher, eutils_urls
     from medfc.common.http import HttpClient
 
     cache = UnitCache(r.search_cache_dir)
@@ -195,7 +195,7 @@ def make_searchers(r: RetrievalOptions) -> dict[str, CachedSearch]:
         if name == "pubmed":
             key_env = r.pubmed.api_key_env
             fetcher = PubmedFetcher(r.pubmed.cache_dir, api_key=(os.environ.get(key_env) or None) if key_env else None,
-                                    email=r.pubmed.email or None, requests_per_second=r.pubmed.requests_per_second or None)
+                                    email=r.pubmed.email or None, **eutils_urls(r.pubmed.eutils_url), requests_per_second=r.pubmed.requests_per_second or None)
             backend: Any = PubMedSearch(fetcher, api_key_env=key_env)
         elif name == "bm25":
             b = r.bm25

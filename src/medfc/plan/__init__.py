@@ -53,6 +53,9 @@ class Plan(ExperimentsPlan, MedsnipPlan):
         empty or without its sitemap index stops the run: an old crawl is never reused in its place."""
         crawl = self.config["healthfc"]["crawl"]
         mirror = crawl["mirror_dir"]
+        if mirror is not None and crawl["mirror_url"] is not None:
+            raise ValueError("config: healthfc.crawl.mirror_dir and healthfc.crawl.mirror_url are both set; set one (or neither, "
+                             "to crawl the live site)")
         if mirror is None:
             return []
         root = Path(mirror)

@@ -7,7 +7,8 @@ prerequisite of every planned rule is looked at once, and each missing one is on
 the fix (:func:`missing_prerequisites`); the workflow prints them all and exits with status 1.
 
 Only what the planned rules use is required: a mirror crawl needs no contact, a retrieval source read from a
-prepared ``file`` no key, an OpenAI-compatible server on this machine (loopback) no key, ``pubmed.offline``
+prepared ``file`` no key, an OpenAI-compatible server on this machine (loopback) no key, E-utilities on this
+machine (a test server at ``eutils_url``) or ``pubmed.offline``
 no e-mail. A GPU for ``device: cuda`` is checked where the jobs run (:func:`cuda_problem`, from the
 workflow's ``onstart`` on a local run; on a cluster the job itself checks, medfc.common.device).
 """
@@ -106,7 +107,7 @@ def _healthfc_data(plan: Plan) -> Iterator[str | None]:
     sources = plan.healthfc_dataset_sources()
     if "parse" in sources:
         crawl = config["healthfc"]["crawl"]
-        if crawl["mirror_dir"] is None and not is_loopback(crawl["base_url"]):
+        if crawl["mirror_dir"] is None and not is_loopback(crawl["mirror_url"] or crawl["base_url"]):
             yield _contact("healthfc.crawl.contact", crawl["contact"], None,
                            f"the crawl of {crawl['base_url']} sends it in its user agent so the site's operators can reach you")
         tr = config["healthfc"]["translation"]
@@ -131,7 +132,7 @@ def _clinifact_data(plan: Plan) -> Iterator[str | None]:
             yield _exists(f"clinifact.release.source ({split} split)", path)
         return
     pubmed = cf["pubmed"]
-    if not pubmed["offline"]:
+    if not pubmed["offline"] and not is_loopback(pubmed["eutils_url"]):
         yield _contact("clinifact.pubmed.email", pubmed["email"], "NCBI_EMAIL",
                        "PubMed's E-utilities ask for a contact e-mail with every request (clinifact_fetch_abstracts)")
     for i, d in enumerate(pubmed["extra_cache_dirs"]):
@@ -156,7 +157,7 @@ def _retrieval(plan: Plan) -> Iterator[str | None]:
         if source == "web":
             yield _key(f"healthfc.retrieval.{source}.api_key_env", own["api_key_env"], why,
                        f", or set healthfc.retrieval.{source}.file to a prepared evidence file")
-        elif source == "pubmed":
+        elif source == "pubmed" and not is_loopback(own["eutils_url"]):
             yield _contact(f"healthfc.retrieval.{source}.email", own["email"], "NCBI_EMAIL", why)
 
 
@@ -194,7 +195,7 @@ def _llms(plan: Plan) -> Iterator[str | None]:
     r = ms["retrieval"]
     if "web" in retrieval_sources:
         yield _key("medsnip.retrieval.web.api_key_env", r["web"]["api_key_env"], "a retrieval verifier searches the web")
-    if "pubmed" in retrieval_sources:
+    if "pubmed" in retrieval_sources and not is_loopback(r["pubmed"]["eutils_url"]):
         yield _contact("medsnip.retrieval.pubmed.email", r["pubmed"]["email"], "NCBI_EMAIL", "a retrieval verifier searches PubMed")
     if "bm25" in retrieval_sources:
         yield (_exists("medsnip.retrieval.bm25.passages", r["bm25"]["passages"]) if r["bm25"]["passages"] else

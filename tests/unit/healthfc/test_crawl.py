@@ -68,6 +68,21 @@ def test_crawl_obeys_robots_follows_only_wanted_sitemaps_and_caches(tmp_path):
     assert [(p["url"], p["html"], p["fetched_at"]) for p in again] == [(p["url"], p["html"], p["fetched_at"]) for p in pages]
 
 
+def test_a_served_copy_is_crawled_through_mirror_url_under_the_real_origin(tmp_path):
+    """healthfc.crawl.mirror_url: a server that is already running (a web-archive replay, a proxy, the chaos run's
+    faulty portal) gets the crawl's requests; the stored URLs are base_url's, the HTTP cache its own."""
+    site = make_site(tmp_path / "site", ["a", "b"])
+    with MirrorServer(site) as srv:
+        opts = options(tmp_path, site, mirror_url=srv.origin).replace(mirror_dir=None)
+        result = crawl_site(opts, tmp_path / "out/pages.jsonl.gz", tmp_path / "out/stats.json")
+        served = list(srv.requests)
+    assert result.mirror_requests is None and sorted(served) == sorted(["/robots.txt", "/sitemap_index.xml", "/post-sitemap.xml", "/a/", "/b/"])
+    assert [p["url"] for p in read_jsonl(tmp_path / "out/pages.jsonl.gz")] == [f"{ORIGIN}/a/", f"{ORIGIN}/b/"]
+    assert "mirror-url-" in prepare(opts).http_cache_dir
+    with pytest.raises(ValueError, match="mirror_dir and mirror_url"):
+        prepare(options(tmp_path, site, mirror_url=srv.origin))
+
+
 def test_editing_the_mirror_uses_a_fresh_cache(tmp_path):
     site = make_site(tmp_path / "site", ["a"])
     opts = options(tmp_path, site)
