@@ -29,7 +29,7 @@ SHARED_MODULES = frozenset({
     "tests/workflow/test_shared_runs.py",
     "tests/workflow/test_slurm.py",
 })
-HEAVY_FIRST = [SHARED, "tests/workflow/test_paper_miniature.py", "tests/workflow/test_medsnip.py"]
+HEAVY_FIRST = [SHARED, "tests/workflow/test_paper_miniature.py", "tests/workflow/test_chaos.py", "tests/workflow/test_medsnip.py"]
 
 
 def group_of(nodeid: str) -> str:
