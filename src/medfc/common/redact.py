@@ -97,6 +97,17 @@ def _known_secrets() -> list[str]:
     return sorted(values, key=len, reverse=True)  # the longest first: a key that holds another is removed whole
 
 
+def redact_values(text: Any) -> str:
+    """``text`` with only the literal values of the known credentials replaced (:func:`remember_secret`,
+    :func:`remember_secret_env`), nothing matched by pattern: for a model's own answer, whose words may look
+    like ``key=value`` without being credentials."""
+    text = str(text)
+    for value in _known_secrets() if text else ():
+        if value in text:
+            text = text.replace(value, REDACTED)
+    return text
+
+
 def redact(text: Any) -> str:
     """``text`` with every credential it shows replaced by ``***``: the values of credential query
     parameters and fields (``api_key``, ``key``, ``token``, ``access_token``, ``apikey``, ``password``,
@@ -104,12 +115,9 @@ def redact(text: Any) -> str:
     values of credential headers (``Authorization: Bearer ***``, ``X-API-KEY: ***``), and the literal values
     of the credentials the project knows (:func:`remember_secret`, :func:`remember_secret_env`). Everything
     else is kept as it is. The one redaction of the project: errors, logs and stored error texts use it."""
-    text = str(text)
+    text = redact_values(text)
     if not text:
         return text
-    for value in _known_secrets():
-        if value in text:
-            text = text.replace(value, REDACTED)
     text = _USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
     for header in (_AUTH_HEADER, _KEY_HEADER):
         text = header.sub(lambda m: f"{m['name']}{m['sep']}{m['scheme'] or ''}{REDACTED}", text)

@@ -25,7 +25,6 @@ a rerun reused.
 from __future__ import annotations
 
 import logging
-import os
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -33,7 +32,7 @@ from typing import Any
 import jsonschema
 
 from medfc.common.options import set_torch_threads
-from medfc.common.redact import REDACTED, redact
+from medfc.common.redact import redact, redact_values, remember_secret_env
 from medfc.llm.base import Conversation, GenerationParams, Ledger, LLMClient
 from medfc.llm.prompts import Prompt
 from medfc.llm.structured import ask_json
@@ -42,7 +41,6 @@ from medfc.medsnip.options import LLMOptions
 
 log = logging.getLogger(__name__)
 USAGE_KEYS = ("calls", "prompt_tokens", "completion_tokens")
-MIN_KEY_CHARS = 4  # a shorter value is no secret, and replacing it would garble every message
 
 
 class LLMCallsFailed(RuntimeError):
@@ -75,16 +73,14 @@ def llm_identity(opts: LLMOptions) -> dict[str, Any]:
 
 def scrub(text: Any, key_env: str | Sequence[str] = "", pattern: bool = True) -> str | None:
     """``text`` fit to be stored, reported or logged: :func:`~medfc.common.redact.redact` (credentials by
-    pattern; ``pattern=False`` skips it, for a model's own answer), then the literal value of each
-    environment variable ``key_env`` names (an API key, by value: a server may echo it). None stays None."""
+    pattern and the known keys' values; ``pattern=False`` removes the values only, for a model's own answer),
+    with the value of each environment variable ``key_env`` names among the known keys (an API key, by
+    value: a server may echo it; one shorter than ``MIN_SECRET_LENGTH`` is no secret). None stays None."""
     if text is None:
         return None
-    out = redact(text) if pattern else str(text)
     for env in [key_env] if isinstance(key_env, str) else key_env:
-        key = os.environ.get(env, "") if env else ""
-        if len(key) >= MIN_KEY_CHARS:
-            out = out.replace(key, REDACTED)
-    return out
+        remember_secret_env(env)
+    return redact(text) if pattern else redact_values(text)
 
 
 # -- what a cache entry of each kind must look like --------------------------------------------------
