@@ -73,7 +73,8 @@ def _pairs(values: Sequence[str] | None, flag: str) -> dict[str, str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``medfc run ...``: one step in this process, which is expected to exit afterwards (:func:`run_job`
-    freezes every object alive at the end; from Python, call :func:`run_step` instead)."""
+    freezes every object alive at the end; from Python, call :func:`run_step` instead). ``medfc predict ...``:
+    a kept model applied to new claims (:mod:`medfc.experiments.predict`)."""
     parser = argparse.ArgumentParser(prog="medfc", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run one workflow step")
@@ -82,7 +83,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--out", dest="outputs", action="append", metavar="NAME=PATH")
     run.add_argument("--options", default="{}", help="JSON object of step options")
     run.add_argument("--log", default=None, help="log file (the rule's log)")
+    pred = sub.add_parser("predict", help="apply a kept HealthFC or CliniFact model to new claims (medfc.experiments.predict)",
+                          description="Apply a model kept by a training run (experiments.keep_checkpoints) to a JSONL or CSV of "
+                                      "new claims; writes one JSON line per claim: id, label, probabilities.")
+    pred.add_argument("--model-dir", required=True, help="the kept model's directory (its medfc_model.json, or LoRA adapters)")
+    pred.add_argument("--input", required=True, help="claims as JSONL or CSV (.csv)")
+    pred.add_argument("--output", required=True, help="predictions (JSONL)")
+    pred.add_argument("--device", default="auto", help="auto (CUDA when there is one), cpu, cuda or cuda:N")
+    pred.add_argument("--batch-size", type=int, default=16)
+    pred.add_argument("--base-model", default=None, help="LoRA adapters: the base model (default: the one they were trained on)")
+    pred.add_argument("--max-prompt-tokens", type=int, default=None, help="LoRA adapters: the prompt's budget (default: as trained)")
+    pred.add_argument("--report", default=None, help="also write the summary (rows predicted, skipped by reason) as JSON here")
+    pred.add_argument("--verbose", action="store_true", help="log progress")
     args = parser.parse_args(argv)
+    if args.command == "predict":
+        from medfc.experiments import predict
+
+        return predict.main(args)
 
     try:
         options = json.loads(args.options)

@@ -31,6 +31,7 @@ from medfc.common.io import write_json, write_jsonl
 from medfc.common.labels import CLINIFACT_CODES, CLINIFACT_LABELS
 from medfc.common.report import SkipReport
 from medfc.experiments.examples import Example
+from medfc.experiments.kept import keep_fitted
 from medfc.experiments.metrics import validation_scores
 from medfc.experiments.models import build_model
 from medfc.experiments.options import CliniFactTrainOptions
@@ -125,6 +126,11 @@ def run_discriminative(
         return [pair_example(p, options.include_title) for p in splits[split]]
 
     fitted = model.fit(examples("train"), CLINIFACT_LABELS, examples("validation"), checkpoint_dir=options.checkpoint_dir, trim="left", desc="clinifact")
+    if options.checkpoint_dir is not None:  # kept for medfc predict (medfc.experiments.kept)
+        keep_fitted(fitted, options.checkpoint_dir, {
+            "dataset": "clinifact", "system": "discriminative", "kind": options.train.kind, "model": options.train.model,
+            "labels": list(CLINIFACT_LABELS), "config": options.train.as_dict(), "include_title": options.include_title, "trim": "left",
+            "input_fields": ["claim", "abstract"], "optional_fields": ["title"]})
     records: list[dict[str, Any]] = []
     for split in options.predict_splits:
         probs = fitted.probs(examples(split), desc=f"clinifact/{split}")

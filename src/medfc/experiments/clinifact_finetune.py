@@ -19,7 +19,8 @@ Prediction
     model, and their McNemar–Bowker test, compare like with like.
 Saved
     With ``save_adapters`` the adapters alone (``adapter_model.safetensors`` + ``adapter_config.json``,
-    megabytes) in ``<save_dir>/adapters``; with ``save_merged`` also the base with the adapters merged
+    megabytes) in ``<save_dir>/adapters``, with their ``medfc_model.json`` (the base model as the config
+    names it, the labels, the prompt's budget: what ``medfc predict`` reads, :mod:`medfc.experiments.kept`); with ``save_merged`` also the base with the adapters merged
     in (``<save_dir>/merged``, the full model's size; not with 4-bit weights). Each folder is written
     beside its place and renamed into place whole (:func:`medfc.common.io.atomic_directory`).
 """
@@ -38,6 +39,7 @@ import torch
 
 from medfc.common.device import Placement
 from medfc.common.io import atomic_directory
+from medfc.experiments.kept import keep_fitted
 from medfc.common.report import SkipReport
 from medfc.experiments.aliases import resolve_model
 from medfc.experiments.clinifact import Pair, _scores, load_pairs
@@ -183,13 +185,24 @@ def load_lora_model(opts: FineTuneOptions, device: torch.device):
     return model, tokenizer, {"trainable_parameters": trainable, "parameters": total}
 
 
-def save_adapters(model, directory: str | os.PathLike) -> Path:
-    """The adapters only: ``adapter_model.safetensors`` + ``adapter_config.json`` (no base weights), written
-    into a temporary folder and renamed into place whole (a kill never leaves a mix of two saves)."""
+def save_adapters(model, directory: str | os.PathLike, card: dict[str, Any] | None = None) -> Path:
+    """The adapters only: ``adapter_model.safetensors`` + ``adapter_config.json`` (no base weights), with
+    ``card`` as their ``medfc_model.json`` (:mod:`medfc.experiments.kept`, for medfc predict), written into a
+    temporary folder and renamed into place whole (a kill never leaves a mix of two saves)."""
     out = Path(directory)
     with atomic_directory(out) as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
+        if card is not None:
+            keep_fitted(None, tmp, {**card, "kind": "lora"})
     return out
+
+
+def adapters_card(model: str, opts: FineTuneOptions) -> dict[str, Any]:
+    """The card of kept adapters: the base model as the config names it, the labels of the answer options,
+    the prompt's budget."""
+    return {"dataset": "clinifact", "system": "fine_tuned", "model": model, "labels": list(answer_options().values()),
+            "answer_options": answer_options(), "input_fields": ["claim", "abstract"], "optional_fields": ["title"],
+            "options": {"max_prompt_tokens": opts.max_prompt_tokens, "lora_r": opts.lora_r, "target_modules": list(opts.target_modules)}}
 
 
 # ------------------------------------------------------------------------------------------ run
@@ -206,6 +219,7 @@ def run_fine_tuned(
     ``opts.predict_splits`` scored as zero-shot (system ``fine_tuned``); ``threads``: the cores a job was
     granted. The device and precision are resolved once, here."""
     report = report or SkipReport("clinifact-fine-tuned")
+    card = adapters_card(opts.model, opts)  # the model as the config names it (resolved again where it is loaded)
     opts = opts.replace(model=resolve_model(opts.model))
     placement = Placement.resolve(opts.device, opts.precision, threads)
     device = placement.device
@@ -241,7 +255,7 @@ def run_fine_tuned(
 
     saved: dict[str, str] = {}
     if opts.save_dir and opts.save_adapters:
-        saved["adapters"] = str(save_adapters(model, Path(opts.save_dir) / "adapters"))
+        saved["adapters"] = str(save_adapters(model, Path(opts.save_dir) / "adapters", card))
     if opts.save_dir and opts.save_merged:
         merged_dir = Path(opts.save_dir) / "merged"
         merged = model.merge_and_unload()

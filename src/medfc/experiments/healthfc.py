@@ -56,9 +56,10 @@ from medfc.common.io import read_jsonl, write_json, write_jsonl
 from medfc.common.labels import EVIDENCE_LABELS, LOE_LABELS, VERACITY_LABELS  # noqa: F401 (LOE_LABELS: for readers of the records)
 from medfc.common.report import SkipReport
 from medfc.experiments.examples import Claim, Example
+from medfc.experiments.kept import keep_fitted
 from medfc.experiments.metrics import validation_scores
 from medfc.experiments.models import FittedModel, Model, build_model
-from medfc.experiments.systems import HealthFCFoldOptions, System, retrieved_text, system  # noqa: F401 (retrieved_text: the snippets' text)
+from medfc.experiments.systems import HealthFCFoldOptions, System, input_fields, retrieved_text, system  # noqa: F401 (retrieved_text: the snippets' text)
 
 log = logging.getLogger(__name__)
 
@@ -266,9 +267,20 @@ def run_single(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Mo
 
     fitted = model.fit([example(c) for c in train_c], spec.labels, [example(c) for c in val_c] or None, checkpoint_dir=_sub(ckpt, spec.name),
                        desc=spec.name)
+    if ckpt is not None:  # kept for medfc predict: what it needs beside the weights (medfc.experiments.kept)
+        keep_fitted(fitted, ckpt / spec.name, model_card(spec, options))
     probs = fitted.probs([example(c) for c in test_c], desc=f"{spec.name}/predict")
     records = [_record(c, fold, spec, p, None, spec.shows(c, opts, fold.evidence(c))) for c, p in zip(test_c, probs)]
     return records, {"model": _fit_info(fitted)}
+
+
+def model_card(spec: System, options: HealthFCFoldOptions) -> dict[str, Any]:
+    """The card of a HealthFC system's kept model (:mod:`medfc.experiments.kept`): its labels, model config and
+    the system's options, and the fields a new claim needs (:func:`medfc.experiments.systems.input_fields`)."""
+    return {"dataset": "healthfc", "system": spec.name, "lang": options.lang, "fold": options.fold, "kind": options.train.kind,
+            "model": options.train.model, "labels": list(spec.labels), "config": options.train.as_dict(),
+            "system_options": options.system_options.as_dict(), "input_fields": list(input_fields(spec, options.system_options)),
+            "trim": "right"}
 
 
 def run_pipeline(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Model, ckpt: Path | None, threads: int | None,

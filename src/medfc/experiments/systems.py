@@ -210,6 +210,31 @@ def evidence_source(name: str) -> str | None:
     return system(name).source
 
 
+# what :func:`input_fields` puts into each field of a probe claim, to see which ones a system's ``reads`` uses
+_PROBE = {"claim": "<<claim>>", "explanation": "<<explanation>>", "document": "<<document>>", "evidence": "<<evidence>>",
+          "snippet": "<<snippet>>"}
+
+
+def input_fields(spec: System, options: Any) -> tuple[str, ...]:
+    """The fields a new claim needs for ``spec`` with ``options`` (``medfc predict``'s input rows): ``claim``,
+    and ``evidence`` (the gold evidence sentences, or a source's snippets in rank order), ``explanation`` or
+    ``document`` (the article's sentences) as far as the system reads them. Found by running its ``reads`` on a
+    probe claim (so a new system needs no entry here); only for systems that read one example per claim."""
+    if spec.reads is None:
+        raise ValueError(f"the {spec.name} system reads no single example per claim")
+    probe = Claim("probe", _PROBE["claim"], "", "", _PROBE["explanation"], [_PROBE["document"], _PROBE["evidence"]], [1])
+    a, b = spec.reads(probe, options, [_PROBE["snippet"]])
+    text = f"{a} {b or ''}"
+    fields = ["claim"] if _PROBE["claim"] in text else []
+    if _PROBE["document"] in text:
+        fields.append("document")
+    elif _PROBE["evidence"] in text or _PROBE["snippet"] in text:
+        fields.append("evidence")
+    if _PROBE["explanation"] in text:
+        fields.append("explanation")
+    return tuple(fields)
+
+
 def system_option_keys(name: str) -> list[str]:
     """The ``experiments.healthfc`` keys a system's runs depend on (its rule passes just these)."""
     return [f.name for f in fields(system(name).options)]

@@ -1,0 +1,275 @@
+"""``medfc predict``: a kept HealthFC or CliniFact model (:mod:`medfc.experiments.kept`) applied to new claims.
+
+    medfc predict --model-dir DIR --input claims.jsonl --output predictions.jsonl [--device cpu|cuda|auto] [--batch-size N]
+
+The input is JSONL (one object a line) or CSV (a header row), one claim a row, with the fields the kept
+model's system reads (its card's ``input_fields``; :func:`required_fields`):
+
+HealthFC (one classifier per system: every system but ``pipeline`` and ``joint``)
+    ``claim``, and as the system reads them ``evidence`` (oracle and level_of_evidence with
+    ``claim+evidence``: the evidence sentences; ``retrieved_*`` / ``open_domain_*``: the snippets in rank
+    order, the first ``retrieved_top_k`` read), ``explanation`` (gold_explanations) or ``document`` (the
+    article's sentences: level_of_evidence with ``claim+document``). A list field is a JSON list of texts
+    or one text (in a CSV cell: a JSON list, or plain text).
+CliniFact (``discriminative`` of any kind, ``fine_tuned`` LoRA adapters)
+    ``claim`` and ``abstract``; ``title`` when there is one.
+
+``id`` names a row in the output; a row without one is named ``row-<n>`` (its 1-based row number). Each
+output line is ``{"id", "label", "probabilities": {label: p}}`` (the label of the highest probability,
+the probabilities of the model's labels, summing to 1), in input order. A row that lacks a field its
+system needs, or that is not a JSON object, is skipped and counted; the counts are printed at the end
+(and written with ``--report``). The inputs are built by the same code as in training (the system's
+``reads`` from the registry, CliniFact's :func:`~medfc.experiments.clinifact.pair_example`, the
+zero-shot prompt and scorer for adapters), so a kept model sees a new claim as it saw its test claims.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from medfc.common.io import write_json, write_jsonl
+from medfc.common.report import SkipReport
+from medfc.experiments.kept import find_model_dir, load_fitted, read_card
+
+log = logging.getLogger(__name__)
+
+CLINIFACT_FIELDS = ("claim", "abstract")
+CLINIFACT_OPTIONAL = ("title",)
+LIST_FIELDS = ("evidence", "document")
+DEFAULT_MAX_PROMPT_TOKENS = 2048  # experiments.clinifact.fine_tune.max_prompt_tokens' default, for adapters without a card
+
+
+# --------------------------------------------------------------------------------------------- input
+
+
+def read_rows(path: str | os.PathLike, report: SkipReport) -> list[tuple[str, dict[str, Any]]]:
+    """(id, row) of each row of a JSONL or CSV file (by its extension: ``.csv`` is CSV, anything else JSONL).
+    A JSONL line that is not a JSON object is skipped and counted (never the whole file)."""
+    path = Path(path)
+    rows: list[dict[str, Any] | None] = []
+    if path.suffix.lower() == ".csv":
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            rows = list(csv.DictReader(fh))
+    else:
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    report.skip(f"line {n}", "not_json", str(exc))
+                    continue
+                if not isinstance(row, dict):
+                    report.skip(f"line {n}", "not_an_object", type(row).__name__)
+                    continue
+                rows.append({**row, "__row__": n})
+    out = []
+    for n, row in enumerate(rows, 1):
+        number = row.pop("__row__", n)
+        rid = row.get("id")
+        rid = str(rid).strip() if rid is not None else ""
+        if not rid:
+            rid = f"row-{number}"
+            report.count("rows_without_id")
+        out.append((rid, row))
+    return out
+
+
+def texts(value: Any) -> list[str]:
+    """A list field's texts: a list (empty texts left out), or one text; a CSV cell holding a JSON list is that list."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped.startswith("["):
+            try:
+                parsed = json.loads(stripped)
+            except json.JSONDecodeError:
+                parsed = None
+            if isinstance(parsed, list):
+                return texts(parsed)
+        return [stripped] if stripped else []
+    if isinstance(value, (list, tuple)):
+        return [str(x).strip() for x in value if x is not None and str(x).strip()]
+    return [str(value)]
+
+
+def text(value: Any) -> str:
+    """A text field's value (a number is its text; a list, its texts joined)."""
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return " ".join(texts(value))
+    return str(value).strip()
+
+
+def missing_fields(row: dict[str, Any], fields: Sequence[str]) -> list[str]:
+    return [f for f in fields if not (texts(row.get(f)) if f in LIST_FIELDS else text(row.get(f)))]
+
+
+# -------------------------------------------------------------------------------------------- inputs
+
+
+def required_fields(card: dict[str, Any]) -> tuple[str, ...]:
+    """The fields every input row needs for the kept model of ``card``."""
+    if card["dataset"] == "clinifact":
+        return CLINIFACT_FIELDS
+    if card["dataset"] == "healthfc":
+        from medfc.experiments.systems import input_fields, system
+
+        spec = system(card["system"])
+        if spec.trainer != "one_classifier":
+            raise ValueError(f"medfc predict applies the HealthFC systems that read one example per claim; {spec.name} "
+                             f"({spec.trainer}) is not among them")
+        return input_fields(spec, spec.options.from_mapping(card["system_options"], where="system_options"))
+    raise ValueError(f"unknown dataset {card.get('dataset')!r} in the model card")
+
+
+def healthfc_example(card: dict[str, Any], rid: str, row: dict[str, Any]):
+    """The example the system's ``reads`` makes of a new claim (as of a test claim in training)."""
+    from medfc.experiments.examples import Claim, Example
+    from medfc.experiments.systems import system
+
+    spec = system(card["system"])
+    opts = spec.options.from_mapping(card["system_options"], where="system_options")
+    evidence, document = texts(row.get("evidence")), texts(row.get("document"))
+    claim = Claim(rid, text(row.get("claim")), "", "", text(row.get("explanation")), document or evidence,
+                  [] if document else list(range(len(evidence))))
+    return Example(*spec.reads(claim, opts, evidence))
+
+
+def clinifact_pair(rid: str, row: dict[str, Any]):
+    from medfc.experiments.clinifact import Pair
+
+    return Pair(rid, text(row.get("claim")), text(row.get("title")), text(row.get("abstract")), None)
+
+
+def _record(rid: str, labels: Sequence[str], probs: Sequence[float]) -> dict[str, Any]:
+    best = max(range(len(labels)), key=lambda i: probs[i])
+    return {"id": rid, "label": labels[best], "probabilities": {lab: round(float(p), 6) for lab, p in zip(labels, probs)}}
+
+
+def predict_fitted(fitted: Any, card: dict[str, Any], rows: Sequence[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The records of a fitted discriminative model (any kind) on the rows."""
+    if card["dataset"] == "clinifact":
+        from medfc.experiments.clinifact import pair_example
+
+        examples = [pair_example(clinifact_pair(rid, row), bool(card.get("include_title", True))) for rid, row in rows]
+    else:
+        examples = [healthfc_example(card, rid, row) for rid, row in rows]
+    probs = fitted.probs(examples, desc="predict")
+    labels = list(card["labels"])
+    if list(fitted.labels) != labels:
+        raise ValueError(f"the kept model's labels {fitted.labels} are not its card's {labels}")
+    return [_record(rid, labels, p) for (rid, _), p in zip(rows, probs)]
+
+
+def predict_adapters(directory: Path, card: dict[str, Any], rows: Sequence[tuple[str, dict[str, Any]]], report: SkipReport, *,
+                     device: str, batch_size: int, base_model: str | None, max_prompt_tokens: int | None) -> list[dict[str, Any]]:
+    """The fine-tuned CliniFact system: the base causal LM (``base_model``, else the card's, else the one
+    ``adapter_config.json`` names) with the kept LoRA adapters, scoring TRUE / FALSE / NONE after the zero-shot
+    prompt exactly as the fine-tuned system's own predictions are scored
+    (:func:`~medfc.experiments.clinifact_zero_shot.score_pairs`)."""
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from medfc.common.device import resolve_device
+    from medfc.experiments.aliases import resolve_model
+    from medfc.experiments.clinifact_zero_shot import score_pairs
+    from medfc.llm.local import TransformersLM, load_dtype
+
+    name = base_model or card.get("model")
+    if not name:
+        raise ValueError(f"{directory}: the adapters name no base model; pass --base-model")
+    base = resolve_model(name)
+    dev = resolve_device(device)
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    model = AutoModelForCausalLM.from_pretrained(base, dtype=load_dtype("auto", dev)).to(dev)
+    model = PeftModel.from_pretrained(model, str(directory)).eval()
+    scorer = TransformersLM.from_loaded(base, model, tokenizer, batch_size=batch_size)
+    limit = max_prompt_tokens or int((card.get("options") or {}).get("max_prompt_tokens") or DEFAULT_MAX_PROMPT_TOKENS)
+    pairs = [clinifact_pair(rid, row) for rid, row in rows]
+    records, trimmed, _ = score_pairs(scorer, tokenizer, pairs, "predict", "fine_tuned", limit, batch_size, report)
+    if trimmed:
+        report.count("prompts_trimmed", trimmed)
+    out = []
+    for r in records:
+        if r["pred_label"] is None:  # no option scored (a local model always scores them; kept for the scorer's contract)
+            continue
+        out.append({"id": r["id"], "label": r["pred_label"], "probabilities": r["probs"]})
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- run
+
+
+def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, output: str | os.PathLike, *, device: str = "auto",
+                 batch_size: int = 16, base_model: str | None = None, max_prompt_tokens: int | None = None,
+                 report_path: str | os.PathLike | None = None) -> dict[str, Any]:
+    """Predict every usable row of ``input_path`` with the model kept in ``model_dir`` into ``output`` (JSONL);
+    returns the summary (also written to ``report_path``): rows read, predicted, skipped by reason."""
+    start = time.perf_counter()
+    directory = find_model_dir(model_dir)
+    card = read_card(directory)
+    report = SkipReport("predict")
+    rows = read_rows(input_path, report)
+    fields = required_fields(card)
+    usable = []
+    for rid, row in rows:
+        missing = missing_fields(row, fields)
+        if missing:
+            report.skip(rid, f"missing_{missing[0]}", f"needs {', '.join(fields)}")
+        else:
+            usable.append((rid, row))
+    log.info("%s: %d rows, %d usable; model %s (%s %s, kind %s)", input_path, len(rows), len(usable), directory, card["dataset"],
+             card["system"], card["kind"])
+    if not usable:
+        records: list[dict[str, Any]] = []
+    elif card["kind"] == "lora":
+        records = predict_adapters(directory, card, usable, report, device=device, batch_size=batch_size, base_model=base_model,
+                                   max_prompt_tokens=max_prompt_tokens)
+    else:
+        records = predict_fitted(load_fitted(directory, card, device, batch_size), card, usable)
+    write_jsonl(output, records)
+    summary = {"model_dir": str(directory), "dataset": card["dataset"], "system": card["system"], "kind": card["kind"],
+               "model": card.get("model"), "labels": card.get("labels"), "input_fields": list(fields), "rows": len(rows) + len(
+                   [s for s in report.skipped if s["reason"] in ("not_json", "not_an_object")]),
+               "predicted": len(records), "skipped": len(report.skipped), "skipped_by_reason": report.reasons(),
+               "skipped_rows": [s["id"] for s in report.skipped], "counts": dict(report.counts),
+               "seconds": round(time.perf_counter() - start, 3)}
+    if report_path is not None:
+        write_json(report_path, summary)
+    return summary
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """The report printed at the end of ``medfc predict``."""
+    lines = [f"medfc predict: {summary['predicted']} of {summary['rows']} rows predicted with {summary['dataset']} "
+             f"{summary['system']} ({summary['kind']}: {summary['model']}) in {summary['seconds']:.1f} s"]
+    if summary["skipped"]:
+        reasons = ", ".join(f"{k}: {v}" for k, v in summary["skipped_by_reason"].items())
+        shown = summary["skipped_rows"][:10]
+        more = f" and {len(summary['skipped_rows']) - len(shown)} more" if len(summary["skipped_rows"]) > len(shown) else ""
+        lines.append(f"skipped {summary['skipped']} rows ({reasons}): {', '.join(shown)}{more}; "
+                     f"a row needs {', '.join(summary['input_fields'])}")
+    for key, n in sorted(summary["counts"].items()):
+        lines.append(f"{key}: {n}")
+    return "\n".join(lines)
+
+
+def main(args: Any) -> int:
+    """The ``predict`` subcommand (arguments parsed by :func:`medfc.cli.main`)."""
+    logging.basicConfig(level=logging.WARNING if not args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    summary = predict_file(args.model_dir, args.input, args.output, device=args.device, batch_size=args.batch_size,
+                           base_model=args.base_model, max_prompt_tokens=args.max_prompt_tokens, report_path=args.report)
+    print(format_summary(summary), file=sys.stderr)
+    return 0
