@@ -3,6 +3,10 @@ imports (no torch, no scikit-learn): the workflow reads it at start-up, before a
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Iterable
+
 from medfc.common.offline_models import resolve_offline
 
 # ``models.aliases`` adds to these (and may redefine one).
@@ -10,9 +14,36 @@ BUILTIN_ALIASES = {"minilm": "offline:minilm", "mpnet": "offline:mpnet", "tfidf"
                    "frozen-minilm": "frozen:offline:minilm", "frozen-mpnet": "frozen:offline:mpnet"}
 
 
-def model_aliases(configured: dict[str, str]) -> dict[str, str]:
-    """The built-in aliases with a config's own ``models.aliases`` on top."""
-    return {**BUILTIN_ALIASES, **configured}
+# a Hugging Face model id: ``org/name`` (also the shape of a local directory one level down)
+HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_PATH_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+
+# what an error about a name that is no model says, after the names it lists
+ALIAS_HINT = ("; a Hugging Face model id (org/name) or a relative directory may be named as it is, any other model "
+              "through an alias: models: {aliases: {NAME: <hub name, directory or offline:minilm>}}")
+
+
+def direct_model_name(name: str) -> bool:
+    """Whether a model list may name ``name`` as it is, without an alias: a Hugging Face model id
+    (``org/name``, e.g. ``dmis-lab/biobert-v1.1``) or an existing directory given by a relative path without
+    ``..`` (the name becomes part of the result paths, so it must be a clean relative path). Any other name
+    (a hub id without its organisation, such as ``bert-base-uncased``, an absolute path) needs an alias."""
+    if not isinstance(name, str) or "\\" in name:
+        return False
+    if HUB_ID.match(name) and ".." not in name:
+        return True
+    parts = name.split("/")
+    return len(parts) > 1 and all(_PATH_PART.match(p) and p not in (".", "..") for p in parts) and os.path.isdir(name)
+
+
+def model_aliases(configured: dict[str, str], named: Iterable[str] = ()) -> dict[str, str]:
+    """The built-in aliases with a config's own ``models.aliases`` on top, and each name of ``named`` (the
+    names the config's model lists use) that is a :func:`direct_model_name` and no alias as an alias of itself."""
+    aliases = {**BUILTIN_ALIASES, **configured}
+    for name in named:
+        if name not in aliases and direct_model_name(name):
+            aliases[name] = name
+    return aliases
 
 
 def resolve_model(name: str) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from medfc.experiments.aliases import ALIAS_HINT
 from medfc.experiments.systems import evidence_source
 from medfc.plan import cluster, prerequisites
 from medfc.plan.experiments import TABLES, ExperimentsPlan, did_you_mean, layered
@@ -178,7 +179,7 @@ class Plan(ExperimentsPlan, MedsnipPlan):
                 if name not in self.aliases and not self.is_ensemble(name):
                     hint = did_you_mean(name, [*self.aliases, *self.ensembles])
                     raise ValueError(f"config: {key}: {name!r} names no model{hint} (models.aliases: {', '.join(sorted(self.aliases))}; "
-                                     f"models.ensembles: {', '.join(sorted(self.ensembles)) or 'none'})")
+                                     f"models.ensembles: {', '.join(sorted(self.ensembles)) or 'none'}){ALIAS_HINT}")
         both = sorted(set(self.aliases) & set(self.ensembles))
         if both:
             raise ValueError(f"config: {both} are both models.aliases and models.ensembles: an ensemble needs a name of its own")

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from medfc.common.offline_models import offline_model_problem
-from medfc.experiments.aliases import model_aliases
+from medfc.experiments.aliases import ALIAS_HINT, model_aliases
 from medfc.experiments.ensemble import EnsembleOptions
 from medfc.experiments.options import CliniFactTrainOptions, FineTuneOptions, ZeroShotOptions, base_model, model_config_class
 from medfc.experiments.systems import (
@@ -52,6 +52,29 @@ def layered(*layers: dict[str, Any] | None) -> dict[str, Any]:
     return out
 
 
+def named_models(config: dict[str, Any]) -> list[str]:
+    """Every model name the config's model lists use (``models.healthfc.<lang>``, ``models.clinifact.<system>``,
+    the ensembles' members) and the names its per-model sections are keyed by (``experiments.<dataset>.model_train``
+    and ``model_zero_shot`` / ``model_fine_tune``): where a Hugging Face model id may stand for itself
+    (:func:`medfc.experiments.aliases.model_aliases`). Reads the config as written or filled in."""
+    def mapping(node: Any, key: str) -> dict[str, Any]:
+        value = node.get(key) if isinstance(node, dict) else None
+        return value if isinstance(value, dict) else {}
+
+    def names(value: Any) -> list[str]:
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+    models = mapping(config, "models")
+    out = [n for group in ("healthfc", "clinifact") for lst in mapping(models, group).values() for n in names(lst)]
+    out += [n for ens in mapping(models, "ensembles").values() if isinstance(ens, dict) for n in names(ens.get("members"))]
+    experiments = mapping(config, "experiments")
+    for dataset in ("healthfc", "clinifact"):
+        section = mapping(experiments, dataset)
+        out += list(mapping(section, "model_train"))
+        out += [n for sub in ("zero_shot", "fine_tune") for n in mapping(section, f"model_{sub}")]
+    return list(dict.fromkeys(out))
+
+
 def misplaced_model_train(config: dict[str, Any]) -> str | None:
     """An ``experiments.<dataset>.model_train`` entry that no job would read, as one line naming it: one for
     an ensemble, for a name that is no model alias, or for an alias whose kind is not fine-tuned (TF-IDF,
@@ -63,7 +86,7 @@ def misplaced_model_train(config: dict[str, Any]) -> str | None:
         return value if isinstance(value, dict) else {}
 
     models = mapping(config, "models")
-    aliases = model_aliases({k: v for k, v in mapping(models, "aliases").items() if isinstance(v, str)})
+    aliases = model_aliases({k: v for k, v in mapping(models, "aliases").items() if isinstance(v, str)}, named_models(config))
     ensembles = mapping(models, "ensembles")
     for dataset in ("healthfc", "clinifact"):
         for alias in mapping(mapping(mapping(config, "experiments"), dataset), "model_train"):
@@ -71,7 +94,8 @@ def misplaced_model_train(config: dict[str, Any]) -> str | None:
             if alias in ensembles:
                 return f"{where}: {alias!r} is an ensemble, which trains nothing; set its members' keys"
             if alias not in aliases:
-                return f"{where}: {alias!r} is not in models.aliases{did_you_mean(alias, aliases)} (models.aliases: {', '.join(sorted(aliases))})"
+                return (f"{where}: {alias!r} is not in models.aliases{did_you_mean(alias, aliases)} (models.aliases: {', '.join(sorted(aliases))})"
+                        f"{ALIAS_HINT}")
             try:
                 cls = model_config_class(aliases[alias])
             except ValueError:
@@ -88,7 +112,7 @@ class ExperimentsPlan:
     def __init__(self, config: dict[str, Any], base_dir: str | None = None):
         """``base_dir``: the workflow's directory, where its shipped files are when the run's directory lacks them."""
         self.config = config
-        self.aliases = model_aliases(config["models"]["aliases"])
+        self.aliases = model_aliases(config["models"]["aliases"], named_models(config))  # a hub id (org/name) stands for itself
         self.layout = Layout(config["results_dir"])
         self.papers = workflow_file(PAPERS, base_dir)
 
@@ -120,7 +144,8 @@ class ExperimentsPlan:
         if self.is_ensemble(alias):
             return "ensemble:" + "+".join(self.model_name(m) for m in self.ensemble_members(alias))
         if alias not in self.aliases:
-            raise ValueError(f"config: model {alias!r} is not defined in models.aliases ({sorted(self.aliases)}) nor models.ensembles")
+            raise ValueError(f"config: model {alias!r} is not defined in models.aliases ({sorted(self.aliases)}) nor models.ensembles"
+                             f"{ALIAS_HINT}")
         return self.aliases[alias]
 
     def model_kinds(self, alias: str) -> set[str]:
