@@ -15,7 +15,8 @@ inference, one job per HealthFC (lang, model, system, fold) and per CliniFact mo
 ``ensemble``
     inputs ``predictions`` (the members' files, in member order); outputs ``predictions``, ``info``.
 
-Every step's options are built whole by the plan (:mod:`medfc.plan.experiments`) and typed here by
+Every ``info.json`` carries ``provenance`` (:func:`medfc.common.provenance.job_record`: the run, its software
+record, the device's torch and CUDA). Every step's options are built whole by the plan (:mod:`medfc.plan.experiments`) and typed here by
 their annotation; a step hands them to the library unchanged, with the cores the job was granted. A
 model's config is any model kind (:mod:`medfc.experiments.options`; an encoder may be ``offline:minilm``,
 the packaged all-MiniLM-L6-v2). With a ``checkpoint_dir`` an encoder's checkpoints are written there;
@@ -31,6 +32,7 @@ import logging
 from typing import Any
 
 from medfc.common.options import Runtime
+from medfc.common.provenance import job_record
 from medfc.common.report import SkipReport
 from medfc.experiments.ensemble import EnsembleOptions
 from medfc.experiments.options import CliniFactTrainOptions, FineTuneOptions, ZeroShotOptions
@@ -46,6 +48,7 @@ def healthfc_experiment(inputs: dict[str, Any], outputs: dict[str, Any], options
     report = SkipReport(f"healthfc-{options.system}-fold{options.fold}")
     records, info = healthfc.run_fold(inputs["dataset"], inputs["folds"], options, threads=runtime.threads, report=report,
                                       evidence=inputs.get("evidence"))
+    info["provenance"] = job_record()
     info["model_config_name"] = options.train.model
     healthfc.write_fold(outputs["predictions"], outputs["info"], records, info)
     return info
@@ -57,6 +60,7 @@ def clinifact_experiment(inputs: dict[str, Any], outputs: dict[str, Any], option
     from medfc.experiments import clinifact
 
     records, info = clinifact.run_discriminative(inputs["train"], inputs["validation"], inputs["test"], options, threads=runtime.threads)
+    info["provenance"] = job_record()
     info["model_config_name"] = options.train.model
     clinifact.write_predictions(outputs["predictions"], outputs["info"], records, info)
     return info
@@ -67,6 +71,7 @@ def clinifact_zero_shot(inputs: dict[str, Any], outputs: dict[str, Any], options
     from medfc.experiments import clinifact, clinifact_zero_shot
 
     records, info = clinifact_zero_shot.run_zero_shot({s: inputs[s] for s in options.splits}, options, threads=runtime.threads)
+    info["provenance"] = job_record()
     info["model_config_name"] = options.model
     clinifact.write_predictions(outputs["predictions"], outputs["info"], records, info)
     return info
@@ -79,6 +84,7 @@ def clinifact_fine_tune(inputs: dict[str, Any], outputs: dict[str, Any], options
 
     splits = dict.fromkeys(("train", "validation", *options.predict_splits))
     records, info = clinifact_finetune.run_fine_tuned({s: inputs[s] for s in splits}, options, threads=runtime.threads)
+    info["provenance"] = job_record()
     info["model_config_name"] = options.model
     clinifact.write_predictions(outputs["predictions"], outputs["info"], records, info)
     return info
@@ -93,6 +99,7 @@ def ensemble(inputs: dict[str, Any], outputs: dict[str, Any], options: EnsembleO
     report = SkipReport("ensemble")
     records = average_predictions(inputs["predictions"], options.weights, options.members, report)
     write_jsonl(outputs["predictions"], records)
-    info = {"system": "ensemble", "members": list(options.members), "weights": list(options.weights), "skips": report.as_dict()}
+    info = {"system": "ensemble", "members": list(options.members), "weights": list(options.weights), "skips": report.as_dict(),
+            "provenance": job_record()}
     write_json(outputs["info"], info)
     return info

@@ -1,0 +1,115 @@
+"""Where a result came from: the software, the machine, the config and the command of a run.
+
+Three records, each machine-readable:
+
+* :func:`software` — Python, the platform and the versions of the packages the steps use (read from the
+  installed distributions' metadata: nothing heavy is imported). The workflow's ``provenance`` rule writes
+  it with the resolved config as ``<results_dir>/provenance/software.yml``; the rule reruns when either
+  changes, so the file always describes the software and config of the latest results (it is in the report).
+* :func:`run_record` — one line per Snakemake run appended to ``<results_dir>/provenance/runs.jsonl`` when
+  the run starts: its id, the time, the host, the working directory and the command line.
+* :func:`job_record` — what a job adds to its ``info.json``: the run it belongs to, the records above, and
+  the torch and CUDA versions and GPUs of the device it used (only when torch is already loaded: a TF-IDF job
+  never imports it for this).
+
+The run id travels to the jobs in :data:`RUN_ENV` (set by the Snakefile, inherited by local and cluster jobs).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import socket
+import sys
+from collections.abc import Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from medfc.common.redact import redact
+
+RUN_ENV = "MEDFC_RUN_ID"
+RECORDS_ENV = "MEDFC_PROVENANCE_DIR"
+
+#: the distributions whose versions decide what the steps compute (absent ones are recorded as null)
+PACKAGES = ("medfc", "snakemake", "torch", "transformers", "tokenizers", "safetensors", "peft", "accelerate", "bitsandbytes",
+            "vllm", "sentence-transformers", "scikit-learn", "lightgbm", "numpy", "scipy", "pandas", "pyarrow", "statsmodels",
+            "scrapy", "requests", "urllib3", "nltk", "ctranslate2", "sentencepiece", "bm25s", "datasets", "jsonschema",
+            "matplotlib")
+
+
+def _version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def software(packages: Sequence[str] = PACKAGES) -> dict[str, Any]:
+    """Python, the platform and each package's installed version (None: not installed)."""
+    return {"python": platform.python_version(), "implementation": platform.python_implementation(),
+            "platform": platform.platform(), "packages": {name: _version(name) for name in packages}}
+
+
+def new_run_id(now: dt.datetime | None = None) -> str:
+    """A run's id: its UTC start time and the Snakemake process, e.g. ``20261203T161402Z-4711``."""
+    now = now or dt.datetime.now(dt.timezone.utc)
+    return f"{now.strftime('%Y%m%dT%H%M%SZ')}-{os.getpid()}"
+
+
+def run_record(run_id: str, argv: Sequence[str], workdir: str | os.PathLike) -> dict[str, Any]:
+    """The record of one run as it starts (its command line redacted: a key given on it never lands in a file)."""
+    return {"run": run_id, "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "host": socket.gethostname(), "workdir": str(Path(workdir).resolve()),
+            "command": [redact(a) for a in argv], "python": sys.executable}
+
+
+def append_run_record(directory: str | os.PathLike, record: Mapping[str, Any]) -> Path:
+    """Append ``record`` as one line to ``<directory>/runs.jsonl`` (one write: a kill leaves whole lines)."""
+    path = Path(directory) / "runs.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = (json.dumps(dict(record), sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+    return path
+
+
+def device_record() -> dict[str, Any]:
+    """torch's version, its CUDA and cuDNN versions and the visible GPUs, when torch is loaded in this
+    process (a job that trained or embedded); empty otherwise."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return {}
+    out: dict[str, Any] = {"torch": getattr(torch, "__version__", None), "cuda": getattr(torch.version, "cuda", None)}
+    try:
+        available = bool(torch.cuda.is_available())
+    except Exception:  # noqa: BLE001 - a broken driver is a fact to record, not a failure
+        available = False
+    out["cuda_available"] = available
+    if available:
+        out["cudnn"] = torch.backends.cudnn.version()
+        out["gpus"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    return out
+
+
+def job_record(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """What a job's ``info.json`` carries under ``provenance``: the run, where its records are, the device."""
+    env = os.environ if environ is None else environ
+    directory = env.get(RECORDS_ENV, "")
+    return {"run": env.get(RUN_ENV) or None,
+            "runs": f"{directory}/runs.jsonl" if directory else None,
+            "software": f"{directory}/software.yml" if directory else None,
+            "device": device_record()}
+
+
+def software_file(record: Mapping[str, Any], config: Mapping[str, Any]) -> str:
+    """``software.yml``'s text: the software record and the resolved config, as YAML."""
+    import yaml
+
+    return yaml.safe_dump({"software": dict(record), "config": json.loads(json.dumps(config, default=str))}, sort_keys=False,
+                          allow_unicode=True)
