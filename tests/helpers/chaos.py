@@ -368,6 +368,7 @@ VOLATILE_KEYS = frozenset({
     # its modes verify some of the same units): the order the jobs ran in, not what they wrote
     "cache", "extract_cached", "searches_run", "unit_cache_damaged",
     "requests_sent", "efetch_requests", "pmids_fetched", "answers_cached", "searches_sent",
+    "provenance",  # the run that wrote it (medfc.common.provenance.job_record)
 })
 
 
