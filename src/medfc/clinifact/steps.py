@@ -18,6 +18,7 @@ from medfc.clinifact import ctgov, pairs, release, stats
 from medfc.clinifact import diff as cdiff
 from medfc.common.diff import render_markdown, write_diff
 from medfc.common.embeddings import Embedder, TransformersEmbedder
+from medfc.common.hf_card import front_matter, relative_files
 from medfc.common.io import read_json, read_jsonl, write_jsonl, write_table
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
@@ -203,7 +204,11 @@ def build_pairs(inputs: dict[str, Any], outputs: dict[str, Any], options: PairsO
     for name in pairs.SPLITS:
         pairs.write_release_csv(splits[name], outputs[name])
         report.count(f"split_{name}", len(splits[name]))
-    Path(outputs["card"]).write_text(pairs.dataset_card(splits, report, notes=options.card_notes), encoding="utf-8")
+    meta = front_matter(license="mit", languages=["en"], task_categories=["text-classification"], task_ids=["fact-checking"],
+                        tags=["medical", "clinical-trials", "fact-checking"], n_rows=sum(len(v) for v in splits.values()),
+                        data_files=relative_files(outputs["card"], {name: outputs[name] for name in pairs.SPLITS}),
+                        pretty_name="CliniFact (rebuilt)")
+    Path(outputs["card"]).write_text(meta + pairs.dataset_card(splits, report, notes=options.card_notes), encoding="utf-8")
     report.write(outputs["report"])
     return {k: len(v) for k, v in splits.items()}
 

@@ -50,6 +50,7 @@ from typing import Any
 
 import pandas as pd
 
+from medfc.common.hf_card import front_matter, relative_files
 from medfc.common.io import write_jsonl
 from medfc.common.report import SkipReport
 from medfc.healthfc.align import AlignmentResult, normalize_url
@@ -498,4 +499,9 @@ def write_dataset(records: Sequence[dict[str, Any]], jsonl: str | Path | None = 
         df.to_parquet(parquet, index=False)
     if card:
         Path(card).parent.mkdir(parents=True, exist_ok=True)
-        Path(card).write_text(dataset_card(records, alignment_report, mode), encoding="utf-8")
+        meta = ""
+        if parquet or jsonl:  # Hugging Face metadata: the Parquet (else the JSONL) as the one split
+            meta = front_matter(license="cc-by-nc-nd-4.0", languages=["de", "en"], task_categories=["text-classification"],
+                                task_ids=["fact-checking"], tags=["medical", "health", "fact-checking"], n_rows=len(rows),
+                                data_files=relative_files(card, {"train": parquet or jsonl}), pretty_name="HealthFC (rebuilt)")
+        Path(card).write_text(meta + dataset_card(records, alignment_report, mode), encoding="utf-8")

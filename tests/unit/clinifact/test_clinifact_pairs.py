@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from medfc.clinifact import pairs as PR
 from medfc.clinifact import steps
@@ -106,6 +107,9 @@ def test_demo_end_to_end_through_the_steps(tmp_path, minilm):
     assert len(PR.read_release_csv(outs["pairs"])) == 37
     card = Path(outs["card"]).read_text()
     assert "- pairs: 37" in card and "| total      |         19 |              7 |                       11 |      37 |" in card
+    meta = yaml.safe_load(card.split("---\n")[1])  # Hugging Face metadata: the splits' files beside the card (issue 43, item 5)
+    assert meta["license"] == "mit" and meta["size_categories"] == ["n<1K"] and meta["task_categories"] == ["text-classification"]
+    assert meta["configs"] == [{"config_name": "default", "data_files": [{"split": k, "path": f"{k}.csv"} for k in PR.SPLITS]}]
     st = tmp_path / "stats"
     souts = {"table_labels": str(st / "t6.csv"), "table_words": str(st / "t4.csv"), "table_classes": str(st / "classes.csv"), "fig_classes": str(st / "fig2.png"),
              "table_years": str(st / "years.csv"), "fig_years": str(st / "figS1.png")}

@@ -3,6 +3,7 @@
 
 import pandas as pd
 import pytest
+import yaml
 
 from medfc.common.io import read_json, read_jsonl, write_jsonl
 from medfc.healthfc import steps
@@ -116,6 +117,9 @@ def test_write_dataset_parquet_jsonl_card(tmp_path):
     card = (tmp_path / "card.md").read_text(encoding="utf-8")
     assert "| claims | 4 |" in card and "| alignment rate | 100.0 % |" in card
     assert "| crawl+release | 1 |" in card
+    meta = yaml.safe_load(card.split("---\n")[1])  # Hugging Face metadata (issue 43, item 5)
+    assert meta["license"] == "cc-by-nc-nd-4.0" and meta["language"] == ["de", "en"] and meta["size_categories"] == ["n<1K"]
+    assert meta["configs"] == [{"config_name": "default", "data_files": [{"split": "train", "path": "d.parquet"}]}]
 
 
 def test_steps_on_the_demo(tmp_path):

@@ -1,0 +1,48 @@
+"""Hugging Face dataset-card metadata: the YAML front matter a ``README.md`` / dataset card opens with, so
+that the Hub and ``datasets.load_dataset(<folder>)`` know the licence, task, languages, size and which file
+holds which split (``configs: [{config_name, data_files: [{split, path}]}]``, paths relative to the card).
+See https://huggingface.co/docs/hub/datasets-cards."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+# the Hub's size_categories buckets (upper bounds, exclusive)
+_SIZES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M"))
+
+
+def size_category(n: int) -> str:
+    """The Hub's ``size_categories`` bucket of ``n`` rows."""
+    for bound, name in _SIZES:
+        if n < bound:
+            return name
+    return "n>10M"
+
+
+def relative_files(card: str | os.PathLike, files: Mapping[str, str | os.PathLike]) -> dict[str, str]:
+    """Split → its file's path relative to the card's folder (forward slashes, as the Hub reads them)."""
+    base = Path(card).resolve().parent
+    return {split: Path(os.path.relpath(Path(path).resolve(), base)).as_posix() for split, path in files.items()}
+
+
+def _yaml(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)  # a JSON scalar is a YAML scalar (quoted strings stay strings)
+
+
+def front_matter(*, license: str, languages: Sequence[str], task_categories: Sequence[str], n_rows: int, data_files: Mapping[str, str],
+                 pretty_name: str, task_ids: Sequence[str] = (), tags: Sequence[str] = (), config_name: str = "default") -> str:
+    """The ``---``-fenced YAML block of a dataset card (ends with a blank line)."""
+    lines = ["---", f"pretty_name: {_yaml(pretty_name)}", f"license: {_yaml(license)}", "language:"]
+    lines += [f"- {_yaml(x)}" for x in languages]
+    lines += ["task_categories:"] + [f"- {_yaml(x)}" for x in task_categories]
+    if task_ids:
+        lines += ["task_ids:"] + [f"- {_yaml(x)}" for x in task_ids]
+    if tags:
+        lines += ["tags:"] + [f"- {_yaml(x)}" for x in tags]
+    lines += ["size_categories:", f"- {_yaml(size_category(n_rows))}", "configs:", f"- config_name: {_yaml(config_name)}", "  data_files:"]
+    for split, path in data_files.items():
+        lines += [f"  - split: {_yaml(split)}", f"    path: {_yaml(path)}"]
+    return "\n".join([*lines, "---", "", ""])
