@@ -49,7 +49,7 @@ RUN_STATS = {
     re.compile(r"results/healthfc/crawl/pages\.jsonl\.gz"): re.compile(r"^from_cache$"),  # each page's
     re.compile(r"results/experiments/.+/info\.json"): re.compile(r"seconds|per_second"),  # training's speed
 }
-# the Snakefile line that keeps the light rules local (issue 23); benchmarks/slurm_layout.py drops it
+# the workflow/Snakefile line that keeps the light rules local (issue 23); benchmarks/slurm_layout.py drops it
 # in a scratch copy for the "before" layout
 LOCALRULES_LINE = "workflow.localrules(*PLAN.local_rules())"
 
@@ -176,7 +176,7 @@ def submissions(calls: Path) -> list[dict]:
 def submit_everything(root: Path) -> None:
     """The layout before issue 23 in a scratch copy: the Snakefile without its ``localrules`` line, so
     that every rule with an action is a cluster job (for benchmarks/slurm_layout.py, never the checkout)."""
-    snakefile = root / "Snakefile"
+    snakefile = root / "workflow" / "Snakefile"
     text = snakefile.read_text()
     assert text.count(LOCALRULES_LINE) == 1, f"{snakefile} no longer has the line {LOCALRULES_LINE!r}"
     snakefile.write_text(text.replace(LOCALRULES_LINE, "pass  # benchmark: every rule submitted"))

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-COPY = ["Snakefile", "workflow", "config", "profiles", "envs", "resources", "src"]
+COPY = ["workflow", "config", "profiles", "resources", "src"]  # the Snakefile is workflow/Snakefile
 
 
 def snakemake_bin() -> str:

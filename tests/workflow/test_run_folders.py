@@ -42,7 +42,8 @@ def test_directory_runs_the_workflow_in_another_folder(full_demo_run, tmp_path):
     writes under RUN/results exactly what it writes in the checkout, and nothing in the checkout."""
     wf, run = full_demo_run, tmp_path / "run"
     run.mkdir()
-    args = ["--snakefile", str(wf.path("Snakefile")), "--directory", str(run), "--cores", "1"]
+    args = ["--snakefile", str(wf.path("workflow/Snakefile")), "--workflow-profile", str(wf.path("profiles/default")),
+            "--directory", str(run), "--cores", "1"]
     out = wf.run(*args, "results/healthfc/release/rows.jsonl", cwd=run)
     assert f"{wf.path('resources/demo/healthfc_release/Datensatz.csv')}" in out.stdout + out.stderr  # read from the workflow
     assert (run / "results/healthfc/release/rows.jsonl").read_bytes() == wf.path("results/healthfc/release/rows.jsonl").read_bytes()

@@ -28,7 +28,7 @@ rule clinifact_fetch_studies:
         mem_mb=2048,
         runtime=600,
     conda:
-        "../../envs/scrape.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -52,7 +52,7 @@ rule clinifact_build_claims:
         mem_mb=4096,
         runtime=240,
     conda:
-        "../../envs/train.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -78,7 +78,7 @@ rule clinifact_fetch_abstracts:
         mem_mb=1024,
         runtime=240,
     conda:
-        "../../envs/scrape.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -105,7 +105,7 @@ rule clinifact_build_pairs:
         mem_mb=1024,
         runtime=30,
     conda:
-        "../../envs/figures.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -129,7 +129,7 @@ rule clinifact_import_release:
         mem_mb=1024,
         runtime=30,
     conda:
-        "../../envs/scrape.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -159,7 +159,7 @@ rule clinifact_stats:
         mem_mb=1024,
         runtime=30,
     conda:
-        "../../envs/figures.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -193,6 +193,6 @@ rule clinifact_diff:
         mem_mb=2048,
         runtime=30,
     conda:
-        "../../envs/data.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT

@@ -32,7 +32,7 @@ try:
         config,
         workflow.source_path(SCHEMA),
         prerequisites=not (workflow.remote_exec or workflow.subprocess_exec) and checked_here(sys.argv),
-        base_dir=workflow.basedir,
+        base_dir=CHECKOUT,  # the shipped resources/ are read from there when the run's folder lacks them (workflow/Snakefile)
     )
 except ConfigError as exc:
     stop(str(exc))

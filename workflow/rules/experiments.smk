@@ -26,7 +26,7 @@ rule healthfc_experiment:
         runtime=lambda w: PLAN.job_resources("healthfc_experiment", w)["runtime"],
         gpu=lambda w: PLAN.job_resources("healthfc_experiment", w)["gpu"],
     conda:
-        "../../envs/train.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -52,7 +52,7 @@ rule clinifact_experiment:
         runtime=lambda w: PLAN.job_resources("clinifact_experiment", w)["runtime"],
         gpu=lambda w: PLAN.job_resources("clinifact_experiment", w)["gpu"],
     conda:
-        "../../envs/train.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -76,7 +76,7 @@ rule clinifact_zero_shot:
         runtime=lambda w: PLAN.job_resources("clinifact_zero_shot", w)["runtime"],
         gpu=lambda w: PLAN.job_resources("clinifact_zero_shot", w)["gpu"],
     conda:
-        "../../envs/train.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -102,7 +102,7 @@ rule clinifact_fine_tune:
         runtime=lambda w: PLAN.job_resources("clinifact_fine_tune", w)["runtime"],
         gpu=lambda w: PLAN.job_resources("clinifact_fine_tune", w)["gpu"],
     conda:
-        "../../envs/train.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -126,7 +126,7 @@ rule healthfc_ensemble:
         mem_mb=1024,
         runtime=10,
     conda:
-        "../../envs/data.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -150,6 +150,6 @@ rule clinifact_ensemble:
         mem_mb=1024,
         runtime=10,
     conda:
-        "../../envs/data.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT

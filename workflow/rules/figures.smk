@@ -23,6 +23,6 @@ rule clinifact_fig3:
         mem_mb=1024,
         runtime=10,
     conda:
-        "../../envs/figures.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT

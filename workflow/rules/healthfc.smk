@@ -25,7 +25,7 @@ rule healthfc_crawl:
         mem_mb=1024,
         runtime=720,
     conda:
-        "../../envs/scrape.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -50,7 +50,7 @@ rule healthfc_parse:
         mem_mb=2048,
         runtime=30,
     conda:
-        "../../envs/scrape.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -85,7 +85,7 @@ rule healthfc_translate:
         runtime=lambda w: PLAN.job_resources("healthfc_translate")["runtime"],
         gpu=lambda w: PLAN.job_resources("healthfc_translate")["gpu"],
     conda:
-        "../../envs/translate.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -107,7 +107,7 @@ rule healthfc_release:
         mem_mb=1024,
         runtime=15,
     conda:
-        "../../envs/data.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -131,7 +131,7 @@ rule healthfc_align:
         mem_mb=2048,
         runtime=30,
     conda:
-        "../../envs/translate.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -155,7 +155,7 @@ rule healthfc_dataset:
         mem_mb=2048,
         runtime=30,
     conda:
-        "../../envs/translate.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -177,7 +177,7 @@ rule healthfc_folds:
         mem_mb=1024,
         runtime=10,
     conda:
-        "../../envs/data.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -203,7 +203,7 @@ rule healthfc_retrieve:
         mem_mb=1024,
         runtime=lambda w: config["healthfc"]["retrieval"]["runtime"],
     conda:
-        "../../envs/data.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -235,7 +235,7 @@ rule healthfc_stats:
         mem_mb=2048,
         runtime=15,
     conda:
-        "../../envs/figures.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -262,6 +262,6 @@ rule healthfc_diff:
         mem_mb=1024,
         runtime=15,
     conda:
-        "../../envs/data.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT

@@ -28,7 +28,7 @@ rule medsnip_prepare:
         mem_mb=lambda w: PLAN.medsnip_resources(PLAN.medsnip_prepare_options(w.dataset))["mem_mb"],
         runtime=lambda w: config["medsnip"]["runtime"],
     conda:
-        "../../envs/train.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -57,7 +57,7 @@ rule medsnip_decompose:
         mem_mb=lambda w: PLAN.medsnip_resources(PLAN.medsnip_decompose_options(w.dataset, w.mode))["mem_mb"],
         runtime=lambda w: config["medsnip"]["runtime"],
     conda:
-        "../../envs/train.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -87,7 +87,7 @@ rule medsnip_verify:
         mem_mb=lambda w: PLAN.medsnip_resources(PLAN.medsnip_verify_options(w.verifier))["mem_mb"],
         runtime=lambda w: config["medsnip"]["runtime"],
     conda:
-        "../../envs/train.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -111,7 +111,7 @@ rule medsnip_score:
         mem_mb=2048,
         runtime=30,
     conda:
-        "../../envs/train.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -141,6 +141,6 @@ rule medsnip_table:
         mem_mb=1024,
         runtime=10,
     conda:
-        "../../envs/train.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT

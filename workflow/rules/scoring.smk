@@ -21,7 +21,7 @@ rule healthfc_score:
         mem_mb=2048,
         runtime=30,
     conda:
-        "../../envs/figures.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -43,7 +43,7 @@ rule clinifact_score:
         mem_mb=1024,
         runtime=10,
     conda:
-        "../../envs/figures.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -65,7 +65,7 @@ rule clinifact_zero_shot_score:
         mem_mb=1024,
         runtime=10,
     conda:
-        "../../envs/figures.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -87,6 +87,6 @@ rule clinifact_fine_tune_score:
         mem_mb=1024,
         runtime=10,
     conda:
-        "../../envs/figures.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT

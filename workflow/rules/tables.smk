@@ -26,6 +26,6 @@ rule table:
         mem_mb=1024,
         runtime=10,
     conda:
-        "../../envs/figures.yaml"
+        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT

@@ -129,8 +129,9 @@ def plan_for(config: dict[str, Any], schema: dict[str, Any] | str | Path, *, pre
         options (``Plan.build_jobs``: a model alias naming no model, a fold outside the folds, a missing
         mirror or release file); with ``prerequisites``, every missing prerequisite of the planned rules
         (:meth:`~medfc.plan.Plan.missing_prerequisites`: an unset key, a placeholder contact, a missing file),
-        one line each. ``base_dir`` (the workflow's directory): the shipped files the config names
-        (``resources/...``) are read from there when the working directory lacks them (``snakemake --directory``)."""
+        one line each. ``base_dir`` (the workflow's checkout, above workflow/Snakefile): the shipped files the
+        config names (``resources/...``) are read from there when the working directory lacks them
+        (``snakemake --directory``, a deployment using the workflow as a module)."""
     from medfc.common.schema import fill_defaults
     from medfc.plan import Plan
     from medfc.plan.experiments import misplaced_model_train

@@ -110,7 +110,7 @@ class ExperimentsPlan:
     config: dict[str, Any]
 
     def __init__(self, config: dict[str, Any], base_dir: str | None = None):
-        """``base_dir``: the workflow's directory, where its shipped files are when the run's directory lacks them."""
+        """``base_dir``: the workflow's checkout, where its shipped files are when the run's directory lacks them."""
         self.config = config
         self.aliases = model_aliases(config["models"]["aliases"], named_models(config))  # a hub id (org/name) stands for itself
         self.layout = Layout(config["results_dir"])

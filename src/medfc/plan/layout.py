@@ -65,7 +65,8 @@ class Layout:
 
 def workflow_file(path: str, base_dir: str | os.PathLike[str] | None) -> str:
     """A path the workflow ships (``resources/...``), as given when it exists from the working directory, else
-    below ``base_dir`` (the workflow's own directory: ``snakemake --directory RUN`` runs elsewhere)."""
+    below ``base_dir`` (the workflow's checkout, the folder above workflow/Snakefile: ``snakemake --directory
+    RUN`` and a deployment that uses the workflow as a module run elsewhere)."""
     if base_dir is None or os.path.isabs(path) or os.path.exists(path):
         return path
     shipped = Path(base_dir) / path
