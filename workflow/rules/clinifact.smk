@@ -8,11 +8,24 @@ CF = config["clinifact"]
 
 rule clinifact_fetch_studies:
     input:
-        **({"zip": CF["studies"]["bulk_zip"]} if CF["studies"]["source"] == "bulk_zip" and CF["studies"]["bulk_zip"] else {}),
+        **(
+            {"zip": CF["studies"]["bulk_zip"]}
+            if CF["studies"]["source"] == "bulk_zip" and CF["studies"]["bulk_zip"]
+            else {}
+        ),
     output:
         studies=f"{RESULTS}/clinifact/studies/studies.jsonl.gz",
         excluded=f"{RESULTS}/clinifact/studies/excluded.jsonl.gz",
         report=f"{RESULTS}/clinifact/studies/report.json",
+    log:
+        f"{LOGS}/clinifact/fetch_studies.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/clinifact/fetch_studies.tsv"
+    conda:
+        "../envs/medfc.yaml"
+    resources:
+        mem_mb=2048,
+        runtime=600,
     params:
         step=versioned("clinifact.steps:fetch_studies"),
         options=lambda w: {
@@ -20,15 +33,6 @@ rule clinifact_fetch_studies:
             "cache_dir": f"{CACHE}/clinifact",
             "user_agent": CF["user_agent"],
         },
-    log:
-        f"{LOGS}/clinifact/fetch_studies.log",
-    benchmark:
-        f"{RESULTS}/benchmarks/clinifact/fetch_studies.tsv"
-    resources:
-        mem_mb=2048,
-        runtime=600,
-    conda:
-        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -40,19 +44,19 @@ rule clinifact_build_claims:
         claims=f"{RESULTS}/clinifact/claims/claims.jsonl.gz",
         labelled=f"{RESULTS}/clinifact/claims/labelled.jsonl.gz",
         report=f"{RESULTS}/clinifact/claims/report.json",
-    params:
-        step=versioned("clinifact.steps:build_claims"),
-        options=lambda w: CF["claims"],
     log:
         f"{LOGS}/clinifact/build_claims.log",
     benchmark:
         f"{RESULTS}/benchmarks/clinifact/build_claims.tsv"
+    conda:
+        "../envs/medfc.yaml"
     threads: 2
     resources:
         mem_mb=4096,
         runtime=240,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("clinifact.steps:build_claims"),
+        options=lambda w: CF["claims"],
     script:
         STEP_SCRIPT
 
@@ -63,6 +67,15 @@ rule clinifact_fetch_abstracts:
     output:
         abstracts=f"{RESULTS}/clinifact/abstracts/abstracts.jsonl.gz",
         report=f"{RESULTS}/clinifact/abstracts/report.json",
+    log:
+        f"{LOGS}/clinifact/fetch_abstracts.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/clinifact/fetch_abstracts.tsv"
+    conda:
+        "../envs/medfc.yaml"
+    resources:
+        mem_mb=1024,
+        runtime=240,
     params:
         step=versioned("clinifact.steps:fetch_abstracts"),
         options=lambda w: {
@@ -70,15 +83,6 @@ rule clinifact_fetch_abstracts:
             "cache_dir": f"{CACHE}/clinifact/pubmed",
             "user_agent": CF["user_agent"],
         },
-    log:
-        f"{LOGS}/clinifact/fetch_abstracts.log",
-    benchmark:
-        f"{RESULTS}/benchmarks/clinifact/fetch_abstracts.tsv"
-    resources:
-        mem_mb=1024,
-        runtime=240,
-    conda:
-        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -92,20 +96,22 @@ rule clinifact_build_pairs:
         train=f"{RESULTS}/clinifact/pairs/train_set.csv",
         validation=f"{RESULTS}/clinifact/pairs/validation_set.csv",
         test=f"{RESULTS}/clinifact/pairs/test_set.csv",
-        card=report(f"{RESULTS}/clinifact/pairs/dataset_card.md", caption="../report/clinifact_card.rst", category="CliniFact"),
+        card=report(
+            f"{RESULTS}/clinifact/pairs/dataset_card.md", caption="../report/clinifact_card.rst", category="CliniFact"
+        ),
         report=f"{RESULTS}/clinifact/pairs/report.json",
-    params:
-        step=versioned("clinifact.steps:build_pairs"),
-        options=lambda w: CF["pairs"],
     log:
         f"{LOGS}/clinifact/build_pairs.log",
     benchmark:
         f"{RESULTS}/benchmarks/clinifact/build_pairs.tsv"
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=1024,
         runtime=30,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("clinifact.steps:build_pairs"),
+        options=lambda w: CF["pairs"],
     script:
         STEP_SCRIPT
 
@@ -118,18 +124,18 @@ rule clinifact_import_release:
         validation=f"{RESULTS}/clinifact/release/validation_set.csv",
         test=f"{RESULTS}/clinifact/release/test_set.csv",
         report=f"{RESULTS}/clinifact/release/report.json",
-    params:
-        step=versioned("clinifact.steps:import_release"),
-        options=lambda w: {**CF["release"], "cache_dir": f"{CACHE}/clinifact"},
     log:
         f"{LOGS}/clinifact/import_release.log",
     benchmark:
         f"{RESULTS}/benchmarks/clinifact/import_release.tsv"
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=1024,
         runtime=30,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("clinifact.steps:import_release"),
+        options=lambda w: {**CF["release"], "cache_dir": f"{CACHE}/clinifact"},
     script:
         STEP_SCRIPT
 
@@ -141,25 +147,39 @@ rule clinifact_stats:
         test=f"{CF_PAIRS}/test_set.csv",
         studies=rules.clinifact_fetch_studies.output.studies,
     output:
-        table_labels=report(f"{RESULTS}/clinifact/stats/table6_labels.csv", caption="../report/clinifact_table6.rst", category="CliniFact"),
-        table_words=report(f"{RESULTS}/clinifact/stats/table4_words.csv", caption="../report/clinifact_table4.rst", category="CliniFact"),
+        table_labels=report(
+            f"{RESULTS}/clinifact/stats/table6_labels.csv",
+            caption="../report/clinifact_table6.rst",
+            category="CliniFact",
+        ),
+        table_words=report(
+            f"{RESULTS}/clinifact/stats/table4_words.csv",
+            caption="../report/clinifact_table4.rst",
+            category="CliniFact",
+        ),
         table_classes=f"{RESULTS}/clinifact/stats/fig2_disease_classes.csv",
-        fig_classes=report(f"{RESULTS}/clinifact/stats/fig2_disease_classes.png", caption="../report/clinifact_fig2.rst", category="CliniFact"),
+        fig_classes=report(
+            f"{RESULTS}/clinifact/stats/fig2_disease_classes.png",
+            caption="../report/clinifact_fig2.rst",
+            category="CliniFact",
+        ),
         table_years=f"{RESULTS}/clinifact/stats/figS1_years.csv",
-        fig_years=report(f"{RESULTS}/clinifact/stats/figS1_years.png", caption="../report/clinifact_figS1.rst", category="CliniFact"),
+        fig_years=report(
+            f"{RESULTS}/clinifact/stats/figS1_years.png", caption="../report/clinifact_figS1.rst", category="CliniFact"
+        ),
         report=f"{RESULTS}/clinifact/stats/report.json",
-    params:
-        step=versioned("clinifact.steps:clinifact_stats"),
-        options=CF["stats"],
     log:
         f"{LOGS}/clinifact/stats.log",
     benchmark:
         f"{RESULTS}/benchmarks/clinifact/stats.tsv"
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=1024,
         runtime=30,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("clinifact.steps:clinifact_stats"),
+        options=CF["stats"],
     script:
         STEP_SCRIPT
 
@@ -178,21 +198,27 @@ rule clinifact_diff:
         abstracts_report=rules.clinifact_fetch_abstracts.output.report,
         pairs_report=rules.clinifact_build_pairs.output.report,
     output:
-        markdown=report(f"{RESULTS}/clinifact/diff/diff.md", caption="../report/clinifact_diff.rst", category="CliniFact"),
-        rows=report(f"{RESULTS}/clinifact/diff/diff_rows.csv", caption="../report/clinifact_diff_rows.rst", category="CliniFact"),
+        markdown=report(
+            f"{RESULTS}/clinifact/diff/diff.md", caption="../report/clinifact_diff.rst", category="CliniFact"
+        ),
+        rows=report(
+            f"{RESULTS}/clinifact/diff/diff_rows.csv",
+            caption="../report/clinifact_diff_rows.rst",
+            category="CliniFact",
+        ),
         counts=f"{RESULTS}/clinifact/diff/diff_counts.csv",
         report=f"{RESULTS}/clinifact/diff/report.json",
-    params:
-        step=versioned("clinifact.steps:diff"),
-        options=lambda w: {**CF["diff"], "cache_dir": f"{CACHE}/clinifact"},
     log:
         f"{LOGS}/clinifact/diff.log",
     benchmark:
         f"{RESULTS}/benchmarks/clinifact/diff.tsv"
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=2048,
         runtime=30,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("clinifact.steps:diff"),
+        options=lambda w: {**CF["diff"], "cache_dir": f"{CACHE}/clinifact"},
     script:
         STEP_SCRIPT

@@ -11,22 +11,22 @@ rule healthfc_experiment:
     output:
         predictions=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/predictions.jsonl",
         info=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/info.json",
-    wildcard_constraints:
-        model=PLAN.model_alias_pattern(ensembles=False),
-    params:
-        step=versioned("experiments.steps:healthfc_experiment"),
-        options=lambda w: PLAN.healthfc_experiment_options(w.lang, w.model, w.system, w.fold),
     log:
         f"{LOGS}/experiments/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.log",
     benchmark:
         f"{BENCH_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.tsv"
+    wildcard_constraints:
+        model=PLAN.model_alias_pattern(ensembles=False),
+    conda:
+        "../envs/medfc.yaml"
     threads: lambda w: PLAN.job_resources("healthfc_experiment", w)["threads"]
     resources:
         mem_mb=lambda w: PLAN.job_resources("healthfc_experiment", w)["mem_mb"],
         runtime=lambda w: PLAN.job_resources("healthfc_experiment", w)["runtime"],
         gpu=lambda w: PLAN.job_resources("healthfc_experiment", w)["gpu"],
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("experiments.steps:healthfc_experiment"),
+        options=lambda w: PLAN.healthfc_experiment_options(w.lang, w.model, w.system, w.fold),
     script:
         STEP_SCRIPT
 
@@ -37,22 +37,22 @@ rule clinifact_experiment:
     output:
         predictions=f"{EXP_DIR}/clinifact/{{model}}/predictions.jsonl",
         info=f"{EXP_DIR}/clinifact/{{model}}/info.json",
-    wildcard_constraints:
-        model=PLAN.model_alias_pattern(ensembles=False),
-    params:
-        step=versioned("experiments.steps:clinifact_experiment"),
-        options=lambda w: PLAN.clinifact_experiment_options(w.model),
     log:
         f"{LOGS}/experiments/clinifact/{{model}}.log",
     benchmark:
         f"{BENCH_DIR}/clinifact/{{model}}.tsv"
+    wildcard_constraints:
+        model=PLAN.model_alias_pattern(ensembles=False),
+    conda:
+        "../envs/medfc.yaml"
     threads: lambda w: PLAN.job_resources("clinifact_experiment", w)["threads"]
     resources:
         mem_mb=lambda w: PLAN.job_resources("clinifact_experiment", w)["mem_mb"],
         runtime=lambda w: PLAN.job_resources("clinifact_experiment", w)["runtime"],
         gpu=lambda w: PLAN.job_resources("clinifact_experiment", w)["gpu"],
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("experiments.steps:clinifact_experiment"),
+        options=lambda w: PLAN.clinifact_experiment_options(w.model),
     script:
         STEP_SCRIPT
 
@@ -63,20 +63,20 @@ rule clinifact_zero_shot:
     output:
         predictions=f"{EXP_DIR}/clinifact/zero_shot/{{model}}/predictions.jsonl",
         info=f"{EXP_DIR}/clinifact/zero_shot/{{model}}/info.json",
-    params:
-        step=versioned("experiments.steps:clinifact_zero_shot"),
-        options=lambda w: PLAN.clinifact_zero_shot_options(w.model),
     log:
         f"{LOGS}/experiments/clinifact/zero_shot/{{model}}.log",
     benchmark:
         f"{BENCH_DIR}/clinifact/zero_shot/{{model}}.tsv"
+    conda:
+        "../envs/medfc.yaml"
     threads: lambda w: PLAN.job_resources("clinifact_zero_shot", w)["threads"]
     resources:
         mem_mb=lambda w: PLAN.job_resources("clinifact_zero_shot", w)["mem_mb"],
         runtime=lambda w: PLAN.job_resources("clinifact_zero_shot", w)["runtime"],
         gpu=lambda w: PLAN.job_resources("clinifact_zero_shot", w)["gpu"],
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("experiments.steps:clinifact_zero_shot"),
+        options=lambda w: PLAN.clinifact_zero_shot_options(w.model),
     script:
         STEP_SCRIPT
 
@@ -87,46 +87,49 @@ rule clinifact_fine_tune:
     output:
         predictions=f"{EXP_DIR}/clinifact/fine_tuned/{{model}}/predictions.jsonl",
         info=f"{EXP_DIR}/clinifact/fine_tuned/{{model}}/info.json",
-    wildcard_constraints:
-        model=PLAN.model_alias_pattern(ensembles=False),
-    params:
-        step=versioned("experiments.steps:clinifact_fine_tune"),
-        options=lambda w: PLAN.clinifact_fine_tune_options(w.model),
     log:
         f"{LOGS}/experiments/clinifact/fine_tuned/{{model}}.log",
     benchmark:
         f"{BENCH_DIR}/clinifact/fine_tuned/{{model}}.tsv"
+    wildcard_constraints:
+        model=PLAN.model_alias_pattern(ensembles=False),
+    conda:
+        "../envs/medfc.yaml"
     threads: lambda w: PLAN.job_resources("clinifact_fine_tune", w)["threads"]
     resources:
         mem_mb=lambda w: PLAN.job_resources("clinifact_fine_tune", w)["mem_mb"],
         runtime=lambda w: PLAN.job_resources("clinifact_fine_tune", w)["runtime"],
         gpu=lambda w: PLAN.job_resources("clinifact_fine_tune", w)["gpu"],
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("experiments.steps:clinifact_fine_tune"),
+        options=lambda w: PLAN.clinifact_fine_tune_options(w.model),
     script:
         STEP_SCRIPT
 
 
 rule healthfc_ensemble:
     input:
-        predictions=lambda w: [f"{EXP_DIR}/healthfc/{w.lang}/{m}/{w.system}/fold{w.fold}/predictions.jsonl" for m in PLAN.ensemble_members(w.model)],
+        predictions=lambda w: [
+            f"{EXP_DIR}/healthfc/{w.lang}/{m}/{w.system}/fold{w.fold}/predictions.jsonl"
+            for m in PLAN.ensemble_members(w.model)
+        ],
     output:
         predictions=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/predictions.jsonl",
         info=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/info.json",
-    wildcard_constraints:
-        model=PLAN.model_alias_pattern(ensembles=True),
-    params:
-        step=versioned("experiments.steps:ensemble"),
-        options=lambda w: PLAN.ensemble_options(w.model),
     log:
         f"{LOGS}/experiments/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.log",
     benchmark:
         f"{BENCH_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.tsv"
+    wildcard_constraints:
+        model=PLAN.model_alias_pattern(ensembles=True),
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=1024,
         runtime=10,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("experiments.steps:ensemble"),
+        options=lambda w: PLAN.ensemble_options(w.model),
     script:
         STEP_SCRIPT
 
@@ -137,19 +140,19 @@ rule clinifact_ensemble:
     output:
         predictions=f"{EXP_DIR}/clinifact/{{model}}/predictions.jsonl",
         info=f"{EXP_DIR}/clinifact/{{model}}/info.json",
-    wildcard_constraints:
-        model=PLAN.model_alias_pattern(ensembles=True),
-    params:
-        step=versioned("experiments.steps:ensemble"),
-        options=lambda w: PLAN.ensemble_options(w.model),
     log:
         f"{LOGS}/experiments/clinifact/{{model}}.log",
     benchmark:
         f"{BENCH_DIR}/clinifact/{{model}}.tsv"
+    wildcard_constraints:
+        model=PLAN.model_alias_pattern(ensembles=True),
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=1024,
         runtime=10,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("experiments.steps:ensemble"),
+        options=lambda w: PLAN.ensemble_options(w.model),
     script:
         STEP_SCRIPT

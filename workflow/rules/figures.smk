@@ -7,22 +7,27 @@ rule clinifact_fig3:
     input:
         unpack(lambda w: PLAN.clinifact_fig3_inputs()),
     output:
-        png=report(f"{FIGURES_DIR}/clinifact_fig3.png", caption="../report/clinifact_fig3.rst", category="Experiments", subcategory="CliniFact"),
+        png=report(
+            f"{FIGURES_DIR}/clinifact_fig3.png",
+            caption="../report/clinifact_fig3.rst",
+            category="Experiments",
+            subcategory="CliniFact",
+        ),
         pdf=f"{FIGURES_DIR}/clinifact_fig3.pdf",
         csv=f"{TABLES_DIR}/clinifact_fig3.csv",
         md=f"{TABLES_DIR}/clinifact_fig3.md",
         tex=f"{TABLES_DIR}/clinifact_fig3.tex",
-    params:
-        step=versioned("figures.steps:clinifact_fig3"),
-        options=lambda w: PLAN.clinifact_fig3_options(),
     log:
         f"{LOGS}/figures/clinifact_fig3.log",
     benchmark:
         f"{RESULTS}/benchmarks/figures/clinifact_fig3.tsv"
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=1024,
         runtime=10,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("figures.steps:clinifact_fig3"),
+        options=lambda w: PLAN.clinifact_fig3_options(),
     script:
         STEP_SCRIPT

@@ -10,6 +10,15 @@ rule healthfc_crawl:
     output:
         pages=f"{RESULTS}/healthfc/crawl/pages.jsonl.gz",
         stats=f"{RESULTS}/healthfc/crawl/stats.json",
+    log:
+        f"{LOGS}/healthfc/crawl.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/healthfc/crawl.tsv"
+    conda:
+        "../envs/medfc.yaml"
+    resources:
+        mem_mb=1024,
+        runtime=720,
     params:
         step=versioned("healthfc.steps:crawl"),
         options={
@@ -17,15 +26,6 @@ rule healthfc_crawl:
             "http_cache_dir": f"{CACHE}/healthfc/http",
             "jobdir": f"{CACHE}/healthfc/crawl-job",
         },
-    log:
-        f"{LOGS}/healthfc/crawl.log",
-    benchmark:
-        f"{RESULTS}/benchmarks/healthfc/crawl.tsv"
-    resources:
-        mem_mb=1024,
-        runtime=720,
-    conda:
-        "../envs/medfc.yaml"
     script:
         STEP_SCRIPT
 
@@ -39,18 +39,18 @@ rule healthfc_parse:
         articles_table=f"{RESULTS}/healthfc/parsed/articles.parquet",
         claims_table=f"{RESULTS}/healthfc/parsed/claims.parquet",
         report=f"{RESULTS}/healthfc/parsed/report.json",
-    params:
-        step=versioned("healthfc.steps:parse"),
-        options={},
     log:
         f"{LOGS}/healthfc/parse.log",
     benchmark:
         f"{RESULTS}/benchmarks/healthfc/parse.tsv"
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=2048,
         runtime=30,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("healthfc.steps:parse"),
+        options={},
     script:
         STEP_SCRIPT
 
@@ -64,28 +64,32 @@ rule healthfc_translate:
         sentences=f"{RESULTS}/healthfc/translated/sentences.jsonl",
         claims_en=f"{RESULTS}/healthfc/translated/claims_en.jsonl",
         report=f"{RESULTS}/healthfc/translated/report.json",
-    params:
-        step=versioned("healthfc.steps:translate"),
-        # the working translation memory (<cache_dir>/healthfc/translation_memory.jsonl) is this rule's
-        # alone: no other rule reads or writes it (the dataset takes its English from the outputs here)
-        options={
-            **{k: v for k, v in config["healthfc"]["translation"].items() if k not in ("memory_seeds", "corrections", "gpu")},
-            "memory": f"{CACHE}/healthfc/translation_memory.jsonl",
-            # the ctranslate2 backend's converted models (keyed by model, ctranslate2 version, quantization)
-            "ct2_cache": f"{CACHE}/healthfc/ctranslate2",
-            "splitter": config["healthfc"]["sentences"]["base"],
-        },
     log:
         f"{LOGS}/healthfc/translate.log",
     benchmark:
         f"{RESULTS}/benchmarks/healthfc/translate.tsv"
+    conda:
+        "../envs/medfc.yaml"
     threads: lambda w: PLAN.job_resources("healthfc_translate")["threads"]
     resources:
         mem_mb=lambda w: PLAN.job_resources("healthfc_translate")["mem_mb"],
         runtime=lambda w: PLAN.job_resources("healthfc_translate")["runtime"],
         gpu=lambda w: PLAN.job_resources("healthfc_translate")["gpu"],
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("healthfc.steps:translate"),
+        # the working translation memory (<cache_dir>/healthfc/translation_memory.jsonl) is this rule's
+        # alone: no other rule reads or writes it (the dataset takes its English from the outputs here)
+        options={
+            **{
+                k: v
+                for k, v in config["healthfc"]["translation"].items()
+                if k not in ("memory_seeds", "corrections", "gpu")
+            },
+            "memory": f"{CACHE}/healthfc/translation_memory.jsonl",
+            # the ctranslate2 backend's converted models (keyed by model, ctranslate2 version, quantization)
+            "ct2_cache": f"{CACHE}/healthfc/ctranslate2",
+            "splitter": config["healthfc"]["sentences"]["base"],
+        },
     script:
         STEP_SCRIPT
 
@@ -96,18 +100,18 @@ rule healthfc_release:
     output:
         rows=f"{RESULTS}/healthfc/release/rows.jsonl",
         report=f"{RESULTS}/healthfc/release/report.json",
-    params:
-        step=versioned("healthfc.steps:release"),
-        options={**config["healthfc"]["release"], "cache_dir": CACHE},
     log:
         f"{LOGS}/healthfc/release.log",
     benchmark:
         f"{RESULTS}/benchmarks/healthfc/release.tsv"
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=1024,
         runtime=15,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("healthfc.steps:release"),
+        options={**config["healthfc"]["release"], "cache_dir": CACHE},
     script:
         STEP_SCRIPT
 
@@ -120,18 +124,18 @@ rule healthfc_align:
     output:
         alignment=f"{RESULTS}/healthfc/aligned/alignment.jsonl",
         report=f"{RESULTS}/healthfc/aligned/report.json",
-    params:
-        step=versioned("healthfc.steps:align"),
-        options={**config["healthfc"]["align"], "splitter": config["healthfc"]["sentences"]["base"]},
     log:
         f"{LOGS}/healthfc/align.log",
     benchmark:
         f"{RESULTS}/benchmarks/healthfc/align.tsv"
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=2048,
         runtime=30,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("healthfc.steps:align"),
+        options={**config["healthfc"]["align"], "splitter": config["healthfc"]["sentences"]["base"]},
     script:
         STEP_SCRIPT
 
@@ -142,20 +146,22 @@ rule healthfc_dataset:
     output:
         jsonl=f"{RESULTS}/healthfc/dataset/healthfc.jsonl",
         parquet=f"{RESULTS}/healthfc/dataset/healthfc.parquet",
-        card=report(f"{RESULTS}/healthfc/dataset/dataset_card.md", caption="../report/healthfc_card.rst", category="HealthFC"),
+        card=report(
+            f"{RESULTS}/healthfc/dataset/dataset_card.md", caption="../report/healthfc_card.rst", category="HealthFC"
+        ),
         report=f"{RESULTS}/healthfc/dataset/report.json",
-    params:
-        step=versioned("healthfc.steps:dataset"),
-        options={"mode": PLAN.healthfc_mode, "splitter": config["healthfc"]["sentences"]["base"]},
     log:
         f"{LOGS}/healthfc/dataset.log",
     benchmark:
         f"{RESULTS}/benchmarks/healthfc/dataset.tsv"
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=2048,
         runtime=30,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("healthfc.steps:dataset"),
+        options={"mode": PLAN.healthfc_mode, "splitter": config["healthfc"]["sentences"]["base"]},
     script:
         STEP_SCRIPT
 
@@ -166,21 +172,20 @@ rule healthfc_folds:
     output:
         folds=f"{RESULTS}/healthfc/folds/folds.csv",
         report=f"{RESULTS}/healthfc/folds/report.json",
-    params:
-        step=versioned("healthfc.steps:folds"),
-        options=config["healthfc"]["folds"],
     log:
         f"{LOGS}/healthfc/folds.log",
     benchmark:
         f"{RESULTS}/benchmarks/healthfc/folds.tsv"
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=1024,
         runtime=10,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("healthfc.steps:folds"),
+        options=config["healthfc"]["folds"],
     script:
         STEP_SCRIPT
-
 
 
 rule healthfc_retrieve:
@@ -190,52 +195,65 @@ rule healthfc_retrieve:
     output:
         evidence=f"{RESULTS}/healthfc/evidence/{{source}}.jsonl",
         report=f"{RESULTS}/healthfc/evidence/{{source}}.report.json",
-    wildcard_constraints:
-        source="web|pubmed|wikipedia",
-    params:
-        step=versioned("healthfc.steps:retrieve"),
-        options=lambda w: PLAN.healthfc_retrieve_options(w.source),
     log:
         f"{LOGS}/healthfc/retrieve/{{source}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/healthfc/retrieve/{{source}}.tsv"
+    wildcard_constraints:
+        source="web|pubmed|wikipedia",
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=1024,
         runtime=lambda w: config["healthfc"]["retrieval"]["runtime"],
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("healthfc.steps:retrieve"),
+        options=lambda w: PLAN.healthfc_retrieve_options(w.source),
     script:
         STEP_SCRIPT
+
 
 rule healthfc_stats:
     input:
         dataset=rules.healthfc_dataset.output.jsonl,
     output:
-        table2=report(f"{RESULTS}/healthfc/stats/table2.csv", caption="../report/healthfc_table2.rst", category="HealthFC"),
+        table2=report(
+            f"{RESULTS}/healthfc/stats/table2.csv", caption="../report/healthfc_table2.rst", category="HealthFC"
+        ),
         table2_md=f"{RESULTS}/healthfc/stats/table2.md",
         table2_tex=f"{RESULTS}/healthfc/stats/table2.tex",
-        fig1=report(f"{RESULTS}/healthfc/stats/fig1_claims_per_year.png", caption="../report/healthfc_fig1.rst", category="HealthFC"),
+        fig1=report(
+            f"{RESULTS}/healthfc/stats/fig1_claims_per_year.png",
+            caption="../report/healthfc_fig1.rst",
+            category="HealthFC",
+        ),
         fig1_pdf=f"{RESULTS}/healthfc/stats/fig1_claims_per_year.pdf",
         fig1_data=f"{RESULTS}/healthfc/stats/fig1_claims_per_year.csv",
-        fig2=report(f"{RESULTS}/healthfc/stats/fig2_top_topics.png", caption="../report/healthfc_fig2.rst", category="HealthFC"),
+        fig2=report(
+            f"{RESULTS}/healthfc/stats/fig2_top_topics.png", caption="../report/healthfc_fig2.rst", category="HealthFC"
+        ),
         fig2_pdf=f"{RESULTS}/healthfc/stats/fig2_top_topics.pdf",
         fig2_data=f"{RESULTS}/healthfc/stats/fig2_top_topics.csv",
-        fig3=report(f"{RESULTS}/healthfc/stats/fig3_level_by_verdict.png", caption="../report/healthfc_fig3.rst", category="HealthFC"),
+        fig3=report(
+            f"{RESULTS}/healthfc/stats/fig3_level_by_verdict.png",
+            caption="../report/healthfc_fig3.rst",
+            category="HealthFC",
+        ),
         fig3_pdf=f"{RESULTS}/healthfc/stats/fig3_level_by_verdict.pdf",
         fig3_data=f"{RESULTS}/healthfc/stats/fig3_level_by_verdict.csv",
         summary=f"{RESULTS}/healthfc/stats/summary.json",
-    params:
-        step=versioned("healthfc.steps:stats"),
-        options={"top_topics": config["healthfc"]["dataset"]["top_topics"]},
     log:
         f"{LOGS}/healthfc/stats.log",
     benchmark:
         f"{RESULTS}/benchmarks/healthfc/stats.tsv"
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=2048,
         runtime=15,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("healthfc.steps:stats"),
+        options={"top_topics": config["healthfc"]["dataset"]["top_topics"]},
     script:
         STEP_SCRIPT
 
@@ -249,19 +267,21 @@ rule healthfc_diff:
         release_report=rules.healthfc_release.output.report,
     output:
         markdown=report(f"{RESULTS}/healthfc/diff/diff.md", caption="../report/healthfc_diff.rst", category="HealthFC"),
-        rows=report(f"{RESULTS}/healthfc/diff/diff_rows.csv", caption="../report/healthfc_diff_rows.rst", category="HealthFC"),
+        rows=report(
+            f"{RESULTS}/healthfc/diff/diff_rows.csv", caption="../report/healthfc_diff_rows.rst", category="HealthFC"
+        ),
         counts=f"{RESULTS}/healthfc/diff/diff_counts.csv",
-    params:
-        step=versioned("healthfc.steps:diff"),
-        options={**config["healthfc"]["diff"], "min_claim_score": config["healthfc"]["align"]["min_claim_score"]},
     log:
         f"{LOGS}/healthfc/diff.log",
     benchmark:
         f"{RESULTS}/benchmarks/healthfc/diff.tsv"
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=1024,
         runtime=15,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("healthfc.steps:diff"),
+        options={**config["healthfc"]["diff"], "min_claim_score": config["healthfc"]["align"]["min_claim_score"]},
     script:
         STEP_SCRIPT

@@ -12,23 +12,23 @@ rule medsnip_prepare:
         answers=f"{MEDSNIP_DIR}/{{dataset}}/answers.jsonl",
         info=f"{MEDSNIP_DIR}/{{dataset}}/answers.info.json",
         report=f"{MEDSNIP_DIR}/{{dataset}}/answers.report.json",
-    wildcard_constraints:
-        dataset=MEDSNIP_WILDCARDS["dataset"],
-    params:
-        step=versioned("medsnip.steps:prepare"),
-        options=lambda w: PLAN.medsnip_prepare_options(w.dataset),
-        prompts=lambda w: PLAN.medsnip_prepare_prompts(w.dataset),
     log:
         f"{LOGS}/medsnip/{{dataset}}/prepare.log",
     benchmark:
         f"{RESULTS}/benchmarks/medsnip/{{dataset}}/prepare.tsv"
+    wildcard_constraints:
+        dataset=MEDSNIP_WILDCARDS["dataset"],
+    conda:
+        "../envs/medfc.yaml"
     threads: lambda w: PLAN.medsnip_resources(PLAN.medsnip_prepare_options(w.dataset))["threads"]
     resources:
         gpu=lambda w: PLAN.medsnip_resources(PLAN.medsnip_prepare_options(w.dataset))["gpu"],
         mem_mb=lambda w: PLAN.medsnip_resources(PLAN.medsnip_prepare_options(w.dataset))["mem_mb"],
         runtime=lambda w: config["medsnip"]["runtime"],
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("medsnip.steps:prepare"),
+        options=lambda w: PLAN.medsnip_prepare_options(w.dataset),
+        prompts=lambda w: PLAN.medsnip_prepare_prompts(w.dataset),
     script:
         STEP_SCRIPT
 
@@ -40,24 +40,24 @@ rule medsnip_decompose:
         units=f"{MEDSNIP_DIR}/{{dataset}}/units/{{mode}}.jsonl",
         info=f"{MEDSNIP_DIR}/{{dataset}}/units/{{mode}}.info.json",
         report=f"{MEDSNIP_DIR}/{{dataset}}/units/{{mode}}.report.json",
-    wildcard_constraints:
-        dataset=MEDSNIP_WILDCARDS["dataset"],
-        mode=MEDSNIP_WILDCARDS["mode"],
-    params:
-        step=versioned("medsnip.steps:decompose"),
-        options=lambda w: PLAN.medsnip_decompose_options(w.dataset, w.mode),
-        prompts=lambda w: PLAN.medsnip_decompose_prompts(w.mode),
     log:
         f"{LOGS}/medsnip/{{dataset}}/decompose_{{mode}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/medsnip/{{dataset}}/decompose_{{mode}}.tsv"
+    wildcard_constraints:
+        dataset=MEDSNIP_WILDCARDS["dataset"],
+        mode=MEDSNIP_WILDCARDS["mode"],
+    conda:
+        "../envs/medfc.yaml"
     threads: lambda w: PLAN.medsnip_resources(PLAN.medsnip_decompose_options(w.dataset, w.mode))["threads"]
     resources:
         gpu=lambda w: PLAN.medsnip_resources(PLAN.medsnip_decompose_options(w.dataset, w.mode))["gpu"],
         mem_mb=lambda w: PLAN.medsnip_resources(PLAN.medsnip_decompose_options(w.dataset, w.mode))["mem_mb"],
         runtime=lambda w: config["medsnip"]["runtime"],
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("medsnip.steps:decompose"),
+        options=lambda w: PLAN.medsnip_decompose_options(w.dataset, w.mode),
+        prompts=lambda w: PLAN.medsnip_decompose_prompts(w.mode),
     script:
         STEP_SCRIPT
 
@@ -69,25 +69,25 @@ rule medsnip_verify:
         verdicts=f"{MEDSNIP_DIR}/{{dataset}}/verdicts/{{verifier}}/{{mode}}.jsonl",
         info=f"{MEDSNIP_DIR}/{{dataset}}/verdicts/{{verifier}}/{{mode}}.info.json",
         report=f"{MEDSNIP_DIR}/{{dataset}}/verdicts/{{verifier}}/{{mode}}.report.json",
-    wildcard_constraints:
-        dataset=MEDSNIP_WILDCARDS["dataset"],
-        mode=MEDSNIP_WILDCARDS["mode"],
-        verifier=MEDSNIP_WILDCARDS["verifier"],
-    params:
-        step=versioned("medsnip.steps:verify"),
-        options=lambda w: PLAN.medsnip_verify_options(w.verifier),
-        prompts=lambda w: PLAN.medsnip_verify_prompts(w.verifier),
     log:
         f"{LOGS}/medsnip/{{dataset}}/verify_{{verifier}}_{{mode}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/medsnip/{{dataset}}/verify_{{verifier}}_{{mode}}.tsv"
+    wildcard_constraints:
+        dataset=MEDSNIP_WILDCARDS["dataset"],
+        mode=MEDSNIP_WILDCARDS["mode"],
+        verifier=MEDSNIP_WILDCARDS["verifier"],
+    conda:
+        "../envs/medfc.yaml"
     threads: lambda w: PLAN.medsnip_resources(PLAN.medsnip_verify_options(w.verifier))["threads"]
     resources:
         gpu=lambda w: PLAN.medsnip_resources(PLAN.medsnip_verify_options(w.verifier))["gpu"],
         mem_mb=lambda w: PLAN.medsnip_resources(PLAN.medsnip_verify_options(w.verifier))["mem_mb"],
         runtime=lambda w: config["medsnip"]["runtime"],
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("medsnip.steps:verify"),
+        options=lambda w: PLAN.medsnip_verify_options(w.verifier),
+        prompts=lambda w: PLAN.medsnip_verify_prompts(w.verifier),
     script:
         STEP_SCRIPT
 
@@ -98,20 +98,20 @@ rule medsnip_score:
     output:
         scores=f"{MEDSNIP_DIR}/{{dataset}}/scores.json",
         report=f"{MEDSNIP_DIR}/{{dataset}}/scores.report.json",
-    wildcard_constraints:
-        dataset=MEDSNIP_WILDCARDS["dataset"],
-    params:
-        step=versioned("medsnip.steps:score"),
-        options=lambda w: PLAN.medsnip_score_options(w.dataset),
     log:
         f"{LOGS}/medsnip/{{dataset}}/score.log",
     benchmark:
         f"{RESULTS}/benchmarks/medsnip/{{dataset}}/score.tsv"
+    wildcard_constraints:
+        dataset=MEDSNIP_WILDCARDS["dataset"],
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=2048,
         runtime=30,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("medsnip.steps:score"),
+        options=lambda w: PLAN.medsnip_score_options(w.dataset),
     script:
         STEP_SCRIPT
 
@@ -128,19 +128,19 @@ rule medsnip_table:
         ),
         md=f"{MEDSNIP_DIR}/{{dataset}}/table.md",
         tex=f"{MEDSNIP_DIR}/{{dataset}}/table.tex",
-    wildcard_constraints:
-        dataset=MEDSNIP_WILDCARDS["dataset"],
-    params:
-        step=versioned("medsnip.steps:table"),
-        options=lambda w: {"title": MEDSNIP_TITLES[w.dataset]},
     log:
         f"{LOGS}/medsnip/{{dataset}}/table.log",
     benchmark:
         f"{RESULTS}/benchmarks/medsnip/{{dataset}}/table.tsv"
+    wildcard_constraints:
+        dataset=MEDSNIP_WILDCARDS["dataset"],
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=1024,
         runtime=10,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("medsnip.steps:table"),
+        options=lambda w: {"title": MEDSNIP_TITLES[w.dataset]},
     script:
         STEP_SCRIPT

@@ -10,18 +10,18 @@ rule healthfc_score:
     output:
         scores=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/scores.json",
         report=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/scores.skipped.json",
-    params:
-        step=versioned("scoring.steps:healthfc"),
-        options=lambda w: PLAN.healthfc_score_options(w.lang, w.system),
     log:
         f"{LOGS}/scoring/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/scoring/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.tsv"
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=2048,
         runtime=30,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("scoring.steps:healthfc"),
+        options=lambda w: PLAN.healthfc_score_options(w.lang, w.system),
     script:
         STEP_SCRIPT
 
@@ -32,18 +32,18 @@ rule clinifact_score:
     output:
         scores=f"{EXP_DIR}/clinifact/{{model}}/scores.json",
         report=f"{EXP_DIR}/clinifact/{{model}}/scores.skipped.json",
-    params:
-        step=versioned("scoring.steps:clinifact"),
-        options=PLAN.clinifact_score_options("discriminative"),
     log:
         f"{LOGS}/scoring/clinifact/{{model}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/scoring/clinifact/{{model}}.tsv"
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=1024,
         runtime=10,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("scoring.steps:clinifact"),
+        options=PLAN.clinifact_score_options("discriminative"),
     script:
         STEP_SCRIPT
 
@@ -54,18 +54,18 @@ rule clinifact_zero_shot_score:
     output:
         scores=f"{EXP_DIR}/clinifact/zero_shot/{{model}}/scores.json",
         report=f"{EXP_DIR}/clinifact/zero_shot/{{model}}/scores.skipped.json",
-    params:
-        step=versioned("scoring.steps:clinifact"),
-        options=PLAN.clinifact_score_options("zero_shot"),
     log:
         f"{LOGS}/scoring/clinifact/zero_shot/{{model}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/scoring/clinifact/zero_shot/{{model}}.tsv"
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=1024,
         runtime=10,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("scoring.steps:clinifact"),
+        options=PLAN.clinifact_score_options("zero_shot"),
     script:
         STEP_SCRIPT
 
@@ -76,17 +76,17 @@ rule clinifact_fine_tune_score:
     output:
         scores=f"{EXP_DIR}/clinifact/fine_tuned/{{model}}/scores.json",
         report=f"{EXP_DIR}/clinifact/fine_tuned/{{model}}/scores.skipped.json",
-    params:
-        step=versioned("scoring.steps:clinifact"),
-        options=PLAN.clinifact_score_options("fine_tuned"),
     log:
         f"{LOGS}/scoring/clinifact/fine_tuned/{{model}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/scoring/clinifact/fine_tuned/{{model}}.tsv"
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=1024,
         runtime=10,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=versioned("scoring.steps:clinifact"),
+        options=PLAN.clinifact_score_options("fine_tuned"),
     script:
         STEP_SCRIPT

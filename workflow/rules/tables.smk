@@ -15,17 +15,17 @@ rule table:
         ),
         md=f"{TABLES_DIR}/{{table}}.md",
         tex=f"{TABLES_DIR}/{{table}}.tex",
-    params:
-        step=lambda w: versioned(f"tables.steps:{w.table}"),
-        options=lambda w: PLAN.table_options(w.table),
     log:
         f"{LOGS}/tables/{{table}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/tables/{{table}}.tsv"
+    conda:
+        "../envs/medfc.yaml"
     resources:
         mem_mb=1024,
         runtime=10,
-    conda:
-        "../envs/medfc.yaml"
+    params:
+        step=lambda w: versioned(f"tables.steps:{w.table}"),
+        options=lambda w: PLAN.table_options(w.table),
     script:
         STEP_SCRIPT
