@@ -4,6 +4,7 @@
 import os
 import sys
 
+from medfc.common import provenance
 from medfc.common.codeversion import use_disk_cache, versioned
 from medfc.experiments.systems import SYSTEMS as HFC_SYSTEMS
 from medfc.plan import MEDSNIP_TITLES, MEDSNIP_WILDCARDS, TABLES
@@ -43,7 +44,17 @@ except ConfigError as exc:
 onstart:
     if workflow.local_exec and (_cuda := PLAN.cuda_problem()):
         stop(_cuda)
+    # the run's line in <results_dir>/provenance/runs.jsonl (its id, host, folder, command)
+    provenance.append_run_record(
+        PLAN.layout.provenance, provenance.run_record(os.environ[provenance.RUN_ENV], sys.argv, os.getcwd())
+    )
 
+
+# the run's id and where its provenance records are, for every job it starts (local or on a cluster, whose
+# jobs inherit the environment and keep the id); the software record is the provenance rule's params
+os.environ.setdefault(provenance.RUN_ENV, provenance.new_run_id())
+os.environ[provenance.RECORDS_ENV] = PLAN.layout.provenance
+SOFTWARE = provenance.software()
 
 CACHE = config["cache_dir"]
 # the run's folder (results_dir): every output, log and benchmark below it (medfc.plan.layout)

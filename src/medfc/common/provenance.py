@@ -113,3 +113,10 @@ def software_file(record: Mapping[str, Any], config: Mapping[str, Any]) -> str:
 
     return yaml.safe_dump({"software": dict(record), "config": json.loads(json.dumps(config, default=str))}, sort_keys=False,
                           allow_unicode=True)
+
+
+def write_software(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: Mapping[str, Any]) -> None:
+    """The ``provenance`` rule's step: ``options`` {software, config} → ``software`` (YAML)."""
+    from medfc.common.io import atomic_write
+
+    atomic_write(outputs["software"], software_file(options["software"], options["config"]))

@@ -150,7 +150,25 @@ class Plan(ExperimentsPlan, MedsnipPlan):
                 targets.append(res("clinifact/diff/diff.md"))
         if self.stage_enabled("experiments"):
             targets += self.experiment_targets()
-        return targets + self.medsnip_targets()
+        return targets + self.medsnip_targets() + [f"{self.layout.provenance}/software.yml"]
+
+    def named_targets(self) -> dict[str, list[str]]:
+        """What users ask for by name (``snakemake --cores 4 datasets``, ``tables``, ``figures``): the rebuilt
+        datasets (cards, folds, splits), every table (statistics, experiments, MedSNIP; CSV beside its Markdown
+        and TeX) and every figure of :meth:`targets`."""
+        res = self.layout.under
+        datasets: list[str] = []
+        if self.stage_enabled("healthfc"):
+            datasets += [res("healthfc/dataset/dataset_card.md"), res("healthfc/folds/folds.csv")]
+        if self.stage_enabled("clinifact") or self.stage_enabled("experiments"):
+            datasets += [f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in ("train", "validation", "test")]
+            if self.config["clinifact"]["pairs_source"] == "rebuild":
+                datasets.append(res("clinifact/pairs/dataset_card.md"))
+        every = self.targets()
+        figures = [t for t in every if t.endswith(".png")]
+        tables = [t for t in every if t.endswith(".csv") and (t.startswith(f"{self.layout.tables}/") or "/stats/table" in t
+                                                             or t.startswith(f"{self.layout.medsnip}/"))]
+        return {"datasets": datasets, "tables": tables, "figures": figures}
 
     # ----------------------------------------------------------------------------------- checks
     def check(self) -> None:

@@ -23,7 +23,7 @@ LIGHT_RULES = ("healthfc_parse", "healthfc_align", "healthfc_dataset", "healthfc
                "healthfc_diff", "clinifact_build_claims", "clinifact_build_pairs", "clinifact_stats", "clinifact_diff",
                "healthfc_ensemble", "clinifact_ensemble", "healthfc_score", "clinifact_score", "clinifact_zero_shot_score",
                "clinifact_fine_tune_score",
-               "table", "clinifact_fig3", "medsnip_score", "medsnip_table")
+               "table", "clinifact_fig3", "medsnip_score", "medsnip_table", "provenance")
 ALL_RULES = COMPUTE_RULES + MODEL_RULES + NETWORK_RULES + LIGHT_RULES
 
 

@@ -29,6 +29,11 @@ class Layout:
         return f"{self.results}/{sub}"
 
     @property
+    def provenance(self) -> str:
+        """The run's provenance records (``software.yml``, ``runs.jsonl``: medfc.common.provenance)."""
+        return self.under("provenance")
+
+    @property
     def logs(self) -> str:
         """Every job's log (``<logs>/<stage>/...``)."""
         return self.under("logs")

@@ -408,3 +408,14 @@ def test_a_models_options_mistake_stops_the_plan_naming_the_key(options, model_t
     with pytest.raises(ConfigError) as exc:
         plan_for(cfg, SCHEMA)  # the workflow's validation: the schema, the values against their section, the checks
     assert str(exc.value).startswith(expected), str(exc.value)
+
+
+def test_named_targets_are_the_datasets_tables_and_figures_of_all():
+    """snakemake datasets | tables | figures: subsets of rule all's files, each of its kind."""
+    plan = Plan(config(stages__experiments=True))
+    named, every = plan.named_targets(), set(plan.targets())
+    assert "results/healthfc/dataset/dataset_card.md" in named["datasets"] and "results/clinifact/pairs/test_set.csv" in named["datasets"]
+    assert "results/healthfc/stats/table2.csv" in named["tables"] and "results/tables/clinifact_table8.csv" in named["tables"]
+    assert "results/healthfc/stats/fig1_claims_per_year.png" in named["figures"] and all(f.endswith(".png") for f in named["figures"])
+    assert set(named["tables"]) | set(named["figures"]) <= every
+    assert "results/provenance/software.yml" in every
