@@ -198,6 +198,9 @@ def test_the_report_covers_both_datasets_and_the_experiments(probed):
                      "results/clinifact/stats/table6_labels.csv", "results/clinifact/stats/fig2_disease_classes.png"):
         assert expected in paths, f"{expected} is not in the report"
     assert any(p.startswith("results/tables/") for p in paths) and any(p.startswith("results/figures/") for p in paths)
+    # the papers' tables as HTML pages the report shows (a CSV it only links)
+    for table in ("healthfc_table3", "clinifact_table8"):
+        assert probed["results"][f"results/tables/{table}.html"]["mime_type"] == "text/html", sorted(paths)
     # every entry carries its caption (which names the config values that made it)
     for path, res in probed["results"].items():
         assert res.get("caption"), f"{path} has no caption"

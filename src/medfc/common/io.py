@@ -266,8 +266,21 @@ def table_stem(outputs: Mapping[str, Any]) -> Path:
     return stem
 
 
+def _html_table(df: pd.DataFrame, caption: str) -> str:
+    """A small standalone HTML page with the table (its caption above it), readable in the report's viewer."""
+    import html
+
+    table = df.to_html(index=False, border=0, na_rep="", escape=True, classes="medfc-table")
+    style = ("body{font-family:sans-serif;font-size:13px;margin:12px}caption,p{text-align:left;margin-bottom:8px}"
+             "table{border-collapse:collapse}th,td{padding:3px 8px;border-bottom:1px solid #ddd;text-align:left}"
+             "th{background:#f3f3f3}")
+    head = f"<p>{html.escape(caption)}</p>" if caption else ""
+    return f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><style>{style}</style></head><body>{head}{table}</body></html>\n'
+
+
 def write_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", formats: Iterable[str] = ("csv", "md", "tex")) -> list[Path]:
-    """Write one table as CSV, Markdown and LaTeX next to each other (``stem`` + suffix)."""
+    """Write one table as CSV, Markdown and LaTeX (and HTML, when ``formats`` names it) next to each other
+    (``stem`` + suffix)."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     written = []
@@ -281,6 +294,8 @@ def write_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", fo
         elif fmt == "tex":
             body = df.to_latex(index=False, escape=True, caption=caption or None)
             out.write_text(body, encoding="utf-8")
+        elif fmt == "html":  # the report's view of the table (Snakemake's report shows it; a CSV it only links)
+            out.write_text(_html_table(df, caption), encoding="utf-8")
         else:  # pragma: no cover - guarded by callers
             raise ValueError(f"unknown table format {fmt!r}")
         written.append(out)

@@ -69,7 +69,7 @@ def _caption(title: str, scale: str) -> str:
 
 def _write(df: pd.DataFrame, outputs: Mapping[str, Any], caption: str) -> dict[str, Any]:
     stem = table_stem(outputs)
-    write_table(df, stem, caption=caption)
+    write_table(df, stem, caption=caption, formats=("csv", "md", "tex", "html") if "html" in outputs else ("csv", "md", "tex"))
     log.info("%s: %d rows", stem.name, len(df))
     return {"rows": len(df)}
 

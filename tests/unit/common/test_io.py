@@ -48,3 +48,16 @@ def test_a_jobs_orphaned_temporary_files_are_removed_and_nothing_else(tmp_path):
     removed = remove_orphaned_temps(paths)
     assert sorted(p.name for p in removed) == [".a.jsonl.gz.99b7a42cbddc.tmp", ".a[1].json.0123456789ab.tmp", ".b.0123456789ab.tmp"]
     assert sorted(p.name for p in out.iterdir()) == [".c.json.0123456789ab.tmp", "a.jsonl.gz"]
+
+
+def test_a_table_written_as_html_shows_its_caption_and_every_row_escaped(tmp_path):
+    import pandas as pd
+
+    from medfc.common.io import write_table
+
+    df = pd.DataFrame({"model": ["tfidf", "<b>x</b>"], "F1": [45.6, None]})
+    written = write_table(df, tmp_path / "t3", caption="Table 3 & friends", formats=("csv", "html"))
+    assert [p.name for p in written] == ["t3.csv", "t3.html"]
+    page = (tmp_path / "t3.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "<p>Table 3 &amp; friends</p>" in page
+    assert page.count("<tr") == 3 and "&lt;b&gt;x&lt;/b&gt;" in page and "45.6" in page
