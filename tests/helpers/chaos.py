@@ -356,7 +356,7 @@ def gunzipped(path: Path) -> bytes:
 
 
 #: files no rerun can make identical: the run's statistics, logs and timings
-SKIPPED_PARTS = ("logs", "benchmarks")
+SKIPPED_PARTS = ("logs", "benchmarks", "provenance")  # provenance/runs.jsonl: a line per run
 #: keys whose values are run statistics or times (what was fetched now or came from a cache, how long it took,
 #: how many requests and retries it needed): left out when two JSON files are compared
 VOLATILE_KEYS = frozenset({

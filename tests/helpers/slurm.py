@@ -39,7 +39,7 @@ PAPER_ARGS = ["--configfile", PAPER_CONFIG, MODELS_CONFIG]
 TEST_PARTITION = "debug"
 TEST_ACCOUNT = "medfc"
 # outputs that hold timings, not results
-VOLATILE_DIRS = ("results/benchmarks/", "results/logs/")
+VOLATILE_DIRS = ("results/benchmarks/", "results/logs/", "results/provenance/runs.jsonl")  # the last: one line per run
 # run statistics inside an output (path pattern: key pattern): those keys, times and memory, are dropped
 # before comparing (from the JSON document, or from each record of a gzipped JSON-lines file); all else must match
 RUN_STATS = {
@@ -47,7 +47,7 @@ RUN_STATS = {
     # cache against the run that filled it)
     re.compile(r"results/healthfc/crawl/stats\.json"): re.compile(r"time|elapsed|memusage|from_cache|fetched|mirror_requests|httpcache"),
     re.compile(r"results/healthfc/crawl/pages\.jsonl\.gz"): re.compile(r"^from_cache$"),  # each page's
-    re.compile(r"results/experiments/.+/info\.json"): re.compile(r"seconds|per_second"),  # training's speed
+    re.compile(r"results/experiments/.+/info\.json"): re.compile(r"seconds|per_second|^provenance$"),  # training's speed, its run
 }
 # the workflow/Snakefile line that keeps the light rules local (issue 23); benchmarks/slurm_layout.py drops it
 # in a scratch copy for the "before" layout

@@ -124,7 +124,7 @@ def test_cpu_config_plans_both_papers_tables_from_local_releases(demo_run):
         "healthfc_experiment": 80,  # tfidf, tfidf-wc, minilm, frozen-minilm x oracle, claims only, gold explanations, level of evidence x 5 folds
         "healthfc_ensemble": 40, "healthfc_score": 120,  # two ensembles
         "clinifact_import_release": 1, "clinifact_experiment": 3, "clinifact_ensemble": 2, "clinifact_score": 5,  # tfidf, gbm, frozen-minilm
-        "clinifact_fig3": 1, "table": 7, "all": 1}  # the five tables and the two time tables
+        "clinifact_fig3": 1, "table": 7, "provenance": 1, "all": 1}  # the five tables and the two time tables
 
 
 def test_slurm_profile_plans_the_demo(demo_run):

@@ -42,15 +42,16 @@ def test_the_copies_of_the_full_run_have_its_config_sections(full_demo_run):
 
 
 def test_the_run_records_its_software_config_and_command_and_each_experiment_points_to_it(full_demo_run):
-    """Issue 43 item 3: results/provenance/software.yml (the software and the resolved config, in the report),
-    runs.jsonl (one line per run: id, host, folder, command) and every experiment's info.json naming its run."""
+    """Issue 43 item 3: results/provenance/software.yml (the software, in the report), runs.jsonl (one line per
+    run: id, host, folder, command, software, resolved config) and every experiment's info.json naming its run."""
     import json
 
     prov = full_demo_run.path("results/provenance")
     software = yaml.safe_load((prov / "software.yml").read_text(encoding="utf-8"))
-    assert software["software"]["packages"]["snakemake"] and software["software"]["packages"]["torch"]
-    assert software["config"]["results_dir"] == "results" and software["config"]["stages"]["experiments"] is True
+    assert software["packages"]["snakemake"] and software["packages"]["torch"] and software["python"]
     runs = [json.loads(line) for line in (prov / "runs.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert runs[0]["config"]["results_dir"] == "results" and runs[0]["config"]["stages"]["experiments"] is True
+    assert runs[0]["software"] == software
     assert runs and all("--cores" in r["command"] for r in runs) and runs[0]["workdir"] == str(full_demo_run.root.resolve())
     info = json.loads(full_demo_run.path("results/experiments/clinifact/tiny/info.json").read_text(encoding="utf-8"))
     assert info["provenance"]["run"] in {r["run"] for r in runs}

@@ -44,9 +44,10 @@ except ConfigError as exc:
 onstart:
     if workflow.local_exec and (_cuda := PLAN.cuda_problem()):
         stop(_cuda)
-    # the run's line in <results_dir>/provenance/runs.jsonl (its id, host, folder, command)
+    # the run's line in <results_dir>/provenance/runs.jsonl (its id, host, folder, command, software, config)
     provenance.append_run_record(
-        PLAN.layout.provenance, provenance.run_record(os.environ[provenance.RUN_ENV], sys.argv, os.getcwd())
+        PLAN.layout.provenance,
+        provenance.run_record(os.environ[provenance.RUN_ENV], sys.argv, os.getcwd(), config, SOFTWARE),
     )
 
 

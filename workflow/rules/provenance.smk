@@ -1,6 +1,7 @@
-# Provenance (medfc.common.provenance, docs/ARCHITECTURE.md): the software and the resolved config of the
-# run's results in <results_dir>/provenance/software.yml (rerun when either changes: they are its params), and
-# one line per run in runs.jsonl (written when a run starts, below). Every experiment's info.json points here.
+# Provenance (medfc.common.provenance, docs/ARCHITECTURE.md): the software of the run's results in
+# <results_dir>/provenance/software.yml (rerun when it changes: it is the params), and one line per run in
+# runs.jsonl with its command and resolved config (written when a run starts: common.smk's onstart). Every
+# experiment's info.json points here.
 
 
 rule provenance:
@@ -21,6 +22,6 @@ rule provenance:
         runtime=5,
     params:
         step=versioned("common.provenance:write_software"),
-        options={"software": SOFTWARE, "config": config},
+        options={"software": SOFTWARE},
     script:
         STEP_SCRIPT

@@ -4,10 +4,11 @@ Three records, each machine-readable:
 
 * :func:`software` — Python, the platform and the versions of the packages the steps use (read from the
   installed distributions' metadata: nothing heavy is imported). The workflow's ``provenance`` rule writes
-  it with the resolved config as ``<results_dir>/provenance/software.yml``; the rule reruns when either
-  changes, so the file always describes the software and config of the latest results (it is in the report).
+  it as ``<results_dir>/provenance/software.yml``; the rule reruns when it changes, so the file always
+  describes the software of the latest results (it is in the report).
 * :func:`run_record` — one line per Snakemake run appended to ``<results_dir>/provenance/runs.jsonl`` when
-  the run starts: its id, the time, the host, the working directory and the command line.
+  the run starts: its id, the time, the host, the working directory, the command line, the software and
+  the config as resolved (the schema's defaults filled in).
 * :func:`job_record` — what a job adds to its ``info.json``: the run it belongs to, the records above, and
   the torch and CUDA versions and GPUs of the device it used (only when torch is already loaded: a TF-IDF job
   never imports it for this).
@@ -59,11 +60,14 @@ def new_run_id(now: dt.datetime | None = None) -> str:
     return f"{now.strftime('%Y%m%dT%H%M%SZ')}-{os.getpid()}"
 
 
-def run_record(run_id: str, argv: Sequence[str], workdir: str | os.PathLike) -> dict[str, Any]:
+def run_record(run_id: str, argv: Sequence[str], workdir: str | os.PathLike, config: Mapping[str, Any] | None = None,
+               software_record: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The record of one run as it starts (its command line redacted: a key given on it never lands in a file)."""
     return {"run": run_id, "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "host": socket.gethostname(), "workdir": str(Path(workdir).resolve()),
-            "command": [redact(a) for a in argv], "python": sys.executable}
+            "command": [redact(a) for a in argv], "python": sys.executable,
+            "software": dict(software_record) if software_record is not None else None,
+            "config": json.loads(json.dumps(config, default=str)) if config is not None else None}
 
 
 def append_run_record(directory: str | os.PathLike, record: Mapping[str, Any]) -> Path:
@@ -107,16 +111,15 @@ def job_record(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
             "device": device_record()}
 
 
-def software_file(record: Mapping[str, Any], config: Mapping[str, Any]) -> str:
-    """``software.yml``'s text: the software record and the resolved config, as YAML."""
+def software_file(record: Mapping[str, Any]) -> str:
+    """``software.yml``'s text: the software record as YAML."""
     import yaml
 
-    return yaml.safe_dump({"software": dict(record), "config": json.loads(json.dumps(config, default=str))}, sort_keys=False,
-                          allow_unicode=True)
+    return yaml.safe_dump(dict(record), sort_keys=False, allow_unicode=True)
 
 
 def write_software(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: Mapping[str, Any]) -> None:
-    """The ``provenance`` rule's step: ``options`` {software, config} → ``software`` (YAML)."""
+    """The ``provenance`` rule's step: ``options`` {software} → ``software`` (YAML)."""
     from medfc.common.io import atomic_write
 
-    atomic_write(outputs["software"], software_file(options["software"], options["config"]))
+    atomic_write(outputs["software"], software_file(options["software"]))
