@@ -96,6 +96,12 @@ rule clinifact_build_pairs:
         train=f"{RESULTS}/clinifact/pairs/train_set.csv",
         validation=f"{RESULTS}/clinifact/pairs/validation_set.csv",
         test=f"{RESULTS}/clinifact/pairs/test_set.csv",
+        train_parquet=f"{RESULTS}/clinifact/pairs/train_set.parquet",
+        validation_parquet=f"{RESULTS}/clinifact/pairs/validation_set.parquet",
+        test_parquet=f"{RESULTS}/clinifact/pairs/test_set.parquet",
+        instruction_train=f"{RESULTS}/clinifact/pairs/instruction/train_set.jsonl",
+        instruction_validation=f"{RESULTS}/clinifact/pairs/instruction/validation_set.jsonl",
+        instruction_test=f"{RESULTS}/clinifact/pairs/instruction/test_set.jsonl",
         card=report(
             f"{RESULTS}/clinifact/pairs/dataset_card.md", caption="../report/clinifact_card.rst", category="CliniFact"
         ),

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from medfc.clinifact import claims as claims_mod
-from medfc.clinifact import ctgov, pairs, release, stats
+from medfc.clinifact import ctgov, export, pairs, release, stats
 from medfc.clinifact import diff as cdiff
 from medfc.common.diff import render_markdown, write_diff
 from medfc.common.embeddings import Embedder, TransformersEmbedder
@@ -188,8 +188,9 @@ def fetch_abstracts(inputs: dict[str, Any], outputs: dict[str, Any], options: Ab
 
 
 def build_pairs(inputs: dict[str, Any], outputs: dict[str, Any], options: PairsOptions) -> dict[str, int]:
-    """``labelled`` + ``abstracts`` → ``pairs`` (all kept pairs), ``train``/``validation``/``test`` (balanced, split),
-    ``card`` (markdown) + ``report``."""
+    """``labelled`` + ``abstracts`` → ``pairs`` (all kept pairs), ``train``/``validation``/``test`` (balanced, split;
+    the release's CSV format), each split also as ``<split>_parquet`` (list columns typed) and ``instruction_<split>``
+    (the release's instruction JSONL; :mod:`medfc.clinifact.export`), ``card`` (markdown) + ``report``."""
     report = SkipReport("clinifact.build_pairs")
     seed = options.seed
     abstracts = {str(r["pmid"]): r for r in read_jsonl(inputs["abstracts"])}
@@ -203,12 +204,19 @@ def build_pairs(inputs: dict[str, Any], outputs: dict[str, Any], options: PairsO
     )
     for name in pairs.SPLITS:
         pairs.write_release_csv(splits[name], outputs[name])
+        export.write_parquet(splits[name], outputs[f"{name}_parquet"])
+        export.write_instruction_jsonl(splits[name], outputs[f"instruction_{name}"], with_response=name in export.SPLITS_WITH_RESPONSE)
         report.count(f"split_{name}", len(splits[name]))
+
+    def files(key: str) -> dict[str, str]:
+        return relative_files(outputs["card"], {name: outputs[key.format(name)] for name in pairs.SPLITS})
+
     meta = front_matter(license="mit", languages=["en"], task_categories=["text-classification"], task_ids=["fact-checking"],
                         tags=["medical", "clinical-trials", "fact-checking"], n_rows=sum(len(v) for v in splits.values()),
-                        data_files=relative_files(outputs["card"], {name: outputs[name] for name in pairs.SPLITS}),
+                        data_files=files("{}"), extra_configs={"parquet": files("{}_parquet"), "instruction": files("instruction_{}")},
                         pretty_name="CliniFact (rebuilt)")
-    Path(outputs["card"]).write_text(meta + pairs.dataset_card(splits, report, notes=options.card_notes), encoding="utf-8")
+    card = pairs.dataset_card(splits, report, notes=options.card_notes) + export.CARD_CONFIGS
+    Path(outputs["card"]).write_text(meta + card, encoding="utf-8")
     report.write(outputs["report"])
     return {k: len(v) for k, v in splits.items()}
 

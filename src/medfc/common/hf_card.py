@@ -33,8 +33,16 @@ def _yaml(value: object) -> str:
 
 
 def front_matter(*, license: str, languages: Sequence[str], task_categories: Sequence[str], n_rows: int, data_files: Mapping[str, str],
-                 pretty_name: str, task_ids: Sequence[str] = (), tags: Sequence[str] = (), config_name: str = "default") -> str:
-    """The ``---``-fenced YAML block of a dataset card (ends with a blank line)."""
+                 pretty_name: str, task_ids: Sequence[str] = (), tags: Sequence[str] = (), config_name: str = "default",
+                 extra_configs: Mapping[str, Mapping[str, str]] | None = None) -> str:
+    """The ``---``-fenced YAML block of a dataset card (ends with a blank line). ``data_files`` are the splits of
+    ``config_name``; ``extra_configs`` (config name → its splits' files) follow it, e.g. the same splits in
+    another format (``datasets.load_dataset(<folder>, <config name>)``)."""
+    configs = {config_name: data_files}
+    for name, files in (extra_configs or {}).items():
+        if name in configs:
+            raise ValueError(f"config {name!r} given twice")
+        configs[name] = files
     lines = ["---", f"pretty_name: {_yaml(pretty_name)}", f"license: {_yaml(license)}", "language:"]
     lines += [f"- {_yaml(x)}" for x in languages]
     lines += ["task_categories:"] + [f"- {_yaml(x)}" for x in task_categories]
@@ -42,7 +50,9 @@ def front_matter(*, license: str, languages: Sequence[str], task_categories: Seq
         lines += ["task_ids:"] + [f"- {_yaml(x)}" for x in task_ids]
     if tags:
         lines += ["tags:"] + [f"- {_yaml(x)}" for x in tags]
-    lines += ["size_categories:", f"- {_yaml(size_category(n_rows))}", "configs:", f"- config_name: {_yaml(config_name)}", "  data_files:"]
-    for split, path in data_files.items():
-        lines += [f"  - split: {_yaml(split)}", f"    path: {_yaml(path)}"]
+    lines += ["size_categories:", f"- {_yaml(size_category(n_rows))}", "configs:"]
+    for name, files in configs.items():
+        lines += [f"- config_name: {_yaml(name)}", "  data_files:"]
+        for split, path in files.items():
+            lines += [f"  - split: {_yaml(split)}", f"    path: {_yaml(path)}"]
     return "\n".join([*lines, "---", "", ""])

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from medfc.clinifact import export as EX
 from medfc.clinifact import pairs as PR
 from medfc.clinifact import steps
 from medfc.common.report import SkipReport
@@ -97,6 +98,8 @@ def test_demo_end_to_end_through_the_steps(tmp_path, minilm):
                   section("clinifact.pubmed", cache_dir=str(tmp_path / "pm"), extra_cache_dirs=[str(DEMO_PUBMED)], offline=True, progress=False, user_agent="medfc-test"))
     assert n == 36 and json.loads(Path(o["abs.json"]).read_text())["skipped_by_reason"] == {"no_abstract": 1}
     outs = {k: str(tmp_path / "pairs" / f"{k}.csv") for k in ("pairs", "train", "validation", "test")} | {"card": str(tmp_path / "pairs" / "card.md"), "report": str(tmp_path / "pairs" / "report.json")}
+    outs |= {f"{k}_parquet": str(tmp_path / "pairs" / f"{k}_set.parquet") for k in PR.SPLITS}
+    outs |= {f"instruction_{k}": str(tmp_path / "pairs" / "instruction" / f"{k}_set.jsonl") for k in PR.SPLITS}
     sizes = call_step(steps.build_pairs, {"labelled": o["labelled.jsonl.gz"], "abstracts": o["abstracts.jsonl.gz"]}, outs, section("clinifact.pairs"))
     assert sizes == {"train": 23, "validation": 6, "test": 8}
     rep = json.loads(Path(outs["report"]).read_text())
@@ -109,7 +112,22 @@ def test_demo_end_to_end_through_the_steps(tmp_path, minilm):
     assert "- pairs: 37" in card and "| total      |         19 |              7 |                       11 |      37 |" in card
     meta = yaml.safe_load(card.split("---\n")[1])  # Hugging Face metadata: the splits' files beside the card (issue 43, item 5)
     assert meta["license"] == "mit" and meta["size_categories"] == ["n<1K"] and meta["task_categories"] == ["text-classification"]
-    assert meta["configs"] == [{"config_name": "default", "data_files": [{"split": k, "path": f"{k}.csv"} for k in PR.SPLITS]}]
+    assert meta["configs"] == [{"config_name": "default", "data_files": [{"split": k, "path": f"{k}.csv"} for k in PR.SPLITS]},
+                               {"config_name": "parquet", "data_files": [{"split": k, "path": f"{k}_set.parquet"} for k in PR.SPLITS]},
+                               {"config_name": "instruction", "data_files": [{"split": k, "path": f"instruction/{k}_set.jsonl"} for k in PR.SPLITS]}]
+    assert "## Files and configs" in card
+    # beside each split: the typed Parquet copy (same rows) and the release's instruction lines (same order)
+    import pyarrow.parquet as pq
+
+    for k in PR.SPLITS:
+        csv = PR.read_release_csv(outs[k])
+        rows = pq.read_table(outs[f"{k}_parquet"]).to_pylist()
+        assert [r["index"] for r in rows] == list(csv["index"]) and [r["claim"] for r in rows] == list(csv["claim"])
+        assert [r["pValues"] for r in rows] == [PR.parse_list_literal(v) for v in csv["pValues"]]
+        texts = [json.loads(line)["text"] for line in Path(outs[f"instruction_{k}"]).read_text().splitlines()]
+        answers = [t.rsplit("## Response:\n", 1)[1] for t in texts]
+        assert answers == ([EX.ANSWER_WORDS[int(v)] for v in csv["label"]] if k != "test" else [""] * len(csv))
+        assert all(f"Claim: {c}\nAbstract: " in t for c, t in zip(csv["claim"], texts))
     st = tmp_path / "stats"
     souts = {"table_labels": str(st / "t6.csv"), "table_words": str(st / "t4.csv"), "table_classes": str(st / "classes.csv"), "fig_classes": str(st / "fig2.png"),
              "table_years": str(st / "years.csv"), "fig_years": str(st / "figS1.png")}
@@ -141,3 +159,60 @@ def test_rows_sharing_trial_claim_and_pmid_but_not_their_analyses_are_both_kept(
     df = PR.make_pairs([base, other, dict(base)], arts, report)
     assert list(df["pValues"]) == ["['0.816']", "['0.606']"] and list(df["outcome_description"]) == ["Per Protocol", "Full analysis set"]
     assert report.reasons() == {"duplicate_pair": 1}  # the third row repeats the first in every column
+
+
+RELEASE_INSTRUCTION = (  # the release's instruction files, data/processed/primary_outcome_publication_instruction/
+    "## Instruction:\nGiven a scientific claim and an abstract, determine if the abstract reports positive results (TRUE), inconclusive results (FALSE), "
+    "or offers no information (NONE) about the claim.\nThe task is to classify the pair claim abstract as follows:\n"
+    "TRUE: if the abstract provides positive support for the claim.\nFALSE: if the abstract provides negative or inconclusive support for the claim.\n"
+    "NONE: if the abstract provides contextual or background information without directly reporting results about the claim.\n## Input:\n"
+)
+
+
+def test_instruction_lines_are_the_releases_format(tmp_path):
+    """One ``{"text": ...}`` a line, json.dumps' defaults (ASCII escapes, ", " and ": "), the answer word after
+    "## Response:" in train/validation and none in test, rows in the split's order."""
+    df = pd.DataFrame([_row(0, 1, claim="A is superior to B in terms of X 1 week", article_abstract='BACKGROUND: dose \u2265200\u00a0mg "off".\nRESULTS: p = 0.01'),
+                       _row(1, 0, claim="C is non-inferior to D in terms of Y", article_abstract="Plain abstract."),
+                       _row(2, 2, claim="E is superior or other to F in terms of Z", article_abstract="Background only.")])
+    with_answer, without = tmp_path / "instruction" / "train_set.jsonl", tmp_path / "instruction" / "test_set.jsonl"
+    assert EX.write_instruction_jsonl(df, with_answer, with_response=True) == 3
+    assert EX.write_instruction_jsonl(df, without, with_response=False) == 3
+    raw = with_answer.read_bytes()
+    assert raw.isascii() and raw.endswith(b"\n") and raw.count(b"\n") == 3
+    first = raw.decode().split("\n")[0]
+    assert first == ('{"text": "' + RELEASE_INSTRUCTION.replace("\n", "\\n") + 'Claim: A is superior to B in terms of X 1 week\\n'
+                     'Abstract: BACKGROUND: dose \\u2265200\\u00a0mg \\"off\\".\\nRESULTS: p = 0.01\\n## Response:\\nTRUE"}')
+    recs = [json.loads(line) for line in with_answer.read_text().splitlines()]
+    assert [list(r) for r in recs] == [["text"]] * 3
+    assert [r["text"].rsplit("## Response:\n", 1)[1] for r in recs] == ["TRUE", "FALSE", "NONE"]  # 1 evidence, 0 inconclusive, 2 NEI
+    assert recs[1]["text"] == RELEASE_INSTRUCTION + "Claim: C is non-inferior to D in terms of Y\nAbstract: Plain abstract.\n## Response:\nFALSE"
+    tests = [json.loads(line)["text"] for line in without.read_text().splitlines()]
+    assert [t.endswith("\n## Response:\n") for t in tests] == [True] * 3 and tests[2] == recs[2]["text"][: -len("NONE")]
+    assert EX.SPLITS_WITH_RESPONSE == ("train", "validation")
+
+
+def test_parquet_copy_has_typed_list_columns(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    df = pd.DataFrame([_row(0, 1, pValues="['<0.001', '.2']", statisticalMethods="['ANCOVA', '']"),
+                       _row(1, 2, pValues="[]", outcome_description=float("nan"))])
+    csv = tmp_path / "train_set.csv"
+    PR.write_release_csv(df, str(csv))
+    split = PR.read_release_csv(csv)  # as build_pairs has them: the CSV's strings
+    EX.write_parquet(split, tmp_path / "train_set.parquet")
+    table = pq.read_table(tmp_path / "train_set.parquet")
+    assert table.schema.names == PR.RELEASE_COLUMNS
+    assert {c: table.schema.field(c).type for c in PR.LIST_COLUMNS} == dict.fromkeys(PR.LIST_COLUMNS, pa.list_(pa.string()))
+    assert [table.schema.field(c).type for c in ("index", "PMID", "label", "claim", "Publication Date")] == [pa.int64()] * 3 + [pa.string()] * 2
+    rows = table.to_pylist()
+    assert [r["pValues"] for r in rows] == [["<0.001", ".2"], []] and rows[0]["statisticalMethods"] == ["ANCOVA", ""]
+    assert rows[1]["outcome_description"] is None and rows[0]["PMID"] == 1000 and rows[1]["label"] == 2
+    # every other cell as in the CSV
+    back = pd.read_parquet(tmp_path / "train_set.parquet")
+    plain = [c for c in PR.RELEASE_COLUMNS if c not in PR.LIST_COLUMNS]
+    pd.testing.assert_frame_equal(back[plain], split[plain], check_dtype=False)
+    # an empty split has the same schema
+    EX.write_parquet(split.iloc[0:0], tmp_path / "test_set.parquet")
+    assert pq.read_schema(tmp_path / "test_set.parquet").remove_metadata() == table.schema.remove_metadata()

@@ -1,0 +1,129 @@
+"""The CliniFact pairs in two more formats, written beside the release-format CSVs by ``build_pairs``.
+
+* **Instruction format** (:func:`instruction_text`, :func:`write_instruction_jsonl`): the official
+  release's ``data/processed/primary_outcome_publication_instruction/{train,validation,test}_set.jsonl``
+  (github.com/ds4dh/CliniFact, the files its ``scripts/llm_finetune.py`` trains on and
+  ``scripts/llm_inference.py`` reads, field ``text``), reproduced byte for byte: one JSON object a line,
+  ``{"text": ...}`` and nothing else, written by ``json.dumps`` with its defaults (non-ASCII as ``\\uXXXX``,
+  ``", "`` and ``": "`` separators), each line ending in a newline. ``text`` is :data:`INSTRUCTION`, then
+  ``Claim: <claim>``, ``Abstract: <article_abstract>`` (the abstract as in the CSV, structured ones with
+  their ``LABEL: text`` lines), ``## Response:`` and, in the train and validation files only, the answer
+  word of the label (:data:`ANSWER_WORDS`: 1 → ``TRUE``, 0 → ``FALSE``, 2 → ``NONE``, the release's
+  inference script's mapping). The release's test file stops at ``## Response:\\n`` (the model answers;
+  the labels stay in ``test_set.csv``), and so does ours (``with_response``). No title, no id: the lines
+  follow the CSV's rows in order. Generated from the release's own three CSVs, the three files equal the
+  release's (same length, same text); the instruction wording is the release's, not
+  ``medfc.experiments.clinifact_zero_shot.PROMPT`` (our wording of the paper's Table 7, which the zero-shot
+  and fine-tuned runs use).
+* **Typed Parquet copy** (:func:`arrow_table`, :func:`write_parquet`): the same rows and 22 columns with
+  the list columns (``pValues``, ``statisticalMethods``, ``nonInferiorityTypes``; Python-list literals in
+  the CSV, as in the release) as ``list<string>``, ``index``, ``PMID`` and ``label`` as ``int64`` and every
+  other column ``string`` (an empty optional cell is null). One schema for every split, an empty one too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from medfc.clinifact.pairs import LIST_COLUMNS, RELEASE_COLUMNS, parse_list_literal
+from medfc.common.io import atomic_output
+
+if TYPE_CHECKING:  # pandas and pyarrow are imported where used
+    import pandas as pd
+    import pyarrow as pa
+
+#: the release's instruction, word for word (its "## Input:" header included)
+INSTRUCTION = (
+    "## Instruction:\n"
+    "Given a scientific claim and an abstract, determine if the abstract reports positive results (TRUE), "
+    "inconclusive results (FALSE), or offers no information (NONE) about the claim.\n"
+    "The task is to classify the pair claim abstract as follows:\n"
+    "TRUE: if the abstract provides positive support for the claim.\n"
+    "FALSE: if the abstract provides negative or inconclusive support for the claim.\n"
+    "NONE: if the abstract provides contextual or background information without directly reporting results about the claim.\n"
+    "## Input:\n"
+)
+RESPONSE = "## Response:\n"
+#: release label code → the answer word of the instruction format (1 evidence, 0 inconclusive, 2 NEI)
+ANSWER_WORDS = {1: "TRUE", 0: "FALSE", 2: "NONE"}
+#: the splits whose instruction lines end with their answer (the release's test lines have none)
+SPLITS_WITH_RESPONSE = ("train", "validation")
+TEXT_FIELD = "text"  # the release's only field (its scripts' ``dataset_text_field``)
+INT_COLUMNS = ("index", "PMID", "label")
+
+
+def instruction_text(claim: str, abstract: str, label: int | None = None) -> str:
+    """One pair as the release's instruction ``text``; the answer word follows when ``label`` is given."""
+    answer = "" if label is None else ANSWER_WORDS[int(label)]
+    return f"{INSTRUCTION}Claim: {claim}\nAbstract: {abstract}\n{RESPONSE}{answer}"
+
+
+def instruction_records(df: pd.DataFrame, *, with_response: bool) -> Iterator[dict[str, str]]:
+    """``{"text": ...}`` for each row of a release-format split, in its order."""
+    for claim, abstract, label in zip(df["claim"], df["article_abstract"], df["label"]):
+        yield {TEXT_FIELD: instruction_text(claim, abstract, label if with_response else None)}
+
+
+def write_instruction_jsonl(df: pd.DataFrame, path: str | os.PathLike, *, with_response: bool) -> int:
+    """The split as the release's instruction JSONL (atomically); returns the number of lines."""
+    n = 0
+    with atomic_output(path) as fh:
+        for rec in instruction_records(df, with_response=with_response):
+            fh.write((json.dumps(rec) + "\n").encode("ascii"))  # json.dumps' defaults, as the release
+            n += 1
+    return n
+
+
+def arrow_schema() -> pa.Schema:
+    import pyarrow as pa
+
+    def kind(col: str) -> pa.DataType:
+        return pa.list_(pa.string()) if col in LIST_COLUMNS else pa.int64() if col in INT_COLUMNS else pa.string()
+
+    return pa.schema([pa.field(c, kind(c)) for c in RELEASE_COLUMNS])
+
+
+def _cell(value: Any) -> Any:
+    return None if value is None or (isinstance(value, float) and value != value) else value
+
+
+def arrow_table(df: pd.DataFrame) -> pa.Table:
+    """A release-format split as an Arrow table of :func:`arrow_schema` (list literals parsed)."""
+    import pyarrow as pa
+
+    schema = arrow_schema()
+    columns = []
+    for field in schema:
+        values = [_cell(v) for v in df[field.name]]
+        if field.name in LIST_COLUMNS:
+            values = [parse_list_literal(v) for v in values]
+        elif field.name in INT_COLUMNS:
+            values = [None if v is None else int(v) for v in values]
+        else:
+            values = [None if v is None else str(v) for v in values]
+        columns.append(pa.array(values, type=field.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def write_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:
+    """The split as Parquet with typed list columns (atomically)."""
+    import pyarrow.parquet as pq
+
+    with atomic_output(path) as fh:
+        pq.write_table(arrow_table(df), fh)
+
+#: the dataset card's words on its three Hugging Face configs (appended to :func:`medfc.clinifact.pairs.dataset_card`)
+CARD_CONFIGS = """
+## Files and configs
+
+- `default`: `{train,validation,test}_set.csv`, the release's format (list columns are Python-list literals).
+- `parquet`: `{train,validation,test}_set.parquet`, the same rows and columns with `pValues`, `statisticalMethods`
+  and `nonInferiorityTypes` typed as lists of strings.
+- `instruction`: `instruction/{train,validation,test}_set.jsonl`, the release's instruction format
+  (`primary_outcome_publication_instruction`): one field `text` (instruction, claim, abstract, `## Response:` and
+  the answer TRUE / FALSE / NONE for evidence / inconclusive / not enough information; the test lines stop
+  before the answer, as in the release).
+"""
