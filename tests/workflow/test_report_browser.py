@@ -67,7 +67,7 @@ def _js_var(page: str, name: str) -> dict:
 PROBE = r"""
 <script id="medfc-probe-script">
 (function () {
-  const out = { errors: [], steps: [], listed: {}, figure: null, done: false };
+  const out = { errors: [], steps: [], listed: {}, figure: null, table: null, done: false };
   window.addEventListener("error", (e) => out.errors.push(String(e.message)));
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   const navLinks = () => [...document.querySelectorAll("nav a")];
@@ -115,6 +115,25 @@ PROBE = r"""
                        rect: [Math.round(r.left), Math.round(r.top), Math.round(r.right), Math.round(r.bottom)] };
       } else {
         out.figure = { path, missing: true };
+      }
+    }
+    // a paper's table: its eye opens the HTML page in the report's viewer (an iframe of its data URI)
+    const table = Object.keys(results).find((p) => p.endsWith("/healthfc_table3.html"));
+    if (table) {
+      const [cat, sub] = Object.entries(categories).flatMap(([c, subs]) =>
+        Object.entries(subs).filter(([, ps]) => ps.includes(table)).map(([s]) => [c, s]))[0];
+      await open(cat, sub);
+      const row = rows().find((tr) => tr.textContent.includes(table));
+      const eye = row && row.querySelector("a[type=button]");
+      out.steps.push(eye ? "clicked eye of " + table : "MISSING eye of " + table);
+      if (eye) eye.click();
+      await sleep(1500);
+      const frame = [...document.querySelectorAll("iframe")].find((f) => f.getAttribute("src") === results[table].data_uri);
+      if (frame) {
+        const r = frame.getBoundingClientRect();
+        out.table = { path: table, rect: [Math.round(r.left), Math.round(r.top), Math.round(r.right), Math.round(r.bottom)] };
+      } else {
+        out.table = { path: table, missing: true, frames: document.querySelectorAll("iframe").length };
       }
     }
     out.done = true;
@@ -231,3 +250,21 @@ def test_a_figure_opens_and_is_not_blank(probed):
     assert 0.01 <= non_white <= 0.99, f"the figure area is {non_white:.1%} non-white"
     # and the whole page is not blank either (navbar, figure)
     assert len(np.unique(shot.reshape(-1, 3), axis=0)) >= 32
+
+
+def test_table_3_opens_as_a_table_with_its_rows(probed):
+    """Issue 43 item 4: HealthFC Table 3 opens in the report's viewer (its eye, an iframe drawn in the window) as
+    an HTML table whose rows are the CSV's, the paper's rows among them."""
+    import base64
+    import csv
+    import io
+    import urllib.parse
+
+    table = probed["probe"]["table"]
+    assert table and not table.get("missing"), f"Table 3 did not open: {probed['probe']['steps']} {table}"
+    left, top, right, bottom = table["rect"]
+    assert right - left >= 200 and bottom - top >= 100 and top < WINDOW[1], table
+    head, data = probed["results"][table["path"]]["data_uri"].split(",", 1)
+    page = base64.b64decode(data).decode("utf-8") if head.endswith(";base64") else urllib.parse.unquote(data)
+    csv_rows = list(csv.reader(io.StringIO((probed["root"] / "results/tables/healthfc_table3.csv").read_text(encoding="utf-8"))))
+    assert page.count("<tr") == len(csv_rows) and "paper" in page, page[:500]
