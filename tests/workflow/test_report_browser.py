@@ -89,6 +89,16 @@ PROBE = r"""
     if (Object.keys(categories[cat]).length > 1) { click(sub); await sleep(300); }
   }
   const rows = () => [...document.querySelectorAll("tbody tr")];
+  async function openByEye(path) {  // its category's list, then the eye of its row
+    const [cat, sub] = Object.entries(categories).flatMap(([c, subs]) =>
+      Object.entries(subs).filter(([, ps]) => ps.includes(path)).map(([s]) => [c, s]))[0];
+    await open(cat, sub);
+    const row = rows().find((tr) => tr.textContent.includes(path));
+    const eye = row && row.querySelector("a[type=button]");
+    out.steps.push(eye ? "clicked eye of " + path : "MISSING eye of " + path);
+    if (eye) eye.click();
+    await sleep(1500);
+  }
   async function main() {
     await sleep(1000);
     for (const cat of Object.keys(categories)) {
@@ -100,14 +110,7 @@ PROBE = r"""
     const figs = Object.keys(results).filter((p) => IMAGE_TYPES.includes(results[p].mime_type)).sort();
     if (figs.length) {
       const path = figs[0];
-      const [cat, sub] = Object.entries(categories).flatMap(([c, subs]) =>
-        Object.entries(subs).filter(([, ps]) => ps.includes(path)).map(([s]) => [c, s]))[0];
-      await open(cat, sub);
-      const row = rows().find((tr) => tr.textContent.includes(path));
-      const eye = row && row.querySelector("a[type=button]");
-      out.steps.push(eye ? "clicked eye of " + path : "MISSING eye of " + path);
-      if (eye) eye.click();
-      await sleep(1500);
+      await openByEye(path);
       const img = [...document.querySelectorAll("img")].find((i) => i.src.startsWith("data:image") && i.getAttribute("src") === results[path].data_uri);
       if (img) {
         const r = img.getBoundingClientRect();
@@ -120,14 +123,7 @@ PROBE = r"""
     // a paper's table: its eye opens the HTML page in the report's viewer (an iframe of its data URI)
     const table = Object.keys(results).find((p) => p.endsWith("/healthfc_table3.html"));
     if (table) {
-      const [cat, sub] = Object.entries(categories).flatMap(([c, subs]) =>
-        Object.entries(subs).filter(([, ps]) => ps.includes(table)).map(([s]) => [c, s]))[0];
-      await open(cat, sub);
-      const row = rows().find((tr) => tr.textContent.includes(table));
-      const eye = row && row.querySelector("a[type=button]");
-      out.steps.push(eye ? "clicked eye of " + table : "MISSING eye of " + table);
-      if (eye) eye.click();
-      await sleep(1500);
+      await openByEye(table);
       const frame = [...document.querySelectorAll("iframe")].find((f) => f.getAttribute("src") === results[table].data_uri);
       if (frame) {
         const r = frame.getBoundingClientRect();
