@@ -200,7 +200,7 @@ rule healthfc_retrieve:
     benchmark:
         f"{RESULTS}/benchmarks/healthfc/retrieve/{{source}}.tsv"
     wildcard_constraints:
-        source="web|pubmed|wikipedia",
+        source=HEALTHFC_WILDCARDS["source"],
     conda:
         "../envs/medfc.yaml"
     resources:

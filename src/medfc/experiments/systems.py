@@ -22,10 +22,11 @@ from medfc.common.labels import (  # noqa: F401 (CLINIFACT_LABELS: the labels ar
     VERACITY_LABELS,
 )
 from medfc.common.options import Options, OptionsError, Tagged
+from medfc.common.search_sources import source_names
 from medfc.experiments.examples import Claim, join_sentences
 from medfc.experiments.options import ModelConfig
 
-EVIDENCE_SOURCES = ("web", "pubmed", "wikipedia")  # medfc.healthfc.evidence: where open-domain evidence is searched
+EVIDENCE_SOURCES = source_names()  # where open-domain evidence is searched: the registry medfc.common.search_sources
 
 
 # ----------------------------------------------------------------------------------- options

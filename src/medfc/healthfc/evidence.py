@@ -1,9 +1,10 @@
 """Open-domain evidence for HealthFC: each claim searched in a source (Vladika et al., 2024, Table 5's
 "Google snippets" and the open-domain comparison of §7.3), the top-k results kept as an artifact.
 
-Sources (:data:`EVIDENCE_SOURCES`): ``web`` (a Serper-compatible search API), ``pubmed`` (E-utilities:
+Sources (the registry :data:`medfc.common.search_sources.REGISTRY`): ``web`` (a Serper-compatible search API), ``pubmed`` (E-utilities:
 esearch by relevance, the abstracts by efetch) and ``wikipedia`` (the MediaWiki search API and the pages'
-plain-text introductions); the clients are :mod:`medfc.common.search`'s, shared with MedSNIP.
+plain-text introductions); the clients are :mod:`medfc.common.search`'s, built by the registry and shared with
+MedSNIP.
 
 The artifact (``results/healthfc/evidence/<source>.jsonl``) has one row per claim × rank:
 ``id`` (the claim), ``query``, ``source``, ``searched`` (the UTC date the search was answered), ``rank``
@@ -27,57 +28,28 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import datetime, timezone
 from typing import Any
 
-from medfc.common.http import HttpClient, HttpError, progress_bar
+from medfc.common.http import HttpError, progress_bar
 from medfc.common.io import read_jsonl
 from medfc.common.jsoncache import UnitCache, cache_key
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
-from medfc.common.search import Hit, PubMedSearch, SearchBackend, SearchError, WebSearch, WikipediaSearch
+from medfc.common.search import Hit, SearchBackend, SearchError
+from medfc.common.search_sources import (  # noqa: F401 (the sources' options: re-exported, declared with the registry)
+    Connection,
+    PubMedSourceOptions,
+    WebSourceOptions,
+    WikipediaSourceOptions,
+    build_client,
+)
 from medfc.healthfc.evidence_file import evidence_by_claim  # noqa: F401 (the artifact's reader, light for the experiments)
 
 log = logging.getLogger(__name__)
 
-EVIDENCE_SOURCES = ("web", "pubmed", "wikipedia")
 ROW_FIELDS = ("id", "query", "source", "searched", "rank", "title", "url", "snippet", "origin")
-
-
-@dataclass(frozen=True)
-class WebSourceOptions(Options):
-    """``healthfc.retrieval.web``: a Serper-compatible endpoint; its key is read from ``api_key_env``."""
-
-    url: str
-    api_key_env: str
-    requests_per_second: float
-    file: str
-
-
-@dataclass(frozen=True)
-class PubMedSourceOptions(Options):
-    """``healthfc.retrieval.pubmed``: E-utilities (contact e-mail, optional API key from ``api_key_env``)."""
-
-    email: str
-    eutils_url: str
-    api_key_env: str
-    requests_per_second: float
-    records_dir: str  # the per-PMID efetch cache (shared with CliniFact and MedSNIP)
-    file: str
-
-
-@dataclass(frozen=True)
-class WikipediaSourceOptions(Options):
-    """``healthfc.retrieval.wikipedia``: a MediaWiki ``api.php`` and the address page titles are appended to."""
-
-    url: str
-    page_url: str
-    requests_per_second: float
-    file: str
-
-
-SOURCE_OPTIONS: dict[str, type[Options]] = {"web": WebSourceOptions, "pubmed": PubMedSourceOptions, "wikipedia": WikipediaSourceOptions}
 
 
 class EvidenceSearchFailed(RuntimeError):
@@ -209,19 +181,5 @@ def check_coverage(report: SkipReport, source: str, max_share: float) -> int:
 
 
 def make_backend(source: str, opts: Options, max_retries: int) -> SearchBackend:
-    """The search client of ``source`` (keys from the environment; the web search's is required)."""
-    if source == "web":
-        assert isinstance(opts, WebSourceOptions)
-        return WebSearch(opts.url, opts.api_key_env, HttpClient(rate=opts.requests_per_second, max_retries=max_retries), require_key=True)
-    if source == "wikipedia":
-        assert isinstance(opts, WikipediaSourceOptions)
-        return WikipediaSearch(opts.url, HttpClient(rate=opts.requests_per_second, max_retries=max_retries), page_url=opts.page_url)
-    if source == "pubmed":
-        from medfc.common.pubmed import PubmedFetcher, eutils_urls
-
-        assert isinstance(opts, PubMedSourceOptions)
-        key = (os.environ.get(opts.api_key_env) or None) if opts.api_key_env else None
-        fetcher = PubmedFetcher(opts.records_dir, api_key=key, email=opts.email or None, **eutils_urls(opts.eutils_url),
-                                requests_per_second=opts.requests_per_second or None, max_retries=max_retries)
-        return PubMedSearch(fetcher, api_key_env=opts.api_key_env)
-    raise ValueError(f"unknown evidence source {source!r}; known: {EVIDENCE_SOURCES}")
+    """The search client of ``source`` from the registry (keys from the environment; the web search's is required)."""
+    return build_client(source, opts, Connection(max_retries=max_retries))

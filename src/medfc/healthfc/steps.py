@@ -19,8 +19,9 @@ import pandas as pd
 
 from medfc.common.diff import render_markdown, write_diff
 from medfc.common.io import input_paths, read_json, read_jsonl, write_json, write_jsonl, write_table
-from medfc.common.options import NoOptions, Options, Runtime
+from medfc.common.options import NoOptions, Options, OptionsError, Runtime
 from medfc.common.report import SkipReport
+from medfc.common.search_sources import options_class, source_names
 from medfc.healthfc import diff as hdiff
 from medfc.healthfc import stats as hstats
 from medfc.healthfc.align import align_release, alignment_from_records, alignment_records
@@ -319,9 +320,10 @@ def diff(inputs: dict[str, Any], outputs: dict[str, Any], options: DiffOptions) 
 @dataclass(frozen=True)
 class RetrieveOptions(Options):
     """``healthfc.retrieval`` for one source: the claim language queried, how many results, the answer cache,
-    and that source's own section (``source_options``, typed by :data:`medfc.healthfc.evidence.SOURCE_OPTIONS`)."""
+    and that source's own section (``source_options``, typed by the source's options class in the registry
+    :mod:`medfc.common.search_sources`)."""
 
-    source: Literal["web", "pubmed", "wikipedia"]
+    source: str  # a registered search source (checked against the registry)
     lang: Literal["en", "de"]
     top_k: int
     cache_dir: str
@@ -329,6 +331,10 @@ class RetrieveOptions(Options):
     max_share_without_evidence: float
     progress: bool
     source_options: dict[str, Any]
+
+    def _check(self, where: str) -> None:
+        if self.source not in source_names():
+            raise OptionsError(f"{where}.source: {self.source!r} is not one of {list(source_names())}")
 
 
 def retrieve(inputs: dict[str, Any], outputs: dict[str, Any], options: RetrieveOptions) -> dict[str, Any]:
@@ -338,7 +344,7 @@ def retrieve(inputs: dict[str, Any], outputs: dict[str, Any], options: RetrieveO
     from medfc.healthfc import evidence as ev
 
     report = SkipReport(f"healthfc-retrieve-{options.source}")
-    src = ev.SOURCE_OPTIONS[options.source].from_mapping(options.source_options, where=f"healthfc.retrieval.{options.source}")
+    src = options_class(options.source).from_mapping(options.source_options, where=f"healthfc.retrieval.{options.source}")
     queries = ev.claim_queries(read_jsonl(inputs["dataset"]), options.lang, report)
     report.count("claims", len(queries))
     if src.file:

@@ -40,9 +40,8 @@ key, an unknown model) stops the step unchanged.
 from __future__ import annotations
 
 import logging
-import os
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -50,6 +49,7 @@ import pandas as pd
 from medfc.common.io import read_json, read_jsonl, table_stem, write_json, write_jsonl, write_table
 from medfc.common.options import Runtime
 from medfc.common.report import SkipReport
+from medfc.common.search_sources import Connection, PubMedSourceOptions, WebSourceOptions, build_client
 from medfc.llm.base import Ledger, Prices
 from medfc.llm.prompts import load_prompt
 from medfc.medsnip import analysis
@@ -69,7 +69,7 @@ from medfc.medsnip.options import (
     TableOptions,
     VerifyOptions,
 )
-from medfc.medsnip.search import BM25Search, CachedSearch, PubMedSearch, WebSearch
+from medfc.medsnip.search import BM25Search, CachedSearch, SearchBackend
 from medfc.medsnip.verify import Verifier
 from medfc.scoring.medsnip import FALSE, aggregate, binary_scores, clustered_paired_bootstrap, nei_counts, paired_bootstrap
 
@@ -184,26 +184,35 @@ class SearchUnavailable(RuntimeError):
     """Searches of the retrieval verifier that the service did not answer: the step fails after caching the rest."""
 
 
-def make_searchers(r: RetrievalOptions) -> dict[str, CachedSearch]:
-    """The search backends named in ``r.sources``, each behind the per-(query, k) search cache."""
-    from medfc.common.pubmed import PubmedFetcher, eutils_urls
-    from medfc.common.http import HttpClient
+def _pubmed_searcher(r: RetrievalOptions) -> SearchBackend:
+    p = r.pubmed
+    return build_client("pubmed", PubMedSourceOptions(email=p.email, eutils_url=p.eutils_url, api_key_env=p.api_key_env,
+                                                      requests_per_second=p.requests_per_second, records_dir=p.cache_dir, file=""),
+                        Connection())
 
+
+def _web_searcher(r: RetrievalOptions) -> SearchBackend:
+    w = r.web
+    return build_client("web", WebSourceOptions(url=w.url, api_key_env=w.api_key_env, requests_per_second=1.0, file=""),
+                        Connection(max_retries=3, http_cache_dir=w.http_cache_dir, require_key=False))
+
+
+def _bm25_searcher(r: RetrievalOptions) -> SearchBackend:
+    b = r.bm25
+    return BM25Search(b.passages, b.text_field, b.title_field, b.id_field, b.url_field)
+
+
+# The sources of ``medsnip.retrieval.sources``: pubmed and web are the shared registry's clients
+# (medfc.common.search_sources, as HealthFC's evidence), built from MedSNIP's own sections; bm25, a local BM25
+# index over a JSONL of passages, is MedSNIP's one backend of its own.
+SEARCHERS: dict[str, Callable[[RetrievalOptions], SearchBackend]] = {"pubmed": _pubmed_searcher, "bm25": _bm25_searcher,
+                                                                      "web": _web_searcher}
+
+
+def make_searchers(r: RetrievalOptions) -> dict[str, CachedSearch]:
+    """The search backends named in ``r.sources`` (:data:`SEARCHERS`), each behind the per-(query, k) search cache."""
     cache = UnitCache(r.search_cache_dir)
-    out: dict[str, CachedSearch] = {}
-    for name in r.sources:
-        if name == "pubmed":
-            key_env = r.pubmed.api_key_env
-            fetcher = PubmedFetcher(r.pubmed.cache_dir, api_key=(os.environ.get(key_env) or None) if key_env else None,
-                                    email=r.pubmed.email or None, **eutils_urls(r.pubmed.eutils_url), requests_per_second=r.pubmed.requests_per_second or None)
-            backend: Any = PubMedSearch(fetcher, api_key_env=key_env)
-        elif name == "bm25":
-            b = r.bm25
-            backend = BM25Search(b.passages, b.text_field, b.title_field, b.id_field, b.url_field)
-        else:
-            backend = WebSearch(r.web.url, r.web.api_key_env, HttpClient(cache_dir=r.web.http_cache_dir or None, rate=1.0, max_retries=3))
-        out[name] = CachedSearch(backend, cache)
-    return out
+    return {name: CachedSearch(SEARCHERS[name](r), cache) for name in r.sources}
 
 
 def verify(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: VerifyOptions, runtime: Runtime,

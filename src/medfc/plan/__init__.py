@@ -19,11 +19,11 @@ from typing import Any
 from medfc.experiments.aliases import ALIAS_HINT
 from medfc.experiments.systems import evidence_source
 from medfc.plan import cluster, prerequisites
-from medfc.plan.experiments import TABLES, ExperimentsPlan, did_you_mean, layered
+from medfc.plan.experiments import HEALTHFC_WILDCARDS, TABLES, ExperimentsPlan, did_you_mean, layered
 from medfc.plan.layout import PAPERS, Layout, release_split_files
 from medfc.plan.medsnip import MEDSNIP_TITLES, MEDSNIP_WILDCARDS, MedsnipPlan
 
-__all__ = ["MEDSNIP_TITLES", "MEDSNIP_WILDCARDS", "PAPERS", "TABLES", "Layout", "Plan", "layered"]
+__all__ = ["HEALTHFC_WILDCARDS", "MEDSNIP_TITLES", "MEDSNIP_WILDCARDS", "PAPERS", "TABLES", "Layout", "Plan", "layered"]
 
 
 def _files_under(directory: str) -> list[str]:

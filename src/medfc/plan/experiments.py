@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from medfc.common.offline_models import offline_model_problem
+from medfc.common.search_sources import search_source, wildcard_pattern
 from medfc.experiments.aliases import ALIAS_HINT, model_aliases
 from medfc.experiments.ensemble import EnsembleOptions
 from medfc.experiments.options import CliniFactTrainOptions, FineTuneOptions, ZeroShotOptions, base_model, model_config_class
@@ -32,6 +33,7 @@ from medfc.plan.hints import did_you_mean
 from medfc.plan.layout import PAPERS, Layout, workflow_file
 
 HFC_TABLES = {"healthfc_table3": TABLE3_SYSTEMS, "healthfc_table5": TABLE5_SYSTEMS, "healthfc_open_domain": OPEN_DOMAIN_SYSTEMS}
+HEALTHFC_WILDCARDS = {"source": wildcard_pattern()}  # healthfc_retrieve's {source}: the registered search sources
 TIME_TABLES = ("healthfc_times", "clinifact_times")  # each row's wall and CPU seconds (experiments.time_tables)
 TABLES = (*HFC_TABLES, "healthfc_significance", "clinifact_table8", "clinifact_significance", *TIME_TABLES)
 
@@ -349,11 +351,10 @@ class ExperimentsPlan:
 
     def healthfc_retrieve_options(self, source: str) -> dict[str, Any]:
         """The options of one source's retrieval: ``healthfc.retrieval`` and the source's own section (its
-        answer cache under ``cache_dir`` unless set; PubMed's per-PMID records shared with CliniFact)."""
+        answer cache under ``cache_dir`` unless set; the section completed as its registry record says, e.g.
+        PubMed's per-PMID records shared with CliniFact)."""
         r = self.config["healthfc"]["retrieval"]
-        own = dict(r[source])
-        if source == "pubmed":
-            own["records_dir"] = own["records_dir"] or f"{self.config['cache_dir']}/clinifact/pubmed"
+        own = search_source(source).complete(dict(r[source]), self.config["cache_dir"])
         return {"source": source, "lang": r["lang"], "top_k": r["top_k"], "max_retries": r["max_retries"],
                 "max_share_without_evidence": r["max_share_without_evidence"], "progress": r["progress"],
                 "cache_dir": r["cache_dir"] or f"{self.config['cache_dir']}/healthfc/evidence", "source_options": own}

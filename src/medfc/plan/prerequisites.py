@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from medfc.common.search_sources import REGISTRY as SEARCH_SOURCES
+from medfc.common.search_sources import SearchSource, search_source
 from medfc.common.sources import is_url
 from medfc.experiments.systems import evidence_source
 from medfc.plan.layout import release_split_files
@@ -142,6 +144,16 @@ def _clinifact_data(plan: Plan) -> Iterator[str | None]:
             yield _exists(f"clinifact.diff.release ({split} split)", path)
 
 
+def _source_needs(where: str, spec: SearchSource, own: dict[str, Any], why: str, no_key: str = "") -> Iterator[str | None]:
+    """What a live search of ``spec`` needs, as its registry record declares it, from its config section ``own``
+    (at the key ``where``): the API key its option ``key_env`` names; a contact e-mail unless its ``local_url``
+    is on this machine."""
+    if spec.key_env:
+        yield _key(f"{where}.{spec.key_env}", own[spec.key_env], why, no_key)
+    if spec.contact and not (spec.local_url and is_loopback(own[spec.local_url])):
+        yield _contact(f"{where}.{spec.contact}", own[spec.contact], spec.contact_env, why)
+
+
 def _retrieval(plan: Plan) -> Iterator[str | None]:
     """The evidence sources of the planned HealthFC systems (retrieved_<source>, open_domain_<source>)."""
     if not plan.stage_enabled("experiments"):
@@ -154,11 +166,8 @@ def _retrieval(plan: Plan) -> Iterator[str | None]:
             yield _exists(f"healthfc.retrieval.{source}.file", own["file"])
             continue
         why = f"the {source} evidence of the HealthFC systems *_{source} is searched live (healthfc_retrieve)"
-        if source == "web":
-            yield _key(f"healthfc.retrieval.{source}.api_key_env", own["api_key_env"], why,
-                       f", or set healthfc.retrieval.{source}.file to a prepared evidence file")
-        elif source == "pubmed" and not is_loopback(own["eutils_url"]):
-            yield _contact(f"healthfc.retrieval.{source}.email", own["email"], "NCBI_EMAIL", why)
+        yield from _source_needs(f"healthfc.retrieval.{source}", search_source(source), own, why,
+                                 f", or set healthfc.retrieval.{source}.file to a prepared evidence file")
 
 
 def llm_key_problem(key: str, llm: dict[str, Any], why: str) -> str | None:
@@ -193,11 +202,10 @@ def _llms(plan: Plan) -> Iterator[str | None]:
         yield llm_key_problem(key, llm, f"{where} calls {llm.get('model') or 'its model'}")
     retrieval_sources = {s for v in ms["verifiers"] if v["kind"] == "retrieval" for s in ms["retrieval"]["sources"]}
     r = ms["retrieval"]
-    if "web" in retrieval_sources:
-        yield _key("medsnip.retrieval.web.api_key_env", r["web"]["api_key_env"], "a retrieval verifier searches the web")
-    if "pubmed" in retrieval_sources and not is_loopback(r["pubmed"]["eutils_url"]):
-        yield _contact("medsnip.retrieval.pubmed.email", r["pubmed"]["email"], "NCBI_EMAIL", "a retrieval verifier searches PubMed")
-    if "bm25" in retrieval_sources:
+    for name, spec in SEARCH_SOURCES.items():  # the shared sources (web, pubmed), from MedSNIP's own sections
+        if name in retrieval_sources:
+            yield from _source_needs(f"medsnip.retrieval.{name}", spec, r[name], f"a retrieval verifier searches {spec.title}")
+    if "bm25" in retrieval_sources:  # MedSNIP's own local index
         yield (_exists("medsnip.retrieval.bm25.passages", r["bm25"]["passages"]) if r["bm25"]["passages"] else
                "prerequisite: medsnip.retrieval.bm25.passages is empty but bm25 is in medsnip.retrieval.sources: set it to a JSONL of passages")
 

@@ -27,7 +27,7 @@ def slept(monkeypatch) -> list[float]:
     """The search clients' waits (backoff, Retry-After, MediaWiki's lag, the rate limit), recorded instead of
     slept: the retry logic is the same, the test does not wait for it."""
     waits: list[float] = []
-    monkeypatch.setattr(ev, "HttpClient", functools.partial(HttpClient, sleep=waits.append))
+    monkeypatch.setattr("medfc.common.http.HttpClient", functools.partial(HttpClient, sleep=waits.append))  # the registry's clients
     return waits
 
 
