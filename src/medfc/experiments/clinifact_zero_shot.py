@@ -25,6 +25,7 @@ from medfc.common.tokens import token_ids
 from medfc.experiments.aliases import resolve_model
 from medfc.experiments.clinifact import Pair, _record, _scores, load_pairs
 from medfc.experiments.options import ZeroShotOptions
+from medfc.llm.backends import runs_locally
 from medfc.llm.base import LLMClient
 from medfc.llm.local import TransformersLM
 from medfc.llm.openai import OpenAICompatibleLM
@@ -90,7 +91,7 @@ def _softmax(logp: np.ndarray) -> np.ndarray:
 # OpenAI-compatible server code as the MedSNIP decomposer and verifiers, scoring options here.
 def make_scorer(opts: ZeroShotOptions) -> LLMClient:
     """The zero-shot scorer of ``opts.backend`` (see module docstring)."""
-    if opts.backend == "transformers":
+    if runs_locally(opts.backend):
         return TransformersLM(opts.model, device=opts.device, precision=opts.precision, batch_size=opts.batch_size)
     rate = 1.0 / opts.min_interval_s if opts.min_interval_s > 0 else 0.0
     return OpenAICompatibleLM(opts.base_url, opts.model, api_key_env=opts.api_key_env, top_logprobs=opts.top_logprobs,
@@ -138,7 +139,7 @@ def score_pairs(scorer: LLMClient, tokenizer, pairs: Sequence[Pair], split: str,
 
 def resolved(opts: ZeroShotOptions) -> ZeroShotOptions:
     """The options with a local model's name and the tokenizer's resolved as the job loads them (``offline:``)."""
-    if opts.backend == "transformers":
+    if runs_locally(opts.backend):
         opts = opts.replace(model=resolve_model(opts.model))
     if opts.tokenizer:
         opts = opts.replace(tokenizer=resolve_model(opts.tokenizer))
@@ -159,7 +160,7 @@ def run_zero_shot(
 
     report = report or SkipReport("clinifact-zero-shot")
     opts = resolved(opts)
-    if threads is not None and opts.backend == "transformers":
+    if threads is not None and runs_locally(opts.backend):
         set_torch_threads(threads)
     set_seed(0)
     tokenizer = None

@@ -26,16 +26,10 @@ __all__ = [
 
 
 def make_client(backend: str, model: str, *, ledger: Ledger | None = None, **kwargs) -> LLMClient:
-    """``transformers`` → :class:`~medfc.llm.local.TransformersLM` (kwargs ``device``, ``precision``,
-    ``batch_size``); ``openai`` → :class:`~medfc.llm.openai.OpenAICompatibleLM` (kwargs ``base_url``,
-    ``api_key_env``, ``cache_dir``, ``requests_per_second``, ``timeout_s``, ``max_retries``, ...)."""
-    if backend == "transformers":
-        from medfc.llm.local import TransformersLM
+    """The client of ``backend`` (:data:`medfc.llm.backends.LLM_BACKENDS`): ``transformers`` →
+    :class:`~medfc.llm.local.TransformersLM` (kwargs ``device``, ``precision``, ``batch_size``); ``openai`` →
+    :class:`~medfc.llm.openai.OpenAICompatibleLM` (kwargs ``base_url``, ``api_key_env``, ``cache_dir``,
+    ``requests_per_second``, ``timeout_s``, ``max_retries``, ...)."""
+    from medfc.llm.backends import llm_backend
 
-        return TransformersLM(model, ledger=ledger, **kwargs)
-    if backend == "openai":
-        from medfc.llm.openai import OpenAICompatibleLM
-
-        base_url = kwargs.pop("base_url")
-        return OpenAICompatibleLM(base_url, model, ledger=ledger, **kwargs)
-    raise ValueError(f"unknown LLM backend {backend!r} (transformers | openai)")
+    return llm_backend(backend).build(model, ledger=ledger, **kwargs)

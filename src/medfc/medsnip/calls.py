@@ -33,6 +33,7 @@ import jsonschema
 
 from medfc.common.options import set_torch_threads
 from medfc.common.redact import redact, redact_values, remember_secret_env
+from medfc.llm.backends import runs_locally
 from medfc.llm.base import Conversation, GenerationParams, Ledger, LLMClient
 from medfc.llm.prompts import Prompt
 from medfc.llm.structured import ask_json
@@ -52,11 +53,11 @@ def make_llm(opts: LLMOptions, ledger: Ledger | None = None, threads: int = 1) -
     """The client; a local model computes on ``threads`` CPU threads (a server needs none)."""
     from medfc.llm import make_client
 
-    if opts.backend == "transformers":
+    if runs_locally(opts.backend):
         set_torch_threads(threads)
-        return make_client("transformers", opts.model, ledger=ledger, device=opts.device, precision=opts.precision,
+        return make_client(opts.backend, opts.model, ledger=ledger, device=opts.device, precision=opts.precision,
                            batch_size=opts.batch_size)
-    return make_client("openai", opts.model, ledger=ledger, base_url=opts.base_url, api_key_env=opts.api_key_env,
+    return make_client(opts.backend, opts.model, ledger=ledger, base_url=opts.base_url, api_key_env=opts.api_key_env,
                        cache_dir=opts.http_cache_dir or None, requests_per_second=opts.requests_per_second,
                        timeout_s=opts.timeout_s, max_retries=opts.max_retries)
 
@@ -131,7 +132,7 @@ def _sub_batch(client: LLMClient, batch_size: int | None) -> int:
     """Items per call of the client: a local model's batch (it generates them together), else one."""
     if batch_size is not None:
         return max(1, int(batch_size))
-    return max(1, int(getattr(client, "batch_size", 1))) if client.backend == "transformers" else 1
+    return max(1, int(getattr(client, "batch_size", 1))) if runs_locally(client.backend) else 1
 
 
 def cached_ask(

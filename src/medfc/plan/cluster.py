@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from medfc.llm.backends import runs_locally
+
 # every rule of workflow/rules/*.smk, by what it does (tests/unit/plan/test_cluster.py checks the lists
 # against the rule files, so a new rule must be placed here)
 COMPUTE_RULES = ("healthfc_experiment", "clinifact_experiment", "clinifact_fine_tune")  # training: always a job
@@ -28,7 +30,7 @@ ALL_RULES = COMPUTE_RULES + MODEL_RULES + NETWORK_RULES + LIGHT_RULES
 
 
 def _local_model(llm: dict[str, Any] | None) -> bool:
-    return bool(llm) and llm.get("backend") == "transformers"
+    return bool(llm) and runs_locally(llm.get("backend"))
 
 
 def runs_a_local_model(config: dict[str, Any], rule: str) -> bool:
@@ -38,7 +40,7 @@ def runs_a_local_model(config: dict[str, Any], rule: str) -> bool:
     if rule == "clinifact_zero_shot":  # any planned model with a local backend (its own override or the section's)
         cx = config["experiments"]["clinifact"]
         models = config["models"]["clinifact"]["zero_shot"] or [None]
-        return any({**cx["zero_shot"], **(cx["model_zero_shot"].get(m) or {} if m else {})}["backend"] == "transformers" for m in models)
+        return any(runs_locally({**cx["zero_shot"], **(cx["model_zero_shot"].get(m) or {} if m else {})}["backend"]) for m in models)
     ms = config["medsnip"]
     base = ms["llm"]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from medfc.llm.backends import runs_locally
 from medfc.medsnip.options import LLM_MODES, MODES, LLMOptions, RetrievalOptions
 from medfc.plan.experiments import layered
 from medfc.plan.layout import Layout
@@ -126,7 +127,7 @@ class MedsnipPlan:
         """A job running a local transformers model asks for the configured threads, GPUs and memory; a
         server job for one thread, no GPU and 2 GB."""
         llm = options["llm"]  # every MedSNIP step's options name their LLM (None: it runs none)
-        local = llm is not None and llm["backend"] == "transformers"
+        local = llm is not None and runs_locally(llm["backend"])
         ms = self.ms
         return {"threads": ms["threads"], "gpu": ms["gpu"], "mem_mb": ms["mem_mb"]} if local else {"threads": 1, "gpu": 0, "mem_mb": 2048}
 

@@ -26,6 +26,7 @@ from medfc.common.search_sources import REGISTRY as SEARCH_SOURCES
 from medfc.common.search_sources import SearchSource, search_source
 from medfc.common.sources import is_url
 from medfc.experiments.systems import evidence_source
+from medfc.llm.backends import runs_locally
 from medfc.plan.layout import release_split_files
 
 Plan = Any  # a medfc.plan.Plan (not imported: the package imports this module)
@@ -173,7 +174,7 @@ def _retrieval(plan: Plan) -> Iterator[str | None]:
 def llm_key_problem(key: str, llm: dict[str, Any], why: str) -> str | None:
     """An OpenAI-compatible endpoint's key: required unless the server runs on this machine or the config says
     it needs none (``api_key_env: ''``)."""
-    if llm.get("backend", "openai") != "openai" or is_loopback(llm.get("base_url", "")):
+    if runs_locally(llm.get("backend", "openai")) or is_loopback(llm.get("base_url", "")):
         return None
     return _key(key, llm.get("api_key_env", ""), f"{why} at {llm.get('base_url')}",
                 f", or set {key}: '' for a server that needs no key")

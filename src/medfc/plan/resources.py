@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from medfc.llm.backends import runs_locally
 from medfc.plan import cluster
 from medfc.plan.hints import did_you_mean
 
@@ -84,7 +85,7 @@ def row_of(plan: Any, rule: str, alias: str) -> str:
             raise ValueError(f"config: model {alias!r} is of kind {kind}, which has no row in experiments.resources ({', '.join(ROWS)})")
         return kind
     if rule == "clinifact_zero_shot":
-        if plan._model_section("zero_shot", "model_zero_shot", alias)["backend"] != "transformers":
+        if not runs_locally(plan._model_section("zero_shot", "model_zero_shot", alias)["backend"]):
             return "server"
         return _large("llm", model_size(plan, alias, llm=True))
     if rule == "clinifact_fine_tune":

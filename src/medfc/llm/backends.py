@@ -1,0 +1,45 @@
+"""The LLM backends, one registry (issue 44): each backend declared once, looked up by name wherever a
+choice depends on it — the client it builds (:func:`medfc.llm.make_client`), and whether it runs the model in
+the job's own process (a local model: threads, a GPU, a model path to resolve, a cluster job of its own) or
+calls a server (OpenAI-compatible: an endpoint, maybe a key). Light: the clients are imported when built."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class LLMBackend:
+    name: str
+    local: bool  # the model runs in the job's process (else on a server the job calls)
+    client: str  # "module:Class" of its client, imported when one is built
+    positional: tuple[str, ...] = ()  # keyword arguments its client takes before the model, positionally
+
+    def build(self, model: str, **kwargs: Any) -> Any:
+        module, cls = self.client.split(":")
+        first = [kwargs.pop(k) for k in self.positional]
+        return getattr(importlib.import_module(module), cls)(*first, model, **kwargs)
+
+
+LLM_BACKENDS: dict[str, LLMBackend] = {
+    b.name: b for b in (
+        LLMBackend("transformers", local=True, client="medfc.llm.local:TransformersLM"),
+        LLMBackend("openai", local=False, client="medfc.llm.openai:OpenAICompatibleLM", positional=("base_url",)),
+    )
+}
+
+
+def llm_backend(name: str) -> LLMBackend:
+    """The backend called ``name``; an unknown one is a ValueError naming the known ones."""
+    try:
+        return LLM_BACKENDS[name]
+    except KeyError:
+        raise ValueError(f"unknown LLM backend {name!r} ({' | '.join(LLM_BACKENDS)})") from None
+
+
+def runs_locally(name: str | None) -> bool:
+    """Whether backend ``name`` runs its model in the job's own process (False for an unknown or missing one)."""
+    backend = LLM_BACKENDS.get(name or "")
+    return backend is not None and backend.local

@@ -1,0 +1,51 @@
+"""The LLM backends' registry (medfc.llm.backends): each backend declared once and looked up; no choice in
+the plan or the factories compares a backend's name."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from medfc.llm import make_client
+from medfc.llm.backends import LLM_BACKENDS, LLMBackend, llm_backend, runs_locally
+
+SRC = Path(__file__).resolve().parents[3] / "src" / "medfc"
+
+
+def test_the_backends_are_looked_up_and_an_unknown_one_names_the_known():
+    assert runs_locally("transformers") and not runs_locally("openai") and not runs_locally(None) and not runs_locally("x")
+    with pytest.raises(ValueError, match=r"unknown LLM backend 'vllm-direct' \(transformers \| openai\)"):
+        make_client("vllm-direct", "m")
+    client = make_client("openai", "served-llm", base_url="http://127.0.0.1:9/v1", api_key_env="")
+    assert type(client).__name__ == "OpenAICompatibleLM" and client.backend == "openai"
+
+
+def test_a_new_backend_is_one_registry_entry(monkeypatch):
+    class Echo:
+        backend = "echo"
+
+        def __init__(self, model, ledger=None, **kwargs):
+            self.model, self.kwargs = model, kwargs
+
+    import sys
+    import types
+
+    module = types.ModuleType("medfc_test_echo")
+    module.Echo = Echo
+    monkeypatch.setitem(sys.modules, "medfc_test_echo", module)
+    monkeypatch.setitem(LLM_BACKENDS, "echo", LLMBackend("echo", local=True, client="medfc_test_echo:Echo"))
+    client = make_client("echo", "tiny", device="cpu")
+    assert isinstance(client, Echo) and client.model == "tiny" and client.kwargs == {"device": "cpu"}
+    assert runs_locally("echo") and llm_backend("echo").local
+
+
+def test_no_choice_compares_a_backends_name():
+    names = "|".join(map(re.escape, LLM_BACKENDS))
+    pattern = re.compile(rf"""backend["'\]]*\)?\s*[!=]=\s*["']({names})["']|["']({names})["']\s*[!=]=""")
+    files = [*sorted((SRC / "plan").glob("*.py")), SRC / "llm" / "__init__.py", SRC / "medsnip" / "calls.py",
+             SRC / "experiments" / "clinifact_zero_shot.py"]
+    found = [f"{f.relative_to(SRC)}:{n}" for f in files for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
+             if pattern.search(line)]
+    assert found == []
