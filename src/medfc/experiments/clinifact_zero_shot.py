@@ -25,7 +25,7 @@ from medfc.common.tokens import token_ids
 from medfc.experiments.aliases import resolve_model
 from medfc.experiments.clinifact import Pair, _record, _scores, load_pairs
 from medfc.experiments.options import ZeroShotOptions
-from medfc.llm.backends import runs_locally
+from medfc.common.llm_backends import runs_locally
 from medfc.llm.base import LLMClient
 from medfc.llm.local import TransformersLM
 from medfc.llm.openai import OpenAICompatibleLM

@@ -26,10 +26,10 @@ __all__ = [
 
 
 def make_client(backend: str, model: str, *, ledger: Ledger | None = None, **kwargs) -> LLMClient:
-    """The client of ``backend`` (:data:`medfc.llm.backends.LLM_BACKENDS`): ``transformers`` →
+    """The client of ``backend`` (:data:`medfc.common.llm_backends.LLM_BACKENDS`): ``transformers`` →
     :class:`~medfc.llm.local.TransformersLM` (kwargs ``device``, ``precision``, ``batch_size``); ``openai`` →
     :class:`~medfc.llm.openai.OpenAICompatibleLM` (kwargs ``base_url``, ``api_key_env``, ``cache_dir``,
     ``requests_per_second``, ``timeout_s``, ``max_retries``, ...)."""
-    from medfc.llm.backends import llm_backend
+    from medfc.common.llm_backends import llm_backend
 
     return llm_backend(backend).build(model, ledger=ledger, **kwargs)

@@ -33,7 +33,7 @@ import jsonschema
 
 from medfc.common.options import set_torch_threads
 from medfc.common.redact import redact, redact_values, remember_secret_env
-from medfc.llm.backends import runs_locally
+from medfc.common.llm_backends import runs_locally
 from medfc.llm.base import Conversation, GenerationParams, Ledger, LLMClient
 from medfc.llm.prompts import Prompt
 from medfc.llm.structured import ask_json

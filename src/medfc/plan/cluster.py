@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from medfc.llm.backends import runs_locally
+from medfc.common.llm_backends import runs_locally
 
 # every rule of workflow/rules/*.smk, by what it does (tests/unit/plan/test_cluster.py checks the lists
 # against the rule files, so a new rule must be placed here)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from medfc.llm.backends import runs_locally
+from medfc.common.llm_backends import runs_locally
 from medfc.medsnip.options import LLM_MODES, MODES, LLMOptions, RetrievalOptions
 from medfc.plan.experiments import layered
 from medfc.plan.layout import Layout

@@ -26,7 +26,7 @@ from medfc.common.search_sources import REGISTRY as SEARCH_SOURCES
 from medfc.common.search_sources import SearchSource, search_source
 from medfc.common.sources import is_url
 from medfc.experiments.systems import evidence_source
-from medfc.llm.backends import runs_locally
+from medfc.common.llm_backends import runs_locally
 from medfc.plan.layout import release_split_files
 
 Plan = Any  # a medfc.plan.Plan (not imported: the package imports this module)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from medfc.llm.backends import runs_locally
+from medfc.common.llm_backends import runs_locally
 from medfc.plan import cluster
 from medfc.plan.hints import did_you_mean
 

@@ -1,4 +1,4 @@
-"""The LLM backends' registry (medfc.llm.backends): each backend declared once and looked up; no choice in
+"""The LLM backends' registry (medfc.common.llm_backends): each backend declared once and looked up; no choice in
 the plan or the factories compares a backend's name."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from medfc.llm import make_client
-from medfc.llm.backends import LLM_BACKENDS, LLMBackend, llm_backend, runs_locally
+from medfc.common.llm_backends import LLM_BACKENDS, LLMBackend, llm_backend, runs_locally
 
 SRC = Path(__file__).resolve().parents[3] / "src" / "medfc"
 
