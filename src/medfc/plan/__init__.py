@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from medfc.experiments.aliases import ALIAS_HINT
+from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, clinifact_system
 from medfc.experiments.systems import evidence_source
 from medfc.plan import cluster, prerequisites
 from medfc.plan.experiments import HEALTHFC_WILDCARDS, TABLES, ExperimentsPlan, did_you_mean, layered
@@ -192,7 +193,7 @@ class Plan(ExperimentsPlan, MedsnipPlan):
                         f"experiments would silently vanish: name its models, or leave {lang} out of experiments.healthfc.langs "
                         "(langs: [] runs no HealthFC experiments)")
         for key, names in [*((f"models.healthfc.{lang}", config["models"]["healthfc"][lang]) for lang in ("en", "de")),
-                           *((f"models.clinifact.{kind}", config["models"]["clinifact"][kind]) for kind in ("discriminative", "zero_shot", "fine_tuned"))]:
+                           *((spec.models_key, config["models"]["clinifact"][name]) for name, spec in CLINIFACT_SYSTEMS.items())]:
             for name in names:
                 if name not in self.aliases and not self.is_ensemble(name):
                     hint = did_you_mean(name, [*self.aliases, *self.ensembles])
@@ -258,17 +259,12 @@ class Plan(ExperimentsPlan, MedsnipPlan):
             if source:
                 self.healthfc_retrieve_inputs(source)
                 self.healthfc_retrieve_options(source)
-        for run in cf_runs:
+        for run in cf_runs:  # each member's options (the method its system's record names), then an ensemble's
             model, system = run["model"], run["system"]
-            if system == "discriminative":
-                for member in self.ensemble_members(model) if self.is_ensemble(model) else [model]:
-                    self.clinifact_experiment_options(member)
-                if self.is_ensemble(model):
-                    self.ensemble_options(model)
-            elif system == "zero_shot":
-                self.clinifact_zero_shot_options(model)
-            else:
-                self.clinifact_fine_tune_options(model)
+            for member in self.clinifact_members(system, model):
+                self.clinifact_options(system, member)
+            if clinifact_system(system).ensemble_rule and self.is_ensemble(model):
+                self.ensemble_options(model)
         if cf_runs:
             self.clinifact_fig3_inputs()
             self.clinifact_fig3_options()

@@ -15,6 +15,7 @@ from typing import Any
 from medfc.common.offline_models import offline_model_problem
 from medfc.common.search_sources import search_source, wildcard_pattern
 from medfc.experiments.aliases import ALIAS_HINT, model_aliases
+from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, clinifact_system
 from medfc.experiments.ensemble import EnsembleOptions
 from medfc.experiments.options import CliniFactTrainOptions, FineTuneOptions, ZeroShotOptions, base_model, model_config_class
 from medfc.experiments.systems import (
@@ -418,15 +419,26 @@ class ExperimentsPlan:
         return {s: f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in self.config["experiments"]["clinifact"]["zero_shot"]["splits"]}
 
     def clinifact_runs(self) -> list[dict[str, Any]]:
-        """Every CliniFact system as {model, system, dir}."""
+        """Every CliniFact run as {model, system, dir}: each registered system's models
+        (:data:`~medfc.experiments.clinifact_systems.CLINIFACT_SYSTEMS`, in its order), in its run folder."""
         models = self.config["models"]["clinifact"]
-        runs = [{"model": m, "system": "discriminative", "dir": f"{self.layout.experiments}/clinifact/{m}"} for m in models["discriminative"]]
-        runs += [{"model": m, "system": "zero_shot", "dir": f"{self.layout.experiments}/clinifact/zero_shot/{m}"} for m in models["zero_shot"]]
-        runs += [{"model": m, "system": "fine_tuned", "dir": f"{self.layout.experiments}/clinifact/fine_tuned/{m}"} for m in models["fine_tuned"]]
+        runs = [{"model": m, "system": spec.name, "dir": spec.run_dir(self.layout.experiments, m)}
+                for spec in CLINIFACT_SYSTEMS.values() for m in models[spec.name]]
         for r in runs:
             self.model_name(r["model"])
             r["benchmark"] = self.layout.experiment_benchmarks + r["dir"][len(self.layout.experiments):] + ".tsv"  # the job's benchmark file, beside its results' path
         return runs
+
+    def clinifact_options(self, system: str, model: str) -> dict[str, Any]:
+        """One model's options in a run of ``system``: the plan method its record names."""
+        return getattr(self, clinifact_system(system).options)(model)
+
+    def clinifact_members(self, system: str, model: str) -> list[str]:
+        """The models a run of ``system`` trains or runs: an ensemble's members where the system averages
+        ensembles (its record has an ``ensemble_rule``), else the model itself."""
+        if clinifact_system(system).ensemble_rule and self.is_ensemble(model):
+            return self.ensemble_members(model)
+        return [model]
 
     def clinifact_table_entries(self) -> list[dict[str, Any]]:
         return [{"model": r["model"], "system": r["system"]} for r in self.clinifact_runs()]

@@ -25,6 +25,7 @@ from urllib.parse import urlparse
 from medfc.common.search_sources import REGISTRY as SEARCH_SOURCES
 from medfc.common.search_sources import SearchSource, search_source
 from medfc.common.sources import is_url
+from medfc.experiments.clinifact_systems import clinifact_system
 from medfc.experiments.systems import evidence_source
 from medfc.common.llm_backends import runs_locally
 from medfc.plan.layout import release_split_files
@@ -184,12 +185,13 @@ def _llms(plan: Plan) -> Iterator[str | None]:
     config = plan.config
     if plan.stage_enabled("experiments"):
         for run in plan.clinifact_runs():
-            if run["system"] == "zero_shot":
-                opts = plan.clinifact_zero_shot_options(run["model"])
-                key = (f"experiments.clinifact.model_zero_shot.{run['model']}.api_key_env"
-                       if "api_key_env" in (config["experiments"]["clinifact"]["model_zero_shot"].get(run["model"]) or {})
-                       else "experiments.clinifact.zero_shot.api_key_env")
-                yield llm_key_problem(key, dict(opts), f"the zero-shot model {run['model']} is asked")
+            spec, model = clinifact_system(run["system"]), run["model"]
+            if spec.asks_llm:
+                opts = plan.clinifact_options(spec.name, model)
+                key = (f"experiments.clinifact.{spec.overrides}.{model}.api_key_env"
+                       if "api_key_env" in (config["experiments"]["clinifact"][spec.overrides].get(model) or {})
+                       else f"experiments.clinifact.{spec.section}.api_key_env")
+                yield llm_key_problem(key, dict(opts), f"the {spec.title} model {model} is asked")
     if not plan.stage_enabled("medsnip"):
         return
     ms = config["medsnip"]
@@ -248,14 +250,9 @@ def planned_job_options(plan: Plan) -> Iterator[tuple[str, Any]]:
             for member in plan.ensemble_members(run["model"]) if plan.is_ensemble(run["model"]) else [run["model"]]:
                 yield f"experiments.healthfc ({member}, {run['system']})", plan.healthfc_experiment_options(run["lang"], member, run["system"], run["fold"])
         for run in plan.clinifact_runs():
-            model, system = run["model"], run["system"]
-            if system == "zero_shot":
-                yield f"experiments.clinifact.zero_shot ({model})", plan.clinifact_zero_shot_options(model)
-            elif system == "fine_tuned":
-                yield f"experiments.clinifact.fine_tune ({model})", plan.clinifact_fine_tune_options(model)
-            else:
-                for member in plan.ensemble_members(model) if plan.is_ensemble(model) else [model]:
-                    yield f"experiments.clinifact.train ({member})", plan.clinifact_experiment_options(member)
+            spec = clinifact_system(run["system"])
+            for member in plan.clinifact_members(spec.name, run["model"]):
+                yield f"experiments.clinifact.{spec.section} ({member})", plan.clinifact_options(spec.name, member)
     if plan.stage_enabled("medsnip"):
         ms = plan.config["medsnip"]
         roles = [("medsnip.decomposer", ms["decomposer"]), *((f"medsnip.verifiers[{i}].llm", v.get("llm")) for i, v in enumerate(ms["verifiers"]))]

@@ -11,6 +11,7 @@ import pandas as pd
 from medfc.common.io import read_json, read_jsonl
 from medfc.scoring import classification
 from medfc.common.labels import CLINIFACT_LABELS
+from medfc.experiments.clinifact_systems import DEFAULT_SYSTEM, system_of_row
 from medfc.tables.common import clinifact_name, pct
 
 
@@ -30,13 +31,13 @@ def table8(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: 
     rows = []
     for e, f in zip(entries, scores):
         s = read_json(f)
-        rows.append({"source": "ours", "scale": scale, "model": clinifact_name(e), "system": e.get("system", "discriminative"),
+        rows.append({"source": "ours", "scale": scale, "model": clinifact_name(e), "system": e.get("system", DEFAULT_SYSTEM),
                      "n": s["n"], "accuracy": pct(s["accuracy"]), "macro P": pct(s["macro_precision"]),
                      "macro R": pct(s["macro_recall"]), "macro F1": pct(s["macro_f1"]), "macro F1 95% CI": _interval(s)})
     cf = papers["clinifact"]
     systems = {r["system"] for r in rows}
     for model, v in cf["table8"].items():
-        system = "zero_shot" if "(zero-shot)" in model else "fine_tuned" if "(fine-tuned)" in model else "discriminative"
+        system = system_of_row(model)
         if system in systems:
             rows.append({"source": f"paper ({cf['cite']})", "scale": "paper", "model": model, "system": system,
                          "accuracy": v["accuracy"], "macro F1": v["macro_f1"]})

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from medfc.common.io import read_jsonl
+from medfc.experiments.clinifact_systems import row_suffixes
 
 
 def pct(x: Any) -> float | None:
@@ -40,10 +41,7 @@ def pooled(files: Sequence[str]) -> dict[str, Mapping[str, Any]]:
     return out
 
 
-CLINIFACT_SUFFIXES = {"zero_shot": " (zero-shot)", "fine_tuned": " (fine-tuned)"}  # a discriminative run has none
-
-
 def clinifact_name(e: Mapping[str, Any]) -> str:
-    """A CliniFact run's name in tables and figures: the model alias, then (zero-shot) or (fine-tuned) for
-    a causal LM (the paper's row names)."""
-    return f"{e['model']}{CLINIFACT_SUFFIXES.get(str(e.get('system')), '')}"
+    """A CliniFact run's name in tables and figures: the model alias, then its system's suffix (the paper's
+    row names; :mod:`medfc.experiments.clinifact_systems`)."""
+    return f"{e['model']}{row_suffixes().get(str(e.get('system')), '')}"

@@ -1,0 +1,90 @@
+"""The CliniFact systems, each declared once (issue 44): a registry of small records
+(:class:`CliniFactSystem`) that the plan (the run matrix, each job's options, the config checks, the
+prerequisites, the jobs that may run a model), the tables and the figure look up, so a system's model list,
+options, rules, run folder and row name are written in one place.
+
+The rules (``workflow/rules/experiments.smk``, ``scoring.smk``) name the same rules and folders; a test
+(``tests/unit/plan/test_clinifact_systems.py``) keeps them equal to the records and finds no comparison with a
+system's name in the plan or the tables. A light module (no torch, no pandas): the workflow reads it when it
+plans the DAG.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CliniFactSystem:
+    """One CliniFact system.
+
+    ``name`` is its model list's key (``models.clinifact.<name>``) and the ``system`` of its runs, their
+    predictions and scores. ``options`` names the :class:`medfc.plan.Plan` method that builds one model's
+    options (the ``options`` param of ``rule``), from ``experiments.clinifact.<section>`` and its overrides
+    ``experiments.clinifact.model_<section>[model]``. ``rule`` makes a run's predictions, ``score_rule``
+    scores them and ``ensemble_rule`` averages an ensemble's members' predictions (None: the system runs no
+    ensembles; an ensemble's name is a model of its own). ``folder`` is its runs' folder under
+    ``<experiments>/clinifact`` (``""``: a run's folder lies there directly); ``title`` names it in messages
+    and ``suffix`` is what its rows in the tables and Fig. 3 add to the model's alias (the paper's row names,
+    ``llama3-70b (zero-shot)``). ``asks_llm``: its options are an LLM client's (backend, endpoint, key
+    variable), whose key is checked before the run (:mod:`medfc.plan.prerequisites`)."""
+
+    name: str
+    options: str
+    section: str
+    rule: str
+    score_rule: str
+    title: str
+    folder: str = ""
+    suffix: str = ""
+    ensemble_rule: str | None = None
+    asks_llm: bool = False
+
+    @property
+    def models_key(self) -> str:
+        """Its model list in the config."""
+        return f"models.clinifact.{self.name}"
+
+    @property
+    def overrides(self) -> str:
+        """``experiments.clinifact.<overrides>``: one model's keys over ``section``."""
+        return f"model_{self.section}"
+
+    def run_dir(self, experiments: str, model: str) -> str:
+        """One run's folder: ``<experiments>/clinifact[/<folder>]/<model>``."""
+        return "/".join(part for part in (f"{experiments}/clinifact", self.folder, model) if part)
+
+
+CLINIFACT_SYSTEMS: dict[str, CliniFactSystem] = {
+    s.name: s for s in (
+        CliniFactSystem("discriminative", options="clinifact_experiment_options", section="train", rule="clinifact_experiment",
+                        score_rule="clinifact_score", title="discriminative", ensemble_rule="clinifact_ensemble"),
+        CliniFactSystem("zero_shot", options="clinifact_zero_shot_options", section="zero_shot", rule="clinifact_zero_shot",
+                        score_rule="clinifact_zero_shot_score", title="zero-shot", folder="zero_shot", suffix=" (zero-shot)",
+                        asks_llm=True),
+        CliniFactSystem("fine_tuned", options="clinifact_fine_tune_options", section="fine_tune", rule="clinifact_fine_tune",
+                        score_rule="clinifact_fine_tune_score", title="fine-tuned", folder="fine_tuned", suffix=" (fine-tuned)"),
+    )
+}
+
+CLINIFACT_SYSTEM_NAMES = tuple(CLINIFACT_SYSTEMS)  # in the order of the run matrix and the tables' rows
+DEFAULT_SYSTEM = "discriminative"  # the system of an entry or a paper's row that names none
+
+
+def clinifact_system(name: str) -> CliniFactSystem:
+    """The system called ``name``; an unknown one is a ValueError naming the known ones."""
+    try:
+        return CLINIFACT_SYSTEMS[name]
+    except KeyError:
+        raise ValueError(f"unknown CliniFact system {name!r} ({' | '.join(CLINIFACT_SYSTEMS)})") from None
+
+
+def row_suffixes() -> dict[str, str]:
+    """system → what its rows add to the model's alias (the systems whose rows add something)."""
+    return {s.name: s.suffix for s in CLINIFACT_SYSTEMS.values() if s.suffix}
+
+
+def system_of_row(row: str) -> str:
+    """The system of a table row named ``row`` (a paper's row, ``Llama3-70B (fine-tuned)``): the first system
+    whose suffix (without its leading space) it contains, else :data:`DEFAULT_SYSTEM`."""
+    return next((name for name, suffix in row_suffixes().items() if suffix.strip() in row), DEFAULT_SYSTEM)

@@ -1,0 +1,123 @@
+"""The CliniFact systems are one registry (medfc.experiments.clinifact_systems, issue 44 item 2): the plan's
+run matrix, options, checks and prerequisites, the tables' row names and the rules' declarations follow its
+records; a test-only system added to it alone is planned, named and checked; no comparison with a system's
+name is left in the plan or the tables."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+
+from medfc.experiments import clinifact_systems as C
+from medfc.plan import Plan
+from medfc.plan.prerequisites import _llms, planned_job_options
+from medfc.tables.clinifact import table8
+from medfc.tables.common import clinifact_name
+from tests.helpers.config import SCHEMA, defaults
+from tests.helpers.workflow import REPO
+
+RULES = REPO / "workflow" / "rules"
+
+
+def rule_blocks(path) -> dict[str, str]:
+    """rule name → its text, for every rule of one .smk file."""
+    text = path.read_text(encoding="utf-8")
+    return {m.group(1): m.group(2) for m in re.finditer(r"^rule (\w+):\n(.*?)(?=^\S|\Z)", text, re.M | re.S)}
+
+
+def test_the_registry_names_the_schemas_model_lists_in_their_order():
+    schema = yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))
+    lists = schema["properties"]["models"]["properties"]["clinifact"]["properties"]
+    assert list(C.CLINIFACT_SYSTEMS) == list(lists) == ["discriminative", "zero_shot", "fine_tuned"]
+    fig3 = schema["properties"]["experiments"]["properties"]["clinifact"]["properties"]["fig3_pair"]
+    assert fig3["items"]["properties"]["system"]["enum"] == list(C.CLINIFACT_SYSTEMS)
+    clinifact = schema["properties"]["experiments"]["properties"]["clinifact"]["properties"]
+    for spec in C.CLINIFACT_SYSTEMS.values():  # its options' section and overrides are config sections
+        assert spec.section in clinifact and spec.overrides in clinifact, spec.name
+    with pytest.raises(ValueError, match=r"unknown CliniFact system 'few_shot' \(discriminative \| zero_shot \| fine_tuned\)"):
+        C.clinifact_system("few_shot")
+
+
+def test_the_rules_are_the_records_rules_folders_and_options():
+    """Each record's rule writes its run folder's predictions with the options its record names, its score rule
+    scores them as its system, and its ensemble rule (discriminative only) writes the same folder."""
+    experiments, scoring = rule_blocks(RULES / "experiments.smk"), rule_blocks(RULES / "scoring.smk")
+    for spec in C.CLINIFACT_SYSTEMS.values():
+        folder = spec.run_dir("{EXP_DIR}", "{{model}}")
+        assert hasattr(Plan, spec.options), spec.options
+        made = experiments[spec.rule]
+        assert f'predictions=f"{folder}/predictions.jsonl"' in made, spec.rule
+        assert f"options=lambda w: PLAN.{spec.options}(w.model)" in made, spec.rule
+        score = scoring[spec.score_rule]
+        assert f"predictions=rules.{spec.rule}.output.predictions" in score, spec.score_rule
+        assert f'scores=f"{folder}/scores.json"' in score, spec.score_rule
+        assert f'options=PLAN.clinifact_score_options("{spec.name}")' in score, spec.score_rule
+        if spec.ensemble_rule:
+            assert f'predictions=f"{folder}/predictions.jsonl"' in experiments[spec.ensemble_rule], spec.ensemble_rule
+    made = {spec.rule for spec in C.CLINIFACT_SYSTEMS.values()} | {s.ensemble_rule for s in C.CLINIFACT_SYSTEMS.values() if s.ensemble_rule}
+    assert made == {r for r in experiments if r.startswith("clinifact_")}
+    assert {spec.score_rule for spec in C.CLINIFACT_SYSTEMS.values()} == {r for r in scoring if r.startswith("clinifact_")}
+
+
+def test_the_row_names_and_the_papers_rows_systems():
+    assert [clinifact_name({"model": "m", "system": s}) for s in C.CLINIFACT_SYSTEMS] == ["m", "m (zero-shot)", "m (fine-tuned)"]
+    assert clinifact_name({"model": "m"}) == "m"
+    assert [C.system_of_row(r) for r in ("BioBERT", "Llama3-70B (zero-shot)", "OpenBioLLM-70B (fine-tuned)")] == \
+        ["discriminative", "zero_shot", "fine_tuned"]
+
+
+FEW_SHOT = C.CliniFactSystem("few_shot", options="clinifact_zero_shot_options", section="zero_shot", rule="clinifact_few_shot",
+                             score_rule="clinifact_few_shot_score", title="few-shot", folder="few_shot", suffix=" (few-shot)",
+                             asks_llm=True)
+
+
+def test_a_system_registered_in_a_test_is_planned_named_and_checked(monkeypatch, tmp_path):
+    monkeypatch.setitem(C.CLINIFACT_SYSTEMS, "few_shot", FEW_SHOT)
+    cfg = defaults()
+    cfg["models"]["aliases"]["remote-llm"] = "org/remote-llm"
+    cfg["models"]["clinifact"] = {"discriminative": ["tfidf"], "zero_shot": [], "fine_tuned": [], "few_shot": ["remote-llm"]}
+    cfg["experiments"]["clinifact"]["model_zero_shot"] = {"remote-llm": {"backend": "openai", "base_url": "http://gpu7:8000/v1",
+                                                                          "api_key_env": "MEDFC_TEST_NO_SUCH_KEY"}}
+    plan = Plan(cfg)
+    runs = plan.clinifact_runs()
+    assert [(r["model"], r["system"], r["dir"]) for r in runs] == [
+        ("tfidf", "discriminative", "results/experiments/clinifact/tfidf"),
+        ("remote-llm", "few_shot", "results/experiments/clinifact/few_shot/remote-llm")]
+    assert runs[1]["benchmark"] == "results/benchmarks/experiments/clinifact/few_shot/remote-llm.tsv"
+    assert plan.clinifact_options("few_shot", "remote-llm") == plan.clinifact_zero_shot_options("remote-llm")
+    assert plan.table_inputs("clinifact_table8")["scores"][1] == "results/experiments/clinifact/few_shot/remote-llm/scores.json"
+    assert [clinifact_name(e) for e in plan.table_options("clinifact_table8")["entries"]] == ["tfidf", "remote-llm (few-shot)"]
+    monkeypatch.setattr(plan, "stage_enabled", lambda stage: stage == "experiments")
+    assert [w for w, _ in planned_job_options(plan) if w.startswith("experiments.clinifact")] == [
+        "experiments.clinifact.train (tfidf)", "experiments.clinifact.zero_shot (remote-llm)"]
+    monkeypatch.delenv("MEDFC_TEST_NO_SUCH_KEY", raising=False)
+    problems = [p for p in _llms(plan) if p]
+    assert len(problems) == 1 and "experiments.clinifact.model_zero_shot.remote-llm.api_key_env" in problems[0]
+    assert "the few-shot model remote-llm is asked" in problems[0]
+    cfg["models"]["clinifact"]["few_shot"] = ["nope"]
+    with pytest.raises(ValueError, match=r"config: models\.clinifact\.few_shot: 'nope' names no model"):
+        Plan(cfg).check()
+    # the paper's rows of the system's kind follow it into Table 8
+    score = tmp_path / "scores.json"
+    score.write_text('{"n": 2, "accuracy": 0.5, "macro_precision": 0.5, "macro_recall": 0.5, "macro_f1": 0.5}', encoding="utf-8")
+    papers = {"clinifact": {"cite": "P", "table8": {"X (few-shot)": {"accuracy": 1, "macro_f1": 2}, "Y (zero-shot)": {"accuracy": 3, "macro_f1": 4}}}}
+    t8 = table8([str(score)], [{"model": "remote-llm", "system": "few_shot"}], papers, "demo")
+    assert list(t8["model"]) == ["remote-llm (few-shot)", "X (few-shot)"] and list(t8["system"]) == ["few_shot", "few_shot"]
+
+
+SRC = REPO / "src" / "medfc"
+
+
+def test_no_comparison_with_a_systems_name_is_left_in_the_plan_or_the_tables():
+    """A CliniFact system is looked up in the registry, never tested for by name (``system == "zero_shot"``) nor
+    recognised by its row's suffix (``"(zero-shot)" in model``) in medfc/plan or medfc/tables."""
+    names = "|".join(map(re.escape, C.CLINIFACT_SYSTEMS))
+    suffixes = "|".join(re.escape(s.suffix.strip()) for s in C.CLINIFACT_SYSTEMS.values() if s.suffix)
+    compared = re.compile(rf"""(==|!=)\s*["']({names})["']|["']({names})["']\s*(==|!=|(not\s+)?in\b)|["']({suffixes})["']""")
+    files = [*sorted((SRC / "plan").glob("*.py")), *sorted((SRC / "tables").glob("*.py"))]
+    found = [f"{p.relative_to(SRC)}:{n}: {line.strip()}" for p in files for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if compared.search(line)]
+    assert found == []
+    assert compared.search('if system == "zero_shot":') and compared.search('"(fine-tuned)" in model')  # the check sees them
