@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import signal
 import socket
 import struct
@@ -452,7 +453,7 @@ def run_once(snakemake: str, cwd: Path, args: list[str], env: dict[str, str], ki
             killed = True
     failed = []
     if not killed and rc != 0:
-        failed = sorted(set(__import__("re").findall(r"Error in rule (\w+):", log.read_text(encoding="utf-8").rsplit("===== snakemake", 1)[-1])))
+        failed = sorted(set(re.findall(r"Error in rule (\w+):", log.read_text(encoding="utf-8").rsplit("===== snakemake", 1)[-1])))
     return Attempt(time.monotonic() - start, rc, killed, failed)
 
 

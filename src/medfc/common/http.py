@@ -468,6 +468,10 @@ class HttpClient:
             self._retry_or_raise(attempt, origin, what, reason, said, status, url, delay if asked else None, down)
             attempt += 1
 
+    def backoff_delay(self, attempt: int) -> float:
+        """The wait before retry ``attempt + 1`` when the server names none: exponential, capped at ``max_backoff``."""
+        return min(self.max_backoff, self.backoff * (2**attempt))
+
     def _retry_or_raise(self, attempt: int, origin: str, what: str, reason: str, said: str, status: int | None, url: str,
                         delay: float | None, down: bool) -> None:
         """After failed attempt ``attempt`` (0-based) of a request of a passing kind: sleep before the next one, or
@@ -486,7 +490,7 @@ class HttpClient:
             self.stats["errors"] += 1
             raise HttpError(f"{what}: {where} after {attempt + 1} attempts{said}", status=status, url=url, exhausted=True, down=down)
         if not asked:
-            delay = min(self.max_backoff, self.backoff * (2**attempt))
+            delay = self.backoff_delay(attempt)
         assert delay is not None
         if down and self.down_slept + delay > self.down_budget:
             self.stats["errors"] += 1

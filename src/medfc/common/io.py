@@ -94,15 +94,16 @@ def _new_temp(path: Path) -> tuple[int, Path]:
             continue
 
 
-def remove_orphaned_temps(paths: Iterable[str | os.PathLike]) -> list[Path]:
+def remove_orphaned_temps(paths: Iterable[str | os.PathLike], suffixes: Iterable[str] = (".tmp",)) -> list[Path]:
     """Remove the temporary files and folders an atomic write into one of ``paths`` left behind when its
-    process was killed (``.<name>.<random>.tmp`` beside it); returns them. Only for paths that no other
-    process writes now: a workflow job's own outputs (Snakemake runs one job per output at a time)."""
-    removed = []
+    process was killed (``.<name>.<random>.tmp`` beside it; :func:`atomic_directory`'s ``.old`` too, with
+    ``suffixes``); returns them. Only for paths that no other process writes now: a workflow job's own
+    outputs (Snakemake runs one job per output at a time), a folder its one saver replaces."""
+    removed, suffixes = [], tuple(suffixes)
     for path in map(Path, paths):
         if not path.parent.is_dir():
             continue
-        for orphan in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        for orphan in (p for suffix in suffixes for p in path.parent.glob(f".{glob.escape(path.name)}.*{suffix}")):
             if orphan.is_dir() and not orphan.is_symlink():
                 shutil.rmtree(orphan, ignore_errors=True)
             else:
@@ -158,8 +159,7 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
     the two renames leaves no ``path`` and both whole folders aside, removed by the next save)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    for stale in (*path.parent.glob(f".{path.name}.*.tmp"), *path.parent.glob(f".{path.name}.*.old")):
-        shutil.rmtree(stale, ignore_errors=True)
+    remove_orphaned_temps([path], suffixes=(".tmp", ".old"))
     tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
     tmp.mkdir()
     try:

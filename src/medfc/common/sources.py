@@ -23,7 +23,6 @@ import secrets
 import shutil
 import socket
 import struct
-import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -166,7 +165,7 @@ def download_once(url: str, dest: str | os.PathLike, client: Any = None, *, prog
         client = HttpClient(rate=1.0, max_retries=3)
     dest.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale(dest)
-    tries = int(getattr(client, "max_retries", 0) if INCOMPLETE_RETRIES is None else INCOMPLETE_RETRIES) + 1
+    tries = (client.max_retries if INCOMPLETE_RETRIES is None else INCOMPLETE_RETRIES) + 1
     for attempt in range(tries):
         try:
             _download_attempt(url, dest, client, progress, verify)
@@ -174,9 +173,9 @@ def download_once(url: str, dest: str | os.PathLike, client: Any = None, *, prog
         except IncompleteDownload as exc:
             if attempt + 1 >= tries:
                 raise
-            delay = min(float(getattr(client, "max_backoff", 60.0)), float(getattr(client, "backoff", 2.0)) * 2**attempt)
+            delay = client.backoff_delay(attempt)
             log.warning("%s; retry %d/%d in %.1f s", exc, attempt + 1, tries - 1, delay)
-            getattr(client, "sleep", time.sleep)(delay)
+            client.sleep(delay)
     raise AssertionError("unreachable")
 
 

@@ -21,13 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from medfc.clinifact import steps
 from medfc.common.http import HttpClient, HttpError
 from medfc.common.io import read_jsonl
 from medfc.common.sources import IncompleteDownload, local_or_cached
 from medfc.healthfc.release import fetch_release
-from tests.helpers.config import call_step, section
+from tests.helpers.downloads import fetch_bulk_studies, one_attempt_per_run  # noqa: F401 (a fixture)
 from tests.helpers.http_servers import reply, reply_cut, serving
+
+pytestmark = pytest.mark.usefixtures("one_attempt_per_run")
 
 REPO = Path(__file__).resolve().parents[3]
 DEMO_ZIP = REPO / "resources" / "demo" / "ctgov" / "studies.zip"
@@ -80,12 +81,6 @@ class BulkServer:
 
 
 
-@pytest.fixture(autouse=True)
-def one_attempt_per_run(monkeypatch):
-    """These tests follow a cut download across runs: one attempt per run (download_once's own retries of an
-    incomplete download: test_an_incomplete_download_is_fetched_again_within_the_run)."""
-    monkeypatch.setattr("medfc.common.sources.INCOMPLETE_RETRIES", 0)
-
 @pytest.fixture(scope="module")
 def padded_zip(tmp_path_factory) -> bytes:
     """The demo bulk zip behind a stored 3 MiB member that is not a study: a cut at half its bytes falls
@@ -114,13 +109,6 @@ def csv_server():
         yield srv
 
 
-def _fetch_studies(tmp_path: Path, url: str) -> int:
-    opts = {k: v for k, v in section("clinifact.studies", progress=False, apply_filter=False, bulk_url=f"{url}/ctgov.zip").items()
-            if k != "bulk_zip"}
-    opts |= {"cache_dir": str(tmp_path / "cache"), "user_agent": "medfc-test"}
-    out = {"studies": str(tmp_path / "studies.jsonl.gz"), "report": str(tmp_path / "report.json"), "excluded": str(tmp_path / "ex.jsonl.gz")}
-    return call_step(steps.fetch_studies, {}, out, opts)
-
 
 def _files(folder: Path) -> list[str]:
     """Everything under ``folder`` (temporary folders and files included)."""
@@ -137,7 +125,7 @@ def _received(message: str) -> int:
 def test_a_cut_bulk_zip_is_never_kept_and_the_rerun_fetches_it_again(tmp_path, zip_server, mode):
     zip_server.mode = mode
     with pytest.raises(IncompleteDownload) as exc:
-        _fetch_studies(tmp_path, zip_server.url)
+        fetch_bulk_studies(tmp_path, zip_server.url)
     message = str(exc.value)
     assert f"{zip_server.url}/ctgov.zip" in message and "ctgov_bulk.zip" in message
     assert 0 < _received(message) < len(zip_server.payload)  # the bytes that came
@@ -147,12 +135,12 @@ def test_a_cut_bulk_zip_is_never_kept_and_the_rerun_fetches_it_again(tmp_path, z
     assert not (tmp_path / "studies.jsonl.gz").exists()
 
     zip_server.mode = "whole"  # the server recovers: the rerun downloads it again and the reader gets every study
-    assert _fetch_studies(tmp_path, zip_server.url) == N_DEMO_STUDIES
+    assert fetch_bulk_studies(tmp_path, zip_server.url) == N_DEMO_STUDIES
     assert zip_server.hits == ["/ctgov.zip", "/ctgov.zip"]
     assert _files(tmp_path / "cache") == ["ctgov_bulk.zip"]
     assert (tmp_path / "cache" / "ctgov_bulk.zip").read_bytes() == zip_server.payload
     assert len(list(read_jsonl(tmp_path / "studies.jsonl.gz"))) == N_DEMO_STUDIES
-    assert _fetch_studies(tmp_path, zip_server.url) == N_DEMO_STUDIES and len(zip_server.hits) == 2  # a whole one is reused
+    assert fetch_bulk_studies(tmp_path, zip_server.url) == N_DEMO_STUDIES and len(zip_server.hits) == 2  # a whole one is reused
 
 
 def test_a_download_that_stalls_mid_body_names_the_bytes_received_and_keeps_nothing(tmp_path, zip_server):
@@ -170,7 +158,7 @@ def test_a_cut_zip_left_in_the_cache_by_an_older_version_is_removed_and_refetche
     cached.parent.mkdir(parents=True)
     cached.write_bytes(zip_server.payload[: len(zip_server.payload) - 100])  # cut inside its central directory
     with caplog.at_level("WARNING", logger="medfc.common.sources"):
-        assert _fetch_studies(tmp_path, zip_server.url) == N_DEMO_STUDIES
+        assert fetch_bulk_studies(tmp_path, zip_server.url) == N_DEMO_STUDIES
     assert zip_server.hits == ["/ctgov.zip"] and cached.read_bytes() == zip_server.payload
     assert any("ctgov_bulk.zip is incomplete" in r.getMessage() and "downloading" in r.getMessage() for r in caplog.records)
 

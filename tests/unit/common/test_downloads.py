@@ -13,20 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from medfc.clinifact import ctgov, steps, zipstream
+from medfc.clinifact import ctgov, zipstream
 from medfc.common.io import read_jsonl
 from medfc.common.sources import IncompleteDownload, local_or_cached, zip_problem
-from tests.helpers.config import call_step, section
+from tests.helpers.downloads import fetch_bulk_studies, one_attempt_per_run  # noqa: F401 (a fixture)
 from tests.helpers.http_servers import serving
+
+pytestmark = pytest.mark.usefixtures("one_attempt_per_run")
 
 DEMO_ZIP = Path(__file__).resolve().parents[3] / "resources" / "demo" / "ctgov" / "studies.zip"
 
-
-@pytest.fixture(autouse=True)
-def one_attempt_per_run(monkeypatch):
-    """These tests follow a cut download across runs: one attempt per run (download_once's own retries of an
-    incomplete download: test_an_incomplete_download_is_fetched_again_within_the_run)."""
-    monkeypatch.setattr("medfc.common.sources.INCOMPLETE_RETRIES", 0)
 
 
 class Server:
@@ -66,13 +62,6 @@ def bulk_server():
         yield server
 
 
-def _fetch(tmp_path: Path, url: str) -> int:
-    opts = {k: v for k, v in section("clinifact.studies", progress=False, apply_filter=False, bulk_url=f"{url}/ctgov.zip").items()
-            if k != "bulk_zip"}
-    opts |= {"cache_dir": str(tmp_path / "cache"), "user_agent": "medfc-test"}
-    out = {"studies": str(tmp_path / "studies.jsonl.gz"), "report": str(tmp_path / "report.json"), "excluded": str(tmp_path / "ex.jsonl.gz")}
-    return call_step(steps.fetch_studies, {}, out, opts)
-
 
 def _leftovers(cache: Path) -> list[str]:
     return sorted(p.name for p in cache.iterdir()) if cache.exists() else []
@@ -81,7 +70,7 @@ def _leftovers(cache: Path) -> list[str]:
 def test_a_bulk_zip_cut_short_without_content_length_is_not_kept_and_is_refetched(tmp_path, bulk_server):
     bulk_server.cut = "no_length"
     with pytest.raises(IncompleteDownload) as exc:
-        _fetch(tmp_path, bulk_server.url)
+        fetch_bulk_studies(tmp_path, bulk_server.url)
     message = str(exc.value)
     assert f"{bulk_server.url}/ctgov.zip" in message and "ctgov_bulk.zip" in message
     assert "central directory" in message and "nothing was kept" in message and "next run" in message
@@ -89,18 +78,18 @@ def test_a_bulk_zip_cut_short_without_content_length_is_not_kept_and_is_refetche
     assert not (tmp_path / "studies.jsonl.gz").exists()
 
     bulk_server.cut = None  # the server recovers: the rerun downloads it again and reads every study
-    assert _fetch(tmp_path, bulk_server.url) == 44
+    assert fetch_bulk_studies(tmp_path, bulk_server.url) == 44
     assert bulk_server.hits == ["/ctgov.zip", "/ctgov.zip"]
     assert _leftovers(tmp_path / "cache") == ["ctgov_bulk.zip"]
     assert (tmp_path / "cache" / "ctgov_bulk.zip").read_bytes() == DEMO_ZIP.read_bytes()
-    assert _fetch(tmp_path, bulk_server.url) == 44 and len(bulk_server.hits) == 2  # a complete one is reused
+    assert fetch_bulk_studies(tmp_path, bulk_server.url) == 44 and len(bulk_server.hits) == 2  # a complete one is reused
 
 
 def test_a_truncated_bulk_zip_left_in_the_cache_is_removed_and_refetched(tmp_path, bulk_server):
     cached = tmp_path / "cache" / "ctgov_bulk.zip"
     cached.parent.mkdir(parents=True)
     cached.write_bytes(DEMO_ZIP.read_bytes()[:5000])  # what the old code kept after a cut download
-    assert _fetch(tmp_path, bulk_server.url) == 44
+    assert fetch_bulk_studies(tmp_path, bulk_server.url) == 44
     assert bulk_server.hits == ["/ctgov.zip"] and cached.read_bytes() == DEMO_ZIP.read_bytes()
     assert len(list(read_jsonl(tmp_path / "studies.jsonl.gz"))) == 44
 
