@@ -47,15 +47,15 @@ onstart:
     # the run's line in <results_dir>/provenance/runs.jsonl (its id, host, folder, command, software, config)
     provenance.append_run_record(
         PLAN.layout.provenance,
-        provenance.run_record(os.environ[provenance.RUN_ENV], sys.argv, os.getcwd(), config, SOFTWARE),
+        provenance.run_record(os.environ[provenance.RUN_ENV], sys.argv, os.getcwd(), config, provenance.software()),
     )
 
 
 # the run's id and where its provenance records are, for every job it starts (local or on a cluster, whose
-# jobs inherit the environment and keep the id); the software record is the provenance rule's params
+# jobs inherit the environment and keep the id); the software record is the provenance rule's params, read
+# when that job is planned (a cluster job of another rule never reads it)
 os.environ.setdefault(provenance.RUN_ENV, provenance.new_run_id())
 os.environ[provenance.RECORDS_ENV] = PLAN.layout.provenance
-SOFTWARE = provenance.software()
 
 CACHE = config["cache_dir"]
 # the run's folder (results_dir): every output, log and benchmark below it (medfc.plan.layout)

@@ -22,6 +22,6 @@ rule provenance:
         runtime=5,
     params:
         step=versioned("common.provenance:write_software"),
-        options={"software": SOFTWARE},
+        options=lambda w: {"software": provenance.software()},
     script:
         STEP_SCRIPT

@@ -19,6 +19,7 @@ The run id travels to the jobs in :data:`RUN_ENV` (set by the Snakefile, inherit
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import os
 import platform
@@ -41,7 +42,10 @@ PACKAGES = ("medfc", "snakemake", "torch", "transformers", "tokenizers", "safete
             "matplotlib")
 
 
+@functools.cache
 def _version(name: str) -> str | None:
+    """An installed distribution's version, looked up once per process (the first lookup scans site-packages:
+    about 0.2 s, paid only where the record is wanted, not at every Snakemake start)."""
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
