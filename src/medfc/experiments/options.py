@@ -30,6 +30,8 @@ class TrainConfig(Options):
     kind: ClassVar[str] = "encoder"
     section: ClassVar[str | None] = None  # the layered training config (train < model_train < system_train < smoke)
     model_name: ClassVar[str | None] = None  # any model name no other kind claims (model_config_class)
+    datasets: ClassVar[tuple[str, ...]] = ("healthfc", "clinifact")  # the datasets whose model lists may name it (the plan's check)
+    limits: ClassVar[str] = ""  # what it is and why it serves only ``datasets``: the plan's one-line error after "uses [...], "
 
     model: str
     lr: float
@@ -62,6 +64,8 @@ class TfidfOptions(Options):
     kind: ClassVar[str] = "tfidf"
     section: ClassVar[str | None] = "tfidf"
     model_name: ClassVar[str | None] = "sklearn:tfidf"
+    datasets: ClassVar[tuple[str, ...]] = ("healthfc", "clinifact")
+    limits: ClassVar[str] = ""
 
     model: str
     spaces: tuple[Literal["joint", "separate"], ...]
@@ -88,6 +92,8 @@ class GbmOptions(Options):
     kind: ClassVar[str] = "gbm"
     section: ClassVar[str | None] = "gbm"
     model_name: ClassVar[str | None] = "sklearn:gbm"
+    datasets: ClassVar[tuple[str, ...]] = ("clinifact",)  # its features are CliniFact's (medfc.experiments.clinifact_features)
+    limits: ClassVar[str] = "gradient boosting over CliniFact features (sklearn:gbm); it reads CliniFact claims and abstracts only"
 
     model: str
     learning_rate: float
@@ -125,6 +131,8 @@ class FrozenOptions(Options):
     kind: ClassVar[str] = "frozen"
     section: ClassVar[str | None] = "frozen"
     model_name: ClassVar[str | None] = "frozen"
+    datasets: ClassVar[tuple[str, ...]] = ("healthfc", "clinifact")
+    limits: ClassVar[str] = ""
     cache_dirs: ClassVar[dict[str, str]] = {"cache_dir": "embeddings"}  # a null key → <cache_dir>/<this>, set by the plan
 
     model: str
@@ -155,7 +163,8 @@ class FrozenOptions(Options):
 
 # Every model kind's config. A new kind is one more class here (its ``kind``, its config ``section``, the
 # ``model_name`` that selects it: that name, or that name and ":" before a model of its own, e.g. a kind
-# named "features" claims "features:<hub name>") and its entry in medfc.experiments.models.MODEL_KINDS.
+# named "features" claims "features:<hub name>"; the ``datasets`` whose model lists may name it, with the
+# ``limits`` the plan's error gives when another list does) and its entry in medfc.experiments.models.MODEL_KINDS.
 MODEL_CONFIGS: tuple[type[Options], ...] = (TrainConfig, TfidfOptions, GbmOptions, FrozenOptions)
 ModelConfig = Annotated[Union[MODEL_CONFIGS], Tagged("kind")]  # noqa: UP007 (a union built from the tuple)
 

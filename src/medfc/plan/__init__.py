@@ -18,6 +18,7 @@ from typing import Any
 
 from medfc.experiments.aliases import ALIAS_HINT
 from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, clinifact_system
+from medfc.experiments.options import MODEL_CONFIGS
 from medfc.experiments.systems import evidence_source
 from medfc.plan import cluster, prerequisites
 from medfc.plan.experiments import HEALTHFC_WILDCARDS, TABLES, ExperimentsPlan, did_you_mean, layered
@@ -206,11 +207,14 @@ class Plan(ExperimentsPlan, MedsnipPlan):
             unknown = [m for m in ens["members"] if m not in self.aliases]
             if unknown:
                 raise ValueError(f"config: models.ensembles.{name}.members {unknown} are not in models.aliases")
-        gbm = [m for lang in ("en", "de") for m in config["models"]["healthfc"][lang]
-               if any(self.aliases.get(x) == "sklearn:gbm" for x in self.ensembles.get(m, {}).get("members", [m]))]
-        if gbm:
-            raise ValueError(f"config: models.healthfc uses {sorted(set(gbm))}, gradient boosting over CliniFact features (sklearn:gbm); "
-                             "it reads CliniFact claims and abstracts only")
+        # each model kind serves the datasets its options class declares (MODEL_CONFIGS' datasets and limits)
+        for dataset, key, names in [("healthfc", "models.healthfc", [*config["models"]["healthfc"]["en"], *config["models"]["healthfc"]["de"]]),
+                                    *(("clinifact", spec.models_key, config["models"]["clinifact"][n]) for n, spec in CLINIFACT_SYSTEMS.items())]:
+            kinds = {m: {self.model_class(x) for x in self.ensembles.get(m, {}).get("members", [m])} for m in names}
+            for cls in MODEL_CONFIGS:
+                used = sorted({m for m, classes in kinds.items() if cls in classes}) if dataset not in cls.datasets else []
+                if used:
+                    raise ValueError(f"config: {key} uses {used}, {cls.limits}")
         self.check_model_options()
         if self.stage_enabled("experiments"):
             self.check_offline_models()
