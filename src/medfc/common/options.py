@@ -45,10 +45,14 @@ class Tagged:
     ...}`` builds the member whose ``kind`` is ``"tfidf"``. With ``choose`` the tag is the field ``key`` of
     the enclosing options (converted before this one) and ``choose(tag)`` returns the class, e.g. a HealthFC
     system's options class from the registry of systems. Either way the class is looked up, never tried.
+    ``members`` (a function returning the classes) reads the union's members from a registry each time a
+    value is built, e.g. the model kinds' :data:`medfc.experiments.options.MODEL_CONFIGS`, so that a kind
+    registered later (a test's) is one of them; without it the members are the annotation's.
     """
 
     key: str
     choose: Any = None  # Callable[[tag], type[Options]] for a tag held by the enclosing options
+    members: Any = None  # Callable[[], tuple[type[Options], ...]]: the members, read from a registry when a value is built (else the annotation's)
 
 
 def tag_of(cls: type, key: str) -> Any:
@@ -165,11 +169,12 @@ def _without_own_tags(cls: type, data: Mapping[str, Any], where: str) -> Mapping
 
 def _by_tag(value: Any, hint: Any, tagged: Tagged, where: str) -> Any:
     """A value of a union tagged inside its mapping: the member whose class tag is ``value[key]``."""
-    if isinstance(value, _members(hint)):
+    classes = tuple(tagged.members()) if tagged.members is not None else _members(hint)
+    if isinstance(value, classes):
         return value
     if not isinstance(value, Mapping):
         raise OptionsError(f"{where}: expected a mapping of options, got {type(value).__name__}")
-    members = {tag_of(m, tagged.key): m for m in _members(hint)}
+    members = {tag_of(m, tagged.key): m for m in classes}
     if tagged.key not in value:
         raise OptionsError(f"missing {where}.{tagged.key} (one of {list(members)})")
     if value[tagged.key] not in members:

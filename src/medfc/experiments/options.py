@@ -166,7 +166,8 @@ class FrozenOptions(Options):
 # named "features" claims "features:<hub name>"; the ``datasets`` whose model lists may name it, with the
 # ``limits`` the plan's error gives when another list does) and its entry in medfc.experiments.models.MODEL_KINDS.
 MODEL_CONFIGS: tuple[type[Options], ...] = (TrainConfig, TfidfOptions, GbmOptions, FrozenOptions)
-ModelConfig = Annotated[Union[MODEL_CONFIGS], Tagged("kind")]  # noqa: UP007 (a union built from the tuple)
+# the union built from the tuple, its members read from MODEL_CONFIGS when a config is built (a kind registered later is one)
+ModelConfig = Annotated[Union[MODEL_CONFIGS], Tagged("kind", members=lambda: MODEL_CONFIGS)]  # noqa: UP007
 
 
 def model_config_class(model: str) -> type[Options]:

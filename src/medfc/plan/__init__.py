@@ -18,7 +18,6 @@ from typing import Any
 
 from medfc.experiments.aliases import ALIAS_HINT
 from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, clinifact_system
-from medfc.experiments.options import MODEL_CONFIGS
 from medfc.experiments.systems import evidence_source
 from medfc.plan import cluster, prerequisites
 from medfc.plan.experiments import HEALTHFC_WILDCARDS, TABLES, ExperimentsPlan, did_you_mean, layered
@@ -207,14 +206,16 @@ class Plan(ExperimentsPlan, MedsnipPlan):
             unknown = [m for m in ens["members"] if m not in self.aliases]
             if unknown:
                 raise ValueError(f"config: models.ensembles.{name}.members {unknown} are not in models.aliases")
-        # each model kind serves the datasets its options class declares (MODEL_CONFIGS' datasets and limits)
+        # each model kind serves the datasets its options class declares (its datasets and limits: medfc.experiments.options)
         for dataset, key, names in [("healthfc", "models.healthfc", [*config["models"]["healthfc"]["en"], *config["models"]["healthfc"]["de"]]),
                                     *(("clinifact", spec.models_key, config["models"]["clinifact"][n]) for n, spec in CLINIFACT_SYSTEMS.items())]:
-            kinds = {m: {self.model_class(x) for x in self.ensembles.get(m, {}).get("members", [m])} for m in names}
-            for cls in MODEL_CONFIGS:
-                used = sorted({m for m, classes in kinds.items() if cls in classes}) if dataset not in cls.datasets else []
-                if used:
-                    raise ValueError(f"config: {key} uses {used}, {cls.limits}")
+            refused: dict[type, set[str]] = {}
+            for m in names:
+                for cls in {self.model_class(x) for x in self.ensembles.get(m, {}).get("members", [m])}:
+                    if dataset not in cls.datasets:
+                        refused.setdefault(cls, set()).add(m)
+            for cls, used in refused.items():
+                raise ValueError(f"config: {key} uses {sorted(used)}, {cls.limits}")
         self.check_model_options()
         if self.stage_enabled("experiments"):
             self.check_offline_models()
