@@ -55,6 +55,15 @@ class Tagged:
     members: Any = None  # Callable[[], tuple[type[Options], ...]]: the members, read from a registry when a value is built (else the annotation's)
 
 
+@dataclasses.dataclass(frozen=True)
+class OneOf:
+    """The allowed values of an ``Annotated[Literal[...], OneOf(names)]`` field, read from a registry
+    (``names()``) each time a value is built, so that a name registered later (a test's) is allowed; the
+    ``Literal`` is the type checkers' (the names at import). A value outside them: ``'x' is not one of [...]``."""
+
+    names: Any  # Callable[[], Iterable[str]]
+
+
 def tag_of(cls: type, key: str) -> Any:
     """The tag ``cls`` declares as its class variable ``key`` (None when it declares none)."""
     return _class_tags(cls).get(key)
@@ -195,6 +204,12 @@ def _convert(value: Any, hint: Any, where: str) -> Any:
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if origin is typing.Annotated:
+        one_of = next((m for m in hint.__metadata__ if isinstance(m, OneOf)), None)
+        if one_of is not None:
+            names = list(one_of.names())
+            if value not in names:
+                raise OptionsError(f"{where}: {value!r} is not one of {names}")
+            return value
         tagged = _tagged(hint)
         if tagged is None:
             return _convert(value, args[0], where)

@@ -21,7 +21,7 @@ from medfc.common.labels import (  # noqa: F401 (CLINIFACT_LABELS: the labels ar
     SUPPORTED,
     VERACITY_LABELS,
 )
-from medfc.common.options import Options, OptionsError, Tagged
+from medfc.common.options import OneOf, Options, OptionsError, Tagged
 from medfc.common.search_sources import source_names
 from medfc.experiments.examples import Claim, join_sentences
 from medfc.experiments.options import ModelConfig
@@ -243,7 +243,8 @@ def system_option_keys(name: str) -> list[str]:
 
 # ------------------------------------------------------------------------------ step options
 
-SystemName = Literal[SYSTEMS]  # type: ignore[valid-type]  (the registry's names)
+# the registry's names: checked against REGISTRY when the options are built (a system registered later is one)
+SystemName = Annotated[Literal[SYSTEMS], OneOf(lambda: tuple(REGISTRY))]  # type: ignore[valid-type]
 SystemOptions = Annotated[Union[SingleOptions, LevelOptions, RetrievedOptions, PipelineOptions, JointOptions],  # noqa: UP007
                           Tagged("system", choose=lambda name: system(name).options)]
 
