@@ -1,6 +1,7 @@
 # Experiments (training and inference): the HealthFC baselines (5-fold cross-validation, one job per
 # lang × model × system × fold) and the CliniFact baselines (discriminative fine-tuning, zero-shot
-# scoring and LoRA fine-tuning of causal LMs, one job per model). Steps: medfc.experiments.steps (docs/experiments.md); options from medfc.plan (PLAN, built in common.smk).
+# scoring and LoRA fine-tuning of causal LMs, one job per model), ensembles, and the inner cross-validation of a
+# stacked ensemble's members (one job per member and run). Steps: medfc.experiments.steps (docs/experiments.md); options from medfc.plan (PLAN, built in common.smk).
 
 
 rule healthfc_experiment:
@@ -107,12 +108,63 @@ rule clinifact_fine_tune:
         STEP_SCRIPT
 
 
+rule healthfc_inner_cv:
+    input:
+        unpack(lambda w: PLAN.healthfc_experiment_inputs(w.system)),
+        dataset=rules.healthfc_dataset.output.jsonl,
+        folds=rules.healthfc_folds.output.folds,
+    output:
+        predictions=f"{PLAN.inner_cv_dir}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/predictions.jsonl",
+        info=f"{PLAN.inner_cv_dir}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/info.json",
+    log:
+        f"{LOGS}/experiments/inner_cv/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.log",
+    benchmark:
+        f"{BENCH_DIR}/inner_cv/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.tsv"
+    wildcard_constraints:
+        model=PLAN.model_alias_pattern(ensembles=False),
+    conda:
+        "../envs/medfc.yaml"
+    threads: lambda w: PLAN.job_resources("healthfc_inner_cv", w)["threads"]
+    resources:
+        mem_mb=lambda w: PLAN.job_resources("healthfc_inner_cv", w)["mem_mb"],
+        runtime=lambda w: PLAN.job_resources("healthfc_inner_cv", w)["runtime"],
+        gpu=lambda w: PLAN.job_resources("healthfc_inner_cv", w)["gpu"],
+    params:
+        step=versioned("experiments.steps:healthfc_inner_cv"),
+        options=lambda w: PLAN.healthfc_inner_cv_options(w.lang, w.model, w.system, w.fold),
+    script:
+        STEP_SCRIPT
+
+
+rule clinifact_inner_cv:
+    input:
+        unpack(lambda w: PLAN.clinifact_split_inputs()),
+    output:
+        predictions=f"{PLAN.inner_cv_dir}/clinifact/{{model}}/predictions.jsonl",
+        info=f"{PLAN.inner_cv_dir}/clinifact/{{model}}/info.json",
+    log:
+        f"{LOGS}/experiments/inner_cv/clinifact/{{model}}.log",
+    benchmark:
+        f"{BENCH_DIR}/inner_cv/clinifact/{{model}}.tsv"
+    wildcard_constraints:
+        model=PLAN.model_alias_pattern(ensembles=False),
+    conda:
+        "../envs/medfc.yaml"
+    threads: lambda w: PLAN.job_resources("clinifact_inner_cv", w)["threads"]
+    resources:
+        mem_mb=lambda w: PLAN.job_resources("clinifact_inner_cv", w)["mem_mb"],
+        runtime=lambda w: PLAN.job_resources("clinifact_inner_cv", w)["runtime"],
+        gpu=lambda w: PLAN.job_resources("clinifact_inner_cv", w)["gpu"],
+    params:
+        step=versioned("experiments.steps:clinifact_inner_cv"),
+        options=lambda w: PLAN.clinifact_inner_cv_options(w.model),
+    script:
+        STEP_SCRIPT
+
+
 rule healthfc_ensemble:
     input:
-        predictions=lambda w: [
-            f"{EXP_DIR}/healthfc/{w.lang}/{m}/{w.system}/fold{w.fold}/predictions.jsonl"
-            for m in PLAN.ensemble_members(w.model)
-        ],
+        unpack(lambda w: PLAN.healthfc_ensemble_inputs(w.lang, w.model, w.system, w.fold)),
     output:
         predictions=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/predictions.jsonl",
         info=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/info.json",
@@ -136,7 +188,7 @@ rule healthfc_ensemble:
 
 rule clinifact_ensemble:
     input:
-        predictions=lambda w: [f"{EXP_DIR}/clinifact/{m}/predictions.jsonl" for m in PLAN.ensemble_members(w.model)],
+        unpack(lambda w: PLAN.clinifact_ensemble_inputs(w.model)),
     output:
         predictions=f"{EXP_DIR}/clinifact/{{model}}/predictions.jsonl",
         info=f"{EXP_DIR}/clinifact/{{model}}/info.json",

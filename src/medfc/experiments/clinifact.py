@@ -91,7 +91,7 @@ def pair_example(p: Pair, include_title: bool = True) -> Example:
     return Example(p.claim, p.abstract, p.label, prefix_b=p.title if include_title and p.title else None)
 
 
-def _record(p: Pair, split: str, system: str, labels: Sequence[str], probs: np.ndarray | None) -> dict[str, Any]:
+def prediction_record(p: Pair, split: str, system: str, labels: Sequence[str], probs: np.ndarray | None) -> dict[str, Any]:
     if probs is None:
         pred, prob_map = None, {lab: None for lab in labels}
     else:
@@ -134,7 +134,7 @@ def run_discriminative(
     records: list[dict[str, Any]] = []
     for split in options.predict_splits:
         probs = fitted.probs(examples(split), desc=f"clinifact/{split}")
-        records.extend(_record(p, split, "discriminative", CLINIFACT_LABELS, pr) for p, pr in zip(splits[split], probs))
+        records.extend(prediction_record(p, split, "discriminative", CLINIFACT_LABELS, pr) for p, pr in zip(splits[split], probs))
     info = {
         "system": "discriminative",
         "config": model.config.as_dict(),

@@ -22,8 +22,9 @@ class CliniFactSystem:
     predictions and scores. ``options`` names the :class:`medfc.plan.Plan` method that builds one model's
     options (the ``options`` param of ``rule``), from ``experiments.clinifact.<section>`` and its overrides
     ``experiments.clinifact.model_<section>[model]``. ``rule`` makes a run's predictions, ``score_rule``
-    scores them and ``ensemble_rule`` averages an ensemble's members' predictions (None: the system runs no
-    ensembles; an ensemble's name is a model of its own). ``folder`` is its runs' folder under
+    scores them and ``ensemble_rule`` combines an ensemble's members' predictions (None: the system runs no
+    ensembles; an ensemble's name is a model of its own); ``inner_cv_rule`` makes a stacked ensemble's
+    members' out-of-fold predictions (:mod:`medfc.experiments.stacking`). ``folder`` is its runs' folder under
     ``<experiments>/clinifact`` (``""``: a run's folder lies there directly); ``title`` names it in messages
     and ``suffix`` is what its rows in the tables and Fig. 3 add to the model's alias (the paper's row names,
     ``llama3-70b (zero-shot)``). ``asks_llm``: its options are an LLM client's (backend, endpoint, key
@@ -38,6 +39,7 @@ class CliniFactSystem:
     folder: str = ""
     suffix: str = ""
     ensemble_rule: str | None = None
+    inner_cv_rule: str | None = None
     asks_llm: bool = False
 
     @property
@@ -58,7 +60,8 @@ class CliniFactSystem:
 CLINIFACT_SYSTEMS: dict[str, CliniFactSystem] = {
     s.name: s for s in (
         CliniFactSystem("discriminative", options="clinifact_experiment_options", section="train", rule="clinifact_experiment",
-                        score_rule="clinifact_score", title="discriminative", ensemble_rule="clinifact_ensemble"),
+                        score_rule="clinifact_score", title="discriminative", ensemble_rule="clinifact_ensemble",
+                        inner_cv_rule="clinifact_inner_cv"),
         CliniFactSystem("zero_shot", options="clinifact_zero_shot_options", section="zero_shot", rule="clinifact_zero_shot",
                         score_rule="clinifact_zero_shot_score", title="zero-shot", folder="zero_shot", suffix=" (zero-shot)",
                         asks_llm=True),
@@ -77,6 +80,14 @@ def clinifact_system(name: str) -> CliniFactSystem:
         return CLINIFACT_SYSTEMS[name]
     except KeyError:
         raise ValueError(f"unknown CliniFact system {name!r} ({' | '.join(CLINIFACT_SYSTEMS)})") from None
+
+
+def ensembling_system() -> CliniFactSystem:
+    """The system whose models may be ensembles (the one record with an ``ensemble_rule``)."""
+    found = [s for s in CLINIFACT_SYSTEMS.values() if s.ensemble_rule]
+    if len(found) != 1:
+        raise ValueError(f"{len(found)} CliniFact systems run ensembles; the ensemble rules' paths have room for one")
+    return found[0]
 
 
 def row_suffixes() -> dict[str, str]:

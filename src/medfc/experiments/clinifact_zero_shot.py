@@ -23,7 +23,7 @@ from medfc.common.labels import CLINIFACT_CODES
 from medfc.common.report import SkipReport
 from medfc.common.tokens import token_ids
 from medfc.experiments.aliases import resolve_model
-from medfc.experiments.clinifact import Pair, _record, _scores, load_pairs
+from medfc.experiments.clinifact import Pair, _scores, load_pairs, prediction_record
 from medfc.experiments.options import ZeroShotOptions
 from medfc.common.llm_backends import runs_locally
 from medfc.llm.base import LLMClient
@@ -131,9 +131,9 @@ def score_pairs(scorer: LLMClient, tokenizer, pairs: Sequence[Pair], split: str,
         if not np.isfinite(row).any():
             no_option += 1
             report.count("no_option_in_top_logprobs")
-            records.append(_record(p, split, system, labels, None))
+            records.append(prediction_record(p, split, system, labels, None))
         else:
-            records.append(_record(p, split, system, labels, _softmax(row)))
+            records.append(prediction_record(p, split, system, labels, _softmax(row)))
     return records, trimmed, no_option
 
 

@@ -1,6 +1,11 @@
-"""Ensembles of runs: the class probabilities of several models' predictions on the same items,
-averaged with weights; the label is the most probable. No training: an ensemble is made from the
-prediction files its members wrote (e.g. the TF-IDF baseline and a fine-tuned encoder).
+"""Ensembles of runs: several models' predictions on the same items combined into one, the label the
+most probable. Two methods (``models.ensembles.<name>.method``):
+
+``average``
+    the members' class probabilities averaged with weights; no training.
+``stack`` (learned stacking, :mod:`medfc.experiments.stacking`)
+    a meta-model fit on the members' out-of-fold predictions from inner cross-validation of the run's
+    training split, applied to their test predictions; members chosen by that inner CV.
 
 A record keeps the first member's fields (gold label, and for HealthFC's pipeline its selected evidence)
 with ``probs`` replaced by the average and ``pred_label`` by its argmax. An item some member has no
@@ -12,20 +17,61 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from medfc.common.io import read_jsonl
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
+from medfc.experiments.options import CliniFactTrainOptions
+from medfc.experiments.systems import HealthFCFoldOptions
+
+
+@dataclass(frozen=True)
+class InnerFolds(Options):
+    """``experiments.stacking``'s keys an inner cross-validation depends on (the meta-model's do not rerun it)."""
+
+    inner_folds: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class HealthFCInnerOptions(Options):
+    """``healthfc_inner_cv``: the member's run exactly as ``healthfc_experiment`` trains it (no checkpoints),
+    and the inner folds."""
+
+    run: HealthFCFoldOptions
+    inner: InnerFolds
+
+
+@dataclass(frozen=True)
+class CliniFactInnerOptions(Options):
+    """``clinifact_inner_cv``: the member's discriminative run (no checkpoints) and the inner folds."""
+
+    run: CliniFactTrainOptions
+    inner: InnerFolds
+
+
+@dataclass(frozen=True)
+class StackingOptions(Options):
+    """``experiments.stacking``: the inner folds' keys and the meta-model's."""
+
+    inner_folds: int
+    seed: int
+    C: float
+    select_members: bool
+    min_gain: float
 
 
 @dataclass(frozen=True)
 class EnsembleOptions(Options):
     """An ensemble of ``models.ensembles`` (step ``ensemble``): its member aliases (the order of the
-    ``predictions`` inputs) and their weights."""
+    ``predictions`` inputs, and of the ``inner`` inputs of a stacked one), its method, the weights of an
+    average and ``experiments.stacking`` (a stack's meta-model)."""
 
     members: tuple[str, ...]
+    method: Literal["stack", "average"]
     weights: tuple[float, ...]
+    stacking: StackingOptions
 
 
 def average_predictions(files: Sequence[str | os.PathLike], weights: Sequence[float], members: Sequence[str],

@@ -12,8 +12,13 @@ inference, one job per HealthFC (lang, model, system, fold) and per CliniFact mo
 ``clinifact_fine_tune``
     inputs ``train``, ``validation``, ``test``; outputs ``predictions``, ``info``; the LoRA adapters go
     to ``options.save_dir``/adapters (not a workflow output).
+``healthfc_inner_cv``, ``clinifact_inner_cv``
+    a stacked ensemble's member trained on parts of a run's training split (:mod:`medfc.experiments.stacking`):
+    inputs as the member's run (HealthFC: ``dataset``, ``folds``, ``evidence``; CliniFact: ``train``,
+    ``validation``); outputs ``predictions`` (out-of-fold, one per training item), ``info``.
 ``ensemble``
-    inputs ``predictions`` (the members' files, in member order); outputs ``predictions``, ``info``.
+    inputs ``predictions`` (the members' files, in member order) and, for ``method: stack``, ``inner`` (their
+    out-of-fold predictions, in member order); outputs ``predictions``, ``info``.
 
 Every ``info.json`` carries ``provenance`` (:func:`medfc.common.provenance.job_record`: the run, its software
 record, the device's torch and CUDA). Every step's options are built whole by the plan (:mod:`medfc.plan.experiments`) and typed here by
@@ -34,7 +39,7 @@ from typing import Any
 from medfc.common.options import Runtime
 from medfc.common.provenance import job_record
 from medfc.common.report import SkipReport
-from medfc.experiments.ensemble import EnsembleOptions
+from medfc.experiments.ensemble import CliniFactInnerOptions, EnsembleOptions, HealthFCInnerOptions
 from medfc.experiments.options import CliniFactTrainOptions, FineTuneOptions, ZeroShotOptions
 from medfc.experiments.systems import HealthFCFoldOptions
 
@@ -90,16 +95,47 @@ def clinifact_fine_tune(inputs: dict[str, Any], outputs: dict[str, Any], options
     return info
 
 
+def healthfc_inner_cv(inputs: dict[str, Any], outputs: dict[str, Any], options: HealthFCInnerOptions, runtime: Runtime) -> dict[str, Any]:
+    """A HealthFC member's out-of-fold predictions over the training claims of one run (a stacked ensemble's input)."""
+    from medfc.experiments import healthfc, stacking
+
+    records, info = stacking.healthfc_inner_cv(inputs["dataset"], inputs["folds"], options, threads=runtime.threads,
+                                               evidence=inputs.get("evidence"))
+    info["provenance"] = job_record()
+    info["model_config_name"] = options.run.train.model
+    healthfc.write_fold(outputs["predictions"], outputs["info"], records, info)
+    return info
+
+
+def clinifact_inner_cv(inputs: dict[str, Any], outputs: dict[str, Any], options: CliniFactInnerOptions, runtime: Runtime) -> dict[str, Any]:
+    """A CliniFact member's out-of-fold predictions over train + validation (a stacked ensemble's input)."""
+    from medfc.experiments import clinifact, stacking
+
+    records, info = stacking.clinifact_inner_cv(inputs["train"], inputs["validation"], options, threads=runtime.threads)
+    info["provenance"] = job_record()
+    info["model_config_name"] = options.run.train.model
+    clinifact.write_predictions(outputs["predictions"], outputs["info"], records, info)
+    return info
+
+
 def ensemble(inputs: dict[str, Any], outputs: dict[str, Any], options: EnsembleOptions) -> dict[str, Any]:
-    """The members' ``predictions`` (a list, in member order) → their weighted average ``predictions``
-    and ``info`` (members, weights, the items left out and why)."""
+    """The members' ``predictions`` (a list, in member order) → the ensemble's ``predictions`` and ``info``:
+    for ``method: stack`` the meta-model's (members chosen, their weights, the inner-CV scores; ``inner`` the
+    members' out-of-fold predictions), for ``average`` their weighted average; the items left out and why."""
     from medfc.common.io import write_json, write_jsonl
     from medfc.experiments.ensemble import average_predictions
 
     report = SkipReport("ensemble")
-    records = average_predictions(inputs["predictions"], options.weights, options.members, report)
+    if options.method == "stack":
+        from medfc.experiments.stacking import stack_predictions
+
+        records, method_info = stack_predictions(inputs["predictions"], inputs["inner"], options.members, options.stacking, report)
+    else:
+        records = average_predictions(inputs["predictions"], options.weights, options.members, report)
+        method_info = {"method": "average", "weights": dict(zip(options.members, options.weights))}
     write_jsonl(outputs["predictions"], records)
-    info = {"system": "ensemble", "members": list(options.members), "weights": list(options.weights), "skips": report.as_dict(),
-            "provenance": job_record()}
+    info = {"system": "ensemble", "members": list(options.members), **method_info, "skips": report.as_dict(), "provenance": job_record()}
+    if options.method == "stack":
+        info["stacking"] = options.stacking.as_dict()
     write_json(outputs["info"], info)
     return info

@@ -264,6 +264,10 @@ class Plan(ExperimentsPlan, MedsnipPlan):
             if source:
                 self.healthfc_retrieve_inputs(source)
                 self.healthfc_retrieve_options(source)
+        for run in self.healthfc_inner_runs() if hfc_runs else []:
+            self.healthfc_inner_cv_options(run["lang"], run["model"], run["system"], run["fold"])
+        for model in self.clinifact_inner_models():
+            self.clinifact_inner_cv_options(model)
         for run in cf_runs:  # each member's options (the method its system's record names), then an ensemble's
             model, system = run["model"], run["system"]
             for member in self.clinifact_members(system, model):

@@ -17,7 +17,7 @@ from medfc.common.llm_backends import runs_locally
 
 # every rule of workflow/rules/*.smk, by what it does (tests/unit/plan/test_cluster.py checks the lists
 # against the rule files, so a new rule must be placed here)
-COMPUTE_RULES = ("healthfc_experiment", "clinifact_experiment", "clinifact_fine_tune")  # training: always a job
+COMPUTE_RULES = ("healthfc_experiment", "clinifact_experiment", "clinifact_fine_tune", "healthfc_inner_cv", "clinifact_inner_cv")  # training: always a job
 MODEL_RULES = ("healthfc_translate", "clinifact_zero_shot", "medsnip_prepare", "medsnip_decompose", "medsnip_verify")
 NETWORK_RULES = ("healthfc_crawl", "healthfc_release", "healthfc_retrieve", "clinifact_fetch_studies", "clinifact_fetch_abstracts",
                  "clinifact_import_release")

@@ -15,8 +15,8 @@ from typing import Any
 from medfc.common.offline_models import offline_model_problem
 from medfc.common.search_sources import search_source, wildcard_pattern
 from medfc.experiments.aliases import ALIAS_HINT, model_aliases
-from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, clinifact_system
-from medfc.experiments.ensemble import EnsembleOptions
+from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, clinifact_system, ensembling_system
+from medfc.experiments.ensemble import CliniFactInnerOptions, EnsembleOptions, HealthFCInnerOptions
 from medfc.experiments.options import CliniFactTrainOptions, FineTuneOptions, ZeroShotOptions, base_model, model_config_class
 from medfc.experiments.systems import (
     EVIDENCE_SYSTEMS,
@@ -36,6 +36,7 @@ from medfc.plan.layout import PAPERS, Layout, workflow_file
 HFC_TABLES = {"healthfc_table3": TABLE3_SYSTEMS, "healthfc_table5": TABLE5_SYSTEMS, "healthfc_open_domain": OPEN_DOMAIN_SYSTEMS}
 HEALTHFC_WILDCARDS = {"source": wildcard_pattern()}  # healthfc_retrieve's {source}: the registered search sources
 TIME_TABLES = ("healthfc_times", "clinifact_times")  # each row's wall and CPU seconds (experiments.time_tables)
+INNER_CV_ROW = " inner CV"  # a time table's row of a stacked member's inner cross-validation: "<member> inner CV"
 TABLES = (*HFC_TABLES, "healthfc_significance", "clinifact_table8", "clinifact_significance", *TIME_TABLES)
 
 
@@ -137,9 +138,80 @@ class ExperimentsPlan:
             raise ValueError(f"config: models.ensembles.{name}.weights has {len(weights)} values for {len(members)} members")
         return list(weights) if weights is not None else [1.0] * len(members)
 
+    def ensemble_method(self, name: str) -> str:
+        """``stack`` (learned stacking on inner-CV predictions) or ``average``."""
+        return self.ensembles[name]["method"]
+
+    def is_stacked(self, name: str) -> bool:
+        return self.is_ensemble(name) and self.ensemble_method(name) == "stack"
+
     def ensemble_options(self, model: str) -> dict[str, Any]:
-        """An ensemble job's options: its members (the order of its prediction inputs) and their weights."""
-        return typed(EnsembleOptions, {"members": self.ensemble_members(model), "weights": self.ensemble_weights(model)}, f"models.ensembles.{model}")
+        """An ensemble job's options: its members (the order of its prediction inputs), its method, the
+        weights of an average, ``experiments.stacking`` for a stack's meta-model."""
+        options = {"members": self.ensemble_members(model), "method": self.ensemble_method(model), "weights": self.ensemble_weights(model),
+                   "stacking": dict(self.config["experiments"]["stacking"])}
+        return typed(EnsembleOptions, options, f"models.ensembles.{model}")
+
+    def inner_folds_options(self) -> dict[str, Any]:
+        """The keys of ``experiments.stacking`` an inner cross-validation depends on (the meta-model's rerun no member)."""
+        st = self.config["experiments"]["stacking"]
+        return {"inner_folds": st["inner_folds"], "seed": st["seed"]}
+
+    @property
+    def inner_cv_dir(self) -> str:
+        """Where the stacked ensembles' members write their out-of-fold predictions (rules ``*_inner_cv``)."""
+        return f"{self.layout.experiments}/inner_cv"
+
+    def healthfc_inner_cv_dir(self, lang: str, model: str, system: str, fold: int | str) -> str:
+        return f"{self.inner_cv_dir}/healthfc/{lang}/{model}/{system}/fold{fold}"
+
+    def clinifact_inner_cv_dir(self, model: str) -> str:
+        return f"{self.inner_cv_dir}/clinifact/{model}"
+
+    def healthfc_ensemble_inputs(self, lang: str, model: str, system: str, fold: int | str) -> dict[str, list[str]]:
+        """An ensemble run's inputs: its members' predictions of the run's fold and, for a stack, their
+        out-of-fold predictions over its training claims (each in member order)."""
+        members = self.ensemble_members(model)
+        inputs = {"predictions": [f"{self.layout.experiments}/healthfc/{lang}/{m}/{system}/fold{fold}/predictions.jsonl" for m in members]}
+        if self.is_stacked(model):
+            inputs["inner"] = [f"{self.healthfc_inner_cv_dir(lang, m, system, fold)}/predictions.jsonl" for m in members]
+        return inputs
+
+    def clinifact_ensemble_inputs(self, model: str) -> dict[str, list[str]]:
+        """A CliniFact ensemble's inputs: its members' predictions and, for a stack, their out-of-fold ones."""
+        members = self.ensemble_members(model)
+        inputs = {"predictions": [f"{ensembling_system().run_dir(self.layout.experiments, m)}/predictions.jsonl" for m in members]}
+        if self.is_stacked(model):
+            inputs["inner"] = [f"{self.clinifact_inner_cv_dir(m)}/predictions.jsonl" for m in members]
+        return inputs
+
+    def healthfc_inner_cv_options(self, lang: str, model: str, system: str, fold: int | str) -> dict[str, Any]:
+        """A member's inner cross-validation in one HealthFC run: the run's options as ``healthfc_experiment``
+        has them (no checkpoints: nothing of it is kept) and the inner folds."""
+        run = {**self.healthfc_experiment_options(lang, model, system, fold), "checkpoint_dir": None}
+        return typed(HealthFCInnerOptions, {"run": run, "inner": self.inner_folds_options()},
+                     f"experiments.stacking[healthfc/{lang}/{model}/{system}/fold{fold}]")
+
+    def clinifact_inner_cv_options(self, model: str) -> dict[str, Any]:
+        """A member's inner cross-validation over CliniFact's train + validation (no checkpoints)."""
+        run = {**self.clinifact_experiment_options(model), "checkpoint_dir": None}
+        return typed(CliniFactInnerOptions, {"run": run, "inner": self.inner_folds_options()}, f"experiments.stacking[clinifact/{model}]")
+
+    def healthfc_inner_runs(self) -> list[dict[str, Any]]:
+        """Every (lang, member, system, fold) whose inner cross-validation a planned stacked ensemble reads,
+        once each however many ensembles share the member."""
+        seen: dict[tuple, dict[str, Any]] = {}
+        for r in self.healthfc_runs():
+            if self.is_stacked(r["model"]):
+                for m in self.ensemble_members(r["model"]):
+                    seen.setdefault((r["lang"], m, r["system"], r["fold"]), {**r, "model": m})
+        return list(seen.values())
+
+    def clinifact_inner_models(self) -> list[str]:
+        """Every member whose CliniFact inner cross-validation a planned stacked ensemble reads."""
+        runs = self.clinifact_runs() if self.stage_enabled("experiments") else []
+        return list(dict.fromkeys(m for r in runs if clinifact_system(r["system"]).ensemble_rule and self.is_stacked(r["model"])
+                                  for m in self.ensemble_members(r["model"])))
 
     def model_name(self, alias: str) -> str:
         """A model alias (used in paths) → its hub name, local path, offline: or sklearn: name (resolved in
@@ -481,11 +553,16 @@ class ExperimentsPlan:
     # ------------------------------------------------------------------------------------ tables
     def table_runs(self, table: str) -> tuple[str, list[str], list[dict[str, Any]]]:
         """(input name, the runs' files, the runs' entries) of one table."""
-        if table == "healthfc_times":
+        if table == "healthfc_times":  # with a row per stacked member's inner cross-validation ("<member> inner CV")
             runs = self.healthfc_runs()
-            return "benchmarks", [self.healthfc_run_benchmark(r) for r in runs], runs
+            inner = self.healthfc_inner_runs()
+            files = [self.healthfc_run_benchmark(r) for r in runs]
+            files += [f"{self.layout.experiment_benchmarks}/inner_cv/healthfc/{r['lang']}/{r['model']}/{r['system']}/fold{r['fold']}.tsv" for r in inner]
+            return "benchmarks", files, runs + [{**r, "model": f"{r['model']}{INNER_CV_ROW}"} for r in inner]
         if table == "clinifact_times":
-            return "benchmarks", [r["benchmark"] for r in self.clinifact_runs()], self.clinifact_table_entries()
+            inner = self.clinifact_inner_models()
+            files = [r["benchmark"] for r in self.clinifact_runs()] + [f"{self.layout.experiment_benchmarks}/inner_cv/clinifact/{m}.tsv" for m in inner]
+            return "benchmarks", files, self.clinifact_table_entries() + [{"model": f"{m}{INNER_CV_ROW}", "system": "discriminative"} for m in inner]
         if table in HFC_TABLES or table == "healthfc_significance":
             systems = HFC_TABLES[table] if table in HFC_TABLES else self.healthfc_compared_systems()[1]
             name, file = ("scores", "scores.json") if table in HFC_TABLES else ("predictions", "predictions.jsonl")
@@ -500,8 +577,9 @@ class ExperimentsPlan:
 
     def table_options(self, table: str) -> dict[str, Any]:
         options: dict[str, Any] = {"entries": self.table_runs(table)[2], "scale": self.config["experiments"]["scale"]}
-        if table in TIME_TABLES:  # an ensemble's row counts its members' jobs too
-            options["ensembles"] = {m: self.ensemble_members(m) for m in dict.fromkeys(e["model"] for e in options["entries"]) if self.is_ensemble(m)}
+        if table in TIME_TABLES:  # an ensemble's row counts its members' jobs too, a stack's their inner cross-validation
+            options["ensembles"] = {m: self.ensemble_members(m) + [f"{x}{INNER_CV_ROW}" for x in self.ensemble_members(m) if self.is_stacked(m)]
+                                    for m in dict.fromkeys(e["model"] for e in options["entries"]) if self.is_ensemble(m)}
         if table == "healthfc_significance":
             sc = self.config["scoring"]
             options.update(comparisons=self.healthfc_compared_systems()[0], abstain=sc["abstain"], **sc["bootstrap"])

@@ -41,7 +41,9 @@ GPU_ROWS = ("encoder", "encoder_large", "llm", "llm_large", "lora", "lora_large"
 ROWS = ("tfidf", "gbm", "frozen", *GPU_ROWS, "server")
 SIZES = ("base", "large")
 LARGE_LLM_BILLIONS = 15  # above it a causal LM is large (70B); 7-8B models are base
-MODEL_RULES = ("healthfc_experiment", "clinifact_experiment", "clinifact_zero_shot", "clinifact_fine_tune")
+MODEL_RULES = ("healthfc_experiment", "clinifact_experiment", "clinifact_zero_shot", "clinifact_fine_tune", "healthfc_inner_cv", "clinifact_inner_cv")
+# a stacked ensemble's member trained experiments.stacking.inner_folds times: its run's row, the runtime times that
+INNER_CV_RULES = {"healthfc_inner_cv": "healthfc_experiment", "clinifact_inner_cv": "clinifact_experiment"}
 TRANSLATE = {"threads": 2, "mem_mb": 8192, "runtime": 600}  # Opus-MT over every sentence of the crawl
 # the keys this section replaced (experiments.threads, .mem_mb, .runtime) and where their values go now
 MOVED = {key: f"experiments.resources.<row>.{key}" for key in ROW_KEYS}
@@ -95,8 +97,12 @@ def row_of(plan: Any, rule: str, alias: str) -> str:
 
 def model_job_resources(plan: Any, rule: str, alias: str) -> dict[str, int]:
     """``{gpu, threads, mem_mb, runtime}`` of one model job: its row, its GPUs (``experiments.gpu`` for a
-    row of :data:`GPU_ROWS`, else 0), then its alias's ``models.resources`` values (not for a server job)."""
+    row of :data:`GPU_ROWS`, else 0), then its alias's ``models.resources`` values (not for a server job).
+    An inner cross-validation (:data:`INNER_CV_RULES`) asks for its member's run's, ``inner_folds`` times the runtime."""
     ex = plan.config["experiments"]
+    if rule in INNER_CV_RULES:
+        out = model_job_resources(plan, INNER_CV_RULES[rule], alias)
+        return {**out, "runtime": out["runtime"] * ex["stacking"]["inner_folds"]}
     row = row_of(plan, rule, alias)
     out = {"gpu": ex["gpu"] if row in GPU_ROWS else 0, **{k: ex["resources"][row][k] for k in ROW_KEYS}}
     if row != "server":

@@ -167,13 +167,16 @@ def test_a_table_reads_exactly_its_runs():
 
 
 def test_ensembles_and_config_mistakes_across_keys():
-    cfg = config(models__ensembles={"both": {"members": ["tfidf", "minilm"], "weights": None}})
+    cfg = config(models__ensembles={"both": {"members": ["tfidf", "minilm"], "weights": None, "method": "average"}})
     plan = Plan(cfg)
     assert plan.model_name("both") == "ensemble:sklearn:tfidf+offline:minilm" and plan.model_kinds("both") == {"tfidf", "encoder"}
-    assert plan.ensemble_options("both") == {"members": ["tfidf", "minilm"], "weights": [1.0, 1.0]}
+    assert plan.ensemble_options("both") == {"members": ["tfidf", "minilm"], "method": "average", "weights": [1.0, 1.0],
+                                             "stacking": {"inner_folds": 5, "seed": 42, "C": 1.0, "select_members": True, "min_gain": 0.002}}
+    assert plan.healthfc_ensemble_inputs("en", "both", "oracle", 0) == {"predictions": [
+        "results/experiments/healthfc/en/tfidf/oracle/fold0/predictions.jsonl", "results/experiments/healthfc/en/minilm/oracle/fold0/predictions.jsonl"]}
     assert plan.model_alias_pattern(ensembles=True) == "both"
     with pytest.raises(ValueError, match=r"models\.ensembles\.bad\.members \['nope'\] are not in models\.aliases"):
-        Plan(config(models__ensembles={"bad": {"members": ["nope"], "weights": None}})).check()
+        Plan(config(models__ensembles={"bad": {"members": ["nope"], "weights": None, "method": "average"}})).check()
     with pytest.raises(ValueError, match=r"experiments\.smoke caps training"):
         Plan(config(stages__experiments=True, experiments__smoke={"max_steps": 2})).check()
     with pytest.raises(ValueError, match="model 'gpt9' is not defined in models.aliases"):
@@ -189,7 +192,7 @@ def test_a_planned_offline_mpnet_that_is_not_installed_stops_the_plan_naming_the
     assert str(err.value) == f"config: models.clinifact.discriminative plans mpnet (offline:mpnet): {where}"
     # inside an ensemble, under any alias
     in_ensemble = config(stages__experiments=True, models__aliases={"big": "offline:mpnet"},
-                         models__ensembles={"duo": {"members": ["tfidf", "big"], "weights": None}},
+                         models__ensembles={"duo": {"members": ["tfidf", "big"], "weights": None, "method": "average"}},
                          models__healthfc={"en": ["tfidf", "big", "duo"], "de": []})
     with pytest.raises(ValueError, match=r"^config: models\.healthfc\.en plans big \(offline:mpnet\): offline model offline:mpnet"):
         Plan(in_ensemble).check()
@@ -237,7 +240,7 @@ def test_a_gbm_alias_with_embedding_features_shares_the_embeddings_store_and_its
     assert plain["embedding_model"] is None and plain["cache_dir"] is None  # the plain row: the hand features alone, no store
     # an embedding model that is not installed stops the run at once, naming the key and the install command, inside an ensemble too
     monkeypatch.setenv("MEDFC_MODELS_DIR", str(tmp_path))
-    cfg["models"]["ensembles"] = {"gbm+gbm-mpnet": {"members": ["gbm", "gbm-mpnet"], "weights": None}}
+    cfg["models"]["ensembles"] = {"gbm+gbm-mpnet": {"members": ["gbm", "gbm-mpnet"], "weights": None, "method": "average"}}
     cfg["models"]["clinifact"]["discriminative"] = ["gbm", "gbm+gbm-mpnet"]
     with pytest.raises(ValueError, match=r"^config: models\.clinifact\.discriminative plans gbm-mpnet \(sklearn:gbm "
                                          r"\(its models\.options\.gbm-mpnet\.embedding_model\)\): "
@@ -357,7 +360,7 @@ def test_models_options_give_one_alias_its_own_section_keys_and_leave_the_kind_s
     wc = {"spaces": ["separate"], "analyzers": ["word+char"], "min_df": 2, "C_grid": [0.3, 3.0]}
     cfg = config(models__aliases={"tfidf-wc": "sklearn:tfidf", "frozen-tail": "frozen:offline:minilm"},
                  models__options={"tfidf-wc": wc, "frozen-tail": {"truncation": "tail"}, "gbm": {"max_iter": 50}},
-                 models__ensembles={"wc+gbm": {"members": ["tfidf-wc", "gbm"], "weights": None}},
+                 models__ensembles={"wc+gbm": {"members": ["tfidf-wc", "gbm"], "weights": None, "method": "average"}},
                  models__healthfc={"en": ["tfidf", "tfidf-wc"], "de": []},
                  models__clinifact={"discriminative": ["tfidf", "tfidf-wc", "gbm", "wc+gbm"], "zero_shot": [], "fine_tuned": []},
                  healthfc__release=DEMO_RELEASE)
@@ -404,7 +407,7 @@ def test_models_options_give_one_alias_its_own_section_keys_and_leave_the_kind_s
 def test_a_models_options_mistake_stops_the_plan_naming_the_key(options, model_train, expected):
     """Also a misplaced experiments.<dataset>.model_train entry, which no job would read."""
     cfg = config(models__options=options, experiments__clinifact__model_train=model_train,
-                 models__ensembles={"pair": {"members": ["tfidf", "gbm"], "weights": None}}, healthfc__release=DEMO_RELEASE)
+                 models__ensembles={"pair": {"members": ["tfidf", "gbm"], "weights": None, "method": "average"}}, healthfc__release=DEMO_RELEASE)
     with pytest.raises(ConfigError) as exc:
         plan_for(cfg, SCHEMA)  # the workflow's validation: the schema, the values against their section, the checks
     assert str(exc.value).startswith(expected), str(exc.value)

@@ -42,7 +42,7 @@ def test_a_healthfc_row_sums_its_folds_and_an_ensemble_counts_its_members(tmp_pa
 
 def test_the_plan_feeds_the_time_tables_the_benchmark_files_when_asked():
     cfg = defaults()
-    cfg["models"]["ensembles"] = {"tfidf+gbm": {"members": ["tfidf", "gbm"], "weights": None}}
+    cfg["models"]["ensembles"] = {"tfidf+gbm": {"members": ["tfidf", "gbm"], "weights": None, "method": "average"}}
     cfg["models"]["clinifact"] = {"discriminative": ["tfidf", "gbm", "tfidf+gbm"], "zero_shot": ["llm"], "fine_tuned": []}
     cfg["models"]["aliases"] = {"llm": "org/llm"}
     cfg["experiments"]["healthfc"]["folds"] = [0]
