@@ -85,7 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--log", default=None, help="log file (the rule's log)")
     pred = sub.add_parser("predict", help="apply a kept HealthFC or CliniFact model to new claims (medfc.experiments.predict)",
                           description="Apply a model kept by a training run (experiments.keep_checkpoints) to a JSONL or CSV of "
-                                      "new claims; writes one JSON line per claim: id, label, probabilities.")
+                                      "new claims; writes one JSON line per claim: id, label, probabilities (HealthFC pipeline and "
+                                      "joint: also evidence_ids, the sentences selected from the row's sentences).")
     pred.add_argument("--model-dir", required=True, help="the kept model's directory (its medfc_model.json, or LoRA adapters)")
     pred.add_argument("--input", required=True, help="claims as JSONL or CSV (.csv)")
     pred.add_argument("--output", required=True, help="predictions (JSONL)")

@@ -56,7 +56,7 @@ from medfc.common.io import read_jsonl, write_json, write_jsonl
 from medfc.common.labels import EVIDENCE_LABELS, LOE_LABELS, VERACITY_LABELS  # noqa: F401 (LOE_LABELS: for readers of the records)
 from medfc.common.report import SkipReport
 from medfc.experiments.examples import Claim, Example
-from medfc.experiments.kept import keep_fitted
+from medfc.experiments.kept import keep_fitted, keep_pipeline
 from medfc.experiments.metrics import validation_scores
 from medfc.experiments.models import FittedModel, Model, build_model
 from medfc.experiments.systems import HealthFCFoldOptions, System, input_fields, retrieved_text, system  # noqa: F401 (retrieved_text: the snippets' text)
@@ -279,7 +279,7 @@ def model_card(spec: System, options: HealthFCFoldOptions) -> dict[str, Any]:
     the system's options, and the fields a new claim needs (:func:`medfc.experiments.systems.input_fields`)."""
     return {"dataset": "healthfc", "system": spec.name, "lang": options.lang, "fold": options.fold, "kind": options.train.kind,
             "model": options.train.model, "labels": list(spec.labels), "config": options.train.as_dict(),
-            "system_options": options.system_options.as_dict(), "input_fields": list(input_fields(spec, options.system_options)),
+            "system_options": options.system_options.to_mapping(), "input_fields": list(input_fields(spec, options.system_options)),
             "trim": "right"}
 
 
@@ -288,15 +288,23 @@ def run_pipeline(spec: System, fold: Fold, options: HealthFCFoldOptions, model: 
     """An evidence selector (its own model config, ``evidence_train``), then the run's classifier on the
     example the spec makes of each claim with its gold sentences (training) or its selected ones (test)."""
     opts = options.system_options
+    kept = _sub(ckpt, spec.name)  # the selector in <system>/evidence, the classifier in <system>/veracity (kept.PIPELINE_PARTS)
     ev_train = evidence_examples(fold.train, opts.neg_ratio, options.train.seed)
     selector = build_model(opts.evidence_train, threads).fit(ev_train, EVIDENCE_LABELS, _evidence_eval_examples(fold.validation) or None,
-                                                             checkpoint_dir=_sub(ckpt, "evidence"), desc="evidence")
+                                                             checkpoint_dir=_sub(kept, "evidence"), desc="evidence")
 
     def example(c: Claim, sentences: Sequence[str]) -> Example:
         return Example(*spec.reads(c, opts, sentences), spec.gold(c))
 
     ver = model.fit([example(c, c.gold_evidence) for c in fold.train], spec.labels, [example(c, c.gold_evidence) for c in fold.validation] or None,
-                    checkpoint_dir=_sub(ckpt, "veracity"), desc="veracity")
+                    checkpoint_dir=_sub(kept, "veracity"), desc="veracity")
+    if kept is not None:  # kept for medfc predict: both models, each with its card, and the pipeline's card
+        veracity_card = {**model_card(spec, options), "input_fields": ["claim", "evidence"]}
+        selector_card = {**veracity_card, "kind": opts.evidence_train.kind, "model": opts.evidence_train.model, "labels": list(EVIDENCE_LABELS),
+                         "config": opts.evidence_train.as_dict(), "input_fields": ["sentence", "claim"]}
+        keep_pipeline(selector, ver, kept, {**model_card(spec, options), "evidence_model": opts.evidence_train.model,
+                                            "threshold": opts.threshold, "max_evidence": opts.max_evidence},
+                      {"evidence": selector_card, "veracity": veracity_card})
     ev_probs = predict_evidence_probs(selector, fold.test)
     selected = [select_evidence(p.tolist(), opts.threshold, opts.max_evidence) for p in ev_probs]
     probs = ver.probs([example(c, [c.sentences[i] for i in sel]) for c, sel in zip(fold.test, selected)], desc="veracity/predict")
@@ -313,6 +321,9 @@ def run_joint(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Mod
 
     fitted = JointEncoder(model, options.system_options).fit(fold.train, spec.labels, fold.validation, checkpoint_dir=_sub(ckpt, spec.name))
     opts = options.system_options
+    if ckpt is not None:  # kept for medfc predict (medfc.experiments.kept): the checkpoint, the encoder's config and tokenizer, the card
+        keep_fitted(fitted, ckpt / spec.name, {**model_card(spec, options), "kind": "joint", "threshold": opts.threshold,
+                                                "max_evidence": opts.max_evidence})
     records = []
     for c, (lp, ep) in zip(fold.test, fitted.predict(fold.test, desc="joint/predict")):
         sel = select_evidence(ep.tolist(), opts.threshold, opts.max_evidence)

@@ -295,6 +295,11 @@ def joint_forward(model: JointModel, batch: dict[str, torch.Tensor]) -> list[tup
 # ----------------------------------------------------------------------------------------- model
 
 
+def uses_token_types(tokenizer: Any, encoder: nn.Module) -> bool:
+    """Whether the windows mark the sentences with token type 1 (a tokenizer and encoder that have two types)."""
+    return "token_type_ids" in tokenizer.model_input_names and getattr(encoder.config, "type_vocab_size", 1) >= 2
+
+
 @dataclass
 class FittedJoint:
     """A trained joint model: per claim its label probabilities and its sentences' evidence probabilities,
@@ -310,9 +315,10 @@ class FittedJoint:
     encode_stats: WindowStats  # every claim's windows: training, validation and predicted
 
     def features(self, claims: Sequence[Claim]) -> list[dict[str, Any]]:
+        """Each claim's windows; a claim without a label (a new claim, ``medfc predict``) gets none."""
         index = {lab: i for i, lab in enumerate(self.labels)}
-        return [joint_features(self.tokenizer, c.claim, c.sentences, c.evidence_ids, index[c.label], self.cfg.max_length, self.encode_stats,
-                               self.with_types) for c in claims]
+        return [joint_features(self.tokenizer, c.claim, c.sentences, c.evidence_ids, index[c.label] if c.label else None, self.cfg.max_length,
+                               self.encode_stats, self.with_types) for c in claims]
 
     def infer(self, feats: list[dict[str, Any]], desc: str) -> list[tuple[np.ndarray, np.ndarray]]:
         return predict(self.model, feats, collate=JointCollator(self.tokenizer.pad_token_id or 0), forward_fn=joint_forward, placement=self.placement,
@@ -342,7 +348,7 @@ class JointEncoder:
         set_seed(cfg.seed)
         tok = load_tokenizer(cfg.model)
         model = JointModel.from_pretrained(cfg.model, len(labels), evidence_weight=opts.evidence_weight, threshold=opts.threshold, pool=opts.joint_pool)
-        with_types = "token_type_ids" in tok.model_input_names and getattr(model.encoder.config, "type_vocab_size", 1) >= 2
+        with_types = uses_token_types(tok, model.encoder)
         fitted = FittedJoint(model, tok, labels, cfg, self.placement, with_types, TrainResult(), WindowStats())
         train_f = fitted.features(claims)
         index = {lab: i for i, lab in enumerate(labels)}

@@ -19,6 +19,16 @@ the kind:
 ``lora``
     The LoRA adapters (``adapter_model.safetensors`` + ``adapter_config.json``, peft's format) of the
     fine-tuned CliniFact system; the base model is the one ``adapter_config.json`` names.
+``joint``
+    The joint HealthFC system (:mod:`medfc.experiments.joint`): its checkpoint (the encoder, the token
+    attention and both heads) and ``transformers/`` (the encoder's config and tokenizer), its evidence
+    options (``threshold``, ``max_evidence``, ``evidence_weight``, ``joint_pool``) in the card.
+``pipeline``
+    The HealthFC pipeline: two kept models of the kinds above, each with its own card, in ``evidence/`` (the
+    evidence selector, labels ``other`` / ``evidence`` over ``[sentence; SEP; claim]``) and
+    ``veracity/`` (the classifier of ``[claim; SEP; selected sentences]``); the pipeline's card names them
+    (``parts``) and holds its ``threshold`` and ``max_evidence``. A part's card says ``part``: it is loaded
+    through the pipeline's (:func:`find_model_dir` finds the outer card).
 
 A light module (no torch, no scikit-learn at import): the training code imports it.
 """
@@ -41,6 +51,7 @@ SKLEARN_STATE = "model.pkl"
 TRANSFORMERS_DIR = "transformers"
 ADAPTER_CONFIG = "adapter_config.json"
 SKLEARN_KINDS = ("tfidf", "gbm", "frozen")
+PIPELINE_PARTS = ("evidence", "veracity")  # a kept pipeline's models, each in the folder of its name
 
 
 def _sklearn_state(kind: str, fitted: Any) -> dict[str, Any]:
@@ -70,14 +81,32 @@ def keep_fitted(fitted: Any, directory: str | os.PathLike, card: dict[str, Any])
         card["checkpoint"] = os.path.relpath(checkpoint, directory)
         fitted.model.config.save_pretrained(directory / TRANSFORMERS_DIR)
         fitted.tokenizer.save_pretrained(directory / TRANSFORMERS_DIR)
+    elif kind == "joint":
+        checkpoint = getattr(fitted.result, "checkpoint", None)
+        if not checkpoint:
+            raise ValueError(f"{directory}: the joint encoder wrote no checkpoint to keep")
+        card["checkpoint"] = os.path.relpath(checkpoint, directory)
+        fitted.model.encoder.config.save_pretrained(directory / TRANSFORMERS_DIR)
+        fitted.tokenizer.save_pretrained(directory / TRANSFORMERS_DIR)
     elif kind in SKLEARN_KINDS:
         atomic_write(directory / SKLEARN_STATE, pickle.dumps(_sklearn_state(kind, fitted), protocol=pickle.HIGHEST_PROTOCOL))
-    elif kind != "lora":
+    elif kind not in ("lora", "pipeline"):  # lora: peft wrote the adapters; pipeline: its parts are kept models of their own
         raise ValueError(f"unknown model kind {kind!r}")
     path = directory / CARD
     write_json(path, card)
     log.info("kept the %s model in %s (%s)", kind, directory, CARD)
     return path
+
+
+def keep_pipeline(selector: Any, veracity: Any, directory: str | os.PathLike, card: dict[str, Any],
+                  part_cards: dict[str, dict[str, Any]]) -> Path:
+    """Keep a pipeline: the evidence selector and the veracity model each in its folder (:data:`PIPELINE_PARTS`)
+    with its own card (``part_cards``; their weights are already there), then the pipeline's ``card`` (kind
+    ``pipeline``, naming its parts)."""
+    directory = Path(directory)
+    for part, fitted in zip(PIPELINE_PARTS, (selector, veracity)):
+        keep_fitted(fitted, directory / part, {**part_cards[part], "part": part})
+    return keep_fitted(None, directory, {**card, "kind": "pipeline", "parts": {part: part for part in PIPELINE_PARTS}})
 
 
 def read_card(directory: str | os.PathLike) -> dict[str, Any]:
@@ -107,6 +136,7 @@ def find_model_dir(directory: str | os.PathLike) -> Path:
     if (directory / CARD).is_file() or (directory / ADAPTER_CONFIG).is_file():
         return directory
     found = sorted({p.parent for name in (CARD, ADAPTER_CONFIG) for p in directory.rglob(name)})
+    found = [p for p in found if not any(q in p.parents for q in found)]  # a pipeline's parts are inside it
     if len(found) == 1:
         return found[0]
     if not found:
@@ -168,8 +198,47 @@ def load_encoder(directory: Path, card: dict[str, Any], device: str, batch_size:
     return FittedClassifier(model.eval(), load_tokenizer(hf), labels, cfg, placement, TrainResult(), card.get("trim", "right"))
 
 
+def load_joint(directory: Path, card: dict[str, Any], device: str, batch_size: int | None) -> Any:
+    """The joint HealthFC model of a kept directory (:class:`~medfc.experiments.joint.FittedJoint`: per claim its
+    label probabilities and its sentences' evidence probabilities): the encoder's architecture and tokenizer
+    from ``transformers/``, every weight (encoder, token attention, heads) from the kept checkpoint."""
+    from transformers import AutoConfig, AutoModel
+
+    from medfc.common.device import Placement
+    from medfc.experiments.classifier import load_tokenizer
+    from medfc.experiments.joint import FittedJoint, JointModel, WindowStats, uses_token_types
+    from medfc.experiments.options import TrainConfig
+    from medfc.experiments.training import TrainResult, load_checkpoint
+
+    cfg = TrainConfig.from_mapping(card["config"], where=str(directory / CARD))
+    cfg = cfg.replace(device=device, progress=False, eval_batch_size=batch_size or cfg.eval_batch_size)
+    opts = card["system_options"]
+    hf = directory / TRANSFORMERS_DIR
+    labels = list(card["labels"])
+    model = JointModel(AutoModel.from_config(AutoConfig.from_pretrained(hf)), len(labels), evidence_weight=float(opts["evidence_weight"]),
+                       threshold=float(opts["threshold"]), pool=opts["joint_pool"])
+    load_checkpoint(model, directory / card["checkpoint"])
+    tok = load_tokenizer(hf)
+    return FittedJoint(model.eval(), tok, labels, cfg, Placement.resolve(device, "auto", None), uses_token_types(tok, model.encoder),
+                       TrainResult(), WindowStats())
+
+
+def load_pipeline(directory: Path, card: dict[str, Any], device: str = "auto", batch_size: int | None = None) -> dict[str, Any]:
+    """A kept pipeline's fitted models by part (``evidence``, ``veracity``), each loaded by its own card."""
+    parts = card.get("parts") or {}
+    missing = [part for part in PIPELINE_PARTS if part not in parts]
+    if missing:
+        raise ValueError(f"{directory / CARD}: the pipeline names no {' and no '.join(missing)} model")
+    return {part: load_fitted(directory / parts[part], read_card(directory / parts[part]), device, batch_size) for part in PIPELINE_PARTS}
+
+
 def load_fitted(directory: Path, card: dict[str, Any], device: str = "auto", batch_size: int | None = None) -> Any:
-    """The fitted model (``probs(examples)``, ``labels``) of a kept directory of any kind but ``lora``."""
+    """The fitted model (``probs(examples)``, ``labels``) of a kept directory of any kind but ``lora``
+    (``pipeline``: its parts by name, :func:`load_pipeline`)."""
     if card["kind"] == "encoder":
         return load_encoder(directory, card, device, batch_size)
+    if card["kind"] == "joint":
+        return load_joint(directory, card, device, batch_size)
+    if card["kind"] == "pipeline":
+        return load_pipeline(directory, card, device, batch_size)
     return load_sklearn(directory, card, device, batch_size)

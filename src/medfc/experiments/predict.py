@@ -5,18 +5,24 @@
 The input is JSONL (one object a line) or CSV (a header row), one claim a row, with the fields the kept
 model's system reads (its card's ``input_fields``; :func:`required_fields`):
 
-HealthFC (one classifier per system: every system but ``pipeline`` and ``joint``)
+HealthFC, the systems of one classifier (every system but ``pipeline`` and ``joint``)
     ``claim``, and as the system reads them ``evidence`` (oracle and level_of_evidence with
     ``claim+evidence``: the evidence sentences; ``retrieved_*`` / ``open_domain_*``: the snippets in rank
     order, the first ``retrieved_top_k`` read), ``explanation`` (gold_explanations) or ``document`` (the
     article's sentences: level_of_evidence with ``claim+document``). A list field is a JSON list of texts
     or one text (in a CSV cell: a JSON list, or plain text).
+HealthFC ``pipeline`` and ``joint`` (the systems that select their evidence)
+    ``claim`` and ``sentences``: the article's sentence list, from which the system selects the evidence
+    (the sentences of probability > ``threshold``, at most ``max_evidence``, as in training). Each output
+    line adds ``evidence_ids``: the selected sentences' indices in that list (0-based, in document order).
+    The pipeline's evidence selector scores every ``[sentence; SEP; claim]``, its veracity classifier reads
+    ``[claim; SEP; the selected sentences]``; the joint encoder reads the claim with all its sentences.
 CliniFact (``discriminative`` of any kind, ``fine_tuned`` LoRA adapters)
     ``claim`` and ``abstract``; ``title`` when there is one.
 
 ``id`` names a row in the output; a row without one is named ``row-<n>`` (its 1-based row number). Each
 output line is ``{"id", "label", "probabilities": {label: p}}`` (the label of the highest probability,
-the probabilities of the model's labels, summing to 1), in input order. A row that lacks a field its
+the probabilities of the model's labels, summing to 1; pipeline and joint add ``evidence_ids``), in input order. A row that lacks a field its
 system needs, or that is not a JSON object, is skipped and counted; the counts are printed at the end
 (and written with ``--report``). The inputs are built by the same code as in training (the system's
 ``reads`` from the registry, CliniFact's :func:`~medfc.experiments.clinifact.pair_example`, the
@@ -43,7 +49,7 @@ log = logging.getLogger(__name__)
 
 CLINIFACT_FIELDS = ("claim", "abstract")
 CLINIFACT_OPTIONAL = ("title",)
-LIST_FIELDS = ("evidence", "document")
+LIST_FIELDS = ("evidence", "document", "sentences")
 DEFAULT_MAX_PROMPT_TOKENS = 2048  # experiments.clinifact.fine_tune.max_prompt_tokens' default, for adapters without a card
 
 
@@ -103,6 +109,21 @@ def texts(value: Any) -> list[str]:
     return [str(value)]
 
 
+def sentence_list(value: Any) -> list[str]:
+    """The ``sentences`` field as a list in which every position is kept (``evidence_ids`` index it): a list (a
+    null is an empty sentence), a CSV cell holding a JSON list, or one text (one sentence)."""
+    if isinstance(value, str) and value.strip().startswith("["):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, list):
+            value = parsed
+    if isinstance(value, (list, tuple)):
+        return ["" if x is None else str(x).strip() for x in value]
+    return texts(value)
+
+
 def text(value: Any) -> str:
     """A text field's value (a number is its text; a list, its texts joined)."""
     if value is None:
@@ -126,10 +147,10 @@ def required_fields(card: dict[str, Any]) -> tuple[str, ...]:
     if card["dataset"] == "healthfc":
         from medfc.experiments.systems import input_fields, system
 
+        if card.get("part"):
+            raise ValueError(f"this is the {card['part']} model of a kept {card['system']}; point --model-dir at the folder "
+                             "above it, which holds the whole system")
         spec = system(card["system"])
-        if spec.trainer != "one_classifier":
-            raise ValueError(f"medfc predict applies the HealthFC systems that read one example per claim; {spec.name} "
-                             f"({spec.trainer}) is not among them")
         return input_fields(spec, spec.options.from_mapping(card["system_options"], where="system_options"))
     raise ValueError(f"unknown dataset {card.get('dataset')!r} in the model card")
 
@@ -153,9 +174,59 @@ def clinifact_pair(rid: str, row: dict[str, Any]):
     return Pair(rid, text(row.get("claim")), text(row.get("title")), text(row.get("abstract")), None)
 
 
-def _record(rid: str, labels: Sequence[str], probs: Sequence[float]) -> dict[str, Any]:
+def _record(rid: str, labels: Sequence[str], probs: Sequence[float], evidence_ids: Sequence[int] | None = None) -> dict[str, Any]:
     best = max(range(len(labels)), key=lambda i: probs[i])
-    return {"id": rid, "label": labels[best], "probabilities": {lab: round(float(p), 6) for lab, p in zip(labels, probs)}}
+    out = {"id": rid, "label": labels[best], "probabilities": {lab: round(float(p), 6) for lab, p in zip(labels, probs)}}
+    if evidence_ids is not None:
+        out["evidence_ids"] = [int(i) for i in evidence_ids]
+    return out
+
+
+def article_claims(rows: Sequence[tuple[str, dict[str, Any]]]):
+    """A new claim with its article's sentences, for a system that selects evidence (no label, no gold evidence)."""
+    from medfc.experiments.examples import Claim
+
+    return [Claim(rid, text(row.get("claim")), "", "", "", sentence_list(row.get("sentences")), []) for rid, row in rows]
+
+
+def _check_labels(fitted: Any, labels: Sequence[str], what: str) -> None:
+    if list(fitted.labels) != list(labels):
+        raise ValueError(f"the kept {what}'s labels {fitted.labels} are not its card's {list(labels)}")
+
+
+def predict_pipeline(parts: dict[str, Any], card: dict[str, Any], rows: Sequence[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The pipeline as its run predicts a test claim (:func:`medfc.experiments.healthfc.run_pipeline`): the selector's
+    probability of every sentence, the sentences above the card's ``threshold`` (at most ``max_evidence``, the most
+    probable, in document order), then the veracity classifier on the claim with them."""
+    from medfc.common.labels import EVIDENCE_LABELS
+    from medfc.experiments.examples import Example
+    from medfc.experiments.healthfc import predict_evidence_probs, select_evidence
+    from medfc.experiments.systems import system
+
+    selector, veracity = parts["evidence"], parts["veracity"]
+    labels = list(card["labels"])
+    _check_labels(selector, EVIDENCE_LABELS, "evidence selector")
+    _check_labels(veracity, labels, "veracity model")
+    spec = system(card["system"])
+    opts = spec.options.from_mapping(card["system_options"], where="system_options")
+    claims = article_claims(rows)
+    selected = [select_evidence(p.tolist(), float(card["threshold"]), int(card["max_evidence"])) for p in predict_evidence_probs(selector, claims)]
+    probs = veracity.probs([Example(*spec.reads(c, opts, [c.sentences[i] for i in sel])) for c, sel in zip(claims, selected)], desc="veracity/predict")
+    return [_record(rid, labels, p, sel) for (rid, _), p, sel in zip(rows, probs, selected)]
+
+
+def predict_joint(fitted: Any, card: dict[str, Any], rows: Sequence[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The joint encoder as its run predicts a test claim (:func:`medfc.experiments.healthfc.run_joint`): the label
+    probabilities, and the sentences whose evidence probability passes the card's ``threshold`` (at most
+    ``max_evidence``)."""
+    from medfc.experiments.healthfc import select_evidence
+
+    labels = list(card["labels"])
+    _check_labels(fitted, labels, "joint model")
+    out = []
+    for (rid, _), (lp, ep) in zip(rows, fitted.predict(article_claims(rows), desc="joint/predict")):
+        out.append(_record(rid, labels, lp, select_evidence(ep.tolist(), float(card["threshold"]), int(card["max_evidence"]))))
+    return out
 
 
 def predict_fitted(fitted: Any, card: dict[str, Any], rows: Sequence[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -168,8 +239,7 @@ def predict_fitted(fitted: Any, card: dict[str, Any], rows: Sequence[tuple[str, 
         examples = [healthfc_example(card, rid, row) for rid, row in rows]
     probs = fitted.probs(examples, desc="predict")
     labels = list(card["labels"])
-    if list(fitted.labels) != labels:
-        raise ValueError(f"the kept model's labels {fitted.labels} are not its card's {labels}")
+    _check_labels(fitted, labels, "model")
     return [_record(rid, labels, p) for (rid, _), p in zip(rows, probs)]
 
 
@@ -209,6 +279,10 @@ def predict_adapters(directory: Path, card: dict[str, Any], rows: Sequence[tuple
     return out
 
 
+# the kinds of kept model whose prediction is not one classifier's (medfc.experiments.kept); the others: predict_fitted
+KEPT_PREDICTORS = {"pipeline": predict_pipeline, "joint": predict_joint}
+
+
 # ---------------------------------------------------------------------------------------------- run
 
 
@@ -238,7 +312,8 @@ def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, ou
         records = predict_adapters(directory, card, usable, report, device=device, batch_size=batch_size, base_model=base_model,
                                    max_prompt_tokens=max_prompt_tokens)
     else:
-        records = predict_fitted(load_fitted(directory, card, device, batch_size), card, usable)
+        fitted = load_fitted(directory, card, device, batch_size)
+        records = KEPT_PREDICTORS.get(card["kind"], predict_fitted)(fitted, card, usable)
     write_jsonl(output, records)
     summary = {"model_dir": str(directory), "dataset": card["dataset"], "system": card["system"], "kind": card["kind"],
                "model": card.get("model"), "labels": card.get("labels"), "input_fields": list(fields), "rows": len(rows) + len(

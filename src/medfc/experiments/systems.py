@@ -220,7 +220,10 @@ def input_fields(spec: System, options: Any) -> tuple[str, ...]:
     """The fields a new claim needs for ``spec`` with ``options`` (``medfc predict``'s input rows): ``claim``,
     and ``evidence`` (the gold evidence sentences, or a source's snippets in rank order), ``explanation`` or
     ``document`` (the article's sentences) as far as the system reads them. Found by running its ``reads`` on a
-    probe claim (so a new system needs no entry here); only for systems that read one example per claim."""
+    probe claim (so a new system needs no entry here). A system that selects its evidence (pipeline, joint)
+    reads ``claim`` and ``sentences``, the article's sentence list it selects from."""
+    if spec.selects_evidence:
+        return ("claim", "sentences")
     if spec.reads is None:
         raise ValueError(f"the {spec.name} system reads no single example per claim")
     probe = Claim("probe", _PROBE["claim"], "", "", _PROBE["explanation"], [_PROBE["document"], _PROBE["evidence"]], [1])

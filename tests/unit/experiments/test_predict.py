@@ -3,6 +3,7 @@ from JSONL and CSV, through the command line (:func:`medfc.cli.main`)."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from medfc.cli import main
-from medfc.common.labels import CLINIFACT_LABELS, VERACITY_LABELS
+from medfc.common.labels import CLINIFACT_LABELS, EVIDENCE_LABELS, VERACITY_LABELS
 from medfc.experiments import clinifact as CF
 from medfc.experiments import healthfc as H
 from medfc.experiments.kept import CARD, find_model_dir, read_card
@@ -46,6 +47,19 @@ def predict(model_dir, input_path, output, *extra: str) -> int:
     return main(["predict", "--model-dir", str(model_dir), "--input", str(input_path), "--output", str(output), "--device", "cpu", *extra])
 
 
+@contextlib.contextmanager
+def models_away(model_dir):
+    """The base model's weights moved aside: a kept folder must hold every weight it needs."""
+    moved = [f for f in Path(model_dir).iterdir() if f.name.endswith((".safetensors", ".bin"))]
+    for f in moved:
+        f.rename(f.with_name(f.name + ".away"))
+    try:
+        yield
+    finally:
+        for f in moved:
+            f.with_name(f.name + ".away").rename(f)
+
+
 def check_records(records: list[dict], ids: list[str], labels: list[str]) -> None:
     assert [r["id"] for r in records] == ids  # input order, the bad rows left out
     for r in records:
@@ -74,6 +88,8 @@ def test_input_fields_come_from_each_systems_reads():
     assert fields("level_of_evidence", loe_input="claim+document") == ("claim", "document")
     assert fields("level_of_evidence", loe_input="claim+explanation") == ("claim", "explanation")
     assert fields("level_of_evidence", loe_input="claim") == ("claim",)
+    # the systems that select their evidence read the article's sentence list
+    assert input_fields(system("pipeline"), None) == input_fields(system("joint"), None) == ("claim", "sentences")
 
 
 def test_kept_tfidf_healthfc_oracle_predicts_jsonl_and_csv_and_skips_bad_rows(healthfc_data, tmp_path, capsys):
@@ -215,3 +231,100 @@ def test_a_directory_without_a_kept_model_says_how_to_keep_one(tmp_path):
     inp = write_jsonl(tmp_path / "c.jsonl", [{"id": "a", "claim": "x"}])
     with pytest.raises(FileNotFoundError, match="keep_checkpoints"):
         predict(tmp_path, inp, tmp_path / "out.jsonl")
+
+
+# ------------------------------------------------------------------- HealthFC pipeline and joint (they select evidence)
+
+
+def article_rows(ds: Path, ids: set[str]) -> list[dict]:
+    """The run's test claims as new claims: the claim and the article's sentence list, nothing else."""
+    recs = [json.loads(line) for line in ds.read_text().splitlines()]
+    return [{"id": r["id"], "claim": r["claim_en"], "sentences": r["sentences_en"]} for r in recs if r["id"] in ids]
+
+
+def check_as_run(got: list[dict], records: list[dict], labels: list[str], abs_tol: float) -> None:
+    """Each prediction is the run's own for that test claim: label, probabilities and the selected sentences."""
+    by_id = {r["id"]: r for r in records}
+    assert [g["id"] for g in got] == sorted(by_id)
+    for g in got:
+        assert set(g) == {"id", "label", "probabilities", "evidence_ids"}
+        assert set(g["probabilities"]) == set(labels) and g["label"] == by_id[g["id"]]["pred_label"]
+        assert g["probabilities"] == pytest.approx(by_id[g["id"]]["probs"], abs=abs_tol)
+        assert g["evidence_ids"] == by_id[g["id"]]["pred_evidence_ids"]
+
+
+def test_kept_tfidf_pipeline_selects_the_runs_evidence_and_predicts_its_labels(healthfc_data, tmp_path, capsys):
+    ds, folds = healthfc_data
+    ckpt = tmp_path / "ckpt"
+    # threshold 0: every sentence passes, so max_evidence (3) picks the most probable, in document order
+    records, _ = H.run_fold(ds, folds, healthfc_options("pipeline", tfidf_config(), fold=1, checkpoint_dir=ckpt, threshold=0.0,
+                                                        max_evidence=3))
+    kept = ckpt / "pipeline"
+    card = read_card(kept)
+    assert (card["system"], card["kind"], card["threshold"], card["max_evidence"]) == ("pipeline", "pipeline", 0.0, 3)
+    assert card["parts"] == {"evidence": "evidence", "veracity": "veracity"} and card["input_fields"] == ["claim", "sentences"]
+    assert card["labels"] == list(VERACITY_LABELS)
+    selector, veracity = read_card(kept / "evidence"), read_card(kept / "veracity")
+    assert (selector["part"], selector["kind"], selector["labels"]) == ("evidence", "tfidf", list(EVIDENCE_LABELS))
+    assert (veracity["part"], veracity["kind"], veracity["labels"]) == ("veracity", "tfidf", list(VERACITY_LABELS))
+    assert find_model_dir(ckpt) == kept  # the parts' cards are inside the pipeline's: one kept model
+
+    rows = article_rows(ds, {r["id"] for r in records})
+    assert all(len(r["pred_evidence_ids"]) == min(3, len(row["sentences"])) for r, row in zip(sorted(records, key=lambda r: r["id"]), rows))
+    inp = write_jsonl(tmp_path / "claims.jsonl", [*rows, {"id": "no-article", "claim": "does zinc shorten colds?"},
+                                                  {"id": "empty", "claim": "x", "sentences": ["", " "]}])
+    out = tmp_path / "pred.jsonl"
+    assert predict(ckpt, inp, out, "--report", str(tmp_path / "report.json")) == 0
+    check_as_run(read_output(out), records, list(VERACITY_LABELS), 1e-5)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["skipped_by_reason"] == {"missing_sentences": 2} and report["input_fields"] == ["claim", "sentences"]
+    assert "a row needs claim, sentences" in capsys.readouterr().err
+
+    # CSV: the sentence list as a JSON list in its cell; an empty sentence keeps its place (the ids index the list)
+    first = rows[0]
+    csv_rows = [{"id": first["id"], "claim": first["claim"], "sentences": json.dumps(first["sentences"])},
+                {"id": "shifted", "claim": first["claim"], "sentences": json.dumps(["", *first["sentences"]])}]
+    out_csv = tmp_path / "pred_csv.jsonl"
+    assert predict(kept, write_csv(tmp_path / "claims.csv", csv_rows, ["id", "claim", "sentences"]), out_csv) == 0
+    got = read_output(out_csv)
+    assert got[0] == read_output(out)[0]
+    assert len(got[1]["evidence_ids"]) == 3 and all(0 <= i <= len(first["sentences"]) for i in got[1]["evidence_ids"])
+
+    with pytest.raises(ValueError, match="evidence model of a kept pipeline; point --model-dir at the folder above"):
+        predict(kept / "evidence", inp, tmp_path / "x.jsonl")
+
+
+def test_kept_encoder_pipeline_predicts_without_its_base_model(healthfc_data, tiny_bert, tmp_path):
+    ds, folds = healthfc_data
+    ckpt = tmp_path / "ckpt"
+    train = tiny_train_config(tiny_bert, max_steps=2)
+    records, _ = H.run_fold(ds, folds, healthfc_options("pipeline", train, fold=1, checkpoint_dir=ckpt, val_fraction=0.0, threshold=0.3))
+    kept = ckpt / "pipeline"
+    for part in ("evidence", "veracity"):
+        part_card = read_card(kept / part)
+        assert part_card["kind"] == "encoder" and (kept / part / part_card["checkpoint"]).is_file()
+    rows = article_rows(ds, {r["id"] for r in records})
+    out = tmp_path / "pred.jsonl"
+    with models_away(tiny_bert):
+        assert predict(ckpt, write_jsonl(tmp_path / "c.jsonl", rows), out, "--batch-size", "3") == 0
+    check_as_run(read_output(out), records, list(VERACITY_LABELS), 1e-4)
+
+
+def test_kept_joint_encoder_selects_the_runs_evidence_and_predicts_its_labels(healthfc_data, tiny_bert, tmp_path):
+    ds, folds = healthfc_data
+    ckpt = tmp_path / "ckpt"
+    train = tiny_train_config(tiny_bert, max_steps=2, max_length=48)  # the 40-sentence article spans several windows
+    records, info = H.run_fold(ds, folds, healthfc_options("joint", train, fold=1, checkpoint_dir=ckpt, val_fraction=0.0, threshold=0.3,
+                                                           max_evidence=4))
+    kept = ckpt / "joint"
+    card = read_card(kept)
+    assert (card["system"], card["kind"], card["threshold"], card["max_evidence"]) == ("joint", "joint", 0.3, 4)
+    assert card["input_fields"] == ["claim", "sentences"] and (kept / card["checkpoint"]).is_file()
+    assert (kept / "transformers" / "config.json").is_file() and find_model_dir(ckpt) == kept
+
+    rows = article_rows(ds, {r["id"] for r in records})
+    assert any(len(r["sentences"]) == 40 for r in rows) and any(r["pred_evidence_ids"] for r in records)
+    out = tmp_path / "pred.jsonl"
+    with models_away(tiny_bert):
+        assert predict(kept, write_jsonl(tmp_path / "c.jsonl", [*rows, {"id": "bare", "claim": "x"}]), out) == 0
+    check_as_run(read_output(out), records, list(VERACITY_LABELS), 1e-4)
