@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from medfc.common.options import OneOf
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,11 @@ LLM_BACKENDS: dict[str, LLMBackend] = {
         LLMBackend("openai", local=False, client="medfc.llm.openai:OpenAICompatibleLM", positional=("base_url",)),
     )
 }
+
+
+# an options field naming a backend (the zero-shot scorer's, MedSNIP's LLMs'): checked against the registry when the
+# options are built, so a backend registered later is one; the Literal is the type checkers' (the names at import)
+BackendName = Annotated[Literal[tuple(LLM_BACKENDS)], OneOf(lambda: tuple(LLM_BACKENDS))]  # type: ignore[valid-type]
 
 
 def llm_backend(name: str) -> LLMBackend:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, ClassVar, Literal, Union
 
+from medfc.common.llm_backends import BackendName
 from medfc.common.options import Options, OptionsError, Tagged
 
 
@@ -208,7 +209,7 @@ class ZeroShotOptions(Options):
     hub name / ``offline:`` name for ``transformers``, the served model name for ``openai``) and the resolved
     ``cache_dir``."""
 
-    backend: Literal["transformers", "openai"]
+    backend: BackendName  # a name of medfc.common.llm_backends.LLM_BACKENDS
     model: str
     tokenizer: str | None  # prompt trimming with the openai backend (transformers uses the model's)
     max_prompt_tokens: int

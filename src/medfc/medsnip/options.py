@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from medfc.common.llm_backends import BackendName
 from medfc.common.options import Options, OptionsError
 
 Mode = Literal["atoms", "group", "direct", "human_atoms", "human_snippets"]
@@ -39,7 +40,7 @@ class LLMOptions(MedsnipOptions):
     """One LLM as :func:`medfc.medsnip.calls.make_llm` builds it (the config's ``medsnip.llm`` with a role's
     overrides)."""
 
-    backend: Literal["transformers", "openai"]
+    backend: BackendName  # a name of medfc.common.llm_backends.LLM_BACKENDS
     model: str  # a local directory / hub name (transformers) or the served model name (openai)
     base_url: str
     api_key_env: str

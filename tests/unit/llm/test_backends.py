@@ -8,8 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from medfc.llm import make_client
 from medfc.common.llm_backends import LLM_BACKENDS, LLMBackend, llm_backend, runs_locally
+from medfc.common.options import OptionsError
+from medfc.experiments.options import ZeroShotOptions
+from medfc.llm import make_client
+from medfc.medsnip.options import LLMOptions
+from medfc.plan import Plan
+from medfc.plan.cluster import cluster_rules
+from tests.helpers.config import defaults, section
 
 SRC = Path(__file__).resolve().parents[3] / "src" / "medfc"
 
@@ -39,6 +45,21 @@ def test_a_new_backend_is_one_registry_entry(monkeypatch):
     client = make_client("echo", "tiny", device="cpu")
     assert isinstance(client, Echo) and client.model == "tiny" and client.kwargs == {"device": "cpu"}
     assert runs_locally("echo") and llm_backend("echo").local
+    # the options that name a backend take it (the zero-shot scorer's, MedSNIP's LLMs'), and the plan places and
+    # sizes a zero-shot job with it as a local model
+    zero_shot = section("experiments.clinifact.zero_shot", backend="echo", model="tiny", cache_dir="c")
+    assert ZeroShotOptions.from_mapping(zero_shot).backend == "echo"
+    assert LLMOptions.from_mapping({**defaults()["medsnip"]["llm"], "backend": "echo", "model": "tiny", "http_cache_dir": ""}).backend == "echo"
+    cfg = defaults()
+    cfg["healthfc"]["translation"]["backend"] = "deepl"
+    cfg["models"]["aliases"]["llm"] = "org/llm-70b"
+    cfg["models"]["clinifact"] = {"discriminative": [], "zero_shot": ["llm"], "fine_tuned": []}
+    cfg["experiments"]["clinifact"]["zero_shot"]["backend"] = "echo"
+    assert "clinifact_zero_shot" in cluster_rules(cfg)
+    rows = cfg["experiments"]["resources"]
+    assert Plan(cfg).job_resources("clinifact_zero_shot", {"model": "llm"}) == {"gpu": cfg["experiments"]["gpu"], **rows["llm_large"]}
+    with pytest.raises(OptionsError, match=r"options\.backend: 'vllm' is not one of \['transformers', 'openai', 'echo'\]"):
+        ZeroShotOptions.from_mapping({**zero_shot, "backend": "vllm"}, where="options")
 
 
 def test_no_choice_compares_a_backends_name():
