@@ -74,7 +74,8 @@ def _pairs(values: Sequence[str] | None, flag: str) -> dict[str, str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """``medfc run ...``: one step in this process, which is expected to exit afterwards (:func:`run_job`
     freezes every object alive at the end; from Python, call :func:`run_step` instead). ``medfc predict ...``:
-    a kept model applied to new claims (:mod:`medfc.experiments.predict`)."""
+    a kept model applied to new claims (:mod:`medfc.experiments.predict`). ``medfc rocrate ...``: a finished run as a
+    Workflow Run RO-Crate (:mod:`medfc.common.rocrate`)."""
     parser = argparse.ArgumentParser(prog="medfc", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run one workflow step")
@@ -96,11 +97,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     pred.add_argument("--max-prompt-tokens", type=int, default=None, help="LoRA adapters: the prompt's budget (default: as trained)")
     pred.add_argument("--report", default=None, help="also write the summary (rows predicted, skipped by reason) as JSON here")
     pred.add_argument("--verbose", action="store_true", help="log progress")
+    crate = sub.add_parser("rocrate", help="package a finished run as a Workflow Run RO-Crate (medfc.common.rocrate)",
+                           description="Describe a finished run's results folder as a Workflow Run RO-Crate: its files, the "
+                                       "workflow, one CreateAction per run of provenance/runs.jsonl, the software, licence and "
+                                       "citation. By default the crate is the results folder itself (ro-crate-metadata.json and "
+                                       "the workflow's files are written into it).")
+    crate.add_argument("--results-dir", required=True, help="the run's results folder (results_dir: results/ for the demo)")
+    crate.add_argument("--output", default=None, help="a .zip to write the crate into, or another folder (default: the results folder)")
+    crate.add_argument("--workflow-dir", default=None, help="the workflow/ folder (default: the one of the checkout medfc is imported from)")
     args = parser.parse_args(argv)
     if args.command == "predict":
         from medfc.experiments import predict
 
         return predict.main(args)
+    if args.command == "rocrate":
+        from medfc.common import rocrate
+
+        return rocrate.main(args)
 
     try:
         options = json.loads(args.options)

@@ -1,0 +1,247 @@
+"""``medfc rocrate`` (medfc.common.rocrate): a finished run's results folder, written in the test (no workflow
+run), described as a Workflow Run RO-Crate: the JSON-LD's exact entities, one CreateAction per run record, damaged
+records and missing files skipped and counted, the crate in the folder itself, in a zip or in another folder."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from medfc.cli import main
+from medfc.common import rocrate
+from medfc.common.provenance import append_run_record, run_record
+
+T0 = dt.datetime(2026, 12, 3, 10, 0, tzinfo=dt.timezone.utc)
+T1 = dt.datetime(2026, 12, 3, 12, 0, tzinfo=dt.timezone.utc)
+SOFTWARE = {"python": "3.11.7", "implementation": "CPython", "platform": "Linux-x86_64",
+            "packages": {"medfc": "0.1.0", "snakemake": "9.14.0", "torch": None, "scikit-learn": "1.9.1"}}
+CITATION = {
+    "cff-version": "1.2.0", "title": "medfc: test workflow", "version": "0.1.0", "license": "MIT",
+    "abstract": "A tiny\n workflow.", "authors": [{"name": "The medfc authors"}],
+    "references": [
+        {"type": "conference-paper", "title": "HealthFC", "year": 2024,
+         "authors": [{"family-names": "Vladika", "given-names": "Juraj"}, {"family-names": "Matthes", "given-names": "Florian"}]},
+        {"type": "data", "title": "HealthFC release", "repository-code": "https://github.com/jvladika/HealthFC", "license": "CC-BY-NC-ND-4.0",
+         "authors": [{"family-names": "Vladika", "given-names": "Juraj"}]},
+    ],
+}
+RESULTS = {  # path in the results folder → (text, when it was last written)
+    "tables/healthfc_table3.csv": ("system,f1\npipeline,0.5\n", T0 + dt.timedelta(minutes=5)),  # run 1
+    "figures/fig3.png": ("png", T1 + dt.timedelta(minutes=1)),  # run 2
+    "healthfc/dataset/healthfc.jsonl": ('{"id": "c1"}\n', T1 + dt.timedelta(minutes=2)),  # run 2
+    "healthfc/old/report.json": ("{}\n", T0 - dt.timedelta(days=1)),  # before every recorded run: no run's result
+    "logs/tables/table.log": ("ok\n", T1 + dt.timedelta(minutes=3)),  # in the crate, not a result
+    "benchmarks/tables/table.tsv": ("s\n1\n", T1 + dt.timedelta(minutes=3)),
+    "checkpoints/healthfc/oracle/model.pkl": ("weights", T1 + dt.timedelta(minutes=4)),  # experiments.checkpoint_dir: left out
+    "tables/.healthfc_table3.csv.1a2b.tmp": ("partial", T1),  # a temporary file: left out
+}
+
+
+def _write(path: Path, text: str, when: dt.datetime | None = None) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    if when is not None:
+        os.utime(path, (when.timestamp(), when.timestamp()))
+    return path
+
+
+@pytest.fixture()
+def finished_run(tmp_path):
+    """A checkout (workflow/, config/, LICENSE, CITATION.cff) and a run folder whose results/ two runs made."""
+    checkout, run = tmp_path / "checkout", tmp_path / "run"
+    _write(checkout / "workflow/Snakefile", 'configfile: "config/config.yaml"\n')
+    _write(checkout / "workflow/rules/tables.smk", "rule table:\n")
+    _write(checkout / "workflow/scripts/__pycache__/step.cpython-311.pyc", "bytecode")  # left out
+    _write(checkout / "config/config.yaml", "results_dir: results\n")
+    _write(checkout / "LICENSE", "MIT License\n\nCopyright (c) 2026 The medfc authors\n")
+    _write(checkout / "CITATION.cff", yaml.safe_dump(CITATION, sort_keys=False))
+    _write(run / "extra.yaml", "seed: 2\n")
+    results = run / "results"
+    for path, (text, when) in RESULTS.items():
+        _write(results / path, text, when)
+    _write(results / "provenance/software.yml", yaml.safe_dump(SOFTWARE, sort_keys=False))
+    config = {"results_dir": "results", "experiments": {"checkpoint_dir": "results/checkpoints"}}
+    commands = [["snakemake", "--cores", "2"], ["snakemake", "--cores", "2", "--configfile", "extra.yaml", "missing.yaml", "--", "tables"]]
+    for n, (start, command) in enumerate(zip((T0, T1), commands), 1):
+        record = run_record(f"run{n}", command, run, config, SOFTWARE)
+        append_run_record(results / "provenance", {**record, "started": start.isoformat(timespec="seconds"), "host": "node-7"})
+    return checkout, results
+
+
+def graph_of(metadata: dict) -> dict[str, dict]:
+    return {e["@id"]: e for e in metadata["@graph"]}
+
+
+def ids(refs) -> list[str]:
+    return [r["@id"] for r in refs]
+
+
+CRATE_FILES = {
+    "tables/healthfc_table3.csv", "figures/fig3.png", "healthfc/dataset/healthfc.jsonl", "healthfc/old/report.json",
+    "logs/tables/table.log", "benchmarks/tables/table.tsv", "provenance/runs.jsonl", "provenance/software.yml",
+    "workflow/Snakefile", "workflow/rules/tables.smk", "config/config.yaml", "config/extra.yaml", "LICENSE", "CITATION.cff",
+}
+
+
+def test_the_crate_describes_the_workflow_its_runs_their_results_and_software(finished_run):
+    checkout, results = finished_run
+    crate = rocrate.build_crate(results, checkout / "workflow")
+    metadata = crate.metadata
+    assert metadata["@context"] == "https://w3id.org/ro/crate/1.1/context"
+    g = graph_of(metadata)
+    assert len(g) == len(metadata["@graph"])  # every @id once
+    assert g["ro-crate-metadata.json"] == {"@id": "ro-crate-metadata.json", "@type": "CreativeWork", "about": {"@id": "./"},
+                                           "conformsTo": [{"@id": "https://w3id.org/ro/crate/1.1"},
+                                                          {"@id": "https://w3id.org/workflowhub/workflow-ro-crate/1.0"}]}
+    root = g["./"]
+    assert root["@type"] == "Dataset" and root["mainEntity"] == {"@id": "workflow/Snakefile"}
+    assert ids(root["conformsTo"]) == ["https://w3id.org/ro/wfrun/process/0.5", "https://w3id.org/ro/wfrun/workflow/0.5",
+                                       "https://w3id.org/workflowhub/workflow-ro-crate/1.0"]
+    assert g["https://w3id.org/ro/wfrun/workflow/0.5"] == {"@id": "https://w3id.org/ro/wfrun/workflow/0.5", "@type": "CreativeWork",
+                                                           "name": "Workflow Run Crate", "version": "0.5"}
+    assert root["license"] == {"@id": "https://spdx.org/licenses/MIT"}
+    assert g["https://spdx.org/licenses/MIT"] == {"@id": "https://spdx.org/licenses/MIT", "@type": "CreativeWork", "name": "MIT License",
+                                                  "identifier": "MIT"}
+    # the files that exist, and only those: no checkpoint, temporary file or bytecode
+    assert set(ids(root["hasPart"])) == CRATE_FILES and set(crate.files) == CRATE_FILES
+    for path in CRATE_FILES:
+        assert "File" in g[path]["@type"] and g[path]["contentSize"] == str(crate.files[path].stat().st_size)
+    assert g["tables/healthfc_table3.csv"]["encodingFormat"] == "text/csv"
+    assert g["tables/healthfc_table3.csv"]["dateModified"] == (T0 + dt.timedelta(minutes=5)).isoformat()
+
+    workflow = g["workflow/Snakefile"]
+    assert workflow["@type"] == ["File", "SoftwareSourceCode", "ComputationalWorkflow"]
+    assert (workflow["name"], workflow["version"], workflow["description"]) == ("medfc: test workflow", "0.1.0", "A tiny workflow.")
+    assert workflow["programmingLanguage"] == {"@id": "https://w3id.org/workflowhub/workflow-ro-crate#snakemake"}
+    assert g["https://w3id.org/workflowhub/workflow-ro-crate#snakemake"] == {
+        "@id": "https://w3id.org/workflowhub/workflow-ro-crate#snakemake", "@type": "ComputerLanguage", "name": "Snakemake",
+        "identifier": {"@id": "https://snakemake.readthedocs.io/"}, "url": {"@id": "https://snakemake.readthedocs.io/"}, "version": "9.14.0"}
+    assert workflow["license"] == {"@id": "https://spdx.org/licenses/MIT"}
+    assert g[workflow["author"][0]["@id"]] == {"@id": "#organization-the-medfc-authors", "@type": "Organization", "name": "The medfc authors"}
+    # the works to cite, from CITATION.cff
+    assert ids(workflow["citation"]) == ["#reference-1", "#reference-2"]
+    paper, data = g["#reference-1"], g["#reference-2"]
+    assert (paper["@type"], paper["name"], paper["datePublished"]) == ("ScholarlyArticle", "HealthFC", "2024")
+    assert [g[a["@id"]]["name"] for a in paper["author"]] == ["Juraj Vladika", "Florian Matthes"]
+    assert g["#person-juraj-vladika"] == {"@id": "#person-juraj-vladika", "@type": "Person", "name": "Juraj Vladika", "familyName": "Vladika",
+                                          "givenName": "Juraj"}
+    assert (data["@type"], data["url"], data["license"]) == ("Dataset", "https://github.com/jvladika/HealthFC", "CC-BY-NC-ND-4.0")
+    assert data["author"] == [{"@id": "#person-juraj-vladika"}]  # one entity per person
+    # the software of provenance/software.yml (torch, not installed, left out)
+    assert ids(workflow["softwareRequirements"]) == ["#software-python", "#software-medfc", "#software-snakemake", "#software-scikit-learn"]
+    assert g["#software-python"] == {"@id": "#software-python", "@type": "SoftwareApplication", "name": "Python", "softwareVersion": "3.11.7",
+                                     "description": "CPython on Linux-x86_64"}
+    assert g["#software-scikit-learn"] == {"@id": "#software-scikit-learn", "@type": "SoftwareApplication", "name": "scikit-learn",
+                                           "softwareVersion": "1.9.1"}
+
+    # one CreateAction per run: its start, host, config files and the files it wrote last
+    lines = (results / "provenance/runs.jsonl").read_text().splitlines()
+    actions = [e for e in metadata["@graph"] if e["@type"] == "CreateAction"]
+    assert len(actions) == len(lines) == 2 and ids(root["mentions"]) == ["#run-run1", "#run-run2"]
+    first, second = g["#run-run1"], g["#run-run2"]
+    assert first["name"] == "Snakemake run run1" and first["startTime"] == T0.isoformat()
+    assert first["instrument"] == {"@id": "workflow/Snakefile"} and second["instrument"] == {"@id": "workflow/Snakefile"}
+    assert ids(first["object"]) == ["config/config.yaml"] and ids(second["object"]) == ["config/config.yaml", "config/extra.yaml"]
+    assert ids(first["result"]) == ["tables/healthfc_table3.csv"]
+    assert ids(second["result"]) == ["figures/fig3.png", "healthfc/dataset/healthfc.jsonl"]
+    assert first["location"] == {"@id": "#host-node-7"} and g["#host-node-7"] == {"@id": "#host-node-7", "@type": "Place", "name": "node-7"}
+    assert second["description"] == f"snakemake --cores 2 --configfile extra.yaml missing.yaml -- tables in {results.parent.resolve()}"
+    assert g["config/config.yaml"]["description"].startswith("A config file the runs read")
+
+    # what is named but missing, or left out, is counted
+    summary = crate.summary
+    assert summary["runs"] == 2 and summary["results"] == 4 and summary["files"] == len(CRATE_FILES)
+    assert summary["skipped_by_reason"] == {"missing_config_file": 1}
+    assert summary["counts"] == {"results_older_than_every_run": 1} and summary["left_out"] == {"checkpoints": 1}
+
+
+def test_a_damaged_run_record_is_skipped_and_counted(finished_run):
+    checkout, results = finished_run
+    runs = results / "provenance/runs.jsonl"
+    good = runs.read_text().splitlines()
+    runs.write_text("\n".join([good[0], '{"run": "cut', json.dumps({"run": "run9"}), "[1, 2]", good[1]]) + "\n")
+    crate = rocrate.build_crate(results, checkout / "workflow")
+    actions = [e for e in crate.metadata["@graph"] if e["@type"] == "CreateAction"]
+    assert [a["@id"] for a in actions] == ["#run-run1", "#run-run2"]  # the whole lines only
+    assert crate.summary["skipped_by_reason"] == {"damaged_run_record": 3, "missing_config_file": 1}
+    assert {s.split(" (")[0] for s in crate.summary["skipped"] if "(damaged_run_record)" in s} == {"runs.jsonl line 2", "runs.jsonl line 3", "runs.jsonl line 4"}
+
+    # without runs.jsonl and software.yml: a crate of the files, no runs, both counted
+    runs.unlink()
+    (results / "provenance/software.yml").unlink()
+    crate = rocrate.build_crate(results, checkout / "workflow")
+    g = graph_of(crate.metadata)
+    assert g["./"]["mentions"] == [] and "softwareRequirements" not in g["workflow/Snakefile"]
+    assert crate.summary["skipped_by_reason"] == {"missing_runs_record": 1, "missing_software_record": 1}
+    # no run names its checkpoint_dir now: the kept model is one more file (in no run's results)
+    assert crate.summary["counts"] == {"results_older_than_every_run": 5} and crate.summary["left_out"] == {}
+    assert set(ids(g["./"]["hasPart"])) == CRATE_FILES - {"provenance/runs.jsonl", "provenance/software.yml", "config/config.yaml",
+                                                           "config/extra.yaml"} | {"checkpoints/healthfc/oracle/model.pkl"}
+
+
+def test_the_crate_as_a_zip_from_the_command_line(finished_run, tmp_path, capsys):
+    checkout, results = finished_run
+    out = tmp_path / "crate.zip"
+    assert main(["rocrate", "--results-dir", str(results), "--output", str(out), "--workflow-dir", str(checkout / "workflow")]) == 0
+    with zipfile.ZipFile(out) as zf:
+        names = set(zf.namelist())
+        metadata = json.loads(zf.read("ro-crate-metadata.json"))
+        assert zf.read("tables/healthfc_table3.csv").decode() == RESULTS["tables/healthfc_table3.csv"][0]
+        assert zf.read("workflow/Snakefile") == (checkout / "workflow/Snakefile").read_bytes()
+    assert names == CRATE_FILES | {"ro-crate-metadata.json"}
+    assert set(ids(graph_of(metadata)["./"]["hasPart"])) == CRATE_FILES
+    assert not (results / "ro-crate-metadata.json").exists() and not (results / "workflow").exists()  # the results folder untouched
+    err = capsys.readouterr().err
+    assert f"medfc rocrate: {out}: 2 run(s), {len(CRATE_FILES)} files (4 results, 2 config files), 4 software entries" in err
+    assert "missing_config_file: 1" in err and "left out (checkpoints): 1" in err
+
+    # a zip written inside the results folder is not a part of the next one
+    inner = results / "crate.zip"
+    rocrate.export(results, inner, checkout / "workflow")
+    with zipfile.ZipFile(inner) as zf:
+        assert set(zf.namelist()) == CRATE_FILES | {"ro-crate-metadata.json"}
+
+
+def test_the_crate_in_the_results_folder_and_in_another_folder(finished_run, tmp_path):
+    checkout, results = finished_run
+    summary = rocrate.export(results, None, checkout / "workflow")
+    assert summary["crate"] == str(results.resolve() / "ro-crate-metadata.json")
+    metadata = json.loads((results / "ro-crate-metadata.json").read_text())
+    for path in ids(graph_of(metadata)["./"]["hasPart"]):
+        assert (results / path).is_file(), path  # every part at its path in the crate
+    assert (results / "workflow/Snakefile").read_bytes() == (checkout / "workflow/Snakefile").read_bytes()
+    assert (results / "config/extra.yaml").read_text() == "seed: 2\n"
+
+    # again after the workflow changed: the earlier export's copy is replaced, the results are not copied into themselves
+    _write(checkout / "workflow/Snakefile", "# changed\n")
+    rocrate.export(results, None, checkout / "workflow")
+    assert (results / "workflow/Snakefile").read_text() == "# changed\n"
+    assert set(ids(graph_of(json.loads((results / "ro-crate-metadata.json").read_text()))["./"]["hasPart"])) == CRATE_FILES
+
+    # a file no export wrote is never overwritten
+    (results / "ro-crate-metadata.json").unlink()
+    _write(results / "LICENSE", "someone else's\n")
+    with pytest.raises(FileExistsError, match="written by no earlier export"):
+        rocrate.export(results, None, checkout / "workflow")
+    assert (results / "LICENSE").read_text() == "someone else's\n"
+
+    # another folder: the results copied in; a folder inside the results folder, or one holding other files, refused
+    elsewhere = tmp_path / "crate"
+    rocrate.export(results, elsewhere, checkout / "workflow")
+    assert (elsewhere / "figures/fig3.png").read_text() == "png" and (elsewhere / "ro-crate-metadata.json").is_file()
+    with pytest.raises(ValueError, match="inside the results folder"):
+        rocrate.export(results, results / "crate", checkout / "workflow")
+    _write(tmp_path / "busy/notes.txt", "x")
+    with pytest.raises(FileExistsError, match="holds files and no crate"):
+        rocrate.export(results, tmp_path / "busy", checkout / "workflow")
+
+
+def test_the_default_workflow_is_the_checkouts():
+    workflow = rocrate.default_workflow_dir()
+    assert workflow is not None and (workflow / "Snakefile").is_file() and (workflow.parent / "src/medfc").is_dir()
