@@ -1,7 +1,8 @@
 """The CliniFact systems, each declared once (issue 44): a registry of small records
 (:class:`CliniFactSystem`) that the plan (the run matrix, each job's options, the config checks, the
-prerequisites, the jobs that may run a model), the tables and the figure look up, so a system's model list,
-options, rules, run folder and row name are written in one place.
+prerequisites, the jobs that may run a model, the cluster placement of its rules and its jobs' resources), the
+tables and the figure look up, so a system's model list, options, rules, run folder, placement, resources row
+and row name are written in one place.
 
 The rules (``workflow/rules/experiments.smk``, ``scoring.smk``) name the same rules and folders; a test
 (``tests/unit/plan/test_clinifact_systems.py``) keeps them equal to the records and finds no comparison with a
@@ -12,6 +13,7 @@ plans the DAG.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,16 @@ class CliniFactSystem:
     ``<experiments>/clinifact`` (``""``: a run's folder lies there directly); ``title`` names it in messages
     and ``suffix`` is what its rows in the tables and Fig. 3 add to the model's alias (the paper's row names,
     ``llama3-70b (zero-shot)``). ``asks_llm``: its options are an LLM client's (backend, endpoint, key
-    variable), whose key is checked before the run (:mod:`medfc.plan.prerequisites`)."""
+    variable), whose key is checked before the run (:mod:`medfc.plan.prerequisites`).
+
+    Where its jobs run and what they ask for (:mod:`medfc.plan.cluster`, :mod:`medfc.plan.resources`):
+    ``placement`` ``compute`` makes ``rule`` (and ``inner_cv_rule``) a training rule, always a cluster job;
+    ``model`` makes it a rule that runs a model, a cluster job only when one of its planned models runs in the
+    job's process (its section's ``backend``, with the model's overrides: an ``asks_llm`` system's), else it
+    runs where Snakemake runs; its score and ensemble rules are light rules. ``resources`` is how a job of
+    ``rule`` picks its ``experiments.resources`` row: ``model_kind``, its model's kind's row (``tfidf``,
+    ``gbm``, ``frozen``, ``encoder`` or ``encoder_large``), or a sized row of a causal LM (``llm``,
+    ``lora``: ``<row>_large`` for a large model), ``server`` instead when its backend calls a server."""
 
     name: str
     options: str
@@ -41,6 +52,8 @@ class CliniFactSystem:
     ensemble_rule: str | None = None
     inner_cv_rule: str | None = None
     asks_llm: bool = False
+    placement: Literal["compute", "model"] = "compute"
+    resources: str = "model_kind"
 
     @property
     def models_key(self) -> str:
@@ -64,9 +77,10 @@ CLINIFACT_SYSTEMS: dict[str, CliniFactSystem] = {
                         inner_cv_rule="clinifact_inner_cv"),
         CliniFactSystem("zero_shot", options="clinifact_zero_shot_options", section="zero_shot", rule="clinifact_zero_shot",
                         score_rule="clinifact_zero_shot_score", title="zero-shot", folder="zero_shot", suffix=" (zero-shot)",
-                        asks_llm=True),
+                        asks_llm=True, placement="model", resources="llm"),
         CliniFactSystem("fine_tuned", options="clinifact_fine_tune_options", section="fine_tune", rule="clinifact_fine_tune",
-                        score_rule="clinifact_fine_tune_score", title="fine-tuned", folder="fine_tuned", suffix=" (fine-tuned)"),
+                        score_rule="clinifact_fine_tune_score", title="fine-tuned", folder="fine_tuned", suffix=" (fine-tuned)",
+                        resources="lora"),
     )
 }
 

@@ -33,6 +33,9 @@ class TrainConfig(Options):
     model_name: ClassVar[str | None] = None  # any model name no other kind claims (model_config_class)
     datasets: ClassVar[tuple[str, ...]] = ("healthfc", "clinifact")  # the datasets whose model lists may name it (the plan's check)
     limits: ClassVar[str] = ""  # what it is and why it serves only ``datasets``: the plan's one-line error after "uses [...], "
+    # its jobs' experiments.resources row is its kind; gpu: they ask for experiments.gpu's GPUs, from the row of the
+    # model's size (encoder, encoder_large; medfc.plan.resources), else no GPU and one row
+    gpu: ClassVar[bool] = True
 
     model: str
     lr: float
@@ -67,6 +70,7 @@ class TfidfOptions(Options):
     model_name: ClassVar[str | None] = "sklearn:tfidf"
     datasets: ClassVar[tuple[str, ...]] = ("healthfc", "clinifact")
     limits: ClassVar[str] = ""
+    gpu: ClassVar[bool] = False
 
     model: str
     spaces: tuple[Literal["joint", "separate"], ...]
@@ -95,6 +99,7 @@ class GbmOptions(Options):
     model_name: ClassVar[str | None] = "sklearn:gbm"
     datasets: ClassVar[tuple[str, ...]] = ("clinifact",)  # its features are CliniFact's (medfc.experiments.clinifact_features)
     limits: ClassVar[str] = "gradient boosting over CliniFact features (sklearn:gbm); it reads CliniFact claims and abstracts only"
+    gpu: ClassVar[bool] = False
 
     model: str
     learning_rate: float
@@ -134,6 +139,7 @@ class FrozenOptions(Options):
     model_name: ClassVar[str | None] = "frozen"
     datasets: ClassVar[tuple[str, ...]] = ("healthfc", "clinifact")
     limits: ClassVar[str] = ""
+    gpu: ClassVar[bool] = False
     cache_dirs: ClassVar[dict[str, str]] = {"cache_dir": "embeddings"}  # a null key → <cache_dir>/<this>, set by the plan
 
     model: str
@@ -165,7 +171,9 @@ class FrozenOptions(Options):
 # Every model kind's config. A new kind is one more class here (its ``kind``, its config ``section``, the
 # ``model_name`` that selects it: that name, or that name and ":" before a model of its own, e.g. a kind
 # named "features" claims "features:<hub name>"; the ``datasets`` whose model lists may name it, with the
-# ``limits`` the plan's error gives when another list does) and its entry in medfc.experiments.models.MODEL_KINDS.
+# ``limits`` the plan's error gives when another list does; ``gpu``: whether its jobs ask for GPUs, from a row per
+# size) and its entry in medfc.experiments.models.MODEL_KINDS; the schema gives it its section and its row in
+# experiments.resources (medfc.plan.resources reads the rows from here).
 MODEL_CONFIGS: tuple[type[Options], ...] = (TrainConfig, TfidfOptions, GbmOptions, FrozenOptions)
 # the union built from the tuple, its members read from MODEL_CONFIGS when a config is built (a kind registered later is one)
 ModelConfig = Annotated[Union[MODEL_CONFIGS], Tagged("kind", members=lambda: MODEL_CONFIGS)]  # noqa: UP007

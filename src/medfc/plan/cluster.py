@@ -14,19 +14,52 @@ from __future__ import annotations
 from typing import Any
 
 from medfc.common.llm_backends import runs_locally
+from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, CliniFactSystem
 
 # every rule of workflow/rules/*.smk, by what it does (tests/unit/plan/test_cluster.py checks the lists
-# against the rule files, so a new rule must be placed here)
-COMPUTE_RULES = ("healthfc_experiment", "clinifact_experiment", "clinifact_fine_tune", "healthfc_inner_cv", "clinifact_inner_cv")  # training: always a job
-MODEL_RULES = ("healthfc_translate", "clinifact_zero_shot", "medsnip_prepare", "medsnip_decompose", "medsnip_verify")
+# against the rule files, so a new rule must be placed here). A CliniFact system's rules are placed by its
+# record (medfc.experiments.clinifact_systems: its rule by its placement, its inner cross-validation with the
+# training, its score and ensemble rules with the light rules): the functions below read the registry, and the
+# constants are what they give for the systems registered at import.
 NETWORK_RULES = ("healthfc_crawl", "healthfc_release", "healthfc_retrieve", "clinifact_fetch_studies", "clinifact_fetch_abstracts",
                  "clinifact_import_release")
-LIGHT_RULES = ("healthfc_parse", "healthfc_align", "healthfc_dataset", "healthfc_folds", "healthfc_stats",
-               "healthfc_diff", "clinifact_build_claims", "clinifact_build_pairs", "clinifact_stats", "clinifact_diff",
-               "healthfc_ensemble", "clinifact_ensemble", "healthfc_score", "clinifact_score", "clinifact_zero_shot_score",
-               "clinifact_fine_tune_score",
-               "table", "clinifact_fig3", "medsnip_score", "medsnip_table", "provenance")
-ALL_RULES = COMPUTE_RULES + MODEL_RULES + NETWORK_RULES + LIGHT_RULES
+MEDSNIP_MODEL_RULES = ("medsnip_prepare", "medsnip_decompose", "medsnip_verify")
+DATASET_LIGHT_RULES = ("healthfc_parse", "healthfc_align", "healthfc_dataset", "healthfc_folds", "healthfc_stats",
+                       "healthfc_diff", "clinifact_build_claims", "clinifact_build_pairs", "clinifact_stats", "clinifact_diff")
+REPORT_LIGHT_RULES = ("table", "clinifact_fig3", "medsnip_score", "medsnip_table", "provenance")
+
+
+def compute_rules() -> tuple[str, ...]:
+    """Training: always a job (HealthFC's runs, the CliniFact systems placed ``compute``, the inner cross-validations)."""
+    systems = CLINIFACT_SYSTEMS.values()
+    return ("healthfc_experiment", *(s.rule for s in systems if s.placement == "compute"),
+            "healthfc_inner_cv", *(s.inner_cv_rule for s in systems if s.inner_cv_rule))
+
+
+def model_rules() -> tuple[str, ...]:
+    """The rules that run a model: a job when it runs on the job's node (:func:`runs_a_local_model`)."""
+    return ("healthfc_translate", *(s.rule for s in CLINIFACT_SYSTEMS.values() if s.placement == "model"), *MEDSNIP_MODEL_RULES)
+
+
+def light_rules() -> tuple[str, ...]:
+    """Seconds of work: the dataset steps, the ensembles, the scorings, the tables, the figures."""
+    systems = CLINIFACT_SYSTEMS.values()
+    return (*DATASET_LIGHT_RULES, "healthfc_ensemble", *(s.ensemble_rule for s in systems if s.ensemble_rule),
+            "healthfc_score", *(s.score_rule for s in systems), *REPORT_LIGHT_RULES)
+
+
+def all_rules() -> tuple[str, ...]:
+    return compute_rules() + model_rules() + NETWORK_RULES + light_rules()
+
+
+COMPUTE_RULES = compute_rules()
+MODEL_RULES = model_rules()
+LIGHT_RULES = light_rules()
+ALL_RULES = all_rules()
+
+
+def _clinifact_model_system(rule: str) -> CliniFactSystem | None:
+    return next((s for s in CLINIFACT_SYSTEMS.values() if s.rule == rule and s.placement == "model"), None)
 
 
 def _local_model(llm: dict[str, Any] | None) -> bool:
@@ -34,13 +67,14 @@ def _local_model(llm: dict[str, Any] | None) -> bool:
 
 
 def runs_a_local_model(config: dict[str, Any], rule: str) -> bool:
-    """Whether a :data:`MODEL_RULES` rule runs a model on its own node (else it calls a server or an API)."""
+    """Whether a :func:`model_rules` rule runs a model on its own node (else it calls a server or an API)."""
     if rule == "healthfc_translate":
         return config["healthfc"]["translation"]["backend"] in ("marian", "ctranslate2")
-    if rule == "clinifact_zero_shot":  # any planned model with a local backend (its own override or the section's)
+    spec = _clinifact_model_system(rule)
+    if spec is not None:  # any planned model of the system with a local backend (its own override or the section's)
         cx = config["experiments"]["clinifact"]
-        models = config["models"]["clinifact"]["zero_shot"] or [None]
-        return any(runs_locally({**cx["zero_shot"], **(cx["model_zero_shot"].get(m) or {} if m else {})}["backend"]) for m in models)
+        models = config["models"]["clinifact"][spec.name] or [None]
+        return any(runs_locally({**cx[spec.section], **(cx[spec.overrides].get(m) or {} if m else {})}["backend"]) for m in models)
     ms = config["medsnip"]
     base = ms["llm"]
 
@@ -60,8 +94,8 @@ def cluster_rules(config: dict[str, Any]) -> list[str]:
     """The rules a cluster run submits: training, the model rules that run a local model, and, with
     ``cluster.compute_nodes_online``, the rules that call the network too."""
     online = config["cluster"]["compute_nodes_online"]
-    out = list(COMPUTE_RULES)
-    out += [r for r in MODEL_RULES if runs_a_local_model(config, r) or online]
+    out = list(compute_rules())
+    out += [r for r in model_rules() if runs_a_local_model(config, r) or online]
     out += list(NETWORK_RULES) if online else []
     return out
 
@@ -69,4 +103,4 @@ def cluster_rules(config: dict[str, Any]) -> list[str]:
 def local_rules(config: dict[str, Any]) -> list[str]:
     """Every other rule: it runs where the Snakemake process runs (Snakemake's ``localrules``)."""
     submitted = set(cluster_rules(config))
-    return [r for r in ALL_RULES if r not in submitted]
+    return [r for r in all_rules() if r not in submitted]

@@ -6,10 +6,16 @@ Every training and inference job is one row of ``experiments.resources`` (:data:
 
 - a HealthFC or discriminative CliniFact job (rules ``healthfc_experiment``, ``clinifact_experiment``)
   takes its model kind's row: ``tfidf``, ``gbm``, ``frozen``, or, for a fine-tuned encoder, ``encoder``
-  or ``encoder_large``;
+  or ``encoder_large`` (a kind's row is its ``kind``, sized when it declares ``gpu``:
+  :data:`medfc.experiments.options.MODEL_CONFIGS`);
 - a zero-shot job (``clinifact_zero_shot``) with the transformers backend takes ``llm`` or
   ``llm_large``; one through an OpenAI-compatible server takes ``server``;
-- a LoRA fine-tuning job (``clinifact_fine_tune``) takes ``lora`` or ``lora_large``.
+- a LoRA fine-tuning job (``clinifact_fine_tune``) takes ``lora`` or ``lora_large``;
+- a stacked ensemble's member's inner cross-validation (``healthfc_inner_cv``, ``clinifact_inner_cv``) takes
+  its run's row, ``experiments.stacking.inner_folds`` times the runtime.
+
+A CliniFact system's record (:data:`medfc.experiments.clinifact_systems.CLINIFACT_SYSTEMS`) says which of
+these its rule takes (its ``resources``); the rules and rows below are read from the records and the kinds.
 
 The size of a model (:func:`model_size`) is ``large`` when its name says so: an encoder whose name has
 the word ``large`` (or ``xl``, ``xxl``, ``xlarge``: ``bert-large-uncased``, ``xlm-roberta-large``), a
@@ -32,18 +38,48 @@ import re
 from typing import Any
 
 from medfc.common.llm_backends import runs_locally
+from medfc.experiments import options as model_options  # MODEL_CONFIGS read when asked (a kind registered later is one)
+from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS
 from medfc.plan import cluster
 from medfc.plan.hints import did_you_mean
 
 KEYS = ("gpu", "threads", "mem_mb", "runtime")
 ROW_KEYS = ("threads", "mem_mb", "runtime")  # a row's own keys; its GPUs are experiments.gpu or none
-GPU_ROWS = ("encoder", "encoder_large", "llm", "llm_large", "lora", "lora_large")
-ROWS = ("tfidf", "gbm", "frozen", *GPU_ROWS, "server")
+LLM_ROWS = ("llm", "llm_large", "lora", "lora_large")  # the sized rows of a causal LM (a CliniFact system's resources)
 SIZES = ("base", "large")
 LARGE_LLM_BILLIONS = 15  # above it a causal LM is large (70B); 7-8B models are base
-MODEL_RULES = ("healthfc_experiment", "clinifact_experiment", "clinifact_zero_shot", "clinifact_fine_tune", "healthfc_inner_cv", "clinifact_inner_cv")
-# a stacked ensemble's member trained experiments.stacking.inner_folds times: its run's row, the runtime times that
-INNER_CV_RULES = {"healthfc_inner_cv": "healthfc_experiment", "clinifact_inner_cv": "clinifact_experiment"}
+MODEL_KIND = "model_kind"  # a CliniFact system's resources: its model's kind's row
+
+
+def gpu_rows() -> tuple[str, ...]:
+    """The rows that ask for ``experiments.gpu``: each ``gpu`` kind's two sizes, then the causal LMs'."""
+    return (*(r for cls in model_options.MODEL_CONFIGS if cls.gpu for r in (cls.kind, f"{cls.kind}_large")), *LLM_ROWS)
+
+
+def rows() -> tuple[str, ...]:
+    """Every row of ``experiments.resources``, in the schema's order: the other kinds', :func:`gpu_rows`, ``server``."""
+    return (*(cls.kind for cls in model_options.MODEL_CONFIGS if not cls.gpu), *gpu_rows(), "server")
+
+
+def inner_cv_rules() -> dict[str, str]:
+    """A stacked ensemble's member trained ``experiments.stacking.inner_folds`` times → its run's rule (its row)."""
+    return {"healthfc_inner_cv": "healthfc_experiment", **{s.inner_cv_rule: s.rule for s in CLINIFACT_SYSTEMS.values() if s.inner_cv_rule}}
+
+
+def row_choices() -> dict[str, str]:
+    """rule → how its jobs pick their row: :data:`MODEL_KIND`, or a causal LM's row (a CliniFact system's ``resources``)."""
+    return {"healthfc_experiment": MODEL_KIND, **{s.rule: s.resources for s in CLINIFACT_SYSTEMS.values()}}
+
+
+def model_rules() -> tuple[str, ...]:
+    """The rules whose jobs' resources follow their model: the runs, then the inner cross-validations."""
+    return (*row_choices(), *inner_cv_rules())
+
+
+GPU_ROWS = gpu_rows()
+ROWS = rows()
+MODEL_RULES = model_rules()
+INNER_CV_RULES = inner_cv_rules()
 TRANSLATE = {"threads": 2, "mem_mb": 8192, "runtime": 600}  # Opus-MT over every sentence of the crawl
 # the keys this section replaced (experiments.threads, .mem_mb, .runtime) and where their values go now
 MOVED = {key: f"experiments.resources.<row>.{key}" for key in ROW_KEYS}
@@ -78,33 +114,35 @@ def _large(row: str, size: str) -> str:
 
 
 def row_of(plan: Any, rule: str, alias: str) -> str:
-    """The ``experiments.resources`` row of one model job (:data:`MODEL_RULES`)."""
-    if rule in ("healthfc_experiment", "clinifact_experiment"):
-        kind = plan.model_class(alias).kind
-        if kind == "encoder":
-            return _large("encoder", model_size(plan, alias, llm=False))
-        if kind not in ROWS:
-            raise ValueError(f"config: model {alias!r} is of kind {kind}, which has no row in experiments.resources ({', '.join(ROWS)})")
-        return kind
-    if rule == "clinifact_zero_shot":
-        if not runs_locally(plan._model_section("zero_shot", "model_zero_shot", alias)["backend"]):
-            return "server"
-        return _large("llm", model_size(plan, alias, llm=True))
-    if rule == "clinifact_fine_tune":
-        return _large("lora", model_size(plan, alias, llm=True))
-    raise ValueError(f"{rule} is not a rule that trains or runs a model ({', '.join(MODEL_RULES)})")
+    """The ``experiments.resources`` row of one model job (:func:`model_rules`; an inner cross-validation's is its run's)."""
+    rule = inner_cv_rules().get(rule, rule)
+    how = row_choices().get(rule)
+    if how is None:
+        raise ValueError(f"{rule} is not a rule that trains or runs a model ({', '.join(model_rules())})")
+    if how == MODEL_KIND:
+        cls = plan.model_class(alias)
+        row = _large(cls.kind, model_size(plan, alias, llm=False)) if cls.gpu else cls.kind
+        if row not in plan.config["experiments"]["resources"]:
+            raise ValueError(f"config: model {alias!r} is of kind {cls.kind}, which has no row in experiments.resources "
+                             f"({', '.join(plan.config['experiments']['resources'])})")
+        return row
+    spec = next(s for s in CLINIFACT_SYSTEMS.values() if s.rule == rule)
+    if spec.asks_llm and not runs_locally(plan._model_section(spec.section, spec.overrides, alias)["backend"]):
+        return "server"
+    return _large(how, model_size(plan, alias, llm=True))
 
 
 def model_job_resources(plan: Any, rule: str, alias: str) -> dict[str, int]:
     """``{gpu, threads, mem_mb, runtime}`` of one model job: its row, its GPUs (``experiments.gpu`` for a
-    row of :data:`GPU_ROWS`, else 0), then its alias's ``models.resources`` values (not for a server job).
-    An inner cross-validation (:data:`INNER_CV_RULES`) asks for its member's run's, ``inner_folds`` times the runtime."""
+    row of :func:`gpu_rows`, else 0), then its alias's ``models.resources`` values (not for a server job).
+    An inner cross-validation (:func:`inner_cv_rules`) asks for its member's run's, ``inner_folds`` times the runtime."""
     ex = plan.config["experiments"]
-    if rule in INNER_CV_RULES:
-        out = model_job_resources(plan, INNER_CV_RULES[rule], alias)
+    inner = inner_cv_rules()
+    if rule in inner:
+        out = model_job_resources(plan, inner[rule], alias)
         return {**out, "runtime": out["runtime"] * ex["stacking"]["inner_folds"]}
     row = row_of(plan, rule, alias)
-    out = {"gpu": ex["gpu"] if row in GPU_ROWS else 0, **{k: ex["resources"][row][k] for k in ROW_KEYS}}
+    out = {"gpu": ex["gpu"] if row in gpu_rows() else 0, **{k: ex["resources"][row][k] for k in ROW_KEYS}}
     if row != "server":
         own = plan.config["models"]["resources"].get(alias) or {}
         out.update({k: own[k] for k in KEYS if k in own})
@@ -119,18 +157,18 @@ def job_resources(plan: Any, rule: str, wildcards: Any = None) -> dict[str, int]
     def wildcard(name: str) -> str:
         return wildcards[name] if isinstance(wildcards, dict) else getattr(wildcards, name)
 
-    if rule in MODEL_RULES:
+    if rule in model_rules():
         return model_job_resources(plan, rule, wildcard("model"))
     config = plan.config
     if rule == "healthfc_translate":
         gpu = config["healthfc"]["translation"]["gpu"] if cluster.runs_a_local_model(config, rule) else 0
         return {"gpu": gpu, **TRANSLATE}
-    if rule.startswith("medsnip_") and rule in cluster.MODEL_RULES:
+    if rule in cluster.MEDSNIP_MODEL_RULES:
         options = {"medsnip_prepare": lambda: plan.medsnip_prepare_options(wildcard("dataset")),
                    "medsnip_decompose": lambda: plan.medsnip_decompose_options(wildcard("dataset"), wildcard("mode")),
                    "medsnip_verify": lambda: plan.medsnip_verify_options(wildcard("verifier"))}[rule]()
         return {**plan.medsnip_resources(options), "runtime": config["medsnip"]["runtime"]}
-    raise ValueError(f"{rule} has fixed resources in its rule (medfc.plan.resources covers {', '.join(MODEL_RULES)}, "
+    raise ValueError(f"{rule} has fixed resources in its rule (medfc.plan.resources covers {', '.join(model_rules())}, "
                      "healthfc_translate and the MedSNIP model rules)")
 
 

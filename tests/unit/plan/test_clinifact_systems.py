@@ -5,13 +5,15 @@ name is left in the plan or the tables."""
 
 from __future__ import annotations
 
+import ast
 import re
+from pathlib import Path
 
 import pytest
 import yaml
 
 from medfc.experiments import clinifact_systems as C
-from medfc.plan import Plan
+from medfc.plan import Plan, cluster, resources
 from medfc.plan.prerequisites import _llms, planned_job_options
 from medfc.tables.clinifact import table8
 from medfc.tables.common import clinifact_name
@@ -71,7 +73,7 @@ def test_the_row_names_and_the_papers_rows_systems():
 
 FEW_SHOT = C.CliniFactSystem("few_shot", options="clinifact_zero_shot_options", section="zero_shot", rule="clinifact_few_shot",
                              score_rule="clinifact_few_shot_score", title="few-shot", folder="few_shot", suffix=" (few-shot)",
-                             asks_llm=True)
+                             asks_llm=True, placement="model", resources="llm")
 
 
 def test_a_system_registered_in_a_test_is_planned_named_and_checked(monkeypatch, tmp_path):
@@ -97,6 +99,14 @@ def test_a_system_registered_in_a_test_is_planned_named_and_checked(monkeypatch,
     problems = [p for p in _llms(plan) if p]
     assert len(problems) == 1 and "experiments.clinifact.model_zero_shot.remote-llm.api_key_env" in problems[0]
     assert "the few-shot model remote-llm is asked" in problems[0]
+    # its rules' places and its jobs' resources: a model rule, run where Snakemake runs while its model is served
+    rows = cfg["experiments"]["resources"]
+    assert "clinifact_few_shot" in cluster.local_rules(cfg) and "clinifact_few_shot" not in cluster.cluster_rules(cfg)
+    assert "clinifact_few_shot_score" in cluster.local_rules(cfg) and "clinifact_few_shot" in cluster.all_rules()
+    assert plan.job_resources("clinifact_few_shot", {"model": "remote-llm"}) == {"gpu": 0, **rows["server"]}
+    cfg["experiments"]["clinifact"]["model_zero_shot"]["remote-llm"]["backend"] = "transformers"  # now run in the job
+    assert "clinifact_few_shot" in cluster.cluster_rules(cfg)
+    assert Plan(cfg).job_resources("clinifact_few_shot", {"model": "remote-llm"}) == {"gpu": cfg["experiments"]["gpu"], **rows["llm"]}
     cfg["models"]["clinifact"]["few_shot"] = ["nope"]
     with pytest.raises(ValueError, match=r"config: models\.clinifact\.few_shot: 'nope' names no model"):
         Plan(cfg).check()
@@ -109,6 +119,23 @@ def test_a_system_registered_in_a_test_is_planned_named_and_checked(monkeypatch,
 
 
 SRC = REPO / "src" / "medfc"
+
+
+def test_the_placement_and_resources_of_a_systems_rules_are_its_records():
+    """plan/cluster.py and plan/resources.py name no rule of a CliniFact system in their code (only in their
+    docstrings): the places and the resources rows follow each record's placement and resources."""
+    rules = {r for s in C.CLINIFACT_SYSTEMS.values() for r in (s.rule, s.score_rule, s.ensemble_rule, s.inner_cv_rule) if r}
+    for spec in C.CLINIFACT_SYSTEMS.values():
+        assert spec.placement in ("compute", "model") and (spec.placement == "compute" or spec.asks_llm), spec.name
+        assert spec.resources == resources.MODEL_KIND or spec.resources in resources.LLM_ROWS[::2], spec.name
+    assert [C.CLINIFACT_SYSTEMS[n].rule in cluster.COMPUTE_RULES for n in C.CLINIFACT_SYSTEMS] == [True, False, True]
+    assert cluster.MODEL_RULES[1] == "clinifact_zero_shot" and resources.MODEL_RULES[1:4] == tuple(s.rule for s in C.CLINIFACT_SYSTEMS.values())
+    for module in (cluster, resources):
+        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+        docstrings = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body
+                      and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        named = sorted({n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and id(n) not in docstrings and n.value in rules})
+        assert named == [], f"{module.__name__} names {named}: read them from the CliniFact systems' records"
 
 
 def test_no_comparison_with_a_systems_name_is_left_in_the_plan_or_the_tables():

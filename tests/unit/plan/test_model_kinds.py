@@ -18,7 +18,7 @@ from medfc.experiments import models as models_module
 from medfc.experiments import options as options_module
 from medfc.experiments.options import MODEL_CONFIGS, CliniFactTrainOptions, GbmOptions
 from medfc.experiments.steps import clinifact_experiment
-from medfc.plan import Plan
+from medfc.plan import Plan, resources
 from tests.helpers.config import call_step
 from tests.helpers.experiment_data import clinifact_data  # noqa: F401
 from tests.unit.plan.test_plan import DEMO_RELEASE, config
@@ -35,7 +35,7 @@ def test_each_kind_declares_the_datasets_it_serves():
 
 def test_a_kind_named_by_a_dataset_it_does_not_serve_stops_the_plan_in_one_line():
     """gbm (directly or as an ensemble's member) in a HealthFC model list: the kind's own limits, one line."""
-    ensembles = {"pair": {"members": ["tfidf", "gbm"], "weights": None}}
+    ensembles = {"pair": {"members": ["tfidf", "gbm"], "weights": None, "method": "average"}}
     cfg = config(stages__experiments=True, models__ensembles=ensembles, models__healthfc={"en": ["tfidf", "pair"], "de": ["gbm"]},
                  healthfc__release=DEMO_RELEASE)
     with pytest.raises(ValueError, match=GBM_IN_HEALTHFC):
@@ -61,6 +61,7 @@ class PriorOptions(Options):
     model_name: ClassVar[str | None] = "test:prior"
     datasets: ClassVar[tuple[str, ...]] = ("clinifact",)
     limits: ClassVar[str] = "the label prior (test:prior); it serves CliniFact only"
+    gpu: ClassVar[bool] = False
 
     model: str
     smoothing: float
@@ -101,7 +102,8 @@ def prior_kind(monkeypatch):
 
 
 def prior_config():
-    """The schema's defaults with what the kind's schema entries would add: its section, its resources row."""
+    """The schema's defaults with what the kind's schema entries would add: its section, its resources row (the rows
+    follow the kinds: medfc.plan.resources.rows)."""
     cfg = config(stages__experiments=True, healthfc__release=DEMO_RELEASE, models__aliases={"prior": "test:prior"},
                  models__healthfc={"en": ["tfidf"], "de": []},
                  models__clinifact={"discriminative": ["tfidf", "prior"], "zero_shot": [], "fine_tuned": []})
@@ -118,6 +120,8 @@ def test_a_kind_registered_in_a_test_is_planned_checked_and_run_by_the_clinifact
     options = plan.clinifact_experiment_options("prior")
     assert options["train"] == {"kind": "prior", "smoothing": 1.0, "model": "test:prior"}
     assert isinstance(CliniFactTrainOptions.from_mapping(options).train, PriorOptions)
+    assert plan.job_resources("clinifact_experiment", {"model": "prior"}) == {"gpu": 0, "threads": 1, "mem_mb": 1000, "runtime": 5}
+    assert "prior" in resources.rows() and "prior" not in resources.gpu_rows()
     plan.config["models"]["options"]["prior"] = {"smoothing": 0.5}  # models.options: the alias's own keys of its section
     assert plan.clinifact_experiment_options("prior")["train"]["smoothing"] == 0.5
     out = {"predictions": str(tmp_path / "predictions.jsonl"), "info": str(tmp_path / "info.json")}
