@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from medfc.common.llm_backends import BackendName
+from medfc.common.llm_backends import BackendName, runs_locally
 from medfc.common.options import Options, OptionsError
 
 Mode = Literal["atoms", "group", "direct", "human_atoms", "human_snippets"]
@@ -63,8 +63,8 @@ class LLMOptions(MedsnipOptions):
             raise OptionsError(f"{where}.max_failed_share: {self.max_failed_share} is not in [0, 1]")
         if not self.model.strip():
             raise OptionsError(f"{where}.model: empty: name the model (a served model name, a model directory or hub name)")
-        if self.backend == "openai" and not self.base_url:
-            raise OptionsError(f"{where}.base_url: empty for the openai backend")
+        if not runs_locally(self.backend) and not self.base_url:  # a server's backend (openai) needs its endpoint
+            raise OptionsError(f"{where}.base_url: empty for the {self.backend} backend")
 
 
 @dataclass(frozen=True)
