@@ -1,5 +1,6 @@
-"""docs/ARCHITECTURE.md says what the code holds: its table of the experiments' modules names every module of
-src/medfc/experiments/ once (and nothing else), and its list of model kinds is the registry's."""
+"""docs/ARCHITECTURE.md and docs/CONTRIBUTING.md say what the code holds: the table of the experiments' modules
+names every module of src/medfc/experiments/ once (and nothing else), the list of model kinds is the registry's,
+and the files a new value of an axis touches (issue 44 item 4) are real files."""
 
 from __future__ import annotations
 
@@ -22,3 +23,15 @@ def test_the_table_of_the_experiments_modules_is_whole():
 def test_the_model_kinds_named_are_the_registrys():
     kinds = re.search(r"`medfc\.experiments\.options\.MODEL_CONFIGS` \(([^)]*)\)", DOC)[1]
     assert re.findall(r"`(\w+)`", kinds) == [cls.kind for cls in MODEL_CONFIGS]
+
+
+def test_the_files_an_axis_touches_are_there():
+    """docs/CONTRIBUTING.md's lists of the files a new value of an axis touches, and its tests, name real files."""
+    text = (REPO / "docs" / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    section = text.split("## Adding a value to an axis", 1)[1].split("\n## ", 1)[0]
+    paths = {p for p in re.findall(r"`((?:src|workflow|docs|tests)/[\w/.-]+\.(?:py|smk|yaml|md))`", section)}
+    assert len(paths) >= 15 and "tests/unit/plan/test_model_kinds.py" in paths
+    assert [p for p in sorted(paths) if not (REPO / p).is_file()] == []
+    rows = re.findall(r"^\| ([a-zA-Z ]+) \| (\d+)", section, re.M)
+    assert [(axis, int(n)) for axis, n in rows] == [("search source", 4), ("CliniFact system", 4), ("model kind", 5),
+                                                     ("HealthFC system", 3), ("LLM backend", 3)]
