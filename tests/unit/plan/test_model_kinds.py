@@ -6,7 +6,9 @@ test-only kind registered here, and nothing else, is planned, checked and run th
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -134,3 +136,16 @@ def test_a_kind_registered_in_a_test_is_planned_checked_and_run_by_the_clinifact
     cfg["models"]["healthfc"]["en"] = ["prior"]
     with pytest.raises(ValueError, match=r"^config: models\.healthfc uses \['prior'\], the label prior \(test:prior\); it serves CliniFact only$"):
         Plan(cfg).check()
+
+
+def test_no_comparison_with_a_kinds_name_is_left_in_the_plan_or_the_model_factory():
+    """A kind is looked up (its class's datasets, limits, gpu, section), never tested for by name (``kind ==
+    "encoder"``, ``== "sklearn:gbm"``) in medfc/plan or medfc/experiments/models.py."""
+    names = "|".join(re.escape(n) for cls in MODEL_CONFIGS for n in (cls.kind, cls.model_name) if n)
+    compared = re.compile(rf"""(==|!=)\s*["']({names})["']|["']({names})["']\s*(==|!=|(not\s+)?in\b)""")
+    src = Path(options_module.__file__).resolve().parents[1]
+    files = [*sorted((src / "plan").glob("*.py")), src / "experiments" / "models.py"]
+    found = [f"{p.relative_to(src)}:{n}: {line.strip()}" for p in files for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if compared.search(line)]
+    assert found == []
+    assert compared.search('if kind == "encoder":') and compared.search('self.aliases.get(x) == "sklearn:gbm"')  # the check sees them
