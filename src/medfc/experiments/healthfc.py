@@ -56,7 +56,7 @@ from medfc.common.io import read_jsonl, write_json, write_jsonl
 from medfc.common.labels import EVIDENCE_LABELS, LOE_LABELS, VERACITY_LABELS  # noqa: F401 (LOE_LABELS: for readers of the records)
 from medfc.common.report import SkipReport
 from medfc.experiments.examples import Claim, Example
-from medfc.experiments.kept import keep_fitted, keep_pipeline
+from medfc.experiments.kept import JOINT_KIND, keep_fitted, keep_pipeline
 from medfc.experiments.metrics import validation_scores
 from medfc.experiments.models import FittedModel, Model, build_model
 from medfc.experiments.systems import HealthFCFoldOptions, System, input_fields, retrieved_text, system  # noqa: F401 (retrieved_text: the snippets' text)
@@ -322,7 +322,7 @@ def run_joint(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Mod
     fitted = JointEncoder(model, options.system_options).fit(fold.train, spec.labels, fold.validation, checkpoint_dir=_sub(ckpt, spec.name))
     opts = options.system_options
     if ckpt is not None:  # kept for medfc predict (medfc.experiments.kept): the checkpoint, the encoder's config and tokenizer, the card
-        keep_fitted(fitted, ckpt / spec.name, {**model_card(spec, options), "kind": "joint", "threshold": opts.threshold,
+        keep_fitted(fitted, ckpt / spec.name, {**model_card(spec, options), "kind": JOINT_KIND, "threshold": opts.threshold,
                                                 "max_evidence": opts.max_evidence})
     records = []
     for c, (lp, ep) in zip(fold.test, fitted.predict(fold.test, desc="joint/predict")):

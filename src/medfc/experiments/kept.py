@@ -52,6 +52,7 @@ TRANSFORMERS_DIR = "transformers"
 ADAPTER_CONFIG = "adapter_config.json"
 SKLEARN_KINDS = ("tfidf", "gbm", "frozen")
 PIPELINE_PARTS = ("evidence", "veracity")  # a kept pipeline's models, each in the folder of its name
+JOINT_KIND = "joint"  # a kept joint encoder (both heads): the card's kind, beside the model kinds
 
 
 def _sklearn_state(kind: str, fitted: Any) -> dict[str, Any]:
@@ -81,7 +82,7 @@ def keep_fitted(fitted: Any, directory: str | os.PathLike, card: dict[str, Any])
         card["checkpoint"] = os.path.relpath(checkpoint, directory)
         fitted.model.config.save_pretrained(directory / TRANSFORMERS_DIR)
         fitted.tokenizer.save_pretrained(directory / TRANSFORMERS_DIR)
-    elif kind == "joint":
+    elif kind == JOINT_KIND:
         checkpoint = getattr(fitted.result, "checkpoint", None)
         if not checkpoint:
             raise ValueError(f"{directory}: the joint encoder wrote no checkpoint to keep")
@@ -237,7 +238,7 @@ def load_fitted(directory: Path, card: dict[str, Any], device: str = "auto", bat
     (``pipeline``: its parts by name, :func:`load_pipeline`)."""
     if card["kind"] == "encoder":
         return load_encoder(directory, card, device, batch_size)
-    if card["kind"] == "joint":
+    if card["kind"] == JOINT_KIND:
         return load_joint(directory, card, device, batch_size)
     if card["kind"] == "pipeline":
         return load_pipeline(directory, card, device, batch_size)
