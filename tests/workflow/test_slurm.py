@@ -301,12 +301,13 @@ def test_each_jobs_resources_follow_its_models_kind_and_size(documented):
         want = plan.job_resources(j["rule"], j["named"])
         assert asked == {k: want[k] for k in asked}, (j["rule"], j["named"], asked, want)
         own = plan.config["models"]["resources"].get(model, {}) if row != "server" else {}
-        expected = {"gpu": 1 if row in R.GPU_ROWS else 0, "mem_mb": rows[row]["mem_mb"], "runtime": rows[row]["runtime"]}
+        times = plan.config["experiments"]["stacking"]["inner_folds"] if j["rule"] in R.INNER_CV_RULES else 1  # a stacked member's inner CV
+        expected = {"gpu": 1 if row in R.GPU_ROWS else 0, "mem_mb": rows[row]["mem_mb"], "runtime": rows[row]["runtime"] * times}
         assert asked == {**expected, **{k: v for k, v in own.items() if k in asked}}, (j["rule"], model, row, asked)
     # every kind is in the plan: TF-IDF (its alias's own memory), GBM, frozen, the encoder, the LLM sized large
     # by models.resources (zero-shot and LoRA), a server
     assert set(seen) == {"tfidf", "gbm", "frozen", "encoder", "llm_large", "lora_large", "server"}, seen
     tfidf = [j for j in jobs if j["rule"] in ("healthfc_experiment", "clinifact_experiment") and j["named"]["model"] == "tfidf"]
     assert tfidf and {(S.gpus_asked(j["resources"]), j["resources"]["mem_mb"]) for j in tfidf} == {(0, "1536")}
-    assert {j["rule"] for j in jobs} >= {"clinifact_ensemble", "healthfc_score", "clinifact_score", "table", "clinifact_fig3"}
+    assert {j["rule"] for j in jobs} >= {"clinifact_ensemble", "clinifact_inner_cv", "healthfc_score", "clinifact_score", "table", "clinifact_fig3"}
     print("\n" + "\n".join(f"{row}: {n} jobs, {R.ROW_KEYS} = {[rows[row][k] for k in R.ROW_KEYS]}" for row, n in sorted(seen.items())))

@@ -138,7 +138,7 @@ rule healthfc_inner_cv:
 
 rule clinifact_inner_cv:
     input:
-        unpack(lambda w: PLAN.clinifact_split_inputs()),
+        unpack(lambda w: PLAN.clinifact_inner_cv_inputs()),
     output:
         predictions=f"{PLAN.inner_cv_dir}/clinifact/{{model}}/predictions.jsonl",
         info=f"{PLAN.inner_cv_dir}/clinifact/{{model}}/info.json",

@@ -57,7 +57,8 @@ class StackingOptions(Options):
 
     inner_folds: int
     seed: int
-    C: float
+    C_grid: tuple[float, ...]
+    features: Literal["log_probs", "probs"]
     select_members: bool
     min_gain: float
 

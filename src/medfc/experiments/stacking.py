@@ -118,28 +118,39 @@ def healthfc_inner_cv(dataset: str | os.PathLike, folds: str | os.PathLike, opti
 
 def clinifact_inner_cv(train_csv: str | os.PathLike, validation_csv: str | os.PathLike, options: CliniFactInnerOptions, *,
                        threads: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The member's out-of-fold predictions over CliniFact's train + validation pairs, each part predicted by
-    the member fit (as :func:`medfc.experiments.clinifact.run_discriminative` fits it) on the train and
+    """The member's out-of-fold predictions over CliniFact's train + validation pairs (:func:`clinifact_inner_cv_pairs`
+    on the split files)."""
+    from medfc.experiments import clinifact
+
+    report = SkipReport("clinifact-inner")
+    splits = {"train": clinifact.load_pairs(train_csv, report), "validation": clinifact.load_pairs(validation_csv, report)}
+    records, info = clinifact_inner_cv_pairs(splits, options, threads=threads)
+    info["skips"] = report.as_dict()
+    return records, info
+
+
+def clinifact_inner_cv_pairs(splits: Mapping[str, Sequence[Any]], options: CliniFactInnerOptions, *,
+                             threads: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Out-of-fold predictions over the pairs of ``splits`` (``train`` and ``validation``), each part predicted
+    by the member fit (as :func:`medfc.experiments.clinifact.run_discriminative` fits it) on the train and
     validation pairs of the other parts. Records as a run's, ``split`` their own split, ``inner_fold`` added."""
     from medfc.common.labels import CLINIFACT_LABELS
     from medfc.experiments import clinifact
     from medfc.experiments.models import build_model
 
     run = options.run
-    report = SkipReport("clinifact-inner")
-    splits = {"train": clinifact.load_pairs(train_csv, report), "validation": clinifact.load_pairs(validation_csv, report)}
-    pool = [(s, p) for s in splits for p in splits[s]]
+    pool = [(s, p) for s in ("train", "validation") for p in splits[s]]
     part = inner_assignment([p.id for _, p in pool], [p.label for _, p in pool], options.inner.inner_folds, options.inner.seed)
     model = build_model(run.train, threads)
     records: list[dict[str, Any]] = []
     parts = []
     started = time.perf_counter()
     for k in range(options.inner.inner_folds):
-        def examples(split: str, inside: bool) -> list:
-            return [clinifact.pair_example(p, run.include_title) for p in splits[split] if (part[p.id] == k) == inside]
+        def examples(split: str) -> list:
+            return [clinifact.pair_example(p, run.include_title) for p in splits[split] if part[p.id] != k]
 
         held = [(s, p) for s, p in pool if part[p.id] == k]
-        train_ex, val_ex = examples("train", False), examples("validation", False)
+        train_ex, val_ex = examples("train"), examples("validation")
         log.info("CliniFact inner part %d/%d: %d train, %d validation, %d predicted", k + 1, options.inner.inner_folds, len(train_ex),
                  len(val_ex), len(held))
         fitted = model.fit(train_ex, CLINIFACT_LABELS, val_ex or None, checkpoint_dir=None, trim="left", desc=f"clinifact/inner{k}")
@@ -148,10 +159,9 @@ def clinifact_inner_cv(train_csv: str | os.PathLike, validation_csv: str | os.Pa
         records.extend(recs)
         parts.append({"inner_fold": k, "n_train": len(train_ex), "n_validation": len(val_ex), "n_predicted": len(recs),
                       "scores": _scores(recs, CLINIFACT_LABELS)})
-    report.count("records", len(records))
-    info = {"system": "discriminative", "inner_folds": options.inner.inner_folds, "seed": options.inner.seed, "sizes": {s: len(v) for s, v in splits.items()},
-            "parts": parts, "scores": _scores(records, CLINIFACT_LABELS), "config": run.train.as_dict(),
-            "seconds": round(time.perf_counter() - started, 1), "skips": report.as_dict()}
+    info = {"system": "discriminative", "inner_folds": options.inner.inner_folds, "seed": options.inner.seed,
+            "sizes": {s: len(splits[s]) for s in ("train", "validation")}, "parts": parts, "scores": _scores(records, CLINIFACT_LABELS),
+            "config": run.train.as_dict(), "seconds": round(time.perf_counter() - started, 1)}
     return sorted(records, key=lambda r: r["id"]), info
 
 
@@ -182,8 +192,9 @@ def _macro_f1(gold: np.ndarray, pred: np.ndarray, n_labels: int) -> float:
     return float(np.mean(f1s)) if f1s else 0.0
 
 
-def _features(X: Mapping[str, np.ndarray], members: Sequence[str]) -> np.ndarray:
-    return np.hstack([np.log(np.clip(X[m], EPS, 1.0)) for m in members])
+def _features(X: Mapping[str, np.ndarray], members: Sequence[str], kind: str = "log_probs") -> np.ndarray:
+    """The meta-model's inputs: each member's probabilities (``probs``) or their logs (``log_probs``), side by side."""
+    return np.hstack([np.log(np.clip(X[m], EPS, 1.0)) if kind == "log_probs" else X[m] for m in members])
 
 
 class _Meta:
@@ -223,9 +234,8 @@ def _cv_parts(y: np.ndarray, seed: int, k: int = 5) -> np.ndarray:
     return np.array([part[i] for i in ids])
 
 
-def _meta_cv_score(X: Mapping[str, np.ndarray], y: np.ndarray, members: Sequence[str], C: float, n_labels: int, parts: np.ndarray) -> float:
-    """Macro-F1 of the meta-model on ``members``, each part predicted by one fit on the others."""
-    F = _features(X, members)
+def _meta_cv_score(F: np.ndarray, y: np.ndarray, C: float, n_labels: int, parts: np.ndarray) -> float:
+    """Macro-F1 of the meta-model on features ``F``, each part predicted by one fit on the others."""
     pred = np.zeros(len(y), dtype=np.int64)
     for k in sorted(set(parts.tolist())):
         test = parts == k
@@ -236,36 +246,40 @@ def _meta_cv_score(X: Mapping[str, np.ndarray], y: np.ndarray, members: Sequence
 @dataclass
 class StackChoice:
     """What the inner CV chose: the members (in the order they entered), the meta-model (None: the single
-    member's own probabilities), each member's weight and every score of the choice."""
+    member's own probabilities) and its C, each member's weight and every score of the choice."""
 
     members: list[str]
     meta: _Meta | None
     weights: dict[str, float]
     scores: dict[str, Any]
+    features: str = "log_probs"
 
 
 def choose_stack(X: Mapping[str, np.ndarray], y: np.ndarray, members: Sequence[str], options: StackingOptions, n_labels: int) -> StackChoice:
     """Forward selection over the members by the meta-model's cross-validated macro-F1 on the out-of-fold
-    probabilities ``X`` (member → items × labels), gold ``y`` (label indices)."""
+    probabilities ``X`` (member → items × labels), gold ``y`` (label indices); each subset's score is its
+    best over ``C_grid``."""
     parts = _cv_parts(y, options.seed)
     single = {m: _macro_f1(y, X[m].argmax(axis=1), n_labels) for m in members}
     average = _macro_f1(y, np.mean([X[m] for m in members], axis=0).argmax(axis=1), n_labels)
-    tried: dict[str, float] = {}
+    tried: dict[str, tuple[float, float]] = {}  # "a+b" → (score, its C)
 
     def score(subset: Sequence[str]) -> float:
         key = "+".join(subset)
         if key not in tried:
-            tried[key] = _meta_cv_score(X, y, subset, options.C, n_labels, parts)
-        return tried[key]
+            F = _features(X, subset, options.features)
+            tried[key] = max(((_meta_cv_score(F, y, C, n_labels, parts), C) for C in options.C_grid), key=lambda t: (t[0], -t[1]))
+        return tried[key][0]
 
-    best_member = max(members, key=lambda m: (single[m], -list(members).index(m)))
+    order = {m: i for i, m in enumerate(members)}
+    best_member = max(members, key=lambda m: (single[m], -order[m]))
     if options.select_members:
-        chosen = [max(members, key=lambda m: (score([m]), -list(members).index(m)))]
+        chosen = [max(members, key=lambda m: (score([m]), -order[m]))]
         current = score(chosen)
         while len(chosen) < len(members):
             rest = [m for m in members if m not in chosen]
             gains = {m: score([*chosen, m]) for m in rest}
-            add = max(rest, key=lambda m: (gains[m], -list(members).index(m)))
+            add = max(rest, key=lambda m: (gains[m], -order[m]))
             if gains[add] - current <= options.min_gain:
                 break
             chosen.append(add)
@@ -274,21 +288,24 @@ def choose_stack(X: Mapping[str, np.ndarray], y: np.ndarray, members: Sequence[s
         chosen = list(members)
         current = score(chosen)
     scores: dict[str, Any] = {"members": {m: round(v * 100, 2) for m, v in single.items()}, "average": round(average * 100, 2),
-                              "tried": {k: round(v * 100, 2) for k, v in tried.items()}, "meta_cv_parts": int(parts.max()) + 1}
-    if options.select_members and single[best_member] >= current:  # no meta-model beats the best member as it is
+                              "tried": {k: {"macro_f1": round(v * 100, 2), "C": C} for k, (v, C) in tried.items()},
+                              "meta_cv_parts": int(parts.max()) + 1}
+    if options.select_members and current - single[best_member] <= options.min_gain:  # no meta-model beats the best member as it is
         scores["stack"] = round(single[best_member] * 100, 2)
         scores["chosen"] = f"{best_member} alone"
-        return StackChoice([best_member], None, {m: float(m == best_member) for m in members}, scores)
-    meta = _Meta(options.C, n_labels).fit(_features(X, chosen), y)
+        return StackChoice([best_member], None, {m: float(m == best_member) for m in members}, scores, options.features)
+    C = tried["+".join(chosen)][1]
+    F = _features(X, chosen, options.features)
+    meta = _Meta(C, n_labels).fit(F, y)
     weights = dict.fromkeys(members, 0.0)
-    if meta.clf is not None:
-        coef = np.abs(meta.clf.coef_)
-        per = {m: float(coef[:, i * n_labels:(i + 1) * n_labels].sum()) for i, m in enumerate(chosen)}
+    if meta.clf is not None:  # a member's share of the meta-model's decision: |coefficient| x the spread of its feature
+        scale = np.abs(meta.clf.coef_) * F.std(axis=0)
+        per = {m: float(scale[:, i * n_labels:(i + 1) * n_labels].sum()) for i, m in enumerate(chosen)}
         total = sum(per.values()) or 1.0
         weights.update({m: round(v / total, 4) for m, v in per.items()})
     scores["stack"] = round(current * 100, 2)
     scores["chosen"] = "meta-model on " + " + ".join(chosen)
-    return StackChoice(chosen, meta, weights, scores)
+    return StackChoice(chosen, meta, weights, scores, options.features)
 
 
 def stack_predictions(test_files: Sequence[str | os.PathLike], inner_files: Sequence[str | os.PathLike], members: Sequence[str],
@@ -328,7 +345,7 @@ def stack_predictions(test_files: Sequence[str | os.PathLike], inner_files: Sequ
             report.skip(rid, "member_without_prediction", ", ".join(missing))
             continue
         by_member = {m: np.array([[float(r["probs"][lab]) for lab in labels]]) for m, r in zip(members, recs)}
-        p = by_member[choice.members[0]][0] if choice.meta is None else choice.meta.probs(_features(by_member, choice.members))[0]
+        p = by_member[choice.members[0]][0] if choice.meta is None else choice.meta.probs(_features(by_member, choice.members, choice.features))[0]
         probs = {lab: round(float(v), 6) for lab, v in zip(labels, p)}
         out.append({**first, "probs": probs, "pred_label": max(labels, key=probs.get)})
     for member, run in zip(members[1:], test[1:]):
@@ -353,7 +370,7 @@ def _labels(inner: Sequence[Mapping[str, Mapping[str, Any]]], test: Sequence[Map
 def _meta_info(choice: StackChoice, labels: Sequence[str], options: StackingOptions) -> dict[str, Any] | None:
     if choice.meta is None:
         return None
-    info: dict[str, Any] = {"kind": "logistic_regression", "C": options.C, "class_weight": "balanced", "features": "log-probabilities",
+    info: dict[str, Any] = {"kind": "logistic_regression", "C": choice.meta.C, "class_weight": "balanced", "features": choice.features,
                             "members": choice.members}
     if choice.meta.clf is not None:
         info["classes"] = [labels[int(c)] for c in choice.meta.clf.classes_]

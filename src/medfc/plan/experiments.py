@@ -487,6 +487,10 @@ class ExperimentsPlan:
     def clinifact_split_inputs(self) -> dict[str, str]:
         return {s: f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in ("train", "validation", "test")}
 
+    def clinifact_inner_cv_inputs(self) -> dict[str, str]:
+        """A member's inner cross-validation reads train and validation only: the test split is never its input."""
+        return {s: f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in ("train", "validation")}
+
     def clinifact_zero_shot_inputs(self) -> dict[str, str]:
         return {s: f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in self.config["experiments"]["clinifact"]["zero_shot"]["splits"]}
 

@@ -171,7 +171,8 @@ def test_ensembles_and_config_mistakes_across_keys():
     plan = Plan(cfg)
     assert plan.model_name("both") == "ensemble:sklearn:tfidf+offline:minilm" and plan.model_kinds("both") == {"tfidf", "encoder"}
     assert plan.ensemble_options("both") == {"members": ["tfidf", "minilm"], "method": "average", "weights": [1.0, 1.0],
-                                             "stacking": {"inner_folds": 5, "seed": 42, "C": 1.0, "select_members": True, "min_gain": 0.002}}
+                                             "stacking": {"inner_folds": 5, "seed": 42, "C_grid": [0.01, 0.1, 1.0, 10.0], "features": "log_probs",
+                                                          "select_members": True, "min_gain": 0.002}}
     assert plan.healthfc_ensemble_inputs("en", "both", "oracle", 0) == {"predictions": [
         "results/experiments/healthfc/en/tfidf/oracle/fold0/predictions.jsonl", "results/experiments/healthfc/en/minilm/oracle/fold0/predictions.jsonl"]}
     assert plan.model_alias_pattern(ensembles=True) == "both"
@@ -422,3 +423,40 @@ def test_named_targets_are_the_datasets_tables_and_figures_of_all():
     assert "results/healthfc/stats/fig1_claims_per_year.png" in named["figures"] and all(f.endswith(".png") for f in named["figures"])
     assert set(named["tables"]) | set(named["figures"]) <= every
     assert "results/provenance/software.yml" in every
+
+
+def test_stacked_ensembles_share_their_members_inner_cv_jobs_and_an_average_has_none():
+    stack = {"members": ["tfidf", "gbm"], "weights": None, "method": "stack"}
+    cfg = config(stages__experiments=True, healthfc__release=DEMO_RELEASE, experiments__healthfc__folds=[0, 1],
+                 experiments__healthfc__systems=["oracle", "claims_only"],
+                 models__aliases={"tfidf-b": "sklearn:tfidf"},
+                 models__ensembles={"s1": {**stack, "members": ["tfidf", "tfidf-b"]}, "s2": {**stack, "members": ["tfidf-b", "tfidf"]},
+                                    "avg": {**stack, "members": ["tfidf", "tfidf-b"], "method": "average"},
+                                    "cf": stack, "cf2": {**stack, "members": ["gbm", "tfidf"]}},
+                 models__healthfc={"en": ["tfidf", "tfidf-b", "s1", "s2", "avg"], "de": []},
+                 models__clinifact={"discriminative": ["tfidf", "gbm", "cf", "cf2"], "zero_shot": [], "fine_tuned": []})
+    plan = Plan(cfg)
+    inner = plan.healthfc_inner_runs()  # two stacks over the same two members: each member's inner CV once per run
+    assert sorted((r["model"], r["system"], r["fold"]) for r in inner) == sorted(
+        (m, s, f) for m in ("tfidf", "tfidf-b") for s in ("oracle", "claims_only") for f in (0, 1))
+    assert plan.clinifact_inner_models() == ["tfidf", "gbm"]
+    assert plan.healthfc_ensemble_inputs("en", "s2", "oracle", 1) == {
+        "predictions": [f"results/experiments/healthfc/en/{m}/oracle/fold1/predictions.jsonl" for m in ("tfidf-b", "tfidf")],
+        "inner": [f"results/experiments/inner_cv/healthfc/en/{m}/oracle/fold1/predictions.jsonl" for m in ("tfidf-b", "tfidf")]}
+    assert "inner" not in plan.healthfc_ensemble_inputs("en", "avg", "oracle", 1)
+    assert plan.clinifact_ensemble_inputs("cf")["inner"] == [f"results/experiments/inner_cv/clinifact/{m}/predictions.jsonl" for m in ("tfidf", "gbm")]
+    # the member's run exactly as its own job has it, nothing kept; the meta-model's keys are not the inner jobs'
+    opts = plan.healthfc_inner_cv_options("en", "tfidf", "oracle", 1)
+    assert opts["run"] == {**plan.healthfc_experiment_options("en", "tfidf", "oracle", 1), "checkpoint_dir": None}
+    assert opts["inner"] == {"inner_folds": 5, "seed": 42}
+    assert plan.clinifact_inner_cv_options("gbm")["run"]["train"] == plan.clinifact_experiment_options("gbm")["train"]
+    # the member's resources, five times its runtime
+    own, inner_job = plan.job_resources("clinifact_experiment", {"model": "gbm"}), plan.job_resources("clinifact_inner_cv", {"model": "gbm"})
+    assert inner_job == {**own, "runtime": own["runtime"] * 5}
+    # the time tables: a row per member's inner CV, counted in the stacks' rows
+    _, files, entries = plan.table_runs("clinifact_times")
+    assert files[-2:] == ["results/benchmarks/experiments/inner_cv/clinifact/tfidf.tsv", "results/benchmarks/experiments/inner_cv/clinifact/gbm.tsv"]
+    assert entries[-2:] == [{"model": "tfidf inner CV", "system": "discriminative"}, {"model": "gbm inner CV", "system": "discriminative"}]
+    assert plan.table_options("clinifact_times")["ensembles"]["cf"] == ["tfidf", "gbm", "tfidf inner CV", "gbm inner CV"]
+    assert plan.table_options("healthfc_times")["ensembles"]["avg"] == ["tfidf", "tfidf-b"]
+    plan.build_jobs()
