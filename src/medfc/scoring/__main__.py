@@ -8,7 +8,7 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from medfc.common import schema
@@ -18,9 +18,10 @@ from medfc.scoring import classification
 from medfc.scoring.averitec import CLAIM_TYPE_LAMBDAS
 from medfc.scoring.nltk_data import NltkDataMissing
 from medfc.scoring.files import score_files
+from medfc.scoring.medsnip import BinaryScores
 
 
-def _table(rows: Sequence[tuple[str, Any]]) -> str:
+def _table(rows: Sequence[tuple[str, object]]) -> str:
     width = max((len(k) for k, _ in rows), default=0)
     lines = []
     for key, value in rows:
@@ -32,9 +33,9 @@ def _table(rows: Sequence[tuple[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _rows_averitec(s: dict[str, Any]) -> list[tuple[str, Any]]:
+def _rows_averitec(s: Mapping[str, Any]) -> list[tuple[str, object]]:
     """Rows in the order of the official script's printout (docs/scoring.md maps each one)."""
-    rows: list[tuple[str, Any]] = [
+    rows: list[tuple[str, object]] = [
         ("claims", s["n"]),
         ("question-only score (HU-METEOR)", s["question_only_score"]),
         ("evidence score (Q+A, HU-METEOR)", s["evidence_score"]),
@@ -58,7 +59,7 @@ def _rows_averitec(s: dict[str, Any]) -> list[tuple[str, Any]]:
     return rows
 
 
-def _rows_binary(prefix: str, s: dict[str, Any]) -> list[tuple[str, Any]]:
+def _rows_binary(prefix: str, s: BinaryScores) -> list[tuple[str, object]]:
     return [
         (f"{prefix}n (scored / all)", f"{s['n_scored']} / {s['n']}"),
         (f"{prefix}FF1", s["ff1"]),
@@ -69,7 +70,7 @@ def _rows_binary(prefix: str, s: dict[str, Any]) -> list[tuple[str, Any]]:
     ]
 
 
-def _rows_medsnip(s: dict[str, Any]) -> list[tuple[str, Any]]:
+def _rows_medsnip(s: Mapping[str, Any]) -> list[tuple[str, object]]:
     if "bootstrap" not in s:
         return _rows_binary("", s)
     b = s["bootstrap"]
@@ -82,8 +83,8 @@ def _rows_medsnip(s: dict[str, Any]) -> list[tuple[str, Any]]:
     ]
 
 
-def _rows_classify(s: dict[str, Any]) -> list[tuple[str, Any]]:
-    rows: list[tuple[str, Any]] = [("items", s["n"]), ("accuracy", s["accuracy"]), ("macro-P", s["macro_precision"]),
+def _rows_classify(s: Mapping[str, Any]) -> list[tuple[str, object]]:
+    rows: list[tuple[str, object]] = [("items", s["n"]), ("accuracy", s["accuracy"]), ("macro-P", s["macro_precision"]),
                                    ("macro-R", s["macro_recall"]), ("macro-F1", s["macro_f1"])]
     rows += [(f"  F1 {lab}", v["f1"]) for lab, v in s["per_class"].items()]
     if "ci" in s:

@@ -39,10 +39,10 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.scoring.classification import classification_scores
 
 AVERITEC_LABELS: tuple[str, ...] = (
@@ -65,7 +65,7 @@ _LABEL_BY_KEY = {lab.lower(): lab for lab in AVERITEC_LABELS}
 _LABEL_BY_KEY.update({"conflicting evidence/cherry-picking": AVERITEC_LABELS[2], "nei": AVERITEC_LABELS[3]})
 
 
-def normalise_label(label: Any) -> str:
+def normalise_label(label: object) -> str:
     """Map case/spelling variants ("Not Enough Evidence") to the canonical AVeriTeC label.
 
     Anything unrecognised is returned unchanged (stripped) and then counts as a wrong prediction.
@@ -74,11 +74,11 @@ def normalise_label(label: Any) -> str:
     return _LABEL_BY_KEY.get(text.lower(), text)
 
 
-def _clean(strings: Iterable[Any]) -> list[str]:
+def _clean(strings: Iterable[object]) -> list[str]:
     return [" ".join(str(s).split()) for s in strings if s is not None and str(s).strip()]
 
 
-def _prepare(strings: Iterable[Any], clean: bool) -> list[str]:
+def _prepare(strings: Iterable[object], clean: bool) -> list[str]:
     """Whitespace-normalised non-blank strings (``clean``), or the strings exactly as given."""
     return _clean(strings) if clean else ["" if s is None else str(s) for s in strings]
 
@@ -194,7 +194,7 @@ def score_claims(
     per_claim: bool = False,
     justification_fallback: bool = True,
     claim_type_lambdas: Sequence[float] = CLAIM_TYPE_LAMBDAS,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Score claims; returns a JSON-able dict.
 
     Keys: ``n``; ``label`` (:func:`~medfc.scoring.classification.classification_scores` over the four
@@ -251,7 +251,7 @@ def score_claims(
             for lam in claim_type_lambdas
         }
 
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "n": len(claims),
         "label": label_scores,
         "question_only_score": float(np.mean(q_scored)) if q_scored else None,
@@ -295,11 +295,11 @@ def lambda_key(lam: float) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def averitec_evidence_strings(example: Mapping[str, Any]) -> list[str]:
+def averitec_evidence_strings(example: Mapping[str, JSONValue]) -> list[str]:
     """Evidence strings of one example in the AVeriTeC shape, exactly as the official script builds them.
 
     From ``questions`` → ``answers``: ``question + " " + answer`` per answer, ``+ ". " +
@@ -336,7 +336,7 @@ def averitec_evidence_strings(example: Mapping[str, Any]) -> list[str]:
     return strings
 
 
-def averitec_questions(example: Mapping[str, Any]) -> list[str] | None:
+def averitec_questions(example: Mapping[str, JSONValue]) -> list[str] | None:
     """The question texts of an AVeriTeC example, or None when it has no ``questions`` key (the
     question-only score then uses the evidence strings, as the official script does)."""
     if example.get("questions") is None:
@@ -344,7 +344,7 @@ def averitec_questions(example: Mapping[str, Any]) -> list[str] | None:
     return [_text(qa.get("question")) for qa in example["questions"]]
 
 
-def read_averitec_json(path: str | os.PathLike) -> list[dict[str, Any]]:
+def read_averitec_json(path: str | os.PathLike) -> list[JSONObject]:
     """A JSON list of AVeriTeC examples (a JSONL file is accepted too)."""
     text = Path(path).read_text(encoding="utf-8")
     stripped = text.lstrip()
@@ -357,7 +357,7 @@ def read_averitec_json(path: str | os.PathLike) -> list[dict[str, Any]]:
     return data
 
 
-def claims_from_averitec(gold: Sequence[Mapping[str, Any]], pred: Sequence[Mapping[str, Any]]) -> list[ClaimPrediction]:
+def claims_from_averitec(gold: Sequence[Mapping[str, JSONValue]], pred: Sequence[Mapping[str, JSONValue]]) -> list[ClaimPrediction]:
     """Pair gold and predicted AVeriTeC examples by position (as the official scorer does).
 
     The predicted label is ``pred_label`` (or ``label``); the predicted justification ``justification``
@@ -386,7 +386,7 @@ def claims_from_averitec(gold: Sequence[Mapping[str, Any]], pred: Sequence[Mappi
     return claims
 
 
-def _string_list(value: Any, field_name: str) -> list[str]:
+def _string_list(value: object, field_name: str) -> list[str]:
     if value is None:
         return []
     if isinstance(value, str):
@@ -396,7 +396,7 @@ def _string_list(value: Any, field_name: str) -> list[str]:
     return [str(v) for v in value]
 
 
-def claim_from_record(rec: Mapping[str, Any]) -> ClaimPrediction:
+def claim_from_record(rec: Mapping[str, object]) -> ClaimPrediction:
     """One line of the workflow's prediction JSONL.
 
     ``{id, label, pred_label, evidence: [str], gold_evidence: [str], justification?, gold_justification?,
@@ -421,7 +421,7 @@ def claim_from_record(rec: Mapping[str, Any]) -> ClaimPrediction:
     )
 
 
-def _optional_list(rec: Mapping[str, Any], key: str) -> list[str] | None:
+def _optional_list(rec: Mapping[str, object], key: str) -> list[str] | None:
     return None if rec.get(key) is None else _string_list(rec[key], key)
 
 
@@ -430,8 +430,8 @@ def _averitec_at(right: np.ndarray, ev: np.ndarray, lambdas: Sequence[float]) ->
     return {lambda_key(lam): (float(np.mean(right & (ev > lam))) if len(ev) else 0.0) for lam in lambdas}
 
 
-def selection_scores(records: Sequence[Mapping[str, Any]], lambdas: Sequence[float], max_pred: int | None,
-                     metric: PairMetric | None = None) -> dict[str, Any]:
+def selection_scores(records: Sequence[Mapping[str, object]], lambdas: Sequence[float], max_pred: int | None,
+                     metric: PairMetric | None = None) -> dict[str, float | int | dict[str, float]]:
     """AVeriTeC-style scores of selected evidence *sentences* (HealthFC's pipeline and joint systems):
     the evidence score (Hungarian-matched METEOR of the selected ``evidence`` against the
     ``gold_evidence`` sentences, sum over matches / number of gold sentences) and the AVeriTeC score at

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from medfc.common.metrics import (  # noqa: F401 (the scorers' label metrics, used here and by callers)
     _check_lengths,
@@ -34,8 +35,50 @@ from medfc.common.metrics import (  # noqa: F401 (the scorers' label metrics, us
 )
 
 
+class Interval(TypedDict):
+    low: float
+    high: float
+
+
+class BootstrapIntervals(TypedDict):
+    """:func:`bootstrap_intervals`."""
+
+    n_resamples: int
+    seed: int
+    alpha: float
+    method: str
+    accuracy: Interval
+    macro_f1: Interval
+
+
+class SymmetryTest(TypedDict):
+    """:func:`bowker_symmetry`."""
+
+    statistic: float
+    df: int
+    p_value: float
+
+
+class McNemarBowker(SymmetryTest):
+    """:func:`mcnemar_bowker`: the test and its k × k table."""
+
+    shift_zeros: bool
+    n: int
+    n_disagree: int
+    labels: list[str]
+    table: list[list[int]]
+
+
+class MeanStd(TypedDict):
+    """:func:`mean_std` (None where undefined)."""
+
+    mean: float | None
+    std: float | None
+    n: int
+
+
 def bootstrap_intervals(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str], *, n_resamples: int,
-                        seed: int, alpha: float = 0.05, chunk: int = 1000) -> dict[str, Any]:
+                        seed: int, alpha: float = 0.05, chunk: int = 1000) -> BootstrapIntervals:
     """Percentile bootstrap intervals of accuracy and macro-F1 over items (resampled with replacement).
 
     Each resample's scores follow the module's conventions (a prediction outside ``labels`` is wrong);
@@ -50,9 +93,9 @@ def bootstrap_intervals(gold: Sequence[str], pred: Sequence[str], labels: Sequen
         raise ValueError(f"duplicate labels in {labels}")
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
-    out: dict[str, Any] = {"n_resamples": int(n_resamples), "seed": int(seed), "alpha": float(alpha), "method": "percentile"}
     if n == 0 or k == 0:
-        return out | {"accuracy": {"low": 0.0, "high": 0.0}, "macro_f1": {"low": 0.0, "high": 0.0}}
+        return {"n_resamples": int(n_resamples), "seed": int(seed), "alpha": float(alpha), "method": "percentile",
+                "accuracy": {"low": 0.0, "high": 0.0}, "macro_f1": {"low": 0.0, "high": 0.0}}
     index = {lab: i for i, lab in enumerate(labels)}
     g = np.array([index[x] if x in index else -1 for x in gold])
     if (g < 0).any():
@@ -74,10 +117,13 @@ def bootstrap_intervals(gold: Sequence[str], pred: Sequence[str], labels: Sequen
         acc[start:start + b] = tp.sum(axis=1) / n
         mf1[start:start + b] = f1.mean(axis=1)
     q = [100 * alpha / 2, 100 * (1 - alpha / 2)]
-    for name, values in (("accuracy", acc), ("macro_f1", mf1)):
+
+    def interval(values: np.ndarray) -> Interval:
         low, high = np.percentile(values, q)
-        out[name] = {"low": float(low), "high": float(high)}
-    return out
+        return {"low": float(low), "high": float(high)}
+
+    return {"n_resamples": int(n_resamples), "seed": int(seed), "alpha": float(alpha), "method": "percentile",
+            "accuracy": interval(acc), "macro_f1": interval(mf1)}
 
 
 def bowker_table(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
@@ -95,7 +141,7 @@ def bowker_table(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[
     return labels, table
 
 
-def bowker_symmetry(table: Any, shift_zeros: bool = True) -> dict[str, Any]:
+def bowker_symmetry(table: ArrayLike, shift_zeros: bool = True) -> SymmetryTest:
     """Bowker's test of symmetry on a k × k table, computed by statsmodels exactly as
     ``SquareTable(table).symmetry(method="bowker")`` does (its default, ``shift_zeros=True``).
 
@@ -119,7 +165,7 @@ def bowker_symmetry(table: Any, shift_zeros: bool = True) -> dict[str, Any]:
 
 def mcnemar_bowker(
     pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None, shift_zeros: bool = True
-) -> dict[str, Any]:
+) -> McNemarBowker:
     """McNemar–Bowker test of symmetry between two systems' labels on the same items.
 
     The k × k table of A's (rows) against B's (columns) labels goes through :func:`bowker_symmetry`:
@@ -137,7 +183,7 @@ def mcnemar_bowker(
     }
 
 
-def mcnemar(gold: Sequence[str], pred_a: Sequence[str], pred_b: Sequence[str]) -> dict[str, Any]:
+def mcnemar(gold: Sequence[str], pred_a: Sequence[str], pred_b: Sequence[str]) -> McNemarBowker:
     """McNemar's test on correctness (2 × 2 Bowker table of right/wrong), no continuity correction."""
     _check_lengths(gold, pred_a, pred_b)
     right_a = ["right" if g == a else "wrong" for g, a in zip(gold, pred_a)]
@@ -145,7 +191,7 @@ def mcnemar(gold: Sequence[str], pred_a: Sequence[str], pred_b: Sequence[str]) -
     return mcnemar_bowker(right_a, right_b, labels=["right", "wrong"])
 
 
-def mean_std(values: Sequence[float], ddof: int = 1) -> dict[str, Any]:
+def mean_std(values: Sequence[float], ddof: int = 1) -> MeanStd:
     """``{"mean", "std", "n"}``; ``std`` uses ``ddof`` (sample std by default) and is None when n <= ddof."""
     arr = np.asarray([float(v) for v in values], dtype=float)
     n = int(arr.size)
@@ -155,7 +201,7 @@ def mean_std(values: Sequence[float], ddof: int = 1) -> dict[str, Any]:
     return {"mean": float(arr.mean()), "std": std, "n": n}
 
 
-def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
+def _flatten(d: Mapping[str, object], prefix: str = "") -> dict[str, float]:
     flat: dict[str, float] = {}
     for key, value in d.items():
         name = f"{prefix}{key}"
@@ -166,7 +212,7 @@ def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
     return flat
 
 
-def aggregate_folds(fold_scores: Sequence[Mapping[str, Any]], ddof: int = 1) -> dict[str, dict[str, Any]]:
+def aggregate_folds(fold_scores: Sequence[Mapping[str, object]], ddof: int = 1) -> dict[str, MeanStd]:
     """Mean ± std of every numeric entry over folds, with nested keys joined by dots.
 
     ``aggregate_folds([classification_scores(...), ...])["macro_f1"] -> {"mean", "std", "n"}``.

@@ -24,9 +24,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from medfc.common.io import read_jsonl
+from medfc.common.jsontypes import JSONValue
 from medfc.common.report import SkipReport
 from medfc.scoring import averitec, classification, medsnip
 
@@ -38,11 +38,12 @@ OPTION_KEYS = {
     "medsnip": ("abstain", "healthfc", "metric", "n_resamples", "seed"),
     "classify": ("labels", "n_resamples", "seed"),
 }
-Records = Sequence[Mapping[str, Any]]
-Options = Mapping[str, Any]
+Records = Sequence[Mapping[str, object]]
+Record = Mapping[str, object]
+Options = Mapping[str, JSONValue]  # a scorer's options (:data:`OPTION_KEYS`), JSON-like as the config's
 
 
-def _checked(scorer: str, options: Mapping[str, Any]) -> dict[str, Any]:
+def _checked(scorer: str, options: Options) -> dict[str, JSONValue]:
     """``options`` as a dict, with exactly the keys of :data:`OPTION_KEYS` (else a ValueError naming them)."""
     missing = [k for k in OPTION_KEYS[scorer] if k not in options]
     unknown = sorted(str(k) for k in options if k not in OPTION_KEYS[scorer])
@@ -52,8 +53,8 @@ def _checked(scorer: str, options: Mapping[str, Any]) -> dict[str, Any]:
     return dict(options)
 
 
-def _unique(records: Iterable[Mapping[str, Any]], report: SkipReport, source: str) -> dict[str, Mapping[str, Any]]:
-    out: dict[str, Mapping[str, Any]] = {}
+def _unique(records: Iterable[Record], report: SkipReport, source: str) -> dict[str, Record]:
+    out: dict[str, Record] = {}
     for i, rec in enumerate(records):
         rid = rec.get("id")
         if rid is None:
@@ -68,7 +69,7 @@ def _unique(records: Iterable[Mapping[str, Any]], report: SkipReport, source: st
     return out
 
 
-def _paired(preds: dict[str, Mapping[str, Any]], other: dict[str, Mapping[str, Any]] | None, report: SkipReport) -> list[str]:
+def _paired(preds: dict[str, Record], other: dict[str, Record] | None, report: SkipReport) -> list[str]:
     ids = list(preds)
     if other is None:
         return ids
@@ -90,12 +91,12 @@ def _paired(preds: dict[str, Mapping[str, Any]], other: dict[str, Mapping[str, A
 
 
 def score_averitec(
-    records: Sequence[Mapping[str, Any]] | None,
+    records: Records | None,
     options: Options,
     report: SkipReport | None = None,
     claims: Sequence[averitec.ClaimPrediction] | None = None,
     metric: averitec.PairMetric | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Score workflow prediction records (or ready ``claims``) with the AVeriTeC scorer."""
     options = _checked("averitec", options)
     report = report or SkipReport("scoring.averitec")
@@ -138,7 +139,7 @@ def score_averitec(
 
 
 def _binary_items(
-    recs: dict[str, Mapping[str, Any]], ids: Sequence[str], options: Mapping[str, Any], report: SkipReport, source: str
+    recs: dict[str, Record], ids: Sequence[str], options: Mapping[str, JSONValue], report: SkipReport, source: str
 ) -> dict[str, tuple[str, str | None]]:
     """id → (gold TRUE/FALSE, answer verdict or None) for the records that can be scored."""
     abstain = options["abstain"]
@@ -167,21 +168,21 @@ def _binary_items(
     return out
 
 
-def _read(records: Records, compare: Records | None, report: SkipReport) -> tuple[dict, dict | None, list[str]]:
+def _read(records: Records, compare: Records | None, report: SkipReport) -> tuple[dict[str, Record], dict[str, Record] | None, list[str]]:
     """The predictions and the compared system's, each id once, and the ids both have (in order)."""
     preds = _unique(records, report, "predictions")
     other = _unique(compare, report, "compare") if compare is not None else None
     return preds, other, _paired(preds, other, report)
 
 
-def score_medsnip(records: Records, options: Options, report: SkipReport | None = None, compare: Records | None = None) -> dict[str, Any]:
+def score_medsnip(records: Records, options: Options, report: SkipReport | None = None, compare: Records | None = None) -> dict[str, object]:
     """FF1 etc. of one system; with ``compare``, also both systems' scores and the paired bootstrap."""
     options = _checked("medsnip", options)
     abstain = options["abstain"]
     report = report or SkipReport("scoring.medsnip")
     preds, other, ids = _read(records, compare, report)
     items = _binary_items(preds, ids, options, report, "predictions")
-    result: dict[str, Any] = {"scorer": "medsnip", "healthfc": bool(options["healthfc"]),
+    result: dict[str, object] = {"scorer": "medsnip", "healthfc": bool(options["healthfc"]),
                               "n_excluded_nei": report.counts.get("healthfc_nei_excluded_predictions", 0)}
     if other is None:
         report.count("scored", len(items))
@@ -217,7 +218,7 @@ def score_medsnip(records: Records, options: Options, report: SkipReport | None 
 # --------------------------------------------------------------------------------------------
 
 
-def score_classify(records: Records, options: Options, report: SkipReport | None = None, compare: Records | None = None) -> dict[str, Any]:
+def score_classify(records: Records, options: Options, report: SkipReport | None = None, compare: Records | None = None) -> dict[str, object]:
     """Accuracy, per-class and macro P/R/F1, confusion, and under ``ci`` the percentile bootstrap intervals
     of accuracy and macro-F1 (``n_resamples``, 0 for none; ``seed``); with ``compare``, McNemar–Bowker
     and McNemar."""
@@ -243,7 +244,7 @@ def score_classify(records: Records, options: Options, report: SkipReport | None
     report.count("scored", len(kept))
     gold = [str(preds[r]["label"]) for r in kept]
     pa = [str(preds[r]["pred_label"]) for r in kept]
-    result: dict[str, Any] = {"scorer": "classify", **classification.classification_scores(gold, pa, labels)}
+    result: dict[str, object] = {"scorer": "classify", **classification.classification_scores(gold, pa, labels)}
     n_resamples = int(options["n_resamples"])
     if n_resamples > 0:
         result["ci"] = classification.bootstrap_intervals(gold, pa, labels, n_resamples=n_resamples, seed=int(options["seed"]))
@@ -268,7 +269,7 @@ def score_files(
     compare: str | Path | None = None,
     gold: str | Path | None = None,
     report: SkipReport | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Read prediction file(s) and score them (the CLI's front end); ``options``: :data:`OPTION_KEYS`."""
     report = report or SkipReport(f"scoring.{scorer}")
     if scorer == "averitec":

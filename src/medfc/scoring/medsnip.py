@@ -31,8 +31,8 @@ Definitions (docs/scoring.md):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
@@ -54,7 +54,81 @@ _HEALTHFC_NEI = {"nei", "not enough information", "not_enough_information", "not
                  "not_enough_info", "notenoughinfo"}
 
 
-def normalise_verdict(value: Any) -> str | None:
+class FalseClassCounts(TypedDict):
+    """The confusion counts of the FALSE class (:func:`binary_scores`)."""
+
+    tp_false: int
+    fp_false: int
+    fn_false: int
+    tn_false: int
+
+
+class BinaryScores(TypedDict):
+    """:func:`binary_scores`: one system's TRUE / FALSE scores."""
+
+    n: int
+    n_scored: int
+    n_abstained: int
+    coverage: float
+    abstain_policy: str
+    ff1: float
+    tf1: float
+    macro_f1: float
+    accuracy: float
+    false_precision: float
+    false_recall: float
+    counts: FalseClassCounts
+
+
+class NeiCounts(TypedDict):
+    """:func:`nei_counts`: how unscored claims were predicted."""
+
+    n: int
+    n_pred_true: int
+    n_pred_false: int
+    n_pred_none: int
+    share_true: float
+    share_false: float
+
+
+class Bootstrap(TypedDict):
+    """A paired bootstrap of Δ = metric(B) − metric(A) (:func:`paired_bootstrap`,
+    :func:`clustered_paired_bootstrap`); the keys below the first block only where their docstrings say."""
+
+    metric: str
+    method: str
+    score_a: float
+    score_b: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    ci_level: float
+    p_gt_0: float
+    p_value: float
+    significant: bool
+    n: int
+    n_resamples: int
+    seed: int
+    n_empty_resamples: NotRequired[int]  # empty_arm_zero
+    bca_degenerate: NotRequired[bool]  # method bca
+    z0: NotRequired[float]
+    acceleration: NotRequired[float | None]
+    abstain_policy: NotRequired[str]  # the public functions add these
+    clusters: NotRequired[str]
+    n_clusters: NotRequired[int]
+    n_units_a: NotRequired[int]
+    n_units_b: NotRequired[int]
+    n_clusters_a_only: NotRequired[int]
+    n_clusters_b_only: NotRequired[int]
+    n_units_a_used: NotRequired[int]
+    n_units_b_used: NotRequired[int]
+
+
+# an arm of a clustered bootstrap: (gold verdicts, predicted verdicts, cluster ids), one item each per unit
+Arm = tuple[Sequence[object], Sequence[object], Sequence[Hashable]]
+
+
+def normalise_verdict(value: object) -> str | None:
     """TRUE, FALSE, or None for an abstention. Accepts bools, 0/1 and common spellings.
 
     Raises ``ValueError`` for anything else, so a malformed label is never silently read as TRUE.
@@ -75,7 +149,7 @@ def normalise_verdict(value: Any) -> str | None:
     raise ValueError(f"not a TRUE/FALSE verdict: {value!r}")
 
 
-def healthfc_label(label: Any) -> str | None:
+def healthfc_label(label: object) -> str | None:
     """HealthFC gold label → TRUE / FALSE, or None for NEI (excluded from scoring)."""
     key = str(label).strip().lower().replace("-", " ")
     if key in _HEALTHFC:
@@ -85,7 +159,7 @@ def healthfc_label(label: Any) -> str | None:
     raise ValueError(f"not a HealthFC label: {label!r}")
 
 
-def healthfc_binary(records: Sequence[Mapping[str, Any]]) -> tuple[list[int], list[str], list[str | None]]:
+def healthfc_binary(records: Sequence[Mapping[str, object]]) -> tuple[list[int], list[str], list[str | None]]:
     """The supported / refuted claims among HealthFC prediction records: their positions, their gold
     TRUE / FALSE and their predicted verdicts (None: NEI, an abstention). NEI claims are left out
     (:func:`healthfc_nei_predictions` says how they were predicted)."""
@@ -99,7 +173,7 @@ def healthfc_binary(records: Sequence[Mapping[str, Any]]) -> tuple[list[int], li
     return keep, gold, pred
 
 
-def nei_counts(verdicts: Iterable[Any]) -> dict[str, Any]:
+def nei_counts(verdicts: Iterable[object]) -> NeiCounts:
     """How unscored claims were predicted: ``n``, ``n_pred_true``, ``n_pred_false``, ``n_pred_none`` (no
     verdict: predicted NEI, abstained) and the TRUE / FALSE shares of ``n`` (0 when there are none)."""
     got = [normalise_verdict(v) for v in verdicts]
@@ -108,7 +182,7 @@ def nei_counts(verdicts: Iterable[Any]) -> dict[str, Any]:
             "share_true": n_true / n if n else 0.0, "share_false": n_false / n if n else 0.0}
 
 
-def healthfc_nei_predictions(records: Sequence[Mapping[str, Any]], abstain: str = "drop") -> dict[str, Any]:
+def healthfc_nei_predictions(records: Sequence[Mapping[str, object]], abstain: str = "drop") -> NeiCounts:
     """:func:`nei_counts` of the NOT ENOUGH INFO claims among HealthFC prediction records (not scored):
     each claim's verdict is its ``pred_label``, else OR-FALSE over its ``unit_verdicts``
     (:func:`answer_verdicts`), as the MedSNIP repository's ``insufficient_report``."""
@@ -116,7 +190,7 @@ def healthfc_nei_predictions(records: Sequence[Mapping[str, Any]], abstain: str 
     return nei_counts(answer_verdicts(nei, abstain=abstain))
 
 
-def or_false(unit_verdicts: Iterable[Any], abstain: str = "drop") -> str | None:
+def or_false(unit_verdicts: Iterable[object], abstain: str = "drop") -> str | None:
     """OR-FALSE aggregation of unit verdicts into one answer verdict (None = the answer abstains)."""
     _check_policy(abstain)
     seen_true = False
@@ -134,7 +208,7 @@ def or_false(unit_verdicts: Iterable[Any], abstain: str = "drop") -> str | None:
     return TRUE if seen_true else None
 
 
-def aggregate(unit_verdicts: Iterable[Any], rule: str = "or_false", k: int = 2, abstain: str = "drop") -> str | None:
+def aggregate(unit_verdicts: Iterable[object], rule: str = "or_false", k: int = 2, abstain: str = "drop") -> str | None:
     """Unit verdicts → one answer verdict (None = the answer abstains).
 
     ``or_false``: FALSE when any unit is FALSE. ``and_false``: FALSE only when every unit is FALSE.
@@ -173,7 +247,7 @@ def _check_policy(policy: str) -> None:
         raise ValueError(f"abstention policy must be one of {ABSTAIN_POLICIES}, got {policy!r}")
 
 
-def _encode(gold: Sequence[Any], pred: Sequence[Any], abstain: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _encode(gold: Sequence[object], pred: Sequence[object], abstain: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Boolean arrays (gold is FALSE, prediction is FALSE, item kept) after the abstention policy."""
     _check_policy(abstain)
     if len(gold) != len(pred):
@@ -226,7 +300,7 @@ def _metric_from_counts(c: np.ndarray, metric: str) -> np.ndarray:
     raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
 
 
-def binary_scores(gold: Sequence[Any], pred: Sequence[Any], abstain: str = "drop") -> dict[str, Any]:
+def binary_scores(gold: Sequence[object], pred: Sequence[object], abstain: str = "drop") -> BinaryScores:
     """FF1, TRUE-class F1, macro-F1, accuracy, false-class P/R, counts and coverage."""
     g, p, keep = _encode(gold, pred, abstain)
     c = _counts(g, p, keep).sum(axis=0)
@@ -258,7 +332,7 @@ def _bootstrap_units(
     chunk: int = 500,
     method: str = "percentile",
     empty_arm_zero: bool = False,
-) -> dict[str, Any]:
+) -> Bootstrap:
     """Paired bootstrap over the rows of ``per_unit`` ((n, 8) counts: A's tp/fp/fn/tn, then B's).
 
     A row is one claim (flat) or one cluster's summed counts (clustered). Resamples draw
@@ -300,7 +374,7 @@ def _bootstrap_units(
     if empty_arm_zero and (totals[:4].sum() == 0 or totals[4:].sum() == 0):
         observed = 0.0
     levels = (alpha / 2, 1 - alpha / 2)
-    bca: dict[str, Any] = {}
+    bca: dict[str, bool | float | None] = {}
     if method == "bca":
         levels, bca = _bca_levels(per_unit, totals, metric, observed, diffs, alpha)
     lo, hi = np.percentile(diffs, [100 * levels[0], 100 * levels[1]])
@@ -331,7 +405,7 @@ def _bootstrap_units(
 
 
 def _bca_levels(per_unit: np.ndarray, totals: np.ndarray, metric: str, observed: float, diffs: np.ndarray,
-                alpha: float) -> tuple[tuple[float, float], dict[str, Any]]:
+                alpha: float) -> tuple[tuple[float, float], dict[str, bool | float | None]]:
     """BCa percentile levels (Efron & Tibshirani 14.3, 15.4; as scipy.stats.bootstrap computes them):
     z0 from the share of resamples below (and half of those equal to) the observed Δ, the acceleration
     from the leave-one-unit-out jackknife. A degenerate distribution falls back to the percentile levels."""
@@ -353,9 +427,9 @@ def _bca_levels(per_unit: np.ndarray, totals: np.ndarray, metric: str, observed:
 
 
 def paired_bootstrap(
-    gold: Sequence[Any],
-    pred_a: Sequence[Any],
-    pred_b: Sequence[Any],
+    gold: Sequence[object],
+    pred_a: Sequence[object],
+    pred_b: Sequence[object],
     metric: str = "ff1",
     *,
     n_resamples: int,
@@ -364,7 +438,7 @@ def paired_bootstrap(
     alpha: float = 0.05,
     chunk: int = 500,
     method: str = "percentile",
-) -> dict[str, Any]:
+) -> Bootstrap:
     """Paired bootstrap over claims of Δ = metric(B) − metric(A) (see module docstring).
 
     Vectorised: per-item indicator counts are gathered for a chunk of resamples at once, so
@@ -380,7 +454,7 @@ def paired_bootstrap(
     return out
 
 
-def cluster_counts(gold: Sequence[Any], pred: Sequence[Any], clusters: Sequence[Any], order: Sequence[Any],
+def cluster_counts(gold: Sequence[object], pred: Sequence[object], clusters: Sequence[Hashable], order: Sequence[Hashable],
                    abstain: str = "drop") -> np.ndarray:
     """(len(order), 4) summed tp/fp/fn/tn of the FALSE class per cluster, clusters in ``order``."""
     if len(clusters) != len(gold):
@@ -392,7 +466,7 @@ def cluster_counts(gold: Sequence[Any], pred: Sequence[Any], clusters: Sequence[
     return out
 
 
-def _cluster_sort_key(cluster: Any) -> tuple[int, int, str]:
+def _cluster_sort_key(cluster: Hashable) -> tuple[int, int, str]:
     """Integer ids (and strings of one) numerically, as the repository's integer entry ids sort; then
     the others as strings."""
     text = str(cluster).strip()
@@ -401,21 +475,21 @@ def _cluster_sort_key(cluster: Any) -> tuple[int, int, str]:
     return (1, 0, text)
 
 
-def _only(arm: tuple[Sequence[Any], Sequence[Any], Sequence[Any]], keep: set) -> tuple[list, list, list]:
+def _only(arm: Arm, keep: set[Hashable]) -> tuple[list[object], list[object], list[Hashable]]:
     rows = [(g, p, c) for g, p, c in zip(*arm) if c in keep]
     return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
 
 
 def clustered_paired_bootstrap(
-    arm_a: tuple[Sequence[Any], Sequence[Any], Sequence[Any]],
-    arm_b: tuple[Sequence[Any], Sequence[Any], Sequence[Any]],
+    arm_a: Arm,
+    arm_b: Arm,
     abstain: str = "drop",
     *,
     seed: int,
     n_resamples: int,
     clusters: str = "union",
-    **settings: Any,
-) -> dict[str, Any]:
+    **settings: str | float | int,
+) -> Bootstrap:
     """Paired bootstrap of Δ = metric(B) − metric(A) resampling whole clusters (answers, entries).
 
     Each arm is (gold, pred, cluster ids) over its own units, so the arms may hold different numbers
@@ -435,7 +509,7 @@ def clustered_paired_bootstrap(
     """
     if clusters not in CLUSTER_SETS:
         raise ValueError(f"clusters must be one of {CLUSTER_SETS}, got {clusters!r}")
-    extra: dict[str, Any] = {}
+    extra: dict[str, int] = {}
     n_units_a, n_units_b = len(arm_a[0]), len(arm_b[0])
     if clusters == "union":
         order = list(dict.fromkeys([*arm_a[2], *arm_b[2]]))
@@ -459,7 +533,7 @@ def clustered_paired_bootstrap(
     return out
 
 
-def answer_verdicts(records: Iterable[Mapping[str, Any]], abstain: str = "drop") -> list[str | None]:
+def answer_verdicts(records: Iterable[Mapping[str, object]], abstain: str = "drop") -> list[str | None]:
     """Answer-level verdicts: ``pred_label`` when present, else OR-FALSE over ``unit_verdicts``."""
     out = []
     for rec in records:

@@ -14,12 +14,19 @@ from __future__ import annotations
 
 import codecs
 import gc
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any
+from typing import IO, TYPE_CHECKING
 
 from medfc.common.nltk_import import import_nltk
 from medfc.scoring.nltk_data import ensure_nltk_data
+
+if TYPE_CHECKING:
+    from nltk.corpus.reader.wordnet import Synset
+    from nltk.corpus.util import LazyCorpusLoader
+    from nltk.data import SeekableUnicodeStreamReader
+    from nltk.stem.porter import PorterStemmer
 
 
 class _LineFile:
@@ -30,7 +37,7 @@ class _LineFile:
     NLTK's reader decodes 72 bytes at a time through a checkpointing decoder: loading WordNet's indices
     through it costs about 0.3 s more CPU than this."""
 
-    def __init__(self, stream: Any, encoding: str) -> None:
+    def __init__(self, stream: IO[bytes], encoding: str) -> None:
         self._file = stream  # binary, seekable: NLTK's own checked stream (FileSystemPathPointer.open())
         self._encoding = encoding
 
@@ -43,7 +50,7 @@ class _LineFile:
             return parts[0]
         return line
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[str]:
         return iter(self._file.read().decode(self._encoding).splitlines(True))
 
     def seek(self, offset: int, whence: int = 0) -> int:
@@ -58,7 +65,7 @@ class _LineFile:
     def __enter__(self) -> _LineFile:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -68,7 +75,7 @@ _LINE_FILES = ("lexnames", *(f"{kind}.{pos}" for kind in ("index", "data") for p
                *(f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv")))
 
 
-def english_wordnet() -> Any:
+def english_wordnet() -> LazyCorpusLoader:
     """NLTK's WordNet reader as ``nltk.corpus.wordnet`` loads it (the same data, the same Open Multilingual
     WordNet reader, lazily), without the map it builds from WordNet onto the loaded WordNet and with a
     faster line reader (:class:`_LineFile`) for the files it parses.
@@ -86,10 +93,10 @@ def english_wordnet() -> Any:
     from nltk.data import FileSystemPathPointer
 
     class EnglishWordNet(WordNetCorpusReader):
-        def map_wn(self, version: str = "wordnet") -> Any:
+        def map_wn(self, version: str = "wordnet") -> object:  # NLTK's map, None for this one
             return None if version == "wordnet" else super().map_wn(version)
 
-        def open(self, fileid: str) -> Any:
+        def open(self, fileid: str) -> _LineFile | SeekableUnicodeStreamReader:
             pointer = self.abspath(fileid)
             if fileid in _LINE_FILES and isinstance(pointer, FileSystemPathPointer):
                 stream = pointer.open()  # the bytes, through NLTK's checks of the data path
@@ -108,7 +115,7 @@ def english_wordnet() -> Any:
 
 
 @contextmanager
-def _tables_kept() -> Any:
+def _tables_kept() -> Iterator[None]:
     """Build long-lived tables without the cyclic garbage collector: it would run again and again while
     the reader makes its 330,000 lists and dicts (the lemma index, the exceptions), none of which is ever
     garbage (about 0.3 s of the load on 2 cores). Collects the garbage made so far, pauses the collector
@@ -128,16 +135,16 @@ def _tables_kept() -> Any:
 class _CachedWordNet:
     """Only the method METEOR calls (``synsets``), memoised per word."""
 
-    def __init__(self, wordnet: Any) -> None:
+    def __init__(self, wordnet: LazyCorpusLoader) -> None:
         self._wn = wordnet
         self.synsets = lru_cache(maxsize=200_000)(self._synsets)
 
-    def _synsets(self, word: str) -> list[Any]:
+    def _synsets(self, word: str) -> list[Synset]:
         return self._wn.synsets(word)
 
 
 class _CachedStemmer:
-    def __init__(self, stemmer: Any) -> None:
+    def __init__(self, stemmer: PorterStemmer) -> None:
         self._stemmer = stemmer
         self.stem = lru_cache(maxsize=200_000)(stemmer.stem)
 
@@ -156,7 +163,7 @@ class Meteor:
         self._stemmer = _CachedStemmer(PorterStemmer())
         self.tokenize = lru_cache(maxsize=tokenizer_cache)(lambda s: tuple(nltk.word_tokenize(s)))
 
-    def tokens_score(self, pred_tokens: Any, ref_tokens: Any) -> float:
+    def tokens_score(self, pred_tokens: Iterable[str], ref_tokens: Iterable[str]) -> float:
         """METEOR of pre-tokenised hypothesis (prediction) against reference (gold)."""
         return float(self._single(list(ref_tokens), list(pred_tokens), wordnet=self._wordnet, stemmer=self._stemmer))
 

@@ -34,7 +34,7 @@ import sys
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from medfc.common.nltk_import import import_nltk
 
@@ -236,7 +236,7 @@ def build_punkt(target: Path, languages: Sequence[str] = DEFAULT_LANGUAGES) -> l
 
     written = []
     for lang in languages:
-        params: Any = punkt.load_model(lang)
+        params = punkt.load_model(lang)
         if getattr(params, "numeric_abbrev_types", None):
             log.warning("punkt %s: numeric abbreviation types have no punkt_tab file; left out", lang)
         out = Path(target) / "tokenizers" / "punkt_tab" / lang
@@ -257,7 +257,15 @@ def build_punkt(target: Path, languages: Sequence[str] = DEFAULT_LANGUAGES) -> l
     return written
 
 
-def verify(directory: Path) -> dict[str, Any]:
+class NltkChecks(TypedDict):
+    """:func:`verify`: what NLTK makes of the built data."""
+
+    n_synsets: int
+    meteor_cat_example: float
+    word_tokenize_example: list[str]
+
+
+def verify(directory: Path) -> NltkChecks:
     """Load the built data with NLTK and return the checks (synset count, METEOR, tokenisation)."""
     import nltk
     from nltk.corpus.reader.wordnet import WordNetCorpusReader

@@ -14,18 +14,18 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from medfc.common.io import read_jsonl
+from medfc.common.jsontypes import JSONObject
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
 from medfc.common.labels import BINARY_VERACITY_LABELS, CLINIFACT_LABELS, LOE_LABELS, NOT_ENOUGH_INFO, VERACITY_LABELS
 from medfc.scoring import averitec, classification, medsnip
 
 
-def read_predictions(path: str | os.PathLike, report: SkipReport) -> list[dict[str, Any]]:
+def read_predictions(path: str | os.PathLike, report: SkipReport) -> list[JSONObject]:
     """Prediction records, each id once: a record without id or gold label, or a repeated id, is
     skipped with its reason."""
     records = []
@@ -47,7 +47,8 @@ def sentence_counts(dataset: str | os.PathLike, lang: str) -> dict[str, int]:
     return {str(r["id"]): len(r.get(f"sentences_{lang}") or []) for r in read_jsonl(dataset)}
 
 
-def evidence_selection_scores(records: Sequence[Mapping[str, Any]], n_sentences: Mapping[str, int] | None = None) -> dict[str, Any]:
+def evidence_selection_scores(records: Sequence[Mapping[str, object]],
+                              n_sentences: Mapping[str, int] | None = None) -> dict[str, float | int | dict[str, float]]:
     """Sentence-level evidence selection, pooled over the claims of a fold.
 
     ``precision`` / ``recall`` / ``f1``: the evidence class; with ``n_sentences`` (claim id → number
@@ -70,7 +71,7 @@ def evidence_selection_scores(records: Sequence[Mapping[str, Any]], n_sentences:
             claim_r.append(cr)
             claim_f.append(cf)
     p, rc, f = classification.f1_from_counts(tp, fp, fn)
-    out: dict[str, Any] = {"precision": p, "recall": rc, "f1": f, "tp": tp, "fp": fp, "fn": fn, "n_claims": len(records),
+    out: dict[str, float | int | dict[str, float]] = {"precision": p, "recall": rc, "f1": f, "tp": tp, "fp": fp, "fn": fn, "n_claims": len(records),
                            "claim_precision": float(np.mean(claim_p)) if claim_p else 0.0,
                            "claim_recall": float(np.mean(claim_r)) if claim_r else 0.0,
                            "claim_f1": float(np.mean(claim_f)) if claim_f else 0.0,
@@ -83,7 +84,7 @@ def evidence_selection_scores(records: Sequence[Mapping[str, Any]], n_sentences:
     return out
 
 
-def fever_strict(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def fever_strict(records: Sequence[Mapping[str, object]]) -> dict[str, float | int]:
     """FEVER-style strict score: the label is right AND every gold evidence sentence was selected.
 
     HealthFC has one evidence set per claim (its gold ``evidence_ids``). As in FEVER, a claim whose
@@ -111,8 +112,9 @@ class EvidenceScoring(Options):
     max_pred_evidence: int
 
 
-def score_healthfc(records: Sequence[Mapping[str, Any]], system: str, *, evidence: EvidenceScoring | None, abstain: str,
-                   n_sentences: Mapping[str, int] | None = None, metric: Any = None) -> dict[str, Any]:
+def score_healthfc(records: Sequence[Mapping[str, object]], system: str, *, evidence: EvidenceScoring | None, abstain: str,
+                   n_sentences: Mapping[str, int] | None = None,
+                   metric: averitec.PairMetric | None = None) -> dict[str, object]:
     """All scores of one HealthFC prediction file (one system, one fold): veracity P/R/F1; with
     ``evidence`` (the evidence-selecting systems) also evidence selection, FEVER strict and AVeriTeC;
     MedSNIP FF1 over the supported / refuted claims (not for level of evidence); the open_domain_* systems are
@@ -120,13 +122,13 @@ def score_healthfc(records: Sequence[Mapping[str, Any]], system: str, *, evidenc
     labels = LOE_LABELS if system == "level_of_evidence" else BINARY_VERACITY_LABELS if system.startswith("open_domain_") else VERACITY_LABELS
     gold = [str(r["label"]) for r in records]
     pred = [str(r["pred_label"]) for r in records]
-    out: dict[str, Any] = {"kind": "healthfc", "system": system, "n": len(records),
+    out: dict[str, object] = {"kind": "healthfc", "system": system, "n": len(records),
                            "veracity": classification.classification_scores(gold, pred, labels)}
     if evidence is not None:
         out["evidence"] = evidence_selection_scores(records, n_sentences)
         out["fever"] = fever_strict(records)
-        out["averitec"] = averitec.selection_scores(records, evidence.lambdas, evidence.max_pred_evidence, metric)
-        out["averitec"]["reported_lambda"] = averitec.lambda_key(evidence.reported_lambda)
+        out["averitec"] = {**averitec.selection_scores(records, evidence.lambdas, evidence.max_pred_evidence, metric),
+                           "reported_lambda": averitec.lambda_key(evidence.reported_lambda)}
     if system != "level_of_evidence":
         kept, g2, p2 = medsnip.healthfc_binary(records)
         out["medsnip"] = {**medsnip.binary_scores(g2, p2, abstain), "n_excluded_nei": len(records) - len(kept),
@@ -134,8 +136,8 @@ def score_healthfc(records: Sequence[Mapping[str, Any]], system: str, *, evidenc
     return out
 
 
-def score_clinifact(records: Sequence[Mapping[str, Any]], system: str, split: str = "test", *,
-                    n_resamples: int, seed: int) -> dict[str, Any]:
+def score_clinifact(records: Sequence[Mapping[str, object]], system: str, split: str = "test", *,
+                    n_resamples: int, seed: int) -> dict[str, object]:
     """Accuracy and macro / per-class P/R/F1 of one CliniFact prediction file on ``split`` (the
     records of that split; a missing prediction counts as wrong), and under ``ci`` the 95% percentile
     bootstrap intervals of accuracy and macro-F1 (:func:`classification.bootstrap_intervals`)."""

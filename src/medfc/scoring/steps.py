@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from medfc.common.io import write_json
 from medfc.common.options import Options
+from medfc.common.stepfiles import StepFiles
 from medfc.common.report import SkipReport
 from medfc.scoring.predictions import EvidenceScoring, read_predictions, score_clinifact, score_healthfc, sentence_counts
 
@@ -41,7 +42,7 @@ class CliniFactScoreOptions(Options):
     seed: int
 
 
-def _write(scores: dict[str, Any], report: SkipReport, outputs: dict[str, Any]) -> dict[str, Any]:
+def _write(scores: dict[str, object], report: SkipReport, outputs: StepFiles) -> dict[str, object]:
     scores["skipped"] = {"n": len(report.skipped), "by_reason": report.reasons()}
     write_json(outputs["scores"], scores)
     report.write(outputs["report"])
@@ -49,7 +50,7 @@ def _write(scores: dict[str, Any], report: SkipReport, outputs: dict[str, Any]) 
     return scores
 
 
-def healthfc(inputs: dict[str, Any], outputs: dict[str, Any], options: HealthFCScoreOptions) -> dict[str, Any]:
+def healthfc(inputs: StepFiles, outputs: StepFiles, options: HealthFCScoreOptions) -> dict[str, object]:
     """``predictions`` (+ the ``dataset``, for the number of candidate sentences of each claim) →
     ``scores`` (JSON) + ``report``."""
     report = SkipReport(f"scoring.healthfc.{options.system}")
@@ -59,7 +60,7 @@ def healthfc(inputs: dict[str, Any], outputs: dict[str, Any], options: HealthFCS
     return _write(scores, report, outputs)
 
 
-def clinifact(inputs: dict[str, Any], outputs: dict[str, Any], options: CliniFactScoreOptions) -> dict[str, Any]:
+def clinifact(inputs: StepFiles, outputs: StepFiles, options: CliniFactScoreOptions) -> dict[str, object]:
     """``predictions`` → ``scores`` (JSON, test split) + ``report``."""
     report = SkipReport(f"scoring.clinifact.{options.system}")
     return _write(score_clinifact(read_predictions(inputs["predictions"], report), options.system,
