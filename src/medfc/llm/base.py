@@ -22,7 +22,6 @@ from abc import ABC, abstractmethod
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -61,7 +60,7 @@ class GenerationParams:
     temperature: float
     json_mode: bool
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, int | float | bool]:
         return {"max_tokens": self.max_tokens, "temperature": self.temperature, "json_mode": self.json_mode}
 
 
@@ -127,9 +126,10 @@ class Ledger:
             out.update(c)
         return {k: int(out.get(k, 0)) for k in self.keys()}
 
-    def as_dict(self, prices: Prices | None = None) -> dict[str, Any]:
+    def as_dict(self, prices: Prices | None = None) -> dict[str, dict[str, int | float]]:
+        """Purpose (and ``total``) → counter → count; with ``prices`` also ``cost_usd``."""
         keys = self.keys()
-        out: dict[str, Any] = {p: {k: int(c.get(k, 0)) for k in keys} for p, c in sorted(self.by_purpose.items())}
+        out: dict[str, dict[str, int | float]] = {p: {k: int(c.get(k, 0)) for k in keys} for p, c in sorted(self.by_purpose.items())}
         out["total"] = self.total()
         if prices is not None:
             for v in out.values():

@@ -40,12 +40,12 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from medfc.common.http import AnswerError, HttpClient, HttpError
+from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.redact import redact, redact_url, remember_secret_env
 from medfc.llm.base import Completion, GenerationParams, Ledger, LLMClient, LLMEndpointError, Message
 
@@ -70,7 +70,7 @@ def same_model(asked: str, answered: str) -> bool:
     return a == b or (bool(a) and b.startswith(a) and _VARIANT.fullmatch(b[len(a):]) is not None)
 
 
-def _status_of(error: Any) -> int | None:
+def _status_of(error: object) -> int | None:
     """The HTTP status an error object names: a numeric ``code``/``status``, or one of OpenAI's codes."""
     for field in ("code", "status", "status_code", "statusCode"):
         value = error.get(field) if isinstance(error, dict) else None
@@ -83,13 +83,13 @@ def _status_of(error: Any) -> int | None:
     return None
 
 
-def check_answer(model: str, *, chat: bool, logprobs: bool = False) -> Callable[[Any], None]:
+def check_answer(model: str, *, chat: bool, logprobs: bool = False) -> Callable[[JSONValue], None]:
     """The check (:class:`~medfc.common.http.AnswerError`) of an OpenAI-compatible answer to a request for
     ``model``: a chat completion (``chat``: ``choices[0].message.content`` a string) or a completion
     (``logprobs``: ``choices[0].logprobs.top_logprobs[0]`` an object). See the module docstring for what
     is retried and what is not."""
 
-    def check(doc: Any) -> None:
+    def check(doc: JSONValue) -> None:
         if not isinstance(doc, dict):
             raise AnswerError(f"the answer is a JSON {type(doc).__name__}, not an object", retryable=True)
         error = doc if doc.get("object") == "error" else doc.get("error")
@@ -162,7 +162,7 @@ class OpenAICompatibleLM(LLMClient):
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    def post(self, path: str, body: dict[str, Any], check: Callable[[Any], None] | None = None) -> tuple[dict[str, Any], bool]:
+    def post(self, path: str, body: Mapping[str, object], check: Callable[[JSONValue], None] | None = None) -> tuple[JSONObject, bool]:
         """(JSON answer, whether it came from the cache); ``check`` (default: :func:`check_answer` of a chat
         answer for ``/chat/completions``, of a completion otherwise) before it is used or cached. Raises
         :class:`LLMEndpointError` for a refused request, HttpError for one that failed after its retries."""
@@ -207,8 +207,8 @@ class OpenAICompatibleLM(LLMClient):
     def cache_hits(self) -> int:
         return int(self.http.stats["cache_hits"])
 
-    def chat_body(self, conversation: Sequence[Message], params: GenerationParams) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in conversation],
+    def chat_body(self, conversation: Sequence[Message], params: GenerationParams) -> dict[str, object]:
+        body: dict[str, object] = {"model": self.model, "messages": [dict(m) for m in conversation],
                                 "max_tokens": int(params.max_tokens), "temperature": float(params.temperature)}
         if params.json_mode:
             body["response_format"] = {"type": "json_object"}

@@ -20,10 +20,9 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
 import jsonschema
 
+from medfc.common.jsontypes import JSONValue
 from medfc.llm.base import Completion, Conversation, GenerationParams, LLMClient, Message
 from medfc.llm.prompts import Prompt
 
@@ -48,7 +47,7 @@ def strip_think(text: str | None) -> str:
 
 @dataclass
 class Structured:
-    value: Any
+    value: JSONValue  # the parsed answer (None when not ok)
     ok: bool
     error: str | None
     raw: str
@@ -72,7 +71,7 @@ class Structured:
         return {"calls": len(self.completions), "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
 
 
-def _first_json_object(text: str) -> Any:
+def _first_json_object(text: str) -> JSONValue:
     """The first decodable JSON value starting at a ``{`` (or ``[``) in the text."""
     candidates = [m.group(1) for m in FENCE_RE.finditer(text)] + [text]
     decoder = json.JSONDecoder()
@@ -91,7 +90,7 @@ def _first_json_object(text: str) -> Any:
     raise ValueError("no JSON object in the answer")
 
 
-def parse_json_answer(text: str, schema: Mapping[str, Any]) -> tuple[Any, str | None]:
+def parse_json_answer(text: str, schema: Mapping[str, JSONValue]) -> tuple[JSONValue, str | None]:
     """(value, None) when ``text`` holds JSON valid against ``schema``, else (None, error); reasoning blocks
     (:func:`strip_think`) are removed first."""
     text = strip_think(text)
@@ -112,18 +111,18 @@ def parse_json_answer(text: str, schema: Mapping[str, Any]) -> tuple[Any, str | 
 def ask_json(
     client: LLMClient,
     conversations: Sequence[Conversation],
-    schema: Mapping[str, Any],
+    schema: Mapping[str, JSONValue],
     params: GenerationParams,
     repair: Prompt,
     purpose: str,
-    check: Callable[[int, Any], str | None] | None = None,
+    check: Callable[[int, JSONValue], str | None] | None = None,
 ) -> list[Structured]:
     """One :class:`Structured` per conversation (see module docstring).
 
     ``check(i, value)`` may add a semantic test beyond the schema (e.g. indices in range) for
     conversation ``i``: the error it returns is treated like a schema error."""
 
-    def parse(i: int, text: str) -> tuple[Any, str | None]:
+    def parse(i: int, text: str) -> tuple[JSONValue, str | None]:
         value, err = parse_json_answer(text, schema)
         if err is None and check is not None:
             err = check(i, value)
