@@ -9,7 +9,7 @@ import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -18,6 +18,13 @@ from medfc.common.io import read_jsonl
 from medfc.scoring import classification
 from medfc.common.labels import CLINIFACT_LABELS
 from medfc.tables.common import clinifact_name, pct
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.container import BarContainer
+    from matplotlib.typing import ColorType
+
+Row = dict[str, str | int | float | None]  # one row of the Fig. 3 table
 
 
 TEST_TYPE_NAMES = {
@@ -34,7 +41,7 @@ TEST_TYPE_NAMES = {
 }
 
 
-def statistical_test_type(value: Any) -> str:
+def statistical_test_type(value: object) -> str:
     """The statistical test type of a pair from its ``nonInferiorityTypes`` cell (a Python list as text)."""
     text = "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value).strip()
     if not text:
@@ -49,8 +56,8 @@ def statistical_test_type(value: Any) -> str:
 
 
 def _group_rows(model: str, panel: str, groups: Mapping[str, list[tuple[str, str]]],
-                paper: Mapping[tuple[str, str, str], float]) -> list[dict[str, Any]]:
-    rows = []
+                paper: Mapping[tuple[str, str, str], float]) -> list[Row]:
+    rows: list[Row] = []
     for group, items in groups.items():
         gold = [g for g, _ in items]
         pred = [p for _, p in items]
@@ -61,7 +68,7 @@ def _group_rows(model: str, panel: str, groups: Mapping[str, list[tuple[str, str
     return rows
 
 
-def fig3_table(predictions: Sequence[str], entries: Sequence[Mapping[str, Any]], test_csv: str | os.PathLike,
+def fig3_table(predictions: Sequence[str], entries: Sequence[Mapping[str, object]], test_csv: str | os.PathLike,
                studies: str | os.PathLike | None, excluded_branches: Sequence[str],
                paper: Mapping[tuple[str, str, str], float]) -> tuple[pd.DataFrame, list[str]]:
     """Long table (model, panel, group, n, metric, value) for Fig. 3 (a) per class, (b) per test type,
@@ -83,7 +90,7 @@ def fig3_table(predictions: Sequence[str], entries: Sequence[Mapping[str, Any]],
             notes.append(f"panel (c): {len(ncts) - covered} of {len(ncts)} test pairs have no disease class in the studies file")
     else:
         notes.append("panel (c) skipped: no studies file (results/clinifact/studies/studies.jsonl.gz) to read disease classes from")
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     for e, f in zip(entries, predictions):
         model = clinifact_name(e)
         recs = [r for r in read_jsonl(f) if r.get("split", "test") == "test"]
@@ -123,13 +130,13 @@ def _paper_value(table: pd.DataFrame, panel: str, group: str, metric: str) -> fl
     return None
 
 
-def _value_labels(ax: Any, bars: Any, values: Sequence[float]) -> None:
+def _value_labels(ax: Axes, bars: BarContainer, values: Sequence[float]) -> None:
     """Value labels on bars; a zero (or missing) value gets none, so no stray "0" floats on the axis."""
     ax.bar_label(bars, labels=["" if not v or math.isnan(v) else f"{v:.0f}" for v in values], fontsize=6, padding=1.5)
 
 
-def _series_bars(ax: Any, series: Sequence[tuple[str, list[float | None]]], horizontal: bool,
-                 colours: Mapping[str, Any]) -> float:
+def _series_bars(ax: Axes, series: Sequence[tuple[str, list[float | None]]], horizontal: bool,
+                 colours: Mapping[str, ColorType]) -> float:
     """Grouped bars: one series per model plus the paper's values (hatched, only where the paper gives one).
 
     Returns the offset that centres the category ticks. A bar is at most 0.3 wide, so a panel with

@@ -12,6 +12,7 @@ from typing import Any
 
 from medfc.common.io import input_paths, table_stem, write_table
 from medfc.common.options import Options
+from medfc.common.stepfiles import StepFiles
 from medfc.figures import clinifact
 from medfc.tables.papers import clinifact_fig3 as paper_fig3
 from medfc.tables.papers import paper_numbers
@@ -30,7 +31,7 @@ class Fig3Options(Options):
     notes: tuple[str, ...]
 
 
-def clinifact_fig3(inputs: dict[str, Any], outputs: dict[str, Any], options: Fig3Options) -> dict[str, Any]:
+def clinifact_fig3(inputs: StepFiles, outputs: StepFiles, options: Fig3Options) -> dict[str, object]:
     """``predictions`` (one per model), the ``test`` split, the optional ``studies`` (disease classes)
     and ``papers`` → ``png`` + ``pdf`` (the figure) and ``csv``/``md``/``tex`` (its numbers)."""
     predictions = input_paths(inputs, "predictions")
