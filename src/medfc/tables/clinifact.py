@@ -4,26 +4,25 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any
-
 import pandas as pd
 
 from medfc.common.io import read_json, read_jsonl
 from medfc.scoring import classification
 from medfc.common.labels import CLINIFACT_LABELS
 from medfc.experiments.clinifact_systems import DEFAULT_SYSTEM, system_of_row
-from medfc.tables.common import clinifact_name, pct
+from medfc.common.jsontypes import JSONValue
+from medfc.tables.common import Entry, clinifact_name, pct
 
 
 T8_COLUMNS = ["source", "scale", "model", "system", "n", "accuracy", "macro P", "macro R", "macro F1", "macro F1 95% CI"]
 
 
-def _interval(scores: Mapping[str, Any]) -> str:
+def _interval(scores: Mapping[str, JSONValue]) -> str:
     ci = (scores.get("ci") or {}).get("macro_f1")
     return f"{pct(ci['low'])}–{pct(ci['high'])}" if ci else ""
 
 
-def table8(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: Mapping[str, Any], scale: str) -> pd.DataFrame:
+def table8(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> pd.DataFrame:
     """Table 8: accuracy and macro P/R/F1 on the test split per model: our rows (at ``scale``), then the
     paper's rows of the same kinds of system (discriminative, zero-shot, fine-tuned generative), each its own row. Our rows carry
     the percentile bootstrap interval of macro-F1 over the test pairs (``low–high``), so a reader can
@@ -44,7 +43,7 @@ def table8(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: 
     return pd.DataFrame(rows, columns=T8_COLUMNS).astype(object).fillna("")
 
 
-def significance(predictions: Sequence[str], entries: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+def significance(predictions: Sequence[str], entries: Sequence[Entry]) -> pd.DataFrame:
     """McNemar–Bowker between every pair of CliniFact systems on the same test pairs (among them each
     fine-tuned generative model against its own zero-shot run, the paper's test)."""
     recs = [(e, {str(r["id"]): r for r in read_jsonl(f) if r.get("split", "test") == "test"}) for e, f in zip(entries, predictions)]

@@ -4,15 +4,16 @@ significance tests between systems (Vladika et al., 2024)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
-
 import pandas as pd
 
 from medfc.common.io import read_json
 from medfc.common.labels import VERACITY_LABELS
 from medfc.experiments.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS, evidence_source
 from medfc.scoring import classification, medsnip
-from medfc.tables.common import grouped, pct, pm, pooled
+from medfc.common.jsontypes import JSONValue
+from medfc.tables.common import Entry, grouped, pct, pm, pooled
+
+Row = dict[str, object]  # one row of a table
 
 
 T3_COLUMNS = ["source", "scale", "lang", "model", "system", "folds", "evidence P", "evidence R", "evidence F1", "evidence-class F1",
@@ -21,12 +22,12 @@ T5_COLUMNS = ["source", "scale", "lang", "model", "experiment", "folds", "P", "R
 OPEN_DOMAIN_COLUMNS = ["source", "scale", "lang", "model", "experiment", "evidence", "claims", "folds", "P", "R", "F1", "accuracy"]
 
 
-def _paper_row(papers: Mapping[str, Any], model: str, **values: Any) -> dict[str, Any]:
+def _paper_row(papers: Mapping[str, JSONValue], model: str, **values: JSONValue) -> Row:
     lang = "de" if "German" in model else "en"
     return {"source": f"paper ({papers['healthfc']['cite']})", "scale": "paper", "lang": lang, "model": model, "folds": 5, **values}
 
 
-def table3(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: Mapping[str, Any], scale: str) -> pd.DataFrame:
+def table3(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> pd.DataFrame:
     """Table 3: pipeline / joint / oracle, evidence and veracity macro P/R/F1, mean ± std over folds. Our
     rows first (``source`` ours, at ``scale``), then the paper's rows of the same systems, each its own
     row: no number of the paper stands beside a row of ours."""
@@ -64,7 +65,7 @@ def table3(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: 
     return pd.DataFrame(rows, columns=T3_COLUMNS).fillna("")
 
 
-def _veracity_rows(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], systems: Sequence[str], scale: str) -> list[dict[str, Any]]:
+def _veracity_rows(scores: Sequence[str], entries: Sequence[Entry], systems: Sequence[str], scale: str) -> list[Row]:
     """One row of ours per (lang, model, system) of ``systems``: macro P/R/F1 and accuracy, mean ± std over folds."""
     rows = []
     for (lang, model, system), items in grouped(entries, scores, ("lang", "model", "system")).items():
@@ -80,7 +81,7 @@ def _veracity_rows(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], 
     return rows
 
 
-def table5(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: Mapping[str, Any], scale: str) -> pd.DataFrame:
+def table5(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> pd.DataFrame:
     """Table 5: claims only, retrieved evidence (retrieved_web: the paper's "Google snippets"; retrieved_pubmed,
     retrieved_wikipedia: no paper row), gold explanations, level of evidence; macro P/R/F1 mean ± std. Our
     rows, then the paper's (DeBERTa) rows of the same experiments."""
@@ -93,7 +94,7 @@ def table5(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: 
     return pd.DataFrame(rows, columns=T5_COLUMNS).fillna("")
 
 
-def open_domain(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], papers: Mapping[str, Any], scale: str) -> pd.DataFrame:
+def open_domain(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> pd.DataFrame:
     """The open-domain comparison: supported vs refuted on the supported / refuted claims with evidence
     retrieved from each source (open_domain_<source>), macro P/R/F1 over the two classes, mean ± std over
     folds (``claims``: the test claims scored, all folds). Our rows, then the binary F1 of each source that
@@ -112,7 +113,7 @@ def open_domain(scores: Sequence[str], entries: Sequence[Mapping[str, Any]], pap
     return pd.DataFrame(rows, columns=OPEN_DOMAIN_COLUMNS).fillna("")
 
 
-def significance(predictions: Sequence[str], entries: Sequence[Mapping[str, Any]], comparisons: Sequence[Sequence[str]], *,
+def significance(predictions: Sequence[str], entries: Sequence[Entry], comparisons: Sequence[Sequence[str]], *,
                  metric: str, n_resamples: int, seed: int, abstain: str) -> pd.DataFrame:
     """For each (lang, model) and each configured pair (A, B) of veracity systems: predictions pooled
     over the folds, McNemar–Bowker on the two systems' labels (same claims) and the MedSNIP paired
@@ -129,7 +130,7 @@ def significance(predictions: Sequence[str], entries: Sequence[Mapping[str, Any]
             mb = classification.mcnemar_bowker([str(pa[i]["pred_label"]) for i in ids], [str(pb[i]["pred_label"]) for i in ids], VERACITY_LABELS)
             kept, gold, pred_a = medsnip.healthfc_binary([pa[i] for i in ids])
             pred_b = [medsnip.normalise_verdict(pb[ids[k]]["pred_label"]) for k in kept]
-            row: dict[str, Any] = {"lang": lang, "model": model, "system A": a, "system B": b, "claims": len(ids),
+            row: Row = {"lang": lang, "model": model, "system A": a, "system B": b, "claims": len(ids),
                                    "McNemar-Bowker chi2": round(mb["statistic"], 3), "df": mb["df"], "p": mb["p_value"],
                                    "metric": metric, "claims (S/R)": len(kept)}
             if kept:

@@ -19,6 +19,7 @@ import pandas as pd
 
 from medfc.common.io import input_paths, table_stem, write_table
 from medfc.common.options import Options
+from medfc.common.stepfiles import StepFiles
 from medfc.tables import clinifact, healthfc, times
 from medfc.tables.papers import paper_numbers
 
@@ -67,14 +68,14 @@ def _caption(title: str, scale: str) -> str:
     return f"{title} {SCALES[scale]} Rows with source 'paper' are the paper's own numbers, each for the model it names."
 
 
-def _write(df: pd.DataFrame, outputs: Mapping[str, Any], caption: str) -> dict[str, Any]:
+def _write(df: pd.DataFrame, outputs: StepFiles, caption: str) -> dict[str, int]:
     stem = table_stem(outputs)
     write_table(df, stem, caption=caption, formats=("csv", "md", "tex", "html") if "html" in outputs else ("csv", "md", "tex"))
     log.info("%s: %d rows", stem.name, len(df))
     return {"rows": len(df)}
 
 
-def healthfc_table3(inputs: dict[str, Any], outputs: dict[str, Any], options: TableOptions) -> dict[str, Any]:
+def healthfc_table3(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
     """HealthFC Table 3 from the pipeline / joint / oracle ``scores``."""
     df = healthfc.table3(input_paths(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]), options.scale)
     return _write(df, outputs, _caption("HealthFC Table 3: evidence selection and veracity prediction, macro P/R/F1 (%), mean ± std over folds. "
@@ -82,21 +83,21 @@ def healthfc_table3(inputs: dict[str, Any], outputs: dict[str, Any], options: Ta
                                       "(scoring.abstain); FF1 coverage: the share of them it scores.", options.scale))
 
 
-def healthfc_table5(inputs: dict[str, Any], outputs: dict[str, Any], options: TableOptions) -> dict[str, Any]:
+def healthfc_table5(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
     """HealthFC Table 5 from the claims-only / gold-explanations / level-of-evidence ``scores``."""
     df = healthfc.table5(input_paths(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]), options.scale)
     return _write(df, outputs, _caption("HealthFC Table 5: claims only, retrieved evidence (retrieved_web: Google snippets), gold explanations, "
                                       "level of evidence; macro P/R/F1 (%), mean ± std over folds.", options.scale))
 
 
-def healthfc_open_domain(inputs: dict[str, Any], outputs: dict[str, Any], options: TableOptions) -> dict[str, Any]:
+def healthfc_open_domain(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
     """The HealthFC open-domain comparison from the open_domain_<source> ``scores``."""
     df = healthfc.open_domain(input_paths(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]), options.scale)
     return _write(df, outputs, _caption("HealthFC open-domain verification: supported vs refuted claims with evidence retrieved from "
                                       "each source; macro P/R/F1 (%) over the two classes, mean ± std over folds.", options.scale))
 
 
-def healthfc_significance(inputs: dict[str, Any], outputs: dict[str, Any], options: SignificanceOptions) -> dict[str, Any]:
+def healthfc_significance(inputs: StepFiles, outputs: StepFiles, options: SignificanceOptions) -> dict[str, int]:
     """McNemar–Bowker and the MedSNIP paired bootstrap between the configured pairs of HealthFC systems."""
     df = healthfc.significance(input_paths(inputs, "predictions"), options.entries, options.comparisons, metric=options.metric,
                                n_resamples=options.n_resamples, seed=options.seed, abstain=options.abstain)
@@ -104,13 +105,13 @@ def healthfc_significance(inputs: dict[str, Any], outputs: dict[str, Any], optio
                   + SCALES[options.scale])
 
 
-def clinifact_table8(inputs: dict[str, Any], outputs: dict[str, Any], options: TableOptions) -> dict[str, Any]:
+def clinifact_table8(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
     """CliniFact Table 8 from every model's ``scores``."""
     df = clinifact.table8(input_paths(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]), options.scale)
     return _write(df, outputs, _caption("CliniFact Table 8: test accuracy and macro P/R/F1 (%).", options.scale))
 
 
-def clinifact_significance(inputs: dict[str, Any], outputs: dict[str, Any], options: TableOptions) -> dict[str, Any]:
+def clinifact_significance(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
     """McNemar–Bowker between every pair of CliniFact systems on the same test pairs."""
     df = clinifact.significance(input_paths(inputs, "predictions"), options.entries)
     return _write(df, outputs, "CliniFact: McNemar–Bowker between systems on the test pairs. " + SCALES[options.scale])
@@ -121,13 +122,13 @@ TIMES_CAPTION = ("Wall and CPU seconds of each row's jobs (Snakemake's benchmark
                  "depend on the machine and on what else ran; a rerun changes them.")
 
 
-def healthfc_times(inputs: dict[str, Any], outputs: dict[str, Any], options: TimesOptions) -> dict[str, Any]:
+def healthfc_times(inputs: StepFiles, outputs: StepFiles, options: TimesOptions) -> dict[str, int]:
     """How long each HealthFC row took, from its jobs' ``benchmarks``."""
     df = times.healthfc_times(input_paths(inputs, "benchmarks"), options.entries, options.ensembles)
     return _write(df, outputs, f"HealthFC: time per row. {TIMES_CAPTION} {SCALES[options.scale]}")
 
 
-def clinifact_times(inputs: dict[str, Any], outputs: dict[str, Any], options: TimesOptions) -> dict[str, Any]:
+def clinifact_times(inputs: StepFiles, outputs: StepFiles, options: TimesOptions) -> dict[str, int]:
     """How long each CliniFact row of Table 8 took, from its jobs' ``benchmarks``."""
     df = times.clinifact_times(input_paths(inputs, "benchmarks"), options.entries, options.ensembles)
     return _write(df, outputs, f"CliniFact: time per row of Table 8. {TIMES_CAPTION} {SCALES[options.scale]}")

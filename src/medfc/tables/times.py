@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
-
+from collections.abc import Callable, Mapping, Sequence
 import pandas as pd
 
-from medfc.tables.common import clinifact_name
+from medfc.tables.common import Entry, clinifact_name
 
 TIME_COLUMNS = ["jobs", "wall s", "CPU s", "own wall s", "own CPU s", "members"]
 
@@ -36,14 +34,14 @@ def _seconds(x: float) -> float | str:
     return "" if math.isnan(x) else round(x, 1)
 
 
-def times(benchmarks: Sequence[str], entries: Sequence[Mapping[str, Any]], ensembles: Mapping[str, Sequence[str]],
-          keys: Sequence[str], name=lambda e: e["model"]) -> pd.DataFrame:
+def times(benchmarks: Sequence[str], entries: Sequence[Entry], ensembles: Mapping[str, Sequence[str]],
+          keys: Sequence[str], name: Callable[[Entry], object] = lambda e: e["model"]) -> pd.DataFrame:
     """One row per ``keys`` of the entries (in their first order): its jobs, their wall and CPU seconds
     with an ensemble's members' (``wall s``, ``CPU s``) and alone (``own``), the members counted."""
     if len(entries) != len(benchmarks):
         raise ValueError(f"options.entries has {len(entries)} entries for {len(benchmarks)} benchmark files")
-    own: dict[tuple, list[float]] = {}
-    first: dict[tuple, Mapping[str, Any]] = {}
+    own: dict[tuple[object, ...], list[float]] = {}
+    first: dict[tuple[object, ...], Entry] = {}
     for e, f in zip(entries, benchmarks):
         k = tuple(e[key] for key in keys)
         wall, cpu = read_benchmark(f)
@@ -65,11 +63,11 @@ def times(benchmarks: Sequence[str], entries: Sequence[Mapping[str, Any]], ensem
     return pd.DataFrame(rows, columns=[*keys, *TIME_COLUMNS]).astype(object)
 
 
-def healthfc_times(benchmarks: Sequence[str], entries: Sequence[Mapping[str, Any]], ensembles: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+def healthfc_times(benchmarks: Sequence[str], entries: Sequence[Entry], ensembles: Mapping[str, Sequence[str]]) -> pd.DataFrame:
     """HealthFC: a row per language, model and system (its folds summed)."""
     return times(benchmarks, entries, ensembles, ("lang", "model", "system"))
 
 
-def clinifact_times(benchmarks: Sequence[str], entries: Sequence[Mapping[str, Any]], ensembles: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+def clinifact_times(benchmarks: Sequence[str], entries: Sequence[Entry], ensembles: Mapping[str, Sequence[str]]) -> pd.DataFrame:
     """CliniFact: a row per model and system, named as in Table 8."""
     return times(benchmarks, entries, ensembles, ("model", "system"), name=clinifact_name)
