@@ -24,15 +24,78 @@ import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 import numpy as np
 
 from medfc.common.embeddings import Embedder
+from medfc.common.jsontypes import JSONValue
 from medfc.common.labels import CLINIFACT_RECORD_NAMES
 from medfc.common.report import SkipReport
 
 log = logging.getLogger(__name__)
+
+Study = Mapping[str, JSONValue]  # one ClinicalTrials.gov study record (API v2 JSON)
+JSONRecord = Mapping[str, JSONValue]  # a part of one (an arm group, an outcome group, an intervention)
+
+
+class Reference(TypedDict):
+    """A study's reference with a PMID (``referencesModule.references``)."""
+
+    pmid: str
+    type: JSONValue  # RESULT, BACKGROUND, DERIVED (as the study gives it)
+
+
+class DiseaseClass(TypedDict):
+    abbrev: str
+    name: str
+
+
+class _ClaimFields(TypedDict):
+    """What a claim and each of its claim × reference pairs hold (:func:`extract_claims`); the values
+    copied from the study as it gives them are JSON values."""
+
+    nctId: JSONValue
+    outcome_index: int
+    claim: str
+    positive: bool
+    test_type: str
+    outcome_type: JSONValue
+    outcome_title: JSONValue
+    outcome_description: JSONValue
+    time_frame: JSONValue
+    intervention_group_id: JSONValue
+    comparator_group_id: JSONValue
+    intervention_group_title: str
+    comparator_group_title: str
+    intervention_group_description: JSONValue
+    comparator_group_description: JSONValue
+    intervention_arm_label: JSONValue
+    comparator_arm_label: JSONValue
+    intervention_group_intervention_label: JSONValue
+    comparator_group_intervention_label: JSONValue
+    intervention_group_arm_group_type: JSONValue
+    comparator_group_arm_group_type: JSONValue
+    arm_similarity: list[list[float]]
+    pValues: list[str]
+    statisticalMethods: list[JSONValue]
+    nonInferiorityTypes: list[str]
+    disease_classes: list[DiseaseClass]
+
+
+class Claim(_ClaimFields):
+    """One claim: a usable primary outcome of a study, with the study's references."""
+
+    references: list[Reference]
+
+
+class LabelledPair(_ClaimFields):
+    """A claim × reference pair with its label (:func:`label_claims`): the claim without its references."""
+
+    PMID: str
+    reference_type: str
+    label: str
+    label_id: int
 
 COMPARATOR_TYPES = frozenset({"ACTIVE_COMPARATOR", "PLACEBO_COMPARATOR", "SHAM_COMPARATOR", "NO_INTERVENTION", "OTHER"})
 KEPT_STATUSES = frozenset({"COMPLETED", "TERMINATED"})
@@ -93,7 +156,7 @@ class PValue:
         return self.value < alpha
 
 
-def parse_pvalue(raw: Any) -> PValue | None:
+def parse_pvalue(raw: object) -> PValue | None:
     """Parse "<0.001", "=0.0002", ".08", "0.65", "> 0.05", "≤0.01"; None for "NA" and the like."""
     if raw is None:
         return None
@@ -149,8 +212,8 @@ def _text(title: str | None, description: str | None, use_description: bool) -> 
 
 
 def map_groups_to_arms(
-    groups: Sequence[Mapping[str, Any]],
-    arms: Sequence[Mapping[str, Any]],
+    groups: Sequence[JSONRecord],
+    arms: Sequence[JSONRecord],
     embedder: Embedder,
     use_description: bool,
 ) -> tuple[list[int], np.ndarray]:
@@ -168,7 +231,7 @@ def map_groups_to_arms(
 
 
 # --- studies -> claims ------------------------------------------------------------------------
-def _intervention_type(arm: Mapping[str, Any], interventions: Sequence[Mapping[str, Any]]) -> str | None:
+def _intervention_type(arm: JSONRecord, interventions: Sequence[JSONRecord]) -> JSONValue:
     label = arm.get("label")
     for iv in interventions:
         if label and label in (iv.get("armGroupLabels") or []):
@@ -185,12 +248,12 @@ def _intervention_type(arm: Mapping[str, Any], interventions: Sequence[Mapping[s
     return None
 
 
-def disease_classes(study: Mapping[str, Any]) -> list[dict[str, str]]:
+def disease_classes(study: Study) -> list[DiseaseClass]:
     branches = ((study.get("derivedSection") or {}).get("conditionBrowseModule") or {}).get("browseBranches") or []
     return [{"abbrev": b.get("abbrev", ""), "name": b.get("name", "")} for b in branches]
 
 
-def study_problem(study: Mapping[str, Any]) -> str | None:
+def study_problem(study: Study) -> str | None:
     """Study-level reason it cannot give claims, or None."""
     ps = study.get("protocolSection") or {}
     if (ps.get("statusModule") or {}).get("overallStatus") not in KEPT_STATUSES:
@@ -208,8 +271,8 @@ def study_problem(study: Mapping[str, Any]) -> str | None:
     return None
 
 
-def extract_claims(study: Mapping[str, Any], embedder: Embedder, report: SkipReport, *, alpha: float, significance: Significance,
-                   use_description: bool) -> list[dict[str, Any]]:
+def extract_claims(study: Study, embedder: Embedder, report: SkipReport, *, alpha: float, significance: Significance,
+                   use_description: bool) -> list[Claim]:
     """All claims of one study (one per usable primary outcome), each with its references; an outcome is
     positive when any of its p-values is significant (:meth:`PValue.significant`)."""
     ps = study.get("protocolSection") or {}
@@ -231,7 +294,7 @@ def extract_claims(study: Mapping[str, Any], embedder: Embedder, report: SkipRep
         {"pmid": str(r.get("pmid")), "type": r.get("type")} for r in ((ps.get("referencesModule") or {}).get("references") or []) if r.get("pmid")
     ]
     classes = disease_classes(study)
-    claims: list[dict[str, Any]] = []
+    claims: list[Claim] = []
     for idx, om in primaries:
         oid = f"{nct}#{idx}"
         groups = om.get("groups") or []
@@ -302,7 +365,7 @@ def extract_claims(study: Mapping[str, Any], embedder: Embedder, report: SkipRep
     return claims
 
 
-def label_claims(claims: Sequence[Mapping[str, Any]], report: SkipReport) -> list[dict[str, Any]]:
+def label_claims(claims: Sequence[Claim], report: SkipReport) -> list[LabelledPair]:
     """Claim × reference pairs with their label, for the claims of ONE study."""
     if not claims:
         return []
@@ -318,7 +381,7 @@ def label_claims(claims: Sequence[Mapping[str, Any]], report: SkipReport) -> lis
     background = [r for r in refs if r["type"] == "BACKGROUND" and str(r["pmid"]) not in result_pmids]
     report.count("background_also_result_ignored", sum(r["type"] == "BACKGROUND" for r in refs) - len(background))
     report.count("derived_references_ignored", sum(r["type"] == "DERIVED" for r in refs))
-    pairs: list[dict[str, Any]] = []
+    pairs: list[LabelledPair] = []
     if len(results) > 1:
         report.skip(nct, "multiple_result_references", f"{len(results)} RESULT references")
     for claim in claims:
@@ -334,14 +397,14 @@ def label_claims(claims: Sequence[Mapping[str, Any]], report: SkipReport) -> lis
 
 
 def build_claims(
-    studies: Iterable[Mapping[str, Any]],
+    studies: Iterable[Study],
     embedder: Embedder,
     report: SkipReport,
     *,
     alpha: float,
     significance: Significance,
     use_description: bool,
-) -> Iterator[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+) -> Iterator[tuple[list[Claim], list[LabelledPair]]]:
     """For each study: (its claims, its labelled claim × reference pairs)."""
     for study in studies:
         report.count("studies")

@@ -8,12 +8,13 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from medfc.clinifact import zipstream
 from medfc.common.io import jsonl_writer, write_json, write_jsonl
+from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.progress import progress_bar
 from medfc.common.report import SkipReport
 
@@ -25,6 +26,17 @@ log = logging.getLogger(__name__)
 MAX_PAGE_SIZE = 1000  # the API's limit
 KEPT_STATUSES = frozenset({"COMPLETED", "TERMINATED"})
 NCT_MEMBER = re.compile(r"(?:^|/)(NCT\d{8})\.json$")
+
+
+class SearchState(TypedDict):
+    """The state file of a resumable search (:func:`iter_search_pages`)."""
+
+    params_id: str
+    params: dict[str, str]
+    tokens: list[str | None]  # the page tokens seen, tokens[0] (None) the first page's
+    complete: bool
+    total: int | None
+    next_token: NotRequired[str | None]
 
 
 def search_params(
@@ -76,11 +88,11 @@ class RepeatedPageToken(ValueError):
         self.token, self.page, self.first = token, page, first
 
 
-def _page_check(first_page_of: Mapping[str, int], i: int):
+def _page_check(first_page_of: Mapping[str, int], i: int) -> Callable[[JSONValue], None]:
     """The answer check of page ``i`` (0-based): a search page (an object with a list of ``studies``) whose
     next token opens no page up to this one."""
 
-    def check(page: Any) -> None:
+    def check(page: JSONValue) -> None:
         from medfc.common.http import AnswerError
 
         if not isinstance(page, dict) or not isinstance(page.get("studies"), list):
@@ -107,7 +119,7 @@ def iter_search_pages(
     url: str,
     max_pages: int | None = None,
     progress: bool = True,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[JSONObject]:
     """Yield every search page, resuming from ``state_path``.
 
     The state file lists the page tokens seen so far (``tokens[0]`` is the first page, no token)
@@ -119,7 +131,7 @@ def iter_search_pages(
     """
     state_path = Path(state_path)
     pid = _params_id(url, params)
-    state: dict[str, Any] = {"params_id": pid, "params": dict(params), "tokens": [None], "complete": False, "total": None}
+    state: SearchState = {"params_id": pid, "params": dict(params), "tokens": [None], "complete": False, "total": None}
     if state_path.exists():
         old = json.loads(state_path.read_text(encoding="utf-8"))
         if old.get("params_id") == pid:
@@ -186,7 +198,7 @@ def fetch_search(
     seen: set[str] = set()
     report = report or SkipReport("fetch_studies")
 
-    def studies() -> Iterator[dict[str, Any]]:
+    def studies() -> Iterator[JSONObject]:
         for page in iter_search_pages(client, params, state_path, url=url, max_pages=max_pages, progress=progress):
             report.count("pages")
             for study in page.get("studies", []):
@@ -201,7 +213,7 @@ def fetch_search(
     return n
 
 
-def nct_id(study: Mapping[str, Any]) -> str | None:
+def nct_id(study: Mapping[str, JSONValue]) -> str | None:
     return ((study.get("protocolSection") or {}).get("identificationModule") or {}).get("nctId")
 
 
@@ -232,7 +244,7 @@ _JSON_TYPES = {list: "array", str: "string", int: "number", float: "number", boo
 
 
 def iter_bulk_zip(path: str | os.PathLike, report: SkipReport | None = None, limit: int | None = None,
-                  max_member_bytes: int | None = None) -> Iterator[dict[str, Any]]:
+                  max_member_bytes: int | None = None) -> Iterator[JSONObject]:
     """Stream study objects out of the bulk ``json.zip``: one ``NCT########.json`` member at a time.
 
     The zip is walked sequentially by its local headers (``zipstream``), never loading its central
@@ -293,7 +305,7 @@ def iter_bulk_zip(path: str | os.PathLike, report: SkipReport | None = None, lim
             return
 
 
-def passes_clinifact_filter(study: Mapping[str, Any]) -> str | None:
+def passes_clinifact_filter(study: Mapping[str, JSONValue]) -> str | None:
     """None when the study is a completed/terminated interventional study with results, else a reason."""
     ps = study.get("protocolSection") or {}
     status = (ps.get("statusModule") or {}).get("overallStatus")
@@ -327,7 +339,7 @@ def read_bulk_zip(
         # the exclusions land (atomically) only when the studies file is complete too
         sink = stack.enter_context(jsonl_writer(excluded_path)) if excluded_path is not None else None
 
-        def studies() -> Iterator[dict[str, Any]]:
+        def studies() -> Iterator[JSONObject]:
             members = iter_bulk_zip(zip_path, report=report, limit=limit, max_member_bytes=max_member_bytes)
             for study in progress_bar(members, desc="bulk zip", enabled=progress):
                 report.count("members_read")

@@ -31,13 +31,15 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
-
 import pandas as pd
 
 from medfc.clinifact.ctgov import nct_id
 from medfc.clinifact.pairs import LABEL_NAMES, LIST_COLUMNS, RELEASE_COLUMNS, parse_list_literal
 from medfc.common.diff import SAME, TEXT, WHITESPACE, after, text_difference, whitespace_detail
+from medfc.common.jsontypes import JSONValue
+
+Row = Mapping[str, object]  # a release-format row (a CSV's cells: text, numbers, NaN for an empty one)
+Cell = str | tuple[str, ...]  # a cell as compared (:func:`comparable`)
 
 CATEGORIES: dict[str, str] = {
     "identical": "paired by (nctId, PMID, outcome title): the label and every other column agree exactly",
@@ -75,29 +77,29 @@ ABSTRACT_REASONS = frozenset({"abstract_not_fetched", "no_abstract", "abstract_u
 _IGNORED_STUDY_SKIPS = frozenset({"no_claimable_primary_outcome"})  # its outcomes carry the real reasons
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if value is None or (isinstance(value, float) and pd.isna(value)):
         return ""
     return " ".join(str(value).split())
 
 
-def _pmid(value: Any) -> str:
+def _pmid(value: object) -> str:
     text = _text(value)
     return text[:-2] if text.endswith(".0") and text[:-2].isdigit() else text
 
 
-def row_key(row: Mapping[str, Any]) -> tuple[str, str, str]:
+def row_key(row: Row) -> tuple[str, str, str]:
     """(nctId, PMID, outcome title) of a release-format row."""
     return _text(row["nctId"]), _pmid(row["PMID"]), _text(row["outcome_title"])
 
 
-def _exact(value: Any) -> str:
+def _exact(value: object) -> str:
     if value is None or (isinstance(value, float) and pd.isna(value)):
         return ""
     return str(value)
 
 
-def comparable(column: str, value: Any) -> Any:
+def comparable(column: str, value: object) -> Cell:
     """A cell as compared: its exact text (empty = missing), PMIDs as numbers, list columns as parsed lists
     of exact texts (so only the quoting of the literal is no difference)."""
     if column == "PMID":
@@ -110,7 +112,7 @@ def comparable(column: str, value: Any) -> Any:
     return _exact(value)
 
 
-def _difference(a: Any, b: Any) -> str:
+def _difference(a: Cell, b: Cell) -> str:
     """:data:`~medfc.common.diff.SAME`, ``WHITESPACE`` or ``TEXT`` for two comparable cells."""
     if a == b:
         return SAME
@@ -121,7 +123,7 @@ def _difference(a: Any, b: Any) -> str:
     return text_difference(str(a), str(b))
 
 
-def compare_columns(rebuilt: Mapping[str, Any], released: Mapping[str, Any]) -> tuple[list[str], list[str], str]:
+def compare_columns(rebuilt: Row, released: Row) -> tuple[list[str], list[str], str]:
     """The columns that differ in text, those that differ in whitespace only, and where the first of those
     differs (:func:`~medfc.common.diff.whitespace_detail`, prefixed with its column)."""
     differs, spaces, detail = [], [], ""
@@ -139,7 +141,7 @@ def compare_columns(rebuilt: Mapping[str, Any], released: Mapping[str, Any]) -> 
     return differs, spaces, detail
 
 
-def differing_columns(rebuilt: Mapping[str, Any], released: Mapping[str, Any]) -> list[str]:
+def differing_columns(rebuilt: Row, released: Row) -> list[str]:
     """The compared columns whose text differs beyond whitespace."""
     return compare_columns(rebuilt, released)[0]
 
@@ -156,7 +158,7 @@ class StudyFacts:
     references: dict[str, str]  #: PMID → reference type (RESULT, BACKGROUND, DERIVED)
 
 
-def study_facts(studies: Iterable[Mapping[str, Any]], wanted: set[str]) -> dict[str, StudyFacts]:
+def study_facts(studies: Iterable[Mapping[str, JSONValue]], wanted: set[str]) -> dict[str, StudyFacts]:
     """The facts of the studies in ``wanted`` (streamed: only those are kept)."""
     out: dict[str, StudyFacts] = {}
     for study in studies:
@@ -175,7 +177,7 @@ def study_facts(studies: Iterable[Mapping[str, Any]], wanted: set[str]) -> dict[
     return out
 
 
-def skips_by_id(report: Mapping[str, Any]) -> dict[str, list[dict[str, str]]]:
+def skips_by_id(report: Mapping[str, JSONValue]) -> dict[str, list[dict[str, str]]]:
     """A SkipReport file's skipped items grouped by their id."""
     out: dict[str, list[dict[str, str]]] = defaultdict(list)
     for s in report.get("skipped") or []:
@@ -194,8 +196,8 @@ class Trace:
     pair_skips: dict[str, list[dict[str, str]]] = field(default_factory=dict)  #: build_pairs report
 
     @classmethod
-    def from_reports(cls, studies: dict[str, StudyFacts], excluded: Iterable[Mapping[str, Any]], claims_report: Mapping[str, Any],
-                     abstracts_report: Mapping[str, Any], pairs_report: Mapping[str, Any], wanted: set[str] | None = None) -> Trace:
+    def from_reports(cls, studies: dict[str, StudyFacts], excluded: Iterable[Mapping[str, JSONValue]], claims_report: Mapping[str, JSONValue],
+                     abstracts_report: Mapping[str, JSONValue], pairs_report: Mapping[str, JSONValue], wanted: set[str] | None = None) -> Trace:
         """``wanted``: the only nctIds whose exclusions are kept (a full bulk download leaves out ~500,000 studies;
         the diff asks about a few thousand); None keeps all."""
         kept = {str(e["nctId"]): str(e["reason"]) for e in excluded if wanted is None or str(e["nctId"]) in wanted}
@@ -209,7 +211,7 @@ def _skip_finding(category: str, step: str, skip: Mapping[str, str]) -> Finding:
     return category, f"{step}: {skip['reason']}", skip.get("detail") or ""
 
 
-def why_not_rebuilt(row: Mapping[str, Any], trace: Trace) -> Finding:
+def why_not_rebuilt(row: Row, trace: Trace) -> Finding:
     """The category, reason and detail of a release row the rebuild has no row for."""
     nct, pmid, title = row_key(row)
     facts = trace.studies.get(nct)
@@ -241,7 +243,7 @@ def why_not_rebuilt(row: Mapping[str, Any], trace: Trace) -> Finding:
     return "release_only_other", "no_reason_recorded", "the rebuild kept no pair for this outcome and PMID"
 
 
-def why_not_released(row: Mapping[str, Any], trace: Trace, release_date: date) -> Finding:
+def why_not_released(row: Row, trace: Trace, release_date: date) -> Finding:
     """The category, reason and detail of a rebuilt row the release has no row for."""
     facts = trace.studies.get(_text(row["nctId"]))
     completion = facts.completion if facts else None
@@ -258,15 +260,15 @@ def why_not_released(row: Mapping[str, Any], trace: Trace, release_date: date) -
 # --------------------------------------------------------------------------- the diff
 
 
-def _label(value: Any) -> str:
+def _label(value: object) -> str:
     if value is None or (isinstance(value, float) and pd.isna(value)):
         return ""
     return LABEL_NAMES.get(int(value), str(value))
 
 
-def _finding(category: str, key: tuple[str, str, str], rebuilt: Mapping[str, Any] | None, released: Mapping[str, Any] | None,
+def _finding(category: str, key: tuple[str, str, str], rebuilt: Row | None, released: Row | None,
              reason: str = "", detail: str = "", differs: Sequence[str] = (), kept: set[int] | None = None,
-             spaces: Sequence[str] = ()) -> dict[str, Any]:
+             spaces: Sequence[str] = ()) -> dict[str, object]:
     return {
         "category": category, "nctId": key[0], "PMID": key[1], "outcome_title": key[2], "reason": reason, "detail": detail,
         "rebuilt_label": _label(rebuilt["label"]) if rebuilt is not None else "",
@@ -282,7 +284,7 @@ def _finding(category: str, key: tuple[str, str, str], rebuilt: Mapping[str, Any
     }
 
 
-def _pair_up(rebuilt: list[dict[str, Any]], released: list[dict[str, Any]]) -> tuple[list[tuple[dict, dict]], list[dict], list[dict]]:
+def _pair_up(rebuilt: list[Row], released: list[Row]) -> tuple[list[tuple[Row, Row]], list[Row], list[Row]]:
     """Rows of one key paired: equal claims first, then in order; the rest on their own side."""
     rebuilt, released = list(rebuilt), list(released)
     pairs = []
@@ -304,7 +306,7 @@ def diff_pairs(rebuilt: pd.DataFrame, release: pd.DataFrame, trace: Trace, relea
     release's rows with a ``release_split`` column; ``kept`` the ``index`` values of the rebuilt pairs
     in our own splits (after our NEI downsampling), or None when unknown.
     """
-    by_key: dict[tuple[str, str, str], tuple[list[dict], list[dict]]] = defaultdict(lambda: ([], []))
+    by_key: dict[tuple[str, str, str], tuple[list[Row], list[Row]]] = defaultdict(lambda: ([], []))
     for rec in rebuilt.to_dict("records"):
         by_key[row_key(rec)][0].append(rec)
     for rec in release.to_dict("records"):

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 from medfc.clinifact.pairs import LIST_COLUMNS, RELEASE_COLUMNS, parse_list_literal
 from medfc.common.io import atomic_output
@@ -86,7 +86,10 @@ def arrow_schema() -> pa.Schema:
     return pa.schema([pa.field(c, kind(c)) for c in RELEASE_COLUMNS])
 
 
-def _cell(value: Any) -> Any:
+_V = TypeVar("_V")
+
+
+def _cell(value: _V) -> _V | None:
     return None if value is None or (isinstance(value, float) and value != value) else value
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import ast
 import logging
+import os
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 import pandas as pd
 
+from medfc.common.jsontypes import JSONValue
 from medfc.common.labels import CLINIFACT_RELEASE_NAMES
 from medfc.common.report import SkipReport
 
@@ -51,12 +52,12 @@ SPLITS = ("train", "validation", "test")
 DUPLICATE_KEY = [c for c in RELEASE_COLUMNS if c != "index"]
 
 
-def list_literal(values: Iterable[Any]) -> str:
+def list_literal(values: Iterable[object]) -> str:
     """A Python-list literal as in the release: "['<0.001', '0.2']"."""
     return repr([str(v) for v in values])
 
 
-def parse_list_literal(text: Any) -> list[str]:
+def parse_list_literal(text: object) -> list[str]:
     if isinstance(text, list):
         return [str(v) for v in text]
     if text is None or (isinstance(text, float) and pd.isna(text)):
@@ -65,16 +66,17 @@ def parse_list_literal(text: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, (list, tuple)) else [str(value)]
 
 
-def _missing(value: Any) -> bool:
+def _missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and pd.isna(value)) or (isinstance(value, str) and not value.strip())
 
 
-def make_pairs(labelled: Iterable[Mapping[str, Any]], abstracts: Mapping[str, Mapping[str, Any]], report: SkipReport, min_abstract_words: int = 15) -> pd.DataFrame:
+def make_pairs(labelled: Iterable[Mapping[str, JSONValue]], abstracts: Mapping[str, Mapping[str, JSONValue]], report: SkipReport,
+               min_abstract_words: int = 15) -> pd.DataFrame:
     """Join labelled claim × reference rows with their PubMed records; drop (with reasons) what fails.
 
     ``index`` numbers the pairs before any filtering, like the release's ``index`` column.
     """
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     for i, rec in enumerate(labelled):
         pmid = str(rec["PMID"])
         item = f"{rec['nctId']}#{rec.get('outcome_index', '')}/{pmid}"
@@ -156,7 +158,7 @@ def write_release_csv(df: pd.DataFrame, path: str) -> None:
     df[RELEASE_COLUMNS].to_csv(path, index=False)
 
 
-def read_release_csv(path: Any) -> pd.DataFrame:
+def read_release_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
     """A CSV in the release's 22-column format (raises on a missing column)."""
     df = pd.read_csv(path, dtype={"label": "int64"}, keep_default_na=True)
     missing = [c for c in RELEASE_COLUMNS if c not in df.columns]

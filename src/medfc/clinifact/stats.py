@@ -7,11 +7,11 @@ import os
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from medfc.clinifact.pairs import label_table
+from medfc.common.jsontypes import JSONValue
 
 
 def _pyplot():
@@ -46,7 +46,7 @@ def word_count_table(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def study_classes(studies: Iterable[Mapping[str, Any]], excluded: Iterable[str]) -> dict[str, list[str]]:
+def study_classes(studies: Iterable[Mapping[str, JSONValue]], excluded: Iterable[str]) -> dict[str, list[str]]:
     """nctId → disease classes (browse branch names) from the study records, leaving out the branches
     whose abbreviations are in ``excluded`` (``clinifact.stats.excluded_branches``)."""
     excluded = set(excluded)

@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from medfc.clinifact import claims as claims_mod
 from medfc.clinifact import ctgov, export, pairs, release, stats
@@ -22,6 +22,7 @@ from medfc.common.hf_card import front_matter, relative_files
 from medfc.common.io import read_json, read_jsonl, write_jsonl, write_table
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
+from medfc.common.stepfiles import StepFiles
 from medfc.common.sources import download_once
 
 log = logging.getLogger(__name__)
@@ -116,7 +117,7 @@ class StatsOptions(Options):
     excluded_branches: tuple[str, ...]
 
 
-def fetch_studies(inputs: dict[str, Any], outputs: dict[str, Any], options: StudiesOptions) -> int:
+def fetch_studies(inputs: StepFiles, outputs: StepFiles, options: StudiesOptions) -> int:
     """Studies from the bulk zip (``source: bulk_zip``, input ``zip`` or ``bulk_url``) or the search API
     (``source: api``) → ``studies`` (gzipped JSONL) + ``report`` (+ ``excluded``: the nctId and reason of every
     study the bulk zip's filter left out; empty for the search API, whose filter runs on the server)."""
@@ -148,12 +149,12 @@ def make_embedder(options: ClaimsOptions) -> Embedder:
                                 max_length=options.embedding_max_length, device=options.device)
 
 
-def build_claims(inputs: dict[str, Any], outputs: dict[str, Any], options: ClaimsOptions, embedder: Embedder | None = None) -> dict[str, int]:
+def build_claims(inputs: StepFiles, outputs: StepFiles, options: ClaimsOptions, embedder: Embedder | None = None) -> dict[str, int]:
     """``studies`` → ``claims`` (one per usable primary outcome) + ``labelled`` (claim × reference with label) + ``report``."""
     report = SkipReport("clinifact.build_claims")
     embedder = embedder or make_embedder(options)
-    all_claims: list[dict[str, Any]] = []
-    all_pairs: list[dict[str, Any]] = []
+    all_claims: list[claims_mod.Claim] = []
+    all_pairs: list[claims_mod.LabelledPair] = []
     for c, p in claims_mod.build_claims(read_jsonl(inputs["studies"]), embedder, report, alpha=options.alpha,
                                         significance=options.significance, use_description=options.use_description):
         all_claims.extend(c)
@@ -164,7 +165,7 @@ def build_claims(inputs: dict[str, Any], outputs: dict[str, Any], options: Claim
     return {"claims": len(all_claims), "labelled": len(all_pairs)}
 
 
-def fetch_abstracts(inputs: dict[str, Any], outputs: dict[str, Any], options: AbstractsOptions) -> int:
+def fetch_abstracts(inputs: StepFiles, outputs: StepFiles, options: AbstractsOptions) -> int:
     """PMIDs of ``labelled`` → ``abstracts`` (parsed PubMed records, gzipped JSONL) + ``report``."""
     from medfc.common import pubmed  # the PubMed client and its HTTP stack: this step's alone
 
@@ -187,7 +188,7 @@ def fetch_abstracts(inputs: dict[str, Any], outputs: dict[str, Any], options: Ab
     return n
 
 
-def build_pairs(inputs: dict[str, Any], outputs: dict[str, Any], options: PairsOptions) -> dict[str, int]:
+def build_pairs(inputs: StepFiles, outputs: StepFiles, options: PairsOptions) -> dict[str, int]:
     """``labelled`` + ``abstracts`` → ``pairs`` (all kept pairs), ``train``/``validation``/``test`` (balanced, split;
     the release's CSV format), each split also as ``<split>_parquet`` (list columns typed) and ``instruction_<split>``
     (the release's instruction JSONL; :mod:`medfc.clinifact.export`), ``card`` (markdown) + ``report``."""
@@ -221,7 +222,7 @@ def build_pairs(inputs: dict[str, Any], outputs: dict[str, Any], options: PairsO
     return {k: len(v) for k, v in splits.items()}
 
 
-def import_release(inputs: dict[str, Any], outputs: dict[str, Any], options: ReleaseOptions) -> dict[str, int]:
+def import_release(inputs: StepFiles, outputs: StepFiles, options: ReleaseOptions) -> dict[str, int]:
     """The official CSVs (``source``: a directory or base URL) → ``train``/``validation``/``test`` + ``report``."""
     report = SkipReport("clinifact.import_release")
     splits = release.import_release(options.source, report, cache_dir=Path(options.cache_dir) / "release")
@@ -237,7 +238,7 @@ def _stem(path: str) -> Path:
     return p.with_suffix("")
 
 
-def clinifact_stats(inputs: dict[str, Any], outputs: dict[str, Any], options: StatsOptions) -> None:
+def clinifact_stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions) -> None:
     """Splits (+ optional ``studies``) → Table 6 (``table_labels``), Table 4 (``table_words``), Fig. 2
     (``table_classes``, ``fig_classes``), Fig. S1 (``table_years``, ``fig_years``) and ``report`` (the split
     rows left out). Tables are written as CSV + MD + TeX next to the CSV output, figures as PNG + PDF.
@@ -269,7 +270,7 @@ def clinifact_stats(inputs: dict[str, Any], outputs: dict[str, Any], options: St
         report.write(outputs["report"])
 
 
-def diff(inputs: dict[str, Any], outputs: dict[str, Any], options: DiffOptions) -> dict[str, int]:
+def diff(inputs: StepFiles, outputs: StepFiles, options: DiffOptions) -> dict[str, int]:
     """Rebuilt ``pairs`` (+ our ``train``/``validation``/``test``) against the release at ``options.release``
     (a directory or base URL of the three split files), explained with the rebuild's own records (``studies``,
     ``excluded``, ``studies_report``, ``claims_report``, ``abstracts_report``, ``pairs_report``) →
