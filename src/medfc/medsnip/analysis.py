@@ -27,17 +27,72 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from math import comb
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from medfc.common.nltk_import import import_nltk
 from medfc.llm.base import Prices
+from medfc.medsnip.records import Answer, Unit, UnitFields
 from medfc.scoring.medsnip import FALSE, TRUE, binary_scores, clustered_paired_bootstrap, or_false, paired_bootstrap
 
 
-def sentence_votes(answer: Mapping[str, Any], gold: str = "atomic") -> dict[int, Counter]:
+class FF1Interval(TypedDict):
+    """:func:`ff1_interval`."""
+
+    ff1: float
+    ci_low: float
+    ci_high: float
+    ci_level: float
+    n_clusters: int
+    n_resamples: int
+    seed: int
+
+
+class PatternRow(TypedDict):
+    """One human snippet for :func:`per_pattern`: its pattern, gold label, verdict and its atoms' verdicts."""
+
+    pattern: str | None
+    gold: str | None
+    snippet: str | None
+    atoms: list[str | None]
+    cluster: NotRequired[Hashable]  # its answer
+
+
+class SetF1(TypedDict):
+    """:func:`sentence_set_f1`."""
+
+    f1: float
+    n_auto: int
+    n_human: int
+    per_snippet: list[float]
+    pairs: list[int | None]
+
+
+class Ari(TypedDict):
+    """:func:`partition_ari`: over ``atoms`` or ``sentences``."""
+
+    over: str
+    ari: float
+
+
+class CostPart(TypedDict):
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None  # None: calls without prices
+
+
+class Cost(TypedDict):
+    """:func:`cost_summary`."""
+
+    decompose: CostPart
+    verify: CostPart
+    total: CostPart
+
+
+def sentence_votes(answer: Answer, gold: str = "atomic") -> dict[int, Counter[str]]:
     """{sentence index: Counter of the labels of the human snippets that contain it} of a bench answer."""
     from medfc.medsnip.decompose import human_units
 
@@ -52,7 +107,7 @@ def _agreed(votes: Mapping[int, Counter]) -> dict[int, str | None]:
     return {s: (next(iter(v)) if len(v) == 1 else None) for s, v in votes.items()}
 
 
-def project_labels(answer: Mapping[str, Any], units: Sequence[Mapping[str, Any]], policy: str = "drop_mixed",
+def project_labels(answer: Answer, units: Sequence[UnitFields], policy: str = "drop_mixed",
                    gold: str = "atomic") -> list[str | None]:
     """Gold label of each automatic unit of one bench answer (None = no gold; see module docstring)."""
     votes = sentence_votes(answer, gold)
@@ -77,8 +132,8 @@ def project_labels(answer: Mapping[str, Any], units: Sequence[Mapping[str, Any]]
     return out
 
 
-def ff1_interval(gold: Sequence[Any], pred: Sequence[Any], clusters: Sequence[Any], n_resamples: int, seed: int,
-                 alpha: float = 0.05) -> dict[str, Any]:
+def ff1_interval(gold: Sequence[object], pred: Sequence[object], clusters: Sequence[Hashable], n_resamples: int, seed: int,
+                 alpha: float = 0.05) -> FF1Interval:
     """FF1 of one arm with its percentile interval over resampled clusters (answers; one cluster per
     item gives the flat bootstrap). It is the paired bootstrap against an arm without units, whose FF1
     is 0 on every resample, so Δ is the arm's own FF1 on each resample (abstentions dropped)."""
@@ -87,26 +142,26 @@ def ff1_interval(gold: Sequence[Any], pred: Sequence[Any], clusters: Sequence[An
             "n_clusters": bs["n_clusters"], "n_resamples": n_resamples, "seed": seed}
 
 
-def per_pattern(rows: Sequence[Mapping[str, Any]], n_resamples: int, seed: int, method: str = "bca",
-                alpha: float = 0.05) -> dict[str, Any]:
+def per_pattern(rows: Sequence[PatternRow], n_resamples: int, seed: int, method: str = "bca",
+                alpha: float = 0.05) -> dict[str, dict[str, float | int | str]]:
     """``rows``: one per snippet with ``pattern``, ``gold``, ``snippet`` (its verdict) and ``atoms`` (the
     verdicts of its atoms), optionally ``cluster`` (its answer). Returns per pattern (and ``all``) n, FF1 of
     atoms (OR-FALSE inside the snippet) and of snippets, and the paired bootstrap of snippets − atoms over
     snippets (``method``); with clusters also the percentile interval resampling whole answers
     (``cluster_ci_low`` / ``cluster_ci_high`` / ``cluster_p_gt_0``, as the repository's clustered script)."""
-    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    groups: dict[str, list[PatternRow]] = defaultdict(list)
     for r in rows:
         groups[str(r["pattern"])].append(r)
         groups["all"].append(r)
-    out: dict[str, Any] = {}
+    out: dict[str, dict[str, float | int | str]] = {}
     for pattern in sorted(groups, key=lambda p: (p == "all", p)):
         g = groups[pattern]
         gold = [r["gold"] for r in g]
         atom_pred = [or_false(r["atoms"]) for r in g]
         snip_pred = [r["snippet"] for r in g]
-        res: dict[str, Any] = {"n": len(g), "n_gold_false": sum(x == FALSE for x in gold),
-                               "ff1_atoms": binary_scores(gold, atom_pred)["ff1"], "ff1_snippets": binary_scores(gold, snip_pred)["ff1"]}
-        res["delta"] = res["ff1_snippets"] - res["ff1_atoms"]
+        ff1_atoms, ff1_snippets = binary_scores(gold, atom_pred)["ff1"], binary_scores(gold, snip_pred)["ff1"]
+        res: dict[str, float | int | str] = {"n": len(g), "n_gold_false": sum(x == FALSE for x in gold),
+                                             "ff1_atoms": ff1_atoms, "ff1_snippets": ff1_snippets, "delta": ff1_snippets - ff1_atoms}
         bs = paired_bootstrap(gold, atom_pred, snip_pred, n_resamples=n_resamples, seed=seed, method=method, alpha=alpha)
         res.update(ci_low=bs["ci_low"], ci_high=bs["ci_high"], p_gt_0=bs["p_gt_0"], method=method)
         if all(r.get("cluster") is not None for r in g):
@@ -143,7 +198,7 @@ def best_human_pairs(auto: Sequence[Iterable[int]], human: Sequence[Iterable[int
     return out
 
 
-def sentence_set_f1(auto: Sequence[Iterable[int]], human: Sequence[Iterable[int]]) -> dict[str, Any]:
+def sentence_set_f1(auto: Sequence[Iterable[int]], human: Sequence[Iterable[int]]) -> SetF1:
     """Mean over automatic snippets of the best set-F1 with any human snippet (empty sets score 0)."""
     pairs = best_human_pairs(auto, human)
     best = [f for _, f in pairs]
@@ -194,7 +249,7 @@ def rouge_l(candidate: str, reference: str, stem: bool = True) -> float:
     return 2 * p * rec / (p + rec)
 
 
-def adjusted_rand_index(labels_a: Sequence[Any], labels_b: Sequence[Any]) -> float:
+def adjusted_rand_index(labels_a: Sequence[Hashable], labels_b: Sequence[Hashable]) -> float:
     """ARI of two labelings of the same items (1.0 for identical partitions, also when trivial)."""
     if len(labels_a) != len(labels_b):
         raise ValueError("labelings differ in length")
@@ -212,7 +267,7 @@ def adjusted_rand_index(labels_a: Sequence[Any], labels_b: Sequence[Any]) -> flo
     return (sum_ij - expected) / (max_index - expected)
 
 
-def partition_labels(units: Sequence[Mapping[str, Any]], key: str, items: Sequence[int]) -> list[int]:
+def partition_labels(units: Sequence[Mapping[str, object]], key: str, items: Sequence[int]) -> list[int]:
     """Cluster id (the unit's position) of each item, from the units' ``key`` lists; an item in no
     unit is its own cluster, an item in several goes to the first."""
     where: dict[int, int] = {}
@@ -222,8 +277,8 @@ def partition_labels(units: Sequence[Mapping[str, Any]], key: str, items: Sequen
     return [where.get(x, len(units) + k) for k, x in enumerate(items)]
 
 
-def partition_ari(human: Sequence[Mapping[str, Any]], auto: Sequence[Mapping[str, Any]], n_sentences: int,
-                  atom_indices: Sequence[int] = ()) -> dict[str, Any]:
+def partition_ari(human: Sequence[Unit], auto: Sequence[UnitFields], n_sentences: int,
+                  atom_indices: Sequence[int] = ()) -> Ari:
     """ARI of atom partitions when the automatic units group the same atoms (``atoms_from: given``,
     ``source_atoms`` over ``atom_indices``), else of the sentence partitions (``source_sentences`` over
     0..n-1)."""
@@ -236,15 +291,17 @@ def partition_ari(human: Sequence[Mapping[str, Any]], auto: Sequence[Mapping[str
 
 
 def cost_summary(decompose_usage: Mapping[str, int], verify_usage: Mapping[str, int], prices_decompose: Prices | None,
-                 prices_verify: Prices | None) -> dict[str, Any]:
+                 prices_verify: Prices | None) -> Cost:
     """Calls, tokens and dollars of decomposition, verification and both."""
-    def part(u: Mapping[str, int], prices: Prices | None) -> dict[str, Any]:
-        d = {k: int(u.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")}
+    def part(u: Mapping[str, int], prices: Prices | None) -> CostPart:
+        calls, prompt, completion = (int(u.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens"))
         # no calls cost nothing (the bench's own units); calls without prices have no known cost
-        d["cost_usd"] = prices.cost(d["prompt_tokens"], d["completion_tokens"]) if prices else (0.0 if not d["calls"] else None)
-        return d
+        cost = prices.cost(prompt, completion) if prices else (0.0 if not calls else None)
+        return {"calls": calls, "prompt_tokens": prompt, "completion_tokens": completion, "cost_usd": cost}
 
     dec, ver = part(decompose_usage, prices_decompose), part(verify_usage, prices_verify)
-    total = {k: dec[k] + ver[k] for k in ("calls", "prompt_tokens", "completion_tokens")}
-    total["cost_usd"] = None if dec["cost_usd"] is None or ver["cost_usd"] is None else dec["cost_usd"] + ver["cost_usd"]
+    dec_cost, ver_cost = dec["cost_usd"], ver["cost_usd"]
+    total: CostPart = {"calls": dec["calls"] + ver["calls"], "prompt_tokens": dec["prompt_tokens"] + ver["prompt_tokens"],
+                       "completion_tokens": dec["completion_tokens"] + ver["completion_tokens"],
+                       "cost_usd": None if dec_cost is None or ver_cost is None else dec_cost + ver_cost}
     return {"decompose": dec, "verify": ver, "total": total}

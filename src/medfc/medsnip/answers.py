@@ -33,10 +33,11 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from medfc.common.io import read_jsonl
+from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
+from medfc.medsnip.records import Answer, Atom
 from medfc.scoring.medsnip import FALSE, TRUE, healthfc_label
 
 PATTERNS = ("A", "B", "C", "D", "E", "F")
@@ -49,7 +50,7 @@ def _tf(value: bool) -> str:
     return TRUE if value else FALSE
 
 
-def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
+def read_records(path: str | os.PathLike) -> list[JSONObject]:
     """A JSON array, or JSONL, of records."""
     text = Path(path).read_text(encoding="utf-8")
     if text.lstrip().startswith("["):
@@ -60,7 +61,7 @@ def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
     return list(read_jsonl(path))
 
 
-def _bench_problem(rec: Mapping[str, Any]) -> tuple[str, str] | None:
+def _bench_problem(rec: Mapping[str, JSONValue]) -> tuple[str, str] | None:
     for f in BENCH_FIELDS:
         if f not in rec or rec[f] is None:
             return "missing_field", f
@@ -83,10 +84,10 @@ def _bench_problem(rec: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def bench_answers(records: Iterable[Mapping[str, Any]], report: SkipReport, splits: Iterable[str] = ()) -> list[dict[str, Any]]:
+def bench_answers(records: Iterable[Mapping[str, JSONValue]], report: SkipReport, splits: Iterable[str] = ()) -> list[Answer]:
     """MedSNIP-Bench snippet records → one answer per entry (see module docstring)."""
     keep_splits = set(splits)
-    answers: dict[str, dict[str, Any]] = {}
+    answers: dict[str, Answer] = {}
     seen: set[str] = set()
     for rec in records:
         sid = str(rec.get("snippet_id", "?"))
@@ -119,7 +120,7 @@ def bench_answers(records: Iterable[Mapping[str, Any]], report: SkipReport, spli
                 if known[a["index"]]["text"] != a["text"]:
                     report.count("atom_index_text_conflicts")
                 continue
-            atom = {"index": a["index"], "text": a["text"], "label": _tf(a["label"])}
+            atom: Atom = {"index": a["index"], "text": a["text"], "label": _tf(a["label"])}
             ans["atoms"].append(atom)
             known[a["index"]] = atom
         ans["snippets"].append({
@@ -141,13 +142,13 @@ def bench_answers(records: Iterable[Mapping[str, Any]], report: SkipReport, spli
     return out
 
 
-def load_bench(path: str | os.PathLike, report: SkipReport, splits: Iterable[str] = ()) -> list[dict[str, Any]]:
+def load_bench(path: str | os.PathLike, report: SkipReport, splits: Iterable[str] = ()) -> list[Answer]:
     return bench_answers(read_records(path), report, splits)
 
 
-def healthfc_answers(path: str | os.PathLike, report: SkipReport) -> list[dict[str, Any]]:
+def healthfc_answers(path: str | os.PathLike, report: SkipReport) -> list[Answer]:
     """The supported and refuted HealthFC claims as answers whose text is the English claim."""
-    out = []
+    out: list[Answer] = []
     for rec in read_jsonl(path):
         cid = str(rec.get("id") or "")
         claim = str(rec.get("claim_en") or "").strip()

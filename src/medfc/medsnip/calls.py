@@ -27,10 +27,11 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Required, TypedDict
 
 import jsonschema
 
+from medfc.common.jsontypes import JSONValue
 from medfc.common.options import set_torch_threads
 from medfc.common.redact import redact, redact_values, remember_secret_env
 from medfc.common.llm_backends import runs_locally
@@ -39,9 +40,26 @@ from medfc.llm.prompts import Prompt
 from medfc.llm.structured import ask_json
 from medfc.medsnip.cache import UnitCache, cache_key
 from medfc.medsnip.options import LLMOptions
+from medfc.medsnip.records import Usage
 
 log = logging.getLogger(__name__)
 USAGE_KEYS = ("calls", "prompt_tokens", "completion_tokens")
+KeyParts = tuple[object, ...]  # what besides the prompts and the LLM identifies an item's answer (texts, None)
+
+
+class CallResult(TypedDict, total=False):
+    """One item's answer (:func:`cached_ask`): a structured one has ``value``, ``ok``, ``raw`` and ``repaired``, a
+    plain one ``text``; both ``error``, ``usage``, ``cached`` and ``failed``."""
+
+    value: JSONValue
+    ok: bool
+    raw: str
+    repaired: bool
+    text: str
+    error: Required[str | None]
+    usage: Required[Usage]
+    cached: Required[bool]
+    failed: Required[bool]
 
 
 class LLMCallsFailed(RuntimeError):
@@ -66,13 +84,13 @@ def gen_params(opts: LLMOptions, json_mode: bool) -> GenerationParams:
     return GenerationParams(max_tokens=opts.max_tokens, temperature=opts.temperature, json_mode=json_mode and opts.json_mode)
 
 
-def llm_identity(opts: LLMOptions) -> dict[str, Any]:
+def llm_identity(opts: LLMOptions) -> dict[str, str | int | float | bool]:
     """What of the LLM options decides an answer (not where it is served, nor any credential)."""
     return {"backend": opts.backend, "model": opts.model, "max_tokens": opts.max_tokens,
             "temperature": opts.temperature, "json_mode": opts.json_mode}
 
 
-def scrub(text: Any, key_env: str | Sequence[str] = "", pattern: bool = True) -> str | None:
+def scrub(text: object, key_env: str | Sequence[str] = "", pattern: bool = True) -> str | None:
     """``text`` fit to be stored, reported or logged: :func:`~medfc.common.redact.redact` (credentials by
     pattern and the known keys' values; ``pattern=False`` removes the values only, for a model's own answer),
     with the value of each environment variable ``key_env`` names among the known keys (an API key, by
@@ -87,13 +105,13 @@ def scrub(text: Any, key_env: str | Sequence[str] = "", pattern: bool = True) ->
 # -- what a cache entry of each kind must look like --------------------------------------------------
 
 
-def _usage_ok(rec: Mapping[str, Any]) -> None:
+def _usage_ok(rec: Mapping[str, object]) -> None:
     usage = rec["usage"]
     if not isinstance(usage, Mapping) or not all(isinstance(usage.get(k), int) for k in USAGE_KEYS):
         raise ValueError(f"usage {usage!r} is not {{{', '.join(USAGE_KEYS)}}}")
 
 
-def _text_entry(rec: Any) -> dict[str, Any]:
+def _text_entry(rec: JSONValue) -> CallResult:
     if not isinstance(rec, dict):
         raise TypeError(f"a {type(rec).__name__}, not an object")
     if not isinstance(rec["text"], str):
@@ -104,8 +122,8 @@ def _text_entry(rec: Any) -> dict[str, Any]:
     return rec
 
 
-def _structured_entry(schema: Mapping[str, Any], check: Callable[[Any], str | None] | None) -> Callable[[Any], dict[str, Any]]:
-    def parse(rec: Any) -> dict[str, Any]:
+def _structured_entry(schema: Mapping[str, JSONValue], check: Callable[[JSONValue], str | None] | None) -> Callable[[JSONValue], CallResult]:
+    def parse(rec: JSONValue) -> CallResult:
         if not isinstance(rec, dict):
             raise TypeError(f"a {type(rec).__name__}, not an object")
         if not isinstance(rec["ok"], bool) or not isinstance(rec["raw"], str) or not isinstance(rec["repaired"], bool):
@@ -138,17 +156,17 @@ def _sub_batch(client: LLMClient, batch_size: int | None) -> int:
 def cached_ask(
     client: LLMClient,
     cache: UnitCache,
-    identity: Mapping[str, Any],
+    identity: Mapping[str, JSONValue],
     kind: str,
     prompts: Sequence[Prompt],
-    items: Sequence[tuple[Any, Conversation]],
+    items: Sequence[tuple[KeyParts, Conversation]],
     params: GenerationParams,
-    schema: Mapping[str, Any] | None = None,
+    schema: Mapping[str, JSONValue] | None = None,
     repair: Prompt | None = None,
-    check: Callable[[int, Any], str | None] | None = None,
+    check: Callable[[int, JSONValue], str | None] | None = None,
     key_env: str | Sequence[str] = "",
     batch_size: int | None = None,
-) -> list[dict[str, Any]]:
+) -> list[CallResult]:
     """One result dict per item ``(key parts, conversation)``, cached under ``kind`` (see module docstring).
 
     With a ``schema`` (and its ``repair`` prompt) the answer is structured (:func:`ask_json`): ``value``,
@@ -161,7 +179,7 @@ def cached_ask(
         raise ValueError("a structured call needs its repair prompt")
     hashes = [p.sha256 for p in [*prompts, *([repair] if repair else [])]]
     keys = [cache_key(kind, dict(identity), hashes, key_parts) for key_parts, _ in items]
-    out: list[dict[str, Any] | None] = [None] * len(items)
+    out: list[CallResult | None] = [None] * len(items)
     todo = []
     for i, key in enumerate(keys):
         if structured:
@@ -178,7 +196,7 @@ def cached_ask(
     for start in range(0, len(todo), step):
         chunk = todo[start:start + step]
         convs = [items[i][1] for i in chunk]
-        recs: list[tuple[dict[str, Any], bool]] = []
+        recs: list[tuple[CallResult, bool]] = []
         if structured:
             assert schema is not None and repair is not None
             sub_check = (lambda j, v, chunk=chunk: check(chunk[j], v)) if check is not None else None

@@ -34,25 +34,36 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypedDict
 
+from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
-from medfc.llm.base import LLMClient
+from medfc.llm.base import Conversation, LLMClient
 from medfc.llm.prompts import Prompt, load_prompt
 from medfc.medsnip.cache import UnitCache
-from medfc.medsnip.calls import cached_ask, gen_params, llm_identity
+from medfc.medsnip.calls import CallResult, cached_ask, gen_params, llm_identity
 from medfc.medsnip.options import DecomposeOptions
+from medfc.medsnip.records import Answer, Unit
 from medfc.medsnip.sentences import Sentence, align_atoms, numbered, split_sentences
 
-PATTERN_ENUM = ["A", "B", "C", "D", "E", "F"]
+PATTERN_ENUM: list[JSONValue] = ["A", "B", "C", "D", "E", "F"]
+Check = Callable[[int, JSONValue], str | None]  # a semantic check of item i's answer (:func:`medfc.llm.structured.ask_json`)
+
+
+class _NumberedAtom(TypedDict):
+    """An atom of one answer as the cluster call numbers it: extracted, or MedSNIP-Bench's own."""
+
+    index: int
+    text: str
+    source_sentences: list[int]
 _INDEX_LIST = {"type": "array", "items": {"type": "integer"}, "minItems": 1}
 _TEXT = {"type": "string", "minLength": 1, "pattern": r"\S"}
 
 
-def _list_schema(key: str, required: list[str], props: dict[str, Any], shared_context: bool) -> dict[str, Any]:
+def _list_schema(key: str, required: list[JSONValue], props: JSONObject, shared_context: bool) -> JSONObject:
     """``{[shared_context], key: [items with required fields]}``, the list non-empty."""
-    outer: dict[str, Any] = {key: {"type": "array", "minItems": 1,
+    outer: JSONObject = {key: {"type": "array", "minItems": 1,
                                    "items": {"type": "object", "required": required, "properties": props}}}
     if shared_context:
         outer["shared_context"] = {"type": "object"}
@@ -73,7 +84,7 @@ def prompt_names(mode: str) -> list[str]:
     return [PROMPTS[n] for n in names] + ([PROMPTS["repair"]] if names else [])
 
 
-def answer_sentences(answer: dict[str, Any]) -> list[Sentence]:
+def answer_sentences(answer: Answer) -> list[Sentence]:
     """The answer's sentences; a text with none (a single short phrase) is one sentence."""
     sents = split_sentences(answer["text"])
     if not sents and answer["text"].strip():
@@ -87,20 +98,20 @@ def _spans(sents: Sequence[Sentence], idx: Sequence[int]) -> list[list[int]]:
     return [[sents[i].start, sents[i].end] for i in idx if 0 <= i < len(sents)]
 
 
-def _unit(answer: dict[str, Any], mode: str, n: int, text: str, sents: Sequence[Sentence], *, pattern: str | None = None,
+def _unit(answer: Answer, mode: str, n: int, text: str, sents: Sequence[Sentence], *, pattern: str | None = None,
           source_atoms: Sequence[int] = (), source_sentences: Sequence[int] = (), fallback: bool = False,
-          labels: dict[str, str] | None = None, notes: str = "", atoms_from: str | None = None) -> dict[str, Any]:
+          labels: dict[str, str] | None = None, notes: str = "", atoms_from: str | None = None) -> Unit:
     ss = sorted(set(int(i) for i in source_sentences))
     return {"unit_id": f"{answer['answer_id']}:{mode}:{n}", "answer_id": answer["answer_id"], "mode": mode, "index": n,
             "text": text, "pattern": pattern, "source_atoms": [int(a) for a in source_atoms], "source_sentences": ss,
             "spans": _spans(sents, ss), "fallback": fallback, "labels": labels or {}, "notes": notes, "atoms_from": atoms_from}
 
 
-def _whole(answer: dict[str, Any], mode: str, sents: Sequence[Sentence]) -> dict[str, Any]:
+def _whole(answer: Answer, mode: str, sents: Sequence[Sentence]) -> Unit:
     return _unit(answer, mode, 1, " ".join(answer["text"].split()), sents, source_sentences=range(len(sents)), fallback=True)
 
 
-def human_units(answer: dict[str, Any], mode: str) -> list[dict[str, Any]]:
+def human_units(answer: Answer, mode: str) -> list[Unit]:
     """MedSNIP-Bench atoms (gold: the physician label) or snippets (gold: the three snippet labels)."""
     sents = answer_sentences(answer)
     atoms = answer.get("atoms") or []
@@ -114,13 +125,13 @@ def human_units(answer: dict[str, Any], mode: str) -> list[dict[str, Any]]:
                   labels=dict(s["labels"]), notes=s.get("notes", ""), atoms_from="given") for s in answer.get("snippets") or []]
 
 
-def _fields(answer: dict[str, Any], sents: Sequence[Sentence]) -> dict[str, str]:
+def _fields(answer: Answer, sents: Sequence[Sentence]) -> dict[str, str]:
     return {"subset": answer.get("subset") or "consumer", "query": (answer.get("query") or "").strip() or "(none)",
             "sentences": numbered(sents)}
 
 
-def _range_check(key: str, limit_of, base: int):
-    def check(i: int, value: Any) -> str | None:
+def _range_check(key: str, limit_of: Callable[[int], int], base: int) -> Check:
+    def check(i: int, value: JSONValue) -> str | None:
         lo, hi = base, limit_of(i) + base - 1
         for k, item in enumerate(value.get("atoms") or value.get("snippets") or []):
             bad = [x for x in item[key] if not lo <= x <= hi]
@@ -147,7 +158,8 @@ class Decomposer:
         self.failures: list[tuple[str, str]] = []  # (answer id, error) of answers whose call failed: no units
         self.failed: set[str] = set()
 
-    def _ask(self, kind: str, answers: Sequence[dict[str, Any]], convs: list, schema: dict[str, Any], check) -> list[dict[str, Any]]:
+    def _ask(self, kind: str, answers: Sequence[Answer], convs: Sequence[Conversation], schema: Mapping[str, JSONValue],
+             check: Check) -> list[CallResult]:
         assert self.client is not None and self.opts.llm is not None
         items = [((a["query"], a["text"], a.get("subset"), conv[-1]["content"]), conv) for a, conv in zip(answers, convs)]
         res = cached_ask(self.client, self.cache, self.identity, f"decompose:{kind}", [self.prompts[kind]], items,
@@ -168,19 +180,19 @@ class Decomposer:
                 self.report.skip(a["answer_id"], f"{kind}_malformed", str(r["error"])[:300])
         return res
 
-    def extract(self, answers: Sequence[dict[str, Any]], sents: dict[str, list[Sentence]]) -> list[dict[str, Any]]:
+    def extract(self, answers: Sequence[Answer], sents: dict[str, list[Sentence]]) -> list[CallResult]:
         convs = [self.prompts["extract"].render(**_fields(a, sents[a["answer_id"]])) for a in answers]
         return self._ask("extract", answers, convs, EXTRACT_SCHEMA,
                          _range_check("source_sentences", lambda i: len(sents[answers[i]["answer_id"]]), 0))
 
-    def cluster(self, answers: Sequence[dict[str, Any]], atoms: list[list[str]], contexts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def cluster(self, answers: Sequence[Answer], atoms: list[list[str]], contexts: list[JSONValue]) -> list[CallResult]:
         convs = [self.prompts["cluster"].render(
             subset=a.get("subset") or "consumer", query=(a.get("query") or "").strip() or "(none)",
             shared_context=json.dumps(ctx, ensure_ascii=False, sort_keys=True),
             atoms="\n".join(f"[{k + 1}] {t}" for k, t in enumerate(at)))
             for a, at, ctx in zip(answers, atoms, contexts)]
 
-        def check(i: int, value: Any) -> str | None:
+        def check(i: int, value: JSONValue) -> str | None:
             n = len(atoms[i])
             err = _range_check("source_claims", lambda _: n, 1)(i, value)
             if err:
@@ -196,22 +208,22 @@ class Decomposer:
 
         return self._ask("cluster", answers, convs, CLUSTER_SCHEMA, check)
 
-    def direct(self, answers: Sequence[dict[str, Any]], sents: dict[str, list[Sentence]]) -> list[dict[str, Any]]:
+    def direct(self, answers: Sequence[Answer], sents: dict[str, list[Sentence]]) -> list[CallResult]:
         convs = [self.prompts["direct"].render(**_fields(a, sents[a["answer_id"]])) for a in answers]
         return self._ask("direct", answers, convs, DIRECT_SCHEMA,
                          _range_check("source_sentences", lambda i: len(sents[answers[i]["answer_id"]]), 0))
 
-    def _fallback(self, answer: dict[str, Any], sents: Sequence[Sentence]) -> list[dict[str, Any]]:
+    def _fallback(self, answer: Answer, sents: Sequence[Sentence]) -> list[Unit]:
         self.counts["fallback_whole_text"] += 1
         return [_whole(answer, self.opts.mode, sents)] if self.opts.fallback_whole_text else []
 
-    def run(self, answers: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    def run(self, answers: Sequence[Answer]) -> list[Unit]:
         mode = self.opts.mode
         if mode in ("human_atoms", "human_snippets"):
             return [u for a in answers for u in human_units(a, mode)]
         answers = [a for a in answers if a["text"].strip()]
         sents = {a["answer_id"]: answer_sentences(a) for a in answers}
-        units: list[dict[str, Any]] = []
+        units: list[Unit] = []
         if mode == "direct":
             for a, r in zip(answers, self.direct(answers, sents)):
                 s = sents[a["answer_id"]]
@@ -225,8 +237,8 @@ class Decomposer:
                              for k, sn in enumerate(r["value"]["snippets"]))
             return units
         given = mode == "group" and self.opts.atoms_from == "given"
-        atoms: dict[str, list[dict[str, Any]]] = {}
-        contexts: dict[str, dict[str, Any]] = {}
+        atoms: dict[str, list[_NumberedAtom]] = {}
+        contexts: dict[str, JSONValue] = {}
         if given:
             for a in answers:
                 texts = [x["text"] for x in a.get("atoms") or []]
@@ -275,7 +287,7 @@ class Decomposer:
                                    notes=sn.get("notes") or "", atoms_from="given" if given else "extract"))
         return units
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> dict[str, object]:
         usage = {aid: dict(c) for aid, c in sorted(self.usage.items())}
         total: Counter = Counter()
         for c in self.usage.values():

@@ -41,14 +41,16 @@ from __future__ import annotations
 
 import logging
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import NotRequired, TypedDict
 
 import pandas as pd
 
 from medfc.common.io import read_json, read_jsonl, table_stem, write_json, write_jsonl, write_table
+from medfc.common.jsontypes import JSONValue
 from medfc.common.options import Runtime
 from medfc.common.report import SkipReport
+from medfc.common.stepfiles import StepFiles
 from medfc.common.search_sources import Connection, PubMedSourceOptions, WebSourceOptions, build_client
 from medfc.llm.base import Ledger, Prices
 from medfc.llm.prompts import load_prompt
@@ -69,12 +71,24 @@ from medfc.medsnip.options import (
     TableOptions,
     VerifyOptions,
 )
+from medfc.medsnip.records import Answer, Unit, UnitFields, Verdict
 from medfc.medsnip.search import BM25Search, CachedSearch, SearchBackend
 from medfc.medsnip.verify import Verifier
-from medfc.scoring.medsnip import FALSE, aggregate, binary_scores, clustered_paired_bootstrap, nei_counts, paired_bootstrap
+from medfc.scoring.medsnip import FALSE, Bootstrap, aggregate, binary_scores, clustered_paired_bootstrap, nei_counts, paired_bootstrap
 
 log = logging.getLogger(__name__)
-STATEMENT_SCHEMA = {"type": "object", "required": ["statement"], "properties": {"statement": {"type": "string", "minLength": 1, "pattern": r"\S"}}}
+
+
+class Arm(TypedDict):
+    """One (verifier, mode) arm at the scoring level (:func:`_arm`): gold, predictions and clusters, the NEI
+    claims' predictions (HealthFC), and its scores once computed."""
+
+    gold: list[str | None]
+    pred: list[str | None]
+    clusters: list[Hashable]
+    nei_pred: NotRequired[list[str | None]]
+    scores: NotRequired[dict[str, object]]
+STATEMENT_SCHEMA: dict[str, JSONValue] = {"type": "object", "required": ["statement"], "properties": {"statement": {"type": "string", "minLength": 1, "pattern": r"\S"}}}
 
 
 def _prices(llm: LLMOptions | None) -> Prices | None:
@@ -91,7 +105,7 @@ def _count_failures(report: SkipReport, ledger: Ledger, n_items: int, cache: Uni
     report.count("unit_cache_damaged", int(cache.stats.get("damaged", 0)))
 
 
-def _write_common(outputs: Mapping[str, Any], info: dict[str, Any], report: SkipReport) -> None:
+def _write_common(outputs: StepFiles, info: dict[str, object], report: SkipReport) -> None:
     info["skips"] = {k: v for k, v in report.as_dict().items() if k != "skipped"}
     if outputs.get("info"):
         write_json(outputs["info"], info)
@@ -102,8 +116,8 @@ def _write_common(outputs: Mapping[str, Any], info: dict[str, Any], report: Skip
 # ------------------------------------------------------------------------------------------ prepare
 
 
-def rewrite_statements(answers: list[dict[str, Any]], opts: PrepareOptions, report: SkipReport, ledger: Ledger,
-                       threads: int = 1) -> dict[str, Any]:
+def rewrite_statements(answers: list[Answer], opts: PrepareOptions, report: SkipReport, ledger: Ledger,
+                       threads: int = 1) -> dict[str, object]:
     """HealthFC: the claim (a question) → the statement it asserts, which becomes the answer text."""
     assert opts.llm is not None
     client = make_llm(opts.llm, ledger, threads)
@@ -132,7 +146,7 @@ def rewrite_statements(answers: list[dict[str, Any]], opts: PrepareOptions, repo
             "failed": len(failures)}
 
 
-def prepare(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: PrepareOptions, runtime: Runtime) -> dict[str, Any]:
+def prepare(inputs: StepFiles, outputs: StepFiles, options: PrepareOptions, runtime: Runtime) -> dict[str, object]:
     report = SkipReport(f"medsnip-prepare-{options.source}")
     if options.source == "bench":
         answers = load_bench(inputs["source"], report, options.splits)
@@ -141,7 +155,7 @@ def prepare(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: Prep
     if options.limit and len(answers) > options.limit:
         report.exclude("beyond_limit", len(answers) - options.limit)
         answers = answers[: options.limit]
-    info: dict[str, Any] = {"source": options.source, "n_answers": len(answers),
+    info: dict[str, object] = {"source": options.source, "n_answers": len(answers),
                             "labels": dict(Counter(str(a["label"]) for a in answers))}
     if options.source == "healthfc" and options.rewrite_claims:
         info["rewrite"] = rewrite_statements(answers, options, report, Ledger(), runtime.threads)
@@ -153,9 +167,9 @@ def prepare(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: Prep
 # ---------------------------------------------------------------------------------------- decompose
 
 
-def decompose(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: DecomposeOptions, runtime: Runtime) -> dict[str, Any]:
+def decompose(inputs: StepFiles, outputs: StepFiles, options: DecomposeOptions, runtime: Runtime) -> dict[str, object]:
     report = SkipReport(f"medsnip-decompose-{options.mode}")
-    answers = list(read_jsonl(inputs["answers"]))
+    answers: list[Answer] = list(read_jsonl(inputs["answers"]))
     ledger = Ledger()
     client = make_llm(options.llm, ledger, runtime.threads) if options.mode in LLM_MODES and options.llm is not None else None
     dec = Decomposer(client, options, UnitCache(options.unit_cache_dir), report)
@@ -215,12 +229,12 @@ def make_searchers(r: RetrievalOptions) -> dict[str, CachedSearch]:
     return {name: CachedSearch(SEARCHERS[name](r), cache) for name in r.sources}
 
 
-def verify(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: VerifyOptions, runtime: Runtime,
-           searchers: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def verify(inputs: StepFiles, outputs: StepFiles, options: VerifyOptions, runtime: Runtime,
+           searchers: Mapping[str, CachedSearch] | None = None) -> dict[str, object]:
     """Verify every unit (``searchers`` replaces the backends built from the options, e.g. in tests)."""
     report = SkipReport(f"medsnip-verify-{options.name}-{options.verifier}")
-    units = list(read_jsonl(inputs["units"]))
-    answers = {a["answer_id"]: a for a in read_jsonl(inputs["answers"])}
+    units: list[Unit] = list(read_jsonl(inputs["units"]))
+    answers: dict[str, Answer] = {a["answer_id"]: a for a in read_jsonl(inputs["answers"])}
     ledger = Ledger()
     if options.verifier == "retrieval" and searchers is None:
         assert options.retrieval is not None
@@ -255,7 +269,7 @@ def verify(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: Verif
 # -------------------------------------------------------------------------------------------- score
 
 
-def effective_verdict(v: Mapping[str, Any], tau: float) -> str | None:
+def effective_verdict(v: Verdict, tau: float) -> str | None:
     """The unit's verdict after the τ gate of the retrieval verifier (None = not addressed; a failed call
     has none, and is left out of the unit-level scores altogether, see :func:`_arm`)."""
     if v.get("failed") or v.get("verdict") is None or v.get("abstained"):
@@ -267,14 +281,14 @@ def effective_verdict(v: Mapping[str, Any], tau: float) -> str | None:
     return v["verdict"]
 
 
-def _unit_gold(mode: str, recs: Sequence[Mapping[str, Any]], answers: Mapping[str, Mapping[str, Any]],
+def _unit_gold(mode: str, recs: Sequence[Verdict], answers: Mapping[str, Answer],
                opts: ScoreOptions) -> list[str | None]:
     if mode == "human_atoms":
         return [r["labels"].get("physician") for r in recs]
     if mode == "human_snippets":
         return [r["labels"].get(opts.unit_gold) for r in recs]
     gold: dict[str, str | None] = {}
-    by_answer: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    by_answer: dict[str, list[Verdict]] = defaultdict(list)
     for r in recs:
         by_answer[r["answer_id"]].append(r)
     for aid, rs in by_answer.items():
@@ -284,8 +298,7 @@ def _unit_gold(mode: str, recs: Sequence[Mapping[str, Any]], answers: Mapping[st
     return [gold[r["unit_id"]] for r in recs]
 
 
-def _arm(recs: Sequence[Mapping[str, Any]], answers: Mapping[str, Mapping[str, Any]], opts: ScoreOptions,
-         report: SkipReport) -> dict[str, Any]:
+def _arm(recs: Sequence[Verdict], answers: Mapping[str, Answer], opts: ScoreOptions, report: SkipReport) -> Arm:
     """Gold, predictions and clusters of one (verifier, mode) arm at the scoring level. A unit whose call
     failed is left out (unit level: not scored, not an abstention; answer level: not one of the answer's
     verdicts), counted in the report's exclusions."""
@@ -307,7 +320,7 @@ def _arm(recs: Sequence[Mapping[str, Any]], answers: Mapping[str, Mapping[str, A
         if not r.get("failed"):
             per_answer[r["answer_id"]].append(e)
     ids = [aid for aid, a in answers.items() if a.get("label") is not None]
-    out = {"gold": [answers[aid]["label"] for aid in ids],
+    out: Arm = {"gold": [answers[aid]["label"] for aid in ids],
            "pred": [aggregate(per_answer.get(aid, []), opts.aggregation, opts.threshold_k) for aid in ids],
            "clusters": ids}
     if any(a.get("source") == "healthfc" for a in answers.values()):
@@ -315,23 +328,23 @@ def _arm(recs: Sequence[Mapping[str, Any]], answers: Mapping[str, Mapping[str, A
     return out
 
 
-def _nei_ids(answers: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def _nei_ids(answers: Mapping[str, Answer]) -> list[str]:
     """The HealthFC NOT ENOUGH INFO claims among the answers (no label): verified, never scored."""
     return [aid for aid, a in answers.items() if a.get("label") is None and a.get("source") == "healthfc"]
 
 
-def _fidelity(answers: Mapping[str, Mapping[str, Any]], units_by_mode: Mapping[str, Sequence[Mapping[str, Any]]],
-              options: ScoreOptions) -> dict[str, Any]:
+def _fidelity(answers: Mapping[str, Answer], units_by_mode: Mapping[str, Sequence[UnitFields]],
+              options: ScoreOptions) -> dict[str, dict[str, float | int | None]]:
     """Boundary fidelity of every automatic snippet mode against the bench's human snippets: sentence-set
     F1 and ARI, and the texts of the best set-F1 pairs compared by embedding cosine and ROUGE-L."""
     from medfc.medsnip.decompose import answer_sentences, human_units
 
-    out: dict[str, Any] = {}
+    out: dict[str, dict[str, float | int | None]] = {}
     embedder = None
     for mode, units in sorted(units_by_mode.items()):
         if mode not in ("group", "direct"):
             continue
-        by_answer: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+        by_answer: dict[str, list[UnitFields]] = defaultdict(list)
         for u in units:
             by_answer[u["answer_id"]].append(u)
         best: list[float] = []
@@ -366,14 +379,14 @@ def _fidelity(answers: Mapping[str, Mapping[str, Any]], units_by_mode: Mapping[s
     return out
 
 
-def _per_pattern(groups: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]], opts: ScoreOptions) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _per_pattern(groups: Mapping[tuple[str, str], Sequence[Verdict]], opts: ScoreOptions) -> dict[str, dict[str, dict[str, float | int | str]]]:
+    out: dict[str, dict[str, dict[str, float | int | str]]] = {}
     for verifier in sorted({v for v, _ in groups}):
         snips, atoms = groups.get((verifier, "human_snippets")), groups.get((verifier, "human_atoms"))
         if not snips or not atoms:
             continue
         atom_verdict = {r["unit_id"]: effective_verdict(r, opts.tau) for r in atoms}
-        rows = []
+        rows: list[analysis.PatternRow] = []
         for s in snips:
             ids = [f"{s['answer_id']}:human_atoms:{a}" for a in s["source_atoms"]]
             rows.append({"pattern": s["pattern"], "gold": s["labels"][opts.pattern_gold], "snippet": effective_verdict(s, opts.tau),
@@ -382,19 +395,19 @@ def _per_pattern(groups: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]], 
     return out
 
 
-def _prices_of(info: Mapping[str, Any]) -> Prices | None:
+def _prices_of(info: Mapping[str, JSONValue]) -> Prices | None:
     p = info.get("prices")
     return Prices(p["input_per_mtok"], p["output_per_mtok"]) if p else None
 
 
-def _usage_of(recs: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    c: Counter = Counter()
+def _usage_of(recs: Sequence[Verdict]) -> dict[str, int]:
+    c: Counter[str] = Counter()
     for r in recs:
         c.update(r.get("usage") or {})
     return {k: int(c.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")}
 
 
-def _compare(base: Mapping[str, Any], arm: Mapping[str, Any], opts: ScoreOptions) -> dict[str, Any]:
+def _compare(base: Arm, arm: Arm, opts: ScoreOptions) -> Bootstrap:
     """Paired bootstrap of Δ = FF1(arm) − FF1(base): over answers (answer level), over whole answers'
     units (unit level, the arms holding different units per answer)."""
     if opts.level == "answer":
@@ -405,11 +418,11 @@ def _compare(base: Mapping[str, Any], arm: Mapping[str, Any], opts: ScoreOptions
                                       clusters=opts.cluster_bootstrap)
 
 
-def score(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: ScoreOptions) -> dict[str, Any]:
+def score(inputs: StepFiles, outputs: StepFiles, options: ScoreOptions) -> dict[str, object]:
     report = SkipReport("medsnip-score")
-    answers = {a["answer_id"]: a for a in read_jsonl(inputs["answers"])}
+    answers: dict[str, Answer] = {a["answer_id"]: a for a in read_jsonl(inputs["answers"])}
     paths = inputs["verdicts"] if isinstance(inputs["verdicts"], (list, tuple)) else [inputs["verdicts"]]
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[Verdict]] = defaultdict(list)
     for path in paths:
         for r in read_jsonl(path):
             groups[(r["verifier"], r["mode"])].append(r)
@@ -422,7 +435,7 @@ def score(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: ScoreO
         dec_counts[info["mode"]] = {"failed": int(info.get("failed") or 0), "unparsed": int(info.get("unparsed") or 0)}
         dec_prices[info["mode"]] = _prices_of(info)
     ver_prices = {info["verifier"]: _prices_of(info) for info in map(read_json, inputs.get("verifications") or [])}
-    arms: dict[tuple[str, str], dict[str, Any]] = {}
+    arms: dict[tuple[str, str], Arm] = {}
     for (verifier, mode), recs in sorted(groups.items()):
         arm = arms[(verifier, mode)] = _arm(recs, answers, options, report)
         eff = [effective_verdict(r, options.tau) for r in recs]
@@ -444,7 +457,7 @@ def score(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: ScoreO
         base = arms.get((verifier, options.baseline_mode))
         if base is not None and mode != options.baseline_mode and base["gold"] and arm["gold"]:
             arm["scores"]["vs_baseline"] = _compare(base, arm, options)
-    units_by_mode: dict[str, list[dict[str, Any]]] = {}
+    units_by_mode: dict[str, list[Verdict]] = {}
     for (verifier, mode), recs in groups.items():
         units_by_mode.setdefault(mode, recs)
     result = {
@@ -469,7 +482,7 @@ def _r(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
-def table_rows(scores: Mapping[str, Any]) -> list[dict[str, Any]]:
+def table_rows(scores: Mapping[str, JSONValue]) -> list[dict[str, JSONValue]]:
     """One row per verifier and mode (in :data:`MODES` order) of a ``score`` result: units and coverage,
     FF1 with its interval, Δ vs the baseline mode with its interval, the units whose verification call
     failed (not scored) or whose answer was unreadable (``unparsed``; FALSE or abstained as the verifier's
@@ -495,7 +508,7 @@ def table_rows(scores: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _fidelity_caption(fidelity: Mapping[str, Any]) -> str:
+def _fidelity_caption(fidelity: Mapping[str, JSONValue]) -> str:
     """'. Boundary fidelity vs the human snippets: group sentence-set F1 0.875, cosine 0.952, ROUGE-L 0.841
     (8 snippets); …' — empty without automatic snippets on a bench with human ones."""
     parts = []
@@ -507,14 +520,14 @@ def _fidelity_caption(fidelity: Mapping[str, Any]) -> str:
     return f". Boundary fidelity vs the human snippets: {'; '.join(parts)}" if parts else ""
 
 
-def _clusters_caption(o: Mapping[str, Any]) -> str:
+def _clusters_caption(o: Mapping[str, JSONValue]) -> str:
     """The unit-level Δ interval's clusters when they are the repository's (the default says nothing)."""
     if o["level"] == "unit" and o.get("cluster_bootstrap") == "sorted_intersection":
         return ", resampling the answers both arms hold, sorted; Δ = 0 when an arm draws no unit (as the MedSNIP repository)"
     return ""
 
 
-def _nei_caption(scores: Mapping[str, Any]) -> str:
+def _nei_caption(scores: Mapping[str, JSONValue]) -> str:
     """'. 3 NOT ENOUGH INFO claims (not scored) predicted TRUE / FALSE: v/atoms 1 / 2, …' — empty without
     such claims (the prepare step leaves HealthFC's out)."""
     n = scores.get("n_answers_nei") or 0
@@ -526,7 +539,7 @@ def _nei_caption(scores: Mapping[str, Any]) -> str:
     return f". {n} NOT ENOUGH INFO claims (not scored) predicted TRUE / FALSE: {', '.join(parts)}"
 
 
-def _failed_caption(rows: Sequence[Mapping[str, Any]]) -> str:
+def _failed_caption(rows: Sequence[Mapping[str, JSONValue]]) -> str:
     """'. Failed calls (allowed by max_failed_share): 2 units not verified, 1 answer not decomposed, not scored' —
     empty when no call failed."""
     units, answers = sum(r["failed"] for r in rows), max((r["decompose_failed"] for r in rows), default=0)
@@ -536,7 +549,7 @@ def _failed_caption(rows: Sequence[Mapping[str, Any]]) -> str:
             f"{f', and answers not decomposed in some modes (column decompose_failed)' if answers else ''}")
 
 
-def table(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: TableOptions) -> list[dict[str, Any]]:
+def table(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> list[dict[str, JSONValue]]:
     """The atoms-vs-snippets table of one dataset as CSV, Markdown and LaTeX (outputs on one stem)."""
     stem = table_stem(outputs)
     scores = read_json(inputs["scores"])

@@ -41,11 +41,12 @@ import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import requests
 
 from medfc.common.http import HttpError
+from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
 from medfc.common.search import SearchError
 from medfc.llm.base import LLMClient
@@ -54,6 +55,7 @@ from medfc.llm.structured import ask_json, strip_think
 from medfc.medsnip.cache import UnitCache, cache_key
 from medfc.medsnip.calls import cached_ask, gen_params, llm_identity, scrub
 from medfc.medsnip.options import VerifyOptions
+from medfc.medsnip.records import Answer, Evidence, UnitFields, Verdict
 from medfc.medsnip.search import CachedSearch, render_hits
 from medfc.scoring.medsnip import FALSE, TRUE
 
@@ -83,7 +85,7 @@ def parse_one_word(text: str) -> str | None:
     return TRUE if first == "true" else FALSE if first == "false" else None
 
 
-def turn_schema(sources: Sequence[str]) -> dict[str, Any]:
+def turn_schema(sources: Sequence[str]) -> JSONObject:
     return {
         "type": "object",
         "properties": {
@@ -102,24 +104,24 @@ def turn_schema(sources: Sequence[str]) -> dict[str, Any]:
     }
 
 
-FINAL_SCHEMA: dict[str, Any] = {
+FINAL_SCHEMA: JSONObject = {
     "type": "object",
     "properties": {"final_answer": {"type": "boolean"}, "abstain": {"type": "boolean"}, "reasoning": {"type": "string"}},
     "anyOf": [{"required": ["final_answer"]}, {"required": ["abstain"], "properties": {"abstain": {"const": True}}}],
 }
 
 
-def _context(answer: Mapping[str, Any] | None) -> tuple[str, str]:
+def _context(answer: Answer | None) -> tuple[str, str]:
     if not answer:
         return "(none)", "(none)"
     return (answer.get("query") or "").strip() or "(none)", (answer.get("text") or "").strip() or "(none)"
 
 
-def _shared(answer: Mapping[str, Any] | None) -> dict[str, Any]:
+def _shared(answer: Answer | None) -> dict[str, JSONValue]:
     return {k: v for k, v in dict((answer or {}).get("shared_context") or {}).items() if k != "correct_answer"}
 
 
-def render_evidence(evidence: Sequence[Mapping[str, Any]]) -> str:
+def render_evidence(evidence: Sequence[Evidence]) -> str:
     if not evidence:
         return "(no evidence yet)"
     lines = []
@@ -132,13 +134,13 @@ def render_evidence(evidence: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _index_id(searcher: Any) -> str:
+def _index_id(searcher: object) -> str:
     """The index a searcher answers from (a CachedSearch's backend, or the searcher itself)."""
     backend = getattr(searcher, "backend", searcher)
     return backend.index_id() if hasattr(backend, "index_id") else type(backend).__name__
 
 
-def _base(unit: Mapping[str, Any], opts: VerifyOptions) -> dict[str, Any]:
+def _base(unit: UnitFields, opts: VerifyOptions) -> Verdict:
     rec = {k: unit.get(k) for k in UNIT_FIELDS}
     rec.update(verifier=opts.name, verifier_kind=opts.verifier, verdict=None, confidence=None,
                gated=opts.verifier == "retrieval", abstained=False, cap_hit=False, forced_final=False, malformed=False,
@@ -150,7 +152,7 @@ def _base(unit: Mapping[str, Any], opts: VerifyOptions) -> dict[str, Any]:
 RAG_ENTRY_KEYS = ("verdict", "confidence", "abstained", "cap_hit", "forced_final", "malformed", "rounds", "evidence", "usage")
 
 
-def _rag_entry(rec: Any) -> dict[str, Any]:
+def _rag_entry(rec: JSONValue) -> JSONObject:
     if not isinstance(rec, dict):
         raise TypeError(f"a {type(rec).__name__}, not an object")
     missing = [k for k in RAG_ENTRY_KEYS if k not in rec]
@@ -161,6 +163,20 @@ def _rag_entry(rec: Any) -> dict[str, Any]:
     if rec["verdict"] not in (TRUE, FALSE, None) or not isinstance(rec["evidence"], list) or not isinstance(rec["usage"], dict):
         raise ValueError("verdict, evidence or usage of the wrong shape")
     return rec
+
+
+class _RagState(TypedDict):
+    """A unit's retrieval loop while it runs: its verdict record, usage and guards."""
+
+    rec: Verdict
+    usage: Counter[str]
+    guard_true: bool
+    guard_conf: bool
+    note: str
+    open: bool
+    failed: bool  # a search failed: the verdict is not cached
+    call_failed: bool
+    done: NotRequired[bool]
 
 
 class Verifier:
@@ -181,11 +197,11 @@ class Verifier:
         names = prompt_names(opts.verifier)
         self.prompts = {n: load_prompt(n, opts.prompt_dir) for n in names}
 
-    def _error(self, text: Any) -> str | None:
+    def _error(self, text: object) -> str | None:
         """An error text fit for a record, a report or a log: credentials redacted, the keys' values removed."""
         return scrub(text, self.key_envs)
 
-    def _failed(self, rec: dict[str, Any], error: str | None) -> None:
+    def _failed(self, rec: Verdict, error: str | None) -> None:
         """``rec`` is a failed call's: no verdict, listed, counted, reported."""
         rec.update(failed=True, verdict=None, error=error, abstained=False)
         self.failures.append((rec["unit_id"], error or "call failed"))
@@ -193,7 +209,7 @@ class Verifier:
         self.report.skip(rec["unit_id"], "call_failed", (error or "")[:300])
 
     # -- single call ------------------------------------------------------------------------------
-    def _single(self, units: Sequence[Mapping[str, Any]], answers: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    def _single(self, units: Sequence[UnitFields], answers: Mapping[str, Answer]) -> list[Verdict]:
         prompt = self.prompts[SINGLE_PROMPTS[self.opts.verifier]]
         items = []
         for u in units:
@@ -223,12 +239,12 @@ class Verifier:
         return out
 
     # -- retrieval-augmented -----------------------------------------------------------------------
-    def _fields(self, unit: Mapping[str, Any], answer: Mapping[str, Any] | None) -> dict[str, str]:
+    def _fields(self, unit: UnitFields, answer: Answer | None) -> dict[str, str]:
         q, a = _context(answer)
         return {"subset": str((answer or {}).get("subset") or "consumer"), "question": q, "answer": a,
                 "shared_context": json.dumps(_shared(answer), ensure_ascii=False, sort_keys=True), "unit": unit["text"]}
 
-    def _rag_key(self, unit: Mapping[str, Any], answer: Mapping[str, Any] | None) -> str:
+    def _rag_key(self, unit: UnitFields, answer: Answer | None) -> str:
         r = self.opts.retrieval
         assert r is not None
         loop = {"max_rounds": r.max_rounds, "reprompt_below": r.reprompt_below, "k": r.hits_per_search,
@@ -237,15 +253,15 @@ class Verifier:
         return cache_key("verify:retrieval", self.identity, {n: p.sha256 for n, p in sorted(self.prompts.items())}, loop,
                          self._fields(unit, answer))
 
-    def _retrieval(self, units: Sequence[Mapping[str, Any]], answers: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    def _retrieval(self, units: Sequence[UnitFields], answers: Mapping[str, Answer]) -> list[Verdict]:
         r = self.opts.retrieval
         assert r is not None
         turn, final, repair = (self.prompts[RAG_PROMPTS[k]] for k in ("turn", "final", "repair"))
         params = gen_params(self.opts.llm, True)
         schema = turn_schema(r.sources)
-        out: list[dict[str, Any] | None] = [None] * len(units)
+        out: list[Verdict | None] = [None] * len(units)
         keys = [self._rag_key(u, answers.get(u["answer_id"])) for u in units]
-        state: dict[int, dict[str, Any]] = {}
+        state: dict[int, _RagState] = {}
         for i, (u, key) in enumerate(zip(units, keys)):
             hit = self.cache.get(key, _rag_entry)
             if hit is not None:
@@ -288,7 +304,7 @@ class Verifier:
                 elif v.get("abstain"):
                     rec["abstained"], st["open"], st["done"] = True, False, True
                 else:
-                    entry = {"round": rnd, "source": v["source"], "query": v["search_query"], "hits": []}
+                    entry: Evidence = {"round": rnd, "source": v["source"], "query": v["search_query"], "hits": []}
                     try:
                         hits = self.searchers[v["source"]].search(v["search_query"], r.hits_per_search)
                         entry["hits"] = render_hits(hits, r.title_chars, r.text_chars)
@@ -334,7 +350,7 @@ class Verifier:
             out[i] = {**rec, "cached": False}
         return [o for o in out if o is not None]
 
-    def run(self, units: Sequence[Mapping[str, Any]], answers: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    def run(self, units: Sequence[UnitFields], answers: Mapping[str, Answer]) -> list[Verdict]:
         if self.opts.verifier == "retrieval":
             return self._retrieval(units, answers)
         return self._single(units, answers)

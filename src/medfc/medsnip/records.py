@@ -1,0 +1,116 @@
+"""The records the MedSNIP steps write and read back, one JSON line each: answers (``prepare``,
+:mod:`medfc.medsnip.answers`), units (``decompose``, :mod:`medfc.medsnip.decompose`) and verdicts
+(``verify``, :mod:`medfc.medsnip.verify`); and the usage a call record carries. Values copied as the
+source gives them are JSON values."""
+
+from __future__ import annotations
+
+from typing import NotRequired, TypedDict
+
+from medfc.common.jsontypes import JSONValue
+
+
+class Usage(TypedDict):
+    """The calls and tokens of one item's LLM calls."""
+
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class Atom(TypedDict):
+    """An atom of a MedSNIP-Bench answer with its physician label (TRUE / FALSE)."""
+
+    index: int
+    text: str
+    label: str
+
+
+class SnippetLabels(TypedDict):
+    atomic: str
+    general: str
+    contextual: str
+
+
+class Snippet(TypedDict):
+    """A human snippet of a MedSNIP-Bench answer: its atoms (indices) and its three labels."""
+
+    snippet_id: str
+    index: int
+    text: str
+    atoms: list[int]
+    pattern: str
+    labels: SnippetLabels
+    is_ambiguous: bool
+    notes: str
+
+
+class Answer(TypedDict):
+    """An answer to decompose and verify (module docstring of :mod:`medfc.medsnip.answers`)."""
+
+    answer_id: str
+    source: str  # bench | healthfc
+    query: str
+    text: str
+    subset: str
+    label: str | None  # TRUE / FALSE (None: a HealthFC NOT ENOUGH INFO claim)
+    split: JSONValue
+    shared_context: dict[str, JSONValue]
+    atoms: NotRequired[list[Atom]]  # bench only
+    snippets: NotRequired[list[Snippet]]  # bench only
+    claim: NotRequired[str]  # healthfc only: the claim as asked
+
+
+class UnitFields(TypedDict):
+    """What a unit and each verdict on it hold of the unit (:data:`medfc.medsnip.verify.UNIT_FIELDS`)."""
+
+    unit_id: str
+    answer_id: str
+    mode: str
+    index: int
+    text: str
+    pattern: str | None
+    source_atoms: list[int]  # 1-based atom indices of its answer
+    source_sentences: list[int]  # 0-based sentence indices
+    labels: dict[str, str]  # the gold labels of a human unit (physician; atomic, general, contextual)
+    fallback: bool
+    atoms_from: str | None
+
+
+class Unit(UnitFields):
+    """A verification unit (:func:`medfc.medsnip.decompose._unit`)."""
+
+    spans: list[list[int]]  # character offsets of its sentences in the answer text
+    notes: str
+
+
+class Evidence(TypedDict):
+    """One search of the retrieval verifier and its hits (``error``: the search failed)."""
+
+    round: int
+    source: str
+    query: str
+    hits: list[dict[str, str]]  # title, text, url (:func:`medfc.medsnip.search.render_hits`)
+    error: NotRequired[str]
+
+
+class Verdict(UnitFields):
+    """A verifier's verdict on one unit (:func:`medfc.medsnip.verify._base` and the verifier's fields)."""
+
+    verifier: str
+    verifier_kind: str
+    verdict: str | None  # TRUE / FALSE, None when it abstained, failed or was unreadable
+    confidence: float | None
+    gated: bool
+    abstained: bool
+    cap_hit: bool
+    forced_final: bool
+    malformed: bool
+    unparsed: bool
+    failed: bool
+    error: str | None
+    rounds: int
+    evidence: list[Evidence]
+    raw: str
+    usage: NotRequired[Usage]
+    cached: NotRequired[bool]
