@@ -33,13 +33,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
 from urllib.parse import unquote, urlparse
 
 from rapidfuzz import fuzz, process
 
+from medfc.common.jsontypes import JSONValue
+from medfc.healthfc.records import ClaimRecord
 from medfc.healthfc.release import ReleaseRow
 
 __all__ = [
@@ -184,9 +185,9 @@ def claim_similarity(a: str, b: str) -> float:
 
 def match_claims(
     rows: Sequence[ReleaseRow],
-    claims: Sequence[dict[str, Any]],
+    claims: Sequence[ClaimRecord],
     min_score: float = 50.0,
-) -> tuple[list[ClaimMatch], list[int], list[str], dict[str, Any]]:
+) -> tuple[list[ClaimMatch], list[int], list[str], dict[str, object]]:
     """Pair release rows with crawled claims (one-to-one, by url then claim text).
 
     Returns ``(matches, unmatched_rows, unmatched_claim_ids, details)``. Inside an article with
@@ -195,12 +196,12 @@ def match_claims(
     by_url_rows: dict[str, list[ReleaseRow]] = defaultdict(list)
     for r in rows:
         by_url_rows[normalize_url(r.url)].append(r)
-    by_url_claims: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_url_claims: dict[str, list[ClaimRecord]] = defaultdict(list)
     for c in claims:
         by_url_claims[normalize_url(c["url"])].append(c)
     matches: list[ClaimMatch] = []
     unmatched_rows: list[int] = []
-    low: list[dict[str, Any]] = []
+    low: list[dict[str, int | str | float]] = []
     for key, group in by_url_rows.items():
         cands = by_url_claims.get(key, [])
         if not cands:
@@ -242,16 +243,16 @@ class AlignmentResult:
     unmatched_rows: list[int]
     unmatched_claims: list[str]
     evidence: dict[int, list[SentenceAlignment]] = field(default_factory=dict)  #: release row → alignments
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, object] = field(default_factory=dict)
     sections: dict[int, list[str]] = field(default_factory=dict)  #: release row → its article's sentence sections
 
     def evidence_ids(self, row: int) -> list[int]:
         return sorted({i for a in self.evidence.get(row, []) for i in a.ids})
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> dict[str, object]:
         methods: dict[str, int] = defaultdict(int)
         by_section: dict[str, int] = defaultdict(int)
-        unaligned: list[dict[str, Any]] = []
+        unaligned: list[dict[str, object]] = []
         by_row = {m.release_row: m.claim_id for m in self.matches}
         total = 0
         for row, alignments in sorted(self.evidence.items()):
@@ -284,7 +285,7 @@ class AlignmentResult:
 
 def align_release(
     rows: Sequence[ReleaseRow],
-    claims: Sequence[dict[str, Any]],
+    claims: Sequence[ClaimRecord],
     article_sentences: dict[str, list[str]],
     threshold: float = DEFAULT_FUZZY_THRESHOLD,
     min_claim_score: float = 50.0,
@@ -314,7 +315,7 @@ def align_release(
 # --------------------------------------------------------------------------- (de)serialisation
 
 
-def alignment_records(result: AlignmentResult) -> list[dict[str, Any]]:
+def alignment_records(result: AlignmentResult) -> list[dict[str, object]]:
     """One JSON-able record per matched release row (the ``alignment.jsonl`` artifact)."""
     out = []
     for m in result.matches:
@@ -328,7 +329,7 @@ def alignment_records(result: AlignmentResult) -> list[dict[str, Any]]:
     return out
 
 
-def alignment_from_records(records: Sequence[dict[str, Any]]) -> AlignmentResult:
+def alignment_from_records(records: Sequence[Mapping[str, JSONValue]]) -> AlignmentResult:
     """Rebuild the matches and sentence alignments written by :func:`alignment_records`."""
     matches = [ClaimMatch(int(r["release_row"]), str(r["claim_id"]), float(r.get("claim_score", 0.0))) for r in records]
     result = AlignmentResult(matches, [], [])

@@ -23,10 +23,11 @@ import signal
 import subprocess
 import sys
 from collections import defaultdict
+from collections.abc import Mapping
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 from urllib.parse import urlsplit
 
 import scrapy
@@ -38,8 +39,20 @@ from w3lib.url import canonicalize_url
 
 from medfc.common.appendlog import JsonlAppender, read_appended
 from medfc.common.io import write_json, write_jsonl
+from medfc.common.jsontypes import JSONValue
 from medfc.healthfc.crawl_options import CrawlOptions
 from medfc.healthfc.mirror import MirrorServer, tree_digest
+
+
+class PageRecord(TypedDict):
+    """One fetched page (:meth:`PortalSpider.parse_page`; the crawl's ``pages`` output without ``_urls``)."""
+
+    url: str
+    status: int
+    fetched_at: str
+    from_cache: bool
+    html: str
+    _urls: NotRequired[list[str]]  # the URLs this page accounts for (a redirect's too): the partial file's only
 
 log = logging.getLogger(__name__)
 
@@ -208,7 +221,7 @@ class PortalSpider(SitemapSpider):
             "_urls": sorted(urls),  # the URLs this page accounts for (a redirect's too); not in the output
         }
 
-    def accounting(self) -> dict[str, Any]:
+    def accounting(self) -> dict[str, object]:
         return {"listed": sorted(self.listed), "resumed": sorted(self.resumed),
                 "skipped": {r: dict(sorted(v.items())) for r, v in sorted(self.skipped.items())},
                 "failed": dict(sorted(self.failed.items())), "sitemap_failures": dict(sorted(self.sitemap_failures.items()))}
@@ -242,14 +255,15 @@ class AppendPagesPipeline:
 OFF_HANDLERS = {"file": None, "ftp": None, "s3": None, "data": None}
 
 
-def scrapy_settings(opts: CrawlOptions, mirror_target: str | None, log_file: str | None) -> dict[str, Any]:
+def scrapy_settings(opts: CrawlOptions, mirror_target: str | None, log_file: str | None) -> dict[str, object]:
     """The Scrapy settings of a polite crawl (identical for the live site and the mirror).
 
     No Scrapy JOBDIR: after a hard kill its request queue is lost while its seen-requests file is not,
     so a resumed crawl would filter away every page it had ever queued. The crawl's own job state is
     the partial pages file; a resumed run walks the sitemaps again and skips the pages already kept."""
     jobdir = Path(opts.jobdir).resolve()
-    settings: dict[str, Any] = {
+    handlers: dict[str, str | None] = dict(OFF_HANDLERS)
+    settings: dict[str, object] = {
         "BOT_NAME": "medfc",
         "USER_AGENT": opts.full_user_agent,
         "ROBOTSTXT_OBEY": True,
@@ -272,7 +286,7 @@ def scrapy_settings(opts: CrawlOptions, mirror_target: str | None, log_file: str
         "MEDFC_ORIGIN": opts.base_url,
         "ITEM_PIPELINES": {"medfc.healthfc.crawl.AppendPagesPipeline": 300},
         "DOWNLOADER_MIDDLEWARES": {"medfc.healthfc.crawl.OriginFilterMiddleware": 40},  # before robots.txt (100)
-        "DOWNLOAD_HANDLERS": dict(OFF_HANDLERS),
+        "DOWNLOAD_HANDLERS": handlers,
         "TELNETCONSOLE_ENABLED": False,
         "REMOTE_CONTROL_ENABLED": False,
         "LOG_LEVEL": opts.log_level,
@@ -285,7 +299,7 @@ def scrapy_settings(opts: CrawlOptions, mirror_target: str | None, log_file: str
         settings["LOG_FILE_APPEND"] = True
     if mirror_target:
         handler = "medfc.healthfc.mirror.MirrorDownloadHandler"
-        settings["DOWNLOAD_HANDLERS"].update({"http": handler, "https": handler})
+        handlers.update({"http": handler, "https": handler})
         settings["MEDFC_MIRROR_ORIGIN"] = opts.base_url
         settings["MEDFC_MIRROR_TARGET"] = mirror_target
     return settings
@@ -304,7 +318,7 @@ def _die_with_parent(parent_pid: int) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def _run_spider(opts_dict: dict[str, Any], mirror_target: str | None, log_file: str | None, stats_path: str) -> None:
+def _run_spider(opts_dict: Mapping[str, JSONValue], mirror_target: str | None, log_file: str | None, stats_path: str) -> None:
     """Child-process body: run the spider to its end; write Scrapy's stats and the URL accounting."""
     from scrapy.crawler import CrawlerProcess
 
@@ -321,7 +335,7 @@ def _run_spider(opts_dict: dict[str, Any], mirror_target: str | None, log_file: 
     Path(stats_path).write_text(json.dumps(out, indent=2, sort_keys=True, default=str), encoding="utf-8")
 
 
-def page_urls(page: dict[str, Any]) -> list[str]:
+def page_urls(page: PageRecord) -> list[str]:
     """The URLs a kept page accounts for: the listed one, any redirects, the final one."""
     return list(page.get("_urls") or [page["url"]])
 
@@ -333,11 +347,11 @@ class CrawlIncomplete(RuntimeError):
 @dataclass
 class CrawlResult:
     n_pages: int
-    stats: dict[str, Any]
+    stats: dict[str, object]
     mirror_requests: list[str] | None
     resumed: bool
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, object]:
         return asdict(self)
 
 
@@ -367,11 +381,11 @@ def prepare(opts: CrawlOptions) -> CrawlOptions:
     return opts
 
 
-def _is_page(record: dict[str, Any]) -> bool:
+def _is_page(record: Mapping[str, object]) -> bool:
     return "url" in record
 
 
-def read_partial(path: Path) -> tuple[list[dict[str, Any]], int]:
+def read_partial(path: Path) -> tuple[list[PageRecord], int]:
     """The pages kept in the partial pages file and how many of its lines are not whole page records (the
     torn last line of a killed writer, one cut inside a multi-byte character too): those are skipped, and
     their pages fetched again. A whole record that only lacks its newline is kept."""
@@ -379,7 +393,7 @@ def read_partial(path: Path) -> tuple[list[dict[str, Any]], int]:
     return pages, len(torn)
 
 
-def _pages(kept: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _pages(kept: list[PageRecord]) -> dict[str, PageRecord]:
     return {page["url"]: page for page in kept}  # a page fetched again after a resume: the later copy wins
 
 

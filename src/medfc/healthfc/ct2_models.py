@@ -31,7 +31,8 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from medfc.common.jsontypes import JSONObject
 
 __all__ = ["ConversionError", "ConvertedModel", "conversion_key", "ensure_converted", "model_fingerprint"]
 
@@ -53,7 +54,7 @@ class ConvertedModel:
     key: str
     converted: bool
     """True when this call converted the model, False on a cache hit."""
-    manifest: dict[str, Any]
+    manifest: JSONObject  # medfc.json: what was converted, how
 
     @property
     def model_dir(self) -> Path:
@@ -102,7 +103,7 @@ def _slug(model: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:60]
 
 
-def _read_manifest(entry: Path) -> dict[str, Any] | None:
+def _read_manifest(entry: Path) -> JSONObject | None:
     try:
         manifest = json.loads((entry / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -43,17 +43,18 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from medfc.common.hf_card import front_matter, relative_files
 from medfc.common.io import write_jsonl
+from medfc.common.jsontypes import JSONValue
 from medfc.common.report import SkipReport
 from medfc.healthfc.align import AlignmentResult, normalize_url
+from medfc.healthfc.records import ArticleRecord, ClaimRecord, DatasetRecord
 from medfc.healthfc.release import ReleaseRow
 from medfc.healthfc.sentences import DEFAULT_BASE, article_sentence_records
 
@@ -86,16 +87,16 @@ FIELDS = (
 class DatasetReport(SkipReport):
     """The dataset step's :class:`SkipReport` plus every crawl/release verdict disagreement."""
 
-    verdict_disagreements: list[dict[str, Any]] = field(default_factory=list)
+    verdict_disagreements: list[dict[str, object]] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         d = super().as_dict()
         d["verdict_disagreements"] = sorted(self.verdict_disagreements, key=lambda x: (x["release_row"], x["id"]))
         return d
 
 
 def sentences_by_article(
-    articles: Iterable[dict[str, Any]], sentence_records: Iterable[dict[str, Any]] | None = None,
+    articles: Iterable[ArticleRecord], sentence_records: Iterable[Mapping[str, JSONValue]] | None = None,
     *, base: str = DEFAULT_BASE,
 ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """article_id → German sentences, and article_id → their sections (``body``/``studies``).
@@ -120,7 +121,7 @@ def sentences_by_article(
     return sentences, sections
 
 
-def known_translations(sentence_records: Iterable[dict[str, Any]], claim_records: Iterable[dict[str, Any]]) -> dict[str, str]:
+def known_translations(sentence_records: Iterable[Mapping[str, JSONValue]], claim_records: Iterable[Mapping[str, JSONValue]]) -> dict[str, str]:
     """German → English pairs the translation step made: its ``sentences`` records carry
     ``sentences_de``/``sentences_en`` (1:1; a list of another length is left out), its ``claims_en``
     records ``question_de/_en`` and ``explanation_de/_en``."""
@@ -184,7 +185,7 @@ def _slug(url: str) -> str:
     return parts[-1] if parts else "article"
 
 
-def _release_only_record(row: ReleaseRow, rid: str, report: SkipReport) -> dict[str, Any]:
+def _release_only_record(row: ReleaseRow, rid: str, report: SkipReport) -> DatasetRecord:
     if row.de_sentences:
         sentences = list(row.de_sentences)
         ids = sorted({i for i in (row.de_ids or []) if 0 <= i < len(sentences)})
@@ -225,10 +226,10 @@ def _release_only_record(row: ReleaseRow, rid: str, report: SkipReport) -> dict[
     }
 
 
-def build_german_records(claims: Sequence[dict[str, Any]] | None, articles: Sequence[dict[str, Any]] | None,
+def build_german_records(claims: Sequence[ClaimRecord] | None, articles: Sequence[ArticleRecord] | None,
                          sentences: dict[str, list[str]] | None, rows: Sequence[ReleaseRow] | None,
                          alignment: AlignmentResult | None, sections: dict[str, list[str]] | None = None,
-                         ) -> tuple[list[dict[str, Any]], DatasetReport]:
+                         ) -> tuple[list[DatasetRecord], DatasetReport]:
     """Records with the German side filled and the English side still to translate (``None``).
 
     ``claims``/``articles``/``sentences`` are None in release-only mode; ``rows``/``alignment``
@@ -243,7 +244,7 @@ def build_german_records(claims: Sequence[dict[str, Any]] | None, articles: Sequ
     rows = list(rows or [])
     row_by_id = {r.row: r for r in rows}
     match_by_claim = {m.claim_id: m.release_row for m in (alignment.matches if alignment else [])}
-    records: list[dict[str, Any]] = []
+    records: list[DatasetRecord] = []
     used_ids: set[str] = set()
     for claim in claims:
         art = articles_by_id.get(claim["article_id"])
@@ -256,7 +257,7 @@ def build_german_records(claims: Sequence[dict[str, Any]] | None, articles: Sequ
             continue
         rownum = match_by_claim.get(claim["claim_id"])
         row = row_by_id.get(rownum) if rownum is not None else None
-        rec: dict[str, Any] = {
+        rec: DatasetRecord = {
             "id": claim["claim_id"],
             "url": claim["url"],
             "article_id": claim["article_id"],
@@ -344,7 +345,7 @@ def build_german_records(claims: Sequence[dict[str, Any]] | None, articles: Sequ
     return records, report
 
 
-def add_english(records: list[dict[str, Any]], translate: Translate | None) -> dict[str, int]:
+def add_english(records: list[DatasetRecord], translate: Translate | None) -> dict[str, int]:
     """Fill every missing English field with one batched ``translate`` call (in place).
 
     With ``translate=None`` missing fields stay empty strings / empty-string lists and are
@@ -391,14 +392,14 @@ def add_english(records: list[dict[str, Any]], translate: Translate | None) -> d
 
 
 def build_dataset(
-    claims: Sequence[dict[str, Any]] | None,
-    articles: Sequence[dict[str, Any]] | None,
+    claims: Sequence[ClaimRecord] | None,
+    articles: Sequence[ArticleRecord] | None,
     sentences: dict[str, list[str]] | None,
     rows: Sequence[ReleaseRow] | None,
     alignment: AlignmentResult | None,
     translate: Translate | None,
     sections: dict[str, list[str]] | None = None,
-) -> tuple[list[dict[str, Any]], DatasetReport]:
+) -> tuple[list[DatasetRecord], DatasetReport]:
     """German records (:func:`build_german_records`) plus the English side (:func:`add_english`)."""
     records, report = build_german_records(claims, articles, sentences, rows, alignment, sections)
     for key, n in add_english(records, translate).items():
@@ -415,7 +416,7 @@ def build_dataset(
 # --------------------------------------------------------------------------- output
 
 
-def dataset_summary(records: Sequence[dict[str, Any]], alignment_report: dict[str, Any] | None = None) -> dict[str, Any]:
+def dataset_summary(records: Sequence[DatasetRecord], alignment_report: Mapping[str, object] | None = None) -> dict[str, object]:
     """The counts the dataset card shows."""
     articles = {normalize_url(r["url"]) for r in records}
     full_text = {}
@@ -437,7 +438,7 @@ def dataset_summary(records: Sequence[dict[str, Any]], alignment_report: dict[st
     }
 
 
-def dataset_card(records: Sequence[dict[str, Any]], alignment_report: dict[str, Any] | None = None,
+def dataset_card(records: Sequence[DatasetRecord], alignment_report: Mapping[str, object] | None = None,
                  mode: str = "") -> str:
     """A markdown dataset card with the counts of :func:`dataset_summary`."""
     s = dataset_summary(records, alignment_report)
@@ -486,8 +487,8 @@ def dataset_card(records: Sequence[dict[str, Any]], alignment_report: dict[str, 
     return "\n".join(line for line in lines if line is not None)
 
 
-def write_dataset(records: Sequence[dict[str, Any]], jsonl: str | Path | None = None, parquet: str | Path | None = None,
-                  card: str | Path | None = None, alignment_report: dict[str, Any] | None = None, mode: str = "") -> None:
+def write_dataset(records: Sequence[DatasetRecord], jsonl: str | Path | None = None, parquet: str | Path | None = None,
+                  card: str | Path | None = None, alignment_report: Mapping[str, object] | None = None, mode: str = "") -> None:
     """Write the records as JSONL and/or Parquet (fields in :data:`FIELDS` order) and the card."""
     rows = [{k: r.get(k) for k in FIELDS} for r in records]
     if jsonl:

@@ -28,12 +28,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
-from typing import Any
 
 import pandas as pd
 
 from medfc.common.diff import SAME, WHITESPACE, after, text_difference, whitespace_detail
+from medfc.common.jsontypes import JSONValue
 from medfc.healthfc.align import claim_similarity, match_claims, normalize_sentence, normalize_url
+from medfc.healthfc.records import ArticleRecord, ClaimRecord
 from medfc.healthfc.release import ReleaseRow
 
 CATEGORIES: dict[str, str] = {
@@ -63,9 +64,9 @@ def _same_text(a: str, b: str) -> bool:
     return normalize_sentence(a).casefold() == normalize_sentence(b).casefold()
 
 
-def _finding(category: str, row: ReleaseRow | None = None, claim: Mapping[str, Any] | None = None, article: Mapping[str, Any] | None = None,
-             **extra: Any) -> dict[str, Any]:
-    out = dict.fromkeys(COLUMNS, "")
+def _finding(category: str, row: ReleaseRow | None = None, claim: ClaimRecord | None = None, article: ArticleRecord | None = None,
+             **extra: str | float) -> dict[str, object]:
+    out: dict[str, object] = dict.fromkeys(COLUMNS, "")
     out["category"] = category
     if row is not None:
         out.update(release_row=row.row, url=row.url, release_label=row.label, release_verdict=row.de_verdict, release_claim=row.de_claim,
@@ -79,7 +80,7 @@ def _finding(category: str, row: ReleaseRow | None = None, claim: Mapping[str, A
     return out
 
 
-def page_problems(parse_report: Mapping[str, Any]) -> dict[str, str]:
+def page_problems(parse_report: Mapping[str, JSONValue]) -> dict[str, str]:
     """Normalised URL → the parser's reason for every page it skipped (first reason of each page)."""
     out: dict[str, str] = {}
     for s in parse_report.get("skipped") or []:
@@ -87,7 +88,7 @@ def page_problems(parse_report: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def diff_crawl(rows: Sequence[ReleaseRow], claims: Sequence[Mapping[str, Any]], articles: Iterable[Mapping[str, Any]],
+def diff_crawl(rows: Sequence[ReleaseRow], claims: Sequence[ClaimRecord], articles: Iterable[ArticleRecord],
                problems: Mapping[str, str], release_date: date, min_claim_score: float) -> pd.DataFrame:
     """The findings (columns :data:`COLUMNS`) of the crawl (``claims``, ``articles``) against the release ``rows``.
 
@@ -97,14 +98,14 @@ def diff_crawl(rows: Sequence[ReleaseRow], claims: Sequence[Mapping[str, Any]], 
     row_by_id = {r.row: r for r in rows}
     claim_by_id = {c["claim_id"]: c for c in claims}
     article_by_url = {normalize_url(a["url"]): a for a in articles}
-    claims_by_url: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    claims_by_url: dict[str, list[ClaimRecord]] = defaultdict(list)
     for c in claims:
         claims_by_url[normalize_url(c["url"])].append(c)
     unjoined = set(unmatched_claims)
     release_urls: dict[str, ReleaseRow] = {}
     for r in rows:
         release_urls.setdefault(normalize_url(r.url), r)
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, object]] = []
     for m in matches:
         row, claim = row_by_id[m.release_row], claim_by_id[m.claim_id]
         article = article_by_url.get(normalize_url(claim["url"]))
@@ -149,7 +150,7 @@ def diff_crawl(rows: Sequence[ReleaseRow], claims: Sequence[Mapping[str, Any]], 
     return pd.DataFrame(out, columns=COLUMNS)
 
 
-def preamble(release_source: str, release_date: date, rows: Sequence[ReleaseRow], claims: Sequence[Mapping[str, Any]],
+def preamble(release_source: str, release_date: date, rows: Sequence[ReleaseRow], claims: Sequence[ClaimRecord],
              findings: pd.DataFrame) -> list[str]:
     joined = int(findings["category"].isin(["verdict_agrees", "verdict_differs"]).sum()) if len(findings) else 0
     return [

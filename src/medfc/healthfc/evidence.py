@@ -30,10 +30,11 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict
 from datetime import datetime, timezone
-from typing import Any
+from typing import TypedDict
 
 from medfc.common.http import HttpError, progress_bar
 from medfc.common.io import read_jsonl
+from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.jsoncache import UnitCache, cache_key
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
@@ -52,6 +53,20 @@ log = logging.getLogger(__name__)
 ROW_FIELDS = ("id", "query", "source", "searched", "rank", "title", "url", "snippet", "origin")
 
 
+class EvidenceRow(TypedDict):
+    """One hit of one claim in the evidence artifact (:data:`ROW_FIELDS`)."""
+
+    id: str
+    query: str
+    source: str
+    searched: str  # the date it was searched (YYYY-MM-DD), "" when a file does not say
+    rank: int  # 1 first
+    title: str
+    url: str
+    snippet: str
+    origin: str  # search | file (or what the file says)
+
+
 class EvidenceSearchFailed(RuntimeError):
     """A search of the evidence step that failed: the job stops (what was answered before stays cached)."""
 
@@ -64,7 +79,7 @@ def normalise_query(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def claim_queries(records: Iterable[Mapping[str, Any]], lang: str, report: SkipReport) -> list[tuple[str, str]]:
+def claim_queries(records: Iterable[Mapping[str, JSONValue]], lang: str, report: SkipReport) -> list[tuple[str, str]]:
     """(claim id, query) of every dataset record, in dataset order: the claim text in ``lang``."""
     out: list[tuple[str, str]] = []
     seen: set[str] = set()
@@ -84,7 +99,7 @@ def utc_today() -> str:
     return datetime.now(timezone.utc).date().isoformat()
 
 
-def hit_rows(cid: str, query: str, source: str, searched: str, hits: Sequence[Hit], origin: str = "search") -> list[dict[str, Any]]:
+def hit_rows(cid: str, query: str, source: str, searched: str, hits: Sequence[Hit], origin: str = "search") -> list[EvidenceRow]:
     """The artifact's rows of one claim: its hits in rank order (rank 1 first)."""
     return [{"id": cid, "query": query, "source": source, "searched": searched, "rank": n, "title": h.title, "url": h.url,
              "snippet": h.text, "origin": origin} for n, h in enumerate(hits, 1)]
@@ -113,11 +128,11 @@ class DatedSearchCache:
 
 
 def retrieve(queries: Sequence[tuple[str, str]], searcher: DatedSearchCache, source: str, top_k: int, report: SkipReport,
-             progress: bool = True) -> list[dict[str, Any]]:
+             progress: bool = True) -> list[EvidenceRow]:
     """Search every claim's query (at most ``top_k`` hits); a claim without results is reported. A search that
     fails stops the run (:class:`EvidenceSearchFailed`: the claim, the error, what is cached); nothing of it
     is cached, so the rerun asks exactly the claims not answered yet."""
-    rows: list[dict[str, Any]] = []
+    rows: list[EvidenceRow] = []
     for n, (cid, query) in enumerate(progress_bar(queries, total=len(queries), desc=f"search {source}", enabled=progress)):
         try:
             hits, searched, cached = searcher.search(query, top_k)
@@ -138,10 +153,10 @@ def retrieve(queries: Sequence[tuple[str, str]], searcher: DatedSearchCache, sou
     return rows
 
 
-def from_file(queries: Sequence[tuple[str, str]], path: str | os.PathLike, source: str, top_k: int, report: SkipReport) -> list[dict[str, Any]]:
+def from_file(queries: Sequence[tuple[str, str]], path: str | os.PathLike, source: str, top_k: int, report: SkipReport) -> list[EvidenceRow]:
     """The rows of a prepared evidence file for the claims, matched by query (whitespace collapsed), each
     claim's rows in rank order, at most ``top_k``; rows of another source are left out."""
-    by_query: dict[str, list[dict[str, Any]]] = {}
+    by_query: dict[str, list[JSONObject]] = {}
     for n, rec in enumerate(read_jsonl(path), 1):
         if str(rec.get("source") or source) != source:
             report.exclude("other_source")
@@ -150,7 +165,7 @@ def from_file(queries: Sequence[tuple[str, str]], path: str | os.PathLike, sourc
             report.skip(f"{path}:{n}", "bad_file_row", "needs query, an integer rank and a snippet")
             continue
         by_query.setdefault(normalise_query(rec["query"]), []).append(rec)
-    rows: list[dict[str, Any]] = []
+    rows: list[EvidenceRow] = []
     for cid, query in queries:
         got = sorted(by_query.get(query, []), key=lambda r: r["rank"])[: int(top_k)]
         if not got:

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from medfc.healthfc.align import normalize_url
+from medfc.healthfc.records import DatasetRecord
 
 __all__ = ["SCHEMES", "assign_folds", "grouped_folds", "paper_folds", "straddling_groups"]
 
@@ -87,7 +87,7 @@ def straddling_groups(folds: Sequence[int], groups: Sequence[str]) -> list[str]:
     return sorted(g for g, fs in seen.items() if len(fs) > 1)
 
 
-def _paper_assignment(records: Sequence[dict[str, Any]], n_splits: int, seed: int) -> tuple[dict[str, int], bool]:
+def _paper_assignment(records: Sequence[DatasetRecord], n_splits: int, seed: int) -> tuple[dict[str, int], bool]:
     with_row = sorted((r for r in records if r.get("release_row") is not None), key=lambda r: r["release_row"])
     without = sorted((r for r in records if r.get("release_row") is None), key=lambda r: r["id"])
     out: dict[str, int] = {}
@@ -100,9 +100,9 @@ def _paper_assignment(records: Sequence[dict[str, Any]], n_splits: int, seed: in
     return out, reproduces
 
 
-def _fold_table(ids: Sequence[str], labels: Sequence[str], folds: dict[str, int], n_splits: int) -> dict[str, Any]:
+def _fold_table(ids: Sequence[str], labels: Sequence[str], folds: dict[str, int], n_splits: int) -> dict[str, object]:
     total = Counter(labels)
-    per_fold: dict[int, Counter] = {k: Counter() for k in range(n_splits)}
+    per_fold: dict[int, Counter[str]] = {k: Counter() for k in range(n_splits)}
     for i, lab in zip(ids, labels):
         per_fold[folds[i]][lab] += 1
     return {
@@ -115,8 +115,8 @@ def _fold_table(ids: Sequence[str], labels: Sequence[str], folds: dict[str, int]
 
 
 def assign_folds(
-    records: Sequence[dict[str, Any]], scheme: str, n_splits: int, seed: int
-) -> tuple[pd.DataFrame, dict[str, Any]]:
+    records: Sequence[DatasetRecord], scheme: str, n_splits: int, seed: int
+) -> tuple[pd.DataFrame, dict[str, object]]:
     """Folds for dataset records → (``DataFrame[id, fold]`` in record order, report)."""
     if scheme not in SCHEMES:
         raise ValueError(f"unknown fold scheme {scheme!r}; use one of {SCHEMES}")
@@ -133,7 +133,7 @@ def assign_folds(
     straddle = straddling_groups(chosen, groups)
     paper_straddle = straddling_groups([paper[i] for i in ids], groups)
     multi = sum(1 for n in Counter(groups).values() if n > 1)
-    report = {
+    report: dict[str, object] = {
         "scheme": scheme,
         "n_splits": n_splits,
         "seed": seed,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TypedDict
 from urllib.parse import urlparse
 
 import lxml.html
@@ -26,6 +26,7 @@ from lxml import etree
 
 from medfc.healthfc.dates import parse_german_date
 from medfc.healthfc.portal import TITLE_SUFFIX
+from medfc.healthfc.records import ArticleRecord
 from medfc.healthfc.verdicts import UnknownVerdict, verdict_from_beweislage, verdict_from_text
 
 _WS = re.compile(r"\s+")
@@ -79,7 +80,7 @@ class Article:
     def body(self) -> str:
         return "\n\n".join(self.body_paragraphs)
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> ArticleRecord:
         rec = asdict(self)
         rec.pop("claims")
         rec.pop("problems")
@@ -342,6 +343,26 @@ def _answer_index(raw: str | None) -> int | None:
     return int(raw) if raw and raw.strip().isdigit() else None
 
 
+class _BoxRow(TypedDict):
+    """A question of a verdict box as read (:func:`_box_claims`): its fields' texts and the answer scale's options."""
+
+    frage: str
+    antwort: str
+    options: list[str]
+    erklärung: str
+
+
+class _RawClaim(TypedDict, total=False):
+    """A claim of a page's verdict boxes before it is checked, or the ``error`` of a box without a question."""
+
+    question: str
+    verdict_text: str
+    answer_index: int | None
+    explanation: str
+    beweislage: bool  # pre-2014: the verdict is a "Beweislage"
+    error: str
+
+
 def _box_claims(segments: list[str]) -> tuple[list[dict[str, str]], str]:
     """A current-layout verdict box read as text, as the real pages print it without the inner classes the
     demo has: "Frage:" and the question, the selected answer (its index into the answer scale, e.g. "1" or
@@ -353,10 +374,10 @@ def _box_claims(segments: list[str]) -> tuple[list[dict[str, str]], str]:
     several questions of the box belongs to each of them without one of its own. Returns the claims
     (question, answer, explanation) and the explanation an unused box gives ("" for none), which is the
     page's for every claim without one (:func:`_current_claims`)."""
-    rows: list[dict[str, Any]] = []
+    rows: list[_BoxRow] = []
     field_name: str | None = None
 
-    def row() -> dict[str, Any]:
+    def row() -> _BoxRow:
         rows.append({"frage": "", "antwort": "", "options": [], "erklärung": ""})
         return rows[-1]
 
@@ -429,8 +450,8 @@ def _explanation_after(boxes: list[etree._Element]) -> str:
     return " ".join(p for p in parts or [] if p)
 
 
-def _current_claims(doc: etree._Element) -> list[dict[str, Any]]:
-    claims = []
+def _current_claims(doc: etree._Element) -> list[_RawClaim]:
+    claims: list[_RawClaim] = []
     boxes = doc.xpath(f"//div[{_has_class('katechismus')}]")
     unused = ""  # an explanation in an unused box: the page's, for every claim without one of its own
     for box in boxes:
@@ -490,8 +511,8 @@ def _table_segments(table: etree._Element) -> list[str]:
     return out
 
 
-def _table_claims(doc: etree._Element, layout: str) -> list[dict[str, Any]]:
-    claims = []
+def _table_claims(doc: etree._Element, layout: str) -> list[_RawClaim]:
+    claims: list[_RawClaim] = []
     pre_2014 = layout == "pre_2014"
     for table in doc.xpath(f"//table[{_has_class('table_rating')}]"):
         found = _claims_from_segments(_table_segments(table), beweislage=pre_2014)

@@ -1,16 +1,19 @@
-"""JSON Schemas of the parsed tables; every record is validated before it is written."""
+"""JSON Schemas of the parsed tables, every record validated before it is written; and the shapes of the
+records the HealthFC steps write (parsed articles and claims, dataset records)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TypedDict
 
 from jsonschema import Draft202012Validator
 
+from medfc.common.jsontypes import JSONObject
 from medfc.healthfc.verdicts import LABELS, LEVELS
 
-_STR_LIST = {"type": "array", "items": {"type": "string", "minLength": 1}}
+_STR_LIST: JSONObject = {"type": "array", "items": {"type": "string", "minLength": 1}}
 
-ARTICLE_SCHEMA: dict[str, Any] = {
+ARTICLE_SCHEMA: JSONObject = {
     "type": "object",
     "required": ["article_id", "url", "layout", "title", "date", "authors", "reviewers", "teaser", "body",
                  "body_paragraphs", "studies", "references", "topics", "n_claims"],
@@ -32,7 +35,7 @@ ARTICLE_SCHEMA: dict[str, Any] = {
     },
 }
 
-CLAIM_SCHEMA: dict[str, Any] = {
+CLAIM_SCHEMA: JSONObject = {
     "type": "object",
     "required": ["claim_id", "article_id", "url", "claim_index", "question", "verdict_text", "answer_index",
                  "label", "evidence_level", "small_effect", "explanation", "layout"],
@@ -55,6 +58,73 @@ CLAIM_SCHEMA: dict[str, Any] = {
 _VALIDATORS = {"article": Draft202012Validator(ARTICLE_SCHEMA), "claim": Draft202012Validator(CLAIM_SCHEMA)}
 
 
-def schema_errors(kind: str, record: dict[str, Any]) -> list[str]:
+def schema_errors(kind: str, record: Mapping[str, object]) -> list[str]:
     """Human-readable schema violations of one record ("" list when valid)."""
     return [f"{'/'.join(map(str, e.path)) or '<record>'}: {e.message}" for e in _VALIDATORS[kind].iter_errors(record)]
+
+
+class ArticleRecord(TypedDict):
+    """A parsed article (:data:`ARTICLE_SCHEMA`; ``articles.jsonl``)."""
+
+    article_id: str
+    url: str
+    layout: str  # current | 2014_2017 | pre_2014
+    title: str
+    date: str | None  # YYYY-MM-DD
+    authors: list[str]
+    reviewers: list[str]
+    teaser: str
+    body_paragraphs: list[str]
+    studies: str
+    references: list[str]
+    topics: list[str]
+    n_claims: int
+    body: str
+
+
+class ClaimRecord(TypedDict):
+    """A parsed claim (:data:`CLAIM_SCHEMA`; ``claims.jsonl``)."""
+
+    claim_id: str
+    article_id: str
+    url: str
+    claim_index: int
+    question: str
+    verdict_text: str
+    answer_index: int | None
+    label: str
+    evidence_level: str
+    small_effect: bool
+    explanation: str
+    layout: str
+
+
+class DatasetRecord(TypedDict):
+    """One claim of the HealthFC dataset (:data:`medfc.healthfc.dataset.FIELDS`, docs/healthfc.md): German and
+    English side by side; the English fields are None until translated."""
+
+    id: str
+    url: str
+    article_id: str
+    claim_de: str
+    claim_en: str | None
+    label: str
+    evidence_level: str | None
+    small_effect: bool
+    explanation_de: str
+    explanation_en: str | None
+    sentences_de: list[str]
+    sentences_en: list[str] | None
+    sentence_sections: list[str] | None
+    evidence_ids: list[int]
+    date: str | None
+    topics: list[str]
+    authors: list[str]
+    title: str
+    source: str  # crawl | crawl+release | release
+    release_row: int | None
+    gold_evidence: bool
+    n_evidence_unaligned: int
+    claim_en_origin: str | None
+    explanation_en_origin: str | None
+    sentences_en_origin: str | None

@@ -46,7 +46,7 @@ import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from medfc.common.csvfile import field_count_problem, read_csv_records, require_columns
@@ -56,6 +56,9 @@ from medfc.healthfc.dates import parse_german_date
 from medfc.healthfc.portal import TITLE_SUFFIX
 from medfc.healthfc.sentences import normalize_text, split_sentences
 from medfc.healthfc.verdicts import NEI, REFUTED, SUPPORTED, UnknownVerdict, verdict_from_text
+
+if TYPE_CHECKING:  # the HTTP client (requests) is loaded only to download a release
+    from medfc.common.http import HttpClient
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +169,7 @@ def split_top_sentences(text: str, lang: str = "de") -> list[str]:
     return split_sentences(text or "", lang)
 
 
-def _parse_list(value: str) -> list[Any] | None:
+def _parse_list(value: str) -> list[object] | None:
     value = (value or "").strip()
     if not value:
         return None
@@ -217,7 +220,7 @@ class ReleaseRow:
     de_ids: list[int] | None = None
     en_ids: list[int] | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
@@ -228,11 +231,11 @@ class ReleaseReport:
     source: str
     variant: str = ""
     skips: SkipReport = field(default_factory=lambda: SkipReport("healthfc.release"))
-    mojibake: list[dict[str, Any]] = field(default_factory=list)
-    empty_explanations: list[dict[str, Any]] = field(default_factory=list)
-    verdict_issues: list[dict[str, Any]] = field(default_factory=list)
+    mojibake: list[dict[str, object]] = field(default_factory=list)
+    empty_explanations: list[dict[str, object]] = field(default_factory=list)
+    verdict_issues: list[dict[str, object]] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         d = self.skips.as_dict()
         d.update(
             source=self.source,
@@ -371,7 +374,7 @@ def release_cache_path(url: str, cache_dir: str | os.PathLike) -> Path:
     return Path(cache_dir) / "healthfc" / "release" / f"{digest}-{name}"
 
 
-def fetch_release(source: str | os.PathLike, cache_dir: str | os.PathLike, *, client: Any = None) -> tuple[Path, bool]:
+def fetch_release(source: str | os.PathLike, cache_dir: str | os.PathLike, *, client: HttpClient | None = None) -> tuple[Path, bool]:
     """A local release path as is, or a URL downloaded once into the cache.
 
     Returns ``(path, from_cache)``; a cached download is reused without any request.

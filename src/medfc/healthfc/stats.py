@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 import re
 import unicodedata
@@ -32,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from medfc.healthfc.align import normalize_url
+from medfc.healthfc.records import DatasetRecord
 from medfc.healthfc.verdicts import LEVELS, NEI, REFUTED, SUPPORTED
 
 __all__ = ["PAPER_TABLE2", "TOPIC_SUFFIXES", "claims_per_year", "level_by_verdict", "merge_topics", "table2", "top_topics",
@@ -66,19 +66,19 @@ def _describe(values: Sequence[float]) -> dict[str, float | int | None]:
     }
 
 
-def _articles(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    seen: dict[str, dict[str, Any]] = {}
+def _articles(records: Sequence[DatasetRecord]) -> list[DatasetRecord]:
+    seen: dict[str, DatasetRecord] = {}
     for r in records:
         if r["source"] != "release":
             seen.setdefault(normalize_url(r["url"]), r)
     return list(seen.values())
 
 
-def table2(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
+def table2(records: Sequence[DatasetRecord]) -> pd.DataFrame:
     """Table 2 as rows (aspect, language, n, mean, std, min, max, paper_mean, paper_std, paper_min, paper_max)."""
     gold = [r for r in records if r["gold_evidence"] and r["evidence_ids"]]
     arts = _articles(records)
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     for lang in ("en", "de"):
         sents = f"sentences_{lang}"
         values: dict[str, list[float]] = {
@@ -98,9 +98,9 @@ def table2(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def claims_per_year(records: Sequence[dict[str, Any]]) -> tuple[pd.DataFrame, int]:
+def claims_per_year(records: Sequence[DatasetRecord]) -> tuple[pd.DataFrame, int]:
     """Fig. 1 data: ``DataFrame[year, claims, articles]`` and the number of undated claims."""
-    claims: Counter = Counter()
+    claims: Counter[int] = Counter()
     articles: dict[int, set[str]] = {}
     undated = 0
     for r in records:
@@ -161,7 +161,7 @@ def merge_topics(topics: Sequence[str], weights: dict[str, int] | None = None) -
     return {t: name[roots[topic_key(t)]] for t in dict.fromkeys(topics) if topic_key(t)}
 
 
-def top_topics(records: Sequence[dict[str, Any]], k: int = 10) -> pd.DataFrame:
+def top_topics(records: Sequence[DatasetRecord], k: int = 10) -> pd.DataFrame:
     """Fig. 2 data: ``DataFrame[topic, claims, share, variants]``, the ``k`` topics on most claims
     (ties by name) after :func:`merge_topics`; ``variants`` lists the merged names ("; "-joined)."""
     raw: Counter = Counter()
@@ -186,7 +186,7 @@ def top_topics(records: Sequence[dict[str, Any]], k: int = 10) -> pd.DataFrame:
     })
 
 
-def level_by_verdict(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
+def level_by_verdict(records: Sequence[DatasetRecord]) -> pd.DataFrame:
     """Fig. 3 data: ``DataFrame[label, evidence_level, claims]`` over every label × level (zeros kept)."""
     counts = Counter((r["label"], r["evidence_level"]) for r in records)
     levels = list(LEVELS) + sorted({str(lv) for _, lv in counts if lv not in LEVELS})
@@ -198,7 +198,7 @@ def level_by_verdict(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def summary(records: Sequence[DatasetRecord]) -> dict[str, object]:
     """Small JSON summary next to the tables (counts that are not in a figure)."""
     _, undated = claims_per_year(records)
     return {

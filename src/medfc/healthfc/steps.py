@@ -21,6 +21,7 @@ from medfc.common.diff import render_markdown, write_diff
 from medfc.common.io import input_paths, read_json, read_jsonl, write_json, write_jsonl, write_table
 from medfc.common.options import NoOptions, Options, OptionsError, Runtime
 from medfc.common.report import SkipReport
+from medfc.common.stepfiles import StepFiles
 from medfc.common.search_sources import options_class, source_names
 from medfc.healthfc import diff as hdiff
 from medfc.healthfc import stats as hstats
@@ -29,7 +30,7 @@ from medfc.healthfc.crawl_options import CrawlOptions
 from medfc.healthfc.dataset import build_dataset, known_translations, sentences_by_article, write_dataset
 from medfc.healthfc.folds import assign_folds
 from medfc.healthfc.parse import PageSkipped, parse_page
-from medfc.healthfc.records import schema_errors
+from medfc.healthfc.records import ArticleRecord, ClaimRecord, schema_errors
 from medfc.healthfc.release import ReleaseRow, fetch_release, read_release
 from medfc.healthfc.sentences import BaseSplitter
 from medfc.healthfc.tm import Corrections, TranslationMemory
@@ -92,7 +93,7 @@ class DiffOptions(Options):
 # ------------------------------------------------------------------------------------------- crawl
 
 
-def crawl(inputs: dict[str, Any], outputs: dict[str, Any], options: CrawlOptions, runtime: Runtime) -> None:
+def crawl(inputs: StepFiles, outputs: StepFiles, options: CrawlOptions, runtime: Runtime) -> None:
     """Crawl the portal (or the demo mirror) → ``pages`` (gzip JSONL) and ``stats`` (JSON)."""
     from medfc.healthfc.crawl import crawl_site  # Scrapy: imported by this step only
 
@@ -102,11 +103,11 @@ def crawl(inputs: dict[str, Any], outputs: dict[str, Any], options: CrawlOptions
 # ------------------------------------------------------------------------------------------- parse
 
 
-def parse_pages(pages_path: str) -> tuple[list[dict], list[dict], SkipReport]:
+def parse_pages(pages_path: str) -> tuple[list[ArticleRecord], list[ClaimRecord], SkipReport]:
     """Parse every raw page; return article records, claim records and the skip report."""
     report = SkipReport("healthfc.parse")
-    articles: list[dict] = []
-    claims: list[dict] = []
+    articles: list[ArticleRecord] = []
+    claims: list[ClaimRecord] = []
     seen_ids: dict[str, str] = {}
     for page in read_jsonl(pages_path):
         url = page.get("url", "<no url>")
@@ -131,7 +132,7 @@ def parse_pages(pages_path: str) -> tuple[list[dict], list[dict], SkipReport]:
         seen_ids[article.article_id] = url
         good_claims = []
         for claim in article.claims:
-            crec = asdict(claim)
+            crec: ClaimRecord = asdict(claim)
             cerr = schema_errors("claim", crec)
             if cerr:
                 report.skip(claim.claim_id, "claim_schema", "; ".join(cerr))
@@ -153,7 +154,7 @@ def parse_pages(pages_path: str) -> tuple[list[dict], list[dict], SkipReport]:
     return articles, claims, report
 
 
-def parse(inputs: dict[str, Any], outputs: dict[str, Any], options: NoOptions) -> None:
+def parse(inputs: StepFiles, outputs: StepFiles, options: NoOptions) -> None:
     """Raw pages → ``articles`` and ``claims`` (JSONL + Parquet) and ``report`` (JSON)."""
     articles, claims, report = parse_pages(inputs["pages"])
     articles.sort(key=lambda a: a["url"])
@@ -170,7 +171,7 @@ def parse(inputs: dict[str, Any], outputs: dict[str, Any], options: NoOptions) -
 # --------------------------------------------------------------------------------------- translate
 
 
-def translate(inputs: dict[str, Any], outputs: dict[str, Any], options: TranslateOptions) -> None:
+def translate(inputs: StepFiles, outputs: StepFiles, options: TranslateOptions) -> None:
     """Parsed ``articles`` + ``claims`` (+ the shipped ``memory_seeds`` and ``corrections`` files) →
     ``sentences``, ``claims_en`` (JSONL) and ``report`` (JSON).
 
@@ -207,7 +208,7 @@ def load_rows(path: str) -> list[ReleaseRow]:
     return [ReleaseRow(**{k: v for k, v in rec.items() if k in _ROW_FIELDS}) for rec in read_jsonl(path)]
 
 
-def release(inputs: dict[str, Any], outputs: dict[str, Any], options: ReleaseOptions) -> None:
+def release(inputs: StepFiles, outputs: StepFiles, options: ReleaseOptions) -> None:
     """Release file (input ``release``, or ``options.source`` when it is a URL) → ``rows`` + ``report``."""
     source = inputs.get("release") or options.source
     if not source:
@@ -220,7 +221,7 @@ def release(inputs: dict[str, Any], outputs: dict[str, Any], options: ReleaseOpt
     write_json(outputs["report"], rep)
 
 
-def align(inputs: dict[str, Any], outputs: dict[str, Any], options: AlignOptions) -> None:
+def align(inputs: StepFiles, outputs: StepFiles, options: AlignOptions) -> None:
     """Parsed claims/articles and release rows → ``alignment`` + ``report`` (rate, every unaligned sentence)."""
     claims = list(read_jsonl(inputs["claims"]))
     articles = list(read_jsonl(inputs["articles"]))
@@ -240,7 +241,7 @@ def align(inputs: dict[str, Any], outputs: dict[str, Any], options: AlignOptions
 # ----------------------------------------------------------------------------------------- dataset
 
 
-def dataset(inputs: dict[str, Any], outputs: dict[str, Any], options: DatasetOptions) -> None:
+def dataset(inputs: StepFiles, outputs: StepFiles, options: DatasetOptions) -> None:
     """→ ``jsonl``, ``parquet``, ``card`` (markdown) and ``report`` in the configured mode.
 
     crawl modes: parsed ``claims``/``articles`` and the translation step's ``sentences``/``claims_en``
@@ -273,7 +274,7 @@ def dataset(inputs: dict[str, Any], outputs: dict[str, Any], options: DatasetOpt
     log.info("dataset (%s): %d records", options.mode, len(records))
 
 
-def folds(inputs: dict[str, Any], outputs: dict[str, Any], options: FoldsOptions) -> None:
+def folds(inputs: StepFiles, outputs: StepFiles, options: FoldsOptions) -> None:
     """Dataset → ``folds`` (CSV id,fold) and ``report`` (JSON)."""
     df, report = assign_folds(list(read_jsonl(inputs["dataset"])), options.scheme, options.n_splits, options.seed)
     Path(outputs["folds"]).parent.mkdir(parents=True, exist_ok=True)
@@ -281,7 +282,7 @@ def folds(inputs: dict[str, Any], outputs: dict[str, Any], options: FoldsOptions
     write_json(outputs["report"], report)
 
 
-def stats(inputs: dict[str, Any], outputs: dict[str, Any], options: StatsOptions) -> None:
+def stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions) -> None:
     """Dataset → Table 2 (``table2`` .csv, with .md and .tex next to it), Figs. 1–3 (``fig1``..``fig3``
     .png with the .pdf next to it, and ``fig*_data`` CSVs) and ``summary`` (JSON)."""
     from medfc.healthfc import figures  # matplotlib: imported by this step only
@@ -301,7 +302,7 @@ def stats(inputs: dict[str, Any], outputs: dict[str, Any], options: StatsOptions
     write_json(outputs["summary"], hstats.summary(records))
 
 
-def diff(inputs: dict[str, Any], outputs: dict[str, Any], options: DiffOptions) -> dict[str, int]:
+def diff(inputs: StepFiles, outputs: StepFiles, options: DiffOptions) -> dict[str, int]:
     """Parsed ``claims``/``articles`` (+ the parser's ``parse_report``) against the release ``rows`` (+ its
     ``release_report``) → ``markdown``, ``rows`` (CSV, one finding per row) and ``counts`` (CSV)."""
     rows = load_rows(inputs["rows"])
@@ -337,7 +338,7 @@ class RetrieveOptions(Options):
             raise OptionsError(f"{where}.source: {self.source!r} is not one of {list(source_names())}")
 
 
-def retrieve(inputs: dict[str, Any], outputs: dict[str, Any], options: RetrieveOptions) -> dict[str, Any]:
+def retrieve(inputs: StepFiles, outputs: StepFiles, options: RetrieveOptions) -> dict[str, object]:
     """Dataset → ``evidence`` (JSONL, one row per claim × rank) and ``report`` (JSON): each claim searched in
     ``options.source`` (cached per query, resumable), or the rows of the source's prepared ``file``. Fails on
     a failed search, a refused key, or more claims without evidence than ``max_share_without_evidence``."""
@@ -356,7 +357,7 @@ def retrieve(inputs: dict[str, Any], outputs: dict[str, Any], options: RetrieveO
         mode = "search"
     ev.check_coverage(report, options.source, options.max_share_without_evidence)
     write_jsonl(outputs["evidence"], rows)
-    info = {"source": options.source, "mode": mode, "top_k": options.top_k, "lang": options.lang, **report.as_dict()}
+    info: dict[str, object] = {"source": options.source, "mode": mode, "top_k": options.top_k, "lang": options.lang, **report.as_dict()}
     write_json(outputs["report"], info)
     log.info("evidence from %s (%s): %d rows for %d of %d claims", options.source, mode, len(rows),
              report.counts.get("claims_with_results", 0), len(queries))

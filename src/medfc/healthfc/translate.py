@@ -23,13 +23,21 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, TypedDict, runtime_checkable
 
 import medfc
 from medfc.common.job import no_cuda_error
 from medfc.common.options import Options
 from medfc.healthfc.sentences import BaseSplitter, article_sentence_records
+from medfc.healthfc.records import ArticleRecord, ClaimRecord
 from medfc.healthfc.tm import Corrections, TranslationMemory, normalize_key
+
+if TYPE_CHECKING:  # the model libraries are loaded by a translator's load(), the HTTP stack by DeepL's
+    import ctranslate2
+    import requests
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+    from medfc.healthfc.ct2_models import ConvertedModel
 
 __all__ = [
     "CTranslate2Translator",
@@ -175,8 +183,8 @@ class MarianTranslator(_LengthSortedBatches):
         self.fp16 = fp16
         self.progress = progress
         self.local_files_only = local_files_only
-        self._model: Any = None
-        self._tokenizer: Any = None
+        self._model: PreTrainedModel | None = None
+        self._tokenizer: PreTrainedTokenizerBase | None = None
         self.device: str | None = None
         self.n_batches = 0
         self.n_sentences = 0
@@ -273,11 +281,11 @@ class CTranslate2Translator(_LengthSortedBatches):
         self.progress = progress
         self.local_files_only = local_files_only
         self.intra_threads = int(intra_threads)
-        self._translator: Any = None
-        self._tokenizer: Any = None
+        self._translator: ctranslate2.Translator | None = None
+        self._tokenizer: PreTrainedTokenizerBase | None = None
         self.device: str | None = None
         self.compute_type: str | None = None
-        self.converted: Any = None
+        self.converted: ConvertedModel | None = None
         """The :class:`~medfc.healthfc.ct2_models.ConvertedModel` once loaded (``.converted``: this
         load converted it; False: a cache hit)."""
         self.max_decoding_length = 0
@@ -363,7 +371,7 @@ class DeepLTranslator:
         source_lang: str = "DE",
         target_lang: str = "EN-US",
         base_url: str | None = None,
-        session: Any = None,
+        session: requests.Session | None = None,
         batch_size: int = 50,
         retries: int = 4,
         backoff_s: float = 1.0,
@@ -551,16 +559,44 @@ def make_translator_factory(options: TranslateOptions) -> Callable[[], Translato
     return deepl
 
 
+class TranslatedArticle(TypedDict):
+    """An article's sentences and texts in German and English (the translation step's ``sentences`` output)."""
+
+    article_id: str
+    url: str
+    sentences_de: list[str]
+    sentences_en: list[str]
+    sections: list[str]  # body | studies, per sentence
+    title_de: str
+    title_en: str
+    teaser_de: str
+    teaser_en: str
+
+
+class TranslatedClaim(TypedDict):
+    """A claim's question and explanation in German and English (the translation step's ``claims_en`` output)."""
+
+    claim_id: str
+    article_id: str
+    url: str
+    question_de: str
+    question_en: str
+    explanation_de: str
+    explanation_en: str
+    title_de: str
+    title_en: str
+
+
 def translate_articles(
-    articles: Sequence[dict[str, Any]],
-    claims: Sequence[dict[str, Any]],
+    articles: Sequence[ArticleRecord],
+    claims: Sequence[ClaimRecord],
     translator_factory: Callable[[], Translator],
     memory: TranslationMemory,
     corrections: Corrections | None,
     model_name: str,
     *,
     base: str,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[TranslatedArticle], list[TranslatedClaim], dict[str, object]]:
     """Split and translate → (sentence records, claim records, report) — see the module docstring.
 
     :raises TranslationUnavailableError: texts are missing from corrections/memory and the
@@ -601,7 +637,7 @@ def translate_articles(
             origin = rec.origin if rec is not None else "model"
         origins[origin] += 1
 
-    sentence_records = []
+    sentence_records: list[TranslatedArticle] = []
     for a in articles:
         sents = split[a["article_id"]]
         sentence_records.append({
@@ -615,7 +651,7 @@ def translate_articles(
             "teaser_de": a.get("teaser", "") or "",
             "teaser_en": en(a.get("teaser", "") or ""),
         })
-    claim_records = []
+    claim_records: list[TranslatedClaim] = []
     for c in claims:
         title = titles.get(c["article_id"], "")
         claim_records.append({
@@ -629,7 +665,7 @@ def translate_articles(
             "title_de": title,
             "title_en": en(title),
         })
-    report: dict[str, Any] = {
+    report: dict[str, object] = {
         **stats,
         "origins": dict(sorted(origins.items())),
         "n_articles": len(sentence_records),
