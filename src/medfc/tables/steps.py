@@ -11,7 +11,6 @@ the jobs' ``benchmarks`` instead, and the ensembles' members.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
