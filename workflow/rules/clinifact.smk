@@ -1,18 +1,13 @@
 # CliniFact: studies (bulk zip or v2 search API) → claims → PubMed abstracts → labelled pairs
 # → balanced 64/16/20 split → statistics and figures. The official release can replace the rebuilt
 # pairs (config clinifact.pairs_source: release), or be compared with them (clinifact_diff, when
-# clinifact.diff.release is set). Steps: medfc.clinifact.steps; see docs/clinifact.md.
-
-CF = config["clinifact"]
+# clinifact.diff.release is set). Steps: medfc.clinifact.steps; see docs/clinifact.md. Config-dependent inputs
+# and options from medfc.plan (PLAN: the job table of medfc.plan.jobs).
 
 
 rule clinifact_fetch_studies:
     input:
-        **(
-            {"zip": CF["studies"]["bulk_zip"]}
-            if CF["studies"]["source"] == "bulk_zip" and CF["studies"]["bulk_zip"]
-            else {}
-        ),
+        unpack(lambda w: PLAN.inputs("clinifact_fetch_studies", w)),
     output:
         studies=f"{RESULTS}/clinifact/studies/studies.jsonl.gz",
         excluded=f"{RESULTS}/clinifact/studies/excluded.jsonl.gz",
@@ -28,11 +23,7 @@ rule clinifact_fetch_studies:
         runtime=600,
     params:
         step=versioned("clinifact.steps:fetch_studies"),
-        options=lambda w: {
-            **{k: v for k, v in CF["studies"].items() if k != "bulk_zip"},
-            "cache_dir": f"{CACHE}/clinifact",
-            "user_agent": CF["user_agent"],
-        },
+        options=lambda w: PLAN.options("clinifact_fetch_studies", w),
     script:
         STEP_SCRIPT
 
@@ -56,7 +47,7 @@ rule clinifact_build_claims:
         runtime=240,
     params:
         step=versioned("clinifact.steps:build_claims"),
-        options=lambda w: CF["claims"],
+        options=lambda w: PLAN.options("clinifact_build_claims", w),
     script:
         STEP_SCRIPT
 
@@ -78,11 +69,7 @@ rule clinifact_fetch_abstracts:
         runtime=240,
     params:
         step=versioned("clinifact.steps:fetch_abstracts"),
-        options=lambda w: {
-            **CF["pubmed"],
-            "cache_dir": f"{CACHE}/clinifact/pubmed",
-            "user_agent": CF["user_agent"],
-        },
+        options=lambda w: PLAN.options("clinifact_fetch_abstracts", w),
     script:
         STEP_SCRIPT
 
@@ -117,14 +104,14 @@ rule clinifact_build_pairs:
         runtime=30,
     params:
         step=versioned("clinifact.steps:build_pairs"),
-        options=lambda w: CF["pairs"],
+        options=lambda w: PLAN.options("clinifact_build_pairs", w),
     script:
         STEP_SCRIPT
 
 
 rule clinifact_import_release:
     input:
-        unpack(lambda w: PLAN.clinifact_release_inputs()),
+        unpack(lambda w: PLAN.inputs("clinifact_import_release", w)),
     output:
         train=f"{RESULTS}/clinifact/release/train_set.csv",
         validation=f"{RESULTS}/clinifact/release/validation_set.csv",
@@ -141,7 +128,7 @@ rule clinifact_import_release:
         runtime=30,
     params:
         step=versioned("clinifact.steps:import_release"),
-        options=lambda w: {**CF["release"], "cache_dir": f"{CACHE}/clinifact"},
+        options=lambda w: PLAN.options("clinifact_import_release", w),
     script:
         STEP_SCRIPT
 
@@ -185,14 +172,14 @@ rule clinifact_stats:
         runtime=30,
     params:
         step=versioned("clinifact.steps:clinifact_stats"),
-        options=CF["stats"],
+        options=lambda w: PLAN.options("clinifact_stats", w),
     script:
         STEP_SCRIPT
 
 
 rule clinifact_diff:
     input:
-        unpack(lambda w: PLAN.clinifact_diff_inputs()),
+        unpack(lambda w: PLAN.inputs("clinifact_diff", w)),
         pairs=rules.clinifact_build_pairs.output.pairs,
         train=rules.clinifact_build_pairs.output.train,
         validation=rules.clinifact_build_pairs.output.validation,
@@ -225,6 +212,6 @@ rule clinifact_diff:
         runtime=30,
     params:
         step=versioned("clinifact.steps:diff"),
-        options=lambda w: {**CF["diff"], "cache_dir": f"{CACHE}/clinifact"},
+        options=lambda w: PLAN.options("clinifact_diff", w),
     script:
         STEP_SCRIPT

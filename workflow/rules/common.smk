@@ -1,5 +1,6 @@
-# Shared set-up: config validation, the plan (medfc.plan: targets, run matrix, every job's options),
-# wildcard constraints and the input helpers that name other rules' outputs.
+# Shared set-up: config validation, the plan (medfc.plan: targets, run matrix, and the job table that
+# gives every rule's config-dependent inputs, options, prompts and resources: PLAN.inputs, PLAN.options,
+# PLAN.prompts, PLAN.job_resources) and wildcard constraints.
 
 import os
 import sys
@@ -57,7 +58,6 @@ onstart:
 os.environ.setdefault(provenance.RUN_ENV, provenance.new_run_id())
 os.environ[provenance.RECORDS_ENV] = PLAN.layout.provenance
 
-CACHE = config["cache_dir"]
 # the run's folder (results_dir): every output, log and benchmark below it (medfc.plan.layout)
 RESULTS = PLAN.layout.results
 LOGS = PLAN.layout.logs
@@ -76,28 +76,3 @@ wildcard_constraints:
     fold=r"\d+",
     model=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
     table="|".join(TABLES),
-
-
-def healthfc_dataset_inputs(wildcards):
-    """The dataset's inputs in the configured mode (crawl outputs and/or the release)."""
-    sources = PLAN.healthfc_dataset_sources()
-    inputs = {}
-    if "parse" in sources:
-        inputs["claims"] = rules.healthfc_parse.output.claims
-        inputs["articles"] = rules.healthfc_parse.output.articles
-    if "translate" in sources:
-        inputs["sentences"] = rules.healthfc_translate.output.sentences
-        inputs["claims_en"] = rules.healthfc_translate.output.claims_en
-    if "release" in sources:
-        inputs["rows"] = rules.healthfc_release.output.rows
-    if "align" in sources:
-        inputs["alignment"] = rules.healthfc_align.output.alignment
-        inputs["align_report"] = rules.healthfc_align.output.report
-    return inputs
-
-
-def medsnip_source(wildcards):
-    """What a dataset's answers are read from: the HealthFC dataset (built as needed) or a bench file."""
-    if wildcards.dataset == "healthfc":
-        return rules.healthfc_dataset.output.jsonl
-    return config["medsnip"]["datasets"]["bench"]["path"]

@@ -6,7 +6,7 @@
 
 rule healthfc_experiment:
     input:
-        unpack(lambda w: PLAN.healthfc_experiment_inputs(w.system)),
+        unpack(lambda w: PLAN.inputs("healthfc_experiment", w)),
         dataset=rules.healthfc_dataset.output.jsonl,
         folds=rules.healthfc_folds.output.folds,
     output:
@@ -27,14 +27,14 @@ rule healthfc_experiment:
         gpu=lambda w: PLAN.job_resources("healthfc_experiment", w)["gpu"],
     params:
         step=versioned("experiments.steps:healthfc_experiment"),
-        options=lambda w: PLAN.healthfc_experiment_options(w.lang, w.model, w.system, w.fold),
+        options=lambda w: PLAN.options("healthfc_experiment", w),
     script:
         STEP_SCRIPT
 
 
 rule clinifact_experiment:
     input:
-        unpack(lambda w: PLAN.clinifact_split_inputs()),
+        unpack(lambda w: PLAN.inputs("clinifact_experiment", w)),
     output:
         predictions=f"{EXP_DIR}/clinifact/{{model}}/predictions.jsonl",
         info=f"{EXP_DIR}/clinifact/{{model}}/info.json",
@@ -53,14 +53,14 @@ rule clinifact_experiment:
         gpu=lambda w: PLAN.job_resources("clinifact_experiment", w)["gpu"],
     params:
         step=versioned("experiments.steps:clinifact_experiment"),
-        options=lambda w: PLAN.clinifact_experiment_options(w.model),
+        options=lambda w: PLAN.options("clinifact_experiment", w),
     script:
         STEP_SCRIPT
 
 
 rule clinifact_zero_shot:
     input:
-        unpack(lambda w: PLAN.clinifact_zero_shot_inputs()),
+        unpack(lambda w: PLAN.inputs("clinifact_zero_shot", w)),
     output:
         predictions=f"{EXP_DIR}/clinifact/zero_shot/{{model}}/predictions.jsonl",
         info=f"{EXP_DIR}/clinifact/zero_shot/{{model}}/info.json",
@@ -77,14 +77,14 @@ rule clinifact_zero_shot:
         gpu=lambda w: PLAN.job_resources("clinifact_zero_shot", w)["gpu"],
     params:
         step=versioned("experiments.steps:clinifact_zero_shot"),
-        options=lambda w: PLAN.clinifact_zero_shot_options(w.model),
+        options=lambda w: PLAN.options("clinifact_zero_shot", w),
     script:
         STEP_SCRIPT
 
 
 rule clinifact_fine_tune:
     input:
-        unpack(lambda w: PLAN.clinifact_split_inputs()),
+        unpack(lambda w: PLAN.inputs("clinifact_fine_tune", w)),
     output:
         predictions=f"{EXP_DIR}/clinifact/fine_tuned/{{model}}/predictions.jsonl",
         info=f"{EXP_DIR}/clinifact/fine_tuned/{{model}}/info.json",
@@ -103,14 +103,14 @@ rule clinifact_fine_tune:
         gpu=lambda w: PLAN.job_resources("clinifact_fine_tune", w)["gpu"],
     params:
         step=versioned("experiments.steps:clinifact_fine_tune"),
-        options=lambda w: PLAN.clinifact_fine_tune_options(w.model),
+        options=lambda w: PLAN.options("clinifact_fine_tune", w),
     script:
         STEP_SCRIPT
 
 
 rule healthfc_inner_cv:
     input:
-        unpack(lambda w: PLAN.healthfc_experiment_inputs(w.system)),
+        unpack(lambda w: PLAN.inputs("healthfc_inner_cv", w)),
         dataset=rules.healthfc_dataset.output.jsonl,
         folds=rules.healthfc_folds.output.folds,
     output:
@@ -131,14 +131,14 @@ rule healthfc_inner_cv:
         gpu=lambda w: PLAN.job_resources("healthfc_inner_cv", w)["gpu"],
     params:
         step=versioned("experiments.steps:healthfc_inner_cv"),
-        options=lambda w: PLAN.healthfc_inner_cv_options(w.lang, w.model, w.system, w.fold),
+        options=lambda w: PLAN.options("healthfc_inner_cv", w),
     script:
         STEP_SCRIPT
 
 
 rule clinifact_inner_cv:
     input:
-        unpack(lambda w: PLAN.clinifact_inner_cv_inputs()),
+        unpack(lambda w: PLAN.inputs("clinifact_inner_cv", w)),
     output:
         predictions=f"{PLAN.inner_cv_dir}/clinifact/{{model}}/predictions.jsonl",
         info=f"{PLAN.inner_cv_dir}/clinifact/{{model}}/info.json",
@@ -157,14 +157,14 @@ rule clinifact_inner_cv:
         gpu=lambda w: PLAN.job_resources("clinifact_inner_cv", w)["gpu"],
     params:
         step=versioned("experiments.steps:clinifact_inner_cv"),
-        options=lambda w: PLAN.clinifact_inner_cv_options(w.model),
+        options=lambda w: PLAN.options("clinifact_inner_cv", w),
     script:
         STEP_SCRIPT
 
 
 rule healthfc_ensemble:
     input:
-        unpack(lambda w: PLAN.healthfc_ensemble_inputs(w.lang, w.model, w.system, w.fold)),
+        unpack(lambda w: PLAN.inputs("healthfc_ensemble", w)),
     output:
         predictions=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/predictions.jsonl",
         info=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/info.json",
@@ -181,14 +181,14 @@ rule healthfc_ensemble:
         runtime=10,
     params:
         step=versioned("experiments.steps:ensemble"),
-        options=lambda w: PLAN.ensemble_options(w.model),
+        options=lambda w: PLAN.options("healthfc_ensemble", w),
     script:
         STEP_SCRIPT
 
 
 rule clinifact_ensemble:
     input:
-        unpack(lambda w: PLAN.clinifact_ensemble_inputs(w.model)),
+        unpack(lambda w: PLAN.inputs("clinifact_ensemble", w)),
     output:
         predictions=f"{EXP_DIR}/clinifact/{{model}}/predictions.jsonl",
         info=f"{EXP_DIR}/clinifact/{{model}}/info.json",
@@ -205,6 +205,6 @@ rule clinifact_ensemble:
         runtime=10,
     params:
         step=versioned("experiments.steps:ensemble"),
-        options=lambda w: PLAN.ensemble_options(w.model),
+        options=lambda w: PLAN.options("clinifact_ensemble", w),
     script:
         STEP_SCRIPT

@@ -2,11 +2,12 @@
 # translations → release annotations aligned → the dataset → folds, Table 2, Figs. 1–3; the crawl
 # against the release (healthfc_diff, crawl+release mode).
 # Modes (healthfc.dataset.mode): crawl+release (default), crawl (no release file), release (no crawl).
+# Steps: medfc.healthfc.steps; config-dependent inputs and options from medfc.plan (PLAN: medfc.plan.jobs).
 
 
 rule healthfc_crawl:
     input:
-        lambda w: PLAN.crawl_inputs(),
+        lambda w: PLAN.inputs("healthfc_crawl", w),
     output:
         pages=f"{RESULTS}/healthfc/crawl/pages.jsonl.gz",
         stats=f"{RESULTS}/healthfc/crawl/stats.json",
@@ -21,11 +22,7 @@ rule healthfc_crawl:
         runtime=720,
     params:
         step=versioned("healthfc.steps:crawl"),
-        options={
-            **config["healthfc"]["crawl"],
-            "http_cache_dir": f"{CACHE}/healthfc/http",
-            "jobdir": f"{CACHE}/healthfc/crawl-job",
-        },
+        options=lambda w: PLAN.options("healthfc_crawl", w),
     script:
         STEP_SCRIPT
 
@@ -50,14 +47,14 @@ rule healthfc_parse:
         runtime=30,
     params:
         step=versioned("healthfc.steps:parse"),
-        options={},
+        options=lambda w: PLAN.options("healthfc_parse", w),
     script:
         STEP_SCRIPT
 
 
 rule healthfc_translate:
     input:
-        unpack(lambda w: PLAN.translation_inputs()),
+        unpack(lambda w: PLAN.inputs("healthfc_translate", w)),
         articles=rules.healthfc_parse.output.articles,
         claims=rules.healthfc_parse.output.claims,
     output:
@@ -70,33 +67,21 @@ rule healthfc_translate:
         f"{RESULTS}/benchmarks/healthfc/translate.tsv"
     conda:
         "../envs/medfc.yaml"
-    threads: lambda w: PLAN.job_resources("healthfc_translate")["threads"]
+    threads: lambda w: PLAN.job_resources("healthfc_translate", w)["threads"]
     resources:
-        mem_mb=lambda w: PLAN.job_resources("healthfc_translate")["mem_mb"],
-        runtime=lambda w: PLAN.job_resources("healthfc_translate")["runtime"],
-        gpu=lambda w: PLAN.job_resources("healthfc_translate")["gpu"],
+        mem_mb=lambda w: PLAN.job_resources("healthfc_translate", w)["mem_mb"],
+        runtime=lambda w: PLAN.job_resources("healthfc_translate", w)["runtime"],
+        gpu=lambda w: PLAN.job_resources("healthfc_translate", w)["gpu"],
     params:
         step=versioned("healthfc.steps:translate"),
-        # the working translation memory (<cache_dir>/healthfc/translation_memory.jsonl) is this rule's
-        # alone: no other rule reads or writes it (the dataset takes its English from the outputs here)
-        options={
-            **{
-                k: v
-                for k, v in config["healthfc"]["translation"].items()
-                if k not in ("memory_seeds", "corrections", "gpu")
-            },
-            "memory": f"{CACHE}/healthfc/translation_memory.jsonl",
-            # the ctranslate2 backend's converted models (keyed by model, ctranslate2 version, quantization)
-            "ct2_cache": f"{CACHE}/healthfc/ctranslate2",
-            "splitter": config["healthfc"]["sentences"]["base"],
-        },
+        options=lambda w: PLAN.options("healthfc_translate", w),
     script:
         STEP_SCRIPT
 
 
 rule healthfc_release:
     input:
-        unpack(lambda w: PLAN.healthfc_release_inputs()),
+        unpack(lambda w: PLAN.inputs("healthfc_release", w)),
     output:
         rows=f"{RESULTS}/healthfc/release/rows.jsonl",
         report=f"{RESULTS}/healthfc/release/report.json",
@@ -111,7 +96,7 @@ rule healthfc_release:
         runtime=15,
     params:
         step=versioned("healthfc.steps:release"),
-        options={**config["healthfc"]["release"], "cache_dir": CACHE},
+        options=lambda w: PLAN.options("healthfc_release", w),
     script:
         STEP_SCRIPT
 
@@ -135,14 +120,14 @@ rule healthfc_align:
         runtime=30,
     params:
         step=versioned("healthfc.steps:align"),
-        options={**config["healthfc"]["align"], "splitter": config["healthfc"]["sentences"]["base"]},
+        options=lambda w: PLAN.options("healthfc_align", w),
     script:
         STEP_SCRIPT
 
 
 rule healthfc_dataset:
     input:
-        unpack(healthfc_dataset_inputs),
+        unpack(lambda w: PLAN.inputs("healthfc_dataset", w)),
     output:
         jsonl=f"{RESULTS}/healthfc/dataset/healthfc.jsonl",
         parquet=f"{RESULTS}/healthfc/dataset/healthfc.parquet",
@@ -161,7 +146,7 @@ rule healthfc_dataset:
         runtime=30,
     params:
         step=versioned("healthfc.steps:dataset"),
-        options={"mode": PLAN.healthfc_mode, "splitter": config["healthfc"]["sentences"]["base"]},
+        options=lambda w: PLAN.options("healthfc_dataset", w),
     script:
         STEP_SCRIPT
 
@@ -183,14 +168,14 @@ rule healthfc_folds:
         runtime=10,
     params:
         step=versioned("healthfc.steps:folds"),
-        options=config["healthfc"]["folds"],
+        options=lambda w: PLAN.options("healthfc_folds", w),
     script:
         STEP_SCRIPT
 
 
 rule healthfc_retrieve:
     input:
-        unpack(lambda w: PLAN.healthfc_retrieve_inputs(w.source)),
+        unpack(lambda w: PLAN.inputs("healthfc_retrieve", w)),
         dataset=rules.healthfc_dataset.output.jsonl,
     output:
         evidence=f"{RESULTS}/healthfc/evidence/{{source}}.jsonl",
@@ -208,7 +193,7 @@ rule healthfc_retrieve:
         runtime=lambda w: config["healthfc"]["retrieval"]["runtime"],
     params:
         step=versioned("healthfc.steps:retrieve"),
-        options=lambda w: PLAN.healthfc_retrieve_options(w.source),
+        options=lambda w: PLAN.options("healthfc_retrieve", w),
     script:
         STEP_SCRIPT
 
@@ -253,7 +238,7 @@ rule healthfc_stats:
         runtime=15,
     params:
         step=versioned("healthfc.steps:stats"),
-        options={"top_topics": config["healthfc"]["dataset"]["top_topics"]},
+        options=lambda w: PLAN.options("healthfc_stats", w),
     script:
         STEP_SCRIPT
 
@@ -282,6 +267,6 @@ rule healthfc_diff:
         runtime=15,
     params:
         step=versioned("healthfc.steps:diff"),
-        options={**config["healthfc"]["diff"], "min_claim_score": config["healthfc"]["align"]["min_claim_score"]},
+        options=lambda w: PLAN.options("healthfc_diff", w),
     script:
         STEP_SCRIPT

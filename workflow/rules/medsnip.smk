@@ -7,7 +7,7 @@
 
 rule medsnip_prepare:
     input:
-        source=medsnip_source,
+        unpack(lambda w: PLAN.inputs("medsnip_prepare", w)),
     output:
         answers=f"{MEDSNIP_DIR}/{{dataset}}/answers.jsonl",
         info=f"{MEDSNIP_DIR}/{{dataset}}/answers.info.json",
@@ -20,15 +20,15 @@ rule medsnip_prepare:
         dataset=MEDSNIP_WILDCARDS["dataset"],
     conda:
         "../envs/medfc.yaml"
-    threads: lambda w: PLAN.medsnip_resources(PLAN.medsnip_prepare_options(w.dataset))["threads"]
+    threads: lambda w: PLAN.job_resources("medsnip_prepare", w)["threads"]
     resources:
-        gpu=lambda w: PLAN.medsnip_resources(PLAN.medsnip_prepare_options(w.dataset))["gpu"],
-        mem_mb=lambda w: PLAN.medsnip_resources(PLAN.medsnip_prepare_options(w.dataset))["mem_mb"],
-        runtime=lambda w: config["medsnip"]["runtime"],
+        gpu=lambda w: PLAN.job_resources("medsnip_prepare", w)["gpu"],
+        mem_mb=lambda w: PLAN.job_resources("medsnip_prepare", w)["mem_mb"],
+        runtime=lambda w: PLAN.job_resources("medsnip_prepare", w)["runtime"],
     params:
         step=versioned("medsnip.steps:prepare"),
-        options=lambda w: PLAN.medsnip_prepare_options(w.dataset),
-        prompts=lambda w: PLAN.medsnip_prepare_prompts(w.dataset),
+        options=lambda w: PLAN.options("medsnip_prepare", w),
+        prompts=lambda w: PLAN.prompts("medsnip_prepare", w),
     script:
         STEP_SCRIPT
 
@@ -49,22 +49,22 @@ rule medsnip_decompose:
         mode=MEDSNIP_WILDCARDS["mode"],
     conda:
         "../envs/medfc.yaml"
-    threads: lambda w: PLAN.medsnip_resources(PLAN.medsnip_decompose_options(w.dataset, w.mode))["threads"]
+    threads: lambda w: PLAN.job_resources("medsnip_decompose", w)["threads"]
     resources:
-        gpu=lambda w: PLAN.medsnip_resources(PLAN.medsnip_decompose_options(w.dataset, w.mode))["gpu"],
-        mem_mb=lambda w: PLAN.medsnip_resources(PLAN.medsnip_decompose_options(w.dataset, w.mode))["mem_mb"],
-        runtime=lambda w: config["medsnip"]["runtime"],
+        gpu=lambda w: PLAN.job_resources("medsnip_decompose", w)["gpu"],
+        mem_mb=lambda w: PLAN.job_resources("medsnip_decompose", w)["mem_mb"],
+        runtime=lambda w: PLAN.job_resources("medsnip_decompose", w)["runtime"],
     params:
         step=versioned("medsnip.steps:decompose"),
-        options=lambda w: PLAN.medsnip_decompose_options(w.dataset, w.mode),
-        prompts=lambda w: PLAN.medsnip_decompose_prompts(w.mode),
+        options=lambda w: PLAN.options("medsnip_decompose", w),
+        prompts=lambda w: PLAN.prompts("medsnip_decompose", w),
     script:
         STEP_SCRIPT
 
 
 rule medsnip_verify:
     input:
-        unpack(lambda w: PLAN.medsnip_verify_inputs(w.dataset, w.mode, w.verifier)),
+        unpack(lambda w: PLAN.inputs("medsnip_verify", w)),
     output:
         verdicts=f"{MEDSNIP_DIR}/{{dataset}}/verdicts/{{verifier}}/{{mode}}.jsonl",
         info=f"{MEDSNIP_DIR}/{{dataset}}/verdicts/{{verifier}}/{{mode}}.info.json",
@@ -79,22 +79,22 @@ rule medsnip_verify:
         verifier=MEDSNIP_WILDCARDS["verifier"],
     conda:
         "../envs/medfc.yaml"
-    threads: lambda w: PLAN.medsnip_resources(PLAN.medsnip_verify_options(w.verifier))["threads"]
+    threads: lambda w: PLAN.job_resources("medsnip_verify", w)["threads"]
     resources:
-        gpu=lambda w: PLAN.medsnip_resources(PLAN.medsnip_verify_options(w.verifier))["gpu"],
-        mem_mb=lambda w: PLAN.medsnip_resources(PLAN.medsnip_verify_options(w.verifier))["mem_mb"],
-        runtime=lambda w: config["medsnip"]["runtime"],
+        gpu=lambda w: PLAN.job_resources("medsnip_verify", w)["gpu"],
+        mem_mb=lambda w: PLAN.job_resources("medsnip_verify", w)["mem_mb"],
+        runtime=lambda w: PLAN.job_resources("medsnip_verify", w)["runtime"],
     params:
         step=versioned("medsnip.steps:verify"),
-        options=lambda w: PLAN.medsnip_verify_options(w.verifier),
-        prompts=lambda w: PLAN.medsnip_verify_prompts(w.verifier),
+        options=lambda w: PLAN.options("medsnip_verify", w),
+        prompts=lambda w: PLAN.prompts("medsnip_verify", w),
     script:
         STEP_SCRIPT
 
 
 rule medsnip_score:
     input:
-        unpack(lambda w: PLAN.medsnip_score_inputs(w.dataset)),
+        unpack(lambda w: PLAN.inputs("medsnip_score", w)),
     output:
         scores=f"{MEDSNIP_DIR}/{{dataset}}/scores.json",
         report=f"{MEDSNIP_DIR}/{{dataset}}/scores.report.json",
@@ -111,7 +111,7 @@ rule medsnip_score:
         runtime=30,
     params:
         step=versioned("medsnip.steps:score"),
-        options=lambda w: PLAN.medsnip_score_options(w.dataset),
+        options=lambda w: PLAN.options("medsnip_score", w),
     script:
         STEP_SCRIPT
 
@@ -141,6 +141,6 @@ rule medsnip_table:
         runtime=10,
     params:
         step=versioned("medsnip.steps:table"),
-        options=lambda w: {"title": MEDSNIP_TITLES[w.dataset]},
+        options=lambda w: PLAN.options("medsnip_table", w),
     script:
         STEP_SCRIPT

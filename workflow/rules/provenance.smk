@@ -22,6 +22,6 @@ rule provenance:
         runtime=5,
     params:
         step=versioned("common.provenance:write_software"),
-        options=lambda w: {"software": provenance.software()},
+        options=lambda w: PLAN.options("provenance", w),
     script:
         STEP_SCRIPT

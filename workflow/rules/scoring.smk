@@ -21,7 +21,7 @@ rule healthfc_score:
         runtime=30,
     params:
         step=versioned("scoring.steps:healthfc"),
-        options=lambda w: PLAN.healthfc_score_options(w.lang, w.system),
+        options=lambda w: PLAN.options("healthfc_score", w),
     script:
         STEP_SCRIPT
 
@@ -43,7 +43,7 @@ rule clinifact_score:
         runtime=10,
     params:
         step=versioned("scoring.steps:clinifact"),
-        options=PLAN.clinifact_score_options("discriminative"),
+        options=lambda w: PLAN.options("clinifact_score", w),
     script:
         STEP_SCRIPT
 
@@ -65,7 +65,7 @@ rule clinifact_zero_shot_score:
         runtime=10,
     params:
         step=versioned("scoring.steps:clinifact"),
-        options=PLAN.clinifact_score_options("zero_shot"),
+        options=lambda w: PLAN.options("clinifact_zero_shot_score", w),
     script:
         STEP_SCRIPT
 
@@ -87,6 +87,6 @@ rule clinifact_fine_tune_score:
         runtime=10,
     params:
         step=versioned("scoring.steps:clinifact"),
-        options=PLAN.clinifact_score_options("fine_tuned"),
+        options=lambda w: PLAN.options("clinifact_fine_tune_score", w),
     script:
         STEP_SCRIPT

@@ -5,7 +5,7 @@
 
 rule table:
     input:
-        unpack(lambda w: PLAN.table_inputs(w.table)),
+        unpack(lambda w: PLAN.inputs("table", w)),
     output:
         csv=f"{TABLES_DIR}/{{table}}.csv",
         md=f"{TABLES_DIR}/{{table}}.md",
@@ -28,6 +28,6 @@ rule table:
         runtime=10,
     params:
         step=lambda w: versioned(f"tables.steps:{w.table}"),
-        options=lambda w: PLAN.table_options(w.table),
+        options=lambda w: PLAN.options("table", w),
     script:
         STEP_SCRIPT

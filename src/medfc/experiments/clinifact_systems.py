@@ -23,9 +23,10 @@ class CliniFactSystem:
     ``name`` is its model list's key (``models.clinifact.<name>``) and the ``system`` of its runs, their
     predictions and scores. ``options`` names the :class:`medfc.plan.Plan` method that builds one model's
     options (the ``options`` param of ``rule``), from ``experiments.clinifact.<section>`` and its overrides
-    ``experiments.clinifact.model_<section>[model]``. ``rule`` makes a run's predictions, ``score_rule``
-    scores them and ``ensemble_rule`` combines an ensemble's members' predictions (None: the system runs no
-    ensembles; an ensemble's name is a model of its own); ``inner_cv_rule`` makes a stacked ensemble's
+    ``experiments.clinifact.model_<section>[model]``; ``inputs`` names the one that gives a job's input files
+    (the splits it reads). ``rule`` makes a run's predictions, ``score_rule`` scores them and ``ensemble_rule``
+    combines an ensemble's members' predictions (None: the system runs no ensembles; an ensemble's name is a
+    model of its own); ``inner_cv_rule`` makes a stacked ensemble's
     members' out-of-fold predictions (:mod:`medfc.experiments.stacking`). ``folder`` is its runs' folder under
     ``<experiments>/clinifact`` (``""``: a run's folder lies there directly); ``title`` names it in messages
     and ``suffix`` is what its rows in the tables and Fig. 3 add to the model's alias (the paper's row names,
@@ -51,6 +52,7 @@ class CliniFactSystem:
     suffix: str = ""
     ensemble_rule: str | None = None
     inner_cv_rule: str | None = None
+    inputs: str = "clinifact_split_inputs"
     asks_llm: bool = False
     placement: Literal["compute", "model"] = "compute"
     resources: str = "model_kind"
@@ -77,7 +79,7 @@ CLINIFACT_SYSTEMS: dict[str, CliniFactSystem] = {
                         inner_cv_rule="clinifact_inner_cv"),
         CliniFactSystem("zero_shot", options="clinifact_zero_shot_options", section="zero_shot", rule="clinifact_zero_shot",
                         score_rule="clinifact_zero_shot_score", title="zero-shot", folder="zero_shot", suffix=" (zero-shot)",
-                        asks_llm=True, placement="model", resources="llm"),
+                        inputs="clinifact_zero_shot_inputs", asks_llm=True, placement="model", resources="llm"),
         CliniFactSystem("fine_tuned", options="clinifact_fine_tune_options", section="fine_tune", rule="clinifact_fine_tune",
                         score_rule="clinifact_fine_tune_score", title="fine-tuned", folder="fine_tuned", suffix=" (fine-tuned)",
                         resources="lora"),

@@ -5,37 +5,46 @@ A :class:`Plan` gives the targets of ``rule all``, the run matrix of every table
 system × fold; CliniFact: model × system), each job's input files that depend on the config and each
 job's fully built step options: every layering of training configs (``train`` < ``model_train`` <
 ``system_train`` < ``smoke``; the pipeline's selector < ``evidence_train`` < ``smoke``) is done here, once.
-:meth:`Plan.check` holds the checks across keys that the schema cannot express, and builds every planned job's
-options once (:meth:`Plan.build_jobs`), so that a mistake found while building them stops the run at once;
+The rules ask for them through four entry points, ``Plan.options(rule, wildcards)``, ``Plan.inputs``,
+``Plan.prompts`` and ``Plan.job_resources``, which look the rule up in the job table (:func:`job_specs`: each
+stage's records, :mod:`medfc.plan.jobs`). :meth:`Plan.check` holds the checks across keys that the schema
+cannot express, and builds every planned job's options once (:meth:`Plan.build_jobs`, one loop over the
+table), so that a mistake found while building them stops the run at once;
 :func:`medfc.plan.config_errors.plan_for` is the one entry point (schema, defaults, plan, checks), each mistake
 one line naming the key.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
+from medfc.common import provenance
 from medfc.experiments.aliases import ALIAS_HINT
-from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, clinifact_system
-from medfc.experiments.systems import evidence_source
-from medfc.plan import cluster, prerequisites
-from medfc.plan.experiments import HEALTHFC_WILDCARDS, TABLES, ExperimentsPlan, did_you_mean, layered
-from medfc.plan.layout import PAPERS, Layout, release_split_files
-from medfc.plan.medsnip import MEDSNIP_TITLES, MEDSNIP_WILDCARDS, MedsnipPlan
+from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS
+from medfc.plan import cluster, jobs, prerequisites
+from medfc.plan.datasets import DatasetsPlan, dataset_jobs
+from medfc.plan.experiments import HEALTHFC_WILDCARDS, TABLES, ExperimentsPlan, did_you_mean, experiment_jobs, layered
+from medfc.plan.jobs import JobSpec, call, one_job
+from medfc.plan.layout import PAPERS, Layout
+from medfc.plan.medsnip import MEDSNIP_TITLES, MEDSNIP_WILDCARDS, MedsnipPlan, medsnip_jobs
 
-__all__ = ["HEALTHFC_WILDCARDS", "MEDSNIP_TITLES", "MEDSNIP_WILDCARDS", "PAPERS", "TABLES", "Layout", "Plan", "layered"]
-
-
-def _files_under(directory: str) -> list[str]:
-    """Every file below a directory (as inputs, so editing any of them reruns the rule)."""
-    root = Path(directory)
-    if not root.is_dir():
-        raise ValueError(f"config: directory {directory!r} does not exist")
-    return sorted(str(p) for p in root.rglob("*") if p.is_file())
+__all__ = ["HEALTHFC_WILDCARDS", "MEDSNIP_TITLES", "MEDSNIP_WILDCARDS", "PAPERS", "TABLES", "JobSpec", "Layout", "Plan", "job_spec", "job_specs",
+           "layered"]
 
 
-class Plan(ExperimentsPlan, MedsnipPlan):
+def job_specs() -> dict[str, JobSpec]:
+    """The plan as a table (:mod:`medfc.plan.jobs`): rule → its record, every stage's, built from the registries
+    as they are now (a CliniFact system registered later is in it)."""
+    provenance_job = JobSpec("provenance", options=call("provenance_options"), planned=one_job(lambda plan: True), checked=False)
+    return jobs.table_of([*dataset_jobs(), *experiment_jobs(), *medsnip_jobs(), provenance_job])
+
+
+def job_spec(rule: str) -> JobSpec:
+    """One rule's record; a rule not in the table is a ValueError naming it."""
+    return jobs.job_spec(job_specs(), rule)
+
+
+class Plan(DatasetsPlan, ExperimentsPlan, MedsnipPlan):
     """The plan of one validated config (``config`` is read, never changed)."""
 
     def local_rules(self) -> list[str]:
@@ -45,67 +54,32 @@ class Plan(ExperimentsPlan, MedsnipPlan):
     def stage_enabled(self, name: str) -> bool:
         return bool(self.config["stages"].get(name, False))
 
-    # --------------------------------------------------------------------------------- datasets
-    @property
-    def healthfc_mode(self) -> str:
-        return self.config["healthfc"]["dataset"]["mode"]
+    # ------------------------------------------------------------------------------------- jobs
+    # what the rules ask, one entry point each: the record of the rule in the job table (medfc.plan.jobs)
+    def options(self, rule: str, wildcards: Any = None) -> Any:
+        """One job's options (the rule's ``options`` param), built by its rule's record."""
+        return jobs.build(self, job_spec(rule), "options", wildcards)
 
-    def crawl_inputs(self) -> list[str]:
-        """The demo mirror's files (a live crawl has no input files). A configured mirror that is missing,
-        empty or without its sitemap index stops the run: an old crawl is never reused in its place."""
-        crawl = self.config["healthfc"]["crawl"]
-        mirror = crawl["mirror_dir"]
-        if mirror is not None and crawl["mirror_url"] is not None:
-            raise ValueError("config: healthfc.crawl.mirror_dir and healthfc.crawl.mirror_url are both set; set one (or neither, "
-                             "to crawl the live site)")
-        if mirror is None:
-            return []
-        root = Path(mirror)
-        if not root.is_dir():
-            raise ValueError(f"config: healthfc.crawl.mirror_dir {mirror!r} does not exist (or is not a directory); "
-                             "set it to the mirror's directory, or to null to crawl the live site")
-        index = root / crawl["sitemap_path"].lstrip("/")
-        if not index.is_file():
-            raise ValueError(f"config: healthfc.crawl.mirror_dir {mirror!r} has no sitemap index "
-                             f"{crawl['sitemap_path']} (healthfc.crawl.sitemap_path): not a mirror of the site")
-        return _files_under(mirror)
+    def inputs(self, rule: str, wildcards: Any = None) -> Any:
+        """One job's inputs that depend on the config (the rule's ``unpack``), built by its rule's record."""
+        return jobs.build(self, job_spec(rule), "inputs", wildcards)
 
-    def healthfc_release_inputs(self) -> dict[str, str]:
-        """A local release file is an input (editing it reruns); a URL is downloaded into the cache."""
-        src = self.config["healthfc"]["release"]["source"]
-        if not src:
-            raise ValueError("config: healthfc.release.source must be set when healthfc.dataset.mode uses the release")
-        return {} if src.startswith(("http://", "https://")) else {"release": src}
+    def prompts(self, rule: str, wildcards: Any = None) -> dict[str, str]:
+        """``{prompt: sha256}`` of the prompts one job reads (the rule's ``prompts`` param: editing one reruns it)."""
+        return jobs.build(self, job_spec(rule), "prompts", wildcards)
 
-    def translation_inputs(self) -> dict[str, Any]:
-        """Shipped memory files and the corrections file are inputs, so editing them reruns the translation."""
-        tr = self.config["healthfc"]["translation"]
-        inputs: dict[str, Any] = {"memory_seeds": list(tr["memory_seeds"])}
-        if tr["corrections"]:
-            inputs["corrections"] = tr["corrections"]
-        return inputs
+    def job_resources(self, rule: str, wildcards: Any = None) -> dict[str, int]:
+        """One job's ``{gpu, threads, mem_mb, runtime}`` (its rule's record: by its model's kind and size,
+        :mod:`medfc.plan.resources`), once per rule and wildcards: each rule's ``threads:`` and ``resources:`` ask for it."""
+        key = (rule, tuple(sorted(jobs.wildcard_dict(wildcards).items())))
+        cache = self.__dict__.setdefault("_job_resources", {})
+        if key not in cache:
+            cache[key] = jobs.job_resources(self, job_specs(), rule, wildcards)
+        return cache[key]
 
-    def healthfc_dataset_sources(self) -> list[str]:
-        """The rules whose outputs the dataset reads in the configured mode (healthfc.dataset.mode)."""
-        mode = self.healthfc_mode
-        return ([] if mode == "release" else ["parse", "translate"]) + ([] if mode == "crawl" else ["release"]) + (
-            ["align"] if mode == "crawl+release" else [])
-
-    def clinifact_release_inputs(self) -> dict[str, str]:
-        """A local release directory's three CSVs are inputs (editing one reruns the import)."""
-        return release_split_files(self.config["clinifact"]["release"]["source"])
-
-    def clinifact_diff_enabled(self) -> bool:
-        cf = self.config["clinifact"]
-        return cf["pairs_source"] == "rebuild" and bool(cf["diff"]["release"])
-
-    def clinifact_diff_inputs(self) -> dict[str, list[str]]:
-        """A local release's three files are inputs (editing one reruns the diff); a URL is downloaded into the cache."""
-        src = self.config["clinifact"]["diff"]["release"]
-        if not src:
-            raise ValueError("config: clinifact.diff.release must be set for the rule clinifact_diff")
-        files = release_split_files(src)
-        return {"release_files": list(files.values())} if files else {}
+    def provenance_options(self) -> dict[str, Any]:
+        """The software of the run's results (rule provenance: its params, so a change reruns it)."""
+        return {"software": provenance.software()}
 
     def healthfc_data_planned(self) -> bool:
         """Whether the run builds the HealthFC dataset: its stage, a HealthFC experiment or MedSNIP on HealthFC."""
@@ -231,66 +205,8 @@ class Plan(ExperimentsPlan, MedsnipPlan):
         self.build_jobs()
 
     def build_jobs(self) -> None:
-        """Build, once, every config-dependent input and option the planned jobs' rules will ask for, so that a
-        mistake only they find (a model alias that names no model, a missing mirror or release, a bad
-        override of one model's section) stops the run here, as one line, not as a traceback while
-        Snakemake builds its DAG. Raises the plan's ValueError naming the key."""
-        config = self.config
-        hfc_runs = self.healthfc_runs() if self.stage_enabled("experiments") else []
-        cf_runs = self.clinifact_runs() if self.stage_enabled("experiments") else []
-        targets = self.targets()
-        if self.healthfc_data_planned():
-            sources = self.healthfc_dataset_sources()
-            if "parse" in sources:
-                self.crawl_inputs()
-                self.translation_inputs()
-            if "release" in sources:
-                self.healthfc_release_inputs()
-        if self.clinifact_data_planned():
-            if config["clinifact"]["pairs_source"] == "release":
-                self.clinifact_release_inputs()
-            if self.stage_enabled("clinifact") and self.clinifact_diff_enabled():
-                self.clinifact_diff_inputs()
-        for run in hfc_runs:
-            lang, model, system, fold = run["lang"], run["model"], run["system"], run["fold"]
-            members = self.ensemble_members(model) if self.is_ensemble(model) else [model]
-            if self.is_ensemble(model):
-                self.ensemble_options(model)
-            for member in members:
-                self.healthfc_experiment_options(lang, member, system, fold)
-            self.healthfc_experiment_inputs(system)
-            self.healthfc_score_options(lang, system)
-            source = evidence_source(system)
-            if source:
-                self.healthfc_retrieve_inputs(source)
-                self.healthfc_retrieve_options(source)
-        for run in self.healthfc_inner_runs() if hfc_runs else []:
-            self.healthfc_inner_cv_options(run["lang"], run["model"], run["system"], run["fold"])
-        for model in self.clinifact_inner_models():
-            self.clinifact_inner_cv_options(model)
-        for run in cf_runs:  # each member's options (the method its system's record names), then an ensemble's
-            model, system = run["model"], run["system"]
-            for member in self.clinifact_members(system, model):
-                self.clinifact_options(system, member)
-            if clinifact_system(system).ensemble_rule and self.is_ensemble(model):
-                self.ensemble_options(model)
-        if cf_runs:
-            self.clinifact_fig3_inputs()
-            self.clinifact_fig3_options()
-        for table in TABLES:
-            if f"{self.layout.tables}/{table}.csv" in targets:
-                self.table_inputs(table)
-                self.table_options(table)
-        if self.stage_enabled("medsnip"):
-            for dataset in self.medsnip_datasets():
-                self.medsnip_prepare_options(dataset)
-                self.medsnip_prepare_prompts(dataset)
-                self.medsnip_score_options(dataset)
-                self.medsnip_score_inputs(dataset)
-                for mode in self.medsnip_modes(dataset):
-                    self.medsnip_decompose_options(dataset, mode)
-                    self.medsnip_decompose_prompts(mode)
-                    for verifier in config["medsnip"]["verifiers"]:
-                        self.medsnip_verify_options(verifier["name"])
-                        self.medsnip_verify_prompts(verifier["name"])
-                        self.medsnip_verify_inputs(dataset, mode, verifier["name"])
+        """Build, once, every planned job's config-dependent inputs, options and prompts, one loop over the job
+        table (:func:`job_specs`, :func:`medfc.plan.jobs.build_all`), so that a mistake only they find (a model alias that names no
+        model, a missing mirror or release, a bad override of one model's section) stops the run here, as one
+        line, not as a traceback while Snakemake builds its DAG. Raises the plan's ValueError naming the key."""
+        jobs.build_all(self, job_specs())

@@ -5,17 +5,19 @@ is layered here, once, as ``train`` < ``model_train[model]`` < ``system_train[sy
 for the pipeline's evidence selector, that < ``evidence_train`` < ``smoke``). Each ``*_options`` method
 returns the mapping a rule passes as its ``options`` param after building the step's typed options from
 it, so a missing or wrong key stops the plan (:meth:`medfc.plan.Plan.build_jobs`) before
-any job runs or reads data."""
+any job runs or reads data. :func:`experiment_jobs` declares the stage's rules as records of the job table
+(:mod:`medfc.plan.jobs`): which method builds each rule's options and inputs, and which jobs are planned."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from medfc.common.offline_models import offline_model_problem
 from medfc.common.search_sources import search_source, wildcard_pattern
 from medfc.experiments.aliases import ALIAS_HINT, model_aliases
-from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, clinifact_system, ensembling_system
+from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, CliniFactSystem, clinifact_system, ensembling_system
 from medfc.experiments.ensemble import CliniFactInnerOptions, EnsembleOptions, HealthFCInnerOptions
 from medfc.experiments.options import CliniFactTrainOptions, FineTuneOptions, ZeroShotOptions, base_model, model_config_class
 from medfc.experiments.systems import (
@@ -31,6 +33,7 @@ from medfc.experiments.systems import (
 from medfc.experiments.systems import system as system_spec
 from medfc.plan import resources
 from medfc.plan.hints import did_you_mean
+from medfc.plan.jobs import JobSpec, call, model_resources, one_job, unique
 from medfc.plan.layout import PAPERS, Layout, workflow_file
 
 HFC_TABLES = {"healthfc_table3": TABLE3_SYSTEMS, "healthfc_table5": TABLE5_SYSTEMS, "healthfc_open_domain": OPEN_DOMAIN_SYSTEMS}
@@ -302,15 +305,6 @@ class ExperimentsPlan:
             return model_config_class(self.model_name(alias))
         except ValueError as exc:
             raise ValueError(f"config: model {alias!r} is {exc}") from None
-
-    def job_resources(self, rule: str, wildcards: Any = None) -> dict[str, int]:
-        """One job's ``{gpu, threads, mem_mb, runtime}`` by its model's kind and size (:mod:`medfc.plan.resources`),
-        once per rule and wildcards: each rule's ``threads:`` and ``resources:`` ask for it."""
-        key = (rule, tuple(sorted(dict(wildcards.items()).items())) if wildcards is not None else ())
-        cache = self.__dict__.setdefault("_job_resources", {})
-        if key not in cache:
-            cache[key] = resources.job_resources(self, rule, wildcards)
-        return cache[key]
 
     def model_alias_pattern(self, ensembles: bool) -> str:
         """A wildcard regex matching exactly the model aliases (ensembles=False) or the ensemble names."""
@@ -609,3 +603,84 @@ class ExperimentsPlan:
         if self.config["experiments"]["time_tables"]:
             targets += [f"{self.layout.tables}/{t}.csv" for t, runs in zip(TIME_TABLES, (hfc, cf)) if runs]
         return targets
+
+
+# ---------------------------------------------------------------------------------- the job table
+
+def _healthfc_runs(plan: Any) -> list[dict[str, Any]]:
+    return plan.healthfc_runs() if plan.stage_enabled("experiments") else []
+
+
+def _clinifact_runs(plan: Any, system: str) -> list[dict[str, Any]]:
+    return [r for r in plan.clinifact_runs() if r["system"] == system] if plan.stage_enabled("experiments") else []
+
+
+def _members(plan: Any, model: str) -> list[str]:
+    return plan.ensemble_members(model) if plan.is_ensemble(model) else [model]
+
+
+HFC_RUN = ("lang", "model", "system", "fold")
+
+
+def _healthfc_run(run: Mapping[str, Any], **changes: Any) -> dict[str, Any]:
+    return {**{k: run[k] for k in HFC_RUN}, **changes}
+
+
+def _fig3_planned(plan: Any) -> bool:
+    return plan.stage_enabled("experiments") and bool(plan.clinifact_runs())
+
+
+def clinifact_jobs(spec: CliniFactSystem) -> list[JobSpec]:
+    """A CliniFact system's rules (its record's): its runs, their scores, its ensembles and its members' inner
+    cross-validations."""
+    model = ("model",)
+    specs = [
+        JobSpec(spec.rule, model, options=call(spec.options, "model"), inputs=call(spec.inputs), resources=model_resources(spec.rule),
+                planned=lambda plan: unique({"model": m} for r in _clinifact_runs(plan, spec.name)
+                                            for m in plan.clinifact_members(spec.name, r["model"]))),
+        JobSpec(spec.score_rule, model, options=call("clinifact_score_options", args=(spec.name,)),
+                planned=lambda plan: unique({"model": r["model"]} for r in _clinifact_runs(plan, spec.name))),
+    ]
+    if spec.ensemble_rule:
+        specs.append(JobSpec(spec.ensemble_rule, model, options=call("ensemble_options", "model"), inputs=call("clinifact_ensemble_inputs", "model"),
+                             planned=lambda plan: unique({"model": r["model"]} for r in _clinifact_runs(plan, spec.name)
+                                                         if plan.is_ensemble(r["model"]))))
+    if spec.inner_cv_rule:
+        specs.append(JobSpec(spec.inner_cv_rule, model, options=call("clinifact_inner_cv_options", "model"), inputs=call("clinifact_inner_cv_inputs"),
+                             resources=model_resources(spec.inner_cv_rule),
+                             planned=lambda plan: unique({"model": m} for m in plan.clinifact_inner_models())))
+    return specs
+
+
+def experiment_jobs() -> list[JobSpec]:
+    """The experiments' rules' records: HealthFC's runs, retrieval, ensembles, inner cross-validations and
+    scores, each CliniFact system's (:func:`clinifact_jobs`), the tables and Fig. 3."""
+    return [
+        JobSpec("healthfc_retrieve", ("source",), options=call("healthfc_retrieve_options", "source"), inputs=call("healthfc_retrieve_inputs", "source"),
+                planned=lambda plan: unique({"source": s} for r in _healthfc_runs(plan) if (s := evidence_source(r["system"])))),
+        JobSpec("healthfc_experiment", HFC_RUN, options=call("healthfc_experiment_options", *HFC_RUN), inputs=call("healthfc_experiment_inputs", "system"),
+                resources=model_resources("healthfc_experiment"),
+                planned=lambda plan: unique(_healthfc_run(r, model=m) for r in _healthfc_runs(plan) for m in _members(plan, r["model"]))),
+        JobSpec("healthfc_ensemble", HFC_RUN, options=call("ensemble_options", "model"), inputs=call("healthfc_ensemble_inputs", *HFC_RUN),
+                planned=lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan) if plan.is_ensemble(r["model"]))),
+        JobSpec("healthfc_inner_cv", HFC_RUN, options=call("healthfc_inner_cv_options", *HFC_RUN), inputs=call("healthfc_experiment_inputs", "system"),
+                resources=model_resources("healthfc_inner_cv"),
+                planned=lambda plan: unique(_healthfc_run(r) for r in (plan.healthfc_inner_runs() if _healthfc_runs(plan) else []))),
+        JobSpec("healthfc_score", HFC_RUN, options=call("healthfc_score_options", "lang", "system"),
+                planned=lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan))),
+        *(s for system in CLINIFACT_SYSTEMS.values() for s in clinifact_jobs(system)),
+        *report_jobs(),
+    ]
+
+
+def report_jobs() -> list[JobSpec]:
+    """The tables' and Fig. 3's records."""
+    def tables(plan: Any) -> list[dict[str, str]]:
+        targets = set(plan.targets())
+        return [{"table": t} for t in TABLES if f"{plan.layout.tables}/{t}.csv" in targets]
+
+    return [
+        JobSpec("table", ("table",), options=call("table_options", "table"), inputs=call("table_inputs", "table"), planned=tables),
+        JobSpec("clinifact_fig3", options=call("clinifact_fig3_options"), inputs=call("clinifact_fig3_inputs"),
+                planned=one_job(_fig3_planned)),
+    ]

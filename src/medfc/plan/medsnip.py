@@ -10,6 +10,7 @@ from typing import Any
 from medfc.common.llm_backends import runs_locally
 from medfc.medsnip.options import LLM_MODES, MODES, LLMOptions, RetrievalOptions
 from medfc.plan.experiments import layered
+from medfc.plan.jobs import Build, JobSpec, Planned, call
 from medfc.plan.layout import Layout
 
 # The prompt names live beside the code that reads them (medsnip.decompose, medsnip.verify), which loads
@@ -65,6 +66,11 @@ class MedsnipPlan:
         return {"source": dataset, "splits": ds.get("splits", []), "rewrite_claims": rewrite, "limit": ds["limit"],
                 "llm": self.medsnip_llm(self.ms["rewriter"]) if rewrite else None, **self._medsnip_common()}
 
+    def medsnip_prepare_inputs(self, dataset: str) -> dict[str, str]:
+        """What a dataset's answers are read from: the HealthFC dataset (built as needed) or the bench's file."""
+        source = self.layout.under("healthfc/dataset/healthfc.jsonl") if dataset == "healthfc" else self.ms["datasets"]["bench"]["path"]
+        return {"source": source}
+
     def medsnip_decompose_options(self, dataset: str, mode: str) -> dict[str, Any]:
         ms = self.ms
         return {"mode": mode, "atoms_from": ms["atoms_from"] if (dataset, mode) == ("bench", "group") else "extract",
@@ -86,6 +92,9 @@ class MedsnipPlan:
         bench = self.ms["datasets"]["bench"]
         level, baseline = (bench["level"], bench["baseline_mode"]) if dataset == "bench" else ("answer", "atoms")
         return {"level": level, "baseline_mode": baseline, **self.ms["score"]}
+
+    def medsnip_table_options(self, dataset: str) -> dict[str, Any]:
+        return {"title": MEDSNIP_TITLES[dataset]}
 
     def medsnip_prompts(self, names: list[str]) -> dict[str, str]:
         """{prompt name: sha256 of its file}: in a rule's params, so editing a prompt reruns its rules."""
@@ -164,3 +173,37 @@ class MedsnipPlan:
         if not self.config["stages"].get("medsnip", False):
             return []
         return [f"{self.layout.medsnip}/{d}/table.csv" for d in self.medsnip_datasets()]
+
+
+# ---------------------------------------------------------------------------------- the job table
+
+def _medsnip(plan: Any) -> list[str]:
+    return plan.medsnip_datasets() if plan.stage_enabled("medsnip") else []
+
+
+def _medsnip_resources(rule: str) -> Build:
+    """A MedSNIP model rule's: by the LLM its job's options name (:meth:`MedsnipPlan.medsnip_resources`)."""
+    return lambda plan, w: {**plan.medsnip_resources(plan.options(rule, w)), "runtime": plan.config["medsnip"]["runtime"]}
+
+
+def medsnip_jobs() -> list[JobSpec]:
+    """The MedSNIP rules' records (the job table, :mod:`medfc.plan.jobs`)."""
+    def decompositions(plan: Any) -> list[dict[str, str]]:
+        return [{"dataset": d, "mode": m} for d in _medsnip(plan) for m in plan.medsnip_modes(d)]
+
+    def verifications(plan: Any) -> list[dict[str, str]]:
+        return [{**job, "verifier": v["name"]} for job in decompositions(plan) for v in plan.config["medsnip"]["verifiers"]]
+
+    datasets: Planned = lambda plan: [{"dataset": d} for d in _medsnip(plan)]  # noqa: E731
+    return [
+        JobSpec("medsnip_prepare", ("dataset",), options=call("medsnip_prepare_options", "dataset"), inputs=call("medsnip_prepare_inputs", "dataset"),
+                prompts=call("medsnip_prepare_prompts", "dataset"), resources=_medsnip_resources("medsnip_prepare"), planned=datasets),
+        JobSpec("medsnip_decompose", ("dataset", "mode"), options=call("medsnip_decompose_options", "dataset", "mode"),
+                prompts=call("medsnip_decompose_prompts", "mode"), resources=_medsnip_resources("medsnip_decompose"), planned=decompositions),
+        JobSpec("medsnip_verify", ("dataset", "mode", "verifier"), options=call("medsnip_verify_options", "verifier"),
+                inputs=call("medsnip_verify_inputs", "dataset", "mode", "verifier"), prompts=call("medsnip_verify_prompts", "verifier"),
+                resources=_medsnip_resources("medsnip_verify"), planned=verifications),
+        JobSpec("medsnip_score", ("dataset",), options=call("medsnip_score_options", "dataset"), inputs=call("medsnip_score_inputs", "dataset"),
+                planned=datasets),
+        JobSpec("medsnip_table", ("dataset",), options=call("medsnip_table_options", "dataset"), planned=datasets),
+    ]

@@ -1,6 +1,6 @@
 """What each model job asks its executor for (``gpu``, ``threads``, ``mem_mb``, ``runtime``), by the kind
 and size of its model: plain functions of the validated config, called by the rules' ``threads:`` and
-``resources:`` through :meth:`medfc.plan.experiments.ExperimentsPlan.job_resources`.
+``resources:`` through :meth:`medfc.plan.Plan.job_resources` (each rule's record in the job table, :mod:`medfc.plan.jobs`).
 
 Every training and inference job is one row of ``experiments.resources`` (:data:`ROWS`):
 
@@ -149,27 +149,10 @@ def model_job_resources(plan: Any, rule: str, alias: str) -> dict[str, int]:
     return out
 
 
-def job_resources(plan: Any, rule: str, wildcards: Any = None) -> dict[str, int]:
-    """``{gpu, threads, mem_mb, runtime}`` of one job of ``rule`` (its ``wildcards``: a Snakemake
-    ``Wildcards`` or a mapping; the model rules need ``model``, MedSNIP's ``dataset``, ``mode`` and
-    ``verifier`` as their rules have them). The translation's is its rule's, with
-    ``healthfc.translation.gpu`` only for a local model."""
-    def wildcard(name: str) -> str:
-        return wildcards[name] if isinstance(wildcards, dict) else getattr(wildcards, name)
-
-    if rule in model_rules():
-        return model_job_resources(plan, rule, wildcard("model"))
-    config = plan.config
-    if rule == "healthfc_translate":
-        gpu = config["healthfc"]["translation"]["gpu"] if cluster.runs_a_local_model(config, rule) else 0
-        return {"gpu": gpu, **TRANSLATE}
-    if rule in cluster.MEDSNIP_MODEL_RULES:
-        options = {"medsnip_prepare": lambda: plan.medsnip_prepare_options(wildcard("dataset")),
-                   "medsnip_decompose": lambda: plan.medsnip_decompose_options(wildcard("dataset"), wildcard("mode")),
-                   "medsnip_verify": lambda: plan.medsnip_verify_options(wildcard("verifier"))}[rule]()
-        return {**plan.medsnip_resources(options), "runtime": config["medsnip"]["runtime"]}
-    raise ValueError(f"{rule} has fixed resources in its rule (medfc.plan.resources covers {', '.join(model_rules())}, "
-                     "healthfc_translate and the MedSNIP model rules)")
+def translation_resources(plan: Any) -> dict[str, int]:
+    """The translation's (:data:`TRANSLATE`), with ``healthfc.translation.gpu`` only for a local model."""
+    gpu = plan.config["healthfc"]["translation"]["gpu"] if cluster.runs_a_local_model(plan.config, "healthfc_translate") else 0
+    return {"gpu": gpu, **TRANSLATE}
 
 
 def check_model_resources(plan: Any) -> None:

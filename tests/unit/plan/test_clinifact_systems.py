@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from medfc.experiments import clinifact_systems as C
-from medfc.plan import Plan, cluster, resources
+from medfc.plan import Plan, cluster, job_spec, jobs, resources
 from medfc.plan.prerequisites import _llms, planned_job_options
 from medfc.tables.clinifact import table8
 from medfc.tables.common import clinifact_name
@@ -51,11 +51,14 @@ def test_the_rules_are_the_records_rules_folders_and_options():
         assert hasattr(Plan, spec.options), spec.options
         made = experiments[spec.rule]
         assert f'predictions=f"{folder}/predictions.jsonl"' in made, spec.rule
-        assert f"options=lambda w: PLAN.{spec.options}(w.model)" in made, spec.rule
+        assert f'options=lambda w: PLAN.options("{spec.rule}", w)' in made, spec.rule
+        assert job_spec(spec.rule).options == jobs.call(spec.options, "model"), spec.rule  # the job table's record
+        assert job_spec(spec.rule).inputs == jobs.call(spec.inputs), spec.rule
         score = scoring[spec.score_rule]
         assert f"predictions=rules.{spec.rule}.output.predictions" in score, spec.score_rule
         assert f'scores=f"{folder}/scores.json"' in score, spec.score_rule
-        assert f'options=PLAN.clinifact_score_options("{spec.name}")' in score, spec.score_rule
+        assert f'options=lambda w: PLAN.options("{spec.score_rule}", w)' in score, spec.score_rule
+        assert job_spec(spec.score_rule).options == jobs.call("clinifact_score_options", args=(spec.name,)), spec.score_rule
         if spec.ensemble_rule:
             assert f'predictions=f"{folder}/predictions.jsonl"' in experiments[spec.ensemble_rule], spec.ensemble_rule
     made = {spec.rule for spec in C.CLINIFACT_SYSTEMS.values()} | {s.ensemble_rule for s in C.CLINIFACT_SYSTEMS.values() if s.ensemble_rule}

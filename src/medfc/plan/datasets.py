@@ -1,0 +1,230 @@
+"""The datasets' plan (HealthFC: crawl, parse, translate, release, align, dataset, folds, statistics, diff;
+CliniFact: studies, claims, abstracts, pairs, release import, statistics, diff): each rule's config-dependent
+inputs and its options, from the ``healthfc`` and ``clinifact`` sections (the rules ask for them through
+:meth:`medfc.plan.Plan.inputs` and :meth:`medfc.plan.Plan.options`, :mod:`medfc.plan.jobs`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from collections.abc import Callable
+from typing import Any
+
+from medfc.plan import resources
+from medfc.plan.jobs import JobSpec, Planned, call, one_job
+from medfc.plan.layout import Layout, release_split_files
+
+
+def _files_under(directory: str) -> list[str]:
+    """Every file below a directory (as inputs, so editing any of them reruns the rule)."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise ValueError(f"config: directory {directory!r} does not exist")
+    return sorted(str(p) for p in root.rglob("*") if p.is_file())
+
+
+class DatasetsPlan:
+    config: dict[str, Any]
+    layout: Layout
+
+    @property
+    def cache(self) -> str:
+        """The workflow's cache directory (``cache_dir``)."""
+        return self.config["cache_dir"]
+
+    # ------------------------------------------------------------------------------------- inputs
+    @property
+    def healthfc_mode(self) -> str:
+        return self.config["healthfc"]["dataset"]["mode"]
+
+    def crawl_inputs(self) -> list[str]:
+        """The demo mirror's files (a live crawl has no input files). A configured mirror that is missing,
+        empty or without its sitemap index stops the run: an old crawl is never reused in its place."""
+        crawl = self.config["healthfc"]["crawl"]
+        mirror = crawl["mirror_dir"]
+        if mirror is not None and crawl["mirror_url"] is not None:
+            raise ValueError("config: healthfc.crawl.mirror_dir and healthfc.crawl.mirror_url are both set; set one (or neither, "
+                             "to crawl the live site)")
+        if mirror is None:
+            return []
+        root = Path(mirror)
+        if not root.is_dir():
+            raise ValueError(f"config: healthfc.crawl.mirror_dir {mirror!r} does not exist (or is not a directory); "
+                             "set it to the mirror's directory, or to null to crawl the live site")
+        index = root / crawl["sitemap_path"].lstrip("/")
+        if not index.is_file():
+            raise ValueError(f"config: healthfc.crawl.mirror_dir {mirror!r} has no sitemap index "
+                             f"{crawl['sitemap_path']} (healthfc.crawl.sitemap_path): not a mirror of the site")
+        return _files_under(mirror)
+
+    def healthfc_release_inputs(self) -> dict[str, str]:
+        """A local release file is an input (editing it reruns); a URL is downloaded into the cache."""
+        src = self.config["healthfc"]["release"]["source"]
+        if not src:
+            raise ValueError("config: healthfc.release.source must be set when healthfc.dataset.mode uses the release")
+        return {} if src.startswith(("http://", "https://")) else {"release": src}
+
+    def translation_inputs(self) -> dict[str, Any]:
+        """Shipped memory files and the corrections file are inputs, so editing them reruns the translation."""
+        tr = self.config["healthfc"]["translation"]
+        inputs: dict[str, Any] = {"memory_seeds": list(tr["memory_seeds"])}
+        if tr["corrections"]:
+            inputs["corrections"] = tr["corrections"]
+        return inputs
+
+    def healthfc_dataset_sources(self) -> list[str]:
+        """The rules whose outputs the dataset reads in the configured mode (healthfc.dataset.mode)."""
+        mode = self.healthfc_mode
+        return ([] if mode == "release" else ["parse", "translate"]) + ([] if mode == "crawl" else ["release"]) + (
+            ["align"] if mode == "crawl+release" else [])
+
+    def clinifact_release_inputs(self) -> dict[str, str]:
+        """A local release directory's three CSVs are inputs (editing one reruns the import)."""
+        return release_split_files(self.config["clinifact"]["release"]["source"])
+
+    def clinifact_diff_enabled(self) -> bool:
+        cf = self.config["clinifact"]
+        return cf["pairs_source"] == "rebuild" and bool(cf["diff"]["release"])
+
+    def clinifact_diff_inputs(self) -> dict[str, list[str]]:
+        """A local release's three files are inputs (editing one reruns the diff); a URL is downloaded into the cache."""
+        src = self.config["clinifact"]["diff"]["release"]
+        if not src:
+            raise ValueError("config: clinifact.diff.release must be set for the rule clinifact_diff")
+        files = release_split_files(src)
+        return {"release_files": list(files.values())} if files else {}
+
+    def healthfc_dataset_inputs(self) -> dict[str, str]:
+        """The dataset's inputs in the configured mode: the parsed and translated crawl and/or the release rows
+        and their alignment (the outputs of the rules :meth:`healthfc_dataset_sources` names)."""
+        sources = self.healthfc_dataset_sources()
+        res = self.layout.under
+        inputs = {}
+        if "parse" in sources:
+            inputs["claims"] = res("healthfc/parsed/claims.jsonl")
+            inputs["articles"] = res("healthfc/parsed/articles.jsonl")
+        if "translate" in sources:
+            inputs["sentences"] = res("healthfc/translated/sentences.jsonl")
+            inputs["claims_en"] = res("healthfc/translated/claims_en.jsonl")
+        if "release" in sources:
+            inputs["rows"] = res("healthfc/release/rows.jsonl")
+        if "align" in sources:
+            inputs["alignment"] = res("healthfc/aligned/alignment.jsonl")
+            inputs["align_report"] = res("healthfc/aligned/report.json")
+        return inputs
+
+    def clinifact_studies_inputs(self) -> dict[str, str]:
+        """The bulk zip of ClinicalTrials.gov's studies, when it is read from a local file."""
+        studies = self.config["clinifact"]["studies"]
+        return {"zip": studies["bulk_zip"]} if studies["source"] == "bulk_zip" and studies["bulk_zip"] else {}
+
+    # ------------------------------------------------------------------------------------ options
+    def healthfc_crawl_options(self) -> dict[str, Any]:
+        return {**self.config["healthfc"]["crawl"], "http_cache_dir": f"{self.cache}/healthfc/http", "jobdir": f"{self.cache}/healthfc/crawl-job"}
+
+    def healthfc_parse_options(self) -> dict[str, Any]:
+        return {}
+
+    def healthfc_translate_options(self) -> dict[str, Any]:
+        """``healthfc.translation`` less its inputs and its GPUs; the working translation memory
+        (``<cache_dir>/healthfc/translation_memory.jsonl``) is this rule's alone: no other rule reads or writes
+        it (the dataset takes its English from the translation's outputs); the ctranslate2 backend's converted
+        models (keyed by model, ctranslate2 version, quantization) are cached beside it."""
+        hfc = self.config["healthfc"]
+        return {**{k: v for k, v in hfc["translation"].items() if k not in ("memory_seeds", "corrections", "gpu")},
+                "memory": f"{self.cache}/healthfc/translation_memory.jsonl", "ct2_cache": f"{self.cache}/healthfc/ctranslate2",
+                "splitter": hfc["sentences"]["base"]}
+
+    def healthfc_release_options(self) -> dict[str, Any]:
+        return {**self.config["healthfc"]["release"], "cache_dir": self.cache}
+
+    def healthfc_align_options(self) -> dict[str, Any]:
+        hfc = self.config["healthfc"]
+        return {**hfc["align"], "splitter": hfc["sentences"]["base"]}
+
+    def healthfc_dataset_options(self) -> dict[str, Any]:
+        return {"mode": self.healthfc_mode, "splitter": self.config["healthfc"]["sentences"]["base"]}
+
+    def healthfc_folds_options(self) -> dict[str, Any]:
+        return self.config["healthfc"]["folds"]
+
+    def healthfc_stats_options(self) -> dict[str, Any]:
+        return {"top_topics": self.config["healthfc"]["dataset"]["top_topics"]}
+
+    def healthfc_diff_options(self) -> dict[str, Any]:
+        hfc = self.config["healthfc"]
+        return {**hfc["diff"], "min_claim_score": hfc["align"]["min_claim_score"]}
+
+    def clinifact_fetch_studies_options(self) -> dict[str, Any]:
+        cf = self.config["clinifact"]
+        return {**{k: v for k, v in cf["studies"].items() if k != "bulk_zip"}, "cache_dir": f"{self.cache}/clinifact",
+                "user_agent": cf["user_agent"]}
+
+    def clinifact_build_claims_options(self) -> dict[str, Any]:
+        return self.config["clinifact"]["claims"]
+
+    def clinifact_fetch_abstracts_options(self) -> dict[str, Any]:
+        cf = self.config["clinifact"]
+        return {**cf["pubmed"], "cache_dir": f"{self.cache}/clinifact/pubmed", "user_agent": cf["user_agent"]}
+
+    def clinifact_build_pairs_options(self) -> dict[str, Any]:
+        return self.config["clinifact"]["pairs"]
+
+    def clinifact_import_release_options(self) -> dict[str, Any]:
+        return {**self.config["clinifact"]["release"], "cache_dir": f"{self.cache}/clinifact"}
+
+    def clinifact_stats_options(self) -> dict[str, Any]:
+        return self.config["clinifact"]["stats"]
+
+    def clinifact_diff_options(self) -> dict[str, Any]:
+        return {**self.config["clinifact"]["diff"], "cache_dir": f"{self.cache}/clinifact"}
+
+
+# ---------------------------------------------------------------------------------- the job table
+
+def _healthfc_data(*sources: str) -> Planned:
+    """Planned when the run builds the HealthFC dataset and, for a rule of its sources, reads that source."""
+    return one_job(lambda plan: plan.healthfc_data_planned() and all(s in plan.healthfc_dataset_sources() for s in sources))
+
+
+def _clinifact_data(when: Callable[[Any], bool] = lambda plan: True) -> Planned:
+    return one_job(lambda plan: plan.clinifact_data_planned() and when(plan))
+
+
+def _rebuilt(plan: Any) -> bool:
+    return plan.config["clinifact"]["pairs_source"] == "rebuild"
+
+
+def _studies_read(plan: Any) -> bool:
+    """Whether a planned job reads the studies: the rebuilt pairs, the statistics and diff, a Fig. 3 with its disease panel."""
+    fig3 = plan.config["experiments"]["clinifact"]["disease_panel"] and (plan.stage_enabled("experiments") and bool(plan.clinifact_runs()))
+    return _rebuilt(plan) or plan.stage_enabled("clinifact") or fig3
+
+
+def dataset_jobs() -> list[JobSpec]:
+    """The datasets' rules' records (the job table, :mod:`medfc.plan.jobs`)."""
+    stage = lambda name: one_job(lambda plan: plan.stage_enabled(name))  # noqa: E731
+    return [
+        JobSpec("healthfc_crawl", options=call("healthfc_crawl_options"), inputs=call("crawl_inputs"), planned=_healthfc_data("parse")),
+        JobSpec("healthfc_parse", options=call("healthfc_parse_options"), planned=_healthfc_data("parse")),
+        JobSpec("healthfc_translate", options=call("healthfc_translate_options"), inputs=call("translation_inputs"),
+                resources=lambda plan, w: resources.translation_resources(plan), planned=_healthfc_data("translate")),
+        JobSpec("healthfc_release", options=call("healthfc_release_options"), inputs=call("healthfc_release_inputs"),
+                planned=_healthfc_data("release")),
+        JobSpec("healthfc_align", options=call("healthfc_align_options"), planned=_healthfc_data("align")),
+        JobSpec("healthfc_dataset", options=call("healthfc_dataset_options"), inputs=call("healthfc_dataset_inputs"), planned=_healthfc_data()),
+        JobSpec("healthfc_folds", options=call("healthfc_folds_options"),
+                planned=one_job(lambda plan: plan.stage_enabled("healthfc") or bool(plan.stage_enabled("experiments") and plan.healthfc_runs()))),
+        JobSpec("healthfc_stats", options=call("healthfc_stats_options"), planned=stage("healthfc")),
+        JobSpec("healthfc_diff", options=call("healthfc_diff_options"),
+                planned=one_job(lambda plan: plan.stage_enabled("healthfc") and plan.healthfc_mode == "crawl+release")),
+        JobSpec("clinifact_fetch_studies", options=call("clinifact_fetch_studies_options"), inputs=call("clinifact_studies_inputs"),
+                planned=_clinifact_data(_studies_read)),
+        JobSpec("clinifact_build_claims", options=call("clinifact_build_claims_options"), planned=_clinifact_data(_rebuilt)),
+        JobSpec("clinifact_fetch_abstracts", options=call("clinifact_fetch_abstracts_options"), planned=_clinifact_data(_rebuilt)),
+        JobSpec("clinifact_build_pairs", options=call("clinifact_build_pairs_options"), planned=_clinifact_data(_rebuilt)),
+        JobSpec("clinifact_import_release", options=call("clinifact_import_release_options"), inputs=call("clinifact_release_inputs"),
+                planned=_clinifact_data(lambda plan: not _rebuilt(plan))),
+        JobSpec("clinifact_stats", options=call("clinifact_stats_options"), planned=stage("clinifact")),
+        JobSpec("clinifact_diff", options=call("clinifact_diff_options"), inputs=call("clinifact_diff_inputs"),
+                planned=_clinifact_data(lambda plan: plan.stage_enabled("clinifact") and plan.clinifact_diff_enabled())),
+    ]

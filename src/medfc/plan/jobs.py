@@ -1,0 +1,135 @@
+"""The plan as a table of job specs (issue 44): one small record (:class:`JobSpec`) per rule whose jobs'
+inputs, options, prompts or resources depend on the config: its wildcard axes, the function that builds each
+of those from one job's wildcards, and which jobs of it the config plans.
+
+Each stage declares its rules' records beside the methods they call (:func:`medfc.plan.datasets.dataset_jobs`,
+:func:`medfc.plan.experiments.experiment_jobs`, :func:`medfc.plan.medsnip.medsnip_jobs`; CliniFact's from its
+systems' registry); :func:`medfc.plan.job_specs` is the whole table. The rules ask it through
+:class:`medfc.plan.Plan`'s entry points, one each, never a per-rule method:
+``params: options=lambda w: PLAN.options("<rule>", w)``, ``input: unpack(lambda w: PLAN.inputs("<rule>", w))``,
+``prompts=lambda w: PLAN.prompts("<rule>", w)`` and ``threads:`` / ``resources:`` through
+``PLAN.job_resources("<rule>", w)``; :meth:`medfc.plan.Plan.build_jobs` is one loop over the table and its
+planned jobs (:func:`build_all`), so a config mistake that only a job's options find stops the plan before
+Snakemake builds its DAG. The table is built when asked, so a system registered later (a test's) is in it.
+
+Most functions are a :class:`PlanCall`: a method of the plan, called with the job's wildcards its ``axes``
+name (in that order), after any fixed ``args``; a test checks that each names a method of the plan and only
+axes of its rule. A light module (no torch, no pandas): the workflow reads it when it plans the DAG.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from medfc.plan import resources
+
+Wildcards = Mapping[str, str]
+Build = Callable[[Any, Wildcards], Any]  # (the plan, one job's wildcards) → its inputs, options, prompts or resources
+Planned = Callable[[Any], Iterable[dict[str, str]]]  # the plan → the wildcards of each job of the rule it plans
+
+
+@dataclass(frozen=True)
+class PlanCall:
+    """``plan.<method>(*args, *(wildcards[a] for a in axes))``."""
+
+    method: str
+    axes: tuple[str, ...] = ()
+    args: tuple[Any, ...] = ()
+
+    def __call__(self, plan: Any, wildcards: Wildcards) -> Any:
+        return getattr(plan, self.method)(*self.args, *(wildcards[a] for a in self.axes))
+
+
+def call(method: str, *axes: str, args: tuple[Any, ...] = ()) -> PlanCall:
+    return PlanCall(method, axes, args)
+
+
+def one_job(when: Callable[[Any], bool]) -> Planned:
+    """A rule without wildcards: its one job, when ``when(plan)``."""
+    return lambda plan: [{}] if when(plan) else []
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One rule's jobs. ``wildcards``: the rule's wildcards, in its paths' order; ``options``, ``inputs``
+    (the inputs that depend on the config: the rule's ``unpack``), ``prompts`` (``{prompt: sha256}`` of the
+    prompts its jobs read) and ``resources`` (``{gpu, threads, mem_mb, runtime}``: None where its rule fixes
+    them) each build one job's from its wildcards. ``planned``: the wildcards of each job the config plans,
+    whose inputs, options and prompts :meth:`medfc.plan.Plan.build_jobs` builds before the DAG (``checked``
+    False: options that read no config, such as the software a run records, are built only when Snakemake
+    plans the job)."""
+
+    rule: str
+    wildcards: tuple[str, ...] = ()
+    options: Build | None = None
+    inputs: Build | None = None
+    prompts: Build | None = None
+    resources: Build | None = None
+    planned: Planned = lambda plan: []
+    checked: bool = True
+
+
+def unique(jobs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """Each job's wildcards once, as Snakemake gives them (strings), in order."""
+    seen: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+    for job in jobs:
+        w = {k: str(v) for k, v in job.items()}
+        seen.setdefault(tuple(w.items()), w)
+    return list(seen.values())
+
+
+def wildcard_dict(wildcards: Any) -> dict[str, str]:
+    """A Snakemake ``Wildcards``, a mapping or None, as a dict of the wildcards' names and values."""
+    if wildcards is None:
+        return {}
+    return dict(wildcards.items())
+
+
+def model_resources(rule: str) -> Build:
+    """A model rule's: its model's kind and size (:func:`medfc.plan.resources.model_job_resources`)."""
+    return lambda plan, w: resources.model_job_resources(plan, rule, w["model"])
+
+
+def table_of(specs: Iterable[JobSpec]) -> dict[str, JobSpec]:
+    """rule → its record; a rule declared twice is a ValueError."""
+    specs = list(specs)
+    table = {s.rule: s for s in specs}
+    if len(table) != len(specs):
+        raise ValueError(f"rules declared twice in the job table: {sorted({s.rule for s in specs if sum(t.rule == s.rule for t in specs) > 1})}")
+    return table
+
+
+def job_spec(table: Mapping[str, JobSpec], rule: str) -> JobSpec:
+    try:
+        return table[rule]
+    except KeyError:
+        raise ValueError(f"{rule} is not a rule of the plan's job table (medfc.plan.jobs)") from None
+
+
+def build(plan: Any, spec: JobSpec, part: str, wildcards: Any = None) -> Any:
+    """One job's ``part`` (``options``, ``inputs``, ``prompts``) from its rule's record: {} where it has none."""
+    fn = getattr(spec, part)
+    return {} if fn is None else fn(plan, wildcard_dict(wildcards))
+
+
+def job_resources(plan: Any, table: Mapping[str, JobSpec], rule: str, wildcards: Any = None) -> dict[str, int]:
+    """``{gpu, threads, mem_mb, runtime}`` of one job of ``rule``, from its record."""
+    spec = table.get(rule)
+    fn = spec.resources if spec is not None else None
+    if fn is None:
+        covered = [s.rule for s in table.values() if s.resources is not None]
+        raise ValueError(f"{rule} has fixed resources in its rule (medfc.plan.jobs: {', '.join(covered)} ask the plan)")
+    return fn(plan, wildcard_dict(wildcards))
+
+
+def build_all(plan: Any, table: Mapping[str, JobSpec]) -> None:
+    """Build, once, every planned job's inputs, options and prompts (each record's ``planned`` jobs)."""
+    for spec in table.values():
+        if not spec.checked:
+            continue
+        for wildcards in spec.planned(plan):
+            for fn in (spec.inputs, spec.options, spec.prompts):
+                if fn is not None:
+                    fn(plan, wildcards)
