@@ -165,3 +165,23 @@ def test_snakefmt_leaves_the_workflow_unchanged():
         pytest.skip("snakefmt is not installed (pip install -e '.[test]' installs it)")
     proc = subprocess.run([snakefmt, "--check", "workflow/"], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr + "\nrun: snakefmt workflow/"
+
+
+def test_the_job_table_plans_the_dry_runs_jobs(source):
+    """The plan's job table (medfc.plan.job_specs, issue 44 item 1) plans exactly the jobs the demo's dry run
+    plans, rule by rule: Plan.build_jobs builds the inputs and options of those jobs and of no other."""
+    from medfc.plan import job_specs
+    from medfc.plan.config_errors import plan_for
+
+    def named(rule: str, wildcards: dict[str, str]) -> str:
+        return rule + (f"[{','.join(f'{k}={v}' for k, v in sorted(wildcards.items()))}]" if wildcards else "")
+
+    config = yaml.safe_load(source.path("config/config.yaml").read_text())
+    plan = plan_for(config, source.path("workflow/schemas/config.schema.yaml"), base_dir=str(source.root))
+    table = job_specs()
+    planned = sorted(named(rule, w) for rule, spec in table.items() for w in spec.planned(plan))
+    dry = [j.split("[")[0] for j in source.planned]
+    dry_run = sorted(named(rule, dict(kv.split("=", 1) for kv in j[len(rule) + 1:-1].split(",")) if "[" in j else {})
+                     for rule, j in zip(dry, source.planned) if rule in table)
+    assert planned == dry_run and len(planned) > 50
+    assert set(dry) - set(table) == {"all"}  # every other rule of the demo has its record
