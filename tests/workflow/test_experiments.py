@@ -114,6 +114,33 @@ def test_changing_one_training_parameter_reruns_exactly_what_depends_on_it(exp_r
     assert "table[table=healthfc_table3]" in planned_jobs(proc.stdout)
 
 
+def test_a_stack_trains_each_member_on_inner_folds_once_and_its_meta_model_reruns_alone(exp_run, tmp_path_factory):
+    """A stacked CliniFact ensemble (tfidf+gbm, config.yaml's): each member's inner cross-validation is one job
+    that reads train and validation only; changing the meta-model's C reruns the ensemble and what reads it,
+    no member; changing the inner folds reruns the inner CV and the ensemble, not the members' own runs."""
+    wf = exp_run.clone(tmp_path_factory.mktemp("stack") / "wf")
+    wf.path("config/stack.yaml").write_text("models:\n  clinifact: {discriminative: [tiny, tfidf, gbm, tfidf+gbm]}\n")
+    args = [*wf.args, "config/stack.yaml"]
+    proc = wf.run("-n", *args)
+    assert _job_counts(proc.stdout) == {"clinifact_experiment": 2, "clinifact_inner_cv": 2, "clinifact_ensemble": 1, "clinifact_score": 3,
+                                        "table": 2, "clinifact_fig3": 1, "all": 1}
+    wf.run(*args)
+    info = json.loads(wf.path("results/experiments/clinifact/tfidf+gbm/info.json").read_text())
+    assert info["method"] == "stack" and set(info["weights"]) == {"tfidf", "gbm"} and info["inner_cv"]["chosen"]
+    pool = sum(len(pd.read_csv(wf.path(f"results/clinifact/pairs/{s}_set.csv"))) for s in ("train", "validation"))
+    for member in ("tfidf", "gbm"):
+        inner = list(read_jsonl(wf.path(f"results/experiments/inner_cv/clinifact/{member}/predictions.jsonl")))
+        assert len(inner) == len({r["id"] for r in inner}) == pool and {r["split"] for r in inner} == {"train", "validation"}
+    assert info["skips"]["counts"]["inner_items"] == pool
+
+    wf.path("config/c.yaml").write_text("experiments:\n  stacking: {C_grid: [0.1]}\n")
+    proc = wf.run("-n", *args, "config/c.yaml")
+    assert _job_counts(proc.stdout) == {"clinifact_ensemble": 1, "clinifact_score": 1, "table": 2, "all": 1}  # Fig. 3 shows other runs
+    wf.path("config/k.yaml").write_text("experiments:\n  stacking: {inner_folds: 3}\n")
+    proc = wf.run("-n", *args, "config/k.yaml")
+    assert _job_counts(proc.stdout) == {"clinifact_inner_cv": 2, "clinifact_ensemble": 1, "clinifact_score": 1, "table": 2, "all": 1}
+
+
 # the heavy libraries a job kind must not load (the runner names those a job loaded in its log's last line);
 # what a step uses it loads: the crawl Scrapy, the folds and the pair split scikit-learn, the plots matplotlib,
 # the claims' embedder torch, the PubMed client and the evidence search requests, METEOR (evidence scoring) NLTK
