@@ -24,18 +24,20 @@ import os
 import sys
 import time
 import typing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
-
 from medfc.common.codeversion import StepNotFound, split_spec
 from medfc.common.io import remove_orphaned_temps
 from medfc.common.job import ENV as JOB_GPUS_ENV
 from medfc.common.job import gpus_given
 from medfc.common.logs import setup_logging
 from medfc.common.options import Options, Runtime
+from medfc.common.stepfiles import StepFiles
 
-StepFn = Callable[..., Any]
+# a step: step(inputs, outputs, options[, runtime]); what it returns (a summary, or None) goes back to its caller
+StepFn = Callable[..., object]
+# a step's options as handed over: the rule's mapping (JSON), or the typed object already built
+StepOptions = Mapping[str, object] | Options
 
 # libraries that cost a second or more of a job's CPU to import: the log of every step names those it loaded,
 # so a job that loads one it does not use shows (tests/unit/common/test_job_imports.py, test_experiments.py)
@@ -123,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def step_arguments(step: StepFn, options: Any, runtime: Runtime) -> tuple[Any, dict[str, Any]]:
+def step_arguments(step: StepFn, options: StepOptions, runtime: Runtime) -> tuple[StepOptions, dict[str, Runtime]]:
     """The typed options object for ``step`` (from its ``options`` annotation) and extra keyword
     arguments (``runtime`` when the step takes it)."""
     hint = typing.get_type_hints(step).get("options")
@@ -148,7 +150,7 @@ def failing_file(exc: BaseException) -> str | None:
     return None
 
 
-def snakemake_job() -> Any:
+def snakemake_job() -> object | None:
     """The job's ``Snakemake`` object when this process is a Snakemake ``script:`` job, else None: Snakemake
     runs the script as the process's ``__main__``, its preamble binding ``snakemake`` to that object."""
     job = getattr(sys.modules.get("__main__"), "snakemake", None)
@@ -163,12 +165,12 @@ def in_snakemake_job() -> bool:
 
 def run_step(
     spec: str,
-    inputs: dict[str, Any],
-    outputs: dict[str, Any],
-    options: Any,
+    inputs: StepFiles,
+    outputs: StepFiles,
+    options: StepOptions,
     log: str | None = None,
     threads: int = 1,
-) -> Any:
+) -> object:
     """Resolve and run one step with logging set up; used by the CLI and by workflow/scripts/step.py.
 
     A step that fails logs its exception with the traceback and the file it was reading (when the error
@@ -180,13 +182,13 @@ def run_step(
     return _run_step(spec, inputs, outputs, options, log, threads)
 
 
-def output_paths(outputs: dict[str, Any]) -> list[str]:
+def output_paths(outputs: StepFiles) -> list[str]:
     """Every path of a job's named outputs (one path or a list each)."""
     return [str(v) for value in outputs.values() for v in ([value] if isinstance(value, (str, os.PathLike)) else value or [])]
 
 
-def _run_step(spec: str, inputs: dict[str, Any], outputs: dict[str, Any], options: Any, log: str | None,
-              threads: int, job: bool = False) -> Any:
+def _run_step(spec: str, inputs: StepFiles, outputs: StepFiles, options: StepOptions, log: str | None,
+              threads: int, job: bool = False) -> object:
     setup_logging(log)
     logger = logging.getLogger("medfc.cli")
     if job:
@@ -251,8 +253,8 @@ def job_process() -> Iterator[None]:
         gc.freeze()
 
 
-def run_job(spec: str, inputs: dict[str, Any], outputs: dict[str, Any], options: Any, log: str | None = None,
-            threads: int = 1) -> Any:
+def run_job(spec: str, inputs: StepFiles, outputs: StepFiles, options: StepOptions, log: str | None = None,
+            threads: int = 1) -> object:
     """:func:`run_step` in a process that exits after it (``medfc run``, a Snakemake job), under
     :func:`job_process`."""
     job = snakemake_job()

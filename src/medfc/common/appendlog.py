@@ -20,17 +20,18 @@ import fcntl
 import json
 import logging
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+
+from medfc.common.jsontypes import JSONObject
 
 __all__ = ["JsonlAppender", "append_jsonl", "read_appended"]
 
 log = logging.getLogger(__name__)
 
 
-def read_appended(path: str | os.PathLike, valid: Callable[[dict[str, Any]], bool] | None = None,
-                  what: str = "record") -> tuple[list[dict[str, Any]], list[int]]:
+def read_appended(path: str | os.PathLike, valid: Callable[[JSONObject], bool] | None = None,
+                  what: str = "record") -> tuple[list[JSONObject], list[int]]:
     """The records of an append-only JSONL file, in file order, and the (1-based) numbers of the lines
     skipped: not UTF-8 (a torn multi-byte character), not JSON, not a JSON object, or rejected by
     ``valid``. Blank lines are neither. Each skip is logged as a warning naming the file and the line
@@ -38,7 +39,7 @@ def read_appended(path: str | os.PathLike, valid: Callable[[dict[str, Any]], boo
     path = Path(path)
     if not path.exists():
         return [], []
-    records: list[dict[str, Any]] = []
+    records: list[JSONObject] = []
     skipped: list[int] = []
     for lineno, raw in enumerate(path.read_bytes().split(b"\n"), 1):
         if not raw.strip():
@@ -56,7 +57,7 @@ def read_appended(path: str | os.PathLike, valid: Callable[[dict[str, Any]], boo
     return records, skipped
 
 
-def _dumps(sort_keys: bool) -> Callable[[dict[str, Any]], str]:
+def _dumps(sort_keys: bool) -> Callable[[Mapping[str, object]], str]:
     return lambda rec: json.dumps(rec, ensure_ascii=False, sort_keys=sort_keys)
 
 
@@ -80,7 +81,7 @@ class JsonlAppender:
             self._fd = os.open(self.path, flags, 0o666)
         return self._fd
 
-    def append(self, records: Iterable[dict[str, Any]]) -> int:
+    def append(self, records: Iterable[Mapping[str, object]]) -> int:
         """Append ``records`` (one line each) as one batch; return how many."""
         lines = [self.dumps(rec) + "\n" for rec in records]
         if not lines:
@@ -115,7 +116,7 @@ class JsonlAppender:
         self.close()
 
 
-def append_jsonl(path: str | os.PathLike, records: Iterable[dict[str, Any]], *, fsync: bool = True, sort_keys: bool = True) -> int:
+def append_jsonl(path: str | os.PathLike, records: Iterable[Mapping[str, object]], *, fsync: bool = True, sort_keys: bool = True) -> int:
     """Append one batch of records to ``path`` (:class:`JsonlAppender`) and close it; return how many."""
     with JsonlAppender(path, fsync=fsync, sort_keys=sort_keys) as out:
         return out.append(records)

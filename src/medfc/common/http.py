@@ -45,15 +45,26 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeAlias, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import requests
 import urllib3
 
-from medfc.common.io import MISSING, atomic_write, read_cache_entry
+from medfc.common.io import MISSING, Missing, atomic_write, read_cache_entry
+from medfc.common.jsontypes import JSONValue
 
 log = logging.getLogger(__name__)
+
+# a request's query parameters (each value sent as its text) and form body (a mapping, or the bytes or text to send)
+Params: TypeAlias = Mapping[str, object]
+Body: TypeAlias = Mapping[str, object] | bytes | str | None
+# an answer as decoded: the parsed JSON (kind "json") or the raw bytes (kind "bytes")
+Answer: TypeAlias = JSONValue | bytes
+# a check of an answer (:class:`AnswerError` for an error answer), of the kind the request asks for
+JSONCheck: TypeAlias = Callable[[JSONValue], None]
+BytesCheck: TypeAlias = Callable[[bytes], None]
+Check: TypeAlias = JSONCheck | BytesCheck
 
 DEFAULT_USER_AGENT = "medfc/0.1 (medical fact-checking research workflow)"
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504, 529})  # 529: "site overloaded" (e.g. DeepL)
@@ -189,8 +200,9 @@ class RateLimiter:
         self.waited = 0.0
 
     @classmethod
-    def per_minute(cls, n: float, **kwargs: Any) -> RateLimiter:
-        return cls(n / 60.0, **kwargs)
+    def per_minute(cls, n: float, burst: int = 1, clock: Callable[[], float] = time.monotonic,
+                   sleep: Callable[[float], None] = time.sleep) -> RateLimiter:
+        return cls(n / 60.0, burst=burst, clock=clock, sleep=sleep)
 
     def _refill(self) -> None:
         now = self.clock()
@@ -213,11 +225,11 @@ class RateLimiter:
         return waited
 
 
-def cache_key(method: str, url: str, params: Mapping[str, Any] | None = None, data: Any = None) -> str:
+def cache_key(method: str, url: str, params: Params | None = None, data: Body = None) -> str:
     """Stable hash of one request: method, url, params sorted by name, and the body."""
     norm_params = sorted((str(k), str(v)) for k, v in (params or {}).items())
     if isinstance(data, Mapping):
-        body: Any = sorted((str(k), str(v)) for k, v in data.items())
+        body: object = sorted((str(k), str(v)) for k, v in data.items())
     elif isinstance(data, bytes):
         body = data.decode("utf-8", "replace")
     else:
@@ -359,11 +371,11 @@ class HttpClient:
             return None
         return self.cache_dir / key[:2] / f"{key}.{'json' if kind == 'json' else 'bin'}"
 
-    def _read_cached(self, path: Path, kind: str, check: Callable[[Any], None] | None) -> Any:
+    def _read_cached(self, path: Path, kind: str, check: Check | None) -> Answer | Missing:
         """The cached answer in ``path``, or MISSING (absent, or damaged: counted and logged, fetched again)."""
 
-        def parse(raw: bytes) -> Any:
-            value = json.loads(raw) if kind == "json" else raw
+        def parse(raw: bytes) -> Answer:
+            value: Answer = json.loads(raw) if kind == "json" else raw
             if check is not None:
                 try:
                     check(value)
@@ -371,13 +383,13 @@ class HttpClient:
                     raise ValueError(f"holds an error answer ({exc})") from None
             return value
 
-        damaged: Counter = Counter()
+        damaged: Counter[str] = Counter()
         value = read_cache_entry(path, parse, damaged, "HTTP cache")
         self.stats["cache_damaged"] += damaged["damaged"]
         return value
 
     # -- network -------------------------------------------------------------------------------
-    def _decode(self, resp: requests.Response, kind: str, check: Callable[[Any], None] | None, what: str) -> tuple[bytes, Any]:
+    def _decode(self, resp: requests.Response, kind: str, check: Check | None, what: str) -> tuple[bytes, Answer]:
         """(raw bytes, value) of a success answer; :class:`_Retry` for one cut short (fewer bytes than its
         Content-Length), one that should be JSON and is not (an HTML page of a proxy or a maintenance
         window), or a retryable :class:`AnswerError`; :class:`HttpError` for one that ``check`` refuses."""
@@ -405,7 +417,7 @@ class HttpClient:
                 raise _Retry(str(exc), delay=delay, status=exc.status) from None
         return raw, value
 
-    def _remember_credentials(self, params: Mapping[str, Any] | None, headers: Mapping[str, str] | None) -> None:
+    def _remember_credentials(self, params: Params | None, headers: Mapping[str, str] | None) -> None:
         """The values of the credential headers and query parameters of a request: redacted wherever they show."""
         for name, value in list((headers or {}).items()) + list(self.session.headers.items()):
             if value and is_secret_header(str(name)):
@@ -414,9 +426,9 @@ class HttpClient:
             if value and is_secret_name(str(name)):
                 remember_secret(value)
 
-    def _send(self, method: str, url: str, params: Mapping[str, Any] | None, data: Any,
+    def _send(self, method: str, url: str, params: Params | None, data: Body,
               headers: Mapping[str, str] | None = None, kind: str = "json",
-              check: Callable[[Any], None] | None = None) -> tuple[bytes, Any]:
+              check: Check | None = None) -> tuple[bytes, Answer]:
         """Send with retries; (raw body, decoded value) of the first success."""
         self._remember_credentials(params, headers)
         origin = _origin_url(url)
@@ -513,13 +525,13 @@ class HttpClient:
         self,
         method: str,
         url: str,
-        params: Mapping[str, Any] | None = None,
-        data: Any = None,
+        params: Params | None = None,
+        data: Body = None,
         kind: str = "json",
         use_cache: bool = True,
         headers: Mapping[str, str] | None = None,
-        check: Callable[[Any], None] | None = None,
-    ) -> Any:
+        check: Check | None = None,
+    ) -> Answer:
         """Return the parsed JSON (``kind="json"``) or raw bytes (``kind="bytes"``), cached on disk.
 
         ``headers`` (e.g. credentials) are sent but are not part of the cache key. ``check(value)`` raises
@@ -538,20 +550,20 @@ class HttpClient:
             _atomic_write(path, raw)
         return value
 
-    def get_json(self, url: str, params: Mapping[str, Any] | None = None, use_cache: bool = True,
-                 check: Callable[[Any], None] | None = None) -> Any:
+    def get_json(self, url: str, params: Params | None = None, use_cache: bool = True,
+                 check: JSONCheck | None = None) -> JSONValue:
         return self.fetch("GET", url, params=params, kind="json", use_cache=use_cache, check=check)
 
-    def get_bytes(self, url: str, params: Mapping[str, Any] | None = None, use_cache: bool = True,
-                  check: Callable[[Any], None] | None = None) -> bytes:
+    def get_bytes(self, url: str, params: Params | None = None, use_cache: bool = True,
+                  check: BytesCheck | None = None) -> bytes:
         return self.fetch("GET", url, params=params, kind="bytes", use_cache=use_cache, check=check)
 
-    def post_bytes(self, url: str, data: Any, params: Mapping[str, Any] | None = None, use_cache: bool = True,
-                   check: Callable[[Any], None] | None = None) -> bytes:
+    def post_bytes(self, url: str, data: Body, params: Params | None = None, use_cache: bool = True,
+                   check: BytesCheck | None = None) -> bytes:
         return self.fetch("POST", url, params=params, data=data, kind="bytes", use_cache=use_cache, check=check)
 
-    def post_json(self, url: str, body: Any, headers: Mapping[str, str] | None = None,
-                  check: Callable[[Any], None] | None = None) -> Any:
+    def post_json(self, url: str, body: object, headers: Mapping[str, str] | None = None,
+                  check: JSONCheck | None = None) -> JSONValue:
         """POST ``body`` as JSON and return the JSON answer; never cached (e.g. an API that bills per call)."""
         all_headers = {"Content-Type": "application/json", **(headers or {})}
         return self._send("POST", url, None, json.dumps(body).encode("utf-8"), all_headers, kind="json", check=check)[1]

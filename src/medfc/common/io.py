@@ -20,7 +20,10 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Final, TypeVar
+
+from medfc.common.jsontypes import JSONObject, JSONValue
+from medfc.common.stepfiles import StepFiles
 
 if TYPE_CHECKING:  # write_table is handed a DataFrame; the readers and writers of JSON never load pandas
     import pandas as pd
@@ -51,7 +54,7 @@ def _json_error(exc: json.JSONDecodeError) -> str:
     return f"not valid JSON at column {exc.colno}: {exc.msg}"
 
 
-def read_jsonl(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
+def read_jsonl(path: str | os.PathLike) -> Iterator[JSONObject]:
     """Yield one dict per non-empty line of a (optionally gzipped) JSONL file.
 
     A line that is not JSON (e.g. the torn last line of a killed writer), bytes that are not UTF-8 or
@@ -184,7 +187,7 @@ def atomic_write(path: str | os.PathLike, payload: bytes | str) -> None:
 
 
 @contextlib.contextmanager
-def jsonl_writer(path: str | os.PathLike) -> Iterator[Callable[[dict[str, Any]], None]]:
+def jsonl_writer(path: str | os.PathLike) -> Iterator[Callable[[Mapping[str, object]], None]]:
     """A ``write(record)`` for JSONL (gzip when the name ends in .gz) that lands atomically: the lines go to
     a temporary file beside ``path``, which replaces ``path`` only when the block ends without an error.
     On an error ``path`` keeps what it held before and the temporary file is removed."""
@@ -198,7 +201,7 @@ def jsonl_writer(path: str | os.PathLike) -> Iterator[Callable[[dict[str, Any]],
             yield lambda rec: raw.write((json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
 
 
-def write_jsonl(path: str | os.PathLike, records: Iterable[dict[str, Any]]) -> int:
+def write_jsonl(path: str | os.PathLike, records: Iterable[Mapping[str, object]]) -> int:
     """Write records atomically as JSONL (gzip when the name ends in .gz); return the count."""
     count = 0
     with jsonl_writer(path) as write:
@@ -208,12 +211,12 @@ def write_jsonl(path: str | os.PathLike, records: Iterable[dict[str, Any]]) -> i
     return count
 
 
-def write_json(path: str | os.PathLike, obj: Any) -> None:
+def write_json(path: str | os.PathLike, obj: object) -> None:
     """``obj`` as indented JSON (keys sorted), written atomically."""
     atomic_write(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 
 
-def read_json(path: str | os.PathLike) -> Any:
+def read_json(path: str | os.PathLike) -> JSONValue:
     """The JSON document in ``path``; :class:`InputFileError` (file and line) when it is not JSON."""
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -225,11 +228,23 @@ def read_json(path: str | os.PathLike) -> Any:
         raise InputFileError(path, exc.lineno, _json_error(exc)) from exc
 
 
+class Missing:
+    """The type of :data:`MISSING` (one instance): false, shown as ``MISSING``."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
 #: What :func:`read_cache_entry` returns for an entry it does not have (absent or damaged).
-MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING", "__bool__": lambda self: False})()
+MISSING: Final = Missing()
+
+_T = TypeVar("_T")
 
 
-def read_cache_entry(path: str | os.PathLike, parse: Callable[[bytes], Any], stats: Counter, what: str) -> Any:
+def read_cache_entry(path: str | os.PathLike, parse: Callable[[bytes], _T], stats: Counter[str], what: str) -> _T | Missing:
     """One cache file's value, ``parse(bytes)``, or :data:`MISSING` when there is none or it is damaged.
 
     The caches' one rule for damaged files (the PubMed record cache follows it too, see
@@ -251,13 +266,13 @@ def read_cache_entry(path: str | os.PathLike, parse: Callable[[bytes], Any], sta
         return MISSING
 
 
-def input_paths(inputs: Mapping[str, Any], name: str) -> list[str]:
+def input_paths(inputs: StepFiles, name: str) -> list[str]:
     """A rule input that may be one path, a list of paths or absent, as a list of paths."""
     value = inputs.get(name) or []
     return [str(v) for v in ([value] if isinstance(value, (str, os.PathLike)) else value)]
 
 
-def table_stem(outputs: Mapping[str, Any]) -> Path:
+def table_stem(outputs: StepFiles) -> Path:
     """The common stem of a rule's ``csv``, ``md`` and ``tex`` outputs (they must share it)."""
     stem = Path(outputs["csv"]).with_suffix("")
     for fmt in ("md", "tex"):

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from collections.abc import Mapping
 
 ENV = "MEDFC_JOB_GPUS"  # the GPUs a scheduler gave the job (set by medfc.cli.run_job in a workflow job)
 SCHEDULER_JOB_VARS = ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID")  # set inside a SLURM, PBS/Torque or LSF allocation
 
 
-def gpus_requested(resources: Any) -> int:
+def gpus_requested(resources: object) -> int:
     """The GPUs a Snakemake job's resources ask for: ``gpu`` / ``gpus`` / ``nvidia_gpu``, or a SLURM ``gres``
     such as ``gpu:2`` or ``gpu:a100:1``."""
     get = resources.get if hasattr(resources, "get") else (lambda k, d=None: getattr(resources, k, d))
@@ -35,7 +35,7 @@ def gpus_requested(resources: Any) -> int:
     return 0
 
 
-def gpus_given(resources: Any, environ: Any = None) -> int:
+def gpus_given(resources: object, environ: Mapping[str, str] | None = None) -> int:
     """The GPUs a job was given: what its resources ask for, inside a scheduler's allocation; 0 on a local run,
     where Snakemake's ``gpu`` resource only counts (``device: auto`` may then use the CPU, as documented)."""
     environ = os.environ if environ is None else environ

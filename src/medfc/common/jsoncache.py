@@ -18,13 +18,16 @@ import os
 from collections import Counter
 from pathlib import Path
 from collections.abc import Callable
-from typing import Any
+from typing import TypeVar, overload
 
 from medfc.common.http import _atomic_write
 from medfc.common.io import MISSING, read_cache_entry
+from medfc.common.jsontypes import JSONValue
+
+_T = TypeVar("_T")
 
 
-def cache_key(*parts: Any) -> str:
+def cache_key(*parts: object) -> str:
     blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -32,12 +35,17 @@ def cache_key(*parts: Any) -> str:
 class UnitCache:
     def __init__(self, directory: str | os.PathLike | None) -> None:
         self.directory = Path(directory) if directory else None
-        self.stats: Counter = Counter()
+        self.stats: Counter[str] = Counter()
 
     def _path(self, key: str) -> Path | None:
         return self.directory / key[:2] / f"{key}.json" if self.directory else None
 
-    def get(self, key: str, parse: Callable[[Any], Any] | None = None) -> Any | None:
+    @overload
+    def get(self, key: str) -> JSONValue: ...
+    @overload
+    def get(self, key: str, parse: Callable[[JSONValue], _T]) -> _T | None: ...
+
+    def get(self, key: str, parse: Callable[[JSONValue], object] | None = None) -> object:
         """The value stored under ``key`` (through ``parse``, which raises ``ValueError``, ``KeyError`` or
         ``TypeError`` for a value not of the shape it reads), or None: not stored, or damaged (counted in
         ``stats["damaged"]`` besides ``misses``, logged with the file's name)."""
@@ -51,7 +59,7 @@ class UnitCache:
         self.stats["misses"] += 1
         return None
 
-    def put(self, key: str, value: Any) -> None:
+    def put(self, key: str, value: object) -> None:
         path = self._path(key)
         if path is not None:
             _atomic_write(path, json.dumps(value, ensure_ascii=False, sort_keys=True).encode("utf-8"))

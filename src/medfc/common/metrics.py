@@ -16,12 +16,12 @@ Conventions (see docs/scoring.md):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
 
-def _check_lengths(*seqs: Sequence[Any]) -> int:
+def _check_lengths(*seqs: Sequence[object]) -> int:
     n = len(seqs[0])
     if any(len(s) != n for s in seqs[1:]):
         raise ValueError(f"sequences differ in length: {[len(s) for s in seqs]}")
@@ -94,7 +94,25 @@ def macro_f1(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) ->
     return float(np.mean([v["f1"] for v in per.values()])) if per else 0.0
 
 
-def classification_scores(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> dict[str, Any]:
+class Confusion(TypedDict):
+    labels: list[str]
+    matrix: list[list[int]]  # rows: gold labels, columns: predicted
+
+
+class ClassificationScores(TypedDict):
+    """:func:`classification_scores`."""
+
+    n: int
+    accuracy: float
+    macro_precision: float
+    macro_recall: float
+    macro_f1: float
+    per_class: dict[str, dict[str, float]]
+    confusion: Confusion
+    n_unknown_pred: int
+
+
+def classification_scores(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> ClassificationScores:
     """All label metrics in one JSON-able dict.
 
     Keys: ``n``, ``accuracy``, ``macro_precision``, ``macro_recall``, ``macro_f1``, ``per_class``

@@ -28,9 +28,11 @@ import sys
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
+from medfc.common.jsontypes import JSONValue
 from medfc.common.redact import redact
+from medfc.common.stepfiles import StepFiles
 
 RUN_ENV = "MEDFC_RUN_ID"
 RECORDS_ENV = "MEDFC_PROVENANCE_DIR"
@@ -40,6 +42,24 @@ PACKAGES = ("medfc", "snakemake", "torch", "transformers", "tokenizers", "safete
             "vllm", "sentence-transformers", "scikit-learn", "lightgbm", "numpy", "scipy", "pandas", "pyarrow", "statsmodels",
             "scrapy", "requests", "urllib3", "nltk", "ctranslate2", "sentencepiece", "bm25s", "datasets", "jsonschema",
             "matplotlib")
+
+
+class SoftwareRecord(TypedDict):
+    """Python, the platform and the packages' versions (:func:`software`)."""
+
+    python: str
+    implementation: str
+    platform: str
+    packages: dict[str, str | None]
+
+
+class JobProvenance(TypedDict):
+    """A job's ``info.json`` ``provenance`` (:func:`job_record`)."""
+
+    run: str | None
+    runs: str | None
+    software: str | None
+    device: dict[str, JSONValue]
 
 
 @functools.cache
@@ -52,7 +72,7 @@ def _version(name: str) -> str | None:
         return None
 
 
-def software(packages: Sequence[str] = PACKAGES) -> dict[str, Any]:
+def software(packages: Sequence[str] = PACKAGES) -> SoftwareRecord:
     """Python, the platform and each package's installed version (None: not installed)."""
     return {"python": platform.python_version(), "implementation": platform.python_implementation(),
             "platform": platform.platform(), "packages": {name: _version(name) for name in packages}}
@@ -64,8 +84,8 @@ def new_run_id(now: dt.datetime | None = None) -> str:
     return f"{now.strftime('%Y%m%dT%H%M%SZ')}-{os.getpid()}"
 
 
-def run_record(run_id: str, argv: Sequence[str], workdir: str | os.PathLike, config: Mapping[str, Any] | None = None,
-               software_record: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def run_record(run_id: str, argv: Sequence[str], workdir: str | os.PathLike, config: Mapping[str, object] | None = None,
+               software_record: Mapping[str, object] | None = None) -> dict[str, object]:
     """The record of one run as it starts (its command line redacted: a key given on it never lands in a file)."""
     return {"run": run_id, "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "host": socket.gethostname(), "workdir": str(Path(workdir).resolve()),
@@ -74,7 +94,7 @@ def run_record(run_id: str, argv: Sequence[str], workdir: str | os.PathLike, con
             "config": json.loads(json.dumps(config, default=str)) if config is not None else None}
 
 
-def append_run_record(directory: str | os.PathLike, record: Mapping[str, Any]) -> Path:
+def append_run_record(directory: str | os.PathLike, record: Mapping[str, object]) -> Path:
     """Append ``record`` as one line to ``<directory>/runs.jsonl`` (one write: a kill leaves whole lines)."""
     path = Path(directory) / "runs.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -87,13 +107,13 @@ def append_run_record(directory: str | os.PathLike, record: Mapping[str, Any]) -
     return path
 
 
-def device_record() -> dict[str, Any]:
+def device_record() -> dict[str, JSONValue]:
     """torch's version, its CUDA and cuDNN versions and the visible GPUs, when torch is loaded in this
     process (a job that trained or embedded); empty otherwise."""
     torch = sys.modules.get("torch")
     if torch is None:
         return {}
-    out: dict[str, Any] = {"torch": getattr(torch, "__version__", None), "cuda": getattr(torch.version, "cuda", None)}
+    out: dict[str, JSONValue] = {"torch": getattr(torch, "__version__", None), "cuda": getattr(torch.version, "cuda", None)}
     try:
         available = bool(torch.cuda.is_available())
     except Exception:  # noqa: BLE001 - a broken driver is a fact to record, not a failure
@@ -105,7 +125,7 @@ def device_record() -> dict[str, Any]:
     return out
 
 
-def job_record(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+def job_record(environ: Mapping[str, str] | None = None) -> JobProvenance:
     """What a job's ``info.json`` carries under ``provenance``: the run, where its records are, the device."""
     env = os.environ if environ is None else environ
     directory = env.get(RECORDS_ENV, "")
@@ -115,14 +135,14 @@ def job_record(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
             "device": device_record()}
 
 
-def software_file(record: Mapping[str, Any]) -> str:
+def software_file(record: Mapping[str, object]) -> str:
     """``software.yml``'s text: the software record as YAML."""
     import yaml
 
     return yaml.safe_dump(dict(record), sort_keys=False, allow_unicode=True)
 
 
-def write_software(inputs: Mapping[str, Any], outputs: Mapping[str, Any], options: Mapping[str, Any]) -> None:
+def write_software(inputs: StepFiles, outputs: StepFiles, options: Mapping[str, Mapping[str, object]]) -> None:
     """The ``provenance`` rule's step: ``options`` {software} → ``software`` (YAML)."""
     from medfc.common.io import atomic_write
 

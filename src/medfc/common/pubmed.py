@@ -10,10 +10,11 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from medfc.common.http import AnswerError, HttpClient, RateLimiter, _atomic_write, progress_bar
 from medfc.common.io import InputFileError
+from medfc.common.jsontypes import JSONValue
 from medfc.common.report import SkipReport
 
 log = logging.getLogger(__name__)
@@ -122,7 +123,35 @@ def _month(value: str | None) -> str | None:
     return _MONTH_BY_NAME.get(value[:3].lower())
 
 
-def parse_pub_date(pub_date: ET.Element | None) -> dict[str, Any]:
+class PubDate(TypedDict):
+    """A publication date as :func:`parse_pub_date` reads it."""
+
+    year: int | None
+    month: str | None
+    day: int | None
+    season: str | None
+    publication_date: str | None
+
+
+class PubmedRecord(TypedDict):
+    """One article's record (:func:`parse_article`)."""
+
+    pmid: str
+    kind: str  # "article" or "book"
+    title: str | None
+    abstract: str | None
+    abstract_words: int
+    year: int | None
+    month: str | None
+    day: int | None
+    season: str | None
+    publication_date: str | None
+    mesh_headings: list[str]
+    publication_types: list[str]
+    nct_ids: list[str]
+
+
+def parse_pub_date(pub_date: ET.Element | None) -> PubDate:
     """Year/Month/Day, Season or MedlineDate → {"year", "month", "day", "publication_date"}.
 
     ``publication_date`` follows the CliniFact release: "2021-Dec-21", "2008-Sep-N/A", "2007-N/A-N/A".
@@ -177,7 +206,7 @@ def nct_ids(article: ET.Element | None) -> list[str]:
     return out
 
 
-def parse_article(elem: ET.Element) -> dict[str, Any]:
+def parse_article(elem: ET.Element) -> PubmedRecord:
     """One PubmedArticle or PubmedBookArticle element → record."""
     if elem.tag == "PubmedBookArticle":
         doc = elem.find("BookDocument")
@@ -243,7 +272,7 @@ def _root(xml: bytes | str, source: str) -> ET.Element:
         raise PubmedXmlError(source, line, f"not well-formed XML: {reason} (column {column})") from exc
 
 
-def parse_pubmed_xml(xml: bytes | str, source: str = "PubMed XML") -> list[dict[str, Any]]:
+def parse_pubmed_xml(xml: bytes | str, source: str = "PubMed XML") -> list[PubmedRecord]:
     """Every article of a PubmedArticleSet document; :class:`PubmedXmlError` (naming ``source`` and the
     line) if it is not well-formed."""
     return [parse_article(e) for e in _article_elements(_root(xml, source))]
@@ -263,11 +292,11 @@ def split_article_set(xml: bytes | str, source: str = "efetch answer") -> dict[s
 
 
 # --- fetching ---------------------------------------------------------------------------------
-def _said(value: Any) -> str:
+def _said(value: JSONValue) -> str:
     return " ".join(str(value or "").split())[:200]
 
 
-def check_esearch(doc: Any) -> None:
+def check_esearch(doc: JSONValue) -> None:
     """An esearch JSON answer, or :class:`~medfc.common.http.AnswerError`: ``esearchresult.ERROR`` (sent with
     HTTP 200, e.g. "Search Backend failed: …") and an answer without ``esearchresult.idlist`` are retried;
     NCBI's own error object (``{"error": "API key invalid", …}``) is refused at once (its text names it, so
@@ -452,12 +481,12 @@ class PubmedFetcher:
         return got
 
     @staticmethod
-    def _read(pmid: str, path: Path) -> dict[str, Any] | None:
+    def _read(pmid: str, path: Path) -> PubmedRecord | None:
         """The record of ``pmid`` in its cache file (None if the file holds none); PubmedXmlError naming the file."""
         parsed = [r for r in parse_pubmed_xml(path.read_bytes(), source=str(path)) if r["pmid"] == pmid]
         return parsed[0] if parsed else None
 
-    def records(self, pmids: Iterable[str], report: SkipReport | None = None, progress: bool = True) -> Iterator[dict[str, Any]]:
+    def records(self, pmids: Iterable[str], report: SkipReport | None = None, progress: bool = True) -> Iterator[PubmedRecord]:
         """Parsed records for the PMIDs (fetching what is missing); records without abstract are reported, not dropped.
 
         A cached file that is not well-formed XML (cut short by a kill, a full disk) is fetched again and
@@ -494,7 +523,7 @@ class PubmedFetcher:
             yield from self._checked(pmid, rec, report)
 
     @staticmethod
-    def _checked(pmid: str, rec: dict[str, Any] | None, report: SkipReport | None) -> Iterator[dict[str, Any]]:
+    def _checked(pmid: str, rec: PubmedRecord | None, report: SkipReport | None) -> Iterator[PubmedRecord]:
         if rec is None:
             if report is not None:
                 report.skip(pmid, "cache_file_without_record")

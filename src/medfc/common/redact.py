@@ -19,7 +19,6 @@ import logging
 import os
 import re
 import threading
-from typing import Any
 from urllib.parse import quote
 
 REDACTED = "***"
@@ -67,7 +66,7 @@ _SECRET_ENVS: set[str] = set()
 _LOCK = threading.Lock()
 
 
-def remember_secret(value: Any) -> None:
+def remember_secret(value: object) -> None:
     """Redact ``value`` literally wherever :func:`redact` meets it from now on (for this process). An
     ``Authorization``-style value ``"Bearer sk-…"`` is remembered whole and without its scheme."""
     value = str(value or "").strip()
@@ -97,7 +96,7 @@ def _known_secrets() -> list[str]:
     return sorted(values, key=len, reverse=True)  # the longest first: a key that holds another is removed whole
 
 
-def redact_values(text: Any) -> str:
+def redact_values(text: object) -> str:
     """``text`` with only the literal values of the known credentials replaced (:func:`remember_secret`,
     :func:`remember_secret_env`), nothing matched by pattern: for a model's own answer, whose words may look
     like ``key=value`` without being credentials."""
@@ -108,7 +107,7 @@ def redact_values(text: Any) -> str:
     return text
 
 
-def redact(text: Any) -> str:
+def redact(text: object) -> str:
     """``text`` with every credential it shows replaced by ``***``: the values of credential query
     parameters and fields (``api_key``, ``key``, ``token``, ``access_token``, ``apikey``, ``password``,
     ``secret``, ``*_token``, ``*-key``…), the user information of URLs (``https://***@host/``) and the
@@ -127,7 +126,7 @@ def redact(text: Any) -> str:
                                   if is_secret_name(m["name"]) and m["val"] else m[0]), text)
 
 
-def redact_url(url: Any) -> str:
+def redact_url(url: object) -> str:
     """A URL fit for a message or a log: credential query parameters and user information as ``***``."""
     return redact(url)
 

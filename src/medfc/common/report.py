@@ -12,7 +12,7 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from medfc.common.io import atomic_write
 from medfc.common.redact import redact
@@ -20,14 +20,33 @@ from medfc.common.redact import redact
 log = logging.getLogger(__name__)
 
 
+class Skipped(TypedDict):
+    """One skipped item: its id, the reason (a short key) and a detail (redacted)."""
+
+    id: str
+    reason: str
+    detail: str
+
+
+class ReportRecord(TypedDict):
+    """A report as written (:meth:`SkipReport.as_dict`)."""
+
+    step: str
+    counts: dict[str, int]
+    n_skipped: int
+    skipped_by_reason: dict[str, int]
+    excluded_by_reason: dict[str, int]
+    skipped: list[Skipped]
+
+
 @dataclass
 class SkipReport:
     """Collects skipped items as (id, reason, detail) and the counts of what was kept."""
 
     step: str
-    skipped: list[dict[str, Any]] = field(default_factory=list)
-    counts: Counter = field(default_factory=Counter)
-    excluded: Counter = field(default_factory=Counter)
+    skipped: list[Skipped] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+    excluded: Counter[str] = field(default_factory=Counter)
 
     def skip(self, item_id: str, reason: str, detail: str = "") -> None:
         detail = redact(detail)  # details quote error texts and URLs: never a credential in a report
@@ -60,7 +79,7 @@ class SkipReport:
     def reasons(self) -> dict[str, int]:
         return dict(sorted(Counter(s["reason"] for s in self.skipped).items()))
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ReportRecord:
         return {
             "step": self.step,
             "counts": dict(sorted(self.counts.items())),

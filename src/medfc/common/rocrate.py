@@ -38,12 +38,13 @@ import os
 import shutil
 import sys
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from medfc.common.io import atomic_output
+from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
 
 CONTEXT = "https://w3id.org/ro/crate/1.1/context"
@@ -75,20 +76,44 @@ DESCRIPTIONS = {
 }
 
 
+if TYPE_CHECKING:
+    import argparse
+
+# a JSON-LD entity of the crate's graph, or a run record of provenance/runs.jsonl as read
+Entity = JSONObject
+
+
+class CrateSummary(TypedDict, total=False):
+    """What an export did (:func:`export`; ``crate``: what it wrote)."""
+
+    results_dir: str
+    workflow_dir: str
+    runs: int
+    files: int
+    results: int
+    configs: int
+    software: int
+    skipped_by_reason: dict[str, int]
+    skipped: list[str]
+    counts: dict[str, int]
+    left_out: dict[str, int]
+    crate: str
+
+
 @dataclass
 class Crate:
     """A crate ready to write: its metadata and each file's path in the crate with the file it comes from."""
 
-    metadata: dict[str, Any]
+    metadata: JSONObject
     files: dict[str, Path]
     report: SkipReport
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: CrateSummary = field(default_factory=CrateSummary)
 
 
 # ------------------------------------------------------------------------------------------------ reading
 
 
-def read_runs(path: Path, report: SkipReport) -> list[dict[str, Any]]:
+def read_runs(path: Path, report: SkipReport) -> list[JSONObject]:
     """The run records of ``runs.jsonl`` in start order; a line that is not a JSON object with a ``run`` id and a
     ``started`` time is skipped and counted (``damaged_run_record``), never the whole file."""
     if not path.is_file():
@@ -111,7 +136,7 @@ def read_runs(path: Path, report: SkipReport) -> list[dict[str, Any]]:
     return sorted(runs, key=lambda r: _time(r["started"]))  # type: ignore[arg-type, return-value]
 
 
-def _time(value: Any) -> dt.datetime | None:
+def _time(value: object) -> dt.datetime | None:
     """An ISO time (a time without a zone is UTC); None when it is not one."""
     if not isinstance(value, str):
         return None
@@ -126,7 +151,7 @@ def _iso(timestamp: float) -> str:
     return dt.datetime.fromtimestamp(timestamp, dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def read_yaml(path: Path, report: SkipReport, reason: str) -> dict[str, Any]:
+def read_yaml(path: Path, report: SkipReport, reason: str) -> Mapping[str, object]:
     """A YAML mapping; a missing or unreadable file is skipped and counted under ``reason``."""
     import yaml
 
@@ -144,7 +169,7 @@ def read_yaml(path: Path, report: SkipReport, reason: str) -> dict[str, Any]:
     return data
 
 
-def config_paths(record: dict[str, Any], checkout: Path | None) -> list[Path]:
+def config_paths(record: Mapping[str, JSONValue], checkout: Path | None) -> list[Path]:
     """The config files a run read: the workflow's default (the run folder's ``config/config.yaml``, else the
     checkout's), then each ``--configfile`` of its command, relative to its folder."""
     workdir = Path(record.get("workdir") or ".")
@@ -168,7 +193,7 @@ def config_paths(record: dict[str, Any], checkout: Path | None) -> list[Path]:
     return [Path(os.path.normpath(p)) for p in paths]
 
 
-def checkpoint_dirs(runs: Sequence[dict[str, Any]]) -> list[Path]:
+def checkpoint_dirs(runs: Sequence[Mapping[str, JSONValue]]) -> list[Path]:
     """Each run's ``experiments.checkpoint_dir`` (resolved against its folder): kept models, not workflow outputs."""
     out = []
     for r in runs:
@@ -207,10 +232,10 @@ def _ref(ids: Iterable[str]) -> list[dict[str, str]]:
     return [{"@id": i} for i in ids]
 
 
-def file_entity(crate_path: str, source: Path, description: str | None = None) -> dict[str, Any]:
+def file_entity(crate_path: str, source: Path, description: str | None = None) -> Entity:
     """A ``File`` data entity: its size, media type and last change."""
     st = source.stat()
-    entity: dict[str, Any] = {"@id": crate_path, "@type": "File", "name": Path(crate_path).name, "contentSize": str(st.st_size),
+    entity: Entity = {"@id": crate_path, "@type": "File", "name": Path(crate_path).name, "contentSize": str(st.st_size),
                               "dateModified": _iso(st.st_mtime)}
     kind, _ = mimetypes.guess_type(crate_path)
     suffix = Path(crate_path).suffix.lower()
@@ -230,7 +255,7 @@ def _slug(text: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-") or "x"
 
 
-def _people(authors: Any, entities: dict[str, dict[str, Any]]) -> list[dict[str, str]]:
+def _people(authors: object, entities: dict[str, Entity]) -> list[dict[str, str]]:
     """CITATION.cff's authors as ``Person`` (family and given names) or ``Organization`` (a name) entities."""
     refs = []
     for a in authors or []:
@@ -253,14 +278,14 @@ def _people(authors: Any, entities: dict[str, dict[str, Any]]) -> list[dict[str,
     return refs
 
 
-def citation_entities(cff: dict[str, Any], entities: dict[str, dict[str, Any]]) -> list[dict[str, str]]:
+def citation_entities(cff: Mapping[str, object], entities: dict[str, Entity]) -> list[dict[str, str]]:
     """The works ``CITATION.cff`` asks users to cite beside medfc (its ``references``), as contextual entities."""
     refs = []
     for n, ref in enumerate(cff.get("references") or [], 1):
         if not isinstance(ref, dict) or not ref.get("title"):
             continue
         key = f"#reference-{n}"
-        entity: dict[str, Any] = {"@id": key, "@type": CFF_TYPES.get(str(ref.get("type")), "CreativeWork"), "name": str(ref["title"])}
+        entity: Entity = {"@id": key, "@type": CFF_TYPES.get(str(ref.get("type")), "CreativeWork"), "name": str(ref["title"])}
         authors = _people(ref.get("authors"), entities)
         if authors:
             entity["author"] = authors
@@ -276,7 +301,7 @@ def citation_entities(cff: dict[str, Any], entities: dict[str, dict[str, Any]]) 
     return refs
 
 
-def licence_entity(cff: dict[str, Any], licence_file: Path | None) -> dict[str, Any] | None:
+def licence_entity(cff: Mapping[str, object], licence_file: Path | None) -> dict[str, str] | None:
     """The workflow's licence: its SPDX id from CITATION.cff, named by the first line of LICENSE."""
     spdx = cff.get("license")
     if not isinstance(spdx, str) or not spdx:
@@ -288,7 +313,7 @@ def licence_entity(cff: dict[str, Any], licence_file: Path | None) -> dict[str, 
     return {"@id": f"{SPDX}{spdx}", "@type": "CreativeWork", "name": name, "identifier": spdx}
 
 
-def software_entities(software: dict[str, Any]) -> list[dict[str, Any]]:
+def software_entities(software: Mapping[str, object]) -> list[dict[str, str]]:
     """One ``SoftwareApplication`` per installed package of a software record (Python first; absent packages left out)."""
     out = []
     if software.get("python"):
@@ -306,7 +331,7 @@ def software_entities(software: dict[str, Any]) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------------------------------------ building
 
 
-def _results_of_runs(runs: Sequence[dict[str, Any]], results: dict[str, Path], report: SkipReport) -> dict[str, list[str]]:
+def _results_of_runs(runs: Sequence[Mapping[str, JSONValue]], results: dict[str, Path], report: SkipReport) -> dict[str, list[str]]:
     """Each run's results: the files whose last change is at or after its start and before the next run's."""
     starts = [_time(r["started"]) for r in runs]
     by_run: dict[str, list[str]] = {r["run"]: [] for r in runs}
@@ -343,7 +368,7 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
     cff = read_yaml(checkout / "CITATION.cff", report, "missing_citation")
 
     files: dict[str, Path] = {}
-    entities: dict[str, dict[str, Any]] = {}
+    entities: dict[str, Entity] = {}
 
     # the results folder's files (checkpoints and hidden files left out)
     skipped = {Path(p).resolve() for p in skip_files}
@@ -398,13 +423,13 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
     for app in apps:
         entities[app["@id"]] = app
     snakemake_version = ((software.get("packages") or {}).get("snakemake"))
-    language: dict[str, Any] = {"@id": SNAKEMAKE, "@type": "ComputerLanguage", "name": "Snakemake", "identifier": {"@id": SNAKEMAKE_URL},
+    language: Entity = {"@id": SNAKEMAKE, "@type": "ComputerLanguage", "name": "Snakemake", "identifier": {"@id": SNAKEMAKE_URL},
                                 "url": {"@id": SNAKEMAKE_URL}}
     if snakemake_version:
         language["version"] = str(snakemake_version)
     entities[SNAKEMAKE] = language
 
-    workflow: dict[str, Any] = {**file_entity(MAIN_WORKFLOW, wf / "Snakefile"), "@type": ["File", "SoftwareSourceCode", "ComputationalWorkflow"],
+    workflow: Entity = {**file_entity(MAIN_WORKFLOW, wf / "Snakefile"), "@type": ["File", "SoftwareSourceCode", "ComputationalWorkflow"],
                                 "name": str(cff.get("title") or "medfc"), "programmingLanguage": {"@id": SNAKEMAKE}}
     if cff.get("version"):
         workflow["version"] = str(cff["version"])
@@ -424,7 +449,7 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
     actions = []
     run_results = _results_of_runs(runs, results, report)
     for r in runs:
-        action: dict[str, Any] = {"@id": f"#run-{r['run']}", "@type": "CreateAction", "name": f"Snakemake run {r['run']}",
+        action: Entity = {"@id": f"#run-{r['run']}", "@type": "CreateAction", "name": f"Snakemake run {r['run']}",
                                   "startTime": str(r["started"]), "instrument": {"@id": MAIN_WORKFLOW},
                                   "object": _ref(run_configs.get(r["run"], [])), "result": _ref(run_results.get(r["run"], []))}
         command = " ".join(str(a) for a in r.get("command") or [])
@@ -446,7 +471,7 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
             description = f"A config file the runs read ({configs[crate_path]})"
         data_entities.append(file_entity(crate_path, source, description))
 
-    root: dict[str, Any] = {
+    root: Entity = {
         "@id": "./", "@type": "Dataset", "name": f"{workflow['name']}: the run record of {results_dir.name}/",
         "description": (f"The results, the workflow and the provenance of the medfc runs in {results_dir}: "
                         f"{len(runs)} Snakemake run(s), {len(results)} result file(s)."),
@@ -460,7 +485,7 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
     profiles = [{"@id": pid, "@type": "CreativeWork", "name": name, "version": version} for pid, name, version in PROFILES]
     graph = [descriptor, root, *profiles, *data_entities, *actions, *sorted(entities.values(), key=lambda e: e["@id"])]
     metadata = {"@context": CONTEXT, "@graph": graph}
-    summary = {"results_dir": str(results_dir), "workflow_dir": str(wf), "runs": len(runs), "files": len(files), "results": len(results),
+    summary: CrateSummary = {"results_dir": str(results_dir), "workflow_dir": str(wf), "runs": len(runs), "files": len(files), "results": len(results),
                "configs": len(configs), "software": len(apps), "skipped_by_reason": report.reasons(),
                "skipped": [f"{s['id']} ({s['reason']})" for s in report.skipped], "counts": dict(report.counts),
                "left_out": dict(report.excluded)}
@@ -524,7 +549,7 @@ def write_zip(crate: Crate, path: Path) -> Path:
     return path
 
 
-def export(results_dir: str | os.PathLike, output: str | os.PathLike | None = None, workflow_dir: str | os.PathLike | None = None) -> dict[str, Any]:
+def export(results_dir: str | os.PathLike, output: str | os.PathLike | None = None, workflow_dir: str | os.PathLike | None = None) -> CrateSummary:
     """Write the crate of ``results_dir``: into it (``output`` None or the folder itself), into a zip (a ``.zip``
     name) or into another folder (not inside the results folder); returns the summary (with ``crate``, what was
     written)."""
@@ -543,7 +568,7 @@ def export(results_dir: str | os.PathLike, output: str | os.PathLike | None = No
     return {**crate.summary, "crate": str(written)}
 
 
-def format_summary(summary: dict[str, Any]) -> str:
+def format_summary(summary: CrateSummary) -> str:
     """The report printed at the end of ``medfc rocrate``."""
     lines = [f"medfc rocrate: {summary['crate']}: {summary['runs']} run(s), {summary['files']} files "
              f"({summary['results']} results, {summary['configs']} config files), {summary['software']} software entries"]
@@ -555,7 +580,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(args: Any) -> int:
+def main(args: argparse.Namespace) -> int:
     """The ``rocrate`` subcommand (arguments parsed by :func:`medfc.cli.main`)."""
     summary = export(args.results_dir, args.output, args.workflow_dir)
     print(format_summary(summary), file=sys.stderr)

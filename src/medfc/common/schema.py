@@ -16,7 +16,8 @@ import copy
 import os
 from functools import cache
 from pathlib import Path
-from typing import Any
+
+from medfc.common.jsontypes import JSONObject, JSONValue
 
 SCHEMA_ENV = "MEDFC_SCHEMA"
 _REPO_SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
@@ -31,7 +32,7 @@ def schema_path() -> Path:
     return path
 
 
-def fill_defaults(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+def fill_defaults(config: JSONObject, schema: JSONObject) -> JSONObject:
     """Validate ``config`` against ``schema`` and fill in every ``properties`` default, nested ones too, in
     place — what Snakemake's ``validate(config, schema, set_default=True)`` does (only the schema's local
     ``#/$defs`` references are followed). Returns ``config``; raises jsonschema's ``ValidationError``."""
@@ -51,21 +52,21 @@ def fill_defaults(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, A
 
 
 @cache
-def _defaults(path: Path) -> dict[str, Any]:
+def _defaults(path: Path) -> JSONObject:
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return fill_defaults({}, yaml.load(path.read_text(encoding="utf-8"), Loader=loader))  # noqa: S506 (a safe loader)
 
 
-def defaults() -> dict[str, Any]:
+def defaults() -> JSONObject:
     """The whole config as the schema fills it in for an empty config file (a fresh copy)."""
     return copy.deepcopy(_defaults(schema_path()))
 
 
-def section(path: str) -> Any:
+def section(path: str) -> JSONValue:
     """One section of :func:`defaults` by its dotted key (``"scoring.bootstrap"``)."""
-    node: Any = defaults()
+    node: JSONValue = defaults()
     for key in path.split("."):
         node = node[key]
     return node

@@ -31,12 +31,17 @@ import html
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from medfc.common.http import AnswerError, HttpClient, HttpError
 from medfc.common.jsoncache import UnitCache, cache_key
+from medfc.common.jsontypes import JSONValue
 from medfc.common.redact import redact, redact_url
+
+if TYPE_CHECKING:
+    from medfc.common.pubmed import PubmedFetcher
 
 SERPER_URL = "https://google.serper.dev/search"
 WIKIPEDIA_API_URL = "https://en.wikipedia.org/w/api.php"
@@ -91,7 +96,7 @@ def _refused(error: HttpError, source: str, variable: str) -> HttpError | Search
     return SearchKeyRejected(source, variable, error) if key_refused(error) else error
 
 
-def _said(doc: dict[str, Any], *fields: str) -> str:
+def _said(doc: Mapping[str, JSONValue], *fields: str) -> str:
     for f in fields:
         v = doc.get(f)
         if isinstance(v, dict):
@@ -104,7 +109,7 @@ def _said(doc: dict[str, Any], *fields: str) -> str:
 SERPER_RESULT_FIELDS = ("organic", "answerBox", "knowledgeGraph", "searchParameters")
 
 
-def check_serper(doc: Any) -> None:
+def check_serper(doc: JSONValue) -> None:
     """A Serper answer or :class:`AnswerError`: its error shape ``{"message", "statusCode"}`` (which a proxy
     or the service may send with HTTP 200) by the status it names (401/403 and "Not enough credits" refused,
     429 and 5xx retried, other codes not), and an answer with none of the result fields (retried)."""
@@ -127,7 +132,7 @@ def check_serper(doc: Any) -> None:
 MEDIAWIKI_RETRY = frozenset({"maxlag", "ratelimited", "readonly", "internal_api_error", "databaseerror", "timeout"})
 
 
-def check_mediawiki(doc: Any) -> None:
+def check_mediawiki(doc: JSONValue) -> None:
     """A MediaWiki API answer or :class:`AnswerError`: ``{"error": {"code", "info"}}`` (HTTP 200, e.g. ``maxlag``
     under load, which also sends Retry-After) or ``{"errors": [...]}``; the passing codes retried, the others
     not; an answer without ``query`` retried."""
@@ -189,7 +194,7 @@ class PubMedSearch:
 
     name = "pubmed"
 
-    def __init__(self, fetcher: Any, api_key_env: str = "NCBI_API_KEY") -> None:
+    def __init__(self, fetcher: PubmedFetcher, api_key_env: str = "NCBI_API_KEY") -> None:
         self.fetcher = fetcher
         self.api_key_env = api_key_env
 

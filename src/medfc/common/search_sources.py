@@ -17,9 +17,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from medfc.common.jsontypes import JSONObject
 from medfc.common.options import Options, OptionsError
+
+if TYPE_CHECKING:  # the clients load requests: imported when one is built
+    from medfc.common.http import HttpClient
+    from medfc.common.search import SearchBackend
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,7 @@ class Connection:
     require_key: bool = True
 
 
-def _no_completion(own: dict[str, Any], cache_dir: str) -> dict[str, Any]:
+def _no_completion(own: JSONObject, cache_dir: str) -> JSONObject:
     return own
 
 
@@ -83,13 +88,13 @@ class SearchSource:
 
     name: str
     options: type[Options]
-    client: Callable[[Any, Connection], Any]
+    client: Callable[[Any, Connection], SearchBackend]  # takes an instance of ``options`` (each source its own class)
     title: str
     key_env: str | None = None
     contact: str | None = None
     contact_env: str | None = None
     local_url: str | None = None
-    complete: Callable[[dict[str, Any], str], dict[str, Any]] = _no_completion
+    complete: Callable[[JSONObject, str], JSONObject] = _no_completion
 
 
 REGISTRY: dict[str, SearchSource] = {}
@@ -128,7 +133,7 @@ def wildcard_pattern() -> str:
     return "|".join(REGISTRY)
 
 
-def build_client(name: str, options: Options, connection: Connection) -> Any:
+def build_client(name: str, options: Options, connection: Connection) -> SearchBackend:
     """The search client of source ``name`` from its options (a :data:`~medfc.common.search.SearchBackend`)."""
     return search_source(name).client(options, connection)
 
@@ -136,20 +141,20 @@ def build_client(name: str, options: Options, connection: Connection) -> Any:
 # ------------------------------------------------------------------------------------- the sources
 
 
-def _http(rate: float, c: Connection) -> Any:
+def _http(rate: float, c: Connection) -> HttpClient:
     from medfc.common.http import HttpClient
 
     return HttpClient(cache_dir=c.http_cache_dir or None, rate=rate,
                       **({} if c.max_retries is None else {"max_retries": c.max_retries}))
 
 
-def _web(o: WebSourceOptions, c: Connection) -> Any:
+def _web(o: WebSourceOptions, c: Connection) -> SearchBackend:
     from medfc.common.search import WebSearch
 
     return WebSearch(o.url, o.api_key_env, _http(o.requests_per_second, c), require_key=c.require_key)
 
 
-def _pubmed(o: PubMedSourceOptions, c: Connection) -> Any:
+def _pubmed(o: PubMedSourceOptions, c: Connection) -> SearchBackend:
     from medfc.common.pubmed import PubmedFetcher, eutils_urls
     from medfc.common.search import PubMedSearch
 
@@ -160,13 +165,13 @@ def _pubmed(o: PubMedSourceOptions, c: Connection) -> Any:
     return PubMedSearch(fetcher, api_key_env=o.api_key_env)
 
 
-def _wikipedia(o: WikipediaSourceOptions, c: Connection) -> Any:
+def _wikipedia(o: WikipediaSourceOptions, c: Connection) -> SearchBackend:
     from medfc.common.search import WikipediaSearch
 
     return WikipediaSearch(o.url, _http(o.requests_per_second, c), page_url=o.page_url)
 
 
-def _pubmed_records(own: dict[str, Any], cache_dir: str) -> dict[str, Any]:
+def _pubmed_records(own: JSONObject, cache_dir: str) -> JSONObject:
     """PubMed's per-PMID records: unless set, CliniFact's cache of them, shared."""
     return {**own, "records_dir": own["records_dir"] or f"{cache_dir}/clinifact/pubmed"}
 

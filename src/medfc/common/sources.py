@@ -25,8 +25,13 @@ import socket
 import struct
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
+
+if TYPE_CHECKING:  # the client is handed in or made when a download is needed: requests loads then
+    import requests
+
+    from medfc.common.http import HttpClient
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +143,7 @@ def _remove_stale(dest: Path) -> None:
 INCOMPLETE_RETRIES: int | None = None
 
 
-def download_once(url: str, dest: str | os.PathLike, client: Any = None, *, progress: bool = False,
+def download_once(url: str, dest: str | os.PathLike, client: HttpClient | None = None, *, progress: bool = False,
                   check: Check | None | bool = True) -> tuple[Path, bool]:
     """``url`` downloaded to ``dest`` unless a complete copy is there; returns ``(dest, from_cache)``.
 
@@ -179,7 +184,7 @@ def download_once(url: str, dest: str | os.PathLike, client: Any = None, *, prog
     raise AssertionError("unreachable")
 
 
-def _download_attempt(url: str, dest: Path, client: Any, progress: bool, verify: Check | None) -> None:
+def _download_attempt(url: str, dest: Path, client: HttpClient, progress: bool, verify: Check | None) -> None:
     """One download of ``url`` into a temporary folder beside ``dest``, renamed into place when complete."""
     tmp_dir = dest.parent / f".{dest.name}.{socket.gethostname()}-{os.getpid()}.{secrets.token_hex(4)}.download"
     tmp_dir.mkdir()
@@ -216,17 +221,17 @@ def _redact(url: str) -> str:
 
 
 @contextlib.contextmanager
-def _responses(client: Any) -> Iterator[list[Any]]:
+def _responses(client: HttpClient) -> Iterator[list[requests.Response]]:
     """Every response ``client``'s requests session receives meanwhile (a redirect's hops, then the answer),
     by a response hook removed on exit; none for a client without a requests session."""
-    seen: list[Any] = []
+    seen: list[requests.Response] = []
     hooks = getattr(getattr(client, "session", None), "hooks", None)
     listeners = hooks.get("response") if isinstance(hooks, dict) else None
     if not isinstance(listeners, list):
         yield seen
         return
 
-    def record(response: Any, *args: Any, **kwargs: Any) -> None:
+    def record(response: requests.Response, *args: object, **kwargs: object) -> None:
         seen.append(response)
 
     listeners.append(record)
@@ -237,11 +242,11 @@ def _responses(client: Any) -> Iterator[list[Any]]:
             listeners.remove(record)
 
 
-def _headers(responses: list[Any]) -> Mapping[str, str]:
+def _headers(responses: list[requests.Response]) -> Mapping[str, str]:
     return (getattr(responses[-1], "headers", None) or {}) if responses else {}
 
 
-def _stated(responses: list[Any]) -> tuple[int | None, bool]:
+def _stated(responses: list[requests.Response]) -> tuple[int | None, bool]:
     """``(Content-Length, chunked)`` of the last response (the answer after any redirect)."""
     headers = _headers(responses)
     chunked = "chunked" in (headers.get("Transfer-Encoding") or "").lower()
@@ -249,7 +254,7 @@ def _stated(responses: list[Any]) -> tuple[int | None, bool]:
     return (int(raw) if raw.isdigit() and not chunked else None), chunked
 
 
-def _received(responses: list[Any], folder: Path) -> tuple[int, bool]:
+def _received(responses: list[requests.Response], folder: Path) -> tuple[int, bool]:
     """``(bytes, comparable)``: the body's bytes received — as the connection counted them (urllib3's
     ``tell()``: before any gzip decoding, so they compare with the Content-Length), or the bytes written under
     ``folder`` (the client's partial file, whatever it names it) where that is more (urllib3 does not count a
@@ -283,7 +288,7 @@ def _cut_body(exc: BaseException) -> bool:
     return isinstance(exc, (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError))
 
 
-def local_or_cached(source: str | os.PathLike, dest: str | os.PathLike, client: Any = None) -> tuple[Path, bool]:
+def local_or_cached(source: str | os.PathLike, dest: str | os.PathLike, client: HttpClient | None = None) -> tuple[Path, bool]:
     """A local ``source`` as it is (its existence is the caller's to check), or the URL ``source``
     downloaded once to ``dest`` (the caller's cache layout) and kept only when complete
     (:func:`download_once`). Returns ``(path, from_cache)``: a complete ``dest`` is reused without any
