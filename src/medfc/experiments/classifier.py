@@ -13,7 +13,7 @@ import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -24,7 +24,10 @@ from medfc.experiments.aliases import resolve_model
 from medfc.experiments.examples import Example
 from medfc.experiments.metrics import validation_scores
 from medfc.experiments.options import TrainConfig
-from medfc.experiments.training import PadCollator, TrainResult, class_weights, default_loss, predict, set_seed, train
+from medfc.experiments.training import Feature, PadCollator, TrainResult, class_weights, default_loss, predict, set_seed, train
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 log = logging.getLogger(__name__)
 
@@ -109,9 +112,9 @@ class EncodeStats:
         return {"n": self.n, "truncated": self.truncated}
 
 
-def make_features(tokenizer, examples: Sequence[Example], labels: Sequence[str], max_length: int, trim: str = "right", stats: EncodeStats | None = None) -> list[dict[str, Any]]:
+def make_features(tokenizer, examples: Sequence[Example], labels: Sequence[str], max_length: int, trim: str = "right", stats: EncodeStats | None = None) -> list[Feature]:
     index = {label: i for i, label in enumerate(labels)}
-    feats = []
+    feats: list[Feature] = []
     n_cut = 0
     for ex in examples:
         feat, cut = encode_pair(tokenizer, ex.text_a, ex.text_b, max_length, trim, ex.prefix_b)
@@ -137,7 +140,7 @@ def collator_for(tokenizer, pad_to: int | None = None) -> PadCollator:
     return PadCollator(pad_token_id=tokenizer.pad_token_id or 0, pad_to=pad_to)
 
 
-def classifier_probs(model: torch.nn.Module, tokenizer, features: Sequence[dict[str, Any]], cfg: TrainConfig, placement: Placement,
+def classifier_probs(model: torch.nn.Module, tokenizer, features: Sequence[Feature], cfg: TrainConfig, placement: Placement,
                      desc: str = "predict") -> np.ndarray:
     """Class probabilities, shape ``[len(features), n_labels]``."""
     if not features:
@@ -152,7 +155,7 @@ class FittedClassifier:
     """A fine-tuned encoder: ``probs`` of examples on the device and in the precision it was trained with."""
 
     model: torch.nn.Module
-    tokenizer: Any
+    tokenizer: PreTrainedTokenizerBase
     labels: list[str]
     cfg: TrainConfig
     placement: Placement

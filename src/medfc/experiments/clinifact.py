@@ -22,8 +22,6 @@ import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
 import numpy as np
 import pandas as pd
 
@@ -35,6 +33,7 @@ from medfc.experiments.kept import keep_fitted
 from medfc.experiments.metrics import validation_scores
 from medfc.experiments.models import build_model
 from medfc.experiments.options import CliniFactTrainOptions
+from medfc.experiments.records import CliniFactPrediction, RunInfo
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +90,9 @@ def pair_example(p: Pair, include_title: bool = True) -> Example:
     return Example(p.claim, p.abstract, p.label, prefix_b=p.title if include_title and p.title else None)
 
 
-def prediction_record(p: Pair, split: str, system: str, labels: Sequence[str], probs: np.ndarray | None) -> dict[str, Any]:
+def prediction_record(p: Pair, split: str, system: str, labels: Sequence[str], probs: np.ndarray | None) -> CliniFactPrediction:
+    pred: str | None
+    prob_map: dict[str, float | None]
     if probs is None:
         pred, prob_map = None, {lab: None for lab in labels}
     else:
@@ -100,7 +101,7 @@ def prediction_record(p: Pair, split: str, system: str, labels: Sequence[str], p
     return {"id": p.id, "split": split, "system": system, "label": p.label, "pred_label": pred, "probs": prob_map}
 
 
-def _scores(records: Sequence[dict[str, Any]]) -> dict[str, float]:
+def _scores(records: Sequence[CliniFactPrediction]) -> dict[str, float]:
     return validation_scores([r["label"] for r in records], [r["pred_label"] for r in records], CLINIFACT_LABELS) if records else {}
 
 
@@ -115,7 +116,7 @@ def run_discriminative(
     *,
     threads: int | None = None,
     report: SkipReport | None = None,
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[CliniFactPrediction], RunInfo]:
     """Fit the model of ``options.train`` on train, choosing on validation what its kind chooses (an encoder's
     best checkpoint: in ``checkpoint_dir``, or in memory without one), predict ``predict_splits``."""
     report = report or SkipReport("clinifact-discriminative")
@@ -131,11 +132,11 @@ def run_discriminative(
             "dataset": "clinifact", "system": "discriminative", "kind": options.train.kind, "model": options.train.model,
             "labels": list(CLINIFACT_LABELS), "config": options.train.as_dict(), "include_title": options.include_title, "trim": "left",
             "input_fields": ["claim", "abstract"], "optional_fields": ["title"]})
-    records: list[dict[str, Any]] = []
+    records: list[CliniFactPrediction] = []
     for split in options.predict_splits:
         probs = fitted.probs(examples(split), desc=f"clinifact/{split}")
         records.extend(prediction_record(p, split, "discriminative", CLINIFACT_LABELS, pr) for p, pr in zip(splits[split], probs))
-    info = {
+    info: RunInfo = {
         "system": "discriminative",
         "config": model.config.as_dict(),
         "train": fitted.result.as_dict(),
@@ -147,7 +148,7 @@ def run_discriminative(
     return records, info
 
 
-def write_predictions(predictions: str | os.PathLike, info_path: str | os.PathLike | None, records: list[dict[str, Any]], info: dict[str, Any]) -> None:
+def write_predictions(predictions: str | os.PathLike, info_path: str | os.PathLike | None, records: Sequence[CliniFactPrediction], info: RunInfo) -> None:
     write_jsonl(predictions, records)
     if info_path is not None:
         write_json(info_path, info)

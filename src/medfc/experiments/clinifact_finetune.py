@@ -33,8 +33,6 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
 import torch
 
 from medfc.common.device import Placement
@@ -45,6 +43,7 @@ from medfc.experiments.aliases import resolve_model
 from medfc.experiments.clinifact import Pair, _scores, load_pairs
 from medfc.experiments.clinifact_zero_shot import OPTION_TO_LABEL, answer_options, prompts_for, score_pairs
 from medfc.experiments.options import FineTuneOptions
+from medfc.experiments.records import CardFields, CliniFactPrediction, RunInfo
 from medfc.experiments.training import Feature, move_to, set_seed, train
 from medfc.llm.local import TransformersLM, load_dtype
 
@@ -147,7 +146,7 @@ def load_lora_model(opts: FineTuneOptions, device: torch.device):
         raise ValueError(f"{KEY}.target_modules: {', '.join(whole)} would be saved whole beside the adapters (peft keeps the "
                          f"vocabulary layers' base weights); adapt the attention / MLP layers only")
     dtype = load_dtype(opts.precision, device)
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, object] = {}  # from_pretrained's: the quantization config, the device map
     if opts.load_in_4bit:
         if device.type != "cuda":
             raise ValueError(f"{KEY}.load_in_4bit: 4-bit base weights (bitsandbytes) need a CUDA device, and this run has "
@@ -185,7 +184,7 @@ def load_lora_model(opts: FineTuneOptions, device: torch.device):
     return model, tokenizer, {"trainable_parameters": trainable, "parameters": total}
 
 
-def save_adapters(model, directory: str | os.PathLike, card: dict[str, Any] | None = None) -> Path:
+def save_adapters(model, directory: str | os.PathLike, card: CardFields | None = None) -> Path:
     """The adapters only: ``adapter_model.safetensors`` + ``adapter_config.json`` (no base weights), with
     ``card`` as their ``medfc_model.json`` (:mod:`medfc.experiments.kept`, for medfc predict), written into a
     temporary folder and renamed into place whole (a kill never leaves a mix of two saves)."""
@@ -197,7 +196,7 @@ def save_adapters(model, directory: str | os.PathLike, card: dict[str, Any] | No
     return out
 
 
-def adapters_card(model: str, opts: FineTuneOptions) -> dict[str, Any]:
+def adapters_card(model: str, opts: FineTuneOptions) -> CardFields:
     """The card of kept adapters: the base model as the config names it, the labels of the answer options,
     the prompt's budget."""
     return {"dataset": "clinifact", "system": "fine_tuned", "model": model, "labels": list(answer_options().values()),
@@ -214,7 +213,7 @@ def run_fine_tuned(
     *,
     threads: int | None = None,
     report: SkipReport | None = None,
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[CliniFactPrediction], RunInfo]:
     """LoRA fine-tuning on train, the epoch with the lowest validation cross-entropy kept, predictions of
     ``opts.predict_splits`` scored as zero-shot (system ``fine_tuned``); ``threads``: the cores a job was
     granted. The device and precision are resolved once, here."""
@@ -242,7 +241,7 @@ def run_fine_tuned(
     log.info("clinifact-lora: kept epoch %s (validation cross-entropy %.4f)", result.best_epoch, result.best_metric or float("nan"))
 
     scorer = TransformersLM.from_loaded(opts.model, model, tokenizer, batch_size=opts.eval_batch_size)
-    records: list[dict[str, Any]] = []
+    records: list[CliniFactPrediction] = []
     trimmed = no_option = 0
     start = time.perf_counter()
     for split in opts.predict_splits:
@@ -264,7 +263,7 @@ def run_fine_tuned(
             merged.save_pretrained(tmp, safe_serialization=True)
             tokenizer.save_pretrained(tmp)
         saved["merged"] = str(merged_dir)
-    info = {
+    info: RunInfo = {
         "system": "fine_tuned",
         "model": opts.model,
         "options": answer_options(),

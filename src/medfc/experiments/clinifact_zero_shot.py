@@ -15,8 +15,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
-from typing import Any
-
 import numpy as np
 
 from medfc.common.labels import CLINIFACT_CODES
@@ -25,6 +23,7 @@ from medfc.common.tokens import token_ids
 from medfc.experiments.aliases import resolve_model
 from medfc.experiments.clinifact import Pair, _scores, load_pairs, prediction_record
 from medfc.experiments.options import ZeroShotOptions
+from medfc.experiments.records import CliniFactPrediction, RunInfo
 from medfc.common.llm_backends import runs_locally
 from medfc.llm.base import LLMClient
 from medfc.llm.local import TransformersLM
@@ -119,7 +118,7 @@ def prompts_for(pairs: Sequence[Pair], tokenizer, max_prompt_tokens: int) -> tup
 
 
 def score_pairs(scorer: LLMClient, tokenizer, pairs: Sequence[Pair], split: str, system: str, max_prompt_tokens: int,
-                batch_size: int, report: SkipReport) -> tuple[list[dict[str, Any]], int, int]:
+                batch_size: int, report: SkipReport) -> tuple[list[CliniFactPrediction], int, int]:
     """One record per pair: the options' log-probabilities after the prompt, softmaxed over the three
     options (the zero-shot and the fine-tuned generative systems alike); a pair none of whose options
     came back gets no prediction. Returns (records, prompts trimmed, pairs without any option)."""
@@ -152,7 +151,7 @@ def run_zero_shot(
     *,
     threads: int | None = None,
     report: SkipReport | None = None,
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[CliniFactPrediction], RunInfo]:
     """Zero-shot predictions for the splits named in ``opts.splits`` (paths in ``split_csvs``); ``threads``:
     the cores a job was granted, for a local model."""
     from medfc.common.options import set_torch_threads
@@ -172,7 +171,7 @@ def run_zero_shot(
             from transformers import AutoTokenizer
 
             tokenizer = AutoTokenizer.from_pretrained(opts.tokenizer)
-    records: list[dict[str, Any]] = []
+    records: list[CliniFactPrediction] = []
     trimmed = no_option = 0
     for split in opts.splits:
         recs, cut, missing = score_pairs(scorer, tokenizer, load_pairs(split_csvs[split], report), split, "zero_shot",
@@ -180,7 +179,7 @@ def run_zero_shot(
         records += recs
         trimmed += cut
         no_option += missing
-    info = {
+    info: RunInfo = {
         "system": "zero_shot",
         "backend": opts.backend,
         "model": opts.model,

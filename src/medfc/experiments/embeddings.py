@@ -34,9 +34,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+
+if TYPE_CHECKING:  # transformers and torch load with the first text no store holds
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+    from medfc.common.device import Placement
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +85,7 @@ class EmbedStats:
     damaged_files: int = 0
     encode_seconds: float = 0.0
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, int | float]:
         return {**self.__dict__, "encode_seconds": round(self.encode_seconds, 3)}
 
 
@@ -206,7 +211,7 @@ class FrozenEncoder:
         self.progress = progress
         self.stats = EmbedStats()
         self._stores: dict[Recipe, tuple[EmbeddingStore, dict[bytes, np.ndarray]]] = {}
-        self._loaded: tuple[Any, Any, Any] | None = None  # (tokenizer, model, placement), at the first text not stored
+        self._loaded: tuple[PreTrainedTokenizerBase, PreTrainedModel, Placement] | None = None  # (tokenizer, model, placement), at the first text not stored
 
     def _store(self, recipe: Recipe) -> tuple[EmbeddingStore, dict[bytes, np.ndarray]]:
         if recipe not in self._stores:
@@ -234,7 +239,7 @@ class FrozenEncoder:
             return np.zeros((0, store.dim or 0), dtype=np.float32)
         return np.stack([have[d] for d in digests]).astype(np.float32, copy=False)
 
-    def _load(self) -> tuple[Any, Any, Any]:
+    def _load(self) -> tuple[PreTrainedTokenizerBase, PreTrainedModel, Placement]:
         if self._loaded is None:
             from transformers import AutoModel, AutoTokenizer
 

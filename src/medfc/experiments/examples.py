@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 
 @dataclass
@@ -17,7 +16,7 @@ class Example:
     text_b: str | None = None
     label: str | None = None
     prefix_b: str | None = None  # kept in front of text_b, never trimmed (e.g. a title)
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict)  # free-form, carried along
 
 
 @dataclass

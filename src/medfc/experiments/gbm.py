@@ -22,7 +22,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -45,7 +45,7 @@ class GbmInfo:
     train_seconds: float = 0.0
     validation: dict[str, float] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
 
 

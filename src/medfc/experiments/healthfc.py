@@ -48,8 +48,6 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
 import numpy as np
 
 from medfc.common.io import read_jsonl, write_json, write_jsonl
@@ -59,6 +57,7 @@ from medfc.experiments.examples import Claim, Example
 from medfc.experiments.kept import JOINT_KIND, keep_fitted, keep_pipeline
 from medfc.experiments.metrics import validation_scores
 from medfc.experiments.models import FittedModel, Model, build_model
+from medfc.experiments.records import CardFields, HealthFCPrediction, RunInfo
 from medfc.experiments.systems import HealthFCFoldOptions, System, input_fields, retrieved_text, system  # noqa: F401 (retrieved_text: the snippets' text)
 
 log = logging.getLogger(__name__)
@@ -213,7 +212,7 @@ def _evidence_eval_examples(claims: Sequence[Claim]) -> list[Example]:
 # ------------------------------------------------------------------------------------------ record
 
 
-def _record(c: Claim, fold: Fold, spec: System, probs: np.ndarray, pred_ids: list[int] | None, evidence: list[str]) -> dict[str, Any]:
+def _record(c: Claim, fold: Fold, spec: System, probs: np.ndarray, pred_ids: list[int] | None, evidence: list[str]) -> HealthFCPrediction:
     return {
         "id": c.id,
         "fold": fold.index,
@@ -229,7 +228,7 @@ def _record(c: Claim, fold: Fold, spec: System, probs: np.ndarray, pred_ids: lis
     }
 
 
-def _fit_info(fitted: FittedModel) -> dict[str, Any]:
+def _fit_info(fitted: FittedModel) -> RunInfo:
     return {"train": fitted.result.as_dict(), "encode": fitted.encode_stats.as_dict()}
 
 
@@ -253,7 +252,7 @@ def _eligible_only(fold: Fold, spec: System, report: SkipReport) -> tuple[list[C
 
 
 def run_single(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Model, ckpt: Path | None, threads: int | None,
-               report: SkipReport) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+               report: SkipReport) -> tuple[list[HealthFCPrediction], RunInfo]:
     """One classifier of the run's model on the example the spec makes of each eligible claim."""
     opts = options.system_options
     if spec.source is not None:
@@ -274,7 +273,7 @@ def run_single(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Mo
     return records, {"model": _fit_info(fitted)}
 
 
-def model_card(spec: System, options: HealthFCFoldOptions) -> dict[str, Any]:
+def model_card(spec: System, options: HealthFCFoldOptions) -> CardFields:
     """The card of a HealthFC system's kept model (:mod:`medfc.experiments.kept`): its labels, model config and
     the system's options, and the fields a new claim needs (:func:`medfc.experiments.systems.input_fields`)."""
     return {"dataset": "healthfc", "system": spec.name, "lang": options.lang, "fold": options.fold, "kind": options.train.kind,
@@ -284,7 +283,7 @@ def model_card(spec: System, options: HealthFCFoldOptions) -> dict[str, Any]:
 
 
 def run_pipeline(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Model, ckpt: Path | None, threads: int | None,
-                 report: SkipReport) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                 report: SkipReport) -> tuple[list[HealthFCPrediction], RunInfo]:
     """An evidence selector (its own model config, ``evidence_train``), then the run's classifier on the
     example the spec makes of each claim with its gold sentences (training) or its selected ones (test)."""
     opts = options.system_options
@@ -309,12 +308,12 @@ def run_pipeline(spec: System, fold: Fold, options: HealthFCFoldOptions, model: 
     selected = [select_evidence(p.tolist(), opts.threshold, opts.max_evidence) for p in ev_probs]
     probs = ver.probs([example(c, [c.sentences[i] for i in sel]) for c, sel in zip(fold.test, selected)], desc="veracity/predict")
     records = [_record(c, fold, spec, p, sel, [c.sentences[i] for i in sel]) for c, p, sel in zip(fold.test, probs, selected)]
-    info = {"evidence_model": {**_fit_info(selector), "n_train_pairs": len(ev_train)}, "veracity_model": _fit_info(ver)}
+    info: RunInfo = {"evidence_model": {**_fit_info(selector), "n_train_pairs": len(ev_train)}, "veracity_model": _fit_info(ver)}
     return records, info
 
 
 def run_joint(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Model, ckpt: Path | None, threads: int | None,
-              report: SkipReport) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+              report: SkipReport) -> tuple[list[HealthFCPrediction], RunInfo]:
     """One encoder over the claim and all its sentences (:mod:`medfc.experiments.joint`), on the run's
     encoder's resolved model, device and precision."""
     from medfc.experiments.joint import JointEncoder
@@ -324,14 +323,15 @@ def run_joint(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Mod
     if ckpt is not None:  # kept for medfc predict (medfc.experiments.kept): the checkpoint, the encoder's config and tokenizer, the card
         keep_fitted(fitted, ckpt / spec.name, {**model_card(spec, options), "kind": JOINT_KIND, "threshold": opts.threshold,
                                                 "max_evidence": opts.max_evidence})
-    records = []
+    records: list[HealthFCPrediction] = []
     for c, (lp, ep) in zip(fold.test, fitted.predict(fold.test, desc="joint/predict")):
         sel = select_evidence(ep.tolist(), opts.threshold, opts.max_evidence)
         records.append(_record(c, fold, spec, lp, sel, [c.sentences[i] for i in sel]))
     return records, {"model": {"train": fitted.result.as_dict(), "windows": fitted.encode_stats.as_dict()}}
 
 
-Trainer = Callable[..., tuple[list[dict[str, Any]], dict[str, Any]]]  # (spec, fold, options, model, ckpt, threads, report)
+# (spec, fold, options, model, checkpoint dir, threads, report) → the records and the info of the run
+Trainer = Callable[[System, Fold, HealthFCFoldOptions, Model, Path | None, int | None, SkipReport], tuple[list[HealthFCPrediction], RunInfo]]
 # System.trainer → how it trains
 TRAINERS: dict[str, Trainer] = {"one_classifier": run_single, "select_then_classify": run_pipeline, "joint_encoder": run_joint}
 
@@ -344,7 +344,7 @@ def run_fold(
     threads: int | None = None,
     report: SkipReport | None = None,
     evidence: str | os.PathLike | None = None,
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[HealthFCPrediction], RunInfo]:
     """Train ``options.system`` on every fold but ``options.fold`` and predict that fold.
 
     ``options`` are the job's whole typed options (built by the plan; with a ``checkpoint_dir`` checkpoints
@@ -393,7 +393,7 @@ def run_fold(
     return records, info
 
 
-def write_fold(predictions: str | os.PathLike, info_path: str | os.PathLike | None, records: list[dict[str, Any]], info: dict[str, Any]) -> None:
+def write_fold(predictions: str | os.PathLike, info_path: str | os.PathLike | None, records: Sequence[HealthFCPrediction], info: RunInfo) -> None:
     write_jsonl(predictions, sorted(records, key=lambda r: r["id"]))
     if info_path is not None:
         write_json(info_path, info)

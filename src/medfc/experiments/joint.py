@@ -32,7 +32,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 import numpy as np
 import torch
@@ -48,7 +48,21 @@ from medfc.experiments.options import TrainConfig
 from medfc.experiments.training import TrainResult, class_weights, predict, set_seed, train
 
 if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
     from medfc.experiments.systems import JointOptions
+
+# one window of a claim: its token ids, their sentence ids (-1: the claim), its sentences, their evidence labels
+# (1.0 / 0.0), with token types its token_type_ids
+Window = dict[str, list[int] | list[float]]
+
+
+class JointFeature(TypedDict):
+    """A claim as the joint encoder reads it: its windows and its sentence count; ``labels`` when it has one."""
+
+    windows: list[Window]
+    n_sentences: int
+    labels: NotRequired[int]
 
 # ------------------------------------------------------------------------------------ pooling/loss
 
@@ -121,10 +135,12 @@ class JointModel(nn.Module):
         self.label_weights: torch.Tensor | None = None  # class weights of the label loss (set before training)
 
     @classmethod
-    def from_pretrained(cls, path: str | os.PathLike, n_labels: int, **kwargs: Any) -> JointModel:
+    def from_pretrained(cls, path: str | os.PathLike, n_labels: int, *, evidence_weight: float, threshold: float, pool: str,
+                        dropout: float = 0.1) -> JointModel:
         from transformers import AutoModel
 
-        return cls(AutoModel.from_pretrained(str(path)), n_labels, **kwargs)
+        return cls(AutoModel.from_pretrained(str(path)), n_labels, evidence_weight=evidence_weight, threshold=threshold, pool=pool,
+                   dropout=dropout)
 
     def forward(
         self,
@@ -175,7 +191,7 @@ class WindowStats(Counter):
         return {k: self[k] for k in self.KEYS}
 
 
-def build_windows(tokenizer, claim: str, sentences: Sequence[str], max_length: int, stats: WindowStats | None = None) -> list[dict[str, list[int]]]:
+def build_windows(tokenizer, claim: str, sentences: Sequence[str], max_length: int, stats: WindowStats | None = None) -> list[Window]:
     """Pack ``[CLS] claim [SEP] s_i [SEP] …`` windows of at most ``max_length`` tokens.
 
     Each window: ``input_ids``, ``sent_ids`` (window-local sentence slot per token, -1 for the claim
@@ -192,7 +208,7 @@ def build_windows(tokenizer, claim: str, sentences: Sequence[str], max_length: i
             stats["claims_cut"] += 1
     prefix = [cls_id, *c_ids, sep_id]
     room = max_length - len(prefix)
-    windows: list[dict[str, list[int]]] = []
+    windows: list[Window] = []
     cur: dict[str, list[int]] = {"input_ids": list(prefix), "sent_ids": [-1] * len(prefix), "sentences": []}
     for gi, sentence in enumerate(sentences):
         s_ids = token_ids(tokenizer, sentence)
@@ -215,7 +231,7 @@ def build_windows(tokenizer, claim: str, sentences: Sequence[str], max_length: i
     return windows
 
 
-def joint_features(tokenizer, claim: str, sentences: Sequence[str], evidence_ids: Sequence[int], label: int | None, max_length: int, stats: WindowStats | None = None, with_types: bool = False) -> dict[str, Any]:
+def joint_features(tokenizer, claim: str, sentences: Sequence[str], evidence_ids: Sequence[int], label: int | None, max_length: int, stats: WindowStats | None = None, with_types: bool = False) -> JointFeature:
     gold = set(evidence_ids)
     windows = build_windows(tokenizer, claim, sentences, max_length, stats)
     for w in windows:
@@ -223,13 +239,13 @@ def joint_features(tokenizer, claim: str, sentences: Sequence[str], evidence_ids
         if with_types:
             first = w["sent_ids"].index(0) if 0 in w["sent_ids"] else len(w["sent_ids"])
             w["token_type_ids"] = [0] * first + [1] * (len(w["sent_ids"]) - first)
-    feat: dict[str, Any] = {"windows": windows, "n_sentences": len(sentences)}
+    feat: JointFeature = {"windows": windows, "n_sentences": len(sentences)}
     if label is not None:
         feat["labels"] = label
     return feat
 
 
-def joint_length(feature: dict[str, Any]) -> int:
+def joint_length(feature: JointFeature) -> int:
     return sum(len(w["input_ids"]) for w in feature["windows"])
 
 
@@ -239,7 +255,7 @@ class JointCollator:
     def __init__(self, pad_token_id: int = 0) -> None:
         self.pad_token_id = pad_token_id
 
-    def __call__(self, features: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
+    def __call__(self, features: Sequence[JointFeature]) -> dict[str, torch.Tensor]:
         windows = [(ci, w) for ci, f in enumerate(features) for w in f["windows"]]
         width = max(len(w["input_ids"]) for _, w in windows)
         n_sent = max(1, max(len(w["sentences"]) for _, w in windows))
@@ -295,7 +311,7 @@ def joint_forward(model: JointModel, batch: dict[str, torch.Tensor]) -> list[tup
 # ----------------------------------------------------------------------------------------- model
 
 
-def uses_token_types(tokenizer: Any, encoder: nn.Module) -> bool:
+def uses_token_types(tokenizer: PreTrainedTokenizerBase, encoder: nn.Module) -> bool:
     """Whether the windows mark the sentences with token type 1 (a tokenizer and encoder that have two types)."""
     return "token_type_ids" in tokenizer.model_input_names and getattr(encoder.config, "type_vocab_size", 1) >= 2
 
@@ -306,7 +322,7 @@ class FittedJoint:
     on the device and in the precision it was trained with."""
 
     model: JointModel
-    tokenizer: Any
+    tokenizer: PreTrainedTokenizerBase
     labels: list[str]
     cfg: TrainConfig
     placement: Placement
@@ -314,13 +330,13 @@ class FittedJoint:
     result: TrainResult
     encode_stats: WindowStats  # every claim's windows: training, validation and predicted
 
-    def features(self, claims: Sequence[Claim]) -> list[dict[str, Any]]:
+    def features(self, claims: Sequence[Claim]) -> list[JointFeature]:
         """Each claim's windows; a claim without a label (a new claim, ``medfc predict``) gets none."""
         index = {lab: i for i, lab in enumerate(self.labels)}
         return [joint_features(self.tokenizer, c.claim, c.sentences, c.evidence_ids, index[c.label] if c.label else None, self.cfg.max_length,
                                self.encode_stats, self.with_types) for c in claims]
 
-    def infer(self, feats: list[dict[str, Any]], desc: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    def infer(self, feats: list[JointFeature], desc: str) -> list[tuple[np.ndarray, np.ndarray]]:
         return predict(self.model, feats, collate=JointCollator(self.tokenizer.pad_token_id or 0), forward_fn=joint_forward, placement=self.placement,
                        batch_size=self.cfg.eval_batch_size, lengths=[joint_length(f) for f in feats], progress=self.cfg.progress, desc=desc)
 

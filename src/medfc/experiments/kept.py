@@ -38,10 +38,23 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from medfc.common.io import atomic_write, read_json, write_json
+from medfc.experiments.records import ModelCard
+
+if TYPE_CHECKING:  # each kind's module loads torch or scikit-learn: imported where a model of it is loaded
+    from medfc.experiments.classifier import FittedClassifier
+    from medfc.experiments.frozen import FittedFrozen
+    from medfc.experiments.gbm import FittedGbm
+    from medfc.experiments.joint import FittedJoint
+    from medfc.experiments.tfidf import FittedTfidf
+
+    SklearnModel = FittedTfidf | FittedGbm | FittedFrozen
+    # a fitted model of a kind that is kept whole (a pipeline is two of them; LoRA adapters are written by peft)
+    KeptModel = FittedClassifier | FittedJoint | SklearnModel
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +68,7 @@ PIPELINE_PARTS = ("evidence", "veracity")  # a kept pipeline's models, each in t
 JOINT_KIND = "joint"  # a kept joint encoder (both heads): the card's kind, beside the model kinds
 
 
-def _sklearn_state(kind: str, fitted: Any) -> dict[str, Any]:
+def _sklearn_state(kind: str, fitted: SklearnModel) -> dict[str, object]:
     """What a fitted scikit-learn kind needs to predict again (never its embeddings' encoder or store)."""
     if kind == "tfidf":
         return {"options": fitted.options, "labels": fitted.labels, "space": fitted.space, "clf": fitted.clf}
@@ -68,7 +81,7 @@ def _sklearn_state(kind: str, fitted: Any) -> dict[str, Any]:
     raise ValueError(f"model kind {kind!r} keeps no scikit-learn state")
 
 
-def keep_fitted(fitted: Any, directory: str | os.PathLike, card: dict[str, Any]) -> Path:
+def keep_fitted(fitted: KeptModel | None, directory: str | os.PathLike, card: Mapping[str, object]) -> Path:
     """Write ``card`` (:data:`CARD`) and what the fitted model of ``card["kind"]`` needs beside its weights into
     ``directory`` (an encoder's checkpoint is already there: the training loop wrote it); returns the card's path."""
     directory = Path(directory)
@@ -99,8 +112,8 @@ def keep_fitted(fitted: Any, directory: str | os.PathLike, card: dict[str, Any])
     return path
 
 
-def keep_pipeline(selector: Any, veracity: Any, directory: str | os.PathLike, card: dict[str, Any],
-                  part_cards: dict[str, dict[str, Any]]) -> Path:
+def keep_pipeline(selector: KeptModel, veracity: KeptModel, directory: str | os.PathLike, card: Mapping[str, object],
+                  part_cards: Mapping[str, Mapping[str, object]]) -> Path:
     """Keep a pipeline: the evidence selector and the veracity model each in its folder (:data:`PIPELINE_PARTS`)
     with its own card (``part_cards``; their weights are already there), then the pipeline's ``card`` (kind
     ``pipeline``, naming its parts)."""
@@ -110,7 +123,7 @@ def keep_pipeline(selector: Any, veracity: Any, directory: str | os.PathLike, ca
     return keep_fitted(None, directory, {**card, "kind": "pipeline", "parts": {part: part for part in PIPELINE_PARTS}})
 
 
-def read_card(directory: str | os.PathLike) -> dict[str, Any]:
+def read_card(directory: str | os.PathLike) -> ModelCard:
     """The card of a kept model; for LoRA adapters without one (e.g. adapters trained elsewhere), a card
     for the fine-tuned CliniFact system read from ``adapter_config.json``."""
     directory = Path(directory)
@@ -146,7 +159,7 @@ def find_model_dir(directory: str | os.PathLike) -> Path:
     raise ValueError(f"{directory}: holds {len(found)} kept models; name one: {', '.join(str(p) for p in found)}")
 
 
-def load_sklearn(directory: Path, card: dict[str, Any], device: str, batch_size: int | None) -> Any:
+def load_sklearn(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> SklearnModel:
     """The fitted TF-IDF, GBM or frozen model of a kept directory (a frozen encoder's on ``device``)."""
     with open(directory / SKLEARN_STATE, "rb") as fh:
         state = pickle.load(fh)  # noqa: S301 (a model directory the user kept: module docstring)
@@ -176,7 +189,7 @@ def load_sklearn(directory: Path, card: dict[str, Any], device: str, batch_size:
     raise ValueError(f"model kind {kind!r} keeps no scikit-learn state")
 
 
-def load_encoder(directory: Path, card: dict[str, Any], device: str, batch_size: int | None) -> Any:
+def load_encoder(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedClassifier:
     """The fine-tuned encoder of a kept directory: its architecture and tokenizer from ``transformers/``, its
     weights from the kept checkpoint, on ``device`` (``auto``: CUDA when there is one)."""
     from transformers import AutoConfig, AutoModelForSequenceClassification
@@ -199,7 +212,7 @@ def load_encoder(directory: Path, card: dict[str, Any], device: str, batch_size:
     return FittedClassifier(model.eval(), load_tokenizer(hf), labels, cfg, placement, TrainResult(), card.get("trim", "right"))
 
 
-def load_joint(directory: Path, card: dict[str, Any], device: str, batch_size: int | None) -> Any:
+def load_joint(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedJoint:
     """The joint HealthFC model of a kept directory (:class:`~medfc.experiments.joint.FittedJoint`: per claim its
     label probabilities and its sentences' evidence probabilities): the encoder's architecture and tokenizer
     from ``transformers/``, every weight (encoder, token attention, heads) from the kept checkpoint."""
@@ -224,7 +237,7 @@ def load_joint(directory: Path, card: dict[str, Any], device: str, batch_size: i
                        TrainResult(), WindowStats())
 
 
-def load_pipeline(directory: Path, card: dict[str, Any], device: str = "auto", batch_size: int | None = None) -> dict[str, Any]:
+def load_pipeline(directory: Path, card: ModelCard, device: str = "auto", batch_size: int | None = None) -> dict[str, KeptModel]:
     """A kept pipeline's fitted models by part (``evidence``, ``veracity``), each loaded by its own card."""
     parts = card.get("parts") or {}
     missing = [part for part in PIPELINE_PARTS if part not in parts]
@@ -233,7 +246,7 @@ def load_pipeline(directory: Path, card: dict[str, Any], device: str = "auto", b
     return {part: load_fitted(directory / parts[part], read_card(directory / parts[part]), device, batch_size) for part in PIPELINE_PARTS}
 
 
-def load_fitted(directory: Path, card: dict[str, Any], device: str = "auto", batch_size: int | None = None) -> Any:
+def load_fitted(directory: Path, card: ModelCard, device: str = "auto", batch_size: int | None = None) -> KeptModel | dict[str, KeptModel]:
     """The fitted model (``probs(examples)``, ``labels``) of a kept directory of any kind but ``lora``
     (``pipeline``: its parts by name, :func:`load_pipeline`)."""
     if card["kind"] == "encoder":

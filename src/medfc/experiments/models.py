@@ -20,9 +20,10 @@ only for texts its embedding store does not hold). A new kind is its config clas
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from medfc.common.options import Options
 from medfc.experiments.examples import Example
 from medfc.experiments.options import FrozenOptions, GbmOptions, ModelConfig, TfidfOptions, TrainConfig
 
@@ -30,16 +31,30 @@ if TYPE_CHECKING:
     import numpy as np
 
 
+class Reported(Protocol):
+    """What a fit reports for the info files."""
+
+    def as_dict(self) -> Mapping[str, object]: ...
+
+
 class FittedModel(Protocol):
     labels: list[str]
-    result: Any  # .as_dict(): what the fit did
-    encode_stats: Any  # .as_dict(): inputs cut to fit (an encoder's tokens), or {"truncated": 0}
+
+    @property
+    def result(self) -> Reported:  # what the fit did
+        ...
+
+    @property
+    def encode_stats(self) -> Reported:  # inputs cut to fit (an encoder's tokens), or {"truncated": 0}
+        ...
 
     def probs(self, examples: Sequence[Example], desc: str = "predict") -> np.ndarray: ...
 
 
 class Model(Protocol):
-    config: Any  # the config as run
+    @property
+    def config(self) -> Options:  # the config as run: its kind's options class (MODEL_CONFIGS)
+        ...
 
     def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
             checkpoint_dir: str | os.PathLike | None = None, trim: str = "right", desc: str = "train") -> FittedModel: ...
@@ -69,7 +84,7 @@ def _frozen(config: FrozenOptions, threads: int | None) -> Model:
     return FrozenModel(config, threads)
 
 
-# kind → its model, made from the config and the job's threads
+# kind → its model, made from the config (an instance of the kind's own config class) and the job's threads
 MODEL_KINDS: dict[str, Callable[[Any, int | None], Model]] = {"encoder": _encoder, "tfidf": _tfidf, "gbm": _gbm, "frozen": _frozen}
 
 

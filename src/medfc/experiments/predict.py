@@ -37,15 +37,54 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, TypedDict
 
 from medfc.common.io import write_json, write_jsonl
+from medfc.common.jsontypes import JSONValue
 from medfc.common.report import SkipReport
 from medfc.experiments.kept import find_model_dir, load_fitted, read_card
+from medfc.experiments.records import ModelCard, PredictedRow
+
+if TYPE_CHECKING:  # the systems and models load with the kept model's kind
+    import argparse
+
+    from medfc.experiments.clinifact import Pair
+    from medfc.experiments.examples import Claim, Example
+    from medfc.experiments.joint import FittedJoint
+    from medfc.experiments.models import FittedModel
 
 log = logging.getLogger(__name__)
+
+# one input row by its fields: a JSON object (a JSONL line) or a CSV row's texts
+Row = dict[str, JSONValue]
+
+
+class Labelled(Protocol):
+    """A fitted model's labels, in the order of its outputs."""
+
+    @property
+    def labels(self) -> list[str]: ...
+
+
+class PredictSummary(TypedDict):
+    """What ``medfc predict`` did (:func:`predict_file`, its ``--report``)."""
+
+    model_dir: str
+    dataset: JSONValue
+    system: JSONValue
+    kind: JSONValue
+    model: JSONValue
+    labels: JSONValue
+    input_fields: list[str]
+    rows: int
+    predicted: int
+    skipped: int
+    skipped_by_reason: dict[str, int]
+    skipped_rows: list[str]
+    counts: dict[str, int]
+    seconds: float
 
 CLINIFACT_FIELDS = ("claim", "abstract")
 CLINIFACT_OPTIONAL = ("title",)
@@ -56,11 +95,11 @@ DEFAULT_MAX_PROMPT_TOKENS = 2048  # experiments.clinifact.fine_tune.max_prompt_t
 # --------------------------------------------------------------------------------------------- input
 
 
-def read_rows(path: str | os.PathLike, report: SkipReport) -> list[tuple[str, dict[str, Any]]]:
+def read_rows(path: str | os.PathLike, report: SkipReport) -> list[tuple[str, Row]]:
     """(id, row) of each row of a JSONL or CSV file (by its extension: ``.csv`` is CSV, anything else JSONL).
     A JSONL line that is not a JSON object is skipped and counted (never the whole file)."""
     path = Path(path)
-    rows: list[dict[str, Any] | None] = []
+    rows: list[Row] = []
     if path.suffix.lower() == ".csv":
         with open(path, encoding="utf-8-sig", newline="") as fh:
             rows = list(csv.DictReader(fh))
@@ -90,7 +129,7 @@ def read_rows(path: str | os.PathLike, report: SkipReport) -> list[tuple[str, di
     return out
 
 
-def texts(value: Any) -> list[str]:
+def texts(value: JSONValue) -> list[str]:
     """A list field's texts: a list (empty texts left out), or one text; a CSV cell holding a JSON list is that list."""
     if value is None:
         return []
@@ -109,7 +148,7 @@ def texts(value: Any) -> list[str]:
     return [str(value)]
 
 
-def sentence_list(value: Any) -> list[str]:
+def sentence_list(value: JSONValue) -> list[str]:
     """The ``sentences`` field as a list in which every position is kept (``evidence_ids`` index it): a list (a
     null is an empty sentence), a CSV cell holding a JSON list, or one text (one sentence)."""
     if isinstance(value, str) and value.strip().startswith("["):
@@ -124,7 +163,7 @@ def sentence_list(value: Any) -> list[str]:
     return texts(value)
 
 
-def text(value: Any) -> str:
+def text(value: JSONValue) -> str:
     """A text field's value (a number is its text; a list, its texts joined)."""
     if value is None:
         return ""
@@ -133,14 +172,14 @@ def text(value: Any) -> str:
     return str(value).strip()
 
 
-def missing_fields(row: dict[str, Any], fields: Sequence[str]) -> list[str]:
+def missing_fields(row: Mapping[str, JSONValue], fields: Sequence[str]) -> list[str]:
     return [f for f in fields if not (texts(row.get(f)) if f in LIST_FIELDS else text(row.get(f)))]
 
 
 # -------------------------------------------------------------------------------------------- inputs
 
 
-def required_fields(card: dict[str, Any]) -> tuple[str, ...]:
+def required_fields(card: ModelCard) -> tuple[str, ...]:
     """The fields every input row needs for the kept model of ``card``."""
     if card["dataset"] == "clinifact":
         return CLINIFACT_FIELDS
@@ -155,7 +194,7 @@ def required_fields(card: dict[str, Any]) -> tuple[str, ...]:
     raise ValueError(f"unknown dataset {card.get('dataset')!r} in the model card")
 
 
-def healthfc_example(card: dict[str, Any], rid: str, row: dict[str, Any]):
+def healthfc_example(card: ModelCard, rid: str, row: Mapping[str, JSONValue]) -> Example:
     """The example the system's ``reads`` makes of a new claim (as of a test claim in training)."""
     from medfc.experiments.examples import Claim, Example
     from medfc.experiments.systems import system
@@ -168,33 +207,33 @@ def healthfc_example(card: dict[str, Any], rid: str, row: dict[str, Any]):
     return Example(*spec.reads(claim, opts, evidence))
 
 
-def clinifact_pair(rid: str, row: dict[str, Any]):
+def clinifact_pair(rid: str, row: Mapping[str, JSONValue]) -> Pair:
     from medfc.experiments.clinifact import Pair
 
     return Pair(rid, text(row.get("claim")), text(row.get("title")), text(row.get("abstract")), None)
 
 
-def _record(rid: str, labels: Sequence[str], probs: Sequence[float], evidence_ids: Sequence[int] | None = None) -> dict[str, Any]:
+def _record(rid: str, labels: Sequence[str], probs: Sequence[float], evidence_ids: Sequence[int] | None = None) -> PredictedRow:
     best = max(range(len(labels)), key=lambda i: probs[i])
-    out = {"id": rid, "label": labels[best], "probabilities": {lab: round(float(p), 6) for lab, p in zip(labels, probs)}}
+    out: PredictedRow = {"id": rid, "label": labels[best], "probabilities": {lab: round(float(p), 6) for lab, p in zip(labels, probs)}}
     if evidence_ids is not None:
         out["evidence_ids"] = [int(i) for i in evidence_ids]
     return out
 
 
-def article_claims(rows: Sequence[tuple[str, dict[str, Any]]]):
+def article_claims(rows: Sequence[tuple[str, Mapping[str, JSONValue]]]) -> list[Claim]:
     """A new claim with its article's sentences, for a system that selects evidence (no label, no gold evidence)."""
     from medfc.experiments.examples import Claim
 
     return [Claim(rid, text(row.get("claim")), "", "", "", sentence_list(row.get("sentences")), []) for rid, row in rows]
 
 
-def _check_labels(fitted: Any, labels: Sequence[str], what: str) -> None:
+def _check_labels(fitted: Labelled, labels: Sequence[str], what: str) -> None:
     if list(fitted.labels) != list(labels):
         raise ValueError(f"the kept {what}'s labels {fitted.labels} are not its card's {list(labels)}")
 
 
-def predict_pipeline(parts: dict[str, Any], card: dict[str, Any], rows: Sequence[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+def predict_pipeline(parts: Mapping[str, FittedModel], card: ModelCard, rows: Sequence[tuple[str, Row]]) -> list[PredictedRow]:
     """The pipeline as its run predicts a test claim (:func:`medfc.experiments.healthfc.run_pipeline`): the selector's
     probability of every sentence, the sentences above the card's ``threshold`` (at most ``max_evidence``, the most
     probable, in document order), then the veracity classifier on the claim with them."""
@@ -215,7 +254,7 @@ def predict_pipeline(parts: dict[str, Any], card: dict[str, Any], rows: Sequence
     return [_record(rid, labels, p, sel) for (rid, _), p, sel in zip(rows, probs, selected)]
 
 
-def predict_joint(fitted: Any, card: dict[str, Any], rows: Sequence[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+def predict_joint(fitted: FittedJoint, card: ModelCard, rows: Sequence[tuple[str, Row]]) -> list[PredictedRow]:
     """The joint encoder as its run predicts a test claim (:func:`medfc.experiments.healthfc.run_joint`): the label
     probabilities, and the sentences whose evidence probability passes the card's ``threshold`` (at most
     ``max_evidence``)."""
@@ -229,7 +268,7 @@ def predict_joint(fitted: Any, card: dict[str, Any], rows: Sequence[tuple[str, d
     return out
 
 
-def predict_fitted(fitted: Any, card: dict[str, Any], rows: Sequence[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+def predict_fitted(fitted: FittedModel, card: ModelCard, rows: Sequence[tuple[str, Row]]) -> list[PredictedRow]:
     """The records of a fitted discriminative model (any kind) on the rows."""
     if card["dataset"] == "clinifact":
         from medfc.experiments.clinifact import pair_example
@@ -243,8 +282,8 @@ def predict_fitted(fitted: Any, card: dict[str, Any], rows: Sequence[tuple[str, 
     return [_record(rid, labels, p) for (rid, _), p in zip(rows, probs)]
 
 
-def predict_adapters(directory: Path, card: dict[str, Any], rows: Sequence[tuple[str, dict[str, Any]]], report: SkipReport, *,
-                     device: str, batch_size: int, base_model: str | None, max_prompt_tokens: int | None) -> list[dict[str, Any]]:
+def predict_adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport, *,
+                     device: str, batch_size: int, base_model: str | None, max_prompt_tokens: int | None) -> list[PredictedRow]:
     """The fine-tuned CliniFact system: the base causal LM (``base_model``, else the card's, else the one
     ``adapter_config.json`` names) with the kept LoRA adapters, scoring TRUE / FALSE / NONE after the zero-shot
     prompt exactly as the fine-tuned system's own predictions are scored
@@ -271,7 +310,7 @@ def predict_adapters(directory: Path, card: dict[str, Any], rows: Sequence[tuple
     records, trimmed, _ = score_pairs(scorer, tokenizer, pairs, "predict", "fine_tuned", limit, batch_size, report)
     if trimmed:
         report.count("prompts_trimmed", trimmed)
-    out = []
+    out: list[PredictedRow] = []
     for r in records:
         if r["pred_label"] is None:  # no option scored (a local model always scores them; kept for the scorer's contract)
             continue
@@ -288,7 +327,7 @@ KEPT_PREDICTORS = {"pipeline": predict_pipeline, "joint": predict_joint}
 
 def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, output: str | os.PathLike, *, device: str = "auto",
                  batch_size: int = 16, base_model: str | None = None, max_prompt_tokens: int | None = None,
-                 report_path: str | os.PathLike | None = None) -> dict[str, Any]:
+                 report_path: str | os.PathLike | None = None) -> PredictSummary:
     """Predict every usable row of ``input_path`` with the model kept in ``model_dir`` into ``output`` (JSONL);
     returns the summary (also written to ``report_path``): rows read, predicted, skipped by reason."""
     start = time.perf_counter()
@@ -307,7 +346,7 @@ def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, ou
     log.info("%s: %d rows, %d usable; model %s (%s %s, kind %s)", input_path, len(rows), len(usable), directory, card["dataset"],
              card["system"], card["kind"])
     if not usable:
-        records: list[dict[str, Any]] = []
+        records: list[PredictedRow] = []
     elif card["kind"] == "lora":
         records = predict_adapters(directory, card, usable, report, device=device, batch_size=batch_size, base_model=base_model,
                                    max_prompt_tokens=max_prompt_tokens)
@@ -315,7 +354,7 @@ def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, ou
         fitted = load_fitted(directory, card, device, batch_size)
         records = KEPT_PREDICTORS.get(card["kind"], predict_fitted)(fitted, card, usable)
     write_jsonl(output, records)
-    summary = {"model_dir": str(directory), "dataset": card["dataset"], "system": card["system"], "kind": card["kind"],
+    summary: PredictSummary = {"model_dir": str(directory), "dataset": card["dataset"], "system": card["system"], "kind": card["kind"],
                "model": card.get("model"), "labels": card.get("labels"), "input_fields": list(fields), "rows": len(rows) + len(
                    [s for s in report.skipped if s["reason"] in ("not_json", "not_an_object")]),
                "predicted": len(records), "skipped": len(report.skipped), "skipped_by_reason": report.reasons(),
@@ -326,7 +365,7 @@ def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, ou
     return summary
 
 
-def format_summary(summary: dict[str, Any]) -> str:
+def format_summary(summary: PredictSummary) -> str:
     """The report printed at the end of ``medfc predict``."""
     lines = [f"medfc predict: {summary['predicted']} of {summary['rows']} rows predicted with {summary['dataset']} "
              f"{summary['system']} ({summary['kind']}: {summary['model']}) in {summary['seconds']:.1f} s"]
@@ -341,7 +380,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(args: Any) -> int:
+def main(args: argparse.Namespace) -> int:
     """The ``predict`` subcommand (arguments parsed by :func:`medfc.cli.main`)."""
     logging.basicConfig(level=logging.WARNING if not args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     summary = predict_file(args.model_dir, args.input, args.output, device=args.device, batch_size=args.batch_size,

@@ -5,7 +5,7 @@ labels, and the "encode" entry of their info files (they read every text whole).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -15,7 +15,7 @@ from medfc.experiments.examples import Example
 class WholeTexts:
     """The encode statistics of a model that reads every text whole: nothing is truncated."""
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, int]:
         return {"truncated": 0}
 
 

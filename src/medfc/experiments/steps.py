@@ -34,19 +34,19 @@ torch and an ensemble loads no model at all.
 from __future__ import annotations
 
 import logging
-from typing import Any
-
 from medfc.common.options import Runtime
 from medfc.common.provenance import job_record
 from medfc.common.report import SkipReport
+from medfc.common.stepfiles import StepFiles
 from medfc.experiments.ensemble import CliniFactInnerOptions, EnsembleOptions, HealthFCInnerOptions
 from medfc.experiments.options import CliniFactTrainOptions, FineTuneOptions, ZeroShotOptions
+from medfc.experiments.records import RunInfo
 from medfc.experiments.systems import HealthFCFoldOptions
 
 log = logging.getLogger(__name__)
 
 
-def healthfc_experiment(inputs: dict[str, Any], outputs: dict[str, Any], options: HealthFCFoldOptions, runtime: Runtime) -> dict[str, Any]:
+def healthfc_experiment(inputs: StepFiles, outputs: StepFiles, options: HealthFCFoldOptions, runtime: Runtime) -> RunInfo:
     """Train one HealthFC system on all folds but ``fold``, predict ``fold``."""
     from medfc.experiments import healthfc
 
@@ -59,7 +59,7 @@ def healthfc_experiment(inputs: dict[str, Any], outputs: dict[str, Any], options
     return info
 
 
-def clinifact_experiment(inputs: dict[str, Any], outputs: dict[str, Any], options: CliniFactTrainOptions, runtime: Runtime) -> dict[str, Any]:
+def clinifact_experiment(inputs: StepFiles, outputs: StepFiles, options: CliniFactTrainOptions, runtime: Runtime) -> RunInfo:
     """Fit a discriminative model of any kind on CliniFact train (what it chooses, chosen on validation),
     predict ``predict_splits``."""
     from medfc.experiments import clinifact
@@ -71,7 +71,7 @@ def clinifact_experiment(inputs: dict[str, Any], outputs: dict[str, Any], option
     return info
 
 
-def clinifact_zero_shot(inputs: dict[str, Any], outputs: dict[str, Any], options: ZeroShotOptions, runtime: Runtime) -> dict[str, Any]:
+def clinifact_zero_shot(inputs: StepFiles, outputs: StepFiles, options: ZeroShotOptions, runtime: Runtime) -> RunInfo:
     """Zero-shot TRUE / FALSE / NONE scoring of a causal LM on the CliniFact splits."""
     from medfc.experiments import clinifact, clinifact_zero_shot
 
@@ -82,7 +82,7 @@ def clinifact_zero_shot(inputs: dict[str, Any], outputs: dict[str, Any], options
     return info
 
 
-def clinifact_fine_tune(inputs: dict[str, Any], outputs: dict[str, Any], options: FineTuneOptions, runtime: Runtime) -> dict[str, Any]:
+def clinifact_fine_tune(inputs: StepFiles, outputs: StepFiles, options: FineTuneOptions, runtime: Runtime) -> RunInfo:
     """LoRA fine-tuning of a causal LM on CliniFact train (the lowest validation cross-entropy kept), its
     predictions scored as zero-shot (system ``fine_tuned``)."""
     from medfc.experiments import clinifact, clinifact_finetune
@@ -95,7 +95,7 @@ def clinifact_fine_tune(inputs: dict[str, Any], outputs: dict[str, Any], options
     return info
 
 
-def healthfc_inner_cv(inputs: dict[str, Any], outputs: dict[str, Any], options: HealthFCInnerOptions, runtime: Runtime) -> dict[str, Any]:
+def healthfc_inner_cv(inputs: StepFiles, outputs: StepFiles, options: HealthFCInnerOptions, runtime: Runtime) -> RunInfo:
     """A HealthFC member's out-of-fold predictions over the training claims of one run (a stacked ensemble's input)."""
     from medfc.experiments import healthfc, stacking
 
@@ -107,7 +107,7 @@ def healthfc_inner_cv(inputs: dict[str, Any], outputs: dict[str, Any], options: 
     return info
 
 
-def clinifact_inner_cv(inputs: dict[str, Any], outputs: dict[str, Any], options: CliniFactInnerOptions, runtime: Runtime) -> dict[str, Any]:
+def clinifact_inner_cv(inputs: StepFiles, outputs: StepFiles, options: CliniFactInnerOptions, runtime: Runtime) -> RunInfo:
     """A CliniFact member's out-of-fold predictions over train + validation (a stacked ensemble's input)."""
     from medfc.experiments import clinifact, stacking
 
@@ -118,7 +118,7 @@ def clinifact_inner_cv(inputs: dict[str, Any], outputs: dict[str, Any], options:
     return info
 
 
-def ensemble(inputs: dict[str, Any], outputs: dict[str, Any], options: EnsembleOptions) -> dict[str, Any]:
+def ensemble(inputs: StepFiles, outputs: StepFiles, options: EnsembleOptions) -> RunInfo:
     """The members' ``predictions`` (a list, in member order) → the ensemble's ``predictions`` and ``info``:
     for ``method: stack`` the meta-model's (members chosen, their weights, the inner-CV scores; ``inner`` the
     members' out-of-fold predictions), for ``average`` their weighted average; the items left out and why."""
@@ -134,7 +134,7 @@ def ensemble(inputs: dict[str, Any], outputs: dict[str, Any], options: EnsembleO
         records = average_predictions(inputs["predictions"], options.weights, options.members, report)
         method_info = {"method": "average", "weights": dict(zip(options.members, options.weights))}
     write_jsonl(outputs["predictions"], records)
-    info = {"system": "ensemble", "members": list(options.members), **method_info, "skips": report.as_dict(), "provenance": job_record()}
+    info: RunInfo = {"system": "ensemble", "members": list(options.members), **method_info, "skips": report.as_dict(), "provenance": job_record()}
     if options.method == "stack":
         info["stacking"] = options.stacking.as_dict()
     write_json(outputs["info"], info)

@@ -82,6 +82,8 @@ class JointOptions(Options):
 
 # ------------------------------------------------------------------------------------ specs
 
+# (claim, the system's options: an instance of its own options class, the evidence texts) → the example's text pair / the
+# evidence texts it shows
 Reads = Callable[[Claim, Any, Sequence[str]], tuple[str, str | None]]
 Shows = Callable[[Claim, Any, Sequence[str]], list[str]]
 
@@ -104,7 +106,7 @@ def loe_eligible(c: Claim) -> bool:
     return c.label in (SUPPORTED, REFUTED) and c.evidence_level in LOE_LABELS
 
 
-def _nothing(c: Claim, o: Any, ev: Sequence[str]) -> list[str]:
+def _nothing(c: Claim, o: object, ev: Sequence[str]) -> list[str]:
     return []
 
 
@@ -216,7 +218,7 @@ _PROBE = {"claim": "<<claim>>", "explanation": "<<explanation>>", "document": "<
           "snippet": "<<snippet>>"}
 
 
-def input_fields(spec: System, options: Any) -> tuple[str, ...]:
+def input_fields(spec: System, options: Options) -> tuple[str, ...]:
     """The fields a new claim needs for ``spec`` with ``options`` (``medfc predict``'s input rows): ``claim``,
     and ``evidence`` (the gold evidence sentences, or a source's snippets in rank order), ``explanation`` or
     ``document`` (the article's sentences) as far as the system reads them. Found by running its ``reads`` on a

@@ -34,10 +34,10 @@ import os
 import random
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeVar, cast
 
 import numpy as np
 import torch
@@ -49,7 +49,13 @@ from medfc.experiments.options import TrainConfig
 log = logging.getLogger(__name__)
 
 Batch = dict[str, torch.Tensor]
-Feature = dict[str, Any]
+# one tokenised example: a field's token list (padded by the collator) or a scalar (a label)
+FeatureValue = int | float | Sequence[int] | Sequence[float] | np.ndarray
+Feature = dict[str, FeatureValue]
+
+_F = TypeVar("_F", bound=Mapping[str, object])  # a feature of any shape (a joint claim's windows too)
+_R = TypeVar("_R")  # what a forward function returns per example
+_V = TypeVar("_V")
 
 # validation metrics the best state minimises (every other ``eval_metric`` is maximised)
 LOWER_IS_BETTER = frozenset({"val_loss"})
@@ -161,8 +167,8 @@ class PadCollator:
     lists with -100.  Fields named in ``skip`` are dropped (metadata).
     """
 
-    def __init__(self, pad_token_id: int = 0, pad_values: dict[str, Any] | None = None, pad_to: int | None = None, skip: Sequence[str] = ()) -> None:
-        self.pad_values = {"input_ids": pad_token_id, "attention_mask": 0, "token_type_ids": 0, "labels": -100}
+    def __init__(self, pad_token_id: int = 0, pad_values: dict[str, int | float] | None = None, pad_to: int | None = None, skip: Sequence[str] = ()) -> None:
+        self.pad_values: dict[str, int | float] = {"input_ids": pad_token_id, "attention_mask": 0, "token_type_ids": 0, "labels": -100}
         self.pad_values.update(pad_values or {})
         self.pad_to = pad_to
         self.skip = set(skip)
@@ -188,11 +194,11 @@ class PadCollator:
         return batch
 
 
-def move_to(batch: dict[str, Any], device: torch.device) -> dict[str, Any]:
+def move_to(batch: Mapping[str, _V], device: torch.device) -> dict[str, _V]:
     return {k: (v.to(device, non_blocking=True) if isinstance(v, torch.Tensor) else v) for k, v in batch.items()}
 
 
-def feature_length(feature: Feature) -> int:
+def feature_length(feature: Mapping[str, object]) -> int:
     return len(feature["input_ids"]) if "input_ids" in feature else 1
 
 
@@ -208,13 +214,13 @@ class TrainResult:
     examples_per_second: float = 0.0
     best_metric: float | None = None
     best_epoch: int | None = None
-    history: list[dict[str, Any]] = field(default_factory=list)
+    history: list[dict[str, float]] = field(default_factory=list)  # per epoch: epoch, step and the metrics
     device: str = "cpu"
     precision: str = "fp32"
     checkpoint: str | None = None
     stopped_early: bool = False
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return dataclasses.asdict(self)
 
 
@@ -222,7 +228,7 @@ def default_loss(model: torch.nn.Module, batch: Batch) -> torch.Tensor:
     return model(**batch).loss
 
 
-def _param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict[str, Any]]:
+def _param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict[str, object]]:
     decay, no_decay = [], []
     for name, p in model.named_parameters():
         if not p.requires_grad:
@@ -267,7 +273,7 @@ def restore_state(model: torch.nn.Module, state: dict[str, torch.Tensor], traina
     model.load_state_dict(state, strict=False)
 
 
-def save_checkpoint(model: torch.nn.Module, directory: Path, meta: dict[str, Any], trainable_only: bool = False) -> Path:
+def save_checkpoint(model: torch.nn.Module, directory: Path, meta: dict[str, object], trainable_only: bool = False) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     tmp = directory / "model.pt.tmp"
     torch.save(model_state(model, trainable_only), tmp)
@@ -431,16 +437,16 @@ def train(
 
 def predict(
     model: torch.nn.Module,
-    features: Sequence[Feature],
+    features: Sequence[_F],
     *,
-    collate: Callable[[Sequence[Feature]], Batch],
-    forward_fn: Callable[[torch.nn.Module, Batch], Sequence[Any]],
+    collate: Callable[[Sequence[_F]], Batch],
+    forward_fn: Callable[[torch.nn.Module, Batch], Sequence[_R]],
     placement: Placement,
     batch_size: int = 16,
     lengths: Sequence[int] | None = None,
     progress: bool = True,
     desc: str = "predict",
-) -> list[Any]:
+) -> list[_R]:
     """Run ``forward_fn`` over length-sorted batches on ``placement``; return its per-example outputs in
     input order."""
     dev, amp_dtype = placement.device, placement.amp_dtype
@@ -448,7 +454,7 @@ def predict(
     was_training = model.training
     model.eval()
     lens = list(lengths) if lengths is not None else [feature_length(f) for f in features]
-    out: list[Any] = [None] * len(features)
+    out: list[_R | None] = [None] * len(features)
     sampler = LengthGroupedBatchSampler(lens, batch_size, shuffle=False)
     with torch.inference_mode():
         for idx in tqdm(sampler, desc=desc, disable=_progress_enabled(progress), file=sys.stderr, leave=False):
@@ -461,4 +467,4 @@ def predict(
                 out[j] = r
     if was_training:
         model.train()
-    return out
+    return cast("list[_R]", out)  # every slot filled
