@@ -3,7 +3,7 @@
 test split, with the workflow's own member options (``config/cpu.yaml`` unless given).
 
     python benchmarks/stacking_bench.py --clinifact DIR [--configfile config/cpu.yaml] [--folds 5]
-                                        [--members tfidf gbm frozen-minilm] [--resamples 10000]
+                                        [--members tfidf gbm frozen-minilm] [--resamples 10000] [--scores FILE]
 
 For each outer fold every member is fit as the workflow fits it (the outer training pairs keep their own
 train / validation split) and predicts the held-out fold; its inner cross-validation
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import sys
 import time
 from pathlib import Path
@@ -97,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--resamples", type=int, default=10000)
+    ap.add_argument("--scores", default=None, help="a JSON file keeping each finished fold's scores: a rerun with it skips those folds")
     args = ap.parse_args(argv)
 
     config = load_config(args.configfile)
@@ -115,14 +117,23 @@ def main(argv: list[str] | None = None) -> int:
           f"experiments.stacking {stack_cfg}", flush=True)
 
     per_fold: dict[str, list[float]] = {}
+    done = 0
+    if args.scores and Path(args.scores).exists():
+        kept = json.loads(Path(args.scores).read_text(encoding="utf-8"))
+        if kept.get("args") == [args.folds, args.seed, sorted(members), stack_cfg]:
+            per_fold, done = kept["per_fold"], kept["folds_done"]
+            print(f"folds 0-{done - 1} read from {args.scores}", flush=True)
     started = time.perf_counter()
-    for k in range(args.folds):
+    for k in range(done, args.folds):
         splits = {s: [p for p in data[s] if outer[p.id] != k] for s in ("train", "validation")}
         held = [p for _, p in pool if outer[p.id] == k]
         probs, _, seconds = evaluate(splits, held, members, inner, stackings)
         gold = [p.label for p in held]
         for name, pr in probs.items():
             per_fold.setdefault(name, []).append(100 * macro_f1(gold, [CLINIFACT_LABELS[i] for i in pr.argmax(axis=1)], CLINIFACT_LABELS))
+        if args.scores:
+            Path(args.scores).write_text(json.dumps({"args": [args.folds, args.seed, sorted(members), stack_cfg], "per_fold": per_fold,
+                                                     "folds_done": k + 1}), encoding="utf-8")
         print(f"fold {k}: {len(held)} pairs, members' seconds {', '.join(f'{m} {s:.0f}' for m, s in seconds.items())} "
               f"({time.perf_counter() - started:.0f} s so far)", flush=True)
 
@@ -138,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         choice = choices.get(name)
         chosen = "" if choice is None else f"{choice.scores['chosen']} ({', '.join(f'{m} {w:.2f}' for m, w in choice.weights.items())})"
         print(f"| {name} | {cv.mean():.1f} ± {cv.std():.1f} | {100 * macro_f1(gold, pred, CLINIFACT_LABELS):.1f} | "
-              f"{100 * ci[0]:.1f}–{100 * ci[1]:.1f} | {chosen} |")
+              f"{100 * ci['low']:.1f}–{100 * ci['high']:.1f} | {chosen} |")
     print(f"\nseconds on the test run: {', '.join(f'{m} {s:.0f}' for m, s in seconds.items())}; total {time.perf_counter() - started:.0f} s")
     return 0
 
