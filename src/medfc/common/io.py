@@ -85,6 +85,18 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[JSONObject]:
             yield rec
 
 
+def numbered_json_lines(lines: Iterable[str]) -> Iterator[tuple[int, JSONValue | json.JSONDecodeError]]:
+    """(1-based line number, the line's JSON value or the error parsing it raised) of each non-blank line, for a
+    reader that skips and counts a bad line instead of failing on the file (``medfc predict``'s input, a run record)."""
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            yield n, json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield n, exc
+
+
 def _new_temp(path: Path) -> tuple[int, Path]:
     """A new file beside ``path`` (``.<name>.<random>.tmp``), opened for writing, created with mode 0o666
     so that the kernel applies the umask (and a directory's default ACL) as for any new file."""

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
-from medfc.common.io import atomic_output
+from medfc.common.io import atomic_output, numbered_json_lines
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
 
@@ -121,13 +121,9 @@ def read_runs(path: Path, report: SkipReport) -> list[JSONObject]:
         return []
     runs = []
     with open(path, encoding="utf-8", errors="replace") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                report.skip(f"runs.jsonl line {n}", "damaged_run_record", str(exc))
+        for n, record in numbered_json_lines(fh):
+            if isinstance(record, json.JSONDecodeError):
+                report.skip(f"runs.jsonl line {n}", "damaged_run_record", str(record))
                 continue
             if not isinstance(record, dict) or not record.get("run") or _time(record.get("started")) is None:
                 report.skip(f"runs.jsonl line {n}", "damaged_run_record", "not a run record (run, started)")

@@ -41,7 +41,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypedDict
 
-from medfc.common.io import write_json, write_jsonl
+from medfc.common.io import numbered_json_lines, write_json, write_jsonl
 from medfc.common.jsontypes import JSONValue
 from medfc.common.report import SkipReport
 from medfc.experiments.kept import find_model_dir, load_fitted, read_card
@@ -105,13 +105,9 @@ def read_rows(path: str | os.PathLike, report: SkipReport) -> list[tuple[str, Ro
             rows = list(csv.DictReader(fh))
     else:
         with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    report.skip(f"line {n}", "not_json", str(exc))
+            for n, row in numbered_json_lines(fh):
+                if isinstance(row, json.JSONDecodeError):
+                    report.skip(f"line {n}", "not_json", str(row))
                     continue
                 if not isinstance(row, dict):
                     report.skip(f"line {n}", "not_an_object", type(row).__name__)
