@@ -57,12 +57,8 @@ def _oof(options: CliniFactTrainOptions, inner: dict, splits: dict) -> tuple[np.
 
 
 def _combine(X_inner: dict, y_inner: np.ndarray, X_test: dict, members: list[str], stacking: StackingOptions):
-    from medfc.experiments.stacking import _features
-
     choice = choose_stack({m: X_inner[m] for m in members}, y_inner, members, stacking, len(CLINIFACT_LABELS))
-    if choice.meta is None:
-        return X_test[choice.members[0]], choice
-    return choice.meta.probs(_features(X_test, choice.members, choice.features)), choice
+    return choice.apply(X_test), choice
 
 
 def evaluate(splits: dict, predict: list, members: dict, inner: dict, stackings: dict) -> tuple[dict, dict, dict]:

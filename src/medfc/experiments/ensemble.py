@@ -15,9 +15,9 @@ prediction for (missing, or without probabilities) is left out, counted in the r
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from medfc.common.io import read_jsonl
 from medfc.common.options import Options
@@ -75,25 +75,43 @@ class EnsembleOptions(Options):
     stacking: StackingOptions
 
 
+def runs_by_id(files: Sequence[str | os.PathLike]) -> list[dict[str, dict[str, Any]]]:
+    """Each member's prediction file (in member order) as its records by id."""
+    return [{str(r["id"]): r for r in read_jsonl(f)} for f in files]
+
+
+def has_probs(record: Mapping[str, Any] | None) -> bool:
+    """A member's record that an ensemble can combine: present, with a probability for every label."""
+    return record is not None and bool(record.get("probs")) and None not in record["probs"].values()
+
+
+def aligned(runs: Sequence[Mapping[str, dict[str, Any]]], members: Sequence[str], report: SkipReport
+            ) -> Iterator[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
+    """(id, the first member's record, every member's record) of each item of the first member's run that every
+    member predicted; an item some member did not is skipped (``member_without_prediction``), and, once all are
+    given, the items other members have and the first has not (``not_in_first_member``)."""
+    for rid, first in runs[0].items():
+        recs = [run.get(rid) for run in runs]
+        missing = [m for m, r in zip(members, recs) if not has_probs(r)]
+        if missing:
+            report.skip(rid, "member_without_prediction", ", ".join(missing))
+            continue
+        yield rid, first, cast(list[dict[str, Any]], recs)  # every record is present (has_probs)
+    for member, run in zip(members[1:], runs[1:]):
+        for rid in set(run) - set(runs[0]):
+            report.skip(rid, "not_in_first_member", member)
+
+
 def average_predictions(files: Sequence[str | os.PathLike], weights: Sequence[float], members: Sequence[str],
                         report: SkipReport) -> list[dict[str, Any]]:
     """The weighted average of the members' predictions (``files`` in member order)."""
     if len(files) != len(weights) or len(files) != len(members):
         raise ValueError(f"{len(files)} prediction files for {len(members)} members and {len(weights)} weights")
     total = float(sum(weights))
-    runs = [{str(r["id"]): r for r in read_jsonl(f)} for f in files]
     out = []
-    for rid, first in runs[0].items():
-        recs = [run.get(rid) for run in runs]
-        missing = [m for m, r in zip(members, recs) if r is None or not r.get("probs") or None in r["probs"].values()]
-        if missing:
-            report.skip(rid, "member_without_prediction", ", ".join(missing))
-            continue
+    for _, first, recs in aligned(runs_by_id(files), members, report):
         labels = list(first["probs"])
         probs = {lab: sum(w * float(r["probs"][lab]) for w, r in zip(weights, recs)) / total for lab in labels}
         out.append({**first, "probs": {k: round(v, 6) for k, v in probs.items()}, "pred_label": max(labels, key=probs.get)})
-    for member, run in zip(members[1:], runs[1:]):
-        for rid in set(run) - set(runs[0]):
-            report.skip(rid, "not_in_first_member", member)
     report.count("records", len(out))
     return out

@@ -18,7 +18,7 @@ The meta-model (:func:`stack_predictions`, the ``ensemble`` step with ``method: 
     cross-validated macro-F1 over the out-of-fold predictions by more than ``min_gain``; a member that
     adds nothing keeps weight 0. When no meta-model beats the best member's own out-of-fold macro-F1, the
     ensemble is that member's predictions unchanged. ``info.json`` records every member's weight (its share
-    of the meta-model's absolute coefficients), the inner-CV scores of each member, of the plain average
+    of the meta-model's absolute coefficients times its features' spread), the inner-CV scores of each member, of the plain average
     and of every combination tried.
 
 Only :mod:`medfc.experiments.healthfc` / :mod:`medfc.experiments.clinifact` pieces and scikit-learn's
@@ -36,9 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from medfc.common.io import read_jsonl
 from medfc.common.report import SkipReport
-from medfc.experiments.ensemble import CliniFactInnerOptions, HealthFCInnerOptions, StackingOptions
+from medfc.experiments.ensemble import CliniFactInnerOptions, HealthFCInnerOptions, StackingOptions, aligned, has_probs, runs_by_id
 from medfc.experiments.metrics import validation_scores
 
 log = logging.getLogger(__name__)
@@ -172,24 +171,13 @@ def _scores(records: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> dict
 # ------------------------------------------------------------------------------------ meta-model
 
 
-def _probs_by_id(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
-    return {str(r["id"]): r for r in read_jsonl(path)}
-
-
-def _usable(r: Mapping[str, Any] | None) -> bool:
-    return r is not None and bool(r.get("probs")) and None not in r["probs"].values()
-
-
 def _macro_f1(gold: np.ndarray, pred: np.ndarray, n_labels: int) -> float:
-    """Macro-F1 (0–1) over the labels that occur in gold or prediction (scikit-learn's ``f1_score`` macro)."""
-    f1s = []
-    for c in range(n_labels):
-        tp = int(np.sum((pred == c) & (gold == c)))
-        fp = int(np.sum((pred == c) & (gold != c)))
-        fn = int(np.sum((pred != c) & (gold == c)))
-        if tp + fp + fn:
-            f1s.append(2 * tp / (2 * tp + fp + fn))
-    return float(np.mean(f1s)) if f1s else 0.0
+    """Macro-F1 (0–1) of label indices over the labels that occur in gold or prediction (scikit-learn's
+    ``f1_score`` macro), by the scorers' own :func:`medfc.common.metrics.macro_f1`."""
+    from medfc.common.metrics import macro_f1
+
+    present = [str(c) for c in range(n_labels) if (gold == c).any() or (pred == c).any()]
+    return macro_f1([str(g) for g in gold.tolist()], [str(p) for p in pred.tolist()], present)
 
 
 def _features(X: Mapping[str, np.ndarray], members: Sequence[str], kind: str = "log_probs") -> np.ndarray:
@@ -254,6 +242,12 @@ class StackChoice:
     scores: dict[str, Any]
     features: str = "log_probs"
 
+    def apply(self, X: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The ensemble's probabilities (items × labels) from the members' (member → items × labels)."""
+        if self.meta is None:
+            return X[self.members[0]]
+        return self.meta.probs(_features(X, self.members, self.features))
+
 
 def choose_stack(X: Mapping[str, np.ndarray], y: np.ndarray, members: Sequence[str], options: StackingOptions, n_labels: int) -> StackChoice:
     """Forward selection over the members by the meta-model's cross-validated macro-F1 on the out-of-fold
@@ -317,14 +311,14 @@ def stack_predictions(test_files: Sequence[str | os.PathLike], inner_files: Sequ
     ``inner_member_without_prediction``). Returns the records and the info's stacking entries."""
     if not len(test_files) == len(inner_files) == len(members):
         raise ValueError(f"{len(test_files)} prediction files and {len(inner_files)} inner-CV files for {len(members)} members")
-    inner = [_probs_by_id(f) for f in inner_files]
-    test = [_probs_by_id(f) for f in test_files]
+    inner = runs_by_id(inner_files)
+    test = runs_by_id(test_files)
     labels = _labels(inner, test)
     n = len(labels)
     ids = []
     for rid in sorted(inner[0]):
         recs = [run.get(rid) for run in inner]
-        missing = [m for m, r in zip(members, recs) if not _usable(r)]
+        missing = [m for m, r in zip(members, recs) if not has_probs(r)]
         if missing:
             report.skip(rid, "inner_member_without_prediction", ", ".join(missing))
             continue
@@ -338,19 +332,10 @@ def stack_predictions(test_files: Sequence[str | os.PathLike], inner_files: Sequ
     y = np.array([labels.index(inner[0][rid]["label"]) for rid in ids])
     choice = choose_stack(X, y, members, options, n)
     out = []
-    for rid, first in test[0].items():
-        recs = [run.get(rid) for run in test]
-        missing = [m for m, r in zip(members, recs) if not _usable(r)]
-        if missing:
-            report.skip(rid, "member_without_prediction", ", ".join(missing))
-            continue
-        by_member = {m: np.array([[float(r["probs"][lab]) for lab in labels]]) for m, r in zip(members, recs)}
-        p = by_member[choice.members[0]][0] if choice.meta is None else choice.meta.probs(_features(by_member, choice.members, choice.features))[0]
+    for _, first, recs in aligned(test, members, report):
+        p = choice.apply({m: np.array([[float(r["probs"][lab]) for lab in labels]]) for m, r in zip(members, recs)})[0]
         probs = {lab: round(float(v), 6) for lab, v in zip(labels, p)}
         out.append({**first, "probs": probs, "pred_label": max(labels, key=probs.get)})
-    for member, run in zip(members[1:], test[1:]):
-        for rid in set(run) - set(test[0]):
-            report.skip(rid, "not_in_first_member", member)
     report.count("records", len(out))
     report.count("inner_items", len(ids))
     info = {"method": "stack", "selected": choice.members, "weights": choice.weights, "inner_cv": choice.scores,
@@ -362,7 +347,7 @@ def _labels(inner: Sequence[Mapping[str, Mapping[str, Any]]], test: Sequence[Map
     """The label order: the keys of the first member's first usable probabilities (every run writes all its labels)."""
     for run in (*test, *inner):
         for r in run.values():
-            if _usable(r):
+            if has_probs(r):
                 return list(r["probs"])
     raise ValueError("no member prediction has probabilities")
 

@@ -130,12 +130,11 @@ def ensemble(inputs: StepFiles, outputs: StepFiles, options: EnsembleOptions) ->
         from medfc.experiments.stacking import stack_predictions
 
         records, method_info = stack_predictions(inputs["predictions"], inputs["inner"], options.members, options.stacking, report)
+        method_info["stacking"] = options.stacking.as_dict()
     else:
         records = average_predictions(inputs["predictions"], options.weights, options.members, report)
         method_info = {"method": "average", "weights": dict(zip(options.members, options.weights))}
     write_jsonl(outputs["predictions"], records)
     info: RunInfo = {"system": "ensemble", "members": list(options.members), **method_info, "skips": report.as_dict(), "provenance": job_record()}
-    if options.method == "stack":
-        info["stacking"] = options.stacking.as_dict()
     write_json(outputs["info"], info)
     return info
