@@ -124,7 +124,7 @@ def seed_from_sqlite(path: str, cache: str, recipes: list[Recipe], texts: dict[R
 
 def model_options(plan: Plan, alias: str, cache: str):
     """The model config a CliniFact job of ``alias`` gets from the plan (a frozen encoder's store: ``cache``)."""
-    mapping = plan.clinifact_experiment_options(alias)["train"]
+    mapping = plan.clinifact_experiment_options(alias).to_mapping()["train"]
     if "cache_dir" in mapping:
         mapping = {**mapping, "cache_dir": cache}
     return model_config_class(mapping["model"]).from_mapping(mapping)
@@ -327,7 +327,7 @@ def healthfc(args, clock: Clock) -> dict:
         recs: dict[str, list[dict]] = {m: [] for m in models}
         for m in models:
             for fold in plan.healthfc_folds_run():
-                mapping = plan.healthfc_experiment_options("en", m, system, fold)
+                mapping = plan.healthfc_experiment_options("en", m, system, fold).to_mapping()
                 if mapping["train"]["kind"] == "frozen":
                     mapping = {**mapping, "train": {**mapping["train"], "cache_dir": args.cache}}
                 with clock(f"healthfc/{system}/{m}"):

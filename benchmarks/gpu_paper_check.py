@@ -209,7 +209,7 @@ def main() -> int:
                 out_dir = tmp / "healthfc" / run["lang"] / run["model"] / run["system"]
                 inputs = {"dataset": str(dataset), "folds": str(folds), **({"evidence": str(evidence[source])} if source else {})}
                 outputs = {"predictions": str(out_dir / "predictions.jsonl"), "info": str(out_dir / "info.json")}
-                options = plan.healthfc_experiment_options(run["lang"], run["model"], run["system"], run["fold"])
+                options = plan.healthfc_experiment_options(run["lang"], run["model"], run["system"], run["fold"]).to_mapping()
                 jobs.append((f"{run['lang']}/{run['model']}/{run['system']}",
                              lambda i=inputs, o=outputs, p=options: call(exp_steps.healthfc_experiment, i, o, p)))
             runner.run("HealthFC (fold 0 of every planned lang × model × system)", jobs)

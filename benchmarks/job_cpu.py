@@ -51,7 +51,7 @@ from medfc.plan import Plan
 config = yaml.safe_load(open(sys.argv[1] + "/config/config.yaml"))
 validate(config, sys.argv[1] + "/workflow/schemas/config.schema.yaml", set_default=True)
 plan = Plan(config)
-print(json.dumps({k: eval(call) for k, call in json.loads(sys.argv[2]).items()}))
+print(json.dumps({k: (o.to_mapping() if hasattr(o := eval(call), 'to_mapping') else o) for k, call in json.loads(sys.argv[2]).items()}))  # typed (since issue 44) or a mapping
 """
 
 # the job as workflow/scripts/step.py runs it (the runner with named inputs, lists too), then the heavy modules it loaded

@@ -24,13 +24,14 @@ import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypedDict
+from typing import TypedDict
 
 import numpy as np
 
 from medfc.common.embeddings import Embedder
 from medfc.common.jsontypes import JSONValue
 from medfc.common.labels import CLINIFACT_RECORD_NAMES
+from medfc.clinifact.options import Significance
 from medfc.common.report import SkipReport
 
 log = logging.getLogger(__name__)
@@ -130,7 +131,6 @@ _PVALUE = re.compile(r"^\s*(<=|>=|=<|=>|≤|≥|<|>|=)?\s*(\d*\.?\d+(?:[eE][-+]?
 _OP_NORMAL = {"=<": "<=", "≤": "<=", "=>": ">=", "≥": ">="}
 
 
-Significance = Literal["<=", "<"]
 SIGNIFICANCE: tuple[Significance, ...] = ("<=", "<")
 
 

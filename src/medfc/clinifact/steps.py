@@ -8,19 +8,17 @@ alternative source of pairs (the official CSVs); diff compares the rebuilt pairs
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Literal
 
 from medfc.clinifact import claims as claims_mod
 from medfc.clinifact import ctgov, export, pairs, release, stats
 from medfc.clinifact import diff as cdiff
+from medfc.clinifact.options import AbstractsOptions, ClaimsOptions, DiffOptions, PairsOptions, ReleaseOptions, StatsOptions, StudiesOptions
 from medfc.common.diff import render_markdown, write_diff
 from medfc.common.embeddings import Embedder, TransformersEmbedder
 from medfc.common.hf_card import front_matter, relative_files
 from medfc.common.io import read_json, read_jsonl, write_jsonl, write_table
-from medfc.common.options import Options
 from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
 from medfc.common.sources import download_once
@@ -28,93 +26,11 @@ from medfc.common.sources import download_once
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class StudiesOptions(Options):
-    """``clinifact.studies`` (less ``bulk_zip``, an input) + ``cache_dir`` and ``user_agent``."""
-
-    source: Literal["bulk_zip", "api"]
-    bulk_url: str
-    apply_filter: bool
-    limit: int | None
-    max_member_bytes: int
-    api_url: str
-    page_size: int
-    max_pages: int | None
-    requests_per_minute: float
-    status_filter: str
-    advanced_filter: str
-    fields: str | None
-    progress: bool
-    cache_dir: str
-    user_agent: str
 
 
-@dataclass(frozen=True)
-class ClaimsOptions(Options):
-    """``clinifact.claims``."""
-
-    embedding_model: str | None
-    embedding_batch_size: int
-    embedding_max_length: int
-    device: str
-    alpha: float
-    significance: claims_mod.Significance
-    use_description: bool
 
 
-@dataclass(frozen=True)
-class AbstractsOptions(Options):
-    """``clinifact.pubmed`` + ``cache_dir`` (per-PMID records) and ``user_agent``; the API key comes
-    from NCBI_API_KEY only."""
 
-    offline: bool
-    extra_cache_dirs: tuple[str, ...]
-    email: str | None
-    eutils_url: str
-    tool: str
-    batch_size: int
-    requests_per_second: float | None
-    progress: bool
-    cache_dir: str
-    user_agent: str
-
-
-@dataclass(frozen=True)
-class PairsOptions(Options):
-    """``clinifact.pairs``."""
-
-    seed: int
-    min_abstract_words: int
-    downsample_nei: bool
-    test_size: float
-    validation_size: float
-    stratify: bool
-    card_notes: str
-
-
-@dataclass(frozen=True)
-class ReleaseOptions(Options):
-    """``clinifact.release`` + ``cache_dir`` (where a URL source is downloaded once)."""
-
-    source: str
-    cache_dir: str
-
-
-@dataclass(frozen=True)
-class DiffOptions(Options):
-    """``clinifact.diff`` + ``cache_dir`` (where a URL release is downloaded once)."""
-
-    release: str
-    release_date: str
-    max_listed: int
-    cache_dir: str
-
-
-@dataclass(frozen=True)
-class StatsOptions(Options):
-    """``clinifact.stats``."""
-
-    excluded_branches: tuple[str, ...]
 
 
 def fetch_studies(inputs: StepFiles, outputs: StepFiles, options: StudiesOptions) -> int:

@@ -112,20 +112,23 @@ class Options:
         class tag is a class variable, not a field, and is not among them (:meth:`to_mapping` has it)."""
         return _plain(self)
 
-    def to_mapping(self) -> dict[str, Any]:
+    def to_mapping(self, *, sort_keys: bool = False) -> dict[str, Any]:
         """What :meth:`from_mapping` builds this object from again: :meth:`as_dict` with the tag of every
-        value held by a tagged union (``{"kind": "tfidf", ...}``)."""
+        value held by a tagged union (``{"kind": "tfidf", ...}``). ``sort_keys``: every options object's keys
+        in sorted order, not its fields' (a job's params, :meth:`medfc.plan.Plan.options`: Snakemake compares
+        their text between runs, so the order of a class's fields is no part of it)."""
         hints = _hints(type(self))
         out = {}
-        for f in dataclasses.fields(self):
+        fields = dataclasses.fields(self)
+        for f in sorted(fields, key=lambda f: f.name) if sort_keys else fields:
             value = getattr(self, f.name)
             tagged = _tagged(hints[f.name])
             if isinstance(value, Options):
-                out[f.name] = value.to_mapping()
+                out[f.name] = value.to_mapping(sort_keys=sort_keys)
                 if tagged is not None and tagged.choose is None:
                     out[f.name] = {tagged.key: tag_of(type(value), tagged.key), **out[f.name]}
             else:
-                out[f.name] = _plain(value)
+                out[f.name] = _plain(value, sort_keys)
         return out
 
     def replace(self: T, **changes: Any) -> T:
@@ -264,13 +267,15 @@ def _freeze(value: Any) -> Any:
     return value
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: Any, sort_keys: bool = False) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        fields = dataclasses.fields(value)
+        return {f.name: _plain(getattr(value, f.name), sort_keys)
+                for f in (sorted(fields, key=lambda f: f.name) if sort_keys else fields)}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [_plain(v, sort_keys) for v in value]
     if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: _plain(v, sort_keys) for k, v in value.items()}
     return value
 
 

@@ -7,28 +7,16 @@ statistics steps.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Any
 
 from medfc.common.io import input_paths, table_stem, write_table
-from medfc.common.options import Options
 from medfc.common.stepfiles import StepFiles
 from medfc.figures import clinifact
+from medfc.figures.options import Fig3Options
 from medfc.tables.papers import clinifact_fig3 as paper_fig3
 from medfc.tables.papers import paper_numbers
 
 log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class Fig3Options(Options):
-    """The CliniFact runs compared (one entry per ``predictions`` file; the plan's pick of
-    ``experiments.clinifact.fig3_pair``), ``clinifact.stats.excluded_branches`` and the plan's notes on
-    the pair (a named run not in the plan and what stands in for it)."""
-
-    entries: tuple[dict[str, Any], ...]
-    excluded_branches: tuple[str, ...]
-    notes: tuple[str, ...]
 
 
 def clinifact_fig3(inputs: StepFiles, outputs: StepFiles, options: Fig3Options) -> dict[str, object]:

@@ -10,84 +10,38 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import date
 from pathlib import Path
-from typing import Any, Literal
 
 import pandas as pd
 
 from medfc.common.diff import render_markdown, write_diff
 from medfc.common.io import input_paths, read_json, read_jsonl, write_json, write_jsonl, write_table
-from medfc.common.options import NoOptions, Options, OptionsError, Runtime
+from medfc.common.options import NoOptions, Runtime
 from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
-from medfc.common.search_sources import options_class, source_names
+from medfc.common.search_sources import options_class
 from medfc.healthfc import diff as hdiff
 from medfc.healthfc import stats as hstats
 from medfc.healthfc.align import align_release, alignment_from_records, alignment_records
 from medfc.healthfc.crawl_options import CrawlOptions
+from medfc.healthfc.options import AlignOptions, DatasetOptions, DiffOptions, FoldsOptions, ReleaseOptions, RetrieveOptions, StatsOptions
 from medfc.healthfc.dataset import build_dataset, known_translations, sentences_by_article, write_dataset
 from medfc.healthfc.folds import assign_folds
 from medfc.healthfc.parse import PageSkipped, parse_page
 from medfc.healthfc.records import ArticleRecord, ClaimRecord, schema_errors
 from medfc.healthfc.release import ReleaseRow, fetch_release, read_release
-from medfc.healthfc.sentences import BaseSplitter
 from medfc.healthfc.tm import Corrections, TranslationMemory
 from medfc.healthfc.translate import TranslateOptions, make_translator_factory, translate_articles
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class ReleaseOptions(Options):
-    """``healthfc.release`` + ``cache_dir`` (where a URL source is downloaded once)."""
-
-    source: str | None
-    cache_dir: str
 
 
-@dataclass(frozen=True)
-class AlignOptions(Options):
-    """``healthfc.align`` + ``splitter`` (``healthfc.sentences.base``)."""
-
-    fuzzy_threshold: float
-    min_claim_score: float
-    min_contained_chars: int
-    splitter: BaseSplitter
 
 
-@dataclass(frozen=True)
-class DatasetOptions(Options):
-    """``healthfc.dataset.mode`` + ``splitter`` (``healthfc.sentences.base``)."""
-
-    mode: Literal["crawl+release", "crawl", "release"]
-    splitter: BaseSplitter
-
-
-@dataclass(frozen=True)
-class FoldsOptions(Options):
-    """``healthfc.folds``."""
-
-    scheme: Literal["grouped", "paper"]
-    n_splits: int
-    seed: int
-
-
-@dataclass(frozen=True)
-class StatsOptions(Options):
-    """``healthfc.dataset.top_topics``."""
-
-    top_topics: int
-
-
-@dataclass(frozen=True)
-class DiffOptions(Options):
-    """``healthfc.diff`` + ``min_claim_score`` (``healthfc.align``: rows and claims are joined as the dataset joins them)."""
-
-    release_date: str
-    max_listed: int
-    min_claim_score: float
 
 
 # ------------------------------------------------------------------------------------------- crawl
@@ -317,25 +271,6 @@ def diff(inputs: StepFiles, outputs: StepFiles, options: DiffOptions) -> dict[st
     log.info("healthfc diff: %s", counts)
     return counts
 
-
-@dataclass(frozen=True)
-class RetrieveOptions(Options):
-    """``healthfc.retrieval`` for one source: the claim language queried, how many results, the answer cache,
-    and that source's own section (``source_options``, typed by the source's options class in the registry
-    :mod:`medfc.common.search_sources`)."""
-
-    source: str  # a registered search source (checked against the registry)
-    lang: Literal["en", "de"]
-    top_k: int
-    cache_dir: str
-    max_retries: int
-    max_share_without_evidence: float
-    progress: bool
-    source_options: dict[str, Any]
-
-    def _check(self, where: str) -> None:
-        if self.source not in source_names():
-            raise OptionsError(f"{where}.source: {self.source!r} is not one of {list(source_names())}")
 
 
 def retrieve(inputs: StepFiles, outputs: StepFiles, options: RetrieveOptions) -> dict[str, object]:

@@ -16,9 +16,11 @@ one line naming the key.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from medfc.common import provenance
+from medfc.common.options import Options
 from medfc.experiments.aliases import ALIAS_HINT
 from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS
 from medfc.plan import cluster, jobs, prerequisites
@@ -56,9 +58,27 @@ class Plan(DatasetsPlan, ExperimentsPlan, MedsnipPlan):
 
     # ------------------------------------------------------------------------------------- jobs
     # what the rules ask, one entry point each: the record of the rule in the job table (medfc.plan.jobs)
-    def options(self, rule: str, wildcards: Any = None) -> Any:
-        """One job's options (the rule's ``options`` param), built by its rule's record."""
-        return jobs.build(self, job_spec(rule), "options", wildcards)
+    def job_options(self, rule: str, wildcards: Any = None) -> Options | Mapping[str, Any]:
+        """One job's typed options (the object its step receives), built by its rule's record, once per rule and
+        wildcards (:func:`medfc.plan.jobs.typed_options`)."""
+        return self.spec_options(job_spec(rule), wildcards)
+
+    def spec_options(self, spec: JobSpec, wildcards: Any = None) -> Options | Mapping[str, Any]:
+        """:meth:`job_options` by the rule's record (``spec``), kept per rule and wildcards."""
+        key = (spec.rule, tuple(sorted(jobs.wildcard_dict(wildcards).items())))
+        cache = self.__dict__.setdefault("_job_options", {})
+        if key not in cache:
+            cache[key] = jobs.typed_options(self, spec, wildcards)
+        return cache[key]
+
+    def planned_jobs(self) -> list[tuple[JobSpec, dict[str, str]]]:
+        """(record, wildcards) of every job the config plans whose options read the config (:func:`medfc.plan.jobs.planned_jobs`)."""
+        return list(jobs.planned_jobs(self, job_specs()))
+
+    def options(self, rule: str, wildcards: Any = None) -> dict[str, Any]:
+        """One job's options as its rule's ``options`` param: :meth:`job_options` serialised
+        (:func:`medfc.plan.jobs.serialised`), which the job builds the same object from."""
+        return jobs.serialised(self.job_options(rule, wildcards))
 
     def inputs(self, rule: str, wildcards: Any = None) -> Any:
         """One job's inputs that depend on the config (the rule's ``unpack``), built by its rule's record."""

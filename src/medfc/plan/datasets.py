@@ -9,6 +9,11 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
+from medfc.clinifact import options as cf
+from medfc.common.options import NoOptions
+from medfc.healthfc import options as hfc
+from medfc.healthfc.crawl_options import CrawlOptions
+from medfc.healthfc.translate import TranslateOptions
 from medfc.plan import resources
 from medfc.plan.jobs import JobSpec, Planned, call, one_job
 from medfc.plan.layout import Layout, release_split_files
@@ -204,27 +209,35 @@ def dataset_jobs() -> list[JobSpec]:
     """The datasets' rules' records (the job table, :mod:`medfc.plan.jobs`)."""
     stage = lambda name: one_job(lambda plan: plan.stage_enabled(name))  # noqa: E731
     return [
-        JobSpec("healthfc_crawl", options=call("healthfc_crawl_options"), inputs=call("crawl_inputs"), planned=_healthfc_data("parse")),
-        JobSpec("healthfc_parse", options=call("healthfc_parse_options"), planned=_healthfc_data("parse")),
-        JobSpec("healthfc_translate", options=call("healthfc_translate_options"), inputs=call("translation_inputs"),
+        JobSpec("healthfc_crawl", options_class=CrawlOptions, options=call("healthfc_crawl_options"), inputs=call("crawl_inputs"),
+                planned=_healthfc_data("parse")),
+        JobSpec("healthfc_parse", options_class=NoOptions, options=call("healthfc_parse_options"), planned=_healthfc_data("parse")),
+        JobSpec("healthfc_translate", options_class=TranslateOptions, options=call("healthfc_translate_options"), inputs=call("translation_inputs"),
                 resources=lambda plan, w: resources.translation_resources(plan), planned=_healthfc_data("translate")),
-        JobSpec("healthfc_release", options=call("healthfc_release_options"), inputs=call("healthfc_release_inputs"),
+        JobSpec("healthfc_release", options_class=hfc.ReleaseOptions, options=call("healthfc_release_options"),
+                inputs=call("healthfc_release_inputs"),
                 planned=_healthfc_data("release")),
-        JobSpec("healthfc_align", options=call("healthfc_align_options"), planned=_healthfc_data("align")),
-        JobSpec("healthfc_dataset", options=call("healthfc_dataset_options"), inputs=call("healthfc_dataset_inputs"), planned=_healthfc_data()),
-        JobSpec("healthfc_folds", options=call("healthfc_folds_options"),
+        JobSpec("healthfc_align", options_class=hfc.AlignOptions, options=call("healthfc_align_options"), planned=_healthfc_data("align")),
+        JobSpec("healthfc_dataset", options_class=hfc.DatasetOptions, options=call("healthfc_dataset_options"), inputs=call("healthfc_dataset_inputs"),
+                planned=_healthfc_data()),
+        JobSpec("healthfc_folds", options_class=hfc.FoldsOptions, options=call("healthfc_folds_options"),
                 planned=one_job(lambda plan: plan.stage_enabled("healthfc") or bool(plan.stage_enabled("experiments") and plan.healthfc_runs()))),
-        JobSpec("healthfc_stats", options=call("healthfc_stats_options"), planned=stage("healthfc")),
-        JobSpec("healthfc_diff", options=call("healthfc_diff_options"),
+        JobSpec("healthfc_stats", options_class=hfc.StatsOptions, options=call("healthfc_stats_options"), planned=stage("healthfc")),
+        JobSpec("healthfc_diff", options_class=hfc.DiffOptions, options=call("healthfc_diff_options"),
                 planned=one_job(lambda plan: plan.stage_enabled("healthfc") and plan.healthfc_mode == "crawl+release")),
-        JobSpec("clinifact_fetch_studies", options=call("clinifact_fetch_studies_options"), inputs=call("clinifact_studies_inputs"),
+        JobSpec("clinifact_fetch_studies", options_class=cf.StudiesOptions, options=call("clinifact_fetch_studies_options"),
+                inputs=call("clinifact_studies_inputs"),
                 planned=_clinifact_data(_studies_read)),
-        JobSpec("clinifact_build_claims", options=call("clinifact_build_claims_options"), planned=_clinifact_data(_rebuilt)),
-        JobSpec("clinifact_fetch_abstracts", options=call("clinifact_fetch_abstracts_options"), planned=_clinifact_data(_rebuilt)),
-        JobSpec("clinifact_build_pairs", options=call("clinifact_build_pairs_options"), planned=_clinifact_data(_rebuilt)),
-        JobSpec("clinifact_import_release", options=call("clinifact_import_release_options"), inputs=call("clinifact_release_inputs"),
+        JobSpec("clinifact_build_claims", options_class=cf.ClaimsOptions, options=call("clinifact_build_claims_options"),
+                planned=_clinifact_data(_rebuilt)),
+        JobSpec("clinifact_fetch_abstracts", options_class=cf.AbstractsOptions, options=call("clinifact_fetch_abstracts_options"),
+                planned=_clinifact_data(_rebuilt)),
+        JobSpec("clinifact_build_pairs", options_class=cf.PairsOptions, options=call("clinifact_build_pairs_options"),
+                planned=_clinifact_data(_rebuilt)),
+        JobSpec("clinifact_import_release", options_class=cf.ReleaseOptions, options=call("clinifact_import_release_options"),
+                inputs=call("clinifact_release_inputs"),
                 planned=_clinifact_data(lambda plan: not _rebuilt(plan))),
-        JobSpec("clinifact_stats", options=call("clinifact_stats_options"), planned=stage("clinifact")),
-        JobSpec("clinifact_diff", options=call("clinifact_diff_options"), inputs=call("clinifact_diff_inputs"),
+        JobSpec("clinifact_stats", options_class=cf.StatsOptions, options=call("clinifact_stats_options"), planned=stage("clinifact")),
+        JobSpec("clinifact_diff", options_class=cf.DiffOptions, options=call("clinifact_diff_options"), inputs=call("clinifact_diff_inputs"),
                 planned=_clinifact_data(lambda plan: plan.stage_enabled("clinifact") and plan.clinifact_diff_enabled())),
     ]

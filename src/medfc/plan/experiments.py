@@ -3,18 +3,19 @@ models behind the aliases, and each job's whole options, built and typed here: a
 chosen by its kind (:func:`medfc.experiments.options.model_config_class`) and an encoder's training config
 is layered here, once, as ``train`` < ``model_train[model]`` < ``system_train[system]`` < ``smoke`` (and,
 for the pipeline's evidence selector, that < ``evidence_train`` < ``smoke``). Each ``*_options`` method
-returns the mapping a rule passes as its ``options`` param after building the step's typed options from
-it, so a missing or wrong key stops the plan (:meth:`medfc.plan.Plan.build_jobs`) before
-any job runs or reads data. :func:`experiment_jobs` declares the stage's rules as records of the job table
+builds one job's options, typed by its rule's record (its ``options_class``) where the method gives the config's
+mapping, so a missing or wrong key stops the plan (:meth:`medfc.plan.Plan.build_jobs`) before any job runs or
+reads data; the job receives that object serialised (:meth:`medfc.plan.Plan.options`). :func:`experiment_jobs` declares the stage's rules as records of the job table
 (:mod:`medfc.plan.jobs`): which method builds each rule's options and inputs, and which jobs are planned."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from medfc.common.offline_models import offline_model_problem
+from medfc.common.options import Options
 from medfc.common.search_sources import search_source, wildcard_pattern
 from medfc.experiments.aliases import ALIAS_HINT, model_aliases
 from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, CliniFactSystem, clinifact_system, ensembling_system
@@ -31,10 +32,16 @@ from medfc.experiments.systems import (
     system_option_keys,
 )
 from medfc.experiments.systems import system as system_spec
+from medfc.figures.options import Fig3Options
+from medfc.healthfc.options import RetrieveOptions
 from medfc.plan import resources
 from medfc.plan.hints import did_you_mean
 from medfc.plan.jobs import JobSpec, call, model_resources, one_job, unique
 from medfc.plan.layout import PAPERS, Layout, workflow_file
+from medfc.scoring.options import CliniFactScoreOptions, HealthFCScoreOptions
+from medfc.tables.options import TABLE_OPTIONS
+
+O = TypeVar("O", bound=Options)
 
 HFC_TABLES = {"healthfc_table3": TABLE3_SYSTEMS, "healthfc_table5": TABLE5_SYSTEMS, "healthfc_open_domain": OPEN_DOMAIN_SYSTEMS}
 HEALTHFC_WILDCARDS = {"source": wildcard_pattern()}  # healthfc_retrieve's {source}: the registered search sources
@@ -43,12 +50,11 @@ INNER_CV_ROW = " inner CV"  # a time table's row of a stacked member's inner cro
 TABLES = (*HFC_TABLES, "healthfc_significance", "clinifact_table8", "clinifact_significance", *TIME_TABLES)
 
 
-def typed(cls: type, options: dict[str, Any], where: str) -> dict[str, Any]:
-    """``options`` once :meth:`~medfc.common.options.Options.from_mapping` has built ``cls`` from them: a
-    missing, unknown or mistyped key stops the plan naming it (the runner builds the same object again in
-    the job from these params)."""
-    cls.from_mapping(options, where=where)
-    return options
+def typed(cls: type[O], options: Mapping[str, Any], where: str) -> O:
+    """The ``cls`` that :meth:`~medfc.common.options.Options.from_mapping` builds from ``options``: a missing,
+    unknown or mistyped key stops the plan naming it (``where``: the config key it comes from). The job gets this
+    object, serialised (:meth:`medfc.plan.Plan.options`)."""
+    return cls.from_mapping(options, where=where)
 
 
 def layered(*layers: dict[str, Any] | None) -> dict[str, Any]:
@@ -148,7 +154,7 @@ class ExperimentsPlan:
     def is_stacked(self, name: str) -> bool:
         return self.is_ensemble(name) and self.ensemble_method(name) == "stack"
 
-    def ensemble_options(self, model: str) -> dict[str, Any]:
+    def ensemble_options(self, model: str) -> EnsembleOptions:
         """An ensemble job's options: its members (the order of its prediction inputs), its method, the
         weights of an average, ``experiments.stacking`` for a stack's meta-model."""
         options = {"members": self.ensemble_members(model), "method": self.ensemble_method(model), "weights": self.ensemble_weights(model),
@@ -188,16 +194,16 @@ class ExperimentsPlan:
             inputs["inner"] = [f"{self.clinifact_inner_cv_dir(m)}/predictions.jsonl" for m in members]
         return inputs
 
-    def healthfc_inner_cv_options(self, lang: str, model: str, system: str, fold: int | str) -> dict[str, Any]:
+    def healthfc_inner_cv_options(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCInnerOptions:
         """A member's inner cross-validation in one HealthFC run: the run's options as ``healthfc_experiment``
         has them (no checkpoints: nothing of it is kept) and the inner folds."""
-        run = {**self.healthfc_experiment_options(lang, model, system, fold), "checkpoint_dir": None}
+        run = self.healthfc_experiment_options(lang, model, system, fold).replace(checkpoint_dir=None)
         return typed(HealthFCInnerOptions, {"run": run, "inner": self.inner_folds_options()},
                      f"experiments.stacking[healthfc/{lang}/{model}/{system}/fold{fold}]")
 
-    def clinifact_inner_cv_options(self, model: str) -> dict[str, Any]:
+    def clinifact_inner_cv_options(self, model: str) -> CliniFactInnerOptions:
         """A member's inner cross-validation over CliniFact's train + validation (no checkpoints)."""
-        run = {**self.clinifact_experiment_options(model), "checkpoint_dir": None}
+        run = self.clinifact_experiment_options(model).replace(checkpoint_dir=None)
         return typed(CliniFactInnerOptions, {"run": run, "inner": self.inner_folds_options()}, f"experiments.stacking[clinifact/{model}]")
 
     def healthfc_inner_runs(self) -> list[dict[str, Any]]:
@@ -382,7 +388,7 @@ class ExperimentsPlan:
         hx, smoke = self.config["experiments"]["healthfc"], self.config["experiments"]["smoke"]
         return self.model_config(model, hx["train"], hx["model_train"].get(model), hx["system_train"].get(system), smoke)
 
-    def healthfc_experiment_options(self, lang: str, model: str, system: str, fold: int | str) -> dict[str, Any]:
+    def healthfc_experiment_options(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCFoldOptions:
         """One HealthFC run's whole options (:class:`~medfc.experiments.systems.HealthFCFoldOptions`): its
         model's config and just the system options this system depends on; the pipeline's ``evidence_train``
         is the selector's whole model config (an encoder's: the run's < evidence_train < smoke; a baseline's:
@@ -442,7 +448,7 @@ class ExperimentsPlan:
     def clinifact_pairs_dir(self) -> str:
         return self.layout.under("clinifact/release" if self.config["clinifact"]["pairs_source"] == "release" else "clinifact/pairs")
 
-    def clinifact_experiment_options(self, model: str) -> dict[str, Any]:
+    def clinifact_experiment_options(self, model: str) -> CliniFactTrainOptions:
         """A discriminative CliniFact run's whole options (:class:`~medfc.experiments.options.CliniFactTrainOptions`)."""
         cx = self.config["experiments"]["clinifact"]
         options = {
@@ -463,13 +469,13 @@ class ExperimentsPlan:
                              f"({', '.join(sorted(cx[section]))})")
         return layered(cx[section], over)
 
-    def clinifact_zero_shot_options(self, model: str) -> dict[str, Any]:
+    def clinifact_zero_shot_options(self, model: str) -> ZeroShotOptions:
         """A zero-shot CliniFact run's options (:class:`~medfc.experiments.options.ZeroShotOptions`)."""
         zs = self._model_section("zero_shot", "model_zero_shot", model)
         options = {**zs, "model": self.model_name(model), "cache_dir": zs["cache_dir"] or f"{self.config['cache_dir']}/completions"}
         return typed(ZeroShotOptions, options, f"experiments.clinifact.zero_shot[{model}]")
 
-    def clinifact_fine_tune_options(self, model: str) -> dict[str, Any]:
+    def clinifact_fine_tune_options(self, model: str) -> FineTuneOptions:
         """A fine-tuned generative run: fine_tune < model_fine_tune[model] < the smoke caps (the keys of
         experiments.smoke that fine_tune has); its adapters go under checkpoint_dir."""
         ft = self._model_section("fine_tune", "model_fine_tune", model)
@@ -499,7 +505,7 @@ class ExperimentsPlan:
             r["benchmark"] = self.layout.experiment_benchmarks + r["dir"][len(self.layout.experiments):] + ".tsv"  # the job's benchmark file, beside its results' path
         return runs
 
-    def clinifact_options(self, system: str, model: str) -> dict[str, Any]:
+    def clinifact_options(self, system: str, model: str) -> Options:
         """One model's options in a run of ``system``: the plan method its record names."""
         return getattr(self, clinifact_system(system).options)(model)
 
@@ -638,7 +644,7 @@ def clinifact_jobs(spec: CliniFactSystem) -> list[JobSpec]:
         JobSpec(spec.rule, model, options=call(spec.options, "model"), inputs=call(spec.inputs), resources=model_resources(spec.rule),
                 planned=lambda plan: unique({"model": m} for r in _clinifact_runs(plan, spec.name)
                                             for m in plan.clinifact_members(spec.name, r["model"]))),
-        JobSpec(spec.score_rule, model, options=call("clinifact_score_options", args=(spec.name,)),
+        JobSpec(spec.score_rule, model, options=call("clinifact_score_options", args=(spec.name,)), options_class=CliniFactScoreOptions,
                 planned=lambda plan: unique({"model": r["model"]} for r in _clinifact_runs(plan, spec.name))),
     ]
     if spec.ensemble_rule:
@@ -656,17 +662,20 @@ def experiment_jobs() -> list[JobSpec]:
     """The experiments' rules' records: HealthFC's runs, retrieval, ensembles, inner cross-validations and
     scores, each CliniFact system's (:func:`clinifact_jobs`), the tables and Fig. 3."""
     return [
-        JobSpec("healthfc_retrieve", ("source",), options=call("healthfc_retrieve_options", "source"), inputs=call("healthfc_retrieve_inputs", "source"),
+        JobSpec("healthfc_retrieve", ("source",), options=call("healthfc_retrieve_options", "source"), options_class=RetrieveOptions,
+                inputs=call("healthfc_retrieve_inputs", "source"),
                 planned=lambda plan: unique({"source": s} for r in _healthfc_runs(plan) if (s := evidence_source(r["system"])))),
-        JobSpec("healthfc_experiment", HFC_RUN, options=call("healthfc_experiment_options", *HFC_RUN), inputs=call("healthfc_experiment_inputs", "system"),
+        JobSpec("healthfc_experiment", HFC_RUN, options=call("healthfc_experiment_options", *HFC_RUN),
+                inputs=call("healthfc_experiment_inputs", "system"),
                 resources=model_resources("healthfc_experiment"),
                 planned=lambda plan: unique(_healthfc_run(r, model=m) for r in _healthfc_runs(plan) for m in _members(plan, r["model"]))),
         JobSpec("healthfc_ensemble", HFC_RUN, options=call("ensemble_options", "model"), inputs=call("healthfc_ensemble_inputs", *HFC_RUN),
                 planned=lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan) if plan.is_ensemble(r["model"]))),
-        JobSpec("healthfc_inner_cv", HFC_RUN, options=call("healthfc_inner_cv_options", *HFC_RUN), inputs=call("healthfc_experiment_inputs", "system"),
+        JobSpec("healthfc_inner_cv", HFC_RUN, options=call("healthfc_inner_cv_options", *HFC_RUN),
+                inputs=call("healthfc_experiment_inputs", "system"),
                 resources=model_resources("healthfc_inner_cv"),
                 planned=lambda plan: unique(_healthfc_run(r) for r in (plan.healthfc_inner_runs() if _healthfc_runs(plan) else []))),
-        JobSpec("healthfc_score", HFC_RUN, options=call("healthfc_score_options", "lang", "system"),
+        JobSpec("healthfc_score", HFC_RUN, options=call("healthfc_score_options", "lang", "system"), options_class=HealthFCScoreOptions,
                 planned=lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan))),
         *(s for system in CLINIFACT_SYSTEMS.values() for s in clinifact_jobs(system)),
         *report_jobs(),
@@ -680,7 +689,8 @@ def report_jobs() -> list[JobSpec]:
         return [{"table": t} for t in TABLES if f"{plan.layout.tables}/{t}.csv" in targets]
 
     return [
-        JobSpec("table", ("table",), options=call("table_options", "table"), inputs=call("table_inputs", "table"), planned=tables),
-        JobSpec("clinifact_fig3", options=call("clinifact_fig3_options"), inputs=call("clinifact_fig3_inputs"),
+        JobSpec("table", ("table",), options=call("table_options", "table"), options_class=lambda w: TABLE_OPTIONS[w["table"]],
+                inputs=call("table_inputs", "table"), planned=tables),
+        JobSpec("clinifact_fig3", options=call("clinifact_fig3_options"), options_class=Fig3Options, inputs=call("clinifact_fig3_inputs"),
                 planned=one_job(_fig3_planned)),
     ]

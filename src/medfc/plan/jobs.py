@@ -12,6 +12,13 @@ systems' registry); :func:`medfc.plan.job_specs` is the whole table. The rules a
 planned jobs (:func:`build_all`), so a config mistake that only a job's options find stops the plan before
 Snakemake builds its DAG. The table is built when asked, so a system registered later (a test's) is in it.
 
+A record's ``options`` builds one job's options: the typed object itself, or the config's mapping that its
+``options_class`` (the class its rule's step is annotated with, ``tests/unit/plan/test_jobs.py``) types
+(:func:`typed_options`). :meth:`medfc.plan.Plan.job_options` keeps that object; the rule's ``options`` param is it
+serialised once (:meth:`~medfc.common.options.Options.to_mapping` with sorted keys, what Snakemake compares between
+runs), from which the job builds the same object again (:func:`medfc.cli.step_arguments`; a test keeps the two
+equal for every planned job of the shipped configs).
+
 Most functions are a :class:`PlanCall`: a method of the plan, called with the job's wildcards its ``axes``
 name (in that order), after any fixed ``args``; a test checks that each names a method of the plan and only
 axes of its rule. A light module (no torch, no pandas): the workflow reads it when it plans the DAG.
@@ -23,11 +30,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from medfc.common.options import Options
 from medfc.plan import resources
 
 Wildcards = Mapping[str, str]
 Build = Callable[[Any, Wildcards], Any]  # (the plan, one job's wildcards) → its inputs, options, prompts or resources
 Planned = Callable[[Any], Iterable[dict[str, str]]]  # the plan → the wildcards of each job of the rule it plans
+OptionsClass = type[Options] | Callable[[Wildcards], type[Options]]  # a rule's options class, or one job's from its wildcards
 
 
 @dataclass(frozen=True)
@@ -59,11 +68,13 @@ class JobSpec:
     them) each build one job's from its wildcards. ``planned``: the wildcards of each job the config plans,
     whose inputs, options and prompts :meth:`medfc.plan.Plan.build_jobs` builds before the DAG (``checked``
     False: options that read no config, such as the software a run records, are built only when Snakemake
-    plans the job)."""
+    plans the job). ``options_class``: the class of its step's options, which types what ``options`` builds when
+    that is a mapping (None: ``options`` builds the typed object itself, or the step takes a plain mapping)."""
 
     rule: str
     wildcards: tuple[str, ...] = ()
     options: Build | None = None
+    options_class: OptionsClass | None = None
     inputs: Build | None = None
     prompts: Build | None = None
     resources: Build | None = None
@@ -114,6 +125,25 @@ def build(plan: Any, spec: JobSpec, part: str, wildcards: Any = None) -> Any:
     return {} if fn is None else fn(plan, wildcard_dict(wildcards))
 
 
+def typed_options(plan: Any, spec: JobSpec, wildcards: Any = None) -> Options | Mapping[str, Any]:
+    """One job's options as its step takes them: what the record's ``options`` builds, typed by its
+    ``options_class`` when that is a mapping (a missing, unknown or mistyped key: the OptionsError naming it)."""
+    w = wildcard_dict(wildcards)
+    built = build(plan, spec, "options", w)
+    cls = spec.options_class
+    if isinstance(built, Options) or cls is None:
+        return built
+    if not isinstance(cls, type):
+        cls = cls(w)
+    return cls.from_mapping(built, where=f"{spec.rule}[{', '.join(f'{k}={v}' for k, v in w.items())}]" if w else spec.rule)
+
+
+def serialised(options: Options | Mapping[str, Any]) -> dict[str, Any]:
+    """A job's options as its rule's ``options`` param: the typed object's mapping with sorted keys (JSON-like:
+    what the job builds the same object from, and what Snakemake compares with the last run's)."""
+    return options.to_mapping(sort_keys=True) if isinstance(options, Options) else dict(options)
+
+
 def job_resources(plan: Any, table: Mapping[str, JobSpec], rule: str, wildcards: Any = None) -> dict[str, int]:
     """``{gpu, threads, mem_mb, runtime}`` of one job of ``rule``, from its record."""
     spec = table.get(rule)
@@ -124,12 +154,19 @@ def job_resources(plan: Any, table: Mapping[str, JobSpec], rule: str, wildcards:
     return fn(plan, wildcard_dict(wildcards))
 
 
-def build_all(plan: Any, table: Mapping[str, JobSpec]) -> None:
-    """Build, once, every planned job's inputs, options and prompts (each record's ``planned`` jobs)."""
+def planned_jobs(plan: Any, table: Mapping[str, JobSpec], checked_only: bool = True) -> Iterable[tuple[JobSpec, dict[str, str]]]:
+    """(record, wildcards) of every job the config plans, rule by rule in the table's order."""
     for spec in table.values():
-        if not spec.checked:
-            continue
-        for wildcards in spec.planned(plan):
-            for fn in (spec.inputs, spec.options, spec.prompts):
-                if fn is not None:
-                    fn(plan, wildcards)
+        if spec.checked or not checked_only:
+            for wildcards in spec.planned(plan):
+                yield spec, wildcards
+
+
+def build_all(plan: Any, table: Mapping[str, JobSpec]) -> None:
+    """Build, once, every planned job's inputs, typed options and prompts (each record's ``planned`` jobs;
+    the plan keeps the options, :meth:`medfc.plan.Plan.job_options`)."""
+    for spec, wildcards in planned_jobs(plan, table):
+        plan.spec_options(spec, wildcards)
+        for fn in (spec.inputs, spec.prompts):
+            if fn is not None:
+                fn(plan, wildcards)

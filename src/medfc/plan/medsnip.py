@@ -8,7 +8,17 @@ from pathlib import Path
 from typing import Any
 
 from medfc.common.llm_backends import runs_locally
-from medfc.medsnip.options import LLM_MODES, MODES, LLMOptions, RetrievalOptions
+from medfc.medsnip.options import (
+    LLM_MODES,
+    MODES,
+    DecomposeOptions,
+    LLMOptions,
+    PrepareOptions,
+    RetrievalOptions,
+    ScoreOptions,
+    TableOptions,
+    VerifyOptions,
+)
 from medfc.plan.experiments import layered
 from medfc.plan.jobs import Build, JobSpec, Planned, call
 from medfc.plan.layout import Layout
@@ -132,11 +142,11 @@ class MedsnipPlan:
                 "verifications": self._medsnip_verdicts(dataset, ".info.json"),
                 "decompositions": [f"{self.layout.medsnip}/{dataset}/units/{m}.info.json" for m in self.medsnip_modes(dataset)]}
 
-    def medsnip_resources(self, options: dict[str, Any]) -> dict[str, int]:
+    def medsnip_resources(self, options: Any) -> dict[str, int]:
         """A job running a local transformers model asks for the configured threads, GPUs and memory; a
-        server job for one thread, no GPU and 2 GB."""
-        llm = options["llm"]  # every MedSNIP step's options name their LLM (None: it runs none)
-        local = llm is not None and runs_locally(llm["backend"])
+        server job for one thread, no GPU and 2 GB (``options``: the job's typed options)."""
+        llm = options.llm  # every MedSNIP step's options name their LLM (None: it runs none)
+        local = llm is not None and runs_locally(llm.backend)
         ms = self.ms
         return {"threads": ms["threads"], "gpu": ms["gpu"], "mem_mb": ms["mem_mb"]} if local else {"threads": 1, "gpu": 0, "mem_mb": 2048}
 
@@ -183,7 +193,7 @@ def _medsnip(plan: Any) -> list[str]:
 
 def _medsnip_resources(rule: str) -> Build:
     """A MedSNIP model rule's: by the LLM its job's options name (:meth:`MedsnipPlan.medsnip_resources`)."""
-    return lambda plan, w: {**plan.medsnip_resources(plan.options(rule, w)), "runtime": plan.config["medsnip"]["runtime"]}
+    return lambda plan, w: {**plan.medsnip_resources(plan.job_options(rule, w)), "runtime": plan.config["medsnip"]["runtime"]}
 
 
 def medsnip_jobs() -> list[JobSpec]:
@@ -196,14 +206,16 @@ def medsnip_jobs() -> list[JobSpec]:
 
     datasets: Planned = lambda plan: [{"dataset": d} for d in _medsnip(plan)]  # noqa: E731
     return [
-        JobSpec("medsnip_prepare", ("dataset",), options=call("medsnip_prepare_options", "dataset"), inputs=call("medsnip_prepare_inputs", "dataset"),
+        JobSpec("medsnip_prepare", ("dataset",), options_class=PrepareOptions, options=call("medsnip_prepare_options", "dataset"),
+                inputs=call("medsnip_prepare_inputs", "dataset"),
                 prompts=call("medsnip_prepare_prompts", "dataset"), resources=_medsnip_resources("medsnip_prepare"), planned=datasets),
-        JobSpec("medsnip_decompose", ("dataset", "mode"), options=call("medsnip_decompose_options", "dataset", "mode"),
+        JobSpec("medsnip_decompose", ("dataset", "mode"), options_class=DecomposeOptions, options=call("medsnip_decompose_options", "dataset", "mode"),
                 prompts=call("medsnip_decompose_prompts", "mode"), resources=_medsnip_resources("medsnip_decompose"), planned=decompositions),
-        JobSpec("medsnip_verify", ("dataset", "mode", "verifier"), options=call("medsnip_verify_options", "verifier"),
+        JobSpec("medsnip_verify", ("dataset", "mode", "verifier"), options_class=VerifyOptions, options=call("medsnip_verify_options", "verifier"),
                 inputs=call("medsnip_verify_inputs", "dataset", "mode", "verifier"), prompts=call("medsnip_verify_prompts", "verifier"),
                 resources=_medsnip_resources("medsnip_verify"), planned=verifications),
-        JobSpec("medsnip_score", ("dataset",), options=call("medsnip_score_options", "dataset"), inputs=call("medsnip_score_inputs", "dataset"),
+        JobSpec("medsnip_score", ("dataset",), options_class=ScoreOptions, options=call("medsnip_score_options", "dataset"),
+                inputs=call("medsnip_score_inputs", "dataset"),
                 planned=datasets),
-        JobSpec("medsnip_table", ("dataset",), options=call("medsnip_table_options", "dataset"), planned=datasets),
+        JobSpec("medsnip_table", ("dataset",), options_class=TableOptions, options=call("medsnip_table_options", "dataset"), planned=datasets),
     ]

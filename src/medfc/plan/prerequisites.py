@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -28,6 +28,7 @@ from medfc.common.sources import is_url
 from medfc.experiments.clinifact_systems import clinifact_system
 from medfc.experiments.systems import evidence_source
 from medfc.common.llm_backends import runs_locally
+from medfc.common.options import Options
 from medfc.plan.layout import release_split_files
 
 Plan = Any  # a medfc.plan.Plan (not imported: the package imports this module)
@@ -191,7 +192,7 @@ def _llms(plan: Plan) -> Iterator[str | None]:
                 key = (f"experiments.clinifact.{spec.overrides}.{model}.api_key_env"
                        if "api_key_env" in (config["experiments"]["clinifact"][spec.overrides].get(model) or {})
                        else f"experiments.clinifact.{spec.section}.api_key_env")
-                yield llm_key_problem(key, dict(opts), f"the {spec.title} model {model} is asked")
+                yield llm_key_problem(key, opts.as_dict(), f"the {spec.title} model {model} is asked")
     if not plan.stage_enabled("medsnip"):
         return
     ms = config["medsnip"]
@@ -229,35 +230,25 @@ def missing_prerequisites(plan: Plan) -> list[str]:
 
 def _devices(options: Any) -> Iterator[str]:
     """Every ``device`` value in a job's options (nested: a pipeline's selector, a MedSNIP role's LLM)."""
-    if isinstance(options, dict):
+    if isinstance(options, Options):
+        options = options.as_dict()
+    if isinstance(options, Mapping):
         for key, value in options.items():
             if key == "device" and isinstance(value, str):
                 yield value
             else:
                 yield from _devices(value)
-    elif isinstance(options, list):
+    elif isinstance(options, list | tuple):
         for value in options:
             yield from _devices(value)
 
 
 def planned_job_options(plan: Plan) -> Iterator[tuple[str, Any]]:
-    """(where, options) of every planned job that may run a local model: the translation, the trainings, the
-    zero-shot and fine-tuned LLMs, MedSNIP's roles."""
-    if plan.healthfc_data_planned() and "translate" in plan.healthfc_dataset_sources():
-        yield "healthfc.translation", plan.config["healthfc"]["translation"]
-    if plan.stage_enabled("experiments"):
-        for run in plan.healthfc_runs():
-            for member in plan.ensemble_members(run["model"]) if plan.is_ensemble(run["model"]) else [run["model"]]:
-                yield f"experiments.healthfc ({member}, {run['system']})", plan.healthfc_experiment_options(run["lang"], member, run["system"], run["fold"])
-        for run in plan.clinifact_runs():
-            spec = clinifact_system(run["system"])
-            for member in plan.clinifact_members(spec.name, run["model"]):
-                yield f"experiments.clinifact.{spec.section} ({member})", plan.clinifact_options(spec.name, member)
-    if plan.stage_enabled("medsnip"):
-        ms = plan.config["medsnip"]
-        roles = [("medsnip.decomposer", ms["decomposer"]), *((f"medsnip.verifiers[{i}].llm", v.get("llm")) for i, v in enumerate(ms["verifiers"]))]
-        for where, overrides in roles:
-            yield where, plan.medsnip_llm(overrides)
+    """(job, typed options) of every planned job, in the job table's order (:func:`medfc.plan.jobs.planned_jobs`):
+    the job named by its rule and wildcards, ``healthfc_experiment (en, minilm, oracle, 0)``."""
+    for spec, wildcards in plan.planned_jobs():
+        where = f"{spec.rule} ({', '.join(wildcards.values())})" if wildcards else spec.rule
+        yield where, plan.job_options(spec.rule, wildcards)
 
 
 def cuda_devices_configured(plan: Plan) -> list[str]:

@@ -5,16 +5,10 @@ Importing this package does not load NLTK data; only METEOR scoring needs it (se
 ``medfc.scoring.nltk_data.ensure_nltk_data``).
 """
 
-from medfc.scoring.classification import (
-    accuracy,
-    aggregate_folds,
-    classification_scores,
-    confusion_matrix,
-    macro_f1,
-    mcnemar,
-    mcnemar_bowker,
-    mean_std,
-)
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __all__ = [
     "accuracy",
@@ -26,3 +20,11 @@ __all__ = [
     "mcnemar_bowker",
     "mean_std",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The metrics above, from :mod:`medfc.scoring.classification` when first asked: importing the package (or its
+    light :mod:`medfc.scoring.options`, which the plan reads) loads no numpy."""
+    if name in __all__:
+        return getattr(importlib.import_module("medfc.scoring.classification"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

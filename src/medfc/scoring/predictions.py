@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from medfc.common.io import read_jsonl
 from medfc.common.jsontypes import JSONObject
-from medfc.common.options import Options
 from medfc.common.report import SkipReport
+from medfc.scoring.options import EvidenceScoring
 from medfc.common.labels import BINARY_VERACITY_LABELS, CLINIFACT_LABELS, LOE_LABELS, NOT_ENOUGH_INFO, VERACITY_LABELS
 from medfc.scoring import averitec, classification, medsnip
 
@@ -102,14 +101,6 @@ def fever_strict(records: Sequence[Mapping[str, object]]) -> dict[str, float | i
             hits.append(right and gold <= set(int(i) for i in r.get("pred_evidence_ids") or []))
     return {"strict": float(np.mean(hits)) if hits else 0.0, "n": len(hits), "n_label_only": n_label_only}
 
-
-@dataclass(frozen=True)
-class EvidenceScoring(Options):
-    """The ``scoring`` keys of the evidence scores (only the evidence-selecting systems depend on them)."""
-
-    lambdas: tuple[float, ...]
-    reported_lambda: float
-    max_pred_evidence: int
 
 
 def score_healthfc(records: Sequence[Mapping[str, object]], system: str, *, evidence: EvidenceScoring | None, abstain: str,

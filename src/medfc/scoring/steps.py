@@ -9,37 +9,16 @@ in the ``report`` output and repeated under ``skipped`` in the scores.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Literal
 
 from medfc.common.io import write_json
-from medfc.common.options import Options
 from medfc.common.stepfiles import StepFiles
 from medfc.common.report import SkipReport
-from medfc.scoring.predictions import EvidenceScoring, read_predictions, score_clinifact, score_healthfc, sentence_counts
+from medfc.scoring.options import CliniFactScoreOptions, HealthFCScoreOptions
+from medfc.scoring.predictions import read_predictions, score_clinifact, score_healthfc, sentence_counts
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class HealthFCScoreOptions(Options):
-    """The run's ``system`` and ``lang`` and the ``scoring`` keys its scores depend on: ``evidence`` for
-    the evidence-selecting systems (null for the others, so those keys never rerun them)."""
-
-    system: str
-    lang: Literal["en", "de"]
-    abstain: Literal["drop", "as_false", "as_true"]
-    evidence: EvidenceScoring | None
-
-
-@dataclass(frozen=True)
-class CliniFactScoreOptions(Options):
-    """The system (``discriminative`` or ``zero_shot``); the test split is scored. ``n_resamples`` and
-    ``seed`` (``scoring.bootstrap``) make the bootstrap intervals of accuracy and macro-F1."""
-
-    system: str
-    n_resamples: int
-    seed: int
 
 
 def _write(scores: dict[str, object], report: SkipReport, outputs: StepFiles) -> dict[str, object]:

@@ -11,49 +11,19 @@ the jobs' ``benchmarks`` instead, and the ensembles' members.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Any, Literal
 
 import pandas as pd
 
 from medfc.common.io import input_paths, table_stem, write_table
-from medfc.common.options import Options
 from medfc.common.stepfiles import StepFiles
 from medfc.tables import clinifact, healthfc, times
+from medfc.tables.options import SignificanceOptions, TableOptions, TimesOptions
 from medfc.tables.papers import paper_numbers
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class TableOptions(Options):
-    """The runs behind the table, one entry per input file, and what their numbers are
-    (``experiments.scale``: smoke, cpu or paper)."""
 
-    entries: tuple[dict[str, Any], ...]
-    scale: Literal["smoke", "cpu", "paper"]
-
-
-@dataclass(frozen=True)
-class SignificanceOptions(Options):
-    """The runs, the configured pairs of systems and the ``scoring`` keys of the tests."""
-
-    entries: tuple[dict[str, Any], ...]
-    scale: Literal["smoke", "cpu", "paper"]
-    comparisons: tuple[tuple[str, str], ...]
-    metric: Literal["ff1", "tf1", "macro_f1", "accuracy"]
-    n_resamples: int
-    seed: int
-    abstain: Literal["drop", "as_false", "as_true"]
-
-
-@dataclass(frozen=True)
-class TimesOptions(Options):
-    """The runs behind the table, their scale, and each ensemble's members (whose jobs its row counts too)."""
-
-    entries: tuple[dict[str, Any], ...]
-    scale: Literal["smoke", "cpu", "paper"]
-    ensembles: dict[str, Any]
 
 
 SCALES = {

@@ -92,12 +92,12 @@ def test_a_system_registered_in_a_test_is_planned_named_and_checked(monkeypatch,
         ("tfidf", "discriminative", "results/experiments/clinifact/tfidf"),
         ("remote-llm", "few_shot", "results/experiments/clinifact/few_shot/remote-llm")]
     assert runs[1]["benchmark"] == "results/benchmarks/experiments/clinifact/few_shot/remote-llm.tsv"
-    assert plan.clinifact_options("few_shot", "remote-llm") == plan.clinifact_zero_shot_options("remote-llm")
+    assert plan.clinifact_options("few_shot", "remote-llm").to_mapping() == plan.clinifact_zero_shot_options("remote-llm").to_mapping()
     assert plan.table_inputs("clinifact_table8")["scores"][1] == "results/experiments/clinifact/few_shot/remote-llm/scores.json"
     assert [clinifact_name(e) for e in plan.table_options("clinifact_table8")["entries"]] == ["tfidf", "remote-llm (few-shot)"]
     monkeypatch.setattr(plan, "stage_enabled", lambda stage: stage == "experiments")
-    assert [w for w, _ in planned_job_options(plan) if w.startswith("experiments.clinifact")] == [
-        "experiments.clinifact.train (tfidf)", "experiments.clinifact.zero_shot (remote-llm)"]
+    assert [w for w, _ in planned_job_options(plan) if w.startswith(("clinifact_experiment", "clinifact_few_shot"))] == [
+        "clinifact_experiment (tfidf)", "clinifact_few_shot (remote-llm)", "clinifact_few_shot_score (remote-llm)"]
     monkeypatch.delenv("MEDFC_TEST_NO_SUCH_KEY", raising=False)
     problems = [p for p in _llms(plan) if p]
     assert len(problems) == 1 and "experiments.clinifact.model_zero_shot.remote-llm.api_key_env" in problems[0]

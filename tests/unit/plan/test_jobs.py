@@ -6,11 +6,16 @@ methods of the plan and only wildcards of its rule; ``Plan.build_jobs`` is one l
 
 from __future__ import annotations
 
+import json
 import re
+import typing
 
 import pytest
 
+from medfc.cli import resolve_step, step_arguments
+from medfc.common.options import Options, Runtime
 from medfc.plan import Plan, job_spec, job_specs
+from medfc.plan.config_errors import merged_config, plan_for
 from medfc.plan.jobs import JobSpec, PlanCall
 from tests.helpers.config import defaults
 from tests.helpers.workflow import REPO
@@ -91,7 +96,7 @@ def test_each_record_names_the_rules_wildcards_and_methods_of_the_plan():
 def test_the_entry_points_give_what_the_methods_give():
     plan = Plan(defaults())
     w = {"lang": "en", "model": "tfidf", "system": "oracle", "fold": "1"}
-    assert plan.options("healthfc_experiment", w) == plan.healthfc_experiment_options("en", "tfidf", "oracle", "1")
+    assert plan.options("healthfc_experiment", w) == plan.healthfc_experiment_options("en", "tfidf", "oracle", "1").to_mapping()
     assert plan.inputs("healthfc_experiment", w) == plan.healthfc_experiment_inputs("oracle")
     assert plan.options("healthfc_score", w) == plan.healthfc_score_options("en", "oracle")
     assert plan.options("clinifact_score", {"model": "tfidf"}) == plan.clinifact_score_options("discriminative")
@@ -130,3 +135,48 @@ def test_build_jobs_is_one_loop_over_the_table(monkeypatch):
     with pytest.raises(ValueError, match="broken"):
         plan.build_jobs()
     assert job_spec("healthfc_experiment").options is broken
+
+
+# ---------------------------------------------------------------------- the options a job receives
+CONFIGS = [["config.yaml"], ["config.yaml", "paper.yaml"], ["live.yaml", "paper.yaml"], ["cpu.yaml"], ["cpu.yaml", "cpu-finetuned.yaml"],
+           ["cpu.yaml", "cpu-gbm-embeddings.yaml"], ["test_experiments.yaml"], ["test_medsnip.yaml"], ["test_slurm_paper.yaml"]]
+STEPS = {rule: m.group(1) for rule, body in BLOCKS.items() if (m := re.search(r'versioned\(f?"([^"]+)"\)', body))}
+
+
+def step_of(rule: str, wildcards: dict[str, str]) -> str:
+    return STEPS[rule].replace("{w.table}", wildcards.get("table", ""))
+
+
+def options_hint(step: str) -> type | None:
+    """The class a step's ``options`` is annotated with (None: it takes a plain mapping)."""
+    hint = typing.get_type_hints(resolve_step(step)).get("options")
+    return hint if isinstance(hint, type) and issubclass(hint, Options) else None
+
+
+def test_each_records_options_class_is_its_steps():
+    for rule, spec in TABLE.items():
+        if isinstance(spec.options_class, type):
+            assert spec.options_class is options_hint(step_of(rule, {})), rule
+
+
+@pytest.mark.parametrize("names", CONFIGS, ids="+".join)
+def test_each_planned_job_receives_the_object_the_plan_made(names):
+    """The plan types a job's options once (``Plan.job_options``: of its step's class) and the rule's params are
+    that object serialised (``Plan.options``: plain JSON values, every options object's keys sorted); the job
+    builds from them (``medfc.cli.step_arguments``, as the runner does) an object equal to the plan's."""
+    plan = plan_for(merged_config([REPO / "config" / n for n in names]), REPO / "workflow" / "schemas" / "config.schema.yaml")
+    typed_jobs = 0
+    for spec, w in plan.planned_jobs():
+        made, params = plan.job_options(spec.rule, w), plan.options(spec.rule, w)
+        assert json.loads(json.dumps(params)) == params, spec.rule
+        step = step_of(spec.rule, w)
+        cls = options_hint(step)
+        if cls is None:
+            assert not isinstance(made, Options) and params == made, spec.rule
+            continue
+        assert type(made) is cls, (spec.rule, w)
+        received, _ = step_arguments(resolve_step(step), params, Runtime(threads=1, log_file=None))
+        assert received == made, (spec.rule, w)
+        assert list(params) == sorted(params) and plan.job_options(spec.rule, w) is made  # built once, kept
+        typed_jobs += 1
+    assert typed_jobs >= 10

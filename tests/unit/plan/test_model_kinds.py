@@ -119,13 +119,13 @@ def test_a_kind_registered_in_a_test_is_planned_checked_and_run_by_the_clinifact
     plan = Plan(cfg)
     plan.check()
     assert [(r["model"], r["system"]) for r in plan.clinifact_runs()] == [("tfidf", "discriminative"), ("prior", "discriminative")]
-    options = plan.clinifact_experiment_options("prior")
+    options = plan.clinifact_experiment_options("prior").to_mapping()
     assert options["train"] == {"kind": "prior", "smoothing": 1.0, "model": "test:prior"}
     assert isinstance(CliniFactTrainOptions.from_mapping(options).train, PriorOptions)
     assert plan.job_resources("clinifact_experiment", {"model": "prior"}) == {"gpu": 0, "threads": 1, "mem_mb": 1000, "runtime": 5}
     assert "prior" in resources.rows() and "prior" not in resources.gpu_rows()
     plan.config["models"]["options"]["prior"] = {"smoothing": 0.5}  # models.options: the alias's own keys of its section
-    assert plan.clinifact_experiment_options("prior")["train"]["smoothing"] == 0.5
+    assert plan.clinifact_experiment_options("prior").to_mapping()["train"]["smoothing"] == 0.5
     out = {"predictions": str(tmp_path / "predictions.jsonl"), "info": str(tmp_path / "info.json")}
     call_step(clinifact_experiment, {s: str(p) for s, p in clinifact_data.items()}, out, options)
     records, info = list(read_jsonl(out["predictions"])), read_json(out["info"])

@@ -55,7 +55,7 @@ def test_a_healthfc_runs_training_config_is_train_then_model_then_system_then_sm
         experiments__keep_checkpoints=True,
     )
     train = cfg["experiments"]["healthfc"]["train"]
-    options = Plan(cfg).healthfc_experiment_options("en", "minilm", "joint", "3")
+    options = Plan(cfg).healthfc_experiment_options("en", "minilm", "joint", "3").to_mapping()
     assert options == {
         "system": "joint", "lang": "en", "fold": 3,
         "train": {"kind": "encoder", **train, "lr": 3e-5, "batch_size": 1, "epochs": 1, "max_steps": 2, "model": "offline:minilm"},
@@ -63,20 +63,20 @@ def test_a_healthfc_runs_training_config_is_train_then_model_then_system_then_sm
         "checkpoint_dir": "results/checkpoints/healthfc/en/minilm/joint/fold3",
     }
     # another system of the same model: its own system_train does not apply
-    assert Plan(cfg).healthfc_experiment_options("en", "minilm", "oracle", 0)["train"]["batch_size"] == 2
+    assert Plan(cfg).healthfc_experiment_options("en", "minilm", "oracle", 0).to_mapping()["train"]["batch_size"] == 2
 
 
 def test_the_pipeline_selector_gets_its_whole_training_config_layered_once():
     cfg = config(experiments__healthfc__evidence_train={"max_length": 256, "max_steps": 9},
                  experiments__smoke={"max_steps": 2}, experiments__scale="smoke")
     plan = Plan(cfg)
-    options = plan.healthfc_experiment_options("en", "minilm", "pipeline", 0)
+    options = plan.healthfc_experiment_options("en", "minilm", "pipeline", 0).to_mapping()
     run_train = options["train"]
     # the run's config < evidence_train < smoke (the smoke cap wins over evidence_train's own)
     assert options["system_options"]["evidence_train"] == {**run_train, "max_length": 256, "max_steps": 2}
     assert run_train["max_length"] == 512 and run_train["max_steps"] == 2
     # a scikit-learn baseline's pipeline selector is the run's own baseline: no encoder keys
-    tfidf = plan.healthfc_experiment_options("en", "tfidf", "pipeline", 0)
+    tfidf = plan.healthfc_experiment_options("en", "tfidf", "pipeline", 0).to_mapping()
     assert tfidf["train"] == {"kind": "tfidf", **cfg["experiments"]["tfidf"], "model": "sklearn:tfidf"}
     assert tfidf["system_options"]["evidence_train"] == tfidf["train"]
     assert tfidf["checkpoint_dir"] is None  # experiments.keep_checkpoints: false (the default)
@@ -85,10 +85,10 @@ def test_the_pipeline_selector_gets_its_whole_training_config_layered_once():
 def test_clinifact_options_layer_train_model_train_and_smoke():
     cfg = config(experiments__clinifact__model_train={"minilm": {"epochs": 3}}, experiments__smoke={"max_examples": 16},
                  experiments__scale="smoke")
-    options = Plan(cfg).clinifact_experiment_options("minilm")
+    options = Plan(cfg).clinifact_experiment_options("minilm").to_mapping()
     assert options["train"] == {"kind": "encoder", **cfg["experiments"]["clinifact"]["train"], "epochs": 3, "max_examples": 16, "model": "offline:minilm"}
     assert options["train"]["lr"] == 2e-5 and options["train"]["batch_size"] == 16  # CliniFact's own defaults
-    assert Plan(cfg).clinifact_experiment_options("gbm")["train"] == {"kind": "gbm", **cfg["experiments"]["gbm"], "model": "sklearn:gbm"}
+    assert Plan(cfg).clinifact_experiment_options("gbm").to_mapping()["train"] == {"kind": "gbm", **cfg["experiments"]["gbm"], "model": "sklearn:gbm"}
 
 
 def test_fine_tuned_generative_runs_their_options_zero_shot_overrides_and_the_fig3_pair():
@@ -106,13 +106,13 @@ def test_fine_tuned_generative_runs_their_options_zero_shot_overrides_and_the_fi
     assert runs[-1]["dir"] == "results/experiments/clinifact/fine_tuned/openbiollm-70b"
     ft = cfg["experiments"]["clinifact"]["fine_tune"]
     # fine_tune < model_fine_tune[model] < the smoke caps fine_tune has (max_length is not one of its keys)
-    assert plan.clinifact_fine_tune_options("openbiollm-70b") == {
+    assert plan.clinifact_fine_tune_options("openbiollm-70b").to_mapping() == {
         **ft, "load_in_4bit": True, "gradient_checkpointing": True, "max_steps": 2, "max_examples": 16,
         "model": "aaditya/Llama3-OpenBioLLM-70B", "save_dir": "results/checkpoints/clinifact/fine_tuned/openbiollm-70b"}
-    assert plan.clinifact_fine_tune_options("llama3-8b")["load_in_4bit"] is False
-    zs = plan.clinifact_zero_shot_options("openbiollm-70b")
+    assert plan.clinifact_fine_tune_options("llama3-8b").to_mapping()["load_in_4bit"] is False
+    zs = plan.clinifact_zero_shot_options("openbiollm-70b").to_mapping()
     assert (zs["backend"], zs["base_url"], zs["model"]) == ("openai", "http://gpu7:8000/v1", "aaditya/Llama3-OpenBioLLM-70B")
-    assert plan.clinifact_zero_shot_options("llama3-8b")["backend"] == "transformers"
+    assert plan.clinifact_zero_shot_options("llama3-8b").to_mapping()["backend"] == "transformers"
     # both zero-shot and fine-tuned rows in Table 8 and the significance tests (fine-tuned vs zero-shot of a model among them)
     assert plan.table_inputs("clinifact_significance")["predictions"][-1] == "results/experiments/clinifact/fine_tuned/openbiollm-70b/predictions.jsonl"
     assert plan.table_inputs("clinifact_table8")["scores"][3] == "results/experiments/clinifact/fine_tuned/llama3-8b/scores.json"
@@ -133,7 +133,7 @@ def test_fine_tuned_generative_runs_their_options_zero_shot_overrides_and_the_fi
     # an override key the section does not have stops naming it
     cfg["experiments"]["clinifact"]["model_fine_tune"] = {"llama3-8b": {"lora_rank": 8}}
     with pytest.raises(ValueError, match=r"experiments\.clinifact\.model_fine_tune\.llama3-8b\.lora_rank is not a key of experiments\.clinifact\.fine_tune"):
-        Plan(cfg).clinifact_fine_tune_options("llama3-8b")
+        Plan(cfg).clinifact_fine_tune_options("llama3-8b").to_mapping()
 
 
 def test_targets_of_the_default_config_and_of_the_experiments():
@@ -170,7 +170,7 @@ def test_ensembles_and_config_mistakes_across_keys():
     cfg = config(models__ensembles={"both": {"members": ["tfidf", "minilm"], "weights": None, "method": "average"}})
     plan = Plan(cfg)
     assert plan.model_name("both") == "ensemble:sklearn:tfidf+offline:minilm" and plan.model_kinds("both") == {"tfidf", "encoder"}
-    assert plan.ensemble_options("both") == {"members": ["tfidf", "minilm"], "method": "average", "weights": [1.0, 1.0],
+    assert plan.ensemble_options("both").to_mapping() == {"members": ["tfidf", "minilm"], "method": "average", "weights": [1.0, 1.0],
                                              "stacking": {"inner_folds": 5, "seed": 42, "C_grid": [0.01, 0.1, 1.0, 10.0], "features": "log_probs",
                                                           "select_members": True, "min_gain": 0.002}}
     assert plan.healthfc_ensemble_inputs("en", "both", "oracle", 0) == {"predictions": [
@@ -212,13 +212,13 @@ def test_a_frozen_encoders_options_are_its_section_the_encoder_and_the_embedding
                  models__clinifact={"discriminative": ["frozen-minilm"], "zero_shot": [], "fine_tuned": []})
     plan = Plan(cfg)
     frozen = {"kind": "frozen", **cfg["experiments"]["frozen"], "cache_dir": "/scratch/medfc/embeddings", "model": "frozen:offline:minilm"}
-    assert plan.clinifact_experiment_options("frozen-minilm")["train"] == frozen
-    options = plan.healthfc_experiment_options("en", "frozen-minilm", "pipeline", 0)
+    assert plan.clinifact_experiment_options("frozen-minilm").to_mapping()["train"] == frozen
+    options = plan.healthfc_experiment_options("en", "frozen-minilm", "pipeline", 0).to_mapping()
     assert options["train"] == frozen and options["system_options"]["evidence_train"] == frozen  # the selector: the run's own
     assert isinstance(FrozenOptions.from_mapping(frozen), FrozenOptions) and cfg["experiments"]["frozen"]["cache_dir"] is None
     assert "joint" not in {r["system"] for r in plan.healthfc_runs()}  # joint needs an encoder to fine-tune
     own = Plan(config(experiments__frozen={**cfg["experiments"]["frozen"], "cache_dir": ""}))
-    assert own.clinifact_experiment_options("frozen-minilm")["train"]["cache_dir"] == ""  # "": none kept
+    assert own.clinifact_experiment_options("frozen-minilm").to_mapping()["train"]["cache_dir"] == ""  # "": none kept
     # frozen-mpnet loads offline:mpnet: planned without it, the run stops naming the install command
     monkeypatch.setenv("MEDFC_MODELS_DIR", str(tmp_path))
     mpnet = config(stages__experiments=True, models__clinifact={"discriminative": ["frozen-mpnet"], "zero_shot": [], "fine_tuned": []})
@@ -234,10 +234,10 @@ def test_a_gbm_alias_with_embedding_features_shares_the_embeddings_store_and_its
                                   "gbm-mpnet": {"embedding_model": "offline:mpnet"}},
                  models__clinifact={"discriminative": ["gbm", "gbm-minilm", "frozen-minilm"], "zero_shot": [], "fine_tuned": []})
     plan = Plan(cfg)
-    train = plan.clinifact_experiment_options("gbm-minilm")["train"]
+    train = plan.clinifact_experiment_options("gbm-minilm").to_mapping()["train"]
     assert (train["embedding_model"], train["embedding_features"]) == ("offline:minilm", ["cos", "product"])
     assert train["cache_dir"] == plan.model_config("frozen-minilm")["cache_dir"] == "/scratch/medfc/embeddings"
-    plain = plan.clinifact_experiment_options("gbm")["train"]
+    plain = plan.clinifact_experiment_options("gbm").to_mapping()["train"]
     assert plain["embedding_model"] is None and plain["cache_dir"] is None  # the plain row: the hand features alone, no store
     # an embedding model that is not installed stops the run at once, naming the key and the install command, inside an ensemble too
     monkeypatch.setenv("MEDFC_MODELS_DIR", str(tmp_path))
@@ -284,7 +284,7 @@ def test_a_retrieved_evidence_system_reads_its_sources_artifact_and_the_open_dom
     assert plan.healthfc_experiment_inputs("retrieved_web") == {"evidence": "results/healthfc/evidence/web.jsonl"}
     assert plan.healthfc_experiment_inputs("open_domain_wikipedia") == {"evidence": "results/healthfc/evidence/wikipedia.jsonl"}
     assert plan.healthfc_experiment_inputs("claims_only") == {}
-    assert plan.healthfc_experiment_options("en", "tfidf", "retrieved_web", 0)["system_options"] == {"retrieved_top_k": 10, "val_fraction": 0.1}
+    assert plan.healthfc_experiment_options("en", "tfidf", "retrieved_web", 0).to_mapping()["system_options"] == {"retrieved_top_k": 10, "val_fraction": 0.1}
     assert plan.healthfc_score_options("en", "open_domain_wikipedia")["evidence"] is None
     assert plan.healthfc_retrieve_inputs("web") == {}
     assert plan.healthfc_retrieve_options("web") == {
@@ -314,9 +314,9 @@ def test_every_planned_jobs_options_are_typed_by_the_plan_before_any_job_runs():
                  healthfc__release=DEMO_RELEASE)
     plan = Plan(cfg)
     plan.check()
-    built = HealthFCFoldOptions.from_mapping(plan.healthfc_experiment_options("en", "minilm", "pipeline", 0))
+    built = HealthFCFoldOptions.from_mapping(plan.healthfc_experiment_options("en", "minilm", "pipeline", 0).to_mapping())
     assert isinstance(built.system_options, PipelineOptions) and isinstance(built.system_options.evidence_train, TrainConfig)
-    assert isinstance(HealthFCFoldOptions.from_mapping(plan.healthfc_experiment_options("en", "tfidf", "oracle", 0)).train, TfidfOptions)
+    assert isinstance(HealthFCFoldOptions.from_mapping(plan.healthfc_experiment_options("en", "tfidf", "oracle", 0).to_mapping()).train, TfidfOptions)
     del cfg["experiments"]["tfidf"]["min_df"]  # a config that never met the schema
     with pytest.raises(OptionsError, match=r"TfidfOptions: missing experiments\.healthfc\[en/tfidf/pipeline/fold0\]\.train\.min_df"):
         Plan(cfg).check()
@@ -369,18 +369,18 @@ def test_models_options_give_one_alias_its_own_section_keys_and_leave_the_kind_s
     plan.check()
     section = cfg["experiments"]["tfidf"]
     expected = {"kind": "tfidf", **section, **wc, "model": "sklearn:tfidf"}
-    assert plan.healthfc_experiment_options("en", "tfidf-wc", "oracle", 0)["train"] == expected
-    assert plan.healthfc_experiment_options("en", "tfidf", "oracle", 0)["train"] == {"kind": "tfidf", **section, "model": "sklearn:tfidf"}
-    assert plan.clinifact_experiment_options("tfidf-wc")["train"] == expected
-    assert plan.clinifact_experiment_options("tfidf")["train"]["spaces"] == ["joint"]
-    assert plan.clinifact_experiment_options("gbm")["train"] == {"kind": "gbm", **cfg["experiments"]["gbm"], "max_iter": 50, "model": "sklearn:gbm"}
+    assert plan.healthfc_experiment_options("en", "tfidf-wc", "oracle", 0).to_mapping()["train"] == expected
+    assert plan.healthfc_experiment_options("en", "tfidf", "oracle", 0).to_mapping()["train"] == {"kind": "tfidf", **section, "model": "sklearn:tfidf"}
+    assert plan.clinifact_experiment_options("tfidf-wc").to_mapping()["train"] == expected
+    assert plan.clinifact_experiment_options("tfidf").to_mapping()["train"]["spaces"] == ["joint"]
+    assert plan.clinifact_experiment_options("gbm").to_mapping()["train"] == {"kind": "gbm", **cfg["experiments"]["gbm"], "max_iter": 50, "model": "sklearn:gbm"}
     assert plan.model_config("frozen-tail")["truncation"] == "tail"
     assert plan.model_config("frozen-minilm")["truncation"] == cfg["experiments"]["frozen"]["truncation"]
     assert section["spaces"] == ["joint"] and "tfidf-wc" not in section  # the section itself is untouched
     # the pipeline's evidence selector of a TF-IDF alias is that alias's own model, options included
-    pipeline = plan.healthfc_experiment_options("en", "tfidf-wc", "pipeline", 0)
+    pipeline = plan.healthfc_experiment_options("en", "tfidf-wc", "pipeline", 0).to_mapping()
     assert pipeline["system_options"]["evidence_train"] == pipeline["train"] == expected
-    assert plan.healthfc_experiment_options("en", "tfidf", "pipeline", 0)["system_options"]["evidence_train"]["spaces"] == ["joint"]
+    assert plan.healthfc_experiment_options("en", "tfidf", "pipeline", 0).to_mapping()["system_options"]["evidence_train"]["spaces"] == ["joint"]
     # a frozen alias's embedding store: the workflow's cache unless the alias (or the section) names one
     assert plan.model_config("frozen-tail")["cache_dir"] == plan.model_config("frozen-minilm")["cache_dir"] == f"{cfg['cache_dir']}/embeddings"
     cfg["models"]["options"]["frozen-tail"]["cache_dir"] = "/scratch/vectors"
@@ -446,10 +446,10 @@ def test_stacked_ensembles_share_their_members_inner_cv_jobs_and_an_average_has_
     assert "inner" not in plan.healthfc_ensemble_inputs("en", "avg", "oracle", 1)
     assert plan.clinifact_ensemble_inputs("cf")["inner"] == [f"results/experiments/inner_cv/clinifact/{m}/predictions.jsonl" for m in ("tfidf", "gbm")]
     # the member's run exactly as its own job has it, nothing kept; the meta-model's keys are not the inner jobs'
-    opts = plan.healthfc_inner_cv_options("en", "tfidf", "oracle", 1)
-    assert opts["run"] == {**plan.healthfc_experiment_options("en", "tfidf", "oracle", 1), "checkpoint_dir": None}
+    opts = plan.healthfc_inner_cv_options("en", "tfidf", "oracle", 1).to_mapping()
+    assert opts["run"] == {**plan.healthfc_experiment_options("en", "tfidf", "oracle", 1).to_mapping(), "checkpoint_dir": None}
     assert opts["inner"] == {"inner_folds": 5, "seed": 42}
-    assert plan.clinifact_inner_cv_options("gbm")["run"]["train"] == plan.clinifact_experiment_options("gbm")["train"]
+    assert plan.clinifact_inner_cv_options("gbm").to_mapping()["run"]["train"] == plan.clinifact_experiment_options("gbm").to_mapping()["train"]
     # the member's resources, five times its runtime
     own, inner_job = plan.job_resources("clinifact_experiment", {"model": "gbm"}), plan.job_resources("clinifact_inner_cv", {"model": "gbm"})
     assert inner_job == {**own, "runtime": own["runtime"] * 5}

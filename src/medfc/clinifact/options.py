@@ -1,0 +1,101 @@
+"""The options of the CliniFact dataset steps (:mod:`medfc.clinifact.steps`), one class per step, in a light
+module (no pandas, no numpy): the plan builds them when Snakemake plans the DAG (:meth:`medfc.plan.Plan.job_options`)
+and the job receives what it serialised."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from medfc.common.options import Options
+
+Significance = Literal["<=", "<"]  # how a primary outcome's p-value is compared with alpha (clinifact.claims.significance)
+
+
+@dataclass(frozen=True)
+class StudiesOptions(Options):
+    """``clinifact.studies`` (less ``bulk_zip``, an input) + ``cache_dir`` and ``user_agent``."""
+
+    source: Literal["bulk_zip", "api"]
+    bulk_url: str
+    apply_filter: bool
+    limit: int | None
+    max_member_bytes: int
+    api_url: str
+    page_size: int
+    max_pages: int | None
+    requests_per_minute: float
+    status_filter: str
+    advanced_filter: str
+    fields: str | None
+    progress: bool
+    cache_dir: str
+    user_agent: str
+
+
+@dataclass(frozen=True)
+class ClaimsOptions(Options):
+    """``clinifact.claims``."""
+
+    embedding_model: str | None
+    embedding_batch_size: int
+    embedding_max_length: int
+    device: str
+    alpha: float
+    significance: Significance
+    use_description: bool
+
+
+@dataclass(frozen=True)
+class AbstractsOptions(Options):
+    """``clinifact.pubmed`` + ``cache_dir`` (per-PMID records) and ``user_agent``; the API key comes
+    from NCBI_API_KEY only."""
+
+    offline: bool
+    extra_cache_dirs: tuple[str, ...]
+    email: str | None
+    eutils_url: str
+    tool: str
+    batch_size: int
+    requests_per_second: float | None
+    progress: bool
+    cache_dir: str
+    user_agent: str
+
+
+@dataclass(frozen=True)
+class PairsOptions(Options):
+    """``clinifact.pairs``."""
+
+    seed: int
+    min_abstract_words: int
+    downsample_nei: bool
+    test_size: float
+    validation_size: float
+    stratify: bool
+    card_notes: str
+
+
+@dataclass(frozen=True)
+class ReleaseOptions(Options):
+    """``clinifact.release`` + ``cache_dir`` (where a URL source is downloaded once)."""
+
+    source: str
+    cache_dir: str
+
+
+@dataclass(frozen=True)
+class DiffOptions(Options):
+    """``clinifact.diff`` + ``cache_dir`` (where a URL release is downloaded once)."""
+
+    release: str
+    release_date: str
+    max_listed: int
+    cache_dir: str
+
+
+@dataclass(frozen=True)
+class StatsOptions(Options):
+    """``clinifact.stats``."""
+
+    excluded_branches: tuple[str, ...]

@@ -1,0 +1,39 @@
+"""The options of the scoring steps (:mod:`medfc.scoring.steps`), in a light module (no numpy): the plan builds
+them when Snakemake plans the DAG (:meth:`medfc.plan.Plan.job_options`) and the job receives what it serialised."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from medfc.common.options import Options
+
+
+@dataclass(frozen=True)
+class EvidenceScoring(Options):
+    """The ``scoring`` keys of the evidence scores (only the evidence-selecting systems depend on them)."""
+
+    lambdas: tuple[float, ...]
+    reported_lambda: float
+    max_pred_evidence: int
+
+
+@dataclass(frozen=True)
+class HealthFCScoreOptions(Options):
+    """The run's ``system`` and ``lang`` and the ``scoring`` keys its scores depend on: ``evidence`` for
+    the evidence-selecting systems (null for the others, so those keys never rerun them)."""
+
+    system: str
+    lang: Literal["en", "de"]
+    abstain: Literal["drop", "as_false", "as_true"]
+    evidence: EvidenceScoring | None
+
+
+@dataclass(frozen=True)
+class CliniFactScoreOptions(Options):
+    """The system (``discriminative`` or ``zero_shot``); the test split is scored. ``n_resamples`` and
+    ``seed`` (``scoring.bootstrap``) make the bootstrap intervals of accuracy and macro-F1."""
+
+    system: str
+    n_resamples: int
+    seed: int

@@ -1,0 +1,49 @@
+"""The options of the table steps (:mod:`medfc.tables.steps`), in a light module (no pandas): the plan builds
+them when Snakemake plans the DAG (:meth:`medfc.plan.Plan.job_options`) and the job receives what it serialised.
+:data:`TABLE_OPTIONS` is each table's class (the ``table`` rule's ``{table}``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from medfc.common.options import Options
+
+
+@dataclass(frozen=True)
+class TableOptions(Options):
+    """The runs behind the table, one entry per input file, and what their numbers are
+    (``experiments.scale``: smoke, cpu or paper)."""
+
+    entries: tuple[dict[str, Any], ...]
+    scale: Literal["smoke", "cpu", "paper"]
+
+
+@dataclass(frozen=True)
+class SignificanceOptions(Options):
+    """The runs, the configured pairs of systems and the ``scoring`` keys of the tests."""
+
+    entries: tuple[dict[str, Any], ...]
+    scale: Literal["smoke", "cpu", "paper"]
+    comparisons: tuple[tuple[str, str], ...]
+    metric: Literal["ff1", "tf1", "macro_f1", "accuracy"]
+    n_resamples: int
+    seed: int
+    abstain: Literal["drop", "as_false", "as_true"]
+
+
+@dataclass(frozen=True)
+class TimesOptions(Options):
+    """The runs behind the table, their scale, and each ensemble's members (whose jobs its row counts too)."""
+
+    entries: tuple[dict[str, Any], ...]
+    scale: Literal["smoke", "cpu", "paper"]
+    ensembles: dict[str, Any]
+
+
+# each table's options class (the ``table`` rule runs ``tables.steps:<table>``)
+TABLE_OPTIONS: dict[str, type[Options]] = {
+    "healthfc_table3": TableOptions, "healthfc_table5": TableOptions, "healthfc_open_domain": TableOptions,
+    "healthfc_significance": SignificanceOptions, "clinifact_table8": TableOptions, "clinifact_significance": TableOptions,
+    "healthfc_times": TimesOptions, "clinifact_times": TimesOptions,
+}
