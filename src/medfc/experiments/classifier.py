@@ -13,6 +13,7 @@ import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,9 +23,11 @@ from tokenizers import Encoding
 from medfc.common.device import Placement
 from medfc.experiments.aliases import resolve_model
 from medfc.experiments.examples import Example
+from medfc.experiments.keeper import CARD, TRANSFORMERS_DIR, keep_checkpoint
 from medfc.experiments.metrics import validation_scores
 from medfc.experiments.options import TrainConfig
-from medfc.experiments.training import Feature, PadCollator, TrainResult, class_weights, default_loss, predict, set_seed, train
+from medfc.experiments.records import CardFields, ModelCard
+from medfc.experiments.training import Feature, PadCollator, TrainResult, class_weights, default_loss, load_checkpoint, predict, set_seed, train
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -220,3 +223,27 @@ class EncoderModel:
         result = train(model, feats, cfg, placement=placement, collate=collator_for(tokenizer), loss_fn=loss_fn, evaluate=evaluate,
                        checkpoint_dir=checkpoint_dir, desc=desc)
         return FittedClassifier(model, tokenizer, labels, cfg, placement, result, trim, stats)
+
+
+def keep_encoder(fitted: FittedClassifier, directory: Path) -> CardFields:
+    """What a kept encoder holds beside the checkpoint its training wrote (:mod:`medfc.experiments.kept`): the
+    model's config and tokenizer in ``transformers/``, the checkpoint named in the card."""
+    return keep_checkpoint(fitted.result, fitted.model.config, fitted.tokenizer, directory, "the encoder")
+
+
+def load_encoder(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedClassifier:
+    """The fine-tuned encoder of a kept directory: its architecture and tokenizer from ``transformers/``, its
+    weights from the kept checkpoint, on ``device`` (``auto``: CUDA when there is one)."""
+    from transformers import AutoConfig, AutoModelForSequenceClassification
+
+    cfg = TrainConfig.from_mapping(card["config"], where=str(directory / CARD))
+    cfg = cfg.replace(device=device, progress=False, eval_batch_size=batch_size or cfg.eval_batch_size)
+    hf = directory / TRANSFORMERS_DIR
+    config = AutoConfig.from_pretrained(hf)
+    labels = list(card["labels"])
+    if config.num_labels != len(labels):
+        raise ValueError(f"{directory}: the classifier has {config.num_labels} outputs but the card names {len(labels)} labels")
+    model = AutoModelForSequenceClassification.from_config(config)
+    load_checkpoint(model, directory / card["checkpoint"])
+    placement = Placement.resolve(device, "auto", None)
+    return FittedClassifier(model.eval(), load_tokenizer(hf), labels, cfg, placement, TrainResult(), card.get("trim", "right"))

@@ -23,14 +23,17 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from medfc.experiments.embeddings import FrozenEncoder
 from medfc.experiments.examples import Example
+from medfc.experiments.keeper import keep_state, read_state
 from medfc.experiments.metrics import validation_scores
 from medfc.experiments.options import FrozenOptions
+from medfc.experiments.records import CardFields, ModelCard
 from medfc.experiments.sklearn_common import add_probs, class_weight, label_indices, limit_threads
 
 if TYPE_CHECKING:
@@ -185,3 +188,21 @@ class FrozenModel:
             checkpoint_dir: object = None, trim: str = "right", desc: str = "frozen") -> FittedFrozen:
         """Nothing is written but the embeddings' store (``checkpoint_dir``: an encoder's)."""
         return fit_frozen(self.config, self.encoder, labels, examples, validation, trim=trim, desc=desc)
+
+
+def keep_frozen(fitted: FittedFrozen, directory: Path) -> CardFields:
+    """What a kept frozen-encoder model holds (:mod:`medfc.experiments.kept`): its options, labels, scaler and
+    logistic regression, whether it reads pairs and the evidence's cut side, pickled; never its encoder or store."""
+    return keep_state(directory, {"options": fitted.options, "labels": fitted.labels, "scaler": fitted.scaler, "clf": fitted.clf,
+                                  "pairs": fitted.pairs, "side": fitted.side})
+
+
+def load_frozen(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedFrozen:
+    """The fitted frozen-encoder model of a kept directory, its encoder on ``device`` (batches of ``batch_size``,
+    else the config's), embedding every text again (no store read or written)."""
+    state = read_state(directory)
+    options = state["options"]
+    encoder = FrozenEncoder(options.encoder, cache_dir=None, batch_size=batch_size or options.batch_size, device=device, progress=False)
+    fitted = FittedFrozen(options, encoder, state["labels"], state["pairs"], state["side"])
+    fitted.scaler, fitted.clf = state["scaler"], state["clf"]
+    return fitted

@@ -22,6 +22,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -30,7 +31,9 @@ from medfc.experiments.clinifact_features import features, fit_idf
 from medfc.experiments.embeddings import FrozenEncoder
 from medfc.experiments.examples import Example
 from medfc.experiments.frozen import pair_vectors, system_side
+from medfc.experiments.keeper import keep_state, read_state
 from medfc.experiments.options import GbmOptions
+from medfc.experiments.records import CardFields, ModelCard
 from medfc.experiments.sklearn_common import WholeTexts, add_probs, class_weight, label_indices, limit_threads
 
 log = logging.getLogger(__name__)
@@ -150,3 +153,19 @@ class GbmModel:
         """Nothing is written but the embeddings' store (``checkpoint_dir``: an encoder's); ``trim``: which end
         of an abstract the embeddings keep (``left`` cuts its start: CliniFact's results and conclusions)."""
         return fit_gbm(self.config, labels, examples, validation, encoder=self.encoder, trim=trim, desc=desc)
+
+
+def keep_gbm(fitted: FittedGbm, directory: Path) -> CardFields:
+    """What a kept GBM holds (:mod:`medfc.experiments.kept`): its options, labels, idf table, feature keys, trees
+    and the embeddings' cut side, pickled; never its embedding encoder or store."""
+    return keep_state(directory, {"options": fitted.options, "labels": fitted.labels, "idf": fitted.idf, "keys": fitted.keys,
+                                  "models": fitted.models, "side": fitted.side})
+
+
+def load_gbm(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedGbm:
+    """The fitted GBM of a kept directory; with an ``embedding_model`` its encoder on ``device`` (batches of
+    ``batch_size``, else the config's), embedding every text again (no store read or written)."""
+    state = read_state(directory)
+    options = state["options"]
+    options = options.replace(cache_dir=None, device=device, progress=False, embedding_batch_size=batch_size or options.embedding_batch_size)
+    return FittedGbm(options, state["labels"], state["idf"], state["keys"], state["models"], embedding_encoder(options), state["side"])

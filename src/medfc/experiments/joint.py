@@ -43,9 +43,11 @@ from medfc.common.device import Placement
 from medfc.common.tokens import token_ids
 from medfc.experiments.classifier import EncoderModel, load_tokenizer
 from medfc.experiments.examples import Claim
+from medfc.experiments.keeper import CARD, TRANSFORMERS_DIR, keep_checkpoint
 from medfc.experiments.metrics import validation_scores
 from medfc.experiments.options import TrainConfig
-from medfc.experiments.training import TrainResult, class_weights, predict, set_seed, train
+from medfc.experiments.records import CardFields, ModelCard
+from medfc.experiments.training import TrainResult, class_weights, load_checkpoint, predict, set_seed, train
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -382,3 +384,28 @@ class JointEncoder:
                               evaluate=evaluate, checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir is not None else None,
                               lengths=[joint_length(f) for f in train_f], desc=desc)
         return fitted
+
+
+def keep_joint(fitted: FittedJoint, directory: Path) -> CardFields:
+    """What a kept joint model holds beside the checkpoint its training wrote (:mod:`medfc.experiments.kept`): the
+    encoder's config and tokenizer in ``transformers/``, the checkpoint named in the card."""
+    return keep_checkpoint(fitted.result, fitted.model.encoder.config, fitted.tokenizer, directory, "the joint encoder")
+
+
+def load_joint(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedJoint:
+    """The joint HealthFC model of a kept directory (per claim its label probabilities and its sentences'
+    evidence probabilities): the encoder's architecture and tokenizer from ``transformers/``, every weight
+    (encoder, token attention, heads) from the kept checkpoint."""
+    from transformers import AutoConfig, AutoModel
+
+    cfg = TrainConfig.from_mapping(card["config"], where=str(directory / CARD))
+    cfg = cfg.replace(device=device, progress=False, eval_batch_size=batch_size or cfg.eval_batch_size)
+    opts = card["system_options"]
+    hf = directory / TRANSFORMERS_DIR
+    labels = list(card["labels"])
+    model = JointModel(AutoModel.from_config(AutoConfig.from_pretrained(hf)), len(labels), evidence_weight=float(opts["evidence_weight"]),
+                       threshold=float(opts["threshold"]), pool=opts["joint_pool"])
+    load_checkpoint(model, directory / card["checkpoint"])
+    tok = load_tokenizer(hf)
+    return FittedJoint(model.eval(), tok, labels, cfg, Placement.resolve(device, "auto", None), uses_token_types(tok, model.encoder),
+                       TrainResult(), WindowStats())

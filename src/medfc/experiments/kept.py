@@ -6,23 +6,28 @@ With ``experiments.keep_checkpoints`` a run's model directory holds, beside its 
 outputs, the model's kind and config (its model name as the config wrote it, e.g. ``offline:minilm``,
 resolved again where it is loaded), the system's options (which fields of a claim it reads, how an
 evidence text is cut) and the input fields a new claim needs. What else the directory holds depends on
-the kind:
+the kind, and each kind says it once, in its :class:`~medfc.experiments.keeper.Keeper`: what it writes
+beside its weights (and adds to the card) and how it is loaded back. A model kind's keeper is on its entry
+in :data:`medfc.experiments.models.MODEL_KINDS`, written in the kind's own module; the kinds of kept
+directory that are no model kind's (a HealthFC system's own models, LoRA adapters) are in
+:data:`SYSTEM_KEEPERS`. :func:`keepers` is the one lookup of both, by the card's ``kind``:
 
-``encoder``
+``encoder`` (:mod:`medfc.experiments.classifier`)
     ``best/model.pt`` (or ``final/model.pt`` without validation), written by the training loop, and
     ``transformers/`` (the model's config and tokenizer, kilobytes): the classifier is rebuilt from these
     alone, without the pretrained base.
-``tfidf``, ``gbm``, ``frozen``
+``tfidf``, ``gbm``, ``frozen`` (:mod:`medfc.experiments.tfidf`, ``gbm``, ``frozen``)
     ``model.pkl``: the fitted scikit-learn objects (a pickle: load only a directory you trust, as with any
     pickled model). A frozen encoder's embeddings, and gbm's with an ``embedding_model``, are computed
     again at prediction time from the encoder named in the config (no store is read or written).
 ``lora``
     The LoRA adapters (``adapter_model.safetensors`` + ``adapter_config.json``, peft's format) of the
-    fine-tuned CliniFact system; the base model is the one ``adapter_config.json`` names.
-``joint``
-    The joint HealthFC system (:mod:`medfc.experiments.joint`): its checkpoint (the encoder, the token
-    attention and both heads) and ``transformers/`` (the encoder's config and tokenizer), its evidence
-    options (``threshold``, ``max_evidence``, ``evidence_weight``, ``joint_pool``) in the card.
+    fine-tuned CliniFact system; the base model is the one ``adapter_config.json`` names. Nothing is
+    loaded here: ``medfc predict`` applies them with their base model.
+``joint`` (:mod:`medfc.experiments.joint`)
+    The joint HealthFC system: its checkpoint (the encoder, the token attention and both heads) and
+    ``transformers/`` (the encoder's config and tokenizer), its evidence options (``threshold``,
+    ``max_evidence``, ``evidence_weight``, ``joint_pool``) in the card.
 ``pipeline``
     The HealthFC pipeline: two kept models of the kinds above, each with its own card, in ``evidence/`` (the
     evidence selector, labels ``other`` / ``evidence`` over ``[sentence; SEP; claim]``) and
@@ -30,22 +35,25 @@ the kind:
     (``parts``) and holds its ``threshold`` and ``max_evidence``. A part's card says ``part``: it is loaded
     through the pipeline's (:func:`find_model_dir` finds the outer card).
 
-A light module (no torch, no scikit-learn at import): the training code imports it.
+A light module (no torch, no scikit-learn at import): the training code imports it, and each kind's
+module is imported by its keeper when a model of it is kept or loaded. The file names and the card's
+format are :mod:`medfc.experiments.keeper`'s.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import pickle
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from medfc.common.io import atomic_write, read_json, write_json
-from medfc.experiments.records import ModelCard
+from medfc.common.io import read_json, write_json
+from medfc.experiments.keeper import CARD, CARD_FORMAT, Keeper
+from medfc.experiments.models import MODEL_KINDS
+from medfc.experiments.records import CardFields, ModelCard
 
-if TYPE_CHECKING:  # each kind's module loads torch or scikit-learn: imported where a model of it is loaded
+if TYPE_CHECKING:  # each kind's module loads torch or scikit-learn: imported where a model of it is kept or loaded
     from medfc.experiments.classifier import FittedClassifier
     from medfc.experiments.frozen import FittedFrozen
     from medfc.experiments.gbm import FittedGbm
@@ -58,54 +66,52 @@ if TYPE_CHECKING:  # each kind's module loads torch or scikit-learn: imported wh
 
 log = logging.getLogger(__name__)
 
-CARD = "medfc_model.json"
-CARD_FORMAT = 1
-SKLEARN_STATE = "model.pkl"
-TRANSFORMERS_DIR = "transformers"
 ADAPTER_CONFIG = "adapter_config.json"
-SKLEARN_KINDS = ("tfidf", "gbm", "frozen")
 PIPELINE_PARTS = ("evidence", "veracity")  # a kept pipeline's models, each in the folder of its name
 JOINT_KIND = "joint"  # a kept joint encoder (both heads): the card's kind, beside the model kinds
 
 
-def _sklearn_state(kind: str, fitted: SklearnModel) -> dict[str, object]:
-    """What a fitted scikit-learn kind needs to predict again (never its embeddings' encoder or store)."""
-    if kind == "tfidf":
-        return {"options": fitted.options, "labels": fitted.labels, "space": fitted.space, "clf": fitted.clf}
-    if kind == "gbm":
-        return {"options": fitted.options, "labels": fitted.labels, "idf": fitted.idf, "keys": fitted.keys, "models": fitted.models,
-                "side": fitted.side}
-    if kind == "frozen":
-        return {"options": fitted.options, "labels": fitted.labels, "scaler": fitted.scaler, "clf": fitted.clf, "pairs": fitted.pairs,
-                "side": fitted.side}
-    raise ValueError(f"model kind {kind!r} keeps no scikit-learn state")
+def _keep_nothing(fitted: None, directory: Path) -> CardFields:
+    """A pipeline's parts are kept models of their own (:func:`keep_pipeline`); peft wrote a LoRA run's adapters."""
+    return {}
+
+
+def _keep_joint(fitted: FittedJoint, directory: Path) -> CardFields:
+    from medfc.experiments.joint import keep_joint
+
+    return keep_joint(fitted, directory)
+
+
+def _load_joint(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedJoint:
+    from medfc.experiments.joint import load_joint
+
+    return load_joint(directory, card, device, batch_size)
+
+
+def keepers() -> dict[str, Keeper]:
+    """Every kind of kept model by its card's ``kind``: each model kind with a keeper on its entry in
+    :data:`~medfc.experiments.models.MODEL_KINDS` (read at each call: a kind registered later too), then
+    :data:`SYSTEM_KEEPERS`."""
+    return {**{kind: entry.kept for kind, entry in MODEL_KINDS.items() if entry.kept is not None}, **SYSTEM_KEEPERS}
+
+
+def keeper_of(kind: object) -> Keeper:
+    """The keeper of a card's ``kind``; an unknown one is an error naming the kinds that are kept."""
+    known = keepers()
+    found = known.get(kind) if isinstance(kind, str) else None
+    if found is None:
+        raise ValueError(f"unknown kind of kept model {kind!r}; the kinds kept are {', '.join(known)}")
+    return found
 
 
 def keep_fitted(fitted: KeptModel | None, directory: str | os.PathLike, card: Mapping[str, object]) -> Path:
     """Write ``card`` (:data:`CARD`) and what the fitted model of ``card["kind"]`` needs beside its weights into
-    ``directory`` (an encoder's checkpoint is already there: the training loop wrote it); returns the card's path."""
+    ``directory`` (its keeper's ``keep``: an encoder's checkpoint is already there, the training loop
+    wrote it); returns the card's path."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     kind = card["kind"]
-    card = {"format": CARD_FORMAT, **card}
-    if kind == "encoder":
-        checkpoint = getattr(fitted.result, "checkpoint", None)
-        if not checkpoint:
-            raise ValueError(f"{directory}: the encoder wrote no checkpoint to keep")
-        card["checkpoint"] = os.path.relpath(checkpoint, directory)
-        fitted.model.config.save_pretrained(directory / TRANSFORMERS_DIR)
-        fitted.tokenizer.save_pretrained(directory / TRANSFORMERS_DIR)
-    elif kind == JOINT_KIND:
-        checkpoint = getattr(fitted.result, "checkpoint", None)
-        if not checkpoint:
-            raise ValueError(f"{directory}: the joint encoder wrote no checkpoint to keep")
-        card["checkpoint"] = os.path.relpath(checkpoint, directory)
-        fitted.model.encoder.config.save_pretrained(directory / TRANSFORMERS_DIR)
-        fitted.tokenizer.save_pretrained(directory / TRANSFORMERS_DIR)
-    elif kind in SKLEARN_KINDS:
-        atomic_write(directory / SKLEARN_STATE, pickle.dumps(_sklearn_state(kind, fitted), protocol=pickle.HIGHEST_PROTOCOL))
-    elif kind not in ("lora", "pipeline"):  # lora: peft wrote the adapters; pipeline: its parts are kept models of their own
-        raise ValueError(f"unknown model kind {kind!r}")
+    card = {"format": CARD_FORMAT, **card, **keeper_of(kind).keep(fitted, directory)}
     path = directory / CARD
     write_json(path, card)
     log.info("kept the %s model in %s (%s)", kind, directory, CARD)
@@ -159,84 +165,6 @@ def find_model_dir(directory: str | os.PathLike) -> Path:
     raise ValueError(f"{directory}: holds {len(found)} kept models; name one: {', '.join(str(p) for p in found)}")
 
 
-def load_sklearn(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> SklearnModel:
-    """The fitted TF-IDF, GBM or frozen model of a kept directory (a frozen encoder's on ``device``)."""
-    with open(directory / SKLEARN_STATE, "rb") as fh:
-        state = pickle.load(fh)  # noqa: S301 (a model directory the user kept: module docstring)
-    kind = card["kind"]
-    if kind == "tfidf":
-        from medfc.experiments.tfidf import FittedTfidf
-
-        fitted = FittedTfidf(state["options"], state["labels"])
-        fitted.space, fitted.clf = state["space"], state["clf"]
-        return fitted
-    if kind == "gbm":
-        from medfc.experiments.gbm import FittedGbm, embedding_encoder
-
-        options = state["options"]
-        options = options.replace(cache_dir=None, device=device, progress=False,
-                                  embedding_batch_size=batch_size or options.embedding_batch_size)
-        return FittedGbm(options, state["labels"], state["idf"], state["keys"], state["models"], embedding_encoder(options), state["side"])
-    if kind == "frozen":
-        from medfc.experiments.embeddings import FrozenEncoder
-        from medfc.experiments.frozen import FittedFrozen
-
-        options = state["options"]
-        encoder = FrozenEncoder(options.encoder, cache_dir=None, batch_size=batch_size or options.batch_size, device=device, progress=False)
-        fitted = FittedFrozen(options, encoder, state["labels"], state["pairs"], state["side"])
-        fitted.scaler, fitted.clf = state["scaler"], state["clf"]
-        return fitted
-    raise ValueError(f"model kind {kind!r} keeps no scikit-learn state")
-
-
-def load_encoder(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedClassifier:
-    """The fine-tuned encoder of a kept directory: its architecture and tokenizer from ``transformers/``, its
-    weights from the kept checkpoint, on ``device`` (``auto``: CUDA when there is one)."""
-    from transformers import AutoConfig, AutoModelForSequenceClassification
-
-    from medfc.common.device import Placement
-    from medfc.experiments.classifier import FittedClassifier, load_tokenizer
-    from medfc.experiments.options import TrainConfig
-    from medfc.experiments.training import TrainResult, load_checkpoint
-
-    cfg = TrainConfig.from_mapping(card["config"], where=str(directory / CARD))
-    cfg = cfg.replace(device=device, progress=False, eval_batch_size=batch_size or cfg.eval_batch_size)
-    hf = directory / TRANSFORMERS_DIR
-    config = AutoConfig.from_pretrained(hf)
-    labels = list(card["labels"])
-    if config.num_labels != len(labels):
-        raise ValueError(f"{directory}: the classifier has {config.num_labels} outputs but the card names {len(labels)} labels")
-    model = AutoModelForSequenceClassification.from_config(config)
-    load_checkpoint(model, directory / card["checkpoint"])
-    placement = Placement.resolve(device, "auto", None)
-    return FittedClassifier(model.eval(), load_tokenizer(hf), labels, cfg, placement, TrainResult(), card.get("trim", "right"))
-
-
-def load_joint(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedJoint:
-    """The joint HealthFC model of a kept directory (:class:`~medfc.experiments.joint.FittedJoint`: per claim its
-    label probabilities and its sentences' evidence probabilities): the encoder's architecture and tokenizer
-    from ``transformers/``, every weight (encoder, token attention, heads) from the kept checkpoint."""
-    from transformers import AutoConfig, AutoModel
-
-    from medfc.common.device import Placement
-    from medfc.experiments.classifier import load_tokenizer
-    from medfc.experiments.joint import FittedJoint, JointModel, WindowStats, uses_token_types
-    from medfc.experiments.options import TrainConfig
-    from medfc.experiments.training import TrainResult, load_checkpoint
-
-    cfg = TrainConfig.from_mapping(card["config"], where=str(directory / CARD))
-    cfg = cfg.replace(device=device, progress=False, eval_batch_size=batch_size or cfg.eval_batch_size)
-    opts = card["system_options"]
-    hf = directory / TRANSFORMERS_DIR
-    labels = list(card["labels"])
-    model = JointModel(AutoModel.from_config(AutoConfig.from_pretrained(hf)), len(labels), evidence_weight=float(opts["evidence_weight"]),
-                       threshold=float(opts["threshold"]), pool=opts["joint_pool"])
-    load_checkpoint(model, directory / card["checkpoint"])
-    tok = load_tokenizer(hf)
-    return FittedJoint(model.eval(), tok, labels, cfg, Placement.resolve(device, "auto", None), uses_token_types(tok, model.encoder),
-                       TrainResult(), WindowStats())
-
-
 def load_pipeline(directory: Path, card: ModelCard, device: str = "auto", batch_size: int | None = None) -> dict[str, KeptModel]:
     """A kept pipeline's fitted models by part (``evidence``, ``veracity``), each loaded by its own card."""
     parts = card.get("parts") or {}
@@ -247,12 +175,19 @@ def load_pipeline(directory: Path, card: ModelCard, device: str = "auto", batch_
 
 
 def load_fitted(directory: Path, card: ModelCard, device: str = "auto", batch_size: int | None = None) -> KeptModel | dict[str, KeptModel]:
-    """The fitted model (``probs(examples)``, ``labels``) of a kept directory of any kind but ``lora``
-    (``pipeline``: its parts by name, :func:`load_pipeline`)."""
-    if card["kind"] == "encoder":
-        return load_encoder(directory, card, device, batch_size)
-    if card["kind"] == JOINT_KIND:
-        return load_joint(directory, card, device, batch_size)
-    if card["kind"] == "pipeline":
-        return load_pipeline(directory, card, device, batch_size)
-    return load_sklearn(directory, card, device, batch_size)
+    """The fitted model (``probs(examples)``, ``labels``) of a kept directory, by its card's kind (its
+    keeper's ``load``; ``pipeline``: its parts by name, :func:`load_pipeline`)."""
+    kind = card["kind"]
+    load = keeper_of(kind).load
+    if load is None:
+        raise ValueError(f"{directory}: a kept {kind} model is not loaded whole; medfc predict applies it (medfc.experiments.predict)")
+    return load(directory, card, device, batch_size)
+
+
+# the kinds of kept directory that are no model kind's: the joint HealthFC system, the pipeline (two kept models), LoRA
+# adapters (the fine-tuned CliniFact system, applied by medfc predict with their base model)
+SYSTEM_KEEPERS: dict[str, Keeper] = {
+    JOINT_KIND: Keeper(_keep_joint, _load_joint),
+    "pipeline": Keeper(_keep_nothing, load_pipeline),
+    "lora": Keeper(_keep_nothing, None),
+}

@@ -14,21 +14,32 @@ the fit did (``as_dict()`` for the info files).
 A light module: each kind's implementation is imported when a model of that kind is made, so a TF-IDF
 job never loads torch and an encoder's job never loads scikit-learn (a frozen encoder's job loads torch
 only for texts its embedding store does not hold). A new kind is its config class in
-:data:`medfc.experiments.options.MODEL_CONFIGS` and one entry in :data:`MODEL_KINDS`.
+:data:`medfc.experiments.options.MODEL_CONFIGS` and one entry in :data:`MODEL_KINDS`: its model, and to be kept
+for ``medfc predict`` its :class:`~medfc.experiments.keeper.Keeper` (what a fitted model of it writes beside its
+weights and how it is loaded back, written in the kind's module; :mod:`medfc.experiments.kept` looks it up here).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from medfc.common.options import Options
 from medfc.experiments.examples import Example
+from medfc.experiments.keeper import Keeper
 from medfc.experiments.options import FrozenOptions, GbmOptions, ModelConfig, TfidfOptions, TrainConfig
+from medfc.experiments.records import CardFields, ModelCard
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # each kind's module loads torch or scikit-learn: imported where a model of it is made, kept or loaded
     import numpy as np
+
+    from medfc.experiments.classifier import FittedClassifier
+    from medfc.experiments.frozen import FittedFrozen
+    from medfc.experiments.gbm import FittedGbm
+    from medfc.experiments.tfidf import FittedTfidf
 
 
 class Reported(Protocol):
@@ -66,10 +77,34 @@ def _encoder(config: TrainConfig, threads: int | None) -> Model:
     return EncoderModel(config, threads)
 
 
+def _keep_encoder(fitted: FittedClassifier, directory: Path) -> CardFields:
+    from medfc.experiments.classifier import keep_encoder
+
+    return keep_encoder(fitted, directory)
+
+
+def _load_encoder(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedClassifier:
+    from medfc.experiments.classifier import load_encoder
+
+    return load_encoder(directory, card, device, batch_size)
+
+
 def _tfidf(config: TfidfOptions, threads: int | None) -> Model:
     from medfc.experiments.tfidf import TfidfModel
 
     return TfidfModel(config, threads)
+
+
+def _keep_tfidf(fitted: FittedTfidf, directory: Path) -> CardFields:
+    from medfc.experiments.tfidf import keep_tfidf
+
+    return keep_tfidf(fitted, directory)
+
+
+def _load_tfidf(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedTfidf:
+    from medfc.experiments.tfidf import load_tfidf
+
+    return load_tfidf(directory, card, device, batch_size)
 
 
 def _gbm(config: GbmOptions, threads: int | None) -> Model:
@@ -78,16 +113,55 @@ def _gbm(config: GbmOptions, threads: int | None) -> Model:
     return GbmModel(config, threads)
 
 
+def _keep_gbm(fitted: FittedGbm, directory: Path) -> CardFields:
+    from medfc.experiments.gbm import keep_gbm
+
+    return keep_gbm(fitted, directory)
+
+
+def _load_gbm(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedGbm:
+    from medfc.experiments.gbm import load_gbm
+
+    return load_gbm(directory, card, device, batch_size)
+
+
 def _frozen(config: FrozenOptions, threads: int | None) -> Model:
     from medfc.experiments.frozen import FrozenModel
 
     return FrozenModel(config, threads)
 
 
-# kind → its model, made from the config (an instance of the kind's own config class) and the job's threads
-MODEL_KINDS: dict[str, Callable[[Any, int | None], Model]] = {"encoder": _encoder, "tfidf": _tfidf, "gbm": _gbm, "frozen": _frozen}
+def _keep_frozen(fitted: FittedFrozen, directory: Path) -> CardFields:
+    from medfc.experiments.frozen import keep_frozen
+
+    return keep_frozen(fitted, directory)
+
+
+def _load_frozen(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedFrozen:
+    from medfc.experiments.frozen import load_frozen
+
+    return load_frozen(directory, card, device, batch_size)
+
+
+@dataclass(frozen=True)
+class ModelKind:
+    """A model kind's implementation: ``build``, its model made from the config (an instance of the kind's own
+    config class) and the job's threads; ``kept``, how a fitted model of it is kept for ``medfc predict`` and
+    loaded back (:mod:`medfc.experiments.kept`), None for a kind that is not kept."""
+
+    build: Callable[[Any, int | None], Model]
+    kept: Keeper | None = None
+
+
+# kind → its implementation: its model and its keeper
+MODEL_KINDS: dict[str, ModelKind] = {
+    "encoder": ModelKind(_encoder, Keeper(_keep_encoder, _load_encoder)),
+    "tfidf": ModelKind(_tfidf, Keeper(_keep_tfidf, _load_tfidf)),
+    "gbm": ModelKind(_gbm, Keeper(_keep_gbm, _load_gbm)),
+    "frozen": ModelKind(_frozen, Keeper(_keep_frozen, _load_frozen)),
+}
 
 
 def build_model(config: ModelConfig, threads: int | None = None) -> Model:
     """The model of ``config``'s kind (``threads``: the cores a job was granted, for torch and the BLAS / OpenMP libraries)."""
-    return MODEL_KINDS[config.kind](config, threads)
+    return MODEL_KINDS[config.kind].build(config, threads)

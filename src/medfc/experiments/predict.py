@@ -37,7 +37,8 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypedDict
 
@@ -314,8 +315,39 @@ def predict_adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str,
     return out
 
 
-# the kinds of kept model whose prediction is not one classifier's (medfc.experiments.kept); the others: predict_fitted
-KEPT_PREDICTORS = {"pipeline": predict_pipeline, "joint": predict_joint}
+@dataclass(frozen=True)
+class Settings:
+    """How ``medfc predict`` was asked to apply the model (its command line): the device and batch size, and for
+    LoRA adapters the base model and the prompt's budget (None: the card's)."""
+
+    device: str
+    batch_size: int
+    base_model: str | None
+    max_prompt_tokens: int | None
+
+
+def _classifier(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport, settings: Settings) -> list[PredictedRow]:
+    return predict_fitted(load_fitted(directory, card, settings.device, settings.batch_size), card, rows)
+
+
+def _pipeline(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport, settings: Settings) -> list[PredictedRow]:
+    return predict_pipeline(load_fitted(directory, card, settings.device, settings.batch_size), card, rows)
+
+
+def _joint(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport, settings: Settings) -> list[PredictedRow]:
+    return predict_joint(load_fitted(directory, card, settings.device, settings.batch_size), card, rows)
+
+
+def _adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport, settings: Settings) -> list[PredictedRow]:
+    return predict_adapters(directory, card, rows, report, device=settings.device, batch_size=settings.batch_size, base_model=settings.base_model,
+                            max_prompt_tokens=settings.max_prompt_tokens)
+
+
+# (model directory, card, usable rows, report, settings) → the output records
+Predictor = Callable[[Path, ModelCard, Sequence[tuple[str, Row]], SkipReport, Settings], list[PredictedRow]]
+# the kinds of kept model (medfc.experiments.kept.keepers) whose prediction is not one classifier's; every other kind
+# is loaded by its keeper and predicted by predict_fitted (an unknown kind: the keepers' error, naming the known ones)
+KEPT_PREDICTORS: dict[str, Predictor] = {"pipeline": _pipeline, "joint": _joint, "lora": _adapters}
 
 
 # ---------------------------------------------------------------------------------------------- run
@@ -341,14 +373,10 @@ def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, ou
             usable.append((rid, row))
     log.info("%s: %d rows, %d usable; model %s (%s %s, kind %s)", input_path, len(rows), len(usable), directory, card["dataset"],
              card["system"], card["kind"])
-    if not usable:
-        records: list[PredictedRow] = []
-    elif card["kind"] == "lora":
-        records = predict_adapters(directory, card, usable, report, device=device, batch_size=batch_size, base_model=base_model,
-                                   max_prompt_tokens=max_prompt_tokens)
-    else:
-        fitted = load_fitted(directory, card, device, batch_size)
-        records = KEPT_PREDICTORS.get(card["kind"], predict_fitted)(fitted, card, usable)
+    records: list[PredictedRow] = []
+    if usable:
+        predictor = KEPT_PREDICTORS.get(str(card["kind"]), _classifier)
+        records = predictor(directory, card, usable, report, Settings(device, batch_size, base_model, max_prompt_tokens))
     write_jsonl(output, records)
     summary: PredictSummary = {"model_dir": str(directory), "dataset": card["dataset"], "system": card["system"], "kind": card["kind"],
                "model": card.get("model"), "labels": card.get("labels"), "input_fields": list(fields), "rows": len(rows) + len(

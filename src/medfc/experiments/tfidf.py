@@ -28,14 +28,17 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import product
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import scipy.sparse as sp
 
 from medfc.experiments.examples import Example
+from medfc.experiments.keeper import keep_state, read_state
 from medfc.experiments.metrics import validation_scores
 from medfc.experiments.options import TfidfOptions
+from medfc.experiments.records import CardFields, ModelCard
 from medfc.experiments.sklearn_common import WholeTexts, add_probs, class_weight, label_indices, limit_threads
 
 if TYPE_CHECKING:  # scikit-learn is imported where it is used: an encoder's job never loads it (about 3 s of CPU per job)
@@ -235,3 +238,17 @@ class TfidfModel:
             checkpoint_dir: object = None, trim: str = "right", desc: str = "tfidf") -> FittedTfidf:
         """Nothing is cut (every text is read whole) and nothing written (``checkpoint_dir``, ``trim``: an encoder's)."""
         return fit_tfidf(self.config, labels, examples, validation, desc=desc)
+
+
+def keep_tfidf(fitted: FittedTfidf, directory: Path) -> CardFields:
+    """What a kept TF-IDF model holds (:mod:`medfc.experiments.kept`): its options, labels, fitted space and
+    classifier, pickled."""
+    return keep_state(directory, {"options": fitted.options, "labels": fitted.labels, "space": fitted.space, "clf": fitted.clf})
+
+
+def load_tfidf(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedTfidf:
+    """The fitted TF-IDF model of a kept directory (on the CPU, whatever ``device`` and ``batch_size`` say)."""
+    state = read_state(directory)
+    fitted = FittedTfidf(state["options"], state["labels"])
+    fitted.space, fitted.clf = state["space"], state["clf"]
+    return fitted

@@ -1,11 +1,13 @@
 """The model kinds are one registry (medfc.experiments.options.MODEL_CONFIGS, each kind's config class, and
-medfc.experiments.models.MODEL_KINDS, its implementation; issue 44 items 2 and 4): each kind declares the
-datasets it serves, which the plan's check looks up (gbm reads CliniFact's claims and abstracts only). A
-test-only kind registered here, and nothing else, is planned, checked and run through the
-``clinifact_experiment`` step."""
+medfc.experiments.models.MODEL_KINDS, its implementation and its keeper; issue 44 items 2 and 4): each kind
+declares the datasets it serves, which the plan's check looks up (gbm reads CliniFact's claims and abstracts
+only), and how a fitted model of it is kept for ``medfc predict`` and loaded back, which medfc.experiments.kept
+looks up. A test-only kind registered here, and nothing else, is planned, checked, run through the
+``clinifact_experiment`` step, kept and applied to new claims by ``medfc predict``."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,11 +16,20 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from medfc.common.io import read_json, read_jsonl
+from medfc.common.io import read_json, read_jsonl, write_json
+from medfc.common.labels import CLINIFACT_LABELS
 from medfc.common.options import Options
+from medfc.experiments import kept as kept_module
 from medfc.experiments import models as models_module
 from medfc.experiments import options as options_module
+from medfc.experiments import predict as predict_module
+from medfc.experiments.clinifact import load_pairs
+from medfc.experiments.examples import Example
+from medfc.experiments.keeper import Keeper
+from medfc.experiments.kept import CARD, keep_fitted, keepers, load_fitted, read_card
+from medfc.experiments.models import ModelKind
 from medfc.experiments.options import MODEL_CONFIGS, CliniFactTrainOptions, GbmOptions
+from medfc.experiments.predict import predict_file
 from medfc.experiments.steps import clinifact_experiment
 from medfc.plan import Plan, resources
 from tests.helpers.config import call_step
@@ -95,11 +106,27 @@ class PriorModel:
         return FittedPrior(list(labels), counts / counts.sum())
 
 
+PRIOR_STATE = "prior.json"
+
+
+def keep_prior(fitted: FittedPrior, directory: Path) -> dict:
+    """The kind's keep: its labels and prior in a file of its own, which the card names."""
+    write_json(directory / PRIOR_STATE, {"labels": fitted.labels, "prior": fitted.prior.tolist()})
+    return {"state": PRIOR_STATE}
+
+
+def load_prior(directory: Path, card: dict, device: str, batch_size: int | None) -> FittedPrior:
+    """The kind's load: the prior back from the file the card names."""
+    state = read_json(directory / card["state"])
+    return FittedPrior(state["labels"], np.array(state["prior"]))
+
+
 @pytest.fixture
 def prior_kind(monkeypatch):
-    """The test-only kind, registered for one test: its config class and its implementation, nothing else."""
+    """The test-only kind, registered for one test: its config class and its implementation (its model and its
+    keeper), nothing else."""
     monkeypatch.setattr(options_module, "MODEL_CONFIGS", (*MODEL_CONFIGS, PriorOptions))
-    monkeypatch.setitem(models_module.MODEL_KINDS, "prior", PriorModel)
+    monkeypatch.setitem(models_module.MODEL_KINDS, "prior", ModelKind(PriorModel, Keeper(keep_prior, load_prior)))
     return PriorOptions
 
 
@@ -149,3 +176,73 @@ def test_no_comparison_with_a_kinds_name_is_left_in_the_plan_or_the_model_factor
              if compared.search(line)]
     assert found == []
     assert compared.search('if kind == "encoder":') and compared.search('self.aliases.get(x) == "sklearn:gbm"')  # the check sees them
+
+
+def test_a_kind_registered_in_a_test_is_kept_and_loaded_back_through_its_keeper(prior_kind, tmp_path):
+    """keep_fitted writes what the kind's keeper writes and the card it adds to; read_card and load_fitted give
+    back a fitted model predicting the same probabilities (an unbalanced prior: nothing a default could guess)."""
+    train = [Example("a", "b", label) for label in ("SUPPORTED", "SUPPORTED", "SUPPORTED", "REFUTED")]
+    labels = ["SUPPORTED", "REFUTED", "NOT ENOUGH INFO"]
+    fitted = PriorModel(PriorOptions(model="test:prior", smoothing=0.5), None).fit(train, labels)
+    examples = [Example("c", "d"), Example("e", None)]
+    path = keep_fitted(fitted, tmp_path / "kept", {"dataset": "clinifact", "system": "discriminative", "kind": "prior",
+                                                   "model": "test:prior", "labels": labels})
+    assert path == tmp_path / "kept" / CARD and sorted(p.name for p in (tmp_path / "kept").iterdir()) == [CARD, PRIOR_STATE]
+    card = read_card(tmp_path / "kept")
+    assert card == {"format": 1, "dataset": "clinifact", "system": "discriminative", "kind": "prior", "model": "test:prior",
+                    "labels": labels, "state": PRIOR_STATE}
+    loaded = load_fitted(tmp_path / "kept", card, "cpu", 2)
+    assert isinstance(loaded, FittedPrior) and loaded.labels == labels
+    np.testing.assert_array_equal(loaded.probs(examples), fitted.probs(examples))
+    assert fitted.probs(examples)[0].tolist() == pytest.approx([3.5 / 5.5, 1.5 / 5.5, 0.5 / 5.5])
+    assert list(keepers()) == ["encoder", "tfidf", "gbm", "frozen", "prior", "joint", "pipeline", "lora"]
+
+
+def test_a_kind_registered_in_a_test_is_kept_by_its_run_and_applied_by_medfc_predict(prior_kind, clinifact_data, tmp_path):
+    """The clinifact_experiment step keeps the test-only kind's model (experiments.keep_checkpoints: the plan's
+    checkpoint_dir); medfc predict reads its card and applies it to new claims as the run predicted its test claims."""
+    options = Plan(prior_config()).clinifact_experiment_options("prior")
+    options["checkpoint_dir"] = str(tmp_path / "ck")
+    out = {"predictions": str(tmp_path / "predictions.jsonl"), "info": str(tmp_path / "info.json")}
+    call_step(clinifact_experiment, {s: str(p) for s, p in clinifact_data.items()}, out, options)
+    card = read_card(tmp_path / "ck")
+    assert (card["kind"], card["model"], card["state"], card["labels"]) == ("prior", "test:prior", PRIOR_STATE, list(CLINIFACT_LABELS))
+    pairs = load_pairs(clinifact_data["test"])[:3]
+    rows = tmp_path / "claims.jsonl"
+    rows.write_text("".join(json.dumps({"id": p.id, "claim": p.claim, "abstract": p.abstract}) + "\n" for p in pairs), encoding="utf-8")
+    summary = predict_file(tmp_path / "ck", rows, tmp_path / "out.jsonl", device="cpu")
+    assert (summary["kind"], summary["predicted"], summary["skipped"]) == ("prior", 3, 0)
+    by_id = {r["id"]: r["probs"] for r in read_jsonl(out["predictions"])}
+    got = list(read_jsonl(tmp_path / "out.jsonl"))
+    assert [r["id"] for r in got] == [p.id for p in pairs]
+    assert all(r["probabilities"] == pytest.approx(by_id[r["id"]], abs=1e-6) for r in got)
+
+
+def test_an_unknown_kind_of_kept_model_is_an_error_naming_the_known_ones(tmp_path):
+    """A card of a kind no keeper declares (here: the test-only kind, not registered) is neither kept nor loaded."""
+    card = {"dataset": "clinifact", "system": "discriminative", "kind": "prior", "model": "test:prior", "labels": ["a", "b"]}
+    known = r"unknown kind of kept model 'prior'; the kinds kept are encoder, tfidf, gbm, frozen, joint, pipeline, lora$"
+    with pytest.raises(ValueError, match=known):
+        keep_fitted(None, tmp_path / "kept", card)
+    with pytest.raises(ValueError, match=known):
+        load_fitted(tmp_path, {"format": 1, **card})
+    with pytest.raises(ValueError, match="a kept lora model is not loaded whole; medfc predict applies it"):
+        load_fitted(tmp_path, {"format": 1, **card, "kind": "lora"})
+
+
+def test_no_comparison_with_a_kinds_name_is_left_in_the_kept_models():
+    """medfc.experiments.kept (and medfc predict) look a kind up in the keepers (``keepers().get(kind)``,
+    ``KEPT_PREDICTORS.get``), never test for it: neither a kind's name compared (``== "tfidf"``, ``in ("lora",
+    "pipeline")``) nor a kind compared with anything (``kind == JOINT_KIND``, ``card["kind"] == ...``, ``kind in
+    SKLEARN_KINDS``)."""
+    names = "|".join(re.escape(n) for n in {*(cls.kind for cls in MODEL_CONFIGS), *keepers()})
+    named = re.compile(rf"""(==|!=)\s*["']({names})["']|["']({names})["']\s*(==|!=|(not\s+)?in\b)|\(\s*["']({names})["']\s*,""")
+    kind = re.compile(r"""(?<!for )\bkind\b["'\]]*\s*(==|!=|(not\s+)?in\b)|(==|!=)\s*\w*_KIND\b""")
+    files = [Path(kept_module.__file__), Path(predict_module.__file__)]
+    found = [f"{p.name}:{n}: {line.strip()}" for p in files for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if named.search(line) or kind.search(line)]
+    assert found == []
+    old = ['if kind == "tfidf":', 'elif kind in SKLEARN_KINDS:', 'elif kind not in ("lora", "pipeline"):', 'if card["kind"] == JOINT_KIND:',
+           'elif card["kind"] == "lora":', "elif kind == JOINT_KIND:"]
+    assert all(named.search(line) or kind.search(line) for line in old), "the check sees the comparisons kept.py had"
+    assert not kind.search("for kind, entry in MODEL_KINDS.items()")
