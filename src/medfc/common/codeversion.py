@@ -53,9 +53,11 @@ class StepNotFound(ValueError):
     pass
 
 
-def versioned(spec: str) -> str:
-    """``"healthfc.steps:crawl"`` → ``"healthfc.steps:crawl@1a2b3c4d5e6f"``."""
-    return f"{spec}@{step_version(spec)}"
+def versioned(spec: str, *runs: str) -> str:
+    """``"healthfc.steps:crawl"`` → ``"healthfc.steps:crawl@1a2b3c4d5e6f"``. ``runs``: functions the step finds
+    by name and calls (a CliniFact system's runner, ``"package.module:run"``), whose versions, computed as a
+    step's, follow the step's: ``"experiments.steps:clinifact_system@<step>+<runner>"``."""
+    return f"{spec}@{'+'.join(step_version(s) for s in (spec, *runs))}"
 
 
 def split_spec(spec: str) -> tuple[str, str]:

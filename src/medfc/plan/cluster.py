@@ -14,13 +14,14 @@ from __future__ import annotations
 from typing import Any
 
 from medfc.common.llm_backends import runs_locally
-from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, CliniFactSystem
+from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, SYSTEM_RULE, SYSTEM_SCORE_RULE, CliniFactSystem
 
 # every rule of workflow/rules/*.smk, by what it does (tests/unit/plan/test_cluster.py checks the lists
 # against the rule files, so a new rule must be placed here). A CliniFact system's rules are placed by its
 # record (medfc.experiments.clinifact_systems: its rule by its placement, its inner cross-validation with the
-# training, its score and ensemble rules with the light rules): the functions below read the registry, and the
-# constants are what they give for the systems registered at import.
+# training, its score and ensemble rules with the light rules; the generic pair that runs the systems with a runner
+# of their own, with the training and the light rules): the functions below read the registry, and the constants
+# are what they give for the systems registered at import.
 NETWORK_RULES = ("healthfc_crawl", "healthfc_release", "healthfc_retrieve", "clinifact_fetch_studies", "clinifact_fetch_abstracts",
                  "clinifact_import_release")
 MEDSNIP_MODEL_RULES = ("medsnip_prepare", "medsnip_decompose", "medsnip_verify")
@@ -30,9 +31,10 @@ REPORT_LIGHT_RULES = ("table", "clinifact_fig3", "medsnip_score", "medsnip_table
 
 
 def compute_rules() -> tuple[str, ...]:
-    """Training: always a job (HealthFC's runs, the CliniFact systems placed ``compute``, the inner cross-validations)."""
+    """Training: always a job (HealthFC's runs, the CliniFact systems placed ``compute``, the generic rule of those with a
+    runner of their own, the inner cross-validations)."""
     systems = CLINIFACT_SYSTEMS.values()
-    return ("healthfc_experiment", *(s.rule for s in systems if s.placement == "compute"),
+    return ("healthfc_experiment", *(s.rule for s in systems if s.placement == "compute" and s.runner is None), SYSTEM_RULE,
             "healthfc_inner_cv", *(s.inner_cv_rule for s in systems if s.inner_cv_rule))
 
 
@@ -45,7 +47,7 @@ def light_rules() -> tuple[str, ...]:
     """Seconds of work: the dataset steps, the ensembles, the scorings, the tables, the figures."""
     systems = CLINIFACT_SYSTEMS.values()
     return (*DATASET_LIGHT_RULES, "healthfc_ensemble", *(s.ensemble_rule for s in systems if s.ensemble_rule),
-            "healthfc_score", *(s.score_rule for s in systems), *REPORT_LIGHT_RULES)
+            "healthfc_score", *(s.score_rule for s in systems if s.runner is None), SYSTEM_SCORE_RULE, *REPORT_LIGHT_RULES)
 
 
 def all_rules() -> tuple[str, ...]:

@@ -18,7 +18,17 @@ from medfc.common.offline_models import offline_model_problem
 from medfc.common.options import Options
 from medfc.common.search_sources import search_source, wildcard_pattern
 from medfc.experiments.aliases import ALIAS_HINT, model_aliases
-from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, CliniFactSystem, clinifact_system, ensembling_system
+from medfc.experiments.clinifact_systems import (
+    CLINIFACT_SYSTEMS,
+    SYSTEM_RULE,
+    SYSTEM_SCORE_RULE,
+    CliniFactSystem,
+    CliniFactSystemOptions,
+    clinifact_system,
+    ensembling_system,
+    runner_systems,
+)
+from medfc.experiments.clinifact_systems import wildcard_pattern as clinifact_wildcard_pattern
 from medfc.experiments.ensemble import CliniFactInnerOptions, EnsembleOptions, HealthFCInnerOptions
 from medfc.experiments.options import CliniFactTrainOptions, FineTuneOptions, ZeroShotOptions, base_model, model_config_class
 from medfc.experiments.systems import (
@@ -45,6 +55,7 @@ O = TypeVar("O", bound=Options)
 
 HFC_TABLES = {"healthfc_table3": TABLE3_SYSTEMS, "healthfc_table5": TABLE5_SYSTEMS, "healthfc_open_domain": OPEN_DOMAIN_SYSTEMS}
 HEALTHFC_WILDCARDS = {"source": wildcard_pattern()}  # healthfc_retrieve's {source}: the registered search sources
+CLINIFACT_WILDCARDS = {"system": clinifact_wildcard_pattern()}  # clinifact_system's {system}: the systems with a runner of their own
 TIME_TABLES = ("healthfc_times", "clinifact_times")  # each row's wall and CPU seconds (experiments.time_tables)
 INNER_CV_ROW = " inner CV"  # a time table's row of a stacked member's inner cross-validation: "<member> inner CV"
 TABLES = (*HFC_TABLES, "healthfc_significance", "clinifact_table8", "clinifact_significance", *TIME_TABLES)
@@ -484,6 +495,32 @@ class ExperimentsPlan:
                    "save_dir": f"{self.config['experiments']['checkpoint_dir']}/clinifact/fine_tuned/{model}"}
         return typed(FineTuneOptions, options, f"experiments.clinifact.fine_tune[{model}]")
 
+    def clinifact_runner_options(self, system: str, model: str) -> Options:
+        """One model's options in a run of a system with a runner of its own (its record's ``options_class``):
+        ``experiments.clinifact.<section>`` < ``model_<section>[model]`` < the smoke caps it shares (the keys of
+        experiments.smoke its section has), its model's name, and the paths its record asks for: a ``cache_dir``
+        under the workflow's ``cache_dir`` where its section's is null or absent, a ``save_dir`` under
+        ``experiments.checkpoint_dir``."""
+        spec = clinifact_system(system)
+        own = self._model_section(spec.section, spec.overrides, model)
+        smoke = {k: v for k, v in self.config["experiments"]["smoke"].items() if k in own}
+        options = {**layered(own, smoke), "model": self.model_name(model)}
+        if spec.cache:
+            options["cache_dir"] = own.get("cache_dir") or f"{self.config['cache_dir']}/{spec.cache}"
+        if spec.save_dir:
+            options["save_dir"] = f"{self.config['experiments']['checkpoint_dir']}/clinifact/{spec.name}/{model}"
+        return typed(spec.options_type(), options, f"experiments.clinifact.{spec.section}[{model}]")
+
+    def clinifact_system_options(self, system: str, model: str) -> CliniFactSystemOptions:
+        """A job of the generic rule (:data:`~medfc.experiments.clinifact_systems.SYSTEM_RULE`): its system and
+        its runner's options (:class:`~medfc.experiments.clinifact_systems.CliniFactSystemOptions`)."""
+        options = {"system": system, "options": self.clinifact_runner_options(system, model)}
+        return typed(CliniFactSystemOptions, options, f"{SYSTEM_RULE}[{system}, {model}]")
+
+    def clinifact_system_inputs(self, system: str) -> dict[str, str]:
+        """A job of the generic rule: the input files its system's record names (its ``inputs`` method)."""
+        return getattr(self, clinifact_system(system).inputs)()
+
     def clinifact_split_inputs(self) -> dict[str, str]:
         return {s: f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in ("train", "validation", "test")}
 
@@ -506,8 +543,10 @@ class ExperimentsPlan:
         return runs
 
     def clinifact_options(self, system: str, model: str) -> Options:
-        """One model's options in a run of ``system``: the plan method its record names."""
-        return getattr(self, clinifact_system(system).options)(model)
+        """One model's options in a run of ``system``: the plan method its record names, or for a system with a
+        runner of its own its runner's (:meth:`clinifact_runner_options`)."""
+        spec = clinifact_system(system)
+        return getattr(self, spec.options)(model) if spec.options else self.clinifact_runner_options(system, model)
 
     def clinifact_members(self, system: str, model: str) -> list[str]:
         """The models a run of ``system`` trains or runs: an ensemble's members where the system averages
@@ -636,12 +675,12 @@ def _fig3_planned(plan: Any) -> bool:
     return plan.stage_enabled("experiments") and bool(plan.clinifact_runs())
 
 
-def clinifact_jobs(spec: CliniFactSystem) -> list[JobSpec]:
-    """A CliniFact system's rules (its record's): its runs, their scores, its ensembles and its members' inner
-    cross-validations."""
+def _own_rules_jobs(spec: CliniFactSystem, options: str) -> list[JobSpec]:
+    """The rules of a CliniFact system with rules of its own (its record's; ``options``, its options method): its
+    runs, their scores, its ensembles and its members' inner cross-validations."""
     model = ("model",)
     specs = [
-        JobSpec(spec.rule, model, options=call(spec.options, "model"), inputs=call(spec.inputs), resources=model_resources(spec.rule),
+        JobSpec(spec.rule, model, options=call(options, "model"), inputs=call(spec.inputs), resources=model_resources(spec.rule),
                 planned=lambda plan: unique({"model": m} for r in _clinifact_runs(plan, spec.name)
                                             for m in plan.clinifact_members(spec.name, r["model"]))),
         JobSpec(spec.score_rule, model, options=call("clinifact_score_options", args=(spec.name,)), options_class=CliniFactScoreOptions,
@@ -656,6 +695,28 @@ def clinifact_jobs(spec: CliniFactSystem) -> list[JobSpec]:
                              resources=model_resources(spec.inner_cv_rule),
                              planned=lambda plan: unique({"model": m} for m in plan.clinifact_inner_models())))
     return specs
+
+
+def _runner_runs(plan: Any) -> list[dict[str, str]]:
+    """The generic rules' jobs: every run of a system with a runner of its own, as {system, model}."""
+    return unique({"system": r["system"], "model": r["model"]} for spec in runner_systems() for r in _clinifact_runs(plan, spec.name))
+
+
+def _runner_resources(plan: Any, w: Mapping[str, str]) -> dict[str, int]:
+    return resources.model_job_resources(plan, SYSTEM_RULE, w["model"], system=w["system"])
+
+
+def clinifact_jobs() -> list[JobSpec]:
+    """Every CliniFact system's rules, from the registry: those of each system with rules of its own, then
+    the generic pair that runs and scores the systems with a runner of their own, one job per system and model
+    (there whether or not any such system is registered)."""
+    runs = ("system", "model")
+    return [
+        *(s for spec in CLINIFACT_SYSTEMS.values() if spec.options is not None for s in _own_rules_jobs(spec, spec.options)),
+        JobSpec(SYSTEM_RULE, runs, options=call("clinifact_system_options", *runs), inputs=call("clinifact_system_inputs", "system"),
+                resources=_runner_resources, planned=_runner_runs),
+        JobSpec(SYSTEM_SCORE_RULE, runs, options=call("clinifact_score_options", "system"), options_class=CliniFactScoreOptions, planned=_runner_runs),
+    ]
 
 
 def experiment_jobs() -> list[JobSpec]:
@@ -677,7 +738,7 @@ def experiment_jobs() -> list[JobSpec]:
                 planned=lambda plan: unique(_healthfc_run(r) for r in (plan.healthfc_inner_runs() if _healthfc_runs(plan) else []))),
         JobSpec("healthfc_score", HFC_RUN, options=call("healthfc_score_options", "lang", "system"), options_class=HealthFCScoreOptions,
                 planned=lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan))),
-        *(s for system in CLINIFACT_SYSTEMS.values() for s in clinifact_jobs(system)),
+        *clinifact_jobs(),
         *report_jobs(),
     ]
 

@@ -15,7 +15,8 @@ Every training and inference job is one row of ``experiments.resources`` (:data:
   its run's row, ``experiments.stacking.inner_folds`` times the runtime.
 
 A CliniFact system's record (:data:`medfc.experiments.clinifact_systems.CLINIFACT_SYSTEMS`) says which of
-these its rule takes (its ``resources``); the rules and rows below are read from the records and the kinds.
+these its rule takes (its ``resources``); the rules and rows below are read from the records and the kinds. A job
+of the generic rule (``clinifact_system``: the systems with a runner of their own) takes its system's.
 
 The size of a model (:func:`model_size`) is ``large`` when its name says so: an encoder whose name has
 the word ``large`` (or ``xl``, ``xxl``, ``xlarge``: ``bert-large-uncased``, ``xlm-roberta-large``), a
@@ -39,7 +40,7 @@ from typing import Any
 
 from medfc.common.llm_backends import runs_locally
 from medfc.experiments import options as model_options  # MODEL_CONFIGS read when asked (a kind registered later is one)
-from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS
+from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, SYSTEM_RULE, record_of_rule
 from medfc.plan import cluster
 from medfc.plan.hints import did_you_mean
 
@@ -49,6 +50,7 @@ LLM_ROWS = ("llm", "llm_large", "lora", "lora_large")  # the sized rows of a cau
 SIZES = ("base", "large")
 LARGE_LLM_BILLIONS = 15  # above it a causal LM is large (70B); 7-8B models are base
 MODEL_KIND = "model_kind"  # a CliniFact system's resources: its model's kind's row
+BY_SYSTEM = "system"  # the generic rule's jobs: the resources of the system each job runs
 
 
 def gpu_rows() -> tuple[str, ...]:
@@ -67,8 +69,10 @@ def inner_cv_rules() -> dict[str, str]:
 
 
 def row_choices() -> dict[str, str]:
-    """rule → how its jobs pick their row: :data:`MODEL_KIND`, or a causal LM's row (a CliniFact system's ``resources``)."""
-    return {"healthfc_experiment": MODEL_KIND, **{s.rule: s.resources for s in CLINIFACT_SYSTEMS.values()}}
+    """rule → how its jobs pick their row: :data:`MODEL_KIND`, or a causal LM's row (a CliniFact system's ``resources``);
+    the generic rule's jobs, :data:`BY_SYSTEM`."""
+    return {"healthfc_experiment": MODEL_KIND, **{s.rule: s.resources for s in CLINIFACT_SYSTEMS.values() if s.runner is None},
+            SYSTEM_RULE: BY_SYSTEM}
 
 
 def model_rules() -> tuple[str, ...]:
@@ -113,35 +117,38 @@ def _large(row: str, size: str) -> str:
     return f"{row}_large" if size == "large" else row
 
 
-def row_of(plan: Any, rule: str, alias: str) -> str:
-    """The ``experiments.resources`` row of one model job (:func:`model_rules`; an inner cross-validation's is its run's)."""
+def row_of(plan: Any, rule: str, alias: str, system: str | None = None) -> str:
+    """The ``experiments.resources`` row of one model job (:func:`model_rules`; an inner cross-validation's is its run's;
+    ``system``: the CliniFact system a job of the generic rule runs)."""
     rule = inner_cv_rules().get(rule, rule)
     how = row_choices().get(rule)
     if how is None:
         raise ValueError(f"{rule} is not a rule that trains or runs a model ({', '.join(model_rules())})")
-    if how == MODEL_KIND:
+    spec = record_of_rule(rule, system)  # the CliniFact system the job runs (None: a HealthFC run)
+    how = spec.resources if spec is not None else how
+    if how == MODEL_KIND or spec is None:
         cls = plan.model_class(alias)
         row = _large(cls.kind, model_size(plan, alias, llm=False)) if cls.gpu else cls.kind
         if row not in plan.config["experiments"]["resources"]:
             raise ValueError(f"config: model {alias!r} is of kind {cls.kind}, which has no row in experiments.resources "
                              f"({', '.join(plan.config['experiments']['resources'])})")
         return row
-    spec = next(s for s in CLINIFACT_SYSTEMS.values() if s.rule == rule)
     if spec.asks_llm and not runs_locally(plan._model_section(spec.section, spec.overrides, alias)["backend"]):
         return "server"
     return _large(how, model_size(plan, alias, llm=True))
 
 
-def model_job_resources(plan: Any, rule: str, alias: str) -> dict[str, int]:
+def model_job_resources(plan: Any, rule: str, alias: str, system: str | None = None) -> dict[str, int]:
     """``{gpu, threads, mem_mb, runtime}`` of one model job: its row, its GPUs (``experiments.gpu`` for a
     row of :func:`gpu_rows`, else 0), then its alias's ``models.resources`` values (not for a server job).
-    An inner cross-validation (:func:`inner_cv_rules`) asks for its member's run's, ``inner_folds`` times the runtime."""
+    An inner cross-validation (:func:`inner_cv_rules`) asks for its member's run's, ``inner_folds`` times the runtime;
+    a job of the generic rule, its ``system``'s."""
     ex = plan.config["experiments"]
     inner = inner_cv_rules()
     if rule in inner:
         out = model_job_resources(plan, inner[rule], alias)
         return {**out, "runtime": out["runtime"] * ex["stacking"]["inner_folds"]}
-    row = row_of(plan, rule, alias)
+    row = row_of(plan, rule, alias, system)
     out = {"gpu": ex["gpu"] if row in gpu_rows() else 0, **{k: ex["resources"][row][k] for k in ROW_KEYS}}
     if row != "server":
         own = plan.config["models"]["resources"].get(alias) or {}

@@ -13,9 +13,12 @@ DOC = (REPO / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
 
 
 def test_the_table_of_the_experiments_modules_is_whole():
+    """Each module of src/medfc/experiments/ has its line, and each package one line (``name/``) for all its modules."""
     table = DOC.split("<!-- experiments modules -->", 1)[1].split("<!-- /experiments modules -->", 1)[0]
-    named = [re.match(r"\| `([\w.]+)` \|", row)[1] for row in table.splitlines() if re.match(r"\| `", row)]
-    modules = sorted(p.name for p in (REPO / "src" / "medfc" / "experiments").glob("*.py") if p.name != "__init__.py")
+    named = [re.match(r"\| `(\w+\.py|\w+/)` \|", row)[1] for row in table.splitlines() if re.match(r"\| `", row)]
+    here = REPO / "src" / "medfc" / "experiments"
+    modules = sorted([*(p.name for p in here.glob("*.py") if p.name != "__init__.py"),
+                      *(f"{p.parent.name}/" for p in here.glob("*/__init__.py"))])
     assert len(named) == len(set(named)) and sorted(named) == modules, \
         f"docs/ARCHITECTURE.md: missing {sorted(set(modules) - set(named))}, extra {sorted(set(named) - set(modules))}"
 

@@ -122,7 +122,7 @@ def rule_steps() -> list[str]:
     every table)."""
     specs: set[str] = set()
     for smk in (REPO / "workflow" / "rules").glob("*.smk"):
-        for spec in re.findall(r'versioned\(f?"([^"]+)"\)', smk.read_text(encoding="utf-8")):
+        for spec in re.findall(r'versioned\(f?"([^"]+)"[,)]', smk.read_text(encoding="utf-8")):
             specs.update(spec.replace("{w.table}", t) for t in TABLES) if "{w.table}" in spec else specs.add(spec)
     return sorted(specs)
 

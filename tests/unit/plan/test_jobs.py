@@ -140,7 +140,7 @@ def test_build_jobs_is_one_loop_over_the_table(monkeypatch):
 # ---------------------------------------------------------------------- the options a job receives
 CONFIGS = [["config.yaml"], ["config.yaml", "paper.yaml"], ["live.yaml", "paper.yaml"], ["cpu.yaml"], ["cpu.yaml", "cpu-finetuned.yaml"],
            ["cpu.yaml", "cpu-gbm-embeddings.yaml"], ["test_experiments.yaml"], ["test_medsnip.yaml"], ["test_slurm_paper.yaml"]]
-STEPS = {rule: m.group(1) for rule, body in BLOCKS.items() if (m := re.search(r'versioned\(f?"([^"]+)"\)', body))}
+STEPS = {rule: m.group(1) for rule, body in BLOCKS.items() if (m := re.search(r'versioned\(f?"([^"]+)"', body))}
 
 
 def step_of(rule: str, wildcards: dict[str, str]) -> str:

@@ -201,8 +201,7 @@ def test_a_kind_registered_in_a_test_is_kept_and_loaded_back_through_its_keeper(
 def test_a_kind_registered_in_a_test_is_kept_by_its_run_and_applied_by_medfc_predict(prior_kind, clinifact_data, tmp_path):
     """The clinifact_experiment step keeps the test-only kind's model (experiments.keep_checkpoints: the plan's
     checkpoint_dir); medfc predict reads its card and applies it to new claims as the run predicted its test claims."""
-    options = Plan(prior_config()).clinifact_experiment_options("prior")
-    options["checkpoint_dir"] = str(tmp_path / "ck")
+    options = Plan(prior_config()).clinifact_experiment_options("prior").replace(checkpoint_dir=str(tmp_path / "ck"))
     out = {"predictions": str(tmp_path / "predictions.jsonl"), "info": str(tmp_path / "info.json")}
     call_step(clinifact_experiment, {s: str(p) for s, p in clinifact_data.items()}, out, options)
     card = read_card(tmp_path / "ck")
