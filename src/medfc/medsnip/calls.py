@@ -35,7 +35,8 @@ from medfc.common.jsontypes import JSONValue
 from medfc.common.options import set_torch_threads
 from medfc.common.redact import redact, redact_values, remember_secret_env
 from medfc.common.llm_backends import runs_locally
-from medfc.llm.base import Conversation, GenerationParams, Ledger, LLMClient
+from medfc.common.report import SkipReport
+from medfc.llm.base import Conversation, GenerationParams, Ledger, LLMClient, Prices
 from medfc.llm.prompts import Prompt
 from medfc.llm.structured import ask_json
 from medfc.medsnip.cache import UnitCache, cache_key
@@ -78,6 +79,11 @@ def make_llm(opts: LLMOptions, ledger: Ledger | None = None, threads: int = 1) -
     return make_client(opts.backend, opts.model, ledger=ledger, base_url=opts.base_url, api_key_env=opts.api_key_env,
                        cache_dir=opts.http_cache_dir or None, requests_per_second=opts.requests_per_second,
                        timeout_s=opts.timeout_s, max_retries=opts.max_retries)
+
+
+def llm_prices(opts: LLMOptions | None) -> Prices | None:
+    """The dollars per million tokens the options give, for the ledger's cost (None without an LLM)."""
+    return Prices(opts.price_input_per_mtok, opts.price_output_per_mtok) if opts is not None else None
 
 
 def gen_params(opts: LLMOptions, json_mode: bool) -> GenerationParams:
@@ -246,3 +252,13 @@ def check_failures(what: str, items: str, failures: Sequence[tuple[str, str]], n
         f"{what}: {calls}, for {n} of {n_items} {items} ({', '.join(ids[:5])}{' …' if n > 5 else ''}); "
         f"max_failed_share {max_share} allows {allowed}. First errors: {first_errors([e for _, e in failures])}. "
         f"Every answer received is kept in the unit cache: a rerun asks only the {n} failed")
+
+
+def count_failures(report: SkipReport, ledger: Ledger, n_items: int, cache: UnitCache, n_unparsed: int | None = None) -> None:
+    """The report's counts of failed calls (the ledger's), of items left without an answer by them, of
+    the model's unreadable answers, and of damaged unit-cache entries (asked again)."""
+    report.count("failed_calls", ledger.total()["failed"])
+    report.count("failed_items", n_items)
+    if n_unparsed is not None:
+        report.count("unparsed", n_unparsed)
+    report.count("unit_cache_damaged", int(cache.stats.get("damaged", 0)))

@@ -39,10 +39,10 @@ from typing import TypedDict
 
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
-from medfc.llm.base import Conversation, LLMClient
+from medfc.llm.base import Conversation, Ledger, LLMClient
 from medfc.llm.prompts import Prompt, load_prompt
 from medfc.medsnip.cache import UnitCache
-from medfc.medsnip.calls import CallResult, cached_ask, gen_params, llm_identity
+from medfc.medsnip.calls import CallResult, cached_ask, gen_params, llm_identity, llm_prices
 from medfc.medsnip.options import DecomposeOptions
 from medfc.medsnip.records import Answer, Unit
 from medfc.medsnip.sentences import Sentence, align_atoms, numbered, split_sentences
@@ -287,11 +287,24 @@ class Decomposer:
                                    notes=sn.get("notes") or "", atoms_from="given" if given else "extract"))
         return units
 
-    def info(self) -> dict[str, object]:
+    @property
+    def n_malformed(self) -> int:
+        """Answers whose decomposition stayed malformed after its repair (the counts ``*_malformed``)."""
+        return sum(v for k, v in self.counts.items() if k.endswith("_malformed"))
+
+    def info(self, n_answers: int, units: Sequence[Unit], ledger: Ledger) -> dict[str, object]:
+        """The decompose step's info on :meth:`run`'s ``units`` of ``n_answers`` answers: the mode, the counts,
+        the calls' usage per answer and in all (cached or not), the cache, failed and malformed answers, the
+        ``ledger``'s calls and dollars, the units' patterns and the prices (None without an LLM)."""
         usage = {aid: dict(c) for aid, c in sorted(self.usage.items())}
         total: Counter = Counter()
         for c in self.usage.values():
             total.update(c)
+        llm = self.opts.llm
         return {"mode": self.opts.mode, "counts": dict(sorted(self.counts.items())), "usage_by_answer": usage,
                 "usage": {k: int(total.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")},
-                "cache": dict(self.cache.stats)}
+                "cache": dict(self.cache.stats), "failed": len(self.failures), "unparsed": self.n_malformed,
+                "n_answers": n_answers, "n_units": len(units), "calls": ledger.as_dict(llm_prices(llm)),
+                "patterns": dict(sorted(Counter(str(u["pattern"]) for u in units).items())),
+                "prices": None if llm is None else {"input_per_mtok": llm.price_input_per_mtok,
+                                                    "output_per_mtok": llm.price_output_per_mtok}}

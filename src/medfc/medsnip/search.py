@@ -4,18 +4,25 @@ The clients shared with HealthFC's open-domain evidence live in :mod:`medfc.comm
 ``CachedSearch``, ``PubMedSearch``, ``WebSearch``, ``WikipediaSearch``) and are re-exported here; MedSNIP's
 own backend is :class:`BM25Search` — a local BM25 index (``bm25s``) over any JSONL of passages, e.g. HealthFC
 article sentences or CliniFact abstracts: the fields of the text, title, id and URL are options.
+
+:func:`make_searchers` builds the sources ``medsnip.retrieval.sources`` names (:data:`SEARCHERS`), each behind
+the per-(query, k) search cache.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from medfc.common.io import read_jsonl
 from medfc.common.search import CachedSearch, Hit, PubMedSearch, SearchBackend, WebSearch, WikipediaSearch
+from medfc.common.search_sources import Connection, PubMedSourceOptions, WebSourceOptions, build_client
+from medfc.medsnip.cache import UnitCache
+from medfc.medsnip.options import RetrievalOptions
 
-__all__ = ["BM25Search", "CachedSearch", "Hit", "PubMedSearch", "SearchBackend", "WebSearch", "WikipediaSearch", "render_hits"]
+__all__ = ["BM25Search", "CachedSearch", "Hit", "PubMedSearch", "SEARCHERS", "SearchBackend", "WebSearch", "WikipediaSearch",
+           "make_searchers", "render_hits"]
 
 
 class BM25Search:
@@ -55,3 +62,34 @@ class BM25Search:
 def render_hits(hits: Sequence[Hit], title_chars: int, text_chars: int) -> list[dict[str, str]]:
     """Hits as the verifier sees them: title and text cut to their lengths, and the URL."""
     return [{"title": h.title[:title_chars], "text": h.text[:text_chars], "url": h.url} for h in hits]
+
+
+def _pubmed_searcher(r: RetrievalOptions) -> SearchBackend:
+    p = r.pubmed
+    return build_client("pubmed", PubMedSourceOptions(email=p.email, eutils_url=p.eutils_url, api_key_env=p.api_key_env,
+                                                      requests_per_second=p.requests_per_second, records_dir=p.cache_dir, file=""),
+                        Connection())
+
+
+def _web_searcher(r: RetrievalOptions) -> SearchBackend:
+    w = r.web
+    return build_client("web", WebSourceOptions(url=w.url, api_key_env=w.api_key_env, requests_per_second=1.0, file=""),
+                        Connection(max_retries=3, http_cache_dir=w.http_cache_dir, require_key=False))
+
+
+def _bm25_searcher(r: RetrievalOptions) -> SearchBackend:
+    b = r.bm25
+    return BM25Search(b.passages, b.text_field, b.title_field, b.id_field, b.url_field)
+
+
+# The sources of ``medsnip.retrieval.sources``: pubmed and web are the shared registry's clients
+# (medfc.common.search_sources, as HealthFC's evidence), built from MedSNIP's own sections; bm25, a local BM25
+# index over a JSONL of passages, is MedSNIP's one backend of its own.
+SEARCHERS: dict[str, Callable[[RetrievalOptions], SearchBackend]] = {"pubmed": _pubmed_searcher, "bm25": _bm25_searcher,
+                                                                      "web": _web_searcher}
+
+
+def make_searchers(r: RetrievalOptions) -> dict[str, CachedSearch]:
+    """The search backends named in ``r.sources`` (:data:`SEARCHERS`), each behind the per-(query, k) search cache."""
+    cache = UnitCache(r.search_cache_dir)
+    return {name: CachedSearch(SEARCHERS[name](r), cache) for name in r.sources}

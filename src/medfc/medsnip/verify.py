@@ -16,7 +16,8 @@
     search that fails is recorded with its error, counted, and the unit is not cached). A search the
     service could not answer (429/5xx, timeouts, cut or error answers after the client's retries) is also
     an *outage* (``Verifier.outages``): the step finishes every unit, caches those without one, then
-    fails naming them, so the rerun verifies only those units; a refused key stops it at once.
+    fails naming them (:func:`check_outages`), so the rerun verifies only those units; a refused key stops
+    it at once.
     Guards: TRUE on the first turn without evidence → the next turn asks it to search first (once);
     a confidence below ``reprompt_below`` with turns left → the next turn asks it to search more or
     abstain (once); the turn cap reached, or an answer still malformed after its repair → one
@@ -49,11 +50,11 @@ from medfc.common.http import HttpError
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
 from medfc.common.search import SearchError
-from medfc.llm.base import LLMClient
+from medfc.llm.base import Ledger, LLMClient
 from medfc.llm.prompts import load_prompt
 from medfc.llm.structured import ask_json, strip_think
 from medfc.medsnip.cache import UnitCache, cache_key
-from medfc.medsnip.calls import cached_ask, gen_params, llm_identity, scrub
+from medfc.medsnip.calls import cached_ask, gen_params, llm_identity, llm_prices, scrub
 from medfc.medsnip.options import VerifyOptions
 from medfc.medsnip.records import Answer, Evidence, UnitFields, Verdict
 from medfc.medsnip.search import CachedSearch, render_hits
@@ -177,6 +178,22 @@ class _RagState(TypedDict):
     failed: bool  # a search failed: the verdict is not cached
     call_failed: bool
     done: NotRequired[bool]
+
+
+class SearchUnavailable(RuntimeError):
+    """Searches of the retrieval verifier that the service did not answer: the step fails after caching the rest."""
+
+
+def check_outages(what: str, outages: Sequence[tuple[str, str]], n_verdicts: int) -> None:
+    """Raise :class:`SearchUnavailable` when a search went unanswered after its retries (``outages``: the
+    :class:`Verifier`'s (unit id, error)): the message names the searches, their units and the first error, and
+    says that a rerun verifies only those units (the other verdicts are cached)."""
+    if not outages:
+        return
+    failed = sorted({u for u, _ in outages})
+    raise SearchUnavailable(f"{what}: {len(outages)} searches went unanswered after their retries, "
+                            f"for {len(failed)} units ({', '.join(failed[:5])}{' …' if len(failed) > 5 else ''}); first: {outages[0][1]}. "
+                            f"The other {n_verdicts - len(failed)} verdicts are cached: a rerun verifies only these units")
 
 
 class Verifier:
@@ -354,3 +371,20 @@ class Verifier:
         if self.opts.verifier == "retrieval":
             return self._retrieval(units, answers)
         return self._single(units, answers)
+
+    def info(self, verdicts: Sequence[Verdict], n_units: int, n_unparsed: int, ledger: Ledger) -> dict[str, object]:
+        """The verify step's info on :meth:`run`'s ``verdicts`` of ``n_units`` units: the verifier, its verdicts
+        and counts, failed and unparsed units, the calls' usage (cached or not) and the ``ledger``'s calls and
+        dollars, the cache, the mean rounds, the searches each backend ran and the prices."""
+        opts = self.opts
+        usage: Counter = Counter()
+        for v in verdicts:
+            usage.update(v["usage"])
+        return {"verifier": opts.name, "kind": opts.verifier, "model": opts.llm.model, "n_units": n_units,
+                "verdicts": dict(Counter(str(v["verdict"]) for v in verdicts)), "counts": dict(sorted(self.counts.items())),
+                "failed": len(self.failures), "unparsed": n_unparsed,
+                "usage": {k: int(usage.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")},
+                "calls": ledger.as_dict(llm_prices(opts.llm)), "cache": dict(self.cache.stats),
+                "rounds_mean": (sum(v["rounds"] for v in verdicts) / len(verdicts)) if verdicts else 0.0,
+                "searches_run": {n: s.searches for n, s in self.searchers.items() if hasattr(s, "searches")},
+                "prices": {"input_per_mtok": opts.llm.price_input_per_mtok, "output_per_mtok": opts.llm.price_output_per_mtok}}

@@ -283,7 +283,7 @@ def test_retrieval_guards_cap_and_malformed(tmp_path):
     assert (out["u3"]["malformed"], out["u3"]["forced_final"], out["u3"]["abstained"], out["u3"]["verdict"]) == (True, True, True, None)
     assert out["u3"]["usage"]["calls"] == 3 and "schema: source" in out["u3"]["error"]  # turn + repair + forced final
     assert ver.counts["guard_true_without_evidence"] == 1 and ver.counts["cap_hit"] == 1 and ver.counts["malformed"] == 2
-    from medfc.medsnip.steps import effective_verdict
+    from medfc.medsnip.evaluate import effective_verdict
 
     assert [effective_verdict(out[u], 0.9) for u in ("u1", "u2", "u3")] == [T, None, None]
 

@@ -21,6 +21,7 @@ from medfc.common.io import write_jsonl
 from medfc.medsnip import steps
 from medfc.medsnip.cache import UnitCache
 from medfc.medsnip.search import CachedSearch, PubMedSearch
+from medfc.medsnip.verify import SearchUnavailable
 
 SECRET = "ncbi-KEY-9f8e7d6c5b4a"
 UNIT = {"unit_id": "a:atoms:0", "answer_id": "a", "mode": "atoms", "text": "aspirin thins blood"}
@@ -196,7 +197,7 @@ def _two_units(tmp_path, server_url, backend):
 
 def test_a_search_outage_fails_the_verify_step_after_caching_every_other_unit(tmp_path):
     with FakeOpenAI(_asking) as server:
-        with pytest.raises(steps.SearchUnavailable, match=r"^medsnip verify r: 1 searches went unanswered after their retries, for 1 units "
+        with pytest.raises(SearchUnavailable, match=r"^medsnip verify r: 1 searches went unanswered after their retries, for 1 units "
                                                           r"\(a:atoms:1\); first: HttpError: GET .*HTTP 429 after 4 attempts\. The other 1 "
                                                           r"verdicts are cached: a rerun verifies only these units$"):
             _two_units(tmp_path, server.base_url, _Flaky(down={"coffee"}))

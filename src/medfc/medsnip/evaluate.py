@@ -1,0 +1,257 @@
+"""MedSNIP's scoring of verdicts (the ``score`` step's library): arms, intervals, comparisons, patterns, fidelity.
+
+* :func:`group_verdicts` — the verdict records by (verifier, mode), in the order they were read.
+* :func:`effective_verdict` — a unit's verdict after the retrieval verifier's τ gate.
+* :func:`evaluate` — the scores of every (verifier, mode) *arm* at the scoring level (``answer``: units
+  aggregated into their answer's verdict; ``unit``: each unit against its gold, :func:`_unit_gold`): FF1 with
+  its bootstrap interval, coverage and unit coverage, failed and unparsed units, the decomposition's failures,
+  cost (decomposer plus verifier calls, tokens and dollars); Δ FF1 vs the baseline mode by paired bootstrap
+  (:func:`_compare`); the NOT ENOUGH INFO claims' predictions (HealthFC, never scored); the per-pattern
+  analysis of the bench's human snippets against their atoms (:func:`_per_pattern`); the boundary fidelity of
+  the automatic snippets against the human ones (:func:`_fidelity`); the units' patterns per mode.
+
+A unit whose call failed has no verdict: it is left out of the scores (unit level: not scored, not an
+abstention; answer level: not one of the answer's verdicts) and counted in the report's exclusions.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import NotRequired, TypedDict
+
+from medfc.common.jsontypes import JSONValue
+from medfc.common.report import SkipReport
+from medfc.llm.base import Prices
+from medfc.medsnip import analysis
+from medfc.medsnip.options import ScoreOptions
+from medfc.medsnip.records import Answer, UnitFields, Verdict
+from medfc.scoring.medsnip import FALSE, Bootstrap, aggregate, binary_scores, clustered_paired_bootstrap, nei_counts, paired_bootstrap
+
+VerdictGroups = dict[tuple[str, str], list[Verdict]]
+
+
+class Arm(TypedDict):
+    """One (verifier, mode) arm at the scoring level (:func:`_arm`): gold, predictions and clusters, the NEI
+    claims' predictions (HealthFC), and its scores once computed."""
+
+    gold: list[str | None]
+    pred: list[str | None]
+    clusters: list[Hashable]
+    nei_pred: NotRequired[list[str | None]]
+    scores: NotRequired[dict[str, object]]
+
+
+def group_verdicts(records: Iterable[Verdict]) -> VerdictGroups:
+    """The verdict records by (verifier, mode), each group and the groups in the order read (the first
+    verifier read of a mode gives that mode's units to the fidelity and the patterns)."""
+    groups: VerdictGroups = defaultdict(list)
+    for r in records:
+        groups[(r["verifier"], r["mode"])].append(r)
+    return groups
+
+
+def effective_verdict(v: Verdict, tau: float) -> str | None:
+    """The unit's verdict after the τ gate of the retrieval verifier (None = not addressed; a failed call
+    has none, and is left out of the unit-level scores altogether, see :func:`_arm`)."""
+    if v.get("failed") or v.get("verdict") is None or v.get("abstained"):
+        return None
+    if v.get("gated"):
+        conf = v.get("confidence")
+        if v.get("cap_hit") or conf is None or conf < tau:
+            return None
+    return v["verdict"]
+
+
+def _unit_gold(mode: str, recs: Sequence[Verdict], answers: Mapping[str, Answer],
+               opts: ScoreOptions) -> list[str | None]:
+    """The gold of each unit: the physician's label of a human atom, the chosen label of a human snippet, the
+    projected label of an automatic unit (:func:`medfc.medsnip.analysis.project_labels`; None without snippets)."""
+    if mode == "human_atoms":
+        return [r["labels"].get("physician") for r in recs]
+    if mode == "human_snippets":
+        return [r["labels"].get(opts.unit_gold) for r in recs]
+    gold: dict[str, str | None] = {}
+    by_answer: dict[str, list[Verdict]] = defaultdict(list)
+    for r in recs:
+        by_answer[r["answer_id"]].append(r)
+    for aid, rs in by_answer.items():
+        ans = answers.get(aid)
+        labels = analysis.project_labels(ans, rs, opts.projection, opts.unit_gold) if ans and ans.get("snippets") else [None] * len(rs)
+        gold.update({r["unit_id"]: g for r, g in zip(rs, labels)})
+    return [gold[r["unit_id"]] for r in recs]
+
+
+def _arm(recs: Sequence[Verdict], answers: Mapping[str, Answer], opts: ScoreOptions, report: SkipReport) -> Arm:
+    """Gold, predictions and clusters of one (verifier, mode) arm at the scoring level. A unit whose call
+    failed is left out (unit level: not scored, not an abstention; answer level: not one of the answer's
+    verdicts), counted in the report's exclusions."""
+    mode = recs[0]["mode"]
+    eff = [effective_verdict(r, opts.tau) for r in recs]
+    n_failed = sum(bool(r.get("failed")) for r in recs)
+    if n_failed:
+        report.exclude(f"{recs[0]['verifier']}/{mode}:failed_calls", n_failed)
+    if opts.level == "unit":
+        gold = _unit_gold(mode, recs, answers, opts)
+        keep = [i for i, g in enumerate(gold) if g is not None and not recs[i].get("failed")]
+        without_gold = sum(g is None for g in gold)
+        if without_gold:
+            report.exclude(f"{mode}:units_without_gold", without_gold)
+        return {"gold": [gold[i] for i in keep], "pred": [eff[i] for i in keep],
+                "clusters": [recs[i]["answer_id"] for i in keep]}
+    per_answer: dict[str, list[str | None]] = defaultdict(list)
+    for r, e in zip(recs, eff):
+        if not r.get("failed"):
+            per_answer[r["answer_id"]].append(e)
+    ids = [aid for aid, a in answers.items() if a.get("label") is not None]
+    out: Arm = {"gold": [answers[aid]["label"] for aid in ids],
+           "pred": [aggregate(per_answer.get(aid, []), opts.aggregation, opts.threshold_k) for aid in ids],
+           "clusters": ids}
+    if any(a.get("source") == "healthfc" for a in answers.values()):
+        out["nei_pred"] = [aggregate(per_answer.get(aid, []), opts.aggregation, opts.threshold_k) for aid in _nei_ids(answers)]
+    return out
+
+
+def _nei_ids(answers: Mapping[str, Answer]) -> list[str]:
+    """The HealthFC NOT ENOUGH INFO claims among the answers (no label): verified, never scored."""
+    return [aid for aid, a in answers.items() if a.get("label") is None and a.get("source") == "healthfc"]
+
+
+def _fidelity(answers: Mapping[str, Answer], units_by_mode: Mapping[str, Sequence[UnitFields]],
+              options: ScoreOptions) -> dict[str, dict[str, float | int | None]]:
+    """Boundary fidelity of every automatic snippet mode against the bench's human snippets: sentence-set
+    F1 and ARI, and the texts of the best set-F1 pairs compared by embedding cosine and ROUGE-L."""
+    from medfc.medsnip.decompose import answer_sentences, human_units
+
+    out: dict[str, dict[str, float | int | None]] = {}
+    embedder = None
+    for mode, units in sorted(units_by_mode.items()):
+        if mode not in ("group", "direct"):
+            continue
+        by_answer: dict[str, list[UnitFields]] = defaultdict(list)
+        for u in units:
+            by_answer[u["answer_id"]].append(u)
+        best: list[float] = []
+        pairs: list[tuple[str, str]] = []
+        aris: dict[str, list[float]] = defaultdict(list)
+        n_human = 0
+        for aid, auto in sorted(by_answer.items()):
+            ans = answers.get(aid)
+            if not ans or not ans.get("snippets"):
+                continue
+            human = human_units(dict(ans), "human_snippets")
+            n_human += len(human)
+            sf = analysis.sentence_set_f1([u["source_sentences"] for u in auto], [h["source_sentences"] for h in human])
+            best += sf["per_snippet"]
+            pairs += [(u.get("text") or "", human[i].get("text") or "") for u, i in zip(auto, sf["pairs"]) if i is not None]
+            p = analysis.partition_ari(human, auto, len(answer_sentences(dict(ans))), [a["index"] for a in ans.get("atoms") or []])
+            aris[p["over"]].append(p["ari"])
+        if not best:
+            continue
+        res = out[mode] = {"sentence_set_f1": sum(best) / len(best), "n_auto_snippets": len(best), "n_human_snippets": n_human,
+                           **{f"ari_{k}": sum(v) / len(v) for k, v in aris.items()}, "n_answers": sum(len(v) for v in aris.values()),
+                           "n_pairs": len(pairs), "rouge_l": None, "cosine": None}
+        if pairs:
+            res["rouge_l"] = sum(analysis.rouge_l(a, h, options.rouge_stemmer) for a, h in pairs) / len(pairs)
+            if options.fidelity_embedding_model != "none":
+                if embedder is None:
+                    from medfc.common.embeddings import TransformersEmbedder
+
+                    embedder = TransformersEmbedder(model=options.fidelity_embedding_model or None, max_length=256)
+                a_vec, h_vec = embedder.encode([a for a, _ in pairs]), embedder.encode([h for _, h in pairs])
+                res["cosine"] = float((a_vec * h_vec).sum(axis=1).mean())
+    return out
+
+
+def _per_pattern(groups: Mapping[tuple[str, str], Sequence[Verdict]], opts: ScoreOptions) -> dict[str, dict[str, dict[str, float | int | str]]]:
+    """Per verifier that verified both the human snippets and the human atoms: each pattern's FF1 of the
+    snippets against that of their atoms (:func:`medfc.medsnip.analysis.per_pattern`)."""
+    out: dict[str, dict[str, dict[str, float | int | str]]] = {}
+    for verifier in sorted({v for v, _ in groups}):
+        snips, atoms = groups.get((verifier, "human_snippets")), groups.get((verifier, "human_atoms"))
+        if not snips or not atoms:
+            continue
+        atom_verdict = {r["unit_id"]: effective_verdict(r, opts.tau) for r in atoms}
+        rows: list[analysis.PatternRow] = []
+        for s in snips:
+            ids = [f"{s['answer_id']}:human_atoms:{a}" for a in s["source_atoms"]]
+            rows.append({"pattern": s["pattern"], "gold": s["labels"][opts.pattern_gold], "snippet": effective_verdict(s, opts.tau),
+                         "atoms": [atom_verdict.get(i) for i in ids], "cluster": s["answer_id"]})
+        out[verifier] = analysis.per_pattern(rows, opts.n_resamples, opts.seed, opts.pattern_ci, 1 - opts.ci_level)
+    return out
+
+
+def _prices_of(info: Mapping[str, JSONValue]) -> Prices | None:
+    """The prices a decompose or verify step's info recorded (None: not priced)."""
+    p = info.get("prices")
+    return Prices(p["input_per_mtok"], p["output_per_mtok"]) if p else None
+
+
+def _usage_of(recs: Sequence[Verdict]) -> dict[str, int]:
+    """Calls and tokens of the verdicts' calls, cached or not."""
+    c: Counter[str] = Counter()
+    for r in recs:
+        c.update(r.get("usage") or {})
+    return {k: int(c.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")}
+
+
+def _compare(base: Arm, arm: Arm, opts: ScoreOptions) -> Bootstrap:
+    """Paired bootstrap of Δ = FF1(arm) − FF1(base): over answers (answer level), over whole answers'
+    units (unit level, the arms holding different units per answer)."""
+    if opts.level == "answer":
+        return paired_bootstrap(arm["gold"], base["pred"], arm["pred"], n_resamples=opts.n_resamples, seed=opts.seed,
+                                alpha=1 - opts.ci_level)
+    return clustered_paired_bootstrap((base["gold"], base["pred"], base["clusters"]), (arm["gold"], arm["pred"], arm["clusters"]),
+                                      n_resamples=opts.n_resamples, seed=opts.seed, alpha=1 - opts.ci_level,
+                                      clusters=opts.cluster_bootstrap)
+
+
+def evaluate(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Sequence[Verdict]],
+             decompositions: Iterable[Mapping[str, JSONValue]], verifications: Iterable[Mapping[str, JSONValue]],
+             options: ScoreOptions, report: SkipReport) -> dict[str, object]:
+    """The ``score`` step's result: the answers' counts, every arm's scores (and Δ vs the baseline mode), the
+    per-pattern analysis, the boundary fidelity and the patterns per mode. ``groups`` are the verdicts by
+    (verifier, mode) (:func:`group_verdicts`); ``decompositions`` and ``verifications`` the decompose and verify
+    steps' infos, whose usage, failures and prices give the cost and decomposition columns."""
+    dec_usage: dict[str, dict[str, int]] = {}
+    dec_prices: dict[str, Prices | None] = {}
+    dec_counts: dict[str, dict[str, int]] = {}
+    for info in decompositions:
+        dec_usage[info["mode"]] = info["usage"]
+        dec_counts[info["mode"]] = {"failed": int(info.get("failed") or 0), "unparsed": int(info.get("unparsed") or 0)}
+        dec_prices[info["mode"]] = _prices_of(info)
+    ver_prices = {info["verifier"]: _prices_of(info) for info in verifications}
+    arms: dict[tuple[str, str], Arm] = {}
+    for (verifier, mode), recs in sorted(groups.items()):
+        arm = arms[(verifier, mode)] = _arm(recs, answers, options, report)
+        eff = [effective_verdict(r, options.tau) for r in recs]
+        answered = [e for r, e in zip(recs, eff) if not r.get("failed")]
+        cost = analysis.cost_summary(dec_usage.get(mode, {}), _usage_of(recs), dec_prices.get(mode), ver_prices.get(verifier))
+        arm["scores"] = {"verifier": verifier, "mode": mode, **binary_scores(arm["gold"], arm["pred"], "drop"),
+                         "ff1_interval": analysis.ff1_interval(arm["gold"], arm["pred"], arm["clusters"], options.n_resamples,
+                                                               options.seed, 1 - options.ci_level) if arm["gold"] else None,
+                         "n_units": len(recs),
+                         "unit_coverage": sum(e is not None for e in answered) / len(answered) if answered else 0.0,
+                         "n_failed": len(recs) - len(answered),
+                         "n_unparsed": sum(bool(r.get("unparsed") or r.get("malformed")) for r in recs),
+                         "decompose": dec_counts.get(mode, {"failed": 0, "unparsed": 0}),
+                         "verdicts": dict(Counter(str(e) for e in eff)), "cost": cost,
+                         "rounds_mean": sum(r.get("rounds", 0) for r in recs) / len(recs)}
+        if "nei_pred" in arm:
+            arm["scores"]["nei_predictions"] = nei_counts(arm["nei_pred"])
+    for (verifier, mode), arm in sorted(arms.items()):
+        base = arms.get((verifier, options.baseline_mode))
+        if base is not None and mode != options.baseline_mode and base["gold"] and arm["gold"]:
+            arm["scores"]["vs_baseline"] = _compare(base, arm, options)
+    units_by_mode: dict[str, Sequence[Verdict]] = {}
+    for (verifier, mode), recs in groups.items():
+        units_by_mode.setdefault(mode, recs)
+    return {
+        "options": options.as_dict(),
+        "n_answers": len(answers), "n_answers_gold_false": sum(a.get("label") == FALSE for a in answers.values()),
+        "n_answers_nei": len(_nei_ids(answers)),
+        "arms": {f"{v}/{m}": arm["scores"] for (v, m), arm in sorted(arms.items())},
+        "per_pattern": _per_pattern(groups, options),
+        "boundary_fidelity": _fidelity(answers, units_by_mode, options),
+        "patterns": {m: dict(sorted(Counter(str(u["pattern"]) for u in us).items())) for m, us in sorted(units_by_mode.items())},
+    }

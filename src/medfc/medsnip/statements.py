@@ -1,0 +1,54 @@
+"""HealthFC claims rewritten into the statements they assert (the ``prepare`` step's ``rewrite_claims``).
+
+A HealthFC claim is a question ("Does acupuncture prevent migraine?"); MedSNIP decomposes and verifies
+statements. :func:`rewrite_statements` asks the LLM for the statement each claim asserts (one cached JSON call
+per claim, prompt ``medsnip/healthfc_statement``), which becomes the answer's text. A malformed answer keeps
+the question, skipped in the report with its reason; a failed call keeps it too, and fails the step unless
+the LLM's ``max_failed_share`` allows that many (:func:`medfc.medsnip.calls.check_failures`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from medfc.common.jsontypes import JSONValue
+from medfc.common.report import SkipReport
+from medfc.llm.base import Ledger, LLMClient
+from medfc.llm.prompts import load_prompt
+from medfc.medsnip.cache import UnitCache
+from medfc.medsnip.calls import cached_ask, check_failures, count_failures, gen_params, llm_identity, llm_prices
+from medfc.medsnip.options import PrepareOptions
+from medfc.medsnip.records import Answer
+
+STATEMENT_SCHEMA: dict[str, JSONValue] = {"type": "object", "required": ["statement"], "properties": {"statement": {"type": "string", "minLength": 1, "pattern": r"\S"}}}
+
+
+def rewrite_statements(answers: list[Answer], client: LLMClient, opts: PrepareOptions, report: SkipReport,
+                       ledger: Ledger) -> dict[str, object]:
+    """HealthFC: the claim (a question) → the statement it asserts, which becomes the answer text (in place).
+    ``client`` is the LLM of ``opts.llm``, counting its calls in ``ledger``; returns the rewrite's info: usage,
+    cache, calls and the number of failed claims."""
+    assert opts.llm is not None
+    prompt = load_prompt("medsnip/healthfc_statement", opts.prompt_dir)
+    repair = load_prompt("llm/json_repair", opts.prompt_dir)
+    cache = UnitCache(opts.unit_cache_dir)
+    items = [((a["claim"],), prompt.render(claim=a["claim"])) for a in answers]
+    results = cached_ask(client, cache, llm_identity(opts.llm), "prepare:statement", [prompt], items, gen_params(opts.llm, True),
+                         STATEMENT_SCHEMA, repair, key_env=opts.llm.api_key_env)
+    usage: Counter = Counter()
+    failures = []
+    for a, r in zip(answers, results):
+        usage.update(r["usage"])
+        if r["failed"]:
+            failures.append((a["answer_id"], r["error"] or "call failed"))
+            report.skip(a["answer_id"], "statement_call_failed_question_kept", (r["error"] or "")[:300])
+        elif r["ok"]:
+            a["text"] = " ".join(r["value"]["statement"].split())
+            report.count("claims_rewritten")
+        else:
+            report.skip(a["answer_id"], "statement_malformed_question_kept", (r["error"] or "")[:300])
+    count_failures(report, ledger, len(failures), cache)
+    check_failures("medsnip prepare (statement rewrite)", "claims", failures, len(answers), opts.llm.max_failed_share,
+                   ledger.total()["failed"])
+    return {"usage": dict(usage), "cache": dict(cache.stats), "calls": ledger.as_dict(llm_prices(opts.llm)),
+            "failed": len(failures)}
