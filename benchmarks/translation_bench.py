@@ -19,8 +19,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # repo root, for tests.helpers
 
 from medfc.healthfc.sentences import HARD_CASES, HELDOUT_CASES, evaluate_splitter, split_sentences  # noqa: E402
+from medfc.healthfc.marian import MarianTranslator  # noqa: E402
 from medfc.healthfc.tm import TranslationMemory  # noqa: E402
-from medfc.healthfc.translate import MarianTranslator, translate_with_memory  # noqa: E402
+from medfc.healthfc.translate import translate_with_memory  # noqa: E402
 from tests.helpers.tiny_models import DE_SENTENCES, build_tiny_marian  # noqa: E402
 
 

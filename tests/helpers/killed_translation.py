@@ -2,7 +2,7 @@
 translation memory's resume test (tests/unit/healthfc/test_tm_durability.py).
 
 The translator is :class:`ReverseTranslator`: a backend on the local models' own batching loop
-(``medfc.healthfc.translate._LengthSortedBatches``: sorted by length, batches of ``batch_size``, the
+(``medfc.healthfc.translators.LengthSortedBatches``: sorted by length, batches of ``batch_size``, the
 memory written after each) whose "model" reverses and upper-cases each text — deterministic, per
 sentence, and fast, so the test is about the memory, not the model. The memory is the real one
 (``TranslationMemory`` with its append path).
@@ -22,7 +22,7 @@ import os
 import random
 import signal
 
-from medfc.healthfc.translate import _LengthSortedBatches
+from medfc.healthfc.translators import LengthSortedBatches
 
 WORDS = ("Übelkeit", "Ärzte", "Studien", "zeigen", "keinen", "Nutzen", "für", "Patientinnen", "mit", "Rückenschmerzen",
          "Vitamin", "D", "senkt", "das", "Risiko", "größer", "möglicherweise", "Wirkung", "Grüntee", "schützt", "nicht")
@@ -38,7 +38,7 @@ def sentences(n: int, seed: int = 0) -> list[str]:
     return out
 
 
-class ReverseTranslator(_LengthSortedBatches):
+class ReverseTranslator(LengthSortedBatches):
     """A backend on the shared batching loop: each text reversed and upper-cased."""
 
     name = "reverse-de-en"

@@ -26,14 +26,15 @@ from medfc.healthfc import diff as hdiff
 from medfc.healthfc import stats as hstats
 from medfc.healthfc.align import align_release, alignment_from_records, alignment_records
 from medfc.healthfc.crawl_options import CrawlOptions
-from medfc.healthfc.options import AlignOptions, DatasetOptions, DiffOptions, FoldsOptions, ReleaseOptions, RetrieveOptions, StatsOptions
+from medfc.healthfc.options import (AlignOptions, DatasetOptions, DiffOptions, FoldsOptions, ReleaseOptions, RetrieveOptions, StatsOptions,
+                                    TranslateOptions)
 from medfc.healthfc.dataset import build_dataset, known_translations, sentences_by_article, write_dataset
 from medfc.healthfc.folds import assign_folds
 from medfc.healthfc.parse import PageSkipped, parse_page
 from medfc.healthfc.records import ArticleRecord, ClaimRecord, schema_errors
 from medfc.healthfc.release import ReleaseRow, fetch_release, read_release
 from medfc.healthfc.tm import Corrections, TranslationMemory
-from medfc.healthfc.translate import TranslateOptions, make_translator_factory, translate_articles
+from medfc.healthfc.translate import make_translator_factory, translate_articles
 
 log = logging.getLogger(__name__)
 

@@ -1,421 +1,44 @@
-"""DE→EN translation of article sentences through a translation memory.
+"""DE→EN translation of article sentences through a translation memory: the translation step's orchestration.
 
-* :class:`Translator` — the protocol every backend follows (``name``, ``origin``, ``translate``).
-* :class:`MarianTranslator` — a local seq2seq model (MarianMT / opus-mt, or any
-  ``AutoModelForSeq2SeqLM``), loaded lazily on first use, batched with inputs sorted by length,
-  on the GPU in fp16 when one is available.
-* :class:`CTranslate2Translator` — the same Marian model run by CTranslate2: converted once into a
-  cache (:mod:`medfc.healthfc.ct2_models`), int8 on the CPU and float16 on CUDA by default, batched
-  the same way.
-* :class:`DeepLTranslator` — optional DeepL API backend (key from ``DEEPL_AUTH_KEY``).
 * :func:`translate_with_memory` — corrections first, then memory hits; only the rest reach the
   translator, which is created (and its model loaded) only when something is missing.
+* :func:`make_translator_factory` — the backend the options name (:mod:`medfc.healthfc.marian`'s local models,
+  :mod:`medfc.healthfc.deepl`), as a factory called only then.
+* :func:`translate_articles` — the step's work: articles split into sentences, their texts and their claims'
+  translated through the memory, and where each translation came from.
 
-See ``docs/translation.md``.
+The options are :class:`medfc.healthfc.options.TranslateOptions`; the protocol every backend follows is
+:class:`medfc.healthfc.translators.Translator`. See ``docs/translation.md``.
 """
 
 from __future__ import annotations
 
 import inspect
-import logging
-import os
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, TypedDict, runtime_checkable
+from typing import TypedDict
 
 import medfc
-from medfc.common.job import no_cuda_error
-from medfc.common.options import Options
-from medfc.healthfc.sentences import BaseSplitter, article_sentence_records
+from medfc.healthfc.deepl import DeepLTranslator
+from medfc.healthfc.marian import CTranslate2Translator, MarianTranslator
+from medfc.healthfc.options import TranslateOptions
 from medfc.healthfc.records import ArticleRecord, ClaimRecord
+from medfc.healthfc.sentences import article_sentence_records
 from medfc.healthfc.tm import Corrections, TranslationMemory, normalize_key
-
-if TYPE_CHECKING:  # the model libraries are loaded by a translator's load(), the HTTP stack by DeepL's
-    import ctranslate2
-    import requests
-    from transformers import PreTrainedModel, PreTrainedTokenizerBase
-
-    from medfc.healthfc.ct2_models import ConvertedModel
+from medfc.healthfc.translators import ModelUnavailableError, Translator
 
 __all__ = [
-    "CTranslate2Translator",
-    "DeepLError",
-    "DeepLTranslator",
-    "MarianTranslator",
-    "ModelUnavailableError",
-    "TranslateOptions",
+    "TranslatedArticle",
+    "TranslatedClaim",
     "TranslationUnavailableError",
-    "Translator",
     "make_translator_factory",
     "translate_articles",
     "translate_with_memory",
 ]
 
-log = logging.getLogger(__name__)
-
-
-class ModelUnavailableError(RuntimeError):
-    """A translation model could not be loaded (hub unreachable, path missing, broken files)."""
-
 
 class TranslationUnavailableError(RuntimeError):
     """Sentences are missing from the memory and no translator is available for them."""
-
-
-class DeepLError(RuntimeError):
-    """The DeepL API refused or failed a request after retries."""
-
-
-BatchCallback = Callable[[list[str], list[str]], None]
-"""``on_batch(sources, targets)``: one finished batch of a translator, in the order it was sent."""
-
-
-@runtime_checkable
-class Translator(Protocol):
-    name: str
-    """Model name used as the memory key."""
-    origin: str
-    """Memory origin for its output: "model" or "deepl"."""
-
-    def translate(self, texts: Sequence[str], on_batch: BatchCallback | None = None) -> list[str]:
-        """Translate ``texts`` in order; same length as the input. ``on_batch(sources, targets)``, when given,
-        is called after each batch with its texts and their translations (the memory writes them there, so
-        a kill loses at most the batch in flight). A translator whose ``translate`` takes no ``on_batch``
-        still works: its output is written once, at the end."""
-        ...
-
-
-# --------------------------------------------------------------------------- Marian / seq2seq
-
-
-def _resolve_device(device: str) -> str:
-    if device != "auto":
-        return device
-    import torch
-
-    if torch.cuda.is_available():
-        return "cuda"
-    error = no_cuda_error("healthfc.translation.device auto", f" to torch {torch.__version__}")
-    if error:
-        raise error
-    return "cpu"
-
-
-def _local_files_only(requested: bool | None, model: str) -> bool:
-    """``local_files_only`` for a model: as requested, else offline when HF_HUB_OFFLINE is set or the model
-    is a local directory."""
-    if requested is not None:
-        return requested
-    return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or Path(model).is_dir()
-
-
-class _LengthSortedBatches:
-    """What the local model backends share: :meth:`translate` loads the model (the subclass's ``load``), sorts
-    the texts by length (fewer pad tokens), translates batches of ``batch_size`` through the subclass's
-    ``_translate_batch`` with a progress bar, hands each finished batch to ``on_batch`` (the memory's write),
-    counts batches and sentences, and returns them in input order."""
-
-    bar_suffix = ""
-    name: str
-    batch_size: int
-    progress: bool
-    n_batches: int
-    n_sentences: int
-
-    def translate(self, texts: Sequence[str], on_batch: BatchCallback | None = None) -> list[str]:
-        if not texts:
-            return []
-        self.load()
-        from tqdm.auto import tqdm
-
-        order = sorted(range(len(texts)), key=lambda i: (len(texts[i]), i), reverse=True)
-        out: list[str] = [""] * len(texts)
-        batches = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
-        bar = tqdm(total=len(texts), desc=f"translate {Path(self.name).name}{self.bar_suffix}", unit="sent", disable=not self.progress)
-        try:
-            for idx in batches:
-                sources = [texts[i] for i in idx]
-                targets = self._translate_batch(sources)
-                for i, txt in zip(idx, targets, strict=True):
-                    out[i] = txt
-                if on_batch is not None:
-                    on_batch(sources, list(targets))
-                self.n_batches += 1
-                self.n_sentences += len(idx)
-                bar.update(len(idx))
-        finally:
-            bar.close()
-        return out
-
-
-class MarianTranslator(_LengthSortedBatches):
-    """A local seq2seq translation model, loaded lazily.
-
-    ``model_name_or_path`` is a hub id (e.g. ``Helsinki-NLP/opus-mt-de-en``, needs the hub or its
-    local cache) or a local directory. ``device="auto"`` picks CUDA when available; on CUDA the
-    weights are cast to fp16. Inputs are translated in batches of ``batch_size`` after sorting by
-    length (fewer pad tokens), and returned in input order.
-    """
-
-    origin = "model"
-
-    def __init__(
-        self,
-        model_name_or_path: str | os.PathLike,
-        device: str = "auto",
-        batch_size: int = 32,
-        max_length: int = 512,
-        num_beams: int = 4,
-        *,
-        name: str | None = None,
-        fp16: bool | None = None,
-        progress: bool = True,
-        local_files_only: bool | None = None,
-    ):
-        self.model_name_or_path = str(model_name_or_path)
-        self.name = name or self.model_name_or_path
-        self.device_request = device
-        self.batch_size = max(1, int(batch_size))
-        self.max_length = int(max_length)
-        self.num_beams = int(num_beams)
-        self.fp16 = fp16
-        self.progress = progress
-        self.local_files_only = local_files_only
-        self._model: PreTrainedModel | None = None
-        self._tokenizer: PreTrainedTokenizerBase | None = None
-        self.device: str | None = None
-        self.n_batches = 0
-        self.n_sentences = 0
-
-    @property
-    def loaded(self) -> bool:
-        return self._model is not None
-
-    def load(self) -> None:
-        """Load tokenizer and model (idempotent); raise :class:`ModelUnavailableError` on failure."""
-        if self._model is not None:
-            return
-        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
-        local_only = _local_files_only(self.local_files_only, self.model_name_or_path)
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(self.model_name_or_path, local_files_only=local_only)
-            model = AutoModelForSeq2SeqLM.from_pretrained(self.model_name_or_path, local_files_only=local_only)
-        except Exception as exc:  # hub unreachable, missing path, bad files: all mean "no model"
-            raise ModelUnavailableError(
-                f"cannot load translation model {self.model_name_or_path!r}: {type(exc).__name__}: {exc}"
-            ) from exc
-        device = _resolve_device(self.device_request)
-        use_fp16 = self.fp16 if self.fp16 is not None else device.startswith("cuda")
-        if use_fp16:
-            model = model.half()
-        model.to(device)
-        model.eval()
-        self._tokenizer, self._model, self.device = tokenizer, model, device
-        log.info("loaded %s on %s (fp16=%s)", self.model_name_or_path, device, use_fp16)
-
-    def _translate_batch(self, texts: list[str]) -> list[str]:
-        import torch
-
-        enc = self._tokenizer(texts, return_tensors="pt", padding=True, truncation=True, max_length=self.max_length).to(self.device)
-        with torch.inference_mode():
-            gen = self._model.generate(**enc, max_length=self.max_length, num_beams=self.num_beams)
-        return [txt.strip() for txt in self._tokenizer.batch_decode(gen, skip_special_tokens=True)]
-
-
-# --------------------------------------------------------------------------- CTranslate2
-
-
-class CTranslate2Translator(_LengthSortedBatches):
-    """A Marian (Opus-MT) model run by CTranslate2, converted once into ``cache_dir``, loaded lazily.
-
-    ``model_name_or_path`` is what :class:`MarianTranslator` takes (hub id or local directory);
-    :func:`medfc.healthfc.ct2_models.ensure_converted` converts it with CTranslate2's
-    ``TransformersConverter`` into ``cache_dir`` under a key of the model's fingerprint, the
-    ctranslate2 version and the quantization, so a changed model or a new ctranslate2 reconverts and
-    everything else reuses the conversion (a cache hit needs neither the transformers weights nor the
-    hub). ``compute_type="auto"`` is ``int8`` on the CPU and ``float16`` on CUDA (``float32`` where
-    the device supports neither); any CTranslate2 compute type can be named. The weights are stored
-    in that type. ``device`` is ``auto`` (CUDA when CTranslate2 sees a GPU), ``cpu``, ``cuda`` or
-    ``cuda:N``; ``intra_threads`` the CPU threads (0: CTranslate2's default).
-
-    Tokenization, truncation (``max_length`` source tokens), sorting by length, batches of
-    ``batch_size`` and decoding are those of :class:`MarianTranslator`. Decoding is CTranslate2's
-    ``translate_batch`` with ``beam_size=num_beams``; the output length limit matches transformers'
-    ``generate(max_length=…)``, which counts the decoder start token and, for models with a forced
-    end token (Opus-MT), forces ``</s>`` into the last place: at most ``max_length - 2`` tokens
-    (``max_length - 1`` without a forced end); like transformers (``min_length`` 0) it may end at
-    once (CTranslate2's own default is at least one token). Under greedy decoding (``num_beams=1``) with
-    ``compute_type="float32"`` the translations equal :class:`MarianTranslator`'s on the CPU; int8 and
-    float16 round the weights, so a near-tie between two tokens can fall the other way.
-    """
-
-    origin = "model"
-    bar_suffix = " (ct2)"
-
-    def __init__(
-        self,
-        model_name_or_path: str | os.PathLike,
-        cache_dir: str | os.PathLike,
-        device: str = "auto",
-        compute_type: str = "auto",
-        batch_size: int = 32,
-        max_length: int = 512,
-        num_beams: int = 4,
-        *,
-        name: str | None = None,
-        progress: bool = True,
-        local_files_only: bool | None = None,
-        intra_threads: int = 0,
-    ):
-        self.model_name_or_path = str(model_name_or_path)
-        self.name = name or self.model_name_or_path
-        self.cache_dir = Path(cache_dir)
-        self.device_request = device
-        self.compute_type_request = compute_type
-        self.batch_size = max(1, int(batch_size))
-        self.max_length = int(max_length)
-        self.num_beams = int(num_beams)
-        self.progress = progress
-        self.local_files_only = local_files_only
-        self.intra_threads = int(intra_threads)
-        self._translator: ctranslate2.Translator | None = None
-        self._tokenizer: PreTrainedTokenizerBase | None = None
-        self.device: str | None = None
-        self.compute_type: str | None = None
-        self.converted: ConvertedModel | None = None
-        """The :class:`~medfc.healthfc.ct2_models.ConvertedModel` once loaded (``.converted``: this
-        load converted it; False: a cache hit)."""
-        self.max_decoding_length = 0
-        self.n_batches = 0
-        self.n_sentences = 0
-
-    @property
-    def loaded(self) -> bool:
-        return self._translator is not None
-
-    @staticmethod
-    def resolve(device: str, compute_type: str) -> tuple[str, int, str]:
-        """(device, device index, compute type) for a request; ``auto`` resolved as the class says."""
-        import ctranslate2
-
-        if device == "auto":
-            device = "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
-            error = None if device == "cuda" else no_cuda_error("healthfc.translation.device auto", " to CTranslate2")
-            if error:
-                raise error
-        kind, _, index = device.partition(":")
-        if kind not in ("cpu", "cuda"):
-            raise ValueError(f"device {device!r}: expected auto, cpu, cuda or cuda:N")
-        if compute_type == "auto":
-            preferred = "float16" if kind == "cuda" else "int8"
-            compute_type = preferred if preferred in ctranslate2.get_supported_compute_types(kind) else "float32"
-        return kind, int(index or 0), compute_type
-
-    def load(self) -> None:
-        """Convert (when not cached) and load; raise :class:`ModelUnavailableError` on failure."""
-        if self._translator is not None:
-            return
-        from medfc.healthfc.ct2_models import ConversionError, ensure_converted
-
-        try:
-            import ctranslate2
-            from transformers import AutoTokenizer
-        except ImportError as exc:
-            raise ModelUnavailableError(f"the ctranslate2 backend needs the ctranslate2 package: {exc}") from exc
-        local_only = _local_files_only(self.local_files_only, self.model_name_or_path)
-        try:
-            device, index, compute_type = self.resolve(self.device_request, self.compute_type_request)
-            converted = ensure_converted(self.model_name_or_path, self.cache_dir, compute_type, local_files_only=local_only)
-            tokenizer = AutoTokenizer.from_pretrained(converted.tokenizer_dir, local_files_only=True)
-            translator = ctranslate2.Translator(str(converted.model_dir), device=device, device_index=index,
-                                                compute_type=compute_type, intra_threads=self.intra_threads)
-        except (ConversionError, OSError, ValueError, RuntimeError) as exc:
-            raise ModelUnavailableError(
-                f"cannot load translation model {self.model_name_or_path!r} with CTranslate2: {type(exc).__name__}: {exc}"
-            ) from exc
-        self.max_decoding_length = max(1, self.max_length - (2 if converted.manifest.get("forced_eos") else 1))
-        self._tokenizer, self._translator, self.converted = tokenizer, translator, converted
-        self.device, self.compute_type = device if device == "cpu" else f"cuda:{index}", compute_type
-        log.info("loaded %s with CTranslate2 on %s (%s, %s)", self.model_name_or_path, self.device, compute_type,
-                 "converted now" if converted.converted else "cached conversion")
-
-    def _translate_batch(self, texts: list[str]) -> list[str]:
-        tok = self._tokenizer
-        ids = tok(texts, truncation=True, max_length=self.max_length).input_ids
-        results = self._translator.translate_batch(
-            [tok.convert_ids_to_tokens(x) for x in ids], beam_size=self.num_beams,
-            max_decoding_length=self.max_decoding_length, min_decoding_length=0, max_input_length=0,
-        )
-        return [tok.decode(tok.convert_tokens_to_ids(res.hypotheses[0]), skip_special_tokens=True).strip() for res in results]
-
-
-# --------------------------------------------------------------------------- DeepL
-
-
-class DeepLTranslator:
-    """DeepL API v2 backend (optional). Not used unless configured; needs ``DEEPL_AUTH_KEY``.
-
-    Free-plan keys (ending in ``:fx``) go to api-free.deepl.com. 429 and 5xx responses and
-    connection errors are retried with exponential backoff; 456 (quota exceeded) and other 4xx fail.
-    """
-
-    origin = "deepl"
-
-    def __init__(
-        self,
-        auth_key: str | None = None,
-        *,
-        source_lang: str = "DE",
-        target_lang: str = "EN-US",
-        base_url: str | None = None,
-        session: requests.Session | None = None,
-        batch_size: int = 50,
-        retries: int = 4,
-        backoff_s: float = 1.0,
-        timeout_s: float = 60.0,
-        name: str = "deepl",
-    ):
-        key = auth_key if auth_key is not None else os.environ.get("DEEPL_AUTH_KEY", "")
-        if not key:
-            raise ModelUnavailableError("DeepL backend selected but DEEPL_AUTH_KEY is not set")
-        self.auth_key = key
-        self.base_url = (base_url or ("https://api-free.deepl.com" if key.endswith(":fx") else "https://api.deepl.com")).rstrip("/")
-        self.source_lang, self.target_lang = source_lang, target_lang
-        self.batch_size = max(1, min(int(batch_size), 50))
-        self.retries, self.backoff_s, self.timeout_s = int(retries), float(backoff_s), float(timeout_s)
-        self.name = name
-        from medfc.common.http import HttpClient
-
-        # the project's client: retries with backoff on 429/5xx and connection errors, honours Retry-After
-        self.http = HttpClient(cache_dir=None, rate=10.0, burst=5, user_agent="medfc", timeout=self.timeout_s,
-                               max_retries=self.retries, backoff=self.backoff_s, session=session)
-
-    def _post(self, texts: list[str]) -> list[str]:
-        from medfc.common.http import HttpError
-
-        payload = {"text": texts, "source_lang": self.source_lang, "target_lang": self.target_lang}
-        try:
-            data = self.http.post_json(f"{self.base_url}/v2/translate", payload,
-                                       headers={"Authorization": f"DeepL-Auth-Key {self.auth_key}"})
-        except HttpError as exc:  # 456 (quota exceeded) and other 4xx are not retried
-            raise DeepLError(f"DeepL request failed ({exc})") from exc
-        got = [t["text"] for t in data.get("translations", [])]
-        if len(got) != len(texts):
-            raise DeepLError(f"DeepL returned {len(got)} translations for {len(texts)} texts")
-        return got
-
-    def translate(self, texts: Sequence[str], on_batch: BatchCallback | None = None) -> list[str]:
-        out: list[str] = []
-        for i in range(0, len(texts), self.batch_size):
-            sources = list(texts[i : i + self.batch_size])
-            targets = self._post(sources)
-            out.extend(targets)
-            if on_batch is not None:
-                on_batch(sources, targets)
-        return out
 
 
 # --------------------------------------------------------------------------- memory-backed translation
@@ -506,34 +129,7 @@ def translate_with_memory(
     return translations, stats
 
 
-# ------------------------------------------------------------------------------- the stage's options
-
-
-@dataclass(frozen=True)
-class TranslateOptions(Options):
-    """The ``healthfc.translation`` section as the translation step uses it (its shipped memory files
-    and corrections are rule inputs), + ``memory`` (the working store under the cache, written by this
-    step alone), ``ct2_cache`` (the ctranslate2 backend's converted models, under the cache) and
-    ``splitter`` (``healthfc.sentences.base``)."""
-
-    backend: Literal["marian", "ctranslate2", "deepl"]
-    model: str
-    model_name: str | None
-    device: str
-    compute_type: str
-    batch_size: int
-    max_length: int
-    num_beams: int
-    progress: bool
-    memory: str
-    ct2_cache: str
-    """Where the ctranslate2 backend keeps its converted models (under the cache dir)."""
-    splitter: BaseSplitter
-
-    @property
-    def memory_key(self) -> str:
-        """The name translations are stored under in the memory (``model_name``, else ``model``)."""
-        return self.model_name or self.model
+# --------------------------------------------------------------------------- the configured backend
 
 
 def make_translator_factory(options: TranslateOptions) -> Callable[[], Translator]:

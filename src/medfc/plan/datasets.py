@@ -13,7 +13,6 @@ from medfc.clinifact import options as cf
 from medfc.common.options import NoOptions
 from medfc.healthfc import options as hfc
 from medfc.healthfc.crawl_options import CrawlOptions
-from medfc.healthfc.translate import TranslateOptions
 from medfc.plan import resources
 from medfc.plan.jobs import JobSpec, Planned, call, one_job
 from medfc.plan.layout import Layout, release_split_files
@@ -212,8 +211,9 @@ def dataset_jobs() -> list[JobSpec]:
         JobSpec("healthfc_crawl", options_class=CrawlOptions, options=call("healthfc_crawl_options"), inputs=call("crawl_inputs"),
                 planned=_healthfc_data("parse")),
         JobSpec("healthfc_parse", options_class=NoOptions, options=call("healthfc_parse_options"), planned=_healthfc_data("parse")),
-        JobSpec("healthfc_translate", options_class=TranslateOptions, options=call("healthfc_translate_options"), inputs=call("translation_inputs"),
-                resources=lambda plan, w: resources.translation_resources(plan), planned=_healthfc_data("translate")),
+        JobSpec("healthfc_translate", options_class=hfc.TranslateOptions, options=call("healthfc_translate_options"),
+                inputs=call("translation_inputs"), resources=lambda plan, w: resources.translation_resources(plan),
+                planned=_healthfc_data("translate")),
         JobSpec("healthfc_release", options_class=hfc.ReleaseOptions, options=call("healthfc_release_options"),
                 inputs=call("healthfc_release_inputs"),
                 planned=_healthfc_data("release")),

@@ -1,0 +1,253 @@
+"""The local DE→EN translation models: a Marian (Opus-MT) model, or any seq2seq model, run by transformers or by
+CTranslate2, loaded lazily on first use and batched through :class:`~medfc.healthfc.translators.LengthSortedBatches`.
+
+* :class:`MarianTranslator` — a local seq2seq model (MarianMT / opus-mt, or any
+  ``AutoModelForSeq2SeqLM``), loaded lazily on first use, batched with inputs sorted by length,
+  on the GPU in fp16 when one is available.
+* :class:`CTranslate2Translator` — the same Marian model run by CTranslate2: converted once into a
+  cache (:mod:`medfc.healthfc.ct2_models`), int8 on the CPU and float16 on CUDA by default, batched
+  the same way.
+
+See ``docs/translation.md``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from medfc.common.job import no_cuda_error
+from medfc.healthfc.translators import LengthSortedBatches, ModelUnavailableError
+
+if TYPE_CHECKING:  # the model libraries are loaded by a translator's load()
+    import ctranslate2
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+    from medfc.healthfc.ct2_models import ConvertedModel
+
+__all__ = ["CTranslate2Translator", "MarianTranslator"]
+
+log = logging.getLogger(__name__)
+
+
+def _resolve_device(device: str) -> str:
+    if device != "auto":
+        return device
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    error = no_cuda_error("healthfc.translation.device auto", f" to torch {torch.__version__}")
+    if error:
+        raise error
+    return "cpu"
+
+
+def _local_files_only(requested: bool | None, model: str) -> bool:
+    """``local_files_only`` for a model: as requested, else offline when HF_HUB_OFFLINE is set or the model
+    is a local directory."""
+    if requested is not None:
+        return requested
+    return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or Path(model).is_dir()
+
+
+class MarianTranslator(LengthSortedBatches):
+    """A local seq2seq translation model, loaded lazily.
+
+    ``model_name_or_path`` is a hub id (e.g. ``Helsinki-NLP/opus-mt-de-en``, needs the hub or its
+    local cache) or a local directory. ``device="auto"`` picks CUDA when available; on CUDA the
+    weights are cast to fp16. Inputs are translated in batches of ``batch_size`` after sorting by
+    length (fewer pad tokens), and returned in input order.
+    """
+
+    origin = "model"
+
+    def __init__(
+        self,
+        model_name_or_path: str | os.PathLike,
+        device: str = "auto",
+        batch_size: int = 32,
+        max_length: int = 512,
+        num_beams: int = 4,
+        *,
+        name: str | None = None,
+        fp16: bool | None = None,
+        progress: bool = True,
+        local_files_only: bool | None = None,
+    ):
+        self.model_name_or_path = str(model_name_or_path)
+        self.name = name or self.model_name_or_path
+        self.device_request = device
+        self.batch_size = max(1, int(batch_size))
+        self.max_length = int(max_length)
+        self.num_beams = int(num_beams)
+        self.fp16 = fp16
+        self.progress = progress
+        self.local_files_only = local_files_only
+        self._model: PreTrainedModel | None = None
+        self._tokenizer: PreTrainedTokenizerBase | None = None
+        self.device: str | None = None
+        self.n_batches = 0
+        self.n_sentences = 0
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def load(self) -> None:
+        """Load tokenizer and model (idempotent); raise :class:`ModelUnavailableError` on failure."""
+        if self._model is not None:
+            return
+        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+        local_only = _local_files_only(self.local_files_only, self.model_name_or_path)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(self.model_name_or_path, local_files_only=local_only)
+            model = AutoModelForSeq2SeqLM.from_pretrained(self.model_name_or_path, local_files_only=local_only)
+        except Exception as exc:  # hub unreachable, missing path, bad files: all mean "no model"
+            raise ModelUnavailableError(
+                f"cannot load translation model {self.model_name_or_path!r}: {type(exc).__name__}: {exc}"
+            ) from exc
+        device = _resolve_device(self.device_request)
+        use_fp16 = self.fp16 if self.fp16 is not None else device.startswith("cuda")
+        if use_fp16:
+            model = model.half()
+        model.to(device)
+        model.eval()
+        self._tokenizer, self._model, self.device = tokenizer, model, device
+        log.info("loaded %s on %s (fp16=%s)", self.model_name_or_path, device, use_fp16)
+
+    def _translate_batch(self, texts: list[str]) -> list[str]:
+        import torch
+
+        enc = self._tokenizer(texts, return_tensors="pt", padding=True, truncation=True, max_length=self.max_length).to(self.device)
+        with torch.inference_mode():
+            gen = self._model.generate(**enc, max_length=self.max_length, num_beams=self.num_beams)
+        return [txt.strip() for txt in self._tokenizer.batch_decode(gen, skip_special_tokens=True)]
+
+
+
+class CTranslate2Translator(LengthSortedBatches):
+    """A Marian (Opus-MT) model run by CTranslate2, converted once into ``cache_dir``, loaded lazily.
+
+    ``model_name_or_path`` is what :class:`MarianTranslator` takes (hub id or local directory);
+    :func:`medfc.healthfc.ct2_models.ensure_converted` converts it with CTranslate2's
+    ``TransformersConverter`` into ``cache_dir`` under a key of the model's fingerprint, the
+    ctranslate2 version and the quantization, so a changed model or a new ctranslate2 reconverts and
+    everything else reuses the conversion (a cache hit needs neither the transformers weights nor the
+    hub). ``compute_type="auto"`` is ``int8`` on the CPU and ``float16`` on CUDA (``float32`` where
+    the device supports neither); any CTranslate2 compute type can be named. The weights are stored
+    in that type. ``device`` is ``auto`` (CUDA when CTranslate2 sees a GPU), ``cpu``, ``cuda`` or
+    ``cuda:N``; ``intra_threads`` the CPU threads (0: CTranslate2's default).
+
+    Tokenization, truncation (``max_length`` source tokens), sorting by length, batches of
+    ``batch_size`` and decoding are those of :class:`MarianTranslator`. Decoding is CTranslate2's
+    ``translate_batch`` with ``beam_size=num_beams``; the output length limit matches transformers'
+    ``generate(max_length=…)``, which counts the decoder start token and, for models with a forced
+    end token (Opus-MT), forces ``</s>`` into the last place: at most ``max_length - 2`` tokens
+    (``max_length - 1`` without a forced end); like transformers (``min_length`` 0) it may end at
+    once (CTranslate2's own default is at least one token). Under greedy decoding (``num_beams=1``) with
+    ``compute_type="float32"`` the translations equal :class:`MarianTranslator`'s on the CPU; int8 and
+    float16 round the weights, so a near-tie between two tokens can fall the other way.
+    """
+
+    origin = "model"
+    bar_suffix = " (ct2)"
+
+    def __init__(
+        self,
+        model_name_or_path: str | os.PathLike,
+        cache_dir: str | os.PathLike,
+        device: str = "auto",
+        compute_type: str = "auto",
+        batch_size: int = 32,
+        max_length: int = 512,
+        num_beams: int = 4,
+        *,
+        name: str | None = None,
+        progress: bool = True,
+        local_files_only: bool | None = None,
+        intra_threads: int = 0,
+    ):
+        self.model_name_or_path = str(model_name_or_path)
+        self.name = name or self.model_name_or_path
+        self.cache_dir = Path(cache_dir)
+        self.device_request = device
+        self.compute_type_request = compute_type
+        self.batch_size = max(1, int(batch_size))
+        self.max_length = int(max_length)
+        self.num_beams = int(num_beams)
+        self.progress = progress
+        self.local_files_only = local_files_only
+        self.intra_threads = int(intra_threads)
+        self._translator: ctranslate2.Translator | None = None
+        self._tokenizer: PreTrainedTokenizerBase | None = None
+        self.device: str | None = None
+        self.compute_type: str | None = None
+        self.converted: ConvertedModel | None = None
+        """The :class:`~medfc.healthfc.ct2_models.ConvertedModel` once loaded (``.converted``: this
+        load converted it; False: a cache hit)."""
+        self.max_decoding_length = 0
+        self.n_batches = 0
+        self.n_sentences = 0
+
+    @property
+    def loaded(self) -> bool:
+        return self._translator is not None
+
+    @staticmethod
+    def resolve(device: str, compute_type: str) -> tuple[str, int, str]:
+        """(device, device index, compute type) for a request; ``auto`` resolved as the class says."""
+        import ctranslate2
+
+        if device == "auto":
+            device = "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
+            error = None if device == "cuda" else no_cuda_error("healthfc.translation.device auto", " to CTranslate2")
+            if error:
+                raise error
+        kind, _, index = device.partition(":")
+        if kind not in ("cpu", "cuda"):
+            raise ValueError(f"device {device!r}: expected auto, cpu, cuda or cuda:N")
+        if compute_type == "auto":
+            preferred = "float16" if kind == "cuda" else "int8"
+            compute_type = preferred if preferred in ctranslate2.get_supported_compute_types(kind) else "float32"
+        return kind, int(index or 0), compute_type
+
+    def load(self) -> None:
+        """Convert (when not cached) and load; raise :class:`ModelUnavailableError` on failure."""
+        if self._translator is not None:
+            return
+        from medfc.healthfc.ct2_models import ConversionError, ensure_converted
+
+        try:
+            import ctranslate2
+            from transformers import AutoTokenizer
+        except ImportError as exc:
+            raise ModelUnavailableError(f"the ctranslate2 backend needs the ctranslate2 package: {exc}") from exc
+        local_only = _local_files_only(self.local_files_only, self.model_name_or_path)
+        try:
+            device, index, compute_type = self.resolve(self.device_request, self.compute_type_request)
+            converted = ensure_converted(self.model_name_or_path, self.cache_dir, compute_type, local_files_only=local_only)
+            tokenizer = AutoTokenizer.from_pretrained(converted.tokenizer_dir, local_files_only=True)
+            translator = ctranslate2.Translator(str(converted.model_dir), device=device, device_index=index,
+                                                compute_type=compute_type, intra_threads=self.intra_threads)
+        except (ConversionError, OSError, ValueError, RuntimeError) as exc:
+            raise ModelUnavailableError(
+                f"cannot load translation model {self.model_name_or_path!r} with CTranslate2: {type(exc).__name__}: {exc}"
+            ) from exc
+        self.max_decoding_length = max(1, self.max_length - (2 if converted.manifest.get("forced_eos") else 1))
+        self._tokenizer, self._translator, self.converted = tokenizer, translator, converted
+        self.device, self.compute_type = device if device == "cpu" else f"cuda:{index}", compute_type
+        log.info("loaded %s with CTranslate2 on %s (%s, %s)", self.model_name_or_path, self.device, compute_type,
+                 "converted now" if converted.converted else "cached conversion")
+
+    def _translate_batch(self, texts: list[str]) -> list[str]:
+        tok = self._tokenizer
+        ids = tok(texts, truncation=True, max_length=self.max_length).input_ids
+        results = self._translator.translate_batch(
+            [tok.convert_ids_to_tokens(x) for x in ids], beam_size=self.num_beams,
+            max_decoding_length=self.max_decoding_length, min_decoding_length=0, max_input_length=0,
+        )
+        return [tok.decode(tok.convert_tokens_to_ids(res.hypotheses[0]), skip_special_tokens=True).strip() for res in results]

@@ -1,0 +1,81 @@
+"""What every DE→EN translation backend shares: the protocol it follows, the error of a model that cannot be
+loaded, and the batching loop of the local models.
+
+* :class:`Translator` — the protocol every backend follows (``name``, ``origin``, ``translate``); the
+  backends are :mod:`medfc.healthfc.marian` (the local models, run by transformers or CTranslate2) and
+  :mod:`medfc.healthfc.deepl`.
+* :class:`LengthSortedBatches` — the local models' :meth:`translate`: inputs sorted by length, batches of
+  ``batch_size``, each finished batch handed to the memory.
+
+See ``docs/translation.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+__all__ = ["BatchCallback", "LengthSortedBatches", "ModelUnavailableError", "Translator"]
+
+
+class ModelUnavailableError(RuntimeError):
+    """A translation model could not be loaded (hub unreachable, path missing, broken files)."""
+
+
+BatchCallback = Callable[[list[str], list[str]], None]
+"""``on_batch(sources, targets)``: one finished batch of a translator, in the order it was sent."""
+
+
+@runtime_checkable
+class Translator(Protocol):
+    name: str
+    """Model name used as the memory key."""
+    origin: str
+    """Memory origin for its output: "model" or "deepl"."""
+
+    def translate(self, texts: Sequence[str], on_batch: BatchCallback | None = None) -> list[str]:
+        """Translate ``texts`` in order; same length as the input. ``on_batch(sources, targets)``, when given,
+        is called after each batch with its texts and their translations (the memory writes them there, so
+        a kill loses at most the batch in flight). A translator whose ``translate`` takes no ``on_batch``
+        still works: its output is written once, at the end."""
+        ...
+
+
+class LengthSortedBatches:
+    """What the local model backends share: :meth:`translate` loads the model (the subclass's ``load``), sorts
+    the texts by length (fewer pad tokens), translates batches of ``batch_size`` through the subclass's
+    ``_translate_batch`` with a progress bar, hands each finished batch to ``on_batch`` (the memory's write),
+    counts batches and sentences, and returns them in input order."""
+
+    bar_suffix = ""
+    name: str
+    batch_size: int
+    progress: bool
+    n_batches: int
+    n_sentences: int
+
+    def translate(self, texts: Sequence[str], on_batch: BatchCallback | None = None) -> list[str]:
+        if not texts:
+            return []
+        self.load()
+        from tqdm.auto import tqdm
+
+        order = sorted(range(len(texts)), key=lambda i: (len(texts[i]), i), reverse=True)
+        out: list[str] = [""] * len(texts)
+        batches = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+        bar = tqdm(total=len(texts), desc=f"translate {Path(self.name).name}{self.bar_suffix}", unit="sent", disable=not self.progress)
+        try:
+            for idx in batches:
+                sources = [texts[i] for i in idx]
+                targets = self._translate_batch(sources)
+                for i, txt in zip(idx, targets, strict=True):
+                    out[i] = txt
+                if on_batch is not None:
+                    on_batch(sources, list(targets))
+                self.n_batches += 1
+                self.n_sentences += len(idx)
+                bar.update(len(idx))
+        finally:
+            bar.close()
+        return out
