@@ -444,10 +444,11 @@ class ExperimentsPlan:
                 "cache_dir": r["cache_dir"] or f"{self.config['cache_dir']}/healthfc/evidence", "source_options": own}
 
     def healthfc_score_options(self, lang: str, system: str) -> dict[str, Any]:
-        """The scoring keys a run's scores depend on (the evidence keys only for the evidence-selecting systems)."""
+        """The scoring keys a run's scores depend on (the evidence keys only for the evidence-selecting systems) and
+        the labels its system predicts (its record in :data:`~medfc.experiments.systems.REGISTRY`)."""
         sc = self.config["scoring"]
         evidence = {k: sc[k] for k in ("lambdas", "reported_lambda", "max_pred_evidence")} if system in EVIDENCE_SYSTEMS else None
-        return {"system": system, "lang": lang, "abstain": sc["abstain"], "evidence": evidence}
+        return {"system": system, "lang": lang, "labels": list(system_spec(system).labels), "abstain": sc["abstain"], "evidence": evidence}
 
     def healthfc_compared_systems(self) -> tuple[list[list[str]], list[str]]:
         run = set(self.healthfc_systems_run())

@@ -20,11 +20,13 @@ class EvidenceScoring(Options):
 
 @dataclass(frozen=True)
 class HealthFCScoreOptions(Options):
-    """The run's ``system`` and ``lang`` and the ``scoring`` keys its scores depend on: ``evidence`` for
-    the evidence-selecting systems (null for the others, so those keys never rerun them)."""
+    """The run's ``system`` and ``lang``, the ``labels`` its system predicts (its record's, given by the plan) and
+    the ``scoring`` keys its scores depend on: ``evidence`` for the evidence-selecting systems (null for the
+    others, so those keys never rerun them)."""
 
     system: str
     lang: Literal["en", "de"]
+    labels: tuple[str, ...]
     abstain: Literal["drop", "as_false", "as_true"]
     evidence: EvidenceScoring | None
 

@@ -20,7 +20,7 @@ from medfc.common.io import read_jsonl
 from medfc.common.jsontypes import JSONObject
 from medfc.common.report import SkipReport
 from medfc.scoring.options import EvidenceScoring
-from medfc.common.labels import BINARY_VERACITY_LABELS, CLINIFACT_LABELS, LOE_LABELS, NOT_ENOUGH_INFO, VERACITY_LABELS
+from medfc.common.labels import BINARY_VERACITY_LABELS, CLINIFACT_LABELS, NOT_ENOUGH_INFO
 from medfc.scoring import averitec, classification, medsnip
 
 
@@ -103,14 +103,13 @@ def fever_strict(records: Sequence[Mapping[str, object]]) -> dict[str, float | i
 
 
 
-def score_healthfc(records: Sequence[Mapping[str, object]], system: str, *, evidence: EvidenceScoring | None, abstain: str,
+def score_healthfc(records: Sequence[Mapping[str, object]], system: str, *, labels: Sequence[str], evidence: EvidenceScoring | None, abstain: str,
                    n_sentences: Mapping[str, int] | None = None,
                    metric: averitec.PairMetric | None = None) -> dict[str, object]:
-    """All scores of one HealthFC prediction file (one system, one fold): veracity P/R/F1; with
-    ``evidence`` (the evidence-selecting systems) also evidence selection, FEVER strict and AVeriTeC;
-    MedSNIP FF1 over the supported / refuted claims (not for level of evidence); the open_domain_* systems are
-    scored over their two classes, supported and refuted."""
-    labels = LOE_LABELS if system == "level_of_evidence" else BINARY_VERACITY_LABELS if system.startswith("open_domain_") else VERACITY_LABELS
+    """All scores of one HealthFC prediction file (one system, one fold): P/R/F1 over ``labels``, the classes its
+    system predicts (three verdicts; supported and refuted for the open-domain systems; the levels of evidence);
+    with ``evidence`` (the evidence-selecting systems) also evidence selection, FEVER strict and AVeriTeC;
+    MedSNIP FF1 over the supported / refuted claims where the system predicts verdicts."""
     gold = [str(r["label"]) for r in records]
     pred = [str(r["pred_label"]) for r in records]
     out: dict[str, object] = {"kind": "healthfc", "system": system, "n": len(records),
@@ -120,7 +119,7 @@ def score_healthfc(records: Sequence[Mapping[str, object]], system: str, *, evid
         out["fever"] = fever_strict(records)
         out["averitec"] = {**averitec.selection_scores(records, evidence.lambdas, evidence.max_pred_evidence, metric),
                            "reported_lambda": averitec.lambda_key(evidence.reported_lambda)}
-    if system != "level_of_evidence":
+    if set(BINARY_VERACITY_LABELS) <= set(labels):  # a verdict, not a level of evidence
         kept, g2, p2 = medsnip.healthfc_binary(records)
         out["medsnip"] = {**medsnip.binary_scores(g2, p2, abstain), "n_excluded_nei": len(records) - len(kept),
                           "nei_predictions": medsnip.healthfc_nei_predictions(records, abstain)}

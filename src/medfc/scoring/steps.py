@@ -34,7 +34,7 @@ def healthfc(inputs: StepFiles, outputs: StepFiles, options: HealthFCScoreOption
     ``scores`` (JSON) + ``report``."""
     report = SkipReport(f"scoring.healthfc.{options.system}")
     records = read_predictions(inputs["predictions"], report)
-    scores = score_healthfc(records, options.system, evidence=options.evidence, abstain=options.abstain,
+    scores = score_healthfc(records, options.system, labels=options.labels, evidence=options.evidence, abstain=options.abstain,
                             n_sentences=sentence_counts(inputs["dataset"], options.lang))
     return _write(scores, report, outputs)
 

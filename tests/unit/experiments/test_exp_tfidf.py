@@ -11,6 +11,7 @@ from medfc.experiments import clinifact as CF
 from medfc.experiments import healthfc as H
 from medfc.experiments.examples import Example
 from medfc.experiments.options import CliniFactTrainOptions, TfidfOptions
+from medfc.experiments.systems import system as system_spec
 from medfc.experiments.tfidf import fit_tfidf
 from tests.helpers.config import section
 from tests.helpers.experiment_data import healthfc_options
@@ -183,7 +184,7 @@ def test_the_retrieved_evidence_systems_read_the_first_k_snippets_of_their_sourc
     assert sorted(r["id"] for r in records) == sorted(expected)
     assert all(r["evidence"] == [f"{r['id']} snippet 1 {word[r['label']]}", f"{r['id']} snippet 2 {word[r['label']]}"] for r in records)
     assert {lab for r in records for lab in r["probs"]} == ({"SUPPORTED", "REFUTED"} if binary else {"SUPPORTED", "NOT ENOUGH INFO", "REFUTED"})
-    scores = score_healthfc(records, system, evidence=None, abstain="drop")
+    scores = score_healthfc(records, system, labels=system_spec(system).labels, evidence=None, abstain="drop")
     assert set(scores["veracity"]["per_class"]) == ({"SUPPORTED", "REFUTED"} if binary else {"SUPPORTED", "NOT ENOUGH INFO", "REFUTED"})
     with pytest.raises(ValueError, match="needs the evidence file of source"):
         H.run_fold(ds, folds, opts)

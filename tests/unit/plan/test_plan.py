@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from medfc.experiments.systems import ARTICLE_SYSTEMS, SYSTEMS
+from medfc.experiments.systems import system as system_spec
 from medfc.plan import Plan
 from medfc.plan.config_errors import ConfigError, plan_for
 from tests.helpers.config import SCHEMA, defaults
@@ -286,6 +287,10 @@ def test_a_retrieved_evidence_system_reads_its_sources_artifact_and_the_open_dom
     assert plan.healthfc_experiment_inputs("claims_only") == {}
     assert plan.healthfc_experiment_options("en", "tfidf", "retrieved_web", 0).to_mapping()["system_options"] == {"retrieved_top_k": 10, "val_fraction": 0.1}
     assert plan.healthfc_score_options("en", "open_domain_wikipedia")["evidence"] is None
+    # the labels a run is scored over are its system's record's (the scorer names no system)
+    assert plan.healthfc_score_options("en", "open_domain_wikipedia")["labels"] == ["SUPPORTED", "REFUTED"]
+    assert plan.healthfc_score_options("en", "level_of_evidence")["labels"] == list(system_spec("level_of_evidence").labels)
+    assert plan.healthfc_score_options("en", "oracle")["labels"] == ["SUPPORTED", "NOT ENOUGH INFO", "REFUTED"]
     assert plan.healthfc_retrieve_inputs("web") == {}
     assert plan.healthfc_retrieve_options("web") == {
         "source": "web", "lang": "en", "top_k": 10, "max_retries": 5, "max_share_without_evidence": 0, "progress": True, "cache_dir": "cache/healthfc/evidence",

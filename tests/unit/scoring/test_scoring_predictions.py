@@ -8,7 +8,7 @@ import json
 import pytest
 
 from medfc.common.io import read_json, write_jsonl
-from medfc.experiments.systems import LOE_LABELS
+from medfc.experiments.systems import LOE_LABELS, VERACITY_LABELS
 from medfc.scoring import averitec, steps
 from medfc.scoring.predictions import evidence_selection_scores, fever_strict, score_healthfc
 from tests.helpers.config import call_step, section
@@ -23,7 +23,7 @@ def _options(system, **evidence):
     """The scoring step's options as the rule passes them (evidence keys only for pipeline / joint)."""
     sc = section("scoring")
     ev = {**{k: sc[k] for k in ("lambdas", "reported_lambda", "max_pred_evidence")}, **evidence} if system in ("pipeline", "joint") else None
-    return {"system": system, "lang": "en", "abstain": sc["abstain"], "evidence": ev}
+    return {"system": system, "lang": "en", "labels": list(VERACITY_LABELS), "abstain": sc["abstain"], "evidence": ev}
 
 
 def _rec(i, label, pred, gold_ids, pred_ids, sents=("s0", "s1", "s2", "s3")):
@@ -80,10 +80,10 @@ def test_score_healthfc_file_with_medsnip_and_classification(tmp_path, monkeypat
 
 def test_score_non_selecting_and_level_of_evidence_systems(tmp_path):
     oracle = [dict(r, pred_evidence_ids=None) for r in RECORDS]
-    s = score_healthfc(oracle, "oracle", evidence=None, abstain="drop")
+    s = score_healthfc(oracle, "oracle", labels=VERACITY_LABELS, evidence=None, abstain="drop")
     assert "evidence" not in s and "fever" not in s and "averitec" not in s and "medsnip" in s
     loe = [{"id": "a", "label": "high", "pred_label": "low", "pred_evidence_ids": None}, {"id": "b", "label": "low", "pred_label": "low", "pred_evidence_ids": None}]
-    s = score_healthfc(loe, "level_of_evidence", evidence=None, abstain="drop")
+    s = score_healthfc(loe, "level_of_evidence", labels=LOE_LABELS, evidence=None, abstain="drop")
     assert s["veracity"]["confusion"]["labels"] == LOE_LABELS and s["veracity"]["accuracy"] == 0.5 and "medsnip" not in s
 
 
@@ -104,7 +104,7 @@ def test_healthfc_scores_say_how_the_not_enough_info_claims_were_predicted():
     recs = [_rec(0, "SUPPORTED", "SUPPORTED", [], []), _rec(1, "NOT ENOUGH INFO", "SUPPORTED", [], []),
             _rec(2, "NOT ENOUGH INFO", "REFUTED", [], []), _rec(3, "NOT ENOUGH INFO", "REFUTED", [], []),
             _rec(4, "NOT ENOUGH INFO", "NOT ENOUGH INFO", [], [])]
-    s = score_healthfc(recs, "oracle", evidence=None, abstain="drop")
+    s = score_healthfc(recs, "oracle", labels=VERACITY_LABELS, evidence=None, abstain="drop")
     nei = s["medsnip"]["nei_predictions"]
     assert s["medsnip"]["n_excluded_nei"] == 4 and s["medsnip"]["n"] == 1
     assert (nei["n"], nei["n_pred_true"], nei["n_pred_false"], nei["n_pred_none"]) == (4, 1, 2, 1)
