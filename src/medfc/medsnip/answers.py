@@ -37,6 +37,7 @@ from pathlib import Path
 from medfc.common.io import read_jsonl
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
+from medfc.medsnip.options import PrepareOptions
 from medfc.medsnip.records import Answer, Atom
 from medfc.scoring.medsnip import FALSE, TRUE, healthfc_label
 
@@ -144,6 +145,16 @@ def bench_answers(records: Iterable[Mapping[str, JSONValue]], report: SkipReport
 
 def load_bench(path: str | os.PathLike, report: SkipReport, splits: Iterable[str] = ()) -> list[Answer]:
     return bench_answers(read_records(path), report, splits)
+
+
+def bench_source(path: str | os.PathLike, report: SkipReport, options: PrepareOptions) -> list[Answer]:
+    """The loader of the answer source ``bench`` (:mod:`medfc.medsnip.sources`): the splits ``options`` keeps."""
+    return load_bench(path, report, options.splits)
+
+
+def healthfc_source(path: str | os.PathLike, report: SkipReport, options: PrepareOptions) -> list[Answer]:
+    """The loader of the answer source ``healthfc`` (:mod:`medfc.medsnip.sources`): the dataset has no splits to keep."""
+    return healthfc_answers(path, report)
 
 
 def healthfc_answers(path: str | os.PathLike, report: SkipReport) -> list[Answer]:

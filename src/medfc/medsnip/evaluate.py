@@ -26,6 +26,7 @@ from medfc.llm.base import Prices
 from medfc.medsnip import analysis
 from medfc.medsnip.options import ScoreOptions
 from medfc.medsnip.records import Answer, UnitFields, Verdict
+from medfc.medsnip.sources import ANSWER_SOURCES
 from medfc.scoring.medsnip import FALSE, Bootstrap, aggregate, binary_scores, clustered_paired_bootstrap, nei_counts, paired_bootstrap
 
 VerdictGroups = dict[tuple[str, str], list[Verdict]]
@@ -107,14 +108,20 @@ def _arm(recs: Sequence[Verdict], answers: Mapping[str, Answer], opts: ScoreOpti
     out: Arm = {"gold": [answers[aid]["label"] for aid in ids],
            "pred": [aggregate(per_answer.get(aid, []), opts.aggregation, opts.threshold_k) for aid in ids],
            "clusters": ids}
-    if any(a.get("source") == "healthfc" for a in answers.values()):
+    if any(_unlabelled_nei(a) for a in answers.values()):
         out["nei_pred"] = [aggregate(per_answer.get(aid, []), opts.aggregation, opts.threshold_k) for aid in _nei_ids(answers)]
     return out
 
 
+def _unlabelled_nei(answer: Answer) -> bool:
+    """Whether ``answer`` comes from a source whose answers without a label are NOT ENOUGH INFO claims (HealthFC's)."""
+    source = ANSWER_SOURCES.get(str(answer.get("source")))
+    return source is not None and source.unlabelled_nei
+
+
 def _nei_ids(answers: Mapping[str, Answer]) -> list[str]:
-    """The HealthFC NOT ENOUGH INFO claims among the answers (no label): verified, never scored."""
-    return [aid for aid, a in answers.items() if a.get("label") is None and a.get("source") == "healthfc"]
+    """The NOT ENOUGH INFO claims among the answers (no label, from such a source): verified, never scored."""
+    return [aid for aid, a in answers.items() if a.get("label") is None and _unlabelled_nei(a)]
 
 
 def _fidelity(answers: Mapping[str, Answer], units_by_mode: Mapping[str, Sequence[UnitFields]],

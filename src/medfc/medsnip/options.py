@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Annotated, Literal, get_args
 
 from medfc.common.llm_backends import BackendName, runs_locally
-from medfc.common.options import Options, OptionsError
+from medfc.common.options import OneOf, Options, OptionsError
+from medfc.medsnip.sources import answer_source, source_names
 
 Mode = Literal["atoms", "group", "direct", "human_atoms", "human_snippets"]
 Verifier = Literal["claim_only", "full_context", "retrieval"]
@@ -26,6 +27,8 @@ Gold = Literal["atomic", "general", "contextual"]
 
 MODES = get_args(Mode)
 LLM_MODES = ("atoms", "group", "direct")  # the modes a decomposer LLM makes (the others are the bench's own units)
+HUMAN_MODES = ("human_atoms", "human_snippets")  # a source's own human units (an answer source with human_units)
+GIVEN_ATOM_MODES = ("group",)  # the modes that may take a source's own atoms (medsnip.atoms_from: given)
 SEARCH_SOURCES = get_args(SearchSource)
 
 
@@ -69,7 +72,7 @@ class LLMOptions(MedsnipOptions):
 
 @dataclass(frozen=True)
 class PrepareOptions(MedsnipOptions):
-    source: Literal["healthfc", "bench"]
+    source: Annotated[str, OneOf(source_names)]  # a registered answer source (medfc.medsnip.sources)
     splits: tuple[str, ...]  # bench: splits kept (empty = all)
     rewrite_claims: bool  # healthfc: the claim question rewritten as the statement it asserts
     limit: int  # 0 = every answer
@@ -78,7 +81,9 @@ class PrepareOptions(MedsnipOptions):
     unit_cache_dir: str  # "" = no cache
 
     def _check(self, where: str) -> None:
-        if self.source == "healthfc" and self.rewrite_claims and self.llm is None:
+        if self.rewrite_claims and not answer_source(self.source).rewrites:
+            raise OptionsError(f"{where}.rewrite_claims: the answers of {self.source} are not rewritten")
+        if self.rewrite_claims and self.llm is None:
             raise OptionsError(f"{where}.llm: required when rewrite_claims is true")
 
 

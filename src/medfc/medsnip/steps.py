@@ -56,7 +56,6 @@ from medfc.common.options import Runtime
 from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
 from medfc.llm.base import Ledger
-from medfc.medsnip.answers import healthfc_answers, load_bench
 from medfc.medsnip.cache import UnitCache
 from medfc.medsnip.calls import LLMCallsFailed  # noqa: F401  (what the steps raise on failed calls)
 from medfc.medsnip.calls import check_failures, count_failures, make_llm
@@ -65,6 +64,7 @@ from medfc.medsnip.evaluate import evaluate, group_verdicts
 from medfc.medsnip.options import LLM_MODES, DecomposeOptions, PrepareOptions, ScoreOptions, TableOptions, VerifyOptions
 from medfc.medsnip.records import Answer, Unit
 from medfc.medsnip.search import CachedSearch, make_searchers
+from medfc.medsnip.sources import answer_source
 from medfc.medsnip.statements import rewrite_statements
 from medfc.medsnip.table import table_caption, table_rows
 from medfc.medsnip.verify import Verifier, check_outages
@@ -85,16 +85,13 @@ def _write_common(outputs: StepFiles, info: dict[str, object], report: SkipRepor
 
 def prepare(inputs: StepFiles, outputs: StepFiles, options: PrepareOptions, runtime: Runtime) -> dict[str, object]:
     report = SkipReport(f"medsnip-prepare-{options.source}")
-    if options.source == "bench":
-        answers = load_bench(inputs["source"], report, options.splits)
-    else:
-        answers = healthfc_answers(inputs["source"], report)
+    answers = answer_source(options.source).load()(inputs["source"], report, options)
     if options.limit and len(answers) > options.limit:
         report.exclude("beyond_limit", len(answers) - options.limit)
         answers = answers[: options.limit]
     info: dict[str, object] = {"source": options.source, "n_answers": len(answers),
                             "labels": dict(Counter(str(a["label"]) for a in answers))}
-    if options.source == "healthfc" and options.rewrite_claims:
+    if options.rewrite_claims:  # a source that rewrites (PrepareOptions checks it)
         assert options.llm is not None
         ledger = Ledger()
         info["rewrite"] = rewrite_statements(answers, make_llm(options.llm, ledger, runtime.threads), options, report, ledger)

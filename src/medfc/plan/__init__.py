@@ -23,6 +23,7 @@ from medfc.common import provenance
 from medfc.common.options import Options
 from medfc.experiments.aliases import ALIAS_HINT
 from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS
+from medfc.medsnip.sources import answer_source
 from medfc.plan import cluster, jobs, prerequisites
 from medfc.plan.datasets import DatasetsPlan, dataset_jobs
 from medfc.plan.experiments import HEALTHFC_WILDCARDS, TABLES, ExperimentsPlan, did_you_mean, experiment_jobs, layered
@@ -104,7 +105,7 @@ class Plan(DatasetsPlan, ExperimentsPlan, MedsnipPlan):
     def healthfc_data_planned(self) -> bool:
         """Whether the run builds the HealthFC dataset: its stage, a HealthFC experiment or MedSNIP on HealthFC."""
         return (self.stage_enabled("healthfc") or bool(self.stage_enabled("experiments") and self.healthfc_runs())
-                or (self.stage_enabled("medsnip") and "healthfc" in self.medsnip_datasets()))
+                or (self.stage_enabled("medsnip") and any(answer_source(d).healthfc_dataset for d in self.medsnip_datasets())))
 
     def clinifact_data_planned(self) -> bool:
         """Whether the run builds (or imports) the CliniFact pairs: its stage or a CliniFact experiment."""

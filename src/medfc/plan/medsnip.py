@@ -9,6 +9,8 @@ from typing import Any
 
 from medfc.common.llm_backends import runs_locally
 from medfc.medsnip.options import (
+    GIVEN_ATOM_MODES,
+    HUMAN_MODES,
     LLM_MODES,
     MODES,
     DecomposeOptions,
@@ -19,6 +21,7 @@ from medfc.medsnip.options import (
     TableOptions,
     VerifyOptions,
 )
+from medfc.medsnip.sources import ANSWER_SOURCES, answer_source
 from medfc.plan.experiments import layered
 from medfc.plan.jobs import Build, JobSpec, Planned, call
 from medfc.plan.layout import Layout
@@ -27,7 +30,7 @@ from medfc.plan.layout import Layout
 # the LLM layer, HTTP clients and pandas: imported by the methods that need them, only when the stage
 # is on, so that every Snakemake start does not pay for them.
 
-MEDSNIP_TITLES = {"healthfc": "HealthFC", "bench": "MedSNIP-Bench"}
+MEDSNIP_TITLES = {name: s.title for name, s in ANSWER_SOURCES.items()}  # each answer source's table title
 STATEMENT_PROMPTS = ["medsnip/healthfc_statement", "llm/json_repair"]
 MEDSNIP_WILDCARDS = {"dataset": "|".join(MEDSNIP_TITLES), "mode": "|".join(MODES), "verifier": r"[A-Za-z0-9][A-Za-z0-9_.+-]*"}
 
@@ -45,12 +48,13 @@ class MedsnipPlan:
         return f"{self.config['cache_dir']}/{sub}" if value is None else value
 
     def medsnip_datasets(self) -> list[str]:
-        return [d for d in MEDSNIP_TITLES if self.ms["datasets"][d]["enabled"]]
+        """The enabled answer sources (:data:`~medfc.medsnip.sources.ANSWER_SOURCES`, in its order)."""
+        return [d for d in ANSWER_SOURCES if self.ms["datasets"][d]["enabled"]]
 
     def medsnip_modes(self, dataset: str) -> list[str]:
-        """The decompositions of a dataset: the configured ones, plus the bench's own units."""
-        human = ["human_atoms", "human_snippets"] if dataset == "bench" and self.ms["datasets"]["bench"]["human_units"] else []
-        return list(self.ms["modes"]) + human
+        """The decompositions of a dataset: the configured ones, plus its own human units where it ships them."""
+        human = HUMAN_MODES if answer_source(dataset).human_units and self.ms["datasets"][dataset]["human_units"] else []
+        return list(self.ms["modes"]) + list(human)
 
     def medsnip_verifier(self, name: str) -> dict[str, Any]:
         for v in self.ms["verifiers"]:
@@ -68,7 +72,8 @@ class MedsnipPlan:
         return {"prompt_dir": self.ms["prompt_dir"], "unit_cache_dir": self.medsnip_cache(self.ms["unit_cache_dir"], "medsnip/units")}
 
     def medsnip_rewrites(self, dataset: str) -> bool:
-        return dataset == "healthfc" and self.ms["datasets"]["healthfc"]["rewrite_claims"]
+        """Whether a dataset's claims are rewritten as statements (a source that allows it, set in its section)."""
+        return answer_source(dataset).rewrites and self.ms["datasets"][dataset]["rewrite_claims"]
 
     def medsnip_prepare_options(self, dataset: str) -> dict[str, Any]:
         ds = self.ms["datasets"][dataset]
@@ -78,12 +83,13 @@ class MedsnipPlan:
 
     def medsnip_prepare_inputs(self, dataset: str) -> dict[str, str]:
         """What a dataset's answers are read from: the HealthFC dataset (built as needed) or the bench's file."""
-        source = self.layout.under("healthfc/dataset/healthfc.jsonl") if dataset == "healthfc" else self.ms["datasets"]["bench"]["path"]
+        source = self.layout.under("healthfc/dataset/healthfc.jsonl") if answer_source(dataset).healthfc_dataset else self.ms["datasets"][dataset]["path"]
         return {"source": source}
 
     def medsnip_decompose_options(self, dataset: str, mode: str) -> dict[str, Any]:
         ms = self.ms
-        return {"mode": mode, "atoms_from": ms["atoms_from"] if (dataset, mode) == ("bench", "group") else "extract",
+        given = answer_source(dataset).given_atoms and mode in GIVEN_ATOM_MODES
+        return {"mode": mode, "atoms_from": ms["atoms_from"] if given else "extract",
                 "fallback_whole_text": ms["fallback_whole_text"],
                 "llm": self.medsnip_llm(ms["decomposer"]) if mode in LLM_MODES else None, **self._medsnip_common()}
 
@@ -99,12 +105,12 @@ class MedsnipPlan:
                 "retrieval": self.medsnip_retrieval() if v["kind"] == "retrieval" else None, **self._medsnip_common()}
 
     def medsnip_score_options(self, dataset: str) -> dict[str, Any]:
-        bench = self.ms["datasets"]["bench"]
-        level, baseline = (bench["level"], bench["baseline_mode"]) if dataset == "bench" else ("answer", "atoms")
+        ds = self.ms["datasets"][dataset]
+        level, baseline = (ds["level"], ds["baseline_mode"]) if answer_source(dataset).own_level else ("answer", "atoms")
         return {"level": level, "baseline_mode": baseline, **self.ms["score"]}
 
     def medsnip_table_options(self, dataset: str) -> dict[str, Any]:
-        return {"title": MEDSNIP_TITLES[dataset]}
+        return {"title": answer_source(dataset).title}
 
     def medsnip_prompts(self, names: list[str]) -> dict[str, str]:
         """{prompt name: sha256 of its file}: in a rule's params, so editing a prompt reruns its rules."""
@@ -155,18 +161,19 @@ class MedsnipPlan:
         ms = self.ms
         datasets = self.medsnip_datasets()
         if not datasets:
-            raise ValueError("config: stages.medsnip is on but neither medsnip.datasets.healthfc.enabled nor medsnip.datasets.bench.enabled is true")
-        bench = ms["datasets"]["bench"]
-        if "bench" in datasets:
-            if not Path(bench["path"]).is_file():
-                raise ValueError(f"config: medsnip.datasets.bench.path {bench['path']!r} is not a file")
-            if bench["baseline_mode"] == "human_atoms" and not bench["human_units"]:
-                raise ValueError("config: medsnip.datasets.bench.baseline_mode is human_atoms but medsnip.datasets.bench.human_units is false")
+            raise ValueError("config: stages.medsnip is on but none of " + ", ".join(f"medsnip.datasets.{d}.enabled" for d in ANSWER_SOURCES)
+                             + " is true")
+        for name in datasets:
+            source, ds, key = answer_source(name), ms["datasets"][name], f"medsnip.datasets.{name}"
+            if not source.healthfc_dataset and not Path(ds["path"]).is_file():
+                raise ValueError(f"config: {key}.path {ds['path']!r} is not a file")
+            if source.own_level and ds["baseline_mode"] in HUMAN_MODES and not (source.human_units and ds["human_units"]):
+                raise ValueError(f"config: {key}.baseline_mode is {ds['baseline_mode']} but {key}.human_units is false")
         names = [v["name"] for v in ms["verifiers"]]
         if len(set(names)) < len(names):
             raise ValueError(f"config: medsnip.verifiers has repeated names {sorted(n for n in set(names) if names.count(n) > 1)}")
         roles = [("medsnip.decomposer", ms["decomposer"])]
-        if self.medsnip_rewrites("healthfc") and "healthfc" in datasets:
+        if any(self.medsnip_rewrites(d) for d in datasets):
             roles.append(("medsnip.rewriter", ms["rewriter"]))
         roles += [(f"medsnip.verifiers[{i}].llm", v["llm"]) for i, v in enumerate(ms["verifiers"])]
         checks: list[tuple[Any, dict[str, Any], str]] = [(LLMOptions, self.medsnip_llm(overrides), where) for where, overrides in roles]

@@ -197,7 +197,7 @@ def _llms(plan: Plan) -> Iterator[str | None]:
         return
     ms = config["medsnip"]
     roles = [("medsnip.decomposer", ms["decomposer"])]
-    if "healthfc" in plan.medsnip_datasets() and plan.medsnip_rewrites("healthfc"):
+    if any(plan.medsnip_rewrites(d) for d in plan.medsnip_datasets()):
         roles.append(("medsnip.rewriter", ms["rewriter"]))
     roles += [(f"medsnip.verifiers[{i}].llm", v.get("llm")) for i, v in enumerate(ms["verifiers"])]
     for where, overrides in roles:

@@ -1,0 +1,64 @@
+"""Where MedSNIP's answers come from, each source declared once (a registry of :class:`AnswerSource`): the
+plan (which sources run, the file a source's answers are read from, the modes, rewrites and scoring level it
+allows, the check of its section), the prepare step (its loader) and the scoring (which answers are verified
+but never scored) look a source up, never compare its name. Each source has its section
+``medsnip.datasets.<name>`` in the schema (``enabled``, ``limit`` and the keys its flags read). A light module:
+the plan reads it when Snakemake plans the DAG; a loader is imported when a job reads answers."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from medfc.common.report import SkipReport
+from medfc.medsnip.records import Answer
+
+Loader = Callable[[str, SkipReport, object], list[Answer]]  # (the answers' file, the step's report, its PrepareOptions) → answers
+
+
+@dataclass(frozen=True)
+class AnswerSource:
+    """One source of answers. ``loader``: ``"module:function"``, ``(path, report, options) → answers``.
+    ``healthfc_dataset``: its answers are the workflow's HealthFC dataset (built as needed), else the file its
+    section's ``path`` names. ``rewrites``: its claims may be rewritten as the statements they assert (its section's
+    ``rewrite_claims``). ``human_units``: it ships human units, the modes ``human_atoms`` and ``human_snippets``
+    (its section's ``human_units``). ``given_atoms``: the group mode may take its own atoms (``medsnip.atoms_from``).
+    ``own_level``: scored at its section's ``level`` against its ``baseline_mode`` (else per answer, against
+    atoms). ``unlabelled_nei``: its answers without a label are NOT ENOUGH INFO claims, verified but never scored."""
+
+    name: str
+    title: str
+    loader: str
+    healthfc_dataset: bool = False
+    rewrites: bool = False
+    human_units: bool = False
+    given_atoms: bool = False
+    own_level: bool = False
+    unlabelled_nei: bool = False
+
+    def load(self) -> Loader:
+        module, function = self.loader.split(":")
+        return getattr(importlib.import_module(module), function)
+
+
+ANSWER_SOURCES: dict[str, AnswerSource] = {
+    s.name: s for s in (
+        AnswerSource("healthfc", "HealthFC", "medfc.medsnip.answers:healthfc_source", healthfc_dataset=True, rewrites=True,
+                     unlabelled_nei=True),
+        AnswerSource("bench", "MedSNIP-Bench", "medfc.medsnip.answers:bench_source", human_units=True, given_atoms=True,
+                     own_level=True),
+    )
+}
+
+
+def answer_source(name: str) -> AnswerSource:
+    """The source called ``name``; an unknown one is a ValueError naming the known ones."""
+    try:
+        return ANSWER_SOURCES[name]
+    except KeyError:
+        raise ValueError(f"unknown MedSNIP answer source {name!r} ({' | '.join(ANSWER_SOURCES)})") from None
+
+
+def source_names() -> tuple[str, ...]:
+    return tuple(ANSWER_SOURCES)
