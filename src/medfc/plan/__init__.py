@@ -23,6 +23,7 @@ from medfc.common import provenance
 from medfc.common.options import Options
 from medfc.experiments.aliases import ALIAS_HINT
 from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS
+from medfc.experiments.systems import EVIDENCE_SYSTEMS
 from medfc.medsnip.sources import answer_source
 from medfc.plan import cluster, jobs, prerequisites
 from medfc.plan.datasets import DatasetsPlan, dataset_jobs
@@ -171,13 +172,14 @@ class Plan(DatasetsPlan, ExperimentsPlan, MedsnipPlan):
         """Settings the schema allows one by one but not together: stop at once, naming the keys."""
         config = self.config
         if self.healthfc_mode == "release" and self.stage_enabled("experiments"):
-            chosen = [s for s in ("pipeline", "joint") if s in self.healthfc_systems_run()]
+            chosen = [s for s in EVIDENCE_SYSTEMS if s in self.healthfc_systems_run()]  # the systems that select sentences
             if chosen:
+                selecting = " and ".join(EVIDENCE_SYSTEMS)
                 raise ValueError(
-                    "config: healthfc.dataset.mode is 'release', so the evidence-selection systems pipeline and joint "
+                    f"config: healthfc.dataset.mode is 'release', so the evidence-selection systems {selecting} "
                     "would only have the gold sentences to choose from and their evidence scores would be meaningless; "
-                    f"experiments.healthfc.systems (or .lang_systems) includes {' and '.join(chosen)}. Remove pipeline and "
-                    "joint from experiments.healthfc.systems (e.g. [oracle, claims_only, gold_explanations, level_of_evidence]) "
+                    f"experiments.healthfc.systems (or .lang_systems) includes {' and '.join(chosen)}. Remove {selecting} "
+                    "from experiments.healthfc.systems (e.g. [oracle, claims_only, gold_explanations, level_of_evidence]) "
                     "or use healthfc.dataset.mode crawl+release."
                 )
         if self.stage_enabled("experiments"):
