@@ -27,6 +27,15 @@ def fine_tune_options(model, save_dir, **kw) -> FineTuneOptions:
     return FineTuneOptions.from_mapping(section("experiments.clinifact.fine_tune", **{**tiny, "model": str(model), "save_dir": str(save_dir), **kw}))
 
 
+def test_the_training_config_takes_length_grouping_from_the_section(tmp_path):
+    """length_grouping and group_factor are keys of experiments.clinifact.fine_tune (defaults true and 50, the
+    values the loop had before they were keys), not constants of the options class."""
+    default = fine_tune_options("m", tmp_path).train_config()
+    assert (default.length_grouping, default.group_factor, default.eval_metric) == (True, 50, "val_loss")
+    plain = fine_tune_options("m", tmp_path, length_grouping=False, group_factor=7).train_config()
+    assert (plain.length_grouping, plain.group_factor) == (False, 7)
+
+
 def test_lora_fine_tuning_keeps_the_lowest_validation_loss_saves_adapters_only_and_predicts_like_zero_shot(clinifact_data, tiny_llama, tmp_path):
     opts = fine_tune_options(tiny_llama, tmp_path / "ck", predict_splits=["validation", "test"])
     records, info = FT.run_fine_tuned(clinifact_data, opts)
