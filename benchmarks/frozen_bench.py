@@ -51,7 +51,7 @@ import numpy as np
 import yaml
 from snakemake.utils import update_config, validate
 
-from medfc.experiments.clinifact import load_pairs, pair_example
+from medfc.experiments.clinifact_data import load_pairs, pair_example
 from medfc.experiments.embeddings import EmbeddingStore, FrozenEncoder, Recipe, text_digest
 from medfc.experiments.frozen import evidence_text
 from medfc.experiments.models import build_model

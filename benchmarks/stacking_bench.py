@@ -29,7 +29,7 @@ import numpy as np
 
 from medfc.common.labels import CLINIFACT_LABELS
 from medfc.common.report import SkipReport
-from medfc.experiments.clinifact import load_pairs, pair_example
+from medfc.experiments.clinifact_data import load_pairs, pair_example
 from medfc.experiments.ensemble import CliniFactInnerOptions, StackingOptions
 from medfc.experiments.models import build_model
 from medfc.experiments.options import CliniFactTrainOptions

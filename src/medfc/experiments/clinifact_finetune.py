@@ -4,7 +4,7 @@ OpenBioLLM-70B fine-tuned on the train split).
 Training
     A causal LM gets LoRA adapters (``peft``) on ``target_modules``; its base weights stay frozen (in
     ``precision``, or 4-bit NF4 with ``load_in_4bit`` — QLoRA through ``bitsandbytes``, CUDA only).
-    Each train pair is the zero-shot prompt (:data:`~medfc.experiments.clinifact_zero_shot.PROMPT`, trimmed the
+    Each train pair is the zero-shot prompt (:data:`~medfc.experiments.clinifact_prompts.PROMPT`, trimmed the
     same way) followed by the answer word of its gold label (TRUE / FALSE / NONE, the zero-shot mapping
     read backwards), tokenized exactly as the zero-shot scorer tokenizes an option after a prompt. The
     loss is the cross-entropy of the answer tokens alone (the prompt's tokens carry no loss).
@@ -14,7 +14,7 @@ Training
     copied for that, never the base.
 Prediction
     The kept model scores the three options after each prompt with the zero-shot scorer's own code
-    (:func:`~medfc.experiments.clinifact_zero_shot.score_pairs`): same options, same softmax, same mapping,
+    (:func:`~medfc.experiments.clinifact_prompts.score_pairs`): same options, same softmax, same mapping,
     same record format, system ``fine_tuned`` — so a fine-tuned row and the zero-shot row of the same
     model, and their McNemar–Bowker test, compare like with like.
 Saved
@@ -40,8 +40,8 @@ from medfc.common.io import atomic_directory
 from medfc.experiments.kept import keep_fitted
 from medfc.common.report import SkipReport
 from medfc.experiments.aliases import resolve_model
-from medfc.experiments.clinifact import Pair, _scores, load_pairs
-from medfc.experiments.clinifact_zero_shot import OPTION_TO_LABEL, answer_options, prompts_for, score_pairs
+from medfc.experiments.clinifact_data import Pair, load_pairs, scores_by_split
+from medfc.experiments.clinifact_prompts import OPTION_TO_LABEL, answer_options, prompts_for, score_pairs
 from medfc.experiments.options import FineTuneOptions
 from medfc.experiments.records import CardFields, CliniFactPrediction, RunInfo
 from medfc.experiments.training import Feature, move_to, set_seed, train
@@ -277,7 +277,7 @@ def run_fine_tuned(
         "predict_seconds": round(predict_seconds, 3),
         "saved": saved,
         "sizes": {k: len(v) for k, v in splits.items()},
-        "scores": {s: _scores([r for r in records if r["split"] == s]) for s in opts.predict_splits},
+        "scores": scores_by_split(records, opts.predict_splits),
         "skips": report.as_dict(),
     }
     return records, info

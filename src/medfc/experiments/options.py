@@ -252,6 +252,8 @@ class FineTuneOptions(Options):
     eval_batch_size: int
     grad_accum: int
     max_grad_norm: float
+    length_grouping: bool
+    group_factor: int
     max_prompt_tokens: int
     seed: int
     device: str
@@ -267,11 +269,13 @@ class FineTuneOptions(Options):
     save_dir: str | None
 
     def train_config(self) -> TrainConfig:
-        """The training loop's config: these keys, the lowest validation cross-entropy as the metric."""
+        """The training loop's config: these keys (length-grouped batches as the section says), the lowest
+        validation cross-entropy as the metric."""
         return TrainConfig(
             model=self.model, lr=self.lr, warmup_ratio=self.warmup_ratio, weight_decay=self.weight_decay,
             batch_size=self.batch_size, eval_batch_size=self.eval_batch_size, grad_accum=self.grad_accum, epochs=self.epochs,
             max_length=self.max_prompt_tokens, seed=self.seed, device=self.device, precision=self.precision,
             eval_metric="val_loss", max_steps=self.max_steps, max_examples=self.max_examples, max_grad_norm=self.max_grad_norm,
-            length_grouping=True, group_factor=50, progress=self.progress, class_weights="none", early_stopping_patience=None,
+            length_grouping=self.length_grouping, group_factor=self.group_factor, progress=self.progress, class_weights="none",
+            early_stopping_patience=None,
         )

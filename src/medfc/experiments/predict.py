@@ -25,7 +25,7 @@ output line is ``{"id", "label", "probabilities": {label: p}}`` (the label of th
 the probabilities of the model's labels, summing to 1; pipeline and joint add ``evidence_ids``), in input order. A row that lacks a field its
 system needs, or that is not a JSON object, is skipped and counted; the counts are printed at the end
 (and written with ``--report``). The inputs are built by the same code as in training (the system's
-``reads`` from the registry, CliniFact's :func:`~medfc.experiments.clinifact.pair_example`, the
+``reads`` from the registry, CliniFact's :func:`~medfc.experiments.clinifact_data.pair_example`, the
 zero-shot prompt and scorer for adapters), so a kept model sees a new claim as it saw its test claims.
 """
 
@@ -51,7 +51,7 @@ from medfc.experiments.records import ModelCard, PredictedRow
 if TYPE_CHECKING:  # the systems and models load with the kept model's kind
     import argparse
 
-    from medfc.experiments.clinifact import Pair
+    from medfc.experiments.clinifact_data import Pair
     from medfc.experiments.examples import Claim, Example
     from medfc.experiments.joint import FittedJoint
     from medfc.experiments.models import FittedModel
@@ -205,7 +205,7 @@ def healthfc_example(card: ModelCard, rid: str, row: Mapping[str, JSONValue]) ->
 
 
 def clinifact_pair(rid: str, row: Mapping[str, JSONValue]) -> Pair:
-    from medfc.experiments.clinifact import Pair
+    from medfc.experiments.clinifact_data import Pair
 
     return Pair(rid, text(row.get("claim")), text(row.get("title")), text(row.get("abstract")), None)
 
@@ -268,7 +268,7 @@ def predict_joint(fitted: FittedJoint, card: ModelCard, rows: Sequence[tuple[str
 def predict_fitted(fitted: FittedModel, card: ModelCard, rows: Sequence[tuple[str, Row]]) -> list[PredictedRow]:
     """The records of a fitted discriminative model (any kind) on the rows."""
     if card["dataset"] == "clinifact":
-        from medfc.experiments.clinifact import pair_example
+        from medfc.experiments.clinifact_data import pair_example
 
         examples = [pair_example(clinifact_pair(rid, row), bool(card.get("include_title", True))) for rid, row in rows]
     else:
@@ -284,13 +284,13 @@ def predict_adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str,
     """The fine-tuned CliniFact system: the base causal LM (``base_model``, else the card's, else the one
     ``adapter_config.json`` names) with the kept LoRA adapters, scoring TRUE / FALSE / NONE after the zero-shot
     prompt exactly as the fine-tuned system's own predictions are scored
-    (:func:`~medfc.experiments.clinifact_zero_shot.score_pairs`)."""
+    (:func:`~medfc.experiments.clinifact_prompts.score_pairs`)."""
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from medfc.common.device import resolve_device
     from medfc.experiments.aliases import resolve_model
-    from medfc.experiments.clinifact_zero_shot import score_pairs
+    from medfc.experiments.clinifact_prompts import score_pairs
     from medfc.llm.local import TransformersLM, load_dtype
 
     name = base_model or card.get("model")

@@ -28,7 +28,7 @@ class HealthFCPrediction(TypedDict):
 
 
 class CliniFactPrediction(TypedDict):
-    """One claim-abstract pair of a CliniFact run (:func:`medfc.experiments.clinifact.prediction_record`)."""
+    """One claim-abstract pair of a CliniFact run (:func:`medfc.experiments.clinifact_data.prediction_record`)."""
 
     id: str
     split: str

@@ -119,10 +119,10 @@ def clinifact_inner_cv(train_csv: str | os.PathLike, validation_csv: str | os.Pa
                        threads: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The member's out-of-fold predictions over CliniFact's train + validation pairs (:func:`clinifact_inner_cv_pairs`
     on the split files)."""
-    from medfc.experiments import clinifact
+    from medfc.experiments.clinifact_data import load_pairs
 
     report = SkipReport("clinifact-inner")
-    splits = {"train": clinifact.load_pairs(train_csv, report), "validation": clinifact.load_pairs(validation_csv, report)}
+    splits = {"train": load_pairs(train_csv, report), "validation": load_pairs(validation_csv, report)}
     records, info = clinifact_inner_cv_pairs(splits, options, threads=threads)
     info["skips"] = report.as_dict()
     return records, info
@@ -134,7 +134,7 @@ def clinifact_inner_cv_pairs(splits: Mapping[str, Sequence[Any]], options: Clini
     by the member fit (as :func:`medfc.experiments.clinifact.run_discriminative` fits it) on the train and
     validation pairs of the other parts. Records as a run's, ``split`` their own split, ``inner_fold`` added."""
     from medfc.common.labels import CLINIFACT_LABELS
-    from medfc.experiments import clinifact
+    from medfc.experiments.clinifact_data import pair_example, prediction_record
     from medfc.experiments.models import build_model
 
     run = options.run
@@ -146,15 +146,15 @@ def clinifact_inner_cv_pairs(splits: Mapping[str, Sequence[Any]], options: Clini
     started = time.perf_counter()
     for k in range(options.inner.inner_folds):
         def examples(split: str) -> list:
-            return [clinifact.pair_example(p, run.include_title) for p in splits[split] if part[p.id] != k]
+            return [pair_example(p, run.include_title) for p in splits[split] if part[p.id] != k]
 
         held = [(s, p) for s, p in pool if part[p.id] == k]
         train_ex, val_ex = examples("train"), examples("validation")
         log.info("CliniFact inner part %d/%d: %d train, %d validation, %d predicted", k + 1, options.inner.inner_folds, len(train_ex),
                  len(val_ex), len(held))
         fitted = model.fit(train_ex, CLINIFACT_LABELS, val_ex or None, checkpoint_dir=None, trim="left", desc=f"clinifact/inner{k}")
-        probs = fitted.probs([clinifact.pair_example(p, run.include_title) for _, p in held], desc=f"clinifact/inner{k}/predict")
-        recs = [{**clinifact.prediction_record(p, s, "discriminative", CLINIFACT_LABELS, pr), "inner_fold": k} for (s, p), pr in zip(held, probs)]
+        probs = fitted.probs([pair_example(p, run.include_title) for _, p in held], desc=f"clinifact/inner{k}/predict")
+        recs = [{**prediction_record(p, s, "discriminative", CLINIFACT_LABELS, pr), "inner_fold": k} for (s, p), pr in zip(held, probs)]
         records.extend(recs)
         parts.append({"inner_fold": k, "n_train": len(train_ex), "n_validation": len(val_ex), "n_predicted": len(recs),
                       "scores": _scores(recs, CLINIFACT_LABELS)})

@@ -68,35 +68,38 @@ def clinifact_experiment(inputs: StepFiles, outputs: StepFiles, options: CliniFa
     """Fit a discriminative model of any kind on CliniFact train (what it chooses, chosen on validation),
     predict ``predict_splits``."""
     from medfc.experiments import clinifact
+    from medfc.experiments.clinifact_data import write_predictions
 
     records, info = clinifact.run_discriminative(inputs["train"], inputs["validation"], inputs["test"], options, threads=runtime.threads)
     info["provenance"] = job_record()
     info["model_config_name"] = options.train.model
-    clinifact.write_predictions(outputs["predictions"], outputs["info"], records, info)
+    write_predictions(outputs["predictions"], outputs["info"], records, info)
     return info
 
 
 def clinifact_zero_shot(inputs: StepFiles, outputs: StepFiles, options: ZeroShotOptions, runtime: Runtime) -> RunInfo:
     """Zero-shot TRUE / FALSE / NONE scoring of a causal LM on the CliniFact splits."""
-    from medfc.experiments import clinifact, clinifact_zero_shot
+    from medfc.experiments import clinifact_zero_shot
+    from medfc.experiments.clinifact_data import write_predictions
 
     records, info = clinifact_zero_shot.run_zero_shot({s: inputs[s] for s in options.splits}, options, threads=runtime.threads)
     info["provenance"] = job_record()
     info["model_config_name"] = options.model
-    clinifact.write_predictions(outputs["predictions"], outputs["info"], records, info)
+    write_predictions(outputs["predictions"], outputs["info"], records, info)
     return info
 
 
 def clinifact_fine_tune(inputs: StepFiles, outputs: StepFiles, options: FineTuneOptions, runtime: Runtime) -> RunInfo:
     """LoRA fine-tuning of a causal LM on CliniFact train (the lowest validation cross-entropy kept), its
     predictions scored as zero-shot (system ``fine_tuned``)."""
-    from medfc.experiments import clinifact, clinifact_finetune
+    from medfc.experiments import clinifact_finetune
+    from medfc.experiments.clinifact_data import write_predictions
 
     splits = dict.fromkeys(("train", "validation", *options.predict_splits))
     records, info = clinifact_finetune.run_fine_tuned({s: inputs[s] for s in splits}, options, threads=runtime.threads)
     info["provenance"] = job_record()
     info["model_config_name"] = options.model
-    clinifact.write_predictions(outputs["predictions"], outputs["info"], records, info)
+    write_predictions(outputs["predictions"], outputs["info"], records, info)
     return info
 
 
@@ -127,12 +130,13 @@ def healthfc_inner_cv(inputs: StepFiles, outputs: StepFiles, options: HealthFCIn
 
 def clinifact_inner_cv(inputs: StepFiles, outputs: StepFiles, options: CliniFactInnerOptions, runtime: Runtime) -> RunInfo:
     """A CliniFact member's out-of-fold predictions over train + validation (a stacked ensemble's input)."""
-    from medfc.experiments import clinifact, stacking
+    from medfc.experiments import stacking
+    from medfc.experiments.clinifact_data import write_predictions
 
     records, info = stacking.clinifact_inner_cv(inputs["train"], inputs["validation"], options, threads=runtime.threads)
     info["provenance"] = job_record()
     info["model_config_name"] = options.run.train.model
-    clinifact.write_predictions(outputs["predictions"], outputs["info"], records, info)
+    write_predictions(outputs["predictions"], outputs["info"], records, info)
     return info
 
 

@@ -11,6 +11,8 @@ from transformers import AutoTokenizer
 
 from medfc.common.report import SkipReport
 from medfc.experiments import clinifact as CF
+from medfc.experiments import clinifact_data as CD
+from medfc.experiments import clinifact_prompts as CP
 from medfc.experiments import clinifact_zero_shot as ZS
 from medfc.experiments.options import CliniFactTrainOptions, ZeroShotOptions
 from medfc.llm.local import TransformersLM
@@ -24,7 +26,7 @@ def zero_shot_options(tmp_path, **kw) -> ZeroShotOptions:
 
 
 def test_load_pairs_maps_codes_and_skips_bad_rows(clinifact_data, tmp_path):
-    pairs = CF.load_pairs(clinifact_data["train"])
+    pairs = CD.load_pairs(clinifact_data["train"])
     assert [p.label for p in pairs[:3]] == ["evidence", "inconclusive", "NEI"]  # codes 1, 0, 2
     assert pairs[0].id == "1000" and pairs[0].title.startswith("a randomized trial")
     df = pd.read_csv(clinifact_data["test"], dtype=str, keep_default_na=False)
@@ -34,14 +36,14 @@ def test_load_pairs_maps_codes_and_skips_bad_rows(clinifact_data, tmp_path):
     bad = tmp_path / "bad.csv"
     rows.to_csv(bad, index=False)
     report = SkipReport("t")
-    assert len(CF.load_pairs(bad, report)) == 1
+    assert len(CD.load_pairs(bad, report)) == 1
     assert report.reasons() == {"duplicate_id": 1, "missing_abstract": 1, "unknown_label": 1}
 
 
 def test_discriminative_trims_abstract_start_and_predicts_test(clinifact_data, train_cfg, tmp_path):
     options = CliniFactTrainOptions(train_cfg.replace(epochs=2), include_title=True, predict_splits=("test",), checkpoint_dir=str(tmp_path / "ck"))
     records, info = CF.run_discriminative(clinifact_data["train"], clinifact_data["validation"], clinifact_data["test"], options)
-    test = CF.load_pairs(clinifact_data["test"])
+    test = CD.load_pairs(clinifact_data["test"])
     assert [r["id"] for r in records] == [p.id for p in test]
     assert {r["split"] for r in records} == {"test"}
     for r, p in zip(records, test):
@@ -57,8 +59,8 @@ def test_clinifact_example_keeps_title_and_abstract_end(clinifact_data, tiny_ber
     from medfc.experiments.classifier import make_features
 
     tok = AutoTokenizer.from_pretrained(tiny_bert)
-    pair = max(CF.load_pairs(clinifact_data["train"]), key=lambda p: len(p.abstract))
-    feat = make_features(tok, [CF.pair_example(pair)], CF.CLINIFACT_LABELS, 64, trim="left")[0]
+    pair = max(CD.load_pairs(clinifact_data["train"]), key=lambda p: len(p.abstract))
+    feat = make_features(tok, [CD.pair_example(pair)], CF.CLINIFACT_LABELS, 64, trim="left")[0]
     text = tok.decode(feat["input_ids"], skip_special_tokens=True).replace(" .", ".").replace(" :", ":")
     assert len(feat["input_ids"]) == 64
     assert "a randomized trial of exercise in patients with blood pressure" in text
@@ -67,13 +69,13 @@ def test_clinifact_example_keeps_title_and_abstract_end(clinifact_data, tiny_ber
 
 def test_fit_prompt_trims_abstract_from_its_start(clinifact_data, tiny_gpt2):
     tok = AutoTokenizer.from_pretrained(tiny_gpt2)
-    pair = max(CF.load_pairs(clinifact_data["train"]), key=lambda p: len(p.abstract))
-    prompt, cut = ZS.fit_prompt(pair, tok, 150)
+    pair = max(CD.load_pairs(clinifact_data["train"]), key=lambda p: len(p.abstract))
+    prompt, cut = CP.fit_prompt(pair, tok, 150)
     assert cut and len(tok(prompt)["input_ids"]) <= 150
-    assert pair.claim in prompt and prompt.endswith(ZS.PROMPT.split("{abstract}")[1].format())
+    assert pair.claim in prompt and prompt.endswith(CP.PROMPT.split("{abstract}")[1].format())
     assert "CONCLUSIONS: the result was significant." in prompt and "BACKGROUND" not in prompt
-    short, cut2 = ZS.fit_prompt(pair, tok, 100000)
-    assert not cut2 and short == ZS.build_prompt(pair)
+    short, cut2 = CP.fit_prompt(pair, tok, 100000)
+    assert not cut2 and short == CP.build_prompt(pair)
 
 
 def test_zero_shot_local_scores_the_three_options(clinifact_data, tiny_gpt2, tmp_path):
@@ -83,8 +85,8 @@ def test_zero_shot_local_scores_the_three_options(clinifact_data, tiny_gpt2, tmp
     assert info["options"] == {"TRUE": "evidence", "FALSE": "inconclusive", "NONE": "NEI"}
     scorer = TransformersLM(str(tiny_gpt2), device="cpu")
     tok = scorer.tokenizer
-    pair = CF.load_pairs(clinifact_data["test"])[0]
-    prompt, _ = ZS.fit_prompt(pair, tok, 292)
+    pair = CD.load_pairs(clinifact_data["test"])[0]
+    prompt, _ = CP.fit_prompt(pair, tok, 292)
     import torch
 
     with torch.no_grad():

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from medfc.experiments import clinifact as CF
+from medfc.experiments import clinifact_data as CD
+from medfc.experiments import clinifact_prompts as CP
 from medfc.experiments import clinifact_zero_shot as ZS
 from medfc.experiments import clinifact_finetune as FT
 from medfc.common.device import Placement
@@ -26,6 +27,15 @@ def fine_tune_options(model, save_dir, **kw) -> FineTuneOptions:
     return FineTuneOptions.from_mapping(section("experiments.clinifact.fine_tune", **{**tiny, "model": str(model), "save_dir": str(save_dir), **kw}))
 
 
+def test_the_training_config_takes_length_grouping_from_the_section(tmp_path):
+    """length_grouping and group_factor are keys of experiments.clinifact.fine_tune (defaults true and 50, the
+    values the loop had before they were keys), not constants of the options class."""
+    default = fine_tune_options("m", tmp_path).train_config()
+    assert (default.length_grouping, default.group_factor, default.eval_metric) == (True, 50, "val_loss")
+    plain = fine_tune_options("m", tmp_path, length_grouping=False, group_factor=7).train_config()
+    assert (plain.length_grouping, plain.group_factor) == (False, 7)
+
+
 def test_lora_fine_tuning_keeps_the_lowest_validation_loss_saves_adapters_only_and_predicts_like_zero_shot(clinifact_data, tiny_llama, tmp_path):
     opts = fine_tune_options(tiny_llama, tmp_path / "ck", predict_splits=["validation", "test"])
     records, info = FT.run_fine_tuned(clinifact_data, opts)
@@ -34,7 +44,7 @@ def test_lora_fine_tuning_keeps_the_lowest_validation_loss_saves_adapters_only_a
     losses = info["val_loss"]
     assert len(losses) == 4 and info["train"]["epochs_run"] == 4
     model, tok, _ = FT.load_lora_model(opts, torch.device("cpu"))
-    feats, _ = FT.answer_features(CF.load_pairs(clinifact_data["validation"]), tok, opts.max_prompt_tokens)
+    feats, _ = FT.answer_features(CD.load_pairs(clinifact_data["validation"]), tok, opts.max_prompt_tokens)
     collate = FT.LeftPadCollator(tok.pad_token_id)
     before = FT.validation_loss(model, feats, collate, 8, Placement.resolve("cpu", "fp32"))
     assert min(losses) < before - 1.0  # training lowered it (the random model starts near log(vocabulary size))
@@ -60,22 +70,22 @@ def test_lora_fine_tuning_keeps_the_lowest_validation_loss_saves_adapters_only_a
 
     # predictions: the zero-shot record format (same keys, labels, option mapping), system fine_tuned
     assert [r["split"] for r in records] == ["validation"] * 6 + ["test"] * 6
-    test = CF.load_pairs(clinifact_data["test"])
+    test = CD.load_pairs(clinifact_data["test"])
     assert [r["id"] for r in records if r["split"] == "test"] == [p.id for p in test]
     zs, zs_info = ZS.run_zero_shot(clinifact_data, ZeroShotOptions.from_mapping(section(
         "experiments.clinifact.zero_shot", model=str(tiny_llama), device="cpu", max_prompt_tokens=120, cache_dir=str(tmp_path / "c"))))
     assert info["options"] == zs_info["options"] == {"TRUE": "evidence", "FALSE": "inconclusive", "NONE": "NEI"}
     for r in records:
         assert set(r) == set(zs[0]) and r["system"] == "fine_tuned"
-        assert list(r["probs"]) == list(zs[0]["probs"]) == CF.CLINIFACT_LABELS
+        assert list(r["probs"]) == list(zs[0]["probs"]) == CD.CLINIFACT_LABELS
         assert sum(r["probs"].values()) == pytest.approx(1.0, abs=1e-5)
         assert r["pred_label"] == max(r["probs"], key=r["probs"].get)
     # the same scorer as zero-shot: the reloaded adapters score the test prompts to the same probabilities
     scorer = ZS.TransformersLM.from_loaded("tiny", reloaded, tok, batch_size=4)
-    again, _, _ = ZS.score_pairs(scorer, tok, test, "test", "fine_tuned", opts.max_prompt_tokens, 4, SkipReport("t"))
+    again, _, _ = CP.score_pairs(scorer, tok, test, "test", "fine_tuned", opts.max_prompt_tokens, 4, SkipReport("t"))
     ours = [r for r in records if r["split"] == "test"]
     for a, b in zip(again, ours):
-        assert [a["probs"][k] for k in CF.CLINIFACT_LABELS] == pytest.approx([b["probs"][k] for k in CF.CLINIFACT_LABELS], abs=1e-4)
+        assert [a["probs"][k] for k in CD.CLINIFACT_LABELS] == pytest.approx([b["probs"][k] for k in CD.CLINIFACT_LABELS], abs=1e-4)
     assert info["scores"]["test"]["accuracy"] == pytest.approx(np.mean([r["label"] == r["pred_label"] for r in ours]))
 
 
@@ -83,7 +93,7 @@ def test_the_answer_is_the_only_target(clinifact_data, tiny_llama):
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(tiny_llama)
-    pairs = CF.load_pairs(clinifact_data["train"])[:3]
+    pairs = CD.load_pairs(clinifact_data["train"])[:3]
     feats, trimmed = FT.answer_features(pairs, tok, 120)
     assert trimmed == 3  # the long abstracts are trimmed as zero-shot trims them
     for p, f in zip(pairs, feats):

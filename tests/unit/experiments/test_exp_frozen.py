@@ -16,6 +16,7 @@ import pytest
 
 from medfc.common.options import OptionsError
 from medfc.experiments import clinifact as CF
+from medfc.experiments import clinifact_data as CD
 from medfc.experiments import healthfc as H
 from medfc.experiments.embeddings import EmbeddingStore, EmbedStats, Recipe, text_digest
 from medfc.experiments.examples import Example
@@ -189,12 +190,12 @@ def test_clinifact_keeps_the_abstracts_end_and_its_title(clinifact_data, tiny_be
     options = CliniFactTrainOptions(frozen_options(tiny_bert, tmp_path / "emb", evidence_length=32, C_grid=[1.0]), include_title=True,
                                     predict_splits=("validation", "test"), checkpoint_dir=None)
     records, info = CF.run_discriminative(clinifact_data["train"], clinifact_data["validation"], clinifact_data["test"], options, threads=1)
-    test = CF.load_pairs(clinifact_data["test"])
+    test = CD.load_pairs(clinifact_data["test"])
     assert [r["id"] for r in records if r["split"] == "test"] == [p.id for p in test]
     assert all(r["pred_label"] == max(r["probs"], key=r["probs"].get) for r in records)
     assert info["train"]["evidence_side"] == "tail" and info["train"]["n_train"] == 18  # system: an abstract's end; refit on train + validation
     assert info["encode"]["truncated"] > 0 and info["config"]["model"] == f"frozen:{tiny_bert}"
-    pair = CF.pair_example(test[0])
+    pair = CD.pair_example(test[0])
     assert evidence_text(pair) == f"{test[0].title}. {test[0].abstract}"
 
 

@@ -13,6 +13,7 @@ import pytest
 from medfc.cli import main
 from medfc.common.labels import CLINIFACT_LABELS, EVIDENCE_LABELS, VERACITY_LABELS
 from medfc.experiments import clinifact as CF
+from medfc.experiments import clinifact_data as CD
 from medfc.experiments import healthfc as H
 from medfc.experiments.kept import CARD, find_model_dir, read_card
 from medfc.experiments.options import CliniFactTrainOptions, TfidfOptions
@@ -142,7 +143,7 @@ def test_kept_encoder_clinifact_discriminative_predicts_without_its_base_model(c
     assert card["kind"] == "encoder" and card["labels"] == list(CLINIFACT_LABELS) and (ck / card["checkpoint"]).is_file()
     assert card["model"] == str(tiny_bert)
 
-    test = CF.load_pairs(clinifact_data["test"])
+    test = CD.load_pairs(clinifact_data["test"])
     rows = [{"id": p.id, "claim": p.claim, "title": p.title, "abstract": p.abstract} for p in test[:3]]
     rows.insert(1, {"id": "no-abstract", "claim": test[0].claim, "title": "t"})
     # the base model's files are not needed: the kept folder holds the config, tokenizer and weights
@@ -180,7 +181,7 @@ def test_kept_lora_adapters_predict_as_the_fine_tuned_system(clinifact_data, tin
     card = read_card(adapters)
     assert card["kind"] == "lora" and card["model"] == str(tiny_llama) and card["options"]["max_prompt_tokens"] == 120
 
-    test = CF.load_pairs(clinifact_data["test"])
+    test = CD.load_pairs(clinifact_data["test"])
     rows = [{"id": p.id, "claim": p.claim, "title": p.title, "abstract": p.abstract} for p in test[:2]] + [{"id": "x", "abstract": "a"}]
     out = tmp_path / "pred.jsonl"
     assert predict(adapters, write_jsonl(tmp_path / "c.jsonl", rows), out) == 0
@@ -216,7 +217,7 @@ def test_kept_gbm_and_frozen_clinifact_models_predict_as_trained(kind, clinifact
     options = CliniFactTrainOptions(train, include_title=True, predict_splits=("test",), checkpoint_dir=str(ck))
     records, _ = CF.run_discriminative(clinifact_data["train"], clinifact_data["validation"], clinifact_data["test"], options)
     assert read_card(ck)["kind"] == kind and (ck / "model.pkl").is_file()
-    test = CF.load_pairs(clinifact_data["test"])
+    test = CD.load_pairs(clinifact_data["test"])
     rows = [{"id": p.id, "claim": p.claim, "title": p.title, "abstract": p.abstract} for p in test]
     out = tmp_path / "pred.jsonl"
     assert predict(ck, write_jsonl(tmp_path / "c.jsonl", rows), out) == 0

@@ -166,7 +166,7 @@ class ToyOptions(C.CliniFactRunnerOptions):
 
 def toy_run(inputs: StepFiles, options: ToyOptions, runtime: Runtime) -> tuple[Sequence[CliniFactPrediction], RunInfo]:
     """Answer ``options.answer`` for the first ``max_examples`` test pairs, with ``confidence`` on it."""
-    from medfc.experiments.clinifact import load_pairs, prediction_record
+    from medfc.experiments.clinifact_data import load_pairs, prediction_record
 
     pairs = load_pairs(str(inputs["test"]))[: options.max_examples]
     rest = (1 - options.confidence) / (len(CLINIFACT_LABELS) - 1)

@@ -23,7 +23,7 @@ from medfc.experiments import kept as kept_module
 from medfc.experiments import models as models_module
 from medfc.experiments import options as options_module
 from medfc.experiments import predict as predict_module
-from medfc.experiments.clinifact import load_pairs
+from medfc.experiments.clinifact_data import load_pairs
 from medfc.experiments.examples import Example
 from medfc.experiments.keeper import Keeper
 from medfc.experiments.kept import CARD, keep_fitted, keepers, load_fitted, read_card

@@ -7,7 +7,7 @@ A module holds the system's options class (a frozen dataclass derived from
 ``experiments.clinifact.<section>``'s, plus ``model`` and the paths its record asks for) and its runner,
 ``run(inputs, options, runtime) -> (records, info)``: the splits its record's ``inputs`` names, its options, the
 job's threads and log → one :class:`~medfc.experiments.records.CliniFactPrediction` per pair (``system``: its
-name; :func:`medfc.experiments.clinifact.prediction_record` makes one) and its run's info. The generic step
+name; :func:`medfc.experiments.clinifact_data.prediction_record` makes one) and its run's info. The generic step
 ``experiments.steps:clinifact_system`` writes both, with the job's provenance. The plan imports the module to
 check a job's options before any job runs, so it imports its libraries (torch, transformers, pandas) inside
 ``run``, never at its top; the step's code version covers the module (its rule's ``step``).

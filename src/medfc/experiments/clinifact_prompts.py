@@ -1,0 +1,118 @@
+"""The prompt of the generative CliniFact systems and the scoring of its answer options, shared by the
+zero-shot system (:mod:`medfc.experiments.clinifact_zero_shot`), the fine-tuned one
+(:mod:`medfc.experiments.clinifact_finetune`) and ``medfc predict`` with kept adapters.
+
+A causal LM reads :data:`PROMPT` (our wording of the paper's Table 7 description: claim + abstract, answer
+with one of TRUE / FALSE / NONE) and the answer is the most probable of the options, scored as the (summed)
+log-probability of each option's tokens after the prompt. Mapping (from the paper's label definitions):
+TRUE → evidence (the abstract states there is evidence for the claim), FALSE → inconclusive (the abstract
+reports the comparison but does not establish the claim), NONE → NEI (the abstract says nothing about it).
+An abstract too long for the prompt's budget is trimmed from its start, at a token boundary.
+
+A light module (numpy and the LLM layer's client interface; no torch): the scorer is any
+:class:`medfc.llm.base.LLMClient`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from medfc.common.labels import CLINIFACT_CODES
+from medfc.common.report import SkipReport
+from medfc.common.tokens import token_ids
+from medfc.experiments.clinifact_data import Pair, prediction_record
+from medfc.experiments.records import CliniFactPrediction
+from medfc.llm.base import LLMClient
+
+OPTION_TO_LABEL = {"TRUE": CLINIFACT_CODES[1], "FALSE": CLINIFACT_CODES[0], "NONE": CLINIFACT_CODES[2]}
+ANSWER_OPTIONS = tuple(OPTION_TO_LABEL)  # TRUE, FALSE, NONE
+
+PROMPT = (
+    "You are an expert in clinical research. Read the clinical research claim and the abstract of a "
+    "publication, and decide what the abstract says about the claim.\n"
+    "Answer TRUE if the abstract states that there is evidence for the claim (a statistically "
+    "significant result that establishes it), FALSE if the abstract reports the comparison but the "
+    "result is inconclusive, or NONE if the abstract does not provide information about the claim.\n\n"
+    "Claim: {claim}\n\n"
+    "Title: {title}\n\n"
+    "Abstract: {abstract}\n\n"
+    "Answer (TRUE, FALSE or NONE):"
+)
+
+
+def build_prompt(p: Pair, abstract: str | None = None) -> str:
+    """:data:`PROMPT` for the pair, with ``abstract`` in place of its own when given (a trimmed one)."""
+    return PROMPT.format(claim=p.claim, title=p.title, abstract=p.abstract if abstract is None else abstract)
+
+
+def fit_prompt(p: Pair, tokenizer, max_tokens: int) -> tuple[str, bool]:
+    """The prompt, with the abstract trimmed from its start (at a token boundary) until the whole
+    prompt has at most ``max_tokens`` tokens.  Returns (prompt, whether it was trimmed)."""
+    prompt = build_prompt(p)
+    n = len(token_ids(tokenizer, prompt))
+    if n <= max_tokens:
+        return prompt, False
+    enc = tokenizer.backend_tokenizer.encode(p.abstract, add_special_tokens=False)
+    offsets = [o for o in enc.offsets]
+    drop = n - max_tokens
+    abstract = p.abstract
+    for _ in range(5):
+        if drop >= len(offsets):
+            abstract = ""
+            break
+        abstract = p.abstract[offsets[drop][0] :]
+        prompt = build_prompt(p, abstract)
+        n = len(token_ids(tokenizer, prompt))
+        if n <= max_tokens:
+            return prompt, True
+        drop += n - max_tokens
+    return build_prompt(p, abstract), True
+
+
+def _softmax(logp: np.ndarray) -> np.ndarray:
+    finite = np.isfinite(logp)
+    if not finite.any():
+        return np.full_like(logp, 1.0 / len(logp))
+    m = logp[finite].max()
+    e = np.where(finite, np.exp(logp - m), 0.0)
+    return e / e.sum()
+
+
+def answer_options() -> dict[str, str]:
+    """Each answer option → the label it means (TRUE → evidence, FALSE → inconclusive, NONE → NEI)."""
+    return {o: OPTION_TO_LABEL[o] for o in ANSWER_OPTIONS}
+
+
+def prompts_for(pairs: Sequence[Pair], tokenizer, max_prompt_tokens: int) -> tuple[list[str], int]:
+    """The prompts of ``pairs`` (abstracts trimmed to ``max_prompt_tokens`` less room for the answer when a
+    tokenizer is known) and how many were trimmed."""
+    prompts, trimmed = [], 0
+    for p in pairs:
+        if tokenizer is not None:
+            prompt, cut = fit_prompt(p, tokenizer, max_prompt_tokens - 8)
+            trimmed += cut
+        else:
+            prompt = build_prompt(p)
+        prompts.append(prompt)
+    return prompts, trimmed
+
+
+def score_pairs(scorer: LLMClient, tokenizer, pairs: Sequence[Pair], split: str, system: str, max_prompt_tokens: int,
+                batch_size: int, report: SkipReport) -> tuple[list[CliniFactPrediction], int, int]:
+    """One record per pair: the options' log-probabilities after the prompt, softmaxed over the three
+    options (the zero-shot and the fine-tuned generative systems alike); a pair none of whose options
+    came back gets no prediction. Returns (records, prompts trimmed, pairs without any option)."""
+    labels = list(answer_options().values())
+    prompts, trimmed = prompts_for(pairs, tokenizer, max_prompt_tokens)
+    logp = scorer.score_options(prompts, ANSWER_OPTIONS, batch_size)
+    records, no_option = [], 0
+    for p, row in zip(pairs, logp):
+        if not np.isfinite(row).any():
+            no_option += 1
+            report.count("no_option_in_top_logprobs")
+            records.append(prediction_record(p, split, system, labels, None))
+        else:
+            records.append(prediction_record(p, split, system, labels, _softmax(row)))
+    return records, trimmed, no_option

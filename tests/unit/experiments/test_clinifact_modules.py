@@ -1,0 +1,79 @@
+"""The CliniFact runners share what they share through lower modules (issue 44): the pairs, records and scores
+(``clinifact_data``), the prompt and the scoring of its options (``clinifact_prompts``). No runner module imports
+another (imports inside functions too), and none of them or the shared modules imports a private name of
+another module."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+EXPERIMENTS = Path(__file__).resolve().parents[3] / "src" / "medfc" / "experiments"
+PACKAGE = "medfc.experiments"
+RUNNERS = ("clinifact", "clinifact_zero_shot", "clinifact_finetune")
+SHARED = ("clinifact_data", "clinifact_prompts")
+
+
+def runner_modules() -> dict[str, Path]:
+    """The runner modules by dotted name: the three systems with rules of their own and every module of the
+    package ``clinifact_runners`` (its systems with a runner of their own)."""
+    modules = {f"{PACKAGE}.{name}": EXPERIMENTS / f"{name}.py" for name in RUNNERS}
+    for path in sorted((EXPERIMENTS / "clinifact_runners").glob("*.py")):
+        if path.stem != "__init__":
+            modules[f"{PACKAGE}.clinifact_runners.{path.stem}"] = path
+    return modules
+
+
+def imported(path: Path) -> list[tuple[str, str | None]]:
+    """Every import of the module at ``path``, at its top or inside a function: ``(module, name)`` per imported
+    name (``name`` ``None`` for ``import module``)."""
+    found: list[tuple[str, str | None]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found.extend((alias.name, None) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{path.name}: a relative import"
+            found.extend((node.module or "", alias.name) for alias in node.names)
+    return found
+
+
+def names_module(module: str, name: str | None, target: str) -> bool:
+    """Whether ``from module import name`` (or ``import module``) reaches the module ``target``."""
+    return module == target or module.startswith(target + ".") or (name is not None and f"{module}.{name}" == target)
+
+
+def test_the_runner_list_holds_the_modules_it_names():
+    assert all(path.is_file() for path in runner_modules().values())
+    assert all((EXPERIMENTS / f"{name}.py").is_file() for name in SHARED)
+
+
+@pytest.mark.parametrize("runner", sorted(runner_modules()))
+def test_no_clinifact_runner_imports_another(runner):
+    others = [m for m in runner_modules() if m != runner]
+    crossing = [f"{module}:{name}" for module, name in imported(runner_modules()[runner])
+                for other in others if names_module(module, name, other)]
+    assert crossing == [], f"{runner} imports another runner; move what they share to {', '.join(SHARED)}"
+
+
+@pytest.mark.parametrize("module", sorted([*runner_modules(), *(f"{PACKAGE}.{name}" for name in SHARED)]))
+def test_no_private_name_crosses_a_module(module):
+    path = {**runner_modules(), **{f"{PACKAGE}.{name}": EXPERIMENTS / f"{name}.py" for name in SHARED}}[module]
+    private = [f"{source}:{name}" for source, name in imported(path)
+               if source.startswith("medfc") and name is not None and name.startswith("_")]
+    assert private == []
+
+
+def test_the_shared_modules_import_no_runner():
+    for name in SHARED:
+        crossing = [f"{module}:{imp}" for module, imp in imported(EXPERIMENTS / f"{name}.py")
+                    for runner in runner_modules() if names_module(module, imp, runner)]
+        assert crossing == [], name
+
+
+def test_an_import_of_a_runner_is_found_in_each_form():
+    target = f"{PACKAGE}.clinifact"
+    assert names_module(PACKAGE, "clinifact", target) and names_module(target, "run_discriminative", target)
+    assert names_module(target, None, target)
+    assert not names_module(f"{PACKAGE}.clinifact_data", "load_pairs", target) and not names_module(PACKAGE, "clinifact_data", target)
