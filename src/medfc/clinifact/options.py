@@ -1,36 +1,20 @@
 """The options of the CliniFact dataset steps (:mod:`medfc.clinifact.steps`), one class per step, in a light
 module (no pandas, no numpy): the plan builds them when Snakemake plans the DAG (:meth:`medfc.plan.Plan.job_options`)
-and the job receives what it serialised."""
+and the job receives what it serialised. The studies' (:class:`StudiesOptions`) are declared beside the registry of
+the sources they name, :mod:`medfc.clinifact.studies_sources`, and are one of them here."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
 
+from medfc.clinifact.studies_sources import StudiesOptions  # declared beside the sources it names
 from medfc.common.options import Options
 
+__all__ = ["AbstractsOptions", "ClaimsOptions", "DiffOptions", "PairsOptions", "ReleaseOptions", "Significance", "StatsOptions",
+           "StudiesOptions"]
+
 Significance = Literal["<=", "<"]  # how a primary outcome's p-value is compared with alpha (clinifact.claims.significance)
-
-
-@dataclass(frozen=True)
-class StudiesOptions(Options):
-    """``clinifact.studies`` (less ``bulk_zip``, an input) + ``cache_dir`` and ``user_agent``."""
-
-    source: Literal["bulk_zip", "api"]
-    bulk_url: str
-    apply_filter: bool
-    limit: int | None
-    max_member_bytes: int
-    api_url: str
-    page_size: int
-    max_pages: int | None
-    requests_per_minute: float
-    status_filter: str
-    advanced_filter: str
-    fields: str | None
-    progress: bool
-    cache_dir: str
-    user_agent: str
 
 
 @dataclass(frozen=True)

@@ -12,49 +12,28 @@ from datetime import date
 from pathlib import Path
 
 from medfc.clinifact import claims as claims_mod
-from medfc.clinifact import ctgov, export, pairs, release, stats
+from medfc.clinifact import export, pairs, release, stats
 from medfc.clinifact import diff as cdiff
 from medfc.clinifact.options import AbstractsOptions, ClaimsOptions, DiffOptions, PairsOptions, ReleaseOptions, StatsOptions, StudiesOptions
+from medfc.clinifact.studies_sources import studies_source
 from medfc.common.diff import render_markdown, write_diff
 from medfc.common.embeddings import Embedder, TransformersEmbedder
 from medfc.common.hf_card import front_matter, relative_files
 from medfc.common.io import read_json, read_jsonl, write_jsonl, write_table
 from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
-from medfc.common.sources import download_once
 
 log = logging.getLogger(__name__)
 
 
-
-
-
-
-
-
-
 def fetch_studies(inputs: StepFiles, outputs: StepFiles, options: StudiesOptions) -> int:
-    """Studies from the bulk zip (``source: bulk_zip``, input ``zip`` or ``bulk_url``) or the search API
-    (``source: api``) → ``studies`` (gzipped JSONL) + ``report`` (+ ``excluded``: the nctId and reason of every
-    study the bulk zip's filter left out; empty for the search API, whose filter runs on the server)."""
+    """Studies from the source ``options.source`` names (looked up in
+    :data:`~medfc.clinifact.studies_sources.STUDIES_SOURCES`: the bulk zip, ``bulk_zip``, input ``zip`` or
+    ``bulk_url``; the search API, ``api``) → ``studies`` (gzipped JSONL) + ``report`` (+ ``excluded``: the nctId
+    and reason of every study the bulk zip's filter left out; empty for the search API, whose filter runs on the
+    server)."""
     report = SkipReport("clinifact.fetch_studies")
-    cache = Path(options.cache_dir)
-    progress = options.progress
-    if options.source == "bulk_zip":
-        zip_path = inputs.get("zip")
-        if not zip_path:
-            http = ctgov.ctgov_client(None, requests_per_minute=options.requests_per_minute, user_agent=options.user_agent)
-            zip_path, _ = download_once(options.bulk_url, cache / "ctgov_bulk.zip", http, progress=progress)  # kept only when whole
-        n = ctgov.read_bulk_zip(zip_path, outputs["studies"], report=report, apply_filter=options.apply_filter, limit=options.limit, progress=progress,
-                                excluded_path=outputs.get("excluded"), max_member_bytes=options.max_member_bytes)
-    else:
-        http = ctgov.ctgov_client(cache / "ctgov_pages", requests_per_minute=options.requests_per_minute, user_agent=options.user_agent)
-        params = ctgov.search_params(page_size=options.page_size, status_filter=options.status_filter,
-                                     advanced_filter=options.advanced_filter, fields=options.fields)
-        state = outputs.get("state") or cache / "ctgov_search_state.json"
-        n = ctgov.fetch_search(outputs["studies"], http, params, state, url=options.api_url, max_pages=options.max_pages, report=report, progress=progress)
-        if outputs.get("excluded"):
-            write_jsonl(outputs["excluded"], [])  # the search's own filter leaves studies out unseen: none to list
+    n = studies_source(options.source).fetch(inputs, outputs, options, report)
     report.write(outputs["report"])
     log.info("fetch_studies: %d studies written to %s", n, outputs["studies"])
     return n

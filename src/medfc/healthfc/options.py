@@ -1,6 +1,8 @@
 """The options of the HealthFC dataset steps (:mod:`medfc.healthfc.steps`) but the crawl's (those are
 :mod:`medfc.healthfc.crawl_options`), in a light module (no pandas, no numpy, no model library): the plan builds them when Snakemake plans the DAG
-(:meth:`medfc.plan.Plan.job_options`) and the job receives what it serialised."""
+(:meth:`medfc.plan.Plan.job_options`) and the job receives what it serialised. The translation step's
+(:class:`TranslateOptions`) is declared beside the registry of the backends it names,
+:mod:`medfc.healthfc.translation_backends`, and is one of them here."""
 
 from __future__ import annotations
 
@@ -10,33 +12,10 @@ from typing import Any, Literal
 from medfc.common.options import Options, OptionsError
 from medfc.common.search_sources import source_names
 from medfc.healthfc.sentences import BaseSplitter
+from medfc.healthfc.translation_backends import TranslateOptions  # declared beside the backends it names
 
-
-@dataclass(frozen=True)
-class TranslateOptions(Options):
-    """The ``healthfc.translation`` section as the translation step uses it (its shipped memory files
-    and corrections are rule inputs), + ``memory`` (the working store under the cache, written by this
-    step alone), ``ct2_cache`` (the ctranslate2 backend's converted models, under the cache) and
-    ``splitter`` (``healthfc.sentences.base``)."""
-
-    backend: Literal["marian", "ctranslate2", "deepl"]
-    model: str
-    model_name: str | None
-    device: str
-    compute_type: str
-    batch_size: int
-    max_length: int
-    num_beams: int
-    progress: bool
-    memory: str
-    ct2_cache: str
-    """Where the ctranslate2 backend keeps its converted models (under the cache dir)."""
-    splitter: BaseSplitter
-
-    @property
-    def memory_key(self) -> str:
-        """The name translations are stored under in the memory (``model_name``, else ``model``)."""
-        return self.model_name or self.model
+__all__ = ["AlignOptions", "DatasetOptions", "DiffOptions", "FoldsOptions", "ReleaseOptions", "RetrieveOptions", "StatsOptions",
+           "TranslateOptions"]
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 * :func:`translate_with_memory` — corrections first, then memory hits; only the rest reach the
   translator, which is created (and its model loaded) only when something is missing.
-* :func:`make_translator_factory` — the backend the options name (:mod:`medfc.healthfc.marian`'s local models,
+* :func:`make_translator_factory` — the backend the options name, looked up in the registry
+  :mod:`medfc.healthfc.translation_backends` (:mod:`medfc.healthfc.marian`'s local models,
   :mod:`medfc.healthfc.deepl`), as a factory called only then.
 * :func:`translate_articles` — the step's work: articles split into sentences, their texts and their claims'
   translated through the memory, and where each translation came from.
@@ -19,12 +20,11 @@ from collections.abc import Callable, Sequence
 from typing import TypedDict
 
 import medfc
-from medfc.healthfc.deepl import DeepLTranslator
-from medfc.healthfc.marian import CTranslate2Translator, MarianTranslator
 from medfc.healthfc.options import TranslateOptions
 from medfc.healthfc.records import ArticleRecord, ClaimRecord
 from medfc.healthfc.sentences import article_sentence_records
 from medfc.healthfc.tm import Corrections, TranslationMemory, normalize_key
+from medfc.healthfc.translation_backends import translation_backend
 from medfc.healthfc.translators import ModelUnavailableError, Translator
 
 __all__ = [
@@ -133,26 +133,15 @@ def translate_with_memory(
 
 
 def make_translator_factory(options: TranslateOptions) -> Callable[[], Translator]:
-    """A factory for the configured backend; nothing is created (or loaded) until it is called."""
-    if options.backend == "marian":
-        def marian() -> Translator:
-            return MarianTranslator(options.model, device=options.device, batch_size=options.batch_size, max_length=options.max_length,
-                                    num_beams=options.num_beams, name=options.memory_key, progress=options.progress)
+    """A factory of the translator of the backend the options name (looked up in
+    :data:`~medfc.healthfc.translation_backends.TRANSLATION_BACKENDS`); nothing is created (or loaded) until
+    it is called."""
+    backend = translation_backend(options.backend)
 
-        return marian
+    def factory() -> Translator:
+        return backend.build(options)
 
-    if options.backend == "ctranslate2":
-        def ct2() -> Translator:
-            return CTranslate2Translator(options.model, options.ct2_cache, device=options.device, compute_type=options.compute_type,
-                                         batch_size=options.batch_size, max_length=options.max_length, num_beams=options.num_beams,
-                                         name=options.memory_key, progress=options.progress)
-
-        return ct2
-
-    def deepl() -> Translator:
-        return DeepLTranslator(name=options.memory_key)
-
-    return deepl
+    return factory
 
 
 class TranslatedArticle(TypedDict):

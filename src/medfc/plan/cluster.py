@@ -15,6 +15,7 @@ from typing import Any
 
 from medfc.common.llm_backends import runs_locally
 from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, SYSTEM_RULE, SYSTEM_SCORE_RULE, CliniFactSystem
+from medfc.healthfc.translation_backends import translation_backend
 
 # every rule of workflow/rules/*.smk, by what it does (tests/unit/plan/test_cluster.py checks the lists
 # against the rule files, so a new rule must be placed here). A CliniFact system's rules are placed by its
@@ -71,7 +72,7 @@ def _local_model(llm: dict[str, Any] | None) -> bool:
 def runs_a_local_model(config: dict[str, Any], rule: str) -> bool:
     """Whether a :func:`model_rules` rule runs a model on its own node (else it calls a server or an API)."""
     if rule == "healthfc_translate":
-        return config["healthfc"]["translation"]["backend"] in ("marian", "ctranslate2")
+        return translation_backend(config["healthfc"]["translation"]["backend"]).local
     spec = _clinifact_model_system(rule)
     if spec is not None:  # any planned model of the system with a local backend (its own override or the section's)
         cx = config["experiments"]["clinifact"]

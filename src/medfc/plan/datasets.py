@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from medfc.clinifact import options as cf
+from medfc.clinifact.studies_sources import studies_source
 from medfc.common.options import NoOptions
 from medfc.healthfc import options as hfc
 from medfc.healthfc.crawl_options import CrawlOptions
@@ -117,9 +118,9 @@ class DatasetsPlan:
         return inputs
 
     def clinifact_studies_inputs(self) -> dict[str, str]:
-        """The bulk zip of ClinicalTrials.gov's studies, when it is read from a local file."""
+        """The bulk zip of ClinicalTrials.gov's studies, when the source reads it and it is a local file."""
         studies = self.config["clinifact"]["studies"]
-        return {"zip": studies["bulk_zip"]} if studies["source"] == "bulk_zip" and studies["bulk_zip"] else {}
+        return {"zip": studies["bulk_zip"]} if studies_source(studies["source"]).reads_zip and studies["bulk_zip"] else {}
 
     # ------------------------------------------------------------------------------------ options
     def healthfc_crawl_options(self) -> dict[str, Any]:

@@ -22,11 +22,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from medfc.clinifact.studies_sources import studies_source
 from medfc.common.search_sources import REGISTRY as SEARCH_SOURCES
 from medfc.common.search_sources import SearchSource, search_source
 from medfc.common.sources import is_url
 from medfc.experiments.clinifact_systems import clinifact_system
 from medfc.experiments.systems import evidence_source
+from medfc.healthfc.translation_backends import translation_backend
 from medfc.common.llm_backends import runs_locally
 from medfc.common.options import Options
 from medfc.plan.layout import release_split_files
@@ -119,8 +121,9 @@ def _healthfc_data(plan: Plan) -> Iterator[str | None]:
         for i, seed in enumerate(tr["memory_seeds"]):
             yield _exists(f"healthfc.translation.memory_seeds[{i}]", seed)
         yield _exists("healthfc.translation.corrections", tr["corrections"])
-        if tr["backend"] == "deepl":
-            yield _key("healthfc.translation.backend", "DEEPL_AUTH_KEY", "the deepl backend sends every sentence to the DeepL API")
+        key = translation_backend(tr["backend"]).key
+        if key is not None:
+            yield _key("healthfc.translation.backend", key.env, key.why)
     if "release" in sources:
         yield _exists("healthfc.release.source", config["healthfc"]["release"]["source"])
 
@@ -130,7 +133,7 @@ def _clinifact_data(plan: Plan) -> Iterator[str | None]:
     if not plan.clinifact_data_planned():
         return
     studies = cf["studies"]
-    if studies["source"] == "bulk_zip" and (cf["pairs_source"] == "rebuild" or plan.stage_enabled("clinifact")):
+    if studies_source(studies["source"]).reads_zip and (cf["pairs_source"] == "rebuild" or plan.stage_enabled("clinifact")):
         yield _exists("clinifact.studies.bulk_zip", studies["bulk_zip"])  # the studies behind the pairs or the statistics
     if cf["pairs_source"] == "release":
         for split, path in plan.clinifact_release_inputs().items():

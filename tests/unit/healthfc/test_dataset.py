@@ -251,12 +251,15 @@ def _release_mode(t, rows_path=None):
 
 @pytest.fixture
 def no_model(monkeypatch):
-    """Any attempt to create a translator would be recorded (none may happen in the dataset step)."""
-    from medfc.healthfc import translate
+    """Any attempt to create a translator, of any registered backend, would be recorded (none may happen in
+    the dataset step)."""
+    import dataclasses
+
+    from medfc.healthfc.translation_backends import TRANSLATION_BACKENDS
 
     created = []
-    monkeypatch.setattr(translate, "MarianTranslator", lambda *a, **k: created.append(a) or None)
-    monkeypatch.setattr(translate, "DeepLTranslator", lambda *a, **k: created.append(a) or None)
+    for name, backend in list(TRANSLATION_BACKENDS.items()):
+        monkeypatch.setitem(TRANSLATION_BACKENDS, name, dataclasses.replace(backend, build=lambda o, n=name: created.append(n) or None))
     return created
 
 

@@ -1,0 +1,119 @@
+"""Where CliniFact's studies come from, one registry (issue 44): each source of ClinicalTrials.gov studies
+(``clinifact.studies.source``) declared once, looked up by name wherever a choice depends on it — how the
+step :func:`medfc.clinifact.steps.fetch_studies` reads or fetches the studies, and whether the source reads the
+bulk zip (``clinifact.studies.bulk_zip``: the rule's input ``zip`` when it is a local file, and a file the run's
+prerequisite checks look for; :mod:`medfc.plan.datasets`, :mod:`medfc.plan.prerequisites`). The step's options
+(:class:`StudiesOptions`) are declared here beside the sources their ``source`` names, and checked against them when
+they are built; :mod:`medfc.clinifact.options` holds them with the other steps' options.
+
+A light module: each source's ``fetch`` imports :mod:`medfc.clinifact.ctgov` (and the HTTP stack) when it runs.
+A new source is one entry of :data:`STUDIES_SOURCES` (a test's: ``monkeypatch.setitem`` in the test).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from medfc.common.options import OneOf, Options
+
+if TYPE_CHECKING:
+    from medfc.common.report import SkipReport
+    from medfc.common.stepfiles import StepFiles
+
+__all__ = ["STUDIES_SOURCES", "StudiesOptions", "StudiesSource", "source_names", "studies_source"]
+
+
+@dataclass(frozen=True)
+class StudiesSource:
+    """One source of studies.
+
+    ``fetch(inputs, outputs, options, report)`` writes the step's ``studies`` (gzipped JSONL) and its
+    ``excluded`` (the nctId and reason of every study its filter left out, when the rule asks for it), counts
+    what it skips in ``report`` (the step writes it) and returns how many studies it wrote. ``reads_zip``: it
+    reads the bulk zip, ``clinifact.studies.bulk_zip`` (the rule's input ``zip`` when set)."""
+
+    name: str
+    fetch: Callable[[StepFiles, StepFiles, StudiesOptions, SkipReport], int]
+    reads_zip: bool = False
+
+
+def _bulk_zip(inputs: StepFiles, outputs: StepFiles, options: StudiesOptions, report: SkipReport) -> int:
+    """The bulk zip: the local file (input ``zip``), else ``bulk_url`` downloaded once into the cache; the
+    CliniFact filter applied while it is read."""
+    from medfc.clinifact import ctgov
+    from medfc.common.sources import download_once
+
+    zip_path = inputs.get("zip")
+    if not zip_path:
+        http = ctgov.ctgov_client(None, requests_per_minute=options.requests_per_minute, user_agent=options.user_agent)
+        zip_path, _ = download_once(options.bulk_url, Path(options.cache_dir) / "ctgov_bulk.zip", http, progress=options.progress)  # kept only when whole
+    return ctgov.read_bulk_zip(zip_path, outputs["studies"], report=report, apply_filter=options.apply_filter, limit=options.limit,
+                               progress=options.progress, excluded_path=outputs.get("excluded"), max_member_bytes=options.max_member_bytes)
+
+
+def _api(inputs: StepFiles, outputs: StepFiles, options: StudiesOptions, report: SkipReport) -> int:
+    """The v2 search API, page by page (pages cached, resumable from its state file); its filter runs on the
+    server, so ``excluded`` is empty."""
+    from medfc.clinifact import ctgov
+    from medfc.common.io import write_jsonl
+
+    cache = Path(options.cache_dir)
+    http = ctgov.ctgov_client(cache / "ctgov_pages", requests_per_minute=options.requests_per_minute, user_agent=options.user_agent)
+    params = ctgov.search_params(page_size=options.page_size, status_filter=options.status_filter,
+                                 advanced_filter=options.advanced_filter, fields=options.fields)
+    state = outputs.get("state") or cache / "ctgov_search_state.json"
+    n = ctgov.fetch_search(outputs["studies"], http, params, state, url=options.api_url, max_pages=options.max_pages, report=report,
+                           progress=options.progress)
+    if outputs.get("excluded"):
+        write_jsonl(outputs["excluded"], [])  # the search's own filter leaves studies out unseen: none to list
+    return n
+
+
+STUDIES_SOURCES: dict[str, StudiesSource] = {
+    s.name: s for s in (
+        StudiesSource("bulk_zip", _bulk_zip, reads_zip=True),
+        StudiesSource("api", _api),
+    )
+}
+
+
+def source_names() -> tuple[str, ...]:
+    """The registered sources' names, in registration order."""
+    return tuple(STUDIES_SOURCES)
+
+
+def studies_source(name: str) -> StudiesSource:
+    """The source called ``name``; an unknown one is a ValueError naming the known ones."""
+    try:
+        return STUDIES_SOURCES[name]
+    except KeyError:
+        raise ValueError(f"unknown studies source {name!r} ({' | '.join(STUDIES_SOURCES)})") from None
+
+
+# ``clinifact.studies.source``: checked against the registry when the options are built, so a source registered
+# later (a test's) is one; the Literal is the type checkers' (the names at import)
+SourceName = Annotated[Literal[tuple(STUDIES_SOURCES)], OneOf(source_names)]  # type: ignore[valid-type]
+
+
+@dataclass(frozen=True)
+class StudiesOptions(Options):
+    """``clinifact.studies`` (less ``bulk_zip``, an input) + ``cache_dir`` and ``user_agent``."""
+
+    source: SourceName  # a registered source (STUDIES_SOURCES)
+    bulk_url: str
+    apply_filter: bool
+    limit: int | None
+    max_member_bytes: int
+    api_url: str
+    page_size: int
+    max_pages: int | None
+    requests_per_minute: float
+    status_filter: str
+    advanced_filter: str
+    fields: str | None
+    progress: bool
+    cache_dir: str
+    user_agent: str

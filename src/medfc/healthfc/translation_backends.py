@@ -1,0 +1,126 @@
+"""The DE→EN translation backends, one registry (issue 44): each backend declared once, looked up by name
+wherever a choice depends on it — the translator the translation step builds from its options
+(:class:`TranslateOptions`, declared here beside the backends its ``backend`` names and checked against them when
+they are built; :mod:`medfc.healthfc.options` holds it with the other steps' options;
+:func:`medfc.healthfc.translate.make_translator_factory`), whether the model runs in the job's own process
+(a cluster job of its own, ``healthfc.translation.gpu``: :mod:`medfc.plan.cluster`, :mod:`medfc.plan.resources`)
+and the API key a run needs before it starts (:mod:`medfc.plan.prerequisites`).
+
+A light module: each backend's ``build`` imports its translator's module when it is called, so the plan looks
+a backend up without loading a model library or the HTTP stack. A new backend is one entry of
+:data:`TRANSLATION_BACKENDS` (a test's: ``monkeypatch.setitem`` in the test). See ``docs/translation.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from medfc.common.options import OneOf, Options
+from medfc.healthfc.sentences import BaseSplitter
+
+if TYPE_CHECKING:  # the protocol only; each backend's module is imported when its translator is built
+    from medfc.healthfc.translators import Translator
+
+__all__ = ["TRANSLATION_BACKENDS", "ApiKey", "TranslateOptions", "TranslationBackend", "backend_names", "translation_backend"]
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """An API key a backend reads from the environment: the variable, and why the run needs it (the
+    prerequisite check's message)."""
+
+    env: str
+    why: str
+
+
+@dataclass(frozen=True)
+class TranslationBackend:
+    """One translation backend.
+
+    ``build(options)`` makes its translator (:class:`~medfc.healthfc.translators.Translator`; its model is
+    loaded later, by its ``load`` or its first batch). ``local``: the model runs in the job's own process (a
+    cluster job, the section's GPUs), else the job calls a service. ``key``: the API key a run with it needs,
+    checked when the run is planned (None: none)."""
+
+    name: str
+    build: Callable[[TranslateOptions], Translator]
+    local: bool
+    key: ApiKey | None = None
+
+
+def _marian(options: TranslateOptions) -> Translator:
+    from medfc.healthfc.marian import MarianTranslator
+
+    return MarianTranslator(options.model, device=options.device, batch_size=options.batch_size, max_length=options.max_length,
+                            num_beams=options.num_beams, name=options.memory_key, progress=options.progress)
+
+
+def _ctranslate2(options: TranslateOptions) -> Translator:
+    from medfc.healthfc.marian import CTranslate2Translator
+
+    return CTranslate2Translator(options.model, options.ct2_cache, device=options.device, compute_type=options.compute_type,
+                                 batch_size=options.batch_size, max_length=options.max_length, num_beams=options.num_beams,
+                                 name=options.memory_key, progress=options.progress)
+
+
+def _deepl(options: TranslateOptions) -> Translator:
+    from medfc.healthfc.deepl import DeepLTranslator
+
+    return DeepLTranslator(name=options.memory_key)
+
+
+TRANSLATION_BACKENDS: dict[str, TranslationBackend] = {
+    b.name: b for b in (
+        TranslationBackend("marian", _marian, local=True),
+        TranslationBackend("ctranslate2", _ctranslate2, local=True),
+        TranslationBackend("deepl", _deepl, local=False,
+                           key=ApiKey("DEEPL_AUTH_KEY", "the deepl backend sends every sentence to the DeepL API")),
+    )
+}
+
+
+def backend_names() -> tuple[str, ...]:
+    """The registered backends' names, in registration order."""
+    return tuple(TRANSLATION_BACKENDS)
+
+
+def translation_backend(name: str) -> TranslationBackend:
+    """The backend called ``name``; an unknown one is a ValueError naming the known ones."""
+    try:
+        return TRANSLATION_BACKENDS[name]
+    except KeyError:
+        raise ValueError(f"unknown translation backend {name!r} ({' | '.join(TRANSLATION_BACKENDS)})") from None
+
+
+# ``healthfc.translation.backend``: checked against the registry when the options are built, so a backend
+# registered later (a test's) is one; the Literal is the type checkers' (the names at import)
+BackendName = Annotated[Literal[tuple(TRANSLATION_BACKENDS)], OneOf(backend_names)]  # type: ignore[valid-type]
+
+
+@dataclass(frozen=True)
+class TranslateOptions(Options):
+    """The ``healthfc.translation`` section as the translation step uses it (its shipped memory files
+    and corrections are rule inputs), + ``memory`` (the working store under the cache, written by this
+    step alone), ``ct2_cache`` (the ctranslate2 backend's converted models, under the cache) and
+    ``splitter`` (``healthfc.sentences.base``)."""
+
+    backend: BackendName  # a registered backend (TRANSLATION_BACKENDS)
+    model: str
+    model_name: str | None
+    device: str
+    compute_type: str
+    batch_size: int
+    max_length: int
+    num_beams: int
+    progress: bool
+    memory: str
+    ct2_cache: str
+    """Where the ctranslate2 backend keeps its converted models (under the cache dir)."""
+    splitter: BaseSplitter
+
+    @property
+    def memory_key(self) -> str:
+        """The name translations are stored under in the memory (``model_name``, else ``model``)."""
+        return self.model_name or self.model
