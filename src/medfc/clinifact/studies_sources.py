@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from medfc.common.options import OneOf, Options
+from medfc.common.registry import lookup
 
 if TYPE_CHECKING:
     from medfc.common.report import SkipReport
@@ -87,10 +88,7 @@ def source_names() -> tuple[str, ...]:
 
 def studies_source(name: str) -> StudiesSource:
     """The source called ``name``; an unknown one is a ValueError naming the known ones."""
-    try:
-        return STUDIES_SOURCES[name]
-    except KeyError:
-        raise ValueError(f"unknown studies source {name!r} ({' | '.join(STUDIES_SOURCES)})") from None
+    return lookup(STUDIES_SOURCES, name, "studies source")
 
 
 # ``clinifact.studies.source``: checked against the registry when the options are built, so a source registered

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from medfc.common.options import OneOf
+from medfc.common.registry import lookup
 
 
 @dataclass(frozen=True)
@@ -41,10 +42,7 @@ BackendName = Annotated[Literal[tuple(LLM_BACKENDS)], OneOf(lambda: tuple(LLM_BA
 
 def llm_backend(name: str) -> LLMBackend:
     """The backend called ``name``; an unknown one is a ValueError naming the known ones."""
-    try:
-        return LLM_BACKENDS[name]
-    except KeyError:
-        raise ValueError(f"unknown LLM backend {name!r} ({' | '.join(LLM_BACKENDS)})") from None
+    return lookup(LLM_BACKENDS, name, "LLM backend")
 
 
 def runs_locally(name: str | None) -> bool:

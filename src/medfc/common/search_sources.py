@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from medfc.common.jsontypes import JSONObject
 from medfc.common.options import Options, OptionsError
+from medfc.common.registry import lookup
 
 if TYPE_CHECKING:  # the clients load requests: imported when one is built
     from medfc.common.http import HttpClient
@@ -115,9 +116,7 @@ def source_names() -> tuple[str, ...]:
 
 def search_source(name: str) -> SearchSource:
     """The record of a source; an unknown name is an error naming the known ones."""
-    if name not in REGISTRY:
-        raise ValueError(f"unknown evidence source {name!r}; known: {source_names()}")
-    return REGISTRY[name]
+    return lookup(REGISTRY, name, "evidence source")
 
 
 def options_class(name: str) -> type[Options]:

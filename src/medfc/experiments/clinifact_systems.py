@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from medfc.common.options import OneOf, Options, Runtime, Tagged
+from medfc.common.registry import lookup
 from medfc.common.stepfiles import StepFiles
 from medfc.experiments.records import CliniFactPrediction, RunInfo
 
@@ -186,10 +187,7 @@ DEFAULT_SYSTEM = "discriminative"  # the system of an entry or a paper's row tha
 
 def clinifact_system(name: str) -> CliniFactSystem:
     """The system called ``name``; an unknown one is a ValueError naming the known ones."""
-    try:
-        return CLINIFACT_SYSTEMS[name]
-    except KeyError:
-        raise ValueError(f"unknown CliniFact system {name!r} ({' | '.join(CLINIFACT_SYSTEMS)})") from None
+    return lookup(CLINIFACT_SYSTEMS, name, "CliniFact system")
 
 
 def ensembling_system() -> CliniFactSystem:

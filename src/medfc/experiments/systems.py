@@ -22,6 +22,7 @@ from medfc.common.labels import (  # noqa: F401 (CLINIFACT_LABELS: the labels ar
     VERACITY_LABELS,
 )
 from medfc.common.options import OneOf, Options, OptionsError, Tagged
+from medfc.common.registry import lookup
 from medfc.common.search_sources import source_names
 from medfc.experiments.examples import Claim, join_sentences
 from medfc.experiments.options import ModelConfig
@@ -203,9 +204,7 @@ SYSTEM_OPTIONS: dict[str, type[Options]] = {s.name: s.options for s in REGISTRY.
 
 def system(name: str) -> System:
     """The spec of a system; an unknown name is an error naming the known ones."""
-    if name not in REGISTRY:
-        raise ValueError(f"unknown HealthFC system {name!r}; known: {SYSTEMS}")
-    return REGISTRY[name]
+    return lookup(REGISTRY, name, "HealthFC system")
 
 
 def evidence_source(name: str) -> str | None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from medfc.common.options import OneOf, Options
+from medfc.common.registry import lookup
 from medfc.healthfc.sentences import BaseSplitter
 
 if TYPE_CHECKING:  # the protocol only; each backend's module is imported when its translator is built
@@ -88,10 +89,7 @@ def backend_names() -> tuple[str, ...]:
 
 def translation_backend(name: str) -> TranslationBackend:
     """The backend called ``name``; an unknown one is a ValueError naming the known ones."""
-    try:
-        return TRANSLATION_BACKENDS[name]
-    except KeyError:
-        raise ValueError(f"unknown translation backend {name!r} ({' | '.join(TRANSLATION_BACKENDS)})") from None
+    return lookup(TRANSLATION_BACKENDS, name, "translation backend")
 
 
 # ``healthfc.translation.backend``: checked against the registry when the options are built, so a backend

@@ -11,6 +11,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from medfc.common.registry import lookup
 from medfc.common.report import SkipReport
 from medfc.medsnip.records import Answer
 
@@ -54,10 +55,7 @@ ANSWER_SOURCES: dict[str, AnswerSource] = {
 
 def answer_source(name: str) -> AnswerSource:
     """The source called ``name``; an unknown one is a ValueError naming the known ones."""
-    try:
-        return ANSWER_SOURCES[name]
-    except KeyError:
-        raise ValueError(f"unknown MedSNIP answer source {name!r} ({' | '.join(ANSWER_SOURCES)})") from None
+    return lookup(ANSWER_SOURCES, name, "MedSNIP answer source")
 
 
 def source_names() -> tuple[str, ...]:
