@@ -9,6 +9,7 @@ from medfc.common import provenance
 from medfc.common.codeversion import use_disk_cache, versioned
 from medfc.experiments.clinifact_systems import runner_of
 from medfc.experiments.systems import SYSTEMS as HFC_SYSTEMS
+from medfc.medsnip.sources import answer_source
 from medfc.plan import HEALTHFC_WILDCARDS, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, TABLES
 from medfc.plan.experiments import CLINIFACT_WILDCARDS
 from medfc.plan.config_errors import ConfigError, plan_for

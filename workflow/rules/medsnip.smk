@@ -26,7 +26,7 @@ rule medsnip_prepare:
         mem_mb=lambda w: PLAN.job_resources("medsnip_prepare", w)["mem_mb"],
         runtime=lambda w: PLAN.job_resources("medsnip_prepare", w)["runtime"],
     params:
-        step=versioned("medsnip.steps:prepare"),
+        step=lambda w: versioned("medsnip.steps:prepare", answer_source(w.dataset).loader),
         options=lambda w: PLAN.options("medsnip_prepare", w),
         prompts=lambda w: PLAN.prompts("medsnip_prepare", w),
     script:

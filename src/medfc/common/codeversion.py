@@ -55,9 +55,22 @@ class StepNotFound(ValueError):
 
 def versioned(spec: str, *runs: str) -> str:
     """``"healthfc.steps:crawl"`` → ``"healthfc.steps:crawl@1a2b3c4d5e6f"``. ``runs``: functions the step finds
-    by name and calls (a CliniFact system's runner, ``"package.module:run"``), whose versions, computed as a
-    step's, follow the step's: ``"experiments.steps:clinifact_system@<step>+<runner>"``."""
-    return f"{spec}@{'+'.join(step_version(s) for s in (spec, *runs))}"
+    by name and calls (a CliniFact system's runner, a MedSNIP source's loader: ``"package.module:function"``), whose
+    versions follow the step's: ``"experiments.steps:clinifact_system@<step>+<runner>"``. A run in ``medfc`` is
+    versioned as a step is; one in a package of the user's (a runner registered from outside ``medfc``) by its
+    module's source, whole (its own imports are not followed)."""
+    return f"{spec}@{'+'.join([step_version(spec), *map(_run_version, runs)])}"
+
+
+def _run_version(spec: str) -> str:
+    module = spec.split(":", 1)[0]
+    if module == PACKAGE or module.startswith(PACKAGE + "."):
+        return step_version(spec)
+    found = importlib.util.find_spec(module)
+    origin = found.origin if found is not None else None
+    if origin is None or not origin.endswith(".py"):
+        raise StepNotFound(f"{spec}: module {module} has no Python source to version")
+    return hashlib.sha256(Path(origin).read_bytes()).hexdigest()[:12]
 
 
 def split_spec(spec: str) -> tuple[str, str]:

@@ -116,7 +116,8 @@ class Options:
         """What :meth:`from_mapping` builds this object from again: :meth:`as_dict` with the tag of every
         value held by a tagged union (``{"kind": "tfidf", ...}``). ``sort_keys``: every options object's keys
         in sorted order, not its fields' (a job's params, :meth:`medfc.plan.Plan.options`: Snakemake compares
-        their text between runs, so the order of a class's fields is no part of it)."""
+        their text between runs, so the order of a class's fields is no part of it); a tagged union's tag comes
+        first, and a mapping-valued field keeps its own order."""
         hints = _hints(type(self))
         out = {}
         fields = dataclasses.fields(self)

@@ -100,7 +100,8 @@ def keeper_of(kind: object) -> Keeper:
     known = keepers()
     found = known.get(kind) if isinstance(kind, str) else None
     if found is None:
-        raise ValueError(f"unknown kind of kept model {kind!r}; the kinds kept are {', '.join(known)}")
+        raise ValueError(f"no keeper for a model of kind {kind!r} (an unknown kind, or one not kept for medfc predict); "
+                         f"the kinds kept are {', '.join(known)}")
     return found
 
 

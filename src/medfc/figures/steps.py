@@ -18,7 +18,6 @@ from medfc.tables.papers import paper_numbers
 log = logging.getLogger(__name__)
 
 
-
 def clinifact_fig3(inputs: StepFiles, outputs: StepFiles, options: Fig3Options) -> dict[str, object]:
     """``predictions`` (one per model), the ``test`` split, the optional ``studies`` (disease classes)
     and ``papers`` → ``png`` + ``pdf`` (the figure) and ``csv``/``md``/``tex`` (its numbers)."""

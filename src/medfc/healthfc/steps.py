@@ -39,12 +39,6 @@ from medfc.healthfc.translate import make_translator_factory, translate_articles
 log = logging.getLogger(__name__)
 
 
-
-
-
-
-
-
 # ------------------------------------------------------------------------------------------- crawl
 
 
@@ -271,7 +265,6 @@ def diff(inputs: StepFiles, outputs: StepFiles, options: DiffOptions) -> dict[st
     counts = write_diff(findings, hdiff.CATEGORIES, markdown, outputs)
     log.info("healthfc diff: %s", counts)
     return counts
-
 
 
 def retrieve(inputs: StepFiles, outputs: StepFiles, options: RetrieveOptions) -> dict[str, object]:

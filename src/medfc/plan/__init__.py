@@ -23,6 +23,7 @@ from medfc.common import provenance
 from medfc.common.options import Options
 from medfc.experiments.aliases import ALIAS_HINT
 from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS
+from medfc.experiments.models import MODEL_KINDS
 from medfc.experiments.systems import EVIDENCE_SYSTEMS
 from medfc.medsnip.sources import answer_source
 from medfc.plan import cluster, jobs, prerequisites
@@ -211,6 +212,10 @@ class Plan(DatasetsPlan, ExperimentsPlan, MedsnipPlan):
                 for cls in {self.model_class(x) for x in self.ensembles.get(m, {}).get("members", [m])}:
                     if dataset not in cls.datasets:
                         refused.setdefault(cls, set()).add(m)
+                    if config["experiments"]["keep_checkpoints"] and cls.kind in MODEL_KINDS and MODEL_KINDS[cls.kind].kept is None:
+                        raise ValueError(f"config: experiments.keep_checkpoints is true but {key} uses {m!r}, of the model kind {cls.kind}, "
+                                         "which has no keeper (medfc.experiments.models.MODEL_KINDS): its runs would train and then fail "
+                                         "to keep it; set experiments.keep_checkpoints: false or leave it out")
             for cls, used in refused.items():
                 raise ValueError(f"config: {key} uses {sorted(used)}, {cls.limits}")
         self.check_model_options()

@@ -154,10 +154,10 @@ def job_resources(plan: Any, table: Mapping[str, JobSpec], rule: str, wildcards:
     return fn(plan, wildcard_dict(wildcards))
 
 
-def planned_jobs(plan: Any, table: Mapping[str, JobSpec], checked_only: bool = True) -> Iterable[tuple[JobSpec, dict[str, str]]]:
+def planned_jobs(plan: Any, table: Mapping[str, JobSpec]) -> Iterable[tuple[JobSpec, dict[str, str]]]:
     """(record, wildcards) of every job the config plans, rule by rule in the table's order."""
     for spec in table.values():
-        if spec.checked or not checked_only:
+        if spec.checked:
             for wildcards in spec.planned(plan):
                 yield spec, wildcards
 

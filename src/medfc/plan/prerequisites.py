@@ -269,7 +269,11 @@ def cuda_problem(plan: Plan) -> str | None:
 
     if torch.cuda.is_available():
         return None
-    shown = ", ".join(keys[:3]) + (f" and {len(keys) - 3} more jobs" if len(keys) > 3 else "")
-    return (f"prerequisite: {shown} set device cuda, but torch {torch.__version__} sees no CUDA device on this machine "
+    by_rule: dict[str, list[str]] = {}
+    for job in keys:  # "healthfc_experiment (en, minilm, oracle, 0)": grouped by rule, the first job of each shown
+        by_rule.setdefault(job.split(" (", 1)[0], []).append(job)
+    shown = "; ".join(f"{rule}: {len(jobs)} job{'s' if len(jobs) > 1 else ''}" + (f", e.g. {jobs[0]}" if len(jobs) > 1 else f" ({jobs[0]})")
+                      for rule, jobs in by_rule.items())
+    return (f"prerequisite: {len(keys)} planned job{'s' if len(keys) > 1 else ''} ({shown}) set device cuda, but torch {torch.__version__} sees no CUDA device on this machine "
             f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')}): run on a GPU machine or through "
             "a cluster profile, install the CUDA build of torch (scripts/install.sh, MEDFC_TORCH), or set device: auto or cpu")

@@ -28,3 +28,7 @@ def __getattr__(name: str) -> Any:
     if name in __all__:
         return getattr(importlib.import_module("medfc.scoring.classification"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

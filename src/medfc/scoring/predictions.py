@@ -18,10 +18,10 @@ import numpy as np
 
 from medfc.common.io import read_jsonl
 from medfc.common.jsontypes import JSONObject
-from medfc.common.report import SkipReport
-from medfc.scoring.options import EvidenceScoring
 from medfc.common.labels import BINARY_VERACITY_LABELS, CLINIFACT_LABELS, NOT_ENOUGH_INFO
+from medfc.common.report import SkipReport
 from medfc.scoring import averitec, classification, medsnip
+from medfc.scoring.options import EvidenceScoring
 
 
 def read_predictions(path: str | os.PathLike, report: SkipReport) -> list[JSONObject]:
@@ -100,7 +100,6 @@ def fever_strict(records: Sequence[Mapping[str, object]]) -> dict[str, float | i
         else:
             hits.append(right and gold <= set(int(i) for i in r.get("pred_evidence_ids") or []))
     return {"strict": float(np.mean(hits)) if hits else 0.0, "n": len(hits), "n_label_only": n_label_only}
-
 
 
 def score_healthfc(records: Sequence[Mapping[str, object]], system: str, *, labels: Sequence[str], evidence: EvidenceScoring | None, abstain: str,

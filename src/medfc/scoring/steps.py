@@ -19,8 +19,6 @@ from medfc.scoring.predictions import read_predictions, score_clinifact, score_h
 log = logging.getLogger(__name__)
 
 
-
-
 def _write(scores: dict[str, object], report: SkipReport, outputs: StepFiles) -> dict[str, object]:
     scores["skipped"] = {"n": len(report.skipped), "by_reason": report.reasons()}
     write_json(outputs["scores"], scores)

@@ -12,7 +12,7 @@ import types
 
 from medfc.medsnip import sources, steps
 from medfc.medsnip.sources import ANSWER_SOURCES, AnswerSource
-from medfc.plan import Plan
+from medfc.plan import Plan, cluster
 from tests.helpers.config import call_step, defaults
 from tests.helpers.medsnip import prepare_opts
 from tests.helpers.workflow import REPO
@@ -48,6 +48,7 @@ def test_a_source_registered_in_a_test_is_planned_and_prepared(monkeypatch, tmp_
     assert plan.options("medsnip_score", {"dataset": "quiz"})["level"] == "answer"
     assert plan.options("medsnip_table", {"dataset": "quiz"}) == {"title": "Quiz"}
     assert plan.options("medsnip_prepare", {"dataset": "quiz"})["rewrite_claims"] is False  # a source that rewrites nothing
+    assert not cluster.runs_a_local_model(cfg, "medsnip_prepare")  # nothing rewritten: it runs where Snakemake runs
     cfg["medsnip"]["llm"].update(model="org/llm", base_url="http://127.0.0.1:8000/v1")
     plan.check_medsnip()  # its section's path is a file
     # the prepare step reads it through its loader
@@ -59,10 +60,23 @@ def test_a_source_registered_in_a_test_is_planned_and_prepared(monkeypatch, tmp_
 
 
 def test_no_plan_or_step_code_compares_a_sources_name():
-    files = ["src/medfc/plan/medsnip.py", "src/medfc/plan/__init__.py", "src/medfc/plan/prerequisites.py", "src/medfc/medsnip/steps.py",
+    files = ["src/medfc/plan/medsnip.py", "src/medfc/plan/__init__.py", "src/medfc/plan/prerequisites.py", "src/medfc/plan/cluster.py",
+             "src/medfc/medsnip/steps.py",
              "src/medfc/medsnip/evaluate.py", "src/medfc/medsnip/options.py"]
     names = "|".join(map(re.escape, sources.ANSWER_SOURCES))
     pattern = re.compile(rf"""(==|!=|\bin)\s*\(?["']({names})["']|["']({names})["']\s*(==|!=|\bin\b)""")
     for file in files:
         text = (REPO / file).read_text(encoding="utf-8")
         assert not pattern.search(text), f"{file}: {pattern.search(text).group(0)}"
+
+
+def test_the_prepare_rules_code_version_covers_its_sources_loader(monkeypatch, tmp_path):
+    """The loader is reached by name (importlib), which the code version cannot follow: the rule names it, so an edit
+    of a source's loader reruns that source's prepare job (and only the step's code otherwise)."""
+    from medfc.common import codeversion
+
+    smk = (REPO / "workflow" / "rules" / "medsnip.smk").read_text(encoding="utf-8")
+    assert 'step=lambda w: versioned("medsnip.steps:prepare", answer_source(w.dataset).loader),' in smk
+    versions = {name: codeversion.versioned("medsnip.steps:prepare", s.loader) for name, s in ANSWER_SOURCES.items()}
+    assert versions["healthfc"] != codeversion.versioned("medsnip.steps:prepare")
+    assert len(set(versions.values())) == len(versions)  # each source's loader is part of its jobs' version

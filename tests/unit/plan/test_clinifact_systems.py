@@ -25,6 +25,7 @@ from medfc.common.options import OptionsError, Runtime
 from medfc.common.stepfiles import StepFiles
 from medfc.experiments import clinifact_systems as C
 from medfc.experiments.records import CliniFactPrediction, RunInfo
+from medfc.common.codeversion import versioned
 from medfc.plan import Plan, cluster, job_spec, jobs, resources
 from medfc.plan.experiments import CLINIFACT_WILDCARDS
 from medfc.plan.prerequisites import _llms, planned_job_options
@@ -198,6 +199,9 @@ def test_a_system_with_a_runner_of_its_own_is_planned_sized_placed_run_and_score
     monkeypatch.setitem(C.CLINIFACT_SYSTEMS, "toy", TOY)
     assert TOY.folder == TOY.section == "toy" and TOY.rule == C.SYSTEM_RULE and TOY.score_rule == C.SYSTEM_SCORE_RULE
     assert C.wildcard_pattern() == "toy" and re.fullmatch(C.wildcard_pattern(), "toy") and not re.fullmatch(C.wildcard_pattern(), "zero_shot")
+    # the rule's step param, as Snakemake evaluates it: a runner outside medfc is versioned by its module's source
+    step = versioned("experiments.steps:clinifact_system", C.runner_of("toy"))
+    assert re.fullmatch(r"experiments\.steps:clinifact_system@[0-9a-f]{12}\+[0-9a-f]{12}", step), step
     cfg = toy_config()
     plan = Plan(cfg)
     plan.check()  # every planned job's options built and typed (ToyOptions, CliniFactSystemOptions)

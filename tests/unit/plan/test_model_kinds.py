@@ -141,7 +141,7 @@ def prior_config():
     return cfg
 
 
-def test_a_kind_registered_in_a_test_is_planned_checked_and_run_by_the_clinifact_step(prior_kind, clinifact_data, tmp_path):
+def test_a_kind_registered_in_a_test_is_planned_checked_and_run_by_the_clinifact_step(prior_kind, clinifact_data, tmp_path, monkeypatch):
     cfg = prior_config()
     plan = Plan(cfg)
     plan.check()
@@ -162,6 +162,14 @@ def test_a_kind_registered_in_a_test_is_planned_checked_and_run_by_the_clinifact
     # the kind's datasets: in a HealthFC list, its own limits as the one line
     cfg["models"]["healthfc"]["en"] = ["prior"]
     with pytest.raises(ValueError, match=r"^config: models\.healthfc uses \['prior'\], the label prior \(test:prior\); it serves CliniFact only$"):
+        Plan(cfg).check()
+    # a kind without a keeper is refused when the run keeps checkpoints: before it trains, not after
+    cfg["models"]["healthfc"]["en"] = ["tfidf"]
+    cfg["experiments"]["keep_checkpoints"] = True
+    Plan(cfg).check()
+    monkeypatch.setitem(models_module.MODEL_KINDS, "prior", ModelKind(PriorModel))
+    with pytest.raises(ValueError, match=r"^config: experiments\.keep_checkpoints is true but models\.clinifact\.discriminative uses 'prior', "
+                                         r"of the model kind prior, which has no keeper"):
         Plan(cfg).check()
 
 
@@ -220,7 +228,8 @@ def test_a_kind_registered_in_a_test_is_kept_by_its_run_and_applied_by_medfc_pre
 def test_an_unknown_kind_of_kept_model_is_an_error_naming_the_known_ones(tmp_path):
     """A card of a kind no keeper declares (here: the test-only kind, not registered) is neither kept nor loaded."""
     card = {"dataset": "clinifact", "system": "discriminative", "kind": "prior", "model": "test:prior", "labels": ["a", "b"]}
-    known = r"unknown kind of kept model 'prior'; the kinds kept are encoder, tfidf, gbm, frozen, joint, pipeline, lora$"
+    known = (r"no keeper for a model of kind 'prior' \(an unknown kind, or one not kept for medfc predict\); "
+             r"the kinds kept are encoder, tfidf, gbm, frozen, joint, pipeline, lora$")
     with pytest.raises(ValueError, match=known):
         keep_fitted(None, tmp_path / "kept", card)
     with pytest.raises(ValueError, match=known):

@@ -116,8 +116,8 @@ def test_device_cuda_on_a_machine_without_cuda_stops_a_local_run():
     config = merged_config([REPO / "config" / "config.yaml"], {"experiments": {"healthfc": {"train": {"device": "cuda"}}}})
     plan = plan_for(config, SCHEMA, prerequisites=True)  # planning passes: on a cluster the nodes have the GPUs
     problem = plan.cuda_problem()  # the workflow's onstart asks this on a local run
-    assert problem.startswith("prerequisite: healthfc_experiment (en, minilm, pipeline, 0), healthfc_experiment (en, minilm, pipeline, 1), "
-                              "healthfc_experiment (en, minilm, joint, 0) and 11 more jobs set device cuda")
+    assert problem.startswith("prerequisite: 14 planned jobs (healthfc_experiment: 14 jobs, e.g. healthfc_experiment (en, minilm, pipeline, 0)) "
+                              "set device cuda")
     assert f"set device cuda, but torch {torch.__version__} sees no CUDA device on this machine" in problem
     assert plan_for(merged_config([REPO / "config" / "config.yaml"], {}), SCHEMA).cuda_problem() is None
 
