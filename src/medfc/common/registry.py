@@ -1,5 +1,5 @@
 """The one lookup of every axis's registry (search sources, LLM and translation backends, CliniFact systems, studies
-and answer sources): a value by its name, or one ValueError naming the registered ones."""
+and answer sources, MedSNIP's verifier kinds): a value by its name, or one ValueError naming the registered ones."""
 
 from __future__ import annotations
 

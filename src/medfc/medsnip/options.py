@@ -18,6 +18,7 @@ from typing import Annotated, Literal, get_args
 from medfc.common.llm_backends import BackendName, runs_locally
 from medfc.common.options import OneOf, Options, OptionsError
 from medfc.medsnip.sources import answer_source, source_names
+from medfc.medsnip.verifier_kinds import kind_names, verifier_kind
 
 Mode = Literal["atoms", "group", "direct", "human_atoms", "human_snippets"]
 Verifier = Literal["claim_only", "full_context", "retrieval"]
@@ -152,7 +153,7 @@ class RetrievalOptions(MedsnipOptions):
 
 @dataclass(frozen=True)
 class VerifyOptions(MedsnipOptions):
-    verifier: Verifier
+    verifier: Annotated[Verifier, OneOf(kind_names)]  # a registered verifier kind (medfc.medsnip.verifier_kinds)
     name: str  # the verifier's name in tables, e.g. "gpt-oss-20b"
     unparsed: Literal["false", "abstain"]  # a single-call answer neither true nor false: FALSE (the paper) | abstain
     llm: LLMOptions
@@ -161,8 +162,8 @@ class VerifyOptions(MedsnipOptions):
     retrieval: RetrievalOptions | None  # the retrieval verifier's settings (null for the others)
 
     def _check(self, where: str) -> None:
-        if self.verifier == "retrieval" and self.retrieval is None:
-            raise OptionsError(f"{where}.retrieval: required for the retrieval verifier")
+        if verifier_kind(self.verifier).retrieves and self.retrieval is None:
+            raise OptionsError(f"{where}.retrieval: required for the {self.verifier} verifier")
 
 
 @dataclass(frozen=True)

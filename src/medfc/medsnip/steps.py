@@ -67,6 +67,7 @@ from medfc.medsnip.search import CachedSearch, make_searchers
 from medfc.medsnip.sources import answer_source
 from medfc.medsnip.statements import rewrite_statements
 from medfc.medsnip.table import table_caption, table_rows
+from medfc.medsnip.verifier_kinds import verifier_kind
 from medfc.medsnip.verify import Verifier, check_outages
 
 log = logging.getLogger(__name__)
@@ -131,7 +132,7 @@ def verify(inputs: StepFiles, outputs: StepFiles, options: VerifyOptions, runtim
     units: list[Unit] = list(read_jsonl(inputs["units"]))
     answers: dict[str, Answer] = {a["answer_id"]: a for a in read_jsonl(inputs["answers"])}
     ledger = Ledger()
-    if options.verifier == "retrieval" and searchers is None:
+    if verifier_kind(options.verifier).retrieves and searchers is None:
         assert options.retrieval is not None
         searchers = make_searchers(options.retrieval)
     ver = Verifier(make_llm(options.llm, ledger, runtime.threads), options, UnitCache(options.unit_cache_dir), report, searchers)

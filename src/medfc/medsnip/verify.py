@@ -58,11 +58,10 @@ from medfc.medsnip.calls import cached_ask, gen_params, llm_identity, llm_prices
 from medfc.medsnip.options import VerifyOptions
 from medfc.medsnip.records import Answer, Evidence, UnitFields, Verdict
 from medfc.medsnip.search import CachedSearch, render_hits
+from medfc.medsnip.verifier_kinds import RAG_PROMPTS, verifier_kind
 from medfc.scoring.medsnip import FALSE, TRUE
 
 SEARCH_ERRORS = (HttpError, SearchError, requests.RequestException, OSError, ValueError, KeyError)
-SINGLE_PROMPTS = {"claim_only": "medsnip/verify_claim_only", "full_context": "medsnip/verify_full_context"}
-RAG_PROMPTS = {"turn": "medsnip/rag_turn", "final": "medsnip/rag_final", "repair": "llm/json_repair"}
 GUARD_TRUE = ("You answered TRUE on the first turn without any evidence. Search for evidence first "
               "(prefer a query that could refute the statement).")
 GUARD_CONF = ("Your confidence was below {threshold}. Search for more evidence, or abstain if the evidence "
@@ -72,10 +71,8 @@ UNIT_FIELDS = ("unit_id", "answer_id", "mode", "index", "text", "pattern", "sour
 
 
 def prompt_names(verifier: str) -> list[str]:
-    """The prompt files a verifier reads (for the rule's params)."""
-    if verifier == "retrieval":
-        return sorted(RAG_PROMPTS.values())
-    return [SINGLE_PROMPTS[verifier]]
+    """The prompt files a verifier of the kind ``verifier`` reads (for the rule's params)."""
+    return list(verifier_kind(verifier).prompts)
 
 
 def parse_one_word(text: str) -> str | None:
@@ -144,7 +141,7 @@ def _index_id(searcher: object) -> str:
 def _base(unit: UnitFields, opts: VerifyOptions) -> Verdict:
     rec = {k: unit.get(k) for k in UNIT_FIELDS}
     rec.update(verifier=opts.name, verifier_kind=opts.verifier, verdict=None, confidence=None,
-               gated=opts.verifier == "retrieval", abstained=False, cap_hit=False, forced_final=False, malformed=False,
+               gated=verifier_kind(opts.verifier).retrieves, abstained=False, cap_hit=False, forced_final=False, malformed=False,
                unparsed=False, failed=False, error=None, rounds=0, evidence=[], raw="")
     return rec
 
@@ -227,11 +224,11 @@ class Verifier:
 
     # -- single call ------------------------------------------------------------------------------
     def _single(self, units: Sequence[UnitFields], answers: Mapping[str, Answer]) -> list[Verdict]:
-        prompt = self.prompts[SINGLE_PROMPTS[self.opts.verifier]]
+        prompt = self.prompts[verifier_kind(self.opts.verifier).prompt]
         items = []
         for u in units:
             q, a = _context(answers.get(u["answer_id"]))
-            if self.opts.verifier == "full_context":
+            if verifier_kind(self.opts.verifier).full_context:
                 conv, key = prompt.render(unit=u["text"], question=q, answer=a), (u["text"], q, a)
             else:
                 conv, key = prompt.render(unit=u["text"]), (u["text"],)
@@ -368,7 +365,7 @@ class Verifier:
         return [o for o in out if o is not None]
 
     def run(self, units: Sequence[UnitFields], answers: Mapping[str, Answer]) -> list[Verdict]:
-        if self.opts.verifier == "retrieval":
+        if verifier_kind(self.opts.verifier).retrieves:
             return self._retrieval(units, answers)
         return self._single(units, answers)
 

@@ -22,6 +22,7 @@ from medfc.medsnip.options import (
     VerifyOptions,
 )
 from medfc.medsnip.sources import ANSWER_SOURCES, answer_source
+from medfc.medsnip.verifier_kinds import verifier_kind
 from medfc.plan.experiments import layered
 from medfc.plan.jobs import Build, JobSpec, Planned, call
 from medfc.plan.layout import Layout
@@ -102,7 +103,7 @@ class MedsnipPlan:
     def medsnip_verify_options(self, verifier: str) -> dict[str, Any]:
         v = self.medsnip_verifier(verifier)
         return {"verifier": v["kind"], "name": v["name"], "unparsed": v["unparsed"], "llm": self.medsnip_llm(v["llm"]),
-                "retrieval": self.medsnip_retrieval() if v["kind"] == "retrieval" else None, **self._medsnip_common()}
+                "retrieval": self.medsnip_retrieval() if verifier_kind(v["kind"]).retrieves else None, **self._medsnip_common()}
 
     def medsnip_score_options(self, dataset: str) -> dict[str, Any]:
         ds = self.ms["datasets"][dataset]
@@ -135,7 +136,7 @@ class MedsnipPlan:
         """A verifier's inputs: the units and answers, and a local BM25 index's passages (editing them reruns it)."""
         inputs = {"units": f"{self.layout.medsnip}/{dataset}/units/{mode}.jsonl", "answers": f"{self.layout.medsnip}/{dataset}/answers.jsonl"}
         r = self.ms["retrieval"]
-        if self.medsnip_verifier(verifier)["kind"] == "retrieval" and "bm25" in r["sources"]:
+        if verifier_kind(self.medsnip_verifier(verifier)["kind"]).retrieves and "bm25" in r["sources"]:
             inputs["passages"] = r["bm25"]["passages"]
         return inputs
 
@@ -177,7 +178,7 @@ class MedsnipPlan:
             roles.append(("medsnip.rewriter", ms["rewriter"]))
         roles += [(f"medsnip.verifiers[{i}].llm", v["llm"]) for i, v in enumerate(ms["verifiers"])]
         checks: list[tuple[Any, dict[str, Any], str]] = [(LLMOptions, self.medsnip_llm(overrides), where) for where, overrides in roles]
-        if any(v["kind"] == "retrieval" for v in ms["verifiers"]):
+        if any(verifier_kind(v["kind"]).retrieves for v in ms["verifiers"]):
             checks.append((RetrievalOptions, self.medsnip_retrieval(), "medsnip.retrieval"))
         for cls, options, where in checks:
             try:

@@ -29,6 +29,7 @@ from medfc.common.sources import is_url
 from medfc.experiments.clinifact_systems import clinifact_system
 from medfc.experiments.systems import evidence_source
 from medfc.healthfc.translation_backends import translation_backend
+from medfc.medsnip.verifier_kinds import verifier_kind
 from medfc.common.llm_backends import runs_locally
 from medfc.common.options import Options
 from medfc.plan.layout import release_split_files
@@ -207,7 +208,7 @@ def _llms(plan: Plan) -> Iterator[str | None]:
         llm = plan.medsnip_llm(overrides)
         key = f"{where}.api_key_env" if "api_key_env" in (overrides or {}) else "medsnip.llm.api_key_env"
         yield llm_key_problem(key, llm, f"{where} calls {llm.get('model') or 'its model'}")
-    retrieval_sources = {s for v in ms["verifiers"] if v["kind"] == "retrieval" for s in ms["retrieval"]["sources"]}
+    retrieval_sources = {s for v in ms["verifiers"] if verifier_kind(v["kind"]).retrieves for s in ms["retrieval"]["sources"]}
     r = ms["retrieval"]
     for name, spec in SEARCH_SOURCES.items():  # the shared sources (web, pubmed), from MedSNIP's own sections
         if name in retrieval_sources:

@@ -1,0 +1,52 @@
+"""MedSNIP's verifier kinds (``medsnip.verifiers[i].kind``), each declared once (a registry of
+:class:`VerifierKind`): the plan (a verifier's options, prompts and inputs, the config checks, the
+prerequisites), the verify step and the verifier look a kind up, never compare its name. What differs per kind is
+data: the prompts it reads, whether it shows the unit's question and answer, whether it retrieves evidence. A light
+module: the plan reads it when Snakemake plans the DAG."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from medfc.common.registry import lookup
+
+# the retrieval loop's prompts by their role in it (medfc.medsnip.verify)
+RAG_PROMPTS = {"turn": "medsnip/rag_turn", "final": "medsnip/rag_final", "repair": "llm/json_repair"}
+
+
+@dataclass(frozen=True)
+class VerifierKind:
+    """One kind of verifier. ``prompts``: the prompt files it reads (a single-call kind: its one prompt; in the rule's
+    params, so editing one reruns its jobs). ``full_context``: a single-call kind that shows the unit's question and
+    answer beside the unit (context, not evidence). ``retrieves``: the retrieval-augmented loop — it needs the
+    ``medsnip.retrieval`` options and their searchers (a local BM25 index's passages are its input), and its
+    verdicts are gated (TRUE / FALSE only at confidence >= tau)."""
+
+    name: str
+    prompts: tuple[str, ...]
+    full_context: bool = False
+    retrieves: bool = False
+
+    @property
+    def prompt(self) -> str:
+        """A single-call kind's one prompt."""
+        (only,) = self.prompts
+        return only
+
+
+VERIFIER_KINDS: dict[str, VerifierKind] = {
+    k.name: k for k in (
+        VerifierKind("claim_only", ("medsnip/verify_claim_only",)),
+        VerifierKind("full_context", ("medsnip/verify_full_context",), full_context=True),
+        VerifierKind("retrieval", tuple(sorted(RAG_PROMPTS.values())), retrieves=True),
+    )
+}
+
+
+def verifier_kind(name: str) -> VerifierKind:
+    """The kind called ``name``; an unknown one is a ValueError naming the known ones."""
+    return lookup(VERIFIER_KINDS, name, "MedSNIP verifier kind")
+
+
+def kind_names() -> tuple[str, ...]:
+    return tuple(VERIFIER_KINDS)
