@@ -331,7 +331,7 @@ class ChaosWorld:
                                           "model_zero_shot": {"served-llm": {"backend": "openai", "base_url": f"{u}/v1",
                                                                              "tokenizer": tokenizer, "api_key_env": ""}}}},
             "medsnip": {
-                "llm": {"model": "served-llm", "base_url": f"{u}/v1", "api_key_env": "", "max_tokens": 256, "timeout_s": 10,
+                "llm": {"model": "served-llm", "base_url": f"{u}/v1", "api_key_env": "", "max_tokens": 256, "timeout_s": 60,
                         "max_retries": 4},
                 "datasets": {"healthfc": {"limit": 4 * size}, "bench": {"enabled": True}},
                 "verifiers": [{"name": "served", "kind": "claim_only"}],
