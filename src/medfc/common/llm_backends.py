@@ -6,12 +6,11 @@ sits in ``medfc.common`` so that the plan looks it up without loading the LLM la
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from medfc.common.options import OneOf
-from medfc.common.registry import lookup
+from medfc.common.registry import load, lookup
 
 
 @dataclass(frozen=True)
@@ -22,9 +21,8 @@ class LLMBackend:
     positional: tuple[str, ...] = ()  # keyword arguments its client takes before the model, positionally
 
     def build(self, model: str, **kwargs: Any) -> Any:
-        module, cls = self.client.split(":")
         first = [kwargs.pop(k) for k in self.positional]
-        return getattr(importlib.import_module(module), cls)(*first, model, **kwargs)
+        return load(self.client)(*first, model, **kwargs)
 
 
 LLM_BACKENDS: dict[str, LLMBackend] = {

@@ -1,10 +1,13 @@
 """The one lookup of every axis's registry (search sources, LLM and translation backends, CliniFact systems, studies
-and answer sources, MedSNIP's verifier kinds): a value by its name, or one ValueError naming the registered ones."""
+and answer sources, MedSNIP's verifier kinds): a value by its name, or one ValueError naming the registered ones; and
+the one resolver of what a registry entry names by ``"package.module:name"`` (a client class, a runner, a loader, a
+keeper), imported when it is used so that the registries stay light."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TypeVar
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 V = TypeVar("V")
 
@@ -15,3 +18,20 @@ def lookup(registry: Mapping[str, V], name: str, what: str) -> V:
         return registry[name]
     except KeyError:
         raise ValueError(f"unknown {what} {name!r} ({' | '.join(registry)})") from None
+
+
+def load(spec: str) -> Any:
+    """The object ``"package.module:name"`` names, its module imported now."""
+    module, _, name = spec.partition(":")
+    if not module or not name:
+        raise ValueError(f"{spec!r} must look like 'package.module:name'")
+    return getattr(importlib.import_module(module), name)
+
+
+def lazy(spec: str) -> Callable[..., Any]:
+    """The function ``spec`` names (:func:`load`), its module imported at the first call, not now."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return load(spec)(*args, **kwargs)
+
+    call.__qualname__ = call.__name__ = spec
+    return call

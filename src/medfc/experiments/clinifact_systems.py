@@ -21,14 +21,13 @@ plans the DAG.
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from medfc.common.options import OneOf, Options, Runtime, Tagged
-from medfc.common.registry import lookup
+from medfc.common.registry import load, lookup
 from medfc.common.stepfiles import StepFiles
 from medfc.experiments.records import CliniFactPrediction, RunInfo
 
@@ -47,14 +46,6 @@ class CliniFactRunnerOptions(Options):
 # a system's runner: the job's named inputs (its record's ``inputs``: the splits), its options, the job's
 # threads and log → its prediction records (each naming its system) and its info; the step writes both
 Runner = Callable[[StepFiles, Any, Runtime], tuple[Sequence[CliniFactPrediction], RunInfo]]
-
-
-def _load(spec: str) -> Any:
-    """The object ``"package.module:name"`` names (imported now)."""
-    module, _, name = spec.partition(":")
-    if not module or not name:
-        raise ValueError(f"{spec!r} must look like 'package.module:name'")
-    return getattr(importlib.import_module(module), name)
 
 
 @dataclass(frozen=True)
@@ -155,13 +146,13 @@ class CliniFactSystem:
 
     def run_function(self) -> Runner:
         """Its runner, imported now."""
-        return _load(self.run_spec())
+        return load(self.run_spec())
 
     def options_type(self) -> type[CliniFactRunnerOptions]:
         """Its runner's options class, imported now."""
         if self.options_class is None:
             raise ValueError(f"the CliniFact system {self.name!r} has no runner, so no runner's options class")
-        cls = _load(self.options_class)
+        cls = load(self.options_class)
         if not (isinstance(cls, type) and issubclass(cls, CliniFactRunnerOptions)):
             raise ValueError(f"{self.options_class}: a runner's options class derives from CliniFactRunnerOptions")
         return cls

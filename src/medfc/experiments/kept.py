@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from medfc.common.io import read_json, write_json
+from medfc.common.registry import lazy
 from medfc.experiments.keeper import CARD, CARD_FORMAT, Keeper
 from medfc.experiments.models import MODEL_KINDS
 from medfc.experiments.records import CardFields, ModelCard
@@ -74,18 +75,6 @@ JOINT_KIND = "joint"  # a kept joint encoder (both heads): the card's kind, besi
 def _keep_nothing(fitted: None, directory: Path) -> CardFields:
     """A pipeline's parts are kept models of their own (:func:`keep_pipeline`); peft wrote a LoRA run's adapters."""
     return {}
-
-
-def _keep_joint(fitted: FittedJoint, directory: Path) -> CardFields:
-    from medfc.experiments.joint import keep_joint
-
-    return keep_joint(fitted, directory)
-
-
-def _load_joint(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedJoint:
-    from medfc.experiments.joint import load_joint
-
-    return load_joint(directory, card, device, batch_size)
 
 
 def keepers() -> dict[str, Keeper]:
@@ -188,7 +177,7 @@ def load_fitted(directory: Path, card: ModelCard, device: str = "auto", batch_si
 # the kinds of kept directory that are no model kind's: the joint HealthFC system, the pipeline (two kept models), LoRA
 # adapters (the fine-tuned CliniFact system, applied by medfc predict with their base model)
 SYSTEM_KEEPERS: dict[str, Keeper] = {
-    JOINT_KIND: Keeper(_keep_joint, _load_joint),
+    JOINT_KIND: Keeper(lazy("medfc.experiments.joint:keep_joint"), lazy("medfc.experiments.joint:load_joint")),
     "pipeline": Keeper(_keep_nothing, load_pipeline),
     "lora": Keeper(_keep_nothing, None),
 }

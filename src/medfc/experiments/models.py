@@ -24,22 +24,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from medfc.common.options import Options
+from medfc.common.registry import lazy
 from medfc.experiments.examples import Example
 from medfc.experiments.keeper import Keeper
 from medfc.experiments.options import FrozenOptions, GbmOptions, ModelConfig, TfidfOptions, TrainConfig
-from medfc.experiments.records import CardFields, ModelCard
 
 if TYPE_CHECKING:  # each kind's module loads torch or scikit-learn: imported where a model of it is made, kept or loaded
     import numpy as np
-
-    from medfc.experiments.classifier import FittedClassifier
-    from medfc.experiments.frozen import FittedFrozen
-    from medfc.experiments.gbm import FittedGbm
-    from medfc.experiments.tfidf import FittedTfidf
 
 
 class Reported(Protocol):
@@ -77,34 +71,10 @@ def _encoder(config: TrainConfig, threads: int | None) -> Model:
     return EncoderModel(config, threads)
 
 
-def _keep_encoder(fitted: FittedClassifier, directory: Path) -> CardFields:
-    from medfc.experiments.classifier import keep_encoder
-
-    return keep_encoder(fitted, directory)
-
-
-def _load_encoder(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedClassifier:
-    from medfc.experiments.classifier import load_encoder
-
-    return load_encoder(directory, card, device, batch_size)
-
-
 def _tfidf(config: TfidfOptions, threads: int | None) -> Model:
     from medfc.experiments.tfidf import TfidfModel
 
     return TfidfModel(config, threads)
-
-
-def _keep_tfidf(fitted: FittedTfidf, directory: Path) -> CardFields:
-    from medfc.experiments.tfidf import keep_tfidf
-
-    return keep_tfidf(fitted, directory)
-
-
-def _load_tfidf(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedTfidf:
-    from medfc.experiments.tfidf import load_tfidf
-
-    return load_tfidf(directory, card, device, batch_size)
 
 
 def _gbm(config: GbmOptions, threads: int | None) -> Model:
@@ -113,34 +83,10 @@ def _gbm(config: GbmOptions, threads: int | None) -> Model:
     return GbmModel(config, threads)
 
 
-def _keep_gbm(fitted: FittedGbm, directory: Path) -> CardFields:
-    from medfc.experiments.gbm import keep_gbm
-
-    return keep_gbm(fitted, directory)
-
-
-def _load_gbm(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedGbm:
-    from medfc.experiments.gbm import load_gbm
-
-    return load_gbm(directory, card, device, batch_size)
-
-
 def _frozen(config: FrozenOptions, threads: int | None) -> Model:
     from medfc.experiments.frozen import FrozenModel
 
     return FrozenModel(config, threads)
-
-
-def _keep_frozen(fitted: FittedFrozen, directory: Path) -> CardFields:
-    from medfc.experiments.frozen import keep_frozen
-
-    return keep_frozen(fitted, directory)
-
-
-def _load_frozen(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedFrozen:
-    from medfc.experiments.frozen import load_frozen
-
-    return load_frozen(directory, card, device, batch_size)
 
 
 @dataclass(frozen=True)
@@ -155,10 +101,10 @@ class ModelKind:
 
 # kind → its implementation: its model and its keeper
 MODEL_KINDS: dict[str, ModelKind] = {
-    "encoder": ModelKind(_encoder, Keeper(_keep_encoder, _load_encoder)),
-    "tfidf": ModelKind(_tfidf, Keeper(_keep_tfidf, _load_tfidf)),
-    "gbm": ModelKind(_gbm, Keeper(_keep_gbm, _load_gbm)),
-    "frozen": ModelKind(_frozen, Keeper(_keep_frozen, _load_frozen)),
+    "encoder": ModelKind(_encoder, Keeper(lazy("medfc.experiments.classifier:keep_encoder"), lazy("medfc.experiments.classifier:load_encoder"))),
+    "tfidf": ModelKind(_tfidf, Keeper(lazy("medfc.experiments.tfidf:keep_tfidf"), lazy("medfc.experiments.tfidf:load_tfidf"))),
+    "gbm": ModelKind(_gbm, Keeper(lazy("medfc.experiments.gbm:keep_gbm"), lazy("medfc.experiments.gbm:load_gbm"))),
+    "frozen": ModelKind(_frozen, Keeper(lazy("medfc.experiments.frozen:keep_frozen"), lazy("medfc.experiments.frozen:load_frozen"))),
 }
 
 

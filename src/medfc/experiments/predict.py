@@ -326,16 +326,17 @@ class Settings:
     max_prompt_tokens: int | None
 
 
-def _classifier(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport, settings: Settings) -> list[PredictedRow]:
-    return predict_fitted(load_fitted(directory, card, settings.device, settings.batch_size), card, rows)
+# (model directory, card, usable rows, report, settings) → the output records
+Predictor = Callable[[Path, ModelCard, Sequence[tuple[str, Row]], SkipReport, Settings], list[PredictedRow]]
 
 
-def _pipeline(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport, settings: Settings) -> list[PredictedRow]:
-    return predict_pipeline(load_fitted(directory, card, settings.device, settings.batch_size), card, rows)
+def _loaded(predict: Callable[..., list[PredictedRow]]) -> Predictor:
+    """A predictor that loads the kept model through its keeper (:func:`~medfc.experiments.kept.load_fitted`) and
+    applies ``predict`` to it."""
+    def run(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport, settings: Settings) -> list[PredictedRow]:
+        return predict(load_fitted(directory, card, settings.device, settings.batch_size), card, rows)
 
-
-def _joint(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport, settings: Settings) -> list[PredictedRow]:
-    return predict_joint(load_fitted(directory, card, settings.device, settings.batch_size), card, rows)
+    return run
 
 
 def _adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport, settings: Settings) -> list[PredictedRow]:
@@ -343,11 +344,9 @@ def _adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]],
                             max_prompt_tokens=settings.max_prompt_tokens)
 
 
-# (model directory, card, usable rows, report, settings) → the output records
-Predictor = Callable[[Path, ModelCard, Sequence[tuple[str, Row]], SkipReport, Settings], list[PredictedRow]]
 # the kinds of kept model (medfc.experiments.kept.keepers) whose prediction is not one classifier's; every other kind
 # is loaded by its keeper and predicted by predict_fitted (an unknown kind: the keepers' error, naming the known ones)
-KEPT_PREDICTORS: dict[str, Predictor] = {"pipeline": _pipeline, "joint": _joint, "lora": _adapters}
+KEPT_PREDICTORS: dict[str, Predictor] = {"pipeline": _loaded(predict_pipeline), "joint": _loaded(predict_joint), "lora": _adapters}
 
 
 # ---------------------------------------------------------------------------------------------- run
@@ -375,7 +374,7 @@ def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, ou
              card["system"], card["kind"])
     records: list[PredictedRow] = []
     if usable:
-        predictor = KEPT_PREDICTORS.get(str(card["kind"]), _classifier)
+        predictor = KEPT_PREDICTORS.get(str(card["kind"]), _loaded(predict_fitted))
         records = predictor(directory, card, usable, report, Settings(device, batch_size, base_model, max_prompt_tokens))
     write_jsonl(output, records)
     summary: PredictSummary = {"model_dir": str(directory), "dataset": card["dataset"], "system": card["system"], "kind": card["kind"],

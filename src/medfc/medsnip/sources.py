@@ -7,11 +7,10 @@ the plan reads it when Snakemake plans the DAG; a loader is imported when a job 
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from medfc.common.registry import lookup
+from medfc.common.registry import load, lookup
 from medfc.common.report import SkipReport
 from medfc.medsnip.records import Answer
 
@@ -39,8 +38,8 @@ class AnswerSource:
     unlabelled_nei: bool = False
 
     def load(self) -> Loader:
-        module, function = self.loader.split(":")
-        return getattr(importlib.import_module(module), function)
+        """Its loader, imported now."""
+        return load(self.loader)
 
 
 ANSWER_SOURCES: dict[str, AnswerSource] = {
