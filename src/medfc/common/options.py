@@ -120,8 +120,7 @@ class Options:
         first, and a mapping-valued field keeps its own order."""
         hints = _hints(type(self))
         out = {}
-        fields = dataclasses.fields(self)
-        for f in sorted(fields, key=lambda f: f.name) if sort_keys else fields:
+        for f in _fields(self, sort_keys):
             value = getattr(self, f.name)
             tagged = _tagged(hints[f.name])
             if isinstance(value, Options):
@@ -268,11 +267,15 @@ def _freeze(value: Any) -> Any:
     return value
 
 
+def _fields(value: Any, sort_keys: bool) -> tuple[dataclasses.Field[Any], ...]:
+    """A dataclass's fields, in their order or (``sort_keys``) by name."""
+    fields = dataclasses.fields(value)
+    return tuple(sorted(fields, key=lambda f: f.name)) if sort_keys else fields
+
+
 def _plain(value: Any, sort_keys: bool = False) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = dataclasses.fields(value)
-        return {f.name: _plain(getattr(value, f.name), sort_keys)
-                for f in (sorted(fields, key=lambda f: f.name) if sort_keys else fields)}
+        return {f.name: _plain(getattr(value, f.name), sort_keys) for f in _fields(value, sort_keys)}
     if isinstance(value, list | tuple):
         return [_plain(v, sort_keys) for v in value]
     if isinstance(value, Mapping):

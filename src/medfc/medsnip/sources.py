@@ -7,7 +7,7 @@ the plan reads it when Snakemake plans the DAG; a loader is imported when a job 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from medfc.common.registry import load, lookup
@@ -37,6 +37,10 @@ class AnswerSource:
     own_level: bool = False
     unlabelled_nei: bool = False
 
+    def rewrites_claims(self, section: Mapping[str, object]) -> bool:
+        """Whether its claims are rewritten, by its section ``medsnip.datasets.<name>`` (a source that allows it)."""
+        return self.rewrites and bool(section["rewrite_claims"])
+
     def load(self) -> Loader:
         """Its loader, imported now."""
         return load(self.loader)
@@ -55,6 +59,11 @@ ANSWER_SOURCES: dict[str, AnswerSource] = {
 def answer_source(name: str) -> AnswerSource:
     """The source called ``name``; an unknown one is a ValueError naming the known ones."""
     return lookup(ANSWER_SOURCES, name, "MedSNIP answer source")
+
+
+def enabled_sources(datasets: Mapping[str, Mapping[str, object]]) -> list[str]:
+    """The sources whose section of ``medsnip.datasets`` is enabled, in the registry's order."""
+    return [name for name in ANSWER_SOURCES if datasets[name]["enabled"]]
 
 
 def source_names() -> tuple[str, ...]:

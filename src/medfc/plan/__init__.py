@@ -16,8 +16,8 @@ one line naming the key.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from medfc.common import provenance
 from medfc.common.options import Options
@@ -35,6 +35,8 @@ from medfc.plan.medsnip import MEDSNIP_TITLES, MEDSNIP_WILDCARDS, MedsnipPlan, m
 
 __all__ = ["HEALTHFC_WILDCARDS", "MEDSNIP_TITLES", "MEDSNIP_WILDCARDS", "PAPERS", "TABLES", "JobSpec", "Layout", "Plan", "job_spec", "job_specs",
            "layered"]
+
+T = TypeVar("T")
 
 
 def job_specs() -> dict[str, JobSpec]:
@@ -68,11 +70,15 @@ class Plan(DatasetsPlan, ExperimentsPlan, MedsnipPlan):
 
     def spec_options(self, spec: JobSpec, wildcards: Any = None) -> Options | Mapping[str, Any]:
         """:meth:`job_options` by the rule's record (``spec``), kept per rule and wildcards."""
-        key = (spec.rule, tuple(sorted(jobs.wildcard_dict(wildcards).items())))
-        cache = self.__dict__.setdefault("_job_options", {})
-        if key not in cache:
-            cache[key] = jobs.typed_options(self, spec, wildcards)
-        return cache[key]
+        return self._per_job("_job_options", spec.rule, wildcards, lambda: jobs.typed_options(self, spec, wildcards))
+
+    def _per_job(self, store: str, rule: str, wildcards: Any, build: Callable[[], T]) -> T:
+        """What ``build`` gives for one job of ``rule``, built once per rule and wildcards and kept in ``store``."""
+        key = (rule, tuple(sorted(jobs.wildcard_dict(wildcards).items())))
+        kept = self.__dict__.setdefault(store, {})
+        if key not in kept:
+            kept[key] = build()
+        return kept[key]
 
     def planned_jobs(self) -> list[tuple[JobSpec, dict[str, str]]]:
         """(record, wildcards) of every job the config plans whose options read the config (:func:`medfc.plan.jobs.planned_jobs`)."""
@@ -94,11 +100,7 @@ class Plan(DatasetsPlan, ExperimentsPlan, MedsnipPlan):
     def job_resources(self, rule: str, wildcards: Any = None) -> dict[str, int]:
         """One job's ``{gpu, threads, mem_mb, runtime}`` (its rule's record: by its model's kind and size,
         :mod:`medfc.plan.resources`), once per rule and wildcards: each rule's ``threads:`` and ``resources:`` ask for it."""
-        key = (rule, tuple(sorted(jobs.wildcard_dict(wildcards).items())))
-        cache = self.__dict__.setdefault("_job_resources", {})
-        if key not in cache:
-            cache[key] = jobs.job_resources(self, job_specs(), rule, wildcards)
-        return cache[key]
+        return self._per_job("_job_resources", rule, wildcards, lambda: jobs.job_resources(self, job_specs(), rule, wildcards))
 
     def provenance_options(self) -> dict[str, Any]:
         """The software of the run's results (rule provenance: its params, so a change reruns it)."""

@@ -16,7 +16,7 @@ from typing import Any
 from medfc.common.llm_backends import runs_locally
 from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, SYSTEM_RULE, SYSTEM_SCORE_RULE, CliniFactSystem
 from medfc.healthfc.translation_backends import translation_backend
-from medfc.medsnip.sources import ANSWER_SOURCES
+from medfc.medsnip.sources import answer_source, enabled_sources
 
 # every rule of workflow/rules/*.smk, by what it does (tests/unit/plan/test_cluster.py checks the lists
 # against the rule files, so a new rule must be placed here). A CliniFact system's rules are placed by its
@@ -86,9 +86,8 @@ def runs_a_local_model(config: dict[str, Any], rule: str) -> bool:
         return _local_model({**base, **(overrides or {})})
 
     if rule == "medsnip_prepare":
-        rewrites = any(source.rewrites and ms["datasets"][name]["enabled"] and ms["datasets"][name]["rewrite_claims"]
-                       for name, source in ANSWER_SOURCES.items())  # an enabled answer source whose claims are rewritten
-        return rewrites and role(ms["rewriter"])
+        rewriting = any(answer_source(d).rewrites_claims(ms["datasets"][d]) for d in enabled_sources(ms["datasets"]))
+        return rewriting and role(ms["rewriter"])
     if rule == "medsnip_decompose":
         return role(ms["decomposer"])
     if rule == "medsnip_verify":

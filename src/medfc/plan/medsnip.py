@@ -21,7 +21,7 @@ from medfc.medsnip.options import (
     TableOptions,
     VerifyOptions,
 )
-from medfc.medsnip.sources import ANSWER_SOURCES, answer_source
+from medfc.medsnip.sources import ANSWER_SOURCES, answer_source, enabled_sources
 from medfc.medsnip.verifier_kinds import verifier_kind
 from medfc.plan.experiments import layered
 from medfc.plan.jobs import Build, JobSpec, Planned, call
@@ -50,7 +50,7 @@ class MedsnipPlan:
 
     def medsnip_datasets(self) -> list[str]:
         """The enabled answer sources (:data:`~medfc.medsnip.sources.ANSWER_SOURCES`, in its order)."""
-        return [d for d in ANSWER_SOURCES if self.ms["datasets"][d]["enabled"]]
+        return enabled_sources(self.ms["datasets"])
 
     def medsnip_modes(self, dataset: str) -> list[str]:
         """The decompositions of a dataset: the configured ones, plus its own human units where it ships them."""
@@ -74,7 +74,11 @@ class MedsnipPlan:
 
     def medsnip_rewrites(self, dataset: str) -> bool:
         """Whether a dataset's claims are rewritten as statements (a source that allows it, set in its section)."""
-        return answer_source(dataset).rewrites and self.ms["datasets"][dataset]["rewrite_claims"]
+        return answer_source(dataset).rewrites_claims(self.ms["datasets"][dataset])
+
+    def medsnip_rewriting(self) -> bool:
+        """Whether an enabled dataset's claims are rewritten (the rewriter LLM is asked)."""
+        return any(self.medsnip_rewrites(d) for d in self.medsnip_datasets())
 
     def medsnip_prepare_options(self, dataset: str) -> dict[str, Any]:
         ds = self.ms["datasets"][dataset]
@@ -174,7 +178,7 @@ class MedsnipPlan:
         if len(set(names)) < len(names):
             raise ValueError(f"config: medsnip.verifiers has repeated names {sorted(n for n in set(names) if names.count(n) > 1)}")
         roles = [("medsnip.decomposer", ms["decomposer"])]
-        if any(self.medsnip_rewrites(d) for d in datasets):
+        if self.medsnip_rewriting():
             roles.append(("medsnip.rewriter", ms["rewriter"]))
         roles += [(f"medsnip.verifiers[{i}].llm", v["llm"]) for i, v in enumerate(ms["verifiers"])]
         checks: list[tuple[Any, dict[str, Any], str]] = [(LLMOptions, self.medsnip_llm(overrides), where) for where, overrides in roles]

@@ -201,7 +201,7 @@ def _llms(plan: Plan) -> Iterator[str | None]:
         return
     ms = config["medsnip"]
     roles = [("medsnip.decomposer", ms["decomposer"])]
-    if any(plan.medsnip_rewrites(d) for d in plan.medsnip_datasets()):
+    if plan.medsnip_rewriting():
         roles.append(("medsnip.rewriter", ms["rewriter"]))
     roles += [(f"medsnip.verifiers[{i}].llm", v.get("llm")) for i, v in enumerate(ms["verifiers"])]
     for where, overrides in roles:
@@ -247,34 +247,35 @@ def _devices(options: Any) -> Iterator[str]:
             yield from _devices(value)
 
 
-def planned_job_options(plan: Plan) -> Iterator[tuple[str, Any]]:
-    """(job, typed options) of every planned job, in the job table's order (:func:`medfc.plan.jobs.planned_jobs`):
+def planned_job_options(plan: Plan) -> Iterator[tuple[str, str, Any]]:
+    """(rule, job, typed options) of every planned job, in the job table's order (:func:`medfc.plan.jobs.planned_jobs`):
     the job named by its rule and wildcards, ``healthfc_experiment (en, minilm, oracle, 0)``."""
     for spec, wildcards in plan.planned_jobs():
         where = f"{spec.rule} ({', '.join(wildcards.values())})" if wildcards else spec.rule
-        yield where, plan.job_options(spec.rule, wildcards)
+        yield spec.rule, where, plan.job_options(spec.rule, wildcards)
 
 
-def cuda_devices_configured(plan: Plan) -> list[str]:
-    """The planned jobs whose options set ``device`` to CUDA (``cuda``, ``cuda:N``)."""
-    return list(dict.fromkeys(where for where, options in planned_job_options(plan)
-                              if any(d.startswith("cuda") for d in _devices(options))))
+def cuda_devices_configured(plan: Plan) -> dict[str, list[str]]:
+    """rule → its planned jobs whose options set ``device`` to CUDA (``cuda``, ``cuda:N``), in the table's order."""
+    found: dict[str, list[str]] = {}
+    for rule, where, options in planned_job_options(plan):
+        if any(d.startswith("cuda") for d in _devices(options)):
+            found.setdefault(rule, []).append(where)
+    return found
 
 
 def cuda_problem(plan: Plan) -> str | None:
     """On a local run: a planned job set to ``device: cuda`` where torch sees no CUDA device, as one line."""
-    keys = cuda_devices_configured(plan)
-    if not keys:
+    by_rule = cuda_devices_configured(plan)
+    if not by_rule:
         return None
     import torch
 
     if torch.cuda.is_available():
         return None
-    by_rule: dict[str, list[str]] = {}
-    for job in keys:  # "healthfc_experiment (en, minilm, oracle, 0)": grouped by rule, the first job of each shown
-        by_rule.setdefault(job.split(" (", 1)[0], []).append(job)
+    n = sum(map(len, by_rule.values()))
     shown = "; ".join(f"{rule}: {len(jobs)} job{'s' if len(jobs) > 1 else ''}" + (f", e.g. {jobs[0]}" if len(jobs) > 1 else f" ({jobs[0]})")
                       for rule, jobs in by_rule.items())
-    return (f"prerequisite: {len(keys)} planned job{'s' if len(keys) > 1 else ''} ({shown}) set device cuda, but torch {torch.__version__} sees no CUDA device on this machine "
+    return (f"prerequisite: {n} planned job{'s' if n > 1 else ''} ({shown}) set device cuda, but torch {torch.__version__} sees no CUDA device on this machine "
             f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')}): run on a GPU machine or through "
             "a cluster profile, install the CUDA build of torch (scripts/install.sh, MEDFC_TORCH), or set device: auto or cpu")
