@@ -12,7 +12,7 @@ Each extraction runs in a fresh Python process, so its memory figures are its ow
 * ``zipfile dir``: what zipfile.ZipFile would hold for the same zip (its central directory), for contrast.
 
 Memory must stay flat as the zip grows: the last line gives the largest/smallest peak ratios (≈1.0).
-``--compare-zipfile`` also measures the previous zipfile-based reader. Usage:
+``--compare-zipfile`` also measures a zipfile-based reader of the same studies. Usage:
     python benchmarks/clinifact_bulk_bench.py [--sizes 5000 10000 20000 40000] [--workdir DIR] [--compare-zipfile]
 """
 
@@ -49,7 +49,7 @@ def build_zip(path: Path, n: int, templates: list[dict]) -> None:
 
 
 def _zipfile_reader(zpath: Path, out: Path, report: SkipReport) -> int:
-    """The previous reader: zipfile.ZipFile (whole central directory in memory) + the same filter."""
+    """A zipfile-based reader, for contrast: zipfile.ZipFile (whole central directory in memory) + the same filter."""
     from medfc.clinifact.ctgov import passes_clinifact_filter
     from medfc.common.io import write_jsonl
 
@@ -109,7 +109,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[5000, 10000, 20000, 40000])
     ap.add_argument("--workdir", default=None)
-    ap.add_argument("--compare-zipfile", action="store_true", help="also measure the previous zipfile-based reader")
+    ap.add_argument("--compare-zipfile", action="store_true", help="also measure a zipfile.ZipFile-based reader")
     ap.add_argument("--measure", nargs=3, metavar=("ZIP", "OUT", "READER"), help=argparse.SUPPRESS)  # child process
     args = ap.parse_args()
     logging.disable(logging.WARNING)  # skipped members are counted in the report, not printed

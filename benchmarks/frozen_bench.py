@@ -1,5 +1,5 @@
-"""Issue 31: the frozen-encoder rows (model kind ``frozen``) on real data, side by side with today's best, in
-one run: the CliniFact release (5-fold CV over train + validation and the official test split) and the
+"""The frozen-encoder rows (model kind ``frozen``) on real data, side by side with TF-IDF and gradient boosting,
+in one run: the CliniFact release (5-fold CV over train + validation and the official test split) and the
 HealthFC release-mode systems on a release file (the real one, or the HealthFC-sized stand-in of
 benchmarks/healthfc_sized_release.py, whose scores mean nothing: only its times and ratios do).
 
@@ -28,9 +28,9 @@ folds. The embeddings are computed once per text and recipe into ``--cache`` (th
 the CliniFact rows, and timed on their own (the rows' fits then read them); ``--probe N`` also encodes N
 texts of each recipe afresh without a cache, for CPU seconds per text and tokens per second that do not
 depend on what the store already holds. ``--seed-sqlite FILE`` first copies into the store the vectors of the
-prototype store of the first research round (benchmarks/frozen_embeddings.py, same recipe: the same texts,
-tokenizer truncation, mean pooling and normalisation), and ``--check N`` re-encodes N of them to show they
-are the library's own vectors. The load average is printed at the start and the end.
+prototype store of benchmarks/frozen_embeddings.py (same recipe: the same texts, tokenizer truncation, mean
+pooling and normalisation), and ``--check N`` re-encodes N of them to show they are the library's own vectors.
+The load average is printed at the start and the end.
 """
 
 from __future__ import annotations

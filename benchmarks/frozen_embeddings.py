@@ -1,4 +1,4 @@
-"""Frozen-encoder embeddings for the feature models of issue 31: one forward pass per text, cached on disk
+"""Frozen-encoder embeddings for the research prototypes' feature models: one forward pass per text, cached on disk
 per (model, recipe, text), so every system, fold and rerun shares them. A prototype for the integrator
 (not imported by the library).
 

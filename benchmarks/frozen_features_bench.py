@@ -1,4 +1,4 @@
-"""Issue 31, items 2-4 (research prototype): frozen-encoder features on the CliniFact release, beside and
+"""A research prototype: frozen-encoder features on the CliniFact release, beside and
 stacked with the workflow's TF-IDF and gradient boosting, in 5-fold CV over train + validation and on the
 official test split.
 

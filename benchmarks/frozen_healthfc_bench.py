@@ -1,4 +1,4 @@
-"""Issue 31 (research prototype): the frozen-encoder feature model on HealthFC's release-mode systems,
+"""A research prototype: the frozen-encoder feature model on HealthFC's release-mode systems,
 beside the workflow's TF-IDF and their equal-weight average, per fold, with wall times.
 
     python benchmarks/frozen_healthfc_bench.py --dataset results/healthfc/dataset/healthfc.jsonl \\

@@ -2,7 +2,7 @@
 runner, ``medfc.cli.run_step``, as workflow/scripts/step.py does; options from the plan of
 config/config.yaml), for two checkouts paired in one run.
 
-    python benchmarks/job_cpu.py --before /path/to/old/checkout [--data DIR] [--repeat 3]
+    python benchmarks/job_cpu.py --before /path/to/other/checkout [--data DIR] [--repeat 3]
 
 Each checkout's own ``src`` is put first on PYTHONPATH and its own plan builds the job's options (the
 option layout may differ between them); both read the same inputs, the outputs of a finished demo run
@@ -51,7 +51,7 @@ from medfc.plan import Plan
 config = yaml.safe_load(open(sys.argv[1] + "/config/config.yaml"))
 validate(config, sys.argv[1] + "/workflow/schemas/config.schema.yaml", set_default=True)
 plan = Plan(config)
-print(json.dumps({k: (o.to_mapping() if hasattr(o := eval(call), 'to_mapping') else o) for k, call in json.loads(sys.argv[2]).items()}))  # typed (since issue 44) or a mapping
+print(json.dumps({k: (o.to_mapping() if hasattr(o := eval(call), 'to_mapping') else o) for k, call in json.loads(sys.argv[2]).items()}))  # an options object or a mapping
 """
 
 # the job as workflow/scripts/step.py runs it (the runner with named inputs, lists too), then the heavy modules it loaded
@@ -90,7 +90,7 @@ def run_job(checkout: Path, kind: str, options: dict, data: Path, out: Path) -> 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--before", required=True, help="the checkout to compare with (e.g. a git worktree of the old commit)")
+    ap.add_argument("--before", required=True, help="the checkout to compare with (e.g. a git worktree)")
     ap.add_argument("--after", default=str(ROOT), help="the checkout measured after (default: this one)")
     ap.add_argument("--data", default=str(ROOT), help="the folder of a finished demo run (results/...)")
     ap.add_argument("--repeat", type=int, default=3)

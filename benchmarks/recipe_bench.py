@@ -1,4 +1,4 @@
-"""What each training choice of issue 24 buys: TF-IDF variants and the HealthFC encoder's recipe, per fold.
+"""What each training choice buys: TF-IDF variants and the HealthFC encoder's recipe, per fold.
 
     python benchmarks/recipe_bench.py [--clinifact DIR] [--healthfc-dataset FILE --healthfc-folds FILE]
                                       [--systems oracle claims_only ...] [--encoder] [--configfile config/cpu.yaml]
@@ -7,8 +7,8 @@ TF-IDF rows (seconds to minutes on 2 cores):
 
 * ``reference``: the plainest baseline: one TF-IDF space over ``claim [SEP] evidence`` (word 1-2-grams,
   sub-linear tf, min_df 1), class-balanced logistic regression at C = 1, fit on all training data;
-* ``holdout``: the project's variant before issue 24: a space per text, word + character n-grams, min_df 2,
-  C from 0.3-100 chosen on a stratified held-out tenth of the training data, then refit on all of it;
+* ``holdout``: a space per text, word + character n-grams, min_df 2, C from 0.3-100 chosen on a stratified
+  held-out tenth of the training data, then refit on all of it;
 * ``cv``: the space (joint, separate) and analyzer (word, word+char) chosen by 5-fold cross-validation
   inside the training data, at the config's C;
 * ``config``: the workflow's TF-IDF as configured (``experiments.tfidf``, schema defaults filled in: the
@@ -85,7 +85,7 @@ def healthfc(config: dict, dataset: str, folds_csv: str, systems: list[str], enc
             keys = {k: hx[k] for k in system_option_keys(system)}
             if val_fraction is not None:
                 keys["val_fraction"] = val_fraction
-            else:  # the old variant chose on a held-out tenth; the others choose inside the training folds or not at all
+            else:  # ``holdout`` chooses on a held-out tenth; the others choose inside the training folds or not at all
                 keys["val_fraction"] = 0.1 if name == "holdout" else 0.0
             opts = SYSTEM_OPTIONS[system].from_mapping(keys)
             scores, choices, start = [], Counter(), time.perf_counter()

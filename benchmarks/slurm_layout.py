@@ -1,19 +1,20 @@
-"""Jobs submitted to SLURM and wall time, before and after issue 23 (only real work is submitted).
+"""Jobs submitted to SLURM and wall time: every rule with an action submitted ("before") against the checkout's
+layout, where only real work is submitted ("after").
 
     sudo bash scripts/ci/services.sh start            # the one-node test cluster (docs/slurm.md)
     python benchmarks/slurm_layout.py [--folds all|0,1,...] [--keep DIR] [--no-runs]
 
 1. The real paper-scale plan (config/live.yaml + config/paper.yaml under profiles/slurm), a dry run: its
-   jobs by rule, and how many are submitted before (every rule with an action a SLURM job) and after
+   jobs by rule, and how many are submitted "before" (every rule with an action a SLURM job) and "after"
    (medfc.plan.cluster.cluster_rules; the rest runs where Snakemake runs). Needs no cluster.
 2. The paper-shaped plan config/test_slurm_paper.yaml (both datasets from the demo, every HealthFC
    system, TF-IDF and a tiny random BERT, CliniFact with the same two and a tiny GPT-2 zero-shot,
    smoke caps; `--folds`: all five by default) run twice on the test cluster from identical copies
    with the same warm cache: "before" with every rule submitted (the copy's Snakefile without its
-   `workflow.localrules(...)` line: the layout before issue 23; the checkout is never changed) and
-   "after" with the layout of the checkout. An sbatch shim counts the submissions. Both runs use
-   profiles/slurm with the test cluster's partition and account, no retries and a 2 s first status
-   check (tests/helpers/slurm.py), and must produce byte-identical results.
+   `workflow.localrules(...)` line; the checkout is never changed) and "after" with the layout of the
+   checkout. An sbatch shim counts the submissions. Both runs use profiles/slurm with the test cluster's
+   partition and account, no retries and a 2 s first status check (tests/helpers/slurm.py), and must
+   produce byte-identical results.
 
 Prints a table with jobs, jobs submitted and wall time per layout, and the ratios before / after. The
 test cluster's one node has the machine's CPUs; Snakemake's local jobs share them with the SLURM jobs.

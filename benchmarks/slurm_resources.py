@@ -1,4 +1,5 @@
-"""What the paper-scale plan asks SLURM for, job by job, before and after issue 41 (resources by model kind).
+"""What the paper-scale plan asks SLURM for, job by job: resources by model kind and size, beside one value for
+every job.
 
     python benchmarks/slurm_resources.py [CONFIG ...]      # default: config/live.yaml config/paper.yaml
 
@@ -7,10 +8,9 @@ workflow; no cluster needed) prints every job's resources as Snakemake would sub
 groups the training and inference jobs by rule and by their row of ``experiments.resources``
 (medfc.plan.resources: the model's kind and size) and prints, per group, the jobs, GPUs, memory, time
 limit and threads; then the jobs that ask for a GPU and the GPU-hours and memory-hours they reserve
-(GPUs or GB × the time limit), against the layout before issue 41, where every job of the four training
-and inference rules asked for paper.yaml's one experiments.gpu / mem_mb / runtime / threads
-(:data:`BEFORE`: 1 GPU, 32000 MB, 240 minutes, 4 threads; measured on 7d0c207 with this dry run: 351
-GPU jobs, 350 of them with 32 GB and 240 minutes, among them the 91 TF-IDF jobs).
+(GPUs or GB × the time limit), against a layout where every job of the four training and inference rules
+asks for one experiments.gpu / mem_mb / runtime / threads (:data:`ONE_VALUE`: paper.yaml's 1 GPU,
+32000 MB, 240 minutes, 4 threads), the same jobs with those values in place of their rows'.
 
 The live config's contact checks are met with a scratch config and NCBI_EMAIL (nothing is fetched), and
 SERPER_API_KEY gets a dummy value when unset.
@@ -36,7 +36,7 @@ from tests.helpers.workflow import WorkflowCopy  # noqa: E402
 
 PAPER_SCALE = ["config/live.yaml", "config/paper.yaml"]
 CONTACT = "medfc-benchmark@uni-klinikum.de"
-BEFORE = {"gpu": 1, "threads": 4, "mem_mb": 32000, "runtime": 240}  # paper.yaml's experiments keys before issue 41
+ONE_VALUE = {"gpu": 1, "threads": 4, "mem_mb": 32000, "runtime": 240}  # one value for every training and inference job
 JOB = re.compile(r"^(?:local)?rule (\S+):\n((?:    .*\n)*)", re.M)
 
 
@@ -87,19 +87,19 @@ def main(argv: list[str] | None = None) -> int:
         gpu = [j for j in items if j["gpu"]]
         return {"gpu_jobs": len(gpu), "gpu_hours": sum(j["gpu"] * j["runtime"] for j in gpu) / 60,
                 "mem_gb_hours": sum(j["mem_mb"] * j["runtime"] for j in items) / 1000 / 60,
-                "big": sum(1 for j in items if j["mem_mb"] >= BEFORE["mem_mb"] and j["runtime"] >= BEFORE["runtime"])}
+                "big": sum(1 for j in items if j["mem_mb"] >= ONE_VALUE["mem_mb"] and j["runtime"] >= ONE_VALUE["runtime"])}
 
-    after = [j for j in jobs if j["rule"] in model_rules]
-    before = [{**j, **BEFORE} if j["rule"] in R.MODEL_RULES else j for j in after]
-    tfidf = [j for j in after if j["rule"] in ("healthfc_experiment", "clinifact_experiment")
+    by_kind = [j for j in jobs if j["rule"] in model_rules]
+    one_value = [{**j, **ONE_VALUE} if j["rule"] in R.MODEL_RULES else j for j in by_kind]
+    tfidf = [j for j in by_kind if j["rule"] in ("healthfc_experiment", "clinifact_experiment")
              and R.row_of(plan, j["rule"], j["wildcards"]["model"]) == "tfidf"]
     print(f"\nTF-IDF jobs: {len(tfidf)}, asking for a GPU: {sum(1 for j in tfidf if j['gpu'])} (before: {len(tfidf)})")
     print("| layout | jobs asking for a GPU | GPU-hours reserved | memory GB-hours reserved | jobs with >= 32 GB and >= 240 min |")
     print("| --- | --- | --- | --- | --- |")
-    for name, items in (("before (one value for every job)", before), ("after (by model kind and size)", after)):
+    for name, items in (("before (one value for every job)", one_value), ("after (by model kind and size)", by_kind)):
         t = totals(items)
         print(f"| {name} | {t['gpu_jobs']} | {t['gpu_hours']:.0f} | {t['mem_gb_hours']:.0f} | {t['big']} |")
-    by_rule = Counter(j["rule"] for j in after if j["gpu"])
+    by_rule = Counter(j["rule"] for j in by_kind if j["gpu"])
     print("GPU jobs after, by rule: " + ", ".join(f"{r} {n}" for r, n in sorted(by_rule.items(), key=lambda kv: -kv[1])))
     return 0
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Memory of the sequential zip reader on a STORED member with a data descriptor (issue 28, item 4).
+"""Memory of the sequential zip reader on a STORED member with a data descriptor.
 
 A STORED member whose sizes follow its data (general-purpose flag bit 3, what a writer on a pipe produces)
 can only be walked by scanning for its data descriptor. The reader streams that scan: it holds a window of

@@ -1,5 +1,5 @@
-"""The lines of code that choose by comparing an axis's field with a registered name (issue 44: a registry's names
-are looked up, never compared): ``x.source == "name"``, ``"name" != cfg["source"]``, ``cfg["backend"] in ("name",
+"""The lines of code that choose by comparing an axis's field with a registered name (a registry's names are
+looked up, never compared): ``x.source == "name"``, ``"name" != cfg["source"]``, ``cfg["backend"] in ("name",
 ...)``, and any ``case "name":``. A name compared with something else (a config key spelt like a source,
 ``k != "bulk_zip"``) is no choice of a value."""
 

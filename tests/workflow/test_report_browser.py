@@ -249,8 +249,8 @@ def test_a_figure_opens_and_is_not_blank(probed):
 
 
 def test_table_3_opens_as_a_table_with_its_rows(probed):
-    """Issue 43 item 4: HealthFC Table 3 opens in the report's viewer (its eye, an iframe drawn in the window) as
-    an HTML table whose rows are the CSV's, the paper's rows among them."""
+    """HealthFC Table 3 opens in the report's viewer (its eye, an iframe drawn in the window) as an HTML table whose
+    rows are the CSV's, the paper's rows among them."""
     import base64
     import csv
     import io

@@ -1,8 +1,8 @@
-"""One results folder per run (issue 41, item 4): a run's outputs, logs and benchmarks go under the folder its
-config names (``results_dir``; the demo keeps ``results/``), so the demo, config/cpu.yaml and config/paper.yaml
-runs live in one checkout and none rewrites another's; ``snakemake --directory`` runs the workflow elsewhere.
-Dry runs of the shared demo run (nothing it made is touched; tests/workflow/test_experiments.py checks it is
-complete) and one small real job under --directory."""
+"""One results folder per run: a run's outputs, logs and benchmarks go under the folder its config names
+(``results_dir``; the demo keeps ``results/``), so the demo, config/cpu.yaml and config/paper.yaml runs live in
+one checkout and none rewrites another's; ``snakemake --directory`` runs the workflow elsewhere. Dry runs of the
+shared demo run (nothing it made is touched; tests/workflow/test_experiments.py checks it is complete) and one
+small real job under --directory."""
 
 from __future__ import annotations
 

@@ -42,8 +42,8 @@ def test_the_copies_of_the_full_run_have_its_config_sections(full_demo_run):
 
 
 def test_the_run_records_its_software_config_and_command_and_each_experiment_points_to_it(full_demo_run):
-    """Issue 43 item 3: results/provenance/software.yml (the software, in the report), runs.jsonl (one line per
-    run: id, host, folder, command, software, resolved config) and every experiment's info.json naming its run."""
+    """results/provenance/software.yml (the software, in the report), runs.jsonl (one line per run: id, host,
+    folder, command, software, resolved config) and every experiment's info.json naming its run."""
     import json
 
     prov = full_demo_run.path("results/provenance")

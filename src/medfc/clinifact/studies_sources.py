@@ -1,4 +1,4 @@
-"""Where CliniFact's studies come from, one registry (issue 44): each source of ClinicalTrials.gov studies
+"""Where CliniFact's studies come from, one registry: each source of ClinicalTrials.gov studies
 (``clinifact.studies.source``) declared once, looked up by name wherever a choice depends on it — how the
 step :func:`medfc.clinifact.steps.fetch_studies` reads or fetches the studies, and whether the source reads the
 bulk zip (``clinifact.studies.bulk_zip``: the rule's input ``zip`` when it is a local file, and a file the run's

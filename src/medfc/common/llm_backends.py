@@ -1,4 +1,4 @@
-"""The LLM backends, one registry (issue 44): each backend declared once, looked up by name wherever a
+"""The LLM backends, one registry: each backend declared once, looked up by name wherever a
 choice depends on it — the client it builds (:func:`medfc.llm.make_client`), and whether it runs the model in
 the job's own process (a local model: threads, a GPU, a model path to resolve, a cluster job of its own) or
 calls a server (OpenAI-compatible: an endpoint, maybe a key). Light: the clients are imported when built; it

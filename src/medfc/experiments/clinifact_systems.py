@@ -1,4 +1,4 @@
-"""The CliniFact systems, each declared once (issue 44): a registry of small records
+"""The CliniFact systems, each declared once: a registry of small records
 (:class:`CliniFactSystem`) that the plan (the run matrix, each job's options, the config checks, the
 prerequisites, the jobs that may run a model, the cluster placement of its rules and its jobs' resources), the
 tables and the figure look up, so a system's model list, options, rules, run folder, placement, resources row

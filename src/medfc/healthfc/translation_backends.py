@@ -1,4 +1,4 @@
-"""The DE→EN translation backends, one registry (issue 44): each backend declared once, looked up by name
+"""The DE→EN translation backends, one registry: each backend declared once, looked up by name
 wherever a choice depends on it — the translator the translation step builds from its options
 (:class:`TranslateOptions`, declared here beside the backends its ``backend`` names and checked against them when
 they are built; :mod:`medfc.healthfc.options` holds it with the other steps' options;

@@ -31,7 +31,7 @@ Message = Mapping[str, str]
 Conversation = Sequence[Message]
 
 LEDGER_KEYS = ("calls", "cache_hits", "failed", "prompt_tokens", "completion_tokens", "usage_missing", "malformed", "repaired")
-#: counters a ledger shows only when one of its calls has them (so the tables of runs without them stay as they were)
+#: counters a ledger shows only when one of its calls has them (a run whose calls have none shows no such column)
 LEDGER_EXTRA_KEYS = ("truncated",)
 
 

@@ -1,4 +1,4 @@
-"""The plan as a table of job specs (issue 44): one small record (:class:`JobSpec`) per rule whose jobs'
+"""The plan as a table of job specs: one small record (:class:`JobSpec`) per rule whose jobs'
 inputs, options, prompts or resources depend on the config: its wildcard axes, the function that builds each
 of those from one job's wildcards, and which jobs of it the config plans.
 

@@ -85,7 +85,7 @@ ROWS = rows()
 MODEL_RULES = model_rules()
 INNER_CV_RULES = inner_cv_rules()
 TRANSLATE = {"threads": 2, "mem_mb": 8192, "runtime": 600}  # Opus-MT over every sentence of the crawl
-# the keys this section replaced (experiments.threads, .mem_mb, .runtime) and where their values go now
+# keys of ``experiments`` whose values belong in this section (experiments.threads, .mem_mb, .runtime) → where they go
 MOVED = {key: f"experiments.resources.<row>.{key}" for key in ROW_KEYS}
 
 _LARGE_WORDS = {"large", "xlarge", "xl", "xxl", "xxlarge"}
@@ -175,8 +175,8 @@ def check_model_resources(plan: Any) -> None:
 
 
 def moved_key(config: dict[str, Any]) -> str | None:
-    """A key this module's section replaced (``experiments.mem_mb``...), as one line saying where it went;
-    reads the config as written, before the schema calls it an unknown key."""
+    """A key of ``experiments`` whose value belongs in this module's section (``experiments.mem_mb``...), as one
+    line saying where to set it; reads the config as written, before the schema calls it an unknown key."""
     ex = config.get("experiments") if isinstance(config, dict) else None
     for key, where in MOVED.items():
         if isinstance(ex, dict) and key in ex:

@@ -1,5 +1,5 @@
-"""Issue 42, item 4: the ClinicalTrials.gov bulk zip (``clinifact.studies.bulk_zip: null``: ``bulk_url``
-downloaded once into the cache as ``ctgov_bulk.zip``) and the release CSVs are kept only when complete.
+"""The ClinicalTrials.gov bulk zip (``clinifact.studies.bulk_zip: null``: ``bulk_url`` downloaded once into the
+cache as ``ctgov_bulk.zip``) and the release CSVs are kept only when complete.
 
 A local server serves the demo bulk zip whole, cut short without a Content-Length (the connection closes
 mid-body), cut short inside a chunked body, cut short of the Content-Length it sent, or stalled mid-body.

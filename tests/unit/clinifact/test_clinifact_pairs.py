@@ -110,7 +110,7 @@ def test_demo_end_to_end_through_the_steps(tmp_path, minilm):
     assert len(PR.read_release_csv(outs["pairs"])) == 37
     card = Path(outs["card"]).read_text()
     assert "- pairs: 37" in card and "| total      |         19 |              7 |                       11 |      37 |" in card
-    meta = yaml.safe_load(card.split("---\n")[1])  # Hugging Face metadata: the splits' files beside the card (issue 43, item 5)
+    meta = yaml.safe_load(card.split("---\n")[1])  # Hugging Face metadata: the splits' files beside the card
     assert meta["license"] == "mit" and meta["size_categories"] == ["n<1K"] and meta["task_categories"] == ["text-classification"]
     assert meta["configs"] == [{"config_name": "default", "data_files": [{"split": k, "path": f"{k}.csv"} for k in PR.SPLITS]},
                                {"config_name": "parquet", "data_files": [{"split": k, "path": f"{k}_set.parquet"} for k in PR.SPLITS]},

@@ -1,7 +1,7 @@
-"""The sources of CliniFact's studies, one registry (medfc.clinifact.studies_sources, issue 44): each source
-declared once and looked up — how the step reads or fetches the studies, and whether it reads the bulk zip (the
-rule's input, the prerequisite check); a source registered in a test alone runs through ``fetch_studies``, and no
-choice in the step or the plan compares a source's name."""
+"""The sources of CliniFact's studies, one registry (medfc.clinifact.studies_sources): each source declared once
+and looked up — how the step reads or fetches the studies, and whether it reads the bulk zip (the rule's input,
+the prerequisite check); a source registered in a test alone runs through ``fetch_studies``, and no choice in
+the step or the plan compares a source's name."""
 
 from __future__ import annotations
 

@@ -282,8 +282,9 @@ def test_memory_is_flat_in_the_number_of_members():
 # --- the bulk reader on top -------------------------------------------------------------------
 
 
-def _old_iter_bulk_zip(path: Path, report: SkipReport) -> list[dict]:
-    """The previous zipfile-based reader, kept here as the reference (its skip details now name the zip and member)."""
+def _zipfile_iter_bulk_zip(path: Path, report: SkipReport) -> list[dict]:
+    """A zipfile-based reader of the same studies, the reference the streaming reader must match (its skip
+    details name the zip and member as the streaming reader's do)."""
     out = []
     with zipfile.ZipFile(path) as zf:
         for info in zf.infolist():
@@ -301,16 +302,16 @@ def _old_iter_bulk_zip(path: Path, report: SkipReport) -> list[dict]:
 
 
 def test_demo_zip_gives_the_same_studies_as_the_zipfile_reader(tmp_path):
-    old_report, new_report = SkipReport("old"), SkipReport("new")
-    old = _old_iter_bulk_zip(DEMO_ZIP, old_report)
-    new = list(ctgov.iter_bulk_zip(DEMO_ZIP, report=new_report))
-    assert len(new) == 44 and new == old
-    assert old_report.skipped == new_report.skipped == []
+    zipfile_report, stream_report = SkipReport("zipfile"), SkipReport("stream")
+    by_zipfile = _zipfile_iter_bulk_zip(DEMO_ZIP, zipfile_report)
+    streamed = list(ctgov.iter_bulk_zip(DEMO_ZIP, report=stream_report))
+    assert len(streamed) == 44 and streamed == by_zipfile
+    assert zipfile_report.skipped == stream_report.skipped == []
 
     report = SkipReport("fetch")
-    n = ctgov.read_bulk_zip(DEMO_ZIP, tmp_path / "new.jsonl.gz", report=report, progress=False)
-    write_jsonl(tmp_path / "old.jsonl.gz", [s for s in old if ctgov.passes_clinifact_filter(s) is None])
-    assert n == 41 and (tmp_path / "new.jsonl.gz").read_bytes() == (tmp_path / "old.jsonl.gz").read_bytes()
+    n = ctgov.read_bulk_zip(DEMO_ZIP, tmp_path / "streamed.jsonl.gz", report=report, progress=False)
+    write_jsonl(tmp_path / "by_zipfile.jsonl.gz", [s for s in by_zipfile if ctgov.passes_clinifact_filter(s) is None])
+    assert n == 41 and (tmp_path / "streamed.jsonl.gz").read_bytes() == (tmp_path / "by_zipfile.jsonl.gz").read_bytes()
 
 
 def test_bulk_reader_matches_zipfile_reader_on_descriptor_zips(tmp_path):
@@ -319,10 +320,10 @@ def test_bulk_reader_matches_zipfile_reader_on_descriptor_zips(tmp_path):
     for variant in ("deflated_descriptor", "stored_zip64_descriptor"):
         zpath = tmp_path / f"{variant}.zip"
         zpath.write_bytes(make_zip(**{**VARIANTS[variant], "members": members}))
-        old_report, new_report = SkipReport("old"), SkipReport("new")
-        assert list(ctgov.iter_bulk_zip(zpath, report=new_report)) == _old_iter_bulk_zip(zpath, old_report)
-        assert new_report.skipped == old_report.skipped
-        assert new_report.reasons() == {"invalid_json": 1, "not_a_study_member": 1}
+        zipfile_report, stream_report = SkipReport("zipfile"), SkipReport("stream")
+        assert list(ctgov.iter_bulk_zip(zpath, report=stream_report)) == _zipfile_iter_bulk_zip(zpath, zipfile_report)
+        assert stream_report.skipped == zipfile_report.skipped
+        assert stream_report.reasons() == {"invalid_json": 1, "not_a_study_member": 1}
 
 
 def test_bulk_reader_counts_a_crc_mismatch_and_goes_on(tmp_path):

@@ -1,6 +1,6 @@
 """docs/ARCHITECTURE.md and docs/CONTRIBUTING.md say what the code holds: the table of the experiments' modules
 names every module of src/medfc/experiments/ once (and nothing else), the list of model kinds is the registry's,
-and the files a new value of an axis touches (issue 44 item 4) are real files."""
+and the files a new value of an axis touches are real files."""
 
 from __future__ import annotations
 

@@ -115,7 +115,7 @@ def test_a_parser_fix_reruns_the_crawl_parse_only_never_a_release_mode_run(pkg):
     assert {s for s in steps if cv.step_version(s) != before[s]} == {"healthfc.steps:parse"}
 
 
-# --------------------------------------------------------------------------- the same versions as the original algorithm
+# ---------------------------------------------------------------------------- the same versions as an uncached reference
 
 def rule_steps() -> list[str]:
     """Every step a rule of the workflow names (``versioned("...")`` in workflow/rules; the table rule's for
@@ -128,10 +128,9 @@ def rule_steps() -> list[str]:
 
 
 class Reference:
-    """The algorithm as it was before the versions were cached by content (commit dae23c5): every module
-    read from its file, each closure walking every module's syntax tree again. What depends on one
-    module alone (its tree, its hash, the modules its statements import) is memoized, which changes no
-    result, only the time."""
+    """The versions computed without a cache by content: every module read from its file, each closure walking every
+    module's syntax tree again. What depends on one module alone (its tree, its hash, the modules its statements
+    import) is memoized, which changes no result, only the time."""
 
     def __init__(self, root: Path):
         self.root, self.trees, self.digests, self.edges = root, {}, {}, {}
@@ -261,10 +260,10 @@ class Reference:
         return digest.hexdigest()[:12]
 
 
-def test_every_rules_step_has_the_version_the_original_algorithm_gives(tmp_path, monkeypatch):
+def test_every_rules_step_has_the_version_the_uncached_reference_gives(tmp_path, monkeypatch):
     """For every step of the workflow's rules: the cached computation (in memory; on disk, computed and then
-    read back) gives exactly the version of the original one, on the sources as they are and after an edit
-    of a module deep in the imports."""
+    read back) gives exactly the version of :class:`Reference`, on the sources as they are and after an edit of
+    a module deep in the imports."""
     root = tmp_path / "medfc"
     shutil.copytree(Path(medfc.__file__).parent, root, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(cv, "_package_root", lambda: root)

@@ -1,8 +1,7 @@
-"""Downloads are kept only when complete (issue 28, items 3 and 6): a ClinicalTrials.gov bulk zip cut short
-by the server — without a Content-Length, so the transport cannot tell — is never kept as
-``ctgov_bulk.zip``, and the next run fetches it again; a body shorter than its Content-Length is never
-kept either; a truncated zip already in the cache is refetched; and the reader's ``TruncatedZip``
-names the file and what to do."""
+"""Downloads are kept only when complete: a ClinicalTrials.gov bulk zip cut short by the server — without a
+Content-Length, so the transport cannot tell — is never kept as ``ctgov_bulk.zip``, and the next run fetches it
+again; a body shorter than its Content-Length is never kept either; a truncated zip already in the cache is
+refetched; and the reader's ``TruncatedZip`` names the file and what to do."""
 
 from __future__ import annotations
 
@@ -88,7 +87,7 @@ def test_a_bulk_zip_cut_short_without_content_length_is_not_kept_and_is_refetche
 def test_a_truncated_bulk_zip_left_in_the_cache_is_removed_and_refetched(tmp_path, bulk_server):
     cached = tmp_path / "cache" / "ctgov_bulk.zip"
     cached.parent.mkdir(parents=True)
-    cached.write_bytes(DEMO_ZIP.read_bytes()[:5000])  # what the old code kept after a cut download
+    cached.write_bytes(DEMO_ZIP.read_bytes()[:5000])  # a cut download kept under the final name
     assert fetch_bulk_studies(tmp_path, bulk_server.url) == 44
     assert bulk_server.hits == ["/ctgov.zip"] and cached.read_bytes() == DEMO_ZIP.read_bytes()
     assert len(list(read_jsonl(tmp_path / "studies.jsonl.gz"))) == 44

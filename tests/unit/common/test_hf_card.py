@@ -1,4 +1,4 @@
-"""Hugging Face dataset-card metadata (issue 43, item 5): YAML front matter the Hub reads."""
+"""Hugging Face dataset-card metadata: YAML front matter the Hub reads."""
 
 from __future__ import annotations
 

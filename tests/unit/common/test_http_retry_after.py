@@ -1,7 +1,7 @@
-"""Every HTTP client of the project on a bad day (issue 42): a Retry-After above the client's cap fails at once
-saying when to rerun (and the client sends nothing more to that server until then) instead of sleeping; one
-within the cap is honoured in full; a server that is down fails within a small total of retries, named as
-down; a key the client sent never shows in an error or a log, even when the server echoes it."""
+"""Every HTTP client of the project on a bad day: a Retry-After above the client's cap fails at once saying when
+to rerun (and the client sends nothing more to that server until then) instead of sleeping; one within the cap
+is honoured in full; a server that is down fails within a small total of retries, named as down; a key the
+client sent never shows in an error or a log, even when the server echoes it."""
 
 from __future__ import annotations
 

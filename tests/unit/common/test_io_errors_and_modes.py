@@ -1,5 +1,4 @@
-"""Readers name the file and the line of what they cannot read, and written files get the user's umask
-(issue 20, items 4 and 7)."""
+"""Readers name the file and the line of what they cannot read, and written files get the user's umask."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""No secret in any message, log or cache file (issue 20, item 3): API keys in query strings, passwords
-in URLs and credential headers are redacted wherever the HTTP client reports a URL."""
+"""No secret in any message, log or cache file: API keys in query strings, passwords in URLs and credential
+headers are redacted wherever the HTTP client reports a URL."""
 
 from __future__ import annotations
 

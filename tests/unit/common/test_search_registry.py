@@ -1,8 +1,8 @@
-"""The search sources are one registry (medfc.common.search_sources, issue 44 items 2 and 4): HealthFC's
-retrieval step, the plan (its options, its prerequisite checks, the rule's wildcard pattern), the
-experiments' systems and MedSNIP's searchers look a source up there. A test-only source registered here,
-and nothing else, is searched through the ``healthfc_retrieve`` step and planned; no comparison with a
-source's name is left in the plan or the factories."""
+"""The search sources are one registry (medfc.common.search_sources): HealthFC's retrieval step, the plan (its
+options, its prerequisite checks, the rule's wildcard pattern), the experiments' systems and MedSNIP's searchers
+look a source up there. A test-only source registered here, and nothing else, is searched through the
+``healthfc_retrieve`` step and planned; neither the plan nor the factories compare anything with a source's
+name."""
 
 from __future__ import annotations
 
@@ -118,7 +118,7 @@ def test_a_source_registered_in_a_test_is_planned_and_checked(tmp_path, monkeypa
 
 
 def test_medsnip_s_shared_sources_need_what_their_records_declare(monkeypatch):
-    """MedSNIP's web and pubmed need, from its own sections, what the registry declares (the lines as before):
+    """MedSNIP's web and pubmed need, from its own sections, what the registry declares, one line each:
     the web's key, PubMed's contact unless E-utilities run on this machine."""
     cfg = defaults()
     ms = cfg["medsnip"]
@@ -173,7 +173,7 @@ def test_the_shared_clients_are_built_as_before():
     assert (pm.name, pm.index_id(), pm.fetcher.email, str(pm.fetcher.cache_dir)) == ("pubmed", "http://127.0.0.1:9/eutils/esearch.fcgi", "a@b.org", "/tmp/r")
     wiki = S.build_client("wikipedia", S.WikipediaSourceOptions("http://127.0.0.1:9/w/api.php", "https://w/", 1.0, ""), S.Connection(max_retries=1))
     assert (wiki.name, wiki.page_url, wiki.http.max_retries) == ("wikipedia", "https://w/", 1)
-    assert ev.WebSourceOptions is S.WebSourceOptions and ev.PubMedSourceOptions is S.PubMedSourceOptions  # the old imports work
+    assert ev.WebSourceOptions is S.WebSourceOptions and ev.PubMedSourceOptions is S.PubMedSourceOptions  # also importable there
 
 
 FACTORIES = [REPO / "src/medfc/common/search_sources.py", REPO / "src/medfc/healthfc/evidence.py", REPO / "src/medfc/healthfc/steps.py",

@@ -1,6 +1,6 @@
-"""Fine-tuned adapters are written atomically (issue 28, items 3 and 6): a save killed with SIGKILL halfway,
-or a rerun killed the same way, leaves the adapters of the last complete save, never a mix of old and new
-files; the next complete save replaces them whole and leaves no temporary folder behind."""
+"""Fine-tuned adapters are written atomically: a save killed with SIGKILL halfway, or a rerun killed the same
+way, leaves the adapters of the last complete save, never a mix of old and new files; the next complete save
+replaces them whole and leaves no temporary folder behind."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The CliniFact runners share what they share through lower modules (issue 44): the pairs, records and scores
-(``clinifact_data``), the prompt and the scoring of its options (``clinifact_prompts``). No runner module imports
-another (imports inside functions too), and none of them or the shared modules imports a private name of
+"""The CliniFact runners share what they share through lower modules: the pairs, records and scores
+(``clinifact_data``), the prompt and the scoring of its options (``clinifact_prompts``). No runner module
+imports another (imports inside functions too), and none of them or the shared modules imports a private name of
 another module."""
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ def test_claims_split_into_the_template_parts():
     ("no difference (P>0.05)", [(">", 0.05)]),
     ("p = 2 x 10-4", [("=", 0.0002)]),
     ("We enrolled 120 patients.", []),
-    # the Lancet journals' middle dot as the decimal point (it was read as p = 0, significant)
+    # the Lancet journals' middle dot as the decimal point (not p = 0, which would count as significant)
     ("no difference (p=0·34); fewer relapses (p<0·0001); HR 0·61 (p value=0·012)", [("=", 0.34), ("<", 0.0001), ("=", 0.012)]),
     ("p = 2·5 × 10−6; p=2·10−5; P=1·2·10-8; p = 3e-4; p=1.5E-3", [("=", 2.5e-6), ("=", 2e-5), ("=", 1.2e-8), ("=", 3e-4), ("=", 1.5e-3)]),
     # "less (greater) than or equal" spelt out, as older PubMed records have it, and a space after the point

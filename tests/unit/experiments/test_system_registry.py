@@ -1,6 +1,6 @@
-"""The HealthFC systems are one registry (medfc.experiments.systems.REGISTRY, issue 44 item 4): a test-only
-system registered here, and nothing else, is a step's system (its name checked against the registry, its
-options' class chosen there) and is trained and predicted by the ``healthfc_experiment`` step with TF-IDF."""
+"""The HealthFC systems are one registry (medfc.experiments.systems.REGISTRY): a test-only system registered
+here, and nothing else, is a step's system (its name checked against the registry, its options' class chosen
+there) and is trained and predicted by the ``healthfc_experiment`` step with TF-IDF."""
 
 from __future__ import annotations
 

@@ -168,11 +168,11 @@ def test_demo_evidence_in_the_studies_section_aligns_and_needs_it(demo):
     assert in_studies["kaffee-herzrhythmus#0"].startswith("Sie fand keinen Zusammenhang")
     layouts = {a["article_id"]: a["layout"] for a in articles}
     assert {layouts[c.split("#")[0]] for c in in_studies} == {"current", "2014_2017", "pre_2014"}
-    # against the body alone (the old sentence ids) exactly those three sentences stay unaligned
+    # against the body alone (sentence ids without the studies section) exactly those three sentences stay unaligned
     body_only = {a["article_id"]: split_paragraphs(a["body_paragraphs"]) for a in articles}
-    old = align_release(rows, claims, body_only).report()
-    assert old["evidence_sentences"] - old["evidence_sentences_aligned"] == 3
-    assert sorted(u["claim_id"] for u in old["unaligned"]) == sorted(in_studies)
+    body_rep = align_release(rows, claims, body_only).report()
+    assert body_rep["evidence_sentences"] - body_rep["evidence_sentences_aligned"] == 3
+    assert sorted(u["claim_id"] for u in body_rep["unaligned"]) == sorted(in_studies)
     # body sentence ids are unchanged by appending the studies section
     for aid, body in body_only.items():
         assert sentences[aid][: len(body)] == body and sections[aid][len(body):] == ["studies"] * (len(sentences[aid]) - len(body))

@@ -117,7 +117,7 @@ def test_write_dataset_parquet_jsonl_card(tmp_path):
     card = (tmp_path / "card.md").read_text(encoding="utf-8")
     assert "| claims | 4 |" in card and "| alignment rate | 100.0 % |" in card
     assert "| crawl+release | 1 |" in card
-    meta = yaml.safe_load(card.split("---\n")[1])  # Hugging Face metadata (issue 43, item 5)
+    meta = yaml.safe_load(card.split("---\n")[1])  # Hugging Face metadata
     assert meta["license"] == "cc-by-nc-nd-4.0" and meta["language"] == ["de", "en"] and meta["size_categories"] == ["n<1K"]
     assert meta["configs"] == [{"config_name": "default", "data_files": [{"split": "train", "path": "d.parquet"}]}]
 

@@ -192,8 +192,8 @@ def test_fetch_url_downloads_once(tmp_path):
 
 @pytest.mark.parametrize("bad", ["1.7", "0.9", "-0.5", "inf", "", "nan", "3", "1.0", "eins"])
 def test_a_label_that_is_not_exactly_a_release_code_is_a_counted_skip_with_file_and_line(tmp_path, bad):
-    """1.7, 0.9 and -0.5 used to be read as 1, 0 and 0 (int(float(...))) and inf crashed: only the release's
-    own codes "0", "1", "2" are labels (docs/sources.md §2)."""
+    """Only the release's own codes "0", "1", "2" are labels (docs/sources.md §2): 1.7, 0.9 and -0.5 are not
+    truncated to 1, 0 and 0, and inf, nan or an empty cell is a counted skip too, not a crash."""
     path = write_csv(tmp_path / "Datensatz.csv", COLUMNS_12, [row12(), row12(label=bad), row12(label="0", de_verdict="Ja")])
     rows, report = read_release(path)
     assert [(r.row, r.label) for r in rows] == [(0, "REFUTED"), (2, "SUPPORTED")]
@@ -205,7 +205,8 @@ def test_a_label_that_is_not_exactly_a_release_code_is_a_counted_skip_with_file_
 
 def test_a_missing_de_verdict_column_is_an_error_naming_file_and_column(tmp_path):
     """Every release variant (docs/sources.md §2: the 12- and the earlier 18-column file) has de_verdict,
-    the only source of the level of evidence: without it every level used to be silently None."""
+    the only source of the level of evidence: a file without it is an error, never a dataset whose levels are
+    all None."""
     path = write_csv(tmp_path / "Datensatz.csv", [c for c in COLUMNS_12 if c != "de_verdict"], [row12()])
     with pytest.raises(InputFileError) as exc:
         read_release(path)

@@ -1,6 +1,6 @@
-"""The translation memory survives a kill -9 at any moment (issue 28, items 3 and 6): a torn last line —
-one that ends inside a multi-byte character included — is skipped and counted, the next record appended
-after it is a whole line of its own, and a translation killed midway keeps every finished batch."""
+"""The translation memory survives a kill -9 at any moment: a torn last line — one that ends inside a multi-byte
+character included — is skipped and counted, the next record appended after it is a whole line of its own, and a
+translation killed midway keeps every finished batch."""
 
 from __future__ import annotations
 

@@ -456,7 +456,7 @@ def test_ctranslate2_unconvertible_model_is_unavailable(tmp_path, marian_dir):
 
 @pytest.mark.parametrize("backend", ["marian", "ctranslate2"])
 def test_both_local_backends_write_the_memory_after_every_batch(tmp_path, marian_dir, opus_dirs, backend):
-    """The memory is appended once per batch of the model (issue 28): before batch k, the k finished ones are
+    """The memory is appended once per batch of the model: before batch k, the k finished ones are
     in the file, so a kill loses at most the batch in flight (tests/unit/healthfc/test_tm_durability.py kills one)."""
     store = tmp_path / "tm.jsonl"
     if backend == "marian":

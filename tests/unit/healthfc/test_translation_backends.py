@@ -1,7 +1,7 @@
-"""The translation backends' registry (medfc.healthfc.translation_backends, issue 44): each backend declared once
-and looked up — the translator the step builds, whether its model runs in the job (a cluster job, the section's
-GPUs) and the API key a run needs; a backend registered in a test alone runs through the translation step, and no
-choice in the factories or the plan compares a backend's name."""
+"""The translation backends' registry (medfc.healthfc.translation_backends): each backend declared once and
+looked up — the translator the step builds, whether its model runs in the job (a cluster job, the section's
+GPUs) and the API key a run needs; a backend registered in a test alone runs through the translation step, and
+no choice in the factories or the plan compares a backend's name."""
 
 from __future__ import annotations
 

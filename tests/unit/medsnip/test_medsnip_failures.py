@@ -1,8 +1,8 @@
-"""Issue 42, items 2 and 3 on the MedSNIP side: a failed LLM call is never a verdict or a unit (the step fails
-naming the count and the reason, unless ``max_failed_share`` allows it, and then the failed items are written
-as failed, counted and not scored); ``<think>`` blocks are removed before an answer is read; the unit cache is
-written as each answer arrives and heals entries of the wrong shape; the key's value never reaches a file,
-a report, a log or an error. Every server is a local fake (127.0.0.1)."""
+"""MedSNIP on a bad day: a failed LLM call is never a verdict or a unit (the step fails naming the count and the
+reason, unless ``max_failed_share`` allows it, and then the failed items are written as failed, counted and not
+scored); ``<think>`` blocks are removed before an answer is read; the unit cache is written as each answer
+arrives and heals entries of the wrong shape; the key's value never reaches a file, a report, a log or an error.
+Every server is a local fake (127.0.0.1)."""
 
 from __future__ import annotations
 
@@ -224,7 +224,7 @@ def test_a_kill_mid_batch_keeps_what_was_answered_and_the_rerun_asks_only_the_re
 
 
 def test_an_exception_of_the_client_propagates_unchanged(tmp_path, monkeypatch):
-    """A refused key or an unknown model raises in the client (issue 42, item 1): the step does not catch it."""
+    """A refused key or an unknown model raises in the client: the step does not catch it."""
     d = _bench(tmp_path)
 
     class Refused(RuntimeError):

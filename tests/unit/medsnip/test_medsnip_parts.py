@@ -360,7 +360,7 @@ def test_pubmed_and_web_backends_through_local_servers(tmp_path, monkeypatch):
 @pytest.mark.parametrize("unparsed,expected", [("false", [F, None, T]), ("abstain", [None, None, T])])
 def test_single_call_unparsed_and_failed_calls(tmp_path, unparsed, expected):
     """The model's unreadable answer follows the ``unparsed`` rule; a failed call is no verdict under either
-    (it was FALSE under ``unparsed: false`` before issue 42): ``failed``, not ``unparsed``, not cached."""
+    (not FALSE under ``unparsed: false``): ``failed``, not ``unparsed``, not cached."""
     answers = {"a": {"answer_id": "a", "query": "Q?", "text": "Full answer."}}
     units = [{"unit_id": f"a:atoms:{k}", "answer_id": "a", "mode": "atoms", "text": t} for k, t in enumerate(("maybe unit", "down unit", "fine unit"))]
     with FakeOpenAI(lambda b: "Perhaps." if "maybe" in b["messages"][-1]["content"] else "true") as server:

@@ -1,5 +1,5 @@
-"""MedSNIP stores the errors of failed searches and calls in verdict records, skip reports and logs: none
-of them may carry an API key or a password (issue 20, item 3), and its cache files get the umask's mode."""
+"""MedSNIP stores the errors of failed searches and calls in verdict records, skip reports and logs: none of
+them may carry an API key or a password, and its cache files get the umask's mode."""
 
 from __future__ import annotations
 
@@ -114,7 +114,7 @@ def test_a_failed_llm_call_with_a_password_in_the_base_url_is_stored_redacted(tm
     write_jsonl(tmp_path / "answers.jsonl", [{"answer_id": "a", "query": "Q?", "text": "A."}])
     from medfc.medsnip.calls import LLMCallsFailed
 
-    # a 500 (a 401 now stops the step at once, in the client): the step fails naming it, redacted ...
+    # a 500 (a 401 stops the step at once, in the client): the step fails naming it, redacted ...
     with FakeOpenAI(lambda body: "true") as server, caplog.at_level(logging.DEBUG):
         server.fail_next = [(500, {})]
         url = server.base_url.replace("http://", f"http://medfc:{SECRET}@")

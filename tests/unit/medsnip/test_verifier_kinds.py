@@ -1,7 +1,7 @@
-"""MedSNIP's verifier kinds are one registry (:mod:`medfc.medsnip.verifier_kinds`, issue 44): the plan, the verify
-step and the verifier look a kind up. Test-only kinds, registered here and nowhere else, are planned (a verify job's
+"""MedSNIP's verifier kinds are one registry (:mod:`medfc.medsnip.verifier_kinds`): the plan, the verify step
+and the verifier look a kind up. Test-only kinds, registered here and nowhere else, are planned (a verify job's
 options, prompts and inputs, the config check) and one of them is run through the verify step against the fake
-LLM server; no comparison with a kind's name is left in the plan or the MedSNIP steps, verifier and options."""
+LLM server; neither the plan nor the MedSNIP steps, verifier and options compare anything with a kind's name."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Every config mistake, whichever layer finds it — the schema, ``Plan.check()``, a model alias that names no
-model, fold 12 of 5, an error while the plan builds a job's options — is one line naming the key (issue 28,
-item 5). Checked in-process through the workflow's own entry point, ``medfc.plan.config_errors.plan_for``,
-on the config Snakemake builds from the same files and ``--config`` values (``merged_config``);
+model, fold 12 of 5, an error while the plan builds a job's options — is one line naming the key. Checked
+in-process through the workflow's own entry point, ``medfc.plan.config_errors.plan_for``, on the config
+Snakemake builds from the same files and ``--config`` values (``merged_config``);
 tests/workflow/test_config_errors.py runs snakemake once to show that it prints that line and exits 1."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-# --------------------------------------------------------------- from tests/workflow/test_config_errors.py
+# ------------------------------------------------------------------------------- unknown and misspelt keys
 
 def test_an_unknown_top_level_key():
     out = mistake(bogus=1)
@@ -60,7 +60,7 @@ def test_a_mistake_across_keys_is_one_message_too(tmp_path):
     assert "config: models.ensembles.pair.members ['nope'] are not in models.aliases" in out
 
 
-# ---------------------------------------------------------------- from tests/workflow/test_crawl_config.py
+# -------------------------------------------------------------------------------------- the crawl's mirror
 
 @pytest.mark.parametrize("mirror", ["nowhere", "empty"])
 def test_a_missing_mirror_dir_stops_the_run_even_with_an_old_crawl(mirror, tmp_path):
@@ -71,7 +71,7 @@ def test_a_missing_mirror_dir_stops_the_run_even_with_an_old_crawl(mirror, tmp_p
     assert f"healthfc.crawl.mirror_dir {where!r}" in out
 
 
-# ------------------------------------------- from tests/workflow/test_healthfc_demo.py and test_medsnip.py
+# --------------------------------------------------------------- stages, ensembles, dataset modes, MedSNIP
 
 def test_bad_config_stops_at_once_naming_the_key():
     assert "healthfcc" in mistake("config/test.yaml", stages={"healthfcc": True})
@@ -106,7 +106,7 @@ def test_a_bad_medsnip_config_stops_at_validation_naming_the_key(section, keys, 
     assert all(k in out for k in keys), out
 
 
-# ------------------------------------------------------------------------------- issue 28, item 5
+# ---------------------------------------------------------- folds, model aliases, a job's options
 
 def test_a_fold_outside_the_folds_and_an_alias_that_names_no_model_are_one_line():
     assert mistake("config/test_experiments.yaml", experiments={"healthfc": {"folds": [12]}}) == \
@@ -144,7 +144,8 @@ def _nested(dotted: str, value) -> dict:
 
 @pytest.mark.parametrize("key", EMPTY_REFUSED)
 def test_an_empty_list_where_empty_makes_no_sense_is_refused_by_the_schema(key, tmp_path):
-    """``experiments.healthfc.systems: []`` passed validation and the HealthFC experiments silently vanished."""
+    """An empty list where a run needs at least one entry is a config error: ``experiments.healthfc.systems: []``
+    would otherwise plan no HealthFC experiment without a word."""
     config = _nested(key, [])
     if key.startswith("models.ensembles"):
         config["models"]["ensembles"]["pair"]["weights"] = None

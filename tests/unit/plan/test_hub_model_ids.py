@@ -1,5 +1,5 @@
-"""A Hugging Face model id works wherever a model alias does (issue 43, item 5): named as it is in the model
-lists, it is an alias of itself; any other name that is no alias stops the plan saying how to write one."""
+"""A Hugging Face model id works wherever a model alias does: named as it is in the model lists, it is an alias
+of itself; any other name that is no alias stops the plan saying how to write one."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""The plan as a table of job specs (issue 44, item 1): every rule asks its options, config-dependent inputs,
-prompts and resources through one entry point each (``PLAN.options``, ``PLAN.inputs``, ``PLAN.prompts``,
-``PLAN.job_resources``, naming itself), never a per-rule method of the plan; the job table
-(:func:`medfc.plan.job_specs`) has a record for every rule that has options, and each record's functions name
-methods of the plan and only wildcards of its rule; ``Plan.build_jobs`` is one loop over the table."""
+"""The plan as a table of job specs: every rule asks its options, config-dependent inputs, prompts and resources
+through one entry point each (``PLAN.options``, ``PLAN.inputs``, ``PLAN.prompts``, ``PLAN.job_resources``,
+naming itself), never a per-rule method of the plan; the job table (:func:`medfc.plan.job_specs`) has a record
+for every rule that has options, and each record's functions name methods of the plan and only wildcards of its
+rule; ``Plan.build_jobs`` is one loop over the table."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """The model kinds are one registry (medfc.experiments.options.MODEL_CONFIGS, each kind's config class, and
-medfc.experiments.models.MODEL_KINDS, its implementation and its keeper; issue 44 items 2 and 4): each kind
-declares the datasets it serves, which the plan's check looks up (gbm reads CliniFact's claims and abstracts
-only), and how a fitted model of it is kept for ``medfc predict`` and loaded back, which medfc.experiments.kept
-looks up. A test-only kind registered here, and nothing else, is planned, checked, run through the
-``clinifact_experiment`` step, kept and applied to new claims by ``medfc predict``."""
+medfc.experiments.models.MODEL_KINDS, its implementation and its keeper): each kind declares the datasets it
+serves, which the plan's check looks up (gbm reads CliniFact's claims and abstracts only), and how a fitted
+model of it is kept for ``medfc predict`` and loaded back, which medfc.experiments.kept looks up. A test-only
+kind registered here, and nothing else, is planned, checked, run through the ``clinifact_experiment`` step, kept
+and applied to new claims by ``medfc predict``."""
 
 from __future__ import annotations
 

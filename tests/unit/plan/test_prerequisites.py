@@ -1,8 +1,8 @@
-"""Every prerequisite of the planned rules is checked when the run is planned, before the first job (issue 41,
-item 2): a live run that lacks a contact e-mail, an API key or a local file stops at once, one line per missing
-thing naming the key and the fix, instead of failing hours in. Checked in-process through the workflow's entry
-point (``plan_for(..., prerequisites=True)``); tests/workflow/test_config_errors.py runs snakemake on it once.
-A job that was given a GPU and whose torch sees none fails instead of training on the CPU."""
+"""Every prerequisite of the planned rules is checked when the run is planned, before the first job: a live run
+that lacks a contact e-mail, an API key or a local file stops at once, one line per missing thing naming the key
+and the fix. Checked in-process through the workflow's entry point (``plan_for(..., prerequisites=True)``);
+tests/workflow/test_config_errors.py runs snakemake on it once. A job that was given a GPU and whose torch sees
+none fails instead of training on the CPU."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The runners of the CliniFact systems that have one of their own (issue 44): one module per system, named by
+"""The runners of the CliniFact systems that have one of their own: one module per system, named by
 its record in :data:`medfc.experiments.clinifact_systems.CLINIFACT_SYSTEMS` (``runner="medfc.experiments.
 clinifact_runners.<module>:run"``, ``options_class="medfc.experiments.clinifact_runners.<module>:<Options>"``).
 
