@@ -1,7 +1,7 @@
 """Our numbers on the real releases next to the papers', with the wall time of every system.
 
 Reads what `snakemake --configfile config/cpu.yaml` made (the tables in runs/cpu/tables/ and the job
-benchmarks in runs/cpu/benchmarks/experiments/), or runs it first with --run:
+timings in runs/cpu/timings/experiments/), or runs it first with --run:
 
     python benchmarks/real_data_bench.py [--run] [--workdir .] [--clinifact DIR] [--healthfc FILE|URL] [--cores 2]
         [--overlay config/cpu-gbm-embeddings.yaml ...]
@@ -33,7 +33,7 @@ PAPERS = Path(__file__).resolve().parents[1] / "resources/papers/numbers.yaml"
 
 
 def _above() -> dict[tuple[str, str], float]:
-    """Issue 31: every HealthFC Table 5 row above the paper's (DeBERTa's) row, from the papers' numbers."""
+    """Every HealthFC Table 5 row above the paper's (DeBERTa's) row, from the papers' numbers."""
     import yaml
 
     table5 = yaml.safe_load(PAPERS.read_text(encoding="utf-8"))["healthfc"]["table5"]
@@ -90,7 +90,7 @@ def clinifact(root: Path) -> None:
     if not table.exists():
         print(f"no {table}: run with --run (or snakemake --configfile config/cpu.yaml) first")
         return
-    bench = root / RUN / "benchmarks/experiments/clinifact"
+    bench = root / RUN / "timings/experiments/clinifact"
     print("\nCliniFact, test split (394 pairs of the release)")
     print(f"{'source':<28} {'model':<30} {'macro-F1':>9} {'95% CI':>12} {'accuracy':>9} {'wall s':>8}  ")
     ranked = []
@@ -106,7 +106,7 @@ def clinifact(root: Path) -> None:
 
 
 def healthfc(root: Path) -> None:
-    bench = root / RUN / "benchmarks/experiments/healthfc"
+    bench = root / RUN / "timings/experiments/healthfc"
     for name in ("healthfc_table3", "healthfc_table5"):
         table = root / RUN / f"tables/{name}.csv"
         if not table.exists():

@@ -1,18 +1,18 @@
-"""What a Snakemake start of this workflow costs, paired against another checkout (issue 29).
+"""What a Snakemake start of this workflow costs, paired against another checkout.
 
     python benchmarks/startup_bench.py --base /tmp/base [--rounds 3] [--demo] [--out benchmarks/out/startup]
 
 For this checkout ("new") and the one at ``--base`` ("base", e.g. ``git worktree add /tmp/base <commit>``),
 each run in a scratch copy of its own Snakefile, workflow, config and resources, with its own ``src`` first
-on PYTHONPATH, old and new interleaved round by round so both see the same machine load:
+on PYTHONPATH, base and new interleaved round by round so both see the same machine load:
 
 * ``dry (scratch)``: ``snakemake -n --cores 2`` on the demo in a fresh copy (no .snakemake: every cache cold);
 * ``dry (again)``: the same dry run once more in that copy (what a second start costs);
 * ``paper dry (scratch)``: ``-n --configfile config/paper.yaml`` in a fresh copy;
 * with ``--demo``: the whole demo (``--cores 2``) once per checkout in a fresh copy (its wall time, the CPU
-  seconds of the run and all its jobs, the job count, CPU seconds per rule from results/benchmarks/), then
+  seconds of the run and all its jobs, the job count, CPU seconds per rule from results/timings/), then
   ``no-op`` reruns interleaved (a run with nothing to do), and a byte comparison of the two demos' results
-  (every file under results/ but the timings in results/benchmarks/; for each JSON or .jsonl.gz file that
+  (every file under results/ but the timings in results/timings/ and the index; for each JSON or .jsonl.gz file that
   differs, the keys whose values differ, e.g. a training's seconds or a page's fetch time).
 
 Where the SLURM client is installed (slurm-wlm), start its cluster first (``bash scripts/ci/services.sh start``):
@@ -86,10 +86,13 @@ def load() -> str:
 
 
 def per_rule_cpu(root: Path) -> dict[str, dict[str, float]]:
-    """CPU seconds and wall seconds per rule from Snakemake's benchmark files (results/benchmarks/<stage>/...)."""
+    """CPU seconds and wall seconds per rule from Snakemake's benchmark files (results/timings/<stage>/...; a checkout
+    that keeps them in results/benchmarks/ is read there)."""
     out: dict[str, dict[str, float]] = defaultdict(lambda: {"jobs": 0, "cpu_s": 0.0, "wall_s": 0.0})
-    for tsv in sorted((root / "results" / "benchmarks").rglob("*.tsv")):
-        rel = tsv.relative_to(root / "results" / "benchmarks").as_posix()
+    folder = root / "results" / "timings"
+    folder = folder if folder.is_dir() else root / "results" / "benchmarks"
+    for tsv in sorted(folder.rglob("*.tsv")):
+        rel = tsv.relative_to(folder).as_posix()
         kind = "/".join(rel.split("/")[:2]) if rel.count("/") >= 1 else rel
         with open(tsv, encoding="utf-8") as fh:
             rows = list(csv.DictReader(fh, delimiter="\t"))
@@ -104,7 +107,7 @@ def digests(root: Path) -> dict[str, str]:
     out = {}
     for p in sorted((root / "results").rglob("*")):
         rel = p.relative_to(root).as_posix()
-        if p.is_file() and not rel.startswith(("results/benchmarks/", "results/logs/")):
+        if p.is_file() and not rel.startswith(("results/timings/", "results/benchmarks/", "results/logs/", "results/index.")):
             out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
     return out
 
@@ -194,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label:24} {row['base_wall_s']:>10} {row['new_wall_s']:>10} {row['new_wall_s'] / row['base_wall_s']:>6.2f} "
               f"{row['base_cpu_s']:>10} {row['new_cpu_s']:>10} {row['new_cpu_s'] / row['base_cpu_s']:>6.2f} {str(row['jobs']):>5}")
     if args.demo:
-        print("\nCPU seconds per job kind (results/benchmarks/; base -> new, jobs, CPU s per job):")
+        print("\nCPU seconds per job kind (results/timings/; base -> new, jobs, CPU s per job):")
         b, n = results["base"]["demo per rule"], results["new"]["demo per rule"]
         for kind in sorted(set(b) | set(n)):
             bb, nn = b.get(kind, {"jobs": 0, "cpu_s": 0}), n.get(kind, {"jobs": 0, "cpu_s": 0})

@@ -4,9 +4,9 @@ The README's command runs the suite on two pytest-xdist workers (``-n 2 --dist l
 pyproject.toml) with the scheduler below: every test is in a group that one worker runs whole, so that a
 module's fixtures are built once: the workflow modules that use the shared full demo run
 (``full_demo_run``, session-scoped) are one group, every other module a group of its own. (xdist's own
-``loadgroup`` reads the ``xdist_group`` marks into the node ids, which pytest 9 no longer takes: each
-test then went to whichever worker was free, and a module fixture such as the SLURM run or the paper
-miniature was built on both workers.) The groups start heaviest first (the shared demo run with its
+``loadgroup`` reads the ``xdist_group`` marks into the node ids, which pytest 9 does not take: each
+test would go to whichever worker was free, and a module fixture such as the SLURM run or the paper
+miniature would be built on both workers.) The groups start heaviest first (the shared demo run with its
 users, the SLURM run of its plan among them; the paper miniature; the MedSNIP run; the other workflow
 runs, then the unit tests), so that the long runs overlap instead of queueing at the end. With ``-n 0``
 (one process, no workers) the scheduler is not used and the order is the same.
@@ -24,7 +24,9 @@ SHARED_MODULES = frozenset({
     "tests/workflow/test_code_versions.py",
     "tests/workflow/test_experiments.py",
     "tests/workflow/test_healthfc_demo.py",
+    "tests/workflow/test_outputs_for_tools.py",
     "tests/workflow/test_report_browser.py",
+    "tests/workflow/test_results_folder.py",
     "tests/workflow/test_run_folders.py",
     "tests/workflow/test_shared_runs.py",
     "tests/workflow/test_slurm.py",

@@ -30,7 +30,7 @@ from medfc.common.codeversion import StepNotFound, split_spec
 from medfc.common.io import remove_orphaned_temps
 from medfc.common.job import ENV as JOB_GPUS_ENV
 from medfc.common.job import gpus_given
-from medfc.common.logs import setup_logging
+from medfc.common.logs import failure_summary, output_into, setup_logging
 from medfc.common.options import Options, Runtime
 from medfc.common.stepfiles import StepFiles
 
@@ -78,35 +78,61 @@ def main(argv: Sequence[str] | None = None) -> int:
     freezes every object alive at the end; from Python, call :func:`run_step` instead). ``medfc predict ...``:
     a kept model applied to new claims (:mod:`medfc.experiments.predict`). ``medfc rocrate ...``: a finished run as a
     Workflow Run RO-Crate (:mod:`medfc.common.rocrate`)."""
-    parser = argparse.ArgumentParser(prog="medfc", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run one workflow step")
-    run.add_argument("step", help="module:function relative to the medfc package")
-    run.add_argument("--in", dest="inputs", action="append", metavar="NAME=PATH")
-    run.add_argument("--out", dest="outputs", action="append", metavar="NAME=PATH")
-    run.add_argument("--options", default="{}", help="JSON object of step options")
-    run.add_argument("--log", default=None, help="log file (the rule's log)")
-    pred = sub.add_parser("predict", help="apply a kept HealthFC or CliniFact model to new claims (medfc.experiments.predict)",
-                          description="Apply a model kept by a training run (experiments.keep_checkpoints) to a JSONL or CSV of "
-                                      "new claims; writes one JSON line per claim: id, label, probabilities (HealthFC pipeline and "
-                                      "joint: also evidence_ids, the sentences selected from the row's sentences).")
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="medfc", formatter_class=raw,
+        description="medfc: the library behind the workflow (run it with snakemake; see the README). From the command "
+                    "line: apply a model a run kept to new claims, package a finished run as an RO-Crate, or run one "
+                    "workflow step by hand.",
+        epilog="examples:\n"
+               "  medfc predict --model-dir results/checkpoints/clinifact/tfidf --input claims.csv --output predictions.jsonl\n"
+               "  medfc rocrate --results-dir results --output results-crate.zip\n"
+               "  medfc run healthfc.steps:stats --in dataset=results/healthfc/dataset/healthfc.jsonl --out ... --options '{}'\n"
+               "\n'medfc COMMAND --help' says more about each.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run = sub.add_parser(
+        "run", formatter_class=raw, help="run one workflow step by hand, as its rule would",
+        description="Run one step, the function a rule calls (medfc.<stage>.steps:<function>), with the rule's named "
+                    "inputs and outputs and its options as JSON (the rule's params; `snakemake --list-params-changes` and "
+                    "the job's log show them). With --log the step's output goes into that file, as in a workflow job.",
+        epilog="example:\n  medfc run healthfc.steps:folds --in dataset=results/healthfc/dataset/healthfc.jsonl \\\n"
+               "      --out folds=/tmp/folds.csv --out report=/tmp/folds.json --options "
+               "'{\"n_splits\": 5, \"scheme\": \"grouped\", \"seed\": 42}'")
+    run.add_argument("step", help="module:function relative to the medfc package, e.g. healthfc.steps:parse")
+    run.add_argument("--in", dest="inputs", action="append", metavar="NAME=PATH", help="a named input (repeat for each)")
+    run.add_argument("--out", dest="outputs", action="append", metavar="NAME=PATH", help="a named output (repeat for each)")
+    run.add_argument("--options", default="{}", help="the step's options as a JSON object")
+    run.add_argument("--log", default=None, help="write everything the step prints into this file (the rule's log)")
+    pred = sub.add_parser(
+        "predict", formatter_class=raw, help="apply a model a training run kept to new claims",
+        description="Apply a model kept by a training run (experiments.keep_checkpoints) to a JSONL or CSV of new "
+                    "claims; writes one JSON line per claim: id, label, probabilities (HealthFC pipeline and joint: also "
+                    "evidence_ids, the sentences selected from the row's sentences).",
+        epilog="example:\n  medfc predict --model-dir results/checkpoints/clinifact/tfidf \\\n"
+               "      --input results/clinifact/pairs/test_set.csv --output predictions.jsonl")
     pred.add_argument("--model-dir", required=True, help="the kept model's directory (its medfc_model.json, or LoRA adapters)")
     pred.add_argument("--input", required=True, help="claims as JSONL or CSV (.csv)")
     pred.add_argument("--output", required=True, help="predictions (JSONL)")
     pred.add_argument("--device", default="auto", help="auto (CUDA when there is one), cpu, cuda or cuda:N")
-    pred.add_argument("--batch-size", type=int, default=16)
+    pred.add_argument("--batch-size", type=int, default=16, help="claims per batch (default 16)")
     pred.add_argument("--base-model", default=None, help="LoRA adapters: the base model (default: the one they were trained on)")
     pred.add_argument("--max-prompt-tokens", type=int, default=None, help="LoRA adapters: the prompt's budget (default: as trained)")
     pred.add_argument("--report", default=None, help="also write the summary (rows predicted, skipped by reason) as JSON here")
     pred.add_argument("--verbose", action="store_true", help="log progress")
-    crate = sub.add_parser("rocrate", help="package a finished run as a Workflow Run RO-Crate (medfc.common.rocrate)",
-                           description="Describe a finished run's results folder as a Workflow Run RO-Crate: its files, the "
-                                       "workflow, one CreateAction per run of provenance/runs.jsonl, the software, licence and "
-                                       "citation. By default the crate is the results folder itself (ro-crate-metadata.json and "
-                                       "the workflow's files are written into it).")
+    crate = sub.add_parser(
+        "rocrate", formatter_class=raw, help="package a finished run as a Workflow Run RO-Crate",
+        description="Describe a finished run's results folder as a Workflow Run RO-Crate (RO-Crate 1.1, built with "
+                    "ro-crate-py): its files with their media types, the workflow (Bioschemas ComputationalWorkflow), one "
+                    "CreateAction per run of provenance/runs.jsonl with its start, end, status and agent, the software, "
+                    "licence, citation and a README. By default the crate is the results folder itself "
+                    "(ro-crate-metadata.json, README.md and the workflow's files are written into it).",
+        epilog="examples:\n  medfc rocrate --results-dir results\n  medfc rocrate --results-dir runs/cpu --output cpu-crate.zip\n"
+               "  medfc rocrate --results-dir results --agent 'Given Family' --agent-id https://orcid.org/0000-0002-1825-0097")
     crate.add_argument("--results-dir", required=True, help="the run's results folder (results_dir: results/ for the demo)")
     crate.add_argument("--output", default=None, help="a .zip to write the crate into, or another folder (default: the results folder)")
     crate.add_argument("--workflow-dir", default=None, help="the workflow/ folder (default: the one of the checkout medfc is imported from)")
+    crate.add_argument("--agent", default=None, help="who ran the runs, a person's name: each run's agent and the crate's author")
+    crate.add_argument("--agent-id", default=None, help="the agent's identifier, an absolute URI such as an ORCID (https://orcid.org/...)")
     args = parser.parse_args(argv)
     if args.command == "predict":
         from medfc.experiments import predict
@@ -157,6 +183,15 @@ def snakemake_job() -> object | None:
     return job if type(job).__name__ == "Snakemake" and hasattr(job, "params") and hasattr(job, "output") else None
 
 
+def job_label(job: object | None, spec: str) -> str:
+    """How a failure names its job: ``rule <rule>`` with its wildcards in a Snakemake job, else ``step <spec>``."""
+    rule = getattr(job, "rule", None)
+    if not rule:
+        return f"step {spec.split('@', 1)[0]}"
+    wildcards = dict(getattr(job, "wildcards", {}) or {})
+    return f"rule {rule}" + (f" ({', '.join(f'{k}={v}' for k, v in wildcards.items())})" if wildcards else "")
+
+
 def in_snakemake_job() -> bool:
     """Whether this process is a Snakemake ``script:`` job (:func:`snakemake_job`). Such a process exits
     after its script, which is how workflow/scripts/step.py calls :func:`run_step`."""
@@ -189,7 +224,7 @@ def output_paths(outputs: StepFiles) -> list[str]:
 
 def _run_step(spec: str, inputs: StepFiles, outputs: StepFiles, options: StepOptions, log: str | None,
               threads: int, job: bool = False) -> object:
-    setup_logging(log)
+    setup_logging(None if job and log else log)  # a job's stderr is its log already (run_job)
     logger = logging.getLogger("medfc.cli")
     if job:
         logger.info("a workflow job: garbage collection for a process that exits after its step (job_process)")
@@ -256,12 +291,26 @@ def job_process() -> Iterator[None]:
 def run_job(spec: str, inputs: StepFiles, outputs: StepFiles, options: StepOptions, log: str | None = None,
             threads: int = 1) -> object:
     """:func:`run_step` in a process that exits after it (``medfc run``, a Snakemake job), under
-    :func:`job_process`."""
+    :func:`job_process`. With a log, everything the process writes goes into it (:func:`~medfc.common.logs.output_into`)
+    and the terminal shows nothing unless the step fails: then the step, its error, the log's path and the log's
+    last lines, and the process exits with status 1."""
     job = snakemake_job()
     if job is not None:  # the GPUs a scheduler gave it: device auto must then find CUDA (medfc.common.job)
         os.environ[JOB_GPUS_ENV] = str(gpus_given(getattr(job, "resources", None) or {}))
-    with job_process():
-        return _run_step(spec, inputs, outputs, options, log, threads, job=True)
+    if not log:
+        with job_process():
+            return _run_step(spec, inputs, outputs, options, log, threads, job=True)
+    start = time.perf_counter()
+    with output_into(log) as terminal:
+        try:
+            with job_process():
+                return _run_step(spec, inputs, outputs, options, log, threads, job=True)
+        except (Exception, SystemExit) as exc:
+            if isinstance(exc, SystemExit) and exc.code in (None, 0):
+                raise
+            logging.shutdown()  # every record written before the log's tail is read
+            terminal.write(failure_summary(job_label(job, spec), exc, log, time.perf_counter() - start, failing_file(exc)))
+    raise SystemExit(1)
 
 
 if __name__ == "__main__":  # pragma: no cover

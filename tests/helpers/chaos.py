@@ -45,6 +45,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from tests.helpers.fake_openai import hashed_logprobs, words
 from tests.helpers.medsnip import scripted
+from tests.helpers.workflow import JOB_BLOCKS
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "resources" / "demo"
@@ -357,7 +358,7 @@ def gunzipped(path: Path) -> bytes:
 
 
 #: files no rerun can make identical: the run's statistics, logs and timings
-SKIPPED_PARTS = ("logs", "benchmarks", "provenance")  # provenance/runs.jsonl: a line per run
+SKIPPED_PARTS = ("logs", "timings", "provenance", "index.md", "index.html")  # runs.jsonl: a line per run; the index names the runs
 #: keys whose values are run statistics or times (what was fetched now or came from a cache, how long it took,
 #: how many requests and retries it needed): left out when two JSON files are compared
 VOLATILE_KEYS = frozenset({
@@ -432,7 +433,7 @@ class Attempt:
 
 
 def snakemake_command(configs: list[str], results: str = "results", cores: int = 2, small: bool = False) -> list[str]:
-    return ["--cores", str(cores), "--rerun-incomplete", "--keep-going", "--configfile", *configs, "--", *targets(results, small)]
+    return [*JOB_BLOCKS, "--cores", str(cores), "--rerun-incomplete", "--keep-going", "--configfile", *configs, "--", *targets(results, small)]
 
 
 def run_once(snakemake: str, cwd: Path, args: list[str], env: dict[str, str], kill_after: float | None,

@@ -29,7 +29,7 @@ import yaml
 from snakemake.utils import update_config, validate
 
 from medfc.plan import cluster as cluster_layout
-from tests.helpers.workflow import REPO, WorkflowCopy, snakemake_bin
+from tests.helpers.workflow import JOB_BLOCKS, REPO, WorkflowCopy, snakemake_bin
 
 PROFILE = "profiles/slurm"
 PAPER_CONFIG = "config/test_slurm_paper.yaml"
@@ -39,7 +39,7 @@ PAPER_ARGS = ["--configfile", PAPER_CONFIG, MODELS_CONFIG]
 TEST_PARTITION = "debug"
 TEST_ACCOUNT = "medfc"
 # outputs that hold timings, not results
-VOLATILE_DIRS = ("results/benchmarks/", "results/logs/", "results/provenance/runs.jsonl")  # the last: one line per run
+VOLATILE_DIRS = ("results/timings/", "results/logs/", "results/provenance/runs.jsonl", "results/index.")  # runs.jsonl: one line per run; the index names the runs
 # run statistics inside an output (path pattern: key pattern): those keys, times and memory, are dropped
 # before comparing (from the JSON document, or from each record of a gzipped JSON-lines file); all else must match
 RUN_STATS = {
@@ -49,8 +49,8 @@ RUN_STATS = {
     re.compile(r"results/healthfc/crawl/pages\.jsonl\.gz"): re.compile(r"^from_cache$"),  # each page's
     re.compile(r"results/experiments/.+/info\.json"): re.compile(r"seconds|per_second|^provenance$"),  # training's speed, its run
 }
-# the workflow/Snakefile line that keeps the light rules local (issue 23); benchmarks/slurm_layout.py drops it
-# in a scratch copy for the "before" layout
+# the workflow/Snakefile line that keeps the light rules local; benchmarks/slurm_layout.py drops it in a scratch
+# copy for the "before" layout (every rule with an action submitted)
 LOCALRULES_LINE = "workflow.localrules(*PLAN.local_rules())"
 
 
@@ -70,7 +70,7 @@ def run_snakemake(cwd: Path, args: list[str], env: dict | None = None, timeout: 
     if "NLTK_DATA" not in env and (REPO / ".nltk_data").is_dir():
         env["NLTK_DATA"] = str(REPO / ".nltk_data")
     env["PYTHONPATH"] = os.pathsep.join([str(cwd / "src"), *filter(None, [env.get("PYTHONPATH")])])
-    proc = subprocess.run([snakemake_bin(), *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout)
+    proc = subprocess.run([snakemake_bin(), *JOB_BLOCKS, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout)
     assert proc.returncode == 0, f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
     return proc
 
@@ -125,9 +125,9 @@ def planned_rules(root: Path, args: list[str]) -> Counter:
     return Counter(j["rule"] for j in jobs_in_log(proc.stdout + proc.stderr) if j["rule"] != "all")
 
 
-def test_profile(dest: Path) -> Path:
-    """profiles/slurm with only what the test cluster needs changed: its partition and account, no
-    retries (a failure must show) and a short first status check."""
+def edited_profile(dest: Path, **changes: object) -> Path:
+    """profiles/slurm as a user edits it for the test cluster (its partition and account set: the shipped
+    placeholders stop a run), with ``changes`` to its other keys."""
     conf = yaml.safe_load((REPO / PROFILE / "config.yaml").read_text())
     assert conf.get("executor") == "slurm", f"{PROFILE}/config.yaml must set executor: slurm"
     res = conf.get("default-resources") or {}
@@ -135,11 +135,15 @@ def test_profile(dest: Path) -> Path:
         res = dict(item.split("=", 1) for item in res)
     res.update(slurm_partition=TEST_PARTITION, slurm_account=TEST_ACCOUNT)
     conf["default-resources"] = res
-    conf["retries"] = 0
-    conf["slurm-init-seconds-before-status-checks"] = 2
+    conf.update(changes)
     dest.mkdir(parents=True)
     (dest / "config.yaml").write_text(yaml.safe_dump(conf, sort_keys=False))
     return dest
+
+
+def test_profile(dest: Path) -> Path:
+    """:func:`edited_profile` with no retries (a failure must show) and a short first status check."""
+    return edited_profile(dest, **{"retries": 0, "slurm-init-seconds-before-status-checks": 2})
 
 
 test_profile.__test__ = False  # a helper, not a pytest test
@@ -174,8 +178,8 @@ def submissions(calls: Path) -> list[dict]:
 
 
 def submit_everything(root: Path) -> None:
-    """The layout before issue 23 in a scratch copy: the Snakefile without its ``localrules`` line, so
-    that every rule with an action is a cluster job (for benchmarks/slurm_layout.py, never the checkout)."""
+    """Every rule submitted, in a scratch copy: the Snakefile without its ``localrules`` line, so that every
+    rule with an action is a cluster job (for benchmarks/slurm_layout.py, never the checkout)."""
     snakefile = root / "workflow" / "Snakefile"
     text = snakefile.read_text()
     assert text.count(LOCALRULES_LINE) == 1, f"{snakefile} no longer has the line {LOCALRULES_LINE!r}"

@@ -11,6 +11,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 COPY = ["workflow", "config", "profiles", "resources", "src"]  # the Snakefile is workflow/Snakefile
+# the workflow profile keeps the terminal quiet (profiles/default: quiet: [rules, host]); the tests read every
+# job's block (`rule x:` with its wildcards, `Error in rule x:`), which these arguments bring back
+JOB_BLOCKS = ("--quiet=host",)  # one value: "--quiet host target" would read the target as a value too
 
 
 def snakemake_bin() -> str:
@@ -34,9 +37,10 @@ class WorkflowCopy:
                 shutil.copy2(src, root / name)
 
     def run(self, *args: str, check: bool = True, timeout: float = 1500, env: dict[str, str] | None = None,
-            cwd: Path | None = None) -> subprocess.CompletedProcess:
+            cwd: Path | None = None, terminal: bool = False) -> subprocess.CompletedProcess:
         """``snakemake *args`` in the copy (or in ``cwd``), with ``env`` added to the environment (an empty value
-        removes the variable)."""
+        removes the variable). Every job's block is printed (:data:`JOB_BLOCKS`) unless ``terminal``: then the
+        output is what a user's terminal shows."""
         overrides, env = env or {}, dict(os.environ)
         for key, value in overrides.items():
             if value:
@@ -47,6 +51,7 @@ class WorkflowCopy:
         if "NLTK_DATA" not in env and (REPO / ".nltk_data").is_dir():
             env["NLTK_DATA"] = str(REPO / ".nltk_data")
         env["PYTHONPATH"] = os.pathsep.join([str(self.root / "src"), *filter(None, [env.get("PYTHONPATH")])])
+        args = args if terminal else (*JOB_BLOCKS, *args)
         proc = subprocess.run([snakemake_bin(), *args], cwd=cwd or self.root, capture_output=True, text=True, timeout=timeout, env=env)
         if check and proc.returncode != 0:
             raise AssertionError(f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}")

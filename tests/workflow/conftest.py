@@ -28,5 +28,6 @@ def full_demo_run(tmp_path_factory) -> WorkflowCopy:
         "    zero_shot: {device: cpu, max_prompt_tokens: 1000, batch_size: 8}\n"
     )
     wf.args = ["--cores", "2", "--configfile", FULL_CONFIG, "config/models.yaml"]
-    wf.run(*wf.args)
+    proc = wf.run(*wf.args, terminal=True)
+    wf.terminal = proc.stdout + proc.stderr  # what a user's terminal showed (tests/workflow/test_results_folder.py)
     return wf

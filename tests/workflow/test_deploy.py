@@ -1,6 +1,6 @@
-"""The workflow deployed as Snakemake workflows are (issue 43, item 1): the catalog's layout, ``snakedeploy
-deploy-workflow`` into an empty folder and a dry run of the demo from there (no hand edit of the workflow),
-the software environment of the rules, snakefmt, config/README.md and .snakemake-workflow-catalog.yml.
+"""The workflow deployed as Snakemake workflows are: the catalog's layout, ``snakedeploy deploy-workflow`` into
+an empty folder and a dry run of the demo from there (no hand edit of the workflow), the software environment of
+the rules, snakefmt, config/README.md and .snakemake-workflow-catalog.yml.
 
 snakedeploy deploys from a local folder as from GitHub: it copies ``config/`` and ``profiles/`` and writes
 ``workflow/Snakefile`` with a ``module`` of the source's ``workflow/Snakefile`` and ``use rule * from``
@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers.workflow import REPO, WorkflowCopy, planned_jobs, snakemake_bin
+from tests.helpers.workflow import JOB_BLOCKS, REPO, WorkflowCopy, planned_jobs, snakemake_bin
 
 pytestmark = pytest.mark.workflow
 
@@ -101,7 +101,7 @@ def test_snakedeploy_deploys_the_demo_into_an_empty_folder(source, tmp_path):
     assert text.count('"workflow/Snakefile"') == 1  # snakedeploy's declaration of a local source (see above)
     snakefile.write_text(text.replace('"workflow/Snakefile"', f'"{source.path("workflow/Snakefile")}"'))
 
-    proc = subprocess.run([sys.executable, "-c", WITHOUT_MEDFC, "-n", "--cores", "2"], cwd=dest, capture_output=True,
+    proc = subprocess.run([sys.executable, "-c", WITHOUT_MEDFC, *JOB_BLOCKS, "-n", "--cores", "2"], cwd=dest, capture_output=True,
                           text=True, timeout=600, env=_env())
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert planned_jobs(proc.stdout) == source.planned
@@ -141,7 +141,7 @@ def test_a_script_job_in_another_python_imports_the_medfc_snakemake_imports(tmp_
 def test_the_rules_software_environment_installs_no_path_and_every_dependency():
     """Every rule names workflow/envs/medfc.yaml; the file pins every dependency of the package (Snakemake
     aside: the job's script gets it from Snakemake's process) and installs nothing by path: Snakemake copies
-    it to .snakemake/conda/<hash>.yaml, where a relative path (the old ``-e ..``) names another folder."""
+    it to .snakemake/conda/<hash>.yaml, where a relative path (such as ``-e ..``) names another folder."""
     envs = sorted((REPO / "workflow/envs").glob("*.yaml"))
     assert [p.name for p in envs] == ["medfc.yaml"]
     for smk in [REPO / "workflow/Snakefile", *sorted((REPO / "workflow/rules").glob("*.smk"))]:
@@ -168,7 +168,7 @@ def test_snakefmt_leaves_the_workflow_unchanged():
 
 
 def test_the_job_table_plans_the_dry_runs_jobs(source):
-    """The plan's job table (medfc.plan.job_specs, issue 44 item 1) plans exactly the jobs the demo's dry run
+    """The plan's job table (medfc.plan.job_specs) plans exactly the jobs the demo's dry run
     plans, rule by rule: Plan.build_jobs builds the inputs and options of those jobs and of no other."""
     from medfc.plan import job_specs
     from medfc.plan.config_errors import plan_for

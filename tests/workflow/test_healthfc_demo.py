@@ -77,6 +77,10 @@ def test_demo_diff_against_the_release_shows_every_category(demo_run):
 
 
 def test_second_run_runs_no_jobs(demo_run):
+    """config/test.yaml's outputs are the full run's: only the run's index, which lists this config's targets, is
+    made again; a rerun then runs nothing."""
+    proc = demo_run.run("--cores", "2", "--configfile", "config/test.yaml")
+    assert re.findall(r"^(?:local)?rule (\w+):", proc.stdout + proc.stderr, re.M) == ["index", "all"]
     proc = demo_run.run("--cores", "2", "--configfile", "config/test.yaml")
     assert "Nothing to be done" in proc.stdout + proc.stderr
 
@@ -121,16 +125,24 @@ def test_cpu_config_plans_both_papers_tables_from_local_releases(demo_run):
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout.split("Job stats:")[1], re.M))
     assert {k: int(v) for k, v in counts.items() if k != "total"} == {
         "healthfc_release": 1, "healthfc_dataset": 1, "healthfc_folds": 1, "healthfc_stats": 1,  # in its own runs/cpu
+        "healthfc_export_fold": 5, "healthfc_export": 1,  # the dataset for `datasets`: each fold's views, then the card
         "healthfc_experiment": 60,  # tfidf, tfidf-wc, minilm x oracle, claims only, gold explanations, level of evidence x 5 folds
         "healthfc_ensemble": 40, "healthfc_score": 100,  # two ensembles
         "healthfc_inner_cv": 40,  # the stacked tfidf+tfidf-wc's members, once per system and fold
         "clinifact_import_release": 1, "clinifact_experiment": 2, "clinifact_ensemble": 1, "clinifact_score": 3,  # tfidf, gbm, tfidf+gbm
         "clinifact_inner_cv": 2,  # the stack's members
-        "clinifact_fig3": 1, "table": 7, "provenance": 1, "all": 1}  # the five tables and the two time tables
+        "clinifact_fig3": 1, "table": 7, "provenance": 1, "index": 1, "all": 1}  # the five tables and the two time tables
 
 
-def test_slurm_profile_plans_the_demo(demo_run):
-    proc = demo_run.run("-n", "--profile", "profiles/slurm", "--configfile", "config/test.yaml", "--forcerun", "healthfc_parse")
+def test_slurm_profile_stops_on_its_placeholders_then_plans_the_demo(demo_run):
+    """The shipped profile's partition and account are placeholders: a run through it stops before its first
+    job, one line for each, exit status 1; with both set it plans the demo."""
+    args = ("-n", "--profile", "profiles/slurm", "--configfile", "config/test.yaml", "--forcerun", "healthfc_parse")
+    proc = demo_run.run(*args, check=False)
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("cluster: ")]
+    assert proc.returncode == 1 and "healthfc_parse" not in proc.stdout
+    assert [line.split(" is ")[0] for line in lines] == ["cluster: default-resources: slurm_partition", "cluster: default-resources: slurm_account"]
+    proc = demo_run.run(*args, "--default-resources", "slurm_partition=debug", "slurm_account=medfc", "mem_mb=4096")
     assert "healthfc_parse" in proc.stdout
 
 

@@ -54,7 +54,7 @@ def server():
         yield fake
 
 
-# distinctive fake keys in the runs' environment (issue 28): the MedSNIP LLM's (sent to the fake server), the web
+# distinctive fake keys in the runs' environment: the MedSNIP LLM's (sent to the fake server), the web
 # search's (sent to the fake Serper server by healthfc_retrieve) and NCBI's (no job here calls E-utilities);
 # test_no_key_is_written_anywhere searches every file the runs wrote for them
 KEYS = {"OPENAI_API_KEY": "sk-medfc-FAKE-openai-0c3d9a71e5", "SERPER_API_KEY": "medfc-FAKE-serper-6b2e04f8d1",
@@ -183,7 +183,7 @@ def test_a_prompt_edit_reruns_exactly_the_rules_that_read_it(medsnip_run, tmp_pa
     original = path.read_text(encoding="utf-8")
     path.write_text(original.replace("# version: 1", "# version: 2").replace("Merge atoms only", "Merge atoms solely"), encoding="utf-8")
     # the group decompositions, their verifications, and the scores and tables built on them
-    assert _plan(wf) == ["all", "medsnip_decompose[dataset=bench,mode=group]", "medsnip_decompose[dataset=healthfc,mode=group]",
+    assert _plan(wf) == ["all", "index", "medsnip_decompose[dataset=bench,mode=group]", "medsnip_decompose[dataset=healthfc,mode=group]",
                          "medsnip_score[dataset=bench]", "medsnip_score[dataset=healthfc]", "medsnip_table[dataset=bench]",
                          "medsnip_table[dataset=healthfc]", "medsnip_verify[dataset=bench,verifier=served,mode=group]",
                          "medsnip_verify[dataset=healthfc,verifier=served,mode=group]"]
@@ -192,7 +192,7 @@ def test_a_prompt_edit_reruns_exactly_the_rules_that_read_it(medsnip_run, tmp_pa
     # the HealthFC statement prompt: HealthFC only, from its answers on
     statement = wf.path("resources/prompts/medsnip/healthfc_statement.txt")
     statement.write_text(statement.read_text(encoding="utf-8") + "Keep the statement short.\n", encoding="utf-8")
-    assert _plan(wf) == ["all", *[f"medsnip_decompose[dataset=healthfc,mode={m}]" for m in sorted(HFC_MODES)],
+    assert _plan(wf) == ["all", "index", *[f"medsnip_decompose[dataset=healthfc,mode={m}]" for m in sorted(HFC_MODES)],
                          "medsnip_prepare[dataset=healthfc]", "medsnip_score[dataset=healthfc]", "medsnip_table[dataset=healthfc]",
                          *[f"medsnip_verify[dataset=healthfc,verifier=served,mode={m}]" for m in sorted(HFC_MODES)]]
 
@@ -203,7 +203,7 @@ def test_adding_a_verifier_reruns_only_its_verification_and_the_scores(medsnip_r
         "medsnip:\n  verifiers:\n    - {name: served, kind: claim_only}\n    - {name: served-fc, kind: full_context}\n")
     new = sorted([f"medsnip_verify[dataset=bench,verifier=served-fc,mode={m}]" for m in BENCH_MODES]
                  + [f"medsnip_verify[dataset=healthfc,verifier=served-fc,mode={m}]" for m in HFC_MODES])
-    assert _plan(wf, "config/verifiers.yaml") == sorted(["all", "medsnip_score[dataset=bench]", "medsnip_score[dataset=healthfc]",
+    assert _plan(wf, "config/verifiers.yaml") == sorted(["all", "index", "medsnip_score[dataset=bench]", "medsnip_score[dataset=healthfc]",
                                                         "medsnip_table[dataset=bench]", "medsnip_table[dataset=healthfc]", *new])
     before = len(server.chat_requests())
     wf.run(*wf.args, "config/verifiers.yaml")

@@ -15,7 +15,7 @@ rule clinifact_fetch_studies:
     log:
         f"{LOGS}/clinifact/fetch_studies.log",
     benchmark:
-        f"{RESULTS}/benchmarks/clinifact/fetch_studies.tsv"
+        f"{TIMINGS}/clinifact/fetch_studies.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:
@@ -38,7 +38,7 @@ rule clinifact_build_claims:
     log:
         f"{LOGS}/clinifact/build_claims.log",
     benchmark:
-        f"{RESULTS}/benchmarks/clinifact/build_claims.tsv"
+        f"{TIMINGS}/clinifact/build_claims.tsv"
     conda:
         "../envs/medfc.yaml"
     threads: 2
@@ -61,7 +61,7 @@ rule clinifact_fetch_abstracts:
     log:
         f"{LOGS}/clinifact/fetch_abstracts.log",
     benchmark:
-        f"{RESULTS}/benchmarks/clinifact/fetch_abstracts.tsv"
+        f"{TIMINGS}/clinifact/fetch_abstracts.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:
@@ -96,7 +96,7 @@ rule clinifact_build_pairs:
     log:
         f"{LOGS}/clinifact/build_pairs.log",
     benchmark:
-        f"{RESULTS}/benchmarks/clinifact/build_pairs.tsv"
+        f"{TIMINGS}/clinifact/build_pairs.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:
@@ -105,6 +105,35 @@ rule clinifact_build_pairs:
     params:
         step=versioned("clinifact.steps:build_pairs"),
         options=lambda w: PLAN.options("clinifact_build_pairs", w),
+    script:
+        STEP_SCRIPT
+
+
+# the pairs as a folder datasets.load_dataset reads by config: README.md (the card with its configs) and each
+# split's BigBio view (medfc.clinifact.views)
+rule clinifact_export:
+    input:
+        train_parquet=rules.clinifact_build_pairs.output.train_parquet,
+        validation_parquet=rules.clinifact_build_pairs.output.validation_parquet,
+        test_parquet=rules.clinifact_build_pairs.output.test_parquet,
+        card=rules.clinifact_build_pairs.output.card,
+    output:
+        readme=f"{RESULTS}/clinifact/pairs/README.md",
+        bigbio_train=f"{RESULTS}/clinifact/pairs/bigbio_te/train_set.parquet",
+        bigbio_validation=f"{RESULTS}/clinifact/pairs/bigbio_te/validation_set.parquet",
+        bigbio_test=f"{RESULTS}/clinifact/pairs/bigbio_te/test_set.parquet",
+    log:
+        f"{LOGS}/clinifact/export.log",
+    benchmark:
+        f"{TIMINGS}/clinifact/export.tsv"
+    conda:
+        "../envs/medfc.yaml"
+    resources:
+        mem_mb=1024,
+        runtime=10,
+    params:
+        step=versioned("clinifact.steps:export_views"),
+        options=lambda w: PLAN.options("clinifact_export", w),
     script:
         STEP_SCRIPT
 
@@ -120,7 +149,7 @@ rule clinifact_import_release:
     log:
         f"{LOGS}/clinifact/import_release.log",
     benchmark:
-        f"{RESULTS}/benchmarks/clinifact/import_release.tsv"
+        f"{TIMINGS}/clinifact/import_release.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:
@@ -164,7 +193,7 @@ rule clinifact_stats:
     log:
         f"{LOGS}/clinifact/stats.log",
     benchmark:
-        f"{RESULTS}/benchmarks/clinifact/stats.tsv"
+        f"{TIMINGS}/clinifact/stats.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:
@@ -204,7 +233,7 @@ rule clinifact_diff:
     log:
         f"{LOGS}/clinifact/diff.log",
     benchmark:
-        f"{RESULTS}/benchmarks/clinifact/diff.tsv"
+        f"{TIMINGS}/clinifact/diff.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:

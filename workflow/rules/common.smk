@@ -12,6 +12,7 @@ from medfc.experiments.systems import SYSTEMS as HFC_SYSTEMS
 from medfc.medsnip.sources import answer_source
 from medfc.plan import HEALTHFC_WILDCARDS, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, TABLES
 from medfc.plan.experiments import CLINIFACT_WILDCARDS
+from medfc.plan.cluster import placeholder_settings
 from medfc.plan.config_errors import ConfigError, plan_for
 from medfc.plan.prerequisites import checked_here
 
@@ -38,9 +39,19 @@ try:
         workflow.source_path(SCHEMA),
         prerequisites=not (workflow.remote_exec or workflow.subprocess_exec) and checked_here(sys.argv),
         base_dir=CHECKOUT,  # the shipped resources/ are read from there when the run's folder lacks them (workflow/Snakefile)
+        command_line=workflow.config_settings.config,  # the --config values, typed by the schema
     )
 except ConfigError as exc:
     stop(str(exc))
+
+# a cluster profile submits every job with its partition and account: one still a placeholder stops the run here
+if checked_here(sys.argv) and not (workflow.remote_exec or workflow.subprocess_exec):
+    _settings = workflow.resource_settings
+    if _placeholders := placeholder_settings(
+        (_settings.default_resources.args or []) if _settings.default_resources else [],
+        {rule: {k: v.raw for k, v in values.items()} for rule, values in _settings.overwrite_resources.items()},
+    ):
+        stop("\n".join(_placeholders))
 
 
 # a job set to device: cuda on a machine whose torch sees none stops a local run before its first job (on a
@@ -65,7 +76,8 @@ os.environ[provenance.RECORDS_ENV] = PLAN.layout.provenance
 RESULTS = PLAN.layout.results
 LOGS = PLAN.layout.logs
 EXP_DIR = PLAN.layout.experiments
-BENCH_DIR = PLAN.layout.experiment_benchmarks
+TIMINGS = PLAN.layout.timings
+BENCH_DIR = PLAN.layout.experiment_timings
 TABLES_DIR = PLAN.layout.tables
 FIGURES_DIR = PLAN.layout.figures
 MEDSNIP_DIR = PLAN.layout.medsnip

@@ -20,7 +20,7 @@ rule clinifact_fig3:
     log:
         f"{LOGS}/figures/clinifact_fig3.log",
     benchmark:
-        f"{RESULTS}/benchmarks/figures/clinifact_fig3.tsv"
+        f"{TIMINGS}/figures/clinifact_fig3.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:

@@ -14,7 +14,7 @@ rule healthfc_crawl:
     log:
         f"{LOGS}/healthfc/crawl.log",
     benchmark:
-        f"{RESULTS}/benchmarks/healthfc/crawl.tsv"
+        f"{TIMINGS}/healthfc/crawl.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:
@@ -39,7 +39,7 @@ rule healthfc_parse:
     log:
         f"{LOGS}/healthfc/parse.log",
     benchmark:
-        f"{RESULTS}/benchmarks/healthfc/parse.tsv"
+        f"{TIMINGS}/healthfc/parse.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:
@@ -64,7 +64,7 @@ rule healthfc_translate:
     log:
         f"{LOGS}/healthfc/translate.log",
     benchmark:
-        f"{RESULTS}/benchmarks/healthfc/translate.tsv"
+        f"{TIMINGS}/healthfc/translate.tsv"
     conda:
         "../envs/medfc.yaml"
     threads: lambda w: PLAN.job_resources("healthfc_translate", w)["threads"]
@@ -88,7 +88,7 @@ rule healthfc_release:
     log:
         f"{LOGS}/healthfc/release.log",
     benchmark:
-        f"{RESULTS}/benchmarks/healthfc/release.tsv"
+        f"{TIMINGS}/healthfc/release.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:
@@ -112,7 +112,7 @@ rule healthfc_align:
     log:
         f"{LOGS}/healthfc/align.log",
     benchmark:
-        f"{RESULTS}/benchmarks/healthfc/align.tsv"
+        f"{TIMINGS}/healthfc/align.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:
@@ -138,7 +138,7 @@ rule healthfc_dataset:
     log:
         f"{LOGS}/healthfc/dataset.log",
     benchmark:
-        f"{RESULTS}/benchmarks/healthfc/dataset.tsv"
+        f"{TIMINGS}/healthfc/dataset.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:
@@ -160,7 +160,7 @@ rule healthfc_folds:
     log:
         f"{LOGS}/healthfc/folds.log",
     benchmark:
-        f"{RESULTS}/benchmarks/healthfc/folds.tsv"
+        f"{TIMINGS}/healthfc/folds.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:
@@ -169,6 +169,53 @@ rule healthfc_folds:
     params:
         step=versioned("healthfc.steps:folds"),
         options=lambda w: PLAN.options("healthfc_folds", w),
+    script:
+        STEP_SCRIPT
+
+
+# the dataset as a folder datasets.load_dataset reads by config (medfc.healthfc.views): each fold's rows in the
+# source and BigBio views, one job per fold, then README.md, the card with its configs
+rule healthfc_export_fold:
+    input:
+        parquet=rules.healthfc_dataset.output.parquet,
+        folds=rules.healthfc_folds.output.folds,
+    output:
+        source=f"{RESULTS}/healthfc/dataset/views/source/fold_{{fold}}.parquet",
+        bigbio=f"{RESULTS}/healthfc/dataset/views/bigbio_te/fold_{{fold}}.parquet",
+    log:
+        f"{LOGS}/healthfc/export/fold_{{fold}}.log",
+    benchmark:
+        f"{TIMINGS}/healthfc/export/fold_{{fold}}.tsv"
+    conda:
+        "../envs/medfc.yaml"
+    resources:
+        mem_mb=1024,
+        runtime=10,
+    params:
+        step=versioned("healthfc.steps:export_fold"),
+        options=lambda w: PLAN.options("healthfc_export_fold", w),
+    script:
+        STEP_SCRIPT
+
+
+rule healthfc_export:
+    input:
+        unpack(lambda w: PLAN.inputs("healthfc_export", w)),
+        card=rules.healthfc_dataset.output.card,
+    output:
+        readme=f"{RESULTS}/healthfc/dataset/README.md",
+    log:
+        f"{LOGS}/healthfc/export.log",
+    benchmark:
+        f"{TIMINGS}/healthfc/export.tsv"
+    conda:
+        "../envs/medfc.yaml"
+    resources:
+        mem_mb=1024,
+        runtime=10,
+    params:
+        step=versioned("healthfc.steps:export_views"),
+        options=lambda w: PLAN.options("healthfc_export", w),
     script:
         STEP_SCRIPT
 
@@ -183,7 +230,7 @@ rule healthfc_retrieve:
     log:
         f"{LOGS}/healthfc/retrieve/{{source}}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/healthfc/retrieve/{{source}}.tsv"
+        f"{TIMINGS}/healthfc/retrieve/{{source}}.tsv"
     wildcard_constraints:
         source=HEALTHFC_WILDCARDS["source"],
     conda:
@@ -230,7 +277,7 @@ rule healthfc_stats:
     log:
         f"{LOGS}/healthfc/stats.log",
     benchmark:
-        f"{RESULTS}/benchmarks/healthfc/stats.tsv"
+        f"{TIMINGS}/healthfc/stats.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:
@@ -259,7 +306,7 @@ rule healthfc_diff:
     log:
         f"{LOGS}/healthfc/diff.log",
     benchmark:
-        f"{RESULTS}/benchmarks/healthfc/diff.tsv"
+        f"{TIMINGS}/healthfc/diff.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:

@@ -15,7 +15,7 @@ rule medsnip_prepare:
     log:
         f"{LOGS}/medsnip/{{dataset}}/prepare.log",
     benchmark:
-        f"{RESULTS}/benchmarks/medsnip/{{dataset}}/prepare.tsv"
+        f"{TIMINGS}/medsnip/{{dataset}}/prepare.tsv"
     wildcard_constraints:
         dataset=MEDSNIP_WILDCARDS["dataset"],
     conda:
@@ -43,7 +43,7 @@ rule medsnip_decompose:
     log:
         f"{LOGS}/medsnip/{{dataset}}/decompose_{{mode}}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/medsnip/{{dataset}}/decompose_{{mode}}.tsv"
+        f"{TIMINGS}/medsnip/{{dataset}}/decompose_{{mode}}.tsv"
     wildcard_constraints:
         dataset=MEDSNIP_WILDCARDS["dataset"],
         mode=MEDSNIP_WILDCARDS["mode"],
@@ -72,7 +72,7 @@ rule medsnip_verify:
     log:
         f"{LOGS}/medsnip/{{dataset}}/verify_{{verifier}}_{{mode}}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/medsnip/{{dataset}}/verify_{{verifier}}_{{mode}}.tsv"
+        f"{TIMINGS}/medsnip/{{dataset}}/verify_{{verifier}}_{{mode}}.tsv"
     wildcard_constraints:
         dataset=MEDSNIP_WILDCARDS["dataset"],
         mode=MEDSNIP_WILDCARDS["mode"],
@@ -101,7 +101,7 @@ rule medsnip_score:
     log:
         f"{LOGS}/medsnip/{{dataset}}/score.log",
     benchmark:
-        f"{RESULTS}/benchmarks/medsnip/{{dataset}}/score.tsv"
+        f"{TIMINGS}/medsnip/{{dataset}}/score.tsv"
     wildcard_constraints:
         dataset=MEDSNIP_WILDCARDS["dataset"],
     conda:
@@ -131,7 +131,7 @@ rule medsnip_table:
     log:
         f"{LOGS}/medsnip/{{dataset}}/table.log",
     benchmark:
-        f"{RESULTS}/benchmarks/medsnip/{{dataset}}/table.tsv"
+        f"{TIMINGS}/medsnip/{{dataset}}/table.tsv"
     wildcard_constraints:
         dataset=MEDSNIP_WILDCARDS["dataset"],
     conda:

@@ -14,7 +14,7 @@ rule provenance:
     log:
         f"{LOGS}/provenance.log",
     benchmark:
-        f"{RESULTS}/benchmarks/provenance.tsv"
+        f"{TIMINGS}/provenance.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:
@@ -23,5 +23,29 @@ rule provenance:
     params:
         step=versioned("common.provenance:write_software"),
         options=lambda w: PLAN.options("provenance", w),
+    script:
+        STEP_SCRIPT
+
+
+# the run's index: what each folder holds, the headline tables, every figure, which runs made them
+# (medfc.common.run_index); made after everything else rule all asks for
+rule index:
+    input:
+        lambda w: PLAN.inputs("index", w),
+    output:
+        md=f"{RESULTS}/index.md",
+        html=report(f"{RESULTS}/index.html", caption="../report/index.rst", category="Overview"),
+    log:
+        f"{LOGS}/index.log",
+    benchmark:
+        f"{TIMINGS}/index.tsv"
+    conda:
+        "../envs/medfc.yaml"
+    resources:
+        mem_mb=512,
+        runtime=5,
+    params:
+        step=versioned("common.run_index:write_index"),
+        options=lambda w: PLAN.options("index", w),
     script:
         STEP_SCRIPT

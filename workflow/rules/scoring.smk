@@ -13,7 +13,7 @@ rule healthfc_score:
     log:
         f"{LOGS}/scoring/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/scoring/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.tsv"
+        f"{TIMINGS}/scoring/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:
@@ -35,7 +35,7 @@ rule clinifact_score:
     log:
         f"{LOGS}/scoring/clinifact/{{model}}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/scoring/clinifact/{{model}}.tsv"
+        f"{TIMINGS}/scoring/clinifact/{{model}}.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:
@@ -57,7 +57,7 @@ rule clinifact_zero_shot_score:
     log:
         f"{LOGS}/scoring/clinifact/zero_shot/{{model}}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/scoring/clinifact/zero_shot/{{model}}.tsv"
+        f"{TIMINGS}/scoring/clinifact/zero_shot/{{model}}.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:
@@ -79,7 +79,7 @@ rule clinifact_fine_tune_score:
     log:
         f"{LOGS}/scoring/clinifact/fine_tuned/{{model}}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/scoring/clinifact/fine_tuned/{{model}}.tsv"
+        f"{TIMINGS}/scoring/clinifact/fine_tuned/{{model}}.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:
@@ -101,7 +101,7 @@ rule clinifact_system_score:
     log:
         f"{LOGS}/scoring/clinifact/{{system}}/{{model}}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/scoring/clinifact/{{system}}/{{model}}.tsv"
+        f"{TIMINGS}/scoring/clinifact/{{system}}/{{model}}.tsv"
     wildcard_constraints:
         system=CLINIFACT_WILDCARDS["system"],
     conda:

@@ -20,7 +20,7 @@ rule table:
     log:
         f"{LOGS}/tables/{{table}}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/tables/{{table}}.tsv"
+        f"{TIMINGS}/tables/{{table}}.tsv"
     conda:
         "../envs/medfc.yaml"
     resources:

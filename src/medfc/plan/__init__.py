@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from medfc.common import provenance
+from medfc.common.run_index import IndexOptions
 from medfc.common.options import Options
 from medfc.experiments.aliases import ALIAS_HINT
 from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS
@@ -43,7 +44,9 @@ def job_specs() -> dict[str, JobSpec]:
     """The plan as a table (:mod:`medfc.plan.jobs`): rule → its record, every stage's, built from the registries
     as they are now (a CliniFact system registered later is in it)."""
     provenance_job = JobSpec("provenance", options=call("provenance_options"), planned=one_job(lambda plan: True), checked=False)
-    return jobs.table_of([*dataset_jobs(), *experiment_jobs(), *medsnip_jobs(), provenance_job])
+    index_job = JobSpec("index", options=call("index_options"), options_class=IndexOptions, inputs=call("targets"),
+                        planned=one_job(lambda plan: True))
+    return jobs.table_of([*dataset_jobs(), *experiment_jobs(), *medsnip_jobs(), provenance_job, index_job])
 
 
 def job_spec(rule: str) -> JobSpec:
@@ -106,6 +109,11 @@ class Plan(DatasetsPlan, ExperimentsPlan, MedsnipPlan):
         """The software of the run's results (rule provenance: its params, so a change reruns it)."""
         return {"software": provenance.software()}
 
+    def index_options(self) -> dict[str, Any]:
+        """The run's index (rule index): its folder, its provenance records, the index job's own log and timing."""
+        return {"results": self.layout.results, "provenance": self.layout.provenance,
+                "own": [f"{self.layout.logs}/index.log", f"{self.layout.timings}/index.tsv"]}
+
     def healthfc_data_planned(self) -> bool:
         """Whether the run builds the HealthFC dataset: its stage, a HealthFC experiment or MedSNIP on HealthFC."""
         return (self.stage_enabled("healthfc") or bool(self.stage_enabled("experiments") and self.healthfc_runs())
@@ -133,6 +141,7 @@ class Plan(DatasetsPlan, ExperimentsPlan, MedsnipPlan):
                 targets += [res("healthfc/parsed/report.json"), res("healthfc/translated/report.json")]
             targets += [res(f) for f in (
                 "healthfc/dataset/dataset_card.md",
+                "healthfc/dataset/README.md",
                 "healthfc/folds/folds.csv",
                 "healthfc/stats/table2.csv",
                 "healthfc/stats/fig1_claims_per_year.png",
@@ -145,7 +154,7 @@ class Plan(DatasetsPlan, ExperimentsPlan, MedsnipPlan):
             stats = res("clinifact/stats")
             targets += [f"{stats}/table6_labels.csv", f"{stats}/table4_words.csv", f"{stats}/fig2_disease_classes.png", f"{stats}/figS1_years.png"]
             if self.config["clinifact"]["pairs_source"] == "rebuild":
-                targets.append(res("clinifact/pairs/dataset_card.md"))
+                targets += [res("clinifact/pairs/dataset_card.md"), res("clinifact/pairs/README.md")]
             if self.clinifact_diff_enabled():
                 targets.append(res("clinifact/diff/diff.md"))
         if self.stage_enabled("experiments"):
@@ -159,11 +168,13 @@ class Plan(DatasetsPlan, ExperimentsPlan, MedsnipPlan):
         res = self.layout.under
         datasets: list[str] = []
         if self.stage_enabled("healthfc"):
-            datasets += [res("healthfc/dataset/dataset_card.md"), res("healthfc/folds/folds.csv")]
+            datasets += [res("healthfc/dataset/dataset_card.md"), res("healthfc/dataset/README.md"), res("healthfc/folds/folds.csv")]
         if self.stage_enabled("clinifact") or self.stage_enabled("experiments"):
             datasets += [f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in ("train", "validation", "test")]
             if self.config["clinifact"]["pairs_source"] == "rebuild":
                 datasets.append(res("clinifact/pairs/dataset_card.md"))
+            if self.stage_enabled("clinifact") and self.config["clinifact"]["pairs_source"] == "rebuild":
+                datasets.append(res("clinifact/pairs/README.md"))
         every = self.targets()
         figures = [t for t in every if t.endswith(".png")]
         tables = [t for t in every if t.endswith(".csv") and (t.startswith(f"{self.layout.tables}/") or "/stats/table" in t

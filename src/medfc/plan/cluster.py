@@ -11,6 +11,8 @@ depend on where it runs. docs/slurm.md lists every rule with its place.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from medfc.common.llm_backends import runs_locally
@@ -27,9 +29,10 @@ from medfc.medsnip.sources import answer_source, enabled_sources
 NETWORK_RULES = ("healthfc_crawl", "healthfc_release", "healthfc_retrieve", "clinifact_fetch_studies", "clinifact_fetch_abstracts",
                  "clinifact_import_release")
 MEDSNIP_MODEL_RULES = ("medsnip_prepare", "medsnip_decompose", "medsnip_verify")
-DATASET_LIGHT_RULES = ("healthfc_parse", "healthfc_align", "healthfc_dataset", "healthfc_folds", "healthfc_stats",
-                       "healthfc_diff", "clinifact_build_claims", "clinifact_build_pairs", "clinifact_stats", "clinifact_diff")
-REPORT_LIGHT_RULES = ("table", "clinifact_fig3", "medsnip_score", "medsnip_table", "provenance")
+DATASET_LIGHT_RULES = ("healthfc_parse", "healthfc_align", "healthfc_dataset", "healthfc_folds", "healthfc_export_fold", "healthfc_export",
+                       "healthfc_stats", "healthfc_diff", "clinifact_build_claims", "clinifact_build_pairs", "clinifact_export",
+                       "clinifact_stats", "clinifact_diff")
+REPORT_LIGHT_RULES = ("table", "clinifact_fig3", "medsnip_score", "medsnip_table", "provenance", "index")
 
 
 def compute_rules() -> tuple[str, ...]:
@@ -109,3 +112,28 @@ def local_rules(config: dict[str, Any]) -> list[str]:
     """Every other rule: it runs where the Snakemake process runs (Snakemake's ``localrules``)."""
     submitted = set(cluster_rules(config))
     return [r for r in all_rules() if r not in submitted]
+
+
+# the cluster settings a profile must not submit with as they ship: a partition or account still a placeholder
+CLUSTER_SETTINGS = {"slurm_partition": "your cluster's partition (sinfo -s lists them)",
+                    "slurm_account": "your account (sacctmgr show associations user=$USER format=account lists yours)"}
+PLACEHOLDER = re.compile(r"^<.*>$|change[-_ ]?me|^your[-_ ]", re.I)
+
+
+def placeholder_settings(default_resources: Iterable[str], set_resources: Mapping[str, Mapping[str, object]]) -> list[str]:
+    """One line for each :data:`CLUSTER_SETTINGS` resource still a placeholder (``<your-partition>``, ``CHANGE-ME``):
+    ``default_resources`` as ``name=value`` (``--default-resources``, a profile's ``default-resources``),
+    ``set_resources`` rule → resource → value (``--set-resources``, a profile's ``set-resources``)."""
+    given: list[tuple[str, str, str]] = []
+    for item in default_resources:
+        name, _, value = str(item).partition("=")
+        given.append((f"default-resources: {name}", name, value))
+    for rule, values in set_resources.items():
+        given += [(f"set-resources: {rule}: {name}", name, str(value)) for name, value in values.items()]
+    problems = []
+    for where, name, value in given:
+        value = value.strip().strip("'\"")
+        if name in CLUSTER_SETTINGS and (not value or PLACEHOLDER.search(value)):
+            problems.append(f"cluster: {where} is {value!r}, a placeholder: set {CLUSTER_SETTINGS[name]} in the profile "
+                            f"(profiles/slurm/config.yaml) or with --default-resources {name}=NAME")
+    return problems

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import difflib
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -114,13 +115,133 @@ def models_options_error(plan: Plan, schema: dict[str, Any]) -> str | None:
     return None
 
 
+# how a value of each JSON type is written on the command line, for the message that refuses one
+WRITTEN = {"boolean": "true or false", "integer": "a whole number", "number": "a number", "null": "null"}
+_TYPERS = {
+    "boolean": lambda v: {"true": True, "false": False}[v.strip().lower()],
+    "integer": lambda v: int(v.strip()) if re.fullmatch(r"[+-]?\d+", v.strip()) else _no(),
+    "number": lambda v: float(v.strip()) if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", v.strip()) else _no(),
+    "null": lambda v: None if v.strip().lower() in ("null", "~", "none") else _no(),
+}
+
+
+def _no() -> Any:
+    raise ValueError
+
+
+def _resolve(node: Any, schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """A schema node with its ``$ref`` followed and its ``anyOf`` / ``oneOf`` branches spread out."""
+    if not isinstance(node, dict):
+        return []
+    if "$ref" in node and str(node["$ref"]).startswith("#/"):
+        target: Any = schema
+        for part in str(node["$ref"])[2:].split("/"):
+            target = target.get(part, {}) if isinstance(target, dict) else {}
+        return _resolve({**target, **{k: v for k, v in node.items() if k != "$ref"}}, schema)
+    branches = [b for key in ("anyOf", "oneOf") for b in node.get(key, [])]
+    return [node] + [r for b in branches for r in _resolve(b, schema)]
+
+
+def _children(nodes: list[dict[str, Any]], key: str | int, schema: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for node in nodes:
+        if isinstance(key, int):
+            child = node.get("items")
+        elif key in node.get("properties", {}):
+            child = node["properties"][key]
+        else:
+            child = next((v for pat, v in node.get("patternProperties", {}).items() if re.search(pat, key)), None)
+            child = child if child is not None else node.get("additionalProperties")
+        out += _resolve(child, schema)
+    return out
+
+
+def _types(nodes: list[dict[str, Any]]) -> set[str]:
+    """The JSON types the nodes allow (empty: any type, or none declared)."""
+    types: set[str] = set()
+    for node in nodes:
+        declared = node.get("type")
+        if declared is None and not any(k in node for k in ("anyOf", "oneOf")):
+            return set()
+        types |= {declared} if isinstance(declared, str) else set(declared or ())
+    return types
+
+
+def typed_command_line(config: dict[str, Any], given: Any, schema: dict[str, Any]) -> None:
+    """Type the ``--config`` values in ``config``, in place, by the schema.
+
+    Snakemake reads the scalars inside a ``--config`` value as strings (``experiments={"keep_checkpoints":
+    true}`` gives ``'true'``). Each such string whose key the schema types as a boolean, an integer or a number,
+    and not as a string, is converted where that is unambiguous (``true`` / ``false``, ``3``, ``0.5``, ``null``).
+
+    :raises ConfigError: a value that is none of the types its key allows, naming the key and how to write it."""
+    def walk(value: Any, path: list[str | int], nodes: list[dict[str, Any]]) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, [*path, k], _children(nodes, k, schema))
+            return
+        if isinstance(value, list):
+            for i, v in enumerate(value):
+                walk(v, [*path, i], _children(nodes, i, schema))
+            return
+        types = _types(nodes)
+        if not isinstance(value, str) or not types or "string" in types or not types <= set(_TYPERS):
+            return
+        for kind in ("null", "boolean", "integer", "number"):
+            if kind in types:
+                try:
+                    typed = _TYPERS[kind](value)
+                except (KeyError, ValueError):
+                    continue
+                _set(config, path, typed)
+                return
+        wanted = " or ".join(WRITTEN[t] for t in ("boolean", "integer", "number", "null") if t in types)
+        raise ConfigError(f"config: {dotted(path)}: {value!r} (from --config) is not {wanted}; "
+                          f"write it unquoted, e.g. --config '{_example(path, types)}'")
+
+    walk(given, [], _resolve(schema, schema))
+
+
+def _set(config: Any, path: list[str | int], value: Any) -> None:
+    for part in path[:-1]:
+        config = config[part]
+    config[path[-1]] = value
+
+
+def _example(path: list[str | int], types: set[str]) -> str:
+    sample = "true" if "boolean" in types else "3" if "integer" in types else "0.5" if "number" in types else "null"
+    keys = [p for p in path if isinstance(p, str)]
+    if len(keys) == 1:
+        return f"{keys[0]}={sample}"
+    inner = sample
+    for key in reversed(keys[1:]):
+        inner = f'{{"{key}": {inner}}}'
+    return f"{keys[0]}={inner}"
+
+
+FOLDER_KEYS = ("results_dir", "cache_dir")  # the folders a run writes below; each made when missing
+
+
+def folder_error(key: str, path: str) -> str | None:
+    """Why ``path`` (the value of ``key``) cannot be a folder the run writes below: it, or a folder above it, is
+    a file. None when it is a folder or can be made."""
+    target = Path(path)
+    for candidate in (target, *target.parents):
+        if candidate.is_dir():
+            return None
+        if candidate.exists():
+            where = "is a file" if candidate == target else f"is below {str(candidate)!r}, which is a file"
+            return f"config: {key}: {path!r} {where}, not a folder; name a folder (it is made when missing)"
+    return None
+
+
 def _one_line(message: str) -> str:
     line = " ".join(str(message).split())
     return line if line.startswith("config") else f"config: {line}"
 
 
 def plan_for(config: dict[str, Any], schema: dict[str, Any] | str | Path, *, prerequisites: bool = False,
-             base_dir: str | os.PathLike[str] | None = None) -> Plan:
+             base_dir: str | os.PathLike[str] | None = None, command_line: dict[str, Any] | None = None) -> Plan:
     """The :class:`~medfc.plan.Plan` of ``config``, checked through every layer; ``config`` gets the schema's
     defaults filled in, in place, as Snakemake's ``validate(config, schema, set_default=True)`` would.
 
@@ -131,7 +252,8 @@ def plan_for(config: dict[str, Any], schema: dict[str, Any] | str | Path, *, pre
         (:meth:`~medfc.plan.Plan.missing_prerequisites`: an unset key, a placeholder contact, a missing file),
         one line each. ``base_dir`` (the workflow's checkout, above workflow/Snakefile): the shipped files the
         config names (``resources/...``) are read from there when the working directory lacks them
-        (``snakemake --directory``, a deployment using the workflow as a module)."""
+        (``snakemake --directory``, a deployment using the workflow as a module). ``command_line``: the values given
+        with ``--config``, typed by the schema first (:func:`typed_command_line`)."""
     from medfc.common.schema import fill_defaults
     from medfc.plan import Plan
     from medfc.plan.experiments import misplaced_model_train
@@ -140,11 +262,16 @@ def plan_for(config: dict[str, Any], schema: dict[str, Any] | str | Path, *, pre
 
     if not isinstance(schema, dict):
         schema = load_schema(schema)
+    if command_line:
+        typed_command_line(config, command_line, schema)
     # a TF-IDF key in model_train, or a resource key that moved (medfc.plan.resources): where it goes
     mistake = misplaced_model_train(config) or moved_key(config) or config_error(config, schema)
     if mistake:
         raise ConfigError(mistake)
     fill_defaults(config, schema)
+    for key in FOLDER_KEYS:
+        if mistake := folder_error(key, config[key]):
+            raise ConfigError(mistake)
     rebase_shipped_paths(config, base_dir)
     try:
         plan = Plan(config, base_dir)

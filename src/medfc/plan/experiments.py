@@ -29,7 +29,8 @@ from medfc.experiments.clinifact_systems import (
     runner_systems,
 )
 from medfc.experiments.clinifact_systems import wildcard_pattern as clinifact_wildcard_pattern
-from medfc.experiments.ensemble import CliniFactInnerOptions, EnsembleOptions, HealthFCInnerOptions
+from medfc.experiments.ensemble import EnsembleOptions
+from medfc.experiments.stacking import CliniFactInnerOptions, HealthFCInnerOptions
 from medfc.experiments.options import CliniFactTrainOptions, FineTuneOptions, ZeroShotOptions, base_model, model_config_class
 from medfc.experiments.systems import (
     EVIDENCE_SYSTEMS,
@@ -328,10 +329,14 @@ class ExperimentsPlan:
         names = sorted(self.ensembles if ensembles else self.aliases)
         return "|".join(re.escape(n) for n in names) or "(?!)"
 
+    @property
+    def checkpoints(self) -> str:
+        """The folder of kept models: ``experiments.checkpoint_dir``, by default the run's own ``<results_dir>/checkpoints``."""
+        return self.config["experiments"]["checkpoint_dir"] or self.layout.under("checkpoints")
+
     def checkpoint_dir(self, sub: str) -> str | None:
         """Where a run keeps its checkpoints; None (kept in memory, nothing written) unless keep_checkpoints."""
-        ex = self.config["experiments"]
-        return f"{ex['checkpoint_dir']}/{sub}" if ex["keep_checkpoints"] else None
+        return f"{self.checkpoints}/{sub}" if self.config["experiments"]["keep_checkpoints"] else None
 
     def model_config(self, alias: str, *train_layers: dict[str, Any] | None) -> dict[str, Any]:
         """A model's whole config, tagged with its kind: an encoder's training config (the layers merged), or
@@ -392,7 +397,7 @@ class ExperimentsPlan:
 
     def healthfc_run_benchmark(self, run: dict[str, Any]) -> str:
         """The benchmark file (wall and CPU seconds) of one HealthFC run's job."""
-        return f"{self.layout.experiment_benchmarks}/healthfc/{run['lang']}/{run['model']}/{run['system']}/fold{run['fold']}.tsv"
+        return f"{self.layout.experiment_timings}/healthfc/{run['lang']}/{run['model']}/{run['system']}/fold{run['fold']}.tsv"
 
     def healthfc_train(self, model: str, system: str) -> dict[str, Any]:
         """One HealthFC run's training config: train < model_train[model] < system_train[system] < smoke."""
@@ -493,7 +498,7 @@ class ExperimentsPlan:
         ft = self._model_section("fine_tune", "model_fine_tune", model)
         smoke = {k: v for k, v in self.config["experiments"]["smoke"].items() if k in ft}
         options = {**layered(ft, smoke), "model": self.model_name(model),
-                   "save_dir": f"{self.config['experiments']['checkpoint_dir']}/clinifact/fine_tuned/{model}"}
+                   "save_dir": f"{self.checkpoints}/clinifact/fine_tuned/{model}"}
         return typed(FineTuneOptions, options, f"experiments.clinifact.fine_tune[{model}]")
 
     def clinifact_runner_options(self, system: str, model: str) -> Options:
@@ -509,7 +514,7 @@ class ExperimentsPlan:
         if spec.cache:
             options["cache_dir"] = own.get("cache_dir") or f"{self.config['cache_dir']}/{spec.cache}"
         if spec.save_dir:
-            options["save_dir"] = f"{self.config['experiments']['checkpoint_dir']}/clinifact/{spec.name}/{model}"
+            options["save_dir"] = f"{self.checkpoints}/clinifact/{spec.name}/{model}"
         return typed(spec.options_type(), options, f"experiments.clinifact.{spec.section}[{model}]")
 
     def clinifact_system_options(self, system: str, model: str) -> CliniFactSystemOptions:
@@ -540,7 +545,7 @@ class ExperimentsPlan:
                 for spec in CLINIFACT_SYSTEMS.values() for m in models[spec.name]]
         for r in runs:
             self.model_name(r["model"])
-            r["benchmark"] = self.layout.experiment_benchmarks + r["dir"][len(self.layout.experiments):] + ".tsv"  # the job's benchmark file, beside its results' path
+            r["benchmark"] = self.layout.experiment_timings + r["dir"][len(self.layout.experiments):] + ".tsv"  # the job's benchmark file, beside its results' path
         return runs
 
     def clinifact_options(self, system: str, model: str) -> Options:
@@ -601,11 +606,11 @@ class ExperimentsPlan:
             runs = self.healthfc_runs()
             inner = self.healthfc_inner_runs()
             files = [self.healthfc_run_benchmark(r) for r in runs]
-            files += [f"{self.layout.experiment_benchmarks}/inner_cv/healthfc/{r['lang']}/{r['model']}/{r['system']}/fold{r['fold']}.tsv" for r in inner]
+            files += [f"{self.layout.experiment_timings}/inner_cv/healthfc/{r['lang']}/{r['model']}/{r['system']}/fold{r['fold']}.tsv" for r in inner]
             return "benchmarks", files, runs + [{**r, "model": f"{r['model']}{INNER_CV_ROW}"} for r in inner]
         if table == "clinifact_times":
             inner = self.clinifact_inner_models()
-            files = [r["benchmark"] for r in self.clinifact_runs()] + [f"{self.layout.experiment_benchmarks}/inner_cv/clinifact/{m}.tsv" for m in inner]
+            files = [r["benchmark"] for r in self.clinifact_runs()] + [f"{self.layout.experiment_timings}/inner_cv/clinifact/{m}.tsv" for m in inner]
             return "benchmarks", files, self.clinifact_table_entries() + [{"model": f"{m}{INNER_CV_ROW}", "system": "discriminative"} for m in inner]
         if table in HFC_TABLES or table == "healthfc_significance":
             systems = HFC_TABLES[table] if table in HFC_TABLES else self.healthfc_compared_systems()[1]

@@ -39,17 +39,17 @@ class Layout:
         return self.under("logs")
 
     @property
-    def benchmarks(self) -> str:
-        """Snakemake's benchmark file of every job (wall and CPU seconds, memory)."""
-        return self.under("benchmarks")
+    def timings(self) -> str:
+        """Snakemake's benchmark file of every job: its wall and CPU seconds and memory."""
+        return self.under("timings")
 
     @property
     def experiments(self) -> str:
         return self.under("experiments")
 
     @property
-    def experiment_benchmarks(self) -> str:
-        return self.under("benchmarks/experiments")
+    def experiment_timings(self) -> str:
+        return self.under("timings/experiments")
 
     @property
     def tables(self) -> str:

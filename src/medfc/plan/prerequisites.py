@@ -1,10 +1,10 @@
 """What a run needs from outside its config, checked when the run is planned (also on ``--dry-run``), before
 any job starts: contact e-mails, API keys in the environment, local files the config names, offline models.
 
-A live run that lacks one of them used to fail hours in: the missing web-search key in ``healthfc_retrieve``
-after the crawl and the translation, the missing PubMed e-mail after the 2.5 GB bulk download. Here every
-prerequisite of every planned rule is looked at once, and each missing one is one line naming the key and
-the fix (:func:`missing_prerequisites`); the workflow prints them all and exits with status 1.
+Every prerequisite of every planned rule is looked at once, before the first job (a missing web-search key would
+otherwise fail ``healthfc_retrieve`` after the crawl and the translation, a missing PubMed e-mail after the 2.5 GB
+bulk download), and each missing one is one line naming the key and the fix (:func:`missing_prerequisites`); the
+workflow prints them all and exits with status 1.
 
 Only what the planned rules use is required: a mirror crawl needs no contact, a retrieval source read from a
 prepared ``file`` no key, an OpenAI-compatible server on this machine (loopback) no key, E-utilities on this

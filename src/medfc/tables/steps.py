@@ -83,7 +83,7 @@ def clinifact_significance(inputs: StepFiles, outputs: StepFiles, options: Table
     return _write(df, outputs, "CliniFact: McNemar–Bowker between systems on the test pairs. " + SCALES[options.scale])
 
 
-TIMES_CAPTION = ("Wall and CPU seconds of each row's jobs (Snakemake's benchmark files, <results_dir>/benchmarks/experiments), summed "
+TIMES_CAPTION = ("Wall and CPU seconds of each row's jobs (Snakemake's benchmark files, <results_dir>/timings/experiments), summed "
                  "over folds; an ensemble's wall s and CPU s include its members' jobs (own: the averaging alone). The times "
                  "depend on the machine and on what else ran; a rerun changes them.")
 

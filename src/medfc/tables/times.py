@@ -1,5 +1,5 @@
 """How long each row of the experiments' tables took: the wall and CPU seconds of its jobs, read from
-Snakemake's benchmark files (``results/benchmarks/experiments/...``: columns ``s`` and ``cpu_time``),
+Snakemake's benchmark files (``<results_dir>/timings/experiments/...``: columns ``s`` and ``cpu_time``),
 summed over a row's folds. An ensemble trains nothing, so its row also counts its members' jobs (each
 member's own row shows them alone): what the row costs to reproduce from scratch."""
 

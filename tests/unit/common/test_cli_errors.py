@@ -1,5 +1,5 @@
 """A step that fails leaves its exception, its traceback and the file it was reading in the rule's log,
-not only on snakemake's stderr (issue 20, item 4)."""
+not only on snakemake's stderr."""
 
 from __future__ import annotations
 
@@ -62,3 +62,24 @@ def test_any_exception_of_a_step_and_its_file_go_into_the_log(tmp_path, monkeypa
     assert "FileNotFoundError: [Errno 2] No such file or directory" in text
     assert "step medsnip.steps:breaks failed after" in text and "RuntimeError: kaboom in the library" in text
     assert text.count("Traceback (most recent call last):") == 2 and 'in breaks\n    raise RuntimeError' in text
+
+
+def test_a_job_with_a_log_prints_nothing_but_its_failure(tmp_path):
+    """`medfc run ... --log` (a workflow job): everything it writes goes into the log; on failure the terminal gets
+    the step, the error and the file it was reading, the log's path and its last lines, and exit status 1."""
+    import subprocess
+    import sys
+
+    dataset = tmp_path / "healthfc.jsonl"
+    dataset.write_text("", encoding="utf-8")
+    log = tmp_path / "logs" / "folds.log"
+    args = [sys.executable, "-m", "medfc", "run", "healthfc.steps:folds", "--in", f"dataset={dataset}", "--out",
+            f"folds={tmp_path / 'folds.csv'}", "--out", f"report={tmp_path / 'folds.json'}", "--log", str(log)]
+    ok = subprocess.run([*args, "--options", '{"n_splits": 2, "scheme": "grouped", "seed": 1}'], capture_output=True, text=True)
+    bad = subprocess.run([*args, "--options", '{"n_splits": 2, "scheme": "grouped"}'], capture_output=True, text=True)
+    assert ok.returncode == 0 and ok.stdout == ok.stderr == "", ok.stderr
+    assert "step healthfc.steps:folds finished" in log.read_text(encoding="utf-8")
+    assert bad.returncode == 1 and bad.stdout == ""
+    lines = bad.stderr.splitlines()
+    assert lines[0].startswith("medfc: step healthfc.steps:folds failed after ") and lines[0].endswith("OptionsError: FoldsOptions: missing options.seed")
+    assert lines[1] == f"  log: {log} (last lines below)" and all(line.startswith("  | ") for line in lines[2:]) and len(lines) <= 14

@@ -1,8 +1,8 @@
-"""The CliniFact systems are one registry (medfc.experiments.clinifact_systems, issue 44 items 2 and 4): the plan's
-run matrix, options, checks and prerequisites, the tables' row names and the rules' declarations follow its
-records; a test-only system added to it alone is planned, named and checked, and one with a runner of its own,
-defined here, is planned, sized, placed, run by the generic step and scored; no comparison with a system's
-name is left in the plan or the tables."""
+"""The CliniFact systems are one registry (medfc.experiments.clinifact_systems): the plan's run matrix, options,
+checks and prerequisites, the tables' row names and the rules' declarations follow its records; a test-only
+system added to it alone is planned, named and checked, and one with a runner of its own, defined here, is
+planned, sized, placed, run by the generic step and scored; neither the plan nor the tables compare anything
+with a system's name."""
 
 from __future__ import annotations
 
@@ -120,7 +120,7 @@ def test_a_system_registered_in_a_test_is_planned_named_and_checked(monkeypatch,
     assert [(r["model"], r["system"], r["dir"]) for r in runs] == [
         ("tfidf", "discriminative", "results/experiments/clinifact/tfidf"),
         ("remote-llm", "few_shot", "results/experiments/clinifact/few_shot/remote-llm")]
-    assert runs[1]["benchmark"] == "results/benchmarks/experiments/clinifact/few_shot/remote-llm.tsv"
+    assert runs[1]["benchmark"] == "results/timings/experiments/clinifact/few_shot/remote-llm.tsv"
     assert plan.clinifact_options("few_shot", "remote-llm").to_mapping() == plan.clinifact_zero_shot_options("remote-llm").to_mapping()
     assert plan.table_inputs("clinifact_table8")["scores"][1] == "results/experiments/clinifact/few_shot/remote-llm/scores.json"
     assert [clinifact_name(e) for e in plan.table_options("clinifact_table8")["entries"]] == ["tfidf", "remote-llm (few-shot)"]
@@ -209,7 +209,7 @@ def test_a_system_with_a_runner_of_its_own_is_planned_sized_placed_run_and_score
     assert [(r["model"], r["system"], r["dir"]) for r in runs] == [
         ("tfidf", "discriminative", "results/experiments/clinifact/tfidf"),
         ("tfidf", "toy", "results/experiments/clinifact/toy/tfidf"), ("minilm", "toy", "results/experiments/clinifact/toy/minilm")]
-    assert runs[2]["benchmark"] == "results/benchmarks/experiments/clinifact/toy/minilm.tsv"
+    assert runs[2]["benchmark"] == "results/timings/experiments/clinifact/toy/minilm.tsv"
     # the job table: the generic pair plans its runs, the discriminative rules only their own
     toy_jobs = [{"system": "toy", "model": "tfidf"}, {"system": "toy", "model": "minilm"}]
     assert job_spec(C.SYSTEM_RULE).planned(plan) == job_spec(C.SYSTEM_SCORE_RULE).planned(plan) == toy_jobs

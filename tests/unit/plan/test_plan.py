@@ -173,7 +173,8 @@ def test_ensembles_and_config_mistakes_across_keys():
     assert plan.model_name("both") == "ensemble:sklearn:tfidf+offline:minilm" and plan.model_kinds("both") == {"tfidf", "encoder"}
     assert plan.ensemble_options("both").to_mapping() == {"members": ["tfidf", "minilm"], "method": "average", "weights": [1.0, 1.0],
                                              "stacking": {"inner_folds": 5, "seed": 42, "C_grid": [0.01, 0.1, 1.0, 10.0], "features": "log_probs",
-                                                          "select_members": True, "min_gain": 0.002}}
+                                                          "candidates": ["stack", "average"], "outer_folds": 5, "alpha": 0.05,
+                                                          "resamples": 2000}}
     assert plan.healthfc_ensemble_inputs("en", "both", "oracle", 0) == {"predictions": [
         "results/experiments/healthfc/en/tfidf/oracle/fold0/predictions.jsonl", "results/experiments/healthfc/en/minilm/oracle/fold0/predictions.jsonl"]}
     assert plan.model_alias_pattern(ensembles=True) == "both"
@@ -460,7 +461,7 @@ def test_stacked_ensembles_share_their_members_inner_cv_jobs_and_an_average_has_
     assert inner_job == {**own, "runtime": own["runtime"] * 5}
     # the time tables: a row per member's inner CV, counted in the stacks' rows
     _, files, entries = plan.table_runs("clinifact_times")
-    assert files[-2:] == ["results/benchmarks/experiments/inner_cv/clinifact/tfidf.tsv", "results/benchmarks/experiments/inner_cv/clinifact/gbm.tsv"]
+    assert files[-2:] == ["results/timings/experiments/inner_cv/clinifact/tfidf.tsv", "results/timings/experiments/inner_cv/clinifact/gbm.tsv"]
     assert entries[-2:] == [{"model": "tfidf inner CV", "system": "discriminative"}, {"model": "gbm inner CV", "system": "discriminative"}]
     assert plan.table_options("clinifact_times")["ensembles"]["cf"] == ["tfidf", "gbm", "tfidf inner CV", "gbm inner CV"]
     assert plan.table_options("healthfc_times")["ensembles"]["avg"] == ["tfidf", "tfidf-b"]

@@ -51,7 +51,7 @@ def test_the_plan_feeds_the_time_tables_the_benchmark_files_when_asked():
     plan = Plan(cfg)
     assert {"results/tables/clinifact_times.csv", "results/tables/healthfc_times.csv"} <= set(plan.experiment_targets())
     assert plan.table_inputs("clinifact_times") == {"benchmarks": [
-        "results/benchmarks/experiments/clinifact/tfidf.tsv", "results/benchmarks/experiments/clinifact/gbm.tsv",
-        "results/benchmarks/experiments/clinifact/tfidf+gbm.tsv", "results/benchmarks/experiments/clinifact/zero_shot/llm.tsv"]}
+        "results/timings/experiments/clinifact/tfidf.tsv", "results/timings/experiments/clinifact/gbm.tsv",
+        "results/timings/experiments/clinifact/tfidf+gbm.tsv", "results/timings/experiments/clinifact/zero_shot/llm.tsv"]}
     assert plan.table_options("clinifact_times")["ensembles"] == {"tfidf+gbm": ["tfidf", "gbm"]}
-    assert plan.table_inputs("healthfc_times")["benchmarks"][0] == "results/benchmarks/experiments/healthfc/en/tfidf/pipeline/fold0.tsv"
+    assert plan.table_inputs("healthfc_times")["benchmarks"][0] == "results/timings/experiments/healthfc/en/tfidf/pipeline/fold0.tsv"
