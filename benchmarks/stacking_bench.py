@@ -30,10 +30,11 @@ import numpy as np
 from medfc.common.labels import CLINIFACT_LABELS
 from medfc.common.report import SkipReport
 from medfc.experiments.clinifact_data import load_pairs, pair_example
-from medfc.experiments.ensemble import CliniFactInnerOptions, StackingOptions
+from medfc.experiments.ensemble import StackingOptions
 from medfc.experiments.models import build_model
 from medfc.experiments.options import CliniFactTrainOptions
-from medfc.experiments.stacking import choose_stack, clinifact_inner_cv_pairs, inner_assignment
+from medfc.experiments.stack_selection import choose_stack
+from medfc.experiments.stacking import CliniFactInnerOptions, clinifact_inner_cv_pairs, inner_assignment
 from medfc.plan import Plan
 from medfc.scoring.classification import bootstrap_intervals, macro_f1
 
@@ -41,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from clinifact_cv import load_config  # noqa: E402
 
 # stacking designs compared beside the config's own (keys of experiments.stacking changed)
-VARIANTS = {"C=1": {"C_grid": [1.0]}, "probs": {"features": "probs"}, "all members": {"select_members": False}}
+VARIANTS = {"C=1": {"C_grid": [1.0]}, "probs": {"features": "probs"}, "recalibrated too": {"candidates": ["stack", "average", "recalibrated"]}}
 
 
 def _member_probs(options: CliniFactTrainOptions, splits: dict, predict: list) -> np.ndarray:

@@ -3,9 +3,10 @@ most probable. Two methods (``models.ensembles.<name>.method``):
 
 ``average``
     the members' class probabilities averaged with weights; no training.
-``stack`` (learned stacking, :mod:`medfc.experiments.stacking`)
-    a meta-model fit on the members' out-of-fold predictions from inner cross-validation of the run's
-    training split, applied to their test predictions; members chosen by that inner CV.
+``stack`` (learned stacking: :mod:`medfc.experiments.stacking`, :mod:`medfc.experiments.stack_selection`)
+    from the members' out-of-fold predictions over the run's training split, a choice between a meta-model
+    on the members, their plain average and the best member alone, judged on predictions it was not tuned
+    on, applied to their test predictions.
 
 A record keeps the first member's fields (gold label, and for HealthFC's pipeline its selected evidence)
 with ``probs`` replaced by the average and ``pred_label`` by its argmax. An item some member has no
@@ -22,45 +23,22 @@ from typing import Any, Literal, cast
 from medfc.common.io import read_jsonl
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
-from medfc.experiments.options import CliniFactTrainOptions
-from medfc.experiments.systems import HealthFCFoldOptions
-
-
-@dataclass(frozen=True)
-class InnerFolds(Options):
-    """``experiments.stacking``'s keys an inner cross-validation depends on (the meta-model's do not rerun it)."""
-
-    inner_folds: int
-    seed: int
-
-
-@dataclass(frozen=True)
-class HealthFCInnerOptions(Options):
-    """``healthfc_inner_cv``: the member's run exactly as ``healthfc_experiment`` trains it (no checkpoints),
-    and the inner folds."""
-
-    run: HealthFCFoldOptions
-    inner: InnerFolds
-
-
-@dataclass(frozen=True)
-class CliniFactInnerOptions(Options):
-    """``clinifact_inner_cv``: the member's discriminative run (no checkpoints) and the inner folds."""
-
-    run: CliniFactTrainOptions
-    inner: InnerFolds
 
 
 @dataclass(frozen=True)
 class StackingOptions(Options):
-    """``experiments.stacking``: the inner folds' keys and the meta-model's."""
+    """``experiments.stacking``: the inner folds' keys (:class:`medfc.experiments.stacking.InnerFolds`), the
+    meta-model's and those of the choice between stack, average and best member
+    (:mod:`medfc.experiments.stack_selection`)."""
 
     inner_folds: int
     seed: int
     C_grid: tuple[float, ...]
     features: Literal["log_probs", "probs"]
-    select_members: bool
-    min_gain: float
+    candidates: tuple[Literal["stack", "average", "recalibrated"], ...]
+    outer_folds: int
+    alpha: float
+    resamples: int
 
 
 @dataclass(frozen=True)

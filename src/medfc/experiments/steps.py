@@ -43,9 +43,10 @@ from medfc.common.provenance import job_record
 from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
 from medfc.experiments.clinifact_systems import CliniFactSystemOptions, clinifact_system as system_record
-from medfc.experiments.ensemble import CliniFactInnerOptions, EnsembleOptions, HealthFCInnerOptions
+from medfc.experiments.ensemble import EnsembleOptions
 from medfc.experiments.options import CliniFactTrainOptions, FineTuneOptions, ZeroShotOptions
 from medfc.experiments.records import RunInfo
+from medfc.experiments.stacking import CliniFactInnerOptions, HealthFCInnerOptions
 from medfc.experiments.systems import HealthFCFoldOptions
 
 log = logging.getLogger(__name__)
@@ -149,7 +150,7 @@ def ensemble(inputs: StepFiles, outputs: StepFiles, options: EnsembleOptions) ->
 
     report = SkipReport("ensemble")
     if options.method == "stack":
-        from medfc.experiments.stacking import stack_predictions
+        from medfc.experiments.stack_selection import stack_predictions
 
         records, method_info = stack_predictions(inputs["predictions"], inputs["inner"], options.members, options.stacking, report)
         method_info["stacking"] = options.stacking.as_dict()

@@ -1,5 +1,6 @@
-"""Learned stacking (medfc.experiments.stacking): inner folds over the training split only, a member trained
-on each part's complement, the meta-model choosing members by inner CV, and the ensemble step's outputs."""
+"""Learned stacking: inner folds over the training split only, a member trained on each part's complement
+(medfc.experiments.stacking); the choice between stack, average and best member judged on predictions it was not
+tuned on (medfc.experiments.stack_selection); and the ensemble step's outputs."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import pytest
 
 from medfc.common.io import read_jsonl, write_jsonl
 from medfc.common.report import SkipReport
+from medfc.experiments import stack_selection as SEL
 from medfc.experiments import stacking as S
-from medfc.experiments.ensemble import CliniFactInnerOptions, EnsembleOptions, HealthFCInnerOptions, StackingOptions
+from medfc.experiments.ensemble import EnsembleOptions, StackingOptions
+from medfc.experiments.stacking import CliniFactInnerOptions, HealthFCInnerOptions
 from medfc.experiments.options import CliniFactTrainOptions
 from tests.helpers.config import section
 from tests.helpers.experiment_data import healthfc_options
@@ -120,22 +123,44 @@ def _f1(records):
     return validation_scores([r["label"] for r in records], [r["pred_label"] for r in records], LABELS)["macro_f1"]
 
 
-def test_a_member_that_adds_nothing_gets_weight_zero_and_the_ensemble_is_never_below_its_best_member(tmp_path):
+def _unchanged(records, member_file):
+    member = {r["id"]: r["probs"] for r in read_jsonl(member_file)}
+    return all(r["probs"] == pytest.approx(member[r["id"]], abs=1e-6) for r in records)
+
+
+def test_a_noise_member_is_never_chosen_over_a_good_one_whose_probabilities_pass_unchanged(tmp_path):
     files = _world(tmp_path, {"good": lambda g, rng: _noisy(g, rng, 2.0), "noise": lambda g, rng: _noisy(g, rng, 0.0)}, n_inner=600, n_test=400)
     report = SkipReport("t")
-    records, info = S.stack_predictions(files["test"], files["inner"], ["good", "noise"], stacking(), report)
-    assert info["selected"] == ["good"] and info["weights"]["noise"] == 0.0 and info["weights"]["good"] > 0
-    assert info["inner_cv"]["members"]["good"] > info["inner_cv"]["average"]  # averaging with noise lowers the score
-    good = list(read_jsonl(files["test"][0]))
-    assert _f1(records) >= _f1(good) - 0.015 and len(records) == 400 and report.counts["records"] == 400
-    # the plain average (today's method) falls below the good member here; the stack does not
-    from medfc.experiments.ensemble import average_predictions
-
-    averaged = average_predictions(files["test"], [1.0, 1.0], ["good", "noise"], SkipReport("a"))
-    assert _f1(averaged) < _f1(good) - 0.02 < _f1(records)
+    records, info = SEL.stack_predictions(files["test"], files["inner"], ["good", "noise"], stacking(), report)
+    assert info["inner_cv"]["chosen"] == "good alone" and info["selected"] == ["good"] and info["meta_model"] is None
+    assert info["weights"] == {"good": 1.0, "noise": 0.0}
+    assert set(info["inner_cv"]["estimates"]) == {"best member", "stack", "average"} and set(info["inner_cv"]["margins"]) == {"stack", "average"}
+    assert info["inner_cv"]["level"] == pytest.approx(0.05 / 2) and all(m <= 0 for m in info["inner_cv"]["margins"].values())
+    assert _unchanged(records, files["test"][0]) and len(records) == 400 and report.counts["records"] == 400
 
 
-def test_members_that_know_different_labels_are_both_chosen_and_the_stack_beats_each(tmp_path):
+def test_a_member_that_only_reweights_the_good_ones_classes_is_never_chosen(tmp_path):
+    """A copy of the good member with its classes re-weighted adds no information: neither the stack nor the average
+    of the two, nor (when asked for) the meta-model on the good member alone, beats it by the margin."""
+    def reweighted(gold, rng):
+        return _noisy(gold, np.random.default_rng(7), 2.0) * np.array([3.0, 1.0, 0.3])
+
+    files = _world(tmp_path, {"good": lambda g, rng: _noisy(g, np.random.default_rng(7), 2.0), "reweighted": reweighted}, n_inner=600)
+    options = stacking(candidates=["stack", "average", "recalibrated"])
+    records, info = SEL.stack_predictions(files["test"], files["inner"], ["good", "reweighted"], options, SkipReport("t"))
+    assert info["inner_cv"]["chosen"] == "good alone" and info["inner_cv"]["level"] == pytest.approx(0.05 / 3, abs=1e-6)
+    assert _unchanged(records, files["test"][0])
+
+
+def test_a_single_member_stack_is_no_candidate_unless_asked_for(tmp_path):
+    files = _world(tmp_path, {"a": lambda g, rng: _noisy(g, rng, 2.0), "b": lambda g, rng: _noisy(g, rng, 1.0)}, n_inner=120, n_test=10)
+    _, info = SEL.stack_predictions(files["test"], files["inner"], ["a", "b"], stacking(), SkipReport("t"))
+    assert "recalibrated" not in info["inner_cv"]["estimates"]
+    _, info = SEL.stack_predictions(files["test"][:1], files["inner"][:1], ["a"], stacking(), SkipReport("t"))  # one member: nothing to try
+    assert info["inner_cv"]["estimates"].keys() == {"best member"} and info["inner_cv"]["chosen"] == "a alone"
+
+
+def test_members_that_know_different_labels_are_combined_and_the_stack_beats_each(tmp_path):
     def knows(label):  # sure about one label, uniform over the other two
         def make(gold, rng):
             p = np.full((len(gold), 3), 0.0) + rng.uniform(0.2, 0.4, size=(len(gold), 3))
@@ -144,23 +169,24 @@ def test_members_that_know_different_labels_are_both_chosen_and_the_stack_beats_
         return make
 
     files = _world(tmp_path, {"knows0": knows(0), "knows1": knows(1)})
-    records, info = S.stack_predictions(files["test"], files["inner"], ["knows0", "knows1"], stacking(), SkipReport("t"))
-    assert sorted(info["selected"]) == ["knows0", "knows1"] and all(w > 0.2 for w in info["weights"].values())
-    assert info["inner_cv"]["stack"] > max(info["inner_cv"]["members"].values())
+    records, info = SEL.stack_predictions(files["test"], files["inner"], ["knows0", "knows1"], stacking(), SkipReport("t"))
+    assert info["inner_cv"]["chosen"] == "stack" and sorted(info["selected"]) == ["knows0", "knows1"]
+    assert all(w > 0.2 for w in info["weights"].values()) and info["inner_cv"]["margins"]["stack"] > 0
+    assert info["inner_cv"]["estimates"]["stack"] > info["inner_cv"]["estimates"]["best member"]
     assert _f1(records) > max(_f1(list(read_jsonl(f))) for f in files["test"])
     assert info["meta_model"]["members"] == info["selected"] and len(info["meta_model"]["coef"]) == 3
 
 
-def test_without_selection_every_member_enters_and_when_the_best_member_wins_its_probabilities_pass_unchanged(tmp_path):
-    files = _world(tmp_path, {"good": lambda g, rng: _noisy(g, rng, 3.0), "noise": lambda g, rng: _noisy(g, rng, 0.0)})
-    _, info = S.stack_predictions(files["test"], files["inner"], ["good", "noise"], stacking(select_members=False), SkipReport("t"))
-    assert info["selected"] == ["good", "noise"] and info["meta_model"]["members"] == ["good", "noise"]
-    # a member alone that no meta-model beats is the ensemble as it is
-    files = _world(tmp_path, {"perfect": lambda g, rng: np.eye(3)[g] * 0.9 + 0.1 / 3, "noise": lambda g, rng: _noisy(g, rng, 0.0)})
-    records, info = S.stack_predictions(files["test"], files["inner"], ["perfect", "noise"], stacking(), SkipReport("t"))
-    assert info["inner_cv"]["chosen"] == "perfect alone" and info["meta_model"] is None
-    perfect = {r["id"]: r["probs"] for r in read_jsonl(files["test"][0])}
-    assert all(r["probs"] == pytest.approx(perfect[r["id"]], abs=1e-6) for r in records)
+def test_the_margin_grows_with_the_candidates_tried_and_pays_for_the_best_members_choice():
+    """Nested CV's estimate of the best member pays for choosing it; the bootstrap's lower quantile falls as the
+    level is split over more candidates."""
+    rng = np.random.default_rng(3)
+    gold = rng.integers(0, 3, 300)
+    ref = np.where(rng.random(300) < 0.6, gold, rng.integers(0, 3, 300))
+    better = np.where(rng.random(300) < 0.7, gold, rng.integers(0, 3, 300))
+    one, three = (SEL.margin(gold, better, ref, 3, 0.05 / k, 2000, 0) for k in (1, 3))
+    assert three < one and one > 0
+    assert SEL.margin(gold, ref, ref, 3, 0.025, 500, 0) == 0.0
 
 
 def test_items_a_member_did_not_predict_are_counted_never_guessed(tmp_path):
@@ -171,7 +197,7 @@ def test_items_a_member_did_not_predict_are_counted_never_guessed(tmp_path):
     inner = list(read_jsonl(files["inner"][1]))
     write_jsonl(files["inner"][1], inner[1:])  # nor for one training item
     report = SkipReport("t")
-    records, _ = S.stack_predictions(files["test"], files["inner"], ["a", "b"], stacking(), report)
+    records, _ = SEL.stack_predictions(files["test"], files["inner"], ["a", "b"], stacking(), report)
     assert len(records) == 8 and report.counts["inner_items"] == 59
     assert report.reasons() == {"member_without_prediction": 2, "inner_member_without_prediction": 1}
 
@@ -187,7 +213,7 @@ def test_the_ensemble_step_writes_weights_and_inner_cv_scores_and_a_rerun_writes
     first = outputs["predictions"].read_bytes()
     info = json.loads(outputs["info"].read_text())
     assert info["method"] == "stack" and set(info["weights"]) == {"a", "b"} and info["stacking"]["inner_folds"] == 5
-    assert set(info["inner_cv"]) >= {"members", "average", "stack", "tried", "chosen"}
+    assert set(info["inner_cv"]) == {"members", "estimates", "margins", "level", "outer_folds", "chosen"}
     ensemble({"predictions": files["test"], "inner": files["inner"]}, outputs, options)
     assert outputs["predictions"].read_bytes() == first
     options = options.replace(method="average")  # the plain average needs no inner predictions

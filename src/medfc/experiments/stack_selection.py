@@ -1,0 +1,325 @@
+"""A stacked ensemble (``models.ensembles.<name>.method: stack``): what it combines, chosen on predictions none of its
+choices was tuned on.
+
+Its data are the members' out-of-fold predictions over the run's training split (:mod:`medfc.experiments.stacking`).
+The candidates, each a way to turn the members' probabilities into the ensemble's:
+
+``best member`` (the reference)
+    the member with the highest macro-F1 over the out-of-fold predictions, its probabilities unchanged;
+``average``
+    the plain mean of every member's probabilities;
+``stack``
+    a class-weighted multinomial logistic regression (the meta-model) on every member's log-probabilities (or
+    probabilities: ``features``), its C chosen from ``C_grid`` by cross-validation;
+``recalibrated`` (only where ``candidates`` lists it)
+    that meta-model on the best member alone: a re-weighting of one model's classes, not an ensemble.
+
+Each candidate is judged by nested cross-validation over the out-of-fold items (``outer_folds`` stratified parts):
+for each part, every choice the candidate makes (which member is best, the meta-model's C and weights) is made on
+the other parts alone, and the part is predicted. The reference pays for its own choice of the best member the
+same way. So each candidate's macro-F1 over all items is an estimate that none of its choices saw.
+
+A candidate replaces the best member only when it beats it by a margin that grows with the candidates tried: in
+``resamples`` paired bootstrap resamples of the items, the lower ``alpha / k`` quantile of the difference of
+their macro-F1 must lie above 0, ``k`` the number of candidates (Bonferroni: the chance that any of them passes by
+luck stays below ``alpha``). Of those that pass, the one with the highest estimate is fit on every out-of-fold
+item (its C chosen by cross-validation over them) and applied to the test predictions; when none passes, the
+ensemble is the best member's probabilities, unchanged. ``info.json`` records every estimate, every margin and
+the choice. Everything is seeded and scikit-learn's lbfgs is deterministic: a rerun writes the same bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from medfc.common.report import SkipReport
+from medfc.experiments.ensemble import StackingOptions, aligned, has_probs, runs_by_id
+from medfc.experiments.stacking import inner_assignment
+
+EPS = 1e-6  # probabilities are clipped to [EPS, 1] before their log
+BEST = "best member"
+
+
+# ------------------------------------------------------------------------------------------- scores
+
+
+def _macro_f1(gold: np.ndarray, pred: np.ndarray, n_labels: int) -> float:
+    """Macro-F1 (0–1) of label indices over the labels that occur in gold or prediction (the scorers' macro-F1)."""
+    return float(_resampled_macro_f1(np.ones((1, len(gold))), gold, pred, n_labels)[0])
+
+
+def _resampled_macro_f1(weights: np.ndarray, gold: np.ndarray, pred: np.ndarray, n_labels: int) -> np.ndarray:
+    """Macro-F1 of each row of ``weights`` (resamples × items: how often each item is drawn), over the labels that
+    occur in that resample's gold or predictions."""
+    f1 = np.zeros((len(weights), n_labels))
+    present = np.zeros((len(weights), n_labels), dtype=bool)
+    for c in range(n_labels):
+        g, p = (gold == c).astype(float), (pred == c).astype(float)
+        tp, both = weights @ (g * p), weights @ g + weights @ p
+        present[:, c] = both > 0
+        f1[:, c] = np.divide(2 * tp, both, out=np.zeros_like(tp), where=both > 0)
+    return f1.sum(axis=1) / np.maximum(present.sum(axis=1), 1)
+
+
+def margin(gold: np.ndarray, pred: np.ndarray, reference: np.ndarray, n_labels: int, level: float, resamples: int,
+           seed: int) -> float:
+    """The lower ``level`` quantile of macro-F1(pred) − macro-F1(reference) over paired bootstrap resamples of the items."""
+    rng = np.random.default_rng(seed)
+    n = len(gold)
+    weights = rng.multinomial(n, np.full(n, 1.0 / n), size=resamples).astype(float)
+    diff = _resampled_macro_f1(weights, gold, pred, n_labels) - _resampled_macro_f1(weights, gold, reference, n_labels)
+    return float(np.quantile(diff, level))
+
+
+def _parts(y: np.ndarray, seed: int, k: int) -> np.ndarray:
+    """Stratified parts of the items (fewer when a label has fewer items; at least 2)."""
+    ids = [str(i) for i in range(len(y))]
+    counts = np.bincount(y)
+    k = max(2, min(k, int(counts[counts > 0].min()) if counts.any() else 2, len(y)))
+    part = inner_assignment(ids, [str(v) for v in y], k, seed)
+    return np.array([part[i] for i in ids])
+
+
+# -------------------------------------------------------------------------------------- the models
+
+
+def _features(X: Mapping[str, np.ndarray], members: Sequence[str], kind: str) -> np.ndarray:
+    """The meta-model's inputs: each member's probabilities (``probs``) or their logs (``log_probs``), side by side."""
+    return np.hstack([np.log(np.clip(X[m], EPS, 1.0)) if kind == "log_probs" else X[m] for m in members])
+
+
+class _Meta:
+    """The meta-model: class-weighted multinomial logistic regression (lbfgs)."""
+
+    def __init__(self, C: float, n_labels: int):
+        self.C, self.n_labels = C, n_labels
+        self.clf: Any = None
+        self.constant: int | None = None
+
+    def fit(self, F: np.ndarray, y: np.ndarray) -> _Meta:
+        from sklearn.linear_model import LogisticRegression
+
+        if len(set(y.tolist())) < 2:  # one class among these items: predict it
+            self.constant = int(y[0])
+            return self
+        self.clf = LogisticRegression(C=self.C, class_weight="balanced", max_iter=2000)
+        self.clf.fit(F, y)
+        return self
+
+    def probs(self, F: np.ndarray) -> np.ndarray:
+        out = np.zeros((len(F), self.n_labels))
+        if self.constant is not None:
+            out[:, self.constant] = 1.0
+            return out
+        out[:, self.clf.classes_.astype(int)] = self.clf.predict_proba(F)
+        return out
+
+
+@dataclass
+class Fitted:
+    """A candidate fit on some items: its members (in order), its meta-model (None: no learned weights), its kind."""
+
+    kind: str
+    members: list[str]
+    meta: _Meta | None = None
+    features: str = "log_probs"
+
+    def apply(self, X: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The ensemble's probabilities (items × labels) from the members' (member → items × labels)."""
+        if self.meta is not None:
+            return self.meta.probs(_features(X, self.members, self.features))
+        if len(self.members) == 1:
+            return X[self.members[0]]
+        return np.mean([X[m] for m in self.members], axis=0)
+
+
+def _best_member(X: Mapping[str, np.ndarray], y: np.ndarray, members: Sequence[str], n_labels: int) -> str:
+    """The member with the highest macro-F1 over these items (the first of equals)."""
+    scores = [_macro_f1(y, X[m].argmax(axis=1), n_labels) for m in members]
+    return members[int(np.argmax(scores))]
+
+
+def _meta_fit(X: Mapping[str, np.ndarray], y: np.ndarray, members: Sequence[str], options: StackingOptions, n_labels: int) -> _Meta:
+    """The meta-model on ``members``, its C the best of ``C_grid`` by cross-validation over these items (the
+    smaller C of equals), then fit on all of them."""
+    F = _features(X, members, options.features)
+    C = options.C_grid[0]
+    if len(options.C_grid) > 1:
+        parts = _parts(y, options.seed, options.outer_folds)
+        best = -1.0
+        for c in options.C_grid:
+            pred = np.zeros(len(y), dtype=np.int64)
+            for k in sorted(set(parts.tolist())):
+                held = parts == k
+                pred[held] = _Meta(c, n_labels).fit(F[~held], y[~held]).probs(F[held]).argmax(axis=1)
+            score = _macro_f1(y, pred, n_labels)
+            if score > best or (score == best and c < C):
+                best, C = score, c
+    return _Meta(C, n_labels).fit(F, y)
+
+
+def _fitter(kind: str, members: Sequence[str], options: StackingOptions, n_labels: int
+            ) -> Callable[[Mapping[str, np.ndarray], np.ndarray], Fitted]:
+    """How candidate ``kind`` (or the reference, :data:`BEST`) is fit on some items' out-of-fold predictions."""
+    def fit(X: Mapping[str, np.ndarray], y: np.ndarray) -> Fitted:
+        if kind == "average":
+            return Fitted(kind, list(members))
+        if kind == "stack":
+            return Fitted(kind, list(members), _meta_fit(X, y, members, options, n_labels), options.features)
+        best = _best_member(X, y, members, n_labels)
+        if kind == "recalibrated":
+            return Fitted(kind, [best], _meta_fit(X, y, [best], options, n_labels), options.features)
+        return Fitted(BEST, [best])
+    return fit
+
+
+def honest_predictions(fit: Callable[[Mapping[str, np.ndarray], np.ndarray], Fitted], X: Mapping[str, np.ndarray], y: np.ndarray,
+                       parts: np.ndarray) -> np.ndarray:
+    """Each item's predicted label from the candidate fit on the other parts only (nested cross-validation)."""
+    pred = np.zeros(len(y), dtype=np.int64)
+    for k in sorted(set(parts.tolist())):
+        held = parts == k
+        fitted = fit({m: v[~held] for m, v in X.items()}, y[~held])
+        pred[held] = fitted.apply({m: v[held] for m, v in X.items()}).argmax(axis=1)
+    return pred
+
+
+# ------------------------------------------------------------------------------------------ the choice
+
+
+@dataclass
+class StackChoice:
+    """What the out-of-fold predictions chose: the fitted candidate, each member's weight, every score."""
+
+    fitted: Fitted
+    weights: dict[str, float]
+    scores: dict[str, Any]
+
+    @property
+    def members(self) -> list[str]:
+        return self.fitted.members
+
+    def apply(self, X: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The ensemble's probabilities (items × labels) from the members' (member → items × labels)."""
+        return self.fitted.apply(X)
+
+
+def candidates(members: Sequence[str], options: StackingOptions) -> list[str]:
+    """The candidates tried for these members: those of ``options.candidates`` that apply (an average or a stack
+    needs two members), in the order listed."""
+    return [c for c in dict.fromkeys(options.candidates) if c == "recalibrated" or len(members) > 1]
+
+
+def choose_stack(X: Mapping[str, np.ndarray], y: np.ndarray, members: Sequence[str], options: StackingOptions, n_labels: int) -> StackChoice:
+    """The ensemble's choice from the members' out-of-fold probabilities ``X`` (member → items × labels) and gold ``y``
+    (label indices): the candidate whose nested-CV macro-F1 beats the best member's by the bootstrap margin (the
+    highest such), else the best member (module docstring)."""
+    members = list(members)
+    parts = _parts(y, options.seed, options.outer_folds)
+    tried = candidates(members, options)
+    honest = {name: honest_predictions(_fitter(name, members, options, n_labels), X, y, parts) for name in (BEST, *tried)}
+    estimates = {name: _macro_f1(y, pred, n_labels) for name, pred in honest.items()}
+    level = options.alpha / max(1, len(tried))
+    margins = {name: margin(y, honest[name], honest[BEST], n_labels, level, options.resamples, options.seed) for name in tried}
+    passing = [name for name in tried if margins[name] > 0]
+    chosen = max(passing, key=lambda name: (estimates[name], -tried.index(name))) if passing else BEST
+    fitted = _fitter(chosen, members, options, n_labels)(X, y)
+    scores: dict[str, Any] = {
+        "members": {m: round(100 * _macro_f1(y, X[m].argmax(axis=1), n_labels), 2) for m in members},
+        "estimates": {name: round(100 * v, 2) for name, v in estimates.items()},
+        "margins": {name: round(100 * v, 2) for name, v in margins.items()},
+        "level": round(level, 6), "outer_folds": int(parts.max()) + 1,
+        "chosen": f"{fitted.members[0]} alone" if chosen == BEST else chosen,
+    }
+    return StackChoice(fitted, _weights(fitted, members, X), scores)
+
+
+def _weights(fitted: Fitted, members: Sequence[str], X: Mapping[str, np.ndarray]) -> dict[str, float]:
+    """Each member's share of the ensemble's decision: a meta-model's |coefficient| × its feature's spread, an
+    average's equal shares, a single member's all."""
+    weights = dict.fromkeys(members, 0.0)
+    if fitted.meta is not None and fitted.meta.clf is not None:
+        F = _features(X, fitted.members, fitted.features)
+        n = fitted.meta.n_labels
+        scale = np.abs(fitted.meta.clf.coef_) * F.std(axis=0)
+        per = {m: float(scale[:, i * n:(i + 1) * n].sum()) for i, m in enumerate(fitted.members)}
+        total = sum(per.values()) or 1.0
+        weights.update({m: round(v / total, 4) for m, v in per.items()})
+    else:
+        weights.update({m: round(1.0 / len(fitted.members), 4) for m in fitted.members})
+    return weights
+
+
+# ------------------------------------------------------------------------------------------- the step
+
+
+def stack_predictions(test_files: Sequence[str | os.PathLike], inner_files: Sequence[str | os.PathLike], members: Sequence[str],
+                      options: StackingOptions, report: SkipReport) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The stacked ensemble of ``members``: their test predictions (``test_files``) combined as the choice made on
+    their out-of-fold predictions (``inner_files``, both in member order) says. Records keep the first member's
+    fields with ``probs`` and ``pred_label`` replaced; an item some member has no prediction for is left out and
+    counted (test: ``member_without_prediction``; inner: ``inner_member_without_prediction``). Returns the records
+    and the info's stacking entries."""
+    if not len(test_files) == len(inner_files) == len(members):
+        raise ValueError(f"{len(test_files)} prediction files and {len(inner_files)} inner-CV files for {len(members)} members")
+    inner = runs_by_id(inner_files)
+    test = runs_by_id(test_files)
+    labels = _labels(inner, test)
+    ids = []
+    for rid in sorted(inner[0]):
+        recs = [run.get(rid) for run in inner]
+        missing = [m for m, r in zip(members, recs) if not has_probs(r)]
+        if missing:
+            report.skip(rid, "inner_member_without_prediction", ", ".join(missing))
+            continue
+        if recs[0]["label"] not in labels:
+            report.skip(rid, "inner_unknown_label", str(recs[0]["label"]))
+            continue
+        ids.append(rid)
+    if not ids:
+        raise ValueError(f"no training item has an out-of-fold prediction from every member ({', '.join(members)})")
+    X = {m: np.array([[float(run[rid]["probs"][lab]) for lab in labels] for rid in ids]) for m, run in zip(members, inner)}
+    y = np.array([labels.index(inner[0][rid]["label"]) for rid in ids])
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):  # hundreds of small fits: more threads only cost time
+        choice = choose_stack(X, y, members, options, len(labels))
+    out = []
+    for _, first, recs in aligned(test, members, report):
+        p = choice.apply({m: np.array([[float(r["probs"][lab]) for lab in labels]]) for m, r in zip(members, recs)})[0]
+        probs = {lab: round(float(v), 6) for lab, v in zip(labels, p)}
+        out.append({**first, "probs": probs, "pred_label": max(labels, key=probs.get)})
+    report.count("records", len(out))
+    report.count("inner_items", len(ids))
+    info = {"method": "stack", "selected": choice.members, "weights": choice.weights, "inner_cv": choice.scores,
+            "meta_model": _meta_info(choice.fitted, labels)}
+    return out, info
+
+
+def _labels(inner: Sequence[Mapping[str, Mapping[str, Any]]], test: Sequence[Mapping[str, Mapping[str, Any]]]) -> list[str]:
+    """The label order: the keys of the first member's first usable probabilities (every run writes all its labels)."""
+    for run in (*test, *inner):
+        for r in run.values():
+            if has_probs(r):
+                return list(r["probs"])
+    raise ValueError("no member prediction has probabilities")
+
+
+def _meta_info(fitted: Fitted, labels: Sequence[str]) -> dict[str, Any] | None:
+    if fitted.meta is None:
+        return None
+    meta = fitted.meta
+    info: dict[str, Any] = {"kind": "logistic_regression", "C": meta.C, "class_weight": "balanced", "features": fitted.features,
+                            "members": fitted.members}
+    if meta.clf is not None:
+        info["classes"] = [labels[int(c)] for c in meta.clf.classes_]
+        info["coef"] = np.round(meta.clf.coef_, 4).tolist()
+        info["intercept"] = np.round(meta.clf.intercept_, 4).tolist()
+    else:
+        info["constant"] = labels[meta.constant or 0]
+    return info
