@@ -10,7 +10,7 @@
 #   cpu      https://download.pytorch.org/whl/cpu, the CPU-only build (about 200 MB);
 #   cu126, cu128, cu130, ...  https://download.pytorch.org/whl/<that>, the build for that CUDA version;
 #   any URL  used as the index as is.
-# Everything is written inside the checkout (.venv, .nltk_data), pip's cache in the home folder, and
+# Everything is written inside the checkout (.venv, .tools, .nltk_data), pip's cache in the home folder, and
 # WordNet's sources (when no system copy exists) in ${XDG_DATA_HOME:-~/.local/share}/medfc; see
 # scripts/install_nltk_data.sh.
 # Environment: PYTHON (the interpreter for the venv, default python3), MEDFC_TORCH, NLTK_DATA (the NLTK
@@ -36,6 +36,10 @@ esac
 echo "Installing torch==2.13.0 (MEDFC_TORCH=$torch_choice) ..."
 .venv/bin/python -m pip install --quiet "${torch_index[@]}" "torch==2.13.0"
 .venv/bin/python -m pip install --quiet -e ".[test]"
+# cffconvert (the suite runs `cffconvert --validate` on CITATION.cff: tests/unit/common/test_citation.py) in a venv
+# of its own, .tools/cffconvert: cffconvert 2.0.0 requires jsonschema<4, the workflow jsonschema 4
+[ -x .tools/cffconvert/bin/python ] || "$PY" -m venv .tools/cffconvert
+.tools/cffconvert/bin/python -m pip install --quiet "cffconvert==2.0.0"
 if [ -f scripts/install_nltk_data.sh ]; then
   nltk_dir="${NLTK_DATA:-}"
   nltk_dir="${nltk_dir%%:*}"  # its first entry, as the scorers read it

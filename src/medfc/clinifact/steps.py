@@ -20,6 +20,7 @@ from medfc.common.diff import render_markdown, write_diff
 from medfc.common.embeddings import Embedder, TransformersEmbedder
 from medfc.common.hf_card import front_matter, relative_files
 from medfc.common.io import read_json, read_jsonl, write_jsonl, write_table
+from medfc.common.options import NoOptions
 from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
 
@@ -192,3 +193,13 @@ def diff(inputs: StepFiles, outputs: StepFiles, options: DiffOptions) -> dict[st
     report.write(outputs["report"])
     log.info("clinifact diff: %s", dict(report.counts))
     return counts
+
+
+def export_views(inputs: StepFiles, outputs: StepFiles, options: NoOptions) -> dict[str, int]:
+    """The splits' typed Parquet (``<split>_parquet``) and the pairs' ``card`` → the card ``readme`` (``README.md``
+    beside the pairs: the configs ``datasets.load_dataset`` reads) and BigBio's view of each split
+    (``bigbio_<split>``; :mod:`medfc.clinifact.views`)."""
+    from medfc.clinifact import views
+
+    return views.export({s: inputs[f"{s}_parquet"] for s in views.SPLITS}, inputs["card"], outputs["readme"],
+                        {s: outputs[f"bigbio_{s}"] for s in views.SPLITS})

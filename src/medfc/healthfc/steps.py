@@ -35,6 +35,7 @@ from medfc.healthfc.records import ArticleRecord, ClaimRecord, schema_errors
 from medfc.healthfc.release import ReleaseRow, fetch_release, read_release
 from medfc.healthfc.tm import Corrections, TranslationMemory
 from medfc.healthfc.translate import make_translator_factory, translate_articles
+from medfc.healthfc.views import FoldOptions
 
 log = logging.getLogger(__name__)
 
@@ -291,3 +292,23 @@ def retrieve(inputs: StepFiles, outputs: StepFiles, options: RetrieveOptions) ->
     log.info("evidence from %s (%s): %d rows for %d of %d claims", options.source, mode, len(rows),
              report.counts.get("claims_with_results", 0), len(queries))
     return info
+
+
+
+def export_fold(inputs: StepFiles, outputs: StepFiles, options: FoldOptions) -> dict[str, int]:
+    """The dataset (``parquet``) and its ``folds`` → one fold's claims in the source view (``source``: the dataset's
+    fields and ``fold``) and in BigBio's entailment view (``bigbio``; :mod:`medfc.healthfc.views`)."""
+    from medfc.healthfc import views
+
+    counts = views.export_fold(inputs["parquet"], inputs["folds"], options.fold, outputs["source"], outputs["bigbio"])
+    log.info("fold %d: %d claims (%d without gold evidence)", options.fold, counts["claims"], counts["without_gold_evidence"])
+    return counts
+
+
+def export_views(inputs: StepFiles, outputs: StepFiles, options: NoOptions) -> dict[str, int]:
+    """The dataset's ``card`` and each fold's files of the two views (``source``, ``bigbio``: lists, fold 0 first) →
+    the card ``readme`` (``README.md`` beside the dataset: the configs ``datasets.load_dataset`` reads;
+    :mod:`medfc.healthfc.views`)."""
+    from medfc.healthfc import views
+
+    return views.write_card(inputs["card"], {"source": inputs["source"], "bigbio_te": inputs["bigbio"]}, outputs["readme"])

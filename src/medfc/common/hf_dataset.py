@@ -1,0 +1,190 @@
+"""A dataset folder that the Hugging Face ``datasets`` library loads by config, and its BigBio view.
+
+A folder whose ``README.md`` opens with YAML front matter listing ``configs`` (each a name and its splits'
+files, paths relative to the folder) and ``dataset_info`` (each config's features) is what
+``datasets.load_dataset(<folder>, <config>)`` reads: the files of the config's splits, cast to the features
+the card declares, so a label column is a ``ClassLabel`` whose ``names`` say what each index means.
+See https://huggingface.co/docs/hub/datasets-manual-configuration and
+https://huggingface.co/docs/hub/datasets-cards.
+
+The features are written from the files' Arrow schemas (:func:`features`): a string column is ``string``, an
+integer ``int64``, a list ``list: <type>``, and the columns named in ``class_labels`` a ``class_label`` with
+their names in index order. BigBio's textual-entailment schema (``bigbio_te``: ``id``, ``premise``,
+``hypothesis``, ``label``, every one a string, :data:`BIGBIO_TE_FIELDS`) is the view biomedical NLP pools
+datasets in (https://github.com/bigscience-workshop/biomedical); its configs are named ``<dataset>_source`` and
+``<dataset>_bigbio_te``, and a cross-validation fold's ``<dataset>_fold<k>_source`` / ``..._bigbio_te``.
+
+The ``datasets`` library itself is not needed to write any of this (the tests load the folders with it).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+CARD = "README.md"  # the file datasets.load_dataset reads in a local folder
+#: BigBio's textual-entailment schema: its fields, in order, each a string
+BIGBIO_TE_FIELDS = ("id", "premise", "hypothesis", "label")
+
+# the Hub's size_categories buckets (upper bounds, exclusive)
+_SIZES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M"))
+
+
+def size_category(n: int) -> str:
+    """The Hub's ``size_categories`` bucket of ``n`` rows."""
+    return next((name for bound, name in _SIZES if n < bound), "n>10M")
+
+
+@dataclass(frozen=True)
+class Config:
+    """One config of a dataset folder: its name, each split's files (relative to the folder), its features (the
+    card's YAML list, :func:`features`) and whether ``load_dataset(<folder>)`` without a name loads it."""
+
+    name: str
+    splits: Mapping[str, Sequence[str]]
+    features: list[dict[str, object]]
+    default: bool = False
+
+
+@dataclass(frozen=True)
+class Card:
+    """A dataset card's metadata: what the Hub shows and what ``datasets`` reads."""
+
+    pretty_name: str
+    license: str
+    languages: Sequence[str]
+    n_rows: int
+    configs: Sequence[Config]
+    task_categories: Sequence[str] = ("text-classification",)
+    task_ids: Sequence[str] = ("fact-checking",)
+    tags: Sequence[str] = field(default_factory=tuple)
+
+
+def _dtype(t: pa.DataType) -> object:
+    import pyarrow as pa
+
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "string"
+    if pa.types.is_boolean(t):
+        return "bool"
+    if pa.types.is_integer(t):
+        return str(t)  # int64, int32, uint8, ...
+    if pa.types.is_floating(t):
+        return {16: "float16", 32: "float32", 64: "float64"}[t.bit_width]
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return {"list": _dtype(t.value_type)}
+    raise ValueError(f"no dataset-card type for the Arrow type {t}")
+
+
+def features(schema: pa.Schema, class_labels: Mapping[str, Sequence[str]] | None = None) -> list[dict[str, object]]:
+    """The card's ``features`` list for an Arrow schema; a column of ``class_labels`` is a ``ClassLabel`` with
+    those names (index i → names[i]), whatever its stored type (strings are cast to their index on load)."""
+    labels = class_labels or {}
+    out: list[dict[str, object]] = []
+    for f in schema:
+        if f.name in labels:
+            names = {str(i): str(name) for i, name in enumerate(labels[f.name])}
+            out.append({"name": f.name, "dtype": {"class_label": {"names": names}}})
+            continue
+        dtype = _dtype(f.type)
+        out.append({"name": f.name, **(dtype if isinstance(dtype, dict) else {"dtype": dtype})})
+    return out
+
+
+def bigbio_te_features() -> list[dict[str, object]]:
+    """BigBio's ``bigbio_te`` features: four strings."""
+    return [{"name": name, "dtype": "string"} for name in BIGBIO_TE_FIELDS]
+
+
+def bigbio_te_table(rows: Sequence[Mapping[str, str]]) -> pa.Table:
+    """Rows of the BigBio view as an Arrow table of exactly its four string fields."""
+    import pyarrow as pa
+
+    return pa.table({name: pa.array([str(r[name]) for r in rows], pa.string()) for name in BIGBIO_TE_FIELDS})
+
+
+def check_labels(table: pa.Table, class_labels: Mapping[str, Sequence[str]], where: str) -> None:
+    """Stop on a value of a class-label column that its names do not hold (a null is allowed: no value)."""
+    for column, names in class_labels.items():
+        allowed = set(names) | set(range(len(names)))
+        unknown = sorted({str(v) for v in table.column(column).to_pylist() if v is not None and v not in allowed})
+        if unknown:
+            raise ValueError(f"{where}: column {column!r} holds {unknown}, not among its class names {list(names)}")
+
+
+def write_parquet(table: pa.Table, path: str | os.PathLike) -> None:
+    """A table as Parquet, written whole or not at all (no pandas metadata: the card declares the features)."""
+    import pyarrow.parquet as pq
+
+    from medfc.common.io import atomic_output
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with atomic_output(path) as fh:
+        pq.write_table(table.replace_schema_metadata(None), fh)
+
+
+def relative(path: str | os.PathLike, folder: str | os.PathLike) -> str:
+    """A file's path relative to the card's folder, with forward slashes (as the Hub and ``datasets`` read it)."""
+    return Path(os.path.relpath(Path(path).resolve(), Path(folder).resolve())).as_posix()
+
+
+def front_matter(card: Card) -> str:
+    """The ``---``-fenced YAML block that opens the card's ``README.md`` (ends with a blank line)."""
+    import yaml
+
+    configs = []
+    for c in card.configs:
+        entry: dict[str, object] = {"config_name": c.name}
+        if c.default:
+            entry["default"] = True
+        entry["data_files"] = [{"split": split, "path": list(files) if len(files) != 1 else files[0]} for split, files in c.splits.items()]
+        configs.append(entry)
+    meta: dict[str, object] = {"pretty_name": card.pretty_name, "license": card.license, "language": list(card.languages),
+                               "task_categories": list(card.task_categories)}
+    if card.task_ids:
+        meta["task_ids"] = list(card.task_ids)
+    if card.tags:
+        meta["tags"] = list(card.tags)
+    meta["size_categories"] = [size_category(card.n_rows)]
+    meta["configs"] = configs
+    meta["dataset_info"] = [{"config_name": c.name, "features": c.features} for c in card.configs]
+    text = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
+    return f"---\n{text}---\n\n"
+
+
+def card_body(text: str) -> str:
+    """A card's markdown without its front matter."""
+    if text.startswith("---\n"):
+        end = text.find("\n---\n", 4)
+        if end != -1:
+            return text[end + len("\n---\n"):].lstrip("\n")
+    return text
+
+
+def without_section(markdown: str, heading: str) -> str:
+    """The markdown without the ``## heading`` section (up to the next heading of its level or higher)."""
+    lines = markdown.splitlines(keepends=True)
+    out, skipping = [], False
+    for line in lines:
+        if line.rstrip("\n") == f"## {heading}":
+            skipping = True
+            continue
+        if skipping and (line.startswith("## ") or line.startswith("# ")):
+            skipping = False
+        if not skipping:
+            out.append(line)
+    return "".join(out).rstrip("\n") + "\n"
+
+
+def insert_after_title(markdown: str, section: str) -> str:
+    """``section`` placed after the markdown's first ``# `` title line (at the top when it has none)."""
+    lines = markdown.splitlines(keepends=True)
+    if lines and lines[0].startswith("# "):
+        return lines[0] + "\n" + section.rstrip("\n") + "\n\n" + "".join(lines[1:]).lstrip("\n")
+    return section.rstrip("\n") + "\n\n" + markdown

@@ -1,0 +1,193 @@
+"""The rebuilt HealthFC dataset as a folder ``datasets`` loads by config (rules ``healthfc_export_fold``, one job
+per fold, and ``healthfc_export``).
+
+Beside the dataset (``healthfc/dataset/``) the export writes, under ``views/``, each fold's rows twice, one
+Parquet file per fold and view (:func:`export_fold`), then the card ``README.md`` (:func:`write_card`):
+
+* ``views/source/fold_<k>.parquet``: the dataset's records as they are (German and English side by side), with
+  ``fold`` (the cross-validation fold of ``healthfc/folds/folds.csv``) added;
+* ``views/bigbio_te/fold_<k>.parquet``: BigBio's textual-entailment view: ``id`` the claim's id, ``premise`` the
+  claim's gold evidence sentences in English (``sentences_en`` at ``evidence_ids``, joined by spaces; empty for
+  a claim without gold evidence: what the oracle system reads), ``hypothesis`` the English claim, ``label``
+  its verdict as a string.
+
+The card's configs (:func:`configs`): ``healthfc_source`` (the default) and ``healthfc_bigbio_te``, every claim
+in one split ``train``; and for each fold k, ``healthfc_fold<k>_source`` and ``healthfc_fold<k>_bigbio_te``
+with ``train`` (the other folds) and ``test`` (fold k): the paper's cross-validation, one ``load_dataset`` call
+per fold. ``label`` and ``evidence_level`` of the source view are ``ClassLabel`` features.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dataclasses import dataclass
+
+from medfc.common import hf_dataset
+from medfc.common.labels import VERACITY_LABELS
+from medfc.common.options import Options
+from medfc.healthfc.records import DatasetRecord
+from medfc.healthfc.verdicts import LEVELS
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+NAME = "healthfc"
+#: the source view's class-label columns and their names in index order
+CLASS_LABELS: Mapping[str, Sequence[str]] = {"label": VERACITY_LABELS, "evidence_level": LEVELS}
+VIEWS = ("source", "bigbio_te")
+
+
+@dataclass(frozen=True)
+class FoldOptions(Options):
+    """The fold a ``healthfc_export_fold`` job writes (its wildcard)."""
+
+    fold: int
+
+CARD_SECTION = """## Configs
+
+`datasets.load_dataset("<this folder>", "<config>")` loads a config of this folder (this `README.md` declares
+them; the files are under `views/`):
+
+| config | splits | rows |
+| --- | --- | --- |
+{rows}
+
+- `healthfc_source` (the default): one record per claim, the fields of `healthfc.jsonl` (German and English side
+  by side; `sentences_en[i]` translates `sentences_de[i]`, `evidence_ids` index the gold evidence sentences) and
+  `fold`, the claim's cross-validation fold ({n_folds} folds, `healthfc/folds/folds.csv`). `label` is a
+  `ClassLabel` ({labels}) and so is `evidence_level` ({levels}).
+- `healthfc_bigbio_te`: BigBio's textual-entailment schema (`id`, `premise`, `hypothesis`, `label`, all strings):
+  `premise` is the claim's gold evidence sentences in English joined by spaces (empty for the {no_evidence}
+  claim(s) without gold evidence), `hypothesis` the English claim, `label` its verdict.
+- `healthfc_fold<k>_source`, `healthfc_fold<k>_bigbio_te`: fold k of the paper's cross-validation, `train` the
+  other folds and `test` fold k.
+"""
+
+
+def read_folds(path: str | os.PathLike) -> dict[str, int]:
+    """``folds.csv`` (``id,fold``) as claim id → fold."""
+    import csv
+
+    with open(path, encoding="utf-8", newline="") as fh:
+        return {row["id"]: int(row["fold"]) for row in csv.DictReader(fh)}
+
+
+def _arrow_type(hint: object) -> pa.DataType:
+    """A record field's type hint as an Arrow type (``X | None``: X; ``list[X]``: a list of X)."""
+    import pyarrow as pa
+
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return _arrow_type(args[0])
+    if typing.get_origin(hint) is list:
+        return pa.list_(_arrow_type(args[0]))
+    return {str: pa.string(), int: pa.int64(), bool: pa.bool_(), float: pa.float64()}[hint]  # type: ignore[index]
+
+
+def record_types() -> dict[str, pa.DataType]:
+    """Each field of a dataset record (:class:`medfc.healthfc.records.DatasetRecord`) as an Arrow type: the
+    source view's types whatever the mode left empty (a column pandas wrote as all-null, a count as a float)."""
+    return {name: _arrow_type(hint) for name, hint in typing.get_type_hints(DatasetRecord).items()}
+
+
+def source_table(dataset: pa.Table, folds: Mapping[str, int]) -> pa.Table:
+    """The dataset's records with their ``fold``, each field of the record's type (:func:`record_types`; a column
+    no record field names: a string when it holds nothing); a claim without a fold stops the export (the folds
+    were made from another dataset)."""
+    import pyarrow as pa
+
+    ids = [str(i) for i in dataset.column("id").to_pylist()]
+    missing = [i for i in ids if i not in folds]
+    if missing:
+        raise ValueError(f"{len(missing)} claim(s) of the dataset have no fold in folds.csv (e.g. {missing[0]!r}): "
+                         "the folds were made from another dataset")
+    types_ = record_types()
+
+    def kind(f: pa.Field) -> pa.DataType:
+        if f.name in types_:
+            return types_[f.name]
+        return pa.string() if pa.types.is_large_string(f.type) or pa.types.is_null(f.type) else f.type
+
+    table = dataset.replace_schema_metadata(None).cast(pa.schema([pa.field(f.name, kind(f)) for f in dataset.schema]))
+    table = table.append_column("fold", pa.array([folds[i] for i in ids], pa.int64()))
+    hf_dataset.check_labels(table, CLASS_LABELS, "healthfc dataset")
+    return table
+
+
+def bigbio_te_rows(records: Sequence[Mapping[str, object]]) -> list[dict[str, str]]:
+    """Each claim as BigBio's entailment pair: its gold evidence (English) → its English claim, its verdict."""
+    rows = []
+    for r in records:
+        sentences = list(r.get("sentences_en") or [])
+        evidence = [str(sentences[i]).strip() for i in (r.get("evidence_ids") or []) if 0 <= int(i) < len(sentences)]
+        rows.append({"id": str(r["id"]), "premise": " ".join(s for s in evidence if s), "hypothesis": str(r.get("claim_en") or ""),
+                     "label": str(r["label"])})
+    return rows
+
+
+def view_files(views_dir: str | os.PathLike, n_folds: int) -> dict[str, list[Path]]:
+    """Each view's files, fold 0 first."""
+    return {view: [Path(views_dir) / view / f"fold_{k}.parquet" for k in range(n_folds)] for view in VIEWS}
+
+
+def configs(files: Mapping[str, Sequence[Path]], card_dir: str | os.PathLike, source_features: list[dict[str, object]]) -> list[hf_dataset.Config]:
+    """The card's configs: every claim per view, then each fold's train/test per view."""
+    feats = {"source": source_features, "bigbio_te": hf_dataset.bigbio_te_features()}
+    rel = {view: [hf_dataset.relative(p, card_dir) for p in paths] for view, paths in files.items()}
+    out = [hf_dataset.Config(f"{NAME}_{view}", {"train": rel[view]}, feats[view], default=view == "source") for view in VIEWS]
+    for k in range(len(rel["source"])):
+        for view in VIEWS:
+            train = [p for j, p in enumerate(rel[view]) if j != k]
+            out.append(hf_dataset.Config(f"{NAME}_fold{k}_{view}", {"train": train, "test": [rel[view][k]]}, feats[view]))
+    return out
+
+
+def export_fold(dataset_parquet: str | os.PathLike, folds_csv: str | os.PathLike, fold: int, source_out: str | os.PathLike,
+                bigbio_out: str | os.PathLike) -> dict[str, int]:
+    """Write fold ``fold``'s claims in the source view and in BigBio's; returns its rows and those without gold
+    evidence. A fold that holds no claim (``folds.csv`` made with fewer folds) stops the export."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    folds = read_folds(folds_csv)
+    table = source_table(pq.read_table(dataset_parquet), folds)
+    part = table.filter(pc.equal(table.column("fold"), fold))
+    if part.num_rows == 0:
+        raise ValueError(f"fold {fold} holds no claim: folds.csv has {len(set(folds.values()))} folds (healthfc.folds.n_splits changed "
+                         "since it was made?)")
+    rows = bigbio_te_rows(part.to_pylist())
+    hf_dataset.write_parquet(part, source_out)
+    hf_dataset.write_parquet(hf_dataset.bigbio_te_table(rows), bigbio_out)
+    return {"claims": part.num_rows, "without_gold_evidence": sum(1 for r in rows if not r["premise"])}
+
+
+def write_card(card_md: str | os.PathLike, files: Mapping[str, Sequence[str | os.PathLike]], readme: str | os.PathLike) -> dict[str, int]:
+    """Write the card ``readme``: the dataset card's text with the configs of the views' ``files`` (view → its
+    files, fold 0 first; their features from the source view's file); returns the rows per fold."""
+    import pyarrow.parquet as pq
+
+    from medfc.common.io import atomic_write
+
+    paths = {view: [Path(p) for p in files[view]] for view in VIEWS}
+    counts = {f"fold_{k}": pq.ParquetFile(p).metadata.num_rows for k, p in enumerate(paths["source"])}
+    no_evidence = sum(sum(1 for premise in pq.read_table(p, columns=["premise"]).column("premise").to_pylist() if not premise)
+                      for p in paths["bigbio_te"])
+    card_dir = Path(readme).parent
+    cfgs = configs(paths, card_dir, hf_dataset.features(pq.read_schema(paths["source"][0]), CLASS_LABELS))
+    table_rows = "\n".join(f"| `{c.name}` | {', '.join(f'`{s}`' for s in c.splits)} | "
+                           f"{', '.join(str(sum(counts[Path(p).stem] for p in split_files)) for split_files in c.splits.values())} |"
+                           for c in cfgs)
+    section = CARD_SECTION.format(rows=table_rows, n_folds=len(counts), no_evidence=no_evidence,
+                                  labels=", ".join(f"{i} {n}" for i, n in enumerate(CLASS_LABELS["label"])),
+                                  levels=", ".join(f"{i} {n}" for i, n in enumerate(CLASS_LABELS["evidence_level"])))
+    body = hf_dataset.insert_after_title(hf_dataset.card_body(Path(card_md).read_text(encoding="utf-8")), section)
+    card = hf_dataset.Card(pretty_name="HealthFC (rebuilt)", license="cc-by-nc-nd-4.0", languages=("de", "en"), n_rows=sum(counts.values()),
+                           configs=cfgs, tags=("medical", "health", "fact-checking"))
+    atomic_write(readme, hf_dataset.front_matter(card) + body)
+    return {**counts, "without_gold_evidence": no_evidence}
