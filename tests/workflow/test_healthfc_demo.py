@@ -125,7 +125,7 @@ def test_cpu_config_plans_both_papers_tables_from_local_releases(demo_run):
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout.split("Job stats:")[1], re.M))
     assert {k: int(v) for k, v in counts.items() if k != "total"} == {
         "healthfc_release": 1, "healthfc_dataset": 1, "healthfc_folds": 1, "healthfc_stats": 1,  # in its own runs/cpu
-        "healthfc_export_fold": 5, "healthfc_export": 1,  # the dataset for `datasets`: each fold's views, then the card
+        "healthfc_export": 1,  # the dataset for `datasets`: each fold's views, then the card
         "healthfc_experiment": 60,  # tfidf, tfidf-wc, minilm x oracle, claims only, gold explanations, level of evidence x 5 folds
         "healthfc_ensemble": 40, "healthfc_score": 100,  # two ensembles
         "healthfc_inner_cv": 40,  # the stacked tfidf+tfidf-wc's members, once per system and fold

@@ -175,35 +175,21 @@ rule healthfc_folds:
 
 # the dataset as a folder datasets.load_dataset reads by config (medfc.healthfc.views): each fold's rows in the
 # source and BigBio views, one job per fold, then README.md, the card with its configs
-rule healthfc_export_fold:
+rule healthfc_export:
     input:
         parquet=rules.healthfc_dataset.output.parquet,
         folds=rules.healthfc_folds.output.folds,
-    output:
-        source=f"{RESULTS}/healthfc/dataset/views/source/fold_{{fold}}.parquet",
-        bigbio=f"{RESULTS}/healthfc/dataset/views/bigbio_te/fold_{{fold}}.parquet",
-    log:
-        f"{LOGS}/healthfc/export/fold_{{fold}}.log",
-    benchmark:
-        f"{TIMINGS}/healthfc/export/fold_{{fold}}.tsv"
-    conda:
-        "../envs/medfc.yaml"
-    resources:
-        mem_mb=1024,
-        runtime=10,
-    params:
-        step=versioned("healthfc.steps:export_fold"),
-        options=lambda w: PLAN.options("healthfc_export_fold", w),
-    script:
-        STEP_SCRIPT
-
-
-rule healthfc_export:
-    input:
-        unpack(lambda w: PLAN.inputs("healthfc_export", w)),
         card=rules.healthfc_dataset.output.card,
     output:
         readme=f"{RESULTS}/healthfc/dataset/README.md",
+        source=[
+            f"{RESULTS}/healthfc/dataset/views/source/fold_{k}.parquet"
+            for k in range(config["healthfc"]["folds"]["n_splits"])
+        ],
+        bigbio=[
+            f"{RESULTS}/healthfc/dataset/views/bigbio_te/fold_{k}.parquet"
+            for k in range(config["healthfc"]["folds"]["n_splits"])
+        ],
     log:
         f"{LOGS}/healthfc/export.log",
     benchmark:
@@ -214,7 +200,7 @@ rule healthfc_export:
         mem_mb=1024,
         runtime=10,
     params:
-        step=versioned("healthfc.steps:export_views"),
+        step=versioned("healthfc.steps:export"),
         options=lambda w: PLAN.options("healthfc_export", w),
     script:
         STEP_SCRIPT

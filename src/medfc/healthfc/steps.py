@@ -35,7 +35,6 @@ from medfc.healthfc.records import ArticleRecord, ClaimRecord, schema_errors
 from medfc.healthfc.release import ReleaseRow, fetch_release, read_release
 from medfc.healthfc.tm import Corrections, TranslationMemory
 from medfc.healthfc.translate import make_translator_factory, translate_articles
-from medfc.healthfc.views import FoldOptions
 
 log = logging.getLogger(__name__)
 
@@ -295,20 +294,13 @@ def retrieve(inputs: StepFiles, outputs: StepFiles, options: RetrieveOptions) ->
 
 
 
-def export_fold(inputs: StepFiles, outputs: StepFiles, options: FoldOptions) -> dict[str, int]:
-    """The dataset (``parquet``) and its ``folds`` → one fold's claims in the source view (``source``: the dataset's
-    fields and ``fold``) and in BigBio's entailment view (``bigbio``; :mod:`medfc.healthfc.views`)."""
+def export(inputs: StepFiles, outputs: StepFiles, options: NoOptions) -> dict[str, int]:
+    """The dataset (``parquet``), its ``folds`` and its ``card`` → each fold's claims in the source view (``source``:
+    the dataset's fields and ``fold``) and in BigBio's entailment view (``bigbio``), lists fold 0 first, then the card
+    ``readme`` (``README.md`` beside the dataset: the configs ``datasets.load_dataset`` reads; :mod:`medfc.healthfc.views`)."""
     from medfc.healthfc import views
 
-    counts = views.export_fold(inputs["parquet"], inputs["folds"], options.fold, outputs["source"], outputs["bigbio"])
-    log.info("fold %d: %d claims (%d without gold evidence)", options.fold, counts["claims"], counts["without_gold_evidence"])
-    return counts
-
-
-def export_views(inputs: StepFiles, outputs: StepFiles, options: NoOptions) -> dict[str, int]:
-    """The dataset's ``card`` and each fold's files of the two views (``source``, ``bigbio``: lists, fold 0 first) →
-    the card ``readme`` (``README.md`` beside the dataset: the configs ``datasets.load_dataset`` reads;
-    :mod:`medfc.healthfc.views`)."""
-    from medfc.healthfc import views
-
-    return views.write_card(inputs["card"], {"source": inputs["source"], "bigbio_te": inputs["bigbio"]}, outputs["readme"])
+    for k, (source, bigbio) in enumerate(zip(outputs["source"], outputs["bigbio"], strict=True)):
+        counts = views.export_fold(inputs["parquet"], inputs["folds"], k, source, bigbio)
+        log.info("fold %d: %d claims (%d without gold evidence)", k, counts["claims"], counts["without_gold_evidence"])
+    return views.write_card(inputs["card"], {"source": outputs["source"], "bigbio_te": outputs["bigbio"]}, outputs["readme"])

@@ -1,5 +1,4 @@
-"""The rebuilt HealthFC dataset as a folder ``datasets`` loads by config (rules ``healthfc_export_fold``, one job
-per fold, and ``healthfc_export``).
+"""The rebuilt HealthFC dataset as a folder ``datasets`` loads by config (rule ``healthfc_export``).
 
 Beside the dataset (``healthfc/dataset/``) the export writes, under ``views/``, each fold's rows twice, one
 Parquet file per fold and view (:func:`export_fold`), then the card ``README.md`` (:func:`write_card`):
@@ -26,11 +25,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dataclasses import dataclass
-
 from medfc.common import hf_dataset
 from medfc.common.labels import VERACITY_LABELS
-from medfc.common.options import Options
 from medfc.healthfc.records import DatasetRecord
 from medfc.healthfc.verdicts import LEVELS
 
@@ -42,12 +38,6 @@ NAME = "healthfc"
 CLASS_LABELS: Mapping[str, Sequence[str]] = {"label": VERACITY_LABELS, "evidence_level": LEVELS}
 VIEWS = ("source", "bigbio_te")
 
-
-@dataclass(frozen=True)
-class FoldOptions(Options):
-    """The fold a ``healthfc_export_fold`` job writes (its wildcard)."""
-
-    fold: int
 
 CARD_SECTION = """## Configs
 

@@ -29,7 +29,7 @@ from medfc.medsnip.sources import answer_source, enabled_sources
 NETWORK_RULES = ("healthfc_crawl", "healthfc_release", "healthfc_retrieve", "clinifact_fetch_studies", "clinifact_fetch_abstracts",
                  "clinifact_import_release")
 MEDSNIP_MODEL_RULES = ("medsnip_prepare", "medsnip_decompose", "medsnip_verify")
-DATASET_LIGHT_RULES = ("healthfc_parse", "healthfc_align", "healthfc_dataset", "healthfc_folds", "healthfc_export_fold", "healthfc_export",
+DATASET_LIGHT_RULES = ("healthfc_parse", "healthfc_align", "healthfc_dataset", "healthfc_folds", "healthfc_export",
                        "healthfc_stats", "healthfc_diff", "clinifact_build_claims", "clinifact_build_pairs", "clinifact_export",
                        "clinifact_stats", "clinifact_diff")
 REPORT_LIGHT_RULES = ("table", "clinifact_fig3", "medsnip_score", "medsnip_table", "provenance", "index")

@@ -14,7 +14,6 @@ from medfc.clinifact.studies_sources import studies_source
 from medfc.common.options import NoOptions
 from medfc.healthfc import options as hfc
 from medfc.healthfc.crawl_options import CrawlOptions
-from medfc.healthfc.views import FoldOptions
 from medfc.plan import resources
 from medfc.plan.jobs import JobSpec, Planned, call, one_job
 from medfc.plan.layout import Layout, release_split_files
@@ -188,21 +187,6 @@ class DatasetsPlan:
         """The exports for ``datasets`` (rules healthfc_export, clinifact_export) have no options."""
         return {}
 
-    def healthfc_export_fold_options(self, fold: str) -> dict[str, Any]:
-        return {"fold": int(fold)}
-
-    def healthfc_export_folds(self) -> list[dict[str, str]]:
-        """The folds of the HealthFC export (rule healthfc_export_fold): ``healthfc.folds.n_splits``."""
-        return [{"fold": str(k)} for k in range(self.config["healthfc"]["folds"]["n_splits"])]
-
-    def healthfc_export_inputs(self) -> dict[str, list[str]]:
-        """The HealthFC card's inputs (rule healthfc_export): each view's file per fold, fold 0 first, as
-        :func:`medfc.healthfc.views.view_files` names them."""
-        from medfc.healthfc.views import view_files
-
-        files = view_files(self.layout.under("healthfc/dataset/views"), self.config["healthfc"]["folds"]["n_splits"])
-        return {"source": [str(p) for p in files["source"]], "bigbio": [str(p) for p in files["bigbio_te"]]}
-
 
 # ---------------------------------------------------------------------------------- the job table
 
@@ -243,10 +227,7 @@ def dataset_jobs() -> list[JobSpec]:
                 planned=_healthfc_data()),
         JobSpec("healthfc_folds", options_class=hfc.FoldsOptions, options=call("healthfc_folds_options"),
                 planned=one_job(lambda plan: plan.stage_enabled("healthfc") or bool(plan.stage_enabled("experiments") and plan.healthfc_runs()))),
-        JobSpec("healthfc_export_fold", ("fold",), options_class=FoldOptions, options=call("healthfc_export_fold_options", "fold"),
-                planned=lambda plan: plan.healthfc_export_folds() if plan.stage_enabled("healthfc") else []),
-        JobSpec("healthfc_export", options_class=NoOptions, options=call("dataset_export_options"), inputs=call("healthfc_export_inputs"),
-                planned=stage("healthfc")),
+        JobSpec("healthfc_export", options_class=NoOptions, options=call("dataset_export_options"), planned=stage("healthfc")),
         JobSpec("healthfc_stats", options_class=hfc.StatsOptions, options=call("healthfc_stats_options"), planned=stage("healthfc")),
         JobSpec("healthfc_diff", options_class=hfc.DiffOptions, options=call("healthfc_diff_options"),
                 planned=one_job(lambda plan: plan.stage_enabled("healthfc") and plan.healthfc_mode == "crawl+release")),

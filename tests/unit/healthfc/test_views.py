@@ -1,4 +1,4 @@
-"""The HealthFC export for ``datasets`` (medfc.healthfc.views, steps healthfc.steps:export_fold and export_views): three claims in
+"""The HealthFC export for ``datasets`` (medfc.healthfc.views, step healthfc.steps:export): three claims in
 two folds, written in the test; the card's configs and features as YAML, each fold's rows in the source view (with
 its fold) and in BigBio's entailment view (premise: the gold evidence in English). The real ``datasets`` library
 loads the demo's exports in tests/workflow/test_outputs_for_tools.py."""
@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from medfc.common.options import NoOptions
-from medfc.healthfc.steps import export_fold, export_views
-from medfc.healthfc.views import FoldOptions
+from medfc.healthfc import views
+from medfc.healthfc.steps import export
 
 RECORDS = [
     {"id": "a#0", "claim_en": "Does A help?", "label": "SUPPORTED", "evidence_level": "high", "sentences_en": ["One.", " Two. ", "Three."],
@@ -41,11 +41,11 @@ def _views(tmp_path, n_folds=2):
 
 
 def _export(tmp_path, **kwargs):
-    """Every fold's job, then the card's."""
+    """The step: every fold's views, then the card; and each fold's counts as the export gives them."""
     inputs, files = _dataset(tmp_path, **kwargs), _views(tmp_path)
-    counts = [export_fold(inputs, {"source": files["source"][k], "bigbio": files["bigbio_te"][k]}, FoldOptions(fold=k)) for k in range(2)]
-    card = export_views({"card": str(tmp_path / "dataset_card.md"), "source": files["source"], "bigbio": files["bigbio_te"]},
-                        {"readme": str(tmp_path / "README.md")}, NoOptions())
+    card = export({**inputs, "card": str(tmp_path / "dataset_card.md")},
+                  {"source": files["source"], "bigbio": files["bigbio_te"], "readme": str(tmp_path / "README.md")}, NoOptions())
+    counts = [views.export_fold(inputs["parquet"], inputs["folds"], k, files["source"][k], files["bigbio_te"][k]) for k in range(2)]
     return counts, card
 
 
@@ -93,7 +93,7 @@ def test_the_card_declares_every_config_with_its_features_and_the_views_hold_eac
 def test_a_label_outside_its_names_or_a_claim_without_a_fold_or_an_empty_fold_stops_the_export(tmp_path):
     def fold(k, **kwargs):
         inputs = _dataset(tmp_path, **kwargs)
-        return export_fold(inputs, {"source": str(tmp_path / "s.parquet"), "bigbio": str(tmp_path / "b.parquet")}, FoldOptions(fold=k))
+        return views.export_fold(inputs["parquet"], inputs["folds"], k, str(tmp_path / "s.parquet"), str(tmp_path / "b.parquet"))
 
     with pytest.raises(ValueError, match=r"column 'label' holds \['MOSTLY TRUE'\], not among its class names"):
         fold(0, records=[{**RECORDS[0], "label": "MOSTLY TRUE"}], folds=(("a#0", 0),))
