@@ -7,11 +7,9 @@ import sys
 
 from medfc.common import provenance
 from medfc.common.codeversion import use_disk_cache, versioned
-from medfc.experiments.clinifact_systems import runner_of
 from medfc.experiments.systems import SYSTEMS as HFC_SYSTEMS
 from medfc.medsnip.sources import answer_source
 from medfc.plan import HEALTHFC_WILDCARDS, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, TABLES
-from medfc.plan.experiments import CLINIFACT_WILDCARDS
 from medfc.plan.cluster import placeholder_settings
 from medfc.plan.config_errors import ConfigError, plan_for
 from medfc.plan.prerequisites import checked_here

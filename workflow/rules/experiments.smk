@@ -1,7 +1,6 @@
 # Experiments (training and inference): the HealthFC baselines (5-fold cross-validation, one job per
 # lang × model × system × fold) and the CliniFact baselines (discriminative fine-tuning, zero-shot
-# scoring and LoRA fine-tuning of causal LMs, one job per model; a system with a runner of its own, one job
-# per system × model of the generic rule clinifact_system), ensembles, and the inner cross-validation of a
+# scoring and LoRA fine-tuning of causal LMs, one job per model), ensembles, and the inner cross-validation of a
 # stacked ensemble's members (one job per member and run). Steps: medfc.experiments.steps (docs/experiments.md); options from medfc.plan (PLAN, built in common.smk).
 
 
@@ -105,33 +104,6 @@ rule clinifact_fine_tune:
     params:
         step=versioned("experiments.steps:clinifact_fine_tune"),
         options=lambda w: PLAN.options("clinifact_fine_tune", w),
-    script:
-        STEP_SCRIPT
-
-
-rule clinifact_system:
-    input:
-        unpack(lambda w: PLAN.inputs("clinifact_system", w)),
-    output:
-        predictions=f"{EXP_DIR}/clinifact/{{system}}/{{model}}/predictions.jsonl",
-        info=f"{EXP_DIR}/clinifact/{{system}}/{{model}}/info.json",
-    log:
-        f"{LOGS}/experiments/clinifact/{{system}}/{{model}}.log",
-    benchmark:
-        f"{BENCH_DIR}/clinifact/{{system}}/{{model}}.tsv"
-    wildcard_constraints:
-        system=CLINIFACT_WILDCARDS["system"],
-        model=PLAN.model_alias_pattern(ensembles=False),
-    conda:
-        "../envs/medfc.yaml"
-    threads: lambda w: PLAN.job_resources("clinifact_system", w)["threads"]
-    resources:
-        mem_mb=lambda w: PLAN.job_resources("clinifact_system", w)["mem_mb"],
-        runtime=lambda w: PLAN.job_resources("clinifact_system", w)["runtime"],
-        gpu=lambda w: PLAN.job_resources("clinifact_system", w)["gpu"],
-    params:
-        step=lambda w: versioned("experiments.steps:clinifact_system", runner_of(w.system)),
-        options=lambda w: PLAN.options("clinifact_system", w),
     script:
         STEP_SCRIPT
 

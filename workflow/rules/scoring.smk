@@ -90,27 +90,3 @@ rule clinifact_fine_tune_score:
         options=lambda w: PLAN.options("clinifact_fine_tune_score", w),
     script:
         STEP_SCRIPT
-
-
-rule clinifact_system_score:
-    input:
-        predictions=rules.clinifact_system.output.predictions,
-    output:
-        scores=f"{EXP_DIR}/clinifact/{{system}}/{{model}}/scores.json",
-        report=f"{EXP_DIR}/clinifact/{{system}}/{{model}}/scores.skipped.json",
-    log:
-        f"{LOGS}/scoring/clinifact/{{system}}/{{model}}.log",
-    benchmark:
-        f"{TIMINGS}/scoring/clinifact/{{system}}/{{model}}.tsv"
-    wildcard_constraints:
-        system=CLINIFACT_WILDCARDS["system"],
-    conda:
-        "../envs/medfc.yaml"
-    resources:
-        mem_mb=1024,
-        runtime=10,
-    params:
-        step=versioned("scoring.steps:clinifact"),
-        options=lambda w: PLAN.options("clinifact_system_score", w),
-    script:
-        STEP_SCRIPT

@@ -6,8 +6,7 @@ Labels: the release codes 1 = evidence, 0 = inconclusive, 2 = not enough informa
 ``CLINIFACT_LABELS = ["evidence", "inconclusive", "NEI"]`` (:mod:`medfc.common.labels`).
 
 The systems' runners (:mod:`medfc.experiments.clinifact` discriminative,
-:mod:`~medfc.experiments.clinifact_zero_shot`, :mod:`~medfc.experiments.clinifact_finetune` and the modules of
-:mod:`medfc.experiments.clinifact_runners`) import this module and none of each other. A light module (pandas
+:mod:`~medfc.experiments.clinifact_zero_shot` and :mod:`~medfc.experiments.clinifact_finetune`) import this module and none of each other. A light module (pandas
 and numpy; no torch, no LLM clients).
 """
 

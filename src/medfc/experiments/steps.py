@@ -12,10 +12,6 @@ inference, one job per HealthFC (lang, model, system, fold) and per CliniFact mo
 ``clinifact_fine_tune``
     inputs ``train``, ``validation``, ``test``; outputs ``predictions``, ``info``; the LoRA adapters go
     to ``options.save_dir``/adapters (not a workflow output).
-``clinifact_system``
-    a CliniFact system with a runner of its own (:mod:`medfc.experiments.clinifact_systems`,
-    :mod:`medfc.experiments.clinifact_runners`): inputs those its record names (the splits); outputs
-    ``predictions``, ``info``.
 ``healthfc_inner_cv``, ``clinifact_inner_cv``
     a stacked ensemble's member trained on parts of a run's training split (:mod:`medfc.experiments.stacking`):
     inputs as the member's run (HealthFC: ``dataset``, ``folds``, ``evidence``; CliniFact: ``train``,
@@ -42,7 +38,6 @@ from medfc.common.options import Runtime
 from medfc.common.provenance import job_record
 from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
-from medfc.experiments.clinifact_systems import CliniFactSystemOptions, clinifact_system as system_record
 from medfc.experiments.ensemble import EnsembleOptions
 from medfc.experiments.options import CliniFactTrainOptions, FineTuneOptions, ZeroShotOptions
 from medfc.experiments.records import RunInfo
@@ -101,19 +96,6 @@ def clinifact_fine_tune(inputs: StepFiles, outputs: StepFiles, options: FineTune
     info["provenance"] = job_record()
     info["model_config_name"] = options.model
     write_predictions(outputs["predictions"], outputs["info"], records, info)
-    return info
-
-
-def clinifact_system(inputs: StepFiles, outputs: StepFiles, options: CliniFactSystemOptions, runtime: Runtime) -> RunInfo:
-    """A run of a CliniFact system with a runner of its own: the runner its record names, given the job's inputs, its
-    options and runtime, makes the prediction records and the info written here (with the job's provenance)."""
-    from medfc.common.io import write_json, write_jsonl
-
-    records, info = system_record(options.system).run_function()(inputs, options.options, runtime)
-    info["provenance"] = job_record()
-    info["model_config_name"] = options.options.model
-    write_jsonl(outputs["predictions"], records)
-    write_json(outputs["info"], info)
     return info
 
 

@@ -16,7 +16,7 @@ import copy
 import difflib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ from jsonschema.exceptions import ValidationError, best_match
 
 if TYPE_CHECKING:
     from medfc.plan import Plan
+    from medfc.plan.jobs import Config
 
 MAX_SHOWN = 30  # allowed keys or values listed at most
 
@@ -78,13 +79,13 @@ def describe(error: ValidationError) -> str:
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it: the 84 kB schema in ~0.05 s, not ~0.3 s
 
 
-def load_schema(path: str | Path) -> dict[str, Any]:
+def load_schema(path: str | Path) -> dict[str, object]:
     """The schema, read once per start with a safe loader (libyaml's when available)."""
     with open(path, encoding="utf-8") as fh:
         return yaml.load(fh, Loader=_Loader)  # noqa: S506 (a safe loader)
 
 
-def config_error(config: dict[str, Any], schema: dict[str, Any] | str | Path) -> str | None:
+def config_error(config: Config, schema: dict[str, Any] | str | Path) -> str | None:
     """The config's first mistake as ``config: <dotted key>: <what is wrong>`` (one line), or None if the
     config is valid. Only the schema's local references (``#/$defs/...``) are followed."""
     if not isinstance(schema, dict):
@@ -97,7 +98,7 @@ def models_options_error(plan: Plan, schema: dict[str, Any]) -> str | None:
     """The first mistake in ``models.options`` values, each entry checked against the schema of its alias's
     config section (``experiments.tfidf`` for an alias of sklearn:tfidf): ``config:
     models.options.<alias>.<key>: <what is wrong>``. An entry for an unknown alias, an ensemble or a
-    fine-tuned encoder is left to ``Plan.check`` (``check_model_options``), which names it."""
+    fine-tuned encoder is left to the plan's checks (:func:`medfc.plan.checks.check_models_options`), which name it."""
     for alias, values in plan.config["models"]["options"].items():
         if alias not in plan.aliases or plan.is_ensemble(alias):
             continue
@@ -129,7 +130,7 @@ def _no() -> Any:
     raise ValueError
 
 
-def _resolve(node: Any, schema: dict[str, Any]) -> list[dict[str, Any]]:
+def _resolve(node: Any, schema: dict[str, Any]) -> list[dict[str, object]]:
     """A schema node with its ``$ref`` followed and its ``anyOf`` / ``oneOf`` branches spread out."""
     if not isinstance(node, dict):
         return []
@@ -142,8 +143,8 @@ def _resolve(node: Any, schema: dict[str, Any]) -> list[dict[str, Any]]:
     return [node] + [r for b in branches for r in _resolve(b, schema)]
 
 
-def _children(nodes: list[dict[str, Any]], key: str | int, schema: dict[str, Any]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def _children(nodes: list[dict[str, object]], key: str | int, schema: dict[str, Any]) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
     for node in nodes:
         if isinstance(key, int):
             child = node.get("items")
@@ -156,7 +157,7 @@ def _children(nodes: list[dict[str, Any]], key: str | int, schema: dict[str, Any
     return out
 
 
-def _types(nodes: list[dict[str, Any]]) -> set[str]:
+def _types(nodes: list[dict[str, object]]) -> set[str]:
     """The JSON types the nodes allow (empty: any type, or none declared)."""
     types: set[str] = set()
     for node in nodes:
@@ -167,7 +168,7 @@ def _types(nodes: list[dict[str, Any]]) -> set[str]:
     return types
 
 
-def typed_command_line(config: dict[str, Any], given: Any, schema: dict[str, Any]) -> None:
+def typed_command_line(config: Config, given: Any, schema: dict[str, Any]) -> None:
     """Type the ``--config`` values in ``config``, in place, by the schema.
 
     Snakemake reads the scalars inside a ``--config`` value as strings (``experiments={"keep_checkpoints":
@@ -175,7 +176,7 @@ def typed_command_line(config: dict[str, Any], given: Any, schema: dict[str, Any
     and not as a string, is converted where that is unambiguous (``true`` / ``false``, ``3``, ``0.5``, ``null``).
 
     :raises ConfigError: a value that is none of the types its key allows, naming the key and how to write it."""
-    def walk(value: Any, path: list[str | int], nodes: list[dict[str, Any]]) -> None:
+    def walk(value: Any, path: list[str | int], nodes: list[dict[str, object]]) -> None:
         if isinstance(value, dict):
             for k, v in value.items():
                 walk(v, [*path, k], _children(nodes, k, schema))
@@ -240,8 +241,8 @@ def _one_line(message: str) -> str:
     return line if line.startswith("config") else f"config: {line}"
 
 
-def plan_for(config: dict[str, Any], schema: dict[str, Any] | str | Path, *, prerequisites: bool = False,
-             base_dir: str | os.PathLike[str] | None = None, command_line: dict[str, Any] | None = None) -> Plan:
+def plan_for(config: Config, schema: dict[str, Any] | str | Path, *, prerequisites: bool = False,
+             base_dir: str | os.PathLike[str] | None = None, command_line: Mapping[str, object] | None = None) -> Plan:
     """The :class:`~medfc.plan.Plan` of ``config``, checked through every layer; ``config`` gets the schema's
     defaults filled in, in place, as Snakemake's ``validate(config, schema, set_default=True)`` would.
 
@@ -256,7 +257,7 @@ def plan_for(config: dict[str, Any], schema: dict[str, Any] | str | Path, *, pre
         with ``--config``, typed by the schema first (:func:`typed_command_line`)."""
     from medfc.common.schema import fill_defaults
     from medfc.plan import Plan
-    from medfc.plan.experiments import misplaced_model_train
+    from medfc.plan.models import misplaced_model_train
     from medfc.plan.layout import rebase_shipped_paths
     from medfc.plan.resources import moved_key
 
@@ -313,13 +314,13 @@ def config_file_error(path: str | os.PathLike) -> str | None:
     return None
 
 
-def merged_config(paths: Iterable[str | os.PathLike], overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+def merged_config(paths: Iterable[str | os.PathLike], overrides: Mapping[str, object] | None = None) -> dict[str, object]:
     """The config Snakemake builds from config files given in order (the workflow's ``configfile:`` first,
     then ``--configfile``) and ``--config`` values: later values update earlier ones, nested dictionaries
     key by key. For checking a config in-process as the workflow does (with :func:`plan_for`).
 
     :raises ConfigError: a file that is not valid YAML (:func:`config_file_error`) or not a mapping."""
-    config: dict[str, Any] = {}
+    config: Config = {}
     for path in paths:
         problem = config_file_error(path)
         if problem:
@@ -334,7 +335,7 @@ def merged_config(paths: Iterable[str | os.PathLike], overrides: dict[str, Any] 
     return config
 
 
-def _update(config: dict[str, Any], overrides: dict[str, Any]) -> None:
+def _update(config: Config, overrides: dict[str, Any]) -> None:
     """Snakemake's ``update_config``: nested dictionaries merged key by key, anything else replaced."""
     for key, value in overrides.items():
         if isinstance(value, dict) and isinstance(config.get(key), dict):

@@ -7,16 +7,33 @@ from __future__ import annotations
 
 from pathlib import Path
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from medfc.clinifact import options as cf
 from medfc.clinifact.studies_sources import studies_source
 from medfc.common.options import NoOptions
 from medfc.healthfc import options as hfc
 from medfc.healthfc.crawl_options import CrawlOptions
-from medfc.plan import resources
-from medfc.plan.jobs import JobSpec, Planned, call, one_job
+from medfc.healthfc.translation_backends import translation_backend
+from medfc.plan.jobs import Config, JobSpec, Planned, always, call, no_options, one_job, section
 from medfc.plan.layout import Layout, release_split_files
+
+if TYPE_CHECKING:
+    from medfc.plan import Plan
+
+
+TRANSLATE = {"threads": 2, "mem_mb": 8192, "runtime": 600}  # Opus-MT over every sentence of the crawl
+
+
+def translation_is_local(config: Config) -> bool:
+    """Whether the translation runs its model in the job's own process (else it calls a server)."""
+    return translation_backend(config["healthfc"]["translation"]["backend"]).local
+
+
+def translation_resources(plan: Plan) -> dict[str, int]:
+    """The translation's (:data:`TRANSLATE`), with ``healthfc.translation.gpu`` only for a local model."""
+    gpu = plan.config["healthfc"]["translation"]["gpu"] if translation_is_local(plan.config) else 0
+    return {"gpu": gpu, **TRANSLATE}
 
 
 def _files_under(directory: str) -> list[str]:
@@ -28,7 +45,7 @@ def _files_under(directory: str) -> list[str]:
 
 
 class DatasetsPlan:
-    config: dict[str, Any]
+    config: Config
     layout: Layout
 
     @property
@@ -68,7 +85,7 @@ class DatasetsPlan:
             raise ValueError("config: healthfc.release.source must be set when healthfc.dataset.mode uses the release")
         return {} if src.startswith(("http://", "https://")) else {"release": src}
 
-    def translation_inputs(self) -> dict[str, Any]:
+    def translation_inputs(self) -> dict[str, object]:
         """Shipped memory files and the corrections file are inputs, so editing them reruns the translation."""
         tr = self.config["healthfc"]["translation"]
         inputs: dict[str, Any] = {"memory_seeds": list(tr["memory_seeds"])}
@@ -123,13 +140,10 @@ class DatasetsPlan:
         return {"zip": studies["bulk_zip"]} if studies_source(studies["source"]).reads_zip and studies["bulk_zip"] else {}
 
     # ------------------------------------------------------------------------------------ options
-    def healthfc_crawl_options(self) -> dict[str, Any]:
+    def healthfc_crawl_options(self) -> dict[str, object]:
         return {**self.config["healthfc"]["crawl"], "http_cache_dir": f"{self.cache}/healthfc/http", "jobdir": f"{self.cache}/healthfc/crawl-job"}
 
-    def healthfc_parse_options(self) -> dict[str, Any]:
-        return {}
-
-    def healthfc_translate_options(self) -> dict[str, Any]:
+    def healthfc_translate_options(self) -> dict[str, object]:
         """``healthfc.translation`` less its inputs and its GPUs; the working translation memory
         (``<cache_dir>/healthfc/translation_memory.jsonl``) is this rule's alone: no other rule reads or writes
         it (the dataset takes its English from the translation's outputs); the ctranslate2 backend's converted
@@ -139,53 +153,37 @@ class DatasetsPlan:
                 "memory": f"{self.cache}/healthfc/translation_memory.jsonl", "ct2_cache": f"{self.cache}/healthfc/ctranslate2",
                 "splitter": hfc["sentences"]["base"]}
 
-    def healthfc_release_options(self) -> dict[str, Any]:
+    def healthfc_release_options(self) -> dict[str, object]:
         return {**self.config["healthfc"]["release"], "cache_dir": self.cache}
 
-    def healthfc_align_options(self) -> dict[str, Any]:
+    def healthfc_align_options(self) -> dict[str, object]:
         hfc = self.config["healthfc"]
         return {**hfc["align"], "splitter": hfc["sentences"]["base"]}
 
-    def healthfc_dataset_options(self) -> dict[str, Any]:
+    def healthfc_dataset_options(self) -> dict[str, object]:
         return {"mode": self.healthfc_mode, "splitter": self.config["healthfc"]["sentences"]["base"]}
 
-    def healthfc_folds_options(self) -> dict[str, Any]:
-        return self.config["healthfc"]["folds"]
-
-    def healthfc_stats_options(self) -> dict[str, Any]:
+    def healthfc_stats_options(self) -> dict[str, object]:
         return {"top_topics": self.config["healthfc"]["dataset"]["top_topics"]}
 
-    def healthfc_diff_options(self) -> dict[str, Any]:
+    def healthfc_diff_options(self) -> dict[str, object]:
         hfc = self.config["healthfc"]
         return {**hfc["diff"], "min_claim_score": hfc["align"]["min_claim_score"]}
 
-    def clinifact_fetch_studies_options(self) -> dict[str, Any]:
+    def clinifact_fetch_studies_options(self) -> dict[str, object]:
         cf = self.config["clinifact"]
         return {**{k: v for k, v in cf["studies"].items() if k != "bulk_zip"}, "cache_dir": f"{self.cache}/clinifact",
                 "user_agent": cf["user_agent"]}
 
-    def clinifact_build_claims_options(self) -> dict[str, Any]:
-        return self.config["clinifact"]["claims"]
-
-    def clinifact_fetch_abstracts_options(self) -> dict[str, Any]:
+    def clinifact_fetch_abstracts_options(self) -> dict[str, object]:
         cf = self.config["clinifact"]
         return {**cf["pubmed"], "cache_dir": f"{self.cache}/clinifact/pubmed", "user_agent": cf["user_agent"]}
 
-    def clinifact_build_pairs_options(self) -> dict[str, Any]:
-        return self.config["clinifact"]["pairs"]
-
-    def clinifact_import_release_options(self) -> dict[str, Any]:
+    def clinifact_import_release_options(self) -> dict[str, object]:
         return {**self.config["clinifact"]["release"], "cache_dir": f"{self.cache}/clinifact"}
 
-    def clinifact_stats_options(self) -> dict[str, Any]:
-        return self.config["clinifact"]["stats"]
-
-    def clinifact_diff_options(self) -> dict[str, Any]:
+    def clinifact_diff_options(self) -> dict[str, object]:
         return {**self.config["clinifact"]["diff"], "cache_dir": f"{self.cache}/clinifact"}
-
-    def dataset_export_options(self) -> dict[str, Any]:
-        """The exports for ``datasets`` (rules healthfc_export, clinifact_export) have no options."""
-        return {}
 
 
 # ---------------------------------------------------------------------------------- the job table
@@ -195,15 +193,15 @@ def _healthfc_data(*sources: str) -> Planned:
     return one_job(lambda plan: plan.healthfc_data_planned() and all(s in plan.healthfc_dataset_sources() for s in sources))
 
 
-def _clinifact_data(when: Callable[[Any], bool] = lambda plan: True) -> Planned:
+def _clinifact_data(when: Callable[[Plan], bool] = always) -> Planned:
     return one_job(lambda plan: plan.clinifact_data_planned() and when(plan))
 
 
-def _rebuilt(plan: Any) -> bool:
+def _rebuilt(plan: Plan) -> bool:
     return plan.config["clinifact"]["pairs_source"] == "rebuild"
 
 
-def _studies_read(plan: Any) -> bool:
+def _studies_read(plan: Plan) -> bool:
     """Whether a planned job reads the studies: the rebuilt pairs, the statistics and diff, a Fig. 3 with its disease panel."""
     fig3 = plan.config["experiments"]["clinifact"]["disease_panel"] and (plan.stage_enabled("experiments") and bool(plan.clinifact_runs()))
     return _rebuilt(plan) or plan.stage_enabled("clinifact") or fig3
@@ -213,39 +211,39 @@ def dataset_jobs() -> list[JobSpec]:
     """The datasets' rules' records (the job table, :mod:`medfc.plan.jobs`)."""
     stage = lambda name: one_job(lambda plan: plan.stage_enabled(name))  # noqa: E731
     return [
-        JobSpec("healthfc_crawl", options_class=CrawlOptions, options=call("healthfc_crawl_options"), inputs=call("crawl_inputs"),
+        JobSpec("healthfc_crawl", "network", options_class=CrawlOptions, options=call(DatasetsPlan.healthfc_crawl_options), inputs=call(DatasetsPlan.crawl_inputs),
                 planned=_healthfc_data("parse")),
-        JobSpec("healthfc_parse", options_class=NoOptions, options=call("healthfc_parse_options"), planned=_healthfc_data("parse")),
-        JobSpec("healthfc_translate", options_class=hfc.TranslateOptions, options=call("healthfc_translate_options"),
-                inputs=call("translation_inputs"), resources=lambda plan, w: resources.translation_resources(plan),
-                planned=_healthfc_data("translate")),
-        JobSpec("healthfc_release", options_class=hfc.ReleaseOptions, options=call("healthfc_release_options"),
-                inputs=call("healthfc_release_inputs"),
+        JobSpec("healthfc_parse", "light", options_class=NoOptions, options=call(no_options), planned=_healthfc_data("parse")),
+        JobSpec("healthfc_translate", "model", options_class=hfc.TranslateOptions, options=call(DatasetsPlan.healthfc_translate_options),
+                inputs=call(DatasetsPlan.translation_inputs), resources=call(translation_resources),
+                local_model=translation_is_local, planned=_healthfc_data("translate")),
+        JobSpec("healthfc_release", "network", options_class=hfc.ReleaseOptions, options=call(DatasetsPlan.healthfc_release_options),
+                inputs=call(DatasetsPlan.healthfc_release_inputs),
                 planned=_healthfc_data("release")),
-        JobSpec("healthfc_align", options_class=hfc.AlignOptions, options=call("healthfc_align_options"), planned=_healthfc_data("align")),
-        JobSpec("healthfc_dataset", options_class=hfc.DatasetOptions, options=call("healthfc_dataset_options"), inputs=call("healthfc_dataset_inputs"),
+        JobSpec("healthfc_align", "light", options_class=hfc.AlignOptions, options=call(DatasetsPlan.healthfc_align_options), planned=_healthfc_data("align")),
+        JobSpec("healthfc_dataset", "light", options_class=hfc.DatasetOptions, options=call(DatasetsPlan.healthfc_dataset_options), inputs=call(DatasetsPlan.healthfc_dataset_inputs),
                 planned=_healthfc_data()),
-        JobSpec("healthfc_folds", options_class=hfc.FoldsOptions, options=call("healthfc_folds_options"),
+        JobSpec("healthfc_folds", "light", options_class=hfc.FoldsOptions, options=section("healthfc", "folds"),
                 planned=one_job(lambda plan: plan.stage_enabled("healthfc") or bool(plan.stage_enabled("experiments") and plan.healthfc_runs()))),
-        JobSpec("healthfc_export", options_class=NoOptions, options=call("dataset_export_options"), planned=stage("healthfc")),
-        JobSpec("healthfc_stats", options_class=hfc.StatsOptions, options=call("healthfc_stats_options"), planned=stage("healthfc")),
-        JobSpec("healthfc_diff", options_class=hfc.DiffOptions, options=call("healthfc_diff_options"),
+        JobSpec("healthfc_export", "light", options_class=NoOptions, options=call(no_options), planned=stage("healthfc")),
+        JobSpec("healthfc_stats", "light", options_class=hfc.StatsOptions, options=call(DatasetsPlan.healthfc_stats_options), planned=stage("healthfc")),
+        JobSpec("healthfc_diff", "light", options_class=hfc.DiffOptions, options=call(DatasetsPlan.healthfc_diff_options),
                 planned=one_job(lambda plan: plan.stage_enabled("healthfc") and plan.healthfc_mode == "crawl+release")),
-        JobSpec("clinifact_fetch_studies", options_class=cf.StudiesOptions, options=call("clinifact_fetch_studies_options"),
-                inputs=call("clinifact_studies_inputs"),
+        JobSpec("clinifact_fetch_studies", "network", options_class=cf.StudiesOptions, options=call(DatasetsPlan.clinifact_fetch_studies_options),
+                inputs=call(DatasetsPlan.clinifact_studies_inputs),
                 planned=_clinifact_data(_studies_read)),
-        JobSpec("clinifact_build_claims", options_class=cf.ClaimsOptions, options=call("clinifact_build_claims_options"),
+        JobSpec("clinifact_build_claims", "light", options_class=cf.ClaimsOptions, options=section("clinifact", "claims"),
                 planned=_clinifact_data(_rebuilt)),
-        JobSpec("clinifact_fetch_abstracts", options_class=cf.AbstractsOptions, options=call("clinifact_fetch_abstracts_options"),
+        JobSpec("clinifact_fetch_abstracts", "network", options_class=cf.AbstractsOptions, options=call(DatasetsPlan.clinifact_fetch_abstracts_options),
                 planned=_clinifact_data(_rebuilt)),
-        JobSpec("clinifact_build_pairs", options_class=cf.PairsOptions, options=call("clinifact_build_pairs_options"),
+        JobSpec("clinifact_build_pairs", "light", options_class=cf.PairsOptions, options=section("clinifact", "pairs"),
                 planned=_clinifact_data(_rebuilt)),
-        JobSpec("clinifact_import_release", options_class=cf.ReleaseOptions, options=call("clinifact_import_release_options"),
-                inputs=call("clinifact_release_inputs"),
+        JobSpec("clinifact_import_release", "network", options_class=cf.ReleaseOptions, options=call(DatasetsPlan.clinifact_import_release_options),
+                inputs=call(DatasetsPlan.clinifact_release_inputs),
                 planned=_clinifact_data(lambda plan: not _rebuilt(plan))),
-        JobSpec("clinifact_export", options_class=NoOptions, options=call("dataset_export_options"),
+        JobSpec("clinifact_export", "light", options_class=NoOptions, options=call(no_options),
                 planned=_clinifact_data(lambda plan: plan.stage_enabled("clinifact") and _rebuilt(plan))),
-        JobSpec("clinifact_stats", options_class=cf.StatsOptions, options=call("clinifact_stats_options"), planned=stage("clinifact")),
-        JobSpec("clinifact_diff", options_class=cf.DiffOptions, options=call("clinifact_diff_options"), inputs=call("clinifact_diff_inputs"),
+        JobSpec("clinifact_stats", "light", options_class=cf.StatsOptions, options=section("clinifact", "stats"), planned=stage("clinifact")),
+        JobSpec("clinifact_diff", "light", options_class=cf.DiffOptions, options=call(DatasetsPlan.clinifact_diff_options), inputs=call(DatasetsPlan.clinifact_diff_inputs),
                 planned=_clinifact_data(lambda plan: plan.stage_enabled("clinifact") and plan.clinifact_diff_enabled())),
     ]

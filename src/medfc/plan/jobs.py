@@ -1,63 +1,87 @@
-"""The plan as a table of job specs: one small record (:class:`JobSpec`) per rule whose jobs'
-inputs, options, prompts or resources depend on the config: its wildcard axes, the function that builds each
-of those from one job's wildcards, and which jobs of it the config plans.
+"""The plan as a table of job specs: one small record (:class:`JobSpec`) per rule of the workflow: its wildcard
+axes, where its jobs run (``placement``), the functions that build one job's config-dependent inputs, options,
+prompts and resources from its wildcards, and which jobs of it the config plans.
 
-Each stage declares its rules' records beside the methods they call (:func:`medfc.plan.datasets.dataset_jobs`,
-:func:`medfc.plan.experiments.experiment_jobs`, :func:`medfc.plan.medsnip.medsnip_jobs`; CliniFact's from its
-systems' registry); :func:`medfc.plan.job_specs` is the whole table. The rules ask it through
-:class:`medfc.plan.Plan`'s entry points, one each, never a per-rule method:
+Each stage declares its rules' records beside the functions they name (:func:`medfc.plan.datasets.dataset_jobs`,
+:func:`medfc.plan.experiments.experiment_jobs`, :func:`medfc.plan.tables.report_jobs`,
+:func:`medfc.plan.medsnip.medsnip_jobs`); :func:`medfc.plan.table.job_specs` is the whole table, which a
+:class:`medfc.plan.Plan` builds once. The rules ask it through the plan's entry points:
 ``params: options=lambda w: PLAN.options("<rule>", w)``, ``input: unpack(lambda w: PLAN.inputs("<rule>", w))``,
 ``prompts=lambda w: PLAN.prompts("<rule>", w)`` and ``threads:`` / ``resources:`` through
-``PLAN.job_resources("<rule>", w)``; :meth:`medfc.plan.Plan.build_jobs` is one loop over the table and its
-planned jobs (:func:`build_all`), so a config mistake that only a job's options find stops the plan before
-Snakemake builds its DAG. The table is built when asked, so a system registered later (a test's) is in it.
+``PLAN.job_resources("<rule>", w)``: the rule's record names the function, by reference (:func:`call`), so an
+editor goes from the record to the code in one step. :meth:`medfc.plan.Plan.build_jobs` is one loop over the
+table and its planned jobs (:func:`build_all`), so a config mistake that only a job's options find stops the plan
+before Snakemake builds its DAG.
 
 A record's ``options`` builds one job's options: the typed object itself, or the config's mapping that its
 ``options_class`` (the class its rule's step is annotated with, ``tests/unit/plan/test_jobs.py``) types
 (:func:`typed_options`). :meth:`medfc.plan.Plan.job_options` keeps that object; the rule's ``options`` param is it
 serialised once (:meth:`~medfc.common.options.Options.to_mapping` with sorted keys, what Snakemake compares between
 runs), from which the job builds the same object again (:func:`medfc.cli.step_arguments`; a test keeps the two
-equal for every planned job of the shipped configs).
-
-Most functions are a :class:`PlanCall`: a method of the plan, called with the job's wildcards its ``axes``
-name (in that order), after any fixed ``args``; a test checks that each names a method of the plan and only
-axes of its rule. A light module (no torch, no pandas): the workflow reads it when it plans the DAG.
+equal for every planned job of the shipped configs). A light module (no torch, no pandas): the workflow reads it
+when it plans the DAG.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from medfc.common.options import Options
-from medfc.plan import resources
+
+if TYPE_CHECKING:
+    from medfc.plan import Plan
 
 Wildcards = Mapping[str, str]
-Build = Callable[[Any, Wildcards], Any]  # (the plan, one job's wildcards) → its inputs, options, prompts or resources
-Planned = Callable[[Any], Iterable[dict[str, str]]]  # the plan → the wildcards of each job of the rule it plans
+Config = dict[str, Any]  # a validated config, its defaults filled in
+Build = Callable[["Plan", Wildcards], Any]  # (the plan, one job's wildcards) → its inputs, options, prompts or resources
+Planned = Callable[["Plan"], Iterable[dict[str, str]]]  # the plan → the wildcards of each job of the rule it plans
 OptionsClass = type[Options] | Callable[[Wildcards], type[Options]]  # a rule's options class, or one job's from its wildcards
+Placement = Literal["compute", "model", "network", "light"]  # where a rule's jobs run on a cluster (medfc.plan.cluster)
 
 
 @dataclass(frozen=True)
 class PlanCall:
-    """``plan.<method>(*args, *(wildcards[a] for a in axes))``."""
+    """``function(plan, *args, *(wildcards[a] for a in axes))``: ``function`` a method of the plan or a function of it."""
 
-    method: str
+    function: Callable[..., Any]
     axes: tuple[str, ...] = ()
-    args: tuple[Any, ...] = ()
+    args: tuple[object, ...] = ()
 
-    def __call__(self, plan: Any, wildcards: Wildcards) -> Any:
-        return getattr(plan, self.method)(*self.args, *(wildcards[a] for a in self.axes))
-
-
-def call(method: str, *axes: str, args: tuple[Any, ...] = ()) -> PlanCall:
-    return PlanCall(method, axes, args)
+    def __call__(self, plan: Plan, wildcards: Wildcards) -> Any:
+        return self.function(plan, *self.args, *(wildcards[a] for a in self.axes))
 
 
-def one_job(when: Callable[[Any], bool]) -> Planned:
+def call(function: Callable[..., Any], *axes: str, args: tuple[object, ...] = ()) -> PlanCall:
+    """A record's builder: ``function`` called with the plan, ``args``, then the job's wildcards named by ``axes``."""
+    return PlanCall(function, axes, args)
+
+
+def one_job(when: Callable[[Plan], bool]) -> Planned:
     """A rule without wildcards: its one job, when ``when(plan)``."""
     return lambda plan: [{}] if when(plan) else []
+
+
+def always(plan: Plan) -> bool:
+    return True
+
+
+def no_options(plan: Plan) -> dict[str, object]:
+    """The options of a rule whose step reads none."""
+    return {}
+
+
+def section(*keys: str) -> PlanCall:
+    """A record's ``options``: the config's section at ``keys`` as it stands (``section("clinifact", "claims")``)."""
+    return call(config_section, args=keys)
+
+
+def config_section(plan: Plan, *keys: str) -> object:
+    node: object = plan.config
+    for key in keys:
+        node = node[key]  # type: ignore[index]
+    return node
 
 
 @dataclass(frozen=True)
@@ -69,9 +93,14 @@ class JobSpec:
     whose inputs, options and prompts :meth:`medfc.plan.Plan.build_jobs` builds before the DAG (``checked``
     False: options that read no config, such as the software a run records, are built only when Snakemake
     plans the job). ``options_class``: the class of its step's options, which types what ``options`` builds when
-    that is a mapping (None: ``options`` builds the typed object itself, or the step takes a plain mapping)."""
+    that is a mapping (None: ``options`` builds the typed object itself, or the step takes a plain mapping).
+    ``placement``: where a cluster run runs its jobs (:mod:`medfc.plan.cluster`): ``compute`` (training, always a
+    cluster job), ``model`` (a cluster job when ``local_model(config)`` says one of its models runs in the job's
+    own process, else where Snakemake runs), ``network`` (it calls the network: where Snakemake runs unless the
+    compute nodes are online) or ``light`` (seconds of work, where Snakemake runs)."""
 
     rule: str
+    placement: Placement
     wildcards: tuple[str, ...] = ()
     options: Build | None = None
     options_class: OptionsClass | None = None
@@ -80,9 +109,14 @@ class JobSpec:
     resources: Build | None = None
     planned: Planned = lambda plan: []
     checked: bool = True
+    local_model: Callable[[Config], bool] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.placement == "model") != (self.local_model is not None):
+            raise ValueError(f"{self.rule}: a rule placed 'model', and only such a rule, says whether it runs a local model (local_model)")
 
 
-def unique(jobs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
+def unique(jobs: Iterable[Mapping[str, object]]) -> list[dict[str, str]]:
     """Each job's wildcards once, as Snakemake gives them (strings), in order."""
     seen: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
     for job in jobs:
@@ -91,16 +125,11 @@ def unique(jobs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
     return list(seen.values())
 
 
-def wildcard_dict(wildcards: Any) -> dict[str, str]:
+def wildcard_dict(wildcards: Wildcards | None) -> dict[str, str]:
     """A Snakemake ``Wildcards``, a mapping or None, as a dict of the wildcards' names and values."""
     if wildcards is None:
         return {}
     return dict(wildcards.items())
-
-
-def model_resources(rule: str) -> Build:
-    """A model rule's: its model's kind and size (:func:`medfc.plan.resources.model_job_resources`)."""
-    return lambda plan, w: resources.model_job_resources(plan, rule, w["model"])
 
 
 def table_of(specs: Iterable[JobSpec]) -> dict[str, JobSpec]:
@@ -119,13 +148,13 @@ def job_spec(table: Mapping[str, JobSpec], rule: str) -> JobSpec:
         raise ValueError(f"{rule} is not a rule of the plan's job table (medfc.plan.jobs)") from None
 
 
-def build(plan: Any, spec: JobSpec, part: str, wildcards: Any = None) -> Any:
+def build(plan: Plan, spec: JobSpec, part: str, wildcards: Wildcards | None = None) -> Any:
     """One job's ``part`` (``options``, ``inputs``, ``prompts``) from its rule's record: {} where it has none."""
     fn = getattr(spec, part)
     return {} if fn is None else fn(plan, wildcard_dict(wildcards))
 
 
-def typed_options(plan: Any, spec: JobSpec, wildcards: Any = None) -> Options | Mapping[str, Any]:
+def typed_options(plan: Plan, spec: JobSpec, wildcards: Wildcards | None = None) -> Options | Mapping[str, object]:
     """One job's options as its step takes them: what the record's ``options`` builds, typed by its
     ``options_class`` when that is a mapping (a missing, unknown or mistyped key: the OptionsError naming it)."""
     w = wildcard_dict(wildcards)
@@ -138,13 +167,13 @@ def typed_options(plan: Any, spec: JobSpec, wildcards: Any = None) -> Options | 
     return cls.from_mapping(built, where=f"{spec.rule}[{', '.join(f'{k}={v}' for k, v in w.items())}]" if w else spec.rule)
 
 
-def serialised(options: Options | Mapping[str, Any]) -> dict[str, Any]:
+def serialised(options: Options | Mapping[str, object]) -> dict[str, object]:
     """A job's options as its rule's ``options`` param: the typed object's mapping with sorted keys (JSON-like:
     what the job builds the same object from, and what Snakemake compares with the last run's)."""
     return options.to_mapping(sort_keys=True) if isinstance(options, Options) else dict(options)
 
 
-def job_resources(plan: Any, table: Mapping[str, JobSpec], rule: str, wildcards: Any = None) -> dict[str, int]:
+def job_resources(plan: Plan, table: Mapping[str, JobSpec], rule: str, wildcards: Wildcards | None = None) -> dict[str, int]:
     """``{gpu, threads, mem_mb, runtime}`` of one job of ``rule``, from its record."""
     spec = table.get(rule)
     fn = spec.resources if spec is not None else None
@@ -154,7 +183,7 @@ def job_resources(plan: Any, table: Mapping[str, JobSpec], rule: str, wildcards:
     return fn(plan, wildcard_dict(wildcards))
 
 
-def planned_jobs(plan: Any, table: Mapping[str, JobSpec]) -> Iterable[tuple[JobSpec, dict[str, str]]]:
+def planned_jobs(plan: Plan, table: Mapping[str, JobSpec]) -> Iterable[tuple[JobSpec, dict[str, str]]]:
     """(record, wildcards) of every job the config plans, rule by rule in the table's order."""
     for spec in table.values():
         if spec.checked:
@@ -162,7 +191,7 @@ def planned_jobs(plan: Any, table: Mapping[str, JobSpec]) -> Iterable[tuple[JobS
                 yield spec, wildcards
 
 
-def build_all(plan: Any, table: Mapping[str, JobSpec]) -> None:
+def build_all(plan: Plan, table: Mapping[str, JobSpec]) -> None:
     """Build, once, every planned job's inputs, typed options and prompts (each record's ``planned`` jobs;
     the plan keeps the options, :meth:`medfc.plan.Plan.job_options`)."""
     for spec, wildcards in planned_jobs(plan, table):

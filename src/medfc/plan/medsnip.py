@@ -4,8 +4,9 @@ the resources of a job and the checks the schema cannot express."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from collections.abc import Mapping
+
+from typing import TYPE_CHECKING
 
 from medfc.common.llm_backends import runs_locally
 from medfc.medsnip.options import (
@@ -14,18 +15,19 @@ from medfc.medsnip.options import (
     LLM_MODES,
     MODES,
     DecomposeOptions,
-    LLMOptions,
     PrepareOptions,
-    RetrievalOptions,
     ScoreOptions,
     TableOptions,
     VerifyOptions,
 )
 from medfc.medsnip.sources import ANSWER_SOURCES, answer_source, enabled_sources
 from medfc.medsnip.verifier_kinds import verifier_kind
-from medfc.plan.experiments import layered
-from medfc.plan.jobs import Build, JobSpec, Planned, call
+from medfc.plan.jobs import Build, Config, JobSpec, Planned, call
+from medfc.plan.models import layered
 from medfc.plan.layout import Layout
+
+if TYPE_CHECKING:
+    from medfc.plan import Plan
 
 # The prompt names live beside the code that reads them (medsnip.decompose, medsnip.verify), which loads
 # the LLM layer, HTTP clients and pandas: imported by the methods that need them, only when the stage
@@ -37,11 +39,11 @@ MEDSNIP_WILDCARDS = {"dataset": "|".join(MEDSNIP_TITLES), "mode": "|".join(MODES
 
 
 class MedsnipPlan:
-    config: dict[str, Any]
+    config: Config
     layout: Layout
 
     @property
-    def ms(self) -> dict[str, Any]:
+    def ms(self) -> dict[str, object]:
         return self.config["medsnip"]
 
     def medsnip_cache(self, value: str | None, sub: str) -> str:
@@ -57,19 +59,19 @@ class MedsnipPlan:
         human = HUMAN_MODES if answer_source(dataset).human_units and self.ms["datasets"][dataset]["human_units"] else []
         return list(self.ms["modes"]) + list(human)
 
-    def medsnip_verifier(self, name: str) -> dict[str, Any]:
+    def medsnip_verifier(self, name: str) -> dict[str, object]:
         for v in self.ms["verifiers"]:
             if v["name"] == name:
                 return v
         raise ValueError(f"config: no verifier {name!r} in medsnip.verifiers")
 
-    def medsnip_llm(self, overrides: dict[str, Any] | None) -> dict[str, Any]:
+    def medsnip_llm(self, overrides: Mapping[str, object] | None) -> dict[str, object]:
         """medsnip.llm with a role's overrides, its HTTP cache resolved."""
         llm = layered(self.ms["llm"], overrides)
         llm["http_cache_dir"] = self.medsnip_cache(llm["http_cache_dir"], "medsnip/http")
         return llm
 
-    def _medsnip_common(self) -> dict[str, Any]:
+    def _medsnip_common(self) -> dict[str, object]:
         return {"prompt_dir": self.ms["prompt_dir"], "unit_cache_dir": self.medsnip_cache(self.ms["unit_cache_dir"], "medsnip/units")}
 
     def medsnip_rewrites(self, dataset: str) -> bool:
@@ -80,7 +82,7 @@ class MedsnipPlan:
         """Whether an enabled dataset's claims are rewritten (the rewriter LLM is asked)."""
         return any(self.medsnip_rewrites(d) for d in self.medsnip_datasets())
 
-    def medsnip_prepare_options(self, dataset: str) -> dict[str, Any]:
+    def medsnip_prepare_options(self, dataset: str) -> dict[str, object]:
         ds = self.ms["datasets"][dataset]
         rewrite = self.medsnip_rewrites(dataset)
         return {"source": dataset, "splits": ds.get("splits", []), "rewrite_claims": rewrite, "limit": ds["limit"],
@@ -91,30 +93,30 @@ class MedsnipPlan:
         source = self.layout.under("healthfc/dataset/healthfc.jsonl") if answer_source(dataset).healthfc_dataset else self.ms["datasets"][dataset]["path"]
         return {"source": source}
 
-    def medsnip_decompose_options(self, dataset: str, mode: str) -> dict[str, Any]:
+    def medsnip_decompose_options(self, dataset: str, mode: str) -> dict[str, object]:
         ms = self.ms
         given = answer_source(dataset).given_atoms and mode in GIVEN_ATOM_MODES
         return {"mode": mode, "atoms_from": ms["atoms_from"] if given else "extract",
                 "fallback_whole_text": ms["fallback_whole_text"],
                 "llm": self.medsnip_llm(ms["decomposer"]) if mode in LLM_MODES else None, **self._medsnip_common()}
 
-    def medsnip_retrieval(self) -> dict[str, Any]:
+    def medsnip_retrieval(self) -> dict[str, object]:
         r = self.ms["retrieval"]
         return {**r, "search_cache_dir": self.medsnip_cache(r["search_cache_dir"], "medsnip/search"),
                 "pubmed": {**r["pubmed"], "cache_dir": self.medsnip_cache(r["pubmed"]["cache_dir"], "clinifact/pubmed")},
                 "web": {**r["web"], "http_cache_dir": self.medsnip_cache(r["web"]["http_cache_dir"], "medsnip/web")}}
 
-    def medsnip_verify_options(self, verifier: str) -> dict[str, Any]:
+    def medsnip_verify_options(self, verifier: str) -> dict[str, object]:
         v = self.medsnip_verifier(verifier)
         return {"verifier": v["kind"], "name": v["name"], "unparsed": v["unparsed"], "llm": self.medsnip_llm(v["llm"]),
                 "retrieval": self.medsnip_retrieval() if verifier_kind(v["kind"]).retrieves else None, **self._medsnip_common()}
 
-    def medsnip_score_options(self, dataset: str) -> dict[str, Any]:
+    def medsnip_score_options(self, dataset: str) -> dict[str, object]:
         ds = self.ms["datasets"][dataset]
         level, baseline = (ds["level"], ds["baseline_mode"]) if answer_source(dataset).own_level else ("answer", "atoms")
         return {"level": level, "baseline_mode": baseline, **self.ms["score"]}
 
-    def medsnip_table_options(self, dataset: str) -> dict[str, Any]:
+    def medsnip_table_options(self, dataset: str) -> dict[str, object]:
         return {"title": answer_source(dataset).title}
 
     def medsnip_prompts(self, names: list[str]) -> dict[str, str]:
@@ -148,48 +150,18 @@ class MedsnipPlan:
         return [f"{self.layout.medsnip}/{dataset}/verdicts/{v['name']}/{m}{suffix}" for v in self.ms["verifiers"]
                 for m in self.medsnip_modes(dataset)]
 
-    def medsnip_score_inputs(self, dataset: str) -> dict[str, Any]:
+    def medsnip_score_inputs(self, dataset: str) -> dict[str, object]:
         return {"answers": f"{self.layout.medsnip}/{dataset}/answers.jsonl", "verdicts": self._medsnip_verdicts(dataset, ".jsonl"),
                 "verifications": self._medsnip_verdicts(dataset, ".info.json"),
                 "decompositions": [f"{self.layout.medsnip}/{dataset}/units/{m}.info.json" for m in self.medsnip_modes(dataset)]}
 
-    def medsnip_resources(self, options: Any) -> dict[str, int]:
+    def medsnip_resources(self, options: PrepareOptions | DecomposeOptions | VerifyOptions) -> dict[str, int]:
         """A job running a local transformers model asks for the configured threads, GPUs and memory; a
         server job for one thread, no GPU and 2 GB (``options``: the job's typed options)."""
         llm = options.llm  # every MedSNIP step's options name their LLM (None: it runs none)
         local = llm is not None and runs_locally(llm.backend)
         ms = self.ms
         return {"threads": ms["threads"], "gpu": ms["gpu"], "mem_mb": ms["mem_mb"]} if local else {"threads": 1, "gpu": 0, "mem_mb": 2048}
-
-    def check_medsnip(self) -> None:
-        """What the schema cannot say about the medsnip section, checked before any job runs, naming the key."""
-        ms = self.ms
-        datasets = self.medsnip_datasets()
-        if not datasets:
-            raise ValueError("config: stages.medsnip is on but none of " + ", ".join(f"medsnip.datasets.{d}.enabled" for d in ANSWER_SOURCES)
-                             + " is true")
-        for name in datasets:
-            source, ds, key = answer_source(name), ms["datasets"][name], f"medsnip.datasets.{name}"
-            if not source.healthfc_dataset and not Path(ds["path"]).is_file():
-                raise ValueError(f"config: {key}.path {ds['path']!r} is not a file")
-            if source.own_level and ds["baseline_mode"] in HUMAN_MODES and not (source.human_units and ds["human_units"]):
-                raise ValueError(f"config: {key}.baseline_mode is {ds['baseline_mode']} but {key}.human_units is false")
-        names = [v["name"] for v in ms["verifiers"]]
-        if len(set(names)) < len(names):
-            raise ValueError(f"config: medsnip.verifiers has repeated names {sorted(n for n in set(names) if names.count(n) > 1)}")
-        roles = [("medsnip.decomposer", ms["decomposer"])]
-        if self.medsnip_rewriting():
-            roles.append(("medsnip.rewriter", ms["rewriter"]))
-        roles += [(f"medsnip.verifiers[{i}].llm", v["llm"]) for i, v in enumerate(ms["verifiers"])]
-        checks: list[tuple[Any, dict[str, Any], str]] = [(LLMOptions, self.medsnip_llm(overrides), where) for where, overrides in roles]
-        if any(verifier_kind(v["kind"]).retrieves for v in ms["verifiers"]):
-            checks.append((RetrievalOptions, self.medsnip_retrieval(), "medsnip.retrieval"))
-        for cls, options, where in checks:
-            try:
-                cls.from_mapping(options, where)  # its cross-field checks included
-            except ValueError as exc:
-                note = f" (the LLM of {where} is medsnip.llm updated with the keys {where} sets)" if cls is LLMOptions else ""
-                raise ValueError(f"config: {exc}{note}") from None
 
     def medsnip_targets(self) -> list[str]:
         if not self.config["stages"].get("medsnip", False):
@@ -199,7 +171,7 @@ class MedsnipPlan:
 
 # ---------------------------------------------------------------------------------- the job table
 
-def _medsnip(plan: Any) -> list[str]:
+def _medsnip(plan: Plan) -> list[str]:
     return plan.medsnip_datasets() if plan.stage_enabled("medsnip") else []
 
 
@@ -208,26 +180,48 @@ def _medsnip_resources(rule: str) -> Build:
     return lambda plan, w: {**plan.medsnip_resources(plan.job_options(rule, w)), "runtime": plan.config["medsnip"]["runtime"]}
 
 
+def _role_local(config: Config, overrides: Mapping[str, object] | None) -> bool:
+    """Whether a role's LLM (``medsnip.llm`` updated with the role's keys) runs in the job's own process."""
+    llm = {**config["medsnip"]["llm"], **(overrides or {})}
+    return bool(llm) and runs_locally(llm.get("backend"))
+
+
+def _prepare_local(config: Config) -> bool:
+    ms = config["medsnip"]
+    rewriting = any(answer_source(d).rewrites_claims(ms["datasets"][d]) for d in enabled_sources(ms["datasets"]))
+    return rewriting and _role_local(config, ms["rewriter"])
+
+
+def _decompose_local(config: Config) -> bool:
+    return _role_local(config, config["medsnip"]["decomposer"])
+
+
+def _verify_local(config: Config) -> bool:
+    return any(_role_local(config, v["llm"]) for v in config["medsnip"]["verifiers"])
+
+
 def medsnip_jobs() -> list[JobSpec]:
     """The MedSNIP rules' records (the job table, :mod:`medfc.plan.jobs`)."""
-    def decompositions(plan: Any) -> list[dict[str, str]]:
+    def decompositions(plan: Plan) -> list[dict[str, str]]:
         return [{"dataset": d, "mode": m} for d in _medsnip(plan) for m in plan.medsnip_modes(d)]
 
-    def verifications(plan: Any) -> list[dict[str, str]]:
+    def verifications(plan: Plan) -> list[dict[str, str]]:
         return [{**job, "verifier": v["name"]} for job in decompositions(plan) for v in plan.config["medsnip"]["verifiers"]]
 
     datasets: Planned = lambda plan: [{"dataset": d} for d in _medsnip(plan)]  # noqa: E731
     return [
-        JobSpec("medsnip_prepare", ("dataset",), options_class=PrepareOptions, options=call("medsnip_prepare_options", "dataset"),
-                inputs=call("medsnip_prepare_inputs", "dataset"),
-                prompts=call("medsnip_prepare_prompts", "dataset"), resources=_medsnip_resources("medsnip_prepare"), planned=datasets),
-        JobSpec("medsnip_decompose", ("dataset", "mode"), options_class=DecomposeOptions, options=call("medsnip_decompose_options", "dataset", "mode"),
-                prompts=call("medsnip_decompose_prompts", "mode"), resources=_medsnip_resources("medsnip_decompose"), planned=decompositions),
-        JobSpec("medsnip_verify", ("dataset", "mode", "verifier"), options_class=VerifyOptions, options=call("medsnip_verify_options", "verifier"),
-                inputs=call("medsnip_verify_inputs", "dataset", "mode", "verifier"), prompts=call("medsnip_verify_prompts", "verifier"),
-                resources=_medsnip_resources("medsnip_verify"), planned=verifications),
-        JobSpec("medsnip_score", ("dataset",), options_class=ScoreOptions, options=call("medsnip_score_options", "dataset"),
-                inputs=call("medsnip_score_inputs", "dataset"),
+        JobSpec("medsnip_prepare", "model", ("dataset",), options_class=PrepareOptions, options=call(MedsnipPlan.medsnip_prepare_options, "dataset"),
+                inputs=call(MedsnipPlan.medsnip_prepare_inputs, "dataset"),
+                prompts=call(MedsnipPlan.medsnip_prepare_prompts, "dataset"), resources=_medsnip_resources("medsnip_prepare"),
+                local_model=_prepare_local, planned=datasets),
+        JobSpec("medsnip_decompose", "model", ("dataset", "mode"), options_class=DecomposeOptions, options=call(MedsnipPlan.medsnip_decompose_options, "dataset", "mode"),
+                prompts=call(MedsnipPlan.medsnip_decompose_prompts, "mode"), resources=_medsnip_resources("medsnip_decompose"),
+                local_model=_decompose_local, planned=decompositions),
+        JobSpec("medsnip_verify", "model", ("dataset", "mode", "verifier"), options_class=VerifyOptions, options=call(MedsnipPlan.medsnip_verify_options, "verifier"),
+                inputs=call(MedsnipPlan.medsnip_verify_inputs, "dataset", "mode", "verifier"), prompts=call(MedsnipPlan.medsnip_verify_prompts, "verifier"),
+                resources=_medsnip_resources("medsnip_verify"), local_model=_verify_local, planned=verifications),
+        JobSpec("medsnip_score", "light", ("dataset",), options_class=ScoreOptions, options=call(MedsnipPlan.medsnip_score_options, "dataset"),
+                inputs=call(MedsnipPlan.medsnip_score_inputs, "dataset"),
                 planned=datasets),
-        JobSpec("medsnip_table", ("dataset",), options_class=TableOptions, options=call("medsnip_table_options", "dataset"), planned=datasets),
+        JobSpec("medsnip_table", "light", ("dataset",), options_class=TableOptions, options=call(MedsnipPlan.medsnip_table_options, "dataset"), planned=datasets),
     ]

@@ -15,8 +15,7 @@ Every training and inference job is one row of ``experiments.resources`` (:data:
   its run's row, ``experiments.stacking.inner_folds`` times the runtime.
 
 A CliniFact system's record (:data:`medfc.experiments.clinifact_systems.CLINIFACT_SYSTEMS`) says which of
-these its rule takes (its ``resources``); the rules and rows below are read from the records and the kinds. A job
-of the generic rule (``clinifact_system``: the systems with a runner of their own) takes its system's.
+these its rule takes (its ``resources``); the rules and rows below are read from the records and the kinds.
 
 The size of a model (:func:`model_size`) is ``large`` when its name says so: an encoder whose name has
 the word ``large`` (or ``xl``, ``xxl``, ``xlarge``: ``bert-large-uncased``, ``xlm-roberta-large``), a
@@ -36,13 +35,15 @@ they run a local model, by the same rule.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from medfc.common.llm_backends import runs_locally
 from medfc.experiments import options as model_options  # MODEL_CONFIGS read when asked (a kind registered later is one)
-from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, SYSTEM_RULE, record_of_rule
-from medfc.plan import cluster
-from medfc.plan.hints import did_you_mean
+from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, record_of_rule
+from medfc.plan.jobs import Build, Config
+
+if TYPE_CHECKING:
+    from medfc.plan import Plan
 
 KEYS = ("gpu", "threads", "mem_mb", "runtime")
 ROW_KEYS = ("threads", "mem_mb", "runtime")  # a row's own keys; its GPUs are experiments.gpu or none
@@ -50,7 +51,6 @@ LLM_ROWS = ("llm", "llm_large", "lora", "lora_large")  # the sized rows of a cau
 SIZES = ("base", "large")
 LARGE_LLM_BILLIONS = 15  # above it a causal LM is large (70B); 7-8B models are base
 MODEL_KIND = "model_kind"  # a CliniFact system's resources: its model's kind's row
-BY_SYSTEM = "system"  # the generic rule's jobs: the resources of the system each job runs
 
 
 def gpu_rows() -> tuple[str, ...]:
@@ -69,10 +69,8 @@ def inner_cv_rules() -> dict[str, str]:
 
 
 def row_choices() -> dict[str, str]:
-    """rule → how its jobs pick their row: :data:`MODEL_KIND`, or a causal LM's row (a CliniFact system's ``resources``);
-    the generic rule's jobs, :data:`BY_SYSTEM`."""
-    return {"healthfc_experiment": MODEL_KIND, **{s.rule: s.resources for s in CLINIFACT_SYSTEMS.values() if s.runner is None},
-            SYSTEM_RULE: BY_SYSTEM}
+    """rule → how its jobs pick their row: :data:`MODEL_KIND`, or a causal LM's row (a CliniFact system's ``resources``)."""
+    return {"healthfc_experiment": MODEL_KIND, **{s.rule: s.resources for s in CLINIFACT_SYSTEMS.values()}}
 
 
 def model_rules() -> tuple[str, ...]:
@@ -84,7 +82,6 @@ GPU_ROWS = gpu_rows()
 ROWS = rows()
 MODEL_RULES = model_rules()
 INNER_CV_RULES = inner_cv_rules()
-TRANSLATE = {"threads": 2, "mem_mb": 8192, "runtime": 600}  # Opus-MT over every sentence of the crawl
 # keys of ``experiments`` whose values belong in this section (experiments.threads, .mem_mb, .runtime) → where they go
 MOVED = {key: f"experiments.resources.<row>.{key}" for key in ROW_KEYS}
 
@@ -107,7 +104,7 @@ def name_size(name: str, llm: bool) -> str:
     return "large" if _LARGE_WORDS & set(re.split(r"[^a-z0-9]+", name.lower())) else "base"
 
 
-def model_size(plan: Any, alias: str, llm: bool) -> str:
+def model_size(plan: Plan, alias: str, llm: bool) -> str:
     """An alias's size: its ``models.resources.<alias>.size``, else :func:`name_size` of its model name."""
     own = plan.config["models"]["resources"].get(alias) or {}
     return own.get("size") or name_size(plan.model_name(alias), llm)
@@ -117,14 +114,13 @@ def _large(row: str, size: str) -> str:
     return f"{row}_large" if size == "large" else row
 
 
-def row_of(plan: Any, rule: str, alias: str, system: str | None = None) -> str:
-    """The ``experiments.resources`` row of one model job (:func:`model_rules`; an inner cross-validation's is its run's;
-    ``system``: the CliniFact system a job of the generic rule runs)."""
+def row_of(plan: Plan, rule: str, alias: str) -> str:
+    """The ``experiments.resources`` row of one model job (:func:`model_rules`; an inner cross-validation's is its run's)."""
     rule = inner_cv_rules().get(rule, rule)
     how = row_choices().get(rule)
     if how is None:
         raise ValueError(f"{rule} is not a rule that trains or runs a model ({', '.join(model_rules())})")
-    spec = record_of_rule(rule, system)  # the CliniFact system the job runs (None: a HealthFC run)
+    spec = record_of_rule(rule)  # the CliniFact system the job runs (None: a HealthFC run)
     how = spec.resources if spec is not None else how
     if how == MODEL_KIND or spec is None:
         cls = plan.model_class(alias)
@@ -138,17 +134,16 @@ def row_of(plan: Any, rule: str, alias: str, system: str | None = None) -> str:
     return _large(how, model_size(plan, alias, llm=True))
 
 
-def model_job_resources(plan: Any, rule: str, alias: str, system: str | None = None) -> dict[str, int]:
+def model_job_resources(plan: Plan, rule: str, alias: str) -> dict[str, int]:
     """``{gpu, threads, mem_mb, runtime}`` of one model job: its row, its GPUs (``experiments.gpu`` for a
     row of :func:`gpu_rows`, else 0), then its alias's ``models.resources`` values (not for a server job).
-    An inner cross-validation (:func:`inner_cv_rules`) asks for its member's run's, ``inner_folds`` times the runtime;
-    a job of the generic rule, its ``system``'s."""
+    An inner cross-validation (:func:`inner_cv_rules`) asks for its member's run's, ``inner_folds`` times the runtime."""
     ex = plan.config["experiments"]
     inner = inner_cv_rules()
     if rule in inner:
         out = model_job_resources(plan, inner[rule], alias)
         return {**out, "runtime": out["runtime"] * ex["stacking"]["inner_folds"]}
-    row = row_of(plan, rule, alias, system)
+    row = row_of(plan, rule, alias)
     out = {"gpu": ex["gpu"] if row in gpu_rows() else 0, **{k: ex["resources"][row][k] for k in ROW_KEYS}}
     if row != "server":
         own = plan.config["models"]["resources"].get(alias) or {}
@@ -156,25 +151,12 @@ def model_job_resources(plan: Any, rule: str, alias: str, system: str | None = N
     return out
 
 
-def translation_resources(plan: Any) -> dict[str, int]:
-    """The translation's (:data:`TRANSLATE`), with ``healthfc.translation.gpu`` only for a local model."""
-    gpu = plan.config["healthfc"]["translation"]["gpu"] if cluster.runs_a_local_model(plan.config, "healthfc_translate") else 0
-    return {"gpu": gpu, **TRANSLATE}
+def model_resources(rule: str) -> Build:
+    """A model rule's record's ``resources``: its model's kind and size (:func:`model_job_resources`)."""
+    return lambda plan, w: model_job_resources(plan, rule, w["model"])
 
 
-def check_model_resources(plan: Any) -> None:
-    """``models.resources``: each entry names a model alias, not an ensemble (an ensemble's job averages
-    its members' predictions, with small fixed resources); its keys' types are the schema's."""
-    for alias in plan.config["models"]["resources"]:
-        if plan.is_ensemble(alias):
-            raise ValueError(f"config: models.resources.{alias}: {alias!r} is an ensemble, whose job only averages its members' "
-                             f"predictions; set its members' resources ({', '.join(plan.ensemble_members(alias))})")
-        if alias not in plan.aliases:
-            raise ValueError(f"config: models.resources.{alias}: {alias!r} is not in models.aliases{did_you_mean(alias, plan.aliases)} "
-                             f"(models.aliases: {', '.join(sorted(plan.aliases))})")
-
-
-def moved_key(config: dict[str, Any]) -> str | None:
+def moved_key(config: Config) -> str | None:
     """A key of ``experiments`` whose value belongs in this module's section (``experiments.mem_mb``...), as one
     line saying where to set it; reads the config as written, before the schema calls it an unknown key."""
     ex = config.get("experiments") if isinstance(config, dict) else None

@@ -29,13 +29,19 @@ def module_name(path: Path, root: Path) -> str:
 
 def imports(root: Path) -> dict[str, list[tuple[str, int]]]:
     """module → [(imported medfc module, line)] for every ``.py`` under ``root / "medfc"``; ``from a
-    import b`` is the module ``a.b`` when that is a module of the tree, else ``a``."""
+    import b`` is the module ``a.b`` when that is a module of the tree, else ``a``. Imports for type checkers only
+    (under ``if TYPE_CHECKING:``) are not imports at run time and are left out."""
     modules = {module_name(p, root): p for p in (root / "medfc").rglob("*.py")}
     out: dict[str, list[tuple[str, int]]] = {}
     for mod, path in sorted(modules.items()):
         package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
         edges = []
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+                       for stmt in block.body for n in ast.walk(stmt)}
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
             if isinstance(node, ast.Import):
                 edges += [(a.name, node.lineno) for a in node.names]
             elif isinstance(node, ast.ImportFrom):

@@ -17,13 +17,8 @@ SHARED = ("clinifact_data", "clinifact_prompts")
 
 
 def runner_modules() -> dict[str, Path]:
-    """The runner modules by dotted name: the three systems with rules of their own and every module of the
-    package ``clinifact_runners`` (its systems with a runner of their own)."""
-    modules = {f"{PACKAGE}.{name}": EXPERIMENTS / f"{name}.py" for name in RUNNERS}
-    for path in sorted((EXPERIMENTS / "clinifact_runners").glob("*.py")):
-        if path.stem != "__init__":
-            modules[f"{PACKAGE}.clinifact_runners.{path.stem}"] = path
-    return modules
+    """The runner modules by dotted name: one per system."""
+    return {f"{PACKAGE}.{name}": EXPERIMENTS / f"{name}.py" for name in RUNNERS}
 
 
 def imported(path: Path) -> list[tuple[str, str | None]]:

@@ -13,6 +13,7 @@ import types
 from medfc.medsnip import sources, steps
 from medfc.medsnip.sources import ANSWER_SOURCES, AnswerSource
 from medfc.plan import Plan, cluster
+from medfc.plan import checks
 from tests.helpers.config import call_step, defaults
 from tests.helpers.medsnip import prepare_opts
 from tests.helpers.workflow import REPO
@@ -50,7 +51,7 @@ def test_a_source_registered_in_a_test_is_planned_and_prepared(monkeypatch, tmp_
     assert plan.options("medsnip_prepare", {"dataset": "quiz"})["rewrite_claims"] is False  # a source that rewrites nothing
     assert not cluster.runs_a_local_model(cfg, "medsnip_prepare")  # nothing rewritten: it runs where Snakemake runs
     cfg["medsnip"]["llm"].update(model="org/llm", base_url="http://127.0.0.1:8000/v1")
-    plan.check_medsnip()  # its section's path is a file
+    checks.check_medsnip(plan)  # its section's path is a file
     # the prepare step reads it through its loader
     out = {"answers": tmp_path / "answers.jsonl", "info": tmp_path / "info.json", "report": tmp_path / "report.json"}
     info = call_step(steps.prepare, {"source": str(quiz)}, out, prepare_opts(source="quiz", splits=[]))

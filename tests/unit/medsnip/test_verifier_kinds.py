@@ -21,6 +21,7 @@ from medfc.medsnip import steps
 from medfc.medsnip.options import VerifyOptions
 from medfc.medsnip.verifier_kinds import VERIFIER_KINDS, VerifierKind, verifier_kind
 from medfc.plan import Plan
+from medfc.plan import checks
 
 # the claim-only prompt under another name; a retrieving kind that reads the retrieval loop's prompts
 SECOND = VerifierKind("second_opinion", ("medsnip/verify_claim_only",))
@@ -58,7 +59,7 @@ def test_kinds_registered_in_a_test_are_planned(test_kinds):
     assert dig["verifier"] == "digger" and dig["retrieval"]["sources"] == ["bm25"]  # a retrieving kind gets the retrieval options
     assert list(plan.prompts("medsnip_verify", {**job, "verifier": "dig"})) == ["llm/json_repair", "medsnip/rag_final", "medsnip/rag_turn"]
     assert plan.inputs("medsnip_verify", {**job, "verifier": "dig"})["passages"] == cfg["medsnip"]["retrieval"]["bm25"]["passages"]
-    plan.check_medsnip()  # the retrieval section is checked for the retrieving kind
+    checks.check_medsnip(plan)  # the retrieval section is checked for the retrieving kind
     with pytest.raises(OptionsError, match=r"options\.retrieval: required for the digger verifier"):
         VerifyOptions.from_mapping({**dig, "retrieval": None}, "options")
 

@@ -14,7 +14,7 @@ from medfc.experiments.aliases import BUILTIN_ALIASES
 from medfc.experiments.models import MODEL_KINDS
 from medfc.experiments.options import MODEL_CONFIGS, ModelConfig, TrainConfig, model_config_class
 from medfc.experiments.systems import ARTICLE_SYSTEMS, EVIDENCE_SOURCES, REGISTRY, SYSTEM_OPTIONS, SYSTEMS, HealthFCFoldOptions, evidence_source
-from medfc.plan.experiments import TABLES
+from medfc.plan.tables import TABLES
 from tests.helpers.config import SCHEMA, defaults
 from tests.helpers.workflow import REPO
 

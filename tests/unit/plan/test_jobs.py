@@ -1,11 +1,13 @@
 """The plan as a table of job specs: every rule asks its options, config-dependent inputs, prompts and resources
 through one entry point each (``PLAN.options``, ``PLAN.inputs``, ``PLAN.prompts``, ``PLAN.job_resources``,
 naming itself), never a per-rule method of the plan; the job table (:func:`medfc.plan.job_specs`) has a record
-for every rule that has options, and each record's functions name methods of the plan and only wildcards of its
-rule; ``Plan.build_jobs`` is one loop over the table."""
+for every rule, and each record's functions are methods or functions of the plan, named by reference, and take
+only wildcards of its rule; ``Plan.build_jobs`` is one loop over the table."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
 import re
 import typing
@@ -14,7 +16,7 @@ import pytest
 
 from medfc.cli import resolve_step, step_arguments
 from medfc.common.options import Options, Runtime
-from medfc.plan import Plan, job_spec, job_specs
+from medfc.plan import Plan, job_specs
 from medfc.plan.config_errors import merged_config, plan_for
 from medfc.plan.jobs import JobSpec, PlanCall
 from tests.helpers.config import defaults
@@ -86,8 +88,10 @@ def test_each_record_names_the_rules_wildcards_and_methods_of_the_plan():
         assert sorted(spec.wildcards) == sorted(in_paths), f"{rule}: record {spec.wildcards}, paths {in_paths}"
         for part in ("options", "inputs", "prompts"):
             fn = getattr(spec, part)
-            if isinstance(fn, PlanCall):
-                assert callable(getattr(Plan, fn.method, None)), f"{rule}.{part}: Plan has no method {fn.method}"
+            if isinstance(fn, PlanCall):  # a method of the plan, or a function of medfc.plan taking the plan first
+                function = fn.function
+                assert getattr(Plan, function.__name__, None) is function or function.__module__.startswith("medfc.plan."), (rule, part)
+                assert list(inspect.signature(function).parameters)[0] == ("self" if "." in function.__qualname__ else "plan"), (rule, part)
                 assert set(fn.axes) <= set(spec.wildcards), f"{rule}.{part}: {fn.axes} not among {spec.wildcards}"
             else:
                 assert fn is None, f"{rule}.{part}: a function that is no PlanCall"
@@ -119,8 +123,8 @@ def test_build_jobs_is_one_loop_over_the_table(monkeypatch):
     cfg["stages"]["experiments"] = True
     plan = Plan(cfg)
     built: list[tuple[str, str]] = []
-    table = {rule: JobSpec(rule, spec.wildcards, options=lambda p, w, rule=rule: built.append((rule, str(sorted(w.items())))),
-                           planned=spec.planned, checked=spec.checked) for rule, spec in TABLE.items()}
+    table = {rule: dataclasses.replace(spec, options=lambda p, w, rule=rule: built.append((rule, str(sorted(w.items())))),
+                                       options_class=None, inputs=None, prompts=None) for rule, spec in TABLE.items()}
     jobs.build_all(plan, table)
     planned = [(rule, str(sorted(w.items()))) for rule, spec in TABLE.items() if spec.checked for w in spec.planned(plan)]
     assert built == planned and len(set(built)) == len(built) and built
@@ -130,11 +134,12 @@ def test_build_jobs_is_one_loop_over_the_table(monkeypatch):
         raise ValueError("config: experiments.healthfc.train.lr: broken")
 
     monkeypatch.setitem(job_specs.__globals__, "dataset_jobs", lambda: [])  # the defaults name no HealthFC release
-    monkeypatch.setitem(job_specs.__globals__, "experiment_jobs", lambda: [JobSpec("healthfc_experiment", options=broken,
+    monkeypatch.setitem(job_specs.__globals__, "experiment_jobs", lambda: [JobSpec("healthfc_experiment", "compute", options=broken,
                                                                                    planned=lambda plan: [{}])])
     with pytest.raises(ValueError, match="broken"):
         plan.build_jobs()
-    assert job_spec("healthfc_experiment").options is broken
+    assert plan.job_spec("healthfc_experiment").options is broken
+    assert plan.job_table is plan.job_table  # built once per plan
 
 
 # ---------------------------------------------------------------------- the options a job receives

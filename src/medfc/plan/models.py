@@ -1,0 +1,199 @@
+"""The models of a plan: the aliases behind the names the model lists use, the ensembles and their members, each
+model's kind (:func:`medfc.experiments.options.model_config_class`) and its whole config. An encoder's training
+config is layered here, once, as ``train`` < ``model_train[model]`` < ``system_train[system]`` < ``smoke`` (and,
+for the pipeline's evidence selector, that < ``evidence_train`` < ``smoke``); a kind with a config section
+(tfidf, gbm, frozen) takes that section under the alias's own ``models.options``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from medfc.common.options import Options
+from medfc.experiments.aliases import ALIAS_HINT, model_aliases
+from medfc.experiments.options import base_model, model_config_class
+from medfc.plan.hints import did_you_mean
+from medfc.plan.jobs import Config
+from medfc.plan.layout import PAPERS, Layout, workflow_file
+
+O = TypeVar("O", bound=Options)
+
+def typed(cls: type[O], options: Mapping[str, object], where: str) -> O:
+    """The ``cls`` that :meth:`~medfc.common.options.Options.from_mapping` builds from ``options``: a missing,
+    unknown or mistyped key stops the plan naming it (``where``: the config key it comes from). The job gets this
+    object, serialised (:meth:`medfc.plan.Plan.options`)."""
+    return cls.from_mapping(options, where=where)
+
+
+def layered(*layers: Mapping[str, object] | None) -> dict[str, object]:
+    """Config sections merged left to right (later layers override earlier keys)."""
+    out: dict[str, Any] = {}
+    for layer in layers:
+        out.update(layer or {})
+    return out
+
+
+def named_models(config: Config) -> list[str]:
+    """Every model name the config's model lists use (``models.healthfc.<lang>``, ``models.clinifact.<system>``,
+    the ensembles' members) and the names its per-model sections are keyed by (``experiments.<dataset>.model_train``
+    and ``model_zero_shot`` / ``model_fine_tune``): where a Hugging Face model id may stand for itself
+    (:func:`medfc.experiments.aliases.model_aliases`). Reads the config as written or filled in."""
+    def mapping(node: Any, key: str) -> dict[str, object]:
+        value = node.get(key) if isinstance(node, dict) else None
+        return value if isinstance(value, dict) else {}
+
+    def names(value: Any) -> list[str]:
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+    models = mapping(config, "models")
+    out = [n for group in ("healthfc", "clinifact") for lst in mapping(models, group).values() for n in names(lst)]
+    out += [n for ens in mapping(models, "ensembles").values() if isinstance(ens, dict) for n in names(ens.get("members"))]
+    experiments = mapping(config, "experiments")
+    for dataset in ("healthfc", "clinifact"):
+        section = mapping(experiments, dataset)
+        out += list(mapping(section, "model_train"))
+        out += [n for sub in ("zero_shot", "fine_tune") for n in mapping(section, f"model_{sub}")]
+    return list(dict.fromkeys(out))
+
+
+def misplaced_model_train(config: Config) -> str | None:
+    """An ``experiments.<dataset>.model_train`` entry that no job would read, as one line naming it: one for
+    an ensemble, for a name that is no model alias, or for an alias whose kind is not fine-tuned (TF-IDF,
+    GBM, frozen: their keys go in ``models.options``). Reads the config as written (the schema's defaults
+    need not be filled in), so the workflow's validation can say this before the schema rejects a TF-IDF
+    key as an unknown training key."""
+    def mapping(node: Any, key: str) -> dict[str, object]:  # a wrongly typed section is the schema's to name
+        value = node.get(key) if isinstance(node, dict) else None
+        return value if isinstance(value, dict) else {}
+
+    models = mapping(config, "models")
+    aliases = model_aliases({k: v for k, v in mapping(models, "aliases").items() if isinstance(v, str)}, named_models(config))
+    ensembles = mapping(models, "ensembles")
+    for dataset in ("healthfc", "clinifact"):
+        for alias in mapping(mapping(mapping(config, "experiments"), dataset), "model_train"):
+            where = f"config: experiments.{dataset}.model_train.{alias}"
+            if alias in ensembles:
+                return f"{where}: {alias!r} is an ensemble, which trains nothing; set its members' keys"
+            if alias not in aliases:
+                return (f"{where}: {alias!r} is not in models.aliases{did_you_mean(alias, aliases)} (models.aliases: {', '.join(sorted(aliases))})"
+                        f"{ALIAS_HINT}")
+            try:
+                cls = model_config_class(aliases[alias])
+            except ValueError:
+                continue  # the plan names a model name that is no model
+            if cls.section is not None:
+                return (f"{where}: {alias} ({aliases[alias]}) is not fine-tuned, so training keys do not apply; "
+                        f"its own keys of experiments.{cls.section} go in models.options.{alias}")
+    return None
+
+
+
+
+class ModelsPlan:
+    """The models part of a plan (:class:`medfc.plan.Plan`)."""
+
+    config: Config
+
+    def __init__(self, config: Config, base_dir: str | None = None):
+        """``base_dir``: the workflow's checkout, where its shipped files are when the run's directory lacks them."""
+        self.config = config
+        self.aliases = model_aliases(config["models"]["aliases"], named_models(config))  # a hub id (org/name) stands for itself
+        self.layout = Layout(config["results_dir"])
+        self.papers = workflow_file(PAPERS, base_dir)
+
+    @property
+    def ensembles(self) -> dict[str, object]:
+        return self.config["models"]["ensembles"]
+
+    def is_ensemble(self, name: str) -> bool:
+        return name in self.ensembles
+
+    def ensemble_members(self, name: str) -> list[str]:
+        return list(self.ensembles[name]["members"])
+
+    def ensemble_weights(self, name: str) -> list[float]:
+        weights = self.ensembles[name]["weights"]
+        members = self.ensemble_members(name)
+        if weights is not None and len(weights) != len(members):
+            raise ValueError(f"config: models.ensembles.{name}.weights has {len(weights)} values for {len(members)} members")
+        return list(weights) if weights is not None else [1.0] * len(members)
+
+    def ensemble_method(self, name: str) -> str:
+        """``stack`` (learned stacking on inner-CV predictions) or ``average``."""
+        return self.ensembles[name]["method"]
+
+    def is_stacked(self, name: str) -> bool:
+        return self.is_ensemble(name) and self.ensemble_method(name) == "stack"
+
+
+    def model_name(self, alias: str) -> str:
+        """A model alias (used in paths) → its hub name, local path, offline: or sklearn: name (resolved in
+        the library); an ensemble → ensemble:<members>."""
+        if self.is_ensemble(alias):
+            return "ensemble:" + "+".join(self.model_name(m) for m in self.ensemble_members(alias))
+        if alias not in self.aliases:
+            raise ValueError(f"config: model {alias!r} is not defined in models.aliases ({sorted(self.aliases)}) nor models.ensembles"
+                             f"{ALIAS_HINT}")
+        return self.aliases[alias]
+
+    def model_kinds(self, alias: str) -> set[str]:
+        """The kinds of a model (:data:`medfc.experiments.options.MODEL_CONFIGS`): an ensemble's, every member's."""
+        if self.is_ensemble(alias):
+            return {k for m in self.ensemble_members(alias) for k in self.model_kinds(m)}
+        return {self.model_class(alias).kind}
+
+    def model_key_values(self, alias: str) -> list[tuple[str, Any]]:
+        """(the key that sets it, its value) of each key naming a pretrained model the alias's kind loads
+        (``model_keys``: gbm's ``embedding_model``), from the alias's ``models.options`` or else its kind's
+        section; none for other kinds, or for an alias whose model names no kind (reported where it is planned)."""
+        try:
+            cls = self.model_class(alias)
+        except ValueError:
+            return []
+        keys = getattr(cls, "model_keys", ())
+        if not keys:
+            return []
+        own = self.config["models"]["options"].get(alias) or {}
+        section = self.config["experiments"][cls.section]
+        return [(f"models.options.{alias}.{k}", own[k]) if k in own else (f"experiments.{cls.section}.{k}", section.get(k)) for k in keys]
+
+    def model_class(self, alias: str) -> type[Options]:
+        """The options class of a model alias's kind (:func:`medfc.experiments.options.model_config_class`)."""
+        try:
+            return model_config_class(self.model_name(alias))
+        except ValueError as exc:
+            raise ValueError(f"config: model {alias!r} is {exc}") from None
+
+    def model_alias_pattern(self, ensembles: bool) -> str:
+        """A wildcard regex matching exactly the model aliases (ensembles=False) or the ensemble names."""
+        names = sorted(self.ensembles if ensembles else self.aliases)
+        return "|".join(re.escape(n) for n in names) or "(?!)"
+
+    @property
+    def checkpoints(self) -> str:
+        """The folder of kept models: ``experiments.checkpoint_dir``, by default the run's own ``<results_dir>/checkpoints``."""
+        return self.config["experiments"]["checkpoint_dir"] or self.layout.under("checkpoints")
+
+    def checkpoint_dir(self, sub: str) -> str | None:
+        """Where a run keeps its checkpoints; None (kept in memory, nothing written) unless keep_checkpoints."""
+        return f"{self.checkpoints}/{sub}" if self.config["experiments"]["keep_checkpoints"] else None
+
+    def model_config(self, alias: str, *train_layers: Mapping[str, object] | None) -> dict[str, object]:
+        """A model's whole config, tagged with its kind: an encoder's training config (the layers merged), or
+        the config section of a kind that has one (``experiments.tfidf``, ``experiments.gbm``,
+        ``experiments.frozen``) under the alias's own ``models.options``, with the model's name; a kind's
+        directories under the workflow's cache (``cache_dirs``: the embeddings of a frozen encoder, or of gbm's
+        ``embedding_model``) resolved when null, for a model that loads an encoder."""
+        name = self.model_name(alias)
+        cls = self.model_class(alias)
+        if cls.section:
+            base = layered(self.config["experiments"][cls.section], self.config["models"]["options"].get(alias))
+        else:
+            base = layered(*train_layers)
+        loads = base_model(name) or any(base[k] for k in getattr(cls, "model_keys", ()))  # only a kind that loads a model keeps its vectors
+        for key, sub in getattr(cls, "cache_dirs", {}).items() if loads else ():
+            if base[key] is None:
+                base[key] = f"{self.config['cache_dir']}/{sub}"
+        return {"kind": cls.kind, **base, "model": name}
+

@@ -1,0 +1,45 @@
+"""The whole job table (:mod:`medfc.plan.jobs`): every stage's records, and the run's own two (its software
+record and its index)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from medfc.common import provenance
+from medfc.common.run_index import IndexOptions
+from medfc.plan import jobs
+from medfc.plan.datasets import dataset_jobs
+from medfc.plan.experiments import experiment_jobs
+from medfc.plan.jobs import JobSpec, always, call, one_job
+from medfc.plan.medsnip import medsnip_jobs
+from medfc.plan.tables import report_jobs
+
+if TYPE_CHECKING:
+    from medfc.plan import Plan
+
+
+def provenance_options(plan: Plan) -> dict[str, object]:
+    """The software of the run's results (rule provenance: its params, so a change reruns it)."""
+    return {"software": provenance.software()}
+
+
+def index_options(plan: Plan) -> dict[str, object]:
+    """The run's index (rule index): its folder, its provenance records, the index job's own log and timing."""
+    return {"results": plan.layout.results, "provenance": plan.layout.provenance,
+            "own": [f"{plan.layout.logs}/index.log", f"{plan.layout.timings}/index.tsv"]}
+
+
+def targets(plan: Plan) -> list[str]:
+    return plan.targets()
+
+
+def run_jobs() -> list[JobSpec]:
+    """The run's own records: its software (built only when Snakemake plans the job) and its index."""
+    return [JobSpec("provenance", "light", options=call(provenance_options), planned=one_job(always), checked=False),
+            JobSpec("index", "light", options=call(index_options), options_class=IndexOptions, inputs=call(targets),
+                    planned=one_job(always))]
+
+
+def job_specs() -> dict[str, JobSpec]:
+    """rule → its record, every stage's (a :class:`medfc.plan.Plan` builds it once, :attr:`~medfc.plan.Plan.job_table`)."""
+    return jobs.table_of([*dataset_jobs(), *experiment_jobs(), *report_jobs(), *medsnip_jobs(), *run_jobs()])

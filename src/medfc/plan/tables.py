@@ -1,0 +1,183 @@
+"""The tables' and Fig. 3's plan: each experiments table of the run (a record of :data:`TABLE_SPECS`: the runs
+it reads, which of their files, the options it adds) and the two CliniFact runs Fig. 3 compares; the tables'
+and the figure's records of the job table (:func:`report_jobs`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from medfc.experiments.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS
+from medfc.figures.options import Fig3Options
+from medfc.plan.experiments import CliniFactRun, ExperimentsPlan, HealthFCRun
+from medfc.plan.jobs import JobSpec, call, one_job
+from medfc.tables.options import TABLE_OPTIONS
+
+if TYPE_CHECKING:
+    from medfc.plan import Plan
+
+INNER_CV_ROW = " inner CV"  # a time table's row of a stacked member's inner cross-validation: "<member> inner CV"
+Entry = dict[str, Any]  # one row's run, as the table's step reads it (its wildcards, or a CliniFact run's model and system)
+
+
+class TableRuns(NamedTuple):
+    """What one table reads: the name of its input, the runs' files (in its rows' order), and its rows' runs."""
+
+    name: str
+    files: list[str]
+    entries: list[Entry]
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """One experiments table. ``runs`` gives what it reads; ``options`` what its options add to its rows and the
+    scale; ``planned`` whether the run makes it."""
+
+    runs: Callable[[TablesPlan], TableRuns]
+    planned: Callable[[TablesPlan], bool]
+    options: Callable[[TablesPlan, list[Entry]], dict[str, Any]] = lambda plan, entries: {}
+
+
+class TablesPlan(ExperimentsPlan):
+    """The tables' and the figure's part of a plan (:class:`medfc.plan.Plan`)."""
+
+    # ------------------------------------------------------------------------------------ tables
+    def table_runs(self, table: str) -> TableRuns:
+        """What one table reads (its record in :data:`TABLE_SPECS`)."""
+        return TABLE_SPECS[table].runs(self)
+
+    def table_inputs(self, table: str) -> dict[str, object]:
+        runs = self.table_runs(table)
+        return {runs.name: runs.files, **({"papers": self.papers} if runs.name == "scores" else {})}
+
+    def table_options(self, table: str) -> dict[str, object]:
+        entries = self.table_runs(table).entries
+        return {"entries": entries, "scale": self.config["experiments"]["scale"], **TABLE_SPECS[table].options(self, entries)}
+
+    # ------------------------------------------------------------------------------------ Fig. 3
+    def clinifact_fig3_runs(self) -> tuple[list[CliniFactRun], list[str]]:
+        """The two runs Fig. 3 compares (``experiments.clinifact.fig3_pair``) and notes on any substitute: a
+        named run not in the plan gives way to the first planned run of its system, else of another system."""
+        runs = self.clinifact_runs()
+        chosen: list[CliniFactRun] = []
+        notes: list[str] = []
+        for want in self.config["experiments"]["clinifact"]["fig3_pair"]:
+            free = [r for r in runs if r not in chosen]
+            exact = [r for r in free if r["model"] == want["model"] and r["system"] == want["system"]]
+            pick = (exact or [r for r in free if r["system"] == want["system"]] or free or [None])[0]
+            if pick is None:
+                notes.append(f"Fig. 3: {want['model']} ({want['system']}) is not run and no other run is left to show")
+                continue
+            if not exact:
+                notes.append(f"Fig. 3: {want['model']} ({want['system']}) is not run; {pick['model']} ({pick['system']}) is shown instead")
+            chosen.append(pick)
+        return chosen, notes
+
+    def clinifact_fig3_inputs(self) -> dict[str, object]:
+        inputs: dict[str, Any] = {"predictions": [f"{r['dir']}/predictions.jsonl" for r in self.clinifact_fig3_runs()[0]],
+                                  "test": f"{self.clinifact_pairs_dir}/test_set.csv", "papers": self.papers}
+        if self.config["experiments"]["clinifact"]["disease_panel"]:
+            inputs["studies"] = self.layout.under("clinifact/studies/studies.jsonl.gz")
+        return inputs
+
+    def clinifact_fig3_options(self) -> dict[str, object]:
+        runs, notes = self.clinifact_fig3_runs()
+        return {"entries": [{"model": r["model"], "system": r["system"]} for r in runs],
+                "excluded_branches": self.config["clinifact"]["stats"]["excluded_branches"], "notes": notes}
+
+    # ----------------------------------------------------------------------------------- targets
+    def experiment_targets(self) -> list[str]:
+        targets = []
+        for r in self.healthfc_runs():
+            targets += [f"{self.healthfc_run_dir(r)}/predictions.jsonl", f"{self.healthfc_run_dir(r)}/scores.json"]
+        cf = self.clinifact_runs()
+        for r in cf:
+            targets += [f"{r['dir']}/predictions.jsonl", f"{r['dir']}/scores.json"]
+        targets += [f"{self.layout.tables}/{t}.csv" for t in planned_tables(self)]
+        if cf:
+            targets.append(f"{self.layout.figures}/clinifact_fig3.png")
+        return targets
+
+
+def healthfc_table_runs(plan: TablesPlan, systems: tuple[str, ...] | list[str], name: str, file: str) -> TableRuns:
+    runs = plan.healthfc_runs(systems)
+    return TableRuns(name, [f"{plan.healthfc_run_dir(r)}/{file}" for r in runs], [dict(r) for r in runs])
+
+
+def clinifact_table_runs(plan: TablesPlan, name: str, file: str) -> TableRuns:
+    return TableRuns(name, [f"{r['dir']}/{file}" for r in plan.clinifact_runs()], plan.clinifact_table_entries())
+
+
+def healthfc_time_runs(plan: TablesPlan) -> TableRuns:
+    """Every HealthFC run's timing, then a row per stacked member's inner cross-validation (``<member> inner CV``)."""
+    runs: list[HealthFCRun] = plan.healthfc_runs()
+    inner = plan.healthfc_inner_runs()
+    files = [plan.healthfc_run_benchmark(r) for r in runs]
+    files += [f"{plan.layout.experiment_timings}/inner_cv/healthfc/{r['lang']}/{r['model']}/{r['system']}/fold{r['fold']}.tsv" for r in inner]
+    return TableRuns("benchmarks", files, [dict(r) for r in runs] + [{**r, "model": f"{r['model']}{INNER_CV_ROW}"} for r in inner])
+
+
+def clinifact_time_runs(plan: TablesPlan) -> TableRuns:
+    inner = plan.clinifact_inner_models()
+    runs: list[CliniFactRun] = plan.clinifact_runs()
+    files = [r["benchmark"] for r in runs] + [f"{plan.layout.experiment_timings}/inner_cv/clinifact/{m}.tsv" for m in inner]
+    return TableRuns("benchmarks", files, plan.clinifact_table_entries() + [{"model": f"{m}{INNER_CV_ROW}", "system": "discriminative"}
+                                                                             for m in inner])
+
+
+def time_options(plan: TablesPlan, entries: list[Entry]) -> dict[str, object]:
+    """A time table's: an ensemble's row counts its members' jobs too, a stack's their inner cross-validation."""
+    return {"ensembles": {m: plan.ensemble_members(m) + [f"{x}{INNER_CV_ROW}" for x in plan.ensemble_members(m) if plan.is_stacked(m)]
+                          for m in dict.fromkeys(e["model"] for e in entries) if plan.is_ensemble(m)}}
+
+
+def significance_options(plan: TablesPlan, entries: list[Entry]) -> dict[str, object]:
+    sc = plan.config["scoring"]
+    return {"comparisons": plan.healthfc_compared_systems()[0], "abstain": sc["abstain"], **sc["bootstrap"]}
+
+
+def planned_tables(plan: TablesPlan) -> list[str]:
+    """The experiments tables the run makes (with the experiments stage on)."""
+    return [t for t, spec in TABLE_SPECS.items() if spec.planned(plan)]
+
+
+def _healthfc_table(systems: tuple[str, ...]) -> TableSpec:
+    """Table 3, Table 5 or the open-domain table: the scores of its systems' runs (planned when one runs)."""
+    return TableSpec(runs=lambda plan: healthfc_table_runs(plan, systems, "scores", "scores.json"),
+                     planned=lambda plan: bool({r["system"] for r in plan.healthfc_runs()} & set(systems)))
+
+
+# every experiments table, in the order of the run's targets
+TABLE_SPECS: dict[str, TableSpec] = {
+    "healthfc_table3": _healthfc_table(TABLE3_SYSTEMS),
+    "healthfc_table5": _healthfc_table(TABLE5_SYSTEMS),
+    "healthfc_open_domain": _healthfc_table(OPEN_DOMAIN_SYSTEMS),
+    "healthfc_significance": TableSpec(
+        runs=lambda plan: healthfc_table_runs(plan, plan.healthfc_compared_systems()[1], "predictions", "predictions.jsonl"),
+        planned=lambda plan: bool(plan.healthfc_runs() and plan.healthfc_compared_systems()[0]), options=significance_options),
+    "clinifact_table8": TableSpec(runs=lambda plan: clinifact_table_runs(plan, "scores", "scores.json"),
+                                  planned=lambda plan: bool(plan.clinifact_runs())),
+    "clinifact_significance": TableSpec(runs=lambda plan: clinifact_table_runs(plan, "predictions", "predictions.jsonl"),
+                                        planned=lambda plan: len(plan.clinifact_runs()) > 1),
+    "healthfc_times": TableSpec(runs=healthfc_time_runs, options=time_options,
+                                planned=lambda plan: bool(plan.config["experiments"]["time_tables"] and plan.healthfc_runs())),
+    "clinifact_times": TableSpec(runs=clinifact_time_runs, options=time_options,
+                                 planned=lambda plan: bool(plan.config["experiments"]["time_tables"] and plan.clinifact_runs())),
+}
+TABLES = tuple(TABLE_SPECS)
+
+
+def _fig3_planned(plan: Plan) -> bool:
+    return plan.stage_enabled("experiments") and bool(plan.clinifact_runs())
+
+
+def report_jobs() -> list[JobSpec]:
+    """The tables' and Fig. 3's records."""
+    return [
+        JobSpec("table", "light", ("table",), options=call(TablesPlan.table_options, "table"),
+                options_class=lambda w: TABLE_OPTIONS[w["table"]], inputs=call(TablesPlan.table_inputs, "table"),
+                planned=lambda plan: [{"table": t} for t in planned_tables(plan)] if plan.stage_enabled("experiments") else []),
+        JobSpec("clinifact_fig3", "light", options=call(TablesPlan.clinifact_fig3_options), options_class=Fig3Options,
+                inputs=call(TablesPlan.clinifact_fig3_inputs), planned=one_job(_fig3_planned)),
+    ]
