@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from medfc.common import rocrate
+from medfc.common.rocrate_entities import slug
 from tests.helpers.crate_validation import findings, validate
 
 pytestmark = pytest.mark.workflow
@@ -66,7 +67,7 @@ def test_the_validator_finds_nothing_but_what_needs_facts_the_project_lacks(crat
 
     cff = yaml.safe_load((crate / "CITATION.cff").read_text())
     people = [a for ref in cff["references"] for a in ref.get("authors") or [] if a.get("family-names")]
-    name = lambda a: f"./#person-{rocrate._slug(' '.join(str(a[k]) for k in ('given-names', 'family-names') if a.get(k)))}"  # noqa: E731
+    name = lambda a: f"./#person-{slug(' '.join(str(a[k]) for k in ('given-names', 'family-names') if a.get(k)))}"  # noqa: E731
     without = {name(a) for a in people} - {name(a) for a in people if a.get("affiliation")}
     assert by_check["ro-crate-1.1_30.2"] == by_check["ro-crate-1.1_30.3"] == without | {AGENT_ID}  # and the agent's
 

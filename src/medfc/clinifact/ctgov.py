@@ -66,7 +66,8 @@ def search_params(
 
 def ctgov_client(cache_dir: str | os.PathLike | None, requests_per_minute: float, **kwargs: Any) -> HttpClient:
     """An HttpClient paced for ClinicalTrials.gov (about 50 requests/minute)."""
-    from medfc.common.http import HttpClient, RateLimiter
+    from medfc.common.http import HttpClient
+    from medfc.common.ratelimit import RateLimiter
 
     clock = kwargs.pop("clock", None)
     sleep = kwargs.pop("sleep", None)

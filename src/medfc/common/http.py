@@ -2,8 +2,8 @@
 
 Every network call of the workflow goes through :class:`HttpClient`:
 
-* a token-bucket :class:`RateLimiter` (``burst=1`` makes it a plain minimum interval) whose clock
-  and sleep are injectable, so tests never really sleep;
+* a token-bucket :class:`~medfc.common.ratelimit.RateLimiter` (``burst=1`` makes it a plain minimum
+  interval) whose clock and sleep are injectable, so tests never really sleep;
 * retries with exponential backoff (at most ``max_backoff`` seconds each) on 429 and 5xx, timeouts,
   connection errors, bodies cut short (a broken chunked or Content-Length body, or a JSON body shorter
   than its Content-Length) and answers that a caller's ``check`` calls a passing error
@@ -27,9 +27,8 @@ Every network call of the workflow goes through :class:`HttpClient`:
   credential query parameters it sends are remembered (:func:`~medfc.common.redact.remember_secret`),
   so a server that echoes a key in its error text shows it to nobody;
 * no credential across origins: a redirect to another scheme, host or port carries none of the
-  request's credential headers (``Authorization``, ``X-API-KEY``, ``api-key``, cookies …) and none of
-  its credential query parameters (``api_key``, ``key``, ``token`` …); ``requests`` itself strips
-  only ``Authorization``.
+  request's credential headers and credential query parameters
+  (:func:`~medfc.common.redirects.guard_redirects`).
 """
 
 from __future__ import annotations
@@ -43,16 +42,20 @@ import logging
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TypeAlias, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from typing import TypeAlias
+from urllib.parse import urlsplit
 
 import requests
 import urllib3
 
 from medfc.common.io import MISSING, Missing, atomic_write, read_cache_entry
 from medfc.common.jsontypes import JSONValue
+from medfc.common.progress import progress_bar
+from medfc.common.ratelimit import RateLimiter
+from medfc.common.redact import RedactingFilter, is_secret_header, is_secret_name, redact, redact_url, remember_secret
+from medfc.common.redirects import guard_redirects
 
 log = logging.getLogger(__name__)
 
@@ -68,10 +71,6 @@ Check: TypeAlias = JSONCheck | BytesCheck
 
 DEFAULT_USER_AGENT = "medfc/0.1 (medical fact-checking research workflow)"
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504, 529})  # 529: "site overloaded" (e.g. DeepL)
-
-T = TypeVar("T")
-
-from medfc.common.redact import RedactingFilter, is_secret_header, is_secret_name, redact, redact_url, remember_secret
 
 # urllib3 logs every request line, query string included, at DEBUG
 logging.getLogger("urllib3.connectionpool").addFilter(RedactingFilter())
@@ -127,104 +126,6 @@ class _Retry(Exception):
         self.status = status
 
 
-def _origin(url: str) -> tuple[str, str, int | None]:
-    parts = urlsplit(url)
-    default = {"http": 80, "https": 443}.get(parts.scheme)
-    return parts.scheme, (parts.hostname or "").lower(), parts.port or default
-
-
-def _same_origin(old: str, new: str) -> bool:
-    """Whether a redirect from ``old`` to ``new`` stays with the same party: the same host and port, or
-    the upgrade of http to https on the host's default ports (the one change requests allows too)."""
-    (s1, h1, p1), (s2, h2, p2) = _origin(old), _origin(new)
-    if h1 != h2:
-        return False
-    if (s1, p1) == (s2, p2):
-        return True
-    return (s1, p1, s2, p2) == ("http", 80, "https", 443)
-
-
-def _without_secret_params(url: str) -> str:
-    parts = urlsplit(url)
-    if not parts.query:
-        return url
-    kept = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not is_secret_name(k)]
-    return urlunsplit(parts._replace(query=urlencode(kept)))
-
-
-def guard_redirects(session: requests.Session) -> requests.Session:
-    """Make ``session`` drop every credential header and credential query parameter of a request when a
-    redirect takes it to another origin (requests drops only ``Authorization``; a custom key header such as
-    Serper's ``X-API-KEY`` would reach whatever host the redirect names). The cookie jar keeps its
-    per-domain rules; a ``Cookie`` header set by hand goes too. Returns the session."""
-    rebuild_auth = getattr(session, "rebuild_auth", None)
-    if rebuild_auth is None or getattr(session, "_medfc_guarded", False):  # a stand-in that follows no redirects
-        return session
-
-    def guarded(prepared: requests.PreparedRequest, response: requests.Response) -> None:
-        rebuild_auth(prepared, response)
-        old = response.request.url or ""
-        if not _same_origin(old, prepared.url or ""):
-            for name in [h for h in prepared.headers if is_secret_header(h)]:
-                del prepared.headers[name]
-            prepared.url = _without_secret_params(prepared.url or "")
-            log.warning("redirect from %s to another origin (%s): credential headers and key parameters not forwarded",
-                        redact_url(old), redact_url(prepared.url))
-
-    session.rebuild_auth = guarded  # type: ignore[method-assign]
-    session._medfc_guarded = True  # type: ignore[attr-defined]
-    return session
-
-
-class RateLimiter:
-    """Token bucket: ``rate`` tokens per second, at most ``burst`` stored.
-
-    ``acquire()`` takes one token, sleeping (through the injected ``sleep``) until one is free.
-    """
-
-    def __init__(
-        self,
-        rate: float,
-        burst: int = 1,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-    ):
-        if rate <= 0:
-            raise ValueError("rate must be positive")
-        self.rate = float(rate)
-        self.burst = max(1, int(burst))
-        self.clock = clock
-        self.sleep = sleep
-        self._tokens = float(self.burst)
-        self._last = clock()
-        self.waited = 0.0
-
-    @classmethod
-    def per_minute(cls, n: float, burst: int = 1, clock: Callable[[], float] = time.monotonic,
-                   sleep: Callable[[float], None] = time.sleep) -> RateLimiter:
-        return cls(n / 60.0, burst=burst, clock=clock, sleep=sleep)
-
-    def _refill(self) -> None:
-        now = self.clock()
-        self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
-        self._last = now
-
-    def acquire(self) -> float:
-        """Take one token; return the seconds slept for it."""
-        self._refill()
-        waited = 0.0
-        if self._tokens < 1.0:
-            delay = (1.0 - self._tokens) / self.rate
-            self.sleep(delay)
-            waited = delay
-            self.waited += delay
-            self._refill()
-            # a fake clock that did not advance still gets its token: we slept for it
-            self._tokens = max(self._tokens, 1.0)
-        self._tokens -= 1.0
-        return waited
-
-
 def cache_key(method: str, url: str, params: Params | None = None, data: Body = None) -> str:
     """Stable hash of one request: method, url, params sorted by name, and the body."""
     norm_params = sorted((str(k), str(v)) for k, v in (params or {}).items())
@@ -236,11 +137,6 @@ def cache_key(method: str, url: str, params: Params | None = None, data: Body = 
         body = data
     blob = json.dumps([method.upper(), url, norm_params, body], ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-
-def _atomic_write(path: Path, payload: bytes) -> None:
-    """``payload`` to ``path`` atomically, with the mode the umask gives (:func:`medfc.common.io.atomic_write`)."""
-    atomic_write(path, payload)
 
 
 def _error_detail(resp: requests.Response) -> str:
@@ -547,7 +443,7 @@ class HttpClient:
                 return cached
         raw, value = self._send(method, url, params, data, headers, kind=kind, check=check)
         if path is not None:
-            _atomic_write(path, raw)
+            atomic_write(path, raw)
         return value
 
     def get_json(self, url: str, params: Params | None = None, use_cache: bool = True,
@@ -612,6 +508,3 @@ class HttpClient:
             os.replace(tmp, dest)
             return dest
 
-
-# in medfc.common.progress, so that a job that shows progress without the network does not load requests
-from medfc.common.progress import progress_bar  # noqa: E402  (re-exported: pubmed, evidence and the download above use it)

@@ -20,8 +20,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import TypeVar, overload
 
-from medfc.common.http import _atomic_write
-from medfc.common.io import MISSING, read_cache_entry
+from medfc.common.io import MISSING, atomic_write, read_cache_entry
 from medfc.common.jsontypes import JSONValue
 
 _T = TypeVar("_T")
@@ -62,4 +61,4 @@ class UnitCache:
     def put(self, key: str, value: object) -> None:
         path = self._path(key)
         if path is not None:
-            _atomic_write(path, json.dumps(value, ensure_ascii=False, sort_keys=True).encode("utf-8"))
+            atomic_write(path, json.dumps(value, ensure_ascii=False, sort_keys=True).encode("utf-8"))

@@ -12,9 +12,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
-from medfc.common.http import AnswerError, HttpClient, RateLimiter, _atomic_write, progress_bar
-from medfc.common.io import InputFileError
+from medfc.common.http import AnswerError, HttpClient
+from medfc.common.io import InputFileError, atomic_write
 from medfc.common.jsontypes import JSONValue
+from medfc.common.progress import progress_bar
+from medfc.common.ratelimit import RateLimiter
 from medfc.common.report import SkipReport
 
 log = logging.getLogger(__name__)
@@ -471,7 +473,7 @@ class PubmedFetcher:
                     log.warning("PubMed: the %s holds PMID %r, not asked for: dropped", where, pmid)
             for pmid, body in articles.items():
                 path = self.cache_dir / f"{pmid}.xml"
-                _atomic_write(path, body)
+                atomic_write(path, body)
                 got[pmid] = path
             for p in batch:
                 if p not in articles and report is not None:

@@ -46,13 +46,14 @@ What the validator (roc-validator) still recommends and the project cannot state
 have: the crate's publisher, the affiliations (and an organisation's web address) of the authors CITATION.cff
 names without them and of the agent, a public address for the workflow and for medfc, and, unless ``--agent``
 names one, who ran the runs (:data:`NEEDS_FACTS`).
+
+What the results folder records of its runs is read by :mod:`medfc.common.rocrate_records`; the properties of
+the entities come from :mod:`medfc.common.rocrate_entities`.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import mimetypes
 import os
 import re
 import shutil
@@ -64,15 +65,37 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 from urllib.parse import unquote
 
-from medfc.common.io import atomic_output, numbered_json_lines
+from medfc.common.io import atomic_output
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
+from medfc.common.rocrate_entities import (
+    citation_entities,
+    file_properties,
+    licence_properties,
+    one_or_list,
+    people,
+    slug,
+    software_properties,
+)
+from medfc.common.rocrate_records import (
+    COMPLETED,
+    FAILED,
+    RunEnd,
+    checkpoint_dirs,
+    config_paths,
+    iso_time,
+    parse_time,
+    read_runs,
+    read_yaml,
+    relative_to_run,
+    results_of_runs,
+    run_end,
+)
 
 if TYPE_CHECKING:
     import argparse
 
     from rocrate.model.entity import Entity as CrateEntity
-    from rocrate.rocrate import ROCrate
 
 CRATE_VERSION = "1.1"  # the RO-Crate version the Workflow Run Crate 0.5 profile builds on
 METADATA = "ro-crate-metadata.json"
@@ -84,22 +107,12 @@ WORKFLOW_RO_CRATE = "https://w3id.org/workflowhub/workflow-ro-crate/1.0"
 PROFILES = ((PROCESS_RUN_CRATE, "Process Run Crate", "0.5"), (WORKFLOW_RUN_CRATE, "Workflow Run Crate", "0.5"),
             (WORKFLOW_RO_CRATE, "Workflow RO-Crate", "1.0"))
 BIOSCHEMAS_WORKFLOW = "https://bioschemas.org/profiles/ComputationalWorkflow/1.0-RELEASE"
-SPDX = "https://spdx.org/licenses/"
-PYTHON_URL = "https://www.python.org/"
-PYPI = "https://pypi.org/project/"
-COMPLETED = "http://schema.org/CompletedActionStatus"
-FAILED = "http://schema.org/FailedActionStatus"
 
 MAIN_WORKFLOW = "workflow/Snakefile"
-DEFAULT_CONFIG = "config/config.yaml"  # the workflow's own config, read by every run (workflow/Snakefile's configfile:)
 INDEX = "index.md"  # the run's index (rule index): the last job of every full run
 # top-level names of the crate that are not the results folder's (written into it when the crate is that folder)
 CRATE_NAMES = ("workflow", "config", "LICENSE", "CITATION.cff", README, METADATA)
 NOT_RESULTS = ("logs", "timings", "provenance", "index.md", "index.html")  # in the crate, but no run's result
-CONFIG_OPTIONS = ("--configfile", "--configfiles")
-# CITATION.cff's reference types → schema.org
-CFF_TYPES = {"article": "ScholarlyArticle", "conference-paper": "ScholarlyArticle", "data": "Dataset", "software": "SoftwareSourceCode",
-             "report": "Report", "thesis": "Thesis", "book": "Book"}
 DESCRIPTIONS = {
     "provenance/runs.jsonl": "One line per Snakemake run: its id, start, host, folder, command, software and resolved config.",
     "provenance/software.yml": "The software of the latest results: Python, the platform and the package versions.",
@@ -107,17 +120,6 @@ DESCRIPTIONS = {
     "CITATION.cff": "How to cite medfc and the works whose data and methods it rebuilds.",
     README: "What this crate holds, the runs it records and the licences of what it holds.",
 }
-# a file's media type by its name's ending (longest first), independent of the machine's mime.types; the rule
-# files and the Snakefile are text
-MEDIA_TYPES = {
-    ".json.gz": "application/gzip", ".jsonl.gz": "application/gzip", ".gz": "application/gzip", ".zip": "application/zip",
-    ".json": "application/json", ".jsonl": "application/jsonl", ".yaml": "application/yaml", ".yml": "application/yaml",
-    ".cff": "application/yaml", ".csv": "text/csv", ".tsv": "text/tab-separated-values", ".parquet": "application/vnd.apache.parquet",
-    ".md": "text/markdown", ".rst": "text/x-rst", ".txt": "text/plain", ".log": "text/plain", ".smk": "text/plain",
-    ".py": "text/x-python", ".sh": "text/x-shellscript", ".html": "text/html", ".css": "text/css", ".tex": "application/x-tex",
-    ".png": "image/png", ".svg": "image/svg+xml", ".pdf": "application/pdf", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
-}
-TEXT_NAMES = ("Snakefile", "LICENSE")  # files without an ending that are plain text
 #: the validator's recommendations the crate cannot meet without facts the project does not have (check → why)
 NEEDS_FACTS = {
     "ro-crate-1.1_22.2": "the crate's author: who ran the runs (medfc rocrate --agent)",
@@ -168,109 +170,7 @@ class Crate:
         return sorted({*self.files, *self.texts})
 
 
-@dataclass(frozen=True)
-class RunEnd:
-    """When a run ended and how (None: not known), and where that was read."""
-
-    ended: dt.datetime | None
-    status: str | None
-    source: str
-
-
 # ------------------------------------------------------------------------------------------------ reading
-
-
-def read_runs(path: Path, report: SkipReport) -> list[JSONObject]:
-    """The run records of ``runs.jsonl`` in start order; a line that is not a JSON object with a ``run`` id and a
-    ``started`` time is skipped and counted (``damaged_run_record``), never the whole file."""
-    if not path.is_file():
-        report.skip(str(path), "missing_runs_record")
-        return []
-    runs = []
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for n, record in numbered_json_lines(fh):
-            if isinstance(record, json.JSONDecodeError):
-                report.skip(f"runs.jsonl line {n}", "damaged_run_record", str(record))
-                continue
-            if not isinstance(record, dict) or not record.get("run") or _time(record.get("started")) is None:
-                report.skip(f"runs.jsonl line {n}", "damaged_run_record", "not a run record (run, started)")
-                continue
-            runs.append(record)
-    return sorted(runs, key=lambda r: _time(r["started"]))  # type: ignore[arg-type, return-value]
-
-
-def _time(value: object) -> dt.datetime | None:
-    """An ISO time (a time without a zone is UTC); None when it is not one."""
-    if not isinstance(value, str):
-        return None
-    try:
-        t = dt.datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return t if t.tzinfo is not None else t.replace(tzinfo=dt.timezone.utc)
-
-
-def _iso(when: float | dt.datetime) -> str:
-    t = when if isinstance(when, dt.datetime) else dt.datetime.fromtimestamp(when, dt.timezone.utc)
-    return t.astimezone(dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def _mtime(path: Path) -> dt.datetime:
-    return dt.datetime.fromtimestamp(path.stat().st_mtime, dt.timezone.utc)
-
-
-def read_yaml(path: Path, report: SkipReport, reason: str) -> Mapping[str, object]:
-    """A YAML mapping; a missing or unreadable file is skipped and counted under ``reason``."""
-    import yaml
-
-    if not path.is_file():
-        report.skip(str(path), reason, "no such file")
-        return {}
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        report.skip(str(path), reason, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-        return {}
-    if not isinstance(data, dict):
-        report.skip(str(path), reason, "not a mapping")
-        return {}
-    return data
-
-
-def config_paths(record: Mapping[str, JSONValue], checkout: Path | None) -> list[Path]:
-    """The config files a run read: the workflow's default (the run folder's ``config/config.yaml``, else the
-    checkout's), then each ``--configfile`` of its command, relative to its folder."""
-    workdir = Path(record.get("workdir") or ".")
-    default = workdir / DEFAULT_CONFIG
-    if not default.is_file() and checkout is not None:
-        default = checkout / DEFAULT_CONFIG
-    paths = [default]
-    command = [str(a) for a in record.get("command") or []]
-    i = 0
-    while i < len(command):
-        arg = command[i]
-        name, eq, value = arg.partition("=")
-        if name in CONFIG_OPTIONS:
-            if eq:
-                paths.append(workdir / value)
-            else:
-                while i + 1 < len(command) and not command[i + 1].startswith("-"):
-                    i += 1
-                    paths.append(workdir / command[i])
-        i += 1
-    return [Path(os.path.normpath(p)) for p in paths]
-
-
-def checkpoint_dirs(runs: Sequence[Mapping[str, JSONValue]]) -> list[Path]:
-    """Each run's ``experiments.checkpoint_dir`` (resolved against its folder; unset: ``<results_dir>/checkpoints``):
-    kept models, not workflow outputs."""
-    out = []
-    for r in runs:
-        config = r.get("config") or {}
-        ckpt = (config.get("experiments") or {}).get("checkpoint_dir") or f"{config.get('results_dir') or 'results'}/checkpoints"
-        if isinstance(ckpt, str) and ckpt:
-            out.append(Path(os.path.normpath(Path(r.get("workdir") or ".") / ckpt)).resolve())
-    return out
 
 
 def _walk(root: Path, skip_top: Iterable[str] = ()) -> list[Path]:
@@ -295,230 +195,7 @@ def default_workflow_dir() -> Path | None:
     return candidate if (candidate / "Snakefile").is_file() else None
 
 
-# ------------------------------------------------------------------------------------------------ a run's end
-
-_LOG_NAME = re.compile(r"^(\d{4}-\d\d-\d\dT\d{6}\.\d+)\.snakemake\.log$")
-_DONE = re.compile(r"^(\d+) of (\d+) steps \((\d+)%\) done$")
-_FAILED = ("Exiting because a job execution failed", "Error in rule", "WorkflowError", "IncompleteFilesException")
-_LOG_WINDOW = dt.timedelta(hours=1)  # a run's id is made when its Snakefile is read, at most this long after Snakemake starts
-
-
-def snakemake_log(run: Mapping[str, JSONValue]) -> Path | None:
-    """Snakemake's log of a run: the latest log in its folder's ``.snakemake/log/`` that Snakemake started before
-    the run's start (its name is Snakemake's start in local time) and last wrote after it."""
-    logs = Path(str(run.get("workdir") or ".")) / ".snakemake" / "log"
-    start = _time(run.get("started"))
-    if start is None or not logs.is_dir():
-        return None
-    best: tuple[dt.datetime, Path] | None = None
-    for path in logs.iterdir():
-        m = _LOG_NAME.match(path.name)
-        if not m:
-            continue
-        began = dt.datetime.strptime(m.group(1), "%Y-%m-%dT%H%M%S.%f").astimezone()  # the machine's local time
-        # a run id is made to the second: a log begun in that second counts as before it
-        if began - dt.timedelta(seconds=1) <= start <= began + _LOG_WINDOW and _mtime(path) >= start - dt.timedelta(seconds=1):
-            if best is None or began > best[0]:
-                best = (began, path)
-    return best[1] if best else None
-
-
-def log_outcome(path: Path) -> str | None:
-    """How a Snakemake log file ends (:func:`log_outcome_of`); None when it cannot be read."""
-    try:
-        return log_outcome_of(path.read_text(encoding="utf-8", errors="replace"))
-    except OSError:
-        return None
-
-
-def log_outcome_of(text: str) -> str | None:
-    """How a Snakemake log ends: completed (every step done, or nothing to do), failed (a job failed), or None
-    (cut short, e.g. killed)."""
-    lines = [line.strip() for line in text.splitlines()[-400:]]
-    if any(line.startswith(_FAILED) for line in lines):
-        return FAILED
-    for line in reversed(lines):
-        m = _DONE.match(line)
-        if m:
-            return COMPLETED if m.group(1) == m.group(2) else None
-        if line.startswith("Nothing to be done"):
-            return COMPLETED
-    return None
-
-
-def run_end(run: Mapping[str, JSONValue], written: Sequence[Path]) -> RunEnd:
-    """When and how a run ended: from Snakemake's log of it, else from the files it wrote in the results folder
-    (``written``: those last changed while it was the latest run)."""
-    log = snakemake_log(run)
-    if log is not None:
-        status = log_outcome(log)
-        if status is not None:
-            return RunEnd(_mtime(log), status, "snakemake_log")
-    if written:
-        return RunEnd(max(_mtime(p) for p in written), None, "results_folder")  # the status: the caller's (the index)
-    return RunEnd(None, None, "none")
-
-
-# ------------------------------------------------------------------------------------------------ entities
-
-
-def media_type(crate_path: str) -> str:
-    """A file's media type by its name (the rule files and ``Snakefile`` as text; unknown: octet-stream)."""
-    name = Path(crate_path).name
-    if name in TEXT_NAMES:
-        return "text/plain"
-    lower = name.lower()
-    for ending, kind in sorted(MEDIA_TYPES.items(), key=lambda kv: -len(kv[0])):
-        if lower.endswith(ending):
-            return kind
-    kind, _ = mimetypes.MimeTypes(filenames=()).guess_type(name)  # Python's own table, not the machine's
-    return kind or "application/octet-stream"
-
-
-def file_properties(source: Path, crate_path: str, description: str | None = None) -> JSONObject:
-    """A ``File`` data entity's properties: its name, size, media type and last change."""
-    st = source.stat()
-    props: JSONObject = {"name": Path(crate_path).name, "contentSize": str(st.st_size), "dateModified": _iso(st.st_mtime),
-                         "encodingFormat": media_type(crate_path)}
-    if description:
-        props["description"] = description
-    return props
-
-
-def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-") or "x"
-
-
-def _one_or_list(refs: list) -> object:
-    """A single value for one reference (RO-Crate 1.1's compact form), a list for several."""
-    return refs[0] if len(refs) == 1 else refs
-
-
-def _people(crate: ROCrate, authors: object) -> list[CrateEntity]:
-    """CITATION.cff's authors as ``Person`` (family and given names; an affiliation as an ``Organization``) or
-    ``Organization`` (a name) entities, one per name."""
-    from rocrate.model.contextentity import ContextEntity
-
-    out = []
-    for a in authors or []:
-        if not isinstance(a, dict):
-            continue
-        if a.get("family-names"):
-            name = " ".join(str(a[k]) for k in ("given-names", "family-names") if a.get(k))
-            props: JSONObject = {"@type": "Person", "name": name, "familyName": str(a["family-names"])}
-            if a.get("given-names"):
-                props["givenName"] = str(a["given-names"])
-            if a.get("affiliation"):
-                org = _organization(crate, str(a["affiliation"]))
-                props["affiliation"] = {"@id": org.id}
-        elif a.get("name"):
-            name, props = str(a["name"]), {"@type": "Organization", "name": str(a["name"])}
-        else:
-            continue
-        key = f"#{str(props['@type']).lower()}-{_slug(name)}"
-        entity = crate.get(key)
-        if entity is None:
-            entity = crate.add(ContextEntity(crate, key, properties=props))
-        elif "affiliation" in props and "affiliation" not in entity:  # one entity per name: an affiliation given anywhere
-            entity["affiliation"] = props["affiliation"]
-        out.append(entity)
-    return out
-
-
-def _organization(crate: ROCrate, name: str) -> CrateEntity:
-    from rocrate.model.contextentity import ContextEntity
-
-    key = f"#organization-{_slug(name)}"
-    return crate.get(key) or crate.add(ContextEntity(crate, key, properties={"@type": "Organization", "name": name}))
-
-
-def citation_entities(crate: ROCrate, cff: Mapping[str, object]) -> list[CrateEntity]:
-    """The works ``CITATION.cff`` asks users to cite beside medfc (its ``references``), as contextual entities."""
-    from rocrate.model.contextentity import ContextEntity
-
-    out = []
-    for n, ref in enumerate(cff.get("references") or [], 1):
-        if not isinstance(ref, dict) or not ref.get("title"):
-            continue
-        props: JSONObject = {"@type": CFF_TYPES.get(str(ref.get("type")), "CreativeWork"), "name": str(ref["title"])}
-        authors = _people(crate, ref.get("authors"))
-        if authors:
-            props["author"] = _one_or_list([{"@id": a.id} for a in authors])
-        if ref.get("year"):
-            props["datePublished"] = str(ref["year"])
-        url = ref.get("url") or ref.get("repository-code")
-        if url:
-            props["url"] = str(url)
-        if ref.get("license"):
-            props["license"] = str(ref["license"])
-        out.append(crate.add(ContextEntity(crate, f"#reference-{n}", properties=props)))
-    return out
-
-
-def licence_properties(cff: Mapping[str, object], licence_file: Path | None) -> tuple[str, JSONObject] | None:
-    """The workflow's licence: its SPDX id from CITATION.cff, named by the first line of LICENSE."""
-    spdx = cff.get("license")
-    if not isinstance(spdx, str) or not spdx:
-        return None
-    name = spdx
-    if licence_file is not None and licence_file.is_file():
-        first = licence_file.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-        name = first[0].strip() if first else spdx
-    return f"{SPDX}{spdx}", {"@type": "CreativeWork", "name": name, "identifier": spdx}
-
-
-def software_properties(software: Mapping[str, object]) -> list[tuple[str, JSONObject]]:
-    """One ``SoftwareApplication`` per installed package of a software record (Python first; absent packages left
-    out): Python identified by python.org, a package by its PyPI page, medfc (not on PyPI) by a local id."""
-    out = []
-    if software.get("python"):
-        props: JSONObject = {"@type": "SoftwareApplication", "name": "Python", "softwareVersion": str(software["python"]),
-                             "url": PYTHON_URL}
-        if software.get("implementation") or software.get("platform"):
-            props["description"] = " on ".join(str(software[k]) for k in ("implementation", "platform") if software.get(k))
-        out.append((PYTHON_URL, props))
-    for name, version in (software.get("packages") or {}).items():
-        if not version:
-            continue
-        props = {"@type": "SoftwareApplication", "name": str(name), "softwareVersion": str(version)}
-        if name == "medfc":
-            out.append(("#software-medfc", {**props, "description": "The library of this workflow (workflow/Snakefile)."}))
-        else:
-            page = f"{PYPI}{_slug(str(name))}/"
-            out.append((page, {**props, "url": page}))
-    return out
-
-
 # ------------------------------------------------------------------------------------------------ building
-
-
-def _results_of_runs(runs: Sequence[Mapping[str, JSONValue]], files: Mapping[str, Path], report: SkipReport | None) -> dict[str, list[str]]:
-    """Each run's files: those whose last change is at or after its start and before the next run's (files older
-    than every run counted in ``report`` under ``results_older_than_every_run``, when given)."""
-    starts = [_time(r["started"]) for r in runs]
-    by_run: dict[str, list[str]] = {r["run"]: [] for r in runs}
-    for crate_path, source in files.items():
-        changed = _mtime(source)
-        owner = None
-        for r, start in zip(runs, starts):
-            if start is not None and start <= changed:
-                owner = r
-        if owner is None:
-            if report is not None:
-                report.count("results_older_than_every_run")
-        else:
-            by_run[owner["run"]].append(crate_path)
-    return by_run
-
-
-def _relative_to_run(path: Path, run: Mapping[str, JSONValue] | None) -> str:
-    """A config file's path as its run's command named it: relative to the run's folder (else its name)."""
-    if run is not None and run.get("workdir"):
-        try:
-            return Path(os.path.relpath(path, Path(str(run["workdir"])))).as_posix()
-        except ValueError:
-            pass
-    return path.name
 
 
 def readme_text(title: str, runs: Sequence[Mapping[str, JSONValue]], ends: Mapping[str, RunEnd], n_results: int,
@@ -541,10 +218,10 @@ def readme_text(title: str, runs: Sequence[Mapping[str, JSONValue]], ends: Mappi
     lines += ["## Runs", "", "| run | started (UTC) | ended (UTC) | status | command |", "| --- | --- | --- | --- | --- |"]
     for r in runs:
         end = ends.get(str(r["run"]))
-        ended = _iso(end.ended) if end and end.ended else "not known"
+        ended = iso_time(end.ended) if end and end.ended else "not known"
         status = {COMPLETED: "completed", FAILED: "failed"}.get(end.status if end else None, "not known")
         command = " ".join(str(a) for a in r.get("command") or []).replace("|", "\\|")
-        lines.append(f"| {r['run']} | {_iso(_time(r['started']))} | {ended} | {status} | `{command}` |")
+        lines.append(f"| {r['run']} | {iso_time(parse_time(r['started']))} | {ended} | {status} | `{command}` |")
     if not runs:
         lines.append("| (no run recorded) | | | | |")
     lines += ["", "## Licences", ""]
@@ -633,8 +310,8 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
             report.skip(str(checkout / name), "missing_licence")
 
     # each run's files, end and status
-    written = _results_of_runs(runs, run_folder_files, report=None)
-    run_results = _results_of_runs(runs, results, report)
+    written = results_of_runs(runs, run_folder_files, report=None)
+    run_results = results_of_runs(runs, results, report)
     ends: dict[str, RunEnd] = {}
     for r in runs:
         mine = [run_folder_files[p] for p in written.get(r["run"], [])]
@@ -669,7 +346,7 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
     person = None
     if agent:
         props: JSONObject = {"@type": "Person", "name": agent}
-        person = crate.add(ContextEntity(crate, agent_id or f"#person-{_slug(agent)}", properties=props))
+        person = crate.add(ContextEntity(crate, agent_id or f"#person-{slug(agent)}", properties=props))
         root["author"] = {"@id": person.id}
 
     apps = [crate.add(ContextEntity(crate, key, properties=props)) for key, props in software_properties(software)]
@@ -689,17 +366,17 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
         workflow["description"] = " ".join(str(cff["abstract"]).split())
     if cff.get("keywords"):
         workflow["keywords"] = ", ".join(str(k) for k in cff["keywords"])
-    authors = _people(crate, cff.get("authors"))
+    authors = people(crate, cff.get("authors"))
     if authors:
-        workflow["creator"] = _one_or_list(authors)
-        workflow["author"] = _one_or_list(authors)
+        workflow["creator"] = one_or_list(authors)
+        workflow["author"] = one_or_list(authors)
     if licence:
         workflow["license"] = {"@id": licence[0]}
     cited = citation_entities(crate, cff)
     if cited:
-        workflow["citation"] = _one_or_list(cited)
+        workflow["citation"] = one_or_list(cited)
     if apps:
-        workflow["softwareRequirements"] = _one_or_list(apps)
+        workflow["softwareRequirements"] = one_or_list(apps)
     config_param = crate.add_formal_parameter(
         "configfile", "File", identifier="#param-configfile", valueRequired=True,
         description="A config file of the run: the workflow's config/config.yaml, then each --configfile.")
@@ -715,7 +392,7 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
             continue
         description = DESCRIPTIONS.get(crate_path)
         if crate_path in configs:
-            description = f"A config file the runs read ({_relative_to_run(configs[crate_path], config_runs.get(crate_path))})"
+            description = f"A config file the runs read ({relative_to_run(configs[crate_path], config_runs.get(crate_path))})"
         entity = entities[crate_path] = crate.add(File(crate, source, crate_path, properties=file_properties(source, crate_path, description)))
         if crate_path in configs:
             entity["exampleOfWork"] = config_param
@@ -735,25 +412,25 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
         props = {"name": f"Snakemake run {r['run']}", "startTime": str(r["started"]),
                  "description": command or f"run {r['run']}"}
         if end.ended is not None:
-            props["endTime"] = _iso(end.ended)
+            props["endTime"] = iso_time(end.ended)
         if end.status is not None:
             props["actionStatus"] = end.status  # a string, as the Process Run Crate profile has it
         action = crate.add_action(workflow, identifier=f"#run-{r['run']}", properties=props)
         objects = [entities[c] for c in run_configs.get(r["run"], [])]
         if objects:
-            action["object"] = _one_or_list(objects)
+            action["object"] = one_or_list(objects)
         made = [entities[p] for p in run_results.get(r["run"], [])]
         if made:
-            action["result"] = _one_or_list(made)
+            action["result"] = one_or_list(made)
         if person is not None:
             action["agent"] = person
         if r.get("host"):
-            place = crate.get(f"#host-{_slug(str(r['host']))}") or crate.add(
-                ContextEntity(crate, f"#host-{_slug(str(r['host']))}", properties={"@type": "Place", "name": str(r["host"])}))
+            place = crate.get(f"#host-{slug(str(r['host']))}") or crate.add(
+                ContextEntity(crate, f"#host-{slug(str(r['host']))}", properties={"@type": "Place", "name": str(r["host"])}))
             action["location"] = place
         actions.append(action)
     if actions:
-        root["mentions"] = _one_or_list(actions)
+        root["mentions"] = one_or_list(actions)
 
     metadata = crate.metadata.generate()
     summary: CrateSummary = {"results_dir": str(results_dir), "workflow_dir": str(wf), "runs": len(runs), "files": len(files) + len(texts),

@@ -147,7 +147,9 @@ class System:
     pipeline's sentences, or nothing; ``shows`` is the evidence its prediction records show (None: the
     sentences it selects); ``gold`` its gold label of a claim, one of ``labels``; ``eligible`` the claims it
     predicts (None: every claim), the others counted as ``<not_eligible>_<train|validation|test>``;
-    ``model_kinds`` the model kinds it can run with (None: any)."""
+    ``model_kinds`` the model kinds it can run with (None: any). ``paper_row``: for a system the paper's Table 3
+    states only the veracity F1 of, inside another system's row, that row of the papers' numbers file
+    (``healthfc.table3``) and its key there; None: the system's own row, every column."""
 
     name: str
     options: type[Options]
@@ -160,6 +162,7 @@ class System:
     not_eligible: str = ""
     source: str | None = None
     model_kinds: tuple[str, ...] | None = None
+    paper_row: tuple[str, str] | None = None
 
     @property
     def selects_evidence(self) -> bool:
@@ -174,7 +177,7 @@ _ARTICLE = (
     System("pipeline", PipelineOptions, "select_then_classify", reads=lambda c, o, ev: (c.claim, join_sentences(ev))),
     System("joint", JointOptions, "joint_encoder", model_kinds=("encoder",)),
     System("oracle", SingleOptions, "one_classifier", reads=lambda c, o, ev: (c.claim, join_sentences(c.gold_evidence)),
-           shows=lambda c, o, ev: c.gold_evidence),
+           shows=lambda c, o, ev: c.gold_evidence, paper_row=("pipeline", "oracle_f1")),
     System("claims_only", SingleOptions, "one_classifier", reads=lambda c, o, ev: (c.claim, None), shows=_nothing),
     System("gold_explanations", SingleOptions, "one_classifier", reads=lambda c, o, ev: (c.claim, c.explanation), shows=_nothing),
     System("level_of_evidence", LevelOptions, "one_classifier", labels=tuple(LOE_LABELS), reads=_loe_reads,

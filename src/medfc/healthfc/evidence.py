@@ -32,11 +32,12 @@ from dataclasses import asdict
 from datetime import datetime, timezone
 from typing import TypedDict
 
-from medfc.common.http import HttpError, progress_bar
+from medfc.common.http import HttpError
 from medfc.common.io import read_jsonl
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.jsoncache import UnitCache, cache_key
 from medfc.common.options import Options
+from medfc.common.progress import progress_bar
 from medfc.common.report import SkipReport
 from medfc.common.search import Hit, SearchBackend, SearchError
 from medfc.common.search_sources import (  # noqa: F401 (the sources' options: re-exported, declared with the registry)

@@ -8,7 +8,7 @@ import pandas as pd
 
 from medfc.common.io import read_json
 from medfc.common.labels import VERACITY_LABELS
-from medfc.experiments.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS, evidence_source
+from medfc.experiments.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS, evidence_source, system as system_spec
 from medfc.scoring import classification, medsnip
 from medfc.common.jsontypes import JSONValue
 from medfc.tables.common import Entry, grouped, pct, pm, pooled
@@ -55,10 +55,13 @@ def table3(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str,
     for system in TABLE3_SYSTEMS:
         if system not in systems:
             continue
-        for model, v in t3["pipeline" if system == "oracle" else system].items():
-            if system == "oracle":
-                rows.append(_paper_row(papers, model, system="oracle", **{"veracity F1": v["oracle_f1"]}))
-            else:
+        paper_row = system_spec(system).paper_row
+        if paper_row is not None:  # the paper states only its veracity F1, in another system's row
+            row, key = paper_row
+            for model, v in t3[row].items():
+                rows.append(_paper_row(papers, model, system=system, **{"veracity F1": v[key]}))
+        else:
+            for model, v in t3[system].items():
                 rows.append(_paper_row(papers, model, system=system, **{
                     "evidence P": v["ev_p"], "evidence R": v["ev_r"], "evidence F1": v["ev_f1"],
                     "veracity P": v["ver_p"], "veracity R": v["ver_r"], "veracity F1": v["ver_f1"]}))

@@ -9,7 +9,8 @@ import pytest
 from tests.helpers.clock import FakeClock
 from tests.helpers.http_servers import reply, reply_cut, serving
 
-from medfc.common.http import AnswerError, HttpClient, HttpError, RateLimiter, cache_key
+from medfc.common.http import AnswerError, HttpClient, HttpError, cache_key
+from medfc.common.ratelimit import RateLimiter
 
 
 

@@ -17,6 +17,7 @@ import yaml
 
 from medfc.cli import main
 from medfc.common import rocrate
+from medfc.common.rocrate_records import log_outcome_of
 from medfc.common.provenance import append_run_record, run_record
 
 T0 = dt.datetime(2026, 12, 3, 10, 0, tzinfo=dt.timezone.utc)
@@ -230,7 +231,7 @@ def test_the_agent_a_failed_run_and_a_run_of_unknown_end(finished_run):
 
 
 def test_a_snakemake_logs_ending():
-    assert [rocrate.log_outcome_of(text) for text in (
+    assert [log_outcome_of(text) for text in (
         "Building DAG of jobs...\n12 of 12 steps (100%) done\nComplete log(s): x\n",
         "Building DAG of jobs...\nNothing to be done (all requested files are present and up to date).\n",
         "5 of 12 steps (42%) done\nError in rule x:\nShutting down, this might take some time.\n",

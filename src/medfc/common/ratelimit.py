@@ -1,0 +1,59 @@
+"""A token-bucket rate limiter whose clock and sleep are injectable, so tests never really sleep.
+
+:class:`medfc.common.http.HttpClient` takes one token before every request; a client that shares one
+service's limit among several clients (PubMed's E-utilities, ClinicalTrials.gov) builds the limiter itself.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+
+class RateLimiter:
+    """Token bucket: ``rate`` tokens per second, at most ``burst`` stored.
+
+    ``acquire()`` takes one token, sleeping (through the injected ``sleep``) until one is free.
+    """
+
+    def __init__(
+        self,
+        rate: float,
+        burst: int = 1,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        if rate <= 0:
+            raise ValueError("rate must be positive")
+        self.rate = float(rate)
+        self.burst = max(1, int(burst))
+        self.clock = clock
+        self.sleep = sleep
+        self._tokens = float(self.burst)
+        self._last = clock()
+        self.waited = 0.0
+
+    @classmethod
+    def per_minute(cls, n: float, burst: int = 1, clock: Callable[[], float] = time.monotonic,
+                   sleep: Callable[[float], None] = time.sleep) -> RateLimiter:
+        return cls(n / 60.0, burst=burst, clock=clock, sleep=sleep)
+
+    def _refill(self) -> None:
+        now = self.clock()
+        self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
+        self._last = now
+
+    def acquire(self) -> float:
+        """Take one token; return the seconds slept for it."""
+        self._refill()
+        waited = 0.0
+        if self._tokens < 1.0:
+            delay = (1.0 - self._tokens) / self.rate
+            self.sleep(delay)
+            waited = delay
+            self.waited += delay
+            self._refill()
+            # a fake clock that did not advance still gets its token: we slept for it
+            self._tokens = max(self._tokens, 1.0)
+        self._tokens -= 1.0
+        return waited

@@ -1,0 +1,65 @@
+"""No credential across origins: a redirect to another scheme, host or port carries none of the request's
+credential headers (``Authorization``, ``X-API-KEY``, ``api-key``, cookies …) and none of its credential
+query parameters (``api_key``, ``key``, ``token`` …); ``requests`` itself strips only ``Authorization``.
+:class:`medfc.common.http.HttpClient` guards its session with :func:`guard_redirects`.
+"""
+
+from __future__ import annotations
+
+import logging
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import requests
+
+from medfc.common.redact import is_secret_header, is_secret_name, redact_url
+
+log = logging.getLogger(__name__)
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    default = {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port or default
+
+
+def _same_origin(old: str, new: str) -> bool:
+    """Whether a redirect from ``old`` to ``new`` stays with the same party: the same host and port, or
+    the upgrade of http to https on the host's default ports (the one change requests allows too)."""
+    (s1, h1, p1), (s2, h2, p2) = _origin(old), _origin(new)
+    if h1 != h2:
+        return False
+    if (s1, p1) == (s2, p2):
+        return True
+    return (s1, p1, s2, p2) == ("http", 80, "https", 443)
+
+
+def _without_secret_params(url: str) -> str:
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    kept = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not is_secret_name(k)]
+    return urlunsplit(parts._replace(query=urlencode(kept)))
+
+
+def guard_redirects(session: requests.Session) -> requests.Session:
+    """Make ``session`` drop every credential header and credential query parameter of a request when a
+    redirect takes it to another origin (requests drops only ``Authorization``; a custom key header such as
+    Serper's ``X-API-KEY`` would reach whatever host the redirect names). The cookie jar keeps its
+    per-domain rules; a ``Cookie`` header set by hand goes too. Returns the session."""
+    rebuild_auth = getattr(session, "rebuild_auth", None)
+    if rebuild_auth is None or getattr(session, "_medfc_guarded", False):  # a stand-in that follows no redirects
+        return session
+
+    def guarded(prepared: requests.PreparedRequest, response: requests.Response) -> None:
+        rebuild_auth(prepared, response)
+        old = response.request.url or ""
+        if not _same_origin(old, prepared.url or ""):
+            for name in [h for h in prepared.headers if is_secret_header(h)]:
+                del prepared.headers[name]
+            prepared.url = _without_secret_params(prepared.url or "")
+            log.warning("redirect from %s to another origin (%s): credential headers and key parameters not forwarded",
+                        redact_url(old), redact_url(prepared.url))
+
+    session.rebuild_auth = guarded  # type: ignore[method-assign]
+    session._medfc_guarded = True  # type: ignore[attr-defined]
+    return session
