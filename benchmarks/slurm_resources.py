@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     for j in jobs:
         if j["rule"] not in model_rules:
             continue
-        row = R.row_of(plan, j["rule"], j["wildcards"]["model"], j["wildcards"].get("system")) if j["rule"] in R.MODEL_RULES else "translation"
+        row = R.row_of(plan, j["rule"], j["wildcards"]["model"]) if j["rule"] in R.MODEL_RULES else "translation"
         j["threads"] = plan.job_resources(j["rule"], j["wildcards"])["threads"]
         groups[(j["rule"], row, j["gpu"], j["mem_mb"], j["runtime"], j["threads"])]["jobs"] += 1
 
