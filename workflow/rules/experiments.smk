@@ -208,3 +208,50 @@ rule clinifact_ensemble:
         options=lambda w: PLAN.options("clinifact_ensemble", w),
     script:
         STEP_SCRIPT
+
+
+rule healthfc_final:
+    input:
+        unpack(lambda w: PLAN.inputs("healthfc_final", w)),
+        dataset=rules.healthfc_dataset.output.jsonl,
+    output:
+        model=directory(f"{RESULTS}/final/healthfc/{{lang}}/{{model}}/{{system}}"),
+    log:
+        f"{LOGS}/final/healthfc/{{lang}}/{{model}}/{{system}}.log",
+    benchmark:
+        f"{TIMINGS}/final/healthfc/{{lang}}/{{model}}/{{system}}.tsv"
+    conda:
+        "../envs/medfc.yaml"
+    threads: lambda w: PLAN.job_resources("healthfc_final", w)["threads"]
+    resources:
+        mem_mb=lambda w: PLAN.job_resources("healthfc_final", w)["mem_mb"],
+        runtime=lambda w: PLAN.job_resources("healthfc_final", w)["runtime"],
+        gpu=lambda w: PLAN.job_resources("healthfc_final", w)["gpu"],
+    params:
+        step=versioned("experiments.steps:healthfc_final"),
+        options=lambda w: PLAN.options("healthfc_final", w),
+    script:
+        STEP_SCRIPT
+
+
+rule clinifact_final:
+    input:
+        unpack(lambda w: PLAN.inputs("clinifact_final", w)),
+    output:
+        model=directory(f"{RESULTS}/final/clinifact/{{model}}"),
+    log:
+        f"{LOGS}/final/clinifact/{{model}}.log",
+    benchmark:
+        f"{TIMINGS}/final/clinifact/{{model}}.tsv"
+    conda:
+        "../envs/medfc.yaml"
+    threads: lambda w: PLAN.job_resources("clinifact_final", w)["threads"]
+    resources:
+        mem_mb=lambda w: PLAN.job_resources("clinifact_final", w)["mem_mb"],
+        runtime=lambda w: PLAN.job_resources("clinifact_final", w)["runtime"],
+        gpu=lambda w: PLAN.job_resources("clinifact_final", w)["gpu"],
+    params:
+        step=versioned("experiments.steps:clinifact_final"),
+        options=lambda w: PLAN.options("clinifact_final", w),
+    script:
+        STEP_SCRIPT

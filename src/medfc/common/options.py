@@ -128,7 +128,7 @@ class Options:
                 if tagged is not None and tagged.choose is None:
                     out[f.name] = {tagged.key: tag_of(type(value), tagged.key), **out[f.name]}
             else:
-                out[f.name] = _plain(value, sort_keys)
+                out[f.name] = _mapped(value, sort_keys)
         return out
 
     def replace(self: T, **changes: Any) -> T:
@@ -271,6 +271,17 @@ def _fields(value: Any, sort_keys: bool) -> tuple[dataclasses.Field[Any], ...]:
     """A dataclass's fields, in their order or (``sort_keys``) by name."""
     fields = dataclasses.fields(value)
     return tuple(sorted(fields, key=lambda f: f.name)) if sort_keys else fields
+
+
+def _mapped(value: Any, sort_keys: bool) -> Any:
+    """A field's value for :meth:`Options.to_mapping`: an options object in a list or a mapping with the tags of its own unions."""
+    if isinstance(value, Options):
+        return value.to_mapping(sort_keys=sort_keys)
+    if isinstance(value, list | tuple):
+        return [_mapped(v, sort_keys) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _mapped(v, sort_keys) for k, v in value.items()}
+    return _plain(value, sort_keys)
 
 
 def _plain(value: Any, sort_keys: bool = False) -> Any:

@@ -42,6 +42,8 @@ FOLDERS: tuple[tuple[str, str], ...] = (
                          "the dataset card and the `README.md` that `datasets.load_dataset` reads (the source and BigBio views)"),
     ("clinifact/stats/", "CliniFact Tables 4 and 6 and Figures 2 and S1"),
     ("clinifact/diff/", "every difference between the rebuilt CliniFact and the official release, with its reason"),
+    ("final/", "the rows of experiments.final trained on all the data their recipe allows, each kept with its model card "
+               "(`README.md`, `medfc_model.json`) for `medfc predict --model-dir`"),
     ("experiments/inner_cv/", "the stacked ensembles' members trained again inside each training split (their out-of-fold predictions)"),
     ("experiments/healthfc/", "each HealthFC run, `<lang>/<model>/<system>/fold<k>/`: predictions, scores, `info.json`"),
     ("experiments/clinifact/", "each CliniFact run, `<model>/` or `<system>/<model>/`: predictions, scores, `info.json`"),

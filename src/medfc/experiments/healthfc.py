@@ -268,7 +268,7 @@ def run_single(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Mo
                        desc=spec.name)
     if ckpt is not None:  # kept for medfc predict: what it needs beside the weights (medfc.experiments.kept)
         keep_fitted(fitted, ckpt / spec.name, model_card(spec, options))
-    probs = fitted.probs([example(c) for c in test_c], desc=f"{spec.name}/predict")
+    probs = fitted.probs([example(c) for c in test_c], desc=f"{spec.name}/predict") if test_c else []  # a final model has no test claims
     records = [_record(c, fold, spec, p, None, spec.shows(c, opts, fold.evidence(c))) for c, p in zip(test_c, probs)]
     return records, {"model": _fit_info(fitted)}
 
@@ -304,6 +304,8 @@ def run_pipeline(spec: System, fold: Fold, options: HealthFCFoldOptions, model: 
         keep_pipeline(selector, ver, kept, {**model_card(spec, options), "evidence_model": opts.evidence_train.model,
                                             "threshold": opts.threshold, "max_evidence": opts.max_evidence},
                       {"evidence": selector_card, "veracity": veracity_card})
+    if not fold.test:  # a final model: nothing to predict
+        return [], {"evidence_model": {**_fit_info(selector), "n_train_pairs": len(ev_train)}, "veracity_model": _fit_info(ver)}
     ev_probs = predict_evidence_probs(selector, fold.test)
     selected = [select_evidence(p.tolist(), opts.threshold, opts.max_evidence) for p in ev_probs]
     probs = ver.probs([example(c, [c.sentences[i] for i in sel]) for c, sel in zip(fold.test, selected)], desc="veracity/predict")
@@ -324,7 +326,7 @@ def run_joint(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Mod
         keep_fitted(fitted, ckpt / spec.name, {**model_card(spec, options), "kind": JOINT_KIND, "threshold": opts.threshold,
                                                 "max_evidence": opts.max_evidence})
     records: list[HealthFCPrediction] = []
-    for c, (lp, ep) in zip(fold.test, fitted.predict(fold.test, desc="joint/predict")):
+    for c, (lp, ep) in zip(fold.test, fitted.predict(fold.test, desc="joint/predict") if fold.test else []):
         sel = select_evidence(ep.tolist(), opts.threshold, opts.max_evidence)
         records.append(_record(c, fold, spec, lp, sel, [c.sentences[i] for i in sel]))
     return records, {"model": {"train": fitted.result.as_dict(), "windows": fitted.encode_stats.as_dict()}}
@@ -391,6 +393,30 @@ def run_fold(
         }
     )
     return records, info
+
+
+def train_all(dataset: str | os.PathLike, options: HealthFCFoldOptions, *, threads: int | None = None,
+              evidence: str | os.PathLike | None = None) -> RunInfo:
+    """Train ``options.system`` on every claim of ``dataset`` (no fold held out, no validation split) and keep it in
+    ``options.checkpoint_dir`` (under the system's name, as a run keeps its model): a row's final model
+    (:mod:`medfc.experiments.final`). Returns the sizes and the training info."""
+    spec = system(options.system)
+    if options.checkpoint_dir is None:
+        raise ValueError("a final model is kept: its options name a checkpoint_dir")
+    if spec.source is not None and evidence is None:
+        raise ValueError(f"system {spec.name} needs the evidence file of source {spec.source}")
+    report = SkipReport(f"healthfc-{spec.name}-final")
+    claims = load_claims(dataset, options.lang, report)
+    snippets: dict[str, list[str]] = {}
+    if spec.source is not None:
+        from medfc.healthfc.evidence_file import evidence_by_claim
+
+        snippets = evidence_by_claim(evidence)
+    log.info("HealthFC %s final (%s): %d training claims", spec.name, options.lang, len(claims))
+    fold = Fold(list(claims), [], [], snippets, options.fold, options.lang)
+    _, info = TRAINERS[spec.trainer](spec, fold, options, build_model(options.train, threads), Path(options.checkpoint_dir), threads, report)
+    info.update({"system": spec.name, "lang": options.lang, "n_train": len(claims), "skips": report.as_dict()})
+    return info
 
 
 def write_fold(predictions: str | os.PathLike, info_path: str | os.PathLike | None, records: Sequence[HealthFCPrediction], info: RunInfo) -> None:

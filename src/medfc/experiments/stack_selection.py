@@ -267,8 +267,24 @@ def stack_predictions(test_files: Sequence[str | os.PathLike], inner_files: Sequ
     and the info's stacking entries."""
     if not len(test_files) == len(inner_files) == len(members):
         raise ValueError(f"{len(test_files)} prediction files and {len(inner_files)} inner-CV files for {len(members)} members")
-    inner = runs_by_id(inner_files)
     test = runs_by_id(test_files)
+    choice, labels, n_inner = _fit(runs_by_id(inner_files), test, members, options, report)
+    out = []
+    for _, first, recs in aligned(test, members, report):
+        p = choice.apply({m: np.array([[float(r["probs"][lab]) for lab in labels]]) for m, r in zip(members, recs)})[0]
+        probs = {lab: round(float(v), 6) for lab, v in zip(labels, p)}
+        out.append({**first, "probs": probs, "pred_label": max(labels, key=probs.get)})
+    report.count("records", len(out))
+    report.count("inner_items", n_inner)
+    info = {"method": "stack", "selected": choice.members, "weights": choice.weights, "inner_cv": choice.scores,
+            "meta_model": _meta_info(choice.fitted, labels)}
+    return out, info
+
+
+def _fit(inner: Sequence[Mapping[str, Mapping[str, Any]]], test: Sequence[Mapping[str, Mapping[str, Any]]], members: Sequence[str],
+         options: StackingOptions, report: SkipReport) -> tuple[StackChoice, list[str], int]:
+    """The stack chosen on the members' out-of-fold predictions (``inner``, per member: id → record), its labels
+    (their order in the records) and the number of items it was chosen on."""
     labels = _labels(inner, test)
     ids = []
     for rid in sorted(inner[0]):
@@ -288,17 +304,18 @@ def stack_predictions(test_files: Sequence[str | os.PathLike], inner_files: Sequ
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):  # hundreds of small fits: more threads only cost time
-        choice = choose_stack(X, y, members, options, len(labels))
-    out = []
-    for _, first, recs in aligned(test, members, report):
-        p = choice.apply({m: np.array([[float(r["probs"][lab]) for lab in labels]]) for m, r in zip(members, recs)})[0]
-        probs = {lab: round(float(v), 6) for lab, v in zip(labels, p)}
-        out.append({**first, "probs": probs, "pred_label": max(labels, key=probs.get)})
-    report.count("records", len(out))
-    report.count("inner_items", len(ids))
-    info = {"method": "stack", "selected": choice.members, "weights": choice.weights, "inner_cv": choice.scores,
-            "meta_model": _meta_info(choice.fitted, labels)}
-    return out, info
+        return choose_stack(X, y, members, options, len(labels)), labels, len(ids)
+
+
+def fit_stack(out_of_fold: Sequence[Sequence[str | os.PathLike]], members: Sequence[str], options: StackingOptions,
+              report: SkipReport) -> StackChoice:
+    """The stack of ``members`` chosen on their out-of-fold predictions (``out_of_fold``: per member, its files,
+    read as one run: a HealthFC row's folds, a CliniFact member's inner cross-validation), as the workflow's
+    ensemble step chooses it."""
+    if len(out_of_fold) != len(members):
+        raise ValueError(f"{len(out_of_fold)} members' prediction files for {len(members)} members")
+    runs = [{rid: rec for run in runs_by_id(files) for rid, rec in run.items()} for files in out_of_fold]
+    return _fit(runs, runs, members, options, report)[0]
 
 
 def _labels(inner: Sequence[Mapping[str, Mapping[str, Any]]], test: Sequence[Mapping[str, Mapping[str, Any]]]) -> list[str]:

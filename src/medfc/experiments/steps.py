@@ -16,6 +16,12 @@ inference, one job per HealthFC (lang, model, system, fold) and per CliniFact mo
     a stacked ensemble's member trained on parts of a run's training split (:mod:`medfc.experiments.stacking`):
     inputs as the member's run (HealthFC: ``dataset``, ``folds``, ``evidence``; CliniFact: ``train``,
     ``validation``); outputs ``predictions`` (out-of-fold, one per training item), ``info``.
+``healthfc_final``, ``clinifact_final``
+    a row trained once more on all the data its recipe allows and kept (:mod:`medfc.experiments.final`): inputs the
+    dataset (HealthFC: ``dataset``, ``evidence``; CliniFact: ``train``, ``validation``, ``test``), the row's
+    ``scores``, each member's cross-validation ``info_<member>`` (HealthFC: its epochs) and, for a stack, its
+    out-of-fold ``oof_<member>`` predictions; output the kept model's folder ``model`` (``medfc_model.json``,
+    ``README.md``, the model's files).
 ``ensemble``
     inputs ``predictions`` (the members' files, in member order) and, for ``method: stack``, ``inner`` (their
     out-of-fold predictions, in member order); outputs ``predictions``, ``info``.
@@ -34,11 +40,15 @@ torch and an ensemble loads no model at all.
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Sequence
+
 from medfc.common.options import Runtime
 from medfc.common.provenance import job_record
 from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
 from medfc.experiments.ensemble import EnsembleOptions
+from medfc.experiments.final import CliniFactFinalOptions, HealthFCFinalOptions
 from medfc.experiments.options import CliniFactTrainOptions, FineTuneOptions, ZeroShotOptions
 from medfc.experiments.records import RunInfo
 from medfc.experiments.stacking import CliniFactInnerOptions, HealthFCInnerOptions
@@ -143,3 +153,37 @@ def ensemble(inputs: StepFiles, outputs: StepFiles, options: EnsembleOptions) ->
     info: RunInfo = {"system": "ensemble", "members": list(options.members), **method_info, "skips": report.as_dict(), "provenance": job_record()}
     write_json(outputs["info"], info)
     return info
+
+
+def _member_files(inputs: StepFiles, prefix: str, members: Sequence[str]) -> dict[str, list[str]]:
+    """``<prefix><member>`` inputs (a named input is a path or a list of them) by member."""
+    out = {}
+    for m in members:
+        value = inputs.get(f"{prefix}{m}")
+        out[m] = [] if value is None else [str(value)] if isinstance(value, str | os.PathLike) else [str(v) for v in value]
+    return out
+
+
+def healthfc_final(inputs: StepFiles, outputs: StepFiles, options: HealthFCFinalOptions, runtime: Runtime) -> RunInfo:
+    """A HealthFC row trained on every claim and kept, with its model card."""
+    from medfc.common.io import read_json
+    from medfc.experiments import final
+
+    infos = {m: [read_json(f) for f in files] for m, files in _member_files(inputs, "info_", options.members).items()}
+    trained = final.train_healthfc(inputs["dataset"], options, outputs["model"], infos=infos,
+                                   predictions=_member_files(inputs, "oof_", options.members), evidence=inputs.get("evidence"),
+                                   threads=runtime.threads)
+    data = {"dataset": inputs["dataset"], **({"evidence": inputs["evidence"]} if inputs.get("evidence") else {})}
+    return final.finish(outputs["model"], dataset="healthfc", row=options.row, data=data, scores=list(inputs["scores"]), options=options,
+                        trained=trained, provenance=job_record())
+
+
+def clinifact_final(inputs: StepFiles, outputs: StepFiles, options: CliniFactFinalOptions, runtime: Runtime) -> RunInfo:
+    """A CliniFact row trained as the row trains and kept, with its model card."""
+    from medfc.experiments import final
+
+    splits = {s: inputs[s] for s in ("train", "validation", "test")}
+    inner = {m: files[0] for m, files in _member_files(inputs, "oof_", options.members).items() if files}
+    trained = final.train_clinifact(splits, options, outputs["model"], inner=inner, threads=runtime.threads)
+    return final.finish(outputs["model"], dataset="clinifact", row=options.row, data=splits, scores=[inputs["scores"]], options=options,
+                        trained=trained, provenance=job_record())

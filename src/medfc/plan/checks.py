@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from medfc.common.offline_models import offline_model_problem
 from medfc.experiments.aliases import ALIAS_HINT
-from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS
+from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, ensembling_system
 from medfc.experiments.models import MODEL_KINDS
 from medfc.experiments.options import base_model
 from medfc.experiments.systems import EVIDENCE_SYSTEMS
@@ -177,6 +177,30 @@ def check_offline_models(plan: Plan) -> None:
                     raise ValueError(f"config: {key} plans {alias} ({name}{via}): {problem}")
 
 
+def check_final_rows(plan: Plan) -> None:
+    """Each row of ``experiments.final`` is a row of this run (HealthFC: its lang, model and system; CliniFact: a model
+    of the system that keeps its models, the one that runs ensembles), and every model of it has a keeper."""
+    if not plan.stage_enabled("experiments"):
+        return
+    keeping = ensembling_system()
+    for i, row in enumerate(plan.final_rows()):
+        where = f"config: experiments.final[{i}]"
+        if row["dataset"] == "healthfc":
+            ran = any((r["lang"], r["model"], r["system"]) == (row["lang"], row["model"], row["system"]) for r in plan.healthfc_runs())
+            name = f"{row['model']} {row['system']} ({row['lang']})"
+        else:
+            if row["system"] != keeping.name:
+                raise ValueError(f"{where}: {row['system']!r}: final models are kept for the {keeping.name} CliniFact system only")
+            ran = any(r["model"] == row["model"] and r["system"] == keeping.name for r in plan.clinifact_runs())
+            name = row["model"]
+        if not ran:
+            raise ValueError(f"{where}: {name} is not a row of this run's {row['dataset']} table (its model lists, systems and langs)")
+        for m in plan.ensemble_members(row["model"]) if plan.is_ensemble(row["model"]) else [row["model"]]:
+            kind = plan.model_class(m).kind
+            if kind in MODEL_KINDS and MODEL_KINDS[kind].kept is None:
+                raise ValueError(f"{where}: {m!r} is of the model kind {kind}, which has no keeper (medfc.experiments.models.MODEL_KINDS)")
+
+
 def check_smoke_scale(plan: Plan) -> None:
     """Capped training (``experiments.smoke``) makes smoke-sized numbers: the tables must say so (``scale: smoke``)."""
     ex = plan.config["experiments"]
@@ -233,7 +257,7 @@ def check_jobs_build(plan: Plan) -> None:
 CHECKS: tuple[Callable[[Plan], None], ...] = (
     check_release_mode_systems, check_languages_have_models, check_model_lists, check_ensembles, check_kinds_serve_datasets,
     check_models_options, check_model_train, check_models_resources, check_encoder_keys, check_offline_models,
-    check_smoke_scale, check_medsnip, check_jobs_build,
+    check_final_rows, check_smoke_scale, check_medsnip, check_jobs_build,
 )
 
 

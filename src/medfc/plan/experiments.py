@@ -16,6 +16,7 @@ from medfc.common.options import Options
 from medfc.common.search_sources import search_source, wildcard_pattern
 from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, CliniFactSystem, clinifact_system, ensembling_system
 from medfc.experiments.ensemble import EnsembleOptions
+from medfc.experiments.final import CliniFactFinalOptions, HealthFCFinalOptions
 from medfc.experiments.options import CliniFactTrainOptions, FineTuneOptions, ZeroShotOptions
 from medfc.experiments.stacking import CliniFactInnerOptions, HealthFCInnerOptions
 from medfc.experiments.systems import EVIDENCE_SYSTEMS, SYSTEMS, HealthFCFoldOptions, evidence_source, system_option_keys
@@ -23,7 +24,7 @@ from medfc.experiments.systems import system as system_spec
 from medfc.healthfc.options import RetrieveOptions
 from medfc.plan.jobs import Config, JobSpec, call, unique
 from medfc.plan.models import ModelsPlan, layered, typed
-from medfc.plan.resources import model_resources
+from medfc.plan.resources import model_job_resources, model_resources
 from medfc.scoring.options import CliniFactScoreOptions, HealthFCScoreOptions
 
 if TYPE_CHECKING:
@@ -39,6 +40,15 @@ class HealthFCRun(TypedDict):
     model: str
     system: str
     fold: int
+
+
+class FinalRow(TypedDict):
+    """One row of ``experiments.final``, its defaults filled in (``lang`` empty for CliniFact)."""
+
+    dataset: str
+    model: str
+    system: str
+    lang: str
 
 
 class CliniFactRun(TypedDict):
@@ -315,6 +325,72 @@ class ExperimentsPlan(ModelsPlan):
 
 
 
+    # ------------------------------------------------------------------------------ final models
+    def final_rows(self) -> list[FinalRow]:
+        """``experiments.final``, each row with its defaults (HealthFC: system oracle, lang en; CliniFact: discriminative)."""
+        rows: list[FinalRow] = []
+        for r in self.config["experiments"]["final"]:
+            healthfc = r["dataset"] == "healthfc"
+            rows.append({"dataset": r["dataset"], "model": r["model"], "system": r.get("system") or ("oracle" if healthfc else "discriminative"),
+                         "lang": r.get("lang") or "en" if healthfc else ""})
+        return rows
+
+    def final_dir(self, row: FinalRow) -> str:
+        """Where a row's final model is kept: ``<results_dir>/final/healthfc/<lang>/<model>/<system>`` or ``final/clinifact/<model>``."""
+        if row["dataset"] == "healthfc":
+            return self.layout.under(f"final/healthfc/{row['lang']}/{row['model']}/{row['system']}")
+        return self.layout.under(f"final/clinifact/{row['model']}")
+
+    def healthfc_final_options(self, lang: str, model: str, system: str) -> HealthFCFinalOptions:
+        """A HealthFC row's final model: each member's run as the row's cross-validation has it (nothing kept there: the
+        final step keeps it), and its ensemble."""
+        members = self.ensemble_members(model) if self.is_ensemble(model) else [model]
+        fold = self.healthfc_folds_run()[0]
+        runs = [self.healthfc_experiment_options(lang, m, system, fold).replace(fold=-1, checkpoint_dir=None) for m in members]
+        options = {"row": f"{model} {system} ({lang})", "members": members, "runs": runs,
+                   "ensemble": self.ensemble_options(model) if self.is_ensemble(model) else None}
+        return typed(HealthFCFinalOptions, options, f"experiments.final[healthfc/{lang}/{model}/{system}]")
+
+    def healthfc_final_inputs(self, lang: str, model: str, system: str) -> dict[str, object]:
+        """The row's scores per fold, each member's cross-validation infos (its epochs) and, for a stack, its
+        predictions per fold (out of fold for every claim), and the system's evidence."""
+        folds = self.healthfc_folds_run()
+        members = self.ensemble_members(model) if self.is_ensemble(model) else [model]
+
+        def files(m: str, name: str) -> list[str]:
+            return [f"{self.healthfc_run_dir({'lang': lang, 'model': m, 'system': system, 'fold': f})}/{name}" for f in folds]
+
+        inputs: dict[str, object] = {"scores": files(model, "scores.json"), **self.healthfc_experiment_inputs(system)}
+        inputs.update({f"info_{m}": files(m, "info.json") for m in members})
+        if self.is_stacked(model):
+            inputs.update({f"oof_{m}": files(m, "predictions.jsonl") for m in members})
+        return inputs
+
+    def clinifact_final_options(self, model: str) -> CliniFactFinalOptions:
+        """A CliniFact row's final model: each member's run as the row trains it, and its ensemble."""
+        members = self.clinifact_members(ensembling_system().name, model)
+        runs = [self.clinifact_experiment_options(m).replace(checkpoint_dir=None) for m in members]
+        options = {"row": model, "members": members, "runs": runs, "ensemble": self.ensemble_options(model) if self.is_ensemble(model) else None}
+        return typed(CliniFactFinalOptions, options, f"experiments.final[clinifact/{model}]")
+
+    def clinifact_final_inputs(self, model: str) -> dict[str, object]:
+        """The splits, the row's scores and, for a stack, its members' inner cross-validation predictions."""
+        spec = ensembling_system()
+        inputs: dict[str, object] = {**self.clinifact_split_inputs(), "scores": f"{spec.run_dir(self.layout.experiments, model)}/scores.json"}
+        if self.is_stacked(model):
+            inputs.update({f"oof_{m}": f"{self.clinifact_inner_cv_dir(m)}/predictions.jsonl" for m in self.ensemble_members(model)})
+        return inputs
+
+    def final_resources(self, rule: str, model: str) -> dict[str, int]:
+        """A final model's job: its members trained one after the other, each its run's row: the largest of each
+        value, the runtimes summed."""
+        members = self.ensemble_members(model) if self.is_ensemble(model) else [model]
+        each = [model_job_resources(self, rule, m) for m in members]
+        return {**{k: max(r[k] for r in each) for k in ("gpu", "threads", "mem_mb")}, "runtime": sum(r["runtime"] for r in each)}
+
+    def final_targets(self) -> list[str]:
+        return [self.final_dir(r) for r in self.final_rows()] if self.stage_enabled("experiments") else []
+
 # ---------------------------------------------------------------------------------- the job table
 
 @dataclass(frozen=True)
@@ -391,6 +467,11 @@ def clinifact_jobs(spec: CliniFactSystem) -> list[JobSpec]:
     return specs
 
 
+def _final(dataset: str, axes: tuple[str, ...]) -> Callable[[Plan], list[dict[str, str]]]:
+    """The final models of one dataset's rows (``experiments.final``), by the rule's wildcards ``axes``."""
+    return lambda plan: unique({a: r[a] for a in axes} for r in plan.final_rows() if r["dataset"] == dataset) if plan.stage_enabled("experiments") else []
+
+
 def experiment_jobs() -> list[JobSpec]:
     """The experiments' rules' records: HealthFC's runs, retrieval, ensembles, inner cross-validations and
     scores, then each CliniFact system's (:func:`clinifact_jobs`)."""
@@ -410,4 +491,10 @@ def experiment_jobs() -> list[JobSpec]:
         JobSpec("healthfc_score", "light", HFC_RUN, options=call(ExperimentsPlan.healthfc_score_options, "lang", "system"),
                 options_class=HealthFCScoreOptions, planned=lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan))),
         *(job for spec in CLINIFACT_SYSTEMS.values() for job in clinifact_jobs(spec)),
+        JobSpec("healthfc_final", "compute", ("lang", "model", "system"), options=call(ExperimentsPlan.healthfc_final_options, "lang", "model", "system"),
+                inputs=call(ExperimentsPlan.healthfc_final_inputs, "lang", "model", "system"),
+                resources=lambda plan, w: plan.final_resources("healthfc_experiment", w["model"]), planned=_final("healthfc", ("lang", "model", "system"))),
+        JobSpec("clinifact_final", "compute", ("model",), options=call(ExperimentsPlan.clinifact_final_options, "model"),
+                inputs=call(ExperimentsPlan.clinifact_final_inputs, "model"),
+                resources=lambda plan, w: plan.final_resources("clinifact_experiment", w["model"]), planned=_final("clinifact", ("model",))),
     ]

@@ -97,7 +97,7 @@ class TablesPlan(ExperimentsPlan):
         targets += [f"{self.layout.tables}/{t}.csv" for t in planned_tables(self)]
         if cf:
             targets.append(f"{self.layout.figures}/clinifact_fig3.png")
-        return targets
+        return targets + self.final_targets()
 
 
 def healthfc_table_runs(plan: TablesPlan, systems: tuple[str, ...] | list[str], name: str, file: str) -> TableRuns:

@@ -127,6 +127,9 @@ def test_translation_asks_for_its_gpu_only_with_a_local_model():
     assert Plan(config(healthfc__translation=tr)).job_resources("healthfc_translate")["gpu"] == 0
 
 
+FINAL = ("healthfc_final", "clinifact_final")  # a row's final model: its members' runs' resources
+
+
 def test_only_model_rules_have_computed_resources_and_the_others_no_gpu():
     """Ensembles, scoring, tables, figures and the data rules: fixed small resources in their rules, no GPU;
     each rule that asks the plan names itself."""
@@ -138,12 +141,12 @@ def test_only_model_rules_have_computed_resources_and_the_others_no_gpu():
         for rule, body in re.findall(r"^rule (\w+):\n((?:[ \t]+.*\n|\n)*)", smk.read_text(encoding="utf-8"), re.M):
             block = re.search(r"^    resources:\n((?:        .*\n)*)", body, re.M)
             gpu = re.search(r"^        gpu=(.*)$", block.group(1), re.M) if block else None
-            if rule in (*R.MODEL_RULES, "healthfc_translate"):
+            if rule in (*R.MODEL_RULES, *FINAL, "healthfc_translate"):
                 assert all(f'PLAN.job_resources("{rule}"' in line for line in re.findall(r"^    threads: .*$|^        (?:gpu|mem_mb|runtime)=.*$", body, re.M)), rule
                 asked.add(rule)
             elif rule not in C.MODEL_RULES:  # MedSNIP's model rules: PLAN.medsnip_resources
                 assert gpu is None, f"{rule} asks for a GPU: {gpu.group(0)}"
-    assert asked == {*R.MODEL_RULES, "healthfc_translate"}
+    assert asked == {*R.MODEL_RULES, *FINAL, "healthfc_translate"}
 
 
 def test_config_mistakes_in_resources_are_one_line_naming_the_key():

@@ -1,0 +1,245 @@
+"""Final models: a row of a table trained once more on all the data its recipe allows, kept with a model card,
+for ``medfc predict`` to apply to new claims (``experiments.final``).
+
+HealthFC
+    Every claim of the dataset trains (no fold is held out, no validation split), each encoder for the epochs its
+    cross-validation ran (the mean over the folds of the epoch it kept: its best epoch with early stopping, else the
+    epochs it ran), the pipeline's evidence selector likewise. A stacked ensemble's meta-model is fitted on its
+    members' cross-validation predictions, which are out of fold for every claim.
+CliniFact
+    The row as it trains now (train, validation for what its kind chooses), its stack fitted on its members'
+    inner cross-validation: the kept model gives the row's own test predictions.
+
+The kept directory is what ``medfc predict`` reads (:mod:`medfc.experiments.kept`): a single model's kept files,
+or an ensemble's members under ``members/<alias>/`` (:func:`medfc.experiments.kept.keep_ensemble`); its card
+(``medfc_model.json``) adds ``final``: the row, the data and its sha256, the row's scores, the run options, the
+software and the device. ``README.md`` is the model card for people, written with huggingface_hub's ``ModelCard``
+(metadata: library, datasets, the row's metric).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from medfc.common.io import read_json, write_json
+from medfc.common.options import Options
+from medfc.common.report import SkipReport
+from medfc.experiments.ensemble import EnsembleOptions
+from medfc.experiments.keeper import CARD
+from medfc.experiments.options import CliniFactTrainOptions
+from medfc.experiments.systems import HealthFCFoldOptions
+
+log = logging.getLogger(__name__)
+
+MEMBERS = "members"  # an ensemble's kept members, each in members/<alias>
+WORK = ".training"  # the runs' checkpoint folders while the job trains (removed when it is done)
+README = "README.md"
+
+
+@dataclass(frozen=True)
+class HealthFCFinalOptions(Options):
+    """``healthfc_final``: the row's name, each member's run (its model's whole config and the system's options, as
+    the row's cross-validation runs have them; one run for a single model) and the ensemble (None: one model)."""
+
+    row: str
+    members: tuple[str, ...]
+    runs: tuple[HealthFCFoldOptions, ...]
+    ensemble: EnsembleOptions | None
+
+
+@dataclass(frozen=True)
+class CliniFactFinalOptions(Options):
+    """``clinifact_final``: the row's name, each member's run as the row trains it, and the ensemble (None: one model)."""
+
+    row: str
+    members: tuple[str, ...]
+    runs: tuple[CliniFactTrainOptions, ...]
+    ensemble: EnsembleOptions | None
+
+
+# ------------------------------------------------------------------------------------------- epochs
+
+def kept_epoch(train: Mapping[str, object]) -> int | None:
+    """The epoch a training run kept: its best epoch with early stopping, else the epochs it ran (None: no epochs)."""
+    best, ran = train.get("best_epoch"), train.get("epochs_run")
+    value = best if isinstance(best, int) and best > 0 else ran
+    return int(value) if isinstance(value, int) and value > 0 else None
+
+
+def cv_epochs(infos: Sequence[Mapping[str, object]], part: str) -> int | None:
+    """The mean over a row's folds of the epoch each kept for ``part`` (``model``, ``veracity_model``,
+    ``evidence_model``: where its info.json has it), rounded, at least 1; None where no fold trained by epochs."""
+    kept = []
+    for info in infos:
+        section = info.get(part)
+        train = section.get("train") if isinstance(section, Mapping) else None
+        epoch = kept_epoch(train) if isinstance(train, Mapping) else None
+        if epoch is not None:
+            kept.append(epoch)
+    return max(1, round(statistics.fmean(kept))) if kept else None
+
+
+def with_cv_epochs(run: HealthFCFoldOptions, infos: Sequence[Mapping[str, object]]) -> HealthFCFoldOptions:
+    """A member's run for its final model: its encoders trained for the epochs its cross-validation kept."""
+    def epochs_of(config: Options, part: str) -> Options:
+        epochs = cv_epochs(infos, part) if hasattr(config, "epochs") else None
+        return config.replace(epochs=float(epochs)) if epochs is not None else config
+
+    options = run.replace(train=epochs_of(run.train, "veracity_model" if "evidence_train" in run.system_options.as_dict() else "model"))
+    evidence = getattr(options.system_options, "evidence_train", None)
+    if evidence is not None:
+        options = options.replace(system_options=options.system_options.replace(evidence_train=epochs_of(evidence, "evidence_model")))
+    return options
+
+
+# -------------------------------------------------------------------------------------------- train
+
+def _move_kept(kept: Path, target: Path) -> None:
+    """Move a run's kept model (its card and files) to ``target``."""
+    target.mkdir(parents=True, exist_ok=True)
+    for item in kept.iterdir():
+        shutil.move(str(item), str(target / item.name))
+
+
+def train_healthfc(dataset: str | os.PathLike, options: HealthFCFinalOptions, directory: str | os.PathLike, *,
+                   infos: Mapping[str, Sequence[Mapping[str, object]]], predictions: Mapping[str, Sequence[str]],
+                   evidence: str | os.PathLike | None = None, threads: int | None = None) -> dict[str, object]:
+    """Train each member of a HealthFC row on every claim and keep it under ``directory`` (a single model: there;
+    an ensemble's member: in ``members/<alias>``); ``infos``: each member's cross-validation info files (its epochs),
+    ``predictions``: its cross-validation predictions (a stack's meta-model). Returns what the card records."""
+    from medfc.experiments.healthfc import train_all
+
+    directory = Path(directory)
+    trained: dict[str, object] = {}
+    for alias, run in zip(options.members, options.runs):
+        run = with_cv_epochs(run, infos[alias])
+        work = directory / WORK / alias
+        info = train_all(dataset, run.replace(checkpoint_dir=str(work)), threads=threads, evidence=evidence)
+        _move_kept(work / run.system, directory / MEMBERS / alias if options.ensemble else directory)
+        trained[alias] = {"epochs": getattr(run.train, "epochs", None), "n_train": info["n_train"]}
+    shutil.rmtree(directory / WORK, ignore_errors=True)
+    if options.ensemble is not None:
+        _keep_ensemble(directory, options.members, options.ensemble, [list(predictions[m]) for m in options.members])
+    return {"trained": trained}
+
+
+def train_clinifact(splits: Mapping[str, str | os.PathLike], options: CliniFactFinalOptions, directory: str | os.PathLike, *,
+                    inner: Mapping[str, str], threads: int | None = None) -> dict[str, object]:
+    """Train each member of a CliniFact row as the row trains it and keep it under ``directory``; a stack is
+    fitted on its members' inner cross-validation predictions (``inner``: member → file), as the row's is."""
+    from medfc.experiments.clinifact import run_discriminative
+
+    directory = Path(directory)
+    trained: dict[str, object] = {}
+    for alias, run in zip(options.members, options.runs):
+        target = directory / MEMBERS / alias if options.ensemble else directory
+        _, info = run_discriminative(splits["train"], splits["validation"], splits["test"], run.replace(checkpoint_dir=str(target)),
+                                     threads=threads)
+        trained[alias] = {"sizes": info["sizes"]}
+    if options.ensemble is not None:
+        _keep_ensemble(directory, options.members, options.ensemble, [[inner[m]] for m in options.members])
+    return {"trained": trained}
+
+
+def _keep_ensemble(directory: Path, members: Sequence[str], ensemble: EnsembleOptions, out_of_fold: Sequence[Sequence[str]]) -> None:
+    """The ensemble's card over its kept members: an average's weights, or the stack chosen on the members'
+    out-of-fold predictions (``out_of_fold``: per member, its files)."""
+    from medfc.experiments.kept import keep_ensemble
+
+    if ensemble.method != "stack":
+        keep_ensemble(directory, members=members, method="average", weights=list(ensemble.weights))
+        return
+    from medfc.experiments.stack_selection import fit_stack
+
+    choice = fit_stack(out_of_fold, members, ensemble.stacking, SkipReport("final-stack"))
+    keep_ensemble(directory, members=members, method="stack", stacked=choice.fitted)
+
+
+# --------------------------------------------------------------------------------------------- card
+
+def sha256(path: str | os.PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def row_scores(files: Sequence[str | os.PathLike]) -> dict[str, object]:
+    """The row's scores as its table reads them: one file (CliniFact: per split) or one per fold (HealthFC: each
+    fold's and the mean of its macro-F1 and accuracy)."""
+    scores = [read_json(f) for f in files]
+    if len(scores) == 1:
+        return {"scores": scores[0]}
+    means = {}
+    for key in ("macro_f1", "accuracy"):
+        values = [s[key] for s in scores if isinstance(s, dict) and isinstance(s.get(key), int | float)]
+        if values:
+            means[key] = round(statistics.fmean(values), 4)
+    return {"folds": scores, "mean": means}
+
+
+def finish(directory: str | os.PathLike, *, dataset: str, row: str, data: Mapping[str, str | os.PathLike], scores: Sequence[str | os.PathLike],
+           options: Options, trained: Mapping[str, object], provenance: Mapping[str, object]) -> dict[str, object]:
+    """Add ``final`` to the kept model's card and write its README (the model card for people); returns ``final``."""
+    directory = Path(directory)
+    card_path = directory / CARD
+    card = read_json(card_path)
+    final: dict[str, object] = {
+        "row": row, "dataset": dataset,
+        "data": {name: {"path": str(path), "sha256": sha256(path)} for name, path in data.items()},
+        "table_scores": row_scores(scores), "options": options.to_mapping(sort_keys=True), **trained, "provenance": dict(provenance),
+    }
+    card = {k: v for k, v in card.items() if k != "fold"}  # trained on every fold
+    write_json(card_path, {**card, "final": final})
+    write_readme(directory / README, card, final)
+    return final
+
+
+def _headline(final: Mapping[str, object]) -> tuple[str, float | None]:
+    """The row's headline metric as the table reports it: HealthFC's mean macro-F1 over the folds, CliniFact's test macro-F1."""
+    scores = final["table_scores"]
+    if isinstance(scores, Mapping) and "mean" in scores:
+        value = scores["mean"].get("macro_f1") if isinstance(scores["mean"], Mapping) else None
+        return "cross-validation macro-F1", value
+    test = scores.get("scores", {}).get("test", {}) if isinstance(scores, Mapping) else {}
+    return "test macro-F1", test.get("macro_f1") if isinstance(test, Mapping) else None
+
+
+def write_readme(path: Path, card: Mapping[str, object], final: Mapping[str, object]) -> None:
+    """The model card (Hugging Face's format: YAML metadata, then prose), written by huggingface_hub."""
+    import json
+
+    from huggingface_hub import ModelCard, ModelCardData
+
+    metric, value = _headline(final)
+    dataset = str(final["dataset"])
+    data = ModelCardData(library_name="medfc", tags=["fact-checking", "medical", dataset], datasets=[dataset],
+                         metrics=["f1"], model_name=str(final["row"]))
+    provenance = final.get("provenance") or {}
+    software = provenance.get("software") if isinstance(provenance, Mapping) else None
+    lines = [
+        f"# {final['row']} ({dataset}, final)", "",
+        f"The row `{final['row']}` of the {dataset} table, trained on all the data its recipe allows and kept for `medfc predict`.", "",
+        f"- system: `{card.get('system')}`, kind: `{card.get('kind')}`" + (f", members: {', '.join(card.get('members') or [])}" if card.get("members") else ""),
+        f"- labels: {', '.join(map(str, card.get('labels') or []))}",
+        f"- input fields: {', '.join(map(str, card.get('input_fields') or []))}",
+        f"- {metric} of the row in its table: {value if value is not None else 'n/a'}", "",
+        "## Data", "",
+        *[f"- `{name}`: `{d['path']}` (sha256 `{d['sha256']}`)" for name, d in final["data"].items()], "",
+        "## Training", "", "```json", json.dumps(final.get("trained"), indent=1, sort_keys=True, default=str), "```", "",
+        "## Scores in the table", "", "```json", json.dumps(final["table_scores"], indent=1, sort_keys=True, default=str), "```", "",
+        "## Provenance", "", "```json", json.dumps({"software": software, "device": provenance.get("device") if isinstance(provenance, Mapping) else None},
+                                                   indent=1, sort_keys=True, default=str), "```", "",
+        "The whole run options are in `medfc_model.json` (`final.options`).", "",
+        "Apply it: `medfc predict --model-dir <this folder> --input claims.jsonl --output predictions.jsonl`.",
+    ]
+    content = f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines) + "\n"
+    ModelCard(content).save(path)
