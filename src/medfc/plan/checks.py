@@ -106,17 +106,23 @@ def check_kinds_serve_datasets(plan: Plan) -> None:
             raise ValueError(f"config: {key} uses {sorted(used)}, {cls.limits}")
 
 
+def _per_alias(plan: Plan, key: str, ensemble_note: str) -> list[str]:
+    """The entries of ``models.<key>``, each a model alias and not an ensemble (``ensemble_note``: why not)."""
+    for alias in plan.config["models"][key]:
+        if plan.is_ensemble(alias):
+            raise ValueError(f"config: models.{key}.{alias}: {alias!r} is an ensemble{ensemble_note}; set its members' {key} "
+                             f"({', '.join(plan.ensemble_members(alias))})")
+        if alias not in plan.aliases:
+            raise ValueError(f"config: models.{key}.{alias}: {alias!r} is not in models.aliases{did_you_mean(alias, plan.aliases)} "
+                             f"(models.aliases: {', '.join(sorted(plan.aliases))})")
+    return list(plan.config["models"][key])
+
+
 def check_models_options(plan: Plan) -> None:
     """``models.options``: each entry names a model alias (not an ensemble) of a kind with a config section
     (tfidf, gbm, frozen). Its keys and values are checked against that section's schema by
     :func:`medfc.plan.config_errors.models_options_error`, which the workflow's validation runs before the checks."""
-    for alias in plan.config["models"]["options"]:
-        if plan.is_ensemble(alias):
-            raise ValueError(f"config: models.options.{alias}: {alias!r} is an ensemble; set its members' options "
-                             f"({', '.join(plan.ensemble_members(alias))})")
-        if alias not in plan.aliases:
-            raise ValueError(f"config: models.options.{alias}: {alias!r} is not in models.aliases{did_you_mean(alias, plan.aliases)} "
-                             f"(models.aliases: {', '.join(sorted(plan.aliases))})")
+    for alias in _per_alias(plan, "options", ""):
         if plan.model_class(alias).section is None:
             raise ValueError(f"config: models.options.{alias}: {alias} ({plan.model_name(alias)}) is a fine-tuned encoder; "
                              f"its training keys go in experiments.healthfc.model_train.{alias} or experiments.clinifact.model_train.{alias}")
@@ -133,13 +139,7 @@ def check_model_train(plan: Plan) -> None:
 def check_models_resources(plan: Plan) -> None:
     """``models.resources``: each entry names a model alias, not an ensemble (an ensemble's job averages
     its members' predictions, with small fixed resources); its keys' types are the schema's."""
-    for alias in plan.config["models"]["resources"]:
-        if plan.is_ensemble(alias):
-            raise ValueError(f"config: models.resources.{alias}: {alias!r} is an ensemble, whose job only averages its members' "
-                             f"predictions; set its members' resources ({', '.join(plan.ensemble_members(alias))})")
-        if alias not in plan.aliases:
-            raise ValueError(f"config: models.resources.{alias}: {alias!r} is not in models.aliases{did_you_mean(alias, plan.aliases)} "
-                             f"(models.aliases: {', '.join(sorted(plan.aliases))})")
+    _per_alias(plan, "resources", ", whose job only averages its members' predictions")
 
 
 def check_encoder_keys(plan: Plan) -> None:
