@@ -68,6 +68,7 @@ if TYPE_CHECKING:  # each kind's module loads torch or scikit-learn: imported wh
 log = logging.getLogger(__name__)
 
 ADAPTER_CONFIG = "adapter_config.json"
+CARD_KEYS = ("dataset", "kind")  # what every card names: how its model is applied depends on them
 PIPELINE_PARTS = ("evidence", "veracity")  # a kept pipeline's models, each in the folder of its name
 JOINT_KIND = "joint"  # a kept joint encoder (both heads): the card's kind, beside the model kinds
 
@@ -127,6 +128,9 @@ def read_card(directory: str | os.PathLike) -> ModelCard:
         card = read_json(directory / CARD)
         if not isinstance(card, dict) or card.get("format") != CARD_FORMAT:
             raise ValueError(f"{directory / CARD}: not a medfc model card of format {CARD_FORMAT}")
+        missing = [key for key in CARD_KEYS if not card.get(key)]
+        if missing:
+            raise ValueError(f"{directory / CARD}: the model card names no {' and no '.join(missing)}")
         return card
     if (directory / ADAPTER_CONFIG).is_file():
         adapter = read_json(directory / ADAPTER_CONFIG)
