@@ -105,14 +105,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--log", default=None, help="write everything the step prints into this file (the rule's log)")
     pred = sub.add_parser(
         "predict", formatter_class=raw, help="apply a model a training run kept to new claims",
-        description="Apply a model kept by a training run (experiments.keep_checkpoints) to a JSONL, CSV or Parquet "
-                    "file of new claims (the workflow's CliniFact pairs and HealthFC "
+        description="Apply a model kept by a training run (experiments.keep_checkpoints), or a kept ensemble of such "
+                    "models, to a JSONL, CSV or Parquet file of new claims (the workflow's CliniFact pairs and HealthFC "
                     "dataset are read as they are); writes one JSON line per claim: id, label, probabilities (HealthFC "
                     "pipeline and joint: also evidence_ids, the sentences selected from the row's sentences). Exits with "
                     "status 1 when it predicts no row.",
         epilog="example:\n  medfc predict --model-dir results/checkpoints/clinifact/tfidf \\\n"
                "      --input results/clinifact/pairs/test_set.csv --output predictions.jsonl")
-    pred.add_argument("--model-dir", required=True, help="the kept model's directory (its medfc_model.json, or LoRA adapters)")
+    pred.add_argument("--model-dir", required=True, help="the kept model's directory (its medfc_model.json, or LoRA adapters), or a kept ensemble's")
     pred.add_argument("--input", required=True, help="claims as JSONL, CSV (.csv) or Parquet (.parquet)")
     pred.add_argument("--output", required=True, help="predictions (JSONL)")
     pred.add_argument("--device", default="auto", help="auto (CUDA when there is one), cpu, cuda or cuda:N")

@@ -25,6 +25,11 @@ The workflow's exports are read as they are, each field under the names they giv
 ``article_title``, ``article_abstract``), HealthFC's dataset (``id``, ``claim_<lang>``, ``sentences_<lang>``, the
 gold evidence at ``evidence_ids``, ``explanation_<lang>``), and their BigBio views (``hypothesis``, ``premise``).
 
+A kept ensemble (kind ``ensemble``) applies each member's model (by its own card's kind) to the rows, then
+combines their records as the workflow's ensemble step combines their prediction files: the weighted mean of
+their probabilities, or the stack its selection chose (on the members it combines), rounded to 6 places; its
+records have no ``evidence_ids``. A row some member did not predict is skipped and counted.
+
 ``id`` names a row in the output; a row without one is named ``row-<n>`` (its 1-based row number). Each
 output line is ``{"id", "label", "probabilities": {label: p}}`` (the label of the highest probability,
 the probabilities of the model's labels, summing to 1; pipeline and joint add ``evidence_ids``), in input
@@ -42,6 +47,7 @@ import logging
 import os
 import sys
 import time
+from collections import defaultdict, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +57,7 @@ from medfc.common.io import write_json, write_jsonl
 from medfc.common.jsontypes import JSONValue
 from medfc.common.redact import redact
 from medfc.common.report import SkipReport
-from medfc.experiments.kept import find_model_dir, load_fitted, read_card
+from medfc.experiments.kept import CARD, ENSEMBLE_KIND, ENSEMBLE_MEMBERS, find_model_dir, load_fitted, read_card, read_stack
 from medfc.experiments.predict_inputs import (
     InputSpec,
     Row,
@@ -95,6 +101,7 @@ class PredictSummary(TypedDict):
     labels: JSONValue
     input_fields: list[str]
     field_names: dict[str, list[str]]
+    members: list[str]
     input: str
     rows: int
     predicted: int
@@ -289,8 +296,8 @@ KEPT_PREDICTORS: dict[str, Predictor] = {"pipeline": _loaded(predict_pipeline), 
 
 @dataclass(frozen=True)
 class Applied:
-    """A kept model as it is applied to the rows: its name (``""``: the model alone), folder, card and what it reads
-    of a row."""
+    """A kept model as it is applied to the rows: its name (an ensemble's member: its alias; a model alone: ``""``),
+    folder, card and what it reads of a row."""
 
     name: str
     directory: Path
@@ -310,18 +317,98 @@ def applied(name: str, directory: Path, card: ModelCard) -> Applied:
     return Applied(name, directory, card, spec)
 
 
+# ------------------------------------------------------------------------------------------ ensembles
+
+
+def ensemble_members(directory: Path, card: ModelCard) -> list[Applied]:
+    """The members a kept ensemble applies, in its order (:func:`~medfc.experiments.kept.keep_ensemble`): every
+    member of an average; those the stack combines (the others change none of its probabilities)."""
+    members, weights = card.get("members"), card.get("weights")
+    if not isinstance(members, list) or not members or not card.get("labels"):
+        raise ValueError(f"{directory / CARD}: the ensemble's card names no members or no labels")
+    stack = read_stack(directory, card)
+    if stack is None and not (isinstance(weights, list) and len(weights) == len(members)):
+        raise ValueError(f"{directory / CARD}: the averaged ensemble's card has no weight for each of its {len(members)} members")
+    dirs = card.get("member_dirs") or {}
+    out = []
+    for alias in (stack.members if stack is not None else [str(m) for m in members]):
+        member_dir = directory / str(dirs.get(alias, f"{ENSEMBLE_MEMBERS}/{alias}"))
+        out.append(applied(alias, member_dir, read_card(member_dir)))
+    return out
+
+
+def file_label_order(labels: JSONValue) -> list[str]:
+    """The labels in the order a run's prediction record gives their probabilities once written and read back: the
+    order the ensemble step combines them in (the keys of a JSON line are sorted: :func:`medfc.common.io.write_jsonl`)."""
+    return sorted(str(lab) for lab in labels) if isinstance(labels, list) else []
+
+
+def combine_ensemble(directory: Path, card: ModelCard, outputs: Mapping[str, Sequence[PredictedRow]], ids: Sequence[str],
+                     report: SkipReport) -> list[PredictedRow]:
+    """The ensemble's record of each row from its members' (``outputs``, by member in order), as the workflow's
+    ensemble step combines their prediction files (:func:`~medfc.experiments.ensemble.average_predictions`,
+    :func:`~medfc.experiments.stack_selection.stack_predictions`): the weighted mean of their probabilities, or
+    the stack applied to them, rounded to 6 places; the label the most probable. The labels in the order the step
+    reads them from a prediction file (:func:`file_label_order`): the order of the stack's inputs and outputs, and of
+    equals, the first wins. A row some member did not predict is skipped (``member_without_prediction``)."""
+    import numpy as np
+
+    labels = file_label_order(card["labels"])
+    stack = read_stack(directory, card)
+    weights = dict(zip(card["members"], card.get("weights") or []))
+    names = list(outputs)
+    queues: dict[str, dict[str, deque[PredictedRow]]] = {}
+    for name, records in outputs.items():
+        queues[name] = defaultdict(deque)
+        for r in records:
+            queues[name][r["id"]].append(r)
+    out: list[PredictedRow] = []
+    for rid in ids:
+        recs = [queues[name][rid].popleft() if queues[name][rid] else None for name in names]
+        missing = [name for name, r in zip(names, recs) if r is None]
+        if missing:
+            report.skip(rid, "member_without_prediction", ", ".join(missing))
+            continue
+        given = [r["probabilities"] for r in recs if r is not None]
+        if stack is None:
+            ws = [float(weights[name]) for name in names]
+            total = float(sum(ws))
+            probs = {lab: sum(w * float(p[lab]) for w, p in zip(ws, given)) / total for lab in labels}
+            label = max(labels, key=probs.__getitem__)
+            rounded = {lab: round(v, 6) for lab, v in probs.items()}
+        else:
+            row = stack.apply({name: np.array([[float(p[lab]) for lab in labels]]) for name, p in zip(names, given)})[0]
+            rounded = {lab: round(float(v), 6) for lab, v in zip(labels, row)}
+            label = max(labels, key=rounded.__getitem__)
+        out.append({"id": rid, "label": label, "probabilities": rounded})
+    return out
+
+
+# the kinds of kept model that combine other kept models: the models they apply (instead of themselves) and how their
+# records become the kind's (every other kind is applied alone: its records are the output)
+Members = Callable[[Path, ModelCard], list[Applied]]
+Combine = Callable[[Path, ModelCard, Mapping[str, Sequence[PredictedRow]], Sequence[str], SkipReport], list[PredictedRow]]
+COMBINED: dict[str, tuple[Members, Combine]] = {ENSEMBLE_KIND: (ensemble_members, combine_ensemble)}
+
+
 def applied_models(directory: Path, card: ModelCard) -> list[Applied]:
-    """The kept models ``medfc predict`` applies for the card."""
-    return [applied("", directory, card)]
+    """The kept models ``medfc predict`` applies for the card: an ensemble's members, else the model itself."""
+    combined = COMBINED.get(str(card["kind"]))
+    return combined[0](directory, card) if combined is not None else [applied("", directory, card)]
 
 
 def predict_rows(directory: Path, card: ModelCard, models: Sequence[Applied], rows: Sequence[tuple[str, Sequence[Row]]],
                  report: SkipReport, settings: Settings) -> list[PredictedRow]:
-    """The output records of ``rows`` (each with its view for each of ``models``): the model's predictor (by its
-    card's kind) on its views."""
-    (model,) = models
-    predictor = KEPT_PREDICTORS.get(str(model.card["kind"]), _loaded(predict_fitted))
-    return predictor(model.directory, model.card, [(rid, views[0]) for rid, views in rows], report, settings)
+    """The output records of ``rows`` (each with its view for each of ``models``): each model's predictor (by its
+    card's kind) on its views, then, for a kind that combines them, their combination."""
+    outputs = {}
+    for k, model in enumerate(models):
+        predictor = KEPT_PREDICTORS.get(str(model.card["kind"]), _loaded(predict_fitted))
+        outputs[model.name] = predictor(model.directory, model.card, [(rid, views[k]) for rid, views in rows], report, settings)
+    combined = COMBINED.get(str(card["kind"]))
+    if combined is None:
+        return outputs[""]
+    return combined[1](directory, card, outputs, [rid for rid, _ in rows], report)
 
 
 # ---------------------------------------------------------------------------------------------- run
@@ -359,7 +446,7 @@ def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, ou
     write_jsonl(output, records)
     summary: PredictSummary = {"model_dir": str(directory), "dataset": card["dataset"], "system": card.get("system"), "kind": card["kind"],
                "model": card.get("model"), "labels": card.get("labels"), "input_fields": fields, "field_names": names,
-               "input": str(input_path), "rows": len(rows) + len(
+               "members": [m.name for m in models if m.name], "input": str(input_path), "rows": len(rows) + len(
                    [s for s in report.skipped if s["reason"] in ("not_json", "not_an_object")]),
                "predicted": len(records), "skipped": len(report.skipped), "skipped_by_reason": report.reasons(),
                "skipped_rows": [s["id"] for s in report.skipped], "counts": dict(report.counts),
@@ -371,8 +458,9 @@ def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, ou
 
 def format_summary(summary: PredictSummary) -> str:
     """The report printed at the end of ``medfc predict``."""
+    members = f"; members {', '.join(summary['members'])}" if summary["members"] else ""
     lines = [f"medfc predict: {summary['predicted']} of {summary['rows']} rows predicted with {summary['dataset']} "
-             f"{summary['system']} ({summary['kind']}: {summary['model']}) in {summary['seconds']:.1f} s"]
+             f"{summary['system']} ({summary['kind']}: {summary['model']}{members}) in {summary['seconds']:.1f} s"]
     if summary["skipped"]:
         reasons = ", ".join(f"{k}: {v}" for k, v in summary["skipped_by_reason"].items())
         shown = summary["skipped_rows"][:10]
