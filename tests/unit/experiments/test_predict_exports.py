@@ -142,3 +142,15 @@ def test_the_healthfc_dataset_is_read_as_it_is_by_a_kept_healthfc_model(system, 
     assert [g["id"] for g in got] == [r["id"] for r in dataset if r["id"] in test_ids & with_evidence] and got
     for g in got:
         assert g["label"] == by_id[g["id"]]["pred_label"] and g["probabilities"] == pytest.approx(by_id[g["id"]]["probs"], abs=1e-6)
+
+    # the export's views of the test fold (Parquet): the source view's records, the BigBio view's hypothesis and premise
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from medfc.healthfc.views import export_fold
+
+    pq.write_table(pa.Table.from_pylist(dataset), tmp_path / "healthfc.parquet")
+    export_fold(tmp_path / "healthfc.parquet", folds, 1, tmp_path / "source.parquet", tmp_path / "bigbio.parquet")
+    for view in ("source", "bigbio"):
+        assert predict(ckpt, tmp_path / f"{view}.parquet", tmp_path / f"{view}.jsonl") == 0
+        assert sorted(read_jsonl(tmp_path / f"{view}.jsonl"), key=lambda r: r["id"]) == sorted(got, key=lambda r: r["id"]), view
