@@ -105,20 +105,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--log", default=None, help="write everything the step prints into this file (the rule's log)")
     pred = sub.add_parser(
         "predict", formatter_class=raw, help="apply a model a training run kept to new claims",
-        description="Apply a model kept by a training run (experiments.keep_checkpoints) to a JSONL or CSV of new "
-                    "claims; writes one JSON line per claim: id, label, probabilities (HealthFC pipeline and joint: also "
-                    "evidence_ids, the sentences selected from the row's sentences).",
+        description="Apply a model kept by a training run (experiments.keep_checkpoints), or a kept ensemble of such "
+                    "models, to a JSONL, CSV or Parquet file of new claims (the workflow's CliniFact pairs and HealthFC "
+                    "dataset are read as they are); writes one JSON line per claim: id, label, probabilities (HealthFC "
+                    "pipeline and joint: also evidence_ids, the sentences selected from the row's sentences). Exits with "
+                    "status 1 when it predicts no row.",
         epilog="example:\n  medfc predict --model-dir results/checkpoints/clinifact/tfidf \\\n"
                "      --input results/clinifact/pairs/test_set.csv --output predictions.jsonl")
-    pred.add_argument("--model-dir", required=True, help="the kept model's directory (its medfc_model.json, or LoRA adapters)")
-    pred.add_argument("--input", required=True, help="claims as JSONL or CSV (.csv)")
+    pred.add_argument("--model-dir", required=True, help="the kept model's directory (its medfc_model.json, or LoRA adapters), or a kept ensemble's")
+    pred.add_argument("--input", required=True, help="claims as JSONL, CSV (.csv) or Parquet (.parquet)")
     pred.add_argument("--output", required=True, help="predictions (JSONL)")
     pred.add_argument("--device", default="auto", help="auto (CUDA when there is one), cpu, cuda or cuda:N")
     pred.add_argument("--batch-size", type=int, default=16, help="claims per batch (default 16)")
     pred.add_argument("--base-model", default=None, help="LoRA adapters: the base model (default: the one they were trained on)")
     pred.add_argument("--max-prompt-tokens", type=int, default=None, help="LoRA adapters: the prompt's budget (default: as trained)")
     pred.add_argument("--report", default=None, help="also write the summary (rows predicted, skipped by reason) as JSON here")
-    pred.add_argument("--verbose", action="store_true", help="log progress")
+    pred.add_argument("--verbose", action="store_true", help="log progress (and the traceback of an error)")
     crate = sub.add_parser(
         "rocrate", formatter_class=raw, help="package a finished run as a Workflow Run RO-Crate",
         description="Describe a finished run's results folder as a Workflow Run RO-Crate (RO-Crate 1.1, built with "

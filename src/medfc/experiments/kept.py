@@ -34,6 +34,15 @@ directory that are no model kind's (a HealthFC system's own models, LoRA adapter
     ``veracity/`` (the classifier of ``[claim; SEP; selected sentences]``); the pipeline's card names them
     (``parts``) and holds its ``threshold`` and ``max_evidence``. A part's card says ``part``: it is loaded
     through the pipeline's (:func:`find_model_dir` finds the outer card).
+``ensemble`` (:func:`keep_ensemble`)
+    An ensemble of kept models: each member a kept model of its own (any kind above, its own card) in
+    ``members/<alias>/`` (the card's ``member_dirs``: where each one's card is); the ensemble's card names them
+    (``members``, in order), its ``method`` (``average`` with ``weights``, or ``stack``) and the members'
+    dataset, labels and input fields. A stack keeps what its
+    selection chose (:class:`medfc.experiments.stack_selection.Fitted`: the members it combines, its meta-model
+    or none) in ``stack.pkl``, a pickle like ``model.pkl``: load only a directory you trust. A member's card
+    says ``member``: ``--model-dir`` at the member's folder applies that model alone, at the ensemble's folder
+    (or above it) the whole ensemble.
 
 A light module (no torch, no scikit-learn at import): the training code imports it, and each kind's
 module is imported by its keeper when a model of it is kept or loaded. The file names and the card's
@@ -44,11 +53,12 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+import pickle
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from medfc.common.io import read_json, write_json
+from medfc.common.io import atomic_write, read_json, write_json
 from medfc.common.registry import lazy
 from medfc.experiments.keeper import CARD, CARD_FORMAT, Keeper
 from medfc.experiments.models import MODEL_KINDS
@@ -59,6 +69,7 @@ if TYPE_CHECKING:  # each kind's module loads torch or scikit-learn: imported wh
     from medfc.experiments.frozen import FittedFrozen
     from medfc.experiments.gbm import FittedGbm
     from medfc.experiments.joint import FittedJoint
+    from medfc.experiments.stack_selection import Fitted
     from medfc.experiments.tfidf import FittedTfidf
 
     SklearnModel = FittedTfidf | FittedGbm | FittedFrozen
@@ -68,8 +79,15 @@ if TYPE_CHECKING:  # each kind's module loads torch or scikit-learn: imported wh
 log = logging.getLogger(__name__)
 
 ADAPTER_CONFIG = "adapter_config.json"
+CARD_KEYS = ("dataset", "kind")  # what every card names: how its model is applied depends on them
 PIPELINE_PARTS = ("evidence", "veracity")  # a kept pipeline's models, each in the folder of its name
 JOINT_KIND = "joint"  # a kept joint encoder (both heads): the card's kind, beside the model kinds
+ENSEMBLE_KIND = "ensemble"  # a kept ensemble: its members' kept models below it
+ENSEMBLE_MEMBERS = "members"  # the folder of an ensemble's members, each in the folder of its alias
+ENSEMBLE_METHODS = ("average", "stack")
+STACK_STATE = "stack.pkl"  # a stacked ensemble's choice (stack_selection.Fitted), pickled
+# the fields of an ensemble's card that say how it predicts: a card given to keep_ensemble may not change them
+ENSEMBLE_FIELDS = ("format", "kind", "dataset", "labels", "input_fields", "members", "member_dirs", "method", "weights", "stack", "lang")
 
 
 def _keep_nothing(fitted: None, directory: Path) -> CardFields:
@@ -94,7 +112,7 @@ def keeper_of(kind: object) -> Keeper:
     return found
 
 
-def keep_fitted(fitted: KeptModel | None, directory: str | os.PathLike, card: Mapping[str, object]) -> Path:
+def keep_fitted(fitted: KeptModel | Fitted | None, directory: str | os.PathLike, card: Mapping[str, object]) -> Path:
     """Write ``card`` (:data:`CARD`) and what the fitted model of ``card["kind"]`` needs beside its weights into
     ``directory`` (its keeper's ``keep``: an encoder's checkpoint is already there, the training loop
     wrote it); returns the card's path."""
@@ -119,6 +137,100 @@ def keep_pipeline(selector: KeptModel, veracity: KeptModel, directory: str | os.
     return keep_fitted(None, directory, {**card, "kind": "pipeline", "parts": {part: part for part in PIPELINE_PARTS}})
 
 
+def _keep_stack(stacked: Fitted | None, directory: Path) -> CardFields:
+    """A stacked ensemble's choice pickled into :data:`STACK_STATE` (an average: none, an earlier one removed)."""
+    if stacked is None:
+        (directory / STACK_STATE).unlink(missing_ok=True)
+        return {}
+    atomic_write(directory / STACK_STATE, pickle.dumps(stacked, protocol=pickle.HIGHEST_PROTOCOL))
+    return {"stack": STACK_STATE, "stack_members": list(stacked.members), "stack_choice": stacked.kind,
+            "stack_meta_model": stacked.meta is not None, "stack_features": stacked.features}
+
+
+def _agreed(cards: Mapping[str, ModelCard], key: str, directory: Path) -> object:
+    """The value of ``key`` every member's card has; members that differ are an error naming each one's."""
+    values = {alias: card.get(key) for alias, card in cards.items()}
+    if len({repr(v) for v in values.values()}) > 1:
+        raise ValueError(f"{directory}: the ensemble's members differ in {key}: "
+                         + "; ".join(f"{alias}: {value!r}" for alias, value in values.items()))
+    return next(iter(values.values()))
+
+
+def _member_dir(directory: Path, alias: str) -> Path:
+    """Where the member ``alias`` of the ensemble in ``directory`` is kept (:func:`find_model_dir` below its folder)."""
+    try:
+        return find_model_dir(directory / ENSEMBLE_MEMBERS / alias)
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"the ensemble's member {alias} is not kept: {exc}") from exc
+
+
+def keep_ensemble(directory: str | os.PathLike, *, members: Sequence[str], method: str, weights: Sequence[float] | None = None,
+                  stacked: Fitted | None = None, card: Mapping[str, object] | None = None) -> Path:
+    """Keep an ensemble whose members are already kept, each in ``directory/members/<alias>/`` (its own card,
+    written by its run; there or in the one folder below it that holds one, as a HealthFC run keeps its model
+    under the system's name): write the ensemble's card (kind ``ensemble``) into ``directory`` and, for a stack,
+    ``stacked`` (the choice :func:`medfc.experiments.stack_selection.choose_stack` made) into :data:`STACK_STATE`;
+    returns the card's path.
+
+    ``method`` is ``average`` (``weights`` in member order; None: equal) or ``stack`` (``stacked``: its
+    ``members`` a subset of ``members``, its meta-model or None, its ``features``). The members must agree on
+    the dataset and the labels (and on the language of a HealthFC claim); the card takes them and the input
+    fields of every member from the members' cards, and merges ``card`` (what describes the ensemble: its name,
+    scores, config, provenance; it may not change the fields above). Each member's card gets ``member`` (its
+    alias): applied alone from its own folder, it is that model."""
+    directory = Path(directory)
+    members = [str(m) for m in members]
+    if not members or len(set(members)) != len(members):
+        raise ValueError(f"{directory}: an ensemble needs distinct members, got {members}")
+    if method not in ENSEMBLE_METHODS:
+        raise ValueError(f"{directory}: unknown ensemble method {method!r}; the methods are {', '.join(ENSEMBLE_METHODS)}")
+    found = {alias: _member_dir(directory, alias) for alias in members}
+    cards = {alias: read_card(path) for alias, path in found.items()}
+    dataset = _agreed(cards, "dataset", directory)
+    labels = _agreed(cards, "labels", directory)
+    if not labels:
+        raise ValueError(f"{directory}: the ensemble's members name no labels")
+    fields: dict[str, object] = {
+        "format": CARD_FORMAT, "dataset": dataset, "labels": labels, "kind": ENSEMBLE_KIND, "members": members, "method": method,
+        "member_dirs": {alias: path.relative_to(directory).as_posix() for alias, path in found.items()},
+        "input_fields": list(dict.fromkeys(f for c in cards.values() for f in c.get("input_fields") or [])),
+    }
+    if any("lang" in c for c in cards.values()):
+        fields["lang"] = _agreed(cards, "lang", directory)
+    if method == "average":
+        if stacked is not None:
+            raise ValueError(f"{directory}: an averaged ensemble has no stack")
+        weights = [1.0] * len(members) if weights is None else [float(w) for w in weights]
+        if len(weights) != len(members) or sum(weights) <= 0:
+            raise ValueError(f"{directory}: {len(weights)} weights (summing to {sum(weights)}) for {len(members)} members")
+        fields["weights"] = weights
+    else:
+        if stacked is None:
+            raise ValueError(f"{directory}: a stacked ensemble needs its stack (stack_selection.Fitted)")
+        outside = [m for m in stacked.members if m not in members]
+        if not stacked.members or outside:
+            raise ValueError(f"{directory}: the stack combines {stacked.members}, not a subset of the members {members}")
+        fields["weights"] = None
+    systems = {str(c.get("system")) for c in cards.values()}
+    described = {"system": systems.pop() if len(systems) == 1 else ENSEMBLE_KIND, "model": "+".join(members), **(card or {})}
+    changed = [k for k in ENSEMBLE_FIELDS if k in described and described[k] != fields.get(k)]
+    if changed:
+        raise ValueError(f"{directory}: the ensemble's card may not set {', '.join(changed)} (taken from its members and method)")
+    for alias, member_card in cards.items():
+        if member_card.get("member") != alias and (found[alias] / CARD).is_file():
+            write_json(found[alias] / CARD, {**member_card, "member": alias})
+    return keep_fitted(stacked, directory, {**described, **fields})
+
+
+def read_stack(directory: Path, card: ModelCard) -> Fitted | None:
+    """A kept ensemble's stack (:func:`keep_ensemble`); None for an average."""
+    name = card.get("stack")
+    if not name:
+        return None
+    with open(directory / str(name), "rb") as fh:
+        return pickle.load(fh)  # noqa: S301 (a model directory the user kept: module docstring)
+
+
 def read_card(directory: str | os.PathLike) -> ModelCard:
     """The card of a kept model; for LoRA adapters without one (e.g. adapters trained elsewhere), a card
     for the fine-tuned CliniFact system read from ``adapter_config.json``."""
@@ -127,6 +239,9 @@ def read_card(directory: str | os.PathLike) -> ModelCard:
         card = read_json(directory / CARD)
         if not isinstance(card, dict) or card.get("format") != CARD_FORMAT:
             raise ValueError(f"{directory / CARD}: not a medfc model card of format {CARD_FORMAT}")
+        missing = [key for key in CARD_KEYS if not card.get(key)]
+        if missing:
+            raise ValueError(f"{directory / CARD}: the model card names no {' and no '.join(missing)}")
         return card
     if (directory / ADAPTER_CONFIG).is_file():
         adapter = read_json(directory / ADAPTER_CONFIG)
@@ -180,4 +295,5 @@ SYSTEM_KEEPERS: dict[str, Keeper] = {
     JOINT_KIND: Keeper(lazy("medfc.experiments.joint:keep_joint"), lazy("medfc.experiments.joint:load_joint")),
     "pipeline": Keeper(_keep_nothing, load_pipeline),
     "lora": Keeper(_keep_nothing, None),
+    ENSEMBLE_KIND: Keeper(_keep_stack, None),
 }

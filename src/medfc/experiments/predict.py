@@ -2,8 +2,8 @@
 
     medfc predict --model-dir DIR --input claims.jsonl --output predictions.jsonl [--device cpu|cuda|auto] [--batch-size N]
 
-The input is JSONL (one object a line) or CSV (a header row), one claim a row, with the fields the kept
-model's system reads (its card's ``input_fields``; :func:`required_fields`):
+The input is JSONL (one object a line), CSV (a header row) or Parquet, by its extension, one claim a row, with the
+fields the kept model's system reads (its card's ``input_fields``; :func:`required_fields`):
 
 HealthFC, the systems of one classifier (every system but ``pipeline`` and ``joint``)
     ``claim``, and as the system reads them ``evidence`` (oracle and level_of_evidence with
@@ -20,32 +20,56 @@ HealthFC ``pipeline`` and ``joint`` (the systems that select their evidence)
 CliniFact (``discriminative`` of any kind, ``fine_tuned`` LoRA adapters)
     ``claim`` and ``abstract``; ``title`` when there is one.
 
+The workflow's exports are read as they are, each field under the names they give it
+(:data:`~medfc.experiments.predict_inputs.FIELD_NAMES`): CliniFact's pairs (``index``, ``claim``,
+``article_title``, ``article_abstract``), HealthFC's dataset (``id``, ``claim_<lang>``, ``sentences_<lang>``, the
+gold evidence at ``evidence_ids``, ``explanation_<lang>``), and their BigBio views (``hypothesis``, ``premise``).
+
+A kept ensemble (kind ``ensemble``) applies each member's model (by its own card's kind) to the rows, then
+combines their records as the workflow's ensemble step combines their prediction files: the weighted mean of
+their probabilities, or the stack its selection chose (on the members it combines), rounded to 6 places; its
+records have no ``evidence_ids``. A row some member did not predict is skipped and counted.
+
 ``id`` names a row in the output; a row without one is named ``row-<n>`` (its 1-based row number). Each
 output line is ``{"id", "label", "probabilities": {label: p}}`` (the label of the highest probability,
-the probabilities of the model's labels, summing to 1; pipeline and joint add ``evidence_ids``), in input order. A row that lacks a field its
-system needs, or that is not a JSON object, is skipped and counted; the counts are printed at the end
-(and written with ``--report``). The inputs are built by the same code as in training (the system's
-``reads`` from the registry, CliniFact's :func:`~medfc.experiments.clinifact_data.pair_example`, the
-zero-shot prompt and scorer for adapters), so a kept model sees a new claim as it saw its test claims.
+the probabilities of the model's labels, summing to 1; pipeline and joint add ``evidence_ids``), in input
+order. A row that lacks a field its system needs, or that is not a JSON object, is skipped and counted; the
+counts are printed at the end (and written with ``--report``), with the fields a row needs and the names each is
+read under; when no row is predicted ``medfc predict`` exits with status 1. The inputs are built by the same code
+as in training (the system's ``reads`` from the registry, CliniFact's
+:func:`~medfc.experiments.clinifact_data.pair_example`, the zero-shot prompt and scorer for adapters), so a kept
+model sees a new claim as it saw its test claims.
 """
 
 from __future__ import annotations
 
-import csv
-import json
 import logging
 import os
 import sys
 import time
+from collections import defaultdict, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypedDict
 
-from medfc.common.io import numbered_json_lines, write_json, write_jsonl
+from medfc.common.io import write_json, write_jsonl
 from medfc.common.jsontypes import JSONValue
+from medfc.common.redact import redact
 from medfc.common.report import SkipReport
-from medfc.experiments.kept import find_model_dir, load_fitted, read_card
+from medfc.experiments.kept import CARD, ENSEMBLE_KIND, ENSEMBLE_MEMBERS, find_model_dir, load_fitted, read_card, read_stack
+from medfc.experiments.predict_inputs import (
+    InputSpec,
+    Row,
+    accepted_names,
+    describe_names,
+    id_names,
+    input_spec,
+    read_rows,
+    sentence_list,
+    text,
+    texts,
+)
 from medfc.experiments.records import ModelCard, PredictedRow
 
 if TYPE_CHECKING:  # the systems and models load with the kept model's kind
@@ -57,9 +81,6 @@ if TYPE_CHECKING:  # the systems and models load with the kept model's kind
     from medfc.experiments.models import FittedModel
 
 log = logging.getLogger(__name__)
-
-# one input row by its fields: a JSON object (a JSONL line) or a CSV row's texts
-Row = dict[str, JSONValue]
 
 
 class Labelled(Protocol):
@@ -79,6 +100,9 @@ class PredictSummary(TypedDict):
     model: JSONValue
     labels: JSONValue
     input_fields: list[str]
+    field_names: dict[str, list[str]]
+    members: list[str]
+    input: str
     rows: int
     predicted: int
     skipped: int
@@ -88,89 +112,7 @@ class PredictSummary(TypedDict):
     seconds: float
 
 CLINIFACT_FIELDS = ("claim", "abstract")
-CLINIFACT_OPTIONAL = ("title",)
-LIST_FIELDS = ("evidence", "document", "sentences")
 DEFAULT_MAX_PROMPT_TOKENS = 2048  # experiments.clinifact.fine_tune.max_prompt_tokens' default, for adapters without a card
-
-
-# --------------------------------------------------------------------------------------------- input
-
-
-def read_rows(path: str | os.PathLike, report: SkipReport) -> list[tuple[str, Row]]:
-    """(id, row) of each row of a JSONL or CSV file (by its extension: ``.csv`` is CSV, anything else JSONL).
-    A JSONL line that is not a JSON object is skipped and counted (never the whole file)."""
-    path = Path(path)
-    rows: list[Row] = []
-    if path.suffix.lower() == ".csv":
-        with open(path, encoding="utf-8-sig", newline="") as fh:
-            rows = list(csv.DictReader(fh))
-    else:
-        with open(path, encoding="utf-8") as fh:
-            for n, row in numbered_json_lines(fh):
-                if isinstance(row, json.JSONDecodeError):
-                    report.skip(f"line {n}", "not_json", str(row))
-                    continue
-                if not isinstance(row, dict):
-                    report.skip(f"line {n}", "not_an_object", type(row).__name__)
-                    continue
-                rows.append({**row, "__row__": n})
-    out = []
-    for n, row in enumerate(rows, 1):
-        number = row.pop("__row__", n)
-        rid = row.get("id")
-        rid = str(rid).strip() if rid is not None else ""
-        if not rid:
-            rid = f"row-{number}"
-            report.count("rows_without_id")
-        out.append((rid, row))
-    return out
-
-
-def texts(value: JSONValue) -> list[str]:
-    """A list field's texts: a list (empty texts left out), or one text; a CSV cell holding a JSON list is that list."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        stripped = value.strip()
-        if stripped.startswith("["):
-            try:
-                parsed = json.loads(stripped)
-            except json.JSONDecodeError:
-                parsed = None
-            if isinstance(parsed, list):
-                return texts(parsed)
-        return [stripped] if stripped else []
-    if isinstance(value, (list, tuple)):
-        return [str(x).strip() for x in value if x is not None and str(x).strip()]
-    return [str(value)]
-
-
-def sentence_list(value: JSONValue) -> list[str]:
-    """The ``sentences`` field as a list in which every position is kept (``evidence_ids`` index it): a list (a
-    null is an empty sentence), a CSV cell holding a JSON list, or one text (one sentence)."""
-    if isinstance(value, str) and value.strip().startswith("["):
-        try:
-            parsed = json.loads(value)
-        except json.JSONDecodeError:
-            parsed = None
-        if isinstance(parsed, list):
-            value = parsed
-    if isinstance(value, (list, tuple)):
-        return ["" if x is None else str(x).strip() for x in value]
-    return texts(value)
-
-
-def text(value: JSONValue) -> str:
-    """A text field's value (a number is its text; a list, its texts joined)."""
-    if value is None:
-        return ""
-    if isinstance(value, (list, tuple)):
-        return " ".join(texts(value))
-    return str(value).strip()
-
-
-def missing_fields(row: Mapping[str, JSONValue], fields: Sequence[str]) -> list[str]:
-    return [f for f in fields if not (texts(row.get(f)) if f in LIST_FIELDS else text(row.get(f)))]
 
 
 # -------------------------------------------------------------------------------------------- inputs
@@ -349,6 +291,126 @@ def _adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]],
 KEPT_PREDICTORS: dict[str, Predictor] = {"pipeline": _loaded(predict_pipeline), "joint": _loaded(predict_joint), "lora": _adapters}
 
 
+# ------------------------------------------------------------------------------------------- applied
+
+
+@dataclass(frozen=True)
+class Applied:
+    """A kept model as it is applied to the rows: its name (an ensemble's member: its alias; a model alone: ``""``),
+    folder, card and what it reads of a row."""
+
+    name: str
+    directory: Path
+    card: ModelCard
+    spec: InputSpec
+
+
+def applied(name: str, directory: Path, card: ModelCard) -> Applied:
+    """The kept model of ``card`` in ``directory``, with the fields it reads (:func:`required_fields`) under the
+    names its dataset's rows give them (:func:`~medfc.experiments.predict_inputs.input_spec`)."""
+    gold_evidence = True
+    if card["dataset"] == "healthfc":
+        from medfc.experiments.systems import evidence_source
+
+        gold_evidence = evidence_source(str(card["system"])) is None
+    spec = input_spec(str(card["dataset"]), required_fields(card), str(card.get("lang") or "en"), gold_evidence)
+    return Applied(name, directory, card, spec)
+
+
+# ------------------------------------------------------------------------------------------ ensembles
+
+
+def ensemble_members(directory: Path, card: ModelCard) -> list[Applied]:
+    """The members a kept ensemble applies, in its order (:func:`~medfc.experiments.kept.keep_ensemble`): every
+    member of an average; those the stack combines (the others change none of its probabilities)."""
+    members, weights = card.get("members"), card.get("weights")
+    if not isinstance(members, list) or not members or not card.get("labels"):
+        raise ValueError(f"{directory / CARD}: the ensemble's card names no members or no labels")
+    stack = read_stack(directory, card)
+    if stack is None and not (isinstance(weights, list) and len(weights) == len(members)):
+        raise ValueError(f"{directory / CARD}: the averaged ensemble's card has no weight for each of its {len(members)} members")
+    dirs = card.get("member_dirs") or {}
+    out = []
+    for alias in (stack.members if stack is not None else [str(m) for m in members]):
+        member_dir = directory / str(dirs.get(alias, f"{ENSEMBLE_MEMBERS}/{alias}"))
+        out.append(applied(alias, member_dir, read_card(member_dir)))
+    return out
+
+
+def file_label_order(labels: JSONValue) -> list[str]:
+    """The labels in the order a run's prediction record gives their probabilities once written and read back: the
+    order the ensemble step combines them in (the keys of a JSON line are sorted: :func:`medfc.common.io.write_jsonl`)."""
+    return sorted(str(lab) for lab in labels) if isinstance(labels, list) else []
+
+
+def combine_ensemble(directory: Path, card: ModelCard, outputs: Mapping[str, Sequence[PredictedRow]], ids: Sequence[str],
+                     report: SkipReport) -> list[PredictedRow]:
+    """The ensemble's record of each row from its members' (``outputs``, by member in order), as the workflow's
+    ensemble step combines their prediction files (:func:`~medfc.experiments.ensemble.average_predictions`,
+    :func:`~medfc.experiments.stack_selection.stack_predictions`): the weighted mean of their probabilities, or
+    the stack applied to them, rounded to 6 places; the label the most probable. The labels in the order the step
+    reads them from a prediction file (:func:`file_label_order`): the order of the stack's inputs and outputs, and of
+    equals, the first wins. A row some member did not predict is skipped (``member_without_prediction``)."""
+    import numpy as np
+
+    labels = file_label_order(card["labels"])
+    stack = read_stack(directory, card)
+    weights = dict(zip(card["members"], card.get("weights") or []))
+    names = list(outputs)
+    queues: dict[str, dict[str, deque[PredictedRow]]] = {}
+    for name, records in outputs.items():
+        queues[name] = defaultdict(deque)
+        for r in records:
+            queues[name][r["id"]].append(r)
+    out: list[PredictedRow] = []
+    for rid in ids:
+        recs = [queues[name][rid].popleft() if queues[name][rid] else None for name in names]
+        missing = [name for name, r in zip(names, recs) if r is None]
+        if missing:
+            report.skip(rid, "member_without_prediction", ", ".join(missing))
+            continue
+        given = [r["probabilities"] for r in recs if r is not None]
+        if stack is None:
+            ws = [float(weights[name]) for name in names]
+            total = float(sum(ws))
+            probs = {lab: sum(w * float(p[lab]) for w, p in zip(ws, given)) / total for lab in labels}
+            label = max(labels, key=probs.__getitem__)
+            rounded = {lab: round(v, 6) for lab, v in probs.items()}
+        else:
+            row = stack.apply({name: np.array([[float(p[lab]) for lab in labels]]) for name, p in zip(names, given)})[0]
+            rounded = {lab: round(float(v), 6) for lab, v in zip(labels, row)}
+            label = max(labels, key=rounded.__getitem__)
+        out.append({"id": rid, "label": label, "probabilities": rounded})
+    return out
+
+
+# the kinds of kept model that combine other kept models: the models they apply (instead of themselves) and how their
+# records become the kind's (every other kind is applied alone: its records are the output)
+Members = Callable[[Path, ModelCard], list[Applied]]
+Combine = Callable[[Path, ModelCard, Mapping[str, Sequence[PredictedRow]], Sequence[str], SkipReport], list[PredictedRow]]
+COMBINED: dict[str, tuple[Members, Combine]] = {ENSEMBLE_KIND: (ensemble_members, combine_ensemble)}
+
+
+def applied_models(directory: Path, card: ModelCard) -> list[Applied]:
+    """The kept models ``medfc predict`` applies for the card: an ensemble's members, else the model itself."""
+    combined = COMBINED.get(str(card["kind"]))
+    return combined[0](directory, card) if combined is not None else [applied("", directory, card)]
+
+
+def predict_rows(directory: Path, card: ModelCard, models: Sequence[Applied], rows: Sequence[tuple[str, Sequence[Row]]],
+                 report: SkipReport, settings: Settings) -> list[PredictedRow]:
+    """The output records of ``rows`` (each with its view for each of ``models``): each model's predictor (by its
+    card's kind) on its views, then, for a kind that combines them, their combination."""
+    outputs = {}
+    for k, model in enumerate(models):
+        predictor = KEPT_PREDICTORS.get(str(model.card["kind"]), _loaded(predict_fitted))
+        outputs[model.name] = predictor(model.directory, model.card, [(rid, views[k]) for rid, views in rows], report, settings)
+    combined = COMBINED.get(str(card["kind"]))
+    if combined is None:
+        return outputs[""]
+    return combined[1](directory, card, outputs, [rid for rid, _ in rows], report)
+
+
 # ---------------------------------------------------------------------------------------------- run
 
 
@@ -360,25 +422,31 @@ def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, ou
     start = time.perf_counter()
     directory = find_model_dir(model_dir)
     card = read_card(directory)
+    models = applied_models(directory, card)
     report = SkipReport("predict")
-    rows = read_rows(input_path, report)
-    fields = required_fields(card)
-    usable = []
+    dataset = str(card["dataset"])
+    rows = read_rows(input_path, report, id_names(dataset))
+    fields = list(dict.fromkeys(f for m in models for f in m.spec.needs))
+    names = accepted_names([m.spec for m in models], dataset)
+    usable: list[tuple[str, list[Row]]] = []
     for rid, row in rows:
-        missing = missing_fields(row, fields)
-        if missing:
-            report.skip(rid, f"missing_{missing[0]}", f"needs {', '.join(fields)}")
-        else:
-            usable.append((rid, row))
+        views = [m.spec.view(row) for m in models]
+        lacking = next(((m, m.spec.missing(v)) for m, v in zip(models, views) if m.spec.missing(v)), None)
+        if lacking is None:
+            usable.append((rid, views))
+            continue
+        model, missing = lacking
+        report.skip(rid, f"missing_{missing[0]}", f"{model.name + ': ' if model.name else ''}no {', '.join(missing)} "
+                    f"(read from {describe_names({f: names[f] for f in missing})})")
     log.info("%s: %d rows, %d usable; model %s (%s %s, kind %s)", input_path, len(rows), len(usable), directory, card["dataset"],
              card["system"], card["kind"])
     records: list[PredictedRow] = []
     if usable:
-        predictor = KEPT_PREDICTORS.get(str(card["kind"]), _loaded(predict_fitted))
-        records = predictor(directory, card, usable, report, Settings(device, batch_size, base_model, max_prompt_tokens))
+        records = predict_rows(directory, card, models, usable, report, Settings(device, batch_size, base_model, max_prompt_tokens))
     write_jsonl(output, records)
-    summary: PredictSummary = {"model_dir": str(directory), "dataset": card["dataset"], "system": card["system"], "kind": card["kind"],
-               "model": card.get("model"), "labels": card.get("labels"), "input_fields": list(fields), "rows": len(rows) + len(
+    summary: PredictSummary = {"model_dir": str(directory), "dataset": card["dataset"], "system": card.get("system"), "kind": card["kind"],
+               "model": card.get("model"), "labels": card.get("labels"), "input_fields": fields, "field_names": names,
+               "members": [m.name for m in models if m.name], "input": str(input_path), "rows": len(rows) + len(
                    [s for s in report.skipped if s["reason"] in ("not_json", "not_an_object")]),
                "predicted": len(records), "skipped": len(report.skipped), "skipped_by_reason": report.reasons(),
                "skipped_rows": [s["id"] for s in report.skipped], "counts": dict(report.counts),
@@ -390,23 +458,45 @@ def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, ou
 
 def format_summary(summary: PredictSummary) -> str:
     """The report printed at the end of ``medfc predict``."""
+    members = f"; members {', '.join(summary['members'])}" if summary["members"] else ""
     lines = [f"medfc predict: {summary['predicted']} of {summary['rows']} rows predicted with {summary['dataset']} "
-             f"{summary['system']} ({summary['kind']}: {summary['model']}) in {summary['seconds']:.1f} s"]
+             f"{summary['system']} ({summary['kind']}: {summary['model']}{members}) in {summary['seconds']:.1f} s"]
     if summary["skipped"]:
         reasons = ", ".join(f"{k}: {v}" for k, v in summary["skipped_by_reason"].items())
         shown = summary["skipped_rows"][:10]
         more = f" and {len(summary['skipped_rows']) - len(shown)} more" if len(summary["skipped_rows"]) > len(shown) else ""
-        lines.append(f"skipped {summary['skipped']} rows ({reasons}): {', '.join(shown)}{more}; "
-                     f"a row needs {', '.join(summary['input_fields'])}")
+        lines.append(f"skipped {summary['skipped']} rows ({reasons}): {', '.join(shown)}{more}")
+    if not summary["predicted"] or any(k.startswith("missing_") for k in summary["skipped_by_reason"]):
+        lines.append(f"a row needs {', '.join(summary['input_fields'])}; each field is read from the first of its names a row "
+                     f"gives ({describe_names(summary['field_names'])})")
+    if not summary["rows"]:
+        lines.append(f"{summary['input']} holds no rows")
     for key, n in sorted(summary["counts"].items()):
         lines.append(f"{key}: {n}")
     return "\n".join(lines)
 
 
 def main(args: argparse.Namespace) -> int:
-    """The ``predict`` subcommand (arguments parsed by :func:`medfc.cli.main`)."""
+    """The ``predict`` subcommand (arguments parsed by :func:`medfc.cli.main`): 0 when it predicted a row, else 1
+    (the summary says why). A model or input it cannot read is one line on stderr and 1 (the traceback too with
+    ``--verbose``)."""
     logging.basicConfig(level=logging.WARNING if not args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    summary = predict_file(args.model_dir, args.input, args.output, device=args.device, batch_size=args.batch_size,
-                           base_model=args.base_model, max_prompt_tokens=args.max_prompt_tokens, report_path=args.report)
+    try:
+        summary = predict_file(args.model_dir, args.input, args.output, device=args.device, batch_size=args.batch_size,
+                               base_model=args.base_model, max_prompt_tokens=args.max_prompt_tokens, report_path=args.report)
+    except (OSError, ValueError, ImportError) as exc:
+        if args.verbose:
+            log.exception("medfc predict failed")
+        print(f"medfc predict: {error_line(exc)}", file=sys.stderr)
+        return 1
     print(format_summary(summary), file=sys.stderr)
-    return 0
+    return 0 if summary["predicted"] else 1
+
+
+def error_line(exc: BaseException) -> str:
+    """An error as one line (its message's whitespace collapsed, credentials redacted); an OSError without a
+    message of ours names its file."""
+    message = str(exc)
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        message = f"{exc.filename}: {exc.strerror}"
+    return redact(" ".join(message.split())) or type(exc).__name__

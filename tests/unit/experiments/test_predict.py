@@ -228,10 +228,11 @@ def test_kept_gbm_and_frozen_clinifact_models_predict_as_trained(kind, clinifact
         assert g["probabilities"] == pytest.approx(by_id[g["id"]]["probs"], abs=1e-4)
 
 
-def test_a_directory_without_a_kept_model_says_how_to_keep_one(tmp_path):
+def test_a_directory_without_a_kept_model_says_how_to_keep_one(tmp_path, capsys):
     inp = write_jsonl(tmp_path / "c.jsonl", [{"id": "a", "claim": "x"}])
-    with pytest.raises(FileNotFoundError, match="keep_checkpoints"):
-        predict(tmp_path, inp, tmp_path / "out.jsonl")
+    assert predict(tmp_path, inp, tmp_path / "out.jsonl") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("medfc predict: ") and err.count("\n") == 1 and "keep_checkpoints" in err
 
 
 # ------------------------------------------------------------------- HealthFC pipeline and joint (they select evidence)
@@ -291,8 +292,10 @@ def test_kept_tfidf_pipeline_selects_the_runs_evidence_and_predicts_its_labels(h
     assert got[0] == read_output(out)[0]
     assert len(got[1]["evidence_ids"]) == 3 and all(0 <= i <= len(first["sentences"]) for i in got[1]["evidence_ids"])
 
-    with pytest.raises(ValueError, match="evidence model of a kept pipeline; point --model-dir at the folder above"):
-        predict(kept / "evidence", inp, tmp_path / "x.jsonl")
+    capsys.readouterr()
+    assert predict(kept / "evidence", inp, tmp_path / "x.jsonl") == 1
+    assert capsys.readouterr().err == ("medfc predict: this is the evidence model of a kept pipeline; point --model-dir at the folder "
+                                       "above it, which holds the whole system\n")
 
 
 def test_kept_encoder_pipeline_predicts_without_its_base_model(healthfc_data, tiny_bert, tmp_path):

@@ -1,0 +1,255 @@
+"""What ``medfc predict`` (:mod:`medfc.experiments.predict`) reads: the rows of an input file and, of each row, the
+fields a kept model needs, under its own names or those the workflow's exports give them.
+
+A file is read by its extension: ``.csv`` (a header row), ``.parquet`` (with pyarrow) or anything else JSONL (one
+object a line). Each dataset's fields are declared once, in :data:`FIELD_NAMES`, with the names each is read under:
+the first of them a row gives (a text that is not empty, a list with a text) is the field's value. So these are
+read as they are:
+
+CliniFact
+    the pairs the workflow writes (``clinifact/pairs/{train,validation,test}_set.csv`` and ``.parquet``, the
+    release's format: ``index``, ``claim``, ``article_title``, ``article_abstract``) and their BigBio view
+    (``bigbio_te/<split>_set.parquet``: ``id``, ``hypothesis`` the claim, ``premise`` the abstract).
+HealthFC
+    the dataset (``healthfc/dataset/healthfc.jsonl``, and its source view ``views/source/fold_<k>.parquet``: ``id``,
+    ``claim_<lang>``, ``sentences_<lang>`` the article's sentences, ``evidence_ids`` the gold evidence among them,
+    ``explanation_<lang>``; ``<lang>`` the kept model's language) and its BigBio view (``hypothesis`` the claim,
+    ``premise`` the gold evidence). The gold evidence is no input of a ``retrieved_*`` / ``open_domain_*`` system,
+    which reads a source's snippets: only ``evidence`` gives them.
+
+A light module (the standard library; pyarrow where a Parquet file is read).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from medfc.common.io import numbered_json_lines
+from medfc.common.jsontypes import JSONValue
+from medfc.common.report import SkipReport
+
+# one input row by its fields: a JSON object (a JSONL line), a CSV row's texts or a Parquet row's values
+Row = dict[str, JSONValue]
+
+LIST_FIELDS = ("evidence", "document", "sentences")  # fields that hold a list of texts (or one text)
+ID_FIELD = "id"
+
+# each dataset's fields → the names each is read under, in order: medfc predict's own name first, then the exports'.
+# ``{lang}``: the kept model's language; ``a[b]``: the texts of list ``a`` at the indices of list ``b``.
+FIELD_NAMES: dict[str, dict[str, tuple[str, ...]]] = {
+    "clinifact": {
+        ID_FIELD: ("id", "index"),
+        "claim": ("claim", "hypothesis"),
+        "abstract": ("abstract", "article_abstract", "premise"),
+        "title": ("title", "article_title"),
+    },
+    "healthfc": {
+        ID_FIELD: ("id",),
+        "claim": ("claim", "claim_{lang}", "hypothesis"),
+        "evidence": ("evidence", "sentences_{lang}[evidence_ids]", "premise"),
+        "explanation": ("explanation", "explanation_{lang}"),
+        "document": ("document", "sentences_{lang}"),
+        "sentences": ("sentences", "sentences_{lang}"),
+    },
+}
+# the fields a model reads when a row gives them, beside those it needs
+OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {"clinifact": ("title",), "healthfc": ()}
+# the names under which a HealthFC record gives its gold evidence (not a source's snippets)
+GOLD_EVIDENCE_NAMES = ("sentences_{lang}[evidence_ids]", "premise")
+INDEXED = re.compile(r"(\w+)\[(\w+)\]")
+
+
+# --------------------------------------------------------------------------------------------- values
+
+
+def texts(value: JSONValue) -> list[str]:
+    """A list field's texts: a list (empty texts left out), or one text; a CSV cell holding a JSON list is that list."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped.startswith("["):
+            parsed = _json_list(stripped)
+            if parsed is not None:
+                return texts(parsed)
+        return [stripped] if stripped else []
+    if isinstance(value, (list, tuple)):
+        return [str(x).strip() for x in value if x is not None and str(x).strip()]
+    return [str(value)]
+
+
+def sentence_list(value: JSONValue) -> list[str]:
+    """The ``sentences`` field as a list in which every position is kept (``evidence_ids`` index it): a list (a
+    null is an empty sentence), a CSV cell holding a JSON list, or one text (one sentence)."""
+    if isinstance(value, str) and value.strip().startswith("["):
+        parsed = _json_list(value)
+        if parsed is not None:
+            value = parsed
+    if isinstance(value, (list, tuple)):
+        return ["" if x is None else str(x).strip() for x in value]
+    return texts(value)
+
+
+def text(value: JSONValue) -> str:
+    """A text field's value (a number is its text; a list, its texts joined)."""
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return " ".join(texts(value))
+    return str(value).strip()
+
+
+def _json_list(value: str) -> list[JSONValue] | None:
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        return None
+    return parsed if isinstance(parsed, list) else None
+
+
+def _indices(value: JSONValue) -> list[int]:
+    """A list of indices (a CSV cell: a JSON list); what is not a whole number is left out."""
+    if isinstance(value, str):
+        value = _json_list(value.strip())
+    if not isinstance(value, (list, tuple)):
+        return []
+    return [i for i in value if isinstance(i, int) and not isinstance(i, bool)]
+
+
+def present(field: str, value: JSONValue) -> bool:
+    """Whether ``value`` gives the field: a text that is not empty (a list field: a list with a text)."""
+    return bool(texts(value) if field in LIST_FIELDS else text(value))
+
+
+# ---------------------------------------------------------------------------------------------- rows
+
+
+def _csv_rows(path: Path) -> list[Row]:
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _parquet_rows(path: Path) -> list[Row]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ImportError(f"{path}: reading a Parquet file needs pyarrow, which is not installed (pip install pyarrow)") from None
+    return pq.read_table(path).to_pylist()
+
+
+def _jsonl_rows(path: Path, report: SkipReport) -> Iterable[tuple[int, Row]]:
+    """(line number, object) of each JSON object of a JSONL file; any other line is skipped and counted."""
+    with open(path, encoding="utf-8") as fh:
+        for n, row in numbered_json_lines(fh):
+            if isinstance(row, json.JSONDecodeError):
+                report.skip(f"line {n}", "not_json", str(row))
+            elif not isinstance(row, dict):
+                report.skip(f"line {n}", "not_an_object", type(row).__name__)
+            else:
+                yield n, row
+
+
+def read_rows(path: str | os.PathLike, report: SkipReport, id_names: Sequence[str] = (ID_FIELD,)) -> list[tuple[str, Row]]:
+    """(id, row) of each row of a CSV, Parquet or JSONL file (by its extension: ``.csv``, ``.parquet``, anything
+    else JSONL). A JSONL line that is not a JSON object is skipped and counted (never the whole file). The id is
+    the first of ``id_names`` the row gives; a row without one is ``row-<n>`` (its 1-based row or line number)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    numbered: Iterable[tuple[int, Row]]
+    if suffix == ".csv":
+        numbered = enumerate(_csv_rows(path), 1)
+    elif suffix == ".parquet":
+        numbered = enumerate(_parquet_rows(path), 1)
+    else:
+        numbered = _jsonl_rows(path, report)
+    out = []
+    for number, row in numbered:
+        rid = next((text(row[name]) for name in id_names if text(row.get(name))), "")
+        if not rid:
+            rid = f"row-{number}"
+            report.count("rows_without_id")
+        out.append((rid, row))
+    return out
+
+
+# -------------------------------------------------------------------------------------------- fields
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """What a kept model reads of a row: the fields it ``needs``, and each field it reads (those and the optional
+    ones) with the names it is read under (:data:`FIELD_NAMES`), in order."""
+
+    needs: tuple[str, ...]
+    names: Mapping[str, tuple[str, ...]]
+
+    def view(self, row: Mapping[str, JSONValue]) -> Row:
+        """The row under the model's field names: each field's value from the first of its names the row gives."""
+        out: Row = {}
+        for field, names in self.names.items():
+            for name in names:
+                value = _value(row, name)
+                if present(field, value):
+                    out[field] = value
+                    break
+        return out
+
+    def missing(self, view: Mapping[str, JSONValue]) -> list[str]:
+        """The fields the model needs that a row's :meth:`view` lacks."""
+        return [f for f in self.needs if not present(f, view.get(f))]
+
+
+def _value(row: Mapping[str, JSONValue], name: str) -> JSONValue:
+    """The value of ``name`` in ``row``; ``a[b]``: the texts of list ``a`` at the indices of list ``b`` (each once, in
+    order; an index outside the list left out)."""
+    indexed = INDEXED.fullmatch(name)
+    if indexed is None:
+        return row.get(name)
+    items = sentence_list(row.get(indexed.group(1)))
+    if not items:
+        return None
+    return [items[i] for i in sorted(set(_indices(row.get(indexed.group(2))))) if 0 <= i < len(items)]
+
+
+def input_spec(dataset: str, needs: Sequence[str], lang: str = "en", gold_evidence: bool = True) -> InputSpec:
+    """The :class:`InputSpec` of a kept model of ``dataset`` that needs ``needs``, for claims in ``lang``;
+    ``gold_evidence`` False: its ``evidence`` is a source's snippets, which no export holds (only ``evidence``)."""
+    table = FIELD_NAMES.get(dataset)
+    if table is None:
+        raise ValueError(f"unknown dataset {dataset!r} in the model card; the datasets are {', '.join(FIELD_NAMES)}")
+    unknown = [f for f in needs if f not in table]
+    if unknown:
+        raise ValueError(f"the model card's {dataset} model needs {', '.join(unknown)}, no field of a {dataset} row")
+    names = {}
+    for field in dict.fromkeys([*needs, *OPTIONAL_FIELDS[dataset]]):
+        given = [n for n in table[field] if gold_evidence or n not in GOLD_EVIDENCE_NAMES]
+        names[field] = tuple(dict.fromkeys(n.format(lang=lang) for n in given))
+    return InputSpec(tuple(needs), names)
+
+
+def id_names(dataset: str) -> tuple[str, ...]:
+    """The names a row of ``dataset`` gives its id under."""
+    return FIELD_NAMES.get(dataset, {}).get(ID_FIELD, (ID_FIELD,))
+
+
+def accepted_names(specs: Sequence[InputSpec], dataset: str) -> dict[str, list[str]]:
+    """Each field the models of ``specs`` read, with every name it is read under (the id's first)."""
+    out: dict[str, list[str]] = {ID_FIELD: list(id_names(dataset))}
+    for spec in specs:
+        for field, names in spec.names.items():
+            out[field] = list(dict.fromkeys([*out.get(field, []), *names]))
+    return out
+
+
+def describe_names(names: Mapping[str, Sequence[str]]) -> str:
+    """``claim: claim or hypothesis; ...``: each field and the names it is read under."""
+    def alternatives(ns: Sequence[str]) -> str:
+        return ns[0] if len(ns) == 1 else f"{', '.join(ns[:-1])} or {ns[-1]}"
+
+    return "; ".join(f"{field}: {alternatives(ns)}" for field, ns in names.items())
