@@ -122,3 +122,57 @@ def test_a_healthfc_final_model_trains_on_every_claim(healthfc_data, tmp_path):
     rows.write_text(json.dumps({"id": "x", "claim": "does zinc shorten colds?", "evidence": ["the quality of the studies was low."]}) + "\n",
                     encoding="utf-8")
     assert predict_file(model, rows, tmp_path / "out.jsonl")["predicted"] == 1
+
+
+def test_a_stacked_clinifact_row_kept_final_predicts_as_the_rows_ensemble_step(clinifact_data, tmp_path):
+    """The row ``pair`` (tfidf + gbm, stacked): its final model, refitted on the members' inner cross-validation as
+    the row's was, gives the row's own test predictions."""
+    from medfc.common.io import read_jsonl
+    from tests.unit.experiments.test_predict_ensembles import ensemble_plan, run_members
+
+    plan = ensemble_plan("stack", candidates=["stack"], alpha=1.0)  # the meta-model chosen, not a member alone
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    inputs = run_members(plan, clinifact_data, runs, tmp_path / "unused", inner=True)
+    row = {"predictions": str(runs / "pair.jsonl"), "info": str(runs / "pair.json")}
+    call_step(steps.ensemble, inputs, row, plan.options("clinifact_ensemble", {"model": "pair"}))
+    scores = tmp_path / "scores.json"
+    scores.write_text(json.dumps({"test": {"macro_f1": 0.5}}), encoding="utf-8")
+    model = tmp_path / "final"
+    final_inputs = {**{s: str(p) for s, p in clinifact_data.items()}, "scores": str(scores),
+                    **{f"oof_{m}": inner for m, inner in zip(("tfidf", "gbm"), inputs["inner"])}}
+    call_step(steps.clinifact_final, final_inputs, {"model": str(model)}, plan.options("clinifact_final", {"model": "pair"}))
+    card = json.loads((model / CARD).read_text())
+    assert card["kind"] == "ensemble" and card["method"] == "stack" and (model / "members" / "gbm" / CARD).is_file()
+    out = tmp_path / "pred.jsonl"
+    assert predict_file(model, clinifact_data["test"], out)["predicted"] == 6
+    got = {r["id"]: r for r in read_jsonl(out)}
+    expected = [r for r in read_jsonl(row["predictions"]) if r["split"] == "test"]
+    assert len(expected) == 6
+    for r in expected:
+        assert got[r["id"]]["label"] == r["pred_label"] and got[r["id"]]["probabilities"] == pytest.approx(r["probs"], abs=1e-6)
+
+
+def test_a_healthfc_ensemble_row_keeps_each_member_trained_on_every_claim(healthfc_data, tmp_path):
+    ds, _ = healthfc_data
+    cfg = defaults()
+    cfg["stages"]["experiments"] = True
+    cfg["models"]["aliases"].update({"tfidf": "sklearn:tfidf", "tfidf-b": "sklearn:tfidf"})
+    cfg["models"]["ensembles"] = {"avg": {"members": ["tfidf", "tfidf-b"], "weights": [2.0, 1.0], "method": "average"}}
+    cfg["models"]["healthfc"]["en"] = ["avg"]
+    plan = Plan(cfg)
+    info = tmp_path / "info.json"
+    info.write_text(json.dumps({"model": {"train": {"best_epoch": None, "epochs_run": 0}}}), encoding="utf-8")
+    scores = tmp_path / "scores.json"
+    scores.write_text(json.dumps({"macro_f1": 0.4, "accuracy": 0.5}), encoding="utf-8")
+    model = tmp_path / "final"
+    w = {"lang": "en", "model": "avg", "system": "oracle"}
+    call_step(steps.healthfc_final, {"dataset": str(ds), "scores": [str(scores)], "info_tfidf": [str(info)], "info_tfidf-b": [str(info)]},
+              {"model": str(model)}, plan.options("healthfc_final", w))
+    card = json.loads((model / CARD).read_text())
+    assert (card["kind"], card["method"], card["weights"], card["members"]) == ("ensemble", "average", [2.0, 1.0], ["tfidf", "tfidf-b"])
+    assert card["final"]["trained"] == {"tfidf": {"epochs": None, "n_train": 12}, "tfidf-b": {"epochs": None, "n_train": 12}}
+    rows = tmp_path / "claims.jsonl"
+    rows.write_text(json.dumps({"id": "x", "claim": "does zinc shorten colds?", "evidence": ["the quality of the studies was low."]}) + "\n",
+                    encoding="utf-8")
+    assert predict_file(model, rows, tmp_path / "out.jsonl")["predicted"] == 1
