@@ -4,4 +4,4 @@ Every step of the Snakemake workflow is a function of this package; the rules on
 files and parameters to it. Nothing here knows that it runs under Snakemake.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.6.0"

@@ -1,4 +1,4 @@
-"""CITATION.cff: its version and release date are the CHANGELOG's latest release, its references name the papers
+"""CITATION.cff: its version and release date are the CHANGELOG's latest release (the package's version too), its references name the papers
 whose data and methods the workflow rebuilds, and the Citation File Format's own tool (cffconvert) validates it
 and gives a BibTeX entry with the release's year. cffconvert lives in a venv of its own (``.tools/cffconvert``,
 made by scripts/install.sh: it requires jsonschema<4, the workflow jsonschema 4)."""
@@ -33,6 +33,11 @@ def test_the_citation_carries_the_latest_releases_version_and_date():
     cff = yaml.safe_load((REPO / "CITATION.cff").read_text(encoding="utf-8"))
     version, date = latest_release()
     assert (str(cff["version"]), str(cff["date-released"])) == (version, date)
+    import tomllib
+
+    import medfc
+
+    assert tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"] == medfc.__version__ == version
 
 
 def test_the_references_name_the_works_the_workflow_rebuilds():
