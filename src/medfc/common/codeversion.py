@@ -19,29 +19,41 @@ anything (a typo fixed in a docstring must not throw away hours of training); ev
 the code does does. The AST's textual form is Python-version specific, so moving the workflow to
 another Python minor version reruns it once.
 
-Cost: every Snakemake start computes the versions of all ~36 steps. What a module contributes (the
-hash of its syntax tree and the modules its import statements name) depends only on its source bytes,
-its name and whether it is a package, so it is computed once per content and kept in memory for every
-closure of the process. When :func:`use_disk_cache` names a directory (the workflow names
-``.snakemake/medfc/codeversion``, or ``$MEDFC_CODEVERSION_CACHE``) it is also kept there, one small
-JSON file per module content (``m-<key>.json``), and so is each step's version, keyed by a hash of every
-``.py`` file of the package (path and bytes; ``s-<key>.json``): a start with unchanged sources reads 36
-small files, one with an edited module recomputes the versions from the cached modules, parsing only the
-edited module and the ``steps`` modules. Entries are written atomically (a temporary file renamed into
-place: concurrent writers and a kill -9 leave either no entry or a whole one); an entry that cannot be
-read or does not hold what it should is a miss and is written again. Whether ``from a import b`` names
-the module ``a.b`` is looked up on disk at every computation, never cached.
+Cost: every Snakemake start computes the versions of all ~36 steps, before it plans anything. Each
+module is parsed at most once per process and its syntax tree read in one pass (:func:`_dump`), which
+gives at once the text that is hashed (identical to ``ast.dump`` of the tree without docstrings: the
+docstrings are skipped while writing it, never removed from the tree) and the module's import
+statements. What a module contributes (that hash and the modules its import statements name) depends
+only on its source bytes, its name and whether it is a package, so it is computed once per content; the
+modules a module imports are looked up once per process, and each closure is a walk over those edges.
+Cyclic garbage collection is paused while the versions are computed: the parse makes hundreds of
+thousands of syntax-tree objects without cycles, which reference counting frees, and every collection
+in between would traverse all of them and everything Snakemake holds.
+
+When :func:`use_disk_cache` names a directory (the workflow names ``.snakemake/medfc/codeversion``, or
+``$MEDFC_CODEVERSION_CACHE``) what a module contributes is also kept there, one small JSON file per
+module content (``m-<key>.json``), and so is each step's version, keyed by a hash of every ``.py`` file
+of the package (path and bytes; ``s-<key>.json``): a start with unchanged sources reads 36 small files,
+one with an edited module recomputes the versions from the cached modules, parsing only the edited
+module and the ``steps`` modules. Entries are written atomically (a temporary file renamed into place:
+concurrent writers and a kill -9 leave either no entry or a whole one); an entry that cannot be read or
+does not hold what it should is a miss and is written again. Whether ``from a import b`` names the
+module ``a.b`` is looked up on disk in every process, never kept on disk.
 """
 
 from __future__ import annotations
 
 import ast
+import gc
 import hashlib
 import importlib.util
+import io
 import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
@@ -87,6 +99,7 @@ def split_spec(spec: str) -> tuple[str, str]:
 # --------------------------------------------------------------------------- caches
 
 _disk: Path | None = None
+_trees: dict[str, ast.Module] = {}  # the steps modules' syntax trees (as parsed, docstrings in), by module
 
 
 def use_disk_cache(directory: str | os.PathLike[str] | None) -> None:
@@ -98,35 +111,48 @@ def use_disk_cache(directory: str | os.PathLike[str] | None) -> None:
 
 def clear_caches() -> None:
     """Forget everything computed in this process (the files on disk stay: they are keyed by content)."""
-    for fn in (step_version, _package_root, _package_fingerprint, _source_path, _tree, _source, _defs, _def_dump, _module_info,
-               _module_closure):
+    _trees.clear()
+    for fn in (step_version, _package_root, _package_fingerprint, _source_path, _source, _defs, _def_dump, _def_uses,
+               _import_map, _module_info, _module_edges, _module_closure):
         if hasattr(fn, "cache_clear"):
             fn.cache_clear()
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside (syntax trees hold no cycles: reference counting frees them)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @cache
 def step_version(spec: str) -> str:
     """The version of one step: from the disk cache when the package's sources are exactly those it was
     computed from (every ``.py`` file under the package, by path and bytes), else computed."""
-    key = _step_key(spec) if _disk is not None else None
-    if key is not None:
-        entry = _read_json(f"s-{key}", key)
-        version = entry.get("version") if entry else None
-        if isinstance(version, str) and len(version) == 12 and all(c in "0123456789abcdef" for c in version):
-            return version
-    version = _compute_step_version(spec)
-    if key is not None:
-        _write_json(f"s-{key}", {"key": key, "version": version})
-    return version
+    with _gc_paused():
+        key = _step_key(spec) if _disk is not None else None
+        if key is not None:
+            entry = _read_json(f"s-{key}", key)
+            version = entry.get("version") if entry else None
+            if isinstance(version, str) and len(version) == 12 and all(c in "0123456789abcdef" for c in version):
+                return version
+        version = _compute_step_version(spec)
+        if key is not None:
+            _write_json(f"s-{key}", {"key": key, "version": version})
+        return version
 
 
 def _compute_step_version(spec: str) -> str:
     module, func = split_spec(spec)
-    tree = _tree(module)
     defs = _defs(module)
     if func not in defs:
         raise StepNotFound(f"step {spec!r}: module {module} has no top-level function {func!r}")
-    imports = _import_map(tree, module)
+    imports = _import_map(module)
     local: set[str] = set()
     modules: set[str] = set()
     todo = [func]
@@ -135,13 +161,13 @@ def _compute_step_version(spec: str) -> str:
         if name in local:
             continue
         local.add(name)
-        for used in _names(defs[name]):
+        names, nested = _def_uses(module, name)
+        for used in names:
             if used in defs and used not in local:
                 todo.append(used)
             elif used in imports:
                 modules.add(imports[used])
-        for node in ast.walk(defs[name]):  # imports inside the function body
-            modules.update(_imported_modules(node, module))
+        modules.update(nested)
     closure = _module_closure(frozenset(m for m in modules if _is_ours(m)))
     digest = hashlib.sha256()
     digest.update(module.encode())
@@ -186,34 +212,24 @@ def _source(module: str) -> bytes:
     return path.read_bytes()
 
 
-@cache
-def _tree(module: str) -> ast.Module:
-    """The module's syntax tree without docstrings (they hold no names and no imports, so what a step
-    reaches is the same with or without them)."""
+def _parse(module: str) -> ast.Module:
+    """The module's syntax tree as parsed (docstrings in: :func:`_dump` leaves them out)."""
     path = _source_path(module)
     if path is None:
         raise StepNotFound(f"module {module} has no Python source")
-    return _strip_docstrings(ast.parse(_text(path, _source(module)), filename=str(path)))
+    return ast.parse(_text(_source(module)), filename=str(path))
 
 
-def _text(path: Path, data: bytes) -> str:
+def _tree(module: str) -> ast.Module:
+    """The syntax tree of a steps module, parsed once and kept (its definitions are read step by step)."""
+    if module not in _trees:
+        _trees[module] = _parse(module)
+    return _trees[module]
+
+
+def _text(data: bytes) -> str:
     """The source as ``Path.read_text`` gives it (UTF-8, universal newlines), from bytes already read."""
-    import io
-
     return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read()
-
-
-def _strip_docstrings(tree: ast.AST) -> ast.AST:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            _strip_docstring(node)
-    return tree
-
-
-def _strip_docstring(node: ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-    body = node.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-        node.body = body[1:] or [ast.Pass()]
 
 
 @cache
@@ -224,7 +240,117 @@ def _defs(module: str) -> dict[str, ast.AST]:
 @cache
 def _def_dump(module: str, name: str) -> str:
     """The text of one top-level definition of the module, without docstrings and line numbers."""
-    return ast.dump(_defs(module)[name], include_attributes=False)
+    return _dump(_defs(module)[name])
+
+
+@cache
+def _def_uses(module: str, name: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(the names one top-level definition uses, the modules its own import statements load)."""
+    names: set[str] = set()
+    modules: set[str] = set()
+    for node in ast.walk(_defs(module)[name]):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            modules.update(_imported_modules(node, module))
+    return frozenset(names), frozenset(modules)
+
+
+# --------------------------------------------------------------------------- the text of a syntax tree
+
+# ``ast.dump(node)`` (no attributes, no indent) in one pass that skips docstrings and reports import
+# statements. Written for the ``ast.dump`` of Python 3.11 to 3.13 (3.13 leaves out None and empty-list
+# fields but for Constant and MatchSingleton); another version dumps the tree the slow way.
+_FAST = (3, 11) <= sys.version_info[:2] <= (3, 13)
+_OMIT_EMPTY = sys.version_info >= (3, 13)
+_DOCSTRING_HOLDERS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+_PASS = ast.Pass()
+_MISSING = object()
+# per node class: its name, its fields as (name, omitted when None, omitted when []), whether its body may
+# start with a docstring, whether it is an import statement
+_Shape = tuple[str, tuple[tuple[str, bool, bool], ...], bool, bool]
+_SHAPES: dict[type, _Shape] = {}
+_LEAVES: dict[type, str] = {}  # the text of each class without fields (Load, Store, Add, ...), by class
+
+
+def _shape(cls: type) -> _Shape:
+    empty = _OMIT_EMPTY and cls not in (ast.Constant, ast.MatchSingleton)
+    fields = tuple((name, empty or getattr(cls, name, ...) is None, empty) for name in cls._fields)
+    shape = (cls.__name__, fields, issubclass(cls, _DOCSTRING_HOLDERS), cls in (ast.Import, ast.ImportFrom))
+    _SHAPES[cls] = shape
+    if not fields:
+        _LEAVES[cls] = cls.__name__ + "()"
+    return shape
+
+
+def _is_docstring(node: object) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def _dump(tree: ast.AST, on_import: Callable[[ast.Import | ast.ImportFrom], None] | None = None) -> str:
+    """``ast.dump(tree, include_attributes=False)`` of the tree with every docstring removed (a body that
+    held only one: ``[Pass()]``), and ``on_import`` called with every import statement in it."""
+    if not _FAST:
+        return _slow_dump(tree, on_import)
+    shapes, leaves, AST, MISSING = _SHAPES, _LEAVES, ast.AST, _MISSING
+
+    def item(v: object) -> str:
+        t = type(v)
+        if t in leaves:
+            return leaves[t]
+        if isinstance(v, AST):
+            return node(v)
+        if isinstance(v, list):
+            return "[" + ", ".join([item(x) for x in v]) + "]"
+        return repr(v)
+
+    def node(n: ast.AST) -> str:
+        cls = type(n)
+        name, fields, holds_docstring, is_import = shapes.get(cls) or _shape(cls)
+        if is_import and on_import is not None:
+            on_import(n)  # type: ignore[arg-type]
+        args = []
+        for field, omit_none, omit_empty in fields:
+            v = getattr(n, field, MISSING)
+            t = type(v)
+            if t is str:
+                args.append(field + "=" + repr(v))
+            elif t in leaves:
+                args.append(field + "=" + leaves[t])
+            elif v is None:
+                if not omit_none:
+                    args.append(field + "=None")
+            elif isinstance(v, list):
+                if not v:
+                    if not omit_empty:
+                        args.append(field + "=[]")
+                    continue
+                if holds_docstring and field == "body" and _is_docstring(v[0]):
+                    v = v[1:] or [_PASS]
+                args.append(field + "=[" + ", ".join([item(x) for x in v]) + "]")
+            elif isinstance(v, AST):
+                args.append(field + "=" + node(v))
+            elif v is not MISSING:
+                args.append(field + "=" + repr(v))
+        return name + "(" + ", ".join(args) + ")"
+
+    return item(tree)
+
+
+def _slow_dump(tree: ast.AST, on_import: Callable[[ast.Import | ast.ImportFrom], None] | None) -> str:
+    """:func:`_dump` through ``ast.dump``: the docstrings taken out of the tree for it, then put back."""
+    taken: list[tuple[ast.AST, list[ast.stmt]]] = []
+    try:
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Import | ast.ImportFrom) and on_import is not None:
+                on_import(n)
+            elif isinstance(n, _DOCSTRING_HOLDERS) and n.body and _is_docstring(n.body[0]):
+                taken.append((n, n.body))
+                n.body = n.body[1:] or [ast.Pass()]
+        return ast.dump(tree, include_attributes=False)
+    finally:
+        for n, body in taken:
+            n.body = body  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------------- one module, once per content
@@ -242,21 +368,20 @@ def _module_info(module: str) -> tuple[str, ImportStatements]:
     path = _source_path(module)
     if path is None:
         raise StepNotFound(f"module {module} has no Python source")
-    data = _source(module)
-    key = _entry_key(module, path.name == "__init__.py", data)
+    key = _entry_key(module, path.name == "__init__.py", _source(module))
     entry = _module_entry(_read_json(f"m-{key}", key))
     if entry is not None:
         return entry
-    tree = ast.parse(_text(path, data))
     statements: ImportStatements = []
-    for node in ast.walk(tree):  # one walk: the import statements, and the docstrings stripped
+
+    def on_import(node: ast.Import | ast.ImportFrom) -> None:
         if isinstance(node, ast.Import):
             statements.extend(["import", alias.name] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
+        else:
             statements.append(["from", _resolve(node.level, node.module, module), [alias.name for alias in node.names]])
-        elif isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            _strip_docstring(node)
-    digest = hashlib.sha256(ast.dump(tree, include_attributes=False).encode()).hexdigest()
+
+    tree = _trees.get(module) or _parse(module)  # a steps module is parsed once for both
+    digest = hashlib.sha256(_dump(tree, on_import).encode()).hexdigest()
     _write_json(f"m-{key}", {"key": key, "digest": digest, "imports": statements})
     return digest, statements
 
@@ -328,7 +453,7 @@ def _write_json(name: str, entry: dict) -> None:
         fd, tmp = tempfile.mkstemp(dir=_disk, prefix=f".{name[:18]}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(entry, fh, separators=(",", ":"))
+                fh.write(json.dumps(entry, separators=(",", ":")))  # the C encoder (json.dump streams in Python)
             os.replace(tmp, _disk / f"{name}.json")
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -337,7 +462,8 @@ def _write_json(name: str, entry: dict) -> None:
         pass  # a cache that cannot be written is only slower
 
 
-def _module_edges(module: str) -> set[str]:
+@cache
+def _module_edges(module: str) -> frozenset[str]:
     """Our modules that ``module``'s import statements (anywhere in it) load."""
     out: set[str] = set()
     for s in _module_info(module)[1]:
@@ -350,7 +476,7 @@ def _module_edges(module: str) -> set[str]:
                 sub = f"{base}.{alias}"
                 if _is_ours(sub) and _source_path(sub):
                     out.add(sub)
-    return {m for m in out if _is_ours(m)}
+    return frozenset(m for m in out if _is_ours(m))
 
 
 # --------------------------------------------------------------------------- names and imports
@@ -367,10 +493,6 @@ def _top_level(tree: ast.Module) -> dict[str, ast.AST]:
                     if isinstance(n, ast.Name):
                         defs[n.id] = node
     return defs
-
-
-def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def _resolve(level: int, name: str | None, current: str) -> str:
@@ -397,10 +519,11 @@ def _imported_modules(node: ast.AST, current: str) -> set[str]:
     return out
 
 
-def _import_map(tree: ast.Module, current: str) -> dict[str, str]:
-    """Module-level names bound by imports → the module they come from."""
+@cache
+def _import_map(current: str) -> dict[str, str]:
+    """Module-level names bound by imports in a steps module → the module they come from."""
     out: dict[str, str] = {}
-    for node in tree.body:
+    for node in _tree(current).body:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 out[alias.asname or alias.name.split(".")[0]] = alias.name
@@ -420,7 +543,7 @@ def _parents(module: str) -> set[str]:
 @cache
 def _module_closure(start: frozenset[str]) -> frozenset[str]:
     """Our modules reachable from ``start`` through imports, with the packages on the way; each module's
-    edges come from :func:`_module_info`, computed once per module however many closures reach it."""
+    edges (:func:`_module_edges`) are found once per process however many closures reach it."""
     seen: set[str] = set()
     todo = list(start)
     while todo:

@@ -8,6 +8,7 @@ import importlib.util
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -288,6 +289,69 @@ def test_every_rules_step_has_the_version_the_uncached_reference_gives(tmp_path,
     finally:
         cv.use_disk_cache(None)
         _clear()
+
+
+EDGE_CASES = '''
+"""A module docstring."""
+import os, medfc.common as common
+from . import sibling
+from ..pkg.mod import a as b, c
+
+
+def only_a_docstring():
+    """Nothing else."""
+
+
+class C:
+    """A class docstring."""
+    x: int = 1
+
+    async def m(self, *args, k=None, **kw):
+        """Method."""
+        "a second string stays"
+        from medfc import labels
+        return {**kw, "k": k}, [i async for i in args if i], f"{k!r:>{x}}", ..., b"x", 1j, -1.5, None, True
+
+
+match os.name:
+    case {"a": 1, **rest} | [1, *_] | C(x=None) if rest:
+        pass
+    case None:
+        pass
+'''
+
+
+def test_the_hashed_text_is_ast_dump_of_the_tree_without_docstrings():
+    """The one-pass text of a syntax tree (:func:`medfc.common.codeversion._dump`) is exactly ``ast.dump`` of
+    the tree with its docstrings removed, for every module of the package and a module of edge cases; it
+    reports every import statement and leaves the tree as it was."""
+    sources = [(str(p), p.read_text(encoding="utf-8")) for p in sorted(Path(medfc.__file__).parent.rglob("*.py"))]
+    for name, text in [*sources, ("<edge cases>", EDGE_CASES)]:
+        tree = ast.parse(text)
+        holders = [(n, len(n.body)) for n in ast.walk(tree) if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)]
+        imports: list[ast.AST] = []
+        assert cv._dump(tree, imports.append) == ast.dump(Reference.strip(ast.parse(text)), include_attributes=False), name
+        assert sorted(map(id, imports)) == sorted(id(n) for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)), name
+        assert [len(n.body) for n, _ in holders] == [k for _, k in holders], name  # no docstring taken out
+    edge = ast.parse(EDGE_CASES)
+    assert cv._slow_dump(edge, None) == cv._dump(edge)  # the path of a Python version the one-pass text is not written for
+    if sys.version_info < (3, 13):
+        assert cv._dump(ast.parse('"""Only a docstring."""')) == "Module(body=[Pass()], type_ignores=[])"
+
+
+def test_garbage_collection_is_back_as_it_was_after_a_version(pkg):
+    import gc
+
+    assert gc.isenabled()
+    cv.step_version("clinifact.steps:build_pairs")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        _clear()
+        cv.step_version("clinifact.steps:build_pairs")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_the_disk_cache_is_read_by_content_and_a_damaged_entry_is_a_miss(tmp_path, monkeypatch):
