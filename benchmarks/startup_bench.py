@@ -6,7 +6,10 @@ For this checkout ("new") and the one at ``--base`` ("base", e.g. ``git worktree
 each run in a scratch copy of its own Snakefile, workflow, config and resources, with its own ``src`` first
 on PYTHONPATH, base and new interleaved round by round so both see the same machine load:
 
-* ``dry (scratch)``: ``snakemake -n --cores 2`` on the demo in a fresh copy (no .snakemake: every cache cold);
+* ``dry (scratch)``: ``snakemake -n --cores 2`` on the demo in a fresh copy (no .snakemake: every cache cold),
+  with the CPU seconds the steps' code versions took inside it (``code versions (scratch)``: every call of
+  ``medfc.common.codeversion.versioned`` timed in the Snakemake process, which runs through a small wrapper
+  that times it and then runs Snakemake's own ``main``);
 * ``dry (again)``: the same dry run once more in that copy (what a second start costs);
 * ``paper dry (scratch)``: ``-n --configfile config/paper.yaml`` in a fresh copy;
 * with ``--demo``: the whole demo (``--cores 2``) once per checkout in a fresh copy (its wall time, the CPU
@@ -19,14 +22,20 @@ Where the SLURM client is installed (slurm-wlm), start its cluster first (``bash
 with the controller down, every Snakemake start waits about 9 s for ``scontrol show config``, which
 snakemake-executor-plugin-slurm runs when Snakemake loads its plugins (it answers at once from a cluster).
 
+Both checkouts' ``src`` are byte-compiled first (``compileall``), so every start imports the library from
+bytecode as an installed checkout does, also where ``PYTHONDONTWRITEBYTECODE`` is set (it keeps Python
+from writing the ``__pycache__`` files, not from reading them).
+
 CPU seconds are user + system of snakemake and every process it waited for (its jobs), from
-``getrusage(RUSAGE_CHILDREN)``. Prints medians, new/base ratios and the load average; writes the numbers
-as JSON under ``--out``.
+``getrusage(RUSAGE_CHILDREN)``. Prints medians, new/base ratios and the load average, then the headline
+figures (fresh dry-run CPU, the code versions' share of it, no-op rerun CPU, demo wall time); writes the
+numbers as JSON under ``--out``.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import csv
 import gzip
 import hashlib
@@ -47,6 +56,26 @@ HERE = Path(__file__).resolve().parents[1]
 COPY = ["Snakefile", "workflow", "config", "profiles", "envs", "resources"]
 
 
+# runs Snakemake's main in this process, the time spent in the code versions printed at exit
+TIMED_SNAKEMAKE = """
+import atexit, sys, time
+from medfc.common import codeversion
+spent = [0.0]
+untimed = codeversion.versioned
+def versioned(*args):
+    t = time.process_time()
+    try:
+        return untimed(*args)
+    finally:
+        spent[0] += time.process_time() - t
+codeversion.versioned = versioned
+atexit.register(lambda: print(f"code versions CPU s: {spent[0]:.3f}", file=sys.stderr))
+from snakemake.cli import main
+sys.argv[0] = "snakemake"
+sys.exit(main())
+"""
+
+
 def snakemake_bin() -> str:
     exe = Path(sys.executable).with_name("snakemake")
     return str(exe) if exe.exists() else "snakemake"
@@ -63,14 +92,16 @@ def scratch(checkout: Path, dest: Path) -> Path:
     return dest
 
 
-def run(checkout: Path, cwd: Path, args: list[str], timeout: float = 7200) -> dict:
+def run(checkout: Path, cwd: Path, args: list[str], timeout: float = 7200, timed_versions: bool = False) -> dict:
+    """One Snakemake run; ``timed_versions``: through :data:`TIMED_SNAKEMAKE` (``versions_cpu_s`` in the result)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(checkout / "src"), *filter(None, [env.get("PYTHONPATH")])])
     if "NLTK_DATA" not in env and (HERE / ".nltk_data").is_dir():
         env["NLTK_DATA"] = str(HERE / ".nltk_data")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run([snakemake_bin(), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    command = [sys.executable, "-c", TIMED_SNAKEMAKE, *args] if timed_versions else [snakemake_bin(), *args]
+    proc = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -78,7 +109,11 @@ def run(checkout: Path, cwd: Path, args: list[str], timeout: float = 7200) -> di
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     out = proc.stdout + proc.stderr
     jobs = re.search(r"^total\s+(\d+)$", out, re.M)
-    return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "jobs": int(jobs.group(1)) if jobs else 0, "log": out}
+    result = {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "jobs": int(jobs.group(1)) if jobs else 0, "log": out}
+    if timed_versions:
+        found = re.search(r"^code versions CPU s: ([0-9.]+)$", out, re.M)
+        result["versions_cpu_s"] = float(found.group(1)) if found else float("nan")
+    return result
 
 
 def load() -> str:
@@ -156,13 +191,18 @@ def main(argv: list[str] | None = None) -> int:
     checkouts = {"base": args.base.resolve(), "new": HERE}
     tmp = Path(tempfile.mkdtemp(prefix="startup_bench."))
     results: dict[str, dict[str, list[dict]]] = {name: defaultdict(list) for name in checkouts}
+    for checkout in checkouts.values():
+        compileall.compile_dir(checkout / "src", quiet=1)
     print(f"load average at start: {load()}")
     for i in range(args.rounds):
         for name, checkout in (checkouts.items() if i % 2 == 0 else reversed(checkouts.items())):
             root = scratch(checkout, tmp / f"{name}-dry{i}")
-            for label, extra in (("dry (scratch)", []), ("dry (again)", [])):
-                r = run(checkout, root, ["-n", "--cores", "2", *extra])
-                results[name][label].append({k: v for k, v in r.items() if k != "log"})
+            for label in ("dry (scratch)", "dry (again)"):
+                r = run(checkout, root, ["-n", "--cores", "2"], timed_versions=True)
+                results[name][label].append({k: v for k, v in r.items() if k not in ("log", "versions_cpu_s")})
+                if label == "dry (scratch)":
+                    results[name]["code versions (scratch)"].append(
+                        {"wall_s": r["versions_cpu_s"], "cpu_s": r["versions_cpu_s"], "jobs": r["jobs"]})
             paper = scratch(checkout, tmp / f"{name}-paper{i}")
             r = run(checkout, paper, ["-n", "--cores", "2", "--configfile", "config/paper.yaml"])
             results[name]["paper dry (scratch)"].append({k: v for k, v in r.items() if k != "log"})
@@ -196,6 +236,18 @@ def main(argv: list[str] | None = None) -> int:
         summary[label] = row
         print(f"{label:24} {row['base_wall_s']:>10} {row['new_wall_s']:>10} {row['new_wall_s'] / row['base_wall_s']:>6.2f} "
               f"{row['base_cpu_s']:>10} {row['new_cpu_s']:>10} {row['new_cpu_s'] / row['base_cpu_s']:>6.2f} {str(row['jobs']):>5}")
+    headline = [("fresh dry-run CPU s", "dry (scratch)", "cpu_s"), ("  code versions in it, CPU s", "code versions (scratch)", "cpu_s"),
+                ("no-op rerun CPU s", "no-op", "cpu_s"), ("demo wall s", "demo", "wall_s")]
+    print("\nheadline (medians; base -> new):")
+    for title, label, key in headline:
+        if label not in summary:
+            continue
+        b, n = summary[label][f"base_{key}"], summary[label][f"new_{key}"]
+        share = ""
+        if label == "code versions (scratch)":
+            db, dn = summary["dry (scratch)"]["base_cpu_s"], summary["dry (scratch)"]["new_cpu_s"]
+            share = f"   ({b / db:.0%} -> {n / dn:.0%} of the fresh dry run)"
+        print(f"  {title:30} {b:>8} -> {n:>8}{share}")
     if args.demo:
         print("\nCPU seconds per job kind (results/timings/; base -> new, jobs, CPU s per job):")
         b, n = results["base"]["demo per rule"], results["new"]["demo per rule"]
