@@ -67,10 +67,10 @@ class StepNotFound(ValueError):
 
 def versioned(spec: str, *runs: str) -> str:
     """``"healthfc.steps:crawl"`` → ``"healthfc.steps:crawl@1a2b3c4d5e6f"``. ``runs``: functions the step finds
-    by name and calls (a CliniFact system's runner, a MedSNIP source's loader: ``"package.module:function"``), whose
-    versions follow the step's: ``"experiments.steps:clinifact_system@<step>+<runner>"``. A run in ``medfc`` is
-    versioned as a step is; one in a package of the user's (a runner registered from outside ``medfc``) by its
-    module's source, whole (its own imports are not followed)."""
+    by name and calls (a MedSNIP answer source's loader: ``"package.module:function"``), whose versions follow the
+    step's: ``"medsnip.steps:prepare@<step>+<loader>"``. A run in ``medfc`` is versioned as a step is; one in a
+    package of the user's (a loader registered from outside ``medfc``) by its module's source, whole (its own
+    imports are not followed)."""
     return f"{spec}@{'+'.join([step_version(spec), *map(_run_version, runs)])}"
 
 

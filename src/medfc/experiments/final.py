@@ -172,15 +172,23 @@ def sha256(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
+def _metrics(scores: object) -> Mapping[str, object]:
+    """A scores file's headline metrics: a HealthFC run's veracity scores, a CliniFact run's own."""
+    if not isinstance(scores, Mapping):
+        return {}
+    veracity = scores.get("veracity")
+    return veracity if isinstance(veracity, Mapping) else scores
+
+
 def row_scores(files: Sequence[str | os.PathLike]) -> dict[str, object]:
-    """The row's scores as its table reads them: one file (CliniFact: per split) or one per fold (HealthFC: each
-    fold's and the mean of its macro-F1 and accuracy)."""
+    """The row's scores as its table reads them: one file (CliniFact: the test split's) or one per fold (HealthFC:
+    each fold's and the mean of the folds' veracity macro-F1 and accuracy)."""
     scores = [read_json(f) for f in files]
     if len(scores) == 1:
         return {"scores": scores[0]}
     means = {}
     for key in ("macro_f1", "accuracy"):
-        values = [s[key] for s in scores if isinstance(s, dict) and isinstance(s.get(key), int | float)]
+        values = [m[key] for m in map(_metrics, scores) if isinstance(m.get(key), int | float)]
         if values:
             means[key] = round(statistics.fmean(values), 4)
     return {"folds": scores, "mean": means}
@@ -203,14 +211,12 @@ def finish(directory: str | os.PathLike, *, dataset: str, row: str, data: Mappin
     return final
 
 
-def _headline(final: Mapping[str, object]) -> tuple[str, float | None]:
-    """The row's headline metric as the table reports it: HealthFC's mean macro-F1 over the folds, CliniFact's test macro-F1."""
+def _headline(final: Mapping[str, object]) -> tuple[str, object]:
+    """The row's headline metric as its table reports it: HealthFC's mean macro-F1 over the folds, CliniFact's test macro-F1."""
     scores = final["table_scores"]
-    if isinstance(scores, Mapping) and "mean" in scores:
-        value = scores["mean"].get("macro_f1") if isinstance(scores["mean"], Mapping) else None
-        return "cross-validation macro-F1", value
-    test = scores.get("scores", {}).get("test", {}) if isinstance(scores, Mapping) else {}
-    return "test macro-F1", test.get("macro_f1") if isinstance(test, Mapping) else None
+    if isinstance(scores, Mapping) and isinstance(scores.get("mean"), Mapping):
+        return "cross-validation macro-F1", scores["mean"].get("macro_f1")
+    return "test macro-F1", _metrics(scores.get("scores") if isinstance(scores, Mapping) else None).get("macro_f1")
 
 
 def write_readme(path: Path, card: Mapping[str, object], final: Mapping[str, object]) -> None:

@@ -78,17 +78,17 @@ def test_a_clinifact_final_model_predicts_its_rows_test_pairs_as_the_row(clinifa
     records, info = run_discriminative(clinifact_data["train"], clinifact_data["validation"], clinifact_data["test"],
                                        plan.job_options("clinifact_experiment", w))  # the row's run
     scores = tmp_path / "scores.json"
-    scores.write_text(json.dumps({"test": {"macro_f1": 0.5, "accuracy": 0.5}}), encoding="utf-8")
+    scores.write_text(json.dumps({"split": "test", "macro_f1": 0.5, "accuracy": 0.5}), encoding="utf-8")  # as scoring writes it
     model = tmp_path / "final"
     call_step(steps.clinifact_final, {**{s: str(p) for s, p in clinifact_data.items()}, "scores": str(scores)}, {"model": str(model)},
               plan.options("clinifact_final", w))
     card = json.loads((model / CARD).read_text())
-    assert card["kind"] == "tfidf" and card["final"]["row"] == "tfidf" and card["final"]["table_scores"]["scores"]["test"]["macro_f1"] == 0.5
+    assert card["kind"] == "tfidf" and card["final"]["row"] == "tfidf" and card["final"]["table_scores"]["scores"]["macro_f1"] == 0.5
     assert set(card["final"]["data"]) == {"train", "validation", "test"} and len(card["final"]["data"]["test"]["sha256"]) == 64
     from huggingface_hub import ModelCard
 
     readme = ModelCard.load(model / F.README)  # the model card, as the hub's library reads it
-    assert readme.data.library_name == "medfc" and readme.data.datasets == ["clinifact"] and "test macro-F1 of the row" in readme.text
+    assert readme.data.library_name == "medfc" and readme.data.datasets == ["clinifact"] and "test macro-F1 of the row in its table: 0.5" in readme.text
     out = tmp_path / "pred.jsonl"
     summary = predict_file(model, clinifact_data["test"], out)
     assert summary["predicted"] == 6
@@ -107,7 +107,7 @@ def test_a_healthfc_final_model_trains_on_every_claim(healthfc_data, tmp_path):
     scores = []
     for fold in (0, 1):
         path = tmp_path / f"scores{fold}.json"
-        path.write_text(json.dumps({"macro_f1": 0.4 + fold / 10, "accuracy": 0.5}), encoding="utf-8")
+        path.write_text(json.dumps({"kind": "healthfc", "veracity": {"macro_f1": 0.4 + fold / 10, "accuracy": 0.5}}), encoding="utf-8")
         scores.append(str(path))
     infos = [str(tmp_path / "info.json")] * 2
     (tmp_path / "info.json").write_text(json.dumps({"model": {"train": {"best_epoch": None, "epochs_run": 0}}}), encoding="utf-8")
@@ -164,7 +164,7 @@ def test_a_healthfc_ensemble_row_keeps_each_member_trained_on_every_claim(health
     info = tmp_path / "info.json"
     info.write_text(json.dumps({"model": {"train": {"best_epoch": None, "epochs_run": 0}}}), encoding="utf-8")
     scores = tmp_path / "scores.json"
-    scores.write_text(json.dumps({"macro_f1": 0.4, "accuracy": 0.5}), encoding="utf-8")
+    scores.write_text(json.dumps({"kind": "healthfc", "veracity": {"macro_f1": 0.4, "accuracy": 0.5}}), encoding="utf-8")
     model = tmp_path / "final"
     w = {"lang": "en", "model": "avg", "system": "oracle"}
     call_step(steps.healthfc_final, {"dataset": str(ds), "scores": [str(scores)], "info_tfidf": [str(info)], "info_tfidf-b": [str(info)]},
