@@ -131,7 +131,8 @@ def test_cpu_config_plans_both_papers_tables_from_local_releases(demo_run):
         "healthfc_inner_cv": 40,  # the stacked tfidf+tfidf-wc's members, once per system and fold
         "clinifact_import_release": 1, "clinifact_experiment": 2, "clinifact_ensemble": 1, "clinifact_score": 3,  # tfidf, gbm, tfidf+gbm
         "clinifact_inner_cv": 2,  # the stack's members
-        "clinifact_fig3": 1, "table": 7, "provenance": 1, "index": 1, "all": 1}  # the five tables and the two time tables
+        "clinifact_fig3": 1, "table": 7, "provenance": 1, "index": 1, "all": 1,  # the five tables and the two time tables
+        "healthfc_final": 1, "clinifact_final": 1}  # its best rows kept for medfc predict (experiments.final)
 
 
 def test_slurm_profile_stops_on_its_placeholders_then_plans_the_demo(demo_run):
