@@ -44,7 +44,6 @@ module ``a.b`` is looked up on disk in every process, never kept on disk.
 from __future__ import annotations
 
 import ast
-import gc
 import hashlib
 import importlib.util
 import io
@@ -52,10 +51,11 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+
+from medfc.common.collector import gc_paused
 
 PACKAGE = "medfc"
 CACHE_FORMAT = 1  # bump when what an entry holds or how it is computed changes
@@ -118,23 +118,11 @@ def clear_caches() -> None:
             fn.cache_clear()
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection inside (syntax trees hold no cycles: reference counting frees them)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 @cache
 def step_version(spec: str) -> str:
     """The version of one step: from the disk cache when the package's sources are exactly those it was
     computed from (every ``.py`` file under the package, by path and bytes), else computed."""
-    with _gc_paused():
+    with gc_paused():
         key = _step_key(spec) if _disk is not None else None
         if key is not None:
             entry = _read_json(f"s-{key}", key)

@@ -30,7 +30,6 @@ from medfc.experiments.systems import HealthFCFoldOptions
 log = logging.getLogger(__name__)
 
 
-
 @dataclass(frozen=True)
 class InnerFolds(Options):
     """``experiments.stacking``'s keys an inner cross-validation depends on (the meta-model's do not rerun it)."""

@@ -13,12 +13,11 @@ raises :class:`~medfc.scoring.nltk_data.NltkDataMissing` instead of scoring with
 from __future__ import annotations
 
 import codecs
-import gc
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from functools import lru_cache
 from typing import IO, TYPE_CHECKING
 
+from medfc.common.collector import gc_paused
 from medfc.common.nltk_import import import_nltk
 from medfc.scoring.nltk_data import ensure_nltk_data
 
@@ -109,27 +108,13 @@ def english_wordnet() -> LazyCorpusLoader:
     # the multilingual reader nltk.corpus.wordnet is made with (still lazy: never loaded for English)
     omw = wordnet._omw_reader if isinstance(wordnet, WordNetCorpusReader) else wordnet._LazyCorpusLoader__args[0]
     loader = LazyCorpusLoader("wordnet", EnglishWordNet, omw)
-    with _tables_kept():
+    # built without the cyclic collector: it would run again and again while the reader makes its 330,000 lists and
+    # dicts (the lemma index, the exceptions), none of which is ever garbage. A workflow job also skips the
+    # collector's last pass over them at its exit (medfc.cli.job_process freezes what is alive when the step ends);
+    # not here, where the process may go on: a frozen object is never collected
+    with gc_paused(collect=True):
         loader.ensure_loaded()
     return loader
-
-
-@contextmanager
-def _tables_kept() -> Iterator[None]:
-    """Build long-lived tables without the cyclic garbage collector: it would run again and again while
-    the reader makes its 330,000 lists and dicts (the lemma index, the exceptions), none of which is ever
-    garbage (about 0.3 s of the load on 2 cores). Collects the garbage made so far, pauses the collector
-    for the block, then lets it run as before. (A workflow job also skips the collector's last pass over
-    those tables at its exit, 0.8 s more: ``medfc.cli.job_process`` freezes what is alive when the step
-    ends. That is not done here, where the process may go on: a frozen object is never collected.)"""
-    enabled = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class _CachedWordNet:

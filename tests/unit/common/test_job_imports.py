@@ -5,8 +5,8 @@ baselines use it: about 3 s of CPU a job); a score job does not load scipy.optim
 matching imports it when it scores evidence: 1.5 s), nor pandas; the table, figure and dataset jobs load
 neither torch, transformers, scikit-learn nor requests unless their step uses them (the folds use
 scikit-learn, a crawl Scrapy, a download requests, a plot matplotlib: each imported inside its step). A
-TF-IDF or gradient-boosting experiment job loads neither torch nor transformers nor an HTTP client (about
-2 s of CPU a job), and an ensemble no model library at all: the steps run here as the workflow runs
+TF-IDF or gradient-boosting experiment job loads neither torch nor transformers nor an HTTP client (seconds
+of CPU a job), and an ensemble no model library at all: the steps run here as the workflow runs
 them, options from the plan. What the jobs of a real run loaded is in their logs (the runner names the
 heavy libraries at the end): tests/workflow/test_experiments.py checks those of the shared demo run."""
 
