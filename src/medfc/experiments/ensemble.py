@@ -80,16 +80,23 @@ def aligned(runs: Sequence[Mapping[str, dict[str, Any]]], members: Sequence[str]
             report.skip(rid, "not_in_first_member", member)
 
 
+def weighted_mean(probs: Sequence[Mapping[str, Any]], weights: Sequence[float], labels: Sequence[str]) -> tuple[dict[str, float], str]:
+    """The weighted mean of one item's member probabilities (each ``label → p``, in member order) over ``labels``,
+    rounded to 6 places, and its label: the most probable before rounding (of equals, the first). The ensemble
+    step's and ``medfc predict``'s."""
+    total = float(sum(weights))
+    mean = {lab: sum(w * float(p[lab]) for w, p in zip(weights, probs)) / total for lab in labels}
+    return {lab: round(v, 6) for lab, v in mean.items()}, max(labels, key=mean.__getitem__)
+
+
 def average_predictions(files: Sequence[str | os.PathLike], weights: Sequence[float], members: Sequence[str],
                         report: SkipReport) -> list[dict[str, Any]]:
     """The weighted average of the members' predictions (``files`` in member order)."""
     if len(files) != len(weights) or len(files) != len(members):
         raise ValueError(f"{len(files)} prediction files for {len(members)} members and {len(weights)} weights")
-    total = float(sum(weights))
     out = []
     for _, first, recs in aligned(runs_by_id(files), members, report):
-        labels = list(first["probs"])
-        probs = {lab: sum(w * float(r["probs"][lab]) for w, r in zip(weights, recs)) / total for lab in labels}
-        out.append({**first, "probs": {k: round(v, 6) for k, v in probs.items()}, "pred_label": max(labels, key=probs.get)})
+        probs, label = weighted_mean([r["probs"] for r in recs], weights, list(first["probs"]))
+        out.append({**first, "probs": probs, "pred_label": label})
     report.count("records", len(out))
     return out

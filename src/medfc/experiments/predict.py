@@ -346,12 +346,12 @@ def file_label_order(labels: JSONValue) -> list[str]:
 def combine_ensemble(directory: Path, card: ModelCard, outputs: Mapping[str, Sequence[PredictedRow]], ids: Sequence[str],
                      report: SkipReport) -> list[PredictedRow]:
     """The ensemble's record of each row from its members' (``outputs``, by member in order), as the workflow's
-    ensemble step combines their prediction files (:func:`~medfc.experiments.ensemble.average_predictions`,
-    :func:`~medfc.experiments.stack_selection.stack_predictions`): the weighted mean of their probabilities, or
-    the stack applied to them, rounded to 6 places; the label the most probable. The labels in the order the step
-    reads them from a prediction file (:func:`file_label_order`): the order of the stack's inputs and outputs, and of
-    equals, the first wins. A row some member did not predict is skipped (``member_without_prediction``)."""
-    import numpy as np
+    ensemble step combines their prediction files, by the same functions
+    (:func:`~medfc.experiments.ensemble.weighted_mean`, :meth:`~medfc.experiments.stack_selection.Fitted.record`). The
+    labels in the order the step reads them from a prediction file (:func:`file_label_order`): the order of the
+    stack's inputs and outputs, and of equals, the first wins. A row some member did not predict is skipped
+    (``member_without_prediction``)."""
+    from medfc.experiments.ensemble import weighted_mean
 
     labels = file_label_order(card["labels"])
     stack = read_stack(directory, card)
@@ -369,18 +369,12 @@ def combine_ensemble(directory: Path, card: ModelCard, outputs: Mapping[str, Seq
         if missing:
             report.skip(rid, "member_without_prediction", ", ".join(missing))
             continue
-        given = [r["probabilities"] for r in recs if r is not None]
+        given = {name: r["probabilities"] for name, r in zip(names, recs) if r is not None}
         if stack is None:
-            ws = [float(weights[name]) for name in names]
-            total = float(sum(ws))
-            probs = {lab: sum(w * float(p[lab]) for w, p in zip(ws, given)) / total for lab in labels}
-            label = max(labels, key=probs.__getitem__)
-            rounded = {lab: round(v, 6) for lab, v in probs.items()}
+            probs, label = weighted_mean(list(given.values()), [float(weights[name]) for name in names], labels)
         else:
-            row = stack.apply({name: np.array([[float(p[lab]) for lab in labels]]) for name, p in zip(names, given)})[0]
-            rounded = {lab: round(float(v), 6) for lab, v in zip(labels, row)}
-            label = max(labels, key=rounded.__getitem__)
-        out.append({"id": rid, "label": label, "probabilities": rounded})
+            probs, label = stack.record(given, labels)
+        out.append({"id": rid, "label": label, "probabilities": probs})
     return out
 
 

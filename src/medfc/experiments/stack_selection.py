@@ -129,6 +129,13 @@ class Fitted:
     meta: _Meta | None = None
     features: str = "log_probs"
 
+    def record(self, probs: Mapping[str, Mapping[str, Any]], labels: Sequence[str]) -> tuple[dict[str, float], str]:
+        """One item's probabilities (``labels``, rounded to 6 places) and label (the most probable; of equals, the
+        first) from its members' (member → ``label → p``): the ensemble step's and ``medfc predict``'s."""
+        p = self.apply({m: np.array([[float(probs[m][lab]) for lab in labels]]) for m in self.members})[0]
+        rounded = {lab: round(float(v), 6) for lab, v in zip(labels, p)}
+        return rounded, max(labels, key=rounded.__getitem__)
+
     def apply(self, X: Mapping[str, np.ndarray]) -> np.ndarray:
         """The ensemble's probabilities (items × labels) from the members' (member → items × labels)."""
         if self.meta is not None:
@@ -271,9 +278,8 @@ def stack_predictions(test_files: Sequence[str | os.PathLike], inner_files: Sequ
     choice, labels, n_inner = _fit(runs_by_id(inner_files), test, members, options, report)
     out = []
     for _, first, recs in aligned(test, members, report):
-        p = choice.apply({m: np.array([[float(r["probs"][lab]) for lab in labels]]) for m, r in zip(members, recs)})[0]
-        probs = {lab: round(float(v), 6) for lab, v in zip(labels, p)}
-        out.append({**first, "probs": probs, "pred_label": max(labels, key=probs.get)})
+        probs, label = choice.fitted.record({m: r["probs"] for m, r in zip(members, recs)}, labels)
+        out.append({**first, "probs": probs, "pred_label": label})
     report.count("records", len(out))
     report.count("inner_items", n_inner)
     info = {"method": "stack", "selected": choice.members, "weights": choice.weights, "inner_cv": choice.scores,
