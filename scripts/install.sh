@@ -2,6 +2,11 @@
 # Install medfc into ./.venv (created if missing); needs no root.
 #   bash scripts/install.sh                     # torch 2.13.0, the package, its test tools, NLTK data for METEOR
 #   MEDFC_TORCH=cpu bash scripts/install.sh     # choose torch's build, see below
+#   MEDFC_SLURM=1 bash scripts/install.sh       # also the SLURM executor plugin (profiles/slurm)
+#
+# MEDFC_SLURM: 1 installs snakemake-executor-plugin-slurm (the package's `slurm` extra), 0 does not; unset, it is
+# installed where `sbatch` is on PATH (a cluster's login node). A laptop goes without: Snakemake loads every
+# installed executor plugin at each start, and this one imports pandas and asks the cluster for its settings.
 #
 # MEDFC_TORCH picks the index pip installs torch==2.13.0 from:
 #   default  (unset) pip's configured indexes: on Linux x86-64 the public PyPI serves the CUDA build
@@ -35,7 +40,18 @@ esac
 # torch first, pinned and from the chosen index; the package's own torch==2.13.0 then keeps it
 echo "Installing torch==2.13.0 (MEDFC_TORCH=$torch_choice) ..."
 .venv/bin/python -m pip install --quiet "${torch_index[@]}" "torch==2.13.0"
-.venv/bin/python -m pip install --quiet -e ".[test]"
+extras="test"
+case "${MEDFC_SLURM:-}" in
+    1) extras="test,slurm" ;;
+    0) ;;
+    "") if command -v sbatch >/dev/null 2>&1; then extras="test,slurm"; fi ;;
+    *)
+        echo "error: MEDFC_SLURM=$MEDFC_SLURM; use 1 (install the SLURM executor plugin) or 0" >&2
+        exit 2
+        ;;
+esac
+[ "$extras" = "test" ] || echo "Installing the SLURM executor plugin (profiles/slurm; MEDFC_SLURM=0 leaves it out) ..."
+.venv/bin/python -m pip install --quiet -e ".[$extras]"
 # cffconvert (the suite runs `cffconvert --validate` on CITATION.cff: tests/unit/common/test_citation.py) in a venv
 # of its own, .tools/cffconvert: cffconvert 2.0.0 requires jsonschema<4, the workflow jsonschema 4
 [ -x .tools/cffconvert/bin/python ] || "$PY" -m venv .tools/cffconvert

@@ -6,6 +6,7 @@ import re
 import pytest
 
 from medfc.common.io import read_jsonl
+from tests.helpers.services import require_slurm_plugin
 from tests.helpers.workflow import WorkflowCopy
 
 pytestmark = pytest.mark.workflow
@@ -138,6 +139,7 @@ def test_cpu_config_plans_both_papers_tables_from_local_releases(demo_run):
 def test_slurm_profile_stops_on_its_placeholders_then_plans_the_demo(demo_run):
     """The shipped profile's partition and account are placeholders: a run through it stops before its first
     job, one line for each, exit status 1; with both set it plans the demo."""
+    require_slurm_plugin()
     args = ("-n", "--profile", "profiles/slurm", "--configfile", "config/test.yaml", "--forcerun", "healthfc_parse")
     proc = demo_run.run(*args, check=False)
     lines = [line for line in proc.stderr.splitlines() if line.startswith("cluster: ")]

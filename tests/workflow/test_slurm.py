@@ -1,8 +1,9 @@
 """The shared demo run's plan on a real SLURM through profiles/slurm (snakemake-executor-plugin-slurm).
 
-Needs a SLURM cluster whose `sinfo` and `sacct` answer: `sudo bash scripts/ci/services.sh start` starts
-a one-node test cluster (partition `debug`, account `medfc`, one fake GPU), as .ci/run does. Without
-one the module skips and says so (fails under MEDFC_REQUIRE_SERVICES=1); it never starts anything.
+Needs the SLURM executor plugin (`MEDFC_SLURM=1 bash scripts/install.sh`) and a SLURM cluster whose `sinfo`
+and `sacct` answer: `sudo bash scripts/ci/services.sh start` starts a one-node test cluster (partition `debug`,
+account `medfc`, one fake GPU), as .ci/run does. Without either the module skips and says so (fails under
+MEDFC_REQUIRE_SERVICES=1); it never installs or starts anything.
 
 The plan is the shared full demo run's (tests/workflow/conftest.py: config/test_experiments.yaml and its
 tiny random models: both datasets built from the demo, every HealthFC system of the plan with a tiny
@@ -54,7 +55,7 @@ from medfc.plan import Plan
 from medfc.plan import cluster as cluster_layout
 from medfc.plan import resources as R
 from tests.helpers import slurm as S
-from tests.helpers.services import slurm_up, unavailable
+from tests.helpers.services import require_slurm_plugin, slurm_up, unavailable
 from tests.helpers.workflow import REPO, WorkflowCopy
 
 pytestmark = pytest.mark.workflow
@@ -87,6 +88,7 @@ SLICE = [
 
 @pytest.fixture(scope="module")
 def cluster():
+    require_slurm_plugin()
     if not slurm_up():
         unavailable("no SLURM cluster answers (sinfo / sacct)")
     parts = subprocess.run(["sinfo", "-h", "-o", "%R"], capture_output=True, text=True, check=True).stdout.split()

@@ -6,7 +6,7 @@ import os
 import sys
 
 from medfc.common import provenance
-from medfc.common.codeversion import use_disk_cache, versioned
+from medfc.common.codeversion import use_disk_cache, user_cache_dir, versioned
 from medfc.experiments.systems import SYSTEMS as HFC_SYSTEMS
 from medfc.medsnip.sources import answer_source
 from medfc.plan import HEALTHFC_WILDCARDS, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, TABLES
@@ -16,8 +16,8 @@ from medfc.plan.prerequisites import checked_here
 
 SCHEMA = "../schemas/config.schema.yaml"
 
-# each module's share of the steps' code versions, kept by content beside Snakemake's own records
-use_disk_cache(os.environ.get("MEDFC_CODEVERSION_CACHE") or os.path.join(".snakemake", "medfc", "codeversion"))
+# each module's share of the steps' code versions, kept by content in the user's cache folder
+use_disk_cache(user_cache_dir())
 
 
 def stop(message):

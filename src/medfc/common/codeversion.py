@@ -30,15 +30,18 @@ Cyclic garbage collection is paused while the versions are computed: the parse m
 thousands of syntax-tree objects without cycles, which reference counting frees, and every collection
 in between would traverse all of them and everything Snakemake holds.
 
-When :func:`use_disk_cache` names a directory (the workflow names ``.snakemake/medfc/codeversion``, or
-``$MEDFC_CODEVERSION_CACHE``) what a module contributes is also kept there, one small JSON file per
+When :func:`use_disk_cache` names a directory (the workflow names :func:`user_cache_dir`: the user's
+``${XDG_CACHE_HOME:-~/.cache}/medfc/codeversion``, or ``$MEDFC_CODEVERSION_CACHE``) what a module contributes is
+also kept there, one small JSON file per
 module content (``m-<key>.json``), and so is each step's version, keyed by a hash of every ``.py`` file
 of the package (path and bytes; ``s-<key>.json``): a start with unchanged sources reads 36 small files,
 one with an edited module recomputes the versions from the cached modules, parsing only the edited
 module and the ``steps`` modules. Entries are written atomically (a temporary file renamed into place:
 concurrent writers and a kill -9 leave either no entry or a whole one); an entry that cannot be read or
 does not hold what it should is a miss and is written again. Whether ``from a import b`` names the
-module ``a.b`` is looked up on disk in every process, never kept on disk.
+module ``a.b`` is looked up on disk in every process, never kept on disk. No entry names a path outside the
+package: every checkout and run folder of the user shares the entries, so a fresh clone of sources the user
+has run before computes nothing (one that cannot be written is only slower).
 """
 
 from __future__ import annotations
@@ -100,6 +103,17 @@ def split_spec(spec: str) -> tuple[str, str]:
 
 _disk: Path | None = None
 _trees: dict[str, ast.Module] = {}  # the steps modules' syntax trees (as parsed, docstrings in), by module
+
+
+CACHE_ENV = "MEDFC_CODEVERSION_CACHE"
+
+
+def user_cache_dir() -> Path:
+    """Where the workflow keeps the entries: ``$MEDFC_CODEVERSION_CACHE``, else the user's cache folder."""
+    if own := os.environ.get(CACHE_ENV, "").strip():
+        return Path(own)
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base, PACKAGE, "codeversion")
 
 
 def use_disk_cache(directory: str | os.PathLike[str] | None) -> None:

@@ -1,5 +1,6 @@
 """What a run needs from outside its config, checked when the run is planned (also on ``--dry-run``), before
-any job starts: contact e-mails, API keys in the environment, local files the config names, offline models.
+any job starts: contact e-mails, API keys in the environment, local files the config names, offline models, the
+NLTK data of the METEOR scorer.
 
 Every prerequisite of every planned rule is looked at once, before the first job (a missing web-search key would
 otherwise fail ``healthfc_retrieve`` after the crawl and the translation, a missing PubMed e-mail after the 2.5 GB
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -27,12 +29,13 @@ from medfc.common.search_sources import REGISTRY as SEARCH_SOURCES
 from medfc.common.search_sources import SearchSource, search_source
 from medfc.common.sources import is_url
 from medfc.experiments.clinifact_systems import clinifact_system
-from medfc.experiments.systems import evidence_source
+from medfc.experiments.systems import EVIDENCE_SYSTEMS, evidence_source
 from medfc.healthfc.translation_backends import translation_backend
 from medfc.medsnip.verifier_kinds import verifier_kind
 from medfc.common.llm_backends import runs_locally
 from medfc.common.options import Options
 from medfc.plan.layout import release_split_files
+from medfc.scoring import nltk_data
 
 Plan = Any  # a medfc.plan.Plan (not imported: the package imports this module)
 
@@ -177,6 +180,52 @@ def _retrieval(plan: Plan) -> Iterator[str | None]:
                                  f", or set healthfc.retrieval.{source}.file to a prepared evidence file")
 
 
+def nltk_search_dirs() -> list[Path]:
+    """The folders NLTK reads its data from on a POSIX system (its ``nltk.data.path``), the data directory first
+    as the scorer puts it (:func:`medfc.scoring.nltk_data.ensure_nltk_data`)."""
+    env = [Path(p.strip()).expanduser() for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p.strip()]
+    prefix = Path(sys.prefix)
+    return [nltk_data.nltk_data_dir(), *env, Path.home() / "nltk_data", prefix / "nltk_data", prefix / "share" / "nltk_data",
+            prefix / "lib" / "nltk_data", *map(Path, ("/usr/share/nltk_data", "/usr/local/share/nltk_data", "/usr/lib/nltk_data",
+                                                      "/usr/local/lib/nltk_data"))]
+
+
+def _nltk_files_in(dirs: list[Path], language: str) -> bool:
+    """WordNet (whole) and Punkt for ``language`` in one of ``dirs``, as folders or as NLTK's zip files."""
+    def wordnet(d: Path) -> bool:
+        folder = d / "corpora" / "wordnet"
+        return (d / "corpora" / "wordnet.zip").is_file() or all((folder / f).is_file() for f in (*nltk_data.WORDNET_REQUIRED, "lexnames"))
+
+    def punkt(d: Path) -> bool:
+        return (d / "tokenizers" / "punkt_tab" / language).is_dir() or (d / "tokenizers" / "punkt_tab.zip").is_file()
+
+    return any(map(wordnet, dirs)) and any(map(punkt, dirs))
+
+
+def nltk_data_problem(language: str = "english") -> str | None:
+    """Why the METEOR scorer would stop (WordNet or Punkt missing), with the install command; None when both are
+    there. Looks for the files where NLTK would without importing it (about 0.7 s of CPU), and asks NLTK itself
+    only when they are not in those folders, so that it never stops a run that NLTK's own search would serve."""
+    if _nltk_files_in(nltk_search_dirs(), language):
+        return None
+    try:
+        nltk_data.ensure_nltk_data(wordnet=True, punkt=True, language=language)
+    except nltk_data.NltkDataMissing as exc:
+        first = str(exc).split(". ", 1)[0]  # "NLTK WordNet data not found (looked in ...)"
+        return (f"{first}; install it offline with bash {nltk_data.INSTALL_SCRIPT} {nltk_data.nltk_data_dir()}, "
+                "or set NLTK_DATA to the folder that has it")
+    return None
+
+
+def _scoring(plan: Plan) -> Iterator[str | None]:
+    """METEOR's WordNet and Punkt, where a planned HealthFC system selects evidence (its AVeriTeC scores)."""
+    if not plan.stage_enabled("experiments"):
+        return
+    systems = [s for s in plan.healthfc_systems_run() if s in EVIDENCE_SYSTEMS]
+    if systems and (problem := nltk_data_problem()):
+        yield f"prerequisite: {problem} (healthfc_score computes METEOR for the evidence of {', '.join(systems)})"
+
+
 def llm_key_problem(key: str, llm: dict[str, Any], why: str) -> str | None:
     """An OpenAI-compatible endpoint's key: required unless the server runs on this machine or the config says
     it needs none (``api_key_env: ''``)."""
@@ -218,7 +267,7 @@ def _llms(plan: Plan) -> Iterator[str | None]:
                "prerequisite: medsnip.retrieval.bm25.passages is empty but bm25 is in medsnip.retrieval.sources: set it to a JSONL of passages")
 
 
-CHECKS = (_healthfc_data, _clinifact_data, _retrieval, _llms)
+CHECKS = (_healthfc_data, _clinifact_data, _retrieval, _scoring, _llms)
 
 
 def missing_prerequisites(plan: Plan) -> list[str]:

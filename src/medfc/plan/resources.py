@@ -23,6 +23,11 @@ causal LM whose name gives more than :data:`LARGE_LLM_BILLIONS` billion paramete
 Any other name is ``base`` (a local path that says nothing: set its size). ``models.resources.<alias>``
 sets one alias's ``size`` or any of its four values.
 
+At ``experiments.scale: smoke`` (the demo's capped training: a few optimizer steps on a few examples) every
+model job asks for one thread, whatever its row says: its work is seconds, most of it importing the libraries
+and loading the model on one core, so two one-thread jobs on two cores finish sooner than one two-thread job
+after the other. ``models.resources.<alias>.threads`` still sets one alias's.
+
 GPUs: the rows of the kinds that run a neural model on the job's node (:data:`GPU_ROWS`) ask for
 ``experiments.gpu`` GPUs (0, the default, is a CPU run: no job asks for one); TF-IDF, GBM and frozen
 features never do (``models.resources.<alias>.gpu`` gives one alias some), and a job whose model runs on
@@ -51,6 +56,7 @@ LLM_ROWS = ("llm", "llm_large", "lora", "lora_large")  # the sized rows of a cau
 SIZES = ("base", "large")
 LARGE_LLM_BILLIONS = 15  # above it a causal LM is large (70B); 7-8B models are base
 MODEL_KIND = "model_kind"  # a CliniFact system's resources: its model's kind's row
+SMOKE = "smoke"  # experiments.scale of capped runs, whose model jobs ask for one thread
 
 
 def gpu_rows() -> tuple[str, ...]:
@@ -145,6 +151,8 @@ def model_job_resources(plan: Plan, rule: str, alias: str) -> dict[str, int]:
         return {**out, "runtime": out["runtime"] * ex["stacking"]["inner_folds"]}
     row = row_of(plan, rule, alias)
     out = {"gpu": ex["gpu"] if row in gpu_rows() else 0, **{k: ex["resources"][row][k] for k in ROW_KEYS}}
+    if ex["scale"] == SMOKE:
+        out["threads"] = 1
     if row != "server":
         own = plan.config["models"]["resources"].get(alias) or {}
         out.update({k: own[k] for k in KEYS if k in own})

@@ -424,3 +424,34 @@ def test_processes_writing_the_disk_cache_at_once_agree(tmp_path):
                                          capture_output=True, text=True, env=env, check=True).stdout)
     assert outs == [expected] * 4
     assert not list(store.glob("*.tmp")) and all(json.loads(p.read_text())["key"] for p in store.glob("*.json"))
+
+
+def test_the_workflow_keeps_versions_in_the_users_cache_folder_unless_told(tmp_path, monkeypatch):
+    monkeypatch.delenv(cv.CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cv.user_cache_dir() == tmp_path / "xdg" / "medfc" / "codeversion"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cv.user_cache_dir() == tmp_path / "home" / ".cache" / "medfc" / "codeversion"
+    monkeypatch.setenv(cv.CACHE_ENV, str(tmp_path / "own"))
+    assert cv.user_cache_dir() == tmp_path / "own"
+
+
+def test_a_second_checkout_of_the_same_sources_reads_the_first_ones_versions(tmp_path, monkeypatch):
+    """The entries name no path outside the package: another clone at another path parses nothing."""
+    store = tmp_path / "versions"
+    first, second = tmp_path / "clone1" / "medfc", tmp_path / "clone2" / "src" / "medfc"
+    for root in (first, second):
+        shutil.copytree(Path(medfc.__file__).parent, root, ignore=shutil.ignore_patterns("__pycache__"))
+    try:
+        cv.use_disk_cache(store)
+        monkeypatch.setattr(cv, "_package_root", lambda: first)
+        _clear()
+        versions = {s: cv.step_version(s) for s in STEPS}
+        monkeypatch.setattr(cv, "_package_root", lambda: second)
+        monkeypatch.setattr(cv, "_parse", lambda module: pytest.fail(f"{module} parsed again"))
+        _clear()
+        assert {s: cv.step_version(s) for s in STEPS} == versions
+    finally:
+        cv.use_disk_cache(None)
+        _clear()

@@ -64,6 +64,36 @@ def test_the_demo_and_a_mirror_crawl_need_nothing_from_outside():
     assert missing([REPO / "config" / "config.yaml"], healthfc={"crawl": {"contact": "CHANGE-ME@example.org"}}) == []
 
 
+def test_meteors_nltk_data_is_looked_for_where_a_planned_system_selects_evidence(tmp_path, monkeypatch):
+    """Without WordNet the demo stops at planning with one line; NLTK itself is asked only where the files are
+    not in its folders (here it finds none either); a data folder with the files plans, without importing NLTK."""
+    from medfc.plan import prerequisites as P
+    from medfc.scoring import nltk_data as N
+
+    asked = []
+
+    def nltk_search(**kw):
+        asked.append(kw)
+        raise N.NltkDataMissing(N._missing_message("WordNet", N.nltk_data_dir()))
+
+    monkeypatch.setenv("NLTK_DATA", str(tmp_path / "data"))
+    monkeypatch.setattr(P, "nltk_search_dirs", lambda: [N.nltk_data_dir()])
+    monkeypatch.setattr(N, "ensure_nltk_data", nltk_search)
+    demo = [REPO / "config" / "config.yaml"]
+    assert missing(demo) == [
+        f"prerequisite: NLTK WordNet data not found (looked in {tmp_path / 'data'} and NLTK's default paths); install it "
+        f"offline with bash scripts/install_nltk_data.sh {tmp_path / 'data'}, or set NLTK_DATA to the folder that has it "
+        "(healthfc_score computes METEOR for the evidence of pipeline, joint)"]
+    assert len(asked) == 1
+    assert missing(demo, experiments={"healthfc": {"systems": ["oracle", "claims_only"]}}) == []  # no evidence scored
+    wordnet, punkt = tmp_path / "data" / "corpora" / "wordnet", tmp_path / "data" / "tokenizers" / "punkt_tab" / "english"
+    punkt.mkdir(parents=True)
+    wordnet.mkdir(parents=True)
+    for name in (*N.WORDNET_REQUIRED, "lexnames"):
+        (wordnet / name).write_text("")
+    assert missing(demo) == [] and len(asked) == 1
+
+
 def test_a_local_release_file_that_does_not_exist_stops_the_run(tmp_path):
     gone = str(tmp_path / "Datensatz.csv")
     lines = missing([REPO / "config" / "config.yaml"], healthfc={"release": {"source": gone}})

@@ -121,6 +121,17 @@ def test_one_alias_overrides_its_size_and_values_but_a_server_job_keeps_its_row(
     assert cfg["experiments"]["resources"]["encoder"] == {**ROW_DEFAULTS["encoder"], "threads": 16}
 
 
+def test_a_smoke_scale_model_job_asks_for_one_thread_unless_its_alias_says_more():
+    cfg = config(experiments__scale="smoke", experiments__smoke={"max_steps": 2, "max_examples": 16},
+                 models__resources={"gbm": {"threads": 3}})
+    plan = Plan(cfg)
+    job = lambda rule, model: plan.job_resources(rule, {"model": model})  # noqa: E731
+    assert job("healthfc_experiment", "minilm") == {**row("encoder"), "threads": 1}
+    assert job("healthfc_experiment", "tfidf") == {**row("tfidf"), "threads": 1}
+    assert job("healthfc_inner_cv", "tfidf")["threads"] == 1
+    assert job("clinifact_experiment", "gbm") == {**row("gbm"), "threads": 3}
+
+
 def test_translation_asks_for_its_gpu_only_with_a_local_model():
     assert Plan(config(healthfc__translation__gpu=1)).job_resources("healthfc_translate")["gpu"] == 1
     tr = {**defaults()["healthfc"]["translation"], "gpu": 1, "backend": "deepl"}
