@@ -6,11 +6,15 @@ For this checkout ("new") and the one at ``--base`` ("base", e.g. ``git worktree
 each run in a scratch copy of its own Snakefile, workflow, config and resources, with its own ``src`` first
 on PYTHONPATH, base and new interleaved round by round so both see the same machine load:
 
-* ``dry (scratch)``: ``snakemake -n --cores 2`` on the demo in a fresh copy (no .snakemake: every cache cold),
+* ``dry (scratch)``: ``snakemake -n --cores 2`` on the demo in a fresh copy (no .snakemake and an empty code-version
+  cache of its own, ``$MEDFC_CODEVERSION_CACHE``: every cache cold),
   with the CPU seconds the steps' code versions took inside it (``code versions (scratch)``: every call of
   ``medfc.common.codeversion.versioned`` timed in the Snakemake process, which runs through a small wrapper
   that times it and then runs Snakemake's own ``main``);
 * ``dry (again)``: the same dry run once more in that copy (what a second start costs);
+* ``dry (scratch, user cache)``: a dry run in another fresh copy with the checkout's default place for the code
+  versions: a checkout that keeps them in the user's cache folder finds those of the sources it ran before (a
+  folder of the benchmark's stands for the user's), one that keeps them in ``.snakemake`` computes them again;
 * ``paper dry (scratch)``: ``-n --configfile config/paper.yaml`` in a fresh copy;
 * with ``--demo``: the whole demo (``--cores 2``) once per checkout in a fresh copy (its wall time, the CPU
   seconds of the run and all its jobs, the job count, CPU seconds per rule from results/timings/), then
@@ -18,7 +22,8 @@ on PYTHONPATH, base and new interleaved round by round so both see the same mach
   (every file under results/ but the timings in results/timings/ and the index; for each JSON or .jsonl.gz file that
   differs, the keys whose values differ, e.g. a training's seconds or a page's fetch time).
 
-Where the SLURM client is installed (slurm-wlm), start its cluster first (``bash scripts/ci/services.sh start``):
+Both checkouts run with the environment's packages: whether the SLURM executor plugin is installed (it imports
+pandas at every start) is printed with the results. Where the SLURM client is installed (slurm-wlm), start its cluster first (``bash scripts/ci/services.sh start``):
 with the controller down, every Snakemake start waits about 9 s for ``scontrol show config``, which
 snakemake-executor-plugin-slurm runs when Snakemake loads its plugins (it answers at once from a cluster).
 
@@ -53,6 +58,7 @@ from collections import defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
+CACHE_ENV = "MEDFC_CODEVERSION_CACHE"
 COPY = ["Snakefile", "workflow", "config", "profiles", "envs", "resources"]
 
 
@@ -92,9 +98,14 @@ def scratch(checkout: Path, dest: Path) -> Path:
     return dest
 
 
-def run(checkout: Path, cwd: Path, args: list[str], timeout: float = 7200, timed_versions: bool = False) -> dict:
-    """One Snakemake run; ``timed_versions``: through :data:`TIMED_SNAKEMAKE` (``versions_cpu_s`` in the result)."""
+def run(checkout: Path, cwd: Path, args: list[str], timeout: float = 7200, timed_versions: bool = False,
+        versions_cache: Path | None = None) -> dict:
+    """One Snakemake run; ``timed_versions``: through :data:`TIMED_SNAKEMAKE` (``versions_cpu_s`` in the result);
+    ``versions_cache``: the code versions' disk cache (``$MEDFC_CODEVERSION_CACHE``), else the checkout's default."""
     env = dict(os.environ)
+    env.pop(CACHE_ENV, None)
+    if versions_cache is not None:
+        env[CACHE_ENV] = str(versions_cache)
     env["PYTHONPATH"] = os.pathsep.join([str(checkout / "src"), *filter(None, [env.get("PYTHONPATH")])])
     if "NLTK_DATA" not in env and (HERE / ".nltk_data").is_dir():
         env["NLTK_DATA"] = str(HERE / ".nltk_data")
@@ -193,16 +204,31 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, dict[str, list[dict]]] = {name: defaultdict(list) for name in checkouts}
     for checkout in checkouts.values():
         compileall.compile_dir(checkout / "src", quiet=1)
-    print(f"load average at start: {load()}")
+    # the code versions' cache a user keeps between runs: in the user's cache folder where the checkout keeps it there
+    # (a folder of the benchmark's here), in each run folder's .snakemake where it does not
+    user_cache = {name: tmp / f"versions-user-{name}" if "def user_cache_dir" in (c / "src/medfc/common/codeversion.py").read_text() else None
+                  for name, c in checkouts.items()}
+    for name, checkout in checkouts.items():
+        if user_cache[name] is not None:  # filled once, by a dry run of another copy
+            run(checkout, scratch(checkout, tmp / f"{name}-fill"), ["-n", "--cores", "2"], versions_cache=user_cache[name])
+    import importlib.util
+    plugin = importlib.util.find_spec("snakemake_executor_plugin_slurm") is not None
+    print(f"load average at start: {load()}; SLURM executor plugin {'installed' if plugin else 'not installed'}")
     for i in range(args.rounds):
         for name, checkout in (checkouts.items() if i % 2 == 0 else reversed(checkouts.items())):
             root = scratch(checkout, tmp / f"{name}-dry{i}")
+            cold = tmp / f"versions-{name}-{i}"  # a cache of its own: nothing computed before
             for label in ("dry (scratch)", "dry (again)"):
-                r = run(checkout, root, ["-n", "--cores", "2"], timed_versions=True)
+                r = run(checkout, root, ["-n", "--cores", "2"], timed_versions=True, versions_cache=cold)
                 results[name][label].append({k: v for k, v in r.items() if k not in ("log", "versions_cpu_s")})
                 if label == "dry (scratch)":
                     results[name]["code versions (scratch)"].append(
                         {"wall_s": r["versions_cpu_s"], "cpu_s": r["versions_cpu_s"], "jobs": r["jobs"]})
+            # another fresh copy, each checkout's default cache: the user's (filled by earlier rounds) where it has one
+            clone = scratch(checkout, tmp / f"{name}-clone{i}")
+            r = run(checkout, clone, ["-n", "--cores", "2"], versions_cache=user_cache[name])
+            results[name]["dry (scratch, user cache)"].append({k: v for k, v in r.items() if k != "log"})
+            shutil.rmtree(clone)
             paper = scratch(checkout, tmp / f"{name}-paper{i}")
             r = run(checkout, paper, ["-n", "--cores", "2", "--configfile", "config/paper.yaml"])
             results[name]["paper dry (scratch)"].append({k: v for k, v in r.items() if k != "log"})
@@ -213,14 +239,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.demo:
         for name, checkout in checkouts.items():
             root = scratch(checkout, tmp / f"{name}-demo")
-            r = run(checkout, root, ["--cores", "2"])
+            r = run(checkout, root, ["--cores", "2"], versions_cache=user_cache[name])
             results[name]["demo"].append({k: v for k, v in r.items() if k != "log"})
             results[name]["demo per rule"] = per_rule_cpu(root)  # type: ignore[assignment]
             demo_roots[name] = root
             print(f"demo ({name}): {r['jobs']} jobs, {r['wall_s']} s wall, {r['cpu_s']} s CPU, load {load()}")
         for i in range(args.rounds):
             for name, checkout in (checkouts.items() if i % 2 == 0 else reversed(checkouts.items())):
-                r = run(checkout, demo_roots[name], ["--cores", "2"])
+                r = run(checkout, demo_roots[name], ["--cores", "2"], versions_cache=user_cache[name])
                 assert "Nothing to be done" in r["log"], r["log"][-2000:]
                 results[name]["no-op"].append({k: v for k, v in r.items() if k != "log"})
 
@@ -237,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label:24} {row['base_wall_s']:>10} {row['new_wall_s']:>10} {row['new_wall_s'] / row['base_wall_s']:>6.2f} "
               f"{row['base_cpu_s']:>10} {row['new_cpu_s']:>10} {row['new_cpu_s'] / row['base_cpu_s']:>6.2f} {str(row['jobs']):>5}")
     headline = [("fresh dry-run CPU s", "dry (scratch)", "cpu_s"), ("  code versions in it, CPU s", "code versions (scratch)", "cpu_s"),
+                ("fresh dry-run, user cache, CPU s", "dry (scratch, user cache)", "cpu_s"),
                 ("no-op rerun CPU s", "no-op", "cpu_s"), ("demo wall s", "demo", "wall_s")]
     print("\nheadline (medians; base -> new):")
     for title, label, key in headline:
@@ -268,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         for keys, paths in sorted(by_what.items()):
             print(f"  {len(paths):3} files, {keys}: {', '.join(paths[:3])}{' ...' if len(paths) > 3 else ''}")
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "startup.json").write_text(json.dumps({"summary": summary, "runs": results}, indent=1, default=dict))
+    (args.out / "startup.json").write_text(json.dumps({"summary": summary, "slurm_plugin": plugin, "runs": results}, indent=1, default=dict))
     print(f"\nnumbers in {args.out / 'startup.json'}")
     if args.keep:
         print(f"scratch copies kept in {tmp}")
