@@ -35,11 +35,6 @@ case "$torch_choice" in
         ;;
 esac
 
-[ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/python -m pip install --quiet --upgrade pip
-# torch first, pinned and from the chosen index; the package's own torch==2.13.0 then keeps it
-echo "Installing torch==2.13.0 (MEDFC_TORCH=$torch_choice) ..."
-.venv/bin/python -m pip install --quiet "${torch_index[@]}" "torch==2.13.0"
 extras="test"
 case "${MEDFC_SLURM:-}" in
     1) extras="test,slurm" ;;
@@ -50,6 +45,12 @@ case "${MEDFC_SLURM:-}" in
         exit 2
         ;;
 esac
+
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install --quiet --upgrade pip
+# torch first, pinned and from the chosen index; the package's own torch==2.13.0 then keeps it
+echo "Installing torch==2.13.0 (MEDFC_TORCH=$torch_choice) ..."
+.venv/bin/python -m pip install --quiet "${torch_index[@]}" "torch==2.13.0"
 [ "$extras" = "test" ] || echo "Installing the SLURM executor plugin (profiles/slurm; MEDFC_SLURM=0 leaves it out) ..."
 .venv/bin/python -m pip install --quiet -e ".[$extras]"
 # cffconvert (the suite runs `cffconvert --validate` on CITATION.cff: tests/unit/common/test_citation.py) in a venv

@@ -42,6 +42,8 @@ sys.exit(main())
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if "NLTK_DATA" not in env and (REPO / ".nltk_data").is_dir():  # the scorers' data is the checkout's, not the copy's
+        env["NLTK_DATA"] = str(REPO / ".nltk_data")
     env.update(extra)
     return env
 

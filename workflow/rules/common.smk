@@ -12,7 +12,7 @@ from medfc.medsnip.sources import answer_source
 from medfc.plan import HEALTHFC_WILDCARDS, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, TABLES
 from medfc.plan.cluster import placeholder_settings
 from medfc.plan.config_errors import ConfigError, plan_for
-from medfc.plan.prerequisites import checked_here
+from medfc.plan.prerequisites import checked_here, use_checkout_nltk_data
 
 SCHEMA = "../schemas/config.schema.yaml"
 
@@ -25,6 +25,10 @@ def stop(message):
     print(message, file=sys.stderr)
     sys.exit(1)
 
+
+# METEOR's NLTK data, for a run in another folder than the checkout: the checkout's, unless NLTK_DATA names one
+# (the jobs inherit it)
+use_checkout_nltk_data(CHECKOUT)
 
 # the schema (read once; its defaults filled into config), the plan, its checks and every planned job's
 # options, once: a mistake in any of them is one line naming the key (medfc.plan.config_errors.plan_for)

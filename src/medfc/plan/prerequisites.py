@@ -217,6 +217,23 @@ def nltk_data_problem(language: str = "english") -> str | None:
     return None
 
 
+NLTK_ENV = "NLTK_DATA"
+
+
+def use_checkout_nltk_data(checkout: str | None) -> str | None:
+    """Point ``NLTK_DATA`` (for this process and its jobs) at the checkout's ``.nltk_data``, where scripts/install.sh
+    puts METEOR's data, for a run whose folder has none and whose environment names none: a run in another folder
+    (``--directory``, a deployed module) reads it there. Returns that folder; None (nothing set) where the run has
+    its own, names one, or the checkout has none."""
+    if not checkout or os.environ.get(NLTK_ENV, "").strip() or Path(nltk_data.DEFAULT_DIR).is_dir():
+        return None
+    found = Path(checkout, nltk_data.DEFAULT_DIR)
+    if not found.is_dir():
+        return None
+    os.environ[NLTK_ENV] = str(found)
+    return str(found)
+
+
 def _scoring(plan: Plan) -> Iterator[str | None]:
     """METEOR's WordNet and Punkt, where a planned HealthFC system selects evidence (its AVeriTeC scores)."""
     if not plan.stage_enabled("experiments"):

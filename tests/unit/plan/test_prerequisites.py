@@ -94,6 +94,26 @@ def test_meteors_nltk_data_is_looked_for_where_a_planned_system_selects_evidence
     assert missing(demo) == [] and len(asked) == 1
 
 
+def test_a_run_in_another_folder_reads_the_checkouts_nltk_data_unless_it_has_or_names_its_own(tmp_path, monkeypatch):
+    import os
+
+    from medfc.plan.prerequisites import use_checkout_nltk_data
+
+    checkout, run = tmp_path / "checkout", tmp_path / "run"
+    (checkout / ".nltk_data").mkdir(parents=True)
+    run.mkdir()
+    monkeypatch.chdir(run)
+    monkeypatch.setenv("NLTK_DATA", "")  # restored after the test, however the function sets it
+    monkeypatch.delenv("NLTK_DATA")
+    assert use_checkout_nltk_data(None) is None and "NLTK_DATA" not in os.environ  # a module from GitHub: no checkout
+    assert use_checkout_nltk_data(str(checkout)) == os.environ["NLTK_DATA"] == str(checkout / ".nltk_data")
+    monkeypatch.setenv("NLTK_DATA", "/elsewhere")
+    assert use_checkout_nltk_data(str(checkout)) is None and os.environ["NLTK_DATA"] == "/elsewhere"
+    monkeypatch.delenv("NLTK_DATA")
+    (run / ".nltk_data").mkdir()
+    assert use_checkout_nltk_data(str(checkout)) is None and "NLTK_DATA" not in os.environ
+
+
 def test_a_local_release_file_that_does_not_exist_stops_the_run(tmp_path):
     gone = str(tmp_path / "Datensatz.csv")
     lines = missing([REPO / "config" / "config.yaml"], healthfc={"release": {"source": gone}})
