@@ -15,14 +15,14 @@ runs, then the unit tests), so that the long runs overlap instead of queueing at
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
+from tests.helpers.model_cache import tests_cache
+
 # the Snakemake runs of the tests keep the steps' code versions (medfc.common.codeversion.user_cache_dir) beside
-# the tests' other caches in the checkout, not in the user's cache folder
-os.environ.setdefault("MEDFC_CODEVERSION_CACHE", str(
-    Path(os.environ.get("MEDFC_TEST_CACHE") or Path(__file__).resolve().parents[1] / ".cache" / "medfc-tests") / "codeversion"))
+# the tests' other caches, not in the user's cache folder
+os.environ.setdefault("MEDFC_CODEVERSION_CACHE", str(tests_cache() / "codeversion"))
 
 SHARED = "full_demo_run"
 # the modules that use the shared run: listed here because xdist's scheduler sees node ids only; the

@@ -33,8 +33,13 @@ DONE = ".medfc-built"  # the completion marker inside an entry
 F = TypeVar("F", bound=Callable[..., Path])
 
 
+def tests_cache() -> Path:
+    """The tests' caches: ``.cache/medfc-tests`` in the checkout, or ``$MEDFC_TEST_CACHE``."""
+    return Path(os.environ.get("MEDFC_TEST_CACHE") or REPO / ".cache" / "medfc-tests")
+
+
 def cache_root() -> Path:
-    return Path(os.environ.get("MEDFC_TEST_CACHE") or REPO / ".cache" / "medfc-tests") / "tiny-models"
+    return tests_cache() / "tiny-models"
 
 
 def _versions() -> str:

@@ -180,10 +180,13 @@ def _retrieval(plan: Plan) -> Iterator[str | None]:
                                  f", or set healthfc.retrieval.{source}.file to a prepared evidence file")
 
 
+NLTK_ENV = "NLTK_DATA"
+
+
 def nltk_search_dirs() -> list[Path]:
     """The folders NLTK reads its data from on a POSIX system (its ``nltk.data.path``), the data directory first
     as the scorer puts it (:func:`medfc.scoring.nltk_data.ensure_nltk_data`)."""
-    env = [Path(p.strip()).expanduser() for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p.strip()]
+    env = [Path(p.strip()).expanduser() for p in os.environ.get(NLTK_ENV, "").split(os.pathsep) if p.strip()]
     prefix = Path(sys.prefix)
     return [nltk_data.nltk_data_dir(), *env, Path.home() / "nltk_data", prefix / "nltk_data", prefix / "share" / "nltk_data",
             prefix / "lib" / "nltk_data", *map(Path, ("/usr/share/nltk_data", "/usr/local/share/nltk_data", "/usr/lib/nltk_data",
@@ -215,9 +218,6 @@ def nltk_data_problem(language: str = "english") -> str | None:
         return (f"{first}; install it offline with bash {nltk_data.INSTALL_SCRIPT} {nltk_data.nltk_data_dir()}, "
                 "or set NLTK_DATA to the folder that has it")
     return None
-
-
-NLTK_ENV = "NLTK_DATA"
 
 
 def use_checkout_nltk_data(checkout: str | None) -> str | None:
