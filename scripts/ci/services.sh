@@ -4,6 +4,7 @@
 #   tests/workflow/test_slurm.py          a real one-node SLURM cluster (munge, MariaDB + slurmdbd,
 #                                         slurmctld, slurmd; partition `debug`, account `medfc`)
 #   tests/workflow/test_report_browser.py headless Chromium (Debian package `chromium`)
+#   the LaTeX tests                       pdflatex (Debian's texlive-latex-base, -recommended, -extra)
 #
 #   sudo bash scripts/ci/services.sh start     # install what is missing, start the cluster
 #   sudo bash scripts/ci/services.sh stop      # stop the daemons start left running
@@ -22,6 +23,7 @@ apt_install() { # apt_install PACKAGE...: install, refreshing the package lists 
 status() {
     local ok=0
     if command -v chromium >/dev/null 2>&1; then echo "chromium: $(command -v chromium)"; else echo "chromium: missing"; ok=1; fi
+    if command -v pdflatex >/dev/null 2>&1; then echo "pdflatex: $(command -v pdflatex)"; else echo "pdflatex: missing"; ok=1; fi
     if sinfo -h >/dev/null 2>&1 && sacct -n -X -S now >/dev/null 2>&1; then
         echo "slurm: up (partitions: $(sinfo -h -o %R | tr '\n' ' '))"
     else
@@ -34,6 +36,7 @@ case "${1:-}" in
 start)
     [[ $(id -u) -eq 0 ]] || { echo "services.sh start: must run as root (apt-get, daemons)" >&2; exit 1; }
     command -v chromium >/dev/null 2>&1 || apt_install chromium
+    command -v pdflatex >/dev/null 2>&1 || apt_install texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended
     bash scripts/slurm/start_cluster.sh
     status
     ;;

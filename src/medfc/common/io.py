@@ -28,6 +28,8 @@ from medfc.common.stepfiles import StepFiles
 if TYPE_CHECKING:  # write_table is handed a DataFrame; the readers and writers of JSON never load pandas
     import pandas as pd
 
+    from medfc.common.latex import LatexTable
+
 log = logging.getLogger(__name__)
 
 
@@ -305,9 +307,18 @@ def _html_table(df: pd.DataFrame, caption: str) -> str:
     return f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><style>{style}</style></head><body>{head}{table}</body></html>\n'
 
 
-def write_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", formats: Iterable[str] = ("csv", "md", "tex")) -> list[Path]:
+def table_rows(df: pd.DataFrame) -> list[list[object]]:
+    """The frame's rows as lists of plain Python values (numpy scalars as ``int`` / ``float``)."""
+    return [[v.item() if hasattr(v, "item") and not isinstance(v, (str, bytes)) else v for v in row] for row in df.itertuples(index=False)]
+
+
+def write_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", formats: Iterable[str] = ("csv", "md", "tex"),
+                latex: LatexTable | None = None) -> list[Path]:
     """Write one table as CSV, Markdown and LaTeX (and HTML, when ``formats`` names it) next to each other
-    (``stem`` + suffix)."""
+    (``stem`` + suffix). The LaTeX is ``latex`` when given (a paper's layout), else the frame as a plain
+    booktabs table (:mod:`medfc.common.latex`), every cell and the caption escaped."""
+    from medfc.common import latex as tex
+
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     written = []
@@ -319,8 +330,8 @@ def write_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", fo
             text = (f"{caption}\n\n" if caption else "") + df.to_markdown(index=False) + "\n"
             out.write_text(text, encoding="utf-8")
         elif fmt == "tex":
-            body = df.to_latex(index=False, escape=True, caption=caption or None)
-            out.write_text(body, encoding="utf-8")
+            table = latex or tex.from_rows(caption, tex.label_of(stem.name), [str(c) for c in df.columns], table_rows(df))
+            out.write_text(tex.render(table), encoding="utf-8")
         elif fmt == "html":  # the report's view of the table (Snakemake's report shows it; a CSV it only links)
             out.write_text(_html_table(df, caption), encoding="utf-8")
         else:  # pragma: no cover - guarded by callers

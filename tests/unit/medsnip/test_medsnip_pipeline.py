@@ -144,7 +144,7 @@ def test_demo_bench_end_to_end(tmp_path, fake_llm, passages):
     assert md.startswith("MedSNIP on demo (4 answers; unit level, no aggregation)")
     assert (f"Boundary fidelity vs the human snippets: group sentence-set F1 0.875, cosine {bf['group']['cosine']:.3f}, "
             f"ROUGE-L {bf['group']['rouge_l']:.3f} (8 snippets); direct sentence-set F1 1.000") in md
-    assert "\\begin{table}" in (d / "t.tex").read_text()
+    assert "\\begin{table" in (d / "t.tex").read_text()
 
     # answer level, OR-FALSE: 101 and 102 FALSE found, 103 missed, 104 TRUE
     res2 = call_step(steps.score, {"answers": d / "answers.jsonl", "verdicts": [d / "ver_co_atoms.jsonl", d / "ver_co_direct.jsonl"]},
