@@ -27,6 +27,29 @@ rule provenance:
         STEP_SCRIPT
 
 
+# the run's main.tex: one LaTeX document that inputs every table and includes every figure the run made
+# (medfc.tables.document); `pdflatex main.tex` in the results folder shows the whole run
+rule main_tex:
+    input:
+        unpack(lambda w: PLAN.inputs("main_tex", w)),
+    output:
+        tex=f"{RESULTS}/main.tex",
+    log:
+        f"{LOGS}/main_tex.log",
+    benchmark:
+        f"{TIMINGS}/main_tex.tsv"
+    conda:
+        "../envs/medfc.yaml"
+    resources:
+        mem_mb=512,
+        runtime=5,
+    params:
+        step=versioned("tables.document:main_tex"),
+        options=lambda w: PLAN.options("main_tex", w),
+    script:
+        STEP_SCRIPT
+
+
 # the run's index: what each folder holds, the headline tables, every figure, which runs made them
 # (medfc.common.run_index); made after everything else rule all asks for
 rule index:

@@ -51,6 +51,7 @@ FOLDERS: tuple[tuple[str, str], ...] = (
     ("figures/", "the figures of the experiments (PNG, PDF)"),
     ("medsnip/", "MedSNIP: units, verdicts, scores and its table per dataset"),
     ("checkpoints/", "kept models (experiments.keep_checkpoints), each with its card; not a workflow output"),
+    ("main.tex", "one LaTeX document that inputs every table and includes every figure of the run: `pdflatex main.tex` here"),
     ("provenance/", "`software.yml` (every package's version behind these results) and `runs.jsonl` (each run's command and resolved config)"),
     ("logs/", "every job's log, by stage; a failed job's cause is at the end of its log"),
     ("timings/", "every job's wall and CPU seconds and memory (Snakemake's benchmark files, by stage)"),
@@ -209,6 +210,8 @@ def index_markdown(results: Path, provenance: Path, files: Sequence[str], this_r
         out += ["Further tables: " + ", ".join(f"`{f}`" for f in others) + " (each also as CSV, LaTeX and HTML).", ""]
     if not headline and not others:
         out += ["This run made no table.", ""]
+    if "main.tex" in files:
+        out += ["Every table and figure in one LaTeX document: `main.tex` (`pdflatex main.tex` in this folder).", ""]
     figures = [f for f in files if f.endswith(".png")]
     out += ["## Figures", ""]
     out += markdown_table(["figure", "also as"], [[f"`{f}`", ", ".join(f"`{Path(g).name}`" for g in files

@@ -140,7 +140,7 @@ class Plan(DatasetsPlan, TablesPlan, MedsnipPlan):
                 targets.append(res("clinifact/diff/diff.md"))
         if self.stage_enabled("experiments"):
             targets += self.experiment_targets()
-        return targets + self.medsnip_targets() + [f"{self.layout.provenance}/software.yml"]
+        return targets + self.medsnip_targets() + [f"{self.layout.provenance}/software.yml", res("main.tex")]
 
     def named_targets(self) -> dict[str, list[str]]:
         """What users ask for by name (``snakemake --cores 4 datasets``, ``tables``, ``figures``): the rebuilt

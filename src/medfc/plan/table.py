@@ -13,6 +13,7 @@ from medfc.plan.experiments import experiment_jobs
 from medfc.plan.jobs import JobSpec, always, call, one_job
 from medfc.plan.medsnip import medsnip_jobs
 from medfc.plan.tables import report_jobs
+from medfc.tables.options import DocumentOptions
 
 if TYPE_CHECKING:
     from medfc.plan import Plan
@@ -33,11 +34,26 @@ def targets(plan: Plan) -> list[str]:
     return plan.targets()
 
 
+def document_inputs(plan: Plan) -> dict[str, list[str]]:
+    """``main.tex``'s: the LaTeX of every table the run makes (each table target's ``.tex`` beside its ``.csv``)
+    and the PDF of every figure (beside its ``.png``)."""
+    named = plan.named_targets()
+    return {"tables": [t[: -len(".csv")] + ".tex" for t in named["tables"]],
+            "figures": [f[: -len(".png")] + ".pdf" for f in named["figures"]]}
+
+
+def document_options(plan: Plan) -> dict[str, object]:
+    scale = plan.config["experiments"]["scale"]
+    return {"title": f"medfc: the tables and figures of {plan.layout.results} ({scale} scale)"}
+
+
 def run_jobs() -> list[JobSpec]:
     """The run's own records: its software (built only when Snakemake plans the job) and its index."""
     return [JobSpec("provenance", "light", options=call(provenance_options), planned=one_job(always), checked=False),
             JobSpec("index", "light", options=call(index_options), options_class=IndexOptions, inputs=call(targets),
-                    planned=one_job(always))]
+                    planned=one_job(always)),
+            JobSpec("main_tex", "light", options=call(document_options), options_class=DocumentOptions,
+                    inputs=call(document_inputs), planned=one_job(always))]
 
 
 def job_specs() -> dict[str, JobSpec]:

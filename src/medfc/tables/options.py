@@ -41,6 +41,13 @@ class TimesOptions(Options):
     ensembles: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class DocumentOptions(Options):
+    """The run's ``main.tex`` (:mod:`medfc.tables.document`): its title."""
+
+    title: str
+
+
 # each table's options class (the ``table`` rule runs ``tables.steps:<table>``)
 TABLE_OPTIONS: dict[str, type[Options]] = {
     "healthfc_table3": TableOptions, "healthfc_table5": TableOptions, "healthfc_open_domain": TableOptions,

@@ -1,0 +1,69 @@
+"""The run's ``main.tex``: one LaTeX document that inputs every table and includes every figure the run made,
+so one ``pdflatex main.tex`` in the results folder shows the whole run as a two-column paper sets it (the page
+of :func:`medfc.common.latex.preamble`: 7 in of text, 3.3 in columns).
+
+A figure goes into a column (``figure``) when its PDF is at most a column wide, else across the page
+(``figure*``), scaled down only if it is wider than the text. Its caption is its data table's, when it has one,
+else its file's name."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from medfc.common import latex
+from medfc.common.io import atomic_write, input_paths
+from medfc.common.stepfiles import StepFiles
+from medfc.tables.options import DocumentOptions
+
+PT_PER_IN = 72.0
+_MEDIABOX = re.compile(rb"/MediaBox\s*\[\s*(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s*\]")
+
+
+def pdf_width_pt(path: str | os.PathLike) -> float:
+    """The width of a PDF's first page in points (its first MediaBox), 0 when none is found."""
+    m = _MEDIABOX.search(Path(path).read_bytes())
+    return float(m.group(3)) - float(m.group(1)) if m else 0.0
+
+
+def _caption_of(figure: Path) -> str:
+    """The caption of the figure's data table (its Markdown's first paragraph), else the figure's name."""
+    md = figure.with_suffix(".md")
+    if md.exists():
+        first = md.read_text(encoding="utf-8").split("\n\n", 1)[0].strip()
+        if first and not first.startswith("|"):
+            return first
+    return figure.stem.replace("_", " ")
+
+
+def figure_block(figure: Path, rel: str) -> str:
+    """One figure's float: in a column when it fits one, else across the page."""
+    width = pdf_width_pt(figure)
+    column_pt = latex.COLUMN_PT
+    env = "figure" if 0 < width <= column_pt + 1 else "figure*"
+    size = "" if 0 < width <= (column_pt + 1 if env == "figure" else latex.TEXT_PT) else r"[width=\linewidth]"
+    return "\n".join([rf"\begin{{{env}}}[tbp]", r"\centering", rf"\includegraphics{size}{{{rel}}}",
+                      rf"\caption{{{latex.escape(_caption_of(figure))} (\texttt{{{latex.escape(rel)}}})}}",
+                      rf"\end{{{env}}}"])
+
+
+def main_document(tables: list[str], figures: list[str], folder: str | os.PathLike, title: str) -> str:
+    """``main.tex`` for the files of a run, their paths relative to ``folder`` (where main.tex lies)."""
+    def rel(p: str) -> str:
+        return Path(os.path.relpath(p, folder)).as_posix()
+
+    parts = [latex.preamble(), r"\begin{document}", rf"\section*{{{latex.escape(title)}}}", "", r"\subsection*{Tables}"]
+    parts += [rf"\input{{{rel(t)[:-len('.tex')] if t.endswith('.tex') else rel(t)}}}" for t in tables]
+    parts += [r"\clearpage", r"\subsection*{Figures}"]
+    parts += [figure_block(Path(f), rel(f)) for f in figures]
+    parts += [r"\end{document}", ""]
+    return "\n".join(parts)
+
+
+def main_tex(inputs: StepFiles, outputs: StepFiles, options: DocumentOptions) -> dict[str, int]:
+    """Write ``outputs.tex`` inputting every ``tables`` fragment and including every ``figures`` PDF."""
+    tables, figures = input_paths(inputs, "tables"), input_paths(inputs, "figures")
+    out = Path(outputs["tex"])
+    atomic_write(out, main_document(tables, figures, out.parent, options.title))
+    return {"tables": len(tables), "figures": len(figures)}
