@@ -189,3 +189,19 @@ def test_the_example_tables_load_no_heavy_library(module):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": ":".join(sys.path), "PATH": ""})
     assert out.stdout.strip() == "[]"
+
+
+def test_the_runs_index_lists_the_example_and_medsnip_tables(tmp_path):
+    from medfc.common.run_index import index_markdown
+
+    files = ["tables/healthfc_table1.md", "tables/clinifact_table7.md", "medsnip/table3_structure.md", "medsnip/bench/table6_tau.md",
+             "medsnip/bench/table.md", "medsnip/bench/fig21_calls.png"]
+    for f in files:
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text("x\n", encoding="utf-8")
+    md = index_markdown(tmp_path, tmp_path / "provenance", files, None)
+    further = next(line for line in md.splitlines() if line.startswith("Further tables"))
+    assert all(f"`{f}`" in further for f in ("tables/healthfc_table1.md", "tables/clinifact_table7.md", "medsnip/table3_structure.md",
+                                             "medsnip/bench/table6_tau.md"))
+    assert "`medsnip/bench/table.md`" not in further and "### `medsnip/bench/table.md`" in md  # a headline table
+    assert "`medsnip/bench/fig21_calls.png`" in md.split("## Figures", 1)[1]
