@@ -182,19 +182,21 @@ def test_a_prompt_edit_reruns_exactly_the_rules_that_read_it(medsnip_run, tmp_pa
     path = wf.path("resources/prompts/medsnip/cluster.txt")
     original = path.read_text(encoding="utf-8")
     path.write_text(original.replace("# version: 1", "# version: 2").replace("Merge atoms only", "Merge atoms solely"), encoding="utf-8")
-    # the group decompositions, their verifications, and the scores and tables built on them
-    assert _plan(wf) == ["all", "index", "medsnip_decompose[dataset=bench,mode=group]", "medsnip_decompose[dataset=healthfc,mode=group]",
-                         "medsnip_score[dataset=bench]", "medsnip_score[dataset=healthfc]", "medsnip_table[dataset=bench]",
-                         "medsnip_table[dataset=healthfc]", "medsnip_verify[dataset=bench,verifier=served,mode=group]",
-                         "medsnip_verify[dataset=healthfc,verifier=served,mode=group]"]
+    # the group decompositions, their verifications, and the scores, tables and figures built on them
+    assert _plan(wf) == sorted(["all", "index", "medsnip_decompose[dataset=bench,mode=group]", "medsnip_decompose[dataset=healthfc,mode=group]",
+                                "medsnip_score[dataset=bench]", "medsnip_score[dataset=healthfc]", "medsnip_table[dataset=bench]",
+                                "medsnip_table[dataset=healthfc]", "medsnip_verify[dataset=bench,verifier=served,mode=group]",
+                                "medsnip_verify[dataset=healthfc,verifier=served,mode=group]", "medsnip_structure",
+                                *[f"medsnip_{r}[dataset={d}]" for r in ("tau", "calls") for d in ("bench", "healthfc")]])
     path.write_text(original, encoding="utf-8")
     assert _plan(wf) == []
     # the HealthFC statement prompt: HealthFC only, from its answers on
     statement = wf.path("resources/prompts/medsnip/healthfc_statement.txt")
     statement.write_text(statement.read_text(encoding="utf-8") + "Keep the statement short.\n", encoding="utf-8")
-    assert _plan(wf) == ["all", "index", *[f"medsnip_decompose[dataset=healthfc,mode={m}]" for m in sorted(HFC_MODES)],
-                         "medsnip_prepare[dataset=healthfc]", "medsnip_score[dataset=healthfc]", "medsnip_table[dataset=healthfc]",
-                         *[f"medsnip_verify[dataset=healthfc,verifier=served,mode={m}]" for m in sorted(HFC_MODES)]]
+    assert _plan(wf) == sorted(["all", "index", *[f"medsnip_decompose[dataset=healthfc,mode={m}]" for m in sorted(HFC_MODES)],
+                                "medsnip_prepare[dataset=healthfc]", "medsnip_score[dataset=healthfc]", "medsnip_table[dataset=healthfc]",
+                                *[f"medsnip_verify[dataset=healthfc,verifier=served,mode={m}]" for m in sorted(HFC_MODES)],
+                                "medsnip_structure", "medsnip_tau[dataset=healthfc]", "medsnip_calls[dataset=healthfc]"])
 
 
 def test_adding_a_verifier_reruns_only_its_verification_and_the_scores(medsnip_run, server, tmp_path):
@@ -203,8 +205,10 @@ def test_adding_a_verifier_reruns_only_its_verification_and_the_scores(medsnip_r
         "medsnip:\n  verifiers:\n    - {name: served, kind: claim_only}\n    - {name: served-fc, kind: full_context}\n")
     new = sorted([f"medsnip_verify[dataset=bench,verifier=served-fc,mode={m}]" for m in BENCH_MODES]
                  + [f"medsnip_verify[dataset=healthfc,verifier=served-fc,mode={m}]" for m in HFC_MODES])
+    # ... and the tables and the figure of the verdicts and scores (Table 3, of the answers and units, stays)
     assert _plan(wf, "config/verifiers.yaml") == sorted(["all", "index", "medsnip_score[dataset=bench]", "medsnip_score[dataset=healthfc]",
-                                                        "medsnip_table[dataset=bench]", "medsnip_table[dataset=healthfc]", *new])
+                                                        "medsnip_table[dataset=bench]", "medsnip_table[dataset=healthfc]", *new,
+                                                        *[f"medsnip_{r}[dataset={d}]" for r in ("tau", "calls") for d in ("bench", "healthfc")]])
     before = len(server.chat_requests())
     wf.run(*wf.args, "config/verifiers.yaml")
     # only the new verifier reached the server: one call per distinct (unit, question, answer); no decomposition, no rewrite
@@ -231,3 +235,29 @@ def test_no_key_is_written_anywhere(medsnip_run, server, serper):
     leaks = [(str(p.relative_to(wf.root)), name) for p in files for name, value in KEYS.items()
              if value.encode() in p.read_bytes() or value[-10:].encode() in p.read_bytes()]
     assert leaks == []
+
+
+def test_tables_3_and_6_and_fig_21_are_made_from_the_runs_own_units_and_verdicts(medsnip_run, tmp_path):
+    from tests.helpers.tex import compile_fragments, overfull_boxes
+
+    wf = medsnip_run
+    with open(wf.path("results/medsnip/table3_structure.csv"), encoding="utf-8") as fh:
+        structure = {r["dataset"]: r for r in csv.DictReader(fh)}
+    assert list(structure) == ["HealthFC", "MedSNIP-Bench"]
+    hfc = structure["HealthFC"]
+    # six one-sentence statements; the scripted decomposer makes one atom (and one snippet) of each
+    assert (hfc["answers"], hfc["sentences_per_answer"], hfc["single_sentence_share"]) == ("6", "1.0", "1.0")
+    assert (hfc["units_atoms"], hfc["units_group"], hfc["units_direct"], hfc["units_human_snippets"]) == ("1.0", "1.0", "1.0", "")
+    assert structure["MedSNIP-Bench"]["units_human_snippets"] != ""
+    # one claim-only verifier: no τ to sweep, its arms once each (no LLM call: the run's requests are all counted above)
+    tau = wf.path("results/medsnip/healthfc/table6_tau.md").read_text(encoding="utf-8")
+    assert "No retrieval verifier ran in this run" in tau
+    with open(wf.path("results/medsnip/healthfc/fig21_calls.csv"), encoding="utf-8") as fh:
+        points = [(r["verifier"], r["mode"], r["verify_calls"]) for r in csv.DictReader(fh)]
+    assert points == [("served", m, "6") for m in HFC_MODES]
+    assert wf.path("results/medsnip/bench/fig21_calls.png").stat().st_size > 0 and wf.path("results/medsnip/bench/fig21_calls.pdf").is_file()
+    index = wf.path("results/index.md").read_text(encoding="utf-8")
+    assert "`medsnip/table3_structure.md`" in index and "`medsnip/bench/table6_tau.md`" in index and "`medsnip/healthfc/fig21_calls.png`" in index
+    log = compile_fragments([wf.path("results/medsnip/table3_structure.tex"), wf.path("results/medsnip/bench/table6_tau.tex"),
+                             wf.path("results/medsnip/healthfc/table6_tau.tex")], tmp_path / "doc")
+    assert not [b for b in overfull_boxes(log) if b > 1.0]

@@ -144,3 +144,98 @@ rule medsnip_table:
         options=lambda w: PLAN.options("medsnip_table", w),
     script:
         STEP_SCRIPT
+
+
+# MedSNIP Table 3: the structure of each dataset's answers and units (words, sentences, units per answer,
+# atoms per snippet), one row per dataset.
+rule medsnip_structure:
+    input:
+        unpack(lambda w: PLAN.inputs("medsnip_structure", w)),
+    output:
+        csv=f"{MEDSNIP_DIR}/table3_structure.csv",
+        md=f"{MEDSNIP_DIR}/table3_structure.md",
+        tex=f"{MEDSNIP_DIR}/table3_structure.tex",
+        html=report(
+            f"{MEDSNIP_DIR}/table3_structure.html",
+            caption="../report/medsnip_table3.rst",
+            category="MedSNIP",
+            subcategory="All datasets",
+        ),
+    log:
+        f"{LOGS}/medsnip/structure.log",
+    benchmark:
+        f"{TIMINGS}/medsnip/structure.tsv"
+    conda:
+        "../envs/medfc.yaml"
+    resources:
+        mem_mb=1024,
+        runtime=10,
+    params:
+        step=versioned("medsnip.steps:structure"),
+        options=lambda w: PLAN.options("medsnip_structure", w),
+    script:
+        STEP_SCRIPT
+
+
+# MedSNIP Table 6: the retrieval verifier's abstention threshold swept against coverage and FF1, from the
+# verdicts already made (no LLM call).
+rule medsnip_tau:
+    input:
+        unpack(lambda w: PLAN.inputs("medsnip_tau", w)),
+    output:
+        csv=f"{MEDSNIP_DIR}/{{dataset}}/table6_tau.csv",
+        md=f"{MEDSNIP_DIR}/{{dataset}}/table6_tau.md",
+        tex=f"{MEDSNIP_DIR}/{{dataset}}/table6_tau.tex",
+        html=report(
+            f"{MEDSNIP_DIR}/{{dataset}}/table6_tau.html",
+            caption="../report/medsnip_table6.rst",
+            category="MedSNIP",
+            subcategory=lambda w: MEDSNIP_TITLES[w.dataset],
+        ),
+    log:
+        f"{LOGS}/medsnip/{{dataset}}/tau.log",
+    benchmark:
+        f"{TIMINGS}/medsnip/{{dataset}}/tau.tsv"
+    wildcard_constraints:
+        dataset=MEDSNIP_WILDCARDS["dataset"],
+    conda:
+        "../envs/medfc.yaml"
+    resources:
+        mem_mb=1024,
+        runtime=10,
+    params:
+        step=versioned("medsnip.steps:tau"),
+        options=lambda w: PLAN.options("medsnip_tau", w),
+    script:
+        STEP_SCRIPT
+
+
+# MedSNIP Fig. 21: verifier calls against FF1, one point per verifier and mode.
+rule medsnip_calls:
+    input:
+        scores=f"{MEDSNIP_DIR}/{{dataset}}/scores.json",
+    output:
+        png=report(
+            f"{MEDSNIP_DIR}/{{dataset}}/fig21_calls.png",
+            caption="../report/medsnip_fig21.rst",
+            category="MedSNIP",
+            subcategory=lambda w: MEDSNIP_TITLES[w.dataset],
+        ),
+        pdf=f"{MEDSNIP_DIR}/{{dataset}}/fig21_calls.pdf",
+        csv=f"{MEDSNIP_DIR}/{{dataset}}/fig21_calls.csv",
+    log:
+        f"{LOGS}/medsnip/{{dataset}}/calls.log",
+    benchmark:
+        f"{TIMINGS}/medsnip/{{dataset}}/calls.tsv"
+    wildcard_constraints:
+        dataset=MEDSNIP_WILDCARDS["dataset"],
+    conda:
+        "../envs/medfc.yaml"
+    resources:
+        mem_mb=1024,
+        runtime=10,
+    params:
+        step=versioned("medsnip.steps:calls"),
+        options=lambda w: PLAN.options("medsnip_calls", w),
+    script:
+        STEP_SCRIPT

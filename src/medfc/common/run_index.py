@@ -47,9 +47,11 @@ FOLDERS: tuple[tuple[str, str], ...] = (
     ("experiments/inner_cv/", "the stacked ensembles' members trained again inside each training split (their out-of-fold predictions)"),
     ("experiments/healthfc/", "each HealthFC run, `<lang>/<model>/<system>/fold<k>/`: predictions, scores, `info.json`"),
     ("experiments/clinifact/", "each CliniFact run, `<model>/` or `<system>/<model>/`: predictions, scores, `info.json`"),
-    ("tables/", "the papers' tables and the significance tests, our rows beside the papers' numbers (CSV, Markdown, LaTeX, HTML)"),
+    ("tables/", "the papers' tables and the significance tests, our rows beside the papers' numbers, and the papers' example tables "
+                "(HealthFC Tables 1 and 4, CliniFact Tables 5 and 7), each chosen by the rule its caption states (CSV, Markdown, LaTeX, HTML)"),
     ("figures/", "the figures of the experiments (PNG, PDF)"),
-    ("medsnip/", "MedSNIP: units, verdicts, scores and its table per dataset"),
+    ("medsnip/", "MedSNIP: units, verdicts, scores, its table, Table 6 (τ swept) and Fig. 21 (calls against FF1) per dataset; "
+                 "Table 3 (the datasets' structure)"),
     ("checkpoints/", "kept models (experiments.keep_checkpoints), each with its card; not a workflow output"),
     ("main.tex", "one LaTeX document that inputs every table and includes every figure of the run: `pdflatex main.tex` here"),
     ("provenance/", "`software.yml` (every package's version behind these results) and `runs.jsonl` (each run's command and resolved config)"),
@@ -71,6 +73,7 @@ FILES: tuple[tuple[str, str], ...] = (
 # the papers' tables shown in full in the index (when the run made them), in this order, then MedSNIP's
 HEADLINE_TABLES = ("tables/healthfc_table3.md", "tables/healthfc_table5.md", "tables/clinifact_table8.md")
 MEDSNIP_TABLE = re.compile(r"medsnip/[^/]+/table\.md")
+MEDSNIP_FURTHER = re.compile(r"medsnip/(?:[^/]+/)?table\d+_\w+\.md")  # MedSNIP Tables 3 and 6
 
 
 @dataclass(frozen=True)
@@ -205,7 +208,7 @@ def index_markdown(results: Path, provenance: Path, files: Sequence[str], this_r
     headline = [f for f in HEADLINE_TABLES if f in files] + [f for f in files if MEDSNIP_TABLE.fullmatch(f)]
     for rel in headline:
         out += [f"### `{rel}`", "", (results / rel).read_text(encoding="utf-8").strip(), ""]
-    others = [f for f in files if f.startswith("tables/") and f.endswith(".md") and f not in headline]
+    others = [f for f in files if (f.startswith("tables/") and f.endswith(".md") or MEDSNIP_FURTHER.fullmatch(f)) and f not in headline]
     if others:
         out += ["Further tables: " + ", ".join(f"`{f}`" for f in others) + " (each also as CSV, LaTeX and HTML).", ""]
     if not headline and not others:

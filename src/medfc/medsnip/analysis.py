@@ -21,6 +21,8 @@
 * :func:`adjusted_rand_index` — ARI of two partitions (Hubert & Arabie), and :func:`partition_ari`
   of the atom partitions (same atoms) or, failing that, of the sentence partitions.
 * :func:`cost_summary` — decomposer plus verifier calls, tokens and dollars.
+* :func:`structure_stats` — the structure of a dataset's answers (words, sentences, single-sentence share) and
+  units (units per answer in each mode, atoms per snippet), MedSNIP Table 3.
 """
 
 from __future__ import annotations
@@ -305,3 +307,31 @@ def cost_summary(decompose_usage: Mapping[str, int], verify_usage: Mapping[str, 
                        "completion_tokens": dec["completion_tokens"] + ver["completion_tokens"],
                        "cost_usd": None if dec_cost is None or ver_cost is None else dec_cost + ver_cost}
     return {"decompose": dec, "verify": ver, "total": total}
+
+
+STRUCTURE_MODES = ("atoms", "group", "direct", "human_atoms", "human_snippets")  # Table 3's unit columns, in order
+SNIPPET_MODES = ("group", "human_snippets")  # the modes whose units group atoms (``source_atoms``)
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def structure_stats(answers: Sequence[Answer], units_by_mode: Mapping[str, Sequence[UnitFields]]) -> dict[str, float | int | None]:
+    """The structure of one dataset (MedSNIP Table 3): its answers, their mean words (whitespace tokens) and sentences
+    (:func:`medfc.medsnip.decompose.answer_sentences`), the share of single-sentence answers; per mode the units per
+    answer (``units_<mode>``), and per snippet mode the mean atoms a snippet groups (``atoms_per_snippet_<mode>``).
+    A mode the dataset was not decomposed in has None."""
+    from medfc.medsnip.decompose import answer_sentences
+
+    sentences = [len(answer_sentences(dict(a))) for a in answers]
+    n = len(answers)
+    out: dict[str, float | int | None] = {
+        "answers": n, "words_per_answer": _mean([len(str(a["text"]).split()) for a in answers]),
+        "sentences_per_answer": _mean(sentences), "single_sentence_share": (sum(s == 1 for s in sentences) / n) if n else None}
+    for mode in STRUCTURE_MODES:
+        units = units_by_mode.get(mode)
+        out[f"units_{mode}"] = (len(units) / n if n else None) if units is not None else None
+        if mode in SNIPPET_MODES:
+            out[f"atoms_per_snippet_{mode}"] = _mean([len(u.get("source_atoms") or []) for u in units]) if units else None
+    return out

@@ -9,6 +9,8 @@
   (:func:`_compare`); the NOT ENOUGH INFO claims' predictions (HealthFC, never scored); the per-pattern
   analysis of the bench's human snippets against their atoms (:func:`_per_pattern`); the boundary fidelity of
   the automatic snippets against the human ones (:func:`_fidelity`); the units' patterns per mode.
+* :func:`tau_sweep` — each arm's coverage and FF1 at each abstention threshold τ (MedSNIP Table 6), from the
+  verdicts as they are: a gated arm (the retrieval verifier's) at every τ, an ungated one once.
 
 A unit whose call failed has no verdict: it is left out of the scores (unit level: not scored, not an
 abstention; answer level: not one of the answer's verdicts) and counted in the report's exclusions.
@@ -16,6 +18,7 @@ abstention; answer level: not one of the answer's verdicts) and counted in the r
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import NotRequired, TypedDict
@@ -24,7 +27,7 @@ from medfc.common.jsontypes import JSONValue
 from medfc.common.report import SkipReport
 from medfc.llm.base import Prices
 from medfc.medsnip import analysis
-from medfc.medsnip.options import ScoreOptions
+from medfc.medsnip.options import MODES, ScoreOptions
 from medfc.medsnip.records import Answer, UnitFields, Verdict
 from medfc.medsnip.sources import ANSWER_SOURCES
 from medfc.scoring.medsnip import FALSE, Bootstrap, aggregate, binary_scores, clustered_paired_bootstrap, nei_counts, paired_bootstrap
@@ -262,3 +265,35 @@ def evaluate(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Seq
         "boundary_fidelity": _fidelity(answers, units_by_mode, options),
         "patterns": {m: dict(sorted(Counter(str(u["pattern"]) for u in us).items())) for m, us in sorted(units_by_mode.items())},
     }
+
+
+class TauRow(TypedDict):
+    """One row of :func:`tau_sweep`: an arm at one τ (None: an ungated arm, which τ does not change)."""
+
+    verifier: str
+    mode: str
+    tau: float | None
+    configured: bool
+    n: int
+    scored: int
+    coverage: float
+    ff1: float
+
+
+def tau_sweep(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Sequence[Verdict]], options: ScoreOptions,
+              taus: Iterable[float]) -> list[TauRow]:
+    """Coverage and FF1 of every arm at the scoring level of ``options`` as τ varies over ``taus`` (with
+    ``options.tau``, ascending): a gated arm (the retrieval verifier's, whose verdicts count only at confidence ≥ τ)
+    once per τ, then each ungated arm once (``tau`` None), by verifier and mode. The verdicts are read as they are:
+    no call is made."""
+    grid = sorted({*map(float, taus), float(options.tau)})
+    rows: list[TauRow] = []
+    for (verifier, mode), recs in sorted(groups.items(), key=lambda kv: (not any(r.get("gated") for r in kv[1]), kv[0][0], MODES.index(kv[0][1]))):
+        gated = any(r.get("gated") for r in recs)
+        for tau in (grid if gated else [None]):
+            opts = dataclasses.replace(options, tau=tau) if tau is not None else options
+            arm = _arm(recs, answers, opts, SkipReport("medsnip-tau-sweep"))
+            s = binary_scores(arm["gold"], arm["pred"], "drop")
+            rows.append({"verifier": verifier, "mode": mode, "tau": tau, "configured": tau == options.tau, "n": s["n"],
+                         "scored": s["n_scored"], "coverage": s["coverage"], "ff1": s["ff1"]})
+    return rows

@@ -196,3 +196,26 @@ class ScoreOptions(MedsnipOptions):
 @dataclass(frozen=True)
 class TableOptions(MedsnipOptions):
     title: str  # the dataset's name in the caption, e.g. "HealthFC"
+
+
+@dataclass(frozen=True)
+class StructureOptions(MedsnipOptions):
+    """MedSNIP Table 3: the datasets in the order of the ``answers`` inputs, their titles, and the dataset and mode of
+    each ``units`` input, in its order."""
+
+    datasets: tuple[str, ...]
+    titles: dict[str, str]
+    units: tuple[dict[str, str], ...]
+
+
+@dataclass(frozen=True)
+class TauOptions(MedsnipOptions):
+    """MedSNIP Table 6 of one dataset: its title, the thresholds swept and the dataset's scoring (its τ among them)."""
+
+    title: str
+    taus: tuple[float, ...]
+    score: ScoreOptions
+
+    def _check(self, where: str) -> None:
+        if not self.taus or not all(0.0 <= t <= 1.0 for t in self.taus):
+            raise OptionsError(f"{where}.taus: {list(self.taus)}: each in [0, 1], at least one")

@@ -23,6 +23,14 @@ that may run a local model take ``runtime`` (its threads). The library knows not
     ``report``.
 ``table`` (:class:`TableOptions`)
     inputs ``scores``; outputs ``csv``, ``md``, ``tex``: one row per verifier and mode.
+``structure`` (:class:`StructureOptions`)
+    inputs ``answers`` (one per dataset), ``units`` (one per dataset and mode); outputs ``csv``, ``md``, ``tex``,
+    ``html``: MedSNIP Table 3, the structure of each dataset's answers and units.
+``tau`` (:class:`TauOptions`)
+    inputs ``answers``, ``verdicts`` (list); outputs ``csv``, ``md``, ``tex``, ``html``: MedSNIP Table 6, coverage and
+    FF1 as τ varies, from the verdicts as they are (no LLM call).
+``calls`` (:class:`TableOptions`)
+    inputs ``scores``; outputs ``png``, ``pdf``, ``csv``: MedSNIP Fig. 21, verifier calls against FF1 per mode.
 
 Each step reads its inputs, calls the library and writes its outputs: the statements of HealthFC claims
 (:mod:`medfc.medsnip.statements`), the decomposition (:mod:`~medfc.medsnip.decompose`), the verifiers
@@ -50,23 +58,33 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from medfc.common.io import read_json, read_jsonl, table_stem, write_json, write_jsonl, write_table
+from medfc.common.io import input_paths, read_json, read_jsonl, table_stem, write_json, write_jsonl, write_table
 from medfc.common.jsontypes import JSONValue
 from medfc.common.options import Runtime
 from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
 from medfc.llm.base import Ledger
+from medfc.medsnip.analysis import structure_stats
 from medfc.medsnip.cache import UnitCache
 from medfc.medsnip.calls import LLMCallsFailed  # noqa: F401  (what the steps raise on failed calls)
 from medfc.medsnip.calls import check_failures, count_failures, make_llm
 from medfc.medsnip.decompose import Decomposer
-from medfc.medsnip.evaluate import evaluate, group_verdicts
-from medfc.medsnip.options import LLM_MODES, DecomposeOptions, PrepareOptions, ScoreOptions, TableOptions, VerifyOptions
+from medfc.medsnip.evaluate import evaluate, group_verdicts, tau_sweep
+from medfc.medsnip.options import (
+    LLM_MODES,
+    DecomposeOptions,
+    PrepareOptions,
+    ScoreOptions,
+    StructureOptions,
+    TableOptions,
+    TauOptions,
+    VerifyOptions,
+)
 from medfc.medsnip.records import Answer, Unit
 from medfc.medsnip.search import CachedSearch, make_searchers
 from medfc.medsnip.sources import answer_source
 from medfc.medsnip.statements import rewrite_statements
-from medfc.medsnip.table import table_caption, table_rows
+from medfc.medsnip.table import calls_points, structure_table, table_caption, table_rows, tau_table
 from medfc.medsnip.verifier_kinds import verifier_kind
 from medfc.medsnip.verify import Verifier, check_outages
 
@@ -177,3 +195,43 @@ def table(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> list[
     rows = table_rows(scores)
     write_table(pd.DataFrame(rows), stem, caption=table_caption(scores, rows, options.title))
     return rows
+
+
+def _formats(outputs: StepFiles) -> tuple[str, ...]:
+    return ("csv", "md", "tex", "html") if "html" in outputs else ("csv", "md", "tex")
+
+
+def structure(inputs: StepFiles, outputs: StepFiles, options: StructureOptions) -> list[dict[str, object]]:
+    """MedSNIP Table 3: the structure of each dataset's answers and units, one row per dataset."""
+    answers = input_paths(inputs, "answers")
+    units = input_paths(inputs, "units")
+    if len(answers) != len(options.datasets) or len(units) != len(options.units):
+        raise ValueError(f"medsnip structure: {len(options.datasets)} datasets and {len(options.units)} unit files named, "
+                         f"{len(answers)} and {len(units)} given")
+    by_dataset: dict[str, dict[str, list[Unit]]] = {d: {} for d in options.datasets}
+    for entry, path in zip(options.units, units):
+        by_dataset[entry["dataset"]][entry["mode"]] = list(read_jsonl(path))
+    stats = [(options.titles.get(d, d), structure_stats(list(read_jsonl(path)), by_dataset[d])) for d, path in zip(options.datasets, answers)]
+    rows, caption, latex = structure_table(stats)
+    write_table(pd.DataFrame(rows), table_stem(outputs), caption=caption, formats=_formats(outputs), latex=latex)
+    return rows
+
+
+def tau(inputs: StepFiles, outputs: StepFiles, options: TauOptions) -> list[dict[str, object]]:
+    """MedSNIP Table 6 of one dataset: each arm's coverage and FF1 at each τ of ``options.taus``, from its verdicts."""
+    answers: dict[str, Answer] = {a["answer_id"]: a for a in read_jsonl(inputs["answers"])}
+    groups = group_verdicts(r for path in input_paths(inputs, "verdicts") for r in read_jsonl(path))
+    sweep = tau_sweep(answers, groups, options.score, options.taus)
+    rows, caption, latex = tau_table(sweep, options.title, options.score.tau, options.score.level)
+    write_table(pd.DataFrame(rows), table_stem(outputs), caption=caption, formats=_formats(outputs), latex=latex)
+    return rows
+
+
+def calls(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> list[dict[str, object]]:
+    """MedSNIP Fig. 21 of one dataset: verifier calls against FF1, per mode, from its scores (and the points as CSV)."""
+    from medfc.medsnip.figures import calls_figure
+
+    points = calls_points(read_json(inputs["scores"]))
+    pd.DataFrame(points).to_csv(outputs["csv"], index=False)
+    calls_figure(points, options.title, outputs["png"])
+    return points

@@ -4,6 +4,11 @@
   baseline mode with its interval, failed and unparsed units and decompositions, calls, tokens and dollars.
 * :func:`table_caption` — what the rows are (dataset, level, interval, bootstrap, τ), the boundary fidelity,
   the NOT ENOUGH INFO claims' predictions and the failed calls when there are any.
+* :func:`structure_table` — MedSNIP Table 3: the structure of each dataset's answers and units
+  (:func:`medfc.medsnip.analysis.structure_stats`), one row per dataset.
+* :func:`tau_table` — MedSNIP Table 6: coverage and FF1 of each arm as the abstention threshold τ varies
+  (:func:`medfc.medsnip.evaluate.tau_sweep`).
+* :func:`calls_points` — MedSNIP Fig. 21's data: each arm's verifier calls and FF1, from a ``score`` result.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from medfc.common.jsontypes import JSONValue
+from medfc.common.latex import Block, Column, LatexTable, Tex
 from medfc.medsnip.options import MODES
 
 
@@ -96,3 +102,71 @@ def table_caption(scores: Mapping[str, JSONValue], rows: Sequence[Mapping[str, J
             f"{o['ci_level']:.0%} bootstrap interval, and Δ FF1 vs {o['baseline_mode']} (paired bootstrap, "
             f"{o['n_resamples']} resamples, seed {o['seed']}{_clusters_caption(o)}); retrieval verdicts count at confidence ≥ τ = {o['tau']}"
             + _fidelity_caption(scores.get("boundary_fidelity") or {}) + _nei_caption(scores) + _failed_caption(rows))
+
+
+# ------------------------------------------------------------------------------------- Table 3
+
+MODE_NAMES = {"atoms": "atoms", "group": "group", "direct": "direct", "human_atoms": "human atoms", "human_snippets": "human snippets"}
+
+
+def structure_table(stats: Sequence[tuple[str, Mapping[str, float | int | None]]]) -> tuple[list[dict[str, object]], str, LatexTable]:
+    """MedSNIP Table 3 from each dataset's (title, :func:`~medfc.medsnip.analysis.structure_stats`): the rows (CSV and
+    Markdown), the caption and the LaTeX (answers' words and sentences, the single-sentence share, units per answer of
+    each mode, atoms per snippet)."""
+    from medfc.medsnip.analysis import SNIPPET_MODES, STRUCTURE_MODES
+
+    rows = [{"dataset": title, **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in st.items()}} for title, st in stats]
+    modes = [m for m in STRUCTURE_MODES if any(st.get(f"units_{m}") is not None for _, st in stats)]
+    snippet_modes = [m for m in SNIPPET_MODES if any(st.get(f"atoms_per_snippet_{m}") is not None for _, st in stats)]
+    columns = [Column("Dataset", align="l"), Column("n", "Answers", fmt="int"), Column("words", "Answers", fmt="dec1"),
+               Column("sent.", "Answers", fmt="dec1"), Column("1-sent. %", "Answers", fmt="pct1"),
+               *[Column(MODE_NAMES[m], "Units per answer", fmt="dec1") for m in modes],
+               *[Column(MODE_NAMES[m], "Atoms per snippet", fmt="dec1") for m in snippet_modes]]
+    body = [[title, st["answers"], st["words_per_answer"], st["sentences_per_answer"], st["single_sentence_share"],
+             *[st.get(f"units_{m}") for m in modes], *[st.get(f"atoms_per_snippet_{m}") for m in snippet_modes]] for title, st in stats]
+    caption = ("MedSNIP Table 3: the structure of each dataset's answers and units, as this run decomposed them. Answers: how many, "
+               "their mean words (whitespace tokens) and sentences, and the share of single-sentence answers; units per answer "
+               "in each decomposition mode; atoms per snippet: the mean number of atoms a snippet groups (atomize-then-group, "
+               "and the bench's own human snippets). Empty: the mode did not run on that dataset.")
+    return rows, caption, LatexTable(caption, "tab:medsnip-table3", columns, [Block(body)])
+
+
+# ------------------------------------------------------------------------------------- Table 6
+
+def tau_table(sweep: Sequence[Mapping[str, object]], title: str, tau: float, level: str) -> tuple[list[dict[str, object]], str, LatexTable]:
+    """MedSNIP Table 6 of one dataset from :func:`~medfc.medsnip.evaluate.tau_sweep`: the gated arms (the retrieval
+    verifier's) at each τ, the configured τ marked, then the ungated arms once, for comparison."""
+    rows = [{**r, "coverage": round(float(r["coverage"]), 4), "ff1": round(float(r["ff1"]), 4)} for r in sweep]
+    gated = [r for r in sweep if r["tau"] is not None]
+    single = [r for r in sweep if r["tau"] is None]
+
+    def cells(r: Mapping[str, object], tau: object) -> list[object]:
+        return [r["verifier"], MODE_NAMES.get(str(r["mode"]), r["mode"]), tau, r["scored"], r["coverage"], r["ff1"]]
+
+    blocks = []
+    if gated:
+        blocks.append(Block([cells(r, Tex(f"{r['tau']:.2f}" + ("$^*$" if r["configured"] else ""), 5)) for r in gated],
+                            "Retrieval verifier: a verdict counts at confidence ≥ τ"))
+    if single:
+        blocks.append(Block([cells(r, "–") for r in single], "Single-call verifiers (no τ)"))
+    columns = [Column("Verifier", align="l"), Column("Mode", align="l"), Column("τ", align="r"), Column("Scored", fmt="int"),
+               Column("Coverage %", fmt="pct1"), Column("FF1", fmt="dec3")]
+    unit = "answers" if level == "answer" else "units"
+    caption = (f"MedSNIP Table 6 on {title}: the abstention threshold τ of the retrieval verifier swept against coverage (the share "
+               f"of gold-labelled {unit} with a TRUE or FALSE verdict) and false-class F1 (FF1, over the {unit} it scores), from the "
+               f"verdicts already made (no new LLM call). * the configured τ = {tau:g} of the run's other tables. The single-call "
+               f"verifiers, which τ does not gate, once each for comparison."
+               + ("" if gated else " No retrieval verifier ran in this run: only the single-call rows."))
+    return rows, caption, LatexTable(caption, "tab:medsnip-table6", columns, blocks)
+
+
+# ------------------------------------------------------------------------------------- Fig. 21
+
+def calls_points(scores: Mapping[str, JSONValue]) -> list[dict[str, object]]:
+    """One point per arm of a ``score`` result for MedSNIP Fig. 21: its verifier, mode, verifier calls, all calls
+    (decomposer too) and FF1, in the table's order."""
+    points = []
+    for s in sorted(scores["arms"].values(), key=lambda a: (a["verifier"], MODES.index(a["mode"]))):
+        points.append({"verifier": s["verifier"], "mode": s["mode"], "verify_calls": s["cost"]["verify"]["calls"],
+                       "total_calls": s["cost"]["total"]["calls"], "ff1": round(float(s["ff1"]), 4), "scored": s["n_scored"]})
+    return points

@@ -24,6 +24,7 @@ from medfc.common.options import Options
 from medfc.medsnip.sources import answer_source
 from medfc.plan import checks, cluster, jobs, prerequisites
 from medfc.plan.datasets import DatasetsPlan
+from medfc.plan.examples import ExamplesPlan
 from medfc.plan.experiments import HEALTHFC_WILDCARDS
 from medfc.plan.jobs import JobSpec, Wildcards
 from medfc.plan.layout import PAPERS, Layout
@@ -38,7 +39,7 @@ __all__ = ["HEALTHFC_WILDCARDS", "MEDSNIP_TITLES", "MEDSNIP_WILDCARDS", "PAPERS"
 T = TypeVar("T")
 
 
-class Plan(DatasetsPlan, TablesPlan, MedsnipPlan):
+class Plan(DatasetsPlan, TablesPlan, ExamplesPlan, MedsnipPlan):
     """The plan of one validated config (``config`` is read, never changed)."""
 
     @cached_property
@@ -140,7 +141,7 @@ class Plan(DatasetsPlan, TablesPlan, MedsnipPlan):
                 targets.append(res("clinifact/diff/diff.md"))
         if self.stage_enabled("experiments"):
             targets += self.experiment_targets()
-        return targets + self.medsnip_targets() + [f"{self.layout.provenance}/software.yml", res("main.tex")]
+        return targets + self.example_targets() + self.medsnip_targets() + [f"{self.layout.provenance}/software.yml", res("main.tex")]
 
     def named_targets(self) -> dict[str, list[str]]:
         """What users ask for by name (``snakemake --cores 4 datasets``, ``tables``, ``figures``): the rebuilt

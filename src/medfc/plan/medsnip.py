@@ -17,7 +17,9 @@ from medfc.medsnip.options import (
     DecomposeOptions,
     PrepareOptions,
     ScoreOptions,
+    StructureOptions,
     TableOptions,
+    TauOptions,
     VerifyOptions,
 )
 from medfc.medsnip.sources import ANSWER_SOURCES, answer_source, enabled_sources
@@ -119,6 +121,24 @@ class MedsnipPlan:
     def medsnip_table_options(self, dataset: str) -> dict[str, object]:
         return {"title": answer_source(dataset).title}
 
+    def medsnip_structure_inputs(self) -> dict[str, list[str]]:
+        """Table 3's: every dataset's answers, then its units of every mode (in :meth:`medsnip_structure_options`' order)."""
+        datasets = self.medsnip_datasets()
+        return {"answers": [f"{self.layout.medsnip}/{d}/answers.jsonl" for d in datasets],
+                "units": [f"{self.layout.medsnip}/{d}/units/{m}.jsonl" for d in datasets for m in self.medsnip_modes(d)]}
+
+    def medsnip_structure_options(self) -> dict[str, object]:
+        datasets = self.medsnip_datasets()
+        return {"datasets": datasets, "titles": {d: answer_source(d).title for d in datasets},
+                "units": [{"dataset": d, "mode": m} for d in datasets for m in self.medsnip_modes(d)]}
+
+    def medsnip_tau_inputs(self, dataset: str) -> dict[str, object]:
+        """Table 6's: the dataset's answers and every verdict file (the verdicts as made: no LLM call)."""
+        return {"answers": f"{self.layout.medsnip}/{dataset}/answers.jsonl", "verdicts": self._medsnip_verdicts(dataset, ".jsonl")}
+
+    def medsnip_tau_options(self, dataset: str) -> dict[str, object]:
+        return {"title": answer_source(dataset).title, "taus": self.ms["tau_sweep"], "score": self.medsnip_score_options(dataset)}
+
     def medsnip_prompts(self, names: list[str]) -> dict[str, str]:
         """{prompt name: sha256 of its file}: in a rule's params, so editing a prompt reruns its rules."""
         from medfc.llm.prompts import prompt_hashes
@@ -166,7 +186,9 @@ class MedsnipPlan:
     def medsnip_targets(self) -> list[str]:
         if not self.config["stages"].get("medsnip", False):
             return []
-        return [f"{self.layout.medsnip}/{d}/table.csv" for d in self.medsnip_datasets()]
+        per_dataset = [f"{self.layout.medsnip}/{d}/{name}" for d in self.medsnip_datasets()
+                       for name in ("table.csv", "table6_tau.csv", "fig21_calls.png")]
+        return per_dataset + ([f"{self.layout.medsnip}/table3_structure.csv"] if self.medsnip_datasets() else [])
 
 
 # ---------------------------------------------------------------------------------- the job table
@@ -224,4 +246,10 @@ def medsnip_jobs() -> list[JobSpec]:
                 inputs=call(MedsnipPlan.medsnip_score_inputs, "dataset"),
                 planned=datasets),
         JobSpec("medsnip_table", "light", ("dataset",), options_class=TableOptions, options=call(MedsnipPlan.medsnip_table_options, "dataset"), planned=datasets),
+        JobSpec("medsnip_structure", "light", options_class=StructureOptions, options=call(MedsnipPlan.medsnip_structure_options),
+                inputs=call(MedsnipPlan.medsnip_structure_inputs), planned=lambda plan: [{}] if _medsnip(plan) else []),
+        JobSpec("medsnip_tau", "light", ("dataset",), options_class=TauOptions, options=call(MedsnipPlan.medsnip_tau_options, "dataset"),
+                inputs=call(MedsnipPlan.medsnip_tau_inputs, "dataset"), planned=datasets),
+        JobSpec("medsnip_calls", "light", ("dataset",), options_class=TableOptions, options=call(MedsnipPlan.medsnip_table_options, "dataset"),
+                planned=datasets),
     ]

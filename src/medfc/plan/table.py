@@ -9,6 +9,7 @@ from medfc.common import provenance
 from medfc.common.run_index import IndexOptions
 from medfc.plan import jobs
 from medfc.plan.datasets import dataset_jobs
+from medfc.plan.examples import example_jobs
 from medfc.plan.experiments import experiment_jobs
 from medfc.plan.jobs import JobSpec, always, call, one_job
 from medfc.plan.medsnip import medsnip_jobs
@@ -58,4 +59,4 @@ def run_jobs() -> list[JobSpec]:
 
 def job_specs() -> dict[str, JobSpec]:
     """rule → its record, every stage's (a :class:`medfc.plan.Plan` builds it once, :attr:`~medfc.plan.Plan.job_table`)."""
-    return jobs.table_of([*dataset_jobs(), *experiment_jobs(), *report_jobs(), *medsnip_jobs(), *run_jobs()])
+    return jobs.table_of([*dataset_jobs(), *experiment_jobs(), *report_jobs(), *example_jobs(), *medsnip_jobs(), *run_jobs()])

@@ -1,0 +1,90 @@
+"""The papers' example tables' plan (HealthFC Tables 1 and 4, CliniFact Tables 5 and 7; workflow/rules/examples.smk): what
+each reads, its options, whether the run makes it, and their records of the job table (:func:`example_jobs`).
+
+How much of a text a table shows is fixed here, stated in each caption, so that a table fits its page: an article's
+snippet and an abstract's excerpt :data:`EXCERPT_WORDS` words, each evidence cell of Table 4 :data:`EVIDENCE_WORDS`,
+and Table 4 shows the first :data:`ERRORS_SHOWN` wrong claims (the paper's three)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from medfc.experiments.systems import EVIDENCE_SYSTEMS
+from medfc.plan.experiments import ExperimentsPlan
+from medfc.plan.jobs import JobSpec, call, one_job
+from medfc.tables.example_options import ErrorsOptions, ExampleClaimsOptions, ExamplePairsOptions
+
+if TYPE_CHECKING:
+    from medfc.plan import Plan
+
+EXCERPT_WORDS = 60  # Table 1's article snippet, Tables 5 and 7's abstract excerpt
+EVIDENCE_WORDS = 50  # Table 4: the claim, its gold evidence and its selected evidence, each
+ERRORS_SHOWN = 3  # Table 4: the wrong claims shown
+EXAMPLE_SPLIT = "test"  # the CliniFact split Tables 5 and 7 take their pairs from
+EXAMPLE_LANG = "en"  # Table 1's language (the paper's English)
+EXAMPLE_TABLES = ("healthfc_table1", "healthfc_table4", "clinifact_table5", "clinifact_table7")
+
+
+class ExamplesPlan(ExperimentsPlan):
+    """The example tables' part of a plan (:class:`medfc.plan.Plan`)."""
+
+    @property
+    def healthfc_dataset_file(self) -> str:
+        return self.layout.under("healthfc/dataset/healthfc.jsonl")
+
+    def example_claims_inputs(self) -> dict[str, str]:
+        return {"dataset": self.healthfc_dataset_file}
+
+    def example_claims_options(self) -> dict[str, object]:
+        return {"lang": EXAMPLE_LANG, "words": EXCERPT_WORDS}
+
+    def error_runs(self) -> list[dict[str, object]]:
+        """Every fold of every HealthFC row whose system selects evidence (the candidates of Table 4), in the plan's order."""
+        return [dict(r) for r in self.healthfc_runs(EVIDENCE_SYSTEMS)]
+
+    def errors_inputs(self) -> dict[str, object]:
+        runs = self.error_runs()
+        return {"scores": [f"{self.healthfc_run_dir(r)}/scores.json" for r in runs],
+                "predictions": [f"{self.healthfc_run_dir(r)}/predictions.jsonl" for r in runs], "dataset": self.healthfc_dataset_file}
+
+    def errors_options(self) -> dict[str, object]:
+        return {"entries": self.error_runs(), "shown": ERRORS_SHOWN, "words": EVIDENCE_WORDS, "scale": self.config["experiments"]["scale"]}
+
+    def example_pairs_inputs(self) -> dict[str, str]:
+        return {"pairs": f"{self.clinifact_pairs_dir}/{EXAMPLE_SPLIT}_set.csv"}
+
+    def example_pairs_options(self) -> dict[str, object]:
+        return {"split": EXAMPLE_SPLIT, "words": EXCERPT_WORDS}
+
+    def example_targets(self) -> list[str]:
+        """The CSV of each example table the run makes."""
+        return [f"{self.layout.tables}/{name}.csv" for name, planned in zip(EXAMPLE_TABLES, _PLANNED) if planned(self)]  # type: ignore[arg-type]
+
+
+def _claims_planned(plan: Plan) -> bool:
+    return plan.stage_enabled("healthfc")
+
+
+def _errors_planned(plan: Plan) -> bool:
+    return plan.stage_enabled("experiments") and bool(plan.error_runs())
+
+
+def _pairs_planned(plan: Plan) -> bool:
+    return plan.clinifact_data_planned()
+
+
+_PLANNED = (_claims_planned, _errors_planned, _pairs_planned, _pairs_planned)  # each of EXAMPLE_TABLES
+
+
+def example_jobs() -> list[JobSpec]:
+    """The example tables' records."""
+    return [
+        JobSpec("healthfc_table1", "light", options=call(ExamplesPlan.example_claims_options), options_class=ExampleClaimsOptions,
+                inputs=call(ExamplesPlan.example_claims_inputs), planned=one_job(_claims_planned)),
+        JobSpec("healthfc_table4", "light", options=call(ExamplesPlan.errors_options), options_class=ErrorsOptions,
+                inputs=call(ExamplesPlan.errors_inputs), planned=one_job(_errors_planned)),
+        JobSpec("clinifact_table5", "light", options=call(ExamplesPlan.example_pairs_options), options_class=ExamplePairsOptions,
+                inputs=call(ExamplesPlan.example_pairs_inputs), planned=one_job(_pairs_planned)),
+        JobSpec("clinifact_table7", "light", options=call(ExamplesPlan.example_pairs_options), options_class=ExamplePairsOptions,
+                inputs=call(ExamplesPlan.example_pairs_inputs), planned=one_job(_pairs_planned)),
+    ]

@@ -1,0 +1,37 @@
+"""The options of the example tables' steps (:mod:`medfc.tables.example_steps`), in a light module (no pandas): the
+plan builds them when Snakemake plans the DAG and the job receives what it serialised."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from medfc.common.options import Options
+
+
+@dataclass(frozen=True)
+class ExampleClaimsOptions(Options):
+    """HealthFC Table 1: the language of the claims and snippets, and the snippet's length in words."""
+
+    lang: Literal["en", "de"]
+    words: int
+
+
+@dataclass(frozen=True)
+class ErrorsOptions(Options):
+    """HealthFC Table 4: the runs behind it, one entry per fold (its ``lang`` / ``model`` / ``system`` / ``fold``, in the
+    order of the ``scores`` and ``predictions`` inputs), how many wrong claims it shows, where it cuts the evidence
+    (words), and what the numbers are (``experiments.scale``)."""
+
+    entries: tuple[dict[str, Any], ...]
+    shown: int
+    words: int
+    scale: Literal["smoke", "cpu", "paper"]
+
+
+@dataclass(frozen=True)
+class ExamplePairsOptions(Options):
+    """CliniFact Tables 5 and 7: the split the example pairs come from and where an abstract is cut (words)."""
+
+    split: Literal["train", "validation", "test"]
+    words: int
