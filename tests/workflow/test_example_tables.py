@@ -39,12 +39,13 @@ def test_table1_and_table5_follow_their_rules_on_the_rebuilt_data(full_demo_run)
     first = {label: min(r["id"] for r in records if r["label"] == label and r["evidence_ids"]) for label in ("SUPPORTED", "REFUTED")}
     assert [(r["claim_id"], r["verdict"]) for r in _rows(wf, "healthfc_table1")] == [(first["SUPPORTED"], "Supported"),
                                                                                       (first["REFUTED"], "Refuted")]
-    with open(wf.path("results/clinifact/pairs/test_set.csv"), encoding="utf-8") as fh:
-        pairs = list(csv.DictReader(fh))
+    splits = []
+    for split in ("test", "validation", "train"):  # searched in this order for a pair of each label
+        with open(wf.path(f"results/clinifact/pairs/{split}_set.csv"), encoding="utf-8") as fh:
+            splits.append((split, list(csv.DictReader(fh))))
     names = {"1": "evidence", "0": "inconclusive", "2": "NEI"}
-    expected = [(names[code], next(p["index"] for p in pairs if p["label"] == code)) for code in ("1", "0", "2")
-                if any(p["label"] == code for p in pairs)]
-    assert [(r["label"], r["index"]) for r in _rows(wf, "clinifact_table5")] == expected
+    expected = [(names[code], *next((p["index"], s) for s, pairs in splits for p in pairs if p["label"] == code)) for code in ("1", "0", "2")]
+    assert [(r["label"], r["index"], r["split"]) for r in _rows(wf, "clinifact_table5")] == expected
     assert [r["part"] for r in _rows(wf, "clinifact_table7")] == ["template", "example", "answer options"]
 
 

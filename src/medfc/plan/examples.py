@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 EXCERPT_WORDS = 60  # Table 1's article snippet, Tables 5 and 7's abstract excerpt
 EVIDENCE_WORDS = 50  # Table 4: the claim, its gold evidence and its selected evidence, each
 ERRORS_SHOWN = 3  # Table 4: the wrong claims shown
-EXAMPLE_SPLIT = "test"  # the CliniFact split Tables 5 and 7 take their pairs from
+EXAMPLE_SPLIT = "test"  # the CliniFact split Table 7 takes its example from
+EXAMPLE_SPLITS = ("test", "validation", "train")  # the splits Table 5 searches, in order, for a pair of each label
 EXAMPLE_LANG = "en"  # Table 1's language (the paper's English)
 EXAMPLE_TABLES = ("healthfc_table1", "healthfc_table4", "clinifact_table5", "clinifact_table7")
 
@@ -53,6 +54,10 @@ class ExamplesPlan(ExperimentsPlan):
     def example_pairs_inputs(self) -> dict[str, str]:
         return {"pairs": f"{self.clinifact_pairs_dir}/{EXAMPLE_SPLIT}_set.csv"}
 
+    def example_splits_inputs(self) -> dict[str, list[str]]:
+        """Table 5's: every split, in the order it searches them for a pair of each label."""
+        return {"pairs": [f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in EXAMPLE_SPLITS]}
+
     def example_pairs_options(self) -> dict[str, object]:
         return {"split": EXAMPLE_SPLIT, "words": EXCERPT_WORDS}
 
@@ -84,7 +89,7 @@ def example_jobs() -> list[JobSpec]:
         JobSpec("healthfc_table4", "light", options=call(ExamplesPlan.errors_options), options_class=ErrorsOptions,
                 inputs=call(ExamplesPlan.errors_inputs), planned=one_job(_errors_planned)),
         JobSpec("clinifact_table5", "light", options=call(ExamplesPlan.example_pairs_options), options_class=ExamplePairsOptions,
-                inputs=call(ExamplesPlan.example_pairs_inputs), planned=one_job(_pairs_planned)),
+                inputs=call(ExamplesPlan.example_splits_inputs), planned=one_job(_pairs_planned)),
         JobSpec("clinifact_table7", "light", options=call(ExamplesPlan.example_pairs_options), options_class=ExamplePairsOptions,
                 inputs=call(ExamplesPlan.example_pairs_inputs), planned=one_job(_pairs_planned)),
     ]

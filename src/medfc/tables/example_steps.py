@@ -15,6 +15,7 @@ one stem) by :func:`medfc.common.io.write_table`; the rows, the caption and the 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from medfc.common.io import input_paths, read_json, read_jsonl, table_stem, write_table
 from medfc.common.stepfiles import StepFiles
@@ -64,8 +65,9 @@ def healthfc_table4(inputs: StepFiles, outputs: StepFiles, options: ErrorsOption
 
 
 def clinifact_table5(inputs: StepFiles, outputs: StepFiles, options: ExamplePairsOptions) -> dict[str, int]:
-    """CliniFact Table 5: one pair per label from the split's pairs."""
-    return _write(examples.clinifact_examples(_pairs(inputs["pairs"]), options.words, options.split), outputs)
+    """CliniFact Table 5: one pair per label from the splits' pairs (``pairs``: test, validation, train)."""
+    splits = [(Path(p).name.removesuffix("_set.csv"), _pairs(p)) for p in input_paths(inputs, "pairs")]
+    return _write(examples.clinifact_examples(splits, options.words), outputs)
 
 
 def clinifact_table7(inputs: StepFiles, outputs: StepFiles, options: ExamplePairsOptions) -> dict[str, int]:

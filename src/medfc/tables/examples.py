@@ -210,23 +210,28 @@ def _errors_table(caption: str, rows: list[list[object]]) -> LatexTable:
 # -------------------------------------------------------------------------------- CliniFact Table 5
 
 
-def clinifact_examples(pairs: Sequence[Mapping[str, Any]], words: int, split: str = "test") -> Artifact:
-    """CliniFact Table 5 from a split's pairs (CSV rows, the release's columns): per label (evidence, inconclusive,
-    NEI), the first pair of the split in its row order, with the abstract cut at ``words`` words."""
+def clinifact_examples(splits: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], words: int) -> Artifact:
+    """CliniFact Table 5 from the splits' pairs (CSV rows, the release's columns), ``splits`` in the order they are
+    searched (test, validation, train): per label (evidence, inconclusive, NEI), the first pair in row order of the
+    first split that has one, with the abstract cut at ``words`` words."""
     rows, latex_rows, missing = [], [], []
     for label in PAIR_LABELS:
-        pair = next((p for p in pairs if _pair_label(p) == label), None)
-        if pair is None:
+        found = next(((name, p) for name, pairs in splits for p in pairs if _pair_label(p) == label), None)
+        if found is None:
             missing.append(label)
             continue
+        split, pair = found
         claim = " ".join(str(pair["claim"]).split())
         abstract, _ = cut_words(str(pair["article_abstract"]), words)
-        rows.append({"label": label, "index": pair.get("index"), "nctId": pair.get("nctId"), "PMID": pair.get("PMID"),
+        rows.append({"label": label, "split": split, "index": pair.get("index"), "nctId": pair.get("nctId"), "PMID": pair.get("PMID"),
                      "claim": claim, "abstract": abstract})
         latex_rows.append([label, claim, abstract])
-    caption = (f"CliniFact Table 5: example pairs of each label. Chosen by a fixed rule: per label, the first pair of the "
-               f"{split} split ({len(pairs)} pairs) in its row order; the abstract cut at {words} words."
-               + (f" The split has no {', no '.join(missing)} pair." if missing else ""))
+    order = ", then ".join(f"{name} ({len(pairs)} pairs)" for name, pairs in splits)
+    taken = "; ".join(f"{r['label']} from {r['split']}" for r in rows)
+    caption = (f"CliniFact Table 5: example pairs of each label. Chosen by a fixed rule: per label, the first pair in row "
+               f"order of the first split that has one, searching {order}; the abstract cut at {words} words"
+               + (f" ({taken})." if rows else ".")
+               + (f" No split has an {' or '.join(missing)} pair." if missing else ""))
     table = LatexTable(caption, "tab:clinifact-table5",
                        [Column("Label", align="l"), Column("Claim", align="l", wrap=1.0), Column("Abstract (excerpt)", align="l", wrap=1.8)],
                        [Block([r]) for r in latex_rows], width="text")

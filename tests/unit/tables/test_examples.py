@@ -147,16 +147,31 @@ def test_table5_takes_the_first_pair_of_each_label_in_the_splits_row_order(tmp_p
     out = _outputs(tmp_path, "t5")
     call_step(example_steps.clinifact_table5, {"pairs": _pairs(tmp_path)}, out, {"split": "test", "words": 12})
     rows = list(csv.DictReader(out["csv"].open(encoding="utf-8")))
-    assert [(r["label"], r["index"]) for r in rows] == [("evidence", "3"), ("inconclusive", "5"), ("NEI", "7")]
+    assert [(r["label"], r["index"], r["split"]) for r in rows] == [("evidence", "3", "test"), ("inconclusive", "5", "test"), ("NEI", "7", "test")]
     assert rows[2]["abstract"] == " ".join(LONG.split()[:12]) + "\u00a0…" and rows[0]["abstract"] == "B worked {better} ~ than C."
     md = out["md"].read_text(encoding="utf-8")
-    assert "per label, the first pair of the test split (4 pairs) in its row order; the abstract cut at 12 words" in md
+    assert "per label, the first pair in row order of the first split that has one, searching test (4 pairs); the abstract cut at 12 words" in md
     _compiles(tmp_path, out["tex"])
 
 
-def test_table5_says_which_label_the_split_lacks():
-    art = examples.clinifact_examples([{"claim": "c", "article_abstract": "a", "label": "1", "index": "1"}], 10)
-    assert [r["label"] for r in art.rows] == ["evidence"] and "The split has no inconclusive, no NEI pair." in art.caption
+def test_table5_takes_a_label_the_test_split_lacks_from_validation_then_train(tmp_path):
+    test = tmp_path / "test_set.csv"
+    validation = tmp_path / "validation_set.csv"
+    train = tmp_path / "train_set.csv"
+    for path, rows in ((test, [["1", "N1", "c1", "11", "t", "a1", "1"]]), (validation, [["2", "N2", "c2", "22", "t", "a2", "1"]]),
+                       (train, [["3", "N3", "c3", "33", "t", "a3", "2"], ["4", "N4", "c4", "44", "t", "a4", "0"]])):
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh).writerows([PAIR_COLUMNS, *rows])
+    out = _outputs(tmp_path, "t5")
+    call_step(example_steps.clinifact_table5, {"pairs": [test, validation, train]}, out, {"split": "test", "words": 12})
+    rows = list(csv.DictReader(out["csv"].open(encoding="utf-8")))
+    assert [(r["label"], r["index"], r["split"]) for r in rows] == [("evidence", "1", "test"), ("inconclusive", "4", "train"), ("NEI", "3", "train")]
+    assert "(evidence from test; inconclusive from train; NEI from train)" in out["md"].read_text(encoding="utf-8")
+
+
+def test_table5_says_which_label_no_split_has():
+    art = examples.clinifact_examples([("test", [{"claim": "c", "article_abstract": "a", "label": "1", "index": "1"}])], 10)
+    assert [r["label"] for r in art.rows] == ["evidence"] and "No split has an inconclusive or NEI pair." in art.caption
 
 
 def test_table7_is_the_prompt_as_sent_its_template_and_the_first_pair_filled_in(tmp_path):
