@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import re
+import shutil
+import subprocess
+from pathlib import Path
 from typing import Any
+
+from matplotlib.text import Text
 
 
 def capture(monkeypatch: Any, module: Any) -> list[Any]:
@@ -30,3 +36,34 @@ def inside(box: Any, frame: Any, tol: float = 0.5) -> bool:
 
 def overlap(a: Any, b: Any) -> bool:
     return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+# --------------------------------------------------------------------------- what a paper prints
+
+PAPERS = Path(__file__).resolve().parents[2] / "resources" / "papers" / "numbers.yaml"
+
+
+def smallest_font(fig: Any) -> float:
+    """The smallest font size (points) of any visible text of ``fig``: titles, tick labels, legends, bar labels."""
+    fig.canvas.draw()
+    return min(float(t.get_fontsize()) for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip())
+
+
+def pdf_page_inches(pdf: Path) -> tuple[float, float]:
+    """Width and height of the PDF's (first) page in inches, from its MediaBox."""
+    box = re.search(rb"/MediaBox\s*\[\s*([\d.\s-]+)\]", pdf.read_bytes())
+    assert box, f"{pdf}: no MediaBox"
+    x0, y0, x1, y1 = (float(v) for v in box.group(1).split())
+    return round((x1 - x0) / 72, 2), round((y1 - y0) / 72, 2)
+
+
+def pdf_font_types(pdf: Path) -> set[str]:
+    """The font types a PDF embeds: pdffonts' "type" column where poppler is installed, else the ``/Subtype``
+    of every font object (matplotlib writes the font dictionaries uncompressed)."""
+    if shutil.which("pdffonts"):
+        out = subprocess.run(["pdffonts", str(pdf)], check=True, capture_output=True, text=True).stdout.splitlines()[2:]
+        # name, then the type (one or more words) up to the encoding column
+        return {re.split(r"\s{2,}", line.strip())[1] for line in out if line.strip()}
+    data = pdf.read_bytes()
+    fonts = re.findall(rb"/Type\s*/Font\s*/Subtype\s*/(\w+)|/Subtype\s*/(\w+)\s*/Type\s*/Font", data)
+    return {(a or b).decode() for a, b in fonts}
