@@ -43,10 +43,23 @@ def overlap(a: Any, b: Any) -> bool:
 PAPERS = Path(__file__).resolve().parents[2] / "resources" / "papers" / "numbers.yaml"
 
 
-def smallest_font(fig: Any) -> float:
-    """The smallest font size (points) of any visible text of ``fig``: titles, tick labels, legends, bar labels."""
+def shown_texts(fig: Any) -> list[Any]:
+    """Every text of ``fig`` a reader sees once drawn: visible, non-empty, and no tick label of a tick outside
+    its axis' view (matplotlib keeps those, undrawn)."""
     fig.canvas.draw()
-    return min(float(t.get_fontsize()) for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip())
+    hidden = set()
+    for ax in fig.findobj(lambda a: hasattr(a, "xaxis") and hasattr(a, "yaxis")):
+        for axis in (ax.xaxis, ax.yaxis):
+            lo, hi = sorted(axis.get_view_interval())
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                if not lo - 1e-9 <= tick.get_loc() <= hi + 1e-9:
+                    hidden |= {id(tick.label1), id(tick.label2)}
+    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip() and id(t) not in hidden]
+
+
+def smallest_font(fig: Any) -> float:
+    """The smallest font size (points) of any text a reader sees in ``fig``: titles, tick labels, legends, bar labels."""
+    return min(float(t.get_fontsize()) for t in shown_texts(fig))
 
 
 def pdf_page_inches(pdf: Path) -> tuple[float, float]:
@@ -67,3 +80,9 @@ def pdf_font_types(pdf: Path) -> set[str]:
     data = pdf.read_bytes()
     fonts = re.findall(rb"/Type\s*/Font\s*/Subtype\s*/(\w+)|/Subtype\s*/(\w+)\s*/Type\s*/Font", data)
     return {(a or b).decode() for a, b in fonts}
+
+
+def off_page(fig: Any) -> list[str]:
+    """The texts a reader sees in ``fig`` that reach past its page (cut off when printed)."""
+    renderer, page = fig.canvas.get_renderer(), fig.bbox
+    return [t.get_text() for t in shown_texts(fig) if not inside(t.get_window_extent(renderer), page, tol=1.0)]

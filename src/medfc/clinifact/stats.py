@@ -4,6 +4,7 @@ disease class), Fig. S1 (publications per year)."""
 from __future__ import annotations
 
 import os
+import textwrap
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -101,7 +102,7 @@ def plot_disease_classes(table: pd.DataFrame, png: str | os.PathLike, n_pairs: i
     ax.set_xlabel("claim–evidence pairs")
     ax.set_title("CliniFact claims per disease class")
     if n_pairs is not None:
-        fig.supxlabel(disease_class_note(table, n_pairs, paper), fontsize=MIN_FONT_PT, color="#444444")
+        fig.supxlabel(textwrap.fill(disease_class_note(table, n_pairs, paper), 110), fontsize=MIN_FONT_PT, color="#444444")
     return save_figure(fig, png)
 
 

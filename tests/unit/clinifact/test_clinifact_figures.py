@@ -6,7 +6,7 @@ import pandas as pd
 import medfc.common.plots as plots
 from medfc.clinifact import stats
 from medfc.tables.papers import paper_numbers
-from tests.helpers.figures import PAPERS, capture, drawn_texts, pdf_font_types, pdf_page_inches, smallest_font
+from tests.helpers.figures import PAPERS, capture, drawn_texts, off_page, pdf_font_types, pdf_page_inches, smallest_font
 
 PAPER = paper_numbers(PAPERS)["clinifact"]["fig2"]
 
@@ -21,10 +21,11 @@ def test_fig2_says_a_pair_counts_in_each_of_its_disease_classes_and_how_many_cla
                                         {"disease_class": "Eye Diseases", "claims": 1}]
     stats.plot_disease_classes(table, "unused", n_pairs=len(df), paper=PAPER)
     fig = figs[0]
-    assert fig._supxlabel.get_text() == ("A pair counts once in each of its trial's disease classes: the bars add up to 4 for 3 pairs. "
+    assert fig._supxlabel.get_text().replace("\n", " ") == ("A pair counts once in each of its trial's disease classes: the bars add up to 4 for 3 pairs. "
                                          "2 disease classes here; the paper's dataset has 20 (of MeSH's 27).")
     assert sorted(t for t, _ in drawn_texts(fig.axes[0]) if t.isdigit()) == ["1", "1", "2"]
     assert fig.get_size_inches()[0] == 7.0 and smallest_font(fig) >= 7
+    assert off_page(fig) == []  # the note is wrapped to stay on the page
 
 
 def test_figS1_has_whole_years_at_column_width(monkeypatch):
@@ -36,7 +37,7 @@ def test_figS1_has_whole_years_at_column_width(monkeypatch):
     shown = [t.get_text() for t in ax.get_xticklabels() if ax.get_xlim()[0] <= t.get_position()[0] <= ax.get_xlim()[1]]
     assert shown and all(t.lstrip("−-").isdigit() for t in shown)  # 2008, 2010, …: no 2007.5
     assert all(float(t).is_integer() for t in ax.get_yticks())
-    assert fig.get_size_inches()[0] == 3.3 and smallest_font(fig) >= 7
+    assert fig.get_size_inches()[0] == 3.3 and smallest_font(fig) >= 7 and off_page(fig) == []
 
 
 def test_figures_saved_at_their_printed_size_with_truetype_fonts(tmp_path):

@@ -7,7 +7,7 @@ import pandas as pd
 import medfc.common.plots as plots
 from medfc.figures import clinifact as F
 from medfc.tables.papers import clinifact_fig3, paper_numbers
-from tests.helpers.figures import capture, drawn_texts, pdf_font_types, pdf_page_inches, smallest_font
+from tests.helpers.figures import capture, drawn_texts, off_page, pdf_font_types, pdf_page_inches, smallest_font
 
 PAPERS = Path(__file__).resolve().parents[3] / "resources" / "papers" / "numbers.yaml"
 PAPER = clinifact_fig3(paper_numbers(PAPERS))
@@ -70,7 +70,7 @@ def test_fig3_smallest_font_and_many_groups_fit_a_page(monkeypatch):
     F.plot_fig3(pd.concat([_fig3_table(), pd.DataFrame(rows)], ignore_index=True), "unused")
     fig = figs[0]
     assert fig.get_size_inches()[0] == 7.0 and fig.get_size_inches()[1] <= 8.5
-    assert smallest_font(fig) >= 7
+    assert smallest_font(fig) >= 7 and off_page(fig) == []
     c = fig.axes[1]
     assert not [t for t, _ in drawn_texts(c) if t.isdigit()]  # too many groups for legible labels: left to the table
     assert "data table" in c.get_xlabel()

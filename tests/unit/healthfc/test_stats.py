@@ -9,7 +9,7 @@ from medfc.healthfc import figures
 from medfc.healthfc.stats import (claims_per_year, fig1_table, fig2_table, fig3_table, level_by_verdict, merge_topics, paper_figures,
                                   table2, top_topics, topic_key)
 from medfc.tables.papers import paper_numbers
-from tests.helpers.figures import (PAPERS, capture, drawn_texts, inside, overlap, pdf_font_types, pdf_page_inches,
+from tests.helpers.figures import (PAPERS, capture, drawn_texts, inside, off_page, overlap, pdf_font_types, pdf_page_inches,
                                    smallest_font)
 
 PAPER = paper_figures(paper_numbers(PAPERS))
@@ -129,7 +129,7 @@ def test_no_text_under_7pt_at_the_printed_size(monkeypatch, plot):
      "fig3": lambda: figures.plot_level_by_verdict(fig3_table(RECORDS, PAPER), "unused")}[plot]()
     fig = figs[0]
     assert fig.get_size_inches()[0] == pytest.approx(3.3)
-    assert smallest_font(fig) >= 7
+    assert smallest_font(fig) >= 7 and off_page(fig) == []
     if plot == "fig1":  # 15 years of three-digit counts do not fit above the bars at 7 pt: left to the table
         assert not [t for t, _ in drawn_texts(fig.axes[0])]
 
