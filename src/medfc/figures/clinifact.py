@@ -121,11 +121,10 @@ def fig3_table(predictions: Sequence[str], entries: Sequence[Mapping[str, object
 
 
 def _paper_only_rows(model: str, panel: str, ours: set[str], paper: Mapping[tuple[str, str, str], float]) -> list[Row]:
-    """The groups of ``panel`` the paper gives a value for and our test split has no pair of: ``n`` 0, no value of
-    ours, the paper's value beside it (so the figure shows it, marked as an empty group)."""
-    groups = list(dict.fromkeys(g for p, g, _ in paper if p == panel and g not in ours))
-    return [{"model": model, "panel": panel, "group": g, "n": 0, "metric": m, "value": "", "paper (BioBERT)": paper.get((panel, g, m), "")}
-            for g in groups for m in ("accuracy", "macro_precision", "macro_recall", "macro_f1")]
+    """The values the paper gives for groups of ``panel`` our test split has no pair of: ``n`` 0, no value of ours,
+    the paper's value beside it (so the figure shows it, marked as an empty group)."""
+    return [{"model": model, "panel": panel, "group": g, "n": 0, "metric": m, "value": "", "paper (BioBERT)": v}
+            for (p, g, m), v in paper.items() if p == panel and g not in ours]
 
 
 def legend_names(entries: Sequence[Mapping[str, object]], papers: Mapping[str, JSONValue]) -> dict[str, str]:
