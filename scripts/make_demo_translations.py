@@ -4,7 +4,7 @@
 The demo workflow must run without model weights, so the repository ships an English translation
 of every German text the translation step (``medfc.healthfc.steps:translate``) sends to
 the memory for the demo snapshot: each body sentence of each crawlable article page (split exactly
-as the workflow splits it), each title and teaser, and each claim's question and explanation.
+as the workflow splits it), each title, teaser and topic, and each claim's question and explanation.
 
 The English was written by hand by the medfc project (like the German demo articles themselves, it
 is demo content, not a real Medizin Transparent translation). It lives in a human-editable TSV,
@@ -94,7 +94,8 @@ def parsed_demo(site: Path = SITE) -> tuple[list[dict], list[dict]]:
 
 
 def texts_by_article(articles: list[dict], claims: list[dict], base: str = DEFAULT_BASE) -> dict[str, list[str]]:
-    """article_id → its texts to translate, in reading order (title, teaser, claims, body and studies sentences)."""
+    """article_id → its texts to translate, in reading order (title, teaser, claims, body and studies sentences,
+    topics)."""
     by_article: dict[str, list[str]] = {}
     for art in articles:
         texts = [art.get("title", ""), art.get("teaser", "")]
@@ -102,6 +103,7 @@ def texts_by_article(articles: list[dict], claims: list[dict], base: str = DEFAU
             if c["article_id"] == art["article_id"]:
                 texts += [c.get("question", ""), c.get("explanation", "")]
         texts += article_sentences(art, base=base)
+        texts += art.get("topics") or []
         by_article[art["article_id"]] = [normalize_key(t) for t in texts if t and t.strip()]
     return by_article
 

@@ -168,6 +168,7 @@ rule clinifact_stats:
         validation=f"{CF_PAIRS}/validation_set.csv",
         test=f"{CF_PAIRS}/test_set.csv",
         studies=rules.clinifact_fetch_studies.output.studies,
+        papers=PLAN.papers,
     output:
         table_labels=report(
             f"{RESULTS}/clinifact/stats/table6_labels.csv",

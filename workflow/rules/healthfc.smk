@@ -234,6 +234,7 @@ rule healthfc_retrieve:
 rule healthfc_stats:
     input:
         dataset=rules.healthfc_dataset.output.jsonl,
+        papers=PLAN.papers,
     output:
         table2=report(
             f"{RESULTS}/healthfc/stats/table2.csv", caption="../report/healthfc_table2.rst", category="HealthFC"

@@ -4,6 +4,7 @@ disease class), Fig. S1 (publications per year)."""
 from __future__ import annotations
 
 import os
+import textwrap
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -14,19 +15,11 @@ from medfc.clinifact.pairs import label_table
 from medfc.common.jsontypes import JSONValue
 
 
-def _pyplot():
-    """matplotlib's pyplot with the Agg backend (medfc.common.plots sets it): loaded by the plots only."""
-    from medfc.common import plots
-
-    return plots.plt
-
-
 def save_figure(fig, png: str | os.PathLike) -> list[Path]:
     """:func:`medfc.common.plots.save_figure` (PNG and PDF, byte-stable metadata)."""
     from medfc.common.plots import save_figure as save
 
     return save(fig, png)
-
 
 
 def word_count_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -63,7 +56,7 @@ def disease_class_table(df: pd.DataFrame, classes: Mapping[str, list[str]]) -> p
     """Fig. 2 data: pairs per disease class (a trial in several classes counts in each)."""
     c: Counter = Counter()
     for nct in df["nctId"]:
-        for name in classes.get(nct, []) or ["(no class)"]:
+        for name in classes.get(nct, []) or [NO_CLASS]:
             c[name] += 1
     rows = sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))
     return pd.DataFrame(rows, columns=["disease_class", "claims"])
@@ -77,39 +70,61 @@ def year_table(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"year": counts.index.astype(int), "publications": counts.values.astype(int)})
 
 
-def disease_class_note(table: pd.DataFrame, n_pairs: int) -> str:
-    """How to read Fig. 2: a pair counts once in each of its disease classes, so the bars add up to more."""
-    return (f"A pair counts once in each of its trial's disease classes: the bars add up to "
+#: The printed width of each figure ("text": 7 in, "column": 3.3 in; :mod:`medfc.common.plots`).
+FIGURE_WIDTHS = {"fig2": "text", "figS1": "column"}
+NO_CLASS = "(no class)"
+
+
+def disease_class_note(table: pd.DataFrame, n_pairs: int, paper: Mapping[str, JSONValue] | None = None) -> str:
+    """How to read Fig. 2: a pair counts once in each of its disease classes, so the bars add up to more; with
+    ``paper`` (``clinifact.fig2`` of the numbers file), how many classes the paper's dataset has beside ours."""
+    note = (f"A pair counts once in each of its trial's disease classes: the bars add up to "
             f"{int(table['claims'].sum())} for {n_pairs} pairs.")
+    if paper:
+        ours = int((table["disease_class"] != NO_CLASS).sum())
+        note += (f" {ours} disease classes here; the paper's dataset has {paper['disease_classes']} "
+                 f"(of MeSH's {paper['mesh_categories']}).")
+    return note
 
 
-def plot_disease_classes(table: pd.DataFrame, png: str | os.PathLike, n_pairs: int | None = None) -> list[Path]:
-    """Fig. 2: pairs per disease class; with ``n_pairs`` the figure says that the bars add up to more than the pairs."""
-    plt = _pyplot()
+def plot_disease_classes(table: pd.DataFrame, png: str | os.PathLike, n_pairs: int | None = None,
+                         paper: Mapping[str, JSONValue] | None = None) -> list[Path]:
+    """Fig. 2 at text width: pairs per disease class; with ``n_pairs`` the figure says that the bars add up to
+    more than the pairs (and, with ``paper``, how many classes the paper counts)."""
+    from medfc.common.plots import MIN_FONT_PT, new_figure
 
-    fig, ax = plt.subplots(figsize=(7, max(2.5, 0.32 * len(table) + 1)))
-    bars = ax.barh(table["disease_class"][::-1], table["claims"][::-1], color="#4c72b0")
-    ax.bar_label(bars, labels=[str(int(v)) if v else "" for v in table["claims"][::-1]], fontsize=7, padding=2)
+    fig, ax = new_figure("text", 0.2 * max(3, len(table)) + (1.2 if n_pairs is not None else 0.9))
+    bars = ax.barh(table["disease_class"][::-1], table["claims"][::-1], 0.7, color="#4c72b0")
+    ax.bar_label(bars, labels=[str(int(v)) if v else "" for v in table["claims"][::-1]], fontsize=MIN_FONT_PT, padding=2)
     ax.set_xlim(0, max(1, int(table["claims"].max()) if len(table) else 1) * 1.12)
+    ax.set_ylim(-0.5, max(len(table), 1) - 0.5)
+    ax.xaxis.set_major_locator(_integer_locator())
     ax.set_xlabel("claim–evidence pairs")
     ax.set_title("CliniFact claims per disease class")
     if n_pairs is not None:
-        # below the axis label (offset in points, so it never overlaps it whatever the figure height)
-        ax.annotate(disease_class_note(table, n_pairs), xy=(0.5, 0.0), xycoords="axes fraction", xytext=(0, -38),
-                    textcoords="offset points", ha="center", va="top", fontsize=7, color="#444444")
+        fig.supxlabel(textwrap.fill(disease_class_note(table, n_pairs, paper), 110), fontsize=MIN_FONT_PT, color="#444444")
     return save_figure(fig, png)
 
 
-def plot_years(table: pd.DataFrame, png: str | os.PathLike) -> list[Path]:
-    plt = _pyplot()
+def _integer_locator():
+    from matplotlib.ticker import MaxNLocator
 
-    fig, ax = plt.subplots(figsize=(7, 3))
-    ax.bar(table["year"], table["publications"], color="#55a868")
+    return MaxNLocator(integer=True)
+
+
+def plot_years(table: pd.DataFrame, png: str | os.PathLike) -> list[Path]:
+    """Fig. S1 at column width: publications per year, whole years and whole counts on the axes."""
+    from medfc.common.plots import new_figure
+
+    fig, ax = new_figure("column", 2.2)
+    ax.bar(table["year"], table["publications"], 0.8, color="#55a868")
+    ax.xaxis.set_major_locator(_integer_locator())
+    ax.yaxis.set_major_locator(_integer_locator())
     ax.set_xlabel("publication year")
     ax.set_ylabel("publications")
     ax.set_title("CliniFact publications per year")
     return save_figure(fig, png)
 
 
-__all__ = ["label_table", "word_count_table", "study_classes", "disease_class_table", "disease_class_note", "year_table",
+__all__ = ["FIGURE_WIDTHS", "label_table", "word_count_table", "study_classes", "disease_class_table", "disease_class_note", "year_table",
            "plot_disease_classes", "plot_years"]

@@ -135,13 +135,16 @@ def _stem(path: str) -> Path:
 
 
 def clinifact_stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions) -> None:
-    """Splits (+ optional ``studies``) → Table 6 (``table_labels``), Table 4 (``table_words``), Fig. 2
+    """Splits (+ optional ``studies``, + the ``papers``' numbers) → Table 6 (``table_labels``), Table 4 (``table_words``), Fig. 2
     (``table_classes``, ``fig_classes``), Fig. S1 (``table_years``, ``fig_years``) and ``report`` (the split
     rows left out). Tables are written as CSV + MD + TeX next to the CSV output, figures as PNG + PDF.
 
     The splits are read as strictly as the release (:func:`medfc.clinifact.release.read_split`): a row
     with a label other than 0/1/2, a claim or abstract without a word, … is left out of every table
     and figure and listed in the report, so Table 6's totals are the sums of its columns."""
+    from medfc.common.plots import WIDTHS
+    from medfc.common.papers import read_paper_numbers
+
     report = SkipReport("clinifact.stats")
     splits = {}
     for name in pairs.SPLITS:
@@ -156,11 +159,13 @@ def clinifact_stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions
     else:
         classes = {}
     ctab = stats.disease_class_table(allp, classes)
-    note = stats.disease_class_note(ctab, len(allp))
+    paper = read_paper_numbers(inputs["papers"])["clinifact"]["fig2"]
+    note = stats.disease_class_note(ctab, len(allp), paper) + f" Drawn {WIDTHS[stats.FIGURE_WIDTHS['fig2']]} in wide (text width)."
     write_table(ctab, _stem(outputs["table_classes"]), caption=f"Fig. 2 data: claim-evidence pairs per disease class. {note}")
-    stats.plot_disease_classes(ctab, outputs["fig_classes"], n_pairs=len(allp))
+    stats.plot_disease_classes(ctab, outputs["fig_classes"], n_pairs=len(allp), paper=paper)
     ytab = stats.year_table(allp)
-    write_table(ytab, _stem(outputs["table_years"]), caption="Fig. S1 data: publications per year.")
+    years_caption = f"Fig. S1 data: publications per year. Drawn {WIDTHS[stats.FIGURE_WIDTHS['figS1']]} in wide (column width)."
+    write_table(ytab, _stem(outputs["table_years"]), caption=years_caption)
     stats.plot_years(ytab, outputs["fig_years"])
     if outputs.get("report"):
         report.write(outputs["report"])

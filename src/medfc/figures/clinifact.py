@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import math
 import os
+import re
+import textwrap
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -15,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from medfc.common.io import read_jsonl
+from medfc.common.jsontypes import JSONValue
 from medfc.scoring import classification
 from medfc.common.labels import CLINIFACT_LABELS
 from medfc.tables.common import clinifact_name, pct
@@ -110,114 +113,244 @@ def fig3_table(predictions: Sequence[str], entries: Sequence[Mapping[str, object
                 for c in classes.get(ncts.get(str(r["id"]), ""), []):
                     by_class[c].append((g, p))
         rows += _group_rows(model, "test_type", dict(sorted(by_type.items(), key=lambda kv: -len(kv[1]))), paper)
-        rows += _group_rows(model, "disease", dict(sorted(by_class.items(), key=lambda kv: -len(kv[1]))), paper)
+        rows += _paper_only_rows(model, "test_type", set(by_type), paper)
+        if classes is not None:
+            rows += _group_rows(model, "disease", dict(sorted(by_class.items(), key=lambda kv: -len(kv[1]))), paper)
+            rows += _paper_only_rows(model, "disease", set(by_class), paper)
     return pd.DataFrame(rows, columns=["model", "panel", "group", "n", "metric", "value", "paper (BioBERT)"]), notes
 
 
+def _paper_only_rows(model: str, panel: str, ours: set[str], paper: Mapping[tuple[str, str, str], float]) -> list[Row]:
+    """The values the paper gives for groups of ``panel`` our test split has no pair of: ``n`` 0, no value of ours,
+    the paper's value beside it (so the figure shows it, marked as an empty group)."""
+    return [{"model": model, "panel": panel, "group": g, "n": 0, "metric": m, "value": "", "paper (BioBERT)": v}
+            for (p, g, m), v in paper.items() if p == panel and g not in ours]
+
+
+def legend_names(entries: Sequence[Mapping[str, object]], papers: Mapping[str, JSONValue]) -> dict[str, str]:
+    """Each shown run's name in the legend: its row name, and for a run shown in place of the one
+    ``fig3_pair`` names (``stands_for``) "<run> (stands in for <the paper's name of that run>)", the paper's
+    name being its CliniFact Table 8 row (e.g. "BioBERT", "OpenBioLLM-70B (fine-tuned)")."""
+    rows = {str(k).casefold(): str(k) for k in papers["clinifact"]["table8"]}  # type: ignore[index,union-attr]
+    names: dict[str, str] = {}
+    for e in entries:
+        name = clinifact_name(e)
+        other = e.get("stands_for")
+        if isinstance(other, Mapping):
+            wanted = clinifact_name(other)
+            paper_name = re.sub(r"^(.*) \((.*)\)$", r"\1, \2", rows.get(wanted.casefold(), wanted))  # "X (fine-tuned)" → "X, fine-tuned"
+            names[name] = f"{name} (stands in for {paper_name})"
+        else:
+            names[name] = name
+    return names
+
+
 PAPER_SERIES = "paper (BioBERT)"
+#: Fig. 3 is drawn at text width (:data:`medfc.common.plots.TEXT_WIDTH`).
+FIGURE_WIDTH = "text"
+BAR_IN = 0.11  # a horizontal bar at least this thick (inches) has room for a 7 pt value label beside it
+PANEL_A_IN = 2.3  # the height of panel (a), its tick labels included
+FRAME_IN = 0.8  # what a row of horizontal panels needs besides its bars: title, axis, tick labels
+LEGEND_IN = 0.35
+GROUP_GAP = 0.7  # between two groups of bars, in bars
+LINE_IN = 0.125  # a line of a 7 pt tick label, in inches
+SHORT = {"precision": "P", "recall": "R", "f1": "F1"}
+EMPTY = "no test pairs"
+
+
+def _number(value: object) -> float | None:
+    """A cell as a number; None for an empty cell ("", NaN, None)."""
+    try:
+        f = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) else f
 
 
 def _paper_value(table: pd.DataFrame, panel: str, group: str, metric: str) -> float | None:
     """The paper's value of one bar (the same on every model's rows), or None when the paper gives none."""
     sub = table[(table["panel"] == panel) & (table["group"] == group) & (table["metric"] == metric)]
-    for v in sub.get("paper (BioBERT)", pd.Series(dtype=object)):
-        try:
-            f = float(v)
-        except (TypeError, ValueError):
-            continue
-        if not math.isnan(f):
-            return f
-    return None
+    return next((v for v in map(_number, sub.get(PAPER_SERIES, pd.Series(dtype=object))) if v is not None), None)
 
 
-def _value_labels(ax: Axes, bars: BarContainer, values: Sequence[float]) -> None:
-    """Value labels on bars; a zero (or missing) value gets none, so no stray "0" floats on the axis."""
-    ax.bar_label(bars, labels=["" if not v or math.isnan(v) else f"{v:.0f}" for v in values], fontsize=6, padding=1.5)
+def _value(table: pd.DataFrame, model: str, panel: str, group: str, metric: str) -> float | None:
+    sub = table[(table["model"] == model) & (table["panel"] == panel) & (table["group"] == group) & (table["metric"] == metric)]
+    return next((v for v in map(_number, sub["value"]) if v is not None), None)
 
 
-def _series_bars(ax: Axes, series: Sequence[tuple[str, list[float | None]]], horizontal: bool,
-                 colours: Mapping[str, ColorType]) -> float:
-    """Grouped bars: one series per model plus the paper's values (hatched, only where the paper gives one).
-
-    Returns the offset that centres the category ticks. A bar is at most 0.3 wide, so a panel with
-    few categories or one model does not get slabs.
-    """
-    width = min(0.8 / max(1, len(series)), 0.3)
-    for k, (name, vals) in enumerate(series):
-        pos = [i + k * width for i, v in enumerate(vals) if v is not None]
-        hs = [float(v) for v in vals if v is not None]
-        if not pos:
-            continue
-        style = {"color": colours[name], "label": name}
-        if name == PAPER_SERIES:
-            style.update(color="white", edgecolor="#555555", hatch="////", linewidth=0.6)
-        bars = (ax.barh if horizontal else ax.bar)(pos, hs, width, **style)
-        _value_labels(ax, bars, hs)
-    return width * (len(series) - 1) / 2
+def _n(table: pd.DataFrame, panel: str, group: str) -> int:
+    sub = table[(table["panel"] == panel) & (table["group"] == group)]
+    return int(sub["n"].iloc[0]) if len(sub) else 0
 
 
-def plot_fig3(table: pd.DataFrame, png: str | os.PathLike, notes: Sequence[str] = ()) -> list[Path]:
-    """CliniFact Fig. 3: (a) per-class P/R/F1, (b) macro-F1 per test type, (c) per disease class.
+def _panel_a(ax: Axes, table: pd.DataFrame, models: Sequence[str], colours: Mapping[str, ColorType]) -> list:
+    """(a) per class P/R/F1: grouped vertical bars, one series per model and the paper's (hatched); a class
+    without test pairs (n = 0) has no bars of ours but the words "no test pairs (n = 0)". Returns the value labels."""
+    from medfc.common.plots import MIN_FONT_PT
 
-    Every model is a bar series; the paper's BioBERT values (stated in its text) are drawn beside
-    them as a hatched series wherever the paper gives one. Bars carry their value; zero values
-    carry no label.
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from medfc.common.plots import save_figure
-
-    models = list(dict.fromkeys(table["model"])) or ["(no model)"]
-    palette = plt.get_cmap("tab10").colors
-    colours = {m: palette[i % len(palette)] for i, m in enumerate(models)} | {PAPER_SERIES: "white"}
-    fig, axes = plt.subplots(1, 3, figsize=(16, 5.5), gridspec_kw={"width_ratios": [1.3, 1, 1.6]})
-    # (a) per-class P/R/F1
-    ax = axes[0]
     a = table[table["panel"] == "class"]
     keys = [(lab, m) for lab in CLINIFACT_LABELS for m in ("precision", "recall", "f1")]
-    series: list[tuple[str, list[float | None]]] = [
-        (model, [float(a[(a.model == model) & (a.group == lab) & (a.metric == m)]["value"].sum()) for lab, m in keys])
-        for model in models]
+    n = {lab: _n(a, "class", lab) for lab in CLINIFACT_LABELS}
     paper = [_paper_value(table, "class", lab, m) for lab, m in keys]
+    series: list[tuple[str, list[float | None]]] = [
+        (model, [_value(a, model, "class", lab, m) if n[lab] else None for lab, m in keys]) for model in models]
     if any(v is not None for v in paper):
         series.append((PAPER_SERIES, paper))
-    offset = _series_bars(ax, series, False, colours)
-    short = {"precision": "P", "recall": "R", "f1": "F1"}
-    ax.set_xticks(np.arange(len(keys)) + offset, [f"{lab} {short[m]}" for lab, m in keys], fontsize=7, rotation=45, ha="right")
-    ax.set_ylim(0, 110)
+    width = 0.8 / max(1, len(series))
+    labels = []
+    for k, (name, vals) in enumerate(series):
+        pos = [i + (k - (len(series) - 1) / 2) * width for i, v in enumerate(vals) if v is not None]
+        hs = [float(v) for v in vals if v is not None]
+        style = _style(name, colours)
+        bars = ax.bar(pos, hs, width, **style) if pos else ax.bar([], [], width, **style)
+        if pos:
+            labels += ax.bar_label(bars, labels=["" if not v else f"{v:.0f}" for v in hs], fontsize=MIN_FONT_PT, padding=1)
+    ax.set_xticks(np.arange(len(keys)), [SHORT[m] for _, m in keys])
+    ax.tick_params(axis="x", length=0)
+    classes = ax.secondary_xaxis("bottom")
+    classes.set_xticks([3 * i + 1 for i in range(len(CLINIFACT_LABELS))],
+                       [f"{lab} (n = {n[lab]})" for lab in CLINIFACT_LABELS])
+    classes.tick_params(axis="x", length=0, pad=11)
+    classes.spines["bottom"].set_visible(False)
+    for i, lab in enumerate(CLINIFACT_LABELS):
+        if not n[lab]:
+            ax.text(3 * i + 1, 55, f"{EMPTY}\n(n = 0)", ha="center", va="center", fontsize=MIN_FONT_PT, color="#555555")
+    for i in range(1, len(CLINIFACT_LABELS)):
+        ax.axvline(3 * i - 0.5, color="#dddddd", linewidth=0.6)
+    ax.set_xlim(-0.5, len(keys) - 0.5)
+    ax.set_ylim(0, 112)
     ax.set_yticks(range(0, 101, 20))
-    ax.set_title("(a) per class")
-    # (b) per test type, (c) per disease class: macro-F1
-    for ax, panel, title in ((axes[1], "test_type", "(b) per test type (macro-F1)"), (axes[2], "disease", "(c) per disease class (macro-F1)")):
-        sub = table[(table["panel"] == panel) & (table["metric"] == "macro_f1")]
-        groups = list(dict.fromkeys(sub["group"]))
-        if not groups:
-            ax.text(0.5, 0.5, "\n".join(n for n in notes if panel != "disease" or "(c)" in n) or "no data", ha="center", va="center", wrap=True, fontsize=8)
-            ax.set_axis_off()
-            ax.set_title(title)
-            continue
-        series = [(model, [float(sub[(sub.model == model) & (sub.group == g)]["value"].sum()) for g in groups]) for model in models]
-        paper = [_paper_value(table, panel, g, "macro_f1") for g in groups]
-        if any(v is not None for v in paper):
-            series.append((PAPER_SERIES, paper))
-        offset = _series_bars(ax, series, True, colours)
-        ns = [int(sub[sub.group == g]["n"].iloc[0]) for g in groups]
-        ax.set_yticks(np.arange(len(groups)) + offset, [f"{g} (n={n})" for g, n in zip(groups, ns)], fontsize=7)
-        # first group on top; at least five slots, so one or two groups do not get slab-like bars
-        ax.set_ylim(max(len(groups), 5) - 0.5 + 2 * offset, -0.5)
-        ax.set_xlim(0, 110)
-        ax.set_xticks(range(0, 101, 20))
-        ax.set_title(title)
-    handles, labels = axes[0].get_legend_handles_labels()
-    for ax in axes[1:]:
+    ax.set_ylabel("%")
+    ax.set_title("(a) per class: precision (P), recall (R), F1")
+    return labels
+
+
+def _style(name: str, colours: Mapping[str, ColorType]) -> dict[str, object]:
+    if name == PAPER_SERIES:
+        return {"facecolor": "white", "edgecolor": "#555555", "hatch": "////", "linewidth": 0.6, "label": name}
+    return {"color": colours[name], "label": name}
+
+
+def _group_label(group: str, n: int) -> str:
+    """A group's tick label: its name and n, wrapped to 30 characters ("(n = k)" kept whole)."""
+    return textwrap.fill(f"{group} (n\u00a0=\u00a0{n})", 30, break_long_words=False, break_on_hyphens=False)
+
+
+def _hbar_slots(table: pd.DataFrame, panel: str, models: Sequence[str]) -> list[tuple[str, int, list[str]]]:
+    """(group, n, the series drawn) per group of a horizontal panel, in the table's order: every model where the
+    group has test pairs, else one slot for the words "no test pairs"; then the paper's bar where it gives one."""
+    sub = table[(table["panel"] == panel) & (table["metric"] == "macro_f1")]
+    out = []
+    for g in dict.fromkeys(sub["group"]):
+        n = _n(sub, panel, g)
+        drawn = list(models) if n else [EMPTY]
+        if _paper_value(table, panel, g, "macro_f1") is not None:
+            drawn.append(PAPER_SERIES)
+        out.append((g, n, drawn))
+    return out
+
+
+def _span(group: str, n: int, drawn: Sequence[str], pitch: float) -> float:
+    """A group's height in bars: its bars, or its tick label's lines where those are taller."""
+    return max(float(len(drawn)), _group_label(group, n).count("\n") * LINE_IN / pitch + LINE_IN / pitch)
+
+
+def _units(slots: Sequence[tuple[str, int, list[str]]], pitch: float) -> float:
+    return sum(_span(g, n, d, pitch) for g, n, d in slots) + GROUP_GAP * max(0, len(slots) - 1)
+
+
+def _panel_h(ax: Axes, table: pd.DataFrame, panel: str, title: str, models: Sequence[str], colours: Mapping[str, ColorType],
+             units: float, pitch: float) -> list:
+    """(b) or (c): macro-F1 per group, horizontal bars, first group on top; ``units`` bars tall (the same for both
+    panels, so their bars are equally thick: ``pitch`` inches). Returns the value labels."""
+    from medfc.common.plots import MIN_FONT_PT
+
+    y = 0.0
+    ticks, names, labels = [], [], []
+    for g, n, drawn in _hbar_slots(table, panel, models):
+        span = _span(g, n, drawn, pitch)
+        ys = [y + (span - len(drawn)) / 2 + k for k in range(len(drawn))]
+        for yi, name in zip(ys, drawn):
+            if name == EMPTY:
+                ax.text(1, yi, f"{EMPTY} (n = 0)", va="center", ha="left", fontsize=MIN_FONT_PT, color="#555555")
+                continue
+            v = _paper_value(table, panel, g, "macro_f1") if name == PAPER_SERIES else _value(table, name, panel, g, "macro_f1")
+            bars = ax.barh([yi], [v or 0.0], 0.85, **_style(name, colours))
+            labels += ax.bar_label(bars, labels=["" if not v else f"{v:.0f}"], fontsize=MIN_FONT_PT, padding=1.5)
+        ticks.append(sum(ys) / len(ys))
+        names.append(_group_label(g, n))
+        y += span + GROUP_GAP
+    ax.set_yticks(ticks, names)
+    ax.tick_params(axis="y", length=0)
+    ax.set_ylim(max(units, 1) - 0.5, -0.5)
+    ax.set_xlim(0, 112)
+    ax.set_xticks(range(0, 101, 20))
+    ax.set_xlabel("macro-F1 (%)")
+    ax.set_title(title)
+    return labels
+
+
+def _dedupe_legend(fig, axes: Sequence[Axes], names: Mapping[str, str]) -> None:
+    handles, labels = [], []
+    for ax in axes:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-    fig.suptitle("CliniFact test split: per class, per statistical test type and per disease class (%)")
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.95), ncol=max(1, len(labels)), fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, 0.92))
+    fig.legend(handles, [names.get(lab, lab) for lab in labels], loc="outside upper center", ncols=max(1, len(labels)),
+               frameon=False, handlelength=1.5, columnspacing=1.5)
+
+
+def plot_fig3(table: pd.DataFrame, png: str | os.PathLike, notes: Sequence[str] = (),
+              names: Mapping[str, str] | None = None) -> list[Path]:
+    """CliniFact Fig. 3 at text width (7 in): (a) per-class P/R/F1 on top, (b) macro-F1 per test type and (c) per
+    disease class below, side by side.
+
+    Every model is a bar series, named in the legend by ``names`` (model → legend text, e.g. "tfidf (stands in
+    for BioBERT)"); the paper's BioBERT values (stated in its text) are drawn beside them as a hatched series
+    wherever the paper gives one. A group without test pairs says so ("no test pairs (n = 0)"). Bars carry their
+    value where a 7 pt label fits (zero values none); where the groups are too many for that at a page's height,
+    the panel says the values are in the data table.
+    """
+    from medfc.common.plots import MAX_HEIGHT, new_figure, save_figure
+
+    names = dict(names or {})
+    models = list(dict.fromkeys(table["model"])) or ["(no model)"]
+    palette = ("#3b75af", "#e07b39", "#55a868", "#c44e52")
+    colours = {m: palette[i % len(palette)] for i, m in enumerate(models)}
+    fixed = PANEL_A_IN + LEGEND_IN + FRAME_IN
+    slots = [_hbar_slots(table, panel, models) for panel in ("test_type", "disease")]
+    pitch = BAR_IN
+    for _ in range(4):  # the bars' thickness and the labels' share of the height depend on each other
+        units = max(*(_units(sl, pitch) for sl in slots), 5.0)
+        pitch = min(BAR_IN, (MAX_HEIGHT - fixed) / units)
+    units = max(*(_units(sl, pitch) for sl in slots), 5.0)
+    fig, axes = new_figure("text", fixed + units * pitch, nrows=2, ncols=2,
+                           gridspec_kw={"height_ratios": [PANEL_A_IN, FRAME_IN + units * pitch], "width_ratios": [1, 1.25]})
+    gs = axes[0, 0].get_gridspec()
+    for ax in axes[0]:
+        ax.remove()
+    a = fig.add_subplot(gs[0, :])
+    b, c = axes[1]
+    labels = {a: _panel_a(a, table, models, colours)}
+    legible = pitch >= BAR_IN - 1e-9
+    for ax, panel, title in ((b, "test_type", "(b) per statistical test type"), (c, "disease", "(c) per disease class")):
+        if not len(table[table["panel"] == panel]):
+            ax.text(0.5, 0.5, textwrap.fill(" ".join(n for n in notes if panel != "disease" or "(c)" in n) or "no data", 50),
+                    ha="center", va="center", transform=ax.transAxes)
+            ax.set_axis_off()
+            ax.set_title(title)
+            continue
+        labels[ax] = _panel_h(ax, table, panel, title, models, colours, units, pitch)
+        if not legible:  # bars too thin for a 7 pt label: the values are the data table's
+            ax.set_xlabel("macro-F1 (%)\n(values: see the data table)")
+            for t in labels.pop(ax):
+                t.remove()
+    fig.canvas.draw()
+    for ax, texts in labels.items():  # value labels that collide are left to the data table
+        boxes = [t.get_window_extent() for t in texts if t.get_text()]
+        if any(p.overlaps(q) for i, p in enumerate(boxes) for q in boxes[i + 1:]):
+            for t in texts:
+                t.remove()
+    _dedupe_legend(fig, [a, b, c], names)
     return save_figure(fig, png)

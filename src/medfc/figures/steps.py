@@ -21,15 +21,19 @@ log = logging.getLogger(__name__)
 def clinifact_fig3(inputs: StepFiles, outputs: StepFiles, options: Fig3Options) -> dict[str, object]:
     """``predictions`` (one per model), the ``test`` split, the optional ``studies`` (disease classes)
     and ``papers`` → ``png`` + ``pdf`` (the figure) and ``csv``/``md``/``tex`` (its numbers)."""
+    from medfc.common.plots import WIDTHS  # matplotlib: imported by this step only
+
     predictions = input_paths(inputs, "predictions")
+    papers = paper_numbers(inputs["papers"])
     df, notes = clinifact.fig3_table(predictions, options.entries, inputs["test"], inputs.get("studies"),
-                                     options.excluded_branches, paper_fig3(paper_numbers(inputs["papers"])))
+                                     options.excluded_branches, paper_fig3(papers))
     notes = [*options.notes, *notes]
     for note in options.notes:
         log.warning("clinifact_fig3: %s", note)
-    clinifact.plot_fig3(df, outputs["png"], notes)
+    clinifact.plot_fig3(df, outputs["png"], notes, clinifact.legend_names(options.entries, papers))
     stem = table_stem(outputs)
-    caption = "CliniFact Fig. 3 data: per class, per test type, per disease class (%)." + ("" if not notes else " " + " ".join(notes))
+    caption = (f"CliniFact Fig. 3 data: per class, per test type, per disease class (%); n = 0: no test pair in the group. "
+               f"The figure is drawn {WIDTHS[clinifact.FIGURE_WIDTH]} in wide (text width).") + ("" if not notes else " " + " ".join(notes))
     write_table(df, stem, caption=caption)
     log.info("clinifact_fig3: %d rows%s", len(df), "; " + "; ".join(notes) if notes else "")
     return {"rows": len(df), "notes": notes}

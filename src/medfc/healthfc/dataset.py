@@ -5,7 +5,7 @@ A record (:data:`FIELDS`)::
     {id, url, article_id, claim_de, claim_en, label, evidence_level, small_effect,
      explanation_de, explanation_en, sentences_de [...], sentences_en [...] (1:1 with sentences_de),
      sentence_sections [...] (1:1, "body" | "studies"; null for release-only records),
-     evidence_ids [int], date, topics, authors, title, source,
+     evidence_ids [int], date, topics, topics_en (1:1 with topics), authors, title, source,
      release_row, gold_evidence, n_evidence_unaligned, claim_en_origin, explanation_en_origin,
      sentences_en_origin}
 
@@ -16,7 +16,8 @@ A record (:data:`FIELDS`)::
   ``evidence_ids`` the aligned gold sentences. ``label`` and ``evidence_level`` come from the
   release (the annotated dataset; the level from its ``de_verdict``); every disagreement with the
   crawl is listed in the report with both verdict texts (``verdict_disagreements``). Title, date,
-  authors and topics come from the crawl (the release has no topics).
+  authors and topics come from the crawl (the release has no topics); ``topics_en`` is the translation
+  step's English of each topic.
 * ``"crawl"`` — a crawled claim with no release row (e.g. an article published after 2022):
   ``evidence_ids = []`` and ``gold_evidence = False``; usable for claims-only / explanation /
   level-of-evidence experiments and for evidence *prediction*, not for evidence scoring.
@@ -78,7 +79,7 @@ Translate = Callable[[Sequence[str]], list[str]]
 FIELDS = (
     "id", "url", "article_id", "claim_de", "claim_en", "label", "evidence_level", "small_effect",
     "explanation_de", "explanation_en", "sentences_de", "sentences_en", "sentence_sections", "evidence_ids", "date", "topics",
-    "authors", "title", "source", "release_row", "gold_evidence", "n_evidence_unaligned",
+    "topics_en", "authors", "title", "source", "release_row", "gold_evidence", "n_evidence_unaligned",
     "claim_en_origin", "explanation_en_origin", "sentences_en_origin",
 )
 
@@ -123,13 +124,14 @@ def sentences_by_article(
 
 def known_translations(sentence_records: Iterable[Mapping[str, JSONValue]], claim_records: Iterable[Mapping[str, JSONValue]]) -> dict[str, str]:
     """German → English pairs the translation step made: its ``sentences`` records carry
-    ``sentences_de``/``sentences_en`` (1:1; a list of another length is left out), its ``claims_en``
-    records ``question_de/_en`` and ``explanation_de/_en``."""
+    ``sentences_de``/``sentences_en`` and ``topics_de``/``topics_en`` (1:1; a list of another length is left
+    out), its ``claims_en`` records ``question_de/_en`` and ``explanation_de/_en``."""
     table: dict[str, str] = {}
     for rec in sentence_records:
-        de, en = rec.get("sentences_de") or [], rec.get("sentences_en") or []
-        if len(de) == len(en):
-            table.update((d, e) for d, e in zip(de, en) if d and e)
+        for key in ("sentences", "topics"):
+            de, en = rec.get(f"{key}_de") or [], rec.get(f"{key}_en") or []
+            if len(de) == len(en):
+                table.update((d, e) for d, e in zip(de, en) if d and e)
     for rec in claim_records:
         for key in ("question", "explanation"):
             if rec.get(f"{key}_de") and rec.get(f"{key}_en"):
@@ -214,6 +216,7 @@ def _release_only_record(row: ReleaseRow, rid: str, report: SkipReport) -> Datas
         "evidence_ids": ids,
         "date": row.date,
         "topics": [],
+        "topics_en": [],
         "authors": list(row.authors),
         "title": row.title,
         "source": "release",
@@ -274,6 +277,7 @@ def build_german_records(claims: Sequence[ClaimRecord] | None, articles: Sequenc
             "evidence_ids": [],
             "date": art.get("date"),
             "topics": list(art.get("topics") or []),
+            "topics_en": None,
             "authors": list(art.get("authors") or []),
             "title": art.get("title", ""),
             "source": "crawl",
@@ -360,6 +364,8 @@ def add_english(records: list[DatasetRecord], translate: Translate | None) -> di
             texts.append(rec["explanation_de"])
         if rec["sentences_en"] is None:
             texts.extend(rec["sentences_de"])
+        if rec["topics_en"] is None:
+            texts.extend(rec["topics"])
     unique = list(dict.fromkeys(t for t in texts if t and t.strip()))
     counts: Counter = Counter(unique_texts=len(unique))
     table: dict[str, str] = {}
@@ -388,6 +394,8 @@ def add_english(records: list[DatasetRecord], translate: Translate | None) -> di
         if rec["sentences_en"] is None:
             rec["sentences_en"] = [tr(s) for s in rec["sentences_de"]]
             rec["sentences_en_origin"] = origin
+        if rec["topics_en"] is None:
+            rec["topics_en"] = [tr(t) for t in rec["topics"]]
     return dict(counts)
 
 

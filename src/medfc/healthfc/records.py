@@ -119,6 +119,7 @@ class DatasetRecord(TypedDict):
     evidence_ids: list[int]
     date: str | None
     topics: list[str]
+    topics_en: list[str] | None  # 1:1 with topics
     authors: list[str]
     title: str
     source: str  # crawl | crawl+release | release

@@ -13,16 +13,21 @@ numbers behind every table and figure can be written as CSV and asserted in test
 * :func:`claims_per_year` (Fig. 1) — claims and articles per year of the article date; years
   without claims between the first and last are 0; undated claims are counted separately.
 * :func:`top_topics` (Fig. 2) — the ten topics on most claims, with their share of all claims
-  (a claim has several topics, so shares do not add up to 1). Near-duplicate topics are merged
+  (a claim has several topics, so shares do not add up to 1) and their English name as the
+  translation step gave it (``topics_en`` of the records). Near-duplicate topics are merged
   first (:func:`merge_topics`): the breadcrumb says "Nahrungsergänzung" where a tag says
   "Nahrungsergänzungsmittel", and both name one topic.
 * :func:`level_by_verdict` (Fig. 3) — claims per (label, level of evidence), the full grid.
+
+The paper's own numbers for the figures (``healthfc.figures`` of resources/papers/numbers.yaml: the
+articles of its peak year, two topics' shares, the claims per verdict) go beside ours in each
+figure's table: :func:`fig1_table`, :func:`fig2_table`, :func:`fig3_table`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import re
 import unicodedata
@@ -34,8 +39,8 @@ from medfc.healthfc.align import normalize_url
 from medfc.healthfc.records import DatasetRecord
 from medfc.healthfc.verdicts import LEVELS, NEI, REFUTED, SUPPORTED
 
-__all__ = ["PAPER_TABLE2", "TOPIC_SUFFIXES", "claims_per_year", "level_by_verdict", "merge_topics", "table2", "top_topics",
-           "topic_key", "word_count"]
+__all__ = ["PAPER_TABLE2", "TOPIC_SUFFIXES", "claims_per_year", "fig1_table", "fig2_table", "fig3_table", "level_by_verdict",
+           "merge_topics", "paper_figures", "table2", "top_topics", "topic_key", "word_count"]
 
 LABEL_ORDER = (SUPPORTED, REFUTED, NEI)
 
@@ -161,9 +166,25 @@ def merge_topics(topics: Sequence[str], weights: dict[str, int] | None = None) -
     return {t: name[roots[topic_key(t)]] for t in dict.fromkeys(topics) if topic_key(t)}
 
 
+def english_topics(records: Sequence[DatasetRecord]) -> dict[str, str]:
+    """German topic → its English as the translation step gave it (``topics_en``, 1:1 with ``topics``);
+    where records disagree, the English on most claims (then the first alphabetically)."""
+    seen: dict[str, Counter] = {}
+    for r in records:
+        de, en = r.get("topics") or [], r.get("topics_en") or []
+        if len(de) != len(en):
+            continue
+        for d, e in zip(de, en):
+            if d and e and str(e).strip():
+                seen.setdefault(d, Counter())[str(e).strip()] += 1
+    return {d: min(c, key=lambda e: (-c[e], e)) for d, c in seen.items()}
+
+
 def top_topics(records: Sequence[DatasetRecord], k: int = 10) -> pd.DataFrame:
-    """Fig. 2 data: ``DataFrame[topic, claims, share, variants]``, the ``k`` topics on most claims
-    (ties by name) after :func:`merge_topics`; ``variants`` lists the merged names ("; "-joined)."""
+    """Fig. 2 data: ``DataFrame[topic, topic_en, claims, share, variants]``, the ``k`` topics on most claims
+    (ties by name) after :func:`merge_topics`; ``topic_en`` is the English of the topic's name (else of its
+    most frequent variant that has one; "" when none was translated), ``variants`` lists the merged names
+    ("; "-joined)."""
     raw: Counter = Counter()
     for r in records:
         for t in dict.fromkeys(r.get("topics") or []):
@@ -176,10 +197,17 @@ def top_topics(records: Sequence[DatasetRecord], k: int = 10) -> pd.DataFrame:
             counts[t] += 1
     for t, m in merged.items():
         variants.setdefault(m, set()).add(t)
+    english = english_topics(records)
+
+    def in_english(topic: str) -> str:
+        named = [topic] + sorted(variants[topic] - {topic}, key=lambda v: (-raw[v], v))
+        return next((english[v] for v in named if v in english), "")
+
     n = len(records)
     top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
     return pd.DataFrame({
         "topic": [t for t, _ in top],
+        "topic_en": [in_english(t) for t, _ in top],
         "claims": [c for _, c in top],
         "share": [round(c / n, 4) if n else 0.0 for _, c in top],
         "variants": ["; ".join(sorted(variants[t])) for t, _ in top],
@@ -196,6 +224,59 @@ def level_by_verdict(records: Sequence[DatasetRecord]) -> pd.DataFrame:
             key = (lab, None if lv == "None" else lv)
             rows.append({"label": lab, "evidence_level": lv, "claims": counts.get(key, 0)})
     return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------ the paper's numbers beside ours
+
+
+def paper_figures(papers: Mapping[str, object]) -> Mapping[str, object]:
+    """The HealthFC paper's numbers for its Figs. 1–3 (``healthfc.figures`` of the numbers file)."""
+    return papers["healthfc"]["figures"]  # type: ignore[index,return-value]
+
+
+def _paper_column(values: Sequence[object]) -> pd.Series:
+    """A paper column: the paper's number where it gives one, empty elsewhere (nullable integers)."""
+    return pd.Series(values, dtype="Int64")
+
+
+def fig1_table(records: Sequence[DatasetRecord], paper: Mapping[str, object]) -> tuple[pd.DataFrame, int]:
+    """Fig. 1 data (:func:`claims_per_year`) with ``paper_articles``: the articles the paper gives for a year
+    (``fig1.articles``; its text names the peak year only)."""
+    df, undated = claims_per_year(records)
+    stated = {int(y): int(v) for y, v in paper["fig1"]["articles"].items()}  # type: ignore[index,union-attr]
+    df["paper_articles"] = _paper_column([stated.get(int(y)) for y in df["year"]])
+    return df, undated
+
+
+def fig2_table(records: Sequence[DatasetRecord], k: int, paper: Mapping[str, object]) -> pd.DataFrame:
+    """Fig. 2 data (:func:`top_topics`) with ``paper_topic`` and ``paper_share``: the topics the paper states a
+    share for (``fig2``: its English name, the portal's German name, the percentage), matched by their German
+    name through :func:`merge_topics`."""
+    df = top_topics(records, k)
+    stated = list(paper["fig2"])  # type: ignore[index]
+    raw: Counter = Counter()
+    for r in records:
+        raw.update(list(dict.fromkeys(r.get("topics") or [])))
+    merged = merge_topics(list(raw) + [str(p["topic_de"]) for p in stated], dict(raw))
+    by_topic: dict[str, Mapping[str, object]] = {}
+    for topic, variants in zip(df["topic"], df["variants"]):
+        names = {merged.get(v) for v in str(variants).split("; ")}
+        by_topic.update({topic: p for p in stated if merged.get(str(p["topic_de"])) in names})
+    df["paper_topic"] = [str(by_topic[t]["topic"]) if t in by_topic else "" for t in df["topic"]]
+    df["paper_share"] = [round(float(by_topic[t]["share"]) / 100, 4) if t in by_topic else None for t in df["topic"]]
+    return df
+
+
+def fig3_table(records: Sequence[DatasetRecord], paper: Mapping[str, object]) -> pd.DataFrame:
+    """Fig. 3 data: :func:`level_by_verdict`'s grid, then one ``all`` row per verdict (its total) with
+    ``paper_claims``, the paper's total of that verdict (``fig3.claims``; the paper gives no per-level counts)."""
+    grid = level_by_verdict(records)
+    stated = {str(k): int(v) for k, v in paper["fig3"]["claims"].items()}  # type: ignore[index,union-attr]
+    totals = grid.groupby("label", sort=False)["claims"].sum()
+    rows = pd.DataFrame({"label": list(totals.index), "evidence_level": "all", "claims": totals.to_numpy()})
+    out = pd.concat([grid, rows], ignore_index=True)
+    out["paper_claims"] = _paper_column([stated.get(lab) if lv == "all" else None for lab, lv in zip(out["label"], out["evidence_level"])])
+    return out
 
 
 def summary(records: Sequence[DatasetRecord]) -> dict[str, object]:

@@ -232,23 +232,29 @@ def folds(inputs: StepFiles, outputs: StepFiles, options: FoldsOptions) -> None:
 
 
 def stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions) -> None:
-    """Dataset → Table 2 (``table2`` .csv, with .md and .tex next to it), Figs. 1–3 (``fig1``..``fig3``
-    .png with the .pdf next to it, and ``fig*_data`` CSVs) and ``summary`` (JSON)."""
+    """Dataset (+ the ``papers``' numbers) → Table 2 (``table2`` .csv, with .md and .tex next to it), Figs. 1–3
+    (``fig1``..``fig3`` .png with the .pdf next to it, and ``fig*_data`` CSVs with the paper's numbers beside ours)
+    and ``summary`` (JSON, with each figure's printed width and size in inches)."""
+    from medfc.common.plots import WIDTHS
     from medfc.healthfc import figures  # matplotlib: imported by this step only
+    from medfc.common.papers import read_paper_numbers
 
     records = list(read_jsonl(inputs["dataset"]))
+    paper = hstats.paper_figures(read_paper_numbers(inputs["papers"]))
     write_table(hstats.table2(records), Path(outputs["table2"]).with_suffix(""),
                 caption="HealthFC Table 2: text statistics (mean, std, min, max)")
-    per_year, _ = hstats.claims_per_year(records)
+    per_year, _ = hstats.fig1_table(records, paper)
+    sizes: dict[str, object] = {}
     for key, df, plot in (
         ("fig1", per_year, figures.plot_claims_per_year),
-        ("fig2", hstats.top_topics(records, options.top_topics), figures.plot_top_topics),
-        ("fig3", hstats.level_by_verdict(records), figures.plot_level_by_verdict),
+        ("fig2", hstats.fig2_table(records, options.top_topics, paper), figures.plot_top_topics),
+        ("fig3", hstats.fig3_table(records, paper), figures.plot_level_by_verdict),
     ):
         Path(outputs[f"{key}_data"]).parent.mkdir(parents=True, exist_ok=True)
         df.to_csv(outputs[f"{key}_data"], index=False)
         plot(df, Path(outputs[key]).with_suffix(""))
-    write_json(outputs["summary"], hstats.summary(records))
+        sizes[key] = {"width": figures.FIGURE_WIDTHS[key], "width_in": WIDTHS[figures.FIGURE_WIDTHS[key]]}
+    write_json(outputs["summary"], {**hstats.summary(records), "figures": sizes})
 
 
 def diff(inputs: StepFiles, outputs: StepFiles, options: DiffOptions) -> dict[str, int]:

@@ -5,8 +5,8 @@
 * :func:`make_translator_factory` — the backend the options name, looked up in the registry
   :mod:`medfc.healthfc.translation_backends` (:mod:`medfc.healthfc.marian`'s local models,
   :mod:`medfc.healthfc.deepl`), as a factory called only then.
-* :func:`translate_articles` — the step's work: articles split into sentences, their texts and their claims'
-  translated through the memory, and where each translation came from.
+* :func:`translate_articles` — the step's work: articles split into sentences, their texts, topics and their
+  claims' translated through the memory, and where each translation came from.
 
 The options are :class:`medfc.healthfc.options.TranslateOptions`; the protocol every backend follows is
 :class:`medfc.healthfc.translators.Translator`. See ``docs/translation.md``.
@@ -156,6 +156,8 @@ class TranslatedArticle(TypedDict):
     title_en: str
     teaser_de: str
     teaser_en: str
+    topics_de: list[str]  # the article's topics (breadcrumb and tags), 1:1 with topics_en
+    topics_en: list[str]
 
 
 class TranslatedClaim(TypedDict):
@@ -193,7 +195,7 @@ def translate_articles(
     titles = {a["article_id"]: a.get("title", "") or "" for a in articles}
     texts: list[str] = []
     for a in articles:
-        texts += [titles[a["article_id"]], a.get("teaser", "") or "", *split[a["article_id"]]]
+        texts += [titles[a["article_id"]], a.get("teaser", "") or "", *split[a["article_id"]], *(a.get("topics") or [])]
     for c in claims:
         texts += [c.get("question", "") or "", c.get("explanation", "") or ""]
         texts.append(titles.get(c["article_id"], ""))
@@ -235,6 +237,8 @@ def translate_articles(
             "title_en": en(titles[a["article_id"]]),
             "teaser_de": a.get("teaser", "") or "",
             "teaser_en": en(a.get("teaser", "") or ""),
+            "topics_de": list(a.get("topics") or []),
+            "topics_en": [en(t) for t in a.get("topics") or []],
         })
     claim_records: list[TranslatedClaim] = []
     for c in claims:

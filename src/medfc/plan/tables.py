@@ -59,11 +59,16 @@ class TablesPlan(ExperimentsPlan):
     def clinifact_fig3_runs(self) -> tuple[list[CliniFactRun], list[str]]:
         """The two runs Fig. 3 compares (``experiments.clinifact.fig3_pair``) and notes on any substitute: a
         named run not in the plan gives way to the first planned run of its system, else of another system."""
+        picks, notes = self._fig3_picks()
+        return [pick for _, pick in picks], notes
+
+    def _fig3_picks(self) -> tuple[list[tuple[dict[str, str], CliniFactRun]], list[str]]:
+        """(the run ``fig3_pair`` names, the run shown for it) for each run shown, and the notes."""
         runs = self.clinifact_runs()
-        chosen: list[CliniFactRun] = []
+        picks: list[tuple[dict[str, str], CliniFactRun]] = []
         notes: list[str] = []
         for want in self.config["experiments"]["clinifact"]["fig3_pair"]:
-            free = [r for r in runs if r not in chosen]
+            free = [r for r in runs if r not in [p for _, p in picks]]
             exact = [r for r in free if r["model"] == want["model"] and r["system"] == want["system"]]
             pick = (exact or [r for r in free if r["system"] == want["system"]] or free or [None])[0]
             if pick is None:
@@ -71,8 +76,8 @@ class TablesPlan(ExperimentsPlan):
                 continue
             if not exact:
                 notes.append(f"Fig. 3: {want['model']} ({want['system']}) is not run; {pick['model']} ({pick['system']}) is shown instead")
-            chosen.append(pick)
-        return chosen, notes
+            picks.append((want, pick))
+        return picks, notes
 
     def clinifact_fig3_inputs(self) -> dict[str, object]:
         inputs: dict[str, Any] = {"predictions": [f"{r['dir']}/predictions.jsonl" for r in self.clinifact_fig3_runs()[0]],
@@ -82,8 +87,15 @@ class TablesPlan(ExperimentsPlan):
         return inputs
 
     def clinifact_fig3_options(self) -> dict[str, object]:
-        runs, notes = self.clinifact_fig3_runs()
-        return {"entries": [{"model": r["model"], "system": r["system"]} for r in runs],
+        """The runs shown; a run shown in place of the one ``fig3_pair`` names names that one (``stands_for``)."""
+        picks, notes = self._fig3_picks()
+        entries: list[dict[str, object]] = []
+        for want, r in picks:
+            entry: dict[str, object] = {"model": r["model"], "system": r["system"]}
+            if (want["model"], want["system"]) != (r["model"], r["system"]):
+                entry["stands_for"] = {"model": want["model"], "system": want["system"]}
+            entries.append(entry)
+        return {"entries": entries,
                 "excluded_branches": self.config["clinifact"]["stats"]["excluded_branches"], "notes": notes}
 
     # ----------------------------------------------------------------------------------- targets

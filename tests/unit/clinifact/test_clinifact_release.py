@@ -15,6 +15,7 @@ from medfc.clinifact import pairs as PR
 from medfc.clinifact import release, steps
 from medfc.common.report import SkipReport
 from tests.helpers.config import call_step, section
+from tests.helpers.figures import PAPERS
 
 
 def _row(i, label, **kw):
@@ -87,7 +88,7 @@ def _stats(tmp_path: Path, splits: dict[str, str], report: str | None = None) ->
              "fig_classes": str(st / "fig2.png"), "table_years": str(st / "years.csv"), "fig_years": str(st / "figS1.png")}
     if report:
         souts["report"] = report
-    call_step(steps.clinifact_stats, {k: splits[k] for k in PR.SPLITS}, souts, section("clinifact.stats"))
+    call_step(steps.clinifact_stats, {k: splits[k] for k in PR.SPLITS} | {"papers": str(PAPERS)}, souts, section("clinifact.stats"))
     return pd.read_csv(st / "t6.csv")
 
 

@@ -22,7 +22,7 @@ def test_fig3_with_and_without_studies(tmp_path, clinifact_data):
     entries = [{"model": "bio", "system": "discriminative"}]
     df, notes = F.fig3_table([str(preds)], entries, clinifact_data["test"], None, ("All", "Rare"), PAPER)
     assert "panel (c) skipped" in notes[0] and set(df["panel"]) == {"class", "test_type"}
-    assert set(df[df.panel == "test_type"]["group"]) == {"Superiority", "Non-inferiority"}
+    assert set(df[df.panel == "test_type"]["group"]) == {"Superiority", "Non-inferiority"}  # the paper's two are ours too
     studies = tmp_path / "studies.jsonl.gz"
     with gzip.open(studies, "wt", encoding="utf-8") as fh:
         for k, (_, r) in enumerate(test.iterrows()):
@@ -32,8 +32,13 @@ def test_fig3_with_and_without_studies(tmp_path, clinifact_data):
     df, notes = F.fig3_table([str(preds)], entries, clinifact_data["test"], studies, ("All", "Rare"), PAPER)
     assert notes == []
     disease = df[(df.panel == "disease") & (df.metric == "macro_f1")]
-    assert set(disease["group"]) == {"Eye Diseases", "Heart Diseases"} and set(disease["n"]) == {3}
+    ours = disease[disease["n"] > 0]
+    assert set(ours["group"]) == {"Eye Diseases", "Heart Diseases"} and set(ours["n"]) == {3}
     assert disease[disease.group == "Eye Diseases"]["paper (BioBERT)"].iloc[0] == 100.0
+    # a group the paper gives a value for and our test split lacks: n = 0, no value of ours, the paper's beside it
+    empty = disease[disease["n"] == 0].set_index("group")
+    assert empty["paper (BioBERT)"].to_dict() == {"Hemic and Lymphatic Diseases": 100.0, "Otorhinolaryngologic Diseases": 45.0}
+    assert set(empty["value"]) == {""}
 
     out = {"png": str(tmp_path / "fig" / "f.png"), "pdf": str(tmp_path / "fig" / "f.pdf"),
            "csv": str(tmp_path / "t" / "f.csv"), "md": str(tmp_path / "t" / "f.md"), "tex": str(tmp_path / "t" / "f.tex")}
@@ -41,7 +46,15 @@ def test_fig3_with_and_without_studies(tmp_path, clinifact_data):
                                      "papers": str(PAPERS)}, out, {"entries": entries, "excluded_branches": ["All", "Rare"], "notes": []})
     for p in out.values():
         assert Path(p).stat().st_size > 0
-    assert "Fig. 3" in Path(out["md"]).read_text()
+    assert "Fig. 3" in Path(out["md"]).read_text() and "7.0 in wide (text width)" in Path(out["md"]).read_text()
+
+
+def test_a_stand_in_is_named_for_the_run_it_stands_for():
+    entries = [{"model": "tfidf", "system": "discriminative", "stands_for": {"model": "biobert", "system": "discriminative"}},
+               {"model": "gbm", "system": "discriminative", "stands_for": {"model": "openbiollm-70b", "system": "fine_tuned"}},
+               {"model": "biobert", "system": "discriminative"}]
+    assert F.legend_names(entries, paper_numbers(PAPERS)) == {
+        "tfidf": "tfidf (stands in for BioBERT)", "gbm": "gbm (stands in for OpenBioLLM-70B, fine-tuned)", "biobert": "biobert"}
 
 
 def test_statistical_test_type_parsing():

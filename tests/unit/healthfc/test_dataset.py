@@ -12,6 +12,7 @@ from medfc.healthfc.dataset import FIELDS, build_dataset, write_dataset
 from medfc.healthfc.release import ReleaseRow
 from tests.helpers.config import call_step, section
 from tests.helpers.demo import DEMO_RELEASE, parsed_demo_site
+from tests.helpers.figures import PAPERS
 
 URL_A = "https://www.medizin-transparent.at/kaffee/"
 URL_B = "https://www.medizin-transparent.at/zink/"
@@ -165,19 +166,27 @@ def test_steps_on_the_demo(tmp_path):
     outs = {"table2": t / "t2.csv", "summary": t / "summary.json"}
     for k in ("fig1", "fig2", "fig3"):
         outs[k], outs[f"{k}_data"] = t / f"{k}.png", t / f"{k}.csv"
-    call_step(steps.stats, {"dataset": str(t / "ds.jsonl")}, {k: str(v) for k, v in outs.items()}, {"top_topics": 10})
+    assert kaffee["topics_en"] == [""] * len(kaffee["topics"])  # no translation step here: empty, 1:1 with the topics
+    call_step(steps.stats, {"dataset": str(t / "ds.jsonl"), "papers": str(PAPERS)}, {k: str(v) for k, v in outs.items()},
+              {"top_topics": 10})
     for k in ("fig1", "fig2", "fig3"):
         assert (t / f"{k}.png").stat().st_size > 0 and (t / f"{k}.pdf").stat().st_size > 0
     assert (t / "t2.md").exists() and (t / "t2.tex").exists()
     fig3 = pd.read_csv(t / "fig3.csv")
-    assert fig3["claims"].sum() == 31
+    assert fig3[fig3["evidence_level"] != "all"]["claims"].sum() == 31
+    fig2 = pd.read_csv(t / "fig2.csv", keep_default_na=False)
+    assert fig2.loc[0, ["topic", "topic_en", "paper_topic", "paper_share"]].tolist() == [
+        "Nahrungsergänzungsmittel", "", "dietary supplements", "0.18"]
+    assert read_json(t / "summary.json")["figures"]["fig1"] == {"width": "column", "width_in": 3.3}
 
 
 def test_build_dataset_step_uses_the_translation_stage_outputs(tmp_path):
     write_jsonl(tmp_path / "claims.jsonl", CLAIMS)
     write_jsonl(tmp_path / "articles.jsonl", ARTICLES)
+    topics = {a["article_id"]: a["topics"] for a in ARTICLES}
     write_jsonl(tmp_path / "sentences.jsonl", [
-        {"article_id": a, "sentences_de": s, "sentences_en": [f"T:{x}" for x in s]} for a, s in SENTS.items()])
+        {"article_id": a, "sentences_de": s, "sentences_en": [f"T:{x}" for x in s],
+         "topics_de": topics[a], "topics_en": [f"T:{x}" for x in topics[a]]} for a, s in SENTS.items()])
     write_jsonl(tmp_path / "claims_en.jsonl", [
         {"claim_id": c["claim_id"], "question_de": c["question"], "question_en": "Q?",
          "explanation_de": c["explanation"], "explanation_en": "E."} for c in CLAIMS])
@@ -190,6 +199,7 @@ def test_build_dataset_step_uses_the_translation_stage_outputs(tmp_path):
     records = {r["id"]: r for r in read_jsonl(t / "ds.jsonl")}
     assert records["kaffee#0"]["sentences_en"] == [f"T:{x}" for x in SENTS["kaffee"]]
     assert records["zink#0"]["claim_en"] == "Q?" and records["zink#0"]["explanation_en"] == "E."
+    assert records["kaffee#0"]["topics_en"] == ["T:Ernährung", "T:Herz"]  # 1:1 with topics, from the translation step
     assert read_json(t / "ds.json")["mode"] == "crawl"
 
 

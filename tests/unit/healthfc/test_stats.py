@@ -4,13 +4,23 @@ import pytest
 
 import pandas as pd
 
+import medfc.common.plots as plots
 from medfc.healthfc import figures
-from medfc.healthfc.stats import claims_per_year, level_by_verdict, merge_topics, table2, top_topics, topic_key
-from tests.helpers.figures import capture, drawn_texts, inside, overlap
+from medfc.healthfc.stats import (claims_per_year, fig1_table, fig2_table, fig3_table, level_by_verdict, merge_topics, paper_figures,
+                                  table2, top_topics, topic_key)
+from medfc.tables.papers import paper_numbers
+from tests.helpers.figures import (PAPERS, capture, drawn_texts, inside, off_page, overlap, pdf_font_types, pdf_page_inches,
+                                   smallest_font)
+
+PAPER = paper_figures(paper_numbers(PAPERS))
+
+
+TOPICS_EN = {"Ernährung": "Nutrition", "Herz": "Heart", "Haut": "Skin"}  # as the translation step gives them
 
 
 def rec(rid, url, label, level, date, topics, sents_de, sents_en, ev, expl_de="", expl_en="", source="crawl+release"):
     return {"id": rid, "url": url, "label": label, "evidence_level": level, "date": date, "topics": topics,
+            "topics_en": [TOPICS_EN[t] for t in topics],
             "sentences_de": sents_de, "sentences_en": sents_en, "evidence_ids": ev, "gold_evidence": bool(ev),
             "explanation_de": expl_de, "explanation_en": expl_en, "source": source}
 
@@ -77,8 +87,8 @@ def test_claims_per_year_fills_gaps_and_counts_undated():
 def test_top_topics_shares():
     df = top_topics(RECORDS, k=2)
     assert df.to_dict("records") == [
-        {"topic": "Ernährung", "claims": 3, "share": 0.6, "variants": "Ernährung"},
-        {"topic": "Herz", "claims": 2, "share": 0.4, "variants": "Herz"},
+        {"topic": "Ernährung", "topic_en": "Nutrition", "claims": 3, "share": 0.6, "variants": "Ernährung"},
+        {"topic": "Herz", "topic_en": "Heart", "claims": 2, "share": 0.4, "variants": "Herz"},
     ]
 
 
@@ -91,15 +101,53 @@ def test_level_by_verdict_grid():
     assert df["label"].tolist()[:5] == ["SUPPORTED"] * 5
 
 
-def test_figures_written_as_png_and_pdf(tmp_path):
-    per_year, _ = claims_per_year(RECORDS)
+def test_figures_written_as_png_and_pdf_at_column_width_with_truetype_fonts(tmp_path):
+    per_year, _ = fig1_table(RECORDS, PAPER)
     paths = (figures.plot_claims_per_year(per_year, tmp_path / "fig1")
-             + figures.plot_top_topics(top_topics(RECORDS), tmp_path / "fig2")
-             + figures.plot_level_by_verdict(level_by_verdict(RECORDS), tmp_path / "fig3"))
+             + figures.plot_top_topics(fig2_table(RECORDS, 10, PAPER), tmp_path / "fig2")
+             + figures.plot_level_by_verdict(fig3_table(RECORDS, PAPER), tmp_path / "fig3"))
     assert [p.name for p in paths] == ["fig1.png", "fig1.pdf", "fig2.png", "fig2.pdf", "fig3.png", "fig3.pdf"]
     for p in paths:
         head = p.read_bytes()[:8]
         assert head.startswith(b"\x89PNG") if p.suffix == ".png" else head.startswith(b"%PDF")
+    for pdf in paths[1::2]:
+        assert pdf_page_inches(pdf)[0] == 3.3  # the page is the printed size: nothing cropped or scaled
+        assert pdf_font_types(pdf) and not {"Type 3", "Type3"} & pdf_font_types(pdf)
+    # a rerun writes the same bytes
+    first = paths[1].read_bytes()
+    figures.plot_claims_per_year(per_year, tmp_path / "fig1")
+    assert paths[1].read_bytes() == first
+
+
+@pytest.mark.parametrize("plot", ["fig1", "fig2", "fig3"])
+def test_no_text_under_7pt_at_the_printed_size(monkeypatch, plot):
+    figs = capture(monkeypatch, figures)
+    years = pd.DataFrame({"year": range(2008, 2023), "claims": [9, 40, 60, 75, 80, 85, 100, 120, 105, 88, 90, 85, 80, 82, 40],
+                          "articles": [9, 40, 60, 75, 80, 85, 100, 120, 105, 88, 90, 85, 80, 82, 40]})
+    {"fig1": lambda: figures.plot_claims_per_year(years, "unused"),
+     "fig2": lambda: figures.plot_top_topics(fig2_table(RECORDS, 10, PAPER), "unused"),
+     "fig3": lambda: figures.plot_level_by_verdict(fig3_table(RECORDS, PAPER), "unused")}[plot]()
+    fig = figs[0]
+    assert fig.get_size_inches()[0] == pytest.approx(3.3)
+    assert smallest_font(fig) >= 7 and off_page(fig) == []
+    if plot == "fig1":  # 15 years of three-digit counts do not fit above the bars at 7 pt: left to the table
+        assert not [t for t, _ in drawn_texts(fig.axes[0])]
+
+
+def test_the_papers_numbers_beside_ours():
+    fig1, _ = fig1_table(RECORDS, PAPER)
+    assert fig1.set_index("year")["paper_articles"].dropna().to_dict() == {2016: 105}  # the one year the paper names
+    recs = [{"topics": ["Nahrungsergänzungsmittel", "Ernährung"], "topics_en": ["Dietary supplements", "Nutrition"]},
+            {"topics": ["Nahrungsergänzung"], "topics_en": ["Supplements"]}, {"topics": ["Haut"], "topics_en": ["Skin"]}]
+    fig2 = fig2_table(recs, 10, PAPER)
+    assert fig2[["topic", "topic_en", "paper_topic", "paper_share"]].fillna("").to_dict("records") == [
+        {"topic": "Nahrungsergänzung", "topic_en": "Supplements", "paper_topic": "dietary supplements", "paper_share": 0.18},
+        {"topic": "Ernährung", "topic_en": "Nutrition", "paper_topic": "nutrition", "paper_share": 0.15},
+        {"topic": "Haut", "topic_en": "Skin", "paper_topic": "", "paper_share": ""}]
+    fig3 = fig3_table(RECORDS, PAPER)
+    totals = fig3[fig3["evidence_level"] == "all"].set_index("label")
+    assert totals["paper_claims"].to_dict() == {"SUPPORTED": 202, "REFUTED": 125, "NOT ENOUGH INFO": 423}
+    assert totals["claims"].to_dict() == {"SUPPORTED": 2, "REFUTED": 1, "NOT ENOUGH INFO": 2}
 
 
 # --------------------------------------------------------------------------- near-duplicate topics
@@ -121,8 +169,8 @@ def test_top_topics_count_a_merged_topic_once_per_claim():
             {"topics": ["Nahrungsergänzungsmittel"]}, {"topics": ["Nahrungsergänzung"]}, {"topics": []}]
     df = top_topics(recs, k=2)
     assert df.to_dict("records") == [
-        {"topic": "Nahrungsergänzung", "claims": 3, "share": 0.75, "variants": "Nahrungsergänzung; Nahrungsergänzungsmittel"},
-        {"topic": "Ernährung", "claims": 1, "share": 0.25, "variants": "Ernährung"},
+        {"topic": "Nahrungsergänzung", "topic_en": "", "claims": 3, "share": 0.75, "variants": "Nahrungsergänzung; Nahrungsergänzungsmittel"},
+        {"topic": "Ernährung", "topic_en": "", "claims": 1, "share": 0.25, "variants": "Ernährung"},
     ]
 
 
@@ -169,5 +217,23 @@ def test_fig2_share_labels_stay_inside_the_frame(monkeypatch):
     figures.plot_top_topics(df, "unused")
     ax = figs[0].axes[0]
     texts = drawn_texts(ax)
-    assert [t for t, _ in texts] == ["11 %", "16 %", "26 %"]
+    assert [t for t, _ in texts] == ["26 %", "16 %", "11 %"]
     assert all(inside(box, ax.get_window_extent()) for _, box in texts)
+
+
+def test_fig2_names_topics_in_english_draws_the_papers_shares_and_says_they_pass_100(monkeypatch):
+    figs = capture(monkeypatch, figures)
+    figures.plot_top_topics(fig2_table(RECORDS, 10, PAPER), "unused")
+    fig = figs[0]
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["Nutrition", "Heart", "Skin"]
+    assert [round(p.get_width()) for p in ax.patches if p.get_hatch()] == [15]  # the paper's "nutrition" 15 %
+    assert "add up to 120 %, not 100 %" in fig._supxlabel.get_text().replace("\n", " ")
+
+
+def test_fig3_shows_the_papers_totals_beside_ours(monkeypatch):
+    figs = capture(monkeypatch, figures)
+    figures.plot_level_by_verdict(fig3_table(RECORDS, PAPER), "unused")
+    ax = figs[0].axes[0]
+    assert [t for t, _ in drawn_texts(ax)] == ["2\npaper: 202", "1\npaper: 125", "2\npaper: 423"]
+    assert all(inside(box, ax.get_window_extent()) for _, box in drawn_texts(ax))

@@ -89,6 +89,7 @@ def test_demo_memory_covers_every_demo_text(script, parsed):
     expected = {a["title"] for a in articles} | {a["teaser"] for a in articles}
     expected |= {c["question"] for c in claims} | {c["explanation"] for c in claims}
     expected |= {s for a in articles for s in article_sentences(a)}  # body and studies sentences
+    expected |= {t for a in articles for t in a["topics"]}  # breadcrumb topics and tags
     assert set(texts) == {t for t in expected if t}
     assert script.missing_texts(texts) == []
     # the shipped memory is a fresh build of the hand-written TSV (deterministic, origin "demo")

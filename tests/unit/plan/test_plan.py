@@ -127,7 +127,8 @@ def test_fine_tuned_generative_runs_their_options_zero_shot_overrides_and_the_fi
     # ... a named run not planned gives way to the first of its system, else of another, and says so
     cfg["models"]["clinifact"]["fine_tuned"] = []
     opts = Plan(cfg).clinifact_fig3_options()
-    assert opts["entries"] == [{"model": "biobert", "system": "discriminative"}, {"model": "llama3-8b", "system": "zero_shot"}]
+    assert opts["entries"] == [{"model": "biobert", "system": "discriminative"},
+                               {"model": "llama3-8b", "system": "zero_shot", "stands_for": {"model": "openbiollm-70b", "system": "fine_tuned"}}]
     assert opts["notes"] == ["Fig. 3: openbiollm-70b (fine_tuned) is not run; llama3-8b (zero_shot) is shown instead"]
     cfg["experiments"]["clinifact"]["fig3_pair"] = [{"model": "llama3-8b", "system": "zero_shot"}, {"model": "biobert", "system": "discriminative"}]
     assert [e["model"] for e in Plan(cfg).clinifact_fig3_options()["entries"]] == ["llama3-8b", "biobert"]
