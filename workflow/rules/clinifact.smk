@@ -180,13 +180,23 @@ rule clinifact_stats:
             caption="../report/clinifact_table4.rst",
             category="CliniFact",
         ),
+        table_labels_md=f"{RESULTS}/clinifact/stats/table6_labels.md",
+        table_labels_tex=f"{RESULTS}/clinifact/stats/table6_labels.tex",
+        table_words_md=f"{RESULTS}/clinifact/stats/table4_words.md",
+        table_words_tex=f"{RESULTS}/clinifact/stats/table4_words.tex",
         table_classes=f"{RESULTS}/clinifact/stats/fig2_disease_classes.csv",
+        table_classes_md=f"{RESULTS}/clinifact/stats/fig2_disease_classes.md",
+        table_classes_tex=f"{RESULTS}/clinifact/stats/fig2_disease_classes.tex",
+        fig_classes_pdf=f"{RESULTS}/clinifact/stats/fig2_disease_classes.pdf",
         fig_classes=report(
             f"{RESULTS}/clinifact/stats/fig2_disease_classes.png",
             caption="../report/clinifact_fig2.rst",
             category="CliniFact",
         ),
         table_years=f"{RESULTS}/clinifact/stats/figS1_years.csv",
+        table_years_md=f"{RESULTS}/clinifact/stats/figS1_years.md",
+        table_years_tex=f"{RESULTS}/clinifact/stats/figS1_years.tex",
+        fig_years_pdf=f"{RESULTS}/clinifact/stats/figS1_years.pdf",
         fig_years=report(
             f"{RESULTS}/clinifact/stats/figS1_years.png", caption="../report/clinifact_figS1.rst", category="CliniFact"
         ),
