@@ -27,9 +27,7 @@ import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-from typing import Literal
+from typing import Any, Literal
 
 from medfc.common.labels import CLINIFACT_LABELS, LOE_LABELS, VERACITY_LABELS
 from medfc.common.options import Options
@@ -71,7 +69,7 @@ class Pool:
 
 @dataclass
 class Unmatched:
-    """Predictions left out, counted by reason (an id the dataset lacks, an id repeated in one row)."""
+    """Predictions left out, counted by reason (no gold label, an id the dataset lacks, an id repeated in one row)."""
 
     counts: dict[str, int] = field(default_factory=dict)
 
@@ -109,7 +107,9 @@ def _rows(runs: Sequence[Run], keys: Sequence[str], item_of: Mapping[str, int], 
             if test_only and r.get("split", "test") != "test":
                 continue
             rid = str(r.get("id"))
-            if rid not in item_of:
+            if r.get("label") is None:
+                unmatched.add("no gold label")
+            elif rid not in item_of:
                 unmatched.add("id not in the dataset")
             elif rid in row[2]:
                 unmatched.add("id repeated in a row")
@@ -155,8 +155,7 @@ def healthfc_section(runs: Sequence[Run], claims: Iterable[Record], pool: Pool, 
     item_of = {str(c["id"]): i for i, c in enumerate(claims)}
     rows = _rows(runs, ("lang", "model", "system"), item_of, unmatched, test_only=False)
     used = sorted({item_of[str(r["id"])] for _, records in rows for r in records})
-    new_index = {old: new for new, old in enumerate(used)}
-    item_of = {str(claims[old]["id"]): new for old, new in new_index.items()}
+    item_of = {str(claims[old]["id"]): new for new, old in enumerate(used)}
     items, docs = [], {}
     for old in used:
         c = claims[old]
@@ -183,13 +182,12 @@ def healthfc_section(runs: Sequence[Run], claims: Iterable[Record], pool: Pool, 
             "items": items, "docs": docs, "rows": _encode_rows(rows, labels, item_of, evidence, declared)}
 
 
-def clinifact_section(runs: Sequence[Run], pairs: Iterable[Any]) -> tuple[dict[str, Any] | None, Unmatched]:
+def clinifact_section(runs: Sequence[Run], pairs: Iterable[Any], unmatched: Unmatched) -> dict[str, Any] | None:
     """CliniFact's part of the page: ``runs`` (each model's predictions; their test split) and the test split's
     ``pairs`` (:class:`medfc.experiments.clinifact_data.Pair`: id, claim, title, abstract, label); None without runs.
     A pair's evidence is its whole abstract, which every row reads."""
-    unmatched = Unmatched()
     if not runs:
-        return None, unmatched
+        return None
     pairs = list(pairs)
     item_of = {str(p.id): i for i, p in enumerate(pairs)}
     rows = _rows(runs, ("model", "system"), item_of, unmatched, test_only=True)
@@ -202,20 +200,16 @@ def clinifact_section(runs: Sequence[Run], pairs: Iterable[Any]) -> tuple[dict[s
         docs.setdefault(key, {"title": p.title, "text": p.abstract})
         items.append({"id": str(p.id), "label": str(p.label or ""), "doc": key, "text": {"": p.claim}, "gold": None})
     labels = ordered_labels(CLINIFACT_LABELS, {*_seen_labels(rows), *CLINIFACT_LABELS})
-    section = {"key": "clinifact", "title": "CliniFact (test split)", "unit": "pair", "kind": "abstract", "langs": [""], "labels": labels,
-               "items": items, "docs": docs, "rows": _encode_rows(rows, labels, item_of, lambda r: (None, None), lambda entry: CLINIFACT_LABELS)}
-    return section, unmatched
+    return {"key": "clinifact", "title": "CliniFact (test split)", "unit": "pair", "kind": "abstract", "langs": [""], "labels": labels,
+            "items": items, "docs": docs, "rows": _encode_rows(rows, labels, item_of, lambda r: (None, None), lambda entry: CLINIFACT_LABELS)}
 
 
 def page_data(healthfc: Sequence[Run], claims: Iterable[Record], clinifact: Sequence[Run], pairs: Iterable[Any],
               scale: str) -> tuple[dict[str, Any], dict[str, int]]:
     """The page's data (both datasets, the shared texts) and the predictions left out, counted by reason."""
     pool, unmatched = Pool(), Unmatched()
-    hfc = healthfc_section(healthfc, claims, pool, unmatched)
-    cf, cf_unmatched = clinifact_section(clinifact, pairs)
-    for reason, n in cf_unmatched.counts.items():
-        unmatched.counts[reason] = unmatched.counts.get(reason, 0) + n
-    datasets = [d for d in (hfc, cf) if d is not None]
+    sections = healthfc_section(healthfc, claims, pool, unmatched), clinifact_section(clinifact, pairs, unmatched)
+    datasets = [d for d in sections if d is not None]
     return {"datasets": datasets, "texts": pool.texts, "scale": scale}, dict(sorted(unmatched.counts.items()))
 
 

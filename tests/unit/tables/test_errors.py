@@ -40,7 +40,8 @@ HEALTHFC_RUNS = [  # (entry, records): two folds of the pipeline, two of retriev
       _hfc("a#1", "REFUTED", "SUPPORTED", 0.5, 0, pred_evidence_ids=[3], evidence=["Sentence a3."])]),
     ({"lang": "en", "model": "tfidf", "system": "pipeline", "fold": 1},
      [_hfc("b#0", "NOT ENOUGH INFO", "REFUTED", 0.4, 1, pred_evidence_ids=[], evidence=[]),
-      _hfc("not-in-dataset#0", "REFUTED", "REFUTED", 0.9, 1, pred_evidence_ids=[0], evidence=[])]),
+      _hfc("not-in-dataset#0", "REFUTED", "REFUTED", 0.9, 1, pred_evidence_ids=[0], evidence=[]),
+      {"id": "b#0", "label": None, "pred_label": "REFUTED"}]),
     ({"lang": "en", "model": "tfidf", "system": "retrieved_web", "fold": 0},
      [_hfc("a#0", "SUPPORTED", "REFUTED", 0.7, 0, pred_evidence_ids=None, evidence=[SNIPPET, "Only for a#0."]),
       _hfc("a#1", "REFUTED", "REFUTED", 0.8, 0, pred_evidence_ids=None, evidence=[SNIPPET])]),
@@ -75,7 +76,7 @@ CLINIFACT_RUNS = [
 @pytest.fixture(scope="module")
 def data():
     built, left_out = page_data(HEALTHFC_RUNS, CLAIMS, CLINIFACT_RUNS, PAIRS, "smoke")
-    assert left_out == {"id not in the dataset": 1}
+    assert left_out == {"id not in the dataset": 1, "no gold label": 1}
     return built
 
 
@@ -148,7 +149,8 @@ def test_the_step_writes_the_same_bytes_from_the_files(tmp_path):
                                           "scale": "smoke"})
     counts = write_error_browser(inputs, {"html": tmp_path / "errors.html"}, options)
     first = (tmp_path / "errors.html").read_bytes()
-    assert counts == {"healthfc_items": 3, "clinifact_items": 3, "predictions": 11, "left out: id not in the dataset": 1}
+    assert counts == {"healthfc_items": 3, "clinifact_items": 3, "predictions": 11, "left out: id not in the dataset": 1,
+                      "left out: no gold label": 1}
     write_error_browser(inputs, {"html": tmp_path / "errors.html"}, options)
     assert (tmp_path / "errors.html").read_bytes() == first
     embedded = read_embedded(first.decode("utf-8"))
