@@ -165,7 +165,8 @@ PROBE = r"""
       var details = document.querySelector("#list details.doc");
       if (details) {
         details.open = true; details.dispatchEvent(new Event("toggle"));
-        d.doc = {sentences: details.querySelectorAll("li").length, gold: details.querySelectorAll("li.gold").length,
+        d.doc = {item: details.closest("article.item").getAttribute("data-item"),
+                 sentences: details.querySelectorAll("li").length, gold: details.querySelectorAll("li.gold").length,
                  tags: details.querySelectorAll(".tag").length, text: details.textContent.length};
       }
       out.datasets.push(d);

@@ -65,11 +65,11 @@ def check_page(probe: dict, data: dict, files_of_row: dict[str, dict[str, list[s
         cell = seen["cell"]
         assert cell["shown"]["preds"] == cell["value"] == expected[names[int(cell["row"])]]["pairs"].get((cell["gold_label"], cell["pred_label"]), 0)
         assert cell["shown"]["shown_rows"] == ([cell["row"]] if cell["value"] else [])
-        # the first card's document: a HealthFC article's sentences, the claim's gold ones marked
+        # the first shown card's document: a HealthFC article's sentences, the claim's gold ones marked
         if ds["kind"] == "article":
-            first_item = ds["items"][0]
-            sentences = ds["docs"][first_item["doc"]]["sentences"][ds["langs"][0]]
-            assert seen["doc"]["sentences"] == len(sentences) and seen["doc"]["gold"] == len(first_item["gold"])
+            item = next(i for i in ds["items"] if i["id"] == seen["doc"]["item"])
+            sentences = ds["docs"][item["doc"]]["sentences"][ds["langs"][0]]
+            assert seen["doc"]["sentences"] == len(sentences) and seen["doc"]["gold"] == len(item["gold"]), (seen["doc"], item)
         else:
             assert seen["doc"]["text"] > 0
 
