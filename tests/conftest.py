@@ -31,6 +31,7 @@ SHARED_MODULES = frozenset({
     "tests/workflow/test_clinifact_demo.py",
     "tests/workflow/test_code_versions.py",
     "tests/workflow/test_example_tables.py",
+    "tests/workflow/test_error_browser.py",
     "tests/workflow/test_experiments.py",
     "tests/workflow/test_healthfc_demo.py",
     "tests/workflow/test_outputs_for_tools.py",

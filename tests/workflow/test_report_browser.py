@@ -26,12 +26,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.browser import WINDOW, chromium_run
 from tests.helpers.services import chromium_path, unavailable
 
 
 pytestmark = pytest.mark.workflow
 
-WINDOW = (1400, 1000)
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml")
 
 
@@ -44,16 +44,7 @@ def chromium() -> str:
 
 
 def _browser(chromium: str, profile_dir: Path, *args: str, timeout: int = 180) -> subprocess.CompletedProcess:
-    cmd = [
-        chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic",
-        "--disable-dev-shm-usage", "--hide-scrollbars", "--force-device-scale-factor=1",
-        # a self-contained report needs no network: any host lookup fails
-        "--host-resolver-rules=MAP * ~NOTFOUND",
-        f"--user-data-dir={profile_dir}", f"--window-size={WINDOW[0]},{WINDOW[1]}",
-        "--virtual-time-budget=20000", *args,
-    ]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return chromium_run(chromium, profile_dir, *args, timeout=timeout, window=WINDOW)
 
 
 def _js_var(page: str, name: str) -> dict:

@@ -50,7 +50,7 @@ rule main_tex:
         STEP_SCRIPT
 
 
-# the run's index: what each folder holds, the headline tables, every figure, which runs made them
+# the run's index: what each folder holds, the error browser, the headline tables, every figure, which runs made them
 # (medfc.common.run_index); made after everything else rule all asks for
 rule index:
     input:

@@ -2,7 +2,7 @@
 
 It says which runs made the results (their start, command, config files, software and device, from the
 provenance records: ``provenance/runs.jsonl``, ``provenance/software.yml`` and each experiment's ``info.json``),
-shows the headline tables, lists every figure, and describes every folder and the files whose names do not
+links the error browser (``errors.html``), shows the headline tables, lists every figure, and describes every folder and the files whose names do not
 explain themselves. A folder of the run that no entry of :data:`FOLDERS` describes is listed as such, so the
 index never hides a file.
 """
@@ -54,6 +54,8 @@ FOLDERS: tuple[tuple[str, str], ...] = (
                  "Table 3 (the datasets' structure)"),
     ("checkpoints/", "kept models (experiments.keep_checkpoints), each with its card; not a workflow output"),
     ("main.tex", "one LaTeX document that inputs every table and includes every figure of the run: `pdflatex main.tex` here"),
+    ("errors.html", "the error browser: every test claim or pair with each row's prediction, probability and evidence, "
+                    "filters and a confusion matrix per row (one page, opens from the file system)"),
     ("provenance/", "`software.yml` (every package's version behind these results) and `runs.jsonl` (each run's command and resolved config)"),
     ("logs/", "every job's log, by stage; a failed job's cause is at the end of its log"),
     ("timings/", "every job's wall and CPU seconds and memory (Snakemake's benchmark files, by stage)"),
@@ -69,6 +71,8 @@ FILES: tuple[tuple[str, str], ...] = (
     ("stats.json", "the crawl's accounting of every URL the sitemaps list (fetched, cached, skipped by reason)"),
     ("dataset_card.md", "the dataset card: fields, splits, sources and their licences (Hugging Face format)"),
 )
+
+ERROR_BROWSER = "errors.html"  # the run's error browser (rule error_browser), linked at the top of the index
 
 # the papers' tables shown in full in the index (when the run made them), in this order, then MedSNIP's
 HEADLINE_TABLES = ("tables/healthfc_table3.md", "tables/healthfc_table5.md", "tables/clinifact_table8.md")
@@ -204,6 +208,11 @@ def index_markdown(results: Path, provenance: Path, files: Sequence[str], this_r
     out += ["", f"Software: {software_line(provenance / 'software.yml')} (`provenance/software.yml`).",
             "Device of the experiments: " + ("; ".join(f"{d} ({n})" for d, n in devices.most_common()) or "none recorded") + ".",
             "Each run's resolved config is its line in `provenance/runs.jsonl`."]
+    if ERROR_BROWSER in files:
+        out += ["", "## Error browser", "",
+                f"[`{ERROR_BROWSER}`]({ERROR_BROWSER}): every test claim (HealthFC) and test pair (CliniFact) with each row's "
+                "prediction, its probability and the evidence it selected, filters by row, gold and predicted class, and a "
+                "confusion matrix per row. It opens from the file system."]
     out += ["", "## Headline tables", ""]
     headline = [f for f in HEADLINE_TABLES if f in files] + [f for f in files if MEDSNIP_TABLE.fullmatch(f)]
     for rel in headline:
@@ -234,9 +243,10 @@ def index_markdown(results: Path, provenance: Path, files: Sequence[str], this_r
 
 
 def markdown_to_html(markdown: str, title: str) -> str:
-    """The index's Markdown as a small self-contained HTML page (headings, paragraphs, lists, pipe tables, code)."""
+    """The index's Markdown as a small self-contained HTML page (headings, paragraphs, lists, pipe tables, code, links)."""
     def inline(text: str) -> str:
-        return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text, quote=False))
+        text = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text, quote=False))
+        return re.sub(r"\[([^\]]+)\]\(([^()\s\"]+)\)", r'<a href="\2">\1</a>', text)  # a link: [text](relative path)
 
     body: list[str] = []
     lines = markdown.splitlines()

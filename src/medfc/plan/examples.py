@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from medfc.experiments.systems import EVIDENCE_SYSTEMS
 from medfc.plan.experiments import ExperimentsPlan
 from medfc.plan.jobs import JobSpec, call, one_job
-from medfc.tables.example_options import ErrorsOptions, ExampleClaimsOptions, ExamplePairsOptions
+from medfc.tables.example_options import WrongClaimsOptions, ExampleClaimsOptions, ExamplePairsOptions
 
 if TYPE_CHECKING:
     from medfc.plan import Plan
@@ -86,7 +86,7 @@ def example_jobs() -> list[JobSpec]:
     return [
         JobSpec("healthfc_table1", "light", options=call(ExamplesPlan.example_claims_options), options_class=ExampleClaimsOptions,
                 inputs=call(ExamplesPlan.example_claims_inputs), planned=one_job(_claims_planned)),
-        JobSpec("healthfc_table4", "light", options=call(ExamplesPlan.errors_options), options_class=ErrorsOptions,
+        JobSpec("healthfc_table4", "light", options=call(ExamplesPlan.errors_options), options_class=WrongClaimsOptions,
                 inputs=call(ExamplesPlan.errors_inputs), planned=one_job(_errors_planned)),
         JobSpec("clinifact_table5", "light", options=call(ExamplesPlan.example_pairs_options), options_class=ExamplePairsOptions,
                 inputs=call(ExamplesPlan.example_splits_inputs), planned=one_job(_pairs_planned)),

@@ -1,6 +1,7 @@
 """The tables' and Fig. 3's plan: each experiments table of the run (a record of :data:`TABLE_SPECS`: the runs
-it reads, which of their files, the options it adds) and the two CliniFact runs Fig. 3 compares; the tables'
-and the figure's records of the job table (:func:`report_jobs`)."""
+it reads, which of their files, the options it adds), the two CliniFact runs Fig. 3 compares and the prediction
+files the run's error browser reads; the tables', the figure's and the error browser's records of the job table
+(:func:`report_jobs`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from medfc.experiments.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE
 from medfc.figures.options import Fig3Options
 from medfc.plan.experiments import CliniFactRun, ExperimentsPlan, HealthFCRun
 from medfc.plan.jobs import JobSpec, call, one_job
+from medfc.tables.errors import ErrorsOptions
 from medfc.tables.options import TABLE_OPTIONS
 
 if TYPE_CHECKING:
@@ -98,6 +100,27 @@ class TablesPlan(ExperimentsPlan):
         return {"entries": entries,
                 "excluded_branches": self.config["clinifact"]["stats"]["excluded_branches"], "notes": notes}
 
+    # ------------------------------------------------------------------------------ error browser
+    def error_browser_inputs(self) -> dict[str, object]:
+        """The error browser's: every HealthFC run's predictions (each fold's) with the dataset, every CliniFact run's
+        with the test split's pairs, in the order of :meth:`error_browser_options`."""
+        inputs: dict[str, object] = {}
+        if runs := self.healthfc_runs():
+            inputs["healthfc"] = [f"{self.healthfc_run_dir(r)}/predictions.jsonl" for r in runs]
+            inputs["dataset"] = self.layout.under("healthfc/dataset/healthfc.jsonl")
+        if cf := self.clinifact_runs():
+            inputs["clinifact"] = [f"{r['dir']}/predictions.jsonl" for r in cf]
+            inputs["pairs"] = f"{self.clinifact_pairs_dir}/test_set.csv"
+        return inputs
+
+    def error_browser_options(self) -> dict[str, object]:
+        return {"healthfc": [dict(r) for r in self.healthfc_runs()], "clinifact": self.clinifact_table_entries(),
+                "scale": self.config["experiments"]["scale"]}
+
+    def error_browser_planned(self) -> bool:
+        """Whether the run writes the error browser: the experiments stage with a run of either dataset."""
+        return self.stage_enabled("experiments") and bool(self.healthfc_runs() or self.clinifact_runs())
+
     # ----------------------------------------------------------------------------------- targets
     def experiment_targets(self) -> list[str]:
         targets = []
@@ -109,6 +132,8 @@ class TablesPlan(ExperimentsPlan):
         targets += [f"{self.layout.tables}/{t}.csv" for t in planned_tables(self)]
         if cf:
             targets.append(f"{self.layout.figures}/clinifact_fig3.png")
+        if self.error_browser_planned():
+            targets.append(self.layout.under("errors.html"))  # beside the run's index (rule error_browser)
         return targets + self.final_targets()
 
 
@@ -185,11 +210,13 @@ def _fig3_planned(plan: Plan) -> bool:
 
 
 def report_jobs() -> list[JobSpec]:
-    """The tables' and Fig. 3's records."""
+    """The tables', Fig. 3's and the error browser's records."""
     return [
         JobSpec("table", "light", ("table",), options=call(TablesPlan.table_options, "table"),
                 options_class=lambda w: TABLE_OPTIONS[w["table"]], inputs=call(TablesPlan.table_inputs, "table"),
                 planned=lambda plan: [{"table": t} for t in planned_tables(plan)] if plan.stage_enabled("experiments") else []),
         JobSpec("clinifact_fig3", "light", options=call(TablesPlan.clinifact_fig3_options), options_class=Fig3Options,
                 inputs=call(TablesPlan.clinifact_fig3_inputs), planned=one_job(_fig3_planned)),
+        JobSpec("error_browser", "light", options=call(TablesPlan.error_browser_options), options_class=ErrorsOptions,
+                inputs=call(TablesPlan.error_browser_inputs), planned=one_job(TablesPlan.error_browser_planned)),
     ]

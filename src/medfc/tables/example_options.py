@@ -18,7 +18,7 @@ class ExampleClaimsOptions(Options):
 
 
 @dataclass(frozen=True)
-class ErrorsOptions(Options):
+class WrongClaimsOptions(Options):
     """HealthFC Table 4: the runs behind it, one entry per fold (its ``lang`` / ``model`` / ``system`` / ``fold``, in the
     order of the ``scores`` and ``predictions`` inputs), how many wrong claims it shows, where it cuts the evidence
     (words), and what the numbers are (``experiments.scale``)."""

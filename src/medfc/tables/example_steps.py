@@ -5,7 +5,7 @@ one stem) by :func:`medfc.common.io.write_table`; the rows, the caption and the 
 
 ``healthfc_table1`` (:class:`ExampleClaimsOptions`)
     inputs ``dataset`` (the rebuilt HealthFC JSONL).
-``healthfc_table4`` (:class:`ErrorsOptions`)
+``healthfc_table4`` (:class:`WrongClaimsOptions`)
     inputs ``scores`` and ``predictions`` (one per fold of every row of a system that selects evidence, in the order of
     ``options.entries``), ``dataset`` (the claims' text).
 ``clinifact_table5``, ``clinifact_table7`` (:class:`ExamplePairsOptions`)
@@ -20,7 +20,7 @@ from pathlib import Path
 from medfc.common.io import input_paths, read_json, read_jsonl, table_stem, write_table
 from medfc.common.stepfiles import StepFiles
 from medfc.tables import examples
-from medfc.tables.example_options import ErrorsOptions, ExampleClaimsOptions, ExamplePairsOptions
+from medfc.tables.example_options import WrongClaimsOptions, ExampleClaimsOptions, ExamplePairsOptions
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ def healthfc_table1(inputs: StepFiles, outputs: StepFiles, options: ExampleClaim
     return _write(examples.healthfc_examples(records, options.words, options.lang), outputs)
 
 
-def healthfc_table4(inputs: StepFiles, outputs: StepFiles, options: ErrorsOptions) -> dict[str, int]:
+def healthfc_table4(inputs: StepFiles, outputs: StepFiles, options: WrongClaimsOptions) -> dict[str, int]:
     """HealthFC Table 4: the wrong claims of the row of best veracity F1, from every fold's scores and predictions."""
     scores, predictions = input_paths(inputs, "scores"), input_paths(inputs, "predictions")
     if not len(scores) == len(predictions) == len(options.entries):

@@ -151,8 +151,27 @@ def test_targets_of_the_default_config_and_of_the_experiments():
           for f in ("predictions.jsonl", "scores.json")],
         "results/experiments/clinifact/tfidf/predictions.jsonl", "results/experiments/clinifact/tfidf/scores.json",
         "results/tables/healthfc_table3.csv", "results/tables/healthfc_table5.csv",
-        "results/tables/clinifact_table8.csv", "results/figures/clinifact_fig3.png",
+        "results/tables/clinifact_table8.csv", "results/figures/clinifact_fig3.png", "results/errors.html",
     ]  # no significance tables: no compared pair of systems runs, one CliniFact system
+
+
+def test_the_error_browser_reads_every_runs_predictions_and_the_texts_of_both_datasets():
+    cfg = config(stages__experiments=True, experiments__healthfc__systems=["pipeline", "claims_only"], experiments__healthfc__folds=[0, 1],
+                 models__healthfc={"en": ["tfidf"], "de": []}, models__clinifact={"discriminative": ["tfidf", "gbm"], "zero_shot": [], "fine_tuned": []})
+    plan = Plan(cfg)
+    runs = [(s, f) for s in ("pipeline", "claims_only") for f in (0, 1)]
+    assert plan.inputs("error_browser") == {
+        "healthfc": [f"results/experiments/healthfc/en/tfidf/{s}/fold{f}/predictions.jsonl" for s, f in runs],
+        "dataset": "results/healthfc/dataset/healthfc.jsonl",
+        "clinifact": ["results/experiments/clinifact/tfidf/predictions.jsonl", "results/experiments/clinifact/gbm/predictions.jsonl"],
+        "pairs": "results/clinifact/pairs/test_set.csv"}
+    assert plan.options("error_browser") == {
+        "clinifact": [{"model": "tfidf", "system": "discriminative"}, {"model": "gbm", "system": "discriminative"}],
+        "healthfc": [{"fold": f, "lang": "en", "model": "tfidf", "system": s} for s, f in runs], "scale": cfg["experiments"]["scale"]}
+    # one dataset's runs only: the other's inputs are not asked for; no experiments, no page
+    only = Plan(config(stages__experiments=True, models__healthfc={"en": [], "de": []}))
+    assert set(only.inputs("error_browser")) == {"clinifact", "pairs"} and "results/errors.html" in only.experiment_targets()
+    assert [j for j in Plan(config()).planned_jobs() if j[0].rule == "error_browser"] == []
 
 
 def test_a_table_reads_exactly_its_runs():

@@ -1,0 +1,279 @@
+"""The run's error browser: ``<results_dir>/errors.html``, one self-contained page (no server, no network) that lists
+every test claim of HealthFC and every test pair of CliniFact with what each row of the run (a HealthFC lang /
+model / system over its folds, a CliniFact model and system) predicted for it.
+
+:func:`healthfc_section` and :func:`clinifact_section` turn the rows' prediction records and the dataset's texts into
+one dataset's part of the page's data; :func:`page` embeds that data as JSON in the page with its script
+(:mod:`medfc.tables.errors_page`). The data is compact and written once per text:
+
+- ``texts``: every evidence text a row was shown that is not a sentence of the claim's article (retrieved snippets,
+  an oracle's gold sentences), once, shared by all rows;
+- a dataset's ``docs``: each HealthFC article's sentences (per language a row reads) or each CliniFact abstract, once;
+- its ``items``: one per claim or pair, in the dataset's order: id, gold label, text (per language), its document,
+  its gold evidence sentences (HealthFC);
+- its ``rows``: each row's predictions, ``[item, gold, predicted, probability, fold, selected sentence ids, shown
+  texts]``, the labels as indices into the dataset's ``labels`` (``None``: no prediction).
+
+Same inputs, same bytes: every list is in a fixed order and the JSON's keys are sorted. The rule's step is
+:func:`write_error_browser`, its options :class:`ErrorsOptions`; the module imports only the standard library at
+its top (the plan reads it when Snakemake plans the DAG), the step reads the CliniFact pairs as the runs do
+(:func:`medfc.experiments.clinifact_data.load_pairs`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from medfc.common.labels import CLINIFACT_LABELS, LOE_LABELS, VERACITY_LABELS
+from medfc.common.options import Options
+from medfc.common.stepfiles import StepFiles
+from medfc.experiments.systems import SYSTEMS
+from medfc.experiments.systems import system as system_spec
+from medfc.tables.errors_page import PAGE_TEMPLATE
+
+log = logging.getLogger(__name__)
+
+Record = Mapping[str, Any]
+Run = tuple[Mapping[str, Any], Sequence[Record]]  # one prediction file: its entry (lang, model, system, fold) and its records
+
+
+@dataclass(frozen=True)
+class ErrorsOptions(Options):
+    """The error browser's (rule ``error_browser``): one entry per prediction file of each dataset, in its input
+    order (HealthFC: ``lang``, ``model``, ``system``, ``fold``; CliniFact: ``model``, ``system``), and the run's
+    scale (``experiments.scale``). A light module: the plan builds these when Snakemake plans the DAG."""
+
+    healthfc: tuple[dict[str, Any], ...]
+    clinifact: tuple[dict[str, Any], ...]
+    scale: Literal["smoke", "cpu", "paper"]
+
+
+@dataclass
+class Pool:
+    """Texts kept once, each by its index in :attr:`texts` (first seen first)."""
+
+    texts: list[str] = field(default_factory=list)
+    index: dict[str, int] = field(default_factory=dict)
+
+    def add(self, text: str) -> int:
+        if text not in self.index:
+            self.index[text] = len(self.texts)
+            self.texts.append(text)
+        return self.index[text]
+
+
+@dataclass
+class Unmatched:
+    """Predictions left out, counted by reason (no gold label, an id the dataset lacks, an id repeated in one row)."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def add(self, reason: str) -> None:
+        self.counts[reason] = self.counts.get(reason, 0) + 1
+
+
+def ordered_labels(known: Sequence[str], seen: Iterable[str]) -> list[str]:
+    """``known`` labels that were seen, in their order, then any other seen label, sorted."""
+    seen = set(seen)
+    return [label for label in known if label in seen] + sorted(seen - set(known))
+
+
+def row_name(entry: Mapping[str, Any], keys: Sequence[str]) -> str:
+    return " / ".join(str(entry[k]) for k in keys if entry.get(k) not in (None, ""))
+
+
+def _probability(record: Record) -> float | None:
+    probs = record.get("probs") or {}
+    value = probs.get(record.get("pred_label")) if isinstance(probs, Mapping) else None
+    return None if value is None else round(float(value), 3)
+
+
+def _rows(runs: Sequence[Run], keys: Sequence[str], item_of: Mapping[str, int], unmatched: Unmatched,
+          test_only: bool) -> list[tuple[dict[str, Any], list[Record]]]:
+    """The runs grouped into rows (the entry without its fold), in their first file's order: each row's entry and its
+    records, each id once (a record of another split than the test split left out where ``test_only``)."""
+    rows: dict[str, tuple[dict[str, Any], list[Record], set[str]]] = {}
+    for entry, records in runs:
+        name = row_name(entry, keys)
+        row = rows.setdefault(name, ({k: entry[k] for k in keys if k in entry} | {"name": name, "folds": []}, [], set()))
+        if entry.get("fold") is not None and int(entry["fold"]) not in row[0]["folds"]:
+            row[0]["folds"].append(int(entry["fold"]))
+        for r in records:
+            if test_only and r.get("split", "test") != "test":
+                continue
+            rid = str(r.get("id"))
+            if r.get("label") is None:
+                unmatched.add("no gold label")
+            elif rid not in item_of:
+                unmatched.add("id not in the dataset")
+            elif rid in row[2]:
+                unmatched.add("id repeated in a row")
+            else:
+                row[2].add(rid)
+                row[1].append({**r, "fold": entry.get("fold", r.get("fold"))})
+    return [(entry, records) for entry, records, _ in rows.values()]
+
+
+def _encode_rows(rows: list[tuple[dict[str, Any], list[Record]]], labels: list[str], item_of: Mapping[str, int],
+                 evidence: Any, declared: Any) -> list[dict[str, Any]]:
+    """Each row's entry with its predictions as compact lists, sorted by item (``evidence(record)``: the row's
+    selected sentence ids and shown texts of one record), and its labels: those its system predicts
+    (``declared(entry)``) and any other it has, in the dataset's order (the axes of its confusion matrix)."""
+    code = {label: i for i, label in enumerate(labels)}
+    out = []
+    for entry, records in rows:
+        preds = []
+        for r in records:
+            ids, texts = evidence(r)
+            pred = r.get("pred_label")
+            preds.append([item_of[str(r["id"])], code[str(r["label"])], None if pred is None else code[str(pred)], _probability(r),
+                          None if r.get("fold") is None else int(r["fold"]), ids, texts])
+        preds.sort(key=lambda p: p[0])
+        seen = {*declared(entry), *(str(r["label"]) for r in records),
+                *(str(r["pred_label"]) for r in records if r.get("pred_label") is not None)}
+        out.append({**entry, "folds": sorted(entry["folds"]), "labels": [code[x] for x in labels if x in seen], "preds": preds})
+    return out
+
+
+def _seen_labels(rows: list[tuple[dict[str, Any], list[Record]]]) -> set[str]:
+    return {str(r[k]) for _, records in rows for r in records for k in ("label", "pred_label") if r.get(k) is not None}
+
+
+def healthfc_section(runs: Sequence[Run], claims: Iterable[Record], pool: Pool, unmatched: Unmatched) -> dict[str, Any] | None:
+    """HealthFC's part of the page: ``runs`` (each fold's predictions of a lang / model / system) and the dataset's
+    ``claims`` (its records: the claims' texts in each language a row reads, their articles' sentences, their gold
+    evidence); None without runs."""
+    if not runs:
+        return None
+    langs = sorted({str(entry["lang"]) for entry, _ in runs})
+    claims = list(claims)
+    item_of = {str(c["id"]): i for i, c in enumerate(claims)}
+    rows = _rows(runs, ("lang", "model", "system"), item_of, unmatched, test_only=False)
+    used = sorted({item_of[str(r["id"])] for _, records in rows for r in records})
+    item_of = {str(claims[old]["id"]): new for new, old in enumerate(used)}
+    items, docs = [], {}
+    for old in used:
+        c = claims[old]
+        article = str(c.get("article_id") or c["id"])
+        if article not in docs:
+            docs[article] = {"title": str(c.get("title") or article),
+                             "sentences": {lang: [str(s) for s in c.get(f"sentences_{lang}") or []] for lang in langs}}
+        items.append({"id": str(c["id"]), "label": str(c.get("label") or ""), "doc": article,
+                      "text": {lang: str(c.get(f"claim_{lang}") or "") for lang in langs},
+                      "gold": sorted(int(i) for i in c.get("evidence_ids") or [])})
+
+    def evidence(r: Record) -> tuple[list[int] | None, list[int] | None]:
+        ids = r.get("pred_evidence_ids")
+        if ids is not None:
+            return sorted(int(i) for i in ids), None
+        shown = [str(t) for t in r.get("evidence") or []]
+        return None, ([pool.add(t) for t in shown] if shown else None)
+
+    def declared(entry: Mapping[str, Any]) -> tuple[str, ...]:
+        return system_spec(str(entry["system"])).labels if entry["system"] in SYSTEMS else ()
+
+    labels = ordered_labels([*VERACITY_LABELS, *LOE_LABELS], {*_seen_labels(rows), *(x for entry, _ in rows for x in declared(entry))})
+    return {"key": "healthfc", "title": "HealthFC", "unit": "claim", "kind": "article", "langs": langs, "labels": labels,
+            "items": items, "docs": docs, "rows": _encode_rows(rows, labels, item_of, evidence, declared)}
+
+
+def clinifact_section(runs: Sequence[Run], pairs: Iterable[Any], unmatched: Unmatched) -> dict[str, Any] | None:
+    """CliniFact's part of the page: ``runs`` (each model's predictions; their test split) and the test split's
+    ``pairs`` (:class:`medfc.experiments.clinifact_data.Pair`: id, claim, title, abstract, label); None without runs.
+    A pair's evidence is its whole abstract, which every row reads."""
+    if not runs:
+        return None
+    pairs = list(pairs)
+    item_of = {str(p.id): i for i, p in enumerate(pairs)}
+    rows = _rows(runs, ("model", "system"), item_of, unmatched, test_only=True)
+    used = sorted({item_of[str(r["id"])] for _, records in rows for r in records})
+    item_of = {str(pairs[old].id): new for new, old in enumerate(used)}
+    items, docs, doc_of = [], {}, {}
+    for old in used:
+        p = pairs[old]
+        key = doc_of.setdefault((p.title, p.abstract), f"a{len(doc_of)}")
+        docs.setdefault(key, {"title": p.title, "text": p.abstract})
+        items.append({"id": str(p.id), "label": str(p.label or ""), "doc": key, "text": {"": p.claim}, "gold": None})
+    labels = ordered_labels(CLINIFACT_LABELS, {*_seen_labels(rows), *CLINIFACT_LABELS})
+    return {"key": "clinifact", "title": "CliniFact (test split)", "unit": "pair", "kind": "abstract", "langs": [""], "labels": labels,
+            "items": items, "docs": docs, "rows": _encode_rows(rows, labels, item_of, lambda r: (None, None), lambda entry: CLINIFACT_LABELS)}
+
+
+def page_data(healthfc: Sequence[Run], claims: Iterable[Record], clinifact: Sequence[Run], pairs: Iterable[Any],
+              scale: str) -> tuple[dict[str, Any], dict[str, int]]:
+    """The page's data (both datasets, the shared texts) and the predictions left out, counted by reason."""
+    pool, unmatched = Pool(), Unmatched()
+    sections = healthfc_section(healthfc, claims, pool, unmatched), clinifact_section(clinifact, pairs, unmatched)
+    datasets = [d for d in sections if d is not None]
+    return {"datasets": datasets, "texts": pool.texts, "scale": scale}, dict(sorted(unmatched.counts.items()))
+
+
+def embedded_json(data: Mapping[str, Any]) -> str:
+    """``data`` as JSON safe inside a ``<script>`` element (every ``<``, ``>`` and ``&`` escaped), keys sorted."""
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def page(data: Mapping[str, Any], title: str) -> str:
+    """The whole page: ``data`` embedded as JSON, the page's own style and script, nothing loaded from elsewhere."""
+    html_title = re.sub(r"[<>&\"]", "", title)
+    return PAGE_TEMPLATE.replace("@TITLE@", html_title).replace("@DATA@", embedded_json(data))
+
+
+def read_embedded(page_text: str) -> dict[str, Any]:
+    """The data a page embeds (what :func:`page` wrote), for tests and tools."""
+    m = re.search(r'<script id="medfc-errors-data" type="application/json">(.*?)</script>', page_text, re.S)
+    if not m:
+        raise ValueError("no embedded data in the page (<script id=\"medfc-errors-data\">)")
+    return json.loads(m.group(1))
+
+
+def _runs(entries: Sequence[Mapping[str, Any]], files: Sequence[str], what: str) -> list[Run]:
+    from medfc.common.io import read_jsonl
+
+    if len(entries) != len(files):
+        raise ValueError(f"error browser: {len(files)} {what} prediction files for {len(entries)} entries of its options")
+    return [(entry, list(read_jsonl(path))) for entry, path in zip(entries, files)]
+
+
+def error_page(healthfc: Sequence[Mapping[str, Any]], healthfc_files: Sequence[str], dataset: str | None,
+               clinifact: Sequence[Mapping[str, Any]], clinifact_files: Sequence[str], pairs: str | None,
+               scale: str) -> tuple[str, dict[str, int]]:
+    """The page from the prediction files (one per entry, in order), the HealthFC ``dataset`` (JSONL) and the CliniFact
+    test ``pairs`` (CSV), and what it holds: claims, pairs, predictions, and the predictions left out by reason."""
+    from medfc.common.io import read_jsonl
+    from medfc.experiments.clinifact_data import load_pairs
+
+    hfc_runs, cf_runs = _runs(healthfc, healthfc_files, "HealthFC"), _runs(clinifact, clinifact_files, "CliniFact")
+    data, left_out = page_data(hfc_runs, read_jsonl(dataset) if hfc_runs and dataset else [],
+                               cf_runs, load_pairs(pairs) if cf_runs and pairs else [], scale)
+    counts = {f"{d['key']}_items": len(d["items"]) for d in data["datasets"]}
+    counts["predictions"] = sum(len(row["preds"]) for d in data["datasets"] for row in d["rows"])
+    counts.update({f"left out: {reason}": n for reason, n in left_out.items()})
+    return page(data, "Error browser"), counts
+
+
+def write_error_browser(inputs: StepFiles, outputs: StepFiles, options: ErrorsOptions) -> dict[str, int]:
+    """The ``error_browser`` rule's step: the page (``html``) from every row's ``healthfc`` and ``clinifact``
+    predictions, in the order of ``options.healthfc`` and ``options.clinifact``, with the texts of the HealthFC
+    ``dataset`` and the CliniFact test ``pairs``."""
+    from medfc.common.io import atomic_write, input_paths
+
+    text, counts = error_page(options.healthfc, input_paths(inputs, "healthfc"), _one(inputs, "dataset"),
+                              options.clinifact, input_paths(inputs, "clinifact"), _one(inputs, "pairs"), options.scale)
+    atomic_write(outputs["html"], text)
+    left = {k: v for k, v in counts.items() if k.startswith("left out")}
+    if left:
+        log.warning("predictions left out: %s", left)
+    log.info("%s: %s, %d bytes", outputs["html"], counts, len(text.encode("utf-8")))
+    return counts
+
+
+def _one(inputs: StepFiles, name: str) -> str | None:
+    value = inputs.get(name)
+    return None if value is None else str(value)
