@@ -164,6 +164,7 @@ rule clinifact_import_release:
 
 rule clinifact_stats:
     input:
+        unpack(lambda w: PLAN.inputs("clinifact_stats", w)),
         train=f"{CF_PAIRS}/train_set.csv",
         validation=f"{CF_PAIRS}/validation_set.csv",
         test=f"{CF_PAIRS}/test_set.csv",

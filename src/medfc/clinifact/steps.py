@@ -134,8 +134,16 @@ def _stem(path: str) -> Path:
     return p.with_suffix("")
 
 
+def _release_stats(papers: str) -> dict:
+    """The released data's Tables 4 and 6 (``clinifact.release_stats`` of the papers' numbers, resources/papers/numbers.yaml)."""
+    import yaml
+
+    with open(papers, encoding="utf-8") as fh:
+        return yaml.safe_load(fh)["clinifact"]["release_stats"]
+
+
 def clinifact_stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions) -> None:
-    """Splits (+ optional ``studies``) → Table 6 (``table_labels``), Table 4 (``table_words``), Fig. 2
+    """Splits (+ optional ``studies``, + ``papers``: the released data's counts beside ours) → Table 6 (``table_labels``), Table 4 (``table_words``), Fig. 2
     (``table_classes``, ``fig_classes``), Fig. S1 (``table_years``, ``fig_years``) and ``report`` (the split
     rows left out). Tables are written as CSV + MD + TeX next to the CSV output, figures as PNG + PDF.
 
@@ -149,8 +157,13 @@ def clinifact_stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions
         report.count(f"read_{name}", n_read)
         report.count(f"rows_{name}", len(splits[name]))
     allp = pairs.pd.concat(list(splits.values()), ignore_index=True)
-    write_table(stats.label_table(splits), _stem(outputs["table_labels"]), caption="Table 6: labels per split (1 evidence, 0 inconclusive, 2 NEI).")
-    write_table(stats.word_count_table(allp), _stem(outputs["table_words"]), caption="Table 4: words per claim, title and abstract.")
+    released = _release_stats(inputs["papers"])
+    title = f"Ours: this run's pairs ({len(allp)})"
+    labels, words = stats.label_table(splits), stats.word_count_table(allp)
+    write_table(labels, _stem(outputs["table_labels"]), caption="Table 6: labels per split (1 evidence, 0 inconclusive, 2 NEI).",
+                latex=stats.table6_latex(labels, released["table6"], title))
+    write_table(words, _stem(outputs["table_words"]), caption="Table 4: words per claim, title and abstract.",
+                latex=stats.table4_latex(words, released["table4"], title))
     if inputs.get("studies"):
         classes = stats.study_classes(read_jsonl(inputs["studies"]), excluded=options.excluded_branches)
     else:

@@ -237,8 +237,9 @@ def stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions) -> None:
     from medfc.healthfc import figures  # matplotlib: imported by this step only
 
     records = list(read_jsonl(inputs["dataset"]))
-    write_table(hstats.table2(records), Path(outputs["table2"]).with_suffix(""),
-                caption="HealthFC Table 2: text statistics (mean, std, min, max)")
+    table2 = hstats.table2(records)
+    write_table(table2, Path(outputs["table2"]).with_suffix(""), caption="HealthFC Table 2: text statistics (mean, std, min, max)",
+                latex=hstats.table2_latex(table2, len(records)))
     per_year, _ = hstats.claims_per_year(records)
     for key, df, plot in (
         ("fig1", per_year, figures.plot_claims_per_year),

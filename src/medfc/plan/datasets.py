@@ -103,6 +103,10 @@ class DatasetsPlan:
         """A local release directory's three CSVs are inputs (editing one reruns the import)."""
         return release_split_files(self.config["clinifact"]["release"]["source"])
 
+    def clinifact_stats_inputs(self) -> dict[str, str]:
+        """The papers' numbers: the released data's Tables 4 and 6, beside ours."""
+        return {"papers": self.papers}
+
     def clinifact_diff_enabled(self) -> bool:
         cf = self.config["clinifact"]
         return cf["pairs_source"] == "rebuild" and bool(cf["diff"]["release"])
@@ -243,7 +247,8 @@ def dataset_jobs() -> list[JobSpec]:
                 planned=_clinifact_data(lambda plan: not _rebuilt(plan))),
         JobSpec("clinifact_export", "light", options_class=NoOptions, options=call(no_options),
                 planned=_clinifact_data(lambda plan: plan.stage_enabled("clinifact") and _rebuilt(plan))),
-        JobSpec("clinifact_stats", "light", options_class=cf.StatsOptions, options=section("clinifact", "stats"), planned=stage("clinifact")),
+        JobSpec("clinifact_stats", "light", options_class=cf.StatsOptions, options=section("clinifact", "stats"),
+                inputs=call(DatasetsPlan.clinifact_stats_inputs), planned=stage("clinifact")),
         JobSpec("clinifact_diff", "light", options_class=cf.DiffOptions, options=call(DatasetsPlan.clinifact_diff_options), inputs=call(DatasetsPlan.clinifact_diff_inputs),
                 planned=_clinifact_data(lambda plan: plan.stage_enabled("clinifact") and plan.clinifact_diff_enabled())),
     ]

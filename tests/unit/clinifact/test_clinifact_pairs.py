@@ -131,7 +131,7 @@ def test_demo_end_to_end_through_the_steps(tmp_path, minilm):
     st = tmp_path / "stats"
     souts = {"table_labels": str(st / "t6.csv"), "table_words": str(st / "t4.csv"), "table_classes": str(st / "classes.csv"), "fig_classes": str(st / "fig2.png"),
              "table_years": str(st / "years.csv"), "fig_years": str(st / "figS1.png")}
-    call_step(steps.clinifact_stats, {k: outs[k] for k in PR.SPLITS} | {"studies": o["studies.jsonl.gz"]}, souts, section("clinifact.stats"))
+    call_step(steps.clinifact_stats, {k: outs[k] for k in PR.SPLITS} | {"studies": o["studies.jsonl.gz"], "papers": str(REPO / "resources" / "papers" / "numbers.yaml")}, souts, section("clinifact.stats"))
     for stem in ("t6", "t4", "classes", "years"):
         assert all((st / f"{stem}.{ext}").exists() for ext in ("csv", "md", "tex"))
     assert all((st / f).stat().st_size > 1000 for f in ("fig2.png", "fig2.pdf", "figS1.png", "figS1.pdf"))

@@ -16,6 +16,8 @@ from medfc.clinifact import release, steps
 from medfc.common.report import SkipReport
 from tests.helpers.config import call_step, section
 
+PAPERS = Path(__file__).resolve().parents[3] / "resources" / "papers" / "numbers.yaml"
+
 
 def _row(i, label, **kw):
     row = {c: f"{c}-{i}" for c in PR.RELEASE_COLUMNS}
@@ -87,7 +89,7 @@ def _stats(tmp_path: Path, splits: dict[str, str], report: str | None = None) ->
              "fig_classes": str(st / "fig2.png"), "table_years": str(st / "years.csv"), "fig_years": str(st / "figS1.png")}
     if report:
         souts["report"] = report
-    call_step(steps.clinifact_stats, {k: splits[k] for k in PR.SPLITS}, souts, section("clinifact.stats"))
+    call_step(steps.clinifact_stats, {**{k: splits[k] for k in PR.SPLITS}, "papers": str(PAPERS)}, souts, section("clinifact.stats"))
     return pd.read_csv(st / "t6.csv")
 
 
