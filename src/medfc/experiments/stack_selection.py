@@ -346,12 +346,3 @@ def _meta_info(fitted: Fitted, labels: Sequence[str]) -> dict[str, Any] | None:
     else:
         info["constant"] = labels[meta.constant or 0]
     return info
-
-
-def kept_member(info: Mapping[str, Any]) -> str | None:
-    """The member a stacked ensemble's ``info.json`` says it kept unchanged (no candidate beat the best member), else None."""
-    if info.get("method") != "stack" or info.get("meta_model") is not None:
-        return None
-    selected = list(info.get("selected") or [])
-    chosen = (info.get("inner_cv") or {}).get("chosen")
-    return selected[0] if len(selected) == 1 and chosen == f"{selected[0]} alone" else None

@@ -103,8 +103,6 @@ def stack_kept(infos: Sequence[str], files: Sequence[str], entries: Sequence[Ent
     """model → the member a stacked ensemble kept in every fold or split (its ``info.json``: the inner
     cross-validation found no combination that beat its best member), for the stacks among ``entries`` whose
     ``info.json`` is in ``infos`` (found beside each run's ``files``)."""
-    from medfc.experiments.stack_selection import kept_member
-
     by_dir = {os.path.dirname(i): i for i in infos}
     kept: dict[str, set[str | None]] = defaultdict(set)
     for e, f in zip(entries, files):
@@ -112,6 +110,17 @@ def stack_kept(infos: Sequence[str], files: Sequence[str], entries: Sequence[Ent
         if info is not None:
             kept[str(e["model"])].add(kept_member(read_json(info)))
     return {m: next(iter(v)) for m, v in kept.items() if len(v) == 1 and None not in v}
+
+
+def kept_member(info: Mapping[str, object]) -> str | None:
+    """The member a stacked ensemble's ``info.json`` (:func:`medfc.experiments.stack_selection.stack_predictions`)
+    says it kept unchanged, no candidate having beaten its best member (``inner_cv.chosen`` is "<member> alone", no
+    meta-model); None for a stack that combines or re-weights, or an average."""
+    if info.get("method") != "stack" or info.get("meta_model") is not None:
+        return None
+    selected = list(info.get("selected") or [])  # type: ignore[call-overload]
+    chosen = (info.get("inner_cv") or {}).get("chosen")  # type: ignore[union-attr]
+    return str(selected[0]) if len(selected) == 1 and chosen == f"{selected[0]} alone" else None
 
 
 def stack_note(model: str, member: str) -> str:
