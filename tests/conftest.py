@@ -34,6 +34,7 @@ SHARED_MODULES = frozenset({
     "tests/workflow/test_error_browser.py",
     "tests/workflow/test_experiments.py",
     "tests/workflow/test_healthfc_demo.py",
+    "tests/workflow/test_latex_outputs.py",
     "tests/workflow/test_outputs_for_tools.py",
     "tests/workflow/test_report_browser.py",
     "tests/workflow/test_results_folder.py",

@@ -49,3 +49,21 @@ def compile_fragments(fragments: list[Path], workdir: Path, name: str = "fragmen
 def overfull_boxes(log: str) -> list[float]:
     """The points by which each overfull box of a log sticks out."""
     return [float(m.group(1)) for m in OVERFULL.finditer(log)]
+
+
+def tex_problems(root: Path, workdir: Path, limit_pt: float = 1.0) -> list[str]:
+    """Each ``.tex`` under ``root`` (a run's results; its ``main.tex`` aside) compiled as a document of its own under the
+    workflow's preamble: ``"<path>: <what failed>"`` for each that does not compile or has an overfull box over
+    ``limit_pt``; empty when every one compiles and fits."""
+    problems = []
+    for frag in sorted(p for p in root.rglob("*.tex") if p.name != "main.tex"):
+        name = frag.relative_to(root).as_posix()
+        try:
+            log = compile_fragments([frag], workdir / name.replace("/", "__"))
+        except AssertionError as exc:
+            problems.append(f"{name}: {exc}")
+            continue
+        wide = [b for b in overfull_boxes(log) if b > limit_pt]
+        if wide:
+            problems.append(f"{name}: overfull boxes of {wide} pt")
+    return problems

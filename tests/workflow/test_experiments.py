@@ -81,7 +81,8 @@ def test_tables_and_figures_have_the_expected_rows(exp_run):
     fig3 = pd.read_csv(exp_run.path("results/tables/clinifact_fig3.csv"))
     assert set(fig3["panel"]) == {"class", "test_type", "disease"}  # the demo studies give disease classes
     for ext in ("csv", "md", "tex"):
-        for name in ("healthfc_table3", "healthfc_table5", "healthfc_significance", "clinifact_table8", "clinifact_significance", "clinifact_fig3"):
+        for name in ("healthfc_table3", "healthfc_table3_extra", "healthfc_table5", "healthfc_table5_extra", "healthfc_significance",
+                     "clinifact_table8", "clinifact_table8_extra", "clinifact_significance", "clinifact_fig3"):
             assert exp_run.path(f"results/tables/{name}.{ext}").stat().st_size > 0
     for ext in ("png", "pdf"):
         assert exp_run.path(f"results/figures/clinifact_fig3.{ext}").stat().st_size > 1000
@@ -95,8 +96,9 @@ def test_changing_one_training_parameter_reruns_exactly_what_depends_on_it(exp_r
     exp_run.path("config/lr.yaml").write_text("experiments:\n  healthfc:\n    system_train:\n      pipeline: {lr: 5.0e-4}\n")
     proc = exp_run.run("-n", *exp_run.args, "config/lr.yaml")
     counts = _job_counts(proc.stdout + proc.stderr)
-    assert counts == {"healthfc_experiment": 2, "healthfc_score": 2, "table": 2, "index": 1, "all": 1}
-    assert [j for j in planned_jobs(proc.stdout) if j.startswith("table")] == ["table[table=healthfc_significance]", "table[table=healthfc_table3]"]
+    assert counts == {"healthfc_experiment": 2, "healthfc_score": 2, "table": 3, "index": 1, "all": 1}
+    assert [j for j in planned_jobs(proc.stdout) if j.startswith("table")] == ["table[table=healthfc_significance]", "table[table=healthfc_table3]",
+                                                                               "table[table=healthfc_table3_extra]"]
     trained = re.findall(r"rule healthfc_experiment:\n(?:    .*\n)*?    output: (\S+),", proc.stdout + proc.stderr)
     assert sorted(trained) == [f"results/experiments/healthfc/en/tiny/pipeline/fold{k}/predictions.jsonl" for k in (0, 1)]
 
@@ -104,13 +106,14 @@ def test_changing_one_training_parameter_reruns_exactly_what_depends_on_it(exp_r
     exp_run.path("config/cf_lr.yaml").write_text("experiments:\n  clinifact:\n    train: {lr: 5.0e-4}\n")
     proc = exp_run.run("-n", *exp_run.args, "config/cf_lr.yaml")
     counts = _job_counts(proc.stdout + proc.stderr)
-    assert counts == {"clinifact_experiment": 1, "clinifact_score": 1, "table": 2, "clinifact_fig3": 1, "index": 1, "all": 1}
-    assert [j for j in planned_jobs(proc.stdout) if j.startswith("table")] == ["table[table=clinifact_significance]", "table[table=clinifact_table8]"]
+    assert counts == {"clinifact_experiment": 1, "clinifact_score": 1, "table": 3, "clinifact_fig3": 1, "index": 1, "all": 1}
+    assert [j for j in planned_jobs(proc.stdout) if j.startswith("table")] == ["table[table=clinifact_significance]", "table[table=clinifact_table8]",
+                                                                               "table[table=clinifact_table8_extra]"]
 
     # a scoring setting reruns scoring and tables only, no training
     exp_run.path("config/lam.yaml").write_text("scoring:\n  max_pred_evidence: 3\n")
     proc = exp_run.run("-n", *exp_run.args, "config/lam.yaml")
-    assert _job_counts(proc.stdout) == {"healthfc_score": 4, "table": 1, "index": 1, "all": 1}  # significance reads predictions
+    assert _job_counts(proc.stdout) == {"healthfc_score": 4, "table": 2, "index": 1, "all": 1}  # significance reads predictions
     assert "table[table=healthfc_table3]" in planned_jobs(proc.stdout)
 
 
@@ -123,7 +126,7 @@ def test_a_stack_trains_each_member_on_inner_folds_once_and_its_meta_model_rerun
     args = [*wf.args, "config/stack.yaml"]
     proc = wf.run("-n", *args)
     assert _job_counts(proc.stdout) == {"clinifact_experiment": 2, "clinifact_inner_cv": 2, "clinifact_ensemble": 1, "clinifact_score": 3,
-                                        "table": 2, "clinifact_fig3": 1, "index": 1, "all": 1}
+                                        "table": 3, "clinifact_fig3": 1, "index": 1, "all": 1}
     wf.run(*args)
     info = json.loads(wf.path("results/experiments/clinifact/tfidf+gbm/info.json").read_text())
     assert info["method"] == "stack" and set(info["weights"]) == {"tfidf", "gbm"} and info["inner_cv"]["chosen"]
@@ -132,13 +135,18 @@ def test_a_stack_trains_each_member_on_inner_folds_once_and_its_meta_model_rerun
         inner = list(read_jsonl(wf.path(f"results/experiments/inner_cv/clinifact/{member}/predictions.jsonl")))
         assert len(inner) == len({r["id"] for r in inner}) == pool and {r["split"] for r in inner} == {"train", "validation"}
     assert info["skips"]["counts"]["inner_items"] == pool
+    # Table 8 says when the stack kept its best member (its row then repeats that member's)
+    t8 = pd.read_csv(wf.path("results/tables/clinifact_table8.csv"), keep_default_na=False)
+    kept = info["inner_cv"]["chosen"].endswith(" alone")
+    assert t8[t8.model == "tfidf+gbm"]["note"].iloc[0] == (f"kept its best member, {info['selected'][0]}" if kept else "")
+    assert ("the stack kept its best member" in wf.path("results/tables/clinifact_table8.tex").read_text()) == kept
 
     wf.path("config/c.yaml").write_text("experiments:\n  stacking: {C_grid: [0.1]}\n")
     proc = wf.run("-n", *args, "config/c.yaml")
-    assert _job_counts(proc.stdout) == {"clinifact_ensemble": 1, "clinifact_score": 1, "table": 2, "index": 1, "all": 1}  # Fig. 3 shows other runs
+    assert _job_counts(proc.stdout) == {"clinifact_ensemble": 1, "clinifact_score": 1, "table": 3, "index": 1, "all": 1}  # Fig. 3 shows other runs
     wf.path("config/k.yaml").write_text("experiments:\n  stacking: {inner_folds: 3}\n")
     proc = wf.run("-n", *args, "config/k.yaml")
-    assert _job_counts(proc.stdout) == {"clinifact_inner_cv": 2, "clinifact_ensemble": 1, "clinifact_score": 1, "table": 2, "index": 1,
+    assert _job_counts(proc.stdout) == {"clinifact_inner_cv": 2, "clinifact_ensemble": 1, "clinifact_score": 1, "table": 3, "index": 1,
                                         "all": 1}
 
 

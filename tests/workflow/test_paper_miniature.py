@@ -40,6 +40,7 @@ from medfc.plan.resources import ROWS as RESOURCE_ROWS
 from tests.helpers import tiny_models as tm
 from tests.helpers.fake_openai import FakeOpenAI
 from tests.helpers.medsnip import scripted
+from tests.helpers.tex import tex_problems
 from tests.helpers.workflow import REPO, WorkflowCopy
 
 pytestmark = pytest.mark.workflow
@@ -59,7 +60,8 @@ BUILDERS = {
     "xlm-r": tm.build_tiny_xlm_roberta,
     "llama3": tm.build_tiny_llama,
 }
-TABLE_FILES = ["healthfc_table3", "healthfc_table5", "healthfc_open_domain", "healthfc_significance", "clinifact_table8",
+TABLE_FILES = ["healthfc_table3", "healthfc_table3_extra", "healthfc_table5", "healthfc_table5_extra", "healthfc_open_domain",
+               "healthfc_significance", "clinifact_table8", "clinifact_table8_extra",
                "clinifact_significance", "clinifact_fig3"]
 # HealthFC's models in the miniature: one alias per encoder family (the cost is per job; see the docstring)
 HEALTHFC_MODELS = {"en": ["deberta-v3-large"], "de": ["xlm-r-large"]}
@@ -246,6 +248,12 @@ def test_medsnip_table_has_every_verifier_of_the_paper(paper_run):
     answers = list(read_jsonl(wf.path("results/medsnip/healthfc/answers.jsonl")))
     assert answers and set(table["scored"].astype(int)) == {len(answers)}
     assert wf.path("results/medsnip/healthfc/table.md").read_text().startswith("MedSNIP on HealthFC")
+
+
+def test_every_tex_of_the_paper_matrix_compiles_and_fits(paper_run, tmp_path):
+    """Every model family's rows, the German rows, MedSNIP's table: each .tex compiles with no overfull box over 1 pt."""
+    assert paper_run.path("results/medsnip/healthfc/table.tex").exists()
+    assert tex_problems(paper_run.path("results"), tmp_path) == []
 
 
 def test_translation_ran_the_model_on_what_the_memory_lacks(paper_run):

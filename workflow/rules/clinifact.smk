@@ -164,11 +164,11 @@ rule clinifact_import_release:
 
 rule clinifact_stats:
     input:
+        unpack(lambda w: PLAN.inputs("clinifact_stats", w)),
         train=f"{CF_PAIRS}/train_set.csv",
         validation=f"{CF_PAIRS}/validation_set.csv",
         test=f"{CF_PAIRS}/test_set.csv",
         studies=rules.clinifact_fetch_studies.output.studies,
-        papers=PLAN.papers,
     output:
         table_labels=report(
             f"{RESULTS}/clinifact/stats/table6_labels.csv",

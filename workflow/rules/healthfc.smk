@@ -233,8 +233,8 @@ rule healthfc_retrieve:
 
 rule healthfc_stats:
     input:
+        unpack(lambda w: PLAN.inputs("healthfc_stats", w)),
         dataset=rules.healthfc_dataset.output.jsonl,
-        papers=PLAN.papers,
     output:
         table2=report(
             f"{RESULTS}/healthfc/stats/table2.csv", caption="../report/healthfc_table2.rst", category="HealthFC"

@@ -13,6 +13,8 @@ import pandas as pd
 
 from medfc.clinifact.pairs import label_table
 from medfc.common.jsontypes import JSONValue
+from medfc.common.labels import CLINIFACT_CODES, CLINIFACT_RELEASE_NAMES
+from medfc.common.latex import Block, Column, LatexTable
 
 
 def save_figure(fig, png: str | os.PathLike) -> list[Path]:
@@ -37,6 +39,34 @@ def word_count_table(df: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+RELEASE_TITLE = "Released data: Zhang et al. 2025"
+
+
+def table4_latex(ours: pd.DataFrame, release: Mapping[str, Mapping[str, JSONValue]], title: str) -> LatexTable:
+    """Table 4 in the paper's layout (Text field | Mean | Std | Min | Max words) from :func:`word_count_table`'s rows:
+    ours under ``title``, then the released data's (``release``: field → mean, std, min, max)."""
+    columns = [Column("Text field", align="l"), Column("Mean", fmt="dec1"), Column("Std", fmt="dec1"), Column("Min", fmt="int"),
+               Column("Max", fmt="int")]
+    rows = [[r["text"], r["mean"], r["std"], r["min"], r["max"]] for r in ours.to_dict("records")]
+    theirs = [[name, v["mean"], v["std"], v["min"], v["max"]] for name, v in release.items()]
+    return LatexTable("CliniFact Table 4: number of words (whitespace-separated tokens) of the text fields of all pairs.",
+                      "tab:clinifact-table4", columns, [Block(rows, title), Block(theirs, RELEASE_TITLE)],
+                      notes=["The released data's numbers are counted the same way from its three CSV files (1,970 pairs)."])
+
+
+def table6_latex(ours: pd.DataFrame, release: Mapping[str, Mapping[str, JSONValue]], title: str) -> LatexTable:
+    """Table 6 in the paper's layout (Split | Evidence | Inconclusive | NEI | Total) from :func:`label_table`'s rows: ours
+    under ``title``, then the released data's (``release``: split → count per label and total)."""
+    keys = (*(CLINIFACT_RELEASE_NAMES[code] for code in (1, 0, 2)), "total")
+    columns = [Column("Split", align="l"), *(Column(CLINIFACT_CODES[code].capitalize() if code != 2 else CLINIFACT_CODES[code], fmt="int")
+                                             for code in (1, 0, 2)), Column("Total", fmt="int")]
+    rows = [[r["split"], *(r[k] for k in keys)] for r in ours.to_dict("records")]
+    theirs = [[split, *(v[k] for k in keys)] for split, v in release.items()]
+    return LatexTable("CliniFact Table 6: distribution of the labels in the train, validation and test splits (pairs).",
+                      "tab:clinifact-table6", columns, [Block(rows, title), Block(theirs, RELEASE_TITLE)],
+                      notes=["NEI: not enough information. The released data's counts come from its three CSV files."])
 
 
 def study_classes(studies: Iterable[Mapping[str, JSONValue]], excluded: Iterable[str]) -> dict[str, list[str]]:

@@ -135,7 +135,7 @@ def _stem(path: str) -> Path:
 
 
 def clinifact_stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions) -> None:
-    """Splits (+ optional ``studies``, + the ``papers``' numbers) → Table 6 (``table_labels``), Table 4 (``table_words``), Fig. 2
+    """Splits (+ optional ``studies``, + ``papers``: the released data's counts beside ours) → Table 6 (``table_labels``), Table 4 (``table_words``), Fig. 2
     (``table_classes``, ``fig_classes``), Fig. S1 (``table_years``, ``fig_years``) and ``report`` (the split
     rows left out). Tables are written as CSV + MD + TeX next to the CSV output, figures as PNG + PDF.
 
@@ -152,14 +152,20 @@ def clinifact_stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions
         report.count(f"read_{name}", n_read)
         report.count(f"rows_{name}", len(splits[name]))
     allp = pairs.pd.concat(list(splits.values()), ignore_index=True)
-    write_table(stats.label_table(splits), _stem(outputs["table_labels"]), caption="Table 6: labels per split (1 evidence, 0 inconclusive, 2 NEI).")
-    write_table(stats.word_count_table(allp), _stem(outputs["table_words"]), caption="Table 4: words per claim, title and abstract.")
+    numbers = read_paper_numbers(inputs["papers"])["clinifact"]
+    released = numbers["release_stats"]  # the released data's Tables 4 and 6
+    title = f"Ours: this run's pairs ({len(allp)})"
+    labels, words = stats.label_table(splits), stats.word_count_table(allp)
+    write_table(labels, _stem(outputs["table_labels"]), caption="Table 6: labels per split (1 evidence, 0 inconclusive, 2 NEI).",
+                latex=stats.table6_latex(labels, released["table6"], title))
+    write_table(words, _stem(outputs["table_words"]), caption="Table 4: words per claim, title and abstract.",
+                latex=stats.table4_latex(words, released["table4"], title))
     if inputs.get("studies"):
         classes = stats.study_classes(read_jsonl(inputs["studies"]), excluded=options.excluded_branches)
     else:
         classes = {}
     ctab = stats.disease_class_table(allp, classes)
-    paper = read_paper_numbers(inputs["papers"])["clinifact"]["fig2"]
+    paper = numbers["fig2"]
     note = stats.disease_class_note(ctab, len(allp), paper) + f" Drawn {WIDTHS[stats.FIGURE_WIDTHS['fig2']]} in wide (text width)."
     write_table(ctab, _stem(outputs["table_classes"]), caption=f"Fig. 2 data: claim-evidence pairs per disease class. {note}")
     stats.plot_disease_classes(ctab, outputs["fig_classes"], n_pairs=len(allp), paper=paper)

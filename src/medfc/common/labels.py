@@ -17,6 +17,7 @@ from __future__ import annotations
 # HealthFC
 SUPPORTED, NOT_ENOUGH_INFO, REFUTED = "SUPPORTED", "NOT ENOUGH INFO", "REFUTED"
 VERACITY_LABELS = [SUPPORTED, NOT_ENOUGH_INFO, REFUTED]
+VERDICT_NAMES = {SUPPORTED: "Supported", REFUTED: "Refuted", NOT_ENOUGH_INFO: "NEI"}  # as the HealthFC paper prints them (its tables and figures)
 BINARY_VERACITY_LABELS = [SUPPORTED, REFUTED]  # the open-domain setting: supported vs refuted claims only
 LOE_LABELS = ["high", "moderate", "low"]
 EVIDENCE_LABELS = ["other", "evidence"]

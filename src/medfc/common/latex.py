@@ -91,6 +91,14 @@ class Tex:
     chars: float
 
 
+DASH = Tex("---", 1.5)  # a cell the paper leaves empty on purpose (its "—")
+
+
+def marked(text: str, mark: str) -> Tex:
+    """``text`` with a note's mark as a superscript (``tfidf+gbm`` with ``a``: the row a table note explains)."""
+    return Tex(rf"{escape(text)}\textsuperscript{{{escape(mark)}}}", len(text) + 0.7 * len(mark))
+
+
 @dataclass(frozen=True)
 class MeanSD:
     """``mean`` with the standard deviation as a subscript (the papers' ``48.0_{1.5}``), one decimal each;

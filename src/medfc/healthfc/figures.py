@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
-from medfc.common.labels import NOT_ENOUGH_INFO, REFUTED, SUPPORTED
+from medfc.common.labels import VERDICT_NAMES
 from medfc.common.plots import MIN_FONT_PT, new_figure, save_figure
 
 __all__ = ["FIGURE_WIDTHS", "plot_claims_per_year", "plot_level_by_verdict", "plot_top_topics", "shares_note"]
@@ -27,7 +27,7 @@ LEVEL_COLOURS = {
     "high": "#1b7837", "moderate": "#7fbf7b", "low": "#d9f0d3",
     "insufficient": "#bababa", "conflicting": "#8c510a",
 }
-LABEL_NAMES = {SUPPORTED: "Supported", REFUTED: "Refuted", NOT_ENOUGH_INFO: "NEI"}  # the figures' legend
+LABEL_NAMES = VERDICT_NAMES  # the figures' legend
 OURS, ARTICLES, PAPER_EDGE = "#3b75af", "#e07b39", "#444444"
 PAPER_STYLE = {"facecolor": "white", "edgecolor": PAPER_EDGE, "hatch": "////", "linewidth": 0.6}
 

@@ -35,12 +35,13 @@ import unicodedata
 import numpy as np
 import pandas as pd
 
+from medfc.common.latex import Block, Column, LatexTable
 from medfc.healthfc.align import normalize_url
 from medfc.healthfc.records import DatasetRecord
 from medfc.healthfc.verdicts import LEVELS, NEI, REFUTED, SUPPORTED
 
 __all__ = ["PAPER_TABLE2", "TOPIC_SUFFIXES", "claims_per_year", "fig1_table", "fig2_table", "fig3_table", "level_by_verdict",
-           "merge_topics", "paper_figures", "table2", "top_topics", "topic_key", "word_count"]
+           "merge_topics", "paper_figures", "table2", "table2_latex", "top_topics", "topic_key", "word_count"]
 
 LABEL_ORDER = (SUPPORTED, REFUTED, NEI)
 
@@ -101,6 +102,37 @@ def table2(records: Sequence[DatasetRecord]) -> pd.DataFrame:
             rows.append({"aspect": aspect, "language": lang, **_describe(vals),
                          "paper_mean": paper[0], "paper_std": paper[1], "paper_min": paper[2], "paper_max": paper[3]})
     return pd.DataFrame(rows)
+
+
+#: Table 2's names of the aspects, in its order.
+TABLE2_ASPECTS = {"evidence sentences per claim": "No. of evid. sent.", "sentences per article": "No. of all sentences",
+                  "words per article": "Words: articles", "words per explanation": "Words: explanations",
+                  "words of evidence per claim": "Words: evid. sent."}
+TABLE2_CITE = "Vladika et al. 2024"
+
+
+def table2_latex(df: pd.DataFrame, n_claims: int) -> LatexTable:
+    """Table 2 in the paper's layout (Aspect | μ | σ | Min | Max) from :func:`table2`'s rows: ours in English, ours in
+    German, then the paper's (English); the counts each row is over in a note."""
+    def rows(lang: str, paper: bool = False) -> list[list[object]]:
+        out = []
+        for r in df[df["language"] == lang].to_dict("records"):
+            p = "paper_" if paper else ""
+            out.append([TABLE2_ASPECTS.get(r["aspect"], r["aspect"]), r[f"{p}mean"], r[f"{p}std"], r[f"{p}min"], r[f"{p}max"]])
+        return out
+
+    columns = [Column("Aspect", align="l"), Column("μ", fmt="dec1"), Column("σ", fmt="dec1"), Column("Min", fmt="int"),
+               Column("Max", fmt="int")]
+    en = df[df["language"] == "en"].set_index("aspect")["n"]
+    counted = {a: int(en[a]) for a in TABLE2_ASPECTS if a in en}
+    note = (f"Ours: this run's dataset, {n_claims} claims; over {counted.get('evidence sentences per claim', 0)} claims with gold "
+            f"evidence, {counted.get('sentences per article', 0)} articles with their full text and "
+            f"{counted.get('words per explanation', 0)} explanations. Reported: the paper's English texts of its 750 claims. "
+            "Words: whitespace-separated tokens.")
+    blocks = [Block(rows("en"), "Ours, English"), Block(rows("de"), "Ours, German"),
+              Block(rows("en", paper=True), f"Reported: {TABLE2_CITE}")]
+    return LatexTable("HealthFC Table 2: quantitative statistics of the dataset: mean (μ), standard deviation (σ), minimum "
+                      "and maximum per claim or article.", "tab:healthfc-table2", columns, blocks, notes=[note])
 
 
 def claims_per_year(records: Sequence[DatasetRecord]) -> tuple[pd.DataFrame, int]:

@@ -241,8 +241,9 @@ def stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions) -> None:
 
     records = list(read_jsonl(inputs["dataset"]))
     paper = hstats.paper_figures(read_paper_numbers(inputs["papers"]))
-    write_table(hstats.table2(records), Path(outputs["table2"]).with_suffix(""),
-                caption="HealthFC Table 2: text statistics (mean, std, min, max)")
+    table2 = hstats.table2(records)
+    write_table(table2, Path(outputs["table2"]).with_suffix(""), caption="HealthFC Table 2: text statistics (mean, std, min, max)",
+                latex=hstats.table2_latex(table2, len(records)))
     per_year, _ = hstats.fig1_table(records, paper)
     sizes: dict[str, object] = {}
     for key, df, plot in (

@@ -84,7 +84,7 @@ from medfc.medsnip.records import Answer, Unit
 from medfc.medsnip.search import CachedSearch, make_searchers
 from medfc.medsnip.sources import answer_source
 from medfc.medsnip.statements import rewrite_statements
-from medfc.medsnip.table import calls_points, structure_table, table_caption, table_rows, tau_table
+from medfc.medsnip.table import calls_points, structure_table, table_caption, table_latex, table_rows, tau_table
 from medfc.medsnip.verifier_kinds import verifier_kind
 from medfc.medsnip.verify import Verifier, check_outages
 
@@ -193,7 +193,8 @@ def table(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> list[
     stem = table_stem(outputs)
     scores = read_json(inputs["scores"])
     rows = table_rows(scores)
-    write_table(pd.DataFrame(rows), stem, caption=table_caption(scores, rows, options.title))
+    caption = table_caption(scores, rows, options.title)
+    write_table(pd.DataFrame(rows), stem, caption=caption, latex=table_latex(scores, rows, caption))
     return rows
 
 

@@ -2,6 +2,8 @@
 
 * :func:`table_rows` — one row per verifier and mode: units and coverage, FF1 with its interval, Δ vs the
   baseline mode with its interval, failed and unparsed units and decompositions, calls, tokens and dollars.
+* :func:`table_latex` — the rows as MedSNIP's Table 2 sets them: FF1 of each verifier and mode with its interval and
+  Δ FF1 vs the baseline mode with its interval, three decimals; calls, tokens and failures stay in the CSV.
 * :func:`table_caption` — what the rows are (dataset, level, interval, bootstrap, τ), the boundary fidelity,
   the NOT ENOUGH INFO claims' predictions and the failed calls when there are any.
 * :func:`structure_table` — MedSNIP Table 3: the structure of each dataset's answers and units
@@ -102,6 +104,30 @@ def table_caption(scores: Mapping[str, JSONValue], rows: Sequence[Mapping[str, J
             f"{o['ci_level']:.0%} bootstrap interval, and Δ FF1 vs {o['baseline_mode']} (paired bootstrap, "
             f"{o['n_resamples']} resamples, seed {o['seed']}{_clusters_caption(o)}); retrieval verdicts count at confidence ≥ τ = {o['tau']}"
             + _fidelity_caption(scores.get("boundary_fidelity") or {}) + _nei_caption(scores) + _failed_caption(rows))
+
+
+def _interval(low: object, high: object) -> Tex | None:
+    if low is None or high is None:
+        return None
+    text = f"[{float(low):.3f}, {float(high):.3f}]"  # type: ignore[arg-type]
+    return Tex(text.replace("-", "$-$"), len(text))
+
+
+def table_latex(scores: Mapping[str, JSONValue], rows: Sequence[Mapping[str, JSONValue]], caption: str) -> LatexTable:
+    """MedSNIP's Table 2 layout of :func:`table_rows`: Verifier | Mode | Units | FF1 [interval] | Δ FF1 vs the baseline
+    mode [interval] | P(Δ > 0) | verifier calls, the verifier shown once for its modes."""
+    base = scores["options"]["baseline_mode"]
+    body = [[r["verifier"], r["mode"], r["units"], r["FF1"], _interval(r["FF1_ci_low"], r["FF1_ci_high"]),
+             r[f"delta_vs_{base}"], _interval(r["delta_ci_low"], r["delta_ci_high"]), r["p_gt_0"], r["verify_calls"]]
+            for r in rows]
+    level = f"{float(scores['options']['ci_level']):.0%}"
+    columns = [Column("Verifier", align="l"), Column("Mode", align="l"), Column("Units", fmt="int"),
+               Column("FF1", group="FF1", fmt="dec3"), Column(f"{level} CI", group="FF1", align="l"),
+               Column("Δ", group=f"Δ FF1 vs {base}", fmt="dec3"), Column(f"{level} CI", group=f"Δ FF1 vs {base}", align="l"),
+               Column("P(Δ>0)", group=f"Δ FF1 vs {base}", fmt="dec3"), Column("Calls", fmt="int")]
+    return LatexTable(caption, "tab:medsnip-table2", columns, [Block(body, "Ours")],
+                      notes=["Calls: verification calls. Coverage, tokens, dollars and failed or unparsed calls: the table's CSV."],
+                      merge_first=True)
 
 
 # ------------------------------------------------------------------------------------- Table 3

@@ -103,6 +103,11 @@ class DatasetsPlan:
         """A local release directory's three CSVs are inputs (editing one reruns the import)."""
         return release_split_files(self.config["clinifact"]["release"]["source"])
 
+    def stats_inputs(self) -> dict[str, str]:
+        """A dataset's statistics job's: the papers' numbers, beside ours (HealthFC's figures; CliniFact's Fig. 2 and the
+        released data's Tables 4 and 6)."""
+        return {"papers": self.papers}
+
     def clinifact_diff_enabled(self) -> bool:
         cf = self.config["clinifact"]
         return cf["pairs_source"] == "rebuild" and bool(cf["diff"]["release"])
@@ -226,7 +231,8 @@ def dataset_jobs() -> list[JobSpec]:
         JobSpec("healthfc_folds", "light", options_class=hfc.FoldsOptions, options=section("healthfc", "folds"),
                 planned=one_job(lambda plan: plan.stage_enabled("healthfc") or bool(plan.stage_enabled("experiments") and plan.healthfc_runs()))),
         JobSpec("healthfc_export", "light", options_class=NoOptions, options=call(no_options), planned=stage("healthfc")),
-        JobSpec("healthfc_stats", "light", options_class=hfc.StatsOptions, options=call(DatasetsPlan.healthfc_stats_options), planned=stage("healthfc")),
+        JobSpec("healthfc_stats", "light", options_class=hfc.StatsOptions, options=call(DatasetsPlan.healthfc_stats_options),
+                inputs=call(DatasetsPlan.stats_inputs), planned=stage("healthfc")),
         JobSpec("healthfc_diff", "light", options_class=hfc.DiffOptions, options=call(DatasetsPlan.healthfc_diff_options),
                 planned=one_job(lambda plan: plan.stage_enabled("healthfc") and plan.healthfc_mode == "crawl+release")),
         JobSpec("clinifact_fetch_studies", "network", options_class=cf.StudiesOptions, options=call(DatasetsPlan.clinifact_fetch_studies_options),
@@ -243,7 +249,8 @@ def dataset_jobs() -> list[JobSpec]:
                 planned=_clinifact_data(lambda plan: not _rebuilt(plan))),
         JobSpec("clinifact_export", "light", options_class=NoOptions, options=call(no_options),
                 planned=_clinifact_data(lambda plan: plan.stage_enabled("clinifact") and _rebuilt(plan))),
-        JobSpec("clinifact_stats", "light", options_class=cf.StatsOptions, options=section("clinifact", "stats"), planned=stage("clinifact")),
+        JobSpec("clinifact_stats", "light", options_class=cf.StatsOptions, options=section("clinifact", "stats"),
+                inputs=call(DatasetsPlan.stats_inputs), planned=stage("clinifact")),
         JobSpec("clinifact_diff", "light", options_class=cf.DiffOptions, options=call(DatasetsPlan.clinifact_diff_options), inputs=call(DatasetsPlan.clinifact_diff_inputs),
                 planned=_clinifact_data(lambda plan: plan.stage_enabled("clinifact") and plan.clinifact_diff_enabled())),
     ]

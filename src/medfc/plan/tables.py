@@ -51,7 +51,11 @@ class TablesPlan(ExperimentsPlan):
 
     def table_inputs(self, table: str) -> dict[str, object]:
         runs = self.table_runs(table)
-        return {runs.name: runs.files, **({"papers": self.papers} if runs.name == "scores" else {})}
+        if runs.name != "scores":
+            return {runs.name: runs.files}
+        # a paper's table: the papers' numbers, and what each stacked run chose (its info.json beside its scores)
+        infos = [f"{f.rsplit('/', 1)[0]}/info.json" for f, e in zip(runs.files, runs.entries) if self.is_stacked(str(e["model"]))]
+        return {runs.name: runs.files, "papers": self.papers, **({"infos": infos} if infos else {})}
 
     def table_options(self, table: str) -> dict[str, object]:
         entries = self.table_runs(table).entries
@@ -188,13 +192,17 @@ def _healthfc_table(systems: tuple[str, ...]) -> TableSpec:
 # every experiments table, in the order of the run's targets
 TABLE_SPECS: dict[str, TableSpec] = {
     "healthfc_table3": _healthfc_table(TABLE3_SYSTEMS),
+    "healthfc_table3_extra": _healthfc_table(TABLE3_SYSTEMS),  # what we score beyond the paper's columns
     "healthfc_table5": _healthfc_table(TABLE5_SYSTEMS),
+    "healthfc_table5_extra": _healthfc_table(TABLE5_SYSTEMS),
     "healthfc_open_domain": _healthfc_table(OPEN_DOMAIN_SYSTEMS),
     "healthfc_significance": TableSpec(
         runs=lambda plan: healthfc_table_runs(plan, plan.healthfc_compared_systems()[1], "predictions", "predictions.jsonl"),
         planned=lambda plan: bool(plan.healthfc_runs() and plan.healthfc_compared_systems()[0]), options=significance_options),
     "clinifact_table8": TableSpec(runs=lambda plan: clinifact_table_runs(plan, "scores", "scores.json"),
                                   planned=lambda plan: bool(plan.clinifact_runs())),
+    "clinifact_table8_extra": TableSpec(runs=lambda plan: clinifact_table_runs(plan, "scores", "scores.json"),
+                                        planned=lambda plan: bool(plan.clinifact_runs())),
     "clinifact_significance": TableSpec(runs=lambda plan: clinifact_table_runs(plan, "predictions", "predictions.jsonl"),
                                         planned=lambda plan: len(plan.clinifact_runs()) > 1),
     "healthfc_times": TableSpec(runs=healthfc_time_runs, options=time_options,

@@ -1,4 +1,8 @@
-"""CliniFact Table 8 and the significance tests between systems (Zhang et al., 2025)."""
+"""CliniFact Table 8 and the significance tests between systems (Zhang et al., 2025).
+
+Each is a tidy frame (the data: CSV, Markdown, the report's HTML) and a :class:`~medfc.common.latex.LatexTable` in
+the paper's layout (``*_latex``): model rows grouped by kind, our rows under one title row and the paper's under
+another. The macro-F1 intervals and the pairs scored are Table 8's companion (:func:`table8_extra`)."""
 
 from __future__ import annotations
 
@@ -7,14 +11,15 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from medfc.common.io import read_json, read_jsonl
+from medfc.common.latex import Block, Column, LatexTable, Tex, marked
 from medfc.scoring import classification
 from medfc.common.labels import CLINIFACT_LABELS
-from medfc.experiments.clinifact_systems import DEFAULT_SYSTEM, system_of_row
+from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEM_NAMES, DEFAULT_SYSTEM, clinifact_system, system_of_row
 from medfc.common.jsontypes import JSONValue
-from medfc.tables.common import Entry, clinifact_name, pct
+from medfc.tables.common import Entry, SMOKE_NOTE, clinifact_name, not_run_note, ours_title, pct, reported_title, stack_kept, stack_note
 
 
-T8_COLUMNS = ["source", "scale", "model", "system", "n", "accuracy", "macro P", "macro R", "macro F1", "macro F1 95% CI"]
+T8_COLUMNS = ["source", "scale", "model", "system", "n", "accuracy", "macro P", "macro R", "macro F1", "macro F1 95% CI", "note"]
 
 
 def _interval(scores: Mapping[str, JSONValue]) -> str:
@@ -22,17 +27,21 @@ def _interval(scores: Mapping[str, JSONValue]) -> str:
     return f"{pct(ci['low'])}–{pct(ci['high'])}" if ci else ""
 
 
-def table8(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> pd.DataFrame:
+def table8(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
+           infos: Sequence[str] = ()) -> pd.DataFrame:
     """Table 8: accuracy and macro P/R/F1 on the test split per model: our rows (at ``scale``), then the
     paper's rows of the same kinds of system (discriminative, zero-shot, fine-tuned generative), each its own row. Our rows carry
     the percentile bootstrap interval of macro-F1 over the test pairs (``low–high``), so a reader can
-    see whether a paper's number lies inside it."""
+    see whether a paper's number lies inside it; ``note`` says where a stack (its ``info.json`` in ``infos``) kept
+    its best member."""
+    kept = stack_kept(infos, scores, entries)
     rows = []
     for e, f in zip(entries, scores):
         s = read_json(f)
         rows.append({"source": "ours", "scale": scale, "model": clinifact_name(e), "system": e.get("system", DEFAULT_SYSTEM),
                      "n": s["n"], "accuracy": pct(s["accuracy"]), "macro P": pct(s["macro_precision"]),
-                     "macro R": pct(s["macro_recall"]), "macro F1": pct(s["macro_f1"]), "macro F1 95% CI": _interval(s)})
+                     "macro R": pct(s["macro_recall"]), "macro F1": pct(s["macro_f1"]), "macro F1 95% CI": _interval(s),
+                     "note": f"kept its best member, {kept[str(e['model'])]}" if str(e["model"]) in kept else ""})
     cf = papers["clinifact"]
     systems = {r["system"] for r in rows}
     for model, v in cf["table8"].items():
@@ -59,3 +68,83 @@ def significance(predictions: Sequence[str], entries: Sequence[Entry]) -> pd.Dat
                      "accuracy B": pct(classification.accuracy(gold, lb)) if ids else None,
                      "McNemar-Bowker chi2": round(mb["statistic"], 3), "df": mb["df"], "p": mb["p_value"]})
     return pd.DataFrame(rows, columns=["system A", "system B", "pairs", "accuracy A", "accuracy B", "McNemar-Bowker chi2", "df", "p"])
+
+
+# ------------------------------------------------------------------------------------------ the paper's layouts
+
+def _kind(system: str) -> str:
+    """A system's kind as Table 8 names it: discriminative, zero-shot, fine-tuned generative."""
+    return {"fine_tuned": "fine-tuned generative"}.get(system, clinifact_system(system).title)
+
+
+def table8_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
+                 infos: Sequence[str] = ()) -> LatexTable:
+    """Table 8 in the paper's layout: Kind | Model | Accuracy | macro P | macro R | macro F1, the model rows grouped by
+    kind (discriminative, zero-shot, fine-tuned generative); our rows, then the paper's of the kinds we ran (a number
+    the paper does not state is a dash). A stack that kept its best member is marked, and a note says so."""
+    kept = stack_kept(infos, scores, entries)
+    marks = {m: "abcdefghij"[i % 10] for i, m in enumerate(sorted(kept))}
+    order = {s: i for i, s in enumerate(CLINIFACT_SYSTEM_NAMES)}
+    ours = []
+    for e, f in sorted(zip(entries, scores), key=lambda ef: order.get(str(ef[0].get("system", DEFAULT_SYSTEM)), 99)):
+        s = read_json(f)
+        name = clinifact_name(e)
+        system = str(e.get("system", DEFAULT_SYSTEM))
+        ours.append([_kind(system), marked(name, marks[str(e["model"])]) if str(e["model"]) in marks else name,
+                     pct(s["accuracy"]), pct(s["macro_precision"]), pct(s["macro_recall"]), pct(s["macro_f1"])])
+    cf = papers["clinifact"]
+    systems = {str(e.get("system", DEFAULT_SYSTEM)) for e in entries}
+    dash = Tex("---", 1.5)
+    paper = []
+    for system in CLINIFACT_SYSTEM_NAMES:
+        for model, v in cf["table8"].items():
+            if system_of_row(model) == system and system in systems:
+                paper.append([_kind(system), model, v["accuracy"] if v.get("accuracy") is not None else dash, dash, dash,
+                              v["macro_f1"] if v.get("macro_f1") is not None else dash])
+    columns = [Column("Kind", align="l"), Column("Model", align="l"), Column("Accuracy", fmt="dec1"),
+               Column("P", group="Macro", fmt="dec1"), Column("R", group="Macro", fmt="dec1"), Column("F1", group="Macro", fmt="dec1")]
+    caption = ("CliniFact Table 8: discriminative and generative language models on the test split: accuracy and macro "
+               "precision, recall and F1 (%).")
+    notes = []
+    if paper:
+        notes.append("---: a number the paper does not state (its text gives accuracy and macro-F1 only, some rows accuracy alone).")
+    notes += [f"{marks[m]}: {stack_note(m, kept[m])}" for m in marks]
+    notes.append(not_run_note([r[1] for r in paper], [str(e["model"]) for e in entries]))
+    notes.append("Our rows' 95% intervals of macro-F1 and the pairs scored: the companion table clinifact_table8_extra.")
+    if scale == "smoke":
+        notes.append(SMOKE_NOTE)
+    blocks = [Block(ours, ours_title(scale)), *([Block(paper, reported_title(cf["cite"]))] if paper else [])]
+    return LatexTable(caption, "tab:clinifact-table8", columns, blocks, notes=[n for n in notes if n], merge_first=True)
+
+
+def table8_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) -> tuple[pd.DataFrame, LatexTable]:
+    """Table 8's companion: the test pairs scored and the percentile bootstrap 95% interval of macro-F1 of our rows."""
+    rows, tex_rows = [], []
+    for e, f in zip(entries, scores):
+        s = read_json(f)
+        ci = (s.get("ci") or {}).get("macro_f1")
+        rows.append({"scale": scale, "model": clinifact_name(e), "system": e.get("system", DEFAULT_SYSTEM), "n": s["n"],
+                     "macro F1": pct(s["macro_f1"]), "CI low": pct(ci["low"]) if ci else None, "CI high": pct(ci["high"]) if ci else None})
+        tex_rows.append([_kind(str(e.get("system", DEFAULT_SYSTEM))), clinifact_name(e), s["n"], pct(s["macro_f1"]),
+                         pct(ci["low"]) if ci else None, pct(ci["high"]) if ci else None])
+    columns = [Column("Kind", align="l"), Column("Model", align="l"), Column("Pairs", fmt="int"), Column("F1", group="Macro", fmt="dec1"),
+               Column("low", group="Macro", fmt="dec1"), Column("high", group="Macro", fmt="dec1")]
+    caption = ("CliniFact Table 8, companion: the test pairs scored and the percentile bootstrap 95% interval (low, high) "
+               "of macro-F1 (%) over the test pairs, of our rows.")
+    table = LatexTable(caption, "tab:clinifact-table8-extra", columns, [Block(tex_rows, ours_title(scale))],
+                       notes=[SMOKE_NOTE] if scale == "smoke" else [], merge_first=True)
+    return pd.DataFrame(rows, columns=["scale", "model", "system", "n", "macro F1", "CI low", "CI high"]), table
+
+
+def significance_latex(df: pd.DataFrame, scale: str) -> LatexTable:
+    """The McNemar–Bowker tests of :func:`significance`: System A | System B | Pairs | Accuracy A, B | χ² | df | p."""
+    rows = [[r["system A"], r["system B"], r["pairs"], r["accuracy A"], r["accuracy B"], r["McNemar-Bowker chi2"], r["df"], r["p"]]
+            for r in df.to_dict("records")]
+    columns = [Column("System A", align="l"), Column("System B", align="l"), Column("Pairs", fmt="int"),
+               Column("A", group="Accuracy (%)", fmt="dec1"), Column("B", group="Accuracy (%)", fmt="dec1"),
+               Column("χ²", group="McNemar–Bowker", fmt="dec1"), Column("df", group="McNemar–Bowker", fmt="int"),
+               Column("p", group="McNemar–Bowker", fmt="p3")]
+    caption = ("CliniFact: McNemar–Bowker tests between every two systems on the same test pairs (the paper's test of "
+               "a fine-tuned model against its zero-shot run), with each system's accuracy on those pairs.")
+    return LatexTable(caption, "tab:clinifact-significance", columns, [Block(rows, ours_title(scale))],
+                      notes=[SMOKE_NOTE] if scale == "smoke" else [], merge_first=True)

@@ -1,11 +1,15 @@
-"""Helpers shared by the table builders: percentages, mean ± std over folds, grouping input files."""
+"""Helpers shared by the table builders: percentages, mean ± std over folds, grouping input files, and what the
+LaTeX layouts share (the title rows of our and the paper's blocks, the notes on a row that is not what its name says)."""
 
 from __future__ import annotations
 
 import math
+import os
+import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from medfc.common.io import read_jsonl
+from medfc.common.io import read_json, read_jsonl
+from medfc.common.latex import MeanSD
 from medfc.common.jsontypes import JSONObject
 from medfc.experiments.clinifact_systems import row_suffixes
 from medfc.scoring.classification import MeanStd
@@ -47,3 +51,78 @@ def clinifact_name(e: Entry) -> str:
     """A CliniFact run's name in tables and figures: the model alias, then its system's suffix (the paper's
     row names; :mod:`medfc.experiments.clinifact_systems`)."""
     return f"{e['model']}{row_suffixes().get(str(e.get('system')), '')}"
+
+
+# ------------------------------------------------------------------------------------------ the LaTeX layouts
+
+SCALE_TITLES = {"smoke": "Ours (smoke scale)", "cpu": "Ours (CPU recipe)", "paper": "Ours (paper scale)"}
+SMOKE_NOTE = ("Our rows are smoke-sized (training capped by experiments.smoke, on a few test items): they show that the "
+              "pipeline runs, nothing about the models.")
+
+
+def ours_title(scale: str) -> str:
+    """The title row over our rows: "Ours (smoke scale)", "Ours (CPU recipe)", "Ours (paper scale)"."""
+    return SCALE_TITLES[scale]
+
+
+def reported_title(cite: str) -> str:
+    """The title row over a paper's rows: "Reported: Vladika et al. 2024"."""
+    return f"Reported: {cite}"
+
+
+def mean_sd(agg: Mapping[str, MeanStd], key: str) -> MeanSD | None:
+    """The mean over folds in percent with its std as the subscript (none for a single fold); None when absent."""
+    m = agg.get(key)
+    if not m or m.get("mean") is None:
+        return None
+    return MeanSD(100.0 * m["mean"], 100.0 * m["std"] if m.get("std") is not None else None)
+
+
+def _squash(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", re.sub(r"\(.*?\)", "", name.lower()))
+
+
+def not_run(paper_models: Sequence[str], our_models: Sequence[str]) -> list[str]:
+    """The paper's models (row names) that none of our model aliases names: an alias counts as the paper's model
+    when it starts with the model's name, case, punctuation and a parenthesis left out (``deberta-v3-large`` is
+    DeBERTa, ``openbiollm-8b`` OpenBioLLM-8B (zero-shot))."""
+    ours = [_squash(m) for m in our_models]
+    return [p for p in dict.fromkeys(paper_models) if not any(o.startswith(_squash(p)) for o in ours if _squash(p))]
+
+
+def not_run_note(paper_models: Sequence[str], our_models: Sequence[str]) -> str:
+    """A table note naming the paper's rows whose model this run did not train ('' when it trained them all)."""
+    missing = not_run(paper_models, our_models)
+    if not missing:
+        return ""
+    return (f"The reported rows of {', '.join(missing)} are the paper's own numbers for models this run did not train: "
+            "a reference, not a reproduction of a row of ours.")
+
+
+def stack_kept(infos: Sequence[str], files: Sequence[str], entries: Sequence[Entry]) -> dict[str, str]:
+    """model → the member a stacked ensemble kept in every fold or split (its ``info.json``: the inner
+    cross-validation found no combination that beat its best member), for the stacks among ``entries`` whose
+    ``info.json`` is in ``infos`` (found beside each run's ``files``)."""
+    by_dir = {os.path.dirname(i): i for i in infos}
+    kept: dict[str, set[str | None]] = defaultdict(set)
+    for e, f in zip(entries, files):
+        info = by_dir.get(os.path.dirname(f))
+        if info is not None:
+            kept[str(e["model"])].add(kept_member(read_json(info)))
+    return {m: next(iter(v)) for m, v in kept.items() if len(v) == 1 and None not in v}
+
+
+def kept_member(info: Mapping[str, object]) -> str | None:
+    """The member a stacked ensemble's ``info.json`` (:func:`medfc.experiments.stack_selection.stack_predictions`)
+    says it kept unchanged, no candidate having beaten its best member (``inner_cv.chosen`` is "<member> alone", no
+    meta-model); None for a stack that combines or re-weights, or an average."""
+    if info.get("method") != "stack" or info.get("meta_model") is not None:
+        return None
+    selected = list(info.get("selected") or [])  # type: ignore[call-overload]
+    chosen = (info.get("inner_cv") or {}).get("chosen")  # type: ignore[union-attr]
+    return str(selected[0]) if len(selected) == 1 and chosen == f"{selected[0]} alone" else None
+
+
+def stack_note(model: str, member: str) -> str:
+    return (f"{model}: the stack kept its best member, {member} (its inner cross-validation found no combination that beat "
+            f"{member} alone by the required margin), so the row repeats {member}'s.")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from medfc.common import latex
-from medfc.common.labels import CLINIFACT_CODES, NOT_ENOUGH_INFO, REFUTED, SUPPORTED
+from medfc.common.labels import CLINIFACT_CODES, REFUTED, SUPPORTED, VERDICT_NAMES
 from medfc.common.latex import Block, Column, LatexTable, Tex
 from medfc.experiments.clinifact_prompts import ANSWER_OPTIONS, PROMPT, answer_options
 
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 ELLIPSIS = "…"
 GAP = "(…)"
 NONE = "[None]"
-VERDICT_NAMES = {SUPPORTED: "Supported", REFUTED: "Refuted", NOT_ENOUGH_INFO: "NEI"}
 PAIR_LABELS = (CLINIFACT_CODES[1], CLINIFACT_CODES[0], CLINIFACT_CODES[2])  # evidence, inconclusive, NEI: Table 5's order
 
 

@@ -1,5 +1,10 @@
 """HealthFC Tables 3 and 5, the open-domain comparison (supported vs refuted with retrieved evidence) and the
-significance tests between systems (Vladika et al., 2024)."""
+significance tests between systems (Vladika et al., 2024).
+
+Each table is a tidy frame (the data: CSV, Markdown, the report's HTML; :func:`table3`, :func:`table5`, ...) and a
+:class:`~medfc.common.latex.LatexTable` in the paper's layout (``*_latex``): our rows under one title row, the
+paper's under another, mean with the standard deviation as a subscript. What we score beyond the paper's columns
+(FEVER, AVeriTeC, false-class F1, accuracy, claims) is a companion table of its own (``*_extra``)."""
 
 from __future__ import annotations
 
@@ -7,11 +12,13 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from medfc.common.io import read_json
+from medfc.common.latex import DASH, Block, Column, LatexTable, MeanSD, Tex, marked
 from medfc.common.labels import VERACITY_LABELS
 from medfc.experiments.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS, evidence_source, system as system_spec
 from medfc.scoring import classification, medsnip
 from medfc.common.jsontypes import JSONValue
-from medfc.tables.common import Entry, grouped, pct, pm, pooled
+from medfc.tables.common import (Entry, SMOKE_NOTE, grouped, mean_sd, not_run_note, ours_title, pct, pm, pooled, reported_title,
+                                 stack_kept, stack_note)
 
 Row = dict[str, object]  # one row of a table
 
@@ -145,3 +152,228 @@ def significance(predictions: Sequence[str], entries: Sequence[Entry], compariso
     cols = ["lang", "model", "system A", "system B", "claims", "McNemar-Bowker chi2", "df", "p", "metric", "claims (S/R)",
             "A", "B", "delta B-A", "CI low", "CI high", "bootstrap p", "significant"]
     return pd.DataFrame(rows, columns=cols)
+
+
+# ------------------------------------------------------------------------------------------ the paper's layouts
+
+EXPERIMENT_TITLES = {"claims_only": "Claims only", "retrieved_web": "Web snippets", "retrieved_pubmed": "PubMed snippets",
+                     "retrieved_wikipedia": "Wikipedia snippets", "gold_explanations": "Gold explanations",
+                     "level_of_evidence": "Level of evidence"}
+PAPER_EXPERIMENT_TITLES = {**EXPERIMENT_TITLES, "retrieved_web": "Google snippets"}  # the paper's names of its rows
+SYSTEM_TITLES = {"pipeline": "pipeline", "joint": "joint"}
+
+
+def _aggregates(scores: Sequence[str], entries: Sequence[Entry], systems: Sequence[str]) -> dict[tuple[str, str, str], list[dict]]:
+    """(lang, model, system) → the folds' scores, for the runs of ``systems``."""
+    return {(str(k[0]), str(k[1]), str(k[2])): [read_json(f) for _, f in items]
+            for k, items in grouped(entries, scores, ("lang", "model", "system")).items() if k[2] in systems}
+
+
+def _model_title(lang: str, model: str) -> str:
+    return f"{model} (German)" if lang == "de" else model
+
+
+def _model_cell(lang: str, model: str, marks: Mapping[str, str]) -> object:
+    title = _model_title(lang, model)
+    return marked(title, marks[model]) if model in marks else title
+
+
+def _paper_sd(row: Mapping[str, JSONValue], key: str) -> MeanSD | None:
+    v = row.get(key)
+    return None if v is None else MeanSD(float(v), (row.get("sd") or {}).get(key))
+
+
+def _notes(scale: str, marks: Mapping[str, str], kept: Mapping[str, str], paper_models: Sequence[str], our_models: Sequence[str],
+           *extra: str) -> list[str]:
+    """A table's notes: the scale, each stack that kept its best member (by its mark), the paper's rows we did not run."""
+    notes = [n for n in extra if n]
+    notes += [f"{marks[m]}: {stack_note(m, kept[m])}" for m in marks]
+    notes.append(not_run_note(paper_models, our_models))
+    if scale == "smoke":
+        notes.append(SMOKE_NOTE)
+    return [n for n in notes if n]
+
+
+def _marks(kept: Mapping[str, str]) -> dict[str, str]:
+    return {m: "abcdefghij"[i % 10] for i, m in enumerate(sorted(kept))}
+
+
+def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
+                 infos: Sequence[str] = ()) -> LatexTable:
+    """Table 3 in the paper's layout: System | Base Model | Evidence Selection P/R/F1 | Veracity Prediction P/R/F1 |
+    Oracle Ver. Pred. F1. The oracle is a column: the oracle system's veracity F1 for the same model, on its
+    pipeline row (a model with an oracle run and no pipeline run gets a pipeline row of its oracle alone). Our
+    rows, then the paper's rows of the systems we ran, each with its standard deviation."""
+    agg = {k: classification.aggregate_folds(v) for k, v in _aggregates(scores, entries, TABLE3_SYSTEMS).items()}
+    kept = stack_kept(infos, scores, entries)
+    marks = _marks(kept)
+    ev = ("evidence.macro_precision", "evidence.macro_recall", "evidence.macro_f1")
+    ver = ("veracity.macro_precision", "veracity.macro_recall", "veracity.macro_f1")
+    ours = []
+    for system in ("pipeline", "joint"):
+        for lang, model in sorted({(k[0], k[1]) for k in agg}):
+            a = agg.get((lang, model, system))
+            oracle = agg.get((lang, model, "oracle")) if system == "pipeline" else None
+            if a is None and oracle is None:
+                continue
+            a = a or {}
+            ours.append([system, _model_cell(lang, model, marks), *(mean_sd(a, k) for k in ev + ver),
+                         mean_sd(oracle, "veracity.macro_f1") if oracle else (DASH if system == "joint" else None)])
+    t3 = papers["healthfc"]["table3"]
+    ran = {k[2] for k in agg} | ({"pipeline"} if any(k[2] == "oracle" for k in agg) else set())
+    paper, paper_models = [], []
+    for system in ("pipeline", "joint"):
+        if system not in ran:
+            continue
+        for model, v in t3[system].items():
+            paper_models.append(model)
+            paper.append([system, model, *(_paper_sd(v, k) for k in ("ev_p", "ev_r", "ev_f1", "ver_p", "ver_r", "ver_f1")),
+                          _paper_sd(v, "oracle_f1") if "oracle_f1" in v else DASH])
+    columns = [Column("System", align="l"), Column("Base Model", align="l"),
+               *(Column(h, group="Evidence Selection") for h in ("Precision", "Recall", "F1 Macro")),
+               *(Column(h, group="Veracity Prediction") for h in ("Precision", "Recall", "F1 Macro")),
+               Column("F1 Macro", group="Oracle Ver. Pred.")]
+    folds = max((len(v) for v in _aggregates(scores, entries, TABLE3_SYSTEMS).values()), default=0)
+    caption = ("HealthFC Table 3: evidence selection and veracity prediction, macro precision, recall and F1 (%), the mean "
+               f"and standard deviation (subscript) over the folds of a cross-validation (ours: {folds} folds; the paper: 5). "
+               "Oracle Ver. Pred.: the pipeline's veracity prediction with the gold evidence sentences.")
+    notes = _notes(scale, marks, kept, paper_models, [k[1] for k in agg],
+                   "FEVER, AVeriTeC and false-class F1 of our rows: the companion table healthfc_table3_extra.")
+    blocks = [Block(ours, ours_title(scale)), *([Block(paper, reported_title(papers["healthfc"]["cite"]))] if paper else [])]
+    return LatexTable(caption, "tab:healthfc-table3", columns, blocks, notes=notes, merge_first=True)
+
+
+def table3_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) -> tuple[pd.DataFrame, LatexTable]:
+    """Table 3's companion: what we score beyond the paper's columns, for each of our rows (oracle included):
+    the evidence class's F1, FEVER (strict), AVeriTeC (λ = 0.25), false-class F1 and its coverage; the tidy
+    frame (mean ± std) and its LaTeX (mean with the std as a subscript)."""
+    keys = [("evidence-class F1", "evidence.f1"), ("FEVER strict", "fever.strict"), ("AVeriTeC@0.25", "averitec.score.0.25"),
+            ("FF1", "medsnip.ff1"), ("FF1 coverage", "medsnip.coverage")]
+    data = _aggregates(scores, entries, TABLE3_SYSTEMS)
+    order = {s: i for i, s in enumerate(TABLE3_SYSTEMS)}
+    rows, tex_rows = [], []
+    for lang, model, system in sorted(data, key=lambda k: (order[k[2]], k[0], k[1])):
+        agg = classification.aggregate_folds(data[(lang, model, system)])
+        rows.append({"scale": scale, "lang": lang, "model": model, "system": system, "folds": len(data[(lang, model, system)]),
+                     **{name: pm(agg, key) for name, key in keys}})
+        tex_rows.append([system, _model_title(lang, model), len(data[(lang, model, system)]), *(mean_sd(agg, key) for _, key in keys)])
+    columns = [Column("System", align="l"), Column("Base Model", align="l"), Column("Folds", fmt="int"),
+               Column("Evid. F1", group="Evidence"), Column("Strict", group="FEVER"), Column("@0.25", group="AVeriTeC"),
+               Column("FF1", group="False class"), Column("Coverage", group="False class")]
+    caption = ("HealthFC Table 3, companion: what we score beyond the paper's columns (%), mean and standard deviation "
+               "(subscript) over folds. Evid. F1: F1 of the evidence class of the sentences; FEVER strict: the claims whose "
+               "label is right and whose selected sentences hold a complete gold set; AVeriTeC@0.25: the label counts "
+               "where the selected evidence matches the gold at 0.25 or more; FF1: F1 of the false class over the supported "
+               "and refuted claims with a TRUE or FALSE prediction (scoring.abstain), Coverage: the share of them it scores.")
+    notes = [SMOKE_NOTE] if scale == "smoke" else []
+    table = LatexTable(caption, "tab:healthfc-table3-extra", columns, [Block(tex_rows, ours_title(scale))], notes=notes, merge_first=True)
+    cols = ["scale", "lang", "model", "system", "folds", *(name for name, _ in keys)]
+    return pd.DataFrame(rows, columns=cols), table
+
+
+def _experiment_rows(scores: Sequence[str], entries: Sequence[Entry], systems: Sequence[str]) -> list[tuple[str, str, str, list[dict]]]:
+    data = _aggregates(scores, entries, systems)
+    order = {s: i for i, s in enumerate(systems)}
+    return [(lang, model, system, data[(lang, model, system)]) for lang, model, system in sorted(data, key=lambda k: (order[k[2]], k[0], k[1]))]
+
+
+def table5_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
+                 infos: Sequence[str] = ()) -> LatexTable:
+    """Table 5 in the paper's layout: Experiment | P | R | F1 (macro, mean with the std as a subscript), with a
+    Base Model column since we run several; the paper's rows (its one model) for the experiments we ran."""
+    kept = stack_kept(infos, scores, entries)
+    marks = _marks(kept)
+    ours = []
+    for lang, model, system, folds in _experiment_rows(scores, entries, TABLE5_SYSTEMS):
+        agg = classification.aggregate_folds(folds)
+        ours.append([EXPERIMENT_TITLES.get(system, system), _model_cell(lang, model, marks),
+                     *(mean_sd(agg, f"veracity.{k}") for k in ("macro_precision", "macro_recall", "macro_f1"))])
+    hf = papers["healthfc"]
+    ran = [s for s in TABLE5_SYSTEMS if any(k[2] == s for k in _aggregates(scores, entries, TABLE5_SYSTEMS))]
+    paper = [[PAPER_EXPERIMENT_TITLES.get(s, s), hf["table5_model"], *(_paper_sd(hf["table5"][s], k) for k in ("p", "r", "f1"))]
+             for s in ran if s in hf["table5"]]
+    columns = [Column("Experiment", align="l"), Column("Base Model", align="l"), Column("P"), Column("R"), Column("F1")]
+    caption = ("HealthFC Table 5: veracity prediction with other evidence (none, retrieved snippets, the gold explanations) "
+               "and the prediction of the level of evidence; macro precision, recall and F1 (%), the mean and standard "
+               "deviation (subscript) over folds. The paper's Google snippets are the first ten results of a Google search; "
+               "ours come from the run's own search (experiments.retrieval).")
+    notes = _notes(scale, marks, kept, [hf["table5_model"]] if paper else [], [r[1] for r in _experiment_rows(scores, entries, TABLE5_SYSTEMS)],
+                   "Accuracy and the claims scored of our rows: the companion table healthfc_table5_extra.")
+    blocks = [Block(ours, ours_title(scale)), *([Block(paper, reported_title(hf["cite"]))] if paper else [])]
+    return LatexTable(caption, "tab:healthfc-table5", columns, blocks, notes=notes, merge_first=True)
+
+
+def table5_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) -> tuple[pd.DataFrame, LatexTable]:
+    """Table 5's companion: accuracy (mean ± std over folds) and the claims scored (all folds) of each of our rows."""
+    rows = _veracity_rows(scores, entries, TABLE5_SYSTEMS, scale)
+    df = pd.DataFrame([{k: r[k] for k in ("scale", "lang", "model", "experiment", "folds", "n", "accuracy")} for r in rows],
+                      columns=["scale", "lang", "model", "experiment", "folds", "n", "accuracy"]).rename(columns={"n": "claims"})
+    tex_rows = []
+    for lang, model, system, folds in _experiment_rows(scores, entries, TABLE5_SYSTEMS):
+        agg = classification.aggregate_folds(folds)
+        tex_rows.append([EXPERIMENT_TITLES.get(system, system), _model_title(lang, model), len(folds),
+                         sum(int(f.get("n", 0)) for f in folds), mean_sd(agg, "veracity.accuracy")])
+    columns = [Column("Experiment", align="l"), Column("Base Model", align="l"), Column("Folds", fmt="int"),
+               Column("Claims", fmt="int"), Column("Accuracy")]
+    caption = ("HealthFC Table 5, companion: accuracy (%), the mean and standard deviation (subscript) over folds, and the "
+               "claims scored over all folds, of our rows.")
+    table = LatexTable(caption, "tab:healthfc-table5-extra", columns, [Block(tex_rows, ours_title(scale))],
+                       notes=[SMOKE_NOTE] if scale == "smoke" else [], merge_first=True)
+    return df, table
+
+
+def open_domain_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> LatexTable:
+    """The open-domain comparison: Evidence | Base Model | Claims | P | R | F1 | Accuracy (supported vs refuted), our
+    rows, then the binary F1 that the HealthFC paper cites for each source we ran."""
+    ours = []
+    for lang, model, system, folds in _experiment_rows(scores, entries, OPEN_DOMAIN_SYSTEMS):
+        agg = classification.aggregate_folds(folds)
+        ours.append([str(evidence_source(system)), _model_title(lang, model), sum(int(f.get("n", 0)) for f in folds),
+                     *(mean_sd(agg, f"veracity.{k}") for k in ("macro_precision", "macro_recall", "macro_f1", "accuracy"))])
+    od = papers["healthfc"]["open_domain"]
+    ran = dict.fromkeys(str(evidence_source(s)) for _, _, s, _ in _experiment_rows(scores, entries, OPEN_DOMAIN_SYSTEMS))
+    paper = [[src, od["model"], od["claims"], None, None, MeanSD(float(od["f1"][src])), None] for src in ran if src in od["f1"]]
+    columns = [Column("Evidence", align="l"), Column("Base Model", align="l"), Column("Claims", fmt="int"),
+               Column("P"), Column("R"), Column("F1"), Column("Accuracy")]
+    caption = ("HealthFC open-domain verification: supported vs refuted claims with evidence retrieved from each source; "
+               "macro precision, recall and F1 over the two classes and accuracy (%), the mean and standard deviation "
+               "(subscript) over folds; Claims: the claims scored over all folds.")
+    notes = ["The reported F1 is the binary F1 of Vladika and Matthes (2024) on 327 supported and refuted claims, as the "
+             "HealthFC paper cites it; it states no precision, recall or accuracy."] if paper else []
+    if scale == "smoke":
+        notes.append(SMOKE_NOTE)
+    blocks = [Block(ours, ours_title(scale)), *([Block(paper, reported_title(od["cite"]))] if paper else [])]
+    return LatexTable(caption, "tab:healthfc-open-domain", columns, blocks, notes=notes, merge_first=True)
+
+
+def significance_latex(df: pd.DataFrame, scale: str) -> LatexTable:
+    """The significance tests of :func:`significance`: per model and pair, McNemar–Bowker on the three-way labels, and
+    the paired bootstrap of the metric on the supported / refuted claims (Δ = B − A with its 95% interval)."""
+    rows = []
+    for r in df.to_dict("records"):
+        has_bs = r.get("delta B-A") is not None and not (isinstance(r.get("delta B-A"), float) and pd.isna(r["delta B-A"]))
+        ci = Tex(rf"[{_signed(r['CI low'])}, {_signed(r['CI high'])}]", 13) if has_bs else None
+        rows.append([_model_title(str(r["lang"]), str(r["model"])), str(r["system A"]), str(r["system B"]), r["claims"],
+                     r["McNemar-Bowker chi2"], r["df"], r["p"], r["claims (S/R)"],
+                     *((r["A"], r["B"], r["delta B-A"], ci, r["bootstrap p"]) if has_bs else (None,) * 5)])
+    metric = str(df["metric"].iloc[0]) if len(df) else ""
+    metric_title = {"ff1": "FF1", "tf1": "TF1", "macro_f1": "macro-F1", "accuracy": "accuracy"}.get(metric, metric)
+    columns = [Column("Base Model", align="l"), Column("A", align="l"), Column("B", align="l"), Column("Claims", fmt="int"),
+               Column("χ²", group="McNemar–Bowker", fmt="dec1"), Column("df", group="McNemar–Bowker", fmt="int"),
+               Column("p", group="McNemar–Bowker", fmt="p3"),
+               Column("Claims", group=f"Paired bootstrap, {metric_title} (%)", fmt="int"),
+               Column("A", group=f"Paired bootstrap, {metric_title} (%)", fmt="dec1"),
+               Column("B", group=f"Paired bootstrap, {metric_title} (%)", fmt="dec1"),
+               Column("Δ", group=f"Paired bootstrap, {metric_title} (%)", fmt="dec1"),
+               Column("95% CI", group=f"Paired bootstrap, {metric_title} (%)"),
+               Column("p", group=f"Paired bootstrap, {metric_title} (%)", fmt="p3")]
+    caption = ("HealthFC: significance of the differences between systems, the folds' test predictions pooled. "
+               "McNemar–Bowker on the three-way labels of the same claims; the MedSNIP paired bootstrap of "
+               f"{metric_title} over the supported and refuted claims, Δ = B − A with its 95% interval.")
+    notes = [SMOKE_NOTE] if scale == "smoke" else []
+    return LatexTable(caption, "tab:healthfc-significance", columns, [Block(rows, ours_title(scale))], notes=notes, merge_first=True)
+
+
+def _signed(x: object) -> str:
+    v = float(x)  # type: ignore[arg-type]
+    return f"$-${abs(v):.1f}" if v < 0 else f"{v:.1f}"

@@ -1,24 +1,14 @@
-"""The papers' numbers (a data file, resources/papers/numbers.yaml)."""
+"""The papers' numbers (a data file, resources/papers/numbers.yaml, read by :func:`medfc.common.papers.read_paper_numbers`)
+as the tables and Fig. 3 use them."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
-from functools import cache
-import yaml
 
-from medfc.common.jsontypes import JSONObject, JSONValue
+from medfc.common.jsontypes import JSONValue
+from medfc.common.papers import read_paper_numbers as paper_numbers
 
-
-@cache
-def _load(path: str) -> JSONObject:
-    with open(path, encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
-
-
-def paper_numbers(path: str | os.PathLike) -> JSONObject:
-    """The parsed numbers file (see its header for the layout)."""
-    return _load(os.fspath(path))
+__all__ = ["clinifact_fig3", "paper_numbers"]
 
 
 def clinifact_fig3(papers: Mapping[str, JSONValue]) -> dict[tuple[str, str, str], float]:

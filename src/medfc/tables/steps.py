@@ -5,7 +5,11 @@ Markdown and LaTeX (outputs ``csv``, ``md``, ``tex``, side by side with one stem
 Every step takes the input lists ``scores`` or ``predictions`` and ``papers`` (the papers' numbers,
 resources/papers/numbers.yaml), and ``options.entries``: one dict per input file, in input order,
 naming its ``lang`` / ``model`` / ``system`` / ``fold``; the time tables (``experiments.time_tables``) take
-the jobs' ``benchmarks`` instead, and the ensembles' members.
+the jobs' ``benchmarks`` instead, and the ensembles' members. A paper's table also takes ``infos``: the
+``info.json`` of its stacked runs, whose choice of members a note reports.
+
+The CSV, Markdown and HTML hold the tidy long form (the data); the LaTeX is the paper's layout. A companion
+(``<table>_extra``) holds what we score beyond the paper's columns.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import logging
 import pandas as pd
 
 from medfc.common.io import input_paths, table_stem, write_table
+from medfc.common.latex import LatexTable
 from medfc.common.stepfiles import StepFiles
 from medfc.tables import clinifact, healthfc, times
 from medfc.tables.options import SignificanceOptions, TableOptions, TimesOptions
@@ -30,37 +35,61 @@ SCALES = {
 }
 
 
+def _infos(inputs: StepFiles) -> list[str]:
+    """The stacked runs' ``info.json`` (input ``infos``; none where the table has no stack)."""
+    return input_paths(inputs, "infos")
+
+
 def _caption(title: str, scale: str) -> str:
     return f"{title} {SCALES[scale]} Rows with source 'paper' are the paper's own numbers, each for the model it names."
 
 
-def _write(df: pd.DataFrame, outputs: StepFiles, caption: str) -> dict[str, int]:
+def _write(df: pd.DataFrame, outputs: StepFiles, caption: str, latex: LatexTable | None = None) -> dict[str, int]:
     stem = table_stem(outputs)
-    write_table(df, stem, caption=caption, formats=("csv", "md", "tex", "html") if "html" in outputs else ("csv", "md", "tex"))
+    write_table(df, stem, caption=caption, formats=("csv", "md", "tex", "html") if "html" in outputs else ("csv", "md", "tex"),
+                latex=latex)
     log.info("%s: %d rows", stem.name, len(df))
     return {"rows": len(df)}
 
 
 def healthfc_table3(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
     """HealthFC Table 3 from the pipeline / joint / oracle ``scores``."""
-    df = healthfc.table3(input_paths(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]), options.scale)
+    scores, papers, infos = input_paths(inputs, "scores"), paper_numbers(inputs["papers"]), _infos(inputs)
+    df = healthfc.table3(scores, options.entries, papers, options.scale)
     return _write(df, outputs, _caption("HealthFC Table 3: evidence selection and veracity prediction, macro P/R/F1 (%), mean ± std over folds. "
                                       "FF1: false-class F1 over the supported / refuted claims with a TRUE / FALSE prediction "
-                                      "(scoring.abstain); FF1 coverage: the share of them it scores.", options.scale))
+                                      "(scoring.abstain); FF1 coverage: the share of them it scores.", options.scale),
+                  healthfc.table3_latex(scores, options.entries, papers, options.scale, infos))
+
+
+def healthfc_table3_extra(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
+    """Table 3's companion: FEVER, AVeriTeC and false-class F1 of our rows."""
+    df, latex = healthfc.table3_extra(input_paths(inputs, "scores"), options.entries, options.scale)
+    return _write(df, outputs, latex.caption + " " + SCALES[options.scale], latex)
 
 
 def healthfc_table5(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
     """HealthFC Table 5 from the claims-only / gold-explanations / level-of-evidence ``scores``."""
-    df = healthfc.table5(input_paths(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]), options.scale)
+    scores, papers, infos = input_paths(inputs, "scores"), paper_numbers(inputs["papers"]), _infos(inputs)
+    df = healthfc.table5(scores, options.entries, papers, options.scale)
     return _write(df, outputs, _caption("HealthFC Table 5: claims only, retrieved evidence (retrieved_web: Google snippets), gold explanations, "
-                                      "level of evidence; macro P/R/F1 (%), mean ± std over folds.", options.scale))
+                                      "level of evidence; macro P/R/F1 (%), mean ± std over folds.", options.scale),
+                  healthfc.table5_latex(scores, options.entries, papers, options.scale, infos))
+
+
+def healthfc_table5_extra(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
+    """Table 5's companion: accuracy and the claims scored of our rows."""
+    df, latex = healthfc.table5_extra(input_paths(inputs, "scores"), options.entries, options.scale)
+    return _write(df, outputs, latex.caption + " " + SCALES[options.scale], latex)
 
 
 def healthfc_open_domain(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
     """The HealthFC open-domain comparison from the open_domain_<source> ``scores``."""
-    df = healthfc.open_domain(input_paths(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]), options.scale)
+    scores, papers = input_paths(inputs, "scores"), paper_numbers(inputs["papers"])
+    df = healthfc.open_domain(scores, options.entries, papers, options.scale)
     return _write(df, outputs, _caption("HealthFC open-domain verification: supported vs refuted claims with evidence retrieved from "
-                                      "each source; macro P/R/F1 (%) over the two classes, mean ± std over folds.", options.scale))
+                                      "each source; macro P/R/F1 (%) over the two classes, mean ± std over folds.", options.scale),
+                  healthfc.open_domain_latex(scores, options.entries, papers, options.scale))
 
 
 def healthfc_significance(inputs: StepFiles, outputs: StepFiles, options: SignificanceOptions) -> dict[str, int]:
@@ -68,19 +97,28 @@ def healthfc_significance(inputs: StepFiles, outputs: StepFiles, options: Signif
     df = healthfc.significance(input_paths(inputs, "predictions"), options.entries, options.comparisons, metric=options.metric,
                                n_resamples=options.n_resamples, seed=options.seed, abstain=options.abstain)
     return _write(df, outputs, "HealthFC: McNemar–Bowker and MedSNIP paired bootstrap (95% CI of Δ) between systems, folds pooled. "
-                  + SCALES[options.scale])
+                  + SCALES[options.scale], healthfc.significance_latex(df, options.scale))
 
 
 def clinifact_table8(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
     """CliniFact Table 8 from every model's ``scores``."""
-    df = clinifact.table8(input_paths(inputs, "scores"), options.entries, paper_numbers(inputs["papers"]), options.scale)
-    return _write(df, outputs, _caption("CliniFact Table 8: test accuracy and macro P/R/F1 (%).", options.scale))
+    scores, papers, infos = input_paths(inputs, "scores"), paper_numbers(inputs["papers"]), _infos(inputs)
+    df = clinifact.table8(scores, options.entries, papers, options.scale, infos)
+    return _write(df, outputs, _caption("CliniFact Table 8: test accuracy and macro P/R/F1 (%).", options.scale),
+                  clinifact.table8_latex(scores, options.entries, papers, options.scale, infos))
+
+
+def clinifact_table8_extra(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
+    """Table 8's companion: the pairs scored and the macro-F1 interval of our rows."""
+    df, latex = clinifact.table8_extra(input_paths(inputs, "scores"), options.entries, options.scale)
+    return _write(df, outputs, latex.caption + " " + SCALES[options.scale], latex)
 
 
 def clinifact_significance(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
     """McNemar–Bowker between every pair of CliniFact systems on the same test pairs."""
     df = clinifact.significance(input_paths(inputs, "predictions"), options.entries)
-    return _write(df, outputs, "CliniFact: McNemar–Bowker between systems on the test pairs. " + SCALES[options.scale])
+    return _write(df, outputs, "CliniFact: McNemar–Bowker between systems on the test pairs. " + SCALES[options.scale],
+                  clinifact.significance_latex(df, options.scale))
 
 
 TIMES_CAPTION = ("Wall and CPU seconds of each row's jobs (Snakemake's benchmark files, <results_dir>/timings/experiments), summed "

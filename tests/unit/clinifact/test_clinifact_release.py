@@ -17,6 +17,8 @@ from medfc.common.report import SkipReport
 from tests.helpers.config import call_step, section
 from tests.helpers.figures import PAPERS
 
+PAPERS = Path(__file__).resolve().parents[3] / "resources" / "papers" / "numbers.yaml"
+
 
 def _row(i, label, **kw):
     row = {c: f"{c}-{i}" for c in PR.RELEASE_COLUMNS}

@@ -93,6 +93,6 @@ def test_fig21_plots_verifier_calls_against_ff1_per_mode(verified, tmp_path):
     with out["csv"].open(encoding="utf-8") as fh:
         assert len(list(csv.DictReader(fh))) == 6
     width, _ = struct.unpack(">II", out["png"].read_bytes()[16:24])
-    assert 3.0 * 150 <= width <= 3.6 * 150  # a column's width at 150 dpi
+    assert 3.0 * 300 <= width <= 3.6 * 300  # a column's width at 300 dpi
     pdf = out["pdf"].read_bytes()
     assert b"/FontFile2" in pdf and b"/Type3" not in pdf  # embedded TrueType, no Type 3 font
