@@ -241,14 +241,21 @@ class TfidfModel:
 
 
 def keep_tfidf(fitted: FittedTfidf, directory: Path) -> CardFields:
-    """What a kept TF-IDF model holds (:mod:`medfc.experiments.kept`): its options, labels, fitted space and
-    classifier, pickled."""
-    return keep_state(directory, {"options": fitted.options, "labels": fitted.labels, "space": fitted.space, "clf": fitted.clf})
+    """What a kept TF-IDF model holds (:mod:`medfc.experiments.kept`): its options, labels and feature space's
+    variant as JSON, the space's fitted vectorizers and the classifier with skops."""
+    assert fitted.space is not None and fitted.clf is not None
+    variant = fitted.space.variant
+    return keep_state(directory, {"options": fitted.options.to_mapping(), "labels": fitted.labels,
+                                  "variant": {"space": variant.space, "analyzer": variant.analyzer}},
+                      {"columns": fitted.space.columns, "clf": fitted.clf})
 
 
 def load_tfidf(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedTfidf:
     """The fitted TF-IDF model of a kept directory (on the CPU, whatever ``device`` and ``batch_size`` say)."""
-    state = read_state(directory)
-    fitted = FittedTfidf(state["options"], state["labels"])
-    fitted.space, fitted.clf = state["space"], state["clf"]
+    state, estimators = read_state(directory)
+    options = TfidfOptions.from_mapping(state["options"], where=f"{directory}: options")
+    fitted = FittedTfidf(options, state["labels"])
+    fitted.space = Space(options, Variant(**state["variant"]))
+    fitted.space.columns = [list(column) for column in estimators["columns"]]
+    fitted.clf = estimators["clf"]
     return fitted
