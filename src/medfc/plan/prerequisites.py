@@ -40,9 +40,11 @@ from medfc.scoring import nltk_data
 
 Plan = Any  # a medfc.plan.Plan (not imported: the package imports this module)
 
-# what a contact e-mail must not be on a live run: the shipped placeholders and the reserved example domains
-PLACEHOLDER_DOMAINS = ("example.org", "example.com", "example.net", "example.edu", "localhost", "invalid", "test")
-PLACEHOLDER_WORDS = re.compile(r"change[-_ ]?me|your[-_.]?(e-?mail|name|address)|^you@|^me@|^user@|^name@", re.I)
+# what a contact e-mail must not be on a live run: the placeholders the configs and messages ship (CHANGE-ME@...,
+# you@your-institution.org) and the domains reserved for examples (RFC 2606: example.com/.org/.net and the TLDs
+# .example, .invalid, .test; localhost); a real address such as me@uni.edu is one
+PLACEHOLDER_DOMAINS = ("example.org", "example.com", "example.net", "example", "invalid", "test", "localhost")
+PLACEHOLDER_WORDS = re.compile(r"change[-_ ]?me|your[-_.]?(e-?mail|name|address|institution)", re.I)
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
