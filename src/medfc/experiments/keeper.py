@@ -33,15 +33,14 @@ SKLEARN_STATE = "model.json"  # a scikit-learn kind's plain values: its options,
 SKLEARN_ESTIMATORS = "model.skops"  # its fitted estimators (skops.io)
 PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib", ".pt", ".pth")  # files whose opening can run code: never read
 #: The only types a kept model's ``.skops`` file may hold, as ``module.Class``: what the scikit-learn kinds keep
-#: (TF-IDF vectorizers and logistic regressions, a frozen encoder's scaler, gradient-boosted trees and the pieces
-#: they are made of) and the builtin and NumPy values inside them.
+#: (logistic regressions, a frozen encoder's scaler, gradient-boosted trees and the pieces they are made of; a
+#: TF-IDF vectorizer keeps its terms and idf weights as JSON) and the builtin and NumPy values inside them.
 LOADABLE_TYPES = frozenset({
     *(f"builtins.{t}" for t in ("dict", "list", "tuple", "str", "int", "float", "bool", "NoneType", "set", "frozenset")),
     *(f"numpy.{t}" for t in ("ndarray", "dtype", "float64", "float32", "float16", "int64", "int32", "int16", "int8",
                              "uint64", "uint32", "uint16", "uint8", "bool_", "bool", "intp", "str_", "object_")),
     "numpy.random._generator.Generator", "numpy.random.mtrand.RandomState", "numpy.random._pcg64.PCG64",
     "numpy.random._mt19937.MT19937",
-    "sklearn.feature_extraction.text.TfidfVectorizer", "sklearn.feature_extraction.text.TfidfTransformer",
     "sklearn.linear_model._logistic.LogisticRegression",
     "sklearn.preprocessing._data.StandardScaler", "sklearn.preprocessing._label.LabelEncoder",
     "sklearn.ensemble._hist_gradient_boosting.gradient_boosting.HistGradientBoostingClassifier",
@@ -121,7 +120,7 @@ def dump_estimators(path: Path, estimators: dict[str, object]) -> None:
     :data:`LOADABLE_TYPES` stops here, since it could never be loaded back."""
     import skops.io
 
-    payload = skops.io.dumps(estimators)
+    payload = skops.io.dumps(estimators, compression=zipfile.ZIP_DEFLATED, compresslevel=6)
     outside = sorted(_skops_types(_skops_schema(payload, path), set()) - LOADABLE_TYPES)
     if outside:
         raise UnsafeModelError(f"{path}: {outside[0]} is not among the types a kept model may hold "
@@ -140,20 +139,20 @@ def _skops_schema(payload: bytes, path: Path) -> object:
 def load_estimators(path: Path) -> dict[str, Any]:
     """What :func:`dump_estimators` wrote. The file's schema is read first (JSON, nothing executed): a type outside
     :data:`LOADABLE_TYPES` is refused in one line naming it, and nothing of the file is loaded; otherwise
-    ``skops.io`` loads it trusting exactly the listed types it names."""
+    ``skops.io`` loads it trusting exactly the listed types its schema names."""
     import skops.io
+    from skops.io.exceptions import UntrustedTypesFoundException
 
     payload = Path(path).read_bytes()
-    named = _skops_types(_skops_schema(payload, path), set())
-    try:
-        untrusted = set(skops.io.get_untrusted_types(data=payload))  # what skops itself would not load unasked
-    except Exception as exc:  # noqa: BLE001 (a damaged schema: whatever skops raises, the file is refused)
-        raise UnsafeModelError(f"{path}: not a readable skops file ({type(exc).__name__}: {exc})") from None
-    outside = sorted((named | untrusted) - LOADABLE_TYPES)
+    named = _skops_types(_skops_schema(payload, path), set())  # every node's type: a function or a method is one too
+    outside = sorted(named - LOADABLE_TYPES)
     if outside:
         raise UnsafeModelError(f"{path}: holds a {outside[0]} object, a type a kept model may not hold "
                                f"(medfc.experiments.keeper.LOADABLE_TYPES); refused without loading it")
-    loaded = skops.io.loads(payload, trusted=sorted(untrusted))
+    try:  # skops trusts exactly these (it refuses anything else it meets on its own)
+        loaded = skops.io.loads(payload, trusted=sorted(named))
+    except UntrustedTypesFoundException as exc:
+        raise UnsafeModelError(f"{path}: {exc}; refused") from None
     if not isinstance(loaded, dict):
         raise UnsafeModelError(f"{path}: holds a {type(loaded).__name__}, not the estimators by name a kept model keeps")
     return loaded

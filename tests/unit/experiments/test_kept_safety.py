@@ -48,7 +48,7 @@ def test_a_kept_model_holds_no_pickle_and_predicts(kept_tfidf, tmp_path):
     files = [p for p in kept.rglob("*") if p.is_file()]
     assert {p.name for p in files} >= {CARD, "model.json", SKLEARN_ESTIMATORS}
     assert not [p for p in files if p.suffix in PICKLE_SUFFIXES or p.read_bytes()[:1] == b"\x80"]  # pickle protocol 2+ opens with 0x80
-    assert set(json.loads((kept / "model.json").read_text())) == {"options", "labels", "variant"}
+    assert set(json.loads((kept / "model.json").read_text())) == {"options", "labels", "variant", "terms"}
     assert predict(kept, write_jsonl(tmp_path / "c.jsonl", rows), tmp_path / "p.jsonl") == 0
 
 
@@ -61,7 +61,7 @@ def test_a_foreign_type_in_a_kept_model_is_refused_unloaded(kept_tfidf, tmp_path
     crafted = tmp_path / "crafted"
     shutil.copytree(kept, crafted)
     marker = tmp_path / MARK
-    (crafted / SKLEARN_ESTIMATORS).write_bytes(skops.io.dumps({"columns": [], "clf": Payload(str(marker))}))
+    (crafted / SKLEARN_ESTIMATORS).write_bytes(skops.io.dumps({"idf": [], "clf": Payload(str(marker))}))
     foreign = f"{__name__}.Payload"
     assert foreign not in LOADABLE_TYPES
     assert predict(crafted, write_jsonl(tmp_path / "c.jsonl", rows), tmp_path / "p.jsonl") == 1
