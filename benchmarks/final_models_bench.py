@@ -4,7 +4,8 @@
     python benchmarks/final_models_bench.py [--results-dir runs/cpu] [--rows 2000] [--threads 2] [--rounds 3]
 
 For each folder with a ``medfc_model.json`` under ``<results-dir>/final/`` (a row of ``experiments.final``): the
-bytes of every file in it, then ``medfc predict`` (:func:`medfc.experiments.predict.predict_file`, on ``--threads``
+bytes of every file in it, the seconds to open it as ``medfc predict`` does (its card and every model it applies
+loaded, nothing predicted), then ``medfc predict`` (:func:`medfc.experiments.predict.predict_file`, on ``--threads``
 CPU threads, the device CPU) on ``--rows`` claims, the run's own records repeated: CliniFact's test pairs
 (``clinifact/release/test_set.csv`` or ``clinifact/pairs/test_set.csv``), HealthFC's dataset
 (``healthfc/dataset/healthfc.jsonl``). A round's figure is claims predicted per second of wall time, the model's
@@ -51,6 +52,19 @@ def claims_file(results: Path, dataset: str, rows: int, out: Path) -> Path:
     return path
 
 
+def load_seconds(folder: Path) -> float:
+    """Seconds to open a kept row as ``medfc predict`` does, without predicting: its card, then every model it applies
+    (an ensemble's members and its stack) loaded on the CPU."""
+    from medfc.experiments.kept import find_model_dir, load_fitted, read_card
+    from medfc.experiments.predict import applied_models
+
+    start = time.perf_counter()
+    directory = find_model_dir(folder)
+    for model in applied_models(directory, read_card(directory)):
+        load_fitted(model.directory, model.card, "cpu")
+    return time.perf_counter() - start
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results-dir", default="runs/cpu")
@@ -70,11 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     if not kept:
         print(f"{results}/final holds no kept row: run a config with experiments.final (config/cpu.yaml)", file=sys.stderr)
         return 1
-    print(f"{'row':44} {'kept MB':>8} {'claims/s':>9} {'range':>15}  (on {args.threads} threads, {args.rows} claims a round)")
+    print(f"{'row':44} {'kept MB':>8} {'load s':>7} {'cold':>6} {'claims/s':>9} {'range':>15}  (on {args.threads} threads, "
+          f"{args.rows} claims a round; load: the median of the rounds, cold: the first, imports included)")
     for folder in kept:
         card = json.loads((folder / CARD).read_text(encoding="utf-8"))
         dataset = card["dataset"]
         rates = []
+        loads = [load_seconds(folder) for _ in range(args.rounds)]
         with tempfile.TemporaryDirectory() as tmp:
             claims = claims_file(results, dataset, args.rows, Path(tmp))
             for _ in range(args.rounds):
@@ -82,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
                 summary = predict_file(folder, claims, Path(tmp) / "out.jsonl", device="cpu")
                 rates.append(summary["predicted"] / (time.perf_counter() - start))
         name = f"{dataset} {card.get('final', {}).get('row', folder.name)}"
-        print(f"{name:44} {size_of(folder) / 1e6:8.1f} {statistics.median(rates):9.0f} {min(rates):7.0f}–{max(rates):<7.0f}")
+        print(f"{name:44} {size_of(folder) / 1e6:8.2f} {statistics.median(loads):7.3f} {loads[0]:6.2f} {statistics.median(rates):9.0f} "
+              f"{min(rates):7.0f}–{max(rates):<7.0f}")
     return 0
 
 

@@ -4,7 +4,8 @@ layout, where only real work is submitted ("after").
     sudo bash scripts/ci/services.sh start            # the one-node test cluster (docs/slurm.md)
     python benchmarks/slurm_layout.py [--folds all|0,1,...] [--keep DIR] [--no-runs]
 
-1. The real paper-scale plan (config/live.yaml + config/paper.yaml under profiles/slurm), a dry run: its
+1. The real paper-scale plan (config/live.yaml + config/paper.yaml under profiles/slurm, its partition and
+   account set for the dry run: the shipped placeholders stop a run), a dry run: its
    jobs by rule, and how many are submitted "before" (every rule with an action a SLURM job) and "after"
    (medfc.plan.cluster.cluster_rules; the rest runs where Snakemake runs). Needs no cluster.
 2. The paper-shaped plan config/test_slurm_paper.yaml (both datasets from the demo, every HealthFC
@@ -49,7 +50,9 @@ def paper_scale_counts(tmp: Path) -> dict:
     (wf / "config/bench_contact.yaml").write_text("healthfc: {crawl: {contact: medfc-bench@uni-muenchen.de}}\n")
     os.environ.setdefault("NCBI_EMAIL", "medfc-bench@uni-muenchen.de")
     os.environ.setdefault("SERPER_API_KEY", "dry-run")
-    proc = S.run_snakemake(wf, ["-n", "--forceall", "--profile", S.PROFILE, "--configfile", *PAPER_SCALE, "config/bench_contact.yaml"])
+    # the shipped profile with a partition and account of the dry run's own: its placeholders rightly stop a run
+    profile = S.edited_profile(wf / "profiles" / "dry-run").relative_to(wf).as_posix()
+    proc = S.run_snakemake(wf, ["-n", "--forceall", "--profile", profile, "--configfile", *PAPER_SCALE, "config/bench_contact.yaml"])
     jobs = Counter(j["rule"] for j in S.jobs_in_log(proc.stdout + proc.stderr) if j["rule"] != "all")
     submitted = set(cluster_layout.cluster_rules(S.validated_config(PAPER_SCALE, wf)))
     after = Counter({r: n for r, n in jobs.items() if r in submitted})

@@ -26,6 +26,7 @@ import time
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from medfc import __version__
 from medfc.common.codeversion import StepNotFound, split_spec
 from medfc.common.io import remove_orphaned_temps
 from medfc.common.job import ENV as JOB_GPUS_ENV
@@ -85,10 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "line: apply a model a run kept to new claims, package a finished run as an RO-Crate, or run one "
                     "workflow step by hand.",
         epilog="examples:\n"
-               "  medfc predict --model-dir results/checkpoints/clinifact/tfidf --input claims.csv --output predictions.jsonl\n"
+               "  medfc predict --model-dir results/final/clinifact/tfidf+gbm --input claims.csv --output predictions.jsonl\n"
                "  medfc rocrate --results-dir results --output results-crate.zip\n"
                "  medfc run healthfc.steps:stats --in dataset=results/healthfc/dataset/healthfc.jsonl --out ... --options '{}'\n"
                "\n'medfc COMMAND --help' says more about each.")
+    parser.add_argument("--version", action="version", version=f"medfc {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = sub.add_parser(
         "run", formatter_class=raw, help="run one workflow step by hand, as its rule would",
@@ -110,7 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "dataset are read as they are); writes one JSON line per claim: id, label, probabilities (HealthFC "
                     "pipeline and joint: also evidence_ids, the sentences selected from the row's sentences). Exits with "
                     "status 1 when it predicts no row.",
-        epilog="example:\n  medfc predict --model-dir results/checkpoints/clinifact/tfidf \\\n"
+        epilog="example (a row of experiments.final, kept in <results_dir>/final/<dataset>/...):\n"
+               "  medfc predict --model-dir results/final/clinifact/tfidf+gbm \\\n"
                "      --input results/clinifact/pairs/test_set.csv --output predictions.jsonl")
     pred.add_argument("--model-dir", required=True, help="the kept model's directory (its medfc_model.json, or LoRA adapters), or a kept ensemble's")
     pred.add_argument("--input", required=True, help="claims as JSONL, CSV (.csv) or Parquet (.parquet)")

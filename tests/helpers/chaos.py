@@ -315,7 +315,7 @@ class ChaosWorld:
             "stages": {"healthfc": True, "clinifact": True, "experiments": True, "medsnip": True},
             "healthfc": {
                 "crawl": {"mirror_dir": None, "mirror_url": u, "contact": email, "retry_times": 3, "download_delay": 0.0},
-                "release": {"source": f"{u}/release/Datensatz.csv"},
+                "release": {"source": f"{u}/release/Datensatz.csv", "sha256": None},  # the world's own file: its hash recorded
                 "retrieval": {"progress": False, "max_retries": 4,
                               "web": {"url": f"{u}/serper/search", "file": "", "requests_per_second": 50},
                               "pubmed": {"eutils_url": f"{u}/eutils/", "email": email},

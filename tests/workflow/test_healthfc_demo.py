@@ -4,10 +4,11 @@ import json
 import re
 
 import pytest
+import yaml
 
 from medfc.common.io import read_jsonl
 from tests.helpers.services import require_slurm_plugin
-from tests.helpers.workflow import WorkflowCopy
+from tests.helpers.workflow import REPO, WorkflowCopy
 
 pytestmark = pytest.mark.workflow
 
@@ -120,9 +121,10 @@ def test_own_aliases_keep_the_built_in_ones(demo_run):
 def test_cpu_config_plans_both_papers_tables_from_local_releases(demo_run):
     """config/cpu.yaml with the releases read from local files (the demo's, in the official formats): release
     mode, no crawl, no translation, no ClinicalTrials.gov; every model and ensemble of both tables."""
-    proc = demo_run.run("-n", "--configfile", "config/cpu.yaml", "--config",
-                        'clinifact={"release": {"source": "resources/demo/clinifact_release"}}',
-                        'healthfc={"release": {"source": "resources/demo/healthfc_release/Datensatz.csv"}}')
+    demo = yaml.safe_load((REPO / "config" / "config.yaml").read_text())  # the demo files' hashes, pinned there
+    cf = {"source": "resources/demo/clinifact_release", "sha256": demo["clinifact"]["diff"]["release_sha256"]}
+    proc = demo_run.run("-n", "--configfile", "config/cpu.yaml", "--config", f"clinifact={json.dumps({'release': cf})}",
+                        f"healthfc={json.dumps({'release': demo['healthfc']['release']})}")
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout.split("Job stats:")[1], re.M))
     assert {k: int(v) for k, v in counts.items() if k != "total"} == {
         "healthfc_release": 1, "healthfc_dataset": 1, "healthfc_folds": 1, "healthfc_stats": 1,  # in its own runs/cpu

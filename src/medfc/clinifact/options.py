@@ -65,6 +65,7 @@ class ReleaseOptions(Options):
     """``clinifact.release`` + ``cache_dir`` (where a URL source is downloaded once)."""
 
     source: str
+    sha256: dict[str, str | None]  # each split file's pinned SHA-256, by split (None: any file, its hash recorded)
     cache_dir: str
 
 
@@ -73,6 +74,7 @@ class DiffOptions(Options):
     """``clinifact.diff`` + ``cache_dir`` (where a URL release is downloaded once)."""
 
     release: str
+    release_sha256: dict[str, str | None]  # as ReleaseOptions.sha256, for the release compared with
     release_date: str
     max_listed: int
     cache_dir: str

@@ -22,13 +22,17 @@ import io
 import logging
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from medfc.clinifact.pairs import LIST_COLUMNS, OPTIONAL_COLUMNS, RELEASE_COLUMNS, SPLITS, parse_list_literal
+from medfc.clinifact.release_files import RELEASE_FILES, cached_path, file_location
 from medfc.common.csvfile import field_count_problem, read_csv_records
+from medfc.common.jsontypes import JSONValue
+from medfc.common.pinning import release_record, verify
 from medfc.common.report import SkipReport
 from medfc.common.sources import is_url, local_or_cached
 
@@ -37,20 +41,30 @@ if TYPE_CHECKING:  # the HTTP client (requests) is loaded only to download a rel
 
 log = logging.getLogger(__name__)
 
-RELEASE_FILES = {"train": "train_set.csv", "validation": "validation_set.csv", "test": "test_set.csv"}
 
 
 def locate(source: str, split: str, cache_dir: str | os.PathLike | None = None, http: HttpClient | None = None) -> Path:
     """Local path of one release file, downloading it once into ``cache_dir`` when ``source`` is a URL."""
-    name = RELEASE_FILES[split]
     if not is_url(source):
-        return Path(source) / name
-    url = source.rstrip("/") + "/" + name
+        return Path(file_location(source, split))
     if cache_dir is None:
         raise ValueError("a cache_dir is needed to import the release from a URL")
-    from medfc.common.http import HttpClient, cache_key
+    from medfc.common.http import HttpClient
 
-    return local_or_cached(url, Path(cache_dir) / cache_key("GET", url)[:16] / name, http or HttpClient())[0]
+    return local_or_cached(file_location(source, split), cached_path(source, split, cache_dir), http or HttpClient())[0]
+
+
+def verify_release(source: str, sha256: Mapping[str, str | None], key: str, cache_dir: str | os.PathLike | None = None,
+                   http: HttpClient | None = None) -> dict[str, JSONValue]:
+    """Every split file located (a URL's downloaded once) and checked against its pinned SHA-256 (``sha256`` by split,
+    the config's ``key``.<split>) before any of them is read: a changed one raises
+    :class:`medfc.common.pinning.ReleaseChanged` naming it. Returns the release's record
+    (:func:`medfc.common.pinning.release_record`)."""
+    files = {}
+    for split in SPLITS:
+        path = locate(source, split, cache_dir, http)
+        files[RELEASE_FILES[split]] = verify(path, sha256.get(split), f"{key}.{split}", file_location(source, split))
+    return release_record("clinifact", source, files)
 
 
 #: The label column's codes exactly as the release writes them.

@@ -19,8 +19,10 @@ from medfc.clinifact.studies_sources import studies_source
 from medfc.common.diff import render_markdown, write_diff
 from medfc.common.embeddings import Embedder, TransformersEmbedder
 from medfc.common.hf_card import front_matter, relative_files
-from medfc.common.io import read_json, read_jsonl, write_jsonl, write_table
+from medfc.common.io import read_json, read_jsonl, write_json, write_jsonl, write_table
 from medfc.common.options import NoOptions
+from medfc.common.pinning import describe as describe_release
+from medfc.common.pinning import record_release
 from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
 
@@ -121,11 +123,13 @@ def build_pairs(inputs: StepFiles, outputs: StepFiles, options: PairsOptions) ->
 def import_release(inputs: StepFiles, outputs: StepFiles, options: ReleaseOptions) -> dict[str, int]:
     """The official CSVs (``source``: a directory or base URL) → ``train``/``validation``/``test`` + ``report``."""
     report = SkipReport("clinifact.import_release")
+    record = release.verify_release(options.source, options.sha256, "clinifact.release.sha256", Path(options.cache_dir) / "release")
+    record_release(record)
     splits = release.import_release(options.source, report, cache_dir=Path(options.cache_dir) / "release")
     for name in pairs.SPLITS:
         Path(outputs[name]).parent.mkdir(parents=True, exist_ok=True)
         pairs.write_release_csv(splits[name], outputs[name])
-    report.write(outputs["report"])
+    write_json(outputs["report"], {**report.as_dict(), "release": record})
     return {k: len(v) for k, v in splits.items()}
 
 
@@ -184,6 +188,9 @@ def diff(inputs: StepFiles, outputs: StepFiles, options: DiffOptions) -> dict[st
     ``markdown``, ``rows`` (CSV, one row per row of either side), ``counts`` (CSV) and ``report`` (the
     release rows that could not be read)."""
     report = SkipReport("clinifact.diff")
+    record = release.verify_release(options.release, options.release_sha256, "clinifact.diff.release_sha256",
+                                    Path(options.cache_dir) / "release")
+    record_release({**record, "dataset": "clinifact (diff)"})
     released = cdiff.release_rows(release.import_release(options.release, report, cache_dir=Path(options.cache_dir) / "release"))
     rebuilt = pairs.read_release_csv(inputs["pairs"])
     kept = {int(i) for name in pairs.SPLITS for i in pairs.read_release_csv(inputs[name])["index"]}
@@ -195,13 +202,14 @@ def diff(inputs: StepFiles, outputs: StepFiles, options: DiffOptions) -> dict[st
     rows = cdiff.diff_pairs(rebuilt, released, trace, release_date, kept)
     studies_report = read_json(inputs["studies_report"])
     preamble = cdiff.preamble(options.release, release_date, rebuilt, released, kept)
+    preamble.append(f"The release read: {describe_release(record)}.")
     if studies_report.get("excluded_by_reason"):
         preamble.append("Studies the filter left out: " + ", ".join(f"{r} {n}" for r, n in studies_report["excluded_by_reason"].items()) + ".")
     markdown = render_markdown("CliniFact: rebuilt pairs against the release", preamble, rows, cdiff.CATEGORIES, cdiff.LISTED, options.max_listed)
     counts = write_diff(rows, cdiff.CATEGORIES, markdown, outputs)
     for category in cdiff.CATEGORIES:
         report.count(category, counts.get(category, 0))
-    report.write(outputs["report"])
+    write_json(outputs["report"], {**report.as_dict(), "release": record})
     log.info("clinifact diff: %s", dict(report.counts))
     return counts
 

@@ -13,9 +13,11 @@ Every network call of the workflow goes through :class:`HttpClient`:
   above it the request fails at once (no sleeping an hour, no retry before the time the server named),
   with an :class:`HttpError` saying when to rerun ("retry after 3600 s, at 2026-12-03T15:04:05Z"), and the
   client sends nothing more to that server (scheme, host, port) before that time;
-* a server that is down (connection refused, its name unknown) is retried for at most ``down_budget``
+* a server that is down (connection refused, no route) is retried for at most ``down_budget``
   seconds of sleeping in all (per client, reset by any answer), then every request to it fails after one
-  attempt, as "server down at <origin>";
+  attempt, as "server down at <origin>"; a host whose name does not resolve (no network, or a wrong host: no
+  server was asked) fails at once, named as such: "<host> does not resolve (no network, or a wrong host?)"; a
+  server that answers with an error names its status, one that does not answer in time its timeout;
 * a per-request cache on disk keyed by a hash of (method, url, sorted params, body), holding the
   JSON document or the raw bytes of each successful response that passed its ``check``, so a rerun
   never refetches; an answer that is not JSON, or that its check refuses, is an :class:`HttpError`
@@ -40,6 +42,7 @@ import http.client
 import json
 import logging
 import os
+import socket
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -79,6 +82,7 @@ logging.getLogger("urllib3.connectionpool").addFilter(RedactingFilter())
 #: timeouts and connection errors: all retried.
 CUT_BODY_ERRORS = (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError,
                    http.client.IncompleteRead, urllib3.exceptions.ProtocolError)
+UNRESOLVED = "unresolved"  # what a request's ``down`` is when its host name did not resolve
 RETRY_ERRORS = (requests.Timeout, requests.ConnectionError) + CUT_BODY_ERRORS
 
 
@@ -189,6 +193,24 @@ def _unreachable(exc: BaseException) -> bool:
         seen = nxt
     text = str(exc)
     return "Connection refused" in text or "Failed to establish a new connection" in text
+
+
+def _unresolved(exc: BaseException) -> bool:
+    """Whether ``exc`` is a host name that did not resolve (DNS: no network, or a wrong host), no server asked."""
+    seen: list[BaseException] = [exc]
+    for _ in range(8):
+        nxt: list[BaseException] = []
+        for e in seen:
+            if isinstance(e, (socket.gaierror, urllib3.exceptions.NameResolutionError)):
+                return True
+            nxt += [a for a in getattr(e, "args", ()) if isinstance(a, BaseException)]
+            nxt += [x for x in (getattr(e, "reason", None), e.__cause__, e.__context__) if isinstance(x, BaseException)]
+        if not nxt:
+            break
+        seen = nxt
+    text = str(exc)
+    return any(t in text for t in ("Name or service not known", "Temporary failure in name resolution", "nodename nor servname",
+                                   "Failed to resolve"))
 
 
 def _utc_time(seconds_from_now: float) -> str:
@@ -355,7 +377,7 @@ class HttpClient:
             except RETRY_ERRORS as exc:
                 reason = redact(f"{type(exc).__name__}: {exc}")
                 what = f"{method} {url}"
-                down = _unreachable(exc)
+                down = UNRESOLVED if _unresolved(exc) else _unreachable(exc)
                 if isinstance(exc, CUT_BODY_ERRORS):
                     self.stats["cut_bodies"] += 1
             except _Retry as retry:
@@ -381,7 +403,7 @@ class HttpClient:
         return min(self.max_backoff, self.backoff * (2**attempt))
 
     def _retry_or_raise(self, attempt: int, origin: str, what: str, reason: str, said: str, status: int | None, url: str,
-                        delay: float | None, down: bool) -> None:
+                        delay: float | None, down: bool | str) -> None:
         """After failed attempt ``attempt`` (0-based) of a request of a passing kind: sleep before the next one, or
         raise :class:`HttpError` when the retries or a budget are spent or the server asks (``delay``: its
         Retry-After) for a longer wait than ``max_retry_after``."""
@@ -393,7 +415,12 @@ class HttpClient:
             raise HttpError(f"{what}: {reason}{said}; the server asks to retry after {delay:.0f} s, at {retry_at}, longer "
                             f"than this client waits ({self.max_retry_after:g} s): rerun after that", status=status, url=url,
                             exhausted=True, retry_at=retry_at)
+        if down == UNRESOLVED:  # no server was asked: the name did not resolve, and retrying it changes nothing
+            self.stats["errors"] += 1
+            raise HttpError(f"{what}: {urlsplit(origin).hostname} does not resolve (no network, or a wrong host?)", url=url,
+                            exhausted=True, down=True)
         where = f"server down at {redact_url(origin)} ({reason})" if down else reason
+        down = bool(down)
         if attempt >= self.max_retries:
             self.stats["errors"] += 1
             raise HttpError(f"{what}: {where} after {attempt + 1} attempts{said}", status=status, url=url, exhausted=True, down=down)
@@ -484,7 +511,7 @@ class HttpClient:
             try:
                 resp = self.session.get(url, stream=True, timeout=self.timeout)
             except (requests.ConnectionError, requests.Timeout) as exc:
-                down = _unreachable(exc)
+                down = UNRESOLVED if _unresolved(exc) else _unreachable(exc)
                 self._retry_or_raise(attempt, origin, f"GET {url}", redact(f"{type(exc).__name__}: {exc}"), "", None, url, None, down)
                 attempt += 1
                 continue

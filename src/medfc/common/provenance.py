@@ -94,9 +94,9 @@ def run_record(run_id: str, argv: Sequence[str], workdir: str | os.PathLike, con
             "config": json.loads(json.dumps(config, default=str)) if config is not None else None}
 
 
-def append_run_record(directory: str | os.PathLike, record: Mapping[str, object]) -> Path:
-    """Append ``record`` as one line to ``<directory>/runs.jsonl`` (one write: a kill leaves whole lines)."""
-    path = Path(directory) / "runs.jsonl"
+def append_run_record(directory: str | os.PathLike, record: Mapping[str, object], name: str = "runs.jsonl") -> Path:
+    """Append ``record`` as one line to ``<directory>/<name>`` (``runs.jsonl``; one write: a kill leaves whole lines)."""
+    path = Path(directory) / name
     path.parent.mkdir(parents=True, exist_ok=True)
     line = (json.dumps(dict(record), sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)

@@ -18,7 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from medfc.common.io import atomic_write
+from medfc.common.io import atomic_write, read_jsonl
+from medfc.common.pinning import RELEASES_FILE
 from medfc.common.options import Options
 from medfc.common.stepfiles import StepFiles
 
@@ -70,6 +71,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("report.json", "a dataset step's accounting: what was read, kept and skipped, counted by reason"),
     ("stats.json", "the crawl's accounting of every URL the sitemaps list (fetched, cached, skipped by reason)"),
     ("dataset_card.md", "the dataset card: fields, splits, sources and their licences (Hugging Face format)"),
+    (RELEASES_FILE, "each release a job read: its source, the commit it names and every file's SHA-256 (pinned or recorded)"),
 )
 
 ERROR_BROWSER = "errors.html"  # the run's error browser (rule error_browser), linked at the top of the index
@@ -186,6 +188,25 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list
     return [cells(header), "| " + " | ".join("---" for _ in header) + " |", *(cells(r) for r in rows)]
 
 
+def releases_section(path: Path) -> list[str]:
+    """The releases the run's jobs read (``provenance/releases.jsonl``, the latest record of each dataset and
+    source): their commit and each file's SHA-256, pinned by the config or recorded."""
+    latest: dict[tuple[str, str], dict[str, object]] = {}
+    for record in read_jsonl(path) if path.is_file() else []:
+        latest[(str(record.get("dataset")), str(record.get("source")))] = record
+    if not latest:
+        return []
+    rows = []
+    for (dataset, source), record in sorted(latest.items()):
+        files = record.get("files") if isinstance(record.get("files"), dict) else {}
+        for name, f in files.items():
+            if isinstance(f, dict):
+                rows.append([dataset, f"`{source}`", str(record.get("commit") or "none"), f"`{name}`", f"`{f.get('sha256')}`",
+                             "pinned" if f.get("pinned") else "recorded"])
+    return ["", "## Releases read", "", *markdown_table(["dataset", "source", "commit", "file", "SHA-256", "hash"], rows),
+            "", f"Each job's record: `provenance/{RELEASES_FILE}`."]
+
+
 def index_markdown(results: Path, provenance: Path, files: Sequence[str], this_run: str | None) -> str:
     """The index's Markdown."""
     runs = read_runs(provenance / "runs.jsonl")
@@ -213,6 +234,7 @@ def index_markdown(results: Path, provenance: Path, files: Sequence[str], this_r
                 f"[`{ERROR_BROWSER}`]({ERROR_BROWSER}): every test claim (HealthFC) and test pair (CliniFact) with each row's "
                 "prediction, its probability and the evidence it selected, filters by row, gold and predicted class, and a "
                 "confusion matrix per row. It opens from the file system."]
+    out += releases_section(provenance / RELEASES_FILE)
     out += ["", "## Headline tables", ""]
     headline = [f for f in HEADLINE_TABLES if f in files] + [f for f in files if MEDSNIP_TABLE.fullmatch(f)]
     for rel in headline:

@@ -191,18 +191,19 @@ class FrozenModel:
 
 
 def keep_frozen(fitted: FittedFrozen, directory: Path) -> CardFields:
-    """What a kept frozen-encoder model holds (:mod:`medfc.experiments.kept`): its options, labels, scaler and
-    logistic regression, whether it reads pairs and the evidence's cut side, pickled; never its encoder or store."""
-    return keep_state(directory, {"options": fitted.options, "labels": fitted.labels, "scaler": fitted.scaler, "clf": fitted.clf,
-                                  "pairs": fitted.pairs, "side": fitted.side})
+    """What a kept frozen-encoder model holds (:mod:`medfc.experiments.kept`): its options, labels, whether it reads
+    pairs and the evidence's cut side as JSON, its scaler and logistic regression with skops; never its encoder or
+    store."""
+    return keep_state(directory, {"options": fitted.options.to_mapping(), "labels": fitted.labels, "pairs": fitted.pairs,
+                                  "side": fitted.side}, {"scaler": fitted.scaler, "clf": fitted.clf})
 
 
 def load_frozen(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedFrozen:
     """The fitted frozen-encoder model of a kept directory, its encoder on ``device`` (batches of ``batch_size``,
     else the config's), embedding every text again (no store read or written)."""
-    state = read_state(directory)
-    options = state["options"]
+    state, estimators = read_state(directory)
+    options = FrozenOptions.from_mapping(state["options"], where=f"{directory}: options")
     encoder = FrozenEncoder(options.encoder, cache_dir=None, batch_size=batch_size or options.batch_size, device=device, progress=False)
     fitted = FittedFrozen(options, encoder, state["labels"], state["pairs"], state["side"])
-    fitted.scaler, fitted.clf = state["scaler"], state["clf"]
+    fitted.scaler, fitted.clf = estimators["scaler"], estimators["clf"]
     return fitted

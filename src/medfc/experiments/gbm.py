@@ -156,16 +156,16 @@ class GbmModel:
 
 
 def keep_gbm(fitted: FittedGbm, directory: Path) -> CardFields:
-    """What a kept GBM holds (:mod:`medfc.experiments.kept`): its options, labels, idf table, feature keys, trees
-    and the embeddings' cut side, pickled; never its embedding encoder or store."""
-    return keep_state(directory, {"options": fitted.options, "labels": fitted.labels, "idf": fitted.idf, "keys": fitted.keys,
-                                  "models": fitted.models, "side": fitted.side})
+    """What a kept GBM holds (:mod:`medfc.experiments.kept`): its options, labels, idf table, feature keys and the
+    embeddings' cut side as JSON, its trees with skops; never its embedding encoder or store."""
+    return keep_state(directory, {"options": fitted.options.to_mapping(), "labels": fitted.labels, "idf": fitted.idf,
+                                  "keys": fitted.keys, "side": fitted.side}, {"models": fitted.models})
 
 
 def load_gbm(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedGbm:
     """The fitted GBM of a kept directory; with an ``embedding_model`` its encoder on ``device`` (batches of
     ``batch_size``, else the config's), embedding every text again (no store read or written)."""
-    state = read_state(directory)
-    options = state["options"]
+    state, estimators = read_state(directory)
+    options = GbmOptions.from_mapping(state["options"], where=f"{directory}: options")
     options = options.replace(cache_dir=None, device=device, progress=False, embedding_batch_size=batch_size or options.embedding_batch_size)
-    return FittedGbm(options, state["labels"], state["idf"], state["keys"], state["models"], embedding_encoder(options), state["side"])
+    return FittedGbm(options, state["labels"], state["idf"], state["keys"], list(estimators["models"]), embedding_encoder(options), state["side"])

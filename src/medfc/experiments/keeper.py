@@ -1,28 +1,55 @@
 """How one kind of kept model is written beside its weights and read back (:class:`Keeper`), and what the
-keepers share: the card's name and format, the file names of a kept directory, a scikit-learn kind's pickled
-state (:func:`keep_state`, :func:`read_state`) and an encoder's config, tokenizer and checkpoint
+keepers share: the card's name and format, the file names of a kept directory, a scikit-learn kind's state
+(:func:`keep_state`, :func:`read_state`) and an encoder's config, tokenizer and checkpoint
 (:func:`keep_checkpoint`). :mod:`medfc.experiments.kept` looks the keepers up by a card's kind; the kinds'
 modules write theirs with these pieces, and import this module rather than that one, which imports the
 registry of model kinds (:mod:`medfc.experiments.models`).
+
+A kept directory opens without running code: plain values are JSON, scikit-learn estimators are written with
+``skops.io`` and read back only when every type the file names is one of :data:`LOADABLE_TYPES` (listed here, one
+by one; anything else is refused before a byte of it is loaded: :func:`load_estimators`), torch weights are
+safetensors (:mod:`medfc.experiments.training`). A pickle in a kept directory is refused (:func:`refuse_pickles`).
 
 A light module (no torch, no scikit-learn at import).
 """
 
 from __future__ import annotations
 
+import io
+import json
 import os
-import pickle
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from medfc.common.io import atomic_write
+from medfc.common.io import atomic_write, read_json, write_json
 from medfc.experiments.records import CardFields, ModelCard
 
 CARD = "medfc_model.json"
 CARD_FORMAT = 1
-SKLEARN_STATE = "model.pkl"
+SKLEARN_STATE = "model.json"  # a scikit-learn kind's plain values: its options, labels, ...
+SKLEARN_ESTIMATORS = "model.skops"  # its fitted estimators (skops.io)
+PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib", ".pt", ".pth")  # files whose opening can run code: never read
+#: The only types a kept model's ``.skops`` file may hold, as ``module.Class``: what the scikit-learn kinds keep
+#: (logistic regressions, a frozen encoder's scaler, gradient-boosted trees and the pieces they are made of; a
+#: TF-IDF vectorizer keeps its terms and idf weights as JSON) and the builtin and NumPy values inside them.
+LOADABLE_TYPES = frozenset({
+    *(f"builtins.{t}" for t in ("dict", "list", "tuple", "str", "int", "float", "bool", "NoneType", "set", "frozenset")),
+    *(f"numpy.{t}" for t in ("ndarray", "dtype", "float64", "float32", "float16", "int64", "int32", "int16", "int8",
+                             "uint64", "uint32", "uint16", "uint8", "bool_", "bool", "intp", "str_", "object_")),
+    "numpy.random._generator.Generator", "numpy.random.mtrand.RandomState", "numpy.random._pcg64.PCG64",
+    "numpy.random._mt19937.MT19937",
+    "sklearn.linear_model._logistic.LogisticRegression",
+    "sklearn.preprocessing._data.StandardScaler", "sklearn.preprocessing._label.LabelEncoder",
+    "sklearn.ensemble._hist_gradient_boosting.gradient_boosting.HistGradientBoostingClassifier",
+    "sklearn.ensemble._hist_gradient_boosting.binning._BinMapper",
+    "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor",
+    *(f"sklearn._loss.loss.Half{t}Loss" for t in ("Binomial", "Multinomial")),
+    *(f"sklearn._loss._loss.CyHalf{t}Loss" for t in ("Binomial", "Multinomial")),
+    "sklearn._loss.link.Interval", "sklearn._loss.link.LogitLink", "sklearn._loss.link.MultinomialLogit",
+})
 TRANSFORMERS_DIR = "transformers"
 
 
@@ -62,14 +89,88 @@ def keep_checkpoint(result: object, config: Pretrained, tokenizer: Pretrained, d
     return {"checkpoint": relative}
 
 
-def keep_state(directory: Path, state: dict[str, object]) -> CardFields:
-    """A scikit-learn kind's keep: ``state`` (what it needs to predict again, never its embeddings' encoder or
-    store) pickled into :data:`SKLEARN_STATE`; nothing added to the card."""
-    atomic_write(directory / SKLEARN_STATE, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+class UnsafeModelError(ValueError):
+    """A kept directory holds something that could run code when opened: refused, never loaded."""
+
+
+def refuse_pickles(directory: Path) -> None:
+    """A kept directory (and the folders below it) holding a pickle is refused in one line naming the file: opening
+    one can run any code it holds (:data:`PICKLE_SUFFIXES`)."""
+    found = sorted(p for p in Path(directory).rglob("*") if p.suffix in PICKLE_SUFFIXES and p.is_file())
+    if found:
+        raise UnsafeModelError(f"{found[0]}: a pickle, which medfc never opens (loading one can run any code it holds); "
+                               "keep the model again with this version of medfc (its kept models are JSON, skops and safetensors)")
+
+
+def _skops_types(node: object, found: set[str]) -> set[str]:
+    """Every ``module.Class`` a skops schema names (its nodes, at any depth)."""
+    if isinstance(node, dict):
+        if isinstance(node.get("__class__"), str) and isinstance(node.get("__module__"), str):
+            found.add(f"{node['__module__']}.{node['__class__']}")
+        for value in node.values():
+            _skops_types(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _skops_types(value, found)
+    return found
+
+
+def dump_estimators(path: Path, estimators: dict[str, object]) -> None:
+    """Fitted scikit-learn objects (by name) written with ``skops.io``, atomically; a type outside
+    :data:`LOADABLE_TYPES` stops here, since it could never be loaded back."""
+    import skops.io
+
+    payload = skops.io.dumps(estimators, compression=zipfile.ZIP_DEFLATED, compresslevel=6)
+    outside = sorted(_skops_types(_skops_schema(payload, path), set()) - LOADABLE_TYPES)
+    if outside:
+        raise UnsafeModelError(f"{path}: {outside[0]} is not among the types a kept model may hold "
+                               "(medfc.experiments.keeper.LOADABLE_TYPES)")
+    atomic_write(path, payload)
+
+
+def _skops_schema(payload: bytes, path: Path) -> object:
+    try:
+        with zipfile.ZipFile(io.BytesIO(payload)) as archive:
+            return json.loads(archive.read("schema.json"))
+    except (zipfile.BadZipFile, KeyError, ValueError) as exc:
+        raise UnsafeModelError(f"{path}: not a skops file ({exc})") from None
+
+
+def load_estimators(path: Path) -> dict[str, Any]:
+    """What :func:`dump_estimators` wrote. The file's schema is read first (JSON, nothing executed): a type outside
+    :data:`LOADABLE_TYPES` is refused in one line naming it, and nothing of the file is loaded; otherwise
+    ``skops.io`` loads it trusting exactly the listed types its schema names."""
+    import skops.io
+    from skops.io.exceptions import UntrustedTypesFoundException
+
+    payload = Path(path).read_bytes()
+    named = _skops_types(_skops_schema(payload, path), set())  # every node's type: a function or a method is one too
+    outside = sorted(named - LOADABLE_TYPES)
+    if outside:
+        raise UnsafeModelError(f"{path}: holds a {outside[0]} object, a type a kept model may not hold "
+                               f"(medfc.experiments.keeper.LOADABLE_TYPES); refused without loading it")
+    try:  # skops trusts exactly these (it refuses anything else it meets on its own)
+        loaded = skops.io.loads(payload, trusted=sorted(named))
+    except UntrustedTypesFoundException as exc:
+        raise UnsafeModelError(f"{path}: {exc}; refused") from None
+    if not isinstance(loaded, dict):
+        raise UnsafeModelError(f"{path}: holds a {type(loaded).__name__}, not the estimators by name a kept model keeps")
+    return loaded
+
+
+def keep_state(directory: Path, state: dict[str, object], estimators: dict[str, object]) -> CardFields:
+    """A scikit-learn kind's keep: ``state`` (plain values: its options as a mapping, labels, ...) as JSON in
+    :data:`SKLEARN_STATE`, its fitted ``estimators`` (never its embeddings' encoder or store) with skops in
+    :data:`SKLEARN_ESTIMATORS`; nothing added to the card."""
+    (directory / "model.pkl").unlink(missing_ok=True)  # a pickle an earlier version kept here
+    write_json(directory / SKLEARN_STATE, state)
+    dump_estimators(directory / SKLEARN_ESTIMATORS, estimators)
     return {}
 
 
-def read_state(directory: Path) -> dict[str, Any]:
-    """What :func:`keep_state` pickled (each kind reads its own keys back)."""
-    with open(directory / SKLEARN_STATE, "rb") as fh:
-        return pickle.load(fh)  # noqa: S301 (a model directory the user kept: module docstring)
+def read_state(directory: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What :func:`keep_state` wrote: the plain values and the estimators (each kind reads its own keys back)."""
+    state = read_json(directory / SKLEARN_STATE)
+    if not isinstance(state, dict):
+        raise ValueError(f"{directory / SKLEARN_STATE}: not a JSON object")
+    return state, load_estimators(directory / SKLEARN_ESTIMATORS)

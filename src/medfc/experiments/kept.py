@@ -13,12 +13,12 @@ directory that are no model kind's (a HealthFC system's own models, LoRA adapter
 :data:`SYSTEM_KEEPERS`. :func:`keepers` is the one lookup of both, by the card's ``kind``:
 
 ``encoder`` (:mod:`medfc.experiments.classifier`)
-    ``best/model.pt`` (or ``final/model.pt`` without validation), written by the training loop, and
+    ``best/model.safetensors`` (or ``final/model.safetensors`` without validation), written by the training loop, and
     ``transformers/`` (the model's config and tokenizer, kilobytes): the classifier is rebuilt from these
     alone, without the pretrained base.
 ``tfidf``, ``gbm``, ``frozen`` (:mod:`medfc.experiments.tfidf`, ``gbm``, ``frozen``)
-    ``model.pkl``: the fitted scikit-learn objects (a pickle: load only a directory you trust, as with any
-    pickled model). A frozen encoder's embeddings, and gbm's with an ``embedding_model``, are computed
+    ``model.json`` (the options, labels and other plain values) and ``model.skops`` (the fitted scikit-learn
+    objects, loaded only when every type in it is one the keeper lists). A frozen encoder's embeddings, and gbm's with an ``embedding_model``, are computed
     again at prediction time from the encoder named in the config (no store is read or written).
 ``lora``
     The LoRA adapters (``adapter_model.safetensors`` + ``adapter_config.json``, peft's format) of the
@@ -40,27 +40,27 @@ directory that are no model kind's (a HealthFC system's own models, LoRA adapter
     (``members``, in order), its ``method`` (``average`` with ``weights``, or ``stack``) and the members'
     dataset, labels and input fields. A stack keeps what its
     selection chose (:class:`medfc.experiments.stack_selection.Fitted`: the members it combines, its meta-model
-    or none) in ``stack.pkl``, a pickle like ``model.pkl``: load only a directory you trust. A member's card
+    or none) in ``stack.json``, its meta-model's regression in ``stack.skops``, read as ``model.skops`` is. A member's card
     says ``member``: ``--model-dir`` at the member's folder applies that model alone, at the ensemble's folder
     (or above it) the whole ensemble.
 
 A light module (no torch, no scikit-learn at import): the training code imports it, and each kind's
 module is imported by its keeper when a model of it is kept or loaded. The file names and the card's
-format are :mod:`medfc.experiments.keeper`'s.
+format are :mod:`medfc.experiments.keeper`'s. Nothing in a kept directory runs code when it is opened: a pickle there
+is refused (:func:`~medfc.experiments.keeper.refuse_pickles`, when a model is loaded).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import pickle
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from medfc.common.io import atomic_write, read_json, write_json
+from medfc.common.io import read_json, write_json
 from medfc.common.registry import lazy
-from medfc.experiments.keeper import CARD, CARD_FORMAT, Keeper
+from medfc.experiments.keeper import CARD, CARD_FORMAT, Keeper, dump_estimators, refuse_pickles
 from medfc.experiments.models import MODEL_KINDS
 from medfc.experiments.records import CardFields, ModelCard
 
@@ -85,7 +85,8 @@ JOINT_KIND = "joint"  # a kept joint encoder (both heads): the card's kind, besi
 ENSEMBLE_KIND = "ensemble"  # a kept ensemble: its members' kept models below it
 ENSEMBLE_MEMBERS = "members"  # the folder of an ensemble's members, each in the folder of its alias
 ENSEMBLE_METHODS = ("average", "stack")
-STACK_STATE = "stack.pkl"  # a stacked ensemble's choice (stack_selection.Fitted), pickled
+STACK_STATE = "stack.json"  # a stacked ensemble's choice (stack_selection.Fitted): its kind, members, features, meta-model
+STACK_ESTIMATORS = "stack.skops"  # the meta-model's logistic regression (skops.io)
 # the fields of an ensemble's card that say how it predicts: a card given to keep_ensemble may not change them
 ENSEMBLE_FIELDS = ("format", "kind", "dataset", "labels", "input_fields", "members", "member_dirs", "method", "weights", "stack", "lang")
 
@@ -138,11 +139,16 @@ def keep_pipeline(selector: KeptModel, veracity: KeptModel, directory: str | os.
 
 
 def _keep_stack(stacked: Fitted | None, directory: Path) -> CardFields:
-    """A stacked ensemble's choice pickled into :data:`STACK_STATE` (an average: none, an earlier one removed)."""
+    """A stacked ensemble's choice in :data:`STACK_STATE` (JSON) and its meta-model's regression, if it learned one,
+    in :data:`STACK_ESTIMATORS` (an average: neither, earlier ones removed)."""
+    for name in (STACK_STATE, STACK_ESTIMATORS, "stack.pkl"):
+        (directory / name).unlink(missing_ok=True)
     if stacked is None:
-        (directory / STACK_STATE).unlink(missing_ok=True)
         return {}
-    atomic_write(directory / STACK_STATE, pickle.dumps(stacked, protocol=pickle.HIGHEST_PROTOCOL))
+    plain, clf = stacked.state()
+    write_json(directory / STACK_STATE, plain)
+    if clf is not None:
+        dump_estimators(directory / STACK_ESTIMATORS, {"clf": clf})
     return {"stack": STACK_STATE, "stack_members": list(stacked.members), "stack_choice": stacked.kind,
             "stack_meta_model": stacked.meta is not None, "stack_features": stacked.features}
 
@@ -222,19 +228,11 @@ def keep_ensemble(directory: str | os.PathLike, *, members: Sequence[str], metho
     return keep_fitted(stacked, directory, {**described, **fields})
 
 
-def read_stack(directory: Path, card: ModelCard) -> Fitted | None:
-    """A kept ensemble's stack (:func:`keep_ensemble`); None for an average."""
-    name = card.get("stack")
-    if not name:
-        return None
-    with open(directory / str(name), "rb") as fh:
-        return pickle.load(fh)  # noqa: S301 (a model directory the user kept: module docstring)
-
-
 def read_card(directory: str | os.PathLike) -> ModelCard:
     """The card of a kept model; for LoRA adapters without one (e.g. adapters trained elsewhere), a card
     for the fine-tuned CliniFact system read from ``adapter_config.json``."""
     directory = Path(directory)
+    refuse_pickles(directory)
     if (directory / CARD).is_file():
         card = read_json(directory / CARD)
         if not isinstance(card, dict) or card.get("format") != CARD_FORMAT:

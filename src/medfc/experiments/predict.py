@@ -53,11 +53,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypedDict
 
-from medfc.common.io import write_json, write_jsonl
+from medfc.common.io import read_json, write_json, write_jsonl
 from medfc.common.jsontypes import JSONValue
 from medfc.common.redact import redact
 from medfc.common.report import SkipReport
-from medfc.experiments.kept import CARD, ENSEMBLE_KIND, ENSEMBLE_MEMBERS, find_model_dir, load_fitted, read_card, read_stack
+from medfc.experiments.keeper import load_estimators
+from medfc.experiments.kept import CARD, ENSEMBLE_KIND, ENSEMBLE_MEMBERS, STACK_ESTIMATORS, find_model_dir, load_fitted, read_card
 from medfc.experiments.predict_inputs import (
     InputSpec,
     Row,
@@ -79,6 +80,7 @@ if TYPE_CHECKING:  # the systems and models load with the kept model's kind
     from medfc.experiments.examples import Claim, Example
     from medfc.experiments.joint import FittedJoint
     from medfc.experiments.models import FittedModel
+    from medfc.experiments.stack_selection import Fitted
 
 log = logging.getLogger(__name__)
 
@@ -320,6 +322,22 @@ def applied(name: str, directory: Path, card: ModelCard) -> Applied:
 # ------------------------------------------------------------------------------------------ ensembles
 
 
+def read_stack(directory: Path, card: ModelCard) -> Fitted | None:
+    """A kept ensemble's stack (:func:`~medfc.experiments.kept.keep_ensemble`: its JSON, and its meta-model's
+    regression from :data:`~medfc.experiments.kept.STACK_ESTIMATORS` where it learned one); None for an average."""
+    name = card.get("stack")
+    if not name:
+        return None
+    from medfc.experiments.stack_selection import Fitted
+
+    plain = read_json(directory / str(name))
+    if not isinstance(plain, dict):
+        raise ValueError(f"{directory / str(name)}: not a kept stack (a JSON object)")
+    meta = plain.get("meta")
+    learned = isinstance(meta, dict) and meta.get("constant") is None
+    return Fitted.from_state(plain, load_estimators(directory / STACK_ESTIMATORS)["clf"] if learned else None)
+
+
 def ensemble_members(directory: Path, card: ModelCard) -> list[Applied]:
     """The members a kept ensemble applies, in its order (:func:`~medfc.experiments.kept.keep_ensemble`): every
     member of an average; those the stack combines (the others change none of its probabilities)."""
@@ -434,6 +452,15 @@ def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, ou
                     f"(read from {describe_names({f: names[f] for f in missing})})")
     log.info("%s: %d rows, %d usable; model %s (%s %s, kind %s)", input_path, len(rows), len(usable), directory, card["dataset"],
              card["system"], card["kind"])
+    if rows and not usable and all(s["reason"].startswith("missing_") for s in report.skipped):
+        # no row has what the model reads: a file of another kind, said once (the rows' reasons in the report)
+        where = Path(report_path) if report_path is not None else Path(f"{output}.report.json")
+        write_json(where, {"model_dir": str(directory), "dataset": card["dataset"], "input": str(input_path), "input_fields": fields,
+                           "field_names": names, "file_fields": file_fields(rows), "predicted": 0, "skipped": len(report.skipped),
+                           "skipped_by_reason": report.reasons(), "skipped_rows": report.skipped})
+        raise WrongInputError(f"{input_path} is not a file this {card['dataset']} model reads: it needs "
+                              f"{', '.join(fields)} ({describe_names({f: names[f] for f in fields})}), the file has "
+                              f"{', '.join(file_fields(rows)) or 'no field'}; each row's reason is in {where}")
     records: list[PredictedRow] = []
     if usable:
         records = predict_rows(directory, card, models, usable, report, Settings(device, batch_size, base_model, max_prompt_tokens))
@@ -448,6 +475,15 @@ def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, ou
     if report_path is not None:
         write_json(report_path, summary)
     return summary
+
+
+class WrongInputError(ValueError):
+    """An input file none of whose rows has the fields a kept model reads (a file of another kind)."""
+
+
+def file_fields(rows: Sequence[tuple[str, Row]], limit: int = 1000) -> list[str]:
+    """The fields the first ``limit`` rows of a file give, in their order of first appearance."""
+    return list(dict.fromkeys(str(k) for _, row in rows[:limit] for k in row))
 
 
 def format_summary(summary: PredictSummary) -> str:
@@ -475,6 +511,10 @@ def main(args: argparse.Namespace) -> int:
     (the summary says why). A model or input it cannot read is one line on stderr and 1 (the traceback too with
     ``--verbose``)."""
     logging.basicConfig(level=logging.WARNING if not args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    skips = logging.getLogger(SkipReport.__module__)
+    level = skips.level
+    if not args.verbose:  # a skipped row's reason goes to the summary and the report, not a line each on the terminal
+        skips.setLevel(logging.ERROR)
     try:
         summary = predict_file(args.model_dir, args.input, args.output, device=args.device, batch_size=args.batch_size,
                                base_model=args.base_model, max_prompt_tokens=args.max_prompt_tokens, report_path=args.report)
@@ -483,6 +523,8 @@ def main(args: argparse.Namespace) -> int:
             log.exception("medfc predict failed")
         print(f"medfc predict: {error_line(exc)}", file=sys.stderr)
         return 1
+    finally:
+        skips.setLevel(level)
     print(format_summary(summary), file=sys.stderr)
     return 0 if summary["predicted"] else 1
 

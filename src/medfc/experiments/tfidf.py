@@ -241,14 +241,41 @@ class TfidfModel:
 
 
 def keep_tfidf(fitted: FittedTfidf, directory: Path) -> CardFields:
-    """What a kept TF-IDF model holds (:mod:`medfc.experiments.kept`): its options, labels, fitted space and
-    classifier, pickled."""
-    return keep_state(directory, {"options": fitted.options, "labels": fitted.labels, "space": fitted.space, "clf": fitted.clf})
+    """What a kept TF-IDF model holds (:mod:`medfc.experiments.kept`): its options, labels, feature space's variant
+    and each fitted vectorizer's terms (in column order) as JSON, each vectorizer's idf weights and the classifier
+    with skops (the vectorizers themselves are rebuilt from the options: :meth:`Space._vectorizers`)."""
+    assert fitted.space is not None and fitted.clf is not None
+    variant = fitted.space.variant
+    columns = fitted.space.columns
+    return keep_state(directory, {"options": fitted.options.to_mapping(), "labels": fitted.labels,
+                                  "variant": {"space": variant.space, "analyzer": variant.analyzer},
+                                  "terms": [[_terms(v) for v in vectorizers] for vectorizers in columns]},
+                      {"clf": fitted.clf, "idf": [[v.idf_ for v in vectorizers] for vectorizers in columns]})
+
+
+def _terms(vectorizer: TfidfVectorizer) -> list[str]:
+    """A fitted vectorizer's vocabulary as its terms in the order of their columns."""
+    terms = [""] * len(vectorizer.vocabulary_)
+    for term, column in vectorizer.vocabulary_.items():
+        terms[column] = term
+    return terms
 
 
 def load_tfidf(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedTfidf:
-    """The fitted TF-IDF model of a kept directory (on the CPU, whatever ``device`` and ``batch_size`` say)."""
-    state = read_state(directory)
-    fitted = FittedTfidf(state["options"], state["labels"])
-    fitted.space, fitted.clf = state["space"], state["clf"]
+    """The fitted TF-IDF model of a kept directory (on the CPU, whatever ``device`` and ``batch_size`` say): its
+    vectorizers built from the options as in training, given the kept terms and idf weights."""
+    state, estimators = read_state(directory)
+    options = TfidfOptions.from_mapping(state["options"], where=f"{directory}: options")
+    fitted = FittedTfidf(options, state["labels"])
+    fitted.space = Space(options, Variant(**state["variant"]))
+    for terms, idfs in zip(state["terms"], estimators["idf"], strict=True):
+        vectorizers = fitted.space._vectorizers()
+        if not len(vectorizers) == len(terms) == len(idfs):
+            raise ValueError(f"{directory}: {len(terms)} kept vectorizers for a column of the {fitted.space.variant} space, not {len(vectorizers)}")
+        for vectorizer, kept_terms, idf in zip(vectorizers, terms, idfs):
+            vectorizer.vocabulary_ = {term: column for column, term in enumerate(kept_terms)}
+            vectorizer.fixed_vocabulary_ = False
+            vectorizer.idf_ = np.asarray(idf, dtype=np.float64)
+        fitted.space.columns.append(vectorizers)
+    fitted.clf = estimators["clf"]
     return fitted

@@ -16,8 +16,8 @@ and an ``evaluate(model) -> {metric: value}`` callback.  It provides
   both resolved once per job into a :class:`~medfc.common.device.Placement` that ``train`` and
   ``predict`` are given;
 * tqdm progress bars (disabled automatically when stderr is not a terminal);
-* a best-by-validation-metric checkpoint (``<checkpoint_dir>/best/model.pt``) restored into the
-  model at the end, or the final weights (``<checkpoint_dir>/final/model.pt``) without validation;
+* a best-by-validation-metric checkpoint (``<checkpoint_dir>/best/model.safetensors``) restored into the
+  model at the end, or the final weights (``<checkpoint_dir>/final/model.safetensors``) without validation;
   higher is better except for the metrics of :data:`LOWER_IS_BETTER` (a validation loss); with
   ``trainable_only`` the kept state is just the trainable parameters (LoRA adapters on a frozen base);
 * a model already spread over devices by ``device_map`` (``hf_device_map``) is left where it is;
@@ -273,21 +273,42 @@ def restore_state(model: torch.nn.Module, state: dict[str, torch.Tensor], traina
     model.load_state_dict(state, strict=False)
 
 
+CHECKPOINT = "model.safetensors"  # a checkpoint's weights: tensors only, read without running code
+
+
 def save_checkpoint(model: torch.nn.Module, directory: Path, meta: dict[str, object], trainable_only: bool = False) -> Path:
+    """The model's weights (:func:`model_state`) as safetensors in ``directory``/:data:`CHECKPOINT`, with
+    ``meta.json``; tensors that share memory (tied weights) are written once each."""
+    from safetensors.torch import save_file
+
     directory.mkdir(parents=True, exist_ok=True)
-    tmp = directory / "model.pt.tmp"
-    torch.save(model_state(model, trainable_only), tmp)
-    os.replace(tmp, directory / "model.pt")
+    tmp = directory / (CHECKPOINT + ".tmp")
+    state, seen = {}, set()
+    for name, tensor in model_state(model, trainable_only).items():
+        tensor = tensor.detach().cpu()
+        storage = tensor.untyped_storage()
+        whole = tensor.is_contiguous() and tensor.storage_offset() == 0 and tensor.nbytes == storage.nbytes()
+        state[name] = tensor if whole and storage.data_ptr() not in seen else tensor.clone().contiguous()
+        seen.add(storage.data_ptr())
+    save_file(state, str(tmp), metadata={"format": "pt"})
+    os.replace(tmp, directory / CHECKPOINT)
+    (directory / "model.pt").unlink(missing_ok=True)  # a pickled checkpoint an earlier version wrote here
     (directory / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return directory / "model.pt"
+    return directory / CHECKPOINT
 
 
 def load_checkpoint(model: torch.nn.Module, path: str | os.PathLike, trainable_only: bool = False) -> None:
+    """Weights :func:`save_checkpoint` wrote (a directory: its :data:`CHECKPOINT`) into ``model``; anything but a
+    safetensors file (a pickled ``model.pt``) is refused unread."""
+    from safetensors.torch import load_file
+
     path = Path(path)
     if path.is_dir():
-        path = path / "model.pt"
-    state = torch.load(path, map_location="cpu", weights_only=True)
-    restore_state(model, state, trainable_only)
+        path = path / CHECKPOINT
+    if path.suffix != ".safetensors":
+        raise ValueError(f"{path}: not a safetensors checkpoint; medfc reads only {CHECKPOINT} files (a pickled checkpoint "
+                         "can run code when loaded): train the model again with this version of medfc")
+    restore_state(model, load_file(str(path), device="cpu"), trainable_only)
 
 
 def train(

@@ -447,14 +447,16 @@ def dataset_summary(records: Sequence[DatasetRecord], alignment_report: Mapping[
 
 
 def dataset_card(records: Sequence[DatasetRecord], alignment_report: Mapping[str, object] | None = None,
-                 mode: str = "") -> str:
-    """A markdown dataset card with the counts of :func:`dataset_summary`."""
+                 mode: str = "", release: str | None = None) -> str:
+    """A markdown dataset card with the counts of :func:`dataset_summary`; ``release``: the release file read (its
+    source, commit and SHA-256, :func:`medfc.common.pinning.describe`)."""
     s = dataset_summary(records, alignment_report)
     rate = s["alignment_rate"]
     lines = [
         "# HealthFC (rebuilt) — dataset card",
         "",
         f"Built in mode `{mode}`." if mode else "",
+        f"The release file read: {release}." if release else None,
         "One record per claim; German and English side by side (`sentences_en[i]` translates "
         "`sentences_de[i]`); `evidence_ids` index the gold evidence sentences. See docs/healthfc.md.",
         "",
@@ -496,7 +498,8 @@ def dataset_card(records: Sequence[DatasetRecord], alignment_report: Mapping[str
 
 
 def write_dataset(records: Sequence[DatasetRecord], jsonl: str | Path | None = None, parquet: str | Path | None = None,
-                  card: str | Path | None = None, alignment_report: Mapping[str, object] | None = None, mode: str = "") -> None:
+                  card: str | Path | None = None, alignment_report: Mapping[str, object] | None = None, mode: str = "",
+                  release: str | None = None) -> None:
     """Write the records as JSONL and/or Parquet (fields in :data:`FIELDS` order) and the card."""
     rows = [{k: r.get(k) for k in FIELDS} for r in records]
     if jsonl:
@@ -513,4 +516,4 @@ def write_dataset(records: Sequence[DatasetRecord], jsonl: str | Path | None = N
             meta = front_matter(license="cc-by-nc-nd-4.0", languages=["de", "en"], task_categories=["text-classification"],
                                 task_ids=["fact-checking"], tags=["medical", "health", "fact-checking"], n_rows=len(rows),
                                 data_files=relative_files(card, {"train": parquet or jsonl}), pretty_name="HealthFC (rebuilt)")
-        Path(card).write_text(meta + dataset_card(records, alignment_report, mode), encoding="utf-8")
+        Path(card).write_text(meta + dataset_card(records, alignment_report, mode, release), encoding="utf-8")

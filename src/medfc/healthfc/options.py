@@ -23,6 +23,7 @@ class ReleaseOptions(Options):
     """``healthfc.release`` + ``cache_dir`` (where a URL source is downloaded once)."""
 
     source: str | None
+    sha256: str | None  # the file's pinned SHA-256 (None: any file, its hash recorded)
     cache_dir: str
 
 

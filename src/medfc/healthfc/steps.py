@@ -13,12 +13,15 @@ import logging
 from dataclasses import asdict
 from datetime import date
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pandas as pd
 
 from medfc.common.diff import render_markdown, write_diff
 from medfc.common.io import input_paths, read_json, read_jsonl, write_json, write_jsonl, write_table
 from medfc.common.options import NoOptions, Runtime
+from medfc.common.pinning import describe as describe_release
+from medfc.common.pinning import record_release, release_record, verify
 from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
 from medfc.common.search_sources import options_class
@@ -163,10 +166,13 @@ def release(inputs: StepFiles, outputs: StepFiles, options: ReleaseOptions) -> N
     if not source:
         raise ValueError("healthfc.release.source is not set")
     path, cached = fetch_release(source, options.cache_dir)
+    checked = verify(path, options.sha256, "healthfc.release.sha256", str(source))  # before the file is read
+    record = release_record("healthfc", str(source), {Path(urlparse(str(source)).path).name: checked})
+    record_release(record)
     rows, report = read_release(path)
     write_jsonl(outputs["rows"], (r.as_dict() for r in rows))
     rep = report.as_dict()
-    rep.update(source=str(source), path=str(path), from_cache=cached)
+    rep.update(source=str(source), path=str(path), from_cache=cached, release=record)
     write_json(outputs["report"], rep)
 
 
@@ -216,7 +222,9 @@ def dataset(inputs: StepFiles, outputs: StepFiles, options: DatasetOptions) -> N
     table = known_translations(*translation_records)
     records, report = build_dataset(claims, articles, sentences, rows, alignment,
                                     lambda texts: [table.get(t, "") for t in texts], sections)
-    write_dataset(records, outputs["jsonl"], outputs["parquet"], outputs["card"], align_report, options.mode)
+    release = read_json(inputs["release_report"]).get("release") if inputs.get("release_report") else None
+    write_dataset(records, outputs["jsonl"], outputs["parquet"], outputs["card"], align_report, options.mode,
+                  describe_release(release) if release else None)
     rep = report.as_dict()
     rep["mode"] = options.mode
     write_json(outputs["report"], rep)

@@ -237,6 +237,11 @@ def check_medsnip(plan: Plan) -> None:
     roles += [(f"medsnip.verifiers[{i}].llm", v["llm"]) for i, v in enumerate(ms["verifiers"])]
     built: list[tuple[type[LLMOptions] | type[RetrievalOptions], dict[str, object], str]] = [
         (LLMOptions, plan.medsnip_llm(overrides), where) for where, overrides in roles]
+    unnamed = [where for (where, overrides), (_, llm, _) in zip(roles, built) if not llm["model"] and not (overrides or {}).get("model")]
+    if unnamed:  # no role names a model of its own: the one key to set is the shared LLM's
+        raise ValueError(f"config: medsnip.llm.model is empty: name the LLM MedSNIP calls (a served model name, a model "
+                         f"directory or hub name), e.g. --config 'medsnip={{\"llm\": {{\"model\": \"llama3.1:8b\"}}}}'; "
+                         f"{' and '.join(unnamed)} use it")
     if any(verifier_kind(v["kind"]).retrieves for v in ms["verifiers"]):
         built.append((RetrievalOptions, plan.medsnip_retrieval(), "medsnip.retrieval"))
     for cls, options, where in built:

@@ -134,6 +134,7 @@ class DatasetsPlan:
             inputs["claims_en"] = res("healthfc/translated/claims_en.jsonl")
         if "release" in sources:
             inputs["rows"] = res("healthfc/release/rows.jsonl")
+            inputs["release_report"] = res("healthfc/release/report.json")  # the file read, for the card
         if "align" in sources:
             inputs["alignment"] = res("healthfc/aligned/alignment.jsonl")
             inputs["align_report"] = res("healthfc/aligned/report.json")

@@ -34,14 +34,17 @@ from medfc.healthfc.translation_backends import translation_backend
 from medfc.medsnip.verifier_kinds import verifier_kind
 from medfc.common.llm_backends import runs_locally
 from medfc.common.options import Options
+from medfc.common.pinning import ReleaseChanged, verify
 from medfc.plan.layout import release_split_files
 from medfc.scoring import nltk_data
 
 Plan = Any  # a medfc.plan.Plan (not imported: the package imports this module)
 
-# what a contact e-mail must not be on a live run: the shipped placeholders and the reserved example domains
-PLACEHOLDER_DOMAINS = ("example.org", "example.com", "example.net", "example.edu", "localhost", "invalid", "test")
-PLACEHOLDER_WORDS = re.compile(r"change[-_ ]?me|your[-_.]?(e-?mail|name|address)|^you@|^me@|^user@|^name@", re.I)
+# what a contact e-mail must not be on a live run: the placeholders the configs and messages ship (CHANGE-ME@...,
+# you@your-institution.org) and the domains reserved for examples (RFC 2606: example.com/.org/.net and the TLDs
+# .example, .invalid, .test; localhost); a real address such as me@uni.edu is one
+PLACEHOLDER_DOMAINS = ("example.org", "example.com", "example.net", "example", "invalid", "test", "localhost")
+PLACEHOLDER_WORDS = re.compile(r"change[-_ ]?me|your[-_.]?(e-?mail|name|address|institution)", re.I)
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
@@ -129,7 +132,13 @@ def _healthfc_data(plan: Plan) -> Iterator[str | None]:
         if key is not None:
             yield _key("healthfc.translation.backend", key.env, key.why)
     if "release" in sources:
-        yield _exists("healthfc.release.source", config["healthfc"]["release"]["source"])
+        release = config["healthfc"]["release"]
+        yield _exists("healthfc.release.source", release["source"])
+        if release["source"]:
+            from medfc.healthfc.release import release_cache_path
+
+            local = release_cache_path(release["source"], plan.cache) if is_url(release["source"]) else Path(release["source"])
+            yield _changed("healthfc.release.sha256", local, release["sha256"], release["source"])
 
 
 def _clinifact_data(plan: Plan) -> Iterator[str | None]:
@@ -142,6 +151,7 @@ def _clinifact_data(plan: Plan) -> Iterator[str | None]:
     if cf["pairs_source"] == "release":
         for split, path in plan.clinifact_release_inputs().items():
             yield _exists(f"clinifact.release.source ({split} split)", path)
+        yield from _changed_splits(plan, "clinifact.release.sha256", cf["release"]["source"], cf["release"]["sha256"])
         return
     pubmed = cf["pubmed"]
     if not pubmed["offline"] and not is_loopback(pubmed["eutils_url"]):
@@ -152,6 +162,30 @@ def _clinifact_data(plan: Plan) -> Iterator[str | None]:
     if plan.stage_enabled("clinifact") and plan.clinifact_diff_enabled():
         for split, path in release_split_files(cf["diff"]["release"]).items():
             yield _exists(f"clinifact.diff.release ({split} split)", path)
+        yield from _changed_splits(plan, "clinifact.diff.release_sha256", cf["diff"]["release"], cf["diff"]["release_sha256"])
+
+
+def _changed(key: str, path: Path, expected: str | None, file: str) -> str | None:
+    """A release file already here (a local copy, or a download in the cache) whose SHA-256 is not the one ``key``
+    pins: one line naming it (:func:`medfc.common.pinning.verify`), before any job reads it. A file not here yet is
+    checked by the job that downloads it."""
+    if not expected or not path.is_file():
+        return None
+    try:
+        verify(path, expected, key, file)
+    except ReleaseChanged as exc:
+        return str(exc)
+    return None
+
+
+def _changed_splits(plan: Plan, key: str, source: str, pins: dict[str, str | None]) -> Iterator[str | None]:
+    """:func:`_changed` for each split file of a CliniFact release (a directory, or a URL's downloads in the cache)."""
+    from medfc.clinifact.release_files import cached_path, file_location
+
+    for split, expected in pins.items():
+        location = file_location(source, split)
+        local = cached_path(source, split, f"{plan.cache}/clinifact/release") if is_url(source) else Path(location)
+        yield _changed(f"{key}.{split}", local, expected, location)
 
 
 def _source_needs(where: str, spec: SearchSource, own: dict[str, Any], why: str, no_key: str = "") -> Iterator[str | None]:

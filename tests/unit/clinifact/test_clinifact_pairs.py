@@ -71,13 +71,13 @@ def test_release_import_reads_the_official_format(tmp_path, server):
     for name, labels in (("train_set.csv", [1, 0, 2, 2]), ("validation_set.csv", [1]), ("test_set.csv", [0, 2])):
         pd.DataFrame([_row(i, lab) for i, lab in enumerate(labels)]).to_csv(rel / name, index=False)
     out = {k: str(tmp_path / "out" / f"{k}.csv") for k in PR.SPLITS} | {"report": str(tmp_path / "out" / "report.json")}
-    assert call_step(steps.import_release, {}, out, {"source": str(rel), "cache_dir": str(tmp_path / "cache")}) == {"train": 4, "validation": 1, "test": 2}
+    assert call_step(steps.import_release, {}, out, {"source": str(rel), "sha256": dict.fromkeys(PR.SPLITS), "cache_dir": str(tmp_path / "cache")}) == {"train": 4, "validation": 1, "test": 2}
     back = PR.read_release_csv(out["train"])
     assert list(back.columns) == PR.RELEASE_COLUMNS and list(back["label"]) == [1, 0, 2, 2]
     assert PR.parse_list_literal(back["nonInferiorityTypes"][0]) == ["Superiority"]
     # from a URL: downloaded once into the cache
     server.handler = lambda m, path, q, b: (200, {}, (rel / path.rsplit("/", 1)[1]).read_bytes())
-    opts = {"source": server.url + "/ds4dh/release", "cache_dir": str(tmp_path / "cache")}
+    opts = {"source": server.url + "/ds4dh/release", "sha256": dict.fromkeys(PR.SPLITS), "cache_dir": str(tmp_path / "cache")}
     call_step(steps.import_release, {}, out, opts)
     call_step(steps.import_release, {}, out, opts)
     assert [p for _, p, _, _ in server.requests] == ["/ds4dh/release/train_set.csv", "/ds4dh/release/validation_set.csv", "/ds4dh/release/test_set.csv"]

@@ -75,7 +75,7 @@ def test_only_the_release_label_codes_are_labels(tmp_path, bad):
 def test_table6_totals_agree_with_their_columns_and_the_kept_rows(tmp_path):
     rel = _release(tmp_path, BAD_TRAIN)
     out = {k: str(tmp_path / "out" / f"{k}.csv") for k in PR.SPLITS} | {"report": str(tmp_path / "out" / "report.json")}
-    assert call_step(steps.import_release, {}, out, {"source": str(rel), "cache_dir": str(tmp_path / "cache")}) == {"train": 2, "validation": 2, "test": 1}
+    assert call_step(steps.import_release, {}, out, {"source": str(rel), "sha256": dict.fromkeys(PR.SPLITS), "cache_dir": str(tmp_path / "cache")}) == {"train": 2, "validation": 2, "test": 1}
     rep = json.loads(Path(out["report"]).read_text())
     assert rep["skipped_by_reason"] == {"abstract_without_words": 2, "bad_label": 1, "claim_without_words": 1, "unparseable_list_column": 1}
     t6 = _stats(tmp_path, out)

@@ -51,7 +51,7 @@ def test_discriminative_trims_abstract_start_and_predicts_test(clinifact_data, t
         assert r["pred_label"] == max(r["probs"], key=r["probs"].get)
     assert info["encode"]["truncated"] > 0  # long abstracts at max_length 64
     assert [h["epoch"] for h in info["train"]["history"]] == [0, 1]
-    assert (tmp_path / "ck" / "best" / "model.pt").exists()
+    assert (tmp_path / "ck" / "best" / "model.safetensors").exists()
     assert info["sizes"] == {"train": 12, "validation": 6, "test": 6}
 
 

@@ -92,10 +92,10 @@ def test_every_system_runs_a_fold_end_to_end(system, healthfc_data, healthfc_rec
             assert r["evidence"] == r["gold_evidence"]
     if system == "joint":
         assert info["model"]["windows"]["multi_window_claims"] >= 1  # the 40-sentence document
-        assert (tmp_path / "ckpt" / "joint" / "best" / "model.pt").exists()
+        assert (tmp_path / "ckpt" / "joint" / "best" / "model.safetensors").exists()
     if system == "pipeline":
-        assert (tmp_path / "ckpt" / "pipeline" / "evidence" / "best" / "model.pt").exists()
-        assert (tmp_path / "ckpt" / "pipeline" / "veracity" / "best" / "model.pt").exists()
+        assert (tmp_path / "ckpt" / "pipeline" / "evidence" / "best" / "model.safetensors").exists()
+        assert (tmp_path / "ckpt" / "pipeline" / "veracity" / "best" / "model.safetensors").exists()
         assert info["evidence_model"]["n_train_pairs"] > 0
 
 

@@ -178,7 +178,7 @@ def test_best_checkpoint_is_saved_and_restored(tmp_path):
     res = train(model, _toy_data(), cfg, placement=CPU, collate=PadCollator(), evaluate=evaluate, checkpoint_dir=tmp_path)
     assert res.best_epoch == 1 and res.best_metric == 0.9
     assert [h["macro_f1"] for h in res.history] == [0.2, 0.9, 0.5]
-    assert (tmp_path / "best" / "model.pt").exists() and (tmp_path / "best" / "meta.json").exists()
+    assert (tmp_path / "best" / "model.safetensors").exists() and (tmp_path / "best" / "meta.json").exists()
     for k, v in model.state_dict().items():  # the model ends with the epoch-1 weights
         assert torch.equal(v, snapshots[1][k])
     other = Toy()
@@ -203,7 +203,9 @@ def test_a_validation_loss_is_minimised_and_trainable_only_keeps_just_the_traina
     assert (res.best_epoch, res.best_metric) == (1, 0.4)  # the lowest loss, not the highest
     for k, v in model.state_dict().items():  # the epoch-1 weights; the frozen ones never changed
         assert torch.equal(v, snapshots[1][k]) and (k.startswith("out.") or torch.equal(v, frozen[k]))
-    saved = torch.load(tmp_path / "best" / "model.pt", weights_only=True)
+    from safetensors.torch import load_file
+
+    saved = load_file(tmp_path / "best" / "model.safetensors")
     assert set(saved) == {k for k, p in model.named_parameters() if p.requires_grad} == {"out.weight", "out.bias"}
     in_memory = Toy()
     in_memory.load_state_dict(frozen, strict=False)
@@ -218,7 +220,7 @@ def test_a_validation_loss_is_minimised_and_trainable_only_keeps_just_the_traina
 def test_without_validation_the_final_weights_are_saved(tmp_path):
     cfg = config(lr=0.1, epochs=1, batch_size=8, device="cpu", progress=False)
     res = train(Toy(), _toy_data(), cfg, placement=CPU, collate=PadCollator(), checkpoint_dir=tmp_path)
-    assert res.checkpoint == str(tmp_path / "final" / "model.pt") and (tmp_path / "final" / "model.pt").exists()
+    assert res.checkpoint == str(tmp_path / "final" / "model.safetensors") and (tmp_path / "final" / "model.safetensors").exists()
 
 
 def test_class_weights_balance_the_training_labels():

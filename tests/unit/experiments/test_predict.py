@@ -216,7 +216,7 @@ def test_kept_gbm_and_frozen_clinifact_models_predict_as_trained(kind, clinifact
     ck = tmp_path / "ck"
     options = CliniFactTrainOptions(train, include_title=True, predict_splits=("test",), checkpoint_dir=str(ck))
     records, _ = CF.run_discriminative(clinifact_data["train"], clinifact_data["validation"], clinifact_data["test"], options)
-    assert read_card(ck)["kind"] == kind and (ck / "model.pkl").is_file()
+    assert read_card(ck)["kind"] == kind and (ck / "model.skops").is_file() and (ck / "model.json").is_file()
     test = CD.load_pairs(clinifact_data["test"])
     rows = [{"id": p.id, "claim": p.claim, "title": p.title, "abstract": p.abstract} for p in test]
     out = tmp_path / "pred.jsonl"

@@ -94,7 +94,7 @@ def test_a_kept_average_predicts_as_the_ensemble_step(clinifact_data, tmp_path, 
 
 @pytest.mark.parametrize("chosen", ["stack", "tfidf alone"])
 def test_a_kept_stack_predicts_as_the_ensemble_step(chosen, clinifact_data, tmp_path, monkeypatch):
-    """The stack its selection chose, kept in stack.pkl: the meta-model on both members (alpha 1 with the stack the
+    """The stack its selection chose, kept in stack.json (its regression in stack.skops): the meta-model on both members (alpha 1 with the stack the
     only candidate: any gain passes), or the best member alone (the defaults' margin: only that member applied)."""
     stacking = {"candidates": ["stack"], "alpha": 1.0} if chosen == "stack" else {}
     plan = ensemble_plan("stack", **stacking)
@@ -118,7 +118,7 @@ def test_a_kept_stack_predicts_as_the_ensemble_step(chosen, clinifact_data, tmp_
     assert (card["method"], card["weights"], card["stack"], card["stack_members"]) == ("stack", None, STACK_STATE, stacked.members)
     assert (kept / STACK_STATE).is_file() and card["inner_cv"]["chosen"] == chosen
     if chosen != "stack":  # a member the stack does not use is never applied: its model may be gone
-        (kept / "members" / "gbm" / "model.pkl").unlink()
+        (kept / "members" / "gbm" / "model.skops").unlink()
     out = tmp_path / "pred.jsonl"
     assert predict(kept, clinifact_data["test"], out) == 0
     check_as_step(list(read_jsonl(out)), Path(step_out["predictions"]))

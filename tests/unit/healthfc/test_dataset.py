@@ -130,7 +130,7 @@ def test_steps_on_the_demo(tmp_path):
     write_jsonl(tmp_path / "claims.jsonl", claims)
     t = tmp_path
     call_step(steps.release, {"release": str(DEMO_RELEASE)}, {"rows": str(t / "rows.jsonl"), "report": str(t / "rel.json")},
-              {"source": None, "cache_dir": str(t / "cache")})
+              {"source": None, "sha256": None, "cache_dir": str(t / "cache")})
     call_step(steps.align, {"claims": str(t / "claims.jsonl"), "articles": str(t / "articles.jsonl"), "rows": str(t / "rows.jsonl")},
               {"alignment": str(t / "alignment.jsonl"), "report": str(t / "align.json")}, section("healthfc.align", splitter="pysbd"))
     assert read_json(t / "align.json")["alignment_rate"] == 1.0
@@ -253,7 +253,7 @@ def _release_mode(t, rows_path=None):
     rows_path = rows_path or t / "rows.jsonl"
     if not rows_path.exists():
         call_step(steps.release, {"release": str(DEMO_RELEASE)}, {"rows": str(rows_path), "report": str(t / "rel.json")},
-                  {"source": None, "cache_dir": str(t / "cache")})
+                  {"source": None, "sha256": None, "cache_dir": str(t / "cache")})
     outs = {"jsonl": str(t / "ds.jsonl"), "parquet": str(t / "ds.parquet"), "card": str(t / "card.md"), "report": str(t / "ds.json")}
     call_step(steps.dataset, {"rows": str(rows_path)}, outs, {"mode": "release", "splitter": "pysbd"})
     return list(read_jsonl(t / "ds.jsonl")), read_json(t / "ds.json")

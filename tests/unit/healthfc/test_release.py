@@ -255,7 +255,7 @@ def test_table2_counts_only_the_rows_the_dataset_kept(tmp_path):
                      [row12(), row12(label="1.7"), row12(label="-0.5"), row12(label="inf"), row12(label="0", de_verdict="Ja")])
     t = tmp_path
     call_step(steps.release, {"release": str(path)}, {"rows": str(t / "rows.jsonl"), "report": str(t / "rel.json")},
-              {"source": None, "cache_dir": str(t / "cache")})
+              {"source": None, "sha256": None, "cache_dir": str(t / "cache")})
     outs = {"jsonl": str(t / "ds.jsonl"), "parquet": str(t / "ds.parquet"), "card": str(t / "card.md"), "report": str(t / "ds.json")}
     call_step(steps.dataset, {"rows": str(t / "rows.jsonl")}, outs, {"mode": "release", "splitter": "pysbd"})
     records = list(read_jsonl(t / "ds.jsonl"))

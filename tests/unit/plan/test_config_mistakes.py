@@ -95,7 +95,7 @@ def test_release_mode_with_pipeline_or_joint_stops_at_config_validation(tmp_path
 @pytest.mark.parametrize(("section", "keys"), [
     ("verifiers: [{name: x, kind: claimonly}]", ["claimonly", "kind"]),
     ("llm: {modle: served-llm}", ["modle"]),
-    ("llm: {model: ''}", ["medsnip.decomposer.model: empty"]),
+    ("llm: {model: ''}", ["medsnip.llm.model is empty"]),
     ("datasets: {bench: {human_units: false}}", ["medsnip.datasets.bench.baseline_mode", "medsnip.datasets.bench.human_units"]),
     ("verifiers: [{name: r, kind: retrieval}]\n  retrieval: {sources: [bm25]}", ["medsnip.retrieval.bm25.passages: empty"]),
 ])

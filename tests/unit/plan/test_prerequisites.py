@@ -151,6 +151,11 @@ def test_an_llm_endpoint_needs_its_key_unless_local_or_keyless(monkeypatch):
 @pytest.mark.parametrize(("value", "problem"), [
     ("", "is empty"), ("CHANGE-ME@example.org", "is a placeholder"), ("me@example.com", "is a placeholder"),
     ("your-email@uni.edu", "is a placeholder"), ("not-an-address", "is not an e-mail address"), (ME, None),
+    # the shipped placeholders and every reserved example domain are refused; a real address is not
+    ("medfc-demo@example.org", "is a placeholder"), ("you@your-institution.org", "is a placeholder"),
+    ("a@lab.example.net", "is a placeholder"), ("a@uni.example", "is a placeholder"), ("a@host.invalid", "is a placeholder"),
+    ("a@lab.test", "is a placeholder"), ("me@uni.edu", None), ("you@uni.edu", None), ("user@testing.org", None),
+    ("name@example.edu", None),
 ])
 def test_contact_emails(value, problem):
     assert (email_problem(value) or "").endswith(problem or "") and (problem is None) == (email_problem(value) is None)

@@ -1,0 +1,99 @@
+"""Pinned release files: a release source is a location (a URL at a commit, or a local copy) and the SHA-256 of
+every file it reads, both in the config (``healthfc.release``, ``clinifact.release``, ``clinifact.diff``).
+
+A file whose SHA-256 differs from the one the config pins is refused before it is read, in one line naming the
+file, the pinned and the found hash, and the key to set to accept that version (:func:`verify`): at planning for a
+local copy and for a download already in the cache (:mod:`medfc.plan.prerequisites`), and by the job that
+downloads it, before it reads it. A file the config pins no hash for (the key null) is accepted and its hash
+recorded. What was read is recorded (:func:`release_record`): the source, the commit its URL names, each file's
+SHA-256 and whether it was pinned: in the step's report, in the run's provenance (``releases.jsonl``, beside
+``runs.jsonl``), and from there in the run's index and the dataset cards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from urllib.parse import urlparse
+
+from medfc.common.jsontypes import JSONValue
+from medfc.common.redact import redact
+
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
+RELEASES_FILE = "releases.jsonl"  # in the run's provenance folder: one line per release a job read
+
+
+class ReleaseChanged(ValueError):
+    """A release file whose SHA-256 is not the one its config pins."""
+
+
+def sha256_of(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file's bytes (hex)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def pinned_commit(source: str | None) -> str | None:
+    """The commit a GitHub location names (``raw.githubusercontent.com/<owner>/<repo>/<commit>/...``,
+    ``github.com/<owner>/<repo>/raw|blob|tree/<commit>/...``); None for a branch, another host or a local path."""
+    if not source:
+        return None
+    url = urlparse(str(source))
+    parts = [p for p in url.path.split("/") if p]
+    ref = None
+    if url.hostname == "raw.githubusercontent.com" and len(parts) >= 3:
+        ref = parts[2]
+    elif url.hostname == "github.com" and len(parts) >= 4 and parts[2] in ("raw", "blob", "tree"):
+        ref = parts[3]
+    return ref if ref and COMMIT.match(ref) else None
+
+
+def mismatch_line(file: str, expected: str, found: str, key: str) -> str:
+    """The one line that refuses a changed release file."""
+    return (f"release changed: {file} has SHA-256 {found}, but {key} pins {expected}; "
+            f"to accept this version of the file, set {key}: {found}")
+
+
+def verify(path: str | os.PathLike, expected: str | None, key: str, file: str | None = None) -> dict[str, JSONValue]:
+    """``path``'s SHA-256 against ``expected`` (the config's ``key``; None: accepted). Returns what is recorded of
+    the file (``sha256``, ``pinned``); raises :class:`ReleaseChanged` naming ``file`` (default: the path)."""
+    found = sha256_of(path)
+    if expected and found != expected.lower():
+        raise ReleaseChanged(mismatch_line(file or str(path), expected.lower(), found, key))
+    return {"sha256": found, "pinned": bool(expected)}
+
+
+def release_record(dataset: str, source: str, files: Mapping[str, Mapping[str, JSONValue]]) -> dict[str, JSONValue]:
+    """What a run records of the release it read: the dataset, the source (credentials redacted), the commit its
+    URL names (None: a local copy or a branch) and each file's SHA-256 and whether the config pinned it."""
+    return {"dataset": dataset, "source": redact(str(source)), "commit": pinned_commit(source),
+            "files": {name: dict(record) for name, record in files.items()}}
+
+
+def record_release(record: Mapping[str, JSONValue]) -> Path | None:
+    """Append ``record`` to the run's provenance (``<provenance>/releases.jsonl``, the folder a workflow job is
+    given in :data:`medfc.common.provenance.RECORDS_ENV`, with the run's id); None outside a workflow run."""
+    from medfc.common.provenance import RECORDS_ENV, RUN_ENV, append_run_record
+
+    folder = os.environ.get(RECORDS_ENV)
+    if not folder:
+        return None
+    return append_run_record(folder, {"run": os.environ.get(RUN_ENV), **record}, name=RELEASES_FILE)
+
+
+def describe(record: Mapping[str, JSONValue]) -> str:
+    """One line for a card or an index: the source, its commit, each file's SHA-256 (pinned or recorded)."""
+    files = record.get("files") or {}
+    assert isinstance(files, dict)
+    commit = record.get("commit")
+    at = f" (commit {commit})" if commit else " (no commit named)"
+    hashes = "; ".join(f"{name} SHA-256 {f['sha256']}{'' if f.get('pinned') else ' (recorded, not pinned)'}"
+                       for name, f in files.items() if isinstance(f, dict))
+    return f"{record.get('source')}{at}: {hashes}"
