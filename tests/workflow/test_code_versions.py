@@ -42,11 +42,11 @@ def test_editing_one_module_reruns_exactly_the_rules_that_use_it(copy):
 
     # HealthFC's figure code: only the statistics job that draws the figures
     _edit(copy, "healthfc/figures.py", "\nLEVEL_COLOURS = {", "\nEDITED = True\nLEVEL_COLOURS = {")
-    assert _plan(copy) == ["all", "healthfc_stats", "index"]  # the run's index follows whatever reruns
+    assert _plan(copy) == ["all", "healthfc_stats", "index", "main_tex"]  # the run's index and main.tex follow whatever reruns
 
     # the HealthFC tables: the HealthFC table jobs (the papers' tables and their companions), not the CliniFact ones, no training, no scoring
     _edit(copy, "tables/healthfc.py", "\ndef table3(", "\nEDITED = True\n\n\ndef table3(")
-    assert _plan(copy) == ["all", "healthfc_stats", "index", "table[table=healthfc_significance]", "table[table=healthfc_table3]",
+    assert _plan(copy) == ["all", "healthfc_stats", "index", "main_tex", "table[table=healthfc_significance]", "table[table=healthfc_table3]",
                            "table[table=healthfc_table3_extra]", "table[table=healthfc_table5]", "table[table=healthfc_table5_extra]"]
 
 
@@ -56,8 +56,8 @@ def test_editing_a_module_early_in_the_chain_reruns_it_and_everything_downstream
     _edit(copy, "clinifact/pairs.py", "\nRELEASE_COLUMNS", "\nEDITED = True\nRELEASE_COLUMNS")
     jobs = _plan(copy)
     assert jobs == ["all", "clinifact_build_pairs", "clinifact_diff", "clinifact_experiment[model=tiny]", "clinifact_export", "clinifact_fig3",
-                    "clinifact_score[model=tiny]",
-                    "clinifact_stats", "clinifact_zero_shot[model=tinylm]", "clinifact_zero_shot_score[model=tinylm]", "index",
+                    "clinifact_score[model=tiny]", "clinifact_stats", "clinifact_table5", "clinifact_table7",
+                    "clinifact_zero_shot[model=tinylm]", "clinifact_zero_shot_score[model=tinylm]", "error_browser", "index", "main_tex",
                     "table[table=clinifact_significance]", "table[table=clinifact_table8]", "table[table=clinifact_table8_extra]"]
     assert not [j for j in jobs if j.startswith("healthfc")]
 

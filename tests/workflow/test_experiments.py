@@ -96,7 +96,8 @@ def test_changing_one_training_parameter_reruns_exactly_what_depends_on_it(exp_r
     exp_run.path("config/lr.yaml").write_text("experiments:\n  healthfc:\n    system_train:\n      pipeline: {lr: 5.0e-4}\n")
     proc = exp_run.run("-n", *exp_run.args, "config/lr.yaml")
     counts = _job_counts(proc.stdout + proc.stderr)
-    assert counts == {"healthfc_experiment": 2, "healthfc_score": 2, "table": 3, "index": 1, "all": 1}
+    assert counts == {"healthfc_experiment": 2, "healthfc_score": 2, "table": 3, "healthfc_table4": 1, "error_browser": 1, "main_tex": 1,
+                      "index": 1, "all": 1}
     assert [j for j in planned_jobs(proc.stdout) if j.startswith("table")] == ["table[table=healthfc_significance]", "table[table=healthfc_table3]",
                                                                                "table[table=healthfc_table3_extra]"]
     trained = re.findall(r"rule healthfc_experiment:\n(?:    .*\n)*?    output: (\S+),", proc.stdout + proc.stderr)
@@ -106,14 +107,16 @@ def test_changing_one_training_parameter_reruns_exactly_what_depends_on_it(exp_r
     exp_run.path("config/cf_lr.yaml").write_text("experiments:\n  clinifact:\n    train: {lr: 5.0e-4}\n")
     proc = exp_run.run("-n", *exp_run.args, "config/cf_lr.yaml")
     counts = _job_counts(proc.stdout + proc.stderr)
-    assert counts == {"clinifact_experiment": 1, "clinifact_score": 1, "table": 3, "clinifact_fig3": 1, "index": 1, "all": 1}
+    assert counts == {"clinifact_experiment": 1, "clinifact_score": 1, "table": 3, "clinifact_fig3": 1, "error_browser": 1, "main_tex": 1,
+                      "index": 1, "all": 1}
     assert [j for j in planned_jobs(proc.stdout) if j.startswith("table")] == ["table[table=clinifact_significance]", "table[table=clinifact_table8]",
                                                                                "table[table=clinifact_table8_extra]"]
 
     # a scoring setting reruns scoring and tables only, no training
     exp_run.path("config/lam.yaml").write_text("scoring:\n  max_pred_evidence: 3\n")
     proc = exp_run.run("-n", *exp_run.args, "config/lam.yaml")
-    assert _job_counts(proc.stdout) == {"healthfc_score": 4, "table": 2, "index": 1, "all": 1}  # significance reads predictions
+    # significance and the error browser read predictions; Table 4 chooses its row by the scores
+    assert _job_counts(proc.stdout) == {"healthfc_score": 4, "table": 2, "healthfc_table4": 1, "main_tex": 1, "index": 1, "all": 1}
     assert "table[table=healthfc_table3]" in planned_jobs(proc.stdout)
 
 
@@ -126,7 +129,7 @@ def test_a_stack_trains_each_member_on_inner_folds_once_and_its_meta_model_rerun
     args = [*wf.args, "config/stack.yaml"]
     proc = wf.run("-n", *args)
     assert _job_counts(proc.stdout) == {"clinifact_experiment": 2, "clinifact_inner_cv": 2, "clinifact_ensemble": 1, "clinifact_score": 3,
-                                        "table": 3, "clinifact_fig3": 1, "index": 1, "all": 1}
+                                        "table": 3, "clinifact_fig3": 1, "error_browser": 1, "main_tex": 1, "index": 1, "all": 1}
     wf.run(*args)
     info = json.loads(wf.path("results/experiments/clinifact/tfidf+gbm/info.json").read_text())
     assert info["method"] == "stack" and set(info["weights"]) == {"tfidf", "gbm"} and info["inner_cv"]["chosen"]
@@ -143,11 +146,12 @@ def test_a_stack_trains_each_member_on_inner_folds_once_and_its_meta_model_rerun
 
     wf.path("config/c.yaml").write_text("experiments:\n  stacking: {C_grid: [0.1]}\n")
     proc = wf.run("-n", *args, "config/c.yaml")
-    assert _job_counts(proc.stdout) == {"clinifact_ensemble": 1, "clinifact_score": 1, "table": 3, "index": 1, "all": 1}  # Fig. 3 shows other runs
+    assert _job_counts(proc.stdout) == {"clinifact_ensemble": 1, "clinifact_score": 1, "table": 3, "error_browser": 1, "main_tex": 1, "index": 1,
+                                        "all": 1}  # Fig. 3 shows other runs
     wf.path("config/k.yaml").write_text("experiments:\n  stacking: {inner_folds: 3}\n")
     proc = wf.run("-n", *args, "config/k.yaml")
-    assert _job_counts(proc.stdout) == {"clinifact_inner_cv": 2, "clinifact_ensemble": 1, "clinifact_score": 1, "table": 3, "index": 1,
-                                        "all": 1}
+    assert _job_counts(proc.stdout) == {"clinifact_inner_cv": 2, "clinifact_ensemble": 1, "clinifact_score": 1, "table": 3, "error_browser": 1,
+                                        "main_tex": 1, "index": 1, "all": 1}
 
 
 # the heavy libraries a job kind must not load (the runner names those a job loaded in its log's last line);

@@ -183,7 +183,7 @@ def test_a_prompt_edit_reruns_exactly_the_rules_that_read_it(medsnip_run, tmp_pa
     original = path.read_text(encoding="utf-8")
     path.write_text(original.replace("# version: 1", "# version: 2").replace("Merge atoms only", "Merge atoms solely"), encoding="utf-8")
     # the group decompositions, their verifications, and the scores, tables and figures built on them
-    assert _plan(wf) == sorted(["all", "index", "medsnip_decompose[dataset=bench,mode=group]", "medsnip_decompose[dataset=healthfc,mode=group]",
+    assert _plan(wf) == sorted(["all", "index", "main_tex", "medsnip_decompose[dataset=bench,mode=group]", "medsnip_decompose[dataset=healthfc,mode=group]",
                                 "medsnip_score[dataset=bench]", "medsnip_score[dataset=healthfc]", "medsnip_table[dataset=bench]",
                                 "medsnip_table[dataset=healthfc]", "medsnip_verify[dataset=bench,verifier=served,mode=group]",
                                 "medsnip_verify[dataset=healthfc,verifier=served,mode=group]", "medsnip_structure",
@@ -193,7 +193,7 @@ def test_a_prompt_edit_reruns_exactly_the_rules_that_read_it(medsnip_run, tmp_pa
     # the HealthFC statement prompt: HealthFC only, from its answers on
     statement = wf.path("resources/prompts/medsnip/healthfc_statement.txt")
     statement.write_text(statement.read_text(encoding="utf-8") + "Keep the statement short.\n", encoding="utf-8")
-    assert _plan(wf) == sorted(["all", "index", *[f"medsnip_decompose[dataset=healthfc,mode={m}]" for m in sorted(HFC_MODES)],
+    assert _plan(wf) == sorted(["all", "index", "main_tex", *[f"medsnip_decompose[dataset=healthfc,mode={m}]" for m in sorted(HFC_MODES)],
                                 "medsnip_prepare[dataset=healthfc]", "medsnip_score[dataset=healthfc]", "medsnip_table[dataset=healthfc]",
                                 *[f"medsnip_verify[dataset=healthfc,verifier=served,mode={m}]" for m in sorted(HFC_MODES)],
                                 "medsnip_structure", "medsnip_tau[dataset=healthfc]", "medsnip_calls[dataset=healthfc]"])
@@ -206,7 +206,7 @@ def test_adding_a_verifier_reruns_only_its_verification_and_the_scores(medsnip_r
     new = sorted([f"medsnip_verify[dataset=bench,verifier=served-fc,mode={m}]" for m in BENCH_MODES]
                  + [f"medsnip_verify[dataset=healthfc,verifier=served-fc,mode={m}]" for m in HFC_MODES])
     # ... and the tables and the figure of the verdicts and scores (Table 3, of the answers and units, stays)
-    assert _plan(wf, "config/verifiers.yaml") == sorted(["all", "index", "medsnip_score[dataset=bench]", "medsnip_score[dataset=healthfc]",
+    assert _plan(wf, "config/verifiers.yaml") == sorted(["all", "index", "main_tex", "medsnip_score[dataset=bench]", "medsnip_score[dataset=healthfc]",
                                                         "medsnip_table[dataset=bench]", "medsnip_table[dataset=healthfc]", *new,
                                                         *[f"medsnip_{r}[dataset={d}]" for r in ("tau", "calls") for d in ("bench", "healthfc")]])
     before = len(server.chat_requests())
