@@ -146,7 +146,11 @@ def main() -> int:
             overrides["healthfc"] = {"release": {"source": args.healthfc}}
         if args.no_healthfc:
             overrides["stages"] = {"healthfc": False}
-            overrides["experiments"] = {"healthfc": {"langs": []}}  # no HealthFC experiments (an empty model list alone is refused)
+            # no HealthFC experiments (an empty model list alone is refused), and none of its rows kept
+            import yaml
+
+            final = yaml.safe_load((root / "config" / "cpu.yaml").read_text(encoding="utf-8"))["experiments"].get("final") or []
+            overrides["experiments"] = {"healthfc": {"langs": []}, "final": [r for r in final if r["dataset"] != "healthfc"]}
         cmd = [str(Path(sys.executable).with_name("snakemake")), "--cores", args.cores, "--configfile", "config/cpu.yaml", *args.overlay]
         with tempfile.TemporaryDirectory() as tmp:
             if overrides:  # a config file, not --config: its values keep their YAML types

@@ -175,39 +175,35 @@ def _origin_url(url: str) -> str:
     return f"{parts.scheme}://{host}{f':{parts.port}' if parts.port else ''}"
 
 
+def _caused_by(exc: BaseException, types: tuple[type[BaseException], ...]) -> bool:
+    """Whether ``exc``, or an exception it wraps (its args, ``reason``, cause or context, eight levels deep), is one of ``types``."""
+    seen: list[BaseException] = [exc]
+    for _ in range(8):
+        nxt: list[BaseException] = []
+        for e in seen:
+            if isinstance(e, types):
+                return True
+            nxt += [a for a in getattr(e, "args", ()) if isinstance(a, BaseException)]
+            nxt += [x for x in (getattr(e, "reason", None), e.__cause__, e.__context__) if isinstance(x, BaseException)]
+        if not nxt:
+            return False
+        seen = nxt
+    return False
+
+
 def _unreachable(exc: BaseException) -> bool:
     """Whether ``exc`` is a server that could not be reached at all (connection refused, its name unknown,
     no route), not one that broke or timed out mid-answer."""
     if isinstance(exc, requests.Timeout) or not isinstance(exc, requests.ConnectionError):
         return False
-    seen: list[BaseException] = [exc]
-    for _ in range(8):
-        nxt: list[BaseException] = []
-        for e in seen:
-            if isinstance(e, (urllib3.exceptions.NewConnectionError, ConnectionRefusedError)):
-                return True
-            nxt += [a for a in getattr(e, "args", ()) if isinstance(a, BaseException)]
-            nxt += [x for x in (getattr(e, "reason", None), e.__cause__, e.__context__) if isinstance(x, BaseException)]
-        if not nxt:
-            break
-        seen = nxt
-    text = str(exc)
-    return "Connection refused" in text or "Failed to establish a new connection" in text
+    return _caused_by(exc, (urllib3.exceptions.NewConnectionError, ConnectionRefusedError)) or \
+        any(t in str(exc) for t in ("Connection refused", "Failed to establish a new connection"))
 
 
 def _unresolved(exc: BaseException) -> bool:
     """Whether ``exc`` is a host name that did not resolve (DNS: no network, or a wrong host), no server asked."""
-    seen: list[BaseException] = [exc]
-    for _ in range(8):
-        nxt: list[BaseException] = []
-        for e in seen:
-            if isinstance(e, (socket.gaierror, urllib3.exceptions.NameResolutionError)):
-                return True
-            nxt += [a for a in getattr(e, "args", ()) if isinstance(a, BaseException)]
-            nxt += [x for x in (getattr(e, "reason", None), e.__cause__, e.__context__) if isinstance(x, BaseException)]
-        if not nxt:
-            break
-        seen = nxt
+    if _caused_by(exc, (socket.gaierror, urllib3.exceptions.NameResolutionError)):
+        return True
     text = str(exc)
     return any(t in text for t in ("Name or service not known", "Temporary failure in name resolution", "nodename nor servname",
                                    "Failed to resolve"))

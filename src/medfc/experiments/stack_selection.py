@@ -228,23 +228,6 @@ class StackChoice:
     def members(self) -> list[str]:
         return self.fitted.members
 
-    def state(self) -> tuple[dict[str, Any], Any]:
-        """What a kept stack holds: its plain values (JSON) and its meta-model's fitted regression (None: none learned)."""
-        meta = self.meta
-        plain = {"kind": self.kind, "members": list(self.members), "features": self.features,
-                 "meta": None if meta is None else {"C": meta.C, "n_labels": meta.n_labels, "constant": meta.constant}}
-        return plain, None if meta is None else meta.clf
-
-    @classmethod
-    def from_state(cls, plain: Mapping[str, Any], clf: Any) -> Fitted:
-        """The stack :meth:`state` described, its regression ``clf`` (None where it learned none)."""
-        meta = None
-        if plain.get("meta") is not None:
-            meta = _Meta(float(plain["meta"]["C"]), int(plain["meta"]["n_labels"]))
-            constant = plain["meta"]["constant"]
-            meta.constant, meta.clf = (None if constant is None else int(constant)), clf
-        return cls(str(plain["kind"]), [str(m) for m in plain["members"]], meta, str(plain["features"]))
-
     def apply(self, X: Mapping[str, np.ndarray]) -> np.ndarray:
         """The ensemble's probabilities (items × labels) from the members' (member → items × labels)."""
         return self.fitted.apply(X)
