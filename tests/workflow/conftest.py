@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.experiment_data import build_bert, build_gpt2
+from tests.helpers.services import chromium_path, unavailable
 from tests.helpers.workflow import WorkflowCopy
 
 FULL_CONFIG = "config/test_experiments.yaml"
@@ -31,3 +32,12 @@ def full_demo_run(tmp_path_factory) -> WorkflowCopy:
     proc = wf.run(*wf.args, terminal=True)
     wf.terminal = proc.stdout + proc.stderr  # what a user's terminal showed (tests/workflow/test_results_folder.py)
     return wf
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    """Debian's Chromium for the browser tests (skips, or fails under MEDFC_REQUIRE_SERVICES=1, without it)."""
+    path = chromium_path()
+    if not path:
+        unavailable("chromium is not installed")
+    return path

@@ -18,17 +18,8 @@ from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS
 from medfc.tables.errors import ErrorsOptions, read_embedded, write_error_browser
 from tests.helpers.browser import probe_page
 from tests.helpers.error_browser import PROBE, expected_counts, stand_in_run
-from tests.helpers.services import chromium_path, unavailable
 
 pytestmark = pytest.mark.workflow
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    path = chromium_path()
-    if not path:
-        unavailable("chromium is not installed")
-    return path
 
 
 def check_page(probe: dict, data: dict, files_of_row: dict[str, dict[str, list[str]]]) -> None:

@@ -27,20 +27,11 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.browser import WINDOW, chromium_run
-from tests.helpers.services import chromium_path, unavailable
 
 
 pytestmark = pytest.mark.workflow
 
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml")
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    path = chromium_path()
-    if not path:
-        unavailable("chromium is not installed")
-    return path
 
 
 def _browser(chromium: str, profile_dir: Path, *args: str, timeout: int = 180) -> subprocess.CompletedProcess:
