@@ -39,7 +39,8 @@ PAPER_ARGS = ["--configfile", PAPER_CONFIG, MODELS_CONFIG]
 TEST_PARTITION = "debug"
 TEST_ACCOUNT = "medfc"
 # outputs that hold timings, not results
-VOLATILE_DIRS = ("results/timings/", "results/logs/", "results/provenance/runs.jsonl", "results/index.")  # runs.jsonl: one line per run; the index names the runs
+# runs.jsonl and releases.jsonl: one line per run (its id); the index names the runs
+VOLATILE_DIRS = ("results/timings/", "results/logs/", "results/provenance/runs.jsonl", "results/provenance/releases.jsonl", "results/index.")
 # run statistics inside an output (path pattern: key pattern): those keys, times and memory, are dropped
 # before comparing (from the JSON document, or from each record of a gzipped JSON-lines file); all else must match
 RUN_STATS = {
