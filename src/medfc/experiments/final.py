@@ -19,7 +19,6 @@ software and the device. ``README.md`` is the model card for people, written wit
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import shutil
@@ -30,6 +29,7 @@ from pathlib import Path
 
 from medfc.common.io import read_json, write_json
 from medfc.common.options import Options
+from medfc.common.pinning import sha256_of
 from medfc.common.report import SkipReport
 from medfc.experiments.ensemble import EnsembleOptions
 from medfc.experiments.keeper import CARD
@@ -164,14 +164,6 @@ def _keep_ensemble(directory: Path, members: Sequence[str], ensemble: EnsembleOp
 
 # --------------------------------------------------------------------------------------------- card
 
-def sha256(path: str | os.PathLike) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _metrics(scores: object) -> Mapping[str, object]:
     """A scores file's headline metrics: a HealthFC run's veracity scores, a CliniFact run's own."""
     if not isinstance(scores, Mapping):
@@ -202,7 +194,7 @@ def finish(directory: str | os.PathLike, *, dataset: str, row: str, data: Mappin
     card = read_json(card_path)
     final: dict[str, object] = {
         "row": row, "dataset": dataset,
-        "data": {name: {"path": str(path), "sha256": sha256(path)} for name, path in data.items()},
+        "data": {name: {"path": str(path), "sha256": sha256_of(path)} for name, path in data.items()},
         "table_scores": row_scores(scores), "options": options.to_mapping(sort_keys=True), **trained, "provenance": dict(provenance),
     }
     card = {k: v for k, v in card.items() if k != "fold"}  # trained on every fold
