@@ -28,7 +28,7 @@ import yaml
 from sklearn.model_selection import StratifiedKFold, train_test_split
 from snakemake.utils import update_config, validate
 
-from medfc.experiments.clinifact_data import load_pairs, pair_example
+from medfc.experiments.pairs import load_pairs, pair_example
 from medfc.experiments.models import build_model
 from medfc.experiments.options import GbmOptions, TfidfOptions
 from medfc.experiments.systems import CLINIFACT_LABELS

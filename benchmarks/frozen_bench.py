@@ -51,7 +51,7 @@ import numpy as np
 import yaml
 from snakemake.utils import update_config, validate
 
-from medfc.experiments.clinifact_data import load_pairs, pair_example
+from medfc.experiments.pairs import load_pairs, pair_example
 from medfc.experiments.embeddings import EmbeddingStore, FrozenEncoder, Recipe, text_digest
 from medfc.experiments.frozen import evidence_text
 from medfc.experiments.models import build_model
@@ -124,7 +124,7 @@ def seed_from_sqlite(path: str, cache: str, recipes: list[Recipe], texts: dict[R
 
 def model_options(plan: Plan, alias: str, cache: str):
     """The model config a CliniFact job of ``alias`` gets from the plan (a frozen encoder's store: ``cache``)."""
-    mapping = plan.clinifact_experiment_options(alias).to_mapping()["train"]
+    mapping = plan.pairs_experiment_options("clinifact", alias).to_mapping()["train"]
     if "cache_dir" in mapping:
         mapping = {**mapping, "cache_dir": cache}
     return model_config_class(mapping["model"]).from_mapping(mapping)

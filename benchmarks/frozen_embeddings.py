@@ -233,7 +233,7 @@ def fit_frozen(options: FrozenOptions, labels: Sequence[str], train_examples, st
 
 # ---------------------------------------------------------------------------------- CliniFact texts
 def clinifact_texts(d: Path) -> dict[str, list]:
-    from medfc.experiments.clinifact_data import load_pairs
+    from medfc.experiments.pairs import load_pairs
 
     return {s: load_pairs(d / f"{s}_set.csv") for s in ("train", "validation", "test")}
 

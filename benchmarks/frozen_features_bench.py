@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from clinifact_cv import load_config, model_options  # noqa: E402
 from frozen_embeddings import DEFAULT_STORE, EmbeddingStore, FrozenEncoder, Recipe, chunks, evidence_text  # noqa: E402
 
-from medfc.experiments.clinifact_data import load_pairs, pair_example  # noqa: E402
+from medfc.experiments.pairs import load_pairs, pair_example  # noqa: E402
 from medfc.experiments.systems import CLINIFACT_LABELS  # noqa: E402
 from medfc.scoring.classification import bootstrap_intervals, macro_f1  # noqa: E402
 

@@ -34,7 +34,7 @@ def section(path: str, **overrides) -> dict:
 
 
 def _train_config(model: str, device: str, **kw):
-    from medfc.experiments.options import TrainConfig
+    from medfc.experiments.options import CLINIFACT_PAIRS, TrainConfig
 
     return TrainConfig.from_mapping(section("experiments.clinifact.train", **{
         "model": model, "lr": 5e-5, "batch_size": 32, "eval_batch_size": 128, "epochs": 3, "max_length": 256,
@@ -42,14 +42,14 @@ def _train_config(model: str, device: str, **kw):
 
 
 def clinifact(carry: Path, device: str) -> dict:
-    from medfc.experiments import clinifact as CF
-    from medfc.experiments.options import CliniFactTrainOptions
+    from medfc.experiments import pairs as CF
+    from medfc.experiments.options import PairsTrainOptions
 
     data = carry / "clinifact"
     cfg = _train_config(str(carry / "minilm"), device)
     start = time.perf_counter()
     records, info = CF.run_discriminative(data / "train_set.csv", data / "validation_set.csv", data / "test_set.csv",
-                                          CliniFactTrainOptions(cfg, include_title=True, predict_splits=("test",), checkpoint_dir=None))
+                                          PairsTrainOptions(CLINIFACT_PAIRS, cfg, include_title=True, predict_splits=("test",), checkpoint_dir=None))
     wall = time.perf_counter() - start
     cpu_cfg = _train_config(str(carry / "minilm"), "cpu", max_steps=4, max_examples=128, precision="fp32")
     import torch
@@ -57,7 +57,7 @@ def clinifact(carry: Path, device: str) -> dict:
     threads = torch.get_num_threads()
     torch.set_num_threads(2)
     _, cpu_info = CF.run_discriminative(data / "train_set.csv", data / "validation_set.csv", data / "test_set.csv",
-                                        CliniFactTrainOptions(cpu_cfg, include_title=True, predict_splits=(), checkpoint_dir=None))
+                                        PairsTrainOptions(CLINIFACT_PAIRS, cpu_cfg, include_title=True, predict_splits=(), checkpoint_dir=None))
     torch.set_num_threads(threads)
     return {"wall_s": wall, "examples_per_s": info["train"]["examples_per_second"], "precision": info["train"]["precision"],
             "cpu_examples_per_s": cpu_info["train"]["examples_per_second"], "macro_f1": info["scores"]["test"]["macro_f1"],

@@ -36,9 +36,9 @@ KINDS = {
     "healthfc tfidf retrieved_web": ("healthfc_experiment", "plan.healthfc_experiment_options('en', 'tfidf', 'retrieved_web', 0)",
                                      {**HFC, "evidence": "results/healthfc/evidence/web.jsonl"}),
     "healthfc minilm oracle": ("healthfc_experiment", "plan.healthfc_experiment_options('en', 'minilm', 'oracle', 0)", HFC),
-    "clinifact tfidf": ("clinifact_experiment", "plan.clinifact_experiment_options('tfidf')", CF),
-    "clinifact gbm": ("clinifact_experiment", "plan.clinifact_experiment_options('gbm')", CF),
-    "clinifact minilm": ("clinifact_experiment", "plan.clinifact_experiment_options('minilm')", CF),
+    "clinifact tfidf": ("pairs_experiment", "plan.pairs_experiment_options("clinifact", 'tfidf')", CF),
+    "clinifact gbm": ("pairs_experiment", "plan.pairs_experiment_options("clinifact", 'gbm')", CF),
+    "clinifact minilm": ("pairs_experiment", "plan.pairs_experiment_options("clinifact", 'minilm')", CF),
     "ensemble": ("ensemble", "plan.ensemble_options('tfidf+gbm')",
                  {"predictions": ["results/experiments/clinifact/tfidf/predictions.jsonl", "results/experiments/clinifact/gbm/predictions.jsonl"]}),
 }

@@ -37,7 +37,7 @@ import numpy as np
 
 from medfc.common.report import SkipReport
 from medfc.experiments import healthfc as H
-from medfc.experiments.clinifact_data import load_pairs, pair_example
+from medfc.experiments.pairs import load_pairs, pair_example
 from medfc.experiments.models import build_model
 from medfc.experiments.options import TfidfOptions, TrainConfig
 from medfc.experiments.systems import CLINIFACT_LABELS, LOE_LABELS, SYSTEM_OPTIONS, VERACITY_LABELS, HealthFCFoldOptions, system_option_keys

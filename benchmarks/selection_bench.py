@@ -142,10 +142,10 @@ def clinifact_folds(directory: Path, configfiles: Sequence[str], members: Sequen
     """The outer folds over the release's train + validation pairs, members trained as the workflow trains them."""
     from medfc.common.labels import CLINIFACT_LABELS
     from medfc.common.report import SkipReport
-    from medfc.experiments.clinifact_data import load_pairs, pair_example
+    from medfc.experiments.pairs import load_pairs, pair_example
     from medfc.experiments.models import build_model
-    from medfc.experiments.options import CliniFactTrainOptions
-    from medfc.experiments.stacking import CliniFactInnerOptions, clinifact_inner_cv_pairs, inner_assignment
+    from medfc.experiments.options import PairsTrainOptions
+    from medfc.experiments.stacking import PairsInnerOptions, inner_cv_pairs, inner_assignment
     from medfc.plan import Plan
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -153,7 +153,7 @@ def clinifact_folds(directory: Path, configfiles: Sequence[str], members: Sequen
 
     config = load_config(configfiles)
     plan = Plan(config)
-    options = {m: CliniFactTrainOptions.from_mapping(plan.clinifact_experiment_options(m)) for m in members}
+    options = {m: PairsTrainOptions.from_mapping(plan.pairs_experiment_options("clinifact", m)) for m in members}
     stacking = StackingOptions.from_mapping(config["experiments"]["stacking"])
     inner = {"inner_folds": stacking.inner_folds, "seed": stacking.seed}
     report = SkipReport("bench")
@@ -166,7 +166,7 @@ def clinifact_folds(directory: Path, configfiles: Sequence[str], members: Sequen
         held = [p for p in pool if outer[p.id] == k]
         X_oof, X_test, y_oof = {}, {}, None
         for m, opt in options.items():
-            recs, _ = clinifact_inner_cv_pairs(splits, CliniFactInnerOptions.from_mapping({"run": opt, "inner": inner}))
+            recs, _ = inner_cv_pairs(splits, PairsInnerOptions.from_mapping({"run": opt, "inner": inner}))
             X_oof[m] = np.array([[r["probs"][lab] for lab in CLINIFACT_LABELS] for r in recs])
             y_oof = np.array([CLINIFACT_LABELS.index(r["label"]) for r in recs])
             ex = {s: [pair_example(p, opt.include_title) for p in splits[s]] for s in splits}

@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
 
     by_kind = [j for j in jobs if j["rule"] in model_rules]
     one_value = [{**j, **ONE_VALUE} if j["rule"] in R.MODEL_RULES else j for j in by_kind]
-    tfidf = [j for j in by_kind if j["rule"] in ("healthfc_experiment", "clinifact_experiment")
+    tfidf = [j for j in by_kind if j["rule"] in ("healthfc_experiment", "pairs_experiment")
              and R.row_of(plan, j["rule"], j["wildcards"]["model"]) == "tfidf"]
     print(f"\nTF-IDF jobs: {len(tfidf)}, asking for a GPU: {sum(1 for j in tfidf if j['gpu'])} (before: {len(tfidf)})")
     print("| layout | jobs asking for a GPU | GPU-hours reserved | memory GB-hours reserved | jobs with >= 32 GB and >= 240 min |")

@@ -7,7 +7,7 @@ test split, with the workflow's own member options (``config/cpu.yaml`` unless g
 
 For each outer fold every member is fit as the workflow fits it (the outer training pairs keep their own
 train / validation split) and predicts the held-out fold; its inner cross-validation
-(:func:`medfc.experiments.stacking.clinifact_inner_cv_pairs`, ``experiments.stacking.inner_folds``) runs on
+(:func:`medfc.experiments.stacking.inner_cv_pairs`, ``experiments.stacking.inner_folds``) runs on
 the outer training pairs only. The test split's rows fit on all of train + validation, as the workflow's
 jobs do. Every ensemble of the members (every subset of two or more) is scored as the plain average and as
 stacks under the config's ``experiments.stacking`` and the variants in :data:`VARIANTS`, so a design is
@@ -29,12 +29,12 @@ import numpy as np
 
 from medfc.common.labels import CLINIFACT_LABELS
 from medfc.common.report import SkipReport
-from medfc.experiments.clinifact_data import load_pairs, pair_example
+from medfc.experiments.pairs import load_pairs, pair_example
 from medfc.experiments.ensemble import StackingOptions
 from medfc.experiments.models import build_model
-from medfc.experiments.options import CliniFactTrainOptions
+from medfc.experiments.options import PairsTrainOptions
 from medfc.experiments.stack_selection import choose_stack
-from medfc.experiments.stacking import CliniFactInnerOptions, clinifact_inner_cv_pairs, inner_assignment
+from medfc.experiments.stacking import PairsInnerOptions, inner_cv_pairs, inner_assignment
 from medfc.plan import Plan
 from medfc.scoring.classification import bootstrap_intervals, macro_f1
 
@@ -45,15 +45,15 @@ from clinifact_cv import load_config  # noqa: E402
 VARIANTS = {"C=1": {"C_grid": [1.0]}, "probs": {"features": "probs"}, "recalibrated too": {"candidates": ["stack", "average", "recalibrated"]}}
 
 
-def _member_probs(options: CliniFactTrainOptions, splits: dict, predict: list) -> np.ndarray:
+def _member_probs(options: PairsTrainOptions, splits: dict, predict: list) -> np.ndarray:
     model = build_model(options.train)
     ex = {s: [pair_example(p, options.include_title) for p in splits[s]] for s in ("train", "validation")}
     fitted = model.fit(ex["train"], CLINIFACT_LABELS, ex["validation"] or None, checkpoint_dir=None, trim="left", desc="bench")
     return fitted.probs([pair_example(p, options.include_title) for p in predict])
 
 
-def _oof(options: CliniFactTrainOptions, inner: dict, splits: dict) -> tuple[np.ndarray, list[str]]:
-    recs, _ = clinifact_inner_cv_pairs(splits, CliniFactInnerOptions.from_mapping({"run": options, "inner": inner}))
+def _oof(options: PairsTrainOptions, inner: dict, splits: dict) -> tuple[np.ndarray, list[str]]:
+    recs, _ = inner_cv_pairs(splits, PairsInnerOptions.from_mapping({"run": options, "inner": inner}))
     return np.array([[r["probs"][lab] for lab in CLINIFACT_LABELS] for r in recs]), [r["id"] for r in recs]
 
 
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
 
     config = load_config(args.configfile)
     plan = Plan(config)
-    members = {m: CliniFactTrainOptions.from_mapping(plan.clinifact_experiment_options(m)) for m in args.members}
+    members = {m: PairsTrainOptions.from_mapping(plan.pairs_experiment_options("clinifact", m)) for m in args.members}
     stack_cfg = dict(config["experiments"]["stacking"])
     stackings = {"config": StackingOptions.from_mapping(stack_cfg)}
     stackings.update({name: StackingOptions.from_mapping({**stack_cfg, **change}) for name, change in VARIANTS.items()})

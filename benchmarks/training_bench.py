@@ -72,7 +72,7 @@ def synthetic_examples(n: int, seed: int = 0) -> list[Example]:
 
 
 def clinifact_examples(path: str, n: int) -> list[Example]:
-    from medfc.experiments.clinifact_data import load_pairs, pair_example
+    from medfc.experiments.pairs import load_pairs, pair_example
 
     return [pair_example(p) for p in load_pairs(path)[:n]]
 

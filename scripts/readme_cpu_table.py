@@ -27,8 +27,8 @@ README = REPO / "README.md"
 CPU_CONFIG = REPO / "config" / "cpu.yaml"
 BLOCK = re.compile(r"<!-- cpu-table(?P<stamp>[^\n]*?)-->\n(?P<body>.*?)<!-- /cpu-table -->\n", re.S)
 # the steps whose code makes the CliniFact rows of config/cpu.yaml (workflow/rules: their `step=versioned(...)`)
-STEPS = ("clinifact.steps:import_release", "experiments.steps:clinifact_experiment", "experiments.steps:clinifact_inner_cv",
-         "experiments.steps:ensemble", "scoring.steps:clinifact", "tables.steps:clinifact_table8", "tables.steps:clinifact_times")
+STEPS = ("clinifact.steps:import_release", "experiments.steps:pairs_experiment", "experiments.steps:pairs_inner_cv",
+         "experiments.steps:ensemble", "scoring.steps:pairs", "tables.steps:clinifact_table8", "tables.steps:clinifact_times")
 
 
 def step_versions() -> dict[str, str]:

@@ -107,7 +107,7 @@ def test_changing_one_training_parameter_reruns_exactly_what_depends_on_it(exp_r
     exp_run.path("config/cf_lr.yaml").write_text("experiments:\n  clinifact:\n    train: {lr: 5.0e-4}\n")
     proc = exp_run.run("-n", *exp_run.args, "config/cf_lr.yaml")
     counts = _job_counts(proc.stdout + proc.stderr)
-    assert counts == {"clinifact_experiment": 1, "clinifact_score": 1, "table": 3, "clinifact_fig3": 1, "error_browser": 1, "main_tex": 1,
+    assert counts == {"pairs_experiment": 1, "pairs_score": 1, "table": 3, "clinifact_fig3": 1, "error_browser": 1, "main_tex": 1,
                       "index": 1, "all": 1}
     assert [j for j in planned_jobs(proc.stdout) if j.startswith("table")] == ["table[table=clinifact_significance]", "table[table=clinifact_table8]",
                                                                                "table[table=clinifact_table8_extra]"]
@@ -128,7 +128,7 @@ def test_a_stack_trains_each_member_on_inner_folds_once_and_its_meta_model_rerun
     wf.path("config/stack.yaml").write_text("models:\n  clinifact: {discriminative: [tiny, tfidf, gbm, tfidf+gbm]}\n")
     args = [*wf.args, "config/stack.yaml"]
     proc = wf.run("-n", *args)
-    assert _job_counts(proc.stdout) == {"clinifact_experiment": 2, "clinifact_inner_cv": 2, "clinifact_ensemble": 1, "clinifact_score": 3,
+    assert _job_counts(proc.stdout) == {"pairs_experiment": 2, "pairs_inner_cv": 2, "pairs_ensemble": 1, "pairs_score": 3,
                                         "table": 3, "clinifact_fig3": 1, "error_browser": 1, "main_tex": 1, "index": 1, "all": 1}
     wf.run(*args)
     info = json.loads(wf.path("results/experiments/clinifact/tfidf+gbm/info.json").read_text())
@@ -146,11 +146,11 @@ def test_a_stack_trains_each_member_on_inner_folds_once_and_its_meta_model_rerun
 
     wf.path("config/c.yaml").write_text("experiments:\n  stacking: {C_grid: [0.1]}\n")
     proc = wf.run("-n", *args, "config/c.yaml")
-    assert _job_counts(proc.stdout) == {"clinifact_ensemble": 1, "clinifact_score": 1, "table": 3, "error_browser": 1, "main_tex": 1, "index": 1,
+    assert _job_counts(proc.stdout) == {"pairs_ensemble": 1, "pairs_score": 1, "table": 3, "error_browser": 1, "main_tex": 1, "index": 1,
                                         "all": 1}  # Fig. 3 shows other runs
     wf.path("config/k.yaml").write_text("experiments:\n  stacking: {inner_folds: 3}\n")
     proc = wf.run("-n", *args, "config/k.yaml")
-    assert _job_counts(proc.stdout) == {"clinifact_inner_cv": 2, "clinifact_ensemble": 1, "clinifact_score": 1, "table": 3, "error_browser": 1,
+    assert _job_counts(proc.stdout) == {"pairs_inner_cv": 2, "pairs_ensemble": 1, "pairs_score": 1, "table": 3, "error_browser": 1,
                                         "main_tex": 1, "index": 1, "all": 1}
 
 
@@ -194,4 +194,4 @@ def test_light_jobs_loaded_only_the_libraries_they_use(exp_run):
                 assert not libs & set(NOT_LOADED[module]), (spec, libs)
                 assert all(spec in ONLY_WHERE_USED[lib] for lib in libs & set(ONLY_WHERE_USED)), (spec, libs)
     # a score job that scores no evidence loads nothing heavy (METEOR's NLTK only for the pipeline and joint runs)
-    assert set() in loaded["scoring.steps:healthfc"] and loaded["scoring.steps:clinifact"] == [set()] * len(loaded["scoring.steps:clinifact"])
+    assert set() in loaded["scoring.steps:healthfc"] and loaded["scoring.steps:pairs"] == [set()] * len(loaded["scoring.steps:pairs"])

@@ -132,11 +132,11 @@ def test_cpu_config_plans_both_papers_tables_from_local_releases(demo_run):
         "healthfc_experiment": 60,  # tfidf, tfidf-wc, minilm x oracle, claims only, gold explanations, level of evidence x 5 folds
         "healthfc_ensemble": 40, "healthfc_score": 100,  # two ensembles
         "healthfc_inner_cv": 40,  # the stacked tfidf+tfidf-wc's members, once per system and fold
-        "clinifact_import_release": 1, "clinifact_experiment": 2, "clinifact_ensemble": 1, "clinifact_score": 3,  # tfidf, gbm, tfidf+gbm
-        "clinifact_inner_cv": 2,  # the stack's members
+        "clinifact_import_release": 1, "pairs_experiment": 2, "pairs_ensemble": 1, "pairs_score": 3,  # tfidf, gbm, tfidf+gbm
+        "pairs_inner_cv": 2,  # the stack's members
         "clinifact_fig3": 1, "table": 10, "provenance": 1, "index": 1, "all": 1,  # the five tables, three companions, two time tables
         "healthfc_table1": 1, "clinifact_table5": 1, "clinifact_table7": 1, "error_browser": 1, "main_tex": 1,
-        "healthfc_final": 1, "clinifact_final": 1}  # its best rows kept for medfc predict (experiments.final)
+        "healthfc_final": 1, "pairs_final": 1}  # its best rows kept for medfc predict (experiments.final)
 
 
 def test_slurm_profile_stops_on_its_placeholders_then_plans_the_demo(demo_run):

@@ -159,16 +159,16 @@ def test_the_plan_has_the_papers_shape(documented, full_demo_run):
     n_systems, folds = len(cfg["experiments"]["healthfc"]["systems"]), cfg["experiments"]["healthfc"]["folds"]
     assert n_systems >= 6 and folds == [0, 1]
     assert planned["healthfc_experiment"] == planned["healthfc_score"] == n_systems * len(folds)
-    assert planned["clinifact_experiment"] == 1 and planned["clinifact_zero_shot"] == 1
+    assert planned["pairs_experiment"] == 1 and planned["clinifact_zero_shot"] == 1
     assert planned["table"] == 8 and planned["clinifact_fig3"] == 1  # five of the papers' tables and three companions
     cluster = set(cluster_layout.cluster_rules(cfg))
-    assert cluster & set(planned) == {"healthfc_experiment", "clinifact_experiment", "healthfc_translate", "clinifact_zero_shot"}
+    assert cluster & set(planned) == {"healthfc_experiment", "pairs_experiment", "healthfc_translate", "clinifact_zero_shot"}
     # the SLURM run's slice has every rule the cluster runs, and the local rules around them
     sliced = documented["sliced"]
     assert cluster & set(sliced) == cluster & set(planned)
     assert sliced["healthfc_experiment"] == sliced["healthfc_score"] == 2
     assert {"healthfc_crawl", "clinifact_fetch_studies", "healthfc_dataset", "healthfc_folds", "healthfc_retrieve",
-            "clinifact_score", "clinifact_zero_shot_score", "table", "clinifact_fig3"} <= set(sliced)
+            "pairs_score", "clinifact_zero_shot_score", "table", "clinifact_fig3"} <= set(sliced)
     assert sliced - planned == Counter()
     # the GPU line is the only difference from the shared run's configuration, and it is a resource
     shared = S.validated_config(documented["configs"][:-1], full_demo_run.root)
@@ -305,7 +305,7 @@ def test_each_jobs_resources_follow_its_models_kind_and_size(documented):
     # every kind is in the plan: TF-IDF (its alias's own memory), GBM, frozen, the encoder, the LLM sized large
     # by models.resources (zero-shot and LoRA), a server
     assert set(seen) == {"tfidf", "gbm", "frozen", "encoder", "llm_large", "lora_large", "server"}, seen
-    tfidf = [j for j in jobs if j["rule"] in ("healthfc_experiment", "clinifact_experiment") and j["named"]["model"] == "tfidf"]
+    tfidf = [j for j in jobs if j["rule"] in ("healthfc_experiment", "pairs_experiment") and j["named"]["model"] == "tfidf"]
     assert tfidf and {(S.gpus_asked(j["resources"]), j["resources"]["mem_mb"]) for j in tfidf} == {(0, "1536")}
-    assert {j["rule"] for j in jobs} >= {"clinifact_ensemble", "clinifact_inner_cv", "healthfc_score", "clinifact_score", "table", "clinifact_fig3"}
+    assert {j["rule"] for j in jobs} >= {"pairs_ensemble", "pairs_inner_cv", "healthfc_score", "pairs_score", "table", "clinifact_fig3"}
     print("\n" + "\n".join(f"{row}: {n} jobs, {R.ROW_KEYS} = {[rows[row][k] for k in R.ROW_KEYS]}" for row, n in sorted(seen.items())))

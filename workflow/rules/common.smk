@@ -85,6 +85,7 @@ FIGURES_DIR = PLAN.layout.figures
 MEDSNIP_DIR = PLAN.layout.medsnip
 STEP_SCRIPT = "../scripts/step.py"
 CF_PAIRS = PLAN.clinifact_pairs_dir
+PAIR_DATASETS = PLAN.pair_dataset_pattern()  # the pairs_* rules' {dataset}: CliniFact and each declared dataset
 
 
 wildcard_constraints:

@@ -1,6 +1,7 @@
 # Experiments (training and inference): the HealthFC baselines (5-fold cross-validation, one job per
-# lang × model × system × fold) and the CliniFact baselines (discriminative fine-tuning, zero-shot
-# scoring and LoRA fine-tuning of causal LMs, one job per model), ensembles, and the inner cross-validation of a
+# lang × model × system × fold), the one discriminative path of CliniFact and every declared dataset
+# (pairs_*: one job per dataset × model) and CliniFact's generative systems (zero-shot scoring and LoRA
+# fine-tuning of causal LMs, one job per model), ensembles, and the inner cross-validation of a
 # stacked ensemble's members (one job per member and run). Steps: medfc.experiments.steps (docs/experiments.md); options from medfc.plan (PLAN, built in common.smk).
 
 
@@ -32,28 +33,29 @@ rule healthfc_experiment:
         STEP_SCRIPT
 
 
-rule clinifact_experiment:
+rule pairs_experiment:
     input:
-        unpack(lambda w: PLAN.inputs("clinifact_experiment", w)),
+        unpack(lambda w: PLAN.inputs("pairs_experiment", w)),
     output:
-        predictions=f"{EXP_DIR}/clinifact/{{model}}/predictions.jsonl",
-        info=f"{EXP_DIR}/clinifact/{{model}}/info.json",
+        predictions=f"{EXP_DIR}/{{dataset}}/{{model}}/predictions.jsonl",
+        info=f"{EXP_DIR}/{{dataset}}/{{model}}/info.json",
     log:
-        f"{LOGS}/experiments/clinifact/{{model}}.log",
+        f"{LOGS}/experiments/{{dataset}}/{{model}}.log",
     benchmark:
-        f"{BENCH_DIR}/clinifact/{{model}}.tsv"
+        f"{BENCH_DIR}/{{dataset}}/{{model}}.tsv"
     wildcard_constraints:
+        dataset=PAIR_DATASETS,
         model=PLAN.model_alias_pattern(ensembles=False),
     conda:
         "../envs/medfc.yaml"
-    threads: lambda w: PLAN.job_resources("clinifact_experiment", w)["threads"]
+    threads: lambda w: PLAN.job_resources("pairs_experiment", w)["threads"]
     resources:
-        mem_mb=lambda w: PLAN.job_resources("clinifact_experiment", w)["mem_mb"],
-        runtime=lambda w: PLAN.job_resources("clinifact_experiment", w)["runtime"],
-        gpu=lambda w: PLAN.job_resources("clinifact_experiment", w)["gpu"],
+        mem_mb=lambda w: PLAN.job_resources("pairs_experiment", w)["mem_mb"],
+        runtime=lambda w: PLAN.job_resources("pairs_experiment", w)["runtime"],
+        gpu=lambda w: PLAN.job_resources("pairs_experiment", w)["gpu"],
     params:
-        step=versioned("experiments.steps:clinifact_experiment"),
-        options=lambda w: PLAN.options("clinifact_experiment", w),
+        step=versioned("experiments.steps:pairs_experiment"),
+        options=lambda w: PLAN.options("pairs_experiment", w),
     script:
         STEP_SCRIPT
 
@@ -136,28 +138,29 @@ rule healthfc_inner_cv:
         STEP_SCRIPT
 
 
-rule clinifact_inner_cv:
+rule pairs_inner_cv:
     input:
-        unpack(lambda w: PLAN.inputs("clinifact_inner_cv", w)),
+        unpack(lambda w: PLAN.inputs("pairs_inner_cv", w)),
     output:
-        predictions=f"{PLAN.inner_cv_dir}/clinifact/{{model}}/predictions.jsonl",
-        info=f"{PLAN.inner_cv_dir}/clinifact/{{model}}/info.json",
+        predictions=f"{PLAN.inner_cv_dir}/{{dataset}}/{{model}}/predictions.jsonl",
+        info=f"{PLAN.inner_cv_dir}/{{dataset}}/{{model}}/info.json",
     log:
-        f"{LOGS}/experiments/inner_cv/clinifact/{{model}}.log",
+        f"{LOGS}/experiments/inner_cv/{{dataset}}/{{model}}.log",
     benchmark:
-        f"{BENCH_DIR}/inner_cv/clinifact/{{model}}.tsv"
+        f"{BENCH_DIR}/inner_cv/{{dataset}}/{{model}}.tsv"
     wildcard_constraints:
+        dataset=PAIR_DATASETS,
         model=PLAN.model_alias_pattern(ensembles=False),
     conda:
         "../envs/medfc.yaml"
-    threads: lambda w: PLAN.job_resources("clinifact_inner_cv", w)["threads"]
+    threads: lambda w: PLAN.job_resources("pairs_inner_cv", w)["threads"]
     resources:
-        mem_mb=lambda w: PLAN.job_resources("clinifact_inner_cv", w)["mem_mb"],
-        runtime=lambda w: PLAN.job_resources("clinifact_inner_cv", w)["runtime"],
-        gpu=lambda w: PLAN.job_resources("clinifact_inner_cv", w)["gpu"],
+        mem_mb=lambda w: PLAN.job_resources("pairs_inner_cv", w)["mem_mb"],
+        runtime=lambda w: PLAN.job_resources("pairs_inner_cv", w)["runtime"],
+        gpu=lambda w: PLAN.job_resources("pairs_inner_cv", w)["gpu"],
     params:
-        step=versioned("experiments.steps:clinifact_inner_cv"),
-        options=lambda w: PLAN.options("clinifact_inner_cv", w),
+        step=versioned("experiments.steps:pairs_inner_cv"),
+        options=lambda w: PLAN.options("pairs_inner_cv", w),
     script:
         STEP_SCRIPT
 
@@ -186,17 +189,18 @@ rule healthfc_ensemble:
         STEP_SCRIPT
 
 
-rule clinifact_ensemble:
+rule pairs_ensemble:
     input:
-        unpack(lambda w: PLAN.inputs("clinifact_ensemble", w)),
+        unpack(lambda w: PLAN.inputs("pairs_ensemble", w)),
     output:
-        predictions=f"{EXP_DIR}/clinifact/{{model}}/predictions.jsonl",
-        info=f"{EXP_DIR}/clinifact/{{model}}/info.json",
+        predictions=f"{EXP_DIR}/{{dataset}}/{{model}}/predictions.jsonl",
+        info=f"{EXP_DIR}/{{dataset}}/{{model}}/info.json",
     log:
-        f"{LOGS}/experiments/clinifact/{{model}}.log",
+        f"{LOGS}/experiments/{{dataset}}/{{model}}.log",
     benchmark:
-        f"{BENCH_DIR}/clinifact/{{model}}.tsv"
+        f"{BENCH_DIR}/{{dataset}}/{{model}}.tsv"
     wildcard_constraints:
+        dataset=PAIR_DATASETS,
         model=PLAN.model_alias_pattern(ensembles=True),
     conda:
         "../envs/medfc.yaml"
@@ -205,7 +209,7 @@ rule clinifact_ensemble:
         runtime=10,
     params:
         step=versioned("experiments.steps:ensemble"),
-        options=lambda w: PLAN.options("clinifact_ensemble", w),
+        options=lambda w: PLAN.options("pairs_ensemble", w),
     script:
         STEP_SCRIPT
 
@@ -234,24 +238,26 @@ rule healthfc_final:
         STEP_SCRIPT
 
 
-rule clinifact_final:
+rule pairs_final:
     input:
-        unpack(lambda w: PLAN.inputs("clinifact_final", w)),
+        unpack(lambda w: PLAN.inputs("pairs_final", w)),
     output:
-        model=directory(f"{RESULTS}/final/clinifact/{{model}}"),
+        model=directory(f"{RESULTS}/final/{{dataset}}/{{model}}"),
     log:
-        f"{LOGS}/final/clinifact/{{model}}.log",
+        f"{LOGS}/final/{{dataset}}/{{model}}.log",
     benchmark:
-        f"{TIMINGS}/final/clinifact/{{model}}.tsv"
+        f"{TIMINGS}/final/{{dataset}}/{{model}}.tsv"
+    wildcard_constraints:
+        dataset=PAIR_DATASETS,
     conda:
         "../envs/medfc.yaml"
-    threads: lambda w: PLAN.job_resources("clinifact_final", w)["threads"]
+    threads: lambda w: PLAN.job_resources("pairs_final", w)["threads"]
     resources:
-        mem_mb=lambda w: PLAN.job_resources("clinifact_final", w)["mem_mb"],
-        runtime=lambda w: PLAN.job_resources("clinifact_final", w)["runtime"],
-        gpu=lambda w: PLAN.job_resources("clinifact_final", w)["gpu"],
+        mem_mb=lambda w: PLAN.job_resources("pairs_final", w)["mem_mb"],
+        runtime=lambda w: PLAN.job_resources("pairs_final", w)["runtime"],
+        gpu=lambda w: PLAN.job_resources("pairs_final", w)["gpu"],
     params:
-        step=versioned("experiments.steps:clinifact_final"),
-        options=lambda w: PLAN.options("clinifact_final", w),
+        step=versioned("experiments.steps:pairs_final"),
+        options=lambda w: PLAN.options("pairs_final", w),
     script:
         STEP_SCRIPT

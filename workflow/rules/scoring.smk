@@ -26,24 +26,26 @@ rule healthfc_score:
         STEP_SCRIPT
 
 
-rule clinifact_score:
+rule pairs_score:
     input:
-        predictions=rules.clinifact_experiment.output.predictions,
+        predictions=rules.pairs_experiment.output.predictions,
     output:
-        scores=f"{EXP_DIR}/clinifact/{{model}}/scores.json",
-        report=f"{EXP_DIR}/clinifact/{{model}}/scores.skipped.json",
+        scores=f"{EXP_DIR}/{{dataset}}/{{model}}/scores.json",
+        report=f"{EXP_DIR}/{{dataset}}/{{model}}/scores.skipped.json",
     log:
-        f"{LOGS}/scoring/clinifact/{{model}}.log",
+        f"{LOGS}/scoring/{{dataset}}/{{model}}.log",
     benchmark:
-        f"{TIMINGS}/scoring/clinifact/{{model}}.tsv"
+        f"{TIMINGS}/scoring/{{dataset}}/{{model}}.tsv"
+    wildcard_constraints:
+        dataset=PAIR_DATASETS,
     conda:
         "../envs/medfc.yaml"
     resources:
         mem_mb=1024,
         runtime=10,
     params:
-        step=versioned("scoring.steps:clinifact"),
-        options=lambda w: PLAN.options("clinifact_score", w),
+        step=versioned("scoring.steps:pairs"),
+        options=lambda w: PLAN.options("pairs_score", w),
     script:
         STEP_SCRIPT
 
@@ -64,7 +66,7 @@ rule clinifact_zero_shot_score:
         mem_mb=1024,
         runtime=10,
     params:
-        step=versioned("scoring.steps:clinifact"),
+        step=versioned("scoring.steps:pairs"),
         options=lambda w: PLAN.options("clinifact_zero_shot_score", w),
     script:
         STEP_SCRIPT
@@ -86,7 +88,7 @@ rule clinifact_fine_tune_score:
         mem_mb=1024,
         runtime=10,
     params:
-        step=versioned("scoring.steps:clinifact"),
+        step=versioned("scoring.steps:pairs"),
         options=lambda w: PLAN.options("clinifact_fine_tune_score", w),
     script:
         STEP_SCRIPT

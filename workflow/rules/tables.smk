@@ -31,3 +31,35 @@ rule table:
         options=lambda w: PLAN.options("table", w),
     script:
         STEP_SCRIPT
+
+
+# a declared dataset's table (datasets.<name>): its discriminative rows on its test split
+rule dataset_table:
+    input:
+        unpack(lambda w: PLAN.inputs("dataset_table", w)),
+    output:
+        csv=f"{TABLES_DIR}/{{dataset}}_table.csv",
+        md=f"{TABLES_DIR}/{{dataset}}_table.md",
+        tex=f"{TABLES_DIR}/{{dataset}}_table.tex",
+        html=report(
+            f"{TABLES_DIR}/{{dataset}}_table.html",
+            caption="../report/tables.rst",
+            category="Experiments",
+            subcategory="Datasets",
+        ),
+    log:
+        f"{LOGS}/tables/{{dataset}}_table.log",
+    benchmark:
+        f"{TIMINGS}/tables/{{dataset}}_table.tsv"
+    wildcard_constraints:
+        dataset=PAIR_DATASETS,
+    conda:
+        "../envs/medfc.yaml"
+    resources:
+        mem_mb=1024,
+        runtime=10,
+    params:
+        step=versioned("tables.steps:dataset_table"),
+        options=lambda w: PLAN.options("dataset_table", w),
+    script:
+        STEP_SCRIPT

@@ -48,6 +48,9 @@ FOLDERS: tuple[tuple[str, str], ...] = (
     ("experiments/inner_cv/", "the stacked ensembles' members trained again inside each training split (their out-of-fold predictions)"),
     ("experiments/healthfc/", "each HealthFC run, `<lang>/<model>/<system>/fold<k>/`: predictions, scores, `info.json`"),
     ("experiments/clinifact/", "each CliniFact run, `<model>/` or `<system>/<model>/`: predictions, scores, `info.json`"),
+    ("experiments/", "each declared dataset's run, `<dataset>/<model>/`: predictions, scores, `info.json`"),
+    ("datasets/", "each declared dataset (datasets.<name>), `<dataset>/`: its train/validation/test splits as imported (JSONL), "
+                  "`report.json` with every row skipped by reason and the source files' SHA-256, and its dataset card"),
     ("tables/", "the papers' tables and the significance tests, our rows beside the papers' numbers, and the papers' example tables "
                 "(HealthFC Tables 1 and 4, CliniFact Tables 5 and 7), each chosen by the rule its caption states (CSV, Markdown, LaTeX, HTML)"),
     ("figures/", "the figures of the experiments (PNG, PDF)"),
@@ -78,6 +81,7 @@ ERROR_BROWSER = "errors.html"  # the run's error browser (rule error_browser), l
 
 # the papers' tables shown in full in the index (when the run made them), in this order, then MedSNIP's
 HEADLINE_TABLES = ("tables/healthfc_table3.md", "tables/healthfc_table5.md", "tables/clinifact_table8.md")
+DATASET_TABLE = re.compile(r"tables/[a-z][a-z0-9_]*_table\.md")  # a declared dataset's table (rule dataset_table)
 MEDSNIP_TABLE = re.compile(r"medsnip/[^/]+/table\.md")
 MEDSNIP_FURTHER = re.compile(r"medsnip/(?:[^/]+/)?table\d+_\w+\.md")  # MedSNIP Tables 3 and 6
 
@@ -236,7 +240,7 @@ def index_markdown(results: Path, provenance: Path, files: Sequence[str], this_r
                 "confusion matrix per row. It opens from the file system."]
     out += releases_section(provenance / RELEASES_FILE)
     out += ["", "## Headline tables", ""]
-    headline = [f for f in HEADLINE_TABLES if f in files] + [f for f in files if MEDSNIP_TABLE.fullmatch(f)]
+    headline = [f for f in HEADLINE_TABLES if f in files] + [f for f in files if DATASET_TABLE.fullmatch(f) or MEDSNIP_TABLE.fullmatch(f)]
     for rel in headline:
         out += [f"### `{rel}`", "", (results / rel).read_text(encoding="utf-8").strip(), ""]
     others = [f for f in files if (f.startswith("tables/") and f.endswith(".md") or MEDSNIP_FURTHER.fullmatch(f)) and f not in headline]

@@ -40,10 +40,10 @@ from medfc.common.io import atomic_directory
 from medfc.experiments.kept import keep_fitted
 from medfc.common.report import SkipReport
 from medfc.experiments.aliases import resolve_model
-from medfc.experiments.clinifact_data import Pair, load_pairs, scores_by_split
+from medfc.experiments.pairs import Pair, load_pairs, scores_by_split
 from medfc.experiments.clinifact_prompts import OPTION_TO_LABEL, answer_options, prompts_for, score_pairs
 from medfc.experiments.options import FineTuneOptions
-from medfc.experiments.records import CardFields, CliniFactPrediction, RunInfo
+from medfc.experiments.records import CardFields, PairPrediction, RunInfo
 from medfc.experiments.training import Feature, move_to, set_seed, train
 from medfc.llm.local import TransformersLM, load_dtype
 
@@ -213,7 +213,7 @@ def run_fine_tuned(
     *,
     threads: int | None = None,
     report: SkipReport | None = None,
-) -> tuple[list[CliniFactPrediction], RunInfo]:
+) -> tuple[list[PairPrediction], RunInfo]:
     """LoRA fine-tuning on train, the epoch with the lowest validation cross-entropy kept, predictions of
     ``opts.predict_splits`` scored as zero-shot (system ``fine_tuned``); ``threads``: the cores a job was
     granted. The device and precision are resolved once, here."""
@@ -241,7 +241,7 @@ def run_fine_tuned(
     log.info("clinifact-lora: kept epoch %s (validation cross-entropy %.4f)", result.best_epoch, result.best_metric or float("nan"))
 
     scorer = TransformersLM.from_loaded(opts.model, model, tokenizer, batch_size=opts.eval_batch_size)
-    records: list[CliniFactPrediction] = []
+    records: list[PairPrediction] = []
     trimmed = no_option = 0
     start = time.perf_counter()
     for split in opts.predict_splits:

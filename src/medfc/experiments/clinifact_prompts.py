@@ -22,8 +22,8 @@ import numpy as np
 from medfc.common.labels import CLINIFACT_CODES
 from medfc.common.report import SkipReport
 from medfc.common.tokens import token_ids
-from medfc.experiments.clinifact_data import Pair, prediction_record
-from medfc.experiments.records import CliniFactPrediction
+from medfc.experiments.pairs import Pair, prediction_record
+from medfc.experiments.records import PairPrediction
 from medfc.llm.base import LLMClient
 
 OPTION_TO_LABEL = {"TRUE": CLINIFACT_CODES[1], "FALSE": CLINIFACT_CODES[0], "NONE": CLINIFACT_CODES[2]}
@@ -100,7 +100,7 @@ def prompts_for(pairs: Sequence[Pair], tokenizer, max_prompt_tokens: int) -> tup
 
 
 def score_pairs(scorer: LLMClient, tokenizer, pairs: Sequence[Pair], split: str, system: str, max_prompt_tokens: int,
-                batch_size: int, report: SkipReport) -> tuple[list[CliniFactPrediction], int, int]:
+                batch_size: int, report: SkipReport) -> tuple[list[PairPrediction], int, int]:
     """One record per pair: the options' log-probabilities after the prompt, softmaxed over the three
     options (the zero-shot and the fine-tuned generative systems alike); a pair none of whose options
     came back gets no prediction. Returns (records, prompts trimmed, pairs without any option)."""

@@ -31,7 +31,8 @@ class CliniFactSystem:
     predictions (:mod:`medfc.experiments.stacking`). ``folder`` is its runs' folder under
     ``<experiments>/clinifact`` (``""``: a run's folder lies there directly); ``title`` names it in messages
     and ``suffix`` is what its rows in the tables and Fig. 3 add to the model's alias (the paper's row names,
-    ``llama3-70b (zero-shot)``). ``asks_llm``: its options are an LLM client's (backend, endpoint, key
+    ``llama3-70b (zero-shot)``). ``pairs``: its runs are the one discriminative path's (:mod:`medfc.experiments.pairs`,
+    rules with the wildcards ``dataset`` and ``model``, shared with every declared dataset). ``asks_llm``: its options are an LLM client's (backend, endpoint, key
     variable), whose key is checked before the run (:mod:`medfc.plan.prerequisites`).
 
     Where its jobs run and what they ask for (:mod:`medfc.plan.cluster`, :mod:`medfc.plan.resources`):
@@ -53,6 +54,7 @@ class CliniFactSystem:
     ensemble_rule: str | None = None
     inner_cv_rule: str | None = None
     asks_llm: bool = False
+    pairs: bool = False
     placement: Literal["compute", "model"] = "compute"
     resources: str = "model_kind"
 
@@ -73,9 +75,9 @@ class CliniFactSystem:
 
 CLINIFACT_SYSTEMS: dict[str, CliniFactSystem] = {
     s.name: s for s in (
-        CliniFactSystem("discriminative", section="train", rule="clinifact_experiment",
-                        score_rule="clinifact_score", title="discriminative", ensemble_rule="clinifact_ensemble",
-                        inner_cv_rule="clinifact_inner_cv"),
+        CliniFactSystem("discriminative", section="train", rule="pairs_experiment",
+                        score_rule="pairs_score", title="discriminative", ensemble_rule="pairs_ensemble",
+                        inner_cv_rule="pairs_inner_cv", pairs=True),
         CliniFactSystem("zero_shot", section="zero_shot", rule="clinifact_zero_shot",
                         score_rule="clinifact_zero_shot_score", title="zero-shot", folder="zero_shot", suffix=" (zero-shot)",
                         asks_llm=True, placement="model", resources="llm"),

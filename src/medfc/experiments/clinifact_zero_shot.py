@@ -15,10 +15,10 @@ import os
 
 from medfc.common.report import SkipReport
 from medfc.experiments.aliases import resolve_model
-from medfc.experiments.clinifact_data import load_pairs, scores_by_split
+from medfc.experiments.pairs import load_pairs, scores_by_split
 from medfc.experiments.clinifact_prompts import answer_options, score_pairs
 from medfc.experiments.options import ZeroShotOptions
-from medfc.experiments.records import CliniFactPrediction, RunInfo
+from medfc.experiments.records import PairPrediction, RunInfo
 from medfc.common.llm_backends import runs_locally
 from medfc.llm.base import LLMClient
 from medfc.llm.local import TransformersLM
@@ -54,7 +54,7 @@ def run_zero_shot(
     *,
     threads: int | None = None,
     report: SkipReport | None = None,
-) -> tuple[list[CliniFactPrediction], RunInfo]:
+) -> tuple[list[PairPrediction], RunInfo]:
     """Zero-shot predictions for the splits named in ``opts.splits`` (paths in ``split_csvs``); ``threads``:
     the cores a job was granted, for a local model."""
     from medfc.common.options import set_torch_threads
@@ -74,7 +74,7 @@ def run_zero_shot(
             from transformers import AutoTokenizer
 
             tokenizer = AutoTokenizer.from_pretrained(opts.tokenizer)
-    records: list[CliniFactPrediction] = []
+    records: list[PairPrediction] = []
     trimmed = no_option = 0
     for split in opts.splits:
         recs, cut, missing = score_pairs(scorer, tokenizer, load_pairs(split_csvs[split], report), split, "zero_shot",

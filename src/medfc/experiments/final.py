@@ -33,7 +33,7 @@ from medfc.common.pinning import sha256_of
 from medfc.common.report import SkipReport
 from medfc.experiments.ensemble import EnsembleOptions
 from medfc.experiments.keeper import CARD
-from medfc.experiments.options import CliniFactTrainOptions
+from medfc.experiments.options import PairsTrainOptions
 from medfc.experiments.systems import HealthFCFoldOptions
 
 log = logging.getLogger(__name__)
@@ -55,12 +55,12 @@ class HealthFCFinalOptions(Options):
 
 
 @dataclass(frozen=True)
-class CliniFactFinalOptions(Options):
-    """``clinifact_final``: the row's name, each member's run as the row trains it, and the ensemble (None: one model)."""
+class PairsFinalOptions(Options):
+    """``pairs_final``: the row's name, each member's run as the row trains it, and the ensemble (None: one model)."""
 
     row: str
     members: tuple[str, ...]
-    runs: tuple[CliniFactTrainOptions, ...]
+    runs: tuple[PairsTrainOptions, ...]
     ensemble: EnsembleOptions | None
 
 
@@ -130,18 +130,17 @@ def train_healthfc(dataset: str | os.PathLike, options: HealthFCFinalOptions, di
     return {"trained": trained}
 
 
-def train_clinifact(splits: Mapping[str, str | os.PathLike], options: CliniFactFinalOptions, directory: str | os.PathLike, *,
-                    inner: Mapping[str, str], threads: int | None = None) -> dict[str, object]:
-    """Train each member of a CliniFact row as the row trains it and keep it under ``directory``; a stack is
+def train_pairs(splits: Mapping[str, str | os.PathLike], options: PairsFinalOptions, directory: str | os.PathLike, *,
+                inner: Mapping[str, str], threads: int | None = None) -> dict[str, object]:
+    """Train each member of a pairs dataset's row as the row trains it and keep it under ``directory``; a stack is
     fitted on its members' inner cross-validation predictions (``inner``: member → file), as the row's is."""
-    from medfc.experiments.clinifact import run_discriminative
+    from medfc.experiments.pairs import run_discriminative
 
     directory = Path(directory)
     trained: dict[str, object] = {}
     for alias, run in zip(options.members, options.runs):
         target = directory / MEMBERS / alias if options.ensemble else directory
-        _, info = run_discriminative(splits["train"], splits["validation"], splits["test"], run.replace(checkpoint_dir=str(target)),
-                                     threads=threads)
+        _, info = run_discriminative(splits, run.replace(checkpoint_dir=str(target)), threads=threads)
         trained[alias] = {"sizes": info["sizes"]}
     if options.ensemble is not None:
         _keep_ensemble(directory, options.members, options.ensemble, [[inner[m]] for m in options.members])

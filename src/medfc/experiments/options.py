@@ -1,4 +1,5 @@
-"""The typed options of the experiments: each model kind's config and the CliniFact steps' options.
+"""The typed options of the experiments: each model kind's config, the pairs datasets' data and run options and the CliniFact
+LLM steps' options.
 
 A light module (no torch, transformers, scikit-learn or requests): the plan builds these objects when it
 plans the DAG, and a TF-IDF job reads them without loading an encoder's libraries. Every field is a
@@ -15,8 +16,10 @@ kind is :data:`medfc.experiments.models.MODEL_KINDS`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Annotated, ClassVar, Literal, Union
 
+from medfc.common.labels import CLINIFACT_CODES, CLINIFACT_LABELS
 from medfc.common.llm_backends import BackendName
 from medfc.common.options import Options, OptionsError, Tagged
 
@@ -31,7 +34,9 @@ class TrainConfig(Options):
     kind: ClassVar[str] = "encoder"
     section: ClassVar[str | None] = None  # the layered training config (train < model_train < system_train < smoke)
     model_name: ClassVar[str | None] = None  # any model name no other kind claims (model_config_class)
-    datasets: ClassVar[tuple[str, ...]] = ("healthfc", "clinifact")  # the datasets whose model lists may name it (the plan's check)
+    # the model lists that may name it (the plan's check): HealthFC's, CliniFact's (its discriminative list is also "pairs",
+    # the one path's, as is every declared dataset's)
+    datasets: ClassVar[tuple[str, ...]] = ("healthfc", "clinifact", "pairs")
     limits: ClassVar[str] = ""  # what it is and why it serves only ``datasets``: the plan's one-line error after "uses [...], "
     # its jobs' experiments.resources row is its kind; gpu: they ask for experiments.gpu's GPUs, from the row of the
     # model's size (encoder, encoder_large; medfc.plan.resources), else no GPU and one row
@@ -68,7 +73,7 @@ class TfidfOptions(Options):
     kind: ClassVar[str] = "tfidf"
     section: ClassVar[str | None] = "tfidf"
     model_name: ClassVar[str | None] = "sklearn:tfidf"
-    datasets: ClassVar[tuple[str, ...]] = ("healthfc", "clinifact")
+    datasets: ClassVar[tuple[str, ...]] = ("healthfc", "clinifact", "pairs")
     limits: ClassVar[str] = ""
     gpu: ClassVar[bool] = False
 
@@ -97,8 +102,9 @@ class GbmOptions(Options):
     kind: ClassVar[str] = "gbm"
     section: ClassVar[str | None] = "gbm"
     model_name: ClassVar[str | None] = "sklearn:gbm"
-    datasets: ClassVar[tuple[str, ...]] = ("clinifact",)  # its features are CliniFact's (medfc.experiments.clinifact_features)
-    limits: ClassVar[str] = "gradient boosting over CliniFact features (sklearn:gbm); it reads CliniFact claims and abstracts only"
+    datasets: ClassVar[tuple[str, ...]] = ("pairs",)  # its features are of a claim and a text (medfc.experiments.clinifact_features)
+    limits: ClassVar[str] = ("gradient boosting over claim–text features (sklearn:gbm); it reads the claim and text of CliniFact's "
+                             "and the declared datasets' pairs only")
     gpu: ClassVar[bool] = False
 
     model: str
@@ -137,7 +143,7 @@ class FrozenOptions(Options):
     kind: ClassVar[str] = "frozen"
     section: ClassVar[str | None] = "frozen"
     model_name: ClassVar[str | None] = "frozen"
-    datasets: ClassVar[tuple[str, ...]] = ("healthfc", "clinifact")
+    datasets: ClassVar[tuple[str, ...]] = ("healthfc", "clinifact", "pairs")
     limits: ClassVar[str] = ""
     gpu: ClassVar[bool] = False
     cache_dirs: ClassVar[dict[str, str]] = {"cache_dir": "embeddings"}  # a null key → <cache_dir>/<this>, set by the plan
@@ -202,9 +208,49 @@ def base_model(model: str) -> str:
 
 
 @dataclass(frozen=True)
-class CliniFactTrainOptions(Options):
-    """``clinifact_experiment``: ``experiments.clinifact`` with the model's whole config (any kind)."""
+class PairData(Options):
+    """A dataset's split files: its name, its classes (in the models' order), which field of a file holds the
+    ``id`` (null: the row's number), ``claim``, ``evidence``, ``title`` (null: none) and ``label``, and ``codes``:
+    a label value → its class (empty: the value is the class)."""
 
+    dataset: str
+    classes: tuple[str, ...]
+    fields: Mapping[str, str | None]
+    codes: Mapping[str, str]
+
+    def label_of(self, value: object) -> str | None:
+        """The class of a label value (``1``, ``"1.0"`` and ``"1"`` alike), None for a value outside the classes."""
+        text = str(value).strip()
+        try:
+            number = float(text)
+            text = str(int(number)) if number.is_integer() else text
+        except ValueError:
+            pass
+        label = self.codes.get(text, text) if self.codes else text
+        return label if label in self.classes else None
+
+
+# CliniFact's release CSVs (22 columns; the label a release code, 1 = evidence, 0 = inconclusive, 2 = NEI)
+CLINIFACT_PAIRS = PairData(
+    dataset="clinifact", classes=tuple(CLINIFACT_LABELS),
+    fields={"id": "index", "claim": "claim", "evidence": "article_abstract", "title": "article_title", "label": "label"},
+    codes={str(code): label for code, label in CLINIFACT_CODES.items()},
+)
+IMPORTED_FIELDS = {"id": "id", "claim": "claim", "evidence": "evidence", "title": "title", "label": "label"}
+
+
+def imported_pairs(dataset: str, classes: Sequence[str]) -> PairData:
+    """The split files the import of a declared dataset writes (:mod:`medfc.datasets`): its fields by their
+    own names, the label its class."""
+    return PairData(dataset=dataset, classes=tuple(classes), fields=IMPORTED_FIELDS, codes={})
+
+
+@dataclass(frozen=True)
+class PairsTrainOptions(Options):
+    """One discriminative run of a pairs dataset (``pairs_experiment``): its data, the model's whole config
+    (any kind), the title before the text, the splits predicted and where an encoder keeps its checkpoints."""
+
+    data: PairData
     train: ModelConfig
     include_title: bool
     predict_splits: tuple[str, ...]

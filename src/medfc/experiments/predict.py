@@ -1,4 +1,4 @@
-"""``medfc predict``: a kept HealthFC or CliniFact model (:mod:`medfc.experiments.kept`) applied to new claims.
+"""``medfc predict``: a kept HealthFC, CliniFact or declared dataset's model (:mod:`medfc.experiments.kept`) applied to new claims.
 
     medfc predict --model-dir DIR --input claims.jsonl --output predictions.jsonl [--device cpu|cuda|auto] [--batch-size N]
 
@@ -17,8 +17,8 @@ HealthFC ``pipeline`` and ``joint`` (the systems that select their evidence)
     line adds ``evidence_ids``: the selected sentences' indices in that list (0-based, in document order).
     The pipeline's evidence selector scores every ``[sentence; SEP; claim]``, its veracity classifier reads
     ``[claim; SEP; the selected sentences]``; the joint encoder reads the claim with all its sentences.
-CliniFact (``discriminative`` of any kind, ``fine_tuned`` LoRA adapters)
-    ``claim`` and ``abstract``; ``title`` when there is one.
+CliniFact (``discriminative`` of any kind, ``fine_tuned`` LoRA adapters) and a declared dataset
+    ``claim`` and ``evidence`` (CliniFact's abstract, also read as ``abstract``); ``title`` when there is one.
 
 The workflow's exports are read as they are, each field under the names they give it
 (:data:`~medfc.experiments.predict_inputs.FIELD_NAMES`): CliniFact's pairs (``index``, ``claim``,
@@ -37,7 +37,7 @@ order. A row that lacks a field its system needs, or that is not a JSON object, 
 counts are printed at the end (and written with ``--report``), with the fields a row needs and the names each is
 read under; when no row is predicted ``medfc predict`` exits with status 1. The inputs are built by the same code
 as in training (the system's ``reads`` from the registry, CliniFact's
-:func:`~medfc.experiments.clinifact_data.pair_example`, the zero-shot prompt and scorer for adapters), so a kept
+:func:`~medfc.experiments.pairs.pair_example`, the zero-shot prompt and scorer for adapters), so a kept
 model sees a new claim as it saw its test claims.
 """
 
@@ -60,10 +60,12 @@ from medfc.common.report import SkipReport
 from medfc.experiments.keeper import load_estimators
 from medfc.experiments.kept import CARD, ENSEMBLE_KIND, ENSEMBLE_MEMBERS, STACK_ESTIMATORS, find_model_dir, load_fitted, read_card
 from medfc.experiments.predict_inputs import (
+    PAIRS,
     InputSpec,
     Row,
     accepted_names,
     describe_names,
+    fields_of,
     id_names,
     input_spec,
     read_rows,
@@ -76,7 +78,7 @@ from medfc.experiments.records import ModelCard, PredictedRow
 if TYPE_CHECKING:  # the systems and models load with the kept model's kind
     import argparse
 
-    from medfc.experiments.clinifact_data import Pair
+    from medfc.experiments.pairs import Pair
     from medfc.experiments.examples import Claim, Example
     from medfc.experiments.joint import FittedJoint
     from medfc.experiments.models import FittedModel
@@ -113,7 +115,7 @@ class PredictSummary(TypedDict):
     counts: dict[str, int]
     seconds: float
 
-CLINIFACT_FIELDS = ("claim", "abstract")
+PAIR_FIELDS = ("claim", "evidence")  # what a kept model of the one pairs path reads (and a title when there is one)
 DEFAULT_MAX_PROMPT_TOKENS = 2048  # experiments.clinifact.fine_tune.max_prompt_tokens' default, for adapters without a card
 
 
@@ -122,17 +124,15 @@ DEFAULT_MAX_PROMPT_TOKENS = 2048  # experiments.clinifact.fine_tune.max_prompt_t
 
 def required_fields(card: ModelCard) -> tuple[str, ...]:
     """The fields every input row needs for the kept model of ``card``."""
-    if card["dataset"] == "clinifact":
-        return CLINIFACT_FIELDS
-    if card["dataset"] == "healthfc":
-        from medfc.experiments.systems import input_fields, system
+    if fields_of(str(card["dataset"])) == PAIRS:
+        return PAIR_FIELDS
+    from medfc.experiments.systems import input_fields, system
 
-        if card.get("part"):
-            raise ValueError(f"this is the {card['part']} model of a kept {card['system']}; point --model-dir at the folder "
-                             "above it, which holds the whole system")
-        spec = system(card["system"])
-        return input_fields(spec, spec.options.from_mapping(card["system_options"], where="system_options"))
-    raise ValueError(f"unknown dataset {card.get('dataset')!r} in the model card")
+    if card.get("part"):
+        raise ValueError(f"this is the {card['part']} model of a kept {card['system']}; point --model-dir at the folder "
+                         "above it, which holds the whole system")
+    spec = system(card["system"])
+    return input_fields(spec, spec.options.from_mapping(card["system_options"], where="system_options"))
 
 
 def healthfc_example(card: ModelCard, rid: str, row: Mapping[str, JSONValue]) -> Example:
@@ -148,10 +148,11 @@ def healthfc_example(card: ModelCard, rid: str, row: Mapping[str, JSONValue]) ->
     return Example(*spec.reads(claim, opts, evidence))
 
 
-def clinifact_pair(rid: str, row: Mapping[str, JSONValue]) -> Pair:
-    from medfc.experiments.clinifact_data import Pair
+def row_pair(rid: str, row: Mapping[str, JSONValue]) -> Pair:
+    """A row of a pairs dataset as the pair it is (no gold label)."""
+    from medfc.experiments.pairs import Pair
 
-    return Pair(rid, text(row.get("claim")), text(row.get("title")), text(row.get("abstract")), None)
+    return Pair(rid, text(row.get("claim")), text(row.get("title")), text(row.get("evidence")), None)
 
 
 def _record(rid: str, labels: Sequence[str], probs: Sequence[float], evidence_ids: Sequence[int] | None = None) -> PredictedRow:
@@ -211,10 +212,10 @@ def predict_joint(fitted: FittedJoint, card: ModelCard, rows: Sequence[tuple[str
 
 def predict_fitted(fitted: FittedModel, card: ModelCard, rows: Sequence[tuple[str, Row]]) -> list[PredictedRow]:
     """The records of a fitted discriminative model (any kind) on the rows."""
-    if card["dataset"] == "clinifact":
-        from medfc.experiments.clinifact_data import pair_example
+    if fields_of(str(card["dataset"])) == PAIRS:
+        from medfc.experiments.pairs import pair_example
 
-        examples = [pair_example(clinifact_pair(rid, row), bool(card.get("include_title", True))) for rid, row in rows]
+        examples = [pair_example(row_pair(rid, row), bool(card.get("include_title", True))) for rid, row in rows]
     else:
         examples = [healthfc_example(card, rid, row) for rid, row in rows]
     probs = fitted.probs(examples, desc="predict")
@@ -247,7 +248,7 @@ def predict_adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str,
     model = PeftModel.from_pretrained(model, str(directory)).eval()
     scorer = TransformersLM.from_loaded(base, model, tokenizer, batch_size=batch_size)
     limit = max_prompt_tokens or int((card.get("options") or {}).get("max_prompt_tokens") or DEFAULT_MAX_PROMPT_TOKENS)
-    pairs = [clinifact_pair(rid, row) for rid, row in rows]
+    pairs = [row_pair(rid, row) for rid, row in rows]
     records, trimmed, _ = score_pairs(scorer, tokenizer, pairs, "predict", "fine_tuned", limit, batch_size, report)
     if trimmed:
         report.count("prompts_trimmed", trimmed)
@@ -311,7 +312,7 @@ def applied(name: str, directory: Path, card: ModelCard) -> Applied:
     """The kept model of ``card`` in ``directory``, with the fields it reads (:func:`required_fields`) under the
     names its dataset's rows give them (:func:`~medfc.experiments.predict_inputs.input_spec`)."""
     gold_evidence = True
-    if card["dataset"] == "healthfc":
+    if fields_of(str(card["dataset"])) != PAIRS:
         from medfc.experiments.systems import evidence_source
 
         gold_evidence = evidence_source(str(card["system"])) is None

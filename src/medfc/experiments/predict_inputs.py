@@ -6,10 +6,11 @@ object a line). Each dataset's fields are declared once, in :data:`FIELD_NAMES`,
 the first of them a row gives (a text that is not empty, a list with a text) is the field's value. So these are
 read as they are:
 
-CliniFact
+CliniFact and the declared datasets (their pairs, :data:`PAIRS`)
     the pairs the workflow writes (``clinifact/pairs/{train,validation,test}_set.csv`` and ``.parquet``, the
-    release's format: ``index``, ``claim``, ``article_title``, ``article_abstract``) and their BigBio view
-    (``bigbio_te/<split>_set.parquet``: ``id``, ``hypothesis`` the claim, ``premise`` the abstract).
+    release's format: ``index``, ``claim``, ``article_title``, ``article_abstract``; a declared dataset's
+    ``datasets/<name>/<split>.jsonl``: ``id``, ``claim``, ``evidence``) and their BigBio views
+    (``id``, ``hypothesis`` the claim, ``premise`` the text).
 HealthFC
     the dataset (``healthfc/dataset/healthfc.jsonl``, and its source view ``views/source/fold_<k>.parquet``: ``id``,
     ``claim_<lang>``, ``sentences_<lang>`` the article's sentences, ``evidence_ids`` the gold evidence among them,
@@ -40,13 +41,15 @@ Row = dict[str, JSONValue]
 LIST_FIELDS = ("evidence", "document", "sentences")  # fields that hold a list of texts (or one text)
 ID_FIELD = "id"
 
+PAIRS = "pairs"  # the rows of every dataset but HealthFC: a claim and a text (medfc.experiments.pairs)
+
 # each dataset's fields → the names each is read under, in order: medfc predict's own name first, then the exports'.
 # ``{lang}``: the kept model's language; ``a[b]``: the texts of list ``a`` at the indices of list ``b``.
 FIELD_NAMES: dict[str, dict[str, tuple[str, ...]]] = {
-    "clinifact": {
+    PAIRS: {
         ID_FIELD: ("id", "index"),
         "claim": ("claim", "hypothesis"),
-        "abstract": ("abstract", "article_abstract", "premise"),
+        "evidence": ("evidence", "abstract", "article_abstract", "premise"),
         "title": ("title", "article_title"),
     },
     "healthfc": {
@@ -59,7 +62,7 @@ FIELD_NAMES: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 # the fields a model reads when a row gives them, beside those it needs
-OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {"clinifact": ("title",), "healthfc": ()}
+OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {PAIRS: ("title",), "healthfc": ()}
 # the names under which a HealthFC record gives its gold evidence (not a source's snippets)
 GOLD_EVIDENCE_NAMES = ("sentences_{lang}[evidence_ids]", "premise")
 INDEXED = re.compile(r"(\w+)\[(\w+)\]")
@@ -217,17 +220,20 @@ def _value(row: Mapping[str, JSONValue], name: str) -> JSONValue:
     return [items[i] for i in sorted(set(_indices(row.get(indexed.group(2))))) if 0 <= i < len(items)]
 
 
+def fields_of(dataset: str) -> str:
+    """Whose fields a row of ``dataset`` gives: its own (HealthFC's), else a pair's (:data:`PAIRS`)."""
+    return dataset if dataset in FIELD_NAMES else PAIRS
+
+
 def input_spec(dataset: str, needs: Sequence[str], lang: str = "en", gold_evidence: bool = True) -> InputSpec:
     """The :class:`InputSpec` of a kept model of ``dataset`` that needs ``needs``, for claims in ``lang``;
     ``gold_evidence`` False: its ``evidence`` is a source's snippets, which no export holds (only ``evidence``)."""
-    table = FIELD_NAMES.get(dataset)
-    if table is None:
-        raise ValueError(f"unknown dataset {dataset!r} in the model card; the datasets are {', '.join(FIELD_NAMES)}")
+    table = FIELD_NAMES[fields_of(dataset)]
     unknown = [f for f in needs if f not in table]
     if unknown:
         raise ValueError(f"the model card's {dataset} model needs {', '.join(unknown)}, no field of a {dataset} row")
     names = {}
-    for field in dict.fromkeys([*needs, *OPTIONAL_FIELDS[dataset]]):
+    for field in dict.fromkeys([*needs, *OPTIONAL_FIELDS[fields_of(dataset)]]):
         given = [n for n in table[field] if gold_evidence or n not in GOLD_EVIDENCE_NAMES]
         names[field] = tuple(dict.fromkeys(n.format(lang=lang) for n in given))
     return InputSpec(tuple(needs), names)
@@ -235,7 +241,7 @@ def input_spec(dataset: str, needs: Sequence[str], lang: str = "en", gold_eviden
 
 def id_names(dataset: str) -> tuple[str, ...]:
     """The names a row of ``dataset`` gives its id under."""
-    return FIELD_NAMES.get(dataset, {}).get(ID_FIELD, (ID_FIELD,))
+    return FIELD_NAMES[fields_of(dataset)][ID_FIELD]
 
 
 def accepted_names(specs: Sequence[InputSpec], dataset: str) -> dict[str, list[str]]:

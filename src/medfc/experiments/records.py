@@ -27,8 +27,8 @@ class HealthFCPrediction(TypedDict):
     gold_evidence: list[str]
 
 
-class CliniFactPrediction(TypedDict):
-    """One claim-abstract pair of a CliniFact run (:func:`medfc.experiments.clinifact_data.prediction_record`)."""
+class PairPrediction(TypedDict):
+    """One pair of a pairs dataset's run (:func:`medfc.experiments.pairs.prediction_record`)."""
 
     id: str
     split: str

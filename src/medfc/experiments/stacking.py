@@ -1,5 +1,5 @@
 """Learned stacking of ensembles, its first half: each member's out-of-fold predictions on a run's training split
-from inner cross-validation (rules ``healthfc_inner_cv`` and ``clinifact_inner_cv``, one job per member and run,
+from inner cross-validation (rules ``healthfc_inner_cv`` and ``pairs_inner_cv``, one job per member and run,
 shared by every stacked ensemble with that member). What the ensemble makes of them is
 :mod:`medfc.experiments.stack_selection`'s (the ``ensemble`` step), so a change there reruns no inner CV.
 
@@ -24,7 +24,7 @@ from typing import Any
 
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
-from medfc.experiments.options import CliniFactTrainOptions
+from medfc.experiments.options import PairsTrainOptions
 from medfc.experiments.systems import HealthFCFoldOptions
 
 log = logging.getLogger(__name__)
@@ -48,10 +48,10 @@ class HealthFCInnerOptions(Options):
 
 
 @dataclass(frozen=True)
-class CliniFactInnerOptions(Options):
-    """``clinifact_inner_cv``: the member's discriminative run (no checkpoints) and the inner folds."""
+class PairsInnerOptions(Options):
+    """``pairs_inner_cv``: the member's discriminative run (no checkpoints) and the inner folds."""
 
-    run: CliniFactTrainOptions
+    run: PairsTrainOptions
     inner: InnerFolds
 
 
@@ -127,34 +127,34 @@ def healthfc_inner_cv(dataset: str | os.PathLike, folds: str | os.PathLike, opti
     return sorted(records, key=lambda r: r["id"]), info
 
 
-def clinifact_inner_cv(train_csv: str | os.PathLike, validation_csv: str | os.PathLike, options: CliniFactInnerOptions, *,
-                       threads: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The member's out-of-fold predictions over CliniFact's train + validation pairs (:func:`clinifact_inner_cv_pairs`
+def pairs_inner_cv(train_file: str | os.PathLike, validation_file: str | os.PathLike, options: PairsInnerOptions, *,
+                   threads: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The member's out-of-fold predictions over a pairs dataset's train + validation pairs (:func:`inner_cv_pairs`
     on the split files)."""
-    from medfc.experiments.clinifact_data import load_pairs
+    from medfc.experiments.pairs import read_splits
 
-    report = SkipReport("clinifact-inner")
-    splits = {"train": load_pairs(train_csv, report), "validation": load_pairs(validation_csv, report)}
-    records, info = clinifact_inner_cv_pairs(splits, options, threads=threads)
+    data = options.run.data
+    report = SkipReport(f"{data.dataset}-inner")
+    records, info = inner_cv_pairs(read_splits({"train": train_file, "validation": validation_file}, data, report), options, threads=threads)
     info["skips"] = report.as_dict()
     return records, info
 
 
-def clinifact_inner_cv_pairs(splits: Mapping[str, Sequence[Any]], options: CliniFactInnerOptions, *,
-                             threads: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def inner_cv_pairs(splits: Mapping[str, Sequence[Any]], options: PairsInnerOptions, *,
+                   threads: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Out-of-fold predictions over the pairs of ``splits`` (``train`` and ``validation``), each part predicted
-    by the member fit (as :func:`medfc.experiments.clinifact.run_discriminative` fits it) on the train and
+    by the member fit (as :func:`medfc.experiments.pairs.run_discriminative` fits it) on the train and
     validation pairs of the other parts. Records as a run's, ``split`` their own split, ``inner_fold`` added."""
-    from medfc.common.labels import CLINIFACT_LABELS
-    from medfc.experiments.clinifact_data import pair_example, prediction_record
     from medfc.experiments.models import build_model
+    from medfc.experiments.pairs import SYSTEM, fit_predict, pair_example, prediction_record
 
     run = options.run
+    classes = run.data.classes
     pool = [(s, p) for s in ("train", "validation") for p in splits[s]]
     part = inner_assignment([p.id for _, p in pool], [p.label for _, p in pool], options.inner.inner_folds, options.inner.seed)
-    model = build_model(run.train, threads)
     records: list[dict[str, Any]] = []
     parts = []
+    model = build_model(run.train, threads)
     started = time.perf_counter()
     for k in range(options.inner.inner_folds):
         def examples(split: str) -> list:
@@ -162,16 +162,16 @@ def clinifact_inner_cv_pairs(splits: Mapping[str, Sequence[Any]], options: Clini
 
         held = [(s, p) for s, p in pool if part[p.id] == k]
         train_ex, val_ex = examples("train"), examples("validation")
-        log.info("CliniFact inner part %d/%d: %d train, %d validation, %d predicted", k + 1, options.inner.inner_folds, len(train_ex),
-                 len(val_ex), len(held))
-        fitted = model.fit(train_ex, CLINIFACT_LABELS, val_ex or None, checkpoint_dir=None, trim="left", desc=f"clinifact/inner{k}")
-        probs = fitted.probs([pair_example(p, run.include_title) for _, p in held], desc=f"clinifact/inner{k}/predict")
-        recs = [{**prediction_record(p, s, "discriminative", CLINIFACT_LABELS, pr), "inner_fold": k} for (s, p), pr in zip(held, probs)]
+        log.info("%s inner part %d/%d: %d train, %d validation, %d predicted", run.data.dataset, k + 1, options.inner.inner_folds,
+                 len(train_ex), len(val_ex), len(held))
+        _, probs = fit_predict(model, classes, train_ex, val_ex, {"predict": [pair_example(p, run.include_title) for _, p in held]},
+                               checkpoint_dir=None, trim="left", desc=f"{run.data.dataset}/inner{k}")
+        recs = [{**prediction_record(p, s, SYSTEM, classes, pr), "inner_fold": k} for (s, p), pr in zip(held, probs["predict"])]
         records.extend(recs)
         parts.append({"inner_fold": k, "n_train": len(train_ex), "n_validation": len(val_ex), "n_predicted": len(recs),
-                      "scores": _scores(recs, CLINIFACT_LABELS)})
-    info = {"system": "discriminative", "inner_folds": options.inner.inner_folds, "seed": options.inner.seed,
-            "sizes": {s: len(splits[s]) for s in ("train", "validation")}, "parts": parts, "scores": _scores(records, CLINIFACT_LABELS),
+                      "scores": _scores(recs, classes)})
+    info = {"system": SYSTEM, "inner_folds": options.inner.inner_folds, "seed": options.inner.seed,
+            "sizes": {s: len(splits[s]) for s in ("train", "validation")}, "parts": parts, "scores": _scores(records, classes),
             "config": run.train.as_dict(), "seconds": round(time.perf_counter() - started, 1)}
     return sorted(records, key=lambda r: r["id"]), info
 

@@ -5,18 +5,18 @@ inference, one job per HealthFC (lang, model, system, fold) and per CliniFact mo
 ``healthfc_experiment``
     inputs ``dataset`` (HealthFC JSONL), ``folds`` (``id,fold`` CSV), ``evidence`` (a system with an
     evidence source); outputs ``predictions`` (JSONL), ``info`` (JSON).
-``clinifact_experiment``
+``pairs_experiment``
     inputs ``train``, ``validation``, ``test`` (release-format CSVs); outputs ``predictions``, ``info``.
 ``clinifact_zero_shot``
     inputs one CSV per split named in ``options.splits``; outputs ``predictions``, ``info``.
 ``clinifact_fine_tune``
     inputs ``train``, ``validation``, ``test``; outputs ``predictions``, ``info``; the LoRA adapters go
     to ``options.save_dir``/adapters (not a workflow output).
-``healthfc_inner_cv``, ``clinifact_inner_cv``
+``healthfc_inner_cv``, ``pairs_inner_cv``
     a stacked ensemble's member trained on parts of a run's training split (:mod:`medfc.experiments.stacking`):
     inputs as the member's run (HealthFC: ``dataset``, ``folds``, ``evidence``; CliniFact: ``train``,
     ``validation``); outputs ``predictions`` (out-of-fold, one per training item), ``info``.
-``healthfc_final``, ``clinifact_final``
+``healthfc_final``, ``pairs_final``
     a row trained once more on all the data its recipe allows and kept (:mod:`medfc.experiments.final`): inputs the
     dataset (HealthFC: ``dataset``, ``evidence``; CliniFact: ``train``, ``validation``, ``test``), the row's
     ``scores``, each member's cross-validation ``info_<member>`` (HealthFC: its epochs) and, for a stack, its
@@ -48,13 +48,14 @@ from medfc.common.provenance import job_record
 from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
 from medfc.experiments.ensemble import EnsembleOptions
-from medfc.experiments.final import CliniFactFinalOptions, HealthFCFinalOptions
-from medfc.experiments.options import CliniFactTrainOptions, FineTuneOptions, ZeroShotOptions
+from medfc.experiments.final import HealthFCFinalOptions, PairsFinalOptions
+from medfc.experiments.options import FineTuneOptions, PairsTrainOptions, ZeroShotOptions
 from medfc.experiments.records import RunInfo
-from medfc.experiments.stacking import CliniFactInnerOptions, HealthFCInnerOptions
+from medfc.experiments.stacking import HealthFCInnerOptions, PairsInnerOptions
 from medfc.experiments.systems import HealthFCFoldOptions
 
 log = logging.getLogger(__name__)
+SPLITS = ("train", "validation", "test")  # a pairs dataset's split files, inputs of its runs and final models
 
 
 def healthfc_experiment(inputs: StepFiles, outputs: StepFiles, options: HealthFCFoldOptions, runtime: Runtime) -> RunInfo:
@@ -70,13 +71,12 @@ def healthfc_experiment(inputs: StepFiles, outputs: StepFiles, options: HealthFC
     return info
 
 
-def clinifact_experiment(inputs: StepFiles, outputs: StepFiles, options: CliniFactTrainOptions, runtime: Runtime) -> RunInfo:
-    """Fit a discriminative model of any kind on CliniFact train (what it chooses, chosen on validation),
-    predict ``predict_splits``."""
-    from medfc.experiments import clinifact
-    from medfc.experiments.clinifact_data import write_predictions
+def pairs_experiment(inputs: StepFiles, outputs: StepFiles, options: PairsTrainOptions, runtime: Runtime) -> RunInfo:
+    """Fit a discriminative model of any kind on a pairs dataset's train split (what it chooses, chosen on
+    validation), predict ``predict_splits``: CliniFact's discriminative system and every declared dataset."""
+    from medfc.experiments.pairs import run_discriminative, write_predictions
 
-    records, info = clinifact.run_discriminative(inputs["train"], inputs["validation"], inputs["test"], options, threads=runtime.threads)
+    records, info = run_discriminative({s: inputs[s] for s in SPLITS}, options, threads=runtime.threads)
     info["provenance"] = job_record()
     info["model_config_name"] = options.train.model
     write_predictions(outputs["predictions"], outputs["info"], records, info)
@@ -86,7 +86,7 @@ def clinifact_experiment(inputs: StepFiles, outputs: StepFiles, options: CliniFa
 def clinifact_zero_shot(inputs: StepFiles, outputs: StepFiles, options: ZeroShotOptions, runtime: Runtime) -> RunInfo:
     """Zero-shot TRUE / FALSE / NONE scoring of a causal LM on the CliniFact splits."""
     from medfc.experiments import clinifact_zero_shot
-    from medfc.experiments.clinifact_data import write_predictions
+    from medfc.experiments.pairs import write_predictions
 
     records, info = clinifact_zero_shot.run_zero_shot({s: inputs[s] for s in options.splits}, options, threads=runtime.threads)
     info["provenance"] = job_record()
@@ -99,7 +99,7 @@ def clinifact_fine_tune(inputs: StepFiles, outputs: StepFiles, options: FineTune
     """LoRA fine-tuning of a causal LM on CliniFact train (the lowest validation cross-entropy kept), its
     predictions scored as zero-shot (system ``fine_tuned``)."""
     from medfc.experiments import clinifact_finetune
-    from medfc.experiments.clinifact_data import write_predictions
+    from medfc.experiments.pairs import write_predictions
 
     splits = dict.fromkeys(("train", "validation", *options.predict_splits))
     records, info = clinifact_finetune.run_fine_tuned({s: inputs[s] for s in splits}, options, threads=runtime.threads)
@@ -121,12 +121,12 @@ def healthfc_inner_cv(inputs: StepFiles, outputs: StepFiles, options: HealthFCIn
     return info
 
 
-def clinifact_inner_cv(inputs: StepFiles, outputs: StepFiles, options: CliniFactInnerOptions, runtime: Runtime) -> RunInfo:
-    """A CliniFact member's out-of-fold predictions over train + validation (a stacked ensemble's input)."""
+def pairs_inner_cv(inputs: StepFiles, outputs: StepFiles, options: PairsInnerOptions, runtime: Runtime) -> RunInfo:
+    """A pairs dataset's member's out-of-fold predictions over train + validation (a stacked ensemble's input)."""
     from medfc.experiments import stacking
-    from medfc.experiments.clinifact_data import write_predictions
+    from medfc.experiments.pairs import write_predictions
 
-    records, info = stacking.clinifact_inner_cv(inputs["train"], inputs["validation"], options, threads=runtime.threads)
+    records, info = stacking.pairs_inner_cv(inputs["train"], inputs["validation"], options, threads=runtime.threads)
     info["provenance"] = job_record()
     info["model_config_name"] = options.run.train.model
     write_predictions(outputs["predictions"], outputs["info"], records, info)
@@ -178,12 +178,12 @@ def healthfc_final(inputs: StepFiles, outputs: StepFiles, options: HealthFCFinal
                         trained=trained, provenance=job_record())
 
 
-def clinifact_final(inputs: StepFiles, outputs: StepFiles, options: CliniFactFinalOptions, runtime: Runtime) -> RunInfo:
-    """A CliniFact row trained as the row trains and kept, with its model card."""
+def pairs_final(inputs: StepFiles, outputs: StepFiles, options: PairsFinalOptions, runtime: Runtime) -> RunInfo:
+    """A pairs dataset's row trained as the row trains and kept, with its model card."""
     from medfc.experiments import final
 
-    splits = {s: inputs[s] for s in ("train", "validation", "test")}
+    splits = {s: inputs[s] for s in SPLITS}
     inner = {m: files[0] for m, files in _member_files(inputs, "oof_", options.members).items() if files}
-    trained = final.train_clinifact(splits, options, outputs["model"], inner=inner, threads=runtime.threads)
-    return final.finish(outputs["model"], dataset="clinifact", row=options.row, data=splits, scores=[inputs["scores"]], options=options,
-                        trained=trained, provenance=job_record())
+    trained = final.train_pairs(splits, options, outputs["model"], inner=inner, threads=runtime.threads)
+    return final.finish(outputs["model"], dataset=options.runs[0].data.dataset, row=options.row, data=splits, scores=[inputs["scores"]],
+                        options=options, trained=trained, provenance=job_record())

@@ -56,13 +56,20 @@ def check_languages_have_models(plan: Plan) -> None:
                 "(langs: [] runs no HealthFC experiments)")
 
 
-def _model_lists(plan: Plan) -> Iterator[tuple[str, str, list[str]]]:
-    """(dataset, config key, names) of every model list: HealthFC's per language, each CliniFact system's."""
+PAIRS = "pairs"  # a model list of the one discriminative path (medfc.experiments.pairs): CliniFact's and every declared dataset's
+
+
+def _model_lists(plan: Plan) -> Iterator[tuple[tuple[str, ...], str, list[str]]]:
+    """(what reads it, config key, names) of every model list: HealthFC's per language, each CliniFact system's (the
+    one path's: also ``pairs``), each declared dataset's (``pairs``). A kind serves a list when its ``datasets`` name
+    one of what reads it."""
     models = plan.config["models"]
     for lang in ("en", "de"):
-        yield "healthfc", f"models.healthfc.{lang}", models["healthfc"][lang]
+        yield ("healthfc",), f"models.healthfc.{lang}", models["healthfc"][lang]
     for name, spec in CLINIFACT_SYSTEMS.items():
-        yield "clinifact", spec.models_key, models["clinifact"][name]
+        yield ("clinifact", PAIRS) if spec.pairs else ("clinifact",), spec.models_key, models["clinifact"][name]
+    for name, entry in plan.config["datasets"].items():
+        yield (PAIRS,), f"datasets.{name}.models", entry["models"]
 
 
 def check_model_lists(plan: Plan) -> None:
@@ -89,14 +96,14 @@ def check_ensembles(plan: Plan) -> None:
 def check_kinds_serve_datasets(plan: Plan) -> None:
     """Each model kind serves the datasets its options class declares (its ``datasets`` and ``limits``:
     :mod:`medfc.experiments.options`), and a kept model's kind has a keeper."""
-    lists: dict[tuple[str, str], list[str]] = {}
-    for dataset, key, names in _model_lists(plan):  # HealthFC's two languages are one list here
-        lists.setdefault((dataset, "models.healthfc" if dataset == "healthfc" else key), []).extend(names)
-    for (dataset, key), names in lists.items():
+    lists: dict[tuple[tuple[str, ...], str], list[str]] = {}
+    for readers, key, names in _model_lists(plan):  # HealthFC's two languages are one list here
+        lists.setdefault((readers, "models.healthfc" if key.startswith("models.healthfc.") else key), []).extend(names)
+    for (readers, key), names in lists.items():
         refused: dict[type, set[str]] = {}
         for m in names:
             for cls in {plan.model_class(x) for x in plan.ensembles.get(m, {}).get("members", [m])}:
-                if dataset not in cls.datasets:
+                if not set(readers) & set(cls.datasets):
                     refused.setdefault(cls, set()).add(m)
                 if plan.config["experiments"]["keep_checkpoints"] and cls.kind in MODEL_KINDS and MODEL_KINDS[cls.kind].kept is None:
                     raise ValueError(f"config: experiments.keep_checkpoints is true but {key} uses {m!r}, of the model kind {cls.kind}, "
@@ -178,8 +185,8 @@ def check_offline_models(plan: Plan) -> None:
 
 
 def check_final_rows(plan: Plan) -> None:
-    """Each row of ``experiments.final`` is a row of this run (HealthFC: its lang, model and system; CliniFact: a model
-    of the system that keeps its models, the one that runs ensembles), and every model of it has a keeper."""
+    """Each row of ``experiments.final`` is a row of this run (HealthFC: its lang, model and system; CliniFact and a declared
+    dataset: a model of the system that keeps its models, the one path's), and every model of it has a keeper."""
     if not plan.stage_enabled("experiments"):
         return
     keeping = ensembling_system()
@@ -189,9 +196,12 @@ def check_final_rows(plan: Plan) -> None:
             ran = any((r["lang"], r["model"], r["system"]) == (row["lang"], row["model"], row["system"]) for r in plan.healthfc_runs())
             name = f"{row['model']} {row['system']} ({row['lang']})"
         else:
+            if row["dataset"] not in plan.pair_datasets():
+                raise ValueError(f"{where}.dataset: {row['dataset']!r} is neither healthfc nor a dataset of this run "
+                                 f"({', '.join(plan.pair_datasets())})")
             if row["system"] != keeping.name:
-                raise ValueError(f"{where}: {row['system']!r}: final models are kept for the {keeping.name} CliniFact system only")
-            ran = any(r["model"] == row["model"] and r["system"] == keeping.name for r in plan.clinifact_runs())
+                raise ValueError(f"{where}: {row['system']!r}: final models are kept for the {keeping.name} system only")
+            ran = any(r["model"] == row["model"] for r in plan.pairs_runs(row["dataset"]))
             name = row["model"]
         if not ran:
             raise ValueError(f"{where}: {name} is not a row of this run's {row['dataset']} table (its model lists, systems and langs)")

@@ -7,6 +7,7 @@ models' configs (:mod:`medfc.plan.models`), so a missing or wrong key stops the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypedDict
@@ -16,16 +17,16 @@ from medfc.common.options import Options
 from medfc.common.search_sources import search_source, wildcard_pattern
 from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, CliniFactSystem, clinifact_system, ensembling_system
 from medfc.experiments.ensemble import EnsembleOptions
-from medfc.experiments.final import CliniFactFinalOptions, HealthFCFinalOptions
-from medfc.experiments.options import CliniFactTrainOptions, FineTuneOptions, ZeroShotOptions
-from medfc.experiments.stacking import CliniFactInnerOptions, HealthFCInnerOptions
+from medfc.experiments.final import HealthFCFinalOptions, PairsFinalOptions
+from medfc.experiments.options import CLINIFACT_PAIRS, FineTuneOptions, PairData, PairsTrainOptions, ZeroShotOptions, imported_pairs
+from medfc.experiments.stacking import HealthFCInnerOptions, PairsInnerOptions
 from medfc.experiments.systems import EVIDENCE_SYSTEMS, SYSTEMS, HealthFCFoldOptions, evidence_source, system_option_keys
 from medfc.experiments.systems import system as system_spec
 from medfc.healthfc.options import RetrieveOptions
 from medfc.plan.jobs import Config, JobSpec, call, unique
 from medfc.plan.models import ModelsPlan, layered, typed
 from medfc.plan.resources import model_job_resources, model_resources
-from medfc.scoring.options import CliniFactScoreOptions, HealthFCScoreOptions
+from medfc.scoring.options import HealthFCScoreOptions, PairsScoreOptions
 
 if TYPE_CHECKING:
     from medfc.plan import Plan
@@ -86,8 +87,8 @@ class ExperimentsPlan(ModelsPlan):
     def healthfc_inner_cv_dir(self, lang: str, model: str, system: str, fold: int | str) -> str:
         return f"{self.inner_cv_dir}/healthfc/{lang}/{model}/{system}/fold{fold}"
 
-    def clinifact_inner_cv_dir(self, model: str) -> str:
-        return f"{self.inner_cv_dir}/clinifact/{model}"
+    def pairs_inner_cv_dir(self, dataset: str, model: str) -> str:
+        return f"{self.inner_cv_dir}/{dataset}/{model}"
 
     def healthfc_ensemble_inputs(self, lang: str, model: str, system: str, fold: int | str) -> dict[str, list[str]]:
         """An ensemble run's inputs: its members' predictions of the run's fold and, for a stack, their
@@ -98,12 +99,12 @@ class ExperimentsPlan(ModelsPlan):
             inputs["inner"] = [f"{self.healthfc_inner_cv_dir(lang, m, system, fold)}/predictions.jsonl" for m in members]
         return inputs
 
-    def clinifact_ensemble_inputs(self, model: str) -> dict[str, list[str]]:
-        """A CliniFact ensemble's inputs: its members' predictions and, for a stack, their out-of-fold ones."""
+    def pairs_ensemble_inputs(self, dataset: str, model: str) -> dict[str, list[str]]:
+        """A pairs dataset's ensemble's inputs: its members' predictions and, for a stack, their out-of-fold ones."""
         members = self.ensemble_members(model)
-        inputs = {"predictions": [f"{ensembling_system().run_dir(self.layout.experiments, m)}/predictions.jsonl" for m in members]}
+        inputs = {"predictions": [f"{self.pairs_run_dir(dataset, m)}/predictions.jsonl" for m in members]}
         if self.is_stacked(model):
-            inputs["inner"] = [f"{self.clinifact_inner_cv_dir(m)}/predictions.jsonl" for m in members]
+            inputs["inner"] = [f"{self.pairs_inner_cv_dir(dataset, m)}/predictions.jsonl" for m in members]
         return inputs
 
     def healthfc_inner_cv_options(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCInnerOptions:
@@ -113,10 +114,10 @@ class ExperimentsPlan(ModelsPlan):
         return typed(HealthFCInnerOptions, {"run": run, "inner": self.inner_folds_options()},
                      f"experiments.stacking[healthfc/{lang}/{model}/{system}/fold{fold}]")
 
-    def clinifact_inner_cv_options(self, model: str) -> CliniFactInnerOptions:
-        """A member's inner cross-validation over CliniFact's train + validation (no checkpoints)."""
-        run = self.clinifact_experiment_options(model).replace(checkpoint_dir=None)
-        return typed(CliniFactInnerOptions, {"run": run, "inner": self.inner_folds_options()}, f"experiments.stacking[clinifact/{model}]")
+    def pairs_inner_cv_options(self, dataset: str, model: str) -> PairsInnerOptions:
+        """A member's inner cross-validation over a pairs dataset's train + validation (no checkpoints)."""
+        run = self.pairs_experiment_options(dataset, model).replace(checkpoint_dir=None)
+        return typed(PairsInnerOptions, {"run": run, "inner": self.inner_folds_options()}, f"experiments.stacking[{dataset}/{model}]")
 
     def healthfc_inner_runs(self) -> list[HealthFCRun]:
         """Every (lang, member, system, fold) whose inner cross-validation a planned stacked ensemble reads,
@@ -128,11 +129,10 @@ class ExperimentsPlan(ModelsPlan):
                     seen.setdefault((r["lang"], m, r["system"], r["fold"]), {**r, "model": m})
         return list(seen.values())
 
-    def clinifact_inner_models(self) -> list[str]:
-        """Every member whose CliniFact inner cross-validation a planned stacked ensemble reads."""
-        runs = self.clinifact_runs() if self.stage_enabled("experiments") else []
-        return list(dict.fromkeys(m for r in runs if clinifact_system(r["system"]).ensemble_rule and self.is_stacked(r["model"])
-                                  for m in self.ensemble_members(r["model"])))
+    def pairs_inner_models(self, dataset: str) -> list[str]:
+        """Every member whose inner cross-validation on ``dataset`` a planned stacked ensemble reads."""
+        runs = self.pairs_runs(dataset) if self.stage_enabled("experiments") else []
+        return list(dict.fromkeys(m for r in runs if self.is_stacked(r["model"]) for m in self.ensemble_members(r["model"])))
 
 
     # ---------------------------------------------------------------------------------- HealthFC
@@ -244,16 +244,83 @@ class ExperimentsPlan(ModelsPlan):
     def clinifact_pairs_dir(self) -> str:
         return self.layout.under("clinifact/release" if self.config["clinifact"]["pairs_source"] == "release" else "clinifact/pairs")
 
-    def clinifact_experiment_options(self, model: str) -> CliniFactTrainOptions:
-        """A discriminative CliniFact run's whole options (:class:`~medfc.experiments.options.CliniFactTrainOptions`)."""
+    # ------------------------------------------------------------------------- pairs datasets
+    def dataset_names(self) -> list[str]:
+        """The datasets declared in the config (``datasets.<name>``), in its order."""
+        return list(self.config["datasets"])
+
+    def dataset_split_file(self, dataset: str, split: str) -> str:
+        """One split of a declared dataset as its import writes it (:mod:`medfc.datasets`)."""
+        return self.layout.under(f"datasets/{dataset}/{split}.jsonl")
+
+    def pair_dataset_pattern(self) -> str:
+        """The rules' ``dataset`` wildcard: exactly the pairs datasets."""
+        return "|".join(re.escape(d) for d in self.pair_datasets())
+
+    def pair_datasets(self) -> list[str]:
+        """Every dataset of the one discriminative path: CliniFact, then the declared datasets."""
+        return ["clinifact", *self.dataset_names()]
+
+    def pairs_data(self, dataset: str) -> PairData:
+        """How a pairs dataset's split files are read: CliniFact's release format, or a declared dataset's imported
+        files with its classes (the values of ``datasets.<name>.labels``, in order, each once)."""
+        if dataset not in self.config["datasets"]:
+            return CLINIFACT_PAIRS
+        classes = dict.fromkeys(c for c in self.config["datasets"][dataset]["labels"].values() if c is not None)
+        return imported_pairs(dataset, tuple(classes))
+
+    def pairs_split_inputs(self, dataset: str) -> dict[str, str]:
+        """A pairs dataset's split files (train, validation, test)."""
+        if dataset not in self.config["datasets"]:
+            return {s: f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in ("train", "validation", "test")}
+        return {s: self.dataset_split_file(dataset, s) for s in ("train", "validation", "test")}
+
+    def pairs_inner_cv_inputs(self, dataset: str) -> dict[str, str]:
+        """A member's inner cross-validation reads train and validation only: the test split is never its input."""
+        return {s: f for s, f in self.pairs_split_inputs(dataset).items() if s != "test"}
+
+    def pairs_experiment_options(self, dataset: str, model: str) -> PairsTrainOptions:
+        """A discriminative run's whole options (:class:`~medfc.experiments.options.PairsTrainOptions`): CliniFact's
+        ``experiments.clinifact.train``, a declared dataset's ``datasets.<name>.train`` over it."""
         cx = self.config["experiments"]["clinifact"]
+        base = layered(cx["train"], self.config["datasets"][dataset]["train"]) if dataset in self.config["datasets"] else cx["train"]
         options = {
-            "train": self.model_config(model, cx["train"], cx["model_train"].get(model), self.config["experiments"]["smoke"]),
+            "data": self.pairs_data(dataset),
+            "train": self.model_config(model, base, cx["model_train"].get(model), self.config["experiments"]["smoke"]),
             "include_title": cx["include_title"],
             "predict_splits": cx["predict_splits"],
-            "checkpoint_dir": self.checkpoint_dir(f"clinifact/{model}"),
+            "checkpoint_dir": self.checkpoint_dir(f"{dataset}/{model}"),
         }
-        return typed(CliniFactTrainOptions, options, f"experiments.clinifact[{model}]")
+        return typed(PairsTrainOptions, options, f"experiments.{dataset}[{model}]" if dataset == "clinifact" else f"datasets.{dataset}[{model}]")
+
+    def pairs_run_dir(self, dataset: str, model: str) -> str:
+        return f"{self.layout.experiments}/{dataset}/{model}"
+
+    def pairs_runs(self, dataset: str) -> list[CliniFactRun]:
+        """A pairs dataset's discriminative runs: CliniFact's discriminative system's, a declared dataset's models."""
+        if dataset not in self.config["datasets"]:
+            return [r for r in self.clinifact_runs() if r["system"] == ensembling_system().name]
+        runs: list[CliniFactRun] = []
+        for m in self.config["datasets"][dataset]["models"]:
+            self.model_name(m)
+            run_dir = self.pairs_run_dir(dataset, m)
+            runs.append({"model": m, "system": ensembling_system().name, "dir": run_dir,
+                         "benchmark": self.layout.experiment_timings + run_dir[len(self.layout.experiments):] + ".tsv"})
+        return runs
+
+    def dataset_runs(self, dataset: str) -> list[CliniFactRun]:
+        """Every run of a pairs dataset: CliniFact's every system's, a declared dataset's (the one path's)."""
+        return self.pairs_runs(dataset) if dataset in self.config["datasets"] else self.clinifact_runs()
+
+    def dataset_title(self, dataset: str) -> str:
+        """A pairs dataset's name in tables and pages: a declared dataset's ``title`` (else its name), CliniFact's."""
+        return (self.config["datasets"][dataset]["title"] or dataset) if dataset in self.config["datasets"] else "CliniFact"
+
+    def pairs_score_options(self, system: str, dataset: str) -> dict[str, object]:
+        """A pairs dataset's scoring options: the dataset, its classes, the system and the bootstrap behind its intervals."""
+        bs = self.config["scoring"]["bootstrap"]
+        return {"dataset": dataset, "classes": list(self.pairs_data(dataset).classes), "system": system, "n_resamples": bs["n_resamples"],
+                "seed": bs["seed"]}
 
     def _model_section(self, section: str, overrides: str, model: str) -> dict[str, object]:
         """``experiments.clinifact.<section>`` < ``experiments.clinifact.<overrides>[model]`` (keys of the section only)."""
@@ -279,13 +346,6 @@ class ExperimentsPlan(ModelsPlan):
         options = {**layered(ft, smoke), "model": self.model_name(model),
                    "save_dir": f"{self.checkpoints}/clinifact/fine_tuned/{model}"}
         return typed(FineTuneOptions, options, f"experiments.clinifact.fine_tune[{model}]")
-
-    def clinifact_split_inputs(self) -> dict[str, str]:
-        return {s: f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in ("train", "validation", "test")}
-
-    def clinifact_inner_cv_inputs(self) -> dict[str, str]:
-        """A member's inner cross-validation reads train and validation only: the test split is never its input."""
-        return {s: f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in ("train", "validation")}
 
     def clinifact_zero_shot_inputs(self) -> dict[str, str]:
         return {s: f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in self.config["experiments"]["clinifact"]["zero_shot"]["splits"]}
@@ -318,16 +378,10 @@ class ExperimentsPlan(ModelsPlan):
     def clinifact_table_entries(self) -> list[dict[str, object]]:
         return [{"model": r["model"], "system": r["system"]} for r in self.clinifact_runs()]
 
-    def clinifact_score_options(self, system: str) -> dict[str, object]:
-        """The CliniFact scoring options: the system and the bootstrap behind its intervals."""
-        bs = self.config["scoring"]["bootstrap"]
-        return {"system": system, "n_resamples": bs["n_resamples"], "seed": bs["seed"]}
-
-
-
     # ------------------------------------------------------------------------------ final models
     def final_rows(self) -> list[FinalRow]:
-        """``experiments.final``, each row with its defaults (HealthFC: system oracle, lang en; CliniFact: discriminative)."""
+        """``experiments.final``, each row with its defaults (HealthFC: system oracle, lang en; CliniFact and a declared dataset:
+        discriminative)."""
         rows: list[FinalRow] = []
         for r in self.config["experiments"]["final"]:
             healthfc = r["dataset"] == "healthfc"
@@ -336,10 +390,11 @@ class ExperimentsPlan(ModelsPlan):
         return rows
 
     def final_dir(self, row: FinalRow) -> str:
-        """Where a row's final model is kept: ``<results_dir>/final/healthfc/<lang>/<model>/<system>`` or ``final/clinifact/<model>``."""
+        """Where a row's final model is kept: ``<results_dir>/final/healthfc/<lang>/<model>/<system>`` or ``final/<dataset>/<model>``
+        (CliniFact, a declared dataset)."""
         if row["dataset"] == "healthfc":
             return self.layout.under(f"final/healthfc/{row['lang']}/{row['model']}/{row['system']}")
-        return self.layout.under(f"final/clinifact/{row['model']}")
+        return self.layout.under(f"final/{row['dataset']}/{row['model']}")
 
     def healthfc_final_options(self, lang: str, model: str, system: str) -> HealthFCFinalOptions:
         """A HealthFC row's final model: each member's run as the row's cross-validation has it (nothing kept there: the
@@ -366,19 +421,18 @@ class ExperimentsPlan(ModelsPlan):
             inputs.update({f"oof_{m}": files(m, "predictions.jsonl") for m in members})
         return inputs
 
-    def clinifact_final_options(self, model: str) -> CliniFactFinalOptions:
-        """A CliniFact row's final model: each member's run as the row trains it, and its ensemble."""
-        members = self.clinifact_members(ensembling_system().name, model)
-        runs = [self.clinifact_experiment_options(m).replace(checkpoint_dir=None) for m in members]
+    def pairs_final_options(self, dataset: str, model: str) -> PairsFinalOptions:
+        """A pairs dataset's row's final model: each member's run as the row trains it, and its ensemble."""
+        members = self.ensemble_members(model) if self.is_ensemble(model) else [model]
+        runs = [self.pairs_experiment_options(dataset, m).replace(checkpoint_dir=None) for m in members]
         options = {"row": model, "members": members, "runs": runs, "ensemble": self.ensemble_options(model) if self.is_ensemble(model) else None}
-        return typed(CliniFactFinalOptions, options, f"experiments.final[clinifact/{model}]")
+        return typed(PairsFinalOptions, options, f"experiments.final[{dataset}/{model}]")
 
-    def clinifact_final_inputs(self, model: str) -> dict[str, object]:
+    def pairs_final_inputs(self, dataset: str, model: str) -> dict[str, object]:
         """The splits, the row's scores and, for a stack, its members' inner cross-validation predictions."""
-        spec = ensembling_system()
-        inputs: dict[str, object] = {**self.clinifact_split_inputs(), "scores": f"{spec.run_dir(self.layout.experiments, model)}/scores.json"}
+        inputs: dict[str, object] = {**self.pairs_split_inputs(dataset), "scores": f"{self.pairs_run_dir(dataset, model)}/scores.json"}
         if self.is_stacked(model):
-            inputs.update({f"oof_{m}": f"{self.clinifact_inner_cv_dir(m)}/predictions.jsonl" for m in self.ensemble_members(model)})
+            inputs.update({f"oof_{m}": f"{self.pairs_inner_cv_dir(dataset, m)}/predictions.jsonl" for m in self.ensemble_members(model)})
         return inputs
 
     def final_resources(self, rule: str, model: str) -> dict[str, int]:
@@ -403,9 +457,10 @@ class CliniFactBuilders:
 
 # each system of medfc.experiments.clinifact_systems.CLINIFACT_SYSTEMS (a test keeps the two equal)
 CLINIFACT_BUILDERS: dict[str, CliniFactBuilders] = {
-    "discriminative": CliniFactBuilders(ExperimentsPlan.clinifact_experiment_options, ExperimentsPlan.clinifact_split_inputs),
+    "discriminative": CliniFactBuilders(lambda plan, model: plan.pairs_experiment_options("clinifact", model),
+                                        lambda plan: plan.pairs_split_inputs("clinifact")),
     "zero_shot": CliniFactBuilders(ExperimentsPlan.clinifact_zero_shot_options, ExperimentsPlan.clinifact_zero_shot_inputs),
-    "fine_tuned": CliniFactBuilders(ExperimentsPlan.clinifact_fine_tune_options, ExperimentsPlan.clinifact_split_inputs),
+    "fine_tuned": CliniFactBuilders(ExperimentsPlan.clinifact_fine_tune_options, lambda plan: plan.pairs_split_inputs("clinifact")),
 }
 
 
@@ -442,34 +497,57 @@ def _local_model(spec: CliniFactSystem) -> Callable[[Config], bool] | None:
 
 
 def clinifact_jobs(spec: CliniFactSystem) -> list[JobSpec]:
-    """The rules of one CliniFact system (its record's): its runs, their scores, its ensembles and its members'
-    inner cross-validations."""
+    """The rules of one CliniFact system of its own (not the pairs path's): its runs and their scores."""
     model = ("model",)
     build = CLINIFACT_BUILDERS[spec.name]
-    specs = [
+    return [
         JobSpec(spec.rule, spec.placement, model, options=call(build.options, "model"), inputs=call(build.inputs),
                 resources=model_resources(spec.rule), local_model=_local_model(spec),
-                planned=lambda plan: unique({"model": m} for r in _clinifact_runs(plan, spec.name)
-                                            for m in plan.clinifact_members(spec.name, r["model"]))),
-        JobSpec(spec.score_rule, "light", model, options=call(ExperimentsPlan.clinifact_score_options, args=(spec.name,)),
-                options_class=CliniFactScoreOptions,
                 planned=lambda plan: unique({"model": r["model"]} for r in _clinifact_runs(plan, spec.name))),
+        JobSpec(spec.score_rule, "light", model, options=call(ExperimentsPlan.pairs_score_options, args=(spec.name, "clinifact")),
+                options_class=PairsScoreOptions, planned=lambda plan: unique({"model": r["model"]} for r in _clinifact_runs(plan, spec.name))),
     ]
-    if spec.ensemble_rule:
-        specs.append(JobSpec(spec.ensemble_rule, "light", model, options=call(ExperimentsPlan.ensemble_options, "model"),
-                             inputs=call(ExperimentsPlan.clinifact_ensemble_inputs, "model"),
-                             planned=lambda plan: unique({"model": r["model"]} for r in _clinifact_runs(plan, spec.name)
-                                                         if plan.is_ensemble(r["model"]))))
-    if spec.inner_cv_rule:
-        specs.append(JobSpec(spec.inner_cv_rule, "compute", model, options=call(ExperimentsPlan.clinifact_inner_cv_options, "model"),
-                             inputs=call(ExperimentsPlan.clinifact_inner_cv_inputs), resources=model_resources(spec.inner_cv_rule),
-                             planned=lambda plan: unique({"model": m} for m in plan.clinifact_inner_models())))
-    return specs
+
+
+PAIRS = ("dataset", "model")
+
+
+def _pairs_runs(plan: Plan) -> list[dict[str, str]]:
+    """Every planned run of the pairs path as its wildcards (CliniFact's discriminative system, each declared dataset)."""
+    if not plan.stage_enabled("experiments"):
+        return []
+    return [{"dataset": d, "model": r["model"]} for d in plan.pair_datasets() for r in plan.pairs_runs(d)]
+
+
+def pairs_jobs() -> list[JobSpec]:
+    """The rules of the one discriminative path (:mod:`medfc.experiments.pairs`), one job per dataset and model: its
+    runs (an ensemble's members), their scores, the ensembles and the stacked members' inner cross-validations."""
+    spec = ensembling_system()
+    return [
+        JobSpec(spec.rule, spec.placement, PAIRS, options=call(ExperimentsPlan.pairs_experiment_options, *PAIRS),
+                inputs=call(ExperimentsPlan.pairs_split_inputs, "dataset"), resources=model_resources(spec.rule),
+                planned=lambda plan: unique({"dataset": r["dataset"], "model": m} for r in _pairs_runs(plan) for m in _members(plan, r["model"]))),
+        JobSpec(spec.score_rule, "light", PAIRS, options=call(ExperimentsPlan.pairs_score_options, "dataset", args=(spec.name,)),
+                options_class=PairsScoreOptions, planned=lambda plan: unique(_pairs_runs(plan))),
+        JobSpec(spec.ensemble_rule, "light", PAIRS, options=call(ExperimentsPlan.ensemble_options, "model"),
+                inputs=call(ExperimentsPlan.pairs_ensemble_inputs, *PAIRS),
+                planned=lambda plan: unique(r for r in _pairs_runs(plan) if plan.is_ensemble(r["model"]))),
+        JobSpec(spec.inner_cv_rule, "compute", PAIRS, options=call(ExperimentsPlan.pairs_inner_cv_options, *PAIRS),
+                inputs=call(ExperimentsPlan.pairs_inner_cv_inputs, "dataset"), resources=model_resources(spec.inner_cv_rule),
+                planned=lambda plan: unique({"dataset": d, "model": m} for d in plan.pair_datasets()
+                                            for m in (plan.pairs_inner_models(d) if _pairs_runs(plan) else []))),
+    ]
 
 
 def _final(dataset: str, axes: tuple[str, ...]) -> Callable[[Plan], list[dict[str, str]]]:
     """The final models of one dataset's rows (``experiments.final``), by the rule's wildcards ``axes``."""
     return lambda plan: unique({a: r[a] for a in axes} for r in plan.final_rows() if r["dataset"] == dataset) if plan.stage_enabled("experiments") else []
+
+
+def _pairs_final(plan: Plan) -> list[dict[str, str]]:
+    """The final models of the pairs datasets' rows (``experiments.final``)."""
+    return unique({"dataset": r["dataset"], "model": r["model"]} for r in plan.final_rows() if r["dataset"] != "healthfc") \
+        if plan.stage_enabled("experiments") else []
 
 
 def experiment_jobs() -> list[JobSpec]:
@@ -490,11 +568,12 @@ def experiment_jobs() -> list[JobSpec]:
                 planned=lambda plan: unique(_healthfc_run(r) for r in (plan.healthfc_inner_runs() if _healthfc_runs(plan) else []))),
         JobSpec("healthfc_score", "light", HFC_RUN, options=call(ExperimentsPlan.healthfc_score_options, "lang", "system"),
                 options_class=HealthFCScoreOptions, planned=lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan))),
-        *(job for spec in CLINIFACT_SYSTEMS.values() for job in clinifact_jobs(spec)),
+        *pairs_jobs(),
+        *(job for spec in CLINIFACT_SYSTEMS.values() if not spec.pairs for job in clinifact_jobs(spec)),
         JobSpec("healthfc_final", "compute", ("lang", "model", "system"), options=call(ExperimentsPlan.healthfc_final_options, "lang", "model", "system"),
                 inputs=call(ExperimentsPlan.healthfc_final_inputs, "lang", "model", "system"),
                 resources=lambda plan, w: plan.final_resources("healthfc_experiment", w["model"]), planned=_final("healthfc", ("lang", "model", "system"))),
-        JobSpec("clinifact_final", "compute", ("model",), options=call(ExperimentsPlan.clinifact_final_options, "model"),
-                inputs=call(ExperimentsPlan.clinifact_final_inputs, "model"),
-                resources=lambda plan, w: plan.final_resources("clinifact_experiment", w["model"]), planned=_final("clinifact", ("model",))),
+        JobSpec("pairs_final", "compute", PAIRS, options=call(ExperimentsPlan.pairs_final_options, *PAIRS),
+                inputs=call(ExperimentsPlan.pairs_final_inputs, *PAIRS),
+                resources=lambda plan, w: plan.final_resources(ensembling_system().rule, w["model"]), planned=_pairs_final),
     ]

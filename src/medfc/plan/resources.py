@@ -4,14 +4,14 @@ and size of its model: plain functions of the validated config, called by the ru
 
 Every training and inference job is one row of ``experiments.resources`` (:data:`ROWS`):
 
-- a HealthFC or discriminative CliniFact job (rules ``healthfc_experiment``, ``clinifact_experiment``)
+- a HealthFC or discriminative CliniFact job (rules ``healthfc_experiment``, ``pairs_experiment``)
   takes its model kind's row: ``tfidf``, ``gbm``, ``frozen``, or, for a fine-tuned encoder, ``encoder``
   or ``encoder_large`` (a kind's row is its ``kind``, sized when it declares ``gpu``:
   :data:`medfc.experiments.options.MODEL_CONFIGS`);
 - a zero-shot job (``clinifact_zero_shot``) with the transformers backend takes ``llm`` or
   ``llm_large``; one through an OpenAI-compatible server takes ``server``;
 - a LoRA fine-tuning job (``clinifact_fine_tune``) takes ``lora`` or ``lora_large``;
-- a stacked ensemble's member's inner cross-validation (``healthfc_inner_cv``, ``clinifact_inner_cv``) takes
+- a stacked ensemble's member's inner cross-validation (``healthfc_inner_cv``, ``pairs_inner_cv``) takes
   its run's row, ``experiments.stacking.inner_folds`` times the runtime.
 
 A CliniFact system's record (:data:`medfc.experiments.clinifact_systems.CLINIFACT_SYSTEMS`) says which of

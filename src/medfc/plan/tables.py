@@ -14,7 +14,7 @@ from medfc.figures.options import Fig3Options
 from medfc.plan.experiments import CliniFactRun, ExperimentsPlan, HealthFCRun
 from medfc.plan.jobs import JobSpec, call, one_job
 from medfc.tables.errors import ErrorsOptions
-from medfc.tables.options import TABLE_OPTIONS
+from medfc.tables.options import TABLE_OPTIONS, DatasetTableOptions
 
 if TYPE_CHECKING:
     from medfc.plan import Plan
@@ -60,6 +60,23 @@ class TablesPlan(ExperimentsPlan):
     def table_options(self, table: str) -> dict[str, object]:
         entries = self.table_runs(table).entries
         return {"entries": entries, "scale": self.config["experiments"]["scale"], **TABLE_SPECS[table].options(self, entries)}
+
+    def dataset_table_inputs(self, dataset: str) -> dict[str, object]:
+        """A declared dataset's table: its runs' scores and what each stacked run chose (its ``info.json``)."""
+        runs = self.pairs_runs(dataset)
+        return {"scores": [f"{r['dir']}/scores.json" for r in runs],
+                "infos": [f"{r['dir']}/info.json" for r in runs if self.is_stacked(r["model"])]}
+
+    def dataset_table_options(self, dataset: str) -> dict[str, object]:
+        return {"dataset": dataset, "title": self.dataset_title(dataset),
+                "entries": [{"model": r["model"], "system": r["system"]} for r in self.pairs_runs(dataset)],
+                "scale": self.config["experiments"]["scale"]}
+
+    def dataset_tables(self) -> list[str]:
+        """The declared datasets' tables the run makes (``<tables>/<dataset>_table.csv``)."""
+        if not self.stage_enabled("experiments"):
+            return []
+        return [f"{self.layout.tables}/{d}_table.csv" for d in self.dataset_names() if self.pairs_runs(d)]
 
     # ------------------------------------------------------------------------------------ Fig. 3
     def clinifact_fig3_runs(self) -> tuple[list[CliniFactRun], list[str]]:
@@ -112,18 +129,25 @@ class TablesPlan(ExperimentsPlan):
         if runs := self.healthfc_runs():
             inputs["healthfc"] = [f"{self.healthfc_run_dir(r)}/predictions.jsonl" for r in runs]
             inputs["dataset"] = self.layout.under("healthfc/dataset/healthfc.jsonl")
-        if cf := self.clinifact_runs():
-            inputs["clinifact"] = [f"{r['dir']}/predictions.jsonl" for r in cf]
-            inputs["pairs"] = f"{self.clinifact_pairs_dir}/test_set.csv"
+        for d, runs in self._error_pairs():
+            inputs[d] = [f"{r['dir']}/predictions.jsonl" for r in runs]
+            inputs[f"{d}_test"] = self.pairs_split_inputs(d)["test"]
         return inputs
 
+    def _error_pairs(self) -> list[tuple[str, list[CliniFactRun]]]:
+        """(dataset, its runs) of each pairs dataset with runs, CliniFact's every system's."""
+        out = [(d, self.dataset_runs(d)) for d in self.pair_datasets()]
+        return [(d, runs) for d, runs in out if runs]
+
     def error_browser_options(self) -> dict[str, object]:
-        return {"healthfc": [dict(r) for r in self.healthfc_runs()], "clinifact": self.clinifact_table_entries(),
-                "scale": self.config["experiments"]["scale"]}
+        sections = [{"title": f"{self.dataset_title(d)} (test split)",
+                     "data": self.pairs_data(d), "entries": [{"model": r["model"], "system": r["system"]} for r in runs]}
+                    for d, runs in self._error_pairs()]
+        return {"healthfc": [dict(r) for r in self.healthfc_runs()], "pairs": sections, "scale": self.config["experiments"]["scale"]}
 
     def error_browser_planned(self) -> bool:
         """Whether the run writes the error browser: the experiments stage with a run of either dataset."""
-        return self.stage_enabled("experiments") and bool(self.healthfc_runs() or self.clinifact_runs())
+        return self.stage_enabled("experiments") and bool(self.healthfc_runs() or self._error_pairs())
 
     # ----------------------------------------------------------------------------------- targets
     def experiment_targets(self) -> list[str]:
@@ -133,7 +157,9 @@ class TablesPlan(ExperimentsPlan):
         cf = self.clinifact_runs()
         for r in cf:
             targets += [f"{r['dir']}/predictions.jsonl", f"{r['dir']}/scores.json"]
-        targets += [f"{self.layout.tables}/{t}.csv" for t in planned_tables(self)]
+        targets += [f"{self.layout.tables}/{t}.csv" for t in planned_tables(self)] + self.dataset_tables()
+        for d in self.dataset_names():
+            targets += [f"{r['dir']}/scores.json" for r in self.pairs_runs(d)]
         if cf:
             targets.append(f"{self.layout.figures}/clinifact_fig3.png")
         if self.error_browser_planned():
@@ -160,7 +186,7 @@ def healthfc_time_runs(plan: TablesPlan) -> TableRuns:
 
 
 def clinifact_time_runs(plan: TablesPlan) -> TableRuns:
-    inner = plan.clinifact_inner_models()
+    inner = plan.pairs_inner_models("clinifact")
     runs: list[CliniFactRun] = plan.clinifact_runs()
     files = [r["benchmark"] for r in runs] + [f"{plan.layout.experiment_timings}/inner_cv/clinifact/{m}.tsv" for m in inner]
     return TableRuns("benchmarks", files, plan.clinifact_table_entries() + [{"model": f"{m}{INNER_CV_ROW}", "system": "discriminative"}
@@ -223,6 +249,10 @@ def report_jobs() -> list[JobSpec]:
         JobSpec("table", "light", ("table",), options=call(TablesPlan.table_options, "table"),
                 options_class=lambda w: TABLE_OPTIONS[w["table"]], inputs=call(TablesPlan.table_inputs, "table"),
                 planned=lambda plan: [{"table": t} for t in planned_tables(plan)] if plan.stage_enabled("experiments") else []),
+        JobSpec("dataset_table", "light", ("dataset",), options=call(TablesPlan.dataset_table_options, "dataset"),
+                options_class=DatasetTableOptions, inputs=call(TablesPlan.dataset_table_inputs, "dataset"),
+                planned=lambda plan: [{"dataset": d} for d in plan.dataset_names() if plan.pairs_runs(d)]
+                if plan.stage_enabled("experiments") else []),
         JobSpec("clinifact_fig3", "light", options=call(TablesPlan.clinifact_fig3_options), options_class=Fig3Options,
                 inputs=call(TablesPlan.clinifact_fig3_inputs), planned=one_job(_fig3_planned)),
         JobSpec("error_browser", "light", options=call(TablesPlan.error_browser_options), options_class=ErrorsOptions,

@@ -32,10 +32,13 @@ class HealthFCScoreOptions(Options):
 
 
 @dataclass(frozen=True)
-class CliniFactScoreOptions(Options):
-    """The system (``discriminative`` or ``zero_shot``); the test split is scored. ``n_resamples`` and
-    ``seed`` (``scoring.bootstrap``) make the bootstrap intervals of accuracy and macro-F1."""
+class PairsScoreOptions(Options):
+    """A pairs dataset's run (CliniFact's or a declared dataset's): the dataset, its classes, the system
+    (``discriminative``, ``zero_shot``, ``fine_tuned``); the test split is scored. ``n_resamples`` and ``seed``
+    (``scoring.bootstrap``) make the bootstrap intervals of accuracy and macro-F1."""
 
+    dataset: str
+    classes: tuple[str, ...]
     system: str
     n_resamples: int
     seed: int

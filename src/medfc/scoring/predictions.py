@@ -125,15 +125,15 @@ def score_healthfc(records: Sequence[Mapping[str, object]], system: str, *, labe
     return out
 
 
-def score_clinifact(records: Sequence[Mapping[str, object]], system: str, split: str = "test", *,
-                    n_resamples: int, seed: int) -> dict[str, object]:
-    """Accuracy and macro / per-class P/R/F1 of one CliniFact prediction file on ``split`` (the
+def score_pairs(records: Sequence[Mapping[str, object]], system: str, split: str = "test", *, dataset: str = "clinifact",
+                classes: Sequence[str] = CLINIFACT_LABELS, n_resamples: int, seed: int) -> dict[str, object]:
+    """Accuracy and macro / per-class P/R/F1 over ``classes`` of one pairs dataset's prediction file on ``split`` (the
     records of that split; a missing prediction counts as wrong), and under ``ci`` the 95% percentile
     bootstrap intervals of accuracy and macro-F1 (:func:`classification.bootstrap_intervals`)."""
     recs = [r for r in records if r.get("split", split) == split]
     scored = [r for r in recs if r.get("pred_label") is not None]
     gold = [str(r["label"]) for r in recs]
     pred = [str(r["pred_label"]) if r.get("pred_label") is not None else "<none>" for r in recs]
-    return {"kind": "clinifact", "system": system, "split": split, "n": len(recs), "n_no_prediction": len(recs) - len(scored),
-            **classification.classification_scores(gold, pred, CLINIFACT_LABELS),
-            "ci": classification.bootstrap_intervals(gold, pred, CLINIFACT_LABELS, n_resamples=n_resamples, seed=seed)}
+    return {"kind": dataset, "system": system, "split": split, "n": len(recs), "n_no_prediction": len(recs) - len(scored),
+            **classification.classification_scores(gold, pred, list(classes)),
+            "ci": classification.bootstrap_intervals(gold, pred, list(classes), n_resamples=n_resamples, seed=seed)}

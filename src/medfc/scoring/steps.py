@@ -13,8 +13,8 @@ import logging
 from medfc.common.io import write_json
 from medfc.common.stepfiles import StepFiles
 from medfc.common.report import SkipReport
-from medfc.scoring.options import CliniFactScoreOptions, HealthFCScoreOptions
-from medfc.scoring.predictions import read_predictions, score_clinifact, score_healthfc, sentence_counts
+from medfc.scoring.options import PairsScoreOptions, HealthFCScoreOptions
+from medfc.scoring.predictions import read_predictions, score_pairs, score_healthfc, sentence_counts
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +37,8 @@ def healthfc(inputs: StepFiles, outputs: StepFiles, options: HealthFCScoreOption
     return _write(scores, report, outputs)
 
 
-def clinifact(inputs: StepFiles, outputs: StepFiles, options: CliniFactScoreOptions) -> dict[str, object]:
-    """``predictions`` → ``scores`` (JSON, test split) + ``report``."""
-    report = SkipReport(f"scoring.clinifact.{options.system}")
-    return _write(score_clinifact(read_predictions(inputs["predictions"], report), options.system,
-                                  n_resamples=options.n_resamples, seed=options.seed), report, outputs)
+def pairs(inputs: StepFiles, outputs: StepFiles, options: PairsScoreOptions) -> dict[str, object]:
+    """A pairs dataset's ``predictions`` → ``scores`` (JSON, test split) + ``report``."""
+    report = SkipReport(f"scoring.{options.dataset}.{options.system}")
+    return _write(score_pairs(read_predictions(inputs["predictions"], report), options.system, dataset=options.dataset,
+                              classes=options.classes, n_resamples=options.n_resamples, seed=options.seed), report, outputs)

@@ -17,7 +17,7 @@ one dataset's part of the page's data; :func:`page` embeds that data as JSON in 
 Same inputs, same bytes: every list is in a fixed order and the JSON's keys are sorted. The rule's step is
 :func:`write_error_browser`, its options :class:`ErrorsOptions`; the module imports only the standard library at
 its top (the plan reads it when Snakemake plans the DAG), the step reads the CliniFact pairs as the runs do
-(:func:`medfc.experiments.clinifact_data.load_pairs`).
+(:func:`medfc.experiments.pairs.load_pairs`).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Any, Literal
 from medfc.common.labels import CLINIFACT_LABELS, LOE_LABELS, VERACITY_LABELS
 from medfc.common.options import Options
 from medfc.common.stepfiles import StepFiles
+from medfc.experiments.options import PairData
 from medfc.experiments.systems import SYSTEMS
 from medfc.experiments.systems import system as system_spec
 from medfc.tables.errors_page import PAGE_TEMPLATE
@@ -43,13 +44,24 @@ Run = tuple[Mapping[str, Any], Sequence[Record]]  # one prediction file: its ent
 
 
 @dataclass(frozen=True)
+class PairsSection(Options):
+    """One pairs dataset's part of the page (CliniFact's, a declared dataset's): its name, title, how its test split
+    is read (:class:`~medfc.experiments.options.PairData`) and one entry per prediction file (``model``, ``system``)."""
+
+    title: str
+    data: PairData
+    entries: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
 class ErrorsOptions(Options):
-    """The error browser's (rule ``error_browser``): one entry per prediction file of each dataset, in its input
-    order (HealthFC: ``lang``, ``model``, ``system``, ``fold``; CliniFact: ``model``, ``system``), and the run's
-    scale (``experiments.scale``). A light module: the plan builds these when Snakemake plans the DAG."""
+    """The error browser's (rule ``error_browser``): one entry per prediction file of HealthFC, in its input order
+    (``lang``, ``model``, ``system``, ``fold``), each pairs dataset's section (its inputs ``<dataset>``, the prediction
+    files, and ``<dataset>_test``, its test split), and the run's scale (``experiments.scale``). A light module: the
+    plan builds these when Snakemake plans the DAG."""
 
     healthfc: tuple[dict[str, Any], ...]
-    clinifact: tuple[dict[str, Any], ...]
+    pairs: tuple[PairsSection, ...]
     scale: Literal["smoke", "cpu", "paper"]
 
 
@@ -182,10 +194,11 @@ def healthfc_section(runs: Sequence[Run], claims: Iterable[Record], pool: Pool, 
             "items": items, "docs": docs, "rows": _encode_rows(rows, labels, item_of, evidence, declared)}
 
 
-def clinifact_section(runs: Sequence[Run], pairs: Iterable[Any], unmatched: Unmatched) -> dict[str, Any] | None:
-    """CliniFact's part of the page: ``runs`` (each model's predictions; their test split) and the test split's
-    ``pairs`` (:class:`medfc.experiments.clinifact_data.Pair`: id, claim, title, abstract, label); None without runs.
-    A pair's evidence is its whole abstract, which every row reads."""
+def pairs_section(runs: Sequence[Run], pairs: Iterable[Any], unmatched: Unmatched, name: str = "clinifact",
+                  title: str = "CliniFact (test split)", classes: Sequence[str] = CLINIFACT_LABELS) -> dict[str, Any] | None:
+    """A pairs dataset's part of the page: ``runs`` (each model's predictions; their test split) and the test split's
+    ``pairs`` (:class:`medfc.experiments.pairs.Pair`: id, claim, title, text, label) over ``classes``; None without
+    runs. A pair's evidence is its whole text, which every row reads."""
     if not runs:
         return None
     pairs = list(pairs)
@@ -199,16 +212,19 @@ def clinifact_section(runs: Sequence[Run], pairs: Iterable[Any], unmatched: Unma
         key = doc_of.setdefault((p.title, p.abstract), f"a{len(doc_of)}")
         docs.setdefault(key, {"title": p.title, "text": p.abstract})
         items.append({"id": str(p.id), "label": str(p.label or ""), "doc": key, "text": {"": p.claim}, "gold": None})
-    labels = ordered_labels(CLINIFACT_LABELS, {*_seen_labels(rows), *CLINIFACT_LABELS})
-    return {"key": "clinifact", "title": "CliniFact (test split)", "unit": "pair", "kind": "abstract", "langs": [""], "labels": labels,
-            "items": items, "docs": docs, "rows": _encode_rows(rows, labels, item_of, lambda r: (None, None), lambda entry: CLINIFACT_LABELS)}
+    labels = ordered_labels(list(classes), {*_seen_labels(rows), *classes})
+    return {"key": name, "title": title, "unit": "pair", "kind": "abstract", "langs": [""], "labels": labels,
+            "items": items, "docs": docs, "rows": _encode_rows(rows, labels, item_of, lambda r: (None, None), lambda entry: list(classes))}
 
 
-def page_data(healthfc: Sequence[Run], claims: Iterable[Record], clinifact: Sequence[Run], pairs: Iterable[Any],
+def page_data(healthfc: Sequence[Run], claims: Iterable[Record], pairs: Sequence[tuple[PairsSection, Sequence[Run], Iterable[Any]]],
               scale: str) -> tuple[dict[str, Any], dict[str, int]]:
-    """The page's data (both datasets, the shared texts) and the predictions left out, counted by reason."""
+    """The page's data (HealthFC's and each pairs dataset's sections: ``(its options, its runs, its test pairs)``, the
+    shared texts) and the predictions left out, counted by reason."""
     pool, unmatched = Pool(), Unmatched()
-    sections = healthfc_section(healthfc, claims, pool, unmatched), clinifact_section(clinifact, pairs, unmatched)
+    sections = [healthfc_section(healthfc, claims, pool, unmatched),
+                *(pairs_section(runs, test, unmatched, section.data.dataset, section.title, section.data.classes)
+                  for section, runs, test in pairs)]
     datasets = [d for d in sections if d is not None]
     return {"datasets": datasets, "texts": pool.texts, "scale": scale}, dict(sorted(unmatched.counts.items()))
 
@@ -242,16 +258,19 @@ def _runs(entries: Sequence[Mapping[str, Any]], files: Sequence[str], what: str)
 
 
 def error_page(healthfc: Sequence[Mapping[str, Any]], healthfc_files: Sequence[str], dataset: str | None,
-               clinifact: Sequence[Mapping[str, Any]], clinifact_files: Sequence[str], pairs: str | None,
-               scale: str) -> tuple[str, dict[str, int]]:
-    """The page from the prediction files (one per entry, in order), the HealthFC ``dataset`` (JSONL) and the CliniFact
-    test ``pairs`` (CSV), and what it holds: claims, pairs, predictions, and the predictions left out by reason."""
+               pairs: Sequence[tuple[PairsSection, Sequence[str], str | None]], scale: str) -> tuple[str, dict[str, int]]:
+    """The page from the prediction files (one per entry, in order), the HealthFC ``dataset`` (JSONL) and each pairs
+    dataset's (its section, its prediction files, its test split), and what it holds: claims, pairs, predictions, and
+    the predictions left out by reason."""
     from medfc.common.io import read_jsonl
-    from medfc.experiments.clinifact_data import load_pairs
+    from medfc.experiments.pairs import load_pairs
 
-    hfc_runs, cf_runs = _runs(healthfc, healthfc_files, "HealthFC"), _runs(clinifact, clinifact_files, "CliniFact")
-    data, left_out = page_data(hfc_runs, read_jsonl(dataset) if hfc_runs and dataset else [],
-                               cf_runs, load_pairs(pairs) if cf_runs and pairs else [], scale)
+    hfc_runs = _runs(healthfc, healthfc_files, "HealthFC")
+    sections = []
+    for section, files, test in pairs:
+        runs = _runs(section.entries, files, section.title)
+        sections.append((section, runs, load_pairs(test, data=section.data) if runs and test else []))
+    data, left_out = page_data(hfc_runs, read_jsonl(dataset) if hfc_runs and dataset else [], sections, scale)
     counts = {f"{d['key']}_items": len(d["items"]) for d in data["datasets"]}
     counts["predictions"] = sum(len(row["preds"]) for d in data["datasets"] for row in d["rows"])
     counts.update({f"left out: {reason}": n for reason, n in left_out.items()})
@@ -259,13 +278,13 @@ def error_page(healthfc: Sequence[Mapping[str, Any]], healthfc_files: Sequence[s
 
 
 def write_error_browser(inputs: StepFiles, outputs: StepFiles, options: ErrorsOptions) -> dict[str, int]:
-    """The ``error_browser`` rule's step: the page (``html``) from every row's ``healthfc`` and ``clinifact``
-    predictions, in the order of ``options.healthfc`` and ``options.clinifact``, with the texts of the HealthFC
-    ``dataset`` and the CliniFact test ``pairs``."""
+    """The ``error_browser`` rule's step: the page (``html``) from every row's ``healthfc`` predictions and each pairs
+    dataset's ``<dataset>`` predictions, in the order of the options' entries, with the texts of the HealthFC
+    ``dataset`` and each pairs dataset's test split ``<dataset>_test``."""
     from medfc.common.io import atomic_write, input_paths
 
-    text, counts = error_page(options.healthfc, input_paths(inputs, "healthfc"), _one(inputs, "dataset"),
-                              options.clinifact, input_paths(inputs, "clinifact"), _one(inputs, "pairs"), options.scale)
+    pairs = [(s, input_paths(inputs, s.data.dataset), _one(inputs, f"{s.data.dataset}_test")) for s in options.pairs]
+    text, counts = error_page(options.healthfc, input_paths(inputs, "healthfc"), _one(inputs, "dataset"), pairs, options.scale)
     atomic_write(outputs["html"], text)
     left = {k: v for k, v in counts.items() if k.startswith("left out")}
     if left:

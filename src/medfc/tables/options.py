@@ -20,6 +20,16 @@ class TableOptions(Options):
 
 
 @dataclass(frozen=True)
+class DatasetTableOptions(Options):
+    """A declared dataset's table: the dataset, its name in the caption, its runs and their scale."""
+
+    dataset: str
+    title: str
+    entries: tuple[dict[str, Any], ...]
+    scale: Literal["smoke", "cpu", "paper"]
+
+
+@dataclass(frozen=True)
 class SignificanceOptions(Options):
     """The runs, the configured pairs of systems and the ``scoring`` keys of the tests."""
 

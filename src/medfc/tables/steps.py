@@ -21,8 +21,8 @@ import pandas as pd
 from medfc.common.io import input_paths, table_stem, write_table
 from medfc.common.latex import LatexTable
 from medfc.common.stepfiles import StepFiles
-from medfc.tables import clinifact, healthfc, times
-from medfc.tables.options import SignificanceOptions, TableOptions, TimesOptions
+from medfc.tables import clinifact, datasets, healthfc, times
+from medfc.tables.options import DatasetTableOptions, SignificanceOptions, TableOptions, TimesOptions
 from medfc.tables.papers import paper_numbers
 
 log = logging.getLogger(__name__)
@@ -119,6 +119,13 @@ def clinifact_significance(inputs: StepFiles, outputs: StepFiles, options: Table
     df = clinifact.significance(input_paths(inputs, "predictions"), options.entries)
     return _write(df, outputs, "CliniFact: McNemar–Bowker between systems on the test pairs. " + SCALES[options.scale],
                   clinifact.significance_latex(df, options.scale))
+
+
+def dataset_table(inputs: StepFiles, outputs: StepFiles, options: DatasetTableOptions) -> dict[str, int]:
+    """A declared dataset's table from every model's ``scores``."""
+    df, latex = datasets.scores_table(input_paths(inputs, "scores"), options.entries, options.dataset, options.title, options.scale,
+                                      _infos(inputs))
+    return _write(df, outputs, latex.caption + " " + SCALES[options.scale], latex)
 
 
 TIMES_CAPTION = ("Wall and CPU seconds of each row's jobs (Snakemake's benchmark files, <results_dir>/timings/experiments), summed "

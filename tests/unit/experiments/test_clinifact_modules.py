@@ -1,5 +1,5 @@
-"""The CliniFact runners share what they share through lower modules: the pairs, records and scores
-(``clinifact_data``), the prompt and the scoring of its options (``clinifact_prompts``). No runner module
+"""The CliniFact generative runners share what they share through lower modules: the pairs, records and scores
+of the one discriminative path (``pairs``), the prompt and the scoring of its options (``clinifact_prompts``). No runner module
 imports another (imports inside functions too), and none of them or the shared modules imports a private name of
 another module."""
 
@@ -12,8 +12,8 @@ import pytest
 
 EXPERIMENTS = Path(__file__).resolve().parents[3] / "src" / "medfc" / "experiments"
 PACKAGE = "medfc.experiments"
-RUNNERS = ("clinifact", "clinifact_zero_shot", "clinifact_finetune")
-SHARED = ("clinifact_data", "clinifact_prompts")
+RUNNERS = ("clinifact_zero_shot", "clinifact_finetune")
+SHARED = ("pairs", "clinifact_prompts")
 
 
 def runner_modules() -> dict[str, Path]:
@@ -68,7 +68,7 @@ def test_the_shared_modules_import_no_runner():
 
 
 def test_an_import_of_a_runner_is_found_in_each_form():
-    target = f"{PACKAGE}.clinifact"
-    assert names_module(PACKAGE, "clinifact", target) and names_module(target, "run_discriminative", target)
+    target = f"{PACKAGE}.clinifact_zero_shot"
+    assert names_module(PACKAGE, "clinifact_zero_shot", target) and names_module(target, "run_zero_shot", target)
     assert names_module(target, None, target)
-    assert not names_module(f"{PACKAGE}.clinifact_data", "load_pairs", target) and not names_module(PACKAGE, "clinifact_data", target)
+    assert not names_module(f"{PACKAGE}.pairs", "load_pairs", target) and not names_module(PACKAGE, "pairs", target)

@@ -10,11 +10,11 @@ import pytest
 from transformers import AutoTokenizer
 
 from medfc.common.report import SkipReport
-from medfc.experiments import clinifact as CF
-from medfc.experiments import clinifact_data as CD
+from medfc.experiments import pairs as CF
+from medfc.experiments import pairs as CD
 from medfc.experiments import clinifact_prompts as CP
 from medfc.experiments import clinifact_zero_shot as ZS
-from medfc.experiments.options import CliniFactTrainOptions, ZeroShotOptions
+from medfc.experiments.options import CLINIFACT_PAIRS, PairsTrainOptions, ZeroShotOptions
 from medfc.llm.local import TransformersLM
 from tests.helpers.config import section
 from tests.helpers.http_servers import reply_json
@@ -41,8 +41,8 @@ def test_load_pairs_maps_codes_and_skips_bad_rows(clinifact_data, tmp_path):
 
 
 def test_discriminative_trims_abstract_start_and_predicts_test(clinifact_data, train_cfg, tmp_path):
-    options = CliniFactTrainOptions(train_cfg.replace(epochs=2), include_title=True, predict_splits=("test",), checkpoint_dir=str(tmp_path / "ck"))
-    records, info = CF.run_discriminative(clinifact_data["train"], clinifact_data["validation"], clinifact_data["test"], options)
+    options = PairsTrainOptions(CLINIFACT_PAIRS, train_cfg.replace(epochs=2), include_title=True, predict_splits=("test",), checkpoint_dir=str(tmp_path / "ck"))
+    records, info = CF.run_discriminative(clinifact_data, options)
     test = CD.load_pairs(clinifact_data["test"])
     assert [r["id"] for r in records] == [p.id for p in test]
     assert {r["split"] for r in records} == {"test"}

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from medfc.experiments import clinifact_data as CD
+from medfc.experiments import pairs as CD
 from medfc.experiments import clinifact_prompts as CP
 from medfc.experiments import clinifact_zero_shot as ZS
 from medfc.experiments import clinifact_finetune as FT

@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 
 from medfc.common.options import OptionsError
-from medfc.experiments import clinifact as CF
-from medfc.experiments import clinifact_data as CD
+from medfc.experiments import pairs as CF
+from medfc.experiments import pairs as CD
 from medfc.experiments import healthfc as H
 from medfc.experiments.embeddings import EmbeddingStore, EmbedStats, Recipe, text_digest
 from medfc.experiments.examples import Example
 from medfc.experiments.frozen import FrozenModel, evidence_text
 from medfc.experiments.models import build_model
-from medfc.experiments.options import CliniFactTrainOptions, FrozenOptions
+from medfc.experiments.options import CLINIFACT_PAIRS, PairsTrainOptions, FrozenOptions
 from tests.helpers.config import section
 from tests.helpers.experiment_data import healthfc_options
 
@@ -187,9 +187,9 @@ def test_the_options_name_the_encoder_and_refuse_a_name_without_one(tmp_path):
 
 
 def test_clinifact_keeps_the_abstracts_end_and_its_title(clinifact_data, tiny_bert, tmp_path):
-    options = CliniFactTrainOptions(frozen_options(tiny_bert, tmp_path / "emb", evidence_length=32, C_grid=[1.0]), include_title=True,
+    options = PairsTrainOptions(CLINIFACT_PAIRS, frozen_options(tiny_bert, tmp_path / "emb", evidence_length=32, C_grid=[1.0]), include_title=True,
                                     predict_splits=("validation", "test"), checkpoint_dir=None)
-    records, info = CF.run_discriminative(clinifact_data["train"], clinifact_data["validation"], clinifact_data["test"], options, threads=1)
+    records, info = CF.run_discriminative(clinifact_data, options, threads=1)
     test = CD.load_pairs(clinifact_data["test"])
     assert [r["id"] for r in records if r["split"] == "test"] == [p.id for p in test]
     assert all(r["pred_label"] == max(r["probs"], key=r["probs"].get) for r in records)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from medfc.experiments.options import CLINIFACT_PAIRS
+
 from medfc.common.io import read_json, read_jsonl
 from medfc.common.options import OptionsError
 from medfc.experiments import steps as S
@@ -50,7 +52,7 @@ def test_healthfc_fold_step_writes_predictions_and_info(healthfc_data, train_cfg
 def test_clinifact_train_and_zero_shot_steps(clinifact_data, train_cfg, tiny_gpt2, tmp_path):
     splits = {k: str(v) for k, v in clinifact_data.items()}
     out = {"predictions": str(tmp_path / "d.jsonl"), "info": str(tmp_path / "d.json")}
-    call_step(S.clinifact_experiment, splits, out, {"train": {"kind": "encoder", **train_cfg.as_dict()}, "include_title": True, "predict_splits": ["test"],
+    call_step(S.pairs_experiment, splits, out, {"data": CLINIFACT_PAIRS.as_dict(), "train": {"kind": "encoder", **train_cfg.as_dict()}, "include_title": True, "predict_splits": ["test"],
                                                     "checkpoint_dir": None})
     recs = list(read_jsonl(out["predictions"]))
     assert len(recs) == 6 and {r["split"] for r in recs} == {"test"}

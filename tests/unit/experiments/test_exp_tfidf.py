@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from medfc.common.options import OptionsError
-from medfc.experiments import clinifact as CF
+from medfc.experiments import pairs as CF
 from medfc.experiments import healthfc as H
 from medfc.experiments.examples import Example
-from medfc.experiments.options import CliniFactTrainOptions, TfidfOptions
+from medfc.experiments.options import CLINIFACT_PAIRS, PairsTrainOptions, TfidfOptions
 from medfc.experiments.systems import system as system_spec
 from medfc.experiments.tfidf import fit_tfidf
 from tests.helpers.config import section
@@ -116,8 +116,8 @@ def test_joint_needs_an_encoder(healthfc_data):
 
 
 def test_clinifact_with_tfidf(clinifact_data):
-    options = CliniFactTrainOptions(tfidf_options(), include_title=True, predict_splits=("test",), checkpoint_dir=None)
-    records, info = CF.run_discriminative(clinifact_data["train"], clinifact_data["validation"], clinifact_data["test"], options)
+    options = PairsTrainOptions(CLINIFACT_PAIRS, tfidf_options(), include_title=True, predict_splits=("test",), checkpoint_dir=None)
+    records, info = CF.run_discriminative(clinifact_data, options)
     assert len(records) == 6 and {r["split"] for r in records} == {"test"}
     assert info["train"]["C"] in section("experiments.tfidf")["C_grid"] and info["encode"] == {"truncated": 0}
     assert info["train"]["selection"] == "cv" and info["train"]["n_train"] == 18  # folded over train + validation, never test

@@ -10,7 +10,7 @@ import pytest
 
 from medfc.experiments import final as F
 from medfc.experiments import steps
-from medfc.experiments.clinifact import run_discriminative
+from medfc.experiments.pairs import run_discriminative
 from medfc.experiments.keeper import CARD
 from medfc.experiments.predict import predict_file
 from medfc.plan import Plan
@@ -34,15 +34,15 @@ def test_a_final_row_plans_its_own_job_and_changes_no_other():
     jobs = {(s.rule, json.dumps(w, sort_keys=True)): with_final.options(s.rule, w) for s, w in with_final.planned_jobs()}
     before = {(s.rule, json.dumps(w, sort_keys=True)): without.options(s.rule, w) for s, w in without.planned_jobs()}
     added = {k: v for k, v in jobs.items() if k not in before}
-    assert sorted(k for k, _ in added) == ["clinifact_final", "healthfc_final"] and all(jobs[k] == v for k, v in before.items())
+    assert sorted(k for k, _ in added) == ["healthfc_final", "pairs_final"] and all(jobs[k] == v for k, v in before.items())
     hfc = with_final.job_options("healthfc_final", {"lang": "en", "model": "tfidf+minilm", "system": "oracle"})
     assert hfc.members == ("tfidf", "minilm") and hfc.ensemble.method == "average" and [r.fold for r in hfc.runs] == [-1, -1]
     assert all(r.checkpoint_dir is None for r in hfc.runs) and hfc.runs[1].train.epochs == 4.0  # as the row's runs train
-    inputs = with_final.inputs("clinifact_final", {"model": "tfidf+gbm"})
+    inputs = with_final.inputs("pairs_final", {"dataset": "clinifact", "model": "tfidf+gbm"})
     assert inputs["oof_gbm"] == "runs/cpu/experiments/inner_cv/clinifact/gbm/predictions.jsonl"  # the row's stack is refitted as it was
     assert {"runs/cpu/final/healthfc/en/tfidf+minilm/oracle", "runs/cpu/final/clinifact/tfidf+gbm"} <= set(with_final.targets())
-    assert with_final.job_resources("clinifact_final", {"model": "tfidf+gbm"})["runtime"] == sum(
-        with_final.job_resources("clinifact_experiment", {"model": m})["runtime"] for m in ("tfidf", "gbm"))
+    assert with_final.job_resources("pairs_final", {"dataset": "clinifact", "model": "tfidf+gbm"})["runtime"] == sum(
+        with_final.job_resources("pairs_experiment", {"dataset": "clinifact", "model": m})["runtime"] for m in ("tfidf", "gbm"))
 
 
 @pytest.mark.parametrize("row, message", [
@@ -74,14 +74,13 @@ def plan_with(models: dict[str, str], discriminative: list[str]) -> Plan:
 
 def test_a_clinifact_final_model_predicts_its_rows_test_pairs_as_the_row(clinifact_data, tmp_path):
     plan = plan_with(SKLEARN, ["tfidf"])
-    w = {"model": "tfidf"}
-    records, info = run_discriminative(clinifact_data["train"], clinifact_data["validation"], clinifact_data["test"],
-                                       plan.job_options("clinifact_experiment", w))  # the row's run
+    w = {"dataset": "clinifact", "model": "tfidf"}
+    records, info = run_discriminative(clinifact_data, plan.job_options("pairs_experiment", w))  # the row's run
     scores = tmp_path / "scores.json"
     scores.write_text(json.dumps({"split": "test", "macro_f1": 0.5, "accuracy": 0.5}), encoding="utf-8")  # as scoring writes it
     model = tmp_path / "final"
-    call_step(steps.clinifact_final, {**{s: str(p) for s, p in clinifact_data.items()}, "scores": str(scores)}, {"model": str(model)},
-              plan.options("clinifact_final", w))
+    call_step(steps.pairs_final, {**{s: str(p) for s, p in clinifact_data.items()}, "scores": str(scores)}, {"model": str(model)},
+              plan.options("pairs_final", w))
     card = json.loads((model / CARD).read_text())
     assert card["kind"] == "tfidf" and card["final"]["row"] == "tfidf" and card["final"]["table_scores"]["scores"]["macro_f1"] == 0.5
     assert set(card["final"]["data"]) == {"train", "validation", "test"} and len(card["final"]["data"]["test"]["sha256"]) == 64
@@ -135,13 +134,13 @@ def test_a_stacked_clinifact_row_kept_final_predicts_as_the_rows_ensemble_step(c
     runs.mkdir()
     inputs = run_members(plan, clinifact_data, runs, tmp_path / "unused", inner=True)
     row = {"predictions": str(runs / "pair.jsonl"), "info": str(runs / "pair.json")}
-    call_step(steps.ensemble, inputs, row, plan.options("clinifact_ensemble", {"model": "pair"}))
+    call_step(steps.ensemble, inputs, row, plan.options("pairs_ensemble", {"dataset": "clinifact", "model": "pair"}))
     scores = tmp_path / "scores.json"
     scores.write_text(json.dumps({"test": {"macro_f1": 0.5}}), encoding="utf-8")
     model = tmp_path / "final"
     final_inputs = {**{s: str(p) for s, p in clinifact_data.items()}, "scores": str(scores),
                     **{f"oof_{m}": inner for m, inner in zip(("tfidf", "gbm"), inputs["inner"])}}
-    call_step(steps.clinifact_final, final_inputs, {"model": str(model)}, plan.options("clinifact_final", {"model": "pair"}))
+    call_step(steps.pairs_final, final_inputs, {"model": str(model)}, plan.options("pairs_final", {"dataset": "clinifact", "model": "pair"}))
     card = json.loads((model / CARD).read_text())
     assert card["kind"] == "ensemble" and card["method"] == "stack" and (model / "members" / "gbm" / CARD).is_file()
     out = tmp_path / "pred.jsonl"

@@ -12,11 +12,11 @@ import pytest
 
 from medfc.cli import main
 from medfc.common.labels import CLINIFACT_LABELS, EVIDENCE_LABELS, VERACITY_LABELS
-from medfc.experiments import clinifact as CF
-from medfc.experiments import clinifact_data as CD
+from medfc.experiments import pairs as CF
+from medfc.experiments import pairs as CD
 from medfc.experiments import healthfc as H
 from medfc.experiments.kept import CARD, find_model_dir, read_card
-from medfc.experiments.options import CliniFactTrainOptions, TfidfOptions
+from medfc.experiments.options import CLINIFACT_PAIRS, PairsTrainOptions, TfidfOptions
 from medfc.experiments.systems import input_fields, system
 from tests.helpers.config import section
 from tests.helpers.experiment_data import healthfc_options, tiny_train_config
@@ -137,8 +137,8 @@ def test_kept_tfidf_healthfc_oracle_predicts_jsonl_and_csv_and_skips_bad_rows(he
 def test_kept_encoder_clinifact_discriminative_predicts_without_its_base_model(clinifact_data, tiny_bert, tmp_path):
     train = tiny_train_config(tiny_bert, max_steps=2, epochs=1)
     ck = tmp_path / "ck"
-    options = CliniFactTrainOptions(train, include_title=True, predict_splits=("test",), checkpoint_dir=str(ck))
-    records, _ = CF.run_discriminative(clinifact_data["train"], clinifact_data["validation"], clinifact_data["test"], options)
+    options = PairsTrainOptions(CLINIFACT_PAIRS, train, include_title=True, predict_splits=("test",), checkpoint_dir=str(ck))
+    records, _ = CF.run_discriminative(clinifact_data, options)
     card = read_card(ck)
     assert card["kind"] == "encoder" and card["labels"] == list(CLINIFACT_LABELS) and (ck / card["checkpoint"]).is_file()
     assert card["model"] == str(tiny_bert)
@@ -214,8 +214,8 @@ def test_kept_gbm_and_frozen_clinifact_models_predict_as_trained(kind, clinifact
         train = FrozenOptions.from_mapping(section("experiments.frozen", model=f"frozen:{tiny_bert}", cache_dir=str(tmp_path / "emb"),
                                                    progress=False, claim_length=16, evidence_length=32, C_grid=[1.0], device="cpu"))
     ck = tmp_path / "ck"
-    options = CliniFactTrainOptions(train, include_title=True, predict_splits=("test",), checkpoint_dir=str(ck))
-    records, _ = CF.run_discriminative(clinifact_data["train"], clinifact_data["validation"], clinifact_data["test"], options)
+    options = PairsTrainOptions(CLINIFACT_PAIRS, train, include_title=True, predict_splits=("test",), checkpoint_dir=str(ck))
+    records, _ = CF.run_discriminative(clinifact_data, options)
     assert read_card(ck)["kind"] == kind and (ck / "model.skops").is_file() and (ck / "model.json").is_file()
     test = CD.load_pairs(clinifact_data["test"])
     rows = [{"id": p.id, "claim": p.claim, "title": p.title, "abstract": p.abstract} for p in test]

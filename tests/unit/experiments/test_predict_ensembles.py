@@ -14,7 +14,7 @@ from medfc.common.io import read_jsonl
 from medfc.common.labels import CLINIFACT_LABELS
 from medfc.experiments import stack_selection as SEL
 from medfc.experiments.kept import CARD, STACK_STATE, find_model_dir, keep_ensemble, keeper_of, read_card
-from medfc.experiments.steps import clinifact_experiment, clinifact_inner_cv, ensemble
+from medfc.experiments.steps import pairs_experiment, pairs_inner_cv, ensemble
 from medfc.plan import Plan
 from tests.helpers.config import call_step
 from tests.unit.plan.test_plan import config
@@ -37,14 +37,14 @@ def run_members(plan: Plan, data: dict[str, Path], runs: Path, kept: Path, inner
     the ensemble step's inputs."""
     inputs: dict[str, list[str]] = {"predictions": [], "inner": []}
     for m in MEMBERS:
-        options = plan.clinifact_experiment_options(m).replace(checkpoint_dir=str(kept / "members" / m))
+        options = plan.pairs_experiment_options("clinifact", m).replace(checkpoint_dir=str(kept / "members" / m))
         out = {"predictions": str(runs / f"{m}.jsonl"), "info": str(runs / f"{m}.json")}
-        call_step(clinifact_experiment, {s: str(p) for s, p in data.items()}, out, options)
+        call_step(pairs_experiment, {s: str(p) for s, p in data.items()}, out, options)
         inputs["predictions"].append(out["predictions"])
         if inner:
             out = {"predictions": str(runs / f"{m}.inner.jsonl"), "info": str(runs / f"{m}.inner.json")}
-            call_step(clinifact_inner_cv, {"train": str(data["train"]), "validation": str(data["validation"])}, out,
-                      plan.clinifact_inner_cv_options(m))
+            call_step(pairs_inner_cv, {"train": str(data["train"]), "validation": str(data["validation"])}, out,
+                      plan.pairs_inner_cv_options("clinifact", m))
             inputs["inner"].append(out["predictions"])
     return inputs if inner else {"predictions": inputs["predictions"]}
 
@@ -76,7 +76,7 @@ def test_a_kept_average_predicts_as_the_ensemble_step(clinifact_data, tmp_path, 
     assert path == kept / CARD and sorted(p.name for p in kept.iterdir()) == [CARD, "members"]
     assert (card["kind"], card["dataset"], card["system"], card["method"], card["members"], card["weights"]) == (
         "ensemble", "clinifact", "discriminative", "average", MEMBERS, [2.0, 1.0])
-    assert card["labels"] == list(CLINIFACT_LABELS) and card["input_fields"] == ["claim", "abstract"]
+    assert card["labels"] == list(CLINIFACT_LABELS) and card["input_fields"] == ["claim", "evidence"]
     assert card["member_dirs"] == {m: f"members/{m}" for m in MEMBERS} and card["name"] == "pair" and "stack" not in card
     assert keeper_of(card["kind"]).load is None  # applied by medfc predict, member by member
 

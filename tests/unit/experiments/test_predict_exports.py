@@ -18,7 +18,7 @@ from medfc.common.report import SkipReport
 from medfc.experiments import healthfc as H
 from medfc.experiments.kept import CARD
 from medfc.experiments.predict_inputs import input_spec, read_rows
-from medfc.experiments.steps import clinifact_experiment
+from medfc.experiments.steps import pairs_experiment
 from medfc.plan import Plan
 from tests.helpers.config import call_step
 from tests.helpers.experiment_data import healthfc_options
@@ -36,9 +36,9 @@ def kept_clinifact(clinifact_data, tmp_path) -> tuple[Path, Path]:
     predictions.jsonl)."""
     cfg = config(stages__experiments=True, models__clinifact={"discriminative": ["tfidf"], "zero_shot": [], "fine_tuned": []},
                  models__healthfc={"en": ["tfidf"], "de": []})
-    options = Plan(cfg).clinifact_experiment_options("tfidf").replace(checkpoint_dir=str(tmp_path / "ckpt" / "clinifact" / "tfidf"))
+    options = Plan(cfg).pairs_experiment_options("clinifact", "tfidf").replace(checkpoint_dir=str(tmp_path / "ckpt" / "clinifact" / "tfidf"))
     out = {"predictions": str(tmp_path / "run" / "predictions.jsonl"), "info": str(tmp_path / "run" / "info.json")}
-    call_step(clinifact_experiment, {s: str(p) for s, p in clinifact_data.items()}, out, options)
+    call_step(pairs_experiment, {s: str(p) for s, p in clinifact_data.items()}, out, options)
     return tmp_path / "ckpt" / "clinifact" / "tfidf", Path(out["predictions"])
 
 
@@ -61,7 +61,7 @@ def test_a_kept_clinifact_run_predicts_its_own_test_pairs_as_its_predictions_fil
 def test_the_workflows_clinifact_files_are_read_under_their_own_names(clinifact_data, tmp_path):
     """The release CSV and its Parquet give the same rows under claim / title / abstract, the id the pair's index;
     the BigBio view gives claim and abstract (hypothesis, premise)."""
-    spec = input_spec("clinifact", ("claim", "abstract"))
+    spec = input_spec("clinifact", ("claim", "evidence"))
     csv_rows = read_rows(clinifact_data["test"], SkipReport("t"), ("id", "index"))
     parquet = tmp_path / "test_set.parquet"
     export.write_parquet(read_release_csv(clinifact_data["test"]), parquet)
@@ -69,14 +69,14 @@ def test_the_workflows_clinifact_files_are_read_under_their_own_names(clinifact_
     views = [spec.view(row) for _, row in csv_rows]
     assert [rid for rid, _ in csv_rows] == [rid for rid, _ in parquet_rows] == [str(1018 + k) for k in range(6)]
     assert views == [spec.view(row) for _, row in parquet_rows]
-    assert set(views[0]) == {"claim", "title", "abstract"} and views[0]["abstract"].startswith("BACKGROUND:")
+    assert set(views[0]) == {"claim", "title", "evidence"} and views[0]["evidence"].startswith("BACKGROUND:")
     assert all(spec.missing(v) == [] for v in views)
 
     bigbio = tmp_path / "bigbio.jsonl"
     bigbio.write_text("".join(json.dumps(r) + "\n" for r in bigbio_te_rows(read_release_csv(clinifact_data["test"]).to_dict("records"))))
     rows = read_rows(bigbio, SkipReport("t"), ("id", "index"))
     assert [rid for rid, _ in rows] == [rid for rid, _ in csv_rows]
-    assert [spec.view(r) for _, r in rows] == [{k: v[k] for k in ("claim", "abstract")} for v in views]
+    assert [spec.view(r) for _, r in rows] == [{k: v[k] for k in ("claim", "evidence")} for v in views]
 
 
 def test_healthfc_records_given_to_a_clinifact_model_predict_nothing_and_name_the_fields(kept_clinifact, healthfc_data, tmp_path, capsys):
@@ -89,12 +89,12 @@ def test_healthfc_records_given_to_a_clinifact_model_predict_nothing_and_name_th
     assert predict(kept, ds, out, "--report", str(tmp_path / "report.json")) == 1
     assert not out.exists()
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert len(err) == 1 and f"{ds} is not a file this clinifact model reads: it needs claim, abstract" in err[0]
-    assert "abstract: abstract, article_abstract or premise" in err[0]
+    assert len(err) == 1 and f"{ds} is not a file this clinifact model reads: it needs claim, evidence" in err[0]
+    assert "evidence: evidence, abstract, article_abstract or premise" in err[0]
     assert f"each row's reason is in {tmp_path / 'report.json'}" in err[0]
     report = json.loads((tmp_path / "report.json").read_text())
-    assert report["predicted"] == 0 and report["input_fields"] == ["claim", "abstract"] and report["skipped"] == n
-    assert report["field_names"]["abstract"] == ["abstract", "article_abstract", "premise"]
+    assert report["predicted"] == 0 and report["input_fields"] == ["claim", "evidence"] and report["skipped"] == n
+    assert report["field_names"]["evidence"] == ["evidence", "abstract", "article_abstract", "premise"]
 
 
 @pytest.mark.parametrize("what", ["missing", "empty", "foreign", "foreign card", "a file"])

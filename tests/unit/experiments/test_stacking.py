@@ -14,8 +14,8 @@ from medfc.common.report import SkipReport
 from medfc.experiments import stack_selection as SEL
 from medfc.experiments import stacking as S
 from medfc.experiments.ensemble import EnsembleOptions, StackingOptions
-from medfc.experiments.stacking import CliniFactInnerOptions, HealthFCInnerOptions
-from medfc.experiments.options import CliniFactTrainOptions
+from medfc.experiments.stacking import PairsInnerOptions, HealthFCInnerOptions
+from medfc.experiments.options import CLINIFACT_PAIRS, PairsTrainOptions
 from tests.helpers.config import section
 from tests.helpers.experiment_data import healthfc_options
 from tests.unit.experiments.test_exp_tfidf import _healthfc_files, tfidf_options
@@ -81,9 +81,9 @@ def test_a_clinifact_members_inner_cv_covers_train_and_validation_and_never_the_
 
     calls: list = []
     monkeypatch.setattr(models, "build_model", lambda cfg, threads=None: _recorder(calls))
-    run = CliniFactTrainOptions.from_mapping({"train": tfidf_options(), "include_title": True, "predict_splits": ["test"], "checkpoint_dir": None})
-    options = CliniFactInnerOptions.from_mapping({"run": run, "inner": {"inner_folds": 3, "seed": 0}})
-    records, info = S.clinifact_inner_cv(clinifact_data["train"], clinifact_data["validation"], options)
+    run = PairsTrainOptions.from_mapping({"data": CLINIFACT_PAIRS, "train": tfidf_options(), "include_title": True, "predict_splits": ["test"], "checkpoint_dir": None})
+    options = PairsInnerOptions.from_mapping({"run": run, "inner": {"inner_folds": 3, "seed": 0}})
+    records, info = S.pairs_inner_cv(clinifact_data["train"], clinifact_data["validation"], options)
     assert len(records) == 18 and sorted(r["id"] for r in records) == [str(1000 + i) for i in range(18)]  # 12 train + 6 validation
     assert {r["split"] for r in records if int(r["id"]) < 1012} == {"train"} and {r["split"] for r in records if int(r["id"]) >= 1012} == {"validation"}
     assert [len(c[1]) + len(c[2]) for c in calls[0::2]] == [12, 12, 12] and [len(c[1]) for c in calls[1::2]] == [6, 6, 6]

@@ -51,25 +51,32 @@ def test_the_rules_are_the_records_rules_folders_and_options():
     table = job_specs()
     assert list(CLINIFACT_BUILDERS) == list(C.CLINIFACT_SYSTEMS)
     for spec in C.CLINIFACT_SYSTEMS.values():
-        folder = spec.run_dir("{EXP_DIR}", "{{model}}")
+        # the one path's system: its rules' folder is every pairs dataset's (CliniFact's is <experiments>/clinifact/<model>)
+        folder = "{EXP_DIR}/{{dataset}}/{{model}}" if spec.pairs else spec.run_dir("{EXP_DIR}", "{{model}}")
         made = experiments[spec.rule]
         assert f'predictions=f"{folder}/predictions.jsonl"' in made, spec.rule
         assert f'options=lambda w: PLAN.options("{spec.rule}", w)' in made, spec.rule
         build = CLINIFACT_BUILDERS[spec.name]
-        assert table[spec.rule].options == jobs.call(build.options, "model"), spec.rule  # the job table's record
-        assert table[spec.rule].inputs == jobs.call(build.inputs), spec.rule
+        if spec.pairs:
+            assert table[spec.rule].options == jobs.call(ExperimentsPlan.pairs_experiment_options, "dataset", "model"), spec.rule
+            assert table[spec.rule].inputs == jobs.call(ExperimentsPlan.pairs_split_inputs, "dataset"), spec.rule
+        else:
+            assert table[spec.rule].options == jobs.call(build.options, "model"), spec.rule  # the job table's record
+            assert table[spec.rule].inputs == jobs.call(build.inputs), spec.rule
         assert table[spec.rule].placement == spec.placement, spec.rule
         score = scoring[spec.score_rule]
         assert f"predictions=rules.{spec.rule}.output.predictions" in score, spec.score_rule
         assert f'scores=f"{folder}/scores.json"' in score, spec.score_rule
         assert f'options=lambda w: PLAN.options("{spec.score_rule}", w)' in score, spec.score_rule
-        assert table[spec.score_rule].options == jobs.call(ExperimentsPlan.clinifact_score_options, args=(spec.name,)), spec.score_rule
+        score_options = jobs.call(ExperimentsPlan.pairs_score_options, *(("dataset",) if spec.pairs else ()),
+                                  args=(spec.name,) if spec.pairs else (spec.name, "clinifact"))
+        assert table[spec.score_rule].options == score_options, spec.score_rule
         if spec.ensemble_rule:
             assert f'predictions=f"{folder}/predictions.jsonl"' in experiments[spec.ensemble_rule], spec.ensemble_rule
     made = {spec.rule for spec in C.CLINIFACT_SYSTEMS.values()} | {s.ensemble_rule for s in C.CLINIFACT_SYSTEMS.values() if s.ensemble_rule}
     made |= {s.inner_cv_rule for s in C.CLINIFACT_SYSTEMS.values() if s.inner_cv_rule}
-    assert made | {"clinifact_final"} == {r for r in experiments if r.startswith("clinifact_")}  # the final model: a row's, any system
-    assert {spec.score_rule for spec in C.CLINIFACT_SYSTEMS.values()} == {r for r in scoring if r.startswith("clinifact_")}
+    assert made | {"pairs_final"} == {r for r in experiments if r.startswith(("clinifact_", "pairs_"))}  # the final model: a row's
+    assert {spec.score_rule for spec in C.CLINIFACT_SYSTEMS.values()} == {r for r in scoring if r.startswith(("clinifact_", "pairs_"))}
 
 
 def test_the_row_names_and_the_papers_rows_systems():
@@ -102,8 +109,8 @@ def test_a_system_registered_in_a_test_is_planned_named_and_checked(monkeypatch,
     assert plan.table_inputs("clinifact_table8")["scores"][1] == "results/experiments/clinifact/few_shot/remote-llm/scores.json"
     assert [clinifact_name(e) for e in plan.table_options("clinifact_table8")["entries"]] == ["tfidf", "remote-llm (few-shot)"]
     monkeypatch.setattr(plan, "stage_enabled", lambda stage: stage == "experiments")
-    assert [w for _, w, _ in planned_job_options(plan) if w.startswith(("clinifact_experiment", "clinifact_few_shot"))] == [
-        "clinifact_experiment (tfidf)", "clinifact_few_shot (remote-llm)", "clinifact_few_shot_score (remote-llm)"]
+    assert [w for _, w, _ in planned_job_options(plan) if w.startswith(("pairs_experiment", "clinifact_few_shot"))] == [
+        "pairs_experiment (tfidf)", "clinifact_few_shot (remote-llm)", "clinifact_few_shot_score (remote-llm)"]
     monkeypatch.delenv("MEDFC_TEST_NO_SUCH_KEY", raising=False)
     problems = [p for p in _llms(plan) if p]
     assert len(problems) == 1 and "experiments.clinifact.model_zero_shot.remote-llm.api_key_env" in problems[0]

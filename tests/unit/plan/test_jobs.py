@@ -103,7 +103,7 @@ def test_the_entry_points_give_what_the_methods_give():
     assert plan.options("healthfc_experiment", w) == plan.healthfc_experiment_options("en", "tfidf", "oracle", "1").to_mapping()
     assert plan.inputs("healthfc_experiment", w) == plan.healthfc_experiment_inputs("oracle")
     assert plan.options("healthfc_score", w) == plan.healthfc_score_options("en", "oracle")
-    assert plan.options("clinifact_score", {"model": "tfidf"}) == plan.clinifact_score_options("discriminative")
+    assert plan.options("pairs_score", {"dataset": "clinifact", "model": "tfidf"}) == plan.pairs_score_options("discriminative", "clinifact")
     assert plan.inputs("clinifact_zero_shot", {"model": "x"}) == plan.clinifact_zero_shot_inputs()
     assert plan.options("healthfc_crawl") == {**plan.config["healthfc"]["crawl"], "http_cache_dir": "cache/healthfc/http",
                                               "jobdir": "cache/healthfc/crawl-job"}
@@ -128,7 +128,7 @@ def test_build_jobs_is_one_loop_over_the_table(monkeypatch):
     jobs.build_all(plan, table)
     planned = [(rule, str(sorted(w.items()))) for rule, spec in TABLE.items() if spec.checked for w in spec.planned(plan)]
     assert built == planned and len(set(built)) == len(built) and built
-    assert {rule for rule, _ in built} >= {"healthfc_experiment", "healthfc_score", "table", "clinifact_experiment", "healthfc_dataset"}
+    assert {rule for rule, _ in built} >= {"healthfc_experiment", "healthfc_score", "table", "pairs_experiment", "healthfc_dataset"}
 
     def broken(plan, w):
         raise ValueError("config: experiments.healthfc.train.lr: broken")

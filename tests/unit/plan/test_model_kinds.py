@@ -2,7 +2,7 @@
 medfc.experiments.models.MODEL_KINDS, its implementation and its keeper): each kind declares the datasets it
 serves, which the plan's check looks up (gbm reads CliniFact's claims and abstracts only), and how a fitted
 model of it is kept for ``medfc predict`` and loaded back, which medfc.experiments.kept looks up. A test-only
-kind registered here, and nothing else, is planned, checked, run through the ``clinifact_experiment`` step, kept
+kind registered here, and nothing else, is planned, checked, run through the ``pairs_experiment`` step, kept
 and applied to new claims by ``medfc predict``."""
 
 from __future__ import annotations
@@ -23,27 +23,30 @@ from medfc.experiments import kept as kept_module
 from medfc.experiments import models as models_module
 from medfc.experiments import options as options_module
 from medfc.experiments import predict as predict_module
-from medfc.experiments.clinifact_data import load_pairs
+from medfc.experiments.pairs import load_pairs
 from medfc.experiments.examples import Example
 from medfc.experiments.keeper import Keeper
 from medfc.experiments.kept import CARD, keep_fitted, keepers, load_fitted, read_card
 from medfc.experiments.models import ModelKind
-from medfc.experiments.options import MODEL_CONFIGS, CliniFactTrainOptions, GbmOptions
+from medfc.experiments.options import MODEL_CONFIGS, PairsTrainOptions, GbmOptions
 from medfc.experiments.predict import predict_file
-from medfc.experiments.steps import clinifact_experiment
+from medfc.experiments.steps import pairs_experiment
 from medfc.plan import Plan, resources
 from tests.helpers.config import call_step
 from tests.helpers.experiment_data import clinifact_data  # noqa: F401
 from tests.unit.plan.test_plan import DEMO_RELEASE, config
 
-GBM_IN_HEALTHFC = (r"^config: models\.healthfc uses \['gbm', 'pair'\], gradient boosting over CliniFact features \(sklearn:gbm\); "
-                   r"it reads CliniFact claims and abstracts only$")
+GBM_IN_HEALTHFC = (r"^config: models\.healthfc uses \['gbm', 'pair'\], gradient boosting over claim–text features \(sklearn:gbm\); "
+                   r"it reads the claim and text of CliniFact's and the declared datasets' pairs only$")
+
+
+EVERY = ("healthfc", "clinifact", "pairs")  # HealthFC's lists, CliniFact's, the one pairs path's (CliniFact's discriminative, declared datasets')
 
 
 def test_each_kind_declares_the_datasets_it_serves():
     assert {cls.kind: cls.datasets for cls in MODEL_CONFIGS} == {
-        "encoder": ("healthfc", "clinifact"), "tfidf": ("healthfc", "clinifact"), "gbm": ("clinifact",), "frozen": ("healthfc", "clinifact")}
-    assert all(bool(cls.limits) == (set(cls.datasets) != {"healthfc", "clinifact"}) for cls in MODEL_CONFIGS), "a limited kind says why"
+        "encoder": EVERY, "tfidf": EVERY, "gbm": ("pairs",), "frozen": EVERY}
+    assert all(bool(cls.limits) == (cls.datasets != EVERY) for cls in MODEL_CONFIGS), "a limited kind says why"
 
 
 def test_a_kind_named_by_a_dataset_it_does_not_serve_stops_the_plan_in_one_line():
@@ -61,7 +64,7 @@ def test_a_kind_named_by_a_dataset_it_does_not_serve_stops_the_plan_in_one_line(
     cfg["models"]["healthfc"]["en"] = ["gbm-2"]
     with pytest.raises(ValueError, match=r"^config: models\.healthfc uses \['gbm-2'\], gradient boosting"):
         Plan(cfg).check()
-    assert GbmOptions.datasets == ("clinifact",)
+    assert GbmOptions.datasets == ("pairs",)
 
 
 # ---------------------------------------------------------------------------------- a test-only kind
@@ -146,15 +149,15 @@ def test_a_kind_registered_in_a_test_is_planned_checked_and_run_by_the_clinifact
     plan = Plan(cfg)
     plan.check()
     assert [(r["model"], r["system"]) for r in plan.clinifact_runs()] == [("tfidf", "discriminative"), ("prior", "discriminative")]
-    options = plan.clinifact_experiment_options("prior").to_mapping()
+    options = plan.pairs_experiment_options("clinifact", "prior").to_mapping()
     assert options["train"] == {"kind": "prior", "smoothing": 1.0, "model": "test:prior"}
-    assert isinstance(CliniFactTrainOptions.from_mapping(options).train, PriorOptions)
-    assert plan.job_resources("clinifact_experiment", {"model": "prior"}) == {"gpu": 0, "threads": 1, "mem_mb": 1000, "runtime": 5}
+    assert isinstance(PairsTrainOptions.from_mapping(options).train, PriorOptions)
+    assert plan.job_resources("pairs_experiment", {"dataset": "clinifact", "model": "prior"}) == {"gpu": 0, "threads": 1, "mem_mb": 1000, "runtime": 5}
     assert "prior" in resources.rows() and "prior" not in resources.gpu_rows()
     plan.config["models"]["options"]["prior"] = {"smoothing": 0.5}  # models.options: the alias's own keys of its section
-    assert plan.clinifact_experiment_options("prior").to_mapping()["train"]["smoothing"] == 0.5
+    assert plan.pairs_experiment_options("clinifact", "prior").to_mapping()["train"]["smoothing"] == 0.5
     out = {"predictions": str(tmp_path / "predictions.jsonl"), "info": str(tmp_path / "info.json")}
-    call_step(clinifact_experiment, {s: str(p) for s, p in clinifact_data.items()}, out, options)
+    call_step(pairs_experiment, {s: str(p) for s, p in clinifact_data.items()}, out, options)
     records, info = list(read_jsonl(out["predictions"])), read_json(out["info"])
     assert len(records) == 6 and {r["split"] for r in records} == {"test"} and {r["system"] for r in records} == {"discriminative"}
     assert all(r["probs"] == pytest.approx(dict.fromkeys(r["probs"], 1 / 3)) for r in records)  # 4 of each label in train
@@ -207,11 +210,11 @@ def test_a_kind_registered_in_a_test_is_kept_and_loaded_back_through_its_keeper(
 
 
 def test_a_kind_registered_in_a_test_is_kept_by_its_run_and_applied_by_medfc_predict(prior_kind, clinifact_data, tmp_path):
-    """The clinifact_experiment step keeps the test-only kind's model (experiments.keep_checkpoints: the plan's
+    """The pairs_experiment step keeps the test-only kind's model (experiments.keep_checkpoints: the plan's
     checkpoint_dir); medfc predict reads its card and applies it to new claims as the run predicted its test claims."""
-    options = Plan(prior_config()).clinifact_experiment_options("prior").replace(checkpoint_dir=str(tmp_path / "ck"))
+    options = Plan(prior_config()).pairs_experiment_options("clinifact", "prior").replace(checkpoint_dir=str(tmp_path / "ck"))
     out = {"predictions": str(tmp_path / "predictions.jsonl"), "info": str(tmp_path / "info.json")}
-    call_step(clinifact_experiment, {s: str(p) for s, p in clinifact_data.items()}, out, options)
+    call_step(pairs_experiment, {s: str(p) for s, p in clinifact_data.items()}, out, options)
     card = read_card(tmp_path / "ck")
     assert (card["kind"], card["model"], card["state"], card["labels"]) == ("prior", "test:prior", PRIOR_STATE, list(CLINIFACT_LABELS))
     pairs = load_pairs(clinifact_data["test"])[:3]

@@ -11,6 +11,7 @@ import pytest
 
 from medfc.experiments.systems import ARTICLE_SYSTEMS, SYSTEMS
 from medfc.experiments.systems import system as system_spec
+from medfc.experiments.options import CLINIFACT_PAIRS
 from medfc.plan import Plan, checks
 from medfc.plan.config_errors import ConfigError, plan_for
 from tests.helpers.config import SCHEMA, defaults
@@ -86,10 +87,10 @@ def test_the_pipeline_selector_gets_its_whole_training_config_layered_once():
 def test_clinifact_options_layer_train_model_train_and_smoke():
     cfg = config(experiments__clinifact__model_train={"minilm": {"epochs": 3}}, experiments__smoke={"max_examples": 16},
                  experiments__scale="smoke")
-    options = Plan(cfg).clinifact_experiment_options("minilm").to_mapping()
+    options = Plan(cfg).pairs_experiment_options("clinifact", "minilm").to_mapping()
     assert options["train"] == {"kind": "encoder", **cfg["experiments"]["clinifact"]["train"], "epochs": 3, "max_examples": 16, "model": "offline:minilm"}
     assert options["train"]["lr"] == 2e-5 and options["train"]["batch_size"] == 16  # CliniFact's own defaults
-    assert Plan(cfg).clinifact_experiment_options("gbm").to_mapping()["train"] == {"kind": "gbm", **cfg["experiments"]["gbm"], "model": "sklearn:gbm"}
+    assert Plan(cfg).pairs_experiment_options("clinifact", "gbm").to_mapping()["train"] == {"kind": "gbm", **cfg["experiments"]["gbm"], "model": "sklearn:gbm"}
 
 
 def test_fine_tuned_generative_runs_their_options_zero_shot_overrides_and_the_fig3_pair():
@@ -165,13 +166,15 @@ def test_the_error_browser_reads_every_runs_predictions_and_the_texts_of_both_da
         "healthfc": [f"results/experiments/healthfc/en/tfidf/{s}/fold{f}/predictions.jsonl" for s, f in runs],
         "dataset": "results/healthfc/dataset/healthfc.jsonl",
         "clinifact": ["results/experiments/clinifact/tfidf/predictions.jsonl", "results/experiments/clinifact/gbm/predictions.jsonl"],
-        "pairs": "results/clinifact/pairs/test_set.csv"}
+        "clinifact_test": "results/clinifact/pairs/test_set.csv"}
+    section = {"title": "CliniFact (test split)", "data": CLINIFACT_PAIRS.to_mapping(),
+               "entries": [{"model": "tfidf", "system": "discriminative"}, {"model": "gbm", "system": "discriminative"}]}
     assert plan.options("error_browser") == {
-        "clinifact": [{"model": "tfidf", "system": "discriminative"}, {"model": "gbm", "system": "discriminative"}],
-        "healthfc": [{"fold": f, "lang": "en", "model": "tfidf", "system": s} for s, f in runs], "scale": cfg["experiments"]["scale"]}
+        "pairs": [section], "healthfc": [{"fold": f, "lang": "en", "model": "tfidf", "system": s} for s, f in runs],
+        "scale": cfg["experiments"]["scale"]}
     # one dataset's runs only: the other's inputs are not asked for; no experiments, no page
     only = Plan(config(stages__experiments=True, models__healthfc={"en": [], "de": []}))
-    assert set(only.inputs("error_browser")) == {"clinifact", "pairs"} and "results/errors.html" in only.experiment_targets()
+    assert set(only.inputs("error_browser")) == {"clinifact", "clinifact_test"} and "results/errors.html" in only.experiment_targets()
     assert [j for j in Plan(config()).planned_jobs() if j[0].rule == "error_browser"] == []
 
 
@@ -235,13 +238,13 @@ def test_a_frozen_encoders_options_are_its_section_the_encoder_and_the_embedding
                  models__clinifact={"discriminative": ["frozen-minilm"], "zero_shot": [], "fine_tuned": []})
     plan = Plan(cfg)
     frozen = {"kind": "frozen", **cfg["experiments"]["frozen"], "cache_dir": "/scratch/medfc/embeddings", "model": "frozen:offline:minilm"}
-    assert plan.clinifact_experiment_options("frozen-minilm").to_mapping()["train"] == frozen
+    assert plan.pairs_experiment_options("clinifact", "frozen-minilm").to_mapping()["train"] == frozen
     options = plan.healthfc_experiment_options("en", "frozen-minilm", "pipeline", 0).to_mapping()
     assert options["train"] == frozen and options["system_options"]["evidence_train"] == frozen  # the selector: the run's own
     assert isinstance(FrozenOptions.from_mapping(frozen), FrozenOptions) and cfg["experiments"]["frozen"]["cache_dir"] is None
     assert "joint" not in {r["system"] for r in plan.healthfc_runs()}  # joint needs an encoder to fine-tune
     own = Plan(config(experiments__frozen={**cfg["experiments"]["frozen"], "cache_dir": ""}))
-    assert own.clinifact_experiment_options("frozen-minilm").to_mapping()["train"]["cache_dir"] == ""  # "": none kept
+    assert own.pairs_experiment_options("clinifact", "frozen-minilm").to_mapping()["train"]["cache_dir"] == ""  # "": none kept
     # frozen-mpnet loads offline:mpnet: planned without it, the run stops naming the install command
     monkeypatch.setenv("MEDFC_MODELS_DIR", str(tmp_path))
     mpnet = config(stages__experiments=True, models__clinifact={"discriminative": ["frozen-mpnet"], "zero_shot": [], "fine_tuned": []})
@@ -257,10 +260,10 @@ def test_a_gbm_alias_with_embedding_features_shares_the_embeddings_store_and_its
                                   "gbm-mpnet": {"embedding_model": "offline:mpnet"}},
                  models__clinifact={"discriminative": ["gbm", "gbm-minilm", "frozen-minilm"], "zero_shot": [], "fine_tuned": []})
     plan = Plan(cfg)
-    train = plan.clinifact_experiment_options("gbm-minilm").to_mapping()["train"]
+    train = plan.pairs_experiment_options("clinifact", "gbm-minilm").to_mapping()["train"]
     assert (train["embedding_model"], train["embedding_features"]) == ("offline:minilm", ["cos", "product"])
     assert train["cache_dir"] == plan.model_config("frozen-minilm")["cache_dir"] == "/scratch/medfc/embeddings"
-    plain = plan.clinifact_experiment_options("gbm").to_mapping()["train"]
+    plain = plan.pairs_experiment_options("clinifact", "gbm").to_mapping()["train"]
     assert plain["embedding_model"] is None and plain["cache_dir"] is None  # the plain row: the hand features alone, no store
     # an embedding model that is not installed stops the run at once, naming the key and the install command, inside an ensemble too
     monkeypatch.setenv("MEDFC_MODELS_DIR", str(tmp_path))
@@ -398,9 +401,9 @@ def test_models_options_give_one_alias_its_own_section_keys_and_leave_the_kind_s
     expected = {"kind": "tfidf", **section, **wc, "model": "sklearn:tfidf"}
     assert plan.healthfc_experiment_options("en", "tfidf-wc", "oracle", 0).to_mapping()["train"] == expected
     assert plan.healthfc_experiment_options("en", "tfidf", "oracle", 0).to_mapping()["train"] == {"kind": "tfidf", **section, "model": "sklearn:tfidf"}
-    assert plan.clinifact_experiment_options("tfidf-wc").to_mapping()["train"] == expected
-    assert plan.clinifact_experiment_options("tfidf").to_mapping()["train"]["spaces"] == ["joint"]
-    assert plan.clinifact_experiment_options("gbm").to_mapping()["train"] == {"kind": "gbm", **cfg["experiments"]["gbm"], "max_iter": 50, "model": "sklearn:gbm"}
+    assert plan.pairs_experiment_options("clinifact", "tfidf-wc").to_mapping()["train"] == expected
+    assert plan.pairs_experiment_options("clinifact", "tfidf").to_mapping()["train"]["spaces"] == ["joint"]
+    assert plan.pairs_experiment_options("clinifact", "gbm").to_mapping()["train"] == {"kind": "gbm", **cfg["experiments"]["gbm"], "max_iter": 50, "model": "sklearn:gbm"}
     assert plan.model_config("frozen-tail")["truncation"] == "tail"
     assert plan.model_config("frozen-minilm")["truncation"] == cfg["experiments"]["frozen"]["truncation"]
     assert section["spaces"] == ["joint"] and "tfidf-wc" not in section  # the section itself is untouched
@@ -466,19 +469,19 @@ def test_stacked_ensembles_share_their_members_inner_cv_jobs_and_an_average_has_
     inner = plan.healthfc_inner_runs()  # two stacks over the same two members: each member's inner CV once per run
     assert sorted((r["model"], r["system"], r["fold"]) for r in inner) == sorted(
         (m, s, f) for m in ("tfidf", "tfidf-b") for s in ("oracle", "claims_only") for f in (0, 1))
-    assert plan.clinifact_inner_models() == ["tfidf", "gbm"]
+    assert plan.pairs_inner_models("clinifact") == ["tfidf", "gbm"]
     assert plan.healthfc_ensemble_inputs("en", "s2", "oracle", 1) == {
         "predictions": [f"results/experiments/healthfc/en/{m}/oracle/fold1/predictions.jsonl" for m in ("tfidf-b", "tfidf")],
         "inner": [f"results/experiments/inner_cv/healthfc/en/{m}/oracle/fold1/predictions.jsonl" for m in ("tfidf-b", "tfidf")]}
     assert "inner" not in plan.healthfc_ensemble_inputs("en", "avg", "oracle", 1)
-    assert plan.clinifact_ensemble_inputs("cf")["inner"] == [f"results/experiments/inner_cv/clinifact/{m}/predictions.jsonl" for m in ("tfidf", "gbm")]
+    assert plan.pairs_ensemble_inputs("clinifact", "cf")["inner"] == [f"results/experiments/inner_cv/clinifact/{m}/predictions.jsonl" for m in ("tfidf", "gbm")]
     # the member's run exactly as its own job has it, nothing kept; the meta-model's keys are not the inner jobs'
     opts = plan.healthfc_inner_cv_options("en", "tfidf", "oracle", 1).to_mapping()
     assert opts["run"] == {**plan.healthfc_experiment_options("en", "tfidf", "oracle", 1).to_mapping(), "checkpoint_dir": None}
     assert opts["inner"] == {"inner_folds": 5, "seed": 42}
-    assert plan.clinifact_inner_cv_options("gbm").to_mapping()["run"]["train"] == plan.clinifact_experiment_options("gbm").to_mapping()["train"]
+    assert plan.pairs_inner_cv_options("clinifact", "gbm").to_mapping()["run"]["train"] == plan.pairs_experiment_options("clinifact", "gbm").to_mapping()["train"]
     # the member's resources, five times its runtime
-    own, inner_job = plan.job_resources("clinifact_experiment", {"model": "gbm"}), plan.job_resources("clinifact_inner_cv", {"model": "gbm"})
+    own, inner_job = plan.job_resources("pairs_experiment", {"dataset": "clinifact", "model": "gbm"}), plan.job_resources("pairs_inner_cv", {"dataset": "clinifact", "model": "gbm"})
     assert inner_job == {**own, "runtime": own["runtime"] * 5}
     # the time tables: a row per member's inner CV, counted in the stacks' rows
     _, files, entries = plan.table_runs("clinifact_times")

@@ -70,9 +70,9 @@ def test_paper_scale_jobs_follow_their_models_kind_and_size():
     for large in ("deberta-v3-large", "bert-large", "biobert-large", "xlm-r-large"):
         assert hfc(large) == row("encoder_large", gpu=1) == {"gpu": 1, "threads": 4, "mem_mb": 32000, "runtime": 240}
     cf = lambda rule, model: plan.job_resources(rule, {"model": model})  # noqa: E731
-    assert cf("clinifact_experiment", "tfidf") == row("tfidf")
+    assert cf("pairs_experiment", "tfidf") == row("tfidf")
     for base in ("biobert", "pubmedbert", "roberta"):
-        assert cf("clinifact_experiment", base) == row("encoder", gpu=1) == {"gpu": 1, "threads": 4, "mem_mb": 16000, "runtime": 240}
+        assert cf("pairs_experiment", base) == row("encoder", gpu=1) == {"gpu": 1, "threads": 4, "mem_mb": 16000, "runtime": 240}
     for llm in ("openbiollm-8b", "llama3-8b"):  # transformers backend: an 8B model on the job's GPU
         assert cf("clinifact_zero_shot", llm) == row("llm", gpu=1) == {"gpu": 1, "threads": 4, "mem_mb": 32000, "runtime": 240}
     for big in ("llama3-70b", "openbiollm-70b"):  # zero-shot through vLLM servers: no GPU; QLoRA on one GPU
@@ -89,9 +89,9 @@ def test_a_cpu_run_asks_for_no_gpu_and_cpu_kinds_never_do():
     plan = Plan(config(models__aliases={"gbm-bio": "sklearn:gbm"}))
     assert plan.config["experiments"]["gpu"] == 0
     for model, name in (("tfidf", "tfidf"), ("gbm", "gbm"), ("frozen-minilm", "frozen"), ("minilm", "encoder")):
-        assert plan.job_resources("clinifact_experiment", {"model": model}) == row(name)
+        assert plan.job_resources("pairs_experiment", {"dataset": "clinifact", "model": model}) == row(name)
     gpu_run = Plan(config(experiments__gpu=2))
-    assert gpu_run.job_resources("clinifact_experiment", {"model": "minilm"}) == row("encoder", gpu=2)
+    assert gpu_run.job_resources("pairs_experiment", {"dataset": "clinifact", "model": "minilm"}) == row("encoder", gpu=2)
     for model, name in (("tfidf", "tfidf"), ("gbm", "gbm"), ("frozen-minilm", "frozen"), ("frozen-mpnet", "frozen")):
         assert gpu_run.job_resources("healthfc_experiment", {"model": model}) == row(name)
     # a zero-shot model on a server asks for none on a GPU run; a local one its size's row
@@ -111,7 +111,7 @@ def test_one_alias_overrides_its_size_and_values_but_a_server_job_keeps_its_row(
     job = lambda rule, model: plan.job_resources(rule, {"model": model})  # noqa: E731
     assert job("healthfc_experiment", "mine") == {**row("encoder_large", gpu=1), "mem_mb": 40000}
     assert job("healthfc_experiment", "tfidf") == {**row("tfidf"), "threads": 8}
-    assert job("clinifact_experiment", "frozen-minilm") == {**row("frozen"), "gpu": 1}
+    assert job("pairs_experiment", "frozen-minilm") == {**row("frozen"), "gpu": 1}
     assert job("clinifact_fine_tune", "llm") == {**row("lora_large"), "gpu": 4, "mem_mb": 256000}
     assert job("clinifact_zero_shot", "llm") == row("server")  # the server holds the model
     # a row's keys one by one: the others keep the row's defaults
@@ -129,7 +129,7 @@ def test_a_smoke_scale_model_job_asks_for_one_thread_unless_its_alias_says_more(
     assert job("healthfc_experiment", "minilm") == {**row("encoder"), "threads": 1}
     assert job("healthfc_experiment", "tfidf") == {**row("tfidf"), "threads": 1}
     assert job("healthfc_inner_cv", "tfidf")["threads"] == 1
-    assert job("clinifact_experiment", "gbm") == {**row("gbm"), "threads": 3}
+    assert job("pairs_experiment", "gbm") == {**row("gbm"), "threads": 3}
 
 
 def test_translation_asks_for_its_gpu_only_with_a_local_model():
@@ -138,7 +138,7 @@ def test_translation_asks_for_its_gpu_only_with_a_local_model():
     assert Plan(config(healthfc__translation=tr)).job_resources("healthfc_translate")["gpu"] == 0
 
 
-FINAL = ("healthfc_final", "clinifact_final")  # a row's final model: its members' runs' resources
+FINAL = ("healthfc_final", "pairs_final")  # a row's final model: its members' runs' resources
 
 
 def test_only_model_rules_have_computed_resources_and_the_others_no_gpu():

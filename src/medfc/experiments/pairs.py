@@ -1,0 +1,187 @@
+"""The one discriminative path of every claim–text–label dataset: CliniFact's pairs (claim, title and
+abstract, label), any dataset declared in the config (``datasets.<name>``: claim, evidence, label) and the
+HealthFC systems that read a claim and one text (oracle, claims only, explanations, retrieved snippets, level of
+evidence; :mod:`medfc.experiments.healthfc`).
+
+A dataset's split files are read through its :class:`PairData` (which fields hold what, how a label value names
+a class): CliniFact's release CSVs (:data:`CLINIFACT_PAIRS`) and the JSONL files the import of a declared
+dataset writes (:func:`imported_pairs`) alike. :func:`fit_predict` is the one training and prediction of a
+model on examples; :func:`run_discriminative` is a dataset's run: fit on train (what the model kind chooses,
+chosen on validation), predict ``predict_splits``.
+
+CliniFact's discriminative baseline (Zhang et al., Sci Data 2025, Table 8): ``[CLS] claim [SEP] title abstract
+[SEP]`` in at most ``max_length`` (512) tokens; when too long the text is trimmed from its *start* (an
+abstract's end — results and conclusions — is kept; the paper's Supplementary Fig. S2); the title is kept.
+
+A light module (pandas and numpy; no torch, no LLM clients): a TF-IDF or gradient-boosting job loads neither.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from medfc.common.io import read_jsonl, write_json, write_jsonl
+from medfc.common.labels import CLINIFACT_LABELS
+from medfc.common.report import SkipReport
+from medfc.experiments.examples import Example
+from medfc.experiments.metrics import validation_scores
+from medfc.experiments.models import FittedModel, Model, build_model
+from medfc.experiments.options import CLINIFACT_PAIRS, PairData, PairsTrainOptions
+from medfc.experiments.records import PairPrediction, RunInfo
+
+log = logging.getLogger(__name__)
+
+SPLITS = ("train", "validation", "test")
+SYSTEM = "discriminative"  # the system of every run of this path (a dataset's rows, CliniFact's discriminative system)
+
+
+@dataclass
+class Pair:
+    """One claim–text pair of a split: its id, the claim, a title (``""``: none), the text, its gold label
+    (``None`` for a pair without one, as ``medfc predict`` reads new claims)."""
+
+    id: str
+    claim: str
+    title: str
+    abstract: str
+    label: str | None
+
+
+def _rows(path: str | os.PathLike) -> list[dict[str, str]]:
+    """A split file's rows, every value as text: a CSV (any dialect pandas reads), or JSONL."""
+    if Path(path).suffix == ".jsonl":
+        return [{k: "" if v is None else str(v) for k, v in rec.items()} for rec in read_jsonl(path)]
+    import pandas as pd
+
+    return pd.read_csv(path, dtype=str, keep_default_na=False).to_dict("records")
+
+
+def load_pairs(path: str | os.PathLike, report: SkipReport | None = None, data: PairData = CLINIFACT_PAIRS) -> list[Pair]:
+    """The pairs of one split file read through ``data``. Rows without a claim or text, with a repeated id or a
+    label outside the classes are skipped with a reason; a file without one of the fields stops, naming it."""
+    report = report or SkipReport(f"{data.dataset}-pairs")
+    rows = _rows(path)
+    f = data.fields
+    missing = sorted({f["claim"], f["evidence"], f["label"]} - set(rows[0])) if rows else []
+    if missing:
+        raise ValueError(f"{path}: missing columns {missing}")
+    pairs, seen = [], set()
+    for row_no, row in enumerate(rows):
+        pid = str(row.get(f["id"] or "") or "").strip() or str(row_no)
+        if pid in seen:
+            report.skip(pid, "duplicate_id")
+            continue
+        if not row[f["claim"]].strip():
+            report.skip(pid, "missing_claim")
+            continue
+        if not row[f["evidence"]].strip():
+            report.skip(pid, "missing_abstract")
+            continue
+        label = data.label_of(row[f["label"]])
+        if label is None:
+            report.skip(pid, "unknown_label", row[f["label"]])
+            continue
+        seen.add(pid)
+        title = str(row.get(f["title"] or "") or "").strip() if f.get("title") else ""
+        pairs.append(Pair(pid, row[f["claim"]].strip(), title, row[f["evidence"]].strip(), label))
+        report.count("pairs")
+    return pairs
+
+
+def pair_example(p: Pair, include_title: bool = True) -> Example:
+    """The text pair a discriminative model reads: the claim, then the text with the title before it
+    (``include_title``, when the pair has one)."""
+    return Example(p.claim, p.abstract, p.label, prefix_b=p.title if include_title and p.title else None)
+
+
+def prediction_record(p: Pair, split: str, system: str, labels: Sequence[str], probs: np.ndarray | None) -> PairPrediction:
+    """The record of one pair: its gold label, the label of the highest probability and every label's
+    probability rounded to 6 places; ``probs`` ``None`` (a generative system that scored no option) gives no
+    prediction and ``None`` for each probability."""
+    pred: str | None
+    prob_map: dict[str, float | None]
+    if probs is None:
+        pred, prob_map = None, {lab: None for lab in labels}
+    else:
+        pred = labels[int(np.argmax(probs))]
+        prob_map = {lab: round(float(x), 6) for lab, x in zip(labels, probs)}
+    return {"id": p.id, "split": split, "system": system, "label": p.label, "pred_label": pred, "probs": prob_map}
+
+
+def record_scores(records: Sequence[PairPrediction], classes: Sequence[str] = CLINIFACT_LABELS) -> dict[str, float]:
+    """The validation scores (:func:`medfc.experiments.metrics.validation_scores`) of ``records`` over
+    ``classes``; ``{}`` for none."""
+    return validation_scores([r["label"] for r in records], [r["pred_label"] for r in records], list(classes)) if records else {}
+
+
+def scores_by_split(records: Sequence[PairPrediction], splits: Sequence[str], classes: Sequence[str] = CLINIFACT_LABELS) -> dict[str, dict[str, float]]:
+    """Each split of ``splits`` → :func:`record_scores` of its records (a run's info ``scores``)."""
+    return {s: record_scores([r for r in records if r["split"] == s], classes) for s in splits}
+
+
+def write_predictions(predictions: str | os.PathLike, info_path: str | os.PathLike | None, records: Sequence[PairPrediction], info: RunInfo) -> None:
+    """A run's ``predictions.jsonl`` (one record a line) and, when ``info_path`` is given, its ``info.json``."""
+    write_jsonl(predictions, records)
+    if info_path is not None:
+        write_json(info_path, info)
+
+
+# ------------------------------------------------------------------------------------------- runs
+
+
+def fit_predict(model: Model, labels: Sequence[str], train: Sequence[Example], validation: Sequence[Example],
+                predict: Mapping[str, Sequence[Example]], *, checkpoint_dir: str | None, trim: str,
+                desc: str) -> tuple[FittedModel, dict[str, np.ndarray]]:
+    """``model`` (:func:`medfc.experiments.models.build_model`) fitted on ``train`` (what its kind chooses, chosen on
+    ``validation``: an encoder's best checkpoint, in ``checkpoint_dir`` or in memory) and its class probabilities
+    of each set of ``predict``, in order."""
+    fitted = model.fit(list(train), list(labels), list(validation) or None, checkpoint_dir=checkpoint_dir, trim=trim, desc=desc)
+    return fitted, {name: fitted.probs(list(examples), desc=f"{desc}/{name}") for name, examples in predict.items()}
+
+
+def read_splits(files: Mapping[str, str | os.PathLike], data: PairData, report: SkipReport) -> dict[str, list[Pair]]:
+    """Each split's pairs (``files``: split → its file)."""
+    return {split: load_pairs(path, report, data) for split, path in files.items()}
+
+
+def run_discriminative(files: Mapping[str, str | os.PathLike], options: PairsTrainOptions, *, threads: int | None = None,
+                       report: SkipReport | None = None) -> tuple[list[PairPrediction], RunInfo]:
+    """Fit the model of ``options.train`` on the train split (choosing on validation what its kind chooses),
+    predict ``predict_splits``; ``files``: split → its file (train, validation and test). A kept model (with a
+    ``checkpoint_dir``) carries its card for ``medfc predict`` (:mod:`medfc.experiments.kept`)."""
+    from medfc.experiments.kept import keep_fitted
+
+    data = options.data
+    report = report or SkipReport(f"{data.dataset}-discriminative")
+    splits = read_splits({s: files[s] for s in SPLITS}, data, report)
+
+    def examples(split: str) -> list[Example]:
+        return [pair_example(p, options.include_title) for p in splits[split]]
+
+    model = build_model(options.train, threads)
+    fitted, probs = fit_predict(model, data.classes, examples("train"), examples("validation"),
+                                {s: examples(s) for s in options.predict_splits}, checkpoint_dir=options.checkpoint_dir,
+                                trim="left", desc=data.dataset)
+    if options.checkpoint_dir is not None:
+        keep_fitted(fitted, options.checkpoint_dir, {
+            "dataset": data.dataset, "system": SYSTEM, "kind": options.train.kind, "model": options.train.model,
+            "labels": list(data.classes), "config": options.train.as_dict(), "include_title": options.include_title, "trim": "left",
+            "input_fields": ["claim", "evidence"], "optional_fields": ["title"] if data.fields.get("title") else []})
+    records = [prediction_record(p, split, SYSTEM, data.classes, pr) for split in options.predict_splits
+               for p, pr in zip(splits[split], probs[split])]
+    info: RunInfo = {
+        "system": SYSTEM,
+        "config": model.config.as_dict(),
+        "train": fitted.result.as_dict(),
+        "encode": fitted.encode_stats.as_dict(),
+        "sizes": {k: len(v) for k, v in splits.items()},
+        "scores": scores_by_split(records, options.predict_splits, data.classes),
+        "skips": report.as_dict(),
+    }
+    return records, info
