@@ -9,7 +9,7 @@ from tests.helpers.config import SCHEMA, defaults
 
 
 @pytest.mark.parametrize(("config", "expected"), [
-    ({"bogus": 1}, "config: bogus: unknown key (allowed: cache_dir, results_dir, stages, cluster, healthfc, clinifact, models, experiments, scoring, medsnip)"),
+    ({"bogus": 1}, "config: bogus: unknown key (allowed: cache_dir, results_dir, stages, cluster, healthfc, clinifact, datasets, models, experiments, scoring, medsnip)"),
     ({"experiments": {"healthfc": {"train": {"lrr": 1}}}}, "config: experiments.healthfc.train.lrr: unknown key; did you mean lr? (allowed: lr, "),
     ({"experiments": {"smoke": {"max_step": 2}}}, "config: experiments.smoke.max_step: unknown key; did you mean max_steps?"),
     ({"experiments": {"healthfc": {"model_train": {"minilm": {"epoch": 1}}}}}, "config: experiments.healthfc.model_train.minilm.epoch: unknown key; did you mean epochs?"),

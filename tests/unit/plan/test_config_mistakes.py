@@ -47,7 +47,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def test_an_unknown_top_level_key():
     out = mistake(bogus=1)
-    assert "config: bogus: unknown key (allowed: cache_dir, results_dir, stages, cluster, healthfc, clinifact, models, experiments, scoring, medsnip)" in out
+    assert "config: bogus: unknown key (allowed: cache_dir, results_dir, stages, cluster, healthfc, clinifact, datasets, models, experiments, scoring, medsnip)" in out
 
 
 def test_a_misspelt_training_key_names_the_closest(tmp_path):
