@@ -139,6 +139,7 @@ class Plan(DatasetsPlan, TablesPlan, ExamplesPlan, MedsnipPlan):
                 targets += [res("clinifact/pairs/dataset_card.md"), res("clinifact/pairs/README.md")]
             if self.clinifact_diff_enabled():
                 targets.append(res("clinifact/diff/diff.md"))
+        targets += self.dataset_targets()
         if self.stage_enabled("experiments"):
             targets += self.experiment_targets()
         return targets + self.example_targets() + self.medsnip_targets() + [f"{self.layout.provenance}/software.yml", res("main.tex")]
@@ -157,6 +158,7 @@ class Plan(DatasetsPlan, TablesPlan, ExamplesPlan, MedsnipPlan):
                 datasets.append(res("clinifact/pairs/dataset_card.md"))
             if self.stage_enabled("clinifact") and self.config["clinifact"]["pairs_source"] == "rebuild":
                 datasets.append(res("clinifact/pairs/README.md"))
+        datasets += self.dataset_targets()
         every = self.targets()
         figures = [t for t in every if t.endswith(".png")]
         tables = [t for t in every if t.endswith(".csv") and (t.startswith(f"{self.layout.tables}/") or "/stats/table" in t

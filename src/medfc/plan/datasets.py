@@ -1,7 +1,8 @@
 """The datasets' plan (HealthFC: crawl, parse, translate, release, align, dataset, folds, statistics, diff;
-CliniFact: studies, claims, abstracts, pairs, release import, statistics, diff): each rule's config-dependent
-inputs and its options, from the ``healthfc`` and ``clinifact`` sections (the rules ask for them through
-:meth:`medfc.plan.Plan.inputs` and :meth:`medfc.plan.Plan.options`, :mod:`medfc.plan.jobs`)."""
+CliniFact: studies, claims, abstracts, pairs, release import, statistics, diff; each ``datasets.<name>``: its
+import): each rule's config-dependent inputs and its options, from the ``healthfc``, ``clinifact`` and
+``datasets`` sections (the rules ask for them through :meth:`medfc.plan.Plan.inputs` and
+:meth:`medfc.plan.Plan.options`, :mod:`medfc.plan.jobs`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from typing import TYPE_CHECKING, Any
 from medfc.clinifact import options as cf
 from medfc.clinifact.studies_sources import studies_source
 from medfc.common.options import NoOptions
+from medfc.datasets import sources as dataset_sources
+from medfc.datasets.options import ImportOptions
+from medfc.datasets.records import labels_by_text
 from medfc.healthfc import options as hfc
 from medfc.healthfc.crawl_options import CrawlOptions
 from medfc.healthfc.translation_backends import translation_backend
@@ -140,6 +144,46 @@ class DatasetsPlan:
             inputs["align_report"] = res("healthfc/aligned/report.json")
         return inputs
 
+    # ------------------------------------------------------------------- datasets.<name> entries
+    def dataset_names(self) -> list[str]:
+        """The datasets the config declares (``datasets.<name>``), in its order."""
+        return list(self.config["datasets"])
+
+    def dataset_split_file(self, name: str, split: str) -> str:
+        """One split of an imported dataset: ``<results_dir>/datasets/<name>/<split>.jsonl`` (one record a line:
+        ``id``, ``claim``, ``title`` when the entry names a title field, ``evidence``, ``label`` its class)."""
+        return self.layout.under(f"datasets/{name}/{split}.jsonl")
+
+    def dataset_targets(self) -> list[str]:
+        """Each declared dataset's import (its report and card; the job writes its splits with them)."""
+        return [self.layout.under(f"datasets/{name}/{file}") for name in self.dataset_names() for file in ("report.json", "card/README.md")]
+
+    def dataset_import_options(self, name: str) -> ImportOptions:
+        """``datasets.<name>`` less its models and training keys, with its title (its name when null), its labels
+        keyed by text and the download cache ``<cache_dir>/datasets``; a source that is not exactly one of path,
+        url and hf at a commit, or whose files are not the three splits, stops the plan naming the key."""
+        entry = self.config["datasets"][name]
+        options = ImportOptions.from_mapping({
+            "name": name, "title": entry["title"] or name, "source": entry["source"], "fields": entry["fields"],
+            "labels": labels_by_text(entry["labels"]), "splits": entry["splits"], "card_notes": entry["card_notes"],
+            "cache_dir": f"{self.cache}/datasets"}, where=f"datasets.{name}")
+        if problem := dataset_sources.source_problem(options):
+            raise ValueError(f"config: {problem}")
+        if not options.classes:
+            raise ValueError(f"config: datasets.{name}.labels maps every value to null: no class is left")
+        return options
+
+    def dataset_import_inputs(self, name: str) -> dict[str, list[str]]:
+        """A local source's files (editing one reruns the import); a URL's and a Hugging Face repository's are
+        downloaded by the job. A path that is not here is named by the prerequisites (:mod:`medfc.plan.prerequisites`)."""
+        source = self.config["datasets"][name]["source"]
+        if not source["path"]:
+            return {}
+        root = Path(source["path"])
+        if source["files"]:
+            return {"source": [str(root / f) for f in source["files"].values()]}
+        return {"source": _files_under(str(root)) if root.is_dir() else [str(root)]}
+
     def clinifact_studies_inputs(self) -> dict[str, str]:
         """The bulk zip of ClinicalTrials.gov's studies, when the source reads it and it is a local file."""
         studies = self.config["clinifact"]["studies"]
@@ -213,6 +257,11 @@ def _studies_read(plan: Plan) -> bool:
     return _rebuilt(plan) or plan.stage_enabled("clinifact") or fig3
 
 
+def _datasets_declared(plan: Plan) -> list[dict[str, str]]:
+    """One import job per ``datasets.<name>`` entry."""
+    return [{"dataset": name} for name in plan.dataset_names()]
+
+
 def dataset_jobs() -> list[JobSpec]:
     """The datasets' rules' records (the job table, :mod:`medfc.plan.jobs`)."""
     stage = lambda name: one_job(lambda plan: plan.stage_enabled(name))  # noqa: E731
@@ -254,4 +303,6 @@ def dataset_jobs() -> list[JobSpec]:
                 inputs=call(DatasetsPlan.stats_inputs), planned=stage("clinifact")),
         JobSpec("clinifact_diff", "light", options_class=cf.DiffOptions, options=call(DatasetsPlan.clinifact_diff_options), inputs=call(DatasetsPlan.clinifact_diff_inputs),
                 planned=_clinifact_data(lambda plan: plan.stage_enabled("clinifact") and plan.clinifact_diff_enabled())),
+        JobSpec("dataset_import", "network", ("dataset",), options_class=ImportOptions, options=call(DatasetsPlan.dataset_import_options, "dataset"),
+                inputs=call(DatasetsPlan.dataset_import_inputs, "dataset"), planned=_datasets_declared),
     ]

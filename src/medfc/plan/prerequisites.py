@@ -188,6 +188,34 @@ def _changed_splits(plan: Plan, key: str, source: str, pins: dict[str, str | Non
         yield _changed(f"{key}.{split}", local, expected, location)
 
 
+def _datasets(plan: Plan) -> Iterator[str | None]:
+    """Each ``datasets.<name>`` entry's local data (its path, its files) and every pinned file already here (a local
+    file, or a download in the cache) against its SHA-256 (:func:`_changed`)."""
+    from medfc.datasets.sources import source_files
+
+    for name in plan.dataset_names():
+        key = f"datasets.{name}.source"
+        source = plan.config["datasets"][name]["source"]
+        if source["path"]:
+            root = Path(source["path"])
+            if not root.exists():
+                yield (f"prerequisite: {key}.path {source['path']!r}: no such file or folder (relative paths are read from "
+                       f"{os.getcwd()}); fix the path or fetch the data")
+                continue
+            missing = [_exists(f"{key}.files.{k}", str(root / f)) for k, f in source["files"].items()]
+            yield from missing
+            if any(missing):
+                continue
+        options = plan.job_options("dataset_import", {"dataset": name})
+        try:
+            files = source_files(options)
+        except ValueError as exc:
+            yield f"prerequisite: {exc}"
+            continue
+        for f in files:
+            yield _changed(f"{key}.sha256.{f.key}", f.local, source["sha256"].get(f.key), f.location)
+
+
 def _source_needs(where: str, spec: SearchSource, own: dict[str, Any], why: str, no_key: str = "") -> Iterator[str | None]:
     """What a live search of ``spec`` needs, as its registry record declares it, from its config section ``own``
     (at the key ``where``): the API key its option ``key_env`` names; a contact e-mail unless its ``local_url``
@@ -318,7 +346,7 @@ def _llms(plan: Plan) -> Iterator[str | None]:
                "prerequisite: medsnip.retrieval.bm25.passages is empty but bm25 is in medsnip.retrieval.sources: set it to a JSONL of passages")
 
 
-CHECKS = (_healthfc_data, _clinifact_data, _retrieval, _scoring, _llms)
+CHECKS = (_healthfc_data, _clinifact_data, _datasets, _retrieval, _scoring, _llms)
 
 
 def missing_prerequisites(plan: Plan) -> list[str]:

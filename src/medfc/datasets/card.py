@@ -1,0 +1,96 @@
+"""An imported dataset as a folder ``datasets.load_dataset`` reads by config (``<results_dir>/datasets/<name>/card/``):
+``README.md`` (the card: YAML front matter with the configs and their features, :mod:`medfc.common.hf_dataset`), and
+each split twice as Parquet:
+
+* ``source/<split>.parquet``: the records as the split files hold them (``id``, ``claim``, ``title`` when the data has
+  one, ``evidence``, ``label``, all strings); config ``<name>_source``, the default, whose ``label`` is a
+  ``ClassLabel`` with the classes in the order of ``datasets.<name>.labels``;
+* ``bigbio_te/<split>.parquet``: BigBio's textual-entailment view (``id``, ``premise`` the evidence, ``hypothesis``
+  the claim, ``label`` the class); config ``<name>_bigbio_te``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from medfc.common import hf_dataset
+from medfc.common.jsontypes import JSONValue
+from medfc.common.pinning import describe
+from medfc.common.report import SkipReport
+from medfc.datasets.options import ImportOptions
+from medfc.datasets.records import Record
+from medfc.datasets.sources import SPLITS
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+def source_table(records: Sequence[Record], with_title: bool) -> pa.Table:
+    """The records as the source view's table: every field a string, ``title`` only ``with_title``."""
+    import pyarrow as pa
+
+    columns = ["id", "claim", *(["title"] if with_title else []), "evidence", "label"]
+    return pa.table({c: pa.array([r[c] for r in records], pa.string()) for c in columns})
+
+
+def bigbio_rows(records: Sequence[Record]) -> list[dict[str, str]]:
+    """Each record as BigBio's entailment pair: the evidence → the claim, its class."""
+    return [{"id": r["id"], "premise": r["evidence"], "hypothesis": r["claim"], "label": r["label"]} for r in records]
+
+
+def _section(options: ImportOptions, splits: Mapping[str, Sequence[Record]], how: Mapping[str, str], report: SkipReport,
+             record: Mapping[str, JSONValue]) -> str:
+    classes = options.classes
+    name = options.name
+    title_field = " `title`," if options.fields.title else ""
+    lines = [f"# {options.title}", "",
+             f"Imported by medfc as the run's config declares it (`datasets.{name}`, docs/datasets.md). Read from: "
+             f"{describe(record)}.", "",
+             "## Configs", "",
+             f"`datasets.load_dataset(\"<this folder>\", \"<config>\")` loads a config, each with the splits "
+             f"{', '.join(f'`{s}`' for s in SPLITS)}:", "",
+             f"- `{name}_source` (the default): `id`, `claim`,{title_field} `evidence`, `label`; `label` is a `ClassLabel` "
+             f"({', '.join(f'{i} {c}' for i, c in enumerate(classes))}).",
+             f"- `{name}_bigbio_te`: BigBio's textual-entailment schema (`id`, `premise` the evidence, `hypothesis` the claim, "
+             "`label` the class, all strings).", "",
+             "## Rows per split and class", "",
+             "| split | " + " | ".join(classes) + " | rows | from |",
+             "| --- | " + " | ".join("---:" for _ in classes) + " | ---: | --- |"]
+    for split in SPLITS:
+        counts = [sum(1 for r in splits[split] if r["label"] == c) for c in classes]
+        lines.append(f"| {split} | " + " | ".join(map(str, counts)) + f" | {len(splits[split])} | {how[split]} |")
+    left_out = {**report.reasons(), **dict(report.excluded)}
+    lines += ["", "## Rows left out", "",
+              ", ".join(f"{reason}: {n}" for reason, n in sorted(left_out.items())) or "none"]
+    if options.card_notes.strip():
+        lines += ["", "## Notes", "", options.card_notes.strip()]
+    return "\n".join(lines) + "\n"
+
+
+def write_card(outputs: Mapping[str, str | os.PathLike], options: ImportOptions, splits: Mapping[str, Sequence[Record]],
+               how: Mapping[str, str], report: SkipReport, record: Mapping[str, JSONValue]) -> None:
+    """The card folder: ``readme`` and each split's ``source_<split>`` and ``bigbio_<split>`` Parquet file."""
+    from medfc.common.io import atomic_write
+
+    class_labels = {"label": options.classes}
+    with_title = options.fields.title is not None
+    for split in SPLITS:
+        table = source_table(splits[split], with_title)
+        hf_dataset.check_labels(table, class_labels, f"{options.key} {split} split")
+        hf_dataset.write_parquet(table, outputs[f"source_{split}"])
+        hf_dataset.write_parquet(hf_dataset.bigbio_te_table(bigbio_rows(splits[split])), outputs[f"bigbio_{split}"])
+    card_dir = Path(outputs["readme"]).parent
+
+    def files(view: str) -> dict[str, list[str]]:
+        prefix = "source" if view == "source" else "bigbio"
+        return {split: [hf_dataset.relative(outputs[f"{prefix}_{split}"], card_dir)] for split in SPLITS}
+
+    features = hf_dataset.features(source_table([], with_title).schema, class_labels)
+    configs = [hf_dataset.Config(f"{options.name}_source", files("source"), features, default=True),
+               hf_dataset.Config(f"{options.name}_bigbio_te", files("bigbio_te"), hf_dataset.bigbio_te_features())]
+    card = hf_dataset.Card(pretty_name=options.title, license="unknown", languages=(), n_rows=sum(len(v) for v in splits.values()),
+                           configs=configs, tags=("claim-verification",))
+    atomic_write(outputs["readme"], hf_dataset.front_matter(card) + _section(options, splits, how, report, record))

@@ -1,0 +1,186 @@
+"""Where a dataset's data files are (``datasets.<name>.source``), in a light module: the plan checks the source and
+the files already here with it, the import downloads and verifies them (:func:`fetch`).
+
+A source is exactly one of:
+
+* ``path``: a local file (one table, key ``data``), a folder with ``files`` (split → file), or a folder written by
+  ``datasets.Dataset.save_to_disk`` / ``DatasetDict.save_to_disk`` (its splits; every file of it is hashed, keyed by
+  its path in the folder);
+* ``url``: a file's URL (key ``data``), or with ``files`` the base URL they are under;
+* ``hf``: a Hugging Face dataset repository read at ``revision`` (a 40-hex commit; a branch or a tag moves and is
+  refused), each file of ``files`` at ``<endpoint>/datasets/<hf>/resolve/<revision>/<config>/<file>``: data files
+  only, never a loading script. The endpoint is ``https://huggingface.co`` unless ``HF_ENDPOINT`` names another (as
+  for ``huggingface_hub``: a mirror, a test server).
+
+A URL's file is downloaded once into ``<cache_dir>/<16 hex of its URL's SHA-256>/<its name>`` (complete or not at
+all, :func:`medfc.common.sources.download_once`) and reused by every later import. Every file is checked against the
+SHA-256 ``source.sha256.<key>`` pins before it is read (:func:`medfc.common.pinning.verify`: another hash stops the
+import in one line naming the key and both hashes); a file without a pin is accepted and its hash recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from medfc.common.jsontypes import JSONValue
+from medfc.common.pinning import COMMIT, release_record, verify
+from medfc.datasets.options import ImportOptions
+
+if TYPE_CHECKING:
+    from medfc.common.http import HttpClient
+
+SPLITS = ("train", "validation", "test")
+SINGLE = "data"  # the file key of a source that is one table
+HF_ENDPOINT_ENV = "HF_ENDPOINT"
+DEFAULT_HF_ENDPOINT = "https://huggingface.co"
+SAVED_MARKERS = ("dataset_dict.json", "state.json")  # what datasets' save_to_disk writes at a folder's top
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One data file: its key (``data``, a key of ``files``, or a saved folder's file path), where it is read from
+    (a path or a URL) and where it is on this machine (the URL's download in the cache)."""
+
+    key: str
+    location: str
+    local: Path
+
+    @property
+    def remote(self) -> bool:
+        return self.location != str(self.local)
+
+
+def hf_endpoint() -> str:
+    return (os.environ.get(HF_ENDPOINT_ENV) or DEFAULT_HF_ENDPOINT).rstrip("/")
+
+
+def hf_url(repo: str, revision: str, config: str | None, file: str) -> str:
+    """A data file of a Hugging Face dataset repository at a commit."""
+    folder = f"{config.strip('/')}/" if config else ""
+    return f"{hf_endpoint()}/datasets/{repo}/resolve/{revision}/{folder}{file.lstrip('/')}"
+
+
+def cached_path(url: str, cache_dir: str | os.PathLike) -> Path:
+    """Where a URL's file is downloaded to: ``<cache_dir>/<16 hex of the URL's SHA-256>/<its file name>``."""
+    name = Path(urlsplit(url).path).name or "data"
+    return Path(cache_dir) / hashlib.sha256(url.encode("utf-8")).hexdigest()[:16] / name
+
+
+def is_saved_dataset(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` is one written by ``datasets``' ``save_to_disk`` (a Dataset or a DatasetDict)."""
+    return any((Path(folder) / marker).is_file() for marker in SAVED_MARKERS)
+
+
+def saved_folder(options: ImportOptions) -> Path | None:
+    """The source's ``save_to_disk`` folder: a ``path`` that is a folder, given without ``files``."""
+    path = options.source.path
+    return Path(path) if path and not options.source.files and Path(path).is_dir() else None
+
+
+def split_of(key: str, options: ImportOptions) -> str:
+    """The run's split a file key (or a saved folder's split) is: renamed by ``splits.names``."""
+    return options.splits.names.get(key, key)
+
+
+def source_problem(options: ImportOptions) -> str | None:
+    """What is wrong with ``datasets.<name>.source`` taken alone (one line naming the key), or None."""
+    s, key = options.source, f"{options.key}.source"
+    given = [k for k in ("path", "url", "hf") if getattr(s, k)]
+    if len(given) != 1:
+        return f"{key}: set exactly one of path, url and hf (set: {', '.join(given) or 'none'})"
+    if not s.hf:
+        extra = [k for k in ("config", "revision") if getattr(s, k)]
+        if extra:
+            return f"{key}.{extra[0]} is read with hf only, but the source is {given[0]}"
+    else:
+        if not s.revision:
+            return f"{key}.revision is required with hf: the repository's commit (40 hex digits) the files are read at"
+        if not COMMIT.match(s.revision.lower()):
+            return (f"{key}.revision {s.revision!r} is not a commit: a branch or a tag moves, name the 40-hex commit of "
+                    f"{s.hf} to read its files at")
+        if not s.files:
+            return f"{key}.files is required with hf: each split's data file in the repository (Parquet, CSV, JSON, JSONL)"
+    seen: dict[str, str] = {}
+    for file_key in s.files:
+        split = split_of(file_key, options)
+        if split not in SPLITS:
+            return (f"{key}.files.{file_key}: {file_key!r} is none of the splits {', '.join(SPLITS)}: rename it with "
+                    f"{options.key}.splits.names ({file_key}: validation)")
+        if split in seen:
+            return f"{key}.files: {seen[split]} and {file_key} are both the {split} split"
+        seen[split] = file_key
+    if s.files and "train" not in seen:
+        return f"{key}.files names no train split (files: {', '.join(s.files)})"
+    known = set(s.files) or (set() if saved_folder(options) else {SINGLE})  # a saved folder's files: known when read
+    unknown = [k for k in s.sha256 if known and k not in known]
+    if unknown:
+        return f"{key}.sha256.{unknown[0]}: no file of the source has this key (its keys: {', '.join(sorted(known))})"
+    return None
+
+
+def source_files(options: ImportOptions) -> list[SourceFile]:
+    """Every data file of the source, in the order of ``files``."""
+    s = options.source
+    if s.path:
+        root = Path(s.path)
+        if s.files:
+            return [SourceFile(k, str(root / f), root / f) for k, f in s.files.items()]
+        if saved_folder(options):
+            if not is_saved_dataset(root):
+                raise ValueError(f"{options.key}.source.path {s.path!r} is a folder: name its file of each split in "
+                                 f"{options.key}.source.files, or give a folder datasets' save_to_disk wrote")
+            return [SourceFile(p.relative_to(root).as_posix(), str(p), p) for p in sorted(root.rglob("*")) if p.is_file()]
+        return [SourceFile(SINGLE, s.path, root)]
+    if s.url:
+        urls = {k: f"{s.url.rstrip('/')}/{f.lstrip('/')}" for k, f in s.files.items()} or {SINGLE: s.url}
+    else:
+        assert s.hf and s.revision
+        urls = {k: hf_url(s.hf, s.revision, s.config, f) for k, f in s.files.items()}
+    return [SourceFile(k, u, cached_path(u, options.cache_dir)) for k, u in urls.items()]
+
+
+def describe_source(options: ImportOptions) -> str:
+    """The source in one word: its path, its URL, or ``hf:<repo>@<revision>[/<config>]``."""
+    s = options.source
+    if s.hf:
+        return f"hf:{s.hf}@{s.revision}" + (f"/{s.config}" if s.config else "")
+    return str(s.path or s.url)
+
+
+def fetch(options: ImportOptions, http: HttpClient | None = None) -> tuple[list[SourceFile], dict[str, JSONValue]]:
+    """Every data file here (a URL's downloaded once) and checked against its pin before any is read; returns them
+    and the source's record (:func:`medfc.common.pinning.release_record`, each file with where it was read from)."""
+    problem = source_problem(options)
+    if problem:
+        raise ValueError(f"config: {problem}")
+    files = source_files(options)
+    if any(f.remote for f in files):
+        from medfc.common.sources import download_once
+
+        if http is None:
+            from medfc.common.http import HttpClient
+
+            http = HttpClient(rate=1.0, burst=3, max_retries=3)  # a dataset's three split files at once, then 1/s
+        for f in files:
+            if f.remote:
+                download_once(f.location, f.local, http)
+    pins = options.source.sha256
+    unknown = sorted(set(pins) - {f.key for f in files})
+    if unknown:
+        raise ValueError(f"config: {options.key}.source.sha256.{unknown[0]}: no file of the source has this key "
+                         f"(its keys: {', '.join(f.key for f in files)})")
+    records: dict[str, dict[str, JSONValue]] = {}
+    for f in files:
+        records[f.key] = {**verify(f.local, pins.get(f.key), f"{options.key}.source.sha256.{f.key}", f.location), "location": f.location}
+    record = release_record(options.name, describe_source(options), records)
+    s = options.source
+    kind = "hf" if s.hf else "url" if s.url else "path"
+    record["kind"] = kind
+    if s.hf:
+        record.update(commit=s.revision, repo=s.hf, revision=s.revision, config=s.config)
+    return files, record

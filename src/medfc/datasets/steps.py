@@ -1,0 +1,46 @@
+"""The workflow step of a dataset declared by ``datasets.<name>`` (rule ``dataset_import`` in workflow/rules/datasets.smk)."""
+
+from __future__ import annotations
+
+import logging
+from medfc.common.io import write_json, write_jsonl
+from medfc.common.pinning import record_release
+from medfc.common.report import SkipReport
+from medfc.common.stepfiles import StepFiles
+from medfc.datasets import card, records, sources, tables
+from medfc.datasets.options import ImportOptions
+
+log = logging.getLogger(__name__)
+
+
+def import_dataset(inputs: StepFiles, outputs: StepFiles, options: ImportOptions) -> dict[str, int]:
+    """The source's data files (``options.source``: downloaded once into the cache and checked against their
+    SHA-256 pins, :func:`medfc.datasets.sources.fetch`) → ``train``/``validation``/``test`` (JSONL, one record a
+    line, :mod:`medfc.datasets.records`), the card folder (``readme``, ``source_<split>``, ``bigbio_<split>``:
+    :mod:`medfc.datasets.card`) and ``report`` (rows per split and class, the rows left out with their reasons,
+    the files read with their SHA-256). ``inputs``: a local source's files (only so that editing one reruns it)."""
+    report = SkipReport(f"datasets.import ({options.name})")
+    files, record = sources.fetch(options)
+    record_release(record)
+    folder = sources.saved_folder(options)
+    read = tables.read_saved(folder) if folder else {f.key: tables.read_table(f.local, f.location) for f in files}
+    given: dict[str, list[records.Record]] = {}
+    for key, table in read.items():
+        split = "train" if key == sources.SINGLE else sources.split_of(key, options)
+        if split not in sources.SPLITS:
+            raise ValueError(f"config: {options.key}: the data's split {key!r} is none of {', '.join(sources.SPLITS)}: rename it "
+                             f"with {options.key}.splits.names ({key}: validation)")
+        if split in given:
+            raise ValueError(f"config: {options.key}: two of the data's splits are its {split} split (rename one with {options.key}.splits.names)")
+        given[split] = records.map_rows(table, key if key == sources.SINGLE else split, options, report)
+    splits, how = records.make_splits(given, options.splits, options.classes, options.key)
+    for split in sources.SPLITS:
+        write_jsonl(outputs[split], splits[split])
+        report.count(f"rows_{split}", len(splits[split]))
+    card.write_card(outputs, options, splits, how, report, record)
+    counts = {split: {c: sum(1 for r in rows if r["label"] == c) for c in options.classes} for split, rows in splits.items()}
+    write_json(outputs["report"], {**report.as_dict(), "dataset": options.name, "classes": options.classes,
+                                   "splits": {s: {"rows": len(splits[s]), "classes": counts[s], "from": how[s]} for s in sources.SPLITS},
+                                   "source": record})
+    log.info("%s: %s", options.key, ", ".join(f"{s} {len(splits[s])}" for s in sources.SPLITS))
+    return {split: len(rows) for split, rows in splits.items()}

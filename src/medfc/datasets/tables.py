@@ -1,0 +1,120 @@
+"""The rows of a dataset's data file, by its name's ending: ``.csv``, ``.tsv`` (UTF-8, a header line; every value
+text), ``.json`` (an array of objects, or an object whose ``data`` is one), ``.jsonl`` / ``.ndjson`` (one object a
+line), ``.parquet``; and the splits of a folder ``datasets``' ``save_to_disk`` wrote (its Arrow files, read with
+pyarrow: ``dataset_dict.json`` names the splits, each split's ``state.json`` its files). JSON, Parquet and Arrow
+values keep their types (a list of sentences stays a list). A file that cannot be read raises
+:class:`medfc.common.io.InputFileError` naming it."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from medfc.common.io import InputFileError, read_json, read_jsonl
+from medfc.datasets.sources import SINGLE
+
+FORMATS = (".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".parquet")
+
+
+@dataclass(frozen=True)
+class Table:
+    """One file's rows: where it was read from (a path or URL, for the messages), its fields in order, its rows."""
+
+    location: str
+    columns: list[str]
+    rows: list[dict[str, Any]]
+
+
+def _columns(rows: Iterable[dict[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(k for r in rows for k in r))
+
+
+def _objects(rows: Iterable[Any], location: str) -> list[dict[str, Any]]:
+    out = []
+    for n, row in enumerate(rows, 1):
+        if not isinstance(row, dict):
+            raise InputFileError(location, None, f"row {n} is a {type(row).__name__}, not an object of fields")
+        out.append(row)
+    return out
+
+
+def _csv(path: Path, location: str, delimiter: str) -> Table:
+    """A UTF-8 CSV or TSV file (a BOM dropped) read with Python's csv module in strict mode: its header, then one
+    row per record; broken quoting or a record with another number of fields than the header names its line."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputFileError(location, None, f"not UTF-8 text (byte {exc.start}: {exc.reason})") from exc
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    rows: list[dict[str, Any]] = []
+    try:
+        header = [h.strip() for h in next(reader, [])]
+        for fields in reader:
+            if len(fields) != len(header) and fields:
+                raise InputFileError(location, reader.line_num, f"{len(fields)} fields, the header has {len(header)}")
+            if fields:
+                rows.append(dict(zip(header, fields)))
+    except csv.Error as exc:
+        raise InputFileError(location, reader.line_num, f"broken quoting: {exc}") from exc
+    return Table(location, header, rows)
+
+
+def _json(path: Path, location: str) -> Table:
+    doc = read_json(path)
+    if isinstance(doc, dict) and isinstance(doc.get("data"), list):
+        doc = doc["data"]
+    if not isinstance(doc, list):
+        raise InputFileError(location, None, "not a JSON array of rows, nor an object whose \"data\" is one")
+    rows = _objects(doc, location)
+    return Table(location, _columns(rows), rows)
+
+
+def _arrow(table: Any, location: str) -> Table:
+    return Table(location, list(table.column_names), table.to_pylist())
+
+
+def read_table(path: str | os.PathLike, location: str | None = None) -> Table:
+    """The rows of one data file (its format from its name)."""
+    path = Path(path)
+    location = location or str(path)
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        return _csv(path, location, "\t" if suffix == ".tsv" else ",")
+    if suffix == ".json":
+        return _json(path, location)
+    if suffix in (".jsonl", ".ndjson"):
+        rows = _objects(read_jsonl(path), location)
+        return Table(location, _columns(rows), rows)
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return _arrow(pq.read_table(path), location)
+    raise InputFileError(location, None, f"no data format for {suffix or 'a name without an ending'} (read: {', '.join(FORMATS)})")
+
+
+def read_saved(folder: str | os.PathLike) -> dict[str, Table]:
+    """The splits of a ``save_to_disk`` folder by name: a DatasetDict's, or a Dataset's one table (key ``data``)."""
+    import pyarrow as pa
+
+    root = Path(folder)
+    index = root / "dataset_dict.json"
+    names = read_json(index).get("splits") if index.is_file() else None  # type: ignore[union-attr]
+    parts = {str(n): root / str(n) for n in names} if isinstance(names, list) else {SINGLE: root}
+    out = {}
+    for name, part in parts.items():
+        state = read_json(part / "state.json")
+        files = [f["filename"] for f in state.get("_data_files", [])] if isinstance(state, dict) else []
+        tables = []
+        for file in files:
+            with pa.memory_map(str(part / file)) as source:
+                tables.append(pa.ipc.open_stream(source).read_all())
+        if not tables:
+            raise InputFileError(part / "state.json", None, "names no data file (_data_files)")
+        out[name] = _arrow(pa.concat_tables(tables), str(part))
+    return out
+
