@@ -245,14 +245,6 @@ class ExperimentsPlan(ModelsPlan):
         return self.layout.under("clinifact/release" if self.config["clinifact"]["pairs_source"] == "release" else "clinifact/pairs")
 
     # ------------------------------------------------------------------------- pairs datasets
-    def dataset_names(self) -> list[str]:
-        """The datasets declared in the config (``datasets.<name>``), in its order."""
-        return list(self.config["datasets"])
-
-    def dataset_split_file(self, dataset: str, split: str) -> str:
-        """One split of a declared dataset as its import writes it (:mod:`medfc.datasets`)."""
-        return self.layout.under(f"datasets/{dataset}/{split}.jsonl")
-
     def pair_dataset_pattern(self) -> str:
         """The rules' ``dataset`` wildcard: exactly the pairs datasets."""
         return "|".join(re.escape(d) for d in self.pair_datasets())

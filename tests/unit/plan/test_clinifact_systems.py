@@ -110,7 +110,7 @@ def test_a_system_registered_in_a_test_is_planned_named_and_checked(monkeypatch,
     assert [clinifact_name(e) for e in plan.table_options("clinifact_table8")["entries"]] == ["tfidf", "remote-llm (few-shot)"]
     monkeypatch.setattr(plan, "stage_enabled", lambda stage: stage == "experiments")
     assert [w for _, w, _ in planned_job_options(plan) if w.startswith(("pairs_experiment", "clinifact_few_shot"))] == [
-        "pairs_experiment (tfidf)", "clinifact_few_shot (remote-llm)", "clinifact_few_shot_score (remote-llm)"]
+        "pairs_experiment (clinifact, tfidf)", "clinifact_few_shot (remote-llm)", "clinifact_few_shot_score (remote-llm)"]
     monkeypatch.delenv("MEDFC_TEST_NO_SUCH_KEY", raising=False)
     problems = [p for p in _llms(plan) if p]
     assert len(problems) == 1 and "experiments.clinifact.model_zero_shot.remote-llm.api_key_env" in problems[0]

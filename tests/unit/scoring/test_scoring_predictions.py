@@ -8,7 +8,7 @@ import json
 import pytest
 
 from medfc.common.io import read_json, write_jsonl
-from medfc.experiments.systems import LOE_LABELS, VERACITY_LABELS
+from medfc.experiments.systems import CLINIFACT_LABELS, LOE_LABELS, VERACITY_LABELS
 from medfc.scoring import averitec, steps
 from medfc.scoring.predictions import evidence_selection_scores, fever_strict, score_healthfc
 from tests.helpers.config import call_step, section
@@ -92,8 +92,8 @@ def test_score_clinifact_counts_missing_predictions_as_wrong(tmp_path):
     write_jsonl(preds, [{"id": "1", "split": "test", "label": "evidence", "pred_label": "evidence"},
                         {"id": "2", "split": "test", "label": "NEI", "pred_label": None},
                         {"id": "3", "split": "validation", "label": "NEI", "pred_label": "NEI"}])
-    s = call_step(steps.clinifact, {"predictions": str(preds)}, {"scores": str(tmp_path / "s.json"), "report": str(tmp_path / "r.json")},
-                  {"system": "zero_shot", "n_resamples": 500, "seed": 0})
+    s = call_step(steps.pairs, {"predictions": str(preds)}, {"scores": str(tmp_path / "s.json"), "report": str(tmp_path / "r.json")},
+                  {"dataset": "clinifact", "classes": CLINIFACT_LABELS, "system": "zero_shot", "n_resamples": 500, "seed": 0})
     assert s["n"] == 2 and s["n_no_prediction"] == 1 and s["accuracy"] == 0.5
     # two test pairs, one right: a resample holds 0, 1 or 2 right ones
     assert s["ci"]["accuracy"] == {"low": 0.0, "high": 1.0} and s["ci"]["n_resamples"] == 500

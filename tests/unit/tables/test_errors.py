@@ -10,7 +10,8 @@ import re
 
 import pytest
 
-from medfc.tables.errors import ErrorsOptions, page, page_data, read_embedded, write_error_browser
+from medfc.experiments.options import CLINIFACT_PAIRS
+from medfc.tables.errors import ErrorsOptions, PairsSection, page, page_data, read_embedded, write_error_browser
 from tests.helpers.error_browser import write_jsonl
 
 SENTENCES_A = ["Sentence a0.", "Sentence a1 says </script><b>not markup</b> & more.", "Sentence a2.", "Sentence a3."]
@@ -73,9 +74,12 @@ CLINIFACT_RUNS = [
 ]
 
 
+CLINIFACT = PairsSection("CliniFact (test split)", CLINIFACT_PAIRS, tuple(e for e, _ in CLINIFACT_RUNS))
+
+
 @pytest.fixture(scope="module")
 def data():
-    built, left_out = page_data(HEALTHFC_RUNS, CLAIMS, CLINIFACT_RUNS, PAIRS, "smoke")
+    built, left_out = page_data(HEALTHFC_RUNS, CLAIMS, [(CLINIFACT, CLINIFACT_RUNS, PAIRS)], "smoke")
     assert left_out == {"id not in the dataset": 1, "no gold label": 1}
     return built
 
@@ -139,14 +143,13 @@ def test_the_step_writes_the_same_bytes_from_the_files(tmp_path):
     inputs = {"healthfc": [str(write_jsonl(tmp_path / f"h{i}.jsonl", records)) for i, (_, records) in enumerate(HEALTHFC_RUNS)],
               "dataset": str(write_jsonl(tmp_path / "healthfc.jsonl", CLAIMS)),
               "clinifact": [str(write_jsonl(tmp_path / f"c{i}.jsonl", records)) for i, (_, records) in enumerate(CLINIFACT_RUNS)],
-              "pairs": str(tmp_path / "test_set.csv")}
-    with open(inputs["pairs"], "w", newline="", encoding="utf-8") as fh:
+              "clinifact_test": str(tmp_path / "test_set.csv")}
+    with open(inputs["clinifact_test"], "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow(["index", "nctId", "claim", "PMID", "article_title", "article_abstract", "label"])
         for p in PAIRS:
             writer.writerow([p.id, "NCT1", p.claim, "1", p.title, p.abstract, {"evidence": 1, "inconclusive": 0, "NEI": 2}[p.label]])
-    options = ErrorsOptions.from_mapping({"healthfc": [e for e, _ in HEALTHFC_RUNS], "clinifact": [e for e, _ in CLINIFACT_RUNS],
-                                          "scale": "smoke"})
+    options = ErrorsOptions.from_mapping({"healthfc": [e for e, _ in HEALTHFC_RUNS], "pairs": [CLINIFACT.to_mapping()], "scale": "smoke"})
     counts = write_error_browser(inputs, {"html": tmp_path / "errors.html"}, options)
     first = (tmp_path / "errors.html").read_bytes()
     assert counts == {"healthfc_items": 3, "clinifact_items": 3, "predictions": 11, "left out: id not in the dataset": 1,
@@ -155,12 +158,13 @@ def test_the_step_writes_the_same_bytes_from_the_files(tmp_path):
     assert (tmp_path / "errors.html").read_bytes() == first
     embedded = read_embedded(first.decode("utf-8"))
     assert [d["key"] for d in embedded["datasets"]] == ["healthfc", "clinifact"] and embedded["scale"] == "smoke"
-    with pytest.raises(ValueError, match="2 CliniFact prediction files for 1 entries"):
-        write_error_browser(inputs, {"html": tmp_path / "x.html"}, ErrorsOptions.from_mapping({**options.to_mapping(), "clinifact": [{}]}))
+    with pytest.raises(ValueError, match=r"2 CliniFact \(test split\) prediction files for 1 entries"):
+        one = {**CLINIFACT.to_mapping(), "entries": [{}]}
+        write_error_browser(inputs, {"html": tmp_path / "x.html"}, ErrorsOptions.from_mapping({**options.to_mapping(), "pairs": [one]}))
 
 
 def test_a_run_without_predictions_of_a_dataset_leaves_it_out(tmp_path):
-    built, _ = page_data([], [], CLINIFACT_RUNS, PAIRS, "cpu")
+    built, _ = page_data([], [], [(CLINIFACT, CLINIFACT_RUNS, PAIRS)], "cpu")
     assert [d["key"] for d in built["datasets"]] == ["clinifact"] and built["texts"] == []
     # the page of a run with neither still opens, and says so
     assert "This run made no predictions." in page({"datasets": [], "texts": [], "scale": "cpu"}, "Error browser")

@@ -126,8 +126,8 @@ def test_significance_tables(tmp_path):
 def test_table8_our_rows_then_the_papers_and_a_caption_that_says_the_scale(tmp_path, clinifact_data):
     _, preds = clinifact_test_predictions(tmp_path, clinifact_data["test"])
     scores = tmp_path / "s.json"
-    call_step(scoring_steps.clinifact, {"predictions": str(preds)}, {"scores": str(scores), "report": str(tmp_path / "r.json")},
-              {"system": "discriminative", "n_resamples": 1000, "seed": 0})
+    call_step(scoring_steps.pairs, {"predictions": str(preds)}, {"scores": str(scores), "report": str(tmp_path / "r.json")},
+              {"dataset": "clinifact", "classes": CLINIFACT_LABELS, "system": "discriminative", "n_resamples": 1000, "seed": 0})
     out = {k: str(tmp_path / f"t8.{k}") for k in ("csv", "md", "tex")}
     call_step(T.clinifact_table8, {"scores": [str(scores)], "papers": str(PAPERS)}, out,
               {"entries": [{"model": "minilm", "model_name": "offline:minilm", "system": "discriminative"}], "scale": "smoke"})
@@ -148,8 +148,8 @@ def test_table8_our_rows_then_the_papers_and_a_caption_that_says_the_scale(tmp_p
 def test_table8_and_significance_name_the_fine_tuned_generative_rows(tmp_path, clinifact_data):
     _, preds = clinifact_test_predictions(tmp_path, clinifact_data["test"])
     scores = tmp_path / "s.json"
-    call_step(scoring_steps.clinifact, {"predictions": str(preds)}, {"scores": str(scores), "report": str(tmp_path / "r.json")},
-              {"system": "fine_tuned", "n_resamples": 200, "seed": 0})
+    call_step(scoring_steps.pairs, {"predictions": str(preds)}, {"scores": str(scores), "report": str(tmp_path / "r.json")},
+              {"dataset": "clinifact", "classes": CLINIFACT_LABELS, "system": "fine_tuned", "n_resamples": 200, "seed": 0})
     entries = [{"model": "llama3-70b", "system": "zero_shot"}, {"model": "llama3-70b", "system": "fine_tuned"}]
     t8 = clinifact.table8([str(scores)] * 2, entries, paper_numbers(PAPERS), "paper")
     assert list(t8[t8.source == "ours"]["model"]) == ["llama3-70b (zero-shot)", "llama3-70b (fine-tuned)"]
