@@ -217,7 +217,7 @@ def main() -> int:
         splits = {s: str(sample_csv(carry / "clinifact" / f"{s}_set.csv", data / f"{s}_set.csv", args.pairs))
                   for s in ("train", "validation", "test")}
         cf_runs = plan.clinifact_runs()
-        kinds = {"discriminative": ("clinifact", exp_steps.pairs_experiment, plan.clinifact_experiment_options),
+        kinds = {"discriminative": ("clinifact", exp_steps.pairs_experiment, lambda m: plan.pairs_experiment_options("clinifact", m)),
                  "zero_shot": ("zero_shot", exp_steps.clinifact_zero_shot, plan.clinifact_zero_shot_options),
                  "fine_tuned": ("fine_tuned", exp_steps.clinifact_fine_tune, plan.clinifact_fine_tune_options)}
         for system, (part, step, options_of) in kinds.items():

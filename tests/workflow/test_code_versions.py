@@ -55,9 +55,10 @@ def test_editing_a_module_early_in_the_chain_reruns_it_and_everything_downstream
     # and all that uses them
     _edit(copy, "clinifact/pairs.py", "\nRELEASE_COLUMNS", "\nEDITED = True\nRELEASE_COLUMNS")
     jobs = _plan(copy)
-    assert jobs == ["all", "clinifact_build_pairs", "clinifact_diff", "pairs_experiment[model=tiny]", "clinifact_export", "clinifact_fig3",
-                    "pairs_score[model=tiny]", "clinifact_stats", "clinifact_table5", "clinifact_table7",
+    assert jobs == ["all", "clinifact_build_pairs", "clinifact_diff", "clinifact_export", "clinifact_fig3",
+                    "clinifact_stats", "clinifact_table5", "clinifact_table7",
                     "clinifact_zero_shot[model=tinylm]", "clinifact_zero_shot_score[model=tinylm]", "error_browser", "index", "main_tex",
+                    "pairs_experiment[dataset=clinifact,model=tiny]", "pairs_score[dataset=clinifact,model=tiny]",
                     "table[table=clinifact_significance]", "table[table=clinifact_table8]", "table[table=clinifact_table8_extra]"]
     assert not [j for j in jobs if j.startswith("healthfc")]
 

@@ -57,6 +57,7 @@ from medfc.experiments.examples import Claim, Example
 from medfc.experiments.kept import JOINT_KIND, keep_fitted, keep_pipeline
 from medfc.experiments.metrics import validation_scores
 from medfc.experiments.models import FittedModel, Model, build_model
+from medfc.experiments.pairs import fit_predict
 from medfc.experiments.records import CardFields, HealthFCPrediction, RunInfo
 from medfc.experiments.systems import HealthFCFoldOptions, System, input_fields, retrieved_text, system  # noqa: F401 (retrieved_text: the snippets' text)
 
@@ -264,12 +265,13 @@ def run_single(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Mo
     def example(c: Claim) -> Example:
         return Example(*spec.reads(c, opts, fold.evidence(c)), spec.gold(c))
 
-    fitted = model.fit([example(c) for c in train_c], spec.labels, [example(c) for c in val_c] or None, checkpoint_dir=_sub(ckpt, spec.name),
-                       desc=spec.name)
+    # a claim and one text: the one discriminative path's fit and prediction (a final model has no test claims)
+    fitted, probs = fit_predict(model, spec.labels, [example(c) for c in train_c], [example(c) for c in val_c],
+                                {"predict": [example(c) for c in test_c]} if test_c else {}, checkpoint_dir=_sub(ckpt, spec.name),
+                                trim="right", desc=spec.name)
     if ckpt is not None:  # kept for medfc predict: what it needs beside the weights (medfc.experiments.kept)
         keep_fitted(fitted, ckpt / spec.name, model_card(spec, options))
-    probs = fitted.probs([example(c) for c in test_c], desc=f"{spec.name}/predict") if test_c else []  # a final model has no test claims
-    records = [_record(c, fold, spec, p, None, spec.shows(c, opts, fold.evidence(c))) for c, p in zip(test_c, probs)]
+    records = [_record(c, fold, spec, p, None, spec.shows(c, opts, fold.evidence(c))) for c, p in zip(test_c, probs.get("predict", []))]
     return records, {"model": _fit_info(fitted)}
 
 
