@@ -103,3 +103,11 @@ def test_a_rerun_runs_nothing_and_a_label_map_change_reruns_the_dataset(run, tmp
     wf.path("config/toyver.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     jobs = planned_jobs(wf.run(*wf.args, "-n").stdout)
     assert "dataset_import[dataset=toyver]" in jobs and "pairs_experiment[dataset=toyver,model=tfidf]" in jobs
+
+
+def test_its_table_and_the_runs_document_compile(run, tmp_path):
+    from tests.helpers.tex import compile_document, overfull_boxes, tex_problems
+
+    assert tex_problems(run.path("results/tables"), tmp_path / "fragments") == []
+    log = compile_document(run.path("results/main.tex"))
+    assert [b for b in overfull_boxes(log) if b > 1.0] == []
