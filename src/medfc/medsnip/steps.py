@@ -6,8 +6,13 @@ passes, every key required, with the cross-field checks of each class), so a bad
 step reads anything. The steps
 that may run a local model take ``runtime`` (its threads). The library knows nothing of Snakemake.
 
+``fetch`` (:class:`FetchOptions`)
+    no inputs; outputs ``rows`` (JSONL: the rows of a dataset's file on the Hugging Face Hub, downloaded once into
+    the cache at the pinned commit and checked against its pinned SHA-256 before it is read), ``report`` (JSON: the
+    URL, the cached file, whether it came from the cache, the rows, the release record).
 ``prepare`` (:class:`PrepareOptions`)
-    inputs ``source`` (MedSNIP-Bench JSON/JSONL, or the HealthFC dataset JSONL); outputs ``answers``
+    inputs ``source`` (MedSNIP-Bench JSON/JSONL, MedHallu JSON/JSONL/Parquet or the rows ``fetch`` wrote, or the
+    HealthFC dataset JSONL); outputs ``answers``
     (JSONL, :mod:`medfc.medsnip.answers`), ``info`` (JSON), ``report`` (SkipReport JSON). HealthFC:
     the 327 supported/refuted claims; with ``rewrite_claims`` each claim is rewritten into the
     statement it asserts (one cached JSON call per claim; a malformed answer keeps the question).
@@ -73,6 +78,7 @@ from medfc.medsnip.evaluate import evaluate, group_verdicts, tau_sweep
 from medfc.medsnip.options import (
     LLM_MODES,
     DecomposeOptions,
+    FetchOptions,
     PrepareOptions,
     ScoreOptions,
     StructureOptions,
@@ -97,6 +103,29 @@ def _write_common(outputs: StepFiles, info: dict[str, object], report: SkipRepor
         write_json(outputs["info"], info)
     if outputs.get("report"):
         report.write(outputs["report"])
+
+
+# -------------------------------------------------------------------------------------------- fetch
+
+
+def fetch(inputs: StepFiles, outputs: StepFiles, options: FetchOptions) -> dict[str, object]:
+    """A dataset's file on the Hugging Face Hub at the pinned commit (downloaded once into the cache), checked against
+    its pinned SHA-256 before it is read (a changed file stops naming both hashes and the key), its rows as JSONL."""
+    from medfc.common.pinning import record_release, release_record, verify
+    from medfc.medsnip.answers import read_records
+    from medfc.medsnip.hub import fetch_hub_file
+
+    url = options.url
+    path, cached = fetch_hub_file(url, options.cache_dir)
+    checked = verify(path, options.sha256, f"medsnip.datasets.{options.dataset}.hf.sha256", url)
+    record = {**release_record(options.dataset, url, {options.file: checked}), "commit": options.revision}  # the Hub's commit
+    record_release(record)
+    rows = read_records(path)
+    write_jsonl(outputs["rows"], rows)
+    report: dict[str, object] = {"source": url, "path": str(path), "from_cache": cached, "rows": len(rows), "release": record}
+    write_json(outputs["report"], report)
+    log.info("%s: %d rows of %s (%s)", options.dataset, len(rows), url, "cached" if cached else "downloaded")
+    return report
 
 
 # ------------------------------------------------------------------------------------------ prepare

@@ -15,6 +15,7 @@ from medfc.medsnip.options import (
     LLM_MODES,
     MODES,
     DecomposeOptions,
+    FetchOptions,
     PrepareOptions,
     ScoreOptions,
     StructureOptions,
@@ -90,9 +91,23 @@ class MedsnipPlan:
         return {"source": dataset, "splits": ds.get("splits", []), "rewrite_claims": rewrite, "limit": ds["limit"],
                 "llm": self.medsnip_llm(self.ms["rewriter"]) if rewrite else None, **self._medsnip_common()}
 
+    def medsnip_fetched(self, dataset: str) -> bool:
+        """Whether a dataset's answers come from its file on the Hugging Face Hub (a source that may, its ``path`` null)."""
+        return answer_source(dataset).hub and self.ms["datasets"][dataset]["path"] is None
+
+    def medsnip_fetch_options(self, dataset: str) -> dict[str, object]:
+        """A dataset's Hub file (its section's ``hf``), downloaded once into ``<cache_dir>/medsnip/hub``."""
+        return {"dataset": dataset, **self.ms["datasets"][dataset]["hf"], "cache_dir": self.config["cache_dir"]}
+
     def medsnip_prepare_inputs(self, dataset: str) -> dict[str, str]:
-        """What a dataset's answers are read from: the HealthFC dataset (built as needed) or the bench's file."""
-        source = self.layout.under("healthfc/dataset/healthfc.jsonl") if answer_source(dataset).healthfc_dataset else self.ms["datasets"][dataset]["path"]
+        """What a dataset's answers are read from: the HealthFC dataset (built as needed), the rows of its Hub file
+        (``medsnip_fetch``) or its section's file."""
+        if answer_source(dataset).healthfc_dataset:
+            source = self.layout.under("healthfc/dataset/healthfc.jsonl")
+        elif self.medsnip_fetched(dataset):
+            source = f"{self.layout.medsnip}/{dataset}/source/rows.jsonl"
+        else:
+            source = self.ms["datasets"][dataset]["path"]
         return {"source": source}
 
     def medsnip_decompose_options(self, dataset: str, mode: str) -> dict[str, object]:
@@ -231,7 +246,10 @@ def medsnip_jobs() -> list[JobSpec]:
         return [{**job, "verifier": v["name"]} for job in decompositions(plan) for v in plan.config["medsnip"]["verifiers"]]
 
     datasets: Planned = lambda plan: [{"dataset": d} for d in _medsnip(plan)]  # noqa: E731
+    fetched: Planned = lambda plan: [{"dataset": d} for d in _medsnip(plan) if plan.medsnip_fetched(d)]  # noqa: E731
     return [
+        JobSpec("medsnip_fetch", "network", ("dataset",), options_class=FetchOptions, options=call(MedsnipPlan.medsnip_fetch_options, "dataset"),
+                planned=fetched),
         JobSpec("medsnip_prepare", "model", ("dataset",), options_class=PrepareOptions, options=call(MedsnipPlan.medsnip_prepare_options, "dataset"),
                 inputs=call(MedsnipPlan.medsnip_prepare_inputs, "dataset"),
                 prompts=call(MedsnipPlan.medsnip_prepare_prompts, "dataset"), resources=_medsnip_resources("medsnip_prepare"),
