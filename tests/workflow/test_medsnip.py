@@ -102,12 +102,13 @@ def _plan(wf: WorkflowCopy, *configs: str) -> list[str]:
     return planned_jobs(proc.stdout + proc.stderr)
 
 
-def _table(wf: WorkflowCopy, dataset: str) -> list[tuple]:
+def _table(wf: WorkflowCopy, dataset: str, source: str = "ours") -> list[tuple]:
+    """Our rows of a dataset's table (or the paper's, ``source``), the columns both may fill."""
     with open(wf.path(f"results/medsnip/{dataset}/table.csv"), encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     keys = ("verifier", "mode", "units", "scored", "FF1", "FF1_ci_low", "FF1_ci_high", next(k for k in rows[0] if k.startswith("delta_vs_")),
             "verify_calls", "decompose_calls", "total_calls")
-    return [tuple(r[k] for k in keys) for r in rows]
+    return [tuple(r[k] for k in keys) for r in rows if r["source"] == source]
 
 
 def test_healthfc_claims_decomposed_verified_and_scored(medsnip_run):
@@ -140,6 +141,9 @@ def test_healthfc_claims_decomposed_verified_and_scored(medsnip_run):
         ("served", "direct", "6", "6", "0.6667", "0.0", "1.0", "0.0", "6", "6", "12")]
     cost = atoms["cost"]["total"]
     assert cost["cost_usd"] == pytest.approx((cost["prompt_tokens"] * 2.5 + cost["completion_tokens"] * 15) / 1e6)
+    # the paper's rows below ours (GPT-5.4, claim-only: resources/papers/numbers.yaml)
+    assert [r[:5] for r in _table(wf, "healthfc", "paper (Iqbal et al. 2026)")] == [
+        ("GPT-5.4 (claim-only)", m, u, "327", f) for m, u, f in (("atoms", "1076", "0.672"), ("group", "821", "0.672"), ("direct", "761", "0.693"))]
     md = wf.path("results/medsnip/healthfc/table.md").read_text()
     assert md.startswith("MedSNIP on HealthFC (6 answers; answer level, units aggregated by or_false)")
     assert "\\begin{table" in wf.path("results/medsnip/healthfc/table.tex").read_text()
@@ -166,6 +170,8 @@ def test_bench_units_verdicts_and_table(medsnip_run):
         ("served", "direct", "11", "11", "0.6667", "0.0", "1.0", "0.0", "11", "4", "15"),
         ("served", "human_atoms", "14", "14", "0.6667", "0.0", "1.0", "", "14", "0", "14"),
         ("served", "human_snippets", "11", "11", "0.6667", "0.0", "1.0", "0.0", "11", "0", "11")]
+    assert [r[1:5] for r in _table(wf, "bench", "paper (Iqbal et al. 2026)")] == [
+        ("group", "1578", "", ""), ("direct", "2132", "", ""), ("human_atoms", "5755", "5755", "0.321"), ("human_snippets", "2524", "2524", "0.431")]
 
 
 def test_each_call_reaches_the_server_once(medsnip_run):
@@ -189,6 +195,14 @@ def test_a_prompt_edit_reruns_exactly_the_rules_that_read_it(medsnip_run, tmp_pa
                                 "medsnip_verify[dataset=healthfc,verifier=served,mode=group]", "medsnip_structure",
                                 *[f"medsnip_{r}[dataset={d}]" for r in ("tau", "calls") for d in ("bench", "healthfc")]])
     path.write_text(original, encoding="utf-8")
+    assert _plan(wf) == []
+    # the papers' numbers: the MedSNIP tables (and the document and index that show them), nothing before them
+    papers = wf.path("resources/papers/numbers.yaml")
+    numbers = papers.read_text(encoding="utf-8")
+    assert "ff1: 0.693," in numbers
+    papers.write_text(numbers.replace("ff1: 0.693,", "ff1: 0.694,"), encoding="utf-8")
+    assert _plan(wf) == sorted(["all", "index", "main_tex", *[f"medsnip_table[dataset={d}]" for d in ("bench", "healthfc")]])
+    papers.write_text(numbers, encoding="utf-8")
     assert _plan(wf) == []
     # the HealthFC statement prompt: HealthFC only, from its answers on
     statement = wf.path("resources/prompts/medsnip/healthfc_statement.txt")

@@ -143,6 +143,7 @@ rule medsnip_score:
 
 rule medsnip_table:
     input:
+        unpack(lambda w: PLAN.inputs("medsnip_table", w)),
         scores=f"{MEDSNIP_DIR}/{{dataset}}/scores.json",
     output:
         csv=report(

@@ -227,6 +227,7 @@ class FetchOptions(MedsnipOptions):
 @dataclass(frozen=True)
 class TableOptions(MedsnipOptions):
     title: str  # the dataset's name in the caption, e.g. "HealthFC"
+    dataset: str  # its answer source's name: the paper's rows of it are read under that name (medsnip.datasets.<dataset>)
 
 
 @dataclass(frozen=True)

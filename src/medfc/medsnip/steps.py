@@ -27,7 +27,8 @@ that may run a local model take ``runtime`` (its threads). The library knows not
     per arm FF1 with its bootstrap interval, Δ vs the baseline mode with its interval, coverage, cost),
     ``report``.
 ``table`` (:class:`TableOptions`)
-    inputs ``scores``; outputs ``csv``, ``md``, ``tex``: one row per verifier and mode.
+    inputs ``scores``, optional ``papers`` (the papers' numbers: the paper's rows of the dataset below ours);
+    outputs ``csv``, ``md``, ``tex``: one row per verifier and mode.
 ``structure`` (:class:`StructureOptions`)
     inputs ``answers`` (one per dataset), ``units`` (one per dataset and mode); outputs ``csv``, ``md``, ``tex``,
     ``html``: MedSNIP Table 3, the structure of each dataset's answers and units.
@@ -90,7 +91,7 @@ from medfc.medsnip.records import Answer, Unit
 from medfc.medsnip.search import CachedSearch, make_searchers
 from medfc.medsnip.sources import answer_source
 from medfc.medsnip.statements import rewrite_statements
-from medfc.medsnip.table import calls_points, structure_table, table_caption, table_latex, table_rows, tau_table
+from medfc.medsnip.table import calls_points, paper_rows, structure_table, table_caption, table_latex, table_rows, tau_table
 from medfc.medsnip.verifier_kinds import verifier_kind
 from medfc.medsnip.verify import Verifier, check_outages
 
@@ -222,9 +223,21 @@ def table(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> list[
     stem = table_stem(outputs)
     scores = read_json(inputs["scores"])
     rows = table_rows(scores)
-    caption = table_caption(scores, rows, options.title)
-    write_table(pd.DataFrame(rows), stem, caption=caption, latex=table_latex(scores, rows, caption))
-    return rows
+    paper: list[dict[str, JSONValue]] = []
+    title = ""
+    if inputs.get("papers"):
+        from medfc.common.papers import read_paper_numbers
+
+        numbers = read_paper_numbers(inputs["papers"])
+        paper = paper_rows(numbers, options.dataset, sorted({str(r["mode"]) for r in rows}))
+        title = f"Reported: {(numbers.get('medsnip') or {}).get('cite', '')}"
+    caption = table_caption(scores, rows, options.title, paper)
+    columns = list(rows[0]) if rows else list(paper[0]) if paper else []
+    paper = [{k: p.get(k) for k in columns} for p in paper]  # our columns, those the paper does not state empty
+    # object columns: a count stays an integer beside the paper's empty cells
+    write_table(pd.DataFrame([*rows, *paper], columns=columns, dtype=object), stem, caption=caption,
+                latex=table_latex(scores, rows, caption, paper, title))
+    return rows + paper
 
 
 def _formats(outputs: StepFiles) -> tuple[str, ...]:

@@ -44,6 +44,7 @@ MEDSNIP_WILDCARDS = {"dataset": "|".join(MEDSNIP_TITLES), "mode": "|".join(MODES
 class MedsnipPlan:
     config: Config
     layout: Layout
+    papers: str
 
     @property
     def ms(self) -> dict[str, object]:
@@ -134,7 +135,11 @@ class MedsnipPlan:
         return {"level": level, "baseline_mode": baseline, **self.ms["score"]}
 
     def medsnip_table_options(self, dataset: str) -> dict[str, object]:
-        return {"title": answer_source(dataset).title}
+        return {"title": answer_source(dataset).title, "dataset": dataset}
+
+    def medsnip_table_inputs(self) -> dict[str, str]:
+        """The papers' numbers: the paper's rows of each dataset below ours (editing them rewrites the tables)."""
+        return {"papers": self.papers}
 
     def medsnip_structure_inputs(self) -> dict[str, list[str]]:
         """Table 3's: every dataset's answers, then its units of every mode (in :meth:`medsnip_structure_options`' order)."""
@@ -263,7 +268,8 @@ def medsnip_jobs() -> list[JobSpec]:
         JobSpec("medsnip_score", "light", ("dataset",), options_class=ScoreOptions, options=call(MedsnipPlan.medsnip_score_options, "dataset"),
                 inputs=call(MedsnipPlan.medsnip_score_inputs, "dataset"),
                 planned=datasets),
-        JobSpec("medsnip_table", "light", ("dataset",), options_class=TableOptions, options=call(MedsnipPlan.medsnip_table_options, "dataset"), planned=datasets),
+        JobSpec("medsnip_table", "light", ("dataset",), options_class=TableOptions, options=call(MedsnipPlan.medsnip_table_options, "dataset"),
+                inputs=call(MedsnipPlan.medsnip_table_inputs), planned=datasets),
         JobSpec("medsnip_structure", "light", options_class=StructureOptions, options=call(MedsnipPlan.medsnip_structure_options),
                 inputs=call(MedsnipPlan.medsnip_structure_inputs), planned=lambda plan: [{}] if _medsnip(plan) else []),
         JobSpec("medsnip_tau", "light", ("dataset",), options_class=TauOptions, options=call(MedsnipPlan.medsnip_tau_options, "dataset"),

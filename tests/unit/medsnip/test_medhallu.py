@@ -3,7 +3,8 @@ medfc.medsnip.answers.medhallu_answers): a local file in the published form or i
 JSON array, JSONL or Parquet, or the published Parquet file on the Hugging Face Hub at a pinned commit and SHA-256,
 downloaded once (rule medsnip_fetch, served here by a local server that counts its requests). Each row gives its
 ground truth (TRUE, ``<row>-gt``) and its hallucinated answer (FALSE, ``<row>-h``); bad rows are skipped with
-counted reasons, a file without a field the loader needs stops in one line naming it."""
+counted reasons, a file without a field the loader needs stops in one line naming it. The paper's rows of the
+dataset stand below ours in its table."""
 
 from __future__ import annotations
 
@@ -17,11 +18,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from medfc.common import pinning
+from medfc.common.papers import read_paper_numbers
 from medfc.common.provenance import RECORDS_ENV, RUN_ENV
 from medfc.common.report import SkipReport
 from medfc.medsnip import steps
 from medfc.medsnip.answers import MissingField, load_medhallu, read_records
 from medfc.medsnip.hub import hub_cache_path, hub_file, hub_url
+from medfc.medsnip.table import paper_rows
 from medfc.plan import Plan, checks, cluster
 from medfc.plan.config_errors import ConfigError, merged_config, plan_for
 from tests.helpers.config import SCHEMA, call_step, defaults
@@ -30,6 +33,7 @@ from tests.helpers.medsnip import prepare_opts
 from tests.helpers.workflow import REPO
 
 DEMO = REPO / "resources" / "demo" / "medsnip" / "medhallu_demo.json"
+PAPERS = REPO / "resources" / "papers" / "numbers.yaml"
 PUBLISHED = ("Question", "Knowledge", "Ground Truth", "Hallucinated Answer", "Difficulty Level", "Category of Hallucination")
 LOWER = ("question", "knowledge", "ground_truth", "hallucinated_answer", "difficulty", "hallucination_category")
 REVISION = "0123456789abcdef0123456789abcdef01234567"  # a made-up commit of the local server's repository
@@ -170,10 +174,11 @@ def test_the_plan_reads_a_local_file_or_fetches_the_pinned_hub_file(tmp_path):
     assert plan.medsnip_datasets() == ["medhallu"] and not plan.medsnip_fetched("medhallu")
     assert plan.inputs("medsnip_prepare", {"dataset": "medhallu"}) == {"source": str(DEMO)}
     assert [w for spec, w in plan.planned_jobs() if spec.rule == "medsnip_fetch"] == []
-    # scored per answer against atoms, as HealthFC; the configured modes only; its own table title
+    # scored per answer against atoms, as HealthFC; the configured modes only; its own table title and paper rows
     assert plan.medsnip_modes("medhallu") == list(plan.config["medsnip"]["modes"])
     assert {k: plan.options("medsnip_score", {"dataset": "medhallu"})[k] for k in ("level", "baseline_mode")} == {"level": "answer", "baseline_mode": "atoms"}
-    assert plan.options("medsnip_table", {"dataset": "medhallu"}) == {"title": "MedHallu"}
+    assert plan.options("medsnip_table", {"dataset": "medhallu"}) == {"title": "MedHallu", "dataset": "medhallu"}
+    assert plan.inputs("medsnip_table", {"dataset": "medhallu"}) == {"papers": plan.papers}
     assert plan.options("medsnip_prepare", {"dataset": "medhallu"})["rewrite_claims"] is False
     # path null: the Hub file at the pinned commit, downloaded by medsnip_fetch, whose rows prepare reads
     plan = Plan(_medhallu_config(tmp_path, path=None, hf={**defaults()["medsnip"]["datasets"]["medhallu"]["hf"], "revision": REVISION}))
@@ -295,3 +300,50 @@ def test_a_revision_that_is_not_a_commit_is_refused_by_the_options(tmp_path):
     with Hub({}) as hub, pytest.raises(ValueError, match=r"revision: 'main' is not a commit \(40 lower-case hex digits\)"):
         call_step(steps.fetch, {}, {"rows": tmp_path / "r.jsonl", "report": tmp_path / "r.json"},
                   {**_fetch_options(hub, tmp_path, None), "revision": "main"})
+
+
+# ------------------------------------------------------------------------------------ the paper's rows
+
+def test_the_papers_rows_of_each_dataset_in_our_modes():
+    numbers = read_paper_numbers(PAPERS)
+    rows = paper_rows(numbers, "medhallu", ["direct", "atoms", "group"])
+    assert [(r["source"], r["verifier"], r["mode"], r["FF1"]) for r in rows] == [
+        ("paper (Iqbal et al. 2026)", "GPT-5.4 (claim-only)", m, f) for m, f in (("atoms", 0.694), ("group", 0.720), ("direct", 0.721))]
+    assert [(r["units"], r["scored"], r["verify_calls_saved_pct"], r["total_calls_change_pct"]) for r in rows] == [
+        (3798, 2000, None, None), (2636, 2000, 30.6, 14.5), (2586, 2000, 31.9, -20.9)]
+    assert [r["FF1"] for r in paper_rows(numbers, "healthfc", ["atoms", "group", "direct"])] == [0.672, 0.672, 0.693]
+    assert [r["mode"] for r in paper_rows(numbers, "bench", ["atoms", "group", "direct", "human_atoms", "human_snippets"])] == [
+        "group", "direct", "human_atoms", "human_snippets"]
+    assert paper_rows(numbers, "medhallu", ["human_atoms"]) == [] and paper_rows(numbers, "quiz", ["atoms"]) == []
+
+
+def _arm(verifier: str, mode: str, ff1: float, verify: int, decompose: int) -> dict:
+    return {"verifier": verifier, "mode": mode, "n_units": verify, "unit_coverage": 1.0, "n_scored": 4, "coverage": 1.0, "ff1": ff1,
+            "ff1_interval": {"ci_low": 0.5, "ci_high": 1.0}, "vs_baseline": None if mode == "atoms" else {"diff": 0.1, "ci_low": 0.0,
+                                                                                                     "ci_high": 0.2, "p_gt_0": 0.6},
+            "cost": {"verify": {"calls": verify}, "decompose": {"calls": decompose},
+                     "total": {"calls": verify + decompose, "prompt_tokens": 10, "completion_tokens": 2, "cost_usd": 0.001}}}
+
+
+def test_the_table_puts_the_papers_rows_below_ours_with_the_calls_saved(tmp_path):
+    scores = {"n_answers": 4, "options": {"level": "answer", "aggregation": "or_false", "ci_level": 0.95, "baseline_mode": "atoms",
+                                          "n_resamples": 100, "seed": 42, "tau": 0.9},
+              "arms": {"v/atoms": _arm("v", "atoms", 0.6, 10, 4), "v/direct": _arm("v", "direct", 0.7, 7, 4)}}
+    (tmp_path / "s.json").write_text(json.dumps(scores), encoding="utf-8")
+    out = {"csv": tmp_path / "t.csv", "md": tmp_path / "t.md", "tex": tmp_path / "t.tex"}
+    rows = call_step(steps.table, {"scores": tmp_path / "s.json", "papers": str(PAPERS)}, out, {"title": "MedHallu", "dataset": "medhallu"})
+    assert [(r["source"], r["mode"], r["FF1"]) for r in rows] == [("ours", "atoms", 0.6), ("ours", "direct", 0.7),
+                                                                  ("paper (Iqbal et al. 2026)", "atoms", 0.694),
+                                                                  ("paper (Iqbal et al. 2026)", "direct", 0.721)]
+    # ours: 7 of 10 verification calls, 11 of 14 calls in all (the decomposition too) against atoms; the paper's as it states them
+    assert [(r["verify_calls_saved_pct"], r["total_calls_change_pct"]) for r in rows] == [(None, None), (30.0, -21.4), (None, None),
+                                                                                            (31.9, -20.9)]
+    csv_lines = out["csv"].read_text(encoding="utf-8").splitlines()
+    assert csv_lines[1].startswith("ours,v,atoms,10,") and csv_lines[3].startswith("paper (Iqbal et al. 2026),GPT-5.4 (claim-only),atoms,3798,,")
+    md = out["md"].read_text(encoding="utf-8")
+    assert ("Below ours, the rows of the paper (Iqbal et al. 2026) with GPT-5.4 (claim-only) as verifier: its units, FF1 and the "
+            "calls its modes save against atoms, as it states them") in md.split("\n\n")[0]
+    tex = out["tex"].read_text(encoding="utf-8")
+    assert "Reported: Iqbal et al. 2026" in tex and "3{,}798" in tex and "0.721" in tex
+    # without the papers' numbers (a test, a call by hand): our rows only
+    assert [r["source"] for r in call_step(steps.table, {"scores": tmp_path / "s.json"}, out, {"title": "MedHallu", "dataset": "medhallu"})] == ["ours", "ours"]
