@@ -334,7 +334,8 @@ class ChaosWorld:
             "medsnip": {
                 "llm": {"model": "served-llm", "base_url": f"{u}/v1", "api_key_env": "", "max_tokens": 256, "timeout_s": 60,
                         "max_retries": 4},
-                "datasets": {"healthfc": {"limit": 4 * size}, "bench": {"enabled": True}},
+                "datasets": {"healthfc": {"limit": 4 * size}, "bench": {"enabled": True},
+                             "medhallu": {"enabled": True, "path": "resources/demo/medsnip/medhallu_demo.json"}},
                 "verifiers": [{"name": "served", "kind": "claim_only"}],
                 "score": {"n_resamples": 200, "fidelity_embedding_model": "none"},
             },
@@ -344,12 +345,13 @@ class ChaosWorld:
 def targets(results: str = "results", small: bool = False) -> list[str]:
     """What the chaos run asks for: both datasets, the three sources' evidence, the zero-shot predictions and
     the MedSNIP tables (every rule that talks to a service, and what follows from their answers); ``small``
-    leaves out MedSNIP-Bench and the HealthFC diff (no service of their own)."""
+    leaves out MedSNIP-Bench, the demo MedHallu file and the HealthFC diff (no service of their own)."""
     return [f"{results}/healthfc/dataset/healthfc.jsonl", *([] if small else [f"{results}/healthfc/diff/diff.md"]),
             *(f"{results}/healthfc/evidence/{s}.jsonl" for s in ("web", "pubmed", "wikipedia")),
             f"{results}/clinifact/pairs/test_set.csv",
             f"{results}/experiments/clinifact/zero_shot/served-llm/scores.json",
-            f"{results}/medsnip/healthfc/table.csv", *([] if small else [f"{results}/medsnip/bench/table.csv"])]
+            f"{results}/medsnip/healthfc/table.csv",
+            *([] if small else [f"{results}/medsnip/bench/table.csv", f"{results}/medsnip/medhallu/table.csv"])]
 
 
 def gunzipped(path: Path) -> bytes:

@@ -1,8 +1,33 @@
-# MedSNIP (docs/medsnip.md): answers (HealthFC's supported and refuted claims, MedSNIP-Bench records) →
+# MedSNIP (docs/medsnip.md): answers (HealthFC's supported and refuted claims, MedSNIP-Bench records, MedHallu's
+# ground-truth and hallucinated answers) →
 # units (atoms, atomize-then-group, snippet-direct; the bench's own) → verdicts (one job per verifier ×
 # mode) → scores → the atoms-vs-snippets table. Steps: medfc.medsnip.steps; options, prompts and resources from medfc.plan (PLAN).
 # Each LLM rule's params hold the hashes of the prompts it reads; results are cached per unit under
 # <cache_dir>/medsnip/units, so adding a verifier asks only the new verifier.
+
+
+# A dataset's file on the Hugging Face Hub (MedHallu's, when its path is null) at the pinned commit, downloaded once
+# into the cache where Snakemake runs and checked against its pinned SHA-256 before its rows are read.
+rule medsnip_fetch:
+    output:
+        rows=f"{MEDSNIP_DIR}/{{dataset}}/source/rows.jsonl",
+        report=f"{MEDSNIP_DIR}/{{dataset}}/source/report.json",
+    log:
+        f"{LOGS}/medsnip/{{dataset}}/fetch.log",
+    benchmark:
+        f"{TIMINGS}/medsnip/{{dataset}}/fetch.tsv"
+    wildcard_constraints:
+        dataset=MEDSNIP_WILDCARDS["dataset"],
+    conda:
+        "../envs/medfc.yaml"
+    resources:
+        mem_mb=2048,
+        runtime=30,
+    params:
+        step=versioned("medsnip.steps:fetch"),
+        options=lambda w: PLAN.options("medsnip_fetch", w),
+    script:
+        STEP_SCRIPT
 
 
 rule medsnip_prepare:
@@ -118,6 +143,7 @@ rule medsnip_score:
 
 rule medsnip_table:
     input:
+        unpack(lambda w: PLAN.inputs("medsnip_table", w)),
         scores=f"{MEDSNIP_DIR}/{{dataset}}/scores.json",
     output:
         csv=report(

@@ -1,14 +1,16 @@
-"""What MedSNIP decomposes and verifies: *answers*, read from MedSNIP-Bench or from HealthFC.
+"""What MedSNIP decomposes and verifies: *answers*, read from MedSNIP-Bench, HealthFC or MedHallu.
 
 An answer record (one JSON line)::
 
-    {"answer_id": "5", "source": "bench" | "healthfc", "query": "...", "text": "...",
+    {"answer_id": "5", "source": "bench" | "healthfc" | "medhallu", "query": "...", "text": "...",
      "subset": "consumer" | "vignette", "label": "TRUE" | "FALSE" | null, "split": "dev" | null,
      "shared_context": {...},
      "atoms": [{"index": 1, "text": "...", "label": "TRUE" | "FALSE"}, ...],          # bench only
      "snippets": [{"snippet_id": "5-S1", "index": 1, "text": "...", "atoms": [1, 2], "pattern": "A",
                    "labels": {"atomic": "FALSE", "general": "FALSE", "contextual": "FALSE"},
-                   "is_ambiguous": false, "notes": "..."}, ...]}                       # bench only
+                   "is_ambiguous": false, "notes": "..."}, ...],                       # bench only
+     "row_id": "0", "kind": "ground_truth" | "hallucinated", "difficulty": "easy",     # medhallu only
+     "hallucination_category": "..."}                                                  # medhallu, hallucinated only
 
 MedSNIP-Bench (the published format, docs/medsnip.md): a JSON array (or JSONL) with one record per
 *snippet*: ``snippet_id`` (``<entry_id>-S<n>``), ``entry_id``, ``query``, ``full_text``, ``subset``,
@@ -24,6 +26,20 @@ HealthFC (the project's dataset JSONL): only SUPPORTED (→ TRUE) and REFUTED (�
 ENOUGH INFORMATION claims are excluded and counted. The text decomposed is the English claim,
 rewritten into the statement it asserts when the step asks for it; the explanation is never used
 (it states the verdict).
+
+MedHallu (:func:`medhallu_answers`): one row per question, in the form the Hugging Face dataset
+publishes (``Question``, ``Knowledge``, ``Ground Truth``, ``Hallucinated Answer``, ``Difficulty Level``,
+``Category of Hallucination``; no id) or in the lowercase form of MedSNIP's repository (``id``,
+``question``, ``knowledge``, ``ground_truth``, ``hallucinated_answer``, ``difficulty``,
+``hallucination_category``), as a JSON array, JSONL or Parquet (:func:`read_records`). Each row gives two
+answers to its question (the query; subset ``vignette``): its ground truth, labelled TRUE, id
+``<row>-gt``, and its hallucinated answer, labelled FALSE, id ``<row>-h``, where ``<row>`` is the row's
+``id`` or, for a row without one (the published form), its 0-based position in the file — the numbering
+MedSNIP's copy gives the published rows, the same on every read of the same file. The knowledge passages
+are not carried: the verifiers judge the answer, not the abstract it came from. A file whose rows all
+lack a field the loader needs (the question or an answer, in either form) stops naming the field; a row
+that is not an object, has no question or an empty one, repeats an id or repeats an earlier row is skipped
+with its reason, and so is an answer that is missing, not text or empty (its row's other answer is kept).
 """
 
 from __future__ import annotations
@@ -51,8 +67,16 @@ def _tf(value: bool) -> str:
     return TRUE if value else FALSE
 
 
+PARQUET_MAGIC = b"PAR1"
+
+
 def read_records(path: str | os.PathLike) -> list[JSONObject]:
-    """A JSON array, or JSONL, of records."""
+    """A JSON array, JSONL or a Parquet file (told by its first bytes, whatever its name) of records."""
+    with open(path, "rb") as fh:
+        if fh.read(len(PARQUET_MAGIC)) == PARQUET_MAGIC:
+            import pyarrow.parquet as pq
+
+            return pq.read_table(path).to_pylist()
     text = Path(path).read_text(encoding="utf-8")
     if text.lstrip().startswith("["):
         data = json.loads(text)
@@ -181,3 +205,100 @@ def healthfc_answers(path: str | os.PathLike, report: SkipReport) -> list[Answer
                     "subset": "consumer", "label": label, "split": None, "shared_context": {}})
         report.count("answers")
     return out
+
+
+# ------------------------------------------------------------------------------------------ MedHallu
+
+#: Each field the loader reads, as the published dataset (Hugging Face) and as MedSNIP's repository names it.
+MEDHALLU_FIELDS = {"question": ("Question", "question"), "ground_truth": ("Ground Truth", "ground_truth"),
+                   "hallucinated_answer": ("Hallucinated Answer", "hallucinated_answer"),
+                   "difficulty": ("Difficulty Level", "difficulty"),
+                   "hallucination_category": ("Category of Hallucination", "hallucination_category")}
+MEDHALLU_REQUIRED = ("question", "ground_truth", "hallucinated_answer")
+#: The two answers of a row: (field, kind, label, id suffix).
+MEDHALLU_ANSWERS = (("ground_truth", "ground_truth", TRUE, "gt"), ("hallucinated_answer", "hallucinated", FALSE, "h"))
+MEDHALLU_SUBSET = "vignette"  # MedSNIP's subset for MedHallu: scientific questions answered from an abstract
+
+
+class MissingField(ValueError):
+    """A file none of whose rows has a field the loader needs."""
+
+
+def medhallu_form(records: list[Mapping[str, JSONValue]], path: str | os.PathLike) -> int:
+    """Which form a file's rows take: 0 the published one (``Question``, ...), 1 MedSNIP's lowercase one. Raises
+    :class:`MissingField` (one line, naming the field) when no row has a field the loader needs, in that form."""
+    records = [r for r in records if isinstance(r, Mapping)]
+    if not records:
+        raise MissingField(f"{path}: no MedHallu rows")
+    form = 0 if any(MEDHALLU_FIELDS["question"][0] in r for r in records) else 1
+    for field in MEDHALLU_REQUIRED:
+        name = MEDHALLU_FIELDS[field][form]
+        if not any(name in r for r in records):
+            other = MEDHALLU_FIELDS[field][1 - form]
+            raise MissingField(f"{path}: no MedHallu row has the field {name!r} (nor {other!r}): it names the "
+                               f"{field.replace('_', ' ')}; a MedHallu file has {', '.join(repr(MEDHALLU_FIELDS[f][form]) for f in MEDHALLU_REQUIRED)}")
+    return form
+
+
+def _text(rec: Mapping[str, JSONValue], field: str, form: int) -> tuple[str | None, str | None]:
+    """(the field's text, None) or (None, the reason it has none)."""
+    value = rec.get(MEDHALLU_FIELDS[field][form])
+    if value is None:
+        return None, f"missing_{field}"
+    if not isinstance(value, str):
+        return None, f"not_text_{field}"
+    if not value.strip():
+        return None, f"empty_{field}"
+    return value.strip(), None
+
+
+def medhallu_answers(records: list[Mapping[str, JSONValue]], report: SkipReport, path: str | os.PathLike = "MedHallu") -> list[Answer]:
+    """MedHallu rows → two answers each (see the module docstring), in row order, the ground truth first."""
+    form = medhallu_form(records, path)
+    out: list[Answer] = []
+    seen_ids: set[str] = set()
+    seen_rows: set[tuple[str, str | None, str | None]] = set()
+    for n, rec in enumerate(records):
+        if not isinstance(rec, Mapping):
+            report.skip(str(n), "not_an_object", type(rec).__name__)
+            continue
+        rid = str(rec["id"]) if rec.get("id") is not None else str(n)
+        question, problem = _text(rec, "question", form)
+        if problem:
+            report.skip(rid, problem)
+            continue
+        if rid in seen_ids:
+            report.skip(rid, "duplicate_id", f"row {n}")
+            continue
+        texts = {field: _text(rec, field, form) for field, *_ in MEDHALLU_ANSWERS}
+        key = (question, texts["ground_truth"][0], texts["hallucinated_answer"][0])
+        if key in seen_rows:
+            report.skip(rid, "duplicate_row", f"row {n} repeats an earlier row's question and answers")
+            continue
+        seen_ids.add(rid)
+        seen_rows.add(key)
+        report.count("rows")
+        meta = {k: rec.get(MEDHALLU_FIELDS[k][form]) for k in ("difficulty", "hallucination_category")}
+        for field, kind, label, suffix in MEDHALLU_ANSWERS:
+            text, problem = texts[field]
+            if problem:
+                report.skip(f"{rid}-{suffix}", problem)
+                continue
+            answer: Answer = {"answer_id": f"{rid}-{suffix}", "source": "medhallu", "query": question, "text": text,
+                              "subset": MEDHALLU_SUBSET, "label": label, "split": None, "shared_context": {}, "row_id": rid,
+                              "kind": kind, "difficulty": meta["difficulty"]}
+            if label == FALSE:
+                answer["hallucination_category"] = meta["hallucination_category"]
+            out.append(answer)
+            report.count("answers")
+    return out
+
+
+def load_medhallu(path: str | os.PathLike, report: SkipReport) -> list[Answer]:
+    return medhallu_answers(read_records(path), report, path)
+
+
+def medhallu_source(path: str | os.PathLike, report: SkipReport, options: PrepareOptions) -> list[Answer]:
+    """The loader of the answer source ``medhallu`` (:mod:`medfc.medsnip.sources`): a local file, or the rows
+    ``medsnip_fetch`` wrote from the pinned Hub file; nothing of ``options`` selects rows."""
+    return load_medhallu(path, report)

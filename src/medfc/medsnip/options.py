@@ -17,6 +17,7 @@ from typing import Annotated, Literal, get_args
 
 from medfc.common.llm_backends import BackendName, runs_locally
 from medfc.common.options import OneOf, Options, OptionsError
+from medfc.common.pinning import COMMIT
 from medfc.medsnip.sources import answer_source, source_names
 from medfc.medsnip.verifier_kinds import kind_names, verifier_kind
 
@@ -194,8 +195,39 @@ class ScoreOptions(MedsnipOptions):
 
 
 @dataclass(frozen=True)
+class FetchOptions(MedsnipOptions):
+    """A dataset's file on the Hugging Face Hub (``medsnip.datasets.<dataset>.hf``) + ``cache_dir`` (where it is
+    downloaded once): the file of the configuration's train split (:func:`medfc.medsnip.hub.hub_file`) at ``revision``."""
+
+    dataset: Annotated[str, OneOf(source_names)]
+    repo: str  # <owner>/<name> of the dataset's repository
+    config: str  # the configuration (its folder in the repository)
+    revision: str  # the commit read (40 hex digits)
+    sha256: str | None  # the file's pinned SHA-256 (None: any file, its hash recorded)
+    endpoint: str  # the Hub's address
+    cache_dir: str
+
+    def _check(self, where: str) -> None:
+        if not COMMIT.match(self.revision):
+            raise OptionsError(f"{where}.revision: {self.revision!r} is not a commit (40 lower-case hex digits)")
+
+    @property
+    def file(self) -> str:
+        from medfc.medsnip.hub import hub_file
+
+        return hub_file(self.config)
+
+    @property
+    def url(self) -> str:
+        from medfc.medsnip.hub import hub_url
+
+        return hub_url(self.endpoint, self.repo, self.revision, self.file)
+
+
+@dataclass(frozen=True)
 class TableOptions(MedsnipOptions):
     title: str  # the dataset's name in the caption, e.g. "HealthFC"
+    dataset: str  # its answer source's name: the paper's rows of it are read under that name (medsnip.datasets.<dataset>)
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ class Answer(TypedDict):
     """An answer to decompose and verify (module docstring of :mod:`medfc.medsnip.answers`)."""
 
     answer_id: str
-    source: str  # bench | healthfc
+    source: str  # an answer source's name (medfc.medsnip.sources): bench | healthfc | medhallu
     query: str
     text: str
     subset: str
@@ -58,6 +58,10 @@ class Answer(TypedDict):
     shared_context: dict[str, JSONValue]
     atoms: NotRequired[list[Atom]]  # bench only
     snippets: NotRequired[list[Snippet]]  # bench only
+    row_id: NotRequired[str]  # medhallu: the row both answers of a question come from
+    kind: NotRequired[str]  # medhallu: ground_truth | hallucinated
+    difficulty: NotRequired[JSONValue]  # medhallu: the row's difficulty level
+    hallucination_category: NotRequired[JSONValue]  # medhallu, the hallucinated answer: its category
     claim: NotRequired[str]  # healthfc only: the claim as asked
 
 

@@ -25,7 +25,9 @@ class AnswerSource:
     ``rewrite_claims``). ``human_units``: it ships human units, the modes ``human_atoms`` and ``human_snippets``
     (its section's ``human_units``). ``given_atoms``: the group mode may take its own atoms (``medsnip.atoms_from``).
     ``own_level``: scored at its section's ``level`` against its ``baseline_mode`` (else per answer, against
-    atoms). ``unlabelled_nei``: its answers without a label are NOT ENOUGH INFO claims, verified but never scored."""
+    atoms). ``unlabelled_nei``: its answers without a label are NOT ENOUGH INFO claims, verified but never scored.
+    ``hub``: its section's ``path`` may be null, and its answers are then read from its file on the Hugging Face Hub
+    at the commit and SHA-256 its section's ``hf`` pins, downloaded where Snakemake runs (the rule ``medsnip_fetch``)."""
 
     name: str
     title: str
@@ -36,6 +38,7 @@ class AnswerSource:
     given_atoms: bool = False
     own_level: bool = False
     unlabelled_nei: bool = False
+    hub: bool = False
 
     def rewrites_claims(self, section: Mapping[str, object]) -> bool:
         """Whether its claims are rewritten, by its section ``medsnip.datasets.<name>`` (a source that allows it)."""
@@ -52,6 +55,7 @@ ANSWER_SOURCES: dict[str, AnswerSource] = {
                      unlabelled_nei=True),
         AnswerSource("bench", "MedSNIP-Bench", "medfc.medsnip.answers:bench_source", human_units=True, given_atoms=True,
                      own_level=True),
+        AnswerSource("medhallu", "MedHallu", "medfc.medsnip.answers:medhallu_source", hub=True),
     )
 }
 

@@ -6,8 +6,13 @@ passes, every key required, with the cross-field checks of each class), so a bad
 step reads anything. The steps
 that may run a local model take ``runtime`` (its threads). The library knows nothing of Snakemake.
 
+``fetch`` (:class:`FetchOptions`)
+    no inputs; outputs ``rows`` (JSONL: the rows of a dataset's file on the Hugging Face Hub, downloaded once into
+    the cache at the pinned commit and checked against its pinned SHA-256 before it is read), ``report`` (JSON: the
+    URL, the cached file, whether it came from the cache, the rows, the release record).
 ``prepare`` (:class:`PrepareOptions`)
-    inputs ``source`` (MedSNIP-Bench JSON/JSONL, or the HealthFC dataset JSONL); outputs ``answers``
+    inputs ``source`` (MedSNIP-Bench JSON/JSONL, MedHallu JSON/JSONL/Parquet or the rows ``fetch`` wrote, or the
+    HealthFC dataset JSONL); outputs ``answers``
     (JSONL, :mod:`medfc.medsnip.answers`), ``info`` (JSON), ``report`` (SkipReport JSON). HealthFC:
     the 327 supported/refuted claims; with ``rewrite_claims`` each claim is rewritten into the
     statement it asserts (one cached JSON call per claim; a malformed answer keeps the question).
@@ -22,7 +27,8 @@ that may run a local model take ``runtime`` (its threads). The library knows not
     per arm FF1 with its bootstrap interval, Δ vs the baseline mode with its interval, coverage, cost),
     ``report``.
 ``table`` (:class:`TableOptions`)
-    inputs ``scores``; outputs ``csv``, ``md``, ``tex``: one row per verifier and mode.
+    inputs ``scores``, optional ``papers`` (the papers' numbers: the paper's rows of the dataset below ours);
+    outputs ``csv``, ``md``, ``tex``: one row per verifier and mode.
 ``structure`` (:class:`StructureOptions`)
     inputs ``answers`` (one per dataset), ``units`` (one per dataset and mode); outputs ``csv``, ``md``, ``tex``,
     ``html``: MedSNIP Table 3, the structure of each dataset's answers and units.
@@ -73,6 +79,7 @@ from medfc.medsnip.evaluate import evaluate, group_verdicts, tau_sweep
 from medfc.medsnip.options import (
     LLM_MODES,
     DecomposeOptions,
+    FetchOptions,
     PrepareOptions,
     ScoreOptions,
     StructureOptions,
@@ -84,7 +91,7 @@ from medfc.medsnip.records import Answer, Unit
 from medfc.medsnip.search import CachedSearch, make_searchers
 from medfc.medsnip.sources import answer_source
 from medfc.medsnip.statements import rewrite_statements
-from medfc.medsnip.table import calls_points, structure_table, table_caption, table_latex, table_rows, tau_table
+from medfc.medsnip.table import calls_points, paper_rows, structure_table, table_caption, table_latex, table_rows, tau_table
 from medfc.medsnip.verifier_kinds import verifier_kind
 from medfc.medsnip.verify import Verifier, check_outages
 
@@ -97,6 +104,29 @@ def _write_common(outputs: StepFiles, info: dict[str, object], report: SkipRepor
         write_json(outputs["info"], info)
     if outputs.get("report"):
         report.write(outputs["report"])
+
+
+# -------------------------------------------------------------------------------------------- fetch
+
+
+def fetch(inputs: StepFiles, outputs: StepFiles, options: FetchOptions) -> dict[str, object]:
+    """A dataset's file on the Hugging Face Hub at the pinned commit (downloaded once into the cache), checked against
+    its pinned SHA-256 before it is read (a changed file stops naming both hashes and the key), its rows as JSONL."""
+    from medfc.common.pinning import record_release, release_record, verify
+    from medfc.medsnip.answers import read_records
+    from medfc.medsnip.hub import fetch_hub_file
+
+    url = options.url
+    path, cached = fetch_hub_file(url, options.cache_dir)
+    checked = verify(path, options.sha256, f"medsnip.datasets.{options.dataset}.hf.sha256", url)
+    record = {**release_record(options.dataset, url, {options.file: checked}), "commit": options.revision}  # the Hub's commit
+    record_release(record)
+    rows = read_records(path)
+    write_jsonl(outputs["rows"], rows)
+    report: dict[str, object] = {"source": url, "path": str(path), "from_cache": cached, "rows": len(rows), "release": record}
+    write_json(outputs["report"], report)
+    log.info("%s: %d rows of %s (%s)", options.dataset, len(rows), url, "cached" if cached else "downloaded")
+    return report
 
 
 # ------------------------------------------------------------------------------------------ prepare
@@ -193,9 +223,21 @@ def table(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> list[
     stem = table_stem(outputs)
     scores = read_json(inputs["scores"])
     rows = table_rows(scores)
-    caption = table_caption(scores, rows, options.title)
-    write_table(pd.DataFrame(rows), stem, caption=caption, latex=table_latex(scores, rows, caption))
-    return rows
+    paper: list[dict[str, JSONValue]] = []
+    title = ""
+    if inputs.get("papers"):
+        from medfc.common.papers import read_paper_numbers
+
+        numbers = read_paper_numbers(inputs["papers"])
+        paper = paper_rows(numbers, options.dataset, sorted({str(r["mode"]) for r in rows}))
+        title = f"Reported: {(numbers.get('medsnip') or {}).get('cite', '')}"
+    caption = table_caption(scores, rows, options.title, paper)
+    columns = list(rows[0]) if rows else list(paper[0]) if paper else []
+    paper = [{k: p.get(k) for k in columns} for p in paper]  # our columns, those the paper does not state empty
+    # object columns: a count stays an integer beside the paper's empty cells
+    write_table(pd.DataFrame([*rows, *paper], columns=columns, dtype=object), stem, caption=caption,
+                latex=table_latex(scores, rows, caption, paper, title))
+    return rows + paper
 
 
 def _formats(outputs: StepFiles) -> tuple[str, ...]:

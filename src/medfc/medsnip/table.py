@@ -1,7 +1,10 @@
 """MedSNIP's atoms-vs-snippets table (the ``table`` step's library): its rows and its caption, from a ``score`` result.
 
 * :func:`table_rows` — one row per verifier and mode: units and coverage, FF1 with its interval, Δ vs the
-  baseline mode with its interval, failed and unparsed units and decompositions, calls, tokens and dollars.
+  baseline mode with its interval, failed and unparsed units and decompositions, calls (and the share of calls
+  each mode saves against the baseline mode), tokens and dollars.
+* :func:`paper_rows` — the paper's rows of the same dataset and modes (``medsnip`` of resources/papers/numbers.yaml:
+  GPT-5.4 as claim-only verifier), below ours.
 * :func:`table_latex` — the rows as MedSNIP's Table 2 sets them: FF1 of each verifier and mode with its interval and
   Δ FF1 vs the baseline mode with its interval, three decimals; calls, tokens and failures stay in the CSV.
 * :func:`table_caption` — what the rows are (dataset, level, interval, bootstrap, τ), the boundary fidelity,
@@ -26,20 +29,40 @@ def _r(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
+def _change(value: float, base: float) -> float | None:
+    """How much ``value`` is above ``base``, in percent of it (None without a base)."""
+    return round(100.0 * (value / base - 1.0), 1) if base else None
+
+
+def _saved(value: float, base: float) -> float | None:
+    """How much ``value`` is below ``base``, in percent of it (None without a base)."""
+    return round(100.0 * (1.0 - value / base), 1) if base else None
+
+
+# the columns a paper's row fills (the others stay empty): its verifier and mode, units, answers or units scored, FF1,
+# and the calls its modes save against the baseline mode as the paper states them
+PAPER_KEYS = {"units": "units", "scored": "scored", "FF1": "ff1", "verify_calls_saved_pct": "verify_saving",
+              "total_calls_change_pct": "calls_change"}
+
+
 def table_rows(scores: Mapping[str, JSONValue]) -> list[dict[str, JSONValue]]:
     """One row per verifier and mode (in :data:`MODES` order) of a ``score`` result: units and coverage,
     FF1 with its interval, Δ vs the baseline mode with its interval, the units whose verification call
     failed (not scored) or whose answer was unreadable (``unparsed``; FALSE or abstained as the verifier's
-    option says), the answers whose decomposition call failed (no units) or stayed malformed, calls,
-    tokens and dollars."""
+    option says), the answers whose decomposition call failed (no units) or stayed malformed, calls (with,
+    against the same verifier's baseline mode, the share of verification calls saved and the change of all
+    calls, decomposition included, in percent: MedSNIP's cost accounting), tokens and dollars. ``source``:
+    ``ours`` (the paper's rows below: :func:`paper_rows`)."""
     base = scores["options"]["baseline_mode"]
+    baseline = {a["verifier"]: a["cost"] for a in scores["arms"].values() if a["mode"] == base}
     rows = []
     for s in sorted(scores["arms"].values(), key=lambda a: (a["verifier"], MODES.index(a["mode"]))):
         ci = s.get("ff1_interval") or {}
         cmp = s.get("vs_baseline") or {}
         total = s["cost"]["total"]
         dec = s.get("decompose") or {}
-        rows.append({"verifier": s["verifier"], "mode": s["mode"], "units": s["n_units"], "unit_coverage": _r(s["unit_coverage"]),
+        own = baseline.get(s["verifier"]) if s["mode"] != base else None
+        rows.append({"source": "ours", "verifier": s["verifier"], "mode": s["mode"], "units": s["n_units"], "unit_coverage": _r(s["unit_coverage"]),
                      "failed": s.get("n_failed", 0), "unparsed": s.get("n_unparsed", 0),
                      "decompose_failed": dec.get("failed", 0), "decompose_unparsed": dec.get("unparsed", 0),
                      "scored": s["n_scored"], "coverage": _r(s["coverage"]), "FF1": _r(s["ff1"]),
@@ -47,8 +70,25 @@ def table_rows(scores: Mapping[str, JSONValue]) -> list[dict[str, JSONValue]]:
                      f"delta_vs_{base}": _r(cmp.get("diff")), "delta_ci_low": _r(cmp.get("ci_low")),
                      "delta_ci_high": _r(cmp.get("ci_high")), "p_gt_0": _r(cmp.get("p_gt_0")),
                      "verify_calls": s["cost"]["verify"]["calls"], "decompose_calls": s["cost"]["decompose"]["calls"],
-                     "total_calls": total["calls"], "tokens": total["prompt_tokens"] + total["completion_tokens"],
-                     "cost_usd": total["cost_usd"]})
+                     "total_calls": total["calls"],
+                     "verify_calls_saved_pct": None if own is None else _saved(s["cost"]["verify"]["calls"], own["verify"]["calls"]),
+                     "total_calls_change_pct": None if own is None else _change(total["calls"], own["total"]["calls"]),
+                     "tokens": total["prompt_tokens"] + total["completion_tokens"], "cost_usd": total["cost_usd"]})
+    return rows
+
+
+def paper_rows(papers: Mapping[str, JSONValue], dataset: str, modes: Sequence[str]) -> list[dict[str, JSONValue]]:
+    """The paper's rows of ``dataset`` (an answer source's name) in the modes of ``modes`` it reports (``medsnip`` of
+    the papers' numbers), in :data:`MODES` order, with the columns of :func:`table_rows` (those it does not state
+    empty); [] for a dataset the paper does not report."""
+    ms = papers.get("medsnip") or {}
+    reported = (ms.get("datasets") or {}).get(dataset) or {}
+    rows = []
+    for mode in sorted((m for m in reported if m in modes), key=MODES.index):
+        values = reported[mode]
+        row: dict[str, JSONValue] = {"source": f"paper ({ms['cite']})", "verifier": ms["verifier"], "mode": mode}
+        row.update({col: values.get(key) for col, key in PAPER_KEYS.items()})
+        rows.append(row)
     return rows
 
 
@@ -93,17 +133,27 @@ def _failed_caption(rows: Sequence[Mapping[str, JSONValue]]) -> str:
             f"{f', and answers not decomposed in some modes (column decompose_failed)' if answers else ''}")
 
 
-def table_caption(scores: Mapping[str, JSONValue], rows: Sequence[Mapping[str, JSONValue]], title: str) -> str:
+def _paper_caption(paper: Sequence[Mapping[str, JSONValue]], base: str) -> str:
+    """'. Below ours, the paper's rows (Iqbal et al. 2026; GPT-5.4 (claim-only)): …' — empty without paper rows."""
+    if not paper:
+        return ""
+    return (f". Below ours, the rows of the {paper[0]['source']} with {paper[0]['verifier']} as verifier: its units, "
+            f"FF1 and the calls its modes save against {base}, as it states them")
+
+
+def table_caption(scores: Mapping[str, JSONValue], rows: Sequence[Mapping[str, JSONValue]], title: str,
+                  paper: Sequence[Mapping[str, JSONValue]] = ()) -> str:
     """The caption of the table of ``rows`` (:func:`table_rows` of ``scores``) on the dataset ``title``: its
     answers and level, the interval and the bootstrap of Δ, τ, then the boundary fidelity, the NOT ENOUGH INFO
-    claims and the failed calls where there are any."""
+    claims, the failed calls and the paper's rows (``paper``, :func:`paper_rows`) where there are any."""
     o = scores["options"]
     level = (f"answer level, units aggregated by {o['aggregation']}" if o["level"] == "answer"
              else "unit level, no aggregation")
     return (f"MedSNIP on {title} ({scores['n_answers']} answers; {level}): FF1 of each verifier and mode with its "
             f"{o['ci_level']:.0%} bootstrap interval, and Δ FF1 vs {o['baseline_mode']} (paired bootstrap, "
             f"{o['n_resamples']} resamples, seed {o['seed']}{_clusters_caption(o)}); retrieval verdicts count at confidence ≥ τ = {o['tau']}"
-            + _fidelity_caption(scores.get("boundary_fidelity") or {}) + _nei_caption(scores) + _failed_caption(rows))
+            + _fidelity_caption(scores.get("boundary_fidelity") or {}) + _nei_caption(scores) + _failed_caption(rows)
+            + _paper_caption(paper, o["baseline_mode"]))
 
 
 def _interval(low: object, high: object) -> Tex | None:
@@ -113,20 +163,25 @@ def _interval(low: object, high: object) -> Tex | None:
     return Tex(text.replace("-", "$-$"), len(text))
 
 
-def table_latex(scores: Mapping[str, JSONValue], rows: Sequence[Mapping[str, JSONValue]], caption: str) -> LatexTable:
+def table_latex(scores: Mapping[str, JSONValue], rows: Sequence[Mapping[str, JSONValue]], caption: str,
+                paper: Sequence[Mapping[str, JSONValue]] = (), paper_title: str = "") -> LatexTable:
     """MedSNIP's Table 2 layout of :func:`table_rows`: Verifier | Mode | Units | FF1 [interval] | Δ FF1 vs the baseline
-    mode [interval] | P(Δ > 0) | verifier calls, the verifier shown once for its modes."""
+    mode [interval] | P(Δ > 0) | verifier calls, the verifier shown once for its modes; the paper's rows (``paper``,
+    :func:`paper_rows`: units and FF1) in a block of their own under ``paper_title``."""
     base = scores["options"]["baseline_mode"]
     body = [[r["verifier"], r["mode"], r["units"], r["FF1"], _interval(r["FF1_ci_low"], r["FF1_ci_high"]),
              r[f"delta_vs_{base}"], _interval(r["delta_ci_low"], r["delta_ci_high"]), r["p_gt_0"], r["verify_calls"]]
             for r in rows]
+    reported = [[r["verifier"], r["mode"], r["units"], r["FF1"], None, None, None, None, None] for r in paper]
     level = f"{float(scores['options']['ci_level']):.0%}"
     columns = [Column("Verifier", align="l"), Column("Mode", align="l"), Column("Units", fmt="int"),
                Column("FF1", group="FF1", fmt="dec3"), Column(f"{level} CI", group="FF1", align="l"),
                Column("Δ", group=f"Δ FF1 vs {base}", fmt="dec3"), Column(f"{level} CI", group=f"Δ FF1 vs {base}", align="l"),
                Column("P(Δ>0)", group=f"Δ FF1 vs {base}", fmt="dec3"), Column("Calls", fmt="int")]
-    return LatexTable(caption, "tab:medsnip-table2", columns, [Block(body, "Ours")],
-                      notes=["Calls: verification calls. Coverage, tokens, dollars and failed or unparsed calls: the table's CSV."],
+    blocks = [Block(body, "Ours")] + ([Block(reported, paper_title)] if reported else [])
+    return LatexTable(caption, "tab:medsnip-table2", columns, blocks,
+                      notes=["Calls: verification calls. Coverage, the calls saved against the baseline mode, tokens, dollars and failed "
+                             "or unparsed calls: the table's CSV."],
                       merge_first=True)
 
 

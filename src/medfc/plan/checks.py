@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from medfc.common.offline_models import offline_model_problem
+from medfc.common.pinning import COMMIT
 from medfc.experiments.aliases import ALIAS_HINT
 from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, ensembling_system
 from medfc.experiments.models import MODEL_KINDS
@@ -234,7 +235,12 @@ def check_medsnip(plan: Plan) -> None:
                          + " is true")
     for name in datasets:
         source, ds, key = answer_source(name), ms["datasets"][name], f"medsnip.datasets.{name}"
-        if not source.healthfc_dataset and not Path(ds["path"]).is_file():
+        if plan.medsnip_fetched(name):
+            if not COMMIT.match(str(ds["hf"]["revision"] or "")):
+                raise ValueError(f"config: {key}.path is null (the dataset is read from the Hugging Face Hub) but {key}.hf.revision is not "
+                                 f"set: pin the commit of {ds['hf']['repo']} to read (40 hex digits, from its history on the Hub), "
+                                 f"or set {key}.path to a local copy of the dataset")
+        elif not source.healthfc_dataset and not Path(ds["path"]).is_file():
             raise ValueError(f"config: {key}.path {ds['path']!r} is not a file")
         if source.own_level and ds["baseline_mode"] in HUMAN_MODES and not (source.human_units and ds["human_units"]):
             raise ValueError(f"config: {key}.baseline_mode is {ds['baseline_mode']} but {key}.human_units is false")

@@ -15,6 +15,7 @@ from medfc.medsnip.options import (
     LLM_MODES,
     MODES,
     DecomposeOptions,
+    FetchOptions,
     PrepareOptions,
     ScoreOptions,
     StructureOptions,
@@ -43,6 +44,7 @@ MEDSNIP_WILDCARDS = {"dataset": "|".join(MEDSNIP_TITLES), "mode": "|".join(MODES
 class MedsnipPlan:
     config: Config
     layout: Layout
+    papers: str
 
     @property
     def ms(self) -> dict[str, object]:
@@ -90,9 +92,23 @@ class MedsnipPlan:
         return {"source": dataset, "splits": ds.get("splits", []), "rewrite_claims": rewrite, "limit": ds["limit"],
                 "llm": self.medsnip_llm(self.ms["rewriter"]) if rewrite else None, **self._medsnip_common()}
 
+    def medsnip_fetched(self, dataset: str) -> bool:
+        """Whether a dataset's answers come from its file on the Hugging Face Hub (a source that may, its ``path`` null)."""
+        return answer_source(dataset).hub and self.ms["datasets"][dataset]["path"] is None
+
+    def medsnip_fetch_options(self, dataset: str) -> dict[str, object]:
+        """A dataset's Hub file (its section's ``hf``), downloaded once into ``<cache_dir>/medsnip/hub``."""
+        return {"dataset": dataset, **self.ms["datasets"][dataset]["hf"], "cache_dir": self.config["cache_dir"]}
+
     def medsnip_prepare_inputs(self, dataset: str) -> dict[str, str]:
-        """What a dataset's answers are read from: the HealthFC dataset (built as needed) or the bench's file."""
-        source = self.layout.under("healthfc/dataset/healthfc.jsonl") if answer_source(dataset).healthfc_dataset else self.ms["datasets"][dataset]["path"]
+        """What a dataset's answers are read from: the HealthFC dataset (built as needed), the rows of its Hub file
+        (``medsnip_fetch``) or its section's file."""
+        if answer_source(dataset).healthfc_dataset:
+            source = self.layout.under("healthfc/dataset/healthfc.jsonl")
+        elif self.medsnip_fetched(dataset):
+            source = f"{self.layout.medsnip}/{dataset}/source/rows.jsonl"
+        else:
+            source = self.ms["datasets"][dataset]["path"]
         return {"source": source}
 
     def medsnip_decompose_options(self, dataset: str, mode: str) -> dict[str, object]:
@@ -119,7 +135,11 @@ class MedsnipPlan:
         return {"level": level, "baseline_mode": baseline, **self.ms["score"]}
 
     def medsnip_table_options(self, dataset: str) -> dict[str, object]:
-        return {"title": answer_source(dataset).title}
+        return {"title": answer_source(dataset).title, "dataset": dataset}
+
+    def medsnip_table_inputs(self) -> dict[str, str]:
+        """The papers' numbers: the paper's rows of each dataset below ours (editing them rewrites the tables)."""
+        return {"papers": self.papers}
 
     def medsnip_structure_inputs(self) -> dict[str, list[str]]:
         """Table 3's: every dataset's answers, then its units of every mode (in :meth:`medsnip_structure_options`' order)."""
@@ -231,7 +251,10 @@ def medsnip_jobs() -> list[JobSpec]:
         return [{**job, "verifier": v["name"]} for job in decompositions(plan) for v in plan.config["medsnip"]["verifiers"]]
 
     datasets: Planned = lambda plan: [{"dataset": d} for d in _medsnip(plan)]  # noqa: E731
+    fetched: Planned = lambda plan: [{"dataset": d} for d in _medsnip(plan) if plan.medsnip_fetched(d)]  # noqa: E731
     return [
+        JobSpec("medsnip_fetch", "network", ("dataset",), options_class=FetchOptions, options=call(MedsnipPlan.medsnip_fetch_options, "dataset"),
+                planned=fetched),
         JobSpec("medsnip_prepare", "model", ("dataset",), options_class=PrepareOptions, options=call(MedsnipPlan.medsnip_prepare_options, "dataset"),
                 inputs=call(MedsnipPlan.medsnip_prepare_inputs, "dataset"),
                 prompts=call(MedsnipPlan.medsnip_prepare_prompts, "dataset"), resources=_medsnip_resources("medsnip_prepare"),
@@ -245,7 +268,8 @@ def medsnip_jobs() -> list[JobSpec]:
         JobSpec("medsnip_score", "light", ("dataset",), options_class=ScoreOptions, options=call(MedsnipPlan.medsnip_score_options, "dataset"),
                 inputs=call(MedsnipPlan.medsnip_score_inputs, "dataset"),
                 planned=datasets),
-        JobSpec("medsnip_table", "light", ("dataset",), options_class=TableOptions, options=call(MedsnipPlan.medsnip_table_options, "dataset"), planned=datasets),
+        JobSpec("medsnip_table", "light", ("dataset",), options_class=TableOptions, options=call(MedsnipPlan.medsnip_table_options, "dataset"),
+                inputs=call(MedsnipPlan.medsnip_table_inputs), planned=datasets),
         JobSpec("medsnip_structure", "light", options_class=StructureOptions, options=call(MedsnipPlan.medsnip_structure_options),
                 inputs=call(MedsnipPlan.medsnip_structure_inputs), planned=lambda plan: [{}] if _medsnip(plan) else []),
         JobSpec("medsnip_tau", "light", ("dataset",), options_class=TauOptions, options=call(MedsnipPlan.medsnip_tau_options, "dataset"),

@@ -216,6 +216,18 @@ def _datasets(plan: Plan) -> Iterator[str | None]:
             yield _changed(f"{key}.sha256.{f.key}", f.local, source["sha256"].get(f.key), f.location)
 
 
+def _medsnip_data(plan: Plan) -> Iterator[str | None]:
+    """A dataset's Hub file already downloaded (``medsnip_fetch``'s cache) whose SHA-256 is not the one its section pins."""
+    if not plan.stage_enabled("medsnip"):
+        return
+    from medfc.medsnip.hub import hub_cache_path
+
+    for name in plan.medsnip_datasets():
+        if plan.medsnip_fetched(name):
+            options = plan.job_options("medsnip_fetch", {"dataset": name})
+            yield _changed(f"medsnip.datasets.{name}.hf.sha256", hub_cache_path(options.url, options.cache_dir), options.sha256, options.url)
+
+
 def _source_needs(where: str, spec: SearchSource, own: dict[str, Any], why: str, no_key: str = "") -> Iterator[str | None]:
     """What a live search of ``spec`` needs, as its registry record declares it, from its config section ``own``
     (at the key ``where``): the API key its option ``key_env`` names; a contact e-mail unless its ``local_url``
@@ -346,7 +358,7 @@ def _llms(plan: Plan) -> Iterator[str | None]:
                "prerequisite: medsnip.retrieval.bm25.passages is empty but bm25 is in medsnip.retrieval.sources: set it to a JSONL of passages")
 
 
-CHECKS = (_healthfc_data, _clinifact_data, _datasets, _retrieval, _scoring, _llms)
+CHECKS = (_healthfc_data, _clinifact_data, _datasets, _medsnip_data, _retrieval, _scoring, _llms)
 
 
 def missing_prerequisites(plan: Plan) -> list[str]:

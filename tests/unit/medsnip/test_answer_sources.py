@@ -47,7 +47,7 @@ def test_a_source_registered_in_a_test_is_planned_and_prepared(monkeypatch, tmp_
     assert plan.inputs("medsnip_prepare", {"dataset": "quiz"}) == {"source": str(quiz)}
     assert plan.medsnip_modes("quiz") == [*cfg["medsnip"]["modes"], "human_atoms", "human_snippets"]
     assert plan.options("medsnip_score", {"dataset": "quiz"})["level"] == "answer"
-    assert plan.options("medsnip_table", {"dataset": "quiz"}) == {"title": "Quiz"}
+    assert plan.options("medsnip_table", {"dataset": "quiz"}) == {"title": "Quiz", "dataset": "quiz"}
     assert plan.options("medsnip_prepare", {"dataset": "quiz"})["rewrite_claims"] is False  # a source that rewrites nothing
     assert not cluster.runs_a_local_model(cfg, "medsnip_prepare")  # nothing rewritten: it runs where Snakemake runs
     cfg["medsnip"]["llm"].update(model="org/llm", base_url="http://127.0.0.1:8000/v1")

@@ -85,7 +85,7 @@ def test_fig21_plots_verifier_calls_against_ff1_per_mode(verified, tmp_path):
     call_step(steps.score, {"answers": d / "answers.jsonl", "verdicts": verdicts}, {"scores": d / "scores.json"},
               score_opts(fidelity_embedding_model="none"))
     out = {"png": d / "f21.png", "pdf": d / "f21.pdf", "csv": d / "f21.csv"}
-    points = call_step(steps.calls, {"scores": d / "scores.json"}, out, {"title": "MedSNIP-Bench"})
+    points = call_step(steps.calls, {"scores": d / "scores.json"}, out, {"title": "MedSNIP-Bench", "dataset": "bench"})
     assert [(p["verifier"], p["mode"], p["verify_calls"]) for p in points] == [
         ("served", "atoms", 11), ("served", "group", 8), ("served", "direct", 11), ("served", "human_atoms", 14),
         ("served", "human_snippets", 11), ("served-rag", "human_snippets", 23)]

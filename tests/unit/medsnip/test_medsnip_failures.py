@@ -99,7 +99,7 @@ def test_allowed_failures_are_written_as_failed_counted_and_left_out_of_scoring(
     assert arm["counts"] == {"tp_false": 0, "fp_false": 1, "fn_false": 1, "tn_false": 10}  # the failed two are not FN
     assert read_json(tmp_path / "sr.json")["excluded_by_reason"]["co/human_atoms:failed_calls"] == 2
     rows = call_step(steps.table, {"scores": tmp_path / "s.json"}, {"csv": tmp_path / "t.csv", "md": tmp_path / "t.md", "tex": tmp_path / "t.tex"},
-                     {"title": "demo"})
+                     {"title": "demo", "dataset": "bench"})
     assert [(r["mode"], r["units"], r["failed"], r["unparsed"], r["scored"]) for r in rows] == [("human_atoms", 14, 2, 0, 12)]
     assert "Failed calls (allowed by max_failed_share), not scored: 2 units not verified" in (tmp_path / "t.md").read_text()
 

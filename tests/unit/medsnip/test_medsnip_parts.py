@@ -497,9 +497,9 @@ def test_score_step_cluster_bootstrap_option(tmp_path):
     assert (cmp_r["clusters"], cmp_r["n_clusters"], cmp_r["n_clusters_a_only"], cmp_r["n_clusters_b_only"]) == ("sorted_intersection", 3, 1, 1)
     # the caption says which clusters the Δ interval resampled when it is the repository's variant
     out = {"csv": tmp_path / "t.csv", "md": tmp_path / "t.md", "tex": tmp_path / "t.tex"}
-    call_step(steps.table, {"scores": tmp_path / "r.json"}, out, {"title": "bench"})
+    call_step(steps.table, {"scores": tmp_path / "r.json"}, out, {"title": "bench", "dataset": "bench"})
     assert "answers both arms hold, sorted; Δ = 0 when an arm draws no unit" in (tmp_path / "t.md").read_text()
-    call_step(steps.table, {"scores": tmp_path / "d.json"}, out, {"title": "bench"})
+    call_step(steps.table, {"scores": tmp_path / "d.json"}, out, {"title": "bench", "dataset": "bench"})
     assert "both arms hold" not in (tmp_path / "t.md").read_text()
     # the arms' own scores and FF1 intervals do not depend on the option
     for key in ("ff1", "ff1_interval", "counts"):
@@ -528,6 +528,6 @@ def test_score_step_reports_how_nei_claims_were_predicted(tmp_path):
         {"n": 3, "n_pred_true": 2, "n_pred_false": 0, "n_pred_none": 1}
     assert res["arms"]["v/atoms"]["n"] == 2  # only the supported / refuted claims are scored
     call_step(steps.table, {"scores": tmp_path / "s.json"}, {"csv": tmp_path / "t.csv", "md": tmp_path / "t.md", "tex": tmp_path / "t.tex"},
-              {"title": "HealthFC"})
+              {"title": "HealthFC", "dataset": "healthfc"})
     caption = (tmp_path / "t.md").read_text().split("\n\n")[0]
     assert "3 NOT ENOUGH INFO claims (not scored) predicted TRUE / FALSE: v/atoms 1 / 2, v/direct 2 / 0" in caption

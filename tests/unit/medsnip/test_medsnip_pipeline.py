@@ -129,11 +129,11 @@ def test_demo_bench_end_to_end(tmp_path, fake_llm, passages):
     assert off["cosine"] is None and off["rouge_l"] == pytest.approx(
         sum(analysis.rouge_l(u["text"], human[(u["answer_id"], tuple(u["source_sentences"]))], stem=False) for u in direct) / 11)
     # the table: one row per verifier and mode, CSV + Markdown + LaTeX
-    rows = call_step(steps.table, {"scores": d / "scores.json"}, {"csv": d / "t.csv", "md": d / "t.md", "tex": d / "t.tex"}, {"title": "demo"})
+    rows = call_step(steps.table, {"scores": d / "scores.json"}, {"csv": d / "t.csv", "md": d / "t.md", "tex": d / "t.tex"}, {"title": "demo", "dataset": "bench"})
     table = (d / "t.csv").read_text().splitlines()
-    assert table[0] == ("verifier,mode,units,unit_coverage,failed,unparsed,decompose_failed,decompose_unparsed,scored,coverage,FF1,"
+    assert table[0] == ("source,verifier,mode,units,unit_coverage,failed,unparsed,decompose_failed,decompose_unparsed,scored,coverage,FF1,"
                         "FF1_ci_low,FF1_ci_high,delta_vs_atoms,delta_ci_low,delta_ci_high,p_gt_0,verify_calls,decompose_calls,total_calls,"
-                        "tokens,cost_usd")
+                        "verify_calls_saved_pct,total_calls_change_pct,tokens,cost_usd")
     assert {(r["failed"], r["unparsed"], r["decompose_failed"], r["decompose_unparsed"]) for r in rows} == {(0, 0, 0, 0)}
     assert [(r["verifier"], r["mode"], r["units"], r["FF1"], r["total_calls"]) for r in rows] == [
         ("served", "atoms", 11, 0.6667, 16), ("served", "group", 8, 0.6667, 17), ("served", "direct", 11, 0.6667, 15),

@@ -107,7 +107,7 @@ def test_the_entry_points_give_what_the_methods_give():
     assert plan.inputs("clinifact_zero_shot", {"model": "x"}) == plan.clinifact_zero_shot_inputs()
     assert plan.options("healthfc_crawl") == {**plan.config["healthfc"]["crawl"], "http_cache_dir": "cache/healthfc/http",
                                               "jobdir": "cache/healthfc/crawl-job"}
-    assert plan.options("medsnip_table", {"dataset": "bench"}) == {"title": "MedSNIP-Bench"}
+    assert plan.options("medsnip_table", {"dataset": "bench"}) == {"title": "MedSNIP-Bench", "dataset": "bench"}
     assert plan.inputs("healthfc_parse") == {} and plan.prompts("table", {"table": "clinifact_table8"}) == {}
     with pytest.raises(ValueError, match="no_such_rule is not a rule of the plan's job table"):
         plan.options("no_such_rule", {})

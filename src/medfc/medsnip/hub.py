@@ -1,0 +1,48 @@
+"""A dataset file on the Hugging Face Hub, read at a pinned commit: where it is (:func:`hub_url`), where its download
+is kept (:func:`hub_cache_path`) and the download itself (:func:`fetch_hub_file`), once, through the project's HTTP
+client (:func:`medfc.common.sources.local_or_cached`). Its SHA-256 is checked by the step that downloads it
+(``medsnip_fetch``, :func:`medfc.common.pinning.verify`) and, for a download already in the cache, when the run is
+planned (:mod:`medfc.plan.prerequisites`).
+
+The Hub keeps each configuration of a dataset without a loading script as Parquet files under the configuration's
+folder; a configuration with one ``train`` split of one shard (MedHallu's ``pqa_labeled`` and ``pqa_artificial``)
+is the file ``<config>/train-00000-of-00001.parquet`` (:func:`hub_file`). A light module: ``requests`` is imported
+only when a file is downloaded."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import quote, urlparse
+
+from medfc.common.sources import local_or_cached
+
+if TYPE_CHECKING:
+    from medfc.common.http import HttpClient
+
+HUB_FILE = "{config}/train-00000-of-00001.parquet"  # a configuration's one train split, one shard
+
+
+def hub_file(config: str) -> str:
+    """The file of a configuration's ``train`` split in the dataset's repository."""
+    return HUB_FILE.format(config=config)
+
+
+def hub_url(endpoint: str, repo: str, revision: str, file: str) -> str:
+    """``<endpoint>/datasets/<repo>/resolve/<revision>/<file>``: the file's bytes at that commit."""
+    return f"{endpoint.rstrip('/')}/datasets/{repo}/resolve/{quote(revision, safe='')}/{quote(file)}"
+
+
+def hub_cache_path(url: str, cache_dir: str | os.PathLike) -> Path:
+    """Where a downloaded Hub file is kept: ``<cache>/medsnip/hub/<hash of the URL>-<file name>``."""
+    name = Path(urlparse(url).path).name or "data"
+    digest = hashlib.sha256(url.encode("utf-8")).hexdigest()[:16]
+    return Path(cache_dir) / "medsnip" / "hub" / f"{digest}-{name}"
+
+
+def fetch_hub_file(url: str, cache_dir: str | os.PathLike, client: HttpClient | None = None) -> tuple[Path, bool]:
+    """The file at ``url`` downloaded once into the cache (kept only when complete); ``(path, from_cache)``: a copy
+    already there is reused without a request."""
+    return local_or_cached(url, hub_cache_path(url, cache_dir), client)
