@@ -145,7 +145,8 @@ def clinifact_folds(directory: Path, configfiles: Sequence[str], members: Sequen
     from medfc.experiments.pairs import load_pairs, pair_example
     from medfc.experiments.models import build_model
     from medfc.experiments.options import PairsTrainOptions
-    from medfc.experiments.stacking import PairsInnerOptions, inner_cv_pairs, inner_assignment
+    from medfc.experiments.ensemble import inner_assignment
+    from medfc.experiments.stacking import PairsInnerOptions, inner_cv_pairs
     from medfc.plan import Plan
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))

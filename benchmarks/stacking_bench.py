@@ -34,7 +34,8 @@ from medfc.experiments.ensemble import StackingOptions
 from medfc.experiments.models import build_model
 from medfc.experiments.options import PairsTrainOptions
 from medfc.experiments.stack_selection import choose_stack
-from medfc.experiments.stacking import PairsInnerOptions, inner_cv_pairs, inner_assignment
+from medfc.experiments.ensemble import inner_assignment
+from medfc.experiments.stacking import PairsInnerOptions, inner_cv_pairs
 from medfc.plan import Plan
 from medfc.scoring.classification import bootstrap_intervals, macro_f1
 

@@ -38,8 +38,7 @@ from typing import Any
 import numpy as np
 
 from medfc.common.report import SkipReport
-from medfc.experiments.ensemble import StackingOptions, aligned, has_probs, runs_by_id
-from medfc.experiments.stacking import inner_assignment
+from medfc.experiments.ensemble import StackingOptions, aligned, has_probs, inner_assignment, runs_by_id
 
 EPS = 1e-6  # probabilities are clipped to [EPS, 1] before their log
 BEST = "best member"

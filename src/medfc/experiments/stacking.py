@@ -24,6 +24,7 @@ from typing import Any
 
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
+from medfc.experiments.ensemble import inner_assignment
 from medfc.experiments.options import PairsTrainOptions
 from medfc.experiments.systems import HealthFCFoldOptions
 
@@ -53,31 +54,6 @@ class PairsInnerOptions(Options):
 
     run: PairsTrainOptions
     inner: InnerFolds
-
-
-# ----------------------------------------------------------------------------------- inner folds
-
-
-def inner_assignment(ids: Sequence[str], labels: Sequence[str], k: int, seed: int) -> dict[str, int]:
-    """id → inner fold (0..k-1), stratified: each label's items, in a seeded order, dealt round-robin, the
-    count carried from one label to the next (so the parts' sizes differ by at most one). Depends on the
-    ids and labels only, not on their order."""
-    if len(ids) != len(labels):
-        raise ValueError(f"{len(ids)} ids for {len(labels)} labels")
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    by_label: dict[str, list[str]] = {}
-    for i, lab in sorted(zip(ids, labels)):
-        by_label.setdefault(str(lab), []).append(i)
-    out: dict[str, int] = {}
-    dealt = 0
-    for lab in sorted(by_label):
-        group = by_label[lab]
-        for j in rng.permutation(len(group)):
-            out[group[int(j)]] = dealt % k
-            dealt += 1
-    return out
 
 
 def healthfc_inner_cv(dataset: str | os.PathLike, folds: str | os.PathLike, options: HealthFCInnerOptions, *, threads: int | None = None,

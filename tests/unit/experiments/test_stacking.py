@@ -13,6 +13,7 @@ from medfc.common.io import read_jsonl, write_jsonl
 from medfc.common.report import SkipReport
 from medfc.experiments import stack_selection as SEL
 from medfc.experiments import stacking as S
+from medfc.experiments.ensemble import inner_assignment
 from medfc.experiments.ensemble import EnsembleOptions, StackingOptions
 from medfc.experiments.stacking import PairsInnerOptions, HealthFCInnerOptions
 from medfc.experiments.options import CLINIFACT_PAIRS, PairsTrainOptions
@@ -30,7 +31,7 @@ def stacking(**kw) -> StackingOptions:
 def test_inner_folds_are_stratified_seeded_and_blind_to_the_items_order():
     ids = [f"c{k:02d}" for k in range(23)]
     labels = ["a"] * 11 + ["b"] * 7 + ["c"] * 5
-    part = S.inner_assignment(ids, labels, 5, seed=3)
+    part = inner_assignment(ids, labels, 5, seed=3)
     assert part == S.inner_assignment(ids[::-1], labels[::-1], 5, seed=3)  # the order the items come in changes nothing
     assert part != S.inner_assignment(ids, labels, 5, seed=4)
     sizes = np.bincount(list(part.values()))
