@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from medfc.common.labels import CLINIFACT_CODES, LOE_LABELS, VERACITY_LABELS
+from medfc.experiments.options import CLINIFACT_PAIRS
 
 CLINIFACT_CODE = {label: code for code, label in CLINIFACT_CODES.items()}
 WORDS = ("trial randomised placebo evidence effect patients dose risk outcome review cohort therapy symptom reduced "
@@ -99,8 +100,9 @@ def stand_in_run(root: Path, *, claims: int = 750, claims_per_article: int = 1, 
                         "probs": _probs(rng, labels, pred)})
         clinifact_files.append(str(write_jsonl(root / "clinifact" / model / "predictions.jsonl", out)))
         clinifact_entries.append({"model": model, "system": "discriminative"})
-    inputs = {"healthfc": healthfc_files, "dataset": str(dataset), "clinifact": clinifact_files, "pairs": str(test_set)}
-    options = {"healthfc": healthfc_entries, "clinifact": clinifact_entries, "scale": "smoke"}
+    inputs = {"healthfc": healthfc_files, "dataset": str(dataset), "pairs_clinifact": clinifact_files, "pairs_clinifact_test": str(test_set)}
+    section = {"title": "CliniFact (test split)", "data": CLINIFACT_PAIRS.to_mapping(), "entries": clinifact_entries}
+    options = {"healthfc": healthfc_entries, "pairs": [section], "scale": "smoke"}
     return inputs, options
 
 

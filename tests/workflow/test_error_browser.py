@@ -73,7 +73,7 @@ def test_filters_and_counts_in_the_browser_on_a_stand_in_run(chromium, tmp_path)
     files: dict[str, dict[str, list[str]]] = {"healthfc": defaultdict(list), "clinifact": defaultdict(list)}
     for entry, path in zip(options["healthfc"], inputs["healthfc"]):
         files["healthfc"][f"{entry['lang']} / {entry['model']} / {entry['system']}"].append(path)
-    for entry, path in zip(options["clinifact"], inputs["clinifact"]):
+    for entry, path in zip(options["pairs"][0]["entries"], inputs["pairs_clinifact"]):
         files["clinifact"][f"{entry['model']} / {entry['system']}"].append(path)
     probe = probe_page(chromium, page, PROBE, tmp_path / "browser")
     check_page(probe, read_embedded(page), files)

@@ -52,7 +52,7 @@ rule dataset_table:
     benchmark:
         f"{TIMINGS}/tables/{{dataset}}_table.tsv"
     wildcard_constraints:
-        dataset=PAIR_DATASETS,
+        dataset=DATASET_NAMES,
     conda:
         "../envs/medfc.yaml"
     resources:

@@ -200,7 +200,7 @@ def adapters_card(model: str, opts: FineTuneOptions) -> CardFields:
     """The card of kept adapters: the base model as the config names it, the labels of the answer options,
     the prompt's budget."""
     return {"dataset": "clinifact", "system": "fine_tuned", "model": model, "labels": list(answer_options().values()),
-            "answer_options": answer_options(), "input_fields": ["claim", "abstract"], "optional_fields": ["title"],
+            "answer_options": answer_options(), "input_fields": ["claim", "evidence"], "optional_fields": ["title"],
             "options": {"max_prompt_tokens": opts.max_prompt_tokens, "lora_r": opts.lora_r, "target_modules": list(opts.target_modules)}}
 
 

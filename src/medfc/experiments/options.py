@@ -219,14 +219,17 @@ class PairData(Options):
     codes: Mapping[str, str]
 
     def label_of(self, value: object) -> str | None:
-        """The class of a label value (``1``, ``"1.0"`` and ``"1"`` alike), None for a value outside the classes."""
+        """The class of a label value, None for a value outside the classes; with ``codes``, a code written ``1``,
+        ``"1.0"`` or ``"1"`` alike."""
         text = str(value).strip()
+        if not self.codes:
+            return text if text in self.classes else None
         try:
             number = float(text)
             text = str(int(number)) if number.is_integer() else text
         except ValueError:
             pass
-        label = self.codes.get(text, text) if self.codes else text
+        label = self.codes.get(text)
         return label if label in self.classes else None
 
 
@@ -239,10 +242,10 @@ CLINIFACT_PAIRS = PairData(
 IMPORTED_FIELDS = {"id": "id", "claim": "claim", "evidence": "evidence", "title": "title", "label": "label"}
 
 
-def imported_pairs(dataset: str, classes: Sequence[str]) -> PairData:
+def imported_pairs(dataset: str, classes: Sequence[str], *, title: bool) -> PairData:
     """The split files the import of a declared dataset writes (:mod:`medfc.datasets`): its fields by their
-    own names, the label its class."""
-    return PairData(dataset=dataset, classes=tuple(classes), fields=IMPORTED_FIELDS, codes={})
+    own names (``title`` when the entry names one), the label its class."""
+    return PairData(dataset=dataset, classes=tuple(classes), fields={**IMPORTED_FIELDS, "title": "title" if title else None}, codes={})
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """Workflow steps of the experiments stage (rules in workflow/rules/experiments.smk): training and
-inference, one job per HealthFC (lang, model, system, fold) and per CliniFact model. Scoring is
+inference, one job per HealthFC (lang, model, system, fold), per pairs dataset and model (CliniFact's
+discriminative system, each declared dataset) and per CliniFact generative model. Scoring is
 :mod:`medfc.scoring.steps`, tables :mod:`medfc.tables.steps`, figures :mod:`medfc.figures.steps`.
 
 ``healthfc_experiment``
@@ -14,11 +15,11 @@ inference, one job per HealthFC (lang, model, system, fold) and per CliniFact mo
     to ``options.save_dir``/adapters (not a workflow output).
 ``healthfc_inner_cv``, ``pairs_inner_cv``
     a stacked ensemble's member trained on parts of a run's training split (:mod:`medfc.experiments.stacking`):
-    inputs as the member's run (HealthFC: ``dataset``, ``folds``, ``evidence``; CliniFact: ``train``,
+    inputs as the member's run (HealthFC: ``dataset``, ``folds``, ``evidence``; a pairs dataset: ``train``,
     ``validation``); outputs ``predictions`` (out-of-fold, one per training item), ``info``.
 ``healthfc_final``, ``pairs_final``
     a row trained once more on all the data its recipe allows and kept (:mod:`medfc.experiments.final`): inputs the
-    dataset (HealthFC: ``dataset``, ``evidence``; CliniFact: ``train``, ``validation``, ``test``), the row's
+    dataset (HealthFC: ``dataset``, ``evidence``; a pairs dataset: ``train``, ``validation``, ``test``), the row's
     ``scores``, each member's cross-validation ``info_<member>`` (HealthFC: its epochs) and, for a stack, its
     out-of-fold ``oof_<member>`` predictions; output the kept model's folder ``model`` (``medfc_model.json``,
     ``README.md``, the model's files).

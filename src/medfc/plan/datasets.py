@@ -169,8 +169,9 @@ class DatasetsPlan:
             "cache_dir": f"{self.cache}/datasets"}, where=f"datasets.{name}")
         if problem := dataset_sources.source_problem(options):
             raise ValueError(f"config: {problem}")
-        if not options.classes:
-            raise ValueError(f"config: datasets.{name}.labels maps every value to null: no class is left")
+        if len(options.classes) < 2:
+            raise ValueError(f"config: datasets.{name}.labels maps its values to {len(options.classes)} class(es) "
+                             f"({', '.join(options.classes) or 'none'}); a classifier needs at least two")
         return options
 
     def dataset_import_inputs(self, name: str) -> dict[str, list[str]]:

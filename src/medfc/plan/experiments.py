@@ -7,13 +7,15 @@ models' configs (:mod:`medfc.plan.models`), so a missing or wrong key stops the 
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypedDict
 
 from medfc.common.llm_backends import runs_locally
 from medfc.common.options import Options
+from medfc.common.registry import lookup
 from medfc.common.search_sources import search_source, wildcard_pattern
 from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, CliniFactSystem, clinifact_system, ensembling_system
 from medfc.experiments.ensemble import EnsembleOptions
@@ -59,6 +61,26 @@ class CliniFactRun(TypedDict):
     system: str
     dir: str
     benchmark: str
+
+
+SPLITS = ("train", "validation", "test")  # a pairs dataset's split files
+
+
+@dataclass(frozen=True)
+class PairsDataset:
+    """One dataset of the one discriminative path (:mod:`medfc.experiments.pairs`): its name, its title in tables and
+    pages, how its split files are read, its split files, its own training keys (over ``experiments.clinifact.train`` and
+    its ``model_train``), its config key (in messages) and its runs: those of the one path, and all of them (CliniFact's
+    generative systems' too)."""
+
+    name: str
+    title: str
+    data: PairData
+    splits: Mapping[str, str]
+    train: Mapping[str, object]
+    key: str
+    runs: Callable[[], list[CliniFactRun]]
+    all_runs: Callable[[], list[CliniFactRun]]
 
 
 class ExperimentsPlan(ModelsPlan):
@@ -245,27 +267,38 @@ class ExperimentsPlan(ModelsPlan):
         return self.layout.under("clinifact/release" if self.config["clinifact"]["pairs_source"] == "release" else "clinifact/pairs")
 
     # ------------------------------------------------------------------------- pairs datasets
+    def pairs_datasets(self) -> dict[str, PairsDataset]:
+        """Every dataset of the one discriminative path by name: CliniFact, then each declared dataset (``datasets.<name>``)."""
+        out = {"clinifact": PairsDataset(
+            "clinifact", "CliniFact", CLINIFACT_PAIRS, {s: f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in SPLITS}, {},
+            "experiments.clinifact", lambda: [r for r in self.clinifact_runs() if r["system"] == ensembling_system().name], self.clinifact_runs)}
+        for name, entry in self.config["datasets"].items():
+            classes = tuple(dict.fromkeys(c for c in entry["labels"].values() if c is not None))
+            runs = functools.partial(self._declared_runs, name)
+            out[name] = PairsDataset(name, entry["title"] or name, imported_pairs(name, classes, title=entry["fields"]["title"] is not None),
+                                     {s: self.dataset_split_file(name, s) for s in SPLITS}, entry["train"],
+                                     f"datasets.{name}", runs, runs)
+        return out
+
+    def pairs_dataset(self, name: str) -> PairsDataset:
+        """The pairs dataset called ``name``; another name is a ValueError naming the known ones."""
+        return lookup(self.pairs_datasets(), name, "pairs dataset")
+
     def pair_dataset_pattern(self) -> str:
         """The rules' ``dataset`` wildcard: exactly the pairs datasets."""
         return "|".join(re.escape(d) for d in self.pair_datasets())
 
     def pair_datasets(self) -> list[str]:
         """Every dataset of the one discriminative path: CliniFact, then the declared datasets."""
-        return ["clinifact", *self.dataset_names()]
+        return list(self.pairs_datasets())
 
     def pairs_data(self, dataset: str) -> PairData:
-        """How a pairs dataset's split files are read: CliniFact's release format, or a declared dataset's imported
-        files with its classes (the values of ``datasets.<name>.labels``, in order, each once)."""
-        if dataset not in self.config["datasets"]:
-            return CLINIFACT_PAIRS
-        classes = dict.fromkeys(c for c in self.config["datasets"][dataset]["labels"].values() if c is not None)
-        return imported_pairs(dataset, tuple(classes))
+        """How a pairs dataset's split files are read (:class:`PairsDataset`)."""
+        return self.pairs_dataset(dataset).data
 
     def pairs_split_inputs(self, dataset: str) -> dict[str, str]:
         """A pairs dataset's split files (train, validation, test)."""
-        if dataset not in self.config["datasets"]:
-            return {s: f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in ("train", "validation", "test")}
-        return {s: self.dataset_split_file(dataset, s) for s in ("train", "validation", "test")}
+        return dict(self.pairs_dataset(dataset).splits)
 
     def pairs_inner_cv_inputs(self, dataset: str) -> dict[str, str]:
         """A member's inner cross-validation reads train and validation only: the test split is never its input."""
@@ -273,40 +306,47 @@ class ExperimentsPlan(ModelsPlan):
 
     def pairs_experiment_options(self, dataset: str, model: str) -> PairsTrainOptions:
         """A discriminative run's whole options (:class:`~medfc.experiments.options.PairsTrainOptions`): CliniFact's
-        ``experiments.clinifact.train``, a declared dataset's ``datasets.<name>.train`` over it."""
+        ``experiments.clinifact.train`` < ``model_train[model]`` < a declared dataset's ``datasets.<name>.train`` < the
+        smoke caps; the title and the splits predicted are ``experiments.clinifact``'s for every dataset."""
         cx = self.config["experiments"]["clinifact"]
-        base = layered(cx["train"], self.config["datasets"][dataset]["train"]) if dataset in self.config["datasets"] else cx["train"]
+        ds = self.pairs_dataset(dataset)
         options = {
-            "data": self.pairs_data(dataset),
-            "train": self.model_config(model, base, cx["model_train"].get(model), self.config["experiments"]["smoke"]),
+            "data": ds.data,
+            "train": self.model_config(model, cx["train"], layered(cx["model_train"].get(model) or {}, ds.train), self.config["experiments"]["smoke"]),
             "include_title": cx["include_title"],
             "predict_splits": cx["predict_splits"],
             "checkpoint_dir": self.checkpoint_dir(f"{dataset}/{model}"),
         }
-        return typed(PairsTrainOptions, options, f"experiments.{dataset}[{model}]" if dataset == "clinifact" else f"datasets.{dataset}[{model}]")
+        return typed(PairsTrainOptions, options, f"{ds.key}[{model}]")
 
     def pairs_run_dir(self, dataset: str, model: str) -> str:
         return f"{self.layout.experiments}/{dataset}/{model}"
 
+    def _run(self, run_dir: str, model: str, system: str) -> CliniFactRun:
+        """A run of a pairs dataset: its model, system, folder and its job's benchmark file, beside its results' path."""
+        self.model_name(model)
+        return {"model": model, "system": system, "dir": run_dir,
+                "benchmark": self.layout.experiment_timings + run_dir[len(self.layout.experiments):] + ".tsv"}
+
+    def _declared_runs(self, dataset: str) -> list[CliniFactRun]:
+        return [self._run(self.pairs_run_dir(dataset, m), m, ensembling_system().name) for m in self.config["datasets"][dataset]["models"]]
+
     def pairs_runs(self, dataset: str) -> list[CliniFactRun]:
-        """A pairs dataset's discriminative runs: CliniFact's discriminative system's, a declared dataset's models."""
-        if dataset not in self.config["datasets"]:
-            return [r for r in self.clinifact_runs() if r["system"] == ensembling_system().name]
-        runs: list[CliniFactRun] = []
-        for m in self.config["datasets"][dataset]["models"]:
-            self.model_name(m)
-            run_dir = self.pairs_run_dir(dataset, m)
-            runs.append({"model": m, "system": ensembling_system().name, "dir": run_dir,
-                         "benchmark": self.layout.experiment_timings + run_dir[len(self.layout.experiments):] + ".tsv"})
-        return runs
+        """A pairs dataset's runs on the one path: CliniFact's discriminative system's, a declared dataset's models."""
+        return self.pairs_dataset(dataset).runs()
 
     def dataset_runs(self, dataset: str) -> list[CliniFactRun]:
         """Every run of a pairs dataset: CliniFact's every system's, a declared dataset's (the one path's)."""
-        return self.pairs_runs(dataset) if dataset in self.config["datasets"] else self.clinifact_runs()
+        return self.pairs_dataset(dataset).all_runs()
 
     def dataset_title(self, dataset: str) -> str:
-        """A pairs dataset's name in tables and pages: a declared dataset's ``title`` (else its name), CliniFact's."""
-        return (self.config["datasets"][dataset]["title"] or dataset) if dataset in self.config["datasets"] else "CliniFact"
+        """A pairs dataset's name in tables and pages."""
+        return self.pairs_dataset(dataset).title
+
+    @staticmethod
+    def run_entries(runs: Sequence[CliniFactRun]) -> list[dict[str, object]]:
+        """The runs as a table's or page's entries: their model and system."""
+        return [{"model": r["model"], "system": r["system"]} for r in runs]
 
     def pairs_score_options(self, system: str, dataset: str) -> dict[str, object]:
         """A pairs dataset's scoring options: the dataset, its classes, the system and the bootstrap behind its intervals."""
@@ -346,29 +386,14 @@ class ExperimentsPlan(ModelsPlan):
         """Every CliniFact run as {model, system, dir}: each registered system's models
         (:data:`~medfc.experiments.clinifact_systems.CLINIFACT_SYSTEMS`, in its order), in its run folder."""
         models = self.config["models"]["clinifact"]
-        runs: list[CliniFactRun] = []
-        for spec in CLINIFACT_SYSTEMS.values():
-            for m in models[spec.name]:
-                self.model_name(m)
-                run_dir = spec.run_dir(self.layout.experiments, m)
-                # the job's benchmark file, beside its results' path
-                runs.append({"model": m, "system": spec.name, "dir": run_dir,
-                             "benchmark": self.layout.experiment_timings + run_dir[len(self.layout.experiments):] + ".tsv"})
-        return runs
+        return [self._run(spec.run_dir(self.layout.experiments, m), m, spec.name) for spec in CLINIFACT_SYSTEMS.values() for m in models[spec.name]]
 
     def clinifact_options(self, system: str, model: str) -> Options:
         """One model's options in a run of ``system`` (its builder in :data:`CLINIFACT_BUILDERS`)."""
         return CLINIFACT_BUILDERS[system].options(self, model)
 
-    def clinifact_members(self, system: str, model: str) -> list[str]:
-        """The models a run of ``system`` trains or runs: an ensemble's members where the system averages
-        ensembles (its record has an ``ensemble_rule``), else the model itself."""
-        if clinifact_system(system).ensemble_rule and self.is_ensemble(model):
-            return self.ensemble_members(model)
-        return [model]
-
     def clinifact_table_entries(self) -> list[dict[str, object]]:
-        return [{"model": r["model"], "system": r["system"]} for r in self.clinifact_runs()]
+        return self.run_entries(self.clinifact_runs())
 
     # ------------------------------------------------------------------------------ final models
     def final_rows(self) -> list[FinalRow]:
@@ -538,13 +563,14 @@ def _final(dataset: str, axes: tuple[str, ...]) -> Callable[[Plan], list[dict[st
 
 def _pairs_final(plan: Plan) -> list[dict[str, str]]:
     """The final models of the pairs datasets' rows (``experiments.final``)."""
-    return unique({"dataset": r["dataset"], "model": r["model"]} for r in plan.final_rows() if r["dataset"] != "healthfc") \
+    return unique({"dataset": r["dataset"], "model": r["model"]} for r in plan.final_rows() if r["dataset"] in plan.pair_datasets()) \
         if plan.stage_enabled("experiments") else []
 
 
 def experiment_jobs() -> list[JobSpec]:
     """The experiments' rules' records: HealthFC's runs, retrieval, ensembles, inner cross-validations and
-    scores, then each CliniFact system's (:func:`clinifact_jobs`)."""
+    scores, the one pairs path's (:func:`pairs_jobs`), CliniFact's generative systems' (:func:`clinifact_jobs`) and the
+    final models'."""
     return [
         JobSpec("healthfc_retrieve", "network", ("source",), options=call(ExperimentsPlan.healthfc_retrieve_options, "source"),
                 options_class=RetrieveOptions, inputs=call(ExperimentsPlan.healthfc_retrieve_inputs, "source"),

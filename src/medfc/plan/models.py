@@ -36,7 +36,7 @@ def layered(*layers: Mapping[str, object] | None) -> dict[str, object]:
 
 def named_models(config: Config) -> list[str]:
     """Every model name the config's model lists use (``models.healthfc.<lang>``, ``models.clinifact.<system>``,
-    the ensembles' members) and the names its per-model sections are keyed by (``experiments.<dataset>.model_train``
+    ``datasets.<name>.models``, the ensembles' members) and the names its per-model sections are keyed by (``experiments.<dataset>.model_train``
     and ``model_zero_shot`` / ``model_fine_tune``): where a Hugging Face model id may stand for itself
     (:func:`medfc.experiments.aliases.model_aliases`). Reads the config as written or filled in."""
     def mapping(node: Any, key: str) -> dict[str, object]:
@@ -49,6 +49,7 @@ def named_models(config: Config) -> list[str]:
     models = mapping(config, "models")
     out = [n for group in ("healthfc", "clinifact") for lst in mapping(models, group).values() for n in names(lst)]
     out += [n for ens in mapping(models, "ensembles").values() if isinstance(ens, dict) for n in names(ens.get("members"))]
+    out += [n for entry in mapping(config, "datasets").values() if isinstance(entry, dict) for n in names(entry.get("models"))]
     experiments = mapping(config, "experiments")
     for dataset in ("healthfc", "clinifact"):
         section = mapping(experiments, dataset)

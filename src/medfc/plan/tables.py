@@ -69,7 +69,7 @@ class TablesPlan(ExperimentsPlan):
 
     def dataset_table_options(self, dataset: str) -> dict[str, object]:
         return {"dataset": dataset, "title": self.dataset_title(dataset),
-                "entries": [{"model": r["model"], "system": r["system"]} for r in self.pairs_runs(dataset)],
+                "entries": self.run_entries(self.pairs_runs(dataset)),
                 "scale": self.config["experiments"]["scale"]}
 
     def dataset_tables(self) -> list[str]:
@@ -123,15 +123,15 @@ class TablesPlan(ExperimentsPlan):
 
     # ------------------------------------------------------------------------------ error browser
     def error_browser_inputs(self) -> dict[str, object]:
-        """The error browser's: every HealthFC run's predictions (each fold's) with the dataset, every CliniFact run's
-        with the test split's pairs, in the order of :meth:`error_browser_options`."""
+        """The error browser's: every HealthFC run's predictions (each fold's) with the dataset, and each pairs dataset's
+        runs' (``pairs_<dataset>``) with its test split (``pairs_<dataset>_test``), in the order of :meth:`error_browser_options`."""
         inputs: dict[str, object] = {}
         if runs := self.healthfc_runs():
             inputs["healthfc"] = [f"{self.healthfc_run_dir(r)}/predictions.jsonl" for r in runs]
             inputs["dataset"] = self.layout.under("healthfc/dataset/healthfc.jsonl")
         for d, runs in self._error_pairs():
-            inputs[d] = [f"{r['dir']}/predictions.jsonl" for r in runs]
-            inputs[f"{d}_test"] = self.pairs_split_inputs(d)["test"]
+            inputs[f"pairs_{d}"] = [f"{r['dir']}/predictions.jsonl" for r in runs]
+            inputs[f"pairs_{d}_test"] = self.pairs_split_inputs(d)["test"]
         return inputs
 
     def _error_pairs(self) -> list[tuple[str, list[CliniFactRun]]]:
@@ -140,13 +140,12 @@ class TablesPlan(ExperimentsPlan):
         return [(d, runs) for d, runs in out if runs]
 
     def error_browser_options(self) -> dict[str, object]:
-        sections = [{"title": f"{self.dataset_title(d)} (test split)",
-                     "data": self.pairs_data(d), "entries": [{"model": r["model"], "system": r["system"]} for r in runs]}
+        sections = [{"title": f"{self.dataset_title(d)} (test split)", "data": self.pairs_data(d), "entries": self.run_entries(runs)}
                     for d, runs in self._error_pairs()]
         return {"healthfc": [dict(r) for r in self.healthfc_runs()], "pairs": sections, "scale": self.config["experiments"]["scale"]}
 
     def error_browser_planned(self) -> bool:
-        """Whether the run writes the error browser: the experiments stage with a run of either dataset."""
+        """Whether the run writes the error browser: the experiments stage with a run of HealthFC or of a pairs dataset."""
         return self.stage_enabled("experiments") and bool(self.healthfc_runs() or self._error_pairs())
 
     # ----------------------------------------------------------------------------------- targets

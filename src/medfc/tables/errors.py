@@ -1,8 +1,8 @@
 """The run's error browser: ``<results_dir>/errors.html``, one self-contained page (no server, no network) that lists
-every test claim of HealthFC and every test pair of CliniFact with what each row of the run (a HealthFC lang /
-model / system over its folds, a CliniFact model and system) predicted for it.
+every test claim of HealthFC and every test pair of CliniFact and of each declared dataset with what each row of the
+run (a HealthFC lang / model / system over its folds, a pairs dataset's model and system) predicted for it.
 
-:func:`healthfc_section` and :func:`clinifact_section` turn the rows' prediction records and the dataset's texts into
+:func:`healthfc_section` and :func:`pairs_section` turn the rows' prediction records and the dataset's texts into
 one dataset's part of the page's data; :func:`page` embeds that data as JSON in the page with its script
 (:mod:`medfc.tables.errors_page`). The data is compact and written once per text:
 
@@ -45,8 +45,9 @@ Run = tuple[Mapping[str, Any], Sequence[Record]]  # one prediction file: its ent
 
 @dataclass(frozen=True)
 class PairsSection(Options):
-    """One pairs dataset's part of the page (CliniFact's, a declared dataset's): its name, title, how its test split
-    is read (:class:`~medfc.experiments.options.PairData`) and one entry per prediction file (``model``, ``system``)."""
+    """One pairs dataset's part of the page (CliniFact's, a declared dataset's): its title, how its test split is read
+    (:class:`~medfc.experiments.options.PairData`, which names the dataset) and one entry per prediction file (``model``,
+    ``system``)."""
 
     title: str
     data: PairData
@@ -56,8 +57,8 @@ class PairsSection(Options):
 @dataclass(frozen=True)
 class ErrorsOptions(Options):
     """The error browser's (rule ``error_browser``): one entry per prediction file of HealthFC, in its input order
-    (``lang``, ``model``, ``system``, ``fold``), each pairs dataset's section (its inputs ``<dataset>``, the prediction
-    files, and ``<dataset>_test``, its test split), and the run's scale (``experiments.scale``). A light module: the
+    (``lang``, ``model``, ``system``, ``fold``), each pairs dataset's section (its inputs ``pairs_<dataset>``, the prediction
+    files, and ``pairs_<dataset>_test``, its test split), and the run's scale (``experiments.scale``). A light module: the
     plan builds these when Snakemake plans the DAG."""
 
     healthfc: tuple[dict[str, Any], ...]
@@ -279,11 +280,11 @@ def error_page(healthfc: Sequence[Mapping[str, Any]], healthfc_files: Sequence[s
 
 def write_error_browser(inputs: StepFiles, outputs: StepFiles, options: ErrorsOptions) -> dict[str, int]:
     """The ``error_browser`` rule's step: the page (``html``) from every row's ``healthfc`` predictions and each pairs
-    dataset's ``<dataset>`` predictions, in the order of the options' entries, with the texts of the HealthFC
-    ``dataset`` and each pairs dataset's test split ``<dataset>_test``."""
+    dataset's ``pairs_<dataset>`` predictions, in the order of the options' entries, with the texts of the HealthFC
+    ``dataset`` and each pairs dataset's test split ``pairs_<dataset>_test``."""
     from medfc.common.io import atomic_write, input_paths
 
-    pairs = [(s, input_paths(inputs, s.data.dataset), _one(inputs, f"{s.data.dataset}_test")) for s in options.pairs]
+    pairs = [(s, input_paths(inputs, f"pairs_{s.data.dataset}"), _one(inputs, f"pairs_{s.data.dataset}_test")) for s in options.pairs]
     text, counts = error_page(options.healthfc, input_paths(inputs, "healthfc"), _one(inputs, "dataset"), pairs, options.scale)
     atomic_write(outputs["html"], text)
     left = {k: v for k, v in counts.items() if k.startswith("left out")}

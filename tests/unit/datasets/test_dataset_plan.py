@@ -65,9 +65,10 @@ def test_a_source_mistake_is_one_line_naming_the_key(tmp_path, source, extra, li
     assert str(err.value).startswith(f"config: {line}") and "\n" not in str(err.value)
 
 
-def test_labels_mapping_every_value_to_null_leave_no_class(tmp_path):
-    with pytest.raises(ConfigError, match=r"^config: datasets.d.labels maps every value to null"):
-        plan(tmp_path, d={"source": {"url": "https://example.org/d.csv"}, "labels": {"a": None, "b": None}})
+@pytest.mark.parametrize("labels", [{"a": None, "b": None}, {"a": "X", "b": "X", "c": None}])
+def test_labels_mapping_to_fewer_than_two_classes_stop_the_plan(tmp_path, labels):
+    with pytest.raises(ConfigError, match=r"^config: datasets\.d\.labels maps its values to [01] class\(es\) .*at least two$"):
+        plan(tmp_path, d={"source": {"url": "https://example.org/d.csv"}, "labels": labels})
 
 
 def test_the_prerequisites_name_a_missing_path_and_a_changed_pinned_file(tmp_path):

@@ -165,8 +165,8 @@ def test_the_error_browser_reads_every_runs_predictions_and_the_texts_of_both_da
     assert plan.inputs("error_browser") == {
         "healthfc": [f"results/experiments/healthfc/en/tfidf/{s}/fold{f}/predictions.jsonl" for s, f in runs],
         "dataset": "results/healthfc/dataset/healthfc.jsonl",
-        "clinifact": ["results/experiments/clinifact/tfidf/predictions.jsonl", "results/experiments/clinifact/gbm/predictions.jsonl"],
-        "clinifact_test": "results/clinifact/pairs/test_set.csv"}
+        "pairs_clinifact": ["results/experiments/clinifact/tfidf/predictions.jsonl", "results/experiments/clinifact/gbm/predictions.jsonl"],
+        "pairs_clinifact_test": "results/clinifact/pairs/test_set.csv"}
     section = {"title": "CliniFact (test split)", "data": CLINIFACT_PAIRS.to_mapping(),
                "entries": [{"model": "tfidf", "system": "discriminative"}, {"model": "gbm", "system": "discriminative"}]}
     assert plan.options("error_browser") == {
@@ -174,7 +174,7 @@ def test_the_error_browser_reads_every_runs_predictions_and_the_texts_of_both_da
         "scale": cfg["experiments"]["scale"]}
     # one dataset's runs only: the other's inputs are not asked for; no experiments, no page
     only = Plan(config(stages__experiments=True, models__healthfc={"en": [], "de": []}))
-    assert set(only.inputs("error_browser")) == {"clinifact", "clinifact_test"} and "results/errors.html" in only.experiment_targets()
+    assert set(only.inputs("error_browser")) == {"pairs_clinifact", "pairs_clinifact_test"} and "results/errors.html" in only.experiment_targets()
     assert [j for j in Plan(config()).planned_jobs() if j[0].rule == "error_browser"] == []
 
 

@@ -142,9 +142,9 @@ def test_the_step_writes_the_same_bytes_from_the_files(tmp_path):
     """The rule's step, from prediction files, the dataset JSONL and the test CSV, twice."""
     inputs = {"healthfc": [str(write_jsonl(tmp_path / f"h{i}.jsonl", records)) for i, (_, records) in enumerate(HEALTHFC_RUNS)],
               "dataset": str(write_jsonl(tmp_path / "healthfc.jsonl", CLAIMS)),
-              "clinifact": [str(write_jsonl(tmp_path / f"c{i}.jsonl", records)) for i, (_, records) in enumerate(CLINIFACT_RUNS)],
-              "clinifact_test": str(tmp_path / "test_set.csv")}
-    with open(inputs["clinifact_test"], "w", newline="", encoding="utf-8") as fh:
+              "pairs_clinifact": [str(write_jsonl(tmp_path / f"c{i}.jsonl", records)) for i, (_, records) in enumerate(CLINIFACT_RUNS)],
+              "pairs_clinifact_test": str(tmp_path / "test_set.csv")}
+    with open(inputs["pairs_clinifact_test"], "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow(["index", "nctId", "claim", "PMID", "article_title", "article_abstract", "label"])
         for p in PAIRS:
