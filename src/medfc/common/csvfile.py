@@ -1,7 +1,7 @@
 """Strict reading of the CSV files the workflow takes in (release files): every record with its line.
 
-:func:`read_csv_records` reads a UTF-8 CSV (a BOM is dropped) with Python's ``csv`` module in strict
-mode and yields each record with the line it starts on, so a reader can name the file and line of a
+:func:`read_csv_records` reads a UTF-8 CSV (a BOM is dropped; another delimiter, a tab, on request) with
+Python's ``csv`` module in strict mode and yields each record with the line it starts on, so a reader can name the file and line of a
 bad row in its skip report. What cannot be read at all raises :class:`medfc.common.io.InputFileError`,
 whose message starts with ``"<path>, line <n>: "``:
 
@@ -47,15 +47,16 @@ def _decode(path: Path, encoding: str) -> str:
 
 
 def read_csv_records(path: str | os.PathLike, required: Iterable[str] = (), what: str = "file",
-                     encoding: str = "utf-8") -> tuple[list[str], Iterator[CsvRecord]]:
+                     encoding: str = "utf-8", delimiter: str = ",") -> tuple[list[str], Iterator[CsvRecord]]:
     """The header (names stripped) and an iterator over the records after it (blank lines left out).
 
     Raises :class:`InputFileError` for a column of ``required`` missing from the header (``what`` names
     the kind of file in the message), for text that is not ``encoding``, and, while iterating, for
-    broken quoting, naming the line where the broken record starts.
+    broken quoting, naming the line where the broken record starts. ``delimiter`` separates the fields
+    (``"\t"`` for a TSV file).
     """
     path = Path(path)
-    reader = csv.reader(io.StringIO(_decode(path, encoding), newline=""), strict=True)
+    reader = csv.reader(io.StringIO(_decode(path, encoding), newline=""), delimiter=delimiter, strict=True)
     try:
         header = [h.strip() for h in next(reader, [])]
     except csv.Error as exc:

@@ -1,20 +1,19 @@
-"""The rows of a dataset's data file, by its name's ending: ``.csv``, ``.tsv`` (UTF-8, a header line; every value
-text), ``.json`` (an array of objects, or an object whose ``data`` is one), ``.jsonl`` / ``.ndjson`` (one object a
-line), ``.parquet``; and the splits of a folder ``datasets``' ``save_to_disk`` wrote (its Arrow files, read with
+"""The rows of a dataset's data file, by its name's ending: ``.csv``, ``.tsv`` (UTF-8, a header line, read by
+:mod:`medfc.common.csvfile`; every value text), ``.json`` (an array of objects, or an object whose ``data`` is one),
+``.jsonl`` / ``.ndjson`` (one object a line), ``.parquet``; and the splits of a folder ``datasets``' ``save_to_disk`` wrote (its Arrow files, read with
 pyarrow: ``dataset_dict.json`` names the splits, each split's ``state.json`` its files). JSON, Parquet and Arrow
 values keep their types (a list of sentences stays a list). A file that cannot be read raises
 :class:`medfc.common.io.InputFileError` naming it."""
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from medfc.common.csvfile import field_count_problem, read_csv_records
 from medfc.common.io import InputFileError, read_json, read_jsonl
 from medfc.datasets.sources import SINGLE
 
@@ -44,23 +43,17 @@ def _objects(rows: Iterable[Any], location: str) -> list[dict[str, Any]]:
 
 
 def _csv(path: Path, location: str, delimiter: str) -> Table:
-    """A UTF-8 CSV or TSV file (a BOM dropped) read with Python's csv module in strict mode: its header, then one
-    row per record; broken quoting or a record with another number of fields than the header names its line."""
+    """A UTF-8 CSV or TSV file (:func:`medfc.common.csvfile.read_csv_records`: strict, a BOM dropped): its header,
+    then one row per record; a record with another number of fields than the header names its line."""
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputFileError(location, None, f"not UTF-8 text (byte {exc.start}: {exc.reason})") from exc
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    rows: list[dict[str, Any]] = []
-    try:
-        header = [h.strip() for h in next(reader, [])]
-        for fields in reader:
-            if len(fields) != len(header) and fields:
-                raise InputFileError(location, reader.line_num, f"{len(fields)} fields, the header has {len(header)}")
-            if fields:
-                rows.append(dict(zip(header, fields)))
-    except csv.Error as exc:
-        raise InputFileError(location, reader.line_num, f"broken quoting: {exc}") from exc
+        header, records = read_csv_records(path, delimiter=delimiter)
+        rows: list[dict[str, Any]] = []
+        for record in records:
+            if problem := field_count_problem(record, header):
+                raise InputFileError(path, record.line, problem)
+            rows.append(dict(zip(header, record.fields)))
+    except InputFileError as exc:  # named by where it was read from (a URL's, not its download's)
+        raise InputFileError(location, exc.line, exc.message) from exc
     return Table(location, header, rows)
 
 

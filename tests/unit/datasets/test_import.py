@@ -97,6 +97,14 @@ def test_every_format_reads_the_same_rows(tmp_path):
         read_table(tmp_path / "t.xlsx")
 
 
+def test_a_tsv_file_drops_its_bom_and_names_the_line_a_broken_record_starts_on(tmp_path):
+    (tmp_path / "t.tsv").write_bytes("\ufeffid\tclaim\n1\t\"two\nlines\"\n2\tb\n".encode())
+    assert read_table(tmp_path / "t.tsv").rows == [{"id": "1", "claim": "two\nlines"}, {"id": "2", "claim": "b"}]
+    (tmp_path / "bad.tsv").write_text('id\tclaim\n1\ta\n2\t"b\nc\n')
+    with pytest.raises(InputFileError, match=r"bad.tsv, line 3: broken CSV quoting: unexpected end of data$"):
+        read_table(tmp_path / "bad.tsv")
+
+
 def test_a_csv_folder_with_its_splits_renamed(tmp_path):
     """HealthVer's layout: train, dev and test files; dev is the run's validation split, the ids are the data's."""
     for key, n in (("train", 9), ("dev", 3), ("test", 3)):
