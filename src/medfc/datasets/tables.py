@@ -7,8 +7,10 @@ values keep their types (a list of sentences stays a list). A file that cannot b
 
 from __future__ import annotations
 
+import csv
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ from medfc.common.io import InputFileError, read_json, read_jsonl
 from medfc.datasets.sources import SINGLE
 
 FORMATS = (".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".parquet")
+CSV_FIELD_LIMIT = 2**31 - 1  # characters of a CSV field; the csv module's default, 131,072, is less than a long text (PubHealth's main_text)
 
 
 @dataclass(frozen=True)
@@ -42,16 +45,28 @@ def _objects(rows: Iterable[Any], location: str) -> list[dict[str, Any]]:
     return out
 
 
-def _csv(path: Path, location: str, delimiter: str) -> Table:
-    """A UTF-8 CSV or TSV file (:func:`medfc.common.csvfile.read_csv_records`: strict, a BOM dropped): its header,
-    then one row per record; a record with another number of fields than the header names its line."""
+@contextmanager
+def _field_size_limit(limit: int) -> Iterator[None]:
+    """Python's csv module reads fields of up to ``limit`` characters meanwhile (a process-wide setting)."""
+    before = csv.field_size_limit(limit)
     try:
-        header, records = read_csv_records(path, delimiter=delimiter)
-        rows: list[dict[str, Any]] = []
-        for record in records:
-            if problem := field_count_problem(record, header):
-                raise InputFileError(path, record.line, problem)
-            rows.append(dict(zip(header, record.fields)))
+        yield
+    finally:
+        csv.field_size_limit(before)
+
+
+def _csv(path: Path, location: str, delimiter: str) -> Table:
+    """A UTF-8 CSV or TSV file (:func:`medfc.common.csvfile.read_csv_records`: strict, a BOM dropped, fields of up to
+    :data:`CSV_FIELD_LIMIT` characters): its header, then one row per record; a record with another number of fields
+    than the header names its line."""
+    try:
+        with _field_size_limit(CSV_FIELD_LIMIT):
+            header, records = read_csv_records(path, delimiter=delimiter)
+            rows: list[dict[str, Any]] = []
+            for record in records:
+                if problem := field_count_problem(record, header):
+                    raise InputFileError(path, record.line, problem)
+                rows.append(dict(zip(header, record.fields)))
     except InputFileError as exc:  # named by where it was read from (a URL's, not its download's)
         raise InputFileError(location, exc.line, exc.message) from exc
     return Table(location, header, rows)

@@ -105,6 +105,26 @@ def test_a_tsv_file_drops_its_bom_and_names_the_line_a_broken_record_starts_on(t
         read_table(tmp_path / "bad.tsv")
 
 
+def test_a_csv_field_longer_than_the_csv_modules_default_limit_is_read(tmp_path):
+    import csv as csv_module
+
+    before = csv_module.field_size_limit()
+    text = "word " * 40_000  # 200,000 characters: over the csv module's default 131,072
+    write_csv(tmp_path / "long.csv", [{"id": "1", "claim": "c", "evidence": text, "label": "Supports"}])
+    assert read_table(tmp_path / "long.csv").rows[0]["evidence"] == text
+    assert csv_module.field_size_limit() == before  # the process-wide setting is as it was
+
+
+def test_another_csv_error_is_reported_with_its_own_message(tmp_path, monkeypatch):
+    from medfc.datasets import tables
+
+    monkeypatch.setattr(tables, "CSV_FIELD_LIMIT", 10)
+    (tmp_path / "d.csv").write_text("id,claim\n1,short\n2,a claim of many words\n")
+    with pytest.raises(InputFileError) as err:
+        read_table(tmp_path / "d.csv")
+    assert str(err.value) == f"{tmp_path / 'd.csv'}, line 3: unreadable CSV: field larger than field limit (10)"
+
+
 def test_a_csv_folder_with_its_splits_renamed(tmp_path):
     """HealthVer's layout: train, dev and test files; dev is the run's validation split, the ids are the data's."""
     for key, n in (("train", 9), ("dev", 3), ("test", 3)):
