@@ -61,7 +61,7 @@ def read_csv_records(path: str | os.PathLike, required: Iterable[str] = (), what
     Raises :class:`InputFileError` for a column of ``required`` missing from the header (``what`` names
     the kind of file in the message), for text that is not ``encoding``, and, while iterating, for
     broken quoting (or another ``csv.Error``), naming the line where the broken record starts.
-    ``delimiter`` separates the fields (``"\t"`` for a TSV file).
+    ``delimiter`` separates the fields (a tab for a TSV file).
     """
     path = Path(path)
     reader = csv.reader(io.StringIO(_decode(path, encoding), newline=""), delimiter=delimiter, strict=True)

@@ -57,11 +57,15 @@ def _field_size_limit(limit: int) -> Iterator[None]:
 
 def _csv(path: Path, location: str, delimiter: str) -> Table:
     """A UTF-8 CSV or TSV file (:func:`medfc.common.csvfile.read_csv_records`: strict, a BOM dropped, fields of up to
-    :data:`CSV_FIELD_LIMIT` characters): its header, then one row per record; a record with another number of fields
-    than the header names its line."""
+    :data:`CSV_FIELD_LIMIT` characters): its header, then one row per record; a column the header names twice, or a
+    record with another number of fields than the header, names its line."""
     try:
         with _field_size_limit(CSV_FIELD_LIMIT):
             header, records = read_csv_records(path, delimiter=delimiter)
+            repeated = sorted({name for name in header if header.count(name) > 1})
+            if repeated:
+                raise InputFileError(path, 1, f"the header names the column{'s' if len(repeated) > 1 else ''} "
+                                              f"{', '.join(map(repr, repeated))} more than once")
             rows: list[dict[str, Any]] = []
             for record in records:
                 if problem := field_count_problem(record, header):

@@ -105,6 +105,13 @@ def test_a_tsv_file_drops_its_bom_and_names_the_line_a_broken_record_starts_on(t
         read_table(tmp_path / "bad.tsv")
 
 
+def test_a_csv_header_naming_a_column_twice_stops_naming_it_and_the_file(tmp_path):
+    (tmp_path / "d.csv").write_text("id,claim,evidence,claim,label\n1,a,e,b,Supports\n")
+    with pytest.raises(InputFileError) as err:
+        read_table(tmp_path / "d.csv")
+    assert str(err.value) == f"{tmp_path / 'd.csv'}, line 1: the header names the column 'claim' more than once"
+
+
 def test_a_csv_field_longer_than_the_csv_modules_default_limit_is_read(tmp_path):
     import csv as csv_module
 
