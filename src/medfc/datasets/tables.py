@@ -1,13 +1,14 @@
 """The rows of a dataset's data file, by its name's ending: ``.csv``, ``.tsv`` (UTF-8, a header line, read by
 :mod:`medfc.common.csvfile`; every value text), ``.json`` (an array of objects, or an object whose ``data`` is one),
-``.jsonl`` / ``.ndjson`` (one object a line), ``.parquet``; and the splits of a folder ``datasets``' ``save_to_disk`` wrote (its Arrow files, read with
-pyarrow: ``dataset_dict.json`` names the splits, each split's ``state.json`` its files). JSON, Parquet and Arrow
-values keep their types (a list of sentences stays a list). A file that cannot be read raises
-:class:`medfc.common.io.InputFileError` naming it."""
+``.jsonl`` / ``.ndjson`` (one object a line), ``.parquet``; and the splits of a folder ``datasets``' ``save_to_disk``
+wrote (its Arrow files, read with pyarrow: ``dataset_dict.json`` names the splits, each split's ``state.json`` its
+files). A text file's UTF-8 BOM is dropped. JSON, Parquet and Arrow values keep their types (a list of sentences stays
+a list). A file that cannot be read raises :class:`medfc.common.io.InputFileError` naming it."""
 
 from __future__ import annotations
 
 import csv
+import json
 import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from medfc.common.csvfile import field_count_problem, read_csv_records
-from medfc.common.io import InputFileError, read_json, read_jsonl
+from medfc.common.io import InputFileError, read_json
 from medfc.datasets.sources import SINGLE
 
 FORMATS = (".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".parquet")
@@ -76,13 +77,36 @@ def _csv(path: Path, location: str, delimiter: str) -> Table:
     return Table(location, header, rows)
 
 
+def _text(path: Path, location: str) -> str:
+    """A file's UTF-8 text, a BOM dropped."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputFileError(location, data.count(b"\n", 0, exc.start) + 1, f"not UTF-8 text (byte {exc.start}: {exc.reason})") from exc
+
+
+def _parsed(text: str, location: str, line: int | None = None) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputFileError(location, line or exc.lineno, f"not valid JSON at column {exc.colno}: {exc.msg}") from exc
+
+
 def _json(path: Path, location: str) -> Table:
-    doc = read_json(path)
+    doc = _parsed(_text(path, location), location)
     if isinstance(doc, dict) and isinstance(doc.get("data"), list):
         doc = doc["data"]
     if not isinstance(doc, list):
         raise InputFileError(location, None, "not a JSON array of rows, nor an object whose \"data\" is one")
     rows = _objects(doc, location)
+    return Table(location, _columns(rows), rows)
+
+
+def _jsonl(path: Path, location: str) -> Table:
+    """One JSON object a line (blank lines left out); split at line feeds only, as a line's text may hold U+2028."""
+    lines = _text(path, location).split("\n")
+    rows = _objects((_parsed(line, location, n) for n, line in enumerate(lines, 1) if line.strip()), location)
     return Table(location, _columns(rows), rows)
 
 
@@ -100,8 +124,7 @@ def read_table(path: str | os.PathLike, location: str | None = None) -> Table:
     if suffix == ".json":
         return _json(path, location)
     if suffix in (".jsonl", ".ndjson"):
-        rows = _objects(read_jsonl(path), location)
-        return Table(location, _columns(rows), rows)
+        return _jsonl(path, location)
     if suffix == ".parquet":
         import pyarrow.parquet as pq
 

@@ -97,6 +97,16 @@ def test_every_format_reads_the_same_rows(tmp_path):
         read_table(tmp_path / "t.xlsx")
 
 
+def test_json_and_jsonl_files_with_a_bom_are_read(tmp_path):
+    data = [{"id": "1", "claim": "a\u2028b", "evidence": "e", "label": "Supports"}]
+    (tmp_path / "d.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(data).encode())
+    (tmp_path / "d.jsonl").write_bytes(b"\xef\xbb\xbf" + json.dumps(data[0], ensure_ascii=False).encode() + b"\n\n")
+    assert read_table(tmp_path / "d.json").rows == data and read_table(tmp_path / "d.jsonl").rows == data
+    (tmp_path / "bad.jsonl").write_text('{"id": "1"}\n{"id": \n')
+    with pytest.raises(InputFileError, match=r"bad.jsonl, line 2: not valid JSON at column 8"):
+        read_table(tmp_path / "bad.jsonl")
+
+
 def test_a_tsv_file_drops_its_bom_and_names_the_line_a_broken_record_starts_on(tmp_path):
     (tmp_path / "t.tsv").write_bytes("\ufeffid\tclaim\n1\t\"two\nlines\"\n2\tb\n".encode())
     assert read_table(tmp_path / "t.tsv").rows == [{"id": "1", "claim": "two\nlines"}, {"id": "2", "claim": "b"}]
