@@ -26,11 +26,13 @@ CSV_FIELD_LIMIT = 2**31 - 1  # characters of a CSV field; the csv module's defau
 
 @dataclass(frozen=True)
 class Table:
-    """One file's rows: where it was read from (a path or URL, for the messages), its fields in order, its rows."""
+    """One file's rows: where it was read from (a path or URL, for the messages), its fields in order, its rows, and
+    whether its every value is a text cell (CSV, TSV)."""
 
     location: str
     columns: list[str]
     rows: list[dict[str, Any]]
+    text_cells: bool = False
 
 
 def _columns(rows: Iterable[dict[str, Any]]) -> list[str]:
@@ -74,7 +76,7 @@ def _csv(path: Path, location: str, delimiter: str) -> Table:
                 rows.append(dict(zip(header, record.fields)))
     except InputFileError as exc:  # named by where it was read from (a URL's, not its download's)
         raise InputFileError(location, exc.line, exc.message) from exc
-    return Table(location, header, rows)
+    return Table(location, header, rows, text_cells=True)
 
 
 def _text(path: Path, location: str) -> str:

@@ -144,8 +144,8 @@ def test_another_csv_error_is_reported_with_its_own_message(tmp_path, monkeypatc
 
 def test_a_csv_folder_with_its_splits_renamed(tmp_path):
     """HealthVer's layout: train, dev and test files; dev is the run's validation split, the ids are the data's."""
-    for key, n in (("train", 9), ("dev", 3), ("test", 3)):
-        write_csv(tmp_path / "hv" / f"healthver_{key}.csv", rows(n, prefix=key[0]))
+    for key, n, prefix in (("train", 9, "t"), ("dev", 3, "d"), ("test", 3, "s")):
+        write_csv(tmp_path / "hv" / f"healthver_{key}.csv", rows(n, prefix))
     opts = options(tmp_path, source={"path": str(tmp_path / "hv"), "files": {k: f"healthver_{k}.csv" for k in ("train", "dev", "test")}},
                    splits={"names": {"dev": "validation"}})
     splits, report = run(tmp_path, opts)
@@ -166,39 +166,116 @@ def test_fields_labels_and_skips_of_a_jsonl_table(tmp_path):
             {"text": "", "sents": ["x"], "head": "", "y": 1},
             {"text": "E harms F.", "sents": [], "head": "", "y": 0},
             {"text": "G is H.", "sents": ["y"], "head": "", "y": 2}]
+    data += [{"text": f"Claim {i}.", "sents": [f"Sentence {i}."], "head": "", "y": i % 2} for i in range(18)]
     (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in data))
     opts = options(tmp_path, source={"path": str(tmp_path / "d.jsonl")}, labels={1: "SUPPORTED", 0: "REFUTED", 2: None},
-                   fields={"claim": "text", "evidence": "sents", "title": "head", "label": "y"},
-                   splits={"test_size": 0.5, "validation_size": 0.01})
+                   fields={"claim": "text", "evidence": "sents", "title": "head", "label": "y"})
     assert opts.labels == {"1": "SUPPORTED", "0": "REFUTED", "2": None}
     splits, report = run(tmp_path, opts)
-    kept = sorted((r for s in SPLITS for r in splits[s]), key=lambda r: r["id"])
-    assert kept == [{"id": "data-1", "claim": "A cures B.", "title": "Paper A", "evidence": "First  one. Second.", "label": "SUPPORTED"},
-                    {"id": "data-2", "claim": "C helps D.", "title": "Paper C", "evidence": "Only one.", "label": "REFUTED"}]
+    kept = {r["id"]: r for s in SPLITS for r in splits[s]}
+    assert kept["data-1"] == {"id": "data-1", "claim": "A cures B.", "title": "Paper A", "evidence": "First  one. Second.", "label": "SUPPORTED"}
+    assert kept["data-2"] == {"id": "data-2", "claim": "C helps D.", "title": "Paper C", "evidence": "Only one.", "label": "REFUTED"}
+    assert sorted(kept) == sorted(f"data-{n}" for n in (1, 2, *range(6, 24)))
     assert report["skipped_by_reason"] == {"empty_claim": 1, "empty_evidence": 1} and report["excluded_by_reason"] == {"label_dropped": 1}
-    assert report["counts"]["read_data"] == 5 and report["counts"]["kept_data"] == 2
+    assert report["counts"]["read_data"] == 23 and report["counts"]["kept_data"] == 20
     card = (tmp_path / "out" / "card" / "README.md").read_text()
     assert "empty_claim: 1, empty_evidence: 1, label_dropped: 1" in card
 
 
 def test_duplicate_and_empty_ids_are_skipped(tmp_path):
-    data = rows(4)
+    data = rows(30)
     data[2]["id"], data[3]["id"] = "0", ""
     write_csv(tmp_path / "d.csv", data)
     splits, report = run(tmp_path, options(tmp_path, source={"path": str(tmp_path / "d.csv")}))
-    assert sorted(r["id"] for s in SPLITS for r in splits[s]) == ["0", "1"]
+    assert sorted(r["id"] for s in SPLITS for r in splits[s]) == sorted(r["id"] for i, r in enumerate(data) if i not in (2, 3))
     assert report["skipped_by_reason"] == {"duplicate_id": 1, "missing_id": 1}
     assert {s["id"] for s in report["skipped"]} == {"0", "data row 4"}
 
 
-def test_an_unmapped_label_stops_in_one_line_naming_the_value_and_the_key(tmp_path):
-    data = rows(3)
-    data[1]["label"] = "Partially"
+def test_the_unmapped_label_values_of_every_file_stop_once_in_one_line(tmp_path):
+    train, test = rows(6, "t"), rows(3, "s")
+    train[1]["label"] = train[4]["label"] = test[0]["label"] = "Partially"
+    train[2]["label"] = "Mostly"
+    write_csv(tmp_path / "tr.csv", train)
+    write_csv(tmp_path / "te.csv", test)
+    with pytest.raises(ValueError) as err:
+        run(tmp_path, options(tmp_path, "hv", source={"path": str(tmp_path), "files": {"train": "tr.csv", "test": "te.csv"}}))
+    assert str(err.value) == (f"config: datasets.hv.labels does not list 2 label values of the data: 'Partially' (3 rows: "
+                              f"{tmp_path / 'tr.csv'}, {tmp_path / 'te.csv'}); 'Mostly' (1 row: {tmp_path / 'tr.csv'}); map each "
+                              "to a class, or to null to leave its rows out (listed: 'Supports', 'Refutes', 'Neutral')")
+
+
+def test_a_row_without_a_label_is_skipped_unless_labels_maps_the_empty_value(tmp_path):
+    data = [{"id": f"r{i}", "claim": f"Claim {i}.", "evidence": f"Evidence {i}.", "label": ["Supports", "Refutes"][i % 2]} for i in range(20)]
+    data[0]["label"], data[1]["label"], data[2]["label"] = None, float("nan"), " "
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in data))  # NaN as JSON's NaN
+    splits, report = run(tmp_path, options(tmp_path, "hv", source={"path": str(tmp_path / "d.jsonl")}))
+    assert sum(len(splits[s]) for s in SPLITS) == 17
+    assert report["skipped_by_reason"] == {"missing_label": 3} and {s["id"] for s in report["skipped"]} == {"r0", "r1", "r2"}
+    labels = {**HEALTHVER_LABELS, "": "NOT ENOUGH INFORMATION"}
+    splits, report = run(tmp_path, options(tmp_path, "hv", source={"path": str(tmp_path / "d.jsonl")}, labels=labels), "mapped")
+    assert sum(len(splits[s]) for s in SPLITS) == 20 and report["skipped_by_reason"] == {}
+    assert sum(report["splits"][s]["classes"]["NOT ENOUGH INFORMATION"] for s in SPLITS) == 3
+
+
+def test_number_like_label_text_and_number_keys_are_the_same_value(tmp_path):
+    """A CSV's "1.0" is the YAML key 1.0 or 1; its "0" the key "0.0"; its "2.00" the key 2."""
+    data = [{"id": str(i), "claim": f"Claim {i}.", "evidence": f"Evidence {i}.", "label": ["1.0", "0", "2.00"][i % 3]} for i in range(30)]
     write_csv(tmp_path / "d.csv", data)
+    opts = options(tmp_path, source={"path": str(tmp_path / "d.csv")}, labels={1.0: "SUPPORTED", "0.0": "REFUTED", 2: None})
+    assert opts.labels == {"1": "SUPPORTED", "0": "REFUTED", "2": None}
+    splits, report = run(tmp_path, opts)
+    assert Counter(r["label"] for s in SPLITS for r in splits[s]) == {"SUPPORTED": 10, "REFUTED": 10}
+    assert report["excluded_by_reason"] == {"label_dropped": 10}
+
+
+def test_a_csv_evidence_cell_holding_a_json_list_of_strings_is_read_as_that_list(tmp_path):
+    data = rows(30)
+    data[0]["evidence"] = json.dumps(["First  one.", " Second.", ""])
+    data[1]["evidence"] = "[1] Smith et al. found it."  # not JSON: kept as it is
+    data[2]["evidence"] = '[{"text": "an object"}]'  # a JSON list of objects: kept as it is
+    for name, delimiter in (("d.csv", ","), ("d.tsv", "\t")):
+        write_csv(tmp_path / name, data, delimiter)
+        splits, _ = run(tmp_path, options(tmp_path, source={"path": str(tmp_path / name)}), f"out-{name}")
+        evidence = {r["id"]: r["evidence"] for s in SPLITS for r in splits[s]}
+        assert evidence["0"] == "First  one. Second." and evidence["1"] == "[1] Smith et al. found it."
+        assert evidence["2"] == '[{"text": "an object"}]'
+
+
+@pytest.mark.parametrize(("role", "value", "kind"), [
+    ("evidence", [{"text": "a sentence"}], "list of dict"),
+    ("evidence", {"text": "a sentence"}, "dict"),
+    ("claim", ["A cures B."], "list of str"),
+    ("label", {"name": "Supports"}, "dict"),
+])
+def test_a_value_that_is_not_text_stops_in_one_line_naming_the_field_its_type_the_file_and_the_key(tmp_path, role, value, kind):
+    data = rows(6)
+    data[4][role] = value
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in data))
     with pytest.raises(InputFileError) as err:
-        run(tmp_path, options(tmp_path, "hv", source={"path": str(tmp_path / "d.csv")}))
-    message = str(err.value)
-    assert "\n" not in message and "'Partially'" in message and "datasets.hv.labels" in message and str(tmp_path / "d.csv") in message
+        run(tmp_path, options(tmp_path, "hv", source={"path": str(tmp_path / "d.jsonl")}))
+    read = "text, a number or a list of texts" if role == "evidence" else "text or a number"
+    assert str(err.value) == f"{tmp_path / 'd.jsonl'}: row 5: field {role!r} (datasets.hv.fields.{role}) holds a {kind}; read is {read}"
+
+
+def test_ids_and_claim_evidence_pairs_are_kept_once_across_the_splits(tmp_path):
+    """A later split's row repeating an earlier split's id or (claim, evidence) is skipped, naming both splits; so is a
+    repeated pair within a file (the first row kept), so a made split cannot share a pair with train."""
+    train, test = rows(30, "t"), rows(6, "s")
+    train[5] = {**train[4], "id": "t-again"}  # the pair of t4
+    test[0]["id"] = "t7"  # an id of train
+    test[1] = {**train[9], "id": "s-pair"}  # a pair of train
+    write_csv(tmp_path / "tr.csv", train)
+    write_csv(tmp_path / "te.csv", test)
+    opts = options(tmp_path, "hv", source={"path": str(tmp_path), "files": {"test": "te.csv", "train": "tr.csv"}})  # train read first
+    splits, report = run(tmp_path, opts)
+    assert report["skipped_by_reason"] == {"duplicate_id": 1, "duplicate_row": 2}
+    details = {s["id"]: s["detail"] for s in report["skipped"]}
+    assert details == {"t-again": f"{tmp_path / 'tr.csv'}, row 6 (train split): the claim and evidence of t4 (train split)",
+                       "t7": f"{tmp_path / 'te.csv'}, row 1 (test split): the id of a row of the train split",
+                       "s-pair": f"{tmp_path / 'te.csv'}, row 2 (test split): the claim and evidence of t9 (train split)"}
+    pairs = [(r["claim"], r["evidence"]) for s in SPLITS for r in splits[s]]
+    assert len(pairs) == len(set(pairs)) == 33
 
 
 def test_a_missing_field_stops_in_one_line_naming_it_the_file_and_its_fields(tmp_path):
@@ -282,7 +359,7 @@ def csv_bytes(data: list[dict]) -> bytes:
 
 
 def test_a_url_source_is_downloaded_once_and_pinned(tmp_path):
-    payload = {f"/hv/{COMMIT}/data/healthver_{k}.csv": csv_bytes(rows(n, k[0])) for k, n in (("train", 12), ("dev", 3), ("test", 3))}
+    payload = {f"/hv/{COMMIT}/data/healthver_{k}.csv": csv_bytes(rows(n, k[:2])) for k, n in (("train", 12), ("dev", 3), ("test", 3))}
     files = {"train": "healthver_train.csv", "dev": "healthver_dev.csv", "test": "healthver_test.csv"}
     server = Files(payload)
     with serving(server.handler) as base:
