@@ -24,6 +24,7 @@ The splits (:func:`make_splits`): the ones the files give, named by their key (r
 missing ones made from train, stratified by class with ``splits.seed``: the test split first (``test_size`` of it),
 then the validation split (``validation_size`` of what is left). A single table is train before that. Each class
 gives round(share × its rows) of its rows, chosen at random with the seed; every split keeps its rows in file order.
+A split left empty stops the import in one line naming it, the key ``datasets.<name>.splits`` and the rows per class.
 """
 
 from __future__ import annotations
@@ -209,7 +210,7 @@ def stratified_take(records: Sequence[Record], share: float, rng: random.Random,
 
 def make_splits(given: Mapping[str, list[Record]], splits: SplitsOptions, classes: Sequence[str], key: str) -> tuple[dict[str, list[Record]], dict[str, str]]:
     """train, validation and test from the splits ``given`` (by the run's split names; a single table as train),
-    and how each came (``given``, or ``made from train``)."""
+    and how each came (``given``, or ``made from train``); a split left empty stops in one line."""
     if "train" not in given:
         raise ValueError(f"config: {key}: the data has no train split (it has {', '.join(given) or 'none'}): name its files "
                          f"{', '.join(SPLITS)}, or rename its splits with {key}.splits.names")
@@ -219,4 +220,11 @@ def make_splits(given: Mapping[str, list[Record]], splits: SplitsOptions, classe
         if name not in out:
             out[name], out["train"] = stratified_take(out["train"], share, random.Random(f"{splits.seed}:{name}"), classes)
             how[name] = f"made from train ({share:g} of it, stratified by class, seed {splits.seed})"
+    empty = [name for name in SPLITS if not out[name]]
+    if empty:
+        per_class = Counter(r["label"] for rows in out.values() for r in rows)
+        raise ValueError(f"config: {key}.splits: the {' and '.join(empty)} split{'s are' if len(empty) > 1 else ' is'} empty: "
+                         f"the rows kept per class are {', '.join(f'{c} {per_class[c]}' for c in classes)}, and a split made "
+                         f"from train takes round(share × a class's rows) of each class (test_size {splits.test_size:g}, then "
+                         f"validation_size {splits.validation_size:g} of what is left); give more rows, or larger shares")
     return {name: out[name] for name in SPLITS}, {name: how[name] for name in SPLITS}

@@ -43,6 +43,10 @@ def import_dataset(inputs: StepFiles, outputs: StepFiles, options: ImportOptions
         report.count(f"rows_{split}", len(splits[split]))
     card.write_card(outputs, options, splits, how, report, record)
     counts = {split: {c: sum(1 for r in rows if r["label"] == c) for c in options.classes} for split, rows in splits.items()}
+    absent = [c for c in options.classes if not counts["train"][c]]
+    if absent:
+        log.warning("%s: the train split has no row of the class%s %s", options.key, "es" if len(absent) > 1 else "", ", ".join(absent))
+        report.count("classes_absent_from_train", len(absent))
     write_json(outputs["report"], {**report.as_dict(), "dataset": options.name, "classes": options.classes,
                                    "splits": {s: {"rows": len(splits[s]), "classes": counts[s], "from": how[s]} for s in sources.SPLITS},
                                    "source": record})

@@ -278,6 +278,22 @@ def test_ids_and_claim_evidence_pairs_are_kept_once_across_the_splits(tmp_path):
     assert len(pairs) == len(set(pairs)) == 33
 
 
+def test_an_empty_split_stops_in_one_line_and_a_class_missing_from_train_is_counted(tmp_path, caplog):
+    write_csv(tmp_path / "small.csv", rows(3))
+    with pytest.raises(ValueError) as err:
+        run(tmp_path, options(tmp_path, "hv", source={"path": str(tmp_path / "small.csv")}))
+    assert str(err.value) == ("config: datasets.hv.splits: the validation and test splits are empty: the rows kept per class are "
+                              "SUPPORTED 1, REFUTED 1, NOT ENOUGH INFORMATION 1, and a split made from train takes round(share × a "
+                              "class's rows) of each class (test_size 0.2, then validation_size 0.1 of what is left); give more "
+                              "rows, or larger shares")
+    write_csv(tmp_path / "tr.csv", rows(20, "t", ("Supports", "Refutes")))
+    write_csv(tmp_path / "te.csv", rows(3, "s"))
+    with caplog.at_level("WARNING", logger="medfc.datasets.steps"):
+        splits, report = run(tmp_path, options(tmp_path, "hv", source={"path": str(tmp_path), "files": {"train": "tr.csv", "test": "te.csv"}}))
+    assert report["counts"]["classes_absent_from_train"] == 1 and report["splits"]["train"]["classes"]["NOT ENOUGH INFORMATION"] == 0
+    assert "datasets.hv: the train split has no row of the class NOT ENOUGH INFORMATION" in caplog.text
+
+
 def test_a_missing_field_stops_in_one_line_naming_it_the_file_and_its_fields(tmp_path):
     write_csv(tmp_path / "d.csv", rows(3))
     opts = options(tmp_path, "hv", source={"path": str(tmp_path / "d.csv")}, fields={**FIELDS, "claim": "statement"})
