@@ -22,6 +22,7 @@ import pytest
 from medfc.common.io import InputFileError
 from medfc.common.pinning import ReleaseChanged
 from medfc.datasets.options import ImportOptions
+from medfc.datasets.sources import source_files
 from medfc.datasets.steps import import_dataset
 from medfc.datasets.tables import read_table
 from medfc.plan.config_errors import ConfigError, plan_for
@@ -377,22 +378,24 @@ def csv_bytes(data: list[dict]) -> bytes:
 def test_a_url_source_is_downloaded_once_and_pinned(tmp_path):
     payload = {f"/hv/{COMMIT}/data/healthver_{k}.csv": csv_bytes(rows(n, k[:2])) for k, n in (("train", 12), ("dev", 3), ("test", 3))}
     files = {"train": "healthver_train.csv", "dev": "healthver_dev.csv", "test": "healthver_test.csv"}
+    digests = {k: hashlib.sha256(payload[f"/hv/{COMMIT}/data/{f}"]).hexdigest() for k, f in files.items()}
     server = Files(payload)
     with serving(server.handler) as base:
-        url = f"{base}/hv/{COMMIT}/data"
-        digest = hashlib.sha256(payload[f"/hv/{COMMIT}/data/healthver_dev.csv"]).hexdigest()
-        entry = {"source": {"url": url, "files": files, "sha256": {"dev": digest}}, "splits": {"names": {"dev": "validation"}}}
+        url = f"{base}/hv/{COMMIT}/data"  # not GitHub's: every file pinned
+        entry = {"source": {"url": url, "files": files, "sha256": digests}, "splits": {"names": {"dev": "validation"}}}
         splits, report = run(tmp_path, options(tmp_path, "hv", **entry))
         assert len(server.requests) == 3 and [len(splits[s]) for s in SPLITS] == [12, 3, 3]
-        assert report["source"]["files"]["dev"] == {"sha256": digest, "pinned": True, "location": f"{url}/healthver_dev.csv"}
-        assert report["source"]["kind"] == "url" and report["source"]["files"]["train"]["pinned"] is False
+        assert report["source"]["files"]["dev"] == {"sha256": digests["dev"], "pinned": True, "location": f"{url}/healthver_dev.csv"}
+        assert report["source"]["kind"] == "url"
         assert run(tmp_path, options(tmp_path, "hv", **entry), "again")[0] == splits and len(server.requests) == 3  # from the cache
         wrong = "0" * 64
+        opts = options(tmp_path, "hv", **{**entry, "source": {**entry["source"], "sha256": {**digests, "test": wrong}}})
         with pytest.raises(ReleaseChanged) as err:
-            run(tmp_path, options(tmp_path, "hv", **{**entry, "source": {**entry["source"], "sha256": {"test": wrong}}}), "wrong")
+            run(tmp_path, opts, "wrong")
     message = str(err.value)
-    assert "\n" not in message and "datasets.hv.source.sha256.test" in message and wrong in message
-    assert hashlib.sha256(payload[f"/hv/{COMMIT}/data/healthver_test.csv"]).hexdigest() in message
+    cached = next(f.local for f in source_files(opts) if f.key == "test")
+    assert "\n" not in message and "datasets.hv.source.sha256.test" in message and wrong in message and digests["test"] in message
+    assert message.startswith(f"release changed: {url}/healthver_test.csv (downloaded to {cached}) has SHA-256")
 
 
 def test_a_hugging_face_source_is_read_at_a_commit(tmp_path, monkeypatch):
@@ -409,6 +412,7 @@ def test_a_hugging_face_source_is_read_at_a_commit(tmp_path, monkeypatch):
         monkeypatch.setenv("HF_ENDPOINT", base)
         splits, report = run(tmp_path, options(tmp_path, source=source, labels={0: "SUPPORTED", 1: "REFUTED"}))
     assert sorted(server.requests) == sorted(buffers) and [len(splits[s]) for s in SPLITS] == [8, 2, 5]
+    assert report["source"]["files"]["train"]["pinned"] is False  # at a commit: a file without a pin is recorded
     assert {k: report["source"][k] for k in ("kind", "repo", "revision", "config", "commit")} == {
         "kind": "hf", "repo": "owner/claims", "revision": COMMIT, "config": "default", "commit": COMMIT}
     with pytest.raises(ConfigError, match=r"^config: datasets.toy.source.revision 'main' is not a commit: .*40-hex"):
