@@ -62,6 +62,7 @@ def test_the_import_keeps_the_mapped_rows_and_counts_the_others(run):
     assert {s: len(rows) for s, rows in splits.items()} == {"train": 36, "validation": 9, "test": 15}
     first = splits["train"][0]
     assert sorted(first) == ["claim", "evidence", "id", "label"] and first["evidence"].count(".") == 2  # the sentences joined
+    assert not [r["id"] for rows in splits.values() for r in rows if r["evidence"].startswith("[")]  # a JSON list cell read as its sentences
     assert {r["label"] for rows in splits.values() for r in rows} == {"SUPPORTED", "REFUTED", "NOT ENOUGH INFORMATION"}
     report = json.loads(run.path("results/datasets/toyver/report.json").read_text())
     assert report["excluded_by_reason"] == {"label_dropped": 1} and report["skipped_by_reason"] == {"empty_claim": 1}

@@ -1,13 +1,14 @@
 """Strict reading of the CSV files the workflow takes in (release files): every record with its line.
 
-:func:`read_csv_records` reads a UTF-8 CSV (a BOM is dropped) with Python's ``csv`` module in strict
-mode and yields each record with the line it starts on, so a reader can name the file and line of a
+:func:`read_csv_records` reads a UTF-8 CSV (a BOM is dropped; another delimiter, a tab, on request) with
+Python's ``csv`` module in strict mode and yields each record with the line it starts on, so a reader can name the file and line of a
 bad row in its skip report. What cannot be read at all raises :class:`medfc.common.io.InputFileError`,
 whose message starts with ``"<path>, line <n>: "``:
 
 * bytes that are not UTF-8 (the line of the first bad byte);
 * broken quoting (a quote that closes inside a field, a quoted field never closed): the line where
-  the bad record starts;
+  the bad record starts; any other error of the ``csv`` module (a field over its size limit) there too,
+  with its own message;
 * a header without the required columns (line 1), named in the message.
 
 A record with more or fewer fields than the header is not an error here: it is yielded with its
@@ -46,20 +47,28 @@ def _decode(path: Path, encoding: str) -> str:
     return text.removeprefix("\ufeff")
 
 
+def _problem(exc: csv.Error) -> str:
+    """A ``csv.Error`` in words: broken quoting as such, any other (a field over the size limit) as it says."""
+    text = str(exc)
+    quoting = "expected after" in text or text == "unexpected end of data"
+    return f"broken CSV quoting: {text}" if quoting else f"unreadable CSV: {text}"
+
+
 def read_csv_records(path: str | os.PathLike, required: Iterable[str] = (), what: str = "file",
-                     encoding: str = "utf-8") -> tuple[list[str], Iterator[CsvRecord]]:
+                     encoding: str = "utf-8", delimiter: str = ",") -> tuple[list[str], Iterator[CsvRecord]]:
     """The header (names stripped) and an iterator over the records after it (blank lines left out).
 
     Raises :class:`InputFileError` for a column of ``required`` missing from the header (``what`` names
     the kind of file in the message), for text that is not ``encoding``, and, while iterating, for
-    broken quoting, naming the line where the broken record starts.
+    broken quoting (or another ``csv.Error``), naming the line where the broken record starts.
+    ``delimiter`` separates the fields (a tab for a TSV file).
     """
     path = Path(path)
-    reader = csv.reader(io.StringIO(_decode(path, encoding), newline=""), strict=True)
+    reader = csv.reader(io.StringIO(_decode(path, encoding), newline=""), delimiter=delimiter, strict=True)
     try:
         header = [h.strip() for h in next(reader, [])]
     except csv.Error as exc:
-        raise InputFileError(path, 1, f"broken CSV quoting: {exc}") from exc
+        raise InputFileError(path, 1, _problem(exc)) from exc
     require_columns(path, header, required, what)
 
     def records() -> Iterator[CsvRecord]:
@@ -70,7 +79,7 @@ def read_csv_records(path: str | os.PathLike, required: Iterable[str] = (), what
             except StopIteration:
                 return
             except csv.Error as exc:
-                raise InputFileError(path, start, f"broken CSV quoting: {exc}") from exc
+                raise InputFileError(path, start, _problem(exc)) from exc
             if fields:
                 yield CsvRecord(start, fields)
 

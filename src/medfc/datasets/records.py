@@ -1,35 +1,51 @@
 """A dataset's rows as the run's records, and its three splits.
 
-Each row becomes ``{"id", "claim", "title" (only with fields.title), "evidence", "label"}`` (:func:`map_rows`): the
-fields ``datasets.<name>.fields`` names, as text; an evidence that is a list of sentences is joined by single
-spaces; ``label`` is the class ``datasets.<name>.labels`` maps the raw value to, the value compared as text
-(:func:`as_text`: ``"0"``, ``"Supports"``; a number 1.0 is ``"1"``). Without an id field a row's id is
+Each row becomes ``{"id", "claim", "title" (only with fields.title), "evidence", "label"}`` (:class:`RowMapper`):
+the fields ``datasets.<name>.fields`` names, as text. A field's value is text, a number or null (the empty text); the
+evidence may also be a list of texts, joined by single spaces, and a CSV or TSV evidence cell whose text is a JSON
+list of strings (``["First.", "Second."]``) is read as that list. Any other value (an object, a list of objects, a
+list as a claim) stops the import in one line naming the field, its type, the file and the key
+``datasets.<name>.fields.<field>``. ``label`` is the class ``datasets.<name>.labels`` maps the raw value to, the value
+compared as text (:func:`label_text`: ``"0"``, ``"Supports"``; a number 1.0, and a text that reads as a whole number
+such as ``"1.0"``, is ``"1"``, in the data and in ``labels`` alike). Without an id field a row's id is
 ``<file key>-<n>``, its row number in its file (1 for the first row; the file key is its split, or ``data`` for a
-single table). A field the data lacks stops the import in one line naming it, the file and the fields it has; so does
-a label value ``labels`` does not list (naming the value and the key). A row whose label maps to null is left out and
-counted (``label_dropped``); a row with an empty claim, an empty evidence, an empty id or the id of an earlier row of
-its file is skipped with its reason (``empty_claim``, ``empty_evidence``, ``missing_id``, ``duplicate_id``).
+single table). A field the data lacks stops the import in one line naming it, the file and the fields it has. The label
+values ``labels`` does not list stop the import once all files are read, in one line naming each with its rows and
+files and the key.
+
+Left out and counted: a row whose label maps to null (``label_dropped``); skipped with their reasons, in this order: a
+row without a label (null, NaN or empty, unless ``labels`` maps ``""``: ``missing_label``), an empty claim
+(``empty_claim``), an empty evidence (``empty_evidence``), an empty id (``missing_id``), the id of an earlier row
+(``duplicate_id``), the claim and evidence of an earlier row (``duplicate_row``). Earlier is across the files, read in
+the order train, validation, test: a row of a later split that repeats one of an earlier split is skipped, so no id
+and no (claim, evidence) pair is in two splits.
 
 The splits (:func:`make_splits`): the ones the files give, named by their key (renamed by ``splits.names``); the
 missing ones made from train, stratified by class with ``splits.seed``: the test split first (``test_size`` of it),
 then the validation split (``validation_size`` of what is left). A single table is train before that. Each class
 gives round(share × its rows) of its rows, chosen at random with the seed; every split keeps its rows in file order.
+A split left empty stops the import in one line naming it, the key ``datasets.<name>.splits`` and the rows per class.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import numbers
 import random
+import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from medfc.common.io import InputFileError
 from medfc.common.report import SkipReport
 from medfc.datasets.options import ImportOptions, SplitsOptions
-from medfc.datasets.sources import SPLITS
+from medfc.datasets.sources import SINGLE, SPLITS
 from medfc.datasets.tables import Table
 
 Record = dict[str, str]
+WHOLE_NUMBER = re.compile(r"[+-]?\d+(?:\.0*)?")
 
 
 def as_text(value: Any) -> str:
@@ -46,16 +62,55 @@ def as_text(value: Any) -> str:
     return str(value).strip()
 
 
-def evidence_text(value: Any) -> str:
-    """The evidence as one text: a list of sentences joined by single spaces (empty ones left out)."""
+def label_text(value: Any) -> str:
+    """A label value as the text ``labels`` is keyed by: :func:`as_text`, and a text that reads as a whole number
+    (``"1.0"``, ``"+1"``) that number's digits (``"1"``)."""
+    text = as_text(value)
+    return str(int(text.partition(".")[0])) if WHOLE_NUMBER.fullmatch(text) else text
+
+
+def listed_sentences(text: str) -> list[str] | None:
+    """A text cell that is a JSON list of strings, as that list; else None."""
+    if not text.lstrip().startswith("["):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, list) and all(isinstance(v, str) for v in value) else None
+
+
+def evidence_text(value: Any, text_cell: bool = False) -> str:
+    """The evidence as one text: a list of sentences (or a ``text_cell`` holding a JSON list of them) joined by single
+    spaces, empty ones left out."""
+    if text_cell and isinstance(value, str):
+        listed = listed_sentences(value)
+        value = value if listed is None else listed
     if isinstance(value, (list, tuple)):
         return " ".join(t for t in map(as_text, value) if t)
     return as_text(value)
 
 
 def labels_by_text(labels: Mapping[Any, str | None]) -> dict[str, str | None]:
-    """``datasets.<name>.labels`` keyed by text (a YAML key 0 or 1.0 is the value ``"0"`` or ``"1"``)."""
-    return {as_text(k): v for k, v in labels.items()}
+    """``datasets.<name>.labels`` keyed by :func:`label_text` (a YAML key 0, 1.0 or "1.0" is ``"0"`` or ``"1"``)."""
+    return {label_text(k): v for k, v in labels.items()}
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return f"list of {', '.join(sorted({type(v).__name__ for v in value})) or 'nothing'}"
+    return type(value).__name__
+
+
+def _readable(value: Any, listed: bool) -> bool:
+    """Whether a field's value is text, a number or null (or, ``listed``, a list of texts)."""
+    if value is None or isinstance(value, (str, numbers.Number)):
+        return True
+    return listed and isinstance(value, (list, tuple)) and all(v is None or isinstance(v, str) for v in value)
+
+
+def _rows(n: int) -> str:
+    return f"{n} row{'' if n == 1 else 's'}"
 
 
 def check_fields(table: Table, options: ImportOptions) -> None:
@@ -68,42 +123,79 @@ def check_fields(table: Table, options: ImportOptions) -> None:
                                                        f"{', '.join(table.columns) or 'none'}")
 
 
-def map_rows(table: Table, file_key: str, options: ImportOptions, report: SkipReport) -> list[Record]:
-    """The records of one file's rows (see the module's doc); counts ``read_<file key>`` and ``kept_<file key>``."""
-    check_fields(table, options)
-    fields, labels = options.fields, labels_by_text(options.labels)
-    seen: set[str] = set()
-    out: list[Record] = []
-    for n, row in enumerate(table.rows, 1):
-        raw = as_text(row.get(fields.label))
-        if raw not in labels:
-            listed = ", ".join(repr(k) for k in labels)
-            raise InputFileError(table.location, None, f"row {n}: label {raw!r} is not a value of {options.key}.labels ({listed}); "
-                                                       "map it to a class, or to null to leave its rows out")
-        item = as_text(row.get(fields.id)) if fields.id else f"{file_key}-{n}"
-        where = item or f"{file_key} row {n}"
-        if labels[raw] is None:
-            report.exclude("label_dropped")
-            continue
-        record: Record = {"id": item, "claim": as_text(row.get(fields.claim))}
-        if fields.title is not None:
-            record["title"] = as_text(row.get(fields.title))
-        record["evidence"] = evidence_text(row.get(fields.evidence))
-        record["label"] = str(labels[raw])
-        if not record["claim"]:
-            report.skip(where, "empty_claim", f"{table.location}, row {n}")
-        elif not record["evidence"]:
-            report.skip(where, "empty_evidence", f"{table.location}, row {n}")
-        elif item in seen:
-            report.skip(where, "duplicate_id", f"{table.location}, row {n}")
-        elif not item:
-            report.skip(where, "missing_id", f"{table.location}, row {n}: empty {fields.id!r}")
-        else:
-            seen.add(item)
-            out.append(record)
-    report.count(f"read_{file_key}", len(table.rows))
-    report.count(f"kept_{file_key}", len(out))
-    return out
+class RowMapper:
+    """The records of an import's files, one file after another (see the module's doc): it keeps the ids and the
+    (claim, evidence) pairs of the rows kept so far, and the label values ``labels`` does not list (:meth:`check_labels`)."""
+
+    def __init__(self, options: ImportOptions, report: SkipReport):
+        self.options, self.report = options, report
+        self.labels = labels_by_text(options.labels)
+        self.ids: dict[str, str] = {}  # id → the split of its row
+        self.pairs: dict[tuple[str, str], str] = {}  # (claim, evidence) → its row's id and split
+        self.unmapped: dict[str, Counter[str]] = {}  # label value → its rows per file
+
+    def value(self, table: Table, row: Mapping[str, Any], n: int, role: str) -> Any:
+        """The row's value of the field ``fields.<role>`` names, if it is one the import reads."""
+        name = getattr(self.options.fields, role)
+        value = row.get(name)
+        if not _readable(value, listed=role == "evidence"):
+            read = "text, a number or a list of texts" if role == "evidence" else "text or a number"
+            raise InputFileError(table.location, None, f"row {n}: field {name!r} ({self.options.key}.fields.{role}) holds a "
+                                                       f"{_kind(value)}; read is {read}")
+        return value
+
+    def map(self, table: Table, file_key: str) -> list[Record]:
+        """The records of one file's rows; counts ``read_<file key>`` and ``kept_<file key>``."""
+        check_fields(table, self.options)
+        fields, report = self.options.fields, self.report
+        split = "train" if file_key == SINGLE else file_key
+        out: list[Record] = []
+        for n, row in enumerate(table.rows, 1):
+            raw = label_text(self.value(table, row, n, "label"))
+            item = as_text(self.value(table, row, n, "id")) if fields.id else f"{file_key}-{n}"
+            where, at = item or f"{file_key} row {n}", f"{table.location}, row {n}"
+            if raw not in self.labels:
+                if raw:
+                    self.unmapped.setdefault(raw, Counter())[table.location] += 1
+                else:
+                    report.skip(where, "missing_label", f"{at}: no {fields.label!r}")
+                continue
+            label = self.labels[raw]
+            if label is None:
+                report.exclude("label_dropped")
+                continue
+            record: Record = {"id": item, "claim": as_text(self.value(table, row, n, "claim"))}
+            if fields.title is not None:
+                record["title"] = as_text(self.value(table, row, n, "title"))
+            record["evidence"] = evidence_text(self.value(table, row, n, "evidence"), table.text_cells)
+            record["label"] = label
+            pair = (record["claim"], record["evidence"])
+            if not record["claim"]:
+                report.skip(where, "empty_claim", at)
+            elif not record["evidence"]:
+                report.skip(where, "empty_evidence", at)
+            elif not item:
+                report.skip(where, "missing_id", f"{at}: empty {fields.id!r}")
+            elif item in self.ids:
+                report.skip(where, "duplicate_id", f"{at} ({split} split): the id of a row of the {self.ids[item]} split")
+            elif pair in self.pairs:
+                report.skip(where, "duplicate_row", f"{at} ({split} split): the claim and evidence of {self.pairs[pair]}")
+            else:
+                self.ids[item] = split
+                self.pairs[pair] = f"{item} ({split} split)"
+                out.append(record)
+        report.count(f"read_{file_key}", len(table.rows))
+        report.count(f"kept_{file_key}", len(out))
+        return out
+
+    def check_labels(self) -> None:
+        """Stop, in one line, on the label values the files hold that ``labels`` does not list: each with its rows."""
+        if not self.unmapped:
+            return
+        values = "; ".join(f"{value!r} ({_rows(sum(files.values()))}: {', '.join(files)})" for value, files in self.unmapped.items())
+        raise ValueError(f"config: {self.options.key}.labels does not list {len(self.unmapped)} label value"
+                         f"{'' if len(self.unmapped) == 1 else 's'} of the data: {values}; map each to a class, or to null "
+                         f"to leave its rows out (listed: {', '.join(repr(k) for k in self.labels)})")
 
 
 def stratified_take(records: Sequence[Record], share: float, rng: random.Random, classes: Sequence[str]) -> tuple[list[Record], list[Record]]:
@@ -118,7 +210,7 @@ def stratified_take(records: Sequence[Record], share: float, rng: random.Random,
 
 def make_splits(given: Mapping[str, list[Record]], splits: SplitsOptions, classes: Sequence[str], key: str) -> tuple[dict[str, list[Record]], dict[str, str]]:
     """train, validation and test from the splits ``given`` (by the run's split names; a single table as train),
-    and how each came (``given``, or ``made from train``)."""
+    and how each came (``given``, or ``made from train``); a split left empty stops in one line."""
     if "train" not in given:
         raise ValueError(f"config: {key}: the data has no train split (it has {', '.join(given) or 'none'}): name its files "
                          f"{', '.join(SPLITS)}, or rename its splits with {key}.splits.names")
@@ -128,4 +220,11 @@ def make_splits(given: Mapping[str, list[Record]], splits: SplitsOptions, classe
         if name not in out:
             out[name], out["train"] = stratified_take(out["train"], share, random.Random(f"{splits.seed}:{name}"), classes)
             how[name] = f"made from train ({share:g} of it, stratified by class, seed {splits.seed})"
+    empty = [name for name in SPLITS if not out[name]]
+    if empty:
+        per_class = Counter(r["label"] for rows in out.values() for r in rows)
+        raise ValueError(f"config: {key}.splits: the {' and '.join(empty)} split{'s are' if len(empty) > 1 else ' is'} empty: "
+                         f"the rows kept per class are {', '.join(f'{c} {per_class[c]}' for c in classes)}, and a split made "
+                         f"from train takes round(share × a class's rows) of each class (test_size {splits.test_size:g}, then "
+                         f"validation_size {splits.validation_size:g} of what is left); give more rows, or larger shares")
     return {name: out[name] for name in SPLITS}, {name: how[name] for name in SPLITS}

@@ -6,7 +6,9 @@ A source is exactly one of:
 * ``path``: a local file (one table, key ``data``), a folder with ``files`` (split → file), or a folder written by
   ``datasets.Dataset.save_to_disk`` / ``DatasetDict.save_to_disk`` (its splits; every file of it is hashed, keyed by
   its path in the folder);
-* ``url``: a file's URL (key ``data``), or with ``files`` the base URL they are under;
+* ``url``: a file's URL (key ``data``), or with ``files`` the base URL they are under; a URL that names no commit
+  (:func:`medfc.common.pinning.pinned_commit`: a GitHub URL at a commit) is refused unless every file has a
+  ``sha256`` pin;
 * ``hf``: a Hugging Face dataset repository read at ``revision`` (a 40-hex commit; a branch or a tag moves and is
   refused), each file of ``files`` at ``<endpoint>/datasets/<hf>/resolve/<revision>/<config>/<file>``: data files
   only, never a loading script. The endpoint is ``https://huggingface.co`` unless ``HF_ENDPOINT`` names another (as
@@ -15,7 +17,8 @@ A source is exactly one of:
 A URL's file is downloaded once into ``<cache_dir>/<16 hex of its URL's SHA-256>/<its name>`` (complete or not at
 all, :func:`medfc.common.sources.download_once`) and reused by every later import. Every file is checked against the
 SHA-256 ``source.sha256.<key>`` pins before it is read (:func:`medfc.common.pinning.verify`: another hash stops the
-import in one line naming the key and both hashes); a file without a pin is accepted and its hash recorded.
+import in one line naming the key and both hashes, and a download its path in the cache); a file without a pin is
+accepted and its hash recorded.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from medfc.common.jsontypes import JSONValue
-from medfc.common.pinning import COMMIT, release_record, verify
+from medfc.common.pinning import COMMIT, pinned_commit, release_record, verify
+from medfc.common.redact import redact
 from medfc.datasets.options import ImportOptions
 
 if TYPE_CHECKING:
@@ -120,6 +124,10 @@ def source_problem(options: ImportOptions) -> str | None:
     unknown = [k for k in s.sha256 if known and k not in known]
     if unknown:
         return f"{key}.sha256.{unknown[0]}: no file of the source has this key (its keys: {', '.join(sorted(known))})"
+    unpinned = [k for k in (s.files or [SINGLE]) if not s.sha256.get(k)] if s.url and not pinned_commit(s.url) else []
+    if unpinned:
+        return (f"{key}.url {redact(s.url)!r} names no commit (a GitHub URL at a 40-hex commit), so its files can change: pin "
+                f"it at a commit, or pin every file in {key}.sha256 (not pinned: {', '.join(unpinned)})")
     return None
 
 
@@ -176,7 +184,8 @@ def fetch(options: ImportOptions, http: HttpClient | None = None) -> tuple[list[
                          f"(its keys: {', '.join(f.key for f in files)})")
     records: dict[str, dict[str, JSONValue]] = {}
     for f in files:
-        records[f.key] = {**verify(f.local, pins.get(f.key), f"{options.key}.source.sha256.{f.key}", f.location), "location": f.location}
+        named = f"{f.location} (downloaded to {f.local})" if f.remote else f.location
+        records[f.key] = {**verify(f.local, pins.get(f.key), f"{options.key}.source.sha256.{f.key}", named), "location": f.location}
     record = release_record(options.name, describe_source(options), records)
     s = options.source
     kind = "hf" if s.hf else "url" if s.url else "path"

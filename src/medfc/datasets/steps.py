@@ -24,21 +24,29 @@ def import_dataset(inputs: StepFiles, outputs: StepFiles, options: ImportOptions
     record_release(record)
     folder = sources.saved_folder(options)
     read = tables.read_saved(folder) if folder else {f.key: tables.read_table(f.local, f.location) for f in files}
-    given: dict[str, list[records.Record]] = {}
-    for key, table in read.items():
+    by_split: dict[str, str] = {}
+    for key in read:
         split = "train" if key == sources.SINGLE else sources.split_of(key, options)
         if split not in sources.SPLITS:
             raise ValueError(f"config: {options.key}: the data's split {key!r} is none of {', '.join(sources.SPLITS)}: rename it "
                              f"with {options.key}.splits.names ({key}: validation)")
-        if split in given:
+        if split in by_split:
             raise ValueError(f"config: {options.key}: two of the data's splits are its {split} split (rename one with {options.key}.splits.names)")
-        given[split] = records.map_rows(table, key if key == sources.SINGLE else split, options, report)
+        by_split[split] = key
+    mapper = records.RowMapper(options, report)
+    given = {split: mapper.map(read[key], key if key == sources.SINGLE else split)
+             for split, key in sorted(by_split.items(), key=lambda item: sources.SPLITS.index(item[0]))}  # train's rows first
+    mapper.check_labels()
     splits, how = records.make_splits(given, options.splits, options.classes, options.key)
     for split in sources.SPLITS:
         write_jsonl(outputs[split], splits[split])
         report.count(f"rows_{split}", len(splits[split]))
     card.write_card(outputs, options, splits, how, report, record)
     counts = {split: {c: sum(1 for r in rows if r["label"] == c) for c in options.classes} for split, rows in splits.items()}
+    absent = [c for c in options.classes if not counts["train"][c]]
+    if absent:
+        log.warning("%s: the train split has no row of the class%s %s", options.key, "es" if len(absent) > 1 else "", ", ".join(absent))
+        report.count("classes_absent_from_train", len(absent))
     write_json(outputs["report"], {**report.as_dict(), "dataset": options.name, "classes": options.classes,
                                    "splits": {s: {"rows": len(splits[s]), "classes": counts[s], "from": how[s]} for s in sources.SPLITS},
                                    "source": record})

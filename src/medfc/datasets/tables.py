@@ -1,33 +1,38 @@
-"""The rows of a dataset's data file, by its name's ending: ``.csv``, ``.tsv`` (UTF-8, a header line; every value
-text), ``.json`` (an array of objects, or an object whose ``data`` is one), ``.jsonl`` / ``.ndjson`` (one object a
-line), ``.parquet``; and the splits of a folder ``datasets``' ``save_to_disk`` wrote (its Arrow files, read with
-pyarrow: ``dataset_dict.json`` names the splits, each split's ``state.json`` its files). JSON, Parquet and Arrow
-values keep their types (a list of sentences stays a list). A file that cannot be read raises
-:class:`medfc.common.io.InputFileError` naming it."""
+"""The rows of a dataset's data file, by its name's ending: ``.csv``, ``.tsv`` (UTF-8, a header line, read by
+:mod:`medfc.common.csvfile`; every value text), ``.json`` (an array of objects, or an object whose ``data`` is one),
+``.jsonl`` / ``.ndjson`` (one object a line), ``.parquet``; and the splits of a folder ``datasets``' ``save_to_disk``
+wrote (its Arrow files, read with pyarrow: ``dataset_dict.json`` names the splits, each split's ``state.json`` its
+files). A text file's UTF-8 BOM is dropped. JSON, Parquet and Arrow values keep their types (a list of sentences stays
+a list). A file that cannot be read raises :class:`medfc.common.io.InputFileError` naming it."""
 
 from __future__ import annotations
 
 import csv
-import io
+import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medfc.common.io import InputFileError, read_json, read_jsonl
+from medfc.common.csvfile import field_count_problem, read_csv_records
+from medfc.common.io import InputFileError, read_json
 from medfc.datasets.sources import SINGLE
 
 FORMATS = (".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".parquet")
+CSV_FIELD_LIMIT = 2**31 - 1  # characters of a CSV field; the csv module's default, 131,072, is less than a long text (PubHealth's main_text)
 
 
 @dataclass(frozen=True)
 class Table:
-    """One file's rows: where it was read from (a path or URL, for the messages), its fields in order, its rows."""
+    """One file's rows: where it was read from (a path or URL, for the messages), its fields in order, its rows, and
+    whether its every value is a text cell (CSV, TSV)."""
 
     location: str
     columns: list[str]
     rows: list[dict[str, Any]]
+    text_cells: bool = False
 
 
 def _columns(rows: Iterable[dict[str, Any]]) -> list[str]:
@@ -43,34 +48,67 @@ def _objects(rows: Iterable[Any], location: str) -> list[dict[str, Any]]:
     return out
 
 
+@contextmanager
+def _field_size_limit(limit: int) -> Iterator[None]:
+    """Python's csv module reads fields of up to ``limit`` characters meanwhile (a process-wide setting)."""
+    before = csv.field_size_limit(limit)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(before)
+
+
 def _csv(path: Path, location: str, delimiter: str) -> Table:
-    """A UTF-8 CSV or TSV file (a BOM dropped) read with Python's csv module in strict mode: its header, then one
-    row per record; broken quoting or a record with another number of fields than the header names its line."""
+    """A UTF-8 CSV or TSV file (:func:`medfc.common.csvfile.read_csv_records`: strict, a BOM dropped, fields of up to
+    :data:`CSV_FIELD_LIMIT` characters): its header, then one row per record; a column the header names twice, or a
+    record with another number of fields than the header, names its line."""
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        with _field_size_limit(CSV_FIELD_LIMIT):
+            header, records = read_csv_records(path, delimiter=delimiter)
+            repeated = sorted({name for name in header if header.count(name) > 1})
+            if repeated:
+                raise InputFileError(path, 1, f"the header names the column{'s' if len(repeated) > 1 else ''} "
+                                              f"{', '.join(map(repr, repeated))} more than once")
+            rows: list[dict[str, Any]] = []
+            for record in records:
+                if problem := field_count_problem(record, header):
+                    raise InputFileError(path, record.line, problem)
+                rows.append(dict(zip(header, record.fields)))
+    except InputFileError as exc:  # named by where it was read from (a URL's, not its download's)
+        raise InputFileError(location, exc.line, exc.message) from exc
+    return Table(location, header, rows, text_cells=True)
+
+
+def _text(path: Path, location: str) -> str:
+    """A file's UTF-8 text, a BOM dropped."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputFileError(location, None, f"not UTF-8 text (byte {exc.start}: {exc.reason})") from exc
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    rows: list[dict[str, Any]] = []
+        raise InputFileError(location, data.count(b"\n", 0, exc.start) + 1, f"not UTF-8 text (byte {exc.start}: {exc.reason})") from exc
+
+
+def _parsed(text: str, location: str, line: int | None = None) -> Any:
     try:
-        header = [h.strip() for h in next(reader, [])]
-        for fields in reader:
-            if len(fields) != len(header) and fields:
-                raise InputFileError(location, reader.line_num, f"{len(fields)} fields, the header has {len(header)}")
-            if fields:
-                rows.append(dict(zip(header, fields)))
-    except csv.Error as exc:
-        raise InputFileError(location, reader.line_num, f"broken quoting: {exc}") from exc
-    return Table(location, header, rows)
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputFileError(location, line or exc.lineno, f"not valid JSON at column {exc.colno}: {exc.msg}") from exc
 
 
 def _json(path: Path, location: str) -> Table:
-    doc = read_json(path)
+    doc = _parsed(_text(path, location), location)
     if isinstance(doc, dict) and isinstance(doc.get("data"), list):
         doc = doc["data"]
     if not isinstance(doc, list):
         raise InputFileError(location, None, "not a JSON array of rows, nor an object whose \"data\" is one")
     rows = _objects(doc, location)
+    return Table(location, _columns(rows), rows)
+
+
+def _jsonl(path: Path, location: str) -> Table:
+    """One JSON object a line (blank lines left out); split at line feeds only, as a line's text may hold U+2028."""
+    lines = _text(path, location).split("\n")
+    rows = _objects((_parsed(line, location, n) for n, line in enumerate(lines, 1) if line.strip()), location)
     return Table(location, _columns(rows), rows)
 
 
@@ -88,8 +126,7 @@ def read_table(path: str | os.PathLike, location: str | None = None) -> Table:
     if suffix == ".json":
         return _json(path, location)
     if suffix in (".jsonl", ".ndjson"):
-        rows = _objects(read_jsonl(path), location)
-        return Table(location, _columns(rows), rows)
+        return _jsonl(path, location)
     if suffix == ".parquet":
         import pyarrow.parquet as pq
 

@@ -30,7 +30,7 @@ def plan(tmp_path, prerequisites: bool = False, **entries):
 
 def test_one_import_per_entry_in_the_configs_order(tmp_path):
     (tmp_path / "a.csv").write_text("claim,evidence,label\nc,e,yes\n")
-    p = plan(tmp_path, zeta={"source": {"path": str(tmp_path / "a.csv")}}, alpha={"source": {"url": "https://example.org/d.jsonl"}})
+    p = plan(tmp_path, zeta={"source": {"path": str(tmp_path / "a.csv")}}, alpha={"source": {"url": "https://example.org/d.jsonl", "sha256": {"data": "0" * 64}}})
     assert p.dataset_names() == ["zeta", "alpha"]
     assert p.dataset_split_file("alpha", "validation") == f"{tmp_path}/results/datasets/alpha/validation.jsonl"
     planned = [(spec.rule, w) for spec, w in p.planned_jobs() if spec.rule == "dataset_import"]
@@ -58,6 +58,10 @@ def test_one_import_per_entry_in_the_configs_order(tmp_path):
      "datasets.d.source.files: dev and validation are both the validation split"),
     ({"url": "https://example.org", "files": {"test": "t.csv"}}, {}, "datasets.d.source.files names no train split"),
     ({"url": "https://example.org/d.csv", "sha256": {"train": "0" * 64}}, {}, "datasets.d.source.sha256.train: no file of the source has this key"),
+    ({"url": "https://example.org/d.csv"}, {}, "datasets.d.source.url 'https://example.org/d.csv' names no commit (a GitHub URL at a "
+     "40-hex commit), so its files can change: pin it at a commit, or pin every file in datasets.d.source.sha256 (not pinned: data)"),
+    ({"url": "https://raw.githubusercontent.com/o/r/main/data", "files": {"train": "t.csv", "test": "s.csv"}, "sha256": {"test": "0" * 64}}, {},
+     "datasets.d.source.url 'https://raw.githubusercontent.com/o/r/main/data' names no commit"),
 ])
 def test_a_source_mistake_is_one_line_naming_the_key(tmp_path, source, extra, line):
     with pytest.raises(ConfigError) as err:
@@ -65,10 +69,16 @@ def test_a_source_mistake_is_one_line_naming_the_key(tmp_path, source, extra, li
     assert str(err.value).startswith(f"config: {line}") and "\n" not in str(err.value)
 
 
+def test_a_url_at_a_commit_or_with_every_file_pinned_is_taken(tmp_path):
+    at_commit = {"url": "https://raw.githubusercontent.com/o/r/" + "a" * 40 + "/data", "files": {"train": "t.csv", "test": "s.csv"}}
+    pinned = {"url": "https://example.org/data", "files": {"train": "t.csv", "test": "s.csv"}, "sha256": {"train": "0" * 64, "test": "1" * 64}}
+    assert plan(tmp_path, a={"source": at_commit}, b={"source": pinned}).dataset_names() == ["a", "b"]
+
+
 @pytest.mark.parametrize("labels", [{"a": None, "b": None}, {"a": "X", "b": "X", "c": None}])
 def test_labels_mapping_to_fewer_than_two_classes_stop_the_plan(tmp_path, labels):
     with pytest.raises(ConfigError, match=r"^config: datasets\.d\.labels maps its values to [01] class\(es\) .*at least two$"):
-        plan(tmp_path, d={"source": {"url": "https://example.org/d.csv"}, "labels": labels})
+        plan(tmp_path, d={"source": {"path": "d.csv"}, "labels": labels})
 
 
 def test_the_prerequisites_name_a_missing_path_and_a_changed_pinned_file(tmp_path):
