@@ -15,8 +15,8 @@ from pathlib import Path
 
 from medfc.clinifact import claims as C
 from medfc.clinifact.ctgov import nct_id, passes_clinifact_filter
-from medfc.clinifact.pubmed import parse_pubmed_xml
 from medfc.common.report import SkipReport
+from medfc.retrieval.pubmed import parse_pubmed_xml
 
 SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
 

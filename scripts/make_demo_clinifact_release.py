@@ -39,8 +39,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from medfc.clinifact import claims as C  # noqa: E402
-from medfc.clinifact import ctgov, pairs, pubmed  # noqa: E402
+from medfc.clinifact import ctgov, pairs  # noqa: E402
 from medfc.common.report import SkipReport  # noqa: E402
+from medfc.retrieval import pubmed  # noqa: E402
 
 DEMO = ROOT / "resources" / "demo"
 OUT = DEMO / "clinifact_release"

@@ -4,7 +4,7 @@
 * resources/demo/ctgov/studies.zip — a bulk-download-shaped zip, one NCT########.json per member,
   in the ClinicalTrials.gov API v2 study schema;
 * resources/demo/pubmed/<pmid>.xml — one efetch PubmedArticleSet per PMID, the per-PMID cache
-  format of medfc.clinifact.pubmed, so the demo never needs the network.
+  format of medfc.retrieval.pubmed, so the demo never needs the network.
 
 Every study, PMID and text is invented for the demo: NCT ids are in the unused range
 NCT9900xxxx and PMIDs in 9900xxxx. Usage: python scripts/make_demo_ctgov.py [--out resources/demo] [--check]

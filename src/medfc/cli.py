@@ -78,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``medfc run ...``: one step in this process, which is expected to exit afterwards (:func:`run_job`
     freezes every object alive at the end; from Python, call :func:`run_step` instead). ``medfc predict ...``:
     a kept model applied to new claims (:mod:`medfc.experiments.predict`). ``medfc rocrate ...``: a finished run as a
-    Workflow Run RO-Crate (:mod:`medfc.common.rocrate`)."""
+    Workflow Run RO-Crate (:mod:`medfc.rocrate`)."""
     raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(
         prog="medfc", formatter_class=raw,
@@ -144,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return predict.main(args)
     if args.command == "rocrate":
-        from medfc.common import rocrate
+        from medfc import rocrate
 
         return rocrate.main(args)
 

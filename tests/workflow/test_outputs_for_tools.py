@@ -3,7 +3,7 @@
 * its Workflow Run RO-Crate (``medfc rocrate``), validated by roc-validator at REQUIRED and RECOMMENDED severity
   with the JSON-LD context served from a file an installed package ships (offline: tests/helpers/crate_validation.py),
   then read back by ro-crate-py. What the validator may still say is exactly what needs facts the project does not
-  have (:data:`medfc.common.rocrate.NEEDS_FACTS`): the crate's publisher, the affiliations of the authors
+  have (:data:`medfc.rocrate.NEEDS_FACTS`): the crate's publisher, the affiliations of the authors
   CITATION.cff names without one, the web address of an organisation, a public address for the workflow and for
   medfc;
 * its dataset exports (``healthfc/dataset/``, ``clinifact/pairs/``), every config loaded by the real ``datasets``
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from medfc.common import rocrate
-from medfc.common.rocrate_entities import slug
+from medfc import rocrate
+from medfc.rocrate.entities import slug
 from tests.helpers.crate_validation import findings, validate
 
 pytestmark = pytest.mark.workflow

@@ -65,7 +65,7 @@ def build_claims(inputs: StepFiles, outputs: StepFiles, options: ClaimsOptions, 
 
 def fetch_abstracts(inputs: StepFiles, outputs: StepFiles, options: AbstractsOptions) -> int:
     """PMIDs of ``labelled`` → ``abstracts`` (parsed PubMed records, gzipped JSONL) + ``report``."""
-    from medfc.common import pubmed  # the PubMed client and its HTTP stack: this step's alone
+    from medfc.retrieval import pubmed  # the PubMed client and its HTTP stack: this step's alone
 
     report = SkipReport("clinifact.fetch_abstracts")
     pmids = sorted({str(r["PMID"]) for r in read_jsonl(inputs["labelled"])}, key=lambda p: (len(p), p))

@@ -262,7 +262,7 @@ def read_cache_entry(path: str | os.PathLike, parse: Callable[[bytes], _T], stat
     """One cache file's value, ``parse(bytes)``, or :data:`MISSING` when there is none or it is damaged.
 
     The caches' one rule for damaged files (the PubMed record cache follows it too, see
-    :meth:`medfc.common.pubmed.PubmedFetcher.records`): a file that cannot be read back as what it should
+    :meth:`medfc.retrieval.pubmed.PubmedFetcher.records`): a file that cannot be read back as what it should
     hold (cut short by a kill or a full disk, not UTF-8, not JSON, or refused by ``parse``, which raises
     ``ValueError``, ``KeyError`` or ``TypeError``) is a miss, counted in ``stats["damaged"]`` and logged
     with the file's name and why, so the caller fetches the answer again and replaces the file."""

@@ -23,11 +23,11 @@ from medfc.common.labels import (  # noqa: F401 (CLINIFACT_LABELS: the labels ar
 )
 from medfc.common.options import OneOf, Options, OptionsError, Tagged
 from medfc.common.registry import lookup
-from medfc.common.search_sources import source_names
 from medfc.experiments.examples import Claim, join_sentences
 from medfc.experiments.options import ModelConfig
+from medfc.retrieval.search_sources import source_names
 
-EVIDENCE_SOURCES = source_names()  # where open-domain evidence is searched: the registry medfc.common.search_sources
+EVIDENCE_SOURCES = source_names()  # where open-domain evidence is searched: the registry medfc.retrieval.search_sources
 
 
 # ----------------------------------------------------------------------------------- options

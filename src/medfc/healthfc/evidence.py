@@ -1,9 +1,9 @@
 """Open-domain evidence for HealthFC: each claim searched in a source (Vladika et al., 2024, Table 5's
 "Google snippets" and the open-domain comparison of §7.3), the top-k results kept as an artifact.
 
-Sources (the registry :data:`medfc.common.search_sources.REGISTRY`): ``web`` (a Serper-compatible search API), ``pubmed`` (E-utilities:
+Sources (the registry :data:`medfc.retrieval.search_sources.REGISTRY`): ``web`` (a Serper-compatible search API), ``pubmed`` (E-utilities:
 esearch by relevance, the abstracts by efetch) and ``wikipedia`` (the MediaWiki search API and the pages'
-plain-text introductions); the clients are :mod:`medfc.common.search`'s, built by the registry and shared with
+plain-text introductions); the clients are :mod:`medfc.retrieval.search`'s, built by the registry and shared with
 MedSNIP.
 
 The artifact (``results/healthfc/evidence/<source>.jsonl``) has one row per claim × rank:
@@ -17,7 +17,7 @@ claims by query.
 The job succeeds only with evidence it can vouch for: a search that fails (the source's error answers, also
 those sent with HTTP 200, and 429/5xx after the client's retries) stops it at once with
 :class:`EvidenceSearchFailed`, naming the claim and the error (nothing of it cached: the rerun asks exactly
-the claims not yet answered); a refused key stops it as :class:`~medfc.common.search.SearchKeyRejected`,
+the claims not yet answered); a refused key stops it as :class:`~medfc.retrieval.search.SearchKeyRejected`,
 naming the key's variable; and more claims without evidence (the search found nothing, the file lacks the
 claim, the claim has no text) than ``max_share_without_evidence`` allows is :class:`TooLittleEvidence`.
 The report counts them (``claims_without_evidence``).
@@ -39,15 +39,15 @@ from medfc.common.jsoncache import UnitCache, cache_key
 from medfc.common.options import Options
 from medfc.common.progress import progress_bar
 from medfc.common.report import SkipReport
-from medfc.common.search import Hit, SearchBackend, SearchError
-from medfc.common.search_sources import (  # noqa: F401 (the sources' options: re-exported, declared with the registry)
+from medfc.healthfc.evidence_file import evidence_by_claim  # noqa: F401 (the artifact's reader, light for the experiments)
+from medfc.retrieval.search import Hit, SearchBackend, SearchError
+from medfc.retrieval.search_sources import (  # noqa: F401 (the sources' options: re-exported, declared with the registry)
     Connection,
     PubMedSourceOptions,
     WebSourceOptions,
     WikipediaSourceOptions,
     build_client,
 )
-from medfc.healthfc.evidence_file import evidence_by_claim  # noqa: F401 (the artifact's reader, light for the experiments)
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from medfc.common.options import Options, OptionsError
-from medfc.common.search_sources import source_names
 from medfc.healthfc.sentences import BaseSplitter
 from medfc.healthfc.translation_backends import TranslateOptions  # declared beside the backends it names
+from medfc.retrieval.search_sources import source_names
 
 __all__ = ["AlignOptions", "DatasetOptions", "DiffOptions", "FoldsOptions", "ReleaseOptions", "RetrieveOptions", "StatsOptions",
            "TranslateOptions"]
@@ -74,7 +74,7 @@ class DiffOptions(Options):
 class RetrieveOptions(Options):
     """``healthfc.retrieval`` for one source: the claim language queried, how many results, the answer cache,
     and that source's own section (``source_options``, typed by the source's options class in the registry
-    :mod:`medfc.common.search_sources`)."""
+    :mod:`medfc.retrieval.search_sources`)."""
 
     source: str  # a registered search source (checked against the registry)
     lang: Literal["en", "de"]

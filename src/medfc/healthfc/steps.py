@@ -24,7 +24,6 @@ from medfc.common.pinning import describe as describe_release
 from medfc.common.pinning import record_release, release_record, verify
 from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
-from medfc.common.search_sources import options_class
 from medfc.healthfc import diff as hdiff
 from medfc.healthfc import stats as hstats
 from medfc.healthfc.align import align_release, alignment_from_records, alignment_records
@@ -38,6 +37,7 @@ from medfc.healthfc.records import ArticleRecord, ClaimRecord, schema_errors
 from medfc.healthfc.release import ReleaseRow, fetch_release, read_release
 from medfc.healthfc.tm import Corrections, TranslationMemory
 from medfc.healthfc.translate import make_translator_factory, translate_articles
+from medfc.retrieval.search_sources import options_class
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """MedSNIP's per-unit result cache: :class:`medfc.common.jsoncache.UnitCache` (one JSON file per key), shared
-with the search clients of :mod:`medfc.common.search`."""
+with the search clients of :mod:`medfc.retrieval.search`."""
 
 from medfc.common.jsoncache import UnitCache, cache_key
 

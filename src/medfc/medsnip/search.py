@@ -1,6 +1,6 @@
 """Search backends of the retrieval-augmented verifier (MedSNIP §4.3, docs/medsnip.md).
 
-The clients shared with HealthFC's open-domain evidence live in :mod:`medfc.common.search` (``Hit``,
+The clients shared with HealthFC's open-domain evidence live in :mod:`medfc.retrieval.search` (``Hit``,
 ``CachedSearch``, ``PubMedSearch``, ``WebSearch``, ``WikipediaSearch``) and are re-exported here; MedSNIP's
 own backend is :class:`BM25Search` — a local BM25 index (``bm25s``) over any JSONL of passages, e.g. HealthFC
 article sentences or CliniFact abstracts: the fields of the text, title, id and URL are options.
@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from medfc.common.io import read_jsonl
-from medfc.common.search import CachedSearch, Hit, PubMedSearch, SearchBackend, WebSearch, WikipediaSearch
-from medfc.common.search_sources import Connection, PubMedSourceOptions, WebSourceOptions, build_client
 from medfc.medsnip.cache import UnitCache
 from medfc.medsnip.options import RetrievalOptions
+from medfc.retrieval.search import CachedSearch, Hit, PubMedSearch, SearchBackend, WebSearch, WikipediaSearch
+from medfc.retrieval.search_sources import Connection, PubMedSourceOptions, WebSourceOptions, build_client
 
 __all__ = ["BM25Search", "CachedSearch", "Hit", "PubMedSearch", "SEARCHERS", "SearchBackend", "WebSearch", "WikipediaSearch",
            "make_searchers", "render_hits"]
@@ -83,7 +83,7 @@ def _bm25_searcher(r: RetrievalOptions) -> SearchBackend:
 
 
 # The sources of ``medsnip.retrieval.sources``: pubmed and web are the shared registry's clients
-# (medfc.common.search_sources, as HealthFC's evidence), built from MedSNIP's own sections; bm25, a local BM25
+# (medfc.retrieval.search_sources, as HealthFC's evidence), built from MedSNIP's own sections; bm25, a local BM25
 # index over a JSONL of passages, is MedSNIP's one backend of its own.
 SEARCHERS: dict[str, Callable[[RetrievalOptions], SearchBackend]] = {"pubmed": _pubmed_searcher, "bm25": _bm25_searcher,
                                                                       "web": _web_searcher}

@@ -49,7 +49,6 @@ import requests
 from medfc.common.http import HttpError
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
-from medfc.common.search import SearchError
 from medfc.llm.base import Ledger, LLMClient
 from medfc.llm.prompts import load_prompt
 from medfc.llm.structured import ask_json, strip_think
@@ -59,6 +58,7 @@ from medfc.medsnip.options import VerifyOptions
 from medfc.medsnip.records import Answer, Evidence, UnitFields, Verdict
 from medfc.medsnip.search import CachedSearch, render_hits
 from medfc.medsnip.verifier_kinds import RAG_PROMPTS, verifier_kind
+from medfc.retrieval.search import SearchError
 from medfc.scoring.medsnip import FALSE, TRUE
 
 SEARCH_ERRORS = (HttpError, SearchError, requests.RequestException, OSError, ValueError, KeyError)

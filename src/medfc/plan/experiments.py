@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, TypedDict
 from medfc.common.llm_backends import runs_locally
 from medfc.common.options import Options
 from medfc.common.registry import lookup
-from medfc.common.search_sources import search_source, wildcard_pattern
 from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, CliniFactSystem, clinifact_system, ensembling_system
 from medfc.experiments.ensemble import EnsembleOptions
 from medfc.experiments.final import HealthFCFinalOptions, PairsFinalOptions
@@ -28,6 +27,7 @@ from medfc.healthfc.options import RetrieveOptions
 from medfc.plan.jobs import Config, JobSpec, call, unique
 from medfc.plan.models import ModelsPlan, layered, typed
 from medfc.plan.resources import model_job_resources, model_resources
+from medfc.retrieval.search_sources import search_source, wildcard_pattern
 from medfc.scoring.options import HealthFCScoreOptions, PairsScoreOptions
 
 if TYPE_CHECKING:

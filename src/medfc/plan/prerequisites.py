@@ -25,8 +25,6 @@ from typing import Any
 from urllib.parse import urlparse
 
 from medfc.clinifact.studies_sources import studies_source
-from medfc.common.search_sources import REGISTRY as SEARCH_SOURCES
-from medfc.common.search_sources import SearchSource, search_source
 from medfc.common.sources import is_url
 from medfc.experiments.clinifact_systems import clinifact_system
 from medfc.experiments.systems import EVIDENCE_SYSTEMS, evidence_source
@@ -36,6 +34,8 @@ from medfc.common.llm_backends import runs_locally
 from medfc.common.options import Options
 from medfc.common.pinning import ReleaseChanged, verify
 from medfc.plan.layout import release_split_files
+from medfc.retrieval.search_sources import REGISTRY as SEARCH_SOURCES
+from medfc.retrieval.search_sources import SearchSource, search_source
 from medfc.scoring import nltk_data
 
 Plan = Any  # a medfc.plan.Plan (not imported: the package imports this module)

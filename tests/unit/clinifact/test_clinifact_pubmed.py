@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from medfc.common import pubmed as P
 from medfc.common.report import SkipReport
+from medfc.retrieval import pubmed as P
 
 DEMO_PUBMED = Path(__file__).resolve().parents[3] / "resources" / "demo" / "pubmed"
 

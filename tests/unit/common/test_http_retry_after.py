@@ -18,7 +18,7 @@ from tests.helpers.http_servers import reply, reply_json, serving
 
 from medfc.common.http import AnswerError, HttpClient, HttpError
 from medfc.common.redact import redact, remember_secret, remember_secret_env
-from medfc.common.search import WebSearch
+from medfc.retrieval.search import WebSearch
 
 
 def scripted(script: list, log: list):

@@ -62,7 +62,7 @@ def test_redact_hides_query_secrets_userinfo_and_credential_headers():
 
 
 def test_eutils_400_with_an_api_key_leaks_it_nowhere(eutils, tmp_path, caplog):
-    from medfc.common.pubmed import PubmedFetcher
+    from medfc.retrieval.pubmed import PubmedFetcher
 
     base, seen = eutils
     http = HttpClient(cache_dir=tmp_path / "http", rate=1000, max_retries=0)

@@ -14,10 +14,10 @@ import pytest
 
 from medfc.common.http import HttpClient
 from medfc.common.io import read_json, read_jsonl, write_jsonl
-from medfc.common.search import MissingApiKey, SearchKeyRejected
 from medfc.experiments import healthfc as H
 from medfc.healthfc import evidence as ev
 from medfc.healthfc.steps import retrieve
+from medfc.retrieval.search import MissingApiKey, SearchKeyRejected
 from tests.helpers.config import call_step
 from tests.helpers.http_servers import reply, reply_json, serving
 

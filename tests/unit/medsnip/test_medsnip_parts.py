@@ -307,7 +307,7 @@ def test_bm25_backend_ranks_and_caches(tmp_path):
 
 
 def test_pubmed_and_web_backends_through_local_servers(tmp_path, monkeypatch):
-    from medfc.common.pubmed import PubmedFetcher
+    from medfc.retrieval.pubmed import PubmedFetcher
 
     xml = (b'<?xml version="1.0" ?><PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>11</PMID><Article>'
            b'<ArticleTitle>Aspirin and bleeding</ArticleTitle><Abstract><AbstractText Label="RESULTS">Aspirin raised bleeding.</AbstractText>'

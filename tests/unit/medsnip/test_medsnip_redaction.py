@@ -68,7 +68,7 @@ def _verify(tmp_path, server_url, searchers, llm=None, **kw):
 
 
 def test_a_pubmed_400_with_an_api_key_is_stored_redacted(tmp_path, eutils_400, caplog):
-    from medfc.common.pubmed import PubmedFetcher
+    from medfc.retrieval.pubmed import PubmedFetcher
 
     base, seen = eutils_400
     fetcher = PubmedFetcher(tmp_path / "pm", api_key=SECRET, email="t@example.org", url=base + "/efetch.fcgi",
@@ -163,7 +163,7 @@ class _Flaky:
 
     def search(self, query, k):
         from medfc.common.http import HttpError
-        from medfc.common.search import SearchKeyRejected
+        from medfc.retrieval.search import SearchKeyRejected
 
         self.asked.append(query)
         if self.refuse:
@@ -171,7 +171,7 @@ class _Flaky:
                                     HttpError("GET https://eutils.example/esearch.fcgi?api_key=x: HTTP 400: API key invalid", status=400))
         if query in self.down:
             raise HttpError(f"GET https://eutils.example/esearch.fcgi?term={query}: HTTP 429 after 4 attempts", status=429, exhausted=True)
-        from medfc.common.search import Hit
+        from medfc.retrieval.search import Hit
 
         return [Hit("T", f"About {query}.", "https://e.example/1", "1")]
 
@@ -210,7 +210,7 @@ def test_a_search_outage_fails_the_verify_step_after_caching_every_other_unit(tm
 
 
 def test_a_refused_search_key_stops_the_verify_step_at_once(tmp_path):
-    from medfc.common.search import SearchKeyRejected
+    from medfc.retrieval.search import SearchKeyRejected
 
     backend = _Flaky(refuse=True)
     with FakeOpenAI(_asking) as server:

@@ -1,4 +1,4 @@
-"""The shared search clients (medfc.common.search) against local fake servers: a Serper-compatible web
+"""The shared search clients (medfc.retrieval.search) against local fake servers: a Serper-compatible web
 search, PubMed E-utilities (esearch, efetch) and the MediaWiki API (list=search, prop=extracts). Exact hits
 in rank order, a cache hit on rerun, 429 retried, a missing key naming its variable."""
 
@@ -12,9 +12,9 @@ import pytest
 
 from medfc.common.http import HttpClient, HttpError
 from medfc.common.jsoncache import UnitCache
-from medfc.common.pubmed import PubmedFetcher
-from medfc.common.search import (CachedSearch, Hit, MissingApiKey, PubMedSearch, SearchKeyRejected, WebSearch, WikipediaSearch,
-                                 strip_html)
+from medfc.retrieval.pubmed import PubmedFetcher
+from medfc.retrieval.search import (CachedSearch, Hit, MissingApiKey, PubMedSearch, SearchKeyRejected, WebSearch, WikipediaSearch,
+                                    strip_html)
 from tests.helpers.http_servers import reply, reply_json, serving
 
 SERPER_ANSWER = {"organic": [

@@ -1,4 +1,4 @@
-"""What a results folder records of its runs, as :mod:`medfc.common.rocrate` reads it: the run records of
+"""What a results folder records of its runs, as :mod:`medfc.rocrate` reads it: the run records of
 ``provenance/runs.jsonl``, the config files each run read, Snakemake's log of each run, when and how each run
 ended, and which files each run wrote.
 """

@@ -8,7 +8,7 @@ restarted after a kill) searches nothing already answered.
   ``X-API-KEY`` header read from the environment, never in the cache key): the answer box, the
   knowledge graph and the organic results, in that order.
 * :class:`PubMedSearch` — esearch (relevance order) then efetch of the abstracts, through the
-  project's :class:`~medfc.common.pubmed.PubmedFetcher` (rate limit, per-PMID cache, API key
+  project's :class:`~medfc.retrieval.pubmed.PubmedFetcher` (rate limit, per-PMID cache, API key
   and e-mail from the environment).
 * :class:`WikipediaSearch` — the MediaWiki API: ``action=query&list=search`` (the API's relevance
   order), then ``prop=extracts`` (the plain-text introduction of each page found).
@@ -41,7 +41,7 @@ from medfc.common.jsontypes import JSONValue
 from medfc.common.redact import redact, redact_url
 
 if TYPE_CHECKING:
-    from medfc.common.pubmed import PubmedFetcher
+    from medfc.retrieval.pubmed import PubmedFetcher
 
 SERPER_URL = "https://google.serper.dev/search"
 WIKIPEDIA_API_URL = "https://en.wikipedia.org/w/api.php"

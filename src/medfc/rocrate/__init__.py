@@ -47,8 +47,8 @@ have: the crate's publisher, the affiliations (and an organisation's web address
 names without them and of the agent, a public address for the workflow and for medfc, and, unless ``--agent``
 names one, who ran the runs (:data:`NEEDS_FACTS`).
 
-What the results folder records of its runs is read by :mod:`medfc.common.rocrate_records`; the properties of
-the entities come from :mod:`medfc.common.rocrate_entities`.
+What the results folder records of its runs is read by :mod:`medfc.rocrate.records`; the properties of
+the entities come from :mod:`medfc.rocrate.entities`.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ from urllib.parse import unquote
 from medfc.common.io import atomic_output
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
-from medfc.common.rocrate_entities import (
+from medfc.rocrate.entities import (
     citation_entities,
     file_properties,
     licence_properties,
@@ -77,7 +77,7 @@ from medfc.common.rocrate_entities import (
     slug,
     software_properties,
 )
-from medfc.common.rocrate_records import (
+from medfc.rocrate.records import (
     COMPLETED,
     FAILED,
     RunEnd,

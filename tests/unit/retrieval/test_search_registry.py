@@ -1,4 +1,4 @@
-"""The search sources are one registry (medfc.common.search_sources): HealthFC's retrieval step, the plan (its
+"""The search sources are one registry (medfc.retrieval.search_sources): HealthFC's retrieval step, the plan (its
 options, its prerequisite checks, the rule's wildcard pattern), the experiments' systems and MedSNIP's searchers
 look a source up there. A test-only source registered here, and nothing else, is searched through the
 ``healthfc_retrieve`` step and planned; neither the plan nor the factories compare anything with a source's
@@ -12,15 +12,15 @@ from dataclasses import dataclass, fields
 import pytest
 import yaml
 
-from medfc.common import search_sources as S
 from medfc.common.io import read_json, read_jsonl, write_jsonl
 from medfc.common.options import Options, OptionsError
-from medfc.common.search import Hit
 from medfc.experiments.systems import EVIDENCE_SOURCES
 from medfc.healthfc import evidence as ev
 from medfc.healthfc.steps import retrieve
 from medfc.plan import HEALTHFC_WILDCARDS, Plan
 from medfc.plan.prerequisites import _llms, _retrieval
+from medfc.retrieval import search_sources as S
+from medfc.retrieval.search import Hit
 from tests.helpers.config import SCHEMA, call_step, defaults
 from tests.helpers.workflow import REPO
 
@@ -176,7 +176,7 @@ def test_the_shared_clients_are_built_as_before():
     assert ev.WebSourceOptions is S.WebSourceOptions and ev.PubMedSourceOptions is S.PubMedSourceOptions  # also importable there
 
 
-FACTORIES = [REPO / "src/medfc/common/search_sources.py", REPO / "src/medfc/healthfc/evidence.py", REPO / "src/medfc/healthfc/steps.py",
+FACTORIES = [REPO / "src/medfc/retrieval/search_sources.py", REPO / "src/medfc/healthfc/evidence.py", REPO / "src/medfc/healthfc/steps.py",
              REPO / "src/medfc/medsnip/search.py", REPO / "src/medfc/medsnip/steps.py",
              REPO / "src/medfc/experiments/systems.py", *sorted((REPO / "src/medfc/plan").glob("*.py"))]
 

@@ -1,4 +1,4 @@
-"""``medfc rocrate`` (medfc.common.rocrate): a finished run's results folder, written in the test (no workflow
+"""``medfc rocrate`` (medfc.rocrate): a finished run's results folder, written in the test (no workflow
 run), described as a Workflow Run RO-Crate through ro-crate-py: the JSON-LD's exact entities, one CreateAction per
 run record with its end and status (from Snakemake's log, else from the results folder), the README, damaged records
 and missing files skipped and counted, the crate in the folder itself, in a zip or in another folder, and read back
@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from medfc import rocrate
 from medfc.cli import main
-from medfc.common import rocrate
-from medfc.common.rocrate_records import log_outcome_of
 from medfc.common.provenance import append_run_record, run_record
+from medfc.rocrate.records import log_outcome_of
 
 T0 = dt.datetime(2026, 12, 3, 10, 0, tzinfo=dt.timezone.utc)
 T1 = dt.datetime(2026, 12, 3, 12, 0, tzinfo=dt.timezone.utc)

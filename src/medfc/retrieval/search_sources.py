@@ -4,7 +4,7 @@ HealthFC's open-domain evidence (rule ``healthfc_retrieve``, the systems ``retri
 source's name, options, client and needs are written in one place.
 
 A record holds the options class of the source's config section (``healthfc.retrieval.<source>``), the
-factory of its client (:data:`medfc.common.search.SearchBackend`) from those options and how the consumer
+factory of its client (:data:`medfc.retrieval.search.SearchBackend`) from those options and how the consumer
 connects (:class:`Connection`), what a live search needs from outside the config (an API key's variable, a
 contact e-mail) and how the plan completes the section (PubMed's per-PMID records directory). The rule's
 wildcard pattern, the experiments' systems and the steps' checks are derived from :data:`REGISTRY`; a new
@@ -25,7 +25,7 @@ from medfc.common.registry import lookup
 
 if TYPE_CHECKING:  # the clients load requests: imported when one is built
     from medfc.common.http import HttpClient
-    from medfc.common.search import SearchBackend
+    from medfc.retrieval.search import SearchBackend
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ def wildcard_pattern() -> str:
 
 
 def build_client(name: str, options: Options, connection: Connection) -> SearchBackend:
-    """The search client of source ``name`` from its options (a :data:`~medfc.common.search.SearchBackend`)."""
+    """The search client of source ``name`` from its options (a :data:`~medfc.retrieval.search.SearchBackend`)."""
     return search_source(name).client(options, connection)
 
 
@@ -148,14 +148,14 @@ def _http(rate: float, c: Connection) -> HttpClient:
 
 
 def _web(o: WebSourceOptions, c: Connection) -> SearchBackend:
-    from medfc.common.search import WebSearch
+    from medfc.retrieval.search import WebSearch
 
     return WebSearch(o.url, o.api_key_env, _http(o.requests_per_second, c), require_key=c.require_key)
 
 
 def _pubmed(o: PubMedSourceOptions, c: Connection) -> SearchBackend:
-    from medfc.common.pubmed import PubmedFetcher, eutils_urls
-    from medfc.common.search import PubMedSearch
+    from medfc.retrieval.pubmed import PubmedFetcher, eutils_urls
+    from medfc.retrieval.search import PubMedSearch
 
     key = (os.environ.get(o.api_key_env) or None) if o.api_key_env else None
     fetcher = PubmedFetcher(o.records_dir, api_key=key, email=o.email or None, **eutils_urls(o.eutils_url),
@@ -165,7 +165,7 @@ def _pubmed(o: PubMedSourceOptions, c: Connection) -> SearchBackend:
 
 
 def _wikipedia(o: WikipediaSourceOptions, c: Connection) -> SearchBackend:
-    from medfc.common.search import WikipediaSearch
+    from medfc.retrieval.search import WikipediaSearch
 
     return WikipediaSearch(o.url, _http(o.requests_per_second, c), page_url=o.page_url)
 

@@ -1,4 +1,4 @@
-"""The properties of the crate's entities (:mod:`medfc.common.rocrate`): a file's, the people and works
+"""The properties of the crate's entities (:mod:`medfc.rocrate`): a file's, the people and works
 ``CITATION.cff`` names, the workflow's licence and the software the runs used.
 """
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from medfc.common.jsontypes import JSONObject
-from medfc.common.rocrate_records import iso_time
+from medfc.rocrate.records import iso_time
 
 if TYPE_CHECKING:
     from rocrate.model.entity import Entity as CrateEntity
