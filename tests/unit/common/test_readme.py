@@ -45,6 +45,20 @@ def _texts():
                 yield path, path.read_text(encoding="utf-8")
 
 
+def test_every_benchmark_named_exists_and_every_benchmark_is_named_with_its_question():
+    """A script that goes leaves its figures in CHANGELOG.md only; each one that stays has its line in
+    docs/CONTRIBUTING.md ("Benchmarks and timings")."""
+    missing = sorted({f"{path.relative_to(REPO)}: benchmarks/{name}" for path, text in _texts()
+                      for name in re.findall(r"\bbenchmarks/([\w-]+\.(?:py|sh))\b", text)
+                      if not (REPO / "benchmarks" / name).is_file()})
+    assert not missing, "names of benchmarks that do not exist: " + "; ".join(missing)
+    section = (REPO / "docs" / "CONTRIBUTING.md").read_text(encoding="utf-8").split("## Benchmarks and timings\n", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    unnamed = [p.name for p in sorted((REPO / "benchmarks").iterdir())
+               if p.suffix in (".py", ".sh") and f"`benchmarks/{p.name}" not in section]
+    assert not unnamed, "benchmarks without their line in docs/CONTRIBUTING.md: " + ", ".join(unnamed)
+
+
 def test_no_history_outside_the_changelog():
     found = [f"{path.relative_to(REPO)}: {m.group(0)!r}" for path, text in _texts() for m in HISTORY.finditer(text)
              if path.name != "test_readme.py"]
