@@ -29,9 +29,9 @@ from sklearn.model_selection import StratifiedKFold, train_test_split
 from snakemake.utils import update_config, validate
 
 from medfc.experiments.pairs import load_pairs, pair_example
-from medfc.experiments.models import build_model
-from medfc.experiments.options import GbmOptions, TfidfOptions
-from medfc.experiments.systems import CLINIFACT_LABELS
+from medfc.experiments.models.kinds import build_model
+from medfc.experiments.models.options import GbmOptions, TfidfOptions
+from medfc.experiments.healthfc.systems import CLINIFACT_LABELS
 from medfc.scoring.classification import bootstrap_intervals, macro_f1
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -19,7 +19,7 @@ the embeddings to gradient boosting by hand (``gbm+cos``: the hand features and 
 ``gbm+cos+oof``: also the frozen MiniLM model's out-of-fold probabilities, from an inner 5-fold CV of the
 training part; ``--gbm-with`` with no value skips both), and ``--extra`` aliases of the config files fitted as
 members like the others (e.g. config/cpu-gbm-embeddings.yaml's gbm-cos and gbm-pair, the gbm kind's own
-embedding features). HealthFC: the four release-mode systems × 5 folds through ``medfc.experiments.healthfc.run_fold``
+embedding features). HealthFC: the four release-mode systems × 5 folds through ``medfc.experiments.healthfc.runs.run_fold``
 (the dataset and the authors' folds built from the release file in a temporary directory), tfidf, each frozen
 encoder and their averages with tfidf.
 
@@ -52,11 +52,11 @@ import yaml
 from snakemake.utils import update_config, validate
 
 from medfc.experiments.pairs import load_pairs, pair_example
-from medfc.experiments.embeddings import EmbeddingStore, FrozenEncoder, Recipe, text_digest
-from medfc.experiments.frozen import evidence_text
-from medfc.experiments.models import build_model
-from medfc.experiments.options import model_config_class
-from medfc.experiments.systems import CLINIFACT_LABELS
+from medfc.experiments.models.embeddings import EmbeddingStore, FrozenEncoder, Recipe, text_digest
+from medfc.experiments.models.frozen import evidence_text
+from medfc.experiments.models.kinds import build_model
+from medfc.experiments.models.options import model_config_class
+from medfc.experiments.healthfc.systems import CLINIFACT_LABELS
 from medfc.plan import Plan
 from medfc.scoring.classification import accuracy, bootstrap_intervals, macro_f1
 
@@ -175,8 +175,8 @@ def embed_all(options, texts_a: list[str], texts_b: list[str], threads: int, clo
 def clinifact(args, plan: Plan, clock: Clock) -> dict:
     from sklearn.model_selection import StratifiedKFold, train_test_split
 
-    from medfc.experiments.clinifact_features import features, fit_idf
-    from medfc.experiments.gbm import _fit as fit_trees
+    from medfc.experiments.models.features import features, fit_idf
+    from medfc.experiments.models.gbm import _fit as fit_trees
 
     d = Path(args.clinifact)
     split = {s: [pair_example(p) for p in load_pairs(d / f"{s}_set.csv")] for s in ("train", "validation", "test")}
@@ -306,8 +306,8 @@ def clinifact(args, plan: Plan, clock: Clock) -> dict:
 # ------------------------------------------------------------------------------------ HealthFC
 def healthfc(args, clock: Clock) -> dict:
     from medfc.common.io import write_jsonl
-    from medfc.experiments import healthfc as H
-    from medfc.experiments.systems import HealthFCFoldOptions
+    from medfc.experiments.healthfc import runs as H
+    from medfc.experiments.healthfc.systems import HealthFCFoldOptions
     from medfc.healthfc.dataset import build_dataset, write_dataset
     from medfc.healthfc.folds import assign_folds
     from medfc.healthfc.release import read_release

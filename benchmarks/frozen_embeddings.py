@@ -92,7 +92,7 @@ class FrozenEncoder:
         import torch
         from transformers import AutoModel, AutoTokenizer
 
-        from medfc.experiments.aliases import resolve_model
+        from medfc.experiments.models.aliases import resolve_model
 
         torch.set_num_threads(threads)
         self.torch, self.recipe, self.store, self.batch_size = torch, recipe, store, batch_size
@@ -135,7 +135,7 @@ class FrozenEncoder:
 def chunks(text: str, tokenizer, max_tokens: int = 128) -> list[str]:
     """``text`` cut at sentence boundaries (medfc's abstract splitter) into pieces of at most ``max_tokens``
     tokens (a longer sentence is a piece of its own, truncated when encoded)."""
-    from medfc.experiments.clinifact_features import sentences
+    from medfc.experiments.models.features import sentences
 
     sents = [s for _, s in sentences(text)] or [text]
     sizes = [len(ids) - 2 for ids in tokenizer(sents)["input_ids"]]

@@ -47,7 +47,7 @@ from clinifact_cv import load_config, model_options  # noqa: E402
 from frozen_embeddings import DEFAULT_STORE, EmbeddingStore, FrozenEncoder, Recipe, chunks, evidence_text  # noqa: E402
 
 from medfc.experiments.pairs import load_pairs, pair_example  # noqa: E402
-from medfc.experiments.systems import CLINIFACT_LABELS  # noqa: E402
+from medfc.experiments.healthfc.systems import CLINIFACT_LABELS  # noqa: E402
 from medfc.scoring.classification import bootstrap_intervals, macro_f1  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,7 +116,7 @@ def choose_C(X, y, grid, folds, seed) -> tuple[float, np.ndarray]:
 
 
 def gbm_probs(options, Xtr, ytr, Xte) -> np.ndarray:
-    from medfc.experiments.gbm import _fit
+    from medfc.experiments.models.gbm import _fit
 
     out = np.zeros((len(Xte), len(LABELS)))
     models = _fit(options, Xtr, ytr)
@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # ---- members of the workflow: tfidf (library fit) and gbm (hand features, IDF of train + validation)
     def tfidf_member():
-        from medfc.experiments.models import fit_model
+        from medfc.experiments.models.kinds import fit_model
 
         opts = model_options(config, "tfidf")
         ex = [pair_example(p) for p in allp]
@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     probs["tfidf"] = cached("tfidf", tfidf_member)
 
     def hand_features():
-        from medfc.experiments.clinifact_features import features, fit_idf
+        from medfc.experiments.models.features import features, fit_idf
         from tqdm import tqdm
 
         idf = fit_idf(p.abstract for p in pool)

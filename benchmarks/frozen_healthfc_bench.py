@@ -4,7 +4,7 @@ beside the workflow's TF-IDF and their equal-weight average, per fold, with wall
     python benchmarks/frozen_healthfc_bench.py --dataset results/healthfc/dataset/healthfc.jsonl \\
         --folds results/healthfc/folds/folds.csv [--encoders offline:minilm offline:mpnet] [--systems ...]
 
-The examples are the library's (``medfc.experiments.healthfc``: the claim and, per system, the gold
+The examples are the library's (``medfc.experiments.healthfc.runs``: the claim and, per system, the gold
 evidence sentences, nothing, the explanation, or the level-of-evidence input); every training claim of
 the training folds trains (``val_fraction: 0``, as config/cpu.yaml). The frozen model is
 ``benchmarks/frozen_embeddings.py:fit_frozen`` (claim and second text embedded once each, cached on disk;
@@ -28,10 +28,10 @@ from clinifact_cv import load_config, model_options  # noqa: E402
 from frozen_embeddings import DEFAULT_STORE, EmbeddingStore, FrozenOptions, fit_frozen  # noqa: E402
 
 from medfc.common.report import SkipReport  # noqa: E402
-from medfc.experiments import healthfc as H  # noqa: E402
-from medfc.experiments.classifier import Example  # noqa: E402
-from medfc.experiments.models import fit_model  # noqa: E402
-from medfc.experiments.systems import LOE_LABELS, VERACITY_LABELS  # noqa: E402
+from medfc.experiments.healthfc import runs as H  # noqa: E402
+from medfc.experiments.models.encoder import Example  # noqa: E402
+from medfc.experiments.models.kinds import fit_model  # noqa: E402
+from medfc.experiments.healthfc.systems import LOE_LABELS, VERACITY_LABELS  # noqa: E402
 from medfc.scoring.classification import macro_f1  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -36,11 +36,11 @@ from pathlib import Path
 import numpy as np
 
 from medfc.common.report import SkipReport
-from medfc.experiments import healthfc as H
+from medfc.experiments.healthfc import runs as H
 from medfc.experiments.pairs import load_pairs, pair_example
-from medfc.experiments.models import build_model
-from medfc.experiments.options import TfidfOptions, TrainConfig
-from medfc.experiments.systems import CLINIFACT_LABELS, LOE_LABELS, SYSTEM_OPTIONS, VERACITY_LABELS, HealthFCFoldOptions, system_option_keys
+from medfc.experiments.models.kinds import build_model
+from medfc.experiments.models.options import TfidfOptions, TrainConfig
+from medfc.experiments.healthfc.systems import CLINIFACT_LABELS, LOE_LABELS, SYSTEM_OPTIONS, VERACITY_LABELS, HealthFCFoldOptions, system_option_keys
 from medfc.scoring.classification import macro_f1
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

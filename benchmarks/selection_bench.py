@@ -11,7 +11,7 @@ fold. Two selections choose from the out-of-fold predictions:
 * ``search`` (the design the stacked ensembles had: :func:`search_choice`): forward selection of members, single
   members included, the meta-model's C from ``C_grid`` and the choice against the best member, all by one
   cross-validation over the out-of-fold items, which also gives the choice's estimate;
-* ``nested`` (:func:`medfc.experiments.stack_selection.choose_stack`): stack, plain average and best member judged by
+* ``nested`` (:func:`medfc.experiments.ensembles.stack_selection.choose_stack`): stack, plain average and best member judged by
   nested cross-validation, a candidate taken only past a bootstrap margin (Bonferroni over the candidates).
 
 Printed per fold: each selection's choice, its estimate and its score on the held-out fold (macro-F1 %), and the
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from medfc.experiments.stack_selection import StackingOptions, _features, _macro_f1, _Meta, _parts, choose_stack
+from medfc.experiments.ensembles.stack_selection import StackingOptions, _features, _macro_f1, _Meta, _parts, choose_stack
 
 STAND_INS = {"veracity": [204, 423, 123], "level of evidence": [182, 112, 33]}
 
@@ -143,10 +143,10 @@ def clinifact_folds(directory: Path, configfiles: Sequence[str], members: Sequen
     from medfc.common.labels import CLINIFACT_LABELS
     from medfc.common.report import SkipReport
     from medfc.experiments.pairs import load_pairs, pair_example
-    from medfc.experiments.models import build_model
-    from medfc.experiments.options import PairsTrainOptions
-    from medfc.experiments.ensemble import inner_assignment
-    from medfc.experiments.stacking import PairsInnerOptions, inner_cv_pairs
+    from medfc.experiments.models.kinds import build_model
+    from medfc.experiments.models.options import PairsTrainOptions
+    from medfc.experiments.ensembles.ensemble import inner_assignment
+    from medfc.experiments.ensembles.stacking import PairsInnerOptions, inner_cv_pairs
     from medfc.plan import Plan
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))

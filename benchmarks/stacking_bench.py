@@ -1,5 +1,5 @@
 """Ensembles side by side on the CliniFact release: each member, the plain average and learned stacking
-(``medfc.experiments.stacking``), in 5-fold cross-validation over train + validation and on the official
+(``medfc.experiments.ensembles.stacking``), in 5-fold cross-validation over train + validation and on the official
 test split, with the workflow's own member options (``config/cpu.yaml`` unless given).
 
     python benchmarks/stacking_bench.py --clinifact DIR [--configfile config/cpu.yaml] [--folds 5]
@@ -7,7 +7,7 @@ test split, with the workflow's own member options (``config/cpu.yaml`` unless g
 
 For each outer fold every member is fit as the workflow fits it (the outer training pairs keep their own
 train / validation split) and predicts the held-out fold; its inner cross-validation
-(:func:`medfc.experiments.stacking.inner_cv_pairs`, ``experiments.stacking.inner_folds``) runs on
+(:func:`medfc.experiments.ensembles.stacking.inner_cv_pairs`, ``experiments.stacking.inner_folds``) runs on
 the outer training pairs only. The test split's rows fit on all of train + validation, as the workflow's
 jobs do. Every ensemble of the members (every subset of two or more) is scored as the plain average and as
 stacks under the config's ``experiments.stacking`` and the variants in :data:`VARIANTS`, so a design is
@@ -30,12 +30,12 @@ import numpy as np
 from medfc.common.labels import CLINIFACT_LABELS
 from medfc.common.report import SkipReport
 from medfc.experiments.pairs import load_pairs, pair_example
-from medfc.experiments.ensemble import StackingOptions
-from medfc.experiments.models import build_model
-from medfc.experiments.options import PairsTrainOptions
-from medfc.experiments.stack_selection import choose_stack
-from medfc.experiments.ensemble import inner_assignment
-from medfc.experiments.stacking import PairsInnerOptions, inner_cv_pairs
+from medfc.experiments.ensembles.ensemble import StackingOptions
+from medfc.experiments.models.kinds import build_model
+from medfc.experiments.models.options import PairsTrainOptions
+from medfc.experiments.ensembles.stack_selection import choose_stack
+from medfc.experiments.ensembles.ensemble import inner_assignment
+from medfc.experiments.ensembles.stacking import PairsInnerOptions, inner_cv_pairs
 from medfc.plan import Plan
 from medfc.scoring.classification import bootstrap_intervals, macro_f1
 

@@ -1,7 +1,7 @@
 """Training throughput: dynamic padding + length-grouped batches versus fixed 512-token padding.
 
 Both runs train the same sequence classifier on the same examples with the project's training loop
-(`medfc.experiments.training.train`); only the batching differs:
+(`medfc.experiments.models.training.train`); only the batching differs:
 
 * dynamic: `LengthGroupedBatchSampler` (mega-batches sorted by length) + padding to the longest
   example of each batch;
@@ -32,10 +32,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for tests.helpers
 
 from medfc.common.device import Placement  # noqa: E402
-from medfc.experiments.classifier import collator_for, load_classifier, load_tokenizer, make_features  # noqa: E402
+from medfc.experiments.models.encoder import collator_for, load_classifier, load_tokenizer, make_features  # noqa: E402
 from medfc.experiments.examples import Example  # noqa: E402
-from medfc.experiments.options import TrainConfig  # noqa: E402
-from medfc.experiments.training import PadCollator, set_seed, train  # noqa: E402
+from medfc.experiments.models.options import TrainConfig  # noqa: E402
+from medfc.experiments.models.training import PadCollator, set_seed, train  # noqa: E402
 from tests.helpers.config import section  # noqa: E402
 
 WORDS = (
