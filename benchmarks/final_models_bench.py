@@ -5,7 +5,7 @@
 
 For each folder with a ``medfc_model.json`` under ``<results-dir>/final/`` (a row of ``experiments.final``): the
 bytes of every file in it, the seconds to open it as ``medfc predict`` does (its card and every model it applies
-loaded, nothing predicted), then ``medfc predict`` (:func:`medfc.experiments.predict.predict_file`, on ``--threads``
+loaded, nothing predicted), then ``medfc predict`` (:func:`medfc.experiments.final.predict.predict_file`, on ``--threads``
 CPU threads, the device CPU) on ``--rows`` claims, the run's own records repeated: CliniFact's test pairs
 (``clinifact/release/test_set.csv`` or ``clinifact/pairs/test_set.csv``), HealthFC's dataset
 (``healthfc/dataset/healthfc.jsonl``). A round's figure is claims predicted per second of wall time, the model's
@@ -55,8 +55,8 @@ def claims_file(results: Path, dataset: str, rows: int, out: Path) -> Path:
 def load_seconds(folder: Path) -> float:
     """Seconds to open a kept row as ``medfc predict`` does, without predicting: its card, then every model it applies
     (an ensemble's members and its stack) loaded on the CPU."""
-    from medfc.experiments.kept import find_model_dir, load_fitted, read_card
-    from medfc.experiments.predict import applied_models
+    from medfc.experiments.final.kept import find_model_dir, load_fitted, read_card
+    from medfc.experiments.final.predict import applied_models
 
     start = time.perf_counter()
     directory = find_model_dir(folder)
@@ -76,8 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    from medfc.experiments.keeper import CARD
-    from medfc.experiments.predict import predict_file
+    from medfc.experiments.models.keeper import CARD
+    from medfc.experiments.final.predict import predict_file
 
     results = Path(args.results_dir)
     kept = sorted(p.parent for p in (results / "final").rglob(CARD) if p.parent.parent.name != "members" and "members" not in p.parts)

@@ -34,7 +34,7 @@ def section(path: str, **overrides) -> dict:
 
 
 def _train_config(model: str, device: str, **kw):
-    from medfc.experiments.options import CLINIFACT_PAIRS, TrainConfig
+    from medfc.experiments.models.options import CLINIFACT_PAIRS, TrainConfig
 
     return TrainConfig.from_mapping(section("experiments.clinifact.train", **{
         "model": model, "lr": 5e-5, "batch_size": 32, "eval_batch_size": 128, "epochs": 3, "max_length": 256,
@@ -43,7 +43,7 @@ def _train_config(model: str, device: str, **kw):
 
 def clinifact(carry: Path, device: str) -> dict:
     from medfc.experiments import pairs as CF
-    from medfc.experiments.options import PairsTrainOptions
+    from medfc.experiments.models.options import PairsTrainOptions
 
     data = carry / "clinifact"
     cfg = _train_config(str(carry / "minilm"), device)
@@ -65,9 +65,9 @@ def clinifact(carry: Path, device: str) -> dict:
 
 
 def healthfc_fold(carry: Path, device: str) -> dict:
-    from medfc.experiments import healthfc as H
-    from medfc.experiments.options import TrainConfig
-    from medfc.experiments.systems import HealthFCFoldOptions, SingleOptions
+    from medfc.experiments.healthfc import runs as H
+    from medfc.experiments.models.options import TrainConfig
+    from medfc.experiments.healthfc.systems import HealthFCFoldOptions, SingleOptions
 
     cfg = TrainConfig.from_mapping(section("experiments.healthfc.train", model=str(carry / "minilm"), lr=5e-5, batch_size=16,
                                            epochs=4, max_length=256, device=device, precision="auto", **QUICK))
@@ -79,8 +79,8 @@ def healthfc_fold(carry: Path, device: str) -> dict:
 
 
 def zero_shot(carry: Path, device: str) -> dict:
-    from medfc.experiments import clinifact_zero_shot as ZS
-    from medfc.experiments.options import ZeroShotOptions
+    from medfc.experiments.clinifact import zero_shot as ZS
+    from medfc.experiments.models.options import ZeroShotOptions
     from tests.helpers.experiment_data import build_gpt2
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -77,7 +77,7 @@ def _pairs(values: Sequence[str] | None, flag: str) -> dict[str, str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """``medfc run ...``: one step in this process, which is expected to exit afterwards (:func:`run_job`
     freezes every object alive at the end; from Python, call :func:`run_step` instead). ``medfc predict ...``:
-    a kept model applied to new claims (:mod:`medfc.experiments.predict`). ``medfc rocrate ...``: a finished run as a
+    a kept model applied to new claims (:mod:`medfc.experiments.final.predict`). ``medfc rocrate ...``: a finished run as a
     Workflow Run RO-Crate (:mod:`medfc.rocrate`)."""
     raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(
@@ -140,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     crate.add_argument("--agent-id", default=None, help="the agent's identifier, an absolute URI such as an ORCID (https://orcid.org/...)")
     args = parser.parse_args(argv)
     if args.command == "predict":
-        from medfc.experiments import predict
+        from medfc.experiments.final import predict
 
         return predict.main(args)
     if args.command == "rocrate":

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from medfc.common.labels import CLINIFACT_CODES, LOE_LABELS, VERACITY_LABELS
-from medfc.experiments.options import CLINIFACT_PAIRS
+from medfc.experiments.models.options import CLINIFACT_PAIRS
 
 CLINIFACT_CODE = {label: code for code, label in CLINIFACT_CODES.items()}
 WORDS = ("trial randomised placebo evidence effect patients dose risk outcome review cohort therapy symptom reduced "

@@ -232,7 +232,7 @@ def words(text: str) -> list[str]:
 def tiny_train_config(model: str, **overrides):
     """A TrainConfig as a rule builds it: the schema's defaults of experiments.healthfc.train, the tiny
     settings, the model and the test's overrides."""
-    from medfc.experiments.options import TrainConfig
+    from medfc.experiments.models.options import TrainConfig
     from tests.helpers.config import section
 
     return TrainConfig.from_mapping(section("experiments.healthfc.train", **{**TINY_TRAIN, "model": str(model), **overrides}))
@@ -242,7 +242,7 @@ def healthfc_options(system: str, train, fold: int = 1, lang: str = "en", checkp
     """A HealthFC run's whole options as the plan builds them: ``train`` (any model kind's config), the
     system's own options from the schema's defaults of experiments.healthfc with the test's overrides (the
     pipeline's selector: the run's own model config unless ``evidence_train`` is given)."""
-    from medfc.experiments.systems import HealthFCFoldOptions, system_option_keys
+    from medfc.experiments.healthfc.systems import HealthFCFoldOptions, system_option_keys
     from tests.helpers.config import section
 
     hx = section("experiments.healthfc")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS
+from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEMS
 from medfc.tables.errors import ErrorsOptions, read_embedded, write_error_browser
 from tests.helpers.browser import probe_page
 from tests.helpers.error_browser import PROBE, expected_counts, stand_in_run

@@ -12,7 +12,7 @@ HealthFC job costs about 8 s of CPU (a Python process importing torch and transf
 full lists on two folds (272 trainings and 272 scorings) took 27 minutes here on 2 cores; this cut runs
 every HealthFC system once in English and, as the paper reports German (XLM-R, Table 3 only), the
 Table 3 systems in German (experiments.healthfc.lang_systems; a language's text fields are chosen in one
-place for every system, medfc.experiments.healthfc.load_claims). CliniFact and MedSNIP run paper.yaml's lists as
+place for every system, medfc.experiments.healthfc.runs.load_claims). CliniFact and MedSNIP run paper.yaml's lists as
 they are. Every system, model family, table and figure of both papers is produced, and each table has
 exactly the rows the plan says. A failure here is one a user would meet on a GPU.
 
@@ -34,7 +34,7 @@ import yaml
 from snakemake.utils import validate
 
 from medfc.common.io import read_json, read_jsonl
-from medfc.experiments.systems import OPEN_DOMAIN_SYSTEMS, SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS
+from medfc.experiments.healthfc.systems import OPEN_DOMAIN_SYSTEMS, SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS
 from medfc.plan import Plan
 from medfc.plan.resources import ROWS as RESOURCE_ROWS
 from tests.helpers import tiny_models as tm

@@ -7,7 +7,7 @@ import sys
 
 from medfc.common import provenance
 from medfc.common.codeversion import use_disk_cache, user_cache_dir, versioned
-from medfc.experiments.systems import SYSTEMS as HFC_SYSTEMS
+from medfc.experiments.healthfc.systems import SYSTEMS as HFC_SYSTEMS
 from medfc.medsnip.sources import answer_source
 from medfc.plan import HEALTHFC_WILDCARDS, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, TABLES
 from medfc.plan.cluster import placeholder_settings

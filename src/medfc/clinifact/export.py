@@ -13,7 +13,7 @@
   the labels stay in ``test_set.csv``), and so does ours (``with_response``). No title, no id: the lines
   follow the CSV's rows in order. Generated from the release's own three CSVs, the three files equal the
   release's (same length, same text); the instruction wording is the release's, not
-  ``medfc.experiments.clinifact_prompts.PROMPT`` (our wording of the paper's Table 7, which the zero-shot
+  ``medfc.experiments.clinifact.prompts.PROMPT`` (our wording of the paper's Table 7, which the zero-shot
   and fine-tuned runs use).
 * **Typed Parquet copy** (:func:`arrow_table`, :func:`write_parquet`): the same rows and 22 columns with
   the list columns (``pValues``, ``statisticalMethods``, ``nonInferiorityTypes``; Python-list literals in

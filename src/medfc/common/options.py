@@ -46,7 +46,7 @@ class Tagged:
     the enclosing options (converted before this one) and ``choose(tag)`` returns the class, e.g. a HealthFC
     system's options class from the registry of systems. Either way the class is looked up, never tried.
     ``members`` (a function returning the classes) reads the union's members from a registry each time a
-    value is built, e.g. the model kinds' :data:`medfc.experiments.options.MODEL_CONFIGS`, so that a kind
+    value is built, e.g. the model kinds' :data:`medfc.experiments.models.options.MODEL_CONFIGS`, so that a kind
     registered later (a test's) is one of them; without it the members are the annotation's.
     """
 

@@ -1,7 +1,7 @@
 """The one discriminative path of every claim–text–label dataset: CliniFact's pairs (claim, title and
 abstract, label), any dataset declared in the config (``datasets.<name>``: claim, evidence, label) and the
 HealthFC systems that read a claim and one text (oracle, claims only, explanations, retrieved snippets, level of
-evidence; :mod:`medfc.experiments.healthfc`).
+evidence; :mod:`medfc.experiments.healthfc.runs`).
 
 A dataset's split files are read through its :class:`PairData` (which fields hold what, how a label value names
 a class): CliniFact's release CSVs (:data:`CLINIFACT_PAIRS`) and the JSONL files the import of a declared
@@ -30,9 +30,9 @@ from medfc.common.io import read_jsonl, write_json, write_jsonl
 from medfc.common.labels import CLINIFACT_LABELS
 from medfc.common.report import SkipReport
 from medfc.experiments.examples import Example
-from medfc.experiments.metrics import validation_scores
-from medfc.experiments.models import FittedModel, Model, build_model
-from medfc.experiments.options import CLINIFACT_PAIRS, PairData, PairsTrainOptions
+from medfc.experiments.models.metrics import validation_scores
+from medfc.experiments.models.kinds import FittedModel, Model, build_model
+from medfc.experiments.models.options import CLINIFACT_PAIRS, PairData, PairsTrainOptions
 from medfc.experiments.records import PairPrediction, RunInfo
 
 log = logging.getLogger(__name__)
@@ -115,7 +115,7 @@ def prediction_record(p: Pair, split: str, system: str, labels: Sequence[str], p
 
 
 def record_scores(records: Sequence[PairPrediction], classes: Sequence[str] = CLINIFACT_LABELS) -> dict[str, float]:
-    """The validation scores (:func:`medfc.experiments.metrics.validation_scores`) of ``records`` over
+    """The validation scores (:func:`medfc.experiments.models.metrics.validation_scores`) of ``records`` over
     ``classes``; ``{}`` for none."""
     return validation_scores([r["label"] for r in records], [r["pred_label"] for r in records], list(classes)) if records else {}
 
@@ -138,7 +138,7 @@ def write_predictions(predictions: str | os.PathLike, info_path: str | os.PathLi
 def fit_predict(model: Model, labels: Sequence[str], train: Sequence[Example], validation: Sequence[Example],
                 predict: Mapping[str, Sequence[Example]], *, checkpoint_dir: str | None, trim: str,
                 desc: str) -> tuple[FittedModel, dict[str, np.ndarray]]:
-    """``model`` (:func:`medfc.experiments.models.build_model`) fitted on ``train`` (what its kind chooses, chosen on
+    """``model`` (:func:`medfc.experiments.models.kinds.build_model`) fitted on ``train`` (what its kind chooses, chosen on
     ``validation``: an encoder's best checkpoint, in ``checkpoint_dir`` or in memory) and its class probabilities
     of each set of ``predict``, in order."""
     fitted = model.fit(list(train), list(labels), list(validation) or None, checkpoint_dir=checkpoint_dir, trim=trim, desc=desc)
@@ -154,8 +154,8 @@ def run_discriminative(files: Mapping[str, str | os.PathLike], options: PairsTra
                        report: SkipReport | None = None) -> tuple[list[PairPrediction], RunInfo]:
     """Fit the model of ``options.train`` on the train split (choosing on validation what its kind chooses),
     predict ``predict_splits``; ``files``: split → its file (train, validation and test). A kept model (with a
-    ``checkpoint_dir``) carries its card for ``medfc predict`` (:mod:`medfc.experiments.kept`)."""
-    from medfc.experiments.kept import keep_fitted
+    ``checkpoint_dir``) carries its card for ``medfc predict`` (:mod:`medfc.experiments.final.kept`)."""
+    from medfc.experiments.final.kept import keep_fitted
 
     data = options.data
     report = report or SkipReport(f"{data.dataset}-discriminative")

@@ -1,5 +1,5 @@
 """What the experiments write: a prediction record per claim (``predictions.jsonl``), a job's ``info.json`` and a
-kept model's card (:mod:`medfc.experiments.kept`).
+kept model's card (:mod:`medfc.experiments.final.kept`).
 
 A light module (typing only): the steps, the runs and ``medfc predict`` import it.
 """
@@ -12,7 +12,7 @@ from medfc.common.jsontypes import JSONObject
 
 
 class HealthFCPrediction(TypedDict):
-    """One test claim of a HealthFC run (:func:`medfc.experiments.healthfc.run_fold`)."""
+    """One test claim of a HealthFC run (:func:`medfc.experiments.healthfc.runs.run_fold`)."""
 
     id: str
     fold: int
@@ -39,7 +39,7 @@ class PairPrediction(TypedDict):
 
 
 class PredictedRow(TypedDict, total=False):
-    """One line of ``medfc predict``'s output (:mod:`medfc.experiments.predict`); ``evidence_ids`` only from a
+    """One line of ``medfc predict``'s output (:mod:`medfc.experiments.final.predict`); ``evidence_ids`` only from a
     system that selects its evidence (pipeline, joint)."""
 
     id: str
@@ -50,7 +50,7 @@ class PredictedRow(TypedDict, total=False):
 
 # a job's info.json as it is built and written: what the run did (its config, sizes, scores, skips, provenance)
 RunInfo = dict[str, object]
-# a kept model's card as written (:func:`medfc.experiments.kept.keep_fitted`) ...
+# a kept model's card as written (:func:`medfc.experiments.final.kept.keep_fitted`) ...
 CardFields = dict[str, object]
-# ... and as read back from its JSON (:func:`medfc.experiments.kept.read_card`)
+# ... and as read back from its JSON (:func:`medfc.experiments.final.kept.read_card`)
 ModelCard = JSONObject

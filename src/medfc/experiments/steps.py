@@ -14,11 +14,11 @@ discriminative system, each declared dataset) and per CliniFact generative model
     inputs ``train``, ``validation``, ``test``; outputs ``predictions``, ``info``; the LoRA adapters go
     to ``options.save_dir``/adapters (not a workflow output).
 ``healthfc_inner_cv``, ``pairs_inner_cv``
-    a stacked ensemble's member trained on parts of a run's training split (:mod:`medfc.experiments.stacking`):
+    a stacked ensemble's member trained on parts of a run's training split (:mod:`medfc.experiments.ensembles.stacking`):
     inputs as the member's run (HealthFC: ``dataset``, ``folds``, ``evidence``; a pairs dataset: ``train``,
     ``validation``); outputs ``predictions`` (out-of-fold, one per training item), ``info``.
 ``healthfc_final``, ``pairs_final``
-    a row trained once more on all the data its recipe allows and kept (:mod:`medfc.experiments.final`): inputs the
+    a row trained once more on all the data its recipe allows and kept (:mod:`medfc.experiments.final.train`): inputs the
     dataset (HealthFC: ``dataset``, ``evidence``; a pairs dataset: ``train``, ``validation``, ``test``), the row's
     ``scores``, each member's cross-validation ``info_<member>`` (HealthFC: its epochs) and, for a stack, its
     out-of-fold ``oof_<member>`` predictions; output the kept model's folder ``model`` (``medfc_model.json``,
@@ -30,7 +30,7 @@ discriminative system, each declared dataset) and per CliniFact generative model
 Every ``info.json`` carries ``provenance`` (:func:`medfc.common.provenance.job_record`: the run, its software
 record, the device's torch and CUDA). Every step's options are built whole by the plan (:mod:`medfc.plan.experiments`) and typed here by
 their annotation; a step hands them to the library unchanged, with the cores the job was granted. A
-model's config is any model kind (:mod:`medfc.experiments.options`; an encoder may be ``offline:minilm``,
+model's config is any model kind (:mod:`medfc.experiments.models.options`; an encoder may be ``offline:minilm``,
 the packaged all-MiniLM-L6-v2). With a ``checkpoint_dir`` an encoder's checkpoints are written there;
 ``null`` keeps the best weights in memory and writes nothing (``experiments.keep_checkpoints: false``).
 
@@ -48,12 +48,12 @@ from medfc.common.options import Runtime
 from medfc.common.provenance import job_record
 from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
-from medfc.experiments.ensemble import EnsembleOptions
-from medfc.experiments.final import HealthFCFinalOptions, PairsFinalOptions
-from medfc.experiments.options import FineTuneOptions, PairsTrainOptions, ZeroShotOptions
+from medfc.experiments.ensembles.ensemble import EnsembleOptions
+from medfc.experiments.final.train import HealthFCFinalOptions, PairsFinalOptions
+from medfc.experiments.models.options import FineTuneOptions, PairsTrainOptions, ZeroShotOptions
 from medfc.experiments.records import RunInfo
-from medfc.experiments.stacking import HealthFCInnerOptions, PairsInnerOptions
-from medfc.experiments.systems import HealthFCFoldOptions
+from medfc.experiments.ensembles.stacking import HealthFCInnerOptions, PairsInnerOptions
+from medfc.experiments.healthfc.systems import HealthFCFoldOptions
 
 log = logging.getLogger(__name__)
 SPLITS = ("train", "validation", "test")  # a pairs dataset's split files, inputs of its runs and final models
@@ -61,7 +61,7 @@ SPLITS = ("train", "validation", "test")  # a pairs dataset's split files, input
 
 def healthfc_experiment(inputs: StepFiles, outputs: StepFiles, options: HealthFCFoldOptions, runtime: Runtime) -> RunInfo:
     """Train one HealthFC system on all folds but ``fold``, predict ``fold``."""
-    from medfc.experiments import healthfc
+    from medfc.experiments.healthfc import runs as healthfc
 
     report = SkipReport(f"healthfc-{options.system}-fold{options.fold}")
     records, info = healthfc.run_fold(inputs["dataset"], inputs["folds"], options, threads=runtime.threads, report=report,
@@ -86,10 +86,10 @@ def pairs_experiment(inputs: StepFiles, outputs: StepFiles, options: PairsTrainO
 
 def clinifact_zero_shot(inputs: StepFiles, outputs: StepFiles, options: ZeroShotOptions, runtime: Runtime) -> RunInfo:
     """Zero-shot TRUE / FALSE / NONE scoring of a causal LM on the CliniFact splits."""
-    from medfc.experiments import clinifact_zero_shot
+    from medfc.experiments.clinifact import zero_shot
     from medfc.experiments.pairs import write_predictions
 
-    records, info = clinifact_zero_shot.run_zero_shot({s: inputs[s] for s in options.splits}, options, threads=runtime.threads)
+    records, info = zero_shot.run_zero_shot({s: inputs[s] for s in options.splits}, options, threads=runtime.threads)
     info["provenance"] = job_record()
     info["model_config_name"] = options.model
     write_predictions(outputs["predictions"], outputs["info"], records, info)
@@ -99,11 +99,11 @@ def clinifact_zero_shot(inputs: StepFiles, outputs: StepFiles, options: ZeroShot
 def clinifact_fine_tune(inputs: StepFiles, outputs: StepFiles, options: FineTuneOptions, runtime: Runtime) -> RunInfo:
     """LoRA fine-tuning of a causal LM on CliniFact train (the lowest validation cross-entropy kept), its
     predictions scored as zero-shot (system ``fine_tuned``)."""
-    from medfc.experiments import clinifact_finetune
+    from medfc.experiments.clinifact import fine_tune
     from medfc.experiments.pairs import write_predictions
 
     splits = dict.fromkeys(("train", "validation", *options.predict_splits))
-    records, info = clinifact_finetune.run_fine_tuned({s: inputs[s] for s in splits}, options, threads=runtime.threads)
+    records, info = fine_tune.run_fine_tuned({s: inputs[s] for s in splits}, options, threads=runtime.threads)
     info["provenance"] = job_record()
     info["model_config_name"] = options.model
     write_predictions(outputs["predictions"], outputs["info"], records, info)
@@ -112,7 +112,8 @@ def clinifact_fine_tune(inputs: StepFiles, outputs: StepFiles, options: FineTune
 
 def healthfc_inner_cv(inputs: StepFiles, outputs: StepFiles, options: HealthFCInnerOptions, runtime: Runtime) -> RunInfo:
     """A HealthFC member's out-of-fold predictions over the training claims of one run (a stacked ensemble's input)."""
-    from medfc.experiments import healthfc, stacking
+    from medfc.experiments.healthfc import runs as healthfc
+    from medfc.experiments.ensembles import stacking
 
     records, info = stacking.healthfc_inner_cv(inputs["dataset"], inputs["folds"], options, threads=runtime.threads,
                                                evidence=inputs.get("evidence"))
@@ -124,7 +125,7 @@ def healthfc_inner_cv(inputs: StepFiles, outputs: StepFiles, options: HealthFCIn
 
 def pairs_inner_cv(inputs: StepFiles, outputs: StepFiles, options: PairsInnerOptions, runtime: Runtime) -> RunInfo:
     """A pairs dataset's member's out-of-fold predictions over train + validation (a stacked ensemble's input)."""
-    from medfc.experiments import stacking
+    from medfc.experiments.ensembles import stacking
     from medfc.experiments.pairs import write_predictions
 
     records, info = stacking.pairs_inner_cv(inputs["train"], inputs["validation"], options, threads=runtime.threads)
@@ -139,11 +140,11 @@ def ensemble(inputs: StepFiles, outputs: StepFiles, options: EnsembleOptions) ->
     for ``method: stack`` the meta-model's (members chosen, their weights, the inner-CV scores; ``inner`` the
     members' out-of-fold predictions), for ``average`` their weighted average; the items left out and why."""
     from medfc.common.io import write_json, write_jsonl
-    from medfc.experiments.ensemble import average_predictions
+    from medfc.experiments.ensembles.ensemble import average_predictions
 
     report = SkipReport("ensemble")
     if options.method == "stack":
-        from medfc.experiments.stack_selection import stack_predictions
+        from medfc.experiments.ensembles.stack_selection import stack_predictions
 
         records, method_info = stack_predictions(inputs["predictions"], inputs["inner"], options.members, options.stacking, report)
         method_info["stacking"] = options.stacking.as_dict()
@@ -168,7 +169,7 @@ def _member_files(inputs: StepFiles, prefix: str, members: Sequence[str]) -> dic
 def healthfc_final(inputs: StepFiles, outputs: StepFiles, options: HealthFCFinalOptions, runtime: Runtime) -> RunInfo:
     """A HealthFC row trained on every claim and kept, with its model card."""
     from medfc.common.io import read_json
-    from medfc.experiments import final
+    from medfc.experiments.final import train as final
 
     infos = {m: [read_json(f) for f in files] for m, files in _member_files(inputs, "info_", options.members).items()}
     trained = final.train_healthfc(inputs["dataset"], options, outputs["model"], infos=infos,
@@ -181,7 +182,7 @@ def healthfc_final(inputs: StepFiles, outputs: StepFiles, options: HealthFCFinal
 
 def pairs_final(inputs: StepFiles, outputs: StepFiles, options: PairsFinalOptions, runtime: Runtime) -> RunInfo:
     """A pairs dataset's row trained as the row trains and kept, with its model card."""
-    from medfc.experiments import final
+    from medfc.experiments.final import train as final
 
     splits = {s: inputs[s] for s in SPLITS}
     inner = {m: files[0] for m, files in _member_files(inputs, "oof_", options.members).items() if files}

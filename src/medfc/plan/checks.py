@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 from medfc.common.offline_models import offline_model_problem
 from medfc.common.pinning import COMMIT
-from medfc.experiments.aliases import ALIAS_HINT
-from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, ensembling_system
-from medfc.experiments.models import MODEL_KINDS
-from medfc.experiments.options import base_model
-from medfc.experiments.systems import EVIDENCE_SYSTEMS
+from medfc.experiments.models.aliases import ALIAS_HINT
+from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEMS, ensembling_system
+from medfc.experiments.models.kinds import MODEL_KINDS
+from medfc.experiments.models.options import base_model
+from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS
 from medfc.medsnip.options import HUMAN_MODES, LLMOptions, RetrievalOptions
 from medfc.medsnip.sources import ANSWER_SOURCES, answer_source
 from medfc.medsnip.verifier_kinds import verifier_kind
@@ -96,7 +96,7 @@ def check_ensembles(plan: Plan) -> None:
 
 def check_kinds_serve_datasets(plan: Plan) -> None:
     """Each model kind serves the datasets its options class declares (its ``datasets`` and ``limits``:
-    :mod:`medfc.experiments.options`), and a kept model's kind has a keeper."""
+    :mod:`medfc.experiments.models.options`), and a kept model's kind has a keeper."""
     lists: dict[tuple[tuple[str, ...], str], list[str]] = {}
     for readers, key, names in _model_lists(plan):  # HealthFC's two languages are one list here
         lists.setdefault((readers, "models.healthfc" if key.startswith("models.healthfc.") else key), []).extend(names)
@@ -108,7 +108,7 @@ def check_kinds_serve_datasets(plan: Plan) -> None:
                     refused.setdefault(cls, set()).add(m)
                 if plan.config["experiments"]["keep_checkpoints"] and cls.kind in MODEL_KINDS and MODEL_KINDS[cls.kind].kept is None:
                     raise ValueError(f"config: experiments.keep_checkpoints is true but {key} uses {m!r}, of the model kind {cls.kind}, "
-                                     "which has no keeper (medfc.experiments.models.MODEL_KINDS): its runs would train and then fail "
+                                     "which has no keeper (medfc.experiments.models.kinds.MODEL_KINDS): its runs would train and then fail "
                                      "to keep it; set experiments.keep_checkpoints: false or leave it out")
         for cls, used in refused.items():
             raise ValueError(f"config: {key} uses {sorted(used)}, {cls.limits}")
@@ -209,7 +209,7 @@ def check_final_rows(plan: Plan) -> None:
         for m in plan.ensemble_members(row["model"]) if plan.is_ensemble(row["model"]) else [row["model"]]:
             kind = plan.model_class(m).kind
             if kind in MODEL_KINDS and MODEL_KINDS[kind].kept is None:
-                raise ValueError(f"{where}: {m!r} is of the model kind {kind}, which has no keeper (medfc.experiments.models.MODEL_KINDS)")
+                raise ValueError(f"{where}: {m!r} is of the model kind {kind}, which has no keeper (medfc.experiments.models.kinds.MODEL_KINDS)")
 
 
 def check_smoke_scale(plan: Plan) -> None:

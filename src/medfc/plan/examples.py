@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from medfc.experiments.systems import EVIDENCE_SYSTEMS
+from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS
 from medfc.plan.experiments import ExperimentsPlan
 from medfc.plan.jobs import JobSpec, call, one_job
 from medfc.tables.example_options import WrongClaimsOptions, ExampleClaimsOptions, ExamplePairsOptions

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, TypedDict
 from medfc.common.llm_backends import runs_locally
 from medfc.common.options import Options
 from medfc.common.registry import lookup
-from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, CliniFactSystem, clinifact_system, ensembling_system
-from medfc.experiments.ensemble import EnsembleOptions
-from medfc.experiments.final import HealthFCFinalOptions, PairsFinalOptions
-from medfc.experiments.options import CLINIFACT_PAIRS, FineTuneOptions, PairData, PairsTrainOptions, ZeroShotOptions, imported_pairs
-from medfc.experiments.stacking import HealthFCInnerOptions, PairsInnerOptions
-from medfc.experiments.systems import EVIDENCE_SYSTEMS, SYSTEMS, HealthFCFoldOptions, evidence_source, system_option_keys
-from medfc.experiments.systems import system as system_spec
+from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEMS, CliniFactSystem, clinifact_system, ensembling_system
+from medfc.experiments.ensembles.ensemble import EnsembleOptions
+from medfc.experiments.final.train import HealthFCFinalOptions, PairsFinalOptions
+from medfc.experiments.models.options import CLINIFACT_PAIRS, FineTuneOptions, PairData, PairsTrainOptions, ZeroShotOptions, imported_pairs
+from medfc.experiments.ensembles.stacking import HealthFCInnerOptions, PairsInnerOptions
+from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS, SYSTEMS, HealthFCFoldOptions, evidence_source, system_option_keys
+from medfc.experiments.healthfc.systems import system as system_spec
 from medfc.healthfc.options import RetrieveOptions
 from medfc.plan.jobs import Config, JobSpec, call, unique
 from medfc.plan.models import ModelsPlan, layered, typed
@@ -206,7 +206,7 @@ class ExperimentsPlan(ModelsPlan):
         return self.model_config(model, hx["train"], hx["model_train"].get(model), hx["system_train"].get(system), smoke)
 
     def healthfc_experiment_options(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCFoldOptions:
-        """One HealthFC run's whole options (:class:`~medfc.experiments.systems.HealthFCFoldOptions`): its
+        """One HealthFC run's whole options (:class:`~medfc.experiments.healthfc.systems.HealthFCFoldOptions`): its
         model's config and just the system options this system depends on; the pipeline's ``evidence_train``
         is the selector's whole model config (an encoder's: the run's < evidence_train < smoke; a baseline's:
         the run's own)."""
@@ -251,7 +251,7 @@ class ExperimentsPlan(ModelsPlan):
 
     def healthfc_score_options(self, lang: str, system: str) -> dict[str, object]:
         """The scoring keys a run's scores depend on (the evidence keys only for the evidence-selecting systems) and
-        the labels its system predicts (its record in :data:`~medfc.experiments.systems.REGISTRY`)."""
+        the labels its system predicts (its record in :data:`~medfc.experiments.healthfc.systems.REGISTRY`)."""
         sc = self.config["scoring"]
         evidence = {k: sc[k] for k in ("lambdas", "reported_lambda", "max_pred_evidence")} if system in EVIDENCE_SYSTEMS else None
         return {"system": system, "lang": lang, "labels": list(system_spec(system).labels), "abstain": sc["abstain"], "evidence": evidence}
@@ -305,7 +305,7 @@ class ExperimentsPlan(ModelsPlan):
         return {s: f for s, f in self.pairs_split_inputs(dataset).items() if s != "test"}
 
     def pairs_experiment_options(self, dataset: str, model: str) -> PairsTrainOptions:
-        """A discriminative run's whole options (:class:`~medfc.experiments.options.PairsTrainOptions`): CliniFact's
+        """A discriminative run's whole options (:class:`~medfc.experiments.models.options.PairsTrainOptions`): CliniFact's
         ``experiments.clinifact.train`` < ``model_train[model]`` < a declared dataset's ``datasets.<name>.train`` < the
         smoke caps; the title and the splits predicted are ``experiments.clinifact``'s for every dataset."""
         cx = self.config["experiments"]["clinifact"]
@@ -365,7 +365,7 @@ class ExperimentsPlan(ModelsPlan):
         return layered(cx[section], over)
 
     def clinifact_zero_shot_options(self, model: str) -> ZeroShotOptions:
-        """A zero-shot CliniFact run's options (:class:`~medfc.experiments.options.ZeroShotOptions`)."""
+        """A zero-shot CliniFact run's options (:class:`~medfc.experiments.models.options.ZeroShotOptions`)."""
         zs = self._model_section("zero_shot", "model_zero_shot", model)
         options = {**zs, "model": self.model_name(model), "cache_dir": zs["cache_dir"] or f"{self.config['cache_dir']}/completions"}
         return typed(ZeroShotOptions, options, f"experiments.clinifact.zero_shot[{model}]")
@@ -384,7 +384,7 @@ class ExperimentsPlan(ModelsPlan):
 
     def clinifact_runs(self) -> list[CliniFactRun]:
         """Every CliniFact run as {model, system, dir}: each registered system's models
-        (:data:`~medfc.experiments.clinifact_systems.CLINIFACT_SYSTEMS`, in its order), in its run folder."""
+        (:data:`~medfc.experiments.clinifact.systems.CLINIFACT_SYSTEMS`, in its order), in its run folder."""
         models = self.config["models"]["clinifact"]
         return [self._run(spec.run_dir(self.layout.experiments, m), m, spec.name) for spec in CLINIFACT_SYSTEMS.values() for m in models[spec.name]]
 
@@ -472,7 +472,7 @@ class CliniFactBuilders:
     inputs: Callable[[ExperimentsPlan], dict[str, str]]
 
 
-# each system of medfc.experiments.clinifact_systems.CLINIFACT_SYSTEMS (a test keeps the two equal)
+# each system of medfc.experiments.clinifact.systems.CLINIFACT_SYSTEMS (a test keeps the two equal)
 CLINIFACT_BUILDERS: dict[str, CliniFactBuilders] = {
     "discriminative": CliniFactBuilders(lambda plan, model: plan.pairs_experiment_options("clinifact", model),
                                         lambda plan: plan.pairs_split_inputs("clinifact")),

@@ -1,5 +1,5 @@
 """The models of a plan: the aliases behind the names the model lists use, the ensembles and their members, each
-model's kind (:func:`medfc.experiments.options.model_config_class`) and its whole config. An encoder's training
+model's kind (:func:`medfc.experiments.models.options.model_config_class`) and its whole config. An encoder's training
 config is layered here, once, as ``train`` < ``model_train[model]`` < ``system_train[system]`` < ``smoke`` (and,
 for the pipeline's evidence selector, that < ``evidence_train`` < ``smoke``); a kind with a config section
 (tfidf, gbm, frozen) takes that section under the alias's own ``models.options``."""
@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from medfc.common.options import Options
-from medfc.experiments.aliases import ALIAS_HINT, model_aliases
-from medfc.experiments.options import base_model, model_config_class
+from medfc.experiments.models.aliases import ALIAS_HINT, model_aliases
+from medfc.experiments.models.options import base_model, model_config_class
 from medfc.plan.hints import did_you_mean
 from medfc.plan.jobs import Config
 from medfc.plan.layout import PAPERS, Layout, workflow_file
@@ -38,7 +38,7 @@ def named_models(config: Config) -> list[str]:
     """Every model name the config's model lists use (``models.healthfc.<lang>``, ``models.clinifact.<system>``,
     ``datasets.<name>.models``, the ensembles' members) and the names its per-model sections are keyed by (``experiments.<dataset>.model_train``
     and ``model_zero_shot`` / ``model_fine_tune``): where a Hugging Face model id may stand for itself
-    (:func:`medfc.experiments.aliases.model_aliases`). Reads the config as written or filled in."""
+    (:func:`medfc.experiments.models.aliases.model_aliases`). Reads the config as written or filled in."""
     def mapping(node: Any, key: str) -> dict[str, object]:
         value = node.get(key) if isinstance(node, dict) else None
         return value if isinstance(value, dict) else {}
@@ -139,7 +139,7 @@ class ModelsPlan:
         return self.aliases[alias]
 
     def model_kinds(self, alias: str) -> set[str]:
-        """The kinds of a model (:data:`medfc.experiments.options.MODEL_CONFIGS`): an ensemble's, every member's."""
+        """The kinds of a model (:data:`medfc.experiments.models.options.MODEL_CONFIGS`): an ensemble's, every member's."""
         if self.is_ensemble(alias):
             return {k for m in self.ensemble_members(alias) for k in self.model_kinds(m)}
         return {self.model_class(alias).kind}
@@ -160,7 +160,7 @@ class ModelsPlan:
         return [(f"models.options.{alias}.{k}", own[k]) if k in own else (f"experiments.{cls.section}.{k}", section.get(k)) for k in keys]
 
     def model_class(self, alias: str) -> type[Options]:
-        """The options class of a model alias's kind (:func:`medfc.experiments.options.model_config_class`)."""
+        """The options class of a model alias's kind (:func:`medfc.experiments.models.options.model_config_class`)."""
         try:
             return model_config_class(self.model_name(alias))
         except ValueError as exc:

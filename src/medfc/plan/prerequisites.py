@@ -26,8 +26,8 @@ from urllib.parse import urlparse
 
 from medfc.clinifact.studies_sources import studies_source
 from medfc.common.sources import is_url
-from medfc.experiments.clinifact_systems import clinifact_system
-from medfc.experiments.systems import EVIDENCE_SYSTEMS, evidence_source
+from medfc.experiments.clinifact.systems import clinifact_system
+from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS, evidence_source
 from medfc.healthfc.translation_backends import translation_backend
 from medfc.medsnip.verifier_kinds import verifier_kind
 from medfc.common.llm_backends import runs_locally

@@ -7,14 +7,14 @@ Every training and inference job is one row of ``experiments.resources`` (:data:
 - a HealthFC or discriminative CliniFact job (rules ``healthfc_experiment``, ``pairs_experiment``)
   takes its model kind's row: ``tfidf``, ``gbm``, ``frozen``, or, for a fine-tuned encoder, ``encoder``
   or ``encoder_large`` (a kind's row is its ``kind``, sized when it declares ``gpu``:
-  :data:`medfc.experiments.options.MODEL_CONFIGS`);
+  :data:`medfc.experiments.models.options.MODEL_CONFIGS`);
 - a zero-shot job (``clinifact_zero_shot``) with the transformers backend takes ``llm`` or
   ``llm_large``; one through an OpenAI-compatible server takes ``server``;
 - a LoRA fine-tuning job (``clinifact_fine_tune``) takes ``lora`` or ``lora_large``;
 - a stacked ensemble's member's inner cross-validation (``healthfc_inner_cv``, ``pairs_inner_cv``) takes
   its run's row, ``experiments.stacking.inner_folds`` times the runtime.
 
-A CliniFact system's record (:data:`medfc.experiments.clinifact_systems.CLINIFACT_SYSTEMS`) says which of
+A CliniFact system's record (:data:`medfc.experiments.clinifact.systems.CLINIFACT_SYSTEMS`) says which of
 these its rule takes (its ``resources``); the rules and rows below are read from the records and the kinds.
 
 The size of a model (:func:`model_size`) is ``large`` when its name says so: an encoder whose name has
@@ -43,8 +43,8 @@ import re
 from typing import TYPE_CHECKING
 
 from medfc.common.llm_backends import runs_locally
-from medfc.experiments import options as model_options  # MODEL_CONFIGS read when asked (a kind registered later is one)
-from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEMS, record_of_rule
+from medfc.experiments.models import options as model_options  # MODEL_CONFIGS read when asked (a kind registered later is one)
+from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEMS, record_of_rule
 from medfc.plan.jobs import Build, Config
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from medfc.experiments.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS
+from medfc.experiments.healthfc.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS
 from medfc.figures.options import Fig3Options
 from medfc.plan.experiments import CliniFactRun, ExperimentsPlan, HealthFCRun
 from medfc.plan.jobs import JobSpec, call, one_job

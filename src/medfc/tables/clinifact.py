@@ -14,7 +14,7 @@ from medfc.common.io import read_json, read_jsonl
 from medfc.common.latex import Block, Column, LatexTable, Tex, marked
 from medfc.scoring import classification
 from medfc.common.labels import CLINIFACT_LABELS
-from medfc.experiments.clinifact_systems import CLINIFACT_SYSTEM_NAMES, DEFAULT_SYSTEM, clinifact_system, system_of_row
+from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEM_NAMES, DEFAULT_SYSTEM, clinifact_system, system_of_row
 from medfc.common.jsontypes import JSONValue
 from medfc.tables.common import Entry, SMOKE_NOTE, clinifact_name, not_run_note, ours_title, pct, reported_title, stack_kept, stack_note
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from medfc.common.io import read_json, read_jsonl
 from medfc.common.latex import MeanSD
 from medfc.common.jsontypes import JSONObject
-from medfc.experiments.clinifact_systems import row_suffixes
+from medfc.experiments.clinifact.systems import row_suffixes
 from medfc.scoring.classification import MeanStd
 
 Entry = Mapping[str, object]  # a run behind a table: its lang / model / system / fold (options.entries)
@@ -49,7 +49,7 @@ def pooled(files: Sequence[str]) -> dict[str, JSONObject]:
 
 def clinifact_name(e: Entry) -> str:
     """A CliniFact run's name in tables and figures: the model alias, then its system's suffix (the paper's
-    row names; :mod:`medfc.experiments.clinifact_systems`)."""
+    row names; :mod:`medfc.experiments.clinifact.systems`)."""
     return f"{e['model']}{row_suffixes().get(str(e.get('system')), '')}"
 
 
@@ -113,7 +113,7 @@ def stack_kept(infos: Sequence[str], files: Sequence[str], entries: Sequence[Ent
 
 
 def kept_member(info: Mapping[str, object]) -> str | None:
-    """The member a stacked ensemble's ``info.json`` (:func:`medfc.experiments.stack_selection.stack_predictions`)
+    """The member a stacked ensemble's ``info.json`` (:func:`medfc.experiments.ensembles.stack_selection.stack_predictions`)
     says it kept unchanged, no candidate having beaten its best member (``inner_cv.chosen`` is "<member> alone", no
     meta-model); None for a stack that combines or re-weights, or an average."""
     if info.get("method") != "stack" or info.get("meta_model") is not None:

@@ -32,9 +32,9 @@ from typing import Any, Literal
 from medfc.common.labels import CLINIFACT_LABELS, LOE_LABELS, VERACITY_LABELS
 from medfc.common.options import Options
 from medfc.common.stepfiles import StepFiles
-from medfc.experiments.options import PairData
-from medfc.experiments.systems import SYSTEMS
-from medfc.experiments.systems import system as system_spec
+from medfc.experiments.models.options import PairData
+from medfc.experiments.healthfc.systems import SYSTEMS
+from medfc.experiments.healthfc.systems import system as system_spec
 from medfc.tables.errors_page import PAGE_TEMPLATE
 
 log = logging.getLogger(__name__)
@@ -46,7 +46,7 @@ Run = tuple[Mapping[str, Any], Sequence[Record]]  # one prediction file: its ent
 @dataclass(frozen=True)
 class PairsSection(Options):
     """One pairs dataset's part of the page (CliniFact's, a declared dataset's): its title, how its test split is read
-    (:class:`~medfc.experiments.options.PairData`, which names the dataset) and one entry per prediction file (``model``,
+    (:class:`~medfc.experiments.models.options.PairData`, which names the dataset) and one entry per prediction file (``model``,
     ``system``)."""
 
     title: str

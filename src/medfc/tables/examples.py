@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from medfc.common import latex
 from medfc.common.labels import CLINIFACT_CODES, REFUTED, SUPPORTED, VERDICT_NAMES
 from medfc.common.latex import Block, Column, LatexTable, Tex
-from medfc.experiments.clinifact_prompts import ANSWER_OPTIONS, PROMPT, answer_options
+from medfc.experiments.clinifact.prompts import ANSWER_OPTIONS, PROMPT, answer_options
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -14,7 +14,7 @@ import pandas as pd
 from medfc.common.io import read_json
 from medfc.common.latex import DASH, Block, Column, LatexTable, MeanSD, Tex, marked
 from medfc.common.labels import VERACITY_LABELS
-from medfc.experiments.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS, evidence_source, system as system_spec
+from medfc.experiments.healthfc.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS, evidence_source, system as system_spec
 from medfc.scoring import classification, medsnip
 from medfc.common.jsontypes import JSONValue
 from medfc.tables.common import (Entry, SMOKE_NOTE, grouped, mean_sd, not_run_note, ours_title, pct, pm, pooled, reported_title,

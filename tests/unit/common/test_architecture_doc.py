@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from medfc.experiments.options import MODEL_CONFIGS
+from medfc.experiments.models.options import MODEL_CONFIGS
 from tests.helpers.workflow import REPO
 
 DOC = (REPO / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
@@ -24,7 +24,7 @@ def test_the_table_of_the_experiments_modules_is_whole():
 
 
 def test_the_model_kinds_named_are_the_registrys():
-    kinds = re.search(r"`medfc\.experiments\.options\.MODEL_CONFIGS` \(([^)]*)\)", DOC)[1]
+    kinds = re.search(r"`medfc\.experiments\.models\.options\.MODEL_CONFIGS` \(([^)]*)\)", DOC)[1]
     assert re.findall(r"`(\w+)`", kinds) == [cls.kind for cls in MODEL_CONFIGS]
 
 

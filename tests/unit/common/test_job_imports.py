@@ -41,9 +41,9 @@ print(json.dumps(loaded))
 
 
 @pytest.mark.parametrize("modules, absent", [
-    ("medfc.experiments.steps, medfc.experiments.healthfc", ("sklearn", "scipy.stats", "pandas")),
-    ("medfc.experiments.steps, medfc.experiments.options, medfc.experiments.systems, medfc.experiments.models", NEVER),
-    ("medfc.experiments.frozen, medfc.experiments.embeddings", ("torch", "transformers", "requests")),  # torch: for texts not stored
+    ("medfc.experiments.steps, medfc.experiments.healthfc.runs", ("sklearn", "scipy.stats", "pandas")),
+    ("medfc.experiments.steps, medfc.experiments.models.options, medfc.experiments.healthfc.systems, medfc.experiments.models.kinds", NEVER),
+    ("medfc.experiments.models.frozen, medfc.experiments.models.embeddings", ("torch", "transformers", "requests")),  # torch: for texts not stored
     ("medfc.scoring.steps", ("scipy.optimize", "sklearn", "torch", "transformers", "requests", "pandas", "matplotlib")),
     ("medfc.tables.steps", (*NEVER, "matplotlib", "scipy")),
     ("medfc.tables.errors", (*NEVER, "pandas", "numpy", "matplotlib", "scipy")),  # the error browser's options: read when the DAG is planned
@@ -60,7 +60,7 @@ def test_a_job_imports_only_what_it_uses(modules, absent):
 
 def test_a_snakemake_start_loads_no_library_of_the_steps():
     """What the Snakefile imports to plan (the plan, the systems, the code versions, the validation)."""
-    code = ("import sys, medfc.plan, medfc.plan.config_errors, medfc.experiments.systems, medfc.common.codeversion; "
+    code = ("import sys, medfc.plan, medfc.plan.config_errors, medfc.experiments.healthfc.systems, medfc.common.codeversion; "
             f"print(sorted(m for m in {(*NEVER, 'pandas', 'numpy', 'matplotlib', 'scipy')!r} if m in sys.modules))")
     assert _loaded(code) == "[]"
 

@@ -142,15 +142,16 @@ def test_an_upward_or_sideways_import_and_a_cycle_are_named(tmp_path):
     root = _tree(tmp_path, {
         "__init__.py": "",
         "common/__init__.py": "", "common/io.py": "import medfc\n",
-        "llm/__init__.py": "", "llm/local.py": "def f():\n    from medfc.experiments.training import x\n",
+        "llm/__init__.py": "", "llm/local.py": "def f():\n    from medfc.experiments.models.training import x\n",
         "scoring/__init__.py": "", "scoring/a.py": "from medfc.llm import local\nfrom . import b\n", "scoring/b.py": "from .a import y\n",
-        "experiments/__init__.py": "", "experiments/training.py": "from medfc.common import io\nfrom medfc.medsnip import steps\n",
+        "experiments/__init__.py": "", "experiments/models/__init__.py": "",
+        "experiments/models/training.py": "from medfc.common import io\nfrom medfc.medsnip import steps\n",
         "medsnip/__init__.py": "", "medsnip/steps.py": "import medfc.common.io\n",
         "tables/__init__.py": "", "tables/t.py": "",
     })
     assert violations(root, layers) == [
-        "medfc.experiments.training:2 imports medfc.medsnip.steps: medfc.experiments -> medfc.medsnip goes to its own layer",
-        "medfc.llm.local:2 imports medfc.experiments.training: medfc.llm -> medfc.experiments goes to a higher layer",
+        "medfc.experiments.models.training:2 imports medfc.medsnip.steps: medfc.experiments -> medfc.medsnip goes to its own layer",
+        "medfc.llm.local:2 imports medfc.experiments.models.training: medfc.llm -> medfc.experiments goes to a higher layer",
         "medfc.scoring.a:1 imports medfc.llm.local: medfc.scoring -> medfc.llm goes to its own layer",
         "medfc.tables: package medfc.tables is in no layer of docs/ARCHITECTURE.md",
         "medfc.tables.t: package medfc.tables is in no layer of docs/ARCHITECTURE.md",

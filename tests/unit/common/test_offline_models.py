@@ -165,7 +165,7 @@ def test_what_a_killed_install_leaves_is_cleared_by_the_next(tmp_path):
 
 
 def test_offline_mpnet_not_installed_names_the_install_command(tmp_path, monkeypatch):
-    from medfc.experiments.aliases import resolve_model
+    from medfc.experiments.models.aliases import resolve_model
 
     monkeypatch.setenv(om.MODELS_DIR_ENV, str(tmp_path / "models"))
     expected = (f"offline model offline:mpnet (all-mpnet-base-v2) is not installed in {tmp_path / 'models'}; "

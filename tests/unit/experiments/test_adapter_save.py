@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from medfc.experiments.clinifact_finetune import save_adapters
+from medfc.experiments.clinifact.fine_tune import save_adapters
 
 
 def _lora(base: Path, seed: int):

@@ -1,5 +1,5 @@
 """The CliniFact generative runners share what they share through lower modules: the pairs, records and scores
-of the one discriminative path (``pairs``), the prompt and the scoring of its options (``clinifact_prompts``). No runner module
+of the one discriminative path (``pairs``), the prompt and the scoring of its options (``clinifact.prompts``). No runner module
 imports another (imports inside functions too), and none of them or the shared modules imports a private name of
 another module."""
 
@@ -12,13 +12,18 @@ import pytest
 
 EXPERIMENTS = Path(__file__).resolve().parents[3] / "src" / "medfc" / "experiments"
 PACKAGE = "medfc.experiments"
-RUNNERS = ("clinifact_zero_shot", "clinifact_finetune")
-SHARED = ("pairs", "clinifact_prompts")
+RUNNERS = ("clinifact.zero_shot", "clinifact.fine_tune")
+SHARED = ("pairs", "clinifact.prompts")
+
+
+def module_path(name: str) -> Path:
+    """The file of the module ``name`` (dotted, relative to ``medfc.experiments``)."""
+    return EXPERIMENTS.joinpath(*name.split(".")).with_suffix(".py")
 
 
 def runner_modules() -> dict[str, Path]:
     """The runner modules by dotted name: one per system."""
-    return {f"{PACKAGE}.{name}": EXPERIMENTS / f"{name}.py" for name in RUNNERS}
+    return {f"{PACKAGE}.{name}": module_path(name) for name in RUNNERS}
 
 
 def imported(path: Path) -> list[tuple[str, str | None]]:
@@ -41,7 +46,7 @@ def names_module(module: str, name: str | None, target: str) -> bool:
 
 def test_the_runner_list_holds_the_modules_it_names():
     assert all(path.is_file() for path in runner_modules().values())
-    assert all((EXPERIMENTS / f"{name}.py").is_file() for name in SHARED)
+    assert all(module_path(name).is_file() for name in SHARED)
 
 
 @pytest.mark.parametrize("runner", sorted(runner_modules()))
@@ -54,7 +59,7 @@ def test_no_clinifact_runner_imports_another(runner):
 
 @pytest.mark.parametrize("module", sorted([*runner_modules(), *(f"{PACKAGE}.{name}" for name in SHARED)]))
 def test_no_private_name_crosses_a_module(module):
-    path = {**runner_modules(), **{f"{PACKAGE}.{name}": EXPERIMENTS / f"{name}.py" for name in SHARED}}[module]
+    path = {**runner_modules(), **{f"{PACKAGE}.{name}": module_path(name) for name in SHARED}}[module]
     private = [f"{source}:{name}" for source, name in imported(path)
                if source.startswith("medfc") and name is not None and name.startswith("_")]
     assert private == []
@@ -62,13 +67,13 @@ def test_no_private_name_crosses_a_module(module):
 
 def test_the_shared_modules_import_no_runner():
     for name in SHARED:
-        crossing = [f"{module}:{imp}" for module, imp in imported(EXPERIMENTS / f"{name}.py")
+        crossing = [f"{module}:{imp}" for module, imp in imported(module_path(name))
                     for runner in runner_modules() if names_module(module, imp, runner)]
         assert crossing == [], name
 
 
 def test_an_import_of_a_runner_is_found_in_each_form():
-    target = f"{PACKAGE}.clinifact_zero_shot"
-    assert names_module(PACKAGE, "clinifact_zero_shot", target) and names_module(target, "run_zero_shot", target)
+    target = f"{PACKAGE}.clinifact.zero_shot"
+    assert names_module(f"{PACKAGE}.clinifact", "zero_shot", target) and names_module(target, "run_zero_shot", target)
     assert names_module(target, None, target)
     assert not names_module(f"{PACKAGE}.pairs", "load_pairs", target) and not names_module(PACKAGE, "pairs", target)

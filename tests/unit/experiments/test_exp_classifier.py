@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from transformers import AutoTokenizer
 
-from medfc.experiments.classifier import encode_pair
+from medfc.experiments.models.encoder import encode_pair
 
 ABSTRACT = " ".join(f"{w}" for w in ["background", "the", "study", "lasted", "two", "weeks", "."] * 20) + " conclusions the result was significant ."
 

@@ -12,9 +12,9 @@ from transformers import AutoTokenizer
 from medfc.common.report import SkipReport
 from medfc.experiments import pairs as CF
 from medfc.experiments import pairs as CD
-from medfc.experiments import clinifact_prompts as CP
-from medfc.experiments import clinifact_zero_shot as ZS
-from medfc.experiments.options import CLINIFACT_PAIRS, PairsTrainOptions, ZeroShotOptions
+from medfc.experiments.clinifact import prompts as CP
+from medfc.experiments.clinifact import zero_shot as ZS
+from medfc.experiments.models.options import CLINIFACT_PAIRS, PairsTrainOptions, ZeroShotOptions
 from medfc.llm.local import TransformersLM
 from tests.helpers.config import section
 from tests.helpers.http_servers import reply_json
@@ -56,7 +56,7 @@ def test_discriminative_trims_abstract_start_and_predicts_test(clinifact_data, t
 
 
 def test_clinifact_example_keeps_title_and_abstract_end(clinifact_data, tiny_bert):
-    from medfc.experiments.classifier import make_features
+    from medfc.experiments.models.encoder import make_features
 
     tok = AutoTokenizer.from_pretrained(tiny_bert)
     pair = max(CD.load_pairs(clinifact_data["train"]), key=lambda p: len(p.abstract))

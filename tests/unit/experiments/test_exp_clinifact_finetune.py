@@ -11,12 +11,12 @@ import pytest
 import torch
 
 from medfc.experiments import pairs as CD
-from medfc.experiments import clinifact_prompts as CP
-from medfc.experiments import clinifact_zero_shot as ZS
-from medfc.experiments import clinifact_finetune as FT
+from medfc.experiments.clinifact import prompts as CP
+from medfc.experiments.clinifact import zero_shot as ZS
+from medfc.experiments.clinifact import fine_tune as FT
 from medfc.common.device import Placement
 from medfc.common.report import SkipReport
-from medfc.experiments.options import FineTuneOptions, ZeroShotOptions
+from medfc.experiments.models.options import FineTuneOptions, ZeroShotOptions
 from tests.helpers.config import section
 
 

@@ -17,12 +17,12 @@ import pytest
 from medfc.common.options import OptionsError
 from medfc.experiments import pairs as CF
 from medfc.experiments import pairs as CD
-from medfc.experiments import healthfc as H
-from medfc.experiments.embeddings import EmbeddingStore, EmbedStats, Recipe, text_digest
+from medfc.experiments.healthfc import runs as H
+from medfc.experiments.models.embeddings import EmbeddingStore, EmbedStats, Recipe, text_digest
 from medfc.experiments.examples import Example
-from medfc.experiments.frozen import FrozenModel, evidence_text
-from medfc.experiments.models import build_model
-from medfc.experiments.options import CLINIFACT_PAIRS, PairsTrainOptions, FrozenOptions
+from medfc.experiments.models.frozen import FrozenModel, evidence_text
+from medfc.experiments.models.kinds import build_model
+from medfc.experiments.models.options import CLINIFACT_PAIRS, PairsTrainOptions, FrozenOptions
 from tests.helpers.config import section
 from tests.helpers.experiment_data import healthfc_options
 
@@ -130,7 +130,7 @@ def test_a_batch_file_that_is_not_this_recipes_whole_vectors_is_damaged(tmp_path
 KILLED_WRITER = textwrap.dedent("""
     import os, signal, sys
     import numpy as np
-    from medfc.experiments.embeddings import EmbeddingStore, Recipe, text_digest
+    from medfc.experiments.models.embeddings import EmbeddingStore, Recipe, text_digest
 
     store = EmbeddingStore(sys.argv[1], Recipe("m", 64, "head"))
     store.put([text_digest(t) for t in ("a", "b")], np.ones((2, 4), np.float32))   # committed
@@ -157,7 +157,7 @@ def test_a_kill_while_writing_loses_only_the_batch_in_flight(tmp_path):
 WRITER = textwrap.dedent("""
     import sys
     import numpy as np
-    from medfc.experiments.embeddings import EmbeddingStore, Recipe, text_digest
+    from medfc.experiments.models.embeddings import EmbeddingStore, Recipe, text_digest
 
     store = EmbeddingStore(sys.argv[1], Recipe("m", 64, "head"))
     me = int(sys.argv[2])
@@ -215,8 +215,8 @@ def test_a_job_whose_texts_are_all_stored_loads_no_torch(tiny_bert, tmp_path):
     code = textwrap.dedent("""
         import json, sys
         from medfc.experiments.examples import Example
-        from medfc.experiments.models import build_model
-        from medfc.experiments.options import FrozenOptions
+        from medfc.experiments.models.kinds import build_model
+        from medfc.experiments.models.options import FrozenOptions
         options, examples, labels = json.loads(sys.argv[1])
         model = build_model(FrozenOptions.from_mapping(options), 1)
         model.fit([Example(*e) for e in examples], labels)

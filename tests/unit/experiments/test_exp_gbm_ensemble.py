@@ -7,11 +7,11 @@ import pytest
 
 from medfc.common.io import write_jsonl
 from medfc.common.report import SkipReport
-from medfc.experiments import clinifact_features as F
+from medfc.experiments.models import features as F
 from medfc.experiments.examples import Example
-from medfc.experiments.ensemble import average_predictions
-from medfc.experiments.gbm import fit_gbm
-from medfc.experiments.options import GbmOptions
+from medfc.experiments.ensembles.ensemble import average_predictions
+from medfc.experiments.models.gbm import fit_gbm
+from medfc.experiments.models.options import GbmOptions
 from tests.helpers.config import section
 
 LABELS = ["evidence", "inconclusive", "NEI"]
@@ -105,9 +105,9 @@ def _gbm_options(**kw) -> GbmOptions:
 
 
 def test_gbm_with_embedding_features_adds_the_named_blocks_and_shares_the_frozen_kinds_store(tiny_bert, tmp_path):
-    from medfc.experiments.embeddings import FrozenEncoder
-    from medfc.experiments.frozen import evidence_text
-    from medfc.experiments.models import build_model
+    from medfc.experiments.models.embeddings import FrozenEncoder
+    from medfc.experiments.models.frozen import evidence_text
+    from medfc.experiments.models.kinds import build_model
 
     train = [_pair(lab, k) for lab in LABELS for k in range(8)]
     test = [_pair(lab, k) for lab in LABELS for k in (40, 41)]
@@ -140,7 +140,7 @@ def test_gbm_with_embedding_features_adds_the_named_blocks_and_shares_the_frozen
 
 
 def test_a_token_budget_above_the_encoders_names_the_gbm_keys(tiny_bert, tmp_path):
-    from medfc.experiments.models import build_model
+    from medfc.experiments.models.kinds import build_model
 
     options = _gbm_options(embedding_model=str(tiny_bert), embedding_evidence_length=4096, cache_dir="")
     with pytest.raises(ValueError, match=r"reads at most 512 tokens, not 4096 \(experiments\.gbm\.embedding_claim_length / "

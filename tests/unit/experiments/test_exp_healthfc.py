@@ -7,8 +7,8 @@ import pytest
 from medfc.common.io import read_jsonl
 from medfc.common.report import SkipReport
 from medfc.common.options import OptionsError
-from medfc.experiments import healthfc as H
-from medfc.experiments.systems import ARTICLE_SYSTEMS, SYSTEM_OPTIONS, HealthFCFoldOptions, system_option_keys
+from medfc.experiments.healthfc import runs as H
+from medfc.experiments.healthfc.systems import ARTICLE_SYSTEMS, SYSTEM_OPTIONS, HealthFCFoldOptions, system_option_keys
 from tests.helpers.config import section
 from tests.helpers.experiment_data import healthfc_options
 

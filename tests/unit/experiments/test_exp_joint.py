@@ -6,7 +6,7 @@ import pytest
 import torch
 from transformers import AutoTokenizer
 
-from medfc.experiments.joint import (
+from medfc.experiments.healthfc.joint import (
     JointCollator,
     JointModel,
     build_windows,

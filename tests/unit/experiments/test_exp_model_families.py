@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from medfc.experiments.classifier import encode_pair, load_classifier, load_tokenizer
-from medfc.experiments.joint import JointCollator, JointModel, joint_features
+from medfc.experiments.models.encoder import encode_pair, load_classifier, load_tokenizer
+from medfc.experiments.healthfc.joint import JointCollator, JointModel, joint_features
 from medfc.llm.base import GenerationParams
 from medfc.llm.local import TransformersLM
 from tests.helpers import tiny_models as tm

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from medfc.experiments.options import CLINIFACT_PAIRS
+from medfc.experiments.models.options import CLINIFACT_PAIRS
 
 from medfc.common.io import read_json, read_jsonl
 from medfc.common.options import OptionsError
 from medfc.experiments import steps as S
-from medfc.experiments.aliases import resolve_model
-from medfc.experiments.systems import CLINIFACT_LABELS
+from medfc.experiments.models.aliases import resolve_model
+from medfc.experiments.healthfc.systems import CLINIFACT_LABELS
 from tests.helpers.config import call_step, section
 
 # ------------------------------------------------------------------------------ models / training

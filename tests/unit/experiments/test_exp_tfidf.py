@@ -8,11 +8,11 @@ import pytest
 
 from medfc.common.options import OptionsError
 from medfc.experiments import pairs as CF
-from medfc.experiments import healthfc as H
+from medfc.experiments.healthfc import runs as H
 from medfc.experiments.examples import Example
-from medfc.experiments.options import CLINIFACT_PAIRS, PairsTrainOptions, TfidfOptions
-from medfc.experiments.systems import system as system_spec
-from medfc.experiments.tfidf import fit_tfidf
+from medfc.experiments.models.options import CLINIFACT_PAIRS, PairsTrainOptions, TfidfOptions
+from medfc.experiments.healthfc.systems import system as system_spec
+from medfc.experiments.models.tfidf import fit_tfidf
 from tests.helpers.config import section
 from tests.helpers.experiment_data import healthfc_options
 
@@ -142,7 +142,7 @@ def _healthfc_files(tmp_path, n=30, n_folds=3):
 
 
 def test_healthfc_tfidf_choices_and_refit_never_see_the_test_fold(tmp_path, monkeypatch):
-    from medfc.experiments import tfidf as T
+    from medfc.experiments.models import tfidf as T
 
     ds, folds, fold_of = _healthfc_files(tmp_path)
     seen: list[tuple[str, list[str]]] = []

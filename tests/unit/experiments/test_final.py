@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from medfc.experiments import final as F
+from medfc.experiments.final import train as F
 from medfc.experiments import steps
 from medfc.experiments.pairs import run_discriminative
-from medfc.experiments.keeper import CARD
-from medfc.experiments.predict import predict_file
+from medfc.experiments.models.keeper import CARD
+from medfc.experiments.final.predict import predict_file
 from medfc.plan import Plan
 from medfc.plan.config_errors import ConfigError, merged_config, plan_for
 from tests.helpers.config import call_step, defaults

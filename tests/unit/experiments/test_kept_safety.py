@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from medfc.experiments import healthfc as H
-from medfc.experiments.keeper import LOADABLE_TYPES, PICKLE_SUFFIXES, SKLEARN_ESTIMATORS, UnsafeModelError, load_estimators
-from medfc.experiments.kept import CARD
+from medfc.experiments.healthfc import runs as H
+from medfc.experiments.models.keeper import LOADABLE_TYPES, PICKLE_SUFFIXES, SKLEARN_ESTIMATORS, UnsafeModelError, load_estimators
+from medfc.experiments.final.kept import CARD
 from tests.helpers.experiment_data import healthfc_options
 from tests.unit.experiments.test_predict import predict, tfidf_config, write_jsonl
 

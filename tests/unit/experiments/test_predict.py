@@ -14,10 +14,10 @@ from medfc.cli import main
 from medfc.common.labels import CLINIFACT_LABELS, EVIDENCE_LABELS, VERACITY_LABELS
 from medfc.experiments import pairs as CF
 from medfc.experiments import pairs as CD
-from medfc.experiments import healthfc as H
-from medfc.experiments.kept import CARD, find_model_dir, read_card
-from medfc.experiments.options import CLINIFACT_PAIRS, PairsTrainOptions, TfidfOptions
-from medfc.experiments.systems import input_fields, system
+from medfc.experiments.healthfc import runs as H
+from medfc.experiments.final.kept import CARD, find_model_dir, read_card
+from medfc.experiments.models.options import CLINIFACT_PAIRS, PairsTrainOptions, TfidfOptions
+from medfc.experiments.healthfc.systems import input_fields, system
 from tests.helpers.config import section
 from tests.helpers.experiment_data import healthfc_options, tiny_train_config
 
@@ -169,8 +169,8 @@ def test_kept_encoder_clinifact_discriminative_predicts_without_its_base_model(c
 
 
 def test_kept_lora_adapters_predict_as_the_fine_tuned_system(clinifact_data, tiny_llama, tmp_path):
-    from medfc.experiments import clinifact_finetune as FT
-    from medfc.experiments.options import FineTuneOptions
+    from medfc.experiments.clinifact import fine_tune as FT
+    from medfc.experiments.models.options import FineTuneOptions
 
     tiny = {"lr": 5e-2, "epochs": 1, "max_steps": 1, "batch_size": 4, "target_modules": ["q_proj", "v_proj"], "eval_batch_size": 8,
             "grad_accum": 1, "max_prompt_tokens": 120, "device": "cpu", "seed": 3, "lora_r": 2, "lora_alpha": 4, "lora_dropout": 0.0,
@@ -203,7 +203,7 @@ def test_kept_lora_adapters_predict_as_the_fine_tuned_system(clinifact_data, tin
 
 @pytest.mark.parametrize("kind", ["gbm", "frozen"])
 def test_kept_gbm_and_frozen_clinifact_models_predict_as_trained(kind, clinifact_data, tiny_bert, tmp_path):
-    from medfc.experiments.options import FrozenOptions, GbmOptions
+    from medfc.experiments.models.options import FrozenOptions, GbmOptions
 
     if kind == "gbm":  # with embedding features: the encoder is loaded again at prediction time, no store read
         train = GbmOptions.from_mapping(section("experiments.gbm", model="sklearn:gbm", seeds=[0], min_samples_leaf=2, max_iter=5,

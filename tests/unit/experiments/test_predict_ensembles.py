@@ -12,8 +12,8 @@ import pytest
 from medfc.cli import main
 from medfc.common.io import read_jsonl
 from medfc.common.labels import CLINIFACT_LABELS
-from medfc.experiments import stack_selection as SEL
-from medfc.experiments.kept import CARD, STACK_STATE, find_model_dir, keep_ensemble, keeper_of, read_card
+from medfc.experiments.ensembles import stack_selection as SEL
+from medfc.experiments.final.kept import CARD, STACK_STATE, find_model_dir, keep_ensemble, keeper_of, read_card
 from medfc.experiments.steps import pairs_experiment, pairs_inner_cv, ensemble
 from medfc.plan import Plan
 from tests.helpers.config import call_step

@@ -15,9 +15,9 @@ from medfc.clinifact.pairs import read_release_csv
 from medfc.clinifact.views import bigbio_te_rows
 from medfc.common.io import read_jsonl
 from medfc.common.report import SkipReport
-from medfc.experiments import healthfc as H
-from medfc.experiments.kept import CARD
-from medfc.experiments.predict_inputs import input_spec, read_rows
+from medfc.experiments.healthfc import runs as H
+from medfc.experiments.final.kept import CARD
+from medfc.experiments.final.predict_inputs import input_spec, read_rows
 from medfc.experiments.steps import pairs_experiment
 from medfc.plan import Plan
 from tests.helpers.config import call_step

@@ -1,6 +1,6 @@
 """Learned stacking: inner folds over the training split only, a member trained on each part's complement
-(medfc.experiments.stacking); the choice between stack, average and best member judged on predictions it was not
-tuned on (medfc.experiments.stack_selection); and the ensemble step's outputs."""
+(medfc.experiments.ensembles.stacking); the choice between stack, average and best member judged on predictions it was not
+tuned on (medfc.experiments.ensembles.stack_selection); and the ensemble step's outputs."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import pytest
 
 from medfc.common.io import read_jsonl, write_jsonl
 from medfc.common.report import SkipReport
-from medfc.experiments import stack_selection as SEL
-from medfc.experiments import stacking as S
-from medfc.experiments.ensemble import inner_assignment
-from medfc.experiments.ensemble import EnsembleOptions, StackingOptions
-from medfc.experiments.stacking import PairsInnerOptions, HealthFCInnerOptions
-from medfc.experiments.options import CLINIFACT_PAIRS, PairsTrainOptions
+from medfc.experiments.ensembles import stack_selection as SEL
+from medfc.experiments.ensembles import stacking as S
+from medfc.experiments.ensembles.ensemble import inner_assignment
+from medfc.experiments.ensembles.ensemble import EnsembleOptions, StackingOptions
+from medfc.experiments.ensembles.stacking import PairsInnerOptions, HealthFCInnerOptions
+from medfc.experiments.models.options import CLINIFACT_PAIRS, PairsTrainOptions
 from tests.helpers.config import section
 from tests.helpers.experiment_data import healthfc_options
 from tests.unit.experiments.test_exp_tfidf import _healthfc_files, tfidf_options
@@ -58,7 +58,7 @@ def _recorder(calls):
 
 
 def test_a_healthfc_members_inner_cv_predicts_each_training_claim_once_by_a_model_that_never_saw_it(tmp_path, monkeypatch):
-    from medfc.experiments import models
+    from medfc.experiments.models import kinds as models
 
     ds, folds, fold_of = _healthfc_files(tmp_path, n=30, n_folds=3)
     calls: list = []
@@ -78,7 +78,7 @@ def test_a_healthfc_members_inner_cv_predicts_each_training_claim_once_by_a_mode
 
 
 def test_a_clinifact_members_inner_cv_covers_train_and_validation_and_never_the_test_split(clinifact_data, monkeypatch):
-    from medfc.experiments import models
+    from medfc.experiments.models import kinds as models
 
     calls: list = []
     monkeypatch.setattr(models, "build_model", lambda cfg, threads=None: _recorder(calls))
@@ -119,7 +119,7 @@ def _world(tmp_path, members, n_inner=300, n_test=200, seed=0):
 
 
 def _f1(records):
-    from medfc.experiments.metrics import validation_scores
+    from medfc.experiments.models.metrics import validation_scores
 
     return validation_scores([r["label"] for r in records], [r["pred_label"] for r in records], LABELS)["macro_f1"]
 

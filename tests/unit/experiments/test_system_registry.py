@@ -1,4 +1,4 @@
-"""The HealthFC systems are one registry (medfc.experiments.systems.REGISTRY): a test-only system registered
+"""The HealthFC systems are one registry (medfc.experiments.healthfc.systems.REGISTRY): a test-only system registered
 here, and nothing else, is a step's system (its name checked against the registry, its options' class chosen
 there) and is trained and predicted by the ``healthfc_experiment`` step with TF-IDF."""
 
@@ -8,9 +8,9 @@ import pytest
 
 from medfc.common.io import read_json, read_jsonl
 from medfc.common.options import OptionsError
-from medfc.experiments.options import TfidfOptions
+from medfc.experiments.models.options import TfidfOptions
 from medfc.experiments.steps import healthfc_experiment
-from medfc.experiments.systems import REGISTRY, SYSTEMS, VERACITY_LABELS, HealthFCFoldOptions, SingleOptions, System
+from medfc.experiments.healthfc.systems import REGISTRY, SYSTEMS, VERACITY_LABELS, HealthFCFoldOptions, SingleOptions, System
 from tests.helpers.config import call_step, section
 from tests.helpers.experiment_data import healthfc_data, healthfc_options, healthfc_recs  # noqa: F401
 

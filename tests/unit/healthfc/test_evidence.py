@@ -14,7 +14,7 @@ import pytest
 
 from medfc.common.http import HttpClient
 from medfc.common.io import read_json, read_jsonl, write_jsonl
-from medfc.experiments import healthfc as H
+from medfc.experiments.healthfc import runs as H
 from medfc.healthfc import evidence as ev
 from medfc.healthfc.steps import retrieve
 from medfc.retrieval.search import MissingApiKey, SearchKeyRejected

@@ -10,7 +10,7 @@ import pytest
 
 from medfc.common.llm_backends import LLM_BACKENDS, LLMBackend, llm_backend, runs_locally
 from medfc.common.options import OptionsError
-from medfc.experiments.options import ZeroShotOptions
+from medfc.experiments.models.options import ZeroShotOptions
 from medfc.llm import make_client
 from medfc.medsnip.options import LLMOptions
 from medfc.plan import Plan
@@ -66,7 +66,7 @@ def test_no_choice_compares_a_backends_name():
     names = "|".join(map(re.escape, LLM_BACKENDS))
     pattern = re.compile(rf"""backend["'\]]*\)?\s*[!=]=\s*["']({names})["']|["']({names})["']\s*[!=]=""")
     files = [*sorted((SRC / "plan").glob("*.py")), SRC / "llm" / "__init__.py", SRC / "medsnip" / "calls.py",
-             SRC / "experiments" / "clinifact_zero_shot.py"]
+             SRC / "experiments" / "clinifact" / "zero_shot.py"]
     found = [f"{f.relative_to(SRC)}:{n}" for f in files for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
              if pattern.search(line)]
     assert found == []

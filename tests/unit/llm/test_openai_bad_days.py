@@ -19,8 +19,8 @@ from tests.helpers.experiment_data import clinifact_data  # noqa: F401  (fixture
 from tests.helpers.fake_openai import FakeOpenAI
 
 from medfc.common.http import HttpClient, HttpError
-from medfc.experiments import clinifact_zero_shot as ZS  # imports transformers: here, not in the first test's time
-from medfc.experiments.options import ZeroShotOptions
+from medfc.experiments.clinifact import zero_shot as ZS  # imports transformers: here, not in the first test's time
+from medfc.experiments.models.options import ZeroShotOptions
 from medfc.llm import GenerationParams
 from medfc.llm.base import LLMEndpointError
 from medfc.llm.openai import OpenAICompatibleLM, same_model

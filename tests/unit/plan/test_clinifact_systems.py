@@ -1,4 +1,4 @@
-"""The CliniFact systems are one registry (medfc.experiments.clinifact_systems): the plan's run matrix, options,
+"""The CliniFact systems are one registry (medfc.experiments.clinifact.systems): the plan's run matrix, options,
 checks and prerequisites, the tables' row names and the rules' declarations follow its records; a test-only
 system added to it and to the plan's builders is planned, named, placed, sized and checked; neither the plan nor
 the tables compare anything with a system's name."""
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from medfc.experiments import clinifact_systems as C
+from medfc.experiments.clinifact import systems as C
 from medfc.plan import Plan, cluster, job_specs, jobs, resources
 from medfc.plan.experiments import CLINIFACT_BUILDERS, ExperimentsPlan
 from medfc.plan.prerequisites import _llms, planned_job_options

@@ -10,10 +10,10 @@ from dataclasses import fields
 import yaml
 
 import medfc.tables.steps as table_steps
-from medfc.experiments.aliases import BUILTIN_ALIASES
-from medfc.experiments.models import MODEL_KINDS
-from medfc.experiments.options import MODEL_CONFIGS, ModelConfig, TrainConfig, model_config_class
-from medfc.experiments.systems import ARTICLE_SYSTEMS, EVIDENCE_SOURCES, REGISTRY, SYSTEM_OPTIONS, SYSTEMS, HealthFCFoldOptions, evidence_source
+from medfc.experiments.models.aliases import BUILTIN_ALIASES
+from medfc.experiments.models.kinds import MODEL_KINDS
+from medfc.experiments.models.options import MODEL_CONFIGS, ModelConfig, TrainConfig, model_config_class
+from medfc.experiments.healthfc.systems import ARTICLE_SYSTEMS, EVIDENCE_SOURCES, REGISTRY, SYSTEM_OPTIONS, SYSTEMS, HealthFCFoldOptions, evidence_source
 from medfc.plan.tables import TABLES
 from tests.helpers.config import SCHEMA, defaults
 from tests.helpers.workflow import REPO
@@ -55,7 +55,7 @@ def test_the_docs_table_of_training_keys_names_exactly_the_schemas_keys():
 
 
 def test_the_systems_are_the_registrys_in_the_schema_the_steps_type_and_the_docs():
-    """A HealthFC system is declared once, in medfc.experiments.systems.REGISTRY; the schema's enum, the
+    """A HealthFC system is declared once, in medfc.experiments.healthfc.systems.REGISTRY; the schema's enum, the
     step's type, the per-system overrides and the docs table of systems name exactly its systems."""
     assert SYSTEMS == tuple(REGISTRY) and all(name == spec.name for name, spec in REGISTRY.items())
     hx = EXP["healthfc"]["properties"]
@@ -111,12 +111,12 @@ def test_the_model_kinds_are_declared_once_and_each_has_its_implementation_and_c
 
 def test_the_cross_validation_driver_names_no_system():
     """run_fold and its trainers look a system up in the registry: no system's name (nor the prefix of a
-    family of them) is written in medfc/experiments/healthfc.py's code, so nothing there branches on one."""
+    family of them) is written in medfc/experiments/healthfc/runs.py's code, so nothing there branches on one."""
     import ast
 
-    tree = ast.parse((REPO / "src" / "medfc" / "experiments" / "healthfc.py").read_text(encoding="utf-8"))
+    tree = ast.parse((REPO / "src" / "medfc" / "experiments" / "healthfc" / "runs.py").read_text(encoding="utf-8"))
     docstrings = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body
                   and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
     named = sorted({n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings
                     and (n.value in SYSTEMS or n.value.startswith(("retrieved_", "open_domain_")))})
-    assert named == [], f"medfc/experiments/healthfc.py names systems {named}: look them up in the registry instead"
+    assert named == [], f"medfc/experiments/healthfc/runs.py names systems {named}: look them up in the registry instead"

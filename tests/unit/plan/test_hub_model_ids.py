@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from medfc.experiments.aliases import direct_model_name, model_aliases
+from medfc.experiments.models.aliases import direct_model_name, model_aliases
 from medfc.plan import Plan
 from medfc.plan.models import misplaced_model_train
 from tests.unit.plan.test_plan import DEMO_RELEASE, config

@@ -1,7 +1,7 @@
-"""The model kinds are one registry (medfc.experiments.options.MODEL_CONFIGS, each kind's config class, and
-medfc.experiments.models.MODEL_KINDS, its implementation and its keeper): each kind declares the datasets it
+"""The model kinds are one registry (medfc.experiments.models.options.MODEL_CONFIGS, each kind's config class, and
+medfc.experiments.models.kinds.MODEL_KINDS, its implementation and its keeper): each kind declares the datasets it
 serves, which the plan's check looks up (gbm reads CliniFact's claims and abstracts only), and how a fitted
-model of it is kept for ``medfc predict`` and loaded back, which medfc.experiments.kept looks up. A test-only
+model of it is kept for ``medfc predict`` and loaded back, which medfc.experiments.final.kept looks up. A test-only
 kind registered here, and nothing else, is planned, checked, run through the ``pairs_experiment`` step, kept
 and applied to new claims by ``medfc predict``."""
 
@@ -19,17 +19,17 @@ import pytest
 from medfc.common.io import read_json, read_jsonl, write_json
 from medfc.common.labels import CLINIFACT_LABELS
 from medfc.common.options import Options
-from medfc.experiments import kept as kept_module
-from medfc.experiments import models as models_module
-from medfc.experiments import options as options_module
-from medfc.experiments import predict as predict_module
+from medfc.experiments.final import kept as kept_module
+from medfc.experiments.models import kinds as models_module
+from medfc.experiments.models import options as options_module
+from medfc.experiments.final import predict as predict_module
 from medfc.experiments.pairs import load_pairs
 from medfc.experiments.examples import Example
-from medfc.experiments.keeper import Keeper
-from medfc.experiments.kept import CARD, keep_fitted, keepers, load_fitted, read_card
-from medfc.experiments.models import ModelKind
-from medfc.experiments.options import MODEL_CONFIGS, PairsTrainOptions, GbmOptions
-from medfc.experiments.predict import predict_file
+from medfc.experiments.models.keeper import Keeper
+from medfc.experiments.final.kept import CARD, keep_fitted, keepers, load_fitted, read_card
+from medfc.experiments.models.kinds import ModelKind
+from medfc.experiments.models.options import MODEL_CONFIGS, PairsTrainOptions, GbmOptions
+from medfc.experiments.final.predict import predict_file
 from medfc.experiments.steps import pairs_experiment
 from medfc.plan import Plan, resources
 from tests.helpers.config import call_step
@@ -178,11 +178,11 @@ def test_a_kind_registered_in_a_test_is_planned_checked_and_run_by_the_clinifact
 
 def test_no_comparison_with_a_kinds_name_is_left_in_the_plan_or_the_model_factory():
     """A kind is looked up (its class's datasets, limits, gpu, section), never tested for by name (``kind ==
-    "encoder"``, ``== "sklearn:gbm"``) in medfc/plan or medfc/experiments/models.py."""
+    "encoder"``, ``== "sklearn:gbm"``) in medfc/plan or medfc/experiments/models/kinds.py."""
     names = "|".join(re.escape(n) for cls in MODEL_CONFIGS for n in (cls.kind, cls.model_name) if n)
     compared = re.compile(rf"""(==|!=)\s*["']({names})["']|["']({names})["']\s*(==|!=|(not\s+)?in\b)""")
-    src = Path(options_module.__file__).resolve().parents[1]
-    files = [*sorted((src / "plan").glob("*.py")), src / "experiments" / "models.py"]
+    src = Path(options_module.__file__).resolve().parents[2]
+    files = [*sorted((src / "plan").glob("*.py")), src / "experiments" / "models" / "kinds.py"]
     found = [f"{p.relative_to(src)}:{n}: {line.strip()}" for p in files for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
              if compared.search(line)]
     assert found == []
@@ -242,7 +242,7 @@ def test_an_unknown_kind_of_kept_model_is_an_error_naming_the_known_ones(tmp_pat
 
 
 def test_no_comparison_with_a_kinds_name_is_left_in_the_kept_models():
-    """medfc.experiments.kept (and medfc predict) look a kind up in the keepers (``keepers().get(kind)``,
+    """medfc.experiments.final.kept (and medfc predict) look a kind up in the keepers (``keepers().get(kind)``,
     ``KEPT_PREDICTORS.get``), never test for it: neither a kind's name compared (``== "tfidf"``, ``in ("lora",
     "pipeline")``) nor a kind compared with anything (``kind == JOINT_KIND``, ``card["kind"] == ...``, ``kind in
     SKLEARN_KINDS``)."""

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from medfc.experiments.systems import ARTICLE_SYSTEMS, SYSTEMS
-from medfc.experiments.systems import system as system_spec
-from medfc.experiments.options import CLINIFACT_PAIRS
+from medfc.experiments.healthfc.systems import ARTICLE_SYSTEMS, SYSTEMS
+from medfc.experiments.healthfc.systems import system as system_spec
+from medfc.experiments.models.options import CLINIFACT_PAIRS
 from medfc.plan import Plan, checks
 from medfc.plan.config_errors import ConfigError, plan_for
 from tests.helpers.config import SCHEMA, defaults
@@ -232,7 +232,7 @@ def test_a_planned_offline_mpnet_that_is_not_installed_stops_the_plan_naming_the
 
 
 def test_a_frozen_encoders_options_are_its_section_the_encoder_and_the_embeddings_cache_under_cache_dir(tmp_path, monkeypatch):
-    from medfc.experiments.options import FrozenOptions
+    from medfc.experiments.models.options import FrozenOptions
 
     cfg = config(cache_dir="/scratch/medfc", models__healthfc={"en": ["frozen-minilm"], "de": []}, experiments__healthfc__folds=[0],
                  models__clinifact={"discriminative": ["frozen-minilm"], "zero_shot": [], "fine_tuned": []})
@@ -337,8 +337,8 @@ def test_every_planned_jobs_options_are_typed_by_the_plan_before_any_job_runs():
     options by the system, the pipeline selector's config): a key the step could not take stops Plan.check,
     naming the job and the key, before any job reads data."""
     from medfc.common.options import OptionsError
-    from medfc.experiments.systems import HealthFCFoldOptions, PipelineOptions
-    from medfc.experiments.options import TfidfOptions, TrainConfig
+    from medfc.experiments.healthfc.systems import HealthFCFoldOptions, PipelineOptions
+    from medfc.experiments.models.options import TfidfOptions, TrainConfig
 
     cfg = config(stages__experiments=True, experiments__healthfc__folds=[0], experiments__smoke={"max_steps": None, "max_examples": None},
                  healthfc__release=DEMO_RELEASE)

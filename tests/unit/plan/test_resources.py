@@ -11,7 +11,7 @@ import pytest
 import yaml
 from snakemake.utils import update_config, validate
 
-from medfc.experiments.options import MODEL_CONFIGS
+from medfc.experiments.models.options import MODEL_CONFIGS
 from medfc.plan import Plan
 from medfc.plan import cluster as C
 from medfc.plan import resources as R

@@ -14,7 +14,7 @@ import yaml
 
 from medfc.common.io import read_json, read_jsonl, write_jsonl
 from medfc.common.options import Options, OptionsError
-from medfc.experiments.systems import EVIDENCE_SOURCES
+from medfc.experiments.healthfc.systems import EVIDENCE_SOURCES
 from medfc.healthfc import evidence as ev
 from medfc.healthfc.steps import retrieve
 from medfc.plan import HEALTHFC_WILDCARDS, Plan
@@ -178,7 +178,7 @@ def test_the_shared_clients_are_built_as_before():
 
 FACTORIES = [REPO / "src/medfc/retrieval/search_sources.py", REPO / "src/medfc/healthfc/evidence.py", REPO / "src/medfc/healthfc/steps.py",
              REPO / "src/medfc/medsnip/search.py", REPO / "src/medfc/medsnip/steps.py",
-             REPO / "src/medfc/experiments/systems.py", *sorted((REPO / "src/medfc/plan").glob("*.py"))]
+             REPO / "src/medfc/experiments/healthfc/systems.py", *sorted((REPO / "src/medfc/plan").glob("*.py"))]
 
 
 def test_no_comparison_with_a_source_name_is_left_in_the_plan_or_the_factories():

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from medfc.experiments.options import CLINIFACT_PAIRS
+from medfc.experiments.models.options import CLINIFACT_PAIRS
 from medfc.tables.errors import ErrorsOptions, PairsSection, page, page_data, read_embedded, write_error_browser
 from tests.helpers.error_browser import write_jsonl
 

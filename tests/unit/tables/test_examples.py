@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from medfc.experiments.clinifact_prompts import PROMPT
+from medfc.experiments.clinifact.prompts import PROMPT
 from medfc.tables import example_steps, examples
 from tests.helpers.config import call_step
 from tests.helpers.tex import compile_fragments, overfull_boxes

@@ -1,6 +1,6 @@
 """The prompt of the generative CliniFact systems and the scoring of its answer options, shared by the
-zero-shot system (:mod:`medfc.experiments.clinifact_zero_shot`), the fine-tuned one
-(:mod:`medfc.experiments.clinifact_finetune`) and ``medfc predict`` with kept adapters.
+zero-shot system (:mod:`medfc.experiments.clinifact.zero_shot`), the fine-tuned one
+(:mod:`medfc.experiments.clinifact.fine_tune`) and ``medfc predict`` with kept adapters.
 
 A causal LM reads :data:`PROMPT` (our wording of the paper's Table 7 description: claim + abstract, answer
 with one of TRUE / FALSE / NONE) and the answer is the most probable of the options, scored as the (summed)

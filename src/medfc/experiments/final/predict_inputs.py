@@ -1,4 +1,4 @@
-"""What ``medfc predict`` (:mod:`medfc.experiments.predict`) reads: the rows of an input file and, of each row, the
+"""What ``medfc predict`` (:mod:`medfc.experiments.final.predict`) reads: the rows of an input file and, of each row, the
 fields a kept model needs, under its own names or those the workflow's exports give them.
 
 A file is read by its extension: ``.csv`` (a header row), ``.parquet`` (with pyarrow) or anything else JSONL (one

@@ -1,7 +1,7 @@
 """Learned stacking of ensembles, its first half: each member's out-of-fold predictions on a run's training split
 from inner cross-validation (rules ``healthfc_inner_cv`` and ``pairs_inner_cv``, one job per member and run,
 shared by every stacked ensemble with that member). What the ensemble makes of them is
-:mod:`medfc.experiments.stack_selection`'s (the ``ensemble`` step), so a change there reruns no inner CV.
+:mod:`medfc.experiments.ensembles.stack_selection`'s (the ``ensemble`` step), so a change there reruns no inner CV.
 
 A light module (numpy is imported where it is used): the plan builds the inner CV's options from it.
 
@@ -24,9 +24,9 @@ from typing import Any
 
 from medfc.common.options import Options
 from medfc.common.report import SkipReport
-from medfc.experiments.ensemble import inner_assignment
-from medfc.experiments.options import PairsTrainOptions
-from medfc.experiments.systems import HealthFCFoldOptions
+from medfc.experiments.ensembles.ensemble import inner_assignment
+from medfc.experiments.models.options import PairsTrainOptions
+from medfc.experiments.healthfc.systems import HealthFCFoldOptions
 
 log = logging.getLogger(__name__)
 
@@ -59,11 +59,11 @@ class PairsInnerOptions(Options):
 def healthfc_inner_cv(dataset: str | os.PathLike, folds: str | os.PathLike, options: HealthFCInnerOptions, *, threads: int | None = None,
                       evidence: str | os.PathLike | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The member's out-of-fold predictions over the training claims of run ``options.run`` (every fold but
-    its test fold), from ``inner_folds`` models trained as :func:`medfc.experiments.healthfc.run_fold` trains
+    its test fold), from ``inner_folds`` models trained as :func:`medfc.experiments.healthfc.runs.run_fold` trains
     one. Records as a run's (``inner_fold`` added), sorted by id; the info has each part's sizes and scores."""
-    from medfc.experiments import healthfc
-    from medfc.experiments.models import build_model
-    from medfc.experiments.systems import system
+    from medfc.experiments.healthfc import runs as healthfc
+    from medfc.experiments.models.kinds import build_model
+    from medfc.experiments.healthfc.systems import system
 
     run = options.run
     spec = system(run.system)
@@ -121,7 +121,7 @@ def inner_cv_pairs(splits: Mapping[str, Sequence[Any]], options: PairsInnerOptio
     """Out-of-fold predictions over the pairs of ``splits`` (``train`` and ``validation``), each part predicted
     by the member fit (as :func:`medfc.experiments.pairs.run_discriminative` fits it) on the train and
     validation pairs of the other parts. Records as a run's, ``split`` their own split, ``inner_fold`` added."""
-    from medfc.experiments.models import build_model
+    from medfc.experiments.models.kinds import build_model
     from medfc.experiments.pairs import SYSTEM, fit_predict, pair_example, prediction_record
 
     run = options.run
@@ -153,6 +153,6 @@ def inner_cv_pairs(splits: Mapping[str, Sequence[Any]], options: PairsInnerOptio
 
 
 def _scores(records: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> dict[str, float]:
-    from medfc.experiments.metrics import validation_scores
+    from medfc.experiments.models.metrics import validation_scores
 
     return validation_scores([r["label"] for r in records], [r["pred_label"] for r in records], list(labels)) if records else {}

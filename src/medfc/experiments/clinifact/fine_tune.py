@@ -4,23 +4,23 @@ OpenBioLLM-70B fine-tuned on the train split).
 Training
     A causal LM gets LoRA adapters (``peft``) on ``target_modules``; its base weights stay frozen (in
     ``precision``, or 4-bit NF4 with ``load_in_4bit`` — QLoRA through ``bitsandbytes``, CUDA only).
-    Each train pair is the zero-shot prompt (:data:`~medfc.experiments.clinifact_prompts.PROMPT`, trimmed the
+    Each train pair is the zero-shot prompt (:data:`~medfc.experiments.clinifact.prompts.PROMPT`, trimmed the
     same way) followed by the answer word of its gold label (TRUE / FALSE / NONE, the zero-shot mapping
     read backwards), tokenized exactly as the zero-shot scorer tokenizes an option after a prompt. The
     loss is the cross-entropy of the answer tokens alone (the prompt's tokens carry no loss).
-    Training is the project's one loop (:func:`medfc.experiments.training.train`) with
+    Training is the project's one loop (:func:`medfc.experiments.models.training.train`) with
     ``eval_metric: val_loss``: after every epoch the answer cross-entropy over the validation pairs,
     the epoch with the lowest kept (the paper's model selection) — only the adapters' weights are
     copied for that, never the base.
 Prediction
     The kept model scores the three options after each prompt with the zero-shot scorer's own code
-    (:func:`~medfc.experiments.clinifact_prompts.score_pairs`): same options, same softmax, same mapping,
+    (:func:`~medfc.experiments.clinifact.prompts.score_pairs`): same options, same softmax, same mapping,
     same record format, system ``fine_tuned`` — so a fine-tuned row and the zero-shot row of the same
     model, and their McNemar–Bowker test, compare like with like.
 Saved
     With ``save_adapters`` the adapters alone (``adapter_model.safetensors`` + ``adapter_config.json``,
     megabytes) in ``<save_dir>/adapters``, with their ``medfc_model.json`` (the base model as the config
-    names it, the labels, the prompt's budget: what ``medfc predict`` reads, :mod:`medfc.experiments.kept`); with ``save_merged`` also the base with the adapters merged
+    names it, the labels, the prompt's budget: what ``medfc predict`` reads, :mod:`medfc.experiments.final.kept`); with ``save_merged`` also the base with the adapters merged
     in (``<save_dir>/merged``, the full model's size; not with 4-bit weights). Each folder is written
     beside its place and renamed into place whole (:func:`medfc.common.io.atomic_directory`).
 """
@@ -37,14 +37,14 @@ import torch
 
 from medfc.common.device import Placement
 from medfc.common.io import atomic_directory
-from medfc.experiments.kept import keep_fitted
+from medfc.experiments.final.kept import keep_fitted
 from medfc.common.report import SkipReport
-from medfc.experiments.aliases import resolve_model
+from medfc.experiments.models.aliases import resolve_model
 from medfc.experiments.pairs import Pair, load_pairs, scores_by_split
-from medfc.experiments.clinifact_prompts import OPTION_TO_LABEL, answer_options, prompts_for, score_pairs
-from medfc.experiments.options import FineTuneOptions
+from medfc.experiments.clinifact.prompts import OPTION_TO_LABEL, answer_options, prompts_for, score_pairs
+from medfc.experiments.models.options import FineTuneOptions
 from medfc.experiments.records import CardFields, PairPrediction, RunInfo
-from medfc.experiments.training import Feature, move_to, set_seed, train
+from medfc.experiments.models.training import Feature, move_to, set_seed, train
 from medfc.llm.local import TransformersLM, load_dtype
 
 log = logging.getLogger(__name__)
@@ -186,7 +186,7 @@ def load_lora_model(opts: FineTuneOptions, device: torch.device):
 
 def save_adapters(model, directory: str | os.PathLike, card: CardFields | None = None) -> Path:
     """The adapters only: ``adapter_model.safetensors`` + ``adapter_config.json`` (no base weights), with
-    ``card`` as their ``medfc_model.json`` (:mod:`medfc.experiments.kept`, for medfc predict), written into a
+    ``card`` as their ``medfc_model.json`` (:mod:`medfc.experiments.final.kept`, for medfc predict), written into a
     temporary folder and renamed into place whole (a kill never leaves a mix of two saves)."""
     out = Path(directory)
     with atomic_directory(out) as tmp:

@@ -10,8 +10,8 @@ CliniFact
     The row as it trains now (train, validation for what its kind chooses), its stack fitted on its members'
     inner cross-validation: the kept model gives the row's own test predictions.
 
-The kept directory is what ``medfc predict`` reads (:mod:`medfc.experiments.kept`): a single model's kept files,
-or an ensemble's members under ``members/<alias>/`` (:func:`medfc.experiments.kept.keep_ensemble`); its card
+The kept directory is what ``medfc predict`` reads (:mod:`medfc.experiments.final.kept`): a single model's kept files,
+or an ensemble's members under ``members/<alias>/`` (:func:`medfc.experiments.final.kept.keep_ensemble`); its card
 (``medfc_model.json``) adds ``final``: the row, the data and its sha256, the row's scores, the run options, the
 software and the device. ``README.md`` is the model card for people, written with huggingface_hub's ``ModelCard``
 (metadata: library, datasets, the row's metric).
@@ -31,10 +31,10 @@ from medfc.common.io import read_json, write_json
 from medfc.common.options import Options
 from medfc.common.pinning import sha256_of
 from medfc.common.report import SkipReport
-from medfc.experiments.ensemble import EnsembleOptions
-from medfc.experiments.keeper import CARD
-from medfc.experiments.options import PairsTrainOptions
-from medfc.experiments.systems import HealthFCFoldOptions
+from medfc.experiments.ensembles.ensemble import EnsembleOptions
+from medfc.experiments.models.keeper import CARD
+from medfc.experiments.models.options import PairsTrainOptions
+from medfc.experiments.healthfc.systems import HealthFCFoldOptions
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ def train_healthfc(dataset: str | os.PathLike, options: HealthFCFinalOptions, di
     """Train each member of a HealthFC row on every claim and keep it under ``directory`` (a single model: there;
     an ensemble's member: in ``members/<alias>``); ``infos``: each member's cross-validation info files (its epochs),
     ``predictions``: its cross-validation predictions (a stack's meta-model). Returns what the card records."""
-    from medfc.experiments.healthfc import train_all
+    from medfc.experiments.healthfc.runs import train_all
 
     directory = Path(directory)
     trained: dict[str, object] = {}
@@ -150,12 +150,12 @@ def train_pairs(splits: Mapping[str, str | os.PathLike], options: PairsFinalOpti
 def _keep_ensemble(directory: Path, members: Sequence[str], ensemble: EnsembleOptions, out_of_fold: Sequence[Sequence[str]]) -> None:
     """The ensemble's card over its kept members: an average's weights, or the stack chosen on the members'
     out-of-fold predictions (``out_of_fold``: per member, its files)."""
-    from medfc.experiments.kept import keep_ensemble
+    from medfc.experiments.final.kept import keep_ensemble
 
     if ensemble.method != "stack":
         keep_ensemble(directory, members=members, method="average", weights=list(ensemble.weights))
         return
-    from medfc.experiments.stack_selection import fit_stack
+    from medfc.experiments.ensembles.stack_selection import fit_stack
 
     choice = fit_stack(out_of_fold, members, ensemble.stacking, SkipReport("final-stack"))
     keep_ensemble(directory, members=members, method="stack", stacked=choice.fitted)

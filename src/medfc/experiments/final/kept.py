@@ -1,22 +1,22 @@
 """A kept model: what a training run leaves in its checkpoint directory so that ``medfc predict``
-(:mod:`medfc.experiments.predict`) can apply it to new claims.
+(:mod:`medfc.experiments.final.predict`) can apply it to new claims.
 
 With ``experiments.keep_checkpoints`` a run's model directory holds, beside its weights, a small
 ``medfc_model.json`` (:data:`CARD`): the dataset and system, the labels in the order of the model's
 outputs, the model's kind and config (its model name as the config wrote it, e.g. ``offline:minilm``,
 resolved again where it is loaded), the system's options (which fields of a claim it reads, how an
 evidence text is cut) and the input fields a new claim needs. What else the directory holds depends on
-the kind, and each kind says it once, in its :class:`~medfc.experiments.keeper.Keeper`: what it writes
+the kind, and each kind says it once, in its :class:`~medfc.experiments.models.keeper.Keeper`: what it writes
 beside its weights (and adds to the card) and how it is loaded back. A model kind's keeper is on its entry
-in :data:`medfc.experiments.models.MODEL_KINDS`, written in the kind's own module; the kinds of kept
+in :data:`medfc.experiments.models.kinds.MODEL_KINDS`, written in the kind's own module; the kinds of kept
 directory that are no model kind's (a HealthFC system's own models, LoRA adapters) are in
 :data:`SYSTEM_KEEPERS`. :func:`keepers` is the one lookup of both, by the card's ``kind``:
 
-``encoder`` (:mod:`medfc.experiments.classifier`)
+``encoder`` (:mod:`medfc.experiments.models.encoder`)
     ``best/model.safetensors`` (or ``final/model.safetensors`` without validation), written by the training loop, and
     ``transformers/`` (the model's config and tokenizer, kilobytes): the classifier is rebuilt from these
     alone, without the pretrained base.
-``tfidf``, ``gbm``, ``frozen`` (:mod:`medfc.experiments.tfidf`, ``gbm``, ``frozen``)
+``tfidf``, ``gbm``, ``frozen`` (:mod:`medfc.experiments.models.tfidf`, ``gbm``, ``frozen``)
     ``model.json`` (the options, labels and other plain values) and ``model.skops`` (the fitted scikit-learn
     objects, loaded only when every type in it is one the keeper lists). A frozen encoder's embeddings, and gbm's with an ``embedding_model``, are computed
     again at prediction time from the encoder named in the config (no store is read or written).
@@ -24,7 +24,7 @@ directory that are no model kind's (a HealthFC system's own models, LoRA adapter
     The LoRA adapters (``adapter_model.safetensors`` + ``adapter_config.json``, peft's format) of the
     fine-tuned CliniFact system; the base model is the one ``adapter_config.json`` names. Nothing is
     loaded here: ``medfc predict`` applies them with their base model.
-``joint`` (:mod:`medfc.experiments.joint`)
+``joint`` (:mod:`medfc.experiments.healthfc.joint`)
     The joint HealthFC system: its checkpoint (the encoder, the token attention and both heads) and
     ``transformers/`` (the encoder's config and tokenizer), its evidence options (``threshold``,
     ``max_evidence``, ``evidence_weight``, ``joint_pool``) in the card.
@@ -39,15 +39,15 @@ directory that are no model kind's (a HealthFC system's own models, LoRA adapter
     ``members/<alias>/`` (the card's ``member_dirs``: where each one's card is); the ensemble's card names them
     (``members``, in order), its ``method`` (``average`` with ``weights``, or ``stack``) and the members'
     dataset, labels and input fields. A stack keeps what its
-    selection chose (:class:`medfc.experiments.stack_selection.Fitted`: the members it combines, its meta-model
+    selection chose (:class:`medfc.experiments.ensembles.stack_selection.Fitted`: the members it combines, its meta-model
     or none) in ``stack.json``, its meta-model's regression in ``stack.skops``, read as ``model.skops`` is. A member's card
     says ``member``: ``--model-dir`` at the member's folder applies that model alone, at the ensemble's folder
     (or above it) the whole ensemble.
 
 A light module (no torch, no scikit-learn at import): the training code imports it, and each kind's
 module is imported by its keeper when a model of it is kept or loaded. The file names and the card's
-format are :mod:`medfc.experiments.keeper`'s. Nothing in a kept directory runs code when it is opened: a pickle there
-is refused (:func:`~medfc.experiments.keeper.refuse_pickles`, when a model is loaded).
+format are :mod:`medfc.experiments.models.keeper`'s. Nothing in a kept directory runs code when it is opened: a pickle there
+is refused (:func:`~medfc.experiments.models.keeper.refuse_pickles`, when a model is loaded).
 """
 
 from __future__ import annotations
@@ -60,17 +60,17 @@ from typing import TYPE_CHECKING
 
 from medfc.common.io import read_json, write_json
 from medfc.common.registry import lazy
-from medfc.experiments.keeper import CARD, CARD_FORMAT, Keeper, dump_estimators, refuse_pickles
-from medfc.experiments.models import MODEL_KINDS
+from medfc.experiments.models.keeper import CARD, CARD_FORMAT, Keeper, dump_estimators, refuse_pickles
+from medfc.experiments.models.kinds import MODEL_KINDS
 from medfc.experiments.records import CardFields, ModelCard
 
 if TYPE_CHECKING:  # each kind's module loads torch or scikit-learn: imported where a model of it is kept or loaded
-    from medfc.experiments.classifier import FittedClassifier
-    from medfc.experiments.frozen import FittedFrozen
-    from medfc.experiments.gbm import FittedGbm
-    from medfc.experiments.joint import FittedJoint
-    from medfc.experiments.stack_selection import Fitted
-    from medfc.experiments.tfidf import FittedTfidf
+    from medfc.experiments.models.encoder import FittedClassifier
+    from medfc.experiments.models.frozen import FittedFrozen
+    from medfc.experiments.models.gbm import FittedGbm
+    from medfc.experiments.healthfc.joint import FittedJoint
+    from medfc.experiments.ensembles.stack_selection import Fitted
+    from medfc.experiments.models.tfidf import FittedTfidf
 
     SklearnModel = FittedTfidf | FittedGbm | FittedFrozen
     # a fitted model of a kind that is kept whole (a pipeline is two of them; LoRA adapters are written by peft)
@@ -98,7 +98,7 @@ def _keep_nothing(fitted: None, directory: Path) -> CardFields:
 
 def keepers() -> dict[str, Keeper]:
     """Every kind of kept model by its card's ``kind``: each model kind with a keeper on its entry in
-    :data:`~medfc.experiments.models.MODEL_KINDS` (read at each call: a kind registered later too), then
+    :data:`~medfc.experiments.models.kinds.MODEL_KINDS` (read at each call: a kind registered later too), then
     :data:`SYSTEM_KEEPERS`."""
     return {**{kind: entry.kept for kind, entry in MODEL_KINDS.items() if entry.kept is not None}, **SYSTEM_KEEPERS}
 
@@ -175,7 +175,7 @@ def keep_ensemble(directory: str | os.PathLike, *, members: Sequence[str], metho
     """Keep an ensemble whose members are already kept, each in ``directory/members/<alias>/`` (its own card,
     written by its run; there or in the one folder below it that holds one, as a HealthFC run keeps its model
     under the system's name): write the ensemble's card (kind ``ensemble``) into ``directory`` and, for a stack,
-    ``stacked`` (the choice :func:`medfc.experiments.stack_selection.choose_stack` made) into :data:`STACK_STATE`;
+    ``stacked`` (the choice :func:`medfc.experiments.ensembles.stack_selection.choose_stack` made) into :data:`STACK_STATE`;
     returns the card's path.
 
     ``method`` is ``average`` (``weights`` in member order; None: equal) or ``stack`` (``stacked``: its
@@ -283,14 +283,14 @@ def load_fitted(directory: Path, card: ModelCard, device: str = "auto", batch_si
     kind = card["kind"]
     load = keeper_of(kind).load
     if load is None:
-        raise ValueError(f"{directory}: a kept {kind} model is not loaded whole; medfc predict applies it (medfc.experiments.predict)")
+        raise ValueError(f"{directory}: a kept {kind} model is not loaded whole; medfc predict applies it (medfc.experiments.final.predict)")
     return load(directory, card, device, batch_size)
 
 
 # the kinds of kept directory that are no model kind's: the joint HealthFC system, the pipeline (two kept models), LoRA
 # adapters (the fine-tuned CliniFact system, applied by medfc predict with their base model)
 SYSTEM_KEEPERS: dict[str, Keeper] = {
-    JOINT_KIND: Keeper(lazy("medfc.experiments.joint:keep_joint"), lazy("medfc.experiments.joint:load_joint")),
+    JOINT_KIND: Keeper(lazy("medfc.experiments.healthfc.joint:keep_joint"), lazy("medfc.experiments.healthfc.joint:load_joint")),
     "pipeline": Keeper(_keep_nothing, load_pipeline),
     "lora": Keeper(_keep_nothing, None),
     ENSEMBLE_KIND: Keeper(_keep_stack, None),

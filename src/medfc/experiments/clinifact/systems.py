@@ -28,7 +28,7 @@ class CliniFactSystem:
     ``experiments.clinifact.model_<section>[model]``. ``rule`` makes a run's predictions, ``score_rule`` scores
     them and ``ensemble_rule`` combines an ensemble's members' predictions (None: the system runs no ensembles;
     an ensemble's name is a model of its own); ``inner_cv_rule`` makes a stacked ensemble's members' out-of-fold
-    predictions (:mod:`medfc.experiments.stacking`). ``folder`` is its runs' folder under
+    predictions (:mod:`medfc.experiments.ensembles.stacking`). ``folder`` is its runs' folder under
     ``<experiments>/clinifact`` (``""``: a run's folder lies there directly); ``title`` names it in messages
     and ``suffix`` is what its rows in the tables and Fig. 3 add to the model's alias (the paper's row names,
     ``llama3-70b (zero-shot)``). ``pairs``: its runs are the one discriminative path's (:mod:`medfc.experiments.pairs`,

@@ -1,5 +1,5 @@
 """Frozen-encoder embeddings: one forward pass per text, kept on disk per (model, recipe, text), so that
-every system, fold and rerun of the ``frozen`` model kind (:mod:`medfc.experiments.frozen`) shares them.
+every system, fold and rerun of the ``frozen`` model kind (:mod:`medfc.experiments.models.frozen`) shares them.
 
 * :class:`Recipe` — what decides a vector besides the text: the encoder's name as configured (a hub name,
   a local directory, ``offline:minilm``), mean pooling over the tokens under the attention mask, then L2
@@ -244,7 +244,7 @@ class FrozenEncoder:
             from transformers import AutoModel, AutoTokenizer
 
             from medfc.common.device import Placement
-            from medfc.experiments.aliases import resolve_model
+            from medfc.experiments.models.aliases import resolve_model
 
             path = resolve_model(self.model_name)
             placement = Placement.resolve(self.device, "fp32", self.threads)

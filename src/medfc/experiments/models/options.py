@@ -4,13 +4,13 @@ LLM steps' options.
 A light module (no torch, transformers, scikit-learn or requests): the plan builds these objects when it
 plans the DAG, and a TF-IDF job reads them without loading an encoder's libraries. Every field is a
 config key whose one default is in the schema (workflow/schemas/config.schema.yaml); none has a default
-here. The HealthFC systems' options are in :mod:`medfc.experiments.systems`, beside the registry of systems.
+here. The HealthFC systems' options are in :mod:`medfc.experiments.healthfc.systems`, beside the registry of systems.
 
 A model's config is one of :data:`MODEL_CONFIGS`, told apart by its declared ``kind`` (the tag of the
 union :data:`ModelConfig`, ``{"kind": "tfidf", ...}``): ``encoder`` (a fine-tuned transformer,
 :class:`TrainConfig`), ``tfidf`` and ``gbm`` (the scikit-learn baselines) and ``frozen`` (a frozen
 encoder's embeddings into logistic regression, :class:`FrozenOptions`). Which implementation fits a
-kind is :data:`medfc.experiments.models.MODEL_KINDS`.
+kind is :data:`medfc.experiments.models.kinds.MODEL_KINDS`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class TrainConfig(Options):
     """Kind ``encoder``: the hyperparameters of fine-tuning a transformer, the ``experiments.<dataset>.train``
     section after its per-model / per-system overrides (see docs/experiments.md for the paper-scale
     values). ``model`` is a hub name, a local directory or ``offline:minilm``. ``lr`` is read by AdamW in
-    :func:`medfc.experiments.training.train`, and nowhere else."""
+    :func:`medfc.experiments.models.training.train`, and nowhere else."""
 
     kind: ClassVar[str] = "encoder"
     section: ClassVar[str | None] = None  # the layered training config (train < model_train < system_train < smoke)
@@ -68,7 +68,7 @@ class TrainConfig(Options):
 @dataclass(frozen=True)
 class TfidfOptions(Options):
     """Kind ``tfidf``: the ``experiments.tfidf`` section (+ ``model``, the alias target ``sklearn:tfidf``);
-    what each key does: :mod:`medfc.experiments.tfidf`."""
+    what each key does: :mod:`medfc.experiments.models.tfidf`."""
 
     kind: ClassVar[str] = "tfidf"
     section: ClassVar[str | None] = "tfidf"
@@ -97,12 +97,12 @@ class TfidfOptions(Options):
 @dataclass(frozen=True)
 class GbmOptions(Options):
     """Kind ``gbm``: the ``experiments.gbm`` section (+ ``model``, the alias target ``sklearn:gbm``);
-    :mod:`medfc.experiments.gbm`."""
+    :mod:`medfc.experiments.models.gbm`."""
 
     kind: ClassVar[str] = "gbm"
     section: ClassVar[str | None] = "gbm"
     model_name: ClassVar[str | None] = "sklearn:gbm"
-    datasets: ClassVar[tuple[str, ...]] = ("pairs",)  # its features are of a claim and a text (medfc.experiments.clinifact_features)
+    datasets: ClassVar[tuple[str, ...]] = ("pairs",)  # its features are of a claim and a text (medfc.experiments.models.features)
     limits: ClassVar[str] = ("gradient boosting over claim–text features (sklearn:gbm); it reads the claim and text of CliniFact's "
                              "and the declared datasets' pairs only")
     gpu: ClassVar[bool] = False
@@ -137,7 +137,7 @@ class GbmOptions(Options):
 class FrozenOptions(Options):
     """Kind ``frozen``: the ``experiments.frozen`` section (+ ``model``, ``frozen:<encoder>``: a hub name, a
     local directory or an ``offline:`` name after the prefix, e.g. ``frozen:offline:mpnet``); what each key
-    does: :mod:`medfc.experiments.frozen`. ``cache_dir`` is where the embeddings are kept, resolved by the
+    does: :mod:`medfc.experiments.models.frozen`. ``cache_dir`` is where the embeddings are kept, resolved by the
     plan (``<cache_dir>/embeddings`` unless set; ``""``: none kept)."""
 
     kind: ClassVar[str] = "frozen"
@@ -178,7 +178,7 @@ class FrozenOptions(Options):
 # ``model_name`` that selects it: that name, or that name and ":" before a model of its own, e.g. a kind
 # named "features" claims "features:<hub name>"; the ``datasets`` whose model lists may name it, with the
 # ``limits`` the plan's error gives when another list does; ``gpu``: whether its jobs ask for GPUs, from a row per
-# size) and its entry in medfc.experiments.models.MODEL_KINDS; the schema gives it its section and its row in
+# size) and its entry in medfc.experiments.models.kinds.MODEL_KINDS; the schema gives it its section and its row in
 # experiments.resources (medfc.plan.resources reads the rows from here).
 MODEL_CONFIGS: tuple[type[Options], ...] = (TrainConfig, TfidfOptions, GbmOptions, FrozenOptions)
 # the union built from the tuple, its members read from MODEL_CONFIGS when a config is built (a kind registered later is one)

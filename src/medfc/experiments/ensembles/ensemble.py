@@ -3,7 +3,7 @@ most probable. Two methods (``models.ensembles.<name>.method``):
 
 ``average``
     the members' class probabilities averaged with weights; no training.
-``stack`` (learned stacking: :mod:`medfc.experiments.stacking`, :mod:`medfc.experiments.stack_selection`)
+``stack`` (learned stacking: :mod:`medfc.experiments.ensembles.stacking`, :mod:`medfc.experiments.ensembles.stack_selection`)
     from the members' out-of-fold predictions over the run's training split, a choice between a meta-model
     on the members, their plain average and the best member alone, judged on predictions it was not tuned
     on, applied to their test predictions.
@@ -27,9 +27,9 @@ from medfc.common.report import SkipReport
 
 @dataclass(frozen=True)
 class StackingOptions(Options):
-    """``experiments.stacking``: the inner folds' keys (:class:`medfc.experiments.stacking.InnerFolds`), the
+    """``experiments.stacking``: the inner folds' keys (:class:`medfc.experiments.ensembles.stacking.InnerFolds`), the
     meta-model's and those of the choice between stack, average and best member
-    (:mod:`medfc.experiments.stack_selection`)."""
+    (:mod:`medfc.experiments.ensembles.stack_selection`)."""
 
     inner_folds: int
     seed: int

@@ -35,11 +35,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from medfc.experiments.examples import Example
-from medfc.experiments.keeper import keep_state, read_state
-from medfc.experiments.metrics import validation_scores
-from medfc.experiments.options import TfidfOptions
+from medfc.experiments.models.keeper import keep_state, read_state
+from medfc.experiments.models.metrics import validation_scores
+from medfc.experiments.models.options import TfidfOptions
 from medfc.experiments.records import CardFields, ModelCard
-from medfc.experiments.sklearn_common import WholeTexts, add_probs, class_weight, label_indices, limit_threads
+from medfc.experiments.models.sklearn_common import WholeTexts, add_probs, class_weight, label_indices, limit_threads
 
 if TYPE_CHECKING:  # scikit-learn is imported where it is used: an encoder's job never loads it (about 3 s of CPU per job)
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -225,7 +225,7 @@ def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequ
 
 
 class TfidfModel:
-    """Kind ``tfidf`` behind the one model interface (:mod:`medfc.experiments.models`): :func:`fit_tfidf`,
+    """Kind ``tfidf`` behind the one model interface (:mod:`medfc.experiments.models.kinds`): :func:`fit_tfidf`,
     its BLAS on the job's ``threads``."""
 
     def __init__(self, config: TfidfOptions, threads: int | None = None) -> None:
@@ -241,7 +241,7 @@ class TfidfModel:
 
 
 def keep_tfidf(fitted: FittedTfidf, directory: Path) -> CardFields:
-    """What a kept TF-IDF model holds (:mod:`medfc.experiments.kept`): its options, labels, feature space's variant
+    """What a kept TF-IDF model holds (:mod:`medfc.experiments.final.kept`): its options, labels, feature space's variant
     and each fitted vectorizer's terms (in column order) as JSON, each vectorizer's idf weights and the classifier
     with skops (the vectorizers themselves are rebuilt from the options: :meth:`Space._vectorizers`)."""
     assert fitted.space is not None and fitted.clf is not None

@@ -9,7 +9,7 @@ Systems (``SYSTEMS``):
     where the selected evidence is the sentences with probability > ``threshold``, at most
     ``max_evidence`` of them (the most probable), in document order.
 ``joint``
-    :mod:`medfc.experiments.joint` (one encoder, token-attention sentence pooling, evidence and label
+    :mod:`medfc.experiments.healthfc.joint` (one encoder, token-attention sentence pooling, evidence and label
     heads, loss = ``evidence_weight`` · BCE + CE, windowing for long documents).
 ``oracle``
     The veracity classifier on ``[claim; SEP; gold evidence]`` for training and testing.
@@ -32,10 +32,10 @@ Systems (``SYSTEMS``):
 training config).  :func:`run_fold` trains on all folds but ``k`` (optionally holding out
 ``val_fraction`` of them, stratified, for best-checkpoint selection) and predicts fold ``k``.
 
-Each system is one spec of the registry :data:`medfc.experiments.systems.REGISTRY` (its options, labels,
+Each system is one spec of the registry :data:`medfc.experiments.healthfc.systems.REGISTRY` (its options, labels,
 eligible claims, how a claim becomes an example, the evidence it shows, its gold label, its evidence
 source); :func:`run_fold` looks it up and trains it with the trainer the spec names (:data:`TRAINERS`),
-never by testing a system's name. Its model is the one model interface of :mod:`medfc.experiments.models`,
+never by testing a system's name. Its model is the one model interface of :mod:`medfc.experiments.models.kinds`,
 made once per job from the config's kind.
 """
 
@@ -54,12 +54,12 @@ from medfc.common.io import read_jsonl, write_json, write_jsonl
 from medfc.common.labels import EVIDENCE_LABELS, LOE_LABELS, VERACITY_LABELS  # noqa: F401 (LOE_LABELS: for readers of the records)
 from medfc.common.report import SkipReport
 from medfc.experiments.examples import Claim, Example
-from medfc.experiments.kept import JOINT_KIND, keep_fitted, keep_pipeline
-from medfc.experiments.metrics import validation_scores
-from medfc.experiments.models import FittedModel, Model, build_model
+from medfc.experiments.final.kept import JOINT_KIND, keep_fitted, keep_pipeline
+from medfc.experiments.models.metrics import validation_scores
+from medfc.experiments.models.kinds import FittedModel, Model, build_model
 from medfc.experiments.pairs import fit_predict
 from medfc.experiments.records import CardFields, HealthFCPrediction, RunInfo
-from medfc.experiments.systems import HealthFCFoldOptions, System, input_fields, retrieved_text, system  # noqa: F401 (retrieved_text: the snippets' text)
+from medfc.experiments.healthfc.systems import HealthFCFoldOptions, System, input_fields, retrieved_text, system  # noqa: F401 (retrieved_text: the snippets' text)
 
 log = logging.getLogger(__name__)
 
@@ -269,15 +269,15 @@ def run_single(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Mo
     fitted, probs = fit_predict(model, spec.labels, [example(c) for c in train_c], [example(c) for c in val_c],
                                 {"predict": [example(c) for c in test_c]} if test_c else {}, checkpoint_dir=_sub(ckpt, spec.name),
                                 trim="right", desc=spec.name)
-    if ckpt is not None:  # kept for medfc predict: what it needs beside the weights (medfc.experiments.kept)
+    if ckpt is not None:  # kept for medfc predict: what it needs beside the weights (medfc.experiments.final.kept)
         keep_fitted(fitted, ckpt / spec.name, model_card(spec, options))
     records = [_record(c, fold, spec, p, None, spec.shows(c, opts, fold.evidence(c))) for c, p in zip(test_c, probs.get("predict", []))]
     return records, {"model": _fit_info(fitted)}
 
 
 def model_card(spec: System, options: HealthFCFoldOptions) -> CardFields:
-    """The card of a HealthFC system's kept model (:mod:`medfc.experiments.kept`): its labels, model config and
-    the system's options, and the fields a new claim needs (:func:`medfc.experiments.systems.input_fields`)."""
+    """The card of a HealthFC system's kept model (:mod:`medfc.experiments.final.kept`): its labels, model config and
+    the system's options, and the fields a new claim needs (:func:`medfc.experiments.healthfc.systems.input_fields`)."""
     return {"dataset": "healthfc", "system": spec.name, "lang": options.lang, "fold": options.fold, "kind": options.train.kind,
             "model": options.train.model, "labels": list(spec.labels), "config": options.train.as_dict(),
             "system_options": options.system_options.to_mapping(), "input_fields": list(input_fields(spec, options.system_options)),
@@ -318,13 +318,13 @@ def run_pipeline(spec: System, fold: Fold, options: HealthFCFoldOptions, model: 
 
 def run_joint(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Model, ckpt: Path | None, threads: int | None,
               report: SkipReport) -> tuple[list[HealthFCPrediction], RunInfo]:
-    """One encoder over the claim and all its sentences (:mod:`medfc.experiments.joint`), on the run's
+    """One encoder over the claim and all its sentences (:mod:`medfc.experiments.healthfc.joint`), on the run's
     encoder's resolved model, device and precision."""
-    from medfc.experiments.joint import JointEncoder
+    from medfc.experiments.healthfc.joint import JointEncoder
 
     fitted = JointEncoder(model, options.system_options).fit(fold.train, spec.labels, fold.validation, checkpoint_dir=_sub(ckpt, spec.name))
     opts = options.system_options
-    if ckpt is not None:  # kept for medfc predict (medfc.experiments.kept): the checkpoint, the encoder's config and tokenizer, the card
+    if ckpt is not None:  # kept for medfc predict (medfc.experiments.final.kept): the checkpoint, the encoder's config and tokenizer, the card
         keep_fitted(fitted, ckpt / spec.name, {**model_card(spec, options), "kind": JOINT_KIND, "threshold": opts.threshold,
                                                 "max_evidence": opts.max_evidence})
     records: list[HealthFCPrediction] = []
@@ -401,7 +401,7 @@ def train_all(dataset: str | os.PathLike, options: HealthFCFoldOptions, *, threa
               evidence: str | os.PathLike | None = None) -> RunInfo:
     """Train ``options.system`` on every claim of ``dataset`` (no fold held out, no validation split) and keep it in
     ``options.checkpoint_dir`` (under the system's name, as a run keeps its model): a row's final model
-    (:mod:`medfc.experiments.final`). Returns the sizes and the training info."""
+    (:mod:`medfc.experiments.final.train`). Returns the sizes and the training info."""
     spec = system(options.system)
     if options.checkpoint_dir is None:
         raise ValueError("a final model is kept: its options name a checkpoint_dir")

@@ -1,4 +1,4 @@
-"""What the scikit-learn baselines (:mod:`medfc.experiments.tfidf`, :mod:`medfc.experiments.gbm`) share:
+"""What the scikit-learn baselines (:mod:`medfc.experiments.models.tfidf`, :mod:`medfc.experiments.models.gbm`) share:
 the job's threads, gold labels as class indices, the class weighting, probabilities in the order of the
 labels, and the "encode" entry of their info files (they read every text whole)."""
 

@@ -1,7 +1,7 @@
 """A stacked ensemble (``models.ensembles.<name>.method: stack``): what it combines, chosen on predictions none of its
 choices was tuned on.
 
-Its data are the members' out-of-fold predictions over the run's training split (:mod:`medfc.experiments.stacking`).
+Its data are the members' out-of-fold predictions over the run's training split (:mod:`medfc.experiments.ensembles.stacking`).
 The candidates, each a way to turn the members' probabilities into the ensemble's:
 
 ``best member`` (the reference)
@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from medfc.common.report import SkipReport
-from medfc.experiments.ensemble import StackingOptions, aligned, has_probs, inner_assignment, runs_by_id
+from medfc.experiments.ensembles.ensemble import StackingOptions, aligned, has_probs, inner_assignment, runs_by_id
 
 EPS = 1e-6  # probabilities are clipped to [EPS, 1] before their log
 BEST = "best member"

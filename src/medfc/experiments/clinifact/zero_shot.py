@@ -1,6 +1,6 @@
 """The zero-shot generative CliniFact baseline (Zhang et al., Sci Data 2025, Table 8).
 
-A causal LM reads the prompt of :mod:`medfc.experiments.clinifact_prompts` (claim + abstract, answer with one
+A causal LM reads the prompt of :mod:`medfc.experiments.clinifact.prompts` (claim + abstract, answer with one
 of TRUE / FALSE / NONE) and the answer is the most probable of the options, scored as the (summed)
 log-probability of each option's tokens after the prompt (TRUE → evidence, FALSE → inconclusive, NONE → NEI;
 that module's mapping).  Backends: a local ``transformers`` model directory / hub name, or an
@@ -14,10 +14,10 @@ import logging
 import os
 
 from medfc.common.report import SkipReport
-from medfc.experiments.aliases import resolve_model
+from medfc.experiments.models.aliases import resolve_model
 from medfc.experiments.pairs import load_pairs, scores_by_split
-from medfc.experiments.clinifact_prompts import answer_options, score_pairs
-from medfc.experiments.options import ZeroShotOptions
+from medfc.experiments.clinifact.prompts import answer_options, score_pairs
+from medfc.experiments.models.options import ZeroShotOptions
 from medfc.experiments.records import PairPrediction, RunInfo
 from medfc.common.llm_backends import runs_locally
 from medfc.llm.base import LLMClient
@@ -58,7 +58,7 @@ def run_zero_shot(
     """Zero-shot predictions for the splits named in ``opts.splits`` (paths in ``split_csvs``); ``threads``:
     the cores a job was granted, for a local model."""
     from medfc.common.options import set_torch_threads
-    from medfc.experiments.training import set_seed
+    from medfc.experiments.models.training import set_seed
 
     report = report or SkipReport("clinifact-zero-shot")
     opts = resolved(opts)

@@ -1,14 +1,14 @@
 """How one kind of kept model is written beside its weights and read back (:class:`Keeper`), and what the
 keepers share: the card's name and format, the file names of a kept directory, a scikit-learn kind's state
 (:func:`keep_state`, :func:`read_state`) and an encoder's config, tokenizer and checkpoint
-(:func:`keep_checkpoint`). :mod:`medfc.experiments.kept` looks the keepers up by a card's kind; the kinds'
+(:func:`keep_checkpoint`). :mod:`medfc.experiments.final.kept` looks the keepers up by a card's kind; the kinds'
 modules write theirs with these pieces, and import this module rather than that one, which imports the
-registry of model kinds (:mod:`medfc.experiments.models`).
+registry of model kinds (:mod:`medfc.experiments.models.kinds`).
 
 A kept directory opens without running code: plain values are JSON, scikit-learn estimators are written with
 ``skops.io`` and read back only when every type the file names is one of :data:`LOADABLE_TYPES` (listed here, one
 by one; anything else is refused before a byte of it is loaded: :func:`load_estimators`), torch weights are
-safetensors (:mod:`medfc.experiments.training`). A pickle in a kept directory is refused (:func:`refuse_pickles`).
+safetensors (:mod:`medfc.experiments.models.training`). A pickle in a kept directory is refused (:func:`refuse_pickles`).
 
 A light module (no torch, no scikit-learn at import).
 """
@@ -61,7 +61,7 @@ class Keeper:
     training wrote there, and returns what it adds to the card (``{}``: nothing); ``load(directory, card,
     device, batch_size)`` is the fitted model again (``probs(examples)``, ``labels``), on ``device``, predicting
     in batches of ``batch_size`` (None: the config's). ``load`` is None for a kind that ``medfc predict`` applies
-    without loading it through :func:`medfc.experiments.kept.load_fitted` (LoRA adapters, with their base
+    without loading it through :func:`medfc.experiments.final.kept.load_fitted` (LoRA adapters, with their base
     model). Each side imports its kind's module when called, so a keeper costs nothing at import. The fitted
     model and the loaded one are the kind's own class (typed where each keeper is written), as a model kind's
     config is its own class in ``MODEL_KINDS``."""
@@ -124,7 +124,7 @@ def dump_estimators(path: Path, estimators: dict[str, object]) -> None:
     outside = sorted(_skops_types(_skops_schema(payload, path), set()) - LOADABLE_TYPES)
     if outside:
         raise UnsafeModelError(f"{path}: {outside[0]} is not among the types a kept model may hold "
-                               "(medfc.experiments.keeper.LOADABLE_TYPES)")
+                               "(medfc.experiments.models.keeper.LOADABLE_TYPES)")
     atomic_write(path, payload)
 
 
@@ -148,7 +148,7 @@ def load_estimators(path: Path) -> dict[str, Any]:
     outside = sorted(named - LOADABLE_TYPES)
     if outside:
         raise UnsafeModelError(f"{path}: holds a {outside[0]} object, a type a kept model may not hold "
-                               f"(medfc.experiments.keeper.LOADABLE_TYPES); refused without loading it")
+                               f"(medfc.experiments.models.keeper.LOADABLE_TYPES); refused without loading it")
     try:  # skops trusts exactly these (it refuses anything else it meets on its own)
         loaded = skops.io.loads(payload, trusted=sorted(named))
     except UntrustedTypesFoundException as exc:

@@ -41,18 +41,18 @@ from torch import nn
 
 from medfc.common.device import Placement
 from medfc.common.tokens import token_ids
-from medfc.experiments.classifier import EncoderModel, load_tokenizer
+from medfc.experiments.models.encoder import EncoderModel, load_tokenizer
 from medfc.experiments.examples import Claim
-from medfc.experiments.keeper import CARD, TRANSFORMERS_DIR, keep_checkpoint
-from medfc.experiments.metrics import validation_scores
-from medfc.experiments.options import TrainConfig
+from medfc.experiments.models.keeper import CARD, TRANSFORMERS_DIR, keep_checkpoint
+from medfc.experiments.models.metrics import validation_scores
+from medfc.experiments.models.options import TrainConfig
 from medfc.experiments.records import CardFields, ModelCard
-from medfc.experiments.training import TrainResult, class_weights, load_checkpoint, predict, set_seed, train
+from medfc.experiments.models.training import TrainResult, class_weights, load_checkpoint, predict, set_seed, train
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
-    from medfc.experiments.systems import JointOptions
+    from medfc.experiments.healthfc.systems import JointOptions
 
 # one window of a claim: its token ids, their sentence ids (-1: the claim), its sentences, their evidence labels
 # (1.0 / 0.0), with token types its token_type_ids
@@ -353,7 +353,7 @@ class FittedJoint:
 
 
 class JointEncoder:
-    """The joint system's model over an encoder model of the run (:class:`~medfc.experiments.classifier.EncoderModel`:
+    """The joint system's model over an encoder model of the run (:class:`~medfc.experiments.models.encoder.EncoderModel`:
     its resolved model directory, device and precision): :meth:`fit` trains on claims rather than text pairs,
     since it reads each claim with all its sentences and learns from the gold evidence as well as the label."""
 
@@ -387,7 +387,7 @@ class JointEncoder:
 
 
 def keep_joint(fitted: FittedJoint, directory: Path) -> CardFields:
-    """What a kept joint model holds beside the checkpoint its training wrote (:mod:`medfc.experiments.kept`): the
+    """What a kept joint model holds beside the checkpoint its training wrote (:mod:`medfc.experiments.final.kept`): the
     encoder's config and tokenizer in ``transformers/``, the checkpoint named in the card."""
     return keep_checkpoint(fitted.result, fitted.model.encoder.config, fitted.tokenizer, directory, "the joint encoder")
 

@@ -1,5 +1,5 @@
 """Model kind ``gbm``: gradient boosting over hand-written claim–abstract features (CliniFact; a model alias mapping to
-``sklearn:gbm``). The features are :mod:`medfc.experiments.clinifact_features`; the classifier is
+``sklearn:gbm``). The features are :mod:`medfc.experiments.models.features`; the classifier is
 scikit-learn's HistGradientBoostingClassifier, its probabilities averaged over ``seeds``. With
 ``refit_with_validation`` the final models are fit on the training and validation examples together
 (the hyperparameters are fixed, so the validation split has nothing left to choose). Seconds on a CPU
@@ -8,7 +8,7 @@ scikit-learn's HistGradientBoostingClassifier, its probabilities averaged over `
 With ``embedding_model`` (e.g. ``offline:minilm``) a frozen encoder's embeddings add features: the claim
 (its first ``embedding_claim_length`` tokens) is u, ``title. abstract`` (its last
 ``embedding_evidence_length`` tokens, the results and conclusions) is v, both mean-pooled and
-L2-normalised by :class:`medfc.experiments.embeddings.FrozenEncoder`, and ``embedding_features`` names
+L2-normalised by :class:`medfc.experiments.models.embeddings.FrozenEncoder`, and ``embedding_features`` names
 what the trees see of them: ``cos`` the cosine u · v (one feature), ``difference`` |u − v| and
 ``product`` u ⊙ v (one feature per dimension each). The vectors are kept under ``cache_dir`` with the same
 recipe as the ``frozen`` kind's (the same model, lengths and cut: the same store, so ``frozen-minilm`` and a
@@ -27,14 +27,14 @@ from typing import Literal
 
 import numpy as np
 
-from medfc.experiments.clinifact_features import features, fit_idf
-from medfc.experiments.embeddings import FrozenEncoder
+from medfc.experiments.models.features import features, fit_idf
+from medfc.experiments.models.embeddings import FrozenEncoder
 from medfc.experiments.examples import Example
-from medfc.experiments.frozen import pair_vectors, system_side
-from medfc.experiments.keeper import keep_state, read_state
-from medfc.experiments.options import GbmOptions
+from medfc.experiments.models.frozen import pair_vectors, system_side
+from medfc.experiments.models.keeper import keep_state, read_state
+from medfc.experiments.models.options import GbmOptions
 from medfc.experiments.records import CardFields, ModelCard
-from medfc.experiments.sklearn_common import WholeTexts, add_probs, class_weight, label_indices, limit_threads
+from medfc.experiments.models.sklearn_common import WholeTexts, add_probs, class_weight, label_indices, limit_threads
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +112,7 @@ def fit_gbm(options: GbmOptions, labels: Sequence[str], train_examples: Sequence
     are only scored, for the info file). ``encoder``: the embeddings' encoder (``embedding_model``; made
     here from the options when not given), its abstracts cut as ``trim`` says (``left``: their end is kept,
     as CliniFact passes it)."""
-    from medfc.experiments.metrics import validation_scores
+    from medfc.experiments.models.metrics import validation_scores
 
     start = time.perf_counter()
     if encoder is None:
@@ -137,7 +137,7 @@ def fit_gbm(options: GbmOptions, labels: Sequence[str], train_examples: Sequence
 
 
 class GbmModel:
-    """Kind ``gbm`` behind the one model interface (:mod:`medfc.experiments.models`): :func:`fit_gbm`, the
+    """Kind ``gbm`` behind the one model interface (:mod:`medfc.experiments.models.kinds`): :func:`fit_gbm`, the
     trees' OpenMP threads on the job's ``threads``; with ``embedding_model`` the job's frozen encoder (torch
     on the job's ``threads``, loaded only for texts its store does not hold)."""
 
@@ -156,7 +156,7 @@ class GbmModel:
 
 
 def keep_gbm(fitted: FittedGbm, directory: Path) -> CardFields:
-    """What a kept GBM holds (:mod:`medfc.experiments.kept`): its options, labels, idf table, feature keys and the
+    """What a kept GBM holds (:mod:`medfc.experiments.final.kept`): its options, labels, idf table, feature keys and the
     embeddings' cut side as JSON, its trees with skops; never its embedding encoder or store."""
     return keep_state(directory, {"options": fitted.options.to_mapping(), "labels": fitted.labels, "idf": fitted.idf,
                                   "keys": fitted.keys, "side": fitted.side}, {"models": fitted.models})

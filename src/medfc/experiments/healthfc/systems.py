@@ -1,5 +1,5 @@
 """The HealthFC systems, each declared once: a registry of small specs (:class:`System`) that the plan, the
-cross-validation driver (:func:`medfc.experiments.healthfc.run_fold`), the scorers' tables and the tests
+cross-validation driver (:func:`medfc.experiments.healthfc.runs.run_fold`), the scorers' tables and the tests
 read, so a system's name, options, labels, inputs and evidence source are written in one place.
 
 A light module (no torch, no scikit-learn, no pandas): the workflow reads it when it plans the DAG. The
@@ -24,7 +24,7 @@ from medfc.common.labels import (  # noqa: F401 (CLINIFACT_LABELS: the labels ar
 from medfc.common.options import OneOf, Options, OptionsError, Tagged
 from medfc.common.registry import lookup
 from medfc.experiments.examples import Claim, join_sentences
-from medfc.experiments.options import ModelConfig
+from medfc.experiments.models.options import ModelConfig
 from medfc.retrieval.search_sources import source_names
 
 EVIDENCE_SOURCES = source_names()  # where open-domain evidence is searched: the registry medfc.retrieval.search_sources
@@ -138,11 +138,11 @@ def _retrieved_shows(c: Claim, o: RetrievedOptions, ev: Sequence[str]) -> list[s
 class System:
     """One HealthFC system.
 
-    ``trainer`` is how it trains (:data:`medfc.experiments.healthfc.TRAINERS`): ``one_classifier`` — one
+    ``trainer`` is how it trains (:data:`medfc.experiments.healthfc.runs.TRAINERS`): ``one_classifier`` — one
     classifier of the run's model on the example ``reads`` makes of each claim; ``select_then_classify`` — an
     evidence selector, then a classifier on ``reads(claim, options, sentences)`` with the gold sentences in
     training and the selected ones at test time; ``joint_encoder`` — one encoder over the claim and all its
-    sentences (:mod:`medfc.experiments.joint`). ``reads(claim, options, evidence)`` is the text pair a claim becomes,
+    sentences (:mod:`medfc.experiments.healthfc.joint`). ``reads(claim, options, evidence)`` is the text pair a claim becomes,
     where ``evidence`` is the claim's snippets of ``source`` in rank order (a system with a source), the
     pipeline's sentences, or nothing; ``shows`` is the evidence its prediction records show (None: the
     sentences it selects); ``gold`` its gold label of a claim, one of ``labels``; ``eligible`` the claims it

@@ -14,9 +14,9 @@ the fit did (``as_dict()`` for the info files).
 A light module: each kind's implementation is imported when a model of that kind is made, so a TF-IDF
 job never loads torch and an encoder's job never loads scikit-learn (a frozen encoder's job loads torch
 only for texts its embedding store does not hold). A new kind is its config class in
-:data:`medfc.experiments.options.MODEL_CONFIGS` and one entry in :data:`MODEL_KINDS`: its model, and to be kept
-for ``medfc predict`` its :class:`~medfc.experiments.keeper.Keeper` (what a fitted model of it writes beside its
-weights and how it is loaded back, written in the kind's module; :mod:`medfc.experiments.kept` looks it up here).
+:data:`medfc.experiments.models.options.MODEL_CONFIGS` and one entry in :data:`MODEL_KINDS`: its model, and to be kept
+for ``medfc predict`` its :class:`~medfc.experiments.models.keeper.Keeper` (what a fitted model of it writes beside its
+weights and how it is loaded back, written in the kind's module; :mod:`medfc.experiments.final.kept` looks it up here).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from medfc.common.options import Options
 from medfc.common.registry import lazy
 from medfc.experiments.examples import Example
-from medfc.experiments.keeper import Keeper
-from medfc.experiments.options import FrozenOptions, GbmOptions, ModelConfig, TfidfOptions, TrainConfig
+from medfc.experiments.models.keeper import Keeper
+from medfc.experiments.models.options import FrozenOptions, GbmOptions, ModelConfig, TfidfOptions, TrainConfig
 
 if TYPE_CHECKING:  # each kind's module loads torch or scikit-learn: imported where a model of it is made, kept or loaded
     import numpy as np
@@ -66,25 +66,25 @@ class Model(Protocol):
 
 
 def _encoder(config: TrainConfig, threads: int | None) -> Model:
-    from medfc.experiments.classifier import EncoderModel
+    from medfc.experiments.models.encoder import EncoderModel
 
     return EncoderModel(config, threads)
 
 
 def _tfidf(config: TfidfOptions, threads: int | None) -> Model:
-    from medfc.experiments.tfidf import TfidfModel
+    from medfc.experiments.models.tfidf import TfidfModel
 
     return TfidfModel(config, threads)
 
 
 def _gbm(config: GbmOptions, threads: int | None) -> Model:
-    from medfc.experiments.gbm import GbmModel
+    from medfc.experiments.models.gbm import GbmModel
 
     return GbmModel(config, threads)
 
 
 def _frozen(config: FrozenOptions, threads: int | None) -> Model:
-    from medfc.experiments.frozen import FrozenModel
+    from medfc.experiments.models.frozen import FrozenModel
 
     return FrozenModel(config, threads)
 
@@ -93,7 +93,7 @@ def _frozen(config: FrozenOptions, threads: int | None) -> Model:
 class ModelKind:
     """A model kind's implementation: ``build``, its model made from the config (an instance of the kind's own
     config class) and the job's threads; ``kept``, how a fitted model of it is kept for ``medfc predict`` and
-    loaded back (:mod:`medfc.experiments.kept`), None for a kind that is not kept."""
+    loaded back (:mod:`medfc.experiments.final.kept`), None for a kind that is not kept."""
 
     build: Callable[[Any, int | None], Model]
     kept: Keeper | None = None
@@ -101,10 +101,10 @@ class ModelKind:
 
 # kind → its implementation: its model and its keeper
 MODEL_KINDS: dict[str, ModelKind] = {
-    "encoder": ModelKind(_encoder, Keeper(lazy("medfc.experiments.classifier:keep_encoder"), lazy("medfc.experiments.classifier:load_encoder"))),
-    "tfidf": ModelKind(_tfidf, Keeper(lazy("medfc.experiments.tfidf:keep_tfidf"), lazy("medfc.experiments.tfidf:load_tfidf"))),
-    "gbm": ModelKind(_gbm, Keeper(lazy("medfc.experiments.gbm:keep_gbm"), lazy("medfc.experiments.gbm:load_gbm"))),
-    "frozen": ModelKind(_frozen, Keeper(lazy("medfc.experiments.frozen:keep_frozen"), lazy("medfc.experiments.frozen:load_frozen"))),
+    "encoder": ModelKind(_encoder, Keeper(lazy("medfc.experiments.models.encoder:keep_encoder"), lazy("medfc.experiments.models.encoder:load_encoder"))),
+    "tfidf": ModelKind(_tfidf, Keeper(lazy("medfc.experiments.models.tfidf:keep_tfidf"), lazy("medfc.experiments.models.tfidf:load_tfidf"))),
+    "gbm": ModelKind(_gbm, Keeper(lazy("medfc.experiments.models.gbm:keep_gbm"), lazy("medfc.experiments.models.gbm:load_gbm"))),
+    "frozen": ModelKind(_frozen, Keeper(lazy("medfc.experiments.models.frozen:keep_frozen"), lazy("medfc.experiments.models.frozen:load_frozen"))),
 }
 
 

@@ -44,7 +44,7 @@ import torch
 from tqdm.auto import tqdm
 
 from medfc.common.device import Placement
-from medfc.experiments.options import TrainConfig
+from medfc.experiments.models.options import TrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ LOWER_IS_BETTER = frozenset({"val_loss"})
 
 
 # --------------------------------------------------------------------------------------- config
-# The config is medfc.experiments.options.TrainConfig (kind "encoder"): a light module, so that the plan and a
+# The config is medfc.experiments.models.options.TrainConfig (kind "encoder"): a light module, so that the plan and a
 # TF-IDF job read it without torch.
 
 

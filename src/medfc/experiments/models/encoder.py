@@ -1,5 +1,5 @@
 """Model kind ``encoder``: a transformer fine-tuned for sequence-pair classification, shared by the HealthFC
-and CliniFact baselines (:class:`EncoderModel`, behind :mod:`medfc.experiments.models`' interface).
+and CliniFact baselines (:class:`EncoderModel`, behind :mod:`medfc.experiments.models.kinds`' interface).
 
 Inputs are ``[CLS] a [SEP] b [SEP]`` (whatever special tokens the model's tokenizer uses), built
 from token ids so that the second text can be cut from its end (``trim="right"``) or from its start
@@ -21,13 +21,13 @@ import torch
 from tokenizers import Encoding
 
 from medfc.common.device import Placement
-from medfc.experiments.aliases import resolve_model
+from medfc.experiments.models.aliases import resolve_model
 from medfc.experiments.examples import Example
-from medfc.experiments.keeper import CARD, TRANSFORMERS_DIR, keep_checkpoint
-from medfc.experiments.metrics import validation_scores
-from medfc.experiments.options import TrainConfig
+from medfc.experiments.models.keeper import CARD, TRANSFORMERS_DIR, keep_checkpoint
+from medfc.experiments.models.metrics import validation_scores
+from medfc.experiments.models.options import TrainConfig
 from medfc.experiments.records import CardFields, ModelCard
-from medfc.experiments.training import Feature, PadCollator, TrainResult, class_weights, default_loss, load_checkpoint, predict, set_seed, train
+from medfc.experiments.models.training import Feature, PadCollator, TrainResult, class_weights, default_loss, load_checkpoint, predict, set_seed, train
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -188,7 +188,7 @@ def _weighted_loss(weights: torch.Tensor):
 class EncoderModel:
     """Kind ``encoder``: :meth:`fit` fine-tunes ``config.model`` as a ``len(labels)``-way classifier.
 
-    Made once per job and model config (:func:`medfc.experiments.models.build_model`): the model name is
+    Made once per job and model config (:func:`medfc.experiments.models.kinds.build_model`): the model name is
     resolved (``offline:minilm`` → the packaged copy) and the device, precision and torch threads are
     resolved here, once, and carried by every model it fits."""
 
@@ -226,7 +226,7 @@ class EncoderModel:
 
 
 def keep_encoder(fitted: FittedClassifier, directory: Path) -> CardFields:
-    """What a kept encoder holds beside the checkpoint its training wrote (:mod:`medfc.experiments.kept`): the
+    """What a kept encoder holds beside the checkpoint its training wrote (:mod:`medfc.experiments.final.kept`): the
     model's config and tokenizer in ``transformers/``, the checkpoint named in the card."""
     return keep_checkpoint(fitted.result, fitted.model.config, fitted.tokenizer, directory, "the encoder")
 

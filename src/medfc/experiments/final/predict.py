@@ -1,4 +1,4 @@
-"""``medfc predict``: a kept HealthFC, CliniFact or declared dataset's model (:mod:`medfc.experiments.kept`) applied to new claims.
+"""``medfc predict``: a kept HealthFC, CliniFact or declared dataset's model (:mod:`medfc.experiments.final.kept`) applied to new claims.
 
     medfc predict --model-dir DIR --input claims.jsonl --output predictions.jsonl [--device cpu|cuda|auto] [--batch-size N]
 
@@ -21,7 +21,7 @@ CliniFact (``discriminative`` of any kind, ``fine_tuned`` LoRA adapters) and a d
     ``claim`` and ``evidence`` (CliniFact's abstract, also read as ``abstract``); ``title`` when there is one.
 
 The workflow's exports are read as they are, each field under the names they give it
-(:data:`~medfc.experiments.predict_inputs.FIELD_NAMES`): CliniFact's pairs (``index``, ``claim``,
+(:data:`~medfc.experiments.final.predict_inputs.FIELD_NAMES`): CliniFact's pairs (``index``, ``claim``,
 ``article_title``, ``article_abstract``), HealthFC's dataset (``id``, ``claim_<lang>``, ``sentences_<lang>``, the
 gold evidence at ``evidence_ids``, ``explanation_<lang>``), and their BigBio views (``hypothesis``, ``premise``).
 
@@ -57,9 +57,9 @@ from medfc.common.io import read_json, write_json, write_jsonl
 from medfc.common.jsontypes import JSONValue
 from medfc.common.redact import redact
 from medfc.common.report import SkipReport
-from medfc.experiments.keeper import load_estimators
-from medfc.experiments.kept import CARD, ENSEMBLE_KIND, ENSEMBLE_MEMBERS, STACK_ESTIMATORS, find_model_dir, load_fitted, read_card
-from medfc.experiments.predict_inputs import (
+from medfc.experiments.models.keeper import load_estimators
+from medfc.experiments.final.kept import CARD, ENSEMBLE_KIND, ENSEMBLE_MEMBERS, STACK_ESTIMATORS, find_model_dir, load_fitted, read_card
+from medfc.experiments.final.predict_inputs import (
     PAIRS,
     InputSpec,
     Row,
@@ -80,9 +80,9 @@ if TYPE_CHECKING:  # the systems and models load with the kept model's kind
 
     from medfc.experiments.pairs import Pair
     from medfc.experiments.examples import Claim, Example
-    from medfc.experiments.joint import FittedJoint
-    from medfc.experiments.models import FittedModel
-    from medfc.experiments.stack_selection import Fitted
+    from medfc.experiments.healthfc.joint import FittedJoint
+    from medfc.experiments.models.kinds import FittedModel
+    from medfc.experiments.ensembles.stack_selection import Fitted
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ def required_fields(card: ModelCard) -> tuple[str, ...]:
     """The fields every input row needs for the kept model of ``card``."""
     if fields_of(str(card["dataset"])) == PAIRS:
         return PAIR_FIELDS
-    from medfc.experiments.systems import input_fields, system
+    from medfc.experiments.healthfc.systems import input_fields, system
 
     if card.get("part"):
         raise ValueError(f"this is the {card['part']} model of a kept {card['system']}; point --model-dir at the folder "
@@ -138,7 +138,7 @@ def required_fields(card: ModelCard) -> tuple[str, ...]:
 def healthfc_example(card: ModelCard, rid: str, row: Mapping[str, JSONValue]) -> Example:
     """The example the system's ``reads`` makes of a new claim (as of a test claim in training)."""
     from medfc.experiments.examples import Claim, Example
-    from medfc.experiments.systems import system
+    from medfc.experiments.healthfc.systems import system
 
     spec = system(card["system"])
     opts = spec.options.from_mapping(card["system_options"], where="system_options")
@@ -176,13 +176,13 @@ def _check_labels(fitted: Labelled, labels: Sequence[str], what: str) -> None:
 
 
 def predict_pipeline(parts: Mapping[str, FittedModel], card: ModelCard, rows: Sequence[tuple[str, Row]]) -> list[PredictedRow]:
-    """The pipeline as its run predicts a test claim (:func:`medfc.experiments.healthfc.run_pipeline`): the selector's
+    """The pipeline as its run predicts a test claim (:func:`medfc.experiments.healthfc.runs.run_pipeline`): the selector's
     probability of every sentence, the sentences above the card's ``threshold`` (at most ``max_evidence``, the most
     probable, in document order), then the veracity classifier on the claim with them."""
     from medfc.common.labels import EVIDENCE_LABELS
     from medfc.experiments.examples import Example
-    from medfc.experiments.healthfc import predict_evidence_probs, select_evidence
-    from medfc.experiments.systems import system
+    from medfc.experiments.healthfc.runs import predict_evidence_probs, select_evidence
+    from medfc.experiments.healthfc.systems import system
 
     selector, veracity = parts["evidence"], parts["veracity"]
     labels = list(card["labels"])
@@ -197,10 +197,10 @@ def predict_pipeline(parts: Mapping[str, FittedModel], card: ModelCard, rows: Se
 
 
 def predict_joint(fitted: FittedJoint, card: ModelCard, rows: Sequence[tuple[str, Row]]) -> list[PredictedRow]:
-    """The joint encoder as its run predicts a test claim (:func:`medfc.experiments.healthfc.run_joint`): the label
+    """The joint encoder as its run predicts a test claim (:func:`medfc.experiments.healthfc.runs.run_joint`): the label
     probabilities, and the sentences whose evidence probability passes the card's ``threshold`` (at most
     ``max_evidence``)."""
-    from medfc.experiments.healthfc import select_evidence
+    from medfc.experiments.healthfc.runs import select_evidence
 
     labels = list(card["labels"])
     _check_labels(fitted, labels, "joint model")
@@ -229,13 +229,13 @@ def predict_adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str,
     """The fine-tuned CliniFact system: the base causal LM (``base_model``, else the card's, else the one
     ``adapter_config.json`` names) with the kept LoRA adapters, scoring TRUE / FALSE / NONE after the zero-shot
     prompt exactly as the fine-tuned system's own predictions are scored
-    (:func:`~medfc.experiments.clinifact_prompts.score_pairs`)."""
+    (:func:`~medfc.experiments.clinifact.prompts.score_pairs`)."""
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from medfc.common.device import resolve_device
-    from medfc.experiments.aliases import resolve_model
-    from medfc.experiments.clinifact_prompts import score_pairs
+    from medfc.experiments.models.aliases import resolve_model
+    from medfc.experiments.clinifact.prompts import score_pairs
     from medfc.llm.local import TransformersLM, load_dtype
 
     name = base_model or card.get("model")
@@ -276,7 +276,7 @@ Predictor = Callable[[Path, ModelCard, Sequence[tuple[str, Row]], SkipReport, Se
 
 
 def _loaded(predict: Callable[..., list[PredictedRow]]) -> Predictor:
-    """A predictor that loads the kept model through its keeper (:func:`~medfc.experiments.kept.load_fitted`) and
+    """A predictor that loads the kept model through its keeper (:func:`~medfc.experiments.final.kept.load_fitted`) and
     applies ``predict`` to it."""
     def run(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport, settings: Settings) -> list[PredictedRow]:
         return predict(load_fitted(directory, card, settings.device, settings.batch_size), card, rows)
@@ -289,7 +289,7 @@ def _adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]],
                             max_prompt_tokens=settings.max_prompt_tokens)
 
 
-# the kinds of kept model (medfc.experiments.kept.keepers) whose prediction is not one classifier's; every other kind
+# the kinds of kept model (medfc.experiments.final.kept.keepers) whose prediction is not one classifier's; every other kind
 # is loaded by its keeper and predicted by predict_fitted (an unknown kind: the keepers' error, naming the known ones)
 KEPT_PREDICTORS: dict[str, Predictor] = {"pipeline": _loaded(predict_pipeline), "joint": _loaded(predict_joint), "lora": _adapters}
 
@@ -310,10 +310,10 @@ class Applied:
 
 def applied(name: str, directory: Path, card: ModelCard) -> Applied:
     """The kept model of ``card`` in ``directory``, with the fields it reads (:func:`required_fields`) under the
-    names its dataset's rows give them (:func:`~medfc.experiments.predict_inputs.input_spec`)."""
+    names its dataset's rows give them (:func:`~medfc.experiments.final.predict_inputs.input_spec`)."""
     gold_evidence = True
     if fields_of(str(card["dataset"])) != PAIRS:
-        from medfc.experiments.systems import evidence_source
+        from medfc.experiments.healthfc.systems import evidence_source
 
         gold_evidence = evidence_source(str(card["system"])) is None
     spec = input_spec(str(card["dataset"]), required_fields(card), str(card.get("lang") or "en"), gold_evidence)
@@ -324,12 +324,12 @@ def applied(name: str, directory: Path, card: ModelCard) -> Applied:
 
 
 def read_stack(directory: Path, card: ModelCard) -> Fitted | None:
-    """A kept ensemble's stack (:func:`~medfc.experiments.kept.keep_ensemble`: its JSON, and its meta-model's
-    regression from :data:`~medfc.experiments.kept.STACK_ESTIMATORS` where it learned one); None for an average."""
+    """A kept ensemble's stack (:func:`~medfc.experiments.final.kept.keep_ensemble`: its JSON, and its meta-model's
+    regression from :data:`~medfc.experiments.final.kept.STACK_ESTIMATORS` where it learned one); None for an average."""
     name = card.get("stack")
     if not name:
         return None
-    from medfc.experiments.stack_selection import Fitted
+    from medfc.experiments.ensembles.stack_selection import Fitted
 
     plain = read_json(directory / str(name))
     if not isinstance(plain, dict):
@@ -340,7 +340,7 @@ def read_stack(directory: Path, card: ModelCard) -> Fitted | None:
 
 
 def ensemble_members(directory: Path, card: ModelCard) -> list[Applied]:
-    """The members a kept ensemble applies, in its order (:func:`~medfc.experiments.kept.keep_ensemble`): every
+    """The members a kept ensemble applies, in its order (:func:`~medfc.experiments.final.kept.keep_ensemble`): every
     member of an average; those the stack combines (the others change none of its probabilities)."""
     members, weights = card.get("members"), card.get("weights")
     if not isinstance(members, list) or not members or not card.get("labels"):
@@ -366,11 +366,11 @@ def combine_ensemble(directory: Path, card: ModelCard, outputs: Mapping[str, Seq
                      report: SkipReport) -> list[PredictedRow]:
     """The ensemble's record of each row from its members' (``outputs``, by member in order), as the workflow's
     ensemble step combines their prediction files, by the same functions
-    (:func:`~medfc.experiments.ensemble.weighted_mean`, :meth:`~medfc.experiments.stack_selection.Fitted.record`). The
+    (:func:`~medfc.experiments.ensembles.ensemble.weighted_mean`, :meth:`~medfc.experiments.ensembles.stack_selection.Fitted.record`). The
     labels in the order the step reads them from a prediction file (:func:`file_label_order`): the order of the
     stack's inputs and outputs, and of equals, the first wins. A row some member did not predict is skipped
     (``member_without_prediction``)."""
-    from medfc.experiments.ensemble import weighted_mean
+    from medfc.experiments.ensembles.ensemble import weighted_mean
 
     labels = file_label_order(card["labels"])
     stack = read_stack(directory, card)

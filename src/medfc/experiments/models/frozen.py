@@ -7,7 +7,7 @@ the second text (``prefix_b. text_b``: CliniFact's ``title. abstract``, HealthFC
 level-of-evidence input) is v, in at most ``evidence_length`` tokens, cut as ``truncation`` says —
 ``system``: as the system cuts its encoder's input (CliniFact keeps an abstract's end, its results and
 conclusions; HealthFC an evidence text's start), ``head`` or ``tail``. Both are mean-pooled and
-L2-normalised (:mod:`medfc.experiments.embeddings`, where the vectors are kept on disk under ``cache_dir``
+L2-normalised (:mod:`medfc.experiments.models.embeddings`, where the vectors are kept on disk under ``cache_dir``
 per model, recipe and text, shared by every system, fold and rerun). A pair's features are
 [u, v, |u − v|, u · v] (without a second text, e.g. HealthFC's claims-only system: [u]), standardised,
 into a multinomial logistic regression (``class_weights``, ``max_iter``); ``C`` is the best mean macro-F1
@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from medfc.experiments.embeddings import FrozenEncoder
+from medfc.experiments.models.embeddings import FrozenEncoder
 from medfc.experiments.examples import Example
-from medfc.experiments.keeper import keep_state, read_state
-from medfc.experiments.metrics import validation_scores
-from medfc.experiments.options import FrozenOptions
+from medfc.experiments.models.keeper import keep_state, read_state
+from medfc.experiments.models.metrics import validation_scores
+from medfc.experiments.models.options import FrozenOptions
 from medfc.experiments.records import CardFields, ModelCard
-from medfc.experiments.sklearn_common import add_probs, class_weight, label_indices, limit_threads
+from medfc.experiments.models.sklearn_common import add_probs, class_weight, label_indices, limit_threads
 
 if TYPE_CHECKING:
     from sklearn.linear_model import LogisticRegression
@@ -173,7 +173,7 @@ def fit_frozen(options: FrozenOptions, encoder: FrozenEncoder, labels: Sequence[
 
 
 class FrozenModel:
-    """Kind ``frozen`` behind the one model interface (:mod:`medfc.experiments.models`): the job's encoder
+    """Kind ``frozen`` behind the one model interface (:mod:`medfc.experiments.models.kinds`): the job's encoder
     (torch on the job's ``threads``, loaded only for texts not stored) and the regressions' BLAS threads."""
 
     def __init__(self, config: FrozenOptions, threads: int | None = None) -> None:
@@ -191,7 +191,7 @@ class FrozenModel:
 
 
 def keep_frozen(fitted: FittedFrozen, directory: Path) -> CardFields:
-    """What a kept frozen-encoder model holds (:mod:`medfc.experiments.kept`): its options, labels, whether it reads
+    """What a kept frozen-encoder model holds (:mod:`medfc.experiments.final.kept`): its options, labels, whether it reads
     pairs and the evidence's cut side as JSON, its scaler and logistic regression with skops; never its encoder or
     store."""
     return keep_state(directory, {"options": fitted.options.to_mapping(), "labels": fitted.labels, "pairs": fitted.pairs,
