@@ -16,9 +16,10 @@ files and the key.
 Left out and counted: a row whose label maps to null (``label_dropped``); skipped with their reasons, in this order: a
 row without a label (null, NaN or empty, unless ``labels`` maps ``""``: ``missing_label``), an empty claim
 (``empty_claim``), an empty evidence (``empty_evidence``), an empty id (``missing_id``), the id of an earlier row
-(``duplicate_id``), the claim and evidence of an earlier row (``duplicate_row``). Earlier is across the files, read in
-the order train, validation, test: a row of a later split that repeats one of an earlier split is skipped, so no id
-and no (claim, evidence) pair is in two splits.
+(``duplicate_id``, across the files, read in the order train, validation, test), the claim and evidence of an earlier
+row of its own split (``duplicate_row``). A given split's row whose claim and evidence an earlier split holds is kept,
+so the data's own splits stay whole, and counted (``overlap_<split>_<earlier split>``); the splits the import makes are
+made from train's rows, each pair once, so they share none.
 
 The splits (:func:`make_splits`): the ones the files give, named by their key (renamed by ``splits.names``); the
 missing ones made from train, stratified by class with ``splits.seed``: the test split first (``test_size`` of it),
@@ -124,14 +125,15 @@ def check_fields(table: Table, options: ImportOptions) -> None:
 
 
 class RowMapper:
-    """The records of an import's files, one file after another (see the module's doc): it keeps the ids and the
-    (claim, evidence) pairs of the rows kept so far, and the label values ``labels`` does not list (:meth:`check_labels`)."""
+    """The records of an import's files, one file after another (see the module's doc): it keeps the ids and, per split,
+    the (claim, evidence) pairs of the rows kept so far, and the label values ``labels`` does not list (:meth:`check_labels`)."""
 
     def __init__(self, options: ImportOptions, report: SkipReport):
         self.options, self.report = options, report
         self.labels = labels_by_text(options.labels)
         self.ids: dict[str, str] = {}  # id → the split of its row
-        self.pairs: dict[tuple[str, str], str] = {}  # (claim, evidence) → its row's id and split
+        self.pairs: dict[tuple[str, str, str], str] = {}  # (split, claim, evidence) → its row's id
+        self.first: dict[tuple[str, str], str] = {}  # (claim, evidence) → the first split that holds it
         self.unmapped: dict[str, Counter[str]] = {}  # label value → its rows per file
 
     def value(self, table: Table, row: Mapping[str, Any], n: int, role: str) -> Any:
@@ -178,11 +180,13 @@ class RowMapper:
                 report.skip(where, "missing_id", f"{at}: empty {fields.id!r}")
             elif item in self.ids:
                 report.skip(where, "duplicate_id", f"{at} ({split} split): the id of a row of the {self.ids[item]} split")
-            elif pair in self.pairs:
-                report.skip(where, "duplicate_row", f"{at} ({split} split): the claim and evidence of {self.pairs[pair]}")
+            elif (split, *pair) in self.pairs:
+                report.skip(where, "duplicate_row", f"{at} ({split} split): the claim and evidence of {self.pairs[(split, *pair)]}")
             else:
                 self.ids[item] = split
-                self.pairs[pair] = f"{item} ({split} split)"
+                self.pairs[(split, *pair)] = item
+                if self.first.setdefault(pair, split) != split:
+                    report.count(f"overlap_{split}_{self.first[pair]}")
                 out.append(record)
         report.count(f"read_{file_key}", len(table.rows))
         report.count(f"kept_{file_key}", len(out))

@@ -259,9 +259,10 @@ def test_a_value_that_is_not_text_stops_in_one_line_naming_the_field_its_type_th
     assert str(err.value) == f"{tmp_path / 'd.jsonl'}: row 5: field {role!r} (datasets.hv.fields.{role}) holds a {kind}; read is {read}"
 
 
-def test_ids_and_claim_evidence_pairs_are_kept_once_across_the_splits(tmp_path):
-    """A later split's row repeating an earlier split's id or (claim, evidence) is skipped, naming both splits; so is a
-    repeated pair within a file (the first row kept), so a made split cannot share a pair with train."""
+def test_ids_are_kept_once_across_the_splits_and_pairs_once_within_a_split(tmp_path):
+    """A later split's row repeating an earlier split's id is skipped, naming both splits; a pair repeated within a file is
+    skipped (the first row kept), so a made split cannot share a pair with train; a given split's pair that train holds
+    is kept (the data's splits stay whole) and counted."""
     train, test = rows(30, "t"), rows(6, "s")
     train[5] = {**train[4], "id": "t-again"}  # the pair of t4
     test[0]["id"] = "t7"  # an id of train
@@ -270,13 +271,14 @@ def test_ids_and_claim_evidence_pairs_are_kept_once_across_the_splits(tmp_path):
     write_csv(tmp_path / "te.csv", test)
     opts = options(tmp_path, "hv", source={"path": str(tmp_path), "files": {"test": "te.csv", "train": "tr.csv"}})  # train read first
     splits, report = run(tmp_path, opts)
-    assert report["skipped_by_reason"] == {"duplicate_id": 1, "duplicate_row": 2}
+    assert report["skipped_by_reason"] == {"duplicate_id": 1, "duplicate_row": 1}
     details = {s["id"]: s["detail"] for s in report["skipped"]}
-    assert details == {"t-again": f"{tmp_path / 'tr.csv'}, row 6 (train split): the claim and evidence of t4 (train split)",
-                       "t7": f"{tmp_path / 'te.csv'}, row 1 (test split): the id of a row of the train split",
-                       "s-pair": f"{tmp_path / 'te.csv'}, row 2 (test split): the claim and evidence of t9 (train split)"}
-    pairs = [(r["claim"], r["evidence"]) for s in SPLITS for r in splits[s]]
-    assert len(pairs) == len(set(pairs)) == 33
+    assert details == {"t-again": f"{tmp_path / 'tr.csv'}, row 6 (train split): the claim and evidence of t4",
+                       "t7": f"{tmp_path / 'te.csv'}, row 1 (test split): the id of a row of the train split"}
+    assert report["counts"]["overlap_test_train"] == 1 and "s-pair" in {r["id"] for r in splits["test"]}
+    pairs = {s: [(r["claim"], r["evidence"]) for r in splits[s]] for s in SPLITS}
+    assert all(len(p) == len(set(p)) for p in pairs.values()) and not set(pairs["train"]) & set(pairs["validation"])
+    assert sum(map(len, pairs.values())) == 34
 
 
 def test_an_empty_split_stops_in_one_line_and_a_class_missing_from_train_is_counted(tmp_path, caplog):
