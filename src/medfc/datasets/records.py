@@ -16,10 +16,11 @@ files and the key.
 Left out and counted: a row whose label maps to null (``label_dropped``); skipped with their reasons, in this order: a
 row without a label (null, NaN or empty, unless ``labels`` maps ``""``: ``missing_label``), an empty claim
 (``empty_claim``), an empty evidence (``empty_evidence``), an empty id (``missing_id``), the id of an earlier row
-(``duplicate_id``, across the files, read in the order train, validation, test), the claim and evidence of an earlier
-row of its own split (``duplicate_row``). A given split's row whose claim and evidence an earlier split holds is kept,
-so the data's own splits stay whole, and counted (``overlap_<split>_<earlier split>``); the splits the import makes are
-made from train's rows, each pair once, so they share none.
+(``duplicate_id``, across the files, read in the order train, validation, test), and, in the table the import makes
+splits of (train, or a single table), the claim and evidence of an earlier row (``duplicate_row``), so no pair is in
+two of the splits it makes. The data's own splits stay whole (a published test split is scored as published): a
+repeated pair in one is kept and counted (``repeated_pairs_<split>``), and so is a pair an earlier split holds
+(``overlap_<split>_<earlier split>``).
 
 The splits (:func:`make_splits`): the ones the files give, named by their key (renamed by ``splits.names``); the
 missing ones made from train, stratified by class with ``splits.seed``: the test split first (``test_size`` of it),
@@ -146,8 +147,9 @@ class RowMapper:
                                                        f"{_kind(value)}; read is {read}")
         return value
 
-    def map(self, table: Table, file_key: str) -> list[Record]:
-        """The records of one file's rows; counts ``read_<file key>`` and ``kept_<file key>``."""
+    def map(self, table: Table, file_key: str, *, split_here: bool) -> list[Record]:
+        """The records of one file's rows; counts ``read_<file key>`` and ``kept_<file key>``. ``split_here``: the import
+        makes splits of this file's rows (a repeated pair is skipped, not kept and counted)."""
         check_fields(table, self.options)
         fields, report = self.options.fields, self.report
         split = "train" if file_key == SINGLE else file_key
@@ -180,11 +182,13 @@ class RowMapper:
                 report.skip(where, "missing_id", f"{at}: empty {fields.id!r}")
             elif item in self.ids:
                 report.skip(where, "duplicate_id", f"{at} ({split} split): the id of a row of the {self.ids[item]} split")
-            elif (split, *pair) in self.pairs:
+            elif split_here and (split, *pair) in self.pairs:
                 report.skip(where, "duplicate_row", f"{at} ({split} split): the claim and evidence of {self.pairs[(split, *pair)]}")
             else:
                 self.ids[item] = split
-                self.pairs[(split, *pair)] = item
+                if (split, *pair) in self.pairs:
+                    report.count(f"repeated_pairs_{split}")
+                self.pairs.setdefault((split, *pair), item)
                 if self.first.setdefault(pair, split) != split:
                     report.count(f"overlap_{split}_{self.first[pair]}")
                 out.append(record)

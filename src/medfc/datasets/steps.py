@@ -34,7 +34,8 @@ def import_dataset(inputs: StepFiles, outputs: StepFiles, options: ImportOptions
             raise ValueError(f"config: {options.key}: two of the data's splits are its {split} split (rename one with {options.key}.splits.names)")
         by_split[split] = key
     mapper = records.RowMapper(options, report)
-    given = {split: mapper.map(read[key], key if key == sources.SINGLE else split)
+    made_from_train = not {"validation", "test"} <= set(by_split)  # a split the import makes is made of train's rows
+    given = {split: mapper.map(read[key], key if key == sources.SINGLE else split, split_here=made_from_train and split == "train")
              for split, key in sorted(by_split.items(), key=lambda item: sources.SPLITS.index(item[0]))}  # train's rows first
     mapper.check_labels()
     splits, how = records.make_splits(given, options.splits, options.classes, options.key)

@@ -260,13 +260,14 @@ def test_a_value_that_is_not_text_stops_in_one_line_naming_the_field_its_type_th
 
 
 def test_ids_are_kept_once_across_the_splits_and_pairs_once_within_a_split(tmp_path):
-    """A later split's row repeating an earlier split's id is skipped, naming both splits; a pair repeated within a file is
-    skipped (the first row kept), so a made split cannot share a pair with train; a given split's pair that train holds
-    is kept (the data's splits stay whole) and counted."""
-    train, test = rows(30, "t"), rows(6, "s")
+    """A later split's row repeating an earlier split's id is skipped, naming both splits; a pair repeated in train, which
+    the validation split is made of, is skipped (the first row kept), so a made split cannot share a pair with train; the
+    given test split stays whole: its pair that train holds, and its own repeated pair, are kept and counted."""
+    train, test = rows(30, "t"), rows(7, "s")
     train[5] = {**train[4], "id": "t-again"}  # the pair of t4
     test[0]["id"] = "t7"  # an id of train
     test[1] = {**train[9], "id": "s-pair"}  # a pair of train
+    test[6] = {**test[5], "id": "s-twice"}  # a pair test repeats
     write_csv(tmp_path / "tr.csv", train)
     write_csv(tmp_path / "te.csv", test)
     opts = options(tmp_path, "hv", source={"path": str(tmp_path), "files": {"test": "te.csv", "train": "tr.csv"}})  # train read first
@@ -275,10 +276,11 @@ def test_ids_are_kept_once_across_the_splits_and_pairs_once_within_a_split(tmp_p
     details = {s["id"]: s["detail"] for s in report["skipped"]}
     assert details == {"t-again": f"{tmp_path / 'tr.csv'}, row 6 (train split): the claim and evidence of t4",
                        "t7": f"{tmp_path / 'te.csv'}, row 1 (test split): the id of a row of the train split"}
-    assert report["counts"]["overlap_test_train"] == 1 and "s-pair" in {r["id"] for r in splits["test"]}
+    assert report["counts"]["overlap_test_train"] == 1 and report["counts"]["repeated_pairs_test"] == 1
+    assert {"s-pair", "s-twice"} <= {r["id"] for r in splits["test"]} and len(splits["test"]) == 6
     pairs = {s: [(r["claim"], r["evidence"]) for r in splits[s]] for s in SPLITS}
-    assert all(len(p) == len(set(p)) for p in pairs.values()) and not set(pairs["train"]) & set(pairs["validation"])
-    assert sum(map(len, pairs.values())) == 34
+    assert len(pairs["train"]) == len(set(pairs["train"])) and not set(pairs["train"]) & set(pairs["validation"])
+    assert sum(map(len, pairs.values())) == 35
 
 
 def test_an_empty_split_stops_in_one_line_and_a_class_missing_from_train_is_counted(tmp_path, caplog):
