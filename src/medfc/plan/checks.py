@@ -202,6 +202,8 @@ def check_final_rows(plan: Plan) -> None:
                                  f"({', '.join(plan.pair_datasets())})")
             if row["system"] != keeping.name:
                 raise ValueError(f"{where}: {row['system']!r}: final models are kept for the {keeping.name} system only")
+            if plan.config["experiments"]["final"][i].get("lang"):
+                raise ValueError(f"{where}.lang: a {row['dataset']} row has no language (only HealthFC's rows do); leave lang out")
             ran = any(r["model"] == row["model"] for r in plan.pairs_runs(row["dataset"]))
             name = row["model"]
         if not ran:

@@ -49,6 +49,8 @@ def test_a_final_row_plans_its_own_job_and_changes_no_other():
     ({"dataset": "healthfc", "model": "tfidf", "system": "pipeline"}, r"experiments\.final\[0\]: tfidf pipeline \(en\) is not a row"),
     ({"dataset": "clinifact", "model": "nope"}, r"experiments\.final\[0\]: nope is not a row of this run's clinifact table"),
     ({"dataset": "clinifact", "model": "tfidf", "system": "zero_shot"}, r"'zero_shot': final models are kept for the discriminative"),
+    ({"dataset": "clinifact", "model": "tfidf", "lang": "de"}, r"experiments\.final\[0\]\.lang: a clinifact row has no language"),
+    ({"dataset": "nosuch", "model": "tfidf"}, r"experiments\.final\[0\]\.dataset: 'nosuch' is neither healthfc nor a dataset"),
 ])
 def test_a_row_the_run_does_not_have_is_one_line(row, message):
     with pytest.raises(ConfigError, match=message) as caught:
