@@ -32,12 +32,11 @@ from medfc.common.report import SkipReport
 from medfc.experiments.examples import Example
 from medfc.experiments.models.metrics import validation_scores
 from medfc.experiments.models.kinds import FittedModel, Model, build_model
-from medfc.experiments.models.options import CLINIFACT_PAIRS, PairData, PairsTrainOptions
+from medfc.experiments.models.options import CLINIFACT_PAIRS, SPLITS, PairData, PairsTrainOptions
 from medfc.experiments.records import PairPrediction, RunInfo
 
 log = logging.getLogger(__name__)
 
-SPLITS = ("train", "validation", "test")
 SYSTEM = "discriminative"  # the system of every run of this path (a dataset's rows, CliniFact's discriminative system)
 
 

@@ -50,13 +50,12 @@ from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
 from medfc.experiments.ensembles.ensemble import EnsembleOptions
 from medfc.experiments.final.train import HealthFCFinalOptions, PairsFinalOptions
-from medfc.experiments.models.options import FineTuneOptions, PairsTrainOptions, ZeroShotOptions
+from medfc.experiments.models.options import SPLITS, FineTuneOptions, PairsTrainOptions, ZeroShotOptions
 from medfc.experiments.records import RunInfo
 from medfc.experiments.ensembles.stacking import HealthFCInnerOptions, PairsInnerOptions
 from medfc.experiments.healthfc.systems import HealthFCFoldOptions
 
 log = logging.getLogger(__name__)
-SPLITS = ("train", "validation", "test")  # a pairs dataset's split files, inputs of its runs and final models
 
 
 def healthfc_experiment(inputs: StepFiles, outputs: StepFiles, options: HealthFCFoldOptions, runtime: Runtime) -> RunInfo:

@@ -19,7 +19,15 @@ from medfc.common.registry import lookup
 from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEMS, CliniFactSystem, clinifact_system, ensembling_system
 from medfc.experiments.ensembles.ensemble import EnsembleOptions
 from medfc.experiments.final.train import HealthFCFinalOptions, PairsFinalOptions
-from medfc.experiments.models.options import CLINIFACT_PAIRS, FineTuneOptions, PairData, PairsTrainOptions, ZeroShotOptions, imported_pairs
+from medfc.experiments.models.options import (
+    CLINIFACT_PAIRS,
+    SPLITS,
+    FineTuneOptions,
+    PairData,
+    PairsTrainOptions,
+    ZeroShotOptions,
+    imported_pairs,
+)
 from medfc.experiments.ensembles.stacking import HealthFCInnerOptions, PairsInnerOptions
 from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS, SYSTEMS, HealthFCFoldOptions, evidence_source, system_option_keys
 from medfc.experiments.healthfc.systems import system as system_spec
@@ -61,9 +69,6 @@ class CliniFactRun(TypedDict):
     system: str
     dir: str
     benchmark: str
-
-
-SPLITS = ("train", "validation", "test")  # a pairs dataset's split files
 
 
 @dataclass(frozen=True)
@@ -389,7 +394,7 @@ class ExperimentsPlan(ModelsPlan):
         return [self._run(spec.run_dir(self.layout.experiments, m), m, spec.name) for spec in CLINIFACT_SYSTEMS.values() for m in models[spec.name]]
 
     def clinifact_options(self, system: str, model: str) -> Options:
-        """One model's options in a run of ``system`` (its builder in :data:`CLINIFACT_BUILDERS`)."""
+        """One model's options in a run of a generative ``system`` (its builder in :data:`CLINIFACT_BUILDERS`)."""
         return CLINIFACT_BUILDERS[system].options(self, model)
 
     def clinifact_table_entries(self) -> list[dict[str, object]]:
@@ -472,10 +477,9 @@ class CliniFactBuilders:
     inputs: Callable[[ExperimentsPlan], dict[str, str]]
 
 
-# each system of medfc.experiments.clinifact.systems.CLINIFACT_SYSTEMS (a test keeps the two equal)
+# each system of medfc.experiments.clinifact.systems.CLINIFACT_SYSTEMS but the one pairs path's (whose rules are
+# pairs_jobs'); a test keeps the two equal
 CLINIFACT_BUILDERS: dict[str, CliniFactBuilders] = {
-    "discriminative": CliniFactBuilders(lambda plan, model: plan.pairs_experiment_options("clinifact", model),
-                                        lambda plan: plan.pairs_split_inputs("clinifact")),
     "zero_shot": CliniFactBuilders(ExperimentsPlan.clinifact_zero_shot_options, ExperimentsPlan.clinifact_zero_shot_inputs),
     "fine_tuned": CliniFactBuilders(ExperimentsPlan.clinifact_fine_tune_options, lambda plan: plan.pairs_split_inputs("clinifact")),
 }

@@ -3,7 +3,8 @@
 run a model, the cluster placement of its rules and its jobs' resources), the tables and the figure look up, so a
 system's model list, rules, run folder, placement, resources row and row name are written in one place. The
 plan's builders of one job's options and inputs are beside the plan's methods
-(:data:`medfc.plan.experiments.CLINIFACT_BUILDERS`, a test keeps its systems those of the registry).
+(:data:`medfc.plan.experiments.CLINIFACT_BUILDERS`; a test keeps its systems those of the registry but the one
+pairs path's).
 
 The rules (``workflow/rules/experiments.smk``, ``scoring.smk``) name the same rules and folders; a test
 (``tests/unit/plan/test_clinifact_systems.py``) keeps them equal to the records and finds no comparison with a

@@ -239,6 +239,7 @@ CLINIFACT_PAIRS = PairData(
     fields={"id": "index", "claim": "claim", "evidence": "article_abstract", "title": "article_title", "label": "label"},
     codes={str(code): label for code, label in CLINIFACT_CODES.items()},
 )
+SPLITS = ("train", "validation", "test")  # a pairs dataset's split files: its runs' and its final models' inputs
 IMPORTED_FIELDS = {"id": "id", "claim": "claim", "evidence": "evidence", "title": "title", "label": "label"}
 
 
