@@ -12,11 +12,15 @@ cut short by the transport (a broken chunked body, a connection closed or stalle
 Anything else is removed, nothing is kept, and the job fails naming the URL and the bytes received; the
 next run downloads it again. A file already in place is checked the same way before it is reused, so a
 cut download an older version kept is fetched again.
+
+A data file of a Hugging Face dataset repository is read at a commit (:func:`hub_url`), and a URL's download is kept
+at a path its URL names (:func:`url_cache_path`): the imports of declared datasets and MedSNIP's Hub files share both.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import secrets
@@ -26,7 +30,7 @@ import struct
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlparse
+from urllib.parse import quote, urlparse
 
 if TYPE_CHECKING:  # the client is handed in or made when a download is needed: requests loads then
     import requests
@@ -54,6 +58,18 @@ class IncompleteDownload(RuntimeError):
             got = f"; {received} bytes received, {stated}"
         super().__init__(f"download of {self.url} into {self.dest} is incomplete ({problem}{got}); nothing was kept, "
                          "the next run downloads it again")
+
+
+def hub_url(endpoint: str, repo: str, revision: str, path: str) -> str:
+    """``<endpoint>/datasets/<repo>/resolve/<revision>/<path>``: a file of a Hugging Face dataset repository, its bytes
+    at that commit (the revision and the path quoted)."""
+    return f"{endpoint.rstrip('/')}/datasets/{repo}/resolve/{quote(revision, safe='')}/{quote(path.lstrip('/'))}"
+
+
+def url_cache_path(url: str, folder: str | os.PathLike) -> Path:
+    """Where a URL's file is downloaded once: ``<folder>/<16 hex of the URL's SHA-256>/<its file name>``."""
+    name = Path(urlparse(url).path).name or "data"
+    return Path(folder) / hashlib.sha256(url.encode("utf-8")).hexdigest()[:16] / name
 
 
 def is_url(source: str | os.PathLike) -> bool:

@@ -23,16 +23,15 @@ accepted and its hash recorded.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 from medfc.common.jsontypes import JSONValue
 from medfc.common.pinning import COMMIT, pinned_commit, release_record, verify
 from medfc.common.redact import redact
+from medfc.common.sources import hub_url, url_cache_path
 from medfc.datasets.options import ImportOptions
 
 if TYPE_CHECKING:
@@ -64,15 +63,9 @@ def hf_endpoint() -> str:
 
 
 def hf_url(repo: str, revision: str, config: str | None, file: str) -> str:
-    """A data file of a Hugging Face dataset repository at a commit."""
+    """A data file of a Hugging Face dataset repository at a commit, under its config's folder."""
     folder = f"{config.strip('/')}/" if config else ""
-    return f"{hf_endpoint()}/datasets/{repo}/resolve/{revision}/{folder}{file.lstrip('/')}"
-
-
-def cached_path(url: str, cache_dir: str | os.PathLike) -> Path:
-    """Where a URL's file is downloaded to: ``<cache_dir>/<16 hex of the URL's SHA-256>/<its file name>``."""
-    name = Path(urlsplit(url).path).name or "data"
-    return Path(cache_dir) / hashlib.sha256(url.encode("utf-8")).hexdigest()[:16] / name
+    return hub_url(hf_endpoint(), repo, revision, f"{folder}{file.lstrip('/')}")
 
 
 def is_saved_dataset(folder: str | os.PathLike) -> bool:
@@ -149,7 +142,7 @@ def source_files(options: ImportOptions) -> list[SourceFile]:
     else:
         assert s.hf and s.revision
         urls = {k: hf_url(s.hf, s.revision, s.config, f) for k, f in s.files.items()}
-    return [SourceFile(k, u, cached_path(u, options.cache_dir)) for k, u in urls.items()]
+    return [SourceFile(k, u, url_cache_path(u, options.cache_dir)) for k, u in urls.items()]
 
 
 def describe_source(options: ImportOptions) -> str:

@@ -1,6 +1,6 @@
-"""A dataset file on the Hugging Face Hub, read at a pinned commit: where it is (:func:`hub_url`), where its download
-is kept (:func:`hub_cache_path`) and the download itself (:func:`fetch_hub_file`), once, through the project's HTTP
-client (:func:`medfc.common.sources.local_or_cached`). Its SHA-256 is checked by the step that downloads it
+"""A dataset file on the Hugging Face Hub, read at a pinned commit (:func:`medfc.common.sources.hub_url`): where its
+download is kept (:func:`hub_cache_path`) and the download itself (:func:`fetch_hub_file`), once, through the project's
+HTTP client (:func:`medfc.common.sources.local_or_cached`). Its SHA-256 is checked by the step that downloads it
 (``medsnip_fetch``, :func:`medfc.common.pinning.verify`) and, for a download already in the cache, when the run is
 planned (:mod:`medfc.plan.prerequisites`).
 
@@ -11,13 +11,11 @@ only when a file is downloaded."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import quote, urlparse
 
-from medfc.common.sources import local_or_cached
+from medfc.common.sources import local_or_cached, url_cache_path
 
 if TYPE_CHECKING:
     from medfc.common.http import HttpClient
@@ -30,16 +28,9 @@ def hub_file(config: str) -> str:
     return HUB_FILE.format(config=config)
 
 
-def hub_url(endpoint: str, repo: str, revision: str, file: str) -> str:
-    """``<endpoint>/datasets/<repo>/resolve/<revision>/<file>``: the file's bytes at that commit."""
-    return f"{endpoint.rstrip('/')}/datasets/{repo}/resolve/{quote(revision, safe='')}/{quote(file)}"
-
-
 def hub_cache_path(url: str, cache_dir: str | os.PathLike) -> Path:
-    """Where a downloaded Hub file is kept: ``<cache>/medsnip/hub/<hash of the URL>-<file name>``."""
-    name = Path(urlparse(url).path).name or "data"
-    digest = hashlib.sha256(url.encode("utf-8")).hexdigest()[:16]
-    return Path(cache_dir) / "medsnip" / "hub" / f"{digest}-{name}"
+    """Where a downloaded Hub file is kept: under ``<cache>/medsnip/hub`` (:func:`medfc.common.sources.url_cache_path`)."""
+    return url_cache_path(url, Path(cache_dir) / "medsnip" / "hub")
 
 
 def fetch_hub_file(url: str, cache_dir: str | os.PathLike, client: HttpClient | None = None) -> tuple[Path, bool]:

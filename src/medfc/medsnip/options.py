@@ -219,7 +219,7 @@ class FetchOptions(MedsnipOptions):
 
     @property
     def url(self) -> str:
-        from medfc.medsnip.hub import hub_url
+        from medfc.common.sources import hub_url
 
         return hub_url(self.endpoint, self.repo, self.revision, self.file)
 

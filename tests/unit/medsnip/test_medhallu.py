@@ -23,7 +23,8 @@ from medfc.common.provenance import RECORDS_ENV, RUN_ENV
 from medfc.common.report import SkipReport
 from medfc.medsnip import steps
 from medfc.medsnip.answers import MissingField, load_medhallu, read_records
-from medfc.medsnip.hub import hub_cache_path, hub_file, hub_url
+from medfc.common.sources import hub_url
+from medfc.medsnip.hub import hub_cache_path, hub_file
 from medfc.medsnip.table import paper_rows
 from medfc.plan import Plan, checks, cluster
 from medfc.plan.config_errors import ConfigError, merged_config, plan_for
