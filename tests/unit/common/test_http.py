@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -149,6 +150,41 @@ def test_post_body_is_part_of_the_cache_key(served, tmp_path):
     assert served["log"][0][2] == b"id=1"
 
 
+def test_two_clients_asking_the_same_thing_at_once_pay_for_it_once(tmp_path):
+    """Two jobs (here two clients in two threads, each with its own lock file handle) miss the same
+    request together: the second waits for the first's answer and reads it from the cache."""
+    asked, release = [], threading.Event()
+
+    class H(BaseHTTPRequestHandler):
+        def do_POST(self):
+            asked.append(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+            release.wait(10)
+            reply(self, 200, {}, b'{"answer": 42}')
+
+        def log_message(self, *a):
+            pass
+
+    results = {}
+    with serving(H) as url:
+        def ask(name):
+            http = HttpClient(cache_dir=tmp_path, rate=100)
+            results[name] = (http.fetch("POST", url + "/v1/chat", data=b'{"q": 1}'), http.stats["cache_hits"])
+
+        first = threading.Thread(target=ask, args=("first",))
+        first.start()
+        while not asked:
+            time.sleep(0.01)
+        second = threading.Thread(target=ask, args=("second",))
+        second.start()
+        time.sleep(0.3)  # the second is waiting at the lock, its request not sent
+        assert len(asked) == 1
+        release.set()
+        first.join(10)
+        second.join(10)
+    assert asked == [b'{"q": 1}']
+    assert results == {"first": ({"answer": 42}, 0), "second": ({"answer": 42}, 1)}
+
+
 @pytest.mark.parametrize("umask,mode", [(0o002, 0o664), (0o022, 0o644)])
 def test_cache_files_get_the_mode_of_the_umask(served, tmp_path, umask, mode):
     import os
@@ -161,9 +197,9 @@ def test_cache_files_get_the_mode_of_the_umask(served, tmp_path, umask, mode):
         http.get_bytes(served["url"] + "/b")
     finally:
         os.umask(old)
-    files = sorted(p for p in (tmp_path / "c").rglob("*") if p.is_file())
-    assert sorted(p.suffix for p in files) == [".bin", ".json"]
-    assert [oct(stat.S_IMODE(p.stat().st_mode)) for p in files] == [oct(mode)] * 2
+    files = sorted(p for p in (tmp_path / "c").rglob("*") if p.is_file())  # the answers and their lock files
+    assert sorted(p.suffix for p in files if p.parent.name != "locks") == [".bin", ".json"]
+    assert {oct(stat.S_IMODE(p.stat().st_mode)) for p in files} == {oct(mode)}
 
 
 # --- a bad day: huge Retry-After, endless 503s, cut bodies, damaged cache files, HTML answers, redirects ---------
