@@ -7,8 +7,8 @@ job's fully built step options: every layering of training configs (``train`` < 
 ``system_train`` < ``smoke``; the pipeline's selector < ``evidence_train`` < ``smoke``) is done here, once.
 The rules ask for them through four entry points, ``Plan.options(rule, wildcards)``, ``Plan.inputs``,
 ``Plan.prompts`` and ``Plan.job_resources``, which look the rule up in the job table (:attr:`Plan.job_table`,
-built once: each stage's records, :mod:`medfc.plan.jobs`). :meth:`Plan.check` runs the plan's checks
-(:mod:`medfc.plan.checks`), in one order, the last of which builds every planned job's options once
+built once: each stage's records, :mod:`medfc.plan.jobs`). :func:`medfc.plan.checks.check_plan` runs the plan's checks,
+in one order, the last of which builds every planned job's options once
 (:meth:`Plan.build_jobs`, one loop over the table), so that a mistake found while building them stops the run at once;
 :func:`medfc.plan.config_errors.plan_for` is the one entry point (schema, defaults, plan, checks), each mistake
 one line naming the key.
@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from medfc.common.options import Options
 from medfc.medsnip.sources import answer_source
-from medfc.plan import checks, cluster, jobs, prerequisites
+from medfc.plan import cluster, jobs, prerequisites
 from medfc.plan.datasets import DatasetsPlan
 from medfc.plan.examples import ExamplesPlan
 from medfc.plan.experiments import HEALTHFC_WILDCARDS
@@ -166,10 +166,6 @@ class Plan(DatasetsPlan, TablesPlan, ExamplesPlan, MedsnipPlan):
         return {"datasets": datasets, "tables": tables, "figures": figures}
 
     # ----------------------------------------------------------------------------------- checks
-    def check(self) -> None:
-        """Every check of the plan, in order (:func:`medfc.plan.checks.check_plan`): the first mistake stops it, naming the key."""
-        checks.check_plan(self)
-
     def build_jobs(self) -> None:
         """Build, once, every planned job's config-dependent inputs, options and prompts, one loop over the job
         table (:func:`medfc.plan.jobs.build_all`), so that a mistake only they find stops the run here, as one line,

@@ -4,7 +4,7 @@ the closest match, e.g. ``experiments.healthfc.train.lrr: unknown key; did you m
 :func:`plan_for` is what the workflow runs (``workflow/rules/common.smk``) and what the tests call
 in-process: the schema (:func:`config_error`, instead of Snakemake's validation, which prints the whole
 schema), its defaults filled in, the :class:`~medfc.plan.Plan` and its checks across keys, every planned
-job's options built once. Whichever layer finds a mistake — the schema, ``Plan.check()``, a model alias
+job's options built once. Whichever layer finds a mistake — the schema, the plan's checks (:func:`medfc.plan.checks.check_plan`), a model alias
 that names no model, fold 12 of 5, an error while the plan builds a job's options — it is raised as one
 :class:`ConfigError` line naming the key; the workflow prints it and stops with exit status 1.
 :func:`config_file_error` names the file, line and column of a YAML syntax error.
@@ -247,7 +247,7 @@ def plan_for(config: Config, schema: dict[str, Any] | str | Path, *, prerequisit
     defaults filled in, in place, as Snakemake's ``validate(config, schema, set_default=True)`` would.
 
     :raises ConfigError: the first mistake, one line naming the key: a schema error (:func:`config_error`),
-        a check across keys (``Plan.check``), or an error while the plan builds a planned job's inputs and
+        a check across keys (:func:`medfc.plan.checks.check_plan`), or an error while the plan builds a planned job's inputs and
         options (``Plan.build_jobs``: a model alias naming no model, a fold outside the folds, a missing
         mirror or release file); with ``prerequisites``, every missing prerequisite of the planned rules
         (:meth:`~medfc.plan.Plan.missing_prerequisites`: an unset key, a placeholder contact, a missing file),
@@ -257,6 +257,7 @@ def plan_for(config: Config, schema: dict[str, Any] | str | Path, *, prerequisit
         with ``--config``, typed by the schema first (:func:`typed_command_line`)."""
     from medfc.common.schema import fill_defaults
     from medfc.plan import Plan
+    from medfc.plan.checks import check_plan
     from medfc.plan.models import misplaced_model_train
     from medfc.plan.layout import rebase_shipped_paths
     from medfc.plan.resources import moved_key
@@ -279,7 +280,7 @@ def plan_for(config: Config, schema: dict[str, Any] | str | Path, *, prerequisit
         mistake = models_options_error(plan, schema)  # before the checks that build the jobs' options from them
         if mistake:
             raise ConfigError(mistake)
-        plan.check()
+        check_plan(plan)
         missing = plan.missing_prerequisites() if prerequisites else []
         if missing:
             raise ConfigError("\n".join(missing))

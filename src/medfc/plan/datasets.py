@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from medfc.clinifact import options as cf
 from medfc.clinifact.studies_sources import studies_source
@@ -19,11 +19,8 @@ from medfc.datasets.records import labels_by_text
 from medfc.healthfc import options as hfc
 from medfc.healthfc.crawl_options import CrawlOptions
 from medfc.healthfc.translation_backends import translation_backend
-from medfc.plan.jobs import Config, JobSpec, Planned, always, call, no_options, one_job, section
+from medfc.plan.jobs import Config, JobPlan, JobSpec, Planned, always, call, no_options, one_job, section
 from medfc.plan.layout import Layout, release_split_files
-
-if TYPE_CHECKING:
-    from medfc.plan import Plan
 
 
 TRANSLATE = {"threads": 2, "mem_mb": 8192, "runtime": 600}  # Opus-MT over every sentence of the crawl
@@ -34,7 +31,7 @@ def translation_is_local(config: Config) -> bool:
     return translation_backend(config["healthfc"]["translation"]["backend"]).local
 
 
-def translation_resources(plan: Plan) -> dict[str, int]:
+def translation_resources(plan: JobPlan) -> dict[str, int]:
     """The translation's (:data:`TRANSLATE`), with ``healthfc.translation.gpu`` only for a local model."""
     gpu = plan.config["healthfc"]["translation"]["gpu"] if translation_is_local(plan.config) else 0
     return {"gpu": gpu, **TRANSLATE}
@@ -244,21 +241,21 @@ def _healthfc_data(*sources: str) -> Planned:
     return one_job(lambda plan: plan.healthfc_data_planned() and all(s in plan.healthfc_dataset_sources() for s in sources))
 
 
-def _clinifact_data(when: Callable[[Plan], bool] = always) -> Planned:
+def _clinifact_data(when: Callable[[JobPlan], bool] = always) -> Planned:
     return one_job(lambda plan: plan.clinifact_data_planned() and when(plan))
 
 
-def _rebuilt(plan: Plan) -> bool:
+def _rebuilt(plan: JobPlan) -> bool:
     return plan.config["clinifact"]["pairs_source"] == "rebuild"
 
 
-def _studies_read(plan: Plan) -> bool:
+def _studies_read(plan: JobPlan) -> bool:
     """Whether a planned job reads the studies: the rebuilt pairs, the statistics and diff, a Fig. 3 with its disease panel."""
     fig3 = plan.config["experiments"]["clinifact"]["disease_panel"] and (plan.stage_enabled("experiments") and bool(plan.clinifact_runs()))
     return _rebuilt(plan) or plan.stage_enabled("clinifact") or fig3
 
 
-def _datasets_declared(plan: Plan) -> list[dict[str, str]]:
+def _datasets_declared(plan: JobPlan) -> list[dict[str, str]]:
     """One import job per ``datasets.<name>`` entry."""
     return [{"dataset": name} for name in plan.dataset_names()]
 

@@ -7,15 +7,11 @@ and Table 4 shows the first :data:`ERRORS_SHOWN` wrong claims (the paper's three
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS
 from medfc.plan.experiments import ExperimentsPlan
-from medfc.plan.jobs import JobSpec, call, one_job
+from medfc.plan.jobs import JobPlan, JobSpec, call, one_job
 from medfc.tables.example_options import WrongClaimsOptions, ExampleClaimsOptions, ExamplePairsOptions
-
-if TYPE_CHECKING:
-    from medfc.plan import Plan
 
 EXCERPT_WORDS = 60  # Table 1's article snippet, Tables 5 and 7's abstract excerpt
 EVIDENCE_WORDS = 50  # Table 4: the claim, its gold evidence and its selected evidence, each
@@ -66,15 +62,15 @@ class ExamplesPlan(ExperimentsPlan):
         return [f"{self.layout.tables}/{name}.csv" for name, planned in zip(EXAMPLE_TABLES, _PLANNED) if planned(self)]  # type: ignore[arg-type]
 
 
-def _claims_planned(plan: Plan) -> bool:
+def _claims_planned(plan: JobPlan) -> bool:
     return plan.stage_enabled("healthfc")
 
 
-def _errors_planned(plan: Plan) -> bool:
+def _errors_planned(plan: JobPlan) -> bool:
     return plan.stage_enabled("experiments") and bool(plan.error_runs())
 
 
-def _pairs_planned(plan: Plan) -> bool:
+def _pairs_planned(plan: JobPlan) -> bool:
     return plan.clinifact_data_planned()
 
 

@@ -11,7 +11,7 @@ import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypedDict
+from typing import TypedDict
 
 from medfc.common.llm_backends import runs_locally
 from medfc.common.options import Options
@@ -32,14 +32,11 @@ from medfc.experiments.ensembles.stacking import HealthFCInnerOptions, PairsInne
 from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS, SYSTEMS, HealthFCFoldOptions, evidence_source, system_option_keys
 from medfc.experiments.healthfc.systems import system as system_spec
 from medfc.healthfc.options import RetrieveOptions
-from medfc.plan.jobs import Config, JobSpec, call, unique
+from medfc.plan.jobs import Config, JobPlan, JobSpec, call, unique
 from medfc.plan.models import ModelsPlan, layered, typed
 from medfc.plan.resources import model_job_resources, model_resources
 from medfc.retrieval.search_sources import search_source, wildcard_pattern
 from medfc.scoring.options import HealthFCScoreOptions, PairsScoreOptions
-
-if TYPE_CHECKING:
-    from medfc.plan import Plan
 
 HEALTHFC_WILDCARDS = {"source": wildcard_pattern()}  # healthfc_retrieve's {source}: the registered search sources
 
@@ -485,15 +482,15 @@ CLINIFACT_BUILDERS: dict[str, CliniFactBuilders] = {
 }
 
 
-def _healthfc_runs(plan: Plan) -> list[HealthFCRun]:
+def _healthfc_runs(plan: JobPlan) -> list[HealthFCRun]:
     return plan.healthfc_runs() if plan.stage_enabled("experiments") else []
 
 
-def _clinifact_runs(plan: Plan, system: str) -> list[CliniFactRun]:
+def _clinifact_runs(plan: JobPlan, system: str) -> list[CliniFactRun]:
     return [r for r in plan.clinifact_runs() if r["system"] == system] if plan.stage_enabled("experiments") else []
 
 
-def _members(plan: Plan, model: str) -> list[str]:
+def _members(plan: JobPlan, model: str) -> list[str]:
     return plan.ensemble_members(model) if plan.is_ensemble(model) else [model]
 
 
@@ -533,7 +530,7 @@ def clinifact_jobs(spec: CliniFactSystem) -> list[JobSpec]:
 PAIRS = ("dataset", "model")
 
 
-def _pairs_runs(plan: Plan) -> list[dict[str, str]]:
+def _pairs_runs(plan: JobPlan) -> list[dict[str, str]]:
     """Every planned run of the pairs path as its wildcards (CliniFact's discriminative system, each declared dataset)."""
     if not plan.stage_enabled("experiments"):
         return []
@@ -560,12 +557,12 @@ def pairs_jobs() -> list[JobSpec]:
     ]
 
 
-def _final(dataset: str, axes: tuple[str, ...]) -> Callable[[Plan], list[dict[str, str]]]:
+def _final(dataset: str, axes: tuple[str, ...]) -> Callable[[JobPlan], list[dict[str, str]]]:
     """The final models of one dataset's rows (``experiments.final``), by the rule's wildcards ``axes``."""
     return lambda plan: unique({a: r[a] for a in axes} for r in plan.final_rows() if r["dataset"] == dataset) if plan.stage_enabled("experiments") else []
 
 
-def _pairs_final(plan: Plan) -> list[dict[str, str]]:
+def _pairs_final(plan: JobPlan) -> list[dict[str, str]]:
     """The final models of the pairs datasets' rows (``experiments.final``)."""
     return unique({"dataset": r["dataset"], "model": r["model"]} for r in plan.final_rows() if r["dataset"] in plan.pair_datasets()) \
         if plan.stage_enabled("experiments") else []

@@ -26,19 +26,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from medfc.common.options import Options
 
-if TYPE_CHECKING:
-    from medfc.plan import Plan
-
 Wildcards = Mapping[str, str]
 Config = dict[str, Any]  # a validated config, its defaults filled in
-Build = Callable[["Plan", Wildcards], Any]  # (the plan, one job's wildcards) → its inputs, options, prompts or resources
-Planned = Callable[["Plan"], Iterable[dict[str, str]]]  # the plan → the wildcards of each job of the rule it plans
+Build = Callable[[Any, Wildcards], Any]  # (the plan, one job's wildcards) → its inputs, options, prompts or resources
+Planned = Callable[[Any], Iterable[dict[str, str]]]  # the plan → the wildcards of each job of the rule it plans
 OptionsClass = type[Options] | Callable[[Wildcards], type[Options]]  # a rule's options class, or one job's from its wildcards
 Placement = Literal["compute", "model", "network", "light"]  # where a rule's jobs run on a cluster (medfc.plan.cluster)
+
+
+class JobPlan(Protocol):
+    """The plan (:class:`medfc.plan.Plan`) as the modules below it name it: every function of the job table is
+    handed the whole plan; typed here by its config and the options it keeps per job, so that no module of the
+    table imports the class built from it."""
+
+    config: Config
+
+    def spec_options(self, spec: JobSpec, wildcards: Wildcards | None = None) -> Options | Mapping[str, object]: ...
 
 
 @dataclass(frozen=True)
@@ -49,7 +56,7 @@ class PlanCall:
     axes: tuple[str, ...] = ()
     args: tuple[object, ...] = ()
 
-    def __call__(self, plan: Plan, wildcards: Wildcards) -> Any:
+    def __call__(self, plan: JobPlan, wildcards: Wildcards) -> Any:
         return self.function(plan, *self.args, *(wildcards[a] for a in self.axes))
 
 
@@ -58,16 +65,16 @@ def call(function: Callable[..., Any], *axes: str, args: tuple[object, ...] = ()
     return PlanCall(function, axes, args)
 
 
-def one_job(when: Callable[[Plan], bool]) -> Planned:
+def one_job(when: Callable[[JobPlan], bool]) -> Planned:
     """A rule without wildcards: its one job, when ``when(plan)``."""
     return lambda plan: [{}] if when(plan) else []
 
 
-def always(plan: Plan) -> bool:
+def always(plan: JobPlan) -> bool:
     return True
 
 
-def no_options(plan: Plan) -> dict[str, object]:
+def no_options(plan: JobPlan) -> dict[str, object]:
     """The options of a rule whose step reads none."""
     return {}
 
@@ -77,7 +84,7 @@ def section(*keys: str) -> PlanCall:
     return call(config_section, args=keys)
 
 
-def config_section(plan: Plan, *keys: str) -> object:
+def config_section(plan: JobPlan, *keys: str) -> object:
     node: object = plan.config
     for key in keys:
         node = node[key]  # type: ignore[index]
@@ -148,13 +155,13 @@ def job_spec(table: Mapping[str, JobSpec], rule: str) -> JobSpec:
         raise ValueError(f"{rule} is not a rule of the plan's job table (medfc.plan.jobs)") from None
 
 
-def build(plan: Plan, spec: JobSpec, part: str, wildcards: Wildcards | None = None) -> Any:
+def build(plan: JobPlan, spec: JobSpec, part: str, wildcards: Wildcards | None = None) -> Any:
     """One job's ``part`` (``options``, ``inputs``, ``prompts``) from its rule's record: {} where it has none."""
     fn = getattr(spec, part)
     return {} if fn is None else fn(plan, wildcard_dict(wildcards))
 
 
-def typed_options(plan: Plan, spec: JobSpec, wildcards: Wildcards | None = None) -> Options | Mapping[str, object]:
+def typed_options(plan: JobPlan, spec: JobSpec, wildcards: Wildcards | None = None) -> Options | Mapping[str, object]:
     """One job's options as its step takes them: what the record's ``options`` builds, typed by its
     ``options_class`` when that is a mapping (a missing, unknown or mistyped key: the OptionsError naming it)."""
     w = wildcard_dict(wildcards)
@@ -173,7 +180,7 @@ def serialised(options: Options | Mapping[str, object]) -> dict[str, object]:
     return options.to_mapping(sort_keys=True) if isinstance(options, Options) else dict(options)
 
 
-def job_resources(plan: Plan, table: Mapping[str, JobSpec], rule: str, wildcards: Wildcards | None = None) -> dict[str, int]:
+def job_resources(plan: JobPlan, table: Mapping[str, JobSpec], rule: str, wildcards: Wildcards | None = None) -> dict[str, int]:
     """``{gpu, threads, mem_mb, runtime}`` of one job of ``rule``, from its record."""
     spec = table.get(rule)
     fn = spec.resources if spec is not None else None
@@ -183,7 +190,7 @@ def job_resources(plan: Plan, table: Mapping[str, JobSpec], rule: str, wildcards
     return fn(plan, wildcard_dict(wildcards))
 
 
-def planned_jobs(plan: Plan, table: Mapping[str, JobSpec]) -> Iterable[tuple[JobSpec, dict[str, str]]]:
+def planned_jobs(plan: JobPlan, table: Mapping[str, JobSpec]) -> Iterable[tuple[JobSpec, dict[str, str]]]:
     """(record, wildcards) of every job the config plans, rule by rule in the table's order."""
     for spec in table.values():
         if spec.checked:
@@ -191,7 +198,7 @@ def planned_jobs(plan: Plan, table: Mapping[str, JobSpec]) -> Iterable[tuple[Job
                 yield spec, wildcards
 
 
-def build_all(plan: Plan, table: Mapping[str, JobSpec]) -> None:
+def build_all(plan: JobPlan, table: Mapping[str, JobSpec]) -> None:
     """Build, once, every planned job's inputs, typed options and prompts (each record's ``planned`` jobs;
     the plan keeps the options, :meth:`medfc.plan.Plan.job_options`)."""
     for spec, wildcards in planned_jobs(plan, table):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from typing import TYPE_CHECKING
 
 from medfc.common.llm_backends import runs_locally
 from medfc.medsnip.options import (
@@ -25,12 +24,9 @@ from medfc.medsnip.options import (
 )
 from medfc.medsnip.sources import ANSWER_SOURCES, answer_source, enabled_sources
 from medfc.medsnip.verifier_kinds import verifier_kind
-from medfc.plan.jobs import Build, Config, JobSpec, Planned, call
+from medfc.plan.jobs import Build, Config, JobPlan, JobSpec, Planned, call
 from medfc.plan.models import layered
 from medfc.plan.layout import Layout
-
-if TYPE_CHECKING:
-    from medfc.plan import Plan
 
 # The prompt names live beside the code that reads them (medsnip.decompose, medsnip.verify), which loads
 # the LLM layer, HTTP clients and pandas: imported by the methods that need them, only when the stage
@@ -213,7 +209,7 @@ class MedsnipPlan:
 
 # ---------------------------------------------------------------------------------- the job table
 
-def _medsnip(plan: Plan) -> list[str]:
+def _medsnip(plan: JobPlan) -> list[str]:
     return plan.medsnip_datasets() if plan.stage_enabled("medsnip") else []
 
 
@@ -244,10 +240,10 @@ def _verify_local(config: Config) -> bool:
 
 def medsnip_jobs() -> list[JobSpec]:
     """The MedSNIP rules' records (the job table, :mod:`medfc.plan.jobs`)."""
-    def decompositions(plan: Plan) -> list[dict[str, str]]:
+    def decompositions(plan: JobPlan) -> list[dict[str, str]]:
         return [{"dataset": d, "mode": m} for d in _medsnip(plan) for m in plan.medsnip_modes(d)]
 
-    def verifications(plan: Plan) -> list[dict[str, str]]:
+    def verifications(plan: JobPlan) -> list[dict[str, str]]:
         return [{**job, "verifier": v["name"]} for job in decompositions(plan) for v in plan.config["medsnip"]["verifiers"]]
 
     datasets: Planned = lambda plan: [{"dataset": d} for d in _medsnip(plan)]  # noqa: E731

@@ -40,15 +40,11 @@ they run a local model, by the same rule.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from medfc.common.llm_backends import runs_locally
 from medfc.experiments.models import options as model_options  # MODEL_CONFIGS read when asked (a kind registered later is one)
 from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEMS, record_of_rule
-from medfc.plan.jobs import Build, Config
-
-if TYPE_CHECKING:
-    from medfc.plan import Plan
+from medfc.plan.jobs import Build, Config, JobPlan
 
 KEYS = ("gpu", "threads", "mem_mb", "runtime")
 ROW_KEYS = ("threads", "mem_mb", "runtime")  # a row's own keys; its GPUs are experiments.gpu or none
@@ -110,7 +106,7 @@ def name_size(name: str, llm: bool) -> str:
     return "large" if _LARGE_WORDS & set(re.split(r"[^a-z0-9]+", name.lower())) else "base"
 
 
-def model_size(plan: Plan, alias: str, llm: bool) -> str:
+def model_size(plan: JobPlan, alias: str, llm: bool) -> str:
     """An alias's size: its ``models.resources.<alias>.size``, else :func:`name_size` of its model name."""
     own = plan.config["models"]["resources"].get(alias) or {}
     return own.get("size") or name_size(plan.model_name(alias), llm)
@@ -120,7 +116,7 @@ def _large(row: str, size: str) -> str:
     return f"{row}_large" if size == "large" else row
 
 
-def row_of(plan: Plan, rule: str, alias: str) -> str:
+def row_of(plan: JobPlan, rule: str, alias: str) -> str:
     """The ``experiments.resources`` row of one model job (:func:`model_rules`; an inner cross-validation's is its run's)."""
     rule = inner_cv_rules().get(rule, rule)
     how = row_choices().get(rule)
@@ -140,7 +136,7 @@ def row_of(plan: Plan, rule: str, alias: str) -> str:
     return _large(how, model_size(plan, alias, llm=True))
 
 
-def model_job_resources(plan: Plan, rule: str, alias: str) -> dict[str, int]:
+def model_job_resources(plan: JobPlan, rule: str, alias: str) -> dict[str, int]:
     """``{gpu, threads, mem_mb, runtime}`` of one model job: its row, its GPUs (``experiments.gpu`` for a
     row of :func:`gpu_rows`, else 0), then its alias's ``models.resources`` values (not for a server job).
     An inner cross-validation (:func:`inner_cv_rules`) asks for its member's run's, ``inner_folds`` times the runtime."""

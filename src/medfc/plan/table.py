@@ -3,7 +3,6 @@ record and its index)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 from medfc.common import provenance
 from medfc.common.run_index import IndexOptions
@@ -11,31 +10,28 @@ from medfc.plan import jobs
 from medfc.plan.datasets import dataset_jobs
 from medfc.plan.examples import example_jobs
 from medfc.plan.experiments import experiment_jobs
-from medfc.plan.jobs import JobSpec, always, call, one_job
+from medfc.plan.jobs import JobPlan, JobSpec, always, call, one_job
 from medfc.plan.medsnip import medsnip_jobs
 from medfc.plan.tables import report_jobs
 from medfc.tables.options import DocumentOptions
 
-if TYPE_CHECKING:
-    from medfc.plan import Plan
 
-
-def provenance_options(plan: Plan) -> dict[str, object]:
+def provenance_options(plan: JobPlan) -> dict[str, object]:
     """The software of the run's results (rule provenance: its params, so a change reruns it)."""
     return {"software": provenance.software()}
 
 
-def index_options(plan: Plan) -> dict[str, object]:
+def index_options(plan: JobPlan) -> dict[str, object]:
     """The run's index (rule index): its folder, its provenance records, the index job's own log and timing."""
     return {"results": plan.layout.results, "provenance": plan.layout.provenance,
             "own": [f"{plan.layout.logs}/index.log", f"{plan.layout.timings}/index.tsv"]}
 
 
-def targets(plan: Plan) -> list[str]:
+def targets(plan: JobPlan) -> list[str]:
     return plan.targets()
 
 
-def document_inputs(plan: Plan) -> dict[str, list[str]]:
+def document_inputs(plan: JobPlan) -> dict[str, list[str]]:
     """``main.tex``'s: the LaTeX of every table the run makes (each table target's ``.tex`` beside its ``.csv``)
     and the PDF of every figure (beside its ``.png``)."""
     named = plan.named_targets()
@@ -43,7 +39,7 @@ def document_inputs(plan: Plan) -> dict[str, list[str]]:
             "figures": [f[: -len(".png")] + ".pdf" for f in named["figures"]]}
 
 
-def document_options(plan: Plan) -> dict[str, object]:
+def document_options(plan: JobPlan) -> dict[str, object]:
     scale = plan.config["experiments"]["scale"]
     return {"title": f"medfc: the tables and figures of {plan.layout.results} ({scale} scale)"}
 

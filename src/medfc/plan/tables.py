@@ -7,17 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from medfc.experiments.healthfc.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS
 from medfc.figures.options import Fig3Options
 from medfc.plan.experiments import CliniFactRun, ExperimentsPlan, HealthFCRun
-from medfc.plan.jobs import JobSpec, call, one_job
+from medfc.plan.jobs import JobPlan, JobSpec, call, one_job
 from medfc.tables.errors import ErrorsOptions
 from medfc.tables.options import TABLE_OPTIONS, DatasetTableOptions
-
-if TYPE_CHECKING:
-    from medfc.plan import Plan
 
 INNER_CV_ROW = " inner CV"  # a time table's row of a stacked member's inner cross-validation: "<member> inner CV"
 Entry = dict[str, Any]  # one row's run, as the table's step reads it (its wildcards, or a CliniFact run's model and system)
@@ -238,7 +235,7 @@ TABLE_SPECS: dict[str, TableSpec] = {
 TABLES = tuple(TABLE_SPECS)
 
 
-def _fig3_planned(plan: Plan) -> bool:
+def _fig3_planned(plan: JobPlan) -> bool:
     return plan.stage_enabled("experiments") and bool(plan.clinifact_runs())
 
 

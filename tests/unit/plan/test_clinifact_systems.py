@@ -15,6 +15,7 @@ import yaml
 
 from medfc.experiments.clinifact import systems as C
 from medfc.plan import Plan, cluster, job_specs, jobs, resources
+from medfc.plan.checks import check_plan
 from medfc.plan.experiments import CLINIFACT_BUILDERS, ExperimentsPlan
 from medfc.plan.prerequisites import _llms, planned_job_options
 from medfc.tables.clinifact import table8
@@ -125,7 +126,7 @@ def test_a_system_registered_in_a_test_is_planned_named_and_checked(monkeypatch,
     assert Plan(cfg).job_resources("clinifact_few_shot", {"model": "remote-llm"}) == {"gpu": cfg["experiments"]["gpu"], **rows["llm"]}
     cfg["models"]["clinifact"]["few_shot"] = ["nope"]
     with pytest.raises(ValueError, match=r"config: models\.clinifact\.few_shot: 'nope' names no model"):
-        Plan(cfg).check()
+        check_plan(Plan(cfg))
     # the paper's rows of the system's kind follow it into Table 8
     score = tmp_path / "scores.json"
     score.write_text('{"n": 2, "accuracy": 0.5, "macro_precision": 0.5, "macro_recall": 0.5, "macro_f1": 0.5}', encoding="utf-8")

@@ -1,4 +1,4 @@
-"""Every config mistake, whichever layer finds it — the schema, ``Plan.check()``, a model alias that names no
+"""Every config mistake, whichever layer finds it — the schema, the plan's checks, a model alias that names no
 model, fold 12 of 5, an error while the plan builds a job's options — is one line naming the key. Checked
 in-process through the workflow's own entry point, ``medfc.plan.config_errors.plan_for``, on the config
 Snakemake builds from the same files and ``--config`` values (``merged_config``);

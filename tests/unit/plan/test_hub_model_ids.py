@@ -9,6 +9,7 @@ import pytest
 
 from medfc.experiments.models.aliases import direct_model_name, model_aliases
 from medfc.plan import Plan
+from medfc.plan.checks import check_plan
 from medfc.plan.models import misplaced_model_train
 from tests.unit.plan.test_plan import DEMO_RELEASE, config
 
@@ -29,7 +30,7 @@ def test_a_hub_id_in_the_model_lists_plans_like_an_alias():
     cfg = config(models__healthfc={"en": ["tfidf", "dmis-lab/biobert-v1.1"], "de": []}, experiments__healthfc__folds=[0], healthfc__release=DEMO_RELEASE,
                  models__clinifact={"discriminative": ["org/enc"], "zero_shot": ["org/llm"], "fine_tuned": ["org/llm"]})
     plan = Plan(cfg)
-    plan.check()
+    check_plan(plan)
     assert plan.model_name("dmis-lab/biobert-v1.1") == "dmis-lab/biobert-v1.1"
     assert plan.model_kinds("org/enc") == {"encoder"}
     assert {r["model"] for r in plan.healthfc_runs()} == {"tfidf", "dmis-lab/biobert-v1.1"}
@@ -43,6 +44,6 @@ def test_a_hub_id_in_the_model_lists_plans_like_an_alias():
 
 def test_a_name_that_is_no_alias_says_how_to_write_one():
     with pytest.raises(ValueError, match=r"names no model.*models: \{aliases: \{NAME: <hub name, directory or offline:minilm>\}\}"):
-        Plan(config(models__healthfc={"en": ["bert-base-uncased"], "de": []})).check()
+        check_plan(Plan(config(models__healthfc={"en": ["bert-base-uncased"], "de": []})))
     with pytest.raises(ValueError, match=r"is not defined in models.aliases.*Hugging Face model id \(org/name\)"):
         Plan(config(models__healthfc={"en": ["bert-base-uncased"], "de": []})).healthfc_runs()

@@ -32,6 +32,7 @@ from medfc.experiments.models.options import MODEL_CONFIGS, PairsTrainOptions, G
 from medfc.experiments.final.predict import predict_file
 from medfc.experiments.steps import pairs_experiment
 from medfc.plan import Plan, resources
+from medfc.plan.checks import check_plan
 from tests.helpers.config import call_step
 from tests.helpers.experiment_data import clinifact_data  # noqa: F401
 from tests.unit.plan.test_plan import DEMO_RELEASE, config
@@ -55,15 +56,15 @@ def test_a_kind_named_by_a_dataset_it_does_not_serve_stops_the_plan_in_one_line(
     cfg = config(stages__experiments=True, models__ensembles=ensembles, models__healthfc={"en": ["tfidf", "pair"], "de": ["gbm"]},
                  healthfc__release=DEMO_RELEASE)
     with pytest.raises(ValueError, match=GBM_IN_HEALTHFC):
-        Plan(cfg).check()
+        check_plan(Plan(cfg))
     # the kind in CliniFact's list is planned; an alias of the kind is the kind
     cfg = config(stages__experiments=True, models__aliases={"gbm-2": "sklearn:gbm"}, models__healthfc={"en": ["tfidf"], "de": []},
                  models__clinifact={"discriminative": ["gbm", "gbm-2"], "zero_shot": [], "fine_tuned": []},
                  healthfc__release=DEMO_RELEASE)
-    Plan(cfg).check()
+    check_plan(Plan(cfg))
     cfg["models"]["healthfc"]["en"] = ["gbm-2"]
     with pytest.raises(ValueError, match=r"^config: models\.healthfc uses \['gbm-2'\], gradient boosting"):
-        Plan(cfg).check()
+        check_plan(Plan(cfg))
     assert GbmOptions.datasets == ("pairs",)
 
 
@@ -147,7 +148,7 @@ def prior_config():
 def test_a_kind_registered_in_a_test_is_planned_checked_and_run_by_the_clinifact_step(prior_kind, clinifact_data, tmp_path, monkeypatch):
     cfg = prior_config()
     plan = Plan(cfg)
-    plan.check()
+    check_plan(plan)
     assert [(r["model"], r["system"]) for r in plan.clinifact_runs()] == [("tfidf", "discriminative"), ("prior", "discriminative")]
     options = plan.pairs_experiment_options("clinifact", "prior").to_mapping()
     assert options["train"] == {"kind": "prior", "smoothing": 1.0, "model": "test:prior"}
@@ -165,15 +166,15 @@ def test_a_kind_registered_in_a_test_is_planned_checked_and_run_by_the_clinifact
     # the kind's datasets: in a HealthFC list, its own limits as the one line
     cfg["models"]["healthfc"]["en"] = ["prior"]
     with pytest.raises(ValueError, match=r"^config: models\.healthfc uses \['prior'\], the label prior \(test:prior\); it serves CliniFact only$"):
-        Plan(cfg).check()
+        check_plan(Plan(cfg))
     # a kind without a keeper is refused when the run keeps checkpoints: before it trains, not after
     cfg["models"]["healthfc"]["en"] = ["tfidf"]
     cfg["experiments"]["keep_checkpoints"] = True
-    Plan(cfg).check()
+    check_plan(Plan(cfg))
     monkeypatch.setitem(models_module.MODEL_KINDS, "prior", ModelKind(PriorModel))
     with pytest.raises(ValueError, match=r"^config: experiments\.keep_checkpoints is true but models\.clinifact\.discriminative uses 'prior', "
                                          r"of the model kind prior, which has no keeper"):
-        Plan(cfg).check()
+        check_plan(Plan(cfg))
 
 
 def test_no_comparison_with_a_kinds_name_is_left_in_the_plan_or_the_model_factory():

