@@ -126,17 +126,17 @@ def plan_of(root: Path, configs: list[str]) -> Plan:
 
 def expected_rows(plan: Plan) -> dict[str, list[tuple]]:
     """Our rows of every table, in the tables' order, from the plan's run matrix."""
-    hfc = plan.healthfc_runs()
+    hfc = plan.healthfc.healthfc_runs()
     keys = list(dict.fromkeys((r["lang"], r["model"], r["system"]) for r in hfc))
 
     def hfc_rows(systems: tuple[str, ...]) -> list[tuple]:
         return sorted((k for k in keys if k[2] in systems), key=lambda k: (k[0], k[1], systems.index(k[2])))
 
-    comparisons, _ = plan.healthfc_compared_systems()
+    comparisons, _ = plan.healthfc.healthfc_compared_systems()
     sig = [(lang, model, a, b) for lang, model in sorted({k[:2] for k in keys}) for a, b in comparisons
            if (lang, model, a) in keys and (lang, model, b) in keys]
     shown = {"zero_shot": " (zero-shot)", "fine_tuned": " (fine-tuned)", "discriminative": ""}
-    cf = [e["model"] + shown[e["system"]] for e in plan.clinifact_table_entries()]
+    cf = [e["model"] + shown[e["system"]] for e in plan.experiments.clinifact_table_entries()]
     return {"healthfc_table3": hfc_rows(TABLE3_SYSTEMS), "healthfc_table5": hfc_rows(TABLE5_SYSTEMS),
             "healthfc_open_domain": hfc_rows(OPEN_DOMAIN_SYSTEMS), "healthfc_significance": sig,
             "clinifact_table8": cf, "clinifact_significance": list(itertools.combinations(cf, 2))}
@@ -187,9 +187,9 @@ def test_the_plan_is_the_papers_matrix(paper_run):
                                         "llama3-70b (zero-shot)", "openbiollm-70b (zero-shot)", "llama3-70b (fine-tuned)",
                                         "openbiollm-70b (fine-tuned)"]
     assert len(rows["clinifact_significance"]) == 45
-    assert {r["system"] for r in paper_run.plan.healthfc_runs()} == set(SYSTEMS) - {"retrieved_pubmed", "retrieved_wikipedia"}
-    assert {r["system"] for r in paper_run.plan.healthfc_runs() if r["lang"] == "de"} == set(TABLE3_SYSTEMS)
-    assert {r["fold"] for r in paper_run.plan.healthfc_runs()} == {0} and len(paper_run.plan.healthfc_runs()) == 13
+    assert {r["system"] for r in paper_run.plan.healthfc.healthfc_runs()} == set(SYSTEMS) - {"retrieved_pubmed", "retrieved_wikipedia"}
+    assert {r["system"] for r in paper_run.plan.healthfc.healthfc_runs() if r["lang"] == "de"} == set(TABLE3_SYSTEMS)
+    assert {r["fold"] for r in paper_run.plan.healthfc.healthfc_runs()} == {0} and len(paper_run.plan.healthfc.healthfc_runs()) == 13
 
 
 def test_every_table_has_exactly_the_planned_rows_and_the_papers(paper_run):
@@ -273,15 +273,15 @@ def test_translation_ran_the_model_on_what_the_memory_lacks(paper_run):
 def test_every_model_family_was_loaded_and_trained(paper_run):
     wf = paper_run
     plan = wf.plan
-    for run in plan.healthfc_runs():
-        info = read_json(wf.path(f"{plan.healthfc_run_dir(run)}/info.json"))
-        assert info["model_config_name"] == plan.model_name(run["model"]), run
+    for run in plan.healthfc.healthfc_runs():
+        info = read_json(wf.path(f"{plan.healthfc.healthfc_run_dir(run)}/info.json"))
+        assert info["model_config_name"] == plan.models.model_name(run["model"]), run
         if run["model"] != "tfidf":  # the encoder fine-tuned for one step (the pipeline's two: selector and classifier)
             trained = [info["evidence_model"], info["veracity_model"]] if run["system"] == "pipeline" else [info["model"]]
             assert [(t["train"]["steps"], t["train"]["device"], t["train"]["precision"]) for t in trained] == [(1, "cpu", "fp32")] * len(trained), run
-    for run in plan.clinifact_runs():
+    for run in plan.experiments.clinifact_runs():
         info = read_json(wf.path(f"{run['dir']}/info.json"))
-        assert info["model_config_name"] == plan.model_name(run["model"]), run
+        assert info["model_config_name"] == plan.models.model_name(run["model"]), run
         if run["system"] == "zero_shot":  # the tiny Llama scored every test pair's options (several tokens each)
             served = run["model"] in plan.config["experiments"]["clinifact"]["model_zero_shot"]  # the 70B rows: vLLM (the fake server)
             assert info["backend"] == ("openai" if served else "transformers") and info["n_no_option"] == 0, run
@@ -295,5 +295,5 @@ def test_every_model_family_was_loaded_and_trained(paper_run):
             assert "adapter_config.json" in saved and "adapter_model.safetensors" in saved and "model.safetensors" not in saved, run
         elif run["model"] != "tfidf":
             assert (info["train"]["steps"], info["train"]["device"], info["train"]["precision"]) == (1, "cpu", "fp32"), run
-    used = {Path(plan.model_name(m)).name for m in FAMILY}
+    used = {Path(plan.models.model_name(m)).name for m in FAMILY}
     assert used == set(BUILDERS)  # every family behind some alias

@@ -84,8 +84,9 @@ TABLES_DIR = PLAN.layout.tables
 FIGURES_DIR = PLAN.layout.figures
 MEDSNIP_DIR = PLAN.layout.medsnip
 STEP_SCRIPT = "../scripts/step.py"
-CF_PAIRS = PLAN.clinifact_pairs_dir
-PAIR_DATASETS = PLAN.pair_dataset_pattern()  # the pairs_* rules' {dataset}: CliniFact and each declared dataset
+CF_PAIRS = PLAN.experiments.clinifact_pairs_dir
+# the pairs_* rules' {dataset}: CliniFact and each declared dataset
+PAIR_DATASETS = PLAN.experiments.pair_dataset_pattern()
 
 
 wildcard_constraints:

@@ -4,7 +4,7 @@
 # docs/datasets.md. It downloads, so a cluster run keeps it where Snakemake runs (medfc.plan.cluster).
 
 # the declared names only: MedSNIP's rules have a {dataset} wildcard of their own
-DATASET_NAMES = "|".join(PLAN.dataset_names()) or "(?!)"
+DATASET_NAMES = "|".join(PLAN.datasets.dataset_names()) or "(?!)"
 
 
 rule dataset_import:

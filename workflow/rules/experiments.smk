@@ -18,7 +18,7 @@ rule healthfc_experiment:
     benchmark:
         f"{BENCH_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.tsv"
     wildcard_constraints:
-        model=PLAN.model_alias_pattern(ensembles=False),
+        model=PLAN.models.model_alias_pattern(ensembles=False),
     conda:
         "../envs/medfc.yaml"
     threads: lambda w: PLAN.job_resources("healthfc_experiment", w)["threads"]
@@ -45,7 +45,7 @@ rule pairs_experiment:
         f"{BENCH_DIR}/{{dataset}}/{{model}}.tsv"
     wildcard_constraints:
         dataset=PAIR_DATASETS,
-        model=PLAN.model_alias_pattern(ensembles=False),
+        model=PLAN.models.model_alias_pattern(ensembles=False),
     conda:
         "../envs/medfc.yaml"
     threads: lambda w: PLAN.job_resources("pairs_experiment", w)["threads"]
@@ -95,7 +95,7 @@ rule clinifact_fine_tune:
     benchmark:
         f"{BENCH_DIR}/clinifact/fine_tuned/{{model}}.tsv"
     wildcard_constraints:
-        model=PLAN.model_alias_pattern(ensembles=False),
+        model=PLAN.models.model_alias_pattern(ensembles=False),
     conda:
         "../envs/medfc.yaml"
     threads: lambda w: PLAN.job_resources("clinifact_fine_tune", w)["threads"]
@@ -116,14 +116,14 @@ rule healthfc_inner_cv:
         dataset=rules.healthfc_dataset.output.jsonl,
         folds=rules.healthfc_folds.output.folds,
     output:
-        predictions=f"{PLAN.inner_cv_dir}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/predictions.jsonl",
-        info=f"{PLAN.inner_cv_dir}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/info.json",
+        predictions=f"{PLAN.experiments.inner_cv_dir}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/predictions.jsonl",
+        info=f"{PLAN.experiments.inner_cv_dir}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/info.json",
     log:
         f"{LOGS}/experiments/inner_cv/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.log",
     benchmark:
         f"{BENCH_DIR}/inner_cv/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.tsv"
     wildcard_constraints:
-        model=PLAN.model_alias_pattern(ensembles=False),
+        model=PLAN.models.model_alias_pattern(ensembles=False),
     conda:
         "../envs/medfc.yaml"
     threads: lambda w: PLAN.job_resources("healthfc_inner_cv", w)["threads"]
@@ -142,15 +142,15 @@ rule pairs_inner_cv:
     input:
         unpack(lambda w: PLAN.inputs("pairs_inner_cv", w)),
     output:
-        predictions=f"{PLAN.inner_cv_dir}/{{dataset}}/{{model}}/predictions.jsonl",
-        info=f"{PLAN.inner_cv_dir}/{{dataset}}/{{model}}/info.json",
+        predictions=f"{PLAN.experiments.inner_cv_dir}/{{dataset}}/{{model}}/predictions.jsonl",
+        info=f"{PLAN.experiments.inner_cv_dir}/{{dataset}}/{{model}}/info.json",
     log:
         f"{LOGS}/experiments/inner_cv/{{dataset}}/{{model}}.log",
     benchmark:
         f"{BENCH_DIR}/inner_cv/{{dataset}}/{{model}}.tsv"
     wildcard_constraints:
         dataset=PAIR_DATASETS,
-        model=PLAN.model_alias_pattern(ensembles=False),
+        model=PLAN.models.model_alias_pattern(ensembles=False),
     conda:
         "../envs/medfc.yaml"
     threads: lambda w: PLAN.job_resources("pairs_inner_cv", w)["threads"]
@@ -176,7 +176,7 @@ rule healthfc_ensemble:
     benchmark:
         f"{BENCH_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}.tsv"
     wildcard_constraints:
-        model=PLAN.model_alias_pattern(ensembles=True),
+        model=PLAN.models.model_alias_pattern(ensembles=True),
     conda:
         "../envs/medfc.yaml"
     resources:
@@ -201,7 +201,7 @@ rule pairs_ensemble:
         f"{BENCH_DIR}/{{dataset}}/{{model}}.tsv"
     wildcard_constraints:
         dataset=PAIR_DATASETS,
-        model=PLAN.model_alias_pattern(ensembles=True),
+        model=PLAN.models.model_alias_pattern(ensembles=True),
     conda:
         "../envs/medfc.yaml"
     resources:

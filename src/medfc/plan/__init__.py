@@ -25,11 +25,12 @@ from medfc.medsnip.sources import answer_source
 from medfc.plan import cluster, jobs, prerequisites
 from medfc.plan.datasets import DatasetsPlan
 from medfc.plan.examples import ExamplesPlan
-from medfc.plan.experiments import HEALTHFC_WILDCARDS
-from medfc.plan.jobs import JobSpec, Wildcards
+from medfc.plan.experiments import HEALTHFC_WILDCARDS, ExperimentsPlan, HealthFCPlan
+from medfc.plan.jobs import Config, JobSpec, Wildcards
 from medfc.plan.layout import PAPERS, Layout
 from medfc.plan.medsnip import MEDSNIP_TITLES, MEDSNIP_WILDCARDS, MedsnipPlan
-from medfc.plan.models import layered
+from medfc.plan.models import ModelsPlan, layered
+from medfc.plan.part import PARTS
 from medfc.plan.table import job_specs
 from medfc.plan.tables import TABLES, TablesPlan
 
@@ -39,8 +40,31 @@ __all__ = ["HEALTHFC_WILDCARDS", "MEDSNIP_TITLES", "MEDSNIP_WILDCARDS", "PAPERS"
 T = TypeVar("T")
 
 
-class Plan(DatasetsPlan, TablesPlan, ExamplesPlan, MedsnipPlan):
-    """The plan of one validated config (``config`` is read, never changed)."""
+class Plan:
+    """The plan of one validated config (``config`` is read, never changed), in parts (:mod:`medfc.plan.part`):
+    ``models``, ``datasets``, ``healthfc`` (HealthFC's experiments), ``experiments`` (the pairs datasets', the
+    ensembles' and the final models), ``tables``, ``examples`` and ``medsnip``."""
+
+    def __init__(self, config: Config, base_dir: str | None = None):
+        """``base_dir``: the workflow's checkout, where its shipped files are when the run's directory lacks them."""
+        self.config = config
+        self.layout = Layout(config["results_dir"])
+        self.models = ModelsPlan(self, base_dir)
+        self.datasets = DatasetsPlan(self)
+        self.healthfc = HealthFCPlan(self)
+        self.experiments = ExperimentsPlan(self)
+        self.tables = TablesPlan(self)
+        self.examples = ExamplesPlan(self)
+        self.medsnip = MedsnipPlan(self)
+
+    def part_for(self, function: Callable[..., object]) -> object:
+        """The part a function of the job table is a method of (a record names ``HealthFCPlan.healthfc_runs``), else the
+        plan itself (a function of the whole plan)."""
+        owner = function.__qualname__.partition(".")[0]
+        return next((part for name in PARTS if type(part := getattr(self, name)).__name__ == owner), self)
+
+    def stage_enabled(self, name: str) -> bool:
+        return bool(self.config["stages"].get(name, False))
 
     @cached_property
     def job_table(self) -> dict[str, JobSpec]:
@@ -98,12 +122,12 @@ class Plan(DatasetsPlan, TablesPlan, ExamplesPlan, MedsnipPlan):
 
     def healthfc_data_planned(self) -> bool:
         """Whether the run builds the HealthFC dataset: its stage, a HealthFC experiment or MedSNIP on HealthFC."""
-        return (self.stage_enabled("healthfc") or bool(self.stage_enabled("experiments") and self.healthfc_runs())
-                or (self.stage_enabled("medsnip") and any(answer_source(d).healthfc_dataset for d in self.medsnip_datasets())))
+        return (self.stage_enabled("healthfc") or bool(self.stage_enabled("experiments") and self.healthfc.healthfc_runs())
+                or (self.stage_enabled("medsnip") and any(answer_source(d).healthfc_dataset for d in self.medsnip.medsnip_datasets())))
 
     def clinifact_data_planned(self) -> bool:
         """Whether the run builds (or imports) the CliniFact pairs: its stage or a CliniFact experiment."""
-        return self.stage_enabled("clinifact") or bool(self.stage_enabled("experiments") and self.clinifact_runs())
+        return self.stage_enabled("clinifact") or bool(self.stage_enabled("experiments") and self.experiments.clinifact_runs())
 
     def missing_prerequisites(self) -> list[str]:
         """What the planned rules need from outside the config and lack, one line each (:mod:`medfc.plan.prerequisites`)."""
@@ -119,7 +143,7 @@ class Plan(DatasetsPlan, TablesPlan, ExamplesPlan, MedsnipPlan):
         targets: list[str] = []
         res = self.layout.under
         if self.stage_enabled("healthfc"):
-            if self.healthfc_mode != "release":
+            if self.datasets.healthfc_mode != "release":
                 targets += [res("healthfc/parsed/report.json"), res("healthfc/translated/report.json")]
             targets += [res(f) for f in (
                 "healthfc/dataset/dataset_card.md",
@@ -130,19 +154,19 @@ class Plan(DatasetsPlan, TablesPlan, ExamplesPlan, MedsnipPlan):
                 "healthfc/stats/fig2_top_topics.png",
                 "healthfc/stats/fig3_level_by_verdict.png",
             )]
-            if self.healthfc_mode == "crawl+release":
+            if self.datasets.healthfc_mode == "crawl+release":
                 targets.append(res("healthfc/diff/diff.md"))
         if self.stage_enabled("clinifact"):
             stats = res("clinifact/stats")
             targets += [f"{stats}/table6_labels.csv", f"{stats}/table4_words.csv", f"{stats}/fig2_disease_classes.png", f"{stats}/figS1_years.png"]
             if self.config["clinifact"]["pairs_source"] == "rebuild":
                 targets += [res("clinifact/pairs/dataset_card.md"), res("clinifact/pairs/README.md")]
-            if self.clinifact_diff_enabled():
+            if self.datasets.clinifact_diff_enabled():
                 targets.append(res("clinifact/diff/diff.md"))
-        targets += self.dataset_targets()
+        targets += self.datasets.dataset_targets()
         if self.stage_enabled("experiments"):
-            targets += self.experiment_targets()
-        return targets + self.example_targets() + self.medsnip_targets() + [f"{self.layout.provenance}/software.yml", res("main.tex")]
+            targets += self.tables.experiment_targets()
+        return targets + self.examples.example_targets() + self.medsnip.medsnip_targets() + [f"{self.layout.provenance}/software.yml", res("main.tex")]
 
     def named_targets(self) -> dict[str, list[str]]:
         """What users ask for by name (``snakemake --cores 4 datasets``, ``tables``, ``figures``): the rebuilt
@@ -153,12 +177,12 @@ class Plan(DatasetsPlan, TablesPlan, ExamplesPlan, MedsnipPlan):
         if self.stage_enabled("healthfc"):
             datasets += [res("healthfc/dataset/dataset_card.md"), res("healthfc/dataset/README.md"), res("healthfc/folds/folds.csv")]
         if self.stage_enabled("clinifact") or self.stage_enabled("experiments"):
-            datasets += [f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in ("train", "validation", "test")]
+            datasets += [f"{self.experiments.clinifact_pairs_dir}/{s}_set.csv" for s in ("train", "validation", "test")]
             if self.config["clinifact"]["pairs_source"] == "rebuild":
                 datasets.append(res("clinifact/pairs/dataset_card.md"))
             if self.stage_enabled("clinifact") and self.config["clinifact"]["pairs_source"] == "rebuild":
                 datasets.append(res("clinifact/pairs/README.md"))
-        datasets += self.dataset_targets()
+        datasets += self.datasets.dataset_targets()
         every = self.targets()
         figures = [t for t in every if t.endswith(".png")]
         tables = [t for t in every if t.endswith(".csv") and (t.startswith(f"{self.layout.tables}/") or "/stats/table" in t

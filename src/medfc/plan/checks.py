@@ -32,9 +32,9 @@ if TYPE_CHECKING:
 def check_release_mode_systems(plan: Plan) -> None:
     """The evidence-selecting systems need the crawled articles: with ``healthfc.dataset.mode: release`` they would
     only have the gold sentences to choose from."""
-    if plan.healthfc_mode != "release" or not plan.stage_enabled("experiments"):
+    if plan.datasets.healthfc_mode != "release" or not plan.stage_enabled("experiments"):
         return
-    chosen = [s for s in EVIDENCE_SYSTEMS if s in plan.healthfc_systems_run()]
+    chosen = [s for s in EVIDENCE_SYSTEMS if s in plan.healthfc.healthfc_systems_run()]
     if chosen:
         selecting = " and ".join(EVIDENCE_SYSTEMS)
         raise ValueError(
@@ -77,19 +77,19 @@ def check_model_lists(plan: Plan) -> None:
     """Every name in a model list is a model alias or an ensemble."""
     for _, key, names in _model_lists(plan):
         for name in names:
-            if name not in plan.aliases and not plan.is_ensemble(name):
-                hint = did_you_mean(name, [*plan.aliases, *plan.ensembles])
-                raise ValueError(f"config: {key}: {name!r} names no model{hint} (models.aliases: {', '.join(sorted(plan.aliases))}; "
-                                 f"models.ensembles: {', '.join(sorted(plan.ensembles)) or 'none'}){ALIAS_HINT}")
+            if name not in plan.models.aliases and not plan.models.is_ensemble(name):
+                hint = did_you_mean(name, [*plan.models.aliases, *plan.models.ensembles])
+                raise ValueError(f"config: {key}: {name!r} names no model{hint} (models.aliases: {', '.join(sorted(plan.models.aliases))}; "
+                                 f"models.ensembles: {', '.join(sorted(plan.models.ensembles)) or 'none'}){ALIAS_HINT}")
 
 
 def check_ensembles(plan: Plan) -> None:
     """An ensemble has a name of its own, and its members are model aliases."""
-    both = sorted(set(plan.aliases) & set(plan.ensembles))
+    both = sorted(set(plan.models.aliases) & set(plan.models.ensembles))
     if both:
         raise ValueError(f"config: {both} are both models.aliases and models.ensembles: an ensemble needs a name of its own")
-    for name, ens in plan.ensembles.items():
-        unknown = [m for m in ens["members"] if m not in plan.aliases]
+    for name, ens in plan.models.ensembles.items():
+        unknown = [m for m in ens["members"] if m not in plan.models.aliases]
         if unknown:
             raise ValueError(f"config: models.ensembles.{name}.members {unknown} are not in models.aliases")
 
@@ -103,7 +103,7 @@ def check_kinds_serve_datasets(plan: Plan) -> None:
     for (readers, key), names in lists.items():
         refused: dict[type, set[str]] = {}
         for m in names:
-            for cls in {plan.model_class(x) for x in plan.ensembles.get(m, {}).get("members", [m])}:
+            for cls in {plan.models.model_class(x) for x in plan.models.ensembles.get(m, {}).get("members", [m])}:
                 if not set(readers) & set(cls.datasets):
                     refused.setdefault(cls, set()).add(m)
                 if plan.config["experiments"]["keep_checkpoints"] and cls.kind in MODEL_KINDS and MODEL_KINDS[cls.kind].kept is None:
@@ -117,12 +117,12 @@ def check_kinds_serve_datasets(plan: Plan) -> None:
 def _per_alias(plan: Plan, key: str, ensemble_note: str) -> list[str]:
     """The entries of ``models.<key>``, each a model alias and not an ensemble (``ensemble_note``: why not)."""
     for alias in plan.config["models"][key]:
-        if plan.is_ensemble(alias):
+        if plan.models.is_ensemble(alias):
             raise ValueError(f"config: models.{key}.{alias}: {alias!r} is an ensemble{ensemble_note}; set its members' {key} "
-                             f"({', '.join(plan.ensemble_members(alias))})")
-        if alias not in plan.aliases:
-            raise ValueError(f"config: models.{key}.{alias}: {alias!r} is not in models.aliases{did_you_mean(alias, plan.aliases)} "
-                             f"(models.aliases: {', '.join(sorted(plan.aliases))})")
+                             f"({', '.join(plan.models.ensemble_members(alias))})")
+        if alias not in plan.models.aliases:
+            raise ValueError(f"config: models.{key}.{alias}: {alias!r} is not in models.aliases{did_you_mean(alias, plan.models.aliases)} "
+                             f"(models.aliases: {', '.join(sorted(plan.models.aliases))})")
     return list(plan.config["models"][key])
 
 
@@ -131,8 +131,8 @@ def check_models_options(plan: Plan) -> None:
     (tfidf, gbm, frozen). Its keys and values are checked against that section's schema by
     :func:`medfc.plan.config_errors.models_options_error`, which the workflow's validation runs before the checks."""
     for alias in _per_alias(plan, "options", ""):
-        if plan.model_class(alias).section is None:
-            raise ValueError(f"config: models.options.{alias}: {alias} ({plan.model_name(alias)}) is a fine-tuned encoder; "
+        if plan.models.model_class(alias).section is None:
+            raise ValueError(f"config: models.options.{alias}: {alias} ({plan.models.model_name(alias)}) is a fine-tuned encoder; "
                              f"its training keys go in experiments.healthfc.model_train.{alias} or experiments.clinifact.model_train.{alias}")
 
 
@@ -153,10 +153,10 @@ def check_models_resources(plan: Plan) -> None:
 def check_encoder_keys(plan: Plan) -> None:
     """A key naming the pretrained encoder a kind loads (``model_keys``: gbm's ``embedding_model``) names an
     encoder, not a model alias or an ensemble, for every alias of such a kind, planned or not."""
-    for alias in plan.aliases:
-        for where, value in plan.model_key_values(alias):
-            if value in plan.aliases or value in plan.ensembles:
-                target = plan.aliases.get(value, "")
+    for alias in plan.models.aliases:
+        for where, value in plan.models.model_key_values(alias):
+            if value in plan.models.aliases or value in plan.models.ensembles:
+                target = plan.models.aliases.get(value, "")
                 hint = base_model(target) if target else ""
                 what = f"a model alias ({target})" if target else "an ensemble"
                 raise ValueError(f"config: {where}: {value!r} is {what}, not an encoder; "
@@ -169,14 +169,14 @@ def check_offline_models(plan: Plan) -> None:
     gbm's ``embedding_model``), naming the key too."""
     if not plan.stage_enabled("experiments"):
         return
-    planned = [(f"models.healthfc.{r['lang']}", r["model"]) for r in plan.healthfc_runs()]
-    planned += [(f"models.clinifact.{r['system']}", r["model"]) for r in plan.clinifact_runs()]
+    planned = [(f"models.healthfc.{r['lang']}", r["model"]) for r in plan.healthfc.healthfc_runs()]
+    planned += [(f"models.clinifact.{r['system']}", r["model"]) for r in plan.experiments.clinifact_runs()]
     for key, model in dict.fromkeys(planned):
-        for alias in plan.ensemble_members(model) if plan.is_ensemble(model) else [model]:
-            name = plan.model_name(alias)
-            plan.model_class(alias)  # a model naming no kind stops here, naming it
+        for alias in plan.models.ensemble_members(model) if plan.models.is_ensemble(model) else [model]:
+            name = plan.models.model_name(alias)
+            plan.models.model_class(alias)  # a model naming no kind stops here, naming it
             loads = [(base_model(name), "")]  # the pretrained model it loads (frozen:offline:mpnet loads offline:mpnet)
-            for where, value in plan.model_key_values(alias):  # and the ones its options name (gbm's embedding_model)
+            for where, value in plan.models.model_key_values(alias):  # and the ones its options name (gbm's embedding_model)
                 if value:
                     loads.append((value, f" (its {where})"))
             for loaded, via in loads:
@@ -191,25 +191,25 @@ def check_final_rows(plan: Plan) -> None:
     if not plan.stage_enabled("experiments"):
         return
     keeping = ensembling_system()
-    for i, row in enumerate(plan.final_rows()):
+    for i, row in enumerate(plan.experiments.final_rows()):
         where = f"config: experiments.final[{i}]"
         if row["dataset"] == "healthfc":
-            ran = any((r["lang"], r["model"], r["system"]) == (row["lang"], row["model"], row["system"]) for r in plan.healthfc_runs())
+            ran = any((r["lang"], r["model"], r["system"]) == (row["lang"], row["model"], row["system"]) for r in plan.healthfc.healthfc_runs())
             name = f"{row['model']} {row['system']} ({row['lang']})"
         else:
-            if row["dataset"] not in plan.pair_datasets():
+            if row["dataset"] not in plan.experiments.pair_datasets():
                 raise ValueError(f"{where}.dataset: {row['dataset']!r} is neither healthfc nor a dataset of this run "
-                                 f"({', '.join(plan.pair_datasets())})")
+                                 f"({', '.join(plan.experiments.pair_datasets())})")
             if row["system"] != keeping.name:
                 raise ValueError(f"{where}: {row['system']!r}: final models are kept for the {keeping.name} system only")
             if plan.config["experiments"]["final"][i].get("lang"):
                 raise ValueError(f"{where}.lang: a {row['dataset']} row has no language (only HealthFC's rows do); leave lang out")
-            ran = any(r["model"] == row["model"] for r in plan.pairs_runs(row["dataset"]))
+            ran = any(r["model"] == row["model"] for r in plan.experiments.pairs_runs(row["dataset"]))
             name = row["model"]
         if not ran:
             raise ValueError(f"{where}: {name} is not a row of this run's {row['dataset']} table (its model lists, systems and langs)")
-        for m in plan.ensemble_members(row["model"]) if plan.is_ensemble(row["model"]) else [row["model"]]:
-            kind = plan.model_class(m).kind
+        for m in plan.models.ensemble_members(row["model"]) if plan.models.is_ensemble(row["model"]) else [row["model"]]:
+            kind = plan.models.model_class(m).kind
             if kind in MODEL_KINDS and MODEL_KINDS[kind].kept is None:
                 raise ValueError(f"{where}: {m!r} is of the model kind {kind}, which has no keeper (medfc.experiments.models.kinds.MODEL_KINDS)")
 
@@ -230,14 +230,14 @@ def check_medsnip(plan: Plan) -> None:
     the verifiers' names, and each role's LLM and the retrieval built whole."""
     if not plan.stage_enabled("medsnip"):
         return
-    ms = plan.ms
-    datasets = plan.medsnip_datasets()
+    ms = plan.medsnip.ms
+    datasets = plan.medsnip.medsnip_datasets()
     if not datasets:
         raise ValueError("config: stages.medsnip is on but none of " + ", ".join(f"medsnip.datasets.{d}.enabled" for d in ANSWER_SOURCES)
                          + " is true")
     for name in datasets:
         source, ds, key = answer_source(name), ms["datasets"][name], f"medsnip.datasets.{name}"
-        if plan.medsnip_fetched(name):
+        if plan.medsnip.medsnip_fetched(name):
             if not COMMIT.match(str(ds["hf"]["revision"] or "")):
                 raise ValueError(f"config: {key}.path is null (the dataset is read from the Hugging Face Hub) but {key}.hf.revision is not "
                                  f"set: pin the commit of {ds['hf']['repo']} to read (40 hex digits, from its history on the Hub), "
@@ -250,18 +250,18 @@ def check_medsnip(plan: Plan) -> None:
     if len(set(names)) < len(names):
         raise ValueError(f"config: medsnip.verifiers has repeated names {sorted(n for n in set(names) if names.count(n) > 1)}")
     roles = [("medsnip.decomposer", ms["decomposer"])]
-    if plan.medsnip_rewriting():
+    if plan.medsnip.medsnip_rewriting():
         roles.append(("medsnip.rewriter", ms["rewriter"]))
     roles += [(f"medsnip.verifiers[{i}].llm", v["llm"]) for i, v in enumerate(ms["verifiers"])]
     built: list[tuple[type[LLMOptions] | type[RetrievalOptions], dict[str, object], str]] = [
-        (LLMOptions, plan.medsnip_llm(overrides), where) for where, overrides in roles]
+        (LLMOptions, plan.medsnip.medsnip_llm(overrides), where) for where, overrides in roles]
     unnamed = [where for (where, overrides), (_, llm, _) in zip(roles, built) if not llm["model"] and not (overrides or {}).get("model")]
     if unnamed:  # no role names a model of its own: the one key to set is the shared LLM's
         raise ValueError(f"config: medsnip.llm.model is empty: name the LLM MedSNIP calls (a served model name, a model "
                          f"directory or hub name), e.g. --config 'medsnip={{\"llm\": {{\"model\": \"llama3.1:8b\"}}}}'; "
                          f"{' and '.join(unnamed)} use it")
     if any(verifier_kind(v["kind"]).retrieves for v in ms["verifiers"]):
-        built.append((RetrievalOptions, plan.medsnip_retrieval(), "medsnip.retrieval"))
+        built.append((RetrievalOptions, plan.medsnip.medsnip_retrieval(), "medsnip.retrieval"))
     for cls, options, where in built:
         try:
             cls.from_mapping(options, where)  # its cross-field checks included

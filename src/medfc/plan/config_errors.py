@@ -100,9 +100,9 @@ def models_options_error(plan: Plan, schema: dict[str, Any]) -> str | None:
     models.options.<alias>.<key>: <what is wrong>``. An entry for an unknown alias, an ensemble or a
     fine-tuned encoder is left to the plan's checks (:func:`medfc.plan.checks.check_models_options`), which name it."""
     for alias, values in plan.config["models"]["options"].items():
-        if alias not in plan.aliases or plan.is_ensemble(alias):
+        if alias not in plan.models.aliases or plan.models.is_ensemble(alias):
             continue
-        section = plan.model_class(alias).section
+        section = plan.models.model_class(alias).section
         if section is None:
             continue
         node = schema["properties"]["experiments"]["properties"][section]

@@ -20,7 +20,8 @@ from medfc.healthfc import options as hfc
 from medfc.healthfc.crawl_options import CrawlOptions
 from medfc.healthfc.translation_backends import translation_backend
 from medfc.plan.jobs import Config, JobPlan, JobSpec, Planned, always, call, no_options, one_job, section
-from medfc.plan.layout import Layout, release_split_files
+from medfc.plan.layout import release_split_files
+from medfc.plan.part import Part
 
 
 TRANSLATE = {"threads": 2, "mem_mb": 8192, "runtime": 600}  # Opus-MT over every sentence of the crawl
@@ -45,9 +46,9 @@ def _files_under(directory: str) -> list[str]:
     return sorted(str(p) for p in root.rglob("*") if p.is_file())
 
 
-class DatasetsPlan:
-    config: Config
-    layout: Layout
+class DatasetsPlan(Part):
+    """The datasets' part of a plan (:class:`medfc.plan.Plan`): HealthFC's and CliniFact's inputs and options, and the
+    declared datasets' imports."""
 
     @property
     def cache(self) -> str:
@@ -107,7 +108,7 @@ class DatasetsPlan:
     def stats_inputs(self) -> dict[str, str]:
         """A dataset's statistics job's: the papers' numbers, beside ours (HealthFC's figures; CliniFact's Fig. 2 and the
         released data's Tables 4 and 6)."""
-        return {"papers": self.papers}
+        return {"papers": self.models.papers}
 
     def clinifact_diff_enabled(self) -> bool:
         cf = self.config["clinifact"]
@@ -238,7 +239,7 @@ class DatasetsPlan:
 
 def _healthfc_data(*sources: str) -> Planned:
     """Planned when the run builds the HealthFC dataset and, for a rule of its sources, reads that source."""
-    return one_job(lambda plan: plan.healthfc_data_planned() and all(s in plan.healthfc_dataset_sources() for s in sources))
+    return one_job(lambda plan: plan.healthfc_data_planned() and all(s in plan.datasets.healthfc_dataset_sources() for s in sources))
 
 
 def _clinifact_data(when: Callable[[JobPlan], bool] = always) -> Planned:
@@ -251,13 +252,13 @@ def _rebuilt(plan: JobPlan) -> bool:
 
 def _studies_read(plan: JobPlan) -> bool:
     """Whether a planned job reads the studies: the rebuilt pairs, the statistics and diff, a Fig. 3 with its disease panel."""
-    fig3 = plan.config["experiments"]["clinifact"]["disease_panel"] and (plan.stage_enabled("experiments") and bool(plan.clinifact_runs()))
+    fig3 = plan.config["experiments"]["clinifact"]["disease_panel"] and (plan.stage_enabled("experiments") and bool(plan.experiments.clinifact_runs()))
     return _rebuilt(plan) or plan.stage_enabled("clinifact") or fig3
 
 
 def _datasets_declared(plan: JobPlan) -> list[dict[str, str]]:
     """One import job per ``datasets.<name>`` entry."""
-    return [{"dataset": name} for name in plan.dataset_names()]
+    return [{"dataset": name} for name in plan.datasets.dataset_names()]
 
 
 def dataset_jobs() -> list[JobSpec]:
@@ -277,12 +278,12 @@ def dataset_jobs() -> list[JobSpec]:
         JobSpec("healthfc_dataset", "light", options_class=hfc.DatasetOptions, options=call(DatasetsPlan.healthfc_dataset_options), inputs=call(DatasetsPlan.healthfc_dataset_inputs),
                 planned=_healthfc_data()),
         JobSpec("healthfc_folds", "light", options_class=hfc.FoldsOptions, options=section("healthfc", "folds"),
-                planned=one_job(lambda plan: plan.stage_enabled("healthfc") or bool(plan.stage_enabled("experiments") and plan.healthfc_runs()))),
+                planned=one_job(lambda plan: plan.stage_enabled("healthfc") or bool(plan.stage_enabled("experiments") and plan.healthfc.healthfc_runs()))),
         JobSpec("healthfc_export", "light", options_class=NoOptions, options=call(no_options), planned=stage("healthfc")),
         JobSpec("healthfc_stats", "light", options_class=hfc.StatsOptions, options=call(DatasetsPlan.healthfc_stats_options),
                 inputs=call(DatasetsPlan.stats_inputs), planned=stage("healthfc")),
         JobSpec("healthfc_diff", "light", options_class=hfc.DiffOptions, options=call(DatasetsPlan.healthfc_diff_options),
-                planned=one_job(lambda plan: plan.stage_enabled("healthfc") and plan.healthfc_mode == "crawl+release")),
+                planned=one_job(lambda plan: plan.stage_enabled("healthfc") and plan.datasets.healthfc_mode == "crawl+release")),
         JobSpec("clinifact_fetch_studies", "network", options_class=cf.StudiesOptions, options=call(DatasetsPlan.clinifact_fetch_studies_options),
                 inputs=call(DatasetsPlan.clinifact_studies_inputs),
                 planned=_clinifact_data(_studies_read)),
@@ -300,7 +301,7 @@ def dataset_jobs() -> list[JobSpec]:
         JobSpec("clinifact_stats", "light", options_class=cf.StatsOptions, options=section("clinifact", "stats"),
                 inputs=call(DatasetsPlan.stats_inputs), planned=stage("clinifact")),
         JobSpec("clinifact_diff", "light", options_class=cf.DiffOptions, options=call(DatasetsPlan.clinifact_diff_options), inputs=call(DatasetsPlan.clinifact_diff_inputs),
-                planned=_clinifact_data(lambda plan: plan.stage_enabled("clinifact") and plan.clinifact_diff_enabled())),
+                planned=_clinifact_data(lambda plan: plan.stage_enabled("clinifact") and plan.datasets.clinifact_diff_enabled())),
         JobSpec("dataset_import", "network", ("dataset",), options_class=ImportOptions, options=call(DatasetsPlan.dataset_import_options, "dataset"),
                 inputs=call(DatasetsPlan.dataset_import_inputs, "dataset"), planned=_datasets_declared),
     ]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 
 from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS
-from medfc.plan.experiments import ExperimentsPlan
 from medfc.plan.jobs import JobPlan, JobSpec, call, one_job
+from medfc.plan.part import Part
 from medfc.tables.example_options import WrongClaimsOptions, ExampleClaimsOptions, ExamplePairsOptions
 
 EXCERPT_WORDS = 60  # Table 1's article snippet, Tables 5 and 7's abstract excerpt
@@ -22,7 +22,7 @@ EXAMPLE_LANG = "en"  # Table 1's language (the paper's English)
 EXAMPLE_TABLES = ("healthfc_table1", "healthfc_table4", "clinifact_table5", "clinifact_table7")
 
 
-class ExamplesPlan(ExperimentsPlan):
+class ExamplesPlan(Part):
     """The example tables' part of a plan (:class:`medfc.plan.Plan`)."""
 
     @property
@@ -37,22 +37,22 @@ class ExamplesPlan(ExperimentsPlan):
 
     def error_runs(self) -> list[dict[str, object]]:
         """Every fold of every HealthFC row whose system selects evidence (the candidates of Table 4), in the plan's order."""
-        return [dict(r) for r in self.healthfc_runs(EVIDENCE_SYSTEMS)]
+        return [dict(r) for r in self.healthfc.healthfc_runs(EVIDENCE_SYSTEMS)]
 
     def errors_inputs(self) -> dict[str, object]:
         runs = self.error_runs()
-        return {"scores": [f"{self.healthfc_run_dir(r)}/scores.json" for r in runs],
-                "predictions": [f"{self.healthfc_run_dir(r)}/predictions.jsonl" for r in runs], "dataset": self.healthfc_dataset_file}
+        return {"scores": [f"{self.healthfc.healthfc_run_dir(r)}/scores.json" for r in runs],
+                "predictions": [f"{self.healthfc.healthfc_run_dir(r)}/predictions.jsonl" for r in runs], "dataset": self.healthfc_dataset_file}
 
     def errors_options(self) -> dict[str, object]:
         return {"entries": self.error_runs(), "shown": ERRORS_SHOWN, "words": EVIDENCE_WORDS, "scale": self.config["experiments"]["scale"]}
 
     def example_pairs_inputs(self) -> dict[str, str]:
-        return {"pairs": f"{self.clinifact_pairs_dir}/{EXAMPLE_SPLIT}_set.csv"}
+        return {"pairs": f"{self.experiments.clinifact_pairs_dir}/{EXAMPLE_SPLIT}_set.csv"}
 
     def example_splits_inputs(self) -> dict[str, list[str]]:
         """Table 5's: every split, in the order it searches them for a pair of each label."""
-        return {"pairs": [f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in EXAMPLE_SPLITS]}
+        return {"pairs": [f"{self.experiments.clinifact_pairs_dir}/{s}_set.csv" for s in EXAMPLE_SPLITS]}
 
     def example_pairs_options(self) -> dict[str, object]:
         return {"split": EXAMPLE_SPLIT, "words": EXCERPT_WORDS}
@@ -67,7 +67,7 @@ def _claims_planned(plan: JobPlan) -> bool:
 
 
 def _errors_planned(plan: JobPlan) -> bool:
-    return plan.stage_enabled("experiments") and bool(plan.error_runs())
+    return plan.stage_enabled("experiments") and bool(plan.examples.error_runs())
 
 
 def _pairs_planned(plan: JobPlan) -> bool:

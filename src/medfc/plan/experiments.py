@@ -33,7 +33,8 @@ from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS, SYSTEMS, Health
 from medfc.experiments.healthfc.systems import system as system_spec
 from medfc.healthfc.options import RetrieveOptions
 from medfc.plan.jobs import Config, JobPlan, JobSpec, call, unique
-from medfc.plan.models import ModelsPlan, layered, typed
+from medfc.plan.models import layered, typed
+from medfc.plan.part import Part
 from medfc.plan.resources import model_job_resources, model_resources
 from medfc.retrieval.search_sources import search_source, wildcard_pattern
 from medfc.scoring.options import HealthFCScoreOptions, PairsScoreOptions
@@ -85,81 +86,39 @@ class PairsDataset:
     all_runs: Callable[[], list[CliniFactRun]]
 
 
-class ExperimentsPlan(ModelsPlan):
-    """The experiments part of a plan (:class:`medfc.plan.Plan`)."""
-
-    def stage_enabled(self, name: str) -> bool:
-        return bool(self.config["stages"].get(name, False))
-
-    def ensemble_options(self, model: str) -> EnsembleOptions:
-        """An ensemble job's options: its members (the order of its prediction inputs), its method, the
-        weights of an average, ``experiments.stacking`` for a stack's meta-model."""
-        options = {"members": self.ensemble_members(model), "method": self.ensemble_method(model), "weights": self.ensemble_weights(model),
-                   "stacking": dict(self.config["experiments"]["stacking"])}
-        return typed(EnsembleOptions, options, f"models.ensembles.{model}")
-
-    def inner_folds_options(self) -> dict[str, object]:
-        """The keys of ``experiments.stacking`` an inner cross-validation depends on (the meta-model's rerun no member)."""
-        st = self.config["experiments"]["stacking"]
-        return {"inner_folds": st["inner_folds"], "seed": st["seed"]}
-
-    @property
-    def inner_cv_dir(self) -> str:
-        """Where the stacked ensembles' members write their out-of-fold predictions (rules ``*_inner_cv``)."""
-        return f"{self.layout.experiments}/inner_cv"
+class HealthFCPlan(Part):
+    """HealthFC's experiments' part of a plan (:class:`medfc.plan.Plan`): the run matrix (lang × model × system ×
+    fold), each run's options and inputs, the retrieval and the final models of HealthFC's rows."""
 
     def healthfc_inner_cv_dir(self, lang: str, model: str, system: str, fold: int | str) -> str:
-        return f"{self.inner_cv_dir}/healthfc/{lang}/{model}/{system}/fold{fold}"
-
-    def pairs_inner_cv_dir(self, dataset: str, model: str) -> str:
-        return f"{self.inner_cv_dir}/{dataset}/{model}"
+        return f"{self.experiments.inner_cv_dir}/healthfc/{lang}/{model}/{system}/fold{fold}"
 
     def healthfc_ensemble_inputs(self, lang: str, model: str, system: str, fold: int | str) -> dict[str, list[str]]:
         """An ensemble run's inputs: its members' predictions of the run's fold and, for a stack, their
         out-of-fold predictions over its training claims (each in member order)."""
-        members = self.ensemble_members(model)
+        members = self.models.ensemble_members(model)
         inputs = {"predictions": [f"{self.layout.experiments}/healthfc/{lang}/{m}/{system}/fold{fold}/predictions.jsonl" for m in members]}
-        if self.is_stacked(model):
+        if self.models.is_stacked(model):
             inputs["inner"] = [f"{self.healthfc_inner_cv_dir(lang, m, system, fold)}/predictions.jsonl" for m in members]
-        return inputs
-
-    def pairs_ensemble_inputs(self, dataset: str, model: str) -> dict[str, list[str]]:
-        """A pairs dataset's ensemble's inputs: its members' predictions and, for a stack, their out-of-fold ones."""
-        members = self.ensemble_members(model)
-        inputs = {"predictions": [f"{self.pairs_run_dir(dataset, m)}/predictions.jsonl" for m in members]}
-        if self.is_stacked(model):
-            inputs["inner"] = [f"{self.pairs_inner_cv_dir(dataset, m)}/predictions.jsonl" for m in members]
         return inputs
 
     def healthfc_inner_cv_options(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCInnerOptions:
         """A member's inner cross-validation in one HealthFC run: the run's options as ``healthfc_experiment``
         has them (no checkpoints: nothing of it is kept) and the inner folds."""
         run = self.healthfc_experiment_options(lang, model, system, fold).replace(checkpoint_dir=None)
-        return typed(HealthFCInnerOptions, {"run": run, "inner": self.inner_folds_options()},
+        return typed(HealthFCInnerOptions, {"run": run, "inner": self.experiments.inner_folds_options()},
                      f"experiments.stacking[healthfc/{lang}/{model}/{system}/fold{fold}]")
-
-    def pairs_inner_cv_options(self, dataset: str, model: str) -> PairsInnerOptions:
-        """A member's inner cross-validation over a pairs dataset's train + validation (no checkpoints)."""
-        run = self.pairs_experiment_options(dataset, model).replace(checkpoint_dir=None)
-        return typed(PairsInnerOptions, {"run": run, "inner": self.inner_folds_options()}, f"experiments.stacking[{dataset}/{model}]")
 
     def healthfc_inner_runs(self) -> list[HealthFCRun]:
         """Every (lang, member, system, fold) whose inner cross-validation a planned stacked ensemble reads,
         once each however many ensembles share the member."""
         seen: dict[tuple[str, str, str, int], HealthFCRun] = {}
         for r in self.healthfc_runs():
-            if self.is_stacked(r["model"]):
-                for m in self.ensemble_members(r["model"]):
+            if self.models.is_stacked(r["model"]):
+                for m in self.models.ensemble_members(r["model"]):
                     seen.setdefault((r["lang"], m, r["system"], r["fold"]), {**r, "model": m})
         return list(seen.values())
 
-    def pairs_inner_models(self, dataset: str) -> list[str]:
-        """Every member whose inner cross-validation on ``dataset`` a planned stacked ensemble reads."""
-        runs = self.pairs_runs(dataset) if self.stage_enabled("experiments") else []
-        return list(dict.fromkeys(m for r in runs if self.is_stacked(r["model"]) for m in self.ensemble_members(r["model"])))
-
-
-    # ---------------------------------------------------------------------------------- HealthFC
     def healthfc_folds_run(self) -> list[int]:
         folds = self.config["experiments"]["healthfc"]["folds"]
         n = self.config["healthfc"]["folds"]["n_splits"]
@@ -175,11 +134,11 @@ class ExperimentsPlan(ModelsPlan):
         runs: list[HealthFCRun] = []
         for lang in hx["langs"]:
             for model in self.config["models"]["healthfc"][lang]:
-                self.model_name(model)
+                self.models.model_name(model)
                 for system in self.healthfc_systems(lang):
                     if systems is not None and system not in systems:
                         continue
-                    if not all(system_spec(system).runs_with(kind) for kind in self.model_kinds(model)):
+                    if not all(system_spec(system).runs_with(kind) for kind in self.models.model_kinds(model)):
                         continue  # e.g. the joint system needs an encoder
                     for fold in self.healthfc_folds_run():
                         runs.append({"lang": lang, "model": model, "system": system, "fold": fold})
@@ -205,7 +164,7 @@ class ExperimentsPlan(ModelsPlan):
     def healthfc_train(self, model: str, system: str) -> dict[str, object]:
         """One HealthFC run's training config: train < model_train[model] < system_train[system] < smoke."""
         hx, smoke = self.config["experiments"]["healthfc"], self.config["experiments"]["smoke"]
-        return self.model_config(model, hx["train"], hx["model_train"].get(model), hx["system_train"].get(system), smoke)
+        return self.models.model_config(model, hx["train"], hx["model_train"].get(model), hx["system_train"].get(system), smoke)
 
     def healthfc_experiment_options(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCFoldOptions:
         """One HealthFC run's whole options (:class:`~medfc.experiments.healthfc.systems.HealthFCFoldOptions`): its
@@ -216,14 +175,14 @@ class ExperimentsPlan(ModelsPlan):
         train = self.healthfc_train(model, system)
         system_options = {k: hx[k] for k in system_option_keys(system)}
         if "evidence_train" in system_options:
-            system_options["evidence_train"] = self.model_config(model, train, hx["evidence_train"], smoke)
+            system_options["evidence_train"] = self.models.model_config(model, train, hx["evidence_train"], smoke)
         options = {
             "system": system,
             "lang": lang,
             "fold": int(fold),
             "train": train,
             "system_options": system_options,
-            "checkpoint_dir": self.checkpoint_dir(f"healthfc/{lang}/{model}/{system}/fold{fold}"),
+            "checkpoint_dir": self.models.checkpoint_dir(f"healthfc/{lang}/{model}/{system}/fold{fold}"),
         }
         return typed(HealthFCFoldOptions, options, f"experiments.healthfc[{lang}/{model}/{system}/fold{fold}]")
 
@@ -263,6 +222,75 @@ class ExperimentsPlan(ModelsPlan):
         pairs = [p for p in self.config["scoring"]["healthfc_comparisons"] if p[0] in run and p[1] in run]
         return pairs, sorted({s for p in pairs for s in p}, key=SYSTEMS.index)
 
+    def healthfc_final_options(self, lang: str, model: str, system: str) -> HealthFCFinalOptions:
+        """A HealthFC row's final model: each member's run as the row's cross-validation has it (nothing kept there: the
+        final step keeps it), and its ensemble."""
+        members = self.models.ensemble_members(model) if self.models.is_ensemble(model) else [model]
+        fold = self.healthfc_folds_run()[0]
+        runs = [self.healthfc_experiment_options(lang, m, system, fold).replace(fold=-1, checkpoint_dir=None) for m in members]
+        options = {"row": f"{model} {system} ({lang})", "members": members, "runs": runs,
+                   "ensemble": self.experiments.ensemble_options(model) if self.models.is_ensemble(model) else None}
+        return typed(HealthFCFinalOptions, options, f"experiments.final[healthfc/{lang}/{model}/{system}]")
+
+    def healthfc_final_inputs(self, lang: str, model: str, system: str) -> dict[str, object]:
+        """The row's scores per fold, each member's cross-validation infos (its epochs) and, for a stack, its
+        predictions per fold (out of fold for every claim), and the system's evidence."""
+        folds = self.healthfc_folds_run()
+        members = self.models.ensemble_members(model) if self.models.is_ensemble(model) else [model]
+
+        def files(m: str, name: str) -> list[str]:
+            return [f"{self.healthfc_run_dir({'lang': lang, 'model': m, 'system': system, 'fold': f})}/{name}" for f in folds]
+
+        inputs: dict[str, object] = {"scores": files(model, "scores.json"), **self.healthfc_experiment_inputs(system)}
+        inputs.update({f"info_{m}": files(m, "info.json") for m in members})
+        if self.models.is_stacked(model):
+            inputs.update({f"oof_{m}": files(m, "predictions.jsonl") for m in members})
+        return inputs
+
+
+
+class ExperimentsPlan(Part):
+    """The experiments of the pairs datasets (CliniFact's every system, the declared datasets), the ensembles and the final
+    models' part of a plan (:class:`medfc.plan.Plan`)."""
+
+    def ensemble_options(self, model: str) -> EnsembleOptions:
+        """An ensemble job's options: its members (the order of its prediction inputs), its method, the
+        weights of an average, ``experiments.stacking`` for a stack's meta-model."""
+        options = {"members": self.models.ensemble_members(model), "method": self.models.ensemble_method(model), "weights": self.models.ensemble_weights(model),
+                   "stacking": dict(self.config["experiments"]["stacking"])}
+        return typed(EnsembleOptions, options, f"models.ensembles.{model}")
+
+    def inner_folds_options(self) -> dict[str, object]:
+        """The keys of ``experiments.stacking`` an inner cross-validation depends on (the meta-model's rerun no member)."""
+        st = self.config["experiments"]["stacking"]
+        return {"inner_folds": st["inner_folds"], "seed": st["seed"]}
+
+    @property
+    def inner_cv_dir(self) -> str:
+        """Where the stacked ensembles' members write their out-of-fold predictions (rules ``*_inner_cv``)."""
+        return f"{self.layout.experiments}/inner_cv"
+
+    def pairs_inner_cv_dir(self, dataset: str, model: str) -> str:
+        return f"{self.inner_cv_dir}/{dataset}/{model}"
+
+    def pairs_ensemble_inputs(self, dataset: str, model: str) -> dict[str, list[str]]:
+        """A pairs dataset's ensemble's inputs: its members' predictions and, for a stack, their out-of-fold ones."""
+        members = self.models.ensemble_members(model)
+        inputs = {"predictions": [f"{self.pairs_run_dir(dataset, m)}/predictions.jsonl" for m in members]}
+        if self.models.is_stacked(model):
+            inputs["inner"] = [f"{self.pairs_inner_cv_dir(dataset, m)}/predictions.jsonl" for m in members]
+        return inputs
+
+    def pairs_inner_cv_options(self, dataset: str, model: str) -> PairsInnerOptions:
+        """A member's inner cross-validation over a pairs dataset's train + validation (no checkpoints)."""
+        run = self.pairs_experiment_options(dataset, model).replace(checkpoint_dir=None)
+        return typed(PairsInnerOptions, {"run": run, "inner": self.inner_folds_options()}, f"experiments.stacking[{dataset}/{model}]")
+
+    def pairs_inner_models(self, dataset: str) -> list[str]:
+        """Every member whose inner cross-validation on ``dataset`` a planned stacked ensemble reads."""
+        runs = self.pairs_runs(dataset) if self.stage_enabled("experiments") else []
+        return list(dict.fromkeys(m for r in runs if self.models.is_stacked(r["model"]) for m in self.models.ensemble_members(r["model"])))
+
     # --------------------------------------------------------------------------------- CliniFact
     @property
     def clinifact_pairs_dir(self) -> str:
@@ -278,7 +306,7 @@ class ExperimentsPlan(ModelsPlan):
             classes = tuple(dict.fromkeys(c for c in entry["labels"].values() if c is not None))
             runs = functools.partial(self._declared_runs, name)
             out[name] = PairsDataset(name, entry["title"] or name, imported_pairs(name, classes, title=entry["fields"]["title"] is not None),
-                                     {s: self.dataset_split_file(name, s) for s in SPLITS}, entry["train"],
+                                     {s: self.datasets.dataset_split_file(name, s) for s in SPLITS}, entry["train"],
                                      f"datasets.{name}", runs, runs)
         return out
 
@@ -314,10 +342,10 @@ class ExperimentsPlan(ModelsPlan):
         ds = self.pairs_dataset(dataset)
         options = {
             "data": ds.data,
-            "train": self.model_config(model, cx["train"], layered(cx["model_train"].get(model) or {}, ds.train), self.config["experiments"]["smoke"]),
+            "train": self.models.model_config(model, cx["train"], layered(cx["model_train"].get(model) or {}, ds.train), self.config["experiments"]["smoke"]),
             "include_title": cx["include_title"],
             "predict_splits": cx["predict_splits"],
-            "checkpoint_dir": self.checkpoint_dir(f"{dataset}/{model}"),
+            "checkpoint_dir": self.models.checkpoint_dir(f"{dataset}/{model}"),
         }
         return typed(PairsTrainOptions, options, f"{ds.key}[{model}]")
 
@@ -326,7 +354,7 @@ class ExperimentsPlan(ModelsPlan):
 
     def _run(self, run_dir: str, model: str, system: str) -> CliniFactRun:
         """A run of a pairs dataset: its model, system, folder and its job's benchmark file, beside its results' path."""
-        self.model_name(model)
+        self.models.model_name(model)
         return {"model": model, "system": system, "dir": run_dir,
                 "benchmark": self.layout.experiment_timings + run_dir[len(self.layout.experiments):] + ".tsv"}
 
@@ -369,7 +397,7 @@ class ExperimentsPlan(ModelsPlan):
     def clinifact_zero_shot_options(self, model: str) -> ZeroShotOptions:
         """A zero-shot CliniFact run's options (:class:`~medfc.experiments.models.options.ZeroShotOptions`)."""
         zs = self._model_section("zero_shot", "model_zero_shot", model)
-        options = {**zs, "model": self.model_name(model), "cache_dir": zs["cache_dir"] or f"{self.config['cache_dir']}/completions"}
+        options = {**zs, "model": self.models.model_name(model), "cache_dir": zs["cache_dir"] or f"{self.config['cache_dir']}/completions"}
         return typed(ZeroShotOptions, options, f"experiments.clinifact.zero_shot[{model}]")
 
     def clinifact_fine_tune_options(self, model: str) -> FineTuneOptions:
@@ -377,8 +405,8 @@ class ExperimentsPlan(ModelsPlan):
         experiments.smoke that fine_tune has); its adapters go under checkpoint_dir."""
         ft = self._model_section("fine_tune", "model_fine_tune", model)
         smoke = {k: v for k, v in self.config["experiments"]["smoke"].items() if k in ft}
-        options = {**layered(ft, smoke), "model": self.model_name(model),
-                   "save_dir": f"{self.checkpoints}/clinifact/fine_tuned/{model}"}
+        options = {**layered(ft, smoke), "model": self.models.model_name(model),
+                   "save_dir": f"{self.models.checkpoints}/clinifact/fine_tuned/{model}"}
         return typed(FineTuneOptions, options, f"experiments.clinifact.fine_tune[{model}]")
 
     def clinifact_zero_shot_inputs(self) -> dict[str, str]:
@@ -415,49 +443,24 @@ class ExperimentsPlan(ModelsPlan):
             return self.layout.under(f"final/healthfc/{row['lang']}/{row['model']}/{row['system']}")
         return self.layout.under(f"final/{row['dataset']}/{row['model']}")
 
-    def healthfc_final_options(self, lang: str, model: str, system: str) -> HealthFCFinalOptions:
-        """A HealthFC row's final model: each member's run as the row's cross-validation has it (nothing kept there: the
-        final step keeps it), and its ensemble."""
-        members = self.ensemble_members(model) if self.is_ensemble(model) else [model]
-        fold = self.healthfc_folds_run()[0]
-        runs = [self.healthfc_experiment_options(lang, m, system, fold).replace(fold=-1, checkpoint_dir=None) for m in members]
-        options = {"row": f"{model} {system} ({lang})", "members": members, "runs": runs,
-                   "ensemble": self.ensemble_options(model) if self.is_ensemble(model) else None}
-        return typed(HealthFCFinalOptions, options, f"experiments.final[healthfc/{lang}/{model}/{system}]")
-
-    def healthfc_final_inputs(self, lang: str, model: str, system: str) -> dict[str, object]:
-        """The row's scores per fold, each member's cross-validation infos (its epochs) and, for a stack, its
-        predictions per fold (out of fold for every claim), and the system's evidence."""
-        folds = self.healthfc_folds_run()
-        members = self.ensemble_members(model) if self.is_ensemble(model) else [model]
-
-        def files(m: str, name: str) -> list[str]:
-            return [f"{self.healthfc_run_dir({'lang': lang, 'model': m, 'system': system, 'fold': f})}/{name}" for f in folds]
-
-        inputs: dict[str, object] = {"scores": files(model, "scores.json"), **self.healthfc_experiment_inputs(system)}
-        inputs.update({f"info_{m}": files(m, "info.json") for m in members})
-        if self.is_stacked(model):
-            inputs.update({f"oof_{m}": files(m, "predictions.jsonl") for m in members})
-        return inputs
-
     def pairs_final_options(self, dataset: str, model: str) -> PairsFinalOptions:
         """A pairs dataset's row's final model: each member's run as the row trains it, and its ensemble."""
-        members = self.ensemble_members(model) if self.is_ensemble(model) else [model]
+        members = self.models.ensemble_members(model) if self.models.is_ensemble(model) else [model]
         runs = [self.pairs_experiment_options(dataset, m).replace(checkpoint_dir=None) for m in members]
-        options = {"row": model, "members": members, "runs": runs, "ensemble": self.ensemble_options(model) if self.is_ensemble(model) else None}
+        options = {"row": model, "members": members, "runs": runs, "ensemble": self.ensemble_options(model) if self.models.is_ensemble(model) else None}
         return typed(PairsFinalOptions, options, f"experiments.final[{dataset}/{model}]")
 
     def pairs_final_inputs(self, dataset: str, model: str) -> dict[str, object]:
         """The splits, the row's scores and, for a stack, its members' inner cross-validation predictions."""
         inputs: dict[str, object] = {**self.pairs_split_inputs(dataset), "scores": f"{self.pairs_run_dir(dataset, model)}/scores.json"}
-        if self.is_stacked(model):
-            inputs.update({f"oof_{m}": f"{self.pairs_inner_cv_dir(dataset, m)}/predictions.jsonl" for m in self.ensemble_members(model)})
+        if self.models.is_stacked(model):
+            inputs.update({f"oof_{m}": f"{self.pairs_inner_cv_dir(dataset, m)}/predictions.jsonl" for m in self.models.ensemble_members(model)})
         return inputs
 
     def final_resources(self, rule: str, model: str) -> dict[str, int]:
         """A final model's job: its members trained one after the other, each its run's row: the largest of each
         value, the runtimes summed."""
-        members = self.ensemble_members(model) if self.is_ensemble(model) else [model]
+        members = self.models.ensemble_members(model) if self.models.is_ensemble(model) else [model]
         each = [model_job_resources(self, rule, m) for m in members]
         return {**{k: max(r[k] for r in each) for k in ("gpu", "threads", "mem_mb")}, "runtime": sum(r["runtime"] for r in each)}
 
@@ -478,20 +481,20 @@ class CliniFactBuilders:
 # pairs_jobs'); a test keeps the two equal
 CLINIFACT_BUILDERS: dict[str, CliniFactBuilders] = {
     "zero_shot": CliniFactBuilders(ExperimentsPlan.clinifact_zero_shot_options, ExperimentsPlan.clinifact_zero_shot_inputs),
-    "fine_tuned": CliniFactBuilders(ExperimentsPlan.clinifact_fine_tune_options, lambda plan: plan.pairs_split_inputs("clinifact")),
+    "fine_tuned": CliniFactBuilders(ExperimentsPlan.clinifact_fine_tune_options, lambda plan: plan.experiments.pairs_split_inputs("clinifact")),
 }
 
 
 def _healthfc_runs(plan: JobPlan) -> list[HealthFCRun]:
-    return plan.healthfc_runs() if plan.stage_enabled("experiments") else []
+    return plan.healthfc.healthfc_runs() if plan.stage_enabled("experiments") else []
 
 
 def _clinifact_runs(plan: JobPlan, system: str) -> list[CliniFactRun]:
-    return [r for r in plan.clinifact_runs() if r["system"] == system] if plan.stage_enabled("experiments") else []
+    return [r for r in plan.experiments.clinifact_runs() if r["system"] == system] if plan.stage_enabled("experiments") else []
 
 
 def _members(plan: JobPlan, model: str) -> list[str]:
-    return plan.ensemble_members(model) if plan.is_ensemble(model) else [model]
+    return plan.models.ensemble_members(model) if plan.models.is_ensemble(model) else [model]
 
 
 HFC_RUN = ("lang", "model", "system", "fold")
@@ -534,7 +537,7 @@ def _pairs_runs(plan: JobPlan) -> list[dict[str, str]]:
     """Every planned run of the pairs path as its wildcards (CliniFact's discriminative system, each declared dataset)."""
     if not plan.stage_enabled("experiments"):
         return []
-    return [{"dataset": d, "model": r["model"]} for d in plan.pair_datasets() for r in plan.pairs_runs(d)]
+    return [{"dataset": d, "model": r["model"]} for d in plan.experiments.pair_datasets() for r in plan.experiments.pairs_runs(d)]
 
 
 def pairs_jobs() -> list[JobSpec]:
@@ -549,22 +552,22 @@ def pairs_jobs() -> list[JobSpec]:
                 options_class=PairsScoreOptions, planned=lambda plan: unique(_pairs_runs(plan))),
         JobSpec(spec.ensemble_rule, "light", PAIRS, options=call(ExperimentsPlan.ensemble_options, "model"),
                 inputs=call(ExperimentsPlan.pairs_ensemble_inputs, *PAIRS),
-                planned=lambda plan: unique(r for r in _pairs_runs(plan) if plan.is_ensemble(r["model"]))),
+                planned=lambda plan: unique(r for r in _pairs_runs(plan) if plan.models.is_ensemble(r["model"]))),
         JobSpec(spec.inner_cv_rule, "compute", PAIRS, options=call(ExperimentsPlan.pairs_inner_cv_options, *PAIRS),
                 inputs=call(ExperimentsPlan.pairs_inner_cv_inputs, "dataset"), resources=model_resources(spec.inner_cv_rule),
-                planned=lambda plan: unique({"dataset": d, "model": m} for d in plan.pair_datasets()
-                                            for m in (plan.pairs_inner_models(d) if _pairs_runs(plan) else []))),
+                planned=lambda plan: unique({"dataset": d, "model": m} for d in plan.experiments.pair_datasets()
+                                            for m in (plan.experiments.pairs_inner_models(d) if _pairs_runs(plan) else []))),
     ]
 
 
 def _final(dataset: str, axes: tuple[str, ...]) -> Callable[[JobPlan], list[dict[str, str]]]:
     """The final models of one dataset's rows (``experiments.final``), by the rule's wildcards ``axes``."""
-    return lambda plan: unique({a: r[a] for a in axes} for r in plan.final_rows() if r["dataset"] == dataset) if plan.stage_enabled("experiments") else []
+    return lambda plan: unique({a: r[a] for a in axes} for r in plan.experiments.final_rows() if r["dataset"] == dataset) if plan.stage_enabled("experiments") else []
 
 
 def _pairs_final(plan: JobPlan) -> list[dict[str, str]]:
     """The final models of the pairs datasets' rows (``experiments.final``)."""
-    return unique({"dataset": r["dataset"], "model": r["model"]} for r in plan.final_rows() if r["dataset"] in plan.pair_datasets()) \
+    return unique({"dataset": r["dataset"], "model": r["model"]} for r in plan.experiments.final_rows() if r["dataset"] in plan.experiments.pair_datasets()) \
         if plan.stage_enabled("experiments") else []
 
 
@@ -573,26 +576,26 @@ def experiment_jobs() -> list[JobSpec]:
     scores, the one pairs path's (:func:`pairs_jobs`), CliniFact's generative systems' (:func:`clinifact_jobs`) and the
     final models'."""
     return [
-        JobSpec("healthfc_retrieve", "network", ("source",), options=call(ExperimentsPlan.healthfc_retrieve_options, "source"),
-                options_class=RetrieveOptions, inputs=call(ExperimentsPlan.healthfc_retrieve_inputs, "source"),
+        JobSpec("healthfc_retrieve", "network", ("source",), options=call(HealthFCPlan.healthfc_retrieve_options, "source"),
+                options_class=RetrieveOptions, inputs=call(HealthFCPlan.healthfc_retrieve_inputs, "source"),
                 planned=lambda plan: unique({"source": s} for r in _healthfc_runs(plan) if (s := evidence_source(r["system"])))),
-        JobSpec("healthfc_experiment", "compute", HFC_RUN, options=call(ExperimentsPlan.healthfc_experiment_options, *HFC_RUN),
-                inputs=call(ExperimentsPlan.healthfc_experiment_inputs, "system"), resources=model_resources("healthfc_experiment"),
+        JobSpec("healthfc_experiment", "compute", HFC_RUN, options=call(HealthFCPlan.healthfc_experiment_options, *HFC_RUN),
+                inputs=call(HealthFCPlan.healthfc_experiment_inputs, "system"), resources=model_resources("healthfc_experiment"),
                 planned=lambda plan: unique(_healthfc_run(r, model=m) for r in _healthfc_runs(plan) for m in _members(plan, r["model"]))),
         JobSpec("healthfc_ensemble", "light", HFC_RUN, options=call(ExperimentsPlan.ensemble_options, "model"),
-                inputs=call(ExperimentsPlan.healthfc_ensemble_inputs, *HFC_RUN),
-                planned=lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan) if plan.is_ensemble(r["model"]))),
-        JobSpec("healthfc_inner_cv", "compute", HFC_RUN, options=call(ExperimentsPlan.healthfc_inner_cv_options, *HFC_RUN),
-                inputs=call(ExperimentsPlan.healthfc_experiment_inputs, "system"), resources=model_resources("healthfc_inner_cv"),
-                planned=lambda plan: unique(_healthfc_run(r) for r in (plan.healthfc_inner_runs() if _healthfc_runs(plan) else []))),
-        JobSpec("healthfc_score", "light", HFC_RUN, options=call(ExperimentsPlan.healthfc_score_options, "lang", "system"),
+                inputs=call(HealthFCPlan.healthfc_ensemble_inputs, *HFC_RUN),
+                planned=lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan) if plan.models.is_ensemble(r["model"]))),
+        JobSpec("healthfc_inner_cv", "compute", HFC_RUN, options=call(HealthFCPlan.healthfc_inner_cv_options, *HFC_RUN),
+                inputs=call(HealthFCPlan.healthfc_experiment_inputs, "system"), resources=model_resources("healthfc_inner_cv"),
+                planned=lambda plan: unique(_healthfc_run(r) for r in (plan.healthfc.healthfc_inner_runs() if _healthfc_runs(plan) else []))),
+        JobSpec("healthfc_score", "light", HFC_RUN, options=call(HealthFCPlan.healthfc_score_options, "lang", "system"),
                 options_class=HealthFCScoreOptions, planned=lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan))),
         *pairs_jobs(),
         *(job for spec in CLINIFACT_SYSTEMS.values() if not spec.pairs for job in clinifact_jobs(spec)),
-        JobSpec("healthfc_final", "compute", ("lang", "model", "system"), options=call(ExperimentsPlan.healthfc_final_options, "lang", "model", "system"),
-                inputs=call(ExperimentsPlan.healthfc_final_inputs, "lang", "model", "system"),
-                resources=lambda plan, w: plan.final_resources("healthfc_experiment", w["model"]), planned=_final("healthfc", ("lang", "model", "system"))),
+        JobSpec("healthfc_final", "compute", ("lang", "model", "system"), options=call(HealthFCPlan.healthfc_final_options, "lang", "model", "system"),
+                inputs=call(HealthFCPlan.healthfc_final_inputs, "lang", "model", "system"),
+                resources=lambda plan, w: plan.experiments.final_resources("healthfc_experiment", w["model"]), planned=_final("healthfc", ("lang", "model", "system"))),
         JobSpec("pairs_final", "compute", PAIRS, options=call(ExperimentsPlan.pairs_final_options, *PAIRS),
                 inputs=call(ExperimentsPlan.pairs_final_inputs, *PAIRS),
-                resources=lambda plan, w: plan.final_resources(ensembling_system().rule, w["model"]), planned=_pairs_final),
+                resources=lambda plan, w: plan.experiments.final_resources(ensembling_system().rule, w["model"]), planned=_pairs_final),
     ]

@@ -47,17 +47,20 @@ class JobPlan(Protocol):
 
     def spec_options(self, spec: JobSpec, wildcards: Wildcards | None = None) -> Options | Mapping[str, object]: ...
 
+    def part_for(self, function: Callable[..., Any]) -> Any: ...
+
 
 @dataclass(frozen=True)
 class PlanCall:
-    """``function(plan, *args, *(wildcards[a] for a in axes))``: ``function`` a method of the plan or a function of it."""
+    """``function(part, *args, *(wildcards[a] for a in axes))``: ``function`` a method of one of the plan's parts (called on
+    that part), or a function of the whole plan (called on it)."""
 
     function: Callable[..., Any]
     axes: tuple[str, ...] = ()
     args: tuple[object, ...] = ()
 
     def __call__(self, plan: JobPlan, wildcards: Wildcards) -> Any:
-        return self.function(plan, *self.args, *(wildcards[a] for a in self.axes))
+        return self.function(plan.part_for(self.function), *self.args, *(wildcards[a] for a in self.axes))
 
 
 def call(function: Callable[..., Any], *axes: str, args: tuple[object, ...] = ()) -> PlanCall:

@@ -26,7 +26,7 @@ from medfc.medsnip.sources import ANSWER_SOURCES, answer_source, enabled_sources
 from medfc.medsnip.verifier_kinds import verifier_kind
 from medfc.plan.jobs import Build, Config, JobPlan, JobSpec, Planned, call
 from medfc.plan.models import layered
-from medfc.plan.layout import Layout
+from medfc.plan.part import Part
 
 # The prompt names live beside the code that reads them (medsnip.decompose, medsnip.verify), which loads
 # the LLM layer, HTTP clients and pandas: imported by the methods that need them, only when the stage
@@ -37,10 +37,8 @@ STATEMENT_PROMPTS = ["medsnip/healthfc_statement", "llm/json_repair"]
 MEDSNIP_WILDCARDS = {"dataset": "|".join(MEDSNIP_TITLES), "mode": "|".join(MODES), "verifier": r"[A-Za-z0-9][A-Za-z0-9_.+-]*"}
 
 
-class MedsnipPlan:
-    config: Config
-    layout: Layout
-    papers: str
+class MedsnipPlan(Part):
+    """MedSNIP's part of a plan (:class:`medfc.plan.Plan`)."""
 
     @property
     def ms(self) -> dict[str, object]:
@@ -135,7 +133,7 @@ class MedsnipPlan:
 
     def medsnip_table_inputs(self) -> dict[str, str]:
         """The papers' numbers: the paper's rows of each dataset below ours (editing them rewrites the tables)."""
-        return {"papers": self.papers}
+        return {"papers": self.models.papers}
 
     def medsnip_structure_inputs(self) -> dict[str, list[str]]:
         """Table 3's: every dataset's answers, then its units of every mode (in :meth:`medsnip_structure_options`' order)."""
@@ -210,12 +208,12 @@ class MedsnipPlan:
 # ---------------------------------------------------------------------------------- the job table
 
 def _medsnip(plan: JobPlan) -> list[str]:
-    return plan.medsnip_datasets() if plan.stage_enabled("medsnip") else []
+    return plan.medsnip.medsnip_datasets() if plan.stage_enabled("medsnip") else []
 
 
 def _medsnip_resources(rule: str) -> Build:
     """A MedSNIP model rule's: by the LLM its job's options name (:meth:`MedsnipPlan.medsnip_resources`)."""
-    return lambda plan, w: {**plan.medsnip_resources(plan.job_options(rule, w)), "runtime": plan.config["medsnip"]["runtime"]}
+    return lambda plan, w: {**plan.medsnip.medsnip_resources(plan.job_options(rule, w)), "runtime": plan.config["medsnip"]["runtime"]}
 
 
 def _role_local(config: Config, overrides: Mapping[str, object] | None) -> bool:
@@ -241,13 +239,13 @@ def _verify_local(config: Config) -> bool:
 def medsnip_jobs() -> list[JobSpec]:
     """The MedSNIP rules' records (the job table, :mod:`medfc.plan.jobs`)."""
     def decompositions(plan: JobPlan) -> list[dict[str, str]]:
-        return [{"dataset": d, "mode": m} for d in _medsnip(plan) for m in plan.medsnip_modes(d)]
+        return [{"dataset": d, "mode": m} for d in _medsnip(plan) for m in plan.medsnip.medsnip_modes(d)]
 
     def verifications(plan: JobPlan) -> list[dict[str, str]]:
         return [{**job, "verifier": v["name"]} for job in decompositions(plan) for v in plan.config["medsnip"]["verifiers"]]
 
     datasets: Planned = lambda plan: [{"dataset": d} for d in _medsnip(plan)]  # noqa: E731
-    fetched: Planned = lambda plan: [{"dataset": d} for d in _medsnip(plan) if plan.medsnip_fetched(d)]  # noqa: E731
+    fetched: Planned = lambda plan: [{"dataset": d} for d in _medsnip(plan) if plan.medsnip.medsnip_fetched(d)]  # noqa: E731
     return [
         JobSpec("medsnip_fetch", "network", ("dataset",), options_class=FetchOptions, options=call(MedsnipPlan.medsnip_fetch_options, "dataset"),
                 planned=fetched),

@@ -14,8 +14,9 @@ from medfc.common.options import Options
 from medfc.experiments.models.aliases import ALIAS_HINT, model_aliases
 from medfc.experiments.models.options import base_model, model_config_class
 from medfc.plan.hints import did_you_mean
-from medfc.plan.jobs import Config
-from medfc.plan.layout import PAPERS, Layout, workflow_file
+from medfc.plan.jobs import Config, JobPlan
+from medfc.plan.layout import PAPERS, workflow_file
+from medfc.plan.part import Part
 
 O = TypeVar("O", bound=Options)
 
@@ -91,16 +92,13 @@ def misplaced_model_train(config: Config) -> str | None:
 
 
 
-class ModelsPlan:
-    """The models part of a plan (:class:`medfc.plan.Plan`)."""
+class ModelsPlan(Part):
+    """The models part of a plan (:class:`medfc.plan.Plan`): the aliases, ensembles and each model's config."""
 
-    config: Config
-
-    def __init__(self, config: Config, base_dir: str | None = None):
+    def __init__(self, plan: JobPlan, base_dir: str | None = None):
         """``base_dir``: the workflow's checkout, where its shipped files are when the run's directory lacks them."""
-        self.config = config
-        self.aliases = model_aliases(config["models"]["aliases"], named_models(config))  # a hub id (org/name) stands for itself
-        self.layout = Layout(config["results_dir"])
+        super().__init__(plan)
+        self.aliases = model_aliases(self.config["models"]["aliases"], named_models(self.config))  # a hub id (org/name) stands for itself
         self.papers = workflow_file(PAPERS, base_dir)
 
     @property

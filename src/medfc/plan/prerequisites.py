@@ -118,7 +118,7 @@ def _healthfc_data(plan: Plan) -> Iterator[str | None]:
     config = plan.config
     if not plan.healthfc_data_planned():
         return
-    sources = plan.healthfc_dataset_sources()
+    sources = plan.datasets.healthfc_dataset_sources()
     if "parse" in sources:
         crawl = config["healthfc"]["crawl"]
         if crawl["mirror_dir"] is None and not is_loopback(crawl["mirror_url"] or crawl["base_url"]):
@@ -137,7 +137,7 @@ def _healthfc_data(plan: Plan) -> Iterator[str | None]:
         if release["source"]:
             from medfc.healthfc.release import release_cache_path
 
-            local = release_cache_path(release["source"], plan.cache) if is_url(release["source"]) else Path(release["source"])
+            local = release_cache_path(release["source"], plan.datasets.cache) if is_url(release["source"]) else Path(release["source"])
             yield _changed("healthfc.release.sha256", local, release["sha256"], release["source"])
 
 
@@ -149,7 +149,7 @@ def _clinifact_data(plan: Plan) -> Iterator[str | None]:
     if studies_source(studies["source"]).reads_zip and (cf["pairs_source"] == "rebuild" or plan.stage_enabled("clinifact")):
         yield _exists("clinifact.studies.bulk_zip", studies["bulk_zip"])  # the studies behind the pairs or the statistics
     if cf["pairs_source"] == "release":
-        for split, path in plan.clinifact_release_inputs().items():
+        for split, path in plan.datasets.clinifact_release_inputs().items():
             yield _exists(f"clinifact.release.source ({split} split)", path)
         yield from _changed_splits(plan, "clinifact.release.sha256", cf["release"]["source"], cf["release"]["sha256"])
         return
@@ -159,7 +159,7 @@ def _clinifact_data(plan: Plan) -> Iterator[str | None]:
                        "PubMed's E-utilities ask for a contact e-mail with every request (clinifact_fetch_abstracts)")
     for i, d in enumerate(pubmed["extra_cache_dirs"]):
         yield _exists(f"clinifact.pubmed.extra_cache_dirs[{i}]", d, "directory")
-    if plan.stage_enabled("clinifact") and plan.clinifact_diff_enabled():
+    if plan.stage_enabled("clinifact") and plan.datasets.clinifact_diff_enabled():
         for split, path in release_split_files(cf["diff"]["release"]).items():
             yield _exists(f"clinifact.diff.release ({split} split)", path)
         yield from _changed_splits(plan, "clinifact.diff.release_sha256", cf["diff"]["release"], cf["diff"]["release_sha256"])
@@ -184,7 +184,7 @@ def _changed_splits(plan: Plan, key: str, source: str, pins: dict[str, str | Non
 
     for split, expected in pins.items():
         location = file_location(source, split)
-        local = cached_path(source, split, f"{plan.cache}/clinifact/release") if is_url(source) else Path(location)
+        local = cached_path(source, split, f"{plan.datasets.cache}/clinifact/release") if is_url(source) else Path(location)
         yield _changed(f"{key}.{split}", local, expected, location)
 
 
@@ -193,7 +193,7 @@ def _datasets(plan: Plan) -> Iterator[str | None]:
     file, or a download in the cache) against its SHA-256 (:func:`_changed`)."""
     from medfc.datasets.sources import source_files
 
-    for name in plan.dataset_names():
+    for name in plan.datasets.dataset_names():
         key = f"datasets.{name}.source"
         source = plan.config["datasets"][name]["source"]
         if source["path"]:
@@ -222,8 +222,8 @@ def _medsnip_data(plan: Plan) -> Iterator[str | None]:
         return
     from medfc.medsnip.hub import hub_cache_path
 
-    for name in plan.medsnip_datasets():
-        if plan.medsnip_fetched(name):
+    for name in plan.medsnip.medsnip_datasets():
+        if plan.medsnip.medsnip_fetched(name):
             options = plan.job_options("medsnip_fetch", {"dataset": name})
             yield _changed(f"medsnip.datasets.{name}.hf.sha256", hub_cache_path(options.url, options.cache_dir), options.sha256, options.url)
 
@@ -242,7 +242,7 @@ def _retrieval(plan: Plan) -> Iterator[str | None]:
     """The evidence sources of the planned HealthFC systems (retrieved_<source>, open_domain_<source>)."""
     if not plan.stage_enabled("experiments"):
         return
-    sources = dict.fromkeys(s for s in map(evidence_source, plan.healthfc_systems_run()) if s)
+    sources = dict.fromkeys(s for s in map(evidence_source, plan.healthfc.healthfc_systems_run()) if s)
     retrieval = plan.config["healthfc"]["retrieval"]
     for source in sources:
         own = retrieval[source]
@@ -312,7 +312,7 @@ def _scoring(plan: Plan) -> Iterator[str | None]:
     """METEOR's WordNet and Punkt, where a planned HealthFC system selects evidence (its AVeriTeC scores)."""
     if not plan.stage_enabled("experiments"):
         return
-    systems = [s for s in plan.healthfc_systems_run() if s in EVIDENCE_SYSTEMS]
+    systems = [s for s in plan.healthfc.healthfc_systems_run() if s in EVIDENCE_SYSTEMS]
     if systems and (problem := nltk_data_problem()):
         yield f"prerequisite: {problem} (healthfc_score computes METEOR for the evidence of {', '.join(systems)})"
 
@@ -329,10 +329,10 @@ def llm_key_problem(key: str, llm: dict[str, Any], why: str) -> str | None:
 def _llms(plan: Plan) -> Iterator[str | None]:
     config = plan.config
     if plan.stage_enabled("experiments"):
-        for run in plan.clinifact_runs():
+        for run in plan.experiments.clinifact_runs():
             spec, model = clinifact_system(run["system"]), run["model"]
             if spec.asks_llm:
-                opts = plan.clinifact_options(spec.name, model)
+                opts = plan.experiments.clinifact_options(spec.name, model)
                 key = (f"experiments.clinifact.{spec.overrides}.{model}.api_key_env"
                        if "api_key_env" in (config["experiments"]["clinifact"][spec.overrides].get(model) or {})
                        else f"experiments.clinifact.{spec.section}.api_key_env")
@@ -341,11 +341,11 @@ def _llms(plan: Plan) -> Iterator[str | None]:
         return
     ms = config["medsnip"]
     roles = [("medsnip.decomposer", ms["decomposer"])]
-    if plan.medsnip_rewriting():
+    if plan.medsnip.medsnip_rewriting():
         roles.append(("medsnip.rewriter", ms["rewriter"]))
     roles += [(f"medsnip.verifiers[{i}].llm", v.get("llm")) for i, v in enumerate(ms["verifiers"])]
     for where, overrides in roles:
-        llm = plan.medsnip_llm(overrides)
+        llm = plan.medsnip.medsnip_llm(overrides)
         key = f"{where}.api_key_env" if "api_key_env" in (overrides or {}) else "medsnip.llm.api_key_env"
         yield llm_key_problem(key, llm, f"{where} calls {llm.get('model') or 'its model'}")
     retrieval_sources = {s for v in ms["verifiers"] if verifier_kind(v["kind"]).retrieves for s in ms["retrieval"]["sources"]}

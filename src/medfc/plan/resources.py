@@ -109,7 +109,7 @@ def name_size(name: str, llm: bool) -> str:
 def model_size(plan: JobPlan, alias: str, llm: bool) -> str:
     """An alias's size: its ``models.resources.<alias>.size``, else :func:`name_size` of its model name."""
     own = plan.config["models"]["resources"].get(alias) or {}
-    return own.get("size") or name_size(plan.model_name(alias), llm)
+    return own.get("size") or name_size(plan.models.model_name(alias), llm)
 
 
 def _large(row: str, size: str) -> str:
@@ -125,13 +125,13 @@ def row_of(plan: JobPlan, rule: str, alias: str) -> str:
     spec = record_of_rule(rule)  # the CliniFact system the job runs (None: a HealthFC run)
     how = spec.resources if spec is not None else how
     if how == MODEL_KIND or spec is None:
-        cls = plan.model_class(alias)
+        cls = plan.models.model_class(alias)
         row = _large(cls.kind, model_size(plan, alias, llm=False)) if cls.gpu else cls.kind
         if row not in plan.config["experiments"]["resources"]:
             raise ValueError(f"config: model {alias!r} is of kind {cls.kind}, which has no row in experiments.resources "
                              f"({', '.join(plan.config['experiments']['resources'])})")
         return row
-    if spec.asks_llm and not runs_locally(plan._model_section(spec.section, spec.overrides, alias)["backend"]):
+    if spec.asks_llm and not runs_locally(plan.experiments._model_section(spec.section, spec.overrides, alias)["backend"]):
         return "server"
     return _large(how, model_size(plan, alias, llm=True))
 

@@ -11,8 +11,9 @@ from typing import Any, NamedTuple
 
 from medfc.experiments.healthfc.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS
 from medfc.figures.options import Fig3Options
-from medfc.plan.experiments import CliniFactRun, ExperimentsPlan, HealthFCRun
+from medfc.plan.experiments import CliniFactRun, HealthFCRun
 from medfc.plan.jobs import JobPlan, JobSpec, call, one_job
+from medfc.plan.part import Part
 from medfc.tables.errors import ErrorsOptions
 from medfc.tables.options import TABLE_OPTIONS, DatasetTableOptions
 
@@ -38,7 +39,7 @@ class TableSpec:
     options: Callable[[TablesPlan, list[Entry]], dict[str, Any]] = lambda plan, entries: {}
 
 
-class TablesPlan(ExperimentsPlan):
+class TablesPlan(Part):
     """The tables' and the figure's part of a plan (:class:`medfc.plan.Plan`)."""
 
     # ------------------------------------------------------------------------------------ tables
@@ -51,8 +52,8 @@ class TablesPlan(ExperimentsPlan):
         if runs.name != "scores":
             return {runs.name: runs.files}
         # a paper's table: the papers' numbers, and what each stacked run chose (its info.json beside its scores)
-        infos = [f"{f.rsplit('/', 1)[0]}/info.json" for f, e in zip(runs.files, runs.entries) if self.is_stacked(str(e["model"]))]
-        return {runs.name: runs.files, "papers": self.papers, **({"infos": infos} if infos else {})}
+        infos = [f"{f.rsplit('/', 1)[0]}/info.json" for f, e in zip(runs.files, runs.entries) if self.models.is_stacked(str(e["model"]))]
+        return {runs.name: runs.files, "papers": self.models.papers, **({"infos": infos} if infos else {})}
 
     def table_options(self, table: str) -> dict[str, object]:
         entries = self.table_runs(table).entries
@@ -60,20 +61,20 @@ class TablesPlan(ExperimentsPlan):
 
     def dataset_table_inputs(self, dataset: str) -> dict[str, object]:
         """A declared dataset's table: its runs' scores and what each stacked run chose (its ``info.json``)."""
-        runs = self.pairs_runs(dataset)
+        runs = self.experiments.pairs_runs(dataset)
         return {"scores": [f"{r['dir']}/scores.json" for r in runs],
-                "infos": [f"{r['dir']}/info.json" for r in runs if self.is_stacked(r["model"])]}
+                "infos": [f"{r['dir']}/info.json" for r in runs if self.models.is_stacked(r["model"])]}
 
     def dataset_table_options(self, dataset: str) -> dict[str, object]:
-        return {"dataset": dataset, "title": self.dataset_title(dataset),
-                "entries": self.run_entries(self.pairs_runs(dataset)),
+        return {"dataset": dataset, "title": self.experiments.dataset_title(dataset),
+                "entries": self.experiments.run_entries(self.experiments.pairs_runs(dataset)),
                 "scale": self.config["experiments"]["scale"]}
 
     def dataset_tables(self) -> list[str]:
         """The declared datasets' tables the run makes (``<tables>/<dataset>_table.csv``)."""
         if not self.stage_enabled("experiments"):
             return []
-        return [f"{self.layout.tables}/{d}_table.csv" for d in self.dataset_names() if self.pairs_runs(d)]
+        return [f"{self.layout.tables}/{d}_table.csv" for d in self.datasets.dataset_names() if self.experiments.pairs_runs(d)]
 
     # ------------------------------------------------------------------------------------ Fig. 3
     def clinifact_fig3_runs(self) -> tuple[list[CliniFactRun], list[str]]:
@@ -84,7 +85,7 @@ class TablesPlan(ExperimentsPlan):
 
     def _fig3_picks(self) -> tuple[list[tuple[dict[str, str], CliniFactRun]], list[str]]:
         """(the run ``fig3_pair`` names, the run shown for it) for each run shown, and the notes."""
-        runs = self.clinifact_runs()
+        runs = self.experiments.clinifact_runs()
         picks: list[tuple[dict[str, str], CliniFactRun]] = []
         notes: list[str] = []
         for want in self.config["experiments"]["clinifact"]["fig3_pair"]:
@@ -101,7 +102,7 @@ class TablesPlan(ExperimentsPlan):
 
     def clinifact_fig3_inputs(self) -> dict[str, object]:
         inputs: dict[str, Any] = {"predictions": [f"{r['dir']}/predictions.jsonl" for r in self.clinifact_fig3_runs()[0]],
-                                  "test": f"{self.clinifact_pairs_dir}/test_set.csv", "papers": self.papers}
+                                  "test": f"{self.experiments.clinifact_pairs_dir}/test_set.csv", "papers": self.models.papers}
         if self.config["experiments"]["clinifact"]["disease_panel"]:
             inputs["studies"] = self.layout.under("clinifact/studies/studies.jsonl.gz")
         return inputs
@@ -123,81 +124,81 @@ class TablesPlan(ExperimentsPlan):
         """The error browser's: every HealthFC run's predictions (each fold's) with the dataset, and each pairs dataset's
         runs' (``pairs_<dataset>``) with its test split (``pairs_<dataset>_test``), in the order of :meth:`error_browser_options`."""
         inputs: dict[str, object] = {}
-        if runs := self.healthfc_runs():
-            inputs["healthfc"] = [f"{self.healthfc_run_dir(r)}/predictions.jsonl" for r in runs]
+        if runs := self.healthfc.healthfc_runs():
+            inputs["healthfc"] = [f"{self.healthfc.healthfc_run_dir(r)}/predictions.jsonl" for r in runs]
             inputs["dataset"] = self.layout.under("healthfc/dataset/healthfc.jsonl")
         for d, runs in self._error_pairs():
             inputs[f"pairs_{d}"] = [f"{r['dir']}/predictions.jsonl" for r in runs]
-            inputs[f"pairs_{d}_test"] = self.pairs_split_inputs(d)["test"]
+            inputs[f"pairs_{d}_test"] = self.experiments.pairs_split_inputs(d)["test"]
         return inputs
 
     def _error_pairs(self) -> list[tuple[str, list[CliniFactRun]]]:
         """(dataset, its runs) of each pairs dataset with runs, CliniFact's every system's."""
-        out = [(d, self.dataset_runs(d)) for d in self.pair_datasets()]
+        out = [(d, self.experiments.dataset_runs(d)) for d in self.experiments.pair_datasets()]
         return [(d, runs) for d, runs in out if runs]
 
     def error_browser_options(self) -> dict[str, object]:
-        sections = [{"title": f"{self.dataset_title(d)} (test split)", "data": self.pairs_data(d), "entries": self.run_entries(runs)}
+        sections = [{"title": f"{self.experiments.dataset_title(d)} (test split)", "data": self.experiments.pairs_data(d), "entries": self.experiments.run_entries(runs)}
                     for d, runs in self._error_pairs()]
-        return {"healthfc": [dict(r) for r in self.healthfc_runs()], "pairs": sections, "scale": self.config["experiments"]["scale"]}
+        return {"healthfc": [dict(r) for r in self.healthfc.healthfc_runs()], "pairs": sections, "scale": self.config["experiments"]["scale"]}
 
     def error_browser_planned(self) -> bool:
         """Whether the run writes the error browser: the experiments stage with a run of HealthFC or of a pairs dataset."""
-        return self.stage_enabled("experiments") and bool(self.healthfc_runs() or self._error_pairs())
+        return self.stage_enabled("experiments") and bool(self.healthfc.healthfc_runs() or self._error_pairs())
 
     # ----------------------------------------------------------------------------------- targets
     def experiment_targets(self) -> list[str]:
         targets = []
-        for r in self.healthfc_runs():
-            targets += [f"{self.healthfc_run_dir(r)}/predictions.jsonl", f"{self.healthfc_run_dir(r)}/scores.json"]
-        cf = self.clinifact_runs()
+        for r in self.healthfc.healthfc_runs():
+            targets += [f"{self.healthfc.healthfc_run_dir(r)}/predictions.jsonl", f"{self.healthfc.healthfc_run_dir(r)}/scores.json"]
+        cf = self.experiments.clinifact_runs()
         for r in cf:
             targets += [f"{r['dir']}/predictions.jsonl", f"{r['dir']}/scores.json"]
         targets += [f"{self.layout.tables}/{t}.csv" for t in planned_tables(self)] + self.dataset_tables()
-        for d in self.dataset_names():
-            targets += [f"{r['dir']}/scores.json" for r in self.pairs_runs(d)]
+        for d in self.datasets.dataset_names():
+            targets += [f"{r['dir']}/scores.json" for r in self.experiments.pairs_runs(d)]
         if cf:
             targets.append(f"{self.layout.figures}/clinifact_fig3.png")
         if self.error_browser_planned():
             targets.append(self.layout.under("errors.html"))  # beside the run's index (rule error_browser)
-        return targets + self.final_targets()
+        return targets + self.experiments.final_targets()
 
 
 def healthfc_table_runs(plan: TablesPlan, systems: tuple[str, ...] | list[str], name: str, file: str) -> TableRuns:
-    runs = plan.healthfc_runs(systems)
-    return TableRuns(name, [f"{plan.healthfc_run_dir(r)}/{file}" for r in runs], [dict(r) for r in runs])
+    runs = plan.healthfc.healthfc_runs(systems)
+    return TableRuns(name, [f"{plan.healthfc.healthfc_run_dir(r)}/{file}" for r in runs], [dict(r) for r in runs])
 
 
 def clinifact_table_runs(plan: TablesPlan, name: str, file: str) -> TableRuns:
-    return TableRuns(name, [f"{r['dir']}/{file}" for r in plan.clinifact_runs()], plan.clinifact_table_entries())
+    return TableRuns(name, [f"{r['dir']}/{file}" for r in plan.experiments.clinifact_runs()], plan.experiments.clinifact_table_entries())
 
 
 def healthfc_time_runs(plan: TablesPlan) -> TableRuns:
     """Every HealthFC run's timing, then a row per stacked member's inner cross-validation (``<member> inner CV``)."""
-    runs: list[HealthFCRun] = plan.healthfc_runs()
-    inner = plan.healthfc_inner_runs()
-    files = [plan.healthfc_run_benchmark(r) for r in runs]
+    runs: list[HealthFCRun] = plan.healthfc.healthfc_runs()
+    inner = plan.healthfc.healthfc_inner_runs()
+    files = [plan.healthfc.healthfc_run_benchmark(r) for r in runs]
     files += [f"{plan.layout.experiment_timings}/inner_cv/healthfc/{r['lang']}/{r['model']}/{r['system']}/fold{r['fold']}.tsv" for r in inner]
     return TableRuns("benchmarks", files, [dict(r) for r in runs] + [{**r, "model": f"{r['model']}{INNER_CV_ROW}"} for r in inner])
 
 
 def clinifact_time_runs(plan: TablesPlan) -> TableRuns:
-    inner = plan.pairs_inner_models("clinifact")
-    runs: list[CliniFactRun] = plan.clinifact_runs()
+    inner = plan.experiments.pairs_inner_models("clinifact")
+    runs: list[CliniFactRun] = plan.experiments.clinifact_runs()
     files = [r["benchmark"] for r in runs] + [f"{plan.layout.experiment_timings}/inner_cv/clinifact/{m}.tsv" for m in inner]
-    return TableRuns("benchmarks", files, plan.clinifact_table_entries() + [{"model": f"{m}{INNER_CV_ROW}", "system": "discriminative"}
+    return TableRuns("benchmarks", files, plan.experiments.clinifact_table_entries() + [{"model": f"{m}{INNER_CV_ROW}", "system": "discriminative"}
                                                                              for m in inner])
 
 
 def time_options(plan: TablesPlan, entries: list[Entry]) -> dict[str, object]:
     """A time table's: an ensemble's row counts its members' jobs too, a stack's their inner cross-validation."""
-    return {"ensembles": {m: plan.ensemble_members(m) + [f"{x}{INNER_CV_ROW}" for x in plan.ensemble_members(m) if plan.is_stacked(m)]
-                          for m in dict.fromkeys(e["model"] for e in entries) if plan.is_ensemble(m)}}
+    return {"ensembles": {m: plan.models.ensemble_members(m) + [f"{x}{INNER_CV_ROW}" for x in plan.models.ensemble_members(m) if plan.models.is_stacked(m)]
+                          for m in dict.fromkeys(e["model"] for e in entries) if plan.models.is_ensemble(m)}}
 
 
 def significance_options(plan: TablesPlan, entries: list[Entry]) -> dict[str, object]:
     sc = plan.config["scoring"]
-    return {"comparisons": plan.healthfc_compared_systems()[0], "abstain": sc["abstain"], **sc["bootstrap"]}
+    return {"comparisons": plan.healthfc.healthfc_compared_systems()[0], "abstain": sc["abstain"], **sc["bootstrap"]}
 
 
 def planned_tables(plan: TablesPlan) -> list[str]:
@@ -208,7 +209,7 @@ def planned_tables(plan: TablesPlan) -> list[str]:
 def _healthfc_table(systems: tuple[str, ...]) -> TableSpec:
     """Table 3, Table 5 or the open-domain table: the scores of its systems' runs (planned when one runs)."""
     return TableSpec(runs=lambda plan: healthfc_table_runs(plan, systems, "scores", "scores.json"),
-                     planned=lambda plan: bool({r["system"] for r in plan.healthfc_runs()} & set(systems)))
+                     planned=lambda plan: bool({r["system"] for r in plan.healthfc.healthfc_runs()} & set(systems)))
 
 
 # every experiments table, in the order of the run's targets
@@ -219,24 +220,24 @@ TABLE_SPECS: dict[str, TableSpec] = {
     "healthfc_table5_extra": _healthfc_table(TABLE5_SYSTEMS),
     "healthfc_open_domain": _healthfc_table(OPEN_DOMAIN_SYSTEMS),
     "healthfc_significance": TableSpec(
-        runs=lambda plan: healthfc_table_runs(plan, plan.healthfc_compared_systems()[1], "predictions", "predictions.jsonl"),
-        planned=lambda plan: bool(plan.healthfc_runs() and plan.healthfc_compared_systems()[0]), options=significance_options),
+        runs=lambda plan: healthfc_table_runs(plan, plan.healthfc.healthfc_compared_systems()[1], "predictions", "predictions.jsonl"),
+        planned=lambda plan: bool(plan.healthfc.healthfc_runs() and plan.healthfc.healthfc_compared_systems()[0]), options=significance_options),
     "clinifact_table8": TableSpec(runs=lambda plan: clinifact_table_runs(plan, "scores", "scores.json"),
-                                  planned=lambda plan: bool(plan.clinifact_runs())),
+                                  planned=lambda plan: bool(plan.experiments.clinifact_runs())),
     "clinifact_table8_extra": TableSpec(runs=lambda plan: clinifact_table_runs(plan, "scores", "scores.json"),
-                                        planned=lambda plan: bool(plan.clinifact_runs())),
+                                        planned=lambda plan: bool(plan.experiments.clinifact_runs())),
     "clinifact_significance": TableSpec(runs=lambda plan: clinifact_table_runs(plan, "predictions", "predictions.jsonl"),
-                                        planned=lambda plan: len(plan.clinifact_runs()) > 1),
+                                        planned=lambda plan: len(plan.experiments.clinifact_runs()) > 1),
     "healthfc_times": TableSpec(runs=healthfc_time_runs, options=time_options,
-                                planned=lambda plan: bool(plan.config["experiments"]["time_tables"] and plan.healthfc_runs())),
+                                planned=lambda plan: bool(plan.config["experiments"]["time_tables"] and plan.healthfc.healthfc_runs())),
     "clinifact_times": TableSpec(runs=clinifact_time_runs, options=time_options,
-                                 planned=lambda plan: bool(plan.config["experiments"]["time_tables"] and plan.clinifact_runs())),
+                                 planned=lambda plan: bool(plan.config["experiments"]["time_tables"] and plan.experiments.clinifact_runs())),
 }
 TABLES = tuple(TABLE_SPECS)
 
 
 def _fig3_planned(plan: JobPlan) -> bool:
-    return plan.stage_enabled("experiments") and bool(plan.clinifact_runs())
+    return plan.stage_enabled("experiments") and bool(plan.experiments.clinifact_runs())
 
 
 def report_jobs() -> list[JobSpec]:
@@ -247,10 +248,10 @@ def report_jobs() -> list[JobSpec]:
                 planned=lambda plan: [{"table": t} for t in planned_tables(plan)] if plan.stage_enabled("experiments") else []),
         JobSpec("dataset_table", "light", ("dataset",), options=call(TablesPlan.dataset_table_options, "dataset"),
                 options_class=DatasetTableOptions, inputs=call(TablesPlan.dataset_table_inputs, "dataset"),
-                planned=lambda plan: [{"dataset": d} for d in plan.dataset_names() if plan.pairs_runs(d)]
+                planned=lambda plan: [{"dataset": d} for d in plan.datasets.dataset_names() if plan.experiments.pairs_runs(d)]
                 if plan.stage_enabled("experiments") else []),
         JobSpec("clinifact_fig3", "light", options=call(TablesPlan.clinifact_fig3_options), options_class=Fig3Options,
                 inputs=call(TablesPlan.clinifact_fig3_inputs), planned=one_job(_fig3_planned)),
         JobSpec("error_browser", "light", options=call(TablesPlan.error_browser_options), options_class=ErrorsOptions,
-                inputs=call(TablesPlan.error_browser_inputs), planned=one_job(TablesPlan.error_browser_planned)),
+                inputs=call(TablesPlan.error_browser_inputs), planned=one_job(lambda plan: plan.tables.error_browser_planned())),
     ]

@@ -31,8 +31,8 @@ def plan(tmp_path, prerequisites: bool = False, **entries):
 def test_one_import_per_entry_in_the_configs_order(tmp_path):
     (tmp_path / "a.csv").write_text("claim,evidence,label\nc,e,yes\n")
     p = plan(tmp_path, zeta={"source": {"path": str(tmp_path / "a.csv")}}, alpha={"source": {"url": "https://example.org/d.jsonl", "sha256": {"data": "0" * 64}}})
-    assert p.dataset_names() == ["zeta", "alpha"]
-    assert p.dataset_split_file("alpha", "validation") == f"{tmp_path}/results/datasets/alpha/validation.jsonl"
+    assert p.datasets.dataset_names() == ["zeta", "alpha"]
+    assert p.datasets.dataset_split_file("alpha", "validation") == f"{tmp_path}/results/datasets/alpha/validation.jsonl"
     planned = [(spec.rule, w) for spec, w in p.planned_jobs() if spec.rule == "dataset_import"]
     assert planned == [("dataset_import", {"dataset": "zeta"}), ("dataset_import", {"dataset": "alpha"})]
     assert f"{tmp_path}/results/datasets/zeta/card/README.md" in p.targets()
@@ -44,7 +44,7 @@ def test_one_import_per_entry_in_the_configs_order(tmp_path):
     assert json.loads(json.dumps(params)) == params and made.title == "alpha" and made.cache_dir == f"{tmp_path}/cache/datasets"
     received, _ = step_arguments(resolve_step("datasets.steps:import_dataset"), params, Runtime(threads=1, log_file=None))
     assert received == made and made.classes == ["SUPPORTED", "REFUTED"]
-    assert plan(tmp_path).dataset_names() == [] and not [t for t in plan(tmp_path).targets() if "/datasets/" in t]
+    assert plan(tmp_path).datasets.dataset_names() == [] and not [t for t in plan(tmp_path).targets() if "/datasets/" in t]
 
 
 @pytest.mark.parametrize(("source", "extra", "line"), [
@@ -72,7 +72,7 @@ def test_a_source_mistake_is_one_line_naming_the_key(tmp_path, source, extra, li
 def test_a_url_at_a_commit_or_with_every_file_pinned_is_taken(tmp_path):
     at_commit = {"url": "https://raw.githubusercontent.com/o/r/" + "a" * 40 + "/data", "files": {"train": "t.csv", "test": "s.csv"}}
     pinned = {"url": "https://example.org/data", "files": {"train": "t.csv", "test": "s.csv"}, "sha256": {"train": "0" * 64, "test": "1" * 64}}
-    assert plan(tmp_path, a={"source": at_commit}, b={"source": pinned}).dataset_names() == ["a", "b"]
+    assert plan(tmp_path, a={"source": at_commit}, b={"source": pinned}).datasets.dataset_names() == ["a", "b"]
 
 
 @pytest.mark.parametrize("labels", [{"a": None, "b": None}, {"a": "X", "b": "X", "c": None}])
@@ -93,7 +93,7 @@ def test_the_prerequisites_name_a_missing_path_and_a_changed_pinned_file(tmp_pat
         plan(tmp_path, True, d={"source": {"path": str(tmp_path / "plain")}})
     (tmp_path / "d.csv").write_text("claim,evidence,label\nc,e,yes\n")
     found = hashlib.sha256((tmp_path / "d.csv").read_bytes()).hexdigest()
-    assert plan(tmp_path, True, d={"source": {"path": str(tmp_path / "d.csv"), "sha256": {"data": found}}}).dataset_names() == ["d"]
+    assert plan(tmp_path, True, d={"source": {"path": str(tmp_path / "d.csv"), "sha256": {"data": found}}}).datasets.dataset_names() == ["d"]
     with pytest.raises(ConfigError, match=rf"^release changed: {tmp_path / 'd.csv'} has SHA-256 {found}, but datasets.d.source.sha256.data pins 0{{64}}"):
         plan(tmp_path, True, d={"source": {"path": str(tmp_path / "d.csv"), "sha256": {"data": "0" * 64}}})
 

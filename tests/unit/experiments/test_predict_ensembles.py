@@ -37,14 +37,14 @@ def run_members(plan: Plan, data: dict[str, Path], runs: Path, kept: Path, inner
     the ensemble step's inputs."""
     inputs: dict[str, list[str]] = {"predictions": [], "inner": []}
     for m in MEMBERS:
-        options = plan.pairs_experiment_options("clinifact", m).replace(checkpoint_dir=str(kept / "members" / m))
+        options = plan.experiments.pairs_experiment_options("clinifact", m).replace(checkpoint_dir=str(kept / "members" / m))
         out = {"predictions": str(runs / f"{m}.jsonl"), "info": str(runs / f"{m}.json")}
         call_step(pairs_experiment, {s: str(p) for s, p in data.items()}, out, options)
         inputs["predictions"].append(out["predictions"])
         if inner:
             out = {"predictions": str(runs / f"{m}.inner.jsonl"), "info": str(runs / f"{m}.inner.json")}
             call_step(pairs_inner_cv, {"train": str(data["train"]), "validation": str(data["validation"])}, out,
-                      plan.pairs_inner_cv_options("clinifact", m))
+                      plan.experiments.pairs_inner_cv_options("clinifact", m))
             inputs["inner"].append(out["predictions"])
     return inputs if inner else {"predictions": inputs["predictions"]}
 
@@ -66,7 +66,7 @@ def test_a_kept_average_predicts_as_the_ensemble_step(clinifact_data, tmp_path, 
     plan = ensemble_plan("average", weights=[2.0, 1.0])
     kept = tmp_path / "kept" / "pair"
     inputs = run_members(plan, clinifact_data, tmp_path, kept, inner=False)
-    options = plan.ensemble_options("pair")
+    options = plan.experiments.ensemble_options("pair")
     step_out = {"predictions": str(tmp_path / "pair.jsonl"), "info": str(tmp_path / "pair.json")}
     call_step(ensemble, inputs, step_out, options)
 
@@ -108,7 +108,7 @@ def test_a_kept_stack_predicts_as_the_ensemble_step(chosen, clinifact_data, tmp_
 
     monkeypatch.setattr(SEL, "choose_stack", choose)
     step_out = {"predictions": str(tmp_path / "pair.jsonl"), "info": str(tmp_path / "pair.json")}
-    info = call_step(ensemble, inputs, step_out, plan.ensemble_options("pair"))
+    info = call_step(ensemble, inputs, step_out, plan.experiments.ensemble_options("pair"))
     assert info["inner_cv"]["chosen"] == chosen
     stacked = choices[0].fitted
     assert (stacked.meta is not None) == (chosen == "stack")

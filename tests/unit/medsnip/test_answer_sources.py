@@ -43,9 +43,9 @@ def test_a_source_registered_in_a_test_is_planned_and_prepared(monkeypatch, tmp_
     ds["healthfc"]["enabled"] = ds["bench"]["enabled"] = False
     ds["quiz"] = {"enabled": True, "path": str(quiz), "limit": 0, "human_units": True, "level": "answer", "baseline_mode": "atoms"}
     plan = Plan(cfg)
-    assert plan.medsnip_datasets() == ["quiz"] and not plan.healthfc_data_planned()
+    assert plan.medsnip.medsnip_datasets() == ["quiz"] and not plan.healthfc_data_planned()
     assert plan.inputs("medsnip_prepare", {"dataset": "quiz"}) == {"source": str(quiz)}
-    assert plan.medsnip_modes("quiz") == [*cfg["medsnip"]["modes"], "human_atoms", "human_snippets"]
+    assert plan.medsnip.medsnip_modes("quiz") == [*cfg["medsnip"]["modes"], "human_atoms", "human_snippets"]
     assert plan.options("medsnip_score", {"dataset": "quiz"})["level"] == "answer"
     assert plan.options("medsnip_table", {"dataset": "quiz"}) == {"title": "Quiz", "dataset": "quiz"}
     assert plan.options("medsnip_prepare", {"dataset": "quiz"})["rewrite_claims"] is False  # a source that rewrites nothing

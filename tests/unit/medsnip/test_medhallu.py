@@ -172,14 +172,14 @@ def _medhallu_config(tmp_path: Path, **medhallu) -> dict:
 def test_the_plan_reads_a_local_file_or_fetches_the_pinned_hub_file(tmp_path):
     plan = Plan(_medhallu_config(tmp_path, path=str(DEMO)))
     checks.check_medsnip(plan)
-    assert plan.medsnip_datasets() == ["medhallu"] and not plan.medsnip_fetched("medhallu")
+    assert plan.medsnip.medsnip_datasets() == ["medhallu"] and not plan.medsnip.medsnip_fetched("medhallu")
     assert plan.inputs("medsnip_prepare", {"dataset": "medhallu"}) == {"source": str(DEMO)}
     assert [w for spec, w in plan.planned_jobs() if spec.rule == "medsnip_fetch"] == []
     # scored per answer against atoms, as HealthFC; the configured modes only; its own table title and paper rows
-    assert plan.medsnip_modes("medhallu") == list(plan.config["medsnip"]["modes"])
+    assert plan.medsnip.medsnip_modes("medhallu") == list(plan.config["medsnip"]["modes"])
     assert {k: plan.options("medsnip_score", {"dataset": "medhallu"})[k] for k in ("level", "baseline_mode")} == {"level": "answer", "baseline_mode": "atoms"}
     assert plan.options("medsnip_table", {"dataset": "medhallu"}) == {"title": "MedHallu", "dataset": "medhallu"}
-    assert plan.inputs("medsnip_table", {"dataset": "medhallu"}) == {"papers": plan.papers}
+    assert plan.inputs("medsnip_table", {"dataset": "medhallu"}) == {"papers": plan.models.papers}
     assert plan.options("medsnip_prepare", {"dataset": "medhallu"})["rewrite_claims"] is False
     # path null: the Hub file at the pinned commit, downloaded by medsnip_fetch, whose rows prepare reads
     plan = Plan(_medhallu_config(tmp_path, path=None, hf={**defaults()["medsnip"]["datasets"]["medhallu"]["hf"], "revision": REVISION}))

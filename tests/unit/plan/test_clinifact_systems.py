@@ -101,14 +101,14 @@ def test_a_system_registered_in_a_test_is_planned_named_and_checked(monkeypatch,
     cfg["experiments"]["clinifact"]["model_zero_shot"] = {"remote-llm": {"backend": "openai", "base_url": "http://gpu7:8000/v1",
                                                                           "api_key_env": "MEDFC_TEST_NO_SUCH_KEY"}}
     plan = Plan(cfg)
-    runs = plan.clinifact_runs()
+    runs = plan.experiments.clinifact_runs()
     assert [(r["model"], r["system"], r["dir"]) for r in runs] == [
         ("tfidf", "discriminative", "results/experiments/clinifact/tfidf"),
         ("remote-llm", "few_shot", "results/experiments/clinifact/few_shot/remote-llm")]
     assert runs[1]["benchmark"] == "results/timings/experiments/clinifact/few_shot/remote-llm.tsv"
-    assert plan.clinifact_options("few_shot", "remote-llm").to_mapping() == plan.clinifact_zero_shot_options("remote-llm").to_mapping()
-    assert plan.table_inputs("clinifact_table8")["scores"][1] == "results/experiments/clinifact/few_shot/remote-llm/scores.json"
-    assert [clinifact_name(e) for e in plan.table_options("clinifact_table8")["entries"]] == ["tfidf", "remote-llm (few-shot)"]
+    assert plan.experiments.clinifact_options("few_shot", "remote-llm").to_mapping() == plan.experiments.clinifact_zero_shot_options("remote-llm").to_mapping()
+    assert plan.tables.table_inputs("clinifact_table8")["scores"][1] == "results/experiments/clinifact/few_shot/remote-llm/scores.json"
+    assert [clinifact_name(e) for e in plan.tables.table_options("clinifact_table8")["entries"]] == ["tfidf", "remote-llm (few-shot)"]
     monkeypatch.setattr(plan, "stage_enabled", lambda stage: stage == "experiments")
     assert [w for _, w, _ in planned_job_options(plan) if w.startswith(("pairs_experiment", "clinifact_few_shot"))] == [
         "pairs_experiment (clinifact, tfidf)", "clinifact_few_shot (remote-llm)", "clinifact_few_shot_score (remote-llm)"]

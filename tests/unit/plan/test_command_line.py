@@ -49,6 +49,6 @@ def test_a_folder_key_naming_a_file_or_a_path_below_one(tmp_path):
 def test_kept_models_go_below_the_runs_own_folder_unless_a_folder_is_named():
     demo = [REPO / "config/config.yaml"]
     plan = plan_for(merged_config(demo, {"results_dir": "runs/mine", "experiments": {"keep_checkpoints": True}}), SCHEMA, base_dir=REPO)
-    assert plan.checkpoint_dir("clinifact/tfidf") == "runs/mine/checkpoints/clinifact/tfidf"
+    assert plan.models.checkpoint_dir("clinifact/tfidf") == "runs/mine/checkpoints/clinifact/tfidf"
     named = {"experiments": {"keep_checkpoints": True, "checkpoint_dir": "/scratch/me"}}
-    assert plan_for(merged_config(demo, named), SCHEMA, base_dir=REPO).checkpoint_dir("x") == "/scratch/me/x"
+    assert plan_for(merged_config(demo, named), SCHEMA, base_dir=REPO).models.checkpoint_dir("x") == "/scratch/me/x"

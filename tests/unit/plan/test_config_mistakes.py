@@ -89,7 +89,7 @@ def test_release_mode_with_pipeline_or_joint_stops_at_config_validation(tmp_path
     assert "healthfc.dataset.mode" in out and "pipeline and joint" in out and "experiments.healthfc.systems" in out
     fixed = plan("config/test_experiments.yaml", release, stages={"experiments": True},
                  experiments={"healthfc": {"systems": ["oracle", "claims_only", "gold_explanations", "level_of_evidence"]}})
-    assert "parse" not in fixed.healthfc_dataset_sources()  # no crawl, no translation
+    assert "parse" not in fixed.datasets.healthfc_dataset_sources()  # no crawl, no translation
 
 
 @pytest.mark.parametrize(("section", "keys"), [
@@ -155,13 +155,13 @@ def test_an_empty_list_where_empty_makes_no_sense_is_refused_by_the_schema(key, 
 
 def test_empty_lists_that_mean_none_stay_allowed_and_an_empty_model_list_of_a_run_language_is_refused():
     base = plan("config/test_experiments.yaml")
-    assert base.clinifact_runs() and base.healthfc_runs()
+    assert base.experiments.clinifact_runs() and base.healthfc.healthfc_runs()
     # the defaults: no zero-shot and no fine-tuned CliniFact models, no German models, no extra URLs
     assert plan().config["models"]["clinifact"]["fine_tuned"] == [] and plan().config["models"]["healthfc"]["de"] == []
     no_hfc = plan("config/test_experiments.yaml", experiments={"healthfc": {"langs": []}})  # explicitly none
-    assert no_hfc.healthfc_runs() == [] and no_hfc.clinifact_runs()
+    assert no_hfc.healthfc.healthfc_runs() == [] and no_hfc.experiments.clinifact_runs()
     no_cf = plan("config/test_experiments.yaml", models={"clinifact": {"discriminative": []}})
-    assert no_cf.clinifact_runs() == [] and no_cf.healthfc_runs()
+    assert no_cf.experiments.clinifact_runs() == [] and no_cf.healthfc.healthfc_runs()
     out = mistake("config/test_experiments.yaml", models={"healthfc": {"en": []}})
     assert out.startswith("config: models.healthfc.en is empty but experiments.healthfc.langs includes en, so its HealthFC experiments "
                           "would silently vanish")

@@ -31,12 +31,12 @@ def test_a_hub_id_in_the_model_lists_plans_like_an_alias():
                  models__clinifact={"discriminative": ["org/enc"], "zero_shot": ["org/llm"], "fine_tuned": ["org/llm"]})
     plan = Plan(cfg)
     check_plan(plan)
-    assert plan.model_name("dmis-lab/biobert-v1.1") == "dmis-lab/biobert-v1.1"
-    assert plan.model_kinds("org/enc") == {"encoder"}
-    assert {r["model"] for r in plan.healthfc_runs()} == {"tfidf", "dmis-lab/biobert-v1.1"}
-    pattern = plan.model_alias_pattern(ensembles=False)  # the {model} wildcard of the result paths
+    assert plan.models.model_name("dmis-lab/biobert-v1.1") == "dmis-lab/biobert-v1.1"
+    assert plan.models.model_kinds("org/enc") == {"encoder"}
+    assert {r["model"] for r in plan.healthfc.healthfc_runs()} == {"tfidf", "dmis-lab/biobert-v1.1"}
+    pattern = plan.models.model_alias_pattern(ensembles=False)  # the {model} wildcard of the result paths
     assert re.fullmatch(f"(?:{pattern})", "dmis-lab/biobert-v1.1") and not re.fullmatch(f"(?:{pattern})", "dmis-lab")
-    assert plan.clinifact_fine_tune_options("org/llm").to_mapping()["model"] == "org/llm"
+    assert plan.experiments.clinifact_fine_tune_options("org/llm").to_mapping()["model"] == "org/llm"
     # its own training keys, keyed by the hub id
     cfg["experiments"]["healthfc"]["model_train"] = {"dmis-lab/biobert-v1.1": {"epochs": 2}}
     assert misplaced_model_train(cfg) is None
@@ -46,4 +46,4 @@ def test_a_name_that_is_no_alias_says_how_to_write_one():
     with pytest.raises(ValueError, match=r"names no model.*models: \{aliases: \{NAME: <hub name, directory or offline:minilm>\}\}"):
         check_plan(Plan(config(models__healthfc={"en": ["bert-base-uncased"], "de": []})))
     with pytest.raises(ValueError, match=r"is not defined in models.aliases.*Hugging Face model id \(org/name\)"):
-        Plan(config(models__healthfc={"en": ["bert-base-uncased"], "de": []})).healthfc_runs()
+        Plan(config(models__healthfc={"en": ["bert-base-uncased"], "de": []})).healthfc.healthfc_runs()

@@ -19,6 +19,7 @@ from medfc.common.options import Options, Runtime
 from medfc.plan import Plan, job_specs
 from medfc.plan.config_errors import merged_config, plan_for
 from medfc.plan.jobs import JobSpec, PlanCall
+from medfc.plan.part import PARTS
 from tests.helpers.config import defaults
 from tests.helpers.workflow import REPO
 
@@ -51,9 +52,9 @@ def test_the_rules_ask_the_plan_through_its_entry_points_only():
     """No rule calls a per-rule method of the plan (``PLAN.<x>_options``, ``_inputs``, ``_prompts``,
     ``medsnip_resources``...): a rule's params ``options`` and ``prompts`` are ``PLAN.options`` / ``PLAN.prompts``
     of its own name, its unpacked or computed inputs ``PLAN.inputs``, its threads and resources ``PLAN.job_resources``."""
-    allowed = {"options", "inputs", "prompts", "job_resources", "layout", "model_alias_pattern", "inner_cv_dir"}
+    allowed = {"options", "inputs", "prompts", "job_resources", "layout", "models.model_alias_pattern", "experiments.inner_cv_dir"}
     for rule, body in BLOCKS.items():
-        called = set(re.findall(r"PLAN\.(\w+)", body))
+        called = {f"{a}.{b}" if a in PARTS else a for a, b in re.findall(r"PLAN\.(\w+)(?:\.(\w+))?", body)}
         assert called <= allowed, f"{rule} calls PLAN.{sorted(called - allowed)}"
         for entry in ("options", "inputs", "prompts", "job_resources"):
             for name in re.findall(rf"PLAN\.{entry}\(\"?(\w*)", body):
@@ -100,11 +101,11 @@ def test_each_record_names_the_rules_wildcards_and_methods_of_the_plan():
 def test_the_entry_points_give_what_the_methods_give():
     plan = Plan(defaults())
     w = {"lang": "en", "model": "tfidf", "system": "oracle", "fold": "1"}
-    assert plan.options("healthfc_experiment", w) == plan.healthfc_experiment_options("en", "tfidf", "oracle", "1").to_mapping()
-    assert plan.inputs("healthfc_experiment", w) == plan.healthfc_experiment_inputs("oracle")
-    assert plan.options("healthfc_score", w) == plan.healthfc_score_options("en", "oracle")
-    assert plan.options("pairs_score", {"dataset": "clinifact", "model": "tfidf"}) == plan.pairs_score_options("discriminative", "clinifact")
-    assert plan.inputs("clinifact_zero_shot", {"model": "x"}) == plan.clinifact_zero_shot_inputs()
+    assert plan.options("healthfc_experiment", w) == plan.healthfc.healthfc_experiment_options("en", "tfidf", "oracle", "1").to_mapping()
+    assert plan.inputs("healthfc_experiment", w) == plan.healthfc.healthfc_experiment_inputs("oracle")
+    assert plan.options("healthfc_score", w) == plan.healthfc.healthfc_score_options("en", "oracle")
+    assert plan.options("pairs_score", {"dataset": "clinifact", "model": "tfidf"}) == plan.experiments.pairs_score_options("discriminative", "clinifact")
+    assert plan.inputs("clinifact_zero_shot", {"model": "x"}) == plan.experiments.clinifact_zero_shot_inputs()
     assert plan.options("healthfc_crawl") == {**plan.config["healthfc"]["crawl"], "http_cache_dir": "cache/healthfc/http",
                                               "jobdir": "cache/healthfc/crawl-job"}
     assert plan.options("medsnip_table", {"dataset": "bench"}) == {"title": "MedSNIP-Bench", "dataset": "bench"}

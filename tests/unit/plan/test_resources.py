@@ -155,7 +155,7 @@ def test_only_model_rules_have_computed_resources_and_the_others_no_gpu():
             if rule in (*R.MODEL_RULES, *FINAL, "healthfc_translate"):
                 assert all(f'PLAN.job_resources("{rule}"' in line for line in re.findall(r"^    threads: .*$|^        (?:gpu|mem_mb|runtime)=.*$", body, re.M)), rule
                 asked.add(rule)
-            elif rule not in C.MODEL_RULES:  # MedSNIP's model rules: PLAN.medsnip_resources
+            elif rule not in C.MODEL_RULES:  # MedSNIP's model rules: PLAN.medsnip.medsnip_resources
                 assert gpu is None, f"{rule} asks for a GPU: {gpu.group(0)}"
     assert asked == {*R.MODEL_RULES, *FINAL, "healthfc_translate"}
 

@@ -102,10 +102,10 @@ def test_a_source_registered_in_a_test_is_planned_and_checked(tmp_path, monkeypa
     cfg = defaults()
     cfg["healthfc"]["retrieval"]["dict"] = {"corpus": "", "api_key_env": "MEDFC_TEST_DICT_KEY", "file": ""}
     plan = Plan(cfg)
-    assert plan.healthfc_retrieve_options("dict")["source_options"] == {"corpus": "tiny", "api_key_env": "MEDFC_TEST_DICT_KEY", "file": ""}
-    assert plan.healthfc_retrieve_inputs("dict") == {}
+    assert plan.healthfc.healthfc_retrieve_options("dict")["source_options"] == {"corpus": "tiny", "api_key_env": "MEDFC_TEST_DICT_KEY", "file": ""}
+    assert plan.healthfc.healthfc_retrieve_inputs("dict") == {}
     assert S.wildcard_pattern() == "web|pubmed|wikipedia|dict"
-    monkeypatch.setattr(plan, "healthfc_systems_run", lambda: ["retrieved_dict"])  # its systems: made by the registry at import
+    monkeypatch.setattr(plan.healthfc, "healthfc_systems_run", lambda: ["retrieved_dict"])  # its systems: made by the registry at import
     monkeypatch.setattr("medfc.plan.prerequisites.evidence_source", lambda system: system.removeprefix("retrieved_"))
     monkeypatch.setattr(plan, "stage_enabled", lambda stage: stage == "experiments")
     monkeypatch.delenv("MEDFC_TEST_DICT_KEY", raising=False)
@@ -129,8 +129,8 @@ def test_medsnip_s_shared_sources_need_what_their_records_declare(monkeypatch):
     ms["retrieval"]["bm25"]["passages"] = ""
     plan = Plan(cfg)
     monkeypatch.setattr(plan, "stage_enabled", lambda stage: stage == "medsnip")
-    monkeypatch.setattr(plan, "medsnip_datasets", lambda: ["bench"])
-    monkeypatch.setattr(plan, "medsnip_llm", lambda overrides: {"backend": "transformers"})
+    monkeypatch.setattr(plan.medsnip, "medsnip_datasets", lambda: ["bench"])
+    monkeypatch.setattr(plan.medsnip, "medsnip_llm", lambda overrides: {"backend": "transformers"})
     monkeypatch.delenv("MEDFC_TEST_WEB_KEY", raising=False)
     monkeypatch.delenv("NCBI_EMAIL", raising=False)
     assert [line for line in _llms(plan) if line] == [

@@ -46,12 +46,12 @@ def test_the_plan_feeds_the_time_tables_the_benchmark_files_when_asked():
     cfg["models"]["clinifact"] = {"discriminative": ["tfidf", "gbm", "tfidf+gbm"], "zero_shot": ["llm"], "fine_tuned": []}
     cfg["models"]["aliases"] = {"llm": "org/llm"}
     cfg["experiments"]["healthfc"]["folds"] = [0]
-    assert not {"results/tables/clinifact_times.csv", "results/tables/healthfc_times.csv"} & set(Plan(cfg).experiment_targets())
+    assert not {"results/tables/clinifact_times.csv", "results/tables/healthfc_times.csv"} & set(Plan(cfg).tables.experiment_targets())
     cfg["experiments"]["time_tables"] = True
     plan = Plan(cfg)
-    assert {"results/tables/clinifact_times.csv", "results/tables/healthfc_times.csv"} <= set(plan.experiment_targets())
-    assert plan.table_inputs("clinifact_times") == {"benchmarks": [
+    assert {"results/tables/clinifact_times.csv", "results/tables/healthfc_times.csv"} <= set(plan.tables.experiment_targets())
+    assert plan.tables.table_inputs("clinifact_times") == {"benchmarks": [
         "results/timings/experiments/clinifact/tfidf.tsv", "results/timings/experiments/clinifact/gbm.tsv",
         "results/timings/experiments/clinifact/tfidf+gbm.tsv", "results/timings/experiments/clinifact/zero_shot/llm.tsv"]}
-    assert plan.table_options("clinifact_times")["ensembles"] == {"tfidf+gbm": ["tfidf", "gbm"]}
-    assert plan.table_inputs("healthfc_times")["benchmarks"][0] == "results/timings/experiments/healthfc/en/tfidf/pipeline/fold0.tsv"
+    assert plan.tables.table_options("clinifact_times")["ensembles"] == {"tfidf+gbm": ["tfidf", "gbm"]}
+    assert plan.tables.table_inputs("healthfc_times")["benchmarks"][0] == "results/timings/experiments/healthfc/en/tfidf/pipeline/fold0.tsv"
