@@ -58,10 +58,10 @@ class Plan:
         self.medsnip = MedsnipPlan(self)
 
     def part_for(self, function: Callable[..., object]) -> object:
-        """The part a function of the job table is a method of (a record names ``HealthFCPlan.healthfc_runs``), else the
-        plan itself (a function of the whole plan)."""
-        owner = function.__qualname__.partition(".")[0]
-        return next((part for name in PARTS if type(part := getattr(self, name)).__name__ == owner), self)
+        """The part whose class holds ``function`` (a record names ``HealthFCPlan.healthfc_runs``), else the plan itself
+        (a function of the whole plan)."""
+        parts = (getattr(self, name) for name in PARTS)
+        return next((part for part in parts if getattr(type(part), getattr(function, "__name__", ""), None) is function), self)
 
     def stage_enabled(self, name: str) -> bool:
         return bool(self.config["stages"].get(name, False))
