@@ -16,7 +16,7 @@ from typing import TypedDict
 from medfc.common.llm_backends import runs_locally
 from medfc.common.options import Options
 from medfc.common.registry import lookup
-from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEMS, CliniFactSystem, clinifact_system, ensembling_system
+from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEMS, CliniFactSystem, ensembling_system
 from medfc.experiments.ensembles.ensemble import EnsembleOptions
 from medfc.experiments.final.train import HealthFCFinalOptions, PairsFinalOptions
 from medfc.experiments.models.options import (

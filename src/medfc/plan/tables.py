@@ -71,10 +71,10 @@ class TablesPlan(Part):
                 "scale": self.config["experiments"]["scale"]}
 
     def dataset_tables(self) -> list[str]:
-        """The declared datasets' tables the run makes (``<tables>/<dataset>_table.csv``)."""
+        """The declared datasets whose table the run makes (``<tables>/<dataset>_table.csv``): those with runs."""
         if not self.stage_enabled("experiments"):
             return []
-        return [f"{self.layout.tables}/{d}_table.csv" for d in self.datasets.dataset_names() if self.experiments.pairs_runs(d)]
+        return [d for d in self.datasets.dataset_names() if self.experiments.pairs_runs(d)]
 
     # ------------------------------------------------------------------------------------ Fig. 3
     def clinifact_fig3_runs(self) -> tuple[list[CliniFactRun], list[str]]:
@@ -154,7 +154,8 @@ class TablesPlan(Part):
         cf = self.experiments.clinifact_runs()
         for r in cf:
             targets += [f"{r['dir']}/predictions.jsonl", f"{r['dir']}/scores.json"]
-        targets += [f"{self.layout.tables}/{t}.csv" for t in planned_tables(self)] + self.dataset_tables()
+        targets += [f"{self.layout.tables}/{t}.csv" for t in planned_tables(self)]
+        targets += [f"{self.layout.tables}/{d}_table.csv" for d in self.dataset_tables()]
         for d in self.datasets.dataset_names():
             targets += [f"{r['dir']}/scores.json" for r in self.experiments.pairs_runs(d)]
         if cf:
@@ -248,8 +249,7 @@ def report_jobs() -> list[JobSpec]:
                 planned=lambda plan: [{"table": t} for t in planned_tables(plan)] if plan.stage_enabled("experiments") else []),
         JobSpec("dataset_table", "light", ("dataset",), options=call(TablesPlan.dataset_table_options, "dataset"),
                 options_class=DatasetTableOptions, inputs=call(TablesPlan.dataset_table_inputs, "dataset"),
-                planned=lambda plan: [{"dataset": d} for d in plan.datasets.dataset_names() if plan.experiments.pairs_runs(d)]
-                if plan.stage_enabled("experiments") else []),
+                planned=lambda plan: [{"dataset": d} for d in plan.tables.dataset_tables()]),
         JobSpec("clinifact_fig3", "light", options=call(TablesPlan.clinifact_fig3_options), options_class=Fig3Options,
                 inputs=call(TablesPlan.clinifact_fig3_inputs), planned=one_job(_fig3_planned)),
         JobSpec("error_browser", "light", options=call(TablesPlan.error_browser_options), options_class=ErrorsOptions,
