@@ -3,11 +3,10 @@ downloaded to. A light module (the plan checks the files' hashes at planning wit
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
-from medfc.common.sources import is_url
+from medfc.common.sources import is_url, url_cache_path
 
 RELEASE_FILES = {"train": "train_set.csv", "validation": "validation_set.csv", "test": "test_set.csv"}
 
@@ -20,5 +19,4 @@ def file_location(source: str, split: str) -> str:
 
 def cached_path(source: str, split: str, cache_dir: str | os.PathLike) -> Path:
     """Where a URL release's split file is downloaded to: ``<cache_dir>/<hash of its URL>/<file name>``."""
-    url = file_location(source, split)
-    return Path(cache_dir) / hashlib.sha256(url.encode("utf-8")).hexdigest()[:16] / RELEASE_FILES[split]
+    return url_cache_path(file_location(source, split), cache_dir)
