@@ -63,16 +63,6 @@ def bigbio_te_rows(records: Sequence[Mapping[str, object]]) -> list[dict[str, st
              "label": CLINIFACT_RELEASE_NAMES[int(r["label"])]} for r in records]
 
 
-def configs(card_dir: str | os.PathLike, parquet: Mapping[str, str | os.PathLike], bigbio: Mapping[str, str | os.PathLike],
-            source_features: list[dict[str, object]]) -> list[hf_dataset.Config]:
-    """The card's configs, each with the three splits."""
-    def rel(files: Mapping[str, str | os.PathLike]) -> dict[str, list[str]]:
-        return {split: [hf_dataset.relative(files[split], card_dir)] for split in SPLITS}
-
-    return [hf_dataset.Config(f"{NAME}_source", rel(parquet), source_features, default=True),
-            hf_dataset.Config(f"{NAME}_bigbio_te", rel(bigbio), hf_dataset.bigbio_te_features())]
-
-
 def export(parquet: Mapping[str, str | os.PathLike], card_md: str | os.PathLike, readme: str | os.PathLike,
            bigbio: Mapping[str, str | os.PathLike]) -> dict[str, int]:
     """Write the BigBio view of each split (``bigbio``: split → its file) and the card ``readme`` (the pairs'
@@ -88,7 +78,7 @@ def export(parquet: Mapping[str, str | os.PathLike], card_md: str | os.PathLike,
         hf_dataset.write_parquet(hf_dataset.bigbio_te_table(bigbio_te_rows(table.to_pylist())), bigbio[split])
     counts = {split: t.num_rows for split, t in tables.items()}
     card_dir = Path(readme).parent
-    cfgs = configs(card_dir, parquet, bigbio, hf_dataset.features(tables["train"].schema, class_labels))
+    cfgs = hf_dataset.split_configs(NAME, card_dir, parquet, bigbio, hf_dataset.features(tables["train"].schema, class_labels), SPLITS)
     n = ", ".join(str(counts[s]) for s in SPLITS)
     rows = "\n".join(f"| `{c.name}` | {n} | {', '.join(f'`{c.splits[s][0]}`' for s in SPLITS)} |" for c in cfgs)
     section = CARD_SECTION.format(rows=rows, labels=", ".join(f"{i} {name}" for i, name in enumerate(LABEL_NAMES)))

@@ -134,6 +134,18 @@ def relative(path: str | os.PathLike, folder: str | os.PathLike) -> str:
     return Path(os.path.relpath(Path(path).resolve(), Path(folder).resolve())).as_posix()
 
 
+def split_configs(name: str, card_dir: str | os.PathLike, source: Mapping[str, str | os.PathLike],
+                  bigbio: Mapping[str, str | os.PathLike], source_features: list[dict[str, object]],
+                  splits: Sequence[str]) -> list[Config]:
+    """A dataset of fixed ``splits``, one file each: ``<name>_source`` (the default, ``source_features``) and
+    ``<name>_bigbio_te`` (BigBio's entailment view), each split's file relative to ``card_dir``."""
+    def rel(files: Mapping[str, str | os.PathLike]) -> dict[str, list[str]]:
+        return {split: [relative(files[split], card_dir)] for split in splits}
+
+    return [Config(f"{name}_source", rel(source), source_features, default=True),
+            Config(f"{name}_bigbio_te", rel(bigbio), bigbio_te_features())]
+
+
 def front_matter(card: Card) -> str:
     """The ``---``-fenced YAML block that opens the card's ``README.md`` (ends with a blank line)."""
     import yaml

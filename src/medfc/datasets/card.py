@@ -82,15 +82,9 @@ def write_card(outputs: Mapping[str, str | os.PathLike], options: ImportOptions,
         hf_dataset.check_labels(table, class_labels, f"{options.key} {split} split")
         hf_dataset.write_parquet(table, outputs[f"source_{split}"])
         hf_dataset.write_parquet(hf_dataset.bigbio_te_table(bigbio_rows(splits[split])), outputs[f"bigbio_{split}"])
-    card_dir = Path(outputs["readme"]).parent
-
-    def files(view: str) -> dict[str, list[str]]:
-        prefix = "source" if view == "source" else "bigbio"
-        return {split: [hf_dataset.relative(outputs[f"{prefix}_{split}"], card_dir)] for split in SPLITS}
-
     features = hf_dataset.features(source_table([], with_title).schema, class_labels)
-    configs = [hf_dataset.Config(f"{options.name}_source", files("source"), features, default=True),
-               hf_dataset.Config(f"{options.name}_bigbio_te", files("bigbio_te"), hf_dataset.bigbio_te_features())]
+    configs = hf_dataset.split_configs(options.name, Path(outputs["readme"]).parent, {s: outputs[f"source_{s}"] for s in SPLITS},
+                                       {s: outputs[f"bigbio_{s}"] for s in SPLITS}, features, SPLITS)
     card = hf_dataset.Card(pretty_name=options.title, license="unknown", languages=(), n_rows=sum(len(v) for v in splits.values()),
                            configs=configs, tags=("claim-verification",))
     atomic_write(outputs["readme"], hf_dataset.front_matter(card) + _section(options, splits, how, report, record))
