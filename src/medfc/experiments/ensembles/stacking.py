@@ -64,6 +64,7 @@ def healthfc_inner_cv(dataset: str | os.PathLike, folds: str | os.PathLike, opti
     from medfc.experiments.healthfc import runs as healthfc
     from medfc.experiments.models.kinds import build_model
     from medfc.experiments.healthfc.systems import system
+    from medfc.experiments.pairs import record_scores
 
     run = options.run
     spec = system(run.system)
@@ -95,10 +96,10 @@ def healthfc_inner_cv(dataset: str | os.PathLike, folds: str | os.PathLike, opti
             r["inner_fold"] = k
         records.extend(recs)
         parts.append({"inner_fold": k, "n_train": len(fit_c), "n_validation": len(val_c), "n_predicted": len(recs),
-                      "scores": _scores(recs, spec.labels)})
+                      "scores": record_scores(recs, spec.labels)})
     report.count("records", len(records))
     info = {"system": spec.name, "fold": run.fold, "lang": run.lang, "inner_folds": options.inner.inner_folds, "seed": options.inner.seed,
-            "n_train": len(train_c), "parts": parts, "scores": _scores(records, spec.labels), "config": run.train.as_dict(),
+            "n_train": len(train_c), "parts": parts, "scores": record_scores(records, spec.labels), "config": run.train.as_dict(),
             "seconds": round(time.perf_counter() - started, 1), "skips": report.as_dict()}
     return sorted(records, key=lambda r: r["id"]), info
 
@@ -122,7 +123,7 @@ def inner_cv_pairs(splits: Mapping[str, Sequence[Any]], options: PairsInnerOptio
     by the member fit (as :func:`medfc.experiments.pairs.run_discriminative` fits it) on the train and
     validation pairs of the other parts. Records as a run's, ``split`` their own split, ``inner_fold`` added."""
     from medfc.experiments.models.kinds import build_model
-    from medfc.experiments.pairs import SYSTEM, fit_predict, pair_example, prediction_record
+    from medfc.experiments.pairs import SYSTEM, fit_predict, pair_example, prediction_record, record_scores
 
     run = options.run
     classes = run.data.classes
@@ -145,14 +146,10 @@ def inner_cv_pairs(splits: Mapping[str, Sequence[Any]], options: PairsInnerOptio
         recs = [{**prediction_record(p, s, SYSTEM, classes, pr), "inner_fold": k} for (s, p), pr in zip(held, probs["predict"])]
         records.extend(recs)
         parts.append({"inner_fold": k, "n_train": len(train_ex), "n_validation": len(val_ex), "n_predicted": len(recs),
-                      "scores": _scores(recs, classes)})
+                      "scores": record_scores(recs, classes)})
     info = {"system": SYSTEM, "inner_folds": options.inner.inner_folds, "seed": options.inner.seed,
-            "sizes": {s: len(splits[s]) for s in ("train", "validation")}, "parts": parts, "scores": _scores(records, classes),
+            "sizes": {s: len(splits[s]) for s in ("train", "validation")}, "parts": parts, "scores": record_scores(records, classes),
             "config": run.train.as_dict(), "seconds": round(time.perf_counter() - started, 1)}
     return sorted(records, key=lambda r: r["id"]), info
 
 
-def _scores(records: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> dict[str, float]:
-    from medfc.experiments.models.metrics import validation_scores
-
-    return validation_scores([r["label"] for r in records], [r["pred_label"] for r in records], list(labels)) if records else {}
