@@ -14,3 +14,8 @@ def read_paper_numbers(path: str | os.PathLike) -> JSONObject:
     """The parsed numbers file (see its header for the layout)."""
     with open(path, encoding="utf-8") as fh:
         return yaml.safe_load(fh)
+
+
+def reported_title(cite: str) -> str:
+    """The title row over a paper's rows in a table: "Reported: Vladika et al. 2024"."""
+    return f"Reported: {cite}"

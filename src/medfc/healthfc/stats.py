@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from medfc.common.latex import Block, Column, LatexTable
+from medfc.common.papers import reported_title
 from medfc.healthfc.align import normalize_url
 from medfc.healthfc.records import DatasetRecord
 from medfc.healthfc.verdicts import LEVELS, NEI, REFUTED, SUPPORTED
@@ -130,7 +131,7 @@ def table2_latex(df: pd.DataFrame, n_claims: int) -> LatexTable:
             f"{counted.get('words per explanation', 0)} explanations. Reported: the paper's English texts of its 750 claims. "
             "Words: whitespace-separated tokens.")
     blocks = [Block(rows("en"), "Ours, English"), Block(rows("de"), "Ours, German"),
-              Block(rows("en", paper=True), f"Reported: {TABLE2_CITE}")]
+              Block(rows("en", paper=True), reported_title(TABLE2_CITE))]
     return LatexTable("HealthFC Table 2: quantitative statistics of the dataset: mean (μ), standard deviation (σ), minimum "
                       "and maximum per claim or article.", "tab:healthfc-table2", columns, blocks, notes=[note])
 

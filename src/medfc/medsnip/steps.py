@@ -226,11 +226,11 @@ def table(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> list[
     paper: list[dict[str, JSONValue]] = []
     title = ""
     if inputs.get("papers"):
-        from medfc.common.papers import read_paper_numbers
+        from medfc.common.papers import read_paper_numbers, reported_title
 
         numbers = read_paper_numbers(inputs["papers"])
         paper = paper_rows(numbers, options.dataset, sorted({str(r["mode"]) for r in rows}))
-        title = f"Reported: {(numbers.get('medsnip') or {}).get('cite', '')}"
+        title = reported_title((numbers.get("medsnip") or {}).get("cite", ""))
     caption = table_caption(scores, rows, options.title, paper)
     columns = list(rows[0]) if rows else list(paper[0]) if paper else []
     paper = [{k: p.get(k) for k in columns} for p in paper]  # our columns, those the paper does not state empty

@@ -16,7 +16,8 @@ from medfc.scoring import classification
 from medfc.common.labels import CLINIFACT_LABELS
 from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEM_NAMES, DEFAULT_SYSTEM, clinifact_system, system_of_row
 from medfc.common.jsontypes import JSONValue
-from medfc.tables.common import Entry, SMOKE_NOTE, clinifact_name, not_run_note, ours_title, pct, reported_title, stack_kept, stack_note
+from medfc.common.papers import reported_title
+from medfc.tables.common import Entry, SMOKE_NOTE, clinifact_name, not_run_note, ours_title, pct, stack_kept, stack_note
 
 
 T8_COLUMNS = ["source", "scale", "model", "system", "n", "accuracy", "macro P", "macro R", "macro F1", "macro F1 95% CI", "note"]

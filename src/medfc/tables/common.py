@@ -65,11 +65,6 @@ def ours_title(scale: str) -> str:
     return SCALE_TITLES[scale]
 
 
-def reported_title(cite: str) -> str:
-    """The title row over a paper's rows: "Reported: Vladika et al. 2024"."""
-    return f"Reported: {cite}"
-
-
 def mean_sd(agg: Mapping[str, MeanStd], key: str) -> MeanSD | None:
     """The mean over folds in percent with its std as the subscript (none for a single fold); None when absent."""
     m = agg.get(key)

@@ -17,7 +17,8 @@ from medfc.common.labels import VERACITY_LABELS
 from medfc.experiments.healthfc.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS, evidence_source, system as system_spec
 from medfc.scoring import classification, medsnip
 from medfc.common.jsontypes import JSONValue
-from medfc.tables.common import (Entry, SMOKE_NOTE, grouped, mean_sd, not_run_note, ours_title, pct, pm, pooled, reported_title,
+from medfc.common.papers import reported_title
+from medfc.tables.common import (Entry, SMOKE_NOTE, grouped, mean_sd, not_run_note, ours_title, pct, pm, pooled,
                                  stack_kept, stack_note)
 
 Row = dict[str, object]  # one row of a table
