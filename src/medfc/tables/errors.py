@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from medfc.common.labels import CLINIFACT_LABELS, LOE_LABELS, VERACITY_LABELS
+from medfc.common.labels import LOE_LABELS, VERACITY_LABELS
 from medfc.common.options import Options
 from medfc.common.stepfiles import StepFiles
 from medfc.experiments.models.options import PairData
@@ -195,8 +195,8 @@ def healthfc_section(runs: Sequence[Run], claims: Iterable[Record], pool: Pool, 
             "items": items, "docs": docs, "rows": _encode_rows(rows, labels, item_of, evidence, declared)}
 
 
-def pairs_section(runs: Sequence[Run], pairs: Iterable[Any], unmatched: Unmatched, name: str = "clinifact",
-                  title: str = "CliniFact (test split)", classes: Sequence[str] = CLINIFACT_LABELS) -> dict[str, Any] | None:
+def pairs_section(runs: Sequence[Run], pairs: Iterable[Any], unmatched: Unmatched, name: str, title: str,
+                  classes: Sequence[str]) -> dict[str, Any] | None:
     """A pairs dataset's part of the page: ``runs`` (each model's predictions; their test split) and the test split's
     ``pairs`` (:class:`medfc.experiments.pairs.Pair`: id, claim, title, text, label) over ``classes``; None without
     runs. A pair's evidence is its whole text, which every row reads."""
