@@ -7,7 +7,7 @@
 
 rule clinifact_fetch_studies:
     input:
-        unpack(lambda w: PLAN.inputs("clinifact_fetch_studies", w)),
+        unpack(PLAN.inputs_of(DatasetsPlan.clinifact_fetch_studies)),
     output:
         studies=f"{RESULTS}/clinifact/studies/studies.jsonl.gz",
         excluded=f"{RESULTS}/clinifact/studies/excluded.jsonl.gz",
@@ -23,7 +23,7 @@ rule clinifact_fetch_studies:
         runtime=600,
     params:
         step=versioned("clinifact.steps:fetch_studies"),
-        options=lambda w: PLAN.options("clinifact_fetch_studies", w),
+        options=PLAN.options_of(DatasetsPlan.clinifact_fetch_studies),
     script:
         STEP_SCRIPT
 
@@ -47,7 +47,7 @@ rule clinifact_build_claims:
         runtime=240,
     params:
         step=versioned("clinifact.steps:build_claims"),
-        options=lambda w: PLAN.options("clinifact_build_claims", w),
+        options=PLAN.options_of(DatasetsPlan.clinifact_build_claims),
     script:
         STEP_SCRIPT
 
@@ -69,7 +69,7 @@ rule clinifact_fetch_abstracts:
         runtime=240,
     params:
         step=versioned("clinifact.steps:fetch_abstracts"),
-        options=lambda w: PLAN.options("clinifact_fetch_abstracts", w),
+        options=PLAN.options_of(DatasetsPlan.clinifact_fetch_abstracts),
     script:
         STEP_SCRIPT
 
@@ -104,7 +104,7 @@ rule clinifact_build_pairs:
         runtime=30,
     params:
         step=versioned("clinifact.steps:build_pairs"),
-        options=lambda w: PLAN.options("clinifact_build_pairs", w),
+        options=PLAN.options_of(DatasetsPlan.clinifact_build_pairs),
     script:
         STEP_SCRIPT
 
@@ -133,14 +133,14 @@ rule clinifact_export:
         runtime=10,
     params:
         step=versioned("clinifact.steps:export_views"),
-        options=lambda w: PLAN.options("clinifact_export", w),
+        options=PLAN.options_of(DatasetsPlan.clinifact_export),
     script:
         STEP_SCRIPT
 
 
 rule clinifact_import_release:
     input:
-        unpack(lambda w: PLAN.inputs("clinifact_import_release", w)),
+        unpack(PLAN.inputs_of(DatasetsPlan.clinifact_import_release)),
     output:
         train=f"{RESULTS}/clinifact/release/train_set.csv",
         validation=f"{RESULTS}/clinifact/release/validation_set.csv",
@@ -157,14 +157,14 @@ rule clinifact_import_release:
         runtime=30,
     params:
         step=versioned("clinifact.steps:import_release"),
-        options=lambda w: PLAN.options("clinifact_import_release", w),
+        options=PLAN.options_of(DatasetsPlan.clinifact_import_release),
     script:
         STEP_SCRIPT
 
 
 rule clinifact_stats:
     input:
-        unpack(lambda w: PLAN.inputs("clinifact_stats", w)),
+        unpack(PLAN.inputs_of(DatasetsPlan.clinifact_stats)),
         train=f"{CF_PAIRS}/train_set.csv",
         validation=f"{CF_PAIRS}/validation_set.csv",
         test=f"{CF_PAIRS}/test_set.csv",
@@ -212,14 +212,14 @@ rule clinifact_stats:
         runtime=30,
     params:
         step=versioned("clinifact.steps:clinifact_stats"),
-        options=lambda w: PLAN.options("clinifact_stats", w),
+        options=PLAN.options_of(DatasetsPlan.clinifact_stats),
     script:
         STEP_SCRIPT
 
 
 rule clinifact_diff:
     input:
-        unpack(lambda w: PLAN.inputs("clinifact_diff", w)),
+        unpack(PLAN.inputs_of(DatasetsPlan.clinifact_diff)),
         pairs=rules.clinifact_build_pairs.output.pairs,
         train=rules.clinifact_build_pairs.output.train,
         validation=rules.clinifact_build_pairs.output.validation,
@@ -252,6 +252,6 @@ rule clinifact_diff:
         runtime=30,
     params:
         step=versioned("clinifact.steps:diff"),
-        options=lambda w: PLAN.options("clinifact_diff", w),
+        options=PLAN.options_of(DatasetsPlan.clinifact_diff),
     script:
         STEP_SCRIPT

@@ -1,6 +1,7 @@
-# Shared set-up: config validation, the plan (medfc.plan: targets, run matrix, and the job table that
-# gives every rule's config-dependent inputs, options, prompts and resources: PLAN.inputs, PLAN.options,
-# PLAN.prompts, PLAN.job_resources) and wildcard constraints.
+# Shared set-up: config validation, the plan (medfc.plan: targets, run matrix, and each rule's jobs'
+# config-dependent inputs, options, prompts and resources, built by the plan's function the rule names:
+# PLAN.options_of(HealthFCPlan.healthfc_experiment), PLAN.inputs_of, PLAN.prompts_of, PLAN.threads_of,
+# PLAN.resources_of) and wildcard constraints.
 
 import os
 import sys
@@ -12,6 +13,12 @@ from medfc.medsnip.sources import answer_source
 from medfc.plan import HEALTHFC_WILDCARDS, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, TABLES
 from medfc.plan.cluster import placeholder_settings
 from medfc.plan.config_errors import ConfigError, plan_for
+from medfc.plan.datasets import DatasetsPlan
+from medfc.plan.examples import ExamplesPlan
+from medfc.plan.experiments import ExperimentsPlan, HealthFCPlan
+from medfc.plan.medsnip import MedsnipPlan
+from medfc.plan.run import RunPlan
+from medfc.plan.tables import TablesPlan
 from medfc.plan.prerequisites import checked_here, use_checkout_nltk_data
 
 SCHEMA = "../schemas/config.schema.yaml"

@@ -9,7 +9,7 @@ DATASET_NAMES = "|".join(PLAN.datasets.dataset_names()) or "(?!)"
 
 rule dataset_import:
     input:
-        unpack(lambda w: PLAN.inputs("dataset_import", w)),
+        unpack(PLAN.inputs_of(DatasetsPlan.dataset_import)),
     output:
         train=f"{RESULTS}/datasets/{{dataset}}/train.jsonl",
         validation=f"{RESULTS}/datasets/{{dataset}}/validation.jsonl",
@@ -35,6 +35,6 @@ rule dataset_import:
         runtime=60,
     params:
         step=versioned("datasets.steps:import_dataset"),
-        options=lambda w: PLAN.options("dataset_import", w),
+        options=PLAN.options_of(DatasetsPlan.dataset_import),
     script:
         STEP_SCRIPT

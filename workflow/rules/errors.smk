@@ -6,7 +6,7 @@
 
 rule error_browser:
     input:
-        unpack(lambda w: PLAN.inputs("error_browser", w)),
+        unpack(PLAN.inputs_of(TablesPlan.error_browser)),
     output:
         html=report(
             f"{RESULTS}/errors.html", caption="../report/errors.rst", category="Experiments", subcategory="Errors"
@@ -22,6 +22,6 @@ rule error_browser:
         runtime=10,
     params:
         step=versioned("tables.errors:write_error_browser"),
-        options=lambda w: PLAN.options("error_browser", w),
+        options=PLAN.options_of(TablesPlan.error_browser),
     script:
         STEP_SCRIPT

@@ -7,7 +7,7 @@
 
 rule healthfc_table1:
     input:
-        unpack(lambda w: PLAN.inputs("healthfc_table1", w)),
+        unpack(PLAN.inputs_of(ExamplesPlan.healthfc_table1)),
     output:
         csv=f"{TABLES_DIR}/healthfc_table1.csv",
         md=f"{TABLES_DIR}/healthfc_table1.md",
@@ -29,14 +29,14 @@ rule healthfc_table1:
         runtime=10,
     params:
         step=versioned("tables.example_steps:healthfc_table1"),
-        options=lambda w: PLAN.options("healthfc_table1", w),
+        options=PLAN.options_of(ExamplesPlan.healthfc_table1),
     script:
         STEP_SCRIPT
 
 
 rule healthfc_table4:
     input:
-        unpack(lambda w: PLAN.inputs("healthfc_table4", w)),
+        unpack(PLAN.inputs_of(ExamplesPlan.healthfc_table4)),
     output:
         csv=f"{TABLES_DIR}/healthfc_table4.csv",
         md=f"{TABLES_DIR}/healthfc_table4.md",
@@ -58,14 +58,14 @@ rule healthfc_table4:
         runtime=10,
     params:
         step=versioned("tables.example_steps:healthfc_table4"),
-        options=lambda w: PLAN.options("healthfc_table4", w),
+        options=PLAN.options_of(ExamplesPlan.healthfc_table4),
     script:
         STEP_SCRIPT
 
 
 rule clinifact_table5:
     input:
-        unpack(lambda w: PLAN.inputs("clinifact_table5", w)),
+        unpack(PLAN.inputs_of(ExamplesPlan.clinifact_table5)),
     output:
         csv=f"{TABLES_DIR}/clinifact_table5.csv",
         md=f"{TABLES_DIR}/clinifact_table5.md",
@@ -87,14 +87,14 @@ rule clinifact_table5:
         runtime=10,
     params:
         step=versioned("tables.example_steps:clinifact_table5"),
-        options=lambda w: PLAN.options("clinifact_table5", w),
+        options=PLAN.options_of(ExamplesPlan.clinifact_table5),
     script:
         STEP_SCRIPT
 
 
 rule clinifact_table7:
     input:
-        unpack(lambda w: PLAN.inputs("clinifact_table7", w)),
+        unpack(PLAN.inputs_of(ExamplesPlan.clinifact_table7)),
     output:
         csv=f"{TABLES_DIR}/clinifact_table7.csv",
         md=f"{TABLES_DIR}/clinifact_table7.md",
@@ -116,6 +116,6 @@ rule clinifact_table7:
         runtime=10,
     params:
         step=versioned("tables.example_steps:clinifact_table7"),
-        options=lambda w: PLAN.options("clinifact_table7", w),
+        options=PLAN.options_of(ExamplesPlan.clinifact_table7),
     script:
         STEP_SCRIPT

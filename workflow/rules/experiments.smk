@@ -7,7 +7,7 @@
 
 rule healthfc_experiment:
     input:
-        unpack(lambda w: PLAN.inputs("healthfc_experiment", w)),
+        unpack(PLAN.inputs_of(HealthFCPlan.healthfc_experiment)),
         dataset=rules.healthfc_dataset.output.jsonl,
         folds=rules.healthfc_folds.output.folds,
     output:
@@ -21,21 +21,19 @@ rule healthfc_experiment:
         model=PLAN.models.model_alias_pattern(ensembles=False),
     conda:
         "../envs/medfc.yaml"
-    threads: lambda w: PLAN.job_resources("healthfc_experiment", w)["threads"]
+    threads: PLAN.threads_of(HealthFCPlan.healthfc_experiment)
     resources:
-        mem_mb=lambda w: PLAN.job_resources("healthfc_experiment", w)["mem_mb"],
-        runtime=lambda w: PLAN.job_resources("healthfc_experiment", w)["runtime"],
-        gpu=lambda w: PLAN.job_resources("healthfc_experiment", w)["gpu"],
+        **PLAN.resources_of(HealthFCPlan.healthfc_experiment),
     params:
         step=versioned("experiments.steps:healthfc_experiment"),
-        options=lambda w: PLAN.options("healthfc_experiment", w),
+        options=PLAN.options_of(HealthFCPlan.healthfc_experiment),
     script:
         STEP_SCRIPT
 
 
 rule pairs_experiment:
     input:
-        unpack(lambda w: PLAN.inputs("pairs_experiment", w)),
+        unpack(PLAN.inputs_of(ExperimentsPlan.pairs_experiment)),
     output:
         predictions=f"{EXP_DIR}/{{dataset}}/{{model}}/predictions.jsonl",
         info=f"{EXP_DIR}/{{dataset}}/{{model}}/info.json",
@@ -48,21 +46,19 @@ rule pairs_experiment:
         model=PLAN.models.model_alias_pattern(ensembles=False),
     conda:
         "../envs/medfc.yaml"
-    threads: lambda w: PLAN.job_resources("pairs_experiment", w)["threads"]
+    threads: PLAN.threads_of(ExperimentsPlan.pairs_experiment)
     resources:
-        mem_mb=lambda w: PLAN.job_resources("pairs_experiment", w)["mem_mb"],
-        runtime=lambda w: PLAN.job_resources("pairs_experiment", w)["runtime"],
-        gpu=lambda w: PLAN.job_resources("pairs_experiment", w)["gpu"],
+        **PLAN.resources_of(ExperimentsPlan.pairs_experiment),
     params:
         step=versioned("experiments.steps:pairs_experiment"),
-        options=lambda w: PLAN.options("pairs_experiment", w),
+        options=PLAN.options_of(ExperimentsPlan.pairs_experiment),
     script:
         STEP_SCRIPT
 
 
 rule clinifact_zero_shot:
     input:
-        unpack(lambda w: PLAN.inputs("clinifact_zero_shot", w)),
+        unpack(PLAN.inputs_of(ExperimentsPlan.clinifact_zero_shot)),
     output:
         predictions=f"{EXP_DIR}/clinifact/zero_shot/{{model}}/predictions.jsonl",
         info=f"{EXP_DIR}/clinifact/zero_shot/{{model}}/info.json",
@@ -72,21 +68,19 @@ rule clinifact_zero_shot:
         f"{BENCH_DIR}/clinifact/zero_shot/{{model}}.tsv"
     conda:
         "../envs/medfc.yaml"
-    threads: lambda w: PLAN.job_resources("clinifact_zero_shot", w)["threads"]
+    threads: PLAN.threads_of(ExperimentsPlan.clinifact_zero_shot)
     resources:
-        mem_mb=lambda w: PLAN.job_resources("clinifact_zero_shot", w)["mem_mb"],
-        runtime=lambda w: PLAN.job_resources("clinifact_zero_shot", w)["runtime"],
-        gpu=lambda w: PLAN.job_resources("clinifact_zero_shot", w)["gpu"],
+        **PLAN.resources_of(ExperimentsPlan.clinifact_zero_shot),
     params:
         step=versioned("experiments.steps:clinifact_zero_shot"),
-        options=lambda w: PLAN.options("clinifact_zero_shot", w),
+        options=PLAN.options_of(ExperimentsPlan.clinifact_zero_shot),
     script:
         STEP_SCRIPT
 
 
 rule clinifact_fine_tune:
     input:
-        unpack(lambda w: PLAN.inputs("clinifact_fine_tune", w)),
+        unpack(PLAN.inputs_of(ExperimentsPlan.clinifact_fine_tune)),
     output:
         predictions=f"{EXP_DIR}/clinifact/fine_tuned/{{model}}/predictions.jsonl",
         info=f"{EXP_DIR}/clinifact/fine_tuned/{{model}}/info.json",
@@ -98,21 +92,19 @@ rule clinifact_fine_tune:
         model=PLAN.models.model_alias_pattern(ensembles=False),
     conda:
         "../envs/medfc.yaml"
-    threads: lambda w: PLAN.job_resources("clinifact_fine_tune", w)["threads"]
+    threads: PLAN.threads_of(ExperimentsPlan.clinifact_fine_tune)
     resources:
-        mem_mb=lambda w: PLAN.job_resources("clinifact_fine_tune", w)["mem_mb"],
-        runtime=lambda w: PLAN.job_resources("clinifact_fine_tune", w)["runtime"],
-        gpu=lambda w: PLAN.job_resources("clinifact_fine_tune", w)["gpu"],
+        **PLAN.resources_of(ExperimentsPlan.clinifact_fine_tune),
     params:
         step=versioned("experiments.steps:clinifact_fine_tune"),
-        options=lambda w: PLAN.options("clinifact_fine_tune", w),
+        options=PLAN.options_of(ExperimentsPlan.clinifact_fine_tune),
     script:
         STEP_SCRIPT
 
 
 rule healthfc_inner_cv:
     input:
-        unpack(lambda w: PLAN.inputs("healthfc_inner_cv", w)),
+        unpack(PLAN.inputs_of(HealthFCPlan.healthfc_inner_cv)),
         dataset=rules.healthfc_dataset.output.jsonl,
         folds=rules.healthfc_folds.output.folds,
     output:
@@ -126,21 +118,19 @@ rule healthfc_inner_cv:
         model=PLAN.models.model_alias_pattern(ensembles=False),
     conda:
         "../envs/medfc.yaml"
-    threads: lambda w: PLAN.job_resources("healthfc_inner_cv", w)["threads"]
+    threads: PLAN.threads_of(HealthFCPlan.healthfc_inner_cv)
     resources:
-        mem_mb=lambda w: PLAN.job_resources("healthfc_inner_cv", w)["mem_mb"],
-        runtime=lambda w: PLAN.job_resources("healthfc_inner_cv", w)["runtime"],
-        gpu=lambda w: PLAN.job_resources("healthfc_inner_cv", w)["gpu"],
+        **PLAN.resources_of(HealthFCPlan.healthfc_inner_cv),
     params:
         step=versioned("experiments.steps:healthfc_inner_cv"),
-        options=lambda w: PLAN.options("healthfc_inner_cv", w),
+        options=PLAN.options_of(HealthFCPlan.healthfc_inner_cv),
     script:
         STEP_SCRIPT
 
 
 rule pairs_inner_cv:
     input:
-        unpack(lambda w: PLAN.inputs("pairs_inner_cv", w)),
+        unpack(PLAN.inputs_of(ExperimentsPlan.pairs_inner_cv)),
     output:
         predictions=f"{PLAN.experiments.inner_cv_dir}/{{dataset}}/{{model}}/predictions.jsonl",
         info=f"{PLAN.experiments.inner_cv_dir}/{{dataset}}/{{model}}/info.json",
@@ -153,21 +143,19 @@ rule pairs_inner_cv:
         model=PLAN.models.model_alias_pattern(ensembles=False),
     conda:
         "../envs/medfc.yaml"
-    threads: lambda w: PLAN.job_resources("pairs_inner_cv", w)["threads"]
+    threads: PLAN.threads_of(ExperimentsPlan.pairs_inner_cv)
     resources:
-        mem_mb=lambda w: PLAN.job_resources("pairs_inner_cv", w)["mem_mb"],
-        runtime=lambda w: PLAN.job_resources("pairs_inner_cv", w)["runtime"],
-        gpu=lambda w: PLAN.job_resources("pairs_inner_cv", w)["gpu"],
+        **PLAN.resources_of(ExperimentsPlan.pairs_inner_cv),
     params:
         step=versioned("experiments.steps:pairs_inner_cv"),
-        options=lambda w: PLAN.options("pairs_inner_cv", w),
+        options=PLAN.options_of(ExperimentsPlan.pairs_inner_cv),
     script:
         STEP_SCRIPT
 
 
 rule healthfc_ensemble:
     input:
-        unpack(lambda w: PLAN.inputs("healthfc_ensemble", w)),
+        unpack(PLAN.inputs_of(HealthFCPlan.healthfc_ensemble)),
     output:
         predictions=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/predictions.jsonl",
         info=f"{EXP_DIR}/healthfc/{{lang}}/{{model}}/{{system}}/fold{{fold}}/info.json",
@@ -184,14 +172,14 @@ rule healthfc_ensemble:
         runtime=10,
     params:
         step=versioned("experiments.steps:ensemble"),
-        options=lambda w: PLAN.options("healthfc_ensemble", w),
+        options=PLAN.options_of(HealthFCPlan.healthfc_ensemble),
     script:
         STEP_SCRIPT
 
 
 rule pairs_ensemble:
     input:
-        unpack(lambda w: PLAN.inputs("pairs_ensemble", w)),
+        unpack(PLAN.inputs_of(ExperimentsPlan.pairs_ensemble)),
     output:
         predictions=f"{EXP_DIR}/{{dataset}}/{{model}}/predictions.jsonl",
         info=f"{EXP_DIR}/{{dataset}}/{{model}}/info.json",
@@ -209,14 +197,14 @@ rule pairs_ensemble:
         runtime=10,
     params:
         step=versioned("experiments.steps:ensemble"),
-        options=lambda w: PLAN.options("pairs_ensemble", w),
+        options=PLAN.options_of(ExperimentsPlan.pairs_ensemble),
     script:
         STEP_SCRIPT
 
 
 rule healthfc_final:
     input:
-        unpack(lambda w: PLAN.inputs("healthfc_final", w)),
+        unpack(PLAN.inputs_of(HealthFCPlan.healthfc_final)),
         dataset=rules.healthfc_dataset.output.jsonl,
     output:
         model=directory(f"{RESULTS}/final/healthfc/{{lang}}/{{model}}/{{system}}"),
@@ -226,21 +214,19 @@ rule healthfc_final:
         f"{TIMINGS}/final/healthfc/{{lang}}/{{model}}/{{system}}.tsv"
     conda:
         "../envs/medfc.yaml"
-    threads: lambda w: PLAN.job_resources("healthfc_final", w)["threads"]
+    threads: PLAN.threads_of(HealthFCPlan.healthfc_final)
     resources:
-        mem_mb=lambda w: PLAN.job_resources("healthfc_final", w)["mem_mb"],
-        runtime=lambda w: PLAN.job_resources("healthfc_final", w)["runtime"],
-        gpu=lambda w: PLAN.job_resources("healthfc_final", w)["gpu"],
+        **PLAN.resources_of(HealthFCPlan.healthfc_final),
     params:
         step=versioned("experiments.steps:healthfc_final"),
-        options=lambda w: PLAN.options("healthfc_final", w),
+        options=PLAN.options_of(HealthFCPlan.healthfc_final),
     script:
         STEP_SCRIPT
 
 
 rule pairs_final:
     input:
-        unpack(lambda w: PLAN.inputs("pairs_final", w)),
+        unpack(PLAN.inputs_of(ExperimentsPlan.pairs_final)),
     output:
         model=directory(f"{RESULTS}/final/{{dataset}}/{{model}}"),
     log:
@@ -251,13 +237,11 @@ rule pairs_final:
         dataset=PAIR_DATASETS,
     conda:
         "../envs/medfc.yaml"
-    threads: lambda w: PLAN.job_resources("pairs_final", w)["threads"]
+    threads: PLAN.threads_of(ExperimentsPlan.pairs_final)
     resources:
-        mem_mb=lambda w: PLAN.job_resources("pairs_final", w)["mem_mb"],
-        runtime=lambda w: PLAN.job_resources("pairs_final", w)["runtime"],
-        gpu=lambda w: PLAN.job_resources("pairs_final", w)["gpu"],
+        **PLAN.resources_of(ExperimentsPlan.pairs_final),
     params:
         step=versioned("experiments.steps:pairs_final"),
-        options=lambda w: PLAN.options("pairs_final", w),
+        options=PLAN.options_of(ExperimentsPlan.pairs_final),
     script:
         STEP_SCRIPT

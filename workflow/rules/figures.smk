@@ -5,7 +5,7 @@
 
 rule clinifact_fig3:
     input:
-        unpack(lambda w: PLAN.inputs("clinifact_fig3", w)),
+        unpack(PLAN.inputs_of(TablesPlan.clinifact_fig3)),
     output:
         png=report(
             f"{FIGURES_DIR}/clinifact_fig3.png",
@@ -28,6 +28,6 @@ rule clinifact_fig3:
         runtime=10,
     params:
         step=versioned("figures.steps:clinifact_fig3"),
-        options=lambda w: PLAN.options("clinifact_fig3", w),
+        options=PLAN.options_of(TablesPlan.clinifact_fig3),
     script:
         STEP_SCRIPT

@@ -7,7 +7,7 @@
 
 rule healthfc_crawl:
     input:
-        lambda w: PLAN.inputs("healthfc_crawl", w),
+        PLAN.inputs_of(DatasetsPlan.healthfc_crawl),
     output:
         pages=f"{RESULTS}/healthfc/crawl/pages.jsonl.gz",
         stats=f"{RESULTS}/healthfc/crawl/stats.json",
@@ -22,7 +22,7 @@ rule healthfc_crawl:
         runtime=720,
     params:
         step=versioned("healthfc.steps:crawl"),
-        options=lambda w: PLAN.options("healthfc_crawl", w),
+        options=PLAN.options_of(DatasetsPlan.healthfc_crawl),
     script:
         STEP_SCRIPT
 
@@ -47,14 +47,14 @@ rule healthfc_parse:
         runtime=30,
     params:
         step=versioned("healthfc.steps:parse"),
-        options=lambda w: PLAN.options("healthfc_parse", w),
+        options=PLAN.options_of(DatasetsPlan.healthfc_parse),
     script:
         STEP_SCRIPT
 
 
 rule healthfc_translate:
     input:
-        unpack(lambda w: PLAN.inputs("healthfc_translate", w)),
+        unpack(PLAN.inputs_of(DatasetsPlan.healthfc_translate)),
         articles=rules.healthfc_parse.output.articles,
         claims=rules.healthfc_parse.output.claims,
     output:
@@ -67,21 +67,19 @@ rule healthfc_translate:
         f"{TIMINGS}/healthfc/translate.tsv"
     conda:
         "../envs/medfc.yaml"
-    threads: lambda w: PLAN.job_resources("healthfc_translate", w)["threads"]
+    threads: PLAN.threads_of(DatasetsPlan.healthfc_translate)
     resources:
-        mem_mb=lambda w: PLAN.job_resources("healthfc_translate", w)["mem_mb"],
-        runtime=lambda w: PLAN.job_resources("healthfc_translate", w)["runtime"],
-        gpu=lambda w: PLAN.job_resources("healthfc_translate", w)["gpu"],
+        **PLAN.resources_of(DatasetsPlan.healthfc_translate),
     params:
         step=versioned("healthfc.steps:translate"),
-        options=lambda w: PLAN.options("healthfc_translate", w),
+        options=PLAN.options_of(DatasetsPlan.healthfc_translate),
     script:
         STEP_SCRIPT
 
 
 rule healthfc_release:
     input:
-        unpack(lambda w: PLAN.inputs("healthfc_release", w)),
+        unpack(PLAN.inputs_of(DatasetsPlan.healthfc_release)),
     output:
         rows=f"{RESULTS}/healthfc/release/rows.jsonl",
         report=f"{RESULTS}/healthfc/release/report.json",
@@ -96,7 +94,7 @@ rule healthfc_release:
         runtime=15,
     params:
         step=versioned("healthfc.steps:release"),
-        options=lambda w: PLAN.options("healthfc_release", w),
+        options=PLAN.options_of(DatasetsPlan.healthfc_release),
     script:
         STEP_SCRIPT
 
@@ -120,14 +118,14 @@ rule healthfc_align:
         runtime=30,
     params:
         step=versioned("healthfc.steps:align"),
-        options=lambda w: PLAN.options("healthfc_align", w),
+        options=PLAN.options_of(DatasetsPlan.healthfc_align),
     script:
         STEP_SCRIPT
 
 
 rule healthfc_dataset:
     input:
-        unpack(lambda w: PLAN.inputs("healthfc_dataset", w)),
+        unpack(PLAN.inputs_of(DatasetsPlan.healthfc_dataset)),
     output:
         jsonl=f"{RESULTS}/healthfc/dataset/healthfc.jsonl",
         parquet=f"{RESULTS}/healthfc/dataset/healthfc.parquet",
@@ -146,7 +144,7 @@ rule healthfc_dataset:
         runtime=30,
     params:
         step=versioned("healthfc.steps:dataset"),
-        options=lambda w: PLAN.options("healthfc_dataset", w),
+        options=PLAN.options_of(DatasetsPlan.healthfc_dataset),
     script:
         STEP_SCRIPT
 
@@ -168,7 +166,7 @@ rule healthfc_folds:
         runtime=10,
     params:
         step=versioned("healthfc.steps:folds"),
-        options=lambda w: PLAN.options("healthfc_folds", w),
+        options=PLAN.options_of(DatasetsPlan.healthfc_folds),
     script:
         STEP_SCRIPT
 
@@ -201,14 +199,14 @@ rule healthfc_export:
         runtime=10,
     params:
         step=versioned("healthfc.steps:export"),
-        options=lambda w: PLAN.options("healthfc_export", w),
+        options=PLAN.options_of(DatasetsPlan.healthfc_export),
     script:
         STEP_SCRIPT
 
 
 rule healthfc_retrieve:
     input:
-        unpack(lambda w: PLAN.inputs("healthfc_retrieve", w)),
+        unpack(PLAN.inputs_of(HealthFCPlan.healthfc_retrieve)),
         dataset=rules.healthfc_dataset.output.jsonl,
     output:
         evidence=f"{RESULTS}/healthfc/evidence/{{source}}.jsonl",
@@ -226,14 +224,14 @@ rule healthfc_retrieve:
         runtime=lambda w: config["healthfc"]["retrieval"]["runtime"],
     params:
         step=versioned("healthfc.steps:retrieve"),
-        options=lambda w: PLAN.options("healthfc_retrieve", w),
+        options=PLAN.options_of(HealthFCPlan.healthfc_retrieve),
     script:
         STEP_SCRIPT
 
 
 rule healthfc_stats:
     input:
-        unpack(lambda w: PLAN.inputs("healthfc_stats", w)),
+        unpack(PLAN.inputs_of(DatasetsPlan.healthfc_stats)),
         dataset=rules.healthfc_dataset.output.jsonl,
     output:
         table2=report(
@@ -272,7 +270,7 @@ rule healthfc_stats:
         runtime=15,
     params:
         step=versioned("healthfc.steps:stats"),
-        options=lambda w: PLAN.options("healthfc_stats", w),
+        options=PLAN.options_of(DatasetsPlan.healthfc_stats),
     script:
         STEP_SCRIPT
 
@@ -301,6 +299,6 @@ rule healthfc_diff:
         runtime=15,
     params:
         step=versioned("healthfc.steps:diff"),
-        options=lambda w: PLAN.options("healthfc_diff", w),
+        options=PLAN.options_of(DatasetsPlan.healthfc_diff),
     script:
         STEP_SCRIPT

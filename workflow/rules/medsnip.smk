@@ -25,14 +25,14 @@ rule medsnip_fetch:
         runtime=30,
     params:
         step=versioned("medsnip.steps:fetch"),
-        options=lambda w: PLAN.options("medsnip_fetch", w),
+        options=PLAN.options_of(MedsnipPlan.medsnip_fetch),
     script:
         STEP_SCRIPT
 
 
 rule medsnip_prepare:
     input:
-        unpack(lambda w: PLAN.inputs("medsnip_prepare", w)),
+        unpack(PLAN.inputs_of(MedsnipPlan.medsnip_prepare)),
     output:
         answers=f"{MEDSNIP_DIR}/{{dataset}}/answers.jsonl",
         info=f"{MEDSNIP_DIR}/{{dataset}}/answers.info.json",
@@ -45,15 +45,13 @@ rule medsnip_prepare:
         dataset=MEDSNIP_WILDCARDS["dataset"],
     conda:
         "../envs/medfc.yaml"
-    threads: lambda w: PLAN.job_resources("medsnip_prepare", w)["threads"]
+    threads: PLAN.threads_of(MedsnipPlan.medsnip_prepare)
     resources:
-        gpu=lambda w: PLAN.job_resources("medsnip_prepare", w)["gpu"],
-        mem_mb=lambda w: PLAN.job_resources("medsnip_prepare", w)["mem_mb"],
-        runtime=lambda w: PLAN.job_resources("medsnip_prepare", w)["runtime"],
+        **PLAN.resources_of(MedsnipPlan.medsnip_prepare),
     params:
         step=lambda w: versioned("medsnip.steps:prepare", answer_source(w.dataset).loader),
-        options=lambda w: PLAN.options("medsnip_prepare", w),
-        prompts=lambda w: PLAN.prompts("medsnip_prepare", w),
+        options=PLAN.options_of(MedsnipPlan.medsnip_prepare),
+        prompts=PLAN.prompts_of(MedsnipPlan.medsnip_prepare),
     script:
         STEP_SCRIPT
 
@@ -74,22 +72,20 @@ rule medsnip_decompose:
         mode=MEDSNIP_WILDCARDS["mode"],
     conda:
         "../envs/medfc.yaml"
-    threads: lambda w: PLAN.job_resources("medsnip_decompose", w)["threads"]
+    threads: PLAN.threads_of(MedsnipPlan.medsnip_decompose)
     resources:
-        gpu=lambda w: PLAN.job_resources("medsnip_decompose", w)["gpu"],
-        mem_mb=lambda w: PLAN.job_resources("medsnip_decompose", w)["mem_mb"],
-        runtime=lambda w: PLAN.job_resources("medsnip_decompose", w)["runtime"],
+        **PLAN.resources_of(MedsnipPlan.medsnip_decompose),
     params:
         step=versioned("medsnip.steps:decompose"),
-        options=lambda w: PLAN.options("medsnip_decompose", w),
-        prompts=lambda w: PLAN.prompts("medsnip_decompose", w),
+        options=PLAN.options_of(MedsnipPlan.medsnip_decompose),
+        prompts=PLAN.prompts_of(MedsnipPlan.medsnip_decompose),
     script:
         STEP_SCRIPT
 
 
 rule medsnip_verify:
     input:
-        unpack(lambda w: PLAN.inputs("medsnip_verify", w)),
+        unpack(PLAN.inputs_of(MedsnipPlan.medsnip_verify)),
     output:
         verdicts=f"{MEDSNIP_DIR}/{{dataset}}/verdicts/{{verifier}}/{{mode}}.jsonl",
         info=f"{MEDSNIP_DIR}/{{dataset}}/verdicts/{{verifier}}/{{mode}}.info.json",
@@ -104,22 +100,20 @@ rule medsnip_verify:
         verifier=MEDSNIP_WILDCARDS["verifier"],
     conda:
         "../envs/medfc.yaml"
-    threads: lambda w: PLAN.job_resources("medsnip_verify", w)["threads"]
+    threads: PLAN.threads_of(MedsnipPlan.medsnip_verify)
     resources:
-        gpu=lambda w: PLAN.job_resources("medsnip_verify", w)["gpu"],
-        mem_mb=lambda w: PLAN.job_resources("medsnip_verify", w)["mem_mb"],
-        runtime=lambda w: PLAN.job_resources("medsnip_verify", w)["runtime"],
+        **PLAN.resources_of(MedsnipPlan.medsnip_verify),
     params:
         step=versioned("medsnip.steps:verify"),
-        options=lambda w: PLAN.options("medsnip_verify", w),
-        prompts=lambda w: PLAN.prompts("medsnip_verify", w),
+        options=PLAN.options_of(MedsnipPlan.medsnip_verify),
+        prompts=PLAN.prompts_of(MedsnipPlan.medsnip_verify),
     script:
         STEP_SCRIPT
 
 
 rule medsnip_score:
     input:
-        unpack(lambda w: PLAN.inputs("medsnip_score", w)),
+        unpack(PLAN.inputs_of(MedsnipPlan.medsnip_score)),
     output:
         scores=f"{MEDSNIP_DIR}/{{dataset}}/scores.json",
         report=f"{MEDSNIP_DIR}/{{dataset}}/scores.report.json",
@@ -136,14 +130,14 @@ rule medsnip_score:
         runtime=30,
     params:
         step=versioned("medsnip.steps:score"),
-        options=lambda w: PLAN.options("medsnip_score", w),
+        options=PLAN.options_of(MedsnipPlan.medsnip_score),
     script:
         STEP_SCRIPT
 
 
 rule medsnip_table:
     input:
-        unpack(lambda w: PLAN.inputs("medsnip_table", w)),
+        unpack(PLAN.inputs_of(MedsnipPlan.medsnip_table)),
         scores=f"{MEDSNIP_DIR}/{{dataset}}/scores.json",
     output:
         csv=report(
@@ -167,7 +161,7 @@ rule medsnip_table:
         runtime=10,
     params:
         step=versioned("medsnip.steps:table"),
-        options=lambda w: PLAN.options("medsnip_table", w),
+        options=PLAN.options_of(MedsnipPlan.medsnip_table),
     script:
         STEP_SCRIPT
 
@@ -176,7 +170,7 @@ rule medsnip_table:
 # atoms per snippet), one row per dataset.
 rule medsnip_structure:
     input:
-        unpack(lambda w: PLAN.inputs("medsnip_structure", w)),
+        unpack(PLAN.inputs_of(MedsnipPlan.medsnip_structure)),
     output:
         csv=f"{MEDSNIP_DIR}/table3_structure.csv",
         md=f"{MEDSNIP_DIR}/table3_structure.md",
@@ -198,7 +192,7 @@ rule medsnip_structure:
         runtime=10,
     params:
         step=versioned("medsnip.steps:structure"),
-        options=lambda w: PLAN.options("medsnip_structure", w),
+        options=PLAN.options_of(MedsnipPlan.medsnip_structure),
     script:
         STEP_SCRIPT
 
@@ -207,7 +201,7 @@ rule medsnip_structure:
 # verdicts already made (no LLM call).
 rule medsnip_tau:
     input:
-        unpack(lambda w: PLAN.inputs("medsnip_tau", w)),
+        unpack(PLAN.inputs_of(MedsnipPlan.medsnip_tau)),
     output:
         csv=f"{MEDSNIP_DIR}/{{dataset}}/table6_tau.csv",
         md=f"{MEDSNIP_DIR}/{{dataset}}/table6_tau.md",
@@ -231,7 +225,7 @@ rule medsnip_tau:
         runtime=10,
     params:
         step=versioned("medsnip.steps:tau"),
-        options=lambda w: PLAN.options("medsnip_tau", w),
+        options=PLAN.options_of(MedsnipPlan.medsnip_tau),
     script:
         STEP_SCRIPT
 
@@ -262,6 +256,6 @@ rule medsnip_calls:
         runtime=10,
     params:
         step=versioned("medsnip.steps:calls"),
-        options=lambda w: PLAN.options("medsnip_calls", w),
+        options=PLAN.options_of(MedsnipPlan.medsnip_calls),
     script:
         STEP_SCRIPT

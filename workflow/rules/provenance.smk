@@ -22,7 +22,7 @@ rule provenance:
         runtime=5,
     params:
         step=versioned("common.provenance:write_software"),
-        options=lambda w: PLAN.options("provenance", w),
+        options=PLAN.options_of(RunPlan.provenance),
     script:
         STEP_SCRIPT
 
@@ -31,7 +31,7 @@ rule provenance:
 # (medfc.tables.document); `pdflatex main.tex` in the results folder shows the whole run
 rule main_tex:
     input:
-        unpack(lambda w: PLAN.inputs("main_tex", w)),
+        unpack(PLAN.inputs_of(RunPlan.main_tex)),
     output:
         tex=f"{RESULTS}/main.tex",
     log:
@@ -45,7 +45,7 @@ rule main_tex:
         runtime=5,
     params:
         step=versioned("tables.document:main_tex"),
-        options=lambda w: PLAN.options("main_tex", w),
+        options=PLAN.options_of(RunPlan.main_tex),
     script:
         STEP_SCRIPT
 
@@ -54,7 +54,7 @@ rule main_tex:
 # (medfc.common.run_index); made after everything else rule all asks for
 rule index:
     input:
-        lambda w: PLAN.inputs("index", w),
+        PLAN.inputs_of(RunPlan.index),
     output:
         md=f"{RESULTS}/index.md",
         html=report(f"{RESULTS}/index.html", caption="../report/index.rst", category="Overview"),
@@ -69,6 +69,6 @@ rule index:
         runtime=5,
     params:
         step=versioned("common.run_index:write_index"),
-        options=lambda w: PLAN.options("index", w),
+        options=PLAN.options_of(RunPlan.index),
     script:
         STEP_SCRIPT

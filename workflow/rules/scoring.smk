@@ -21,7 +21,7 @@ rule healthfc_score:
         runtime=30,
     params:
         step=versioned("scoring.steps:healthfc"),
-        options=lambda w: PLAN.options("healthfc_score", w),
+        options=PLAN.options_of(HealthFCPlan.healthfc_score),
     script:
         STEP_SCRIPT
 
@@ -45,7 +45,7 @@ rule pairs_score:
         runtime=10,
     params:
         step=versioned("scoring.steps:pairs"),
-        options=lambda w: PLAN.options("pairs_score", w),
+        options=PLAN.options_of(ExperimentsPlan.pairs_score),
     script:
         STEP_SCRIPT
 
@@ -67,7 +67,7 @@ rule clinifact_zero_shot_score:
         runtime=10,
     params:
         step=versioned("scoring.steps:pairs"),
-        options=lambda w: PLAN.options("clinifact_zero_shot_score", w),
+        options=PLAN.options_of(ExperimentsPlan.clinifact_zero_shot_score),
     script:
         STEP_SCRIPT
 
@@ -89,6 +89,6 @@ rule clinifact_fine_tune_score:
         runtime=10,
     params:
         step=versioned("scoring.steps:pairs"),
-        options=lambda w: PLAN.options("clinifact_fine_tune_score", w),
+        options=PLAN.options_of(ExperimentsPlan.clinifact_fine_tune_score),
     script:
         STEP_SCRIPT

@@ -5,7 +5,7 @@
 
 rule table:
     input:
-        unpack(lambda w: PLAN.inputs("table", w)),
+        unpack(PLAN.inputs_of(TablesPlan.table)),
     output:
         csv=f"{TABLES_DIR}/{{table}}.csv",
         md=f"{TABLES_DIR}/{{table}}.md",
@@ -28,7 +28,7 @@ rule table:
         runtime=10,
     params:
         step=lambda w: versioned(f"tables.steps:{w.table}"),
-        options=lambda w: PLAN.options("table", w),
+        options=PLAN.options_of(TablesPlan.table),
     script:
         STEP_SCRIPT
 
@@ -36,7 +36,7 @@ rule table:
 # a declared dataset's table (datasets.<name>): its discriminative rows on its test split
 rule dataset_table:
     input:
-        unpack(lambda w: PLAN.inputs("dataset_table", w)),
+        unpack(PLAN.inputs_of(TablesPlan.dataset_table)),
     output:
         csv=f"{TABLES_DIR}/{{dataset}}_table.csv",
         md=f"{TABLES_DIR}/{{dataset}}_table.md",
@@ -60,6 +60,6 @@ rule dataset_table:
         runtime=10,
     params:
         step=versioned("tables.steps:dataset_table"),
-        options=lambda w: PLAN.options("dataset_table", w),
+        options=PLAN.options_of(TablesPlan.dataset_table),
     script:
         STEP_SCRIPT

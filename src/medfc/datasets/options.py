@@ -1,5 +1,5 @@
 """The options of the import of a dataset declared by ``datasets.<name>`` (:func:`medfc.datasets.steps.import_dataset`),
-in a light module: the plan builds them from the config entry (:meth:`medfc.plan.datasets.DatasetsPlan.dataset_import_options`)."""
+in a light module: the plan builds them from the config entry (:meth:`medfc.plan.datasets.DatasetsPlan.dataset_import`)."""
 
 from __future__ import annotations
 

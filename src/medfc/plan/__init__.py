@@ -31,7 +31,7 @@ from medfc.plan.layout import PAPERS, Layout
 from medfc.plan.medsnip import MEDSNIP_TITLES, MEDSNIP_WILDCARDS, MedsnipPlan
 from medfc.plan.models import ModelsPlan, layered
 from medfc.plan.part import PARTS
-from medfc.plan.table import job_specs
+from medfc.plan.run import RunPlan, job_specs
 from medfc.plan.tables import TABLES, TablesPlan
 
 __all__ = ["HEALTHFC_WILDCARDS", "MEDSNIP_TITLES", "MEDSNIP_WILDCARDS", "PAPERS", "TABLES", "JobSpec", "Layout", "Plan", "job_specs",
@@ -56,6 +56,7 @@ class Plan:
         self.tables = TablesPlan(self)
         self.examples = ExamplesPlan(self)
         self.medsnip = MedsnipPlan(self)
+        self.run = RunPlan(self)
 
     def part_for(self, function: Callable[..., object]) -> object:
         """The part whose class holds ``function`` (a record names ``HealthFCPlan.healthfc_runs``), else the plan itself
@@ -68,7 +69,7 @@ class Plan:
 
     @cached_property
     def job_table(self) -> dict[str, JobSpec]:
-        """rule → its record (:func:`medfc.plan.table.job_specs`), built once per plan."""
+        """rule → its record (:func:`medfc.plan.run.job_specs`), built once per plan."""
         return job_specs()
 
     def job_spec(self, rule: str) -> JobSpec:
@@ -80,7 +81,32 @@ class Plan:
         return cluster.local_rules(self.config)
 
     # ------------------------------------------------------------------------------------- jobs
-    # what the rules ask, one entry point each: the record of the rule in the job table (medfc.plan.jobs)
+    # what the rules ask, each naming the plan's function that builds its jobs' options (medfc.plan.jobs.job)
+    def options_of(self, function: Callable[..., object]) -> Callable[[Wildcards], dict[str, object]]:
+        """A rule's ``options`` param: each job's :meth:`options`."""
+        rule = jobs.spec_of(function).rule
+        return lambda w: self.options(rule, w)
+
+    def inputs_of(self, function: Callable[..., object]) -> Callable[[Wildcards], Any]:
+        """A rule's ``unpack``: each job's :meth:`inputs`."""
+        rule = jobs.spec_of(function).rule
+        return lambda w: self.inputs(rule, w)
+
+    def prompts_of(self, function: Callable[..., object]) -> Callable[[Wildcards], dict[str, str]]:
+        """A rule's ``prompts`` param: each job's :meth:`prompts`."""
+        rule = jobs.spec_of(function).rule
+        return lambda w: self.prompts(rule, w)
+
+    def threads_of(self, function: Callable[..., object]) -> Callable[[Wildcards], int]:
+        """A rule's ``threads``: each job's (:meth:`job_resources`)."""
+        rule = jobs.spec_of(function).rule
+        return lambda w: self.job_resources(rule, w)["threads"]
+
+    def resources_of(self, function: Callable[..., object]) -> dict[str, Callable[[Wildcards], int]]:
+        """A rule's ``resources`` (``**``): each job's ``mem_mb``, ``runtime`` and ``gpu`` (:meth:`job_resources`)."""
+        rule = jobs.spec_of(function).rule
+        return {key: (lambda w, key=key: self.job_resources(rule, w)[key]) for key in ("mem_mb", "runtime", "gpu")}
+
     def job_options(self, rule: str, wildcards: Wildcards | None = None) -> Options | Mapping[str, object]:
         """One job's typed options (the object its step receives), built by its rule's record, once per rule and
         wildcards (:func:`medfc.plan.jobs.typed_options`)."""

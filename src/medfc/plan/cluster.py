@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from medfc.plan.jobs import Config, JobSpec, Placement
-from medfc.plan.table import job_specs
+from medfc.plan.run import job_specs
 
 # every rule's record in the job table says where it runs (its ``placement``; tests/unit/plan/test_cluster.py
 # checks that every rule of workflow/rules/*.smk has one); a rule placed ``model`` says when it runs a local model

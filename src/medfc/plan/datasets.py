@@ -19,7 +19,7 @@ from medfc.datasets.records import labels_by_text
 from medfc.healthfc import options as hfc
 from medfc.healthfc.crawl_options import CrawlOptions
 from medfc.healthfc.translation_backends import translation_backend
-from medfc.plan.jobs import Config, JobPlan, JobSpec, Planned, always, call, no_options, one_job, section
+from medfc.plan.jobs import Config, JobPlan, Planned, always, job, one_job
 from medfc.plan.layout import release_split_files
 from medfc.plan.part import Part
 
@@ -44,6 +44,34 @@ def _files_under(directory: str) -> list[str]:
     if not root.is_dir():
         raise ValueError(f"config: directory {directory!r} does not exist")
     return sorted(str(p) for p in root.rglob("*") if p.is_file())
+
+
+def _healthfc_data(*sources: str) -> Planned:
+    """Planned when the run builds the HealthFC dataset and, for a rule of its sources, reads that source."""
+    return one_job(lambda plan: plan.healthfc_data_planned() and all(s in plan.datasets.healthfc_dataset_sources() for s in sources))
+
+
+def _clinifact_data(when: Callable[[JobPlan], bool] = always) -> Planned:
+    return one_job(lambda plan: plan.clinifact_data_planned() and when(plan))
+
+
+def _rebuilt(plan: JobPlan) -> bool:
+    return plan.config["clinifact"]["pairs_source"] == "rebuild"
+
+
+def _studies_read(plan: JobPlan) -> bool:
+    """Whether a planned job reads the studies: the rebuilt pairs, the statistics and diff, a Fig. 3 with its disease panel."""
+    fig3 = plan.config["experiments"]["clinifact"]["disease_panel"] and (plan.stage_enabled("experiments") and bool(plan.experiments.clinifact_runs()))
+    return _rebuilt(plan) or plan.stage_enabled("clinifact") or fig3
+
+
+def _datasets_declared(plan: JobPlan) -> list[dict[str, str]]:
+    """One import job per ``datasets.<name>`` entry."""
+    return [{"dataset": name} for name in plan.datasets.dataset_names()]
+
+
+def _stage(name: str) -> Planned:
+    return one_job(lambda plan: plan.stage_enabled(name))
 
 
 class DatasetsPlan(Part):
@@ -156,10 +184,23 @@ class DatasetsPlan(Part):
         """Each declared dataset's import (its report and card; the job writes its splits with them)."""
         return [self.layout.under(f"datasets/{name}/{file}") for name in self.dataset_names() for file in ("report.json", "card/README.md")]
 
-    def dataset_import_options(self, name: str) -> ImportOptions:
+    def dataset_import_inputs(self, dataset: str) -> dict[str, list[str]]:
+        """A local source's files (editing one reruns the import); a URL's and a Hugging Face repository's are
+        downloaded by the job. A path that is not here is named by the prerequisites (:mod:`medfc.plan.prerequisites`)."""
+        source = self.config["datasets"][dataset]["source"]
+        if not source["path"]:
+            return {}
+        root = Path(source["path"])
+        if source["files"]:
+            return {"source": [str(root / f) for f in source["files"].values()]}
+        return {"source": _files_under(str(root)) if root.is_dir() else [str(root)]}
+
+    @job("network", _datasets_declared, options_class=ImportOptions, inputs=dataset_import_inputs)
+    def dataset_import(self, dataset: str) -> ImportOptions:
         """``datasets.<name>`` less its models and training keys, with its title (its name when null), its labels
         keyed by text and the download cache ``<cache_dir>/datasets``; a source that is not exactly one of path,
         url and hf at a commit, or whose files are not the three splits, stops the plan naming the key."""
+        name = dataset
         entry = self.config["datasets"][name]
         options = ImportOptions.from_mapping({
             "name": name, "title": entry["title"] or name, "source": entry["source"], "fields": entry["fields"],
@@ -172,27 +213,23 @@ class DatasetsPlan(Part):
                              f"({', '.join(options.classes) or 'none'}); a classifier needs at least two")
         return options
 
-    def dataset_import_inputs(self, name: str) -> dict[str, list[str]]:
-        """A local source's files (editing one reruns the import); a URL's and a Hugging Face repository's are
-        downloaded by the job. A path that is not here is named by the prerequisites (:mod:`medfc.plan.prerequisites`)."""
-        source = self.config["datasets"][name]["source"]
-        if not source["path"]:
-            return {}
-        root = Path(source["path"])
-        if source["files"]:
-            return {"source": [str(root / f) for f in source["files"].values()]}
-        return {"source": _files_under(str(root)) if root.is_dir() else [str(root)]}
-
     def clinifact_studies_inputs(self) -> dict[str, str]:
         """The bulk zip of ClinicalTrials.gov's studies, when the source reads it and it is a local file."""
         studies = self.config["clinifact"]["studies"]
         return {"zip": studies["bulk_zip"]} if studies_source(studies["source"]).reads_zip and studies["bulk_zip"] else {}
 
-    # ------------------------------------------------------------------------------------ options
-    def healthfc_crawl_options(self) -> dict[str, object]:
+    # ----------------------------------------------------------------------- jobs (each rule's options)
+    @job("network", _healthfc_data("parse"), options_class=CrawlOptions, inputs=crawl_inputs)
+    def healthfc_crawl(self) -> dict[str, object]:
         return {**self.config["healthfc"]["crawl"], "http_cache_dir": f"{self.cache}/healthfc/http", "jobdir": f"{self.cache}/healthfc/crawl-job"}
 
-    def healthfc_translate_options(self) -> dict[str, object]:
+    @job("light", _healthfc_data("parse"), options_class=NoOptions)
+    def healthfc_parse(self) -> dict[str, object]:
+        return {}
+
+    @job("model", _healthfc_data("translate"), options_class=hfc.TranslateOptions, inputs=translation_inputs,
+         resources=translation_resources, local_model=translation_is_local)
+    def healthfc_translate(self) -> dict[str, object]:
         """``healthfc.translation`` less its inputs and its GPUs; the working translation memory
         (``<cache_dir>/healthfc/translation_memory.jsonl``) is this rule's alone: no other rule reads or writes
         it (the dataset takes its English from the translation's outputs); the ctranslate2 backend's converted
@@ -202,106 +239,70 @@ class DatasetsPlan(Part):
                 "memory": f"{self.cache}/healthfc/translation_memory.jsonl", "ct2_cache": f"{self.cache}/healthfc/ctranslate2",
                 "splitter": hfc["sentences"]["base"]}
 
-    def healthfc_release_options(self) -> dict[str, object]:
+    @job("network", _healthfc_data("release"), options_class=hfc.ReleaseOptions, inputs=healthfc_release_inputs)
+    def healthfc_release(self) -> dict[str, object]:
         return {**self.config["healthfc"]["release"], "cache_dir": self.cache}
 
-    def healthfc_align_options(self) -> dict[str, object]:
+    @job("light", _healthfc_data("align"), options_class=hfc.AlignOptions)
+    def healthfc_align(self) -> dict[str, object]:
         hfc = self.config["healthfc"]
         return {**hfc["align"], "splitter": hfc["sentences"]["base"]}
 
-    def healthfc_dataset_options(self) -> dict[str, object]:
+    @job("light", _healthfc_data(), options_class=hfc.DatasetOptions, inputs=healthfc_dataset_inputs)
+    def healthfc_dataset(self) -> dict[str, object]:
         return {"mode": self.healthfc_mode, "splitter": self.config["healthfc"]["sentences"]["base"]}
 
-    def healthfc_stats_options(self) -> dict[str, object]:
+    @job("light", one_job(lambda plan: plan.stage_enabled("healthfc") or bool(plan.stage_enabled("experiments") and plan.healthfc.healthfc_runs())),
+         options_class=hfc.FoldsOptions)
+    def healthfc_folds(self) -> dict[str, object]:
+        return self.config["healthfc"]["folds"]
+
+    @job("light", _stage("healthfc"), options_class=NoOptions)
+    def healthfc_export(self) -> dict[str, object]:
+        return {}
+
+    @job("light", _stage("healthfc"), options_class=hfc.StatsOptions, inputs=stats_inputs)
+    def healthfc_stats(self) -> dict[str, object]:
         return {"top_topics": self.config["healthfc"]["dataset"]["top_topics"]}
 
-    def healthfc_diff_options(self) -> dict[str, object]:
+    @job("light", one_job(lambda plan: plan.stage_enabled("healthfc") and plan.datasets.healthfc_mode == "crawl+release"), options_class=hfc.DiffOptions)
+    def healthfc_diff(self) -> dict[str, object]:
         hfc = self.config["healthfc"]
         return {**hfc["diff"], "min_claim_score": hfc["align"]["min_claim_score"]}
 
-    def clinifact_fetch_studies_options(self) -> dict[str, object]:
+    @job("network", _clinifact_data(_studies_read), options_class=cf.StudiesOptions, inputs=clinifact_studies_inputs)
+    def clinifact_fetch_studies(self) -> dict[str, object]:
         cf = self.config["clinifact"]
         return {**{k: v for k, v in cf["studies"].items() if k != "bulk_zip"}, "cache_dir": f"{self.cache}/clinifact",
                 "user_agent": cf["user_agent"]}
 
-    def clinifact_fetch_abstracts_options(self) -> dict[str, object]:
+    @job("light", _clinifact_data(_rebuilt), options_class=cf.ClaimsOptions)
+    def clinifact_build_claims(self) -> dict[str, object]:
+        return self.config["clinifact"]["claims"]
+
+    @job("network", _clinifact_data(_rebuilt), options_class=cf.AbstractsOptions)
+    def clinifact_fetch_abstracts(self) -> dict[str, object]:
         cf = self.config["clinifact"]
         return {**cf["pubmed"], "cache_dir": f"{self.cache}/clinifact/pubmed", "user_agent": cf["user_agent"]}
 
-    def clinifact_import_release_options(self) -> dict[str, object]:
+    @job("light", _clinifact_data(_rebuilt), options_class=cf.PairsOptions)
+    def clinifact_build_pairs(self) -> dict[str, object]:
+        return self.config["clinifact"]["pairs"]
+
+    @job("network", _clinifact_data(lambda plan: not _rebuilt(plan)), options_class=cf.ReleaseOptions, inputs=clinifact_release_inputs)
+    def clinifact_import_release(self) -> dict[str, object]:
         return {**self.config["clinifact"]["release"], "cache_dir": f"{self.cache}/clinifact"}
 
-    def clinifact_diff_options(self) -> dict[str, object]:
+    @job("light", _clinifact_data(lambda plan: plan.stage_enabled("clinifact") and _rebuilt(plan)), options_class=NoOptions)
+    def clinifact_export(self) -> dict[str, object]:
+        return {}
+
+    @job("light", _stage("clinifact"), options_class=cf.StatsOptions, inputs=stats_inputs)
+    def clinifact_stats(self) -> dict[str, object]:
+        return self.config["clinifact"]["stats"]
+
+    @job("light", _clinifact_data(lambda plan: plan.stage_enabled("clinifact") and plan.datasets.clinifact_diff_enabled()),
+         options_class=cf.DiffOptions, inputs=clinifact_diff_inputs)
+    def clinifact_diff(self) -> dict[str, object]:
         return {**self.config["clinifact"]["diff"], "cache_dir": f"{self.cache}/clinifact"}
 
-
-# ---------------------------------------------------------------------------------- the job table
-
-def _healthfc_data(*sources: str) -> Planned:
-    """Planned when the run builds the HealthFC dataset and, for a rule of its sources, reads that source."""
-    return one_job(lambda plan: plan.healthfc_data_planned() and all(s in plan.datasets.healthfc_dataset_sources() for s in sources))
-
-
-def _clinifact_data(when: Callable[[JobPlan], bool] = always) -> Planned:
-    return one_job(lambda plan: plan.clinifact_data_planned() and when(plan))
-
-
-def _rebuilt(plan: JobPlan) -> bool:
-    return plan.config["clinifact"]["pairs_source"] == "rebuild"
-
-
-def _studies_read(plan: JobPlan) -> bool:
-    """Whether a planned job reads the studies: the rebuilt pairs, the statistics and diff, a Fig. 3 with its disease panel."""
-    fig3 = plan.config["experiments"]["clinifact"]["disease_panel"] and (plan.stage_enabled("experiments") and bool(plan.experiments.clinifact_runs()))
-    return _rebuilt(plan) or plan.stage_enabled("clinifact") or fig3
-
-
-def _datasets_declared(plan: JobPlan) -> list[dict[str, str]]:
-    """One import job per ``datasets.<name>`` entry."""
-    return [{"dataset": name} for name in plan.datasets.dataset_names()]
-
-
-def dataset_jobs() -> list[JobSpec]:
-    """The datasets' rules' records (the job table, :mod:`medfc.plan.jobs`)."""
-    stage = lambda name: one_job(lambda plan: plan.stage_enabled(name))  # noqa: E731
-    return [
-        JobSpec("healthfc_crawl", "network", options_class=CrawlOptions, options=call(DatasetsPlan.healthfc_crawl_options), inputs=call(DatasetsPlan.crawl_inputs),
-                planned=_healthfc_data("parse")),
-        JobSpec("healthfc_parse", "light", options_class=NoOptions, options=call(no_options), planned=_healthfc_data("parse")),
-        JobSpec("healthfc_translate", "model", options_class=hfc.TranslateOptions, options=call(DatasetsPlan.healthfc_translate_options),
-                inputs=call(DatasetsPlan.translation_inputs), resources=call(translation_resources),
-                local_model=translation_is_local, planned=_healthfc_data("translate")),
-        JobSpec("healthfc_release", "network", options_class=hfc.ReleaseOptions, options=call(DatasetsPlan.healthfc_release_options),
-                inputs=call(DatasetsPlan.healthfc_release_inputs),
-                planned=_healthfc_data("release")),
-        JobSpec("healthfc_align", "light", options_class=hfc.AlignOptions, options=call(DatasetsPlan.healthfc_align_options), planned=_healthfc_data("align")),
-        JobSpec("healthfc_dataset", "light", options_class=hfc.DatasetOptions, options=call(DatasetsPlan.healthfc_dataset_options), inputs=call(DatasetsPlan.healthfc_dataset_inputs),
-                planned=_healthfc_data()),
-        JobSpec("healthfc_folds", "light", options_class=hfc.FoldsOptions, options=section("healthfc", "folds"),
-                planned=one_job(lambda plan: plan.stage_enabled("healthfc") or bool(plan.stage_enabled("experiments") and plan.healthfc.healthfc_runs()))),
-        JobSpec("healthfc_export", "light", options_class=NoOptions, options=call(no_options), planned=stage("healthfc")),
-        JobSpec("healthfc_stats", "light", options_class=hfc.StatsOptions, options=call(DatasetsPlan.healthfc_stats_options),
-                inputs=call(DatasetsPlan.stats_inputs), planned=stage("healthfc")),
-        JobSpec("healthfc_diff", "light", options_class=hfc.DiffOptions, options=call(DatasetsPlan.healthfc_diff_options),
-                planned=one_job(lambda plan: plan.stage_enabled("healthfc") and plan.datasets.healthfc_mode == "crawl+release")),
-        JobSpec("clinifact_fetch_studies", "network", options_class=cf.StudiesOptions, options=call(DatasetsPlan.clinifact_fetch_studies_options),
-                inputs=call(DatasetsPlan.clinifact_studies_inputs),
-                planned=_clinifact_data(_studies_read)),
-        JobSpec("clinifact_build_claims", "light", options_class=cf.ClaimsOptions, options=section("clinifact", "claims"),
-                planned=_clinifact_data(_rebuilt)),
-        JobSpec("clinifact_fetch_abstracts", "network", options_class=cf.AbstractsOptions, options=call(DatasetsPlan.clinifact_fetch_abstracts_options),
-                planned=_clinifact_data(_rebuilt)),
-        JobSpec("clinifact_build_pairs", "light", options_class=cf.PairsOptions, options=section("clinifact", "pairs"),
-                planned=_clinifact_data(_rebuilt)),
-        JobSpec("clinifact_import_release", "network", options_class=cf.ReleaseOptions, options=call(DatasetsPlan.clinifact_import_release_options),
-                inputs=call(DatasetsPlan.clinifact_release_inputs),
-                planned=_clinifact_data(lambda plan: not _rebuilt(plan))),
-        JobSpec("clinifact_export", "light", options_class=NoOptions, options=call(no_options),
-                planned=_clinifact_data(lambda plan: plan.stage_enabled("clinifact") and _rebuilt(plan))),
-        JobSpec("clinifact_stats", "light", options_class=cf.StatsOptions, options=section("clinifact", "stats"),
-                inputs=call(DatasetsPlan.stats_inputs), planned=stage("clinifact")),
-        JobSpec("clinifact_diff", "light", options_class=cf.DiffOptions, options=call(DatasetsPlan.clinifact_diff_options), inputs=call(DatasetsPlan.clinifact_diff_inputs),
-                planned=_clinifact_data(lambda plan: plan.stage_enabled("clinifact") and plan.datasets.clinifact_diff_enabled())),
-        JobSpec("dataset_import", "network", ("dataset",), options_class=ImportOptions, options=call(DatasetsPlan.dataset_import_options, "dataset"),
-                inputs=call(DatasetsPlan.dataset_import_inputs, "dataset"), planned=_datasets_declared),
-    ]

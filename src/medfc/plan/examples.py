@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS
-from medfc.plan.jobs import JobPlan, JobSpec, call, one_job
+from medfc.plan.jobs import JobPlan, job, one_job
 from medfc.plan.part import Part
 from medfc.tables.example_options import WrongClaimsOptions, ExampleClaimsOptions, ExamplePairsOptions
 
@@ -20,46 +20,6 @@ EXAMPLE_SPLIT = "test"  # the CliniFact split Table 7 takes its example from
 EXAMPLE_SPLITS = ("test", "validation", "train")  # the splits Table 5 searches, in order, for a pair of each label
 EXAMPLE_LANG = "en"  # Table 1's language (the paper's English)
 EXAMPLE_TABLES = ("healthfc_table1", "healthfc_table4", "clinifact_table5", "clinifact_table7")
-
-
-class ExamplesPlan(Part):
-    """The example tables' part of a plan (:class:`medfc.plan.Plan`)."""
-
-    @property
-    def healthfc_dataset_file(self) -> str:
-        return self.layout.under("healthfc/dataset/healthfc.jsonl")
-
-    def example_claims_inputs(self) -> dict[str, str]:
-        return {"dataset": self.healthfc_dataset_file}
-
-    def example_claims_options(self) -> dict[str, object]:
-        return {"lang": EXAMPLE_LANG, "words": EXCERPT_WORDS}
-
-    def error_runs(self) -> list[dict[str, object]]:
-        """Every fold of every HealthFC row whose system selects evidence (the candidates of Table 4), in the plan's order."""
-        return [dict(r) for r in self.healthfc.healthfc_runs(EVIDENCE_SYSTEMS)]
-
-    def errors_inputs(self) -> dict[str, object]:
-        runs = self.error_runs()
-        return {"scores": [f"{self.healthfc.healthfc_run_dir(r)}/scores.json" for r in runs],
-                "predictions": [f"{self.healthfc.healthfc_run_dir(r)}/predictions.jsonl" for r in runs], "dataset": self.healthfc_dataset_file}
-
-    def errors_options(self) -> dict[str, object]:
-        return {"entries": self.error_runs(), "shown": ERRORS_SHOWN, "words": EVIDENCE_WORDS, "scale": self.config["experiments"]["scale"]}
-
-    def example_pairs_inputs(self) -> dict[str, str]:
-        return {"pairs": f"{self.experiments.clinifact_pairs_dir}/{EXAMPLE_SPLIT}_set.csv"}
-
-    def example_splits_inputs(self) -> dict[str, list[str]]:
-        """Table 5's: every split, in the order it searches them for a pair of each label."""
-        return {"pairs": [f"{self.experiments.clinifact_pairs_dir}/{s}_set.csv" for s in EXAMPLE_SPLITS]}
-
-    def example_pairs_options(self) -> dict[str, object]:
-        return {"split": EXAMPLE_SPLIT, "words": EXCERPT_WORDS}
-
-    def example_targets(self) -> list[str]:
-        """The CSV of each example table the run makes."""
-        return [f"{self.layout.tables}/{name}.csv" for name, planned in zip(EXAMPLE_TABLES, _PLANNED) if planned(self)]  # type: ignore[arg-type]
 
 
 def _claims_planned(plan: JobPlan) -> bool:
@@ -77,15 +37,51 @@ def _pairs_planned(plan: JobPlan) -> bool:
 _PLANNED = (_claims_planned, _errors_planned, _pairs_planned, _pairs_planned)  # each of EXAMPLE_TABLES
 
 
-def example_jobs() -> list[JobSpec]:
-    """The example tables' records."""
-    return [
-        JobSpec("healthfc_table1", "light", options=call(ExamplesPlan.example_claims_options), options_class=ExampleClaimsOptions,
-                inputs=call(ExamplesPlan.example_claims_inputs), planned=one_job(_claims_planned)),
-        JobSpec("healthfc_table4", "light", options=call(ExamplesPlan.errors_options), options_class=WrongClaimsOptions,
-                inputs=call(ExamplesPlan.errors_inputs), planned=one_job(_errors_planned)),
-        JobSpec("clinifact_table5", "light", options=call(ExamplesPlan.example_pairs_options), options_class=ExamplePairsOptions,
-                inputs=call(ExamplesPlan.example_splits_inputs), planned=one_job(_pairs_planned)),
-        JobSpec("clinifact_table7", "light", options=call(ExamplesPlan.example_pairs_options), options_class=ExamplePairsOptions,
-                inputs=call(ExamplesPlan.example_pairs_inputs), planned=one_job(_pairs_planned)),
-    ]
+class ExamplesPlan(Part):
+    """The example tables' part of a plan (:class:`medfc.plan.Plan`)."""
+
+    @property
+    def healthfc_dataset_file(self) -> str:
+        return self.layout.under("healthfc/dataset/healthfc.jsonl")
+
+    def example_claims_inputs(self) -> dict[str, str]:
+        return {"dataset": self.healthfc_dataset_file}
+
+    @job("light", one_job(_claims_planned), options_class=ExampleClaimsOptions, inputs=example_claims_inputs)
+    def healthfc_table1(self) -> dict[str, object]:
+        return {"lang": EXAMPLE_LANG, "words": EXCERPT_WORDS}
+
+    def error_runs(self) -> list[dict[str, object]]:
+        """Every fold of every HealthFC row whose system selects evidence (the candidates of Table 4), in the plan's order."""
+        return [dict(r) for r in self.healthfc.healthfc_runs(EVIDENCE_SYSTEMS)]
+
+    def errors_inputs(self) -> dict[str, object]:
+        runs = self.error_runs()
+        return {"scores": [f"{self.healthfc.healthfc_run_dir(r)}/scores.json" for r in runs],
+                "predictions": [f"{self.healthfc.healthfc_run_dir(r)}/predictions.jsonl" for r in runs], "dataset": self.healthfc_dataset_file}
+
+    @job("light", one_job(_errors_planned), options_class=WrongClaimsOptions, inputs=errors_inputs)
+    def healthfc_table4(self) -> dict[str, object]:
+        return {"entries": self.error_runs(), "shown": ERRORS_SHOWN, "words": EVIDENCE_WORDS, "scale": self.config["experiments"]["scale"]}
+
+    def example_pairs_inputs(self) -> dict[str, str]:
+        return {"pairs": f"{self.experiments.clinifact_pairs_dir}/{EXAMPLE_SPLIT}_set.csv"}
+
+    def example_splits_inputs(self) -> dict[str, list[str]]:
+        """Table 5's: every split, in the order it searches them for a pair of each label."""
+        return {"pairs": [f"{self.experiments.clinifact_pairs_dir}/{s}_set.csv" for s in EXAMPLE_SPLITS]}
+
+    def example_pairs_options(self) -> dict[str, object]:
+        return {"split": EXAMPLE_SPLIT, "words": EXCERPT_WORDS}
+
+    @job("light", one_job(_pairs_planned), options_class=ExamplePairsOptions, inputs=example_splits_inputs)
+    def clinifact_table5(self) -> dict[str, object]:
+        return self.example_pairs_options()
+
+    @job("light", one_job(_pairs_planned), options_class=ExamplePairsOptions, inputs=example_pairs_inputs)
+    def clinifact_table7(self) -> dict[str, object]:
+        return self.example_pairs_options()
+
+    def example_targets(self) -> list[str]:
+        """The CSV of each example table the run makes."""
+        return [f"{self.layout.tables}/{name}.csv" for name, planned in zip(EXAMPLE_TABLES, _PLANNED) if planned(self)]  # type: ignore[arg-type]

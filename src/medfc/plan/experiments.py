@@ -16,7 +16,7 @@ from typing import TypedDict
 from medfc.common.llm_backends import runs_locally
 from medfc.common.options import Options
 from medfc.common.registry import lookup
-from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEMS, CliniFactSystem, ensembling_system
+from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEMS, CliniFactSystem, clinifact_system, ensembling_system
 from medfc.experiments.ensembles.ensemble import EnsembleOptions
 from medfc.experiments.final.train import HealthFCFinalOptions, PairsFinalOptions
 from medfc.experiments.models.options import (
@@ -32,14 +32,15 @@ from medfc.experiments.ensembles.stacking import HealthFCInnerOptions, PairsInne
 from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS, SYSTEMS, HealthFCFoldOptions, evidence_source, system_option_keys
 from medfc.experiments.healthfc.systems import system as system_spec
 from medfc.healthfc.options import RetrieveOptions
-from medfc.plan.jobs import Config, JobPlan, JobSpec, call, unique
+from medfc.plan.jobs import Config, JobPlan, Planned, job, unique
 from medfc.plan.models import layered, typed
 from medfc.plan.part import Part
-from medfc.plan.resources import model_job_resources, model_resources
+from medfc.plan.resources import model_job_resources
 from medfc.retrieval.search_sources import search_source, wildcard_pattern
 from medfc.scoring.options import HealthFCScoreOptions, PairsScoreOptions
 
 HEALTHFC_WILDCARDS = {"source": wildcard_pattern()}  # healthfc_retrieve's {source}: the registered search sources
+ZERO_SHOT, FINE_TUNED = clinifact_system("zero_shot"), clinifact_system("fine_tuned")
 
 
 class HealthFCRun(TypedDict):
@@ -86,12 +87,81 @@ class PairsDataset:
     all_runs: Callable[[], list[CliniFactRun]]
 
 
+def _healthfc_runs(plan: JobPlan) -> list[HealthFCRun]:
+    return plan.healthfc.healthfc_runs() if plan.stage_enabled("experiments") else []
+
+
+def _clinifact_runs(plan: JobPlan, system: str) -> list[CliniFactRun]:
+    return [r for r in plan.experiments.clinifact_runs() if r["system"] == system] if plan.stage_enabled("experiments") else []
+
+
+def _system_models(system: str) -> Planned:
+    """The jobs of a CliniFact system's rule of its own: one per model."""
+    return lambda plan: unique({"model": r["model"]} for r in _clinifact_runs(plan, system))
+
+
+def _members(plan: JobPlan, model: str) -> list[str]:
+    return plan.models.ensemble_members(model) if plan.models.is_ensemble(model) else [model]
+
+
+HFC_RUN = ("lang", "model", "system", "fold")
+
+
+def _healthfc_run(run: HealthFCRun, **changes: str) -> dict[str, object]:
+    return {**{k: run[k] for k in HFC_RUN}, **changes}  # type: ignore[literal-required]
+
+
+def _local_model(spec: CliniFactSystem) -> Callable[[Config], bool] | None:
+    """A system placed ``model``: whether any of its planned models runs in the job's process (its section's
+    ``backend``, with the model's own override), else it calls a server."""
+    if spec.placement != "model":
+        return None
+
+    def local(config: Config) -> bool:
+        cx = config["experiments"]["clinifact"]
+        models = config["models"]["clinifact"][spec.name] or [None]
+        return any(runs_locally({**cx[spec.section], **(cx[spec.overrides].get(m) or {} if m else {})}["backend"]) for m in models)
+    return local
+
+
+def _pairs_runs(plan: JobPlan) -> list[dict[str, str]]:
+    """Every planned run of the pairs path as its wildcards (CliniFact's discriminative system, each declared dataset)."""
+    if not plan.stage_enabled("experiments"):
+        return []
+    return [{"dataset": d, "model": r["model"]} for d in plan.experiments.pair_datasets() for r in plan.experiments.pairs_runs(d)]
+
+
+def _final(dataset: str, axes: tuple[str, ...]) -> Planned:
+    """The final models of one dataset's rows (``experiments.final``), by the rule's wildcards ``axes``."""
+    return lambda plan: unique({a: r[a] for a in axes} for r in plan.experiments.final_rows() if r["dataset"] == dataset) if plan.stage_enabled("experiments") else []
+
+
+def _pairs_final(plan: JobPlan) -> list[dict[str, str]]:
+    """The final models of the pairs datasets' rows (``experiments.final``)."""
+    return unique({"dataset": r["dataset"], "model": r["model"]} for r in plan.experiments.final_rows() if r["dataset"] in plan.experiments.pair_datasets()) \
+        if plan.stage_enabled("experiments") else []
+
+
 class HealthFCPlan(Part):
     """HealthFC's experiments' part of a plan (:class:`medfc.plan.Plan`): the run matrix (lang × model × system ×
     fold), each run's options and inputs, the retrieval and the final models of HealthFC's rows."""
 
     def healthfc_inner_cv_dir(self, lang: str, model: str, system: str, fold: int | str) -> str:
         return f"{self.experiments.inner_cv_dir}/healthfc/{lang}/{model}/{system}/fold{fold}"
+
+    def healthfc_evidence_file(self, source: str) -> str:
+        """The retrieved-evidence artifact of one source (rule healthfc_retrieve)."""
+        return f"{self.layout.evidence}/{source}.jsonl"
+
+    def healthfc_experiment_inputs(self, system: str) -> dict[str, str]:
+        """A run's inputs beyond the dataset and the folds: the retrieved evidence of its source, if any."""
+        source = evidence_source(system)
+        return {"evidence": self.healthfc_evidence_file(source)} if source else {}
+
+    def healthfc_retrieve_inputs(self, source: str) -> dict[str, str]:
+        """A prepared evidence file of the source (its ``file``), when one replaces searching."""
+        file = self.config["healthfc"]["retrieval"][source]["file"]
+        return {"file": file} if file else {}
 
     def healthfc_ensemble_inputs(self, lang: str, model: str, system: str, fold: int | str) -> dict[str, list[str]]:
         """An ensemble run's inputs: its members' predictions of the run's fold and, for a stack, their
@@ -102,10 +172,17 @@ class HealthFCPlan(Part):
             inputs["inner"] = [f"{self.healthfc_inner_cv_dir(lang, m, system, fold)}/predictions.jsonl" for m in members]
         return inputs
 
-    def healthfc_inner_cv_options(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCInnerOptions:
+    @job("light", lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan) if plan.models.is_ensemble(r["model"])),
+         inputs=healthfc_ensemble_inputs)
+    def healthfc_ensemble(self, model: str) -> EnsembleOptions:
+        return self.experiments.ensemble_options(model)
+
+    @job("compute", lambda plan: unique(_healthfc_run(r) for r in (plan.healthfc.healthfc_inner_runs() if _healthfc_runs(plan) else [])),
+         inputs=healthfc_experiment_inputs, resources=model_job_resources)
+    def healthfc_inner_cv(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCInnerOptions:
         """A member's inner cross-validation in one HealthFC run: the run's options as ``healthfc_experiment``
         has them (no checkpoints: nothing of it is kept) and the inner folds."""
-        run = self.healthfc_experiment_options(lang, model, system, fold).replace(checkpoint_dir=None)
+        run = self.healthfc_experiment(lang, model, system, fold).replace(checkpoint_dir=None)
         return typed(HealthFCInnerOptions, {"run": run, "inner": self.experiments.inner_folds_options()},
                      f"experiments.stacking[healthfc/{lang}/{model}/{system}/fold{fold}]")
 
@@ -166,7 +243,9 @@ class HealthFCPlan(Part):
         hx, smoke = self.config["experiments"]["healthfc"], self.config["experiments"]["smoke"]
         return self.models.model_config(model, hx["train"], hx["model_train"].get(model), hx["system_train"].get(system), smoke)
 
-    def healthfc_experiment_options(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCFoldOptions:
+    @job("compute", lambda plan: unique(_healthfc_run(r, model=m) for r in _healthfc_runs(plan) for m in _members(plan, r["model"])),
+         inputs=healthfc_experiment_inputs, resources=model_job_resources)
+    def healthfc_experiment(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCFoldOptions:
         """One HealthFC run's whole options (:class:`~medfc.experiments.healthfc.systems.HealthFCFoldOptions`): its
         model's config and just the system options this system depends on; the pipeline's ``evidence_train``
         is the selector's whole model config (an encoder's: the run's < evidence_train < smoke; a baseline's:
@@ -186,21 +265,9 @@ class HealthFCPlan(Part):
         }
         return typed(HealthFCFoldOptions, options, f"experiments.healthfc[{lang}/{model}/{system}/fold{fold}]")
 
-    def healthfc_evidence_file(self, source: str) -> str:
-        """The retrieved-evidence artifact of one source (rule healthfc_retrieve)."""
-        return f"{self.layout.evidence}/{source}.jsonl"
-
-    def healthfc_experiment_inputs(self, system: str) -> dict[str, str]:
-        """A run's inputs beyond the dataset and the folds: the retrieved evidence of its source, if any."""
-        source = evidence_source(system)
-        return {"evidence": self.healthfc_evidence_file(source)} if source else {}
-
-    def healthfc_retrieve_inputs(self, source: str) -> dict[str, str]:
-        """A prepared evidence file of the source (its ``file``), when one replaces searching."""
-        file = self.config["healthfc"]["retrieval"][source]["file"]
-        return {"file": file} if file else {}
-
-    def healthfc_retrieve_options(self, source: str) -> dict[str, object]:
+    @job("network", lambda plan: unique({"source": s} for r in _healthfc_runs(plan) if (s := evidence_source(r["system"]))),
+         options_class=RetrieveOptions, inputs=healthfc_retrieve_inputs)
+    def healthfc_retrieve(self, source: str) -> dict[str, object]:
         """The options of one source's retrieval: ``healthfc.retrieval`` and the source's own section (its
         answer cache under ``cache_dir`` unless set; the section completed as its registry record says, e.g.
         PubMed's per-PMID records shared with CliniFact)."""
@@ -210,7 +277,8 @@ class HealthFCPlan(Part):
                 "max_share_without_evidence": r["max_share_without_evidence"], "progress": r["progress"],
                 "cache_dir": r["cache_dir"] or f"{self.config['cache_dir']}/healthfc/evidence", "source_options": own}
 
-    def healthfc_score_options(self, lang: str, system: str) -> dict[str, object]:
+    @job("light", lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan)), options_class=HealthFCScoreOptions)
+    def healthfc_score(self, lang: str, system: str) -> dict[str, object]:
         """The scoring keys a run's scores depend on (the evidence keys only for the evidence-selecting systems) and
         the labels its system predicts (its record in :data:`~medfc.experiments.healthfc.systems.REGISTRY`)."""
         sc = self.config["scoring"]
@@ -221,16 +289,6 @@ class HealthFCPlan(Part):
         run = set(self.healthfc_systems_run())
         pairs = [p for p in self.config["scoring"]["healthfc_comparisons"] if p[0] in run and p[1] in run]
         return pairs, sorted({s for p in pairs for s in p}, key=SYSTEMS.index)
-
-    def healthfc_final_options(self, lang: str, model: str, system: str) -> HealthFCFinalOptions:
-        """A HealthFC row's final model: each member's run as the row's cross-validation has it (nothing kept there: the
-        final step keeps it), and its ensemble."""
-        members = self.models.ensemble_members(model) if self.models.is_ensemble(model) else [model]
-        fold = self.healthfc_folds_run()[0]
-        runs = [self.healthfc_experiment_options(lang, m, system, fold).replace(fold=-1, checkpoint_dir=None) for m in members]
-        options = {"row": f"{model} {system} ({lang})", "members": members, "runs": runs,
-                   "ensemble": self.experiments.ensemble_options(model) if self.models.is_ensemble(model) else None}
-        return typed(HealthFCFinalOptions, options, f"experiments.final[healthfc/{lang}/{model}/{system}]")
 
     def healthfc_final_inputs(self, lang: str, model: str, system: str) -> dict[str, object]:
         """The row's scores per fold, each member's cross-validation infos (its epochs) and, for a stack, its
@@ -246,6 +304,18 @@ class HealthFCPlan(Part):
         if self.models.is_stacked(model):
             inputs.update({f"oof_{m}": files(m, "predictions.jsonl") for m in members})
         return inputs
+
+    @job("compute", _final("healthfc", ("lang", "model", "system")), inputs=healthfc_final_inputs,
+         resources=lambda plan, model: plan.experiments.final_resources("healthfc_experiment", model))
+    def healthfc_final(self, lang: str, model: str, system: str) -> HealthFCFinalOptions:
+        """A HealthFC row's final model: each member's run as the row's cross-validation has it (nothing kept there: the
+        final step keeps it), and its ensemble."""
+        members = self.models.ensemble_members(model) if self.models.is_ensemble(model) else [model]
+        fold = self.healthfc_folds_run()[0]
+        runs = [self.healthfc_experiment(lang, m, system, fold).replace(fold=-1, checkpoint_dir=None) for m in members]
+        options = {"row": f"{model} {system} ({lang})", "members": members, "runs": runs,
+                   "ensemble": self.experiments.ensemble_options(model) if self.models.is_ensemble(model) else None}
+        return typed(HealthFCFinalOptions, options, f"experiments.final[healthfc/{lang}/{model}/{system}]")
 
 
 
@@ -281,10 +351,9 @@ class ExperimentsPlan(Part):
             inputs["inner"] = [f"{self.pairs_inner_cv_dir(dataset, m)}/predictions.jsonl" for m in members]
         return inputs
 
-    def pairs_inner_cv_options(self, dataset: str, model: str) -> PairsInnerOptions:
-        """A member's inner cross-validation over a pairs dataset's train + validation (no checkpoints)."""
-        run = self.pairs_experiment_options(dataset, model).replace(checkpoint_dir=None)
-        return typed(PairsInnerOptions, {"run": run, "inner": self.inner_folds_options()}, f"experiments.stacking[{dataset}/{model}]")
+    @job("light", lambda plan: unique(r for r in _pairs_runs(plan) if plan.models.is_ensemble(r["model"])), inputs=pairs_ensemble_inputs)
+    def pairs_ensemble(self, model: str) -> EnsembleOptions:
+        return self.ensemble_options(model)
 
     def pairs_inner_models(self, dataset: str) -> list[str]:
         """Every member whose inner cross-validation on ``dataset`` a planned stacked ensemble reads."""
@@ -334,7 +403,17 @@ class ExperimentsPlan(Part):
         """A member's inner cross-validation reads train and validation only: the test split is never its input."""
         return {s: f for s, f in self.pairs_split_inputs(dataset).items() if s != "test"}
 
-    def pairs_experiment_options(self, dataset: str, model: str) -> PairsTrainOptions:
+    @job("compute", lambda plan: unique({"dataset": d, "model": m} for d in plan.experiments.pair_datasets()
+                                        for m in (plan.experiments.pairs_inner_models(d) if _pairs_runs(plan) else [])),
+         inputs=pairs_inner_cv_inputs, resources=model_job_resources)
+    def pairs_inner_cv(self, dataset: str, model: str) -> PairsInnerOptions:
+        """A member's inner cross-validation over a pairs dataset's train + validation (no checkpoints)."""
+        run = self.pairs_experiment(dataset, model).replace(checkpoint_dir=None)
+        return typed(PairsInnerOptions, {"run": run, "inner": self.inner_folds_options()}, f"experiments.stacking[{dataset}/{model}]")
+
+    @job("compute", lambda plan: unique({"dataset": r["dataset"], "model": m} for r in _pairs_runs(plan) for m in _members(plan, r["model"])),
+         inputs=pairs_split_inputs, resources=model_job_resources)
+    def pairs_experiment(self, dataset: str, model: str) -> PairsTrainOptions:
         """A discriminative run's whole options (:class:`~medfc.experiments.models.options.PairsTrainOptions`): CliniFact's
         ``experiments.clinifact.train`` < ``model_train[model]`` < a declared dataset's ``datasets.<name>.train`` < the
         smoke caps; the title and the splits predicted are ``experiments.clinifact``'s for every dataset."""
@@ -384,6 +463,10 @@ class ExperimentsPlan(Part):
         return {"dataset": dataset, "classes": list(self.pairs_data(dataset).classes), "system": system, "n_resamples": bs["n_resamples"],
                 "seed": bs["seed"]}
 
+    @job("light", lambda plan: unique(_pairs_runs(plan)), options_class=PairsScoreOptions)
+    def pairs_score(self, dataset: str) -> dict[str, object]:
+        return self.pairs_score_options(ensembling_system().name, dataset)
+
     def _model_section(self, section: str, overrides: str, model: str) -> dict[str, object]:
         """``experiments.clinifact.<section>`` < ``experiments.clinifact.<overrides>[model]`` (keys of the section only)."""
         cx = self.config["experiments"]["clinifact"]
@@ -394,13 +477,24 @@ class ExperimentsPlan(Part):
                              f"({', '.join(sorted(cx[section]))})")
         return layered(cx[section], over)
 
-    def clinifact_zero_shot_options(self, model: str) -> ZeroShotOptions:
+    def clinifact_zero_shot_inputs(self) -> dict[str, str]:
+        return {s: f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in self.config["experiments"]["clinifact"]["zero_shot"]["splits"]}
+
+    @job(ZERO_SHOT.placement, _system_models(ZERO_SHOT.name), inputs=clinifact_zero_shot_inputs, resources=model_job_resources,
+         local_model=_local_model(ZERO_SHOT))
+    def clinifact_zero_shot(self, model: str) -> ZeroShotOptions:
         """A zero-shot CliniFact run's options (:class:`~medfc.experiments.models.options.ZeroShotOptions`)."""
         zs = self._model_section("zero_shot", "model_zero_shot", model)
         options = {**zs, "model": self.models.model_name(model), "cache_dir": zs["cache_dir"] or f"{self.config['cache_dir']}/completions"}
         return typed(ZeroShotOptions, options, f"experiments.clinifact.zero_shot[{model}]")
 
-    def clinifact_fine_tune_options(self, model: str) -> FineTuneOptions:
+    @job("light", _system_models(ZERO_SHOT.name), options_class=PairsScoreOptions)
+    def clinifact_zero_shot_score(self, model: str) -> dict[str, object]:
+        return self.pairs_score_options(ZERO_SHOT.name, "clinifact")
+
+    @job(FINE_TUNED.placement, _system_models(FINE_TUNED.name), inputs=lambda self: self.pairs_split_inputs("clinifact"),
+         resources=model_job_resources, local_model=_local_model(FINE_TUNED))
+    def clinifact_fine_tune(self, model: str) -> FineTuneOptions:
         """A fine-tuned generative run: fine_tune < model_fine_tune[model] < the smoke caps (the keys of
         experiments.smoke that fine_tune has); its adapters go under checkpoint_dir."""
         ft = self._model_section("fine_tune", "model_fine_tune", model)
@@ -409,8 +503,9 @@ class ExperimentsPlan(Part):
                    "save_dir": f"{self.models.checkpoints}/clinifact/fine_tuned/{model}"}
         return typed(FineTuneOptions, options, f"experiments.clinifact.fine_tune[{model}]")
 
-    def clinifact_zero_shot_inputs(self) -> dict[str, str]:
-        return {s: f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in self.config["experiments"]["clinifact"]["zero_shot"]["splits"]}
+    @job("light", _system_models(FINE_TUNED.name), options_class=PairsScoreOptions)
+    def clinifact_fine_tune_score(self, model: str) -> dict[str, object]:
+        return self.pairs_score_options(FINE_TUNED.name, "clinifact")
 
     def clinifact_runs(self) -> list[CliniFactRun]:
         """Every CliniFact run as {model, system, dir}: each registered system's models
@@ -419,8 +514,8 @@ class ExperimentsPlan(Part):
         return [self._run(spec.run_dir(self.layout.experiments, m), m, spec.name) for spec in CLINIFACT_SYSTEMS.values() for m in models[spec.name]]
 
     def clinifact_options(self, system: str, model: str) -> Options:
-        """One model's options in a run of a generative ``system`` (its builder in :data:`CLINIFACT_BUILDERS`)."""
-        return CLINIFACT_BUILDERS[system].options(self, model)
+        """One model's options in a run of a generative ``system`` (its rule's function in :data:`CLINIFACT_JOBS`)."""
+        return CLINIFACT_JOBS[system](self, model)
 
     def clinifact_table_entries(self) -> list[dict[str, object]]:
         return self.run_entries(self.clinifact_runs())
@@ -443,19 +538,21 @@ class ExperimentsPlan(Part):
             return self.layout.under(f"final/healthfc/{row['lang']}/{row['model']}/{row['system']}")
         return self.layout.under(f"final/{row['dataset']}/{row['model']}")
 
-    def pairs_final_options(self, dataset: str, model: str) -> PairsFinalOptions:
-        """A pairs dataset's row's final model: each member's run as the row trains it, and its ensemble."""
-        members = self.models.ensemble_members(model) if self.models.is_ensemble(model) else [model]
-        runs = [self.pairs_experiment_options(dataset, m).replace(checkpoint_dir=None) for m in members]
-        options = {"row": model, "members": members, "runs": runs, "ensemble": self.ensemble_options(model) if self.models.is_ensemble(model) else None}
-        return typed(PairsFinalOptions, options, f"experiments.final[{dataset}/{model}]")
-
     def pairs_final_inputs(self, dataset: str, model: str) -> dict[str, object]:
         """The splits, the row's scores and, for a stack, its members' inner cross-validation predictions."""
         inputs: dict[str, object] = {**self.pairs_split_inputs(dataset), "scores": f"{self.pairs_run_dir(dataset, model)}/scores.json"}
         if self.models.is_stacked(model):
             inputs.update({f"oof_{m}": f"{self.pairs_inner_cv_dir(dataset, m)}/predictions.jsonl" for m in self.models.ensemble_members(model)})
         return inputs
+
+    @job("compute", _pairs_final, inputs=pairs_final_inputs,
+         resources=lambda plan, model: plan.experiments.final_resources(ensembling_system().rule, model))
+    def pairs_final(self, dataset: str, model: str) -> PairsFinalOptions:
+        """A pairs dataset's row's final model: each member's run as the row trains it, and its ensemble."""
+        members = self.models.ensemble_members(model) if self.models.is_ensemble(model) else [model]
+        runs = [self.pairs_experiment(dataset, m).replace(checkpoint_dir=None) for m in members]
+        options = {"row": model, "members": members, "runs": runs, "ensemble": self.ensemble_options(model) if self.models.is_ensemble(model) else None}
+        return typed(PairsFinalOptions, options, f"experiments.final[{dataset}/{model}]")
 
     def final_resources(self, rule: str, model: str) -> dict[str, int]:
         """A final model's job: its members trained one after the other, each its run's row: the largest of each
@@ -467,135 +564,10 @@ class ExperimentsPlan(Part):
     def final_targets(self) -> list[str]:
         return [self.final_dir(r) for r in self.final_rows()] if self.stage_enabled("experiments") else []
 
-# ---------------------------------------------------------------------------------- the job table
 
-@dataclass(frozen=True)
-class CliniFactBuilders:
-    """What builds one job of a CliniFact system's rule: its options from the model alias, its input files."""
-
-    options: Callable[[ExperimentsPlan, str], Options]
-    inputs: Callable[[ExperimentsPlan], dict[str, str]]
-
-
-# each system of medfc.experiments.clinifact.systems.CLINIFACT_SYSTEMS but the one pairs path's (whose rules are
-# pairs_jobs'); a test keeps the two equal
-CLINIFACT_BUILDERS: dict[str, CliniFactBuilders] = {
-    "zero_shot": CliniFactBuilders(ExperimentsPlan.clinifact_zero_shot_options, ExperimentsPlan.clinifact_zero_shot_inputs),
-    "fine_tuned": CliniFactBuilders(ExperimentsPlan.clinifact_fine_tune_options, lambda plan: plan.experiments.pairs_split_inputs("clinifact")),
+# each system of medfc.experiments.clinifact.systems.CLINIFACT_SYSTEMS but the one pairs path's: its rule's function
+# (a test keeps the two equal)
+CLINIFACT_JOBS: dict[str, Callable[[ExperimentsPlan, str], Options]] = {
+    ZERO_SHOT.name: ExperimentsPlan.clinifact_zero_shot,
+    FINE_TUNED.name: ExperimentsPlan.clinifact_fine_tune,
 }
-
-
-def _healthfc_runs(plan: JobPlan) -> list[HealthFCRun]:
-    return plan.healthfc.healthfc_runs() if plan.stage_enabled("experiments") else []
-
-
-def _clinifact_runs(plan: JobPlan, system: str) -> list[CliniFactRun]:
-    return [r for r in plan.experiments.clinifact_runs() if r["system"] == system] if plan.stage_enabled("experiments") else []
-
-
-def _members(plan: JobPlan, model: str) -> list[str]:
-    return plan.models.ensemble_members(model) if plan.models.is_ensemble(model) else [model]
-
-
-HFC_RUN = ("lang", "model", "system", "fold")
-
-
-def _healthfc_run(run: HealthFCRun, **changes: str) -> dict[str, object]:
-    return {**{k: run[k] for k in HFC_RUN}, **changes}  # type: ignore[literal-required]
-
-
-def _local_model(spec: CliniFactSystem) -> Callable[[Config], bool] | None:
-    """A system placed ``model``: whether any of its planned models runs in the job's process (its section's
-    ``backend``, with the model's own override), else it calls a server."""
-    if spec.placement != "model":
-        return None
-
-    def local(config: Config) -> bool:
-        cx = config["experiments"]["clinifact"]
-        models = config["models"]["clinifact"][spec.name] or [None]
-        return any(runs_locally({**cx[spec.section], **(cx[spec.overrides].get(m) or {} if m else {})}["backend"]) for m in models)
-    return local
-
-
-def clinifact_jobs(spec: CliniFactSystem) -> list[JobSpec]:
-    """The rules of one CliniFact system of its own (not the pairs path's): its runs and their scores."""
-    model = ("model",)
-    build = CLINIFACT_BUILDERS[spec.name]
-    return [
-        JobSpec(spec.rule, spec.placement, model, options=call(build.options, "model"), inputs=call(build.inputs),
-                resources=model_resources(spec.rule), local_model=_local_model(spec),
-                planned=lambda plan: unique({"model": r["model"]} for r in _clinifact_runs(plan, spec.name))),
-        JobSpec(spec.score_rule, "light", model, options=call(ExperimentsPlan.pairs_score_options, args=(spec.name, "clinifact")),
-                options_class=PairsScoreOptions, planned=lambda plan: unique({"model": r["model"]} for r in _clinifact_runs(plan, spec.name))),
-    ]
-
-
-PAIRS = ("dataset", "model")
-
-
-def _pairs_runs(plan: JobPlan) -> list[dict[str, str]]:
-    """Every planned run of the pairs path as its wildcards (CliniFact's discriminative system, each declared dataset)."""
-    if not plan.stage_enabled("experiments"):
-        return []
-    return [{"dataset": d, "model": r["model"]} for d in plan.experiments.pair_datasets() for r in plan.experiments.pairs_runs(d)]
-
-
-def pairs_jobs() -> list[JobSpec]:
-    """The rules of the one discriminative path (:mod:`medfc.experiments.pairs`), one job per dataset and model: its
-    runs (an ensemble's members), their scores, the ensembles and the stacked members' inner cross-validations."""
-    spec = ensembling_system()
-    return [
-        JobSpec(spec.rule, spec.placement, PAIRS, options=call(ExperimentsPlan.pairs_experiment_options, *PAIRS),
-                inputs=call(ExperimentsPlan.pairs_split_inputs, "dataset"), resources=model_resources(spec.rule),
-                planned=lambda plan: unique({"dataset": r["dataset"], "model": m} for r in _pairs_runs(plan) for m in _members(plan, r["model"]))),
-        JobSpec(spec.score_rule, "light", PAIRS, options=call(ExperimentsPlan.pairs_score_options, "dataset", args=(spec.name,)),
-                options_class=PairsScoreOptions, planned=lambda plan: unique(_pairs_runs(plan))),
-        JobSpec(spec.ensemble_rule, "light", PAIRS, options=call(ExperimentsPlan.ensemble_options, "model"),
-                inputs=call(ExperimentsPlan.pairs_ensemble_inputs, *PAIRS),
-                planned=lambda plan: unique(r for r in _pairs_runs(plan) if plan.models.is_ensemble(r["model"]))),
-        JobSpec(spec.inner_cv_rule, "compute", PAIRS, options=call(ExperimentsPlan.pairs_inner_cv_options, *PAIRS),
-                inputs=call(ExperimentsPlan.pairs_inner_cv_inputs, "dataset"), resources=model_resources(spec.inner_cv_rule),
-                planned=lambda plan: unique({"dataset": d, "model": m} for d in plan.experiments.pair_datasets()
-                                            for m in (plan.experiments.pairs_inner_models(d) if _pairs_runs(plan) else []))),
-    ]
-
-
-def _final(dataset: str, axes: tuple[str, ...]) -> Callable[[JobPlan], list[dict[str, str]]]:
-    """The final models of one dataset's rows (``experiments.final``), by the rule's wildcards ``axes``."""
-    return lambda plan: unique({a: r[a] for a in axes} for r in plan.experiments.final_rows() if r["dataset"] == dataset) if plan.stage_enabled("experiments") else []
-
-
-def _pairs_final(plan: JobPlan) -> list[dict[str, str]]:
-    """The final models of the pairs datasets' rows (``experiments.final``)."""
-    return unique({"dataset": r["dataset"], "model": r["model"]} for r in plan.experiments.final_rows() if r["dataset"] in plan.experiments.pair_datasets()) \
-        if plan.stage_enabled("experiments") else []
-
-
-def experiment_jobs() -> list[JobSpec]:
-    """The experiments' rules' records: HealthFC's runs, retrieval, ensembles, inner cross-validations and
-    scores, the one pairs path's (:func:`pairs_jobs`), CliniFact's generative systems' (:func:`clinifact_jobs`) and the
-    final models'."""
-    return [
-        JobSpec("healthfc_retrieve", "network", ("source",), options=call(HealthFCPlan.healthfc_retrieve_options, "source"),
-                options_class=RetrieveOptions, inputs=call(HealthFCPlan.healthfc_retrieve_inputs, "source"),
-                planned=lambda plan: unique({"source": s} for r in _healthfc_runs(plan) if (s := evidence_source(r["system"])))),
-        JobSpec("healthfc_experiment", "compute", HFC_RUN, options=call(HealthFCPlan.healthfc_experiment_options, *HFC_RUN),
-                inputs=call(HealthFCPlan.healthfc_experiment_inputs, "system"), resources=model_resources("healthfc_experiment"),
-                planned=lambda plan: unique(_healthfc_run(r, model=m) for r in _healthfc_runs(plan) for m in _members(plan, r["model"]))),
-        JobSpec("healthfc_ensemble", "light", HFC_RUN, options=call(ExperimentsPlan.ensemble_options, "model"),
-                inputs=call(HealthFCPlan.healthfc_ensemble_inputs, *HFC_RUN),
-                planned=lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan) if plan.models.is_ensemble(r["model"]))),
-        JobSpec("healthfc_inner_cv", "compute", HFC_RUN, options=call(HealthFCPlan.healthfc_inner_cv_options, *HFC_RUN),
-                inputs=call(HealthFCPlan.healthfc_experiment_inputs, "system"), resources=model_resources("healthfc_inner_cv"),
-                planned=lambda plan: unique(_healthfc_run(r) for r in (plan.healthfc.healthfc_inner_runs() if _healthfc_runs(plan) else []))),
-        JobSpec("healthfc_score", "light", HFC_RUN, options=call(HealthFCPlan.healthfc_score_options, "lang", "system"),
-                options_class=HealthFCScoreOptions, planned=lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan))),
-        *pairs_jobs(),
-        *(job for spec in CLINIFACT_SYSTEMS.values() if not spec.pairs for job in clinifact_jobs(spec)),
-        JobSpec("healthfc_final", "compute", ("lang", "model", "system"), options=call(HealthFCPlan.healthfc_final_options, "lang", "model", "system"),
-                inputs=call(HealthFCPlan.healthfc_final_inputs, "lang", "model", "system"),
-                resources=lambda plan, w: plan.experiments.final_resources("healthfc_experiment", w["model"]), planned=_final("healthfc", ("lang", "model", "system"))),
-        JobSpec("pairs_final", "compute", PAIRS, options=call(ExperimentsPlan.pairs_final_options, *PAIRS),
-                inputs=call(ExperimentsPlan.pairs_final_inputs, *PAIRS),
-                resources=lambda plan, w: plan.experiments.final_resources(ensembling_system().rule, w["model"]), planned=_pairs_final),
-    ]

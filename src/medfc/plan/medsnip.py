@@ -24,7 +24,7 @@ from medfc.medsnip.options import (
 )
 from medfc.medsnip.sources import ANSWER_SOURCES, answer_source, enabled_sources
 from medfc.medsnip.verifier_kinds import verifier_kind
-from medfc.plan.jobs import Build, Config, JobPlan, JobSpec, Planned, call
+from medfc.plan.jobs import Config, JobPlan, job
 from medfc.plan.models import layered
 from medfc.plan.part import Part
 
@@ -35,6 +35,51 @@ from medfc.plan.part import Part
 MEDSNIP_TITLES = {name: s.title for name, s in ANSWER_SOURCES.items()}  # each answer source's table title
 STATEMENT_PROMPTS = ["medsnip/healthfc_statement", "llm/json_repair"]
 MEDSNIP_WILDCARDS = {"dataset": "|".join(MEDSNIP_TITLES), "mode": "|".join(MODES), "verifier": r"[A-Za-z0-9][A-Za-z0-9_.+-]*"}
+
+
+def _medsnip(plan: JobPlan) -> list[str]:
+    return plan.medsnip.medsnip_datasets() if plan.stage_enabled("medsnip") else []
+
+
+def _datasets(plan: JobPlan) -> list[dict[str, str]]:
+    return [{"dataset": d} for d in _medsnip(plan)]
+
+
+def _fetched(plan: JobPlan) -> list[dict[str, str]]:
+    return [{"dataset": d} for d in _medsnip(plan) if plan.medsnip.medsnip_fetched(d)]
+
+
+def _decompositions(plan: JobPlan) -> list[dict[str, str]]:
+    return [{"dataset": d, "mode": m} for d in _medsnip(plan) for m in plan.medsnip.medsnip_modes(d)]
+
+
+def _verifications(plan: JobPlan) -> list[dict[str, str]]:
+    return [{**job, "verifier": v["name"]} for job in _decompositions(plan) for v in plan.config["medsnip"]["verifiers"]]
+
+
+def _model_resources(plan: JobPlan, rule: str, wildcards: Mapping[str, str]) -> dict[str, int]:
+    """A MedSNIP model rule's: by the LLM its job's options name (:meth:`MedsnipPlan.medsnip_resources`)."""
+    return {**plan.medsnip.medsnip_resources(plan.job_options(rule, wildcards)), "runtime": plan.config["medsnip"]["runtime"]}
+
+
+def _role_local(config: Config, overrides: Mapping[str, object] | None) -> bool:
+    """Whether a role's LLM (``medsnip.llm`` updated with the role's keys) runs in the job's own process."""
+    llm = {**config["medsnip"]["llm"], **(overrides or {})}
+    return bool(llm) and runs_locally(llm.get("backend"))
+
+
+def _prepare_local(config: Config) -> bool:
+    ms = config["medsnip"]
+    rewriting = any(answer_source(d).rewrites_claims(ms["datasets"][d]) for d in enabled_sources(ms["datasets"]))
+    return rewriting and _role_local(config, ms["rewriter"])
+
+
+def _decompose_local(config: Config) -> bool:
+    return _role_local(config, config["medsnip"]["decomposer"])
+
+
+def _verify_local(config: Config) -> bool:
+    return any(_role_local(config, v["llm"]) for v in config["medsnip"]["verifiers"])
 
 
 class MedsnipPlan(Part):
@@ -80,19 +125,9 @@ class MedsnipPlan(Part):
         """Whether an enabled dataset's claims are rewritten (the rewriter LLM is asked)."""
         return any(self.medsnip_rewrites(d) for d in self.medsnip_datasets())
 
-    def medsnip_prepare_options(self, dataset: str) -> dict[str, object]:
-        ds = self.ms["datasets"][dataset]
-        rewrite = self.medsnip_rewrites(dataset)
-        return {"source": dataset, "splits": ds.get("splits", []), "rewrite_claims": rewrite, "limit": ds["limit"],
-                "llm": self.medsnip_llm(self.ms["rewriter"]) if rewrite else None, **self._medsnip_common()}
-
     def medsnip_fetched(self, dataset: str) -> bool:
         """Whether a dataset's answers come from its file on the Hugging Face Hub (a source that may, its ``path`` null)."""
         return answer_source(dataset).hub and self.ms["datasets"][dataset]["path"] is None
-
-    def medsnip_fetch_options(self, dataset: str) -> dict[str, object]:
-        """A dataset's Hub file (its section's ``hf``), downloaded once into ``<cache_dir>/medsnip/hub``."""
-        return {"dataset": dataset, **self.ms["datasets"][dataset]["hf"], "cache_dir": self.config["cache_dir"]}
 
     def medsnip_prepare_inputs(self, dataset: str) -> dict[str, str]:
         """What a dataset's answers are read from: the HealthFC dataset (built as needed), the rows of its Hub file
@@ -105,53 +140,25 @@ class MedsnipPlan(Part):
             source = self.ms["datasets"][dataset]["path"]
         return {"source": source}
 
-    def medsnip_decompose_options(self, dataset: str, mode: str) -> dict[str, object]:
-        ms = self.ms
-        given = answer_source(dataset).given_atoms and mode in GIVEN_ATOM_MODES
-        return {"mode": mode, "atoms_from": ms["atoms_from"] if given else "extract",
-                "fallback_whole_text": ms["fallback_whole_text"],
-                "llm": self.medsnip_llm(ms["decomposer"]) if mode in LLM_MODES else None, **self._medsnip_common()}
-
     def medsnip_retrieval(self) -> dict[str, object]:
         r = self.ms["retrieval"]
         return {**r, "search_cache_dir": self.medsnip_cache(r["search_cache_dir"], "medsnip/search"),
                 "pubmed": {**r["pubmed"], "cache_dir": self.medsnip_cache(r["pubmed"]["cache_dir"], "clinifact/pubmed")},
                 "web": {**r["web"], "http_cache_dir": self.medsnip_cache(r["web"]["http_cache_dir"], "medsnip/web")}}
 
-    def medsnip_verify_options(self, verifier: str) -> dict[str, object]:
-        v = self.medsnip_verifier(verifier)
-        return {"verifier": v["kind"], "name": v["name"], "unparsed": v["unparsed"], "llm": self.medsnip_llm(v["llm"]),
-                "retrieval": self.medsnip_retrieval() if verifier_kind(v["kind"]).retrieves else None, **self._medsnip_common()}
-
-    def medsnip_score_options(self, dataset: str) -> dict[str, object]:
-        ds = self.ms["datasets"][dataset]
-        level, baseline = (ds["level"], ds["baseline_mode"]) if answer_source(dataset).own_level else ("answer", "atoms")
-        return {"level": level, "baseline_mode": baseline, **self.ms["score"]}
-
-    def medsnip_table_options(self, dataset: str) -> dict[str, object]:
-        return {"title": answer_source(dataset).title, "dataset": dataset}
-
     def medsnip_table_inputs(self) -> dict[str, str]:
         """The papers' numbers: the paper's rows of each dataset below ours (editing them rewrites the tables)."""
         return {"papers": self.models.papers}
 
     def medsnip_structure_inputs(self) -> dict[str, list[str]]:
-        """Table 3's: every dataset's answers, then its units of every mode (in :meth:`medsnip_structure_options`' order)."""
+        """Table 3's: every dataset's answers, then its units of every mode (in :meth:`medsnip_structure`' order)."""
         datasets = self.medsnip_datasets()
         return {"answers": [f"{self.layout.medsnip}/{d}/answers.jsonl" for d in datasets],
                 "units": [f"{self.layout.medsnip}/{d}/units/{m}.jsonl" for d in datasets for m in self.medsnip_modes(d)]}
 
-    def medsnip_structure_options(self) -> dict[str, object]:
-        datasets = self.medsnip_datasets()
-        return {"datasets": datasets, "titles": {d: answer_source(d).title for d in datasets},
-                "units": [{"dataset": d, "mode": m} for d in datasets for m in self.medsnip_modes(d)]}
-
     def medsnip_tau_inputs(self, dataset: str) -> dict[str, object]:
         """Table 6's: the dataset's answers and every verdict file (the verdicts as made: no LLM call)."""
         return {"answers": f"{self.layout.medsnip}/{dataset}/answers.jsonl", "verdicts": self._medsnip_verdicts(dataset, ".jsonl")}
-
-    def medsnip_tau_options(self, dataset: str) -> dict[str, object]:
-        return {"title": answer_source(dataset).title, "taus": self.ms["tau_sweep"], "score": self.medsnip_score_options(dataset)}
 
     def medsnip_prompts(self, names: list[str]) -> dict[str, str]:
         """{prompt name: sha256 of its file}: in a rule's params, so editing a prompt reruns its rules."""
@@ -197,77 +204,63 @@ class MedsnipPlan(Part):
         ms = self.ms
         return {"threads": ms["threads"], "gpu": ms["gpu"], "mem_mb": ms["mem_mb"]} if local else {"threads": 1, "gpu": 0, "mem_mb": 2048}
 
+    # ----------------------------------------------------------------------- jobs (each rule's options)
+    @job("network", _fetched, options_class=FetchOptions)
+    def medsnip_fetch(self, dataset: str) -> dict[str, object]:
+        """A dataset's Hub file (its section's ``hf``), downloaded once into ``<cache_dir>/medsnip/hub``."""
+        return {"dataset": dataset, **self.ms["datasets"][dataset]["hf"], "cache_dir": self.config["cache_dir"]}
+
+    @job("model", _datasets, options_class=PrepareOptions, inputs=medsnip_prepare_inputs, prompts=medsnip_prepare_prompts,
+         resources=_model_resources, local_model=_prepare_local)
+    def medsnip_prepare(self, dataset: str) -> dict[str, object]:
+        ds = self.ms["datasets"][dataset]
+        rewrite = self.medsnip_rewrites(dataset)
+        return {"source": dataset, "splits": ds.get("splits", []), "rewrite_claims": rewrite, "limit": ds["limit"],
+                "llm": self.medsnip_llm(self.ms["rewriter"]) if rewrite else None, **self._medsnip_common()}
+
+    @job("model", _decompositions, options_class=DecomposeOptions, prompts=medsnip_decompose_prompts, resources=_model_resources,
+         local_model=_decompose_local)
+    def medsnip_decompose(self, dataset: str, mode: str) -> dict[str, object]:
+        ms = self.ms
+        given = answer_source(dataset).given_atoms and mode in GIVEN_ATOM_MODES
+        return {"mode": mode, "atoms_from": ms["atoms_from"] if given else "extract",
+                "fallback_whole_text": ms["fallback_whole_text"],
+                "llm": self.medsnip_llm(ms["decomposer"]) if mode in LLM_MODES else None, **self._medsnip_common()}
+
+    @job("model", _verifications, options_class=VerifyOptions, inputs=medsnip_verify_inputs, prompts=medsnip_verify_prompts,
+         resources=_model_resources, local_model=_verify_local)
+    def medsnip_verify(self, verifier: str) -> dict[str, object]:
+        v = self.medsnip_verifier(verifier)
+        return {"verifier": v["kind"], "name": v["name"], "unparsed": v["unparsed"], "llm": self.medsnip_llm(v["llm"]),
+                "retrieval": self.medsnip_retrieval() if verifier_kind(v["kind"]).retrieves else None, **self._medsnip_common()}
+
+    @job("light", _datasets, options_class=ScoreOptions, inputs=medsnip_score_inputs)
+    def medsnip_score(self, dataset: str) -> dict[str, object]:
+        ds = self.ms["datasets"][dataset]
+        level, baseline = (ds["level"], ds["baseline_mode"]) if answer_source(dataset).own_level else ("answer", "atoms")
+        return {"level": level, "baseline_mode": baseline, **self.ms["score"]}
+
+    @job("light", _datasets, options_class=TableOptions, inputs=medsnip_table_inputs)
+    def medsnip_table(self, dataset: str) -> dict[str, object]:
+        return {"title": answer_source(dataset).title, "dataset": dataset}
+
+    @job("light", lambda plan: [{}] if _medsnip(plan) else [], options_class=StructureOptions, inputs=medsnip_structure_inputs)
+    def medsnip_structure(self) -> dict[str, object]:
+        datasets = self.medsnip_datasets()
+        return {"datasets": datasets, "titles": {d: answer_source(d).title for d in datasets},
+                "units": [{"dataset": d, "mode": m} for d in datasets for m in self.medsnip_modes(d)]}
+
+    @job("light", _datasets, options_class=TauOptions, inputs=medsnip_tau_inputs)
+    def medsnip_tau(self, dataset: str) -> dict[str, object]:
+        return {"title": answer_source(dataset).title, "taus": self.ms["tau_sweep"], "score": self.medsnip_score(dataset)}
+
+    @job("light", _datasets, options_class=TableOptions)
+    def medsnip_calls(self, dataset: str) -> dict[str, object]:
+        return self.medsnip_table(dataset)
+
     def medsnip_targets(self) -> list[str]:
         if not self.config["stages"].get("medsnip", False):
             return []
         per_dataset = [f"{self.layout.medsnip}/{d}/{name}" for d in self.medsnip_datasets()
                        for name in ("table.csv", "table6_tau.csv", "fig21_calls.png")]
         return per_dataset + ([f"{self.layout.medsnip}/table3_structure.csv"] if self.medsnip_datasets() else [])
-
-
-# ---------------------------------------------------------------------------------- the job table
-
-def _medsnip(plan: JobPlan) -> list[str]:
-    return plan.medsnip.medsnip_datasets() if plan.stage_enabled("medsnip") else []
-
-
-def _medsnip_resources(rule: str) -> Build:
-    """A MedSNIP model rule's: by the LLM its job's options name (:meth:`MedsnipPlan.medsnip_resources`)."""
-    return lambda plan, w: {**plan.medsnip.medsnip_resources(plan.job_options(rule, w)), "runtime": plan.config["medsnip"]["runtime"]}
-
-
-def _role_local(config: Config, overrides: Mapping[str, object] | None) -> bool:
-    """Whether a role's LLM (``medsnip.llm`` updated with the role's keys) runs in the job's own process."""
-    llm = {**config["medsnip"]["llm"], **(overrides or {})}
-    return bool(llm) and runs_locally(llm.get("backend"))
-
-
-def _prepare_local(config: Config) -> bool:
-    ms = config["medsnip"]
-    rewriting = any(answer_source(d).rewrites_claims(ms["datasets"][d]) for d in enabled_sources(ms["datasets"]))
-    return rewriting and _role_local(config, ms["rewriter"])
-
-
-def _decompose_local(config: Config) -> bool:
-    return _role_local(config, config["medsnip"]["decomposer"])
-
-
-def _verify_local(config: Config) -> bool:
-    return any(_role_local(config, v["llm"]) for v in config["medsnip"]["verifiers"])
-
-
-def medsnip_jobs() -> list[JobSpec]:
-    """The MedSNIP rules' records (the job table, :mod:`medfc.plan.jobs`)."""
-    def decompositions(plan: JobPlan) -> list[dict[str, str]]:
-        return [{"dataset": d, "mode": m} for d in _medsnip(plan) for m in plan.medsnip.medsnip_modes(d)]
-
-    def verifications(plan: JobPlan) -> list[dict[str, str]]:
-        return [{**job, "verifier": v["name"]} for job in decompositions(plan) for v in plan.config["medsnip"]["verifiers"]]
-
-    datasets: Planned = lambda plan: [{"dataset": d} for d in _medsnip(plan)]  # noqa: E731
-    fetched: Planned = lambda plan: [{"dataset": d} for d in _medsnip(plan) if plan.medsnip.medsnip_fetched(d)]  # noqa: E731
-    return [
-        JobSpec("medsnip_fetch", "network", ("dataset",), options_class=FetchOptions, options=call(MedsnipPlan.medsnip_fetch_options, "dataset"),
-                planned=fetched),
-        JobSpec("medsnip_prepare", "model", ("dataset",), options_class=PrepareOptions, options=call(MedsnipPlan.medsnip_prepare_options, "dataset"),
-                inputs=call(MedsnipPlan.medsnip_prepare_inputs, "dataset"),
-                prompts=call(MedsnipPlan.medsnip_prepare_prompts, "dataset"), resources=_medsnip_resources("medsnip_prepare"),
-                local_model=_prepare_local, planned=datasets),
-        JobSpec("medsnip_decompose", "model", ("dataset", "mode"), options_class=DecomposeOptions, options=call(MedsnipPlan.medsnip_decompose_options, "dataset", "mode"),
-                prompts=call(MedsnipPlan.medsnip_decompose_prompts, "mode"), resources=_medsnip_resources("medsnip_decompose"),
-                local_model=_decompose_local, planned=decompositions),
-        JobSpec("medsnip_verify", "model", ("dataset", "mode", "verifier"), options_class=VerifyOptions, options=call(MedsnipPlan.medsnip_verify_options, "verifier"),
-                inputs=call(MedsnipPlan.medsnip_verify_inputs, "dataset", "mode", "verifier"), prompts=call(MedsnipPlan.medsnip_verify_prompts, "verifier"),
-                resources=_medsnip_resources("medsnip_verify"), local_model=_verify_local, planned=verifications),
-        JobSpec("medsnip_score", "light", ("dataset",), options_class=ScoreOptions, options=call(MedsnipPlan.medsnip_score_options, "dataset"),
-                inputs=call(MedsnipPlan.medsnip_score_inputs, "dataset"),
-                planned=datasets),
-        JobSpec("medsnip_table", "light", ("dataset",), options_class=TableOptions, options=call(MedsnipPlan.medsnip_table_options, "dataset"),
-                inputs=call(MedsnipPlan.medsnip_table_inputs), planned=datasets),
-        JobSpec("medsnip_structure", "light", options_class=StructureOptions, options=call(MedsnipPlan.medsnip_structure_options),
-                inputs=call(MedsnipPlan.medsnip_structure_inputs), planned=lambda plan: [{}] if _medsnip(plan) else []),
-        JobSpec("medsnip_tau", "light", ("dataset",), options_class=TauOptions, options=call(MedsnipPlan.medsnip_tau_options, "dataset"),
-                inputs=call(MedsnipPlan.medsnip_tau_inputs, "dataset"), planned=datasets),
-        JobSpec("medsnip_calls", "light", ("dataset",), options_class=TableOptions, options=call(MedsnipPlan.medsnip_table_options, "dataset"),
-                planned=datasets),
-    ]

@@ -10,7 +10,7 @@ from medfc.plan.jobs import Config, JobPlan
 from medfc.plan.layout import Layout
 
 #: the plan's attributes holding its parts, in the order it builds them
-PARTS = ("models", "datasets", "healthfc", "experiments", "tables", "examples", "medsnip")
+PARTS = ("models", "datasets", "healthfc", "experiments", "tables", "examples", "medsnip", "run")
 
 
 class Part:

@@ -44,7 +44,7 @@ import re
 from medfc.common.llm_backends import runs_locally
 from medfc.experiments.models import options as model_options  # MODEL_CONFIGS read when asked (a kind registered later is one)
 from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEMS, record_of_rule
-from medfc.plan.jobs import Build, Config, JobPlan
+from medfc.plan.jobs import Config, JobPlan
 
 KEYS = ("gpu", "threads", "mem_mb", "runtime")
 ROW_KEYS = ("threads", "mem_mb", "runtime")  # a row's own keys; its GPUs are experiments.gpu or none
@@ -136,28 +136,23 @@ def row_of(plan: JobPlan, rule: str, alias: str) -> str:
     return _large(how, model_size(plan, alias, llm=True))
 
 
-def model_job_resources(plan: JobPlan, rule: str, alias: str) -> dict[str, int]:
-    """``{gpu, threads, mem_mb, runtime}`` of one model job: its row, its GPUs (``experiments.gpu`` for a
+def model_job_resources(plan: JobPlan, rule: str, model: str) -> dict[str, int]:
+    """``{gpu, threads, mem_mb, runtime}`` of one model job (a model rule's record's ``resources``): its row, its GPUs (``experiments.gpu`` for a
     row of :func:`gpu_rows`, else 0), then its alias's ``models.resources`` values (not for a server job).
     An inner cross-validation (:func:`inner_cv_rules`) asks for its member's run's, ``inner_folds`` times the runtime."""
     ex = plan.config["experiments"]
     inner = inner_cv_rules()
     if rule in inner:
-        out = model_job_resources(plan, inner[rule], alias)
+        out = model_job_resources(plan, inner[rule], model)
         return {**out, "runtime": out["runtime"] * ex["stacking"]["inner_folds"]}
-    row = row_of(plan, rule, alias)
+    row = row_of(plan, rule, model)
     out = {"gpu": ex["gpu"] if row in gpu_rows() else 0, **{k: ex["resources"][row][k] for k in ROW_KEYS}}
     if ex["scale"] == SMOKE:
         out["threads"] = 1
     if row != "server":
-        own = plan.config["models"]["resources"].get(alias) or {}
+        own = plan.config["models"]["resources"].get(model) or {}
         out.update({k: own[k] for k in KEYS if k in own})
     return out
-
-
-def model_resources(rule: str) -> Build:
-    """A model rule's record's ``resources``: its model's kind and size (:func:`model_job_resources`)."""
-    return lambda plan, w: model_job_resources(plan, rule, w["model"])
 
 
 def moved_key(config: Config) -> str | None:

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 from medfc.experiments.healthfc.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS
 from medfc.figures.options import Fig3Options
 from medfc.plan.experiments import CliniFactRun, HealthFCRun
-from medfc.plan.jobs import JobPlan, JobSpec, call, one_job
+from medfc.plan.jobs import JobPlan, job, one_job
 from medfc.plan.part import Part
 from medfc.tables.errors import ErrorsOptions
 from medfc.tables.options import TABLE_OPTIONS, DatasetTableOptions
@@ -39,6 +39,10 @@ class TableSpec:
     options: Callable[[TablesPlan, list[Entry]], dict[str, Any]] = lambda plan, entries: {}
 
 
+def _fig3_planned(plan: JobPlan) -> bool:
+    return plan.stage_enabled("experiments") and bool(plan.experiments.clinifact_runs())
+
+
 class TablesPlan(Part):
     """The tables' and the figure's part of a plan (:class:`medfc.plan.Plan`)."""
 
@@ -55,7 +59,9 @@ class TablesPlan(Part):
         infos = [f"{f.rsplit('/', 1)[0]}/info.json" for f, e in zip(runs.files, runs.entries) if self.models.is_stacked(str(e["model"]))]
         return {runs.name: runs.files, "papers": self.models.papers, **({"infos": infos} if infos else {})}
 
-    def table_options(self, table: str) -> dict[str, object]:
+    @job("light", lambda plan: [{"table": t} for t in planned_tables(plan)] if plan.stage_enabled("experiments") else [],
+         options_class=lambda w: TABLE_OPTIONS[w["table"]], inputs=table_inputs)
+    def table(self, table: str) -> dict[str, object]:
         entries = self.table_runs(table).entries
         return {"entries": entries, "scale": self.config["experiments"]["scale"], **TABLE_SPECS[table].options(self, entries)}
 
@@ -65,7 +71,9 @@ class TablesPlan(Part):
         return {"scores": [f"{r['dir']}/scores.json" for r in runs],
                 "infos": [f"{r['dir']}/info.json" for r in runs if self.models.is_stacked(r["model"])]}
 
-    def dataset_table_options(self, dataset: str) -> dict[str, object]:
+    @job("light", lambda plan: [{"dataset": d} for d in plan.tables.dataset_tables()], options_class=DatasetTableOptions,
+         inputs=dataset_table_inputs)
+    def dataset_table(self, dataset: str) -> dict[str, object]:
         return {"dataset": dataset, "title": self.experiments.dataset_title(dataset),
                 "entries": self.experiments.run_entries(self.experiments.pairs_runs(dataset)),
                 "scale": self.config["experiments"]["scale"]}
@@ -107,7 +115,8 @@ class TablesPlan(Part):
             inputs["studies"] = self.layout.under("clinifact/studies/studies.jsonl.gz")
         return inputs
 
-    def clinifact_fig3_options(self) -> dict[str, object]:
+    @job("light", one_job(_fig3_planned), options_class=Fig3Options, inputs=clinifact_fig3_inputs)
+    def clinifact_fig3(self) -> dict[str, object]:
         """The runs shown; a run shown in place of the one ``fig3_pair`` names names that one (``stands_for``)."""
         picks, notes = self._fig3_picks()
         entries: list[dict[str, object]] = []
@@ -122,7 +131,7 @@ class TablesPlan(Part):
     # ------------------------------------------------------------------------------ error browser
     def error_browser_inputs(self) -> dict[str, object]:
         """The error browser's: every HealthFC run's predictions (each fold's) with the dataset, and each pairs dataset's
-        runs' (``pairs_<dataset>``) with its test split (``pairs_<dataset>_test``), in the order of :meth:`error_browser_options`."""
+        runs' (``pairs_<dataset>``) with its test split (``pairs_<dataset>_test``), in the order of :meth:`error_browser`."""
         inputs: dict[str, object] = {}
         if runs := self.healthfc.healthfc_runs():
             inputs["healthfc"] = [f"{self.healthfc.healthfc_run_dir(r)}/predictions.jsonl" for r in runs]
@@ -137,7 +146,8 @@ class TablesPlan(Part):
         out = [(d, self.experiments.dataset_runs(d)) for d in self.experiments.pair_datasets()]
         return [(d, runs) for d, runs in out if runs]
 
-    def error_browser_options(self) -> dict[str, object]:
+    @job("light", one_job(lambda plan: plan.tables.error_browser_planned()), options_class=ErrorsOptions, inputs=error_browser_inputs)
+    def error_browser(self) -> dict[str, object]:
         sections = [{"title": f"{self.experiments.dataset_title(d)} (test split)", "data": self.experiments.pairs_data(d), "entries": self.experiments.run_entries(runs)}
                     for d, runs in self._error_pairs()]
         return {"healthfc": [dict(r) for r in self.healthfc.healthfc_runs()], "pairs": sections, "scale": self.config["experiments"]["scale"]}
@@ -235,23 +245,3 @@ TABLE_SPECS: dict[str, TableSpec] = {
                                  planned=lambda plan: bool(plan.config["experiments"]["time_tables"] and plan.experiments.clinifact_runs())),
 }
 TABLES = tuple(TABLE_SPECS)
-
-
-def _fig3_planned(plan: JobPlan) -> bool:
-    return plan.stage_enabled("experiments") and bool(plan.experiments.clinifact_runs())
-
-
-def report_jobs() -> list[JobSpec]:
-    """The tables', Fig. 3's and the error browser's records."""
-    return [
-        JobSpec("table", "light", ("table",), options=call(TablesPlan.table_options, "table"),
-                options_class=lambda w: TABLE_OPTIONS[w["table"]], inputs=call(TablesPlan.table_inputs, "table"),
-                planned=lambda plan: [{"table": t} for t in planned_tables(plan)] if plan.stage_enabled("experiments") else []),
-        JobSpec("dataset_table", "light", ("dataset",), options=call(TablesPlan.dataset_table_options, "dataset"),
-                options_class=DatasetTableOptions, inputs=call(TablesPlan.dataset_table_inputs, "dataset"),
-                planned=lambda plan: [{"dataset": d} for d in plan.tables.dataset_tables()]),
-        JobSpec("clinifact_fig3", "light", options=call(TablesPlan.clinifact_fig3_options), options_class=Fig3Options,
-                inputs=call(TablesPlan.clinifact_fig3_inputs), planned=one_job(_fig3_planned)),
-        JobSpec("error_browser", "light", options=call(TablesPlan.error_browser_options), options_class=ErrorsOptions,
-                inputs=call(TablesPlan.error_browser_inputs), planned=one_job(lambda plan: plan.tables.error_browser_planned())),
-    ]

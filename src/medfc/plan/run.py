@@ -1,0 +1,52 @@
+"""The run's own jobs (its software record, its index and its LaTeX document), and every job's record
+(:func:`job_specs`: each part's, :mod:`medfc.plan.jobs`)."""
+
+from __future__ import annotations
+
+from medfc.common import provenance as _provenance
+from medfc.common.run_index import IndexOptions
+from medfc.plan import jobs
+from medfc.plan.datasets import DatasetsPlan
+from medfc.plan.examples import ExamplesPlan
+from medfc.plan.experiments import ExperimentsPlan, HealthFCPlan
+from medfc.plan.jobs import JobSpec, always, job, one_job
+from medfc.plan.medsnip import MedsnipPlan
+from medfc.plan.part import Part
+from medfc.plan.tables import TablesPlan
+from medfc.tables.options import DocumentOptions
+
+
+class RunPlan(Part):
+    """The run's own part of a plan (:class:`medfc.plan.Plan`)."""
+
+    def index_inputs(self) -> list[str]:
+        return self.targets()
+
+    def document_inputs(self) -> dict[str, list[str]]:
+        """``main.tex``'s: the LaTeX of every table the run makes (each table target's ``.tex`` beside its ``.csv``)
+        and the PDF of every figure (beside its ``.png``)."""
+        named = self.named_targets()
+        return {"tables": [t[: -len(".csv")] + ".tex" for t in named["tables"]],
+                "figures": [f[: -len(".png")] + ".pdf" for f in named["figures"]]}
+
+    @job("light", one_job(always), checked=False)
+    def provenance(self) -> dict[str, object]:
+        """The software of the run's results (its params, so a change reruns it; built only when Snakemake plans the job)."""
+        return {"software": _provenance.software()}
+
+    @job("light", one_job(always), options_class=IndexOptions, inputs=index_inputs)
+    def index(self) -> dict[str, object]:
+        """The run's index: its folder, its provenance records, the index job's own log and timing."""
+        return {"results": self.layout.results, "provenance": self.layout.provenance,
+                "own": [f"{self.layout.logs}/index.log", f"{self.layout.timings}/index.tsv"]}
+
+    @job("light", one_job(always), options_class=DocumentOptions, inputs=document_inputs)
+    def main_tex(self) -> dict[str, object]:
+        scale = self.config["experiments"]["scale"]
+        return {"title": f"medfc: the tables and figures of {self.layout.results} ({scale} scale)"}
+
+
+def job_specs() -> dict[str, JobSpec]:
+    """rule → its record, every part's then the run's own (a :class:`medfc.plan.Plan` builds it once,
+    :attr:`~medfc.plan.Plan.job_table`)."""
+    return jobs.table_of(jobs.specs_of(DatasetsPlan, HealthFCPlan, ExperimentsPlan, TablesPlan, ExamplesPlan, MedsnipPlan, RunPlan))
