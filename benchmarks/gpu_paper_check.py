@@ -209,7 +209,7 @@ def main() -> int:
                 out_dir = tmp / "healthfc" / run["lang"] / run["model"] / run["system"]
                 inputs = {"dataset": str(dataset), "folds": str(folds), **({"evidence": str(evidence[source])} if source else {})}
                 outputs = {"predictions": str(out_dir / "predictions.jsonl"), "info": str(out_dir / "info.json")}
-                options = plan.healthfc.healthfc_experiment_options(run["lang"], run["model"], run["system"], run["fold"]).to_mapping()
+                options = plan.healthfc.healthfc_experiment(run["lang"], run["model"], run["system"], run["fold"]).to_mapping()
                 jobs.append((f"{run['lang']}/{run['model']}/{run['system']}",
                              lambda i=inputs, o=outputs, p=options: call(exp_steps.healthfc_experiment, i, o, p)))
             runner.run("HealthFC (fold 0 of every planned lang × model × system)", jobs)
@@ -217,7 +217,7 @@ def main() -> int:
         splits = {s: str(sample_csv(carry / "clinifact" / f"{s}_set.csv", data / f"{s}_set.csv", args.pairs))
                   for s in ("train", "validation", "test")}
         cf_runs = plan.experiments.clinifact_runs()
-        kinds = {"discriminative": ("clinifact", exp_steps.pairs_experiment, lambda m: plan.experiments.pairs_experiment_options("clinifact", m)),
+        kinds = {"discriminative": ("clinifact", exp_steps.pairs_experiment, lambda m: plan.experiments.pairs_experiment("clinifact", m)),
                  "zero_shot": ("zero_shot", exp_steps.clinifact_zero_shot, plan.experiments.clinifact_zero_shot_options),
                  "fine_tuned": ("fine_tuned", exp_steps.clinifact_fine_tune, plan.experiments.clinifact_fine_tune_options)}
         for system, (part, step, options_of) in kinds.items():

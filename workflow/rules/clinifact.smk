@@ -2,7 +2,7 @@
 # → balanced 64/16/20 split → statistics and figures. The official release can replace the rebuilt
 # pairs (config clinifact.pairs_source: release), or be compared with them (clinifact_diff, when
 # clinifact.diff.release is set). Steps: medfc.clinifact.steps; see docs/clinifact.md. Config-dependent inputs
-# and options from medfc.plan (PLAN: the job table of medfc.plan.jobs).
+# and options from medfc.plan (PLAN, each rule's function: medfc.plan.datasets.DatasetsPlan).
 
 
 rule clinifact_fetch_studies:

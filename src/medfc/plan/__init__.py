@@ -5,9 +5,10 @@ A :class:`Plan` gives the targets of ``rule all``, the run matrix of every table
 system × fold; CliniFact: model × system), each job's input files that depend on the config and each
 job's fully built step options: every layering of training configs (``train`` < ``model_train`` <
 ``system_train`` < ``smoke``; the pipeline's selector < ``evidence_train`` < ``smoke``) is done here, once.
-The rules ask for them through four entry points, ``Plan.options(rule, wildcards)``, ``Plan.inputs``,
-``Plan.prompts`` and ``Plan.job_resources``, which look the rule up in the job table (:attr:`Plan.job_table`,
-built once: each stage's records, :mod:`medfc.plan.jobs`). :func:`medfc.plan.checks.check_plan` runs the plan's checks,
+A rule names the plan's function of its name, which carries its record (:mod:`medfc.plan.jobs`):
+``PLAN.options_of(HealthFCPlan.healthfc_experiment)``, ``inputs_of``, ``prompts_of``, ``threads_of`` and
+``resources_of``; by rule name, ``Plan.options(rule, wildcards)``, ``Plan.inputs``, ``Plan.prompts`` and
+``Plan.job_resources`` give the same (:attr:`Plan.job_table`: every record, built once). :func:`medfc.plan.checks.check_plan` runs the plan's checks,
 in one order, the last of which builds every planned job's options once
 (:meth:`Plan.build_jobs`, one loop over the table), so that a mistake found while building them stops the run at once;
 :func:`medfc.plan.config_errors.plan_for` is the one entry point (schema, defaults, plan, checks), each mistake

@@ -1,5 +1,5 @@
 """The papers' example tables' plan (HealthFC Tables 1 and 4, CliniFact Tables 5 and 7; workflow/rules/examples.smk): what
-each reads, its options, whether the run makes it, and their records of the job table (:func:`example_jobs`).
+each reads, its options, whether the run makes it, and their rules' records (``@job``, :mod:`medfc.plan.jobs`).
 
 How much of a text a table shows is fixed here, stated in each caption, so that a table fits its page: an article's
 snippet and an abstract's excerpt :data:`EXCERPT_WORDS` words, each evidence cell of Table 4 :data:`EVIDENCE_WORDS`,

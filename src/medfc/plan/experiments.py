@@ -2,8 +2,8 @@
 system), the ensembles' and stacked members' runs, and each job's whole options, built and typed here from the
 models' configs (:mod:`medfc.plan.models`), so a missing or wrong key stops the plan
 (:meth:`medfc.plan.Plan.build_jobs`) before any job runs or reads data; the job receives that object serialised
-(:meth:`medfc.plan.Plan.options`). :func:`experiment_jobs` declares the stage's rules as records of the job table
-(:mod:`medfc.plan.jobs`): which function builds each rule's options and inputs, and which jobs are planned."""
+(:meth:`medfc.plan.Plan.options`). Each rule's function carries its record (``@job``, :mod:`medfc.plan.jobs`): which
+functions build its inputs and resources, and which jobs are planned."""
 
 from __future__ import annotations
 
@@ -172,20 +172,6 @@ class HealthFCPlan(Part):
             inputs["inner"] = [f"{self.healthfc_inner_cv_dir(lang, m, system, fold)}/predictions.jsonl" for m in members]
         return inputs
 
-    @job("light", lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan) if plan.models.is_ensemble(r["model"])),
-         inputs=healthfc_ensemble_inputs)
-    def healthfc_ensemble(self, model: str) -> EnsembleOptions:
-        return self.experiments.ensemble_options(model)
-
-    @job("compute", lambda plan: unique(_healthfc_run(r) for r in (plan.healthfc.healthfc_inner_runs() if _healthfc_runs(plan) else [])),
-         inputs=healthfc_experiment_inputs, resources=model_job_resources)
-    def healthfc_inner_cv(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCInnerOptions:
-        """A member's inner cross-validation in one HealthFC run: the run's options as ``healthfc_experiment``
-        has them (no checkpoints: nothing of it is kept) and the inner folds."""
-        run = self.healthfc_experiment(lang, model, system, fold).replace(checkpoint_dir=None)
-        return typed(HealthFCInnerOptions, {"run": run, "inner": self.experiments.inner_folds_options()},
-                     f"experiments.stacking[healthfc/{lang}/{model}/{system}/fold{fold}]")
-
     def healthfc_inner_runs(self) -> list[HealthFCRun]:
         """Every (lang, member, system, fold) whose inner cross-validation a planned stacked ensemble reads,
         once each however many ensembles share the member."""
@@ -264,6 +250,20 @@ class HealthFCPlan(Part):
             "checkpoint_dir": self.models.checkpoint_dir(f"healthfc/{lang}/{model}/{system}/fold{fold}"),
         }
         return typed(HealthFCFoldOptions, options, f"experiments.healthfc[{lang}/{model}/{system}/fold{fold}]")
+
+    @job("light", lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan) if plan.models.is_ensemble(r["model"])),
+         inputs=healthfc_ensemble_inputs)
+    def healthfc_ensemble(self, model: str) -> EnsembleOptions:
+        return self.experiments.ensemble_options(model)
+
+    @job("compute", lambda plan: unique(_healthfc_run(r) for r in (plan.healthfc.healthfc_inner_runs() if _healthfc_runs(plan) else [])),
+         inputs=healthfc_experiment_inputs, resources=model_job_resources)
+    def healthfc_inner_cv(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCInnerOptions:
+        """A member's inner cross-validation in one HealthFC run: the run's options as ``healthfc_experiment``
+        has them (no checkpoints: nothing of it is kept) and the inner folds."""
+        run = self.healthfc_experiment(lang, model, system, fold).replace(checkpoint_dir=None)
+        return typed(HealthFCInnerOptions, {"run": run, "inner": self.experiments.inner_folds_options()},
+                     f"experiments.stacking[healthfc/{lang}/{model}/{system}/fold{fold}]")
 
     @job("network", lambda plan: unique({"source": s} for r in _healthfc_runs(plan) if (s := evidence_source(r["system"]))),
          options_class=RetrieveOptions, inputs=healthfc_retrieve_inputs)
@@ -351,10 +351,6 @@ class ExperimentsPlan(Part):
             inputs["inner"] = [f"{self.pairs_inner_cv_dir(dataset, m)}/predictions.jsonl" for m in members]
         return inputs
 
-    @job("light", lambda plan: unique(r for r in _pairs_runs(plan) if plan.models.is_ensemble(r["model"])), inputs=pairs_ensemble_inputs)
-    def pairs_ensemble(self, model: str) -> EnsembleOptions:
-        return self.ensemble_options(model)
-
     def pairs_inner_models(self, dataset: str) -> list[str]:
         """Every member whose inner cross-validation on ``dataset`` a planned stacked ensemble reads."""
         runs = self.pairs_runs(dataset) if self.stage_enabled("experiments") else []
@@ -403,14 +399,6 @@ class ExperimentsPlan(Part):
         """A member's inner cross-validation reads train and validation only: the test split is never its input."""
         return {s: f for s, f in self.pairs_split_inputs(dataset).items() if s != "test"}
 
-    @job("compute", lambda plan: unique({"dataset": d, "model": m} for d in plan.experiments.pair_datasets()
-                                        for m in (plan.experiments.pairs_inner_models(d) if _pairs_runs(plan) else [])),
-         inputs=pairs_inner_cv_inputs, resources=model_job_resources)
-    def pairs_inner_cv(self, dataset: str, model: str) -> PairsInnerOptions:
-        """A member's inner cross-validation over a pairs dataset's train + validation (no checkpoints)."""
-        run = self.pairs_experiment(dataset, model).replace(checkpoint_dir=None)
-        return typed(PairsInnerOptions, {"run": run, "inner": self.inner_folds_options()}, f"experiments.stacking[{dataset}/{model}]")
-
     @job("compute", lambda plan: unique({"dataset": r["dataset"], "model": m} for r in _pairs_runs(plan) for m in _members(plan, r["model"])),
          inputs=pairs_split_inputs, resources=model_job_resources)
     def pairs_experiment(self, dataset: str, model: str) -> PairsTrainOptions:
@@ -427,6 +415,18 @@ class ExperimentsPlan(Part):
             "checkpoint_dir": self.models.checkpoint_dir(f"{dataset}/{model}"),
         }
         return typed(PairsTrainOptions, options, f"{ds.key}[{model}]")
+
+    @job("light", lambda plan: unique(r for r in _pairs_runs(plan) if plan.models.is_ensemble(r["model"])), inputs=pairs_ensemble_inputs)
+    def pairs_ensemble(self, model: str) -> EnsembleOptions:
+        return self.ensemble_options(model)
+
+    @job("compute", lambda plan: unique({"dataset": d, "model": m} for d in plan.experiments.pair_datasets()
+                                        for m in (plan.experiments.pairs_inner_models(d) if _pairs_runs(plan) else [])),
+         inputs=pairs_inner_cv_inputs, resources=model_job_resources)
+    def pairs_inner_cv(self, dataset: str, model: str) -> PairsInnerOptions:
+        """A member's inner cross-validation over a pairs dataset's train + validation (no checkpoints)."""
+        run = self.pairs_experiment(dataset, model).replace(checkpoint_dir=None)
+        return typed(PairsInnerOptions, {"run": run, "inner": self.inner_folds_options()}, f"experiments.stacking[{dataset}/{model}]")
 
     def pairs_run_dir(self, dataset: str, model: str) -> str:
         return f"{self.layout.experiments}/{dataset}/{model}"

@@ -1,6 +1,6 @@
 """What each model job asks its executor for (``gpu``, ``threads``, ``mem_mb``, ``runtime``), by the kind
 and size of its model: plain functions of the validated config, called by the rules' ``threads:`` and
-``resources:`` through :meth:`medfc.plan.Plan.job_resources` (each rule's record in the job table, :mod:`medfc.plan.jobs`).
+``resources:`` through :meth:`medfc.plan.Plan.threads_of` and :meth:`~medfc.plan.Plan.resources_of` (each rule's record, :mod:`medfc.plan.jobs`).
 
 Every training and inference job is one row of ``experiments.resources`` (:data:`ROWS`):
 

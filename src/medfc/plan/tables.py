@@ -1,7 +1,7 @@
 """The tables' and Fig. 3's plan: each experiments table of the run (a record of :data:`TABLE_SPECS`: the runs
 it reads, which of their files, the options it adds), the two CliniFact runs Fig. 3 compares and the prediction
-files the run's error browser reads; the tables', the figure's and the error browser's records of the job table
-(:func:`report_jobs`)."""
+files the run's error browser reads; the tables', the figure's and the error browser's rules' records
+(``@job``, :mod:`medfc.plan.jobs`)."""
 
 from __future__ import annotations
 

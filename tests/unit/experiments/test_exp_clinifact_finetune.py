@@ -124,7 +124,7 @@ def test_the_rule_step_runs_the_plans_options_under_smoke_caps(clinifact_data, t
     cfg["experiments"]["smoke"] = {"max_steps": 1, "max_examples": 4}
     cfg["experiments"]["checkpoint_dir"] = str(tmp_path / "ck")
     cfg["experiments"]["clinifact"]["model_fine_tune"] = {"tinyllama": {"device": "cpu", "max_prompt_tokens": 96, "batch_size": 4, "epochs": 2}}
-    options = Plan(cfg).experiments.clinifact_fine_tune_options("tinyllama").to_mapping()
+    options = Plan(cfg).experiments.clinifact_fine_tune("tinyllama").to_mapping()
     out = {"predictions": str(tmp_path / "p.jsonl"), "info": str(tmp_path / "info.json")}
     info = call_step(steps.clinifact_fine_tune, {k: str(v) for k, v in clinifact_data.items()}, out, options)
     assert info["train"]["steps"] == 1 and info["train"]["examples_seen"] == 4  # the smoke caps

@@ -37,14 +37,14 @@ def run_members(plan: Plan, data: dict[str, Path], runs: Path, kept: Path, inner
     the ensemble step's inputs."""
     inputs: dict[str, list[str]] = {"predictions": [], "inner": []}
     for m in MEMBERS:
-        options = plan.experiments.pairs_experiment_options("clinifact", m).replace(checkpoint_dir=str(kept / "members" / m))
+        options = plan.experiments.pairs_experiment("clinifact", m).replace(checkpoint_dir=str(kept / "members" / m))
         out = {"predictions": str(runs / f"{m}.jsonl"), "info": str(runs / f"{m}.json")}
         call_step(pairs_experiment, {s: str(p) for s, p in data.items()}, out, options)
         inputs["predictions"].append(out["predictions"])
         if inner:
             out = {"predictions": str(runs / f"{m}.inner.jsonl"), "info": str(runs / f"{m}.inner.json")}
             call_step(pairs_inner_cv, {"train": str(data["train"]), "validation": str(data["validation"])}, out,
-                      plan.experiments.pairs_inner_cv_options("clinifact", m))
+                      plan.experiments.pairs_inner_cv("clinifact", m))
             inputs["inner"].append(out["predictions"])
     return inputs if inner else {"predictions": inputs["predictions"]}
 

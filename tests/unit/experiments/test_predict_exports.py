@@ -36,7 +36,7 @@ def kept_clinifact(clinifact_data, tmp_path) -> tuple[Path, Path]:
     predictions.jsonl)."""
     cfg = config(stages__experiments=True, models__clinifact={"discriminative": ["tfidf"], "zero_shot": [], "fine_tuned": []},
                  models__healthfc={"en": ["tfidf"], "de": []})
-    options = Plan(cfg).experiments.pairs_experiment_options("clinifact", "tfidf").replace(checkpoint_dir=str(tmp_path / "ckpt" / "clinifact" / "tfidf"))
+    options = Plan(cfg).experiments.pairs_experiment("clinifact", "tfidf").replace(checkpoint_dir=str(tmp_path / "ckpt" / "clinifact" / "tfidf"))
     out = {"predictions": str(tmp_path / "run" / "predictions.jsonl"), "info": str(tmp_path / "run" / "info.json")}
     call_step(pairs_experiment, {s: str(p) for s, p in clinifact_data.items()}, out, options)
     return tmp_path / "ckpt" / "clinifact" / "tfidf", Path(out["predictions"])

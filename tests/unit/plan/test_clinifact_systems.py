@@ -14,9 +14,12 @@ import pytest
 import yaml
 
 from medfc.experiments.clinifact import systems as C
-from medfc.plan import Plan, cluster, job_specs, jobs, resources
+from medfc.plan import Plan, cluster, job_specs, resources
 from medfc.plan.checks import check_plan
-from medfc.plan.experiments import CLINIFACT_BUILDERS, ExperimentsPlan
+from medfc.plan.experiments import CLINIFACT_JOBS, ExperimentsPlan, _local_model, _system_models
+from medfc.plan.jobs import job
+from medfc.plan.resources import model_job_resources
+from medfc.scoring.options import PairsScoreOptions
 from medfc.plan.prerequisites import _llms, planned_job_options
 from medfc.tables.clinifact import table8
 from medfc.tables.common import clinifact_name
@@ -46,32 +49,28 @@ def test_the_registry_names_the_schemas_model_lists_in_their_order():
 
 
 def test_the_rules_are_the_records_rules_folders_and_options():
-    """Each record's rule writes its run folder's predictions with the options its builders make, its score rule
-    scores them as its system, and its ensemble rule (discriminative only) writes the same folder."""
+    """Each record's rule writes its run folder's predictions with the options of the plan's function of its name,
+    its score rule scores them as its system, and its ensemble rule (discriminative only) writes the same folder."""
     experiments, scoring = rule_blocks(RULES / "experiments.smk"), rule_blocks(RULES / "scoring.smk")
     table = job_specs()
-    assert list(CLINIFACT_BUILDERS) == [name for name, spec in C.CLINIFACT_SYSTEMS.items() if not spec.pairs]
+    assert list(CLINIFACT_JOBS) == [name for name, spec in C.CLINIFACT_SYSTEMS.items() if not spec.pairs]
+    plan = Plan(defaults())
     for spec in C.CLINIFACT_SYSTEMS.values():
         # the one path's system: its rules' folder is every pairs dataset's (CliniFact's is <experiments>/clinifact/<model>)
         folder = "{EXP_DIR}/{{dataset}}/{{model}}" if spec.pairs else spec.run_dir("{EXP_DIR}", "{{model}}")
         made = experiments[spec.rule]
         assert f'predictions=f"{folder}/predictions.jsonl"' in made, spec.rule
-        assert f'options=lambda w: PLAN.options("{spec.rule}", w)' in made, spec.rule
-        if spec.pairs:
-            assert table[spec.rule].options == jobs.call(ExperimentsPlan.pairs_experiment_options, "dataset", "model"), spec.rule
-            assert table[spec.rule].inputs == jobs.call(ExperimentsPlan.pairs_split_inputs, "dataset"), spec.rule
-        else:
-            build = CLINIFACT_BUILDERS[spec.name]
-            assert table[spec.rule].options == jobs.call(build.options, "model"), spec.rule  # the job table's record
-            assert table[spec.rule].inputs == jobs.call(build.inputs), spec.rule
+        assert f"options=PLAN.options_of(ExperimentsPlan.{spec.rule})" in made, spec.rule
+        assert table[spec.rule].function is getattr(ExperimentsPlan, spec.rule), spec.rule
+        if not spec.pairs:
+            assert CLINIFACT_JOBS[spec.name] is table[spec.rule].function, spec.rule
         assert table[spec.rule].placement == spec.placement, spec.rule
         score = scoring[spec.score_rule]
         assert f"predictions=rules.{spec.rule}.output.predictions" in score, spec.score_rule
         assert f'scores=f"{folder}/scores.json"' in score, spec.score_rule
-        assert f'options=lambda w: PLAN.options("{spec.score_rule}", w)' in score, spec.score_rule
-        score_options = jobs.call(ExperimentsPlan.pairs_score_options, *(("dataset",) if spec.pairs else ()),
-                                  args=(spec.name,) if spec.pairs else (spec.name, "clinifact"))
-        assert table[spec.score_rule].options == score_options, spec.score_rule
+        assert f"options=PLAN.options_of(ExperimentsPlan.{spec.score_rule})" in score, spec.score_rule
+        w = {"dataset": "clinifact", "model": "tfidf"} if spec.pairs else {"model": "tfidf"}
+        assert plan.options(spec.score_rule, w)["system"] == spec.name and plan.options(spec.score_rule, w)["dataset"] == "clinifact"
         if spec.ensemble_rule:
             assert f'predictions=f"{folder}/predictions.jsonl"' in experiments[spec.ensemble_rule], spec.ensemble_rule
     made = {spec.rule for spec in C.CLINIFACT_SYSTEMS.values()} | {s.ensemble_rule for s in C.CLINIFACT_SYSTEMS.values() if s.ensemble_rule}
@@ -92,9 +91,23 @@ FEW_SHOT = C.CliniFactSystem("few_shot", section="zero_shot", rule="clinifact_fe
                              asks_llm=True, placement="model", resources="llm")
 
 
+def clinifact_few_shot(self, model):
+    return self.clinifact_zero_shot(model)
+
+
+def clinifact_few_shot_score(self, model):
+    return self.pairs_score_options(FEW_SHOT.name, "clinifact")
+
+
 def test_a_system_registered_in_a_test_is_planned_named_and_checked(monkeypatch, tmp_path):
+    """A system joins with its record and its two rules' functions (here set on the plan's class by the test)."""
     monkeypatch.setitem(C.CLINIFACT_SYSTEMS, "few_shot", FEW_SHOT)
-    monkeypatch.setitem(CLINIFACT_BUILDERS, "few_shot", CLINIFACT_BUILDERS["zero_shot"])
+    few_shot = job(FEW_SHOT.placement, _system_models(FEW_SHOT.name), inputs=ExperimentsPlan.clinifact_zero_shot_inputs,
+                   resources=model_job_resources, local_model=_local_model(FEW_SHOT))(clinifact_few_shot)
+    monkeypatch.setattr(ExperimentsPlan, "clinifact_few_shot", few_shot, raising=False)
+    monkeypatch.setattr(ExperimentsPlan, "clinifact_few_shot_score",
+                        job("light", _system_models(FEW_SHOT.name), options_class=PairsScoreOptions)(clinifact_few_shot_score), raising=False)
+    monkeypatch.setitem(CLINIFACT_JOBS, "few_shot", few_shot)
     cfg = defaults()
     cfg["models"]["aliases"]["remote-llm"] = "org/remote-llm"
     cfg["models"]["clinifact"] = {"discriminative": ["tfidf"], "zero_shot": [], "fine_tuned": [], "few_shot": ["remote-llm"]}
@@ -106,9 +119,9 @@ def test_a_system_registered_in_a_test_is_planned_named_and_checked(monkeypatch,
         ("tfidf", "discriminative", "results/experiments/clinifact/tfidf"),
         ("remote-llm", "few_shot", "results/experiments/clinifact/few_shot/remote-llm")]
     assert runs[1]["benchmark"] == "results/timings/experiments/clinifact/few_shot/remote-llm.tsv"
-    assert plan.experiments.clinifact_options("few_shot", "remote-llm").to_mapping() == plan.experiments.clinifact_zero_shot_options("remote-llm").to_mapping()
+    assert plan.experiments.clinifact_options("few_shot", "remote-llm").to_mapping() == plan.experiments.clinifact_zero_shot("remote-llm").to_mapping()
     assert plan.tables.table_inputs("clinifact_table8")["scores"][1] == "results/experiments/clinifact/few_shot/remote-llm/scores.json"
-    assert [clinifact_name(e) for e in plan.tables.table_options("clinifact_table8")["entries"]] == ["tfidf", "remote-llm (few-shot)"]
+    assert [clinifact_name(e) for e in plan.tables.table("clinifact_table8")["entries"]] == ["tfidf", "remote-llm (few-shot)"]
     monkeypatch.setattr(plan, "stage_enabled", lambda stage: stage == "experiments")
     assert [w for _, w, _ in planned_job_options(plan) if w.startswith(("pairs_experiment", "clinifact_few_shot"))] == [
         "pairs_experiment (clinifact, tfidf)", "clinifact_few_shot (remote-llm)", "clinifact_few_shot_score (remote-llm)"]

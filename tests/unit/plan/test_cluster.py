@@ -28,8 +28,8 @@ def test_every_rule_of_the_workflow_has_exactly_one_place():
 
 def test_by_default_only_training_local_translation_and_local_llms_are_submitted():
     cfg = config()  # translation marian, zero-shot transformers, MedSNIP through an OpenAI-compatible server
-    assert C.cluster_rules(cfg) == ["healthfc_experiment", "healthfc_inner_cv", "pairs_experiment", "pairs_inner_cv",
-                                    "clinifact_fine_tune", "healthfc_final", "pairs_final", "healthfc_translate", "clinifact_zero_shot"]
+    assert C.cluster_rules(cfg) == ["healthfc_experiment", "healthfc_inner_cv", "healthfc_final", "pairs_experiment", "pairs_inner_cv",
+                                    "clinifact_fine_tune", "pairs_final", "healthfc_translate", "clinifact_zero_shot"]
     local = Plan(cfg).local_rules()
     assert set(local) == set(C.ALL_RULES) - set(C.cluster_rules(cfg))
     assert {"healthfc_crawl", "clinifact_fetch_abstracts", "healthfc_score", "table", "healthfc_ensemble",
@@ -38,8 +38,8 @@ def test_by_default_only_training_local_translation_and_local_llms_are_submitted
 
 def test_servers_and_apis_run_where_snakemake_runs_local_models_on_nodes():
     cfg = config(healthfc__translation__backend="deepl", experiments__clinifact__zero_shot__backend="openai")
-    assert C.cluster_rules(cfg) == ["healthfc_experiment", "healthfc_inner_cv", "pairs_experiment", "pairs_inner_cv",
-                                    "clinifact_fine_tune", "healthfc_final", "pairs_final"]
+    assert C.cluster_rules(cfg) == ["healthfc_experiment", "healthfc_inner_cv", "healthfc_final", "pairs_experiment", "pairs_inner_cv",
+                                    "clinifact_fine_tune", "pairs_final"]
     # per-model zero-shot backends: a planned model run locally makes the rule a job, servers for all of them do not
     models = {"discriminative": [], "zero_shot": ["minilm", "tfidf"], "fine_tuned": []}
     cfg = config(healthfc__translation__backend="deepl", models__clinifact=models,

@@ -36,7 +36,7 @@ def test_a_hub_id_in_the_model_lists_plans_like_an_alias():
     assert {r["model"] for r in plan.healthfc.healthfc_runs()} == {"tfidf", "dmis-lab/biobert-v1.1"}
     pattern = plan.models.model_alias_pattern(ensembles=False)  # the {model} wildcard of the result paths
     assert re.fullmatch(f"(?:{pattern})", "dmis-lab/biobert-v1.1") and not re.fullmatch(f"(?:{pattern})", "dmis-lab")
-    assert plan.experiments.clinifact_fine_tune_options("org/llm").to_mapping()["model"] == "org/llm"
+    assert plan.experiments.clinifact_fine_tune("org/llm").to_mapping()["model"] == "org/llm"
     # its own training keys, keyed by the hub id
     cfg["experiments"]["healthfc"]["model_train"] = {"dmis-lab/biobert-v1.1": {"epochs": 2}}
     assert misplaced_model_train(cfg) is None

@@ -1,13 +1,12 @@
-"""The plan as a table of job specs: every rule asks its options, config-dependent inputs, prompts and resources
-through one entry point each (``PLAN.options``, ``PLAN.inputs``, ``PLAN.prompts``, ``PLAN.job_resources``,
-naming itself), never a per-rule method of the plan; the job table (:func:`medfc.plan.job_specs`) has a record
-for every rule, and each record's functions are methods or functions of the plan, named by reference, and take
-only wildcards of its rule; ``Plan.build_jobs`` is one loop over the table."""
+"""Each rule is declared once: its name, wildcards and paths in its rule, which names the plan's function of its
+name (``PLAN.options_of(HealthFCPlan.healthfc_experiment)``, ``PLAN.inputs_of``, ``PLAN.prompts_of``,
+``PLAN.threads_of``, ``PLAN.resources_of``); that function carries the rule's record (:func:`medfc.plan.jobs.job`),
+whose other functions it names by reference and which take only wildcards of its rule; ``Plan.build_jobs`` is one
+loop over the records."""
 
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import json
 import re
 import typing
@@ -18,13 +17,13 @@ from medfc.cli import resolve_step, step_arguments
 from medfc.common.options import Options, Runtime
 from medfc.plan import Plan, job_specs
 from medfc.plan.config_errors import merged_config, plan_for
-from medfc.plan.jobs import JobSpec, PlanCall
+from medfc.plan.jobs import job, parameters
 from medfc.plan.part import PARTS
 from tests.helpers.config import defaults
 from tests.helpers.workflow import REPO
 
 RULES = REPO / "workflow" / "rules"
-ENTRY = {"options": "options", "inputs": "inputs", "prompts": "prompts", "job_resources": "resources"}
+ENTRY = {"options_of": "options", "inputs_of": "inputs", "prompts_of": "prompts", "threads_of": "resources", "resources_of": "resources"}
 
 
 def rule_blocks() -> dict[str, str]:
@@ -46,101 +45,96 @@ def section(body: str, name: str) -> str:
 
 BLOCKS = rule_blocks()
 TABLE = job_specs()
+CLASSES = {cls.__name__: cls for cls in {type(getattr(Plan(defaults()), part)) for part in PARTS}}
 
 
-def test_the_rules_ask_the_plan_through_its_entry_points_only():
-    """No rule calls a per-rule method of the plan (``PLAN.<x>_options``, ``_inputs``, ``_prompts``,
-    ``medsnip_resources``...): a rule's params ``options`` and ``prompts`` are ``PLAN.options`` / ``PLAN.prompts``
-    of its own name, its unpacked or computed inputs ``PLAN.inputs``, its threads and resources ``PLAN.job_resources``."""
-    allowed = {"options", "inputs", "prompts", "job_resources", "layout", "models.model_alias_pattern", "experiments.inner_cv_dir"}
+def test_the_rules_name_the_plan_function_of_their_own_name_only():
+    """A rule reaches the plan through its function (``PLAN.options_of(<Part>.<its name>)``...), never by a name in a
+    string, nor through another rule's function or a per-rule method of the plan."""
+    allowed = {*ENTRY, "layout", "models.model_alias_pattern", "experiments.inner_cv_dir"}
     for rule, body in BLOCKS.items():
         called = {f"{a}.{b}" if a in PARTS else a for a, b in re.findall(r"PLAN\.(\w+)(?:\.(\w+))?", body)}
         assert called <= allowed, f"{rule} calls PLAN.{sorted(called - allowed)}"
-        for entry in ("options", "inputs", "prompts", "job_resources"):
-            for name in re.findall(rf"PLAN\.{entry}\(\"?(\w*)", body):
-                assert name == rule, f"{rule} asks PLAN.{entry} for {name!r}"
-            for call in re.findall(rf"PLAN\.{entry}\([^)]*\)", body):
-                assert call in (f'PLAN.{entry}("{rule}", w)',), f"{rule}: {call}"
+        assert not re.search(r'PLAN\.\w+\("', body), f"{rule} names a rule in a string"
+        for owner, name in re.findall(r"PLAN\.(?:options_of|inputs_of|prompts_of|threads_of|resources_of)\((\w+)\.(\w+)\)", body):
+            assert name == rule and getattr(CLASSES[owner], name) is TABLE[rule].function, f"{rule} names {owner}.{name}"
         params = section(body, "params")
         option = re.findall(r"^        options=(.*)$", params, re.M)
-        assert option in ([], [f'lambda w: PLAN.options("{rule}", w),']), f"{rule}: options={option}"
-        prompts = re.findall(r"^        prompts=(.*)$", params, re.M)
-        assert prompts in ([], [f'lambda w: PLAN.prompts("{rule}", w),']), f"{rule}: prompts={prompts}"
-        inputs = section(body, "input")
-        for line in re.findall(r"^        (unpack\(.*|lambda .*|\w+=(?:lambda|\w+\().*)$", inputs, re.M):
-            assert line in (f'unpack(lambda w: PLAN.inputs("{rule}", w)),', f'lambda w: PLAN.inputs("{rule}", w),'), f"{rule}: {line}"
+        assert option in ([], [f"PLAN.options_of({TABLE[rule].function.__qualname__}),"]), f"{rule}: options={option}"
 
 
-def test_every_rule_with_options_has_its_record_and_every_record_its_rule():
+def test_every_rule_has_its_record_and_every_record_its_rule():
     with_options = {r for r, body in BLOCKS.items() if re.search(r"^        options=", section(body, "params"), re.M)}
     assert with_options == set(TABLE), (sorted(with_options - set(TABLE)), sorted(set(TABLE) - with_options))
     assert set(TABLE) == set(BLOCKS) - {"all", "datasets", "tables", "figures"}  # the named targets have no jobs of their own
     for rule, spec in TABLE.items():
         body = BLOCKS[rule]
-        assert spec.rule == rule and spec.options is not None, rule
+        assert spec.rule == rule == spec.function.__name__, rule
         asks = {ENTRY[e] for e in ENTRY if f"PLAN.{e}(" in body}
-        has = {part for part in ENTRY.values() if getattr(spec, part) is not None}
+        has = {"options", *(facet for facet in ("inputs", "prompts", "resources") if getattr(spec, facet) is not None)}
         assert asks == has, f"{rule}: the rule asks for {sorted(asks)}, its record builds {sorted(has)}"
 
 
-def test_each_record_names_the_rules_wildcards_and_methods_of_the_plan():
+def test_each_records_functions_take_wildcards_of_its_rule():
     for rule, spec in TABLE.items():
-        in_paths = list(dict.fromkeys(re.findall(r"\{\{(\w+)\}\}", section(BLOCKS[rule], "output"))))
-        assert sorted(spec.wildcards) == sorted(in_paths), f"{rule}: record {spec.wildcards}, paths {in_paths}"
-        for part in ("options", "inputs", "prompts"):
-            fn = getattr(spec, part)
-            if isinstance(fn, PlanCall):  # a method of the plan, or a function of medfc.plan taking the plan first
-                function = fn.function
-                assert getattr(Plan, function.__name__, None) is function or function.__module__.startswith("medfc.plan."), (rule, part)
-                assert list(inspect.signature(function).parameters)[0] == ("self" if "." in function.__qualname__ else "plan"), (rule, part)
-                assert set(fn.axes) <= set(spec.wildcards), f"{rule}.{part}: {fn.axes} not among {spec.wildcards}"
-            else:
-                assert fn is None, f"{rule}.{part}: a function that is no PlanCall"
+        in_paths = set(re.findall(r"\{\{(\w+)\}\}", section(BLOCKS[rule], "output")))
+        for facet in ("function", "inputs", "prompts", "resources"):
+            fn = getattr(spec, facet)
+            if fn is not None:
+                assert set(parameters(fn)) - {"rule", "wildcards"} <= in_paths, f"{rule}.{facet}: {parameters(fn)} not among {in_paths}"
+        for w in spec.planned(Plan(defaults())):
+            assert set(w) == in_paths, (rule, w)
 
 
 def test_the_entry_points_give_what_the_methods_give():
     plan = Plan(defaults())
     w = {"lang": "en", "model": "tfidf", "system": "oracle", "fold": "1"}
-    assert plan.options("healthfc_experiment", w) == plan.healthfc.healthfc_experiment_options("en", "tfidf", "oracle", "1").to_mapping()
+    assert plan.options("healthfc_experiment", w) == plan.healthfc.healthfc_experiment("en", "tfidf", "oracle", "1").to_mapping()
+    assert plan.options_of(type(plan.healthfc).healthfc_experiment)(w) == plan.options("healthfc_experiment", w)
     assert plan.inputs("healthfc_experiment", w) == plan.healthfc.healthfc_experiment_inputs("oracle")
-    assert plan.options("healthfc_score", w) == plan.healthfc.healthfc_score_options("en", "oracle")
+    assert plan.options("healthfc_score", w) == plan.healthfc.healthfc_score("en", "oracle")
     assert plan.options("pairs_score", {"dataset": "clinifact", "model": "tfidf"}) == plan.experiments.pairs_score_options("discriminative", "clinifact")
     assert plan.inputs("clinifact_zero_shot", {"model": "x"}) == plan.experiments.clinifact_zero_shot_inputs()
     assert plan.options("healthfc_crawl") == {**plan.config["healthfc"]["crawl"], "http_cache_dir": "cache/healthfc/http",
                                               "jobdir": "cache/healthfc/crawl-job"}
     assert plan.options("medsnip_table", {"dataset": "bench"}) == {"title": "MedSNIP-Bench", "dataset": "bench"}
     assert plan.inputs("healthfc_parse") == {} and plan.prompts("table", {"table": "clinifact_table8"}) == {}
+    resources = plan.resources_of(type(plan.healthfc).healthfc_experiment)
+    assert {k: f(w) for k, f in resources.items()} == {k: v for k, v in plan.job_resources("healthfc_experiment", w).items() if k != "threads"}
     with pytest.raises(ValueError, match="no_such_rule is not a rule of the plan's job table"):
         plan.options("no_such_rule", {})
     with pytest.raises(ValueError, match="table has fixed resources in its rule"):
         plan.job_resources("table", {"table": "clinifact_table8"})
+    with pytest.raises(ValueError, match="Plan.targets builds no job's options"):
+        plan.options_of(Plan.targets)
 
 
-def test_build_jobs_is_one_loop_over_the_table(monkeypatch):
-    """Every planned job of every record is built once, in the table's order; a record's mistake stops it."""
+def test_build_jobs_is_one_loop_over_the_records(monkeypatch):
+    """Every planned job of every record is built once, in the records' order; a record's mistake stops it."""
     from medfc.plan import jobs
 
     cfg = defaults()
     cfg["stages"]["experiments"] = True
     plan = Plan(cfg)
     built: list[tuple[str, str]] = []
-    table = {rule: dataclasses.replace(spec, options=lambda p, w, rule=rule: built.append((rule, str(sorted(w.items())))),
-                                       options_class=None, inputs=None, prompts=None) for rule, spec in TABLE.items()}
-    jobs.build_all(plan, table)
+    monkeypatch.setattr(plan, "spec_options", lambda spec, w: built.append((spec.rule, str(sorted(w.items())))))
+    monkeypatch.setattr(jobs, "build", lambda *args: {})
+    jobs.build_all(plan, TABLE)
     planned = [(rule, str(sorted(w.items()))) for rule, spec in TABLE.items() if spec.checked for w in spec.planned(plan)]
     assert built == planned and len(set(built)) == len(built) and built
     assert {rule for rule, _ in built} >= {"healthfc_experiment", "healthfc_score", "table", "pairs_experiment", "healthfc_dataset"}
+    monkeypatch.undo()
 
-    def broken(plan, w):
+    def healthfc_experiment(self):
         raise ValueError("config: experiments.healthfc.train.lr: broken")
 
-    monkeypatch.setitem(job_specs.__globals__, "dataset_jobs", lambda: [])  # the defaults name no HealthFC release
-    monkeypatch.setitem(job_specs.__globals__, "experiment_jobs", lambda: [JobSpec("healthfc_experiment", "compute", options=broken,
-                                                                                   planned=lambda plan: [{}])])
+    broken = dataclasses.replace(TABLE["healthfc_experiment"], function=healthfc_experiment, planned=lambda plan: [{}])
+    plan = Plan(cfg)
+    plan.__dict__["job_table"] = {"healthfc_experiment": broken}
     with pytest.raises(ValueError, match="broken"):
         plan.build_jobs()
-    assert plan.job_spec("healthfc_experiment").options is broken
-    assert plan.job_table is plan.job_table  # built once per plan
+    assert Plan(cfg).job_table is not None and plan.job_spec("healthfc_experiment") is broken
+    assert job("light", lambda plan: [])(healthfc_experiment).job.rule == "healthfc_experiment"  # the function's name is the rule's
 
 
 # ---------------------------------------------------------------------- the options a job receives

@@ -150,13 +150,13 @@ def test_a_kind_registered_in_a_test_is_planned_checked_and_run_by_the_clinifact
     plan = Plan(cfg)
     check_plan(plan)
     assert [(r["model"], r["system"]) for r in plan.experiments.clinifact_runs()] == [("tfidf", "discriminative"), ("prior", "discriminative")]
-    options = plan.experiments.pairs_experiment_options("clinifact", "prior").to_mapping()
+    options = plan.experiments.pairs_experiment("clinifact", "prior").to_mapping()
     assert options["train"] == {"kind": "prior", "smoothing": 1.0, "model": "test:prior"}
     assert isinstance(PairsTrainOptions.from_mapping(options).train, PriorOptions)
     assert plan.job_resources("pairs_experiment", {"dataset": "clinifact", "model": "prior"}) == {"gpu": 0, "threads": 1, "mem_mb": 1000, "runtime": 5}
     assert "prior" in resources.rows() and "prior" not in resources.gpu_rows()
     plan.config["models"]["options"]["prior"] = {"smoothing": 0.5}  # models.options: the alias's own keys of its section
-    assert plan.experiments.pairs_experiment_options("clinifact", "prior").to_mapping()["train"]["smoothing"] == 0.5
+    assert plan.experiments.pairs_experiment("clinifact", "prior").to_mapping()["train"]["smoothing"] == 0.5
     out = {"predictions": str(tmp_path / "predictions.jsonl"), "info": str(tmp_path / "info.json")}
     call_step(pairs_experiment, {s: str(p) for s, p in clinifact_data.items()}, out, options)
     records, info = list(read_jsonl(out["predictions"])), read_json(out["info"])
@@ -213,7 +213,7 @@ def test_a_kind_registered_in_a_test_is_kept_and_loaded_back_through_its_keeper(
 def test_a_kind_registered_in_a_test_is_kept_by_its_run_and_applied_by_medfc_predict(prior_kind, clinifact_data, tmp_path):
     """The pairs_experiment step keeps the test-only kind's model (experiments.keep_checkpoints: the plan's
     checkpoint_dir); medfc predict reads its card and applies it to new claims as the run predicted its test claims."""
-    options = Plan(prior_config()).experiments.pairs_experiment_options("clinifact", "prior").replace(checkpoint_dir=str(tmp_path / "ck"))
+    options = Plan(prior_config()).experiments.pairs_experiment("clinifact", "prior").replace(checkpoint_dir=str(tmp_path / "ck"))
     out = {"predictions": str(tmp_path / "predictions.jsonl"), "info": str(tmp_path / "info.json")}
     call_step(pairs_experiment, {s: str(p) for s, p in clinifact_data.items()}, out, options)
     card = read_card(tmp_path / "ck")

@@ -58,7 +58,7 @@ def test_a_healthfc_runs_training_config_is_train_then_model_then_system_then_sm
         experiments__keep_checkpoints=True,
     )
     train = cfg["experiments"]["healthfc"]["train"]
-    options = Plan(cfg).healthfc.healthfc_experiment_options("en", "minilm", "joint", "3").to_mapping()
+    options = Plan(cfg).healthfc.healthfc_experiment("en", "minilm", "joint", "3").to_mapping()
     assert options == {
         "system": "joint", "lang": "en", "fold": 3,
         "train": {"kind": "encoder", **train, "lr": 3e-5, "batch_size": 1, "epochs": 1, "max_steps": 2, "model": "offline:minilm"},
@@ -66,20 +66,20 @@ def test_a_healthfc_runs_training_config_is_train_then_model_then_system_then_sm
         "checkpoint_dir": "results/checkpoints/healthfc/en/minilm/joint/fold3",
     }
     # another system of the same model: its own system_train does not apply
-    assert Plan(cfg).healthfc.healthfc_experiment_options("en", "minilm", "oracle", 0).to_mapping()["train"]["batch_size"] == 2
+    assert Plan(cfg).healthfc.healthfc_experiment("en", "minilm", "oracle", 0).to_mapping()["train"]["batch_size"] == 2
 
 
 def test_the_pipeline_selector_gets_its_whole_training_config_layered_once():
     cfg = config(experiments__healthfc__evidence_train={"max_length": 256, "max_steps": 9},
                  experiments__smoke={"max_steps": 2}, experiments__scale="smoke")
     plan = Plan(cfg)
-    options = plan.healthfc.healthfc_experiment_options("en", "minilm", "pipeline", 0).to_mapping()
+    options = plan.healthfc.healthfc_experiment("en", "minilm", "pipeline", 0).to_mapping()
     run_train = options["train"]
     # the run's config < evidence_train < smoke (the smoke cap wins over evidence_train's own)
     assert options["system_options"]["evidence_train"] == {**run_train, "max_length": 256, "max_steps": 2}
     assert run_train["max_length"] == 512 and run_train["max_steps"] == 2
     # a scikit-learn baseline's pipeline selector is the run's own baseline: no encoder keys
-    tfidf = plan.healthfc.healthfc_experiment_options("en", "tfidf", "pipeline", 0).to_mapping()
+    tfidf = plan.healthfc.healthfc_experiment("en", "tfidf", "pipeline", 0).to_mapping()
     assert tfidf["train"] == {"kind": "tfidf", **cfg["experiments"]["tfidf"], "model": "sklearn:tfidf"}
     assert tfidf["system_options"]["evidence_train"] == tfidf["train"]
     assert tfidf["checkpoint_dir"] is None  # experiments.keep_checkpoints: false (the default)
@@ -88,10 +88,10 @@ def test_the_pipeline_selector_gets_its_whole_training_config_layered_once():
 def test_clinifact_options_layer_train_model_train_and_smoke():
     cfg = config(experiments__clinifact__model_train={"minilm": {"epochs": 3}}, experiments__smoke={"max_examples": 16},
                  experiments__scale="smoke")
-    options = Plan(cfg).experiments.pairs_experiment_options("clinifact", "minilm").to_mapping()
+    options = Plan(cfg).experiments.pairs_experiment("clinifact", "minilm").to_mapping()
     assert options["train"] == {"kind": "encoder", **cfg["experiments"]["clinifact"]["train"], "epochs": 3, "max_examples": 16, "model": "offline:minilm"}
     assert options["train"]["lr"] == 2e-5 and options["train"]["batch_size"] == 16  # CliniFact's own defaults
-    assert Plan(cfg).experiments.pairs_experiment_options("clinifact", "gbm").to_mapping()["train"] == {"kind": "gbm", **cfg["experiments"]["gbm"], "model": "sklearn:gbm"}
+    assert Plan(cfg).experiments.pairs_experiment("clinifact", "gbm").to_mapping()["train"] == {"kind": "gbm", **cfg["experiments"]["gbm"], "model": "sklearn:gbm"}
 
 
 def test_fine_tuned_generative_runs_their_options_zero_shot_overrides_and_the_fig3_pair():
@@ -109,35 +109,35 @@ def test_fine_tuned_generative_runs_their_options_zero_shot_overrides_and_the_fi
     assert runs[-1]["dir"] == "results/experiments/clinifact/fine_tuned/openbiollm-70b"
     ft = cfg["experiments"]["clinifact"]["fine_tune"]
     # fine_tune < model_fine_tune[model] < the smoke caps fine_tune has (max_length is not one of its keys)
-    assert plan.experiments.clinifact_fine_tune_options("openbiollm-70b").to_mapping() == {
+    assert plan.experiments.clinifact_fine_tune("openbiollm-70b").to_mapping() == {
         **ft, "load_in_4bit": True, "gradient_checkpointing": True, "max_steps": 2, "max_examples": 16,
         "model": "aaditya/Llama3-OpenBioLLM-70B", "save_dir": "results/checkpoints/clinifact/fine_tuned/openbiollm-70b"}
-    assert plan.experiments.clinifact_fine_tune_options("llama3-8b").to_mapping()["load_in_4bit"] is False
-    zs = plan.experiments.clinifact_zero_shot_options("openbiollm-70b").to_mapping()
+    assert plan.experiments.clinifact_fine_tune("llama3-8b").to_mapping()["load_in_4bit"] is False
+    zs = plan.experiments.clinifact_zero_shot("openbiollm-70b").to_mapping()
     assert (zs["backend"], zs["base_url"], zs["model"]) == ("openai", "http://gpu7:8000/v1", "aaditya/Llama3-OpenBioLLM-70B")
-    assert plan.experiments.clinifact_zero_shot_options("llama3-8b").to_mapping()["backend"] == "transformers"
+    assert plan.experiments.clinifact_zero_shot("llama3-8b").to_mapping()["backend"] == "transformers"
     # both zero-shot and fine-tuned rows in Table 8 and the significance tests (fine-tuned vs zero-shot of a model among them)
     assert plan.tables.table_inputs("clinifact_significance")["predictions"][-1] == "results/experiments/clinifact/fine_tuned/openbiollm-70b/predictions.jsonl"
     assert plan.tables.table_inputs("clinifact_table8")["scores"][3] == "results/experiments/clinifact/fine_tuned/llama3-8b/scores.json"
     targets = plan.tables.experiment_targets()
     assert "results/experiments/clinifact/fine_tuned/openbiollm-70b/scores.json" in targets
     # Fig. 3: the paper's pair by default ...
-    assert plan.tables.clinifact_fig3_options()["entries"] == [{"model": "biobert", "system": "discriminative"}, {"model": "openbiollm-70b", "system": "fine_tuned"}]
-    assert plan.tables.clinifact_fig3_options()["notes"] == []
+    assert plan.tables.clinifact_fig3()["entries"] == [{"model": "biobert", "system": "discriminative"}, {"model": "openbiollm-70b", "system": "fine_tuned"}]
+    assert plan.tables.clinifact_fig3()["notes"] == []
     assert plan.tables.clinifact_fig3_inputs()["predictions"] == ["results/experiments/clinifact/biobert/predictions.jsonl",
                                                            "results/experiments/clinifact/fine_tuned/openbiollm-70b/predictions.jsonl"]
     # ... a named run not planned gives way to the first of its system, else of another, and says so
     cfg["models"]["clinifact"]["fine_tuned"] = []
-    opts = Plan(cfg).tables.clinifact_fig3_options()
+    opts = Plan(cfg).tables.clinifact_fig3()
     assert opts["entries"] == [{"model": "biobert", "system": "discriminative"},
                                {"model": "llama3-8b", "system": "zero_shot", "stands_for": {"model": "openbiollm-70b", "system": "fine_tuned"}}]
     assert opts["notes"] == ["Fig. 3: openbiollm-70b (fine_tuned) is not run; llama3-8b (zero_shot) is shown instead"]
     cfg["experiments"]["clinifact"]["fig3_pair"] = [{"model": "llama3-8b", "system": "zero_shot"}, {"model": "biobert", "system": "discriminative"}]
-    assert [e["model"] for e in Plan(cfg).tables.clinifact_fig3_options()["entries"]] == ["llama3-8b", "biobert"]
+    assert [e["model"] for e in Plan(cfg).tables.clinifact_fig3()["entries"]] == ["llama3-8b", "biobert"]
     # an override key the section does not have stops naming it
     cfg["experiments"]["clinifact"]["model_fine_tune"] = {"llama3-8b": {"lora_rank": 8}}
     with pytest.raises(ValueError, match=r"experiments\.clinifact\.model_fine_tune\.llama3-8b\.lora_rank is not a key of experiments\.clinifact\.fine_tune"):
-        Plan(cfg).experiments.clinifact_fine_tune_options("llama3-8b").to_mapping()
+        Plan(cfg).experiments.clinifact_fine_tune("llama3-8b").to_mapping()
 
 
 def test_targets_of_the_default_config_and_of_the_experiments():
@@ -185,7 +185,7 @@ def test_a_table_reads_exactly_its_runs():
     name, files, runs = plan.tables.table_runs("healthfc_table5")
     assert name == "scores" and [r["system"] for r in runs] == ["claims_only", "gold_explanations", "level_of_evidence"]
     assert files == [f"results/experiments/healthfc/en/minilm/{s}/fold0/scores.json" for s in ("claims_only", "gold_explanations", "level_of_evidence")]
-    sig = plan.tables.table_options("healthfc_significance")
+    sig = plan.tables.table("healthfc_significance")
     assert sig["comparisons"] == cfg["scoring"]["healthfc_comparisons"]
     assert sig["n_resamples"] == cfg["scoring"]["bootstrap"]["n_resamples"]
     assert plan.tables.table_inputs("clinifact_significance") == {"predictions": ["results/experiments/clinifact/tfidf/predictions.jsonl",
@@ -239,13 +239,13 @@ def test_a_frozen_encoders_options_are_its_section_the_encoder_and_the_embedding
                  models__clinifact={"discriminative": ["frozen-minilm"], "zero_shot": [], "fine_tuned": []})
     plan = Plan(cfg)
     frozen = {"kind": "frozen", **cfg["experiments"]["frozen"], "cache_dir": "/scratch/medfc/embeddings", "model": "frozen:offline:minilm"}
-    assert plan.experiments.pairs_experiment_options("clinifact", "frozen-minilm").to_mapping()["train"] == frozen
-    options = plan.healthfc.healthfc_experiment_options("en", "frozen-minilm", "pipeline", 0).to_mapping()
+    assert plan.experiments.pairs_experiment("clinifact", "frozen-minilm").to_mapping()["train"] == frozen
+    options = plan.healthfc.healthfc_experiment("en", "frozen-minilm", "pipeline", 0).to_mapping()
     assert options["train"] == frozen and options["system_options"]["evidence_train"] == frozen  # the selector: the run's own
     assert isinstance(FrozenOptions.from_mapping(frozen), FrozenOptions) and cfg["experiments"]["frozen"]["cache_dir"] is None
     assert "joint" not in {r["system"] for r in plan.healthfc.healthfc_runs()}  # joint needs an encoder to fine-tune
     own = Plan(config(experiments__frozen={**cfg["experiments"]["frozen"], "cache_dir": ""}))
-    assert own.experiments.pairs_experiment_options("clinifact", "frozen-minilm").to_mapping()["train"]["cache_dir"] == ""  # "": none kept
+    assert own.experiments.pairs_experiment("clinifact", "frozen-minilm").to_mapping()["train"]["cache_dir"] == ""  # "": none kept
     # frozen-mpnet loads offline:mpnet: planned without it, the run stops naming the install command
     monkeypatch.setenv("MEDFC_MODELS_DIR", str(tmp_path))
     mpnet = config(stages__experiments=True, models__clinifact={"discriminative": ["frozen-mpnet"], "zero_shot": [], "fine_tuned": []})
@@ -261,10 +261,10 @@ def test_a_gbm_alias_with_embedding_features_shares_the_embeddings_store_and_its
                                   "gbm-mpnet": {"embedding_model": "offline:mpnet"}},
                  models__clinifact={"discriminative": ["gbm", "gbm-minilm", "frozen-minilm"], "zero_shot": [], "fine_tuned": []})
     plan = Plan(cfg)
-    train = plan.experiments.pairs_experiment_options("clinifact", "gbm-minilm").to_mapping()["train"]
+    train = plan.experiments.pairs_experiment("clinifact", "gbm-minilm").to_mapping()["train"]
     assert (train["embedding_model"], train["embedding_features"]) == ("offline:minilm", ["cos", "product"])
     assert train["cache_dir"] == plan.models.model_config("frozen-minilm")["cache_dir"] == "/scratch/medfc/embeddings"
-    plain = plan.experiments.pairs_experiment_options("clinifact", "gbm").to_mapping()["train"]
+    plain = plan.experiments.pairs_experiment("clinifact", "gbm").to_mapping()["train"]
     assert plain["embedding_model"] is None and plain["cache_dir"] is None  # the plain row: the hand features alone, no store
     # an embedding model that is not installed stops the run at once, naming the key and the install command, inside an ensemble too
     monkeypatch.setenv("MEDFC_MODELS_DIR", str(tmp_path))
@@ -311,17 +311,17 @@ def test_a_retrieved_evidence_system_reads_its_sources_artifact_and_the_open_dom
     assert plan.healthfc.healthfc_experiment_inputs("retrieved_web") == {"evidence": "results/healthfc/evidence/web.jsonl"}
     assert plan.healthfc.healthfc_experiment_inputs("open_domain_wikipedia") == {"evidence": "results/healthfc/evidence/wikipedia.jsonl"}
     assert plan.healthfc.healthfc_experiment_inputs("claims_only") == {}
-    assert plan.healthfc.healthfc_experiment_options("en", "tfidf", "retrieved_web", 0).to_mapping()["system_options"] == {"retrieved_top_k": 10, "val_fraction": 0.1}
-    assert plan.healthfc.healthfc_score_options("en", "open_domain_wikipedia")["evidence"] is None
+    assert plan.healthfc.healthfc_experiment("en", "tfidf", "retrieved_web", 0).to_mapping()["system_options"] == {"retrieved_top_k": 10, "val_fraction": 0.1}
+    assert plan.healthfc.healthfc_score("en", "open_domain_wikipedia")["evidence"] is None
     # the labels a run is scored over are its system's record's (the scorer names no system)
-    assert plan.healthfc.healthfc_score_options("en", "open_domain_wikipedia")["labels"] == ["SUPPORTED", "REFUTED"]
-    assert plan.healthfc.healthfc_score_options("en", "level_of_evidence")["labels"] == list(system_spec("level_of_evidence").labels)
-    assert plan.healthfc.healthfc_score_options("en", "oracle")["labels"] == ["SUPPORTED", "NOT ENOUGH INFO", "REFUTED"]
+    assert plan.healthfc.healthfc_score("en", "open_domain_wikipedia")["labels"] == ["SUPPORTED", "REFUTED"]
+    assert plan.healthfc.healthfc_score("en", "level_of_evidence")["labels"] == list(system_spec("level_of_evidence").labels)
+    assert plan.healthfc.healthfc_score("en", "oracle")["labels"] == ["SUPPORTED", "NOT ENOUGH INFO", "REFUTED"]
     assert plan.healthfc.healthfc_retrieve_inputs("web") == {}
-    assert plan.healthfc.healthfc_retrieve_options("web") == {
+    assert plan.healthfc.healthfc_retrieve("web") == {
         "source": "web", "lang": "en", "top_k": 10, "max_retries": 5, "max_share_without_evidence": 0, "progress": True, "cache_dir": "cache/healthfc/evidence",
         "source_options": {"url": "https://google.serper.dev/search", "api_key_env": "SERPER_API_KEY", "requests_per_second": 1.0, "file": ""}}
-    assert plan.healthfc.healthfc_retrieve_options("pubmed")["source_options"]["records_dir"] == "cache/clinifact/pubmed"
+    assert plan.healthfc.healthfc_retrieve("pubmed")["source_options"]["records_dir"] == "cache/clinifact/pubmed"
     name, files, runs = plan.tables.table_runs("healthfc_open_domain")
     assert name == "scores" and files == ["results/experiments/healthfc/en/tfidf/open_domain_wikipedia/fold0/scores.json"]
     t5 = plan.tables.table_runs("healthfc_table5")[1]
@@ -345,9 +345,9 @@ def test_every_planned_jobs_options_are_typed_by_the_plan_before_any_job_runs():
                  healthfc__release=DEMO_RELEASE)
     plan = Plan(cfg)
     check_plan(plan)
-    built = HealthFCFoldOptions.from_mapping(plan.healthfc.healthfc_experiment_options("en", "minilm", "pipeline", 0).to_mapping())
+    built = HealthFCFoldOptions.from_mapping(plan.healthfc.healthfc_experiment("en", "minilm", "pipeline", 0).to_mapping())
     assert isinstance(built.system_options, PipelineOptions) and isinstance(built.system_options.evidence_train, TrainConfig)
-    assert isinstance(HealthFCFoldOptions.from_mapping(plan.healthfc.healthfc_experiment_options("en", "tfidf", "oracle", 0).to_mapping()).train, TfidfOptions)
+    assert isinstance(HealthFCFoldOptions.from_mapping(plan.healthfc.healthfc_experiment("en", "tfidf", "oracle", 0).to_mapping()).train, TfidfOptions)
     del cfg["experiments"]["tfidf"]["min_df"]  # a config that never met the schema
     with pytest.raises(OptionsError, match=r"TfidfOptions: missing experiments\.healthfc\[en/tfidf/pipeline/fold0\]\.train\.min_df"):
         check_plan(Plan(cfg))
@@ -400,18 +400,18 @@ def test_models_options_give_one_alias_its_own_section_keys_and_leave_the_kind_s
     check_plan(plan)
     section = cfg["experiments"]["tfidf"]
     expected = {"kind": "tfidf", **section, **wc, "model": "sklearn:tfidf"}
-    assert plan.healthfc.healthfc_experiment_options("en", "tfidf-wc", "oracle", 0).to_mapping()["train"] == expected
-    assert plan.healthfc.healthfc_experiment_options("en", "tfidf", "oracle", 0).to_mapping()["train"] == {"kind": "tfidf", **section, "model": "sklearn:tfidf"}
-    assert plan.experiments.pairs_experiment_options("clinifact", "tfidf-wc").to_mapping()["train"] == expected
-    assert plan.experiments.pairs_experiment_options("clinifact", "tfidf").to_mapping()["train"]["spaces"] == ["joint"]
-    assert plan.experiments.pairs_experiment_options("clinifact", "gbm").to_mapping()["train"] == {"kind": "gbm", **cfg["experiments"]["gbm"], "max_iter": 50, "model": "sklearn:gbm"}
+    assert plan.healthfc.healthfc_experiment("en", "tfidf-wc", "oracle", 0).to_mapping()["train"] == expected
+    assert plan.healthfc.healthfc_experiment("en", "tfidf", "oracle", 0).to_mapping()["train"] == {"kind": "tfidf", **section, "model": "sklearn:tfidf"}
+    assert plan.experiments.pairs_experiment("clinifact", "tfidf-wc").to_mapping()["train"] == expected
+    assert plan.experiments.pairs_experiment("clinifact", "tfidf").to_mapping()["train"]["spaces"] == ["joint"]
+    assert plan.experiments.pairs_experiment("clinifact", "gbm").to_mapping()["train"] == {"kind": "gbm", **cfg["experiments"]["gbm"], "max_iter": 50, "model": "sklearn:gbm"}
     assert plan.models.model_config("frozen-tail")["truncation"] == "tail"
     assert plan.models.model_config("frozen-minilm")["truncation"] == cfg["experiments"]["frozen"]["truncation"]
     assert section["spaces"] == ["joint"] and "tfidf-wc" not in section  # the section itself is untouched
     # the pipeline's evidence selector of a TF-IDF alias is that alias's own model, options included
-    pipeline = plan.healthfc.healthfc_experiment_options("en", "tfidf-wc", "pipeline", 0).to_mapping()
+    pipeline = plan.healthfc.healthfc_experiment("en", "tfidf-wc", "pipeline", 0).to_mapping()
     assert pipeline["system_options"]["evidence_train"] == pipeline["train"] == expected
-    assert plan.healthfc.healthfc_experiment_options("en", "tfidf", "pipeline", 0).to_mapping()["system_options"]["evidence_train"]["spaces"] == ["joint"]
+    assert plan.healthfc.healthfc_experiment("en", "tfidf", "pipeline", 0).to_mapping()["system_options"]["evidence_train"]["spaces"] == ["joint"]
     # a frozen alias's embedding store: the workflow's cache unless the alias (or the section) names one
     assert plan.models.model_config("frozen-tail")["cache_dir"] == plan.models.model_config("frozen-minilm")["cache_dir"] == f"{cfg['cache_dir']}/embeddings"
     cfg["models"]["options"]["frozen-tail"]["cache_dir"] = "/scratch/vectors"
@@ -477,10 +477,10 @@ def test_stacked_ensembles_share_their_members_inner_cv_jobs_and_an_average_has_
     assert "inner" not in plan.healthfc.healthfc_ensemble_inputs("en", "avg", "oracle", 1)
     assert plan.experiments.pairs_ensemble_inputs("clinifact", "cf")["inner"] == [f"results/experiments/inner_cv/clinifact/{m}/predictions.jsonl" for m in ("tfidf", "gbm")]
     # the member's run exactly as its own job has it, nothing kept; the meta-model's keys are not the inner jobs'
-    opts = plan.healthfc.healthfc_inner_cv_options("en", "tfidf", "oracle", 1).to_mapping()
-    assert opts["run"] == {**plan.healthfc.healthfc_experiment_options("en", "tfidf", "oracle", 1).to_mapping(), "checkpoint_dir": None}
+    opts = plan.healthfc.healthfc_inner_cv("en", "tfidf", "oracle", 1).to_mapping()
+    assert opts["run"] == {**plan.healthfc.healthfc_experiment("en", "tfidf", "oracle", 1).to_mapping(), "checkpoint_dir": None}
     assert opts["inner"] == {"inner_folds": 5, "seed": 42}
-    assert plan.experiments.pairs_inner_cv_options("clinifact", "gbm").to_mapping()["run"]["train"] == plan.experiments.pairs_experiment_options("clinifact", "gbm").to_mapping()["train"]
+    assert plan.experiments.pairs_inner_cv("clinifact", "gbm").to_mapping()["run"]["train"] == plan.experiments.pairs_experiment("clinifact", "gbm").to_mapping()["train"]
     # the member's resources, five times its runtime
     own, inner_job = plan.job_resources("pairs_experiment", {"dataset": "clinifact", "model": "gbm"}), plan.job_resources("pairs_inner_cv", {"dataset": "clinifact", "model": "gbm"})
     assert inner_job == {**own, "runtime": own["runtime"] * 5}
@@ -488,6 +488,6 @@ def test_stacked_ensembles_share_their_members_inner_cv_jobs_and_an_average_has_
     _, files, entries = plan.tables.table_runs("clinifact_times")
     assert files[-2:] == ["results/timings/experiments/inner_cv/clinifact/tfidf.tsv", "results/timings/experiments/inner_cv/clinifact/gbm.tsv"]
     assert entries[-2:] == [{"model": "tfidf inner CV", "system": "discriminative"}, {"model": "gbm inner CV", "system": "discriminative"}]
-    assert plan.tables.table_options("clinifact_times")["ensembles"]["cf"] == ["tfidf", "gbm", "tfidf inner CV", "gbm inner CV"]
-    assert plan.tables.table_options("healthfc_times")["ensembles"]["avg"] == ["tfidf", "tfidf-b"]
+    assert plan.tables.table("clinifact_times")["ensembles"]["cf"] == ["tfidf", "gbm", "tfidf inner CV", "gbm inner CV"]
+    assert plan.tables.table("healthfc_times")["ensembles"]["avg"] == ["tfidf", "tfidf-b"]
     plan.build_jobs()

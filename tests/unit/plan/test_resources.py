@@ -143,7 +143,7 @@ FINAL = ("healthfc_final", "pairs_final")  # a row's final model: its members' r
 
 def test_only_model_rules_have_computed_resources_and_the_others_no_gpu():
     """Ensembles, scoring, tables, figures and the data rules: fixed small resources in their rules, no GPU;
-    each rule that asks the plan names itself."""
+    each rule that asks the plan names its own function."""
     plan = Plan(config())
     with pytest.raises(ValueError, match="healthfc_ensemble has fixed resources"):
         plan.job_resources("healthfc_ensemble", {"model": "tfidf+minilm"})
@@ -153,7 +153,8 @@ def test_only_model_rules_have_computed_resources_and_the_others_no_gpu():
             block = re.search(r"^    resources:\n((?:        .*\n)*)", body, re.M)
             gpu = re.search(r"^        gpu=(.*)$", block.group(1), re.M) if block else None
             if rule in (*R.MODEL_RULES, *FINAL, "healthfc_translate"):
-                assert all(f'PLAN.job_resources("{rule}"' in line for line in re.findall(r"^    threads: .*$|^        (?:gpu|mem_mb|runtime)=.*$", body, re.M)), rule
+                assert re.search(rf"^    threads: PLAN\.threads_of\(\w+\.{rule}\)$", body, re.M), rule
+                assert re.fullmatch(rf"        \*\*PLAN\.resources_of\(\w+\.{rule}\),\n", block.group(1)), rule
                 asked.add(rule)
             elif rule not in C.MODEL_RULES:  # MedSNIP's model rules: PLAN.medsnip.medsnip_resources
                 assert gpu is None, f"{rule} asks for a GPU: {gpu.group(0)}"

@@ -102,7 +102,7 @@ def test_a_source_registered_in_a_test_is_planned_and_checked(tmp_path, monkeypa
     cfg = defaults()
     cfg["healthfc"]["retrieval"]["dict"] = {"corpus": "", "api_key_env": "MEDFC_TEST_DICT_KEY", "file": ""}
     plan = Plan(cfg)
-    assert plan.healthfc.healthfc_retrieve_options("dict")["source_options"] == {"corpus": "tiny", "api_key_env": "MEDFC_TEST_DICT_KEY", "file": ""}
+    assert plan.healthfc.healthfc_retrieve("dict")["source_options"] == {"corpus": "tiny", "api_key_env": "MEDFC_TEST_DICT_KEY", "file": ""}
     assert plan.healthfc.healthfc_retrieve_inputs("dict") == {}
     assert S.wildcard_pattern() == "web|pubmed|wikipedia|dict"
     monkeypatch.setattr(plan.healthfc, "healthfc_systems_run", lambda: ["retrieved_dict"])  # its systems: made by the registry at import

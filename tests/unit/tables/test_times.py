@@ -53,5 +53,5 @@ def test_the_plan_feeds_the_time_tables_the_benchmark_files_when_asked():
     assert plan.tables.table_inputs("clinifact_times") == {"benchmarks": [
         "results/timings/experiments/clinifact/tfidf.tsv", "results/timings/experiments/clinifact/gbm.tsv",
         "results/timings/experiments/clinifact/tfidf+gbm.tsv", "results/timings/experiments/clinifact/zero_shot/llm.tsv"]}
-    assert plan.tables.table_options("clinifact_times")["ensembles"] == {"tfidf+gbm": ["tfidf", "gbm"]}
+    assert plan.tables.table("clinifact_times")["ensembles"] == {"tfidf+gbm": ["tfidf", "gbm"]}
     assert plan.tables.table_inputs("healthfc_times")["benchmarks"][0] == "results/timings/experiments/healthfc/en/tfidf/pipeline/fold0.tsv"

@@ -1,10 +1,9 @@
 """The CliniFact systems, each declared once: a registry of small records
 (:class:`CliniFactSystem`) that the plan (the run matrix, the config checks, the prerequisites, the jobs that may
 run a model, the cluster placement of its rules and its jobs' resources), the tables and the figure look up, so a
-system's model list, rules, run folder, placement, resources row and row name are written in one place. The
-plan's builders of one job's options and inputs are beside the plan's methods
-(:data:`medfc.plan.experiments.CLINIFACT_BUILDERS`; a test keeps its systems those of the registry but the one
-pairs path's).
+system's model list, rules, run folder, placement, resources row and row name are written in one place. Its
+rules' functions are the plan's (:data:`medfc.plan.experiments.CLINIFACT_JOBS`; a test keeps its systems those of
+the registry but the one pairs path's).
 
 The rules (``workflow/rules/experiments.smk``, ``scoring.smk``) name the same rules and folders; a test
 (``tests/unit/plan/test_clinifact_systems.py``) keeps them equal to the records and finds no comparison with a
