@@ -1,7 +1,7 @@
-# Shared set-up: config validation, the plan (medfc.plan: targets, run matrix, and each rule's jobs'
-# config-dependent inputs, options, prompts and resources, built by the plan's function the rule names:
-# PLAN.options_of(HealthFCPlan.healthfc_experiment), PLAN.inputs_of, PLAN.prompts_of, PLAN.threads_of,
-# PLAN.resources_of) and wildcard constraints.
+# Shared set-up: config validation, the plan (medfc.plan: targets, run matrix, and every job's
+# config-dependent inputs, options, prompts and resources, from the plan's function named after its
+# rule, e.g. PLAN.options_of(HealthFCPlan.healthfc_experiment); PLAN.inputs_of, PLAN.prompts_of,
+# PLAN.threads_of, PLAN.resources_of) and wildcard constraints.
 
 import os
 import sys

@@ -1,40 +1,15 @@
-"""What each model job asks its executor for (``gpu``, ``threads``, ``mem_mb``, ``runtime``), by the kind
-and size of its model: plain functions of the validated config, called by the rules' ``threads:`` and
-``resources:`` through :meth:`medfc.plan.Plan.threads_of` and :meth:`~medfc.plan.Plan.resources_of` (each rule's record, :mod:`medfc.plan.jobs`).
+"""What each model job asks its executor for (``gpu``, ``threads``, ``mem_mb``, ``runtime``), by the kind and size
+of its model: plain functions of the validated config, named by the model rules' records (:mod:`medfc.plan.jobs`).
 
-Every training and inference job is one row of ``experiments.resources`` (:data:`ROWS`):
-
-- a HealthFC or discriminative CliniFact job (rules ``healthfc_experiment``, ``pairs_experiment``)
-  takes its model kind's row: ``tfidf``, ``gbm``, ``frozen``, or, for a fine-tuned encoder, ``encoder``
-  or ``encoder_large`` (a kind's row is its ``kind``, sized when it declares ``gpu``:
-  :data:`medfc.experiments.models.options.MODEL_CONFIGS`);
-- a zero-shot job (``clinifact_zero_shot``) with the transformers backend takes ``llm`` or
-  ``llm_large``; one through an OpenAI-compatible server takes ``server``;
-- a LoRA fine-tuning job (``clinifact_fine_tune``) takes ``lora`` or ``lora_large``;
-- a stacked ensemble's member's inner cross-validation (``healthfc_inner_cv``, ``pairs_inner_cv``) takes
-  its run's row, ``experiments.stacking.inner_folds`` times the runtime.
-
-A CliniFact system's record (:data:`medfc.experiments.clinifact.systems.CLINIFACT_SYSTEMS`) says which of
-these its rule takes (its ``resources``); the rules and rows below are read from the records and the kinds.
-
-The size of a model (:func:`model_size`) is ``large`` when its name says so: an encoder whose name has
-the word ``large`` (or ``xl``, ``xxl``, ``xlarge``: ``bert-large-uncased``, ``xlm-roberta-large``), a
-causal LM whose name gives more than :data:`LARGE_LLM_BILLIONS` billion parameters (``...-70B-...``).
-Any other name is ``base`` (a local path that says nothing: set its size). ``models.resources.<alias>``
-sets one alias's ``size`` or any of its four values.
-
-At ``experiments.scale: smoke`` (the demo's capped training: a few optimizer steps on a few examples) every
-model job asks for one thread, whatever its row says: its work is seconds, most of it importing the libraries
-and loading the model on one core, so two one-thread jobs on two cores finish sooner than one two-thread job
-after the other. ``models.resources.<alias>.threads`` still sets one alias's.
-
-GPUs: the rows of the kinds that run a neural model on the job's node (:data:`GPU_ROWS`) ask for
-``experiments.gpu`` GPUs (0, the default, is a CPU run: no job asks for one); TF-IDF, GBM and frozen
-features never do (``models.resources.<alias>.gpu`` gives one alias some), and a job whose model runs on
-a server asks for none, whatever its alias's override says. Ensembles, scoring, tables and figures have
-fixed small resources in their rules. Translation (``healthfc.translation.gpu``) and MedSNIP
-(``medsnip.gpu``, :meth:`medfc.plan.medsnip.MedsnipPlan.medsnip_resources`) ask for their GPUs only when
-they run a local model, by the same rule.
+Every training and inference job takes one row of ``experiments.resources`` (:data:`ROWS`; docs/slurm.md): a
+HealthFC or discriminative run its model kind's (``tfidf``, ``gbm``, ``frozen``, ``encoder`` or ``encoder_large``),
+a CliniFact system's run the row its record names (``llm``/``lora``, sized; ``server`` when its backend calls a
+server), a stacked member's inner cross-validation its run's row, ``experiments.stacking.inner_folds`` times the
+runtime. A model is ``large`` when its name says so (an encoder's word ``large``, ``xl``...; a causal LM's
+parameter count above :data:`LARGE_LLM_BILLIONS` billion), else ``base``; ``models.resources.<alias>`` sets one
+alias's size or values. At ``experiments.scale: smoke`` every model job asks for one thread. The rows of kinds that
+run a neural model on the job's node (:data:`GPU_ROWS`) ask for ``experiments.gpu`` GPUs; TF-IDF, GBM, frozen
+features and server jobs never do.
 """
 
 from __future__ import annotations
