@@ -22,7 +22,6 @@ class DeepLError(RuntimeError):
     """The DeepL API refused or failed a request after retries."""
 
 
-
 class DeepLTranslator:
     """DeepL API v2 backend (optional). Not used unless configured; needs ``DEEPL_AUTH_KEY``.
 

@@ -1,14 +1,6 @@
-"""The local DE→EN translation models: a Marian (Opus-MT) model, or any seq2seq model, run by transformers or by
-CTranslate2, loaded lazily on first use and batched through :class:`~medfc.healthfc.translators.LengthSortedBatches`.
-
-* :class:`MarianTranslator` — a local seq2seq model (MarianMT / opus-mt, or any
-  ``AutoModelForSeq2SeqLM``), loaded lazily on first use, batched with inputs sorted by length,
-  on the GPU in fp16 when one is available.
-* :class:`CTranslate2Translator` — the same Marian model run by CTranslate2: converted once into a
-  cache (:mod:`medfc.healthfc.ct2_models`), int8 on the CPU and float16 on CUDA by default, batched
-  the same way.
-
-See ``docs/translation.md``.
+"""The local DE→EN translation models (Marian/Opus-MT or any seq2seq model), run by transformers
+(:class:`MarianTranslator`) or CTranslate2 (:class:`CTranslate2Translator`), loaded lazily and batched through
+:class:`~medfc.healthfc.translators.LengthSortedBatches`. See ``docs/translation.md``.
 """
 
 from __future__ import annotations
@@ -54,13 +46,8 @@ def _local_files_only(requested: bool | None, model: str) -> bool:
 
 
 class MarianTranslator(LengthSortedBatches):
-    """A local seq2seq translation model, loaded lazily.
-
-    ``model_name_or_path`` is a hub id (e.g. ``Helsinki-NLP/opus-mt-de-en``, needs the hub or its
-    local cache) or a local directory. ``device="auto"`` picks CUDA when available; on CUDA the
-    weights are cast to fp16. Inputs are translated in batches of ``batch_size`` after sorting by
-    length (fewer pad tokens), and returned in input order.
-    """
+    """A local seq2seq model (hub id such as ``Helsinki-NLP/opus-mt-de-en``, or a local directory), loaded lazily;
+    ``device="auto"`` picks CUDA when available, where the weights are cast to fp16 (unless ``fp16`` says)."""
 
     origin = "model"
 
@@ -128,29 +115,17 @@ class MarianTranslator(LengthSortedBatches):
         return [txt.strip() for txt in self._tokenizer.batch_decode(gen, skip_special_tokens=True)]
 
 
-
 class CTranslate2Translator(LengthSortedBatches):
-    """A Marian (Opus-MT) model run by CTranslate2, converted once into ``cache_dir``, loaded lazily.
+    """A Marian (Opus-MT) model run by CTranslate2, converted once into ``cache_dir``
+    (:func:`medfc.healthfc.ct2_models.ensure_converted`), loaded lazily.
 
-    ``model_name_or_path`` is what :class:`MarianTranslator` takes (hub id or local directory);
-    :func:`medfc.healthfc.ct2_models.ensure_converted` converts it with CTranslate2's
-    ``TransformersConverter`` into ``cache_dir`` under a key of the model's fingerprint, the
-    ctranslate2 version and the quantization, so a changed model or a new ctranslate2 reconverts and
-    everything else reuses the conversion (a cache hit needs neither the transformers weights nor the
-    hub). ``compute_type="auto"`` is ``int8`` on the CPU and ``float16`` on CUDA (``float32`` where
-    the device supports neither); any CTranslate2 compute type can be named. The weights are stored
-    in that type. ``device`` is ``auto`` (CUDA when CTranslate2 sees a GPU), ``cpu``, ``cuda`` or
-    ``cuda:N``; ``intra_threads`` the CPU threads (0: CTranslate2's default).
-
-    Tokenization, truncation (``max_length`` source tokens), sorting by length, batches of
-    ``batch_size`` and decoding are those of :class:`MarianTranslator`. Decoding is CTranslate2's
-    ``translate_batch`` with ``beam_size=num_beams``; the output length limit matches transformers'
-    ``generate(max_length=…)``, which counts the decoder start token and, for models with a forced
-    end token (Opus-MT), forces ``</s>`` into the last place: at most ``max_length - 2`` tokens
-    (``max_length - 1`` without a forced end); like transformers (``min_length`` 0) it may end at
-    once (CTranslate2's own default is at least one token). Under greedy decoding (``num_beams=1``) with
-    ``compute_type="float32"`` the translations equal :class:`MarianTranslator`'s on the CPU; int8 and
-    float16 round the weights, so a near-tie between two tokens can fall the other way.
+    ``compute_type="auto"`` is ``int8`` on the CPU and ``float16`` on CUDA (``float32`` where the device supports
+    neither); ``device``: ``auto``, ``cpu``, ``cuda`` or ``cuda:N``; ``intra_threads``: CPU threads (0: CTranslate2's
+    default). Tokenization and batching are :class:`MarianTranslator`'s. The output length limit matches
+    transformers' ``generate(max_length=…)``, which counts the decoder start token and, for models with a forced
+    end token (Opus-MT), forces ``</s>`` into the last place: at most ``max_length - 2`` tokens (``max_length - 1``
+    without a forced end), and like transformers it may end at once (``min_decoding_length=0``). Greedy float32
+    translations equal :class:`MarianTranslator`'s on the CPU; int8 and float16 round the weights.
     """
 
     origin = "model"

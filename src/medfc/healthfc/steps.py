@@ -308,7 +308,6 @@ def retrieve(inputs: StepFiles, outputs: StepFiles, options: RetrieveOptions) ->
     return info
 
 
-
 def export(inputs: StepFiles, outputs: StepFiles, options: NoOptions) -> dict[str, int]:
     """The dataset (``parquet``), its ``folds`` and its ``card`` → each fold's claims in the source view (``source``:
     the dataset's fields and ``fold``) and in BigBio's entailment view (``bigbio``), lists fold 0 first, then the card

@@ -1,13 +1,6 @@
-"""What every DE→EN translation backend shares: the protocol it follows, the error of a model that cannot be
-loaded, and the batching loop of the local models.
-
-* :class:`Translator` — the protocol every backend follows (``name``, ``origin``, ``translate``); the
-  backends are :mod:`medfc.healthfc.marian` (the local models, run by transformers or CTranslate2) and
-  :mod:`medfc.healthfc.deepl`.
-* :class:`LengthSortedBatches` — the local models' :meth:`translate`: inputs sorted by length, batches of
-  ``batch_size``, each finished batch handed to the memory.
-
-See ``docs/translation.md``.
+"""What every DE→EN translation backend shares: the :class:`Translator` protocol (backends:
+:mod:`medfc.healthfc.marian`, :mod:`medfc.healthfc.deepl`), :class:`ModelUnavailableError`, and the local models'
+batching loop :class:`LengthSortedBatches`. See ``docs/translation.md``.
 """
 
 from __future__ import annotations
@@ -35,18 +28,15 @@ class Translator(Protocol):
     """Memory origin for its output: "model" or "deepl"."""
 
     def translate(self, texts: Sequence[str], on_batch: BatchCallback | None = None) -> list[str]:
-        """Translate ``texts`` in order; same length as the input. ``on_batch(sources, targets)``, when given,
-        is called after each batch with its texts and their translations (the memory writes them there, so
-        a kill loses at most the batch in flight). A translator whose ``translate`` takes no ``on_batch``
-        still works: its output is written once, at the end."""
+        """Translate ``texts`` in order. ``on_batch(sources, targets)``, when given, is called after each batch (the
+        memory writes it there, so a kill loses at most the batch in flight); without ``on_batch`` in its signature
+        a translator still works, its output written at the end."""
         ...
 
 
 class LengthSortedBatches:
-    """What the local model backends share: :meth:`translate` loads the model (the subclass's ``load``), sorts
-    the texts by length (fewer pad tokens), translates batches of ``batch_size`` through the subclass's
-    ``_translate_batch`` with a progress bar, hands each finished batch to ``on_batch`` (the memory's write),
-    counts batches and sentences, and returns them in input order."""
+    """The local models' :meth:`translate`: ``load()``, then the texts sorted by length (fewer pad tokens) in batches
+    of ``batch_size`` through ``_translate_batch``, each handed to ``on_batch`` and counted; returned in input order."""
 
     bar_suffix = ""
     name: str
