@@ -91,9 +91,6 @@ def normalize_sentence(text: str) -> str:
     return text
 
 
-# --------------------------------------------------------------------------- sentences
-
-
 @dataclass
 class SentenceAlignment:
     """Where one release evidence sentence was found in the crawled article."""
@@ -167,9 +164,6 @@ def align_evidence(
     return out
 
 
-# --------------------------------------------------------------------------- claims
-
-
 @dataclass
 class ClaimMatch:
     release_row: int
@@ -230,9 +224,6 @@ def match_claims(
     unmatched_claims = sorted(c["claim_id"] for c in claims if c["claim_id"] not in matched_ids)
     matches.sort(key=lambda m: m.release_row)
     return matches, sorted(unmatched_rows), unmatched_claims, {"low_score_single_pairs": low}
-
-
-# --------------------------------------------------------------------------- whole release
 
 
 @dataclass
@@ -310,9 +301,6 @@ def align_release(
         if sections is not None and aid in sections:
             result.sections[m.release_row] = list(sections[aid])
     return result
-
-
-# --------------------------------------------------------------------------- (de)serialisation
 
 
 def alignment_records(result: AlignmentResult) -> list[dict[str, object]]:

@@ -259,9 +259,7 @@ def level_by_verdict(records: Sequence[DatasetRecord]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# ------------------------------------------------------------------------------ the paper's numbers beside ours
-
-
+# the paper's numbers beside ours
 def paper_figures(papers: Mapping[str, object]) -> Mapping[str, object]:
     """The HealthFC paper's numbers for its Figs. 1–3 (``healthfc.figures`` of the numbers file)."""
     return papers["healthfc"]["figures"]  # type: ignore[index,return-value]

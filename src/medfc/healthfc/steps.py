@@ -42,17 +42,11 @@ from medfc.retrieval.search_sources import options_class
 log = logging.getLogger(__name__)
 
 
-# ------------------------------------------------------------------------------------------- crawl
-
-
 def crawl(inputs: StepFiles, outputs: StepFiles, options: CrawlOptions, runtime: Runtime) -> None:
     """Crawl the portal (or the demo mirror) → ``pages`` (gzip JSONL) and ``stats`` (JSON)."""
     from medfc.healthfc.crawl import crawl_site  # Scrapy: imported by this step only
 
     crawl_site(options, outputs["pages"], outputs["stats"], log_file=runtime.log_file)
-
-
-# ------------------------------------------------------------------------------------------- parse
 
 
 def parse_pages(pages_path: str) -> tuple[list[ArticleRecord], list[ClaimRecord], SkipReport]:
@@ -120,9 +114,6 @@ def parse(inputs: StepFiles, outputs: StepFiles, options: NoOptions) -> None:
              len(articles), len(claims), len(report.skipped), report.reasons())
 
 
-# --------------------------------------------------------------------------------------- translate
-
-
 def translate(inputs: StepFiles, outputs: StepFiles, options: TranslateOptions) -> None:
     """Parsed ``articles`` + ``claims`` (+ the shipped ``memory_seeds`` and ``corrections`` files) →
     ``sentences``, ``claims_en`` (JSONL) and ``report`` (JSON).
@@ -150,8 +141,6 @@ def translate(inputs: StepFiles, outputs: StepFiles, options: TranslateOptions) 
              report["n_articles"], report["n_claims"], report["n_unique"], report["n_corrections"],
              report["n_memory_hits"], report["n_model"])
 
-
-# --------------------------------------------------------------------------------- release + align
 
 _ROW_FIELDS = {f.name for f in dataclasses.fields(ReleaseRow)}
 
@@ -191,9 +180,6 @@ def align(inputs: StepFiles, outputs: StepFiles, options: AlignOptions) -> None:
     log.info("aligned %s of %s evidence sentences (rate %s); %d release rows unmatched",
              report["evidence_sentences_aligned"], report["evidence_sentences"], report["alignment_rate"],
              report["release_rows_unmatched"])
-
-
-# ----------------------------------------------------------------------------------------- dataset
 
 
 def dataset(inputs: StepFiles, outputs: StepFiles, options: DatasetOptions) -> None:

@@ -41,9 +41,6 @@ class TranslationUnavailableError(RuntimeError):
     """Sentences are missing from the memory and no translator is available for them."""
 
 
-# --------------------------------------------------------------------------- memory-backed translation
-
-
 def _takes_on_batch(translator: Translator) -> bool:
     """Whether ``translator.translate`` accepts ``on_batch`` (every backend here does; a plain callable
     translator, e.g. a test's, may not)."""
@@ -127,9 +124,6 @@ def translate_with_memory(
         "n_model": len(missing),
     }
     return translations, stats
-
-
-# --------------------------------------------------------------------------- the configured backend
 
 
 def make_translator_factory(options: TranslateOptions) -> Callable[[], Translator]:

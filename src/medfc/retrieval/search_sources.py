@@ -137,9 +137,6 @@ def build_client(name: str, options: Options, connection: Connection) -> SearchB
     return search_source(name).client(options, connection)
 
 
-# ------------------------------------------------------------------------------------- the sources
-
-
 def _http(rate: float, c: Connection) -> HttpClient:
     from medfc.common.http import HttpClient
 
