@@ -22,6 +22,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 
 import pandas as pd
@@ -62,10 +63,8 @@ class DatasetReport(SkipReport):
         return d
 
 
-def sentences_by_article(
-    articles: Iterable[ArticleRecord], sentence_records: Iterable[Mapping[str, JSONValue]] | None = None,
-    *, base: str = DEFAULT_BASE,
-) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+def sentences_by_article(articles: Iterable[ArticleRecord], sentence_records: Iterable[Mapping[str, JSONValue]] | None = None, *,
+                         base: str = DEFAULT_BASE) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """article_id → German sentences (the alignment's: body, then studies), and article_id → their sections.
     ``sentence_records`` (the translation step's ``sentences`` file) are only checked: a differing list is logged."""
     sentences: dict[str, list[str]] = {}
@@ -110,11 +109,7 @@ def pair_sentences(de: Sequence[str], en: Sequence[str]) -> tuple[list[str], lis
 
     def shares(xs: list[str]) -> list[float]:
         total = sum(len(x) for x in xs) or 1
-        acc, out = 0, []
-        for x in xs:
-            acc += len(x)
-            out.append(acc / total)
-        return out
+        return [acc / total for acc in accumulate(len(x) for x in xs)]
 
     ls, ss = shares(longer), shares(shorter)
     inf = float("inf")

@@ -51,19 +51,9 @@ class MarianTranslator(LengthSortedBatches):
 
     origin = "model"
 
-    def __init__(
-        self,
-        model_name_or_path: str | os.PathLike,
-        device: str = "auto",
-        batch_size: int = 32,
-        max_length: int = 512,
-        num_beams: int = 4,
-        *,
-        name: str | None = None,
-        fp16: bool | None = None,
-        progress: bool = True,
-        local_files_only: bool | None = None,
-    ):
+    def __init__(self, model_name_or_path: str | os.PathLike, device: str = "auto", batch_size: int = 32, max_length: int = 512,
+                 num_beams: int = 4, *, name: str | None = None, fp16: bool | None = None, progress: bool = True,
+                 local_files_only: bool | None = None):
         self.model_name_or_path = str(model_name_or_path)
         self.name = name or self.model_name_or_path
         self.device_request = device
@@ -94,9 +84,7 @@ class MarianTranslator(LengthSortedBatches):
             tokenizer = AutoTokenizer.from_pretrained(self.model_name_or_path, local_files_only=local_only)
             model = AutoModelForSeq2SeqLM.from_pretrained(self.model_name_or_path, local_files_only=local_only)
         except Exception as exc:  # hub unreachable, missing path, bad files: all mean "no model"
-            raise ModelUnavailableError(
-                f"cannot load translation model {self.model_name_or_path!r}: {type(exc).__name__}: {exc}"
-            ) from exc
+            raise ModelUnavailableError(f"cannot load translation model {self.model_name_or_path!r}: {type(exc).__name__}: {exc}") from exc
         device = _resolve_device(self.device_request)
         use_fp16 = self.fp16 if self.fp16 is not None else device.startswith("cuda")
         if use_fp16:
@@ -131,21 +119,9 @@ class CTranslate2Translator(LengthSortedBatches):
     origin = "model"
     bar_suffix = " (ct2)"
 
-    def __init__(
-        self,
-        model_name_or_path: str | os.PathLike,
-        cache_dir: str | os.PathLike,
-        device: str = "auto",
-        compute_type: str = "auto",
-        batch_size: int = 32,
-        max_length: int = 512,
-        num_beams: int = 4,
-        *,
-        name: str | None = None,
-        progress: bool = True,
-        local_files_only: bool | None = None,
-        intra_threads: int = 0,
-    ):
+    def __init__(self, model_name_or_path: str | os.PathLike, cache_dir: str | os.PathLike, device: str = "auto", compute_type: str = "auto",
+                 batch_size: int = 32, max_length: int = 512, num_beams: int = 4, *, name: str | None = None, progress: bool = True,
+                 local_files_only: bool | None = None, intra_threads: int = 0):
         self.model_name_or_path = str(model_name_or_path)
         self.name = name or self.model_name_or_path
         self.cache_dir = Path(cache_dir)
@@ -161,9 +137,7 @@ class CTranslate2Translator(LengthSortedBatches):
         self._tokenizer: PreTrainedTokenizerBase | None = None
         self.device: str | None = None
         self.compute_type: str | None = None
-        self.converted: ConvertedModel | None = None
-        """The :class:`~medfc.healthfc.ct2_models.ConvertedModel` once loaded (``.converted``: this
-        load converted it; False: a cache hit)."""
+        self.converted: ConvertedModel | None = None  # once loaded (its ``.converted``: False on a cache hit)
         self.max_decoding_length = 0
         self.n_batches = 0
         self.n_sentences = 0
@@ -209,9 +183,8 @@ class CTranslate2Translator(LengthSortedBatches):
             translator = ctranslate2.Translator(str(converted.model_dir), device=device, device_index=index,
                                                 compute_type=compute_type, intra_threads=self.intra_threads)
         except (ConversionError, OSError, ValueError, RuntimeError) as exc:
-            raise ModelUnavailableError(
-                f"cannot load translation model {self.model_name_or_path!r} with CTranslate2: {type(exc).__name__}: {exc}"
-            ) from exc
+            raise ModelUnavailableError(f"cannot load translation model {self.model_name_or_path!r} with CTranslate2: "
+                                        f"{type(exc).__name__}: {exc}") from exc
         self.max_decoding_length = max(1, self.max_length - (2 if converted.manifest.get("forced_eos") else 1))
         self._tokenizer, self._translator, self.converted = tokenizer, translator, converted
         self.device, self.compute_type = device if device == "cpu" else f"cuda:{index}", compute_type
@@ -221,8 +194,6 @@ class CTranslate2Translator(LengthSortedBatches):
     def _translate_batch(self, texts: list[str]) -> list[str]:
         tok = self._tokenizer
         ids = tok(texts, truncation=True, max_length=self.max_length).input_ids
-        results = self._translator.translate_batch(
-            [tok.convert_ids_to_tokens(x) for x in ids], beam_size=self.num_beams,
-            max_decoding_length=self.max_decoding_length, min_decoding_length=0, max_input_length=0,
-        )
+        results = self._translator.translate_batch([tok.convert_ids_to_tokens(x) for x in ids], beam_size=self.num_beams,
+                                                   max_decoding_length=self.max_decoding_length, min_decoding_length=0, max_input_length=0)
         return [tok.decode(tok.convert_tokens_to_ids(res.hypotheses[0]), skip_special_tokens=True).strip() for res in results]

@@ -85,13 +85,8 @@ TEXT_COLUMNS = (
 
 
 def _codec_chars(codec: str, lo: int, hi: int) -> str:
-    out = []
-    for b in range(lo, hi + 1):
-        try:
-            out.append(bytes([b]).decode(codec))
-        except UnicodeDecodeError:
-            continue
-    return "".join(out)
+    """The characters the bytes lo..hi decode to in a single-byte ``codec`` (those it leaves undefined skipped)."""
+    return bytes(range(lo, hi + 1)).decode(codec, errors="ignore")
 
 
 def _mojibake_pattern(codec: str) -> re.Pattern[str]:

@@ -94,11 +94,9 @@ def table2_latex(df: pd.DataFrame, n_claims: int) -> LatexTable:
     """Table 2 in the paper's layout (Aspect | μ | σ | Min | Max) from :func:`table2`'s rows: ours in English, ours in
     German, then the paper's (English); the counts each row is over in a note."""
     def rows(lang: str, paper: bool = False) -> list[list[object]]:
-        out = []
-        for r in df[df["language"] == lang].to_dict("records"):
-            p = "paper_" if paper else ""
-            out.append([TABLE2_ASPECTS.get(r["aspect"], r["aspect"]), r[f"{p}mean"], r[f"{p}std"], r[f"{p}min"], r[f"{p}max"]])
-        return out
+        p = "paper_" if paper else ""
+        return [[TABLE2_ASPECTS.get(r["aspect"], r["aspect"]), r[f"{p}mean"], r[f"{p}std"], r[f"{p}min"], r[f"{p}max"]]
+                for r in df[df["language"] == lang].to_dict("records")]
 
     columns = [Column("Aspect", align="l"), Column("μ", fmt="dec1"), Column("σ", fmt="dec1"), Column("Min", fmt="int"),
                Column("Max", fmt="int")]
@@ -221,12 +219,8 @@ def level_by_verdict(records: Sequence[DatasetRecord]) -> pd.DataFrame:
     """Fig. 3 data: ``DataFrame[label, evidence_level, claims]`` over every label × level (zeros kept)."""
     counts = Counter((r["label"], r["evidence_level"]) for r in records)
     levels = list(LEVELS) + sorted({str(lv) for _, lv in counts if lv not in LEVELS})
-    rows = []
-    for lab in LABEL_ORDER:
-        for lv in levels:
-            key = (lab, None if lv == "None" else lv)
-            rows.append({"label": lab, "evidence_level": lv, "claims": counts.get(key, 0)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame([{"label": lab, "evidence_level": lv, "claims": counts.get((lab, None if lv == "None" else lv), 0)}
+                         for lab in LABEL_ORDER for lv in levels])
 
 
 # the paper's numbers beside ours

@@ -92,11 +92,7 @@ def index_for_text(text: str) -> int | None:
 
 
 def _hedge_level(t: str) -> str:
-    if "möglicherweise" in t:
-        return "low"
-    if "wahrscheinlich" in t:
-        return "moderate"
-    return "high"
+    return "low" if "möglicherweise" in t else "moderate" if "wahrscheinlich" in t else "high"
 
 
 def verdict_from_text(text: str, answer_index: int | None = None) -> Verdict:
