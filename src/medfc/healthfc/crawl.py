@@ -95,8 +95,7 @@ class OriginFilterMiddleware:
     is ignored with an :class:`OffsiteURL` and counted (``medfc/offsite``)."""
 
     def __init__(self, origin: str, stats):
-        self.origin = origin
-        self.stats = stats
+        self.origin, self.stats = origin, stats
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -337,18 +336,14 @@ def child_command(opts: CrawlOptions, mirror_target: str | None, log_file: str |
     return [sys.executable, "-m", "medfc.healthfc.crawl", json.dumps(args)]
 
 
-def check_mirror_dir(opts: CrawlOptions) -> None:
-    if opts.mirror_dir and not Path(opts.mirror_dir).is_dir():
-        raise FileNotFoundError(f"healthfc.crawl.mirror_dir {opts.mirror_dir!r} does not exist (or is not a directory)")
-
-
 def prepare(opts: CrawlOptions) -> CrawlOptions:
     """Options as the crawl uses them: one HTTP cache per version of a mirror, so that editing
     the demo pages never serves stale cached copies."""
     if opts.mirror_dir and opts.mirror_url:
         raise ValueError("healthfc.crawl: mirror_dir and mirror_url are both set; set one (or neither, for the live site)")
     if opts.mirror_dir:
-        check_mirror_dir(opts)
+        if not Path(opts.mirror_dir).is_dir():
+            raise FileNotFoundError(f"healthfc.crawl.mirror_dir {opts.mirror_dir!r} does not exist (or is not a directory)")
         opts = opts.replace(http_cache_dir=str(Path(opts.http_cache_dir) / f"mirror-{tree_digest(opts.mirror_dir)}"))
     elif opts.mirror_url:  # a served copy: its own HTTP cache, never the live site's
         digest = hashlib.sha256(opts.mirror_url.encode()).hexdigest()[:16]
@@ -356,14 +351,10 @@ def prepare(opts: CrawlOptions) -> CrawlOptions:
     return opts
 
 
-def _is_page(record: Mapping[str, object]) -> bool:
-    return "url" in record
-
-
 def read_partial(path: Path) -> tuple[list[PageRecord], int]:
     """The pages kept in the partial pages file, and how many lines are not whole page records (a killed writer's
     torn last line: skipped, its page fetched again; a whole record that only lacks its newline is kept)."""
-    pages, torn = read_appended(path, valid=_is_page, what="page record")
+    pages, torn = read_appended(path, valid=lambda record: "url" in record, what="page record")
     return pages, len(torn)
 
 
