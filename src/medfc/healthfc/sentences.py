@@ -254,14 +254,8 @@ def split_sentences(text: str, lang: str = "de", *, base: BaseSplitter = DEFAULT
             decision = any(end - k in base_ends for k in range(0, 3)) or (base == "none")
         if decision:
             cuts.append(end)
-    out: list[str] = []
-    start = 0
-    for cut in [*cuts, len(text)]:
-        piece = text[start:cut].strip()
-        if piece:
-            out.append(piece)
-        start = cut
-    return out
+    bounds = [0, *cuts, len(text)]
+    return [piece for start, cut in zip(bounds, bounds[1:]) if (piece := text[start:cut].strip())]
 
 
 def split_paragraphs(paragraphs: Sequence[str], lang: str = "de", *, base: BaseSplitter = DEFAULT_BASE) -> list[str]:

@@ -413,8 +413,7 @@ class PubmedFetcher:
                 if report is not None:
                     report.skip(p, "pmid_not_cached_offline")
             missing = []
-        for pmid, path in self._fetch_missing(missing, report, progress).items():
-            have[pmid] = path
+        have.update(self._fetch_missing(missing, report, progress))
         return {p: path for p, path in have.items() if path is not None}
 
     def _fetch_missing(self, missing: list[str], report: SkipReport | None, progress: bool) -> dict[str, Path]:
