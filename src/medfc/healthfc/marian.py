@@ -15,7 +15,7 @@ from medfc.healthfc.translators import LengthSortedBatches, ModelUnavailableErro
 
 if TYPE_CHECKING:  # the model libraries are loaded by a translator's load()
     import ctranslate2
-    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+    from transformers import PreTrainedModel
 
     from medfc.healthfc.ct2_models import ConvertedModel
 
@@ -54,20 +54,9 @@ class MarianTranslator(LengthSortedBatches):
     def __init__(self, model_name_or_path: str | os.PathLike, device: str = "auto", batch_size: int = 32, max_length: int = 512,
                  num_beams: int = 4, *, name: str | None = None, fp16: bool | None = None, progress: bool = True,
                  local_files_only: bool | None = None):
-        self.model_name_or_path = str(model_name_or_path)
-        self.name = name or self.model_name_or_path
-        self.device_request = device
-        self.batch_size = max(1, int(batch_size))
-        self.max_length = int(max_length)
-        self.num_beams = int(num_beams)
+        super().__init__(model_name_or_path, device, batch_size, max_length, num_beams, name, progress, local_files_only)
         self.fp16 = fp16
-        self.progress = progress
-        self.local_files_only = local_files_only
         self._model: PreTrainedModel | None = None
-        self._tokenizer: PreTrainedTokenizerBase | None = None
-        self.device: str | None = None
-        self.n_batches = 0
-        self.n_sentences = 0
 
     @property
     def loaded(self) -> bool:
@@ -122,25 +111,14 @@ class CTranslate2Translator(LengthSortedBatches):
     def __init__(self, model_name_or_path: str | os.PathLike, cache_dir: str | os.PathLike, device: str = "auto", compute_type: str = "auto",
                  batch_size: int = 32, max_length: int = 512, num_beams: int = 4, *, name: str | None = None, progress: bool = True,
                  local_files_only: bool | None = None, intra_threads: int = 0):
-        self.model_name_or_path = str(model_name_or_path)
-        self.name = name or self.model_name_or_path
+        super().__init__(model_name_or_path, device, batch_size, max_length, num_beams, name, progress, local_files_only)
         self.cache_dir = Path(cache_dir)
-        self.device_request = device
         self.compute_type_request = compute_type
-        self.batch_size = max(1, int(batch_size))
-        self.max_length = int(max_length)
-        self.num_beams = int(num_beams)
-        self.progress = progress
-        self.local_files_only = local_files_only
         self.intra_threads = int(intra_threads)
         self._translator: ctranslate2.Translator | None = None
-        self._tokenizer: PreTrainedTokenizerBase | None = None
-        self.device: str | None = None
         self.compute_type: str | None = None
         self.converted: ConvertedModel | None = None  # once loaded (its ``.converted``: False on a cache hit)
         self.max_decoding_length = 0
-        self.n_batches = 0
-        self.n_sentences = 0
 
     @property
     def loaded(self) -> bool:

@@ -5,9 +5,13 @@ batching loop :class:`LengthSortedBatches`. See ``docs/translation.md``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 __all__ = ["BatchCallback", "LengthSortedBatches", "ModelUnavailableError", "Translator"]
 
@@ -39,11 +43,18 @@ class LengthSortedBatches:
     of ``batch_size`` through ``_translate_batch``, each handed to ``on_batch`` and counted; returned in input order."""
 
     bar_suffix = ""
-    name: str
-    batch_size: int
-    progress: bool
-    n_batches: int
-    n_sentences: int
+
+    def __init__(self, model_name_or_path: str | os.PathLike, device: str, batch_size: int, max_length: int, num_beams: int,
+                 name: str | None, progress: bool, local_files_only: bool | None):
+        self.model_name_or_path = str(model_name_or_path)
+        self.name = name or self.model_name_or_path
+        self.device_request = device
+        self.batch_size = max(1, int(batch_size))
+        self.max_length, self.num_beams = int(max_length), int(num_beams)
+        self.progress, self.local_files_only = progress, local_files_only
+        self._tokenizer: PreTrainedTokenizerBase | None = None
+        self.device: str | None = None
+        self.n_batches = self.n_sentences = 0
 
     def translate(self, texts: Sequence[str], on_batch: BatchCallback | None = None) -> list[str]:
         if not texts:
