@@ -337,8 +337,7 @@ def child_command(opts: CrawlOptions, mirror_target: str | None, log_file: str |
 
 
 def prepare(opts: CrawlOptions) -> CrawlOptions:
-    """Options as the crawl uses them: one HTTP cache per version of a mirror, so that editing
-    the demo pages never serves stale cached copies."""
+    """Options as the crawl uses them: one HTTP cache per version of a mirror (edited demo pages are never stale)."""
     if opts.mirror_dir and opts.mirror_url:
         raise ValueError("healthfc.crawl: mirror_dir and mirror_url are both set; set one (or neither, for the live site)")
     if opts.mirror_dir:

@@ -38,8 +38,7 @@ def _resolve_device(device: str) -> str:
 
 
 def _local_files_only(requested: bool | None, model: str) -> bool:
-    """``local_files_only`` for a model: as requested, else offline when HF_HUB_OFFLINE is set or the model
-    is a local directory."""
+    """``local_files_only`` as requested, else whether HF_HUB_OFFLINE is set or the model is a local directory."""
     if requested is not None:
         return requested
     return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or Path(model).is_dir()

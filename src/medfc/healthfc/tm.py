@@ -68,8 +68,7 @@ def _is_record(d: dict) -> bool:
 
 
 def _read_records(path: Path) -> tuple[list[MemoryRecord], int]:
-    """Records of one JSONL memory file and the number of unreadable lines skipped (torn by a kill, not
-    UTF-8, not a memory record)."""
+    """Records of one JSONL memory file and the number of unreadable lines skipped (torn, not UTF-8, not a record)."""
     rows, skipped = read_appended(path, valid=_is_record, what="translation memory record")
     return [_memory_record(d) for d in rows], len(skipped)
 

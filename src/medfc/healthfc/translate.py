@@ -27,8 +27,7 @@ class TranslationUnavailableError(RuntimeError):
 
 
 def _takes_on_batch(translator: Translator) -> bool:
-    """Whether ``translator.translate`` accepts ``on_batch`` (every backend here does; a plain callable
-    translator, e.g. a test's, may not)."""
+    """Whether ``translator.translate`` accepts ``on_batch`` (every backend here does; a test's may not)."""
     try:
         params = inspect.signature(translator.translate).parameters
     except (TypeError, ValueError):

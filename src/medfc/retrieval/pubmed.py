@@ -27,8 +27,7 @@ EUTILS_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
 
 
 def eutils_urls(base: str = EUTILS_URL) -> dict[str, str]:
-    """The efetch and esearch addresses under an E-utilities base address (``…/eutils/``): the
-    ``url`` and ``esearch_url`` arguments of :class:`PubmedFetcher`."""
+    """The ``url`` and ``esearch_url`` of :class:`PubmedFetcher` under an E-utilities base address (``…/eutils/``)."""
     base = base if base.endswith("/") else base + "/"
     return {"url": base + "efetch.fcgi", "esearch_url": base + "esearch.fcgi"}
 
@@ -263,8 +262,7 @@ def _root(xml: bytes | str, source: str) -> ET.Element:
 
 
 def parse_pubmed_xml(xml: bytes | str, source: str = "PubMed XML") -> list[PubmedRecord]:
-    """Every article of a PubmedArticleSet document; :class:`PubmedXmlError` (naming ``source`` and the
-    line) if it is not well-formed."""
+    """Every article of a PubmedArticleSet document; :class:`PubmedXmlError` (``source``, line) if not well-formed."""
     return [parse_article(e) for e in _article_elements(_root(xml, source))]
 
 

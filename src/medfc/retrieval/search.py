@@ -61,8 +61,7 @@ class SearchKeyRejected(RuntimeError):
 
 
 class SearchError(RuntimeError):
-    """A search whose answers do not fit together (e.g. esearch found PMIDs that efetch does not return):
-    never cached, a rerun asks again."""
+    """A search whose answers do not fit together (esearch found PMIDs efetch does not return): never cached."""
 
 
 _KEY_REFUSALS = ("api key invalid", "invalid api key", "not enough credits", "insufficient credits", "out of credits")
@@ -152,8 +151,7 @@ def search_key(backend: SearchBackend, query: str, k: int) -> str:
 
 
 class CachedSearch:
-    """A backend whose answers are cached per (backend, index, query, k); ``searches`` counts the
-    searches sent to the backend (cache misses)."""
+    """A backend whose answers are cached per (backend, index, query, k); ``searches`` counts the cache misses."""
 
     def __init__(self, backend: SearchBackend, cache: UnitCache) -> None:
         self.backend, self.name, self.cache, self.searches = backend, backend.name, cache, 0
@@ -170,8 +168,7 @@ class CachedSearch:
 
 
 class PubMedSearch:
-    """esearch (relevance) then the records of the PMIDs found; ``api_key_env`` names the key's variable in
-    the error when NCBI refuses it."""
+    """esearch (relevance) then the PMIDs' records; ``api_key_env``: the key's variable, named when NCBI refuses it."""
 
     name = "pubmed"
 
@@ -236,8 +233,7 @@ _TAG = re.compile(r"<[^>]+>")
 
 
 def strip_html(text: str) -> str:
-    """A MediaWiki search snippet as plain text: tags (the ``searchmatch`` spans) removed, entities decoded,
-    whitespace collapsed."""
+    """A MediaWiki search snippet as plain text: tags (``searchmatch`` spans) removed, entities decoded, spaces collapsed."""
     return " ".join(html.unescape(_TAG.sub("", text or "")).split())
 
 
