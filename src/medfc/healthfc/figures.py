@@ -26,9 +26,7 @@ PAPER_STYLE = {"facecolor": "white", "edgecolor": PAPER_EDGE, "hatch": "////", "
 
 
 def _paper(value: object) -> float | None:
-    """A paper cell as a number (None where the paper gives none)."""
-    if value is None or value is pd.NA:
-        return None
+    """A paper cell as a number (None where the paper gives none: None, NA, NaN)."""
     try:
         f = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
