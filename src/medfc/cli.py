@@ -1,15 +1,10 @@
 """Command-line entry point.
 
-Every workflow rule calls exactly one *step*: a function ``step(inputs, outputs, options)`` in the
-``steps`` module of its stage, e.g. ``medfc.healthfc.steps:crawl``. The rule passes its named inputs
-and outputs and the options (its config section) from its params; ``options`` is annotated with a
-frozen :class:`medfc.common.options.Options` subclass, built here from the mapping, so a missing or
-unknown key stops the step naming the key. A step that also takes ``runtime`` gets a
-:class:`medfc.common.options.Runtime` (threads, log file)::
+Every workflow rule calls one *step* ``step(inputs, outputs, options[, runtime])`` of its stage's ``steps`` module
+(e.g. ``medfc.healthfc.steps:crawl``); ``options`` is built here from the rule's mapping into the step's annotated
+:class:`medfc.common.options.Options` subclass, so a missing or unknown key stops the step naming the key::
 
     medfc run healthfc.steps:parse --in pages=... --out articles=... --options '{}' --log LOG
-
-Steps can equally be called by hand or from Python, which is how the tests drive them.
 """
 
 from __future__ import annotations
@@ -157,8 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def step_arguments(step: StepFn, options: StepOptions, runtime: Runtime) -> tuple[StepOptions, dict[str, Runtime]]:
-    """The typed options object for ``step`` (from its ``options`` annotation) and extra keyword
-    arguments (``runtime`` when the step takes it)."""
+    """The typed options object for ``step`` (from its ``options`` annotation) and ``runtime`` when it takes one."""
     hint = typing.get_type_hints(step).get("options")
     if isinstance(hint, type) and issubclass(hint, Options):
         options = hint.from_mapping(options, where="options")
@@ -198,25 +192,13 @@ def job_label(job: object | None, spec: str) -> str:
 
 
 def in_snakemake_job() -> bool:
-    """Whether this process is a Snakemake ``script:`` job (:func:`snakemake_job`). Such a process exits
-    after its script, which is how workflow/scripts/step.py calls :func:`run_step`."""
+    """Whether this process is a Snakemake ``script:`` job (one that exits after its script)."""
     return snakemake_job() is not None
 
 
-def run_step(
-    spec: str,
-    inputs: StepFiles,
-    outputs: StepFiles,
-    options: StepOptions,
-    log: str | None = None,
-    threads: int = 1,
-) -> object:
-    """Resolve and run one step with logging set up; used by the CLI and by workflow/scripts/step.py.
-
-    A step that fails logs its exception with the traceback and the file it was reading (when the error
-    names one) into the rule's log as well as to stderr, then raises it again. In a Snakemake job
-    (:func:`in_snakemake_job`) the step runs under :func:`job_process`; called from Python (the tests, a
-    notebook), it does not."""
+def run_step(spec: str, inputs: StepFiles, outputs: StepFiles, options: StepOptions, log: str | None = None, threads: int = 1) -> object:
+    """Resolve and run one step with logging set up (workflow/scripts/step.py, tests); a failure is logged with its
+    traceback and the file it was reading, then raised again. In a Snakemake job it runs under :func:`job_process`."""
     if in_snakemake_job():
         return run_job(spec, inputs, outputs, options, log=log, threads=threads)
     return _run_step(spec, inputs, outputs, options, log, threads)
@@ -265,25 +247,12 @@ JOB_GC_THRESHOLD = 100_000
 
 @contextmanager
 def job_process() -> Iterator[None]:
-    """Garbage collection for a process that runs one step and then exits (a workflow job).
-
-    Two costs that buy nothing in such a process:
-
-    * With the default threshold, the collector runs every 700 net allocations. Importing torch and
-      transformers makes about a million objects, so they trigger hundreds of collections, which walk
-      objects that stay alive until the end. With a threshold of :data:`JOB_GC_THRESHOLD` the
-      collector still collects cycles during the job, only less often (at most about 100,000 objects of
-      garbage wait for it).
-    * At exit, CPython collects once more over every object still alive. The block ends with
-      ``gc.freeze()``, which moves them into the permanent generation that the collector skips. The
-      modules and their objects are still freed by reference counting as the interpreter shuts down;
-      ``atexit`` handlers (logging's flush, temporary directories) run as always.
-
-    On 2 cores, an import of torch + transformers and the exit after it cost 4.6 CPU s with the
-    defaults and 2.9 s here. No output depends on either: the steps write and close their files before
-    they return. Not for a process that goes on after the step: :func:`run_step` uses it only in a
-    Snakemake job (workflow/scripts/step.py, which stays as it is: Snakemake's code trigger reruns every
-    rule when the script changes)."""
+    """Garbage collection for a process that runs one step and then exits (a workflow job): importing torch and
+    transformers makes about a million objects, hundreds of collections at the default threshold (700), so the
+    threshold is :data:`JOB_GC_THRESHOLD` meanwhile; and ``gc.freeze()`` at the end spares the collection over every
+    live object at exit (reference counting and ``atexit`` handlers still run). On 2 cores an import of torch +
+    transformers and the exit cost 4.6 CPU s with the defaults, 2.9 s here; no output depends on it. Not for a
+    process that goes on after the step."""
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], JOB_GC_THRESHOLD), *threshold[1:])
     try:
@@ -295,10 +264,9 @@ def job_process() -> Iterator[None]:
 
 def run_job(spec: str, inputs: StepFiles, outputs: StepFiles, options: StepOptions, log: str | None = None,
             threads: int = 1) -> object:
-    """:func:`run_step` in a process that exits after it (``medfc run``, a Snakemake job), under
-    :func:`job_process`. With a log, everything the process writes goes into it (:func:`~medfc.common.logs.output_into`)
-    and the terminal shows nothing unless the step fails: then the step, its error, the log's path and the log's
-    last lines, and the process exits with status 1."""
+    """:func:`run_step` in a process that exits after it (``medfc run``, a Snakemake job), under :func:`job_process`.
+    With a log, all output goes into it and the terminal shows only a failure (step, error, the log's path and last
+    lines; exit status 1)."""
     job = snakemake_job()
     if job is not None:  # the GPUs a scheduler gave it: device auto must then find CUDA (medfc.common.job)
         os.environ[JOB_GPUS_ENV] = str(gpus_given(getattr(job, "resources", None) or {}))

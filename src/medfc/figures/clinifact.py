@@ -24,23 +24,16 @@ from medfc.tables.common import clinifact_name, pct
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
-    from matplotlib.container import BarContainer
     from matplotlib.typing import ColorType
 
 Row = dict[str, str | int | float | None]  # one row of the Fig. 3 table
 
 
 TEST_TYPE_NAMES = {
-    "superiority": "Superiority",
-    "superiority or other": "Superiority or Other",
-    "superiority_or_other": "Superiority or Other",
-    "non-inferiority": "Non-inferiority",
-    "non_inferiority": "Non-inferiority",
-    "noninferiority": "Non-inferiority",
-    "equivalence": "Equivalence",
-    "non-inferiority or equivalence": "Non-inferiority or Equivalence",
-    "non_inferiority_or_equivalence": "Non-inferiority or Equivalence",
-    "other": "Other",
+    "superiority": "Superiority", "superiority or other": "Superiority or Other", "superiority_or_other": "Superiority or Other",
+    "non-inferiority": "Non-inferiority", "non_inferiority": "Non-inferiority", "noninferiority": "Non-inferiority",
+    "equivalence": "Equivalence", "non-inferiority or equivalence": "Non-inferiority or Equivalence",
+    "non_inferiority_or_equivalence": "Non-inferiority or Equivalence", "other": "Other",
 }
 
 
@@ -62,9 +55,7 @@ def _group_rows(model: str, panel: str, groups: Mapping[str, list[tuple[str, str
                 paper: Mapping[tuple[str, str, str], float]) -> list[Row]:
     rows: list[Row] = []
     for group, items in groups.items():
-        gold = [g for g, _ in items]
-        pred = [p for _, p in items]
-        s = classification.classification_scores(gold, pred, CLINIFACT_LABELS)
+        s = classification.classification_scores([g for g, _ in items], [p for _, p in items], CLINIFACT_LABELS)
         for metric in ("accuracy", "macro_precision", "macro_recall", "macro_f1"):
             rows.append({"model": model, "panel": panel, "group": group, "n": len(items), "metric": metric, "value": pct(s[metric]),
                          "paper (BioBERT)": paper.get((panel, group, metric), "")})
@@ -128,9 +119,8 @@ def _paper_only_rows(model: str, panel: str, ours: set[str], paper: Mapping[tupl
 
 
 def legend_names(entries: Sequence[Mapping[str, object]], papers: Mapping[str, JSONValue]) -> dict[str, str]:
-    """Each shown run's name in the legend: its row name, and for a run shown in place of the one
-    ``fig3_pair`` names (``stands_for``) "<run> (stands in for <the paper's name of that run>)", the paper's
-    name being its CliniFact Table 8 row (e.g. "BioBERT", "OpenBioLLM-70B (fine-tuned)")."""
+    """Each shown run's legend name: its row name, or for a run shown in place of another (``stands_for``) "<run>
+    (stands in for <that run's CliniFact Table 8 row>)", e.g. "BioBERT", "OpenBioLLM-70B, fine-tuned"."""
     rows = {str(k).casefold(): str(k) for k in papers["clinifact"]["table8"]}  # type: ignore[index,union-attr]
     names: dict[str, str] = {}
     for e in entries:
@@ -304,14 +294,9 @@ def _dedupe_legend(fig, axes: Sequence[Axes], names: Mapping[str, str]) -> None:
 def plot_fig3(table: pd.DataFrame, png: str | os.PathLike, notes: Sequence[str] = (),
               names: Mapping[str, str] | None = None) -> list[Path]:
     """CliniFact Fig. 3 at text width (7 in): (a) per-class P/R/F1 on top, (b) macro-F1 per test type and (c) per
-    disease class below, side by side.
-
-    Every model is a bar series, named in the legend by ``names`` (model → legend text, e.g. "tfidf (stands in
-    for BioBERT)"); the paper's BioBERT values (stated in its text) are drawn beside them as a hatched series
-    wherever the paper gives one. A group without test pairs says so ("no test pairs (n = 0)"). Bars carry their
-    value where a 7 pt label fits (zero values none); where the groups are too many for that at a page's height,
-    the panel says the values are in the data table.
-    """
+    disease class below. One bar series per model (legend text from ``names``), the paper's BioBERT values (stated
+    in its text) hatched beside them. Bars carry their value where a 7 pt label fits; else the panel refers to the
+    data table."""
     from medfc.common.plots import MAX_HEIGHT, new_figure, save_figure
 
     names = dict(names or {})

@@ -2,30 +2,16 @@
 
 Two joins (docs/sources.md §2):
 
-1. **Rows → crawled claims.** Release rows and crawled claims are grouped by normalised article URL
-   (:func:`normalize_url`: scheme, ``www.``, host case, percent-encoding, query, fragment and the
-   trailing slash ignored). Inside an article the pairing is one-to-one by the similarity of the
-   German claim texts (rapidfuzz ``token_sort_ratio`` after :func:`normalize_sentence`), best
-   pairs first; an article with one row and one claim pairs them whatever the similarity (the
-   score is still reported). Rows with no crawled article, or more rows than crawled claims, stay
-   unmatched; crawled claims without a row stay unmatched too. Both are listed in the report.
-2. **Evidence sentences → sentence ids.** Each release evidence sentence is looked up among the
-   German sentences of the crawled article (ids = positions in
-   :func:`medfc.healthfc.sentences.article_sentences`: the body paragraphs, then the studies
-   section, as the annotators split it), in this order:
-
-   * ``exact`` — equal after :func:`normalize_sentence` (whitespace, quotes, dashes, footnote
-     marks);
-   * ``contained`` — the release piece is a part of exactly one crawled sentence (the annotators'
-     NLTK splitter cut a sentence that ours keeps whole); at least ``min_contained_chars`` long;
-   * ``merged`` — the release piece is two or more consecutive crawled sentences glued together
-     (our splitter could not separate them inside the concatenated string);
-   * ``fuzzy`` — the best crawled sentence by rapidfuzz ``ratio`` when it reaches the threshold
-     (``healthfc.align.fuzzy_threshold``, default 90): edits since the release, typos fixed.
-
-   Anything else is *unaligned* and listed in the report with its best candidate and score. The
-   report also counts the aligned sentences by the section they were found in
-   (``aligned_by_section``: ``body``, ``studies``, ``mixed`` for a merge across both).
+1. **Rows → crawled claims**, grouped by :func:`normalize_url`, then paired one-to-one inside an article by
+   :func:`claim_similarity`, best pairs first; a lone row and claim pair whatever the score. What stays unmatched
+   on either side is listed in the report.
+2. **Evidence sentences → sentence ids** of the crawled article's German sentences
+   (:func:`medfc.healthfc.sentences.article_sentences`), first of: ``exact`` (equal after
+   :func:`normalize_sentence`); ``contained`` (part of exactly one crawled sentence, the annotators' NLTK splitter
+   cut a sentence ours keeps whole; at least ``min_contained_chars`` long); ``merged`` (two or more consecutive
+   crawled sentences glued together); ``fuzzy`` (the best by rapidfuzz ``ratio`` reaching
+   ``healthfc.align.fuzzy_threshold``, default 90: edits since the release). Anything else is *unaligned*, listed
+   with its best candidate; ``aligned_by_section`` counts the rest (``body``, ``studies``, ``mixed``).
 """
 
 from __future__ import annotations
@@ -43,31 +29,18 @@ from medfc.common.jsontypes import JSONValue
 from medfc.healthfc.records import ClaimRecord
 from medfc.healthfc.release import ReleaseRow
 
-__all__ = [
-    "AlignmentResult",
-    "ClaimMatch",
-    "SentenceAlignment",
-    "align_evidence",
-    "align_release",
-    "claim_similarity",
-    "match_claims",
-    "normalize_sentence",
-    "normalize_url",
-]
+__all__ = ["AlignmentResult", "ClaimMatch", "SentenceAlignment", "align_evidence", "align_release", "claim_similarity",
+           "match_claims", "normalize_sentence", "normalize_url"]
 
 DEFAULT_FUZZY_THRESHOLD = 90.0
 DEFAULT_MIN_CONTAINED_CHARS = 25
 
 
 def normalize_url(url: str) -> str:
-    """``https://www.Host.at/a/b/?x#y`` and ``http://host.at/a/b`` → ``host.at/a/b``."""
+    """``https://www.Host.at/a/b/?x#y`` and ``http://host.at/a/b`` → ``host.at/a/b`` (percent-encoding decoded, NFC)."""
     parsed = urlparse((url or "").strip())
-    host = (parsed.hostname or "").lower()
-    if host.startswith("www."):
-        host = host[4:]
-    path = unquote(parsed.path or "").rstrip("/")
-    path = unicodedata.normalize("NFC", path)
-    return f"{host}{path}"
+    host = (parsed.hostname or "").lower().removeprefix("www.")
+    return host + unicodedata.normalize("NFC", unquote(parsed.path or "").rstrip("/"))
 
 
 _QUOTES = str.maketrans({
@@ -89,9 +62,6 @@ def normalize_sentence(text: str) -> str:
     text = _WS.sub(" ", text).strip()
     text = re.sub(r"\s+([.,;:!?)])", r"\1", text)
     return text
-
-
-# --------------------------------------------------------------------------- sentences
 
 
 @dataclass
@@ -128,12 +98,8 @@ def _merged_ids(piece: str, norm: Sequence[str]) -> list[int] | None:
     return None
 
 
-def align_evidence(
-    evidence: Sequence[str],
-    sentences: Sequence[str],
-    threshold: float = DEFAULT_FUZZY_THRESHOLD,
-    min_contained_chars: int = DEFAULT_MIN_CONTAINED_CHARS,
-) -> list[SentenceAlignment]:
+def align_evidence(evidence: Sequence[str], sentences: Sequence[str], threshold: float = DEFAULT_FUZZY_THRESHOLD,
+                   min_contained_chars: int = DEFAULT_MIN_CONTAINED_CHARS) -> list[SentenceAlignment]:
     """Align each evidence sentence to ids of ``sentences`` (see the module doc for the order)."""
     norm = [normalize_sentence(s) for s in sentences]
     index: dict[str, list[int]] = defaultdict(list)
@@ -167,9 +133,6 @@ def align_evidence(
     return out
 
 
-# --------------------------------------------------------------------------- claims
-
-
 @dataclass
 class ClaimMatch:
     release_row: int
@@ -183,16 +146,10 @@ def claim_similarity(a: str, b: str) -> float:
     return float(fuzz.token_sort_ratio(normalize_sentence(a).lower(), normalize_sentence(b).lower()))
 
 
-def match_claims(
-    rows: Sequence[ReleaseRow],
-    claims: Sequence[ClaimRecord],
-    min_score: float = 50.0,
-) -> tuple[list[ClaimMatch], list[int], list[str], dict[str, object]]:
-    """Pair release rows with crawled claims (one-to-one, by url then claim text).
-
-    Returns ``(matches, unmatched_rows, unmatched_claim_ids, details)``. Inside an article with
-    several rows or claims a pair needs ``min_score``; a lone row/claim pair is always matched.
-    """
+def match_claims(rows: Sequence[ReleaseRow], claims: Sequence[ClaimRecord],
+                 min_score: float = 50.0) -> tuple[list[ClaimMatch], list[int], list[str], dict[str, object]]:
+    """Pair release rows with crawled claims: ``(matches, unmatched_rows, unmatched_claim_ids, details)``. Inside an
+    article with several rows or claims a pair needs ``min_score``; a lone row/claim pair is always matched."""
     by_url_rows: dict[str, list[ReleaseRow]] = defaultdict(list)
     for r in rows:
         by_url_rows[normalize_url(r.url)].append(r)
@@ -232,9 +189,6 @@ def match_claims(
     return matches, sorted(unmatched_rows), unmatched_claims, {"low_score_single_pairs": low}
 
 
-# --------------------------------------------------------------------------- whole release
-
-
 @dataclass
 class AlignmentResult:
     """Everything the dataset needs from the alignment, plus its report."""
@@ -267,37 +221,21 @@ class AlignmentResult:
                     by_section[secs.pop() if len(secs) == 1 else "mixed"] += 1
         aligned = total - methods.get("unaligned", 0)
         return {
-            "release_rows_matched": len(self.matches),
-            "release_rows_unmatched": len(self.unmatched_rows),
-            "crawled_claims_unmatched": len(self.unmatched_claims),
-            "evidence_sentences": total,
-            "evidence_sentences_aligned": aligned,
-            "alignment_rate": round(aligned / total, 4) if total else None,
-            "by_method": dict(sorted(methods.items())),
-            "aligned_by_section": dict(sorted(by_section.items())),
-            "unaligned": unaligned,
-            "unmatched_release_rows": self.unmatched_rows,
-            "unmatched_crawled_claims": self.unmatched_claims,
-            "matches": [asdict(m) for m in self.matches],
+            "release_rows_matched": len(self.matches), "release_rows_unmatched": len(self.unmatched_rows),
+            "crawled_claims_unmatched": len(self.unmatched_claims), "evidence_sentences": total,
+            "evidence_sentences_aligned": aligned, "alignment_rate": round(aligned / total, 4) if total else None,
+            "by_method": dict(sorted(methods.items())), "aligned_by_section": dict(sorted(by_section.items())),
+            "unaligned": unaligned, "unmatched_release_rows": self.unmatched_rows,
+            "unmatched_crawled_claims": self.unmatched_claims, "matches": [asdict(m) for m in self.matches],
             **self.details,
         }
 
 
-def align_release(
-    rows: Sequence[ReleaseRow],
-    claims: Sequence[ClaimRecord],
-    article_sentences: dict[str, list[str]],
-    threshold: float = DEFAULT_FUZZY_THRESHOLD,
-    min_claim_score: float = 50.0,
-    min_contained_chars: int = DEFAULT_MIN_CONTAINED_CHARS,
-    sections: dict[str, list[str]] | None = None,
-) -> AlignmentResult:
-    """Match rows to claims, then align every matched row's evidence in its article's sentences.
-
-    ``article_sentences`` maps ``article_id`` → the article's German sentences (index = id), as
-    :func:`medfc.healthfc.sentences.article_sentences` builds them; ``sections`` (optional) maps
-    ``article_id`` → the section of each sentence, for the report's ``aligned_by_section``.
-    """
+def align_release(rows: Sequence[ReleaseRow], claims: Sequence[ClaimRecord], article_sentences: dict[str, list[str]],
+                  threshold: float = DEFAULT_FUZZY_THRESHOLD, min_claim_score: float = 50.0,
+                  min_contained_chars: int = DEFAULT_MIN_CONTAINED_CHARS, sections: dict[str, list[str]] | None = None) -> AlignmentResult:
+    """Match rows to claims, then align each matched row's evidence in its article's sentences (``article_id`` →
+    sentences); ``sections`` (``article_id`` → each sentence's section) feeds ``aligned_by_section``."""
     matches, unmatched_rows, unmatched_claims, details = match_claims(rows, claims, min_claim_score)
     claim_by_id = {c["claim_id"]: c for c in claims}
     row_by_id = {r.row: r for r in rows}
@@ -312,21 +250,10 @@ def align_release(
     return result
 
 
-# --------------------------------------------------------------------------- (de)serialisation
-
-
 def alignment_records(result: AlignmentResult) -> list[dict[str, object]]:
     """One JSON-able record per matched release row (the ``alignment.jsonl`` artifact)."""
-    out = []
-    for m in result.matches:
-        out.append({
-            "release_row": m.release_row,
-            "claim_id": m.claim_id,
-            "claim_score": m.score,
-            "evidence_ids": result.evidence_ids(m.release_row),
-            "sentences": [asdict(a) for a in result.evidence.get(m.release_row, [])],
-        })
-    return out
+    return [{"release_row": m.release_row, "claim_id": m.claim_id, "claim_score": m.score, "evidence_ids": result.evidence_ids(m.release_row),
+             "sentences": [asdict(a) for a in result.evidence.get(m.release_row, [])]} for m in result.matches]
 
 
 def alignment_from_records(records: Sequence[Mapping[str, JSONValue]]) -> AlignmentResult:

@@ -1,13 +1,9 @@
 """Crawl the Medizin Transparent portal with Scrapy.
 
-The spider discovers article URLs from the WordPress/Yoast sitemap index (and optionally a URL
-list), obeys robots.txt, throttles itself, retries, keeps an HTTP cache (a rerun refetches
-nothing) and a JOBDIR (an interrupted crawl resumes where it stopped). Every fetched page is kept
-raw — url, fetch time, status, html — so the parser can change without a recrawl.
-
-Each crawl runs in a child Python process (``python -m medfc.healthfc.crawl``): Twisted's reactor
-cannot be restarted inside one process, and this keeps :func:`crawl_site` callable any number of
-times (tests, notebooks, Snakemake scripts).
+The spider finds article URLs in the WordPress/Yoast sitemap index (and an optional URL list), obeys robots.txt,
+throttles itself, retries and keeps an HTTP cache (a rerun refetches nothing) and a job directory (an interrupted
+crawl resumes). Pages are kept raw (url, fetch time, status, html), so the parser can change without a recrawl.
+Each crawl runs in a child process (``python -m medfc.healthfc.crawl``): Twisted's reactor cannot be restarted.
 """
 
 from __future__ import annotations
@@ -25,7 +21,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Mapping
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NotRequired, TypedDict
 from urllib.parse import urlsplit
@@ -53,6 +49,7 @@ class PageRecord(TypedDict):
     from_cache: bool
     html: str
     _urls: NotRequired[list[str]]  # the URLs this page accounts for (a redirect's too): the partial file's only
+
 
 log = logging.getLogger(__name__)
 
@@ -94,13 +91,11 @@ def url_key(url: str) -> str:
 
 
 class OriginFilterMiddleware:
-    """Downloader middleware (before robots.txt): a request off the origin is never downloaded — it is
-    ignored with an :class:`OffsiteURL` and counted (``medfc/offsite``). Requests the spider makes are
-    filtered before they are scheduled; this catches the rest (redirects)."""
+    """Downloader middleware (before robots.txt): a request off the origin (a redirect; the spider filters its own)
+    is ignored with an :class:`OffsiteURL` and counted (``medfc/offsite``)."""
 
     def __init__(self, origin: str, stats):
-        self.origin = origin
-        self.stats = stats
+        self.origin, self.stats = origin, stats
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -114,13 +109,10 @@ class OriginFilterMiddleware:
 
 
 class PortalSpider(SitemapSpider):
-    """Sitemap-driven spider for the portal's article pages.
-
-    Every run walks the sitemaps from the index (their requests are never dupe-filtered) and accounts
-    for every URL they list: fetched, resumed (kept from an interrupted run, given as ``done``: not
-    requested again), skipped with a reason (off-site, forbidden by robots.txt, an HTTP 4xx other than
-    404/410, a duplicate) or failed (a network error, 5xx or 429 after the retries). Failed sitemaps are
-    counted apart: their URLs are unknown."""
+    """Sitemap-driven spider for the portal's article pages. Every run walks the sitemaps from the index (never
+    dupe-filtered) and accounts for every URL they list: fetched, resumed (in ``done``: not requested again), skipped
+    with a reason (off-site, robots.txt, a 4xx other than 404/410, a duplicate) or failed (a network error, 5xx or
+    429 after the retries). Failed sitemaps are counted apart: their URLs are unknown."""
 
     name = "medizin_transparent"
     handle_httpstatus_list = [404, 410]  # kept as pages, so the parse report names them
@@ -264,44 +256,29 @@ def scrapy_settings(opts: CrawlOptions, mirror_target: str | None, log_file: str
     jobdir = Path(opts.jobdir).resolve()
     handlers: dict[str, str | None] = dict(OFF_HANDLERS)
     settings: dict[str, object] = {
-        "BOT_NAME": "medfc",
-        "USER_AGENT": opts.full_user_agent,
-        "ROBOTSTXT_OBEY": True,
-        "ROBOTSTXT_USER_AGENT": opts.user_agent,
-        "AUTOTHROTTLE_ENABLED": True,
-        "AUTOTHROTTLE_START_DELAY": max(opts.download_delay, 0.0),
-        "AUTOTHROTTLE_MAX_DELAY": opts.autothrottle_max_delay,
-        "AUTOTHROTTLE_TARGET_CONCURRENCY": opts.autothrottle_target_concurrency,
+        "BOT_NAME": "medfc", "USER_AGENT": opts.full_user_agent, "ROBOTSTXT_OBEY": True, "ROBOTSTXT_USER_AGENT": opts.user_agent,
+        "AUTOTHROTTLE_ENABLED": True, "AUTOTHROTTLE_START_DELAY": max(opts.download_delay, 0.0),
+        "AUTOTHROTTLE_MAX_DELAY": opts.autothrottle_max_delay, "AUTOTHROTTLE_TARGET_CONCURRENCY": opts.autothrottle_target_concurrency,
         "DOWNLOAD_DELAY": opts.download_delay,
         "CONCURRENT_REQUESTS_PER_DOMAIN": opts.concurrent_requests_per_domain,
         "CONCURRENT_REQUESTS": max(2, opts.concurrent_requests_per_domain),
-        "RETRY_ENABLED": True,
-        "RETRY_TIMES": opts.retry_times,
-        "DOWNLOAD_TIMEOUT": opts.download_timeout,
-        "HTTPCACHE_ENABLED": True,
-        "HTTPCACHE_DIR": str(Path(opts.http_cache_dir).resolve()),
-        "HTTPCACHE_EXPIRATION_SECS": opts.http_cache_expiration_secs,
-        "HTTPCACHE_IGNORE_HTTP_CODES": [429, 500, 502, 503, 504],
-        "MEDFC_PARTIAL": str(jobdir / PARTIAL_NAME),
-        "MEDFC_ORIGIN": opts.base_url,
+        "RETRY_ENABLED": True, "RETRY_TIMES": opts.retry_times, "DOWNLOAD_TIMEOUT": opts.download_timeout,
+        "HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": str(Path(opts.http_cache_dir).resolve()),
+        "HTTPCACHE_EXPIRATION_SECS": opts.http_cache_expiration_secs, "HTTPCACHE_IGNORE_HTTP_CODES": [429, 500, 502, 503, 504],
+        "MEDFC_PARTIAL": str(jobdir / PARTIAL_NAME), "MEDFC_ORIGIN": opts.base_url,
         "ITEM_PIPELINES": {"medfc.healthfc.crawl.AppendPagesPipeline": 300},
         "DOWNLOADER_MIDDLEWARES": {"medfc.healthfc.crawl.OriginFilterMiddleware": 40},  # before robots.txt (100)
-        "DOWNLOAD_HANDLERS": handlers,
-        "TELNETCONSOLE_ENABLED": False,
-        "REMOTE_CONTROL_ENABLED": False,
-        "LOG_LEVEL": opts.log_level,
-        "LOGSTATS_INTERVAL": 30.0,
+        "DOWNLOAD_HANDLERS": handlers, "TELNETCONSOLE_ENABLED": False, "REMOTE_CONTROL_ENABLED": False,
+        "LOG_LEVEL": opts.log_level, "LOGSTATS_INTERVAL": 30.0,
     }
     if opts.max_pages:
         settings["CLOSESPIDER_ITEMCOUNT"] = opts.max_pages
     if log_file:
-        settings["LOG_FILE"] = str(log_file)
-        settings["LOG_FILE_APPEND"] = True
+        settings.update(LOG_FILE=str(log_file), LOG_FILE_APPEND=True)
     if mirror_target:
         handler = "medfc.healthfc.mirror.MirrorDownloadHandler"
         handlers.update({"http": handler, "https": handler})
-        settings["MEDFC_MIRROR_ORIGIN"] = opts.base_url
-        settings["MEDFC_MIRROR_TARGET"] = mirror_target
+        settings.update(MEDFC_MIRROR_ORIGIN=opts.base_url, MEDFC_MIRROR_TARGET=mirror_target)
     return settings
 
 
@@ -351,9 +328,6 @@ class CrawlResult:
     mirror_requests: list[str] | None
     resumed: bool
 
-    def summary(self) -> dict[str, object]:
-        return asdict(self)
-
 
 def child_command(opts: CrawlOptions, mirror_target: str | None, log_file: str | None, stats_path: str | Path) -> list[str]:
     """The command line of the child process that runs the spider."""
@@ -362,18 +336,13 @@ def child_command(opts: CrawlOptions, mirror_target: str | None, log_file: str |
     return [sys.executable, "-m", "medfc.healthfc.crawl", json.dumps(args)]
 
 
-def check_mirror_dir(opts: CrawlOptions) -> None:
-    if opts.mirror_dir and not Path(opts.mirror_dir).is_dir():
-        raise FileNotFoundError(f"healthfc.crawl.mirror_dir {opts.mirror_dir!r} does not exist (or is not a directory)")
-
-
 def prepare(opts: CrawlOptions) -> CrawlOptions:
-    """Options as the crawl uses them: one HTTP cache per version of a mirror, so that editing
-    the demo pages never serves stale cached copies."""
+    """Options as the crawl uses them: one HTTP cache per version of a mirror (edited demo pages are never stale)."""
     if opts.mirror_dir and opts.mirror_url:
         raise ValueError("healthfc.crawl: mirror_dir and mirror_url are both set; set one (or neither, for the live site)")
     if opts.mirror_dir:
-        check_mirror_dir(opts)
+        if not Path(opts.mirror_dir).is_dir():
+            raise FileNotFoundError(f"healthfc.crawl.mirror_dir {opts.mirror_dir!r} does not exist (or is not a directory)")
         opts = opts.replace(http_cache_dir=str(Path(opts.http_cache_dir) / f"mirror-{tree_digest(opts.mirror_dir)}"))
     elif opts.mirror_url:  # a served copy: its own HTTP cache, never the live site's
         digest = hashlib.sha256(opts.mirror_url.encode()).hexdigest()[:16]
@@ -381,15 +350,10 @@ def prepare(opts: CrawlOptions) -> CrawlOptions:
     return opts
 
 
-def _is_page(record: Mapping[str, object]) -> bool:
-    return "url" in record
-
-
 def read_partial(path: Path) -> tuple[list[PageRecord], int]:
-    """The pages kept in the partial pages file and how many of its lines are not whole page records (the
-    torn last line of a killed writer, one cut inside a multi-byte character too): those are skipped, and
-    their pages fetched again. A whole record that only lacks its newline is kept."""
-    pages, torn = read_appended(path, valid=_is_page, what="page record")
+    """The pages kept in the partial pages file, and how many lines are not whole page records (a killed writer's
+    torn last line: skipped, its page fetched again; a whole record that only lacks its newline is kept)."""
+    pages, torn = read_appended(path, valid=lambda record: "url" in record, what="page record")
     return pages, len(torn)
 
 
@@ -399,14 +363,9 @@ def _pages(kept: list[PageRecord]) -> dict[str, PageRecord]:
 
 def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path, log_file: str | None = None,
                mirror_delay: float = 0.0) -> CrawlResult:
-    """Crawl the site (or its local mirror) into ``pages_out`` (gzip JSONL) and ``stats_out``.
-
-    The crawl ends complete or fails: it writes its outputs and removes its job directory only when
-    Scrapy finished (or stopped at ``max_pages``) and every URL the sitemaps list is accounted for
-    (fetched, resumed or skipped with a reason). Otherwise — the child killed, stopped by a signal, a
-    page or sitemap that could not be fetched — it raises :class:`CrawlIncomplete` and keeps the job
-    directory; the next call resumes from it, keeping the pages fetched before.
-    """
+    """Crawl the site (or its local mirror) into ``pages_out`` (gzip JSONL) and ``stats_out``, only when Scrapy
+    finished (or stopped at ``max_pages``) and every listed URL is accounted for; then the job directory goes.
+    Otherwise :class:`CrawlIncomplete`, and the job directory stays for the next call to resume from."""
     jobdir = Path(opts.jobdir)
     partial = jobdir / PARTIAL_NAME
     opts = prepare(opts)
@@ -437,21 +396,16 @@ def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path,
     reason = stats.get("finish_reason")
     skipped = acc["skipped"]
     summary = {
-        "finish_reason": reason,
-        "pages": len(pages),
-        "resumed": resumed,
+        "finish_reason": reason, "pages": len(pages), "resumed": resumed,
         "from_cache": sum(1 for p in pages.values() if p.get("from_cache")),
         "fetched": sum(1 for p in pages.values() if not p.get("from_cache")),
         "robots_forbidden": stats.get("robotstxt/forbidden", 0),
         "mirror_requests": len(requests) if requests is not None else None,
         "urls": {
-            "listed": len(acc["listed"]),
-            "fetched": sum(1 for p in new if not p.get("from_cache")),
-            "from_cache": sum(1 for p in new if p.get("from_cache")),
-            "resumed": len(before),
+            "listed": len(acc["listed"]), "fetched": sum(1 for p in new if not p.get("from_cache")),
+            "from_cache": sum(1 for p in new if p.get("from_cache")), "resumed": len(before),
             "gone": sum(1 for p in pages.values() if p.get("status") in (404, 410)),
-            "skipped": {r: len(v) for r, v in skipped.items() if v},
-            "partial_torn_lines": torn,
+            "skipped": {r: len(v) for r, v in skipped.items() if v}, "partial_torn_lines": torn,
         },
         "skipped_urls": {r: sorted(v.values()) for r, v in skipped.items() if v},
         "scrapy": stats,

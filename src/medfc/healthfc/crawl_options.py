@@ -1,5 +1,4 @@
-"""The options of a crawl, apart from the crawler (:mod:`medfc.healthfc.crawl` imports Scrapy; the
-workflow steps only need this class to read their options)."""
+"""The options of a crawl, apart from the crawler (:mod:`medfc.healthfc.crawl` imports Scrapy; the steps do not)."""
 
 from __future__ import annotations
 
@@ -10,8 +9,7 @@ from medfc.common.options import Options
 
 @dataclass(frozen=True)
 class CrawlOptions(Options):
-    """Everything a crawl depends on: the ``healthfc.crawl`` config section (every key documented in
-    the schema) + ``http_cache_dir`` and ``jobdir`` under the cache."""
+    """The ``healthfc.crawl`` config section (keys documented in the schema) + ``http_cache_dir`` and ``jobdir``."""
 
     base_url: str
     sitemap_path: str

@@ -1,23 +1,10 @@
-"""Marian (Opus-MT) models converted to CTranslate2, once, into a cache.
+"""Marian (Opus-MT) models converted to CTranslate2 once, into a cache (:func:`ensure_converted`).
 
-:func:`ensure_converted` returns the CTranslate2 model directory for a transformers model (a local
-directory or a hub id) and a quantization, converting it with CTranslate2's ``TransformersConverter``
-only when the cache has no conversion for that key. The key is
-
-* the model's **fingerprint**: for a local directory, the SHA-256 of every file in it (names, sizes,
-  contents), so a retrained or edited model reconverts; for a hub id, the commit of the cached
-  snapshot (``…/snapshots/<commit>/``), so a new upload reconverts;
-* the **ctranslate2 version** (its converter and model format);
-* the **quantization** the weights are stored in (``int8``, ``float16``, ``float32``, …);
-
-and it names the directory: ``<cache_dir>/<model>-<quantization>-<key>/`` with ``model/`` (the
-CTranslate2 model), ``tokenizer/`` (the model's tokenizer, saved with ``save_pretrained``, so a cache
-hit loads neither the transformers weights nor the hub) and ``medfc.json`` (the key's parts and the
-generation settings the translator needs). A conversion is written into a temporary directory beside
-it and renamed into place when complete, so an interrupted run leaves no half model behind and two
-runs converting at once both end with one complete directory.
-
-Nothing here imports ctranslate2, torch or transformers at module level.
+The key is the model's fingerprint (a local directory: SHA-256 of its files; a hub id: the cached snapshot's
+commit), the ctranslate2 version and the quantization. The entry ``<cache_dir>/<model>-<quantization>-<key>/``
+holds ``model/``, ``tokenizer/`` (so a cache hit needs neither the transformers weights nor the hub) and
+``medfc.json``; it is built in a temporary directory and renamed into place, so an interrupted or concurrent
+run leaves no half model. No model library is imported at module level.
 """
 
 from __future__ import annotations
@@ -113,17 +100,9 @@ def _read_manifest(entry: Path) -> JSONObject | None:
     return manifest if isinstance(manifest, dict) else None
 
 
-def ensure_converted(
-    model: str,
-    cache_dir: str | os.PathLike,
-    quantization: str,
-    *,
-    local_files_only: bool,
-) -> ConvertedModel:
-    """The cached CTranslate2 conversion of ``model`` in ``quantization``, converting it if missing.
-
-    :raises ConversionError: the model (or ctranslate2) is unavailable, or the conversion failed.
-    """
+def ensure_converted(model: str, cache_dir: str | os.PathLike, quantization: str, *, local_files_only: bool) -> ConvertedModel:
+    """The cached CTranslate2 conversion of ``model`` in ``quantization``, converting it if missing; ConversionError
+    when the model or ctranslate2 is unavailable or the conversion fails."""
     try:
         import ctranslate2
     except ImportError as exc:
@@ -153,15 +132,8 @@ def ensure_converted(
             from transformers import AutoConfig
 
             forced_eos = getattr(AutoConfig.from_pretrained(model, local_files_only=local_files_only), "forced_eos_token_id", None)
-        manifest = {
-            "model": model,
-            "fingerprint": fingerprint,
-            "quantization": quantization,
-            "ctranslate2": ctranslate2.__version__,
-            "layout": LAYOUT,
-            "key": key,
-            "forced_eos": forced_eos is not None,
-        }
+        manifest = {"model": model, "fingerprint": fingerprint, "quantization": quantization, "ctranslate2": ctranslate2.__version__,
+                    "layout": LAYOUT, "key": key, "forced_eos": forced_eos is not None}
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         if entry.exists() and _read_manifest(entry) is None:  # an incomplete entry left by hand
             shutil.rmtree(entry, ignore_errors=True)

@@ -1,43 +1,19 @@
-"""The HealthFC dataset: one record per claim, German and English, with gold evidence ids.
-
-A record (:data:`FIELDS`)::
-
-    {id, url, article_id, claim_de, claim_en, label, evidence_level, small_effect,
-     explanation_de, explanation_en, sentences_de [...], sentences_en [...] (1:1 with sentences_de),
-     sentence_sections [...] (1:1, "body" | "studies"; null for release-only records),
-     evidence_ids [int], date, topics, topics_en (1:1 with topics), authors, title, source,
-     release_row, gold_evidence, n_evidence_unaligned, claim_en_origin, explanation_en_origin,
-     sentences_en_origin}
+"""The HealthFC dataset: one record per claim (fields: :data:`FIELDS`), German and English, with gold evidence ids.
 
 ``source`` says where a record comes from:
 
-* ``"crawl+release"`` — a crawled claim matched to a release row. Sentences are the crawled
-  article's (:func:`medfc.healthfc.sentences.article_sentences`: body, then studies),
-  ``evidence_ids`` the aligned gold sentences. ``label`` and ``evidence_level`` come from the
-  release (the annotated dataset; the level from its ``de_verdict``); every disagreement with the
-  crawl is listed in the report with both verdict texts (``verdict_disagreements``). Title, date,
-  authors and topics come from the crawl (the release has no topics); ``topics_en`` is the translation
-  step's English of each topic.
-* ``"crawl"`` — a crawled claim with no release row (e.g. an article published after 2022):
-  ``evidence_ids = []`` and ``gold_evidence = False``; usable for claims-only / explanation /
-  level-of-evidence experiments and for evidence *prediction*, not for evidence scoring.
-* ``"release"`` — a release row without a crawled article (release-only mode, or an article the
-  crawl no longer finds). With the 12-column file there is no full text: the gold evidence
-  sentences are the only sentences and all of them are evidence. With the 18-column file the
-  release's own sentence list and ids are used.
+* ``"crawl+release"``: a crawled claim matched to a release row. Sentences are the crawled article's (body, then
+  studies), ``evidence_ids`` the aligned gold sentences; ``label`` and ``evidence_level`` come from the release
+  (the level from its ``de_verdict``), each disagreement with the crawl listed in ``verdict_disagreements``;
+  title, date, authors and topics come from the crawl (the release has no topics).
+* ``"crawl"``: a crawled claim with no release row (e.g. published after 2022): no gold evidence.
+* ``"release"``: a release row without a crawled article. The 12-column file has no full text: the gold evidence
+  sentences are the only sentences, all evidence; the 18-column file's own sentence list and ids are used.
 
-The English side: a release row's ``en_claim`` / ``en_explanation`` are used (they are the
-authors' checked translations, what the paper's experiments used); only text the release lacks is
-translated. Crawled article sentences are translated sentence by sentence (so ``sentences_en[i]``
-is the translation of ``sentences_de[i]``), because the release's English evidence is not aligned
-1:1 to the German article. Release-only rows of the 12-column file take their English evidence from
-``en_top_sentences``: when it splits into a different number of sentences than the German, the
-longer list is regrouped into as many consecutive pieces as the shorter one
-(:func:`pair_sentences`, counted as ``release_evidence_regrouped``), so both sides hold the whole
-text and stay 1:1. So release mode needs no model as long as the release has its English columns.
-The ``*_en_origin`` fields record where each English text came from. Translation goes through
-:func:`medfc.healthfc.translate.translate_with_memory` (a memory first, the model only on misses);
-:func:`build_dataset` takes any ``translate(texts) -> texts`` callable so tests need no model.
+English: the release's ``en_claim``/``en_explanation`` (the authors' checked translations, used by the paper) are
+kept; only text the release lacks is translated, article sentences one by one (``sentences_en[i]`` translates
+``sentences_de[i]``). Release-only rows of the 12-column file take ``en_top_sentences``, regrouped to 1:1 by
+:func:`pair_sentences` when the split counts differ. ``*_en_origin`` records where each English text came from.
 """
 
 from __future__ import annotations
@@ -46,6 +22,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 
 import pandas as pd
@@ -61,18 +38,8 @@ from medfc.healthfc.sentences import DEFAULT_BASE, article_sentence_records
 
 log = logging.getLogger(__name__)
 
-__all__ = [
-    "FIELDS",
-    "DatasetReport",
-    "Translate",
-    "add_english",
-    "build_dataset",
-    "build_german_records",
-    "dataset_card",
-    "pair_sentences",
-    "sentences_by_article",
-    "write_dataset",
-]
+__all__ = ["FIELDS", "DatasetReport", "Translate", "add_english", "build_dataset", "build_german_records", "dataset_card",
+           "pair_sentences", "sentences_by_article", "write_dataset"]
 
 Translate = Callable[[Sequence[str]], list[str]]
 
@@ -96,18 +63,10 @@ class DatasetReport(SkipReport):
         return d
 
 
-def sentences_by_article(
-    articles: Iterable[ArticleRecord], sentence_records: Iterable[Mapping[str, JSONValue]] | None = None,
-    *, base: str = DEFAULT_BASE,
-) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """article_id → German sentences, and article_id → their sections (``body``/``studies``).
-
-    Always :func:`medfc.healthfc.sentences.article_sentences` (body, then studies) of the parsed
-    article, so the ids are the alignment's. ``sentence_records`` (the translation stage's
-    ``sentences`` file, ``{"article_id", "sentences_de"}``) are only checked: a record whose list
-    differs (an output of an older splitter) is logged, and its translations are still used where
-    the German sentences match (see :func:`known_translations`).
-    """
+def sentences_by_article(articles: Iterable[ArticleRecord], sentence_records: Iterable[Mapping[str, JSONValue]] | None = None, *,
+                         base: str = DEFAULT_BASE) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """article_id → German sentences (the alignment's: body, then studies), and article_id → their sections.
+    ``sentence_records`` (the translation step's ``sentences`` file) are only checked: a differing list is logged."""
     sentences: dict[str, list[str]] = {}
     sections: dict[str, list[str]] = {}
     for art in articles:
@@ -123,9 +82,8 @@ def sentences_by_article(
 
 
 def known_translations(sentence_records: Iterable[Mapping[str, JSONValue]], claim_records: Iterable[Mapping[str, JSONValue]]) -> dict[str, str]:
-    """German → English pairs the translation step made: its ``sentences`` records carry
-    ``sentences_de``/``sentences_en`` and ``topics_de``/``topics_en`` (1:1; a list of another length is left
-    out), its ``claims_en`` records ``question_de/_en`` and ``explanation_de/_en``."""
+    """German → English pairs of the translation step's ``sentences`` (sentences and topics; lists of unequal length
+    left out) and ``claims_en`` records (question and explanation)."""
     table: dict[str, str] = {}
     for rec in sentence_records:
         for key in ("sentences", "topics"):
@@ -140,13 +98,9 @@ def known_translations(sentence_records: Iterable[Mapping[str, JSONValue]], clai
 
 
 def pair_sentences(de: Sequence[str], en: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Make two sentence lists of one text 1:1 by regrouping the longer into as many pieces as the shorter.
-
-    The pieces are consecutive sentences joined with a space; the cut points are those that best
-    keep the two sides' cumulative character shares equal (dynamic programming), so a German and
-    an English split of the same evidence come out with matching pieces. Lists of equal length, or
-    with an empty side, are returned unchanged.
-    """
+    """Make two sentence lists of one text 1:1 by regrouping the longer into as many pieces (consecutive sentences
+    joined by a space) as the shorter, cut where the cumulative character shares best agree (dynamic programming).
+    Lists of equal length, or with an empty side, are returned unchanged."""
     de, en = list(de), list(en)
     if len(de) == len(en) or not de or not en:
         return de, en
@@ -155,11 +109,7 @@ def pair_sentences(de: Sequence[str], en: Sequence[str]) -> tuple[list[str], lis
 
     def shares(xs: list[str]) -> list[float]:
         total = sum(len(x) for x in xs) or 1
-        acc, out = 0, []
-        for x in xs:
-            acc += len(x)
-            out.append(acc / total)
-        return out
+        return [acc / total for acc in accumulate(len(x) for x in xs)]
 
     ls, ss = shares(longer), shares(shorter)
     inf = float("inf")
@@ -200,29 +150,12 @@ def _release_only_record(row: ReleaseRow, rid: str, report: SkipReport) -> Datas
             en = None if sentences else []
         ids = list(range(len(sentences)))
     return {
-        "id": rid,
-        "url": row.url,
-        "article_id": _slug(row.url),
-        "claim_de": row.de_claim,
-        "claim_en": row.en_claim or None,
-        "label": row.label,
-        "evidence_level": row.evidence_level,
-        "small_effect": row.small_effect,
-        "explanation_de": row.de_explanation,
-        "explanation_en": row.en_explanation if row.en_explanation else None,
-        "sentences_de": sentences,
-        "sentences_en": en,
-        "sentence_sections": None,
-        "evidence_ids": ids,
-        "date": row.date,
-        "topics": [],
-        "topics_en": [],
-        "authors": list(row.authors),
-        "title": row.title,
-        "source": "release",
-        "release_row": row.row,
-        "gold_evidence": bool(ids),
-        "n_evidence_unaligned": 0,
+        "id": rid, "url": row.url, "article_id": _slug(row.url), "claim_de": row.de_claim, "claim_en": row.en_claim or None,
+        "label": row.label, "evidence_level": row.evidence_level, "small_effect": row.small_effect,
+        "explanation_de": row.de_explanation, "explanation_en": row.en_explanation if row.en_explanation else None,
+        "sentences_de": sentences, "sentences_en": en, "sentence_sections": None, "evidence_ids": ids, "date": row.date,
+        "topics": [], "topics_en": [], "authors": list(row.authors), "title": row.title, "source": "release",
+        "release_row": row.row, "gold_evidence": bool(ids), "n_evidence_unaligned": 0,
         "claim_en_origin": "release" if row.en_claim else None,
         "explanation_en_origin": "release" if row.en_explanation else None,
         "sentences_en_origin": "release" if en else None,
@@ -233,12 +166,8 @@ def build_german_records(claims: Sequence[ClaimRecord] | None, articles: Sequenc
                          sentences: dict[str, list[str]] | None, rows: Sequence[ReleaseRow] | None,
                          alignment: AlignmentResult | None, sections: dict[str, list[str]] | None = None,
                          ) -> tuple[list[DatasetRecord], DatasetReport]:
-    """Records with the German side filled and the English side still to translate (``None``).
-
-    ``claims``/``articles``/``sentences`` are None in release-only mode; ``rows``/``alignment``
-    are None in crawl-only mode. ``sections`` (article_id → section of each sentence) fills
-    ``sentence_sections``. Records are ordered by release row, then crawled claim id.
-    """
+    """Records with the German side filled and the English side still ``None``, ordered by release row, then claim id.
+    ``claims``/``articles``/``sentences`` are None in release-only mode, ``rows``/``alignment`` in crawl-only mode."""
     report = DatasetReport("healthfc.dataset")
     sections = sections or {}
     claims = list(claims or [])
@@ -261,31 +190,14 @@ def build_german_records(claims: Sequence[ClaimRecord] | None, articles: Sequenc
         rownum = match_by_claim.get(claim["claim_id"])
         row = row_by_id.get(rownum) if rownum is not None else None
         rec: DatasetRecord = {
-            "id": claim["claim_id"],
-            "url": claim["url"],
-            "article_id": claim["article_id"],
-            "claim_de": claim["question"],
-            "claim_en": None,
-            "label": claim["label"],
-            "evidence_level": claim["evidence_level"],
-            "small_effect": bool(claim["small_effect"]),
-            "explanation_de": claim.get("explanation", ""),
-            "explanation_en": None,
-            "sentences_de": list(sents),
-            "sentences_en": None,
+            "id": claim["claim_id"], "url": claim["url"], "article_id": claim["article_id"], "claim_de": claim["question"],
+            "claim_en": None, "label": claim["label"], "evidence_level": claim["evidence_level"],
+            "small_effect": bool(claim["small_effect"]), "explanation_de": claim.get("explanation", ""), "explanation_en": None,
+            "sentences_de": list(sents), "sentences_en": None,
             "sentence_sections": list(sections.get(claim["article_id"]) or ["unknown"] * len(sents)),
-            "evidence_ids": [],
-            "date": art.get("date"),
-            "topics": list(art.get("topics") or []),
-            "topics_en": None,
-            "authors": list(art.get("authors") or []),
-            "title": art.get("title", ""),
-            "source": "crawl",
-            "release_row": None,
-            "gold_evidence": False,
-            "n_evidence_unaligned": 0,
-            "claim_en_origin": None,
-            "explanation_en_origin": None,
+            "evidence_ids": [], "date": art.get("date"), "topics": list(art.get("topics") or []), "topics_en": None,
+            "authors": list(art.get("authors") or []), "title": art.get("title", ""), "source": "crawl", "release_row": None,
+            "gold_evidence": False, "n_evidence_unaligned": 0, "claim_en_origin": None, "explanation_en_origin": None,
             "sentences_en_origin": None,
         }
         if row is not None and alignment is not None:
@@ -350,12 +262,8 @@ def build_german_records(claims: Sequence[ClaimRecord] | None, articles: Sequenc
 
 
 def add_english(records: list[DatasetRecord], translate: Translate | None) -> dict[str, int]:
-    """Fill every missing English field with one batched ``translate`` call (in place).
-
-    With ``translate=None`` missing fields stay empty strings / empty-string lists and are
-    counted as ``untranslated``; so is a text the translator returns empty (a text the translation
-    step never saw). Returns counts of what was translated.
-    """
+    """Fill every missing English field with one batched ``translate`` call (in place); returns the counts. Without
+    ``translate``, or where it returns empty, a text stays ``""`` and counts as ``untranslated``."""
     texts: list[str] = []
     for rec in records:
         if rec["claim_en"] is None:
@@ -399,15 +307,9 @@ def add_english(records: list[DatasetRecord], translate: Translate | None) -> di
     return dict(counts)
 
 
-def build_dataset(
-    claims: Sequence[ClaimRecord] | None,
-    articles: Sequence[ArticleRecord] | None,
-    sentences: dict[str, list[str]] | None,
-    rows: Sequence[ReleaseRow] | None,
-    alignment: AlignmentResult | None,
-    translate: Translate | None,
-    sections: dict[str, list[str]] | None = None,
-) -> tuple[list[DatasetRecord], DatasetReport]:
+def build_dataset(claims: Sequence[ClaimRecord] | None, articles: Sequence[ArticleRecord] | None, sentences: dict[str, list[str]] | None,
+                  rows: Sequence[ReleaseRow] | None, alignment: AlignmentResult | None, translate: Translate | None,
+                  sections: dict[str, list[str]] | None = None) -> tuple[list[DatasetRecord], DatasetReport]:
     """German records (:func:`build_german_records`) plus the English side (:func:`add_english`)."""
     records, report = build_german_records(claims, articles, sentences, rows, alignment, sections)
     for key, n in add_english(records, translate).items():
@@ -419,9 +321,6 @@ def build_dataset(
             raise AssertionError(f"{rec['id']}: sentences_en and sentences_de differ in length")
     report.count("records", len(records))
     return records, report
-
-
-# --------------------------------------------------------------------------- output
 
 
 def dataset_summary(records: Sequence[DatasetRecord], alignment_report: Mapping[str, object] | None = None) -> dict[str, object]:
@@ -471,24 +370,10 @@ def dataset_card(records: Sequence[DatasetRecord], alignment_report: Mapping[str
         f"| release evidence sentences left unaligned | {s['evidence_sentences_unaligned']} |",
         f"| alignment rate | {'n/a' if rate is None else f'{100 * rate:.1f} %'} |",
         "",
-        "## Labels",
-        "",
-        "| label | claims |",
-        "| --- | --- |",
-        *[f"| {k} | {v} |" for k, v in s["labels"].items()],
-        "",
-        "## Levels of evidence",
-        "",
-        "| level | claims |",
-        "| --- | --- |",
-        *[f"| {k} | {v} |" for k, v in s["evidence_levels"].items()],
-        "",
-        "## Sources",
-        "",
-        "| source | claims |",
-        "| --- | --- |",
-        *[f"| {k} | {v} |" for k, v in s["sources"].items()],
-        "",
+    ]
+    for title, column, key in (("Labels", "label", "labels"), ("Levels of evidence", "level", "evidence_levels"), ("Sources", "source", "sources")):
+        lines += [f"## {title}", "", f"| {column} | claims |", "| --- | --- |", *[f"| {k} | {v} |" for k, v in s[key].items()], ""]
+    lines += [
         "Licence: the release annotations (labels, evidence sentences, English claims and explanations) "
         "are CC BY-NC-ND 4.0 (Vladika et al., 2024); the article text belongs to Medizin Transparent. "
         "This file describes a locally built dataset; it is not redistributed.",

@@ -22,30 +22,15 @@ class DeepLError(RuntimeError):
     """The DeepL API refused or failed a request after retries."""
 
 
-
 class DeepLTranslator:
-    """DeepL API v2 backend (optional). Not used unless configured; needs ``DEEPL_AUTH_KEY``.
-
-    Free-plan keys (ending in ``:fx``) go to api-free.deepl.com. 429 and 5xx responses and
-    connection errors are retried with exponential backoff; 456 (quota exceeded) and other 4xx fail.
-    """
+    """DeepL API v2 backend (needs ``DEEPL_AUTH_KEY``). Free-plan keys (ending in ``:fx``) go to api-free.deepl.com;
+    429, 5xx and connection errors are retried with exponential backoff, 456 (quota exceeded) and other 4xx fail."""
 
     origin = "deepl"
 
-    def __init__(
-        self,
-        auth_key: str | None = None,
-        *,
-        source_lang: str = "DE",
-        target_lang: str = "EN-US",
-        base_url: str | None = None,
-        session: requests.Session | None = None,
-        batch_size: int = 50,
-        retries: int = 4,
-        backoff_s: float = 1.0,
-        timeout_s: float = 60.0,
-        name: str = "deepl",
-    ):
+    def __init__(self, auth_key: str | None = None, *, source_lang: str = "DE", target_lang: str = "EN-US", base_url: str | None = None,
+                 session: requests.Session | None = None, batch_size: int = 50, retries: int = 4, backoff_s: float = 1.0,
+                 timeout_s: float = 60.0, name: str = "deepl"):
         key = auth_key if auth_key is not None else os.environ.get("DEEPL_AUTH_KEY", "")
         if not key:
             raise ModelUnavailableError("DeepL backend selected but DEEPL_AUTH_KEY is not set")

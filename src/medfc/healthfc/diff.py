@@ -1,26 +1,9 @@
 """The crawl of the portal against the HealthFC release: what both have, and what changed since.
 
-Release rows and crawled claims are joined as the dataset joins them (:func:`medfc.healthfc.align.match_claims`:
-by normalised article URL, then one-to-one by the similarity of the German claim texts). The findings, one
-row each, in the categories of :data:`CATEGORIES`:
-
-* ``verdict_agrees`` / ``verdict_differs``: every joined claim, by whether the release's ``label`` equals our
-  reading of the page's verdict (:mod:`medfc.healthfc.verdicts`); both verdict texts are shown;
-* ``claim_whitespace_only``: a joined claim whose text on the page differs from the release's in whitespace
-  only (a no-break space for a plain one, a line break, a doubled space; the first place in ``detail``);
-* ``claim_text_changed``: a release claim whose text on the page differs today (a joined claim whose
-  normalised text is not the release's, with the similarity score), or a release row left unjoined on a
-  crawled page: reworded beyond ``min_claim_score`` (its score against the closest unjoined claim of the
-  page) or removed (no claim of the page is left for it);
-* ``page_gone``: a release row whose URL gave no crawled article (the parser's reason when the page was
-  fetched, else ``not_crawled``: no longer in the sitemaps, forbidden by robots.txt, or gone);
-* ``published_after_release`` / ``crawl_only``: a crawled claim without a release row, on an article dated
-  after the release date or not;
-* ``article_updated``: an article in both whose "zuletzt aktualisiert" date is after the release date (one
-  row per article, with the release's own date of it).
-
-So every release row is joined (and in one of the two verdict categories), ``claim_text_changed`` (unjoined,
-page crawled) or ``page_gone``; every crawled claim is joined, ``published_after_release`` or ``crawl_only``.
+Release rows and crawled claims are joined as the dataset joins them (:func:`medfc.healthfc.align.match_claims`);
+the findings, one row each, fall in the categories of :data:`CATEGORIES`. Every release row is joined (one of the two
+verdict categories), ``claim_text_changed`` (unjoined, page crawled) or ``page_gone``; every crawled claim is joined,
+``published_after_release`` or ``crawl_only``.
 """
 
 from __future__ import annotations
@@ -90,10 +73,8 @@ def page_problems(parse_report: Mapping[str, JSONValue]) -> dict[str, str]:
 
 def diff_crawl(rows: Sequence[ReleaseRow], claims: Sequence[ClaimRecord], articles: Iterable[ArticleRecord],
                problems: Mapping[str, str], release_date: date, min_claim_score: float) -> pd.DataFrame:
-    """The findings (columns :data:`COLUMNS`) of the crawl (``claims``, ``articles``) against the release ``rows``.
-
-    ``problems`` maps normalised URLs of pages the parser skipped to its reason (:func:`page_problems`).
-    """
+    """The findings (columns :data:`COLUMNS`) of the crawl against the release ``rows``; ``problems``:
+    :func:`page_problems`."""
     matches, unmatched_rows, unmatched_claims, _ = match_claims(rows, claims, min_claim_score)
     row_by_id = {r.row: r for r in rows}
     claim_by_id = {c["claim_id"]: c for c in claims}

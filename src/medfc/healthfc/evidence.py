@@ -1,26 +1,12 @@
 """Open-domain evidence for HealthFC: each claim searched in a source (Vladika et al., 2024, Table 5's
 "Google snippets" and the open-domain comparison of §7.3), the top-k results kept as an artifact.
 
-Sources (the registry :data:`medfc.retrieval.search_sources.REGISTRY`): ``web`` (a Serper-compatible search API), ``pubmed`` (E-utilities:
-esearch by relevance, the abstracts by efetch) and ``wikipedia`` (the MediaWiki search API and the pages'
-plain-text introductions); the clients are :mod:`medfc.retrieval.search`'s, built by the registry and shared with
-MedSNIP.
-
-The artifact (``results/healthfc/evidence/<source>.jsonl``) has one row per claim × rank:
-``id`` (the claim), ``query``, ``source``, ``searched`` (the UTC date the search was answered), ``rank``
-(1 = first), ``title``, ``url``, ``snippet`` and ``origin`` (``search``, or what a prepared file says of its
-rows, e.g. that they are the demo's made-up content). Each answer is cached on disk per (source, index,
-query, k) with its date as soon as it arrives, so a rerun, or a run restarted after a kill, sends nothing
-already answered. ``file`` replaces searching with a prepared file of rows in this format, matched to the
-claims by query.
-
-The job succeeds only with evidence it can vouch for: a search that fails (the source's error answers, also
-those sent with HTTP 200, and 429/5xx after the client's retries) stops it at once with
-:class:`EvidenceSearchFailed`, naming the claim and the error (nothing of it cached: the rerun asks exactly
-the claims not yet answered); a refused key stops it as :class:`~medfc.retrieval.search.SearchKeyRejected`,
-naming the key's variable; and more claims without evidence (the search found nothing, the file lacks the
-claim, the claim has no text) than ``max_share_without_evidence`` allows is :class:`TooLittleEvidence`.
-The report counts them (``claims_without_evidence``).
+Sources: :data:`medfc.retrieval.search_sources.REGISTRY` (``web``, ``pubmed``, ``wikipedia``). The artifact
+``results/healthfc/evidence/<source>.jsonl`` has one :class:`EvidenceRow` per claim × rank. Each answer is cached
+with its date as soon as it arrives, so a rerun sends nothing already answered; ``file`` replaces searching with
+prepared rows, matched by query. A failed search stops the job (:class:`EvidenceSearchFailed`, nothing of it
+cached), a refused key too (:class:`~medfc.retrieval.search.SearchKeyRejected`), and more claims without evidence
+than ``max_share_without_evidence`` allows is :class:`TooLittleEvidence`.
 """
 
 from __future__ import annotations
@@ -42,20 +28,12 @@ from medfc.common.report import SkipReport
 from medfc.healthfc.evidence_file import evidence_by_claim  # noqa: F401 (the artifact's reader, light for the experiments)
 from medfc.retrieval.search import Hit, SearchBackend, SearchError
 from medfc.retrieval.search_sources import (  # noqa: F401 (the sources' options: re-exported, declared with the registry)
-    Connection,
-    PubMedSourceOptions,
-    WebSourceOptions,
-    WikipediaSourceOptions,
-    build_client,
-)
+    Connection, PubMedSourceOptions, WebSourceOptions, WikipediaSourceOptions, build_client)
 
 log = logging.getLogger(__name__)
 
-ROW_FIELDS = ("id", "query", "source", "searched", "rank", "title", "url", "snippet", "origin")
-
-
 class EvidenceRow(TypedDict):
-    """One hit of one claim in the evidence artifact (:data:`ROW_FIELDS`)."""
+    """One hit of one claim in the evidence artifact."""
 
     id: str
     query: str
@@ -65,7 +43,7 @@ class EvidenceRow(TypedDict):
     title: str
     url: str
     snippet: str
-    origin: str  # search | file (or what the file says)
+    origin: str  # search | file (or what the file says, e.g. the demo's made-up content)
 
 
 class EvidenceSearchFailed(RuntimeError):
@@ -110,10 +88,7 @@ class DatedSearchCache:
     """Each answer of a backend on disk with the date it was answered, per (backend, index, query, k)."""
 
     def __init__(self, backend: SearchBackend, directory: str | os.PathLike, today: Callable[[], str] | None = None) -> None:
-        self.backend = backend
-        self.cache = UnitCache(directory)
-        self.today = today or (lambda: utc_today())
-        self.searches = 0
+        self.backend, self.cache, self.today, self.searches = backend, UnitCache(directory), today or (lambda: utc_today()), 0
 
     def search(self, query: str, k: int) -> tuple[list[Hit], str, bool]:
         """(hits, the date searched, whether it came from the cache)."""
@@ -130,9 +105,8 @@ class DatedSearchCache:
 
 def retrieve(queries: Sequence[tuple[str, str]], searcher: DatedSearchCache, source: str, top_k: int, report: SkipReport,
              progress: bool = True) -> list[EvidenceRow]:
-    """Search every claim's query (at most ``top_k`` hits); a claim without results is reported. A search that
-    fails stops the run (:class:`EvidenceSearchFailed`: the claim, the error, what is cached); nothing of it
-    is cached, so the rerun asks exactly the claims not answered yet."""
+    """Search every claim's query (at most ``top_k`` hits); a claim without results is reported, a failed search
+    stops the run (:class:`EvidenceSearchFailed`)."""
     rows: list[EvidenceRow] = []
     for n, (cid, query) in enumerate(progress_bar(queries, total=len(queries), desc=f"search {source}", enabled=progress)):
         try:
@@ -181,9 +155,8 @@ def from_file(queries: Sequence[tuple[str, str]], path: str | os.PathLike, sourc
 
 
 def check_coverage(report: SkipReport, source: str, max_share: float) -> int:
-    """Count the claims without evidence (``claims_without_evidence``: searched or looked up without a row, or
-    without a claim text to search); :class:`TooLittleEvidence` when their share of the claims is above
-    ``max_share``. Returns their number."""
+    """Count (and return) the claims without evidence (no row, or no claim text); :class:`TooLittleEvidence` when
+    their share is above ``max_share``."""
     reasons = ("no_results", "not_in_file") + tuple(r for r in report.reasons() if r.startswith("missing_claim_"))
     missing = [s["id"] for s in report.skipped if s["reason"] in reasons]
     total = report.counts["claims"] + sum(1 for s in report.skipped if s["reason"].startswith("missing_claim_"))

@@ -1,9 +1,5 @@
-"""The HealthFC paper's Figs. 1–3 from the tables of :mod:`medfc.healthfc.stats`, each drawn at column width
-(:data:`medfc.common.plots.COLUMN_WIDTH`) with no text under 7 pt and the paper's numbers beside ours.
-
-Each figure is written as ``<stem>.png`` and ``<stem>.pdf`` (:func:`medfc.common.plots.save_figure`: TrueType
-fonts, no timestamps, so reruns give the same bytes).
-"""
+"""The HealthFC paper's Figs. 1–3 from the tables of :mod:`medfc.healthfc.stats`, each at column width with no text
+under 7 pt and the paper's numbers beside ours, written as ``<stem>.png`` and ``<stem>.pdf``."""
 
 from __future__ import annotations
 
@@ -23,19 +19,14 @@ __all__ = ["FIGURE_WIDTHS", "plot_claims_per_year", "plot_level_by_verdict", "pl
 #: The printed width of each figure ("column": 3.3 in).
 FIGURE_WIDTHS = {"fig1": "column", "fig2": "column", "fig3": "column"}
 
-LEVEL_COLOURS = {
-    "high": "#1b7837", "moderate": "#7fbf7b", "low": "#d9f0d3",
-    "insufficient": "#bababa", "conflicting": "#8c510a",
-}
+LEVEL_COLOURS = {"high": "#1b7837", "moderate": "#7fbf7b", "low": "#d9f0d3", "insufficient": "#bababa", "conflicting": "#8c510a"}
 LABEL_NAMES = VERDICT_NAMES  # the figures' legend
 OURS, ARTICLES, PAPER_EDGE = "#3b75af", "#e07b39", "#444444"
 PAPER_STYLE = {"facecolor": "white", "edgecolor": PAPER_EDGE, "hatch": "////", "linewidth": 0.6}
 
 
 def _paper(value: object) -> float | None:
-    """A paper cell as a number (None where the paper gives none)."""
-    if value is None or value is pd.NA:
-        return None
+    """A paper cell as a number (None where the paper gives none: None, NA, NaN)."""
     try:
         f = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -113,8 +104,7 @@ def plot_top_topics(df: pd.DataFrame, stem: str | os.PathLike) -> list[Path]:
     top = max([100 * float(df["share"].max())] if n else [1.0])
     if has_paper:
         pv = [100 * v for v in paper if v is not None]
-        bars = ax.barh([yi + h / 2 for yi, v in zip(y, paper) if v is not None], pv, h,
-                       label="paper", **PAPER_STYLE)
+        bars = ax.barh([yi + h / 2 for yi, v in zip(y, paper) if v is not None], pv, h, label="paper", **PAPER_STYLE)
         ax.bar_label(bars, labels=[f"{v:.0f} %" for v in pv], fontsize=MIN_FONT_PT, padding=2)
         top = max(top, max(pv))
         ax.legend(frameon=False, loc="best", handlelength=1.2)
@@ -154,6 +144,5 @@ def plot_level_by_verdict(df: pd.DataFrame, stem: str | os.PathLike) -> list[Pat
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("claims")
     ax.set_title("HealthFC: level of evidence by verdict")
-    fig.legend(title="level of evidence", frameon=False, loc="outside lower center", ncols=3, handlelength=1.2,
-               columnspacing=1.0)
+    fig.legend(title="level of evidence", frameon=False, loc="outside lower center", ncols=3, handlelength=1.2, columnspacing=1.0)
     return save_figure(fig, stem)

@@ -2,18 +2,13 @@
 
 Schemes (``healthfc.folds.scheme``):
 
-* ``paper`` — the authors' folds: ``StratifiedKFold(n_splits=5, shuffle=True, random_state=42)``
-  over ``label`` in the release's row order (docs/sources.md §2). Records that carry a release row are
-  ordered by it, so when the dataset holds every release row the folds are exactly the authors'
-  (``reproduces_release_folds`` in the report). Claims of the same article can land in different
-  folds (79 articles on the real release): a model can then train on one claim of an article and
-  be tested on another with the same evidence text. Records without a release row (crawl-only)
-  are split separately with the same splitter.
-* ``grouped`` (default) — ``StratifiedGroupKFold`` with the normalised article URL as group: no
-  article's claims straddle folds; label proportions stay close to the ideal.
+* ``paper``: the authors' folds, ``StratifiedKFold(n_splits=5, shuffle=True, random_state=42)`` over ``label`` in
+  the release's row order (docs/sources.md §2): exactly theirs when the dataset holds every release row
+  (``reproduces_release_folds``). Claims of one article can land in different folds (79 articles on the real
+  release), sharing evidence text between train and test. Records without a release row are split separately.
+* ``grouped`` (default): ``StratifiedGroupKFold`` with the normalised article URL as group.
 
-The report counts, for the chosen scheme and for ``paper`` as a comparison, how many articles
-straddle folds, plus the label counts of every fold.
+The report counts the articles that straddle folds (for ``paper`` too) and every fold's labels.
 """
 
 from __future__ import annotations
@@ -91,10 +86,8 @@ def _paper_assignment(records: Sequence[DatasetRecord], n_splits: int, seed: int
     with_row = sorted((r for r in records if r.get("release_row") is not None), key=lambda r: r["release_row"])
     without = sorted((r for r in records if r.get("release_row") is None), key=lambda r: r["id"])
     out: dict[str, int] = {}
-    f1 = paper_folds([r["label"] for r in with_row], n_splits, seed)
-    out.update({r["id"]: int(f) for r, f in zip(with_row, f1)})
-    f2 = paper_folds([r["label"] for r in without], n_splits, seed)
-    out.update({r["id"]: int(f) for r, f in zip(without, f2)})
+    for part in (with_row, without):  # split separately, each with the same splitter
+        out.update({r["id"]: int(f) for r, f in zip(part, paper_folds([r["label"] for r in part], n_splits, seed))})
     rows = [r["release_row"] for r in with_row]
     reproduces = bool(rows) and rows == list(range(len(rows))) and not without
     return out, reproduces
@@ -114,9 +107,7 @@ def _fold_table(ids: Sequence[str], labels: Sequence[str], folds: dict[str, int]
     }
 
 
-def assign_folds(
-    records: Sequence[DatasetRecord], scheme: str, n_splits: int, seed: int
-) -> tuple[pd.DataFrame, dict[str, object]]:
+def assign_folds(records: Sequence[DatasetRecord], scheme: str, n_splits: int, seed: int) -> tuple[pd.DataFrame, dict[str, object]]:
     """Folds for dataset records → (``DataFrame[id, fold]`` in record order, report)."""
     if scheme not in SCHEMES:
         raise ValueError(f"unknown fold scheme {scheme!r}; use one of {SCHEMES}")
@@ -134,17 +125,9 @@ def assign_folds(
     paper_straddle = straddling_groups([paper[i] for i in ids], groups)
     multi = sum(1 for n in Counter(groups).values() if n > 1)
     report: dict[str, object] = {
-        "scheme": scheme,
-        "n_splits": n_splits,
-        "seed": seed,
-        "records": len(records),
-        "articles": len(set(groups)),
-        "articles_with_several_claims": multi,
-        "straddling_articles": len(straddle),
-        "straddling_article_urls": straddle,
-        "paper_straddling_articles": len(paper_straddle),
-        "paper_straddling_article_urls": paper_straddle,
-        "reproduces_release_folds": reproduces if scheme == "paper" else False,
-        **_fold_table(ids, labels, folds, n_splits),
+        "scheme": scheme, "n_splits": n_splits, "seed": seed, "records": len(records), "articles": len(set(groups)),
+        "articles_with_several_claims": multi, "straddling_articles": len(straddle), "straddling_article_urls": straddle,
+        "paper_straddling_articles": len(paper_straddle), "paper_straddling_article_urls": paper_straddle,
+        "reproduces_release_folds": reproduces if scheme == "paper" else False, **_fold_table(ids, labels, folds, n_splits),
     }
     return pd.DataFrame({"id": ids, "fold": chosen}), report

@@ -1,8 +1,5 @@
-"""Text out of a Medizin Transparent page's HTML, for :mod:`medfc.healthfc.parse` (the page's sections) and
-:mod:`medfc.healthfc.verdict_boxes` (its claims): an element's text cut at block boundaries and ``<br>``
-(:func:`element_segments`, :func:`element_text`), the paragraphs of a node list (:func:`block_texts`), the HTML
-between two marker comments (:func:`between_comments`) and its paragraphs (:func:`fragment_blocks`), and an XPath
-test for a class (:func:`has_class`)."""
+"""Text out of a Medizin Transparent page's HTML, for :mod:`medfc.healthfc.parse` and
+:mod:`medfc.healthfc.verdict_boxes`."""
 
 from __future__ import annotations
 
@@ -38,10 +35,7 @@ def element_segments(el: etree._Element | None, drop_sup: bool = False) -> list[
             out.append("")
 
     def walk(node: etree._Element) -> None:
-        if not isinstance(node.tag, str):  # a comment or processing instruction: only its tail is text
-            out[-1] += node.tail or ""
-            return
-        if drop_sup and node.tag == "sup":
+        if not isinstance(node.tag, str) or (drop_sup and node.tag == "sup"):  # a comment, PI or dropped <sup>: only its tail
             out[-1] += node.tail or ""
             return
         brk = node.tag in _BREAK_TAGS

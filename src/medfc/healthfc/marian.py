@@ -1,14 +1,6 @@
-"""The local DE→EN translation models: a Marian (Opus-MT) model, or any seq2seq model, run by transformers or by
-CTranslate2, loaded lazily on first use and batched through :class:`~medfc.healthfc.translators.LengthSortedBatches`.
-
-* :class:`MarianTranslator` — a local seq2seq model (MarianMT / opus-mt, or any
-  ``AutoModelForSeq2SeqLM``), loaded lazily on first use, batched with inputs sorted by length,
-  on the GPU in fp16 when one is available.
-* :class:`CTranslate2Translator` — the same Marian model run by CTranslate2: converted once into a
-  cache (:mod:`medfc.healthfc.ct2_models`), int8 on the CPU and float16 on CUDA by default, batched
-  the same way.
-
-See ``docs/translation.md``.
+"""The local DE→EN translation models (Marian/Opus-MT or any seq2seq model), run by transformers
+(:class:`MarianTranslator`) or CTranslate2 (:class:`CTranslate2Translator`), loaded lazily and batched through
+:class:`~medfc.healthfc.translators.LengthSortedBatches`. See ``docs/translation.md``.
 """
 
 from __future__ import annotations
@@ -23,7 +15,7 @@ from medfc.healthfc.translators import LengthSortedBatches, ModelUnavailableErro
 
 if TYPE_CHECKING:  # the model libraries are loaded by a translator's load()
     import ctranslate2
-    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+    from transformers import PreTrainedModel
 
     from medfc.healthfc.ct2_models import ConvertedModel
 
@@ -46,51 +38,24 @@ def _resolve_device(device: str) -> str:
 
 
 def _local_files_only(requested: bool | None, model: str) -> bool:
-    """``local_files_only`` for a model: as requested, else offline when HF_HUB_OFFLINE is set or the model
-    is a local directory."""
+    """``local_files_only`` as requested, else whether HF_HUB_OFFLINE is set or the model is a local directory."""
     if requested is not None:
         return requested
     return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or Path(model).is_dir()
 
 
 class MarianTranslator(LengthSortedBatches):
-    """A local seq2seq translation model, loaded lazily.
-
-    ``model_name_or_path`` is a hub id (e.g. ``Helsinki-NLP/opus-mt-de-en``, needs the hub or its
-    local cache) or a local directory. ``device="auto"`` picks CUDA when available; on CUDA the
-    weights are cast to fp16. Inputs are translated in batches of ``batch_size`` after sorting by
-    length (fewer pad tokens), and returned in input order.
-    """
+    """A local seq2seq model (hub id such as ``Helsinki-NLP/opus-mt-de-en``, or a local directory), loaded lazily;
+    ``device="auto"`` picks CUDA when available, where the weights are cast to fp16 (unless ``fp16`` says)."""
 
     origin = "model"
 
-    def __init__(
-        self,
-        model_name_or_path: str | os.PathLike,
-        device: str = "auto",
-        batch_size: int = 32,
-        max_length: int = 512,
-        num_beams: int = 4,
-        *,
-        name: str | None = None,
-        fp16: bool | None = None,
-        progress: bool = True,
-        local_files_only: bool | None = None,
-    ):
-        self.model_name_or_path = str(model_name_or_path)
-        self.name = name or self.model_name_or_path
-        self.device_request = device
-        self.batch_size = max(1, int(batch_size))
-        self.max_length = int(max_length)
-        self.num_beams = int(num_beams)
+    def __init__(self, model_name_or_path: str | os.PathLike, device: str = "auto", batch_size: int = 32, max_length: int = 512,
+                 num_beams: int = 4, *, name: str | None = None, fp16: bool | None = None, progress: bool = True,
+                 local_files_only: bool | None = None):
+        super().__init__(model_name_or_path, device, batch_size, max_length, num_beams, name, progress, local_files_only)
         self.fp16 = fp16
-        self.progress = progress
-        self.local_files_only = local_files_only
         self._model: PreTrainedModel | None = None
-        self._tokenizer: PreTrainedTokenizerBase | None = None
-        self.device: str | None = None
-        self.n_batches = 0
-        self.n_sentences = 0
 
     @property
     def loaded(self) -> bool:
@@ -107,9 +72,7 @@ class MarianTranslator(LengthSortedBatches):
             tokenizer = AutoTokenizer.from_pretrained(self.model_name_or_path, local_files_only=local_only)
             model = AutoModelForSeq2SeqLM.from_pretrained(self.model_name_or_path, local_files_only=local_only)
         except Exception as exc:  # hub unreachable, missing path, bad files: all mean "no model"
-            raise ModelUnavailableError(
-                f"cannot load translation model {self.model_name_or_path!r}: {type(exc).__name__}: {exc}"
-            ) from exc
+            raise ModelUnavailableError(f"cannot load translation model {self.model_name_or_path!r}: {type(exc).__name__}: {exc}") from exc
         device = _resolve_device(self.device_request)
         use_fp16 = self.fp16 if self.fp16 is not None else device.startswith("cuda")
         if use_fp16:
@@ -128,70 +91,33 @@ class MarianTranslator(LengthSortedBatches):
         return [txt.strip() for txt in self._tokenizer.batch_decode(gen, skip_special_tokens=True)]
 
 
-
 class CTranslate2Translator(LengthSortedBatches):
-    """A Marian (Opus-MT) model run by CTranslate2, converted once into ``cache_dir``, loaded lazily.
+    """A Marian (Opus-MT) model run by CTranslate2, converted once into ``cache_dir``
+    (:func:`medfc.healthfc.ct2_models.ensure_converted`), loaded lazily.
 
-    ``model_name_or_path`` is what :class:`MarianTranslator` takes (hub id or local directory);
-    :func:`medfc.healthfc.ct2_models.ensure_converted` converts it with CTranslate2's
-    ``TransformersConverter`` into ``cache_dir`` under a key of the model's fingerprint, the
-    ctranslate2 version and the quantization, so a changed model or a new ctranslate2 reconverts and
-    everything else reuses the conversion (a cache hit needs neither the transformers weights nor the
-    hub). ``compute_type="auto"`` is ``int8`` on the CPU and ``float16`` on CUDA (``float32`` where
-    the device supports neither); any CTranslate2 compute type can be named. The weights are stored
-    in that type. ``device`` is ``auto`` (CUDA when CTranslate2 sees a GPU), ``cpu``, ``cuda`` or
-    ``cuda:N``; ``intra_threads`` the CPU threads (0: CTranslate2's default).
-
-    Tokenization, truncation (``max_length`` source tokens), sorting by length, batches of
-    ``batch_size`` and decoding are those of :class:`MarianTranslator`. Decoding is CTranslate2's
-    ``translate_batch`` with ``beam_size=num_beams``; the output length limit matches transformers'
-    ``generate(max_length=…)``, which counts the decoder start token and, for models with a forced
-    end token (Opus-MT), forces ``</s>`` into the last place: at most ``max_length - 2`` tokens
-    (``max_length - 1`` without a forced end); like transformers (``min_length`` 0) it may end at
-    once (CTranslate2's own default is at least one token). Under greedy decoding (``num_beams=1``) with
-    ``compute_type="float32"`` the translations equal :class:`MarianTranslator`'s on the CPU; int8 and
-    float16 round the weights, so a near-tie between two tokens can fall the other way.
+    ``compute_type="auto"`` is ``int8`` on the CPU and ``float16`` on CUDA (``float32`` where the device supports
+    neither); ``device``: ``auto``, ``cpu``, ``cuda`` or ``cuda:N``; ``intra_threads``: CPU threads (0: CTranslate2's
+    default). Tokenization and batching are :class:`MarianTranslator`'s. The output length limit matches
+    transformers' ``generate(max_length=…)``, which counts the decoder start token and, for models with a forced
+    end token (Opus-MT), forces ``</s>`` into the last place: at most ``max_length - 2`` tokens (``max_length - 1``
+    without a forced end), and like transformers it may end at once (``min_decoding_length=0``). Greedy float32
+    translations equal :class:`MarianTranslator`'s on the CPU; int8 and float16 round the weights.
     """
 
     origin = "model"
     bar_suffix = " (ct2)"
 
-    def __init__(
-        self,
-        model_name_or_path: str | os.PathLike,
-        cache_dir: str | os.PathLike,
-        device: str = "auto",
-        compute_type: str = "auto",
-        batch_size: int = 32,
-        max_length: int = 512,
-        num_beams: int = 4,
-        *,
-        name: str | None = None,
-        progress: bool = True,
-        local_files_only: bool | None = None,
-        intra_threads: int = 0,
-    ):
-        self.model_name_or_path = str(model_name_or_path)
-        self.name = name or self.model_name_or_path
+    def __init__(self, model_name_or_path: str | os.PathLike, cache_dir: str | os.PathLike, device: str = "auto", compute_type: str = "auto",
+                 batch_size: int = 32, max_length: int = 512, num_beams: int = 4, *, name: str | None = None, progress: bool = True,
+                 local_files_only: bool | None = None, intra_threads: int = 0):
+        super().__init__(model_name_or_path, device, batch_size, max_length, num_beams, name, progress, local_files_only)
         self.cache_dir = Path(cache_dir)
-        self.device_request = device
         self.compute_type_request = compute_type
-        self.batch_size = max(1, int(batch_size))
-        self.max_length = int(max_length)
-        self.num_beams = int(num_beams)
-        self.progress = progress
-        self.local_files_only = local_files_only
         self.intra_threads = int(intra_threads)
         self._translator: ctranslate2.Translator | None = None
-        self._tokenizer: PreTrainedTokenizerBase | None = None
-        self.device: str | None = None
         self.compute_type: str | None = None
-        self.converted: ConvertedModel | None = None
-        """The :class:`~medfc.healthfc.ct2_models.ConvertedModel` once loaded (``.converted``: this
-        load converted it; False: a cache hit)."""
+        self.converted: ConvertedModel | None = None  # once loaded (its ``.converted``: False on a cache hit)
         self.max_decoding_length = 0
-        self.n_batches = 0
-        self.n_sentences = 0
 
     @property
     def loaded(self) -> bool:
@@ -234,9 +160,8 @@ class CTranslate2Translator(LengthSortedBatches):
             translator = ctranslate2.Translator(str(converted.model_dir), device=device, device_index=index,
                                                 compute_type=compute_type, intra_threads=self.intra_threads)
         except (ConversionError, OSError, ValueError, RuntimeError) as exc:
-            raise ModelUnavailableError(
-                f"cannot load translation model {self.model_name_or_path!r} with CTranslate2: {type(exc).__name__}: {exc}"
-            ) from exc
+            raise ModelUnavailableError(f"cannot load translation model {self.model_name_or_path!r} with CTranslate2: "
+                                        f"{type(exc).__name__}: {exc}") from exc
         self.max_decoding_length = max(1, self.max_length - (2 if converted.manifest.get("forced_eos") else 1))
         self._tokenizer, self._translator, self.converted = tokenizer, translator, converted
         self.device, self.compute_type = device if device == "cpu" else f"cuda:{index}", compute_type
@@ -246,8 +171,6 @@ class CTranslate2Translator(LengthSortedBatches):
     def _translate_batch(self, texts: list[str]) -> list[str]:
         tok = self._tokenizer
         ids = tok(texts, truncation=True, max_length=self.max_length).input_ids
-        results = self._translator.translate_batch(
-            [tok.convert_ids_to_tokens(x) for x in ids], beam_size=self.num_beams,
-            max_decoding_length=self.max_decoding_length, min_decoding_length=0, max_input_length=0,
-        )
+        results = self._translator.translate_batch([tok.convert_ids_to_tokens(x) for x in ids], beam_size=self.num_beams,
+                                                   max_decoding_length=self.max_decoding_length, min_decoding_length=0, max_input_length=0)
         return [tok.decode(tok.convert_tokens_to_ids(res.hypotheses[0]), skip_special_tokens=True).strip() for res in results]

@@ -1,10 +1,6 @@
-"""Serve a static mirror of a site on 127.0.0.1 and route a crawler's requests to it.
-
-The demo crawl runs the same spider, settings and middlewares (robots.txt, HTTP cache,
-AutoThrottle, retries) as the live crawl. Only the transport differs: :class:`MirrorDownloadHandler`
-sends each request for the real origin (``https://www.medizin-transparent.at``) to the local
-server instead and hands the response back under the original URL, so every URL the workflow
-stores is the real one.
+"""Serve a static mirror of a site on 127.0.0.1 and route a crawler's requests to it: the demo crawl runs the live
+crawl's spider and settings, only :class:`MirrorDownloadHandler` sends each request for the real origin
+(``https://www.medizin-transparent.at``) to the local server and hands the response back under the original URL.
 """
 
 from __future__ import annotations
@@ -39,10 +35,7 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 
 
 class MirrorServer:
-    """A threaded static HTTP server over ``root`` on 127.0.0.1 (port chosen by the OS).
-
-    ``requests`` lists every path requested, in order, so tests can tell what was fetched.
-    """
+    """A threaded static HTTP server over ``root`` on 127.0.0.1 (port chosen by the OS); ``requests``: every path asked."""
 
     def __init__(self, root: str | Path, port: int = 0, delay: float = 0.0):
         self.root = Path(root).resolve()

@@ -1,8 +1,5 @@
-"""The options of the HealthFC dataset steps (:mod:`medfc.healthfc.steps`) but the crawl's (those are
-:mod:`medfc.healthfc.crawl_options`), in a light module (no pandas, no numpy, no model library): the plan builds them when Snakemake plans the DAG
-(:meth:`medfc.plan.Plan.job_options`) and the job receives what it serialised. The translation step's
-(:class:`TranslateOptions`) is declared beside the registry of the backends it names,
-:mod:`medfc.healthfc.translation_backends`, and is one of them here."""
+"""The options of the HealthFC steps but the crawl's (:mod:`medfc.healthfc.crawl_options`) and the translation's
+(declared beside its backends, re-exported), in a light module: the plan builds them (:meth:`medfc.plan.Plan.job_options`)."""
 
 from __future__ import annotations
 
@@ -72,9 +69,8 @@ class DiffOptions(Options):
 
 @dataclass(frozen=True)
 class RetrieveOptions(Options):
-    """``healthfc.retrieval`` for one source: the claim language queried, how many results, the answer cache,
-    and that source's own section (``source_options``, typed by the source's options class in the registry
-    :mod:`medfc.retrieval.search_sources`)."""
+    """``healthfc.retrieval`` for one source, with that source's own section (``source_options``, typed by its options
+    class in :mod:`medfc.retrieval.search_sources`)."""
 
     source: str  # a registered search source (checked against the registry)
     lang: Literal["en", "de"]

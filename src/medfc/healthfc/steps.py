@@ -1,9 +1,7 @@
-"""Workflow steps of the HealthFC stage (rules in workflow/rules/healthfc.smk), each
-``step(inputs, outputs, options)`` with typed options built from the validated config section.
-
-crawl → parse → translate → release → align → dataset → folds, stats (see docs/healthfc.md and
-docs/translation.md); diff compares the crawl with the release. The modes of ``healthfc.dataset.mode``: ``crawl+release`` (default), ``crawl``
-(no release file), ``release`` (the release alone, offline: its English columns, no model).
+"""Workflow steps of the HealthFC stage (workflow/rules/healthfc.smk): crawl → parse → translate → release → align →
+dataset → folds, stats; diff compares the crawl with the release (docs/healthfc.md, docs/translation.md). The modes
+of ``healthfc.dataset.mode``: ``crawl+release`` (default), ``crawl`` (no release file), ``release`` (the release
+alone, offline: its English columns, no model).
 """
 
 from __future__ import annotations
@@ -42,17 +40,11 @@ from medfc.retrieval.search_sources import options_class
 log = logging.getLogger(__name__)
 
 
-# ------------------------------------------------------------------------------------------- crawl
-
-
 def crawl(inputs: StepFiles, outputs: StepFiles, options: CrawlOptions, runtime: Runtime) -> None:
     """Crawl the portal (or the demo mirror) → ``pages`` (gzip JSONL) and ``stats`` (JSON)."""
     from medfc.healthfc.crawl import crawl_site  # Scrapy: imported by this step only
 
     crawl_site(options, outputs["pages"], outputs["stats"], log_file=runtime.log_file)
-
-
-# ------------------------------------------------------------------------------------------- parse
 
 
 def parse_pages(pages_path: str) -> tuple[list[ArticleRecord], list[ClaimRecord], SkipReport]:
@@ -120,27 +112,18 @@ def parse(inputs: StepFiles, outputs: StepFiles, options: NoOptions) -> None:
              len(articles), len(claims), len(report.skipped), report.reasons())
 
 
-# --------------------------------------------------------------------------------------- translate
-
-
 def translate(inputs: StepFiles, outputs: StepFiles, options: TranslateOptions) -> None:
-    """Parsed ``articles`` + ``claims`` (+ the shipped ``memory_seeds`` and ``corrections`` files) →
-    ``sentences``, ``claims_en`` (JSONL) and ``report`` (JSON).
-
-    Every article is split into its sentence list (body, then studies) and every German text goes
-    through the translation memory: corrections first, memory hits next, the model only for the rest
-    (loaded only when something is missing). The working memory (``options.memory``, under the cache)
-    is read and written by this step alone; no other step touches it.
-    """
+    """Parsed ``articles`` + ``claims`` (+ the shipped ``memory_seeds`` and ``corrections``) → ``sentences``,
+    ``claims_en`` (JSONL) and ``report``: every German text through corrections, then the memory, then the model
+    (loaded only for a miss). The working memory (``options.memory``) is read and written by this step alone."""
     articles = sorted(read_jsonl(inputs["articles"]), key=lambda a: a.get("url", ""))
     claims = sorted(read_jsonl(inputs["claims"]), key=lambda c: (c.get("url", ""), c.get("claim_index", 0)))
     seeds = input_paths(inputs, "memory_seeds")
     corr_path = next(iter(input_paths(inputs, "corrections")), None)
     memory = TranslationMemory(options.memory, seeds=seeds)
     corrections = Corrections.load(corr_path) if corr_path else None
-    sentence_records, claim_records, report = translate_articles(
-        articles, claims, make_translator_factory(options), memory, corrections, options.memory_key, base=options.splitter,
-    )
+    sentence_records, claim_records, report = translate_articles(articles, claims, make_translator_factory(options), memory, corrections,
+                                                                 options.memory_key, base=options.splitter)
     report.update(backend=options.backend, model=options.model, memory=options.memory, memory_seeds=seeds,
                   corrections=corr_path, n_corrections_available=len(corrections) if corrections is not None else 0)
     write_jsonl(outputs["sentences"], sentence_records)
@@ -150,8 +133,6 @@ def translate(inputs: StepFiles, outputs: StepFiles, options: TranslateOptions) 
              report["n_articles"], report["n_claims"], report["n_unique"], report["n_corrections"],
              report["n_memory_hits"], report["n_model"])
 
-
-# --------------------------------------------------------------------------------- release + align
 
 _ROW_FIELDS = {f.name for f in dataclasses.fields(ReleaseRow)}
 
@@ -193,20 +174,11 @@ def align(inputs: StepFiles, outputs: StepFiles, options: AlignOptions) -> None:
              report["release_rows_unmatched"])
 
 
-# ----------------------------------------------------------------------------------------- dataset
-
-
 def dataset(inputs: StepFiles, outputs: StepFiles, options: DatasetOptions) -> None:
-    """→ ``jsonl``, ``parquet``, ``card`` (markdown) and ``report`` in the configured mode.
-
-    crawl modes: parsed ``claims``/``articles`` and the translation step's ``sentences``/``claims_en``
-    (the English side); crawl+release adds the release ``rows``, the ``alignment`` and its
-    ``align_report``; release mode reads ``rows`` alone and takes its English from the release's own
-    columns. This step never translates: a text with no English stays empty and is counted. The German
-    sentence lists are always :func:`medfc.healthfc.sentences.article_sentences` (the function the
-    translation and the alignment use, with the same splitter), so an id means the same sentence in
-    every artifact.
-    """
+    """→ ``jsonl``, ``parquet``, ``card`` and ``report`` in the configured mode. Crawl modes read the parsed
+    ``claims``/``articles`` and the translation step's ``sentences``/``claims_en``; crawl+release adds the release
+    ``rows``, ``alignment`` and ``align_report``; release mode reads ``rows`` alone. This step never translates: a
+    text with no English stays empty and is counted."""
     claims = articles = sentences = sections = rows = alignment = align_report = None
     translation_records: tuple[list, list] = ([], [])
     if options.mode != "release":
@@ -306,7 +278,6 @@ def retrieve(inputs: StepFiles, outputs: StepFiles, options: RetrieveOptions) ->
     log.info("evidence from %s (%s): %d rows for %d of %d claims", options.source, mode, len(rows),
              report.counts.get("claims_with_results", 0), len(queries))
     return info
-
 
 
 def export(inputs: StepFiles, outputs: StepFiles, options: NoOptions) -> dict[str, int]:

@@ -5,21 +5,14 @@ Memory format (JSONL, one record a line, UTF-8, keys sorted)::
     {"model": "Helsinki-NLP/opus-mt-de-en", "origin": "model", "source": "Das hilft.",
      "target": "That helps.", "timestamp": "2025-01-01T00:00:00+00:00"}
 
-* keyed by ``(model, source)``; ``origin`` is ``"model"``, ``"correction"``, ``"deepl"`` or ``"demo"`` (written by hand for the demo snapshot);
-* append-only while translating: one ``write`` per batch of the model under an exclusive ``flock``,
-  ``fsync``ed (:mod:`medfc.common.appendlog`), so a kill loses at most the batch being written; a torn
-  line (one cut inside a multi-byte character too) is skipped and counted on reading, and the next batch
-  starts on a line of its own;
-* when a key occurs more than once the *last* record wins, so merging memories is concatenation
-  (``merge``) and ``compact`` rewrites a file sorted by (model, source) with one line per key —
-  stable, line-oriented, diffable. A shipped demo memory is loaded read-only through ``seeds``.
+Keyed by ``(model, source)``; ``origin`` is one of :data:`ORIGINS` (``"demo"``: written by hand for the demo
+snapshot). Append-only while translating, one fsynced ``write`` per batch under ``flock``
+(:mod:`medfc.common.appendlog`): a kill loses at most that batch, a torn line is skipped and counted on reading.
+The *last* record of a key wins, so ``merge`` is concatenation; ``compact`` rewrites one line per key, sorted.
+Shipped memories are read-only ``seeds``.
 
-Corrections format (TSV, UTF-8, ``#`` comments and blank lines ignored, header required)::
-
-    source<TAB>target[<TAB>model]
-
-An empty or missing ``model`` applies the correction to every model; a per-model row wins over a
-generic one. Corrections override both the memory and the model.
+Corrections (TSV, UTF-8, ``#`` comments and blank lines ignored, header ``source<TAB>target[<TAB>model]``) override
+memory and model; an empty ``model`` applies to every model, a per-model row wins over a generic one.
 """
 
 from __future__ import annotations
@@ -75,18 +68,14 @@ def _is_record(d: dict) -> bool:
 
 
 def _read_records(path: Path) -> tuple[list[MemoryRecord], int]:
-    """Records of one JSONL memory file and the number of unreadable lines skipped (torn by a kill, not
-    UTF-8, not a memory record)."""
+    """Records of one JSONL memory file and the number of unreadable lines skipped (torn, not UTF-8, not a record)."""
     rows, skipped = read_appended(path, valid=_is_record, what="translation memory record")
     return [_memory_record(d) for d in rows], len(skipped)
 
 
 class TranslationMemory:
-    """(model, source) → target store backed by an append-only JSONL file.
-
-    ``path`` is the working store (created on first write); ``seeds`` are read-only JSONL files
-    (e.g. the demo memory shipped in the repository) loaded first, so the working store wins.
-    """
+    """(model, source) → target store: ``path`` the working store (created on first write), ``seeds`` read-only JSONL
+    files loaded first, so the working store wins."""
 
     def __init__(self, path: str | os.PathLike | None, seeds: Sequence[str | os.PathLike] = ()):
         self.path = Path(path) if path is not None else None
@@ -104,17 +93,11 @@ class TranslationMemory:
         for rec in records:
             self._data[(rec.model, rec.source)] = rec
 
-    # -- lookups -------------------------------------------------------------------------------
-
     def __len__(self) -> int:
         return len(self._data)
 
-    def __contains__(self, key: tuple[str, str]) -> bool:
-        model, source = key
-        return (model, normalize_key(source)) in self._data
-
     def get(self, model: str, source: str) -> str | None:
-        rec = self._data.get((model, normalize_key(source)))
+        rec = self.record(model, source)
         return rec.target if rec is not None else None
 
     def record(self, model: str, source: str) -> MemoryRecord | None:
@@ -122,8 +105,6 @@ class TranslationMemory:
 
     def records(self) -> Iterator[MemoryRecord]:
         yield from sorted(self._data.values(), key=lambda r: (r.model, r.source))
-
-    # -- writes --------------------------------------------------------------------------------
 
     def put_many(self, model: str, pairs: Iterable[tuple[str, str]], origin: str = "model") -> int:
         """Add (source, target) pairs for ``model`` and append them to the working store."""

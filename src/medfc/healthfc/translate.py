@@ -1,15 +1,6 @@
-"""DE→EN translation of article sentences through a translation memory: the translation step's orchestration.
-
-* :func:`translate_with_memory` — corrections first, then memory hits; only the rest reach the
-  translator, which is created (and its model loaded) only when something is missing.
-* :func:`make_translator_factory` — the backend the options name, looked up in the registry
-  :mod:`medfc.healthfc.translation_backends` (:mod:`medfc.healthfc.marian`'s local models,
-  :mod:`medfc.healthfc.deepl`), as a factory called only then.
-* :func:`translate_articles` — the step's work: articles split into sentences, their texts, topics and their
-  claims' translated through the memory, and where each translation came from.
-
-The options are :class:`medfc.healthfc.options.TranslateOptions`; the protocol every backend follows is
-:class:`medfc.healthfc.translators.Translator`. See ``docs/translation.md``.
+"""DE→EN translation of article sentences through a translation memory (the translation step's work): corrections
+first, then memory hits, the translator (built by :func:`make_translator_factory`) only for the rest. See
+``docs/translation.md``.
 """
 
 from __future__ import annotations
@@ -27,26 +18,16 @@ from medfc.healthfc.tm import Corrections, TranslationMemory, normalize_key
 from medfc.healthfc.translation_backends import translation_backend
 from medfc.healthfc.translators import ModelUnavailableError, Translator
 
-__all__ = [
-    "TranslatedArticle",
-    "TranslatedClaim",
-    "TranslationUnavailableError",
-    "make_translator_factory",
-    "translate_articles",
-    "translate_with_memory",
-]
+__all__ = ["TranslatedArticle", "TranslatedClaim", "TranslationUnavailableError", "make_translator_factory", "translate_articles",
+           "translate_with_memory"]
 
 
 class TranslationUnavailableError(RuntimeError):
     """Sentences are missing from the memory and no translator is available for them."""
 
 
-# --------------------------------------------------------------------------- memory-backed translation
-
-
 def _takes_on_batch(translator: Translator) -> bool:
-    """Whether ``translator.translate`` accepts ``on_batch`` (every backend here does; a plain callable
-    translator, e.g. a test's, may not)."""
+    """Whether ``translator.translate`` accepts ``on_batch`` (every backend here does; a test's may not)."""
     try:
         params = inspect.signature(translator.translate).parameters
     except (TypeError, ValueError):
@@ -54,25 +35,13 @@ def _takes_on_batch(translator: Translator) -> bool:
     return "on_batch" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
-def translate_with_memory(
-    texts: Sequence[str],
-    translator_factory: Callable[[], Translator],
-    memory: TranslationMemory,
-    corrections: Corrections | None,
-    model_name: str,
-) -> tuple[list[str], dict[str, int]]:
-    """Translate ``texts``: corrections first, then memory hits, and only the rest through the model.
-
-    ``translator_factory`` is called (and the model loaded) only when some sentence is missing from
-    both corrections and memory. New translations are appended to ``memory`` under ``model_name``
-    with the translator's ``origin``, one append per batch of the translator (``on_batch``), so a run
-    killed midway keeps every finished batch and its rerun sends the model only what is missing. Returns translations in input order (blank inputs give "") and
-    ``stats`` over the unique non-blank sources:
-    ``n_total`` (inputs), ``n_unique``, ``n_corrections``, ``n_memory_hits``, ``n_model``
-    (``n_corrections + n_memory_hits + n_model == n_unique``).
-
-    :raises TranslationUnavailableError: sentences are missing and the model cannot be loaded.
-    """
+def translate_with_memory(texts: Sequence[str], translator_factory: Callable[[], Translator], memory: TranslationMemory,
+                          corrections: Corrections | None, model_name: str) -> tuple[list[str], dict[str, int]]:
+    """Translate ``texts``: corrections first, then memory hits, only the rest through the translator (made, and its
+    model loaded, only then; TranslationUnavailableError when it cannot be). New translations are appended to
+    ``memory`` under ``model_name`` once per batch, so a killed run keeps every finished batch. Returns the
+    translations in input order (blank inputs give "") and counts over the unique non-blank sources
+    (``n_corrections + n_memory_hits + n_model == n_unique``)."""
     corrections = corrections or Corrections()
     keys = [normalize_key(t) for t in texts]
     unique = list(dict.fromkeys(k for k in keys if k))
@@ -119,23 +88,12 @@ def translate_with_memory(
             memory.put_many(model_name, zip(missing, translated), origin=origin)
         resolved.update(zip(missing, translated))
     translations = [resolved[k] if k else "" for k in keys]
-    stats = {
-        "n_total": len(texts),
-        "n_unique": len(unique),
-        "n_corrections": n_corr,
-        "n_memory_hits": n_mem,
-        "n_model": len(missing),
-    }
-    return translations, stats
-
-
-# --------------------------------------------------------------------------- the configured backend
+    return translations, {"n_total": len(texts), "n_unique": len(unique), "n_corrections": n_corr, "n_memory_hits": n_mem,
+                          "n_model": len(missing)}
 
 
 def make_translator_factory(options: TranslateOptions) -> Callable[[], Translator]:
-    """A factory of the translator of the backend the options name (looked up in
-    :data:`~medfc.healthfc.translation_backends.TRANSLATION_BACKENDS`); nothing is created (or loaded) until
-    it is called."""
+    """A factory of the translator of the backend the options name; nothing is created (or loaded) until it is called."""
     backend = translation_backend(options.backend)
 
     def factory() -> Translator:
@@ -174,21 +132,11 @@ class TranslatedClaim(TypedDict):
     title_en: str
 
 
-def translate_articles(
-    articles: Sequence[ArticleRecord],
-    claims: Sequence[ClaimRecord],
-    translator_factory: Callable[[], Translator],
-    memory: TranslationMemory,
-    corrections: Corrections | None,
-    model_name: str,
-    *,
-    base: str,
-) -> tuple[list[TranslatedArticle], list[TranslatedClaim], dict[str, object]]:
-    """Split and translate → (sentence records, claim records, report) — see the module docstring.
-
-    :raises TranslationUnavailableError: texts are missing from corrections/memory and the
-        translator cannot be created or loaded.
-    """
+def translate_articles(articles: Sequence[ArticleRecord], claims: Sequence[ClaimRecord], translator_factory: Callable[[], Translator],
+                       memory: TranslationMemory, corrections: Corrections | None, model_name: str, *,
+                       base: str) -> tuple[list[TranslatedArticle], list[TranslatedClaim], dict[str, object]]:
+    """Split the articles into sentences and translate them, their titles, teasers, topics and claims →
+    (sentence records, claim records, report with where each translation came from)."""
     corrections = corrections or Corrections()
     sentence_lists = {a["article_id"]: article_sentence_records(a, base=base) for a in articles}  # type: ignore[arg-type]
     split = {aid: [str(r["text"]) for r in recs] for aid, recs in sentence_lists.items()}
@@ -228,40 +176,24 @@ def translate_articles(
     for a in articles:
         sents = split[a["article_id"]]
         sentence_records.append({
-            "article_id": a["article_id"],
-            "url": a.get("url", ""),
-            "sentences_de": sents,
-            "sentences_en": [en(s) for s in sents],
+            "article_id": a["article_id"], "url": a.get("url", ""), "sentences_de": sents, "sentences_en": [en(s) for s in sents],
             "sections": [str(r["section"]) for r in sentence_lists[a["article_id"]]],
-            "title_de": titles[a["article_id"]],
-            "title_en": en(titles[a["article_id"]]),
-            "teaser_de": a.get("teaser", "") or "",
-            "teaser_en": en(a.get("teaser", "") or ""),
-            "topics_de": list(a.get("topics") or []),
-            "topics_en": [en(t) for t in a.get("topics") or []],
+            "title_de": titles[a["article_id"]], "title_en": en(titles[a["article_id"]]),
+            "teaser_de": a.get("teaser", "") or "", "teaser_en": en(a.get("teaser", "") or ""),
+            "topics_de": list(a.get("topics") or []), "topics_en": [en(t) for t in a.get("topics") or []],
         })
     claim_records: list[TranslatedClaim] = []
     for c in claims:
         title = titles.get(c["article_id"], "")
         claim_records.append({
-            "claim_id": c["claim_id"],
-            "article_id": c["article_id"],
-            "url": c.get("url", ""),
-            "question_de": c.get("question", "") or "",
-            "question_en": en(c.get("question", "") or ""),
-            "explanation_de": c.get("explanation", "") or "",
-            "explanation_en": en(c.get("explanation", "") or ""),
-            "title_de": title,
-            "title_en": en(title),
+            "claim_id": c["claim_id"], "article_id": c["article_id"], "url": c.get("url", ""),
+            "question_de": c.get("question", "") or "", "question_en": en(c.get("question", "") or ""),
+            "explanation_de": c.get("explanation", "") or "", "explanation_en": en(c.get("explanation", "") or ""),
+            "title_de": title, "title_en": en(title),
         })
     report: dict[str, object] = {
-        **stats,
-        "origins": dict(sorted(origins.items())),
-        "n_articles": len(sentence_records),
-        "n_claims": len(claim_records),
-        "n_sentences": sum(len(r["sentences_de"]) for r in sentence_records),
-        "model_name": model_name,
-        "splitter": {"base": base, "rules": True, "medfc_version": medfc.__version__},
-        "memory_skipped_lines": memory.skipped_lines,
+        **stats, "origins": dict(sorted(origins.items())), "n_articles": len(sentence_records), "n_claims": len(claim_records),
+        "n_sentences": sum(len(r["sentences_de"]) for r in sentence_records), "model_name": model_name,
+        "splitter": {"base": base, "rules": True, "medfc_version": medfc.__version__}, "memory_skipped_lines": memory.skipped_lines,
     }
     return sentence_records, claim_records, report

@@ -1,14 +1,8 @@
-"""The DE→EN translation backends, one registry: each backend declared once, looked up by name
-wherever a choice depends on it — the translator the translation step builds from its options
-(:class:`TranslateOptions`, declared here beside the backends its ``backend`` names and checked against them when
-they are built; :mod:`medfc.healthfc.options` holds it with the other steps' options;
-:func:`medfc.healthfc.translate.make_translator_factory`), whether the model runs in the job's own process
-(a cluster job of its own, ``healthfc.translation.gpu``: :mod:`medfc.plan.cluster`, :mod:`medfc.plan.resources`)
-and the API key a run needs before it starts (:mod:`medfc.plan.prerequisites`).
-
-A light module: each backend's ``build`` imports its translator's module when it is called, so the plan looks
-a backend up without loading a model library or the HTTP stack. A new backend is one entry of
-:data:`TRANSLATION_BACKENDS` (a test's: ``monkeypatch.setitem`` in the test). See ``docs/translation.md``.
+"""The DE→EN translation backends, one registry looked up by name: the translator the step builds
+(:func:`medfc.healthfc.translate.make_translator_factory`), whether the model runs in the job's own process
+(:mod:`medfc.plan.cluster`, :mod:`medfc.plan.resources`) and the API key a run needs (:mod:`medfc.plan.prerequisites`).
+Each ``build`` imports its translator's module when called, so the plan loads no model library. A new backend is
+one entry of :data:`TRANSLATION_BACKENDS`. See ``docs/translation.md``.
 """
 
 from __future__ import annotations
@@ -29,8 +23,7 @@ __all__ = ["TRANSLATION_BACKENDS", "ApiKey", "TranslateOptions", "TranslationBac
 
 @dataclass(frozen=True)
 class ApiKey:
-    """An API key a backend reads from the environment: the variable, and why the run needs it (the
-    prerequisite check's message)."""
+    """An API key a backend reads from the environment, and why the run needs it (the prerequisite check's message)."""
 
     env: str
     why: str
@@ -38,12 +31,8 @@ class ApiKey:
 
 @dataclass(frozen=True)
 class TranslationBackend:
-    """One translation backend.
-
-    ``build(options)`` makes its translator (:class:`~medfc.healthfc.translators.Translator`; its model is
-    loaded later, by its ``load`` or its first batch). ``local``: the model runs in the job's own process (a
-    cluster job, the section's GPUs), else the job calls a service. ``key``: the API key a run with it needs,
-    checked when the run is planned (None: none)."""
+    """One translation backend: ``build(options)`` makes its translator (the model loads later); ``local``: the model
+    runs in the job's own process, else the job calls a service; ``key``: the API key a run needs (checked when planned)."""
 
     name: str
     build: Callable[[TranslateOptions], Translator]
@@ -99,10 +88,8 @@ BackendName = Annotated[Literal[tuple(TRANSLATION_BACKENDS)], OneOf(backend_name
 
 @dataclass(frozen=True)
 class TranslateOptions(Options):
-    """The ``healthfc.translation`` section as the translation step uses it (its shipped memory files
-    and corrections are rule inputs), + ``memory`` (the working store under the cache, written by this
-    step alone), ``ct2_cache`` (the ctranslate2 backend's converted models, under the cache) and
-    ``splitter`` (``healthfc.sentences.base``)."""
+    """The ``healthfc.translation`` section as the translation step uses it, + ``memory`` (the working store under the
+    cache, written by this step alone), ``ct2_cache`` and ``splitter`` (``healthfc.sentences.base``)."""
 
     backend: BackendName  # a registered backend (TRANSLATION_BACKENDS)
     model: str
@@ -114,8 +101,7 @@ class TranslateOptions(Options):
     num_beams: int
     progress: bool
     memory: str
-    ct2_cache: str
-    """Where the ctranslate2 backend keeps its converted models (under the cache dir)."""
+    ct2_cache: str  # the ctranslate2 backend's converted models (under the cache dir)
     splitter: BaseSplitter
 
     @property

@@ -1,20 +1,17 @@
-"""What every DE→EN translation backend shares: the protocol it follows, the error of a model that cannot be
-loaded, and the batching loop of the local models.
-
-* :class:`Translator` — the protocol every backend follows (``name``, ``origin``, ``translate``); the
-  backends are :mod:`medfc.healthfc.marian` (the local models, run by transformers or CTranslate2) and
-  :mod:`medfc.healthfc.deepl`.
-* :class:`LengthSortedBatches` — the local models' :meth:`translate`: inputs sorted by length, batches of
-  ``batch_size``, each finished batch handed to the memory.
-
-See ``docs/translation.md``.
+"""What every DE→EN translation backend shares: the :class:`Translator` protocol (backends:
+:mod:`medfc.healthfc.marian`, :mod:`medfc.healthfc.deepl`), :class:`ModelUnavailableError`, and the local models'
+batching loop :class:`LengthSortedBatches`. See ``docs/translation.md``.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 __all__ = ["BatchCallback", "LengthSortedBatches", "ModelUnavailableError", "Translator"]
 
@@ -35,25 +32,29 @@ class Translator(Protocol):
     """Memory origin for its output: "model" or "deepl"."""
 
     def translate(self, texts: Sequence[str], on_batch: BatchCallback | None = None) -> list[str]:
-        """Translate ``texts`` in order; same length as the input. ``on_batch(sources, targets)``, when given,
-        is called after each batch with its texts and their translations (the memory writes them there, so
-        a kill loses at most the batch in flight). A translator whose ``translate`` takes no ``on_batch``
-        still works: its output is written once, at the end."""
+        """Translate ``texts`` in order. ``on_batch(sources, targets)``, when given, is called after each batch (the
+        memory writes it there, so a kill loses at most the batch in flight); without ``on_batch`` in its signature
+        a translator still works, its output written at the end."""
         ...
 
 
 class LengthSortedBatches:
-    """What the local model backends share: :meth:`translate` loads the model (the subclass's ``load``), sorts
-    the texts by length (fewer pad tokens), translates batches of ``batch_size`` through the subclass's
-    ``_translate_batch`` with a progress bar, hands each finished batch to ``on_batch`` (the memory's write),
-    counts batches and sentences, and returns them in input order."""
+    """The local models' :meth:`translate`: ``load()``, then the texts sorted by length (fewer pad tokens) in batches
+    of ``batch_size`` through ``_translate_batch``, each handed to ``on_batch`` and counted; returned in input order."""
 
     bar_suffix = ""
-    name: str
-    batch_size: int
-    progress: bool
-    n_batches: int
-    n_sentences: int
+
+    def __init__(self, model_name_or_path: str | os.PathLike, device: str, batch_size: int, max_length: int, num_beams: int,
+                 name: str | None, progress: bool, local_files_only: bool | None):
+        self.model_name_or_path = str(model_name_or_path)
+        self.name = name or self.model_name_or_path
+        self.device_request = device
+        self.batch_size = max(1, int(batch_size))
+        self.max_length, self.num_beams = int(max_length), int(num_beams)
+        self.progress, self.local_files_only = progress, local_files_only
+        self._tokenizer: PreTrainedTokenizerBase | None = None
+        self.device: str | None = None
+        self.n_batches = self.n_sentences = 0
 
     def translate(self, texts: Sequence[str], on_batch: BatchCallback | None = None) -> list[str]:
         if not texts:

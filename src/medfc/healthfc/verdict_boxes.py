@@ -1,8 +1,6 @@
-"""The claims of a Medizin Transparent page, read from its verdict boxes: the layout they tell
-(:func:`detect_layout`), then each claim's question, verdict text (or the index of the selected answer) and
-explanation, as :class:`RawClaim` — from the current layout's ``div.katechismus`` boxes (:func:`current_claims`)
-or the older layouts' ``table.table_rating`` (:func:`table_claims`). Turning a verdict into a label and a level
-of evidence is :mod:`medfc.healthfc.verdicts`'s; the page around the boxes is :mod:`medfc.healthfc.parse`'s."""
+"""The claims of a Medizin Transparent page read from its verdict boxes (:func:`detect_layout`), each as a
+:class:`RawClaim`: from the current layout's ``div.katechismus`` boxes (:func:`current_claims`) or the older
+layouts' ``table.table_rating`` (:func:`table_claims`)."""
 
 from __future__ import annotations
 
@@ -39,10 +37,9 @@ _FIELD_END = "\x00"  # a segment that ends the current field (a table row with a
 
 
 def _labelled(segments: list[str]) -> list[tuple[str | None, str]]:
-    """Text segments as (label, text): the text after "Frage:", "Antwort:", "Erklärung:" or "Beweislage:"
-    carries that label (lower case, "erklärung" for both spellings), also where several labels share
-    one segment; its text may be empty (it then follows in the next segments). Text before any label has
-    none; the field-end marker becomes ("end", "")."""
+    """Text segments as (label, text): the text after "Frage:", "Antwort:", "Erklärung:" or "Beweislage:" carries
+    that label (lower case, "erklärung" for both spellings), also where several labels share one segment; its text
+    may be empty (it follows in the next segments). Text before any label has none; the field-end marker is ("end", "")."""
     out: list[tuple[str | None, str]] = []
     for seg in segments:
         if seg == _FIELD_END:
@@ -58,12 +55,10 @@ def _labelled(segments: list[str]) -> list[tuple[str | None, str]]:
 
 
 def _claims_from_segments(segments: list[str], *, beweislage: bool) -> list[dict[str, str]]:
-    """Claims of a rating table from labelled text in page order: each "Frage" starts a claim, and the text
-    after a label up to the next label is that field's value (a pre-2014 "Beweislage" and its direction
-    joined with " | ", as the release writes them; a current-layout box is read by :func:`_box_claims`). A label
-    met twice without a "Frage" between starts a claim without a question (reported, never merged). An
-    explanation given once after several questions (one table, several claims) belongs to every claim
-    without one of its own."""
+    """Claims of a rating table from labelled text in page order: each "Frage" starts a claim, the text after a label
+    up to the next is that field's value (a pre-2014 "Beweislage" and its direction joined with " | ", as the release
+    writes them). A label met twice without a "Frage" between starts a claim without a question (reported, never
+    merged). An explanation given once after several questions belongs to every claim without one."""
     claims: list[dict[str, str]] = []
     field_name: str | None = None
     for label, text in _labelled(segments):
@@ -90,8 +85,7 @@ def _claims_from_segments(segments: list[str], *, beweislage: bool) -> list[dict
 
 
 def _share_explanation(claims: list[dict[str, str]]) -> None:
-    """The last explanation given among claims read from one table or one box goes to each of them
-    without one of its own (several questions, one explanation)."""
+    """The last explanation among claims of one table or box goes to each of them without one of its own."""
     shared = next((c["erklärung"] for c in reversed(claims) if c.get("erklärung")), "")
     for c in claims:
         if not c.get("erklärung"):
@@ -123,16 +117,12 @@ class RawClaim(TypedDict, total=False):
 
 
 def _box_claims(segments: list[str]) -> tuple[list[dict[str, str]], str]:
-    """A current-layout verdict box read as text, as the real pages print it without the inner classes the
-    demo has: "Frage:" and the question, the selected answer (its index into the answer scale, e.g. "1" or
-    "11", or its text) with no label, then the whole answer scale with every option labelled "Antwort:",
-    then, in the box or after the boxes, "Erklärung:" and the explanation. Each "Frage" starts a claim;
-    the scale's "Antwort:" options are not answers (only a single "Antwort:" under a question that has no
-    unlabelled answer is that question's answer). A box with an empty question and no selected answer
-    (the pages print three boxes, the unused ones empty) is no claim. An explanation given once after
-    several questions of the box belongs to each of them without one of its own. Returns the claims
-    (question, answer, explanation) and the explanation an unused box gives ("" for none), which is the
-    page's for every claim without one (:func:`current_claims`)."""
+    """A current-layout verdict box read as text, as the real pages print it (without the demo's inner classes):
+    "Frage:" and the question, the selected answer with no label (its index into the answer scale, e.g. "1" or "11",
+    or its text), then the whole scale with every option labelled "Antwort:" (not answers: only a single "Antwort:"
+    under a question without an unlabelled answer is its answer), then, in the box or after the boxes, "Erklärung:"
+    and the explanation. A box with an empty question and no answer (the pages print three boxes, the unused ones
+    empty) is no claim. Returns the claims and the explanation an unused box gives ("" for none)."""
     rows: list[_BoxRow] = []
     field_name: str | None = None
 
@@ -184,11 +174,10 @@ _AFTER_BOXES_END = (f"self::h1 or self::h2 or self::h3 or @id='collapseFussnote'
 
 
 def _explanation_after(boxes: list[etree._Element]) -> str:
-    """An "Erklärung:" the page gives once after its verdict boxes, in their container (the release's
-    scraper reads the container's text): the text of the elements after the last box, up to the article's
-    body, studies or footnotes or a heading, read as one stream; a piece that starts with the label, and
-    the pieces after it up to the next label. "" when there is none (a label inside a sentence, "Eine
-    mögliche Erklärung: …", is no explanation)."""
+    """An "Erklärung:" the page gives once after its verdict boxes, in their container (the release's scraper reads
+    the container's text): after the last box, up to the body, studies, footnotes or a heading, a piece that starts
+    with the label and the pieces after it up to the next label; "" when none ("Eine mögliche Erklärung: …" inside a
+    sentence is none)."""
     segments: list[str] = []
     for sib in boxes[-1].itersiblings():
         if not isinstance(sib.tag, str):

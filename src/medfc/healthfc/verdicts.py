@@ -1,16 +1,10 @@
 """Medizin Transparent verdicts → HealthFC labels and levels of evidence (docs/sources.md §1, §1a).
 
-The portal answers each question on an answer scale (current layout), with a free verdict text
-(2014–2017 layout) or with a "Beweislage" (evidence level) plus a direction (before June 2014).
-The release's ``de_verdict`` column holds all of these, also in lower-case, comma-less and reversed
-forms ("möglicherweise Nein", "wahrscheinlich nicht", "nein"). All are mapped to the paper's three
-labels and a level of evidence:
-
-* ``label``: ``SUPPORTED``, ``REFUTED`` or ``NOT ENOUGH INFO`` (evidence missing or conflicting).
-* ``evidence_level``: ``high`` (plain Ja/Nein, Hohe), ``moderate`` (wahrscheinlich, Mittlere),
-  ``low`` (möglicherweise, Niedrige), ``insufficient`` (Belege/Beweise fehlen, Unzureichende,
-  Ungenügende, nicht (ausreichend) erforscht) or ``conflicting`` (Studienlage widersprüchlich).
-* ``small_effect``: the "ein bisschen" answers (a small effect).
+The portal answers on an answer scale (current layout), with a free verdict text (2014–2017 layout) or with a
+"Beweislage" plus a direction (before June 2014); the release's ``de_verdict`` holds all of these, also lower-case,
+comma-less and reversed ("möglicherweise Nein", "wahrscheinlich nicht"). Each maps to a ``label`` (NOT ENOUGH INFO:
+evidence missing or conflicting), an ``evidence_level`` (``high``: plain Ja/Nein, Hohe; ``moderate``: wahrscheinlich,
+Mittlere; ``low``: möglicherweise, Niedrige; ``insufficient``; ``conflicting``) and ``small_effect`` ("ein bisschen").
 
 The rules, in the order :func:`verdict_from_text` applies them (docs/healthfc.md §1 has the table):
 
@@ -98,19 +92,11 @@ def index_for_text(text: str) -> int | None:
 
 
 def _hedge_level(t: str) -> str:
-    if "möglicherweise" in t:
-        return "low"
-    if "wahrscheinlich" in t:
-        return "moderate"
-    return "high"
+    return "low" if "möglicherweise" in t else "moderate" if "wahrscheinlich" in t else "high"
 
 
 def verdict_from_text(text: str, answer_index: int | None = None) -> Verdict:
-    """Map an answer-scale index and/or a verdict text of any layout (rules in the module doc).
-
-    When an index is given it wins over the text (the text is then only a check); an index
-    outside the scale raises :class:`UnknownVerdict`.
-    """
+    """Map an answer-scale index (which wins over the text; one off the scale raises) or a verdict text of any layout."""
     if answer_index is not None:
         if answer_index not in ANSWER_SCALE:
             raise UnknownVerdict(f"answer index {answer_index} is not on the answer scale")
@@ -145,10 +131,7 @@ def verdict_from_text(text: str, answer_index: int | None = None) -> Verdict:
 
 
 def verdict_from_beweislage(text: str) -> Verdict:
-    """Map a pre-2014 "Beweislage" cell, e.g. "Mittlere wissenschaftliche Beweislage dafür".
-
-    The same rules as :func:`verdict_from_text`; a cell that is not a Beweislage raises.
-    """
+    """Map a pre-2014 "Beweislage" cell ("Mittlere wissenschaftliche Beweislage dafür"); a cell that is not one raises."""
     t = _key(text)
     if "beweislage" not in t and not _INSUFFICIENT.search(t):
         raise UnknownVerdict(f"Beweislage {text!r} matches no rule")

@@ -1,19 +1,8 @@
-"""The rebuilt HealthFC dataset as a folder ``datasets`` loads by config (rule ``healthfc_export``).
-
-Beside the dataset (``healthfc/dataset/``) the export writes, under ``views/``, each fold's rows twice, one
-Parquet file per fold and view (:func:`export_fold`), then the card ``README.md`` (:func:`write_card`):
-
-* ``views/source/fold_<k>.parquet``: the dataset's records as they are (German and English side by side), with
-  ``fold`` (the cross-validation fold of ``healthfc/folds/folds.csv``) added;
-* ``views/bigbio_te/fold_<k>.parquet``: BigBio's textual-entailment view: ``id`` the claim's id, ``premise`` the
-  claim's gold evidence sentences in English (``sentences_en`` at ``evidence_ids``, joined by spaces; empty for
-  a claim without gold evidence: what the oracle system reads), ``hypothesis`` the English claim, ``label``
-  its verdict as a string.
-
-The card's configs (:func:`configs`): ``healthfc_source`` (the default) and ``healthfc_bigbio_te``, every claim
-in one split ``train``; and for each fold k, ``healthfc_fold<k>_source`` and ``healthfc_fold<k>_bigbio_te``
-with ``train`` (the other folds) and ``test`` (fold k): the paper's cross-validation, one ``load_dataset`` call
-per fold. ``label`` and ``evidence_level`` of the source view are ``ClassLabel`` features.
+"""The rebuilt HealthFC dataset as a folder ``datasets`` loads by config (rule ``healthfc_export``): under ``views/``
+one Parquet file per fold and view (:func:`export_fold`: ``source``, the records with their ``fold``; ``bigbio_te``,
+BigBio's entailment view whose ``premise`` is the gold evidence in English, empty without gold evidence, what the
+oracle system reads), then the card ``README.md`` (:func:`write_card`) whose configs (:func:`configs`) give every
+claim per view and, per fold, its ``train``/``test`` split of the paper's cross-validation.
 """
 
 from __future__ import annotations
@@ -81,15 +70,14 @@ def _arrow_type(hint: object) -> pa.DataType:
 
 
 def record_types() -> dict[str, pa.DataType]:
-    """Each field of a dataset record (:class:`medfc.healthfc.records.DatasetRecord`) as an Arrow type: the
-    source view's types whatever the mode left empty (a column pandas wrote as all-null, a count as a float)."""
+    """Each field of a dataset record as an Arrow type: the source view's types whatever the mode left empty (a column
+    pandas wrote as all-null, a count as a float)."""
     return {name: _arrow_type(hint) for name, hint in typing.get_type_hints(DatasetRecord).items()}
 
 
 def source_table(dataset: pa.Table, folds: Mapping[str, int]) -> pa.Table:
-    """The dataset's records with their ``fold``, each field of the record's type (:func:`record_types`; a column
-    no record field names: a string when it holds nothing); a claim without a fold stops the export (the folds
-    were made from another dataset)."""
+    """The dataset's records with their ``fold``, typed by :func:`record_types` (another column: a string when it
+    holds nothing); a claim without a fold stops the export."""
     import pyarrow as pa
 
     ids = [str(i) for i in dataset.column("id").to_pylist()]
@@ -119,11 +107,6 @@ def bigbio_te_rows(records: Sequence[Mapping[str, object]]) -> list[dict[str, st
         rows.append({"id": str(r["id"]), "premise": " ".join(s for s in evidence if s), "hypothesis": str(r.get("claim_en") or ""),
                      "label": str(r["label"])})
     return rows
-
-
-def view_files(views_dir: str | os.PathLike, n_folds: int) -> dict[str, list[Path]]:
-    """Each view's files, fold 0 first."""
-    return {view: [Path(views_dir) / view / f"fold_{k}.parquet" for k in range(n_folds)] for view in VIEWS}
 
 
 def configs(files: Mapping[str, Sequence[Path]], card_dir: str | os.PathLike, source_features: list[dict[str, object]]) -> list[hf_dataset.Config]:

@@ -27,17 +27,17 @@ EUTILS_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
 
 
 def eutils_urls(base: str = EUTILS_URL) -> dict[str, str]:
-    """The efetch and esearch addresses under an E-utilities base address (``…/eutils/``): the
-    ``url`` and ``esearch_url`` arguments of :class:`PubmedFetcher`."""
+    """The ``url`` and ``esearch_url`` of :class:`PubmedFetcher` under an E-utilities base address (``…/eutils/``)."""
     base = base if base.endswith("/") else base + "/"
     return {"url": base + "efetch.fcgi", "esearch_url": base + "esearch.fcgi"}
+
+
 GET_MAX_IDS = 200
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 _MONTH_BY_NAME = {m.lower(): m for m in MONTHS}
 XML_HEADER = '<?xml version="1.0" ?>\n'
 
 
-# --- parsing ----------------------------------------------------------------------------------
 #: Layout is ASCII whitespace holding a line break: the newlines and indentation of pretty-printed XML. Only
 #: ASCII space, tab, CR and LF can be layout; U+00A0, U+2009, U+202F and every other space character is text.
 _ASCII_WS = " \t\r\n"
@@ -106,10 +106,9 @@ def _text_of(root: ET.Element) -> str:
 
 
 def _flat(elem: ET.Element | None) -> str:
-    """All text under an element as PubMed has it: inline markup (<i>, <sup>, <sub>, <b>, <u> …) removed,
-    its text joined to its neighbours as it stands (``β<sub>2</sub>`` → "β2", also when a pretty-printer put
-    the tag on a line of its own); only layout whitespace goes (:func:`_unlayout`, and ASCII whitespace at
-    either end). No-break, thin and narrow no-break spaces, and runs of spaces within a line, stay."""
+    """All text under an element as PubMed has it: inline markup removed, its text joined to its neighbours as it
+    stands (``β<sub>2</sub>`` → "β2", also when pretty-printed); only layout whitespace goes (no-break and thin
+    spaces, and runs of spaces within a line, stay)."""
     if elem is None:
         return ""
     return _text_of(elem).strip(_ASCII_WS)
@@ -237,21 +236,9 @@ def parse_article(elem: ET.Element) -> PubmedRecord:
         mesh = [_flat(h.find("DescriptorName")) for h in mc.findall("MeshHeadingList/MeshHeading") if h.find("DescriptorName") is not None]
         trials = nct_ids(art)
         kind = "article"
-    return {
-        "pmid": pmid,
-        "kind": kind,
-        "title": title or None,
-        "abstract": abstract,
-        "abstract_words": len(abstract.split()) if abstract else 0,
-        "year": date["year"],
-        "month": date["month"],
-        "day": date["day"],
-        "season": date["season"],
-        "publication_date": date["publication_date"],
-        "mesh_headings": mesh,
-        "publication_types": pub_types,
-        "nct_ids": trials,
-    }
+    return {"pmid": pmid, "kind": kind, "title": title or None, "abstract": abstract,
+            "abstract_words": len(abstract.split()) if abstract else 0, **date,
+            "mesh_headings": mesh, "publication_types": pub_types, "nct_ids": trials}
 
 
 def _article_elements(root: ET.Element) -> Iterator[ET.Element]:
@@ -275,8 +262,7 @@ def _root(xml: bytes | str, source: str) -> ET.Element:
 
 
 def parse_pubmed_xml(xml: bytes | str, source: str = "PubMed XML") -> list[PubmedRecord]:
-    """Every article of a PubmedArticleSet document; :class:`PubmedXmlError` (naming ``source`` and the
-    line) if it is not well-formed."""
+    """Every article of a PubmedArticleSet document; :class:`PubmedXmlError` (``source``, line) if not well-formed."""
     return [parse_article(e) for e in _article_elements(_root(xml, source))]
 
 
@@ -293,17 +279,14 @@ def split_article_set(xml: bytes | str, source: str = "efetch answer") -> dict[s
     return out
 
 
-# --- fetching ---------------------------------------------------------------------------------
 def _said(value: JSONValue) -> str:
     return " ".join(str(value or "").split())[:200]
 
 
 def check_esearch(doc: JSONValue) -> None:
-    """An esearch JSON answer, or :class:`~medfc.common.http.AnswerError`: ``esearchresult.ERROR`` (sent with
-    HTTP 200, e.g. "Search Backend failed: …") and an answer without ``esearchresult.idlist`` are retried;
-    NCBI's own error object (``{"error": "API key invalid", …}``) is refused at once (its text names it, so
-    the search clients call it a refused key). An empty ``idlist`` with ``errorlist.phrasesnotfound`` is a
-    real answer: nothing found."""
+    """An esearch JSON answer, or AnswerError: ``esearchresult.ERROR`` (sent with HTTP 200, e.g. "Search Backend
+    failed: …") and an answer without ``esearchresult.idlist`` are retried; NCBI's own error object
+    (``{"error": "API key invalid"}``) is refused at once. An empty ``idlist`` is a real answer: nothing found."""
     if not isinstance(doc, dict):
         raise AnswerError(f"the answer is a JSON {type(doc).__name__}, not an object", retryable=False)
     res = doc.get("esearchresult")
@@ -319,9 +302,8 @@ def check_esearch(doc: JSONValue) -> None:
 
 
 def check_efetch(raw: bytes) -> None:
-    """An efetch answer, or :class:`~medfc.common.http.AnswerError` (retried): a document that is not a
-    PubmedArticleSet, such as ``<eFetchResult><ERROR>…</ERROR></eFetchResult>`` (sent with HTTP 200) or an
-    HTML page, and one that is not well-formed (cut short)."""
+    """An efetch answer, or AnswerError (retried): not a PubmedArticleSet (``<eFetchResult><ERROR>…`` sent with HTTP
+    200, an HTML page) or not well-formed (cut short)."""
     try:
         root = ET.fromstring(raw)
     except ET.ParseError as exc:
@@ -344,32 +326,15 @@ def is_pmid(value: str) -> bool:
 
 
 class PubmedFetcher:
-    """efetch in batches (GET up to 200 ids, POST above), ≤3 req/s (10 with an API key), cached per PMID.
+    """efetch in batches (GET up to 200 ids, POST above), ≤3 req/s (10 with an API key), cached per PMID as
+    ``<pmid>.xml`` (a one-article PubmedArticleSet); ``offline=True`` never asks NCBI. A PMID that is not digits
+    (``../x``, ``PMC7``) is skipped (``pmid_not_digits``), a record an answer holds but was not asked for is dropped
+    (``record_not_asked_for``); ``dropped`` counts both."""
 
-    The cache is a directory of ``<pmid>.xml`` files, each a one-article PubmedArticleSet; a
-    rerun asks NCBI only for the PMIDs that have no file yet. ``offline=True`` never asks.
-
-    Answers are checked: a PMID asked for that is not digits (``../x``, ``PMC7``) is skipped as
-    ``pmid_not_digits`` and never asked for nor made a path, and a record in an efetch answer that was not
-    asked for in that request (another PMID, or one that is not digits) is dropped as
-    ``record_not_asked_for``: never stored nor returned. ``dropped`` counts both.
-    """
-
-    def __init__(
-        self,
-        cache_dir: str | os.PathLike,
-        api_key: str | None = None,
-        tool: str = "medfc",
-        email: str | None = None,
-        batch_size: int = GET_MAX_IDS,
-        url: str = EFETCH_URL,
-        esearch_url: str = ESEARCH_URL,
-        http: HttpClient | None = None,
-        offline: bool = False,
-        requests_per_second: float | None = None,
-        extra_cache_dirs: Sequence[str | os.PathLike] = (),
-        **http_kwargs: Any,
-    ):
+    def __init__(self, cache_dir: str | os.PathLike, api_key: str | None = None, tool: str = "medfc", email: str | None = None,
+                 batch_size: int = GET_MAX_IDS, url: str = EFETCH_URL, esearch_url: str = ESEARCH_URL, http: HttpClient | None = None,
+                 offline: bool = False, requests_per_second: float | None = None, extra_cache_dirs: Sequence[str | os.PathLike] = (),
+                 **http_kwargs: Any):
         self.cache_dir = Path(cache_dir)
         self.extra_cache_dirs = [Path(p) for p in extra_cache_dirs]
         self.api_key = api_key if api_key is not None else os.environ.get("NCBI_API_KEY") or None
@@ -400,8 +365,7 @@ class PubmedFetcher:
         return None
 
     def _params(self) -> dict[str, str]:
-        """The parameters of every request; NCBI asks each to carry the tool and a contact e-mail, so a
-        request without an e-mail is never sent (cached and offline reads need none)."""
+        """The parameters of every request; NCBI asks each to carry the tool and a contact e-mail."""
         if not self.email:
             raise MissingContactEmail("PubMed E-utilities requests must carry a contact e-mail (NCBI's usage policy): set "
                              "clinifact.pubmed.email (medsnip.retrieval.pubmed.email for MedSNIP's searches, healthfc.retrieval.pubmed.email "
@@ -420,10 +384,8 @@ class PubmedFetcher:
         return self.http.post_bytes(self.url, data={**params, "id": ",".join(ids)}, use_cache=False, check=check_efetch)
 
     def esearch(self, term: str, retmax: int, sort: str = "relevance") -> list[str]:
-        """PMIDs matching ``term`` (at most ``retmax``, in ``sort`` order), from esearch's JSON answer.
-
-        Not cached here: the caller caches per (query, k) — the MedSNIP search cache — so the API key,
-        a request parameter, never lands in a cache key."""
+        """PMIDs matching ``term`` (at most ``retmax``, in ``sort`` order); not cached here (the caller caches per
+        query, so the API key never lands in a cache key)."""
         params = {**self._params(), "term": term, "retmax": str(int(retmax)), "sort": sort, "retmode": "json"}
         data = self.http.get_json(self.esearch_url, params, use_cache=False, check=check_esearch)
         return [str(x) for x in ((data or {}).get("esearchresult") or {}).get("idlist") or []]
@@ -449,8 +411,7 @@ class PubmedFetcher:
                 if report is not None:
                     report.skip(p, "pmid_not_cached_offline")
             missing = []
-        for pmid, path in self._fetch_missing(missing, report, progress).items():
-            have[pmid] = path
+        have.update(self._fetch_missing(missing, report, progress))
         return {p: path for p, path in have.items() if path is not None}
 
     def _fetch_missing(self, missing: list[str], report: SkipReport | None, progress: bool) -> dict[str, Path]:
@@ -489,11 +450,9 @@ class PubmedFetcher:
         return parsed[0] if parsed else None
 
     def records(self, pmids: Iterable[str], report: SkipReport | None = None, progress: bool = True) -> Iterator[PubmedRecord]:
-        """Parsed records for the PMIDs (fetching what is missing); records without abstract are reported, not dropped.
-
-        A cached file that is not well-formed XML (cut short by a kill, a full disk) is fetched again and
-        replaced (counted as ``cache_files_refetched``, logged with its file and line); offline, or when
-        NCBI does not return it, it is skipped as ``cache_file_unreadable`` with the file and line."""
+        """Parsed records for the PMIDs (fetching what is missing); those without abstract are reported, not dropped. A
+        cached file that is not well-formed XML is fetched again (``cache_files_refetched``); offline, or when NCBI
+        does not return it, it is skipped as ``cache_file_unreadable``."""
         broken: dict[str, PubmedXmlError] = {}
         for pmid, path in self.fetch(pmids, report=report, progress=progress).items():
             try:

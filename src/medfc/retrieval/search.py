@@ -1,28 +1,15 @@
 """Search clients shared by MedSNIP's retrieval-augmented verifier and HealthFC's open-domain evidence.
 
-Every backend answers ``search(query, k) -> list[Hit]`` (at most ``k`` hits, in the order the source ranks
-them); :class:`CachedSearch` keeps each answer on disk per (backend, index, query, k), so a rerun (or a run
-restarted after a kill) searches nothing already answered.
+Every backend answers ``search(query, k) -> list[Hit]`` (at most ``k``, in the source's order); :class:`CachedSearch`
+keeps each answer on disk per (backend, index, query, k). Backends: :class:`WebSearch` (a Serper-compatible API,
+``POST {"q", "num"}``, key in the ``X-API-KEY`` header, never in the cache key: answer box, knowledge graph, organic
+results), :class:`PubMedSearch` (esearch by relevance, then efetch) and :class:`WikipediaSearch` (MediaWiki
+``list=search``, then ``prop=extracts``). A missing required key is :class:`MissingApiKey` before anything is sent.
 
-* :class:`WebSearch` — a Serper-compatible web search API (``POST {"q", "num"}``, key in the
-  ``X-API-KEY`` header read from the environment, never in the cache key): the answer box, the
-  knowledge graph and the organic results, in that order.
-* :class:`PubMedSearch` — esearch (relevance order) then efetch of the abstracts, through the
-  project's :class:`~medfc.retrieval.pubmed.PubmedFetcher` (rate limit, per-PMID cache, API key
-  and e-mail from the environment).
-* :class:`WikipediaSearch` — the MediaWiki API: ``action=query&list=search`` (the API's relevance
-  order), then ``prop=extracts`` (the plain-text introduction of each page found).
-
-A backend that needs an API key (``require_key``) stops with :class:`MissingApiKey`, naming the
-environment variable, before it sends anything.
-
-A bad day never looks like "no results". Each source's error answers are parsed as errors, also those that
-arrive with HTTP 200 (Serper's ``{"message", "statusCode"}``, MediaWiki's ``{"error": {"code": "maxlag"}}``,
-E-utilities' ``esearchresult.ERROR``, efetch's ``<ERROR>``), as is an answer without the source's result
-fields or one that is not JSON: the passing ones are retried by the HTTP client and end in an
-:class:`~medfc.common.http.HttpError` (``exhausted``), the others in an HttpError at once. A refused key
-or account (401, 403, an invalid key, no credits left) is :class:`SearchKeyRejected`, naming the source and
-the key's environment variable. None of them is ever cached: :class:`CachedSearch` stores only answers.
+A bad day never looks like "no results": error answers, also those sent with HTTP 200 (Serper's ``{"message",
+"statusCode"}``, MediaWiki's ``{"error": {"code": "maxlag"}}``, E-utilities' ``esearchresult.ERROR``, efetch's
+``<ERROR>``), and answers without the result fields are errors, the passing ones retried; a refused key or account
+(401, 403, an invalid key, no credits) is :class:`SearchKeyRejected`. Only answers are cached.
 """
 
 from __future__ import annotations
@@ -70,23 +57,19 @@ class SearchKeyRejected(RuntimeError):
     def __init__(self, source: str, variable: str, error: HttpError):
         where = f"check the key in the environment variable {variable}" if variable else "it takes no key: check its URL and your access"
         super().__init__(f"{source} refused the request ({error}): {where}")
-        self.source = source
-        self.variable = variable
-        self.status = error.status
+        self.source, self.variable, self.status = source, variable, error.status
 
 
 class SearchError(RuntimeError):
-    """A search whose answers do not fit together (e.g. esearch found PMIDs that efetch does not return):
-    never cached, a rerun asks again."""
+    """A search whose answers do not fit together (esearch found PMIDs efetch does not return): never cached."""
 
 
 _KEY_REFUSALS = ("api key invalid", "invalid api key", "not enough credits", "insufficient credits", "out of credits")
 
 
 def key_refused(error: HttpError) -> bool:
-    """Whether ``error`` says the credentials or the account were refused: HTTP 401 or 403, or a message of
-    the real services' shapes for it (NCBI's 400 ``{"error": "API key invalid"}``, Serper's 400
-    ``{"message": "Not enough credits"}``)."""
+    """Whether ``error`` is a refused key or account: HTTP 401 or 403, or the real services' messages for it (NCBI's
+    400 ``{"error": "API key invalid"}``, Serper's 400 ``{"message": "Not enough credits"}``)."""
     text = str(error).lower()
     return error.status in (401, 403) or any(m in text for m in _KEY_REFUSALS)
 
@@ -168,14 +151,10 @@ def search_key(backend: SearchBackend, query: str, k: int) -> str:
 
 
 class CachedSearch:
-    """A backend whose answers are cached per (backend, index, query, k); ``searches`` counts the
-    searches sent to the backend (cache misses)."""
+    """A backend whose answers are cached per (backend, index, query, k); ``searches`` counts the cache misses."""
 
     def __init__(self, backend: SearchBackend, cache: UnitCache) -> None:
-        self.backend = backend
-        self.name = backend.name
-        self.cache = cache
-        self.searches = 0
+        self.backend, self.name, self.cache, self.searches = backend, backend.name, cache, 0
 
     def search(self, query: str, k: int) -> list[Hit]:
         key = search_key(self.backend, query, k)
@@ -189,8 +168,7 @@ class CachedSearch:
 
 
 class PubMedSearch:
-    """esearch (relevance) then the records of the PMIDs found; ``api_key_env`` names the key's variable in
-    the error when NCBI refuses it."""
+    """esearch (relevance) then the PMIDs' records; ``api_key_env``: the key's variable, named when NCBI refuses it."""
 
     name = "pubmed"
 
@@ -225,10 +203,7 @@ class WebSearch:
     name = "web"
 
     def __init__(self, url: str, api_key_env: str, http: HttpClient, require_key: bool = False) -> None:
-        self.url = url
-        self.api_key_env = api_key_env
-        self.http = http
-        self.require_key = require_key
+        self.url, self.api_key_env, self.http, self.require_key = url, api_key_env, http, require_key
 
     def index_id(self) -> str:
         return redact_url(self.url)  # a key in the endpoint's query is no part of what the index is
@@ -258,8 +233,7 @@ _TAG = re.compile(r"<[^>]+>")
 
 
 def strip_html(text: str) -> str:
-    """A MediaWiki search snippet as plain text: tags (the ``searchmatch`` spans) removed, entities decoded,
-    whitespace collapsed."""
+    """A MediaWiki search snippet as plain text: tags (``searchmatch`` spans) removed, entities decoded, spaces collapsed."""
     return " ".join(html.unescape(_TAG.sub("", text or "")).split())
 
 
@@ -271,9 +245,7 @@ class WikipediaSearch:
     name = "wikipedia"
 
     def __init__(self, url: str, http: HttpClient, page_url: str = "https://en.wikipedia.org/wiki/") -> None:
-        self.url = url
-        self.http = http
-        self.page_url = page_url
+        self.url, self.http, self.page_url = url, http, page_url
 
     def index_id(self) -> str:
         return redact_url(self.url)

@@ -1,15 +1,7 @@
-"""The search sources, each declared once: a registry of small records (:class:`SearchSource`) that
-HealthFC's open-domain evidence (rule ``healthfc_retrieve``, the systems ``retrieved_<source>`` and
-``open_domain_<source>``), MedSNIP's retrieval verifier, the plan and its prerequisite checks look up, so a
-source's name, options, client and needs are written in one place.
-
-A record holds the options class of the source's config section (``healthfc.retrieval.<source>``), the
-factory of its client (:data:`medfc.retrieval.search.SearchBackend`) from those options and how the consumer
-connects (:class:`Connection`), what a live search needs from outside the config (an API key's variable, a
-contact e-mail) and how the plan completes the section (PubMed's per-PMID records directory). The rule's
-wildcard pattern, the experiments' systems and the steps' checks are derived from :data:`REGISTRY`; a new
-source is one :func:`register` call here (or, for a test, in the test). A light module: the clients are
-imported when one is built.
+"""The search sources, each declared once in :data:`REGISTRY` (:class:`SearchSource`: its options class, client
+factory and what a live search needs), looked up by HealthFC's open-domain evidence (rule ``healthfc_retrieve``,
+systems ``retrieved_<source>``/``open_domain_<source>``), MedSNIP's retrieval verifier and the plan. A new source is
+one :func:`register` call. The clients are imported only when one is built.
 """
 
 from __future__ import annotations
@@ -62,9 +54,8 @@ class WikipediaSourceOptions(Options):
 
 @dataclass(frozen=True)
 class Connection:
-    """How a consumer connects to a source, beyond the source's own options: the HTTP client's retries (None:
-    the client's default), an HTTP cache of the answers (``""``: none; for the clients that keep one) and
-    whether a source whose key is optional to the API stops before sending anything without it."""
+    """How a consumer connects, beyond the source's options: the HTTP client's retries (None: its default), an HTTP
+    cache of the answers (``""``: none) and whether a source whose key is optional stops without one."""
 
     max_retries: int | None = None
     http_cache_dir: str = ""
@@ -77,15 +68,11 @@ def _no_completion(own: JSONObject, cache_dir: str) -> JSONObject:
 
 @dataclass(frozen=True)
 class SearchSource:
-    """One search source.
-
-    ``options`` types its config section (every section has ``file``: a prepared evidence file that replaces
-    searching); ``client(options, connection)`` builds its search client; ``title`` names it in messages
-    ("a retrieval verifier searches {title}"). What a live search needs, checked when the run is planned
-    (:mod:`medfc.plan.prerequisites`): ``key_env`` — the option naming the environment variable that must
-    hold an API key; ``contact`` — the option holding a contact e-mail (else ``contact_env``'s variable),
-    unless the option ``local_url`` points at this machine. ``complete(section, cache_dir)`` fills in what
-    the plan derives (a directory under the run's ``cache_dir``)."""
+    """One search source: ``options`` types its config section (each has ``file``, a prepared evidence file that
+    replaces searching), ``client`` builds its client, ``title`` names it in messages. Checked when the run is planned
+    (:mod:`medfc.plan.prerequisites`): ``key_env``, the option naming the API key's variable; ``contact``, the option
+    holding a contact e-mail (else ``contact_env``'s variable) unless ``local_url``'s option points at this machine.
+    ``complete(section, cache_dir)`` fills in what the plan derives."""
 
     name: str
     options: type[Options]
@@ -135,9 +122,6 @@ def wildcard_pattern() -> str:
 def build_client(name: str, options: Options, connection: Connection) -> SearchBackend:
     """The search client of source ``name`` from its options (a :data:`~medfc.retrieval.search.SearchBackend`)."""
     return search_source(name).client(options, connection)
-
-
-# ------------------------------------------------------------------------------------- the sources
 
 
 def _http(rate: float, c: Connection) -> HttpClient:
