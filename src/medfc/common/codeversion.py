@@ -51,7 +51,7 @@ def versioned(spec: str, *runs: str) -> str:
 
 def _run_version(spec: str) -> str:
     module = spec.split(":", 1)[0]
-    if module == PACKAGE or module.startswith(PACKAGE + "."):
+    if _is_ours(module):
         return step_version(spec)
     found = importlib.util.find_spec(module)
     origin = found.origin if found is not None else None
@@ -66,7 +66,7 @@ def split_spec(spec: str) -> tuple[str, str]:
     if ":" not in spec:
         raise StepNotFound(f"step {spec!r} must look like 'module:function', e.g. 'healthfc.steps:crawl'")
     module, func = spec.split(":", 1)
-    if module != PACKAGE and not module.startswith(PACKAGE + "."):
+    if not _is_ours(module):
         module = f"{PACKAGE}.{module}"
     return module, func
 
@@ -186,10 +186,7 @@ def _source(module: str) -> bytes:
 
 def _parse(module: str) -> ast.Module:
     """The module's syntax tree, docstrings in."""
-    path = _source_path(module)
-    if path is None:
-        raise StepNotFound(f"module {module} has no Python source")
-    return ast.parse(_text(_source(module)), filename=str(path))
+    return ast.parse(_text(_source(module)), filename=str(_source_path(module)))
 
 
 def _tree(module: str) -> ast.Module:
@@ -224,7 +221,7 @@ def _def_uses(module: str, name: str) -> tuple[frozenset[str], frozenset[str]]:
         if isinstance(node, ast.Name):
             names.add(node.id)
         elif isinstance(node, ast.Import | ast.ImportFrom):
-            modules.update(_imported_modules(node, module))
+            modules.update(_loaded(_statements(node, module)))
     return frozenset(names), frozenset(modules)
 
 
@@ -344,15 +341,8 @@ def _module_info(module: str) -> tuple[str, ImportStatements]:
     if entry is not None:
         return entry
     statements: ImportStatements = []
-
-    def on_import(node: ast.Import | ast.ImportFrom) -> None:
-        if isinstance(node, ast.Import):
-            statements.extend(["import", alias.name] for alias in node.names)
-        else:
-            statements.append(["from", _resolve(node.level, node.module, module), [alias.name for alias in node.names]])
-
     tree = _trees.get(module) or _parse(module)  # a steps module is parsed once for both
-    digest = hashlib.sha256(_dump(tree, on_import).encode()).hexdigest()
+    digest = hashlib.sha256(_dump(tree, lambda node: statements.extend(_statements(node, module))).encode()).hexdigest()
     _write_json(f"m-{key}", {"key": key, "digest": digest, "imports": statements})
     return digest, statements
 
@@ -435,19 +425,8 @@ def _write_json(name: str, entry: dict) -> None:
 
 @cache
 def _module_edges(module: str) -> frozenset[str]:
-    """Our modules that ``module``'s import statements load."""
-    out: set[str] = set()
-    for s in _module_info(module)[1]:
-        if s[0] == "import":
-            out.add(s[1])
-        else:
-            base = s[1]
-            out.add(base)
-            for alias in s[2]:
-                sub = f"{base}.{alias}"
-                if _is_ours(sub) and _source_path(sub):
-                    out.add(sub)
-    return frozenset(m for m in out if _is_ours(m))
+    """Our modules that ``module``'s import statements (anywhere in it) load."""
+    return frozenset(m for m in _loaded(_module_info(module)[1]) if _is_ours(m))
 
 
 # --------------------------------------------------------------------------- names and imports
@@ -475,18 +454,20 @@ def _resolve(level: int, name: str | None, current: str) -> str:
     return importlib.util.resolve_name("." * level + (name or ""), package)
 
 
-def _imported_modules(node: ast.AST, current: str) -> set[str]:
-    """The modules an import statement loads (``from a import b``: ``a.b`` too when a module)."""
-    out: set[str] = set()
+def _statements(node: ast.Import | ast.ImportFrom, current: str) -> ImportStatements:
+    """One import statement as :data:`ImportStatements`."""
     if isinstance(node, ast.Import):
-        out.update(alias.name for alias in node.names)
-    elif isinstance(node, ast.ImportFrom):
-        base = _resolve(node.level, node.module, current)
-        out.add(base)
-        for alias in node.names:
-            sub = f"{base}.{alias.name}"
-            if _is_ours(sub) and _source_path(sub):
-                out.add(sub)
+        return [["import", alias.name] for alias in node.names]
+    return [["from", _resolve(node.level, node.module, current), [alias.name for alias in node.names]]]
+
+
+def _loaded(statements: ImportStatements) -> set[str]:
+    """The modules import statements load (``from a import b`` loads ``a.b`` when that is one of our modules)."""
+    out: set[str] = set()
+    for s in statements:
+        out.add(s[1])
+        if s[0] == "from":
+            out.update(sub for alias in s[2] if _is_ours(sub := f"{s[1]}.{alias}") and _source_path(sub))
     return out
 
 
