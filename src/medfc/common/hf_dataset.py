@@ -16,20 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from medfc.common.hf_card import size_category
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
 CARD = "README.md"  # the file datasets.load_dataset reads in a local folder
 #: BigBio's textual-entailment schema: its fields, in order, each a string
 BIGBIO_TE_FIELDS = ("id", "premise", "hypothesis", "label")
-
-# the Hub's size_categories buckets (upper bounds, exclusive)
-_SIZES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M"))
-
-
-def size_category(n: int) -> str:
-    """The Hub's ``size_categories`` bucket of ``n`` rows."""
-    return next((name for bound, name in _SIZES if n < bound), "n>10M")
 
 
 @dataclass(frozen=True)
