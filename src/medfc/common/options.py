@@ -34,8 +34,9 @@ class Tagged:
 
     Without ``choose``, the tag is ``value[key]`` and each member declares its tag as a class variable
     (``kind: ClassVar[str] = "tfidf"``). With ``choose``, the tag is the enclosing options' field ``key``
-    (converted first) and ``choose(tag)`` returns the class. ``members()``, when given, reads the members from a
-    registry each time (so a kind registered later, e.g. a test's, is one of them)."""
+    (converted first) and ``choose(tag)`` returns the class: looked up, never tried. ``members()``, when given,
+    reads the members from a registry each time (a kind registered later, e.g. a test's, is one), else they are
+    the annotation's."""
 
     key: str
     choose: Any = None  # Callable[[tag], type[Options]] for a tag held by the enclosing options

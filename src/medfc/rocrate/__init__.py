@@ -183,10 +183,8 @@ def readme_text(title: str, runs: Sequence[Mapping[str, JSONValue]], ends: Mappi
 
 def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike | None = None, *,
                 skip_files: Iterable[str | os.PathLike] = (), agent: str | None = None, agent_id: str | None = None) -> Crate:
-    """The crate of the finished run in ``results_dir`` with the workflow of ``workflow_dir`` (default: the one
-    beside the imported medfc); ``skip_files`` are left out of the results (e.g. a zip being written there).
-    ``agent`` (a person's name, ``agent_id`` its identifier, e.g. an ORCID) ran the runs: each run's agent and
-    the crate's author."""
+    """The crate of ``results_dir`` with ``workflow_dir`` (default: beside the imported medfc), less ``skip_files``
+    (e.g. a zip being written there). ``agent`` (a name; ``agent_id``, e.g. an ORCID) ran the runs and authors the crate."""
     from rocrate.model.contextentity import ContextEntity
     from rocrate.model.file import File
     from rocrate.rocrate import ROCrate
