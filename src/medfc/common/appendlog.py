@@ -1,18 +1,8 @@
-"""Append-only JSONL stores that survive a kill -9 at any moment (the translation memory, the crawl's
-partial pages file): one reader and one appender, shared, so that every store gets both rules right.
+"""Append-only JSONL stores that survive a kill -9 at any moment (the translation memory, the crawl's pages).
 
-* :func:`read_appended` reads the file as bytes and decodes each line on its own, so a line cut short by
-  a kill — half a JSON record, or one that ends inside a multi-byte UTF-8 character such as "Ü" — is
-  skipped and counted (its line number returned and logged with the file's name) and never makes the
-  rest of the file unreadable. Lines that ``valid`` rejects are counted the same way.
-* :class:`JsonlAppender` (and :func:`append_jsonl`) writes a batch of records with one ``write`` under
-  an exclusive ``flock``. When the file does not end in a newline (a torn last line), it writes one
-  first, so the torn line stays one bad line and the new records are whole lines of their own, never
-  glued to it. ``fsync=True`` also flushes the batch to the disk before returning.
-
-A kill therefore loses at most the batch being written, and a reader afterwards sees every earlier
-batch whole.
-"""
+:func:`read_appended` decodes each line on its own, so a line cut short by a kill (even inside a multi-byte
+character) is skipped, counted and logged. :class:`JsonlAppender` writes each batch in one ``write`` under an
+exclusive ``flock``, first ending a torn last line, so a kill loses at most the batch being written."""
 
 from __future__ import annotations
 
@@ -32,10 +22,8 @@ log = logging.getLogger(__name__)
 
 def read_appended(path: str | os.PathLike, valid: Callable[[JSONObject], bool] | None = None,
                   what: str = "record") -> tuple[list[JSONObject], list[int]]:
-    """The records of an append-only JSONL file, in file order, and the (1-based) numbers of the lines
-    skipped: not UTF-8 (a torn multi-byte character), not JSON, not a JSON object, or rejected by
-    ``valid``. Blank lines are neither. Each skip is logged as a warning naming the file and the line
-    (``what`` names the kind of record in the message). A missing file has no records."""
+    """The records of an append-only JSONL file, and the 1-based numbers of the lines skipped (not UTF-8, not
+    JSON, not an object, or rejected by ``valid``), each logged. A missing file has no records."""
     path = Path(path)
     if not path.exists():
         return [], []
@@ -62,9 +50,8 @@ def _dumps(sort_keys: bool) -> Callable[[Mapping[str, object]], str]:
 
 
 class JsonlAppender:
-    """Appends batches of records to one JSONL file (created with the mode the umask gives); each batch is
-    one ``write`` under an exclusive ``flock``, after a newline when the file ends in a torn line. The file
-    is opened on the first batch and stays open until :meth:`close` (also a context manager)."""
+    """Appends batches of records to one JSONL file (mode from the umask), each one ``write`` under an exclusive
+    ``flock``; the file stays open until :meth:`close` (also a context manager)."""
 
     def __init__(self, path: str | os.PathLike, *, fsync: bool = False, sort_keys: bool = True):
         self.path = Path(path)

@@ -1,48 +1,22 @@
 """The version of the library code a workflow step runs, for Snakemake's params trigger.
 
-Every rule runs the one script ``workflow/scripts/step.py``, so Snakemake's own code trigger never
-sees the library. Each rule therefore names its step as ``"module:function@<version>"``
-(:func:`versioned`), where the version is a hash of the code that step can execute:
+Every rule runs ``workflow/scripts/step.py``, so Snakemake's code trigger never sees the library. Each rule
+names its step as ``"module:function@<version>"`` (:func:`versioned`), the version a hash of the code the step
+can execute: the step function and the module-level definitions of its module it reaches (by name,
+transitively), plus every ``medfc`` module those import, whole, with their imports followed transitively
+(imports inside functions too) and the packages' ``__init__`` on the way.
 
-* the step function itself and the module-level functions, classes and constants of its own module
-  that it reaches (followed transitively by name);
-* every ``medfc`` module those reach through imports, as whole modules, with *their* ``medfc``
-  imports followed transitively (imports inside functions included), plus the ``__init__`` modules of
-  the packages on the way.
+The hash is over the syntax trees without docstrings and line numbers: comments, docstrings and formatting
+rerun nothing. The AST's text is Python-version specific, so a new Python minor version reruns everything once.
 
-Editing ``medfc/clinifact/pairs.py`` then changes the version of exactly the steps that import it,
-directly or through other modules, and Snakemake reruns those rules and what depends on them.
-
-What counts as a change: the hash is taken over the modules' abstract syntax trees without
-docstrings and without line numbers. Comments, docstrings, blank lines and formatting do not rerun
-anything (a typo fixed in a docstring must not throw away hours of training); every change to what
-the code does does. The AST's textual form is Python-version specific, so moving the workflow to
-another Python minor version reruns it once.
-
-Cost: every Snakemake start computes the versions of all ~36 steps, before it plans anything. Each
-module is parsed at most once per process and its syntax tree read in one pass (:func:`_dump`), which
-gives at once the text that is hashed (identical to ``ast.dump`` of the tree without docstrings: the
-docstrings are skipped while writing it, never removed from the tree) and the module's import
-statements. What a module contributes (that hash and the modules its import statements name) depends
-only on its source bytes, its name and whether it is a package, so it is computed once per content; the
-modules a module imports are looked up once per process, and each closure is a walk over those edges.
-Cyclic garbage collection is paused while the versions are computed: the parse makes hundreds of
-thousands of syntax-tree objects without cycles, which reference counting frees, and every collection
-in between would traverse all of them and everything Snakemake holds.
-
-When :func:`use_disk_cache` names a directory (the workflow names :func:`user_cache_dir`: the user's
-``${XDG_CACHE_HOME:-~/.cache}/medfc/codeversion``, or ``$MEDFC_CODEVERSION_CACHE``) what a module contributes is
-also kept there, one small JSON file per
-module content (``m-<key>.json``), and so is each step's version, keyed by a hash of every ``.py`` file
-of the package (path and bytes; ``s-<key>.json``): a start with unchanged sources reads 36 small files,
-one with an edited module recomputes the versions from the cached modules, parsing only the edited
-module and the ``steps`` modules. Entries are written atomically (a temporary file renamed into place:
-concurrent writers and a kill -9 leave either no entry or a whole one); an entry that cannot be read or
-does not hold what it should is a miss and is written again. Whether ``from a import b`` names the
-module ``a.b`` is looked up on disk in every process, never kept on disk. No entry names a path outside the
-package: every checkout and run folder of the user shares the entries, so a fresh clone of sources the user
-has run before computes nothing (one that cannot be written is only slower).
-"""
+Every Snakemake start versions all steps before planning, so each module is parsed at most once per process
+and dumped in one pass (:func:`_dump`) that also collects its imports; cyclic GC is paused meanwhile (the parse
+makes hundreds of thousands of acyclic objects). With :func:`use_disk_cache` (the workflow names
+:func:`user_cache_dir`: ``$MEDFC_CODEVERSION_CACHE`` or ``${XDG_CACHE_HOME:-~/.cache}/medfc/codeversion``) each
+module's contribution is kept as ``m-<key>.json`` (keyed by its bytes, name and package-ness) and each step's
+version as ``s-<key>.json`` (keyed by every ``.py`` file of the package, path and bytes). Entries are written
+atomically; one that cannot be read or is malformed is a miss. No entry names a path, so all checkouts of the
+user share them; whether ``from a import b`` names the module ``a.b`` is always looked up on disk."""
 
 from __future__ import annotations
 
@@ -70,16 +44,14 @@ class StepNotFound(ValueError):
 
 def versioned(spec: str, *runs: str) -> str:
     """``"healthfc.steps:crawl"`` → ``"healthfc.steps:crawl@1a2b3c4d5e6f"``. ``runs``: functions the step finds
-    by name and calls (a MedSNIP answer source's loader: ``"package.module:function"``), whose versions follow the
-    step's: ``"medsnip.steps:prepare@<step>+<loader>"``. A run in ``medfc`` is versioned as a step is; one in a
-    package of the user's (a loader registered from outside ``medfc``) by its module's source, whole (its own
-    imports are not followed)."""
+    by name and calls (``"package.module:function"``), versioned after the step's: ``"...@<step>+<run>"``; one
+    outside ``medfc`` is versioned by its module's whole source (its imports not followed)."""
     return f"{spec}@{'+'.join([step_version(spec), *map(_run_version, runs)])}"
 
 
 def _run_version(spec: str) -> str:
     module = spec.split(":", 1)[0]
-    if module == PACKAGE or module.startswith(PACKAGE + "."):
+    if _is_ours(module):
         return step_version(spec)
     found = importlib.util.find_spec(module)
     origin = found.origin if found is not None else None
@@ -94,7 +66,7 @@ def split_spec(spec: str) -> tuple[str, str]:
     if ":" not in spec:
         raise StepNotFound(f"step {spec!r} must look like 'module:function', e.g. 'healthfc.steps:crawl'")
     module, func = spec.split(":", 1)
-    if module != PACKAGE and not module.startswith(PACKAGE + "."):
+    if not _is_ours(module):
         module = f"{PACKAGE}.{module}"
     return module, func
 
@@ -109,7 +81,7 @@ CACHE_ENV = "MEDFC_CODEVERSION_CACHE"
 
 
 def user_cache_dir() -> Path:
-    """Where the workflow keeps the entries: ``$MEDFC_CODEVERSION_CACHE``, else the user's cache folder."""
+    """``$MEDFC_CODEVERSION_CACHE``, else the user's cache folder."""
     if own := os.environ.get(CACHE_ENV, "").strip():
         return Path(own)
     base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
@@ -117,14 +89,13 @@ def user_cache_dir() -> Path:
 
 
 def use_disk_cache(directory: str | os.PathLike[str] | None) -> None:
-    """Keep each module's syntax-tree hash and import statements in ``directory`` (created when first
-    written), keyed by the module's source bytes; ``None`` keeps them in memory only (the default)."""
+    """Keep cache entries in ``directory`` (created when first written); ``None``: in memory only."""
     global _disk
     _disk = Path(directory) if directory is not None else None
 
 
 def clear_caches() -> None:
-    """Forget everything computed in this process (the files on disk stay: they are keyed by content)."""
+    """Forget everything computed in this process (the disk entries stay)."""
     _trees.clear()
     for fn in (step_version, _package_root, _package_fingerprint, _source_path, _source, _defs, _def_dump, _def_uses,
                _import_map, _module_info, _module_edges, _module_closure):
@@ -134,8 +105,7 @@ def clear_caches() -> None:
 
 @cache
 def step_version(spec: str) -> str:
-    """The version of one step: from the disk cache when the package's sources are exactly those it was
-    computed from (every ``.py`` file under the package, by path and bytes), else computed."""
+    """One step's version: from the disk cache when the package's sources are unchanged, else computed."""
     with gc_paused():
         key = _step_key(spec) if _disk is not None else None
         if key is not None:
@@ -194,7 +164,7 @@ def _package_root() -> Path:
 
 @cache
 def _source_path(module: str) -> Path | None:
-    """The source file of one of our modules, found on disk without importing it."""
+    """The source file of one of our modules, found without importing it."""
     if not _is_ours(module):
         return None
     parts = module.split(".")[1:]
@@ -215,22 +185,19 @@ def _source(module: str) -> bytes:
 
 
 def _parse(module: str) -> ast.Module:
-    """The module's syntax tree as parsed (docstrings in: :func:`_dump` leaves them out)."""
-    path = _source_path(module)
-    if path is None:
-        raise StepNotFound(f"module {module} has no Python source")
-    return ast.parse(_text(_source(module)), filename=str(path))
+    """The module's syntax tree, docstrings in."""
+    return ast.parse(_text(_source(module)), filename=str(_source_path(module)))
 
 
 def _tree(module: str) -> ast.Module:
-    """The syntax tree of a steps module, parsed once and kept (its definitions are read step by step)."""
+    """A steps module's syntax tree, parsed once and kept."""
     if module not in _trees:
         _trees[module] = _parse(module)
     return _trees[module]
 
 
 def _text(data: bytes) -> str:
-    """The source as ``Path.read_text`` gives it (UTF-8, universal newlines), from bytes already read."""
+    """The source as ``Path.read_text`` gives it (UTF-8, universal newlines)."""
     return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read()
 
 
@@ -241,7 +208,7 @@ def _defs(module: str) -> dict[str, ast.AST]:
 
 @cache
 def _def_dump(module: str, name: str) -> str:
-    """The text of one top-level definition of the module, without docstrings and line numbers."""
+    """The text of one top-level definition, without docstrings and line numbers."""
     return _dump(_defs(module)[name])
 
 
@@ -254,7 +221,7 @@ def _def_uses(module: str, name: str) -> tuple[frozenset[str], frozenset[str]]:
         if isinstance(node, ast.Name):
             names.add(node.id)
         elif isinstance(node, ast.Import | ast.ImportFrom):
-            modules.update(_imported_modules(node, module))
+            modules.update(_loaded(_statements(node, module)))
     return frozenset(names), frozenset(modules)
 
 
@@ -290,8 +257,8 @@ def _is_docstring(node: object) -> bool:
 
 
 def _dump(tree: ast.AST, on_import: Callable[[ast.Import | ast.ImportFrom], None] | None = None) -> str:
-    """``ast.dump(tree, include_attributes=False)`` of the tree with every docstring removed (a body that
-    held only one: ``[Pass()]``), and ``on_import`` called with every import statement in it."""
+    """``ast.dump(tree, include_attributes=False)`` with every docstring removed (a body of only one:
+    ``[Pass()]``), calling ``on_import`` with every import statement."""
     if not _FAST:
         return _slow_dump(tree, on_import)
     shapes, leaves, AST, MISSING = _SHAPES, _LEAVES, ast.AST, _MISSING
@@ -340,7 +307,7 @@ def _dump(tree: ast.AST, on_import: Callable[[ast.Import | ast.ImportFrom], None
 
 
 def _slow_dump(tree: ast.AST, on_import: Callable[[ast.Import | ast.ImportFrom], None] | None) -> str:
-    """:func:`_dump` through ``ast.dump``: the docstrings taken out of the tree for it, then put back."""
+    """:func:`_dump` through ``ast.dump`` (docstrings taken out, then put back)."""
     taken: list[tuple[ast.AST, list[ast.stmt]]] = []
     try:
         for n in ast.walk(tree):
@@ -365,8 +332,7 @@ ImportStatements = list[list]
 
 @cache
 def _module_info(module: str) -> tuple[str, ImportStatements]:
-    """(hash of the module's syntax tree without docstrings, its import statements), from the disk cache
-    when it has this content, else computed (and stored there)."""
+    """(hash of the module's tree without docstrings, its import statements), cached on disk by content."""
     path = _source_path(module)
     if path is None:
         raise StepNotFound(f"module {module} has no Python source")
@@ -375,15 +341,8 @@ def _module_info(module: str) -> tuple[str, ImportStatements]:
     if entry is not None:
         return entry
     statements: ImportStatements = []
-
-    def on_import(node: ast.Import | ast.ImportFrom) -> None:
-        if isinstance(node, ast.Import):
-            statements.extend(["import", alias.name] for alias in node.names)
-        else:
-            statements.append(["from", _resolve(node.level, node.module, module), [alias.name for alias in node.names]])
-
     tree = _trees.get(module) or _parse(module)  # a steps module is parsed once for both
-    digest = hashlib.sha256(_dump(tree, on_import).encode()).hexdigest()
+    digest = hashlib.sha256(_dump(tree, lambda node: statements.extend(_statements(node, module))).encode()).hexdigest()
     _write_json(f"m-{key}", {"key": key, "digest": digest, "imports": statements})
     return digest, statements
 
@@ -401,7 +360,7 @@ def _entry_key(module: str, is_package: bool, data: bytes) -> str:
 
 @cache
 def _package_fingerprint() -> str:
-    """A hash of every ``.py`` file under the package (its path and bytes): all a version depends on."""
+    """A hash of every ``.py`` file under the package (path and bytes)."""
     root = _package_root()
     h = hashlib.sha256(f"{CACHE_FORMAT}\0{_python()}\0".encode())
     for dirpath, dirnames, filenames in os.walk(root):
@@ -421,7 +380,7 @@ def _step_key(spec: str) -> str:
 
 
 def _read_json(name: str, key: str) -> dict | None:
-    """A cache entry, or None when there is none or it is damaged (a miss)."""
+    """A cache entry, or None when absent or damaged."""
     if _disk is None:
         return None
     try:
@@ -447,7 +406,7 @@ def _module_entry(entry: dict | None) -> tuple[str, ImportStatements] | None:
 
 
 def _write_json(name: str, entry: dict) -> None:
-    """Written whole or not at all: a temporary file in the same directory, renamed into place."""
+    """Written whole or not at all (a temporary file renamed into place)."""
     if _disk is None:
         return
     try:
@@ -467,18 +426,7 @@ def _write_json(name: str, entry: dict) -> None:
 @cache
 def _module_edges(module: str) -> frozenset[str]:
     """Our modules that ``module``'s import statements (anywhere in it) load."""
-    out: set[str] = set()
-    for s in _module_info(module)[1]:
-        if s[0] == "import":
-            out.add(s[1])
-        else:
-            base = s[1]
-            out.add(base)
-            for alias in s[2]:
-                sub = f"{base}.{alias}"
-                if _is_ours(sub) and _source_path(sub):
-                    out.add(sub)
-    return frozenset(m for m in out if _is_ours(m))
+    return frozenset(m for m in _loaded(_module_info(module)[1]) if _is_ours(m))
 
 
 # --------------------------------------------------------------------------- names and imports
@@ -498,7 +446,7 @@ def _top_level(tree: ast.Module) -> dict[str, ast.AST]:
 
 
 def _resolve(level: int, name: str | None, current: str) -> str:
-    """The absolute module of ``from <level dots><name> import …`` inside module ``current``."""
+    """The absolute module of ``from <level dots><name> import …`` inside ``current``."""
     if not level:
         return name or ""
     path = _source_path(current)
@@ -506,18 +454,20 @@ def _resolve(level: int, name: str | None, current: str) -> str:
     return importlib.util.resolve_name("." * level + (name or ""), package)
 
 
-def _imported_modules(node: ast.AST, current: str) -> set[str]:
-    """The modules an import statement loads (``from a import b`` loads ``a.b`` when that is a module)."""
-    out: set[str] = set()
+def _statements(node: ast.Import | ast.ImportFrom, current: str) -> ImportStatements:
+    """One import statement as :data:`ImportStatements`."""
     if isinstance(node, ast.Import):
-        out.update(alias.name for alias in node.names)
-    elif isinstance(node, ast.ImportFrom):
-        base = _resolve(node.level, node.module, current)
-        out.add(base)
-        for alias in node.names:
-            sub = f"{base}.{alias.name}"
-            if _is_ours(sub) and _source_path(sub):
-                out.add(sub)
+        return [["import", alias.name] for alias in node.names]
+    return [["from", _resolve(node.level, node.module, current), [alias.name for alias in node.names]]]
+
+
+def _loaded(statements: ImportStatements) -> set[str]:
+    """The modules import statements load (``from a import b`` loads ``a.b`` when that is one of our modules)."""
+    out: set[str] = set()
+    for s in statements:
+        out.add(s[1])
+        if s[0] == "from":
+            out.update(sub for alias in s[2] if _is_ours(sub := f"{s[1]}.{alias}") and _source_path(sub))
     return out
 
 
@@ -544,8 +494,7 @@ def _parents(module: str) -> set[str]:
 
 @cache
 def _module_closure(start: frozenset[str]) -> frozenset[str]:
-    """Our modules reachable from ``start`` through imports, with the packages on the way; each module's
-    edges (:func:`_module_edges`) are found once per process however many closures reach it."""
+    """Our modules reachable from ``start`` through imports, with the packages on the way."""
     seen: set[str] = set()
     todo = list(start)
     while todo:

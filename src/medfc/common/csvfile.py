@@ -1,19 +1,9 @@
 """Strict reading of the CSV files the workflow takes in (release files): every record with its line.
 
-:func:`read_csv_records` reads a UTF-8 CSV (a BOM is dropped; another delimiter, a tab, on request) with
-Python's ``csv`` module in strict mode and yields each record with the line it starts on, so a reader can name the file and line of a
-bad row in its skip report. What cannot be read at all raises :class:`medfc.common.io.InputFileError`,
-whose message starts with ``"<path>, line <n>: "``:
-
-* bytes that are not UTF-8 (the line of the first bad byte);
-* broken quoting (a quote that closes inside a field, a quoted field never closed): the line where
-  the bad record starts; any other error of the ``csv`` module (a field over its size limit) there too,
-  with its own message;
-* a header without the required columns (line 1), named in the message.
-
-A record with more or fewer fields than the header is not an error here: it is yielded with its
-fields so the caller can skip it with a counted reason (:func:`field_count_problem`).
-"""
+:func:`read_csv_records` reads UTF-8 (BOM dropped) with ``csv`` in strict mode. :class:`InputFileError`
+(``"<path>, line <n>: "``) for bytes that are not UTF-8, broken quoting or another ``csv`` error (at the line
+the record starts), and missing required columns (line 1). A record with a wrong field count is yielded for the
+caller to skip with a counted reason (:func:`field_count_problem`)."""
 
 from __future__ import annotations
 
@@ -48,7 +38,7 @@ def _decode(path: Path, encoding: str) -> str:
 
 
 def _problem(exc: csv.Error) -> str:
-    """A ``csv.Error`` in words: broken quoting as such, any other (a field over the size limit) as it says."""
+    """A ``csv.Error`` in words: broken quoting as such, any other as it says."""
     text = str(exc)
     quoting = "expected after" in text or text == "unexpected end of data"
     return f"broken CSV quoting: {text}" if quoting else f"unreadable CSV: {text}"
@@ -56,13 +46,8 @@ def _problem(exc: csv.Error) -> str:
 
 def read_csv_records(path: str | os.PathLike, required: Iterable[str] = (), what: str = "file",
                      encoding: str = "utf-8", delimiter: str = ",") -> tuple[list[str], Iterator[CsvRecord]]:
-    """The header (names stripped) and an iterator over the records after it (blank lines left out).
-
-    Raises :class:`InputFileError` for a column of ``required`` missing from the header (``what`` names
-    the kind of file in the message), for text that is not ``encoding``, and, while iterating, for
-    broken quoting (or another ``csv.Error``), naming the line where the broken record starts.
-    ``delimiter`` separates the fields (a tab for a TSV file).
-    """
+    """The header (names stripped) and an iterator over the non-blank records after it; :class:`InputFileError`
+    for missing ``required`` columns (``what``: the kind of file), text not in ``encoding`` or broken quoting."""
     path = Path(path)
     reader = csv.reader(io.StringIO(_decode(path, encoding), newline=""), delimiter=delimiter, strict=True)
     try:
@@ -87,7 +72,7 @@ def read_csv_records(path: str | os.PathLike, required: Iterable[str] = (), what
 
 
 def require_columns(path: str | os.PathLike, header: Iterable[str], required: Iterable[str], what: str = "file") -> None:
-    """Raise :class:`InputFileError` (line 1) naming every column of ``required`` that ``header`` lacks."""
+    """Raise :class:`InputFileError` (line 1) naming every ``required`` column ``header`` lacks."""
     missing = sorted(set(required) - set(header))
     if missing:
         names = ", ".join(repr(c) for c in missing)
@@ -95,7 +80,7 @@ def require_columns(path: str | os.PathLike, header: Iterable[str], required: It
 
 
 def field_count_problem(record: CsvRecord, header: list[str]) -> str | None:
-    """``"13 fields, the header has 12"`` for a record whose field count is not the header's, else None."""
+    """``"13 fields, the header has 12"`` for a record of the wrong field count, else None."""
     if len(record.fields) == len(header):
         return None
     return f"{len(record.fields)} fields, the header has {len(header)}"

@@ -12,8 +12,8 @@ from medfc.common.options import set_torch_threads
 
 
 def resolve_device(device: str = "auto") -> torch.device:
-    """``auto`` → the first CUDA device when one is usable, else the CPU, except in a job whose resources asked
-    for a GPU (:func:`medfc.common.job.no_cuda_error`)."""
+    """``auto`` → the first CUDA device when usable, else the CPU unless the job asked for a GPU
+    (:func:`medfc.common.job.no_cuda_error`)."""
     if device == "auto":
         if torch.cuda.is_available():
             return torch.device("cuda")
@@ -46,9 +46,8 @@ def resolve_precision(precision: str, device: torch.device) -> tuple[torch.dtype
 
 @dataclass(frozen=True)
 class Placement:
-    """Where and how a job's model computes, resolved once per job (:meth:`resolve`) and carried by the
-    model that trains on it and the fitted model that predicts with it: the torch device, the autocast
-    dtype (None: fp32) and whether fp16 needs a ``GradScaler``."""
+    """Where and how a job's model computes, resolved once per job: the torch device, the autocast dtype
+    (None: fp32) and whether fp16 needs a ``GradScaler``."""
 
     device: torch.device
     amp_dtype: torch.dtype | None
@@ -56,8 +55,7 @@ class Placement:
 
     @classmethod
     def resolve(cls, device: str = "auto", precision: str = "auto", threads: int | None = None) -> Placement:
-        """A config's ``device`` and ``precision`` resolved (:func:`resolve_device`, :func:`resolve_precision`);
-        with ``threads``, torch computes on that many cores."""
+        """A config's ``device`` and ``precision`` resolved; with ``threads``, torch uses that many cores."""
         if threads is not None:
             set_torch_threads(threads)
         dev = resolve_device(device)

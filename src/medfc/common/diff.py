@@ -1,14 +1,9 @@
 """A rebuilt dataset against its release: one row per finding, each in a category, written as CSV + Markdown.
 
-Both datasets' diffs (``medfc.clinifact.diff``, ``medfc.healthfc.diff``) describe their categories as an
-ordered mapping ``name → meaning`` and their findings as a table with a ``category`` column (and, where a
-category has several causes, a ``reason`` column). This module counts them (every category, also an
-empty one), renders the Markdown report and writes the files; it knows nothing of either dataset.
-
-Texts are compared exactly. :func:`text_difference` tells an exact match from a difference in whitespace
-only (a no-break or thin space for a plain one, a line break, a space beside former markup: "β 2" and "β2")
-and from a difference in the text; :func:`whitespace_detail` says where the whitespace differs, by code point.
-"""
+The datasets' diffs (``medfc.clinifact.diff``, ``medfc.healthfc.diff``) give their categories as an ordered
+``name → meaning`` mapping and their findings as a table with a ``category`` (and optional ``reason``) column;
+this module counts them (empty categories too), renders the report and writes the files. Texts are compared
+exactly; :func:`text_difference` tells whitespace-only differences apart, :func:`whitespace_detail` locates them."""
 
 from __future__ import annotations
 
@@ -24,9 +19,8 @@ _PARTIAL_DATE = re.compile(r"^\s*(\d{4})(?:[-/ ]([A-Za-z]{3}|\d{1,2}|N/A)(?:[-/ 
 
 
 def earliest_date(text: object) -> date | None:
-    """The first day a partial date can mean: "2024" → 2024-01-01, "2024-03" and "2024-Mar-N/A" →
-    2024-03-01, "2024-03-05" → 2024-03-05; None when there is no year. A date is *after* a cut-off
-    only if its earliest day is, so a month or a year that contains the cut-off is never called later."""
+    """The first day a partial date can mean ("2024" → 2024-01-01, "2024-Mar-N/A" → 2024-03-01); None without a
+    year. A date is *after* a cut-off only if its earliest day is."""
     if not isinstance(text, str):
         return None
     m = _PARTIAL_DATE.match(text)
@@ -65,8 +59,8 @@ def _gaps(text: str) -> list[str]:
 
 
 def text_difference(a: str, b: str) -> str:
-    """:data:`SAME` (equal strings), :data:`WHITESPACE` (equal once every whitespace character, ASCII or
-    not, is removed: U+00A0 for U+0020, "β 2" for "β2", a line break for a space) or :data:`TEXT`."""
+    """:data:`SAME`, :data:`WHITESPACE` (equal once all whitespace, ASCII or not, is removed: U+00A0 for U+0020,
+    "β 2" for "β2") or :data:`TEXT`."""
     if a == b:
         return SAME
     return WHITESPACE if "".join(a.split()) == "".join(b.split()) else TEXT
@@ -77,8 +71,8 @@ def _code_points(run: str) -> str:
 
 
 def whitespace_detail(a: str, b: str, sides: tuple[str, str] = ("a", "b")) -> str:
-    """Where two texts that differ only in whitespace differ: the first place (the whitespace of each side by
-    code point, "none" for none, and its offset in ``a``) and how many places there are."""
+    """Where two texts differing only in whitespace differ: the first place (each side's whitespace by code
+    point, and its offset in ``a``) and how many places there are."""
     places = [(i, x, y) for i, (x, y) in enumerate(zip(_gaps(a), _gaps(b))) if x != y]
     if not places:
         return ""
@@ -119,8 +113,8 @@ def _markdown_table(df: pd.DataFrame) -> str:
 
 def render_markdown(title: str, preamble: Sequence[str], rows: pd.DataFrame, categories: Mapping[str, str],
                     listed: Mapping[str, Sequence[str]], max_listed: int) -> str:
-    """The report: the preamble, the counts of every category, the reasons, then the rows of each category
-    named in ``listed`` (its columns), at most ``max_listed`` each (the CSV has them all)."""
+    """The report: preamble, counts per category, reasons, then the rows of each category in ``listed`` (its
+    columns), at most ``max_listed`` each."""
     lines = [f"# {title}", "", *preamble, "", "## Counts", "", _markdown_table(counts_table(rows, categories)), ""]
     reasons = reasons_table(rows, categories)
     if len(reasons):
@@ -137,8 +131,7 @@ def render_markdown(title: str, preamble: Sequence[str], rows: pd.DataFrame, cat
 
 
 def write_diff(rows: pd.DataFrame, categories: Mapping[str, str], markdown: str, outputs: Mapping[str, str]) -> dict[str, int]:
-    """``rows`` (CSV: every finding), ``counts`` (CSV: rows per category) and ``markdown`` (the report);
-    returns the rows per category that occurs."""
+    """Write ``rows`` and ``counts`` (CSV) and ``markdown``; returns the rows per category that occurs."""
     unknown = sorted(set(rows["category"]) - set(categories)) if len(rows) else []
     if unknown:
         raise ValueError(f"diff rows in categories that are not declared: {unknown}")

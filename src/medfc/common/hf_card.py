@@ -1,7 +1,5 @@
-"""Hugging Face dataset-card metadata: the YAML front matter a ``README.md`` / dataset card opens with, so
-that the Hub and ``datasets.load_dataset(<folder>)`` know the licence, task, languages, size and which file
-holds which split (``configs: [{config_name, data_files: [{split, path}]}]``, paths relative to the card).
-See https://huggingface.co/docs/hub/datasets-cards."""
+"""Hugging Face dataset-card front matter (licence, task, languages, size, and each split's file as
+``configs: [{config_name, data_files: [{split, path}]}]``); https://huggingface.co/docs/hub/datasets-cards."""
 
 from __future__ import annotations
 
@@ -35,9 +33,8 @@ def _yaml(value: object) -> str:
 def front_matter(*, license: str, languages: Sequence[str], task_categories: Sequence[str], n_rows: int, data_files: Mapping[str, str],
                  pretty_name: str, task_ids: Sequence[str] = (), tags: Sequence[str] = (), config_name: str = "default",
                  extra_configs: Mapping[str, Mapping[str, str]] | None = None) -> str:
-    """The ``---``-fenced YAML block of a dataset card (ends with a blank line). ``data_files`` are the splits of
-    ``config_name``; ``extra_configs`` (config name → its splits' files) follow it, e.g. the same splits in
-    another format (``datasets.load_dataset(<folder>, <config name>)``)."""
+    """The ``---``-fenced YAML block of a dataset card (ends with a blank line): ``data_files`` are the splits of
+    ``config_name``; ``extra_configs`` (name → split files) follow it."""
     configs = {config_name: data_files}
     for name, files in (extra_configs or {}).items():
         if name in configs:

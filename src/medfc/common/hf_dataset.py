@@ -1,21 +1,12 @@
 """A dataset folder that the Hugging Face ``datasets`` library loads by config, and its BigBio view.
 
-A folder whose ``README.md`` opens with YAML front matter listing ``configs`` (each a name and its splits'
-files, paths relative to the folder) and ``dataset_info`` (each config's features) is what
-``datasets.load_dataset(<folder>, <config>)`` reads: the files of the config's splits, cast to the features
-the card declares, so a label column is a ``ClassLabel`` whose ``names`` say what each index means.
-See https://huggingface.co/docs/hub/datasets-manual-configuration and
-https://huggingface.co/docs/hub/datasets-cards.
-
-The features are written from the files' Arrow schemas (:func:`features`): a string column is ``string``, an
-integer ``int64``, a list ``list: <type>``, and the columns named in ``class_labels`` a ``class_label`` with
-their names in index order. BigBio's textual-entailment schema (``bigbio_te``: ``id``, ``premise``,
-``hypothesis``, ``label``, every one a string, :data:`BIGBIO_TE_FIELDS`) is the view biomedical NLP pools
-datasets in (https://github.com/bigscience-workshop/biomedical); its configs are named ``<dataset>_source`` and
-``<dataset>_bigbio_te``, and a cross-validation fold's ``<dataset>_fold<k>_source`` / ``..._bigbio_te``.
-
-The ``datasets`` library itself is not needed to write any of this (the tests load the folders with it).
-"""
+``datasets.load_dataset(<folder>, <config>)`` reads a folder whose ``README.md`` opens with YAML front matter
+listing ``configs`` (name and split files, relative to the folder) and ``dataset_info`` (each config's
+features, so a label column is a ``ClassLabel``); see https://huggingface.co/docs/hub/datasets-manual-configuration
+and https://huggingface.co/docs/hub/datasets-cards. Features come from the files' Arrow schemas (:func:`features`).
+BigBio's textual-entailment schema (``bigbio_te``: ``id``, ``premise``, ``hypothesis``, ``label``, all strings;
+https://github.com/bigscience-workshop/biomedical) is the second view; configs are ``<dataset>_source`` and
+``<dataset>_bigbio_te`` (a fold's ``<dataset>_fold<k>_source`` / ``..._bigbio_te``). Writing needs no ``datasets``."""
 
 from __future__ import annotations
 
@@ -25,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from medfc.common.hf_card import size_category
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -32,19 +25,11 @@ CARD = "README.md"  # the file datasets.load_dataset reads in a local folder
 #: BigBio's textual-entailment schema: its fields, in order, each a string
 BIGBIO_TE_FIELDS = ("id", "premise", "hypothesis", "label")
 
-# the Hub's size_categories buckets (upper bounds, exclusive)
-_SIZES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M"))
-
-
-def size_category(n: int) -> str:
-    """The Hub's ``size_categories`` bucket of ``n`` rows."""
-    return next((name for bound, name in _SIZES if n < bound), "n>10M")
-
 
 @dataclass(frozen=True)
 class Config:
-    """One config of a dataset folder: its name, each split's files (relative to the folder), its features (the
-    card's YAML list, :func:`features`) and whether ``load_dataset(<folder>)`` without a name loads it."""
+    """One config: its name, each split's files (relative to the folder), its features (:func:`features`), and
+    whether ``load_dataset(<folder>)`` without a name loads it."""
 
     name: str
     splits: Mapping[str, Sequence[str]]
@@ -83,8 +68,8 @@ def _dtype(t: pa.DataType) -> object:
 
 
 def features(schema: pa.Schema, class_labels: Mapping[str, Sequence[str]] | None = None) -> list[dict[str, object]]:
-    """The card's ``features`` list for an Arrow schema; a column of ``class_labels`` is a ``ClassLabel`` with
-    those names (index i → names[i]), whatever its stored type (strings are cast to their index on load)."""
+    """The card's ``features`` for an Arrow schema; a ``class_labels`` column is a ``ClassLabel`` with those names
+    (index i → names[i]), whatever its stored type."""
     labels = class_labels or {}
     out: list[dict[str, object]] = []
     for f in schema:
@@ -110,7 +95,7 @@ def bigbio_te_table(rows: Sequence[Mapping[str, str]]) -> pa.Table:
 
 
 def check_labels(table: pa.Table, class_labels: Mapping[str, Sequence[str]], where: str) -> None:
-    """Stop on a value of a class-label column that its names do not hold (a null is allowed: no value)."""
+    """Stop on a class-label column value outside its names (null allowed)."""
     for column, names in class_labels.items():
         allowed = set(names) | set(range(len(names)))
         unknown = sorted({str(v) for v in table.column(column).to_pylist() if v is not None and v not in allowed})
@@ -119,7 +104,7 @@ def check_labels(table: pa.Table, class_labels: Mapping[str, Sequence[str]], whe
 
 
 def write_parquet(table: pa.Table, path: str | os.PathLike) -> None:
-    """A table as Parquet, written whole or not at all (no pandas metadata: the card declares the features)."""
+    """A table as Parquet, written atomically, without pandas metadata."""
     import pyarrow.parquet as pq
 
     from medfc.common.io import atomic_output
@@ -130,20 +115,19 @@ def write_parquet(table: pa.Table, path: str | os.PathLike) -> None:
 
 
 def relative(path: str | os.PathLike, folder: str | os.PathLike) -> str:
-    """A file's path relative to the card's folder, with forward slashes (as the Hub and ``datasets`` read it)."""
+    """A path relative to the card's folder, with forward slashes."""
     return Path(os.path.relpath(Path(path).resolve(), Path(folder).resolve())).as_posix()
 
 
 def split_configs(name: str, card_dir: str | os.PathLike, source: Mapping[str, str | os.PathLike],
                   bigbio: Mapping[str, str | os.PathLike], source_features: list[dict[str, object]],
                   splits: Sequence[str]) -> list[Config]:
-    """A dataset of fixed ``splits``, one file each: ``<name>_source`` (the default, ``source_features``) and
-    ``<name>_bigbio_te`` (BigBio's entailment view), each split's file relative to ``card_dir``."""
+    """``<name>_source`` (the default, ``source_features``) and ``<name>_bigbio_te`` for fixed ``splits`` of one
+    file each, relative to ``card_dir``."""
     def rel(files: Mapping[str, str | os.PathLike]) -> dict[str, list[str]]:
         return {split: [relative(files[split], card_dir)] for split in splits}
 
-    return [Config(f"{name}_source", rel(source), source_features, default=True),
-            Config(f"{name}_bigbio_te", rel(bigbio), bigbio_te_features())]
+    return [Config(f"{name}_source", rel(source), source_features, default=True), Config(f"{name}_bigbio_te", rel(bigbio), bigbio_te_features())]
 
 
 def front_matter(card: Card) -> str:

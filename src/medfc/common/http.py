@@ -1,39 +1,18 @@
-"""A polite HTTP client: rate limit, retries with backoff, and an on-disk response cache.
+"""A polite HTTP client (:class:`HttpClient`), through which every network call of the workflow goes.
 
-Every network call of the workflow goes through :class:`HttpClient`:
-
-* a token-bucket :class:`~medfc.common.ratelimit.RateLimiter` (``burst=1`` makes it a plain minimum
-  interval) whose clock and sleep are injectable, so tests never really sleep;
-* retries with exponential backoff (at most ``max_backoff`` seconds each) on 429 and 5xx, timeouts,
-  connection errors, bodies cut short (a broken chunked or Content-Length body, or a JSON body shorter
-  than its Content-Length) and answers that a caller's ``check`` calls a passing error
-  (:class:`AnswerError`, e.g. MediaWiki's ``maxlag``); at most ``max_retries`` retries a request and
-  ``retry_budget`` seconds of sleeping in all, per client;
-* a ``Retry-After`` (or a check's ``retry_after``) is honoured in full up to ``max_retry_after`` seconds;
-  above it the request fails at once (no sleeping an hour, no retry before the time the server named),
-  with an :class:`HttpError` saying when to rerun ("retry after 3600 s, at 2026-12-03T15:04:05Z"), and the
-  client sends nothing more to that server (scheme, host, port) before that time;
-* a server that is down (connection refused, no route) is retried for at most ``down_budget``
-  seconds of sleeping in all (per client, reset by any answer), then every request to it fails after one
-  attempt, as "server down at <origin>"; a host whose name does not resolve (no network, or a wrong host: no
-  server was asked) fails at once, named as such: "<host> does not resolve (no network, or a wrong host?)"; a
-  server that answers with an error names its status, one that does not answer in time its timeout;
-* a per-request cache on disk keyed by a hash of (method, url, sorted params, body), holding the
-  JSON document or the raw bytes of each successful response that passed its ``check``, so a rerun
-  never refetches; an answer that is not JSON, or that its check refuses, is an :class:`HttpError`
-  and is never cached; a cache file that cannot be read back (cut short, or an error stored by an
-  older version) is a miss counted as ``cache_damaged``, logged with its name and fetched again; a
-  request missing from the cache is sent by one client at a time (a lock file per share of the keys under
-  ``<cache_dir>/locks``), so two jobs asking the same thing at once pay for it once;
-* no secret in what it reports: every URL in an :class:`HttpError` and in a log line goes through
-  :func:`redact` (credential query parameters, passwords in URLs, credential headers), and cache
-  files are named by a hash and hold only the response; the values of the credential headers and
-  credential query parameters it sends are remembered (:func:`~medfc.common.redact.remember_secret`),
-  so a server that echoes a key in its error text shows it to nobody;
-* no credential across origins: a redirect to another scheme, host or port carries none of the
-  request's credential headers and credential query parameters
-  (:func:`~medfc.common.redirects.guard_redirects`).
-"""
+* a token-bucket rate limiter (injectable clock and sleep: tests never sleep);
+* retries with exponential backoff on 429, 5xx, timeouts, connection errors, bodies cut short and answers a
+  ``check`` calls a passing error (:class:`AnswerError`, e.g. MediaWiki's ``maxlag``), within ``max_retries``
+  per request and ``retry_budget`` seconds of sleep per client;
+* ``Retry-After`` honoured up to ``max_retry_after``; beyond it the request fails at once with an
+  :class:`HttpError` naming the time to rerun, and nothing more is sent to that origin before then;
+* a server that cannot be reached is retried for at most ``down_budget`` seconds in all ("server down at
+  <origin>"); a host name that does not resolve fails at once;
+* an on-disk cache keyed by (method, url, sorted params, body) of successful answers that passed their check;
+  a damaged cache file is a miss (``cache_damaged``), and a missing entry is fetched by one client at a time
+  (a lock per share of the keys under ``<cache_dir>/locks``);
+* no secret in errors or logs (:func:`redact`; credentials sent are remembered as secrets), and no credential
+  sent across origins on a redirect (:func:`~medfc.common.redirects.guard_redirects`)."""
 
 from __future__ import annotations
 
@@ -90,14 +69,10 @@ RETRY_ERRORS = (requests.Timeout, requests.ConnectionError) + CUT_BODY_ERRORS
 
 
 class HttpError(RuntimeError):
-    """A request that failed for good (non-retryable status or answer, or retries exhausted).
-
-    ``status``: the HTTP status (or the one an error answer names); ``exhausted``: True when the failure was
-    of a passing kind (429, 5xx, timeout, cut body, a server down, a retryable :class:`AnswerError`) and the
-    client gave up after its retries or its retry budget, or the server asked for a longer wait than the
-    client's ``max_retry_after``: the service may answer later. ``retry_at``: then, the UTC time the server
-    named ("2026-12-03T15:04:05Z"), else None; ``down``: True for a server that could not be reached. Its
-    message and ``url`` are redacted (:func:`redact`): they can be logged and stored."""
+    """A request that failed for good. ``status``: the HTTP status (or the one an error answer names);
+    ``exhausted``: a passing failure given up on (retries or budget spent, or a Retry-After beyond
+    ``max_retry_after``): the service may answer later; ``retry_at``: then the UTC time the server named;
+    ``down``: the server could not be reached. Message and ``url`` are redacted."""
 
     def __init__(self, message: str, status: int | None = None, url: str = "", exhausted: bool = False,
                  retry_at: str | None = None, down: bool = False):
@@ -110,11 +85,9 @@ class HttpError(RuntimeError):
 
 
 class AnswerError(Exception):
-    """Raised by a ``check`` of :meth:`HttpClient.fetch`: an answer that arrived with a success status but
-    is an error (an error JSON, a backend failure the service reports in its body). ``retryable``: the
-    client retries it like a 503 (after ``retry_after`` seconds if given, else the answer's Retry-After
-    or the backoff); otherwise it fails at once. ``status``: the HTTP status the error stands for, when
-    the answer names one (e.g. ``{"statusCode": 403}``). Such an answer is never cached."""
+    """Raised by a ``check``: an error answer with a success status. ``retryable``: retried like a 503
+    (after ``retry_after``, else Retry-After or the backoff), else fails at once; ``status``: the HTTP status the
+    answer names. Never cached."""
 
     def __init__(self, message: str, retryable: bool = True, status: int | None = None, retry_after: float | None = None):
         super().__init__(message)
@@ -147,8 +120,8 @@ def cache_key(method: str, url: str, params: Params | None = None, data: Body = 
 
 
 def _error_detail(resp: requests.Response) -> str:
-    """What an error answer says of itself, when its body is JSON with a message (Serper's ``message``,
-    NCBI's ``error``, MediaWiki's ``error.info``): at most 200 characters, for the error's message."""
+    """An error answer's own message (Serper's ``message``, NCBI's ``error``, MediaWiki's ``error.info``),
+    at most 200 characters."""
     try:
         doc = json.loads(resp.content or b"")
     except (ValueError, UnicodeDecodeError):
@@ -162,7 +135,7 @@ def _error_detail(resp: requests.Response) -> str:
 
 
 def _content_length(resp: requests.Response) -> int | None:
-    """The body length the headers announce for the bytes we hold (None when compressed or absent)."""
+    """The announced body length (None when compressed or absent)."""
     if (resp.headers.get("Content-Encoding") or "identity").lower() != "identity":
         return None
     try:
@@ -179,7 +152,7 @@ def _origin_url(url: str) -> str:
 
 
 def _caused_by(exc: BaseException, types: tuple[type[BaseException], ...]) -> bool:
-    """Whether ``exc``, or an exception it wraps (its args, ``reason``, cause or context, eight levels deep), is one of ``types``."""
+    """Whether ``exc`` or an exception it wraps (args, ``reason``, cause, context; 8 levels) is one of ``types``."""
     seen: list[BaseException] = [exc]
     for _ in range(8):
         nxt: list[BaseException] = []
@@ -195,8 +168,7 @@ def _caused_by(exc: BaseException, types: tuple[type[BaseException], ...]) -> bo
 
 
 def _unreachable(exc: BaseException) -> bool:
-    """Whether ``exc`` is a server that could not be reached at all (connection refused, its name unknown,
-    no route), not one that broke or timed out mid-answer."""
+    """A server not reached at all (refused, no route), not one that broke or timed out mid-answer."""
     if isinstance(exc, requests.Timeout) or not isinstance(exc, requests.ConnectionError):
         return False
     return _caused_by(exc, (urllib3.exceptions.NewConnectionError, ConnectionRefusedError)) or \
@@ -204,12 +176,11 @@ def _unreachable(exc: BaseException) -> bool:
 
 
 def _unresolved(exc: BaseException) -> bool:
-    """Whether ``exc`` is a host name that did not resolve (DNS: no network, or a wrong host), no server asked."""
+    """A host name that did not resolve (no server asked)."""
     if _caused_by(exc, (socket.gaierror, urllib3.exceptions.NameResolutionError)):
         return True
     text = str(exc)
-    return any(t in text for t in ("Name or service not known", "Temporary failure in name resolution", "nodename nor servname",
-                                   "Failed to resolve"))
+    return any(t in text for t in ("Name or service not known", "Temporary failure in name resolution", "nodename nor servname", "Failed to resolve"))
 
 
 def _utc_time(seconds_from_now: float) -> str:
@@ -237,32 +208,15 @@ def _retry_after(value: str | None) -> float | None:
 class HttpClient:
     """requests.Session with a rate limiter, retries and an on-disk cache.
 
-    ``stats`` counts ``requests`` (network attempts), ``cache_hits``, ``cache_damaged`` (cache files that
-    could not be read back, fetched again), ``retries`` and ``errors``. ``retry_budget``: the most seconds
-    the client sleeps between retries in all, over every request (None: no limit); ``retry_slept`` is what
-    it has slept so far. ``max_retry_after``: the longest wait a server may ask for (Retry-After) that the
-    client sleeps; a longer one fails the request at once. ``down_budget``: the most seconds the client
-    sleeps in all retrying a server it cannot reach (reset by any answer).
-    """
+    ``stats`` counts ``requests``, ``cache_hits``, ``cache_damaged``, ``retries`` and ``errors``. ``retry_budget``:
+    most seconds slept between retries in all (None: no limit); ``max_retry_after``: the longest Retry-After slept;
+    ``down_budget``: most seconds slept retrying an unreachable server (reset by any answer)."""
 
-    def __init__(
-        self,
-        cache_dir: str | os.PathLike | None = None,
-        rate: float = 1.0,
-        burst: int = 1,
-        user_agent: str = DEFAULT_USER_AGENT,
-        timeout: float = 60.0,
-        max_retries: int = 5,
-        backoff: float = 2.0,
-        max_backoff: float = 120.0,
-        retry_budget: float | None = 1800.0,
-        max_retry_after: float = 120.0,
-        down_budget: float = 30.0,
-        session: requests.Session | None = None,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-        limiter: RateLimiter | None = None,
-    ):
+    def __init__(self, cache_dir: str | os.PathLike | None = None, rate: float = 1.0, burst: int = 1,
+                 user_agent: str = DEFAULT_USER_AGENT, timeout: float = 60.0, max_retries: int = 5, backoff: float = 2.0,
+                 max_backoff: float = 120.0, retry_budget: float | None = 1800.0, max_retry_after: float = 120.0,
+                 down_budget: float = 30.0, session: requests.Session | None = None, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep, limiter: RateLimiter | None = None):
         self.cache_dir = Path(cache_dir) if cache_dir else None
         self.limiter = limiter or RateLimiter(rate, burst=burst, clock=clock, sleep=sleep)
         self.sleep = sleep
@@ -289,7 +243,7 @@ class HttpClient:
         return self.cache_dir / key[:2] / f"{key}.{'json' if kind == 'json' else 'bin'}"
 
     def _read_cached(self, path: Path, kind: str, check: Check | None) -> Answer | Missing:
-        """The cached answer in ``path``, or MISSING (absent, or damaged: counted and logged, fetched again)."""
+        """The cached answer in ``path``, or MISSING (absent, or damaged: counted, logged)."""
 
         def parse(raw: bytes) -> Answer:
             value: Answer = json.loads(raw) if kind == "json" else raw
@@ -307,9 +261,8 @@ class HttpClient:
 
     # -- network -------------------------------------------------------------------------------
     def _decode(self, resp: requests.Response, kind: str, check: Check | None, what: str) -> tuple[bytes, Answer]:
-        """(raw bytes, value) of a success answer; :class:`_Retry` for one cut short (fewer bytes than its
-        Content-Length), one that should be JSON and is not (an HTML page of a proxy or a maintenance
-        window), or a retryable :class:`AnswerError`; :class:`HttpError` for one that ``check`` refuses."""
+        """(raw bytes, value) of a success answer; :class:`_Retry` for one cut short, one that should be JSON
+        and is not (a proxy's HTML page), or a retryable :class:`AnswerError`; :class:`HttpError` when ``check`` refuses it."""
         raw = resp.content
         expected = _content_length(resp)
         if expected is not None and len(raw) < expected:
@@ -335,7 +288,7 @@ class HttpClient:
         return raw, value
 
     def _remember_credentials(self, params: Params | None, headers: Mapping[str, str] | None) -> None:
-        """The values of the credential headers and query parameters of a request: redacted wherever they show."""
+        """Remember a request's credential values so they are redacted wherever they show."""
         for name, value in list((headers or {}).items()) + list(self.session.headers.items()):
             if value and is_secret_header(str(name)):
                 remember_secret(value)
@@ -398,14 +351,13 @@ class HttpClient:
             attempt += 1
 
     def backoff_delay(self, attempt: int) -> float:
-        """The wait before retry ``attempt + 1`` when the server names none: exponential, capped at ``max_backoff``."""
+        """The wait before retry ``attempt + 1`` when the server names none (capped at ``max_backoff``)."""
         return min(self.max_backoff, self.backoff * (2**attempt))
 
     def _retry_or_raise(self, attempt: int, origin: str, what: str, reason: str, said: str, status: int | None, url: str,
                         delay: float | None, down: bool | str) -> None:
-        """After failed attempt ``attempt`` (0-based) of a request of a passing kind: sleep before the next one, or
-        raise :class:`HttpError` when the retries or a budget are spent or the server asks (``delay``: its
-        Retry-After) for a longer wait than ``max_retry_after``."""
+        """After failed attempt ``attempt`` (0-based) of a passing kind: sleep before the next, or raise
+        :class:`HttpError` when retries or a budget are spent or ``delay`` (the server's) exceeds ``max_retry_after``."""
         asked = delay is not None
         if delay is not None and delay > self.max_retry_after:
             retry_at = _utc_time(delay)
@@ -443,23 +395,12 @@ class HttpClient:
         if down:
             self.down_slept += delay
 
-    def fetch(
-        self,
-        method: str,
-        url: str,
-        params: Params | None = None,
-        data: Body = None,
-        kind: str = "json",
-        use_cache: bool = True,
-        headers: Mapping[str, str] | None = None,
-        check: Check | None = None,
-    ) -> Answer:
-        """Return the parsed JSON (``kind="json"``) or raw bytes (``kind="bytes"``), cached on disk.
+    def fetch(self, method: str, url: str, params: Params | None = None, data: Body = None, kind: str = "json",
+              use_cache: bool = True, headers: Mapping[str, str] | None = None, check: Check | None = None) -> Answer:
+        """The parsed JSON (``kind="json"``) or raw bytes (``kind="bytes"``), cached on disk.
 
-        ``headers`` (e.g. credentials) are sent but are not part of the cache key. ``check(value)`` raises
-        :class:`AnswerError` for an answer that is an error although its status says success (retried when
-        retryable, else an :class:`HttpError`); only an answer that passes it is cached, and a cached one
-        that does not pass it is fetched again."""
+        ``headers`` are sent but not in the cache key. ``check(value)`` raises :class:`AnswerError` for an error answer;
+        only a passing answer is cached, and a cached one that fails it is fetched again."""
         key = cache_key(method, url, params, data)
         path = self.cache_path(key, kind) if use_cache else None
         if path is None:
@@ -480,30 +421,24 @@ class HttpClient:
         self.stats["cache_hits"] += 1
         return cached
 
-    def get_json(self, url: str, params: Params | None = None, use_cache: bool = True,
-                 check: JSONCheck | None = None) -> JSONValue:
+    def get_json(self, url: str, params: Params | None = None, use_cache: bool = True, check: JSONCheck | None = None) -> JSONValue:
         return self.fetch("GET", url, params=params, kind="json", use_cache=use_cache, check=check)
 
-    def get_bytes(self, url: str, params: Params | None = None, use_cache: bool = True,
-                  check: BytesCheck | None = None) -> bytes:
+    def get_bytes(self, url: str, params: Params | None = None, use_cache: bool = True, check: BytesCheck | None = None) -> bytes:
         return self.fetch("GET", url, params=params, kind="bytes", use_cache=use_cache, check=check)
 
-    def post_bytes(self, url: str, data: Body, params: Params | None = None, use_cache: bool = True,
-                   check: BytesCheck | None = None) -> bytes:
+    def post_bytes(self, url: str, data: Body, params: Params | None = None, use_cache: bool = True, check: BytesCheck | None = None) -> bytes:
         return self.fetch("POST", url, params=params, data=data, kind="bytes", use_cache=use_cache, check=check)
 
-    def post_json(self, url: str, body: object, headers: Mapping[str, str] | None = None,
-                  check: JSONCheck | None = None) -> JSONValue:
-        """POST ``body`` as JSON and return the JSON answer; never cached (e.g. an API that bills per call)."""
+    def post_json(self, url: str, body: object, headers: Mapping[str, str] | None = None, check: JSONCheck | None = None) -> JSONValue:
+        """POST ``body`` as JSON, return the JSON answer; never cached (e.g. an API billed per call)."""
         all_headers = {"Content-Type": "application/json", **(headers or {})}
         return self._send("POST", url, None, json.dumps(body).encode("utf-8"), all_headers, kind="json", check=check)[1]
 
     def download(self, url: str, dest: str | os.PathLike, chunk_size: int = 1 << 20, progress: bool = True) -> Path:
-        """Stream a large file to ``dest`` once (kept when it exists), with a progress bar.
-
-        A 429 or 5xx answer, and a connection that fails before the answer, is retried as :meth:`fetch`
-        retries (backoff, Retry-After up to ``max_retry_after``, the retry and down budgets); a body that
-        breaks off is the caller's to judge (:func:`medfc.common.sources.download_once` retries it)."""
+        """Stream a large file to ``dest`` once (kept when it exists), with a progress bar. 429/5xx and
+        connection failures are retried as in :meth:`fetch`; a body that breaks off is the caller's to judge
+        (:func:`medfc.common.sources.download_once`)."""
         dest = Path(dest)
         if dest.exists():
             self.stats["cache_hits"] += 1

@@ -1,9 +1,7 @@
 """Reading and writing the workflow's artifacts (JSONL, gzip JSONL, JSON, tables).
 
-Writes land atomically (:func:`atomic_output`: a temporary file beside the target, renamed over it
-when complete) and with the mode the user's umask gives, as any other file would (``0o666 & ~umask``;
-``tempfile.mkstemp`` would make them 0600, which breaks shared group directories). Reads that fail
-raise :class:`InputFileError`, which names the file and the line."""
+Writes are atomic (:func:`atomic_output`) with the mode the umask gives (``0o666 & ~umask``; ``mkstemp``'s
+0600 would break shared group directories). Failed reads raise :class:`InputFileError` naming file and line."""
 
 from __future__ import annotations
 
@@ -34,13 +32,10 @@ log = logging.getLogger(__name__)
 
 
 class InputFileError(ValueError):
-    """An input file that cannot be read as what it should be: ``path``, ``line`` (1-based; ``None``
-    when the problem has no line, e.g. a missing column or a cut gzip stream) and ``message``.
-    ``str()`` is ``"<path>, line <line>: <message>"`` (``"<path>: <message>"`` without a line).
-    Raise it from any reader (JSONL, JSON, XML, CSV, zip members), chaining the original error::
+    """An input file that cannot be read as what it should be: ``path``, ``line`` (1-based, or None) and
+    ``message``; ``str()`` is ``"<path>, line <line>: <message>"`` (``"<path>: <message>"`` without a line)::
 
-        raise InputFileError(path, exc.lineno, f"not well-formed XML: {exc.msg}") from exc
-    """
+        raise InputFileError(path, exc.lineno, f"not well-formed XML: {exc.msg}") from exc"""
 
     def __init__(self, path: str | os.PathLike, line: int | None, message: str):
         self.path = os.fspath(path)
@@ -57,10 +52,8 @@ def _json_error(exc: json.JSONDecodeError) -> str:
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[JSONObject]:
-    """Yield one dict per non-empty line of a (optionally gzipped) JSONL file.
-
-    A line that is not JSON (e.g. the torn last line of a killed writer), bytes that are not UTF-8 or
-    a gzip stream cut short raise :class:`InputFileError` with the file and the line number."""
+    """One dict per non-empty line of a (optionally gzipped) JSONL file; a line that is not JSON, bytes that
+    are not UTF-8 or a gzip stream cut short raise :class:`InputFileError` with the line number."""
     path = Path(path)
     lineno = 0
     with (gzip.open(path, "rb") if str(path).endswith(".gz") else open(path, "rb")) as fh:
@@ -88,8 +81,8 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[JSONObject]:
 
 
 def numbered_json_lines(lines: Iterable[str]) -> Iterator[tuple[int, JSONValue | json.JSONDecodeError]]:
-    """(1-based line number, the line's JSON value or the error parsing it raised) of each non-blank line, for a
-    reader that skips and counts a bad line instead of failing on the file (``medfc predict``'s input, a run record)."""
+    """(1-based line number, the line's JSON value or its parse error) of each non-blank line, for readers
+    that skip and count a bad line (``medfc predict``'s input, a run record)."""
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -100,8 +93,7 @@ def numbered_json_lines(lines: Iterable[str]) -> Iterator[tuple[int, JSONValue |
 
 
 def _new_temp(path: Path) -> tuple[int, Path]:
-    """A new file beside ``path`` (``.<name>.<random>.tmp``), opened for writing, created with mode 0o666
-    so that the kernel applies the umask (and a directory's default ACL) as for any new file."""
+    """A new file ``.<name>.<random>.tmp`` beside ``path``, opened for writing with mode 0o666 (the umask applies)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
     while True:
         tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
@@ -112,10 +104,8 @@ def _new_temp(path: Path) -> tuple[int, Path]:
 
 
 def remove_orphaned_temps(paths: Iterable[str | os.PathLike], suffixes: Iterable[str] = (".tmp",)) -> list[Path]:
-    """Remove the temporary files and folders an atomic write into one of ``paths`` left behind when its
-    process was killed (``.<name>.<random>.tmp`` beside it; :func:`atomic_directory`'s ``.old`` too, with
-    ``suffixes``); returns them. Only for paths that no other process writes now: a workflow job's own
-    outputs (Snakemake runs one job per output at a time), a folder its one saver replaces."""
+    """Remove (and return) the temporary files and folders a killed atomic write into one of ``paths`` left
+    (``.<name>.<random><suffix>``). Only for paths no other process writes now (a job's own outputs)."""
     removed, suffixes = [], tuple(suffixes)
     for path in map(Path, paths):
         if not path.parent.is_dir():
@@ -131,10 +121,8 @@ def remove_orphaned_temps(paths: Iterable[str | os.PathLike], suffixes: Iterable
 
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike, text: bool = False) -> Iterator[IO]:
-    """A file object (binary, or UTF-8 text with ``text=True``) whose content replaces ``path`` only when
-    the block ends without an error; on an error ``path`` keeps what it held and the temporary file is
-    removed. The file gets the mode the user's umask gives (``0o666 & ~umask``), like ``open(path, "w")``.
-    Every atomic write of the project goes through here."""
+    """A file object (binary, or UTF-8 text) whose content replaces ``path`` only when the block ends without
+    an error (else the temporary file is removed). Every atomic write of the project goes through here."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _new_temp(path)
@@ -167,13 +155,9 @@ def _exchange(a: Path, b: Path) -> bool:
 
 @contextlib.contextmanager
 def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
-    """A new, empty folder beside ``path`` (``.<name>.<random>.tmp``) for the block to fill; when the block
-    ends without an error the folder replaces ``path`` whole, so ``path`` holds either everything the old
-    save wrote or everything the new one did, never a mix, whenever a kill comes. On an error, ``path``
-    keeps what it held and the temporary folder is removed; the temporary folders a killed process left
-    beside ``path`` are removed when the next save starts. An existing ``path`` is swapped in one step
-    where the kernel can (``renameat2``), else moved aside, replaced and then removed (a kill between
-    the two renames leaves no ``path`` and both whole folders aside, removed by the next save)."""
+    """A new, empty folder beside ``path`` for the block to fill, which replaces ``path`` whole when the block
+    succeeds: ``path`` holds the old save or the new one, never a mix. Swapped in one step where the kernel can
+    (``renameat2``), else moved aside and replaced; leftovers of a killed save are removed by the next."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_orphaned_temps([path], suffixes=(".tmp", ".old"))
@@ -202,9 +186,8 @@ def atomic_write(path: str | os.PathLike, payload: bytes | str) -> None:
 
 @contextlib.contextmanager
 def jsonl_writer(path: str | os.PathLike) -> Iterator[Callable[[Mapping[str, object]], None]]:
-    """A ``write(record)`` for JSONL (gzip when the name ends in .gz) that lands atomically: the lines go to
-    a temporary file beside ``path``, which replaces ``path`` only when the block ends without an error.
-    On an error ``path`` keeps what it held before and the temporary file is removed."""
+    """An atomic ``write(record)`` for JSONL (gzip when the name ends in .gz): ``path`` is replaced only when
+    the block ends without an error."""
     path = Path(path)
     with atomic_output(path) as raw:
         if str(path).endswith(".gz"):
@@ -259,13 +242,11 @@ _T = TypeVar("_T")
 
 
 def read_cache_entry(path: str | os.PathLike, parse: Callable[[bytes], _T], stats: Counter[str], what: str) -> _T | Missing:
-    """One cache file's value, ``parse(bytes)``, or :data:`MISSING` when there is none or it is damaged.
+    """One cache file's value, ``parse(bytes)``, or :data:`MISSING` when absent or damaged.
 
-    The caches' one rule for damaged files (the PubMed record cache follows it too, see
-    :meth:`medfc.retrieval.pubmed.PubmedFetcher.records`): a file that cannot be read back as what it should
-    hold (cut short by a kill or a full disk, not UTF-8, not JSON, or refused by ``parse``, which raises
-    ``ValueError``, ``KeyError`` or ``TypeError``) is a miss, counted in ``stats["damaged"]`` and logged
-    with the file's name and why, so the caller fetches the answer again and replaces the file."""
+    The caches' rule for damaged files (the PubMed record cache follows it too): a file that cannot be read back
+    (cut short, not UTF-8, not JSON, or ``parse`` raises ``ValueError``, ``KeyError`` or ``TypeError``) is a miss,
+    counted in ``stats["damaged"]`` and logged, so the caller fetches again and replaces it."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -296,7 +277,7 @@ def table_stem(outputs: StepFiles) -> Path:
 
 
 def _html_table(df: pd.DataFrame, caption: str) -> str:
-    """A small standalone HTML page with the table (its caption above it), readable in the report's viewer."""
+    """A small standalone HTML page with the table under its caption (for the report's viewer)."""
     import html
 
     table = df.to_html(index=False, border=0, na_rep="", escape=True, classes="medfc-table")
@@ -314,9 +295,8 @@ def table_rows(df: pd.DataFrame) -> list[list[object]]:
 
 def write_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", formats: Iterable[str] = ("csv", "md", "tex"),
                 latex: LatexTable | None = None) -> list[Path]:
-    """Write one table as CSV, Markdown and LaTeX (and HTML, when ``formats`` names it) next to each other
-    (``stem`` + suffix). The LaTeX is ``latex`` when given (a paper's layout), else the frame as a plain
-    booktabs table (:mod:`medfc.common.latex`), every cell and the caption escaped."""
+    """Write one table as CSV, Markdown and LaTeX (and HTML, when in ``formats``) at ``stem`` + suffix. The LaTeX
+    is ``latex`` when given, else the frame as a plain booktabs table (:mod:`medfc.common.latex`)."""
     from medfc.common import latex as tex
 
     stem = Path(stem)

@@ -1,11 +1,8 @@
-"""What the running workflow job was given by its resources, for the code that places models on devices.
+"""What the running job was given by its resources, for the code that places models on devices.
 
-A job that asked its scheduler for a GPU (Snakemake's ``resources: gpu=N``, SLURM's ``--gpus``) and whose torch
-sees no CUDA device must not quietly train for hours on the CPU of a GPU node: a CPU-only torch, a driver that
-does not match, ``CUDA_VISIBLE_DEVICES`` emptied by a wrapper. :func:`medfc.cli.run_job` records the job's GPUs
-in :data:`ENV` when a scheduler (SLURM, PBS, LSF) runs it; ``device: auto`` resolves to the CPU only where none
-was asked for (:func:`no_cuda_error`). On a local run the workflow's ``onstart`` checks ``device: cuda`` instead.
-"""
+A job that asked its scheduler for a GPU must not quietly train for hours on the CPU when torch sees no CUDA
+device. :func:`medfc.cli.run_job` records the job's GPUs in :data:`ENV` under a scheduler (SLURM, PBS, LSF), and
+``device: auto`` falls back to the CPU only where none was asked for (:func:`no_cuda_error`)."""
 
 from __future__ import annotations
 
@@ -18,8 +15,8 @@ SCHEDULER_JOB_VARS = ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID")  # set inside a 
 
 
 def gpus_requested(resources: object) -> int:
-    """The GPUs a Snakemake job's resources ask for: ``gpu`` / ``gpus`` / ``nvidia_gpu``, or a SLURM ``gres``
-    such as ``gpu:2`` or ``gpu:a100:1``."""
+    """The GPUs a job's resources ask for: ``gpu`` / ``gpus`` / ``nvidia_gpu``, or a SLURM ``gres`` such as
+    ``gpu:2`` or ``gpu:a100:1``."""
     get = resources.get if hasattr(resources, "get") else (lambda k, d=None: getattr(resources, k, d))
     for key in ("gpu", "gpus", "nvidia_gpu"):
         value = get(key, None)
@@ -36,8 +33,7 @@ def gpus_requested(resources: object) -> int:
 
 
 def gpus_given(resources: object, environ: Mapping[str, str] | None = None) -> int:
-    """The GPUs a job was given: what its resources ask for, inside a scheduler's allocation; 0 on a local run,
-    where Snakemake's ``gpu`` resource only counts (``device: auto`` may then use the CPU, as documented)."""
+    """The GPUs a job was given: its request inside a scheduler's allocation, 0 on a local run."""
     environ = os.environ if environ is None else environ
     return gpus_requested(resources) if any(environ.get(k) for k in SCHEDULER_JOB_VARS) else 0
 

@@ -1,14 +1,8 @@
-"""A result cache: one JSON file per key, under ``directory/<2 hex>/<key>.json`` (MedSNIP's units, the search clients' answers).
+"""A result cache: one JSON file per key, ``directory/<2 hex>/<key>.json`` (MedSNIP's units, search answers).
 
-Keys hash everything that decides a result (what is asked, of which model with which parameters,
-with which prompt file hashes), so a rerun after adding a verifier, or after editing one prompt,
-recomputes only what that change touches. An empty directory name turns the cache off.
-
-Files land atomically; one that cannot be read back all the same (cut short by a full disk or a copy,
-not JSON, or not of the shape its reader expects) is a miss counted in ``stats["damaged"]`` and logged
-with its name (:func:`medfc.common.io.read_cache_entry`), so the caller computes or fetches it again and
-``put`` replaces it.
-"""
+Keys hash everything that decides a result (question, model, parameters, prompt file hashes), so a change
+recomputes only what it touches. An empty directory name turns the cache off. Damaged files are misses
+(:func:`medfc.common.io.read_cache_entry`)."""
 
 from __future__ import annotations
 
@@ -45,13 +39,11 @@ class UnitCache:
     def get(self, key: str, parse: Callable[[JSONValue], _T]) -> _T | None: ...
 
     def get(self, key: str, parse: Callable[[JSONValue], object] | None = None) -> object:
-        """The value stored under ``key`` (through ``parse``, which raises ``ValueError``, ``KeyError`` or
-        ``TypeError`` for a value not of the shape it reads), or None: not stored, or damaged (counted in
-        ``stats["damaged"]`` besides ``misses``, logged with the file's name)."""
+        """The value under ``key`` (through ``parse``, which raises ``ValueError``/``KeyError``/``TypeError`` for a
+        wrong shape), or None: not stored, or damaged (counted in ``stats["damaged"]`` besides ``misses``)."""
         path = self._path(key)
         if path is not None:
-            value = read_cache_entry(path, lambda raw: (parse or (lambda v: v))(json.loads(raw.decode("utf-8"))), self.stats,
-                                     "result cache")
+            value = read_cache_entry(path, lambda raw: (parse or (lambda v: v))(json.loads(raw.decode("utf-8"))), self.stats, "result cache")
             if value is not MISSING:
                 self.stats["hits"] += 1
                 return value

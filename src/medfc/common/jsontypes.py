@@ -1,9 +1,5 @@
-"""Types of JSON-shaped data: what :func:`json.load` returns and what :func:`json.dump` writes.
-
-``JSONValue`` is the recursive type of a parsed JSON document; ``JSONObject`` one object of it (a JSONL
-record as read, an options mapping from the config). A value the code only passes on (into a record it
-writes, to :func:`medfc.common.io.write_json`) is ``object``; these are for data parsed from JSON.
-"""
+"""Types of data parsed from JSON: ``JSONValue`` (a parsed document) and ``JSONObject`` (one object of it, e.g. a
+JSONL record). A value the code only passes on to a writer is ``object``."""
 
 from __future__ import annotations
 

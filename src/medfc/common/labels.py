@@ -1,16 +1,10 @@
 """The labels of each dataset, spelled once (every module that names a label imports it from here).
 
-HealthFC: a claim's veracity (``SUPPORTED``, ``NOT ENOUGH INFO``, ``REFUTED``: the dataset, the
-predictions, the scores and the tables) and its level of evidence; the evidence head's two classes.
-
-CliniFact: the release's codes 1, 0, 2 and their labels ``evidence``, ``inconclusive``, ``NEI``
-(predictions, scores, tables, Fig. 3, the papers' numbers). Two artifacts keep the words they were
-first written with, so that they stay identical: the labelled claim × reference pairs
-(``labelled.jsonl``: ``EVIDENCE`` / ``INCONCLUSIVE`` / ``NOT ENOUGH INFO`` with their ``label_id``,
-:data:`CLINIFACT_RECORD_NAMES`) and the headings of Table 6 and the dataset card (the release's own
-"2 = not enough information", :data:`CLINIFACT_RELEASE_NAMES`). Both are keyed by the code, never
-compared with a label.
-"""
+HealthFC: veracity (``SUPPORTED``, ``NOT ENOUGH INFO``, ``REFUTED``), level of evidence, the evidence head's
+classes. CliniFact: the release's codes 1, 0, 2 and their labels ``evidence``, ``inconclusive``, ``NEI``. Two
+artifacts keep the words they were first written with, keyed by the code: ``labelled.jsonl``
+(:data:`CLINIFACT_RECORD_NAMES`) and the headings of Table 6 and the dataset card (the release's own
+"2 = not enough information", :data:`CLINIFACT_RELEASE_NAMES`)."""
 
 from __future__ import annotations
 

@@ -1,22 +1,11 @@
 """Tables as a two-column paper sets them: booktabs LaTeX that compiles with pdflatex and fits its column.
 
-A table is a :class:`LatexTable`: its columns (:class:`Column`, with an optional spanning group header),
-its row blocks (:class:`Block`: ours, then the paper's, each under a title row so a reader tells them apart
-at a glance), a caption, a label and notes. :func:`render` writes it:
-
-* every caption, header, note and cell is escaped (:func:`escape`): LaTeX's specials and the Unicode
-  symbols the tables use (``Δ``, ``±``, ``–``, ``χ``, ``≥`` …) become commands, so the fragment needs
-  nothing in the preamble but ``booktabs`` (and ``tabularx`` for a table with wrapping text columns);
-* a cell is plain text or a number (formatted by its column's :attr:`Column.fmt`: one decimal,
-  an integer, a p-value to three places), or :class:`MeanSD` (the mean with the standard deviation as a
-  subscript), or :class:`Tex` (LaTeX the caller has written, with the width it takes);
-* the float fits: a ``table`` where the estimated width fits :data:`COLUMN_PT`, else ``table*`` up to
-  :data:`TEXT_PT`; a table with text columns (``Column.wrap``) is a ``tabularx`` of exactly the column or
-  text width; a table longer than :data:`MAX_ROWS` rows is split into floats of its own
-  (``(continued)``), since ``longtable`` cannot be used in a two-column document.
-
-:func:`preamble` is what a document needs to ``\\input`` every fragment (the run's ``main.tex``).
-"""
+A :class:`LatexTable` has columns (:class:`Column`, optionally under a spanning group header), row blocks
+(:class:`Block`: ours, then the paper's, each under a title row), a caption, a label and notes. :func:`render`
+escapes all text (:func:`escape`: the fragment needs only ``booktabs``, and ``tabularx`` for wrapping columns),
+formats cells by their column's ``fmt`` (or :class:`MeanSD`, :class:`Tex`), sets a ``table`` when the
+estimated width fits :data:`COLUMN_PT`, else ``table*``, and splits a table longer than :data:`MAX_ROWS` into
+``(continued)`` floats (``longtable`` does not work in two columns). :func:`preamble`: the run's ``main.tex``'s."""
 
 from __future__ import annotations
 
@@ -77,9 +66,8 @@ def _char(ch: str) -> str:
 
 
 def escape(text: object) -> str:
-    """``text`` as LaTeX text: the specials escaped, Unicode symbols as commands, accented letters as accent
-    commands, control characters as spaces, and any other character as its ASCII form (``?`` when it has none),
-    so the result compiles with pdflatex and no package beyond the kernel's."""
+    """``text`` as LaTeX text that compiles with pdflatex and the kernel alone: specials escaped, Unicode symbols and
+    accents as commands, control characters as spaces, anything else as its ASCII form (``?`` when none)."""
     return "".join(_char(ch) for ch in str(text))
 
 
@@ -101,8 +89,7 @@ def marked(text: str, mark: str) -> Tex:
 
 @dataclass(frozen=True)
 class MeanSD:
-    """``mean`` with the standard deviation as a subscript (the papers' ``48.0_{1.5}``), one decimal each;
-    ``bold`` marks a column's best. A missing ``sd`` prints the mean alone."""
+    """``mean`` with the SD as a subscript (the papers' ``48.0_{1.5}``), one decimal each; ``bold``: a column's best."""
 
     mean: float
     sd: float | None = None
@@ -111,9 +98,8 @@ class MeanSD:
 
 @dataclass(frozen=True)
 class Column:
-    """One column: its header, its group (a header spanning the neighbouring columns of the same group, with a
-    rule under it), its alignment and its numbers' format. ``wrap``: a text column that wraps (``X`` of
-    tabularx), with its share of the free width."""
+    """One column: header, group (a spanning header over neighbours of the same group), alignment, number
+    format; ``wrap``: a wrapping text column (tabularx ``X``) with its share of the free width."""
 
     header: str
     group: str = ""
@@ -124,9 +110,7 @@ class Column:
 
 @dataclass(frozen=True)
 class Block:
-    """Rows under one title row (``title``: e.g. "Ours (smoke scale)" or "Reported: Vladika et al. 2024"; empty:
-    no title row). ``groups``: a first-column label shown once for a run of equal values (the paper's
-    "pipeline" / "joint")."""
+    """Rows under a title row (``title``: e.g. "Reported: Vladika et al. 2024"; empty: none)."""
 
     rows: Sequence[Sequence[object]]
     title: str = ""
@@ -181,8 +165,7 @@ def format_cell(value: object, fmt: Fmt) -> tuple[str, float]:
 
 
 def estimated_width(table: LatexTable) -> float:
-    """The tabular's width in points, as estimated from its widest cell per column (wrapping columns count
-    their header only)."""
+    """The tabular's width in points from its widest cell per column (wrapping columns: their header)."""
     total = 0.0
     for j, col in enumerate(table.columns):
         chars = float(len(col.header))
@@ -324,8 +307,8 @@ def label_of(stem: str) -> str:
 
 def from_rows(caption: str, label: str, headers: Sequence[str], rows: Iterable[Sequence[object]], fmts: Sequence[Fmt] | None = None,
               notes: Sequence[str] = ()) -> LatexTable:
-    """A plain table: text columns left-aligned, numbers right-aligned (a column is numeric when every
-    non-empty cell is a number; floats with one decimal unless ``fmts`` says otherwise)."""
+    """A plain table: text columns left-aligned, numeric ones (every non-empty cell a number) right-aligned
+    with one decimal for floats unless ``fmts`` says otherwise."""
     rows = [list(r) for r in rows]
     columns = []
     for j, h in enumerate(headers):
@@ -354,6 +337,5 @@ PREAMBLE = r"""\documentclass[10pt,twocolumn]{article}
 
 
 def preamble() -> str:
-    """The document preamble every fragment compiles under: a two-column page of 7 in text width (3.3 in
-    columns), booktabs, tabularx, graphicx."""
+    """The preamble every fragment compiles under: two columns, 7 in text width, booktabs, tabularx, graphicx."""
     return PREAMBLE

@@ -1,8 +1,6 @@
-"""The LLM backends, one registry: each backend declared once, looked up by name wherever a
-choice depends on it — the client it builds (:func:`medfc.llm.make_client`), and whether it runs the model in
-the job's own process (a local model: threads, a GPU, a model path to resolve, a cluster job of its own) or
-calls a server (OpenAI-compatible: an endpoint, maybe a key). Light: the clients are imported when built; it
-sits in ``medfc.common`` so that the plan looks it up without loading the LLM layer (numpy and all)."""
+"""The LLM backends, one registry: the client each builds (:func:`medfc.llm.make_client`) and whether it runs the
+model in the job's own process (local) or calls a server. In ``medfc.common`` so the plan reads it without loading
+the LLM layer; clients are imported when built."""
 
 from __future__ import annotations
 

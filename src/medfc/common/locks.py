@@ -15,10 +15,8 @@ _UNLOCKABLE: set[str] = set()
 
 @contextlib.contextmanager
 def file_lock(path: str | os.PathLike) -> Iterator[bool]:
-    """An exclusive ``flock`` on ``path`` (created, with its folder) while the block runs: processes, and
-    threads that each enter it, take turns; the kernel drops the lock when its holder dies, so a kill -9
-    leaves none behind. On a filesystem without ``flock`` (some cluster mounts) it yields False, locking
-    nothing, and logs that once per path."""
+    """An exclusive ``flock`` on ``path`` (created) while the block runs; the kernel drops it when the holder
+    dies. Without ``flock`` support (some cluster mounts) it yields False, locking nothing, logged once per path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+b") as fh:

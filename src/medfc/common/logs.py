@@ -38,10 +38,8 @@ def setup_logging(log_file: str | Path | None = None, level: int = logging.INFO)
 
 @contextmanager
 def output_into(log_file: str | Path) -> Iterator[TextIO]:
-    """Everything this process writes to its stdout and stderr goes into ``log_file`` (appended): the library's
-    log, a model's load report, progress bars, warnings, a C library's messages. Yields a stream to the terminal
-    (the stderr the process was started with), for what the user must see: a failure. The streams are restored
-    on exit."""
+    """Send this process's stdout and stderr (fd 1 and 2: logs, progress bars, C libraries) into ``log_file``
+    (appended), yielding a stream to the original stderr for what the user must see; restored on exit."""
     path = Path(log_file)
     path.parent.mkdir(parents=True, exist_ok=True)
     for stream in (sys.stdout, sys.stderr):
@@ -76,8 +74,8 @@ def tail(path: str | Path, lines: int = TAIL_LINES) -> list[str]:
 
 
 def failure_summary(job: str, exc: BaseException, log_file: str | Path, seconds: float, reading: str | None = None) -> str:
-    """What the terminal shows of a failed job (``job``: its rule and wildcards, or its step): the error (and the
-    file it was ``reading``), the log's path and its last lines, each cut to :data:`TAIL_WIDTH` characters."""
+    """What the terminal shows of a failed job: the error (and the file it was ``reading``), the log's path and
+    its last lines, each cut to :data:`TAIL_WIDTH` characters."""
     what = f"{type(exc).__name__}: {exc}" if not isinstance(exc, SystemExit) else str(exc.code)
     cause = redact(" ".join(what.split()))
     where = f" while reading {reading}" if reading else ""

@@ -1,17 +1,8 @@
-"""Label metrics: accuracy, per-class/macro P/R/F1, confusion matrix — used to select checkpoints in
-training (``medfc.experiments``) and by every scorer (``medfc.scoring.classification`` builds its tests
-and intervals on them).
+"""Label metrics (accuracy, per-class and macro P/R/F1, confusion matrix) for checkpoint selection and scoring.
 
-Conventions (see docs/scoring.md):
-
-* ``labels`` fixes the classes and their order. A class in ``labels`` that never occurs in gold or
-  predictions still counts in the macro average (with P = R = F1 = 0).
-* Any ratio with a zero denominator is 0 (precision with no predictions of a class, recall with no
-  gold items of a class, F1 when P + R = 0).
-* A gold label outside ``labels`` is an error. A predicted label outside ``labels`` (a malformed system
-  output) is simply wrong: it lowers recall and accuracy, adds to no class's precision, and is
-  counted in ``n_unknown_pred``.
-"""
+Conventions (docs/scoring.md): ``labels`` fixes the classes and their order, and a class that never occurs
+still counts in the macro average; a ratio with a zero denominator is 0; a gold label outside ``labels`` is an
+error, a predicted one is simply wrong (counted in ``n_unknown_pred``)."""
 
 from __future__ import annotations
 
@@ -41,10 +32,7 @@ def f1_from_counts(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
 
 
 def confusion_matrix(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> np.ndarray:
-    """Counts with gold labels as rows and predicted labels as columns, in ``labels`` order.
-
-    Predictions outside ``labels`` are not in the matrix (their row sum falls short of the support).
-    """
+    """Counts, gold labels as rows and predictions as columns, in ``labels`` order (unknown predictions left out)."""
     _check_lengths(gold, pred)
     index = {lab: i for i, lab in enumerate(labels)}
     if len(index) != len(labels):
@@ -113,12 +101,7 @@ class ClassificationScores(TypedDict):
 
 
 def classification_scores(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> ClassificationScores:
-    """All label metrics in one JSON-able dict.
-
-    Keys: ``n``, ``accuracy``, ``macro_precision``, ``macro_recall``, ``macro_f1``, ``per_class``
-    (see :func:`per_class_scores`), ``confusion`` (``{"labels": [...], "matrix": [[...]]}``, rows =
-    gold), ``n_unknown_pred``.
-    """
+    """All label metrics as one JSON-able dict (``confusion``: ``{"labels": [...], "matrix": [[...]]}``, rows = gold)."""
     n = _check_lengths(gold, pred)
     labels = list(labels)
     per = per_class_scores(gold, pred, labels)

@@ -1,26 +1,16 @@
 """``import nltk`` without the optional libraries its package ``__init__`` pulls in and no step of ours uses.
 
-``import nltk`` (any ``nltk.*`` module runs the package's ``__init__`` first) imports nearly all of NLTK,
-and with it ``scipy.stats`` (``nltk.metrics``: Fisher's exact test, an incomplete beta function; ``nltk.
-translate.gale_church``: the normal distribution) and scikit-learn (``nltk.classify.scikitlearn``,
-``nltk.parse.transitionparser``), which loads pandas. That is about 1.2 of the 1.6 s of CPU the import
-costs, paid by every job that tokenises or splits sentences or scores METEOR, none of which calls those
-parts. NLTK imports each of them inside ``try: ... except ImportError``, so it works without them (as it
-does where they are not installed): :func:`import_nltk` runs the first ``import nltk`` of a process with
-those two packages marked unimportable, then unmarks them, so a later ``import sklearn`` or
-``import scipy.stats`` anywhere in the process works as usual. Only the few NLTK functions that wrap
-them (``SklearnClassifier``, ``fisher_exact`` collocation scores, the transition parser's SVM) are
-unavailable in that process; tokenisation, Punkt, WordNet, stemming and METEOR do not depend on them and
-give the same answers (tests/unit/scoring/test_scoring_meteor_loading.py).
+``import nltk`` imports ``scipy.stats`` (``nltk.metrics``, ``nltk.translate.gale_church``) and scikit-learn
+(``nltk.classify.scikitlearn``, ``nltk.parse.transitionparser``, which loads pandas): about 1.2 of the 1.6 s of CPU
+it costs. NLTK imports them inside ``try: ... except ImportError``, so :func:`import_nltk` runs the first import
+with both marked unimportable, then unmarks them. Only the NLTK functions wrapping them (``SklearnClassifier``,
+``fisher_exact`` collocation scores, the transition parser's SVM) are then unavailable in that process;
+tokenisation, Punkt, WordNet, stemming and METEOR give the same answers
+(tests/unit/scoring/test_scoring_meteor_loading.py). With nltk, scipy.stats or sklearn already imported it is a
+plain ``import nltk``.
 
-When nltk is already imported, or scipy.stats / scikit-learn already are (they cost nothing more then),
-it is a plain ``import nltk``.
-
-Used by METEOR (``medfc.scoring``) and MedSNIP's stemmer, whose jobs are cheap to rerun. The HealthFC
-sentence splitter (``medfc.healthfc.sentences``) keeps its plain import on purpose: an edit there changes
-the code version of every HealthFC dataset step, so every existing run would retrain its HealthFC models,
-to save about a second in one job.
-"""
+Used by METEOR and MedSNIP's stemmer. The HealthFC sentence splitter keeps its plain import on purpose: an edit
+there would change the code version of every HealthFC dataset step (and retrain every HealthFC model)."""
 
 from __future__ import annotations
 

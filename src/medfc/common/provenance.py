@@ -1,20 +1,13 @@
 """Where a result came from: the software, the machine, the config and the command of a run.
 
-Three records, each machine-readable:
+* :func:`software`: Python, the platform and the steps' package versions (from distribution metadata), written
+  by the ``provenance`` rule as ``<results_dir>/provenance/software.yml`` (rerun when it changes);
+* :func:`run_record`: one line per Snakemake run appended to ``<results_dir>/provenance/runs.jsonl`` at its
+  start (id, time, host, folder, command, software, resolved config);
+* :func:`job_record`: a job's ``info.json`` ``provenance``: its run, the records above, and torch/CUDA/GPUs
+  when torch is already loaded.
 
-* :func:`software` — Python, the platform and the versions of the packages the steps use (read from the
-  installed distributions' metadata: nothing heavy is imported). The workflow's ``provenance`` rule writes
-  it as ``<results_dir>/provenance/software.yml``; the rule reruns when it changes, so the file always
-  describes the software of the latest results (it is in the report).
-* :func:`run_record` — one line per Snakemake run appended to ``<results_dir>/provenance/runs.jsonl`` when
-  the run starts: its id, the time, the host, the working directory, the command line, the software and
-  the config as resolved (the schema's defaults filled in).
-* :func:`job_record` — what a job adds to its ``info.json``: the run it belongs to, the records above, and
-  the torch and CUDA versions and GPUs of the device it used (only when torch is already loaded: a TF-IDF job
-  never imports it for this).
-
-The run id travels to the jobs in :data:`RUN_ENV` (set by the Snakefile, inherited by local and cluster jobs).
-"""
+The run id reaches the jobs in :data:`RUN_ENV` (set by the Snakefile)."""
 
 from __future__ import annotations
 
@@ -64,8 +57,7 @@ class JobProvenance(TypedDict):
 
 @functools.cache
 def _version(name: str) -> str | None:
-    """An installed distribution's version, looked up once per process (the first lookup scans site-packages:
-    about 0.2 s, paid only where the record is wanted, not at every Snakemake start)."""
+    """An installed distribution's version, looked up once per process (the first lookup costs ~0.2 s)."""
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
@@ -86,7 +78,7 @@ def new_run_id(now: dt.datetime | None = None) -> str:
 
 def run_record(run_id: str, argv: Sequence[str], workdir: str | os.PathLike, config: Mapping[str, object] | None = None,
                software_record: Mapping[str, object] | None = None) -> dict[str, object]:
-    """The record of one run as it starts (its command line redacted: a key given on it never lands in a file)."""
+    """The record of one run as it starts (its command line redacted)."""
     return {"run": run_id, "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "host": socket.gethostname(), "workdir": str(Path(workdir).resolve()),
             "command": [redact(a) for a in argv], "python": sys.executable,
@@ -95,7 +87,7 @@ def run_record(run_id: str, argv: Sequence[str], workdir: str | os.PathLike, con
 
 
 def append_run_record(directory: str | os.PathLike, record: Mapping[str, object], name: str = "runs.jsonl") -> Path:
-    """Append ``record`` as one line to ``<directory>/<name>`` (``runs.jsonl``; one write: a kill leaves whole lines)."""
+    """Append ``record`` as one line (one write) to ``<directory>/<name>``."""
     path = Path(directory) / name
     path.parent.mkdir(parents=True, exist_ok=True)
     line = (json.dumps(dict(record), sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
@@ -108,8 +100,7 @@ def append_run_record(directory: str | os.PathLike, record: Mapping[str, object]
 
 
 def device_record() -> dict[str, JSONValue]:
-    """torch's version, its CUDA and cuDNN versions and the visible GPUs, when torch is loaded in this
-    process (a job that trained or embedded); empty otherwise."""
+    """torch's, CUDA's and cuDNN's versions and the visible GPUs when torch is loaded; empty otherwise."""
     torch = sys.modules.get("torch")
     if torch is None:
         return {}
@@ -126,7 +117,7 @@ def device_record() -> dict[str, JSONValue]:
 
 
 def job_record(environ: Mapping[str, str] | None = None) -> JobProvenance:
-    """What a job's ``info.json`` carries under ``provenance``: the run, where its records are, the device."""
+    """A job's ``info.json`` ``provenance``: the run, where its records are, the device."""
     env = os.environ if environ is None else environ
     directory = env.get(RECORDS_ENV, "")
     return {"run": env.get(RUN_ENV) or None,

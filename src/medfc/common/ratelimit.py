@@ -1,8 +1,4 @@
-"""A token-bucket rate limiter whose clock and sleep are injectable, so tests never really sleep.
-
-:class:`medfc.common.http.HttpClient` takes one token before every request; a client that shares one
-service's limit among several clients (PubMed's E-utilities, ClinicalTrials.gov) builds the limiter itself.
-"""
+"""A token-bucket rate limiter with an injectable clock and sleep (tests never really sleep)."""
 
 from __future__ import annotations
 
@@ -11,18 +7,10 @@ from collections.abc import Callable
 
 
 class RateLimiter:
-    """Token bucket: ``rate`` tokens per second, at most ``burst`` stored.
+    """Token bucket: ``rate`` tokens per second, at most ``burst`` stored; ``acquire()`` sleeps until one is free."""
 
-    ``acquire()`` takes one token, sleeping (through the injected ``sleep``) until one is free.
-    """
-
-    def __init__(
-        self,
-        rate: float,
-        burst: int = 1,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-    ):
+    def __init__(self, rate: float, burst: int = 1, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep):
         if rate <= 0:
             raise ValueError("rate must be positive")
         self.rate = float(rate)

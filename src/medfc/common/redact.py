@@ -1,17 +1,10 @@
 """Redaction: no secret in any message, log, cache key or result file.
 
-:func:`redact` replaces every credential a text shows (credential query parameters and fields, the user
-information of URLs, credential headers) by ``***``; :class:`RedactingFilter` applies it to log records.
-HTTP errors and their log lines (:mod:`medfc.common.http`), the rule's log (:mod:`medfc.common.logs`)
-and every skip detail of a report (:mod:`medfc.common.report`) go through it.
-
-Patterns miss a key that a server echoes in its own words ("invalid key sk-…"), so :func:`redact` also
-removes the literal values of the credentials the project knows: every value :func:`remember_secret` was
-given (the HTTP client gives it each credential header and credential query parameter it sends) and the
-current value of every environment variable :func:`remember_secret_env` was given (an LLM client's
-``api_key_env``). Values shorter than :data:`MIN_SECRET_LENGTH` characters are not remembered (they cannot
-be told from ordinary words).
-"""
+:func:`redact` replaces every credential a text shows (credential query parameters and fields, URL user
+information, credential headers) by ``***``; :class:`RedactingFilter` applies it to log records. As a server
+may echo a key in its own words, it also removes the literal values given to :func:`remember_secret` (every
+credential the HTTP client sends) and the values of the variables given to :func:`remember_secret_env`;
+values shorter than :data:`MIN_SECRET_LENGTH` are not remembered."""
 
 from __future__ import annotations
 
@@ -49,14 +42,12 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.match(name))
 
 
-_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "x-auth-token",
-                             "x-goog-api-key"})
+_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "x-auth-token", "x-goog-api-key"})
 
 
 def is_secret_header(name: str) -> bool:
-    """Whether a request header of this name carries a credential: ``Authorization``, ``Proxy-Authorization``,
-    ``Cookie``, ``X-API-KEY``, ``api-key`` and every name :func:`is_secret_name` calls a credential
-    (``X-Auth-Token``, ``Ocp-Apim-Subscription-Key`` …)."""
+    """Whether a request header carries a credential (``Authorization``, ``Cookie``, ``X-API-KEY`` … and
+    every name :func:`is_secret_name` accepts)."""
     return name.lower() in _SECRET_HEADERS or is_secret_name(name)
 
 
@@ -67,8 +58,7 @@ _LOCK = threading.Lock()
 
 
 def remember_secret(value: object) -> None:
-    """Redact ``value`` literally wherever :func:`redact` meets it from now on (for this process). An
-    ``Authorization``-style value ``"Bearer sk-…"`` is remembered whole and without its scheme."""
+    """Redact ``value`` literally from now on (for this process); ``"Bearer sk-…"`` also without its scheme."""
     value = str(value or "").strip()
     parts = {value}
     if " " in value:
@@ -79,7 +69,7 @@ def remember_secret(value: object) -> None:
 
 
 def remember_secret_env(name: str | None) -> None:
-    """Redact the value of environment variable ``name`` (read when redacting: a changed value too)."""
+    """Redact the value of environment variable ``name`` (read at each redaction)."""
     if name:
         with _LOCK:
             _SECRET_ENVS.add(name)
@@ -97,9 +87,8 @@ def _known_secrets() -> list[str]:
 
 
 def redact_values(text: object) -> str:
-    """``text`` with only the literal values of the known credentials replaced (:func:`remember_secret`,
-    :func:`remember_secret_env`), nothing matched by pattern: for a model's own answer, whose words may look
-    like ``key=value`` without being credentials."""
+    """``text`` with only the known credentials' literal values replaced, no patterns: for a model's answer,
+    whose words may look like ``key=value``."""
     text = str(text)
     for value in _known_secrets() if text else ():
         if value in text:
@@ -108,12 +97,9 @@ def redact_values(text: object) -> str:
 
 
 def redact(text: object) -> str:
-    """``text`` with every credential it shows replaced by ``***``: the values of credential query
-    parameters and fields (``api_key``, ``key``, ``token``, ``access_token``, ``apikey``, ``password``,
-    ``secret``, ``*_token``, ``*-key``…), the user information of URLs (``https://***@host/``) and the
-    values of credential headers (``Authorization: Bearer ***``, ``X-API-KEY: ***``), and the literal values
-    of the credentials the project knows (:func:`remember_secret`, :func:`remember_secret_env`). Everything
-    else is kept as it is. The one redaction of the project: errors, logs and stored error texts use it."""
+    """``text`` with every credential replaced by ``***``: credential query parameters and fields (``api_key``,
+    ``token``, ``password``, ``*_token``, ``*-key`` …), URL user information, credential header values
+    (``Authorization: Bearer ***``) and the known literal values (:func:`redact_values`). The project's one redaction."""
     text = redact_values(text)
     if not text:
         return text
@@ -132,8 +118,7 @@ def redact_url(url: object) -> str:
 
 
 class RedactingFilter(logging.Filter):
-    """A logging filter that redacts a record's message (:func:`redact`), its arguments merged in; on a
-    logger it covers what that logger emits, on a handler everything the handler writes."""
+    """A logging filter that redacts a record's message (its arguments merged in)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()

@@ -1,8 +1,5 @@
 """No credential across origins: a redirect to another scheme, host or port carries none of the request's
-credential headers (``Authorization``, ``X-API-KEY``, ``api-key``, cookies …) and none of its credential
-query parameters (``api_key``, ``key``, ``token`` …); ``requests`` itself strips only ``Authorization``.
-:class:`medfc.common.http.HttpClient` guards its session with :func:`guard_redirects`.
-"""
+credential headers or credential query parameters (``requests`` itself strips only ``Authorization``)."""
 
 from __future__ import annotations
 
@@ -23,8 +20,7 @@ def _origin(url: str) -> tuple[str, str, int | None]:
 
 
 def _same_origin(old: str, new: str) -> bool:
-    """Whether a redirect from ``old`` to ``new`` stays with the same party: the same host and port, or
-    the upgrade of http to https on the host's default ports (the one change requests allows too)."""
+    """Same host and port, or http upgraded to https on the default ports (as requests allows)."""
     (s1, h1, p1), (s2, h2, p2) = _origin(old), _origin(new)
     if h1 != h2:
         return False
@@ -42,10 +38,8 @@ def _without_secret_params(url: str) -> str:
 
 
 def guard_redirects(session: requests.Session) -> requests.Session:
-    """Make ``session`` drop every credential header and credential query parameter of a request when a
-    redirect takes it to another origin (requests drops only ``Authorization``; a custom key header such as
-    Serper's ``X-API-KEY`` would reach whatever host the redirect names). The cookie jar keeps its
-    per-domain rules; a ``Cookie`` header set by hand goes too. Returns the session."""
+    """Make ``session`` drop credential headers (e.g. Serper's ``X-API-KEY``; a hand-set ``Cookie`` too) and
+    credential query parameters on a redirect to another origin. Returns the session."""
     rebuild_auth = getattr(session, "rebuild_auth", None)
     if rebuild_auth is None or getattr(session, "_medfc_guarded", False):  # a stand-in that follows no redirects
         return session

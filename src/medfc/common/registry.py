@@ -1,7 +1,5 @@
-"""The one lookup of every axis's registry (search sources, LLM and translation backends, CliniFact systems, studies
-and answer sources, MedSNIP's verifier kinds): a value by its name, or one ValueError naming the registered ones; and
-the one resolver of what a registry entry names by ``"package.module:name"`` (a client class, a runner, a loader, a
-keeper), imported when it is used so that the registries stay light."""
+"""The one lookup of every registry (a value by name, or a ValueError naming the registered ones), and the one
+resolver of ``"package.module:name"`` entries, imported when used so the registries stay light."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""Counted, logged reasons for every item a step skips.
-
-Bad input never stops a whole run and never disappears: each skipped item is recorded with
-an identifier and a reason, logged, counted, and written to a report file next to the step's
-outputs.
-"""
+"""Counted, logged reasons for every item a step skips: bad input never stops a run and never disappears."""
 
 from __future__ import annotations
 
@@ -54,16 +49,11 @@ class SkipReport:
         log.warning("%s: skipped %s (%s%s)", self.step, item_id, reason, f": {detail}" if detail else "")
 
     def exclude(self, reason: str, n: int = 1) -> None:
-        """Count items left out by design (a selection filter), not because they were bad.
-
-        Only the count per reason is kept, so a filter that drops most of a 500,000-item source
-        keeps the report (and memory) small; bad input goes through :meth:`skip` instead.
-        """
+        """Count items left out by design (a filter), not as bad: only counts are kept, so the report stays small."""
         self.excluded[reason] += n
 
     def keep_first(self, item_id: str | None, seen: set[str], duplicate: str = "duplicate_id", missing: str = "missing_id") -> bool:
-        """True the first time ``item_id`` is seen (it is added to ``seen``); a missing id or a repeat is
-        skipped with its reason and gives False."""
+        """True the first time ``item_id`` is seen (added to ``seen``); a missing or repeated id is skipped."""
         if not item_id:
             self.skip("?", missing)
             return False

@@ -1,11 +1,8 @@
-"""The run's index: ``<results_dir>/index.md`` (and ``index.html`` for the report), what a results folder holds.
+"""The run's index: ``<results_dir>/index.md`` (and ``index.html``), what a results folder holds.
 
-It says which runs made the results (their start, command, config files, software and device, from the
-provenance records: ``provenance/runs.jsonl``, ``provenance/software.yml`` and each experiment's ``info.json``),
-links the error browser (``errors.html``), shows the headline tables, lists every figure, and describes every folder and the files whose names do not
-explain themselves. A folder of the run that no entry of :data:`FOLDERS` describes is listed as such, so the
-index never hides a file.
-"""
+It names the runs that made the results (from ``provenance/runs.jsonl``, ``software.yml`` and each ``info.json``),
+links the error browser, shows the headline tables, lists every figure, and describes every folder and the files
+whose names do not explain themselves; a folder :data:`FOLDERS` does not describe is listed as such."""
 
 from __future__ import annotations
 
@@ -14,7 +11,7 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,8 +85,7 @@ MEDSNIP_FURTHER = re.compile(r"medsnip/(?:[^/]+/)?table\d+_\w+\.md")  # MedSNIP 
 
 @dataclass(frozen=True)
 class IndexOptions(Options):
-    """The run's folder (``results_dir``), where its provenance records are, and the index job's own log and
-    timing file (left out: the index lists what the run made before it)."""
+    """The run's folder, its provenance folder, and the index job's own log and timing files (left out)."""
 
     results: str
     provenance: str
@@ -193,8 +189,8 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list
 
 
 def releases_section(path: Path) -> list[str]:
-    """The releases the run's jobs read (``provenance/releases.jsonl``, the latest record of each dataset and
-    source): their commit and each file's SHA-256, pinned by the config or recorded."""
+    """The releases the run's jobs read (``provenance/releases.jsonl``, the latest record per dataset and
+    source): their commit and each file's SHA-256, pinned or recorded."""
     latest: dict[tuple[str, str], dict[str, object]] = {}
     for record in read_jsonl(path) if path.is_file() else []:
         latest[(str(record.get("dataset")), str(record.get("source")))] = record
@@ -269,7 +265,7 @@ def index_markdown(results: Path, provenance: Path, files: Sequence[str], this_r
 
 
 def markdown_to_html(markdown: str, title: str) -> str:
-    """The index's Markdown as a small self-contained HTML page (headings, paragraphs, lists, pipe tables, code, links)."""
+    """The index's Markdown as a small self-contained HTML page (headings, paragraphs, lists, tables, code, links)."""
     def inline(text: str) -> str:
         text = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text, quote=False))
         return re.sub(r"\[([^\]]+)\]\(([^()\s\"]+)\)", r'<a href="\2">\1</a>', text)  # a link: [text](relative path)

@@ -1,14 +1,7 @@
-"""The config schema's defaults, for the library's own entry points (``python -m medfc.scoring``).
+"""The config schema's defaults, for entry points outside Snakemake (``python -m medfc.scoring``).
 
-Every default lives in ``workflow/schemas/config.schema.yaml``. Code that runs outside Snakemake and
-needs a default reads it from there with :func:`defaults` / :func:`section`, filled in exactly as the
-workflow's validation fills an empty config (every ``properties`` default, nested ones too), so no
-entry point repeats a value of the schema.
-
-The schema is found in the repository the package lives in (``src/medfc/common/schema.py`` →
-``workflow/schemas/config.schema.yaml``: an editable install, the workflow's own copy of ``src/``), or
-at the path in the environment variable ``MEDFC_SCHEMA``.
-"""
+Every default lives in ``workflow/schemas/config.schema.yaml`` (found beside ``src/``, or at ``$MEDFC_SCHEMA``);
+:func:`defaults` / :func:`section` fill them in exactly as the workflow's validation fills an empty config."""
 
 from __future__ import annotations
 
@@ -33,9 +26,8 @@ def schema_path() -> Path:
 
 
 def fill_defaults(config: JSONObject, schema: JSONObject) -> JSONObject:
-    """Validate ``config`` against ``schema`` and fill in every ``properties`` default, nested ones too, in
-    place — what Snakemake's ``validate(config, schema, set_default=True)`` does (only the schema's local
-    ``#/$defs`` references are followed). Returns ``config``; raises jsonschema's ``ValidationError``."""
+    """Validate ``config`` and fill in every ``properties`` default in place, nested ones too, as Snakemake's
+    ``validate(config, schema, set_default=True)`` does (local ``#/$defs`` references only). Returns ``config``."""
     from jsonschema import Draft202012Validator, validators
 
     properties = Draft202012Validator.VALIDATORS["properties"]

@@ -1,21 +1,12 @@
 """Where an input comes from: a local path, or a URL downloaded once into a cache.
 
-A light module (``requests`` is imported only when something is downloaded), so that the planning code
-and the release readers can tell a URL from a path without the HTTP stack.
-
-A download is kept only when it is complete (:func:`download_once`): it is written under a temporary
-name beside its place and renamed into place only after it is checked — its length against the
-Content-Length the server stated (checked here from the response's headers, not left to the transport:
-urllib3 1.x, which ``requests`` allows, ends a shorter body without an error) and, for a zip, its central
-directory (:func:`zip_problem`: a zip cut short has none, even when the server stated no length). A body
-cut short by the transport (a broken chunked body, a connection closed or stalled mid-body) is refused too.
-Anything else is removed, nothing is kept, and the job fails naming the URL and the bytes received; the
-next run downloads it again. A file already in place is checked the same way before it is reused, so a
-cut download an older version kept is fetched again.
-
-A data file of a Hugging Face dataset repository is read at a commit (:func:`hub_url`), and a URL's download is kept
-at a path its URL names (:func:`url_cache_path`): the imports of declared datasets and MedSNIP's Hub files share both.
-"""
+Light (``requests`` is imported only to download), so the plan and the release readers can tell a URL from a path.
+A download (:func:`download_once`) goes to a temporary name and is renamed into place only when complete: its
+length equals the Content-Length the server stated (checked here: urllib3 1.x ends a short body without an
+error), a zip has its whole central directory (:func:`zip_problem`), and the transport did not cut the body.
+Otherwise nothing is kept and the job fails naming the URL and the bytes received. A file already in place is
+checked the same way before reuse. :func:`hub_url` and :func:`url_cache_path` are shared by the dataset imports
+and MedSNIP's Hub files."""
 
 from __future__ import annotations
 
@@ -44,10 +35,9 @@ Check = Callable[[Path], "str | None"]
 
 
 class IncompleteDownload(RuntimeError):
-    """A download that ended short of a complete file: nothing was kept, the next run fetches it again."""
+    """A download that ended short of a complete file: nothing kept, the next run fetches it again."""
 
-    def __init__(self, url: str, dest: str | os.PathLike, problem: str, received: int | None = None,
-                 content_length: int | None = None):
+    def __init__(self, url: str, dest: str | os.PathLike, problem: str, received: int | None = None, content_length: int | None = None):
         from medfc.common.redact import redact_url
 
         self.url, self.dest, self.problem = redact_url(url), os.fspath(dest), problem
@@ -61,8 +51,7 @@ class IncompleteDownload(RuntimeError):
 
 
 def hub_url(endpoint: str, repo: str, revision: str, path: str) -> str:
-    """``<endpoint>/datasets/<repo>/resolve/<revision>/<path>``: a file of a Hugging Face dataset repository, its bytes
-    at that commit (the revision and the path quoted)."""
+    """``<endpoint>/datasets/<repo>/resolve/<revision>/<path>``: a Hugging Face dataset file at a commit (quoted)."""
     return f"{endpoint.rstrip('/')}/datasets/{repo}/resolve/{quote(revision, safe='')}/{quote(path.lstrip('/'))}"
 
 
@@ -83,9 +72,8 @@ _ZIP64_EOCD = struct.Struct("<4sQ2H2L4Q")  # sig, record size, versions, disks, 
 
 
 def zip_problem(path: str | os.PathLike) -> str | None:
-    """None when the zip at ``path`` ends with its whole central directory (zip64 included), else what is
-    missing. Only the end of the file is read (a few KiB even for a 10 GB bulk download): the end record,
-    then that the central directory it points to starts where it says and ends where the end records begin."""
+    """None when the zip at ``path`` ends with its whole central directory (zip64 included), else what is missing.
+    Reads only the file's end (a few KiB even for a 10 GB download)."""
     path = Path(path)
     size = path.stat().st_size
     if size < _EOCD.size:
@@ -140,7 +128,7 @@ def _temp_dirs(dest: Path) -> list[Path]:
 
 
 def _remove_stale(dest: Path) -> None:
-    """Temporary folders of downloads into ``dest`` whose process (on this host) is gone: a killed run's."""
+    """Remove temporary folders of downloads into ``dest`` whose process (on this host) is gone."""
     host = socket.gethostname()
     for tmp in _temp_dirs(dest):
         owner = tmp.name[len(dest.name) + 2 : -len(".download")].rsplit(".", 1)[0]
@@ -163,14 +151,10 @@ def download_once(url: str, dest: str | os.PathLike, client: HttpClient | None =
                   check: Check | None | bool = True) -> tuple[Path, bool]:
     """``url`` downloaded to ``dest`` unless a complete copy is there; returns ``(dest, from_cache)``.
 
-    ``check``: a function telling what is wrong with a file (None: whole); ``True`` picks one by the name
-    (:func:`check_for`: a zip's central directory), ``None`` or ``False`` checks nothing beyond the
-    Content-Length (when the server sent one). A copy in place that is empty or fails the check is removed
-    and downloaded again. The download goes to a temporary folder beside ``dest`` and is renamed into place
-    only when complete; an incomplete one is removed and fetched again, up to the client's ``max_retries`` times
-    (with its backoff; the client itself retries a 429, a 5xx and a connection that fails before the answer).
-    Then :class:`IncompleteDownload` (naming the URL, the bytes received and the Content-Length) or the
-    client's error (an HTTP status; a Retry-After beyond its cap) is raised. ``client``: a :class:`medfc.common.http.HttpClient` (default: one at 1 request/s, 3 retries)."""
+    ``check``: what is wrong with a file (None: whole); ``True`` picks one by name (:func:`check_for`), ``None`` or
+    ``False`` checks only the Content-Length. An empty or failing copy in place is downloaded again. An incomplete
+    download is retried up to the client's ``max_retries`` times with its backoff, then :class:`IncompleteDownload`
+    (or the client's error) is raised. ``client``: default one at 1 request/s with 3 retries."""
     dest = Path(dest)
     verify = check_for(dest) if check is True else (check or None)
     if dest.exists():
@@ -201,7 +185,7 @@ def download_once(url: str, dest: str | os.PathLike, client: HttpClient | None =
 
 
 def _download_attempt(url: str, dest: Path, client: HttpClient, progress: bool, verify: Check | None) -> None:
-    """One download of ``url`` into a temporary folder beside ``dest``, renamed into place when complete."""
+    """One download into a temporary folder beside ``dest``, renamed into place when complete."""
     tmp_dir = dest.parent / f".{dest.name}.{socket.gethostname()}-{os.getpid()}.{secrets.token_hex(4)}.download"
     tmp_dir.mkdir()
     try:
@@ -238,8 +222,8 @@ def _redact(url: str) -> str:
 
 @contextlib.contextmanager
 def _responses(client: HttpClient) -> Iterator[list[requests.Response]]:
-    """Every response ``client``'s requests session receives meanwhile (a redirect's hops, then the answer),
-    by a response hook removed on exit; none for a client without a requests session."""
+    """Every response ``client``'s session receives meanwhile (redirect hops, then the answer), by a response
+    hook removed on exit; none for a client without a requests session."""
     seen: list[requests.Response] = []
     hooks = getattr(getattr(client, "session", None), "hooks", None)
     listeners = hooks.get("response") if isinstance(hooks, dict) else None
@@ -271,11 +255,9 @@ def _stated(responses: list[requests.Response]) -> tuple[int | None, bool]:
 
 
 def _received(responses: list[requests.Response], folder: Path) -> tuple[int, bool]:
-    """``(bytes, comparable)``: the body's bytes received — as the connection counted them (urllib3's
-    ``tell()``: before any gzip decoding, so they compare with the Content-Length), or the bytes written under
-    ``folder`` (the client's partial file, whatever it names it) where that is more (urllib3 does not count a
-    chunked body) — and whether they compare with a Content-Length (not the decoded size of a
-    content-encoded body). After a cut, the bytes of the read chunk it broke off are not counted."""
+    """``(bytes, comparable)``: the body's bytes received, as urllib3 counted them (``tell()``: before gzip
+    decoding) or as written under ``folder`` where that is more (urllib3 does not count a chunked body), and whether
+    they compare with a Content-Length (not for a decoded content-encoded body)."""
     tell = getattr(getattr(responses[-1], "raw", None), "tell", None) if responses else None
     try:
         wire = int(tell()) if callable(tell) else None
@@ -289,26 +271,22 @@ def _received(responses: list[requests.Response], folder: Path) -> tuple[int, bo
 
 
 def _transport_error(exc: BaseException) -> bool:
-    """Whether ``exc`` is the transport's (a read timeout, a reset connection): after part of the body came,
-    the download was cut."""
+    """Whether ``exc`` is the transport's (a read timeout, a reset connection)."""
     import requests
 
     return isinstance(exc, (requests.exceptions.RequestException, OSError))
 
 
 def _cut_body(exc: BaseException) -> bool:
-    """Whether an error of the transport means the body was cut short (fewer bytes than its Content-Length,
-    a chunked body without its last chunk)."""
+    """Whether a transport error means the body was cut short (short of its Content-Length, or its last chunk)."""
     import requests
 
     return isinstance(exc, (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError))
 
 
 def local_or_cached(source: str | os.PathLike, dest: str | os.PathLike, client: HttpClient | None = None) -> tuple[Path, bool]:
-    """A local ``source`` as it is (its existence is the caller's to check), or the URL ``source``
-    downloaded once to ``dest`` (the caller's cache layout) and kept only when complete
-    (:func:`download_once`). Returns ``(path, from_cache)``: a complete ``dest`` is reused without any
-    request. ``client``: a :class:`medfc.common.http.HttpClient` (default: one at 1 request/s with 3 retries)."""
+    """A local ``source`` as is (existence unchecked), or the URL ``source`` downloaded once to ``dest``
+    (:func:`download_once`); returns ``(path, from_cache)``."""
     if not is_url(source):
         return Path(source), False
     return download_once(str(source), dest, client)

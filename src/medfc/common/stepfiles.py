@@ -1,9 +1,5 @@
-"""The named files a workflow step receives: ``step(inputs, outputs, options)``.
-
-workflow/scripts/step.py hands a rule's named inputs and outputs over as one path or a list of paths per
-name (``medfc run --in name=path`` one path each; the tests may pass :class:`pathlib.Path`). A step reads a
-single-file name as a path and a many-file one with :func:`medfc.common.io.input_paths`.
-"""
+"""The named files a step receives, ``step(inputs, outputs, options)``: one path or a list of paths per name
+(read a many-file name with :func:`medfc.common.io.input_paths`)."""
 
 from __future__ import annotations
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 
 def token_ids(tokenizer, text: str) -> list[int]:
-    """Token ids of ``text`` without special tokens, and without the backend's own truncation or
-    padding: a tokenizer.json may pad every encoding to a fixed length (all-MiniLM-L6-v2's pads to 128),
-    which would turn each sentence into 128 tokens."""
+    """Token ids of ``text`` without special tokens, truncation or padding (a tokenizer.json may pad to a fixed
+    length: all-MiniLM-L6-v2's to 128)."""
     backend = tokenizer.backend_tokenizer
     backend.no_truncation()
     backend.no_padding()

@@ -1,13 +1,6 @@
-"""An imported dataset as a folder ``datasets.load_dataset`` reads by config (``<results_dir>/datasets/<name>/card/``):
-``README.md`` (the card: YAML front matter with the configs and their features, :mod:`medfc.common.hf_dataset`), and
-each split twice as Parquet:
-
-* ``source/<split>.parquet``: the records as the split files hold them (``id``, ``claim``, ``title`` when the data has
-  one, ``evidence``, ``label``, all strings); config ``<name>_source``, the default, whose ``label`` is a
-  ``ClassLabel`` with the classes in the order of ``datasets.<name>.labels``;
-* ``bigbio_te/<split>.parquet``: BigBio's textual-entailment view (``id``, ``premise`` the evidence, ``hypothesis``
-  the claim, ``label`` the class); config ``<name>_bigbio_te``.
-"""
+"""An imported dataset as a folder ``datasets.load_dataset`` reads (``<results_dir>/datasets/<name>/card/``): the
+card ``README.md`` (:mod:`medfc.common.hf_dataset`) and each split as ``source/<split>.parquet`` (config
+``<name>_source``, the default, ``label`` a ``ClassLabel``) and ``bigbio_te/<split>.parquet`` (``<name>_bigbio_te``)."""
 
 from __future__ import annotations
 
@@ -63,8 +56,7 @@ def _section(options: ImportOptions, splits: Mapping[str, Sequence[Record]], how
         counts = [sum(1 for r in splits[split] if r["label"] == c) for c in classes]
         lines.append(f"| {split} | " + " | ".join(map(str, counts)) + f" | {len(splits[split])} | {how[split]} |")
     left_out = {**report.reasons(), **dict(report.excluded)}
-    lines += ["", "## Rows left out", "",
-              ", ".join(f"{reason}: {n}" for reason, n in sorted(left_out.items())) or "none"]
+    lines += ["", "## Rows left out", "", ", ".join(f"{reason}: {n}" for reason, n in sorted(left_out.items())) or "none"]
     if options.card_notes.strip():
         lines += ["", "## Notes", "", options.card_notes.strip()]
     return "\n".join(lines) + "\n"

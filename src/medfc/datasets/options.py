@@ -1,5 +1,5 @@
-"""The options of the import of a dataset declared by ``datasets.<name>`` (:func:`medfc.datasets.steps.import_dataset`),
-in a light module: the plan builds them from the config entry (:meth:`medfc.plan.datasets.DatasetsPlan.dataset_import`)."""
+"""The options of a declared dataset's import, in a light module (the plan builds them:
+:meth:`medfc.plan.datasets.DatasetsPlan.dataset_import`)."""
 
 from __future__ import annotations
 
@@ -46,8 +46,8 @@ class SplitsOptions(Options):
 
 @dataclass(frozen=True)
 class ImportOptions(Options):
-    """``datasets.<name>`` (less its models and training keys) + its name and title, and ``cache_dir`` (where a
-    downloaded file is kept: ``<cache_dir>/datasets``)."""
+    """``datasets.<name>`` (less its models and training keys), its name and title, and ``cache_dir`` (downloads
+    go to ``<cache_dir>/datasets``)."""
 
     name: str
     title: str

@@ -1,33 +1,10 @@
-"""A dataset's rows as the run's records, and its three splits.
+"""A dataset's rows as the run's records, and its three splits (the rules: docs/datasets.md, Checks and Splits).
 
-Each row becomes ``{"id", "claim", "title" (only with fields.title), "evidence", "label"}`` (:class:`RowMapper`):
-the fields ``datasets.<name>.fields`` names, as text. A field's value is text, a number or null (the empty text); the
-evidence may also be a list of texts, joined by single spaces, and a CSV or TSV evidence cell whose text is a JSON
-list of strings (``["First.", "Second."]``) is read as that list. Any other value (an object, a list of objects, a
-list as a claim) stops the import in one line naming the field, its type, the file and the key
-``datasets.<name>.fields.<field>``. ``label`` is the class ``datasets.<name>.labels`` maps the raw value to, the value
-compared as text (:func:`label_text`: ``"0"``, ``"Supports"``; a number 1.0, and a text that reads as a whole number
-such as ``"1.0"``, is ``"1"``, in the data and in ``labels`` alike). Without an id field a row's id is
-``<file key>-<n>``, its row number in its file (1 for the first row; the file key is its split, or ``data`` for a
-single table). A field the data lacks stops the import in one line naming it, the file and the fields it has. The label
-values ``labels`` does not list stop the import once all files are read, in one line naming each with its rows and
-files and the key.
-
-Left out and counted: a row whose label maps to null (``label_dropped``); skipped with their reasons, in this order: a
-row without a label (null, NaN or empty, unless ``labels`` maps ``""``: ``missing_label``), an empty claim
-(``empty_claim``), an empty evidence (``empty_evidence``), an empty id (``missing_id``), the id of an earlier row
-(``duplicate_id``, across the files, read in the order train, validation, test), and, in the table the import makes
-splits of (train, or a single table), the claim and evidence of an earlier row (``duplicate_row``), so no pair is in
-two of the splits it makes. The data's own splits stay whole (a published test split is scored as published): a
-repeated pair in one is kept and counted (``repeated_pairs_<split>``), and so is a pair an earlier split holds
-(``overlap_<split>_<earlier split>``).
-
-The splits (:func:`make_splits`): the ones the files give, named by their key (renamed by ``splits.names``); the
-missing ones made from train, stratified by class with ``splits.seed``: the test split first (``test_size`` of it),
-then the validation split (``validation_size`` of what is left). A single table is train before that. Each class
-gives round(share × its rows) of its rows, chosen at random with the seed; every split keeps its rows in file order.
-A split left empty stops the import in one line naming it, the key ``datasets.<name>.splits`` and the rows per class.
-"""
+Each row becomes ``{"id", "claim", "title" (only with fields.title), "evidence", "label"}`` (:class:`RowMapper`), the
+fields as text; the evidence may be a list of texts (joined by spaces), and a CSV evidence cell holding a JSON list of
+strings is read as that list. Labels are compared as text (:func:`label_text`: 1.0 and ``"1.0"`` are ``"1"``, in the
+data and in ``labels`` alike). Without an id field a row's id is ``<file key>-<n>`` (its 1-based row number).
+:func:`make_splits` makes the missing splits from train, stratified by class with ``splits.seed``."""
 
 from __future__ import annotations
 
@@ -65,8 +42,7 @@ def as_text(value: Any) -> str:
 
 
 def label_text(value: Any) -> str:
-    """A label value as the text ``labels`` is keyed by: :func:`as_text`, and a text that reads as a whole number
-    (``"1.0"``, ``"+1"``) that number's digits (``"1"``)."""
+    """:func:`as_text`, and a text reading as a whole number (``"1.0"``, ``"+1"``) as its digits (``"1"``)."""
     text = as_text(value)
     return str(int(text.partition(".")[0])) if WHOLE_NUMBER.fullmatch(text) else text
 
@@ -83,8 +59,8 @@ def listed_sentences(text: str) -> list[str] | None:
 
 
 def evidence_text(value: Any, text_cell: bool = False) -> str:
-    """The evidence as one text: a list of sentences (or a ``text_cell`` holding a JSON list of them) joined by single
-    spaces, empty ones left out."""
+    """The evidence as one text: a list of sentences (or a ``text_cell`` holding a JSON list) joined by spaces,
+    empty ones left out."""
     if text_cell and isinstance(value, str):
         listed = listed_sentences(value)
         value = value if listed is None else listed
@@ -94,7 +70,7 @@ def evidence_text(value: Any, text_cell: bool = False) -> str:
 
 
 def labels_by_text(labels: Mapping[Any, str | None]) -> dict[str, str | None]:
-    """``datasets.<name>.labels`` keyed by :func:`label_text` (a YAML key 0, 1.0 or "1.0" is ``"0"`` or ``"1"``)."""
+    """``datasets.<name>.labels`` keyed by :func:`label_text`."""
     return {label_text(k): v for k, v in labels.items()}
 
 
@@ -126,8 +102,8 @@ def check_fields(table: Table, options: ImportOptions) -> None:
 
 
 class RowMapper:
-    """The records of an import's files, one file after another (see the module's doc): it keeps the ids and, per split,
-    the (claim, evidence) pairs of the rows kept so far, and the label values ``labels`` does not list (:meth:`check_labels`)."""
+    """The records of an import's files, one file after another: keeps the ids, the (claim, evidence) pairs per
+    split, and the label values ``labels`` does not list (:meth:`check_labels`)."""
 
     def __init__(self, options: ImportOptions, report: SkipReport):
         self.options, self.report = options, report
@@ -148,8 +124,8 @@ class RowMapper:
         return value
 
     def map(self, table: Table, file_key: str, *, split_here: bool) -> list[Record]:
-        """The records of one file's rows; counts ``read_<file key>`` and ``kept_<file key>``. ``split_here``: the import
-        makes splits of this file's rows (a repeated pair is skipped, not kept and counted)."""
+        """The records of one file's rows; counts ``read_<file key>`` and ``kept_<file key>``. ``split_here``: the
+        import makes splits of this file (a repeated pair is skipped, not kept and counted)."""
         check_fields(table, self.options)
         fields, report = self.options.fields, self.report
         split = "train" if file_key == SINGLE else file_key
@@ -197,7 +173,7 @@ class RowMapper:
         return out
 
     def check_labels(self) -> None:
-        """Stop, in one line, on the label values the files hold that ``labels`` does not list: each with its rows."""
+        """Stop, in one line, on the label values not in ``labels``, each with its rows."""
         if not self.unmapped:
             return
         values = "; ".join(f"{value!r} ({_rows(sum(files.values()))}: {', '.join(files)})" for value, files in self.unmapped.items())
@@ -217,8 +193,8 @@ def stratified_take(records: Sequence[Record], share: float, rng: random.Random,
 
 
 def make_splits(given: Mapping[str, list[Record]], splits: SplitsOptions, classes: Sequence[str], key: str) -> tuple[dict[str, list[Record]], dict[str, str]]:
-    """train, validation and test from the splits ``given`` (by the run's split names; a single table as train),
-    and how each came (``given``, or ``made from train``); a split left empty stops in one line."""
+    """train, validation and test from the splits ``given`` (a single table as train), and how each came (``given``
+    or ``made from train``); a split left empty stops in one line."""
     if "train" not in given:
         raise ValueError(f"config: {key}: the data has no train split (it has {', '.join(given) or 'none'}): name its files "
                          f"{', '.join(SPLITS)}, or rename its splits with {key}.splits.names")

@@ -1,25 +1,13 @@
-"""Where a dataset's data files are (``datasets.<name>.source``), in a light module: the plan checks the source and
-the files already here with it, the import downloads and verifies them (:func:`fetch`).
+"""Where a dataset's data files are (``datasets.<name>.source``, docs/datasets.md), in a light module: the plan
+checks the source and the files already here, the import downloads and verifies them (:func:`fetch`).
 
-A source is exactly one of:
-
-* ``path``: a local file (one table, key ``data``), a folder with ``files`` (split → file), or a folder written by
-  ``datasets.Dataset.save_to_disk`` / ``DatasetDict.save_to_disk`` (its splits; every file of it is hashed, keyed by
-  its path in the folder);
-* ``url``: a file's URL (key ``data``), or with ``files`` the base URL they are under; a URL that names no commit
-  (:func:`medfc.common.pinning.pinned_commit`: a GitHub URL at a commit) is refused unless every file has a
-  ``sha256`` pin;
-* ``hf``: a Hugging Face dataset repository read at ``revision`` (a 40-hex commit; a branch or a tag moves and is
-  refused), each file of ``files`` at ``<endpoint>/datasets/<hf>/resolve/<revision>/<config>/<file>``: data files
-  only, never a loading script. The endpoint is ``https://huggingface.co`` unless ``HF_ENDPOINT`` names another (as
-  for ``huggingface_hub``: a mirror, a test server).
-
-A URL's file is downloaded once into ``<cache_dir>/<16 hex of its URL's SHA-256>/<its name>`` (complete or not at
-all, :func:`medfc.common.sources.download_once`) and reused by every later import. Every file is checked against the
-SHA-256 ``source.sha256.<key>`` pins before it is read (:func:`medfc.common.pinning.verify`: another hash stops the
-import in one line naming the key and both hashes, and a download its path in the cache); a file without a pin is
-accepted and its hash recorded.
-"""
+Exactly one of ``path`` (a file, key ``data``; a folder with ``files``; or a ``save_to_disk`` folder, every file
+keyed by its path in it), ``url`` (a file, or with ``files`` their base URL; refused without a commit unless every
+file has a ``sha256`` pin) and ``hf`` (a dataset repository at a 40-hex ``revision``, each file at
+``<endpoint>/datasets/<hf>/resolve/<revision>/<config>/<file>``; ``$HF_ENDPOINT`` or ``https://huggingface.co``).
+A URL's file is downloaded once to ``<cache_dir>/<16 hex of its URL's SHA-256>/<its name>``
+(:func:`medfc.common.sources.download_once`); every file is checked against its ``source.sha256.<key>`` pin
+(:func:`medfc.common.pinning.verify`) before it is read."""
 
 from __future__ import annotations
 
@@ -47,7 +35,7 @@ SAVED_MARKERS = ("dataset_dict.json", "state.json")  # what datasets' save_to_di
 @dataclass(frozen=True)
 class SourceFile:
     """One data file: its key (``data``, a key of ``files``, or a saved folder's file path), where it is read from
-    (a path or a URL) and where it is on this machine (the URL's download in the cache)."""
+    (path or URL) and where it is here (a URL's download in the cache)."""
 
     key: str
     location: str
@@ -154,8 +142,8 @@ def describe_source(options: ImportOptions) -> str:
 
 
 def fetch(options: ImportOptions, http: HttpClient | None = None) -> tuple[list[SourceFile], dict[str, JSONValue]]:
-    """Every data file here (a URL's downloaded once) and checked against its pin before any is read; returns them
-    and the source's record (:func:`medfc.common.pinning.release_record`, each file with where it was read from)."""
+    """Every data file here (a URL's downloaded once) and checked against its pin before any is read; returns them and
+    the source's record (:func:`medfc.common.pinning.release_record`, each file with where it was read from)."""
     problem = source_problem(options)
     if problem:
         raise ValueError(f"config: {problem}")

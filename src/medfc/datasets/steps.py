@@ -14,11 +14,9 @@ log = logging.getLogger(__name__)
 
 
 def import_dataset(inputs: StepFiles, outputs: StepFiles, options: ImportOptions) -> dict[str, int]:
-    """The source's data files (``options.source``: downloaded once into the cache and checked against their
-    SHA-256 pins, :func:`medfc.datasets.sources.fetch`) → ``train``/``validation``/``test`` (JSONL, one record a
-    line, :mod:`medfc.datasets.records`), the card folder (``readme``, ``source_<split>``, ``bigbio_<split>``:
-    :mod:`medfc.datasets.card`) and ``report`` (rows per split and class, the rows left out with their reasons,
-    the files read with their SHA-256). ``inputs``: a local source's files (only so that editing one reruns it)."""
+    """The source's data files (downloaded once, checked against their SHA-256 pins: :func:`sources.fetch`) →
+    ``train``/``validation``/``test`` (JSONL), the card folder (``readme``, ``source_<split>``, ``bigbio_<split>``) and
+    ``report``. ``inputs``: a local source's files (only so that editing one reruns the step)."""
     report = SkipReport(f"datasets.import ({options.name})")
     files, record = sources.fetch(options)
     record_release(record)

@@ -1,9 +1,7 @@
-"""The rows of a dataset's data file, by its name's ending: ``.csv``, ``.tsv`` (UTF-8, a header line, read by
-:mod:`medfc.common.csvfile`; every value text), ``.json`` (an array of objects, or an object whose ``data`` is one),
-``.jsonl`` / ``.ndjson`` (one object a line), ``.parquet``; and the splits of a folder ``datasets``' ``save_to_disk``
-wrote (its Arrow files, read with pyarrow: ``dataset_dict.json`` names the splits, each split's ``state.json`` its
-files). A text file's UTF-8 BOM is dropped. JSON, Parquet and Arrow values keep their types (a list of sentences stays
-a list). A file that cannot be read raises :class:`medfc.common.io.InputFileError` naming it."""
+"""The rows of a dataset's data file by its ending: ``.csv``/``.tsv`` (:mod:`medfc.common.csvfile`, every value
+text), ``.json`` (an array of objects, or an object whose ``data`` is one), ``.jsonl``/``.ndjson``, ``.parquet``; or
+the splits of a ``save_to_disk`` folder (``dataset_dict.json`` names the splits, each ``state.json`` its Arrow files).
+A BOM is dropped; JSON, Parquet and Arrow values keep their types. Unreadable files raise ``InputFileError``."""
 
 from __future__ import annotations
 
@@ -26,8 +24,8 @@ CSV_FIELD_LIMIT = 2**31 - 1  # characters of a CSV field; the csv module's defau
 
 @dataclass(frozen=True)
 class Table:
-    """One file's rows: where it was read from (a path or URL, for the messages), its fields in order, its rows, and
-    whether its every value is a text cell (CSV, TSV)."""
+    """One file's rows: where it was read from (for messages), its fields in order, its rows, and whether every value
+    is a text cell (CSV, TSV)."""
 
     location: str
     columns: list[str]
@@ -50,7 +48,7 @@ def _objects(rows: Iterable[Any], location: str) -> list[dict[str, Any]]:
 
 @contextmanager
 def _field_size_limit(limit: int) -> Iterator[None]:
-    """Python's csv module reads fields of up to ``limit`` characters meanwhile (a process-wide setting)."""
+    """Let the csv module read fields of up to ``limit`` characters meanwhile (a process-wide setting)."""
     before = csv.field_size_limit(limit)
     try:
         yield
@@ -59,9 +57,8 @@ def _field_size_limit(limit: int) -> Iterator[None]:
 
 
 def _csv(path: Path, location: str, delimiter: str) -> Table:
-    """A UTF-8 CSV or TSV file (:func:`medfc.common.csvfile.read_csv_records`: strict, a BOM dropped, fields of up to
-    :data:`CSV_FIELD_LIMIT` characters): its header, then one row per record; a column the header names twice, or a
-    record with another number of fields than the header, names its line."""
+    """A strict UTF-8 CSV or TSV file: its header, then one row per record; a repeated header column or a record with
+    the wrong field count names its line."""
     try:
         with _field_size_limit(CSV_FIELD_LIMIT):
             header, records = read_csv_records(path, delimiter=delimiter)
@@ -106,7 +103,7 @@ def _json(path: Path, location: str) -> Table:
 
 
 def _jsonl(path: Path, location: str) -> Table:
-    """One JSON object a line (blank lines left out); split at line feeds only, as a line's text may hold U+2028."""
+    """One JSON object a line; split at line feeds only, as a line's text may hold U+2028."""
     lines = _text(path, location).split("\n")
     rows = _objects((_parsed(line, location, n) for n, line in enumerate(lines, 1) if line.strip()), location)
     return Table(location, _columns(rows), rows)

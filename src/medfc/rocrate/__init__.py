@@ -1,55 +1,23 @@
-"""A finished run's record as a Workflow Run RO-Crate (``medfc rocrate``).
+"""A finished run's record as a Workflow Run RO-Crate (``medfc rocrate``; docs/deployment.md).
 
     medfc rocrate --results-dir DIR [--output CRATE.zip | --output CRATE_DIR] [--workflow-dir DIR]
                   [--agent NAME [--agent-id URI]]
 
-The crate follows RO-Crate 1.1 and the Workflow Run Crate profile 0.5 (https://w3id.org/ro/wfrun/workflow/0.5,
-with the Process Run Crate and Workflow RO-Crate 1.0 it builds on). Its ``ro-crate-metadata.json`` is built
-with ro-crate-py (the ``rocrate`` package, :class:`rocrate.rocrate.ROCrate` at version 1.1); it describes:
+RO-Crate 1.1 with the Workflow Run Crate profile 0.5 (and the Process Run Crate and Workflow RO-Crate 1.0 it
+builds on), built with ro-crate-py. The metadata describes the root ``Dataset`` (every file, profiles,
+licence, ``mainEntity`` the workflow, ``mentions`` its runs, ``author`` the agent), the crate's README, the
+workflow ``workflow/Snakefile`` (Bioschemas ComputationalWorkflow 1.0, with what ``CITATION.cff`` says of it,
+its rule files, config input, result output and ``softwareRequirements`` from ``provenance/software.yml``),
+and one ``CreateAction`` per line of ``provenance/runs.jsonl``. A file is the result of the latest run that
+started before it was last written (older files are in the crate, no run's result, counted); logs, timings,
+the index and the provenance records are not results. A run's end and status come from Snakemake's log in
+``<its folder>/.snakemake/log/``, else its last file in the results folder and whether it wrote ``index.md``
+(the last job of every full run); what neither tells is counted (``run_end_unknown``, ``run_status_unknown``).
 
-* the root ``Dataset``: every file of the crate (``hasPart``), the profiles it conforms to, the licence of the
-  workflow, ``mainEntity`` the workflow, ``mentions`` its runs, and ``author`` the agent when one is given;
-* the crate's ``README.md`` (written by this module: what the crate holds, its runs, the licences), ``about``
-  the root;
-* the workflow, ``workflow/Snakefile`` (``File``, ``SoftwareSourceCode``, ``ComputationalWorkflow``, conforming
-  to Bioschemas' ComputationalWorkflow profile 1.0; language Snakemake, of the version that made the results),
-  with its title, version, release date, authors, licence, keywords and the works to cite (``citation``) from
-  ``CITATION.cff``, its rule files (``hasPart``), its input (the config files, a ``FormalParameter``) and output
-  (the files it writes) and the software it ran with (``softwareRequirements``: one ``SoftwareApplication`` per
-  package of ``provenance/software.yml``, Python first, each identified by its page on python.org or PyPI;
-  medfc itself, the workflow, has no public address the project knows, so its entry keeps a local id);
-* one ``CreateAction`` per line of ``provenance/runs.jsonl`` (one per Snakemake run: :mod:`medfc.common.provenance`):
-  ``startTime``, ``endTime``, ``actionStatus``, ``agent`` (when given), ``instrument`` the workflow, ``object``
-  the config files it read (the workflow's default config and each ``--configfile``), ``result`` the files it
-  wrote, ``location`` its host, its command in ``description``. A file is the result of the latest run that
-  started before the file was last written; a file older than every recorded run is in the crate but no run's
-  result (counted). Logs, timings, the index and the provenance records are in the crate but not results.
-  A run's end and status come from Snakemake's own log of it (``<its folder>/.snakemake/log/``: the log's last
-  write, and whether it ends with all steps done or with a failed job); without that log the end is the last
-  file the run wrote in the results folder and the run completed when it wrote the index (``index.md``, the
-  last job of every full run); what neither tells is left out and counted (``run_end_unknown``,
-  ``run_status_unknown``).
-
-Every path in the metadata is relative to the crate. Nothing names the machine's folders: a config file's
-description gives its path relative to the run's folder.
-
-The crate's files are the results folder's files at their paths in it (``tables/healthfc_table3.csv``), the
-workflow's folder under ``workflow/``, the config files under ``config/``, the checkout's ``LICENSE`` and
-``CITATION.cff`` and the README. By default the crate is the results folder itself: the metadata, the README
-and the workflow's files are written into it, the results stay where they are. ``--output X.zip`` writes all
-of it into one zip instead (the metadata at its root), and ``--output DIR`` into another folder (the results
-copied). Model checkpoints under the results folder (``experiments.checkpoint_dir``: not a workflow output) and
-hidden files are left out. Whatever is named but missing (a config file, ``software.yml``, ``CITATION.cff``),
-a damaged line of ``runs.jsonl`` and the files left out are skipped and counted in the summary, never a failure.
-
-What the validator (roc-validator) still recommends and the project cannot state without facts it does not
-have: the crate's publisher, the affiliations (and an organisation's web address) of the authors CITATION.cff
-names without them and of the agent, a public address for the workflow and for medfc, and, unless ``--agent``
-names one, who ran the runs (:data:`NEEDS_FACTS`).
-
-What the results folder records of its runs is read by :mod:`medfc.rocrate.records`; the properties of
-the entities come from :mod:`medfc.rocrate.entities`.
-"""
+Paths in the metadata are relative to the crate and name no machine folder. By default the crate is the results
+folder itself (``--output X.zip``: one zip; ``--output DIR``: another folder, results copied). Checkpoints and
+hidden files are left out; whatever is missing or damaged is skipped and counted, never a failure. What the
+validator still recommends and needs facts the project lacks: :data:`NEEDS_FACTS`."""
 
 from __future__ import annotations
 
@@ -68,29 +36,9 @@ from urllib.parse import unquote
 from medfc.common.io import atomic_output
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
-from medfc.rocrate.entities import (
-    citation_entities,
-    file_properties,
-    licence_properties,
-    one_or_list,
-    people,
-    slug,
-    software_properties,
-)
-from medfc.rocrate.records import (
-    COMPLETED,
-    FAILED,
-    RunEnd,
-    checkpoint_dirs,
-    config_paths,
-    iso_time,
-    parse_time,
-    read_runs,
-    read_yaml,
-    relative_to_run,
-    results_of_runs,
-    run_end,
-)
+from medfc.rocrate.entities import citation_entities, file_properties, licence_properties, one_or_list, people, slug, software_properties
+from medfc.rocrate.records import (COMPLETED, FAILED, RunEnd, checkpoint_dirs, config_paths, iso_time, parse_time, read_runs, read_yaml,
+                                   relative_to_run, results_of_runs, run_end)
 
 if TYPE_CHECKING:
     import argparse
@@ -100,7 +48,6 @@ if TYPE_CHECKING:
 CRATE_VERSION = "1.1"  # the RO-Crate version the Workflow Run Crate 0.5 profile builds on
 METADATA = "ro-crate-metadata.json"
 README = "README.md"
-RO_CRATE = "https://w3id.org/ro/crate/1.1"
 PROCESS_RUN_CRATE = "https://w3id.org/ro/wfrun/process/0.5"
 WORKFLOW_RUN_CRATE = "https://w3id.org/ro/wfrun/workflow/0.5"
 WORKFLOW_RO_CRATE = "https://w3id.org/workflowhub/workflow-ro-crate/1.0"
@@ -155,8 +102,7 @@ class CrateSummary(TypedDict, total=False):
 
 @dataclass
 class Crate:
-    """A crate ready to write: its metadata, each file's path in the crate with the file it comes from, and
-    the files written here (the README) with their text."""
+    """A crate ready to write: its metadata, each crate path's source file, and the files written here (the README)."""
 
     metadata: JSONObject
     files: dict[str, Path]
@@ -237,10 +183,8 @@ def readme_text(title: str, runs: Sequence[Mapping[str, JSONValue]], ends: Mappi
 
 def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike | None = None, *,
                 skip_files: Iterable[str | os.PathLike] = (), agent: str | None = None, agent_id: str | None = None) -> Crate:
-    """The crate of the finished run in ``results_dir`` with the workflow of ``workflow_dir`` (default: the one
-    beside the imported medfc); ``skip_files`` are left out of the results (e.g. a zip being written there).
-    ``agent`` (a person's name, ``agent_id`` its identifier, e.g. an ORCID) ran the runs: each run's agent and
-    the crate's author."""
+    """The crate of ``results_dir`` with ``workflow_dir`` (default: beside the imported medfc), less ``skip_files``
+    (e.g. a zip being written there). ``agent`` (a name; ``agent_id``, e.g. an ORCID) ran the runs and authors the crate."""
     from rocrate.model.contextentity import ContextEntity
     from rocrate.model.file import File
     from rocrate.rocrate import ROCrate
@@ -409,8 +353,7 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
     for r in runs:
         end = ends[r["run"]]
         command = " ".join(str(a) for a in r.get("command") or [])
-        props = {"name": f"Snakemake run {r['run']}", "startTime": str(r["started"]),
-                 "description": command or f"run {r['run']}"}
+        props = {"name": f"Snakemake run {r['run']}", "startTime": str(r["started"]), "description": command or f"run {r['run']}"}
         if end.ended is not None:
             props["endTime"] = iso_time(end.ended)
         if end.status is not None:
@@ -471,8 +414,8 @@ def _check_replaceable(dest: Path, crate_path: str, previous: set[str], what: st
 
 
 def write_directory(crate: Crate, directory: Path) -> Path:
-    """The crate as a folder: each file not already there copied in and the README written (a file that is there
-    and differs is replaced only when an earlier export wrote it), then the metadata."""
+    """The crate as a folder: files not already there copied in, the README and then the metadata written;
+    a differing file already there is replaced only when an earlier export wrote it."""
     directory.mkdir(parents=True, exist_ok=True)
     previous = _previous_parts(directory)
     for crate_path, source in sorted(crate.files.items()):
@@ -510,9 +453,8 @@ def write_zip(crate: Crate, path: Path) -> Path:
 
 def export(results_dir: str | os.PathLike, output: str | os.PathLike | None = None, workflow_dir: str | os.PathLike | None = None,
            *, agent: str | None = None, agent_id: str | None = None) -> CrateSummary:
-    """Write the crate of ``results_dir``: into it (``output`` None or the folder itself), into a zip (a ``.zip``
-    name) or into another folder (not inside the results folder); returns the summary (with ``crate``, what was
-    written). ``agent`` and ``agent_id``: who ran the runs (:func:`build_crate`)."""
+    """Write the crate of ``results_dir`` into it (``output`` None or itself), into a zip (a ``.zip`` name) or into
+    another folder outside it; returns the summary with ``crate``, what was written."""
     results = Path(results_dir).resolve()
     out = Path(output).resolve() if output is not None else results
     if agent_id and not agent:
@@ -546,7 +488,6 @@ def format_summary(summary: CrateSummary) -> str:
 
 def main(args: argparse.Namespace) -> int:
     """The ``rocrate`` subcommand (arguments parsed by :func:`medfc.cli.main`)."""
-    summary = export(args.results_dir, args.output, args.workflow_dir, agent=getattr(args, "agent", None),
-                     agent_id=getattr(args, "agent_id", None))
+    summary = export(args.results_dir, args.output, args.workflow_dir, agent=getattr(args, "agent", None), agent_id=getattr(args, "agent_id", None))
     print(format_summary(summary), file=sys.stderr)
     return 0

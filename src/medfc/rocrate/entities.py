@@ -1,6 +1,5 @@
-"""The properties of the crate's entities (:mod:`medfc.rocrate`): a file's, the people and works
-``CITATION.cff`` names, the workflow's licence and the software the runs used.
-"""
+"""The properties of the crate's entities: files, the people and works ``CITATION.cff`` names, the licence,
+the software."""
 
 from __future__ import annotations
 
@@ -68,8 +67,8 @@ def one_or_list(refs: list) -> object:
 
 
 def people(crate: ROCrate, authors: object) -> list[CrateEntity]:
-    """CITATION.cff's authors as ``Person`` (family and given names; an affiliation as an ``Organization``) or
-    ``Organization`` (a name) entities, one per name."""
+    """CITATION.cff's authors as ``Person`` (family and given names, affiliation as an ``Organization``) or
+    ``Organization`` entities, one per name."""
     from rocrate.model.contextentity import ContextEntity
 
     out = []
@@ -141,12 +140,11 @@ def licence_properties(cff: Mapping[str, object], licence_file: Path | None) -> 
 
 
 def software_properties(software: Mapping[str, object]) -> list[tuple[str, JSONObject]]:
-    """One ``SoftwareApplication`` per installed package of a software record (Python first; absent packages left
-    out): Python identified by python.org, a package by its PyPI page, medfc (not on PyPI) by a local id."""
+    """One ``SoftwareApplication`` per installed package of a software record, Python first: Python by
+    python.org, a package by its PyPI page, medfc (not on PyPI) by a local id."""
     out = []
     if software.get("python"):
-        props: JSONObject = {"@type": "SoftwareApplication", "name": "Python", "softwareVersion": str(software["python"]),
-                             "url": PYTHON_URL}
+        props: JSONObject = {"@type": "SoftwareApplication", "name": "Python", "softwareVersion": str(software["python"]), "url": PYTHON_URL}
         if software.get("implementation") or software.get("platform"):
             props["description"] = " on ".join(str(software[k]) for k in ("implementation", "platform") if software.get(k))
         out.append((PYTHON_URL, props))

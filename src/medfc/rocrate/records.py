@@ -1,7 +1,5 @@
-"""What a results folder records of its runs, as :mod:`medfc.rocrate` reads it: the run records of
-``provenance/runs.jsonl``, the config files each run read, Snakemake's log of each run, when and how each run
-ended, and which files each run wrote.
-"""
+"""What a results folder records of its runs, as :mod:`medfc.rocrate` reads it: ``provenance/runs.jsonl``,
+the config files each run read, Snakemake's log of each run, how each run ended and which files it wrote."""
 
 from __future__ import annotations
 
@@ -33,8 +31,8 @@ class RunEnd:
 
 
 def read_runs(path: Path, report: SkipReport) -> list[JSONObject]:
-    """The run records of ``runs.jsonl`` in start order; a line that is not a JSON object with a ``run`` id and a
-    ``started`` time is skipped and counted (``damaged_run_record``), never the whole file."""
+    """The run records of ``runs.jsonl`` in start order; a line that is not an object with ``run`` and
+    ``started`` is skipped and counted (``damaged_run_record``)."""
     if not path.is_file():
         report.skip(str(path), "missing_runs_record")
         return []
@@ -114,8 +112,8 @@ def config_paths(record: Mapping[str, JSONValue], checkout: Path | None) -> list
 
 
 def checkpoint_dirs(runs: Sequence[Mapping[str, JSONValue]]) -> list[Path]:
-    """Each run's ``experiments.checkpoint_dir`` (resolved against its folder; unset: ``<results_dir>/checkpoints``):
-    kept models, not workflow outputs."""
+    """Each run's ``experiments.checkpoint_dir`` (resolved against its folder; default
+    ``<results_dir>/checkpoints``): kept models, not workflow outputs."""
     out = []
     for r in runs:
         config = r.get("config") or {}
@@ -132,8 +130,8 @@ _LOG_WINDOW = dt.timedelta(hours=1)  # a run's id is made when its Snakefile is 
 
 
 def snakemake_log(run: Mapping[str, JSONValue]) -> Path | None:
-    """Snakemake's log of a run: the latest log in its folder's ``.snakemake/log/`` that Snakemake started before
-    the run's start (its name is Snakemake's start in local time) and last wrote after it."""
+    """Snakemake's log of a run: the latest in its folder's ``.snakemake/log/`` that Snakemake started before
+    the run's start (the name is local time) and last wrote after it."""
     logs = Path(str(run.get("workdir") or ".")) / ".snakemake" / "log"
     start = parse_time(run.get("started"))
     if start is None or not logs.is_dir():
@@ -160,8 +158,7 @@ def log_outcome(path: Path) -> str | None:
 
 
 def log_outcome_of(text: str) -> str | None:
-    """How a Snakemake log ends: completed (every step done, or nothing to do), failed (a job failed), or None
-    (cut short, e.g. killed)."""
+    """How a Snakemake log ends: completed (all steps done, or nothing to do), failed, or None (cut short)."""
     lines = [line.strip() for line in text.splitlines()[-400:]]
     if any(line.startswith(_FAILED) for line in lines):
         return FAILED
@@ -175,8 +172,7 @@ def log_outcome_of(text: str) -> str | None:
 
 
 def run_end(run: Mapping[str, JSONValue], written: Sequence[Path]) -> RunEnd:
-    """When and how a run ended: from Snakemake's log of it, else from the files it wrote in the results folder
-    (``written``: those last changed while it was the latest run)."""
+    """When and how a run ended: from Snakemake's log, else from the files it wrote (``written``)."""
     log = snakemake_log(run)
     if log is not None:
         status = log_outcome(log)
@@ -188,8 +184,8 @@ def run_end(run: Mapping[str, JSONValue], written: Sequence[Path]) -> RunEnd:
 
 
 def results_of_runs(runs: Sequence[Mapping[str, JSONValue]], files: Mapping[str, Path], report: SkipReport | None) -> dict[str, list[str]]:
-    """Each run's files: those whose last change is at or after its start and before the next run's (files older
-    than every run counted in ``report`` under ``results_older_than_every_run``, when given)."""
+    """Each run's files: last changed at or after its start and before the next run's (files older than every
+    run counted in ``report`` as ``results_older_than_every_run``)."""
     starts = [parse_time(r["started"]) for r in runs]
     by_run: dict[str, list[str]] = {r["run"]: [] for r in runs}
     for crate_path, source in files.items():
