@@ -1,20 +1,14 @@
-"""Model kind ``frozen``: a frozen sentence encoder's embeddings into logistic regression (a model alias
-mapping to ``frozen:<encoder>``; built in: ``frozen-minilm`` → ``frozen:offline:minilm``, ``frozen-mpnet`` →
-``frozen:offline:mpnet``).
+"""Model kind ``frozen``: a frozen sentence encoder's embeddings into logistic regression (``frozen:<encoder>``;
+built-in aliases ``frozen-minilm`` → ``frozen:offline:minilm``, ``frozen-mpnet`` → ``frozen:offline:mpnet``).
 
-Each text is encoded once, never trained: the claim (``text_a``, its first ``claim_length`` tokens) is u,
-the second text (``prefix_b. text_b``: CliniFact's ``title. abstract``, HealthFC's evidence, explanation or
-level-of-evidence input) is v, in at most ``evidence_length`` tokens, cut as ``truncation`` says —
-``system``: as the system cuts its encoder's input (CliniFact keeps an abstract's end, its results and
-conclusions; HealthFC an evidence text's start), ``head`` or ``tail``. Both are mean-pooled and
-L2-normalised (:mod:`medfc.experiments.models.embeddings`, where the vectors are kept on disk under ``cache_dir``
-per model, recipe and text, shared by every system, fold and rerun). A pair's features are
-[u, v, |u − v|, u · v] (without a second text, e.g. HealthFC's claims-only system: [u]), standardised,
-into a multinomial logistic regression (``class_weights``, ``max_iter``); ``C`` is the best mean macro-F1
-of ``C_grid`` in ``cv_folds`` stratified folds of the examples the model is fit on (the scaler fit inside
-each fold; ties go to the earlier value), then the model is refit on all of them — the training examples,
-and with ``refit_with_validation`` the validation examples too. On a CPU the embeddings take the time
-(MiniLM: minutes for the CliniFact release; MPNet about five times as long) and the regressions seconds.
+The claim (first ``claim_length`` tokens) is u, the second text (``prefix_b. text_b``) v, in ``evidence_length``
+tokens cut as ``truncation`` says (``system``: as the system cuts its encoder's input, CliniFact keeping an
+abstract's end, HealthFC an evidence text's start; ``head``; ``tail``); both mean-pooled and L2-normalised and
+stored (:mod:`medfc.experiments.models.embeddings`). Features [u, v, |u − v|, u · v] (without a second text: [u]),
+standardised, into a multinomial logistic regression; ``C`` is the best mean macro-F1 of ``C_grid`` over
+``cv_folds`` stratified folds (scaler fit inside each fold; ties to the earlier value), then refit on all the fit
+examples (+ validation with ``refit_with_validation``). On a CPU the embeddings take the time (MiniLM: minutes for
+the CliniFact release; MPNet about five times as long), the regressions seconds.
 """
 
 from __future__ import annotations
@@ -56,10 +50,8 @@ def system_side(trim: str) -> Literal["head", "tail"]:
 
 def pair_vectors(encoder: FrozenEncoder, examples: Sequence[Example], claim_length: int, evidence_length: int | None,
                  side: Literal["head", "tail"], desc: str) -> tuple[np.ndarray, np.ndarray | None]:
-    """(u, v): the claims' vectors (their first ``claim_length`` tokens) and the second texts' (:func:`evidence_text`,
-    ``evidence_length`` tokens from ``side``; None without an ``evidence_length``). Every model kind that embeds
-    pairs (``frozen``, ``gbm``'s embedding features) builds its texts and recipes here, so that equal options
-    read one store."""
+    """(u, v): the claims' vectors and the second texts' (:func:`evidence_text`; None without an ``evidence_length``).
+    Every kind that embeds pairs (``frozen``, ``gbm``) builds its texts and recipes here, so equal options read one store."""
     u = encoder.embed([ex.text_a or "" for ex in examples], claim_length, "head", desc=f"{desc}/claims")
     if evidence_length is None:
         return u, None
@@ -151,9 +143,8 @@ def choose_C(options: FrozenOptions, labels: Sequence[str], X: np.ndarray, y: np
 
 def fit_frozen(options: FrozenOptions, encoder: FrozenEncoder, labels: Sequence[str], train_examples: Sequence[Example],
                val_examples: Sequence[Example] | None = None, *, trim: str = "right", desc: str = "frozen") -> FittedFrozen:
-    """Fit on ``train_examples`` (and ``val_examples`` with ``refit_with_validation``; otherwise they are
-    only scored, for the info file); ``trim`` is how the system cuts its encoder's second text (``left``:
-    from its start), the evidence side of ``truncation: system``."""
+    """Fit on ``train_examples`` (+ ``val_examples`` with ``refit_with_validation``, else only scored); ``trim``: how
+    the system cuts its encoder's second text, the evidence side of ``truncation: system``."""
     start = time.perf_counter()
     final = list(train_examples) + (list(val_examples or []) if options.refit_with_validation else [])
     y = label_indices(labels, final, desc)
@@ -191,9 +182,7 @@ class FrozenModel:
 
 
 def keep_frozen(fitted: FittedFrozen, directory: Path) -> CardFields:
-    """What a kept frozen-encoder model holds (:mod:`medfc.experiments.final.kept`): its options, labels, whether it reads
-    pairs and the evidence's cut side as JSON, its scaler and logistic regression with skops; never its encoder or
-    store."""
+    """Kept: options, labels, whether it reads pairs and the evidence's cut side (JSON), scaler and regression (skops)."""
     return keep_state(directory, {"options": fitted.options.to_mapping(), "labels": fitted.labels, "pairs": fitted.pairs,
                                   "side": fitted.side}, {"scaler": fitted.scaler, "clf": fitted.clf})
 

@@ -1,6 +1,4 @@
-"""What the scikit-learn baselines (:mod:`medfc.experiments.models.tfidf`, :mod:`medfc.experiments.models.gbm`) share:
-the job's threads, gold labels as class indices, the class weighting, probabilities in the order of the
-labels, and the "encode" entry of their info files (they read every text whole)."""
+"""What the scikit-learn baselines (:mod:`~medfc.experiments.models.tfidf`, :mod:`~medfc.experiments.models.gbm`) share."""
 
 from __future__ import annotations
 
@@ -20,10 +18,8 @@ class WholeTexts:
 
 
 def limit_threads(threads: int | None) -> None:
-    """Let the BLAS and OpenMP libraries loaded so far compute on the ``threads`` cores a job was granted
-    (None: leave them), for the rest of the process, as torch's threads are set for an encoder. Without it
-    the gradient-boosting trees' OpenMP threads spin on cores other jobs hold (4x the CPU seconds of a
-    CliniFact job measured on a loaded machine)."""
+    """Limit the BLAS/OpenMP libraries loaded so far to the job's ``threads`` (None: leave them). Without it the
+    trees' OpenMP threads spin on other jobs' cores (4x the CPU seconds of a CliniFact job on a loaded machine)."""
     if threads is not None:
         from threadpoolctl import threadpool_limits
 

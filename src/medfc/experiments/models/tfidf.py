@@ -1,24 +1,13 @@
-"""Model kind ``tfidf``, the cheap baseline: TF-IDF + logistic regression (scikit-learn).
+"""Model kind ``tfidf`` (``sklearn:tfidf``), the cheap baseline: sub-linear TF-IDF + class-weighted logistic
+regression over the same :class:`~medfc.experiments.examples.Example` pairs as the encoders (every HealthFC system
+but ``joint``, the CliniFact classifier).
 
-It takes the same :class:`~medfc.experiments.examples.Example` pairs as the fine-tuned encoders, so
-every HealthFC system but ``joint`` and the CliniFact classifier run with it (a model alias that maps
-to ``sklearn:tfidf``). Sub-linear tf, the logistic regression class-weighted (``class_weights``).
-
-The feature space is one of a small set of *variants*, and the regularisation ``C`` one of ``C_grid``:
-
-* ``space``: ``joint`` — one vectorizer over the text ``text_a [SEP] text_b`` (the plainest TF-IDF
-  baseline of a claim and its evidence); ``separate`` — a vectorizer per text of the pair (claim words and
-  evidence words weigh differently). Without a second text the two are the same, and only ``joint`` is tried.
-* ``analyzer``: ``word`` (word n-grams) or ``word+char`` (word n-grams and character n-grams within word
-  boundaries).
-
-Which variant and ``C`` (``selection``): ``cv`` — the best mean macro-F1 over ``cv_folds`` stratified folds
-of the examples the model is fit on (never anything else: a HealthFC test fold or the CliniFact test split
-is not among them), every vectorizer fitted on the inner training part only; ``validation`` — the best
-macro-F1 on the validation examples. The final model is then fit on the training examples, or on training
-and validation examples together with ``refit_with_validation`` (under ``cv`` the validation examples then
-take part in the folds). Ties go to the earlier candidate (spaces, analyzers, then ``C_grid`` in their
-config order); with nothing to choose on, the first candidate is used. Seconds on a CPU.
+Candidates: ``space`` ``joint`` (one vectorizer over ``text_a [SEP] text_b``) or ``separate`` (one per text; without
+a second text only ``joint``), ``analyzer`` ``word`` or ``word+char`` (char n-grams within word boundaries), and
+``C`` of ``C_grid``. ``selection``: ``cv``, the best mean macro-F1 over ``cv_folds`` stratified folds of the fit
+examples (vectorizers fit on each inner training part), or ``validation``, the best macro-F1 on the validation
+examples. The final model is fit on the training examples (+ validation with ``refit_with_validation``, which then
+also join the folds). Ties go to the earlier candidate in config order. Seconds on a CPU.
 """
 
 from __future__ import annotations
@@ -241,9 +230,8 @@ class TfidfModel:
 
 
 def keep_tfidf(fitted: FittedTfidf, directory: Path) -> CardFields:
-    """What a kept TF-IDF model holds (:mod:`medfc.experiments.final.kept`): its options, labels, feature space's variant
-    and each fitted vectorizer's terms (in column order) as JSON, each vectorizer's idf weights and the classifier
-    with skops (the vectorizers themselves are rebuilt from the options: :meth:`Space._vectorizers`)."""
+    """Kept: options, labels, the variant and each vectorizer's terms in column order (JSON), the idf weights and the
+    classifier (skops); the vectorizers are rebuilt from the options (:meth:`Space._vectorizers`)."""
     assert fitted.space is not None and fitted.clf is not None
     variant = fitted.space.variant
     columns = fitted.space.columns
