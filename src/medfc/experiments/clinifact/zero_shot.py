@@ -1,11 +1,6 @@
-"""The zero-shot generative CliniFact baseline (Zhang et al., Sci Data 2025, Table 8).
-
-A causal LM reads the prompt of :mod:`medfc.experiments.clinifact.prompts` (claim + abstract, answer with one
-of TRUE / FALSE / NONE) and the answer is the most probable of the options, scored as the (summed)
-log-probability of each option's tokens after the prompt (TRUE → evidence, FALSE → inconclusive, NONE → NEI;
-that module's mapping).  Backends: a local ``transformers`` model directory / hub name, or an
-OpenAI-compatible ``/completions`` endpoint with ``logprobs`` (cached on disk, rate limited) — the LLM
-layer's two clients (``medfc.llm``).
+"""The zero-shot generative CliniFact baseline (Zhang et al., Sci Data 2025, Table 8): the options of
+:mod:`medfc.experiments.clinifact.prompts` scored by the LLM layer's clients (``medfc.llm``: a local ``transformers``
+model, or an OpenAI-compatible ``/completions`` endpoint with ``logprobs``, cached and rate limited).
 """
 
 from __future__ import annotations
@@ -27,8 +22,6 @@ from medfc.llm.openai import OpenAICompatibleLM
 log = logging.getLogger(__name__)
 
 
-# The two zero-shot backends are the LLM layer's clients (medfc.llm): the same local model and
-# OpenAI-compatible server code as the MedSNIP decomposer and verifiers, scoring options here.
 def make_scorer(opts: ZeroShotOptions) -> LLMClient:
     """The zero-shot scorer of ``opts.backend`` (see module docstring)."""
     if runs_locally(opts.backend):
