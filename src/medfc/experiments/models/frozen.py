@@ -28,7 +28,7 @@ from medfc.experiments.models.keeper import keep_state, read_state
 from medfc.experiments.models.metrics import validation_scores
 from medfc.experiments.models.options import FrozenOptions
 from medfc.experiments.records import CardFields, ModelCard
-from medfc.experiments.models.sklearn_common import add_probs, class_weight, label_indices, limit_threads
+from medfc.experiments.models.sklearn_common import add_probs, class_weight, label_indices, limit_threads, stratified_folds
 
 if TYPE_CHECKING:
     from sklearn.linear_model import LogisticRegression
@@ -122,13 +122,9 @@ def _fit_lr(options: FrozenOptions, C: float, X: np.ndarray, y: np.ndarray) -> t
 def choose_C(options: FrozenOptions, labels: Sequence[str], X: np.ndarray, y: np.ndarray) -> tuple[float, dict[str, float], int]:
     """(the C of the best mean macro-F1 over the stratified folds of ``X``, every C's score, the folds used);
     one C, or a class too rare for two folds: the first C, nothing scored."""
-    from sklearn.model_selection import StratifiedKFold
-
-    counts = np.bincount(y)
-    n = min(options.cv_folds, int(counts[counts > 0].min()))
-    if len(options.C_grid) == 1 or n < 2:
+    folds = stratified_folds(y, options.cv_folds, options.seed) if len(options.C_grid) > 1 else []
+    if not folds:
         return float(options.C_grid[0]), {}, 0
-    folds = list(StratifiedKFold(n_splits=n, shuffle=True, random_state=options.seed).split(X, y))
     scores: dict[str, float] = {}
     for C in options.C_grid:
         runs = []
@@ -138,7 +134,7 @@ def choose_C(options: FrozenOptions, labels: Sequence[str], X: np.ndarray, y: np
             runs.append(validation_scores([labels[i] for i in y[ev]], [labels[int(i)] for i in pred], labels)["macro_f1"])
         scores[f"{C:g}"] = float(np.mean(runs))
     best = max(range(len(options.C_grid)), key=lambda i: (scores[f"{options.C_grid[i]:g}"], -i))
-    return float(options.C_grid[best]), scores, n
+    return float(options.C_grid[best]), scores, len(folds)
 
 
 def fit_frozen(options: FrozenOptions, encoder: FrozenEncoder, labels: Sequence[str], train_examples: Sequence[Example],

@@ -40,6 +40,18 @@ def label_indices(labels: Sequence[str], examples: Sequence[Example], desc: str)
     return y
 
 
+def stratified_folds(y: np.ndarray, cv_folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Shuffled stratified folds of the label indices ``y``, as many as the rarest class allows (at most ``cv_folds``);
+    none when that is fewer than 2."""
+    from sklearn.model_selection import StratifiedKFold
+
+    counts = np.bincount(y)
+    n = min(cv_folds, int(counts[counts > 0].min()))
+    if n < 2:
+        return []
+    return list(StratifiedKFold(n_splits=n, shuffle=True, random_state=seed).split(np.zeros(len(y)), y))
+
+
 def add_probs(out: np.ndarray, classes: np.ndarray, probs: np.ndarray, weight: float = 1.0) -> np.ndarray:
     """Add a fitted classifier's ``predict_proba`` (columns in the order of its ``classes_``, the label
     indices it saw) into ``out`` (columns in the order of all labels), times ``weight``."""

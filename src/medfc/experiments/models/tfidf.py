@@ -28,7 +28,7 @@ from medfc.experiments.models.keeper import keep_state, read_state
 from medfc.experiments.models.metrics import validation_scores
 from medfc.experiments.models.options import TfidfOptions
 from medfc.experiments.records import CardFields, ModelCard
-from medfc.experiments.models.sklearn_common import WholeTexts, add_probs, class_weight, label_indices, limit_threads
+from medfc.experiments.models.sklearn_common import WholeTexts, add_probs, class_weight, label_indices, limit_threads, stratified_folds
 
 if TYPE_CHECKING:  # scikit-learn is imported where it is used: an encoder's job never loads it (about 3 s of CPU per job)
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -159,15 +159,8 @@ def _score_candidates(options: TfidfOptions, labels: Sequence[str], cands: list[
 
 
 def _cv_splits(options: TfidfOptions, labels: Sequence[str], examples: Sequence[Example]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Stratified folds of ``examples`` (as many as the rarest class allows, at most ``cv_folds``)."""
-    from sklearn.model_selection import StratifiedKFold
-
-    y = label_indices(labels, examples, "tfidf/cv")
-    counts = np.bincount(y)
-    n = min(options.cv_folds, int(counts[counts > 0].min()))
-    if n < 2:
-        return []
-    return list(StratifiedKFold(n_splits=n, shuffle=True, random_state=options.seed).split(np.zeros(len(y)), y))
+    """Stratified folds of ``examples`` (:func:`~medfc.experiments.models.sklearn_common.stratified_folds`)."""
+    return stratified_folds(label_indices(labels, examples, "tfidf/cv"), options.cv_folds, options.seed)
 
 
 def _mean(runs: list[dict[str, float]]) -> dict[str, float]:
