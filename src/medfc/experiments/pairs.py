@@ -165,13 +165,7 @@ def run_discriminative(files: Mapping[str, str | os.PathLike], options: PairsTra
             "input_fields": ["claim", "evidence"], "optional_fields": ["title"] if data.fields.get("title") else []})
     records = [prediction_record(p, split, SYSTEM, data.classes, pr) for split in options.predict_splits
                for p, pr in zip(splits[split], probs[split])]
-    info: RunInfo = {
-        "system": SYSTEM,
-        "config": model.config.as_dict(),
-        "train": fitted.result.as_dict(),
-        "encode": fitted.encode_stats.as_dict(),
-        "sizes": {k: len(v) for k, v in splits.items()},
-        "scores": scores_by_split(records, options.predict_splits, data.classes),
-        "skips": report.as_dict(),
-    }
+    info: RunInfo = {"system": SYSTEM, "config": model.config.as_dict(), "train": fitted.result.as_dict(),
+                     "encode": fitted.encode_stats.as_dict(), "sizes": {k: len(v) for k, v in splits.items()},
+                     "scores": scores_by_split(records, options.predict_splits, data.classes), "skips": report.as_dict()}
     return records, info

@@ -5,23 +5,8 @@ from medfc.llm.base import Completion, Conversation, GenerationParams, Ledger, L
 from medfc.llm.prompts import Prompt, PromptError, load_prompt, prompt_hashes
 from medfc.llm.structured import Structured, ask_json, parse_json_answer
 
-__all__ = [
-    "Completion",
-    "Conversation",
-    "GenerationParams",
-    "LLMClient",
-    "Ledger",
-    "Message",
-    "Prices",
-    "Prompt",
-    "PromptError",
-    "Structured",
-    "ask_json",
-    "load_prompt",
-    "make_client",
-    "parse_json_answer",
-    "prompt_hashes",
-]
+__all__ = ["Completion", "Conversation", "GenerationParams", "LLMClient", "Ledger", "Message", "Prices", "Prompt", "PromptError",
+           "Structured", "ask_json", "load_prompt", "make_client", "parse_json_answer", "prompt_hashes"]
 
 
 def make_client(backend: str, model: str, *, ledger: Ledger | None = None, **kwargs) -> LLMClient:

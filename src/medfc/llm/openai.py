@@ -106,20 +106,9 @@ def check_answer(model: str, *, chat: bool, logprobs: bool = False) -> Callable[
 class OpenAICompatibleLM(LLMClient):
     backend = "openai"
 
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        *,
-        api_key_env: str = "",
-        cache_dir: str | os.PathLike | None = None,
-        requests_per_second: float = 0.0,
-        timeout_s: float = 120.0,
-        max_retries: int = 3,
-        top_logprobs: int = 20,
-        http: HttpClient | None = None,
-        ledger: Ledger | None = None,
-    ) -> None:
+    def __init__(self, base_url: str, model: str, *, api_key_env: str = "", cache_dir: str | os.PathLike | None = None,
+                 requests_per_second: float = 0.0, timeout_s: float = 120.0, max_retries: int = 3, top_logprobs: int = 20,
+                 http: HttpClient | None = None, ledger: Ledger | None = None) -> None:
         super().__init__(model, ledger)
         self.base_url = base_url.rstrip("/")
         self.api_key_env = api_key_env

@@ -99,15 +99,8 @@ def parse_json_answer(text: str, schema: Mapping[str, JSONValue]) -> tuple[JSONV
     return value, None
 
 
-def ask_json(
-    client: LLMClient,
-    conversations: Sequence[Conversation],
-    schema: Mapping[str, JSONValue],
-    params: GenerationParams,
-    repair: Prompt,
-    purpose: str,
-    check: Callable[[int, JSONValue], str | None] | None = None,
-) -> list[Structured]:
+def ask_json(client: LLMClient, conversations: Sequence[Conversation], schema: Mapping[str, JSONValue], params: GenerationParams,
+             repair: Prompt, purpose: str, check: Callable[[int, JSONValue], str | None] | None = None) -> list[Structured]:
     """One :class:`Structured` per conversation; ``check(i, value)`` may add a test beyond the schema for
     conversation ``i`` (its error is treated like a schema error)."""
 

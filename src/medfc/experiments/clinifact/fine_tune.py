@@ -192,13 +192,8 @@ def adapters_card(model: str, opts: FineTuneOptions) -> CardFields:
 # ------------------------------------------------------------------------------------------ run
 
 
-def run_fine_tuned(
-    split_csvs: dict[str, str | os.PathLike],
-    opts: FineTuneOptions,
-    *,
-    threads: int | None = None,
-    report: SkipReport | None = None,
-) -> tuple[list[PairPrediction], RunInfo]:
+def run_fine_tuned(split_csvs: dict[str, str | os.PathLike], opts: FineTuneOptions, *, threads: int | None = None,
+                   report: SkipReport | None = None) -> tuple[list[PairPrediction], RunInfo]:
     """LoRA fine-tuning on train, the epoch of lowest validation cross-entropy kept, ``opts.predict_splits`` scored as
     zero-shot (system ``fine_tuned``); device and precision resolved once, here."""
     report = report or SkipReport("clinifact-fine-tuned")
@@ -248,21 +243,13 @@ def run_fine_tuned(
             tokenizer.save_pretrained(tmp)
         saved["merged"] = str(merged_dir)
     info: RunInfo = {
-        "system": "fine_tuned",
-        "model": opts.model,
-        "options": answer_options(),
+        "system": "fine_tuned", "model": opts.model, "options": answer_options(),
         "lora": {"r": opts.lora_r, "alpha": opts.lora_alpha, "dropout": opts.lora_dropout, "target_modules": list(opts.target_modules),
                  "load_in_4bit": opts.load_in_4bit, **sizes},
-        "train": result.as_dict(),
-        "kept_epoch": result.best_epoch,
-        "val_loss": [h["val_loss"] for h in result.history],
-        "n_prompts_trimmed": {"train": trimmed_train, "validation": trimmed_val, "predicted": trimmed},
-        "n_no_option": no_option,
-        "predict_seconds": round(predict_seconds, 3),
-        "saved": saved,
-        "sizes": {k: len(v) for k, v in splits.items()},
-        "scores": scores_by_split(records, opts.predict_splits),
-        "skips": report.as_dict(),
+        "train": result.as_dict(), "kept_epoch": result.best_epoch, "val_loss": [h["val_loss"] for h in result.history],
+        "n_prompts_trimmed": {"train": trimmed_train, "validation": trimmed_val, "predicted": trimmed}, "n_no_option": no_option,
+        "predict_seconds": round(predict_seconds, 3), "saved": saved, "sizes": {k: len(v) for k, v in splits.items()},
+        "scores": scores_by_split(records, opts.predict_splits), "skips": report.as_dict(),
     }
     return records, info
 

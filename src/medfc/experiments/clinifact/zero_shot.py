@@ -41,13 +41,8 @@ def resolved(opts: ZeroShotOptions) -> ZeroShotOptions:
     return opts
 
 
-def run_zero_shot(
-    split_csvs: dict[str, str | os.PathLike],
-    opts: ZeroShotOptions,
-    *,
-    threads: int | None = None,
-    report: SkipReport | None = None,
-) -> tuple[list[PairPrediction], RunInfo]:
+def run_zero_shot(split_csvs: dict[str, str | os.PathLike], opts: ZeroShotOptions, *, threads: int | None = None,
+                  report: SkipReport | None = None) -> tuple[list[PairPrediction], RunInfo]:
     """Zero-shot predictions for the splits named in ``opts.splits`` (paths in ``split_csvs``); ``threads``:
     the cores a job was granted, for a local model."""
     from medfc.common.options import set_torch_threads
@@ -75,16 +70,9 @@ def run_zero_shot(
         records += recs
         trimmed += cut
         no_option += missing
-    info: RunInfo = {
-        "system": "zero_shot",
-        "backend": opts.backend,
-        "model": opts.model,
-        "options": answer_options(),
-        "n_prompts_trimmed": trimmed,
-        "n_no_option": no_option,
-        "scores": scores_by_split(records, opts.splits),
-        "skips": report.as_dict(),
-    }
+    info: RunInfo = {"system": "zero_shot", "backend": opts.backend, "model": opts.model, "options": answer_options(),
+                     "n_prompts_trimmed": trimmed, "n_no_option": no_option, "scores": scores_by_split(records, opts.splits),
+                     "skips": report.as_dict()}
     if isinstance(scorer, OpenAICompatibleLM):
         info["requests_sent"] = scorer.requests_sent
         info["cache_hits"] = scorer.cache_hits

@@ -72,14 +72,8 @@ def sentence_attention_pool(hidden: torch.Tensor, sent_ids: torch.Tensor, scores
     return vectors, valid
 
 
-def joint_loss(
-    evidence_logits: torch.Tensor,
-    evidence_labels: torch.Tensor,
-    label_logits: torch.Tensor,
-    labels: torch.Tensor,
-    evidence_weight: float = 6.0,
-    label_weights: torch.Tensor | None = None,
-) -> dict[str, torch.Tensor]:
+def joint_loss(evidence_logits: torch.Tensor, evidence_labels: torch.Tensor, label_logits: torch.Tensor, labels: torch.Tensor,
+               evidence_weight: float = 6.0, label_weights: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
     """``evidence_weight`` · BCE over sentences whose label is not -1, + cross-entropy of the labels
     (weighted per class with ``label_weights``)."""
     mask = evidence_labels >= 0
@@ -129,16 +123,9 @@ class JointModel(nn.Module):
         return cls(AutoModel.from_pretrained(str(path)), n_labels, evidence_weight=evidence_weight, threshold=threshold, pool=pool,
                    dropout=dropout)
 
-    def forward(
-        self,
-        input_ids: torch.Tensor,
-        attention_mask: torch.Tensor,
-        sent_ids: torch.Tensor,
-        window_claim: torch.Tensor,
-        evidence_labels: torch.Tensor | None = None,
-        labels: torch.Tensor | None = None,
-        token_type_ids: torch.Tensor | None = None,
-    ) -> dict[str, torch.Tensor]:
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, sent_ids: torch.Tensor, window_claim: torch.Tensor,
+                evidence_labels: torch.Tensor | None = None, labels: torch.Tensor | None = None,
+                token_type_ids: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
         enc_kwargs = {"input_ids": input_ids, "attention_mask": attention_mask}
         if token_type_ids is not None:
             enc_kwargs["token_type_ids"] = token_type_ids
@@ -260,13 +247,8 @@ class JointCollator:
                 types[i, :L] = w["token_type_ids"]
             ev[i, : len(w["evidence_labels"])] = w["evidence_labels"]
             owner[i] = ci
-        batch = {
-            "input_ids": torch.from_numpy(ids),
-            "attention_mask": torch.from_numpy(mask),
-            "sent_ids": torch.from_numpy(sent),
-            "window_claim": torch.from_numpy(owner),
-            "evidence_labels": torch.from_numpy(ev),
-        }
+        batch = {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask), "sent_ids": torch.from_numpy(sent),
+                 "window_claim": torch.from_numpy(owner), "evidence_labels": torch.from_numpy(ev)}
         if has_types:
             batch["token_type_ids"] = torch.from_numpy(types)
         if "labels" in features[0]:

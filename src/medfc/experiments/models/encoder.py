@@ -45,13 +45,9 @@ def load_classifier(path: str | os.PathLike, labels: Sequence[str]) -> torch.nn.
     """A sequence classifier with a fresh ``len(labels)``-way head (replacing one of another size, e.g. MNLI's)."""
     from transformers import AutoModelForSequenceClassification
 
-    return AutoModelForSequenceClassification.from_pretrained(
-        str(path),
-        num_labels=len(labels),
-        id2label=dict(enumerate(labels)),
-        label2id={label: i for i, label in enumerate(labels)},
-        ignore_mismatched_sizes=True,
-    )
+    return AutoModelForSequenceClassification.from_pretrained(str(path), num_labels=len(labels), id2label=dict(enumerate(labels)),
+                                                              label2id={label: i for i, label in enumerate(labels)},
+                                                              ignore_mismatched_sizes=True)
 
 
 def encode_pair(tokenizer, a: str, b: str | None = None, max_length: int = 512, trim: str = "right", b_prefix: str | None = None) -> tuple[dict[str, list[int]], bool]:

@@ -82,16 +82,8 @@ class LengthGroupedBatchSampler:
     :meth:`set_epoch`): a permutation cut into mega-batches of ``group_factor * batch_size``, each sorted by length
     and cut into batches, the longest batch first and the rest shuffled. Without: all sorted by length (inference)."""
 
-    def __init__(
-        self,
-        lengths: Sequence[int],
-        batch_size: int,
-        *,
-        seed: int = 0,
-        shuffle: bool = True,
-        group_factor: int = 50,
-        group: bool = True,
-    ) -> None:
+    def __init__(self, lengths: Sequence[int], batch_size: int, *, seed: int = 0, shuffle: bool = True, group_factor: int = 50,
+                 group: bool = True) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
         self.lengths = np.asarray(lengths, dtype=np.int64)
@@ -284,20 +276,10 @@ def load_checkpoint(model: torch.nn.Module, path: str | os.PathLike, trainable_o
     restore_state(model, load_file(str(path), device="cpu"), trainable_only)
 
 
-def train(
-    model: torch.nn.Module,
-    features: Sequence[Feature],
-    cfg: TrainConfig,
-    *,
-    placement: Placement,
-    collate: Callable[[Sequence[Feature]], Batch],
-    loss_fn: Callable[[torch.nn.Module, Batch], torch.Tensor] = default_loss,
-    evaluate: Callable[[torch.nn.Module], dict[str, float]] | None = None,
-    checkpoint_dir: str | os.PathLike | None = None,
-    lengths: Sequence[int] | None = None,
-    desc: str = "train",
-    trainable_only: bool = False,
-) -> TrainResult:
+def train(model: torch.nn.Module, features: Sequence[Feature], cfg: TrainConfig, *, placement: Placement,
+          collate: Callable[[Sequence[Feature]], Batch], loss_fn: Callable[[torch.nn.Module, Batch], torch.Tensor] = default_loss,
+          evaluate: Callable[[torch.nn.Module], dict[str, float]] | None = None, checkpoint_dir: str | os.PathLike | None = None,
+          lengths: Sequence[int] | None = None, desc: str = "train", trainable_only: bool = False) -> TrainResult:
     """Train ``model`` in place on ``features`` on ``placement``. ``cfg.lr`` is the peak learning rate of AdamW.
 
     With ``evaluate`` the model is scored after every epoch; the best state by ``cfg.eval_metric`` (higher is better
@@ -424,18 +406,9 @@ def train(
 # ------------------------------------------------------------------------------------- inference
 
 
-def predict(
-    model: torch.nn.Module,
-    features: Sequence[_F],
-    *,
-    collate: Callable[[Sequence[_F]], Batch],
-    forward_fn: Callable[[torch.nn.Module, Batch], Sequence[_R]],
-    placement: Placement,
-    batch_size: int = 16,
-    lengths: Sequence[int] | None = None,
-    progress: bool = True,
-    desc: str = "predict",
-) -> list[_R]:
+def predict(model: torch.nn.Module, features: Sequence[_F], *, collate: Callable[[Sequence[_F]], Batch],
+            forward_fn: Callable[[torch.nn.Module, Batch], Sequence[_R]], placement: Placement, batch_size: int = 16,
+            lengths: Sequence[int] | None = None, progress: bool = True, desc: str = "predict") -> list[_R]:
     """``forward_fn``'s per-example outputs, in input order, over length-sorted batches on ``placement``."""
     dev, amp_dtype = placement.device, placement.amp_dtype
     model.to(dev)
