@@ -182,8 +182,7 @@ def save_adapters(model, directory: str | os.PathLike, card: CardFields | None =
 
 
 def adapters_card(model: str, opts: FineTuneOptions) -> CardFields:
-    """The card of kept adapters: the base model as the config names it, the labels of the answer options,
-    the prompt's budget."""
+    """The card of kept adapters: the base model as configured, the answer options' labels, the prompt's budget."""
     return {"dataset": "clinifact", "system": "fine_tuned", "model": model, "labels": list(answer_options().values()),
             "answer_options": answer_options(), "input_fields": ["claim", "evidence"], "optional_fields": ["title"],
             "options": {"max_prompt_tokens": opts.max_prompt_tokens, "lora_r": opts.lora_r, "target_modules": list(opts.target_modules)}}

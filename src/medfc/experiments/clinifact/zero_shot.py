@@ -43,8 +43,7 @@ def resolved(opts: ZeroShotOptions) -> ZeroShotOptions:
 
 def run_zero_shot(split_csvs: dict[str, str | os.PathLike], opts: ZeroShotOptions, *, threads: int | None = None,
                   report: SkipReport | None = None) -> tuple[list[PairPrediction], RunInfo]:
-    """Zero-shot predictions for the splits named in ``opts.splits`` (paths in ``split_csvs``); ``threads``:
-    the cores a job was granted, for a local model."""
+    """Zero-shot predictions for the splits of ``opts.splits`` (paths in ``split_csvs``) on the job's ``threads``."""
     from medfc.common.options import set_torch_threads
     from medfc.experiments.models.training import set_seed
 

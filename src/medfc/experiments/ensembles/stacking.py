@@ -101,8 +101,7 @@ def healthfc_inner_cv(dataset: str | os.PathLike, folds: str | os.PathLike, opti
 
 def pairs_inner_cv(train_file: str | os.PathLike, validation_file: str | os.PathLike, options: PairsInnerOptions, *,
                    threads: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The member's out-of-fold predictions over a pairs dataset's train + validation pairs (:func:`inner_cv_pairs`
-    on the split files)."""
+    """The member's out-of-fold predictions over a pairs dataset's train + validation files (:func:`inner_cv_pairs`)."""
     from medfc.experiments.pairs import read_splits
 
     data = options.run.data

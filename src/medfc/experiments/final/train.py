@@ -141,8 +141,7 @@ def train_pairs(splits: Mapping[str, str | os.PathLike], options: PairsFinalOpti
 
 
 def _keep_ensemble(directory: Path, members: Sequence[str], ensemble: EnsembleOptions, out_of_fold: Sequence[Sequence[str]]) -> None:
-    """The ensemble's card over its kept members: an average's weights, or the stack chosen on the members'
-    out-of-fold predictions (``out_of_fold``: per member, its files)."""
+    """The ensemble's card over its kept members: an average's weights, or the stack chosen on ``out_of_fold``."""
     from medfc.experiments.final.kept import keep_ensemble
 
     if ensemble.method != "stack":

@@ -74,8 +74,7 @@ def sentence_attention_pool(hidden: torch.Tensor, sent_ids: torch.Tensor, scores
 
 def joint_loss(evidence_logits: torch.Tensor, evidence_labels: torch.Tensor, label_logits: torch.Tensor, labels: torch.Tensor,
                evidence_weight: float = 6.0, label_weights: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
-    """``evidence_weight`` · BCE over sentences whose label is not -1, + cross-entropy of the labels
-    (weighted per class with ``label_weights``)."""
+    """``evidence_weight`` · BCE over sentences labelled (not -1) + the labels' cross-entropy (``label_weights``)."""
     mask = evidence_labels >= 0
     if mask.any():
         ev = F.binary_cross_entropy_with_logits(evidence_logits[mask].float(), evidence_labels[mask].float())
@@ -284,8 +283,7 @@ def uses_token_types(tokenizer: PreTrainedTokenizerBase, encoder: nn.Module) -> 
 
 @dataclass
 class FittedJoint:
-    """A trained joint model: per claim its label probabilities and its sentences' evidence probabilities,
-    on the device and in the precision it was trained with."""
+    """A trained joint model: per claim its label probabilities and its sentences' evidence probabilities."""
 
     model: JointModel
     tokenizer: PreTrainedTokenizerBase
@@ -350,14 +348,12 @@ class JointEncoder:
 
 
 def keep_joint(fitted: FittedJoint, directory: Path) -> CardFields:
-    """What a kept joint model holds beside the checkpoint its training wrote (:mod:`medfc.experiments.final.kept`): the
-    encoder's config and tokenizer in ``transformers/``, the checkpoint named in the card."""
+    """Beside the checkpoint training wrote: the encoder's config and tokenizer in ``transformers/``."""
     return keep_checkpoint(fitted.result, fitted.model.encoder.config, fitted.tokenizer, directory, "the joint encoder")
 
 
 def load_joint(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedJoint:
-    """The joint model of a kept directory: architecture and tokenizer from ``transformers/``, every weight from the
-    kept checkpoint."""
+    """The joint model of a kept directory (``transformers/`` and every weight from the checkpoint)."""
     from transformers import AutoConfig, AutoModel
 
     cfg = TrainConfig.from_mapping(card["config"], where=str(directory / CARD))

@@ -136,8 +136,7 @@ class Fold:
 
 
 def select_evidence(probs: Sequence[float], threshold: float, max_evidence: int) -> list[int]:
-    """Sentences with probability > ``threshold``; at most ``max_evidence`` (the most probable),
-    returned in document order."""
+    """Sentences with probability > ``threshold``, at most ``max_evidence`` (the most probable), in document order."""
     cand = [i for i, p in enumerate(probs) if p > threshold]
     cand.sort(key=lambda i: (-probs[i], i))
     return sorted(cand[:max_evidence])
@@ -241,8 +240,7 @@ def run_single(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Mo
 
 
 def model_card(spec: System, options: HealthFCFoldOptions) -> CardFields:
-    """The card of a HealthFC system's kept model (:mod:`medfc.experiments.final.kept`): its labels, model config and
-    the system's options, and the fields a new claim needs (:func:`medfc.experiments.healthfc.systems.input_fields`)."""
+    """The card of a HealthFC system's kept model: labels, model config, system options and the fields a new claim needs."""
     return {"dataset": "healthfc", "system": spec.name, "lang": options.lang, "fold": options.fold, "kind": options.train.kind,
             "model": options.train.model, "labels": list(spec.labels), "config": options.train.as_dict(),
             "system_options": options.system_options.to_mapping(), "input_fields": list(input_fields(spec, options.system_options)),
@@ -282,8 +280,7 @@ def run_pipeline(spec: System, fold: Fold, options: HealthFCFoldOptions, model: 
 
 def run_joint(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Model, ckpt: Path | None, threads: int | None,
               report: SkipReport) -> tuple[list[HealthFCPrediction], RunInfo]:
-    """One encoder over the claim and all its sentences (:mod:`medfc.experiments.healthfc.joint`), on the run's
-    encoder's resolved model, device and precision."""
+    """One encoder over the claim and all its sentences (:mod:`medfc.experiments.healthfc.joint`)."""
     from medfc.experiments.healthfc.joint import JointEncoder
 
     fitted = JointEncoder(model, options.system_options).fit(fold.train, spec.labels, fold.validation, checkpoint_dir=_sub(ckpt, spec.name))

@@ -61,8 +61,7 @@ class Recipe:
 
 @dataclass
 class EmbedStats:
-    """What a job's embeddings cost: distinct texts asked for, found stored, encoded and cut; batch files written
-    and found damaged; seconds of encoding."""
+    """What a job's embeddings cost: distinct texts asked for, stored, encoded, cut; batch files written, damaged; seconds."""
 
     texts: int = 0
     cached: int = 0

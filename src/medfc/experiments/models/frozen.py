@@ -43,8 +43,7 @@ def evidence_text(ex: Example) -> str:
 
 
 def system_side(trim: str) -> Literal["head", "tail"]:
-    """The end of a second text an embedding keeps when the system cuts its encoder's input as ``trim``
-    says (``left`` cuts the start, e.g. CliniFact's abstracts: their end, ``tail``, is kept)."""
+    """The end of a second text an embedding keeps when the system's encoder trims ``trim`` (``left``: the ``tail``)."""
     return "tail" if trim == "left" else "head"
 
 
@@ -160,8 +159,7 @@ def fit_frozen(options: FrozenOptions, encoder: FrozenEncoder, labels: Sequence[
 
 
 class FrozenModel:
-    """Kind ``frozen`` behind the one model interface (:mod:`medfc.experiments.models.kinds`): the job's encoder
-    (torch on the job's ``threads``, loaded only for texts not stored) and the regressions' BLAS threads."""
+    """Kind ``frozen``: the job's encoder (loaded only for texts not stored) and regressions, on the job's ``threads``."""
 
     def __init__(self, config: FrozenOptions, threads: int | None = None) -> None:
         import sklearn.linear_model  # noqa: F401 (scikit-learn's libraries loaded, for the thread limit)
@@ -184,8 +182,7 @@ def keep_frozen(fitted: FittedFrozen, directory: Path) -> CardFields:
 
 
 def load_frozen(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedFrozen:
-    """The fitted frozen-encoder model of a kept directory, its encoder on ``device`` (batches of ``batch_size``,
-    else the config's), embedding every text again (no store read or written)."""
+    """The fitted frozen-encoder model of a kept directory, embedding every text again on ``device`` (no store)."""
     state, estimators = read_state(directory)
     options = FrozenOptions.from_mapping(state["options"], where=f"{directory}: options")
     encoder = FrozenEncoder(options.encoder, cache_dir=None, batch_size=batch_size or options.batch_size, device=device, progress=False)

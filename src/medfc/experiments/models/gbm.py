@@ -89,8 +89,7 @@ def _fit(options: GbmOptions, X: np.ndarray, y: np.ndarray) -> list:
 
 
 def embedding_encoder(options: GbmOptions, threads: int | None = None) -> FrozenEncoder | None:
-    """The frozen encoder of ``embedding_model`` (None without one): torch on ``threads``, loaded only for
-    texts its store does not hold."""
+    """The frozen encoder of ``embedding_model`` (None without one), on ``threads``."""
     if not options.embedding_model:
         return None
     return FrozenEncoder(options.embedding_model, cache_dir=options.cache_dir, batch_size=options.embedding_batch_size, device=options.device,
@@ -145,15 +144,13 @@ class GbmModel:
 
 
 def keep_gbm(fitted: FittedGbm, directory: Path) -> CardFields:
-    """What a kept GBM holds (:mod:`medfc.experiments.final.kept`): its options, labels, idf table, feature keys and the
-    embeddings' cut side as JSON, its trees with skops; never its embedding encoder or store."""
+    """Kept: options, labels, idf table, feature keys and the embeddings' cut side (JSON), the trees (skops)."""
     return keep_state(directory, {"options": fitted.options.to_mapping(), "labels": fitted.labels, "idf": fitted.idf,
                                   "keys": fitted.keys, "side": fitted.side}, {"models": fitted.models})
 
 
 def load_gbm(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedGbm:
-    """The fitted GBM of a kept directory; with an ``embedding_model`` its encoder on ``device`` (batches of
-    ``batch_size``, else the config's), embedding every text again (no store read or written)."""
+    """The fitted GBM of a kept directory; an ``embedding_model`` embeds every text again on ``device`` (no store)."""
     state, estimators = read_state(directory)
     options = GbmOptions.from_mapping(state["options"], where=f"{directory}: options")
     options = options.replace(cache_dir=None, device=device, progress=False, embedding_batch_size=batch_size or options.embedding_batch_size)

@@ -202,8 +202,7 @@ class PairData(Options):
     codes: Mapping[str, str]
 
     def label_of(self, value: object) -> str | None:
-        """The class of a label value, None for a value outside the classes; with ``codes``, a code written ``1``,
-        ``"1.0"`` or ``"1"`` alike."""
+        """The class of a label value (None outside the classes); a code may be written ``1``, ``"1.0"`` or ``"1"``."""
         text = str(value).strip()
         if not self.codes:
             return text if text in self.classes else None
@@ -302,8 +301,7 @@ class FineTuneOptions(Options):
     save_dir: str | None
 
     def train_config(self) -> TrainConfig:
-        """The training loop's config: these keys (length-grouped batches as the section says), the lowest
-        validation cross-entropy as the metric."""
+        """The training loop's config: these keys, the lowest validation cross-entropy as the metric."""
         return TrainConfig(
             model=self.model, lr=self.lr, warmup_ratio=self.warmup_ratio, weight_decay=self.weight_decay,
             batch_size=self.batch_size, eval_batch_size=self.eval_batch_size, grad_accum=self.grad_accum, epochs=self.epochs,

@@ -169,8 +169,7 @@ def _mean(runs: list[dict[str, float]]) -> dict[str, float]:
 
 def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequence[Example],
               val_examples: Sequence[Example] | None = None, *, desc: str = "tfidf") -> FittedTfidf:
-    """Fit on ``train_examples`` (and ``val_examples`` with ``refit_with_validation``); the variant and ``C``
-    are chosen as ``options.selection`` says (module docstring)."""
+    """Fit on ``train_examples`` (+ ``val_examples`` with ``refit_with_validation``), choosing as ``options.selection`` says."""
     start = time.perf_counter()
     fitted = FittedTfidf(options, labels)
     labels = fitted.labels
@@ -207,8 +206,7 @@ def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequ
 
 
 class TfidfModel:
-    """Kind ``tfidf`` behind the one model interface (:mod:`medfc.experiments.models.kinds`): :func:`fit_tfidf`,
-    its BLAS on the job's ``threads``."""
+    """Kind ``tfidf``: :func:`fit_tfidf`, its BLAS on the job's ``threads``."""
 
     def __init__(self, config: TfidfOptions, threads: int | None = None) -> None:
         import sklearn.linear_model  # noqa: F401 (scikit-learn's libraries loaded, for the thread limit)
@@ -243,8 +241,7 @@ def _terms(vectorizer: TfidfVectorizer) -> list[str]:
 
 
 def load_tfidf(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedTfidf:
-    """The fitted TF-IDF model of a kept directory (on the CPU, whatever ``device`` and ``batch_size`` say): its
-    vectorizers built from the options as in training, given the kept terms and idf weights."""
+    """The fitted TF-IDF model of a kept directory (on the CPU), its vectorizers rebuilt with the kept terms and idf."""
     state, estimators = read_state(directory)
     options = TfidfOptions.from_mapping(state["options"], where=f"{directory}: options")
     fitted = FittedTfidf(options, state["labels"])

@@ -220,8 +220,7 @@ def subsample(n: int, max_examples: int | None, seed: int) -> list[int]:
 
 
 def model_state(model: torch.nn.Module, trainable_only: bool = False) -> dict[str, torch.Tensor]:
-    """The model's state dict, or with ``trainable_only`` just its trainable parameters (what training
-    changes when the base weights are frozen)."""
+    """The model's state dict, or with ``trainable_only`` just its trainable parameters."""
     if not trainable_only:
         return model.state_dict()
     return {name: p for name, p in model.named_parameters() if p.requires_grad}
