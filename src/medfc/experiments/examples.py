@@ -1,6 +1,5 @@
-"""What the experiments read: a HealthFC claim as the systems see it, and the example (a text pair with its
-gold label) every model kind learns from and predicts. Plain dataclasses, no imports beyond the standard
-library: the registry of systems (:mod:`medfc.experiments.healthfc.systems`) and every model use them."""
+"""What the experiments read: a HealthFC claim as the systems see it, and the example (a text pair with its gold
+label) every model kind learns from (standard library only)."""
 
 from __future__ import annotations
 

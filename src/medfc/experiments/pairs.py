@@ -1,19 +1,13 @@
-"""The one discriminative path of every claim–text–label dataset: CliniFact's pairs (claim, title and
-abstract, label), any dataset declared in the config (``datasets.<name>``: claim, evidence, label) and the
-HealthFC systems that read a claim and one text (oracle, claims only, explanations, retrieved snippets, level of
-evidence; :mod:`medfc.experiments.healthfc.runs`).
+"""The one discriminative path of every claim–text–label dataset: CliniFact's pairs, every dataset declared in the
+config (``datasets.<name>``) and the HealthFC systems that read a claim and one text.
 
-A dataset's split files are read through its :class:`PairData` (which fields hold what, how a label value names
-a class): CliniFact's release CSVs (:data:`CLINIFACT_PAIRS`) and the JSONL files the import of a declared
-dataset writes (:func:`imported_pairs`) alike. :func:`fit_predict` is the one training and prediction of a
-model on examples; :func:`run_discriminative` is a dataset's run: fit on train (what the model kind chooses,
-chosen on validation), predict ``predict_splits``.
+Split files are read through a :class:`PairData` (:data:`CLINIFACT_PAIRS`, :func:`imported_pairs`).
+:func:`fit_predict` is the one training and prediction of a model on examples; :func:`run_discriminative` a dataset's
+run (fit on train, choosing on validation; predict ``predict_splits``).
 
-CliniFact's discriminative baseline (Zhang et al., Sci Data 2025, Table 8): ``[CLS] claim [SEP] title abstract
-[SEP]`` in at most ``max_length`` (512) tokens; when too long the text is trimmed from its *start* (an
-abstract's end — results and conclusions — is kept; the paper's Supplementary Fig. S2); the title is kept.
-
-A light module (pandas and numpy; no torch, no LLM clients): a TF-IDF or gradient-boosting job loads neither.
+CliniFact's discriminative baseline (Zhang et al., Sci Data 2025, Table 8): ``[CLS] claim [SEP] title abstract [SEP]``
+in at most ``max_length`` (512) tokens; a long text is trimmed from its *start* (an abstract's results and conclusions
+are kept; the paper's Supplementary Fig. S2), the title kept. A light module (no torch, no LLM clients).
 """
 
 from __future__ import annotations
@@ -100,9 +94,8 @@ def pair_example(p: Pair, include_title: bool = True) -> Example:
 
 
 def prediction_record(p: Pair, split: str, system: str, labels: Sequence[str], probs: np.ndarray | None) -> PairPrediction:
-    """The record of one pair: its gold label, the label of the highest probability and every label's
-    probability rounded to 6 places; ``probs`` ``None`` (a generative system that scored no option) gives no
-    prediction and ``None`` for each probability."""
+    """The record of one pair: gold label, the most probable label and every probability rounded to 6 places;
+    ``probs`` None (a generative system that scored no option) gives no prediction."""
     pred: str | None
     prob_map: dict[str, float | None]
     if probs is None:
@@ -137,9 +130,8 @@ def write_predictions(predictions: str | os.PathLike, info_path: str | os.PathLi
 def fit_predict(model: Model, labels: Sequence[str], train: Sequence[Example], validation: Sequence[Example],
                 predict: Mapping[str, Sequence[Example]], *, checkpoint_dir: str | None, trim: str,
                 desc: str) -> tuple[FittedModel, dict[str, np.ndarray]]:
-    """``model`` (:func:`medfc.experiments.models.kinds.build_model`) fitted on ``train`` (what its kind chooses, chosen on
-    ``validation``: an encoder's best checkpoint, in ``checkpoint_dir`` or in memory) and its class probabilities
-    of each set of ``predict``, in order."""
+    """``model`` fitted on ``train`` (choosing on ``validation``; an encoder's checkpoints in ``checkpoint_dir`` or in
+    memory) and its class probabilities of each set of ``predict``."""
     fitted = model.fit(list(train), list(labels), list(validation) or None, checkpoint_dir=checkpoint_dir, trim=trim, desc=desc)
     return fitted, {name: fitted.probs(list(examples), desc=f"{desc}/{name}") for name, examples in predict.items()}
 
@@ -151,9 +143,8 @@ def read_splits(files: Mapping[str, str | os.PathLike], data: PairData, report: 
 
 def run_discriminative(files: Mapping[str, str | os.PathLike], options: PairsTrainOptions, *, threads: int | None = None,
                        report: SkipReport | None = None) -> tuple[list[PairPrediction], RunInfo]:
-    """Fit the model of ``options.train`` on the train split (choosing on validation what its kind chooses),
-    predict ``predict_splits``; ``files``: split → its file (train, validation and test). A kept model (with a
-    ``checkpoint_dir``) carries its card for ``medfc predict`` (:mod:`medfc.experiments.final.kept`)."""
+    """Fit the model of ``options.train`` on the train split and predict ``predict_splits`` (``files``: split → file);
+    with a ``checkpoint_dir`` the model is kept with its card for ``medfc predict``."""
     from medfc.experiments.final.kept import keep_fitted
 
     data = options.data
@@ -174,13 +165,7 @@ def run_discriminative(files: Mapping[str, str | os.PathLike], options: PairsTra
             "input_fields": ["claim", "evidence"], "optional_fields": ["title"] if data.fields.get("title") else []})
     records = [prediction_record(p, split, SYSTEM, data.classes, pr) for split in options.predict_splits
                for p, pr in zip(splits[split], probs[split])]
-    info: RunInfo = {
-        "system": SYSTEM,
-        "config": model.config.as_dict(),
-        "train": fitted.result.as_dict(),
-        "encode": fitted.encode_stats.as_dict(),
-        "sizes": {k: len(v) for k, v in splits.items()},
-        "scores": scores_by_split(records, options.predict_splits, data.classes),
-        "skips": report.as_dict(),
-    }
+    info: RunInfo = {"system": SYSTEM, "config": model.config.as_dict(), "train": fitted.result.as_dict(),
+                     "encode": fitted.encode_stats.as_dict(), "sizes": {k: len(v) for k, v in splits.items()},
+                     "scores": scores_by_split(records, options.predict_splits, data.classes), "skips": report.as_dict()}
     return records, info

@@ -1,8 +1,5 @@
-"""What the experiments write: a prediction record per claim (``predictions.jsonl``), a job's ``info.json`` and a
-kept model's card (:mod:`medfc.experiments.final.kept`).
-
-A light module (typing only): the steps, the runs and ``medfc predict`` import it.
-"""
+"""What the experiments write: a prediction record per claim, a job's ``info.json`` and a kept model's card
+(typing only)."""
 
 from __future__ import annotations
 

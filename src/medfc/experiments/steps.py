@@ -1,41 +1,11 @@
-"""Workflow steps of the experiments stage (rules in workflow/rules/experiments.smk): training and
-inference, one job per HealthFC (lang, model, system, fold), per pairs dataset and model (CliniFact's
-discriminative system, each declared dataset) and per CliniFact generative model. Scoring is
-:mod:`medfc.scoring.steps`, tables :mod:`medfc.tables.steps`, figures :mod:`medfc.figures.steps`.
+"""Workflow steps of the experiments stage, one per rule of workflow/rules/experiments.smk (inputs and outputs named
+there): a HealthFC run (lang, model, system, fold), a pairs dataset's run per model (CliniFact's discriminative system,
+each declared dataset), CliniFact's zero-shot and LoRA fine-tuned runs, a stack's members' inner cross-validation,
+final models and ensembles.
 
-``healthfc_experiment``
-    inputs ``dataset`` (HealthFC JSONL), ``folds`` (``id,fold`` CSV), ``evidence`` (a system with an
-    evidence source); outputs ``predictions`` (JSONL), ``info`` (JSON).
-``pairs_experiment``
-    inputs ``train``, ``validation``, ``test`` (release-format CSVs); outputs ``predictions``, ``info``.
-``clinifact_zero_shot``
-    inputs one CSV per split named in ``options.splits``; outputs ``predictions``, ``info``.
-``clinifact_fine_tune``
-    inputs ``train``, ``validation``, ``test``; outputs ``predictions``, ``info``; the LoRA adapters go
-    to ``options.save_dir``/adapters (not a workflow output).
-``healthfc_inner_cv``, ``pairs_inner_cv``
-    a stacked ensemble's member trained on parts of a run's training split (:mod:`medfc.experiments.ensembles.stacking`):
-    inputs as the member's run (HealthFC: ``dataset``, ``folds``, ``evidence``; a pairs dataset: ``train``,
-    ``validation``); outputs ``predictions`` (out-of-fold, one per training item), ``info``.
-``healthfc_final``, ``pairs_final``
-    a row trained once more on all the data its recipe allows and kept (:mod:`medfc.experiments.final.train`): inputs the
-    dataset (HealthFC: ``dataset``, ``evidence``; a pairs dataset: ``train``, ``validation``, ``test``), the row's
-    ``scores``, each member's cross-validation ``info_<member>`` (HealthFC: its epochs) and, for a stack, its
-    out-of-fold ``oof_<member>`` predictions; output the kept model's folder ``model`` (``medfc_model.json``,
-    ``README.md``, the model's files).
-``ensemble``
-    inputs ``predictions`` (the members' files, in member order) and, for ``method: stack``, ``inner`` (their
-    out-of-fold predictions, in member order); outputs ``predictions``, ``info``.
-
-Every ``info.json`` carries ``provenance`` (:func:`medfc.common.provenance.job_record`: the run, its software
-record, the device's torch and CUDA). Every step's options are built whole by the plan (:mod:`medfc.plan.experiments`) and typed here by
-their annotation; a step hands them to the library unchanged, with the cores the job was granted. A
-model's config is any model kind (:mod:`medfc.experiments.models.options`; an encoder may be ``offline:minilm``,
-the packaged all-MiniLM-L6-v2). With a ``checkpoint_dir`` an encoder's checkpoints are written there;
-``null`` keeps the best weights in memory and writes nothing (``experiments.keep_checkpoints: false``).
-
-This module imports only options: each step imports the library it runs, so a TF-IDF job never loads
-torch and an ensemble loads no model at all.
+Every ``info.json`` carries ``provenance`` (:func:`medfc.common.provenance.job_record`). The options are built whole
+by the plan (:mod:`medfc.plan.experiments`) and handed to the library unchanged, with the job's cores. This module
+imports only options: each step imports the library it runs (a TF-IDF job never loads torch).
 """
 
 from __future__ import annotations
@@ -58,6 +28,14 @@ from medfc.experiments.healthfc.systems import HealthFCFoldOptions
 log = logging.getLogger(__name__)
 
 
+def _written(write, outputs: StepFiles, records: list, info: RunInfo, model_name: str) -> RunInfo:
+    """``info`` with its provenance and the model's config name, written with the run's ``records`` by ``write``."""
+    info["provenance"] = job_record()
+    info["model_config_name"] = model_name
+    write(outputs["predictions"], outputs["info"], records, info)
+    return info
+
+
 def healthfc_experiment(inputs: StepFiles, outputs: StepFiles, options: HealthFCFoldOptions, runtime: Runtime) -> RunInfo:
     """Train one HealthFC system on all folds but ``fold``, predict ``fold``."""
     from medfc.experiments.healthfc import runs as healthfc
@@ -65,10 +43,7 @@ def healthfc_experiment(inputs: StepFiles, outputs: StepFiles, options: HealthFC
     report = SkipReport(f"healthfc-{options.system}-fold{options.fold}")
     records, info = healthfc.run_fold(inputs["dataset"], inputs["folds"], options, threads=runtime.threads, report=report,
                                       evidence=inputs.get("evidence"))
-    info["provenance"] = job_record()
-    info["model_config_name"] = options.train.model
-    healthfc.write_fold(outputs["predictions"], outputs["info"], records, info)
-    return info
+    return _written(healthfc.write_fold, outputs, records, info, options.train.model)
 
 
 def pairs_experiment(inputs: StepFiles, outputs: StepFiles, options: PairsTrainOptions, runtime: Runtime) -> RunInfo:
@@ -77,10 +52,7 @@ def pairs_experiment(inputs: StepFiles, outputs: StepFiles, options: PairsTrainO
     from medfc.experiments.pairs import run_discriminative, write_predictions
 
     records, info = run_discriminative({s: inputs[s] for s in SPLITS}, options, threads=runtime.threads)
-    info["provenance"] = job_record()
-    info["model_config_name"] = options.train.model
-    write_predictions(outputs["predictions"], outputs["info"], records, info)
-    return info
+    return _written(write_predictions, outputs, records, info, options.train.model)
 
 
 def clinifact_zero_shot(inputs: StepFiles, outputs: StepFiles, options: ZeroShotOptions, runtime: Runtime) -> RunInfo:
@@ -89,10 +61,7 @@ def clinifact_zero_shot(inputs: StepFiles, outputs: StepFiles, options: ZeroShot
     from medfc.experiments.pairs import write_predictions
 
     records, info = zero_shot.run_zero_shot({s: inputs[s] for s in options.splits}, options, threads=runtime.threads)
-    info["provenance"] = job_record()
-    info["model_config_name"] = options.model
-    write_predictions(outputs["predictions"], outputs["info"], records, info)
-    return info
+    return _written(write_predictions, outputs, records, info, options.model)
 
 
 def clinifact_fine_tune(inputs: StepFiles, outputs: StepFiles, options: FineTuneOptions, runtime: Runtime) -> RunInfo:
@@ -103,10 +72,7 @@ def clinifact_fine_tune(inputs: StepFiles, outputs: StepFiles, options: FineTune
 
     splits = dict.fromkeys(("train", "validation", *options.predict_splits))
     records, info = fine_tune.run_fine_tuned({s: inputs[s] for s in splits}, options, threads=runtime.threads)
-    info["provenance"] = job_record()
-    info["model_config_name"] = options.model
-    write_predictions(outputs["predictions"], outputs["info"], records, info)
-    return info
+    return _written(write_predictions, outputs, records, info, options.model)
 
 
 def healthfc_inner_cv(inputs: StepFiles, outputs: StepFiles, options: HealthFCInnerOptions, runtime: Runtime) -> RunInfo:
@@ -116,10 +82,7 @@ def healthfc_inner_cv(inputs: StepFiles, outputs: StepFiles, options: HealthFCIn
 
     records, info = stacking.healthfc_inner_cv(inputs["dataset"], inputs["folds"], options, threads=runtime.threads,
                                                evidence=inputs.get("evidence"))
-    info["provenance"] = job_record()
-    info["model_config_name"] = options.run.train.model
-    healthfc.write_fold(outputs["predictions"], outputs["info"], records, info)
-    return info
+    return _written(healthfc.write_fold, outputs, records, info, options.run.train.model)
 
 
 def pairs_inner_cv(inputs: StepFiles, outputs: StepFiles, options: PairsInnerOptions, runtime: Runtime) -> RunInfo:
@@ -128,16 +91,12 @@ def pairs_inner_cv(inputs: StepFiles, outputs: StepFiles, options: PairsInnerOpt
     from medfc.experiments.pairs import write_predictions
 
     records, info = stacking.pairs_inner_cv(inputs["train"], inputs["validation"], options, threads=runtime.threads)
-    info["provenance"] = job_record()
-    info["model_config_name"] = options.run.train.model
-    write_predictions(outputs["predictions"], outputs["info"], records, info)
-    return info
+    return _written(write_predictions, outputs, records, info, options.run.train.model)
 
 
 def ensemble(inputs: StepFiles, outputs: StepFiles, options: EnsembleOptions) -> RunInfo:
-    """The members' ``predictions`` (a list, in member order) → the ensemble's ``predictions`` and ``info``:
-    for ``method: stack`` the meta-model's (members chosen, their weights, the inner-CV scores; ``inner`` the
-    members' out-of-fold predictions), for ``average`` their weighted average; the items left out and why."""
+    """The members' ``predictions`` (in member order; a stack also their out-of-fold ``inner``) → the ensemble's
+    ``predictions`` and ``info`` (the method's choice, the items left out and why)."""
     from medfc.common.io import write_json, write_jsonl
     from medfc.experiments.ensembles.ensemble import average_predictions
 

@@ -1,35 +1,16 @@
-"""The LLM layer: one client interface (:class:`LLMClient`), a local ``transformers`` backend and an
-OpenAI-compatible server backend, structured JSON answers with one repair, call/token accounting,
-and prompts as versioned files. See docs/medsnip.md ("LLM layer")."""
+"""The LLM layer: one client interface, a local ``transformers`` and an OpenAI-compatible backend, structured JSON
+answers, call accounting and versioned prompts. See docs/medsnip.md ("LLM layer")."""
 
 from medfc.llm.base import Completion, Conversation, GenerationParams, Ledger, LLMClient, Message, Prices
 from medfc.llm.prompts import Prompt, PromptError, load_prompt, prompt_hashes
 from medfc.llm.structured import Structured, ask_json, parse_json_answer
 
-__all__ = [
-    "Completion",
-    "Conversation",
-    "GenerationParams",
-    "LLMClient",
-    "Ledger",
-    "Message",
-    "Prices",
-    "Prompt",
-    "PromptError",
-    "Structured",
-    "ask_json",
-    "load_prompt",
-    "make_client",
-    "parse_json_answer",
-    "prompt_hashes",
-]
+__all__ = ["Completion", "Conversation", "GenerationParams", "LLMClient", "Ledger", "Message", "Prices", "Prompt", "PromptError",
+           "Structured", "ask_json", "load_prompt", "make_client", "parse_json_answer", "prompt_hashes"]
 
 
 def make_client(backend: str, model: str, *, ledger: Ledger | None = None, **kwargs) -> LLMClient:
-    """The client of ``backend`` (:data:`medfc.common.llm_backends.LLM_BACKENDS`): ``transformers`` →
-    :class:`~medfc.llm.local.TransformersLM` (kwargs ``device``, ``precision``, ``batch_size``); ``openai`` →
-    :class:`~medfc.llm.openai.OpenAICompatibleLM` (kwargs ``base_url``, ``api_key_env``, ``cache_dir``,
-    ``requests_per_second``, ``timeout_s``, ``max_retries``, ...)."""
+    """The client of ``backend`` (:data:`medfc.common.llm_backends.LLM_BACKENDS`), ``kwargs`` passed to its class."""
     from medfc.common.llm_backends import llm_backend
 
     return llm_backend(backend).build(model, ledger=ledger, **kwargs)

@@ -1,20 +1,5 @@
-"""The one client interface every LLM backend implements, and the call accounting.
-
-* :class:`GenerationParams` — what a chat call asks for (max tokens, temperature, JSON mode).
-* :class:`Completion` — one answer with its prompt and completion tokens, whether it came from a
-  cache, whether it was cut at ``max_tokens`` (``truncated``: ``finish_reason == "length"``, still an
-  answer), and the error of a call that failed after its retries (the text is then empty).
-* :class:`LLMEndpointError` — what a request the endpoint refuses raises (400, 401, 403, 404, … or an
-  answer no retry can mend: another model, no logprobs): a configuration error that stops the step at
-  once, naming the endpoint, the status, the model and the key's environment variable.
-* :class:`Ledger` — counts every call per *purpose* (``decompose``, ``verify``, ...): calls, cache
-  hits, failed calls, prompt and completion tokens, malformed and repaired structured answers, so a
-  step can report calls, tokens and cost; and ``truncated`` answers (shown only once a ledger has one).
-* :class:`LLMClient` — ``chat(conversations, params, purpose)`` for a batch of conversations, and
-  ``score_options(prompts, options)`` (summed log-probability of each option after each plain
-  prompt; used by the CliniFact zero-shot baseline). ``identity()`` names the model and backend for
-  cache keys; it never contains a credential.
-"""
+"""The one client interface every LLM backend implements (:class:`LLMClient`), and the call accounting
+(:class:`Ledger`: calls, cache hits, failures, tokens and malformed/repaired answers per *purpose*)."""
 
 from __future__ import annotations
 
@@ -36,13 +21,9 @@ LEDGER_EXTRA_KEYS = ("truncated",)
 
 
 class LLMEndpointError(RuntimeError):
-    """An LLM endpoint that refused the request (HTTP 400, 401, 403, 404 or another status no retry can
-    mend, also when an error object with HTTP 200 names it) or whose answer no retry can mend (another
-    model than the one asked, no logprobs where they were asked for, content that is not text): every
-    other call would fail the same way, so the step stops at once instead of recording failed calls.
-    The message names the endpoint's URL, the status, the model and the environment variable of the key
-    (never its value); it is redacted. Attributes: ``url``, ``status`` (the HTTP status, or the one an error
-    object names; 200 for an unusable answer), ``model``, ``api_key_env``."""
+    """An endpoint that refused the request (a status no retry can mend) or whose answer no retry can mend
+    (another model, no logprobs, content that is not text): the step stops at once. The message (redacted) names
+    the URL, the status (200 for an unusable answer), the model and the key's environment variable, never its value."""
 
     def __init__(self, message: str, *, url: str, status: int | None, model: str, api_key_env: str = ""):
         super().__init__(redact(message))
@@ -96,7 +77,7 @@ class Prices:
 
 
 class Ledger:
-    """Per-purpose counters of calls and tokens (see module docstring)."""
+    """Per-purpose counters of calls and tokens."""
 
     def __init__(self) -> None:
         self.by_purpose: dict[str, Counter] = defaultdict(Counter)
@@ -169,6 +150,6 @@ class LLMClient(ABC):
         """``[len(prompts), len(options)]`` log-probabilities of each option after each prompt."""
         raise NotImplementedError(f"{type(self).__name__} cannot score options")
 
-    # the CliniFact zero-shot baseline's name for it
     def score(self, prompts: Sequence[str], options: Sequence[str], batch_size: int = 1) -> np.ndarray:
+        """:meth:`score_options`, as the CliniFact zero-shot baseline calls it."""
         return self.score_options(prompts, options, batch_size)

@@ -1,16 +1,10 @@
-"""A local ``transformers`` causal LM behind the :class:`~medfc.llm.base.LLMClient` interface.
+"""A local ``transformers`` causal LM behind :class:`~medfc.llm.base.LLMClient`.
 
-* ``chat``: each conversation is rendered with the tokenizer's chat template (``add_generation_prompt``;
-  a tokenizer without one gets ``role: content`` lines and ``assistant:``), prompts are sorted by
-  length and generated in batches of ``batch_size`` with left padding, greedily (``do_sample=False``)
-  when the temperature is 0, else sampled at that temperature. Prompt tokens are the non-padding
-  input tokens, completion tokens those generated up to and including the end-of-sequence token.
-* ``score_options``: the summed log-probability of each option's tokens after a plain prompt (no chat
-  template), one forward pass per prompt when every option is one token.
-* A prompt longer than the model's positions allow (with ``max_tokens`` to generate) comes back
-  as a failed :class:`Completion` (``error`` set), never an exception.
-* Weights load in bf16 on a GPU that supports it (fp16 on one that does not, fp32 on the CPU), or as
-  ``precision`` says (``auto`` | ``bf16`` | ``fp16`` | ``fp32``).
+``chat`` renders each conversation with the tokenizer's chat template (else ``role: content`` lines), generates
+in length-sorted, left-padded batches, greedily at temperature 0; a prompt longer than the model's positions
+(with ``max_tokens``) is a failed :class:`Completion`, never an exception. ``score_options`` sums each option's
+token log-probabilities after a plain prompt (one forward pass per prompt when every option is one token).
+Weights load in bf16 on a GPU that supports it (fp16 otherwise, fp32 on the CPU), or as ``precision`` says.
 """
 
 from __future__ import annotations

@@ -1,37 +1,18 @@
-"""An OpenAI-compatible server (vLLM, llama.cpp server, Ollama, a hosted API) behind
-:class:`~medfc.llm.base.LLMClient`, through the project's :class:`~medfc.common.http.HttpClient`.
+"""An OpenAI-compatible server (vLLM, llama.cpp, Ollama, a hosted API) behind :class:`~medfc.llm.base.LLMClient`,
+through :class:`~medfc.common.http.HttpClient` (its retries on 429/5xx/timeouts, rate limit and disk cache).
 
-* ``chat``: ``POST {base_url}/chat/completions`` with ``model``, ``messages``, ``max_tokens``,
-  ``temperature`` and, in JSON mode, ``response_format={"type": "json_object"}``. Tokens come from the
-  answer's ``usage`` (0, counted as ``usage_missing``, when a server leaves it out).
-* ``score_options``: ``POST {base_url}/completions`` with ``max_tokens=1, temperature=0,
-  logprobs=top_logprobs``; an option's log-probability is the log-sum-exp over the returned top
-  tokens equal to it after stripping whitespace (-inf when absent).
-* The request body (JSON, keys sorted) and URL are the cache key: one answer per model, messages
-  and parameters, kept on disk under ``cache_dir``, so a rerun sends nothing. The API key is read
-  from the environment variable named by ``api_key_env`` and sent as a header, which is never part
-  of the cache key and never logged; an error text is redacted (:func:`~medfc.common.http.redact`: no
-  key, no password of the base URL).
-* Every answer passes one check (:func:`check_answer`) before it is used or cached, for chat and
-  ``/completions`` alike: an error object sent with HTTP 200 (``{"error": {...}}`` as OpenRouter and
-  proxies send it, vLLM's ``{"object": "error"}``), missing or empty ``choices``, a choice without
-  ``message``, ``content`` null (a reasoning model out of tokens) are retried like a 503 and never cached;
-  content that is not text, no ``logprobs.top_logprobs`` where they were asked for, and an answer of
-  another model than the one asked (:func:`same_model`: dated variants allowed) cannot be mended by a
-  retry. A cached entry that fails the check (e.g. ``{}`` stored by an older version) is a counted miss,
-  asked again.
-* Retries on 429 (honouring ``Retry-After`` up to the client's ``max_retry_after``; a longer one fails
-  at once saying when to rerun), 5xx, timeouts and connection errors (a server that is down: a few
-  seconds in all), and the rate limit, are the HttpClient's.
-* A request the endpoint refuses (400, 401, 403, 404 and every other status no retry can mend, also
-  when an error object with HTTP 200 names it) and an answer no retry can mend raise
-  :class:`~medfc.llm.base.LLMEndpointError` at once, naming the URL, the status, the model and the
-  key's variable: a configuration error, not a failed call. A chat request that fails after its
-  retries comes back as a :class:`Completion` with ``error`` set; option scoring raises its
-  :class:`~medfc.common.http.HttpError` (naming the URL).
-* ``finish_reason: "length"`` (cut at ``max_tokens``) is kept as an answer, counted as ``truncated``.
-* The key's value is redacted from every error and log line, also where a server echoes it
-  (:func:`~medfc.common.redact.remember_secret_env`).
+* ``chat``: ``POST {base_url}/chat/completions`` (JSON mode: ``response_format={"type": "json_object"}``); tokens
+  from ``usage`` (0 and counted as ``usage_missing`` when absent).
+* ``score_options``: ``POST {base_url}/completions`` with ``max_tokens=1, temperature=0, logprobs=top_logprobs``;
+  an option's log-probability is the log-sum-exp of the top tokens equal to it once stripped (-inf if absent).
+* The request body (keys sorted) and URL are the cache key; the API key (from the variable ``api_key_env``) is a
+  header, never in the key, redacted from every error and log line, also where a server echoes it.
+* Every answer passes :func:`check_answer` before it is used or cached (a failing cached entry is a counted miss):
+  an error object with HTTP 200, no ``choices``, no ``message`` or ``content`` null are retried like a 503;
+  content that is not text, missing logprobs and an answer of another model (:func:`same_model`) are not.
+* A refused request (a status no retry can mend) or an unmendable answer raises
+  :class:`~medfc.llm.base.LLMEndpointError` at once; a chat call that fails after its retries is a
+  :class:`Completion` with ``error`` set; option scoring raises its :class:`~medfc.common.http.HttpError`.
 """
 
 from __future__ import annotations
@@ -58,12 +39,9 @@ _CODE_STATUS = {"invalid_api_key": 401, "model_not_found": 404, "insufficient_qu
 
 
 def same_model(asked: str, answered: str) -> bool:
-    """Whether a server that was asked for model ``asked`` and names ``answered`` in its answer answered
-    with that model. Case aside, the names must be equal, or ``answered`` the asked name with a date or
-    version suffix (``gpt-4o`` → ``gpt-4o-2024-08-06``, ``gpt-4`` → ``gpt-4-0613``, ``gemini-1.5-pro``
-    → ``gemini-1.5-pro-002``) or Ollama's ``:latest``. When only one of them is path-like (a hub name
-    ``Qwen/Qwen2.5-7B-Instruct``, a served directory ``/models/qwen``) their last segments are compared;
-    two path-like names must match whole (``org-a/x`` is not ``org-b/x``)."""
+    """Whether the answer's model ``answered`` is the ``asked`` one: equal case aside, or with a date/version suffix
+    (``gpt-4o-2024-08-06``, ``gpt-4-0613``, ``gemini-1.5-pro-002``) or ``:latest``. When only one is path-like
+    (``Qwen/Qwen2.5-7B-Instruct``, ``/models/qwen``) their last segments are compared; two paths must match whole."""
     a, b = asked.strip().lower(), answered.strip().lower()
     if not ("/" in a and "/" in b):
         a, b = a.rstrip("/").rsplit("/", 1)[-1], b.rstrip("/").rsplit("/", 1)[-1]
@@ -84,10 +62,8 @@ def _status_of(error: object) -> int | None:
 
 
 def check_answer(model: str, *, chat: bool, logprobs: bool = False) -> Callable[[JSONValue], None]:
-    """The check (:class:`~medfc.common.http.AnswerError`) of an OpenAI-compatible answer to a request for
-    ``model``: a chat completion (``chat``: ``choices[0].message.content`` a string) or a completion
-    (``logprobs``: ``choices[0].logprobs.top_logprobs[0]`` an object). See the module docstring for what
-    is retried and what is not."""
+    """The check (:class:`~medfc.common.http.AnswerError`) of an answer for ``model``: a chat completion
+    (``choices[0].message.content`` a string) or, with ``logprobs``, ``choices[0].logprobs.top_logprobs[0]`` an object."""
 
     def check(doc: JSONValue) -> None:
         if not isinstance(doc, dict):
@@ -130,20 +106,9 @@ def check_answer(model: str, *, chat: bool, logprobs: bool = False) -> Callable[
 class OpenAICompatibleLM(LLMClient):
     backend = "openai"
 
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        *,
-        api_key_env: str = "",
-        cache_dir: str | os.PathLike | None = None,
-        requests_per_second: float = 0.0,
-        timeout_s: float = 120.0,
-        max_retries: int = 3,
-        top_logprobs: int = 20,
-        http: HttpClient | None = None,
-        ledger: Ledger | None = None,
-    ) -> None:
+    def __init__(self, base_url: str, model: str, *, api_key_env: str = "", cache_dir: str | os.PathLike | None = None,
+                 requests_per_second: float = 0.0, timeout_s: float = 120.0, max_retries: int = 3, top_logprobs: int = 20,
+                 http: HttpClient | None = None, ledger: Ledger | None = None) -> None:
         super().__init__(model, ledger)
         self.base_url = base_url.rstrip("/")
         self.api_key_env = api_key_env
@@ -163,8 +128,7 @@ class OpenAICompatibleLM(LLMClient):
         return headers
 
     def post(self, path: str, body: Mapping[str, object], check: Callable[[JSONValue], None] | None = None) -> tuple[JSONObject, bool]:
-        """(JSON answer, whether it came from the cache); ``check`` (default: :func:`check_answer` of a chat
-        answer for ``/chat/completions``, of a completion otherwise) before it is used or cached. Raises
+        """(JSON answer, whether it came from the cache), checked by ``check`` (default :func:`check_answer`). Raises
         :class:`LLMEndpointError` for a refused request, HttpError for one that failed after its retries."""
         if check is None:
             check = check_answer(self.model, chat=path.endswith("/chat/completions"), logprobs="logprobs" in body)

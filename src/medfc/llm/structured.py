@@ -1,17 +1,9 @@
 """Structured (JSON) answers: parse, validate against a JSON schema, repair once.
 
-:func:`ask_json` sends a batch of conversations; each answer is parsed (the first JSON object in
-the text, also inside a fenced code block) and validated with ``jsonschema``. An answer that fails
-gets exactly one repair call: the conversation, the bad answer as the assistant turn, and the
-repair prompt naming the error. What still fails comes back with ``ok=False`` and its error; it is
-counted in the ledger as ``malformed`` (repairs that worked as ``repaired``). A call that failed (the
-first, or the repair) is not a malformed answer: the result's ``failed`` is set and its error is the
-call's; such a result is never a value and must not be cached. Nothing of an answer raises here; what the
-client raises (a refused key, an unknown model) propagates unchanged.
-
-Reasoning blocks are removed before an answer is read (:func:`strip_think`): a reasoning model served
-without a reasoning parser writes ``<think>…</think>`` before its answer (or only ``…</think>`` when the
-chat template opened the block, or an unterminated ``<think>…`` when it ran out of tokens).
+:func:`ask_json` parses each answer (the first JSON object, also in a fenced block, after :func:`strip_think`)
+and validates it; a failing answer gets one repair call (the conversation, the bad answer, the repair prompt
+naming the error). What still fails is ``ok=False`` (ledger: ``malformed``; mended: ``repaired``). A failed call
+is not a malformed answer: ``failed`` is set and the result must not be cached. What the client raises propagates.
 """
 
 from __future__ import annotations
@@ -33,9 +25,8 @@ _THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
 
 
 def strip_think(text: str | None) -> str:
-    """``text`` without its reasoning: every ``<think>…</think>`` block; everything up to the last
-    ``</think>`` left without its opening tag (a chat template that opened it in the prompt); and, from an
-    unterminated ``<think>`` at the start, everything (the model ran out of tokens thinking: no answer)."""
+    """``text`` without its reasoning: every ``<think>…</think>`` block, everything up to a last unopened
+    ``</think>`` (a template opened it), and everything after an unterminated leading ``<think>`` (out of tokens)."""
     text = _THINK_BLOCK.sub("", text or "")
     closes = list(_THINK_CLOSE.finditer(text))
     if closes:
@@ -108,19 +99,10 @@ def parse_json_answer(text: str, schema: Mapping[str, JSONValue]) -> tuple[JSONV
     return value, None
 
 
-def ask_json(
-    client: LLMClient,
-    conversations: Sequence[Conversation],
-    schema: Mapping[str, JSONValue],
-    params: GenerationParams,
-    repair: Prompt,
-    purpose: str,
-    check: Callable[[int, JSONValue], str | None] | None = None,
-) -> list[Structured]:
-    """One :class:`Structured` per conversation (see module docstring).
-
-    ``check(i, value)`` may add a semantic test beyond the schema (e.g. indices in range) for
-    conversation ``i``: the error it returns is treated like a schema error."""
+def ask_json(client: LLMClient, conversations: Sequence[Conversation], schema: Mapping[str, JSONValue], params: GenerationParams,
+             repair: Prompt, purpose: str, check: Callable[[int, JSONValue], str | None] | None = None) -> list[Structured]:
+    """One :class:`Structured` per conversation; ``check(i, value)`` may add a test beyond the schema for
+    conversation ``i`` (its error is treated like a schema error)."""
 
     def parse(i: int, text: str) -> tuple[JSONValue, str | None]:
         value, err = parse_json_answer(text, schema)

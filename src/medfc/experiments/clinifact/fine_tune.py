@@ -1,28 +1,18 @@
-"""The fine-tuned generative CliniFact baseline (Zhang et al., Sci Data 2025, Table 8: Llama3-70B and
-OpenBioLLM-70B fine-tuned on the train split).
+"""The fine-tuned generative CliniFact baseline (Zhang et al., Sci Data 2025, Table 8: Llama3-70B and OpenBioLLM-70B
+fine-tuned on the train split).
 
-Training
-    A causal LM gets LoRA adapters (``peft``) on ``target_modules``; its base weights stay frozen (in
-    ``precision``, or 4-bit NF4 with ``load_in_4bit`` — QLoRA through ``bitsandbytes``, CUDA only).
-    Each train pair is the zero-shot prompt (:data:`~medfc.experiments.clinifact.prompts.PROMPT`, trimmed the
-    same way) followed by the answer word of its gold label (TRUE / FALSE / NONE, the zero-shot mapping
-    read backwards), tokenized exactly as the zero-shot scorer tokenizes an option after a prompt. The
-    loss is the cross-entropy of the answer tokens alone (the prompt's tokens carry no loss).
-    Training is the project's one loop (:func:`medfc.experiments.models.training.train`) with
-    ``eval_metric: val_loss``: after every epoch the answer cross-entropy over the validation pairs,
-    the epoch with the lowest kept (the paper's model selection) — only the adapters' weights are
-    copied for that, never the base.
-Prediction
-    The kept model scores the three options after each prompt with the zero-shot scorer's own code
-    (:func:`~medfc.experiments.clinifact.prompts.score_pairs`): same options, same softmax, same mapping,
-    same record format, system ``fine_tuned`` — so a fine-tuned row and the zero-shot row of the same
-    model, and their McNemar–Bowker test, compare like with like.
-Saved
-    With ``save_adapters`` the adapters alone (``adapter_model.safetensors`` + ``adapter_config.json``,
-    megabytes) in ``<save_dir>/adapters``, with their ``medfc_model.json`` (the base model as the config
-    names it, the labels, the prompt's budget: what ``medfc predict`` reads, :mod:`medfc.experiments.final.kept`); with ``save_merged`` also the base with the adapters merged
-    in (``<save_dir>/merged``, the full model's size; not with 4-bit weights). Each folder is written
-    beside its place and renamed into place whole (:func:`medfc.common.io.atomic_directory`).
+Training: LoRA adapters (``peft``) on ``target_modules`` of a frozen causal LM (in ``precision``, or 4-bit NF4 with
+``load_in_4bit``: QLoRA, CUDA only). Each train pair is the zero-shot prompt (trimmed alike) and its gold label's
+answer word (TRUE / FALSE / NONE), tokenized as the zero-shot scorer tokenizes an option; the loss is the answer
+tokens' cross-entropy. The project's training loop with ``eval_metric: val_loss`` keeps the epoch of the lowest
+validation answer cross-entropy (the paper's model selection), copying only the adapters' weights.
+
+Prediction: the zero-shot scorer's code (:func:`~medfc.experiments.clinifact.prompts.score_pairs`), system
+``fine_tuned``, so a fine-tuned row and the zero-shot row (and their McNemar–Bowker test) compare like with like.
+
+Saved: with ``save_adapters`` the adapters (megabytes) in ``<save_dir>/adapters`` with their ``medfc_model.json``;
+with ``save_merged`` also the merged model (``<save_dir>/merged``; not with 4-bit weights), each folder renamed into
+place whole.
 """
 
 from __future__ import annotations
@@ -59,10 +49,8 @@ WHOLE_LAYER_MODULES = frozenset({"lm_head", "embed_tokens", "wte", "word_embeddi
 
 
 def answer_features(pairs: Sequence[Pair], tokenizer, max_prompt_tokens: int) -> tuple[list[Feature], int]:
-    """Prompt + gold answer tokens per pair, labels -100 on the prompt; and how many prompts were trimmed.
-
-    The answer's tokens are those the zero-shot scorer scores (``prompt + " " + option`` minus the prompt).
-    """
+    """Prompt + gold answer tokens per pair (labels -100 on the prompt; the answer tokenized as the zero-shot scorer
+    does), and how many prompts were trimmed."""
     prompts, trimmed = prompts_for(pairs, tokenizer, max_prompt_tokens)
     feats = []
     for p, prompt in zip(pairs, prompts):
@@ -77,9 +65,8 @@ def answer_features(pairs: Sequence[Pair], tokenizer, max_prompt_tokens: int) ->
 
 
 class LeftPadCollator:
-    """Left padding, so that every answer ends the row: the logits of the last few positions are all the
-    loss needs (a 128k-word vocabulary times 2,000 positions would not fit in memory for nothing).
-    ``position_ids`` count the real tokens, so a padded row computes what it would alone."""
+    """Left padding, so every answer ends the row and the loss needs only the last positions' logits (a 128k vocabulary
+    times 2,000 positions would not fit). ``position_ids`` count the real tokens, as if the row were alone."""
 
     def __init__(self, pad_token_id: int) -> None:
         self.pad = pad_token_id
@@ -185,9 +172,7 @@ def load_lora_model(opts: FineTuneOptions, device: torch.device):
 
 
 def save_adapters(model, directory: str | os.PathLike, card: CardFields | None = None) -> Path:
-    """The adapters only: ``adapter_model.safetensors`` + ``adapter_config.json`` (no base weights), with
-    ``card`` as their ``medfc_model.json`` (:mod:`medfc.experiments.final.kept`, for medfc predict), written into a
-    temporary folder and renamed into place whole (a kill never leaves a mix of two saves)."""
+    """The adapters only (no base weights), with ``card`` as their ``medfc_model.json``, renamed into place whole."""
     out = Path(directory)
     with atomic_directory(out) as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
@@ -197,8 +182,7 @@ def save_adapters(model, directory: str | os.PathLike, card: CardFields | None =
 
 
 def adapters_card(model: str, opts: FineTuneOptions) -> CardFields:
-    """The card of kept adapters: the base model as the config names it, the labels of the answer options,
-    the prompt's budget."""
+    """The card of kept adapters: the base model as configured, the answer options' labels, the prompt's budget."""
     return {"dataset": "clinifact", "system": "fine_tuned", "model": model, "labels": list(answer_options().values()),
             "answer_options": answer_options(), "input_fields": ["claim", "evidence"], "optional_fields": ["title"],
             "options": {"max_prompt_tokens": opts.max_prompt_tokens, "lora_r": opts.lora_r, "target_modules": list(opts.target_modules)}}
@@ -207,16 +191,10 @@ def adapters_card(model: str, opts: FineTuneOptions) -> CardFields:
 # ------------------------------------------------------------------------------------------ run
 
 
-def run_fine_tuned(
-    split_csvs: dict[str, str | os.PathLike],
-    opts: FineTuneOptions,
-    *,
-    threads: int | None = None,
-    report: SkipReport | None = None,
-) -> tuple[list[PairPrediction], RunInfo]:
-    """LoRA fine-tuning on train, the epoch with the lowest validation cross-entropy kept, predictions of
-    ``opts.predict_splits`` scored as zero-shot (system ``fine_tuned``); ``threads``: the cores a job was
-    granted. The device and precision are resolved once, here."""
+def run_fine_tuned(split_csvs: dict[str, str | os.PathLike], opts: FineTuneOptions, *, threads: int | None = None,
+                   report: SkipReport | None = None) -> tuple[list[PairPrediction], RunInfo]:
+    """LoRA fine-tuning on train, the epoch of lowest validation cross-entropy kept, ``opts.predict_splits`` scored as
+    zero-shot (system ``fine_tuned``); device and precision resolved once, here."""
     report = report or SkipReport("clinifact-fine-tuned")
     card = adapters_card(opts.model, opts)  # the model as the config names it (resolved again where it is loaded)
     opts = opts.replace(model=resolve_model(opts.model))
@@ -264,21 +242,13 @@ def run_fine_tuned(
             tokenizer.save_pretrained(tmp)
         saved["merged"] = str(merged_dir)
     info: RunInfo = {
-        "system": "fine_tuned",
-        "model": opts.model,
-        "options": answer_options(),
+        "system": "fine_tuned", "model": opts.model, "options": answer_options(),
         "lora": {"r": opts.lora_r, "alpha": opts.lora_alpha, "dropout": opts.lora_dropout, "target_modules": list(opts.target_modules),
                  "load_in_4bit": opts.load_in_4bit, **sizes},
-        "train": result.as_dict(),
-        "kept_epoch": result.best_epoch,
-        "val_loss": [h["val_loss"] for h in result.history],
-        "n_prompts_trimmed": {"train": trimmed_train, "validation": trimmed_val, "predicted": trimmed},
-        "n_no_option": no_option,
-        "predict_seconds": round(predict_seconds, 3),
-        "saved": saved,
-        "sizes": {k: len(v) for k, v in splits.items()},
-        "scores": scores_by_split(records, opts.predict_splits),
-        "skips": report.as_dict(),
+        "train": result.as_dict(), "kept_epoch": result.best_epoch, "val_loss": [h["val_loss"] for h in result.history],
+        "n_prompts_trimmed": {"train": trimmed_train, "validation": trimmed_val, "predicted": trimmed}, "n_no_option": no_option,
+        "predict_seconds": round(predict_seconds, 3), "saved": saved, "sizes": {k: len(v) for k, v in splits.items()},
+        "scores": scores_by_split(records, opts.predict_splits), "skips": report.as_dict(),
     }
     return records, info
 

@@ -1,16 +1,10 @@
-"""The prompt of the generative CliniFact systems and the scoring of its answer options, shared by the
-zero-shot system (:mod:`medfc.experiments.clinifact.zero_shot`), the fine-tuned one
-(:mod:`medfc.experiments.clinifact.fine_tune`) and ``medfc predict`` with kept adapters.
+"""The prompt of the generative CliniFact systems and the scoring of its answer options (zero-shot, fine-tuned and
+``medfc predict`` with kept adapters; the scorer is any :class:`medfc.llm.base.LLMClient`, no torch here).
 
-A causal LM reads :data:`PROMPT` (our wording of the paper's Table 7 description: claim + abstract, answer
-with one of TRUE / FALSE / NONE) and the answer is the most probable of the options, scored as the (summed)
-log-probability of each option's tokens after the prompt. Mapping (from the paper's label definitions):
-TRUE → evidence (the abstract states there is evidence for the claim), FALSE → inconclusive (the abstract
-reports the comparison but does not establish the claim), NONE → NEI (the abstract says nothing about it).
-An abstract too long for the prompt's budget is trimmed from its start, at a token boundary.
-
-A light module (numpy and the LLM layer's client interface; no torch): the scorer is any
-:class:`medfc.llm.base.LLMClient`.
+A causal LM reads :data:`PROMPT` (our wording of the paper's Table 7 description) and the answer is the option of
+highest summed log-probability. Mapping (from the paper's label definitions): TRUE → evidence, FALSE → inconclusive
+(the comparison is reported but does not establish the claim), NONE → NEI. An abstract too long for the budget is
+trimmed from its start, at a token boundary.
 """
 
 from __future__ import annotations
@@ -101,9 +95,8 @@ def prompts_for(pairs: Sequence[Pair], tokenizer, max_prompt_tokens: int) -> tup
 
 def score_pairs(scorer: LLMClient, tokenizer, pairs: Sequence[Pair], split: str, system: str, max_prompt_tokens: int,
                 batch_size: int, report: SkipReport) -> tuple[list[PairPrediction], int, int]:
-    """One record per pair: the options' log-probabilities after the prompt, softmaxed over the three
-    options (the zero-shot and the fine-tuned generative systems alike); a pair none of whose options
-    came back gets no prediction. Returns (records, prompts trimmed, pairs without any option)."""
+    """One record per pair, the options' log-probabilities softmaxed over the three; a pair none of whose options came
+    back gets no prediction. Returns (records, prompts trimmed, pairs without any option)."""
     labels = list(answer_options().values())
     prompts, trimmed = prompts_for(pairs, tokenizer, max_prompt_tokens)
     logp = scorer.score_options(prompts, ANSWER_OPTIONS, batch_size)

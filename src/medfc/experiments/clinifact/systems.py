@@ -1,14 +1,7 @@
-"""The CliniFact systems, each declared once: a registry of small records
-(:class:`CliniFactSystem`) that the plan (the run matrix, the config checks, the prerequisites, the jobs that may
-run a model, the cluster placement of its rules and its jobs' resources), the tables and the figure look up, so a
-system's model list, rules, run folder, placement, resources row and row name are written in one place. Its
-rules' functions are the plan's (:data:`medfc.plan.experiments.CLINIFACT_JOBS`; a test keeps its systems those of
-the registry but the one pairs path's).
-
-The rules (``workflow/rules/experiments.smk``, ``scoring.smk``) name the same rules and folders; a test
-(``tests/unit/plan/test_clinifact_systems.py``) keeps them equal to the records and finds no comparison with a
-system's name in the plan or the tables. A light module (no torch, no pandas): the workflow reads it when it
-plans the DAG.
+"""The CliniFact systems, each declared once (:class:`CliniFactSystem` records of :data:`CLINIFACT_SYSTEMS`) for the
+plan, the tables and the figure; its rules' functions are the plan's (:data:`medfc.plan.experiments.CLINIFACT_JOBS`).
+tests/unit/plan/test_clinifact_systems.py keeps the rules of ``workflow/rules/experiments.smk`` and ``scoring.smk``
+equal to them. A light module (no torch, no pandas).
 """
 
 from __future__ import annotations
@@ -23,26 +16,18 @@ from medfc.common.registry import lookup
 class CliniFactSystem:
     """One CliniFact system.
 
-    ``name`` is its model list's key (``models.clinifact.<name>``) and the ``system`` of its runs, their
-    predictions and scores. Its options come from ``experiments.clinifact.<section>`` and its overrides
-    ``experiments.clinifact.model_<section>[model]``. ``rule`` makes a run's predictions, ``score_rule`` scores
-    them and ``ensemble_rule`` combines an ensemble's members' predictions (None: the system runs no ensembles;
-    an ensemble's name is a model of its own); ``inner_cv_rule`` makes a stacked ensemble's members' out-of-fold
-    predictions (:mod:`medfc.experiments.ensembles.stacking`). ``folder`` is its runs' folder under
-    ``<experiments>/clinifact`` (``""``: a run's folder lies there directly); ``title`` names it in messages
-    and ``suffix`` is what its rows in the tables and Fig. 3 add to the model's alias (the paper's row names,
-    ``llama3-70b (zero-shot)``). ``pairs``: its runs are the one discriminative path's (:mod:`medfc.experiments.pairs`,
-    rules with the wildcards ``dataset`` and ``model``, shared with every declared dataset). ``asks_llm``: its options are an LLM client's (backend, endpoint, key
-    variable), whose key is checked before the run (:mod:`medfc.plan.prerequisites`).
+    ``name``: its model list's key (``models.clinifact.<name>``) and its runs' ``system``; options from
+    ``experiments.clinifact.<section>`` < ``model_<section>[model]``. ``rule`` predicts, ``score_rule`` scores,
+    ``ensemble_rule`` combines an ensemble's members (None: no ensembles), ``inner_cv_rule`` makes a stack's
+    out-of-fold predictions. ``folder``: its runs' folder under ``<experiments>/clinifact`` (``""``: directly there);
+    ``title`` names it in messages, ``suffix`` is added to a model's alias in its table rows (``llama3-70b
+    (zero-shot)``). ``pairs``: the one discriminative path's runs (:mod:`medfc.experiments.pairs`). ``asks_llm``: its
+    options are an LLM client's, whose key is checked before the run.
 
-    Where its jobs run and what they ask for (:mod:`medfc.plan.cluster`, :mod:`medfc.plan.resources`):
-    ``placement`` ``compute`` makes ``rule`` (and ``inner_cv_rule``) a training rule, always a cluster job;
-    ``model`` makes it a rule that runs a model, a cluster job only when one of its planned models runs in the
-    job's process (its section's ``backend``, with the model's overrides: an ``asks_llm`` system's), else it
-    runs where Snakemake runs; its score and ensemble rules are light rules. ``resources`` is how a job of
-    ``rule`` picks its ``experiments.resources`` row: ``model_kind``, its model's kind's row (``tfidf``,
-    ``gbm``, ``frozen``, ``encoder`` or ``encoder_large``), or a sized row of a causal LM (``llm``,
-    ``lora``: ``<row>_large`` for a large model), ``server`` instead when its backend calls a server."""
+    ``placement`` (:mod:`medfc.plan.cluster`): ``compute`` makes ``rule`` (and ``inner_cv_rule``) a cluster job;
+    ``model`` only when a planned model runs in the job's process (not a server). ``resources``
+    (:mod:`medfc.plan.resources`): ``model_kind`` (its model kind's row, ``encoder_large`` for a large encoder) or a
+    causal LM's sized row (``llm``, ``lora``; ``<row>_large``), ``server`` when its backend calls a server."""
 
     name: str
     title: str

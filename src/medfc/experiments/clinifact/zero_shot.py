@@ -1,11 +1,6 @@
-"""The zero-shot generative CliniFact baseline (Zhang et al., Sci Data 2025, Table 8).
-
-A causal LM reads the prompt of :mod:`medfc.experiments.clinifact.prompts` (claim + abstract, answer with one
-of TRUE / FALSE / NONE) and the answer is the most probable of the options, scored as the (summed)
-log-probability of each option's tokens after the prompt (TRUE → evidence, FALSE → inconclusive, NONE → NEI;
-that module's mapping).  Backends: a local ``transformers`` model directory / hub name, or an
-OpenAI-compatible ``/completions`` endpoint with ``logprobs`` (cached on disk, rate limited) — the LLM
-layer's two clients (``medfc.llm``).
+"""The zero-shot generative CliniFact baseline (Zhang et al., Sci Data 2025, Table 8): the options of
+:mod:`medfc.experiments.clinifact.prompts` scored by the LLM layer's clients (``medfc.llm``: a local ``transformers``
+model, or an OpenAI-compatible ``/completions`` endpoint with ``logprobs``, cached and rate limited).
 """
 
 from __future__ import annotations
@@ -27,8 +22,6 @@ from medfc.llm.openai import OpenAICompatibleLM
 log = logging.getLogger(__name__)
 
 
-# The two zero-shot backends are the LLM layer's clients (medfc.llm): the same local model and
-# OpenAI-compatible server code as the MedSNIP decomposer and verifiers, scoring options here.
 def make_scorer(opts: ZeroShotOptions) -> LLMClient:
     """The zero-shot scorer of ``opts.backend`` (see module docstring)."""
     if runs_locally(opts.backend):
@@ -48,15 +41,9 @@ def resolved(opts: ZeroShotOptions) -> ZeroShotOptions:
     return opts
 
 
-def run_zero_shot(
-    split_csvs: dict[str, str | os.PathLike],
-    opts: ZeroShotOptions,
-    *,
-    threads: int | None = None,
-    report: SkipReport | None = None,
-) -> tuple[list[PairPrediction], RunInfo]:
-    """Zero-shot predictions for the splits named in ``opts.splits`` (paths in ``split_csvs``); ``threads``:
-    the cores a job was granted, for a local model."""
+def run_zero_shot(split_csvs: dict[str, str | os.PathLike], opts: ZeroShotOptions, *, threads: int | None = None,
+                  report: SkipReport | None = None) -> tuple[list[PairPrediction], RunInfo]:
+    """Zero-shot predictions for the splits of ``opts.splits`` (paths in ``split_csvs``) on the job's ``threads``."""
     from medfc.common.options import set_torch_threads
     from medfc.experiments.models.training import set_seed
 
@@ -82,16 +69,9 @@ def run_zero_shot(
         records += recs
         trimmed += cut
         no_option += missing
-    info: RunInfo = {
-        "system": "zero_shot",
-        "backend": opts.backend,
-        "model": opts.model,
-        "options": answer_options(),
-        "n_prompts_trimmed": trimmed,
-        "n_no_option": no_option,
-        "scores": scores_by_split(records, opts.splits),
-        "skips": report.as_dict(),
-    }
+    info: RunInfo = {"system": "zero_shot", "backend": opts.backend, "model": opts.model, "options": answer_options(),
+                     "n_prompts_trimmed": trimmed, "n_no_option": no_option, "scores": scores_by_split(records, opts.splits),
+                     "skips": report.as_dict()}
     if isinstance(scorer, OpenAICompatibleLM):
         info["requests_sent"] = scorer.requests_sent
         info["cache_hits"] = scorer.cache_hits

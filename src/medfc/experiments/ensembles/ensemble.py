@@ -1,16 +1,8 @@
-"""Ensembles of runs: several models' predictions on the same items combined into one, the label the
-most probable. Two methods (``models.ensembles.<name>.method``):
-
-``average``
-    the members' class probabilities averaged with weights; no training.
-``stack`` (learned stacking: :mod:`medfc.experiments.ensembles.stacking`, :mod:`medfc.experiments.ensembles.stack_selection`)
-    from the members' out-of-fold predictions over the run's training split, a choice between a meta-model
-    on the members, their plain average and the best member alone, judged on predictions it was not tuned
-    on, applied to their test predictions.
-
-A record keeps the first member's fields (gold label, and for HealthFC's pipeline its selected evidence)
-with ``probs`` replaced by the average and ``pred_label`` by its argmax. An item some member has no
-prediction for (missing, or without probabilities) is left out, counted in the report.
+"""Ensembles of runs: several models' predictions on the same items combined into one, the label the most probable.
+``models.ensembles.<name>.method``: ``average`` (the members' probabilities averaged with weights) or ``stack``
+(:mod:`medfc.experiments.ensembles.stack_selection`). A record keeps the first member's fields (gold label, a
+pipeline's selected evidence) with ``probs`` and ``pred_label`` replaced; an item some member has no prediction for
+is left out and counted.
 """
 
 from __future__ import annotations
@@ -27,9 +19,8 @@ from medfc.common.report import SkipReport
 
 @dataclass(frozen=True)
 class StackingOptions(Options):
-    """``experiments.stacking``: the inner folds' keys (:class:`medfc.experiments.ensembles.stacking.InnerFolds`), the
-    meta-model's and those of the choice between stack, average and best member
-    (:mod:`medfc.experiments.ensembles.stack_selection`)."""
+    """``experiments.stacking``: the inner folds' keys, the meta-model's and those of the choice between stack,
+    average and best member."""
 
     inner_folds: int
     seed: int
@@ -43,9 +34,8 @@ class StackingOptions(Options):
 
 @dataclass(frozen=True)
 class EnsembleOptions(Options):
-    """An ensemble of ``models.ensembles`` (step ``ensemble``): its member aliases (the order of the
-    ``predictions`` inputs, and of the ``inner`` inputs of a stacked one), its method, the weights of an
-    average and ``experiments.stacking`` (a stack's meta-model)."""
+    """An ensemble of ``models.ensembles`` (step ``ensemble``): member aliases (the order of the ``predictions`` and
+    ``inner`` inputs), method, an average's weights and ``experiments.stacking``."""
 
     members: tuple[str, ...]
     method: Literal["stack", "average"]
@@ -65,9 +55,8 @@ def has_probs(record: Mapping[str, Any] | None) -> bool:
 
 def aligned(runs: Sequence[Mapping[str, dict[str, Any]]], members: Sequence[str], report: SkipReport
             ) -> Iterator[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
-    """(id, the first member's record, every member's record) of each item of the first member's run that every
-    member predicted; an item some member did not is skipped (``member_without_prediction``), and, once all are
-    given, the items other members have and the first has not (``not_in_first_member``)."""
+    """(id, first member's record, every member's record) of each item of the first member's run that every member
+    predicted; others are counted (``member_without_prediction``, ``not_in_first_member``)."""
     for rid, first in runs[0].items():
         recs = [run.get(rid) for run in runs]
         missing = [m for m, r in zip(members, recs) if not has_probs(r)]
@@ -81,9 +70,8 @@ def aligned(runs: Sequence[Mapping[str, dict[str, Any]]], members: Sequence[str]
 
 
 def weighted_mean(probs: Sequence[Mapping[str, Any]], weights: Sequence[float], labels: Sequence[str]) -> tuple[dict[str, float], str]:
-    """The weighted mean of one item's member probabilities (each ``label → p``, in member order) over ``labels``,
-    rounded to 6 places, and its label: the most probable before rounding (of equals, the first). The ensemble
-    step's and ``medfc predict``'s."""
+    """The weighted mean of one item's member probabilities over ``labels``, rounded to 6 places, and its label (most
+    probable before rounding; of equals, the first). The ensemble step's and ``medfc predict``'s."""
     total = float(sum(weights))
     mean = {lab: sum(w * float(p[lab]) for w, p in zip(weights, probs)) / total for lab in labels}
     return {lab: round(v, 6) for lab, v in mean.items()}, max(labels, key=mean.__getitem__)
@@ -103,9 +91,8 @@ def average_predictions(files: Sequence[str | os.PathLike], weights: Sequence[fl
 
 
 def inner_assignment(ids: Sequence[str], labels: Sequence[str], k: int, seed: int) -> dict[str, int]:
-    """id → inner fold (0..k-1), stratified: each label's items, in a seeded order, dealt round-robin, the
-    count carried from one label to the next (so the parts' sizes differ by at most one). Depends on the
-    ids and labels only, not on their order."""
+    """id → inner fold (0..k-1), stratified: each label's items in a seeded order dealt round-robin, the count carried
+    across labels (sizes differ by at most one). Depends on the ids and labels only, not their order."""
     if len(ids) != len(labels):
         raise ValueError(f"{len(ids)} ids for {len(labels)} labels")
     import numpy as np

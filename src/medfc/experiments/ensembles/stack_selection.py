@@ -1,31 +1,16 @@
-"""A stacked ensemble (``models.ensembles.<name>.method: stack``): what it combines, chosen on predictions none of its
-choices was tuned on.
+"""A stacked ensemble (``method: stack``): what it combines, chosen on predictions none of its choices was tuned on.
 
-Its data are the members' out-of-fold predictions over the run's training split (:mod:`medfc.experiments.ensembles.stacking`).
-The candidates, each a way to turn the members' probabilities into the ensemble's:
+Data: the members' out-of-fold predictions over the run's training split (:mod:`medfc.experiments.ensembles.stacking`).
+Candidates: the best member by macro-F1 (the reference), the plain ``average``, the ``stack`` (a class-weighted
+multinomial logistic regression on the members' log-probabilities or probabilities, ``features``, C from ``C_grid``
+by cross-validation) and, where ``candidates`` lists it, ``recalibrated`` (that meta-model on the best member alone).
 
-``best member`` (the reference)
-    the member with the highest macro-F1 over the out-of-fold predictions, its probabilities unchanged;
-``average``
-    the plain mean of every member's probabilities;
-``stack``
-    a class-weighted multinomial logistic regression (the meta-model) on every member's log-probabilities (or
-    probabilities: ``features``), its C chosen from ``C_grid`` by cross-validation;
-``recalibrated`` (only where ``candidates`` lists it)
-    that meta-model on the best member alone: a re-weighting of one model's classes, not an ensemble.
-
-Each candidate is judged by nested cross-validation over the out-of-fold items (``outer_folds`` stratified parts):
-for each part, every choice the candidate makes (which member is best, the meta-model's C and weights) is made on
-the other parts alone, and the part is predicted. The reference pays for its own choice of the best member the
-same way. So each candidate's macro-F1 over all items is an estimate that none of its choices saw.
-
-A candidate replaces the best member only when it beats it by a margin that grows with the candidates tried: in
-``resamples`` paired bootstrap resamples of the items, the lower ``alpha / k`` quantile of the difference of
-their macro-F1 must lie above 0, ``k`` the number of candidates (Bonferroni: the chance that any of them passes by
-luck stays below ``alpha``). Of those that pass, the one with the highest estimate is fit on every out-of-fold
-item (its C chosen by cross-validation over them) and applied to the test predictions; when none passes, the
-ensemble is the best member's probabilities, unchanged. ``info.json`` records every estimate, every margin and
-the choice. Everything is seeded and scikit-learn's lbfgs is deterministic: a rerun writes the same bytes.
+Each is judged by nested cross-validation over ``outer_folds`` stratified parts: every choice it makes (best member,
+C, weights) is made on the other parts, so its macro-F1 is an estimate none of its choices saw. A candidate replaces
+the best member only when, in ``resamples`` paired bootstrap resamples, the lower ``alpha / k`` quantile of the
+macro-F1 difference lies above 0 (``k`` candidates: Bonferroni). The best passing one is fit on every out-of-fold
+item and applied to the test predictions; else the best member's probabilities are kept. ``info.json`` records
+every estimate, margin and the choice. Everything is seeded (lbfgs is deterministic): a rerun writes the same bytes.
 """
 
 from __future__ import annotations
@@ -239,9 +224,8 @@ def candidates(members: Sequence[str], options: StackingOptions) -> list[str]:
 
 
 def choose_stack(X: Mapping[str, np.ndarray], y: np.ndarray, members: Sequence[str], options: StackingOptions, n_labels: int) -> StackChoice:
-    """The ensemble's choice from the members' out-of-fold probabilities ``X`` (member → items × labels) and gold ``y``
-    (label indices): the candidate whose nested-CV macro-F1 beats the best member's by the bootstrap margin (the
-    highest such), else the best member (module docstring)."""
+    """The choice from the members' out-of-fold probabilities ``X`` (member → items × labels) and gold ``y``: the
+    highest candidate beating the best member by the bootstrap margin, else the best member."""
     members = list(members)
     parts = _parts(y, options.seed, options.outer_folds)
     tried = candidates(members, options)
@@ -283,10 +267,9 @@ def _weights(fitted: Fitted, members: Sequence[str], X: Mapping[str, np.ndarray]
 
 def stack_predictions(test_files: Sequence[str | os.PathLike], inner_files: Sequence[str | os.PathLike], members: Sequence[str],
                       options: StackingOptions, report: SkipReport) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The stacked ensemble of ``members``: their test predictions (``test_files``) combined as the choice made on
-    their out-of-fold predictions (``inner_files``, both in member order) says. Records keep the first member's
-    fields with ``probs`` and ``pred_label`` replaced; an item some member has no prediction for is left out and
-    counted (test: ``member_without_prediction``; inner: ``inner_member_without_prediction``). Returns the records
+    """The stacked ensemble of ``members``: their test predictions (``test_files``) combined as chosen on their
+    out-of-fold predictions (``inner_files``). Records keep the first member's fields; an item some member lacks is
+    left out and counted (``member_without_prediction``, ``inner_member_without_prediction``). Returns the records
     and the info's stacking entries."""
     if not len(test_files) == len(inner_files) == len(members):
         raise ValueError(f"{len(test_files)} prediction files and {len(inner_files)} inner-CV files for {len(members)} members")
@@ -331,9 +314,8 @@ def _fit(inner: Sequence[Mapping[str, Mapping[str, Any]]], test: Sequence[Mappin
 
 def fit_stack(out_of_fold: Sequence[Sequence[str | os.PathLike]], members: Sequence[str], options: StackingOptions,
               report: SkipReport) -> StackChoice:
-    """The stack of ``members`` chosen on their out-of-fold predictions (``out_of_fold``: per member, its files,
-    read as one run: a HealthFC row's folds, a CliniFact member's inner cross-validation), as the workflow's
-    ensemble step chooses it."""
+    """The stack of ``members`` chosen on ``out_of_fold`` (per member, its files read as one run), as the ensemble step
+    chooses it."""
     if len(out_of_fold) != len(members):
         raise ValueError(f"{len(out_of_fold)} members' prediction files for {len(members)} members")
     runs = [{rid: rec for run in runs_by_id(files) for rid, rec in run.items()} for files in out_of_fold]

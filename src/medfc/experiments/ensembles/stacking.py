@@ -1,16 +1,12 @@
-"""Learned stacking of ensembles, its first half: each member's out-of-fold predictions on a run's training split
-from inner cross-validation (rules ``healthfc_inner_cv`` and ``pairs_inner_cv``, one job per member and run,
-shared by every stacked ensemble with that member). What the ensemble makes of them is
-:mod:`medfc.experiments.ensembles.stack_selection`'s (the ``ensemble`` step), so a change there reruns no inner CV.
+"""Learned stacking, first half: each member's out-of-fold predictions on a run's training split by inner
+cross-validation (rules ``healthfc_inner_cv``, ``pairs_inner_cv``; one job per member and run, shared by every stack
+with that member). The choice is :mod:`medfc.experiments.ensembles.stack_selection`'s, so changing it reruns no
+inner CV. A light module (the plan builds the inner CV's options from it).
 
-A light module (numpy is imported where it is used): the plan builds the inner CV's options from it.
-
-A run's training split — HealthFC: the claims of every fold but the run's test fold; CliniFact: train + validation
-— is cut into ``inner_folds`` parts, stratified by gold label (:func:`inner_assignment`). The member is trained
-``inner_folds`` times with its own recipe, each time on all parts but one (HealthFC: with the run's
-``val_fraction`` held out of them; CliniFact: the train items of those parts as train, their validation items as
-validation), and predicts the part left out. So every training item gets one prediction from a model that never
-saw it; the test split is never read.
+The training split (HealthFC: every fold but the test fold; CliniFact: train + validation) is cut into
+``inner_folds`` stratified parts (:func:`inner_assignment`); the member is trained with its own recipe on all parts
+but one (HealthFC: ``val_fraction`` held out; CliniFact: the parts' train and validation items as such) and
+predicts the part left out. The test split is never read.
 """
 
 from __future__ import annotations
@@ -58,9 +54,8 @@ class PairsInnerOptions(Options):
 
 def healthfc_inner_cv(dataset: str | os.PathLike, folds: str | os.PathLike, options: HealthFCInnerOptions, *, threads: int | None = None,
                       evidence: str | os.PathLike | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The member's out-of-fold predictions over the training claims of run ``options.run`` (every fold but
-    its test fold), from ``inner_folds`` models trained as :func:`medfc.experiments.healthfc.runs.run_fold` trains
-    one. Records as a run's (``inner_fold`` added), sorted by id; the info has each part's sizes and scores."""
+    """The member's out-of-fold predictions over the training claims of run ``options.run``, from ``inner_folds`` models
+    trained as :func:`~medfc.experiments.healthfc.runs.run_fold` trains one; records sorted by id, ``inner_fold`` added."""
     from medfc.experiments.healthfc import runs as healthfc
     from medfc.experiments.models.kinds import build_model
     from medfc.experiments.healthfc.systems import system
@@ -106,8 +101,7 @@ def healthfc_inner_cv(dataset: str | os.PathLike, folds: str | os.PathLike, opti
 
 def pairs_inner_cv(train_file: str | os.PathLike, validation_file: str | os.PathLike, options: PairsInnerOptions, *,
                    threads: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The member's out-of-fold predictions over a pairs dataset's train + validation pairs (:func:`inner_cv_pairs`
-    on the split files)."""
+    """The member's out-of-fold predictions over a pairs dataset's train + validation files (:func:`inner_cv_pairs`)."""
     from medfc.experiments.pairs import read_splits
 
     data = options.run.data
@@ -119,9 +113,8 @@ def pairs_inner_cv(train_file: str | os.PathLike, validation_file: str | os.Path
 
 def inner_cv_pairs(splits: Mapping[str, Sequence[Any]], options: PairsInnerOptions, *,
                    threads: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Out-of-fold predictions over the pairs of ``splits`` (``train`` and ``validation``), each part predicted
-    by the member fit (as :func:`medfc.experiments.pairs.run_discriminative` fits it) on the train and
-    validation pairs of the other parts. Records as a run's, ``split`` their own split, ``inner_fold`` added."""
+    """Out-of-fold predictions over the pairs of ``splits``, each part predicted by the member fit (as
+    :func:`~medfc.experiments.pairs.run_discriminative` fits it) on the other parts; ``inner_fold`` added."""
     from medfc.experiments.models.kinds import build_model
     from medfc.experiments.pairs import SYSTEM, fit_predict, pair_example, prediction_record, record_scores
 

@@ -1,53 +1,28 @@
-"""A kept model: what a training run leaves in its checkpoint directory so that ``medfc predict``
-(:mod:`medfc.experiments.final.predict`) can apply it to new claims.
+"""A kept model: what a training run leaves in its checkpoint directory for ``medfc predict``
+(:mod:`medfc.experiments.final.predict`).
 
-With ``experiments.keep_checkpoints`` a run's model directory holds, beside its weights, a small
-``medfc_model.json`` (:data:`CARD`): the dataset and system, the labels in the order of the model's
-outputs, the model's kind and config (its model name as the config wrote it, e.g. ``offline:minilm``,
-resolved again where it is loaded), the system's options (which fields of a claim it reads, how an
-evidence text is cut) and the input fields a new claim needs. What else the directory holds depends on
-the kind, and each kind says it once, in its :class:`~medfc.experiments.models.keeper.Keeper`: what it writes
-beside its weights (and adds to the card) and how it is loaded back. A model kind's keeper is on its entry
-in :data:`medfc.experiments.models.kinds.MODEL_KINDS`, written in the kind's own module; the kinds of kept
-directory that are no model kind's (a HealthFC system's own models, LoRA adapters) are in
-:data:`SYSTEM_KEEPERS`. :func:`keepers` is the one lookup of both, by the card's ``kind``:
+With ``experiments.keep_checkpoints`` a run's model directory holds, beside its weights, ``medfc_model.json``
+(:data:`CARD`): dataset, system, labels in output order, the model's kind and config (model name as configured,
+resolved where loaded), the system's options and the input fields a new claim needs. The rest depends on the kind,
+whose :class:`~medfc.experiments.models.keeper.Keeper` (on its ``MODEL_KINDS`` entry, or in :data:`SYSTEM_KEEPERS`;
+one lookup: :func:`keepers`) writes and loads it:
 
-``encoder`` (:mod:`medfc.experiments.models.encoder`)
-    ``best/model.safetensors`` (or ``final/model.safetensors`` without validation), written by the training loop, and
-    ``transformers/`` (the model's config and tokenizer, kilobytes): the classifier is rebuilt from these
-    alone, without the pretrained base.
-``tfidf``, ``gbm``, ``frozen`` (:mod:`medfc.experiments.models.tfidf`, ``gbm``, ``frozen``)
-    ``model.json`` (the options, labels and other plain values) and ``model.skops`` (the fitted scikit-learn
-    objects, loaded only when every type in it is one the keeper lists). A frozen encoder's embeddings, and gbm's with an ``embedding_model``, are computed
-    again at prediction time from the encoder named in the config (no store is read or written).
-``lora``
-    The LoRA adapters (``adapter_model.safetensors`` + ``adapter_config.json``, peft's format) of the
-    fine-tuned CliniFact system; the base model is the one ``adapter_config.json`` names. Nothing is
-    loaded here: ``medfc predict`` applies them with their base model.
-``joint`` (:mod:`medfc.experiments.healthfc.joint`)
-    The joint HealthFC system: its checkpoint (the encoder, the token attention and both heads) and
-    ``transformers/`` (the encoder's config and tokenizer), its evidence options (``threshold``,
-    ``max_evidence``, ``evidence_weight``, ``joint_pool``) in the card.
-``pipeline``
-    The HealthFC pipeline: two kept models of the kinds above, each with its own card, in ``evidence/`` (the
-    evidence selector, labels ``other`` / ``evidence`` over ``[sentence; SEP; claim]``) and
-    ``veracity/`` (the classifier of ``[claim; SEP; selected sentences]``); the pipeline's card names them
-    (``parts``) and holds its ``threshold`` and ``max_evidence``. A part's card says ``part``: it is loaded
-    through the pipeline's (:func:`find_model_dir` finds the outer card).
-``ensemble`` (:func:`keep_ensemble`)
-    An ensemble of kept models: each member a kept model of its own (any kind above, its own card) in
-    ``members/<alias>/`` (the card's ``member_dirs``: where each one's card is); the ensemble's card names them
-    (``members``, in order), its ``method`` (``average`` with ``weights``, or ``stack``) and the members'
-    dataset, labels and input fields. A stack keeps what its
-    selection chose (:class:`medfc.experiments.ensembles.stack_selection.Fitted`: the members it combines, its meta-model
-    or none) in ``stack.json``, its meta-model's regression in ``stack.skops``, read as ``model.skops`` is. A member's card
-    says ``member``: ``--model-dir`` at the member's folder applies that model alone, at the ensemble's folder
-    (or above it) the whole ensemble.
+* ``encoder``: ``best/`` (or ``final/``) ``model.safetensors`` and ``transformers/`` (config and tokenizer): rebuilt
+  without the pretrained base.
+* ``tfidf``, ``gbm``, ``frozen``: ``model.json`` (plain values) and ``model.skops`` (the fitted estimators); embeddings
+  are computed again from the configured encoder (no store).
+* ``lora``: peft's adapters of the fine-tuned CliniFact system, applied by ``medfc predict`` with their base model.
+* ``joint``: its checkpoint, ``transformers/``, and its evidence options in the card.
+* ``pipeline``: two kept models with their own cards in ``evidence/`` (the selector over ``[sentence; SEP; claim]``)
+  and ``veracity/``; the card names them (``parts``) with ``threshold`` and ``max_evidence``. A part's card says
+  ``part`` (:func:`find_model_dir` finds the outer card).
+* ``ensemble`` (:func:`keep_ensemble`): each member a kept model in ``members/<alias>/`` (``member_dirs``); the card
+  names ``members``, ``method`` (``average`` with ``weights``, or ``stack``: ``stack.json`` and its meta-model's
+  ``stack.skops``) and the members' dataset, labels and input fields. A member's card says ``member``, so
+  ``--model-dir`` at its folder applies it alone.
 
-A light module (no torch, no scikit-learn at import): the training code imports it, and each kind's
-module is imported by its keeper when a model of it is kept or loaded. The file names and the card's
-format are :mod:`medfc.experiments.models.keeper`'s. Nothing in a kept directory runs code when it is opened: a pickle there
-is refused (:func:`~medfc.experiments.models.keeper.refuse_pickles`, when a model is loaded).
+A light module (no torch, no scikit-learn at import). Nothing in a kept directory runs code when opened: a pickle
+there is refused (:func:`~medfc.experiments.models.keeper.refuse_pickles`).
 """
 
 from __future__ import annotations
@@ -97,8 +72,7 @@ def _keep_nothing(fitted: None, directory: Path) -> CardFields:
 
 
 def keepers() -> dict[str, Keeper]:
-    """Every kind of kept model by its card's ``kind``: each model kind with a keeper on its entry in
-    :data:`~medfc.experiments.models.kinds.MODEL_KINDS` (read at each call: a kind registered later too), then
+    """Every kind of kept model by its card's ``kind``: the model kinds with a keeper (read at each call), then
     :data:`SYSTEM_KEEPERS`."""
     return {**{kind: entry.kept for kind, entry in MODEL_KINDS.items() if entry.kept is not None}, **SYSTEM_KEEPERS}
 
@@ -114,9 +88,8 @@ def keeper_of(kind: object) -> Keeper:
 
 
 def keep_fitted(fitted: KeptModel | Fitted | None, directory: str | os.PathLike, card: Mapping[str, object]) -> Path:
-    """Write ``card`` (:data:`CARD`) and what the fitted model of ``card["kind"]`` needs beside its weights into
-    ``directory`` (its keeper's ``keep``: an encoder's checkpoint is already there, the training loop
-    wrote it); returns the card's path."""
+    """Write ``card`` and what the fitted model of ``card["kind"]`` needs beside its weights into ``directory``;
+    returns the card's path."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     kind = card["kind"]
@@ -129,9 +102,8 @@ def keep_fitted(fitted: KeptModel | Fitted | None, directory: str | os.PathLike,
 
 def keep_pipeline(selector: KeptModel, veracity: KeptModel, directory: str | os.PathLike, card: Mapping[str, object],
                   part_cards: Mapping[str, Mapping[str, object]]) -> Path:
-    """Keep a pipeline: the evidence selector and the veracity model each in its folder (:data:`PIPELINE_PARTS`)
-    with its own card (``part_cards``; their weights are already there), then the pipeline's ``card`` (kind
-    ``pipeline``, naming its parts)."""
+    """Keep a pipeline: each part in its folder (:data:`PIPELINE_PARTS`) with its card (``part_cards``), then the
+    pipeline's ``card`` naming them."""
     directory = Path(directory)
     for part, fitted in zip(PIPELINE_PARTS, (selector, veracity)):
         keep_fitted(fitted, directory / part, {**part_cards[part], "part": part})
@@ -172,18 +144,14 @@ def _member_dir(directory: Path, alias: str) -> Path:
 
 def keep_ensemble(directory: str | os.PathLike, *, members: Sequence[str], method: str, weights: Sequence[float] | None = None,
                   stacked: Fitted | None = None, card: Mapping[str, object] | None = None) -> Path:
-    """Keep an ensemble whose members are already kept, each in ``directory/members/<alias>/`` (its own card,
-    written by its run; there or in the one folder below it that holds one, as a HealthFC run keeps its model
-    under the system's name): write the ensemble's card (kind ``ensemble``) into ``directory`` and, for a stack,
-    ``stacked`` (the choice :func:`medfc.experiments.ensembles.stack_selection.choose_stack` made) into :data:`STACK_STATE`;
-    returns the card's path.
+    """Keep an ensemble whose members are already kept in ``directory/members/<alias>/`` (there or in the one folder
+    below holding a card): write its card (kind ``ensemble``) and, for a stack, ``stacked`` (the choice of
+    :func:`medfc.experiments.ensembles.stack_selection.choose_stack`) into :data:`STACK_STATE`; returns the card's path.
 
-    ``method`` is ``average`` (``weights`` in member order; None: equal) or ``stack`` (``stacked``: its
-    ``members`` a subset of ``members``, its meta-model or None, its ``features``). The members must agree on
-    the dataset and the labels (and on the language of a HealthFC claim); the card takes them and the input
-    fields of every member from the members' cards, and merges ``card`` (what describes the ensemble: its name,
-    scores, config, provenance; it may not change the fields above). Each member's card gets ``member`` (its
-    alias): applied alone from its own folder, it is that model."""
+    ``method``: ``average`` (``weights`` in member order; None: equal) or ``stack``. The members must agree on
+    dataset, labels (and a HealthFC claim's language); the card takes these and every member's input fields from
+    their cards and merges ``card`` (name, scores, config, provenance; it may not change those). Each member's card
+    gets ``member`` (its alias)."""
     directory = Path(directory)
     members = [str(m) for m in members]
     if not members or len(set(members)) != len(members):
@@ -250,9 +218,8 @@ def read_card(directory: str | os.PathLike) -> ModelCard:
 
 
 def find_model_dir(directory: str | os.PathLike) -> Path:
-    """``directory`` when it holds a kept model, else its one subdirectory (at any depth) that does: a HealthFC
-    run's checkpoint directory (``<checkpoint_dir>/healthfc/<lang>/<model>/<system>/fold<k>``) keeps its
-    model under the system's name. Several kept models below it are an error naming them."""
+    """``directory`` when it holds a kept model, else its one subdirectory (any depth) that does (a HealthFC run keeps
+    its model under the system's name); several are an error naming them."""
     directory = Path(directory)
     if not directory.is_dir():
         raise FileNotFoundError(f"{directory}: no such directory")
@@ -287,8 +254,7 @@ def load_fitted(directory: Path, card: ModelCard, device: str = "auto", batch_si
     return load(directory, card, device, batch_size)
 
 
-# the kinds of kept directory that are no model kind's: the joint HealthFC system, the pipeline (two kept models), LoRA
-# adapters (the fine-tuned CliniFact system, applied by medfc predict with their base model)
+# the kinds of kept directory that are no model kind's (joint, pipeline, LoRA adapters)
 SYSTEM_KEEPERS: dict[str, Keeper] = {
     JOINT_KIND: Keeper(lazy("medfc.experiments.healthfc.joint:keep_joint"), lazy("medfc.experiments.healthfc.joint:load_joint")),
     "pipeline": Keeper(_keep_nothing, load_pipeline),

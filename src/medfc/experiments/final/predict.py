@@ -1,44 +1,19 @@
-"""``medfc predict``: a kept HealthFC, CliniFact or declared dataset's model (:mod:`medfc.experiments.final.kept`) applied to new claims.
+"""``medfc predict``: a kept model (:mod:`medfc.experiments.final.kept`) applied to new claims (docs/experiments.md).
 
     medfc predict --model-dir DIR --input claims.jsonl --output predictions.jsonl [--device cpu|cuda|auto] [--batch-size N]
 
-The input is JSONL (one object a line), CSV (a header row) or Parquet, by its extension, one claim a row, with the
-fields the kept model's system reads (its card's ``input_fields``; :func:`required_fields`):
+Input rows (:mod:`~medfc.experiments.final.predict_inputs`) give the fields the model's system reads
+(:func:`required_fields`): HealthFC's one-classifier systems ``claim`` and, as they read them, ``evidence``,
+``explanation`` or ``document`` (a JSON list or one text); ``pipeline`` and ``joint`` ``claim`` and ``sentences``,
+selecting evidence as in training (output adds ``evidence_ids``, 0-based); CliniFact and declared datasets ``claim``,
+``evidence`` and ``title`` when there is one. A kept ensemble applies each member and combines their records as the
+workflow's ensemble step does (weighted mean or its stack, rounded to 6 places).
 
-HealthFC, the systems of one classifier (every system but ``pipeline`` and ``joint``)
-    ``claim``, and as the system reads them ``evidence`` (oracle and level_of_evidence with
-    ``claim+evidence``: the evidence sentences; ``retrieved_*`` / ``open_domain_*``: the snippets in rank
-    order, the first ``retrieved_top_k`` read), ``explanation`` (gold_explanations) or ``document`` (the
-    article's sentences: level_of_evidence with ``claim+document``). A list field is a JSON list of texts
-    or one text (in a CSV cell: a JSON list, or plain text).
-HealthFC ``pipeline`` and ``joint`` (the systems that select their evidence)
-    ``claim`` and ``sentences``: the article's sentence list, from which the system selects the evidence
-    (the sentences of probability > ``threshold``, at most ``max_evidence``, as in training). Each output
-    line adds ``evidence_ids``: the selected sentences' indices in that list (0-based, in document order).
-    The pipeline's evidence selector scores every ``[sentence; SEP; claim]``, its veracity classifier reads
-    ``[claim; SEP; the selected sentences]``; the joint encoder reads the claim with all its sentences.
-CliniFact (``discriminative`` of any kind, ``fine_tuned`` LoRA adapters) and a declared dataset
-    ``claim`` and ``evidence`` (CliniFact's abstract, also read as ``abstract``); ``title`` when there is one.
-
-The workflow's exports are read as they are, each field under the names they give it
-(:data:`~medfc.experiments.final.predict_inputs.FIELD_NAMES`): CliniFact's pairs (``index``, ``claim``,
-``article_title``, ``article_abstract``), HealthFC's dataset (``id``, ``claim_<lang>``, ``sentences_<lang>``, the
-gold evidence at ``evidence_ids``, ``explanation_<lang>``), and their BigBio views (``hypothesis``, ``premise``).
-
-A kept ensemble (kind ``ensemble``) applies each member's model (by its own card's kind) to the rows, then
-combines their records as the workflow's ensemble step combines their prediction files: the weighted mean of
-their probabilities, or the stack its selection chose (on the members it combines), rounded to 6 places; its
-records have no ``evidence_ids``. A row some member did not predict is skipped and counted.
-
-``id`` names a row in the output; a row without one is named ``row-<n>`` (its 1-based row number). Each
-output line is ``{"id", "label", "probabilities": {label: p}}`` (the label of the highest probability,
-the probabilities of the model's labels, summing to 1; pipeline and joint add ``evidence_ids``), in input
-order. A row that lacks a field its system needs, or that is not a JSON object, is skipped and counted; the
-counts are printed at the end (and written with ``--report``), with the fields a row needs and the names each is
-read under; when no row is predicted ``medfc predict`` exits with status 1. The inputs are built by the same code
-as in training (the system's ``reads`` from the registry, CliniFact's
-:func:`~medfc.experiments.pairs.pair_example`, the zero-shot prompt and scorer for adapters), so a kept
-model sees a new claim as it saw its test claims.
+Each output line is ``{"id", "label", "probabilities"}`` in input order (``id``: the row's, else ``row-<n>``). A row
+lacking a field, or not a JSON object, is skipped and counted; the counts are printed (and written with ``--report``);
+with no row predicted the exit status is 1. Inputs are built by the training code (the system's ``reads``,
+:func:`~medfc.experiments.pairs.pair_example`, the zero-shot prompt for adapters), so a kept model sees a new claim as
+it saw its test claims.
 """
 
 from __future__ import annotations
@@ -176,9 +151,8 @@ def _check_labels(fitted: Labelled, labels: Sequence[str], what: str) -> None:
 
 
 def predict_pipeline(parts: Mapping[str, FittedModel], card: ModelCard, rows: Sequence[tuple[str, Row]]) -> list[PredictedRow]:
-    """The pipeline as its run predicts a test claim (:func:`medfc.experiments.healthfc.runs.run_pipeline`): the selector's
-    probability of every sentence, the sentences above the card's ``threshold`` (at most ``max_evidence``, the most
-    probable, in document order), then the veracity classifier on the claim with them."""
+    """The pipeline as its run predicts (:func:`medfc.experiments.healthfc.runs.run_pipeline`): the selector's
+    sentences above ``threshold`` (at most ``max_evidence``), then the veracity classifier on the claim with them."""
     from medfc.common.labels import EVIDENCE_LABELS
     from medfc.experiments.examples import Example
     from medfc.experiments.healthfc.runs import predict_evidence_probs, select_evidence
@@ -197,9 +171,7 @@ def predict_pipeline(parts: Mapping[str, FittedModel], card: ModelCard, rows: Se
 
 
 def predict_joint(fitted: FittedJoint, card: ModelCard, rows: Sequence[tuple[str, Row]]) -> list[PredictedRow]:
-    """The joint encoder as its run predicts a test claim (:func:`medfc.experiments.healthfc.runs.run_joint`): the label
-    probabilities, and the sentences whose evidence probability passes the card's ``threshold`` (at most
-    ``max_evidence``)."""
+    """The joint encoder as its run predicts (:func:`medfc.experiments.healthfc.runs.run_joint`)."""
     from medfc.experiments.healthfc.runs import select_evidence
 
     labels = list(card["labels"])
@@ -226,9 +198,8 @@ def predict_fitted(fitted: FittedModel, card: ModelCard, rows: Sequence[tuple[st
 
 def predict_adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport, *,
                      device: str, batch_size: int, base_model: str | None, max_prompt_tokens: int | None) -> list[PredictedRow]:
-    """The fine-tuned CliniFact system: the base causal LM (``base_model``, else the card's, else the one
-    ``adapter_config.json`` names) with the kept LoRA adapters, scoring TRUE / FALSE / NONE after the zero-shot
-    prompt exactly as the fine-tuned system's own predictions are scored
+    """The fine-tuned CliniFact system: the base causal LM (``base_model``, else the card's) with the kept LoRA
+    adapters, scoring TRUE / FALSE / NONE after the zero-shot prompt as the system's own predictions are scored
     (:func:`~medfc.experiments.clinifact.prompts.score_pairs`)."""
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -262,8 +233,8 @@ def predict_adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str,
 
 @dataclass(frozen=True)
 class Settings:
-    """How ``medfc predict`` was asked to apply the model (its command line): the device and batch size, and for
-    LoRA adapters the base model and the prompt's budget (None: the card's)."""
+    """How ``medfc predict`` was asked to apply the model: device, batch size, and for LoRA adapters the base model
+    and prompt budget (None: the card's)."""
 
     device: str
     batch_size: int
@@ -276,8 +247,7 @@ Predictor = Callable[[Path, ModelCard, Sequence[tuple[str, Row]], SkipReport, Se
 
 
 def _loaded(predict: Callable[..., list[PredictedRow]]) -> Predictor:
-    """A predictor that loads the kept model through its keeper (:func:`~medfc.experiments.final.kept.load_fitted`) and
-    applies ``predict`` to it."""
+    """A predictor that loads the kept model through its keeper and applies ``predict`` to it."""
     def run(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport, settings: Settings) -> list[PredictedRow]:
         return predict(load_fitted(directory, card, settings.device, settings.batch_size), card, rows)
 
@@ -289,8 +259,8 @@ def _adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]],
                             max_prompt_tokens=settings.max_prompt_tokens)
 
 
-# the kinds of kept model (medfc.experiments.final.kept.keepers) whose prediction is not one classifier's; every other kind
-# is loaded by its keeper and predicted by predict_fitted (an unknown kind: the keepers' error, naming the known ones)
+# the kinds whose prediction is not one classifier's; every other kind is loaded by its keeper and predicted by
+# predict_fitted (an unknown kind: the keepers' error)
 KEPT_PREDICTORS: dict[str, Predictor] = {"pipeline": _loaded(predict_pipeline), "joint": _loaded(predict_joint), "lora": _adapters}
 
 
@@ -299,8 +269,8 @@ KEPT_PREDICTORS: dict[str, Predictor] = {"pipeline": _loaded(predict_pipeline), 
 
 @dataclass(frozen=True)
 class Applied:
-    """A kept model as it is applied to the rows: its name (an ensemble's member: its alias; a model alone: ``""``),
-    folder, card and what it reads of a row."""
+    """A kept model as applied to the rows: its name (an ensemble member's alias, else ``""``), folder, card and
+    what it reads of a row."""
 
     name: str
     directory: Path
@@ -309,8 +279,7 @@ class Applied:
 
 
 def applied(name: str, directory: Path, card: ModelCard) -> Applied:
-    """The kept model of ``card`` in ``directory``, with the fields it reads (:func:`required_fields`) under the
-    names its dataset's rows give them (:func:`~medfc.experiments.final.predict_inputs.input_spec`)."""
+    """The kept model of ``card`` in ``directory`` with the fields it reads under its dataset's names (:func:`input_spec`)."""
     gold_evidence = True
     if fields_of(str(card["dataset"])) != PAIRS:
         from medfc.experiments.healthfc.systems import evidence_source
@@ -324,8 +293,7 @@ def applied(name: str, directory: Path, card: ModelCard) -> Applied:
 
 
 def read_stack(directory: Path, card: ModelCard) -> Fitted | None:
-    """A kept ensemble's stack (:func:`~medfc.experiments.final.kept.keep_ensemble`: its JSON, and its meta-model's
-    regression from :data:`~medfc.experiments.final.kept.STACK_ESTIMATORS` where it learned one); None for an average."""
+    """A kept ensemble's stack (its JSON and, where it learned one, its meta-model's regression); None for an average."""
     name = card.get("stack")
     if not name:
         return None
@@ -340,8 +308,7 @@ def read_stack(directory: Path, card: ModelCard) -> Fitted | None:
 
 
 def ensemble_members(directory: Path, card: ModelCard) -> list[Applied]:
-    """The members a kept ensemble applies, in its order (:func:`~medfc.experiments.final.kept.keep_ensemble`): every
-    member of an average; those the stack combines (the others change none of its probabilities)."""
+    """The members a kept ensemble applies, in order: all of an average's, those its stack combines."""
     members, weights = card.get("members"), card.get("weights")
     if not isinstance(members, list) or not members or not card.get("labels"):
         raise ValueError(f"{directory / CARD}: the ensemble's card names no members or no labels")
@@ -357,19 +324,15 @@ def ensemble_members(directory: Path, card: ModelCard) -> list[Applied]:
 
 
 def file_label_order(labels: JSONValue) -> list[str]:
-    """The labels in the order a run's prediction record gives their probabilities once written and read back: the
-    order the ensemble step combines them in (the keys of a JSON line are sorted: :func:`medfc.common.io.write_jsonl`)."""
+    """The labels in the order a written prediction record gives them (sorted keys): the ensemble step's order."""
     return sorted(str(lab) for lab in labels) if isinstance(labels, list) else []
 
 
 def combine_ensemble(directory: Path, card: ModelCard, outputs: Mapping[str, Sequence[PredictedRow]], ids: Sequence[str],
                      report: SkipReport) -> list[PredictedRow]:
-    """The ensemble's record of each row from its members' (``outputs``, by member in order), as the workflow's
-    ensemble step combines their prediction files, by the same functions
-    (:func:`~medfc.experiments.ensembles.ensemble.weighted_mean`, :meth:`~medfc.experiments.ensembles.stack_selection.Fitted.record`). The
-    labels in the order the step reads them from a prediction file (:func:`file_label_order`): the order of the
-    stack's inputs and outputs, and of equals, the first wins. A row some member did not predict is skipped
-    (``member_without_prediction``)."""
+    """The ensemble's record of each row from its members' ``outputs``, by the ensemble step's functions
+    (:func:`~medfc.experiments.ensembles.ensemble.weighted_mean`, :meth:`~medfc.experiments.ensembles.stack_selection.Fitted.record`)
+    in :func:`file_label_order`. A row some member did not predict is skipped (``member_without_prediction``)."""
     from medfc.experiments.ensembles.ensemble import weighted_mean
 
     labels = file_label_order(card["labels"])
@@ -397,8 +360,7 @@ def combine_ensemble(directory: Path, card: ModelCard, outputs: Mapping[str, Seq
     return out
 
 
-# the kinds of kept model that combine other kept models: the models they apply (instead of themselves) and how their
-# records become the kind's (every other kind is applied alone: its records are the output)
+# the kinds of kept model that combine other kept models: the models they apply and how their records combine
 Members = Callable[[Path, ModelCard], list[Applied]]
 Combine = Callable[[Path, ModelCard, Mapping[str, Sequence[PredictedRow]], Sequence[str], SkipReport], list[PredictedRow]]
 COMBINED: dict[str, tuple[Members, Combine]] = {ENSEMBLE_KIND: (ensemble_members, combine_ensemble)}
@@ -412,8 +374,7 @@ def applied_models(directory: Path, card: ModelCard) -> list[Applied]:
 
 def predict_rows(directory: Path, card: ModelCard, models: Sequence[Applied], rows: Sequence[tuple[str, Sequence[Row]]],
                  report: SkipReport, settings: Settings) -> list[PredictedRow]:
-    """The output records of ``rows`` (each with its view for each of ``models``): each model's predictor (by its
-    card's kind) on its views, then, for a kind that combines them, their combination."""
+    """The output records of ``rows`` (a view per model): each model's predictor, then a combining kind's combination."""
     outputs = {}
     for k, model in enumerate(models):
         predictor = KEPT_PREDICTORS.get(str(model.card["kind"]), _loaded(predict_fitted))
@@ -430,8 +391,8 @@ def predict_rows(directory: Path, card: ModelCard, models: Sequence[Applied], ro
 def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, output: str | os.PathLike, *, device: str = "auto",
                  batch_size: int = 16, base_model: str | None = None, max_prompt_tokens: int | None = None,
                  report_path: str | os.PathLike | None = None) -> PredictSummary:
-    """Predict every usable row of ``input_path`` with the model kept in ``model_dir`` into ``output`` (JSONL);
-    returns the summary (also written to ``report_path``): rows read, predicted, skipped by reason."""
+    """Predict every usable row of ``input_path`` with the model in ``model_dir`` into ``output`` (JSONL); returns the
+    summary (also written to ``report_path``)."""
     start = time.perf_counter()
     directory = find_model_dir(model_dir)
     card = read_card(directory)
@@ -508,9 +469,8 @@ def format_summary(summary: PredictSummary) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    """The ``predict`` subcommand (arguments parsed by :func:`medfc.cli.main`): 0 when it predicted a row, else 1
-    (the summary says why). A model or input it cannot read is one line on stderr and 1 (the traceback too with
-    ``--verbose``)."""
+    """The ``predict`` subcommand: 0 when it predicted a row, else 1; a model or input it cannot read is one line on
+    stderr (the traceback too with ``--verbose``)."""
     logging.basicConfig(level=logging.WARNING if not args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     skips = logging.getLogger(SkipReport.__module__)
     level = skips.level
@@ -531,8 +491,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def error_line(exc: BaseException) -> str:
-    """An error as one line (its message's whitespace collapsed, credentials redacted); an OSError without a
-    message of ours names its file."""
+    """An error as one line (whitespace collapsed, credentials redacted); an OSError names its file."""
     message = str(exc)
     if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
         message = f"{exc.filename}: {exc.strerror}"

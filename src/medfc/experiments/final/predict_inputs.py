@@ -1,24 +1,13 @@
-"""What ``medfc predict`` (:mod:`medfc.experiments.final.predict`) reads: the rows of an input file and, of each row, the
-fields a kept model needs, under its own names or those the workflow's exports give them.
+"""What ``medfc predict`` reads: an input file's rows (``.csv``, ``.parquet`` with pyarrow, else JSONL) and of each
+row the fields a kept model needs, each read under the first of its names (:data:`FIELD_NAMES`) a row gives with a
+text. So the workflow's exports are read as they are:
 
-A file is read by its extension: ``.csv`` (a header row), ``.parquet`` (with pyarrow) or anything else JSONL (one
-object a line). Each dataset's fields are declared once, in :data:`FIELD_NAMES`, with the names each is read under:
-the first of them a row gives (a text that is not empty, a list with a text) is the field's value. So these are
-read as they are:
-
-CliniFact and the declared datasets (their pairs, :data:`PAIRS`)
-    the pairs the workflow writes (``clinifact/pairs/{train,validation,test}_set.csv`` and ``.parquet``, the
-    release's format: ``index``, ``claim``, ``article_title``, ``article_abstract``; a declared dataset's
-    ``datasets/<name>/<split>.jsonl``: ``id``, ``claim``, ``evidence``) and their BigBio views
-    (``id``, ``hypothesis`` the claim, ``premise`` the text).
-HealthFC
-    the dataset (``healthfc/dataset/healthfc.jsonl``, and its source view ``views/source/fold_<k>.parquet``: ``id``,
-    ``claim_<lang>``, ``sentences_<lang>`` the article's sentences, ``evidence_ids`` the gold evidence among them,
-    ``explanation_<lang>``; ``<lang>`` the kept model's language) and its BigBio view (``hypothesis`` the claim,
-    ``premise`` the gold evidence). The gold evidence is no input of a ``retrieved_*`` / ``open_domain_*`` system,
-    which reads a source's snippets: only ``evidence`` gives them.
-
-A light module (the standard library; pyarrow where a Parquet file is read).
+* CliniFact and declared datasets (:data:`PAIRS`): the pairs (``index``, ``claim``, ``article_title``,
+  ``article_abstract``; a declared dataset's ``id``, ``claim``, ``evidence``) and their BigBio views (``hypothesis``,
+  ``premise``).
+* HealthFC: the dataset and its source view (``id``, ``claim_<lang>``, ``sentences_<lang>``, ``evidence_ids``,
+  ``explanation_<lang>``) and its BigBio view (``premise``: the gold evidence, no input of a ``retrieved_*`` /
+  ``open_domain_*`` system, which reads ``evidence`` only).
 """
 
 from __future__ import annotations
@@ -159,9 +148,8 @@ def _jsonl_rows(path: Path, report: SkipReport) -> Iterable[tuple[int, Row]]:
 
 
 def read_rows(path: str | os.PathLike, report: SkipReport, id_names: Sequence[str] = (ID_FIELD,)) -> list[tuple[str, Row]]:
-    """(id, row) of each row of a CSV, Parquet or JSONL file (by its extension: ``.csv``, ``.parquet``, anything
-    else JSONL). A JSONL line that is not a JSON object is skipped and counted (never the whole file). The id is
-    the first of ``id_names`` the row gives; a row without one is ``row-<n>`` (its 1-based row or line number)."""
+    """(id, row) of each row of a CSV, Parquet or JSONL file; a JSONL line that is not an object is skipped and counted.
+    The id is the first of ``id_names`` a row gives, else ``row-<n>`` (1-based)."""
     path = Path(path)
     suffix = path.suffix.lower()
     numbered: Iterable[tuple[int, Row]]

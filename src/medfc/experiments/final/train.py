@@ -1,20 +1,13 @@
-"""Final models: a row of a table trained once more on all the data its recipe allows, kept with a model card,
-for ``medfc predict`` to apply to new claims (``experiments.final``).
+"""Final models (``experiments.final``): a table's row trained once more on all the data its recipe allows and
+kept with a model card for ``medfc predict``.
 
-HealthFC
-    Every claim of the dataset trains (no fold is held out, no validation split), each encoder for the epochs its
-    cross-validation ran (the mean over the folds of the epoch it kept: its best epoch with early stopping, else the
-    epochs it ran), the pipeline's evidence selector likewise. A stacked ensemble's meta-model is fitted on its
-    members' cross-validation predictions, which are out of fold for every claim.
-CliniFact
-    The row as it trains now (train, validation for what its kind chooses), its stack fitted on its members'
-    inner cross-validation: the kept model gives the row's own test predictions.
+HealthFC: every claim trains (no fold, no validation), each encoder for the epochs its cross-validation ran (the mean
+over folds of the epoch it kept), the pipeline's selector likewise; a stack's meta-model is fitted on the members'
+out-of-fold cross-validation predictions. CliniFact: the row as it trains now, its stack fitted on the members' inner
+cross-validation (the kept model gives the row's own test predictions).
 
-The kept directory is what ``medfc predict`` reads (:mod:`medfc.experiments.final.kept`): a single model's kept files,
-or an ensemble's members under ``members/<alias>/`` (:func:`medfc.experiments.final.kept.keep_ensemble`); its card
-(``medfc_model.json``) adds ``final``: the row, the data and its sha256, the row's scores, the run options, the
-software and the device. ``README.md`` is the model card for people, written with huggingface_hub's ``ModelCard``
-(metadata: library, datasets, the row's metric).
+The directory is :mod:`medfc.experiments.final.kept`'s; the card adds ``final`` (the row, the data and its sha256, the
+scores, run options, software, device), and ``README.md`` is the model card for people (huggingface_hub's ``ModelCard``).
 """
 
 from __future__ import annotations
@@ -111,9 +104,9 @@ def _move_kept(kept: Path, target: Path) -> None:
 def train_healthfc(dataset: str | os.PathLike, options: HealthFCFinalOptions, directory: str | os.PathLike, *,
                    infos: Mapping[str, Sequence[Mapping[str, object]]], predictions: Mapping[str, Sequence[str]],
                    evidence: str | os.PathLike | None = None, threads: int | None = None) -> dict[str, object]:
-    """Train each member of a HealthFC row on every claim and keep it under ``directory`` (a single model: there;
-    an ensemble's member: in ``members/<alias>``); ``infos``: each member's cross-validation info files (its epochs),
-    ``predictions``: its cross-validation predictions (a stack's meta-model). Returns what the card records."""
+    """Train each member of a HealthFC row on every claim and keep it under ``directory`` (a member: in
+    ``members/<alias>``); ``infos``: their cross-validation info files (epochs), ``predictions``: their
+    cross-validation predictions (a stack's meta-model). Returns what the card records."""
     from medfc.experiments.healthfc.runs import train_all
 
     directory = Path(directory)
@@ -148,8 +141,7 @@ def train_pairs(splits: Mapping[str, str | os.PathLike], options: PairsFinalOpti
 
 
 def _keep_ensemble(directory: Path, members: Sequence[str], ensemble: EnsembleOptions, out_of_fold: Sequence[Sequence[str]]) -> None:
-    """The ensemble's card over its kept members: an average's weights, or the stack chosen on the members'
-    out-of-fold predictions (``out_of_fold``: per member, its files)."""
+    """The ensemble's card over its kept members: an average's weights, or the stack chosen on ``out_of_fold``."""
     from medfc.experiments.final.kept import keep_ensemble
 
     if ensemble.method != "stack":

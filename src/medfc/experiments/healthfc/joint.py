@@ -1,27 +1,15 @@
 """The joint HealthFC system: one encoder for evidence selection and veracity prediction.
 
-Input (per window): ``[CLS] claim [SEP] s1 [SEP] s2 [SEP] … sk [SEP]``.  The tokens of each sentence
-*and the [SEP] that closes it* form that sentence's span (so an empty sentence still has one token).
-A learned token attention (``Linear(H, 1)`` scores, softmax inside each span) pools each span into a
-sentence vector; an evidence head scores every sentence vector (sigmoid → evidence probability), and
-a label head reads ``[claim vector; pooled evidence]`` where
+Input per window: ``[CLS] claim [SEP] s1 [SEP] … sk [SEP]``; a sentence's span is its tokens and the [SEP] closing it.
+A learned token attention (``Linear(H, 1)``, softmax inside each span) pools each span into a sentence vector; an
+evidence head scores it (sigmoid), and a label head reads ``[claim vector; pooled evidence]``: the mean of the
+windows' [CLS] states, and Σ w_i · sentence_i / Σ w_i over all the claim's sentences, with w_i the gold evidence mask
+in training (``pool="gold"``; a claim without gold sentences uses its probabilities), else (``pool="pred"``, and at
+inference) p_i · 1[p_i > threshold], or p_i when none passes. Loss = ``evidence_weight`` · BCE(evidence, mean over
+real sentences) + CE(label), ``evidence_weight`` = 6 as in the paper.
 
-* claim vector = mean of the windows' first-token (``[CLS]``) states,
-* pooled evidence = Σ w_i · sentence_i / Σ w_i over all sentences of all windows of the claim, with
-  - training (``pool="gold"``, default): w_i = gold evidence mask (teacher forcing); a claim without
-    gold sentences uses its predicted probabilities instead;
-  - training with ``pool="pred"`` and always at inference: w_i = p_i · 1[p_i > threshold]
-    (the selected sentences, weighted by their probabilities); when no sentence passes the
-    threshold the soft weights w_i = p_i are used.
-
-Loss = ``evidence_weight`` · BCE(evidence, mean over real sentences) + CE(label)
-(``evidence_weight`` = 6 as in the paper).
-
-Long documents are never truncated silently: the sentences are packed, in order, into windows of at
-most ``max_length`` tokens, each window re-prefixed with the claim.  Every sentence lives in exactly
-one window, so merging the windows' evidence predictions is a concatenation; the label comes from
-the representation aggregated over all windows as above.  Only a claim longer than half of
-``max_length`` or a single sentence that cannot fit a window by itself is cut, and those cuts are
+Long documents are packed in order into windows of at most ``max_length`` tokens, each re-prefixed with the claim;
+every sentence is in one window. Only a claim over half of ``max_length`` or a sentence that fits no window is cut,
 counted in :class:`WindowStats`.
 """
 
@@ -70,12 +58,9 @@ class JointFeature(TypedDict):
 
 
 def sentence_attention_pool(hidden: torch.Tensor, sent_ids: torch.Tensor, scores: torch.Tensor, n_sentences: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Pool token states into sentence vectors with a token attention restricted to each sentence.
-
-    hidden ``[W, T, H]``, sent_ids ``[W, T]`` (sentence slot of each token, -1 for none), scores
-    ``[W, T]`` (attention logits).  Returns vectors ``[W, S, H]`` and a validity mask ``[W, S]``
-    (slots without tokens get zero vectors).
-    """
+    """Pool token states ``hidden [W, T, H]`` into sentence vectors ``[W, S, H]`` with a token attention (logits
+    ``scores [W, T]``) inside each sentence slot (``sent_ids [W, T]``, -1: none); returns them and a validity mask
+    ``[W, S]`` (empty slots: zero vectors)."""
     slots = torch.arange(n_sentences, device=hidden.device)
     member = sent_ids.unsqueeze(1) == slots.view(1, -1, 1)  # [W, S, T]
     logits = scores.float().unsqueeze(1).expand(-1, n_sentences, -1)
@@ -87,16 +72,9 @@ def sentence_attention_pool(hidden: torch.Tensor, sent_ids: torch.Tensor, scores
     return vectors, valid
 
 
-def joint_loss(
-    evidence_logits: torch.Tensor,
-    evidence_labels: torch.Tensor,
-    label_logits: torch.Tensor,
-    labels: torch.Tensor,
-    evidence_weight: float = 6.0,
-    label_weights: torch.Tensor | None = None,
-) -> dict[str, torch.Tensor]:
-    """``evidence_weight`` · BCE over sentences whose label is not -1, + cross-entropy of the labels
-    (weighted per class with ``label_weights``)."""
+def joint_loss(evidence_logits: torch.Tensor, evidence_labels: torch.Tensor, label_logits: torch.Tensor, labels: torch.Tensor,
+               evidence_weight: float = 6.0, label_weights: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    """``evidence_weight`` · BCE over sentences labelled (not -1) + the labels' cross-entropy (``label_weights``)."""
     mask = evidence_labels >= 0
     if mask.any():
         ev = F.binary_cross_entropy_with_logits(evidence_logits[mask].float(), evidence_labels[mask].float())
@@ -144,16 +122,9 @@ class JointModel(nn.Module):
         return cls(AutoModel.from_pretrained(str(path)), n_labels, evidence_weight=evidence_weight, threshold=threshold, pool=pool,
                    dropout=dropout)
 
-    def forward(
-        self,
-        input_ids: torch.Tensor,
-        attention_mask: torch.Tensor,
-        sent_ids: torch.Tensor,
-        window_claim: torch.Tensor,
-        evidence_labels: torch.Tensor | None = None,
-        labels: torch.Tensor | None = None,
-        token_type_ids: torch.Tensor | None = None,
-    ) -> dict[str, torch.Tensor]:
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, sent_ids: torch.Tensor, window_claim: torch.Tensor,
+                evidence_labels: torch.Tensor | None = None, labels: torch.Tensor | None = None,
+                token_type_ids: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
         enc_kwargs = {"input_ids": input_ids, "attention_mask": attention_mask}
         if token_type_ids is not None:
             enc_kwargs["token_type_ids"] = token_type_ids
@@ -194,11 +165,8 @@ class WindowStats(Counter):
 
 
 def build_windows(tokenizer, claim: str, sentences: Sequence[str], max_length: int, stats: WindowStats | None = None) -> list[Window]:
-    """Pack ``[CLS] claim [SEP] s_i [SEP] …`` windows of at most ``max_length`` tokens.
-
-    Each window: ``input_ids``, ``sent_ids`` (window-local sentence slot per token, -1 for the claim
-    part) and ``sentences`` (the global indices of its sentences, in order).
-    """
+    """Pack ``[CLS] claim [SEP] s_i [SEP] …`` windows of at most ``max_length`` tokens, each with ``input_ids``,
+    ``sent_ids`` (window-local sentence slot per token, -1: the claim) and ``sentences`` (their global indices)."""
     cls_id = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
     sep_id = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
     if cls_id is None or sep_id is None:
@@ -278,13 +246,8 @@ class JointCollator:
                 types[i, :L] = w["token_type_ids"]
             ev[i, : len(w["evidence_labels"])] = w["evidence_labels"]
             owner[i] = ci
-        batch = {
-            "input_ids": torch.from_numpy(ids),
-            "attention_mask": torch.from_numpy(mask),
-            "sent_ids": torch.from_numpy(sent),
-            "window_claim": torch.from_numpy(owner),
-            "evidence_labels": torch.from_numpy(ev),
-        }
+        batch = {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask), "sent_ids": torch.from_numpy(sent),
+                 "window_claim": torch.from_numpy(owner), "evidence_labels": torch.from_numpy(ev)}
         if has_types:
             batch["token_type_ids"] = torch.from_numpy(types)
         if "labels" in features[0]:
@@ -320,8 +283,7 @@ def uses_token_types(tokenizer: PreTrainedTokenizerBase, encoder: nn.Module) -> 
 
 @dataclass
 class FittedJoint:
-    """A trained joint model: per claim its label probabilities and its sentences' evidence probabilities,
-    on the device and in the precision it was trained with."""
+    """A trained joint model: per claim its label probabilities and its sentences' evidence probabilities."""
 
     model: JointModel
     tokenizer: PreTrainedTokenizerBase
@@ -353,9 +315,8 @@ class FittedJoint:
 
 
 class JointEncoder:
-    """The joint system's model over an encoder model of the run (:class:`~medfc.experiments.models.encoder.EncoderModel`:
-    its resolved model directory, device and precision): :meth:`fit` trains on claims rather than text pairs,
-    since it reads each claim with all its sentences and learns from the gold evidence as well as the label."""
+    """The joint system's model over the run's :class:`~medfc.experiments.models.encoder.EncoderModel`; :meth:`fit`
+    trains on claims (each with all its sentences, learning from the gold evidence and the label)."""
 
     def __init__(self, encoder: EncoderModel, options: JointOptions) -> None:
         self.config, self.placement, self.options = encoder.config, encoder.placement, options
@@ -387,15 +348,12 @@ class JointEncoder:
 
 
 def keep_joint(fitted: FittedJoint, directory: Path) -> CardFields:
-    """What a kept joint model holds beside the checkpoint its training wrote (:mod:`medfc.experiments.final.kept`): the
-    encoder's config and tokenizer in ``transformers/``, the checkpoint named in the card."""
+    """Beside the checkpoint training wrote: the encoder's config and tokenizer in ``transformers/``."""
     return keep_checkpoint(fitted.result, fitted.model.encoder.config, fitted.tokenizer, directory, "the joint encoder")
 
 
 def load_joint(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedJoint:
-    """The joint HealthFC model of a kept directory (per claim its label probabilities and its sentences'
-    evidence probabilities): the encoder's architecture and tokenizer from ``transformers/``, every weight
-    (encoder, token attention, heads) from the kept checkpoint."""
+    """The joint model of a kept directory (``transformers/`` and every weight from the checkpoint)."""
     from transformers import AutoConfig, AutoModel
 
     cfg = TrainConfig.from_mapping(card["config"], where=str(directory / CARD))

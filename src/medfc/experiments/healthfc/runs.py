@@ -1,42 +1,19 @@
-"""HealthFC baselines (Vladika et al., 2024, Tables 3 and 5) and the cross-validation driver.
+"""HealthFC baselines (Vladika et al., 2024, Tables 3 and 5) and the cross-validation driver :func:`run_fold`
+(train on every fold but ``k``, optionally holding out ``val_fraction`` stratified for checkpoint selection; predict
+fold ``k``; ``lang`` picks the ``*_en`` or ``*_de`` fields). Each system is a spec of
+:data:`medfc.experiments.healthfc.systems.REGISTRY`, trained by the trainer it names (:data:`TRAINERS`):
 
-Systems (``SYSTEMS``):
-
-``pipeline``
-    An evidence-selection classifier over ``[sentence; SEP; claim]`` (all positive sentences of the
-    training claims, ``neg_ratio`` sampled negatives per positive), then a veracity classifier
-    trained on ``[claim; SEP; gold evidence]`` and applied to ``[claim; SEP; selected evidence]``
-    where the selected evidence is the sentences with probability > ``threshold``, at most
-    ``max_evidence`` of them (the most probable), in document order.
-``joint``
-    :mod:`medfc.experiments.healthfc.joint` (one encoder, token-attention sentence pooling, evidence and label
-    heads, loss = ``evidence_weight`` · BCE + CE, windowing for long documents).
-``oracle``
-    The veracity classifier on ``[claim; SEP; gold evidence]`` for training and testing.
-``claims_only``
-    ``[claim]`` alone.
-``gold_explanations``
-    ``[claim; SEP; explanation]`` (the article's summary / explanation).
-``retrieved_<source>`` (``web``, ``pubmed``, ``wikipedia``)
-    ``[claim; SEP; the first retrieved_top_k snippets of the source, in rank order]`` (Table 5's "Google
-    snippets" is ``retrieved_web``): the open-domain evidence of :mod:`medfc.healthfc.evidence`.
-``open_domain_<source>``
-    The same input, two classes: supported vs refuted, over the SUPPORTED and REFUTED claims only (the
-    open-domain comparison the paper cites, §7.3).
-``level_of_evidence``
-    Three classes high / moderate / low over the SUPPORTED and REFUTED claims that have one of these
-    levels; the input is chosen by ``loe_input``: ``claim``, ``claim+evidence`` (gold, default),
-    ``claim+explanation`` or ``claim+document``.
-
-``lang`` selects the ``*_en`` or ``*_de`` fields (German needs a multilingual model in the
-training config).  :func:`run_fold` trains on all folds but ``k`` (optionally holding out
-``val_fraction`` of them, stratified, for best-checkpoint selection) and predicts fold ``k``.
-
-Each system is one spec of the registry :data:`medfc.experiments.healthfc.systems.REGISTRY` (its options, labels,
-eligible claims, how a claim becomes an example, the evidence it shows, its gold label, its evidence
-source); :func:`run_fold` looks it up and trains it with the trainer the spec names (:data:`TRAINERS`),
-never by testing a system's name. Its model is the one model interface of :mod:`medfc.experiments.models.kinds`,
-made once per job from the config's kind.
+* ``pipeline``: an evidence selector over ``[sentence; SEP; claim]`` (every positive sentence, ``neg_ratio`` sampled
+  negatives per positive), then a veracity classifier trained on ``[claim; SEP; gold evidence]`` and applied to the
+  sentences of probability > ``threshold`` (at most ``max_evidence``, the most probable, in document order);
+* ``joint``: :mod:`medfc.experiments.healthfc.joint`;
+* ``oracle`` ``[claim; SEP; gold evidence]``, ``claims_only`` ``[claim]``, ``gold_explanations`` ``[claim; SEP;
+  explanation]``;
+* ``retrieved_<source>`` (``web``, ``pubmed``, ``wikipedia``): ``[claim; SEP; the first retrieved_top_k snippets]``
+  (Table 5's "Google snippets" is ``retrieved_web``); ``open_domain_<source>``: the same, supported vs refuted only
+  (the open-domain comparison of §7.3);
+* ``level_of_evidence``: high / moderate / low over the supported and refuted claims with one, the input by
+  ``loe_input`` (``claim``, ``claim+evidence`` (default), ``claim+explanation``, ``claim+document``).
 """
 
 from __future__ import annotations
@@ -68,10 +45,8 @@ log = logging.getLogger(__name__)
 
 
 def load_claims(path: str | os.PathLike, lang: str = "en", report: SkipReport | None = None) -> list[Claim]:
-    """Read the HealthFC dataset JSONL in language ``lang``; bad records are skipped with a reason.
-
-    Evidence ids outside the sentence list are dropped (counted as ``evidence_id_out_of_range``).
-    """
+    """The HealthFC dataset JSONL in language ``lang``; bad records skipped with a reason, evidence ids outside the
+    sentence list dropped (``evidence_id_out_of_range``)."""
     if lang not in ("en", "de"):
         raise ValueError("lang must be 'en' or 'de'")
     report = report or SkipReport("healthfc-claims")
@@ -161,8 +136,7 @@ class Fold:
 
 
 def select_evidence(probs: Sequence[float], threshold: float, max_evidence: int) -> list[int]:
-    """Sentences with probability > ``threshold``; at most ``max_evidence`` (the most probable),
-    returned in document order."""
+    """Sentences with probability > ``threshold``, at most ``max_evidence`` (the most probable), in document order."""
     cand = [i for i, p in enumerate(probs) if p > threshold]
     cand.sort(key=lambda i: (-probs[i], i))
     return sorted(cand[:max_evidence])
@@ -214,19 +188,9 @@ def _evidence_eval_examples(claims: Sequence[Claim]) -> list[Example]:
 
 
 def _record(c: Claim, fold: Fold, spec: System, probs: np.ndarray, pred_ids: list[int] | None, evidence: list[str]) -> HealthFCPrediction:
-    return {
-        "id": c.id,
-        "fold": fold.index,
-        "system": spec.name,
-        "lang": fold.lang,
-        "label": spec.gold(c),
-        "pred_label": spec.labels[int(np.argmax(probs))],
-        "probs": {lab: round(float(p), 6) for lab, p in zip(spec.labels, probs)},
-        "evidence_ids": list(c.evidence_ids),
-        "pred_evidence_ids": pred_ids,
-        "evidence": evidence,
-        "gold_evidence": c.gold_evidence,
-    }
+    return {"id": c.id, "fold": fold.index, "system": spec.name, "lang": fold.lang, "label": spec.gold(c),
+            "pred_label": spec.labels[int(np.argmax(probs))], "probs": {lab: round(float(p), 6) for lab, p in zip(spec.labels, probs)},
+            "evidence_ids": list(c.evidence_ids), "pred_evidence_ids": pred_ids, "evidence": evidence, "gold_evidence": c.gold_evidence}
 
 
 def _fit_info(fitted: FittedModel) -> RunInfo:
@@ -276,8 +240,7 @@ def run_single(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Mo
 
 
 def model_card(spec: System, options: HealthFCFoldOptions) -> CardFields:
-    """The card of a HealthFC system's kept model (:mod:`medfc.experiments.final.kept`): its labels, model config and
-    the system's options, and the fields a new claim needs (:func:`medfc.experiments.healthfc.systems.input_fields`)."""
+    """The card of a HealthFC system's kept model: labels, model config, system options and the fields a new claim needs."""
     return {"dataset": "healthfc", "system": spec.name, "lang": options.lang, "fold": options.fold, "kind": options.train.kind,
             "model": options.train.model, "labels": list(spec.labels), "config": options.train.as_dict(),
             "system_options": options.system_options.to_mapping(), "input_fields": list(input_fields(spec, options.system_options)),
@@ -306,20 +269,18 @@ def run_pipeline(spec: System, fold: Fold, options: HealthFCFoldOptions, model: 
         keep_pipeline(selector, ver, kept, {**model_card(spec, options), "evidence_model": opts.evidence_train.model,
                                             "threshold": opts.threshold, "max_evidence": opts.max_evidence},
                       {"evidence": selector_card, "veracity": veracity_card})
+    info: RunInfo = {"evidence_model": {**_fit_info(selector), "n_train_pairs": len(ev_train)}, "veracity_model": _fit_info(ver)}
     if not fold.test:  # a final model: nothing to predict
-        return [], {"evidence_model": {**_fit_info(selector), "n_train_pairs": len(ev_train)}, "veracity_model": _fit_info(ver)}
+        return [], info
     ev_probs = predict_evidence_probs(selector, fold.test)
     selected = [select_evidence(p.tolist(), opts.threshold, opts.max_evidence) for p in ev_probs]
     probs = ver.probs([example(c, [c.sentences[i] for i in sel]) for c, sel in zip(fold.test, selected)], desc="veracity/predict")
-    records = [_record(c, fold, spec, p, sel, [c.sentences[i] for i in sel]) for c, p, sel in zip(fold.test, probs, selected)]
-    info: RunInfo = {"evidence_model": {**_fit_info(selector), "n_train_pairs": len(ev_train)}, "veracity_model": _fit_info(ver)}
-    return records, info
+    return [_record(c, fold, spec, p, sel, [c.sentences[i] for i in sel]) for c, p, sel in zip(fold.test, probs, selected)], info
 
 
 def run_joint(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Model, ckpt: Path | None, threads: int | None,
               report: SkipReport) -> tuple[list[HealthFCPrediction], RunInfo]:
-    """One encoder over the claim and all its sentences (:mod:`medfc.experiments.healthfc.joint`), on the run's
-    encoder's resolved model, device and precision."""
+    """One encoder over the claim and all its sentences (:mod:`medfc.experiments.healthfc.joint`)."""
     from medfc.experiments.healthfc.joint import JointEncoder
 
     fitted = JointEncoder(model, options.system_options).fit(fold.train, spec.labels, fold.validation, checkpoint_dir=_sub(ckpt, spec.name))
@@ -340,24 +301,22 @@ Trainer = Callable[[System, Fold, HealthFCFoldOptions, Model, Path | None, int |
 TRAINERS: dict[str, Trainer] = {"one_classifier": run_single, "select_then_classify": run_pipeline, "joint_encoder": run_joint}
 
 
-def run_fold(
-    dataset: str | os.PathLike,
-    folds: str | os.PathLike,
-    options: HealthFCFoldOptions,
-    *,
-    threads: int | None = None,
-    report: SkipReport | None = None,
-    evidence: str | os.PathLike | None = None,
-) -> tuple[list[HealthFCPrediction], RunInfo]:
+def _snippets(spec: System, evidence: str | os.PathLike | None) -> dict[str, list[str]]:
+    """The snippets of the system's evidence source per claim id (none without a source)."""
+    if spec.source is None:
+        return {}
+    from medfc.healthfc.evidence_file import evidence_by_claim
+
+    return evidence_by_claim(evidence)
+
+
+def run_fold(dataset: str | os.PathLike, folds: str | os.PathLike, options: HealthFCFoldOptions, *, threads: int | None = None,
+             report: SkipReport | None = None, evidence: str | os.PathLike | None = None) -> tuple[list[HealthFCPrediction], RunInfo]:
     """Train ``options.system`` on every fold but ``options.fold`` and predict that fold.
 
-    ``options`` are the job's whole typed options (built by the plan; with a ``checkpoint_dir`` checkpoints
-    are written there, without one the best weights are kept in memory); ``threads`` the cores a job was
-    granted (for a model that computes with torch). ``evidence`` is the retrieved-evidence artifact of the
-    system's source (retrieved_*, open_domain_*). Returns the prediction records (one per test claim the
-    system predicts: for ``level_of_evidence`` and ``open_domain_*`` the eligible ones) and an info dict
-    (training results, sizes, cut counts).
-    """
+    ``options``: the job's typed options (``checkpoint_dir`` None: best weights kept in memory); ``threads``: the
+    job's cores; ``evidence``: the retrieved evidence of the system's source. Returns the prediction records (one per
+    test claim the system predicts) and an info dict (training results, sizes, cut counts)."""
     spec = system(options.system)
     if not isinstance(options.system_options, spec.options):
         raise TypeError(f"system {spec.name} takes {spec.options.__name__}, not {type(options.system_options).__name__}")
@@ -370,38 +329,19 @@ def run_fold(
     train_c, val_c = stratified_holdout(train_c, options.system_options.val_fraction, options.train.seed)
     ckpt = Path(options.checkpoint_dir) if options.checkpoint_dir is not None else None
     log.info("HealthFC %s fold %d (%s): %d train, %d validation, %d test claims", spec.name, options.fold, options.lang, len(train_c), len(val_c), len(test_c))
-    snippets: dict[str, list[str]] = {}
-    if spec.source is not None:
-        from medfc.healthfc.evidence_file import evidence_by_claim
-
-        snippets = evidence_by_claim(evidence)
-    fold = Fold(train_c, val_c, test_c, snippets, options.fold, options.lang)
+    fold = Fold(train_c, val_c, test_c, _snippets(spec, evidence), options.fold, options.lang)
     records, info = TRAINERS[spec.trainer](spec, fold, options, model, ckpt, threads, report)
-    gold = [r["label"] for r in records]
-    pred = [r["pred_label"] for r in records]
-    info.update(
-        {
-            "system": spec.name,
-            "fold": options.fold,
-            "lang": options.lang,
-            "n_train": len(train_c),
-            "n_validation": len(val_c),
-            "n_test": len(test_c),
-            "n_predictions": len(records),
-            "config": model.config.as_dict(),
-            "options": options.system_options.as_dict(),
-            "scores": validation_scores(gold, pred, spec.labels) if records else {},
-            "skips": report.as_dict(),
-        }
-    )
+    scores = validation_scores([r["label"] for r in records], [r["pred_label"] for r in records], spec.labels) if records else {}
+    info.update({"system": spec.name, "fold": options.fold, "lang": options.lang, "n_train": len(train_c), "n_validation": len(val_c),
+                 "n_test": len(test_c), "n_predictions": len(records), "config": model.config.as_dict(),
+                 "options": options.system_options.as_dict(), "scores": scores, "skips": report.as_dict()})
     return records, info
 
 
 def train_all(dataset: str | os.PathLike, options: HealthFCFoldOptions, *, threads: int | None = None,
               evidence: str | os.PathLike | None = None) -> RunInfo:
-    """Train ``options.system`` on every claim of ``dataset`` (no fold held out, no validation split) and keep it in
-    ``options.checkpoint_dir`` (under the system's name, as a run keeps its model): a row's final model
-    (:mod:`medfc.experiments.final.train`). Returns the sizes and the training info."""
+    """Train ``options.system`` on every claim (no fold held out, no validation) and keep it in
+    ``options.checkpoint_dir`` under the system's name: a row's final model. Returns the sizes and training info."""
     spec = system(options.system)
     if options.checkpoint_dir is None:
         raise ValueError("a final model is kept: its options name a checkpoint_dir")
@@ -409,11 +349,7 @@ def train_all(dataset: str | os.PathLike, options: HealthFCFoldOptions, *, threa
         raise ValueError(f"system {spec.name} needs the evidence file of source {spec.source}")
     report = SkipReport(f"healthfc-{spec.name}-final")
     claims = load_claims(dataset, options.lang, report)
-    snippets: dict[str, list[str]] = {}
-    if spec.source is not None:
-        from medfc.healthfc.evidence_file import evidence_by_claim
-
-        snippets = evidence_by_claim(evidence)
+    snippets = _snippets(spec, evidence)
     log.info("HealthFC %s final (%s): %d training claims", spec.name, options.lang, len(claims))
     fold = Fold(list(claims), [], [], snippets, options.fold, options.lang)
     _, info = TRAINERS[spec.trainer](spec, fold, options, build_model(options.train, threads), Path(options.checkpoint_dir), threads, report)

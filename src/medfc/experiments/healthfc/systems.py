@@ -1,10 +1,5 @@
-"""The HealthFC systems, each declared once: a registry of small specs (:class:`System`) that the plan, the
-cross-validation driver (:func:`medfc.experiments.healthfc.runs.run_fold`), the scorers' tables and the tests
-read, so a system's name, options, labels, inputs and evidence source are written in one place.
-
-A light module (no torch, no scikit-learn, no pandas): the workflow reads it when it plans the DAG. The
-labels themselves are :mod:`medfc.common.labels`.
-"""
+"""The HealthFC systems, each declared once (:class:`System` specs of :data:`REGISTRY`) for the plan, the
+cross-validation driver, the tables and the tests. A light module (no torch, scikit-learn or pandas)."""
 
 from __future__ import annotations
 
@@ -12,15 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Annotated, Any, Literal, Union
 
-from medfc.common.labels import (  # noqa: F401 (CLINIFACT_LABELS: the labels are medfc.common.labels)
-    BINARY_VERACITY_LABELS,
-    CLINIFACT_LABELS,
-    EVIDENCE_LABELS,
-    LOE_LABELS,
-    REFUTED,
-    SUPPORTED,
-    VERACITY_LABELS,
-)
+from medfc.common.labels import BINARY_VERACITY_LABELS, CLINIFACT_LABELS, LOE_LABELS, REFUTED, SUPPORTED, VERACITY_LABELS  # noqa: F401
 from medfc.common.options import OneOf, Options, OptionsError, Tagged
 from medfc.common.registry import lookup
 from medfc.experiments.examples import Claim, join_sentences
@@ -59,9 +46,8 @@ class RetrievedOptions(Options):
 
 @dataclass(frozen=True)
 class PipelineOptions(Options):
-    """pipeline: an evidence selector (``evidence_train``: its whole model config, built by the plan — an
-    encoder's is the run's training config < ``evidence_train`` < ``smoke``, a baseline's is the run's
-    own), then a veracity classifier on the selected sentences."""
+    """pipeline: an evidence selector (``evidence_train``: its whole model config, built by the plan), then a veracity
+    classifier on the selected sentences."""
 
     threshold: float
     max_evidence: int
@@ -138,18 +124,14 @@ def _retrieved_shows(c: Claim, o: RetrievedOptions, ev: Sequence[str]) -> list[s
 class System:
     """One HealthFC system.
 
-    ``trainer`` is how it trains (:data:`medfc.experiments.healthfc.runs.TRAINERS`): ``one_classifier`` — one
-    classifier of the run's model on the example ``reads`` makes of each claim; ``select_then_classify`` — an
-    evidence selector, then a classifier on ``reads(claim, options, sentences)`` with the gold sentences in
-    training and the selected ones at test time; ``joint_encoder`` — one encoder over the claim and all its
-    sentences (:mod:`medfc.experiments.healthfc.joint`). ``reads(claim, options, evidence)`` is the text pair a claim becomes,
-    where ``evidence`` is the claim's snippets of ``source`` in rank order (a system with a source), the
-    pipeline's sentences, or nothing; ``shows`` is the evidence its prediction records show (None: the
-    sentences it selects); ``gold`` its gold label of a claim, one of ``labels``; ``eligible`` the claims it
-    predicts (None: every claim), the others counted as ``<not_eligible>_<train|validation|test>``;
-    ``model_kinds`` the model kinds it can run with (None: any). ``paper_row``: for a system the paper's Table 3
-    states only the veracity F1 of, inside another system's row, that row of the papers' numbers file
-    (``healthfc.table3``) and its key there; None: the system's own row, every column."""
+    ``trainer`` (:data:`medfc.experiments.healthfc.runs.TRAINERS`): ``one_classifier`` (one classifier on ``reads``
+    of each claim), ``select_then_classify`` (an evidence selector, then a classifier on the gold sentences in
+    training and the selected ones at test) or ``joint_encoder`` (:mod:`medfc.experiments.healthfc.joint`).
+    ``reads(claim, options, evidence)`` is the text pair a claim becomes (``evidence``: the snippets of ``source`` in
+    rank order, the pipeline's sentences, or nothing); ``shows`` the evidence its records show (None: the selected
+    sentences); ``gold`` its gold label; ``eligible`` the claims it predicts (None: all; the others counted as
+    ``<not_eligible>_<split>``); ``model_kinds`` the kinds it runs with (None: any). ``paper_row``: for a system
+    whose veracity F1 the paper's Table 3 gives inside another row, that row of ``healthfc.table3`` and its key."""
 
     name: str
     options: type[Options]
@@ -221,11 +203,9 @@ _PROBE = {"claim": "<<claim>>", "explanation": "<<explanation>>", "document": "<
 
 
 def input_fields(spec: System, options: Options) -> tuple[str, ...]:
-    """The fields a new claim needs for ``spec`` with ``options`` (``medfc predict``'s input rows): ``claim``,
-    and ``evidence`` (the gold evidence sentences, or a source's snippets in rank order), ``explanation`` or
-    ``document`` (the article's sentences) as far as the system reads them. Found by running its ``reads`` on a
-    probe claim (so a new system needs no entry here). A system that selects its evidence (pipeline, joint)
-    reads ``claim`` and ``sentences``, the article's sentence list it selects from."""
+    """The fields a new claim needs for ``spec`` with ``options`` (``medfc predict``): ``claim`` and whichever of
+    ``evidence``, ``explanation`` or ``document`` its ``reads`` uses on a probe claim; ``claim`` and ``sentences``
+    for a system that selects its evidence."""
     if spec.selects_evidence:
         return ("claim", "sentences")
     if spec.reads is None:
@@ -258,9 +238,8 @@ SystemOptions = Annotated[Union[SingleOptions, LevelOptions, RetrievedOptions, P
 
 @dataclass(frozen=True)
 class HealthFCFoldOptions(Options):
-    """One HealthFC run (``healthfc_experiment``), built whole by the plan: its wildcards, the model's config
-    (any kind), the system's own options (its class chosen by ``system`` in the registry) and where
-    checkpoints go (null: nowhere)."""
+    """One HealthFC run (``healthfc_experiment``), built by the plan: wildcards, the model's config, the system's
+    own options (class chosen by ``system``) and where checkpoints go (null: nowhere)."""
 
     system: SystemName
     lang: Literal["en", "de"]

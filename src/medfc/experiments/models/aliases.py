@@ -24,10 +24,8 @@ ALIAS_HINT = ("; a Hugging Face model id (org/name) or a relative directory may 
 
 
 def direct_model_name(name: str) -> bool:
-    """Whether a model list may name ``name`` as it is, without an alias: a Hugging Face model id
-    (``org/name``, e.g. ``dmis-lab/biobert-v1.1``) or an existing directory given by a relative path without
-    ``..`` (the name becomes part of the result paths, so it must be a clean relative path). Any other name
-    (a hub id without its organisation, such as ``bert-base-uncased``, an absolute path) needs an alias."""
+    """Whether a model list may name ``name`` without an alias: a hub id ``org/name`` or an existing directory by a
+    clean relative path (it becomes part of the result paths). Others (``bert-base-uncased``, absolute paths) need one."""
     if not isinstance(name, str) or "\\" in name:
         return False
     if HUB_ID.match(name) and ".." not in name:
@@ -47,7 +45,6 @@ def model_aliases(configured: dict[str, str], named: Iterable[str] = ()) -> dict
 
 
 def resolve_model(name: str) -> str:
-    """A config model name → a path or hub name: ``offline:minilm`` / ``offline:mpnet`` are the local
-    all-MiniLM-L6-v2 / all-mpnet-base-v2 (:mod:`medfc.common.offline_models`). Resolved where a job loads
-    the model, so that a config (and a rule's params) never holds a path of this installation."""
+    """A config model name → a path or hub name (``offline:minilm`` / ``offline:mpnet``: the packaged all-MiniLM-L6-v2 /
+    all-mpnet-base-v2). Resolved in the job, so a config (and a rule's params) never holds a local path."""
     return resolve_offline(name) if name.startswith("offline:") else name

@@ -1,26 +1,14 @@
-"""Frozen-encoder embeddings: one forward pass per text, kept on disk per (model, recipe, text), so that
-every system, fold and rerun of the ``frozen`` model kind (:mod:`medfc.experiments.models.frozen`) shares them.
+"""Frozen-encoder embeddings (mean-pooled over the attention mask, L2-normalised, as sentence-transformers'
+``1_Pooling`` and ``Normalize``), kept on disk per (model, recipe, text) and shared by every system, fold and rerun
+of the ``frozen`` kind (:mod:`medfc.experiments.models.frozen`).
 
-* :class:`Recipe` — what decides a vector besides the text: the encoder's name as configured (a hub name,
-  a local directory, ``offline:minilm``), mean pooling over the tokens under the attention mask, then L2
-  normalisation (the sentence-transformers models' ``1_Pooling`` and ``Normalize`` modules), the token
-  budget ``max_length`` and which end of a longer text is kept (``head``: its first tokens, ``tail``: its
-  last ones, e.g. an abstract's results and conclusions).
-* :class:`EmbeddingStore` — the vectors of one recipe in a folder of its own under the cache directory,
-  ``<cache_dir>/<recipe slug>-<hash>/``. Each batch of vectors is one file (``.npz``: the recipe, the
-  texts' SHA-256 digests, float32 vectors), written under a temporary name and renamed into place, so a
-  kill at any moment loses at most the batch being written and never leaves half a file under a batch's
-  name. Every job writes files of its own (a random name), never one another job reads or writes, so
-  jobs running at once, on one machine or on a cluster's shared file system, cannot damage each other's
-  vectors (two jobs that start on the same missing texts both compute them; the copies are the same). At
-  the end of a call a job merges the batch files it wrote into one. A file that cannot be read back whole
-  (cut short by a copy or a full disk, another recipe's, vectors of the wrong shape or not finite) is a
-  miss: its texts are computed again, and it is counted (``damaged_files``), logged and renamed to
-  ``<name>.damaged`` so that no reader counts it twice.
-* :class:`FrozenEncoder` — one job's encoder: the store's vectors are read once per recipe, and torch, the
-  tokenizer and the model are loaded only when some text is not stored (a rerun over stored texts loads
-  no torch at all). Texts are encoded longest first in batches of ``batch_size`` (little padding), with
-  a tqdm bar; a text longer than ``max_length`` tokens is cut and counted (``truncated``).
+* :class:`Recipe`: the encoder's name as configured, the token budget and the end kept (``head``/``tail``).
+* :class:`EmbeddingStore`: ``<cache_dir>/<recipe slug>-<hash>/``, one ``.npz`` per batch (recipe, SHA-256 digests,
+  float32 vectors) written under a temporary name and renamed, under a random name per job, so a kill or concurrent
+  jobs (also on a shared file system) never damage vectors; a job merges its batch files at the end of a call. A
+  file that cannot be read back whole is a miss, counted (``damaged_files``), logged and renamed ``<name>.damaged``.
+* :class:`FrozenEncoder`: one job's encoder; torch and the model load only when a text is not stored. Texts are
+  encoded longest first in batches; a text over ``max_length`` tokens is cut and counted (``truncated``).
 """
 
 from __future__ import annotations
@@ -73,9 +61,7 @@ class Recipe:
 
 @dataclass
 class EmbedStats:
-    """What a job's embeddings cost: texts asked for (distinct, per recipe), found stored (on disk or
-    earlier in the job), encoded, cut to the token budget; batch files written and found damaged; the
-    seconds of encoding."""
+    """What a job's embeddings cost: distinct texts asked for, stored, encoded, cut; batch files written, damaged; seconds."""
 
     texts: int = 0
     cached: int = 0
@@ -90,7 +76,7 @@ class EmbedStats:
 
 
 class EmbeddingStore:
-    """The vectors of one recipe on disk (module docstring); ``directory`` None keeps nothing."""
+    """The vectors of one recipe on disk; ``directory`` None keeps nothing."""
 
     def __init__(self, directory: str | os.PathLike | None, recipe: Recipe, stats: EmbedStats | None = None):
         self.recipe = recipe
@@ -117,9 +103,8 @@ class EmbeddingStore:
         return keys, vecs
 
     def load(self) -> dict[bytes, np.ndarray]:
-        """Every stored vector by text digest. A damaged file is counted, logged and set aside, and so is one
-        whose vectors have another size than most of the store's (or than those this job encoded); a file
-        another job merged away while this one listed the folder is looked for again in a new listing."""
+        """Every stored vector by text digest. A damaged file, or one whose vectors have another size than most of the
+        store's, is counted, logged and set aside; a file merged away during the listing is looked for again."""
         parts: list[tuple[Path, np.ndarray, np.ndarray]] = []
         for _attempt in range(3):
             parts, vanished = [], False
@@ -196,8 +181,8 @@ class EmbeddingStore:
 
 
 class FrozenEncoder:
-    """One job's frozen encoder ``model`` (module docstring): :meth:`embed` gives one L2-normalised,
-    mean-pooled row per text, from the store or encoded (once per text and recipe)."""
+    """One job's frozen encoder ``model``: :meth:`embed` gives one L2-normalised, mean-pooled row per text, from the
+    store or encoded (once per text and recipe)."""
 
     def __init__(self, model: str, *, cache_dir: str | os.PathLike | None, batch_size: int = 32, device: str = "auto",
                  threads: int | None = None, progress: bool = True,

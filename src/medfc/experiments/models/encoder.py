@@ -1,10 +1,7 @@
-"""Model kind ``encoder``: a transformer fine-tuned for sequence-pair classification, shared by the HealthFC
-and CliniFact baselines (:class:`EncoderModel`, behind :mod:`medfc.experiments.models.kinds`' interface).
+"""Model kind ``encoder``: a transformer fine-tuned for sequence-pair classification (:class:`EncoderModel`).
 
-Inputs are ``[CLS] a [SEP] b [SEP]`` (whatever special tokens the model's tokenizer uses), built
-from token ids so that the second text can be cut from its end (``trim="right"``) or from its start
-(``trim="left"``, CliniFact's "abstract trimmed from the beginning").  Every cut is counted and
-reported; nothing is truncated silently.
+Inputs are ``[CLS] a [SEP] b [SEP]`` built from token ids, so that ``b`` can be cut from its end (``trim="right"``)
+or its start (``trim="left"``, CliniFact's "abstract trimmed from the beginning"); every cut is counted and logged.
 """
 
 from __future__ import annotations
@@ -45,30 +42,19 @@ def load_tokenizer(path: str | os.PathLike):
 
 
 def load_classifier(path: str | os.PathLike, labels: Sequence[str]) -> torch.nn.Module:
-    """A sequence classifier with a fresh ``len(labels)``-way head (an existing head of another size,
-    e.g. an MNLI head, is replaced)."""
+    """A sequence classifier with a fresh ``len(labels)``-way head (replacing one of another size, e.g. MNLI's)."""
     from transformers import AutoModelForSequenceClassification
 
-    return AutoModelForSequenceClassification.from_pretrained(
-        str(path),
-        num_labels=len(labels),
-        id2label=dict(enumerate(labels)),
-        label2id={label: i for i, label in enumerate(labels)},
-        ignore_mismatched_sizes=True,
-    )
+    return AutoModelForSequenceClassification.from_pretrained(str(path), num_labels=len(labels), id2label=dict(enumerate(labels)),
+                                                              label2id={label: i for i, label in enumerate(labels)},
+                                                              ignore_mismatched_sizes=True)
 
 
 def encode_pair(tokenizer, a: str, b: str | None = None, max_length: int = 512, trim: str = "right", b_prefix: str | None = None) -> tuple[dict[str, list[int]], bool]:
-    """Encode ``a`` (and ``b``) with the model's special tokens in at most ``max_length`` tokens.
+    """``a`` (and ``b``) with the model's special tokens in at most ``max_length`` tokens: (features, whether cut).
 
-    ``b_prefix`` (e.g. an article title) is put in front of ``b`` in the second segment and is
-    never cut unless ``b`` is already empty.
-
-    When too long, ``b`` is cut — from its end (``trim="right"``) or its start (``trim="left"``);
-    ``a`` is cut from its end only when it alone would take more than half of the room.  Returns the
-    feature dict (``input_ids``, ``attention_mask`` and, when the tokenizer has them,
-    ``token_type_ids``) and whether anything was cut.
-    """
+    ``b_prefix`` (e.g. a title) leads the second segment (cut only past half the room). ``b`` is cut first, from
+    the ``trim`` side; ``a`` from its end only when it alone takes more than half of the room."""
     if trim not in ("left", "right"):
         raise ValueError("trim must be 'left' or 'right'")
     backend = tokenizer.backend_tokenizer
@@ -186,11 +172,8 @@ def _weighted_loss(weights: torch.Tensor):
 
 
 class EncoderModel:
-    """Kind ``encoder``: :meth:`fit` fine-tunes ``config.model`` as a ``len(labels)``-way classifier.
-
-    Made once per job and model config (:func:`medfc.experiments.models.kinds.build_model`): the model name is
-    resolved (``offline:minilm`` → the packaged copy) and the device, precision and torch threads are
-    resolved here, once, and carried by every model it fits."""
+    """Kind ``encoder``: :meth:`fit` fine-tunes ``config.model`` as a ``len(labels)``-way classifier. Made once per
+    job (:func:`medfc.experiments.models.kinds.build_model`): the model name, device, precision and threads resolved once."""
 
     def __init__(self, config: TrainConfig, threads: int | None = None) -> None:
         self.config = config.replace(model=resolve_model(config.model))
@@ -198,8 +181,7 @@ class EncoderModel:
 
     def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
             checkpoint_dir: str | os.PathLike | None = None, trim: str = "right", desc: str = "train") -> FittedClassifier:
-        """With ``validation`` examples the state with the best ``eval_metric`` on them (``macro_f1`` or
-        ``accuracy``) is kept. ``class_weights`` weights the cross-entropy by the training labels."""
+        """Keeps the state with the best ``eval_metric`` on ``validation``; ``class_weights`` weights the cross-entropy."""
         cfg, placement, labels = self.config, self.placement, list(labels)
         set_seed(cfg.seed)
         tokenizer = load_tokenizer(cfg.model)
@@ -226,14 +208,12 @@ class EncoderModel:
 
 
 def keep_encoder(fitted: FittedClassifier, directory: Path) -> CardFields:
-    """What a kept encoder holds beside the checkpoint its training wrote (:mod:`medfc.experiments.final.kept`): the
-    model's config and tokenizer in ``transformers/``, the checkpoint named in the card."""
+    """Beside the checkpoint training wrote: the model's config and tokenizer in ``transformers/``; the card names the checkpoint."""
     return keep_checkpoint(fitted.result, fitted.model.config, fitted.tokenizer, directory, "the encoder")
 
 
 def load_encoder(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedClassifier:
-    """The fine-tuned encoder of a kept directory: its architecture and tokenizer from ``transformers/``, its
-    weights from the kept checkpoint, on ``device`` (``auto``: CUDA when there is one)."""
+    """The fine-tuned encoder of a kept directory (``transformers/`` and the checkpoint) on ``device``."""
     from transformers import AutoConfig, AutoModelForSequenceClassification
 
     cfg = TrainConfig.from_mapping(card["config"], where=str(directory / CARD))

@@ -1,22 +1,14 @@
-"""Hand-written features of a CliniFact claim–abstract pair, for the gradient-boosting model.
+"""Hand-written features (about 110) of a CliniFact claim–abstract pair, for the gradient-boosting model.
 
-Only the claim, the article's title and its abstract are read (never the release's p-value or test-type
-columns: those are where the labels come from). The claim follows the CliniFact template
-"{intervention} is {superior | …} to {comparator} in terms of {outcome}", so it splits into its parts; the
-abstract is split into (section, sentence) pairs. The features (about 110 numbers):
-
-* the test type of the claim and lengths;
-* study-type wording in the abstract and title (randomised, trial, placebo, blinding, protocol, review,
-  animal, observational, non-inferiority, "primary"), trial registration mentions;
-* p-values found in the abstract (significant at ≤ 0.05 or not, the smallest), significance and
-  non-significance wording, confidence intervals, numbers;
-* plain and IDF-weighted overlap of the claim's outcome, intervention and comparator terms with the
-  abstract and the title;
-* the same statistics of four sentences: the two that best match the outcome, the best of those that carry
-  statistics, the first results sentence with statistics, the conclusion;
-* the p-value whose clause best matches the outcome: its significance and size.
-
-The IDF table comes from the training abstracts (:func:`fit_idf`).
+Only the claim, title and abstract are read (never the release's p-value or test-type columns, where the labels come
+from). The claim follows the template "{intervention} is {superior | …} to {comparator} in terms of {outcome}"; the
+abstract is split into (section, sentence) pairs. Features: the claim's test type and lengths; study-type wording
+(randomised, trial, placebo, blinding, protocol, review, animal, observational, non-inferiority, "primary") and trial
+registrations; p-values (significant at ≤ 0.05 or not, the smallest), (non-)significance wording, confidence
+intervals, numbers; plain and IDF-weighted overlap of the claim's parts with abstract and title (IDF from the training
+abstracts: :func:`fit_idf`); the same statistics of four sentences (the two best matching the outcome, the best with
+statistics, the first results sentence with statistics, the conclusion); the p-value whose clause best matches the
+outcome.
 """
 
 from __future__ import annotations

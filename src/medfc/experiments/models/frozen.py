@@ -1,20 +1,14 @@
-"""Model kind ``frozen``: a frozen sentence encoder's embeddings into logistic regression (a model alias
-mapping to ``frozen:<encoder>``; built in: ``frozen-minilm`` → ``frozen:offline:minilm``, ``frozen-mpnet`` →
-``frozen:offline:mpnet``).
+"""Model kind ``frozen``: a frozen sentence encoder's embeddings into logistic regression (``frozen:<encoder>``;
+built-in aliases ``frozen-minilm`` → ``frozen:offline:minilm``, ``frozen-mpnet`` → ``frozen:offline:mpnet``).
 
-Each text is encoded once, never trained: the claim (``text_a``, its first ``claim_length`` tokens) is u,
-the second text (``prefix_b. text_b``: CliniFact's ``title. abstract``, HealthFC's evidence, explanation or
-level-of-evidence input) is v, in at most ``evidence_length`` tokens, cut as ``truncation`` says —
-``system``: as the system cuts its encoder's input (CliniFact keeps an abstract's end, its results and
-conclusions; HealthFC an evidence text's start), ``head`` or ``tail``. Both are mean-pooled and
-L2-normalised (:mod:`medfc.experiments.models.embeddings`, where the vectors are kept on disk under ``cache_dir``
-per model, recipe and text, shared by every system, fold and rerun). A pair's features are
-[u, v, |u − v|, u · v] (without a second text, e.g. HealthFC's claims-only system: [u]), standardised,
-into a multinomial logistic regression (``class_weights``, ``max_iter``); ``C`` is the best mean macro-F1
-of ``C_grid`` in ``cv_folds`` stratified folds of the examples the model is fit on (the scaler fit inside
-each fold; ties go to the earlier value), then the model is refit on all of them — the training examples,
-and with ``refit_with_validation`` the validation examples too. On a CPU the embeddings take the time
-(MiniLM: minutes for the CliniFact release; MPNet about five times as long) and the regressions seconds.
+The claim (first ``claim_length`` tokens) is u, the second text (``prefix_b. text_b``) v, in ``evidence_length``
+tokens cut as ``truncation`` says (``system``: as the system cuts its encoder's input, CliniFact keeping an
+abstract's end, HealthFC an evidence text's start; ``head``; ``tail``); both mean-pooled and L2-normalised and
+stored (:mod:`medfc.experiments.models.embeddings`). Features [u, v, |u − v|, u · v] (without a second text: [u]),
+standardised, into a multinomial logistic regression; ``C`` is the best mean macro-F1 of ``C_grid`` over
+``cv_folds`` stratified folds (scaler fit inside each fold; ties to the earlier value), then refit on all the fit
+examples (+ validation with ``refit_with_validation``). On a CPU the embeddings take the time (MiniLM: minutes for
+the CliniFact release; MPNet about five times as long), the regressions seconds.
 """
 
 from __future__ import annotations
@@ -34,7 +28,7 @@ from medfc.experiments.models.keeper import keep_state, read_state
 from medfc.experiments.models.metrics import validation_scores
 from medfc.experiments.models.options import FrozenOptions
 from medfc.experiments.records import CardFields, ModelCard
-from medfc.experiments.models.sklearn_common import add_probs, class_weight, label_indices, limit_threads
+from medfc.experiments.models.sklearn_common import add_probs, class_weight, label_indices, limit_threads, stratified_folds
 
 if TYPE_CHECKING:
     from sklearn.linear_model import LogisticRegression
@@ -49,17 +43,14 @@ def evidence_text(ex: Example) -> str:
 
 
 def system_side(trim: str) -> Literal["head", "tail"]:
-    """The end of a second text an embedding keeps when the system cuts its encoder's input as ``trim``
-    says (``left`` cuts the start, e.g. CliniFact's abstracts: their end, ``tail``, is kept)."""
+    """The end of a second text an embedding keeps when the system's encoder trims ``trim`` (``left``: the ``tail``)."""
     return "tail" if trim == "left" else "head"
 
 
 def pair_vectors(encoder: FrozenEncoder, examples: Sequence[Example], claim_length: int, evidence_length: int | None,
                  side: Literal["head", "tail"], desc: str) -> tuple[np.ndarray, np.ndarray | None]:
-    """(u, v): the claims' vectors (their first ``claim_length`` tokens) and the second texts' (:func:`evidence_text`,
-    ``evidence_length`` tokens from ``side``; None without an ``evidence_length``). Every model kind that embeds
-    pairs (``frozen``, ``gbm``'s embedding features) builds its texts and recipes here, so that equal options
-    read one store."""
+    """(u, v): the claims' vectors and the second texts' (:func:`evidence_text`; None without an ``evidence_length``).
+    Every kind that embeds pairs (``frozen``, ``gbm``) builds its texts and recipes here, so equal options read one store."""
     u = encoder.embed([ex.text_a or "" for ex in examples], claim_length, "head", desc=f"{desc}/claims")
     if evidence_length is None:
         return u, None
@@ -130,13 +121,9 @@ def _fit_lr(options: FrozenOptions, C: float, X: np.ndarray, y: np.ndarray) -> t
 def choose_C(options: FrozenOptions, labels: Sequence[str], X: np.ndarray, y: np.ndarray) -> tuple[float, dict[str, float], int]:
     """(the C of the best mean macro-F1 over the stratified folds of ``X``, every C's score, the folds used);
     one C, or a class too rare for two folds: the first C, nothing scored."""
-    from sklearn.model_selection import StratifiedKFold
-
-    counts = np.bincount(y)
-    n = min(options.cv_folds, int(counts[counts > 0].min()))
-    if len(options.C_grid) == 1 or n < 2:
+    folds = stratified_folds(y, options.cv_folds, options.seed) if len(options.C_grid) > 1 else []
+    if not folds:
         return float(options.C_grid[0]), {}, 0
-    folds = list(StratifiedKFold(n_splits=n, shuffle=True, random_state=options.seed).split(X, y))
     scores: dict[str, float] = {}
     for C in options.C_grid:
         runs = []
@@ -146,14 +133,13 @@ def choose_C(options: FrozenOptions, labels: Sequence[str], X: np.ndarray, y: np
             runs.append(validation_scores([labels[i] for i in y[ev]], [labels[int(i)] for i in pred], labels)["macro_f1"])
         scores[f"{C:g}"] = float(np.mean(runs))
     best = max(range(len(options.C_grid)), key=lambda i: (scores[f"{options.C_grid[i]:g}"], -i))
-    return float(options.C_grid[best]), scores, n
+    return float(options.C_grid[best]), scores, len(folds)
 
 
 def fit_frozen(options: FrozenOptions, encoder: FrozenEncoder, labels: Sequence[str], train_examples: Sequence[Example],
                val_examples: Sequence[Example] | None = None, *, trim: str = "right", desc: str = "frozen") -> FittedFrozen:
-    """Fit on ``train_examples`` (and ``val_examples`` with ``refit_with_validation``; otherwise they are
-    only scored, for the info file); ``trim`` is how the system cuts its encoder's second text (``left``:
-    from its start), the evidence side of ``truncation: system``."""
+    """Fit on ``train_examples`` (+ ``val_examples`` with ``refit_with_validation``, else only scored); ``trim``: how
+    the system cuts its encoder's second text, the evidence side of ``truncation: system``."""
     start = time.perf_counter()
     final = list(train_examples) + (list(val_examples or []) if options.refit_with_validation else [])
     y = label_indices(labels, final, desc)
@@ -173,8 +159,7 @@ def fit_frozen(options: FrozenOptions, encoder: FrozenEncoder, labels: Sequence[
 
 
 class FrozenModel:
-    """Kind ``frozen`` behind the one model interface (:mod:`medfc.experiments.models.kinds`): the job's encoder
-    (torch on the job's ``threads``, loaded only for texts not stored) and the regressions' BLAS threads."""
+    """Kind ``frozen``: the job's encoder (loaded only for texts not stored) and regressions, on the job's ``threads``."""
 
     def __init__(self, config: FrozenOptions, threads: int | None = None) -> None:
         import sklearn.linear_model  # noqa: F401 (scikit-learn's libraries loaded, for the thread limit)
@@ -191,16 +176,13 @@ class FrozenModel:
 
 
 def keep_frozen(fitted: FittedFrozen, directory: Path) -> CardFields:
-    """What a kept frozen-encoder model holds (:mod:`medfc.experiments.final.kept`): its options, labels, whether it reads
-    pairs and the evidence's cut side as JSON, its scaler and logistic regression with skops; never its encoder or
-    store."""
+    """Kept: options, labels, whether it reads pairs and the evidence's cut side (JSON), scaler and regression (skops)."""
     return keep_state(directory, {"options": fitted.options.to_mapping(), "labels": fitted.labels, "pairs": fitted.pairs,
                                   "side": fitted.side}, {"scaler": fitted.scaler, "clf": fitted.clf})
 
 
 def load_frozen(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedFrozen:
-    """The fitted frozen-encoder model of a kept directory, its encoder on ``device`` (batches of ``batch_size``,
-    else the config's), embedding every text again (no store read or written)."""
+    """The fitted frozen-encoder model of a kept directory, embedding every text again on ``device`` (no store)."""
     state, estimators = read_state(directory)
     options = FrozenOptions.from_mapping(state["options"], where=f"{directory}: options")
     encoder = FrozenEncoder(options.encoder, cache_dir=None, batch_size=batch_size or options.batch_size, device=device, progress=False)

@@ -1,19 +1,12 @@
-"""Model kind ``gbm``: gradient boosting over hand-written claim–abstract features (CliniFact; a model alias mapping to
-``sklearn:gbm``). The features are :mod:`medfc.experiments.models.features`; the classifier is
-scikit-learn's HistGradientBoostingClassifier, its probabilities averaged over ``seeds``. With
-``refit_with_validation`` the final models are fit on the training and validation examples together
-(the hyperparameters are fixed, so the validation split has nothing left to choose). Seconds on a CPU
-(minutes with the per-dimension embedding features below).
+"""Model kind ``gbm`` (``sklearn:gbm``): scikit-learn's HistGradientBoostingClassifier over hand-written claim–abstract
+features (:mod:`medfc.experiments.models.features`), probabilities averaged over ``seeds``; with
+``refit_with_validation`` fit on training and validation together (nothing is chosen on validation). Seconds on a CPU.
 
-With ``embedding_model`` (e.g. ``offline:minilm``) a frozen encoder's embeddings add features: the claim
-(its first ``embedding_claim_length`` tokens) is u, ``title. abstract`` (its last
-``embedding_evidence_length`` tokens, the results and conclusions) is v, both mean-pooled and
-L2-normalised by :class:`medfc.experiments.models.embeddings.FrozenEncoder`, and ``embedding_features`` names
-what the trees see of them: ``cos`` the cosine u · v (one feature), ``difference`` |u − v| and
-``product`` u ⊙ v (one feature per dimension each). The vectors are kept under ``cache_dir`` with the same
-recipe as the ``frozen`` kind's (the same model, lengths and cut: the same store, so ``frozen-minilm`` and a
-GBM over MiniLM features run one after the other encode each text once between them). Measured on the CliniFact release
-(docs/experiments.md) they do not pay, which is why the default is the hand features alone.
+With ``embedding_model`` (e.g. ``offline:minilm``) a frozen encoder's vectors of the claim (u, first
+``embedding_claim_length`` tokens) and ``title. abstract`` (v, last ``embedding_evidence_length`` tokens) add the
+``embedding_features``: ``cos`` (u · v), ``difference`` |u − v| and ``product`` u ⊙ v (one per dimension). They
+share the ``frozen`` kind's store and recipe. Measured on the CliniFact release (docs/experiments.md) they do not
+pay, hence the default of the hand features alone.
 """
 
 from __future__ import annotations
@@ -96,8 +89,7 @@ def _fit(options: GbmOptions, X: np.ndarray, y: np.ndarray) -> list:
 
 
 def embedding_encoder(options: GbmOptions, threads: int | None = None) -> FrozenEncoder | None:
-    """The frozen encoder of ``embedding_model`` (None without one): torch on ``threads``, loaded only for
-    texts its store does not hold."""
+    """The frozen encoder of ``embedding_model`` (None without one), on ``threads``."""
     if not options.embedding_model:
         return None
     return FrozenEncoder(options.embedding_model, cache_dir=options.cache_dir, batch_size=options.embedding_batch_size, device=options.device,
@@ -108,10 +100,8 @@ def embedding_encoder(options: GbmOptions, threads: int | None = None) -> Frozen
 def fit_gbm(options: GbmOptions, labels: Sequence[str], train_examples: Sequence[Example],
             val_examples: Sequence[Example] | None = None, *, encoder: FrozenEncoder | None = None, trim: str = "right",
             desc: str = "gbm") -> FittedGbm:
-    """Fit on ``train_examples`` (and ``val_examples`` too with ``refit_with_validation``; otherwise they
-    are only scored, for the info file). ``encoder``: the embeddings' encoder (``embedding_model``; made
-    here from the options when not given), its abstracts cut as ``trim`` says (``left``: their end is kept,
-    as CliniFact passes it)."""
+    """Fit on ``train_examples`` (+ ``val_examples`` with ``refit_with_validation``, else only scored). ``encoder``:
+    the embeddings' encoder (made from the options when not given), abstracts cut as ``trim`` says."""
     from medfc.experiments.models.metrics import validation_scores
 
     start = time.perf_counter()
@@ -137,9 +127,7 @@ def fit_gbm(options: GbmOptions, labels: Sequence[str], train_examples: Sequence
 
 
 class GbmModel:
-    """Kind ``gbm`` behind the one model interface (:mod:`medfc.experiments.models.kinds`): :func:`fit_gbm`, the
-    trees' OpenMP threads on the job's ``threads``; with ``embedding_model`` the job's frozen encoder (torch
-    on the job's ``threads``, loaded only for texts its store does not hold)."""
+    """Kind ``gbm``: :func:`fit_gbm` on the job's ``threads`` (trees and, with ``embedding_model``, the frozen encoder)."""
 
     def __init__(self, config: GbmOptions, threads: int | None = None) -> None:
         import sklearn.ensemble  # noqa: F401 (loads the OpenMP runtime the thread limit applies to)
@@ -156,15 +144,13 @@ class GbmModel:
 
 
 def keep_gbm(fitted: FittedGbm, directory: Path) -> CardFields:
-    """What a kept GBM holds (:mod:`medfc.experiments.final.kept`): its options, labels, idf table, feature keys and the
-    embeddings' cut side as JSON, its trees with skops; never its embedding encoder or store."""
+    """Kept: options, labels, idf table, feature keys and the embeddings' cut side (JSON), the trees (skops)."""
     return keep_state(directory, {"options": fitted.options.to_mapping(), "labels": fitted.labels, "idf": fitted.idf,
                                   "keys": fitted.keys, "side": fitted.side}, {"models": fitted.models})
 
 
 def load_gbm(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedGbm:
-    """The fitted GBM of a kept directory; with an ``embedding_model`` its encoder on ``device`` (batches of
-    ``batch_size``, else the config's), embedding every text again (no store read or written)."""
+    """The fitted GBM of a kept directory; an ``embedding_model`` embeds every text again on ``device`` (no store)."""
     state, estimators = read_state(directory)
     options = GbmOptions.from_mapping(state["options"], where=f"{directory}: options")
     options = options.replace(cache_dir=None, device=device, progress=False, embedding_batch_size=batch_size or options.embedding_batch_size)

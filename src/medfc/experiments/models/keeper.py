@@ -1,16 +1,9 @@
-"""How one kind of kept model is written beside its weights and read back (:class:`Keeper`), and what the
-keepers share: the card's name and format, the file names of a kept directory, a scikit-learn kind's state
-(:func:`keep_state`, :func:`read_state`) and an encoder's config, tokenizer and checkpoint
-(:func:`keep_checkpoint`). :mod:`medfc.experiments.final.kept` looks the keepers up by a card's kind; the kinds'
-modules write theirs with these pieces, and import this module rather than that one, which imports the
-registry of model kinds (:mod:`medfc.experiments.models.kinds`).
+"""How one kind of kept model is written beside its weights and read back (:class:`Keeper`), and the pieces the
+keepers share (card name, file names, a scikit-learn kind's state, an encoder's checkpoint). The kinds' modules import
+this light module (no torch, no scikit-learn), not :mod:`medfc.experiments.final.kept`, which imports the kinds.
 
-A kept directory opens without running code: plain values are JSON, scikit-learn estimators are written with
-``skops.io`` and read back only when every type the file names is one of :data:`LOADABLE_TYPES` (listed here, one
-by one; anything else is refused before a byte of it is loaded: :func:`load_estimators`), torch weights are
-safetensors (:mod:`medfc.experiments.models.training`). A pickle in a kept directory is refused (:func:`refuse_pickles`).
-
-A light module (no torch, no scikit-learn at import).
+A kept directory opens without running code: plain values are JSON, torch weights safetensors, scikit-learn
+estimators skops files loaded only when every type they name is in :data:`LOADABLE_TYPES`; pickles are refused.
 """
 
 from __future__ import annotations
@@ -32,9 +25,8 @@ CARD_FORMAT = 1
 SKLEARN_STATE = "model.json"  # a scikit-learn kind's plain values: its options, labels, ...
 SKLEARN_ESTIMATORS = "model.skops"  # its fitted estimators (skops.io)
 PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib", ".pt", ".pth")  # files whose opening can run code: never read
-#: The only types a kept model's ``.skops`` file may hold, as ``module.Class``: what the scikit-learn kinds keep
-#: (logistic regressions, a frozen encoder's scaler, gradient-boosted trees and the pieces they are made of; a
-#: TF-IDF vectorizer keeps its terms and idf weights as JSON) and the builtin and NumPy values inside them.
+#: The only types a kept model's ``.skops`` file may hold (``module.Class``): the scikit-learn kinds' estimators and
+#: their parts, and the builtin and NumPy values inside them.
 LOADABLE_TYPES = frozenset({
     *(f"builtins.{t}" for t in ("dict", "list", "tuple", "str", "int", "float", "bool", "NoneType", "set", "frozenset")),
     *(f"numpy.{t}" for t in ("ndarray", "dtype", "float64", "float32", "float16", "int64", "int32", "int16", "int8",
@@ -55,16 +47,10 @@ TRANSFORMERS_DIR = "transformers"
 
 @dataclass(frozen=True)
 class Keeper:
-    """How one kind of kept model is written beside its weights and read back.
-
-    ``keep(fitted, directory)`` writes into ``directory`` what the fitted model needs beside the weights its
-    training wrote there, and returns what it adds to the card (``{}``: nothing); ``load(directory, card,
-    device, batch_size)`` is the fitted model again (``probs(examples)``, ``labels``), on ``device``, predicting
-    in batches of ``batch_size`` (None: the config's). ``load`` is None for a kind that ``medfc predict`` applies
-    without loading it through :func:`medfc.experiments.final.kept.load_fitted` (LoRA adapters, with their base
-    model). Each side imports its kind's module when called, so a keeper costs nothing at import. The fitted
-    model and the loaded one are the kind's own class (typed where each keeper is written), as a model kind's
-    config is its own class in ``MODEL_KINDS``."""
+    """How one kind of kept model is written and read back. ``keep(fitted, directory)`` writes what it needs beside
+    its training's weights and returns what it adds to the card; ``load(directory, card, device, batch_size)`` is the
+    fitted model again (``batch_size`` None: the config's); ``load`` is None for a kind ``medfc predict`` applies
+    otherwise (LoRA adapters). Each side imports its kind's module when called."""
 
     keep: Callable[[Any, Path], CardFields]
     load: Callable[[Path, ModelCard, str, int | None], Any] | None
@@ -77,9 +63,7 @@ class Pretrained(Protocol):
 
 
 def keep_checkpoint(result: object, config: Pretrained, tokenizer: Pretrained, directory: Path, what: str) -> CardFields:
-    """An encoder's keep: its model's ``config`` and ``tokenizer`` in ``transformers/``, and for the card the
-    checkpoint the training loop wrote (``result.checkpoint``), relative to ``directory``; ``what`` names the
-    model in the error when there is none."""
+    """An encoder's keep: ``config`` and ``tokenizer`` in ``transformers/``, and the checkpoint (relative) for the card."""
     checkpoint = getattr(result, "checkpoint", None)
     if not checkpoint:
         raise ValueError(f"{directory}: {what} wrote no checkpoint to keep")
@@ -137,9 +121,8 @@ def _skops_schema(payload: bytes, path: Path) -> object:
 
 
 def load_estimators(path: Path) -> dict[str, Any]:
-    """What :func:`dump_estimators` wrote. The file's schema is read first (JSON, nothing executed): a type outside
-    :data:`LOADABLE_TYPES` is refused in one line naming it, and nothing of the file is loaded; otherwise
-    ``skops.io`` loads it trusting exactly the listed types its schema names."""
+    """What :func:`dump_estimators` wrote, its schema checked first (nothing executed): a type outside
+    :data:`LOADABLE_TYPES` is refused unloaded; otherwise skops trusts exactly the types the schema names."""
     import skops.io
     from skops.io.exceptions import UntrustedTypesFoundException
 
@@ -159,9 +142,7 @@ def load_estimators(path: Path) -> dict[str, Any]:
 
 
 def keep_state(directory: Path, state: dict[str, object], estimators: dict[str, object]) -> CardFields:
-    """A scikit-learn kind's keep: ``state`` (plain values: its options as a mapping, labels, ...) as JSON in
-    :data:`SKLEARN_STATE`, its fitted ``estimators`` (never its embeddings' encoder or store) with skops in
-    :data:`SKLEARN_ESTIMATORS`; nothing added to the card."""
+    """A scikit-learn kind's keep: ``state`` (plain values) as JSON, ``estimators`` with skops; nothing added to the card."""
     (directory / "model.pkl").unlink(missing_ok=True)  # a pickle an earlier version kept here
     write_json(directory / SKLEARN_STATE, state)
     dump_estimators(directory / SKLEARN_ESTIMATORS, estimators)

@@ -1,22 +1,14 @@
-"""One model interface for every kind of model the experiments train, chosen once from the config's kind.
+"""One model interface for every kind the experiments train, chosen once from the config's kind::
 
-    model = build_model(config, threads)          # the kind's model: MODEL_KINDS[config.kind]
+    model = build_model(config, threads)          # MODEL_KINDS[config.kind]
     fitted = model.fit(examples, labels, validation, desc="veracity")
     fitted.probs(examples)                         # [n, len(labels)] in the order of ``labels``
 
-``examples`` are :class:`~medfc.experiments.examples.Example` text pairs with their gold labels,
-``labels`` the classes, ``validation`` examples (or None) for whatever the kind chooses on them (an
-encoder's best epoch, TF-IDF's variant and ``C``). A model is made once per job and config: it carries
-what the job resolved (an encoder's model directory, device, precision and torch threads; a scikit-learn
-kind's BLAS / OpenMP threads; a frozen encoder's embeddings of the job), and so does every model it fits. ``model.config`` is the config as run, ``fitted.result`` and ``fitted.encode_stats`` what
-the fit did (``as_dict()`` for the info files).
-
-A light module: each kind's implementation is imported when a model of that kind is made, so a TF-IDF
-job never loads torch and an encoder's job never loads scikit-learn (a frozen encoder's job loads torch
-only for texts its embedding store does not hold). A new kind is its config class in
-:data:`medfc.experiments.models.options.MODEL_CONFIGS` and one entry in :data:`MODEL_KINDS`: its model, and to be kept
-for ``medfc predict`` its :class:`~medfc.experiments.models.keeper.Keeper` (what a fitted model of it writes beside its
-weights and how it is loaded back, written in the kind's module; :mod:`medfc.experiments.final.kept` looks it up here).
+A model is made once per job and carries what the job resolved (model directory, device, precision, threads, the
+job's embeddings); ``model.config`` is the config as run, ``fitted.result`` and ``fitted.encode_stats`` what the fit
+did. Each kind's module is imported when its model is made (a TF-IDF job never loads torch). A new kind is its
+config class in :data:`medfc.experiments.models.options.MODEL_CONFIGS` and an entry in :data:`MODEL_KINDS` (its
+model and, for ``medfc predict``, its :class:`~medfc.experiments.models.keeper.Keeper`).
 """
 
 from __future__ import annotations
@@ -91,9 +83,7 @@ def _frozen(config: FrozenOptions, threads: int | None) -> Model:
 
 @dataclass(frozen=True)
 class ModelKind:
-    """A model kind's implementation: ``build``, its model made from the config (an instance of the kind's own
-    config class) and the job's threads; ``kept``, how a fitted model of it is kept for ``medfc predict`` and
-    loaded back (:mod:`medfc.experiments.final.kept`), None for a kind that is not kept."""
+    """A kind's ``build`` (config, threads → model) and ``kept`` (how ``medfc predict`` keeps and loads it; None: not kept)."""
 
     build: Callable[[Any, int | None], Model]
     kept: Keeper | None = None

@@ -1,9 +1,4 @@
-"""Scores used *inside* training (checkpoint selection).
-
-The project's scorers live in ``medfc.scoring``; :func:`validation_scores` is the small, stable dict
-the training loop selects checkpoints by (``accuracy``, ``macro_f1``, ``macro_precision``,
-``macro_recall``), computed by :func:`medfc.common.metrics.classification_scores` (the scorers' own).
-"""
+"""The validation scores training selects checkpoints by (:func:`medfc.common.metrics.classification_scores`)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,9 @@
-"""The typed options of the experiments: each model kind's config, the pairs datasets' data and run options and the CliniFact
-LLM steps' options.
+"""The typed options of the experiments: each model kind's config (:data:`MODEL_CONFIGS`, told apart by ``kind``),
+the pairs datasets' data and run options and the CliniFact LLM steps' options. The HealthFC systems' options are in
+:mod:`medfc.experiments.healthfc.systems`.
 
-A light module (no torch, transformers, scikit-learn or requests): the plan builds these objects when it
-plans the DAG, and a TF-IDF job reads them without loading an encoder's libraries. Every field is a
-config key whose one default is in the schema (workflow/schemas/config.schema.yaml); none has a default
-here. The HealthFC systems' options are in :mod:`medfc.experiments.healthfc.systems`, beside the registry of systems.
-
-A model's config is one of :data:`MODEL_CONFIGS`, told apart by its declared ``kind`` (the tag of the
-union :data:`ModelConfig`, ``{"kind": "tfidf", ...}``): ``encoder`` (a fine-tuned transformer,
-:class:`TrainConfig`), ``tfidf`` and ``gbm`` (the scikit-learn baselines) and ``frozen`` (a frozen
-encoder's embeddings into logistic regression, :class:`FrozenOptions`). Which implementation fits a
-kind is :data:`medfc.experiments.models.kinds.MODEL_KINDS`.
+A light module (no torch, transformers, scikit-learn or requests): the plan builds these objects. Every field is a
+config key whose one default is in the schema (workflow/schemas/config.schema.yaml); none has a default here.
 """
 
 from __future__ import annotations
@@ -26,20 +19,16 @@ from medfc.common.options import Options, OptionsError, Tagged
 
 @dataclass(frozen=True)
 class TrainConfig(Options):
-    """Kind ``encoder``: the hyperparameters of fine-tuning a transformer, the ``experiments.<dataset>.train``
-    section after its per-model / per-system overrides (see docs/experiments.md for the paper-scale
-    values). ``model`` is a hub name, a local directory or ``offline:minilm``. ``lr`` is read by AdamW in
-    :func:`medfc.experiments.models.training.train`, and nowhere else."""
+    """Kind ``encoder``: fine-tuning a transformer, the ``experiments.<dataset>.train`` section after its per-model /
+    per-system overrides (paper-scale values: docs/experiments.md). ``model``: a hub name, a directory or ``offline:minilm``."""
 
     kind: ClassVar[str] = "encoder"
     section: ClassVar[str | None] = None  # the layered training config (train < model_train < system_train < smoke)
     model_name: ClassVar[str | None] = None  # any model name no other kind claims (model_config_class)
-    # the model lists that may name it (the plan's check): HealthFC's, CliniFact's (its discriminative list is also "pairs",
-    # the one path's, as is every declared dataset's)
+    # the model lists that may name it: HealthFC's, CliniFact's and "pairs" (the one path's, every declared dataset's)
     datasets: ClassVar[tuple[str, ...]] = ("healthfc", "clinifact", "pairs")
-    limits: ClassVar[str] = ""  # what it is and why it serves only ``datasets``: the plan's one-line error after "uses [...], "
-    # its jobs' experiments.resources row is its kind; gpu: they ask for experiments.gpu's GPUs, from the row of the
-    # model's size (encoder, encoder_large; medfc.plan.resources), else no GPU and one row
+    limits: ClassVar[str] = ""  # why it serves only ``datasets``: the plan's one-line error after "uses [...], "
+    # its jobs' experiments.resources row is its kind; gpu: they ask for experiments.gpu's GPUs (row by model size)
     gpu: ClassVar[bool] = True
 
     model: str
@@ -67,8 +56,7 @@ class TrainConfig(Options):
 
 @dataclass(frozen=True)
 class TfidfOptions(Options):
-    """Kind ``tfidf``: the ``experiments.tfidf`` section (+ ``model``, the alias target ``sklearn:tfidf``);
-    what each key does: :mod:`medfc.experiments.models.tfidf`."""
+    """Kind ``tfidf``: the ``experiments.tfidf`` section (+ ``model``, ``sklearn:tfidf``); :mod:`medfc.experiments.models.tfidf`."""
 
     kind: ClassVar[str] = "tfidf"
     section: ClassVar[str | None] = "tfidf"
@@ -96,8 +84,7 @@ class TfidfOptions(Options):
 
 @dataclass(frozen=True)
 class GbmOptions(Options):
-    """Kind ``gbm``: the ``experiments.gbm`` section (+ ``model``, the alias target ``sklearn:gbm``);
-    :mod:`medfc.experiments.models.gbm`."""
+    """Kind ``gbm``: the ``experiments.gbm`` section (+ ``model``, ``sklearn:gbm``); :mod:`medfc.experiments.models.gbm`."""
 
     kind: ClassVar[str] = "gbm"
     section: ClassVar[str | None] = "gbm"
@@ -135,10 +122,8 @@ class GbmOptions(Options):
 
 @dataclass(frozen=True)
 class FrozenOptions(Options):
-    """Kind ``frozen``: the ``experiments.frozen`` section (+ ``model``, ``frozen:<encoder>``: a hub name, a
-    local directory or an ``offline:`` name after the prefix, e.g. ``frozen:offline:mpnet``); what each key
-    does: :mod:`medfc.experiments.models.frozen`. ``cache_dir`` is where the embeddings are kept, resolved by the
-    plan (``<cache_dir>/embeddings`` unless set; ``""``: none kept)."""
+    """Kind ``frozen``: the ``experiments.frozen`` section (+ ``model``, ``frozen:<encoder>``, e.g. ``frozen:offline:mpnet``);
+    :mod:`medfc.experiments.models.frozen`. ``cache_dir``: the embeddings' store (``""``: none kept), resolved by the plan."""
 
     kind: ClassVar[str] = "frozen"
     section: ClassVar[str | None] = "frozen"
@@ -174,14 +159,12 @@ class FrozenOptions(Options):
                                "e.g. frozen:offline:minilm")
 
 
-# Every model kind's config. A new kind is one more class here (its ``kind``, its config ``section``, the
-# ``model_name`` that selects it: that name, or that name and ":" before a model of its own, e.g. a kind
-# named "features" claims "features:<hub name>"; the ``datasets`` whose model lists may name it, with the
-# ``limits`` the plan's error gives when another list does; ``gpu``: whether its jobs ask for GPUs, from a row per
-# size) and its entry in medfc.experiments.models.kinds.MODEL_KINDS; the schema gives it its section and its row in
-# experiments.resources (medfc.plan.resources reads the rows from here).
+# Every model kind's config. A new kind is one more class here (its ``kind``, config ``section``, the ``model_name``
+# that selects it, alone or before ":<model>", the ``datasets`` that may name it and the ``limits`` the plan's error
+# gives, ``gpu``) and its entry in medfc.experiments.models.kinds.MODEL_KINDS; the schema gives its section and
+# its experiments.resources row.
 MODEL_CONFIGS: tuple[type[Options], ...] = (TrainConfig, TfidfOptions, GbmOptions, FrozenOptions)
-# the union built from the tuple, its members read from MODEL_CONFIGS when a config is built (a kind registered later is one)
+# the union's members are read from MODEL_CONFIGS when a config is built (a kind registered later is one)
 ModelConfig = Annotated[Union[MODEL_CONFIGS], Tagged("kind", members=lambda: MODEL_CONFIGS)]  # noqa: UP007
 
 
@@ -219,8 +202,7 @@ class PairData(Options):
     codes: Mapping[str, str]
 
     def label_of(self, value: object) -> str | None:
-        """The class of a label value, None for a value outside the classes; with ``codes``, a code written ``1``,
-        ``"1.0"`` or ``"1"`` alike."""
+        """The class of a label value (None outside the classes); a code may be written ``1``, ``"1.0"`` or ``"1"``."""
         text = str(value).strip()
         if not self.codes:
             return text if text in self.classes else None
@@ -319,8 +301,7 @@ class FineTuneOptions(Options):
     save_dir: str | None
 
     def train_config(self) -> TrainConfig:
-        """The training loop's config: these keys (length-grouped batches as the section says), the lowest
-        validation cross-entropy as the metric."""
+        """The training loop's config: these keys, the lowest validation cross-entropy as the metric."""
         return TrainConfig(
             model=self.model, lr=self.lr, warmup_ratio=self.warmup_ratio, weight_decay=self.weight_decay,
             batch_size=self.batch_size, eval_batch_size=self.eval_batch_size, grad_accum=self.grad_accum, epochs=self.epochs,

@@ -1,6 +1,4 @@
-"""What the scikit-learn baselines (:mod:`medfc.experiments.models.tfidf`, :mod:`medfc.experiments.models.gbm`) share:
-the job's threads, gold labels as class indices, the class weighting, probabilities in the order of the
-labels, and the "encode" entry of their info files (they read every text whole)."""
+"""What the scikit-learn baselines (:mod:`~medfc.experiments.models.tfidf`, :mod:`~medfc.experiments.models.gbm`) share."""
 
 from __future__ import annotations
 
@@ -20,10 +18,8 @@ class WholeTexts:
 
 
 def limit_threads(threads: int | None) -> None:
-    """Let the BLAS and OpenMP libraries loaded so far compute on the ``threads`` cores a job was granted
-    (None: leave them), for the rest of the process, as torch's threads are set for an encoder. Without it
-    the gradient-boosting trees' OpenMP threads spin on cores other jobs hold (4x the CPU seconds of a
-    CliniFact job measured on a loaded machine)."""
+    """Limit the BLAS/OpenMP libraries loaded so far to the job's ``threads`` (None: leave them). Without it the
+    trees' OpenMP threads spin on other jobs' cores (4x the CPU seconds of a CliniFact job on a loaded machine)."""
     if threads is not None:
         from threadpoolctl import threadpool_limits
 
@@ -42,6 +38,18 @@ def label_indices(labels: Sequence[str], examples: Sequence[Example], desc: str)
     if len(set(y.tolist())) < 2:
         raise ValueError(f"{desc}: the training examples hold a single class; a classifier needs two")
     return y
+
+
+def stratified_folds(y: np.ndarray, cv_folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Shuffled stratified folds of the label indices ``y``, as many as the rarest class allows (at most ``cv_folds``);
+    none when that is fewer than 2."""
+    from sklearn.model_selection import StratifiedKFold
+
+    counts = np.bincount(y)
+    n = min(cv_folds, int(counts[counts > 0].min()))
+    if n < 2:
+        return []
+    return list(StratifiedKFold(n_splits=n, shuffle=True, random_state=seed).split(np.zeros(len(y)), y))
 
 
 def add_probs(out: np.ndarray, classes: np.ndarray, probs: np.ndarray, weight: float = 1.0) -> np.ndarray:

@@ -1,24 +1,13 @@
-"""Model kind ``tfidf``, the cheap baseline: TF-IDF + logistic regression (scikit-learn).
+"""Model kind ``tfidf`` (``sklearn:tfidf``), the cheap baseline: sub-linear TF-IDF + class-weighted logistic
+regression over the same :class:`~medfc.experiments.examples.Example` pairs as the encoders (every HealthFC system
+but ``joint``, the CliniFact classifier).
 
-It takes the same :class:`~medfc.experiments.examples.Example` pairs as the fine-tuned encoders, so
-every HealthFC system but ``joint`` and the CliniFact classifier run with it (a model alias that maps
-to ``sklearn:tfidf``). Sub-linear tf, the logistic regression class-weighted (``class_weights``).
-
-The feature space is one of a small set of *variants*, and the regularisation ``C`` one of ``C_grid``:
-
-* ``space``: ``joint`` — one vectorizer over the text ``text_a [SEP] text_b`` (the plainest TF-IDF
-  baseline of a claim and its evidence); ``separate`` — a vectorizer per text of the pair (claim words and
-  evidence words weigh differently). Without a second text the two are the same, and only ``joint`` is tried.
-* ``analyzer``: ``word`` (word n-grams) or ``word+char`` (word n-grams and character n-grams within word
-  boundaries).
-
-Which variant and ``C`` (``selection``): ``cv`` — the best mean macro-F1 over ``cv_folds`` stratified folds
-of the examples the model is fit on (never anything else: a HealthFC test fold or the CliniFact test split
-is not among them), every vectorizer fitted on the inner training part only; ``validation`` — the best
-macro-F1 on the validation examples. The final model is then fit on the training examples, or on training
-and validation examples together with ``refit_with_validation`` (under ``cv`` the validation examples then
-take part in the folds). Ties go to the earlier candidate (spaces, analyzers, then ``C_grid`` in their
-config order); with nothing to choose on, the first candidate is used. Seconds on a CPU.
+Candidates: ``space`` ``joint`` (one vectorizer over ``text_a [SEP] text_b``) or ``separate`` (one per text; without
+a second text only ``joint``), ``analyzer`` ``word`` or ``word+char`` (char n-grams within word boundaries), and
+``C`` of ``C_grid``. ``selection``: ``cv``, the best mean macro-F1 over ``cv_folds`` stratified folds of the fit
+examples (vectorizers fit on each inner training part), or ``validation``, the best macro-F1 on the validation
+examples. The final model is fit on the training examples (+ validation with ``refit_with_validation``, which then
+also join the folds). Ties go to the earlier candidate in config order. Seconds on a CPU.
 """
 
 from __future__ import annotations
@@ -39,7 +28,7 @@ from medfc.experiments.models.keeper import keep_state, read_state
 from medfc.experiments.models.metrics import validation_scores
 from medfc.experiments.models.options import TfidfOptions
 from medfc.experiments.records import CardFields, ModelCard
-from medfc.experiments.models.sklearn_common import WholeTexts, add_probs, class_weight, label_indices, limit_threads
+from medfc.experiments.models.sklearn_common import WholeTexts, add_probs, class_weight, label_indices, limit_threads, stratified_folds
 
 if TYPE_CHECKING:  # scikit-learn is imported where it is used: an encoder's job never loads it (about 3 s of CPU per job)
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -170,15 +159,8 @@ def _score_candidates(options: TfidfOptions, labels: Sequence[str], cands: list[
 
 
 def _cv_splits(options: TfidfOptions, labels: Sequence[str], examples: Sequence[Example]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Stratified folds of ``examples`` (as many as the rarest class allows, at most ``cv_folds``)."""
-    from sklearn.model_selection import StratifiedKFold
-
-    y = label_indices(labels, examples, "tfidf/cv")
-    counts = np.bincount(y)
-    n = min(options.cv_folds, int(counts[counts > 0].min()))
-    if n < 2:
-        return []
-    return list(StratifiedKFold(n_splits=n, shuffle=True, random_state=options.seed).split(np.zeros(len(y)), y))
+    """Stratified folds of ``examples`` (:func:`~medfc.experiments.models.sklearn_common.stratified_folds`)."""
+    return stratified_folds(label_indices(labels, examples, "tfidf/cv"), options.cv_folds, options.seed)
 
 
 def _mean(runs: list[dict[str, float]]) -> dict[str, float]:
@@ -187,8 +169,7 @@ def _mean(runs: list[dict[str, float]]) -> dict[str, float]:
 
 def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequence[Example],
               val_examples: Sequence[Example] | None = None, *, desc: str = "tfidf") -> FittedTfidf:
-    """Fit on ``train_examples`` (and ``val_examples`` with ``refit_with_validation``); the variant and ``C``
-    are chosen as ``options.selection`` says (module docstring)."""
+    """Fit on ``train_examples`` (+ ``val_examples`` with ``refit_with_validation``), choosing as ``options.selection`` says."""
     start = time.perf_counter()
     fitted = FittedTfidf(options, labels)
     labels = fitted.labels
@@ -225,8 +206,7 @@ def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequ
 
 
 class TfidfModel:
-    """Kind ``tfidf`` behind the one model interface (:mod:`medfc.experiments.models.kinds`): :func:`fit_tfidf`,
-    its BLAS on the job's ``threads``."""
+    """Kind ``tfidf``: :func:`fit_tfidf`, its BLAS on the job's ``threads``."""
 
     def __init__(self, config: TfidfOptions, threads: int | None = None) -> None:
         import sklearn.linear_model  # noqa: F401 (scikit-learn's libraries loaded, for the thread limit)
@@ -241,9 +221,8 @@ class TfidfModel:
 
 
 def keep_tfidf(fitted: FittedTfidf, directory: Path) -> CardFields:
-    """What a kept TF-IDF model holds (:mod:`medfc.experiments.final.kept`): its options, labels, feature space's variant
-    and each fitted vectorizer's terms (in column order) as JSON, each vectorizer's idf weights and the classifier
-    with skops (the vectorizers themselves are rebuilt from the options: :meth:`Space._vectorizers`)."""
+    """Kept: options, labels, the variant and each vectorizer's terms in column order (JSON), the idf weights and the
+    classifier (skops); the vectorizers are rebuilt from the options (:meth:`Space._vectorizers`)."""
     assert fitted.space is not None and fitted.clf is not None
     variant = fitted.space.variant
     columns = fitted.space.columns
@@ -262,8 +241,7 @@ def _terms(vectorizer: TfidfVectorizer) -> list[str]:
 
 
 def load_tfidf(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedTfidf:
-    """The fitted TF-IDF model of a kept directory (on the CPU, whatever ``device`` and ``batch_size`` say): its
-    vectorizers built from the options as in training, given the kept terms and idf weights."""
+    """The fitted TF-IDF model of a kept directory (on the CPU), its vectorizers rebuilt with the kept terms and idf."""
     state, estimators = read_state(directory)
     options = TfidfOptions.from_mapping(state["options"], where=f"{directory}: options")
     fitted = FittedTfidf(options, state["labels"])

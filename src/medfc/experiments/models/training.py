@@ -1,27 +1,12 @@
-"""One training loop for every baseline in the project.
+"""One model-agnostic training loop (:func:`train`) and batched inference (:func:`predict`) for every encoder.
 
-The loop is model-agnostic: callers hand it a ``torch.nn.Module``, a list of feature dicts
-(lists of token ids and scalar labels), a ``collate`` function that pads a list of those dicts into a
-batch of tensors, and optionally a ``loss_fn(model, batch) -> loss`` (default: ``model(**batch).loss``)
-and an ``evaluate(model) -> {metric: value}`` callback.  It provides
-
-* dynamic padding with length-grouped batches (:class:`LengthGroupedBatchSampler`): indices are
-  shuffled by seed and epoch, cut into "mega-batches" of ``group_factor * batch_size`` examples,
-  each mega-batch is sorted by length and cut into batches, and the batch order is shuffled again;
-* seeding of python, numpy and torch (:func:`set_seed`);
-* gradient accumulation, AdamW with decoupled weight decay (not on biases / norm weights) and a
-  linear warm-up (``warmup_ratio`` of the optimizer steps) followed by linear decay;
-* mixed precision: bf16 autocast on GPUs that support it, fp16 autocast with a ``GradScaler``
-  otherwise, fp32 on CPU (``precision="auto"``), and the device (``device="auto" | "cpu" | "cuda"``):
-  both resolved once per job into a :class:`~medfc.common.device.Placement` that ``train`` and
-  ``predict`` are given;
-* tqdm progress bars (disabled automatically when stderr is not a terminal);
-* a best-by-validation-metric checkpoint (``<checkpoint_dir>/best/model.safetensors``) restored into the
-  model at the end, or the final weights (``<checkpoint_dir>/final/model.safetensors``) without validation;
-  higher is better except for the metrics of :data:`LOWER_IS_BETTER` (a validation loss); with
-  ``trainable_only`` the kept state is just the trainable parameters (LoRA adapters on a frozen base);
-* a model already spread over devices by ``device_map`` (``hf_device_map``) is left where it is;
-* ``max_steps`` / ``max_examples`` caps for smoke runs.
+Callers give a ``torch.nn.Module``, feature dicts, a ``collate`` (:class:`PadCollator`: dynamic padding) and
+optionally ``loss_fn`` (default ``model(**batch).loss``) and ``evaluate(model) -> {metric: value}``. The loop:
+length-grouped batches (:class:`LengthGroupedBatchSampler`), gradient accumulation, AdamW (no decay on biases and
+norm weights) with linear warm-up and decay, mixed precision per the job's :class:`~medfc.common.device.Placement`
+(fp16 with a ``GradScaler``), the best state by validation metric (``<checkpoint_dir>/best``, else the final weights
+in ``final``; only the trainable parameters with ``trainable_only``) restored at the end, ``max_steps`` /
+``max_examples`` caps for smoke runs. A model placed by ``device_map`` is left where it is.
 """
 
 from __future__ import annotations
@@ -61,10 +46,6 @@ _V = TypeVar("_V")
 LOWER_IS_BETTER = frozenset({"val_loss"})
 
 
-# --------------------------------------------------------------------------------------- config
-# The config is medfc.experiments.models.options.TrainConfig (kind "encoder"): a light module, so that the plan and a
-# TF-IDF job read it without torch.
-
 
 def class_weights(labels: Sequence[int], n_classes: int, scheme: str) -> torch.Tensor | None:
     """Cross-entropy weights of the classes: None for ``"none"``; for ``"balanced"`` n / (k · n_c) (a
@@ -97,24 +78,12 @@ def _progress_enabled(flag: bool) -> bool | None:
 
 
 class LengthGroupedBatchSampler:
-    """Batches of indices whose examples have similar lengths.
+    """Batches of indices of similar lengths, each index once per epoch. With ``shuffle`` (order by ``seed`` and
+    :meth:`set_epoch`): a permutation cut into mega-batches of ``group_factor * batch_size``, each sorted by length
+    and cut into batches, the longest batch first and the rest shuffled. Without: all sorted by length (inference)."""
 
-    With ``shuffle=True`` the order depends on ``seed`` and the epoch (:meth:`set_epoch`): indices are
-    permuted, cut into mega-batches of ``group_factor * batch_size``, each mega-batch is sorted by
-    length (longest first) and cut into batches, and the batches are shuffled.  Every index appears
-    exactly once per epoch.  With ``shuffle=False`` all indices are sorted by length (for inference).
-    """
-
-    def __init__(
-        self,
-        lengths: Sequence[int],
-        batch_size: int,
-        *,
-        seed: int = 0,
-        shuffle: bool = True,
-        group_factor: int = 50,
-        group: bool = True,
-    ) -> None:
+    def __init__(self, lengths: Sequence[int], batch_size: int, *, seed: int = 0, shuffle: bool = True, group_factor: int = 50,
+                 group: bool = True) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
         self.lengths = np.asarray(lengths, dtype=np.int64)
@@ -160,12 +129,8 @@ class LengthGroupedBatchSampler:
 
 
 class PadCollator:
-    """Dynamic padding: list-valued fields are padded to the longest example of the batch
-    (or to ``pad_to`` for fixed-length padding); scalar fields become tensors.
-
-    ``pad_values`` maps a field name to its padding value; unknown list fields pad with 0, ``labels``
-    lists with -100.  Fields named in ``skip`` are dropped (metadata).
-    """
+    """Dynamic padding: list fields padded to the batch's longest (at least ``pad_to``) with ``pad_values``
+    (default 0; ``labels`` -100), scalars as tensors; ``skip`` fields dropped."""
 
     def __init__(self, pad_token_id: int = 0, pad_values: dict[str, int | float] | None = None, pad_to: int | None = None, skip: Sequence[str] = ()) -> None:
         self.pad_values: dict[str, int | float] = {"input_ids": pad_token_id, "attention_mask": 0, "token_type_ids": 0, "labels": -100}
@@ -255,8 +220,7 @@ def subsample(n: int, max_examples: int | None, seed: int) -> list[int]:
 
 
 def model_state(model: torch.nn.Module, trainable_only: bool = False) -> dict[str, torch.Tensor]:
-    """The model's state dict, or with ``trainable_only`` just its trainable parameters (what training
-    changes when the base weights are frozen)."""
+    """The model's state dict, or with ``trainable_only`` just its trainable parameters."""
     if not trainable_only:
         return model.state_dict()
     return {name: p for name, p in model.named_parameters() if p.requires_grad}
@@ -311,30 +275,15 @@ def load_checkpoint(model: torch.nn.Module, path: str | os.PathLike, trainable_o
     restore_state(model, load_file(str(path), device="cpu"), trainable_only)
 
 
-def train(
-    model: torch.nn.Module,
-    features: Sequence[Feature],
-    cfg: TrainConfig,
-    *,
-    placement: Placement,
-    collate: Callable[[Sequence[Feature]], Batch],
-    loss_fn: Callable[[torch.nn.Module, Batch], torch.Tensor] = default_loss,
-    evaluate: Callable[[torch.nn.Module], dict[str, float]] | None = None,
-    checkpoint_dir: str | os.PathLike | None = None,
-    lengths: Sequence[int] | None = None,
-    desc: str = "train",
-    trainable_only: bool = False,
-) -> TrainResult:
-    """Train ``model`` in place on ``features`` on the job's ``placement`` (device, precision); return a
-    :class:`TrainResult`. ``cfg.lr`` is the peak learning rate of AdamW.
+def train(model: torch.nn.Module, features: Sequence[Feature], cfg: TrainConfig, *, placement: Placement,
+          collate: Callable[[Sequence[Feature]], Batch], loss_fn: Callable[[torch.nn.Module, Batch], torch.Tensor] = default_loss,
+          evaluate: Callable[[torch.nn.Module], dict[str, float]] | None = None, checkpoint_dir: str | os.PathLike | None = None,
+          lengths: Sequence[int] | None = None, desc: str = "train", trainable_only: bool = False) -> TrainResult:
+    """Train ``model`` in place on ``features`` on ``placement``. ``cfg.lr`` is the peak learning rate of AdamW.
 
-    With ``evaluate`` the model is scored after every epoch (and when ``max_steps`` stops training);
-    the best state by ``cfg.eval_metric`` (higher is better; lower for :data:`LOWER_IS_BETTER`) is kept
-    — on disk under ``checkpoint_dir/best`` when a directory is given, else in CPU memory — and loaded
-    back at the end; with ``trainable_only`` that state holds only the trainable parameters.
-    With ``cfg.early_stopping_patience`` training stops after that many evaluations without a better
-    metric (``result.stopped_early``).
-    """
+    With ``evaluate`` the model is scored after every epoch; the best state by ``cfg.eval_metric`` (higher is better
+    except :data:`LOWER_IS_BETTER`) is kept (under ``checkpoint_dir/best``, else in CPU memory) and loaded back at the
+    end; ``cfg.early_stopping_patience`` stops after that many evaluations without a better metric."""
     if not features:
         raise ValueError("no training examples")
     device, amp_dtype, use_scaler = placement.device, placement.amp_dtype, placement.use_scaler
@@ -456,20 +405,10 @@ def train(
 # ------------------------------------------------------------------------------------- inference
 
 
-def predict(
-    model: torch.nn.Module,
-    features: Sequence[_F],
-    *,
-    collate: Callable[[Sequence[_F]], Batch],
-    forward_fn: Callable[[torch.nn.Module, Batch], Sequence[_R]],
-    placement: Placement,
-    batch_size: int = 16,
-    lengths: Sequence[int] | None = None,
-    progress: bool = True,
-    desc: str = "predict",
-) -> list[_R]:
-    """Run ``forward_fn`` over length-sorted batches on ``placement``; return its per-example outputs in
-    input order."""
+def predict(model: torch.nn.Module, features: Sequence[_F], *, collate: Callable[[Sequence[_F]], Batch],
+            forward_fn: Callable[[torch.nn.Module, Batch], Sequence[_R]], placement: Placement, batch_size: int = 16,
+            lengths: Sequence[int] | None = None, progress: bool = True, desc: str = "predict") -> list[_R]:
+    """``forward_fn``'s per-example outputs, in input order, over length-sorted batches on ``placement``."""
     dev, amp_dtype = placement.device, placement.amp_dtype
     model.to(dev)
     was_training = model.training
