@@ -102,24 +102,12 @@ COMPARATOR_TYPES = frozenset({"ACTIVE_COMPARATOR", "PLACEBO_COMPARATOR", "SHAM_C
 KEPT_STATUSES = frozenset({"COMPLETED", "TERMINATED"})
 
 TEST_TYPES = ("SUPERIORITY", "NON_INFERIORITY", "EQUIVALENCE", "NON_INFERIORITY_OR_EQUIVALENCE", "SUPERIORITY_OR_OTHER")
-LEGACY_FOLD = {
-    "NON_INFERIORITY_OR_EQUIVALENCE_LEGACY": "NON_INFERIORITY_OR_EQUIVALENCE",
-    "SUPERIORITY_OR_OTHER_LEGACY": "SUPERIORITY_OR_OTHER",
-}
-TEST_TYPE_NAMES = {
-    "SUPERIORITY": "Superiority",
-    "NON_INFERIORITY": "Non-Inferiority",
-    "EQUIVALENCE": "Equivalence",
-    "NON_INFERIORITY_OR_EQUIVALENCE": "Non-Inferiority or Equivalence",
-    "SUPERIORITY_OR_OTHER": "Superiority or Other",
-}
-TEST_TYPE_PHRASES = {
-    "SUPERIORITY": "superior",
-    "NON_INFERIORITY": "non-inferior",
-    "EQUIVALENCE": "equivalent",
-    "NON_INFERIORITY_OR_EQUIVALENCE": "non-inferior or equivalent",
-    "SUPERIORITY_OR_OTHER": "superior or other",
-}
+LEGACY_FOLD = {"NON_INFERIORITY_OR_EQUIVALENCE_LEGACY": "NON_INFERIORITY_OR_EQUIVALENCE",
+               "SUPERIORITY_OR_OTHER_LEGACY": "SUPERIORITY_OR_OTHER"}
+TEST_TYPE_NAMES = {"SUPERIORITY": "Superiority", "NON_INFERIORITY": "Non-Inferiority", "EQUIVALENCE": "Equivalence",
+                   "NON_INFERIORITY_OR_EQUIVALENCE": "Non-Inferiority or Equivalence", "SUPERIORITY_OR_OTHER": "Superiority or Other"}
+TEST_TYPE_PHRASES = {"SUPERIORITY": "superior", "NON_INFERIORITY": "non-inferior", "EQUIVALENCE": "equivalent",
+                     "NON_INFERIORITY_OR_EQUIVALENCE": "non-inferior or equivalent", "SUPERIORITY_OR_OTHER": "superior or other"}
 
 # the labelled pairs' words for the release codes (medfc.common.labels: kept as first written)
 EVIDENCE, INCONCLUSIVE, NEI = (CLINIFACT_RECORD_NAMES[code] for code in (1, 0, 2))
@@ -396,15 +384,8 @@ def label_claims(claims: Sequence[Claim], report: SkipReport) -> list[LabelledPa
     return pairs
 
 
-def build_claims(
-    studies: Iterable[Study],
-    embedder: Embedder,
-    report: SkipReport,
-    *,
-    alpha: float,
-    significance: Significance,
-    use_description: bool,
-) -> Iterator[tuple[list[Claim], list[LabelledPair]]]:
+def build_claims(studies: Iterable[Study], embedder: Embedder, report: SkipReport, *, alpha: float, significance: Significance,
+                 use_description: bool) -> Iterator[tuple[list[Claim], list[LabelledPair]]]:
     """For each study: (its claims, its labelled claim × reference pairs)."""
     for study in studies:
         report.count("studies")

@@ -51,12 +51,7 @@ def search_params(
     terminated interventional studies with results)."""
     if not 1 <= int(page_size) <= MAX_PAGE_SIZE:
         raise ValueError(f"pageSize must be in 1..{MAX_PAGE_SIZE}, got {page_size}")
-    params = {
-        "format": "json",
-        "filter.overallStatus": status_filter,
-        "filter.advanced": advanced_filter,
-        "pageSize": str(int(page_size)),
-    }
+    params = {"format": "json", "filter.overallStatus": status_filter, "filter.advanced": advanced_filter, "pageSize": str(int(page_size))}
     if count_total:
         params["countTotal"] = "true"
     if fields:
@@ -113,14 +108,8 @@ def _params_id(url: str, params: Mapping[str, str]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def iter_search_pages(
-    client: HttpClient,
-    params: Mapping[str, str],
-    state_path: str | os.PathLike,
-    url: str,
-    max_pages: int | None = None,
-    progress: bool = True,
-) -> Iterator[JSONObject]:
+def iter_search_pages(client: HttpClient, params: Mapping[str, str], state_path: str | os.PathLike, url: str, max_pages: int | None = None,
+                      progress: bool = True) -> Iterator[JSONObject]:
     """Yield every search page, resuming from ``state_path``.
 
     The state file lists the page tokens seen so far (``tokens[0]`` is the first page, no token)
@@ -185,16 +174,8 @@ def iter_search_pages(
             bar.close()
 
 
-def fetch_search(
-    out_path: str | os.PathLike,
-    client: HttpClient,
-    params: Mapping[str, str],
-    state_path: str | os.PathLike,
-    url: str,
-    max_pages: int | None = None,
-    report: SkipReport | None = None,
-    progress: bool = True,
-) -> int:
+def fetch_search(out_path: str | os.PathLike, client: HttpClient, params: Mapping[str, str], state_path: str | os.PathLike, url: str,
+                 max_pages: int | None = None, report: SkipReport | None = None, progress: bool = True) -> int:
     """Run the search to the end (or ``max_pages``) and write its studies as gzipped JSONL."""
     seen: set[str] = set()
     report = report or SkipReport("fetch_studies")
@@ -319,16 +300,9 @@ def passes_clinifact_filter(study: Mapping[str, JSONValue]) -> str | None:
     return None
 
 
-def read_bulk_zip(
-    zip_path: str | os.PathLike,
-    out_path: str | os.PathLike,
-    report: SkipReport | None = None,
-    apply_filter: bool = True,
-    limit: int | None = None,
-    progress: bool = True,
-    excluded_path: str | os.PathLike | None = None,
-    max_member_bytes: int | None = None,
-) -> int:
+def read_bulk_zip(zip_path: str | os.PathLike, out_path: str | os.PathLike, report: SkipReport | None = None, apply_filter: bool = True,
+                  limit: int | None = None, progress: bool = True, excluded_path: str | os.PathLike | None = None,
+                  max_member_bytes: int | None = None) -> int:
     """Bulk zip → gzipped JSONL of the studies that pass the CliniFact filter (each drop counted).
 
     ``excluded_path`` (gzipped JSONL, optional) receives ``{"nctId", "reason"}`` for every study the

@@ -15,30 +15,11 @@ from medfc.common.report import SkipReport
 
 log = logging.getLogger(__name__)
 
-RELEASE_COLUMNS = [
-    "index",
-    "nctId",
-    "claim",
-    "PMID",
-    "article_title",
-    "article_abstract",
-    "label",
-    "outcome_type",
-    "outcome_title",
-    "outcome_description",
-    "intervention_group_title",
-    "comparator_group_title",
-    "intervention_group_description",
-    "comparator_group_description",
-    "intervention_group_intervention_label",
-    "comparator_group_intervention_label",
-    "intervention_group_arm_group_type",
-    "comparator_group_arm_group_type",
-    "pValues",
-    "statisticalMethods",
-    "nonInferiorityTypes",
-    "Publication Date",
-]
+RELEASE_COLUMNS = ["index", "nctId", "claim", "PMID", "article_title", "article_abstract", "label", "outcome_type", "outcome_title",
+                   "outcome_description", "intervention_group_title", "comparator_group_title", "intervention_group_description",
+                   "comparator_group_description", "intervention_group_intervention_label", "comparator_group_intervention_label",
+                   "intervention_group_arm_group_type", "comparator_group_arm_group_type", "pValues", "statisticalMethods",
+                   "nonInferiorityTypes", "Publication Date"]
 LIST_COLUMNS = ("pValues", "statisticalMethods", "nonInferiorityTypes")  # Python list literals as text
 # Columns that may be empty in the release (descriptions; the comparator of a NO_INTERVENTION arm has no intervention).
 OPTIONAL_COLUMNS = frozenset(
@@ -91,30 +72,19 @@ def make_pairs(labelled: Iterable[Mapping[str, JSONValue]], abstracts: Mapping[s
         if len(str(abstract).split()) < min_abstract_words:
             report.skip(item, "abstract_under_min_words", f"{len(str(abstract).split())} words")
             continue
-        row = {
-            "index": i,
-            "nctId": rec["nctId"],
-            "claim": rec["claim"],
-            "PMID": int(pmid) if pmid.isdigit() else pmid,
-            "article_title": art.get("title"),
-            "article_abstract": abstract,
-            "label": int(rec["label_id"]),
-            "outcome_type": rec.get("outcome_type"),
-            "outcome_title": rec.get("outcome_title"),
-            "outcome_description": rec.get("outcome_description"),
-            "intervention_group_title": rec.get("intervention_group_title"),
-            "comparator_group_title": rec.get("comparator_group_title"),
-            "intervention_group_description": rec.get("intervention_group_description"),
-            "comparator_group_description": rec.get("comparator_group_description"),
-            "intervention_group_intervention_label": rec.get("intervention_group_intervention_label"),
-            "comparator_group_intervention_label": rec.get("comparator_group_intervention_label"),
-            "intervention_group_arm_group_type": rec.get("intervention_group_arm_group_type"),
-            "comparator_group_arm_group_type": rec.get("comparator_group_arm_group_type"),
-            "pValues": list_literal(rec.get("pValues") or []),
-            "statisticalMethods": list_literal(rec.get("statisticalMethods") or []),
-            "nonInferiorityTypes": list_literal(rec.get("nonInferiorityTypes") or []),
-            "Publication Date": art.get("publication_date"),
-        }
+        row = {"index": i, "nctId": rec["nctId"], "claim": rec["claim"], "PMID": int(pmid) if pmid.isdigit() else pmid,
+               "article_title": art.get("title"), "article_abstract": abstract, "label": int(rec["label_id"]),
+               "outcome_type": rec.get("outcome_type"), "outcome_title": rec.get("outcome_title"),
+               "outcome_description": rec.get("outcome_description"), "intervention_group_title": rec.get("intervention_group_title"),
+               "comparator_group_title": rec.get("comparator_group_title"),
+               "intervention_group_description": rec.get("intervention_group_description"),
+               "comparator_group_description": rec.get("comparator_group_description"),
+               "intervention_group_intervention_label": rec.get("intervention_group_intervention_label"),
+               "comparator_group_intervention_label": rec.get("comparator_group_intervention_label"),
+               "intervention_group_arm_group_type": rec.get("intervention_group_arm_group_type"),
+               "comparator_group_arm_group_type": rec.get("comparator_group_arm_group_type"),
+               "pValues": list_literal(rec.get("pValues") or []), "statisticalMethods": list_literal(rec.get("statisticalMethods") or []),
+               "nonInferiorityTypes": list_literal(rec.get("nonInferiorityTypes") or []), "Publication Date": art.get("publication_date")}
         missing = [c for c in REQUIRED_COLUMNS if _missing(row[c])]
         if missing:
             report.skip(item, "missing_fields", ",".join(missing))

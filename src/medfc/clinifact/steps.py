@@ -69,17 +69,9 @@ def fetch_abstracts(inputs: StepFiles, outputs: StepFiles, options: AbstractsOpt
 
     report = SkipReport("clinifact.fetch_abstracts")
     pmids = sorted({str(r["PMID"]) for r in read_jsonl(inputs["labelled"])}, key=lambda p: (len(p), p))
-    fetcher = pubmed.PubmedFetcher(
-        cache_dir=options.cache_dir,
-        extra_cache_dirs=options.extra_cache_dirs,
-        tool=options.tool,
-        email=options.email,
-        **pubmed.eutils_urls(options.eutils_url),
-        batch_size=options.batch_size,
-        offline=options.offline,
-        requests_per_second=options.requests_per_second,
-        user_agent=options.user_agent,
-    )
+    fetcher = pubmed.PubmedFetcher(cache_dir=options.cache_dir, extra_cache_dirs=options.extra_cache_dirs, tool=options.tool,
+                                   email=options.email, **pubmed.eutils_urls(options.eutils_url), batch_size=options.batch_size,
+                                   offline=options.offline, requests_per_second=options.requests_per_second, user_agent=options.user_agent)
     n = write_jsonl(outputs["abstracts"], fetcher.records(pmids, report=report, progress=options.progress))
     report.count("records", n)
     report.write(outputs["report"])
@@ -98,9 +90,8 @@ def build_pairs(inputs: StepFiles, outputs: StepFiles, options: PairsOptions) ->
     pairs.write_release_csv(df, outputs["pairs"])
     if options.downsample_nei:
         df = pairs.downsample_nei(df, seed=seed, report=report)
-    splits = pairs.split_pairs(
-        df, seed=seed, test_size=options.test_size, validation_size=options.validation_size, stratify=options.stratify
-    )
+    splits = pairs.split_pairs(df, seed=seed, test_size=options.test_size, validation_size=options.validation_size,
+                               stratify=options.stratify)
     for name in pairs.SPLITS:
         pairs.write_release_csv(splits[name], outputs[name])
         export.write_parquet(splits[name], outputs[f"{name}_parquet"])

@@ -223,12 +223,8 @@ def _descriptor(buf: bytes, csize: int, usize: int, zip64: bool) -> tuple[int, i
     return found[0] if found else None
 
 
-def iter_members(
-    source: str | os.PathLike | BinaryIO,
-    select: Callable[[str], bool] | None = None,
-    chunk_size: int = CHUNK_SIZE,
-    max_size: int | None = None,
-) -> Iterator[ZipMember]:
+def iter_members(source: str | os.PathLike | BinaryIO, select: Callable[[str], bool] | None = None, chunk_size: int = CHUNK_SIZE,
+                 max_size: int | None = None) -> Iterator[ZipMember]:
     """Yield every member of the zip in file order, reading sequentially from its start.
 
     ``select(name)`` decides whose content is decompressed into ``ZipMember.data`` (default: every
@@ -305,10 +301,8 @@ def _walk(src: _Source, select: Callable[[str], bool] | None, max_size: int | No
         yield member
 
 
-def _read_member(
-    src: _Source, start: int, name: str, flags: int, method: int, crc: int, csize: int, usize: int, zip64: bool, select: Callable[[str], bool] | None,
-    max_size: int | None = None,
-) -> ZipMember:
+def _read_member(src: _Source, start: int, name: str, flags: int, method: int, crc: int, csize: int, usize: int, zip64: bool,
+                 select: Callable[[str], bool] | None, max_size: int | None = None) -> ZipMember:
     wanted = not name.endswith("/") and (select is None or select(name))
     if flags & FLAG_DESCRIPTOR:
         data, error, detail, csize, usize, crc = _read_with_descriptor(src, name, flags, method, zip64, wanted, max_size)

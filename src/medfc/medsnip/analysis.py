@@ -109,8 +109,7 @@ def _agreed(votes: Mapping[int, Counter]) -> dict[int, str | None]:
     return {s: (next(iter(v)) if len(v) == 1 else None) for s, v in votes.items()}
 
 
-def project_labels(answer: Answer, units: Sequence[UnitFields], policy: str = "drop_mixed",
-                   gold: str = "atomic") -> list[str | None]:
+def project_labels(answer: Answer, units: Sequence[UnitFields], policy: str = "drop_mixed", gold: str = "atomic") -> list[str | None]:
     """Gold label of each automatic unit of one bench answer (None = no gold; see module docstring)."""
     votes = sentence_votes(answer, gold)
     labels = _agreed(votes)
@@ -170,8 +169,7 @@ def per_pattern(rows: Sequence[PatternRow], n_resamples: int, seed: int, method:
             clusters = [r["cluster"] for r in g]
             cb = clustered_paired_bootstrap((gold, atom_pred, clusters), (gold, snip_pred, clusters), n_resamples=n_resamples,
                                             seed=seed, alpha=alpha, method="percentile")
-            res.update(cluster_ci_low=cb["ci_low"], cluster_ci_high=cb["ci_high"], cluster_p_gt_0=cb["p_gt_0"],
-                       n_clusters=cb["n_clusters"])
+            res.update(cluster_ci_low=cb["ci_low"], cluster_ci_high=cb["ci_high"], cluster_p_gt_0=cb["p_gt_0"], n_clusters=cb["n_clusters"])
         out[pattern] = res
     return out
 
@@ -279,8 +277,7 @@ def partition_labels(units: Sequence[Mapping[str, object]], key: str, items: Seq
     return [where.get(x, len(units) + k) for k, x in enumerate(items)]
 
 
-def partition_ari(human: Sequence[Unit], auto: Sequence[UnitFields], n_sentences: int,
-                  atom_indices: Sequence[int] = ()) -> Ari:
+def partition_ari(human: Sequence[Unit], auto: Sequence[UnitFields], n_sentences: int, atom_indices: Sequence[int] = ()) -> Ari:
     """ARI of atom partitions when the automatic units group the same atoms (``atoms_from: given``,
     ``source_atoms`` over ``atom_indices``), else of the sentence partitions (``source_sentences`` over
     0..n-1)."""

@@ -129,11 +129,9 @@ def bench_answers(records: Iterable[Mapping[str, JSONValue]], report: SkipReport
         eid = str(rec["entry_id"])
         ans = answers.get(eid)
         if ans is None:
-            ans = answers[eid] = {
-                "answer_id": eid, "source": "bench", "query": str(rec["query"]), "text": str(rec["full_text"]),
-                "subset": str(rec["subset"]), "split": rec.get("split"), "shared_context": dict(rec.get("shared_context") or {}),
-                "atoms": [], "snippets": [], "label": None,
-            }
+            ans = answers[eid] = {"answer_id": eid, "source": "bench", "query": str(rec["query"]), "text": str(rec["full_text"]),
+                                  "subset": str(rec["subset"]), "split": rec.get("split"),
+                                  "shared_context": dict(rec.get("shared_context") or {}), "atoms": [], "snippets": [], "label": None}
         elif ans["text"] != rec["full_text"] or ans["query"] != rec["query"]:
             report.skip(sid, "entry_mismatch", f"entry {eid}")
             continue
@@ -211,8 +209,7 @@ def healthfc_answers(path: str | os.PathLike, report: SkipReport) -> list[Answer
 
 #: Each field the loader reads, as the published dataset (Hugging Face) and as MedSNIP's repository names it.
 MEDHALLU_FIELDS = {"question": ("Question", "question"), "ground_truth": ("Ground Truth", "ground_truth"),
-                   "hallucinated_answer": ("Hallucinated Answer", "hallucinated_answer"),
-                   "difficulty": ("Difficulty Level", "difficulty"),
+                   "hallucinated_answer": ("Hallucinated Answer", "hallucinated_answer"), "difficulty": ("Difficulty Level", "difficulty"),
                    "hallucination_category": ("Category of Hallucination", "hallucination_category")}
 MEDHALLU_REQUIRED = ("question", "ground_truth", "hallucinated_answer")
 #: The two answers of a row: (field, kind, label, id suffix).

@@ -159,20 +159,10 @@ def _sub_batch(client: LLMClient, batch_size: int | None) -> int:
     return max(1, int(getattr(client, "batch_size", 1))) if runs_locally(client.backend) else 1
 
 
-def cached_ask(
-    client: LLMClient,
-    cache: UnitCache,
-    identity: Mapping[str, JSONValue],
-    kind: str,
-    prompts: Sequence[Prompt],
-    items: Sequence[tuple[KeyParts, Conversation]],
-    params: GenerationParams,
-    schema: Mapping[str, JSONValue] | None = None,
-    repair: Prompt | None = None,
-    check: Callable[[int, JSONValue], str | None] | None = None,
-    key_env: str | Sequence[str] = "",
-    batch_size: int | None = None,
-) -> list[CallResult]:
+def cached_ask(client: LLMClient, cache: UnitCache, identity: Mapping[str, JSONValue], kind: str, prompts: Sequence[Prompt],
+               items: Sequence[tuple[KeyParts, Conversation]], params: GenerationParams, schema: Mapping[str, JSONValue] | None = None,
+               repair: Prompt | None = None, check: Callable[[int, JSONValue], str | None] | None = None, key_env: str | Sequence[str] = "",
+               batch_size: int | None = None) -> list[CallResult]:
     """One result dict per item ``(key parts, conversation)``, cached under ``kind`` (see module docstring).
 
     With a ``schema`` (and its ``repair`` prompt) the answer is structured (:func:`ask_json`): ``value``,

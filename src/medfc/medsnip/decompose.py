@@ -63,8 +63,7 @@ _TEXT = {"type": "string", "minLength": 1, "pattern": r"\S"}
 
 def _list_schema(key: str, required: list[JSONValue], props: JSONObject, shared_context: bool) -> JSONObject:
     """``{[shared_context], key: [items with required fields]}``, the list non-empty."""
-    outer: JSONObject = {key: {"type": "array", "minItems": 1,
-                                   "items": {"type": "object", "required": required, "properties": props}}}
+    outer: JSONObject = {key: {"type": "array", "minItems": 1, "items": {"type": "object", "required": required, "properties": props}}}
     if shared_context:
         outer["shared_context"] = {"type": "object"}
     return {"type": "object", "required": [key], "properties": outer}

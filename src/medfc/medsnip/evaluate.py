@@ -67,8 +67,7 @@ def effective_verdict(v: Verdict, tau: float) -> str | None:
     return v["verdict"]
 
 
-def _unit_gold(mode: str, recs: Sequence[Verdict], answers: Mapping[str, Answer],
-               opts: ScoreOptions) -> list[str | None]:
+def _unit_gold(mode: str, recs: Sequence[Verdict], answers: Mapping[str, Answer], opts: ScoreOptions) -> list[str | None]:
     """The gold of each unit: the physician's label of a human atom, the chosen label of a human snippet, the
     projected label of an automatic unit (:func:`medfc.medsnip.analysis.project_labels`; None without snippets)."""
     if mode == "human_atoms":
@@ -101,16 +100,14 @@ def _arm(recs: Sequence[Verdict], answers: Mapping[str, Answer], opts: ScoreOpti
         without_gold = sum(g is None for g in gold)
         if without_gold:
             report.exclude(f"{mode}:units_without_gold", without_gold)
-        return {"gold": [gold[i] for i in keep], "pred": [eff[i] for i in keep],
-                "clusters": [recs[i]["answer_id"] for i in keep]}
+        return {"gold": [gold[i] for i in keep], "pred": [eff[i] for i in keep], "clusters": [recs[i]["answer_id"] for i in keep]}
     per_answer: dict[str, list[str | None]] = defaultdict(list)
     for r, e in zip(recs, eff):
         if not r.get("failed"):
             per_answer[r["answer_id"]].append(e)
     ids = [aid for aid, a in answers.items() if a.get("label") is not None]
     out: Arm = {"gold": [answers[aid]["label"] for aid in ids],
-           "pred": [aggregate(per_answer.get(aid, []), opts.aggregation, opts.threshold_k) for aid in ids],
-           "clusters": ids}
+                "pred": [aggregate(per_answer.get(aid, []), opts.aggregation, opts.threshold_k) for aid in ids], "clusters": ids}
     if any(_unlabelled_nei(a) for a in answers.values()):
         out["nei_pred"] = [aggregate(per_answer.get(aid, []), opts.aggregation, opts.threshold_k) for aid in _nei_ids(answers)]
     return out
@@ -256,15 +253,11 @@ def evaluate(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Seq
     units_by_mode: dict[str, Sequence[Verdict]] = {}
     for (verifier, mode), recs in groups.items():
         units_by_mode.setdefault(mode, recs)
-    return {
-        "options": options.as_dict(),
-        "n_answers": len(answers), "n_answers_gold_false": sum(a.get("label") == FALSE for a in answers.values()),
-        "n_answers_nei": len(_nei_ids(answers)),
-        "arms": {f"{v}/{m}": arm["scores"] for (v, m), arm in sorted(arms.items())},
-        "per_pattern": _per_pattern(groups, options),
-        "boundary_fidelity": _fidelity(answers, units_by_mode, options),
-        "patterns": {m: dict(sorted(Counter(str(u["pattern"]) for u in us).items())) for m, us in sorted(units_by_mode.items())},
-    }
+    return {"options": options.as_dict(), "n_answers": len(answers),
+            "n_answers_gold_false": sum(a.get("label") == FALSE for a in answers.values()), "n_answers_nei": len(_nei_ids(answers)),
+            "arms": {f"{v}/{m}": arm["scores"] for (v, m), arm in sorted(arms.items())}, "per_pattern": _per_pattern(groups, options),
+            "boundary_fidelity": _fidelity(answers, units_by_mode, options),
+            "patterns": {m: dict(sorted(Counter(str(u["pattern"]) for u in us).items())) for m, us in sorted(units_by_mode.items())}}
 
 
 class TauRow(TypedDict):

@@ -76,17 +76,8 @@ from medfc.medsnip.calls import LLMCallsFailed  # noqa: F401  (what the steps ra
 from medfc.medsnip.calls import check_failures, count_failures, make_llm
 from medfc.medsnip.decompose import Decomposer
 from medfc.medsnip.evaluate import evaluate, group_verdicts, tau_sweep
-from medfc.medsnip.options import (
-    LLM_MODES,
-    DecomposeOptions,
-    FetchOptions,
-    PrepareOptions,
-    ScoreOptions,
-    StructureOptions,
-    TableOptions,
-    TauOptions,
-    VerifyOptions,
-)
+from medfc.medsnip.options import (LLM_MODES, DecomposeOptions, FetchOptions, PrepareOptions, ScoreOptions, StructureOptions, TableOptions,
+                                   TauOptions, VerifyOptions)
 from medfc.medsnip.records import Answer, Unit
 from medfc.medsnip.search import CachedSearch, make_searchers
 from medfc.medsnip.sources import answer_source

@@ -147,8 +147,7 @@ def table_caption(scores: Mapping[str, JSONValue], rows: Sequence[Mapping[str, J
     answers and level, the interval and the bootstrap of Δ, τ, then the boundary fidelity, the NOT ENOUGH INFO
     claims, the failed calls and the paper's rows (``paper``, :func:`paper_rows`) where there are any."""
     o = scores["options"]
-    level = (f"answer level, units aggregated by {o['aggregation']}" if o["level"] == "answer"
-             else "unit level, no aggregation")
+    level = (f"answer level, units aggregated by {o['aggregation']}" if o["level"] == "answer" else "unit level, no aggregation")
     return (f"MedSNIP on {title} ({scores['n_answers']} answers; {level}): FF1 of each verifier and mode with its "
             f"{o['ci_level']:.0%} bootstrap interval, and Δ FF1 vs {o['baseline_mode']} (paired bootstrap, "
             f"{o['n_resamples']} resamples, seed {o['seed']}{_clusters_caption(o)}); retrieval verdicts count at confidence ≥ τ = {o['tau']}"

@@ -64,8 +64,7 @@ from medfc.scoring.medsnip import FALSE, TRUE
 SEARCH_ERRORS = (HttpError, SearchError, requests.RequestException, OSError, ValueError, KeyError)
 GUARD_TRUE = ("You answered TRUE on the first turn without any evidence. Search for evidence first "
               "(prefer a query that could refute the statement).")
-GUARD_CONF = ("Your confidence was below {threshold}. Search for more evidence, or abstain if the evidence "
-              "stays insufficient.")
+GUARD_CONF = ("Your confidence was below {threshold}. Search for more evidence, or abstain if the evidence " "stays insufficient.")
 UNIT_FIELDS = ("unit_id", "answer_id", "mode", "index", "text", "pattern", "source_atoms", "source_sentences", "labels", "fallback",
                "atoms_from")
 

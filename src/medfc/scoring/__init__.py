@@ -10,16 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = [
-    "accuracy",
-    "aggregate_folds",
-    "classification_scores",
-    "confusion_matrix",
-    "macro_f1",
-    "mcnemar",
-    "mcnemar_bowker",
-    "mean_std",
-]
+__all__ = ["accuracy", "aggregate_folds", "classification_scores", "confusion_matrix", "macro_f1", "mcnemar", "mcnemar_bowker", "mean_std"]
 
 
 def __getattr__(name: str) -> Any:

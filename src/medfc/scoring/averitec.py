@@ -45,12 +45,7 @@ import numpy as np
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.scoring.classification import classification_scores
 
-AVERITEC_LABELS: tuple[str, ...] = (
-    "Supported",
-    "Refuted",
-    "Conflicting evidence/Cherrypicking",
-    "Not enough evidence",
-)
+AVERITEC_LABELS: tuple[str, ...] = ("Supported", "Refuted", "Conflicting evidence/Cherrypicking", "Not enough evidence")
 LAMBDAS: tuple[float, ...] = (0.1, 0.2, 0.25, 0.3, 0.4, 0.5)
 REPORTED_LAMBDA = 0.25
 CLAIM_TYPE_LAMBDAS: tuple[float, ...] = (0.2, 0.3)
@@ -98,13 +93,8 @@ def pairwise_matrix(pred: Sequence[str], gold: Sequence[str], metric: PairMetric
     return mat
 
 
-def evidence_score(
-    pred: Sequence[str],
-    gold: Sequence[str],
-    metric: PairMetric | None = None,
-    max_pred: int | None = MAX_PRED_EVIDENCE,
-    clean: bool = True,
-) -> float:
+def evidence_score(pred: Sequence[str], gold: Sequence[str], metric: PairMetric | None = None, max_pred: int | None = MAX_PRED_EVIDENCE,
+                   clean: bool = True) -> float:
     """Hungarian-matched score of one claim's predicted strings against its gold strings.
 
     Used for the evidence (question+answer) strings and for the questions alone. ``clean`` drops blank
@@ -151,9 +141,7 @@ class ClaimPrediction:
     verbatim: bool = False
 
 
-def question_only_score(
-    claim: ClaimPrediction, metric: PairMetric | None = None, max_pred: int | None = MAX_PRED_EVIDENCE
-) -> float | None:
+def question_only_score(claim: ClaimPrediction, metric: PairMetric | None = None, max_pred: int | None = MAX_PRED_EVIDENCE) -> float | None:
     """Hungarian-matched score of the first ``max_pred`` predicted questions against all gold questions.
 
     A prediction without questions is scored on its first ``max_pred`` evidence strings; None when the
@@ -186,15 +174,9 @@ def _justification_meteor(claim: ClaimPrediction, metric: PairMetric, fallback: 
     return metric(" ".join(pred.split()), " ".join(gold.split()))
 
 
-def score_claims(
-    claims: Sequence[ClaimPrediction],
-    lambdas: Sequence[float] = LAMBDAS,
-    metric: PairMetric | None = None,
-    max_pred: int | None = MAX_PRED_EVIDENCE,
-    per_claim: bool = False,
-    justification_fallback: bool = True,
-    claim_type_lambdas: Sequence[float] = CLAIM_TYPE_LAMBDAS,
-) -> dict[str, object]:
+def score_claims(claims: Sequence[ClaimPrediction], lambdas: Sequence[float] = LAMBDAS, metric: PairMetric | None = None,
+                 max_pred: int | None = MAX_PRED_EVIDENCE, per_claim: bool = False, justification_fallback: bool = True,
+                 claim_type_lambdas: Sequence[float] = CLAIM_TYPE_LAMBDAS) -> dict[str, object]:
     """Score claims; returns a JSON-able dict.
 
     Keys: ``n``; ``label`` (:func:`~medfc.scoring.classification.classification_scores` over the four
@@ -216,9 +198,7 @@ def score_claims(
             raise ValueError(f"claim {c.id}: gold label {c.label!r} is not an AVeriTeC label")
     label_scores = classification_scores(gold_labels, pred_labels, AVERITEC_LABELS)
 
-    ev = np.array(
-        [evidence_score(c.evidence, c.gold_evidence, metric, max_pred, clean=not c.verbatim) for c in claims], dtype=float
-    )
+    ev = np.array([evidence_score(c.evidence, c.gold_evidence, metric, max_pred, clean=not c.verbatim) for c in claims], dtype=float)
     right = np.array([g == p for g, p in zip(gold_labels, pred_labels)], dtype=bool)
     averitec = _averitec_at(right, ev, lambdas)
 
@@ -407,18 +387,11 @@ def claim_from_record(rec: Mapping[str, object]) -> ClaimPrediction:
     for key in ("id", "label", "pred_label"):
         if key not in rec or rec[key] is None:
             raise ValueError(f"missing {key!r}")
-    return ClaimPrediction(
-        id=str(rec["id"]),
-        label=str(rec["label"]),
-        pred_label=str(rec["pred_label"]),
-        gold_evidence=_string_list(rec.get("gold_evidence"), "gold_evidence"),
-        evidence=_string_list(rec.get("evidence"), "evidence"),
-        gold_justification=rec.get("gold_justification"),
-        justification=rec.get("justification"),
-        gold_questions=_optional_list(rec, "gold_questions"),
-        questions=_optional_list(rec, "questions"),
-        claim_types=_string_list(rec.get("claim_types"), "claim_types"),
-    )
+    return ClaimPrediction(id=str(rec["id"]), label=str(rec["label"]), pred_label=str(rec["pred_label"]),
+                           gold_evidence=_string_list(rec.get("gold_evidence"), "gold_evidence"),
+                           evidence=_string_list(rec.get("evidence"), "evidence"), gold_justification=rec.get("gold_justification"),
+                           justification=rec.get("justification"), gold_questions=_optional_list(rec, "gold_questions"),
+                           questions=_optional_list(rec, "questions"), claim_types=_string_list(rec.get("claim_types"), "claim_types"))
 
 
 def _optional_list(rec: Mapping[str, object], key: str) -> list[str] | None:
@@ -441,10 +414,6 @@ def selection_scores(records: Sequence[Mapping[str, object]], lambdas: Sequence[
         metric = _default_metric()
     ev = np.array([evidence_score(r.get("evidence") or [], r.get("gold_evidence") or [], metric, max_pred) for r in records], dtype=float)
     right = np.array([r.get("label") == r.get("pred_label") for r in records], dtype=bool)
-    return {
-        "evidence_score": float(ev.mean()) if len(ev) else 0.0,
-        "score": _averitec_at(right, ev, lambdas),
-        "n": len(ev),
-        "n_no_gold_evidence": sum(not _clean(r.get("gold_evidence") or []) for r in records),
-        "n_no_pred_evidence": sum(not _clean(r.get("evidence") or []) for r in records),
-    }
+    return {"evidence_score": float(ev.mean()) if len(ev) else 0.0, "score": _averitec_at(right, ev, lambdas), "n": len(ev),
+            "n_no_gold_evidence": sum(not _clean(r.get("gold_evidence") or []) for r in records),
+            "n_no_pred_evidence": sum(not _clean(r.get("evidence") or []) for r in records)}

@@ -173,14 +173,8 @@ def mcnemar_bowker(
     χ²; with no disagreement at all χ² = 0 and p = 1.0.
     """
     labels, table = bowker_table(pred_a, pred_b, labels)
-    return {
-        **bowker_symmetry(table, shift_zeros),
-        "shift_zeros": bool(shift_zeros),
-        "n": int(table.sum()),
-        "n_disagree": int(table.sum() - np.trace(table)),
-        "labels": labels,
-        "table": table.tolist(),
-    }
+    return {**bowker_symmetry(table, shift_zeros), "shift_zeros": bool(shift_zeros), "n": int(table.sum()),
+            "n_disagree": int(table.sum() - np.trace(table)), "labels": labels, "table": table.tolist()}
 
 
 def mcnemar(gold: Sequence[str], pred_a: Sequence[str], pred_b: Sequence[str]) -> McNemarBowker:

@@ -33,11 +33,8 @@ from medfc.scoring import averitec, classification, medsnip
 log = logging.getLogger(__name__)
 
 SCORERS = ("averitec", "medsnip", "classify")
-OPTION_KEYS = {
-    "averitec": ("lambdas", "max_pred_evidence", "per_claim", "justification_fallback", "claim_type_lambdas"),
-    "medsnip": ("abstain", "healthfc", "metric", "n_resamples", "seed"),
-    "classify": ("labels", "n_resamples", "seed"),
-}
+OPTION_KEYS = {"averitec": ("lambdas", "max_pred_evidence", "per_claim", "justification_fallback", "claim_type_lambdas"),
+               "medsnip": ("abstain", "healthfc", "metric", "n_resamples", "seed"), "classify": ("labels", "n_resamples", "seed")}
 Records = Sequence[Mapping[str, object]]
 Record = Mapping[str, object]
 Options = Mapping[str, JSONValue]  # a scorer's options (:data:`OPTION_KEYS`), JSON-like as the config's
@@ -121,15 +118,10 @@ def score_averitec(
                 kept.append(c)
         claims = kept
     report.count("scored", len(claims))
-    scores = averitec.score_claims(
-        claims,
-        lambdas=[float(x) for x in options["lambdas"]],
-        metric=metric,
-        max_pred=options["max_pred_evidence"],
-        per_claim=bool(options["per_claim"]),
-        justification_fallback=bool(options["justification_fallback"]),
-        claim_type_lambdas=[float(x) for x in options["claim_type_lambdas"]],
-    )
+    scores = averitec.score_claims(claims, lambdas=[float(x) for x in options["lambdas"]], metric=metric,
+                                   max_pred=options["max_pred_evidence"], per_claim=bool(options["per_claim"]),
+                                   justification_fallback=bool(options["justification_fallback"]),
+                                   claim_type_lambdas=[float(x) for x in options["claim_type_lambdas"]])
     return {"scorer": "averitec", **scores}
 
 
@@ -203,13 +195,8 @@ def score_medsnip(records: Records, options: Options, report: SkipReport | None 
     pb = [items_b[r][1] for r in both]
     result["a"] = medsnip.binary_scores(gold, pa, abstain)
     result["b"] = medsnip.binary_scores(gold, pb, abstain)
-    result["bootstrap"] = medsnip.paired_bootstrap(
-        gold, pa, pb,
-        metric=options["metric"],
-        n_resamples=int(options["n_resamples"]),
-        seed=int(options["seed"]),
-        abstain=abstain,
-    )
+    result["bootstrap"] = medsnip.paired_bootstrap(gold, pa, pb, metric=options["metric"], n_resamples=int(options["n_resamples"]),
+                                                   seed=int(options["seed"]), abstain=abstain)
     return result
 
 
@@ -262,14 +249,8 @@ def score_classify(records: Records, options: Options, report: SkipReport | None
 # --------------------------------------------------------------------------------------------
 
 
-def score_files(
-    scorer: str,
-    predictions: str | Path,
-    options: Options,
-    compare: str | Path | None = None,
-    gold: str | Path | None = None,
-    report: SkipReport | None = None,
-) -> dict[str, object]:
+def score_files(scorer: str, predictions: str | Path, options: Options, compare: str | Path | None = None, gold: str | Path | None = None,
+                report: SkipReport | None = None) -> dict[str, object]:
     """Read prediction file(s) and score them (the CLI's front end); ``options``: :data:`OPTION_KEYS`."""
     report = report or SkipReport(f"scoring.{scorer}")
     if scorer == "averitec":

@@ -50,8 +50,7 @@ _ABSTAIN_WORDS = {"", "abstain", "abstained", "none", "null", "nei", "unknown", 
                   "not_enough_info", "not enough info", "not enough evidence", "insufficient"}
 
 _HEALTHFC = {"supported": TRUE, "refuted": FALSE}
-_HEALTHFC_NEI = {"nei", "not enough information", "not_enough_information", "not enough info",
-                 "not_enough_info", "notenoughinfo"}
+_HEALTHFC_NEI = {"nei", "not enough information", "not_enough_information", "not enough info", "not_enough_info", "notenoughinfo"}
 
 
 class FalseClassCounts(TypedDict):
@@ -306,33 +305,15 @@ def binary_scores(gold: Sequence[object], pred: Sequence[object], abstain: str =
     c = _counts(g, p, keep).sum(axis=0)
     tp, fp, fn, tn = (int(x) for x in c)
     n = len(g)
-    return {
-        "n": n,
-        "n_scored": int(keep.sum()),
-        "n_abstained": sum(normalise_verdict(v) is None for v in pred),
-        "coverage": float(keep.sum()) / n if n else 0.0,
-        "abstain_policy": abstain,
-        "ff1": float(_metric_from_counts(c, "ff1")),
-        "tf1": float(_metric_from_counts(c, "tf1")),
-        "macro_f1": float(_metric_from_counts(c, "macro_f1")),
-        "accuracy": float(_metric_from_counts(c, "accuracy")),
-        "false_precision": tp / (tp + fp) if tp + fp else 0.0,
-        "false_recall": tp / (tp + fn) if tp + fn else 0.0,
-        "counts": {"tp_false": tp, "fp_false": fp, "fn_false": fn, "tn_false": tn},
-    }
+    return {"n": n, "n_scored": int(keep.sum()), "n_abstained": sum(normalise_verdict(v) is None for v in pred),
+            "coverage": float(keep.sum()) / n if n else 0.0, "abstain_policy": abstain, "ff1": float(_metric_from_counts(c, "ff1")),
+            "tf1": float(_metric_from_counts(c, "tf1")), "macro_f1": float(_metric_from_counts(c, "macro_f1")),
+            "accuracy": float(_metric_from_counts(c, "accuracy")), "false_precision": tp / (tp + fp) if tp + fp else 0.0,
+            "false_recall": tp / (tp + fn) if tp + fn else 0.0, "counts": {"tp_false": tp, "fp_false": fp, "fn_false": fn, "tn_false": tn}}
 
 
-def _bootstrap_units(
-    per_unit: np.ndarray,
-    *,
-    n_resamples: int,
-    seed: int,
-    metric: str = "ff1",
-    alpha: float = 0.05,
-    chunk: int = 500,
-    method: str = "percentile",
-    empty_arm_zero: bool = False,
-) -> Bootstrap:
+def _bootstrap_units(per_unit: np.ndarray, *, n_resamples: int, seed: int, metric: str = "ff1", alpha: float = 0.05, chunk: int = 500,
+                     method: str = "percentile", empty_arm_zero: bool = False) -> Bootstrap:
     """Paired bootstrap over the rows of ``per_unit`` ((n, 8) counts: A's tp/fp/fn/tn, then B's).
 
     A row is one claim (flat) or one cluster's summed counts (clustered). Resamples draw
@@ -384,24 +365,10 @@ def _bootstrap_units(
         p_value = float(np.mean(diffs >= 0))
     else:
         p_value = 1.0
-    return {
-        "metric": metric,
-        "method": method,
-        "score_a": observed_a,
-        "score_b": observed_b,
-        "diff": observed,
-        "ci_low": float(lo),
-        "ci_high": float(hi),
-        "ci_level": 1 - alpha,
-        "p_gt_0": float(np.mean(diffs > 0)),
-        "p_value": p_value,
-        "significant": bool(lo > 0 or hi < 0),
-        "n": n,
-        "n_resamples": n_resamples,
-        "seed": seed,
-        **({"n_empty_resamples": n_empty} if empty_arm_zero else {}),
-        **bca,
-    }
+    return {"metric": metric, "method": method, "score_a": observed_a, "score_b": observed_b, "diff": observed, "ci_low": float(lo),
+            "ci_high": float(hi), "ci_level": 1 - alpha, "p_gt_0": float(np.mean(diffs > 0)), "p_value": p_value,
+            "significant": bool(lo > 0 or hi < 0), "n": n, "n_resamples": n_resamples, "seed": seed,
+            **({"n_empty_resamples": n_empty} if empty_arm_zero else {}), **bca}
 
 
 def _bca_levels(per_unit: np.ndarray, totals: np.ndarray, metric: str, observed: float, diffs: np.ndarray,
@@ -426,19 +393,8 @@ def _bca_levels(per_unit: np.ndarray, totals: np.ndarray, metric: str, observed:
     return (level_lo, level_hi), {"bca_degenerate": False, "z0": z0, "acceleration": a_hat}
 
 
-def paired_bootstrap(
-    gold: Sequence[object],
-    pred_a: Sequence[object],
-    pred_b: Sequence[object],
-    metric: str = "ff1",
-    *,
-    n_resamples: int,
-    seed: int,
-    abstain: str = "drop",
-    alpha: float = 0.05,
-    chunk: int = 500,
-    method: str = "percentile",
-) -> Bootstrap:
+def paired_bootstrap(gold: Sequence[object], pred_a: Sequence[object], pred_b: Sequence[object], metric: str = "ff1", *, n_resamples: int,
+                     seed: int, abstain: str = "drop", alpha: float = 0.05, chunk: int = 500, method: str = "percentile") -> Bootstrap:
     """Paired bootstrap over claims of Δ = metric(B) − metric(A) (see module docstring).
 
     Vectorised: per-item indicator counts are gathered for a chunk of resamples at once, so
@@ -480,16 +436,8 @@ def _only(arm: Arm, keep: set[Hashable]) -> tuple[list[object], list[object], li
     return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
 
 
-def clustered_paired_bootstrap(
-    arm_a: Arm,
-    arm_b: Arm,
-    abstain: str = "drop",
-    *,
-    seed: int,
-    n_resamples: int,
-    clusters: str = "union",
-    **settings: str | float | int,
-) -> Bootstrap:
+def clustered_paired_bootstrap(arm_a: Arm, arm_b: Arm, abstain: str = "drop", *, seed: int, n_resamples: int, clusters: str = "union",
+                               **settings: str | float | int) -> Bootstrap:
     """Paired bootstrap of Δ = metric(B) − metric(A) resampling whole clusters (answers, entries).
 
     Each arm is (gold, pred, cluster ids) over its own units, so the arms may hold different numbers

@@ -59,16 +59,13 @@ N_WORDNET_SYNSETS = 117_659
 
 # Lexicographer file names of WordNet 3.0 in file-number order (WordNet documentation,
 # lexnames(5WN)); used when the man page is not installed.
-LEXNAMES_FALLBACK = (
-    "adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact",
-    "noun.attribute", "noun.body", "noun.cognition", "noun.communication", "noun.event",
-    "noun.feeling", "noun.food", "noun.group", "noun.location", "noun.motive", "noun.object",
-    "noun.person", "noun.phenomenon", "noun.plant", "noun.possession", "noun.process",
-    "noun.quantity", "noun.relation", "noun.shape", "noun.state", "noun.substance", "noun.time",
-    "verb.body", "verb.change", "verb.cognition", "verb.communication", "verb.competition",
-    "verb.consumption", "verb.contact", "verb.creation", "verb.emotion", "verb.motion",
-    "verb.perception", "verb.possession", "verb.social", "verb.stative", "verb.weather", "adj.ppl",
-)
+LEXNAMES_FALLBACK = ("adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact", "noun.attribute",
+                     "noun.body", "noun.cognition", "noun.communication", "noun.event", "noun.feeling", "noun.food", "noun.group",
+                     "noun.location", "noun.motive", "noun.object", "noun.person", "noun.phenomenon", "noun.plant", "noun.possession",
+                     "noun.process", "noun.quantity", "noun.relation", "noun.shape", "noun.state", "noun.substance", "noun.time",
+                     "verb.body", "verb.change", "verb.cognition", "verb.communication", "verb.competition", "verb.consumption",
+                     "verb.contact", "verb.creation", "verb.emotion", "verb.motion", "verb.perception", "verb.possession", "verb.social",
+                     "verb.stative", "verb.weather", "adj.ppl")
 _CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
 PUNKT_FILES = ("abbrev_types.txt", "sent_starters.txt", "collocations.tab", "ortho_context.tab")
 
@@ -125,9 +122,7 @@ def ensure_nltk_data(wordnet: bool = True, punkt: bool = True, language: str = "
         if os.path.isdir(str(found)):
             absent = [f for f in (*WORDNET_REQUIRED, "lexnames") if not (Path(str(found)) / f).is_file()]
             if absent:
-                raise NltkDataMissing(
-                    _missing_message(f"WordNet (incomplete at {found}: missing {', '.join(absent)})", directory)
-                )
+                raise NltkDataMissing(_missing_message(f"WordNet (incomplete at {found}: missing {', '.join(absent)})", directory))
     if punkt:
         try:
             nltk.data.find(f"tokenizers/punkt_tab/{language}/")
@@ -144,9 +139,7 @@ def ensure_nltk_data(wordnet: bool = True, punkt: bool = True, language: str = "
 def locate_debian_wordnet(packages: Sequence[str] = DEBIAN_PACKAGES) -> Path | None:
     """Directory holding ``data.noun`` as listed by ``dpkg -L`` for the WordNet packages, if any."""
     try:
-        out = subprocess.run(
-            ["dpkg", "-L", *packages], capture_output=True, text=True, check=False, timeout=30
-        ).stdout
+        out = subprocess.run(["dpkg", "-L", *packages], capture_output=True, text=True, check=False, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
         out = ""
     for line in out.splitlines():
@@ -286,8 +279,7 @@ def verify(directory: Path) -> NltkChecks:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m medfc.scoring.nltk_data", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("directory", nargs="?", default=None,
-                        help="NLTK data directory (default: $NLTK_DATA or ./.nltk_data)")
+    parser.add_argument("directory", nargs="?", default=None, help="NLTK data directory (default: $NLTK_DATA or ./.nltk_data)")
     parser.add_argument("--wordnet-src", default=None, help="folder with the WordNet 3.0 database files")
     parser.add_argument("--languages", nargs="+", default=list(DEFAULT_LANGUAGES), help="punkt languages")
     parser.add_argument("--no-verify", action="store_true", help="skip loading the data back with NLTK")

@@ -29,15 +29,13 @@ def pdf_width_pt(path: str | os.PathLike) -> float:
 
 
 # the papers' names of the workflow's figures (by file name); another figure is named by its data table's caption or its file
-FIGURE_TITLES = {
-    "fig1_claims_per_year": "HealthFC Fig. 1: claims and articles per year.",
-    "fig2_top_topics": "HealthFC Fig. 2: the ten most frequent topics (a claim has several).",
-    "fig3_level_by_verdict": "HealthFC Fig. 3: level of evidence by verdict.",
-    "fig2_disease_classes": "CliniFact Fig. 2: claim-evidence pairs per disease class (a pair counts in each of its classes).",
-    "figS1_years": "CliniFact Fig. S1: publications per year.",
-    "clinifact_fig3": "CliniFact Fig. 3: per class, per statistical test type and per disease class, on the test split.",
-    "fig21_calls": "MedSNIP Fig. 21: verifier calls against false-class F1, per mode.",
-}
+FIGURE_TITLES = {"fig1_claims_per_year": "HealthFC Fig. 1: claims and articles per year.",
+                 "fig2_top_topics": "HealthFC Fig. 2: the ten most frequent topics (a claim has several).",
+                 "fig3_level_by_verdict": "HealthFC Fig. 3: level of evidence by verdict.",
+                 "fig2_disease_classes": "CliniFact Fig. 2: claim-evidence pairs per disease class (a pair counts in each of its classes).",
+                 "figS1_years": "CliniFact Fig. S1: publications per year.",
+                 "clinifact_fig3": "CliniFact Fig. 3: per class, per statistical test type and per disease class, on the test split.",
+                 "fig21_calls": "MedSNIP Fig. 21: verifier calls against false-class F1, per mode."}
 
 
 def _caption_of(figure: Path) -> str:

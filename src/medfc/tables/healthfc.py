@@ -18,8 +18,7 @@ from medfc.experiments.healthfc.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTE
 from medfc.scoring import classification, medsnip
 from medfc.common.jsontypes import JSONValue
 from medfc.common.papers import reported_title
-from medfc.tables.common import (Entry, SMOKE_NOTE, grouped, mean_sd, not_run_note, ours_title, pct, pm, pooled,
-                                 stack_kept, stack_note)
+from medfc.tables.common import (Entry, SMOKE_NOTE, grouped, mean_sd, not_run_note, ours_title, pct, pm, pooled, stack_kept, stack_note)
 
 Row = dict[str, object]  # one row of a table
 
@@ -361,8 +360,7 @@ def significance_latex(df: pd.DataFrame, scale: str) -> LatexTable:
     metric_title = {"ff1": "FF1", "tf1": "TF1", "macro_f1": "macro-F1", "accuracy": "accuracy"}.get(metric, metric)
     columns = [Column("Base Model", align="l"), Column("A", align="l"), Column("B", align="l"), Column("Claims", fmt="int"),
                Column("χ²", group="McNemar–Bowker", fmt="dec1"), Column("df", group="McNemar–Bowker", fmt="int"),
-               Column("p", group="McNemar–Bowker", fmt="p3"),
-               Column("Claims", group=f"Paired bootstrap, {metric_title} (%)", fmt="int"),
+               Column("p", group="McNemar–Bowker", fmt="p3"), Column("Claims", group=f"Paired bootstrap, {metric_title} (%)", fmt="int"),
                Column("A", group=f"Paired bootstrap, {metric_title} (%)", fmt="dec1"),
                Column("B", group=f"Paired bootstrap, {metric_title} (%)", fmt="dec1"),
                Column("Δ", group=f"Paired bootstrap, {metric_title} (%)", fmt="dec1"),

@@ -46,8 +46,7 @@ def _caption(title: str, scale: str) -> str:
 
 def _write(df: pd.DataFrame, outputs: StepFiles, caption: str, latex: LatexTable | None = None) -> dict[str, int]:
     stem = table_stem(outputs)
-    write_table(df, stem, caption=caption, formats=("csv", "md", "tex", "html") if "html" in outputs else ("csv", "md", "tex"),
-                latex=latex)
+    write_table(df, stem, caption=caption, formats=("csv", "md", "tex", "html") if "html" in outputs else ("csv", "md", "tex"), latex=latex)
     log.info("%s: %d rows", stem.name, len(df))
     return {"rows": len(df)}
 
