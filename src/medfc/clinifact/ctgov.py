@@ -199,10 +199,6 @@ def nct_id(study: Mapping[str, JSONValue]) -> str | None:
     return ((study.get("protocolSection") or {}).get("identificationModule") or {}).get("nctId")
 
 
-def _is_study_member(name: str) -> bool:
-    return NCT_MEMBER.search(name) is not None
-
-
 class _NctSeen:
     """The NCT numbers seen so far, one bit each, in 64 KiB blocks of 2^19 numbers made as numbers arrive: the
     real registry's (NCT00000102 to about NCT07000000) take 14 blocks, under 1 MB, however many studies a zip

@@ -141,11 +141,6 @@ def compare_columns(rebuilt: Row, released: Row) -> tuple[list[str], list[str], 
     return differs, spaces, detail
 
 
-def differing_columns(rebuilt: Row, released: Row) -> list[str]:
-    """The compared columns whose text differs beyond whitespace."""
-    return compare_columns(rebuilt, released)[0]
-
-
 # --------------------------------------------------------------------------- what the pipeline recorded
 
 

@@ -1,28 +1,16 @@
-"""MedSNIP analyses: gold for automatic snippets, per-pattern gaps, boundary fidelity, cost.
+"""MedSNIP analyses (docs/medsnip.md): gold for automatic snippets, per-pattern gaps, boundary fidelity, cost and
+the structure of MedSNIP Table 3.
 
-* :func:`project_labels` — MedSNIP-Bench gold for automatic units (docs/medsnip.md): each human
-  snippet's label is copied to the sentences its atoms align to; an automatic unit's label is the
-  AND of its sentences' labels. A sentence that received both TRUE and FALSE is *mixed*: under
-  ``drop_mixed`` (the paper's main policy) a unit touching one has no gold; under ``and`` the mixed
-  sentence counts FALSE; under ``majority`` each sentence takes the majority label of the human snippets
-  containing it (ties TRUE) and the unit the AND of its sentences (as the MedSNIP repository's
-  ``prep_auto_labels.py``).
-* :func:`ff1_interval` — the bootstrap percentile interval of one arm's FF1, resampling whole answers.
-* :func:`per_pattern` — per pattern code, FF1 of the snippets against FF1 of their atoms
-  aggregated by OR-FALSE inside each snippet, with the paired bootstrap of the difference over snippets
-  and, clustered by answer, over answers.
-* :func:`sentence_set_f1` — boundary fidelity (docs/medsnip.md): each automatic snippet is paired with
-  the human snippet of best set-F1 over sentence indices (P = |∩|/|auto|, R = |∩|/|human|); the
-  mean over automatic snippets. The pairs it forms are also compared as texts (MedSNIP §9f): the
-  cosine of their sentence embeddings (all-MiniLM-L6-v2 in the paper) and :func:`rouge_l`.
-* :func:`rouge_l` — ROUGE-L F1 of two texts: the longest common subsequence of their tokens
-  (lower-cased ``[a-z0-9]+`` runs, as the ``rouge-score`` package tokenises; tokens of more than three
-  characters Porter-stemmed when ``stem``), P = LCS/|candidate|, R = LCS/|reference|.
-* :func:`adjusted_rand_index` — ARI of two partitions (Hubert & Arabie), and :func:`partition_ari`
-  of the atom partitions (same atoms) or, failing that, of the sentence partitions.
-* :func:`cost_summary` — decomposer plus verifier calls, tokens and dollars.
-* :func:`structure_stats` — the structure of a dataset's answers (words, sentences, single-sentence share) and
-  units (units per answer in each mode, atoms per snippet), MedSNIP Table 3.
+* :func:`project_labels`: each human snippet's label is copied to the sentences its atoms align to; an automatic
+  unit's label is the AND of its sentences'. A sentence with both TRUE and FALSE is *mixed*: ``drop_mixed`` (the
+  paper's main policy) gives a unit touching one no gold; ``and`` counts it FALSE; ``majority``: each sentence
+  takes the majority label of the human snippets containing it (ties TRUE), as the MedSNIP repository's
+  ``prep_auto_labels.py``.
+* :func:`sentence_set_f1`: each automatic snippet is paired with the human snippet of best set-F1 over sentence
+  indices; the pairs are also compared as texts (MedSNIP §9f): embedding cosine (all-MiniLM-L6-v2 in the paper)
+  and :func:`rouge_l` (lower-cased ``[a-z0-9]+`` tokens as the ``rouge-score`` package, tokens of more than
+  three characters Porter-stemmed when ``stem``).
+* :func:`adjusted_rand_index`: Hubert & Arabie.
 """
 
 from __future__ import annotations
@@ -36,6 +24,7 @@ from typing import NotRequired, TypedDict
 
 from medfc.common.nltk_import import import_nltk
 from medfc.llm.base import Prices
+from medfc.medsnip.calls import USAGE_KEYS
 from medfc.medsnip.records import Answer, Unit, UnitFields
 from medfc.scoring.medsnip import FALSE, TRUE, binary_scores, clustered_paired_bootstrap, or_false, paired_bootstrap
 
@@ -293,7 +282,7 @@ def cost_summary(decompose_usage: Mapping[str, int], verify_usage: Mapping[str, 
                  prices_verify: Prices | None) -> Cost:
     """Calls, tokens and dollars of decomposition, verification and both."""
     def part(u: Mapping[str, int], prices: Prices | None) -> CostPart:
-        calls, prompt, completion = (int(u.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens"))
+        calls, prompt, completion = (int(u.get(k, 0)) for k in USAGE_KEYS)
         # no calls cost nothing (the bench's own units); calls without prices have no known cost
         cost = prices.cost(prompt, completion) if prices else (0.0 if not calls else None)
         return {"calls": calls, "prompt_tokens": prompt, "completion_tokens": completion, "cost_usd": cost}

@@ -1,45 +1,23 @@
-"""What MedSNIP decomposes and verifies: *answers*, read from MedSNIP-Bench, HealthFC or MedHallu.
+"""What MedSNIP decomposes and verifies: *answers* (:class:`medfc.medsnip.records.Answer`), read from
+MedSNIP-Bench, HealthFC or MedHallu.
 
-An answer record (one JSON line)::
+MedSNIP-Bench (the published format, docs/medsnip.md): a JSON array (or JSONL), one record per *snippet*:
+``snippet_id`` (``<entry_id>-S<n>``), ``entry_id``, ``query``, ``full_text``, ``subset``, ``batch_id``,
+``shared_context``, ``snippet_text``, ``atoms`` [{``index``, ``text``, ``label``}], ``pattern`` (A–F),
+``is_ambiguous`` ("yes"/"no"), ``notes``, ``label_atomic``, ``label_human_general``, ``label_human_contextual``
+(booleans) and ``split``. :func:`bench_answers` groups them into one answer per entry, skipping a bad record
+with its reason; an answer's ``label`` is FALSE when any snippet's ``label_atomic`` is false (OR-FALSE).
 
-    {"answer_id": "5", "source": "bench" | "healthfc" | "medhallu", "query": "...", "text": "...",
-     "subset": "consumer" | "vignette", "label": "TRUE" | "FALSE" | null, "split": "dev" | null,
-     "shared_context": {...},
-     "atoms": [{"index": 1, "text": "...", "label": "TRUE" | "FALSE"}, ...],          # bench only
-     "snippets": [{"snippet_id": "5-S1", "index": 1, "text": "...", "atoms": [1, 2], "pattern": "A",
-                   "labels": {"atomic": "FALSE", "general": "FALSE", "contextual": "FALSE"},
-                   "is_ambiguous": false, "notes": "..."}, ...],                       # bench only
-     "row_id": "0", "kind": "ground_truth" | "hallucinated", "difficulty": "easy",     # medhallu only
-     "hallucination_category": "..."}                                                  # medhallu, hallucinated only
+HealthFC (the project's dataset JSONL): SUPPORTED (→ TRUE) and REFUTED (→ FALSE) claims only; the text is the
+English claim (rewritten into a statement when asked); the explanation is never used (it states the verdict).
 
-MedSNIP-Bench (the published format, docs/medsnip.md): a JSON array (or JSONL) with one record per
-*snippet*: ``snippet_id`` (``<entry_id>-S<n>``), ``entry_id``, ``query``, ``full_text``, ``subset``,
-``batch_id``, ``shared_context``, ``snippet_text``, ``atoms`` [{``index``, ``text``, ``label``}],
-``pattern`` (A–F), ``is_ambiguous`` ("yes"/"no"), ``notes``, ``label_atomic``,
-``label_human_general``, ``label_human_contextual`` (booleans) and ``split``. :func:`load_bench`
-groups them into one answer per entry; a record missing a field, with a pattern outside A–F, a
-non-boolean label, a repeated ``snippet_id`` or an entry text that disagrees with its entry's first
-record is skipped with its reason. An answer's own ``label`` is FALSE when any of its snippets'
-``label_atomic`` is false (OR-FALSE), for answer-level scoring.
-
-HealthFC (the project's dataset JSONL): only SUPPORTED (→ TRUE) and REFUTED (→ FALSE) claims; NOT
-ENOUGH INFORMATION claims are excluded and counted. The text decomposed is the English claim,
-rewritten into the statement it asserts when the step asks for it; the explanation is never used
-(it states the verdict).
-
-MedHallu (:func:`medhallu_answers`): one row per question, in the form the Hugging Face dataset
-publishes (``Question``, ``Knowledge``, ``Ground Truth``, ``Hallucinated Answer``, ``Difficulty Level``,
-``Category of Hallucination``; no id) or in the lowercase form of MedSNIP's repository (``id``,
-``question``, ``knowledge``, ``ground_truth``, ``hallucinated_answer``, ``difficulty``,
-``hallucination_category``), as a JSON array, JSONL or Parquet (:func:`read_records`). Each row gives two
-answers to its question (the query; subset ``vignette``): its ground truth, labelled TRUE, id
-``<row>-gt``, and its hallucinated answer, labelled FALSE, id ``<row>-h``, where ``<row>`` is the row's
-``id`` or, for a row without one (the published form), its 0-based position in the file — the numbering
-MedSNIP's copy gives the published rows, the same on every read of the same file. The knowledge passages
-are not carried: the verifiers judge the answer, not the abstract it came from. A file whose rows all
-lack a field the loader needs (the question or an answer, in either form) stops naming the field; a row
-that is not an object, has no question or an empty one, repeats an id or repeats an earlier row is skipped
-with its reason, and so is an answer that is missing, not text or empty (its row's other answer is kept).
+MedHallu: one row per question, in the Hugging Face form (``Question``, ``Knowledge``, ``Ground Truth``,
+``Hallucinated Answer``, ``Difficulty Level``, ``Category of Hallucination``; no id) or the lowercase form of
+MedSNIP's repository (``id``, ``question``, ``ground_truth``, ...), as JSON, JSONL or Parquet. Each row gives two
+answers (subset ``vignette``): its ground truth, TRUE, id ``<row>-gt``, and its hallucinated answer, FALSE, id
+``<row>-h``; ``<row>`` is the row's ``id`` or its 0-based position (the numbering of MedSNIP's copy). The
+knowledge passages are not carried. A file whose rows all lack a needed field stops naming it; a bad row or
+answer is skipped with its reason (the row's other answer is kept).
 """
 
 from __future__ import annotations

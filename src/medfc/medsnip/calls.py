@@ -1,25 +1,13 @@
-"""LLM calls of the MedSNIP steps, through the per-unit cache.
+"""LLM calls of the MedSNIP steps through the per-unit cache: :func:`make_llm` builds the client,
+:func:`cached_ask` asks a batch of conversations, answering what the cache holds without a call. Each result
+keeps the usage of the call(s) that made it, cached or not, so cost is the pipeline's whatever a rerun reused.
 
-:func:`make_llm` builds the client an :class:`~medfc.medsnip.options.LLMOptions` names;
-:func:`cached_ask` asks a batch of conversations (structured JSON or plain text), answering what
-the cache already holds without a call. Each result keeps the *usage* of the call(s) that made it (calls,
-prompt and completion tokens), cached or not, so cost is the logical cost of the pipeline whatever
-a rerun reused.
-
-* **Stored as answered.** The items still to ask go to the client in small sub-batches (one
-  conversation for a server, ``batch_size`` for a local model, which generates them together), and each
-  answered item is put into the :class:`~medfc.medsnip.cache.UnitCache` (one file, written atomically)
-  before the next sub-batch is sent: a kill loses at most the calls in flight.
-* **A failed call is no answer.** A result whose call (or repair call) failed has ``failed`` set, its
-  error, no value: it is never cached and its caller must not turn it into a verdict or a unit.
-  :func:`check_failures` then fails the step naming how many failed and why, unless the configured share
-  (``max_failed_share``) allows it. Whatever the client raises (a refused key, an unknown model)
-  propagates unchanged: nothing here catches it.
-* **Self-healing.** A cache entry that is not what its kind stores (not JSON, ``{}``, no ``text``, a
-  stored failure, a structured value its schema or check refuses) is a miss counted in the cache's
-  ``stats["damaged"]`` and logged with its file's name; the item is asked again and the entry replaced.
-* **No key.** Every error and raw answer stored passes through :func:`scrub`: the project's redaction
-  (:func:`medfc.common.redact.redact`) and the literal value of the key's environment variable.
+* Each answered item is cached before the next sub-batch is sent (one conversation for a server,
+  ``batch_size`` for a local model): a kill loses at most the calls in flight.
+* A failed call has ``failed`` set and no value; it is never cached nor turned into a unit or verdict.
+  :func:`check_failures` fails the step unless ``max_failed_share`` allows it. What the client raises propagates.
+* A cache entry that is not what its kind stores is a miss counted in ``stats["damaged"]``; it is asked again.
+* Every error and raw answer stored passes through :func:`scrub` (no key is stored).
 """
 
 from __future__ import annotations
@@ -108,9 +96,6 @@ def scrub(text: object, key_env: str | Sequence[str] = "", pattern: bool = True)
     return redact(text) if pattern else redact_values(text)
 
 
-# -- what a cache entry of each kind must look like --------------------------------------------------
-
-
 def _usage_ok(rec: Mapping[str, object]) -> None:
     usage = rec["usage"]
     if not isinstance(usage, Mapping) or not all(isinstance(usage.get(k), int) for k in USAGE_KEYS):
@@ -163,13 +148,9 @@ def cached_ask(client: LLMClient, cache: UnitCache, identity: Mapping[str, JSONV
                items: Sequence[tuple[KeyParts, Conversation]], params: GenerationParams, schema: Mapping[str, JSONValue] | None = None,
                repair: Prompt | None = None, check: Callable[[int, JSONValue], str | None] | None = None, key_env: str | Sequence[str] = "",
                batch_size: int | None = None) -> list[CallResult]:
-    """One result dict per item ``(key parts, conversation)``, cached under ``kind`` (see module docstring).
-
-    With a ``schema`` (and its ``repair`` prompt) the answer is structured (:func:`ask_json`): ``value``,
-    ``ok``, ``error``, ``raw``, ``repaired``; without, plain text: ``text`` and ``error``. Both carry
-    ``usage`` (calls, prompt and completion tokens), ``cached`` and ``failed`` (a call failed: no answer,
-    not cached; ``error`` says why). Errors and raw texts are scrubbed of the key in ``key_env``.
-    ``batch_size``: items per call of the client (default: :func:`_sub_batch`)."""
+    """One result per item ``(key parts, conversation)``, cached under ``kind``: structured (:func:`ask_json`)
+    with a ``schema`` and its ``repair`` prompt, else plain text (:class:`CallResult`). Errors and raw texts are
+    scrubbed of the key in ``key_env``; ``batch_size``: items per call (default: :func:`_sub_batch`)."""
     structured = schema is not None
     if structured and repair is None:
         raise ValueError("a structured call needs its repair prompt")
@@ -210,9 +191,6 @@ def cached_ask(client: LLMClient, cache: UnitCache, identity: Mapping[str, JSONV
                 cache.put(keys[i], rec)  # stored as soon as it is answered
             out[i] = dict(rec, cached=False, failed=failed)
     return [o for o in out if o is not None]
-
-
-# -- the step's verdict on its failed calls -----------------------------------------------------------
 
 
 def first_errors(errors: Sequence[str], n: int = 3) -> str:

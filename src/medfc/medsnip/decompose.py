@@ -1,33 +1,16 @@
 """Decomposition of answers into verification units (MedSNIP §4.1, docs/medsnip.md).
 
-Modes:
+``atoms``: one *extract* call, query and numbered sentences → ``{shared_context, atoms: [{index, text,
+source_sentences}]}``; each atom is a unit. ``group`` (atomize-then-group, Mode 1): the extract call, then one
+*cluster* call, numbered atoms → ``{snippets: [{source_claims, output, pattern, notes}]}``, every atom in exactly
+one snippet; with ``atoms_from: given`` MedSNIP-Bench's own atoms are clustered (comparable with the human
+partition). ``direct`` (snippet-direct, Mode 2): one call → ``{shared_context, snippets: [{source_sentences,
+output, pattern, notes}]}``. ``human_atoms`` / ``human_snippets``: MedSNIP-Bench's own units (no call).
 
-``atoms``
-    one *extract* call: the query and the numbered sentences of the answer → ``{shared_context,
-    atoms: [{index, text, source_sentences}]}``; each atom is a unit.
-``group`` (atomize-then-group, Mode 1)
-    the extract call, then one *cluster* call: query, shared context and numbered atoms →
-    ``{snippets: [{source_claims, output, pattern, notes}]}``, every atom in exactly one snippet.
-    With ``atoms_from: given`` the answer's own atoms (MedSNIP-Bench's) are clustered instead, so
-    the partition can be compared with the human one atom for atom.
-``direct`` (snippet-direct, Mode 2)
-    one call: query and numbered sentences → ``{shared_context, snippets: [{source_sentences,
-    output, pattern, notes}]}``.
-``human_atoms`` / ``human_snippets``
-    MedSNIP-Bench's own atoms and snippets with their gold labels (no call).
-
-Every unit keeps its source pointers: ``source_atoms`` (1-based atom indices of its answer),
-``source_sentences`` (0-based sentence indices, :mod:`medfc.medsnip.sentences`) and ``spans``
-(character offsets of those sentences in the answer text). The atoms of ``atoms`` and ``group``
-come from the same cached extract call, so ``<answer>:atoms:<i>`` is atom ``i`` of a group snippet.
-
-An answer whose (repaired) decomposition is still malformed — not JSON, not the schema, an index
-out of range, an atom in no snippet or in two — becomes one unit holding the whole text
-(``fallback: true``, counted), when ``fallback_whole_text`` is set; else it has no units. That rule is
-for the model's own unreadable answer (read after removing ``<think>`` blocks) only: an answer whose call
-failed (after its retries, or a bad answer the client refused) has no units and no fallback, is counted
-(``<kind>_failed``) and listed in ``Decomposer.failures``, and the step fails on it unless
-``max_failed_share`` allows it (:func:`medfc.medsnip.calls.check_failures`).
+Units keep ``source_atoms`` (1-based), ``source_sentences`` (0-based) and ``spans`` (character offsets). An answer
+whose repaired decomposition is still malformed (not the schema, an index out of range, an atom in no snippet
+or in two) becomes one whole-text unit (``fallback: true``) when ``fallback_whole_text`` is set, else none; an
+answer whose call failed has no units and no fallback (``Decomposer.failures``).
 """
 
 from __future__ import annotations
@@ -42,7 +25,7 @@ from medfc.common.report import SkipReport
 from medfc.llm.base import Conversation, Ledger, LLMClient
 from medfc.llm.prompts import Prompt, load_prompt
 from medfc.medsnip.cache import UnitCache
-from medfc.medsnip.calls import CallResult, cached_ask, gen_params, llm_identity, llm_prices
+from medfc.medsnip.calls import USAGE_KEYS, CallResult, cached_ask, gen_params, llm_identity, llm_prices
 from medfc.medsnip.options import DecomposeOptions
 from medfc.medsnip.records import Answer, Unit
 from medfc.medsnip.sentences import Sentence, align_atoms, numbered, split_sentences
@@ -301,7 +284,7 @@ class Decomposer:
             total.update(c)
         llm = self.opts.llm
         return {"mode": self.opts.mode, "counts": dict(sorted(self.counts.items())), "usage_by_answer": usage,
-                "usage": {k: int(total.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")},
+                "usage": {k: int(total.get(k, 0)) for k in USAGE_KEYS},
                 "cache": dict(self.cache.stats), "failed": len(self.failures), "unparsed": self.n_malformed,
                 "n_answers": n_answers, "n_units": len(units), "calls": ledger.as_dict(llm_prices(llm)),
                 "patterns": dict(sorted(Counter(str(u["pattern"]) for u in units).items())),

@@ -1,20 +1,7 @@
-"""MedSNIP's scoring of verdicts (the ``score`` step's library): arms, intervals, comparisons, patterns, fidelity.
-
-* :func:`group_verdicts` — the verdict records by (verifier, mode), in the order they were read.
-* :func:`effective_verdict` — a unit's verdict after the retrieval verifier's τ gate.
-* :func:`evaluate` — the scores of every (verifier, mode) *arm* at the scoring level (``answer``: units
-  aggregated into their answer's verdict; ``unit``: each unit against its gold, :func:`_unit_gold`): FF1 with
-  its bootstrap interval, coverage and unit coverage, failed and unparsed units, the decomposition's failures,
-  cost (decomposer plus verifier calls, tokens and dollars); Δ FF1 vs the baseline mode by paired bootstrap
-  (:func:`_compare`); the NOT ENOUGH INFO claims' predictions (HealthFC, never scored); the per-pattern
-  analysis of the bench's human snippets against their atoms (:func:`_per_pattern`); the boundary fidelity of
-  the automatic snippets against the human ones (:func:`_fidelity`); the units' patterns per mode.
-* :func:`tau_sweep` — each arm's coverage and FF1 at each abstention threshold τ (MedSNIP Table 6), from the
-  verdicts as they are: a gated arm (the retrieval verifier's) at every τ, an ungated one once.
-
-A unit whose call failed has no verdict: it is left out of the scores (unit level: not scored, not an
-abstention; answer level: not one of the answer's verdicts) and counted in the report's exclusions.
-"""
+"""MedSNIP's scoring of verdicts (the ``score`` step's library): every (verifier, mode) *arm* at the scoring
+level, Δ vs the baseline mode, the NEI claims' predictions, per-pattern analysis, boundary fidelity, and the
+τ sweep of MedSNIP Table 6. A unit whose call failed has no verdict: it is left out of the scores (not an
+abstention) and counted in the report's exclusions."""
 
 from __future__ import annotations
 
@@ -27,6 +14,7 @@ from medfc.common.jsontypes import JSONValue
 from medfc.common.report import SkipReport
 from medfc.llm.base import Prices
 from medfc.medsnip import analysis
+from medfc.medsnip.calls import USAGE_KEYS
 from medfc.medsnip.options import MODES, ScoreOptions
 from medfc.medsnip.records import Answer, UnitFields, Verdict
 from medfc.medsnip.sources import ANSWER_SOURCES
@@ -199,7 +187,7 @@ def _usage_of(recs: Sequence[Verdict]) -> dict[str, int]:
     c: Counter[str] = Counter()
     for r in recs:
         c.update(r.get("usage") or {})
-    return {k: int(c.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")}
+    return {k: int(c.get(k, 0)) for k in USAGE_KEYS}
 
 
 def _compare(base: Arm, arm: Arm, opts: ScoreOptions) -> Bootstrap:

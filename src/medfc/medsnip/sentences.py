@@ -8,12 +8,9 @@ word); each line is split after ``.``, ``!`` or ``?`` followed by whitespace and
 an opening parenthesis or a quote; pieces are whitespace-collapsed, stripped of `` .;:`` at both
 ends, and dropped when shorter than two words. Sentences are numbered from 0.
 
-Each :class:`Sentence` keeps its character span in the original answer (the source pointer a
-snippet carries), computed on a copy of the text in which every removed character became a
-placeholder, so offsets never shift.
-
-:func:`align_atoms` maps an atom to the sentence covering most of its word tokens (token recall),
-when that recall is at least 0.5; otherwise the atom is unaligned (``None``).
+Each :class:`Sentence` keeps its character span in the original answer (removed characters are masked, not
+deleted, so offsets never shift). :func:`align_atoms` maps an atom to the sentence covering most of its word
+tokens when that recall is at least 0.5, else None.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""HealthFC claims rewritten into the statements they assert (the ``prepare`` step's ``rewrite_claims``).
-
-A HealthFC claim is a question ("Does acupuncture prevent migraine?"); MedSNIP decomposes and verifies
-statements. :func:`rewrite_statements` asks the LLM for the statement each claim asserts (one cached JSON call
-per claim, prompt ``medsnip/healthfc_statement``), which becomes the answer's text. A malformed answer keeps
-the question, skipped in the report with its reason; a failed call keeps it too, and fails the step unless
-the LLM's ``max_failed_share`` allows that many (:func:`medfc.medsnip.calls.check_failures`).
-"""
+"""HealthFC claims (questions) rewritten into the statements they assert (``prepare``'s ``rewrite_claims``): one
+cached JSON call per claim (prompt ``medsnip/healthfc_statement``). A malformed answer or failed call keeps the
+question; failed calls fail the step unless ``max_failed_share`` allows them."""
 
 from __future__ import annotations
 

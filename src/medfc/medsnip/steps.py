@@ -1,59 +1,26 @@
-"""Workflow steps of the MedSNIP stage: prepare → decompose → verify → score → table.
+"""Workflow steps of the MedSNIP stage: prepare → decompose → verify → score → table (docs/medsnip.md).
 
-Every step is ``step(inputs, outputs, options[, runtime])`` with the rule's named files and a typed,
-frozen options object (:mod:`medfc.medsnip.options`, built by ``medfc run`` from the mapping the rule
-passes, every key required, with the cross-field checks of each class), so a bad key is named before a
-step reads anything. The steps
-that may run a local model take ``runtime`` (its threads). The library knows nothing of Snakemake.
+Every step is ``step(inputs, outputs, options[, runtime])`` with the rule's named files and a frozen options
+object (:mod:`medfc.medsnip.options`); steps that may run a local model take ``runtime`` (its threads).
 
-``fetch`` (:class:`FetchOptions`)
-    no inputs; outputs ``rows`` (JSONL: the rows of a dataset's file on the Hugging Face Hub, downloaded once into
-    the cache at the pinned commit and checked against its pinned SHA-256 before it is read), ``report`` (JSON: the
-    URL, the cached file, whether it came from the cache, the rows, the release record).
-``prepare`` (:class:`PrepareOptions`)
-    inputs ``source`` (MedSNIP-Bench JSON/JSONL, MedHallu JSON/JSONL/Parquet or the rows ``fetch`` wrote, or the
-    HealthFC dataset JSONL); outputs ``answers``
-    (JSONL, :mod:`medfc.medsnip.answers`), ``info`` (JSON), ``report`` (SkipReport JSON). HealthFC:
-    the 327 supported/refuted claims; with ``rewrite_claims`` each claim is rewritten into the
-    statement it asserts (one cached JSON call per claim; a malformed answer keeps the question).
-``decompose`` (:class:`DecomposeOptions`)
-    inputs ``answers``; outputs ``units`` (JSONL), ``info``, ``report``.
-``verify`` (:class:`VerifyOptions`)
-    inputs ``units``, ``answers`` (the rule also lists a local BM25 index's passages file, read through the
-    options, so that editing it reruns the job); outputs ``verdicts`` (JSONL), ``info``, ``report``.
-``score`` (:class:`ScoreOptions`)
-    inputs ``answers``, ``verdicts`` (list), optional ``decompositions`` and ``verifications`` (lists of
-    the decompose and verify infos: usage and prices for the cost columns); outputs ``scores`` (JSON:
-    per arm FF1 with its bootstrap interval, Δ vs the baseline mode with its interval, coverage, cost),
-    ``report``.
-``table`` (:class:`TableOptions`)
-    inputs ``scores``, optional ``papers`` (the papers' numbers: the paper's rows of the dataset below ours);
-    outputs ``csv``, ``md``, ``tex``: one row per verifier and mode.
-``structure`` (:class:`StructureOptions`)
-    inputs ``answers`` (one per dataset), ``units`` (one per dataset and mode); outputs ``csv``, ``md``, ``tex``,
-    ``html``: MedSNIP Table 3, the structure of each dataset's answers and units.
-``tau`` (:class:`TauOptions`)
-    inputs ``answers``, ``verdicts`` (list); outputs ``csv``, ``md``, ``tex``, ``html``: MedSNIP Table 6, coverage and
-    FF1 as τ varies, from the verdicts as they are (no LLM call).
-``calls`` (:class:`TableOptions`)
-    inputs ``scores``; outputs ``png``, ``pdf``, ``csv``: MedSNIP Fig. 21, verifier calls against FF1 per mode.
+``fetch``: a dataset's file on the Hugging Face Hub → ``rows`` (JSONL), ``report`` (URL, cache, release record).
+``prepare``: ``source`` (MedSNIP-Bench, MedHallu, fetched rows or the HealthFC dataset) → ``answers`` (JSONL),
+``info``, ``report``; HealthFC: the 327 supported/refuted claims, with ``rewrite_claims`` each rewritten into the
+statement it asserts (a malformed answer keeps the question).
+``decompose``: ``answers`` → ``units``, ``info``, ``report``.
+``verify``: ``units``, ``answers`` (the rule also lists a local BM25 index's passages so that editing it reruns
+the job) → ``verdicts``, ``info``, ``report``.
+``score``: ``answers``, ``verdicts`` (list), optional ``decompositions`` / ``verifications`` infos (cost
+columns) → ``scores`` (per arm FF1 with its bootstrap interval, Δ vs the baseline mode, coverage, cost), ``report``.
+``table``: ``scores``, optional ``papers`` → ``csv``, ``md``, ``tex``, one row per verifier and mode.
+``structure``: MedSNIP Table 3; ``tau``: MedSNIP Table 6 (no LLM call); ``calls``: MedSNIP Fig. 21.
 
-Each step reads its inputs, calls the library and writes its outputs: the statements of HealthFC claims
-(:mod:`medfc.medsnip.statements`), the decomposition (:mod:`~medfc.medsnip.decompose`), the verifiers
-(:mod:`~medfc.medsnip.verify`) and their search backends (:mod:`~medfc.medsnip.search`), the scoring
-(:mod:`~medfc.medsnip.evaluate`) and the table's rows and caption (:mod:`~medfc.medsnip.table`).
-
-Per-unit caches (``unit_cache_dir``) make adding a verifier rerun only verification, and editing
-one prompt recompute only the units that read it. Each answer is cached as soon as it arrives.
-
-A failed LLM call (after its retries, or a bad answer) is never a statement, a unit or a verdict: the
-``prepare`` (rewrite), ``decompose`` and ``verify`` steps cache what was answered, then fail naming how
-many calls failed and why (:class:`~medfc.medsnip.calls.LLMCallsFailed`), unless the LLM's
-``max_failed_share`` allows that many; then the failed items are written as such (a verdict record with
-``failed: true`` and no verdict; an answer without units), counted in the info and the report
-(``failed_calls``, ``failed_items``, ``unparsed``), left out of scoring and shown in the table's
-``failed`` / ``decompose_failed`` columns beside the ``unparsed`` ones. What the client raises (a refused
-key, an unknown model) stops the step unchanged.
+Per-unit caches (``unit_cache_dir``) make adding a verifier rerun only verification, and editing one prompt
+recompute only the units that read it. A failed LLM call is never a statement, unit or verdict: ``prepare``,
+``decompose`` and ``verify`` cache what was answered, then raise
+:class:`~medfc.medsnip.calls.LLMCallsFailed` unless the LLM's ``max_failed_share`` allows that many; then the
+failed items are written as such (``failed: true``, no verdict; an answer without units), counted in the info
+and report and left out of scoring. What the client raises (a refused key, an unknown model) stops the step.
 """
 
 from __future__ import annotations
@@ -72,7 +39,6 @@ from medfc.common.stepfiles import StepFiles
 from medfc.llm.base import Ledger
 from medfc.medsnip.analysis import structure_stats
 from medfc.medsnip.cache import UnitCache
-from medfc.medsnip.calls import LLMCallsFailed  # noqa: F401  (what the steps raise on failed calls)
 from medfc.medsnip.calls import check_failures, count_failures, make_llm
 from medfc.medsnip.decompose import Decomposer
 from medfc.medsnip.evaluate import evaluate, group_verdicts, tau_sweep
@@ -89,15 +55,16 @@ from medfc.medsnip.verify import Verifier, check_outages
 log = logging.getLogger(__name__)
 
 
+def _answers(inputs: StepFiles) -> dict[str, Answer]:
+    return {a["answer_id"]: a for a in read_jsonl(inputs["answers"])}
+
+
 def _write_common(outputs: StepFiles, info: dict[str, object], report: SkipReport) -> None:
     info["skips"] = {k: v for k, v in report.as_dict().items() if k != "skipped"}
     if outputs.get("info"):
         write_json(outputs["info"], info)
     if outputs.get("report"):
         report.write(outputs["report"])
-
-
-# -------------------------------------------------------------------------------------------- fetch
 
 
 def fetch(inputs: StepFiles, outputs: StepFiles, options: FetchOptions) -> dict[str, object]:
@@ -120,9 +87,6 @@ def fetch(inputs: StepFiles, outputs: StepFiles, options: FetchOptions) -> dict[
     return report
 
 
-# ------------------------------------------------------------------------------------------ prepare
-
-
 def prepare(inputs: StepFiles, outputs: StepFiles, options: PrepareOptions, runtime: Runtime) -> dict[str, object]:
     report = SkipReport(f"medsnip-prepare-{options.source}")
     answers = answer_source(options.source).load()(inputs["source"], report, options)
@@ -138,9 +102,6 @@ def prepare(inputs: StepFiles, outputs: StepFiles, options: PrepareOptions, runt
     write_jsonl(outputs["answers"], answers)
     _write_common(outputs, info, report)
     return info
-
-
-# ---------------------------------------------------------------------------------------- decompose
 
 
 def decompose(inputs: StepFiles, outputs: StepFiles, options: DecomposeOptions, runtime: Runtime) -> dict[str, object]:
@@ -161,15 +122,12 @@ def decompose(inputs: StepFiles, outputs: StepFiles, options: DecomposeOptions, 
     return info
 
 
-# ------------------------------------------------------------------------------------------- verify
-
-
 def verify(inputs: StepFiles, outputs: StepFiles, options: VerifyOptions, runtime: Runtime,
            searchers: Mapping[str, CachedSearch] | None = None) -> dict[str, object]:
     """Verify every unit (``searchers`` replaces the backends built from the options, e.g. in tests)."""
     report = SkipReport(f"medsnip-verify-{options.name}-{options.verifier}")
     units: list[Unit] = list(read_jsonl(inputs["units"]))
-    answers: dict[str, Answer] = {a["answer_id"]: a for a in read_jsonl(inputs["answers"])}
+    answers = _answers(inputs)
     ledger = Ledger()
     if verifier_kind(options.verifier).retrieves and searchers is None:
         assert options.retrieval is not None
@@ -187,16 +145,12 @@ def verify(inputs: StepFiles, outputs: StepFiles, options: VerifyOptions, runtim
     return info
 
 
-# -------------------------------------------------------------------------------------------- score
-
-
 def score(inputs: StepFiles, outputs: StepFiles, options: ScoreOptions) -> dict[str, object]:
     """The scores of every verifier and mode (:func:`medfc.medsnip.evaluate.evaluate`) from the answers, the
     verdicts and the decompose and verify infos."""
     report = SkipReport("medsnip-score")
-    answers: dict[str, Answer] = {a["answer_id"]: a for a in read_jsonl(inputs["answers"])}
-    paths = inputs["verdicts"] if isinstance(inputs["verdicts"], (list, tuple)) else [inputs["verdicts"]]
-    groups = group_verdicts(r for path in paths for r in read_jsonl(path))
+    answers = _answers(inputs)
+    groups = group_verdicts(r for path in input_paths(inputs, "verdicts") for r in read_jsonl(path))
     decompositions = [read_json(path) for path in inputs.get("decompositions") or []]
     verifications = [read_json(path) for path in inputs.get("verifications") or []]
     result = evaluate(answers, groups, decompositions, verifications, options, report)
@@ -204,9 +158,6 @@ def score(inputs: StepFiles, outputs: StepFiles, options: ScoreOptions) -> dict[
     if outputs.get("report"):
         report.write(outputs["report"])
     return result
-
-
-# -------------------------------------------------------------------------------------------- table
 
 
 def table(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> list[dict[str, JSONValue]]:
@@ -253,7 +204,7 @@ def structure(inputs: StepFiles, outputs: StepFiles, options: StructureOptions) 
 
 def tau(inputs: StepFiles, outputs: StepFiles, options: TauOptions) -> list[dict[str, object]]:
     """MedSNIP Table 6 of one dataset: each arm's coverage and FF1 at each τ of ``options.taus``, from its verdicts."""
-    answers: dict[str, Answer] = {a["answer_id"]: a for a in read_jsonl(inputs["answers"])}
+    answers = _answers(inputs)
     groups = group_verdicts(r for path in input_paths(inputs, "verdicts") for r in read_jsonl(path))
     sweep = tau_sweep(answers, groups, options.score, options.taus)
     rows, caption, latex = tau_table(sweep, options.title, options.score.tau, options.score.level)

@@ -1,20 +1,6 @@
-"""MedSNIP's atoms-vs-snippets table (the ``table`` step's library): its rows and its caption, from a ``score`` result.
-
-* :func:`table_rows` — one row per verifier and mode: units and coverage, FF1 with its interval, Δ vs the
-  baseline mode with its interval, failed and unparsed units and decompositions, calls (and the share of calls
-  each mode saves against the baseline mode), tokens and dollars.
-* :func:`paper_rows` — the paper's rows of the same dataset and modes (``medsnip`` of resources/papers/numbers.yaml:
-  GPT-5.4 as claim-only verifier), below ours.
-* :func:`table_latex` — the rows as MedSNIP's Table 2 sets them: FF1 of each verifier and mode with its interval and
-  Δ FF1 vs the baseline mode with its interval, three decimals; calls, tokens and failures stay in the CSV.
-* :func:`table_caption` — what the rows are (dataset, level, interval, bootstrap, τ), the boundary fidelity,
-  the NOT ENOUGH INFO claims' predictions and the failed calls when there are any.
-* :func:`structure_table` — MedSNIP Table 3: the structure of each dataset's answers and units
-  (:func:`medfc.medsnip.analysis.structure_stats`), one row per dataset.
-* :func:`tau_table` — MedSNIP Table 6: coverage and FF1 of each arm as the abstention threshold τ varies
-  (:func:`medfc.medsnip.evaluate.tau_sweep`).
-* :func:`calls_points` — MedSNIP Fig. 21's data: each arm's verifier calls and FF1, from a ``score`` result.
-"""
+"""MedSNIP's tables from a ``score`` result: the atoms-vs-snippets table (rows, the paper's rows, caption, the
+LaTeX of MedSNIP's Table 2), MedSNIP Table 3 (:func:`structure_table`), Table 6 (:func:`tau_table`) and the
+points of Fig. 21 (:func:`calls_points`)."""
 
 from __future__ import annotations
 
@@ -27,6 +13,10 @@ from medfc.medsnip.options import MODES
 
 def _r(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
+
+
+def _arm_order(arm: Mapping[str, JSONValue]) -> tuple[str, int]:
+    return arm["verifier"], MODES.index(arm["mode"])
 
 
 def _change(value: float, base: float) -> float | None:
@@ -46,17 +36,14 @@ PAPER_KEYS = {"units": "units", "scored": "scored", "FF1": "ff1", "verify_calls_
 
 
 def table_rows(scores: Mapping[str, JSONValue]) -> list[dict[str, JSONValue]]:
-    """One row per verifier and mode (in :data:`MODES` order) of a ``score`` result: units and coverage,
-    FF1 with its interval, Δ vs the baseline mode with its interval, the units whose verification call
-    failed (not scored) or whose answer was unreadable (``unparsed``; FALSE or abstained as the verifier's
-    option says), the answers whose decomposition call failed (no units) or stayed malformed, calls (with,
-    against the same verifier's baseline mode, the share of verification calls saved and the change of all
-    calls, decomposition included, in percent: MedSNIP's cost accounting), tokens and dollars. ``source``:
-    ``ours`` (the paper's rows below: :func:`paper_rows`)."""
+    """One row per verifier and mode (in :data:`MODES` order) of a ``score`` result: units and coverage, FF1 and
+    Δ vs the baseline mode with their intervals, failed and unparsed units and decompositions, calls (with the
+    share of verification calls saved and the change of all calls against the same verifier's baseline mode, in
+    percent: MedSNIP's cost accounting), tokens and dollars."""
     base = scores["options"]["baseline_mode"]
     baseline = {a["verifier"]: a["cost"] for a in scores["arms"].values() if a["mode"] == base}
     rows = []
-    for s in sorted(scores["arms"].values(), key=lambda a: (a["verifier"], MODES.index(a["mode"]))):
+    for s in sorted(scores["arms"].values(), key=_arm_order):
         ci = s.get("ff1_interval") or {}
         cmp = s.get("vs_baseline") or {}
         total = s["cost"]["total"]
@@ -118,7 +105,7 @@ def _nei_caption(scores: Mapping[str, JSONValue]) -> str:
     if not n:
         return ""
     parts = [f"{name} {a['nei_predictions']['n_pred_true']} / {a['nei_predictions']['n_pred_false']}"
-             for name, a in sorted(scores["arms"].items(), key=lambda kv: (kv[1]["verifier"], MODES.index(kv[1]["mode"])))
+             for name, a in sorted(scores["arms"].items(), key=lambda kv: _arm_order(kv[1]))
              if a.get("nei_predictions")]
     return f". {n} NOT ENOUGH INFO claims (not scored) predicted TRUE / FALSE: {', '.join(parts)}"
 
@@ -184,8 +171,6 @@ def table_latex(scores: Mapping[str, JSONValue], rows: Sequence[Mapping[str, JSO
                       merge_first=True)
 
 
-# ------------------------------------------------------------------------------------- Table 3
-
 MODE_NAMES = {"atoms": "atoms", "group": "group", "direct": "direct", "human_atoms": "human atoms", "human_snippets": "human snippets"}
 
 
@@ -210,8 +195,6 @@ def structure_table(stats: Sequence[tuple[str, Mapping[str, float | int | None]]
                "and the bench's own human snippets). Empty: the mode did not run on that dataset.")
     return rows, caption, LatexTable(caption, "tab:medsnip-table3", columns, [Block(body)])
 
-
-# ------------------------------------------------------------------------------------- Table 6
 
 def tau_table(sweep: Sequence[Mapping[str, object]], title: str, tau: float, level: str) -> tuple[list[dict[str, object]], str, LatexTable]:
     """MedSNIP Table 6 of one dataset from :func:`~medfc.medsnip.evaluate.tau_sweep`: the gated arms (the retrieval
@@ -240,13 +223,11 @@ def tau_table(sweep: Sequence[Mapping[str, object]], title: str, tau: float, lev
     return rows, caption, LatexTable(caption, "tab:medsnip-table6", columns, blocks)
 
 
-# ------------------------------------------------------------------------------------- Fig. 21
-
 def calls_points(scores: Mapping[str, JSONValue]) -> list[dict[str, object]]:
     """One point per arm of a ``score`` result for MedSNIP Fig. 21: its verifier, mode, verifier calls, all calls
     (decomposer too) and FF1, in the table's order."""
     points = []
-    for s in sorted(scores["arms"].values(), key=lambda a: (a["verifier"], MODES.index(a["mode"]))):
+    for s in sorted(scores["arms"].values(), key=_arm_order):
         points.append({"verifier": s["verifier"], "mode": s["mode"], "verify_calls": s["cost"]["verify"]["calls"],
                        "total_calls": s["cost"]["total"]["calls"], "ff1": round(float(s["ff1"]), 4), "scored": s["n_scored"]})
     return points

@@ -1,39 +1,24 @@
 """Verification of units (MedSNIP §4.2–4.3, docs/medsnip.md).
 
-``claim_only`` / ``full_context`` (one call per unit)
-    The model answers one word. Claim-only sees the unit alone; full-context also sees the original
-    question and answer, for interpretation only, never as evidence. The first token of the answer,
-    lower-cased and stripped of punctuation, after removing ``<think>`` blocks, is the verdict when it is
-    ``true`` or ``false``; any other answer is FALSE as in the paper (``unparsed: false``) or an
-    abstention (``unparsed: abstain``), and is counted (``unparsed``). No confidence.
+``claim_only`` / ``full_context``: one call per unit, a one-word answer (full-context also sees the question
+and answer, for interpretation only). The first token, lower-cased and stripped of punctuation after removing
+``<think>`` blocks, is the verdict when ``true`` or ``false``; any other answer is counted (``unparsed``) and is
+FALSE as in the paper (``unparsed: false``) or an abstention (``unparsed: abstain``). No confidence.
 
-``retrieval`` (the retrieval-augmented verifier)
-    Up to ``max_rounds`` turns. Each turn is one JSON call that sees the subset, the question and
-    answer (context only), the shared context without ``correct_answer``, the unit and all evidence so
-    far, and answers ``{final_answer, confidence, reasoning}``, ``{abstain: true, reasoning}`` or
-    ``{search_query, source, reasoning}``. A search runs on the named backend (``hits_per_search``
-    hits, title and text cut to ``title_chars`` / ``text_chars``) and its hits join the evidence (a
-    search that fails is recorded with its error, counted, and the unit is not cached). A search the
-    service could not answer (429/5xx, timeouts, cut or error answers after the client's retries) is also
-    an *outage* (``Verifier.outages``): the step finishes every unit, caches those without one, then
-    fails naming them (:func:`check_outages`), so the rerun verifies only those units; a refused key stops
-    it at once.
-    Guards: TRUE on the first turn without evidence → the next turn asks it to search first (once);
-    a confidence below ``reprompt_below`` with turns left → the next turn asks it to search more or
-    abstain (once); the turn cap reached, or an answer still malformed after its repair → one
-    forced-final call (no search; abstaining preferred to an unsupported FALSE; no confidence).
-    The verdict keeps its confidence; the τ gate is applied at scoring (so τ can change without a
-    call): a unit is *not addressed* when it abstained, hit the cap, has no verdict, or has no
-    confidence or one below τ.
+``retrieval``: up to ``max_rounds`` JSON turns, each seeing the subset, the question and answer (context only),
+the shared context without ``correct_answer``, the unit and the evidence so far, and answering
+``{final_answer, confidence, reasoning}``, ``{abstain: true, reasoning}`` or ``{search_query, source, reasoning}``.
+A search's hits (``hits_per_search``, cut to ``title_chars`` / ``text_chars``) join the evidence; a failed search
+is recorded with its error and the unit is not cached; one the service did not answer after the client's
+retries is also an outage: the step caches the rest, then fails (:func:`check_outages`). Guards (once each):
+TRUE on the first turn without evidence → search first; confidence below ``reprompt_below`` with turns left →
+search more or abstain. The turn cap, or an answer still malformed after its repair → one forced-final call
+(no search, no confidence). The τ gate is applied at scoring: a unit is *not addressed* when it abstained, hit
+the cap, has no verdict, or no confidence or one below τ.
 
-A call that failed (after its retries, or a bad answer the client refused) is no verdict: the record has
-``failed: true``, its error and no verdict (never FALSE), is not cached, and is listed in
-``Verifier.failures``; the step fails on them unless ``max_failed_share`` allows them
-(:func:`medfc.medsnip.calls.check_failures`). Errors stored are scrubbed of the keys (by value too).
-
-Every verdict record carries its unit's fields, the usage of the calls that made it (from the cache
-too), and is cached per unit: the key holds the verifier kind, the model and its parameters, the
-prompt file hashes, the unit and its context, and for retrieval the loop settings and the indexes.
+A failed call is no verdict (``failed: true``, never FALSE, not cached, listed in ``Verifier.failures``).
+Verdicts carry their unit's fields and usage and are cached per unit, keyed by the verifier kind, the model and
+its parameters, the prompt hashes, the unit and its context, and for retrieval the loop settings and indexes.
 """
 
 from __future__ import annotations
@@ -53,7 +38,7 @@ from medfc.llm.base import Ledger, LLMClient
 from medfc.llm.prompts import load_prompt
 from medfc.llm.structured import ask_json, strip_think
 from medfc.medsnip.cache import UnitCache, cache_key
-from medfc.medsnip.calls import cached_ask, gen_params, llm_identity, llm_prices, scrub
+from medfc.medsnip.calls import USAGE_KEYS, cached_ask, gen_params, llm_identity, llm_prices, scrub
 from medfc.medsnip.options import VerifyOptions
 from medfc.medsnip.records import Answer, Evidence, UnitFields, Verdict
 from medfc.medsnip.search import CachedSearch, render_hits
@@ -64,7 +49,7 @@ from medfc.scoring.medsnip import FALSE, TRUE
 SEARCH_ERRORS = (HttpError, SearchError, requests.RequestException, OSError, ValueError, KeyError)
 GUARD_TRUE = ("You answered TRUE on the first turn without any evidence. Search for evidence first "
               "(prefer a query that could refute the statement).")
-GUARD_CONF = ("Your confidence was below {threshold}. Search for more evidence, or abstain if the evidence " "stays insufficient.")
+GUARD_CONF = "Your confidence was below {threshold}. Search for more evidence, or abstain if the evidence stays insufficient."
 UNIT_FIELDS = ("unit_id", "answer_id", "mode", "index", "text", "pattern", "source_atoms", "source_sentences", "labels", "fallback",
                "atoms_from")
 
@@ -351,7 +336,7 @@ class Verifier:
                     rec["abstained"] = True
         for i, st in state.items():
             rec = st["rec"]
-            rec["usage"] = {k: int(st["usage"].get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")}
+            rec["usage"] = {k: int(st["usage"].get(k, 0)) for k in USAGE_KEYS}
             if st["call_failed"]:
                 self._failed(rec, rec["error"])
             for flag in ("abstained", "cap_hit", "forced_final", "malformed"):
@@ -379,7 +364,7 @@ class Verifier:
         return {"verifier": opts.name, "kind": opts.verifier, "model": opts.llm.model, "n_units": n_units,
                 "verdicts": dict(Counter(str(v["verdict"]) for v in verdicts)), "counts": dict(sorted(self.counts.items())),
                 "failed": len(self.failures), "unparsed": n_unparsed,
-                "usage": {k: int(usage.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")},
+                "usage": {k: int(usage.get(k, 0)) for k in USAGE_KEYS},
                 "calls": ledger.as_dict(llm_prices(opts.llm)), "cache": dict(self.cache.stats),
                 "rounds_mean": (sum(v["rounds"] for v in verdicts) / len(verdicts)) if verdicts else 0.0,
                 "searches_run": {n: s.searches for n, s in self.searchers.items() if hasattr(s, "searches")},
