@@ -23,13 +23,9 @@ to the official printout in docs/scoring.md (summary here).
 * **Evidence score by claim type at λ** (official: printed at λ = 0.2 and 0.3): each claim's evidence
   score, set to 0 when it is ≤ λ, averaged over the claims of each gold claim type; a claim with several
   types counts in each. The label plays no part.
-* **Evidence strings from the AVeriTeC JSON shape** (:func:`averitec_evidence_strings`), built as the
-  official script builds them: one string per answer, ``question + " " + answer``; for an answer whose
-  ``answer_type`` is "Boolean", ``". " + boolean_explanation`` is appended (also when the explanation is
-  empty); a question without answers gives ``question + " No answer could be found."``;
-  ``string_evidence`` entries are taken as they are. Claims read from AVeriTeC JSON are scored
-  ``verbatim`` (strings exactly as built, blank ones included). Claims from the workflow's JSONL have
-  their strings whitespace-normalised and blank strings dropped before scoring.
+* **Evidence strings** of the AVeriTeC JSON shape are built as the official script builds them
+  (:func:`averitec_evidence_strings`) and scored ``verbatim`` (blank ones included); the workflow's JSONL strings
+  are whitespace-normalised and blank ones dropped before scoring.
 """
 
 from __future__ import annotations
@@ -61,10 +57,8 @@ _LABEL_BY_KEY.update({"conflicting evidence/cherry-picking": AVERITEC_LABELS[2],
 
 
 def normalise_label(label: object) -> str:
-    """Map case/spelling variants ("Not Enough Evidence") to the canonical AVeriTeC label.
-
-    Anything unrecognised is returned unchanged (stripped) and then counts as a wrong prediction.
-    """
+    """Map case/spelling variants ("Not Enough Evidence") to the canonical AVeriTeC label; anything else is
+    returned stripped (and counts as a wrong prediction)."""
     text = "" if label is None else str(label).strip()
     return _LABEL_BY_KEY.get(text.lower(), text)
 
@@ -95,13 +89,9 @@ def pairwise_matrix(pred: Sequence[str], gold: Sequence[str], metric: PairMetric
 
 def evidence_score(pred: Sequence[str], gold: Sequence[str], metric: PairMetric | None = None, max_pred: int | None = MAX_PRED_EVIDENCE,
                    clean: bool = True) -> float:
-    """Hungarian-matched score of one claim's predicted strings against its gold strings.
-
-    Used for the evidence (question+answer) strings and for the questions alone. ``clean`` drops blank
-    strings and normalises whitespace first; ``clean=False`` scores the strings exactly as given (the
-    official script's behaviour: a blank gold string still counts in the denominator). Empty-list rule
-    in the module docstring.
-    """
+    """Hungarian-matched score of one claim's predicted strings (evidence, or questions) against its gold strings.
+    ``clean=False`` scores the strings exactly as given (official: a blank gold string still counts in the
+    denominator). Empty lists: module docstring."""
     from scipy.optimize import linear_sum_assignment  # here: a score job without evidence never loads scipy.optimize (1.5 s)
 
     pred = _prepare(pred, clean)
@@ -142,11 +132,8 @@ class ClaimPrediction:
 
 
 def question_only_score(claim: ClaimPrediction, metric: PairMetric | None = None, max_pred: int | None = MAX_PRED_EVIDENCE) -> float | None:
-    """Hungarian-matched score of the first ``max_pred`` predicted questions against all gold questions.
-
-    A prediction without questions is scored on its first ``max_pred`` evidence strings; None when the
-    claim has no gold questions.
-    """
+    """The Hungarian-matched score of the questions (a prediction without questions: its evidence strings);
+    None when the claim has no gold questions."""
     if claim.gold_questions is None:
         return None
     pred = claim.questions if claim.questions is not None else claim.evidence
@@ -270,11 +257,6 @@ def lambda_key(lam: float) -> str:
     return f"{lam:g}"
 
 
-# --------------------------------------------------------------------------------------------
-# Readers
-# --------------------------------------------------------------------------------------------
-
-
 def _text(value: object) -> str:
     return "" if value is None else str(value)
 
@@ -338,12 +320,8 @@ def read_averitec_json(path: str | os.PathLike) -> list[JSONObject]:
 
 
 def claims_from_averitec(gold: Sequence[Mapping[str, JSONValue]], pred: Sequence[Mapping[str, JSONValue]]) -> list[ClaimPrediction]:
-    """Pair gold and predicted AVeriTeC examples by position (as the official scorer does).
-
-    The predicted label is ``pred_label`` (or ``label``); the predicted justification ``justification``
-    (None when the key is absent or null: the fallback applies); gold ``claim_types`` give the types.
-    Strings are scored verbatim.
-    """
+    """Pair gold and predicted AVeriTeC examples by position (as the official scorer does); the predicted label
+    is ``pred_label`` (or ``label``); strings are scored verbatim."""
     if len(gold) != len(pred):
         raise ValueError(f"{len(pred)} predictions for {len(gold)} gold claims; they are paired by position")
     claims = []
@@ -405,11 +383,9 @@ def _averitec_at(right: np.ndarray, ev: np.ndarray, lambdas: Sequence[float]) ->
 
 def selection_scores(records: Sequence[Mapping[str, object]], lambdas: Sequence[float], max_pred: int | None,
                      metric: PairMetric | None = None) -> dict[str, float | int | dict[str, float]]:
-    """AVeriTeC-style scores of selected evidence *sentences* (HealthFC's pipeline and joint systems):
-    the evidence score (Hungarian-matched METEOR of the selected ``evidence`` against the
-    ``gold_evidence`` sentences, sum over matches / number of gold sentences) and the AVeriTeC score at
-    each λ (label right AND evidence score > λ), averaged over the records. Needs the NLTK data for
-    METEOR; a missing install raises ``NltkDataMissing`` naming the install script."""
+    """AVeriTeC-style scores of selected evidence *sentences* (HealthFC's pipeline and joint systems): the evidence
+    score against the ``gold_evidence`` sentences and the AVeriTeC score at each λ, averaged over the records.
+    Needs the NLTK data for METEOR (else ``NltkDataMissing``)."""
     if metric is None and records:
         metric = _default_metric()
     ev = np.array([evidence_score(r.get("evidence") or [], r.get("gold_evidence") or [], metric, max_pred) for r in records], dtype=float)

@@ -1,17 +1,6 @@
-"""Label metrics shared by every stage: accuracy, per-class/macro P/R/F1, confusion matrix,
-the McNemar–Bowker test between two systems, percentile bootstrap intervals of accuracy and macro-F1,
-and mean ± std over folds. The label metrics themselves (accuracy, P/R/F1, confusion) are
-:mod:`medfc.common.metrics`, imported here.
-
-Conventions (see docs/scoring.md):
-
-* ``labels`` fixes the classes and their order. A class in ``labels`` that never occurs in gold or
-  predictions still counts in the macro average (with P = R = F1 = 0).
-* Any ratio with a zero denominator is 0 (precision with no predictions of a class, recall with no
-  gold items of a class, F1 when P + R = 0).
-* A gold label outside ``labels`` is an error. A predicted label outside ``labels`` (a malformed system
-  output) is simply wrong: it lowers recall and accuracy, adds to no class's precision, and is
-  counted in ``n_unknown_pred``.
+"""Label metrics of every stage: the label metrics of :mod:`medfc.common.metrics` (its conventions, see
+docs/scoring.md), the McNemar–Bowker test between two systems, percentile bootstrap intervals of accuracy and
+macro-F1, and mean ± std over folds.
 """
 
 from __future__ import annotations
@@ -25,7 +14,6 @@ from numpy.typing import ArrayLike
 
 from medfc.common.metrics import (  # noqa: F401 (the scorers' label metrics, used here and by callers)
     _check_lengths,
-    _ratio,
     accuracy,
     classification_scores,
     confusion_matrix,
@@ -79,13 +67,9 @@ class MeanStd(TypedDict):
 
 def bootstrap_intervals(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str], *, n_resamples: int,
                         seed: int, alpha: float = 0.05, chunk: int = 1000) -> BootstrapIntervals:
-    """Percentile bootstrap intervals of accuracy and macro-F1 over items (resampled with replacement).
-
-    Each resample's scores follow the module's conventions (a prediction outside ``labels`` is wrong);
-    resample ``b`` draws its items from ``numpy.random.default_rng(seed)`` in order, so a seed gives the
-    same interval on every machine. Returns ``{"accuracy": {"low", "high"}, "macro_f1": {...},
-    "n_resamples", "seed", "alpha", "method": "percentile"}``; with no items both intervals are 0–0.
-    """
+    """Percentile bootstrap intervals of accuracy and macro-F1 over items (resampled with replacement, a
+    prediction outside ``labels`` wrong); resample ``b`` draws its items from ``numpy.random.default_rng(seed)`` in
+    order, so a seed gives the same interval on every machine. With no items both intervals are 0–0."""
     n = _check_lengths(gold, pred)
     labels = list(labels)
     k = len(labels)
@@ -163,15 +147,10 @@ def bowker_symmetry(table: ArrayLike, shift_zeros: bool = True) -> SymmetryTest:
     return {"statistic": float(res.statistic), "df": int(res.df), "p_value": float(res.pvalue)}
 
 
-def mcnemar_bowker(
-    pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None, shift_zeros: bool = True
-) -> McNemarBowker:
-    """McNemar–Bowker test of symmetry between two systems' labels on the same items.
-
-    The k × k table of A's (rows) against B's (columns) labels goes through :func:`bowker_symmetry`:
-    df = k(k−1)/2 over all ``labels`` (not only the pairs with disagreements), an empty pair adds 0 to
-    χ²; with no disagreement at all χ² = 0 and p = 1.0.
-    """
+def mcnemar_bowker(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None,
+                   shift_zeros: bool = True) -> McNemarBowker:
+    """McNemar–Bowker test of symmetry between two systems' labels on the same items (:func:`bowker_symmetry`
+    of the k × k table of A's rows against B's columns, df over all ``labels``)."""
     labels, table = bowker_table(pred_a, pred_b, labels)
     return {**bowker_symmetry(table, shift_zeros), "shift_zeros": bool(shift_zeros), "n": int(table.sum()),
             "n_disagree": int(table.sum() - np.trace(table)), "labels": labels, "table": table.tolist()}

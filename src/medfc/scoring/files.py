@@ -1,22 +1,11 @@
-"""Scoring prediction files with one of three scorers: the functions behind ``python -m medfc.scoring``.
+"""The functions behind ``python -m medfc.scoring``: :func:`score_files` scores a predictions JSONL (formats in
+docs/scoring.md) with one of three scorers, optionally against a second system's predictions on the same ids
+(``compare``: paired bootstrap for ``medsnip``, McNemar–Bowker for ``classify``), or, for ``averitec``, an
+AVeriTeC-shaped prediction JSON against its ``gold`` JSON (paired by position). ``options``: every key of
+:data:`OPTION_KEYS` for the scorer (the CLI builds them from the config schema's ``scoring.*`` and its flags).
 
-:func:`score_files` (``scorer``, ``predictions``, ``options``, ``compare``, ``gold``, ``report``)
-    ``predictions`` — a predictions JSONL (one claim a line; formats in docs/scoring.md);
-    ``compare`` — optional, a second system's predictions on the same ids (paired bootstrap for
-    ``medsnip``, McNemar–Bowker for ``classify``; Δ of per-claim AVeriTeC scores is not computed);
-    ``gold`` — for ``averitec`` only, an AVeriTeC-shaped gold JSON when ``predictions`` is an
-    AVeriTeC-shaped prediction JSON (paired by position).
-    options: per scorer, every key required (:data:`OPTION_KEYS`; the CLI builds them from the
-             config schema's defaults, ``scoring.*``, and its flags):
-             averitec — ``lambdas``, ``max_pred_evidence``, ``per_claim``, ``justification_fallback``
-             (true: a prediction without a justification is scored on its evidence strings, as
-             officially; false: 0), ``claim_type_lambdas``; medsnip — ``abstain``, ``healthfc``,
-             ``metric`` for the bootstrap, ``n_resamples``, ``seed``; classify — ``labels`` (null:
-             sorted gold labels), ``n_resamples`` (0: no intervals) and ``seed`` of the bootstrap
-             intervals.
-
-Records that cannot be scored (missing fields, unknown gold label, duplicate id, HealthFC NEI,
-an id missing from the compared file) are skipped with a counted reason, never silently.
+Records that cannot be scored (missing fields, unknown gold label, duplicate id, HealthFC NEI, an id missing
+from the compared file) are skipped with a counted reason, never silently.
 """
 
 from __future__ import annotations
@@ -67,24 +56,15 @@ def _unique(records: Iterable[Record], report: SkipReport, source: str) -> dict[
 
 
 def _paired(preds: dict[str, Record], other: dict[str, Record] | None, report: SkipReport) -> list[str]:
-    ids = list(preds)
     if other is None:
-        return ids
+        return list(preds)
     for rid in other:
         if rid not in preds:
             report.skip(rid, "missing_in_predictions", "present only in the compared file")
-    kept = []
-    for rid in ids:
-        if rid in other:
-            kept.append(rid)
-        else:
+    for rid in preds:
+        if rid not in other:
             report.skip(rid, "missing_in_compare", "present only in the predictions file")
-    return kept
-
-
-# --------------------------------------------------------------------------------------------
-# AVeriTeC
-# --------------------------------------------------------------------------------------------
+    return [rid for rid in preds if rid in other]
 
 
 def score_averitec(
@@ -123,11 +103,6 @@ def score_averitec(
                                    justification_fallback=bool(options["justification_fallback"]),
                                    claim_type_lambdas=[float(x) for x in options["claim_type_lambdas"]])
     return {"scorer": "averitec", **scores}
-
-
-# --------------------------------------------------------------------------------------------
-# MedSNIP / binary
-# --------------------------------------------------------------------------------------------
 
 
 def _binary_items(
@@ -200,11 +175,6 @@ def score_medsnip(records: Records, options: Options, report: SkipReport | None 
     return result
 
 
-# --------------------------------------------------------------------------------------------
-# Plain classification
-# --------------------------------------------------------------------------------------------
-
-
 def score_classify(records: Records, options: Options, report: SkipReport | None = None, compare: Records | None = None) -> dict[str, object]:
     """Accuracy, per-class and macro P/R/F1, confusion, and under ``ci`` the percentile bootstrap intervals
     of accuracy and macro-F1 (``n_resamples``, 0 for none; ``seed``); with ``compare``, McNemar–Bowker
@@ -242,11 +212,6 @@ def score_classify(records: Records, options: Options, report: SkipReport | None
         result["mcnemar_bowker"] = classification.mcnemar_bowker(pa, pb, labels + extra)
         result["mcnemar"] = classification.mcnemar(gold, pa, pb)
     return result
-
-
-# --------------------------------------------------------------------------------------------
-# Files → scores
-# --------------------------------------------------------------------------------------------
 
 
 def score_files(scorer: str, predictions: str | Path, options: Options, compare: str | Path | None = None, gold: str | Path | None = None,

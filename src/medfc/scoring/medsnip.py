@@ -21,10 +21,7 @@ Definitions (docs/scoring.md):
   bias-corrected and accelerated interval instead (jackknife acceleration; what
   ``scipy.stats.bootstrap(method="BCa", paired=True)`` computes from the same draws), used for flat
   per-pattern samples. :func:`clustered_paired_bootstrap` resamples whole answers (clusters), the
-  paper's choice when the arms have different units per answer (atoms vs snippets): by default the
-  union of both arms' clusters in first-appearance order; ``clusters="sorted_intersection"`` as the
-  MedSNIP repository's ``msb_column_cis.py`` computes it (the clusters both arms hold, sorted; Δ = 0 on
-  a resample, and for the point estimate, when an arm has no scored unit; the 2.5/97.5 percentiles).
+  paper's choice when the arms have different units per answer (atoms vs snippets).
 * **NOT ENOUGH INFO** HealthFC claims are not scored; :func:`healthfc_nei_predictions` counts how they
   were predicted (TRUE, FALSE, no verdict), as the repository's ``insufficient_report``.
 """
@@ -395,13 +392,8 @@ def _bca_levels(per_unit: np.ndarray, totals: np.ndarray, metric: str, observed:
 
 def paired_bootstrap(gold: Sequence[object], pred_a: Sequence[object], pred_b: Sequence[object], metric: str = "ff1", *, n_resamples: int,
                      seed: int, abstain: str = "drop", alpha: float = 0.05, chunk: int = 500, method: str = "percentile") -> Bootstrap:
-    """Paired bootstrap over claims of Δ = metric(B) − metric(A) (see module docstring).
-
-    Vectorised: per-item indicator counts are gathered for a chunk of resamples at once, so
-    10,000 resamples of 1,000 claims take well under a second. Deterministic for a given ``seed``
-    (``numpy.random.default_rng``). With ``abstain="drop"`` each resample scores each system on its
-    own non-abstained items. ``method``: ``percentile`` or ``bca``.
-    """
+    """Paired bootstrap over claims of Δ = metric(B) − metric(A) (module docstring), vectorised over chunks of
+    resamples. With ``abstain="drop"`` each resample scores each system on its own non-abstained items."""
     g, pa, ka = _encode(gold, pred_a, abstain)
     _, pb, kb = _encode(gold, pred_b, abstain)
     per_item = np.concatenate([_counts(g, pa, ka), _counts(g, pb, kb)], axis=1)  # (n, 8)

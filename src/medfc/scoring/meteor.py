@@ -1,13 +1,7 @@
-"""NLTK METEOR with the AVeriTeC conventions, plus caches that leave the numbers unchanged.
-
-``Meteor()(prediction, reference)`` equals
-``nltk.translate.meteor_score.single_meteor_score(word_tokenize(reference), word_tokenize(prediction))``
-(gold as reference, prediction as hypothesis, NLTK defaults: lower-casing, Porter stemmer, WordNet
-synonyms). Caches: each string is tokenised once, each word is stemmed once, and WordNet synsets are
-looked up once per word. They change speed only: NLTK receives the same tokens, stems and synsets.
-
-Creating a :class:`Meteor` calls :func:`medfc.scoring.nltk_data.ensure_nltk_data`, so a missing WordNet
-raises :class:`~medfc.scoring.nltk_data.NltkDataMissing` instead of scoring without synonyms.
+"""NLTK METEOR with the AVeriTeC conventions: ``Meteor()(prediction, reference)`` equals
+``single_meteor_score(word_tokenize(reference), word_tokenize(prediction))`` with NLTK's defaults (lower-casing,
+Porter stemmer, WordNet synonyms). Tokens, stems and synsets are cached per string / word (speed only).
+A missing WordNet raises :class:`~medfc.scoring.nltk_data.NltkDataMissing` instead of scoring without synonyms.
 """
 
 from __future__ import annotations

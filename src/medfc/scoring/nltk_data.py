@@ -74,11 +74,6 @@ class NltkDataMissing(RuntimeError):
     """WordNet or Punkt data is not installed where NLTK looks for it."""
 
 
-# --------------------------------------------------------------------------------------------
-# Finding the data at run time
-# --------------------------------------------------------------------------------------------
-
-
 def nltk_data_dir() -> Path:
     """The data directory: the first entry of ``$NLTK_DATA`` if set, else ``./.nltk_data``."""
     env = os.environ.get("NLTK_DATA", "").strip()
@@ -129,11 +124,6 @@ def ensure_nltk_data(wordnet: bool = True, punkt: bool = True, language: str = "
         except LookupError:
             raise NltkDataMissing(_missing_message(f"Punkt ({language})", directory)) from None
     return directory
-
-
-# --------------------------------------------------------------------------------------------
-# Building the data directory
-# --------------------------------------------------------------------------------------------
 
 
 def locate_debian_wordnet(packages: Sequence[str] = DEBIAN_PACKAGES) -> Path | None:

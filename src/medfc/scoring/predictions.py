@@ -1,13 +1,6 @@
-"""Scores of the workflow's prediction files (one file per HealthFC run or CliniFact model).
-
-HealthFC: veracity macro P/R/F1 (:mod:`medfc.scoring.classification`); for the evidence-selecting
-systems also sentence-level evidence selection (:func:`evidence_selection_scores`), the FEVER strict
-score (:func:`fever_strict`) and the AVeriTeC evidence score and AVeriTeC score at each λ
-(:func:`medfc.scoring.averitec.selection_scores`); MedSNIP false-class F1 over the supported /
-refuted claims (:mod:`medfc.scoring.medsnip`). CliniFact: accuracy and macro / per-class P/R/F1, with
-percentile bootstrap intervals of accuracy and macro-F1 over the test pairs.
-See docs/scoring.md.
-"""
+"""Scores of the workflow's prediction files (one per HealthFC run or pairs-dataset model; docs/scoring.md):
+HealthFC veracity P/R/F1, and for the evidence-selecting systems evidence selection, FEVER strict and AVeriTeC;
+MedSNIP FF1 over the supported / refuted claims; pairs datasets: accuracy and P/R/F1 with bootstrap intervals."""
 
 from __future__ import annotations
 
