@@ -114,7 +114,6 @@ EVIDENCE, INCONCLUSIVE, NEI = (CLINIFACT_RECORD_NAMES[code] for code in (1, 0, 2
 LABEL_IDS = {CLINIFACT_RECORD_NAMES[code]: code for code in (0, 1, 2)}
 
 
-# --- p-values ---------------------------------------------------------------------------------
 _PVALUE = re.compile(r"^\s*(<=|>=|=<|=>|≤|≥|<|>|=)?\s*(\d*\.?\d+(?:[eE][-+]?\d+)?)\s*$")
 _OP_NORMAL = {"=<": "<=", "≤": "<=", "=>": ">=", "≥": ">="}
 
@@ -158,7 +157,6 @@ def parse_pvalue(raw: object) -> PValue | None:
     return PValue(str(raw), op, value)
 
 
-# --- test types -------------------------------------------------------------------------------
 def resolve_test_type(types: Iterable[str | None]) -> tuple[str | None, str | None]:
     """Combine the analyses' nonInferiorityType values into one test type.
 
@@ -191,7 +189,6 @@ def claim_text(intervention: str, test_type: str, comparator: str, outcome_title
     return " ".join(text.split())
 
 
-# --- outcome groups to arms (by embedding) -------------------------------------------------
 def _text(title: str | None, description: str | None, use_description: bool) -> str:
     title = (title or "").strip()
     if use_description and description and description.strip():
@@ -199,12 +196,8 @@ def _text(title: str | None, description: str | None, use_description: bool) -> 
     return title
 
 
-def map_groups_to_arms(
-    groups: Sequence[JSONRecord],
-    arms: Sequence[JSONRecord],
-    embedder: Embedder,
-    use_description: bool,
-) -> tuple[list[int], np.ndarray]:
+def map_groups_to_arms(groups: Sequence[JSONRecord], arms: Sequence[JSONRecord], embedder: Embedder,
+                       use_description: bool) -> tuple[list[int], np.ndarray]:
     """For two outcome groups and two arms, the arm index of each group (best one-to-one match).
 
     Returns the assignment and the 2×2 cosine-similarity matrix (groups × arms).
@@ -218,7 +211,6 @@ def map_groups_to_arms(
     return [0, 1], sim
 
 
-# --- studies -> claims ------------------------------------------------------------------------
 def _intervention_type(arm: JSONRecord, interventions: Sequence[JSONRecord]) -> JSONValue:
     label = arm.get("label")
     for iv in interventions:
@@ -317,37 +309,20 @@ def extract_claims(study: Study, embedder: Embedder, report: SkipReport, *, alph
         positive = any(pv.significant(alpha, significance) for _, pv in kept)
         intervention = " ".join(str(g_int.get("title") or "").split())
         comparator = " ".join(str(g_cmp.get("title") or "").split())
-        claims.append(
-            {
-                "nctId": nct,
-                "outcome_index": idx,
-                "claim": claim_text(intervention, test_type, comparator, str(om.get("title") or ""), om.get("timeFrame")),
-                "positive": positive,
-                "test_type": test_type,
-                "outcome_type": om.get("type"),
-                "outcome_title": om.get("title"),
-                "outcome_description": om.get("description"),
-                "time_frame": om.get("timeFrame"),
-                "intervention_group_id": g_int.get("id"),
-                "comparator_group_id": g_cmp.get("id"),
-                "intervention_group_title": intervention,
-                "comparator_group_title": comparator,
-                "intervention_group_description": g_int.get("description"),
-                "comparator_group_description": g_cmp.get("description"),
-                "intervention_arm_label": arm_int.get("label"),
-                "comparator_arm_label": arm_cmp.get("label"),
-                "intervention_group_intervention_label": _intervention_type(arm_int, interventions),
-                "comparator_group_intervention_label": _intervention_type(arm_cmp, interventions),
-                "intervention_group_arm_group_type": arm_int.get("type"),
-                "comparator_group_arm_group_type": arm_cmp.get("type"),
-                "arm_similarity": [[round(float(x), 6) for x in row] for row in sim],
-                "pValues": [pv.raw for _, pv in kept],
-                "statisticalMethods": [a.get("statisticalMethod") or "" for a, _ in kept],
-                "nonInferiorityTypes": [TEST_TYPE_NAMES[test_type]],
-                "references": references,
-                "disease_classes": classes,
-            }
-        )
+        claims.append({"nctId": nct, "outcome_index": idx,
+                       "claim": claim_text(intervention, test_type, comparator, str(om.get("title") or ""), om.get("timeFrame")),
+                       "positive": positive, "test_type": test_type, "outcome_type": om.get("type"), "outcome_title": om.get("title"),
+                       "outcome_description": om.get("description"), "time_frame": om.get("timeFrame"),
+                       "intervention_group_id": g_int.get("id"), "comparator_group_id": g_cmp.get("id"),
+                       "intervention_group_title": intervention, "comparator_group_title": comparator,
+                       "intervention_group_description": g_int.get("description"), "comparator_group_description": g_cmp.get("description"),
+                       "intervention_arm_label": arm_int.get("label"), "comparator_arm_label": arm_cmp.get("label"),
+                       "intervention_group_intervention_label": _intervention_type(arm_int, interventions),
+                       "comparator_group_intervention_label": _intervention_type(arm_cmp, interventions),
+                       "intervention_group_arm_group_type": arm_int.get("type"), "comparator_group_arm_group_type": arm_cmp.get("type"),
+                       "arm_similarity": [[round(float(x), 6) for x in row] for row in sim], "pValues": [pv.raw for _, pv in kept],
+                       "statisticalMethods": [a.get("statisticalMethod") or "" for a, _ in kept],
+                       "nonInferiorityTypes": [TEST_TYPE_NAMES[test_type]], "references": references, "disease_classes": classes})
     if not claims:
         report.skip(nct, "no_claimable_primary_outcome")
     return claims

@@ -29,15 +29,9 @@ def word_count_table(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for name, col in (("claim", "claim"), ("title", "article_title"), ("abstract", "article_abstract")):
         words = df[col].fillna("").astype(str).str.split().str.len()
-        rows.append(
-            {
-                "text": name,
-                "mean": round(float(words.mean()), 1) if len(words) else 0.0,
-                "std": round(float(words.std(ddof=1)), 1) if len(words) > 1 else 0.0,
-                "min": int(words.min()) if len(words) else 0,
-                "max": int(words.max()) if len(words) else 0,
-            }
-        )
+        rows.append({"text": name, "mean": round(float(words.mean()), 1) if len(words) else 0.0,
+                     "std": round(float(words.std(ddof=1)), 1) if len(words) > 1 else 0.0, "min": int(words.min()) if len(words) else 0,
+                     "max": int(words.max()) if len(words) else 0})
     return pd.DataFrame(rows)
 
 

@@ -1,9 +1,6 @@
-"""Workflow steps of the CliniFact stage (rules in workflow/rules/clinifact.smk), each
-``step(inputs, outputs, options)`` with typed options built from the validated config section.
-
-fetch_studies → build_claims → fetch_abstracts → build_pairs → stats; import_release is the
-alternative source of pairs (the official CSVs); diff compares the rebuilt pairs with a release.
-"""
+"""Workflow steps of the CliniFact stage (workflow/rules/clinifact.smk): fetch_studies → build_claims →
+fetch_abstracts → build_pairs → stats; import_release reads the official CSVs instead; diff compares the rebuilt
+pairs with a release."""
 
 from __future__ import annotations
 
@@ -30,11 +27,9 @@ log = logging.getLogger(__name__)
 
 
 def fetch_studies(inputs: StepFiles, outputs: StepFiles, options: StudiesOptions) -> int:
-    """Studies from the source ``options.source`` names (looked up in
-    :data:`~medfc.clinifact.studies_sources.STUDIES_SOURCES`: the bulk zip, ``bulk_zip``, input ``zip`` or
-    ``bulk_url``; the search API, ``api``) → ``studies`` (gzipped JSONL) + ``report`` (+ ``excluded``: the nctId
-    and reason of every study the bulk zip's filter left out; empty for the search API, whose filter runs on the
-    server)."""
+    """Studies from the source ``options.source`` names (:data:`~medfc.clinifact.studies_sources.STUDIES_SOURCES`)
+    → ``studies`` (gzipped JSONL) + ``report`` (+ ``excluded``: the nctId and reason of every study the bulk zip's
+    filter left out; empty for the search API, whose filter runs on the server)."""
     report = SkipReport("clinifact.fetch_studies")
     n = studies_source(options.source).fetch(inputs, outputs, options, report)
     report.write(outputs["report"])
@@ -125,18 +120,14 @@ def import_release(inputs: StepFiles, outputs: StepFiles, options: ReleaseOption
 
 
 def _stem(path: str) -> Path:
-    p = Path(path)
-    return p.with_suffix("")
-
+    return Path(path).with_suffix("")
 
 def clinifact_stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions) -> None:
-    """Splits (+ optional ``studies``, + ``papers``: the released data's counts beside ours) → Table 6 (``table_labels``), Table 4 (``table_words``), Fig. 2
-    (``table_classes``, ``fig_classes``), Fig. S1 (``table_years``, ``fig_years``) and ``report`` (the split
-    rows left out). Tables are written as CSV + MD + TeX next to the CSV output, figures as PNG + PDF.
-
-    The splits are read as strictly as the release (:func:`medfc.clinifact.release.read_split`): a row
-    with a label other than 0/1/2, a claim or abstract without a word, … is left out of every table
-    and figure and listed in the report, so Table 6's totals are the sums of its columns."""
+    """Splits (+ optional ``studies``, + ``papers``: the released data's counts beside ours) → Table 6
+    (``table_labels``), Table 4 (``table_words``), Fig. 2 (``table_classes``, ``fig_classes``), Fig. S1 (``table_years``,
+    ``fig_years``) and ``report``. The splits are read as strictly as the release
+    (:func:`medfc.clinifact.release.read_split`): a bad row is left out of every table and figure and listed in the
+    report, so Table 6's totals are the sums of its columns."""
     from medfc.common.plots import WIDTHS
     from medfc.common.papers import read_paper_numbers
 
@@ -155,10 +146,7 @@ def clinifact_stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions
                 latex=stats.table6_latex(labels, released["table6"], title))
     write_table(words, _stem(outputs["table_words"]), caption="Table 4: words per claim, title and abstract.",
                 latex=stats.table4_latex(words, released["table4"], title))
-    if inputs.get("studies"):
-        classes = stats.study_classes(read_jsonl(inputs["studies"]), excluded=options.excluded_branches)
-    else:
-        classes = {}
+    classes = stats.study_classes(read_jsonl(inputs["studies"]), excluded=options.excluded_branches) if inputs.get("studies") else {}
     ctab = stats.disease_class_table(allp, classes)
     paper = numbers["fig2"]
     note = stats.disease_class_note(ctab, len(allp), paper) + f" Drawn {WIDTHS[stats.FIGURE_WIDTHS['fig2']]} in wide (text width)."

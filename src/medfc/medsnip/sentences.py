@@ -26,14 +26,12 @@ GONE = "\x00"  # a removed character: keeps offsets, disappears from the sentenc
 GLUE_RE = re.compile(r"\s*\x00+\s*(?=[.!?,;:])")
 BOUNDARY_RE = re.compile(r"(?<=[.!?])\x00*\s[\s\x00]*(?=[A-Z(\"“])")
 TOKEN_RE = re.compile(r"\b[\w']+\b")
-SECTION_TITLES = frozenset({
-    "step-by-step explanation", "step-by-step analysis", "patient presentation and initial assessment",
-    "differential diagnosis", "differential diagnosis analysis", "immediate management focus", "option analysis",
-    "options analysis", "most appropriate initial step", "most appropriate next step", "final answer", "conclusion",
-    "summary", "overview", "introduction", "background", "discussion", "key considerations", "physical exam findings",
-    "medical history and risk factors", "statements requiring authoritative references",
-    "statement requiring authoritative reference",
-})
+SECTION_TITLES = frozenset({"step-by-step explanation", "step-by-step analysis", "patient presentation and initial assessment",
+                            "differential diagnosis", "differential diagnosis analysis", "immediate management focus", "option analysis",
+                            "options analysis", "most appropriate initial step", "most appropriate next step", "final answer", "conclusion",
+                            "summary", "overview", "introduction", "background", "discussion", "key considerations",
+                            "physical exam findings", "medical history and risk factors", "statements requiring authoritative references",
+                            "statement requiring authoritative reference"})
 HEADER_WORDS = frozenset({"step", "analysis", "presentation", "diagnosis", "management", "answer", "conclusion",
                           "summary", "overview", "rationale", "discussion", "considerations", "findings", "recommendations"})
 

@@ -363,8 +363,7 @@ class Verifier:
             usage.update(v["usage"])
         return {"verifier": opts.name, "kind": opts.verifier, "model": opts.llm.model, "n_units": n_units,
                 "verdicts": dict(Counter(str(v["verdict"]) for v in verdicts)), "counts": dict(sorted(self.counts.items())),
-                "failed": len(self.failures), "unparsed": n_unparsed,
-                "usage": {k: int(usage.get(k, 0)) for k in USAGE_KEYS},
+                "failed": len(self.failures), "unparsed": n_unparsed, "usage": {k: int(usage.get(k, 0)) for k in USAGE_KEYS},
                 "calls": ledger.as_dict(llm_prices(opts.llm)), "cache": dict(self.cache.stats),
                 "rounds_mean": (sum(v["rounds"] for v in verdicts) / len(verdicts)) if verdicts else 0.0,
                 "searches_run": {n: s.searches for n, s in self.searchers.items() if hasattr(s, "searches")},

@@ -67,13 +67,9 @@ def _paired(preds: dict[str, Record], other: dict[str, Record] | None, report: S
     return [rid for rid in preds if rid in other]
 
 
-def score_averitec(
-    records: Records | None,
-    options: Options,
-    report: SkipReport | None = None,
-    claims: Sequence[averitec.ClaimPrediction] | None = None,
-    metric: averitec.PairMetric | None = None,
-) -> dict[str, object]:
+def score_averitec(records: Records | None, options: Options, report: SkipReport | None = None,
+                   claims: Sequence[averitec.ClaimPrediction] | None = None,
+                   metric: averitec.PairMetric | None = None) -> dict[str, object]:
     """Score workflow prediction records (or ready ``claims``) with the AVeriTeC scorer."""
     options = _checked("averitec", options)
     report = report or SkipReport("scoring.averitec")
@@ -105,9 +101,8 @@ def score_averitec(
     return {"scorer": "averitec", **scores}
 
 
-def _binary_items(
-    recs: dict[str, Record], ids: Sequence[str], options: Mapping[str, JSONValue], report: SkipReport, source: str
-) -> dict[str, tuple[str, str | None]]:
+def _binary_items(recs: dict[str, Record], ids: Sequence[str], options: Mapping[str, JSONValue], report: SkipReport,
+                  source: str) -> dict[str, tuple[str, str | None]]:
     """id → (gold TRUE/FALSE, answer verdict or None) for the records that can be scored."""
     abstain = options["abstain"]
     out = {}

@@ -70,9 +70,8 @@ def evidence_selection_scores(records: Sequence[Mapping[str, object]],
                            "n_claims_with_gold": len(claim_f)}
     if n_sentences is not None:
         po, ro, fo = classification.f1_from_counts(tn, fn, fp)  # the "other" class: its TP are our TN
-        out.update({"tn": tn, "n_sentences": tp + fp + fn + tn,
-                    "macro_precision": (p + po) / 2, "macro_recall": (rc + ro) / 2, "macro_f1": (f + fo) / 2,
-                    "other": {"precision": po, "recall": ro, "f1": fo}})
+        out.update({"tn": tn, "n_sentences": tp + fp + fn + tn, "macro_precision": (p + po) / 2, "macro_recall": (rc + ro) / 2,
+                    "macro_f1": (f + fo) / 2, "other": {"precision": po, "recall": ro, "f1": fo}})
     return out
 
 

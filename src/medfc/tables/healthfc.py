@@ -83,9 +83,8 @@ def _veracity_rows(scores: Sequence[str], entries: Sequence[Entry], systems: Seq
             continue
         agg = classification.aggregate_folds([read_json(f) for _, f in items])
         rows.append({"source": "ours", "scale": scale, "lang": lang, "model": model, "experiment": system, "folds": len(items),
-                     "P": pm(agg, "veracity.macro_precision"), "R": pm(agg, "veracity.macro_recall"),
-                     "F1": pm(agg, "veracity.macro_f1"), "accuracy": pm(agg, "veracity.accuracy"),
-                     "n": sum(int(read_json(f).get("n", 0)) for _, f in items)})
+                     "P": pm(agg, "veracity.macro_precision"), "R": pm(agg, "veracity.macro_recall"), "F1": pm(agg, "veracity.macro_f1"),
+                     "accuracy": pm(agg, "veracity.accuracy"), "n": sum(int(read_json(f).get("n", 0)) for _, f in items)})
     order = {s: i for i, s in enumerate(systems)}
     rows.sort(key=lambda r: (r["lang"], r["model"], order[r["experiment"]]))
     return rows
@@ -145,9 +144,8 @@ def significance(predictions: Sequence[str], entries: Sequence[Entry], compariso
                                    "metric": metric, "claims (S/R)": len(kept)}
             if kept:
                 bs = medsnip.paired_bootstrap(gold, pred_a, pred_b, metric=metric, n_resamples=n_resamples, seed=seed, abstain=abstain)
-                row.update({"A": pct(bs["score_a"]), "B": pct(bs["score_b"]), "delta B-A": pct(bs["diff"]),
-                            "CI low": pct(bs["ci_low"]), "CI high": pct(bs["ci_high"]), "bootstrap p": bs["p_value"],
-                            "significant": bs["significant"]})
+                row.update({"A": pct(bs["score_a"]), "B": pct(bs["score_b"]), "delta B-A": pct(bs["diff"]), "CI low": pct(bs["ci_low"]),
+                            "CI high": pct(bs["ci_high"]), "bootstrap p": bs["p_value"], "significant": bs["significant"]})
             rows.append(row)
     cols = ["lang", "model", "system A", "system B", "claims", "McNemar-Bowker chi2", "df", "p", "metric", "claims (S/R)",
             "A", "B", "delta B-A", "CI low", "CI high", "bootstrap p", "significant"]
