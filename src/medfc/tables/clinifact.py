@@ -17,7 +17,7 @@ from medfc.common.labels import CLINIFACT_LABELS
 from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEM_NAMES, DEFAULT_SYSTEM, clinifact_system, system_of_row
 from medfc.common.jsontypes import JSONValue
 from medfc.common.papers import reported_title
-from medfc.tables.common import Entry, SMOKE_NOTE, clinifact_name, not_run_note, ours_title, pct, stack_kept, stack_note
+from medfc.tables.common import Entry, SMOKE_NOTE, clinifact_name, not_run_note, ours_title, pct, stack_kept, stack_marks, stack_note
 
 
 T8_COLUMNS = ["source", "scale", "model", "system", "n", "accuracy", "macro P", "macro R", "macro F1", "macro F1 95% CI", "note"]
@@ -84,7 +84,7 @@ def table8_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
     kind (discriminative, zero-shot, fine-tuned generative); our rows, then the paper's of the kinds we ran (a number
     the paper does not state is a dash). A stack that kept its best member is marked, and a note says so."""
     kept = stack_kept(infos, scores, entries)
-    marks = {m: "abcdefghij"[i % 10] for i, m in enumerate(sorted(kept))}
+    marks = stack_marks(kept)
     order = {s: i for i, s in enumerate(CLINIFACT_SYSTEM_NAMES)}
     ours = []
     for e, f in sorted(zip(entries, scores), key=lambda ef: order.get(str(ef[0].get("system", DEFAULT_SYSTEM)), 99)):

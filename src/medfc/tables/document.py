@@ -1,10 +1,6 @@
-"""The run's ``main.tex``: one LaTeX document that inputs every table and includes every figure the run made,
-so one ``pdflatex main.tex`` in the results folder shows the whole run as a two-column paper sets it (the page
-of :func:`medfc.common.latex.preamble`: 7 in of text, 3.3 in columns).
-
-A figure goes into a column (``figure``) when its PDF is at most a column wide, else across the page
-(``figure*``), scaled down only if it is wider than the text. Its caption is its data table's, when it has one,
-else its file's name."""
+"""The run's ``main.tex``: one LaTeX document that inputs every table and includes every figure the run made
+(``pdflatex main.tex`` in the results folder). A figure goes into a column when its PDF is at most a column wide, else
+across the page, scaled down only if wider than the text; its caption is its title, its data table's or its name."""
 
 from __future__ import annotations
 

@@ -1,23 +1,13 @@
-"""The run's error browser: ``<results_dir>/errors.html``, one self-contained page (no server, no network) that lists
-every test claim of HealthFC and every test pair of CliniFact and of each declared dataset with what each row of the
-run (a HealthFC lang / model / system over its folds, a pairs dataset's model and system) predicted for it.
+"""The run's error browser: ``<results_dir>/errors.html``, one self-contained page listing every test claim of
+HealthFC and every test pair of each pairs dataset with what each row of the run (a HealthFC lang / model / system
+over its folds, a pairs dataset's model and system) predicted for it.
 
-:func:`healthfc_section` and :func:`pairs_section` turn the rows' prediction records and the dataset's texts into
-one dataset's part of the page's data; :func:`page` embeds that data as JSON in the page with its script
-(:mod:`medfc.tables.errors_page`). The data is compact and written once per text:
-
-- ``texts``: every evidence text a row was shown that is not a sentence of the claim's article (retrieved snippets,
-  an oracle's gold sentences), once, shared by all rows;
-- a dataset's ``docs``: each HealthFC article's sentences (per language a row reads) or each CliniFact abstract, once;
-- its ``items``: one per claim or pair, in the dataset's order: id, gold label, text (per language), its document,
-  its gold evidence sentences (HealthFC);
-- its ``rows``: each row's predictions, ``[item, gold, predicted, probability, fold, selected sentence ids, shown
-  texts]``, the labels as indices into the dataset's ``labels`` (``None``: no prediction).
-
-Same inputs, same bytes: every list is in a fixed order and the JSON's keys are sorted. The rule's step is
-:func:`write_error_browser`, its options :class:`ErrorsOptions`; the module imports only the standard library at
-its top (the plan reads it when Snakemake plans the DAG), the step reads the CliniFact pairs as the runs do
-(:func:`medfc.experiments.pairs.load_pairs`).
+The page's data (:func:`page_data`, embedded as JSON by :func:`page`) is written once per text: ``texts`` (evidence
+shown that is not a sentence of the claim's article), per dataset ``docs`` (articles' sentences or abstracts),
+``items`` (id, gold label, text per language, document, gold sentences) and ``rows`` (each row's predictions,
+``[item, gold, predicted, probability, fold, selected sentence ids, shown texts]``, labels as indices into
+``labels``). Same inputs, same bytes: lists in a fixed order, JSON keys sorted. A light module at its top (the plan
+reads :class:`ErrorsOptions` when Snakemake plans the DAG).
 """
 
 from __future__ import annotations
@@ -45,9 +35,8 @@ Run = tuple[Mapping[str, Any], Sequence[Record]]  # one prediction file: its ent
 
 @dataclass(frozen=True)
 class PairsSection(Options):
-    """One pairs dataset's part of the page (CliniFact's, a declared dataset's): its title, how its test split is read
-    (:class:`~medfc.experiments.models.options.PairData`, which names the dataset) and one entry per prediction file (``model``,
-    ``system``)."""
+    """One pairs dataset's part of the page: its title, how its test split is read (:class:`PairData`, which names
+    the dataset) and one entry per prediction file (``model``, ``system``)."""
 
     title: str
     data: PairData
@@ -56,10 +45,9 @@ class PairsSection(Options):
 
 @dataclass(frozen=True)
 class ErrorsOptions(Options):
-    """The error browser's (rule ``error_browser``): one entry per prediction file of HealthFC, in its input order
-    (``lang``, ``model``, ``system``, ``fold``), each pairs dataset's section (its inputs ``pairs_<dataset>``, the prediction
-    files, and ``pairs_<dataset>_test``, its test split), and the run's scale (``experiments.scale``). A light module: the
-    plan builds these when Snakemake plans the DAG."""
+    """The rule ``error_browser``'s: one entry per HealthFC prediction file, in input order (``lang``, ``model``,
+    ``system``, ``fold``), each pairs dataset's section (inputs ``pairs_<dataset>`` and ``pairs_<dataset>_test``) and
+    the run's scale (``experiments.scale``)."""
 
     healthfc: tuple[dict[str, Any], ...]
     pairs: tuple[PairsSection, ...]
@@ -134,9 +122,9 @@ def _rows(runs: Sequence[Run], keys: Sequence[str], item_of: Mapping[str, int], 
 
 def _encode_rows(rows: list[tuple[dict[str, Any], list[Record]]], labels: list[str], item_of: Mapping[str, int],
                  evidence: Any, declared: Any) -> list[dict[str, Any]]:
-    """Each row's entry with its predictions as compact lists, sorted by item (``evidence(record)``: the row's
-    selected sentence ids and shown texts of one record), and its labels: those its system predicts
-    (``declared(entry)``) and any other it has, in the dataset's order (the axes of its confusion matrix)."""
+    """Each row's entry with its predictions as compact lists sorted by item (``evidence(record)``: its selected
+    sentence ids and shown texts) and its labels: those its system predicts (``declared(entry)``) and any other it
+    has, in the dataset's order."""
     code = {label: i for i, label in enumerate(labels)}
     out = []
     for entry, records in rows:
@@ -158,9 +146,8 @@ def _seen_labels(rows: list[tuple[dict[str, Any], list[Record]]]) -> set[str]:
 
 
 def healthfc_section(runs: Sequence[Run], claims: Iterable[Record], pool: Pool, unmatched: Unmatched) -> dict[str, Any] | None:
-    """HealthFC's part of the page: ``runs`` (each fold's predictions of a lang / model / system) and the dataset's
-    ``claims`` (its records: the claims' texts in each language a row reads, their articles' sentences, their gold
-    evidence); None without runs."""
+    """HealthFC's part of the page from ``runs`` (each fold's predictions of a lang / model / system) and the
+    dataset's ``claims``; None without runs."""
     if not runs:
         return None
     langs = sorted({str(entry["lang"]) for entry, _ in runs})
@@ -197,9 +184,8 @@ def healthfc_section(runs: Sequence[Run], claims: Iterable[Record], pool: Pool, 
 
 def pairs_section(runs: Sequence[Run], pairs: Iterable[Any], unmatched: Unmatched, name: str, title: str,
                   classes: Sequence[str]) -> dict[str, Any] | None:
-    """A pairs dataset's part of the page: ``runs`` (each model's predictions; their test split) and the test split's
-    ``pairs`` (:class:`medfc.experiments.pairs.Pair`: id, claim, title, text, label) over ``classes``; None without
-    runs. A pair's evidence is its whole text, which every row reads."""
+    """A pairs dataset's part of the page from ``runs`` (their test split) and the test split's ``pairs`` over
+    ``classes``; None without runs. A pair's evidence is its whole text."""
     if not runs:
         return None
     pairs = list(pairs)
@@ -260,9 +246,8 @@ def _runs(entries: Sequence[Mapping[str, Any]], files: Sequence[str], what: str)
 
 def error_page(healthfc: Sequence[Mapping[str, Any]], healthfc_files: Sequence[str], dataset: str | None,
                pairs: Sequence[tuple[PairsSection, Sequence[str], str | None]], scale: str) -> tuple[str, dict[str, int]]:
-    """The page from the prediction files (one per entry, in order), the HealthFC ``dataset`` (JSONL) and each pairs
-    dataset's (its section, its prediction files, its test split), and what it holds: claims, pairs, predictions, and
-    the predictions left out by reason."""
+    """The page from the prediction files (one per entry), the HealthFC ``dataset`` (JSONL) and each pairs dataset's
+    (section, prediction files, test split), and its counts: items, predictions and those left out by reason."""
     from medfc.common.io import read_jsonl
     from medfc.experiments.pairs import load_pairs
 
@@ -279,9 +264,8 @@ def error_page(healthfc: Sequence[Mapping[str, Any]], healthfc_files: Sequence[s
 
 
 def write_error_browser(inputs: StepFiles, outputs: StepFiles, options: ErrorsOptions) -> dict[str, int]:
-    """The ``error_browser`` rule's step: the page (``html``) from every row's ``healthfc`` predictions and each pairs
-    dataset's ``pairs_<dataset>`` predictions, in the order of the options' entries, with the texts of the HealthFC
-    ``dataset`` and each pairs dataset's test split ``pairs_<dataset>_test``."""
+    """The ``error_browser`` rule's step: the page (``html``) from the ``healthfc`` and ``pairs_<dataset>``
+    predictions, with the texts of the HealthFC ``dataset`` and each ``pairs_<dataset>_test``."""
     from medfc.common.io import atomic_write, input_paths
 
     pairs = [(s, input_paths(inputs, f"pairs_{s.data.dataset}"), _one(inputs, f"pairs_{s.data.dataset}_test")) for s in options.pairs]

@@ -1,10 +1,6 @@
-"""HealthFC Tables 3 and 5, the open-domain comparison (supported vs refuted with retrieved evidence) and the
-significance tests between systems (Vladika et al., 2024).
-
-Each table is a tidy frame (the data: CSV, Markdown, the report's HTML; :func:`table3`, :func:`table5`, ...) and a
-:class:`~medfc.common.latex.LatexTable` in the paper's layout (``*_latex``): our rows under one title row, the
-paper's under another, mean with the standard deviation as a subscript. What we score beyond the paper's columns
-(FEVER, AVeriTeC, false-class F1, accuracy, claims) is a companion table of its own (``*_extra``)."""
+"""HealthFC Tables 3 and 5, the open-domain comparison and the significance tests between systems (Vladika et al.,
+2024): each a tidy frame and a :class:`~medfc.common.latex.LatexTable` in the paper's layout (``*_latex``: our rows
+under one title row, the paper's under another); what we score beyond the paper's columns is a companion (``*_extra``)."""
 
 from __future__ import annotations
 
@@ -18,7 +14,7 @@ from medfc.experiments.healthfc.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTE
 from medfc.scoring import classification, medsnip
 from medfc.common.jsontypes import JSONValue
 from medfc.common.papers import reported_title
-from medfc.tables.common import (Entry, SMOKE_NOTE, grouped, mean_sd, not_run_note, ours_title, pct, pm, pooled, stack_kept, stack_note)
+from medfc.tables.common import (Entry, SMOKE_NOTE, grouped, mean_sd, not_run_note, ours_title, pct, pm, pooled, stack_kept, stack_marks, stack_note)
 
 Row = dict[str, object]  # one row of a table
 
@@ -35,9 +31,8 @@ def _paper_row(papers: Mapping[str, JSONValue], model: str, **values: JSONValue)
 
 
 def table3(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> pd.DataFrame:
-    """Table 3: pipeline / joint / oracle, evidence and veracity macro P/R/F1, mean ± std over folds. Our
-    rows first (``source`` ours, at ``scale``), then the paper's rows of the same systems, each its own
-    row: no number of the paper stands beside a row of ours."""
+    """Table 3: pipeline / joint / oracle, evidence and veracity macro P/R/F1, mean ± std over folds: our rows, then
+    the paper's rows of the same systems, each its own row."""
     rows = []
     for (lang, model, system), items in grouped(entries, scores, ("lang", "model", "system")).items():
         if system not in TABLE3_SYSTEMS:
@@ -104,10 +99,9 @@ def table5(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str,
 
 
 def open_domain(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> pd.DataFrame:
-    """The open-domain comparison: supported vs refuted on the supported / refuted claims with evidence
-    retrieved from each source (open_domain_<source>), macro P/R/F1 over the two classes, mean ± std over
-    folds (``claims``: the test claims scored, all folds). Our rows, then the binary F1 of each source that
-    the HealthFC paper cites (Vladika and Matthes 2024, 327 claims), for the sources we ran."""
+    """The open-domain comparison: supported vs refuted with evidence retrieved from each source
+    (open_domain_<source>), macro P/R/F1 mean ± std over folds (``claims``: the test claims scored, all folds); our
+    rows, then the binary F1 the HealthFC paper cites (Vladika and Matthes 2024, 327 claims) for the sources we ran."""
     rows = _veracity_rows(scores, entries, OPEN_DOMAIN_SYSTEMS, scale)
     for r in rows:
         r["evidence"] = evidence_source(r["experiment"])
@@ -192,19 +186,13 @@ def _notes(scale: str, marks: Mapping[str, str], kept: Mapping[str, str], paper_
     return [n for n in notes if n]
 
 
-def _marks(kept: Mapping[str, str]) -> dict[str, str]:
-    return {m: "abcdefghij"[i % 10] for i, m in enumerate(sorted(kept))}
-
-
 def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
                  infos: Sequence[str] = ()) -> LatexTable:
     """Table 3 in the paper's layout: System | Base Model | Evidence Selection P/R/F1 | Veracity Prediction P/R/F1 |
-    Oracle Ver. Pred. F1. The oracle is a column: the oracle system's veracity F1 for the same model, on its
-    pipeline row (a model with an oracle run and no pipeline run gets a pipeline row of its oracle alone). Our
-    rows, then the paper's rows of the systems we ran, each with its standard deviation."""
+    Oracle Ver. Pred. F1 (the oracle system's veracity F1 on the same model's pipeline row)."""
     agg = {k: classification.aggregate_folds(v) for k, v in _aggregates(scores, entries, TABLE3_SYSTEMS).items()}
     kept = stack_kept(infos, scores, entries)
-    marks = _marks(kept)
+    marks = stack_marks(kept)
     ev = ("evidence.macro_precision", "evidence.macro_recall", "evidence.macro_f1")
     ver = ("veracity.macro_precision", "veracity.macro_recall", "veracity.macro_f1")
     ours = []
@@ -242,9 +230,8 @@ def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
 
 
 def table3_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) -> tuple[pd.DataFrame, LatexTable]:
-    """Table 3's companion: what we score beyond the paper's columns, for each of our rows (oracle included):
-    the evidence class's F1, FEVER (strict), AVeriTeC (λ = 0.25), false-class F1 and its coverage; the tidy
-    frame (mean ± std) and its LaTeX (mean with the std as a subscript)."""
+    """Table 3's companion: the evidence class's F1, FEVER (strict), AVeriTeC (λ = 0.25), false-class F1 and its
+    coverage of each of our rows (oracle included): the tidy frame and its LaTeX."""
     keys = [("evidence-class F1", "evidence.f1"), ("FEVER strict", "fever.strict"), ("AVeriTeC@0.25", "averitec.score.0.25"),
             ("FF1", "medsnip.ff1"), ("FF1 coverage", "medsnip.coverage")]
     data = _aggregates(scores, entries, TABLE3_SYSTEMS)
@@ -280,7 +267,7 @@ def table5_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
     """Table 5 in the paper's layout: Experiment | P | R | F1 (macro, mean with the std as a subscript), with a
     Base Model column since we run several; the paper's rows (its one model) for the experiments we ran."""
     kept = stack_kept(infos, scores, entries)
-    marks = _marks(kept)
+    marks = stack_marks(kept)
     ours = []
     for lang, model, system, folds in _experiment_rows(scores, entries, TABLE5_SYSTEMS):
         agg = classification.aggregate_folds(folds)

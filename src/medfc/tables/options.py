@@ -1,5 +1,4 @@
-"""The options of the table steps (:mod:`medfc.tables.steps`), in a light module (no pandas): the plan builds
-them when Snakemake plans the DAG (:meth:`medfc.plan.Plan.job_options`) and the job receives what it serialised.
+"""The options of the table steps, in a light module (no pandas) the plan reads when Snakemake plans the DAG;
 :data:`TABLE_OPTIONS` is each table's class (the ``table`` rule's ``{table}``)."""
 
 from __future__ import annotations
