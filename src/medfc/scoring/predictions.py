@@ -41,13 +41,9 @@ def sentence_counts(dataset: str | os.PathLike, lang: str) -> dict[str, int]:
 
 def evidence_selection_scores(records: Sequence[Mapping[str, object]],
                               n_sentences: Mapping[str, int] | None = None) -> dict[str, float | int | dict[str, float]]:
-    """Sentence-level evidence selection, pooled over the claims of a fold.
-
-    ``precision`` / ``recall`` / ``f1``: the evidence class; with ``n_sentences`` (claim id → number
-    of candidate sentences) also the macro average over the two classes evidence / other
-    (``macro_*``, the paper's Table 3 "F1 Macro"). Claim-level means (``claim_*``) average P/R/F1 per
-    claim over the claims with gold evidence.
-    """
+    """Sentence-level evidence selection pooled over a fold's claims: P/R/F1 of the evidence class; with
+    ``n_sentences`` (claim id → candidate sentences) the macro average over evidence / other (``macro_*``, the
+    paper's Table 3 "F1 Macro"); ``claim_*``: per-claim P/R/F1 averaged over the claims with gold evidence."""
     tp = fp = fn = tn = 0
     claim_p, claim_r, claim_f = [], [], []
     for r in records:
@@ -76,11 +72,8 @@ def evidence_selection_scores(records: Sequence[Mapping[str, object]],
 
 
 def fever_strict(records: Sequence[Mapping[str, object]]) -> dict[str, float | int]:
-    """FEVER-style strict score: the label is right AND every gold evidence sentence was selected.
-
-    HealthFC has one evidence set per claim (its gold ``evidence_ids``). As in FEVER, a claim whose
-    gold label is NOT ENOUGH INFO, or that has no gold evidence, needs only the right label.
-    """
+    """FEVER-style strict score: the label is right AND every gold evidence sentence (HealthFC's one set per claim)
+    was selected; a NOT ENOUGH INFO claim, or one without gold evidence, needs only the right label (as in FEVER)."""
     hits = []
     n_label_only = 0
     for r in records:
