@@ -102,8 +102,7 @@ COMPARATOR_TYPES = frozenset({"ACTIVE_COMPARATOR", "PLACEBO_COMPARATOR", "SHAM_C
 KEPT_STATUSES = frozenset({"COMPLETED", "TERMINATED"})
 
 TEST_TYPES = ("SUPERIORITY", "NON_INFERIORITY", "EQUIVALENCE", "NON_INFERIORITY_OR_EQUIVALENCE", "SUPERIORITY_OR_OTHER")
-LEGACY_FOLD = {"NON_INFERIORITY_OR_EQUIVALENCE_LEGACY": "NON_INFERIORITY_OR_EQUIVALENCE",
-               "SUPERIORITY_OR_OTHER_LEGACY": "SUPERIORITY_OR_OTHER"}
+LEGACY_FOLD = {"NON_INFERIORITY_OR_EQUIVALENCE_LEGACY": "NON_INFERIORITY_OR_EQUIVALENCE", "SUPERIORITY_OR_OTHER_LEGACY": "SUPERIORITY_OR_OTHER"}
 TEST_TYPE_NAMES = {"SUPERIORITY": "Superiority", "NON_INFERIORITY": "Non-Inferiority", "EQUIVALENCE": "Equivalence",
                    "NON_INFERIORITY_OR_EQUIVALENCE": "Non-Inferiority or Equivalence", "SUPERIORITY_OR_OTHER": "Superiority or Other"}
 TEST_TYPE_PHRASES = {"SUPERIORITY": "superior", "NON_INFERIORITY": "non-inferior", "EQUIVALENCE": "equivalent",
@@ -312,17 +311,16 @@ def extract_claims(study: Study, embedder: Embedder, report: SkipReport, *, alph
         claims.append({"nctId": nct, "outcome_index": idx,
                        "claim": claim_text(intervention, test_type, comparator, str(om.get("title") or ""), om.get("timeFrame")),
                        "positive": positive, "test_type": test_type, "outcome_type": om.get("type"), "outcome_title": om.get("title"),
-                       "outcome_description": om.get("description"), "time_frame": om.get("timeFrame"),
-                       "intervention_group_id": g_int.get("id"), "comparator_group_id": g_cmp.get("id"),
-                       "intervention_group_title": intervention, "comparator_group_title": comparator,
+                       "outcome_description": om.get("description"), "time_frame": om.get("timeFrame"), "intervention_group_id": g_int.get("id"),
+                       "comparator_group_id": g_cmp.get("id"), "intervention_group_title": intervention, "comparator_group_title": comparator,
                        "intervention_group_description": g_int.get("description"), "comparator_group_description": g_cmp.get("description"),
                        "intervention_arm_label": arm_int.get("label"), "comparator_arm_label": arm_cmp.get("label"),
                        "intervention_group_intervention_label": _intervention_type(arm_int, interventions),
                        "comparator_group_intervention_label": _intervention_type(arm_cmp, interventions),
                        "intervention_group_arm_group_type": arm_int.get("type"), "comparator_group_arm_group_type": arm_cmp.get("type"),
                        "arm_similarity": [[round(float(x), 6) for x in row] for row in sim], "pValues": [pv.raw for _, pv in kept],
-                       "statisticalMethods": [a.get("statisticalMethod") or "" for a, _ in kept],
-                       "nonInferiorityTypes": [TEST_TYPE_NAMES[test_type]], "references": references, "disease_classes": classes})
+                       "statisticalMethods": [a.get("statisticalMethod") or "" for a, _ in kept], "nonInferiorityTypes": [TEST_TYPE_NAMES[test_type]],
+                       "references": references, "disease_classes": classes})
     if not claims:
         report.skip(nct, "no_claimable_primary_outcome")
     return claims

@@ -39,8 +39,7 @@ class SearchState(TypedDict):
     next_token: NotRequired[str | None]
 
 
-def search_params(*, page_size: int, status_filter: str, advanced_filter: str, fields: str | None,
-                  count_total: bool = True) -> dict[str, str]:
+def search_params(*, page_size: int, status_filter: str, advanced_filter: str, fields: str | None, count_total: bool = True) -> dict[str, str]:
     """The search's query parameters (``clinifact.studies``: the CliniFact filter of completed /
     terminated interventional studies with results)."""
     if not 1 <= int(page_size) <= MAX_PAGE_SIZE:

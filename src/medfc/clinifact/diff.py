@@ -38,9 +38,8 @@ CATEGORIES: dict[str, str] = {
     "rebuilt_only_other": "rebuilt only, for another reason",
 }
 #: the columns of the diff table (``diff_rows.csv``)
-COLUMNS = ["category", "nctId", "PMID", "outcome_title", "reason", "detail", "rebuilt_label", "release_label",
-           "rebuilt_pValues", "release_pValues", "differing_columns", "whitespace_columns", "release_split", "in_rebuilt_splits",
-           "rebuilt_claim", "release_claim"]
+COLUMNS = ["category", "nctId", "PMID", "outcome_title", "reason", "detail", "rebuilt_label", "release_label", "rebuilt_pValues", "release_pValues",
+           "differing_columns", "whitespace_columns", "release_split", "in_rebuilt_splits", "rebuilt_claim", "release_claim"]
 #: the columns the Markdown report lists for each category that is not ``identical``
 LISTED: dict[str, list[str]] = {
     "label_differs": ["nctId", "PMID", "outcome_title", "rebuilt_label", "release_label", "rebuilt_pValues", "release_pValues"],

@@ -10,8 +10,7 @@ from typing import Literal
 from medfc.clinifact.studies_sources import StudiesOptions  # declared beside the sources it names
 from medfc.common.options import Options
 
-__all__ = ["AbstractsOptions", "ClaimsOptions", "DiffOptions", "PairsOptions", "ReleaseOptions", "Significance", "StatsOptions",
-           "StudiesOptions"]
+__all__ = ["AbstractsOptions", "ClaimsOptions", "DiffOptions", "PairsOptions", "ReleaseOptions", "Significance", "StatsOptions", "StudiesOptions"]
 
 Significance = Literal["<=", "<"]  # how a primary outcome's p-value is compared with alpha (clinifact.claims.significance)
 

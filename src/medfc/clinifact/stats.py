@@ -102,12 +102,10 @@ NO_CLASS = "(no class)"
 def disease_class_note(table: pd.DataFrame, n_pairs: int, paper: Mapping[str, JSONValue] | None = None) -> str:
     """How to read Fig. 2: a pair counts once in each of its disease classes, so the bars add up to more; with
     ``paper`` (``clinifact.fig2`` of the numbers file), how many classes the paper's dataset has beside ours."""
-    note = (f"A pair counts once in each of its trial's disease classes: the bars add up to "
-            f"{int(table['claims'].sum())} for {n_pairs} pairs.")
+    note = f"A pair counts once in each of its trial's disease classes: the bars add up to {int(table['claims'].sum())} for {n_pairs} pairs."
     if paper:
         ours = int((table["disease_class"] != NO_CLASS).sum())
-        note += (f" {ours} disease classes here; the paper's dataset has {paper['disease_classes']} "
-                 f"(of MeSH's {paper['mesh_categories']}).")
+        note += f" {ours} disease classes here; the paper's dataset has {paper['disease_classes']} (of MeSH's {paper['mesh_categories']})."
     return note
 
 

@@ -85,8 +85,7 @@ def build_pairs(inputs: StepFiles, outputs: StepFiles, options: PairsOptions) ->
     pairs.write_release_csv(df, outputs["pairs"])
     if options.downsample_nei:
         df = pairs.downsample_nei(df, seed=seed, report=report)
-    splits = pairs.split_pairs(df, seed=seed, test_size=options.test_size, validation_size=options.validation_size,
-                               stratify=options.stratify)
+    splits = pairs.split_pairs(df, seed=seed, test_size=options.test_size, validation_size=options.validation_size, stratify=options.stratify)
     for name in pairs.SPLITS:
         pairs.write_release_csv(splits[name], outputs[name])
         export.write_parquet(splits[name], outputs[f"{name}_parquet"])
@@ -97,9 +96,8 @@ def build_pairs(inputs: StepFiles, outputs: StepFiles, options: PairsOptions) ->
         return relative_files(outputs["card"], {name: outputs[key.format(name)] for name in pairs.SPLITS})
 
     meta = front_matter(license="mit", languages=["en"], task_categories=["text-classification"], task_ids=["fact-checking"],
-                        tags=["medical", "clinical-trials", "fact-checking"], n_rows=sum(len(v) for v in splits.values()),
-                        data_files=files("{}"), extra_configs={"parquet": files("{}_parquet"), "instruction": files("instruction_{}")},
-                        pretty_name="CliniFact (rebuilt)")
+                        tags=["medical", "clinical-trials", "fact-checking"], n_rows=sum(len(v) for v in splits.values()), data_files=files("{}"),
+                        extra_configs={"parquet": files("{}_parquet"), "instruction": files("instruction_{}")}, pretty_name="CliniFact (rebuilt)")
     card = pairs.dataset_card(splits, report, notes=options.card_notes) + export.CARD_CONFIGS
     Path(outputs["card"]).write_text(meta + card, encoding="utf-8")
     report.write(outputs["report"])
@@ -167,8 +165,7 @@ def diff(inputs: StepFiles, outputs: StepFiles, options: DiffOptions) -> dict[st
     ``markdown``, ``rows`` (CSV, one row per row of either side), ``counts`` (CSV) and ``report`` (the
     release rows that could not be read)."""
     report = SkipReport("clinifact.diff")
-    record = release.verify_release(options.release, options.release_sha256, "clinifact.diff.release_sha256",
-                                    Path(options.cache_dir) / "release")
+    record = release.verify_release(options.release, options.release_sha256, "clinifact.diff.release_sha256", Path(options.cache_dir) / "release")
     record_release({**record, "dataset": "clinifact (diff)"})
     released = cdiff.release_rows(release.import_release(options.release, report, cache_dir=Path(options.cache_dir) / "release"))
     rebuilt = pairs.read_release_csv(inputs["pairs"])

@@ -259,9 +259,8 @@ def medhallu_answers(records: list[Mapping[str, JSONValue]], report: SkipReport,
             if problem:
                 report.skip(f"{rid}-{suffix}", problem)
                 continue
-            answer: Answer = {"answer_id": f"{rid}-{suffix}", "source": "medhallu", "query": question, "text": text,
-                              "subset": MEDHALLU_SUBSET, "label": label, "split": None, "shared_context": {}, "row_id": rid,
-                              "kind": kind, "difficulty": meta["difficulty"]}
+            answer: Answer = {"answer_id": f"{rid}-{suffix}", "source": "medhallu", "query": question, "text": text, "subset": MEDHALLU_SUBSET,
+                              "label": label, "split": None, "shared_context": {}, "row_id": rid, "kind": kind, "difficulty": meta["difficulty"]}
             if label == FALSE:
                 answer["hallucination_category"] = meta["hallucination_category"]
             out.append(answer)

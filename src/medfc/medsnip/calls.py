@@ -62,8 +62,7 @@ def make_llm(opts: LLMOptions, ledger: Ledger | None = None, threads: int = 1) -
 
     if runs_locally(opts.backend):
         set_torch_threads(threads)
-        return make_client(opts.backend, opts.model, ledger=ledger, device=opts.device, precision=opts.precision,
-                           batch_size=opts.batch_size)
+        return make_client(opts.backend, opts.model, ledger=ledger, device=opts.device, precision=opts.precision, batch_size=opts.batch_size)
     return make_client(opts.backend, opts.model, ledger=ledger, base_url=opts.base_url, api_key_env=opts.api_key_env,
                        cache_dir=opts.http_cache_dir or None, requests_per_second=opts.requests_per_second,
                        timeout_s=opts.timeout_s, max_retries=opts.max_retries)
@@ -80,8 +79,7 @@ def gen_params(opts: LLMOptions, json_mode: bool) -> GenerationParams:
 
 def llm_identity(opts: LLMOptions) -> dict[str, str | int | float | bool]:
     """What of the LLM options decides an answer (not where it is served, nor any credential)."""
-    return {"backend": opts.backend, "model": opts.model, "max_tokens": opts.max_tokens,
-            "temperature": opts.temperature, "json_mode": opts.json_mode}
+    return {"backend": opts.backend, "model": opts.model, "max_tokens": opts.max_tokens, "temperature": opts.temperature, "json_mode": opts.json_mode}
 
 
 def scrub(text: object, key_env: str | Sequence[str] = "", pattern: bool = True) -> str | None:

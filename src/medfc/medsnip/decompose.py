@@ -108,8 +108,7 @@ def human_units(answer: Answer, mode: str) -> list[Unit]:
 
 
 def _fields(answer: Answer, sents: Sequence[Sentence]) -> dict[str, str]:
-    return {"subset": answer.get("subset") or "consumer", "query": (answer.get("query") or "").strip() or "(none)",
-            "sentences": numbered(sents)}
+    return {"subset": answer.get("subset") or "consumer", "query": (answer.get("query") or "").strip() or "(none)", "sentences": numbered(sents)}
 
 
 def _range_check(key: str, limit_of: Callable[[int], int], base: int) -> Check:
@@ -192,8 +191,7 @@ class Decomposer:
 
     def direct(self, answers: Sequence[Answer], sents: dict[str, list[Sentence]]) -> list[CallResult]:
         convs = [self.prompts["direct"].render(**_fields(a, sents[a["answer_id"]])) for a in answers]
-        return self._ask("direct", answers, convs, DIRECT_SCHEMA,
-                         _range_check("source_sentences", lambda i: len(sents[answers[i]["answer_id"]]), 0))
+        return self._ask("direct", answers, convs, DIRECT_SCHEMA, _range_check("source_sentences", lambda i: len(sents[answers[i]["answer_id"]]), 0))
 
     def _fallback(self, answer: Answer, sents: Sequence[Sentence]) -> list[Unit]:
         self.counts["fallback_whole_text"] += 1
@@ -284,9 +282,7 @@ class Decomposer:
             total.update(c)
         llm = self.opts.llm
         return {"mode": self.opts.mode, "counts": dict(sorted(self.counts.items())), "usage_by_answer": usage,
-                "usage": {k: int(total.get(k, 0)) for k in USAGE_KEYS},
-                "cache": dict(self.cache.stats), "failed": len(self.failures), "unparsed": self.n_malformed,
-                "n_answers": n_answers, "n_units": len(units), "calls": ledger.as_dict(llm_prices(llm)),
+                "usage": {k: int(total.get(k, 0)) for k in USAGE_KEYS}, "cache": dict(self.cache.stats), "failed": len(self.failures),
+                "unparsed": self.n_malformed, "n_answers": n_answers, "n_units": len(units), "calls": ledger.as_dict(llm_prices(llm)),
                 "patterns": dict(sorted(Counter(str(u["pattern"]) for u in units).items())),
-                "prices": None if llm is None else {"input_per_mtok": llm.price_input_per_mtok,
-                                                    "output_per_mtok": llm.price_output_per_mtok}}
+                "prices": None if llm is None else {"input_per_mtok": llm.price_input_per_mtok, "output_per_mtok": llm.price_output_per_mtok}}

@@ -194,16 +194,13 @@ def _compare(base: Arm, arm: Arm, opts: ScoreOptions) -> Bootstrap:
     """Paired bootstrap of Δ = FF1(arm) − FF1(base): over answers (answer level), over whole answers'
     units (unit level, the arms holding different units per answer)."""
     if opts.level == "answer":
-        return paired_bootstrap(arm["gold"], base["pred"], arm["pred"], n_resamples=opts.n_resamples, seed=opts.seed,
-                                alpha=1 - opts.ci_level)
+        return paired_bootstrap(arm["gold"], base["pred"], arm["pred"], n_resamples=opts.n_resamples, seed=opts.seed, alpha=1 - opts.ci_level)
     return clustered_paired_bootstrap((base["gold"], base["pred"], base["clusters"]), (arm["gold"], arm["pred"], arm["clusters"]),
-                                      n_resamples=opts.n_resamples, seed=opts.seed, alpha=1 - opts.ci_level,
-                                      clusters=opts.cluster_bootstrap)
+                                      n_resamples=opts.n_resamples, seed=opts.seed, alpha=1 - opts.ci_level, clusters=opts.cluster_bootstrap)
 
 
-def evaluate(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Sequence[Verdict]],
-             decompositions: Iterable[Mapping[str, JSONValue]], verifications: Iterable[Mapping[str, JSONValue]],
-             options: ScoreOptions, report: SkipReport) -> dict[str, object]:
+def evaluate(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Sequence[Verdict]], decompositions: Iterable[Mapping[str, JSONValue]],
+             verifications: Iterable[Mapping[str, JSONValue]], options: ScoreOptions, report: SkipReport) -> dict[str, object]:
     """The ``score`` step's result: the answers' counts, every arm's scores (and Δ vs the baseline mode), the
     per-pattern analysis, the boundary fidelity and the patterns per mode. ``groups`` are the verdicts by
     (verifier, mode) (:func:`group_verdicts`); ``decompositions`` and ``verifications`` the decompose and verify
@@ -241,10 +238,9 @@ def evaluate(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Seq
     units_by_mode: dict[str, Sequence[Verdict]] = {}
     for (verifier, mode), recs in groups.items():
         units_by_mode.setdefault(mode, recs)
-    return {"options": options.as_dict(), "n_answers": len(answers),
-            "n_answers_gold_false": sum(a.get("label") == FALSE for a in answers.values()), "n_answers_nei": len(_nei_ids(answers)),
-            "arms": {f"{v}/{m}": arm["scores"] for (v, m), arm in sorted(arms.items())}, "per_pattern": _per_pattern(groups, options),
-            "boundary_fidelity": _fidelity(answers, units_by_mode, options),
+    return {"options": options.as_dict(), "n_answers": len(answers), "n_answers_gold_false": sum(a.get("label") == FALSE for a in answers.values()),
+            "n_answers_nei": len(_nei_ids(answers)), "arms": {f"{v}/{m}": arm["scores"] for (v, m), arm in sorted(arms.items())},
+            "per_pattern": _per_pattern(groups, options), "boundary_fidelity": _fidelity(answers, units_by_mode, options),
             "patterns": {m: dict(sorted(Counter(str(u["pattern"]) for u in us).items())) for m, us in sorted(units_by_mode.items())}}
 
 

@@ -32,8 +32,7 @@ class BM25Search:
             text = str(rec.get(text_field) or "").strip()
             if not text:
                 continue
-            self.docs.append(Hit(title=str(rec.get(title_field) or ""), text=text, url=str(rec.get(url_field) or ""),
-                                 id=str(rec.get(id_field) or n)))
+            self.docs.append(Hit(title=str(rec.get(title_field) or ""), text=text, url=str(rec.get(url_field) or ""), id=str(rec.get(id_field) or n)))
         if not self.docs:
             raise ValueError(f"{self.path}: no passages with a {text_field!r} field")
         corpus = [f"{d.title} {d.text}".strip() for d in self.docs]
@@ -78,8 +77,7 @@ def _bm25_searcher(r: RetrievalOptions) -> SearchBackend:
 
 
 # pubmed and web are the shared registry's clients (medfc.retrieval.search_sources), built from MedSNIP's sections
-SEARCHERS: dict[str, Callable[[RetrievalOptions], SearchBackend]] = {"pubmed": _pubmed_searcher, "bm25": _bm25_searcher,
-                                                                      "web": _web_searcher}
+SEARCHERS: dict[str, Callable[[RetrievalOptions], SearchBackend]] = {"pubmed": _pubmed_searcher, "bm25": _bm25_searcher, "web": _web_searcher}
 
 
 def make_searchers(r: RetrievalOptions) -> dict[str, CachedSearch]:

@@ -18,8 +18,7 @@ from medfc.medsnip.records import Answer
 STATEMENT_SCHEMA: dict[str, JSONValue] = {"type": "object", "required": ["statement"], "properties": {"statement": {"type": "string", "minLength": 1, "pattern": r"\S"}}}
 
 
-def rewrite_statements(answers: list[Answer], client: LLMClient, opts: PrepareOptions, report: SkipReport,
-                       ledger: Ledger) -> dict[str, object]:
+def rewrite_statements(answers: list[Answer], client: LLMClient, opts: PrepareOptions, report: SkipReport, ledger: Ledger) -> dict[str, object]:
     """HealthFC: the claim (a question) → the statement it asserts, which becomes the answer text (in place).
     ``client`` is the LLM of ``opts.llm``, counting its calls in ``ledger``; returns the rewrite's info: usage,
     cache, calls and the number of failed claims."""
@@ -43,6 +42,5 @@ def rewrite_statements(answers: list[Answer], client: LLMClient, opts: PrepareOp
         else:
             report.skip(a["answer_id"], "statement_malformed_question_kept", (r["error"] or "")[:300])
     count_failures(report, ledger, len(failures), cache)
-    check_failures("medsnip prepare (statement rewrite)", "claims", failures, len(answers), opts.llm.max_failed_share,
-                   ledger.total()["failed"])
+    check_failures("medsnip prepare (statement rewrite)", "claims", failures, len(answers), opts.llm.max_failed_share, ledger.total()["failed"])
     return {"usage": dict(usage), "cache": dict(cache.stats), "calls": ledger.as_dict(llm_prices(opts.llm)), "failed": len(failures)}

@@ -93,8 +93,7 @@ def prepare(inputs: StepFiles, outputs: StepFiles, options: PrepareOptions, runt
     if options.limit and len(answers) > options.limit:
         report.exclude("beyond_limit", len(answers) - options.limit)
         answers = answers[: options.limit]
-    info: dict[str, object] = {"source": options.source, "n_answers": len(answers),
-                            "labels": dict(Counter(str(a["label"]) for a in answers))}
+    info: dict[str, object] = {"source": options.source, "n_answers": len(answers), "labels": dict(Counter(str(a["label"]) for a in answers))}
     if options.rewrite_claims:  # a source that rewrites (PrepareOptions checks it)
         assert options.llm is not None
         ledger = Ledger()
@@ -136,8 +135,7 @@ def verify(inputs: StepFiles, outputs: StepFiles, options: VerifyOptions, runtim
     verdicts = ver.run(units, answers)
     n_unparsed = sum(bool(v.get("unparsed") or v.get("malformed")) for v in verdicts)
     count_failures(report, ledger, len(ver.failures), ver.cache, n_unparsed)
-    check_failures(f"medsnip verify {options.name}", "units", ver.failures, len(units), options.llm.max_failed_share,
-                   ledger.total()["failed"])
+    check_failures(f"medsnip verify {options.name}", "units", ver.failures, len(units), options.llm.max_failed_share, ledger.total()["failed"])
     check_outages(f"medsnip verify {options.name}", ver.outages, len(verdicts))
     write_jsonl(outputs["verdicts"], verdicts)
     info = ver.info(verdicts, len(units), n_unparsed, ledger)

@@ -31,8 +31,7 @@ def _saved(value: float, base: float) -> float | None:
 
 # the columns a paper's row fills (the others stay empty): its verifier and mode, units, answers or units scored, FF1,
 # and the calls its modes save against the baseline mode as the paper states them
-PAPER_KEYS = {"units": "units", "scored": "scored", "FF1": "ff1", "verify_calls_saved_pct": "verify_saving",
-              "total_calls_change_pct": "calls_change"}
+PAPER_KEYS = {"units": "units", "scored": "scored", "FF1": "ff1", "verify_calls_saved_pct": "verify_saving", "total_calls_change_pct": "calls_change"}
 
 
 def table_rows(scores: Mapping[str, JSONValue]) -> list[dict[str, JSONValue]]:
@@ -49,13 +48,12 @@ def table_rows(scores: Mapping[str, JSONValue]) -> list[dict[str, JSONValue]]:
         total = s["cost"]["total"]
         dec = s.get("decompose") or {}
         own = baseline.get(s["verifier"]) if s["mode"] != base else None
-        rows.append({"source": "ours", "verifier": s["verifier"], "mode": s["mode"], "units": s["n_units"],
-                     "unit_coverage": _r(s["unit_coverage"]), "failed": s.get("n_failed", 0), "unparsed": s.get("n_unparsed", 0),
-                     "decompose_failed": dec.get("failed", 0), "decompose_unparsed": dec.get("unparsed", 0), "scored": s["n_scored"],
-                     "coverage": _r(s["coverage"]), "FF1": _r(s["ff1"]), "FF1_ci_low": _r(ci.get("ci_low")),
-                     "FF1_ci_high": _r(ci.get("ci_high")), f"delta_vs_{base}": _r(cmp.get("diff")), "delta_ci_low": _r(cmp.get("ci_low")),
-                     "delta_ci_high": _r(cmp.get("ci_high")), "p_gt_0": _r(cmp.get("p_gt_0")), "verify_calls": s["cost"]["verify"]["calls"],
-                     "decompose_calls": s["cost"]["decompose"]["calls"], "total_calls": total["calls"],
+        rows.append({"source": "ours", "verifier": s["verifier"], "mode": s["mode"], "units": s["n_units"], "unit_coverage": _r(s["unit_coverage"]),
+                     "failed": s.get("n_failed", 0), "unparsed": s.get("n_unparsed", 0), "decompose_failed": dec.get("failed", 0),
+                     "decompose_unparsed": dec.get("unparsed", 0), "scored": s["n_scored"], "coverage": _r(s["coverage"]), "FF1": _r(s["ff1"]),
+                     "FF1_ci_low": _r(ci.get("ci_low")), "FF1_ci_high": _r(ci.get("ci_high")), f"delta_vs_{base}": _r(cmp.get("diff")),
+                     "delta_ci_low": _r(cmp.get("ci_low")), "delta_ci_high": _r(cmp.get("ci_high")), "p_gt_0": _r(cmp.get("p_gt_0")),
+                     "verify_calls": s["cost"]["verify"]["calls"], "decompose_calls": s["cost"]["decompose"]["calls"], "total_calls": total["calls"],
                      "verify_calls_saved_pct": None if own is None else _saved(s["cost"]["verify"]["calls"], own["verify"]["calls"]),
                      "total_calls_change_pct": None if own is None else _change(total["calls"], own["total"]["calls"]),
                      "tokens": total["prompt_tokens"] + total["completion_tokens"], "cost_usd": total["cost_usd"]})

@@ -50,8 +50,7 @@ SEARCH_ERRORS = (HttpError, SearchError, requests.RequestException, OSError, Val
 GUARD_TRUE = ("You answered TRUE on the first turn without any evidence. Search for evidence first "
               "(prefer a query that could refute the statement).")
 GUARD_CONF = "Your confidence was below {threshold}. Search for more evidence, or abstain if the evidence stays insufficient."
-UNIT_FIELDS = ("unit_id", "answer_id", "mode", "index", "text", "pattern", "source_atoms", "source_sentences", "labels", "fallback",
-               "atoms_from")
+UNIT_FIELDS = ("unit_id", "answer_id", "mode", "index", "text", "pattern", "source_atoms", "source_sentences", "labels", "fallback", "atoms_from")
 
 
 def prompt_names(verifier: str) -> list[str]:
@@ -86,11 +85,9 @@ def turn_schema(sources: Sequence[str]) -> JSONObject:
     }
 
 
-FINAL_SCHEMA: JSONObject = {
-    "type": "object",
-    "properties": {"final_answer": {"type": "boolean"}, "abstain": {"type": "boolean"}, "reasoning": {"type": "string"}},
-    "anyOf": [{"required": ["final_answer"]}, {"required": ["abstain"], "properties": {"abstain": {"const": True}}}],
-}
+FINAL_SCHEMA: JSONObject = {"type": "object",
+                            "properties": {"final_answer": {"type": "boolean"}, "abstain": {"type": "boolean"}, "reasoning": {"type": "string"}},
+                            "anyOf": [{"required": ["final_answer"]}, {"required": ["abstain"], "properties": {"abstain": {"const": True}}}]}
 
 
 def _context(answer: Answer | None) -> tuple[str, str]:
@@ -245,11 +242,9 @@ class Verifier:
     def _rag_key(self, unit: UnitFields, answer: Answer | None) -> str:
         r = self.opts.retrieval
         assert r is not None
-        loop = {"max_rounds": r.max_rounds, "reprompt_below": r.reprompt_below, "k": r.hits_per_search,
-                "title_chars": r.title_chars, "text_chars": r.text_chars, "sources": list(r.sources),
-                "indexes": {n: _index_id(s) for n, s in sorted(self.searchers.items())}}
-        return cache_key("verify:retrieval", self.identity, {n: p.sha256 for n, p in sorted(self.prompts.items())}, loop,
-                         self._fields(unit, answer))
+        loop = {"max_rounds": r.max_rounds, "reprompt_below": r.reprompt_below, "k": r.hits_per_search, "title_chars": r.title_chars,
+                "text_chars": r.text_chars, "sources": list(r.sources), "indexes": {n: _index_id(s) for n, s in sorted(self.searchers.items())}}
+        return cache_key("verify:retrieval", self.identity, {n: p.sha256 for n, p in sorted(self.prompts.items())}, loop, self._fields(unit, answer))
 
     def _retrieval(self, units: Sequence[UnitFields], answers: Mapping[str, Answer]) -> list[Verdict]:
         r = self.opts.retrieval

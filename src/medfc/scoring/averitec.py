@@ -172,13 +172,10 @@ def score_claims(claims: Sequence[ClaimPrediction], lambdas: Sequence[float] = L
     )
     justification = None
     if has_just.any():
-        justification = {
-            "n": int(has_just.sum()),
-            "meteor": float(just[has_just].mean()),
-            "gated": {lambda_key(lam): float(np.where(ev > lam, just, 0.0)[has_just].mean()) for lam in lambdas},
-            "fallback": bool(justification_fallback),
-            "n_from_evidence": sum(bool(justification_fallback and h and c.justification is None) for c, h in zip(claims, has_just)),
-        }
+        justification = {"n": int(has_just.sum()), "meteor": float(just[has_just].mean()),
+                         "gated": {lambda_key(lam): float(np.where(ev > lam, just, 0.0)[has_just].mean()) for lam in lambdas},
+                         "fallback": bool(justification_fallback),
+                         "n_from_evidence": sum(bool(justification_fallback and h and c.justification is None) for c, h in zip(claims, has_just))}
 
     by_type: dict[str, list[float]] = {}
     for c, e in zip(claims, ev):

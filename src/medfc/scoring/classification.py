@@ -140,8 +140,7 @@ def bowker_symmetry(table: ArrayLike, shift_zeros: bool = True) -> SymmetryTest:
     return {"statistic": float(res.statistic), "df": int(res.df), "p_value": float(res.pvalue)}
 
 
-def mcnemar_bowker(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None,
-                   shift_zeros: bool = True) -> McNemarBowker:
+def mcnemar_bowker(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None, shift_zeros: bool = True) -> McNemarBowker:
     """McNemar–Bowker test of symmetry between two systems' labels on the same items (:func:`bowker_symmetry`
     of the k × k table of A's rows against B's columns, df over all ``labels``)."""
     labels, table = bowker_table(pred_a, pred_b, labels)

@@ -68,8 +68,7 @@ def _paired(preds: dict[str, Record], other: dict[str, Record] | None, report: S
 
 
 def score_averitec(records: Records | None, options: Options, report: SkipReport | None = None,
-                   claims: Sequence[averitec.ClaimPrediction] | None = None,
-                   metric: averitec.PairMetric | None = None) -> dict[str, object]:
+                   claims: Sequence[averitec.ClaimPrediction] | None = None, metric: averitec.PairMetric | None = None) -> dict[str, object]:
     """Score workflow prediction records (or ready ``claims``) with the AVeriTeC scorer."""
     options = _checked("averitec", options)
     report = report or SkipReport("scoring.averitec")
@@ -94,9 +93,8 @@ def score_averitec(records: Records | None, options: Options, report: SkipReport
                 kept.append(c)
         claims = kept
     report.count("scored", len(claims))
-    scores = averitec.score_claims(claims, lambdas=[float(x) for x in options["lambdas"]], metric=metric,
-                                   max_pred=options["max_pred_evidence"], per_claim=bool(options["per_claim"]),
-                                   justification_fallback=bool(options["justification_fallback"]),
+    scores = averitec.score_claims(claims, lambdas=[float(x) for x in options["lambdas"]], metric=metric, max_pred=options["max_pred_evidence"],
+                                   per_claim=bool(options["per_claim"]), justification_fallback=bool(options["justification_fallback"]),
                                    claim_type_lambdas=[float(x) for x in options["claim_type_lambdas"]])
     return {"scorer": "averitec", **scores}
 

@@ -50,13 +50,12 @@ N_WORDNET_SYNSETS = 117_659
 
 # Lexicographer file names of WordNet 3.0 in file-number order (WordNet documentation,
 # lexnames(5WN)); used when the man page is not installed.
-LEXNAMES_FALLBACK = ("adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact", "noun.attribute",
-                     "noun.body", "noun.cognition", "noun.communication", "noun.event", "noun.feeling", "noun.food", "noun.group",
-                     "noun.location", "noun.motive", "noun.object", "noun.person", "noun.phenomenon", "noun.plant", "noun.possession",
-                     "noun.process", "noun.quantity", "noun.relation", "noun.shape", "noun.state", "noun.substance", "noun.time",
-                     "verb.body", "verb.change", "verb.cognition", "verb.communication", "verb.competition", "verb.consumption",
-                     "verb.contact", "verb.creation", "verb.emotion", "verb.motion", "verb.perception", "verb.possession", "verb.social",
-                     "verb.stative", "verb.weather", "adj.ppl")
+LEXNAMES_FALLBACK = ("adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact", "noun.attribute", "noun.body",
+                     "noun.cognition", "noun.communication", "noun.event", "noun.feeling", "noun.food", "noun.group", "noun.location", "noun.motive",
+                     "noun.object", "noun.person", "noun.phenomenon", "noun.plant", "noun.possession", "noun.process", "noun.quantity",
+                     "noun.relation", "noun.shape", "noun.state", "noun.substance", "noun.time", "verb.body", "verb.change", "verb.cognition",
+                     "verb.communication", "verb.competition", "verb.consumption", "verb.contact", "verb.creation", "verb.emotion", "verb.motion",
+                     "verb.perception", "verb.possession", "verb.social", "verb.stative", "verb.weather", "adj.ppl")
 _CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
 PUNKT_FILES = ("abbrev_types.txt", "sent_starters.txt", "collocations.tab", "ortho_context.tab")
 
@@ -208,15 +207,9 @@ def build_punkt(target: Path, languages: Sequence[str] = DEFAULT_LANGUAGES) -> l
             log.warning("punkt %s: numeric abbreviation types have no punkt_tab file; left out", lang)
         out = Path(target) / "tokenizers" / "punkt_tab" / lang
         out.mkdir(parents=True, exist_ok=True)
-        files = {
-            "abbrev_types.txt": _lines(params.abbrev_types, "abbrev"),
-            "sent_starters.txt": _lines(params.sent_starters, "sent_starter"),
-            "collocations.tab": sorted(
-                f"{a}\t{b}" for a, b in params.collocations if not any(c in a + b for c in "\t\n\r")
-            ),
-            "ortho_context.tab": [f"{t}\t{int(v)}" for t, v in sorted(params.ortho_context.items())
-                                  if not any(c in t for c in "\t\n\r")],
-        }
+        files = {"abbrev_types.txt": _lines(params.abbrev_types, "abbrev"), "sent_starters.txt": _lines(params.sent_starters, "sent_starter"),
+                 "collocations.tab": sorted(f"{a}\t{b}" for a, b in params.collocations if not any(c in a + b for c in "\t\n\r")),
+                 "ortho_context.tab": [f"{t}\t{int(v)}" for t, v in sorted(params.ortho_context.items()) if not any(c in t for c in "\t\n\r")]}
         for name, lines in files.items():
             (out / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         log.info("punkt_tab/%s: %s", lang, ", ".join(f"{n}={len(v)}" for n, v in files.items()))

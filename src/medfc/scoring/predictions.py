@@ -60,10 +60,9 @@ def evidence_selection_scores(records: Sequence[Mapping[str, object]],
             claim_f.append(cf)
     p, rc, f = classification.f1_from_counts(tp, fp, fn)
     out: dict[str, float | int | dict[str, float]] = {"precision": p, "recall": rc, "f1": f, "tp": tp, "fp": fp, "fn": fn, "n_claims": len(records),
-                           "claim_precision": float(np.mean(claim_p)) if claim_p else 0.0,
-                           "claim_recall": float(np.mean(claim_r)) if claim_r else 0.0,
-                           "claim_f1": float(np.mean(claim_f)) if claim_f else 0.0,
-                           "n_claims_with_gold": len(claim_f)}
+                                                      "claim_precision": float(np.mean(claim_p)) if claim_p else 0.0,
+                                                      "claim_recall": float(np.mean(claim_r)) if claim_r else 0.0,
+                                                      "claim_f1": float(np.mean(claim_f)) if claim_f else 0.0, "n_claims_with_gold": len(claim_f)}
     if n_sentences is not None:
         po, ro, fo = classification.f1_from_counts(tn, fn, fp)  # the "other" class: its TP are our TN
         out.update({"tn": tn, "n_sentences": tp + fp + fn + tn, "macro_precision": (p + po) / 2, "macro_recall": (rc + ro) / 2,
@@ -88,8 +87,7 @@ def fever_strict(records: Sequence[Mapping[str, object]]) -> dict[str, float | i
 
 
 def score_healthfc(records: Sequence[Mapping[str, object]], system: str, *, labels: Sequence[str], evidence: EvidenceScoring | None, abstain: str,
-                   n_sentences: Mapping[str, int] | None = None,
-                   metric: averitec.PairMetric | None = None) -> dict[str, object]:
+                   n_sentences: Mapping[str, int] | None = None, metric: averitec.PairMetric | None = None) -> dict[str, object]:
     """All scores of one HealthFC prediction file (one system, one fold): P/R/F1 over ``labels``, the classes its
     system predicts (three verdicts; supported and refuted for the open-domain systems; the levels of evidence);
     with ``evidence`` (the evidence-selecting systems) also evidence selection, FEVER strict and AVeriTeC;

@@ -28,8 +28,7 @@ def _interval(scores: Mapping[str, JSONValue]) -> str:
     return f"{pct(ci['low'])}–{pct(ci['high'])}" if ci else ""
 
 
-def table8(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
-           infos: Sequence[str] = ()) -> pd.DataFrame:
+def table8(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str, infos: Sequence[str] = ()) -> pd.DataFrame:
     """Table 8: accuracy and macro P/R/F1 on the test split per model: our rows (at ``scale``), then the
     paper's rows of the same kinds of system (discriminative, zero-shot, fine-tuned generative), each its own row. Our rows carry
     the percentile bootstrap interval of macro-F1 over the test pairs (``low–high``), so a reader can

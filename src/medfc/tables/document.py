@@ -13,7 +13,6 @@ from medfc.common.io import atomic_write, input_paths
 from medfc.common.stepfiles import StepFiles
 from medfc.tables.options import DocumentOptions
 
-PT_PER_IN = 72.0
 BREAK = r"\allowbreak{}"  # where a file's path may break in a caption
 _MEDIABOX = re.compile(rb"/MediaBox\s*\[\s*(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s*\]")
 

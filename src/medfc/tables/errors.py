@@ -135,8 +135,7 @@ def _encode_rows(rows: list[tuple[dict[str, Any], list[Record]]], labels: list[s
             preds.append([item_of[str(r["id"])], code[str(r["label"])], None if pred is None else code[str(pred)], _probability(r),
                           None if r.get("fold") is None else int(r["fold"]), ids, texts])
         preds.sort(key=lambda p: p[0])
-        seen = {*declared(entry), *(str(r["label"]) for r in records),
-                *(str(r["pred_label"]) for r in records if r.get("pred_label") is not None)}
+        seen = {*declared(entry), *(str(r["label"]) for r in records), *(str(r["pred_label"]) for r in records if r.get("pred_label") is not None)}
         out.append({**entry, "folds": sorted(entry["folds"]), "labels": [code[x] for x in labels if x in seen], "preds": preds})
     return out
 
@@ -210,8 +209,7 @@ def page_data(healthfc: Sequence[Run], claims: Iterable[Record], pairs: Sequence
     shared texts) and the predictions left out, counted by reason."""
     pool, unmatched = Pool(), Unmatched()
     sections = [healthfc_section(healthfc, claims, pool, unmatched),
-                *(pairs_section(runs, test, unmatched, section.data.dataset, section.title, section.data.classes)
-                  for section, runs, test in pairs)]
+                *(pairs_section(runs, test, unmatched, section.data.dataset, section.title, section.data.classes) for section, runs, test in pairs)]
     datasets = [d for d in sections if d is not None]
     return {"datasets": datasets, "texts": pool.texts, "scale": scale}, dict(sorted(unmatched.counts.items()))
 

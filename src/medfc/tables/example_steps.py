@@ -16,11 +16,8 @@ from medfc.tables.example_options import WrongClaimsOptions, ExampleClaimsOption
 
 log = logging.getLogger(__name__)
 
-SCALE_NOTES = {
-    "smoke": "A smoke-scale run (training capped by experiments.smoke): its errors show that the pipeline runs, nothing about the models.",
-    "cpu": "A run of the CPU recipe on real data (experiments.scale cpu).",
-    "paper": "",
-}
+SCALE_NOTES = {"smoke": "A smoke-scale run (training capped by experiments.smoke): its errors show that the pipeline runs, nothing about the models.",
+               "cpu": "A run of the CPU recipe on real data (experiments.scale cpu).", "paper": ""}
 
 
 def _write(artifact: examples.Artifact, outputs: StepFiles) -> dict[str, int]:

@@ -163,8 +163,7 @@ def healthfc_errors(scores: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]
         caption = "HealthFC Table 4: claims where the best row erred. No row of a system that selects evidence ran."
         return Artifact(rows, caption, _errors_table(caption, latex_rows))
     row, f1, folds = best
-    tested = [p for entry, preds in predictions for p in preds
-              if RunRow(str(entry["lang"]), str(entry["model"]), str(entry["system"])) == row]
+    tested = [p for entry, preds in predictions for p in preds if RunRow(str(entry["lang"]), str(entry["model"]), str(entry["system"])) == row]
     wrong = sorted((p for p in tested if p.get("pred_label") != p.get("label")), key=lambda p: str(p["id"]))
     for p in wrong[:shown]:
         gold_ev, selected = _evidence(p.get("gold_evidence"), words), _evidence(p.get("evidence"), words)

@@ -149,10 +149,8 @@ def significance(predictions: Sequence[str], entries: Sequence[Entry], compariso
 # ------------------------------------------------------------------------------------------ the paper's layouts
 
 EXPERIMENT_TITLES = {"claims_only": "Claims only", "retrieved_web": "Web snippets", "retrieved_pubmed": "PubMed snippets",
-                     "retrieved_wikipedia": "Wikipedia snippets", "gold_explanations": "Gold explanations",
-                     "level_of_evidence": "Level of evidence"}
+                     "retrieved_wikipedia": "Wikipedia snippets", "gold_explanations": "Gold explanations", "level_of_evidence": "Level of evidence"}
 PAPER_EXPERIMENT_TITLES = {**EXPERIMENT_TITLES, "retrieved_web": "Google snippets"}  # the paper's names of its rows
-SYSTEM_TITLES = {"pipeline": "pipeline", "joint": "joint"}
 
 
 def _aggregates(scores: Sequence[str], entries: Sequence[Entry], systems: Sequence[str]) -> dict[tuple[str, str, str], list[dict]]:
@@ -217,8 +215,7 @@ def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
                           _paper_sd(v, "oracle_f1") if "oracle_f1" in v else DASH])
     columns = [Column("System", align="l"), Column("Base Model", align="l"),
                *(Column(h, group="Evidence Selection") for h in ("Precision", "Recall", "F1 Macro")),
-               *(Column(h, group="Veracity Prediction") for h in ("Precision", "Recall", "F1 Macro")),
-               Column("F1 Macro", group="Oracle Ver. Pred.")]
+               *(Column(h, group="Veracity Prediction") for h in ("Precision", "Recall", "F1 Macro")), Column("F1 Macro", group="Oracle Ver. Pred.")]
     folds = max((len(v) for v in _aggregates(scores, entries, TABLE3_SYSTEMS).values()), default=0)
     caption = ("HealthFC Table 3: evidence selection and veracity prediction, macro precision, recall and F1 (%), the mean "
                f"and standard deviation (subscript) over the folds of a cross-validation (ours: {folds} folds; the paper: 5). "
@@ -338,9 +335,8 @@ def significance_latex(df: pd.DataFrame, scale: str) -> LatexTable:
     for r in df.to_dict("records"):
         has_bs = r.get("delta B-A") is not None and not (isinstance(r.get("delta B-A"), float) and pd.isna(r["delta B-A"]))
         ci = Tex(rf"[{_signed(r['CI low'])}, {_signed(r['CI high'])}]", 13) if has_bs else None
-        rows.append([_model_title(str(r["lang"]), str(r["model"])), str(r["system A"]), str(r["system B"]), r["claims"],
-                     r["McNemar-Bowker chi2"], r["df"], r["p"], r["claims (S/R)"],
-                     *((r["A"], r["B"], r["delta B-A"], ci, r["bootstrap p"]) if has_bs else (None,) * 5)])
+        rows.append([_model_title(str(r["lang"]), str(r["model"])), str(r["system A"]), str(r["system B"]), r["claims"], r["McNemar-Bowker chi2"],
+                     r["df"], r["p"], r["claims (S/R)"], *((r["A"], r["B"], r["delta B-A"], ci, r["bootstrap p"]) if has_bs else (None,) * 5)])
     metric = str(df["metric"].iloc[0]) if len(df) else ""
     metric_title = {"ff1": "FF1", "tf1": "TF1", "macro_f1": "macro-F1", "accuracy": "accuracy"}.get(metric, metric)
     columns = [Column("Base Model", align="l"), Column("A", align="l"), Column("B", align="l"), Column("Claims", fmt="int"),
@@ -349,8 +345,7 @@ def significance_latex(df: pd.DataFrame, scale: str) -> LatexTable:
                Column("A", group=f"Paired bootstrap, {metric_title} (%)", fmt="dec1"),
                Column("B", group=f"Paired bootstrap, {metric_title} (%)", fmt="dec1"),
                Column("Δ", group=f"Paired bootstrap, {metric_title} (%)", fmt="dec1"),
-               Column("95% CI", group=f"Paired bootstrap, {metric_title} (%)"),
-               Column("p", group=f"Paired bootstrap, {metric_title} (%)", fmt="p3")]
+               Column("95% CI", group=f"Paired bootstrap, {metric_title} (%)"), Column("p", group=f"Paired bootstrap, {metric_title} (%)", fmt="p3")]
     caption = ("HealthFC: significance of the differences between systems, the folds' test predictions pooled. "
                "McNemar–Bowker on the three-way labels of the same claims; the MedSNIP paired bootstrap of "
                f"{metric_title} over the supported and refuted claims, Δ = B − A with its 95% interval.")

@@ -21,11 +21,9 @@ from medfc.tables.papers import paper_numbers
 log = logging.getLogger(__name__)
 
 
-SCALES = {
-    "smoke": "Our numbers are SMOKE-SIZED (training capped by experiments.smoke): they show that the pipeline runs, nothing about the models.",
-    "cpu": "Our numbers come from the CPU recipe on real data (experiments.scale cpu).",
-    "paper": "Our numbers come from the papers' models and hyperparameters (experiments.scale paper).",
-}
+SCALES = {"smoke": "Our numbers are SMOKE-SIZED (training capped by experiments.smoke): they show that the pipeline runs, nothing about the models.",
+          "cpu": "Our numbers come from the CPU recipe on real data (experiments.scale cpu).",
+          "paper": "Our numbers come from the papers' models and hyperparameters (experiments.scale paper)."}
 
 
 def _caption(title: str, scale: str) -> str:
