@@ -127,12 +127,9 @@ class PValue:
     value: float
 
     def significant(self, alpha: float, significance: Significance) -> bool:
-        """Whether the reported p-value is significant at ``alpha``.
-
-        ``significance`` is the comparison: ``"<="`` (p ≤ alpha, how the CliniFact release labelled its
-        pairs: an exact "0.05" is significant) or ``"<"`` (p < alpha, the paper's text). "<x" means
-        p < x, so it is significant when x ≤ alpha under either rule; ">" and ">=" forms never are.
-        """
+        """Whether the reported p-value is significant at ``alpha`` under ``significance``: ``"<="`` (how the
+        CliniFact release labelled its pairs: an exact "0.05" counts) or ``"<"`` (the paper's text); "<x" counts when
+        x ≤ alpha under either rule; ">" and ">=" forms never do."""
         if significance not in SIGNIFICANCE:
             raise ValueError(f"significance must be one of {SIGNIFICANCE}, got {significance!r}")
         if self.op in (">", ">="):
@@ -157,10 +154,7 @@ def parse_pvalue(raw: object) -> PValue | None:
 
 
 def resolve_test_type(types: Iterable[str | None]) -> tuple[str | None, str | None]:
-    """Combine the analyses' nonInferiorityType values into one test type.
-
-    Returns (type, None) or (None, reason).
-    """
+    """Combine the analyses' nonInferiorityType values into one test type: (type, None) or (None, reason)."""
     folded = {LEGACY_FOLD.get(t, t) for t in types if t}
     if not folded:
         return None, "outcome_no_test_type"
@@ -197,10 +191,8 @@ def _text(title: str | None, description: str | None, use_description: bool) -> 
 
 def map_groups_to_arms(groups: Sequence[JSONRecord], arms: Sequence[JSONRecord], embedder: Embedder,
                        use_description: bool) -> tuple[list[int], np.ndarray]:
-    """For two outcome groups and two arms, the arm index of each group (best one-to-one match).
-
-    Returns the assignment and the 2×2 cosine-similarity matrix (groups × arms).
-    """
+    """The arm index of each of two outcome groups (best one-to-one match by cosine similarity) and the 2×2
+    similarity matrix (groups × arms)."""
     g_text = [_text(g.get("title"), g.get("description"), use_description) for g in groups]
     a_text = [_text(a.get("label"), a.get("description"), use_description) for a in arms]
     vecs = embedder.encode(g_text + a_text)

@@ -49,10 +49,8 @@ def locate(source: str, split: str, cache_dir: str | os.PathLike | None = None, 
 
 def verify_release(source: str, sha256: Mapping[str, str | None], key: str, cache_dir: str | os.PathLike | None = None,
                    http: HttpClient | None = None) -> dict[str, JSONValue]:
-    """Every split file located (a URL's downloaded once) and checked against its pinned SHA-256 (``sha256`` by split,
-    the config's ``key``.<split>) before any of them is read: a changed one raises
-    :class:`medfc.common.pinning.ReleaseChanged` naming it. Returns the release's record
-    (:func:`medfc.common.pinning.release_record`)."""
+    """Every split file located (a URL's downloaded once) and checked against its pinned SHA-256 (config key
+    ``key``.<split>) before any is read (:class:`medfc.common.pinning.ReleaseChanged`); the release's record."""
     files = {}
     for split in SPLITS:
         path = locate(source, split, cache_dir, http)

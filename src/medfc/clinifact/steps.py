@@ -74,9 +74,9 @@ def fetch_abstracts(inputs: StepFiles, outputs: StepFiles, options: AbstractsOpt
 
 
 def build_pairs(inputs: StepFiles, outputs: StepFiles, options: PairsOptions) -> dict[str, int]:
-    """``labelled`` + ``abstracts`` → ``pairs`` (all kept pairs), ``train``/``validation``/``test`` (balanced, split;
-    the release's CSV format), each split also as ``<split>_parquet`` (list columns typed) and ``instruction_<split>``
-    (the release's instruction JSONL; :mod:`medfc.clinifact.export`), ``card`` (markdown) + ``report``."""
+    """``labelled`` + ``abstracts`` → ``pairs`` (all kept), the balanced ``train``/``validation``/``test`` splits in the
+    release's CSV format, typed Parquet (``<split>_parquet``) and instruction JSONL (``instruction_<split>``), ``card``
+    and ``report``."""
     report = SkipReport("clinifact.build_pairs")
     seed = options.seed
     abstracts = {str(r["pmid"]): r for r in read_jsonl(inputs["abstracts"])}
@@ -159,11 +159,8 @@ def clinifact_stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions
 
 
 def diff(inputs: StepFiles, outputs: StepFiles, options: DiffOptions) -> dict[str, int]:
-    """Rebuilt ``pairs`` (+ our ``train``/``validation``/``test``) against the release at ``options.release``
-    (a directory or base URL of the three split files), explained with the rebuild's own records (``studies``,
-    ``excluded``, ``studies_report``, ``claims_report``, ``abstracts_report``, ``pairs_report``) →
-    ``markdown``, ``rows`` (CSV, one row per row of either side), ``counts`` (CSV) and ``report`` (the
-    release rows that could not be read)."""
+    """Rebuilt ``pairs`` (+ our splits) against the release at ``options.release``, explained with the rebuild's own
+    records (``studies``, ``excluded``, and the steps' reports) → ``markdown``, ``rows``, ``counts`` and ``report``."""
     report = SkipReport("clinifact.diff")
     record = release.verify_release(options.release, options.release_sha256, "clinifact.diff.release_sha256", Path(options.cache_dir) / "release")
     record_release({**record, "dataset": "clinifact (diff)"})
@@ -191,9 +188,8 @@ def diff(inputs: StepFiles, outputs: StepFiles, options: DiffOptions) -> dict[st
 
 
 def export_views(inputs: StepFiles, outputs: StepFiles, options: NoOptions) -> dict[str, int]:
-    """The splits' typed Parquet (``<split>_parquet``) and the pairs' ``card`` → the card ``readme`` (``README.md``
-    beside the pairs: the configs ``datasets.load_dataset`` reads) and BigBio's view of each split
-    (``bigbio_<split>``; :mod:`medfc.clinifact.views`)."""
+    """The splits' typed Parquet and the pairs' ``card`` → the card ``readme`` (the configs ``datasets.load_dataset``
+    reads) and BigBio's view of each split (:mod:`medfc.clinifact.views`)."""
     from medfc.clinifact import views
 
     return views.export({s: inputs[f"{s}_parquet"] for s in views.SPLITS}, inputs["card"], outputs["readme"],

@@ -74,12 +74,9 @@ class TruncatedZip(ZipStreamError):
 
 @dataclass(frozen=True, slots=True)
 class ZipMember:
-    """One member, as its local header (and data descriptor) describe it.
-
-    ``data`` is the uncompressed content when the member was selected, is a file and had no error;
-    otherwise None. ``error`` is a short reason (``crc_mismatch``, ``bad_deflate_data``,
-    ``size_mismatch``, ``unsupported_compression``, ``encrypted``, ``member_too_large``) with ``detail``.
-    """
+    """One member, as its local header (and data descriptor) describe it: ``data`` the content of a selected file
+    without error, else None; ``error`` a short reason (``crc_mismatch``, ``bad_deflate_data``, ``size_mismatch``,
+    ``unsupported_compression``, ``encrypted``, ``member_too_large``) with ``detail``."""
 
     name: str
     offset: int
@@ -185,12 +182,9 @@ def _zip64_sizes(extra: bytes, file_size: int, compressed_size: int) -> tuple[in
 
 
 def _descriptor(buf: bytes, csize: int, usize: int, zip64: bool) -> tuple[int, int, bool] | None:
-    """(crc, length, confirmed) of the data descriptor at the start of ``buf`` for sizes ``csize``/``usize``.
-
-    Tries every layout (with/without signature × 4/8-byte sizes) whose sizes match; a layout is
-    confirmed when the bytes after it start another record (or the file ends there). ``zip64``
-    orders the 8-byte layouts first. None when no layout matches.
-    """
+    """(crc, length, confirmed) of the data descriptor at the start of ``buf`` for sizes ``csize``/``usize``: every
+    layout (with/without signature × 4/8-byte sizes, 8-byte first for ``zip64``) whose sizes match, preferring one
+    followed by another record (or the file's end); None when none matches."""
     widths = (8, 4) if zip64 else (4, 8)
     found: list[tuple[int, int, bool]] = []
     for has_sig in (True, False):

@@ -124,9 +124,8 @@ def project_labels(answer: Answer, units: Sequence[UnitFields], policy: str = "d
 
 def ff1_interval(gold: Sequence[object], pred: Sequence[object], clusters: Sequence[Hashable], n_resamples: int, seed: int,
                  alpha: float = 0.05) -> FF1Interval:
-    """FF1 of one arm with its percentile interval over resampled clusters (answers; one cluster per
-    item gives the flat bootstrap). It is the paired bootstrap against an arm without units, whose FF1
-    is 0 on every resample, so Δ is the arm's own FF1 on each resample (abstentions dropped)."""
+    """FF1 of one arm with its percentile interval over resampled clusters (answers): the paired bootstrap against
+    an arm without units, whose FF1 is 0 on every resample (abstentions dropped)."""
     bs = clustered_paired_bootstrap(([], [], []), (gold, pred, clusters), n_resamples=n_resamples, seed=seed, alpha=alpha)
     return {"ff1": bs["diff"], "ci_low": bs["ci_low"], "ci_high": bs["ci_high"], "ci_level": bs["ci_level"],
             "n_clusters": bs["n_clusters"], "n_resamples": n_resamples, "seed": seed}
@@ -267,9 +266,8 @@ def partition_labels(units: Sequence[Mapping[str, object]], key: str, items: Seq
 
 
 def partition_ari(human: Sequence[Unit], auto: Sequence[UnitFields], n_sentences: int, atom_indices: Sequence[int] = ()) -> Ari:
-    """ARI of atom partitions when the automatic units group the same atoms (``atoms_from: given``,
-    ``source_atoms`` over ``atom_indices``), else of the sentence partitions (``source_sentences`` over
-    0..n-1)."""
+    """ARI of the atom partitions when the automatic units group the same atoms (``atoms_from: given``), else of
+    the sentence partitions."""
     if atom_indices and auto and all(u.get("atoms_from") == "given" for u in auto):
         return {"over": "atoms", "ari": adjusted_rand_index(partition_labels(human, "source_atoms", atom_indices),
                                                             partition_labels(auto, "source_atoms", atom_indices))}
@@ -304,10 +302,8 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def structure_stats(answers: Sequence[Answer], units_by_mode: Mapping[str, Sequence[UnitFields]]) -> dict[str, float | int | None]:
-    """The structure of one dataset (MedSNIP Table 3): its answers, their mean words (whitespace tokens) and sentences
-    (:func:`medfc.medsnip.decompose.answer_sentences`), the share of single-sentence answers; per mode the units per
-    answer (``units_<mode>``), and per snippet mode the mean atoms a snippet groups (``atoms_per_snippet_<mode>``).
-    A mode the dataset was not decomposed in has None."""
+    """The structure of one dataset (MedSNIP Table 3): answers, mean words (whitespace tokens) and sentences, the
+    single-sentence share, units per answer of each mode and atoms per snippet (None: a mode not run)."""
     from medfc.medsnip.decompose import answer_sentences
 
     sentences = [len(answer_sentences(dict(a))) for a in answers]

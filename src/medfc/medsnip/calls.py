@@ -83,10 +83,9 @@ def llm_identity(opts: LLMOptions) -> dict[str, str | int | float | bool]:
 
 
 def scrub(text: object, key_env: str | Sequence[str] = "", pattern: bool = True) -> str | None:
-    """``text`` fit to be stored, reported or logged: :func:`~medfc.common.redact.redact` (credentials by
-    pattern and the known keys' values; ``pattern=False`` removes the values only, for a model's own answer),
-    with the value of each environment variable ``key_env`` names among the known keys (an API key, by
-    value: a server may echo it; one shorter than ``MIN_SECRET_LENGTH`` is no secret). None stays None."""
+    """``text`` fit to be stored or logged: :func:`~medfc.common.redact.redact` (``pattern=False``: the known keys'
+    values only, for a model's own answer), with the value of each environment variable ``key_env`` names among the
+    known keys (a server may echo a key). None stays None."""
     if text is None:
         return None
     for env in [key_env] if isinstance(key_env, str) else key_env:
@@ -201,9 +200,8 @@ def first_errors(errors: Sequence[str], n: int = 3) -> str:
 
 def check_failures(what: str, items: str, failures: Sequence[tuple[str, str]], n_items: int, max_share: float,
                    n_calls_failed: int | None = None) -> None:
-    """Raise :class:`LLMCallsFailed` when more of the ``n_items`` ``items`` (units, answers, claims) had a failed
-    call than ``max_share`` of them: ``failures`` are (item id, scrubbed error). The message names the count,
-    the share allowed and the first distinct errors; it says what a rerun does."""
+    """Raise :class:`LLMCallsFailed` when more of the ``n_items`` ``items`` had a failed call (``failures``: item id,
+    scrubbed error) than ``max_share`` of them allows; below that, log a warning."""
     if not failures:
         return
     n = len(failures)
@@ -221,8 +219,7 @@ def check_failures(what: str, items: str, failures: Sequence[tuple[str, str]], n
 
 
 def count_failures(report: SkipReport, ledger: Ledger, n_items: int, cache: UnitCache, n_unparsed: int | None = None) -> None:
-    """The report's counts of failed calls (the ledger's), of items left without an answer by them, of
-    the model's unreadable answers, and of damaged unit-cache entries (asked again)."""
+    """Count failed calls, items left without an answer, unreadable answers and damaged unit-cache entries."""
     report.count("failed_calls", ledger.total()["failed"])
     report.count("failed_items", n_items)
     if n_unparsed is not None:

@@ -273,9 +273,7 @@ class Decomposer:
         return sum(v for k, v in self.counts.items() if k.endswith("_malformed"))
 
     def info(self, n_answers: int, units: Sequence[Unit], ledger: Ledger) -> dict[str, object]:
-        """The decompose step's info on :meth:`run`'s ``units`` of ``n_answers`` answers: the mode, the counts,
-        the calls' usage per answer and in all (cached or not), the cache, failed and malformed answers, the
-        ``ledger``'s calls and dollars, the units' patterns and the prices (None without an LLM)."""
+        """The decompose step's info: mode, counts, usage per answer and in all, cache, failures, calls, patterns, prices."""
         usage = {aid: dict(c) for aid, c in sorted(self.usage.items())}
         total: Counter = Counter()
         for c in self.usage.values():

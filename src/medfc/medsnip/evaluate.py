@@ -74,9 +74,8 @@ def _unit_gold(mode: str, recs: Sequence[Verdict], answers: Mapping[str, Answer]
 
 
 def _arm(recs: Sequence[Verdict], answers: Mapping[str, Answer], opts: ScoreOptions, report: SkipReport) -> Arm:
-    """Gold, predictions and clusters of one (verifier, mode) arm at the scoring level. A unit whose call
-    failed is left out (unit level: not scored, not an abstention; answer level: not one of the answer's
-    verdicts), counted in the report's exclusions."""
+    """Gold, predictions and clusters of one (verifier, mode) arm at the scoring level; a unit whose call failed is
+    left out (counted in the report's exclusions)."""
     mode = recs[0]["mode"]
     eff = [effective_verdict(r, opts.tau) for r in recs]
     n_failed = sum(bool(r.get("failed")) for r in recs)
@@ -201,10 +200,9 @@ def _compare(base: Arm, arm: Arm, opts: ScoreOptions) -> Bootstrap:
 
 def evaluate(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Sequence[Verdict]], decompositions: Iterable[Mapping[str, JSONValue]],
              verifications: Iterable[Mapping[str, JSONValue]], options: ScoreOptions, report: SkipReport) -> dict[str, object]:
-    """The ``score`` step's result: the answers' counts, every arm's scores (and Δ vs the baseline mode), the
-    per-pattern analysis, the boundary fidelity and the patterns per mode. ``groups`` are the verdicts by
-    (verifier, mode) (:func:`group_verdicts`); ``decompositions`` and ``verifications`` the decompose and verify
-    steps' infos, whose usage, failures and prices give the cost and decomposition columns."""
+    """The ``score`` step's result from the answers, the verdicts by (verifier, mode) (:func:`group_verdicts`) and the
+    decompose and verify infos (usage, failures, prices): every arm's scores and Δ vs the baseline mode, the
+    per-pattern analysis, the boundary fidelity and the patterns per mode."""
     dec_usage: dict[str, dict[str, int]] = {}
     dec_prices: dict[str, Prices | None] = {}
     dec_counts: dict[str, dict[str, int]] = {}
@@ -259,10 +257,8 @@ class TauRow(TypedDict):
 
 def tau_sweep(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Sequence[Verdict]], options: ScoreOptions,
               taus: Iterable[float]) -> list[TauRow]:
-    """Coverage and FF1 of every arm at the scoring level of ``options`` as τ varies over ``taus`` (with
-    ``options.tau``, ascending): a gated arm (the retrieval verifier's, whose verdicts count only at confidence ≥ τ)
-    once per τ, then each ungated arm once (``tau`` None), by verifier and mode. The verdicts are read as they are:
-    no call is made."""
+    """Coverage and FF1 of every arm as τ varies over ``taus`` (and ``options.tau``, ascending): a gated arm (the
+    retrieval verifier's) once per τ, then each ungated arm once (``tau`` None), from the verdicts as they are."""
     grid = sorted({*map(float, taus), float(options.tau)})
     rows: list[TauRow] = []
     for (verifier, mode), recs in sorted(groups.items(), key=lambda kv: (not any(r.get("gated") for r in kv[1]), kv[0][0], MODES.index(kv[0][1]))):

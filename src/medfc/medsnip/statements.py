@@ -19,9 +19,8 @@ STATEMENT_SCHEMA: dict[str, JSONValue] = {"type": "object", "required": ["statem
 
 
 def rewrite_statements(answers: list[Answer], client: LLMClient, opts: PrepareOptions, report: SkipReport, ledger: Ledger) -> dict[str, object]:
-    """HealthFC: the claim (a question) → the statement it asserts, which becomes the answer text (in place).
-    ``client`` is the LLM of ``opts.llm``, counting its calls in ``ledger``; returns the rewrite's info: usage,
-    cache, calls and the number of failed claims."""
+    """Rewrite each HealthFC claim (a question) into the statement it asserts, the answer's text (in place); returns
+    the rewrite's info (usage, cache, calls, failed claims)."""
     assert opts.llm is not None
     prompt = load_prompt("medsnip/healthfc_statement", opts.prompt_dir)
     repair = load_prompt("llm/json_repair", opts.prompt_dir)

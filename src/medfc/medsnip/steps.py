@@ -1,26 +1,10 @@
-"""Workflow steps of the MedSNIP stage: prepare → decompose → verify → score → table (docs/medsnip.md).
+"""Workflow steps of the MedSNIP stage: fetch → prepare → decompose → verify → score → table, and MedSNIP Table 3
+(``structure``), Table 6 (``tau``) and Fig. 21 (``calls``); inputs and outputs in docs/medsnip.md. Every step is
+``step(inputs, outputs, options[, runtime])``; those that may run a local model take ``runtime`` (its threads).
 
-Every step is ``step(inputs, outputs, options[, runtime])`` with the rule's named files and a frozen options
-object (:mod:`medfc.medsnip.options`); steps that may run a local model take ``runtime`` (its threads).
-
-``fetch``: a dataset's file on the Hugging Face Hub → ``rows`` (JSONL), ``report`` (URL, cache, release record).
-``prepare``: ``source`` (MedSNIP-Bench, MedHallu, fetched rows or the HealthFC dataset) → ``answers`` (JSONL),
-``info``, ``report``; HealthFC: the 327 supported/refuted claims, with ``rewrite_claims`` each rewritten into the
-statement it asserts (a malformed answer keeps the question).
-``decompose``: ``answers`` → ``units``, ``info``, ``report``.
-``verify``: ``units``, ``answers`` (the rule also lists a local BM25 index's passages so that editing it reruns
-the job) → ``verdicts``, ``info``, ``report``.
-``score``: ``answers``, ``verdicts`` (list), optional ``decompositions`` / ``verifications`` infos (cost
-columns) → ``scores`` (per arm FF1 with its bootstrap interval, Δ vs the baseline mode, coverage, cost), ``report``.
-``table``: ``scores``, optional ``papers`` → ``csv``, ``md``, ``tex``, one row per verifier and mode.
-``structure``: MedSNIP Table 3; ``tau``: MedSNIP Table 6 (no LLM call); ``calls``: MedSNIP Fig. 21.
-
-Per-unit caches (``unit_cache_dir``) make adding a verifier rerun only verification, and editing one prompt
-recompute only the units that read it. A failed LLM call is never a statement, unit or verdict: ``prepare``,
-``decompose`` and ``verify`` cache what was answered, then raise
-:class:`~medfc.medsnip.calls.LLMCallsFailed` unless the LLM's ``max_failed_share`` allows that many; then the
-failed items are written as such (``failed: true``, no verdict; an answer without units), counted in the info
-and report and left out of scoring. What the client raises (a refused key, an unknown model) stops the step.
+A failed LLM call is never a statement, unit or verdict: ``prepare``, ``decompose`` and ``verify`` cache what was
+answered, then raise :class:`~medfc.medsnip.calls.LLMCallsFailed` unless the LLM's ``max_failed_share`` allows that
+many; then the failed items are written as such, counted in the info and report and left out of scoring.
 """
 
 from __future__ import annotations
@@ -144,8 +128,7 @@ def verify(inputs: StepFiles, outputs: StepFiles, options: VerifyOptions, runtim
 
 
 def score(inputs: StepFiles, outputs: StepFiles, options: ScoreOptions) -> dict[str, object]:
-    """The scores of every verifier and mode (:func:`medfc.medsnip.evaluate.evaluate`) from the answers, the
-    verdicts and the decompose and verify infos."""
+    """The scores of every verifier and mode (:func:`medfc.medsnip.evaluate.evaluate`)."""
     report = SkipReport("medsnip-score")
     answers = _answers(inputs)
     groups = group_verdicts(r for path in input_paths(inputs, "verdicts") for r in read_jsonl(path))

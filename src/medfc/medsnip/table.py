@@ -61,18 +61,13 @@ def table_rows(scores: Mapping[str, JSONValue]) -> list[dict[str, JSONValue]]:
 
 
 def paper_rows(papers: Mapping[str, JSONValue], dataset: str, modes: Sequence[str]) -> list[dict[str, JSONValue]]:
-    """The paper's rows of ``dataset`` (an answer source's name) in the modes of ``modes`` it reports (``medsnip`` of
-    the papers' numbers), in :data:`MODES` order, with the columns of :func:`table_rows` (those it does not state
-    empty); [] for a dataset the paper does not report."""
+    """The paper's rows of ``dataset`` (an answer source) in the ``modes`` it reports, in :data:`MODES` order, with the
+    columns of :func:`table_rows` (those it does not state empty); [] for a dataset it does not report."""
     ms = papers.get("medsnip") or {}
     reported = (ms.get("datasets") or {}).get(dataset) or {}
-    rows = []
-    for mode in sorted((m for m in reported if m in modes), key=MODES.index):
-        values = reported[mode]
-        row: dict[str, JSONValue] = {"source": f"paper ({ms['cite']})", "verifier": ms["verifier"], "mode": mode}
-        row.update({col: values.get(key) for col, key in PAPER_KEYS.items()})
-        rows.append(row)
-    return rows
+    return [{"source": f"paper ({ms['cite']})", "verifier": ms["verifier"], "mode": mode,
+             **{col: reported[mode].get(key) for col, key in PAPER_KEYS.items()}}
+            for mode in sorted((m for m in reported if m in modes), key=MODES.index)]
 
 
 def _fidelity_caption(fidelity: Mapping[str, JSONValue]) -> str:
@@ -126,9 +121,8 @@ def _paper_caption(paper: Sequence[Mapping[str, JSONValue]], base: str) -> str:
 
 def table_caption(scores: Mapping[str, JSONValue], rows: Sequence[Mapping[str, JSONValue]], title: str,
                   paper: Sequence[Mapping[str, JSONValue]] = ()) -> str:
-    """The caption of the table of ``rows`` (:func:`table_rows` of ``scores``) on the dataset ``title``: its
-    answers and level, the interval and the bootstrap of Δ, τ, then the boundary fidelity, the NOT ENOUGH INFO
-    claims, the failed calls and the paper's rows (``paper``, :func:`paper_rows`) where there are any."""
+    """The caption of the table of ``rows`` on the dataset ``title``: answers, level, interval and bootstrap of Δ, τ,
+    then the boundary fidelity, NEI claims, failed calls and the paper's rows where there are any."""
     o = scores["options"]
     level = (f"answer level, units aggregated by {o['aggregation']}" if o["level"] == "answer" else "unit level, no aggregation")
     return (f"MedSNIP on {title} ({scores['n_answers']} answers; {level}): FF1 of each verifier and mode with its "
@@ -171,9 +165,8 @@ MODE_NAMES = {"atoms": "atoms", "group": "group", "direct": "direct", "human_ato
 
 
 def structure_table(stats: Sequence[tuple[str, Mapping[str, float | int | None]]]) -> tuple[list[dict[str, object]], str, LatexTable]:
-    """MedSNIP Table 3 from each dataset's (title, :func:`~medfc.medsnip.analysis.structure_stats`): the rows (CSV and
-    Markdown), the caption and the LaTeX (answers' words and sentences, the single-sentence share, units per answer of
-    each mode, atoms per snippet)."""
+    """MedSNIP Table 3 from each dataset's (title, :func:`~medfc.medsnip.analysis.structure_stats`): rows, caption
+    and LaTeX."""
     from medfc.medsnip.analysis import SNIPPET_MODES, STRUCTURE_MODES
 
     rows = [{"dataset": title, **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in st.items()}} for title, st in stats]
@@ -220,10 +213,7 @@ def tau_table(sweep: Sequence[Mapping[str, object]], title: str, tau: float, lev
 
 
 def calls_points(scores: Mapping[str, JSONValue]) -> list[dict[str, object]]:
-    """One point per arm of a ``score`` result for MedSNIP Fig. 21: its verifier, mode, verifier calls, all calls
-    (decomposer too) and FF1, in the table's order."""
-    points = []
-    for s in sorted(scores["arms"].values(), key=_arm_order):
-        points.append({"verifier": s["verifier"], "mode": s["mode"], "verify_calls": s["cost"]["verify"]["calls"],
-                       "total_calls": s["cost"]["total"]["calls"], "ff1": round(float(s["ff1"]), 4), "scored": s["n_scored"]})
-    return points
+    """One point per arm of a ``score`` result for MedSNIP Fig. 21, in the table's order."""
+    return [{"verifier": s["verifier"], "mode": s["mode"], "verify_calls": s["cost"]["verify"]["calls"],
+             "total_calls": s["cost"]["total"]["calls"], "ff1": round(float(s["ff1"]), 4), "scored": s["n_scored"]}
+            for s in sorted(scores["arms"].values(), key=_arm_order)]

@@ -163,9 +163,8 @@ class SearchUnavailable(RuntimeError):
 
 
 def check_outages(what: str, outages: Sequence[tuple[str, str]], n_verdicts: int) -> None:
-    """Raise :class:`SearchUnavailable` when a search went unanswered after its retries (``outages``: the
-    :class:`Verifier`'s (unit id, error)): the message names the searches, their units and the first error, and
-    says that a rerun verifies only those units (the other verdicts are cached)."""
+    """Raise :class:`SearchUnavailable` when a search went unanswered after its retries (``outages``: (unit id,
+    error)); a rerun verifies only those units (the other verdicts are cached)."""
     if not outages:
         return
     failed = sorted({u for u, _ in outages})
@@ -349,9 +348,7 @@ class Verifier:
         return self._single(units, answers)
 
     def info(self, verdicts: Sequence[Verdict], n_units: int, n_unparsed: int, ledger: Ledger) -> dict[str, object]:
-        """The verify step's info on :meth:`run`'s ``verdicts`` of ``n_units`` units: the verifier, its verdicts
-        and counts, failed and unparsed units, the calls' usage (cached or not) and the ``ledger``'s calls and
-        dollars, the cache, the mean rounds, the searches each backend ran and the prices."""
+        """The verify step's info: verifier, verdicts, counts, failures, usage, calls, cache, rounds, searches, prices."""
         opts = self.opts
         usage: Counter = Counter()
         for v in verdicts:

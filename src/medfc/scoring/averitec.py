@@ -294,24 +294,12 @@ def claims_from_averitec(gold: Sequence[Mapping[str, JSONValue]], pred: Sequence
     is ``pred_label`` (or ``label``); strings are scored verbatim."""
     if len(gold) != len(pred):
         raise ValueError(f"{len(pred)} predictions for {len(gold)} gold claims; they are paired by position")
-    claims = []
-    for i, (g, p) in enumerate(zip(gold, pred)):
-        claims.append(
-            ClaimPrediction(
-                id=str(g.get("claim_id", g.get("id", i))),
-                label=str(g.get("label", "")),
-                pred_label=str(p.get("pred_label", p.get("label", ""))),
-                gold_evidence=averitec_evidence_strings(g),
-                evidence=averitec_evidence_strings(p),
-                gold_justification=g.get("justification"),
-                justification=p.get("justification"),
-                gold_questions=averitec_questions(g),
-                questions=averitec_questions(p),
-                claim_types=_string_list(g.get("claim_types"), "claim_types"),
-                verbatim=True,
-            )
-        )
-    return claims
+    return [ClaimPrediction(id=str(g.get("claim_id", g.get("id", i))), label=str(g.get("label", "")),
+                            pred_label=str(p.get("pred_label", p.get("label", ""))), gold_evidence=averitec_evidence_strings(g),
+                            evidence=averitec_evidence_strings(p), gold_justification=g.get("justification"),
+                            justification=p.get("justification"), gold_questions=averitec_questions(g), questions=averitec_questions(p),
+                            claim_types=_string_list(g.get("claim_types"), "claim_types"), verbatim=True)
+            for i, (g, p) in enumerate(zip(gold, pred))]
 
 
 def _string_list(value: object, field_name: str) -> list[str]:

@@ -112,10 +112,8 @@ Arm = tuple[Sequence[object], Sequence[object], Sequence[Hashable]]
 
 
 def normalise_verdict(value: object) -> str | None:
-    """TRUE, FALSE, or None for an abstention. Accepts bools, 0/1 and common spellings.
-
-    Raises ``ValueError`` for anything else, so a malformed label is never silently read as TRUE.
-    """
+    """TRUE, FALSE, or None for an abstention, from bools, 0/1 and common spellings; anything else is a
+    ``ValueError`` (a malformed label is never read as TRUE)."""
     if value is None:
         return None
     if isinstance(value, bool):
@@ -448,10 +446,5 @@ def clustered_paired_bootstrap(arm_a: Arm, arm_b: Arm, abstain: str = "drop", *,
 
 def answer_verdicts(records: Iterable[Mapping[str, object]], abstain: str = "drop") -> list[str | None]:
     """Answer-level verdicts: ``pred_label`` when present, else OR-FALSE over ``unit_verdicts``."""
-    out = []
-    for rec in records:
-        if "unit_verdicts" in rec and rec.get("pred_label") is None:
-            out.append(or_false(rec["unit_verdicts"] or [], abstain=abstain))
-        else:
-            out.append(normalise_verdict(rec.get("pred_label")))
-    return out
+    return [or_false(rec["unit_verdicts"] or [], abstain=abstain) if "unit_verdicts" in rec and rec.get("pred_label") is None
+            else normalise_verdict(rec.get("pred_label")) for rec in records]

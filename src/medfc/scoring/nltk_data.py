@@ -129,12 +129,7 @@ def locate_debian_wordnet(packages: Sequence[str] = DEBIAN_PACKAGES) -> Path | N
 
 def parse_lexnames_man_page(text: str) -> list[tuple[int, str]]:
     """``(number, name)`` rows from the troff table of the lexnames(5WN) man page."""
-    rows = []
-    for line in text.splitlines():
-        m = re.match(r"^(\d\d)\t(\S+)\s*\t", line)
-        if m:
-            rows.append((int(m.group(1)), m.group(2)))
-    return rows
+    return [(int(m.group(1)), m.group(2)) for m in (re.match(r"^(\d\d)\t(\S+)\s*\t", line) for line in text.splitlines()) if m]
 
 
 def lexnames_rows(man_page: Path | None = LEXNAMES_MAN_PAGE) -> list[tuple[int, str, int]]:

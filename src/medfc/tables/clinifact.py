@@ -29,11 +29,9 @@ def _interval(scores: Mapping[str, JSONValue]) -> str:
 
 
 def table8(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str, infos: Sequence[str] = ()) -> pd.DataFrame:
-    """Table 8: accuracy and macro P/R/F1 on the test split per model: our rows (at ``scale``), then the
-    paper's rows of the same kinds of system (discriminative, zero-shot, fine-tuned generative), each its own row. Our rows carry
-    the percentile bootstrap interval of macro-F1 over the test pairs (``low–high``), so a reader can
-    see whether a paper's number lies inside it; ``note`` says where a stack (its ``info.json`` in ``infos``) kept
-    its best member."""
+    """Table 8: accuracy and macro P/R/F1 on the test split per model, our rows then the paper's of the same kinds of
+    system; ours carry the bootstrap interval of macro-F1 (``low–high``) and a ``note`` where a stack kept its best
+    member."""
     kept = stack_kept(infos, scores, entries)
     rows = []
     for e, f in zip(entries, scores):
