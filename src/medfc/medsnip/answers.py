@@ -124,14 +124,11 @@ def bench_answers(records: Iterable[Mapping[str, JSONValue]], report: SkipReport
             atom: Atom = {"index": a["index"], "text": a["text"], "label": _tf(a["label"])}
             ans["atoms"].append(atom)
             known[a["index"]] = atom
-        ans["snippets"].append({
-            "snippet_id": sid, "index": int(SNIPPET_ID_RE.match(sid).group(2)), "text": str(rec["snippet_text"]),
-            "atoms": [a["index"] for a in rec["atoms"]], "pattern": rec["pattern"],
-            "labels": {"atomic": _tf(rec["label_atomic"]), "general": _tf(rec["label_human_general"]),
-                       "contextual": _tf(rec["label_human_contextual"])},
-            "is_ambiguous": str(rec.get("is_ambiguous", "no")).strip().lower() == "yes",
-            "notes": str(rec.get("notes") or ""),
-        })
+        ans["snippets"].append({"snippet_id": sid, "index": int(SNIPPET_ID_RE.match(sid).group(2)), "text": str(rec["snippet_text"]),
+                                "atoms": [a["index"] for a in rec["atoms"]], "pattern": rec["pattern"],
+                                "labels": {"atomic": _tf(rec["label_atomic"]), "general": _tf(rec["label_human_general"]),
+                                           "contextual": _tf(rec["label_human_contextual"])},
+                                "is_ambiguous": str(rec.get("is_ambiguous", "no")).strip().lower() == "yes", "notes": str(rec.get("notes") or "")})
         report.count("snippets")
     out = []
     for ans in answers.values():

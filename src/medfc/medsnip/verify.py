@@ -67,22 +67,12 @@ def parse_one_word(text: str) -> str | None:
 
 
 def turn_schema(sources: Sequence[str]) -> JSONObject:
-    return {
-        "type": "object",
-        "properties": {
-            "final_answer": {"type": "boolean"},
-            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-            "abstain": {"type": "boolean"},
-            "search_query": {"type": "string", "minLength": 1, "pattern": r"\S"},
-            "source": {"enum": list(sources)},
-            "reasoning": {"type": "string"},
-        },
-        "anyOf": [
-            {"required": ["final_answer"]},
-            {"required": ["abstain"], "properties": {"abstain": {"const": True}}},
-            {"required": ["search_query", "source"]},
-        ],
-    }
+    return {"type": "object",
+            "properties": {"final_answer": {"type": "boolean"}, "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                           "abstain": {"type": "boolean"}, "search_query": {"type": "string", "minLength": 1, "pattern": r"\S"},
+                           "source": {"enum": list(sources)}, "reasoning": {"type": "string"}},
+            "anyOf": [{"required": ["final_answer"]}, {"required": ["abstain"], "properties": {"abstain": {"const": True}}},
+                      {"required": ["search_query", "source"]}]}
 
 
 FINAL_SCHEMA: JSONObject = {"type": "object",

@@ -183,43 +183,22 @@ def score_claims(claims: Sequence[ClaimPrediction], lambdas: Sequence[float] = L
             by_type.setdefault(str(t), []).append(float(e))
     type_scores = None
     if by_type:
-        type_scores = {
-            lambda_key(lam): {t: float(np.mean([e if e > lam else 0.0 for e in v])) for t, v in by_type.items()}
-            for lam in claim_type_lambdas
-        }
+        type_scores = {lambda_key(lam): {t: float(np.mean([e if e > lam else 0.0 for e in v])) for t, v in by_type.items()}
+                       for lam in claim_type_lambdas}
 
     out: dict[str, object] = {
-        "n": len(claims),
-        "label": label_scores,
-        "question_only_score": float(np.mean(q_scored)) if q_scored else None,
-        "n_question_only": len(q_scored),
-        "n_questions_from_evidence": sum(c.gold_questions is not None and c.questions is None for c in claims),
-        "evidence_score": float(ev.mean()) if len(claims) else 0.0,
-        "averitec": averitec,
-        "reported_lambda": lambda_key(REPORTED_LAMBDA),
-        "justification": justification,
-        "evidence_score_by_claim_type": type_scores,
-        "n_by_claim_type": {t: len(v) for t, v in by_type.items()},
+        "n": len(claims), "label": label_scores, "question_only_score": float(np.mean(q_scored)) if q_scored else None,
+        "n_question_only": len(q_scored), "n_questions_from_evidence": sum(c.gold_questions is not None and c.questions is None for c in claims),
+        "evidence_score": float(ev.mean()) if len(claims) else 0.0, "averitec": averitec, "reported_lambda": lambda_key(REPORTED_LAMBDA),
+        "justification": justification, "evidence_score_by_claim_type": type_scores, "n_by_claim_type": {t: len(v) for t, v in by_type.items()},
         "n_no_gold_evidence": sum(not _prepare(c.gold_evidence, not c.verbatim) for c in claims),
         "n_no_pred_evidence": sum(not _prepare(c.evidence, not c.verbatim) for c in claims),
-        "n_pred_evidence_truncated": sum(
-            max_pred is not None and len(_prepare(c.evidence, not c.verbatim)) > max_pred for c in claims
-        ),
-    }
+        "n_pred_evidence_truncated": sum(max_pred is not None and len(_prepare(c.evidence, not c.verbatim)) > max_pred for c in claims)}
     if per_claim:
-        out["claims"] = [
-            {
-                "id": c.id,
-                "label": g,
-                "pred_label": p,
-                "correct": bool(r),
-                "evidence_score": float(e),
-                **({"question_only_score": q} if q is not None else {}),
-                **({"justification_meteor": float(j)} if h else {}),
-                **({"claim_types": list(c.claim_types)} if c.claim_types else {}),
-            }
-            for c, g, p, r, e, q, j, h in zip(claims, gold_labels, pred_labels, right, ev, q_only, just, has_just)
-        ]
+        out["claims"] = [{"id": c.id, "label": g, "pred_label": p, "correct": bool(r), "evidence_score": float(e),
+                          **({"question_only_score": q} if q is not None else {}), **({"justification_meteor": float(j)} if h else {}),
+                          **({"claim_types": list(c.claim_types)} if c.claim_types else {})}
+                         for c, g, p, r, e, q, j, h in zip(claims, gold_labels, pred_labels, right, ev, q_only, just, has_just)]
     return out
 
 

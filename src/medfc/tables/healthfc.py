@@ -38,18 +38,14 @@ def table3(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str,
         if system not in TABLE3_SYSTEMS:
             continue
         agg = classification.aggregate_folds([read_json(f) for _, f in items])
-        rows.append({
-            "source": "ours", "scale": scale, "lang": lang, "model": model, "system": system, "folds": len(items),
-            "evidence P": pm(agg, "evidence.macro_precision"), "evidence R": pm(agg, "evidence.macro_recall"),
-            "evidence F1": pm(agg, "evidence.macro_f1"), "evidence-class F1": pm(agg, "evidence.f1"),
-            "veracity P": pm(agg, "veracity.macro_precision"), "veracity R": pm(agg, "veracity.macro_recall"),
-            "veracity F1": pm(agg, "veracity.macro_f1"),
-            "FEVER strict": pm(agg, "fever.strict"),
-            "AVeriTeC@0.25": pm(agg, "averitec.score.0.25"),
-            "FF1": pm(agg, "medsnip.ff1"),
-            # the share of the supported / refuted claims that FF1 scores (an NEI prediction abstains)
-            "FF1 coverage": pm(agg, "medsnip.coverage"),
-        })
+        rows.append({"source": "ours", "scale": scale, "lang": lang, "model": model, "system": system, "folds": len(items),
+                     "evidence P": pm(agg, "evidence.macro_precision"), "evidence R": pm(agg, "evidence.macro_recall"),
+                     "evidence F1": pm(agg, "evidence.macro_f1"), "evidence-class F1": pm(agg, "evidence.f1"),
+                     "veracity P": pm(agg, "veracity.macro_precision"), "veracity R": pm(agg, "veracity.macro_recall"),
+                     "veracity F1": pm(agg, "veracity.macro_f1"), "FEVER strict": pm(agg, "fever.strict"),
+                     "AVeriTeC@0.25": pm(agg, "averitec.score.0.25"), "FF1": pm(agg, "medsnip.ff1"),
+                     # the share of the supported / refuted claims that FF1 scores (an NEI prediction abstains)
+                     "FF1 coverage": pm(agg, "medsnip.coverage")})
     order = {s: i for i, s in enumerate(TABLE3_SYSTEMS)}
     rows.sort(key=lambda r: (r["lang"], r["model"], order[r["system"]]))
     systems = {r["system"] for r in rows}
