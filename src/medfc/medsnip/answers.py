@@ -1,23 +1,12 @@
-"""What MedSNIP decomposes and verifies: *answers* (:class:`medfc.medsnip.records.Answer`), read from
-MedSNIP-Bench, HealthFC or MedHallu.
+"""What MedSNIP decomposes and verifies: *answers* (:class:`medfc.medsnip.records.Answer`) from MedSNIP-Bench,
+HealthFC or MedHallu (the formats in docs/medsnip.md).
 
-MedSNIP-Bench (the published format, docs/medsnip.md): a JSON array (or JSONL), one record per *snippet*:
-``snippet_id`` (``<entry_id>-S<n>``), ``entry_id``, ``query``, ``full_text``, ``subset``, ``batch_id``,
-``shared_context``, ``snippet_text``, ``atoms`` [{``index``, ``text``, ``label``}], ``pattern`` (A–F),
-``is_ambiguous`` ("yes"/"no"), ``notes``, ``label_atomic``, ``label_human_general``, ``label_human_contextual``
-(booleans) and ``split``. :func:`bench_answers` groups them into one answer per entry, skipping a bad record
-with its reason; an answer's ``label`` is FALSE when any snippet's ``label_atomic`` is false (OR-FALSE).
-
-HealthFC (the project's dataset JSONL): SUPPORTED (→ TRUE) and REFUTED (→ FALSE) claims only; the text is the
-English claim (rewritten into a statement when asked); the explanation is never used (it states the verdict).
-
-MedHallu: one row per question, in the Hugging Face form (``Question``, ``Knowledge``, ``Ground Truth``,
-``Hallucinated Answer``, ``Difficulty Level``, ``Category of Hallucination``; no id) or the lowercase form of
-MedSNIP's repository (``id``, ``question``, ``ground_truth``, ...), as JSON, JSONL or Parquet. Each row gives two
-answers (subset ``vignette``): its ground truth, TRUE, id ``<row>-gt``, and its hallucinated answer, FALSE, id
-``<row>-h``; ``<row>`` is the row's ``id`` or its 0-based position (the numbering of MedSNIP's copy). The
-knowledge passages are not carried. A file whose rows all lack a needed field stops naming it; a bad row or
-answer is skipped with its reason (the row's other answer is kept).
+MedSNIP-Bench: one record per snippet (``snippet_id`` ``<entry_id>-S<n>``), grouped into one answer per entry, a
+bad record skipped with its reason; an answer's ``label`` is FALSE when any snippet's ``label_atomic`` is false.
+HealthFC: the supported (TRUE) and refuted (FALSE) claims, the text their English claim (the explanation states
+the verdict and is never used). MedHallu (its Hugging Face form or MedSNIP's lowercase one; JSON, JSONL or
+Parquet): two answers per row, ``<row>-gt`` (TRUE) and ``<row>-h`` (FALSE), ``<row>`` the row's ``id`` or its
+0-based position (the numbering of MedSNIP's copy).
 """
 
 from __future__ import annotations

@@ -1,24 +1,12 @@
-"""Verification of units (MedSNIP §4.2–4.3, docs/medsnip.md).
+"""Verification of units (MedSNIP §4.2–4.3; the protocols in docs/medsnip.md).
 
-``claim_only`` / ``full_context``: one call per unit, a one-word answer (full-context also sees the question
-and answer, for interpretation only). The first token, lower-cased and stripped of punctuation after removing
-``<think>`` blocks, is the verdict when ``true`` or ``false``; any other answer is counted (``unparsed``) and is
-FALSE as in the paper (``unparsed: false``) or an abstention (``unparsed: abstain``). No confidence.
-
-``retrieval``: up to ``max_rounds`` JSON turns, each seeing the subset, the question and answer (context only),
-the shared context without ``correct_answer``, the unit and the evidence so far, and answering
-``{final_answer, confidence, reasoning}``, ``{abstain: true, reasoning}`` or ``{search_query, source, reasoning}``.
-A search's hits (``hits_per_search``, cut to ``title_chars`` / ``text_chars``) join the evidence; a failed search
-is recorded with its error and the unit is not cached; one the service did not answer after the client's
-retries is also an outage: the step caches the rest, then fails (:func:`check_outages`). Guards (once each):
-TRUE on the first turn without evidence → search first; confidence below ``reprompt_below`` with turns left →
-search more or abstain. The turn cap, or an answer still malformed after its repair → one forced-final call
-(no search, no confidence). The τ gate is applied at scoring: a unit is *not addressed* when it abstained, hit
-the cap, has no verdict, or no confidence or one below τ.
-
-A failed call is no verdict (``failed: true``, never FALSE, not cached, listed in ``Verifier.failures``).
-Verdicts carry their unit's fields and usage and are cached per unit, keyed by the verifier kind, the model and
-its parameters, the prompt hashes, the unit and its context, and for retrieval the loop settings and indexes.
+``claim_only`` / ``full_context``: one call per unit and a one-word answer, its first token (after ``<think>``
+blocks) the verdict when ``true`` or ``false``; any other answer is counted (``unparsed``) and is FALSE as in the
+paper (``unparsed: false``) or an abstention. ``retrieval``: up to ``max_rounds`` JSON turns that answer, abstain
+or search; the hits join the evidence; guards re-prompt once (TRUE on the first turn without evidence, confidence
+below ``reprompt_below``); the turn cap or a malformed answer ends in one forced-final call. The τ gate is applied
+at scoring. A search the service did not answer is an outage (:func:`check_outages`); a failed call is no verdict
+(``failed: true``, not cached). Verdicts are cached per unit, keyed by everything that decides them.
 """
 
 from __future__ import annotations
