@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -68,16 +69,6 @@ class Pool:
         return self.index[text]
 
 
-@dataclass
-class Unmatched:
-    """Predictions left out, counted by reason (no gold label, an id the dataset lacks, an id repeated in one row)."""
-
-    counts: dict[str, int] = field(default_factory=dict)
-
-    def add(self, reason: str) -> None:
-        self.counts[reason] = self.counts.get(reason, 0) + 1
-
-
 def ordered_labels(known: Sequence[str], seen: Iterable[str]) -> list[str]:
     """``known`` labels that were seen, in their order, then any other seen label, sorted."""
     seen = set(seen)
@@ -94,7 +85,7 @@ def _probability(record: Record) -> float | None:
     return None if value is None else round(float(value), 3)
 
 
-def _rows(runs: Sequence[Run], keys: Sequence[str], item_of: Mapping[str, int], unmatched: Unmatched,
+def _rows(runs: Sequence[Run], keys: Sequence[str], item_of: Mapping[str, int], unmatched: Counter[str],
           test_only: bool) -> list[tuple[dict[str, Any], list[Record]]]:
     """The runs grouped into rows (the entry without its fold), in their first file's order: each row's entry and its
     records, each id once (a record of another split than the test split left out where ``test_only``)."""
@@ -109,11 +100,11 @@ def _rows(runs: Sequence[Run], keys: Sequence[str], item_of: Mapping[str, int], 
                 continue
             rid = str(r.get("id"))
             if r.get("label") is None:
-                unmatched.add("no gold label")
+                unmatched["no gold label"] += 1
             elif rid not in item_of:
-                unmatched.add("id not in the dataset")
+                unmatched["id not in the dataset"] += 1
             elif rid in row[2]:
-                unmatched.add("id repeated in a row")
+                unmatched["id repeated in a row"] += 1
             else:
                 row[2].add(rid)
                 row[1].append({**r, "fold": entry.get("fold", r.get("fold"))})
@@ -144,7 +135,7 @@ def _seen_labels(rows: list[tuple[dict[str, Any], list[Record]]]) -> set[str]:
     return {str(r[k]) for _, records in rows for r in records for k in ("label", "pred_label") if r.get(k) is not None}
 
 
-def healthfc_section(runs: Sequence[Run], claims: Iterable[Record], pool: Pool, unmatched: Unmatched) -> dict[str, Any] | None:
+def healthfc_section(runs: Sequence[Run], claims: Iterable[Record], pool: Pool, unmatched: Counter[str]) -> dict[str, Any] | None:
     """HealthFC's part of the page from ``runs`` (each fold's predictions of a lang / model / system) and the
     dataset's ``claims``; None without runs."""
     if not runs:
@@ -181,7 +172,7 @@ def healthfc_section(runs: Sequence[Run], claims: Iterable[Record], pool: Pool, 
             "items": items, "docs": docs, "rows": _encode_rows(rows, labels, item_of, evidence, declared)}
 
 
-def pairs_section(runs: Sequence[Run], pairs: Iterable[Any], unmatched: Unmatched, name: str, title: str,
+def pairs_section(runs: Sequence[Run], pairs: Iterable[Any], unmatched: Counter[str], name: str, title: str,
                   classes: Sequence[str]) -> dict[str, Any] | None:
     """A pairs dataset's part of the page from ``runs`` (their test split) and the test split's ``pairs`` over
     ``classes``; None without runs. A pair's evidence is its whole text."""
@@ -207,11 +198,11 @@ def page_data(healthfc: Sequence[Run], claims: Iterable[Record], pairs: Sequence
               scale: str) -> tuple[dict[str, Any], dict[str, int]]:
     """The page's data (HealthFC's and each pairs dataset's sections: ``(its options, its runs, its test pairs)``, the
     shared texts) and the predictions left out, counted by reason."""
-    pool, unmatched = Pool(), Unmatched()
+    pool, unmatched = Pool(), Counter()  # predictions left out, by reason
     sections = [healthfc_section(healthfc, claims, pool, unmatched),
                 *(pairs_section(runs, test, unmatched, section.data.dataset, section.title, section.data.classes) for section, runs, test in pairs)]
     datasets = [d for d in sections if d is not None]
-    return {"datasets": datasets, "texts": pool.texts, "scale": scale}, dict(sorted(unmatched.counts.items()))
+    return {"datasets": datasets, "texts": pool.texts, "scale": scale}, dict(sorted(unmatched.items()))
 
 
 def embedded_json(data: Mapping[str, Any]) -> str:
