@@ -1,13 +1,9 @@
-"""LLM calls of the MedSNIP steps through the per-unit cache: :func:`make_llm` builds the client,
-:func:`cached_ask` asks a batch of conversations, answering what the cache holds without a call. Each result
-keeps the usage of the call(s) that made it, cached or not, so cost is the pipeline's whatever a rerun reused.
-
-* Each answered item is cached before the next sub-batch is sent (one conversation for a server,
-  ``batch_size`` for a local model): a kill loses at most the calls in flight.
-* A failed call has ``failed`` set and no value; it is never cached nor turned into a unit or verdict.
-  :func:`check_failures` fails the step unless ``max_failed_share`` allows it. What the client raises propagates.
-* A cache entry that is not what its kind stores is a miss counted in ``stats["damaged"]``; it is asked again.
-* Every error and raw answer stored passes through :func:`scrub` (no key is stored).
+"""LLM calls of the MedSNIP steps through the per-unit cache: :func:`make_llm` builds the client, :func:`cached_ask`
+asks a batch of conversations, answering what the cache holds without a call and keeping each result's usage,
+cached or not (cost is the pipeline's whatever a rerun reused). Each answer is cached before the next sub-batch is
+sent; a failed call (``failed``) is never cached nor turned into a unit or verdict, and :func:`check_failures`
+fails the step unless ``max_failed_share`` allows it. A cache entry not of its kind's shape is asked again (counted
+in ``stats["damaged"]``). Errors and raw answers pass through :func:`scrub` (no key is stored).
 """
 
 from __future__ import annotations

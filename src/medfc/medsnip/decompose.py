@@ -1,16 +1,12 @@
-"""Decomposition of answers into verification units (MedSNIP §4.1, docs/medsnip.md).
-
-``atoms``: one *extract* call, query and numbered sentences → ``{shared_context, atoms: [{index, text,
-source_sentences}]}``; each atom is a unit. ``group`` (atomize-then-group, Mode 1): the extract call, then one
-*cluster* call, numbered atoms → ``{snippets: [{source_claims, output, pattern, notes}]}``, every atom in exactly
-one snippet; with ``atoms_from: given`` MedSNIP-Bench's own atoms are clustered (comparable with the human
-partition). ``direct`` (snippet-direct, Mode 2): one call → ``{shared_context, snippets: [{source_sentences,
-output, pattern, notes}]}``. ``human_atoms`` / ``human_snippets``: MedSNIP-Bench's own units (no call).
+"""Decomposition of answers into verification units (MedSNIP §4.1, docs/medsnip.md): ``atoms`` (one *extract* call
+on the numbered sentences; each atom a unit), ``group`` (atomize-then-group, Mode 1: the extract call, then a
+*cluster* call putting every atom in exactly one snippet; ``atoms_from: given`` clusters MedSNIP-Bench's own atoms),
+``direct`` (snippet-direct, Mode 2: one call), and the bench's own ``human_atoms`` / ``human_snippets`` (no call);
+the answers' shapes are the schemas below.
 
 Units keep ``source_atoms`` (1-based), ``source_sentences`` (0-based) and ``spans`` (character offsets). An answer
-whose repaired decomposition is still malformed (not the schema, an index out of range, an atom in no snippet
-or in two) becomes one whole-text unit (``fallback: true``) when ``fallback_whole_text`` is set, else none; an
-answer whose call failed has no units and no fallback (``Decomposer.failures``).
+whose repaired decomposition is still malformed becomes one whole-text unit (``fallback: true``) when
+``fallback_whole_text`` is set, else none; an answer whose call failed has no units (``Decomposer.failures``).
 """
 
 from __future__ import annotations

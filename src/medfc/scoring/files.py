@@ -11,7 +11,7 @@ from the compared file) are skipped with a counted reason, never silently.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from medfc.common.io import read_jsonl
@@ -72,26 +72,20 @@ def score_averitec(records: Records | None, options: Options, report: SkipReport
     """Score workflow prediction records (or ready ``claims``) with the AVeriTeC scorer."""
     options = _checked("averitec", options)
     report = report or SkipReport("scoring.averitec")
-    if claims is None:
-        claims = []
+    def parsed() -> Iterator[averitec.ClaimPrediction]:
         for rid, rec in _unique(records or [], report, "predictions").items():
             try:
-                claim = averitec.claim_from_record(rec)
+                yield averitec.claim_from_record(rec)
             except ValueError as exc:
                 report.skip(rid, "bad_record", str(exc))
-                continue
-            if averitec.normalise_label(claim.label) not in averitec.AVERITEC_LABELS:
-                report.skip(rid, "unknown_gold_label", claim.label)
-                continue
-            claims.append(claim)
-    else:
-        kept = []
-        for c in claims:
-            if averitec.normalise_label(c.label) not in averitec.AVERITEC_LABELS:
-                report.skip(c.id, "unknown_gold_label", c.label)
-            else:
-                kept.append(c)
-        claims = kept
+
+    kept = []
+    for c in parsed() if claims is None else claims:  # skipped in the records' order
+        if averitec.normalise_label(c.label) not in averitec.AVERITEC_LABELS:
+            report.skip(c.id, "unknown_gold_label", c.label)
+        else:
+            kept.append(c)
+    claims = kept
     report.count("scored", len(claims))
     scores = averitec.score_claims(claims, lambdas=[float(x) for x in options["lambdas"]], metric=metric, max_pred=options["max_pred_evidence"],
                                    per_claim=bool(options["per_claim"]), justification_fallback=bool(options["justification_fallback"]),
