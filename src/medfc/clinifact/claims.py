@@ -102,31 +102,17 @@ COMPARATOR_TYPES = frozenset({"ACTIVE_COMPARATOR", "PLACEBO_COMPARATOR", "SHAM_C
 KEPT_STATUSES = frozenset({"COMPLETED", "TERMINATED"})
 
 TEST_TYPES = ("SUPERIORITY", "NON_INFERIORITY", "EQUIVALENCE", "NON_INFERIORITY_OR_EQUIVALENCE", "SUPERIORITY_OR_OTHER")
-LEGACY_FOLD = {
-    "NON_INFERIORITY_OR_EQUIVALENCE_LEGACY": "NON_INFERIORITY_OR_EQUIVALENCE",
-    "SUPERIORITY_OR_OTHER_LEGACY": "SUPERIORITY_OR_OTHER",
-}
-TEST_TYPE_NAMES = {
-    "SUPERIORITY": "Superiority",
-    "NON_INFERIORITY": "Non-Inferiority",
-    "EQUIVALENCE": "Equivalence",
-    "NON_INFERIORITY_OR_EQUIVALENCE": "Non-Inferiority or Equivalence",
-    "SUPERIORITY_OR_OTHER": "Superiority or Other",
-}
-TEST_TYPE_PHRASES = {
-    "SUPERIORITY": "superior",
-    "NON_INFERIORITY": "non-inferior",
-    "EQUIVALENCE": "equivalent",
-    "NON_INFERIORITY_OR_EQUIVALENCE": "non-inferior or equivalent",
-    "SUPERIORITY_OR_OTHER": "superior or other",
-}
+LEGACY_FOLD = {"NON_INFERIORITY_OR_EQUIVALENCE_LEGACY": "NON_INFERIORITY_OR_EQUIVALENCE", "SUPERIORITY_OR_OTHER_LEGACY": "SUPERIORITY_OR_OTHER"}
+TEST_TYPE_NAMES = {"SUPERIORITY": "Superiority", "NON_INFERIORITY": "Non-Inferiority", "EQUIVALENCE": "Equivalence",
+                   "NON_INFERIORITY_OR_EQUIVALENCE": "Non-Inferiority or Equivalence", "SUPERIORITY_OR_OTHER": "Superiority or Other"}
+TEST_TYPE_PHRASES = {"SUPERIORITY": "superior", "NON_INFERIORITY": "non-inferior", "EQUIVALENCE": "equivalent",
+                     "NON_INFERIORITY_OR_EQUIVALENCE": "non-inferior or equivalent", "SUPERIORITY_OR_OTHER": "superior or other"}
 
 # the labelled pairs' words for the release codes (medfc.common.labels: kept as first written)
 EVIDENCE, INCONCLUSIVE, NEI = (CLINIFACT_RECORD_NAMES[code] for code in (1, 0, 2))
 LABEL_IDS = {CLINIFACT_RECORD_NAMES[code]: code for code in (0, 1, 2)}
 
 
-# --- p-values ---------------------------------------------------------------------------------
 _PVALUE = re.compile(r"^\s*(<=|>=|=<|=>|≤|≥|<|>|=)?\s*(\d*\.?\d+(?:[eE][-+]?\d+)?)\s*$")
 _OP_NORMAL = {"=<": "<=", "≤": "<=", "=>": ">=", "≥": ">="}
 
@@ -141,12 +127,9 @@ class PValue:
     value: float
 
     def significant(self, alpha: float, significance: Significance) -> bool:
-        """Whether the reported p-value is significant at ``alpha``.
-
-        ``significance`` is the comparison: ``"<="`` (p ≤ alpha, how the CliniFact release labelled its
-        pairs: an exact "0.05" is significant) or ``"<"`` (p < alpha, the paper's text). "<x" means
-        p < x, so it is significant when x ≤ alpha under either rule; ">" and ">=" forms never are.
-        """
+        """Whether the reported p-value is significant at ``alpha`` under ``significance``: ``"<="`` (how the
+        CliniFact release labelled its pairs: an exact "0.05" counts) or ``"<"`` (the paper's text); "<x" counts when
+        x ≤ alpha under either rule; ">" and ">=" forms never do."""
         if significance not in SIGNIFICANCE:
             raise ValueError(f"significance must be one of {SIGNIFICANCE}, got {significance!r}")
         if self.op in (">", ">="):
@@ -170,12 +153,8 @@ def parse_pvalue(raw: object) -> PValue | None:
     return PValue(str(raw), op, value)
 
 
-# --- test types -------------------------------------------------------------------------------
 def resolve_test_type(types: Iterable[str | None]) -> tuple[str | None, str | None]:
-    """Combine the analyses' nonInferiorityType values into one test type.
-
-    Returns (type, None) or (None, reason).
-    """
+    """Combine the analyses' nonInferiorityType values into one test type: (type, None) or (None, reason)."""
     folded = {LEGACY_FOLD.get(t, t) for t in types if t}
     if not folded:
         return None, "outcome_no_test_type"
@@ -203,7 +182,6 @@ def claim_text(intervention: str, test_type: str, comparator: str, outcome_title
     return " ".join(text.split())
 
 
-# --- outcome groups to arms (by embedding) -------------------------------------------------
 def _text(title: str | None, description: str | None, use_description: bool) -> str:
     title = (title or "").strip()
     if use_description and description and description.strip():
@@ -211,16 +189,10 @@ def _text(title: str | None, description: str | None, use_description: bool) -> 
     return title
 
 
-def map_groups_to_arms(
-    groups: Sequence[JSONRecord],
-    arms: Sequence[JSONRecord],
-    embedder: Embedder,
-    use_description: bool,
-) -> tuple[list[int], np.ndarray]:
-    """For two outcome groups and two arms, the arm index of each group (best one-to-one match).
-
-    Returns the assignment and the 2×2 cosine-similarity matrix (groups × arms).
-    """
+def map_groups_to_arms(groups: Sequence[JSONRecord], arms: Sequence[JSONRecord], embedder: Embedder,
+                       use_description: bool) -> tuple[list[int], np.ndarray]:
+    """The arm index of each of two outcome groups (best one-to-one match by cosine similarity) and the 2×2
+    similarity matrix (groups × arms)."""
     g_text = [_text(g.get("title"), g.get("description"), use_description) for g in groups]
     a_text = [_text(a.get("label"), a.get("description"), use_description) for a in arms]
     vecs = embedder.encode(g_text + a_text)
@@ -230,7 +202,6 @@ def map_groups_to_arms(
     return [0, 1], sim
 
 
-# --- studies -> claims ------------------------------------------------------------------------
 def _intervention_type(arm: JSONRecord, interventions: Sequence[JSONRecord]) -> JSONValue:
     label = arm.get("label")
     for iv in interventions:
@@ -329,37 +300,19 @@ def extract_claims(study: Study, embedder: Embedder, report: SkipReport, *, alph
         positive = any(pv.significant(alpha, significance) for _, pv in kept)
         intervention = " ".join(str(g_int.get("title") or "").split())
         comparator = " ".join(str(g_cmp.get("title") or "").split())
-        claims.append(
-            {
-                "nctId": nct,
-                "outcome_index": idx,
-                "claim": claim_text(intervention, test_type, comparator, str(om.get("title") or ""), om.get("timeFrame")),
-                "positive": positive,
-                "test_type": test_type,
-                "outcome_type": om.get("type"),
-                "outcome_title": om.get("title"),
-                "outcome_description": om.get("description"),
-                "time_frame": om.get("timeFrame"),
-                "intervention_group_id": g_int.get("id"),
-                "comparator_group_id": g_cmp.get("id"),
-                "intervention_group_title": intervention,
-                "comparator_group_title": comparator,
-                "intervention_group_description": g_int.get("description"),
-                "comparator_group_description": g_cmp.get("description"),
-                "intervention_arm_label": arm_int.get("label"),
-                "comparator_arm_label": arm_cmp.get("label"),
-                "intervention_group_intervention_label": _intervention_type(arm_int, interventions),
-                "comparator_group_intervention_label": _intervention_type(arm_cmp, interventions),
-                "intervention_group_arm_group_type": arm_int.get("type"),
-                "comparator_group_arm_group_type": arm_cmp.get("type"),
-                "arm_similarity": [[round(float(x), 6) for x in row] for row in sim],
-                "pValues": [pv.raw for _, pv in kept],
-                "statisticalMethods": [a.get("statisticalMethod") or "" for a, _ in kept],
-                "nonInferiorityTypes": [TEST_TYPE_NAMES[test_type]],
-                "references": references,
-                "disease_classes": classes,
-            }
-        )
+        claims.append({"nctId": nct, "outcome_index": idx,
+                       "claim": claim_text(intervention, test_type, comparator, str(om.get("title") or ""), om.get("timeFrame")),
+                       "positive": positive, "test_type": test_type, "outcome_type": om.get("type"), "outcome_title": om.get("title"),
+                       "outcome_description": om.get("description"), "time_frame": om.get("timeFrame"), "intervention_group_id": g_int.get("id"),
+                       "comparator_group_id": g_cmp.get("id"), "intervention_group_title": intervention, "comparator_group_title": comparator,
+                       "intervention_group_description": g_int.get("description"), "comparator_group_description": g_cmp.get("description"),
+                       "intervention_arm_label": arm_int.get("label"), "comparator_arm_label": arm_cmp.get("label"),
+                       "intervention_group_intervention_label": _intervention_type(arm_int, interventions),
+                       "comparator_group_intervention_label": _intervention_type(arm_cmp, interventions),
+                       "intervention_group_arm_group_type": arm_int.get("type"), "comparator_group_arm_group_type": arm_cmp.get("type"),
+                       "arm_similarity": [[round(float(x), 6) for x in row] for row in sim], "pValues": [pv.raw for _, pv in kept],
+                       "statisticalMethods": [a.get("statisticalMethod") or "" for a, _ in kept], "nonInferiorityTypes": [TEST_TYPE_NAMES[test_type]],
+                       "references": references, "disease_classes": classes})
     if not claims:
         report.skip(nct, "no_claimable_primary_outcome")
     return claims
@@ -396,15 +349,8 @@ def label_claims(claims: Sequence[Claim], report: SkipReport) -> list[LabelledPa
     return pairs
 
 
-def build_claims(
-    studies: Iterable[Study],
-    embedder: Embedder,
-    report: SkipReport,
-    *,
-    alpha: float,
-    significance: Significance,
-    use_description: bool,
-) -> Iterator[tuple[list[Claim], list[LabelledPair]]]:
+def build_claims(studies: Iterable[Study], embedder: Embedder, report: SkipReport, *, alpha: float, significance: Significance,
+                 use_description: bool) -> Iterator[tuple[list[Claim], list[LabelledPair]]]:
     """For each study: (its claims, its labelled claim × reference pairs)."""
     for study in studies:
         report.count("studies")

@@ -39,24 +39,12 @@ class SearchState(TypedDict):
     next_token: NotRequired[str | None]
 
 
-def search_params(
-    *,
-    page_size: int,
-    status_filter: str,
-    advanced_filter: str,
-    fields: str | None,
-    count_total: bool = True,
-) -> dict[str, str]:
+def search_params(*, page_size: int, status_filter: str, advanced_filter: str, fields: str | None, count_total: bool = True) -> dict[str, str]:
     """The search's query parameters (``clinifact.studies``: the CliniFact filter of completed /
     terminated interventional studies with results)."""
     if not 1 <= int(page_size) <= MAX_PAGE_SIZE:
         raise ValueError(f"pageSize must be in 1..{MAX_PAGE_SIZE}, got {page_size}")
-    params = {
-        "format": "json",
-        "filter.overallStatus": status_filter,
-        "filter.advanced": advanced_filter,
-        "pageSize": str(int(page_size)),
-    }
+    params = {"format": "json", "filter.overallStatus": status_filter, "filter.advanced": advanced_filter, "pageSize": str(int(page_size))}
     if count_total:
         params["countTotal"] = "true"
     if fields:
@@ -113,22 +101,12 @@ def _params_id(url: str, params: Mapping[str, str]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def iter_search_pages(
-    client: HttpClient,
-    params: Mapping[str, str],
-    state_path: str | os.PathLike,
-    url: str,
-    max_pages: int | None = None,
-    progress: bool = True,
-) -> Iterator[JSONObject]:
-    """Yield every search page, resuming from ``state_path``.
-
-    The state file lists the page tokens seen so far (``tokens[0]`` is the first page, no token)
-    and ``next_token``. A rerun replays the known tokens (served from the page cache, never
-    refetched) and continues with ``next_token``; every other parameter stays identical between
-    pages, as the API requires. A page whose next token opens this or an earlier page stops the
-    search with :class:`RepeatedPageToken` (it would page forever); a page whose next token differs
-    from the one the state file has next replaces the state from there on.
+def iter_search_pages(client: HttpClient, params: Mapping[str, str], state_path: str | os.PathLike, url: str, max_pages: int | None = None,
+                      progress: bool = True) -> Iterator[JSONObject]:
+    """Yield every search page, resuming from ``state_path`` (the page tokens seen, ``tokens[0]`` the first page's
+    None, and ``next_token``): a rerun replays the known tokens from the page cache, then continues; every other
+    parameter stays identical between pages, as the API requires. A next token that opens this or an earlier page
+    raises :class:`RepeatedPageToken`; one that differs from the state file's replaces the state from there on.
     """
     state_path = Path(state_path)
     pid = _params_id(url, params)
@@ -185,16 +163,8 @@ def iter_search_pages(
             bar.close()
 
 
-def fetch_search(
-    out_path: str | os.PathLike,
-    client: HttpClient,
-    params: Mapping[str, str],
-    state_path: str | os.PathLike,
-    url: str,
-    max_pages: int | None = None,
-    report: SkipReport | None = None,
-    progress: bool = True,
-) -> int:
+def fetch_search(out_path: str | os.PathLike, client: HttpClient, params: Mapping[str, str], state_path: str | os.PathLike, url: str,
+                 max_pages: int | None = None, report: SkipReport | None = None, progress: bool = True) -> int:
     """Run the search to the end (or ``max_pages``) and write its studies as gzipped JSONL."""
     seen: set[str] = set()
     report = report or SkipReport("fetch_studies")
@@ -216,10 +186,6 @@ def fetch_search(
 
 def nct_id(study: Mapping[str, JSONValue]) -> str | None:
     return ((study.get("protocolSection") or {}).get("identificationModule") or {}).get("nctId")
-
-
-def _is_study_member(name: str) -> bool:
-    return NCT_MEMBER.search(name) is not None
 
 
 class _NctSeen:
@@ -246,23 +212,16 @@ _JSON_TYPES = {list: "array", str: "string", int: "number", float: "number", boo
 
 def iter_bulk_zip(path: str | os.PathLike, report: SkipReport | None = None, limit: int | None = None,
                   max_member_bytes: int | None = None) -> Iterator[JSONObject]:
-    """Stream study objects out of the bulk ``json.zip``: one ``NCT########.json`` member at a time.
-
-    The zip is walked sequentially by its local headers (``zipstream``), never loading its central
-    directory, so memory stays flat however many members it has: nothing is extracted to disk and
-    only one member's bytes are in memory at once. A member that fails its CRC-32 or cannot be
-    inflated is skipped and counted with that reason; a zip that ends early (interrupted download)
-    raises ``zipstream.TruncatedZip`` after its complete members, naming the last one.
-
-    ``max_member_bytes`` (``clinifact.studies.max_member_bytes``) caps a member's uncompressed size: a
-    larger one is skipped as ``member_too_large`` without being held in memory (a zip bomb never
-    inflates past the cap). A member that is not JSON is ``invalid_json``, one whose JSON is not an
-    object (a list, a string …) ``not_a_json_object``; a study whose ``NCT########`` came out of an earlier
-    member already is ``duplicate_study`` (stepped over unread; the first good copy is the study); every
-    skip's detail names the zip and the member.
+    """Stream study objects out of the bulk ``json.zip``, one ``NCT########.json`` member at a time, walking it by
+    its local headers (:mod:`~medfc.clinifact.zipstream`), so memory stays flat however many members it has. A
+    zip that ends early raises ``zipstream.TruncatedZip`` after its complete members. Skipped with their reason
+    (the detail names the zip and member): a member's zipstream error (``crc_mismatch``, ``member_too_large`` over
+    ``max_member_bytes``, ...), ``invalid_json``, ``not_a_json_object`` and ``duplicate_study`` (stepped over
+    unread; the first good copy is the study).
     """
     n = 0
     seen = _NctSeen()
+    skip = report.skip if report is not None else lambda *args: None
 
     def wanted(name: str) -> bool:
         m = NCT_MEMBER.search(name)
@@ -273,31 +232,26 @@ def iter_bulk_zip(path: str | os.PathLike, report: SkipReport | None = None, lim
             continue
         m = NCT_MEMBER.search(member.name)
         if not m:
-            if report is not None:
-                report.skip(member.name, "not_a_study_member")
+            skip(member.name, "not_a_study_member")
             continue
         where = f"{path}: member {member.name!r}"
         number = int(m.group(1)[3:])
         if number in seen:
-            if report is not None:
-                report.skip(m.group(1), "duplicate_study", f"{where}: {m.group(1)} came out of an earlier member already")
+            skip(m.group(1), "duplicate_study", f"{where}: {m.group(1)} came out of an earlier member already")
             continue
         if member.error:
-            if report is not None:
-                report.skip(m.group(1), member.error, f"{where} {member.detail}")
+            skip(m.group(1), member.error, f"{where} {member.detail}")
             continue
         raw = member.data
         del member
         try:
             study = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            if report is not None:
-                report.skip(m.group(1), "invalid_json", f"{where}: {str(exc)[:200]}")
+            skip(m.group(1), "invalid_json", f"{where}: {str(exc)[:200]}")
             continue
         del raw
         if not isinstance(study, dict):
-            if report is not None:
-                report.skip(m.group(1), "not_a_json_object", f"{where} holds a JSON {_JSON_TYPES.get(type(study), type(study).__name__)}, not an object")
+            skip(m.group(1), "not_a_json_object", f"{where} holds a JSON {_JSON_TYPES.get(type(study), type(study).__name__)}, not an object")
             continue
         seen.add(number)
         yield study
@@ -319,22 +273,12 @@ def passes_clinifact_filter(study: Mapping[str, JSONValue]) -> str | None:
     return None
 
 
-def read_bulk_zip(
-    zip_path: str | os.PathLike,
-    out_path: str | os.PathLike,
-    report: SkipReport | None = None,
-    apply_filter: bool = True,
-    limit: int | None = None,
-    progress: bool = True,
-    excluded_path: str | os.PathLike | None = None,
-    max_member_bytes: int | None = None,
-) -> int:
-    """Bulk zip → gzipped JSONL of the studies that pass the CliniFact filter (each drop counted).
-
-    ``excluded_path`` (gzipped JSONL, optional) receives ``{"nctId", "reason"}`` for every study the
-    filter left out, written as the zip streams by (the report keeps only the counts), so the diff
-    against the release can tell a filtered study from one the source does not have.
-    """
+def read_bulk_zip(zip_path: str | os.PathLike, out_path: str | os.PathLike, report: SkipReport | None = None, apply_filter: bool = True,
+                  limit: int | None = None, progress: bool = True, excluded_path: str | os.PathLike | None = None,
+                  max_member_bytes: int | None = None) -> int:
+    """Bulk zip → gzipped JSONL of the studies that pass the CliniFact filter (each drop counted); ``excluded_path``
+    (gzipped JSONL) receives ``{"nctId", "reason"}`` of every study the filter left out, so the diff against the
+    release can tell a filtered study from one the source does not have."""
     report = report or SkipReport("fetch_studies")
     with contextlib.ExitStack() as stack:
         # the exclusions land (atomically) only when the studies file is complete too

@@ -1,28 +1,9 @@
-"""Rebuilt CliniFact pairs against the release: which rows are the same, which differ, and why the others
-are on one side only.
-
-Rows are paired by (nctId, PMID, outcome title) (the title with its whitespace collapsed; several rows on
-one key pair by equal claim text first, then in order); paired rows are then compared exactly. The rebuilt side is every pair the rebuild kept
-(``all_pairs.csv``, before NEI downsampling; ``in_rebuilt_splits`` says whether our own downsampling kept
-it). Every row falls into exactly one category of :data:`CATEGORIES`:
-
-* paired: ``identical`` (every compared column exactly equal), ``whitespace_only`` (the same label; some
-  columns differ in whitespace only: a no-break or thin space for a plain one, a line break, "β 2" for "β2";
-  named in ``whitespace_columns``, the first place in ``detail``), ``label_differs`` (both labels and both
-  p-value lists), ``fields_differ`` (the same label; the other columns that differ are named);
-* release rows the rebuild lacks, with the reason the pipeline gives, read from its own records:
-  the study is not among the studies read (``not_in_studies``), the study filter left it out
-  (``filtered``, from the studies step's ``excluded`` list), ``build_claims`` or ``build_pairs`` skipped
-  the outcome, study or pair (``skipped``, with that skip reason), the abstract is missing or too short
-  (``missing_abstract``, from ``fetch_abstracts`` / ``build_pairs``), or ``other`` (the outcome title or
-  the PMID is not in the study as read today, or no reason is recorded);
-* rebuilt rows the release lacks: the trial was completed after the release date
-  (``completed_after_release``), the abstract was published after it (``abstract_after_release``), the
-  release's downsampling of NOT ENOUGH INFO (``nei_downsampled``: an NEI row; the sample is random, so
-  only its label says so), or ``other``.
-
-A partial date (a month, a year) is after the release date only when its first day is
-(:func:`medfc.common.diff.after`).
+"""Rebuilt CliniFact pairs against the release: which rows are the same, which differ, and why the others are
+on one side only. Rows are paired by (nctId, PMID, outcome title with its whitespace collapsed; several rows on
+one key pair by equal claim text first, then in order) and compared exactly. The rebuilt side is every pair the
+rebuild kept (``all_pairs.csv``, before NEI downsampling). Every row falls into one category of
+:data:`CATEGORIES`; a release-only row's reason is read from the pipeline's own records (the studies step's
+``excluded`` list, the skip reports). A partial date is after the release date only when its first day is.
 """
 
 from __future__ import annotations
@@ -57,9 +38,8 @@ CATEGORIES: dict[str, str] = {
     "rebuilt_only_other": "rebuilt only, for another reason",
 }
 #: the columns of the diff table (``diff_rows.csv``)
-COLUMNS = ["category", "nctId", "PMID", "outcome_title", "reason", "detail", "rebuilt_label", "release_label",
-           "rebuilt_pValues", "release_pValues", "differing_columns", "whitespace_columns", "release_split", "in_rebuilt_splits",
-           "rebuilt_claim", "release_claim"]
+COLUMNS = ["category", "nctId", "PMID", "outcome_title", "reason", "detail", "rebuilt_label", "release_label", "rebuilt_pValues", "release_pValues",
+           "differing_columns", "whitespace_columns", "release_split", "in_rebuilt_splits", "rebuilt_claim", "release_claim"]
 #: the columns the Markdown report lists for each category that is not ``identical``
 LISTED: dict[str, list[str]] = {
     "label_differs": ["nctId", "PMID", "outcome_title", "rebuilt_label", "release_label", "rebuilt_pValues", "release_pValues"],
@@ -77,10 +57,16 @@ ABSTRACT_REASONS = frozenset({"abstract_not_fetched", "no_abstract", "abstract_u
 _IGNORED_STUDY_SKIPS = frozenset({"no_claimable_primary_outcome"})  # its outcomes carry the real reasons
 
 
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and pd.isna(value))
+
+
+def _exact(value: object) -> str:
+    return "" if _missing(value) else str(value)
+
+
 def _text(value: object) -> str:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
-        return ""
-    return " ".join(str(value).split())
+    return " ".join(_exact(value).split())
 
 
 def _pmid(value: object) -> str:
@@ -91,12 +77,6 @@ def _pmid(value: object) -> str:
 def row_key(row: Row) -> tuple[str, str, str]:
     """(nctId, PMID, outcome title) of a release-format row."""
     return _text(row["nctId"]), _pmid(row["PMID"]), _text(row["outcome_title"])
-
-
-def _exact(value: object) -> str:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
-        return ""
-    return str(value)
 
 
 def comparable(column: str, value: object) -> Cell:
@@ -139,11 +119,6 @@ def compare_columns(rebuilt: Row, released: Row) -> tuple[list[str], list[str], 
         elif kind != SAME:
             differs.append(c)
     return differs, spaces, detail
-
-
-def differing_columns(rebuilt: Row, released: Row) -> list[str]:
-    """The compared columns whose text differs beyond whitespace."""
-    return compare_columns(rebuilt, released)[0]
 
 
 # --------------------------------------------------------------------------- what the pipeline recorded
@@ -261,27 +236,20 @@ def why_not_released(row: Row, trace: Trace, release_date: date) -> Finding:
 
 
 def _label(value: object) -> str:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
-        return ""
-    return LABEL_NAMES.get(int(value), str(value))
+    return "" if _missing(value) else LABEL_NAMES.get(int(value), str(value))
 
 
-def _finding(category: str, key: tuple[str, str, str], rebuilt: Row | None, released: Row | None,
-             reason: str = "", detail: str = "", differs: Sequence[str] = (), kept: set[int] | None = None,
-             spaces: Sequence[str] = ()) -> dict[str, object]:
-    return {
-        "category": category, "nctId": key[0], "PMID": key[1], "outcome_title": key[2], "reason": reason, "detail": detail,
-        "rebuilt_label": _label(rebuilt["label"]) if rebuilt is not None else "",
-        "release_label": _label(released["label"]) if released is not None else "",
-        "rebuilt_pValues": _exact(rebuilt["pValues"]) if rebuilt is not None else "",
-        "release_pValues": _exact(released["pValues"]) if released is not None else "",
-        "differing_columns": ", ".join(differs),
-        "whitespace_columns": ", ".join(spaces),
-        "release_split": released.get("release_split", "") if released is not None else "",
-        "in_rebuilt_splits": "" if rebuilt is None or kept is None else int(rebuilt["index"]) in kept,
-        "rebuilt_claim": _exact(rebuilt["claim"]) if rebuilt is not None else "",
-        "release_claim": _exact(released["claim"]) if released is not None else "",
-    }
+def _finding(category: str, key: tuple[str, str, str], rebuilt: Row | None, released: Row | None, reason: str = "", detail: str = "",
+             differs: Sequence[str] = (), kept: set[int] | None = None, spaces: Sequence[str] = ()) -> dict[str, object]:
+    return {"category": category, "nctId": key[0], "PMID": key[1], "outcome_title": key[2], "reason": reason, "detail": detail,
+            "rebuilt_label": _label(rebuilt["label"]) if rebuilt is not None else "",
+            "release_label": _label(released["label"]) if released is not None else "",
+            "rebuilt_pValues": _exact(rebuilt["pValues"]) if rebuilt is not None else "",
+            "release_pValues": _exact(released["pValues"]) if released is not None else "", "differing_columns": ", ".join(differs),
+            "whitespace_columns": ", ".join(spaces), "release_split": released.get("release_split", "") if released is not None else "",
+            "in_rebuilt_splits": "" if rebuilt is None or kept is None else int(rebuilt["index"]) in kept,
+            "rebuilt_claim": _exact(rebuilt["claim"]) if rebuilt is not None else "",
+            "release_claim": _exact(released["claim"]) if released is not None else ""}
 
 
 def _pair_up(rebuilt: list[Row], released: list[Row]) -> tuple[list[tuple[Row, Row]], list[Row], list[Row]]:
@@ -300,12 +268,9 @@ def _pair_up(rebuilt: list[Row], released: list[Row]) -> tuple[list[tuple[Row, R
 
 
 def diff_pairs(rebuilt: pd.DataFrame, release: pd.DataFrame, trace: Trace, release_date: date, kept: set[int] | None = None) -> pd.DataFrame:
-    """One row per paired, release-only and rebuilt-only row (columns :data:`COLUMNS`).
-
-    ``rebuilt`` holds the rebuild's pairs in the release format (``all_pairs.csv``); ``release`` the
-    release's rows with a ``release_split`` column; ``kept`` the ``index`` values of the rebuilt pairs
-    in our own splits (after our NEI downsampling), or None when unknown.
-    """
+    """One row per paired, release-only and rebuilt-only row (columns :data:`COLUMNS`): ``rebuilt`` the rebuild's
+    pairs in the release format, ``release`` the release's rows with a ``release_split`` column, ``kept`` the
+    ``index`` values of the rebuilt pairs in our own splits (None when unknown)."""
     by_key: dict[tuple[str, str, str], tuple[list[Row], list[Row]]] = defaultdict(lambda: ([], []))
     for rec in rebuilt.to_dict("records"):
         by_key[row_key(rec)][0].append(rec)

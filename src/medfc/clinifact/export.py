@@ -1,24 +1,16 @@
 """The CliniFact pairs in two more formats, written beside the release-format CSVs by ``build_pairs``.
 
-* **Instruction format** (:func:`instruction_text`, :func:`write_instruction_jsonl`): the official
-  release's ``data/processed/primary_outcome_publication_instruction/{train,validation,test}_set.jsonl``
-  (github.com/ds4dh/CliniFact, the files its ``scripts/llm_finetune.py`` trains on and
-  ``scripts/llm_inference.py`` reads, field ``text``), reproduced byte for byte: one JSON object a line,
-  ``{"text": ...}`` and nothing else, written by ``json.dumps`` with its defaults (non-ASCII as ``\\uXXXX``,
-  ``", "`` and ``": "`` separators), each line ending in a newline. ``text`` is :data:`INSTRUCTION`, then
-  ``Claim: <claim>``, ``Abstract: <article_abstract>`` (the abstract as in the CSV, structured ones with
-  their ``LABEL: text`` lines), ``## Response:`` and, in the train and validation files only, the answer
-  word of the label (:data:`ANSWER_WORDS`: 1 → ``TRUE``, 0 → ``FALSE``, 2 → ``NONE``, the release's
-  inference script's mapping). The release's test file stops at ``## Response:\\n`` (the model answers;
-  the labels stay in ``test_set.csv``), and so does ours (``with_response``). No title, no id: the lines
-  follow the CSV's rows in order. Generated from the release's own three CSVs, the three files equal the
-  release's (same length, same text); the instruction wording is the release's, not
-  ``medfc.experiments.clinifact.prompts.PROMPT`` (our wording of the paper's Table 7, which the zero-shot
-  and fine-tuned runs use).
-* **Typed Parquet copy** (:func:`arrow_table`, :func:`write_parquet`): the same rows and 22 columns with
-  the list columns (``pValues``, ``statisticalMethods``, ``nonInferiorityTypes``; Python-list literals in
-  the CSV, as in the release) as ``list<string>``, ``index``, ``PMID`` and ``label`` as ``int64`` and every
-  other column ``string`` (an empty optional cell is null). One schema for every split, an empty one too.
+* **Instruction format** (:func:`write_instruction_jsonl`): the official release's
+  ``data/processed/primary_outcome_publication_instruction/{train,validation,test}_set.jsonl``
+  (github.com/ds4dh/CliniFact: what its ``scripts/llm_finetune.py`` trains on and ``scripts/llm_inference.py``
+  reads), reproduced byte for byte: one ``{"text": ...}`` a line, written by ``json.dumps`` with its defaults.
+  ``text`` is :data:`INSTRUCTION`, ``Claim: <claim>``, ``Abstract: <article_abstract>``, ``## Response:`` and, in
+  the train and validation files only, the answer word (:data:`ANSWER_WORDS`, the release's inference mapping).
+  No title, no id: the lines follow the CSV's rows. The wording is the release's, not
+  ``medfc.experiments.clinifact.prompts.PROMPT`` (ours of the paper's Table 7, used by our zero-shot and
+  fine-tuned runs).
+* **Typed Parquet** (:func:`write_parquet`): the same rows and 22 columns, the list columns as ``list<string>``,
+  ``index``, ``PMID`` and ``label`` as ``int64``, every other column ``string`` (an empty optional cell is null).
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""The options of the CliniFact dataset steps (:mod:`medfc.clinifact.steps`), one class per step, in a light
-module (no pandas, no numpy): the plan builds them when Snakemake plans the DAG (:meth:`medfc.plan.Plan.job_options`)
-and the job receives what it serialised. The studies' (:class:`StudiesOptions`) are declared beside the registry of
-the sources they name, :mod:`medfc.clinifact.studies_sources`, and are one of them here."""
+"""The options of the CliniFact steps, one class per step, in a light module (no pandas, no numpy): the plan
+builds them when Snakemake plans the DAG. :class:`StudiesOptions` lives beside its sources in
+:mod:`medfc.clinifact.studies_sources`."""
 
 from __future__ import annotations
 
@@ -11,8 +10,7 @@ from typing import Literal
 from medfc.clinifact.studies_sources import StudiesOptions  # declared beside the sources it names
 from medfc.common.options import Options
 
-__all__ = ["AbstractsOptions", "ClaimsOptions", "DiffOptions", "PairsOptions", "ReleaseOptions", "Significance", "StatsOptions",
-           "StudiesOptions"]
+__all__ = ["AbstractsOptions", "ClaimsOptions", "DiffOptions", "PairsOptions", "ReleaseOptions", "Significance", "StatsOptions", "StudiesOptions"]
 
 Significance = Literal["<=", "<"]  # how a primary outcome's p-value is compared with alpha (clinifact.claims.significance)
 

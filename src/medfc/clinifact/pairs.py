@@ -15,35 +15,15 @@ from medfc.common.report import SkipReport
 
 log = logging.getLogger(__name__)
 
-RELEASE_COLUMNS = [
-    "index",
-    "nctId",
-    "claim",
-    "PMID",
-    "article_title",
-    "article_abstract",
-    "label",
-    "outcome_type",
-    "outcome_title",
-    "outcome_description",
-    "intervention_group_title",
-    "comparator_group_title",
-    "intervention_group_description",
-    "comparator_group_description",
-    "intervention_group_intervention_label",
-    "comparator_group_intervention_label",
-    "intervention_group_arm_group_type",
-    "comparator_group_arm_group_type",
-    "pValues",
-    "statisticalMethods",
-    "nonInferiorityTypes",
-    "Publication Date",
-]
+RELEASE_COLUMNS = ["index", "nctId", "claim", "PMID", "article_title", "article_abstract", "label", "outcome_type", "outcome_title",
+                   "outcome_description", "intervention_group_title", "comparator_group_title", "intervention_group_description",
+                   "comparator_group_description", "intervention_group_intervention_label", "comparator_group_intervention_label",
+                   "intervention_group_arm_group_type", "comparator_group_arm_group_type", "pValues", "statisticalMethods",
+                   "nonInferiorityTypes", "Publication Date"]
 LIST_COLUMNS = ("pValues", "statisticalMethods", "nonInferiorityTypes")  # Python list literals as text
 # Columns that may be empty in the release (descriptions; the comparator of a NO_INTERVENTION arm has no intervention).
-OPTIONAL_COLUMNS = frozenset(
-    {"outcome_description", "intervention_group_description", "comparator_group_description", "intervention_group_intervention_label", "comparator_group_intervention_label"}
-)
+OPTIONAL_COLUMNS = frozenset({"outcome_description", "intervention_group_description", "comparator_group_description",
+                              "intervention_group_intervention_label", "comparator_group_intervention_label"})
 REQUIRED_COLUMNS = [c for c in RELEASE_COLUMNS if c not in OPTIONAL_COLUMNS and c != "index"]
 LABEL_NAMES = CLINIFACT_RELEASE_NAMES  # Table 6's headings: the release's words (medfc.common.labels)
 SPLITS = ("train", "validation", "test")
@@ -72,10 +52,8 @@ def _missing(value: object) -> bool:
 
 def make_pairs(labelled: Iterable[Mapping[str, JSONValue]], abstracts: Mapping[str, Mapping[str, JSONValue]], report: SkipReport,
                min_abstract_words: int = 15) -> pd.DataFrame:
-    """Join labelled claim × reference rows with their PubMed records; drop (with reasons) what fails.
-
-    ``index`` numbers the pairs before any filtering, like the release's ``index`` column.
-    """
+    """Join labelled claim × reference rows with their PubMed records; drop (with reasons) what fails. ``index``
+    numbers the pairs before any filtering, like the release's ``index`` column."""
     rows: list[dict[str, object]] = []
     for i, rec in enumerate(labelled):
         pmid = str(rec["PMID"])
@@ -91,30 +69,10 @@ def make_pairs(labelled: Iterable[Mapping[str, JSONValue]], abstracts: Mapping[s
         if len(str(abstract).split()) < min_abstract_words:
             report.skip(item, "abstract_under_min_words", f"{len(str(abstract).split())} words")
             continue
-        row = {
-            "index": i,
-            "nctId": rec["nctId"],
-            "claim": rec["claim"],
-            "PMID": int(pmid) if pmid.isdigit() else pmid,
-            "article_title": art.get("title"),
-            "article_abstract": abstract,
-            "label": int(rec["label_id"]),
-            "outcome_type": rec.get("outcome_type"),
-            "outcome_title": rec.get("outcome_title"),
-            "outcome_description": rec.get("outcome_description"),
-            "intervention_group_title": rec.get("intervention_group_title"),
-            "comparator_group_title": rec.get("comparator_group_title"),
-            "intervention_group_description": rec.get("intervention_group_description"),
-            "comparator_group_description": rec.get("comparator_group_description"),
-            "intervention_group_intervention_label": rec.get("intervention_group_intervention_label"),
-            "comparator_group_intervention_label": rec.get("comparator_group_intervention_label"),
-            "intervention_group_arm_group_type": rec.get("intervention_group_arm_group_type"),
-            "comparator_group_arm_group_type": rec.get("comparator_group_arm_group_type"),
-            "pValues": list_literal(rec.get("pValues") or []),
-            "statisticalMethods": list_literal(rec.get("statisticalMethods") or []),
-            "nonInferiorityTypes": list_literal(rec.get("nonInferiorityTypes") or []),
-            "Publication Date": art.get("publication_date"),
-        }
+        row = {"index": i, "nctId": rec["nctId"], "claim": rec["claim"], "PMID": int(pmid) if pmid.isdigit() else pmid,
+               "article_title": art.get("title"), "article_abstract": abstract, "label": int(rec["label_id"]),
+               **{c: rec.get(c) for c in RELEASE_COLUMNS[7:18]},  # outcome_type … comparator_group_arm_group_type, as labelled
+               **{c: list_literal(rec.get(c) or []) for c in LIST_COLUMNS}, "Publication Date": art.get("publication_date")}
         missing = [c for c in REQUIRED_COLUMNS if _missing(row[c])]
         if missing:
             report.skip(item, "missing_fields", ",".join(missing))
@@ -172,11 +130,7 @@ def label_table(splits: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     rows = []
     for name, df in splits.items():
         counts = df["label"].value_counts()
-        row = {"split": name}
-        for lab in (1, 0, 2):
-            row[LABEL_NAMES[lab]] = int(counts.get(lab, 0))
-        row["total"] = len(df)
-        rows.append(row)
+        rows.append({"split": name, **{LABEL_NAMES[lab]: int(counts.get(lab, 0)) for lab in (1, 0, 2)}, "total": len(df)})
     table = pd.DataFrame(rows)
     total = {"split": "total", **{c: int(table[c].sum()) for c in table.columns if c != "split"}}
     return pd.concat([table, pd.DataFrame([total])], ignore_index=True)

@@ -1,18 +1,12 @@
-"""The official CliniFact release (ds4dh/CliniFact) as an alternative source of pairs.
+"""The official CliniFact release (ds4dh/CliniFact) as an alternative source of pairs: ``source`` is a directory
+or base URL holding ``train_set.csv``, ``validation_set.csv`` and ``test_set.csv`` (22 columns); URLs are
+downloaded once into ``cache_dir``.
 
-``source`` is a directory or a base URL holding ``train_set.csv``, ``validation_set.csv`` and
-``test_set.csv`` (22 columns). URLs are downloaded once into ``cache_dir``.
-
-Each file is read strictly (:func:`read_split`, also used by the statistics on any split file):
-
-* broken CSV quoting, bytes that are not UTF-8 or a missing column stop the step with an error
-  naming the file and the line (line 1 and the columns for a missing column);
-* a row is kept only if its ``label`` is exactly one of the release's codes ``"0"``, ``"1"``,
-  ``"2"`` (1 evidence, 0 inconclusive, 2 not enough information), its ``index`` is an integer, its
-  claim and its abstract have at least one word (a letter or digit), the other columns the release
-  always fills are not empty, and its list columns are Python list literals. Every other row is a
-  skip in the report with its reason and ``<file>:<line>`` (the line the record starts on), so the
-  label counts of Table 6 always add up to its totals.
+Each file is read strictly (:func:`read_split`): broken CSV quoting, bytes that are not UTF-8 or a missing column
+stop the step naming the file and line; a row is kept only if its ``label`` is exactly ``"0"``, ``"1"`` or ``"2"``
+(1 evidence, 0 inconclusive, 2 not enough information), its ``index`` an integer, its claim and abstract have a
+word, the other columns the release always fills are not empty and its list columns are Python list literals.
+Every other row is skipped with its reason and ``<file>:<line>``, so Table 6's label counts add up to its totals.
 """
 
 from __future__ import annotations
@@ -42,7 +36,6 @@ if TYPE_CHECKING:  # the HTTP client (requests) is loaded only to download a rel
 log = logging.getLogger(__name__)
 
 
-
 def locate(source: str, split: str, cache_dir: str | os.PathLike | None = None, http: HttpClient | None = None) -> Path:
     """Local path of one release file, downloading it once into ``cache_dir`` when ``source`` is a URL."""
     if not is_url(source):
@@ -56,10 +49,8 @@ def locate(source: str, split: str, cache_dir: str | os.PathLike | None = None, 
 
 def verify_release(source: str, sha256: Mapping[str, str | None], key: str, cache_dir: str | os.PathLike | None = None,
                    http: HttpClient | None = None) -> dict[str, JSONValue]:
-    """Every split file located (a URL's downloaded once) and checked against its pinned SHA-256 (``sha256`` by split,
-    the config's ``key``.<split>) before any of them is read: a changed one raises
-    :class:`medfc.common.pinning.ReleaseChanged` naming it. Returns the release's record
-    (:func:`medfc.common.pinning.release_record`)."""
+    """Every split file located (a URL's downloaded once) and checked against its pinned SHA-256 (config key
+    ``key``.<split>) before any is read (:class:`medfc.common.pinning.ReleaseChanged`); the release's record."""
     files = {}
     for split in SPLITS:
         path = locate(source, split, cache_dir, http)
@@ -100,12 +91,9 @@ def _row_problem(rec: dict[str, str]) -> tuple[str, str] | None:
 
 
 def read_split(path: str | os.PathLike, report: SkipReport) -> tuple[pd.DataFrame, int]:
-    """One file in the release's 22-column format, read strictly (see the module doc): the kept rows as
-    :func:`medfc.clinifact.pairs.read_release_csv` reads them, and the number of rows read.
-
-    Raises :class:`medfc.common.io.InputFileError` (a ``ValueError``) naming the file and line for a
-    file that cannot be read; every bad row is skipped in ``report`` with its reason and line.
-    """
+    """One file in the release's 22-column format, read strictly (module docstring): the kept rows typed as
+    :func:`medfc.clinifact.pairs.read_release_csv` types them, and the number of rows read. A file that cannot
+    be read raises :class:`medfc.common.io.InputFileError` (a ``ValueError``) naming the file and line."""
     header, records = read_csv_records(path, required=RELEASE_COLUMNS, what="CliniFact release file")
     buf = io.StringIO()
     writer = csv.writer(buf)

@@ -29,15 +29,9 @@ def word_count_table(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for name, col in (("claim", "claim"), ("title", "article_title"), ("abstract", "article_abstract")):
         words = df[col].fillna("").astype(str).str.split().str.len()
-        rows.append(
-            {
-                "text": name,
-                "mean": round(float(words.mean()), 1) if len(words) else 0.0,
-                "std": round(float(words.std(ddof=1)), 1) if len(words) > 1 else 0.0,
-                "min": int(words.min()) if len(words) else 0,
-                "max": int(words.max()) if len(words) else 0,
-            }
-        )
+        rows.append({"text": name, "mean": round(float(words.mean()), 1) if len(words) else 0.0,
+                     "std": round(float(words.std(ddof=1)), 1) if len(words) > 1 else 0.0, "min": int(words.min()) if len(words) else 0,
+                     "max": int(words.max()) if len(words) else 0})
     return pd.DataFrame(rows)
 
 
@@ -108,12 +102,10 @@ NO_CLASS = "(no class)"
 def disease_class_note(table: pd.DataFrame, n_pairs: int, paper: Mapping[str, JSONValue] | None = None) -> str:
     """How to read Fig. 2: a pair counts once in each of its disease classes, so the bars add up to more; with
     ``paper`` (``clinifact.fig2`` of the numbers file), how many classes the paper's dataset has beside ours."""
-    note = (f"A pair counts once in each of its trial's disease classes: the bars add up to "
-            f"{int(table['claims'].sum())} for {n_pairs} pairs.")
+    note = f"A pair counts once in each of its trial's disease classes: the bars add up to {int(table['claims'].sum())} for {n_pairs} pairs."
     if paper:
         ours = int((table["disease_class"] != NO_CLASS).sum())
-        note += (f" {ours} disease classes here; the paper's dataset has {paper['disease_classes']} "
-                 f"(of MeSH's {paper['mesh_categories']}).")
+        note += f" {ours} disease classes here; the paper's dataset has {paper['disease_classes']} (of MeSH's {paper['mesh_categories']})."
     return note
 
 

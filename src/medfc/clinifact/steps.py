@@ -1,9 +1,6 @@
-"""Workflow steps of the CliniFact stage (rules in workflow/rules/clinifact.smk), each
-``step(inputs, outputs, options)`` with typed options built from the validated config section.
-
-fetch_studies → build_claims → fetch_abstracts → build_pairs → stats; import_release is the
-alternative source of pairs (the official CSVs); diff compares the rebuilt pairs with a release.
-"""
+"""Workflow steps of the CliniFact stage (workflow/rules/clinifact.smk): fetch_studies → build_claims →
+fetch_abstracts → build_pairs → stats; import_release reads the official CSVs instead; diff compares the rebuilt
+pairs with a release."""
 
 from __future__ import annotations
 
@@ -30,11 +27,9 @@ log = logging.getLogger(__name__)
 
 
 def fetch_studies(inputs: StepFiles, outputs: StepFiles, options: StudiesOptions) -> int:
-    """Studies from the source ``options.source`` names (looked up in
-    :data:`~medfc.clinifact.studies_sources.STUDIES_SOURCES`: the bulk zip, ``bulk_zip``, input ``zip`` or
-    ``bulk_url``; the search API, ``api``) → ``studies`` (gzipped JSONL) + ``report`` (+ ``excluded``: the nctId
-    and reason of every study the bulk zip's filter left out; empty for the search API, whose filter runs on the
-    server)."""
+    """Studies from the source ``options.source`` names (:data:`~medfc.clinifact.studies_sources.STUDIES_SOURCES`)
+    → ``studies`` (gzipped JSONL) + ``report`` (+ ``excluded``: the nctId and reason of every study the bulk zip's
+    filter left out; empty for the search API, whose filter runs on the server)."""
     report = SkipReport("clinifact.fetch_studies")
     n = studies_source(options.source).fetch(inputs, outputs, options, report)
     report.write(outputs["report"])
@@ -69,17 +64,9 @@ def fetch_abstracts(inputs: StepFiles, outputs: StepFiles, options: AbstractsOpt
 
     report = SkipReport("clinifact.fetch_abstracts")
     pmids = sorted({str(r["PMID"]) for r in read_jsonl(inputs["labelled"])}, key=lambda p: (len(p), p))
-    fetcher = pubmed.PubmedFetcher(
-        cache_dir=options.cache_dir,
-        extra_cache_dirs=options.extra_cache_dirs,
-        tool=options.tool,
-        email=options.email,
-        **pubmed.eutils_urls(options.eutils_url),
-        batch_size=options.batch_size,
-        offline=options.offline,
-        requests_per_second=options.requests_per_second,
-        user_agent=options.user_agent,
-    )
+    fetcher = pubmed.PubmedFetcher(cache_dir=options.cache_dir, extra_cache_dirs=options.extra_cache_dirs, tool=options.tool,
+                                   email=options.email, **pubmed.eutils_urls(options.eutils_url), batch_size=options.batch_size,
+                                   offline=options.offline, requests_per_second=options.requests_per_second, user_agent=options.user_agent)
     n = write_jsonl(outputs["abstracts"], fetcher.records(pmids, report=report, progress=options.progress))
     report.count("records", n)
     report.write(outputs["report"])
@@ -87,9 +74,9 @@ def fetch_abstracts(inputs: StepFiles, outputs: StepFiles, options: AbstractsOpt
 
 
 def build_pairs(inputs: StepFiles, outputs: StepFiles, options: PairsOptions) -> dict[str, int]:
-    """``labelled`` + ``abstracts`` → ``pairs`` (all kept pairs), ``train``/``validation``/``test`` (balanced, split;
-    the release's CSV format), each split also as ``<split>_parquet`` (list columns typed) and ``instruction_<split>``
-    (the release's instruction JSONL; :mod:`medfc.clinifact.export`), ``card`` (markdown) + ``report``."""
+    """``labelled`` + ``abstracts`` → ``pairs`` (all kept), the balanced ``train``/``validation``/``test`` splits in the
+    release's CSV format, typed Parquet (``<split>_parquet``) and instruction JSONL (``instruction_<split>``), ``card``
+    and ``report``."""
     report = SkipReport("clinifact.build_pairs")
     seed = options.seed
     abstracts = {str(r["pmid"]): r for r in read_jsonl(inputs["abstracts"])}
@@ -98,9 +85,7 @@ def build_pairs(inputs: StepFiles, outputs: StepFiles, options: PairsOptions) ->
     pairs.write_release_csv(df, outputs["pairs"])
     if options.downsample_nei:
         df = pairs.downsample_nei(df, seed=seed, report=report)
-    splits = pairs.split_pairs(
-        df, seed=seed, test_size=options.test_size, validation_size=options.validation_size, stratify=options.stratify
-    )
+    splits = pairs.split_pairs(df, seed=seed, test_size=options.test_size, validation_size=options.validation_size, stratify=options.stratify)
     for name in pairs.SPLITS:
         pairs.write_release_csv(splits[name], outputs[name])
         export.write_parquet(splits[name], outputs[f"{name}_parquet"])
@@ -111,9 +96,8 @@ def build_pairs(inputs: StepFiles, outputs: StepFiles, options: PairsOptions) ->
         return relative_files(outputs["card"], {name: outputs[key.format(name)] for name in pairs.SPLITS})
 
     meta = front_matter(license="mit", languages=["en"], task_categories=["text-classification"], task_ids=["fact-checking"],
-                        tags=["medical", "clinical-trials", "fact-checking"], n_rows=sum(len(v) for v in splits.values()),
-                        data_files=files("{}"), extra_configs={"parquet": files("{}_parquet"), "instruction": files("instruction_{}")},
-                        pretty_name="CliniFact (rebuilt)")
+                        tags=["medical", "clinical-trials", "fact-checking"], n_rows=sum(len(v) for v in splits.values()), data_files=files("{}"),
+                        extra_configs={"parquet": files("{}_parquet"), "instruction": files("instruction_{}")}, pretty_name="CliniFact (rebuilt)")
     card = pairs.dataset_card(splits, report, notes=options.card_notes) + export.CARD_CONFIGS
     Path(outputs["card"]).write_text(meta + card, encoding="utf-8")
     report.write(outputs["report"])
@@ -134,18 +118,14 @@ def import_release(inputs: StepFiles, outputs: StepFiles, options: ReleaseOption
 
 
 def _stem(path: str) -> Path:
-    p = Path(path)
-    return p.with_suffix("")
-
+    return Path(path).with_suffix("")
 
 def clinifact_stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions) -> None:
-    """Splits (+ optional ``studies``, + ``papers``: the released data's counts beside ours) → Table 6 (``table_labels``), Table 4 (``table_words``), Fig. 2
-    (``table_classes``, ``fig_classes``), Fig. S1 (``table_years``, ``fig_years``) and ``report`` (the split
-    rows left out). Tables are written as CSV + MD + TeX next to the CSV output, figures as PNG + PDF.
-
-    The splits are read as strictly as the release (:func:`medfc.clinifact.release.read_split`): a row
-    with a label other than 0/1/2, a claim or abstract without a word, … is left out of every table
-    and figure and listed in the report, so Table 6's totals are the sums of its columns."""
+    """Splits (+ optional ``studies``, + ``papers``: the released data's counts beside ours) → Table 6
+    (``table_labels``), Table 4 (``table_words``), Fig. 2 (``table_classes``, ``fig_classes``), Fig. S1 (``table_years``,
+    ``fig_years``) and ``report``. The splits are read as strictly as the release
+    (:func:`medfc.clinifact.release.read_split`): a bad row is left out of every table and figure and listed in the
+    report, so Table 6's totals are the sums of its columns."""
     from medfc.common.plots import WIDTHS
     from medfc.common.papers import read_paper_numbers
 
@@ -164,10 +144,7 @@ def clinifact_stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions
                 latex=stats.table6_latex(labels, released["table6"], title))
     write_table(words, _stem(outputs["table_words"]), caption="Table 4: words per claim, title and abstract.",
                 latex=stats.table4_latex(words, released["table4"], title))
-    if inputs.get("studies"):
-        classes = stats.study_classes(read_jsonl(inputs["studies"]), excluded=options.excluded_branches)
-    else:
-        classes = {}
+    classes = stats.study_classes(read_jsonl(inputs["studies"]), excluded=options.excluded_branches) if inputs.get("studies") else {}
     ctab = stats.disease_class_table(allp, classes)
     paper = numbers["fig2"]
     note = stats.disease_class_note(ctab, len(allp), paper) + f" Drawn {WIDTHS[stats.FIGURE_WIDTHS['fig2']]} in wide (text width)."
@@ -182,14 +159,10 @@ def clinifact_stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions
 
 
 def diff(inputs: StepFiles, outputs: StepFiles, options: DiffOptions) -> dict[str, int]:
-    """Rebuilt ``pairs`` (+ our ``train``/``validation``/``test``) against the release at ``options.release``
-    (a directory or base URL of the three split files), explained with the rebuild's own records (``studies``,
-    ``excluded``, ``studies_report``, ``claims_report``, ``abstracts_report``, ``pairs_report``) →
-    ``markdown``, ``rows`` (CSV, one row per row of either side), ``counts`` (CSV) and ``report`` (the
-    release rows that could not be read)."""
+    """Rebuilt ``pairs`` (+ our splits) against the release at ``options.release``, explained with the rebuild's own
+    records (``studies``, ``excluded``, and the steps' reports) → ``markdown``, ``rows``, ``counts`` and ``report``."""
     report = SkipReport("clinifact.diff")
-    record = release.verify_release(options.release, options.release_sha256, "clinifact.diff.release_sha256",
-                                    Path(options.cache_dir) / "release")
+    record = release.verify_release(options.release, options.release_sha256, "clinifact.diff.release_sha256", Path(options.cache_dir) / "release")
     record_release({**record, "dataset": "clinifact (diff)"})
     released = cdiff.release_rows(release.import_release(options.release, report, cache_dir=Path(options.cache_dir) / "release"))
     rebuilt = pairs.read_release_csv(inputs["pairs"])
@@ -215,9 +188,8 @@ def diff(inputs: StepFiles, outputs: StepFiles, options: DiffOptions) -> dict[st
 
 
 def export_views(inputs: StepFiles, outputs: StepFiles, options: NoOptions) -> dict[str, int]:
-    """The splits' typed Parquet (``<split>_parquet``) and the pairs' ``card`` → the card ``readme`` (``README.md``
-    beside the pairs: the configs ``datasets.load_dataset`` reads) and BigBio's view of each split
-    (``bigbio_<split>``; :mod:`medfc.clinifact.views`)."""
+    """The splits' typed Parquet and the pairs' ``card`` → the card ``readme`` (the configs ``datasets.load_dataset``
+    reads) and BigBio's view of each split (:mod:`medfc.clinifact.views`)."""
     from medfc.clinifact import views
 
     return views.export({s: inputs[f"{s}_parquet"] for s in views.SPLITS}, inputs["card"], outputs["readme"],

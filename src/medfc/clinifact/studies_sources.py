@@ -1,13 +1,7 @@
-"""Where CliniFact's studies come from, one registry: each source of ClinicalTrials.gov studies
-(``clinifact.studies.source``) declared once, looked up by name wherever a choice depends on it — how the
-step :func:`medfc.clinifact.steps.fetch_studies` reads or fetches the studies, and whether the source reads the
-bulk zip (``clinifact.studies.bulk_zip``: the rule's input ``zip`` when it is a local file, and a file the run's
-prerequisite checks look for; :mod:`medfc.plan.datasets`, :mod:`medfc.plan.prerequisites`). The step's options
-(:class:`StudiesOptions`) are declared here beside the sources their ``source`` names, and checked against them when
-they are built; :mod:`medfc.clinifact.options` holds them with the other steps' options.
-
-A light module: each source's ``fetch`` imports :mod:`medfc.clinifact.ctgov` (and the HTTP stack) when it runs.
-A new source is one entry of :data:`STUDIES_SOURCES` (a test's: ``monkeypatch.setitem`` in the test).
+"""The registry of CliniFact's study sources (``clinifact.studies.source``): how
+:func:`medfc.clinifact.steps.fetch_studies` gets the studies, and whether a source reads the bulk zip (the rule's
+input ``zip``, a prerequisite the plan checks). The step's :class:`StudiesOptions` are declared here beside the
+sources they name. A light module: a source's ``fetch`` imports :mod:`medfc.clinifact.ctgov` when it runs.
 """
 
 from __future__ import annotations
@@ -29,12 +23,9 @@ __all__ = ["STUDIES_SOURCES", "StudiesOptions", "StudiesSource", "source_names",
 
 @dataclass(frozen=True)
 class StudiesSource:
-    """One source of studies.
-
-    ``fetch(inputs, outputs, options, report)`` writes the step's ``studies`` (gzipped JSONL) and its
-    ``excluded`` (the nctId and reason of every study its filter left out, when the rule asks for it), counts
-    what it skips in ``report`` (the step writes it) and returns how many studies it wrote. ``reads_zip``: it
-    reads the bulk zip, ``clinifact.studies.bulk_zip`` (the rule's input ``zip`` when set)."""
+    """One source of studies: ``fetch(inputs, outputs, options, report)`` writes the step's ``studies`` (gzipped
+    JSONL) and ``excluded`` (the nctId and reason of every study its filter left out, when the rule asks), counts
+    its skips in ``report`` and returns how many studies it wrote. ``reads_zip``: it reads the bulk zip."""
 
     name: str
     fetch: Callable[[StepFiles, StepFiles, StudiesOptions, SkipReport], int]

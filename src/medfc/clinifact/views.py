@@ -1,16 +1,9 @@
-"""The rebuilt CliniFact pairs as a folder ``datasets`` loads by config (rule ``clinifact_export``).
-
-The export writes, beside the pairs (``clinifact/pairs/``), the card ``README.md`` and BigBio's
-textual-entailment view of each split, ``bigbio_te/<split>_set.parquet``: ``id`` the pair's ``index``,
-``premise`` the publication's abstract (``article_abstract``, what the pair's label judges), ``hypothesis`` the
-claim, ``label`` the release's label name (evidence, inconclusive, not enough information).
-
-The card's configs (:func:`configs`), each with the paper's splits ``train``, ``validation`` and ``test``:
-``clinifact_source`` (the default: the typed Parquet files ``<split>_set.parquet``, the release's 22 columns,
-``label`` a ``ClassLabel`` whose index is the release's code: 0 inconclusive, 1 evidence, 2 not enough
-information) and ``clinifact_bigbio_te``. ``datasets`` reads every config of a folder with one builder, chosen
-by the files' format, so the instruction JSONL files are named on the card but are no config of it (``load_dataset
-("json", data_files=...)`` reads them).
+"""The rebuilt CliniFact pairs as a folder ``datasets`` loads by config (rule ``clinifact_export``): the card
+``README.md`` and BigBio's textual-entailment view of each split, ``bigbio_te/<split>_set.parquet`` (``id`` the
+pair's ``index``, ``premise`` the abstract, ``hypothesis`` the claim, ``label`` the release's label name).
+Configs: ``clinifact_source`` (the default: the typed Parquet, ``label`` a ``ClassLabel`` whose index is the
+release's code) and ``clinifact_bigbio_te``. ``datasets`` reads every config of a folder in one format, so the
+instruction JSONL files are named on the card but are no config of it.
 """
 
 from __future__ import annotations

@@ -1,26 +1,16 @@
-"""Sequential zip reader: walks the local file headers from the start of the file.
+"""Sequential zip reader: walks the local file headers from the start of the file, never the central
+directory (``zipfile`` holds one ZipInfo, some 560 bytes, per member: about 270 MiB for the 500,000-member
+ClinicalTrials.gov bulk zip). Memory is bounded by the largest member read (or ``max_size``) plus a 64 KiB
+chunk; the input need not be seekable.
 
-``zipfile.ZipFile`` reads the whole central directory up front (one ZipInfo, some 560 bytes, per
-member: about 270 MiB for the 500,000-member ClinicalTrials.gov bulk zip). This reader never looks
-at the central directory: it reads each local file header (``PK\\x03\\x04``), the member's data and,
-when general-purpose flag bit 3 is set, the data descriptor that follows, then moves on. Memory is
-bounded by the largest member read (plus a 64 KiB read chunk), or by ``max_size`` when a cap is given,
-whatever the number of members; the input does not even need to be seekable (a pipe or an HTTP response
-body works).
-
-Supported: STORED and DEFLATED members; data descriptors (bit 3) with or without their optional
-``PK\\x07\\x08`` signature and with 4- or 8-byte (ZIP64) sizes; ZIP64 extra fields (id 0x0001) in
-the local header; CRC-32 checked for every member that is read (and for stepped-over members that
-use a data descriptor, which must be inflated anyway to find their end). A CRC mismatch,
-corrupt deflate data, an unsupported compression method or an encrypted member is reported on that
-member (``ZipMember.error``) and the walk goes on, as long as the member's end can still be found.
-The walk stops at the central directory (``PK\\x01\\x02``) or the end-of-central-directory record.
-A file that ends before the central directory (an interrupted download) raises ``TruncatedZip``
-after every complete member has been yielded; it names the last complete member.
-
-Not supported (``BadZip``): archives with data in front of the first local header (self-extracting
-archives), split archives, and members whose end cannot be found without the central directory
-(encrypted or non-deflate members that use a data descriptor).
+Supported: STORED and DEFLATED members; data descriptors (bit 3) with or without their ``PK\\x07\\x08``
+signature and with 4- or 8-byte (ZIP64) sizes; ZIP64 extra fields (id 0x0001) in the local header. CRC-32 is
+checked for every member read (and for stepped-over members with a data descriptor). A CRC mismatch, corrupt
+deflate data, an unsupported method or an encrypted member is reported on that member (``ZipMember.error``)
+and the walk goes on while the member's end can be found. The walk stops at the central directory; a file
+that ends before it raises ``TruncatedZip`` (naming the last complete member) after yielding every complete
+member. ``BadZip``: data before the first local header (self-extracting), split archives, and members whose
+end cannot be found without the central directory (encrypted or non-deflate with a data descriptor).
 """
 
 from __future__ import annotations
@@ -84,12 +74,9 @@ class TruncatedZip(ZipStreamError):
 
 @dataclass(frozen=True, slots=True)
 class ZipMember:
-    """One member, as its local header (and data descriptor) describe it.
-
-    ``data`` is the uncompressed content when the member was selected, is a file and had no error;
-    otherwise None. ``error`` is a short reason (``crc_mismatch``, ``bad_deflate_data``,
-    ``size_mismatch``, ``unsupported_compression``, ``encrypted``, ``member_too_large``) with ``detail``.
-    """
+    """One member, as its local header (and data descriptor) describe it: ``data`` the content of a selected file
+    without error, else None; ``error`` a short reason (``crc_mismatch``, ``bad_deflate_data``, ``size_mismatch``,
+    ``unsupported_compression``, ``encrypted``, ``member_too_large``) with ``detail``."""
 
     name: str
     offset: int
@@ -195,12 +182,9 @@ def _zip64_sizes(extra: bytes, file_size: int, compressed_size: int) -> tuple[in
 
 
 def _descriptor(buf: bytes, csize: int, usize: int, zip64: bool) -> tuple[int, int, bool] | None:
-    """(crc, length, confirmed) of the data descriptor at the start of ``buf`` for sizes ``csize``/``usize``.
-
-    Tries every layout (with/without signature × 4/8-byte sizes) whose sizes match; a layout is
-    confirmed when the bytes after it start another record (or the file ends there). ``zip64``
-    orders the 8-byte layouts first. None when no layout matches.
-    """
+    """(crc, length, confirmed) of the data descriptor at the start of ``buf`` for sizes ``csize``/``usize``: every
+    layout (with/without signature × 4/8-byte sizes, 8-byte first for ``zip64``) whose sizes match, preferring one
+    followed by another record (or the file's end); None when none matches."""
     widths = (8, 4) if zip64 else (4, 8)
     found: list[tuple[int, int, bool]] = []
     for has_sig in (True, False):
@@ -223,26 +207,15 @@ def _descriptor(buf: bytes, csize: int, usize: int, zip64: bool) -> tuple[int, i
     return found[0] if found else None
 
 
-def iter_members(
-    source: str | os.PathLike | BinaryIO,
-    select: Callable[[str], bool] | None = None,
-    chunk_size: int = CHUNK_SIZE,
-    max_size: int | None = None,
-) -> Iterator[ZipMember]:
-    """Yield every member of the zip in file order, reading sequentially from its start.
+def iter_members(source: str | os.PathLike | BinaryIO, select: Callable[[str], bool] | None = None, chunk_size: int = CHUNK_SIZE,
+                 max_size: int | None = None) -> Iterator[ZipMember]:
+    """Yield every member of the zip (a path or a readable binary stream) in file order.
 
-    ``select(name)`` decides whose content is decompressed into ``ZipMember.data`` (default: every
-    file); the others (and directories) are stepped over with ``data=None``, still CRC-checked where
-    their bytes have to be decompressed anyway. ``source`` is a path or a readable binary stream.
-    Raises ``TruncatedZip`` (after yielding all complete members) or ``BadZip``.
-
-    ``max_size`` caps a selected member's uncompressed size: a member over it gets the error
-    ``member_too_large`` and no data. One whose local header gives a size over the cap is stepped
-    over without inflating a byte; one whose header understates its size stops inflating once past
-    the cap; one with a data descriptor is inflated to its end (the only way to find it) in pieces of
-    at most :data:`MAX_INFLATE` bytes that are CRC-checked and dropped. So a zip bomb never takes more
-    memory than the cap. A STORED member with a data descriptor, whose end is found by scanning for the
-    descriptor, is scanned in read chunks, its bytes kept only while it is selected and under the cap.
+    ``select(name)`` decides whose content is decompressed into ``ZipMember.data`` (default: every file); the
+    others are stepped over with ``data=None``. ``max_size`` caps a selected member's uncompressed size (error
+    ``member_too_large``, no data): a header size over the cap is stepped over uninflated, an understated one
+    stops inflating past the cap, a data-descriptor member is inflated in CRC-checked :data:`MAX_INFLATE` pieces
+    that are dropped, so a zip bomb never takes more memory than the cap.
     """
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb", buffering=chunk_size) as fh:
@@ -305,10 +278,8 @@ def _walk(src: _Source, select: Callable[[str], bool] | None, max_size: int | No
         yield member
 
 
-def _read_member(
-    src: _Source, start: int, name: str, flags: int, method: int, crc: int, csize: int, usize: int, zip64: bool, select: Callable[[str], bool] | None,
-    max_size: int | None = None,
-) -> ZipMember:
+def _read_member(src: _Source, start: int, name: str, flags: int, method: int, crc: int, csize: int, usize: int, zip64: bool,
+                 select: Callable[[str], bool] | None, max_size: int | None = None) -> ZipMember:
     wanted = not name.endswith("/") and (select is None or select(name))
     if flags & FLAG_DESCRIPTOR:
         data, error, detail, csize, usize, crc = _read_with_descriptor(src, name, flags, method, zip64, wanted, max_size)
@@ -443,14 +414,10 @@ def _read_with_descriptor(src: _Source, name: str, flags: int, method: int, zip6
 
 
 def _scan_stored(src: _Source, zip64: bool, wanted: bool, max_size: int | None) -> tuple[bytes | None, int, int, int]:
-    """STORED with a data descriptor (legal, rare): the data ends where a descriptor for its length
-    starts whose CRC matches the data, or that has its signature and is followed by another record.
-
-    Streamed: only a window of the bytes not yet searched (a chunk and a descriptor's length) is held for
-    the scan, the CRC-32 runs over the bytes as they leave it, and the data itself is kept only while the
-    member is ``wanted`` and no larger than ``max_size`` (past it, never more than the cap). Returns
-    (data or None, descriptor CRC, CRC of the data, data length); the bytes after the descriptor are pushed
-    back."""
+    """STORED with a data descriptor (legal, rare): the data ends where a descriptor for its length starts whose
+    CRC matches the data, or that has its signature and is followed by another record. Streamed through a window;
+    the data is kept only while ``wanted`` and within ``max_size``. Returns (data or None, descriptor CRC, CRC of
+    the data, data length); the bytes after the descriptor are pushed back."""
     window = bytearray()  # the data from offset ``base`` on: the positions not yet searched
     base = 0
     crc = 0  # CRC-32 of the data before ``base``

@@ -1,28 +1,16 @@
-"""MedSNIP analyses: gold for automatic snippets, per-pattern gaps, boundary fidelity, cost.
+"""MedSNIP analyses (docs/medsnip.md): gold for automatic snippets, per-pattern gaps, boundary fidelity, cost and
+the structure of MedSNIP Table 3.
 
-* :func:`project_labels` — MedSNIP-Bench gold for automatic units (docs/medsnip.md): each human
-  snippet's label is copied to the sentences its atoms align to; an automatic unit's label is the
-  AND of its sentences' labels. A sentence that received both TRUE and FALSE is *mixed*: under
-  ``drop_mixed`` (the paper's main policy) a unit touching one has no gold; under ``and`` the mixed
-  sentence counts FALSE; under ``majority`` each sentence takes the majority label of the human snippets
-  containing it (ties TRUE) and the unit the AND of its sentences (as the MedSNIP repository's
-  ``prep_auto_labels.py``).
-* :func:`ff1_interval` — the bootstrap percentile interval of one arm's FF1, resampling whole answers.
-* :func:`per_pattern` — per pattern code, FF1 of the snippets against FF1 of their atoms
-  aggregated by OR-FALSE inside each snippet, with the paired bootstrap of the difference over snippets
-  and, clustered by answer, over answers.
-* :func:`sentence_set_f1` — boundary fidelity (docs/medsnip.md): each automatic snippet is paired with
-  the human snippet of best set-F1 over sentence indices (P = |∩|/|auto|, R = |∩|/|human|); the
-  mean over automatic snippets. The pairs it forms are also compared as texts (MedSNIP §9f): the
-  cosine of their sentence embeddings (all-MiniLM-L6-v2 in the paper) and :func:`rouge_l`.
-* :func:`rouge_l` — ROUGE-L F1 of two texts: the longest common subsequence of their tokens
-  (lower-cased ``[a-z0-9]+`` runs, as the ``rouge-score`` package tokenises; tokens of more than three
-  characters Porter-stemmed when ``stem``), P = LCS/|candidate|, R = LCS/|reference|.
-* :func:`adjusted_rand_index` — ARI of two partitions (Hubert & Arabie), and :func:`partition_ari`
-  of the atom partitions (same atoms) or, failing that, of the sentence partitions.
-* :func:`cost_summary` — decomposer plus verifier calls, tokens and dollars.
-* :func:`structure_stats` — the structure of a dataset's answers (words, sentences, single-sentence share) and
-  units (units per answer in each mode, atoms per snippet), MedSNIP Table 3.
+* :func:`project_labels`: each human snippet's label is copied to the sentences its atoms align to; an automatic
+  unit's label is the AND of its sentences'. A sentence with both TRUE and FALSE is *mixed*: ``drop_mixed`` (the
+  paper's main policy) gives a unit touching one no gold; ``and`` counts it FALSE; ``majority``: each sentence
+  takes the majority label of the human snippets containing it (ties TRUE), as the MedSNIP repository's
+  ``prep_auto_labels.py``.
+* :func:`sentence_set_f1`: each automatic snippet is paired with the human snippet of best set-F1 over sentence
+  indices; the pairs are also compared as texts (MedSNIP §9f): embedding cosine (all-MiniLM-L6-v2 in the paper)
+  and :func:`rouge_l` (lower-cased ``[a-z0-9]+`` tokens as the ``rouge-score`` package, tokens of more than
+  three characters Porter-stemmed when ``stem``).
+* :func:`adjusted_rand_index`: Hubert & Arabie.
 """
 
 from __future__ import annotations
@@ -36,6 +24,7 @@ from typing import NotRequired, TypedDict
 
 from medfc.common.nltk_import import import_nltk
 from medfc.llm.base import Prices
+from medfc.medsnip.calls import USAGE_KEYS
 from medfc.medsnip.records import Answer, Unit, UnitFields
 from medfc.scoring.medsnip import FALSE, TRUE, binary_scores, clustered_paired_bootstrap, or_false, paired_bootstrap
 
@@ -109,8 +98,7 @@ def _agreed(votes: Mapping[int, Counter]) -> dict[int, str | None]:
     return {s: (next(iter(v)) if len(v) == 1 else None) for s, v in votes.items()}
 
 
-def project_labels(answer: Answer, units: Sequence[UnitFields], policy: str = "drop_mixed",
-                   gold: str = "atomic") -> list[str | None]:
+def project_labels(answer: Answer, units: Sequence[UnitFields], policy: str = "drop_mixed", gold: str = "atomic") -> list[str | None]:
     """Gold label of each automatic unit of one bench answer (None = no gold; see module docstring)."""
     votes = sentence_votes(answer, gold)
     labels = _agreed(votes)
@@ -136,9 +124,8 @@ def project_labels(answer: Answer, units: Sequence[UnitFields], policy: str = "d
 
 def ff1_interval(gold: Sequence[object], pred: Sequence[object], clusters: Sequence[Hashable], n_resamples: int, seed: int,
                  alpha: float = 0.05) -> FF1Interval:
-    """FF1 of one arm with its percentile interval over resampled clusters (answers; one cluster per
-    item gives the flat bootstrap). It is the paired bootstrap against an arm without units, whose FF1
-    is 0 on every resample, so Δ is the arm's own FF1 on each resample (abstentions dropped)."""
+    """FF1 of one arm with its percentile interval over resampled clusters (answers): the paired bootstrap against
+    an arm without units, whose FF1 is 0 on every resample (abstentions dropped)."""
     bs = clustered_paired_bootstrap(([], [], []), (gold, pred, clusters), n_resamples=n_resamples, seed=seed, alpha=alpha)
     return {"ff1": bs["diff"], "ci_low": bs["ci_low"], "ci_high": bs["ci_high"], "ci_level": bs["ci_level"],
             "n_clusters": bs["n_clusters"], "n_resamples": n_resamples, "seed": seed}
@@ -170,8 +157,7 @@ def per_pattern(rows: Sequence[PatternRow], n_resamples: int, seed: int, method:
             clusters = [r["cluster"] for r in g]
             cb = clustered_paired_bootstrap((gold, atom_pred, clusters), (gold, snip_pred, clusters), n_resamples=n_resamples,
                                             seed=seed, alpha=alpha, method="percentile")
-            res.update(cluster_ci_low=cb["ci_low"], cluster_ci_high=cb["ci_high"], cluster_p_gt_0=cb["p_gt_0"],
-                       n_clusters=cb["n_clusters"])
+            res.update(cluster_ci_low=cb["ci_low"], cluster_ci_high=cb["ci_high"], cluster_p_gt_0=cb["p_gt_0"], n_clusters=cb["n_clusters"])
         out[pattern] = res
     return out
 
@@ -279,11 +265,9 @@ def partition_labels(units: Sequence[Mapping[str, object]], key: str, items: Seq
     return [where.get(x, len(units) + k) for k, x in enumerate(items)]
 
 
-def partition_ari(human: Sequence[Unit], auto: Sequence[UnitFields], n_sentences: int,
-                  atom_indices: Sequence[int] = ()) -> Ari:
-    """ARI of atom partitions when the automatic units group the same atoms (``atoms_from: given``,
-    ``source_atoms`` over ``atom_indices``), else of the sentence partitions (``source_sentences`` over
-    0..n-1)."""
+def partition_ari(human: Sequence[Unit], auto: Sequence[UnitFields], n_sentences: int, atom_indices: Sequence[int] = ()) -> Ari:
+    """ARI of the atom partitions when the automatic units group the same atoms (``atoms_from: given``), else of
+    the sentence partitions."""
     if atom_indices and auto and all(u.get("atoms_from") == "given" for u in auto):
         return {"over": "atoms", "ari": adjusted_rand_index(partition_labels(human, "source_atoms", atom_indices),
                                                             partition_labels(auto, "source_atoms", atom_indices))}
@@ -296,7 +280,7 @@ def cost_summary(decompose_usage: Mapping[str, int], verify_usage: Mapping[str, 
                  prices_verify: Prices | None) -> Cost:
     """Calls, tokens and dollars of decomposition, verification and both."""
     def part(u: Mapping[str, int], prices: Prices | None) -> CostPart:
-        calls, prompt, completion = (int(u.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens"))
+        calls, prompt, completion = (int(u.get(k, 0)) for k in USAGE_KEYS)
         # no calls cost nothing (the bench's own units); calls without prices have no known cost
         cost = prices.cost(prompt, completion) if prices else (0.0 if not calls else None)
         return {"calls": calls, "prompt_tokens": prompt, "completion_tokens": completion, "cost_usd": cost}
@@ -318,10 +302,8 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def structure_stats(answers: Sequence[Answer], units_by_mode: Mapping[str, Sequence[UnitFields]]) -> dict[str, float | int | None]:
-    """The structure of one dataset (MedSNIP Table 3): its answers, their mean words (whitespace tokens) and sentences
-    (:func:`medfc.medsnip.decompose.answer_sentences`), the share of single-sentence answers; per mode the units per
-    answer (``units_<mode>``), and per snippet mode the mean atoms a snippet groups (``atoms_per_snippet_<mode>``).
-    A mode the dataset was not decomposed in has None."""
+    """The structure of one dataset (MedSNIP Table 3): answers, mean words (whitespace tokens) and sentences, the
+    single-sentence share, units per answer of each mode and atoms per snippet (None: a mode not run)."""
     from medfc.medsnip.decompose import answer_sentences
 
     sentences = [len(answer_sentences(dict(a))) for a in answers]

@@ -1,45 +1,12 @@
-"""What MedSNIP decomposes and verifies: *answers*, read from MedSNIP-Bench, HealthFC or MedHallu.
+"""What MedSNIP decomposes and verifies: *answers* (:class:`medfc.medsnip.records.Answer`) from MedSNIP-Bench,
+HealthFC or MedHallu (the formats in docs/medsnip.md).
 
-An answer record (one JSON line)::
-
-    {"answer_id": "5", "source": "bench" | "healthfc" | "medhallu", "query": "...", "text": "...",
-     "subset": "consumer" | "vignette", "label": "TRUE" | "FALSE" | null, "split": "dev" | null,
-     "shared_context": {...},
-     "atoms": [{"index": 1, "text": "...", "label": "TRUE" | "FALSE"}, ...],          # bench only
-     "snippets": [{"snippet_id": "5-S1", "index": 1, "text": "...", "atoms": [1, 2], "pattern": "A",
-                   "labels": {"atomic": "FALSE", "general": "FALSE", "contextual": "FALSE"},
-                   "is_ambiguous": false, "notes": "..."}, ...],                       # bench only
-     "row_id": "0", "kind": "ground_truth" | "hallucinated", "difficulty": "easy",     # medhallu only
-     "hallucination_category": "..."}                                                  # medhallu, hallucinated only
-
-MedSNIP-Bench (the published format, docs/medsnip.md): a JSON array (or JSONL) with one record per
-*snippet*: ``snippet_id`` (``<entry_id>-S<n>``), ``entry_id``, ``query``, ``full_text``, ``subset``,
-``batch_id``, ``shared_context``, ``snippet_text``, ``atoms`` [{``index``, ``text``, ``label``}],
-``pattern`` (A–F), ``is_ambiguous`` ("yes"/"no"), ``notes``, ``label_atomic``,
-``label_human_general``, ``label_human_contextual`` (booleans) and ``split``. :func:`load_bench`
-groups them into one answer per entry; a record missing a field, with a pattern outside A–F, a
-non-boolean label, a repeated ``snippet_id`` or an entry text that disagrees with its entry's first
-record is skipped with its reason. An answer's own ``label`` is FALSE when any of its snippets'
-``label_atomic`` is false (OR-FALSE), for answer-level scoring.
-
-HealthFC (the project's dataset JSONL): only SUPPORTED (→ TRUE) and REFUTED (→ FALSE) claims; NOT
-ENOUGH INFORMATION claims are excluded and counted. The text decomposed is the English claim,
-rewritten into the statement it asserts when the step asks for it; the explanation is never used
-(it states the verdict).
-
-MedHallu (:func:`medhallu_answers`): one row per question, in the form the Hugging Face dataset
-publishes (``Question``, ``Knowledge``, ``Ground Truth``, ``Hallucinated Answer``, ``Difficulty Level``,
-``Category of Hallucination``; no id) or in the lowercase form of MedSNIP's repository (``id``,
-``question``, ``knowledge``, ``ground_truth``, ``hallucinated_answer``, ``difficulty``,
-``hallucination_category``), as a JSON array, JSONL or Parquet (:func:`read_records`). Each row gives two
-answers to its question (the query; subset ``vignette``): its ground truth, labelled TRUE, id
-``<row>-gt``, and its hallucinated answer, labelled FALSE, id ``<row>-h``, where ``<row>`` is the row's
-``id`` or, for a row without one (the published form), its 0-based position in the file — the numbering
-MedSNIP's copy gives the published rows, the same on every read of the same file. The knowledge passages
-are not carried: the verifiers judge the answer, not the abstract it came from. A file whose rows all
-lack a field the loader needs (the question or an answer, in either form) stops naming the field; a row
-that is not an object, has no question or an empty one, repeats an id or repeats an earlier row is skipped
-with its reason, and so is an answer that is missing, not text or empty (its row's other answer is kept).
+MedSNIP-Bench: one record per snippet (``snippet_id`` ``<entry_id>-S<n>``), grouped into one answer per entry, a
+bad record skipped with its reason; an answer's ``label`` is FALSE when any snippet's ``label_atomic`` is false.
+HealthFC: the supported (TRUE) and refuted (FALSE) claims, the text their English claim (the explanation states
+the verdict and is never used). MedHallu (its Hugging Face form or MedSNIP's lowercase one; JSON, JSONL or
+Parquet): two answers per row, ``<row>-gt`` (TRUE) and ``<row>-h`` (FALSE), ``<row>`` the row's ``id`` or its
+0-based position (the numbering of MedSNIP's copy).
 """
 
 from __future__ import annotations
@@ -129,11 +96,9 @@ def bench_answers(records: Iterable[Mapping[str, JSONValue]], report: SkipReport
         eid = str(rec["entry_id"])
         ans = answers.get(eid)
         if ans is None:
-            ans = answers[eid] = {
-                "answer_id": eid, "source": "bench", "query": str(rec["query"]), "text": str(rec["full_text"]),
-                "subset": str(rec["subset"]), "split": rec.get("split"), "shared_context": dict(rec.get("shared_context") or {}),
-                "atoms": [], "snippets": [], "label": None,
-            }
+            ans = answers[eid] = {"answer_id": eid, "source": "bench", "query": str(rec["query"]), "text": str(rec["full_text"]),
+                                  "subset": str(rec["subset"]), "split": rec.get("split"),
+                                  "shared_context": dict(rec.get("shared_context") or {}), "atoms": [], "snippets": [], "label": None}
         elif ans["text"] != rec["full_text"] or ans["query"] != rec["query"]:
             report.skip(sid, "entry_mismatch", f"entry {eid}")
             continue
@@ -148,14 +113,11 @@ def bench_answers(records: Iterable[Mapping[str, JSONValue]], report: SkipReport
             atom: Atom = {"index": a["index"], "text": a["text"], "label": _tf(a["label"])}
             ans["atoms"].append(atom)
             known[a["index"]] = atom
-        ans["snippets"].append({
-            "snippet_id": sid, "index": int(SNIPPET_ID_RE.match(sid).group(2)), "text": str(rec["snippet_text"]),
-            "atoms": [a["index"] for a in rec["atoms"]], "pattern": rec["pattern"],
-            "labels": {"atomic": _tf(rec["label_atomic"]), "general": _tf(rec["label_human_general"]),
-                       "contextual": _tf(rec["label_human_contextual"])},
-            "is_ambiguous": str(rec.get("is_ambiguous", "no")).strip().lower() == "yes",
-            "notes": str(rec.get("notes") or ""),
-        })
+        ans["snippets"].append({"snippet_id": sid, "index": int(SNIPPET_ID_RE.match(sid).group(2)), "text": str(rec["snippet_text"]),
+                                "atoms": [a["index"] for a in rec["atoms"]], "pattern": rec["pattern"],
+                                "labels": {"atomic": _tf(rec["label_atomic"]), "general": _tf(rec["label_human_general"]),
+                                           "contextual": _tf(rec["label_human_contextual"])},
+                                "is_ambiguous": str(rec.get("is_ambiguous", "no")).strip().lower() == "yes", "notes": str(rec.get("notes") or "")})
         report.count("snippets")
     out = []
     for ans in answers.values():
@@ -211,8 +173,7 @@ def healthfc_answers(path: str | os.PathLike, report: SkipReport) -> list[Answer
 
 #: Each field the loader reads, as the published dataset (Hugging Face) and as MedSNIP's repository names it.
 MEDHALLU_FIELDS = {"question": ("Question", "question"), "ground_truth": ("Ground Truth", "ground_truth"),
-                   "hallucinated_answer": ("Hallucinated Answer", "hallucinated_answer"),
-                   "difficulty": ("Difficulty Level", "difficulty"),
+                   "hallucinated_answer": ("Hallucinated Answer", "hallucinated_answer"), "difficulty": ("Difficulty Level", "difficulty"),
                    "hallucination_category": ("Category of Hallucination", "hallucination_category")}
 MEDHALLU_REQUIRED = ("question", "ground_truth", "hallucinated_answer")
 #: The two answers of a row: (field, kind, label, id suffix).
@@ -284,9 +245,8 @@ def medhallu_answers(records: list[Mapping[str, JSONValue]], report: SkipReport,
             if problem:
                 report.skip(f"{rid}-{suffix}", problem)
                 continue
-            answer: Answer = {"answer_id": f"{rid}-{suffix}", "source": "medhallu", "query": question, "text": text,
-                              "subset": MEDHALLU_SUBSET, "label": label, "split": None, "shared_context": {}, "row_id": rid,
-                              "kind": kind, "difficulty": meta["difficulty"]}
+            answer: Answer = {"answer_id": f"{rid}-{suffix}", "source": "medhallu", "query": question, "text": text, "subset": MEDHALLU_SUBSET,
+                              "label": label, "split": None, "shared_context": {}, "row_id": rid, "kind": kind, "difficulty": meta["difficulty"]}
             if label == FALSE:
                 answer["hallucination_category"] = meta["hallucination_category"]
             out.append(answer)

@@ -1,25 +1,9 @@
-"""LLM calls of the MedSNIP steps, through the per-unit cache.
-
-:func:`make_llm` builds the client an :class:`~medfc.medsnip.options.LLMOptions` names;
-:func:`cached_ask` asks a batch of conversations (structured JSON or plain text), answering what
-the cache already holds without a call. Each result keeps the *usage* of the call(s) that made it (calls,
-prompt and completion tokens), cached or not, so cost is the logical cost of the pipeline whatever
-a rerun reused.
-
-* **Stored as answered.** The items still to ask go to the client in small sub-batches (one
-  conversation for a server, ``batch_size`` for a local model, which generates them together), and each
-  answered item is put into the :class:`~medfc.medsnip.cache.UnitCache` (one file, written atomically)
-  before the next sub-batch is sent: a kill loses at most the calls in flight.
-* **A failed call is no answer.** A result whose call (or repair call) failed has ``failed`` set, its
-  error, no value: it is never cached and its caller must not turn it into a verdict or a unit.
-  :func:`check_failures` then fails the step naming how many failed and why, unless the configured share
-  (``max_failed_share``) allows it. Whatever the client raises (a refused key, an unknown model)
-  propagates unchanged: nothing here catches it.
-* **Self-healing.** A cache entry that is not what its kind stores (not JSON, ``{}``, no ``text``, a
-  stored failure, a structured value its schema or check refuses) is a miss counted in the cache's
-  ``stats["damaged"]`` and logged with its file's name; the item is asked again and the entry replaced.
-* **No key.** Every error and raw answer stored passes through :func:`scrub`: the project's redaction
-  (:func:`medfc.common.redact.redact`) and the literal value of the key's environment variable.
+"""LLM calls of the MedSNIP steps through the per-unit cache: :func:`make_llm` builds the client, :func:`cached_ask`
+asks a batch of conversations, answering what the cache holds without a call and keeping each result's usage,
+cached or not (cost is the pipeline's whatever a rerun reused). Each answer is cached before the next sub-batch is
+sent; a failed call (``failed``) is never cached nor turned into a unit or verdict, and :func:`check_failures`
+fails the step unless ``max_failed_share`` allows it. A cache entry not of its kind's shape is asked again (counted
+in ``stats["damaged"]``). Errors and raw answers pass through :func:`scrub` (no key is stored).
 """
 
 from __future__ import annotations
@@ -74,8 +58,7 @@ def make_llm(opts: LLMOptions, ledger: Ledger | None = None, threads: int = 1) -
 
     if runs_locally(opts.backend):
         set_torch_threads(threads)
-        return make_client(opts.backend, opts.model, ledger=ledger, device=opts.device, precision=opts.precision,
-                           batch_size=opts.batch_size)
+        return make_client(opts.backend, opts.model, ledger=ledger, device=opts.device, precision=opts.precision, batch_size=opts.batch_size)
     return make_client(opts.backend, opts.model, ledger=ledger, base_url=opts.base_url, api_key_env=opts.api_key_env,
                        cache_dir=opts.http_cache_dir or None, requests_per_second=opts.requests_per_second,
                        timeout_s=opts.timeout_s, max_retries=opts.max_retries)
@@ -92,23 +75,18 @@ def gen_params(opts: LLMOptions, json_mode: bool) -> GenerationParams:
 
 def llm_identity(opts: LLMOptions) -> dict[str, str | int | float | bool]:
     """What of the LLM options decides an answer (not where it is served, nor any credential)."""
-    return {"backend": opts.backend, "model": opts.model, "max_tokens": opts.max_tokens,
-            "temperature": opts.temperature, "json_mode": opts.json_mode}
+    return {"backend": opts.backend, "model": opts.model, "max_tokens": opts.max_tokens, "temperature": opts.temperature, "json_mode": opts.json_mode}
 
 
 def scrub(text: object, key_env: str | Sequence[str] = "", pattern: bool = True) -> str | None:
-    """``text`` fit to be stored, reported or logged: :func:`~medfc.common.redact.redact` (credentials by
-    pattern and the known keys' values; ``pattern=False`` removes the values only, for a model's own answer),
-    with the value of each environment variable ``key_env`` names among the known keys (an API key, by
-    value: a server may echo it; one shorter than ``MIN_SECRET_LENGTH`` is no secret). None stays None."""
+    """``text`` fit to be stored or logged: :func:`~medfc.common.redact.redact` (``pattern=False``: the known keys'
+    values only, for a model's own answer), with the value of each environment variable ``key_env`` names among the
+    known keys (a server may echo a key). None stays None."""
     if text is None:
         return None
     for env in [key_env] if isinstance(key_env, str) else key_env:
         remember_secret_env(env)
     return redact(text) if pattern else redact_values(text)
-
-
-# -- what a cache entry of each kind must look like --------------------------------------------------
 
 
 def _usage_ok(rec: Mapping[str, object]) -> None:
@@ -159,27 +137,13 @@ def _sub_batch(client: LLMClient, batch_size: int | None) -> int:
     return max(1, int(getattr(client, "batch_size", 1))) if runs_locally(client.backend) else 1
 
 
-def cached_ask(
-    client: LLMClient,
-    cache: UnitCache,
-    identity: Mapping[str, JSONValue],
-    kind: str,
-    prompts: Sequence[Prompt],
-    items: Sequence[tuple[KeyParts, Conversation]],
-    params: GenerationParams,
-    schema: Mapping[str, JSONValue] | None = None,
-    repair: Prompt | None = None,
-    check: Callable[[int, JSONValue], str | None] | None = None,
-    key_env: str | Sequence[str] = "",
-    batch_size: int | None = None,
-) -> list[CallResult]:
-    """One result dict per item ``(key parts, conversation)``, cached under ``kind`` (see module docstring).
-
-    With a ``schema`` (and its ``repair`` prompt) the answer is structured (:func:`ask_json`): ``value``,
-    ``ok``, ``error``, ``raw``, ``repaired``; without, plain text: ``text`` and ``error``. Both carry
-    ``usage`` (calls, prompt and completion tokens), ``cached`` and ``failed`` (a call failed: no answer,
-    not cached; ``error`` says why). Errors and raw texts are scrubbed of the key in ``key_env``.
-    ``batch_size``: items per call of the client (default: :func:`_sub_batch`)."""
+def cached_ask(client: LLMClient, cache: UnitCache, identity: Mapping[str, JSONValue], kind: str, prompts: Sequence[Prompt],
+               items: Sequence[tuple[KeyParts, Conversation]], params: GenerationParams, schema: Mapping[str, JSONValue] | None = None,
+               repair: Prompt | None = None, check: Callable[[int, JSONValue], str | None] | None = None, key_env: str | Sequence[str] = "",
+               batch_size: int | None = None) -> list[CallResult]:
+    """One result per item ``(key parts, conversation)``, cached under ``kind``: structured (:func:`ask_json`)
+    with a ``schema`` and its ``repair`` prompt, else plain text (:class:`CallResult`). Errors and raw texts are
+    scrubbed of the key in ``key_env``; ``batch_size``: items per call (default: :func:`_sub_batch`)."""
     structured = schema is not None
     if structured and repair is None:
         raise ValueError("a structured call needs its repair prompt")
@@ -222,9 +186,6 @@ def cached_ask(
     return [o for o in out if o is not None]
 
 
-# -- the step's verdict on its failed calls -----------------------------------------------------------
-
-
 def first_errors(errors: Sequence[str], n: int = 3) -> str:
     """The first ``n`` distinct errors with how often each occurred: ``'HTTP 500 (7×); timeout (2×)'``."""
     counts = Counter(errors)
@@ -235,9 +196,8 @@ def first_errors(errors: Sequence[str], n: int = 3) -> str:
 
 def check_failures(what: str, items: str, failures: Sequence[tuple[str, str]], n_items: int, max_share: float,
                    n_calls_failed: int | None = None) -> None:
-    """Raise :class:`LLMCallsFailed` when more of the ``n_items`` ``items`` (units, answers, claims) had a failed
-    call than ``max_share`` of them: ``failures`` are (item id, scrubbed error). The message names the count,
-    the share allowed and the first distinct errors; it says what a rerun does."""
+    """Raise :class:`LLMCallsFailed` when more of the ``n_items`` ``items`` had a failed call (``failures``: item id,
+    scrubbed error) than ``max_share`` of them allows; below that, log a warning."""
     if not failures:
         return
     n = len(failures)
@@ -255,8 +215,7 @@ def check_failures(what: str, items: str, failures: Sequence[tuple[str, str]], n
 
 
 def count_failures(report: SkipReport, ledger: Ledger, n_items: int, cache: UnitCache, n_unparsed: int | None = None) -> None:
-    """The report's counts of failed calls (the ledger's), of items left without an answer by them, of
-    the model's unreadable answers, and of damaged unit-cache entries (asked again)."""
+    """Count failed calls, items left without an answer, unreadable answers and damaged unit-cache entries."""
     report.count("failed_calls", ledger.total()["failed"])
     report.count("failed_items", n_items)
     if n_unparsed is not None:

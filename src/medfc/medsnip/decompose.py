@@ -1,33 +1,12 @@
-"""Decomposition of answers into verification units (MedSNIP §4.1, docs/medsnip.md).
+"""Decomposition of answers into verification units (MedSNIP §4.1, docs/medsnip.md): ``atoms`` (one *extract* call
+on the numbered sentences; each atom a unit), ``group`` (atomize-then-group, Mode 1: the extract call, then a
+*cluster* call putting every atom in exactly one snippet; ``atoms_from: given`` clusters MedSNIP-Bench's own atoms),
+``direct`` (snippet-direct, Mode 2: one call), and the bench's own ``human_atoms`` / ``human_snippets`` (no call);
+the answers' shapes are the schemas below.
 
-Modes:
-
-``atoms``
-    one *extract* call: the query and the numbered sentences of the answer → ``{shared_context,
-    atoms: [{index, text, source_sentences}]}``; each atom is a unit.
-``group`` (atomize-then-group, Mode 1)
-    the extract call, then one *cluster* call: query, shared context and numbered atoms →
-    ``{snippets: [{source_claims, output, pattern, notes}]}``, every atom in exactly one snippet.
-    With ``atoms_from: given`` the answer's own atoms (MedSNIP-Bench's) are clustered instead, so
-    the partition can be compared with the human one atom for atom.
-``direct`` (snippet-direct, Mode 2)
-    one call: query and numbered sentences → ``{shared_context, snippets: [{source_sentences,
-    output, pattern, notes}]}``.
-``human_atoms`` / ``human_snippets``
-    MedSNIP-Bench's own atoms and snippets with their gold labels (no call).
-
-Every unit keeps its source pointers: ``source_atoms`` (1-based atom indices of its answer),
-``source_sentences`` (0-based sentence indices, :mod:`medfc.medsnip.sentences`) and ``spans``
-(character offsets of those sentences in the answer text). The atoms of ``atoms`` and ``group``
-come from the same cached extract call, so ``<answer>:atoms:<i>`` is atom ``i`` of a group snippet.
-
-An answer whose (repaired) decomposition is still malformed — not JSON, not the schema, an index
-out of range, an atom in no snippet or in two — becomes one unit holding the whole text
-(``fallback: true``, counted), when ``fallback_whole_text`` is set; else it has no units. That rule is
-for the model's own unreadable answer (read after removing ``<think>`` blocks) only: an answer whose call
-failed (after its retries, or a bad answer the client refused) has no units and no fallback, is counted
-(``<kind>_failed``) and listed in ``Decomposer.failures``, and the step fails on it unless
-``max_failed_share`` allows it (:func:`medfc.medsnip.calls.check_failures`).
+Units keep ``source_atoms`` (1-based), ``source_sentences`` (0-based) and ``spans`` (character offsets). An answer
+whose repaired decomposition is still malformed becomes one whole-text unit (``fallback: true``) when
+``fallback_whole_text`` is set, else none; an answer whose call failed has no units (``Decomposer.failures``).
 """
 
 from __future__ import annotations
@@ -42,7 +21,7 @@ from medfc.common.report import SkipReport
 from medfc.llm.base import Conversation, Ledger, LLMClient
 from medfc.llm.prompts import Prompt, load_prompt
 from medfc.medsnip.cache import UnitCache
-from medfc.medsnip.calls import CallResult, cached_ask, gen_params, llm_identity, llm_prices
+from medfc.medsnip.calls import USAGE_KEYS, CallResult, cached_ask, gen_params, llm_identity, llm_prices
 from medfc.medsnip.options import DecomposeOptions
 from medfc.medsnip.records import Answer, Unit
 from medfc.medsnip.sentences import Sentence, align_atoms, numbered, split_sentences
@@ -63,8 +42,7 @@ _TEXT = {"type": "string", "minLength": 1, "pattern": r"\S"}
 
 def _list_schema(key: str, required: list[JSONValue], props: JSONObject, shared_context: bool) -> JSONObject:
     """``{[shared_context], key: [items with required fields]}``, the list non-empty."""
-    outer: JSONObject = {key: {"type": "array", "minItems": 1,
-                                   "items": {"type": "object", "required": required, "properties": props}}}
+    outer: JSONObject = {key: {"type": "array", "minItems": 1, "items": {"type": "object", "required": required, "properties": props}}}
     if shared_context:
         outer["shared_context"] = {"type": "object"}
     return {"type": "object", "required": [key], "properties": outer}
@@ -126,8 +104,7 @@ def human_units(answer: Answer, mode: str) -> list[Unit]:
 
 
 def _fields(answer: Answer, sents: Sequence[Sentence]) -> dict[str, str]:
-    return {"subset": answer.get("subset") or "consumer", "query": (answer.get("query") or "").strip() or "(none)",
-            "sentences": numbered(sents)}
+    return {"subset": answer.get("subset") or "consumer", "query": (answer.get("query") or "").strip() or "(none)", "sentences": numbered(sents)}
 
 
 def _range_check(key: str, limit_of: Callable[[int], int], base: int) -> Check:
@@ -210,8 +187,7 @@ class Decomposer:
 
     def direct(self, answers: Sequence[Answer], sents: dict[str, list[Sentence]]) -> list[CallResult]:
         convs = [self.prompts["direct"].render(**_fields(a, sents[a["answer_id"]])) for a in answers]
-        return self._ask("direct", answers, convs, DIRECT_SCHEMA,
-                         _range_check("source_sentences", lambda i: len(sents[answers[i]["answer_id"]]), 0))
+        return self._ask("direct", answers, convs, DIRECT_SCHEMA, _range_check("source_sentences", lambda i: len(sents[answers[i]["answer_id"]]), 0))
 
     def _fallback(self, answer: Answer, sents: Sequence[Sentence]) -> list[Unit]:
         self.counts["fallback_whole_text"] += 1
@@ -293,18 +269,14 @@ class Decomposer:
         return sum(v for k, v in self.counts.items() if k.endswith("_malformed"))
 
     def info(self, n_answers: int, units: Sequence[Unit], ledger: Ledger) -> dict[str, object]:
-        """The decompose step's info on :meth:`run`'s ``units`` of ``n_answers`` answers: the mode, the counts,
-        the calls' usage per answer and in all (cached or not), the cache, failed and malformed answers, the
-        ``ledger``'s calls and dollars, the units' patterns and the prices (None without an LLM)."""
+        """The decompose step's info: mode, counts, usage per answer and in all, cache, failures, calls, patterns, prices."""
         usage = {aid: dict(c) for aid, c in sorted(self.usage.items())}
         total: Counter = Counter()
         for c in self.usage.values():
             total.update(c)
         llm = self.opts.llm
         return {"mode": self.opts.mode, "counts": dict(sorted(self.counts.items())), "usage_by_answer": usage,
-                "usage": {k: int(total.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")},
-                "cache": dict(self.cache.stats), "failed": len(self.failures), "unparsed": self.n_malformed,
-                "n_answers": n_answers, "n_units": len(units), "calls": ledger.as_dict(llm_prices(llm)),
+                "usage": {k: int(total.get(k, 0)) for k in USAGE_KEYS}, "cache": dict(self.cache.stats), "failed": len(self.failures),
+                "unparsed": self.n_malformed, "n_answers": n_answers, "n_units": len(units), "calls": ledger.as_dict(llm_prices(llm)),
                 "patterns": dict(sorted(Counter(str(u["pattern"]) for u in units).items())),
-                "prices": None if llm is None else {"input_per_mtok": llm.price_input_per_mtok,
-                                                    "output_per_mtok": llm.price_output_per_mtok}}
+                "prices": None if llm is None else {"input_per_mtok": llm.price_input_per_mtok, "output_per_mtok": llm.price_output_per_mtok}}

@@ -1,20 +1,7 @@
-"""MedSNIP's scoring of verdicts (the ``score`` step's library): arms, intervals, comparisons, patterns, fidelity.
-
-* :func:`group_verdicts` — the verdict records by (verifier, mode), in the order they were read.
-* :func:`effective_verdict` — a unit's verdict after the retrieval verifier's τ gate.
-* :func:`evaluate` — the scores of every (verifier, mode) *arm* at the scoring level (``answer``: units
-  aggregated into their answer's verdict; ``unit``: each unit against its gold, :func:`_unit_gold`): FF1 with
-  its bootstrap interval, coverage and unit coverage, failed and unparsed units, the decomposition's failures,
-  cost (decomposer plus verifier calls, tokens and dollars); Δ FF1 vs the baseline mode by paired bootstrap
-  (:func:`_compare`); the NOT ENOUGH INFO claims' predictions (HealthFC, never scored); the per-pattern
-  analysis of the bench's human snippets against their atoms (:func:`_per_pattern`); the boundary fidelity of
-  the automatic snippets against the human ones (:func:`_fidelity`); the units' patterns per mode.
-* :func:`tau_sweep` — each arm's coverage and FF1 at each abstention threshold τ (MedSNIP Table 6), from the
-  verdicts as they are: a gated arm (the retrieval verifier's) at every τ, an ungated one once.
-
-A unit whose call failed has no verdict: it is left out of the scores (unit level: not scored, not an
-abstention; answer level: not one of the answer's verdicts) and counted in the report's exclusions.
-"""
+"""MedSNIP's scoring of verdicts (the ``score`` step's library): every (verifier, mode) *arm* at the scoring
+level, Δ vs the baseline mode, the NEI claims' predictions, per-pattern analysis, boundary fidelity, and the
+τ sweep of MedSNIP Table 6. A unit whose call failed has no verdict: it is left out of the scores (not an
+abstention) and counted in the report's exclusions."""
 
 from __future__ import annotations
 
@@ -27,6 +14,7 @@ from medfc.common.jsontypes import JSONValue
 from medfc.common.report import SkipReport
 from medfc.llm.base import Prices
 from medfc.medsnip import analysis
+from medfc.medsnip.calls import USAGE_KEYS
 from medfc.medsnip.options import MODES, ScoreOptions
 from medfc.medsnip.records import Answer, UnitFields, Verdict
 from medfc.medsnip.sources import ANSWER_SOURCES
@@ -67,8 +55,7 @@ def effective_verdict(v: Verdict, tau: float) -> str | None:
     return v["verdict"]
 
 
-def _unit_gold(mode: str, recs: Sequence[Verdict], answers: Mapping[str, Answer],
-               opts: ScoreOptions) -> list[str | None]:
+def _unit_gold(mode: str, recs: Sequence[Verdict], answers: Mapping[str, Answer], opts: ScoreOptions) -> list[str | None]:
     """The gold of each unit: the physician's label of a human atom, the chosen label of a human snippet, the
     projected label of an automatic unit (:func:`medfc.medsnip.analysis.project_labels`; None without snippets)."""
     if mode == "human_atoms":
@@ -87,9 +74,8 @@ def _unit_gold(mode: str, recs: Sequence[Verdict], answers: Mapping[str, Answer]
 
 
 def _arm(recs: Sequence[Verdict], answers: Mapping[str, Answer], opts: ScoreOptions, report: SkipReport) -> Arm:
-    """Gold, predictions and clusters of one (verifier, mode) arm at the scoring level. A unit whose call
-    failed is left out (unit level: not scored, not an abstention; answer level: not one of the answer's
-    verdicts), counted in the report's exclusions."""
+    """Gold, predictions and clusters of one (verifier, mode) arm at the scoring level; a unit whose call failed is
+    left out (counted in the report's exclusions)."""
     mode = recs[0]["mode"]
     eff = [effective_verdict(r, opts.tau) for r in recs]
     n_failed = sum(bool(r.get("failed")) for r in recs)
@@ -101,16 +87,14 @@ def _arm(recs: Sequence[Verdict], answers: Mapping[str, Answer], opts: ScoreOpti
         without_gold = sum(g is None for g in gold)
         if without_gold:
             report.exclude(f"{mode}:units_without_gold", without_gold)
-        return {"gold": [gold[i] for i in keep], "pred": [eff[i] for i in keep],
-                "clusters": [recs[i]["answer_id"] for i in keep]}
+        return {"gold": [gold[i] for i in keep], "pred": [eff[i] for i in keep], "clusters": [recs[i]["answer_id"] for i in keep]}
     per_answer: dict[str, list[str | None]] = defaultdict(list)
     for r, e in zip(recs, eff):
         if not r.get("failed"):
             per_answer[r["answer_id"]].append(e)
     ids = [aid for aid, a in answers.items() if a.get("label") is not None]
     out: Arm = {"gold": [answers[aid]["label"] for aid in ids],
-           "pred": [aggregate(per_answer.get(aid, []), opts.aggregation, opts.threshold_k) for aid in ids],
-           "clusters": ids}
+                "pred": [aggregate(per_answer.get(aid, []), opts.aggregation, opts.threshold_k) for aid in ids], "clusters": ids}
     if any(_unlabelled_nei(a) for a in answers.values()):
         out["nei_pred"] = [aggregate(per_answer.get(aid, []), opts.aggregation, opts.threshold_k) for aid in _nei_ids(answers)]
     return out
@@ -202,27 +186,23 @@ def _usage_of(recs: Sequence[Verdict]) -> dict[str, int]:
     c: Counter[str] = Counter()
     for r in recs:
         c.update(r.get("usage") or {})
-    return {k: int(c.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")}
+    return {k: int(c.get(k, 0)) for k in USAGE_KEYS}
 
 
 def _compare(base: Arm, arm: Arm, opts: ScoreOptions) -> Bootstrap:
     """Paired bootstrap of Δ = FF1(arm) − FF1(base): over answers (answer level), over whole answers'
     units (unit level, the arms holding different units per answer)."""
     if opts.level == "answer":
-        return paired_bootstrap(arm["gold"], base["pred"], arm["pred"], n_resamples=opts.n_resamples, seed=opts.seed,
-                                alpha=1 - opts.ci_level)
+        return paired_bootstrap(arm["gold"], base["pred"], arm["pred"], n_resamples=opts.n_resamples, seed=opts.seed, alpha=1 - opts.ci_level)
     return clustered_paired_bootstrap((base["gold"], base["pred"], base["clusters"]), (arm["gold"], arm["pred"], arm["clusters"]),
-                                      n_resamples=opts.n_resamples, seed=opts.seed, alpha=1 - opts.ci_level,
-                                      clusters=opts.cluster_bootstrap)
+                                      n_resamples=opts.n_resamples, seed=opts.seed, alpha=1 - opts.ci_level, clusters=opts.cluster_bootstrap)
 
 
-def evaluate(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Sequence[Verdict]],
-             decompositions: Iterable[Mapping[str, JSONValue]], verifications: Iterable[Mapping[str, JSONValue]],
-             options: ScoreOptions, report: SkipReport) -> dict[str, object]:
-    """The ``score`` step's result: the answers' counts, every arm's scores (and Δ vs the baseline mode), the
-    per-pattern analysis, the boundary fidelity and the patterns per mode. ``groups`` are the verdicts by
-    (verifier, mode) (:func:`group_verdicts`); ``decompositions`` and ``verifications`` the decompose and verify
-    steps' infos, whose usage, failures and prices give the cost and decomposition columns."""
+def evaluate(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Sequence[Verdict]], decompositions: Iterable[Mapping[str, JSONValue]],
+             verifications: Iterable[Mapping[str, JSONValue]], options: ScoreOptions, report: SkipReport) -> dict[str, object]:
+    """The ``score`` step's result from the answers, the verdicts by (verifier, mode) (:func:`group_verdicts`) and the
+    decompose and verify infos (usage, failures, prices): every arm's scores and Δ vs the baseline mode, the
+    per-pattern analysis, the boundary fidelity and the patterns per mode."""
     dec_usage: dict[str, dict[str, int]] = {}
     dec_prices: dict[str, Prices | None] = {}
     dec_counts: dict[str, dict[str, int]] = {}
@@ -256,15 +236,10 @@ def evaluate(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Seq
     units_by_mode: dict[str, Sequence[Verdict]] = {}
     for (verifier, mode), recs in groups.items():
         units_by_mode.setdefault(mode, recs)
-    return {
-        "options": options.as_dict(),
-        "n_answers": len(answers), "n_answers_gold_false": sum(a.get("label") == FALSE for a in answers.values()),
-        "n_answers_nei": len(_nei_ids(answers)),
-        "arms": {f"{v}/{m}": arm["scores"] for (v, m), arm in sorted(arms.items())},
-        "per_pattern": _per_pattern(groups, options),
-        "boundary_fidelity": _fidelity(answers, units_by_mode, options),
-        "patterns": {m: dict(sorted(Counter(str(u["pattern"]) for u in us).items())) for m, us in sorted(units_by_mode.items())},
-    }
+    return {"options": options.as_dict(), "n_answers": len(answers), "n_answers_gold_false": sum(a.get("label") == FALSE for a in answers.values()),
+            "n_answers_nei": len(_nei_ids(answers)), "arms": {f"{v}/{m}": arm["scores"] for (v, m), arm in sorted(arms.items())},
+            "per_pattern": _per_pattern(groups, options), "boundary_fidelity": _fidelity(answers, units_by_mode, options),
+            "patterns": {m: dict(sorted(Counter(str(u["pattern"]) for u in us).items())) for m, us in sorted(units_by_mode.items())}}
 
 
 class TauRow(TypedDict):
@@ -282,10 +257,8 @@ class TauRow(TypedDict):
 
 def tau_sweep(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Sequence[Verdict]], options: ScoreOptions,
               taus: Iterable[float]) -> list[TauRow]:
-    """Coverage and FF1 of every arm at the scoring level of ``options`` as τ varies over ``taus`` (with
-    ``options.tau``, ascending): a gated arm (the retrieval verifier's, whose verdicts count only at confidence ≥ τ)
-    once per τ, then each ungated arm once (``tau`` None), by verifier and mode. The verdicts are read as they are:
-    no call is made."""
+    """Coverage and FF1 of every arm as τ varies over ``taus`` (and ``options.tau``, ascending): a gated arm (the
+    retrieval verifier's) once per τ, then each ungated arm once (``tau`` None), from the verdicts as they are."""
     grid = sorted({*map(float, taus), float(options.tau)})
     rows: list[TauRow] = []
     for (verifier, mode), recs in sorted(groups.items(), key=lambda kv: (not any(r.get("gated") for r in kv[1]), kv[0][0], MODES.index(kv[0][1]))):

@@ -1,12 +1,7 @@
-"""A dataset file on the Hugging Face Hub, read at a pinned commit (:func:`medfc.common.sources.hub_url`): where its
-download is kept (:func:`hub_cache_path`) and the download itself (:func:`fetch_hub_file`), once, through the project's
-HTTP client (:func:`medfc.common.sources.local_or_cached`). Its SHA-256 is checked by the step that downloads it
-(``medsnip_fetch``, :func:`medfc.common.pinning.verify`) and, for a download already in the cache, when the run is
-planned (:mod:`medfc.plan.prerequisites`).
-
-The Hub keeps each configuration of a dataset without a loading script as Parquet files under the configuration's
-folder; a configuration with one ``train`` split of one shard (MedHallu's ``pqa_labeled`` and ``pqa_artificial``)
-is the file ``<config>/train-00000-of-00001.parquet`` (:func:`hub_file`). A light module: ``requests`` is imported
+"""A dataset file on the Hugging Face Hub at a pinned commit, downloaded once into the cache (its SHA-256 is
+checked by ``medsnip_fetch`` and by the plan for a cached copy). The Hub keeps each configuration of a dataset
+without a loading script as Parquet files under its folder: one ``train`` split of one shard (MedHallu's
+``pqa_labeled`` and ``pqa_artificial``) is ``<config>/train-00000-of-00001.parquet``. ``requests`` is imported
 only when a file is downloaded."""
 
 from __future__ import annotations

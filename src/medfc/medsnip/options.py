@@ -1,13 +1,6 @@
-"""Typed, frozen options of the MedSNIP steps (:class:`medfc.common.options.Options`, no defaults).
-
-Every default lives in the workflow's config schema (the ``medsnip`` section of
-workflow/schemas/config.schema.yaml); ``workflow/rules/common.smk`` turns that section into each rule's
-options and ``medfc run`` builds them, so a missing or unknown key stops the step naming it. Choices
-are ``Literal`` fields (a bad value names its key too). What one field cannot say alone — the LLM a mode
-needs, the retrieval settings of the retrieval verifier, non-empty model names — is checked by each
-class's ``_check``, which :meth:`medfc.common.options.Options.from_mapping` runs as it builds the options
-(before a step reads anything), naming the dotted key.
-"""
+"""Typed, frozen options of the MedSNIP steps, no defaults: every default lives in the ``medsnip`` section of
+workflow/schemas/config.schema.yaml. Each class's ``_check`` holds the cross-field checks, which
+:meth:`medfc.common.options.Options.from_mapping` runs naming the dotted key."""
 
 from __future__ import annotations
 

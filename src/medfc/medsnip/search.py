@@ -1,12 +1,7 @@
-"""Search backends of the retrieval-augmented verifier (MedSNIP §4.3, docs/medsnip.md).
-
-The clients shared with HealthFC's open-domain evidence live in :mod:`medfc.retrieval.search` (``Hit``,
-``CachedSearch``, ``PubMedSearch``, ``WebSearch``, ``WikipediaSearch``) and are re-exported here; MedSNIP's
-own backend is :class:`BM25Search` — a local BM25 index (``bm25s``) over any JSONL of passages, e.g. HealthFC
-article sentences or CliniFact abstracts: the fields of the text, title, id and URL are options.
-
-:func:`make_searchers` builds the sources ``medsnip.retrieval.sources`` names (:data:`SEARCHERS`), each behind
-the per-(query, k) search cache.
+"""Search backends of the retrieval-augmented verifier (MedSNIP §4.3): the clients shared with HealthFC's
+open-domain evidence (:mod:`medfc.retrieval.search`, re-exported here) and MedSNIP's own :class:`BM25Search`, a
+local BM25 index (``bm25s``) over any JSONL of passages. :func:`make_searchers` builds the sources
+``medsnip.retrieval.sources`` names, each behind the per-(query, k) search cache.
 """
 
 from __future__ import annotations
@@ -37,8 +32,7 @@ class BM25Search:
             text = str(rec.get(text_field) or "").strip()
             if not text:
                 continue
-            self.docs.append(Hit(title=str(rec.get(title_field) or ""), text=text, url=str(rec.get(url_field) or ""),
-                                 id=str(rec.get(id_field) or n)))
+            self.docs.append(Hit(title=str(rec.get(title_field) or ""), text=text, url=str(rec.get(url_field) or ""), id=str(rec.get(id_field) or n)))
         if not self.docs:
             raise ValueError(f"{self.path}: no passages with a {text_field!r} field")
         corpus = [f"{d.title} {d.text}".strip() for d in self.docs]
@@ -82,11 +76,8 @@ def _bm25_searcher(r: RetrievalOptions) -> SearchBackend:
     return BM25Search(b.passages, b.text_field, b.title_field, b.id_field, b.url_field)
 
 
-# The sources of ``medsnip.retrieval.sources``: pubmed and web are the shared registry's clients
-# (medfc.retrieval.search_sources, as HealthFC's evidence), built from MedSNIP's own sections; bm25, a local BM25
-# index over a JSONL of passages, is MedSNIP's one backend of its own.
-SEARCHERS: dict[str, Callable[[RetrievalOptions], SearchBackend]] = {"pubmed": _pubmed_searcher, "bm25": _bm25_searcher,
-                                                                      "web": _web_searcher}
+# pubmed and web are the shared registry's clients (medfc.retrieval.search_sources), built from MedSNIP's sections
+SEARCHERS: dict[str, Callable[[RetrievalOptions], SearchBackend]] = {"pubmed": _pubmed_searcher, "bm25": _bm25_searcher, "web": _web_searcher}
 
 
 def make_searchers(r: RetrievalOptions) -> dict[str, CachedSearch]:

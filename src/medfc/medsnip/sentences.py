@@ -1,19 +1,7 @@
-"""Deterministic sentence splitting of an answer, and atom → sentence alignment (MedSNIP §9c, §9f).
-
-:func:`split_sentences` follows the MedSNIP decomposer's rules: citation markers (``[1]``,
-``[1,2]``, ``[1-3]``) and bold markers are dropped; markdown headers, bullets and ``1.`` prefixes
-are stripped from each line; header-like lines are skipped (a short line ending in a colon, a
-known section title such as "Differential diagnosis", or a short title-case line holding a header
-word); each line is split after ``.``, ``!`` or ``?`` followed by whitespace and a capital letter,
-an opening parenthesis or a quote; pieces are whitespace-collapsed, stripped of `` .;:`` at both
-ends, and dropped when shorter than two words. Sentences are numbered from 0.
-
-Each :class:`Sentence` keeps its character span in the original answer (the source pointer a
-snippet carries), computed on a copy of the text in which every removed character became a
-placeholder, so offsets never shift.
-
-:func:`align_atoms` maps an atom to the sentence covering most of its word tokens (token recall),
-when that recall is at least 0.5; otherwise the atom is unaligned (``None``).
+"""Deterministic sentence splitting of an answer by the MedSNIP decomposer's rules (MedSNIP §9c, §9f; listed in
+docs/medsnip.md), and atom → sentence alignment. Each :class:`Sentence` keeps its character span in the original
+answer (removed characters are masked, not deleted, so offsets never shift); :func:`align_atoms` maps an atom to
+the sentence covering most of its word tokens when that recall is at least 0.5.
 """
 
 from __future__ import annotations
@@ -29,14 +17,12 @@ GONE = "\x00"  # a removed character: keeps offsets, disappears from the sentenc
 GLUE_RE = re.compile(r"\s*\x00+\s*(?=[.!?,;:])")
 BOUNDARY_RE = re.compile(r"(?<=[.!?])\x00*\s[\s\x00]*(?=[A-Z(\"“])")
 TOKEN_RE = re.compile(r"\b[\w']+\b")
-SECTION_TITLES = frozenset({
-    "step-by-step explanation", "step-by-step analysis", "patient presentation and initial assessment",
-    "differential diagnosis", "differential diagnosis analysis", "immediate management focus", "option analysis",
-    "options analysis", "most appropriate initial step", "most appropriate next step", "final answer", "conclusion",
-    "summary", "overview", "introduction", "background", "discussion", "key considerations", "physical exam findings",
-    "medical history and risk factors", "statements requiring authoritative references",
-    "statement requiring authoritative reference",
-})
+SECTION_TITLES = frozenset({"step-by-step explanation", "step-by-step analysis", "patient presentation and initial assessment",
+                            "differential diagnosis", "differential diagnosis analysis", "immediate management focus", "option analysis",
+                            "options analysis", "most appropriate initial step", "most appropriate next step", "final answer", "conclusion",
+                            "summary", "overview", "introduction", "background", "discussion", "key considerations",
+                            "physical exam findings", "medical history and risk factors", "statements requiring authoritative references",
+                            "statement requiring authoritative reference"})
 HEADER_WORDS = frozenset({"step", "analysis", "presentation", "diagnosis", "management", "answer", "conclusion",
                           "summary", "overview", "rationale", "discussion", "considerations", "findings", "recommendations"})
 

@@ -1,9 +1,6 @@
-"""Where MedSNIP's answers come from, each source declared once (a registry of :class:`AnswerSource`): the
-plan (which sources run, the file a source's answers are read from, the modes, rewrites and scoring level it
-allows, the check of its section), the prepare step (its loader) and the scoring (which answers are verified
-but never scored) look a source up, never compare its name. Each source has its section
-``medsnip.datasets.<name>`` in the schema (``enabled``, ``limit`` and the keys its flags read). A light module:
-the plan reads it when Snakemake plans the DAG; a loader is imported when a job reads answers."""
+"""The registry of MedSNIP's answer sources (:class:`AnswerSource`): the plan, the prepare step and the scoring
+look a source up, never compare its name. Each has its section ``medsnip.datasets.<name>`` in the schema.
+A light module (read when Snakemake plans the DAG); a loader is imported when a job reads answers."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""HealthFC claims rewritten into the statements they assert (the ``prepare`` step's ``rewrite_claims``).
-
-A HealthFC claim is a question ("Does acupuncture prevent migraine?"); MedSNIP decomposes and verifies
-statements. :func:`rewrite_statements` asks the LLM for the statement each claim asserts (one cached JSON call
-per claim, prompt ``medsnip/healthfc_statement``), which becomes the answer's text. A malformed answer keeps
-the question, skipped in the report with its reason; a failed call keeps it too, and fails the step unless
-the LLM's ``max_failed_share`` allows that many (:func:`medfc.medsnip.calls.check_failures`).
-"""
+"""HealthFC claims (questions) rewritten into the statements they assert (``prepare``'s ``rewrite_claims``): one
+cached JSON call per claim (prompt ``medsnip/healthfc_statement``). A malformed answer or failed call keeps the
+question; failed calls fail the step unless ``max_failed_share`` allows them."""
 
 from __future__ import annotations
 
@@ -23,11 +18,9 @@ from medfc.medsnip.records import Answer
 STATEMENT_SCHEMA: dict[str, JSONValue] = {"type": "object", "required": ["statement"], "properties": {"statement": {"type": "string", "minLength": 1, "pattern": r"\S"}}}
 
 
-def rewrite_statements(answers: list[Answer], client: LLMClient, opts: PrepareOptions, report: SkipReport,
-                       ledger: Ledger) -> dict[str, object]:
-    """HealthFC: the claim (a question) → the statement it asserts, which becomes the answer text (in place).
-    ``client`` is the LLM of ``opts.llm``, counting its calls in ``ledger``; returns the rewrite's info: usage,
-    cache, calls and the number of failed claims."""
+def rewrite_statements(answers: list[Answer], client: LLMClient, opts: PrepareOptions, report: SkipReport, ledger: Ledger) -> dict[str, object]:
+    """Rewrite each HealthFC claim (a question) into the statement it asserts, the answer's text (in place); returns
+    the rewrite's info (usage, cache, calls, failed claims)."""
     assert opts.llm is not None
     prompt = load_prompt("medsnip/healthfc_statement", opts.prompt_dir)
     repair = load_prompt("llm/json_repair", opts.prompt_dir)
@@ -48,7 +41,5 @@ def rewrite_statements(answers: list[Answer], client: LLMClient, opts: PrepareOp
         else:
             report.skip(a["answer_id"], "statement_malformed_question_kept", (r["error"] or "")[:300])
     count_failures(report, ledger, len(failures), cache)
-    check_failures("medsnip prepare (statement rewrite)", "claims", failures, len(answers), opts.llm.max_failed_share,
-                   ledger.total()["failed"])
-    return {"usage": dict(usage), "cache": dict(cache.stats), "calls": ledger.as_dict(llm_prices(opts.llm)),
-            "failed": len(failures)}
+    check_failures("medsnip prepare (statement rewrite)", "claims", failures, len(answers), opts.llm.max_failed_share, ledger.total()["failed"])
+    return {"usage": dict(usage), "cache": dict(cache.stats), "calls": ledger.as_dict(llm_prices(opts.llm)), "failed": len(failures)}

@@ -1,59 +1,10 @@
-"""Workflow steps of the MedSNIP stage: prepare → decompose → verify → score → table.
+"""Workflow steps of the MedSNIP stage: fetch → prepare → decompose → verify → score → table, and MedSNIP Table 3
+(``structure``), Table 6 (``tau``) and Fig. 21 (``calls``); inputs and outputs in docs/medsnip.md. Every step is
+``step(inputs, outputs, options[, runtime])``; those that may run a local model take ``runtime`` (its threads).
 
-Every step is ``step(inputs, outputs, options[, runtime])`` with the rule's named files and a typed,
-frozen options object (:mod:`medfc.medsnip.options`, built by ``medfc run`` from the mapping the rule
-passes, every key required, with the cross-field checks of each class), so a bad key is named before a
-step reads anything. The steps
-that may run a local model take ``runtime`` (its threads). The library knows nothing of Snakemake.
-
-``fetch`` (:class:`FetchOptions`)
-    no inputs; outputs ``rows`` (JSONL: the rows of a dataset's file on the Hugging Face Hub, downloaded once into
-    the cache at the pinned commit and checked against its pinned SHA-256 before it is read), ``report`` (JSON: the
-    URL, the cached file, whether it came from the cache, the rows, the release record).
-``prepare`` (:class:`PrepareOptions`)
-    inputs ``source`` (MedSNIP-Bench JSON/JSONL, MedHallu JSON/JSONL/Parquet or the rows ``fetch`` wrote, or the
-    HealthFC dataset JSONL); outputs ``answers``
-    (JSONL, :mod:`medfc.medsnip.answers`), ``info`` (JSON), ``report`` (SkipReport JSON). HealthFC:
-    the 327 supported/refuted claims; with ``rewrite_claims`` each claim is rewritten into the
-    statement it asserts (one cached JSON call per claim; a malformed answer keeps the question).
-``decompose`` (:class:`DecomposeOptions`)
-    inputs ``answers``; outputs ``units`` (JSONL), ``info``, ``report``.
-``verify`` (:class:`VerifyOptions`)
-    inputs ``units``, ``answers`` (the rule also lists a local BM25 index's passages file, read through the
-    options, so that editing it reruns the job); outputs ``verdicts`` (JSONL), ``info``, ``report``.
-``score`` (:class:`ScoreOptions`)
-    inputs ``answers``, ``verdicts`` (list), optional ``decompositions`` and ``verifications`` (lists of
-    the decompose and verify infos: usage and prices for the cost columns); outputs ``scores`` (JSON:
-    per arm FF1 with its bootstrap interval, Δ vs the baseline mode with its interval, coverage, cost),
-    ``report``.
-``table`` (:class:`TableOptions`)
-    inputs ``scores``, optional ``papers`` (the papers' numbers: the paper's rows of the dataset below ours);
-    outputs ``csv``, ``md``, ``tex``: one row per verifier and mode.
-``structure`` (:class:`StructureOptions`)
-    inputs ``answers`` (one per dataset), ``units`` (one per dataset and mode); outputs ``csv``, ``md``, ``tex``,
-    ``html``: MedSNIP Table 3, the structure of each dataset's answers and units.
-``tau`` (:class:`TauOptions`)
-    inputs ``answers``, ``verdicts`` (list); outputs ``csv``, ``md``, ``tex``, ``html``: MedSNIP Table 6, coverage and
-    FF1 as τ varies, from the verdicts as they are (no LLM call).
-``calls`` (:class:`TableOptions`)
-    inputs ``scores``; outputs ``png``, ``pdf``, ``csv``: MedSNIP Fig. 21, verifier calls against FF1 per mode.
-
-Each step reads its inputs, calls the library and writes its outputs: the statements of HealthFC claims
-(:mod:`medfc.medsnip.statements`), the decomposition (:mod:`~medfc.medsnip.decompose`), the verifiers
-(:mod:`~medfc.medsnip.verify`) and their search backends (:mod:`~medfc.medsnip.search`), the scoring
-(:mod:`~medfc.medsnip.evaluate`) and the table's rows and caption (:mod:`~medfc.medsnip.table`).
-
-Per-unit caches (``unit_cache_dir``) make adding a verifier rerun only verification, and editing
-one prompt recompute only the units that read it. Each answer is cached as soon as it arrives.
-
-A failed LLM call (after its retries, or a bad answer) is never a statement, a unit or a verdict: the
-``prepare`` (rewrite), ``decompose`` and ``verify`` steps cache what was answered, then fail naming how
-many calls failed and why (:class:`~medfc.medsnip.calls.LLMCallsFailed`), unless the LLM's
-``max_failed_share`` allows that many; then the failed items are written as such (a verdict record with
-``failed: true`` and no verdict; an answer without units), counted in the info and the report
-(``failed_calls``, ``failed_items``, ``unparsed``), left out of scoring and shown in the table's
-``failed`` / ``decompose_failed`` columns beside the ``unparsed`` ones. What the client raises (a refused
-key, an unknown model) stops the step unchanged.
+A failed LLM call is never a statement, unit or verdict: ``prepare``, ``decompose`` and ``verify`` cache what was
+answered, then raise :class:`~medfc.medsnip.calls.LLMCallsFailed` unless the LLM's ``max_failed_share`` allows that
+many; then the failed items are written as such, counted in the info and report and left out of scoring.
 """
 
 from __future__ import annotations
@@ -72,21 +23,11 @@ from medfc.common.stepfiles import StepFiles
 from medfc.llm.base import Ledger
 from medfc.medsnip.analysis import structure_stats
 from medfc.medsnip.cache import UnitCache
-from medfc.medsnip.calls import LLMCallsFailed  # noqa: F401  (what the steps raise on failed calls)
 from medfc.medsnip.calls import check_failures, count_failures, make_llm
 from medfc.medsnip.decompose import Decomposer
 from medfc.medsnip.evaluate import evaluate, group_verdicts, tau_sweep
-from medfc.medsnip.options import (
-    LLM_MODES,
-    DecomposeOptions,
-    FetchOptions,
-    PrepareOptions,
-    ScoreOptions,
-    StructureOptions,
-    TableOptions,
-    TauOptions,
-    VerifyOptions,
-)
+from medfc.medsnip.options import (LLM_MODES, DecomposeOptions, FetchOptions, PrepareOptions, ScoreOptions, StructureOptions, TableOptions,
+                                   TauOptions, VerifyOptions)
 from medfc.medsnip.records import Answer, Unit
 from medfc.medsnip.search import CachedSearch, make_searchers
 from medfc.medsnip.sources import answer_source
@@ -98,15 +39,16 @@ from medfc.medsnip.verify import Verifier, check_outages
 log = logging.getLogger(__name__)
 
 
+def _answers(inputs: StepFiles) -> dict[str, Answer]:
+    return {a["answer_id"]: a for a in read_jsonl(inputs["answers"])}
+
+
 def _write_common(outputs: StepFiles, info: dict[str, object], report: SkipReport) -> None:
     info["skips"] = {k: v for k, v in report.as_dict().items() if k != "skipped"}
     if outputs.get("info"):
         write_json(outputs["info"], info)
     if outputs.get("report"):
         report.write(outputs["report"])
-
-
-# -------------------------------------------------------------------------------------------- fetch
 
 
 def fetch(inputs: StepFiles, outputs: StepFiles, options: FetchOptions) -> dict[str, object]:
@@ -129,17 +71,13 @@ def fetch(inputs: StepFiles, outputs: StepFiles, options: FetchOptions) -> dict[
     return report
 
 
-# ------------------------------------------------------------------------------------------ prepare
-
-
 def prepare(inputs: StepFiles, outputs: StepFiles, options: PrepareOptions, runtime: Runtime) -> dict[str, object]:
     report = SkipReport(f"medsnip-prepare-{options.source}")
     answers = answer_source(options.source).load()(inputs["source"], report, options)
     if options.limit and len(answers) > options.limit:
         report.exclude("beyond_limit", len(answers) - options.limit)
         answers = answers[: options.limit]
-    info: dict[str, object] = {"source": options.source, "n_answers": len(answers),
-                            "labels": dict(Counter(str(a["label"]) for a in answers))}
+    info: dict[str, object] = {"source": options.source, "n_answers": len(answers), "labels": dict(Counter(str(a["label"]) for a in answers))}
     if options.rewrite_claims:  # a source that rewrites (PrepareOptions checks it)
         assert options.llm is not None
         ledger = Ledger()
@@ -147,9 +85,6 @@ def prepare(inputs: StepFiles, outputs: StepFiles, options: PrepareOptions, runt
     write_jsonl(outputs["answers"], answers)
     _write_common(outputs, info, report)
     return info
-
-
-# ---------------------------------------------------------------------------------------- decompose
 
 
 def decompose(inputs: StepFiles, outputs: StepFiles, options: DecomposeOptions, runtime: Runtime) -> dict[str, object]:
@@ -170,15 +105,12 @@ def decompose(inputs: StepFiles, outputs: StepFiles, options: DecomposeOptions, 
     return info
 
 
-# ------------------------------------------------------------------------------------------- verify
-
-
 def verify(inputs: StepFiles, outputs: StepFiles, options: VerifyOptions, runtime: Runtime,
            searchers: Mapping[str, CachedSearch] | None = None) -> dict[str, object]:
     """Verify every unit (``searchers`` replaces the backends built from the options, e.g. in tests)."""
     report = SkipReport(f"medsnip-verify-{options.name}-{options.verifier}")
     units: list[Unit] = list(read_jsonl(inputs["units"]))
-    answers: dict[str, Answer] = {a["answer_id"]: a for a in read_jsonl(inputs["answers"])}
+    answers = _answers(inputs)
     ledger = Ledger()
     if verifier_kind(options.verifier).retrieves and searchers is None:
         assert options.retrieval is not None
@@ -187,8 +119,7 @@ def verify(inputs: StepFiles, outputs: StepFiles, options: VerifyOptions, runtim
     verdicts = ver.run(units, answers)
     n_unparsed = sum(bool(v.get("unparsed") or v.get("malformed")) for v in verdicts)
     count_failures(report, ledger, len(ver.failures), ver.cache, n_unparsed)
-    check_failures(f"medsnip verify {options.name}", "units", ver.failures, len(units), options.llm.max_failed_share,
-                   ledger.total()["failed"])
+    check_failures(f"medsnip verify {options.name}", "units", ver.failures, len(units), options.llm.max_failed_share, ledger.total()["failed"])
     check_outages(f"medsnip verify {options.name}", ver.outages, len(verdicts))
     write_jsonl(outputs["verdicts"], verdicts)
     info = ver.info(verdicts, len(units), n_unparsed, ledger)
@@ -196,16 +127,11 @@ def verify(inputs: StepFiles, outputs: StepFiles, options: VerifyOptions, runtim
     return info
 
 
-# -------------------------------------------------------------------------------------------- score
-
-
 def score(inputs: StepFiles, outputs: StepFiles, options: ScoreOptions) -> dict[str, object]:
-    """The scores of every verifier and mode (:func:`medfc.medsnip.evaluate.evaluate`) from the answers, the
-    verdicts and the decompose and verify infos."""
+    """The scores of every verifier and mode (:func:`medfc.medsnip.evaluate.evaluate`)."""
     report = SkipReport("medsnip-score")
-    answers: dict[str, Answer] = {a["answer_id"]: a for a in read_jsonl(inputs["answers"])}
-    paths = inputs["verdicts"] if isinstance(inputs["verdicts"], (list, tuple)) else [inputs["verdicts"]]
-    groups = group_verdicts(r for path in paths for r in read_jsonl(path))
+    answers = _answers(inputs)
+    groups = group_verdicts(r for path in input_paths(inputs, "verdicts") for r in read_jsonl(path))
     decompositions = [read_json(path) for path in inputs.get("decompositions") or []]
     verifications = [read_json(path) for path in inputs.get("verifications") or []]
     result = evaluate(answers, groups, decompositions, verifications, options, report)
@@ -213,9 +139,6 @@ def score(inputs: StepFiles, outputs: StepFiles, options: ScoreOptions) -> dict[
     if outputs.get("report"):
         report.write(outputs["report"])
     return result
-
-
-# -------------------------------------------------------------------------------------------- table
 
 
 def table(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> list[dict[str, JSONValue]]:
@@ -262,7 +185,7 @@ def structure(inputs: StepFiles, outputs: StepFiles, options: StructureOptions) 
 
 def tau(inputs: StepFiles, outputs: StepFiles, options: TauOptions) -> list[dict[str, object]]:
     """MedSNIP Table 6 of one dataset: each arm's coverage and FF1 at each τ of ``options.taus``, from its verdicts."""
-    answers: dict[str, Answer] = {a["answer_id"]: a for a in read_jsonl(inputs["answers"])}
+    answers = _answers(inputs)
     groups = group_verdicts(r for path in input_paths(inputs, "verdicts") for r in read_jsonl(path))
     sweep = tau_sweep(answers, groups, options.score, options.taus)
     rows, caption, latex = tau_table(sweep, options.title, options.score.tau, options.score.level)

@@ -1,20 +1,6 @@
-"""MedSNIP's atoms-vs-snippets table (the ``table`` step's library): its rows and its caption, from a ``score`` result.
-
-* :func:`table_rows` — one row per verifier and mode: units and coverage, FF1 with its interval, Δ vs the
-  baseline mode with its interval, failed and unparsed units and decompositions, calls (and the share of calls
-  each mode saves against the baseline mode), tokens and dollars.
-* :func:`paper_rows` — the paper's rows of the same dataset and modes (``medsnip`` of resources/papers/numbers.yaml:
-  GPT-5.4 as claim-only verifier), below ours.
-* :func:`table_latex` — the rows as MedSNIP's Table 2 sets them: FF1 of each verifier and mode with its interval and
-  Δ FF1 vs the baseline mode with its interval, three decimals; calls, tokens and failures stay in the CSV.
-* :func:`table_caption` — what the rows are (dataset, level, interval, bootstrap, τ), the boundary fidelity,
-  the NOT ENOUGH INFO claims' predictions and the failed calls when there are any.
-* :func:`structure_table` — MedSNIP Table 3: the structure of each dataset's answers and units
-  (:func:`medfc.medsnip.analysis.structure_stats`), one row per dataset.
-* :func:`tau_table` — MedSNIP Table 6: coverage and FF1 of each arm as the abstention threshold τ varies
-  (:func:`medfc.medsnip.evaluate.tau_sweep`).
-* :func:`calls_points` — MedSNIP Fig. 21's data: each arm's verifier calls and FF1, from a ``score`` result.
-"""
+"""MedSNIP's tables from a ``score`` result: the atoms-vs-snippets table (rows, the paper's rows, caption, the
+LaTeX of MedSNIP's Table 2), MedSNIP Table 3 (:func:`structure_table`), Table 6 (:func:`tau_table`) and the
+points of Fig. 21 (:func:`calls_points`)."""
 
 from __future__ import annotations
 
@@ -29,6 +15,10 @@ def _r(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
+def _arm_order(arm: Mapping[str, JSONValue]) -> tuple[str, int]:
+    return arm["verifier"], MODES.index(arm["mode"])
+
+
 def _change(value: float, base: float) -> float | None:
     """How much ``value`` is above ``base``, in percent of it (None without a base)."""
     return round(100.0 * (value / base - 1.0), 1) if base else None
@@ -41,36 +31,29 @@ def _saved(value: float, base: float) -> float | None:
 
 # the columns a paper's row fills (the others stay empty): its verifier and mode, units, answers or units scored, FF1,
 # and the calls its modes save against the baseline mode as the paper states them
-PAPER_KEYS = {"units": "units", "scored": "scored", "FF1": "ff1", "verify_calls_saved_pct": "verify_saving",
-              "total_calls_change_pct": "calls_change"}
+PAPER_KEYS = {"units": "units", "scored": "scored", "FF1": "ff1", "verify_calls_saved_pct": "verify_saving", "total_calls_change_pct": "calls_change"}
 
 
 def table_rows(scores: Mapping[str, JSONValue]) -> list[dict[str, JSONValue]]:
-    """One row per verifier and mode (in :data:`MODES` order) of a ``score`` result: units and coverage,
-    FF1 with its interval, Δ vs the baseline mode with its interval, the units whose verification call
-    failed (not scored) or whose answer was unreadable (``unparsed``; FALSE or abstained as the verifier's
-    option says), the answers whose decomposition call failed (no units) or stayed malformed, calls (with,
-    against the same verifier's baseline mode, the share of verification calls saved and the change of all
-    calls, decomposition included, in percent: MedSNIP's cost accounting), tokens and dollars. ``source``:
-    ``ours`` (the paper's rows below: :func:`paper_rows`)."""
+    """One row per verifier and mode (in :data:`MODES` order) of a ``score`` result: units and coverage, FF1 and
+    Δ vs the baseline mode with their intervals, failed and unparsed units and decompositions, calls (with the
+    share of verification calls saved and the change of all calls against the same verifier's baseline mode, in
+    percent: MedSNIP's cost accounting), tokens and dollars."""
     base = scores["options"]["baseline_mode"]
     baseline = {a["verifier"]: a["cost"] for a in scores["arms"].values() if a["mode"] == base}
     rows = []
-    for s in sorted(scores["arms"].values(), key=lambda a: (a["verifier"], MODES.index(a["mode"]))):
+    for s in sorted(scores["arms"].values(), key=_arm_order):
         ci = s.get("ff1_interval") or {}
         cmp = s.get("vs_baseline") or {}
         total = s["cost"]["total"]
         dec = s.get("decompose") or {}
         own = baseline.get(s["verifier"]) if s["mode"] != base else None
         rows.append({"source": "ours", "verifier": s["verifier"], "mode": s["mode"], "units": s["n_units"], "unit_coverage": _r(s["unit_coverage"]),
-                     "failed": s.get("n_failed", 0), "unparsed": s.get("n_unparsed", 0),
-                     "decompose_failed": dec.get("failed", 0), "decompose_unparsed": dec.get("unparsed", 0),
-                     "scored": s["n_scored"], "coverage": _r(s["coverage"]), "FF1": _r(s["ff1"]),
-                     "FF1_ci_low": _r(ci.get("ci_low")), "FF1_ci_high": _r(ci.get("ci_high")),
-                     f"delta_vs_{base}": _r(cmp.get("diff")), "delta_ci_low": _r(cmp.get("ci_low")),
-                     "delta_ci_high": _r(cmp.get("ci_high")), "p_gt_0": _r(cmp.get("p_gt_0")),
-                     "verify_calls": s["cost"]["verify"]["calls"], "decompose_calls": s["cost"]["decompose"]["calls"],
-                     "total_calls": total["calls"],
+                     "failed": s.get("n_failed", 0), "unparsed": s.get("n_unparsed", 0), "decompose_failed": dec.get("failed", 0),
+                     "decompose_unparsed": dec.get("unparsed", 0), "scored": s["n_scored"], "coverage": _r(s["coverage"]), "FF1": _r(s["ff1"]),
+                     "FF1_ci_low": _r(ci.get("ci_low")), "FF1_ci_high": _r(ci.get("ci_high")), f"delta_vs_{base}": _r(cmp.get("diff")),
+                     "delta_ci_low": _r(cmp.get("ci_low")), "delta_ci_high": _r(cmp.get("ci_high")), "p_gt_0": _r(cmp.get("p_gt_0")),
+                     "verify_calls": s["cost"]["verify"]["calls"], "decompose_calls": s["cost"]["decompose"]["calls"], "total_calls": total["calls"],
                      "verify_calls_saved_pct": None if own is None else _saved(s["cost"]["verify"]["calls"], own["verify"]["calls"]),
                      "total_calls_change_pct": None if own is None else _change(total["calls"], own["total"]["calls"]),
                      "tokens": total["prompt_tokens"] + total["completion_tokens"], "cost_usd": total["cost_usd"]})
@@ -78,18 +61,13 @@ def table_rows(scores: Mapping[str, JSONValue]) -> list[dict[str, JSONValue]]:
 
 
 def paper_rows(papers: Mapping[str, JSONValue], dataset: str, modes: Sequence[str]) -> list[dict[str, JSONValue]]:
-    """The paper's rows of ``dataset`` (an answer source's name) in the modes of ``modes`` it reports (``medsnip`` of
-    the papers' numbers), in :data:`MODES` order, with the columns of :func:`table_rows` (those it does not state
-    empty); [] for a dataset the paper does not report."""
+    """The paper's rows of ``dataset`` (an answer source) in the ``modes`` it reports, in :data:`MODES` order, with the
+    columns of :func:`table_rows` (those it does not state empty); [] for a dataset it does not report."""
     ms = papers.get("medsnip") or {}
     reported = (ms.get("datasets") or {}).get(dataset) or {}
-    rows = []
-    for mode in sorted((m for m in reported if m in modes), key=MODES.index):
-        values = reported[mode]
-        row: dict[str, JSONValue] = {"source": f"paper ({ms['cite']})", "verifier": ms["verifier"], "mode": mode}
-        row.update({col: values.get(key) for col, key in PAPER_KEYS.items()})
-        rows.append(row)
-    return rows
+    return [{"source": f"paper ({ms['cite']})", "verifier": ms["verifier"], "mode": mode,
+             **{col: reported[mode].get(key) for col, key in PAPER_KEYS.items()}}
+            for mode in sorted((m for m in reported if m in modes), key=MODES.index)]
 
 
 def _fidelity_caption(fidelity: Mapping[str, JSONValue]) -> str:
@@ -118,7 +96,7 @@ def _nei_caption(scores: Mapping[str, JSONValue]) -> str:
     if not n:
         return ""
     parts = [f"{name} {a['nei_predictions']['n_pred_true']} / {a['nei_predictions']['n_pred_false']}"
-             for name, a in sorted(scores["arms"].items(), key=lambda kv: (kv[1]["verifier"], MODES.index(kv[1]["mode"])))
+             for name, a in sorted(scores["arms"].items(), key=lambda kv: _arm_order(kv[1]))
              if a.get("nei_predictions")]
     return f". {n} NOT ENOUGH INFO claims (not scored) predicted TRUE / FALSE: {', '.join(parts)}"
 
@@ -143,12 +121,10 @@ def _paper_caption(paper: Sequence[Mapping[str, JSONValue]], base: str) -> str:
 
 def table_caption(scores: Mapping[str, JSONValue], rows: Sequence[Mapping[str, JSONValue]], title: str,
                   paper: Sequence[Mapping[str, JSONValue]] = ()) -> str:
-    """The caption of the table of ``rows`` (:func:`table_rows` of ``scores``) on the dataset ``title``: its
-    answers and level, the interval and the bootstrap of Δ, τ, then the boundary fidelity, the NOT ENOUGH INFO
-    claims, the failed calls and the paper's rows (``paper``, :func:`paper_rows`) where there are any."""
+    """The caption of the table of ``rows`` on the dataset ``title``: answers, level, interval and bootstrap of Δ, τ,
+    then the boundary fidelity, NEI claims, failed calls and the paper's rows where there are any."""
     o = scores["options"]
-    level = (f"answer level, units aggregated by {o['aggregation']}" if o["level"] == "answer"
-             else "unit level, no aggregation")
+    level = (f"answer level, units aggregated by {o['aggregation']}" if o["level"] == "answer" else "unit level, no aggregation")
     return (f"MedSNIP on {title} ({scores['n_answers']} answers; {level}): FF1 of each verifier and mode with its "
             f"{o['ci_level']:.0%} bootstrap interval, and Δ FF1 vs {o['baseline_mode']} (paired bootstrap, "
             f"{o['n_resamples']} resamples, seed {o['seed']}{_clusters_caption(o)}); retrieval verdicts count at confidence ≥ τ = {o['tau']}"
@@ -185,15 +161,12 @@ def table_latex(scores: Mapping[str, JSONValue], rows: Sequence[Mapping[str, JSO
                       merge_first=True)
 
 
-# ------------------------------------------------------------------------------------- Table 3
-
 MODE_NAMES = {"atoms": "atoms", "group": "group", "direct": "direct", "human_atoms": "human atoms", "human_snippets": "human snippets"}
 
 
 def structure_table(stats: Sequence[tuple[str, Mapping[str, float | int | None]]]) -> tuple[list[dict[str, object]], str, LatexTable]:
-    """MedSNIP Table 3 from each dataset's (title, :func:`~medfc.medsnip.analysis.structure_stats`): the rows (CSV and
-    Markdown), the caption and the LaTeX (answers' words and sentences, the single-sentence share, units per answer of
-    each mode, atoms per snippet)."""
+    """MedSNIP Table 3 from each dataset's (title, :func:`~medfc.medsnip.analysis.structure_stats`): rows, caption
+    and LaTeX."""
     from medfc.medsnip.analysis import SNIPPET_MODES, STRUCTURE_MODES
 
     rows = [{"dataset": title, **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in st.items()}} for title, st in stats]
@@ -211,8 +184,6 @@ def structure_table(stats: Sequence[tuple[str, Mapping[str, float | int | None]]
                "and the bench's own human snippets). Empty: the mode did not run on that dataset.")
     return rows, caption, LatexTable(caption, "tab:medsnip-table3", columns, [Block(body)])
 
-
-# ------------------------------------------------------------------------------------- Table 6
 
 def tau_table(sweep: Sequence[Mapping[str, object]], title: str, tau: float, level: str) -> tuple[list[dict[str, object]], str, LatexTable]:
     """MedSNIP Table 6 of one dataset from :func:`~medfc.medsnip.evaluate.tau_sweep`: the gated arms (the retrieval
@@ -241,13 +212,8 @@ def tau_table(sweep: Sequence[Mapping[str, object]], title: str, tau: float, lev
     return rows, caption, LatexTable(caption, "tab:medsnip-table6", columns, blocks)
 
 
-# ------------------------------------------------------------------------------------- Fig. 21
-
 def calls_points(scores: Mapping[str, JSONValue]) -> list[dict[str, object]]:
-    """One point per arm of a ``score`` result for MedSNIP Fig. 21: its verifier, mode, verifier calls, all calls
-    (decomposer too) and FF1, in the table's order."""
-    points = []
-    for s in sorted(scores["arms"].values(), key=lambda a: (a["verifier"], MODES.index(a["mode"]))):
-        points.append({"verifier": s["verifier"], "mode": s["mode"], "verify_calls": s["cost"]["verify"]["calls"],
-                       "total_calls": s["cost"]["total"]["calls"], "ff1": round(float(s["ff1"]), 4), "scored": s["n_scored"]})
-    return points
+    """One point per arm of a ``score`` result for MedSNIP Fig. 21, in the table's order."""
+    return [{"verifier": s["verifier"], "mode": s["mode"], "verify_calls": s["cost"]["verify"]["calls"],
+             "total_calls": s["cost"]["total"]["calls"], "ff1": round(float(s["ff1"]), 4), "scored": s["n_scored"]}
+            for s in sorted(scores["arms"].values(), key=_arm_order)]

@@ -1,8 +1,5 @@
-"""MedSNIP's verifier kinds (``medsnip.verifiers[i].kind``), each declared once (a registry of
-:class:`VerifierKind`): the plan (a verifier's options, prompts and inputs, the config checks, the
-prerequisites), the verify step and the verifier look a kind up, never compare its name. What differs per kind is
-data: the prompts it reads, whether it shows the unit's question and answer, whether it retrieves evidence. A light
-module: the plan reads it when Snakemake plans the DAG."""
+"""The registry of MedSNIP's verifier kinds (``medsnip.verifiers[i].kind``): the plan, the verify step and the
+verifier look a kind up, never compare its name. A light module (read when Snakemake plans the DAG)."""
 
 from __future__ import annotations
 

@@ -1,39 +1,12 @@
-"""Verification of units (MedSNIP §4.2–4.3, docs/medsnip.md).
+"""Verification of units (MedSNIP §4.2–4.3; the protocols in docs/medsnip.md).
 
-``claim_only`` / ``full_context`` (one call per unit)
-    The model answers one word. Claim-only sees the unit alone; full-context also sees the original
-    question and answer, for interpretation only, never as evidence. The first token of the answer,
-    lower-cased and stripped of punctuation, after removing ``<think>`` blocks, is the verdict when it is
-    ``true`` or ``false``; any other answer is FALSE as in the paper (``unparsed: false``) or an
-    abstention (``unparsed: abstain``), and is counted (``unparsed``). No confidence.
-
-``retrieval`` (the retrieval-augmented verifier)
-    Up to ``max_rounds`` turns. Each turn is one JSON call that sees the subset, the question and
-    answer (context only), the shared context without ``correct_answer``, the unit and all evidence so
-    far, and answers ``{final_answer, confidence, reasoning}``, ``{abstain: true, reasoning}`` or
-    ``{search_query, source, reasoning}``. A search runs on the named backend (``hits_per_search``
-    hits, title and text cut to ``title_chars`` / ``text_chars``) and its hits join the evidence (a
-    search that fails is recorded with its error, counted, and the unit is not cached). A search the
-    service could not answer (429/5xx, timeouts, cut or error answers after the client's retries) is also
-    an *outage* (``Verifier.outages``): the step finishes every unit, caches those without one, then
-    fails naming them (:func:`check_outages`), so the rerun verifies only those units; a refused key stops
-    it at once.
-    Guards: TRUE on the first turn without evidence → the next turn asks it to search first (once);
-    a confidence below ``reprompt_below`` with turns left → the next turn asks it to search more or
-    abstain (once); the turn cap reached, or an answer still malformed after its repair → one
-    forced-final call (no search; abstaining preferred to an unsupported FALSE; no confidence).
-    The verdict keeps its confidence; the τ gate is applied at scoring (so τ can change without a
-    call): a unit is *not addressed* when it abstained, hit the cap, has no verdict, or has no
-    confidence or one below τ.
-
-A call that failed (after its retries, or a bad answer the client refused) is no verdict: the record has
-``failed: true``, its error and no verdict (never FALSE), is not cached, and is listed in
-``Verifier.failures``; the step fails on them unless ``max_failed_share`` allows them
-(:func:`medfc.medsnip.calls.check_failures`). Errors stored are scrubbed of the keys (by value too).
-
-Every verdict record carries its unit's fields, the usage of the calls that made it (from the cache
-too), and is cached per unit: the key holds the verifier kind, the model and its parameters, the
-prompt file hashes, the unit and its context, and for retrieval the loop settings and the indexes.
+``claim_only`` / ``full_context``: one call per unit and a one-word answer, its first token (after ``<think>``
+blocks) the verdict when ``true`` or ``false``; any other answer is counted (``unparsed``) and is FALSE as in the
+paper (``unparsed: false``) or an abstention. ``retrieval``: up to ``max_rounds`` JSON turns that answer, abstain
+or search; the hits join the evidence; guards re-prompt once (TRUE on the first turn without evidence, confidence
+below ``reprompt_below``); the turn cap or a malformed answer ends in one forced-final call. The τ gate is applied
+at scoring. A search the service did not answer is an outage (:func:`check_outages`); a failed call is no verdict
+(``failed: true``, not cached). Verdicts are cached per unit, keyed by everything that decides them.
 """
 
 from __future__ import annotations
@@ -53,7 +26,7 @@ from medfc.llm.base import Ledger, LLMClient
 from medfc.llm.prompts import load_prompt
 from medfc.llm.structured import ask_json, strip_think
 from medfc.medsnip.cache import UnitCache, cache_key
-from medfc.medsnip.calls import cached_ask, gen_params, llm_identity, llm_prices, scrub
+from medfc.medsnip.calls import USAGE_KEYS, cached_ask, gen_params, llm_identity, llm_prices, scrub
 from medfc.medsnip.options import VerifyOptions
 from medfc.medsnip.records import Answer, Evidence, UnitFields, Verdict
 from medfc.medsnip.search import CachedSearch, render_hits
@@ -64,10 +37,8 @@ from medfc.scoring.medsnip import FALSE, TRUE
 SEARCH_ERRORS = (HttpError, SearchError, requests.RequestException, OSError, ValueError, KeyError)
 GUARD_TRUE = ("You answered TRUE on the first turn without any evidence. Search for evidence first "
               "(prefer a query that could refute the statement).")
-GUARD_CONF = ("Your confidence was below {threshold}. Search for more evidence, or abstain if the evidence "
-              "stays insufficient.")
-UNIT_FIELDS = ("unit_id", "answer_id", "mode", "index", "text", "pattern", "source_atoms", "source_sentences", "labels", "fallback",
-               "atoms_from")
+GUARD_CONF = "Your confidence was below {threshold}. Search for more evidence, or abstain if the evidence stays insufficient."
+UNIT_FIELDS = ("unit_id", "answer_id", "mode", "index", "text", "pattern", "source_atoms", "source_sentences", "labels", "fallback", "atoms_from")
 
 
 def prompt_names(verifier: str) -> list[str]:
@@ -84,29 +55,17 @@ def parse_one_word(text: str) -> str | None:
 
 
 def turn_schema(sources: Sequence[str]) -> JSONObject:
-    return {
-        "type": "object",
-        "properties": {
-            "final_answer": {"type": "boolean"},
-            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-            "abstain": {"type": "boolean"},
-            "search_query": {"type": "string", "minLength": 1, "pattern": r"\S"},
-            "source": {"enum": list(sources)},
-            "reasoning": {"type": "string"},
-        },
-        "anyOf": [
-            {"required": ["final_answer"]},
-            {"required": ["abstain"], "properties": {"abstain": {"const": True}}},
-            {"required": ["search_query", "source"]},
-        ],
-    }
+    return {"type": "object",
+            "properties": {"final_answer": {"type": "boolean"}, "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                           "abstain": {"type": "boolean"}, "search_query": {"type": "string", "minLength": 1, "pattern": r"\S"},
+                           "source": {"enum": list(sources)}, "reasoning": {"type": "string"}},
+            "anyOf": [{"required": ["final_answer"]}, {"required": ["abstain"], "properties": {"abstain": {"const": True}}},
+                      {"required": ["search_query", "source"]}]}
 
 
-FINAL_SCHEMA: JSONObject = {
-    "type": "object",
-    "properties": {"final_answer": {"type": "boolean"}, "abstain": {"type": "boolean"}, "reasoning": {"type": "string"}},
-    "anyOf": [{"required": ["final_answer"]}, {"required": ["abstain"], "properties": {"abstain": {"const": True}}}],
-}
+FINAL_SCHEMA: JSONObject = {"type": "object",
+                            "properties": {"final_answer": {"type": "boolean"}, "abstain": {"type": "boolean"}, "reasoning": {"type": "string"}},
+                            "anyOf": [{"required": ["final_answer"]}, {"required": ["abstain"], "properties": {"abstain": {"const": True}}}]}
 
 
 def _context(answer: Answer | None) -> tuple[str, str]:
@@ -182,9 +141,8 @@ class SearchUnavailable(RuntimeError):
 
 
 def check_outages(what: str, outages: Sequence[tuple[str, str]], n_verdicts: int) -> None:
-    """Raise :class:`SearchUnavailable` when a search went unanswered after its retries (``outages``: the
-    :class:`Verifier`'s (unit id, error)): the message names the searches, their units and the first error, and
-    says that a rerun verifies only those units (the other verdicts are cached)."""
+    """Raise :class:`SearchUnavailable` when a search went unanswered after its retries (``outages``: (unit id,
+    error)); a rerun verifies only those units (the other verdicts are cached)."""
     if not outages:
         return
     failed = sorted({u for u, _ in outages})
@@ -261,11 +219,9 @@ class Verifier:
     def _rag_key(self, unit: UnitFields, answer: Answer | None) -> str:
         r = self.opts.retrieval
         assert r is not None
-        loop = {"max_rounds": r.max_rounds, "reprompt_below": r.reprompt_below, "k": r.hits_per_search,
-                "title_chars": r.title_chars, "text_chars": r.text_chars, "sources": list(r.sources),
-                "indexes": {n: _index_id(s) for n, s in sorted(self.searchers.items())}}
-        return cache_key("verify:retrieval", self.identity, {n: p.sha256 for n, p in sorted(self.prompts.items())}, loop,
-                         self._fields(unit, answer))
+        loop = {"max_rounds": r.max_rounds, "reprompt_below": r.reprompt_below, "k": r.hits_per_search, "title_chars": r.title_chars,
+                "text_chars": r.text_chars, "sources": list(r.sources), "indexes": {n: _index_id(s) for n, s in sorted(self.searchers.items())}}
+        return cache_key("verify:retrieval", self.identity, {n: p.sha256 for n, p in sorted(self.prompts.items())}, loop, self._fields(unit, answer))
 
     def _retrieval(self, units: Sequence[UnitFields], answers: Mapping[str, Answer]) -> list[Verdict]:
         r = self.opts.retrieval
@@ -352,7 +308,7 @@ class Verifier:
                     rec["abstained"] = True
         for i, st in state.items():
             rec = st["rec"]
-            rec["usage"] = {k: int(st["usage"].get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")}
+            rec["usage"] = {k: int(st["usage"].get(k, 0)) for k in USAGE_KEYS}
             if st["call_failed"]:
                 self._failed(rec, rec["error"])
             for flag in ("abstained", "cap_hit", "forced_final", "malformed"):
@@ -370,17 +326,14 @@ class Verifier:
         return self._single(units, answers)
 
     def info(self, verdicts: Sequence[Verdict], n_units: int, n_unparsed: int, ledger: Ledger) -> dict[str, object]:
-        """The verify step's info on :meth:`run`'s ``verdicts`` of ``n_units`` units: the verifier, its verdicts
-        and counts, failed and unparsed units, the calls' usage (cached or not) and the ``ledger``'s calls and
-        dollars, the cache, the mean rounds, the searches each backend ran and the prices."""
+        """The verify step's info: verifier, verdicts, counts, failures, usage, calls, cache, rounds, searches, prices."""
         opts = self.opts
         usage: Counter = Counter()
         for v in verdicts:
             usage.update(v["usage"])
         return {"verifier": opts.name, "kind": opts.verifier, "model": opts.llm.model, "n_units": n_units,
                 "verdicts": dict(Counter(str(v["verdict"]) for v in verdicts)), "counts": dict(sorted(self.counts.items())),
-                "failed": len(self.failures), "unparsed": n_unparsed,
-                "usage": {k: int(usage.get(k, 0)) for k in ("calls", "prompt_tokens", "completion_tokens")},
+                "failed": len(self.failures), "unparsed": n_unparsed, "usage": {k: int(usage.get(k, 0)) for k in USAGE_KEYS},
                 "calls": ledger.as_dict(llm_prices(opts.llm)), "cache": dict(self.cache.stats),
                 "rounds_mean": (sum(v["rounds"] for v in verdicts) / len(verdicts)) if verdicts else 0.0,
                 "searches_run": {n: s.searches for n, s in self.searchers.items() if hasattr(s, "searches")},

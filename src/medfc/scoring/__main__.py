@@ -35,11 +35,8 @@ def _table(rows: Sequence[tuple[str, object]]) -> str:
 
 def _rows_averitec(s: Mapping[str, Any]) -> list[tuple[str, object]]:
     """Rows in the order of the official script's printout (docs/scoring.md maps each one)."""
-    rows: list[tuple[str, object]] = [
-        ("claims", s["n"]),
-        ("question-only score (HU-METEOR)", s["question_only_score"]),
-        ("evidence score (Q+A, HU-METEOR)", s["evidence_score"]),
-    ]
+    rows: list[tuple[str, object]] = [("claims", s["n"]), ("question-only score (HU-METEOR)", s["question_only_score"]),
+                                      ("evidence score (Q+A, HU-METEOR)", s["evidence_score"])]
     rows += [(f"  F1 {lab}", v["f1"]) for lab, v in s["label"]["per_class"].items()]
     rows += [("label macro-F1", s["label"]["macro_f1"]), ("label accuracy", s["label"]["accuracy"])]
     j = s.get("justification")
@@ -51,8 +48,7 @@ def _rows_averitec(s: Mapping[str, Any]) -> list[tuple[str, object]]:
             rows.append((f"justification @ {lam}", j["gated"][lam]))
     for lam, by_type in (s.get("evidence_score_by_claim_type") or {}).items():
         rows += [(f"evidence score @ {lam}, {t}", v) for t, v in by_type.items()]
-    rows += [("claims without gold evidence", s["n_no_gold_evidence"]),
-             ("claims without predicted evidence", s["n_no_pred_evidence"]),
+    rows += [("claims without gold evidence", s["n_no_gold_evidence"]), ("claims without predicted evidence", s["n_no_pred_evidence"]),
              ("predictions without questions (scored on evidence)", s["n_questions_from_evidence"])]
     if j:
         rows.append(("justifications taken from evidence", j["n_from_evidence"]))
@@ -60,27 +56,18 @@ def _rows_averitec(s: Mapping[str, Any]) -> list[tuple[str, object]]:
 
 
 def _rows_binary(prefix: str, s: BinaryScores) -> list[tuple[str, object]]:
-    return [
-        (f"{prefix}n (scored / all)", f"{s['n_scored']} / {s['n']}"),
-        (f"{prefix}FF1", s["ff1"]),
-        (f"{prefix}TRUE-class F1", s["tf1"]),
-        (f"{prefix}macro-F1", s["macro_f1"]),
-        (f"{prefix}accuracy", s["accuracy"]),
-        (f"{prefix}abstained", s["n_abstained"]),
-    ]
+    return [(f"{prefix}n (scored / all)", f"{s['n_scored']} / {s['n']}"), (f"{prefix}FF1", s["ff1"]), (f"{prefix}TRUE-class F1", s["tf1"]),
+            (f"{prefix}macro-F1", s["macro_f1"]), (f"{prefix}accuracy", s["accuracy"]), (f"{prefix}abstained", s["n_abstained"])]
 
 
 def _rows_medsnip(s: Mapping[str, Any]) -> list[tuple[str, object]]:
     if "bootstrap" not in s:
         return _rows_binary("", s)
     b = s["bootstrap"]
-    return _rows_binary("A ", s["a"]) + _rows_binary("B ", s["b"]) + [
-        (f"Δ {b['metric']} (B − A)", b["diff"]),
-        (f"{int(b['ci_level'] * 100)}% CI", f"[{b['ci_low']:.4f}, {b['ci_high']:.4f}]"),
-        ("P(Δ > 0)", b["p_gt_0"]),
-        ("bootstrap p (one-sided)", b["p_value"]),
-        ("resamples / seed", f"{b['n_resamples']} / {b['seed']}"),
-    ]
+    return _rows_binary("A ", s["a"]) + _rows_binary("B ", s["b"]) + [(f"Δ {b['metric']} (B − A)", b["diff"]),
+                                                                      (f"{int(b['ci_level'] * 100)}% CI", f"[{b['ci_low']:.4f}, {b['ci_high']:.4f}]"),
+                                                                      ("P(Δ > 0)", b["p_gt_0"]), ("bootstrap p (one-sided)", b["p_value"]),
+                                                                      ("resamples / seed", f"{b['n_resamples']} / {b['seed']}")]
 
 
 def _rows_classify(s: Mapping[str, Any]) -> list[tuple[str, object]]:
@@ -93,8 +80,7 @@ def _rows_classify(s: Mapping[str, Any]) -> list[tuple[str, object]]:
                  for name, key in (("accuracy", "accuracy"), ("macro-F1", "macro_f1"))]
     if "mcnemar_bowker" in s:
         mb = s["mcnemar_bowker"]
-        rows += [("compare macro-F1", s["compare"]["macro_f1"]),
-                 ("McNemar–Bowker chi2 (df)", f"{mb['statistic']:.4f} ({mb['df']})"),
+        rows += [("compare macro-F1", s["compare"]["macro_f1"]), ("McNemar–Bowker chi2 (df)", f"{mb['statistic']:.4f} ({mb['df']})"),
                  ("McNemar–Bowker p", mb["p_value"]), ("McNemar (correctness) p", s["mcnemar"]["p_value"])]
     return rows
 
@@ -144,8 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             scores = score_files("averitec", args.predictions, opts, gold=args.gold, report=report)
             rows = _rows_averitec(scores)
         elif args.scorer == "medsnip":
-            opts = {"abstain": args.abstain, "healthfc": args.healthfc, "metric": args.metric,
-                    "n_resamples": args.n_resamples, "seed": args.seed}
+            opts = {"abstain": args.abstain, "healthfc": args.healthfc, "metric": args.metric, "n_resamples": args.n_resamples, "seed": args.seed}
             scores = score_files("medsnip", args.predictions, opts, compare=args.compare, report=report)
             rows = _rows_medsnip(scores)
         else:

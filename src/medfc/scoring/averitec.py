@@ -1,35 +1,17 @@
-"""AVeriTeC scoring with the official evaluation script's definitions: 4-label macro-F1/accuracy,
-question-only and question+answer scores (Hungarian-matched METEOR), AVeriTeC score at λ, justification
-METEOR (ungated and gated at λ), and the per-claim-type evidence scores. Definitions and the mapping
-to the official printout in docs/scoring.md (summary here).
+"""AVeriTeC scoring with the official evaluation script's definitions (docs/scoring.md has them in full, with the
+mapping to the official printout):
 
-* **Evidence score** of one claim (the official "Question-answer score"): METEOR for every
-  (predicted, gold) evidence string pair (gold is the reference), an optimal one-to-one assignment
-  maximising the total (``scipy.optimize.linear_sum_assignment(maximize=True)``), the matched sum
-  divided by the number of gold strings. Only the first :data:`MAX_PRED_EVIDENCE` (10) predicted
-  strings count, every gold string does. Empty lists: no gold and no prediction → 1.0 (nothing to find,
-  nothing claimed); no gold but some prediction → 0.0; gold but no prediction → 0.0.
-* **Question-only score**: the same over the questions alone (the first 10 predicted questions against
-  all gold questions). A prediction without questions (``questions is None``) is scored on its first 10
-  evidence strings instead, as the official script does.
-* **AVeriTeC score at λ**: mean over all claims of 1 when the predicted label is right *and* the
-  evidence score is strictly greater than λ, else 0.
-* **Justification score**: METEOR of the predicted justification (hypothesis) against the gold one
-  (reference), averaged over claims that have a gold justification. A prediction without a
-  justification (``justification is None``) is scored on its first 10 evidence strings joined with
-  single spaces (the official fallback); ``justification_fallback=False`` scores it 0 instead (strict).
-  The gated score at λ keeps a claim's justification score where its evidence score is > λ and uses 0
-  elsewhere; the label plays no part (as in the official script).
-* **Evidence score by claim type at λ** (official: printed at λ = 0.2 and 0.3): each claim's evidence
-  score, set to 0 when it is ≤ λ, averaged over the claims of each gold claim type; a claim with several
-  types counts in each. The label plays no part.
-* **Evidence strings from the AVeriTeC JSON shape** (:func:`averitec_evidence_strings`), built as the
-  official script builds them: one string per answer, ``question + " " + answer``; for an answer whose
-  ``answer_type`` is "Boolean", ``". " + boolean_explanation`` is appended (also when the explanation is
-  empty); a question without answers gives ``question + " No answer could be found."``;
-  ``string_evidence`` entries are taken as they are. Claims read from AVeriTeC JSON are scored
-  ``verbatim`` (strings exactly as built, blank ones included). Claims from the workflow's JSONL have
-  their strings whitespace-normalised and blank strings dropped before scoring.
+* evidence score of a claim ("Question-answer score"): METEOR of every (predicted, gold) string pair, gold the
+  reference, optimal one-to-one assignment (``linear_sum_assignment(maximize=True)``), matched sum / number of
+  gold strings; only the first :data:`MAX_PRED_EVIDENCE` (10) predicted strings count. No gold and no prediction
+  → 1.0; no gold but a prediction, or gold but none → 0.0. The question-only score is the same over questions
+  (a prediction without questions: its evidence strings);
+* AVeriTeC score at λ: share of claims with the label right *and* an evidence score strictly greater than λ;
+* justification: METEOR against the gold one; without one, the first 10 evidence strings joined with spaces
+  (official fallback; ``justification_fallback=False``: 0). Gated at λ and by claim type (λ = 0.2, 0.3: scores
+  ≤ λ count 0) the label plays no part;
+* AVeriTeC-JSON evidence strings are built as the official script builds them and scored ``verbatim``; the
+  workflow's JSONL strings are whitespace-normalised and blank ones dropped.
 """
 
 from __future__ import annotations
@@ -45,12 +27,7 @@ import numpy as np
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.scoring.classification import classification_scores
 
-AVERITEC_LABELS: tuple[str, ...] = (
-    "Supported",
-    "Refuted",
-    "Conflicting evidence/Cherrypicking",
-    "Not enough evidence",
-)
+AVERITEC_LABELS: tuple[str, ...] = ("Supported", "Refuted", "Conflicting evidence/Cherrypicking", "Not enough evidence")
 LAMBDAS: tuple[float, ...] = (0.1, 0.2, 0.25, 0.3, 0.4, 0.5)
 REPORTED_LAMBDA = 0.25
 CLAIM_TYPE_LAMBDAS: tuple[float, ...] = (0.2, 0.3)
@@ -66,10 +43,8 @@ _LABEL_BY_KEY.update({"conflicting evidence/cherry-picking": AVERITEC_LABELS[2],
 
 
 def normalise_label(label: object) -> str:
-    """Map case/spelling variants ("Not Enough Evidence") to the canonical AVeriTeC label.
-
-    Anything unrecognised is returned unchanged (stripped) and then counts as a wrong prediction.
-    """
+    """Map case/spelling variants ("Not Enough Evidence") to the canonical AVeriTeC label; anything else is
+    returned stripped (and counts as a wrong prediction)."""
     text = "" if label is None else str(label).strip()
     return _LABEL_BY_KEY.get(text.lower(), text)
 
@@ -98,20 +73,11 @@ def pairwise_matrix(pred: Sequence[str], gold: Sequence[str], metric: PairMetric
     return mat
 
 
-def evidence_score(
-    pred: Sequence[str],
-    gold: Sequence[str],
-    metric: PairMetric | None = None,
-    max_pred: int | None = MAX_PRED_EVIDENCE,
-    clean: bool = True,
-) -> float:
-    """Hungarian-matched score of one claim's predicted strings against its gold strings.
-
-    Used for the evidence (question+answer) strings and for the questions alone. ``clean`` drops blank
-    strings and normalises whitespace first; ``clean=False`` scores the strings exactly as given (the
-    official script's behaviour: a blank gold string still counts in the denominator). Empty-list rule
-    in the module docstring.
-    """
+def evidence_score(pred: Sequence[str], gold: Sequence[str], metric: PairMetric | None = None, max_pred: int | None = MAX_PRED_EVIDENCE,
+                   clean: bool = True) -> float:
+    """Hungarian-matched score of one claim's predicted strings (evidence, or questions) against its gold strings.
+    ``clean=False`` scores the strings exactly as given (official: a blank gold string still counts in the
+    denominator). Empty lists: module docstring."""
     from scipy.optimize import linear_sum_assignment  # here: a score job without evidence never loads scipy.optimize (1.5 s)
 
     pred = _prepare(pred, clean)
@@ -129,14 +95,9 @@ def evidence_score(
 
 @dataclass
 class ClaimPrediction:
-    """One claim with its gold and predicted label, evidence, questions and justification.
-
-    ``questions`` is None when the prediction has no questions (the question-only score then uses its
-    evidence strings); ``gold_questions`` None leaves the claim out of the question-only score.
-    ``justification`` None means the prediction has none (official fallback: its evidence strings).
-    ``claim_types`` are the gold claim types. ``verbatim``: score the strings exactly as given
-    (AVeriTeC JSON); otherwise blank strings are dropped and whitespace is normalised (workflow JSONL).
-    """
+    """One claim with its gold and predicted label, evidence, questions and justification. ``questions`` /
+    ``justification`` None: the prediction has none (scored on its evidence strings); ``gold_questions`` None: no
+    question-only score. ``verbatim``: the strings as given (AVeriTeC JSON), else cleaned (workflow JSONL)."""
 
     id: str
     label: str
@@ -151,14 +112,9 @@ class ClaimPrediction:
     verbatim: bool = False
 
 
-def question_only_score(
-    claim: ClaimPrediction, metric: PairMetric | None = None, max_pred: int | None = MAX_PRED_EVIDENCE
-) -> float | None:
-    """Hungarian-matched score of the first ``max_pred`` predicted questions against all gold questions.
-
-    A prediction without questions is scored on its first ``max_pred`` evidence strings; None when the
-    claim has no gold questions.
-    """
+def question_only_score(claim: ClaimPrediction, metric: PairMetric | None = None, max_pred: int | None = MAX_PRED_EVIDENCE) -> float | None:
+    """The Hungarian-matched score of the questions (a prediction without questions: its evidence strings);
+    None when the claim has no gold questions."""
     if claim.gold_questions is None:
         return None
     pred = claim.questions if claim.questions is not None else claim.evidence
@@ -186,27 +142,13 @@ def _justification_meteor(claim: ClaimPrediction, metric: PairMetric, fallback: 
     return metric(" ".join(pred.split()), " ".join(gold.split()))
 
 
-def score_claims(
-    claims: Sequence[ClaimPrediction],
-    lambdas: Sequence[float] = LAMBDAS,
-    metric: PairMetric | None = None,
-    max_pred: int | None = MAX_PRED_EVIDENCE,
-    per_claim: bool = False,
-    justification_fallback: bool = True,
-    claim_type_lambdas: Sequence[float] = CLAIM_TYPE_LAMBDAS,
-) -> dict[str, object]:
-    """Score claims; returns a JSON-able dict.
-
-    Keys: ``n``; ``label`` (:func:`~medfc.scoring.classification.classification_scores` over the four
-    labels: ``accuracy``, ``macro_f1``, ``per_class``, ...); ``question_only_score`` (mean over the
-    ``n_question_only`` claims with gold questions; None without any) and ``n_questions_from_evidence``
-    (predictions without questions, scored on their evidence strings); ``evidence_score`` (mean
-    question+answer score); ``averitec`` (``{"0.25": score, ...}``); ``justification`` (None when no
-    claim has a gold justification, else ``{"n", "meteor" (ungated mean), "gated": {"0.25": ...},
-    "fallback" (bool), "n_from_evidence" (claims scored on the fallback)}``);
-    ``evidence_score_by_claim_type`` (``{"0.2": {type: mean}, "0.3": {...}}``, types in order of first
-    appearance; None when no claim has a type) and ``n_by_claim_type``; ``n_no_gold_evidence``,
-    ``n_no_pred_evidence``, ``n_pred_evidence_truncated``; ``claims`` (per-claim rows) when ``per_claim``.
+def score_claims(claims: Sequence[ClaimPrediction], lambdas: Sequence[float] = LAMBDAS, metric: PairMetric | None = None,
+                 max_pred: int | None = MAX_PRED_EVIDENCE, per_claim: bool = False, justification_fallback: bool = True,
+                 claim_type_lambdas: Sequence[float] = CLAIM_TYPE_LAMBDAS) -> dict[str, object]:
+    """Score claims into a JSON-able dict (keys in docs/scoring.md): ``label`` (the four labels'
+    :func:`~medfc.scoring.classification.classification_scores`), ``question_only_score``, ``evidence_score``,
+    ``averitec`` by λ, ``justification`` (None without gold justifications; ungated, gated by λ, fallback counts),
+    ``evidence_score_by_claim_type`` (types in order of first appearance), counts, and per-claim rows (``per_claim``).
     """
     metric = metric or (_default_metric() if claims else None)
     gold_labels = [normalise_label(c.label) for c in claims]
@@ -216,9 +158,7 @@ def score_claims(
             raise ValueError(f"claim {c.id}: gold label {c.label!r} is not an AVeriTeC label")
     label_scores = classification_scores(gold_labels, pred_labels, AVERITEC_LABELS)
 
-    ev = np.array(
-        [evidence_score(c.evidence, c.gold_evidence, metric, max_pred, clean=not c.verbatim) for c in claims], dtype=float
-    )
+    ev = np.array([evidence_score(c.evidence, c.gold_evidence, metric, max_pred, clean=not c.verbatim) for c in claims], dtype=float)
     right = np.array([g == p for g, p in zip(gold_labels, pred_labels)], dtype=bool)
     averitec = _averitec_at(right, ev, lambdas)
 
@@ -232,13 +172,10 @@ def score_claims(
     )
     justification = None
     if has_just.any():
-        justification = {
-            "n": int(has_just.sum()),
-            "meteor": float(just[has_just].mean()),
-            "gated": {lambda_key(lam): float(np.where(ev > lam, just, 0.0)[has_just].mean()) for lam in lambdas},
-            "fallback": bool(justification_fallback),
-            "n_from_evidence": sum(bool(justification_fallback and h and c.justification is None) for c, h in zip(claims, has_just)),
-        }
+        justification = {"n": int(has_just.sum()), "meteor": float(just[has_just].mean()),
+                         "gated": {lambda_key(lam): float(np.where(ev > lam, just, 0.0)[has_just].mean()) for lam in lambdas},
+                         "fallback": bool(justification_fallback),
+                         "n_from_evidence": sum(bool(justification_fallback and h and c.justification is None) for c, h in zip(claims, has_just))}
 
     by_type: dict[str, list[float]] = {}
     for c, e in zip(claims, ev):
@@ -246,53 +183,27 @@ def score_claims(
             by_type.setdefault(str(t), []).append(float(e))
     type_scores = None
     if by_type:
-        type_scores = {
-            lambda_key(lam): {t: float(np.mean([e if e > lam else 0.0 for e in v])) for t, v in by_type.items()}
-            for lam in claim_type_lambdas
-        }
+        type_scores = {lambda_key(lam): {t: float(np.mean([e if e > lam else 0.0 for e in v])) for t, v in by_type.items()}
+                       for lam in claim_type_lambdas}
 
     out: dict[str, object] = {
-        "n": len(claims),
-        "label": label_scores,
-        "question_only_score": float(np.mean(q_scored)) if q_scored else None,
-        "n_question_only": len(q_scored),
-        "n_questions_from_evidence": sum(c.gold_questions is not None and c.questions is None for c in claims),
-        "evidence_score": float(ev.mean()) if len(claims) else 0.0,
-        "averitec": averitec,
-        "reported_lambda": lambda_key(REPORTED_LAMBDA),
-        "justification": justification,
-        "evidence_score_by_claim_type": type_scores,
-        "n_by_claim_type": {t: len(v) for t, v in by_type.items()},
+        "n": len(claims), "label": label_scores, "question_only_score": float(np.mean(q_scored)) if q_scored else None,
+        "n_question_only": len(q_scored), "n_questions_from_evidence": sum(c.gold_questions is not None and c.questions is None for c in claims),
+        "evidence_score": float(ev.mean()) if len(claims) else 0.0, "averitec": averitec, "reported_lambda": lambda_key(REPORTED_LAMBDA),
+        "justification": justification, "evidence_score_by_claim_type": type_scores, "n_by_claim_type": {t: len(v) for t, v in by_type.items()},
         "n_no_gold_evidence": sum(not _prepare(c.gold_evidence, not c.verbatim) for c in claims),
         "n_no_pred_evidence": sum(not _prepare(c.evidence, not c.verbatim) for c in claims),
-        "n_pred_evidence_truncated": sum(
-            max_pred is not None and len(_prepare(c.evidence, not c.verbatim)) > max_pred for c in claims
-        ),
-    }
+        "n_pred_evidence_truncated": sum(max_pred is not None and len(_prepare(c.evidence, not c.verbatim)) > max_pred for c in claims)}
     if per_claim:
-        out["claims"] = [
-            {
-                "id": c.id,
-                "label": g,
-                "pred_label": p,
-                "correct": bool(r),
-                "evidence_score": float(e),
-                **({"question_only_score": q} if q is not None else {}),
-                **({"justification_meteor": float(j)} if h else {}),
-                **({"claim_types": list(c.claim_types)} if c.claim_types else {}),
-            }
-            for c, g, p, r, e, q, j, h in zip(claims, gold_labels, pred_labels, right, ev, q_only, just, has_just)
-        ]
+        out["claims"] = [{"id": c.id, "label": g, "pred_label": p, "correct": bool(r), "evidence_score": float(e),
+                          **({"question_only_score": q} if q is not None else {}), **({"justification_meteor": float(j)} if h else {}),
+                          **({"claim_types": list(c.claim_types)} if c.claim_types else {})}
+                         for c, g, p, r, e, q, j, h in zip(claims, gold_labels, pred_labels, right, ev, q_only, just, has_just)]
     return out
 
 
 def lambda_key(lam: float) -> str:
     return f"{lam:g}"
-
-
-# --------------------------------------------------------------------------------------------
-# Readers
-# --------------------------------------------------------------------------------------------
 
 
 def _text(value: object) -> str:
@@ -358,32 +269,16 @@ def read_averitec_json(path: str | os.PathLike) -> list[JSONObject]:
 
 
 def claims_from_averitec(gold: Sequence[Mapping[str, JSONValue]], pred: Sequence[Mapping[str, JSONValue]]) -> list[ClaimPrediction]:
-    """Pair gold and predicted AVeriTeC examples by position (as the official scorer does).
-
-    The predicted label is ``pred_label`` (or ``label``); the predicted justification ``justification``
-    (None when the key is absent or null: the fallback applies); gold ``claim_types`` give the types.
-    Strings are scored verbatim.
-    """
+    """Pair gold and predicted AVeriTeC examples by position (as the official scorer does); the predicted label
+    is ``pred_label`` (or ``label``); strings are scored verbatim."""
     if len(gold) != len(pred):
         raise ValueError(f"{len(pred)} predictions for {len(gold)} gold claims; they are paired by position")
-    claims = []
-    for i, (g, p) in enumerate(zip(gold, pred)):
-        claims.append(
-            ClaimPrediction(
-                id=str(g.get("claim_id", g.get("id", i))),
-                label=str(g.get("label", "")),
-                pred_label=str(p.get("pred_label", p.get("label", ""))),
-                gold_evidence=averitec_evidence_strings(g),
-                evidence=averitec_evidence_strings(p),
-                gold_justification=g.get("justification"),
-                justification=p.get("justification"),
-                gold_questions=averitec_questions(g),
-                questions=averitec_questions(p),
-                claim_types=_string_list(g.get("claim_types"), "claim_types"),
-                verbatim=True,
-            )
-        )
-    return claims
+    return [ClaimPrediction(id=str(g.get("claim_id", g.get("id", i))), label=str(g.get("label", "")),
+                            pred_label=str(p.get("pred_label", p.get("label", ""))), gold_evidence=averitec_evidence_strings(g),
+                            evidence=averitec_evidence_strings(p), gold_justification=g.get("justification"),
+                            justification=p.get("justification"), gold_questions=averitec_questions(g), questions=averitec_questions(p),
+                            claim_types=_string_list(g.get("claim_types"), "claim_types"), verbatim=True)
+            for i, (g, p) in enumerate(zip(gold, pred))]
 
 
 def _string_list(value: object, field_name: str) -> list[str]:
@@ -397,28 +292,16 @@ def _string_list(value: object, field_name: str) -> list[str]:
 
 
 def claim_from_record(rec: Mapping[str, object]) -> ClaimPrediction:
-    """One line of the workflow's prediction JSONL.
-
-    ``{id, label, pred_label, evidence: [str], gold_evidence: [str], justification?, gold_justification?,
-    questions?: [str], gold_questions?: [str], claim_types?: [str]}``. A missing ``justification`` or
-    ``questions`` gets the official fallback (evidence strings); without ``gold_questions`` the claim has
-    no question-only score. Raises ``ValueError`` for a record without ``id``, ``label`` or ``pred_label``.
-    """
+    """One line of the workflow's prediction JSONL (format in docs/scoring.md); a missing ``justification`` or
+    ``questions`` gets the official fallback. ``ValueError`` for a record without ``id``, ``label`` or ``pred_label``."""
     for key in ("id", "label", "pred_label"):
         if key not in rec or rec[key] is None:
             raise ValueError(f"missing {key!r}")
-    return ClaimPrediction(
-        id=str(rec["id"]),
-        label=str(rec["label"]),
-        pred_label=str(rec["pred_label"]),
-        gold_evidence=_string_list(rec.get("gold_evidence"), "gold_evidence"),
-        evidence=_string_list(rec.get("evidence"), "evidence"),
-        gold_justification=rec.get("gold_justification"),
-        justification=rec.get("justification"),
-        gold_questions=_optional_list(rec, "gold_questions"),
-        questions=_optional_list(rec, "questions"),
-        claim_types=_string_list(rec.get("claim_types"), "claim_types"),
-    )
+    return ClaimPrediction(id=str(rec["id"]), label=str(rec["label"]), pred_label=str(rec["pred_label"]),
+                           gold_evidence=_string_list(rec.get("gold_evidence"), "gold_evidence"),
+                           evidence=_string_list(rec.get("evidence"), "evidence"), gold_justification=rec.get("gold_justification"),
+                           justification=rec.get("justification"), gold_questions=_optional_list(rec, "gold_questions"),
+                           questions=_optional_list(rec, "questions"), claim_types=_string_list(rec.get("claim_types"), "claim_types"))
 
 
 def _optional_list(rec: Mapping[str, object], key: str) -> list[str] | None:
@@ -432,19 +315,13 @@ def _averitec_at(right: np.ndarray, ev: np.ndarray, lambdas: Sequence[float]) ->
 
 def selection_scores(records: Sequence[Mapping[str, object]], lambdas: Sequence[float], max_pred: int | None,
                      metric: PairMetric | None = None) -> dict[str, float | int | dict[str, float]]:
-    """AVeriTeC-style scores of selected evidence *sentences* (HealthFC's pipeline and joint systems):
-    the evidence score (Hungarian-matched METEOR of the selected ``evidence`` against the
-    ``gold_evidence`` sentences, sum over matches / number of gold sentences) and the AVeriTeC score at
-    each λ (label right AND evidence score > λ), averaged over the records. Needs the NLTK data for
-    METEOR; a missing install raises ``NltkDataMissing`` naming the install script."""
+    """AVeriTeC-style scores of selected evidence *sentences* (HealthFC's pipeline and joint systems): the evidence
+    score against the ``gold_evidence`` sentences and the AVeriTeC score at each λ, averaged over the records.
+    Needs the NLTK data for METEOR (else ``NltkDataMissing``)."""
     if metric is None and records:
         metric = _default_metric()
     ev = np.array([evidence_score(r.get("evidence") or [], r.get("gold_evidence") or [], metric, max_pred) for r in records], dtype=float)
     right = np.array([r.get("label") == r.get("pred_label") for r in records], dtype=bool)
-    return {
-        "evidence_score": float(ev.mean()) if len(ev) else 0.0,
-        "score": _averitec_at(right, ev, lambdas),
-        "n": len(ev),
-        "n_no_gold_evidence": sum(not _clean(r.get("gold_evidence") or []) for r in records),
-        "n_no_pred_evidence": sum(not _clean(r.get("evidence") or []) for r in records),
-    }
+    return {"evidence_score": float(ev.mean()) if len(ev) else 0.0, "score": _averitec_at(right, ev, lambdas), "n": len(ev),
+            "n_no_gold_evidence": sum(not _clean(r.get("gold_evidence") or []) for r in records),
+            "n_no_pred_evidence": sum(not _clean(r.get("evidence") or []) for r in records)}

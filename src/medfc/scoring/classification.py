@@ -1,17 +1,6 @@
-"""Label metrics shared by every stage: accuracy, per-class/macro P/R/F1, confusion matrix,
-the McNemar–Bowker test between two systems, percentile bootstrap intervals of accuracy and macro-F1,
-and mean ± std over folds. The label metrics themselves (accuracy, P/R/F1, confusion) are
-:mod:`medfc.common.metrics`, imported here.
-
-Conventions (see docs/scoring.md):
-
-* ``labels`` fixes the classes and their order. A class in ``labels`` that never occurs in gold or
-  predictions still counts in the macro average (with P = R = F1 = 0).
-* Any ratio with a zero denominator is 0 (precision with no predictions of a class, recall with no
-  gold items of a class, F1 when P + R = 0).
-* A gold label outside ``labels`` is an error. A predicted label outside ``labels`` (a malformed system
-  output) is simply wrong: it lowers recall and accuracy, adds to no class's precision, and is
-  counted in ``n_unknown_pred``.
+"""Label metrics of every stage: the label metrics of :mod:`medfc.common.metrics` (its conventions, see
+docs/scoring.md), the McNemar–Bowker test between two systems, percentile bootstrap intervals of accuracy and
+macro-F1, and mean ± std over folds.
 """
 
 from __future__ import annotations
@@ -24,15 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from medfc.common.metrics import (  # noqa: F401 (the scorers' label metrics, used here and by callers)
-    _check_lengths,
-    _ratio,
-    accuracy,
-    classification_scores,
-    confusion_matrix,
-    f1_from_counts,
-    macro_f1,
-    per_class_scores,
-)
+    _check_lengths, accuracy, classification_scores, confusion_matrix, f1_from_counts, macro_f1, per_class_scores)
 
 
 class Interval(TypedDict):
@@ -79,13 +60,9 @@ class MeanStd(TypedDict):
 
 def bootstrap_intervals(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str], *, n_resamples: int,
                         seed: int, alpha: float = 0.05, chunk: int = 1000) -> BootstrapIntervals:
-    """Percentile bootstrap intervals of accuracy and macro-F1 over items (resampled with replacement).
-
-    Each resample's scores follow the module's conventions (a prediction outside ``labels`` is wrong);
-    resample ``b`` draws its items from ``numpy.random.default_rng(seed)`` in order, so a seed gives the
-    same interval on every machine. Returns ``{"accuracy": {"low", "high"}, "macro_f1": {...},
-    "n_resamples", "seed", "alpha", "method": "percentile"}``; with no items both intervals are 0–0.
-    """
+    """Percentile bootstrap intervals of accuracy and macro-F1 over items (resampled with replacement, a
+    prediction outside ``labels`` wrong); resample ``b`` draws its items from ``numpy.random.default_rng(seed)`` in
+    order, so a seed gives the same interval on every machine. With no items both intervals are 0–0."""
     n = _check_lengths(gold, pred)
     labels = list(labels)
     k = len(labels)
@@ -142,17 +119,10 @@ def bowker_table(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[
 
 
 def bowker_symmetry(table: ArrayLike, shift_zeros: bool = True) -> SymmetryTest:
-    """Bowker's test of symmetry on a k × k table, computed by statsmodels exactly as
-    ``SquareTable(table).symmetry(method="bowker")`` does (its default, ``shift_zeros=True``).
-
-    χ² = Σ_{i<j} (n_ij − n_ji)² / (n_ij + n_ji) with df = k(k−1)/2 (every label pair, SAS/R/statsmodels
-    convention); p from the χ² survival function; no continuity correction. An empty pair (0/0)
-    contributes 0 to χ² (statsmodels adds 1e-20 to the denominator) and still counts in df.
-    ``shift_zeros=True`` is statsmodels' default, and ours, so p-values compare with anyone calling
-    statsmodels: every zero cell becomes 0.5 before the test, so a pair (n, 0) adds (n − 0.5)² / (n + 0.5)
-    instead of n, and an empty pair (0.5/0.5) still adds 0. ``shift_zeros=False`` gives the textbook
-    statistic (as SAS and R report it). With k < 2 there is no pair: χ² = 0, df = 0, p = 1.
-    """
+    """Bowker's test of symmetry on a k × k table, exactly as statsmodels' ``SquareTable(table,
+    shift_zeros).symmetry(method="bowker")`` (definition in docs/scoring.md): df = k(k−1)/2 over every label pair,
+    no continuity correction; ``shift_zeros`` (statsmodels' default) turns zero cells into 0.5 first, ``False`` gives
+    the textbook statistic (SAS, R). With k < 2: χ² = 0, df = 0, p = 1."""
     table = np.asarray(table, dtype=float)
     k = table.shape[0]
     if k < 2:
@@ -163,24 +133,12 @@ def bowker_symmetry(table: ArrayLike, shift_zeros: bool = True) -> SymmetryTest:
     return {"statistic": float(res.statistic), "df": int(res.df), "p_value": float(res.pvalue)}
 
 
-def mcnemar_bowker(
-    pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None, shift_zeros: bool = True
-) -> McNemarBowker:
-    """McNemar–Bowker test of symmetry between two systems' labels on the same items.
-
-    The k × k table of A's (rows) against B's (columns) labels goes through :func:`bowker_symmetry`:
-    df = k(k−1)/2 over all ``labels`` (not only the pairs with disagreements), an empty pair adds 0 to
-    χ²; with no disagreement at all χ² = 0 and p = 1.0.
-    """
+def mcnemar_bowker(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None, shift_zeros: bool = True) -> McNemarBowker:
+    """McNemar–Bowker test of symmetry between two systems' labels on the same items (:func:`bowker_symmetry`
+    of the k × k table of A's rows against B's columns, df over all ``labels``)."""
     labels, table = bowker_table(pred_a, pred_b, labels)
-    return {
-        **bowker_symmetry(table, shift_zeros),
-        "shift_zeros": bool(shift_zeros),
-        "n": int(table.sum()),
-        "n_disagree": int(table.sum() - np.trace(table)),
-        "labels": labels,
-        "table": table.tolist(),
-    }
+    return {**bowker_symmetry(table, shift_zeros), "shift_zeros": bool(shift_zeros), "n": int(table.sum()),
+            "n_disagree": int(table.sum() - np.trace(table)), "labels": labels, "table": table.tolist()}
 
 
 def mcnemar(gold: Sequence[str], pred_a: Sequence[str], pred_b: Sequence[str]) -> McNemarBowker:
@@ -213,12 +171,8 @@ def _flatten(d: Mapping[str, object], prefix: str = "") -> dict[str, float]:
 
 
 def aggregate_folds(fold_scores: Sequence[Mapping[str, object]], ddof: int = 1) -> dict[str, MeanStd]:
-    """Mean ± std of every numeric entry over folds, with nested keys joined by dots.
-
-    ``aggregate_folds([classification_scores(...), ...])["macro_f1"] -> {"mean", "std", "n"}``.
-    Lists (e.g. confusion matrices) are left out; a key missing from some folds is aggregated over
-    the folds that have it (its ``n`` says how many).
-    """
+    """Mean ± std of every numeric entry over folds (nested keys joined by dots; lists left out); a key missing from
+    some folds is aggregated over those that have it (its ``n``)."""
     flats = [_flatten(s) for s in fold_scores]
     keys = sorted({k for f in flats for k in f})
     return {k: mean_std([f[k] for f in flats if k in f], ddof=ddof) for k in keys}

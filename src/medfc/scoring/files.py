@@ -1,28 +1,17 @@
-"""Scoring prediction files with one of three scorers: the functions behind ``python -m medfc.scoring``.
+"""The functions behind ``python -m medfc.scoring``: :func:`score_files` scores a predictions JSONL (formats in
+docs/scoring.md) with one of three scorers, optionally against a second system's predictions on the same ids
+(``compare``: paired bootstrap for ``medsnip``, McNemar–Bowker for ``classify``), or, for ``averitec``, an
+AVeriTeC-shaped prediction JSON against its ``gold`` JSON (paired by position). ``options``: every key of
+:data:`OPTION_KEYS` for the scorer (the CLI builds them from the config schema's ``scoring.*`` and its flags).
 
-:func:`score_files` (``scorer``, ``predictions``, ``options``, ``compare``, ``gold``, ``report``)
-    ``predictions`` — a predictions JSONL (one claim a line; formats in docs/scoring.md);
-    ``compare`` — optional, a second system's predictions on the same ids (paired bootstrap for
-    ``medsnip``, McNemar–Bowker for ``classify``; Δ of per-claim AVeriTeC scores is not computed);
-    ``gold`` — for ``averitec`` only, an AVeriTeC-shaped gold JSON when ``predictions`` is an
-    AVeriTeC-shaped prediction JSON (paired by position).
-    options: per scorer, every key required (:data:`OPTION_KEYS`; the CLI builds them from the
-             config schema's defaults, ``scoring.*``, and its flags):
-             averitec — ``lambdas``, ``max_pred_evidence``, ``per_claim``, ``justification_fallback``
-             (true: a prediction without a justification is scored on its evidence strings, as
-             officially; false: 0), ``claim_type_lambdas``; medsnip — ``abstain``, ``healthfc``,
-             ``metric`` for the bootstrap, ``n_resamples``, ``seed``; classify — ``labels`` (null:
-             sorted gold labels), ``n_resamples`` (0: no intervals) and ``seed`` of the bootstrap
-             intervals.
-
-Records that cannot be scored (missing fields, unknown gold label, duplicate id, HealthFC NEI,
-an id missing from the compared file) are skipped with a counted reason, never silently.
+Records that cannot be scored (missing fields, unknown gold label, duplicate id, HealthFC NEI, an id missing
+from the compared file) are skipped with a counted reason, never silently.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from medfc.common.io import read_jsonl
@@ -33,11 +22,8 @@ from medfc.scoring import averitec, classification, medsnip
 log = logging.getLogger(__name__)
 
 SCORERS = ("averitec", "medsnip", "classify")
-OPTION_KEYS = {
-    "averitec": ("lambdas", "max_pred_evidence", "per_claim", "justification_fallback", "claim_type_lambdas"),
-    "medsnip": ("abstain", "healthfc", "metric", "n_resamples", "seed"),
-    "classify": ("labels", "n_resamples", "seed"),
-}
+OPTION_KEYS = {"averitec": ("lambdas", "max_pred_evidence", "per_claim", "justification_fallback", "claim_type_lambdas"),
+               "medsnip": ("abstain", "healthfc", "metric", "n_resamples", "seed"), "classify": ("labels", "n_resamples", "seed")}
 Records = Sequence[Mapping[str, object]]
 Record = Mapping[str, object]
 Options = Mapping[str, JSONValue]  # a scorer's options (:data:`OPTION_KEYS`), JSON-like as the config's
@@ -70,77 +56,45 @@ def _unique(records: Iterable[Record], report: SkipReport, source: str) -> dict[
 
 
 def _paired(preds: dict[str, Record], other: dict[str, Record] | None, report: SkipReport) -> list[str]:
-    ids = list(preds)
     if other is None:
-        return ids
+        return list(preds)
     for rid in other:
         if rid not in preds:
             report.skip(rid, "missing_in_predictions", "present only in the compared file")
-    kept = []
-    for rid in ids:
-        if rid in other:
-            kept.append(rid)
-        else:
+    for rid in preds:
+        if rid not in other:
             report.skip(rid, "missing_in_compare", "present only in the predictions file")
-    return kept
+    return [rid for rid in preds if rid in other]
 
 
-# --------------------------------------------------------------------------------------------
-# AVeriTeC
-# --------------------------------------------------------------------------------------------
-
-
-def score_averitec(
-    records: Records | None,
-    options: Options,
-    report: SkipReport | None = None,
-    claims: Sequence[averitec.ClaimPrediction] | None = None,
-    metric: averitec.PairMetric | None = None,
-) -> dict[str, object]:
+def score_averitec(records: Records | None, options: Options, report: SkipReport | None = None,
+                   claims: Sequence[averitec.ClaimPrediction] | None = None, metric: averitec.PairMetric | None = None) -> dict[str, object]:
     """Score workflow prediction records (or ready ``claims``) with the AVeriTeC scorer."""
     options = _checked("averitec", options)
     report = report or SkipReport("scoring.averitec")
-    if claims is None:
-        claims = []
+    def parsed() -> Iterator[averitec.ClaimPrediction]:
         for rid, rec in _unique(records or [], report, "predictions").items():
             try:
-                claim = averitec.claim_from_record(rec)
+                yield averitec.claim_from_record(rec)
             except ValueError as exc:
                 report.skip(rid, "bad_record", str(exc))
-                continue
-            if averitec.normalise_label(claim.label) not in averitec.AVERITEC_LABELS:
-                report.skip(rid, "unknown_gold_label", claim.label)
-                continue
-            claims.append(claim)
-    else:
-        kept = []
-        for c in claims:
-            if averitec.normalise_label(c.label) not in averitec.AVERITEC_LABELS:
-                report.skip(c.id, "unknown_gold_label", c.label)
-            else:
-                kept.append(c)
-        claims = kept
+
+    kept = []
+    for c in parsed() if claims is None else claims:  # skipped in the records' order
+        if averitec.normalise_label(c.label) not in averitec.AVERITEC_LABELS:
+            report.skip(c.id, "unknown_gold_label", c.label)
+        else:
+            kept.append(c)
+    claims = kept
     report.count("scored", len(claims))
-    scores = averitec.score_claims(
-        claims,
-        lambdas=[float(x) for x in options["lambdas"]],
-        metric=metric,
-        max_pred=options["max_pred_evidence"],
-        per_claim=bool(options["per_claim"]),
-        justification_fallback=bool(options["justification_fallback"]),
-        claim_type_lambdas=[float(x) for x in options["claim_type_lambdas"]],
-    )
+    scores = averitec.score_claims(claims, lambdas=[float(x) for x in options["lambdas"]], metric=metric, max_pred=options["max_pred_evidence"],
+                                   per_claim=bool(options["per_claim"]), justification_fallback=bool(options["justification_fallback"]),
+                                   claim_type_lambdas=[float(x) for x in options["claim_type_lambdas"]])
     return {"scorer": "averitec", **scores}
 
 
-# --------------------------------------------------------------------------------------------
-# MedSNIP / binary
-# --------------------------------------------------------------------------------------------
-
-
-def _binary_items(
-    recs: dict[str, Record], ids: Sequence[str], options: Mapping[str, JSONValue], report: SkipReport, source: str
-) -> dict[str, tuple[str, str | None]]:
+def _binary_items(recs: dict[str, Record], ids: Sequence[str], options: Mapping[str, JSONValue], report: SkipReport,
+                  source: str) -> dict[str, tuple[str, str | None]]:
     """id → (gold TRUE/FALSE, answer verdict or None) for the records that can be scored."""
     abstain = options["abstain"]
     out = {}
@@ -203,19 +157,9 @@ def score_medsnip(records: Records, options: Options, report: SkipReport | None 
     pb = [items_b[r][1] for r in both]
     result["a"] = medsnip.binary_scores(gold, pa, abstain)
     result["b"] = medsnip.binary_scores(gold, pb, abstain)
-    result["bootstrap"] = medsnip.paired_bootstrap(
-        gold, pa, pb,
-        metric=options["metric"],
-        n_resamples=int(options["n_resamples"]),
-        seed=int(options["seed"]),
-        abstain=abstain,
-    )
+    result["bootstrap"] = medsnip.paired_bootstrap(gold, pa, pb, metric=options["metric"], n_resamples=int(options["n_resamples"]),
+                                                   seed=int(options["seed"]), abstain=abstain)
     return result
-
-
-# --------------------------------------------------------------------------------------------
-# Plain classification
-# --------------------------------------------------------------------------------------------
 
 
 def score_classify(records: Records, options: Options, report: SkipReport | None = None, compare: Records | None = None) -> dict[str, object]:
@@ -257,19 +201,8 @@ def score_classify(records: Records, options: Options, report: SkipReport | None
     return result
 
 
-# --------------------------------------------------------------------------------------------
-# Files → scores
-# --------------------------------------------------------------------------------------------
-
-
-def score_files(
-    scorer: str,
-    predictions: str | Path,
-    options: Options,
-    compare: str | Path | None = None,
-    gold: str | Path | None = None,
-    report: SkipReport | None = None,
-) -> dict[str, object]:
+def score_files(scorer: str, predictions: str | Path, options: Options, compare: str | Path | None = None, gold: str | Path | None = None,
+                report: SkipReport | None = None) -> dict[str, object]:
     """Read prediction file(s) and score them (the CLI's front end); ``options``: :data:`OPTION_KEYS`."""
     report = report or SkipReport(f"scoring.{scorer}")
     if scorer == "averitec":

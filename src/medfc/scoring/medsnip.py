@@ -1,32 +1,16 @@
-"""MedSNIP-style binary scoring: false-class F1 (FF1), macro-F1 over TRUE/FALSE, OR-FALSE aggregation of
-unit verdicts, abstention policies, the HealthFC label mapping, and a vectorised paired bootstrap.
+"""MedSNIP-style binary scoring (definitions in docs/scoring.md): false-class F1 (FF1, with precision, recall and
+F1 0 on a zero denominator), TRUE-class and macro-F1, OR-FALSE and the paper's other aggregations of unit verdicts
+(:func:`aggregate`), abstention policies (``drop``: the item is left out and coverage reported, ``as_false``,
+``as_true``; inside OR-FALSE per unit, an answer whose units all abstain abstains), the HealthFC mapping
+(SUPPORTED → TRUE, REFUTED → FALSE, NEI not scored; :func:`healthfc_nei_predictions` counts their predictions, as
+the MedSNIP repository's ``insufficient_report``) and a vectorised paired bootstrap.
 
-Definitions (docs/scoring.md):
-
-* **FF1**: F1 with FALSE as the positive class; precision, recall and F1 are each 0 when their
-  denominator is 0 (so FF1 is 0 when there is no gold FALSE or no predicted FALSE).
-* **Macro-F1**: mean of the FALSE-class and TRUE-class F1.
-* **OR-FALSE**: an answer is FALSE when at least one of its units is predicted FALSE, else TRUE.
-  AND-FALSE, THRESHOLD-k, majority and first-unit are the paper's checks (:func:`aggregate`).
-* **Abstentions** (a verdict of ``None``/"ABSTAIN"/"NEI"/...): ``"drop"`` removes the item (its
-  coverage is reported), ``"as_false"`` counts it FALSE, ``"as_true"`` counts it TRUE. Inside OR-FALSE
-  the same policy applies per unit: with ``"drop"`` abstaining units are ignored, and an answer whose
-  units all abstain (or that has no units) abstains itself.
-* **HealthFC**: SUPPORTED → TRUE, REFUTED → FALSE; NOT ENOUGH INFORMATION claims are excluded.
-* **Paired bootstrap**: resample claim indices with replacement (the same draw for both systems),
-  recompute each system's score, and take Δ = score(B) − score(A). Reports the observed Δ, the
-  2.5/97.5 percentile interval, ``p_gt_0`` = share of resamples with Δ > 0 and ``p_value`` = share of
-  resamples on the other side of 0 from the observed Δ (Δ ≤ 0 when observed > 0, Δ ≥ 0 when
-  observed < 0, 1.0 when observed = 0), a one-sided bootstrap p-value. ``method="bca"`` gives the
-  bias-corrected and accelerated interval instead (jackknife acceleration; what
-  ``scipy.stats.bootstrap(method="BCa", paired=True)`` computes from the same draws), used for flat
-  per-pattern samples. :func:`clustered_paired_bootstrap` resamples whole answers (clusters), the
-  paper's choice when the arms have different units per answer (atoms vs snippets): by default the
-  union of both arms' clusters in first-appearance order; ``clusters="sorted_intersection"`` as the
-  MedSNIP repository's ``msb_column_cis.py`` computes it (the clusters both arms hold, sorted; Δ = 0 on
-  a resample, and for the point estimate, when an arm has no scored unit; the 2.5/97.5 percentiles).
-* **NOT ENOUGH INFO** HealthFC claims are not scored; :func:`healthfc_nei_predictions` counts how they
-  were predicted (TRUE, FALSE, no verdict), as the repository's ``insufficient_report``.
+Paired bootstrap: claims resampled with replacement (one draw for both systems), Δ = score(B) − score(A), the
+2.5/97.5 percentile interval, ``p_gt_0`` (share of Δ > 0) and the one-sided ``p_value`` (share on the other side
+of 0 from the observed Δ; 1.0 when it is 0). ``method="bca"``: the bias-corrected and accelerated interval (as
+``scipy.stats.bootstrap(method="BCa", paired=True)`` from the same draws), for flat per-pattern samples.
+:func:`clustered_paired_bootstrap` resamples whole answers, the paper's choice when the arms have different units
+per answer.
 """
 
 from __future__ import annotations
@@ -50,8 +34,7 @@ _ABSTAIN_WORDS = {"", "abstain", "abstained", "none", "null", "nei", "unknown", 
                   "not_enough_info", "not enough info", "not enough evidence", "insufficient"}
 
 _HEALTHFC = {"supported": TRUE, "refuted": FALSE}
-_HEALTHFC_NEI = {"nei", "not enough information", "not_enough_information", "not enough info",
-                 "not_enough_info", "notenoughinfo"}
+_HEALTHFC_NEI = {"nei", "not enough information", "not_enough_information", "not enough info", "not_enough_info", "notenoughinfo"}
 
 
 class FalseClassCounts(TypedDict):
@@ -129,10 +112,8 @@ Arm = tuple[Sequence[object], Sequence[object], Sequence[Hashable]]
 
 
 def normalise_verdict(value: object) -> str | None:
-    """TRUE, FALSE, or None for an abstention. Accepts bools, 0/1 and common spellings.
-
-    Raises ``ValueError`` for anything else, so a malformed label is never silently read as TRUE.
-    """
+    """TRUE, FALSE, or None for an abstention, from bools, 0/1 and common spellings; anything else is a
+    ``ValueError`` (a malformed label is never read as TRUE)."""
     if value is None:
         return None
     if isinstance(value, bool):
@@ -209,14 +190,10 @@ def or_false(unit_verdicts: Iterable[object], abstain: str = "drop") -> str | No
 
 
 def aggregate(unit_verdicts: Iterable[object], rule: str = "or_false", k: int = 2, abstain: str = "drop") -> str | None:
-    """Unit verdicts → one answer verdict (None = the answer abstains).
-
-    ``or_false``: FALSE when any unit is FALSE. ``and_false``: FALSE only when every unit is FALSE.
-    ``threshold_k``: FALSE only when at least ``k`` units are FALSE (an answer with fewer than ``k`` units
-    is TRUE, as in the MedSNIP repository's aggregation). ``majority``: FALSE when more units are FALSE than TRUE (ties TRUE).
-    ``first``: the first unit's verdict. Abstaining units follow ``abstain`` as in :func:`or_false`
-    (``drop``: ignored; an answer whose units all abstain abstains).
-    """
+    """Unit verdicts → one answer verdict (None = the answer abstains): ``or_false`` (any unit FALSE), ``and_false``
+    (every unit FALSE), ``threshold_k`` (at least ``k`` units FALSE; fewer units: TRUE, as the MedSNIP repository),
+    ``majority`` (more FALSE than TRUE; ties TRUE) or ``first``; abstaining units follow ``abstain`` as in
+    :func:`or_false`."""
     _check_policy(abstain)
     if rule not in AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {rule!r}")
@@ -306,41 +283,19 @@ def binary_scores(gold: Sequence[object], pred: Sequence[object], abstain: str =
     c = _counts(g, p, keep).sum(axis=0)
     tp, fp, fn, tn = (int(x) for x in c)
     n = len(g)
-    return {
-        "n": n,
-        "n_scored": int(keep.sum()),
-        "n_abstained": sum(normalise_verdict(v) is None for v in pred),
-        "coverage": float(keep.sum()) / n if n else 0.0,
-        "abstain_policy": abstain,
-        "ff1": float(_metric_from_counts(c, "ff1")),
-        "tf1": float(_metric_from_counts(c, "tf1")),
-        "macro_f1": float(_metric_from_counts(c, "macro_f1")),
-        "accuracy": float(_metric_from_counts(c, "accuracy")),
-        "false_precision": tp / (tp + fp) if tp + fp else 0.0,
-        "false_recall": tp / (tp + fn) if tp + fn else 0.0,
-        "counts": {"tp_false": tp, "fp_false": fp, "fn_false": fn, "tn_false": tn},
-    }
+    return {"n": n, "n_scored": int(keep.sum()), "n_abstained": sum(normalise_verdict(v) is None for v in pred),
+            "coverage": float(keep.sum()) / n if n else 0.0, "abstain_policy": abstain, "ff1": float(_metric_from_counts(c, "ff1")),
+            "tf1": float(_metric_from_counts(c, "tf1")), "macro_f1": float(_metric_from_counts(c, "macro_f1")),
+            "accuracy": float(_metric_from_counts(c, "accuracy")), "false_precision": tp / (tp + fp) if tp + fp else 0.0,
+            "false_recall": tp / (tp + fn) if tp + fn else 0.0, "counts": {"tp_false": tp, "fp_false": fp, "fn_false": fn, "tn_false": tn}}
 
 
-def _bootstrap_units(
-    per_unit: np.ndarray,
-    *,
-    n_resamples: int,
-    seed: int,
-    metric: str = "ff1",
-    alpha: float = 0.05,
-    chunk: int = 500,
-    method: str = "percentile",
-    empty_arm_zero: bool = False,
-) -> Bootstrap:
-    """Paired bootstrap over the rows of ``per_unit`` ((n, 8) counts: A's tp/fp/fn/tn, then B's).
-
-    A row is one claim (flat) or one cluster's summed counts (clustered). Resamples draw
-    ``rng.integers(0, n, (m, n))`` from ``numpy.random.default_rng(seed)`` chunk after chunk, the
-    same stream as ``scipy.stats.bootstrap(..., paired=True, rng=default_rng(seed))`` and as one
-    ``rng.choice(n, size=n, replace=True)`` per resample. ``empty_arm_zero``: Δ is 0 on a resample
-    (and for the observed Δ) in which an arm has no scored unit (``n_empty_resamples`` counts them).
-    """
+def _bootstrap_units(per_unit: np.ndarray, *, n_resamples: int, seed: int, metric: str = "ff1", alpha: float = 0.05, chunk: int = 500,
+                     method: str = "percentile", empty_arm_zero: bool = False) -> Bootstrap:
+    """Paired bootstrap over the rows of ``per_unit`` ((n, 8) counts: A's tp/fp/fn/tn, then B's; a row is a claim or a
+    cluster's summed counts). Resamples draw ``rng.integers(0, n, (m, n))`` from ``default_rng(seed)`` chunk after
+    chunk: the stream of ``scipy.stats.bootstrap(..., paired=True)`` and of one ``rng.choice(n, size=n)`` per
+    resample. ``empty_arm_zero``: Δ is 0 on a resample (and observed) where an arm has no scored unit."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
     if method not in BOOTSTRAP_METHODS:
@@ -384,24 +339,10 @@ def _bootstrap_units(
         p_value = float(np.mean(diffs >= 0))
     else:
         p_value = 1.0
-    return {
-        "metric": metric,
-        "method": method,
-        "score_a": observed_a,
-        "score_b": observed_b,
-        "diff": observed,
-        "ci_low": float(lo),
-        "ci_high": float(hi),
-        "ci_level": 1 - alpha,
-        "p_gt_0": float(np.mean(diffs > 0)),
-        "p_value": p_value,
-        "significant": bool(lo > 0 or hi < 0),
-        "n": n,
-        "n_resamples": n_resamples,
-        "seed": seed,
-        **({"n_empty_resamples": n_empty} if empty_arm_zero else {}),
-        **bca,
-    }
+    return {"metric": metric, "method": method, "score_a": observed_a, "score_b": observed_b, "diff": observed, "ci_low": float(lo),
+            "ci_high": float(hi), "ci_level": 1 - alpha, "p_gt_0": float(np.mean(diffs > 0)), "p_value": p_value,
+            "significant": bool(lo > 0 or hi < 0), "n": n, "n_resamples": n_resamples, "seed": seed,
+            **({"n_empty_resamples": n_empty} if empty_arm_zero else {}), **bca}
 
 
 def _bca_levels(per_unit: np.ndarray, totals: np.ndarray, metric: str, observed: float, diffs: np.ndarray,
@@ -426,26 +367,10 @@ def _bca_levels(per_unit: np.ndarray, totals: np.ndarray, metric: str, observed:
     return (level_lo, level_hi), {"bca_degenerate": False, "z0": z0, "acceleration": a_hat}
 
 
-def paired_bootstrap(
-    gold: Sequence[object],
-    pred_a: Sequence[object],
-    pred_b: Sequence[object],
-    metric: str = "ff1",
-    *,
-    n_resamples: int,
-    seed: int,
-    abstain: str = "drop",
-    alpha: float = 0.05,
-    chunk: int = 500,
-    method: str = "percentile",
-) -> Bootstrap:
-    """Paired bootstrap over claims of Δ = metric(B) − metric(A) (see module docstring).
-
-    Vectorised: per-item indicator counts are gathered for a chunk of resamples at once, so
-    10,000 resamples of 1,000 claims take well under a second. Deterministic for a given ``seed``
-    (``numpy.random.default_rng``). With ``abstain="drop"`` each resample scores each system on its
-    own non-abstained items. ``method``: ``percentile`` or ``bca``.
-    """
+def paired_bootstrap(gold: Sequence[object], pred_a: Sequence[object], pred_b: Sequence[object], metric: str = "ff1", *, n_resamples: int,
+                     seed: int, abstain: str = "drop", alpha: float = 0.05, chunk: int = 500, method: str = "percentile") -> Bootstrap:
+    """Paired bootstrap over claims of Δ = metric(B) − metric(A) (module docstring), vectorised over chunks of
+    resamples. With ``abstain="drop"`` each resample scores each system on its own non-abstained items."""
     g, pa, ka = _encode(gold, pred_a, abstain)
     _, pb, kb = _encode(gold, pred_b, abstain)
     per_item = np.concatenate([_counts(g, pa, ka), _counts(g, pb, kb)], axis=1)  # (n, 8)
@@ -480,32 +405,18 @@ def _only(arm: Arm, keep: set[Hashable]) -> tuple[list[object], list[object], li
     return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
 
 
-def clustered_paired_bootstrap(
-    arm_a: Arm,
-    arm_b: Arm,
-    abstain: str = "drop",
-    *,
-    seed: int,
-    n_resamples: int,
-    clusters: str = "union",
-    **settings: str | float | int,
-) -> Bootstrap:
-    """Paired bootstrap of Δ = metric(B) − metric(A) resampling whole clusters (answers, entries).
+def clustered_paired_bootstrap(arm_a: Arm, arm_b: Arm, abstain: str = "drop", *, seed: int, n_resamples: int, clusters: str = "union",
+                               **settings: str | float | int) -> Bootstrap:
+    """Paired bootstrap of Δ = metric(B) − metric(A) resampling whole clusters (answers, entries): each arm is (gold,
+    pred, cluster ids) over its own units, one draw of clusters serves both. ``settings``: ``metric``, ``alpha``,
+    ``chunk``, ``method`` as for :func:`paired_bootstrap`.
 
-    Each arm is (gold, pred, cluster ids) over its own units, so the arms may hold different numbers
-    of units per cluster (atoms vs snippets of one answer). One draw of clusters serves both arms.
-    ``n_resamples``, ``seed``: required; ``settings``: ``metric``, ``alpha``, ``chunk``, ``method``, as for
-    :func:`paired_bootstrap`.
-
-    ``clusters`` is the set resampled and its order: ``union`` (the clusters of either arm in order of
-    first appearance, A's units first) or ``sorted_intersection``, the MedSNIP repository's
-    ``msb_column_cis.py``: the clusters both arms hold (a unit listed with an abstaining verdict counts
-    as held), sorted (:func:`_cluster_sort_key`), the other clusters' units left out of both arms and
-    the point estimate; Δ = 0 on a resample in which an arm has no scored unit (and for the point
-    estimate then); percentile intervals only, at the levels ``alpha`` rounded to 12 decimals (so
-    ``1 - 0.95`` gives the repository's 2.5 / 97.5 percentiles exactly). The repository's defaults are
-    5,000 resamples with seed 42; its draws (one ``rng.choice`` of the entries per resample from
-    ``default_rng(seed)``) are the stream used here.
+    ``clusters``: ``union`` (either arm's clusters in order of first appearance, A's first) or
+    ``sorted_intersection``, the MedSNIP repository's ``msb_column_cis.py``: the clusters both arms hold (an
+    abstaining unit counts as held), sorted (:func:`_cluster_sort_key`), the others left out; Δ = 0 where an arm has
+    no scored unit; percentile intervals only, at ``alpha`` rounded to 12 decimals (so ``1 - 0.95`` gives exactly
+    the 2.5 / 97.5 percentiles). The repository's defaults: 5,000 resamples, seed 42, one ``rng.choice`` of the
+    entries per resample from ``default_rng(seed)`` (the stream used here).
     """
     if clusters not in CLUSTER_SETS:
         raise ValueError(f"clusters must be one of {CLUSTER_SETS}, got {clusters!r}")
@@ -535,10 +446,5 @@ def clustered_paired_bootstrap(
 
 def answer_verdicts(records: Iterable[Mapping[str, object]], abstain: str = "drop") -> list[str | None]:
     """Answer-level verdicts: ``pred_label`` when present, else OR-FALSE over ``unit_verdicts``."""
-    out = []
-    for rec in records:
-        if "unit_verdicts" in rec and rec.get("pred_label") is None:
-            out.append(or_false(rec["unit_verdicts"] or [], abstain=abstain))
-        else:
-            out.append(normalise_verdict(rec.get("pred_label")))
-    return out
+    return [or_false(rec["unit_verdicts"] or [], abstain=abstain) if "unit_verdicts" in rec and rec.get("pred_label") is None
+            else normalise_verdict(rec.get("pred_label")) for rec in records]

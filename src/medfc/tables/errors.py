@@ -1,23 +1,13 @@
-"""The run's error browser: ``<results_dir>/errors.html``, one self-contained page (no server, no network) that lists
-every test claim of HealthFC and every test pair of CliniFact and of each declared dataset with what each row of the
-run (a HealthFC lang / model / system over its folds, a pairs dataset's model and system) predicted for it.
+"""The run's error browser: ``<results_dir>/errors.html``, one self-contained page listing every test claim of
+HealthFC and every test pair of each pairs dataset with what each row of the run (a HealthFC lang / model / system
+over its folds, a pairs dataset's model and system) predicted for it.
 
-:func:`healthfc_section` and :func:`pairs_section` turn the rows' prediction records and the dataset's texts into
-one dataset's part of the page's data; :func:`page` embeds that data as JSON in the page with its script
-(:mod:`medfc.tables.errors_page`). The data is compact and written once per text:
-
-- ``texts``: every evidence text a row was shown that is not a sentence of the claim's article (retrieved snippets,
-  an oracle's gold sentences), once, shared by all rows;
-- a dataset's ``docs``: each HealthFC article's sentences (per language a row reads) or each CliniFact abstract, once;
-- its ``items``: one per claim or pair, in the dataset's order: id, gold label, text (per language), its document,
-  its gold evidence sentences (HealthFC);
-- its ``rows``: each row's predictions, ``[item, gold, predicted, probability, fold, selected sentence ids, shown
-  texts]``, the labels as indices into the dataset's ``labels`` (``None``: no prediction).
-
-Same inputs, same bytes: every list is in a fixed order and the JSON's keys are sorted. The rule's step is
-:func:`write_error_browser`, its options :class:`ErrorsOptions`; the module imports only the standard library at
-its top (the plan reads it when Snakemake plans the DAG), the step reads the CliniFact pairs as the runs do
-(:func:`medfc.experiments.pairs.load_pairs`).
+The page's data (:func:`page_data`, embedded as JSON by :func:`page`) is written once per text: ``texts`` (evidence
+shown that is not a sentence of the claim's article), per dataset ``docs`` (articles' sentences or abstracts),
+``items`` (id, gold label, text per language, document, gold sentences) and ``rows`` (each row's predictions,
+``[item, gold, predicted, probability, fold, selected sentence ids, shown texts]``, labels as indices into
+``labels``). Same inputs, same bytes: lists in a fixed order, JSON keys sorted. A light module at its top (the plan
+reads :class:`ErrorsOptions` when Snakemake plans the DAG).
 """
 
 from __future__ import annotations
@@ -25,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -45,9 +36,8 @@ Run = tuple[Mapping[str, Any], Sequence[Record]]  # one prediction file: its ent
 
 @dataclass(frozen=True)
 class PairsSection(Options):
-    """One pairs dataset's part of the page (CliniFact's, a declared dataset's): its title, how its test split is read
-    (:class:`~medfc.experiments.models.options.PairData`, which names the dataset) and one entry per prediction file (``model``,
-    ``system``)."""
+    """One pairs dataset's part of the page: its title, how its test split is read (:class:`PairData`, which names
+    the dataset) and one entry per prediction file (``model``, ``system``)."""
 
     title: str
     data: PairData
@@ -56,10 +46,9 @@ class PairsSection(Options):
 
 @dataclass(frozen=True)
 class ErrorsOptions(Options):
-    """The error browser's (rule ``error_browser``): one entry per prediction file of HealthFC, in its input order
-    (``lang``, ``model``, ``system``, ``fold``), each pairs dataset's section (its inputs ``pairs_<dataset>``, the prediction
-    files, and ``pairs_<dataset>_test``, its test split), and the run's scale (``experiments.scale``). A light module: the
-    plan builds these when Snakemake plans the DAG."""
+    """The rule ``error_browser``'s: one entry per HealthFC prediction file, in input order (``lang``, ``model``,
+    ``system``, ``fold``), each pairs dataset's section (inputs ``pairs_<dataset>`` and ``pairs_<dataset>_test``) and
+    the run's scale (``experiments.scale``)."""
 
     healthfc: tuple[dict[str, Any], ...]
     pairs: tuple[PairsSection, ...]
@@ -80,16 +69,6 @@ class Pool:
         return self.index[text]
 
 
-@dataclass
-class Unmatched:
-    """Predictions left out, counted by reason (no gold label, an id the dataset lacks, an id repeated in one row)."""
-
-    counts: dict[str, int] = field(default_factory=dict)
-
-    def add(self, reason: str) -> None:
-        self.counts[reason] = self.counts.get(reason, 0) + 1
-
-
 def ordered_labels(known: Sequence[str], seen: Iterable[str]) -> list[str]:
     """``known`` labels that were seen, in their order, then any other seen label, sorted."""
     seen = set(seen)
@@ -106,7 +85,7 @@ def _probability(record: Record) -> float | None:
     return None if value is None else round(float(value), 3)
 
 
-def _rows(runs: Sequence[Run], keys: Sequence[str], item_of: Mapping[str, int], unmatched: Unmatched,
+def _rows(runs: Sequence[Run], keys: Sequence[str], item_of: Mapping[str, int], unmatched: Counter[str],
           test_only: bool) -> list[tuple[dict[str, Any], list[Record]]]:
     """The runs grouped into rows (the entry without its fold), in their first file's order: each row's entry and its
     records, each id once (a record of another split than the test split left out where ``test_only``)."""
@@ -121,11 +100,11 @@ def _rows(runs: Sequence[Run], keys: Sequence[str], item_of: Mapping[str, int], 
                 continue
             rid = str(r.get("id"))
             if r.get("label") is None:
-                unmatched.add("no gold label")
+                unmatched["no gold label"] += 1
             elif rid not in item_of:
-                unmatched.add("id not in the dataset")
+                unmatched["id not in the dataset"] += 1
             elif rid in row[2]:
-                unmatched.add("id repeated in a row")
+                unmatched["id repeated in a row"] += 1
             else:
                 row[2].add(rid)
                 row[1].append({**r, "fold": entry.get("fold", r.get("fold"))})
@@ -134,9 +113,9 @@ def _rows(runs: Sequence[Run], keys: Sequence[str], item_of: Mapping[str, int], 
 
 def _encode_rows(rows: list[tuple[dict[str, Any], list[Record]]], labels: list[str], item_of: Mapping[str, int],
                  evidence: Any, declared: Any) -> list[dict[str, Any]]:
-    """Each row's entry with its predictions as compact lists, sorted by item (``evidence(record)``: the row's
-    selected sentence ids and shown texts of one record), and its labels: those its system predicts
-    (``declared(entry)``) and any other it has, in the dataset's order (the axes of its confusion matrix)."""
+    """Each row's entry with its predictions as compact lists sorted by item (``evidence(record)``: its selected
+    sentence ids and shown texts) and its labels: those its system predicts (``declared(entry)``) and any other it
+    has, in the dataset's order."""
     code = {label: i for i, label in enumerate(labels)}
     out = []
     for entry, records in rows:
@@ -147,8 +126,7 @@ def _encode_rows(rows: list[tuple[dict[str, Any], list[Record]]], labels: list[s
             preds.append([item_of[str(r["id"])], code[str(r["label"])], None if pred is None else code[str(pred)], _probability(r),
                           None if r.get("fold") is None else int(r["fold"]), ids, texts])
         preds.sort(key=lambda p: p[0])
-        seen = {*declared(entry), *(str(r["label"]) for r in records),
-                *(str(r["pred_label"]) for r in records if r.get("pred_label") is not None)}
+        seen = {*declared(entry), *(str(r["label"]) for r in records), *(str(r["pred_label"]) for r in records if r.get("pred_label") is not None)}
         out.append({**entry, "folds": sorted(entry["folds"]), "labels": [code[x] for x in labels if x in seen], "preds": preds})
     return out
 
@@ -157,10 +135,9 @@ def _seen_labels(rows: list[tuple[dict[str, Any], list[Record]]]) -> set[str]:
     return {str(r[k]) for _, records in rows for r in records for k in ("label", "pred_label") if r.get(k) is not None}
 
 
-def healthfc_section(runs: Sequence[Run], claims: Iterable[Record], pool: Pool, unmatched: Unmatched) -> dict[str, Any] | None:
-    """HealthFC's part of the page: ``runs`` (each fold's predictions of a lang / model / system) and the dataset's
-    ``claims`` (its records: the claims' texts in each language a row reads, their articles' sentences, their gold
-    evidence); None without runs."""
+def healthfc_section(runs: Sequence[Run], claims: Iterable[Record], pool: Pool, unmatched: Counter[str]) -> dict[str, Any] | None:
+    """HealthFC's part of the page from ``runs`` (each fold's predictions of a lang / model / system) and the
+    dataset's ``claims``; None without runs."""
     if not runs:
         return None
     langs = sorted({str(entry["lang"]) for entry, _ in runs})
@@ -195,11 +172,10 @@ def healthfc_section(runs: Sequence[Run], claims: Iterable[Record], pool: Pool, 
             "items": items, "docs": docs, "rows": _encode_rows(rows, labels, item_of, evidence, declared)}
 
 
-def pairs_section(runs: Sequence[Run], pairs: Iterable[Any], unmatched: Unmatched, name: str, title: str,
+def pairs_section(runs: Sequence[Run], pairs: Iterable[Any], unmatched: Counter[str], name: str, title: str,
                   classes: Sequence[str]) -> dict[str, Any] | None:
-    """A pairs dataset's part of the page: ``runs`` (each model's predictions; their test split) and the test split's
-    ``pairs`` (:class:`medfc.experiments.pairs.Pair`: id, claim, title, text, label) over ``classes``; None without
-    runs. A pair's evidence is its whole text, which every row reads."""
+    """A pairs dataset's part of the page from ``runs`` (their test split) and the test split's ``pairs`` over
+    ``classes``; None without runs. A pair's evidence is its whole text."""
     if not runs:
         return None
     pairs = list(pairs)
@@ -222,12 +198,11 @@ def page_data(healthfc: Sequence[Run], claims: Iterable[Record], pairs: Sequence
               scale: str) -> tuple[dict[str, Any], dict[str, int]]:
     """The page's data (HealthFC's and each pairs dataset's sections: ``(its options, its runs, its test pairs)``, the
     shared texts) and the predictions left out, counted by reason."""
-    pool, unmatched = Pool(), Unmatched()
+    pool, unmatched = Pool(), Counter()  # predictions left out, by reason
     sections = [healthfc_section(healthfc, claims, pool, unmatched),
-                *(pairs_section(runs, test, unmatched, section.data.dataset, section.title, section.data.classes)
-                  for section, runs, test in pairs)]
+                *(pairs_section(runs, test, unmatched, section.data.dataset, section.title, section.data.classes) for section, runs, test in pairs)]
     datasets = [d for d in sections if d is not None]
-    return {"datasets": datasets, "texts": pool.texts, "scale": scale}, dict(sorted(unmatched.counts.items()))
+    return {"datasets": datasets, "texts": pool.texts, "scale": scale}, dict(sorted(unmatched.items()))
 
 
 def embedded_json(data: Mapping[str, Any]) -> str:
@@ -260,9 +235,8 @@ def _runs(entries: Sequence[Mapping[str, Any]], files: Sequence[str], what: str)
 
 def error_page(healthfc: Sequence[Mapping[str, Any]], healthfc_files: Sequence[str], dataset: str | None,
                pairs: Sequence[tuple[PairsSection, Sequence[str], str | None]], scale: str) -> tuple[str, dict[str, int]]:
-    """The page from the prediction files (one per entry, in order), the HealthFC ``dataset`` (JSONL) and each pairs
-    dataset's (its section, its prediction files, its test split), and what it holds: claims, pairs, predictions, and
-    the predictions left out by reason."""
+    """The page from the prediction files (one per entry), the HealthFC ``dataset`` (JSONL) and each pairs dataset's
+    (section, prediction files, test split), and its counts: items, predictions and those left out by reason."""
     from medfc.common.io import read_jsonl
     from medfc.experiments.pairs import load_pairs
 
@@ -279,9 +253,8 @@ def error_page(healthfc: Sequence[Mapping[str, Any]], healthfc_files: Sequence[s
 
 
 def write_error_browser(inputs: StepFiles, outputs: StepFiles, options: ErrorsOptions) -> dict[str, int]:
-    """The ``error_browser`` rule's step: the page (``html``) from every row's ``healthfc`` predictions and each pairs
-    dataset's ``pairs_<dataset>`` predictions, in the order of the options' entries, with the texts of the HealthFC
-    ``dataset`` and each pairs dataset's test split ``pairs_<dataset>_test``."""
+    """The ``error_browser`` rule's step: the page (``html``) from the ``healthfc`` and ``pairs_<dataset>``
+    predictions, with the texts of the HealthFC ``dataset`` and each ``pairs_<dataset>_test``."""
     from medfc.common.io import atomic_write, input_paths
 
     pairs = [(s, input_paths(inputs, f"pairs_{s.data.dataset}"), _one(inputs, f"pairs_{s.data.dataset}_test")) for s in options.pairs]

@@ -1,13 +1,8 @@
-"""The error browser's page (:mod:`medfc.tables.errors`): its HTML, style and plain script, one template.
-
-The script reads the JSON the page embeds (``<script id="medfc-errors-data">``) and draws, for the dataset chosen:
-the filters (row, gold class, predicted class, wrong only), the counts of what they select, a confusion matrix per
-row (a cell sets the filters to it), and the claims or pairs, a page of them at a time, each with its gold label,
-evidence and every selected row's prediction; a HealthFC article's sentences are drawn when the reader opens them,
-gold and each row's selected sentences marked. The elements a reader or a test reads have ids: ``f-row``,
-``f-gold``, ``f-pred``, ``f-wrong``, ``shown-items``, ``shown-preds``, ``shown-wrong``, ``matrices``, ``list``; the
-page sets ``data-ready`` on ``<html>`` when it has drawn. Kept in a Python module so that editing it reruns the rule
-(:mod:`medfc.common.codeversion` hashes Python modules).
+"""The error browser's page (:mod:`medfc.tables.errors`): its HTML, style and plain script, one template. The script
+draws, from the JSON the page embeds (``<script id="medfc-errors-data">``), the filters, counts, a confusion matrix
+per row and the claims or pairs; the ids a test reads: ``f-row``, ``f-gold``, ``f-pred``, ``f-wrong``,
+``shown-items``, ``shown-preds``, ``shown-wrong``, ``matrices``, ``list``, and ``data-ready`` on ``<html>``. A Python
+module so that editing it reruns the rule (:mod:`medfc.common.codeversion` hashes Python modules).
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""The options of the example tables' steps (:mod:`medfc.tables.example_steps`), in a light module (no pandas): the
-plan builds them when Snakemake plans the DAG and the job receives what it serialised."""
+"""The options of the example tables' steps (:mod:`medfc.tables.example_steps`), a light module (no pandas)."""
 
 from __future__ import annotations
 
@@ -19,9 +18,8 @@ class ExampleClaimsOptions(Options):
 
 @dataclass(frozen=True)
 class WrongClaimsOptions(Options):
-    """HealthFC Table 4: the runs behind it, one entry per fold (its ``lang`` / ``model`` / ``system`` / ``fold``, in the
-    order of the ``scores`` and ``predictions`` inputs), how many wrong claims it shows, where it cuts the evidence
-    (words), and what the numbers are (``experiments.scale``)."""
+    """HealthFC Table 4: its runs, one entry per fold (in the order of the ``scores`` and ``predictions`` inputs), how
+    many wrong claims it shows, where it cuts the evidence (words) and ``experiments.scale``."""
 
     entries: tuple[dict[str, Any], ...]
     shown: int

@@ -1,15 +1,7 @@
-"""Workflow steps of the papers' example tables (workflow/rules/examples.smk, one rule each): HealthFC Tables 1 and 4,
-CliniFact Tables 5 and 7, each written as CSV, Markdown, LaTeX and HTML (outputs ``csv``, ``md``, ``tex``, ``html`` on
-one stem) by :func:`medfc.common.io.write_table`; the rows, the caption and the layout are
-:mod:`medfc.tables.examples`'.
-
-``healthfc_table1`` (:class:`ExampleClaimsOptions`)
-    inputs ``dataset`` (the rebuilt HealthFC JSONL).
-``healthfc_table4`` (:class:`WrongClaimsOptions`)
-    inputs ``scores`` and ``predictions`` (one per fold of every row of a system that selects evidence, in the order of
-    ``options.entries``), ``dataset`` (the claims' text).
-``clinifact_table5``, ``clinifact_table7`` (:class:`ExamplePairsOptions`)
-    inputs ``pairs`` (the split's CSV, the release's columns).
+"""Workflow steps of the papers' example tables (workflow/rules/examples.smk): HealthFC Tables 1 and 4, CliniFact
+Tables 5 and 7, each written as CSV, Markdown, LaTeX and HTML on one stem; rows, caption and layout are
+:mod:`medfc.tables.examples`'. ``healthfc_table4`` reads ``scores`` and ``predictions`` (one per fold, in the order
+of ``options.entries``) and ``dataset``; the CliniFact tables read ``pairs`` (split CSVs in the release's columns).
 """
 
 from __future__ import annotations
@@ -24,11 +16,8 @@ from medfc.tables.example_options import WrongClaimsOptions, ExampleClaimsOption
 
 log = logging.getLogger(__name__)
 
-SCALE_NOTES = {
-    "smoke": "A smoke-scale run (training capped by experiments.smoke): its errors show that the pipeline runs, nothing about the models.",
-    "cpu": "A run of the CPU recipe on real data (experiments.scale cpu).",
-    "paper": "",
-}
+SCALE_NOTES = {"smoke": "A smoke-scale run (training capped by experiments.smoke): its errors show that the pipeline runs, nothing about the models.",
+               "cpu": "A run of the CPU recipe on real data (experiments.scale cpu).", "paper": ""}
 
 
 def _write(artifact: examples.Artifact, outputs: StepFiles) -> dict[str, int]:

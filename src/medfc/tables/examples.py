@@ -1,18 +1,6 @@
-"""The papers' example tables, chosen from the run's own data by a fixed rule that each caption states.
-
-* :func:`healthfc_examples` — HealthFC Table 1: one supported and one refuted claim with a snippet of their
-  article, the gold evidence sentences marked (bold), and the verdict.
-* :func:`healthfc_errors` — HealthFC Table 4: the row (language, model, system) of best mean veracity F1
-  among the systems that select evidence, and its wrongly predicted claims: the claim, its gold and its
-  selected evidence, the gold and the predicted label.
-* :func:`clinifact_examples` — CliniFact Table 5: one pair per label (evidence, inconclusive, NEI): the claim
-  and an excerpt of the abstract.
-* :func:`clinifact_prompt` — CliniFact Table 7: the prompt the generative models read, as its template and
-  filled with one pair.
-
-Each returns an :class:`Artifact`: the long form (a frame, the CSV and Markdown), its caption and its LaTeX
-(:class:`medfc.common.latex.LatexTable` with wrapping text columns). Excerpts are cut at a stated number of
-words (:func:`cut_words`), so that a table fits its page.
+"""The papers' example tables (HealthFC Tables 1 and 4, CliniFact Tables 5 and 7), chosen from the run's own data
+by a fixed rule that each caption states. Each is an :class:`Artifact`: the long form, its caption and its LaTeX
+(wrapping text columns); excerpts are cut at a stated number of words (:func:`cut_words`) so a table fits its page.
 """
 
 from __future__ import annotations
@@ -71,14 +59,11 @@ def lines_cell(text: str) -> Tex:
     return Tex(body, float(max((len(line) for line in text.split("\n")), default=0)))
 
 
-# --------------------------------------------------------------------------------- HealthFC Table 1
-
-
 def article_snippet(sentences: Sequence[str], gold_ids: Sequence[int], words: int) -> tuple[list[tuple[str, bool]], int]:
     """The article's snippet around its gold evidence: from the sentence before the first gold evidence sentence (from
     that one itself when the two do not fit), whole sentences as long as the snippet stays within ``words`` words (the
-    first one cut there when it alone is longer); ``(…)`` where the article goes on before or after. Returns the parts (text, whether gold evidence)
-    and how many gold evidence sentences the snippet shows."""
+    first one cut there when it alone is longer); ``(…)`` where the article goes on. Returns the parts (text, whether
+    gold evidence) and how many gold evidence sentences the snippet shows."""
     gold = {int(i) for i in gold_ids if 0 <= int(i) < len(sentences)}
     first = min(gold) if gold else 0
     start = first - 1 if first > 0 and len(sentences[first - 1].split()) + len(sentences[first].split()) <= words else first
@@ -133,9 +118,6 @@ def healthfc_examples(records: Sequence[Mapping[str, Any]], words: int, lang: st
     return Artifact(rows, caption, table)
 
 
-# --------------------------------------------------------------------------------- HealthFC Table 4
-
-
 @dataclass(frozen=True)
 class RunRow:
     """One row of the run's HealthFC tables: its language, model and system, and the folds' files it reads."""
@@ -181,8 +163,7 @@ def healthfc_errors(scores: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]
         caption = "HealthFC Table 4: claims where the best row erred. No row of a system that selects evidence ran."
         return Artifact(rows, caption, _errors_table(caption, latex_rows))
     row, f1, folds = best
-    tested = [p for entry, preds in predictions for p in preds
-              if RunRow(str(entry["lang"]), str(entry["model"]), str(entry["system"])) == row]
+    tested = [p for entry, preds in predictions for p in preds if RunRow(str(entry["lang"]), str(entry["model"]), str(entry["system"])) == row]
     wrong = sorted((p for p in tested if p.get("pred_label") != p.get("label")), key=lambda p: str(p["id"]))
     for p in wrong[:shown]:
         gold_ev, selected = _evidence(p.get("gold_evidence"), words), _evidence(p.get("evidence"), words)
@@ -204,9 +185,6 @@ def _errors_table(caption: str, rows: list[list[object]]) -> LatexTable:
                       [Column("Claim", align="l", wrap=0.8), Column("Gold evidence", align="l", wrap=1.3),
                        Column("Selected evidence", align="l", wrap=1.3), Column("Gold | predicted", align="l", wrap=0.6)],
                       [Block([r]) for r in rows], width="text")
-
-
-# -------------------------------------------------------------------------------- CliniFact Table 5
 
 
 def clinifact_examples(splits: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], words: int) -> Artifact:
@@ -246,9 +224,6 @@ def _pair_label(pair: Mapping[str, Any]) -> str | None:
         return CLINIFACT_CODES.get(int(float(raw)))
     except ValueError:
         return None
-
-
-# -------------------------------------------------------------------------------- CliniFact Table 7
 
 
 def clinifact_prompt(pairs: Sequence[Mapping[str, Any]], words: int, split: str = "test") -> Artifact:

@@ -1,10 +1,6 @@
-"""HealthFC Tables 3 and 5, the open-domain comparison (supported vs refuted with retrieved evidence) and the
-significance tests between systems (Vladika et al., 2024).
-
-Each table is a tidy frame (the data: CSV, Markdown, the report's HTML; :func:`table3`, :func:`table5`, ...) and a
-:class:`~medfc.common.latex.LatexTable` in the paper's layout (``*_latex``): our rows under one title row, the
-paper's under another, mean with the standard deviation as a subscript. What we score beyond the paper's columns
-(FEVER, AVeriTeC, false-class F1, accuracy, claims) is a companion table of its own (``*_extra``)."""
+"""HealthFC Tables 3 and 5, the open-domain comparison and the significance tests between systems (Vladika et al.,
+2024): each a tidy frame and a :class:`~medfc.common.latex.LatexTable` in the paper's layout (``*_latex``: our rows
+under one title row, the paper's under another); what we score beyond the paper's columns is a companion (``*_extra``)."""
 
 from __future__ import annotations
 
@@ -18,8 +14,7 @@ from medfc.experiments.healthfc.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTE
 from medfc.scoring import classification, medsnip
 from medfc.common.jsontypes import JSONValue
 from medfc.common.papers import reported_title
-from medfc.tables.common import (Entry, SMOKE_NOTE, grouped, mean_sd, not_run_note, ours_title, pct, pm, pooled,
-                                 stack_kept, stack_note)
+from medfc.tables.common import (Entry, SMOKE_NOTE, grouped, mean_sd, not_run_note, ours_title, pct, pm, pooled, stack_kept, stack_marks, stack_note)
 
 Row = dict[str, object]  # one row of a table
 
@@ -36,26 +31,21 @@ def _paper_row(papers: Mapping[str, JSONValue], model: str, **values: JSONValue)
 
 
 def table3(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> pd.DataFrame:
-    """Table 3: pipeline / joint / oracle, evidence and veracity macro P/R/F1, mean ± std over folds. Our
-    rows first (``source`` ours, at ``scale``), then the paper's rows of the same systems, each its own
-    row: no number of the paper stands beside a row of ours."""
+    """Table 3: pipeline / joint / oracle, evidence and veracity macro P/R/F1, mean ± std over folds: our rows, then
+    the paper's rows of the same systems, each its own row."""
     rows = []
     for (lang, model, system), items in grouped(entries, scores, ("lang", "model", "system")).items():
         if system not in TABLE3_SYSTEMS:
             continue
         agg = classification.aggregate_folds([read_json(f) for _, f in items])
-        rows.append({
-            "source": "ours", "scale": scale, "lang": lang, "model": model, "system": system, "folds": len(items),
-            "evidence P": pm(agg, "evidence.macro_precision"), "evidence R": pm(agg, "evidence.macro_recall"),
-            "evidence F1": pm(agg, "evidence.macro_f1"), "evidence-class F1": pm(agg, "evidence.f1"),
-            "veracity P": pm(agg, "veracity.macro_precision"), "veracity R": pm(agg, "veracity.macro_recall"),
-            "veracity F1": pm(agg, "veracity.macro_f1"),
-            "FEVER strict": pm(agg, "fever.strict"),
-            "AVeriTeC@0.25": pm(agg, "averitec.score.0.25"),
-            "FF1": pm(agg, "medsnip.ff1"),
-            # the share of the supported / refuted claims that FF1 scores (an NEI prediction abstains)
-            "FF1 coverage": pm(agg, "medsnip.coverage"),
-        })
+        rows.append({"source": "ours", "scale": scale, "lang": lang, "model": model, "system": system, "folds": len(items),
+                     "evidence P": pm(agg, "evidence.macro_precision"), "evidence R": pm(agg, "evidence.macro_recall"),
+                     "evidence F1": pm(agg, "evidence.macro_f1"), "evidence-class F1": pm(agg, "evidence.f1"),
+                     "veracity P": pm(agg, "veracity.macro_precision"), "veracity R": pm(agg, "veracity.macro_recall"),
+                     "veracity F1": pm(agg, "veracity.macro_f1"), "FEVER strict": pm(agg, "fever.strict"),
+                     "AVeriTeC@0.25": pm(agg, "averitec.score.0.25"), "FF1": pm(agg, "medsnip.ff1"),
+                     # the share of the supported / refuted claims that FF1 scores (an NEI prediction abstains)
+                     "FF1 coverage": pm(agg, "medsnip.coverage")})
     order = {s: i for i, s in enumerate(TABLE3_SYSTEMS)}
     rows.sort(key=lambda r: (r["lang"], r["model"], order[r["system"]]))
     systems = {r["system"] for r in rows}
@@ -84,9 +74,8 @@ def _veracity_rows(scores: Sequence[str], entries: Sequence[Entry], systems: Seq
             continue
         agg = classification.aggregate_folds([read_json(f) for _, f in items])
         rows.append({"source": "ours", "scale": scale, "lang": lang, "model": model, "experiment": system, "folds": len(items),
-                     "P": pm(agg, "veracity.macro_precision"), "R": pm(agg, "veracity.macro_recall"),
-                     "F1": pm(agg, "veracity.macro_f1"), "accuracy": pm(agg, "veracity.accuracy"),
-                     "n": sum(int(read_json(f).get("n", 0)) for _, f in items)})
+                     "P": pm(agg, "veracity.macro_precision"), "R": pm(agg, "veracity.macro_recall"), "F1": pm(agg, "veracity.macro_f1"),
+                     "accuracy": pm(agg, "veracity.accuracy"), "n": sum(int(read_json(f).get("n", 0)) for _, f in items)})
     order = {s: i for i, s in enumerate(systems)}
     rows.sort(key=lambda r: (r["lang"], r["model"], order[r["experiment"]]))
     return rows
@@ -106,10 +95,9 @@ def table5(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str,
 
 
 def open_domain(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> pd.DataFrame:
-    """The open-domain comparison: supported vs refuted on the supported / refuted claims with evidence
-    retrieved from each source (open_domain_<source>), macro P/R/F1 over the two classes, mean ± std over
-    folds (``claims``: the test claims scored, all folds). Our rows, then the binary F1 of each source that
-    the HealthFC paper cites (Vladika and Matthes 2024, 327 claims), for the sources we ran."""
+    """The open-domain comparison: supported vs refuted with evidence retrieved from each source
+    (open_domain_<source>), macro P/R/F1 mean ± std over folds (``claims``: the test claims scored, all folds); our
+    rows, then the binary F1 the HealthFC paper cites (Vladika and Matthes 2024, 327 claims) for the sources we ran."""
     rows = _veracity_rows(scores, entries, OPEN_DOMAIN_SYSTEMS, scale)
     for r in rows:
         r["evidence"] = evidence_source(r["experiment"])
@@ -146,9 +134,8 @@ def significance(predictions: Sequence[str], entries: Sequence[Entry], compariso
                                    "metric": metric, "claims (S/R)": len(kept)}
             if kept:
                 bs = medsnip.paired_bootstrap(gold, pred_a, pred_b, metric=metric, n_resamples=n_resamples, seed=seed, abstain=abstain)
-                row.update({"A": pct(bs["score_a"]), "B": pct(bs["score_b"]), "delta B-A": pct(bs["diff"]),
-                            "CI low": pct(bs["ci_low"]), "CI high": pct(bs["ci_high"]), "bootstrap p": bs["p_value"],
-                            "significant": bs["significant"]})
+                row.update({"A": pct(bs["score_a"]), "B": pct(bs["score_b"]), "delta B-A": pct(bs["diff"]), "CI low": pct(bs["ci_low"]),
+                            "CI high": pct(bs["ci_high"]), "bootstrap p": bs["p_value"], "significant": bs["significant"]})
             rows.append(row)
     cols = ["lang", "model", "system A", "system B", "claims", "McNemar-Bowker chi2", "df", "p", "metric", "claims (S/R)",
             "A", "B", "delta B-A", "CI low", "CI high", "bootstrap p", "significant"]
@@ -158,10 +145,8 @@ def significance(predictions: Sequence[str], entries: Sequence[Entry], compariso
 # ------------------------------------------------------------------------------------------ the paper's layouts
 
 EXPERIMENT_TITLES = {"claims_only": "Claims only", "retrieved_web": "Web snippets", "retrieved_pubmed": "PubMed snippets",
-                     "retrieved_wikipedia": "Wikipedia snippets", "gold_explanations": "Gold explanations",
-                     "level_of_evidence": "Level of evidence"}
+                     "retrieved_wikipedia": "Wikipedia snippets", "gold_explanations": "Gold explanations", "level_of_evidence": "Level of evidence"}
 PAPER_EXPERIMENT_TITLES = {**EXPERIMENT_TITLES, "retrieved_web": "Google snippets"}  # the paper's names of its rows
-SYSTEM_TITLES = {"pipeline": "pipeline", "joint": "joint"}
 
 
 def _aggregates(scores: Sequence[str], entries: Sequence[Entry], systems: Sequence[str]) -> dict[tuple[str, str, str], list[dict]]:
@@ -195,19 +180,13 @@ def _notes(scale: str, marks: Mapping[str, str], kept: Mapping[str, str], paper_
     return [n for n in notes if n]
 
 
-def _marks(kept: Mapping[str, str]) -> dict[str, str]:
-    return {m: "abcdefghij"[i % 10] for i, m in enumerate(sorted(kept))}
-
-
 def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
                  infos: Sequence[str] = ()) -> LatexTable:
     """Table 3 in the paper's layout: System | Base Model | Evidence Selection P/R/F1 | Veracity Prediction P/R/F1 |
-    Oracle Ver. Pred. F1. The oracle is a column: the oracle system's veracity F1 for the same model, on its
-    pipeline row (a model with an oracle run and no pipeline run gets a pipeline row of its oracle alone). Our
-    rows, then the paper's rows of the systems we ran, each with its standard deviation."""
+    Oracle Ver. Pred. F1 (the oracle system's veracity F1 on the same model's pipeline row)."""
     agg = {k: classification.aggregate_folds(v) for k, v in _aggregates(scores, entries, TABLE3_SYSTEMS).items()}
     kept = stack_kept(infos, scores, entries)
-    marks = _marks(kept)
+    marks = stack_marks(kept)
     ev = ("evidence.macro_precision", "evidence.macro_recall", "evidence.macro_f1")
     ver = ("veracity.macro_precision", "veracity.macro_recall", "veracity.macro_f1")
     ours = []
@@ -232,8 +211,7 @@ def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
                           _paper_sd(v, "oracle_f1") if "oracle_f1" in v else DASH])
     columns = [Column("System", align="l"), Column("Base Model", align="l"),
                *(Column(h, group="Evidence Selection") for h in ("Precision", "Recall", "F1 Macro")),
-               *(Column(h, group="Veracity Prediction") for h in ("Precision", "Recall", "F1 Macro")),
-               Column("F1 Macro", group="Oracle Ver. Pred.")]
+               *(Column(h, group="Veracity Prediction") for h in ("Precision", "Recall", "F1 Macro")), Column("F1 Macro", group="Oracle Ver. Pred.")]
     folds = max((len(v) for v in _aggregates(scores, entries, TABLE3_SYSTEMS).values()), default=0)
     caption = ("HealthFC Table 3: evidence selection and veracity prediction, macro precision, recall and F1 (%), the mean "
                f"and standard deviation (subscript) over the folds of a cross-validation (ours: {folds} folds; the paper: 5). "
@@ -245,9 +223,8 @@ def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
 
 
 def table3_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) -> tuple[pd.DataFrame, LatexTable]:
-    """Table 3's companion: what we score beyond the paper's columns, for each of our rows (oracle included):
-    the evidence class's F1, FEVER (strict), AVeriTeC (λ = 0.25), false-class F1 and its coverage; the tidy
-    frame (mean ± std) and its LaTeX (mean with the std as a subscript)."""
+    """Table 3's companion: the evidence class's F1, FEVER (strict), AVeriTeC (λ = 0.25), false-class F1 and its
+    coverage of each of our rows (oracle included): the tidy frame and its LaTeX."""
     keys = [("evidence-class F1", "evidence.f1"), ("FEVER strict", "fever.strict"), ("AVeriTeC@0.25", "averitec.score.0.25"),
             ("FF1", "medsnip.ff1"), ("FF1 coverage", "medsnip.coverage")]
     data = _aggregates(scores, entries, TABLE3_SYSTEMS)
@@ -283,7 +260,7 @@ def table5_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
     """Table 5 in the paper's layout: Experiment | P | R | F1 (macro, mean with the std as a subscript), with a
     Base Model column since we run several; the paper's rows (its one model) for the experiments we ran."""
     kept = stack_kept(infos, scores, entries)
-    marks = _marks(kept)
+    marks = stack_marks(kept)
     ours = []
     for lang, model, system, folds in _experiment_rows(scores, entries, TABLE5_SYSTEMS):
         agg = classification.aggregate_folds(folds)
@@ -354,20 +331,17 @@ def significance_latex(df: pd.DataFrame, scale: str) -> LatexTable:
     for r in df.to_dict("records"):
         has_bs = r.get("delta B-A") is not None and not (isinstance(r.get("delta B-A"), float) and pd.isna(r["delta B-A"]))
         ci = Tex(rf"[{_signed(r['CI low'])}, {_signed(r['CI high'])}]", 13) if has_bs else None
-        rows.append([_model_title(str(r["lang"]), str(r["model"])), str(r["system A"]), str(r["system B"]), r["claims"],
-                     r["McNemar-Bowker chi2"], r["df"], r["p"], r["claims (S/R)"],
-                     *((r["A"], r["B"], r["delta B-A"], ci, r["bootstrap p"]) if has_bs else (None,) * 5)])
+        rows.append([_model_title(str(r["lang"]), str(r["model"])), str(r["system A"]), str(r["system B"]), r["claims"], r["McNemar-Bowker chi2"],
+                     r["df"], r["p"], r["claims (S/R)"], *((r["A"], r["B"], r["delta B-A"], ci, r["bootstrap p"]) if has_bs else (None,) * 5)])
     metric = str(df["metric"].iloc[0]) if len(df) else ""
     metric_title = {"ff1": "FF1", "tf1": "TF1", "macro_f1": "macro-F1", "accuracy": "accuracy"}.get(metric, metric)
     columns = [Column("Base Model", align="l"), Column("A", align="l"), Column("B", align="l"), Column("Claims", fmt="int"),
                Column("χ²", group="McNemar–Bowker", fmt="dec1"), Column("df", group="McNemar–Bowker", fmt="int"),
-               Column("p", group="McNemar–Bowker", fmt="p3"),
-               Column("Claims", group=f"Paired bootstrap, {metric_title} (%)", fmt="int"),
+               Column("p", group="McNemar–Bowker", fmt="p3"), Column("Claims", group=f"Paired bootstrap, {metric_title} (%)", fmt="int"),
                Column("A", group=f"Paired bootstrap, {metric_title} (%)", fmt="dec1"),
                Column("B", group=f"Paired bootstrap, {metric_title} (%)", fmt="dec1"),
                Column("Δ", group=f"Paired bootstrap, {metric_title} (%)", fmt="dec1"),
-               Column("95% CI", group=f"Paired bootstrap, {metric_title} (%)"),
-               Column("p", group=f"Paired bootstrap, {metric_title} (%)", fmt="p3")]
+               Column("95% CI", group=f"Paired bootstrap, {metric_title} (%)"), Column("p", group=f"Paired bootstrap, {metric_title} (%)", fmt="p3")]
     caption = ("HealthFC: significance of the differences between systems, the folds' test predictions pooled. "
                "McNemar–Bowker on the three-way labels of the same claims; the MedSNIP paired bootstrap of "
                f"{metric_title} over the supported and refuted claims, Δ = B − A with its 95% interval.")

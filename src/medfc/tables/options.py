@@ -1,5 +1,4 @@
-"""The options of the table steps (:mod:`medfc.tables.steps`), in a light module (no pandas): the plan builds
-them when Snakemake plans the DAG (:meth:`medfc.plan.Plan.job_options`) and the job receives what it serialised.
+"""The options of the table steps, in a light module (no pandas) the plan reads when Snakemake plans the DAG;
 :data:`TABLE_OPTIONS` is each table's class (the ``table`` rule's ``{table}``)."""
 
 from __future__ import annotations
@@ -59,9 +58,8 @@ class DocumentOptions(Options):
 
 
 # each table's options class (the ``table`` rule runs ``tables.steps:<table>``)
-TABLE_OPTIONS: dict[str, type[Options]] = {
-    "healthfc_table3": TableOptions, "healthfc_table3_extra": TableOptions, "healthfc_table5": TableOptions,
-    "healthfc_table5_extra": TableOptions, "healthfc_open_domain": TableOptions, "healthfc_significance": SignificanceOptions,
-    "clinifact_table8": TableOptions, "clinifact_table8_extra": TableOptions, "clinifact_significance": TableOptions,
-    "healthfc_times": TimesOptions, "clinifact_times": TimesOptions,
-}
+TABLE_OPTIONS: dict[str, type[Options]] = {"healthfc_table3": TableOptions, "healthfc_table3_extra": TableOptions, "healthfc_table5": TableOptions,
+                                           "healthfc_table5_extra": TableOptions, "healthfc_open_domain": TableOptions,
+                                           "healthfc_significance": SignificanceOptions, "clinifact_table8": TableOptions,
+                                           "clinifact_table8_extra": TableOptions, "clinifact_significance": TableOptions,
+                                           "healthfc_times": TimesOptions, "clinifact_times": TimesOptions}

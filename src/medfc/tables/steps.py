@@ -1,15 +1,8 @@
-"""Workflow steps of the tables stage (rule ``table`` in workflow/rules/tables.smk, one job per table):
-each step reads the scores or predictions of the runs it compares and writes one table as CSV,
-Markdown and LaTeX (outputs ``csv``, ``md``, ``tex``, side by side with one stem).
-
-Every step takes the input lists ``scores`` or ``predictions`` and ``papers`` (the papers' numbers,
-resources/papers/numbers.yaml), and ``options.entries``: one dict per input file, in input order,
-naming its ``lang`` / ``model`` / ``system`` / ``fold``; the time tables (``experiments.time_tables``) take
-the jobs' ``benchmarks`` instead, and the ensembles' members. A paper's table also takes ``infos``: the
-``info.json`` of its stacked runs, whose choice of members a note reports.
-
-The CSV, Markdown and HTML hold the tidy long form (the data); the LaTeX is the paper's layout. A companion
-(``<table>_extra``) holds what we score beyond the paper's columns.
+"""Workflow steps of the tables stage (rule ``table``, one job per table): each reads the ``scores`` or
+``predictions`` of the runs it compares (``options.entries``: one per input file, in order), ``papers``
+(resources/papers/numbers.yaml) and ``infos`` (the stacked runs' ``info.json``) and writes one table as CSV,
+Markdown and LaTeX on one stem: the tidy long form, and the paper's layout in LaTeX. A companion
+(``<table>_extra``) holds what we score beyond the paper's columns; the time tables read the jobs' ``benchmarks``.
 """
 
 from __future__ import annotations
@@ -28,16 +21,9 @@ from medfc.tables.papers import paper_numbers
 log = logging.getLogger(__name__)
 
 
-SCALES = {
-    "smoke": "Our numbers are SMOKE-SIZED (training capped by experiments.smoke): they show that the pipeline runs, nothing about the models.",
-    "cpu": "Our numbers come from the CPU recipe on real data (experiments.scale cpu).",
-    "paper": "Our numbers come from the papers' models and hyperparameters (experiments.scale paper).",
-}
-
-
-def _infos(inputs: StepFiles) -> list[str]:
-    """The stacked runs' ``info.json`` (input ``infos``; none where the table has no stack)."""
-    return input_paths(inputs, "infos")
+SCALES = {"smoke": "Our numbers are SMOKE-SIZED (training capped by experiments.smoke): they show that the pipeline runs, nothing about the models.",
+          "cpu": "Our numbers come from the CPU recipe on real data (experiments.scale cpu).",
+          "paper": "Our numbers come from the papers' models and hyperparameters (experiments.scale paper)."}
 
 
 def _caption(title: str, scale: str) -> str:
@@ -46,15 +32,14 @@ def _caption(title: str, scale: str) -> str:
 
 def _write(df: pd.DataFrame, outputs: StepFiles, caption: str, latex: LatexTable | None = None) -> dict[str, int]:
     stem = table_stem(outputs)
-    write_table(df, stem, caption=caption, formats=("csv", "md", "tex", "html") if "html" in outputs else ("csv", "md", "tex"),
-                latex=latex)
+    write_table(df, stem, caption=caption, formats=("csv", "md", "tex", "html") if "html" in outputs else ("csv", "md", "tex"), latex=latex)
     log.info("%s: %d rows", stem.name, len(df))
     return {"rows": len(df)}
 
 
 def healthfc_table3(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
     """HealthFC Table 3 from the pipeline / joint / oracle ``scores``."""
-    scores, papers, infos = input_paths(inputs, "scores"), paper_numbers(inputs["papers"]), _infos(inputs)
+    scores, papers, infos = input_paths(inputs, "scores"), paper_numbers(inputs["papers"]), input_paths(inputs, "infos")
     df = healthfc.table3(scores, options.entries, papers, options.scale)
     return _write(df, outputs, _caption("HealthFC Table 3: evidence selection and veracity prediction, macro P/R/F1 (%), mean ± std over folds. "
                                       "FF1: false-class F1 over the supported / refuted claims with a TRUE / FALSE prediction "
@@ -70,7 +55,7 @@ def healthfc_table3_extra(inputs: StepFiles, outputs: StepFiles, options: TableO
 
 def healthfc_table5(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
     """HealthFC Table 5 from the claims-only / gold-explanations / level-of-evidence ``scores``."""
-    scores, papers, infos = input_paths(inputs, "scores"), paper_numbers(inputs["papers"]), _infos(inputs)
+    scores, papers, infos = input_paths(inputs, "scores"), paper_numbers(inputs["papers"]), input_paths(inputs, "infos")
     df = healthfc.table5(scores, options.entries, papers, options.scale)
     return _write(df, outputs, _caption("HealthFC Table 5: claims only, retrieved evidence (retrieved_web: Google snippets), gold explanations, "
                                       "level of evidence; macro P/R/F1 (%), mean ± std over folds.", options.scale),
@@ -102,7 +87,7 @@ def healthfc_significance(inputs: StepFiles, outputs: StepFiles, options: Signif
 
 def clinifact_table8(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
     """CliniFact Table 8 from every model's ``scores``."""
-    scores, papers, infos = input_paths(inputs, "scores"), paper_numbers(inputs["papers"]), _infos(inputs)
+    scores, papers, infos = input_paths(inputs, "scores"), paper_numbers(inputs["papers"]), input_paths(inputs, "infos")
     df = clinifact.table8(scores, options.entries, papers, options.scale, infos)
     return _write(df, outputs, _caption("CliniFact Table 8: test accuracy and macro P/R/F1 (%).", options.scale),
                   clinifact.table8_latex(scores, options.entries, papers, options.scale, infos))
@@ -124,7 +109,7 @@ def clinifact_significance(inputs: StepFiles, outputs: StepFiles, options: Table
 def dataset_table(inputs: StepFiles, outputs: StepFiles, options: DatasetTableOptions) -> dict[str, int]:
     """A declared dataset's table from every model's ``scores``."""
     df, latex = datasets.scores_table(input_paths(inputs, "scores"), options.entries, options.dataset, options.title, options.scale,
-                                      _infos(inputs))
+                                      input_paths(inputs, "infos"))
     return _write(df, outputs, latex.caption + " " + SCALES[options.scale], latex)
 
 

@@ -1,7 +1,5 @@
-"""How long each row of the experiments' tables took: the wall and CPU seconds of its jobs, read from
-Snakemake's benchmark files (``<results_dir>/timings/experiments/...``: columns ``s`` and ``cpu_time``),
-summed over a row's folds. An ensemble trains nothing, so its row also counts its members' jobs (each
-member's own row shows them alone): what the row costs to reproduce from scratch."""
+"""How long each row of the experiments' tables took: the wall and CPU seconds (columns ``s`` and ``cpu_time``) of
+Snakemake's benchmark files of its jobs, summed over folds; an ensemble's row also counts its members' jobs."""
 
 from __future__ import annotations
 
