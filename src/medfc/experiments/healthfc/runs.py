@@ -269,13 +269,17 @@ def run_pipeline(spec: System, fold: Fold, options: HealthFCFoldOptions, model: 
         keep_pipeline(selector, ver, kept, {**model_card(spec, options), "evidence_model": opts.evidence_train.model,
                                             "threshold": opts.threshold, "max_evidence": opts.max_evidence},
                       {"evidence": selector_card, "veracity": veracity_card})
-    info: RunInfo = {"evidence_model": {**_fit_info(selector), "n_train_pairs": len(ev_train)}, "veracity_model": _fit_info(ver)}
     if not fold.test:  # a final model: nothing to predict
-        return [], info
+        return [], _pipeline_info(selector, ver, len(ev_train))
     ev_probs = predict_evidence_probs(selector, fold.test)
     selected = [select_evidence(p.tolist(), opts.threshold, opts.max_evidence) for p in ev_probs]
     probs = ver.probs([example(c, [c.sentences[i] for i in sel]) for c, sel in zip(fold.test, selected)], desc="veracity/predict")
-    return [_record(c, fold, spec, p, sel, [c.sentences[i] for i in sel]) for c, p, sel in zip(fold.test, probs, selected)], info
+    records = [_record(c, fold, spec, p, sel, [c.sentences[i] for i in sel]) for c, p, sel in zip(fold.test, probs, selected)]
+    return records, _pipeline_info(selector, ver, len(ev_train))  # after predicting: the models' counts include the test fold
+
+
+def _pipeline_info(selector: FittedModel, ver: FittedModel, n_train_pairs: int) -> RunInfo:
+    return {"evidence_model": {**_fit_info(selector), "n_train_pairs": n_train_pairs}, "veracity_model": _fit_info(ver)}
 
 
 def run_joint(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Model, ckpt: Path | None, threads: int | None,
