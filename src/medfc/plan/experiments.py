@@ -561,9 +561,6 @@ class ExperimentsPlan(Part):
         each = [model_job_resources(self, rule, m) for m in members]
         return {**{k: max(r[k] for r in each) for k in ("gpu", "threads", "mem_mb")}, "runtime": sum(r["runtime"] for r in each)}
 
-    def final_targets(self) -> list[str]:
-        return [self.final_dir(r) for r in self.final_rows()] if self.stage_enabled("experiments") else []
-
 
 # each system of medfc.experiments.clinifact.systems.CLINIFACT_SYSTEMS but the one pairs path's: its rule's function
 # (a test keeps the two equal)

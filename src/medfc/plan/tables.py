@@ -172,7 +172,8 @@ class TablesPlan(Part):
             targets.append(f"{self.layout.figures}/clinifact_fig3.png")
         if self.error_browser_planned():
             targets.append(self.layout.under("errors.html"))  # beside the run's index (rule error_browser)
-        return targets + self.experiments.final_targets()
+        finals = [self.experiments.final_dir(r) for r in self.experiments.final_rows()] if self.stage_enabled("experiments") else []
+        return targets + finals
 
 
 def healthfc_table_runs(plan: TablesPlan, systems: tuple[str, ...] | list[str], name: str, file: str) -> TableRuns:

@@ -160,3 +160,14 @@ def test_an_upward_or_sideways_import_and_a_cycle_are_named(tmp_path):
 def test_the_layer_list_is_read_from_the_markdown():
     text = "x\n<!-- layers -->\n1. `medfc.cli`, `medfc.plan`\n2. `medfc.common`, `medfc` (the root)\n<!-- /layers -->\n"
     assert layers_from(text) == [["medfc.cli", "medfc.plan"], ["medfc.common", "medfc"]]
+
+
+MAX_METHODS = 40  # a class a reader can hold in mind; the plan is in parts (medfc.plan.part) to stay below it
+
+
+def test_no_class_of_the_library_has_more_than_forty_methods():
+    sizes = {f"{path.relative_to(SRC)}:{node.name}": sum(isinstance(b, ast.FunctionDef | ast.AsyncFunctionDef) for b in node.body)
+             for path in (SRC / "medfc").rglob("*.py") for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.ClassDef)}
+    assert {name: n for name, n in sizes.items() if n > MAX_METHODS} == {}
+    assert max(sizes.values()) > 20  # the plan's parts are counted
