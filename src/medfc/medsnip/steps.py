@@ -131,7 +131,8 @@ def score(inputs: StepFiles, outputs: StepFiles, options: ScoreOptions) -> dict[
     """The scores of every verifier and mode (:func:`medfc.medsnip.evaluate.evaluate`)."""
     report = SkipReport("medsnip-score")
     answers = _answers(inputs)
-    groups = group_verdicts(r for path in input_paths(inputs, "verdicts") for r in read_jsonl(path))
+    paths = inputs["verdicts"] if isinstance(inputs["verdicts"], (list, tuple)) else [inputs["verdicts"]]  # required: no verdicts, no scores
+    groups = group_verdicts(r for path in paths for r in read_jsonl(path))
     decompositions = [read_json(path) for path in inputs.get("decompositions") or []]
     verifications = [read_json(path) for path in inputs.get("verifications") or []]
     result = evaluate(answers, groups, decompositions, verifications, options, report)
