@@ -1,18 +1,11 @@
 """A polite HTTP client (:class:`HttpClient`), through which every network call of the workflow goes.
 
-* a token-bucket rate limiter (injectable clock and sleep: tests never sleep);
-* retries with exponential backoff on 429, 5xx, timeouts, connection errors, bodies cut short and answers a
-  ``check`` calls a passing error (:class:`AnswerError`, e.g. MediaWiki's ``maxlag``), within ``max_retries``
-  per request and ``retry_budget`` seconds of sleep per client;
-* ``Retry-After`` honoured up to ``max_retry_after``; beyond it the request fails at once with an
-  :class:`HttpError` naming the time to rerun, and nothing more is sent to that origin before then;
-* a server that cannot be reached is retried for at most ``down_budget`` seconds in all ("server down at
-  <origin>"); a host name that does not resolve fails at once;
-* an on-disk cache keyed by (method, url, sorted params, body) of successful answers that passed their check;
-  a damaged cache file is a miss (``cache_damaged``), and a missing entry is fetched by one client at a time
-  (a lock per share of the keys under ``<cache_dir>/locks``);
-* no secret in errors or logs (:func:`redact`; credentials sent are remembered as secrets), and no credential
-  sent across origins on a redirect (:func:`~medfc.common.redirects.guard_redirects`)."""
+Rate-limited (token bucket); retries with backoff on 429, 5xx, timeouts, connection errors, cut bodies and
+answers a ``check`` calls a passing :class:`AnswerError` (an error with HTTP 200); ``Retry-After`` honoured up
+to ``max_retry_after`` (beyond it: fail at once and send nothing more to that origin until then); an
+unreachable server retried for ``down_budget`` seconds at most, an unresolved host not at all; successful
+answers cached on disk (a damaged entry is a miss; one fetcher per missing entry, by a lock); no secret in
+errors or logs, and no credential sent across origins on a redirect."""
 
 from __future__ import annotations
 
@@ -44,12 +37,9 @@ from medfc.common.redirects import guard_redirects
 
 log = logging.getLogger(__name__)
 
-# a request's query parameters (each value sent as its text) and form body (a mapping, or the bytes or text to send)
 Params: TypeAlias = Mapping[str, object]
 Body: TypeAlias = Mapping[str, object] | bytes | str | None
-# an answer as decoded: the parsed JSON (kind "json") or the raw bytes (kind "bytes")
-Answer: TypeAlias = JSONValue | bytes
-# a check of an answer (:class:`AnswerError` for an error answer), of the kind the request asks for
+Answer: TypeAlias = JSONValue | bytes  # the parsed JSON (kind "json") or the raw bytes (kind "bytes")
 JSONCheck: TypeAlias = Callable[[JSONValue], None]
 BytesCheck: TypeAlias = Callable[[bytes], None]
 Check: TypeAlias = JSONCheck | BytesCheck
@@ -60,8 +50,7 @@ RETRY_STATUS = frozenset({429, 500, 502, 503, 504, 529})  # 529: "site overloade
 # urllib3 logs every request line, query string included, at DEBUG
 logging.getLogger("urllib3.connectionpool").addFilter(RedactingFilter())
 
-#: What a connection that breaks mid-answer raises, at each layer (requests, http.client, urllib3), besides
-#: timeouts and connection errors: all retried.
+# what a connection that breaks mid-answer raises at each layer (requests, http.client, urllib3): retried
 CUT_BODY_ERRORS = (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError,
                    http.client.IncompleteRead, urllib3.exceptions.ProtocolError)
 UNRESOLVED = "unresolved"  # what a request's ``down`` is when its host name did not resolve
@@ -167,20 +156,18 @@ def _caused_by(exc: BaseException, types: tuple[type[BaseException], ...]) -> bo
     return False
 
 
-def _unreachable(exc: BaseException) -> bool:
-    """A server not reached at all (refused, no route), not one that broke or timed out mid-answer."""
+def _down(exc: BaseException) -> bool | str:
+    """:data:`UNRESOLVED` for a host name that did not resolve; True for a server not reached at all (refused, no
+    route), False for one that broke or timed out mid-answer."""
+    text = str(exc)
+    if _caused_by(exc, (socket.gaierror, urllib3.exceptions.NameResolutionError)) or any(t in text for t in (
+            "Name or service not known", "Temporary failure in name resolution", "nodename nor servname",
+            "Failed to resolve")):
+        return UNRESOLVED
     if isinstance(exc, requests.Timeout) or not isinstance(exc, requests.ConnectionError):
         return False
     return _caused_by(exc, (urllib3.exceptions.NewConnectionError, ConnectionRefusedError)) or \
-        any(t in str(exc) for t in ("Connection refused", "Failed to establish a new connection"))
-
-
-def _unresolved(exc: BaseException) -> bool:
-    """A host name that did not resolve (no server asked)."""
-    if _caused_by(exc, (socket.gaierror, urllib3.exceptions.NameResolutionError)):
-        return True
-    text = str(exc)
-    return any(t in text for t in ("Name or service not known", "Temporary failure in name resolution", "nodename nor servname", "Failed to resolve"))
+        any(t in text for t in ("Connection refused", "Failed to establish a new connection"))
 
 
 def _utc_time(seconds_from_now: float) -> str:
@@ -236,7 +223,11 @@ class HttpClient:
         self.session.headers["User-Agent"] = user_agent or DEFAULT_USER_AGENT
         self.stats: Counter = Counter()
 
-    # -- cache ---------------------------------------------------------------------------------
+    def _error(self, message: str, **kwargs: object) -> HttpError:
+        """A request's final failure, counted in ``stats["errors"]``."""
+        self.stats["errors"] += 1
+        return HttpError(message, **kwargs)  # type: ignore[arg-type]
+
     def cache_path(self, key: str, kind: str) -> Path | None:
         if self.cache_dir is None:
             return None
@@ -259,7 +250,6 @@ class HttpClient:
         self.stats["cache_damaged"] += damaged["damaged"]
         return value
 
-    # -- network -------------------------------------------------------------------------------
     def _decode(self, resp: requests.Response, kind: str, check: Check | None, what: str) -> tuple[bytes, Answer]:
         """(raw bytes, value) of a success answer; :class:`_Retry` for one cut short, one that should be JSON
         and is not (a proxy's HTML page), or a retryable :class:`AnswerError`; :class:`HttpError` when ``check`` refuses it."""
@@ -281,20 +271,18 @@ class HttpClient:
                 check(value)
             except AnswerError as exc:
                 if not exc.retryable:
-                    self.stats["errors"] += 1
-                    raise HttpError(f"{what}: {exc}", status=exc.status or resp.status_code, url=resp.url) from None
+                    raise self._error(f"{what}: {exc}", status=exc.status or resp.status_code, url=resp.url) from None
                 delay = exc.retry_after if exc.retry_after is not None else _retry_after(resp.headers.get("Retry-After"))
                 raise _Retry(str(exc), delay=delay, status=exc.status) from None
         return raw, value
 
     def _remember_credentials(self, params: Params | None, headers: Mapping[str, str] | None) -> None:
         """Remember a request's credential values so they are redacted wherever they show."""
-        for name, value in list((headers or {}).items()) + list(self.session.headers.items()):
-            if value and is_secret_header(str(name)):
-                remember_secret(value)
-        for name, value in (params or {}).items():
-            if value and is_secret_name(str(name)):
-                remember_secret(value)
+        for items, secret in (([*(headers or {}).items(), *self.session.headers.items()], is_secret_header),
+                              ((params or {}).items(), is_secret_name)):
+            for name, value in items:
+                if value and secret(str(name)):
+                    remember_secret(value)
 
     def _send(self, method: str, url: str, params: Params | None, data: Body,
               headers: Mapping[str, str] | None = None, kind: str = "json",
@@ -307,9 +295,9 @@ class HttpClient:
             until, retry_at, wait_status = waiting
             left = until - self.clock()
             if left > 0:
-                self.stats["errors"] += 1
-                raise HttpError(f"{method} {url}: not sent: {origin} asked to retry after {left:.0f} s, at {retry_at}; "
-                                f"rerun after that", status=wait_status, url=url, exhausted=True, retry_at=retry_at)
+                raise self._error(f"{method} {url}: not sent: {origin} asked to retry after {left:.0f} s, at "
+                                  f"{retry_at}; rerun after that", status=wait_status, url=url, exhausted=True,
+                                  retry_at=retry_at)
             del self._wait_until[origin]
         attempt = 0
         while True:
@@ -329,7 +317,7 @@ class HttpClient:
             except RETRY_ERRORS as exc:
                 reason = redact(f"{type(exc).__name__}: {exc}")
                 what = f"{method} {url}"
-                down = UNRESOLVED if _unresolved(exc) else _unreachable(exc)
+                down = _down(exc)
                 if isinstance(exc, CUT_BODY_ERRORS):
                     self.stats["cut_bodies"] += 1
             except _Retry as retry:
@@ -343,8 +331,7 @@ class HttpClient:
                 detail = _error_detail(resp)
                 said = f": {detail}" if detail else ""
                 if status not in RETRY_STATUS:
-                    self.stats["errors"] += 1
-                    raise HttpError(f"{what}: {reason}{said}", status=status, url=url)
+                    raise self._error(f"{what}: {reason}{said}", status=status, url=url)
                 delay = _retry_after(resp.headers.get("Retry-After"))
                 asked = delay is not None
             self._retry_or_raise(attempt, origin, what, reason, said, status, url, delay if asked else None, down)
@@ -362,32 +349,29 @@ class HttpClient:
         if delay is not None and delay > self.max_retry_after:
             retry_at = _utc_time(delay)
             self._wait_until[origin] = (self.clock() + delay, retry_at, status)
-            self.stats["errors"] += 1
-            raise HttpError(f"{what}: {reason}{said}; the server asks to retry after {delay:.0f} s, at {retry_at}, longer "
-                            f"than this client waits ({self.max_retry_after:g} s): rerun after that", status=status, url=url,
-                            exhausted=True, retry_at=retry_at)
+            raise self._error(f"{what}: {reason}{said}; the server asks to retry after {delay:.0f} s, at {retry_at}, "
+                              f"longer than this client waits ({self.max_retry_after:g} s): rerun after that",
+                              status=status, url=url, exhausted=True, retry_at=retry_at)
         if down == UNRESOLVED:  # no server was asked: the name did not resolve, and retrying it changes nothing
-            self.stats["errors"] += 1
-            raise HttpError(f"{what}: {urlsplit(origin).hostname} does not resolve (no network, or a wrong host?)", url=url,
-                            exhausted=True, down=True)
+            raise self._error(f"{what}: {urlsplit(origin).hostname} does not resolve (no network, or a wrong host?)",
+                              url=url, exhausted=True, down=True)
         where = f"server down at {redact_url(origin)} ({reason})" if down else reason
         down = bool(down)
         if attempt >= self.max_retries:
-            self.stats["errors"] += 1
-            raise HttpError(f"{what}: {where} after {attempt + 1} attempts{said}", status=status, url=url, exhausted=True, down=down)
+            raise self._error(f"{what}: {where} after {attempt + 1} attempts{said}", status=status, url=url,
+                              exhausted=True, down=down)
         if not asked:
             delay = self.backoff_delay(attempt)
         assert delay is not None
         if down and self.down_slept + delay > self.down_budget:
-            self.stats["errors"] += 1
-            raise HttpError(f"{what}: {where} after {attempt + 1} attempts; not retried further: {self.down_slept:g} s of "
-                            f"retries spent on a server that cannot be reached (the client's limit is {self.down_budget:g} s)",
-                            status=status, url=url, exhausted=True, down=True)
+            raise self._error(f"{what}: {where} after {attempt + 1} attempts; not retried further: {self.down_slept:g} "
+                              "s of retries spent on a server that cannot be reached (the client's limit is "
+                              f"{self.down_budget:g} s)",
+                              status=status, url=url, exhausted=True, down=True)
         if self.retry_budget is not None and self.retry_slept + delay > self.retry_budget:
-            self.stats["errors"] += 1
-            raise HttpError(f"{what}: {where}; not retried: the client's retry budget of {self.retry_budget:g} s spent "
-                            f"({self.retry_slept:g} s slept in {self.stats['retries']} retries){said}", status=status, url=url,
-                            exhausted=True, down=down)
+            raise self._error(f"{what}: {where}; not retried: the client's retry budget of {self.retry_budget:g} s "
+                              f"spent ({self.retry_slept:g} s slept in {self.stats['retries']} retries){said}",
+                              status=status, url=url, exhausted=True, down=down)
         self.stats["retries"] += 1
         log.warning("%s", redact(f"{what}: {where}{said}; retry {attempt + 1}/{self.max_retries} in {delay:.1f} s"))
         self.sleep(delay)
@@ -453,8 +437,8 @@ class HttpClient:
             try:
                 resp = self.session.get(url, stream=True, timeout=self.timeout)
             except (requests.ConnectionError, requests.Timeout) as exc:
-                down = UNRESOLVED if _unresolved(exc) else _unreachable(exc)
-                self._retry_or_raise(attempt, origin, f"GET {url}", redact(f"{type(exc).__name__}: {exc}"), "", None, url, None, down)
+                reason = redact(f"{type(exc).__name__}: {exc}")
+                self._retry_or_raise(attempt, origin, f"GET {url}", reason, "", None, url, None, _down(exc))
                 attempt += 1
                 continue
             self.down_slept = 0.0
@@ -463,8 +447,7 @@ class HttpClient:
                     detail = _error_detail(resp)
                     said = f": {detail}" if detail else ""
                     if resp.status_code not in RETRY_STATUS:
-                        self.stats["errors"] += 1
-                        raise HttpError(f"GET {url}: HTTP {resp.status_code}{said}", status=resp.status_code, url=url)
+                        raise self._error(f"GET {url}: HTTP {resp.status_code}{said}", status=resp.status_code, url=url)
                     self._retry_or_raise(attempt, origin, f"GET {url}", f"HTTP {resp.status_code}", said, resp.status_code, url,
                                          _retry_after(resp.headers.get("Retry-After")), False)
                     attempt += 1
