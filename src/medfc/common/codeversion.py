@@ -1,22 +1,10 @@
 """The version of the library code a workflow step runs, for Snakemake's params trigger.
 
-Every rule runs ``workflow/scripts/step.py``, so Snakemake's code trigger never sees the library. Each rule
-names its step as ``"module:function@<version>"`` (:func:`versioned`), the version a hash of the code the step
-can execute: the step function and the module-level definitions of its module it reaches (by name,
-transitively), plus every ``medfc`` module those import, whole, with their imports followed transitively
-(imports inside functions too) and the packages' ``__init__`` on the way.
-
-The hash is over the syntax trees without docstrings and line numbers: comments, docstrings and formatting
-rerun nothing. The AST's text is Python-version specific, so a new Python minor version reruns everything once.
-
-Every Snakemake start versions all steps before planning, so each module is parsed at most once per process
-and dumped in one pass (:func:`_dump`) that also collects its imports; cyclic GC is paused meanwhile (the parse
-makes hundreds of thousands of acyclic objects). With :func:`use_disk_cache` (the workflow names
-:func:`user_cache_dir`: ``$MEDFC_CODEVERSION_CACHE`` or ``${XDG_CACHE_HOME:-~/.cache}/medfc/codeversion``) each
-module's contribution is kept as ``m-<key>.json`` (keyed by its bytes, name and package-ness) and each step's
-version as ``s-<key>.json`` (keyed by every ``.py`` file of the package, path and bytes). Entries are written
-atomically; one that cannot be read or is malformed is a miss. No entry names a path, so all checkouts of the
-user share them; whether ``from a import b`` names the module ``a.b`` is always looked up on disk."""
+Each rule names its step as ``"module:function@<version>"`` (:func:`versioned`): a hash of the syntax trees
+(without docstrings and line numbers) of the step function, the module-level definitions it reaches by name, and
+every ``medfc`` module those import, transitively, with the packages' ``__init__`` on the way. With
+:func:`use_disk_cache` each module's hash (keyed by its bytes) and each step's version (keyed by the package's
+``.py`` files) are kept on disk; an entry that cannot be read is a miss."""
 
 from __future__ import annotations
 

@@ -1,12 +1,8 @@
 """A dataset folder that the Hugging Face ``datasets`` library loads by config, and its BigBio view.
 
-``datasets.load_dataset(<folder>, <config>)`` reads a folder whose ``README.md`` opens with YAML front matter
-listing ``configs`` (name and split files, relative to the folder) and ``dataset_info`` (each config's
-features, so a label column is a ``ClassLabel``); see https://huggingface.co/docs/hub/datasets-manual-configuration
-and https://huggingface.co/docs/hub/datasets-cards. Features come from the files' Arrow schemas (:func:`features`).
-BigBio's textual-entailment schema (``bigbio_te``: ``id``, ``premise``, ``hypothesis``, ``label``, all strings;
-https://github.com/bigscience-workshop/biomedical) is the second view; configs are ``<dataset>_source`` and
-``<dataset>_bigbio_te`` (a fold's ``<dataset>_fold<k>_source`` / ``..._bigbio_te``). Writing needs no ``datasets``."""
+The folder's ``README.md`` opens with YAML front matter listing ``configs`` (name and split files) and
+``dataset_info`` (features from the files' Arrow schemas, :func:`features`). Configs are ``<dataset>_source`` and
+``<dataset>_bigbio_te`` (BigBio's textual-entailment schema); writing needs no ``datasets``."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """Tables as a two-column paper sets them: booktabs LaTeX that compiles with pdflatex and fits its column.
 
-A :class:`LatexTable` has columns (:class:`Column`, optionally under a spanning group header), row blocks
-(:class:`Block`: ours, then the paper's, each under a title row), a caption, a label and notes. :func:`render`
-escapes all text (:func:`escape`: the fragment needs only ``booktabs``, and ``tabularx`` for wrapping columns),
-formats cells by their column's ``fmt`` (or :class:`MeanSD`, :class:`Tex`), sets a ``table`` when the
-estimated width fits :data:`COLUMN_PT`, else ``table*``, and splits a table longer than :data:`MAX_ROWS` into
-``(continued)`` floats (``longtable`` does not work in two columns). :func:`preamble`: the run's ``main.tex``'s."""
+:func:`render` escapes all text, formats cells by their column's ``fmt``, sets a ``table`` when the estimated
+width fits :data:`COLUMN_PT` (else ``table*``) and splits a table longer than :data:`MAX_ROWS` into
+``(continued)`` floats. :func:`preamble`: the run's ``main.tex``'s."""
 
 from __future__ import annotations
 

@@ -1,16 +1,8 @@
 """``import nltk`` without the optional libraries its package ``__init__`` pulls in and no step of ours uses.
 
-``import nltk`` imports ``scipy.stats`` (``nltk.metrics``, ``nltk.translate.gale_church``) and scikit-learn
-(``nltk.classify.scikitlearn``, ``nltk.parse.transitionparser``, which loads pandas): about 1.2 of the 1.6 s of CPU
-it costs. NLTK imports them inside ``try: ... except ImportError``, so :func:`import_nltk` runs the first import
-with both marked unimportable, then unmarks them. Only the NLTK functions wrapping them (``SklearnClassifier``,
-``fisher_exact`` collocation scores, the transition parser's SVM) are then unavailable in that process;
-tokenisation, Punkt, WordNet, stemming and METEOR give the same answers
-(tests/unit/scoring/test_scoring_meteor_loading.py). With nltk, scipy.stats or sklearn already imported it is a
-plain ``import nltk``.
-
-Used by METEOR and MedSNIP's stemmer. The HealthFC sentence splitter keeps its plain import on purpose: an edit
-there would change the code version of every HealthFC dataset step (and retrain every HealthFC model)."""
+NLTK imports scipy.stats and scikit-learn (about 1.2 of its 1.6 s) inside ``try: ... except ImportError``, so
+:func:`import_nltk` runs the first import with both marked unimportable, then unmarks them; tokenisation, Punkt,
+WordNet, stemming and METEOR give the same answers. Used by METEOR and MedSNIP's stemmer."""
 
 from __future__ import annotations
 

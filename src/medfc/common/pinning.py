@@ -1,10 +1,7 @@
-"""Pinned release files: a location (a URL at a commit, or a local copy) and each file's SHA-256, in the config
-(``healthfc.release``, ``clinifact.release``, ``clinifact.diff``).
+"""Pinned release files: a location (a URL at a commit, or a local copy) and each file's SHA-256, in the config.
 
-A file whose hash differs from its pin is refused before it is read (:func:`verify`), at planning for local and
-cached copies (:mod:`medfc.plan.prerequisites`) and by the downloading job; an unpinned file (null) is accepted and
-its hash recorded. :func:`release_record` goes into the step's report and the run's ``releases.jsonl`` (beside
-``runs.jsonl``), and from there into the index and the dataset cards."""
+A file whose hash differs from its pin is refused before it is read (:func:`verify`); an unpinned file (null) is
+accepted and its hash recorded (:func:`release_record`, into the step's report and ``releases.jsonl``)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""Where a result came from: the software, the machine, the config and the command of a run.
-
-* :func:`software`: Python, the platform and the steps' package versions (from distribution metadata), written
-  by the ``provenance`` rule as ``<results_dir>/provenance/software.yml`` (rerun when it changes);
-* :func:`run_record`: one line per Snakemake run appended to ``<results_dir>/provenance/runs.jsonl`` at its
-  start (id, time, host, folder, command, software, resolved config);
-* :func:`job_record`: a job's ``info.json`` ``provenance``: its run, the records above, and torch/CUDA/GPUs
-  when torch is already loaded.
-
+"""Where a result came from: the software (:func:`software`, ``provenance/software.yml``), one line per Snakemake
+run (:func:`run_record`, ``provenance/runs.jsonl``) and a job's ``info.json`` provenance (:func:`job_record`).
 The run id reaches the jobs in :data:`RUN_ENV` (set by the Snakefile)."""
 
 from __future__ import annotations

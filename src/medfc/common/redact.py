@@ -1,10 +1,8 @@
 """Redaction: no secret in any message, log, cache key or result file.
 
-:func:`redact` replaces every credential a text shows (credential query parameters and fields, URL user
-information, credential headers) by ``***``; :class:`RedactingFilter` applies it to log records. As a server
-may echo a key in its own words, it also removes the literal values given to :func:`remember_secret` (every
-credential the HTTP client sends) and the values of the variables given to :func:`remember_secret_env`;
-values shorter than :data:`MIN_SECRET_LENGTH` are not remembered."""
+:func:`redact` replaces credential parameters, URL user information and credential headers by ``***``, and the
+literal values given to :func:`remember_secret` / :func:`remember_secret_env` (a server may echo a key);
+:class:`RedactingFilter` applies it to log records."""
 
 from __future__ import annotations
 

@@ -1,12 +1,9 @@
 """Where an input comes from: a local path, or a URL downloaded once into a cache.
 
-Light (``requests`` is imported only to download), so the plan and the release readers can tell a URL from a path.
-A download (:func:`download_once`) goes to a temporary name and is renamed into place only when complete: its
-length equals the Content-Length the server stated (checked here: urllib3 1.x ends a short body without an
-error), a zip has its whole central directory (:func:`zip_problem`), and the transport did not cut the body.
-Otherwise nothing is kept and the job fails naming the URL and the bytes received. A file already in place is
-checked the same way before reuse. :func:`hub_url` and :func:`url_cache_path` are shared by the dataset imports
-and MedSNIP's Hub files."""
+Light (``requests`` is imported only to download). :func:`download_once` writes to a temporary name and renames
+it into place only when complete: the Content-Length matches, a zip has its whole central directory
+(:func:`zip_problem`) and the transport did not cut the body; else nothing is kept and the job fails naming the
+URL and the bytes received."""
 
 from __future__ import annotations
 

@@ -1,13 +1,8 @@
 """Where a dataset's data files are (``datasets.<name>.source``, docs/datasets.md), in a light module: the plan
-checks the source and the files already here, the import downloads and verifies them (:func:`fetch`).
+checks the source, the import downloads and verifies the files (:func:`fetch`).
 
-Exactly one of ``path`` (a file, key ``data``; a folder with ``files``; or a ``save_to_disk`` folder, every file
-keyed by its path in it), ``url`` (a file, or with ``files`` their base URL; refused without a commit unless every
-file has a ``sha256`` pin) and ``hf`` (a dataset repository at a 40-hex ``revision``, each file at
-``<endpoint>/datasets/<hf>/resolve/<revision>/<config>/<file>``; ``$HF_ENDPOINT`` or ``https://huggingface.co``).
-A URL's file is downloaded once to ``<cache_dir>/<16 hex of its URL's SHA-256>/<its name>``
-(:func:`medfc.common.sources.download_once`); every file is checked against its ``source.sha256.<key>`` pin
-(:func:`medfc.common.pinning.verify`) before it is read."""
+Exactly one of ``path``, ``url`` and ``hf`` (a dataset repository at a 40-hex ``revision``; ``$HF_ENDPOINT``).
+A URL's file is downloaded once into the cache; every file is checked against its ``source.sha256.<key>`` pin."""
 
 from __future__ import annotations
 

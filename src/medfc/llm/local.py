@@ -1,11 +1,8 @@
 """A local ``transformers`` causal LM behind :class:`~medfc.llm.base.LLMClient`.
 
-``chat`` renders each conversation with the tokenizer's chat template (else ``role: content`` lines), generates
-in length-sorted, left-padded batches, greedily at temperature 0; a prompt longer than the model's positions
-(with ``max_tokens``) is a failed :class:`Completion`, never an exception. ``score_options`` sums each option's
-token log-probabilities after a plain prompt (one forward pass per prompt when every option is one token).
-Weights load in bf16 on a GPU that supports it (fp16 otherwise, fp32 on the CPU), or as ``precision`` says.
-"""
+``chat`` uses the tokenizer's chat template, greedy at temperature 0 in length-sorted batches; a prompt too long
+for the model is a failed :class:`Completion`, never an exception. ``score_options`` sums each option's token
+log-probabilities. Weights load in bf16 where the GPU supports it (fp16 otherwise, fp32 on the CPU)."""
 
 from __future__ import annotations
 

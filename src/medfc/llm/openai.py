@@ -1,19 +1,11 @@
 """An OpenAI-compatible server (vLLM, llama.cpp, Ollama, a hosted API) behind :class:`~medfc.llm.base.LLMClient`,
-through :class:`~medfc.common.http.HttpClient` (its retries on 429/5xx/timeouts, rate limit and disk cache).
+through :class:`~medfc.common.http.HttpClient` (retries, rate limit, disk cache keyed by URL and sorted body).
 
-* ``chat``: ``POST {base_url}/chat/completions`` (JSON mode: ``response_format={"type": "json_object"}``); tokens
-  from ``usage`` (0 and counted as ``usage_missing`` when absent).
-* ``score_options``: ``POST {base_url}/completions`` with ``max_tokens=1, temperature=0, logprobs=top_logprobs``;
-  an option's log-probability is the log-sum-exp of the top tokens equal to it once stripped (-inf if absent).
-* The request body (keys sorted) and URL are the cache key; the API key (from the variable ``api_key_env``) is a
-  header, never in the key, redacted from every error and log line, also where a server echoes it.
-* Every answer passes :func:`check_answer` before it is used or cached (a failing cached entry is a counted miss):
-  an error object with HTTP 200, no ``choices``, no ``message`` or ``content`` null are retried like a 503;
-  content that is not text, missing logprobs and an answer of another model (:func:`same_model`) are not.
-* A refused request (a status no retry can mend) or an unmendable answer raises
-  :class:`~medfc.llm.base.LLMEndpointError` at once; a chat call that fails after its retries is a
-  :class:`Completion` with ``error`` set; option scoring raises its :class:`~medfc.common.http.HttpError`.
-"""
+``chat`` posts to ``/chat/completions``; ``score_options`` to ``/completions`` (an option's log-probability: the
+log-sum-exp of the top tokens equal to it once stripped). The API key is a header, never in the cache key, and
+redacted everywhere. Every answer passes :func:`check_answer` before it is used or cached. A refused request raises
+:class:`~medfc.llm.base.LLMEndpointError`; a chat call that fails after its retries is a :class:`Completion`
+with ``error`` set."""
 
 from __future__ import annotations
 

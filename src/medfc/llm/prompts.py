@@ -1,21 +1,14 @@
-"""Prompts as versioned files, loaded by name.
-
-A prompt lives in ``<prompt_dir>/<name>.txt`` (``name`` may contain ``/``), for example
-``resources/prompts/medsnip/verify_claim_only.txt``::
+"""Prompts as versioned files, loaded by name: ``<prompt_dir>/<name>.txt``::
 
     # name: medsnip/verify_claim_only
     # version: 1
-    # any further "# " lines at the top are comments
     === system ===
     You are a cautious medical fact-checker ...
     === user ===
     Statement: {{unit}}
 
-Fields are written ``{{field}}`` (single braces stay literal, so JSON examples need no escaping).
-Rendering fills every field and raises naming the first one missing. ``sha256`` is the hash of the
-file's bytes: a rule puts it in its params, so editing a prompt reruns exactly what uses it, and the
-per-unit caches key on it too.
-"""
+Fields are ``{{field}}`` (single braces stay literal); rendering raises naming the first field missing.
+``sha256`` (of the file's bytes) goes into rules' params and caches' keys."""
 
 from __future__ import annotations
 

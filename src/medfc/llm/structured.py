@@ -1,10 +1,7 @@
 """Structured (JSON) answers: parse, validate against a JSON schema, repair once.
 
-:func:`ask_json` parses each answer (the first JSON object, also in a fenced block, after :func:`strip_think`)
-and validates it; a failing answer gets one repair call (the conversation, the bad answer, the repair prompt
-naming the error). What still fails is ``ok=False`` (ledger: ``malformed``; mended: ``repaired``). A failed call
-is not a malformed answer: ``failed`` is set and the result must not be cached. What the client raises propagates.
-"""
+A failing answer gets one repair call; what still fails is ``ok=False``. A failed call is not a malformed answer:
+``failed`` is set and the result must not be cached."""
 
 from __future__ import annotations
 

@@ -1,23 +1,10 @@
 """A finished run's record as a Workflow Run RO-Crate (``medfc rocrate``; docs/deployment.md).
 
-    medfc rocrate --results-dir DIR [--output CRATE.zip | --output CRATE_DIR] [--workflow-dir DIR]
-                  [--agent NAME [--agent-id URI]]
-
-RO-Crate 1.1 with the Workflow Run Crate profile 0.5 (and the Process Run Crate and Workflow RO-Crate 1.0 it
-builds on), built with ro-crate-py. The metadata describes the root ``Dataset`` (every file, profiles,
-licence, ``mainEntity`` the workflow, ``mentions`` its runs, ``author`` the agent), the crate's README, the
-workflow ``workflow/Snakefile`` (Bioschemas ComputationalWorkflow 1.0, with what ``CITATION.cff`` says of it,
-its rule files, config input, result output and ``softwareRequirements`` from ``provenance/software.yml``),
-and one ``CreateAction`` per line of ``provenance/runs.jsonl``. A file is the result of the latest run that
-started before it was last written (older files are in the crate, no run's result, counted); logs, timings,
-the index and the provenance records are not results. A run's end and status come from Snakemake's log in
-``<its folder>/.snakemake/log/``, else its last file in the results folder and whether it wrote ``index.md``
-(the last job of every full run); what neither tells is counted (``run_end_unknown``, ``run_status_unknown``).
-
-Paths in the metadata are relative to the crate and name no machine folder. By default the crate is the results
-folder itself (``--output X.zip``: one zip; ``--output DIR``: another folder, results copied). Checkpoints and
-hidden files are left out; whatever is missing or damaged is skipped and counted, never a failure. What the
-validator still recommends and needs facts the project lacks: :data:`NEEDS_FACTS`."""
+RO-Crate 1.1 with the Workflow Run Crate profile 0.5, built with ro-crate-py: the results folder's files, the
+workflow (Bioschemas ComputationalWorkflow, with what ``CITATION.cff`` says), the config files the runs read and one
+``CreateAction`` per line of ``provenance/runs.jsonl`` (its end and status from Snakemake's log, else the results
+folder). Paths name no machine folder; whatever is missing or damaged is skipped and counted, never a failure.
+What the validator still recommends and needs facts the project lacks: :data:`NEEDS_FACTS`."""
 
 from __future__ import annotations
 
