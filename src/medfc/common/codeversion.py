@@ -9,18 +9,19 @@ every ``medfc`` module those import, transitively, with the packages' ``__init__
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import importlib.util
 import io
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
 from medfc.common.collector import gc_paused
+from medfc.common.io import atomic_write
 
 PACKAGE = "medfc"
 CACHE_FORMAT = 1  # bump when what an entry holds or how it is computed changes
@@ -384,31 +385,16 @@ def _module_entry(entry: dict | None) -> tuple[str, ImportStatements] | None:
     digest, statements = entry.get("digest"), entry.get("imports")
     if not isinstance(digest, str) or len(digest) != 64 or not isinstance(statements, list):
         return None
-    for s in statements:
-        ok = isinstance(s, list) and (
-            (len(s) == 2 and s[0] == "import" and isinstance(s[1], str))
-            or (len(s) == 3 and s[0] == "from" and isinstance(s[1], str) and isinstance(s[2], list) and all(isinstance(a, str) for a in s[2])))
-        if not ok:
-            return None
-    return digest, statements
+    ok = all(isinstance(s, list) and len(s) in (2, 3) and s[0] == ("import", "from")[len(s) - 2]
+             and isinstance(s[1], str) and (len(s) == 2 or isinstance(s[2], list) and all(isinstance(a, str) for a in s[2])) for s in statements)
+    return (digest, statements) if ok else None
 
 
 def _write_json(name: str, entry: dict) -> None:
-    """Written whole or not at all (a temporary file renamed into place)."""
-    if _disk is None:
-        return
-    try:
-        _disk.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=_disk, prefix=f".{name[:18]}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(entry, separators=(",", ":")))  # the C encoder (json.dump streams in Python)
-            os.replace(tmp, _disk / f"{name}.json")
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError:
-        pass  # a cache that cannot be written is only slower
+    """Written whole or not at all; a cache that cannot be written is only slower."""
+    if _disk is not None:
+        with contextlib.suppress(OSError):
+            atomic_write(_disk / f"{name}.json", json.dumps(entry, separators=(",", ":")))
 
 
 @cache
