@@ -379,6 +379,10 @@ def _read_json(name: str, key: str) -> dict | None:
     return entry if isinstance(entry, dict) and entry.get("key") == key else None
 
 
+def _is_str(value: object) -> bool:
+    return isinstance(value, str)
+
+
 def _module_entry(entry: dict | None) -> tuple[str, ImportStatements] | None:
     if entry is None:
         return None
@@ -386,7 +390,8 @@ def _module_entry(entry: dict | None) -> tuple[str, ImportStatements] | None:
     if not isinstance(digest, str) or len(digest) != 64 or not isinstance(statements, list):
         return None
     ok = all(isinstance(s, list) and len(s) in (2, 3) and s[0] == ("import", "from")[len(s) - 2]
-             and isinstance(s[1], str) and (len(s) == 2 or isinstance(s[2], list) and all(isinstance(a, str) for a in s[2])) for s in statements)
+             and isinstance(s[1], str) and (len(s) == 2 or isinstance(s[2], list) and all(map(_is_str, s[2])))
+             for s in statements)
     return (digest, statements) if ok else None
 
 
