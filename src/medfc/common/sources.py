@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlparse
 
+from medfc.common.redact import redact_url
+
 if TYPE_CHECKING:  # the client is handed in or made when a download is needed: requests loads then
     import requests
 
@@ -35,8 +37,6 @@ class IncompleteDownload(RuntimeError):
     """A download that ended short of a complete file: nothing kept, the next run fetches it again."""
 
     def __init__(self, url: str, dest: str | os.PathLike, problem: str, received: int | None = None, content_length: int | None = None):
-        from medfc.common.redact import redact_url
-
         self.url, self.dest, self.problem = redact_url(url), os.fspath(dest), problem
         self.received, self.content_length = received, content_length
         got = ""
@@ -159,7 +159,8 @@ def download_once(url: str, dest: str | os.PathLike, client: HttpClient | None =
         problem = "an empty file" if size == 0 else (verify(dest) if verify else None)
         if problem is None:
             return dest, True
-        log.warning("%s is incomplete (%s; %d bytes): removed, downloading %s again", dest, problem, size, _redact(url))
+        log.warning("%s is incomplete (%s; %d bytes): removed, downloading %s again", dest, problem, size,
+                    redact_url(url))
         dest.unlink()
     if client is None:
         from medfc.common.http import HttpClient
@@ -183,6 +184,8 @@ def download_once(url: str, dest: str | os.PathLike, client: HttpClient | None =
 
 def _download_attempt(url: str, dest: Path, client: HttpClient, progress: bool, verify: Check | None) -> None:
     """One download into a temporary folder beside ``dest``, renamed into place when complete."""
+    import requests
+
     tmp_dir = dest.parent / f".{dest.name}.{socket.gethostname()}-{os.getpid()}.{secrets.token_hex(4)}.download"
     tmp_dir.mkdir()
     try:
@@ -192,7 +195,10 @@ def _download_attempt(url: str, dest: Path, client: HttpClient, progress: bool, 
                 client.download(url, tmp, progress=progress)
             except Exception as exc:
                 received, _ = _received(responses, tmp_dir)
-                if not (_cut_body(exc) or (received and _transport_error(exc))):
+                # a body cut short of its Content-Length or last chunk, or any transport error once bytes came
+                errors = requests.exceptions
+                cut = isinstance(exc, (errors.ChunkedEncodingError, errors.ContentDecodingError))
+                if not (cut or (received and isinstance(exc, (errors.RequestException, OSError)))):
                     raise
                 length, chunked = _stated(responses)
                 how = ("the body ended short of its Content-Length" if length is not None
@@ -209,12 +215,6 @@ def _download_attempt(url: str, dest: Path, client: HttpClient, progress: bool, 
         os.replace(tmp, dest)
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
-
-
-def _redact(url: str) -> str:
-    from medfc.common.redact import redact_url
-
-    return redact_url(url)
 
 
 @contextlib.contextmanager
@@ -265,20 +265,6 @@ def _received(responses: list[requests.Response], folder: Path) -> tuple[int, bo
     if encoding not in ("", "identity"):
         return (written, False) if wire is None else (wire, True)
     return max(wire or 0, written), True
-
-
-def _transport_error(exc: BaseException) -> bool:
-    """Whether ``exc`` is the transport's (a read timeout, a reset connection)."""
-    import requests
-
-    return isinstance(exc, (requests.exceptions.RequestException, OSError))
-
-
-def _cut_body(exc: BaseException) -> bool:
-    """Whether a transport error means the body was cut short (short of its Content-Length, or its last chunk)."""
-    import requests
-
-    return isinstance(exc, (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError))
 
 
 def local_or_cached(source: str | os.PathLike, dest: str | os.PathLike, client: HttpClient | None = None) -> tuple[Path, bool]:

@@ -41,14 +41,11 @@ class SourceFile:
         return self.location != str(self.local)
 
 
-def hf_endpoint() -> str:
-    return (os.environ.get(HF_ENDPOINT_ENV) or DEFAULT_HF_ENDPOINT).rstrip("/")
-
-
 def hf_url(repo: str, revision: str, config: str | None, file: str) -> str:
     """A data file of a Hugging Face dataset repository at a commit, under its config's folder."""
     folder = f"{config.strip('/')}/" if config else ""
-    return hub_url(hf_endpoint(), repo, revision, f"{folder}{file.lstrip('/')}")
+    endpoint = os.environ.get(HF_ENDPOINT_ENV) or DEFAULT_HF_ENDPOINT
+    return hub_url(endpoint, repo, revision, f"{folder}{file.lstrip('/')}")
 
 
 def is_saved_dataset(folder: str | os.PathLike) -> bool:
