@@ -41,9 +41,6 @@ class GenerationParams:
     temperature: float
     json_mode: bool
 
-    def as_dict(self) -> dict[str, int | float | bool]:
-        return {"max_tokens": self.max_tokens, "temperature": self.temperature, "json_mode": self.json_mode}
-
 
 @dataclass
 class Completion:
@@ -127,10 +124,6 @@ class LLMClient(ABC):
         self.model = model
         self.ledger = ledger if ledger is not None else Ledger()
 
-    def identity(self) -> dict[str, str]:
-        """What names this model in a cache key (backend and model; never a credential)."""
-        return {"backend": self.backend, "model": self.model}
-
     def chat(self, conversations: Sequence[Conversation], params: GenerationParams, purpose: str = "chat") -> list[Completion]:
         """One completion per conversation, in order; failed calls come back with ``error`` set."""
         if not conversations:
@@ -149,7 +142,3 @@ class LLMClient(ABC):
     def score_options(self, prompts: Sequence[str], options: Sequence[str], batch_size: int = 1) -> np.ndarray:
         """``[len(prompts), len(options)]`` log-probabilities of each option after each prompt."""
         raise NotImplementedError(f"{type(self).__name__} cannot score options")
-
-    def score(self, prompts: Sequence[str], options: Sequence[str], batch_size: int = 1) -> np.ndarray:
-        """:meth:`score_options`, as the CliniFact zero-shot baseline calls it."""
-        return self.score_options(prompts, options, batch_size)
