@@ -242,11 +242,8 @@ _T = TypeVar("_T")
 
 
 def read_cache_entry(path: str | os.PathLike, parse: Callable[[bytes], _T], stats: Counter[str], what: str) -> _T | Missing:
-    """One cache file's value, ``parse(bytes)``, or :data:`MISSING` when absent or damaged.
-
-    The caches' rule for damaged files (the PubMed record cache follows it too): a file that cannot be read back
-    (cut short, not UTF-8, not JSON, or ``parse`` raises ``ValueError``, ``KeyError`` or ``TypeError``) is a miss,
-    counted in ``stats["damaged"]`` and logged, so the caller fetches again and replaces it."""
+    """One cache file's value, ``parse(bytes)``, or :data:`MISSING` when absent or damaged (``parse`` raises
+    ``ValueError``, ``KeyError`` or ``TypeError``): a miss counted in ``stats["damaged"]`` and logged."""
     path = Path(path)
     try:
         raw = path.read_bytes()

@@ -30,17 +30,13 @@ class OptionsError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Tagged:
-    """The tag of a union of :class:`Options` classes: ``Annotated[A | B, Tagged("kind")]``.
-
-    Without ``choose``, the tag is ``value[key]`` and each member declares its tag as a class variable
-    (``kind: ClassVar[str] = "tfidf"``). With ``choose``, the tag is the enclosing options' field ``key``
-    (converted first) and ``choose(tag)`` returns the class: looked up, never tried. ``members()``, when given,
-    reads the members from a registry each time (a kind registered later, e.g. a test's, is one), else they are
-    the annotation's."""
+    """The tag of a union of :class:`Options` classes: ``Annotated[A | B, Tagged("kind")]``. Without ``choose``
+    the tag is ``value[key]``, matched against each member's class variable ``key``; with ``choose`` it is the
+    enclosing options' field ``key`` and ``choose(tag)`` gives the class. ``members()``: read from a registry."""
 
     key: str
     choose: Any = None  # Callable[[tag], type[Options]] for a tag held by the enclosing options
-    members: Any = None  # Callable[[], tuple[type[Options], ...]]: the members, read from a registry when a value is built (else the annotation's)
+    members: Any = None  # Callable[[], tuple[type[Options], ...]], else the annotation's members
 
 
 @dataclasses.dataclass(frozen=True)
