@@ -234,11 +234,9 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
                 ids.append(sources[key])
         run_configs[r["run"]] = ids
     files.update(configs)
-    for name in ("LICENSE", "CITATION.cff"):
-        if (checkout / name).is_file():
-            files[name] = checkout / name
-        elif name == "LICENSE":  # CITATION.cff's absence is counted where it is read
-            report.skip(str(checkout / name), "missing_licence")
+    files.update({name: checkout / name for name in ("LICENSE", "CITATION.cff") if (checkout / name).is_file()})
+    if "LICENSE" not in files:  # CITATION.cff's absence is counted where it is read
+        report.skip(str(checkout / "LICENSE"), "missing_licence")
 
     # each run's files, end and status
     written = results_of_runs(runs, run_folder_files, report=None)
@@ -289,25 +287,17 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
                                   properties=file_properties(wf / "Snakefile", MAIN_WORKFLOW))
     workflow["name"] = title
     workflow["conformsTo"] = {"@id": BIOSCHEMAS_WORKFLOW}
-    if cff.get("version"):
-        workflow["version"] = str(cff["version"])
-    if cff.get("date-released"):
-        workflow["dateCreated"] = str(cff["date-released"])
-    if cff.get("abstract"):
-        workflow["description"] = " ".join(str(cff["abstract"]).split())
-    if cff.get("keywords"):
-        workflow["keywords"] = ", ".join(str(k) for k in cff["keywords"])
+    for key, prop, value in (("version", "version", str), ("date-released", "dateCreated", str),
+                             ("abstract", "description", lambda v: " ".join(str(v).split())),
+                             ("keywords", "keywords", lambda v: ", ".join(str(k) for k in v))):
+        if cff.get(key):
+            workflow[prop] = value(cff[key])
     authors = people(crate, cff.get("authors"))
-    if authors:
-        workflow["creator"] = one_or_list(authors)
-        workflow["author"] = one_or_list(authors)
-    if licence:
-        workflow["license"] = {"@id": licence[0]}
-    cited = citation_entities(crate, cff)
-    if cited:
-        workflow["citation"] = one_or_list(cited)
-    if apps:
-        workflow["softwareRequirements"] = one_or_list(apps)
+    refs = {"creator": authors, "author": authors, "license": [{"@id": licence[0]}] if licence else [],
+            "citation": citation_entities(crate, cff), "softwareRequirements": apps}
+    for prop, values in refs.items():
+        if values:
+            workflow[prop] = one_or_list(values)
     config_param = crate.add_formal_parameter(
         "configfile", "File", identifier="#param-configfile", valueRequired=True,
         description="A config file of the run: the workflow's config/config.yaml, then each --configfile.")
@@ -323,13 +313,13 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
             continue
         description = DESCRIPTIONS.get(crate_path)
         if crate_path in configs:
-            description = f"A config file the runs read ({relative_to_run(configs[crate_path], config_runs.get(crate_path))})"
-        entity = entities[crate_path] = crate.add(File(crate, source, crate_path, properties=file_properties(source, crate_path, description)))
-        if crate_path in configs:
-            entity["exampleOfWork"] = config_param
-        elif crate_path in results:
-            entity["exampleOfWork"] = result_param
-        if crate_path in workflow_files and crate_path != MAIN_WORKFLOW:
+            description = f"A config file the runs read ({relative_to_run(source, config_runs[crate_path])})"
+        entity = entities[crate_path] = crate.add(File(crate, source, crate_path,
+                                                       properties=file_properties(source, crate_path, description)))
+        param = config_param if crate_path in configs else result_param if crate_path in results else None
+        if param is not None:
+            entity["exampleOfWork"] = param
+        if crate_path in workflow_files:
             workflow.append_to("hasPart", entity, compact=True)
     crate.add(File(crate, None, README, properties={  # written by this module (Crate.texts); ro-crate-py lists it in the root's parts
         "name": README, "encodingFormat": "text/markdown", "contentSize": str(len(texts[README].encode("utf-8"))),
@@ -346,12 +336,9 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
         if end.status is not None:
             props["actionStatus"] = end.status  # a string, as the Process Run Crate profile has it
         action = crate.add_action(workflow, identifier=f"#run-{r['run']}", properties=props)
-        objects = [entities[c] for c in run_configs.get(r["run"], [])]
-        if objects:
-            action["object"] = one_or_list(objects)
-        made = [entities[p] for p in run_results.get(r["run"], [])]
-        if made:
-            action["result"] = one_or_list(made)
+        for prop, paths in (("object", run_configs), ("result", run_results)):
+            if paths.get(r["run"]):
+                action[prop] = one_or_list([entities[p] for p in paths[r["run"]]])
         if person is not None:
             action["agent"] = person
         if r.get("host"):
