@@ -96,18 +96,7 @@ class Options:
         """What :meth:`from_mapping` builds this object from again (:meth:`as_dict` with the tags of tagged-union
         values first). ``sort_keys``: every options object's keys sorted (a job's params: Snakemake compares their
         text between runs); a mapping-valued field keeps its own order."""
-        hints = _hints(type(self))
-        out = {}
-        for f in _fields(self, sort_keys):
-            value = getattr(self, f.name)
-            tagged = _tagged(hints[f.name])
-            if isinstance(value, Options):
-                out[f.name] = value.to_mapping(sort_keys=sort_keys)
-                if tagged is not None and tagged.choose is None:
-                    out[f.name] = {tagged.key: tag_of(type(value), tagged.key), **out[f.name]}
-            else:
-                out[f.name] = _mapped(value, sort_keys)
-        return out
+        return _plain(self, sort_keys, tags=True)
 
     def replace(self: T, **changes: Any) -> T:
         return dataclasses.replace(self, **changes)
@@ -250,24 +239,24 @@ def _fields(value: Any, sort_keys: bool) -> tuple[dataclasses.Field[Any], ...]:
     return tuple(sorted(fields, key=lambda f: f.name)) if sort_keys else fields
 
 
-def _mapped(value: Any, sort_keys: bool) -> Any:
-    """A field's value for :meth:`Options.to_mapping` (nested options objects with their tags)."""
-    if isinstance(value, Options):
-        return value.to_mapping(sort_keys=sort_keys)
-    if isinstance(value, list | tuple):
-        return [_mapped(v, sort_keys) for v in value]
-    if isinstance(value, Mapping):
-        return {k: _mapped(v, sort_keys) for k, v in value.items()}
-    return _plain(value, sort_keys)
-
-
-def _plain(value: Any, sort_keys: bool = False) -> Any:
+def _plain(value: Any, sort_keys: bool = False, tags: bool = False) -> Any:
+    """``value`` as plain values: dataclasses as dicts, tuples as lists; with ``tags`` (kept down through options
+    objects only), a tagged-union field's options object with its tag first."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name), sort_keys) for f in _fields(value, sort_keys)}
+        tags = tags and isinstance(value, Options)
+        hints = _hints(type(value)) if tags else {}
+        out = {}
+        for f in _fields(value, sort_keys):
+            item = getattr(value, f.name)
+            out[f.name] = _plain(item, sort_keys, tags)
+            tagged = _tagged(hints.get(f.name))
+            if isinstance(item, Options) and tagged is not None and tagged.choose is None:
+                out[f.name] = {tagged.key: tag_of(type(item), tagged.key), **out[f.name]}
+        return out
     if isinstance(value, list | tuple):
-        return [_plain(v, sort_keys) for v in value]
+        return [_plain(v, sort_keys, tags) for v in value]
     if isinstance(value, Mapping):
-        return {k: _plain(v, sort_keys) for k, v in value.items()}
+        return {k: _plain(v, sort_keys, tags) for k, v in value.items()}
     return value
 
 
