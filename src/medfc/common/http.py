@@ -286,11 +286,13 @@ class HttpClient:
 
     def _send(self, method: str, url: str, params: Params | None, data: Body,
               headers: Mapping[str, str] | None = None, kind: str = "json",
-              check: Check | None = None) -> tuple[bytes, Answer]:
-        """Send with retries; (raw body, decoded value) of the first success."""
+              check: Check | None = None, sink: Callable[[requests.Response], None] | None = None) -> tuple[bytes, Answer]:
+        """Send with retries; (raw body, decoded value) of the first success. With ``sink`` (a download), the first
+        success is streamed to it instead (a body that breaks off is not retried; errors name ``url`` as given)
+        and no origin's Retry-After is waited out first."""
         self._remember_credentials(params, headers)
         origin = _origin_url(url)
-        waiting = self._wait_until.get(origin)
+        waiting = self._wait_until.get(origin) if sink is None else None
         if waiting is not None:
             until, retry_at, wait_status = waiting
             left = until - self.clock()
@@ -309,9 +311,12 @@ class HttpClient:
             asked = False  # the delay is the server's (Retry-After) or the check's, not the backoff
             said = ""  # what an error answer says of itself, after the status
             try:
-                resp = self.session.request(method, url, params=params, data=data, headers=headers, timeout=self.timeout)
-                what = f"{method} {resp.url or url}"
+                resp = self.session.request(method, url, params=params, data=data, headers=headers, timeout=self.timeout,
+                                            stream=sink is not None)
+                what = f"{method} {url if sink else resp.url or url}"
                 self.down_slept = 0.0  # an answer, whatever it is: the server is up
+                if resp.status_code < 400 and sink is not None:
+                    break
                 if resp.status_code < 400:
                     return self._decode(resp, kind, check, what)
             except RETRY_ERRORS as exc:
@@ -336,6 +341,9 @@ class HttpClient:
                 asked = delay is not None
             self._retry_or_raise(attempt, origin, what, reason, said, status, url, delay if asked else None, down)
             attempt += 1
+        with resp:
+            sink(resp)
+        return b"", b""
 
     def backoff_delay(self, attempt: int) -> float:
         """The wait before retry ``attempt + 1`` when the server names none (capped at ``max_backoff``)."""
@@ -429,34 +437,14 @@ class HttpClient:
             return dest
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = dest.with_name(dest.name + ".part")
-        origin = _origin_url(url)
-        attempt = 0
-        while True:
-            self.limiter.acquire()
-            self.stats["requests"] += 1
-            try:
-                resp = self.session.get(url, stream=True, timeout=self.timeout)
-            except (requests.ConnectionError, requests.Timeout) as exc:
-                reason = redact(f"{type(exc).__name__}: {exc}")
-                self._retry_or_raise(attempt, origin, f"GET {url}", reason, "", None, url, None, _down(exc))
-                attempt += 1
-                continue
-            self.down_slept = 0.0
-            with resp:
-                if resp.status_code >= 400:
-                    detail = _error_detail(resp)
-                    said = f": {detail}" if detail else ""
-                    if resp.status_code not in RETRY_STATUS:
-                        raise self._error(f"GET {url}: HTTP {resp.status_code}{said}", status=resp.status_code, url=url)
-                    self._retry_or_raise(attempt, origin, f"GET {url}", f"HTTP {resp.status_code}", said, resp.status_code, url,
-                                         _retry_after(resp.headers.get("Retry-After")), False)
-                    attempt += 1
-                    continue
-                total = int(resp.headers.get("Content-Length") or 0) or None
-                with open(tmp, "wb") as fh:
-                    for chunk in progress_bar(resp.iter_content(chunk_size), total=total and -(-total // chunk_size), desc=dest.name,
-                                              enabled=progress):
-                        fh.write(chunk)
-            os.replace(tmp, dest)
-            return dest
 
+        def sink(resp: requests.Response) -> None:
+            total = int(resp.headers.get("Content-Length") or 0) or None
+            with open(tmp, "wb") as fh:
+                for chunk in progress_bar(resp.iter_content(chunk_size), total=total and -(-total // chunk_size), desc=dest.name,
+                                          enabled=progress):
+                    fh.write(chunk)
+
+        self._send("GET", url, None, None, sink=sink)
+        os.replace(tmp, dest)
+        return dest
