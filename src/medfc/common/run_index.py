@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from medfc.common.io import atomic_write, read_jsonl
+from medfc.common.io import atomic_write, numbered_json_lines, read_jsonl
 from medfc.common.pinning import RELEASES_FILE
 from medfc.common.options import Options
 from medfc.common.stepfiles import StepFiles
@@ -105,32 +105,20 @@ def folder_of(path: str) -> str:
     return path.split("/", 1)[0] + "/" if "/" in path else "./"
 
 
-def run_files(results: Path, skip: Iterable[str] = ()) -> list[str]:
-    """Every file under ``results``, relative and sorted (but those named in ``skip``)."""
-    skip = set(skip)
+def run_files(results: Path) -> list[str]:
+    """Every file under ``results`` (hidden ones left out), relative and sorted."""
     out = []
     for root, dirs, files in os.walk(results):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in files:
-            rel = Path(root, name).relative_to(results).as_posix()
-            if rel not in skip and not name.startswith("."):
-                out.append(rel)
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        out += [Path(root, name).relative_to(results).as_posix() for name in files if not name.startswith(".")]
     return sorted(out)
 
 
 def read_runs(path: Path) -> dict[str, dict[str, object]]:
     """run id → its record in ``runs.jsonl`` (a line that does not parse is left out)."""
-    runs: dict[str, dict[str, object]] = {}
-    if not path.is_file():
-        return runs
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict) and isinstance(record.get("run"), str):
-            runs[record["run"]] = record
-    return runs
+    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    return {record["run"]: record for _, record in numbered_json_lines(lines)
+            if isinstance(record, dict) and isinstance(record.get("run"), str)}
 
 
 def config_files(command: Sequence[str]) -> list[str]:
@@ -138,13 +126,11 @@ def config_files(command: Sequence[str]) -> list[str]:
     files = ["config/config.yaml"]
     taking = False
     for arg in command:
-        if arg in ("--configfile", "--configfiles"):
-            taking = True
-        elif arg.startswith("-"):
-            taking = arg.startswith(("--configfile=", "--configfiles="))
-            if taking:
-                files.append(arg.split("=", 1)[1])
-                taking = True
+        if arg.startswith("-"):
+            name, eq, value = arg.partition("=")
+            taking = name in ("--configfile", "--configfiles")
+            if taking and eq:
+                files.append(value)
         elif taking:
             files.append(arg)
     return files
