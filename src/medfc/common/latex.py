@@ -40,21 +40,19 @@ _SYMBOLS = {
 }
 _ACCENTS = {"\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0308": '"', "\u0304": "=", "\u0307": ".",
             "\u030a": "r", "\u030c": "v", "\u0327": "c", "\u0306": "u", "\u030b": "H", "\u0328": "k"}
+_REPLACED = _SYMBOLS | _SPECIALS
 
 
 def _char(ch: str) -> str:
-    if ch in _SPECIALS:
-        return _SPECIALS[ch]
-    if ch in _SYMBOLS:
-        return _SYMBOLS[ch]
+    if ch in _REPLACED:
+        return _REPLACED[ch]
     if ch.isascii():
         return ch if ch.isprintable() or ch == " " else " "
     base, *marks = unicodedata.normalize("NFD", ch)
     if base.isascii() and marks and all(m in _ACCENTS for m in marks):  # é → \'{e}
         out = base if base not in "ij" else "\\" + base
         for m in marks:
-            cmd = _ACCENTS[m]
-            out = f"\\{cmd}{{{out}}}"
+            out = f"\\{_ACCENTS[m]}{{{out}}}"
         return out
     if unicodedata.category(ch).startswith("Z"):
         return " "
@@ -165,12 +163,8 @@ def estimated_width(table: LatexTable) -> float:
     """The tabular's width in points from its widest cell per column (wrapping columns: their header)."""
     total = 0.0
     for j, col in enumerate(table.columns):
-        chars = float(len(col.header))
-        if not col.wrap:
-            for block in table.blocks:
-                for row in block.rows:
-                    chars = max(chars, format_cell(row[j], col.fmt)[1])
-        total += chars * CHAR_PT + 2 * TABCOLSEP_PT
+        cells = [] if col.wrap else [format_cell(row[j], col.fmt)[1] for block in table.blocks for row in block.rows]
+        total += max([float(len(col.header)), *cells]) * CHAR_PT + 2 * TABCOLSEP_PT
     # group headers wider than their columns widen them
     for group, span in _groups(table.columns):
         if group:
@@ -311,17 +305,15 @@ def from_rows(caption: str, label: str, headers: Sequence[str], rows: Iterable[S
     for j, h in enumerate(headers):
         values = [r[j] for r in rows if r[j] is not None and r[j] != "" and not (isinstance(r[j], float) and math.isnan(r[j]))]
         numeric = bool(values) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
-        if fmts is not None:
-            fmt = fmts[j]
-        elif numeric:
-            fmt = "int" if all(float(v).is_integer() and not isinstance(v, float) for v in values) else "dec1"
-        else:
-            fmt = "text"
+        integral = numeric and all(float(v).is_integer() and not isinstance(v, float) for v in values)
+        fmt = fmts[j] if fmts is not None else "int" if integral else "dec1" if numeric else "text"
         columns.append(Column(str(h), align="r" if numeric else "l", fmt=fmt))
     return LatexTable(caption, label, columns, [Block(rows)], notes=tuple(notes))
 
 
-PREAMBLE = r"""\documentclass[10pt,twocolumn]{article}
+def preamble() -> str:
+    """The preamble every fragment compiles under: two columns, 7 in text width, booktabs, tabularx, graphicx."""
+    return r"""\documentclass[10pt,twocolumn]{article}
 \usepackage[letterpaper,textwidth=7in,columnsep=0.4in,textheight=9in,centering]{geometry}
 \usepackage{booktabs}
 \usepackage{tabularx}
@@ -331,8 +323,3 @@ PREAMBLE = r"""\documentclass[10pt,twocolumn]{article}
 \hbadness=10000
 \hfuzz=1pt
 """
-
-
-def preamble() -> str:
-    """The preamble every fragment compiles under: two columns, 7 in text width, booktabs, tabularx, graphicx."""
-    return PREAMBLE
