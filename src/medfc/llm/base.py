@@ -80,15 +80,10 @@ class Ledger:
         self.by_purpose: dict[str, Counter] = defaultdict(Counter)
 
     def record(self, purpose: str, completion: Completion) -> None:
-        c = self.by_purpose[purpose]
-        c["calls"] += 1
-        c["cache_hits"] += int(completion.cached)
-        c["failed"] += int(not completion.ok)
-        c["prompt_tokens"] += int(completion.prompt_tokens)
-        c["completion_tokens"] += int(completion.completion_tokens)
-        c["usage_missing"] += int(not completion.usage_known)
-        if completion.truncated:
-            c["truncated"] += 1
+        self.by_purpose[purpose].update({
+            "calls": 1, "cache_hits": int(completion.cached), "failed": int(not completion.ok),
+            "prompt_tokens": int(completion.prompt_tokens), "completion_tokens": int(completion.completion_tokens),
+            "usage_missing": int(not completion.usage_known), **({"truncated": 1} if completion.truncated else {})})
 
     def count(self, purpose: str, key: str, n: int = 1) -> None:
         self.by_purpose[purpose][key] += n
@@ -99,9 +94,7 @@ class Ledger:
         return LEDGER_KEYS + extra
 
     def total(self) -> dict[str, int]:
-        out: Counter = Counter()
-        for c in self.by_purpose.values():
-            out.update(c)
+        out: Counter = sum(self.by_purpose.values(), Counter())
         return {k: int(out.get(k, 0)) for k in self.keys()}
 
     def as_dict(self, prices: Prices | None = None) -> dict[str, dict[str, int | float]]:

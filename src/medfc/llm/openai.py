@@ -44,12 +44,10 @@ def _status_of(error: object) -> int | None:
     """The HTTP status an error object names: a numeric ``code``/``status``, or one of OpenAI's codes."""
     for field in ("code", "status", "status_code", "statusCode"):
         value = error.get(field) if isinstance(error, dict) else None
-        if isinstance(value, str) and value in _CODE_STATUS:
-            return _CODE_STATUS[value]
+        if isinstance(value, str):
+            value = _CODE_STATUS.get(value) or (int(value) if value.isdigit() else None)
         if isinstance(value, int) and not isinstance(value, bool) and 100 <= value < 600:
             return value
-        if isinstance(value, str) and value.isdigit() and 100 <= int(value) < 600:
-            return int(value)
     return None
 
 
