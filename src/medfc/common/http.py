@@ -286,7 +286,8 @@ class HttpClient:
 
     def _send(self, method: str, url: str, params: Params | None, data: Body,
               headers: Mapping[str, str] | None = None, kind: str = "json",
-              check: Check | None = None, sink: Callable[[requests.Response], None] | None = None) -> tuple[bytes, Answer]:
+              check: Check | None = None,
+              sink: Callable[[requests.Response], None] | None = None) -> tuple[bytes, Answer]:
         """Send with retries; (raw body, decoded value) of the first success. With ``sink`` (a download), the first
         success is streamed to it instead (a body that breaks off is not retried; errors name ``url`` as given)
         and no origin's Retry-After is waited out first."""
@@ -311,8 +312,8 @@ class HttpClient:
             asked = False  # the delay is the server's (Retry-After) or the check's, not the backoff
             said = ""  # what an error answer says of itself, after the status
             try:
-                resp = self.session.request(method, url, params=params, data=data, headers=headers, timeout=self.timeout,
-                                            stream=sink is not None)
+                resp = self.session.request(method, url, params=params, data=data, headers=headers,
+                                            timeout=self.timeout, stream=sink is not None)
                 what = f"{method} {url if sink else resp.url or url}"
                 self.down_slept = 0.0  # an answer, whatever it is: the server is up
                 if resp.status_code < 400 and sink is not None:
@@ -441,8 +442,9 @@ class HttpClient:
         def sink(resp: requests.Response) -> None:
             total = int(resp.headers.get("Content-Length") or 0) or None
             with open(tmp, "wb") as fh:
-                for chunk in progress_bar(resp.iter_content(chunk_size), total=total and -(-total // chunk_size), desc=dest.name,
-                                          enabled=progress):
+                chunks = progress_bar(resp.iter_content(chunk_size), total=total and -(-total // chunk_size),
+                                      desc=dest.name, enabled=progress)
+                for chunk in chunks:
                     fh.write(chunk)
 
         self._send("GET", url, None, None, sink=sink)
