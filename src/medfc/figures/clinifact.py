@@ -112,15 +112,13 @@ def fig3_table(predictions: Sequence[str], entries: Sequence[Mapping[str, object
 
 
 def _paper_only_rows(model: str, panel: str, ours: set[str], paper: Mapping[tuple[str, str, str], float]) -> list[Row]:
-    """The values the paper gives for groups of ``panel`` our test split has no pair of: ``n`` 0, no value of ours,
-    the paper's value beside it (so the figure shows it, marked as an empty group)."""
+    """The paper's values for groups of ``panel`` our test split has no pair of (``n`` 0, no value of ours)."""
     return [{"model": model, "panel": panel, "group": g, "n": 0, "metric": m, "value": "", "paper (BioBERT)": v}
             for (p, g, m), v in paper.items() if p == panel and g not in ours]
 
 
 def legend_names(entries: Sequence[Mapping[str, object]], papers: Mapping[str, JSONValue]) -> dict[str, str]:
-    """Each shown run's legend name: its row name, or for a run shown in place of another (``stands_for``) "<run>
-    (stands in for <that run's CliniFact Table 8 row>)", e.g. "BioBERT", "OpenBioLLM-70B, fine-tuned"."""
+    """Each shown run's legend name: its row name, "(stands in for <Table 8 row>)" added for a ``stands_for`` run."""
     rows = {str(k).casefold(): str(k) for k in papers["clinifact"]["table8"]}  # type: ignore[index,union-attr]
     names: dict[str, str] = {}
     for e in entries:
@@ -174,8 +172,8 @@ def _n(table: pd.DataFrame, panel: str, group: str) -> int:
 
 
 def _panel_a(ax: Axes, table: pd.DataFrame, models: Sequence[str], colours: Mapping[str, ColorType]) -> list:
-    """(a) per class P/R/F1: grouped vertical bars, one series per model and the paper's (hatched); a class
-    without test pairs (n = 0) has no bars of ours but the words "no test pairs (n = 0)". Returns the value labels."""
+    """(a) per class P/R/F1: grouped vertical bars, one series per model and the paper's (hatched). Returns the
+    value labels."""
     from medfc.common.plots import MIN_FONT_PT
 
     a = table[table["panel"] == "class"]
@@ -227,8 +225,7 @@ def _group_label(group: str, n: int) -> str:
 
 
 def _hbar_slots(table: pd.DataFrame, panel: str, models: Sequence[str]) -> list[tuple[str, int, list[str]]]:
-    """(group, n, the series drawn) per group of a horizontal panel, in the table's order: every model where the
-    group has test pairs, else one slot for the words "no test pairs"; then the paper's bar where it gives one."""
+    """(group, n, the series drawn) per group of a horizontal panel: the models (or "no test pairs"), the paper's."""
     sub = table[(table["panel"] == panel) & (table["metric"] == "macro_f1")]
     out = []
     for g in dict.fromkeys(sub["group"]):
@@ -251,8 +248,8 @@ def _units(slots: Sequence[tuple[str, int, list[str]]], pitch: float) -> float:
 
 def _panel_h(ax: Axes, table: pd.DataFrame, panel: str, title: str, models: Sequence[str], colours: Mapping[str, ColorType],
              units: float, pitch: float) -> list:
-    """(b) or (c): macro-F1 per group, horizontal bars, first group on top; ``units`` bars tall (the same for both
-    panels, so their bars are equally thick: ``pitch`` inches). Returns the value labels."""
+    """(b) or (c): macro-F1 per group, horizontal bars ``pitch`` inches thick, ``units`` bars tall. Returns the
+    value labels."""
     from medfc.common.plots import MIN_FONT_PT
 
     y = 0.0
@@ -293,10 +290,8 @@ def _dedupe_legend(fig, axes: Sequence[Axes], names: Mapping[str, str]) -> None:
 
 def plot_fig3(table: pd.DataFrame, png: str | os.PathLike, notes: Sequence[str] = (),
               names: Mapping[str, str] | None = None) -> list[Path]:
-    """CliniFact Fig. 3 at text width (7 in): (a) per-class P/R/F1 on top, (b) macro-F1 per test type and (c) per
-    disease class below. One bar series per model (legend text from ``names``), the paper's BioBERT values (stated
-    in its text) hatched beside them. Bars carry their value where a 7 pt label fits; else the panel refers to the
-    data table."""
+    """CliniFact Fig. 3 at text width: (a) per-class P/R/F1, (b) macro-F1 per test type, (c) per disease class; one
+    series per model, the paper's BioBERT values hatched; value labels where they fit."""
     from medfc.common.plots import MAX_HEIGHT, new_figure, save_figure
 
     names = dict(names or {})
