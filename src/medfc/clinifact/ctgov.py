@@ -56,12 +56,10 @@ def ctgov_client(cache_dir: str | os.PathLike | None, requests_per_minute: float
     from medfc.common.http import HttpClient
     from medfc.common.ratelimit import RateLimiter
 
-    clock = kwargs.pop("clock", None)
-    sleep = kwargs.pop("sleep", None)
-    limiter_kwargs = {k: v for k, v in (("clock", clock), ("sleep", sleep)) if v is not None}
-    limiter = RateLimiter.per_minute(requests_per_minute, **limiter_kwargs)
-    if sleep is not None:
-        kwargs["sleep"] = sleep
+    timing = {k: v for k in ("clock", "sleep") if (v := kwargs.pop(k, None)) is not None}
+    limiter = RateLimiter.per_minute(requests_per_minute, **timing)
+    if "sleep" in timing:  # the client's retries wait with it too
+        kwargs["sleep"] = timing["sleep"]
     return HttpClient(cache_dir=cache_dir, limiter=limiter, **kwargs)
 
 
@@ -112,29 +110,16 @@ def iter_search_pages(client: HttpClient, params: Mapping[str, str], state_path:
         else:
             log.warning("search parameters changed; starting a new crawl (old state in %s ignored)", state_path)
 
-    def save() -> None:
-        write_json(state_path, state)
-
-    total_pages = None
-    if state.get("total"):
-        total_pages = -(-int(state["total"]) // int(params.get("pageSize", MAX_PAGE_SIZE)))
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=total_pages, desc="ctgov pages", mininterval=5.0, leave=False)
-    i = 0
-    first_page_of: dict[str, int] = {}  # token -> the first page (0-based) it opens
-    try:
-        while i < len(state["tokens"]):
+    def pages() -> Iterator[JSONObject]:
+        first_page_of: dict[str, int] = {}  # token -> the first page (0-based) it opens
+        i = 0
+        while i < len(state["tokens"]) and (max_pages is None or i < max_pages):
             token = state["tokens"][i]
             page_params = dict(params)
             if token is not None:
                 page_params["pageToken"] = token
                 first_page_of.setdefault(token, i)
             page = client.get_json(url, page_params, check=_page_check(first_page_of, i))
-            if bar is not None:
-                bar.update(1)
             if i == 0 and page.get("totalCount") is not None:
                 state["total"] = page["totalCount"]
             nxt = page.get("nextPageToken")
@@ -147,14 +132,12 @@ def iter_search_pages(client: HttpClient, params: Mapping[str, str], state_path:
                     state["tokens"].append(nxt)
                 state["next_token"] = nxt
                 state["complete"] = not nxt
-                save()
+                write_json(state_path, state)
             yield page
             i += 1
-            if max_pages is not None and i >= max_pages:
-                break
-    finally:
-        if bar is not None:
-            bar.close()
+
+    total_pages = -(-int(state["total"]) // int(params.get("pageSize", MAX_PAGE_SIZE))) if state.get("total") else None
+    yield from progress_bar(pages(), total=total_pages, desc="ctgov pages", enabled=progress)
 
 
 def fetch_search(out_path: str | os.PathLike, client: HttpClient, params: Mapping[str, str], state_path: str | os.PathLike, url: str,

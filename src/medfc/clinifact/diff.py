@@ -234,15 +234,14 @@ def _label(value: object) -> str:
 
 def _finding(category: str, key: tuple[str, str, str], rebuilt: Row | None, released: Row | None, reason: str = "", detail: str = "",
              differs: Sequence[str] = (), kept: set[int] | None = None, spaces: Sequence[str] = ()) -> dict[str, object]:
+    ours, theirs = rebuilt or {}, released or {}  # a missing side's cells are empty
     return {"category": category, "nctId": key[0], "PMID": key[1], "outcome_title": key[2], "reason": reason, "detail": detail,
-            "rebuilt_label": _label(rebuilt["label"]) if rebuilt is not None else "",
-            "release_label": _label(released["label"]) if released is not None else "",
-            "rebuilt_pValues": _exact(rebuilt["pValues"]) if rebuilt is not None else "",
-            "release_pValues": _exact(released["pValues"]) if released is not None else "", "differing_columns": ", ".join(differs),
-            "whitespace_columns": ", ".join(spaces), "release_split": released.get("release_split", "") if released is not None else "",
+            "rebuilt_label": _label(ours.get("label")), "release_label": _label(theirs.get("label")),
+            "rebuilt_pValues": _exact(ours.get("pValues")), "release_pValues": _exact(theirs.get("pValues")),
+            "differing_columns": ", ".join(differs), "whitespace_columns": ", ".join(spaces),
+            "release_split": theirs.get("release_split", ""),
             "in_rebuilt_splits": "" if rebuilt is None or kept is None else int(rebuilt["index"]) in kept,
-            "rebuilt_claim": _exact(rebuilt["claim"]) if rebuilt is not None else "",
-            "release_claim": _exact(released["claim"]) if released is not None else ""}
+            "rebuilt_claim": _exact(ours.get("claim")), "release_claim": _exact(theirs.get("claim"))}
 
 
 def _pair_up(rebuilt: list[Row], released: list[Row]) -> tuple[list[tuple[Row, Row]], list[Row], list[Row]]:

@@ -133,7 +133,7 @@ def clinifact_stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions
     numbers = read_paper_numbers(inputs["papers"])["clinifact"]
     released = numbers["release_stats"]  # the released data's Tables 4 and 6
     title = f"Ours: this run's pairs ({len(allp)})"
-    labels, words = stats.label_table(splits), stats.word_count_table(allp)
+    labels, words = pairs.label_table(splits), stats.word_count_table(allp)
     write_table(labels, _stem(outputs["table_labels"]), caption="Table 6: labels per split (1 evidence, 0 inconclusive, 2 NEI).",
                 latex=stats.table6_latex(labels, released["table6"], title))
     write_table(words, _stem(outputs["table_words"]), caption="Table 4: words per claim, title and abstract.",

@@ -155,15 +155,13 @@ def _number(value: object) -> float | None:
     return None if math.isnan(f) else f
 
 
-def _paper_value(table: pd.DataFrame, panel: str, group: str, metric: str) -> float | None:
-    """The paper's value of one bar (the same on every model's rows), or None when the paper gives none."""
-    sub = table[(table["panel"] == panel) & (table["group"] == group) & (table["metric"] == metric)]
-    return next((v for v in map(_number, sub.get(PAPER_SERIES, pd.Series(dtype=object))) if v is not None), None)
-
-
 def _value(table: pd.DataFrame, model: str, panel: str, group: str, metric: str) -> float | None:
-    sub = table[(table["model"] == model) & (table["panel"] == panel) & (table["group"] == group) & (table["metric"] == metric)]
-    return next((v for v in map(_number, sub["value"]) if v is not None), None)
+    """One bar's value: a model's, or for :data:`PAPER_SERIES` the paper's (the same on every model's rows)."""
+    sub = table[(table["panel"] == panel) & (table["group"] == group) & (table["metric"] == metric)]
+    if model != PAPER_SERIES:
+        sub = sub[sub["model"] == model]
+    column = PAPER_SERIES if model == PAPER_SERIES else "value"
+    return next((v for v in map(_number, sub.get(column, ())) if v is not None), None)
 
 
 def _n(table: pd.DataFrame, panel: str, group: str) -> int:
@@ -179,7 +177,7 @@ def _panel_a(ax: Axes, table: pd.DataFrame, models: Sequence[str], colours: Mapp
     a = table[table["panel"] == "class"]
     keys = [(lab, m) for lab in CLINIFACT_LABELS for m in ("precision", "recall", "f1")]
     n = {lab: _n(a, "class", lab) for lab in CLINIFACT_LABELS}
-    paper = [_paper_value(table, "class", lab, m) for lab, m in keys]
+    paper = [_value(table, PAPER_SERIES, "class", lab, m) for lab, m in keys]
     series: list[tuple[str, list[float | None]]] = [
         (model, [_value(a, model, "class", lab, m) if n[lab] else None for lab, m in keys]) for model in models]
     if any(v is not None for v in paper):
@@ -231,7 +229,7 @@ def _hbar_slots(table: pd.DataFrame, panel: str, models: Sequence[str]) -> list[
     for g in dict.fromkeys(sub["group"]):
         n = _n(sub, panel, g)
         drawn = list(models) if n else [EMPTY]
-        if _paper_value(table, panel, g, "macro_f1") is not None:
+        if _value(table, PAPER_SERIES, panel, g, "macro_f1") is not None:
             drawn.append(PAPER_SERIES)
         out.append((g, n, drawn))
     return out
@@ -261,7 +259,7 @@ def _panel_h(ax: Axes, table: pd.DataFrame, panel: str, title: str, models: Sequ
             if name == EMPTY:
                 ax.text(1, yi, f"{EMPTY} (n = 0)", va="center", ha="left", fontsize=MIN_FONT_PT, color="#555555")
                 continue
-            v = _paper_value(table, panel, g, "macro_f1") if name == PAPER_SERIES else _value(table, name, panel, g, "macro_f1")
+            v = _value(table, name, panel, g, "macro_f1")
             bars = ax.barh([yi], [v or 0.0], 0.85, **_style(name, colours))
             labels += ax.bar_label(bars, labels=["" if not v else f"{v:.0f}"], fontsize=MIN_FONT_PT, padding=1.5)
         ticks.append(sum(ys) / len(ys))

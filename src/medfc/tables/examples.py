@@ -53,7 +53,7 @@ def marked(parts: Sequence[tuple[str, bool]]) -> tuple[str, Tex]:
 
 def lines_cell(text: str) -> Tex:
     """Text with its line breaks kept (a blank line as a small gap), as a LaTeX cell of a wrapping column."""
-    paragraphs = [p for p in text.split("\n\n")]
+    paragraphs = text.split("\n\n")
     body = r"\par\smallskip{}".join(r"\newline{}".join(latex.escape(line) for line in p.split("\n")) for p in paragraphs)
     return Tex(body, float(max((len(line) for line in text.split("\n")), default=0)))
 
