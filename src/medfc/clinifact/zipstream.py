@@ -139,11 +139,6 @@ class _Source:
             self._pos = 0
         self.offset -= n
 
-    def peek(self, n: int) -> bytes:
-        b = self.read(n)
-        self.unread(b)
-        return b
-
 
 def _decode_name(raw: bytes, flags: int) -> str:
     name = raw.decode("utf-8") if flags & FLAG_UTF8 else raw.decode("cp437")
@@ -252,8 +247,7 @@ def _walk(src: _Source, select: Callable[[str], bool] | None, max_size: int | No
             fields = _LOCAL.unpack(sig + src.exact(_LOCAL.size - 4))
             _, _, flags, method, _, _, crc, csize, usize, nlen, xlen = fields
             member_name = _decode_name(src.exact(nlen), flags)
-            extra = src.exact(xlen)
-            usize, csize, zip64 = _zip64_sizes(extra, usize, csize)
+            usize, csize, zip64 = _zip64_sizes(src.exact(xlen), usize, csize)
             member = _read_member(src, start, member_name, flags, method, crc, csize, usize, zip64, select, max_size)
         except _Eof:
             raise TruncatedZip(src.offset, last_good, member_name) from None
@@ -376,7 +370,8 @@ def _read_with_descriptor(src: _Source, name: str, flags: int, method: int, zip6
             unused = dec.unused_data
             csize += len(chunk) - len(unused)
             src.unread(unused)
-        buf = src.peek(_DESCRIPTOR_PEEK)
+        buf = src.read(_DESCRIPTOR_PEEK)
+        src.unread(buf)  # only peeked at
         found = _descriptor(buf, csize, usize, zip64)
         if found is None:
             if len(buf) < _DESCRIPTOR_PEEK:  # the file ends within the descriptor

@@ -24,6 +24,7 @@ T5_COLUMNS = ["source", "scale", "lang", "model", "experiment", "folds", "P", "R
 T3_KEYS = {"evidence P": "evidence.macro_precision", "evidence R": "evidence.macro_recall",
            "evidence F1": "evidence.macro_f1", "veracity P": "veracity.macro_precision",
            "veracity R": "veracity.macro_recall", "veracity F1": "veracity.macro_f1"}
+T3_PAPER_KEYS = ("ev_p", "ev_r", "ev_f1", "ver_p", "ver_r", "ver_f1")  # the same columns in the numbers file
 # what we score beyond the paper's columns (FF1 coverage: the share of the supported / refuted claims FF1 scores)
 T3_EXTRA_KEYS = {"evidence-class F1": "evidence.f1", "FEVER strict": "fever.strict",
                  "AVeriTeC@0.25": "averitec.score.0.25", "FF1": "medsnip.ff1", "FF1 coverage": "medsnip.coverage"}
@@ -58,9 +59,8 @@ def table3(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str,
                 rows.append(_paper_row(papers, model, system=system, **{"veracity F1": v[key]}))
         else:
             for model, v in t3[system].items():
-                rows.append(_paper_row(papers, model, system=system, **{
-                    "evidence P": v["ev_p"], "evidence R": v["ev_r"], "evidence F1": v["ev_f1"],
-                    "veracity P": v["ver_p"], "veracity R": v["ver_r"], "veracity F1": v["ver_f1"]}))
+                values = {c: v[k] for c, k in zip(T3_KEYS, T3_PAPER_KEYS)}
+                rows.append(_paper_row(papers, model, system=system, **values))
     return pd.DataFrame(rows, columns=T3_COLUMNS).fillna("")
 
 
@@ -82,8 +82,7 @@ def _veracity_rows(scores: Sequence[str], entries: Sequence[Entry], systems: Seq
 def table5(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> pd.DataFrame:
     """Table 5: veracity with other evidence or none, macro P/R/F1 mean ± std; our rows, then the paper's."""
     rows = _veracity_rows(scores, entries, TABLE5_SYSTEMS, scale)
-    order = {s: i for i, s in enumerate(TABLE5_SYSTEMS)}
-    for system in sorted({r["experiment"] for r in rows}, key=order.get):
+    for system in [s for s in TABLE5_SYSTEMS if any(r["experiment"] == s for r in rows)]:
         v = papers["healthfc"]["table5"].get(system)
         if v is not None:
             rows.append(_paper_row(papers, papers["healthfc"]["table5_model"], experiment=system, P=v["p"], R=v["r"], F1=v["f1"]))
@@ -98,8 +97,7 @@ def open_domain(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping
         r["evidence"] = evidence_source(r["experiment"])
         r["claims"] = r.pop("n")
     od = papers["healthfc"]["open_domain"]
-    order = {s: i for i, s in enumerate(OPEN_DOMAIN_SYSTEMS)}
-    for system in sorted({r["experiment"] for r in rows}, key=order.get):
+    for system in [s for s in OPEN_DOMAIN_SYSTEMS if any(r["experiment"] == s for r in rows)]:
         source = evidence_source(system)
         if source in od["f1"]:
             rows.append({"source": f"paper ({od['cite']})", "scale": "paper", "lang": "en", "model": od["model"], "experiment": system,
@@ -179,8 +177,6 @@ def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
     agg = {k: classification.aggregate_folds(v) for k, v in _aggregates(scores, entries, TABLE3_SYSTEMS).items()}
     kept = stack_kept(infos, scores, entries)
     marks = stack_marks(kept)
-    ev = ("evidence.macro_precision", "evidence.macro_recall", "evidence.macro_f1")
-    ver = ("veracity.macro_precision", "veracity.macro_recall", "veracity.macro_f1")
     ours = []
     for system in ("pipeline", "joint"):
         for lang, model in sorted({(k[0], k[1]) for k in agg}):
@@ -189,7 +185,7 @@ def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
             if a is None and oracle is None:
                 continue
             a = a or {}
-            ours.append([system, _model_cell(lang, model, marks), *(mean_sd(a, k) for k in ev + ver),
+            ours.append([system, _model_cell(lang, model, marks), *(mean_sd(a, k) for k in T3_KEYS.values()),
                          mean_sd(oracle, "veracity.macro_f1") if oracle else (DASH if system == "joint" else None)])
     t3 = papers["healthfc"]["table3"]
     ran = {k[2] for k in agg} | ({"pipeline"} if any(k[2] == "oracle" for k in agg) else set())
@@ -199,7 +195,7 @@ def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
             continue
         for model, v in t3[system].items():
             paper_models.append(model)
-            paper.append([system, model, *(_paper_sd(v, k) for k in ("ev_p", "ev_r", "ev_f1", "ver_p", "ver_r", "ver_f1")),
+            paper.append([system, model, *(_paper_sd(v, k) for k in T3_PAPER_KEYS),
                           _paper_sd(v, "oracle_f1") if "oracle_f1" in v else DASH])
     columns = [Column("System", align="l"), Column("Base Model", align="l"),
                *(Column(h, group="Evidence Selection") for h in ("Precision", "Recall", "F1 Macro")),
