@@ -1,10 +1,6 @@
-"""Command-line entry point.
-
-Every workflow rule calls one *step* ``step(inputs, outputs, options[, runtime])`` of its stage's ``steps`` module
-(e.g. ``medfc.healthfc.steps:crawl``); ``options`` is built here from the rule's mapping into the step's annotated
-:class:`medfc.common.options.Options` subclass, so a missing or unknown key stops the step naming the key::
-
-    medfc run healthfc.steps:parse --in pages=... --out articles=... --options '{}' --log LOG
+"""Command-line entry point (``medfc run|predict|rocrate``) and the runner of workflow steps: every rule calls one
+step ``step(inputs, outputs, options[, runtime])`` of its stage's ``steps`` module, ``options`` built here into the
+step's annotated :class:`medfc.common.options.Options` subclass (a missing or unknown key stops it naming the key).
 """
 
 from __future__ import annotations
@@ -41,11 +37,6 @@ HEAVY_LIBRARIES = ("torch", "transformers", "sklearn", "scipy", "statsmodels", "
                    "sentence_transformers", "ctranslate2", "peft", "nltk")
 
 
-def heavy_libraries_loaded() -> list[str]:
-    """The :data:`HEAVY_LIBRARIES` this process has imported."""
-    return [name for name in HEAVY_LIBRARIES if name in sys.modules]
-
-
 def resolve_step(spec: str) -> StepFn:
     """Turn ``package.module:function[@version]`` (relative to ``medfc``) into the step function."""
     try:
@@ -70,10 +61,8 @@ def _pairs(values: Sequence[str] | None, flag: str) -> dict[str, str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``medfc run ...``: one step in this process, which is expected to exit afterwards (:func:`run_job`
-    freezes every object alive at the end; from Python, call :func:`run_step` instead). ``medfc predict ...``:
-    a kept model applied to new claims (:mod:`medfc.experiments.final.predict`). ``medfc rocrate ...``: a finished run as a
-    Workflow Run RO-Crate (:mod:`medfc.rocrate`)."""
+    """The command line. ``medfc run`` expects the process to exit after the step (from Python, call
+    :func:`run_step` instead)."""
     raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(
         prog="medfc", formatter_class=raw,
@@ -161,8 +150,7 @@ def step_arguments(step: StepFn, options: StepOptions, runtime: Runtime) -> tupl
 
 
 def failing_file(exc: BaseException) -> str | None:
-    """The file an exception says it was reading: ``path`` of an :class:`~medfc.common.io.InputFileError`
-    (or any error carrying one), ``filename`` of an ``OSError``; looked for along its causes too."""
+    """The file an exception (or one of its causes) says it was reading: its ``path`` or ``filename``."""
     seen: set[int] = set()
     err: BaseException | None = exc
     while err is not None and id(err) not in seen:
@@ -176,8 +164,7 @@ def failing_file(exc: BaseException) -> str | None:
 
 
 def snakemake_job() -> object | None:
-    """The job's ``Snakemake`` object when this process is a Snakemake ``script:`` job, else None: Snakemake
-    runs the script as the process's ``__main__``, its preamble binding ``snakemake`` to that object."""
+    """The job's ``Snakemake`` object (bound in ``__main__``) when this process is a Snakemake ``script:`` job."""
     job = getattr(sys.modules.get("__main__"), "snakemake", None)
     return job if type(job).__name__ == "Snakemake" and hasattr(job, "params") and hasattr(job, "output") else None
 
@@ -197,8 +184,8 @@ def in_snakemake_job() -> bool:
 
 
 def run_step(spec: str, inputs: StepFiles, outputs: StepFiles, options: StepOptions, log: str | None = None, threads: int = 1) -> object:
-    """Resolve and run one step with logging set up (workflow/scripts/step.py, tests); a failure is logged with its
-    traceback and the file it was reading, then raised again. In a Snakemake job it runs under :func:`job_process`."""
+    """Resolve and run one step with logging set up; a failure is logged with its traceback and the file it was
+    reading, then raised again. In a Snakemake job it runs under :func:`job_process`."""
     if in_snakemake_job():
         return run_job(spec, inputs, outputs, options, log=log, threads=threads)
     return _run_step(spec, inputs, outputs, options, log, threads)
@@ -237,7 +224,7 @@ def _run_step(spec: str, inputs: StepFiles, outputs: StepFiles, options: StepOpt
                          time.perf_counter() - start, type(exc).__name__, exc)
         raise
     logger.info("step %s finished in %.1f s; heavy libraries loaded: %s", spec, time.perf_counter() - start,
-                ", ".join(heavy_libraries_loaded()) or "none")
+                ", ".join(name for name in HEAVY_LIBRARIES if name in sys.modules) or "none")
     return result
 
 
@@ -247,12 +234,9 @@ JOB_GC_THRESHOLD = 100_000
 
 @contextmanager
 def job_process() -> Iterator[None]:
-    """Garbage collection for a process that runs one step and then exits (a workflow job): importing torch and
-    transformers makes about a million objects, hundreds of collections at the default threshold (700), so the
-    threshold is :data:`JOB_GC_THRESHOLD` meanwhile; and ``gc.freeze()`` at the end spares the collection over every
-    live object at exit (reference counting and ``atexit`` handlers still run). On 2 cores an import of torch +
-    transformers and the exit cost 4.6 CPU s with the defaults, 2.9 s here; no output depends on it. Not for a
-    process that goes on after the step."""
+    """Garbage collection for a process that runs one step and then exits: the threshold is
+    :data:`JOB_GC_THRESHOLD` meanwhile (importing torch makes about a million objects), and ``gc.freeze()`` at the
+    end spares the collection over every live object at exit. Not for a process that goes on after the step."""
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], JOB_GC_THRESHOLD), *threshold[1:])
     try:
@@ -264,9 +248,8 @@ def job_process() -> Iterator[None]:
 
 def run_job(spec: str, inputs: StepFiles, outputs: StepFiles, options: StepOptions, log: str | None = None,
             threads: int = 1) -> object:
-    """:func:`run_step` in a process that exits after it (``medfc run``, a Snakemake job), under :func:`job_process`.
-    With a log, all output goes into it and the terminal shows only a failure (step, error, the log's path and last
-    lines; exit status 1)."""
+    """:func:`run_step` in a process that exits after it, under :func:`job_process`. With a log, all output goes
+    into it and the terminal shows only a failure (its summary; exit status 1)."""
     job = snakemake_job()
     if job is not None:  # the GPUs a scheduler gave it: device auto must then find CUDA (medfc.common.job)
         os.environ[JOB_GPUS_ENV] = str(gpus_given(getattr(job, "resources", None) or {}))

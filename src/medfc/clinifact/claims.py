@@ -1,20 +1,8 @@
-"""CliniFact claims from ClinicalTrials.gov study records (Zhang et al., Sci Data 2025).
-
-The rules, in order:
-
-1. completed or terminated interventional studies with results;
-2. exactly two arm groups, one EXPERIMENTAL and one comparator (any other arm type);
-3. the two outcome groups of each primary outcome are mapped onto the two arms by cosine
-   similarity of sentence embeddings of their titles (+ descriptions);
-4. primary outcomes with at least one analysis carrying a parseable p-value; positive iff any
-   p-value is significant at ``alpha`` under the ``significance`` comparison: ``"<="`` (the release's
-   labels: an exact 0.05 counts) or ``"<"`` (the paper's text, "p < 0.05"); ">" forms never count;
-5. the test type from the analyses' ``nonInferiorityType`` (legacy forms fold into their plain
-   names, OTHER alone is dropped, {OTHER, SUPERIORITY} → "Superiority or Other");
-6. the claim "{intervention} is {type phrase} to {comparator} in terms of {outcome} {time frame}";
-7. labels per reference: exactly one RESULT reference → EVIDENCE (positive) / INCONCLUSIVE
-   (negative); every BACKGROUND reference → NOT ENOUGH INFO; DERIVED references are ignored.
-
+"""CliniFact claims from ClinicalTrials.gov study records (Zhang et al., Sci Data 2025): completed or terminated
+interventional studies with results and two arms (one EXPERIMENTAL, one comparator); each primary outcome's two
+groups mapped onto the arms by embedding similarity; positive iff any parseable p-value is significant; the test
+type from ``nonInferiorityType``; the claim "{intervention} is {type phrase} to {comparator} in terms of {outcome}
+{time frame}"; labels per reference (one RESULT → EVIDENCE / INCONCLUSIVE, each BACKGROUND → NOT ENOUGH INFO).
 Whatever a study does not yield is recorded with a reason in a :class:`SkipReport`.
 """
 
@@ -24,7 +12,7 @@ import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Any
 
 import numpy as np
 
@@ -40,63 +28,11 @@ Study = Mapping[str, JSONValue]  # one ClinicalTrials.gov study record (API v2 J
 JSONRecord = Mapping[str, JSONValue]  # a part of one (an arm group, an outcome group, an intervention)
 
 
-class Reference(TypedDict):
-    """A study's reference with a PMID (``referencesModule.references``)."""
-
-    pmid: str
-    type: JSONValue  # RESULT, BACKGROUND, DERIVED (as the study gives it)
-
-
-class DiseaseClass(TypedDict):
-    abbrev: str
-    name: str
-
-
-class _ClaimFields(TypedDict):
-    """What a claim and each of its claim × reference pairs hold (:func:`extract_claims`); the values
-    copied from the study as it gives them are JSON values."""
-
-    nctId: JSONValue
-    outcome_index: int
-    claim: str
-    positive: bool
-    test_type: str
-    outcome_type: JSONValue
-    outcome_title: JSONValue
-    outcome_description: JSONValue
-    time_frame: JSONValue
-    intervention_group_id: JSONValue
-    comparator_group_id: JSONValue
-    intervention_group_title: str
-    comparator_group_title: str
-    intervention_group_description: JSONValue
-    comparator_group_description: JSONValue
-    intervention_arm_label: JSONValue
-    comparator_arm_label: JSONValue
-    intervention_group_intervention_label: JSONValue
-    comparator_group_intervention_label: JSONValue
-    intervention_group_arm_group_type: JSONValue
-    comparator_group_arm_group_type: JSONValue
-    arm_similarity: list[list[float]]
-    pValues: list[str]
-    statisticalMethods: list[JSONValue]
-    nonInferiorityTypes: list[str]
-    disease_classes: list[DiseaseClass]
-
-
-class Claim(_ClaimFields):
-    """One claim: a usable primary outcome of a study, with the study's references."""
-
-    references: list[Reference]
-
-
-class LabelledPair(_ClaimFields):
-    """A claim × reference pair with its label (:func:`label_claims`): the claim without its references."""
-
-    PMID: str
-    reference_type: str
-    label: str
-    label_id: int
+# one usable primary outcome of a study (the fields :func:`extract_claims` writes) with the study's ``references``
+Claim = dict[str, Any]
+# a claim × reference pair (:func:`label_claims`): the claim without its references, with PMID, reference_type, label
+LabelledPair = dict[str, Any]
+DiseaseClass = dict[str, str]  # abbrev, name
 
 COMPARATOR_TYPES = frozenset({"ACTIVE_COMPARATOR", "PLACEBO_COMPARATOR", "SHAM_COMPARATOR", "NO_INTERVENTION", "OTHER"})
 KEPT_STATUSES = frozenset({"COMPLETED", "TERMINATED"})
@@ -127,9 +63,8 @@ class PValue:
     value: float
 
     def significant(self, alpha: float, significance: Significance) -> bool:
-        """Whether the reported p-value is significant at ``alpha`` under ``significance``: ``"<="`` (how the
-        CliniFact release labelled its pairs: an exact "0.05" counts) or ``"<"`` (the paper's text); "<x" counts when
-        x ≤ alpha under either rule; ">" and ">=" forms never do."""
+        """Significant at ``alpha``: ``"<="`` (the release's labels) or ``"<"`` (the paper's text); "<x" counts when
+        x ≤ alpha under either rule, ">" forms never."""
         if significance not in SIGNIFICANCE:
             raise ValueError(f"significance must be one of {SIGNIFICANCE}, got {significance!r}")
         if self.op in (">", ">="):
@@ -158,20 +93,14 @@ def resolve_test_type(types: Iterable[str | None]) -> tuple[str | None, str | No
     folded = {LEGACY_FOLD.get(t, t) for t in types if t}
     if not folded:
         return None, "outcome_no_test_type"
-    unknown = folded - set(TEST_TYPES) - {"OTHER"}
-    if unknown:
+    if folded - set(TEST_TYPES) - {"OTHER"}:
         return None, "outcome_unknown_test_type"
     if folded == {"OTHER"}:
         return None, "outcome_test_type_other_only"
-    if "OTHER" in folded:
-        rest = folded - {"OTHER"}
-        if rest <= {"SUPERIORITY", "SUPERIORITY_OR_OTHER"}:
-            return "SUPERIORITY_OR_OTHER", None
-        return None, "outcome_mixed_test_types"
+    if len(folded) > 1 and folded <= {"SUPERIORITY", "SUPERIORITY_OR_OTHER", "OTHER"}:
+        return "SUPERIORITY_OR_OTHER", None
     if len(folded) == 1:
         return next(iter(folded)), None
-    if folded <= {"SUPERIORITY", "SUPERIORITY_OR_OTHER"}:
-        return "SUPERIORITY_OR_OTHER", None
     if folded <= {"NON_INFERIORITY", "EQUIVALENCE", "NON_INFERIORITY_OR_EQUIVALENCE"}:
         return "NON_INFERIORITY_OR_EQUIVALENCE", None
     return None, "outcome_mixed_test_types"
@@ -244,8 +173,7 @@ def study_problem(study: Study) -> str | None:
 
 def extract_claims(study: Study, embedder: Embedder, report: SkipReport, *, alpha: float, significance: Significance,
                    use_description: bool) -> list[Claim]:
-    """All claims of one study (one per usable primary outcome), each with its references; an outcome is
-    positive when any of its p-values is significant (:meth:`PValue.significant`)."""
+    """All claims of one study (one per usable primary outcome), each with its references."""
     ps = study.get("protocolSection") or {}
     nct = (ps.get("identificationModule") or {}).get("nctId") or "?"
     problem = study_problem(study)

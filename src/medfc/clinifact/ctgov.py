@@ -40,8 +40,7 @@ class SearchState(TypedDict):
 
 
 def search_params(*, page_size: int, status_filter: str, advanced_filter: str, fields: str | None, count_total: bool = True) -> dict[str, str]:
-    """The search's query parameters (``clinifact.studies``: the CliniFact filter of completed /
-    terminated interventional studies with results)."""
+    """The search's query parameters (``clinifact.studies``)."""
     if not 1 <= int(page_size) <= MAX_PAGE_SIZE:
         raise ValueError(f"pageSize must be in 1..{MAX_PAGE_SIZE}, got {page_size}")
     params = {"format": "json", "filter.overallStatus": status_filter, "filter.advanced": advanced_filter, "pageSize": str(int(page_size))}
@@ -57,18 +56,15 @@ def ctgov_client(cache_dir: str | os.PathLike | None, requests_per_minute: float
     from medfc.common.http import HttpClient
     from medfc.common.ratelimit import RateLimiter
 
-    clock = kwargs.pop("clock", None)
-    sleep = kwargs.pop("sleep", None)
-    limiter_kwargs = {k: v for k, v in (("clock", clock), ("sleep", sleep)) if v is not None}
-    limiter = RateLimiter.per_minute(requests_per_minute, **limiter_kwargs)
-    if sleep is not None:
-        kwargs["sleep"] = sleep
+    timing = {k: v for k in ("clock", "sleep") if (v := kwargs.pop(k, None)) is not None}
+    limiter = RateLimiter.per_minute(requests_per_minute, **timing)
+    if "sleep" in timing:  # the client's retries wait with it too
+        kwargs["sleep"] = timing["sleep"]
     return HttpClient(cache_dir=cache_dir, limiter=limiter, **kwargs)
 
 
 class RepeatedPageToken(ValueError):
-    """A search page whose ``nextPageToken`` is the token of this or an earlier page: followed, the search
-    would never end (the server repeats itself). The page is not cached; the search stops naming the token."""
+    """A search page whose ``nextPageToken`` opens this or an earlier page: the search would never end."""
 
     def __init__(self, token: str, page: int, first: int) -> None:
         super().__init__(f"ClinicalTrials.gov: page {page} of the search gave the page token {token!r} of page {first} again, so the "
@@ -78,8 +74,7 @@ class RepeatedPageToken(ValueError):
 
 
 def _page_check(first_page_of: Mapping[str, int], i: int) -> Callable[[JSONValue], None]:
-    """The answer check of page ``i`` (0-based): a search page (an object with a list of ``studies``) whose
-    next token opens no page up to this one."""
+    """The answer check of page ``i`` (0-based): a search page whose next token opens no page up to this one."""
 
     def check(page: JSONValue) -> None:
         from medfc.common.http import AnswerError
@@ -103,11 +98,8 @@ def _params_id(url: str, params: Mapping[str, str]) -> str:
 
 def iter_search_pages(client: HttpClient, params: Mapping[str, str], state_path: str | os.PathLike, url: str, max_pages: int | None = None,
                       progress: bool = True) -> Iterator[JSONObject]:
-    """Yield every search page, resuming from ``state_path`` (the page tokens seen, ``tokens[0]`` the first page's
-    None, and ``next_token``): a rerun replays the known tokens from the page cache, then continues; every other
-    parameter stays identical between pages, as the API requires. A next token that opens this or an earlier page
-    raises :class:`RepeatedPageToken`; one that differs from the state file's replaces the state from there on.
-    """
+    """Yield every search page, resuming from ``state_path`` (the page tokens seen): a rerun replays the known
+    tokens from the page cache, then continues. Raises :class:`RepeatedPageToken` on a token that loops."""
     state_path = Path(state_path)
     pid = _params_id(url, params)
     state: SearchState = {"params_id": pid, "params": dict(params), "tokens": [None], "complete": False, "total": None}
@@ -118,29 +110,16 @@ def iter_search_pages(client: HttpClient, params: Mapping[str, str], state_path:
         else:
             log.warning("search parameters changed; starting a new crawl (old state in %s ignored)", state_path)
 
-    def save() -> None:
-        write_json(state_path, state)
-
-    total_pages = None
-    if state.get("total"):
-        total_pages = -(-int(state["total"]) // int(params.get("pageSize", MAX_PAGE_SIZE)))
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=total_pages, desc="ctgov pages", mininterval=5.0, leave=False)
-    i = 0
-    first_page_of: dict[str, int] = {}  # token -> the first page (0-based) it opens
-    try:
-        while i < len(state["tokens"]):
+    def pages() -> Iterator[JSONObject]:
+        first_page_of: dict[str, int] = {}  # token -> the first page (0-based) it opens
+        i = 0
+        while i < len(state["tokens"]) and (max_pages is None or i < max_pages):
             token = state["tokens"][i]
             page_params = dict(params)
             if token is not None:
                 page_params["pageToken"] = token
                 first_page_of.setdefault(token, i)
             page = client.get_json(url, page_params, check=_page_check(first_page_of, i))
-            if bar is not None:
-                bar.update(1)
             if i == 0 and page.get("totalCount") is not None:
                 state["total"] = page["totalCount"]
             nxt = page.get("nextPageToken")
@@ -153,14 +132,12 @@ def iter_search_pages(client: HttpClient, params: Mapping[str, str], state_path:
                     state["tokens"].append(nxt)
                 state["next_token"] = nxt
                 state["complete"] = not nxt
-                save()
+                write_json(state_path, state)
             yield page
             i += 1
-            if max_pages is not None and i >= max_pages:
-                break
-    finally:
-        if bar is not None:
-            bar.close()
+
+    total_pages = -(-int(state["total"]) // int(params.get("pageSize", MAX_PAGE_SIZE))) if state.get("total") else None
+    yield from progress_bar(pages(), total=total_pages, desc="ctgov pages", enabled=progress)
 
 
 def fetch_search(out_path: str | os.PathLike, client: HttpClient, params: Mapping[str, str], state_path: str | os.PathLike, url: str,
@@ -189,9 +166,8 @@ def nct_id(study: Mapping[str, JSONValue]) -> str | None:
 
 
 class _NctSeen:
-    """The NCT numbers seen so far, one bit each, in 64 KiB blocks of 2^19 numbers made as numbers arrive: the
-    real registry's (NCT00000102 to about NCT07000000) take 14 blocks, under 1 MB, however many studies a zip
-    holds (a set of the bulk zip's 500,000 would take about 30 MB)."""
+    """The NCT numbers seen so far, one bit each, in 64 KiB blocks made as numbers arrive: the real registry's
+    take under 1 MB (a set of the bulk zip's 500,000 would take about 30 MB)."""
 
     BLOCK_BITS = 19
 
@@ -212,13 +188,9 @@ _JSON_TYPES = {list: "array", str: "string", int: "number", float: "number", boo
 
 def iter_bulk_zip(path: str | os.PathLike, report: SkipReport | None = None, limit: int | None = None,
                   max_member_bytes: int | None = None) -> Iterator[JSONObject]:
-    """Stream study objects out of the bulk ``json.zip``, one ``NCT########.json`` member at a time, walking it by
-    its local headers (:mod:`~medfc.clinifact.zipstream`), so memory stays flat however many members it has. A
-    zip that ends early raises ``zipstream.TruncatedZip`` after its complete members. Skipped with their reason
-    (the detail names the zip and member): a member's zipstream error (``crc_mismatch``, ``member_too_large`` over
-    ``max_member_bytes``, ...), ``invalid_json``, ``not_a_json_object`` and ``duplicate_study`` (stepped over
-    unread; the first good copy is the study).
-    """
+    """Stream study objects out of the bulk ``json.zip``, one ``NCT########.json`` member at a time
+    (:mod:`~medfc.clinifact.zipstream`: memory stays flat; a truncated zip raises ``TruncatedZip`` after its
+    complete members). Bad members are skipped with their reason; the first good copy of a study counts."""
     n = 0
     seen = _NctSeen()
     skip = report.skip if report is not None else lambda *args: None
@@ -276,9 +248,8 @@ def passes_clinifact_filter(study: Mapping[str, JSONValue]) -> str | None:
 def read_bulk_zip(zip_path: str | os.PathLike, out_path: str | os.PathLike, report: SkipReport | None = None, apply_filter: bool = True,
                   limit: int | None = None, progress: bool = True, excluded_path: str | os.PathLike | None = None,
                   max_member_bytes: int | None = None) -> int:
-    """Bulk zip → gzipped JSONL of the studies that pass the CliniFact filter (each drop counted); ``excluded_path``
-    (gzipped JSONL) receives ``{"nctId", "reason"}`` of every study the filter left out, so the diff against the
-    release can tell a filtered study from one the source does not have."""
+    """Bulk zip → gzipped JSONL of the studies that pass the CliniFact filter; ``excluded_path`` receives
+    ``{"nctId", "reason"}`` of every study the filter left out."""
     report = report or SkipReport("fetch_studies")
     with contextlib.ExitStack() as stack:
         # the exclusions land (atomically) only when the studies file is complete too

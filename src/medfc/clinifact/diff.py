@@ -1,9 +1,6 @@
-"""Rebuilt CliniFact pairs against the release: which rows are the same, which differ, and why the others are
-on one side only. Rows are paired by (nctId, PMID, outcome title with its whitespace collapsed; several rows on
-one key pair by equal claim text first, then in order) and compared exactly. The rebuilt side is every pair the
-rebuild kept (``all_pairs.csv``, before NEI downsampling). Every row falls into one category of
-:data:`CATEGORIES`; a release-only row's reason is read from the pipeline's own records (the studies step's
-``excluded`` list, the skip reports). A partial date is after the release date only when its first day is.
+"""Rebuilt CliniFact pairs (``all_pairs.csv``, before NEI downsampling) against the release: rows paired by
+(nctId, PMID, outcome title), compared exactly, each in one of :data:`CATEGORIES`; a one-sided row's reason is
+read from the pipeline's own records (the studies step's ``excluded`` list, the skip reports).
 """
 
 from __future__ import annotations
@@ -80,8 +77,7 @@ def row_key(row: Row) -> tuple[str, str, str]:
 
 
 def comparable(column: str, value: object) -> Cell:
-    """A cell as compared: its exact text (empty = missing), PMIDs as numbers, list columns as parsed lists
-    of exact texts (so only the quoting of the literal is no difference)."""
+    """A cell as compared: its exact text (empty = missing), PMIDs as numbers, list columns as parsed lists."""
     if column == "PMID":
         return _pmid(value)
     if column in LIST_COLUMNS:
@@ -93,7 +89,6 @@ def comparable(column: str, value: object) -> Cell:
 
 
 def _difference(a: Cell, b: Cell) -> str:
-    """:data:`~medfc.common.diff.SAME`, ``WHITESPACE`` or ``TEXT`` for two comparable cells."""
     if a == b:
         return SAME
     if isinstance(a, tuple) and isinstance(b, tuple):
@@ -104,8 +99,7 @@ def _difference(a: Cell, b: Cell) -> str:
 
 
 def compare_columns(rebuilt: Row, released: Row) -> tuple[list[str], list[str], str]:
-    """The columns that differ in text, those that differ in whitespace only, and where the first of those
-    differs (:func:`~medfc.common.diff.whitespace_detail`, prefixed with its column)."""
+    """The columns that differ in text, those that differ in whitespace only, and where the first of those differs."""
     differs, spaces, detail = [], [], ""
     for c in COMPARED:
         a, b = comparable(c, rebuilt.get(c)), comparable(c, released.get(c))
@@ -173,8 +167,7 @@ class Trace:
     @classmethod
     def from_reports(cls, studies: dict[str, StudyFacts], excluded: Iterable[Mapping[str, JSONValue]], claims_report: Mapping[str, JSONValue],
                      abstracts_report: Mapping[str, JSONValue], pairs_report: Mapping[str, JSONValue], wanted: set[str] | None = None) -> Trace:
-        """``wanted``: the only nctIds whose exclusions are kept (a full bulk download leaves out ~500,000 studies;
-        the diff asks about a few thousand); None keeps all."""
+        """``wanted``: the only nctIds whose exclusions are kept (None: all)."""
         kept = {str(e["nctId"]): str(e["reason"]) for e in excluded if wanted is None or str(e["nctId"]) in wanted}
         return cls(studies, kept, skips_by_id(claims_report), skips_by_id(abstracts_report), skips_by_id(pairs_report))
 
@@ -241,15 +234,14 @@ def _label(value: object) -> str:
 
 def _finding(category: str, key: tuple[str, str, str], rebuilt: Row | None, released: Row | None, reason: str = "", detail: str = "",
              differs: Sequence[str] = (), kept: set[int] | None = None, spaces: Sequence[str] = ()) -> dict[str, object]:
+    ours, theirs = rebuilt or {}, released or {}  # a missing side's cells are empty
     return {"category": category, "nctId": key[0], "PMID": key[1], "outcome_title": key[2], "reason": reason, "detail": detail,
-            "rebuilt_label": _label(rebuilt["label"]) if rebuilt is not None else "",
-            "release_label": _label(released["label"]) if released is not None else "",
-            "rebuilt_pValues": _exact(rebuilt["pValues"]) if rebuilt is not None else "",
-            "release_pValues": _exact(released["pValues"]) if released is not None else "", "differing_columns": ", ".join(differs),
-            "whitespace_columns": ", ".join(spaces), "release_split": released.get("release_split", "") if released is not None else "",
+            "rebuilt_label": _label(ours.get("label")), "release_label": _label(theirs.get("label")),
+            "rebuilt_pValues": _exact(ours.get("pValues")), "release_pValues": _exact(theirs.get("pValues")),
+            "differing_columns": ", ".join(differs), "whitespace_columns": ", ".join(spaces),
+            "release_split": theirs.get("release_split", ""),
             "in_rebuilt_splits": "" if rebuilt is None or kept is None else int(rebuilt["index"]) in kept,
-            "rebuilt_claim": _exact(rebuilt["claim"]) if rebuilt is not None else "",
-            "release_claim": _exact(released["claim"]) if released is not None else ""}
+            "rebuilt_claim": _exact(ours.get("claim")), "release_claim": _exact(theirs.get("claim"))}
 
 
 def _pair_up(rebuilt: list[Row], released: list[Row]) -> tuple[list[tuple[Row, Row]], list[Row], list[Row]]:
@@ -268,9 +260,8 @@ def _pair_up(rebuilt: list[Row], released: list[Row]) -> tuple[list[tuple[Row, R
 
 
 def diff_pairs(rebuilt: pd.DataFrame, release: pd.DataFrame, trace: Trace, release_date: date, kept: set[int] | None = None) -> pd.DataFrame:
-    """One row per paired, release-only and rebuilt-only row (columns :data:`COLUMNS`): ``rebuilt`` the rebuild's
-    pairs in the release format, ``release`` the release's rows with a ``release_split`` column, ``kept`` the
-    ``index`` values of the rebuilt pairs in our own splits (None when unknown)."""
+    """One row per paired, release-only and rebuilt-only row (columns :data:`COLUMNS`); ``kept``: the ``index``
+    values of the rebuilt pairs in our own splits (None when unknown)."""
     by_key: dict[tuple[str, str, str], tuple[list[Row], list[Row]]] = defaultdict(lambda: ([], []))
     for rec in rebuilt.to_dict("records"):
         by_key[row_key(rec)][0].append(rec)

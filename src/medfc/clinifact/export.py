@@ -1,16 +1,7 @@
-"""The CliniFact pairs in two more formats, written beside the release-format CSVs by ``build_pairs``.
-
-* **Instruction format** (:func:`write_instruction_jsonl`): the official release's
-  ``data/processed/primary_outcome_publication_instruction/{train,validation,test}_set.jsonl``
-  (github.com/ds4dh/CliniFact: what its ``scripts/llm_finetune.py`` trains on and ``scripts/llm_inference.py``
-  reads), reproduced byte for byte: one ``{"text": ...}`` a line, written by ``json.dumps`` with its defaults.
-  ``text`` is :data:`INSTRUCTION`, ``Claim: <claim>``, ``Abstract: <article_abstract>``, ``## Response:`` and, in
-  the train and validation files only, the answer word (:data:`ANSWER_WORDS`, the release's inference mapping).
-  No title, no id: the lines follow the CSV's rows. The wording is the release's, not
-  ``medfc.experiments.clinifact.prompts.PROMPT`` (ours of the paper's Table 7, used by our zero-shot and
-  fine-tuned runs).
-* **Typed Parquet** (:func:`write_parquet`): the same rows and 22 columns, the list columns as ``list<string>``,
-  ``index``, ``PMID`` and ``label`` as ``int64``, every other column ``string`` (an empty optional cell is null).
+"""The CliniFact pairs in two more formats, written beside the release-format CSVs by ``build_pairs``: the official
+release's instruction JSONL (``primary_outcome_publication_instruction``, byte for byte: one ``{"text": ...}`` a
+line, the answer word in the train and validation files only) and typed Parquet (the same 22 columns, list columns
+as ``list<string>``, ``index``, ``PMID`` and ``label`` as ``int64``, the rest ``string``).
 """
 
 from __future__ import annotations

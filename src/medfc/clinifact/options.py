@@ -1,6 +1,5 @@
-"""The options of the CliniFact steps, one class per step, in a light module (no pandas, no numpy): the plan
-builds them when Snakemake plans the DAG. :class:`StudiesOptions` lives beside its sources in
-:mod:`medfc.clinifact.studies_sources`."""
+"""The options of the CliniFact steps, one class per step, in a light module the plan reads (no pandas, no numpy).
+:class:`StudiesOptions` lives beside its sources in :mod:`medfc.clinifact.studies_sources`."""
 
 from __future__ import annotations
 
@@ -30,8 +29,7 @@ class ClaimsOptions(Options):
 
 @dataclass(frozen=True)
 class AbstractsOptions(Options):
-    """``clinifact.pubmed`` + ``cache_dir`` (per-PMID records) and ``user_agent``; the API key comes
-    from NCBI_API_KEY only."""
+    """``clinifact.pubmed`` + ``cache_dir`` and ``user_agent``; the API key comes from NCBI_API_KEY only."""
 
     offline: bool
     extra_cache_dirs: tuple[str, ...]

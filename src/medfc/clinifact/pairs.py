@@ -53,7 +53,7 @@ def _missing(value: object) -> bool:
 def make_pairs(labelled: Iterable[Mapping[str, JSONValue]], abstracts: Mapping[str, Mapping[str, JSONValue]], report: SkipReport,
                min_abstract_words: int = 15) -> pd.DataFrame:
     """Join labelled claim × reference rows with their PubMed records; drop (with reasons) what fails. ``index``
-    numbers the pairs before any filtering, like the release's ``index`` column."""
+    numbers the pairs before any filtering."""
     rows: list[dict[str, object]] = []
     for i, rec in enumerate(labelled):
         pmid = str(rec["PMID"])

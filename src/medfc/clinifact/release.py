@@ -1,12 +1,7 @@
 """The official CliniFact release (ds4dh/CliniFact) as an alternative source of pairs: ``source`` is a directory
-or base URL holding ``train_set.csv``, ``validation_set.csv`` and ``test_set.csv`` (22 columns); URLs are
-downloaded once into ``cache_dir``.
-
-Each file is read strictly (:func:`read_split`): broken CSV quoting, bytes that are not UTF-8 or a missing column
-stop the step naming the file and line; a row is kept only if its ``label`` is exactly ``"0"``, ``"1"`` or ``"2"``
-(1 evidence, 0 inconclusive, 2 not enough information), its ``index`` an integer, its claim and abstract have a
-word, the other columns the release always fills are not empty and its list columns are Python list literals.
-Every other row is skipped with its reason and ``<file>:<line>``, so Table 6's label counts add up to its totals.
+or base URL (downloaded once into ``cache_dir``) holding the three split CSVs (22 columns). Each file is read
+strictly (:func:`read_split`): an unreadable file stops the step naming file and line; a row with a bad label,
+index, empty text or list column is skipped with its reason and ``<file>:<line>``.
 """
 
 from __future__ import annotations
@@ -49,8 +44,8 @@ def locate(source: str, split: str, cache_dir: str | os.PathLike | None = None, 
 
 def verify_release(source: str, sha256: Mapping[str, str | None], key: str, cache_dir: str | os.PathLike | None = None,
                    http: HttpClient | None = None) -> dict[str, JSONValue]:
-    """Every split file located (a URL's downloaded once) and checked against its pinned SHA-256 (config key
-    ``key``.<split>) before any is read (:class:`medfc.common.pinning.ReleaseChanged`); the release's record."""
+    """Every split file located and checked against its pinned SHA-256 (config key ``key``.<split>) before any is
+    read; the release's record."""
     files = {}
     for split in SPLITS:
         path = locate(source, split, cache_dir, http)
@@ -91,9 +86,8 @@ def _row_problem(rec: dict[str, str]) -> tuple[str, str] | None:
 
 
 def read_split(path: str | os.PathLike, report: SkipReport) -> tuple[pd.DataFrame, int]:
-    """One file in the release's 22-column format, read strictly (module docstring): the kept rows typed as
-    :func:`medfc.clinifact.pairs.read_release_csv` types them, and the number of rows read. A file that cannot
-    be read raises :class:`medfc.common.io.InputFileError` (a ``ValueError``) naming the file and line."""
+    """One release-format file read strictly: the kept rows (typed as the release's reader types them) and the
+    number of rows read. Raises :class:`medfc.common.io.InputFileError` on an unreadable file."""
     header, records = read_csv_records(path, required=RELEASE_COLUMNS, what="CliniFact release file")
     buf = io.StringIO()
     writer = csv.writer(buf)

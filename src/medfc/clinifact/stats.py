@@ -11,14 +11,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from medfc.clinifact.pairs import label_table
 from medfc.common.jsontypes import JSONValue
 from medfc.common.labels import CLINIFACT_CODES, CLINIFACT_RELEASE_NAMES
 from medfc.common.latex import Block, Column, LatexTable
 
 
 def save_figure(fig, png: str | os.PathLike) -> list[Path]:
-    """:func:`medfc.common.plots.save_figure` (PNG and PDF, byte-stable metadata)."""
+    """:func:`medfc.common.plots.save_figure` (PNG and PDF, byte-stable metadata); tests replace it."""
     from medfc.common.plots import save_figure as save
 
     return save(fig, png)
@@ -39,8 +38,7 @@ RELEASE_TITLE = "Released data: Zhang et al. 2025"
 
 
 def table4_latex(ours: pd.DataFrame, release: Mapping[str, Mapping[str, JSONValue]], title: str) -> LatexTable:
-    """Table 4 in the paper's layout (Text field | Mean | Std | Min | Max words) from :func:`word_count_table`'s rows:
-    ours under ``title``, then the released data's (``release``: field → mean, std, min, max)."""
+    """Table 4 in the paper's layout: ours (:func:`word_count_table`) under ``title``, then the released data's."""
     columns = [Column("Text field", align="l"), Column("Mean", fmt="dec1"), Column("Std", fmt="dec1"), Column("Min", fmt="int"),
                Column("Max", fmt="int")]
     rows = [[r["text"], r["mean"], r["std"], r["min"], r["max"]] for r in ours.to_dict("records")]
@@ -51,8 +49,7 @@ def table4_latex(ours: pd.DataFrame, release: Mapping[str, Mapping[str, JSONValu
 
 
 def table6_latex(ours: pd.DataFrame, release: Mapping[str, Mapping[str, JSONValue]], title: str) -> LatexTable:
-    """Table 6 in the paper's layout (Split | Evidence | Inconclusive | NEI | Total) from :func:`label_table`'s rows: ours
-    under ``title``, then the released data's (``release``: split → count per label and total)."""
+    """Table 6 in the paper's layout: ours (``pairs.label_table``) under ``title``, then the released data's."""
     keys = (*(CLINIFACT_RELEASE_NAMES[code] for code in (1, 0, 2)), "total")
     columns = [Column("Split", align="l"), *(Column(CLINIFACT_CODES[code].capitalize() if code != 2 else CLINIFACT_CODES[code], fmt="int")
                                              for code in (1, 0, 2)), Column("Total", fmt="int")]
@@ -64,8 +61,7 @@ def table6_latex(ours: pd.DataFrame, release: Mapping[str, Mapping[str, JSONValu
 
 
 def study_classes(studies: Iterable[Mapping[str, JSONValue]], excluded: Iterable[str]) -> dict[str, list[str]]:
-    """nctId → disease classes (browse branch names) from the study records, leaving out the branches
-    whose abbreviations are in ``excluded`` (``clinifact.stats.excluded_branches``)."""
+    """nctId → disease classes (browse branch names), leaving out the branches abbreviated in ``excluded``."""
     excluded = set(excluded)
     out: dict[str, list[str]] = {}
     for s in studies:
@@ -100,8 +96,7 @@ NO_CLASS = "(no class)"
 
 
 def disease_class_note(table: pd.DataFrame, n_pairs: int, paper: Mapping[str, JSONValue] | None = None) -> str:
-    """How to read Fig. 2: a pair counts once in each of its disease classes, so the bars add up to more; with
-    ``paper`` (``clinifact.fig2`` of the numbers file), how many classes the paper's dataset has beside ours."""
+    """How to read Fig. 2 (the bars add up to more than the pairs); with ``paper``, the paper's number of classes."""
     note = f"A pair counts once in each of its trial's disease classes: the bars add up to {int(table['claims'].sum())} for {n_pairs} pairs."
     if paper:
         ours = int((table["disease_class"] != NO_CLASS).sum())
@@ -111,8 +106,9 @@ def disease_class_note(table: pd.DataFrame, n_pairs: int, paper: Mapping[str, JS
 
 def plot_disease_classes(table: pd.DataFrame, png: str | os.PathLike, n_pairs: int | None = None,
                          paper: Mapping[str, JSONValue] | None = None) -> list[Path]:
-    """Fig. 2 at text width: pairs per disease class; with ``n_pairs`` the figure says that the bars add up to
-    more than the pairs (and, with ``paper``, how many classes the paper counts)."""
+    """Fig. 2 at text width: pairs per disease class; with ``n_pairs``, :func:`disease_class_note` below it."""
+    from matplotlib.ticker import MaxNLocator
+
     from medfc.common.plots import MIN_FONT_PT, new_figure
 
     fig, ax = new_figure("text", 0.2 * max(3, len(table)) + (1.2 if n_pairs is not None else 0.9))
@@ -120,7 +116,7 @@ def plot_disease_classes(table: pd.DataFrame, png: str | os.PathLike, n_pairs: i
     ax.bar_label(bars, labels=[str(int(v)) if v else "" for v in table["claims"][::-1]], fontsize=MIN_FONT_PT, padding=2)
     ax.set_xlim(0, max(1, int(table["claims"].max()) if len(table) else 1) * 1.12)
     ax.set_ylim(-0.5, max(len(table), 1) - 0.5)
-    ax.xaxis.set_major_locator(_integer_locator())
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("claim–evidence pairs")
     ax.set_title("CliniFact claims per disease class")
     if n_pairs is not None:
@@ -128,25 +124,18 @@ def plot_disease_classes(table: pd.DataFrame, png: str | os.PathLike, n_pairs: i
     return save_figure(fig, png)
 
 
-def _integer_locator():
-    from matplotlib.ticker import MaxNLocator
-
-    return MaxNLocator(integer=True)
-
-
 def plot_years(table: pd.DataFrame, png: str | os.PathLike) -> list[Path]:
     """Fig. S1 at column width: publications per year, whole years and whole counts on the axes."""
+    from matplotlib.ticker import MaxNLocator
+
     from medfc.common.plots import new_figure
 
     fig, ax = new_figure("column", 2.2)
     ax.bar(table["year"], table["publications"], 0.8, color="#55a868")
-    ax.xaxis.set_major_locator(_integer_locator())
-    ax.yaxis.set_major_locator(_integer_locator())
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("publication year")
     ax.set_ylabel("publications")
     ax.set_title("CliniFact publications per year")
     return save_figure(fig, png)
 
-
-__all__ = ["FIGURE_WIDTHS", "label_table", "word_count_table", "study_classes", "disease_class_table", "disease_class_note", "year_table",
-           "plot_disease_classes", "plot_years"]

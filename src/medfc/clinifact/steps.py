@@ -27,9 +27,7 @@ log = logging.getLogger(__name__)
 
 
 def fetch_studies(inputs: StepFiles, outputs: StepFiles, options: StudiesOptions) -> int:
-    """Studies from the source ``options.source`` names (:data:`~medfc.clinifact.studies_sources.STUDIES_SOURCES`)
-    → ``studies`` (gzipped JSONL) + ``report`` (+ ``excluded``: the nctId and reason of every study the bulk zip's
-    filter left out; empty for the search API, whose filter runs on the server)."""
+    """Studies from the source ``options.source`` names → ``studies`` + ``report`` (+ ``excluded``)."""
     report = SkipReport("clinifact.fetch_studies")
     n = studies_source(options.source).fetch(inputs, outputs, options, report)
     report.write(outputs["report"])
@@ -74,9 +72,8 @@ def fetch_abstracts(inputs: StepFiles, outputs: StepFiles, options: AbstractsOpt
 
 
 def build_pairs(inputs: StepFiles, outputs: StepFiles, options: PairsOptions) -> dict[str, int]:
-    """``labelled`` + ``abstracts`` → ``pairs`` (all kept), the balanced ``train``/``validation``/``test`` splits in the
-    release's CSV format, typed Parquet (``<split>_parquet``) and instruction JSONL (``instruction_<split>``), ``card``
-    and ``report``."""
+    """``labelled`` + ``abstracts`` → ``pairs`` (all kept), the balanced splits (CSV, ``<split>_parquet``,
+    ``instruction_<split>``), ``card`` and ``report``."""
     report = SkipReport("clinifact.build_pairs")
     seed = options.seed
     abstracts = {str(r["pmid"]): r for r in read_jsonl(inputs["abstracts"])}
@@ -121,11 +118,8 @@ def _stem(path: str) -> Path:
     return Path(path).with_suffix("")
 
 def clinifact_stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions) -> None:
-    """Splits (+ optional ``studies``, + ``papers``: the released data's counts beside ours) → Table 6
-    (``table_labels``), Table 4 (``table_words``), Fig. 2 (``table_classes``, ``fig_classes``), Fig. S1 (``table_years``,
-    ``fig_years``) and ``report``. The splits are read as strictly as the release
-    (:func:`medfc.clinifact.release.read_split`): a bad row is left out of every table and figure and listed in the
-    report, so Table 6's totals are the sums of its columns."""
+    """Splits (+ optional ``studies``, + ``papers``) → Tables 6 and 4, Figs. 2 and S1 with their data, ``report``.
+    The splits are read strictly (:func:`medfc.clinifact.release.read_split`): a bad row is left out and reported."""
     from medfc.common.plots import WIDTHS
     from medfc.common.papers import read_paper_numbers
 
@@ -139,7 +133,7 @@ def clinifact_stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions
     numbers = read_paper_numbers(inputs["papers"])["clinifact"]
     released = numbers["release_stats"]  # the released data's Tables 4 and 6
     title = f"Ours: this run's pairs ({len(allp)})"
-    labels, words = stats.label_table(splits), stats.word_count_table(allp)
+    labels, words = pairs.label_table(splits), stats.word_count_table(allp)
     write_table(labels, _stem(outputs["table_labels"]), caption="Table 6: labels per split (1 evidence, 0 inconclusive, 2 NEI).",
                 latex=stats.table6_latex(labels, released["table6"], title))
     write_table(words, _stem(outputs["table_words"]), caption="Table 4: words per claim, title and abstract.",
@@ -159,8 +153,8 @@ def clinifact_stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions
 
 
 def diff(inputs: StepFiles, outputs: StepFiles, options: DiffOptions) -> dict[str, int]:
-    """Rebuilt ``pairs`` (+ our splits) against the release at ``options.release``, explained with the rebuild's own
-    records (``studies``, ``excluded``, and the steps' reports) → ``markdown``, ``rows``, ``counts`` and ``report``."""
+    """Rebuilt ``pairs`` (+ our splits) against the release, explained with the rebuild's own records →
+    ``markdown``, ``rows``, ``counts`` and ``report``."""
     report = SkipReport("clinifact.diff")
     record = release.verify_release(options.release, options.release_sha256, "clinifact.diff.release_sha256", Path(options.cache_dir) / "release")
     record_release({**record, "dataset": "clinifact (diff)"})
@@ -188,8 +182,7 @@ def diff(inputs: StepFiles, outputs: StepFiles, options: DiffOptions) -> dict[st
 
 
 def export_views(inputs: StepFiles, outputs: StepFiles, options: NoOptions) -> dict[str, int]:
-    """The splits' typed Parquet and the pairs' ``card`` → the card ``readme`` (the configs ``datasets.load_dataset``
-    reads) and BigBio's view of each split (:mod:`medfc.clinifact.views`)."""
+    """The splits' typed Parquet and the pairs' ``card`` → ``readme`` and BigBio's view of each split."""
     from medfc.clinifact import views
 
     return views.export({s: inputs[f"{s}_parquet"] for s in views.SPLITS}, inputs["card"], outputs["readme"],

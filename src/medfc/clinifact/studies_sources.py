@@ -1,7 +1,5 @@
-"""The registry of CliniFact's study sources (``clinifact.studies.source``): how
-:func:`medfc.clinifact.steps.fetch_studies` gets the studies, and whether a source reads the bulk zip (the rule's
-input ``zip``, a prerequisite the plan checks). The step's :class:`StudiesOptions` are declared here beside the
-sources they name. A light module: a source's ``fetch`` imports :mod:`medfc.clinifact.ctgov` when it runs.
+"""The registry of CliniFact's study sources (``clinifact.studies.source``) and the fetch step's
+:class:`StudiesOptions`. A light module: a source's ``fetch`` imports :mod:`medfc.clinifact.ctgov` when it runs.
 """
 
 from __future__ import annotations
@@ -23,9 +21,8 @@ __all__ = ["STUDIES_SOURCES", "StudiesOptions", "StudiesSource", "source_names",
 
 @dataclass(frozen=True)
 class StudiesSource:
-    """One source of studies: ``fetch(inputs, outputs, options, report)`` writes the step's ``studies`` (gzipped
-    JSONL) and ``excluded`` (the nctId and reason of every study its filter left out, when the rule asks), counts
-    its skips in ``report`` and returns how many studies it wrote. ``reads_zip``: it reads the bulk zip."""
+    """One source of studies: ``fetch(inputs, outputs, options, report)`` writes ``studies`` (and ``excluded``) and
+    returns how many studies it wrote. ``reads_zip``: it reads the bulk zip (input ``zip``)."""
 
     name: str
     fetch: Callable[[StepFiles, StepFiles, StudiesOptions, SkipReport], int]
@@ -33,8 +30,7 @@ class StudiesSource:
 
 
 def _bulk_zip(inputs: StepFiles, outputs: StepFiles, options: StudiesOptions, report: SkipReport) -> int:
-    """The bulk zip: the local file (input ``zip``), else ``bulk_url`` downloaded once into the cache; the
-    CliniFact filter applied while it is read."""
+    """The bulk zip (input ``zip``, else ``bulk_url`` downloaded once), filtered while it is read."""
     from medfc.clinifact import ctgov
     from medfc.common.sources import download_once
 
@@ -47,8 +43,7 @@ def _bulk_zip(inputs: StepFiles, outputs: StepFiles, options: StudiesOptions, re
 
 
 def _api(inputs: StepFiles, outputs: StepFiles, options: StudiesOptions, report: SkipReport) -> int:
-    """The v2 search API, page by page (pages cached, resumable from its state file); its filter runs on the
-    server, so ``excluded`` is empty."""
+    """The v2 search API, page by page (cached, resumable); its filter runs on the server: ``excluded`` is empty."""
     from medfc.clinifact import ctgov
     from medfc.common.io import write_jsonl
 

@@ -1,9 +1,6 @@
 """The rebuilt CliniFact pairs as a folder ``datasets`` loads by config (rule ``clinifact_export``): the card
-``README.md`` and BigBio's textual-entailment view of each split, ``bigbio_te/<split>_set.parquet`` (``id`` the
-pair's ``index``, ``premise`` the abstract, ``hypothesis`` the claim, ``label`` the release's label name).
-Configs: ``clinifact_source`` (the default: the typed Parquet, ``label`` a ``ClassLabel`` whose index is the
-release's code) and ``clinifact_bigbio_te``. ``datasets`` reads every config of a folder in one format, so the
-instruction JSONL files are named on the card but are no config of it.
+``README.md`` (configs ``clinifact_source``, the typed Parquet, and ``clinifact_bigbio_te``) and BigBio's
+textual-entailment view of each split, ``bigbio_te/<split>_set.parquet``.
 """
 
 from __future__ import annotations
@@ -58,8 +55,8 @@ def bigbio_te_rows(records: Sequence[Mapping[str, object]]) -> list[dict[str, st
 
 def export(parquet: Mapping[str, str | os.PathLike], card_md: str | os.PathLike, readme: str | os.PathLike,
            bigbio: Mapping[str, str | os.PathLike]) -> dict[str, int]:
-    """Write the BigBio view of each split (``bigbio``: split → its file) and the card ``readme`` (the pairs'
-    card with the configs, its own section on files and configs replaced); returns the rows per split."""
+    """Write the BigBio view of each split and the card ``readme`` (the pairs' card with the configs); returns the
+    rows per split."""
     import pyarrow.parquet as pq
 
     from medfc.common.io import atomic_write

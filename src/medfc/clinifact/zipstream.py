@@ -1,16 +1,12 @@
-"""Sequential zip reader: walks the local file headers from the start of the file, never the central
-directory (``zipfile`` holds one ZipInfo, some 560 bytes, per member: about 270 MiB for the 500,000-member
-ClinicalTrials.gov bulk zip). Memory is bounded by the largest member read (or ``max_size``) plus a 64 KiB
-chunk; the input need not be seekable.
+"""Sequential zip reader: walks the local file headers from byte 0, never the central directory (``zipfile``
+holds some 560 bytes per member: about 270 MiB for the 500,000-member ClinicalTrials.gov bulk zip). Memory is
+bounded by the largest member read (or ``max_size``) plus a chunk; the input need not be seekable.
 
-Supported: STORED and DEFLATED members; data descriptors (bit 3) with or without their ``PK\\x07\\x08``
-signature and with 4- or 8-byte (ZIP64) sizes; ZIP64 extra fields (id 0x0001) in the local header. CRC-32 is
-checked for every member read (and for stepped-over members with a data descriptor). A CRC mismatch, corrupt
-deflate data, an unsupported method or an encrypted member is reported on that member (``ZipMember.error``)
-and the walk goes on while the member's end can be found. The walk stops at the central directory; a file
-that ends before it raises ``TruncatedZip`` (naming the last complete member) after yielding every complete
-member. ``BadZip``: data before the first local header (self-extracting), split archives, and members whose
-end cannot be found without the central directory (encrypted or non-deflate with a data descriptor).
+Supported: STORED and DEFLATED members, data descriptors (with or without signature, 4- or 8-byte sizes) and
+ZIP64 extra fields. A member's CRC mismatch, corrupt deflate data, unsupported method or encryption is reported
+on it (``ZipMember.error``) and the walk goes on. A file that ends before the central directory raises
+``TruncatedZip`` after every complete member; ``BadZip``: data before the first header, split archives, or a
+member whose end cannot be found without the central directory.
 """
 
 from __future__ import annotations
@@ -24,14 +20,10 @@ from typing import BinaryIO
 
 LOCAL_SIG = b"PK\x03\x04"
 CENTRAL_SIG = b"PK\x01\x02"
-EOCD_SIG = b"PK\x05\x06"
-ZIP64_EOCD_SIG = b"PK\x06\x06"
-ZIP64_LOCATOR_SIG = b"PK\x06\x07"
-ARCHIVE_EXTRA_SIG = b"PK\x06\x08"
-DIGITAL_SIG = b"PK\x05\x05"
 DESCRIPTOR_SIG = b"PK\x07\x08"
 SPAN_MARKERS = (DESCRIPTOR_SIG, b"PK00")  # at offset 0 only: a (single-segment) spanned archive
-END_SIGS = frozenset({CENTRAL_SIG, EOCD_SIG, ZIP64_EOCD_SIG, ZIP64_LOCATOR_SIG, ARCHIVE_EXTRA_SIG, DIGITAL_SIG})
+# the central directory, end of central directory (ZIP64 too), ZIP64 locator, archive extra data, digital signature
+END_SIGS = frozenset({CENTRAL_SIG, b"PK\x05\x06", b"PK\x06\x06", b"PK\x06\x07", b"PK\x06\x08", b"PK\x05\x05"})
 NEXT_SIGS = END_SIGS | {LOCAL_SIG}  # what may follow a member (used to confirm a data descriptor)
 
 STORED = 0
@@ -74,9 +66,8 @@ class TruncatedZip(ZipStreamError):
 
 @dataclass(frozen=True, slots=True)
 class ZipMember:
-    """One member, as its local header (and data descriptor) describe it: ``data`` the content of a selected file
-    without error, else None; ``error`` a short reason (``crc_mismatch``, ``bad_deflate_data``, ``size_mismatch``,
-    ``unsupported_compression``, ``encrypted``, ``member_too_large``) with ``detail``."""
+    """One member as its local header describes it: ``data`` a selected file's content, None on ``error`` (a short
+    reason such as ``crc_mismatch`` or ``member_too_large``, with ``detail``) or when not selected."""
 
     name: str
     offset: int
@@ -99,8 +90,7 @@ class _Eof(Exception):
 
 
 class _Source:
-    """A binary stream read in ``chunk_size`` pieces, with push-back of the bytes just read (for those
-    read past a deflate stream's end, or peeked at) and the byte offset of the next byte."""
+    """A binary stream read in ``chunk_size`` pieces, with push-back of the bytes just read and the offset."""
 
     def __init__(self, fh: BinaryIO, chunk_size: int) -> None:
         self._fh = fh
@@ -149,11 +139,6 @@ class _Source:
             self._pos = 0
         self.offset -= n
 
-    def peek(self, n: int) -> bytes:
-        b = self.read(n)
-        self.unread(b)
-        return b
-
 
 def _decode_name(raw: bytes, flags: int) -> str:
     name = raw.decode("utf-8") if flags & FLAG_UTF8 else raw.decode("cp437")
@@ -164,7 +149,7 @@ def _decode_name(raw: bytes, flags: int) -> str:
 
 
 def _zip64_sizes(extra: bytes, file_size: int, compressed_size: int) -> tuple[int, int, bool]:
-    """Sizes from a ZIP64 extra field (id 0x0001): each 0xFFFFFFFF header size, in order, from 8 bytes."""
+    """Sizes from a ZIP64 extra field: each 0xFFFFFFFF header size, in order, from 8 bytes."""
     i = 0
     while i + 4 <= len(extra):
         tag, length = struct.unpack_from("<HH", extra, i)
@@ -182,8 +167,7 @@ def _zip64_sizes(extra: bytes, file_size: int, compressed_size: int) -> tuple[in
 
 
 def _descriptor(buf: bytes, csize: int, usize: int, zip64: bool) -> tuple[int, int, bool] | None:
-    """(crc, length, confirmed) of the data descriptor at the start of ``buf`` for sizes ``csize``/``usize``: every
-    layout (with/without signature × 4/8-byte sizes, 8-byte first for ``zip64``) whose sizes match, preferring one
+    """(crc, length, confirmed) of the data descriptor at the start of ``buf`` whose sizes match, preferring a layout
     followed by another record (or the file's end); None when none matches."""
     widths = (8, 4) if zip64 else (4, 8)
     found: list[tuple[int, int, bool]] = []
@@ -209,14 +193,9 @@ def _descriptor(buf: bytes, csize: int, usize: int, zip64: bool) -> tuple[int, i
 
 def iter_members(source: str | os.PathLike | BinaryIO, select: Callable[[str], bool] | None = None, chunk_size: int = CHUNK_SIZE,
                  max_size: int | None = None) -> Iterator[ZipMember]:
-    """Yield every member of the zip (a path or a readable binary stream) in file order.
-
-    ``select(name)`` decides whose content is decompressed into ``ZipMember.data`` (default: every file); the
-    others are stepped over with ``data=None``. ``max_size`` caps a selected member's uncompressed size (error
-    ``member_too_large``, no data): a header size over the cap is stepped over uninflated, an understated one
-    stops inflating past the cap, a data-descriptor member is inflated in CRC-checked :data:`MAX_INFLATE` pieces
-    that are dropped, so a zip bomb never takes more memory than the cap.
-    """
+    """Yield every member of the zip (a path or a readable binary stream) in file order; ``select(name)`` decides
+    whose content is read into ``data`` (default: every file). ``max_size`` caps a selected member's uncompressed
+    size (error ``member_too_large``) without ever holding more than the cap, so a zip bomb is harmless."""
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb", buffering=chunk_size) as fh:
             try:
@@ -228,8 +207,7 @@ def iter_members(source: str | os.PathLike | BinaryIO, select: Callable[[str], b
 
 
 def _inflate(dec, data: bytes, budget: int | None) -> Iterator[bytes]:
-    """Inflate ``data`` in pieces of at most :data:`MAX_INFLATE` bytes; stop once more than ``budget``
-    bytes came out (the rest of the input stays in ``dec.unconsumed_tail``). None: inflate it all."""
+    """Inflate ``data`` in pieces of at most :data:`MAX_INFLATE` bytes, stopping past ``budget`` bytes (None: all)."""
     total = 0
     while True:
         n = MAX_INFLATE if budget is None else max(1, min(MAX_INFLATE, budget - total + 1))
@@ -269,8 +247,7 @@ def _walk(src: _Source, select: Callable[[str], bool] | None, max_size: int | No
             fields = _LOCAL.unpack(sig + src.exact(_LOCAL.size - 4))
             _, _, flags, method, _, _, crc, csize, usize, nlen, xlen = fields
             member_name = _decode_name(src.exact(nlen), flags)
-            extra = src.exact(xlen)
-            usize, csize, zip64 = _zip64_sizes(extra, usize, csize)
+            usize, csize, zip64 = _zip64_sizes(src.exact(xlen), usize, csize)
             member = _read_member(src, start, member_name, flags, method, crc, csize, usize, zip64, select, max_size)
         except _Eof:
             raise TruncatedZip(src.offset, last_good, member_name) from None
@@ -294,19 +271,16 @@ def _too_large(size: int, cap: int) -> tuple[str, str]:
 
 def _read_sized(src: _Source, flags: int, method: int, crc: int, csize: int, usize: int, wanted: bool,
                 max_size: int | None = None) -> tuple[bytes | None, str | None, str]:
-    """Sizes and CRC in the local header: read ``csize`` bytes in chunks, inflating as they come
-    (never more than ``max_size`` + 1 bytes)."""
-    if not wanted:  # stepped over unread (so not CRC-checked)
-        _skip(src, csize)
-        return None, None, ""
-    if flags & FLAG_ENCRYPTED:
-        _skip(src, csize)
-        return None, "encrypted", "encrypted members are not supported"
-    if method not in (STORED, DEFLATED):
-        _skip(src, csize)
-        return None, "unsupported_compression", f"compression method {method}"
-    if max_size is not None and usize > max_size:
-        _skip(src, csize)
+    """Sizes and CRC in the local header: read ``csize`` bytes in chunks, inflating as they come."""
+    unsupported = flags & FLAG_ENCRYPTED or method not in (STORED, DEFLATED)
+    if not wanted or unsupported or (max_size is not None and usize > max_size):
+        _skip(src, csize)  # an unwanted member is stepped over unread (so not CRC-checked)
+        if not wanted:
+            return None, None, ""
+        if flags & FLAG_ENCRYPTED:
+            return None, "encrypted", "encrypted members are not supported"
+        if method not in (STORED, DEFLATED):
+            return None, "unsupported_compression", f"compression method {method}"
         return None, *_too_large(usize, max_size)
     parts: list[bytes] = []
     got_crc = 0
@@ -365,9 +339,8 @@ def _skip(src: _Source, n: int) -> None:
 
 def _read_with_descriptor(src: _Source, name: str, flags: int, method: int, zip64: bool, wanted: bool,
                           max_size: int | None = None) -> tuple[bytes | None, str | None, str, int, int, int]:
-    """Bit 3: sizes and CRC follow the data. DEFLATED: inflate to the stream's end (in bounded pieces,
-    kept only while the member is wanted and under ``max_size``), then match the descriptor; STORED:
-    scan for the descriptor. Returns (data, error, detail, csize, usize, crc)."""
+    """Bit 3, sizes and CRC after the data: inflate to the stream's end (STORED: scan) and match the descriptor.
+    Returns (data, error, detail, csize, usize, crc)."""
     if flags & FLAG_ENCRYPTED or method not in (STORED, DEFLATED):
         what = "an encrypted member" if flags & FLAG_ENCRYPTED else f"a member compressed with method {method}"
         raise BadZip(f"cannot find the end of {name!r}: {what} with a data descriptor needs the central directory")
@@ -397,7 +370,8 @@ def _read_with_descriptor(src: _Source, name: str, flags: int, method: int, zip6
             unused = dec.unused_data
             csize += len(chunk) - len(unused)
             src.unread(unused)
-        buf = src.peek(_DESCRIPTOR_PEEK)
+        buf = src.read(_DESCRIPTOR_PEEK)
+        src.unread(buf)  # only peeked at
         found = _descriptor(buf, csize, usize, zip64)
         if found is None:
             if len(buf) < _DESCRIPTOR_PEEK:  # the file ends within the descriptor
@@ -414,10 +388,9 @@ def _read_with_descriptor(src: _Source, name: str, flags: int, method: int, zip6
 
 
 def _scan_stored(src: _Source, zip64: bool, wanted: bool, max_size: int | None) -> tuple[bytes | None, int, int, int]:
-    """STORED with a data descriptor (legal, rare): the data ends where a descriptor for its length starts whose
-    CRC matches the data, or that has its signature and is followed by another record. Streamed through a window;
-    the data is kept only while ``wanted`` and within ``max_size``. Returns (data or None, descriptor CRC, CRC of
-    the data, data length); the bytes after the descriptor are pushed back."""
+    """STORED with a data descriptor (rare): the data ends where a descriptor for its length starts whose CRC
+    matches, or that has its signature and is followed by another record. Returns (data or None, descriptor CRC,
+    CRC of the data, data length); the bytes after the descriptor are pushed back."""
     window = bytearray()  # the data from offset ``base`` on: the positions not yet searched
     base = 0
     crc = 0  # CRC-32 of the data before ``base``
@@ -455,8 +428,8 @@ def _scan_stored(src: _Source, zip64: bool, wanted: bool, max_size: int | None) 
 
 
 def _stored_candidate(window: bytearray, base: int, limit: int, crc: int, zip64: bool) -> tuple[int, int, int] | None:
-    """(p, crc, length) of the first descriptor at a data offset p in [base, limit] that ends the data before
-    it; ``window`` holds the data from offset ``base`` on and ``crc`` is the CRC-32 of the data before it."""
+    """(p, crc, length) of the first descriptor at a data offset p in [base, limit] that ends the data before it
+    (``window``: the data from ``base`` on; ``crc``: of the data before it)."""
     positions: set[int] = set()
     i = window.find(DESCRIPTOR_SIG)
     while i != -1 and base + i <= limit:

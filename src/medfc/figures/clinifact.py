@@ -112,15 +112,13 @@ def fig3_table(predictions: Sequence[str], entries: Sequence[Mapping[str, object
 
 
 def _paper_only_rows(model: str, panel: str, ours: set[str], paper: Mapping[tuple[str, str, str], float]) -> list[Row]:
-    """The values the paper gives for groups of ``panel`` our test split has no pair of: ``n`` 0, no value of ours,
-    the paper's value beside it (so the figure shows it, marked as an empty group)."""
+    """The paper's values for groups of ``panel`` our test split has no pair of (``n`` 0, no value of ours)."""
     return [{"model": model, "panel": panel, "group": g, "n": 0, "metric": m, "value": "", "paper (BioBERT)": v}
             for (p, g, m), v in paper.items() if p == panel and g not in ours]
 
 
 def legend_names(entries: Sequence[Mapping[str, object]], papers: Mapping[str, JSONValue]) -> dict[str, str]:
-    """Each shown run's legend name: its row name, or for a run shown in place of another (``stands_for``) "<run>
-    (stands in for <that run's CliniFact Table 8 row>)", e.g. "BioBERT", "OpenBioLLM-70B, fine-tuned"."""
+    """Each shown run's legend name: its row name, "(stands in for <Table 8 row>)" added for a ``stands_for`` run."""
     rows = {str(k).casefold(): str(k) for k in papers["clinifact"]["table8"]}  # type: ignore[index,union-attr]
     names: dict[str, str] = {}
     for e in entries:
@@ -157,15 +155,13 @@ def _number(value: object) -> float | None:
     return None if math.isnan(f) else f
 
 
-def _paper_value(table: pd.DataFrame, panel: str, group: str, metric: str) -> float | None:
-    """The paper's value of one bar (the same on every model's rows), or None when the paper gives none."""
-    sub = table[(table["panel"] == panel) & (table["group"] == group) & (table["metric"] == metric)]
-    return next((v for v in map(_number, sub.get(PAPER_SERIES, pd.Series(dtype=object))) if v is not None), None)
-
-
 def _value(table: pd.DataFrame, model: str, panel: str, group: str, metric: str) -> float | None:
-    sub = table[(table["model"] == model) & (table["panel"] == panel) & (table["group"] == group) & (table["metric"] == metric)]
-    return next((v for v in map(_number, sub["value"]) if v is not None), None)
+    """One bar's value: a model's, or for :data:`PAPER_SERIES` the paper's (the same on every model's rows)."""
+    sub = table[(table["panel"] == panel) & (table["group"] == group) & (table["metric"] == metric)]
+    if model != PAPER_SERIES:
+        sub = sub[sub["model"] == model]
+    column = PAPER_SERIES if model == PAPER_SERIES else "value"
+    return next((v for v in map(_number, sub.get(column, ())) if v is not None), None)
 
 
 def _n(table: pd.DataFrame, panel: str, group: str) -> int:
@@ -174,14 +170,14 @@ def _n(table: pd.DataFrame, panel: str, group: str) -> int:
 
 
 def _panel_a(ax: Axes, table: pd.DataFrame, models: Sequence[str], colours: Mapping[str, ColorType]) -> list:
-    """(a) per class P/R/F1: grouped vertical bars, one series per model and the paper's (hatched); a class
-    without test pairs (n = 0) has no bars of ours but the words "no test pairs (n = 0)". Returns the value labels."""
+    """(a) per class P/R/F1: grouped vertical bars, one series per model and the paper's (hatched). Returns the
+    value labels."""
     from medfc.common.plots import MIN_FONT_PT
 
     a = table[table["panel"] == "class"]
     keys = [(lab, m) for lab in CLINIFACT_LABELS for m in ("precision", "recall", "f1")]
     n = {lab: _n(a, "class", lab) for lab in CLINIFACT_LABELS}
-    paper = [_paper_value(table, "class", lab, m) for lab, m in keys]
+    paper = [_value(table, PAPER_SERIES, "class", lab, m) for lab, m in keys]
     series: list[tuple[str, list[float | None]]] = [
         (model, [_value(a, model, "class", lab, m) if n[lab] else None for lab, m in keys]) for model in models]
     if any(v is not None for v in paper):
@@ -227,14 +223,13 @@ def _group_label(group: str, n: int) -> str:
 
 
 def _hbar_slots(table: pd.DataFrame, panel: str, models: Sequence[str]) -> list[tuple[str, int, list[str]]]:
-    """(group, n, the series drawn) per group of a horizontal panel, in the table's order: every model where the
-    group has test pairs, else one slot for the words "no test pairs"; then the paper's bar where it gives one."""
+    """(group, n, the series drawn) per group of a horizontal panel: the models (or "no test pairs"), the paper's."""
     sub = table[(table["panel"] == panel) & (table["metric"] == "macro_f1")]
     out = []
     for g in dict.fromkeys(sub["group"]):
         n = _n(sub, panel, g)
         drawn = list(models) if n else [EMPTY]
-        if _paper_value(table, panel, g, "macro_f1") is not None:
+        if _value(table, PAPER_SERIES, panel, g, "macro_f1") is not None:
             drawn.append(PAPER_SERIES)
         out.append((g, n, drawn))
     return out
@@ -251,8 +246,8 @@ def _units(slots: Sequence[tuple[str, int, list[str]]], pitch: float) -> float:
 
 def _panel_h(ax: Axes, table: pd.DataFrame, panel: str, title: str, models: Sequence[str], colours: Mapping[str, ColorType],
              units: float, pitch: float) -> list:
-    """(b) or (c): macro-F1 per group, horizontal bars, first group on top; ``units`` bars tall (the same for both
-    panels, so their bars are equally thick: ``pitch`` inches). Returns the value labels."""
+    """(b) or (c): macro-F1 per group, horizontal bars ``pitch`` inches thick, ``units`` bars tall. Returns the
+    value labels."""
     from medfc.common.plots import MIN_FONT_PT
 
     y = 0.0
@@ -264,7 +259,7 @@ def _panel_h(ax: Axes, table: pd.DataFrame, panel: str, title: str, models: Sequ
             if name == EMPTY:
                 ax.text(1, yi, f"{EMPTY} (n = 0)", va="center", ha="left", fontsize=MIN_FONT_PT, color="#555555")
                 continue
-            v = _paper_value(table, panel, g, "macro_f1") if name == PAPER_SERIES else _value(table, name, panel, g, "macro_f1")
+            v = _value(table, name, panel, g, "macro_f1")
             bars = ax.barh([yi], [v or 0.0], 0.85, **_style(name, colours))
             labels += ax.bar_label(bars, labels=["" if not v else f"{v:.0f}"], fontsize=MIN_FONT_PT, padding=1.5)
         ticks.append(sum(ys) / len(ys))
@@ -293,10 +288,8 @@ def _dedupe_legend(fig, axes: Sequence[Axes], names: Mapping[str, str]) -> None:
 
 def plot_fig3(table: pd.DataFrame, png: str | os.PathLike, notes: Sequence[str] = (),
               names: Mapping[str, str] | None = None) -> list[Path]:
-    """CliniFact Fig. 3 at text width (7 in): (a) per-class P/R/F1 on top, (b) macro-F1 per test type and (c) per
-    disease class below. One bar series per model (legend text from ``names``), the paper's BioBERT values (stated
-    in its text) hatched beside them. Bars carry their value where a 7 pt label fits; else the panel refers to the
-    data table."""
+    """CliniFact Fig. 3 at text width: (a) per-class P/R/F1, (b) macro-F1 per test type, (c) per disease class; one
+    series per model, the paper's BioBERT values hatched; value labels where they fit."""
     from medfc.common.plots import MAX_HEIGHT, new_figure, save_figure
 
     names = dict(names or {})

@@ -1,7 +1,5 @@
-"""Workflow steps of the figures stage (rules in workflow/rules/figures.smk): figures of the experiments'
-results, each with the table of numbers behind it (CSV, Markdown, LaTeX) and the papers' values beside
-ours. The datasets' own figures (HealthFC Figs. 1–3, CliniFact Figs. 2 and S1) are made by their stages'
-statistics steps.
+"""Workflow steps of the figures stage (workflow/rules/figures.smk): figures of the experiments' results, each
+with its table of numbers and the papers' values beside ours.
 """
 
 from __future__ import annotations

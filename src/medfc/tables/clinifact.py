@@ -1,8 +1,5 @@
-"""CliniFact Table 8 and the significance tests between systems (Zhang et al., 2025).
-
-Each is a tidy frame (the data: CSV, Markdown, the report's HTML) and a :class:`~medfc.common.latex.LatexTable` in
-the paper's layout (``*_latex``): model rows grouped by kind, our rows under one title row and the paper's under
-another. The macro-F1 intervals and the pairs scored are Table 8's companion (:func:`table8_extra`)."""
+"""CliniFact Table 8 and the significance tests between systems (Zhang et al., 2025): each a tidy frame and a LaTeX
+table in the paper's layout (``*_latex``); Table 8's companion :func:`table8_extra`."""
 
 from __future__ import annotations
 
@@ -29,9 +26,7 @@ def _interval(scores: Mapping[str, JSONValue]) -> str:
 
 
 def table8(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str, infos: Sequence[str] = ()) -> pd.DataFrame:
-    """Table 8: accuracy and macro P/R/F1 on the test split per model, our rows then the paper's of the same kinds of
-    system; ours carry the bootstrap interval of macro-F1 (``low–high``) and a ``note`` where a stack kept its best
-    member."""
+    """Table 8: accuracy and macro P/R/F1 on the test split per model, our rows then the paper's of the same kinds."""
     kept = stack_kept(infos, scores, entries)
     rows = []
     for e, f in zip(entries, scores):
@@ -51,8 +46,7 @@ def table8(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str,
 
 
 def significance(predictions: Sequence[str], entries: Sequence[Entry]) -> pd.DataFrame:
-    """McNemar–Bowker between every pair of CliniFact systems on the same test pairs (among them each
-    fine-tuned generative model against its own zero-shot run, the paper's test)."""
+    """McNemar–Bowker between every pair of CliniFact systems on the same test pairs."""
     recs = [(e, {str(r["id"]): r for r in read_jsonl(f) if r.get("split", "test") == "test"}) for e, f in zip(entries, predictions)]
     rows = []
     for (ea, ra), (eb, rb) in itertools.combinations(recs, 2):
@@ -77,9 +71,7 @@ def _kind(system: str) -> str:
 
 def table8_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
                  infos: Sequence[str] = ()) -> LatexTable:
-    """Table 8 in the paper's layout: Kind | Model | Accuracy | macro P | macro R | macro F1, the model rows grouped by
-    kind (discriminative, zero-shot, fine-tuned generative); our rows, then the paper's of the kinds we ran (a number
-    the paper does not state is a dash). A stack that kept its best member is marked, and a note says so."""
+    """Table 8 in the paper's layout, rows grouped by kind; our rows, then the paper's of the kinds we ran."""
     kept = stack_kept(infos, scores, entries)
     marks = stack_marks(kept)
     order = {s: i for i, s in enumerate(CLINIFACT_SYSTEM_NAMES)}
@@ -116,7 +108,7 @@ def table8_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
 
 
 def table8_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) -> tuple[pd.DataFrame, LatexTable]:
-    """Table 8's companion: the test pairs scored and the percentile bootstrap 95% interval of macro-F1 of our rows."""
+    """Table 8's companion: the test pairs scored and the 95% interval of macro-F1 of our rows."""
     rows, tex_rows = [], []
     for e, f in zip(entries, scores):
         s = read_json(f)
@@ -135,7 +127,7 @@ def table8_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) ->
 
 
 def significance_latex(df: pd.DataFrame, scale: str) -> LatexTable:
-    """The McNemar–Bowker tests of :func:`significance`: System A | System B | Pairs | Accuracy A, B | χ² | df | p."""
+    """The McNemar–Bowker tests of :func:`significance` in LaTeX."""
     rows = [[r["system A"], r["system B"], r["pairs"], r["accuracy A"], r["accuracy B"], r["McNemar-Bowker chi2"], r["df"], r["p"]]
             for r in df.to_dict("records")]
     columns = [Column("System A", align="l"), Column("System B", align="l"), Column("Pairs", fmt="int"),

@@ -1,5 +1,5 @@
 """Helpers shared by the table builders: percentages, mean ± std over folds, grouping input files, and what the
-LaTeX layouts share (title rows, notes on stacks and on the paper's rows this run did not train)."""
+LaTeX layouts share (title rows, notes)."""
 
 from __future__ import annotations
 
@@ -48,8 +48,7 @@ def pooled(files: Sequence[str]) -> dict[str, JSONObject]:
 
 
 def clinifact_name(e: Entry) -> str:
-    """A CliniFact run's name in tables and figures: the model alias, then its system's suffix (the paper's
-    row names; :mod:`medfc.experiments.clinifact.systems`)."""
+    """A CliniFact run's name in tables and figures: the model alias, then its system's suffix."""
     return f"{e['model']}{row_suffixes().get(str(e.get('system')), '')}"
 
 
@@ -61,7 +60,6 @@ SMOKE_NOTE = ("Our rows are smoke-sized (training capped by experiments.smoke, o
 
 
 def ours_title(scale: str) -> str:
-    """The title row over our rows: "Ours (smoke scale)", "Ours (CPU recipe)", "Ours (paper scale)"."""
     return SCALE_TITLES[scale]
 
 
@@ -78,9 +76,8 @@ def _squash(name: str) -> str:
 
 
 def not_run(paper_models: Sequence[str], our_models: Sequence[str]) -> list[str]:
-    """The paper's models (row names) that none of our model aliases names: an alias counts as the paper's model
-    when it starts with the model's name, case, punctuation and a parenthesis left out (``deberta-v3-large`` is
-    DeBERTa, ``openbiollm-8b`` OpenBioLLM-8B (zero-shot))."""
+    """The paper's models (row names) that none of our aliases names: an alias counts when it starts with the
+    model's name, case, punctuation and a parenthesis left out (``deberta-v3-large`` is DeBERTa)."""
     ours = [_squash(m) for m in our_models]
     return [p for p in dict.fromkeys(paper_models) if not any(o.startswith(_squash(p)) for o in ours if _squash(p))]
 
@@ -95,9 +92,8 @@ def not_run_note(paper_models: Sequence[str], our_models: Sequence[str]) -> str:
 
 
 def stack_kept(infos: Sequence[str], files: Sequence[str], entries: Sequence[Entry]) -> dict[str, str]:
-    """model → the member a stacked ensemble kept in every fold or split (its ``info.json``: the inner
-    cross-validation found no combination that beat its best member), for the stacks among ``entries`` whose
-    ``info.json`` is in ``infos`` (found beside each run's ``files``)."""
+    """model → the member a stacked ensemble kept in every fold or split (by its ``info.json`` in ``infos``,
+    beside the run's file)."""
     by_dir = {os.path.dirname(i): i for i in infos}
     kept: dict[str, set[str | None]] = defaultdict(set)
     for e, f in zip(entries, files):
@@ -108,9 +104,8 @@ def stack_kept(infos: Sequence[str], files: Sequence[str], entries: Sequence[Ent
 
 
 def kept_member(info: Mapping[str, object]) -> str | None:
-    """The member a stacked ensemble's ``info.json`` (:func:`medfc.experiments.ensembles.stack_selection.stack_predictions`)
-    says it kept unchanged, no candidate having beaten its best member (``inner_cv.chosen`` is "<member> alone", no
-    meta-model); None for a stack that combines or re-weights, or an average."""
+    """The member a stacked ensemble's ``info.json`` says it kept unchanged ("<member> alone", no meta-model);
+    None for a stack that combines or re-weights, or an average."""
     if info.get("method") != "stack" or info.get("meta_model") is not None:
         return None
     selected = list(info.get("selected") or [])  # type: ignore[call-overload]

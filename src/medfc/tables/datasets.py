@@ -1,6 +1,5 @@
-"""A declared dataset's table (``datasets.<name>``): its discriminative rows on its test split, as a tidy frame (CSV,
-Markdown, the report's HTML) and in the layout of CliniFact's Table 8 (:class:`~medfc.common.latex.LatexTable`):
-Model | Accuracy | Macro P / R / F1 | the 95% bootstrap interval of macro-F1."""
+"""A declared dataset's table (``datasets.<name>``): its discriminative rows on its test split, as a tidy frame and
+in the LaTeX layout of CliniFact's Table 8."""
 
 from __future__ import annotations
 
@@ -17,8 +16,7 @@ COLUMNS = ["scale", "model", "n", "accuracy", "macro P", "macro R", "macro F1", 
 
 def scores_table(scores: Sequence[str], entries: Sequence[Entry], dataset: str, title: str, scale: str,
                  infos: Sequence[str] = ()) -> tuple[pd.DataFrame, LatexTable]:
-    """Each row's test scores (``scores``, one file per entry); a stack that kept its best member (its ``info.json``
-    in ``infos``) says so."""
+    """Each row's test scores; a stack that kept its best member says so."""
     kept = stack_kept(infos, scores, entries)
     marks = stack_marks(kept)
     rows, tex_rows = [], []

@@ -1,6 +1,5 @@
-"""The run's ``main.tex``: one LaTeX document that inputs every table and includes every figure the run made
-(``pdflatex main.tex`` in the results folder). A figure goes into a column when its PDF is at most a column wide, else
-across the page, scaled down only if wider than the text; its caption is its title, its data table's or its name."""
+"""The run's ``main.tex``: one LaTeX document that inputs every table and includes every figure the run made, each
+figure in a column when its PDF fits one, else across the page."""
 
 from __future__ import annotations
 
@@ -34,8 +33,7 @@ FIGURE_TITLES = {"fig1_claims_per_year": "HealthFC Fig. 1: claims and articles p
 
 
 def _caption_of(figure: Path) -> str:
-    """The figure's title (:data:`FIGURE_TITLES`), else its data table's caption (its Markdown's first paragraph), else
-    its file's name."""
+    """The figure's title, else its data table's caption (its Markdown's first paragraph), else its file's name."""
     if figure.stem in FIGURE_TITLES:
         return FIGURE_TITLES[figure.stem]
     md = figure.with_suffix(".md")

@@ -1,13 +1,9 @@
 """The run's error browser: ``<results_dir>/errors.html``, one self-contained page listing every test claim of
-HealthFC and every test pair of each pairs dataset with what each row of the run (a HealthFC lang / model / system
-over its folds, a pairs dataset's model and system) predicted for it.
+HealthFC and every test pair of each pairs dataset with what each row of the run predicted for it.
 
-The page's data (:func:`page_data`, embedded as JSON by :func:`page`) is written once per text: ``texts`` (evidence
-shown that is not a sentence of the claim's article), per dataset ``docs`` (articles' sentences or abstracts),
-``items`` (id, gold label, text per language, document, gold sentences) and ``rows`` (each row's predictions,
-``[item, gold, predicted, probability, fold, selected sentence ids, shown texts]``, labels as indices into
-``labels``). Same inputs, same bytes: lists in a fixed order, JSON keys sorted. A light module at its top (the plan
-reads :class:`ErrorsOptions` when Snakemake plans the DAG).
+The page's data (:func:`page_data`, embedded as JSON) holds each text once: ``texts`` (evidence shown), per dataset
+``docs``, ``items`` and ``rows`` (each row's predictions, ``[item, gold, predicted, probability, fold, selected
+sentence ids, shown texts]``, labels as indices into ``labels``). Same inputs, same bytes.
 """
 
 from __future__ import annotations
@@ -36,8 +32,7 @@ Run = tuple[Mapping[str, Any], Sequence[Record]]  # one prediction file: its ent
 
 @dataclass(frozen=True)
 class PairsSection(Options):
-    """One pairs dataset's part of the page: its title, how its test split is read (:class:`PairData`, which names
-    the dataset) and one entry per prediction file (``model``, ``system``)."""
+    """One pairs dataset's part of the page: its title, how its test split is read and one entry per prediction file."""
 
     title: str
     data: PairData
@@ -46,9 +41,8 @@ class PairsSection(Options):
 
 @dataclass(frozen=True)
 class ErrorsOptions(Options):
-    """The rule ``error_browser``'s: one entry per HealthFC prediction file, in input order (``lang``, ``model``,
-    ``system``, ``fold``), each pairs dataset's section (inputs ``pairs_<dataset>`` and ``pairs_<dataset>_test``) and
-    the run's scale (``experiments.scale``)."""
+    """The rule ``error_browser``'s: one entry per HealthFC prediction file, each pairs dataset's section and the
+    run's scale."""
 
     healthfc: tuple[dict[str, Any], ...]
     pairs: tuple[PairsSection, ...]
@@ -87,8 +81,7 @@ def _probability(record: Record) -> float | None:
 
 def _rows(runs: Sequence[Run], keys: Sequence[str], item_of: Mapping[str, int], unmatched: Counter[str],
           test_only: bool) -> list[tuple[dict[str, Any], list[Record]]]:
-    """The runs grouped into rows (the entry without its fold), in their first file's order: each row's entry and its
-    records, each id once (a record of another split than the test split left out where ``test_only``)."""
+    """The runs grouped into rows (the entry without its fold), in their first file's order, each id once."""
     rows: dict[str, tuple[dict[str, Any], list[Record], set[str]]] = {}
     for entry, records in runs:
         name = row_name(entry, keys)
@@ -113,9 +106,8 @@ def _rows(runs: Sequence[Run], keys: Sequence[str], item_of: Mapping[str, int], 
 
 def _encode_rows(rows: list[tuple[dict[str, Any], list[Record]]], labels: list[str], item_of: Mapping[str, int],
                  evidence: Any, declared: Any) -> list[dict[str, Any]]:
-    """Each row's entry with its predictions as compact lists sorted by item (``evidence(record)``: its selected
-    sentence ids and shown texts) and its labels: those its system predicts (``declared(entry)``) and any other it
-    has, in the dataset's order."""
+    """Each row's entry with its predictions as compact lists sorted by item, and its labels (those its system
+    predicts, ``declared(entry)``, and any other it has)."""
     code = {label: i for i, label in enumerate(labels)}
     out = []
     for entry, records in rows:
@@ -136,8 +128,7 @@ def _seen_labels(rows: list[tuple[dict[str, Any], list[Record]]]) -> set[str]:
 
 
 def healthfc_section(runs: Sequence[Run], claims: Iterable[Record], pool: Pool, unmatched: Counter[str]) -> dict[str, Any] | None:
-    """HealthFC's part of the page from ``runs`` (each fold's predictions of a lang / model / system) and the
-    dataset's ``claims``; None without runs."""
+    """HealthFC's part of the page; None without runs."""
     if not runs:
         return None
     langs = sorted({str(entry["lang"]) for entry, _ in runs})
@@ -174,8 +165,7 @@ def healthfc_section(runs: Sequence[Run], claims: Iterable[Record], pool: Pool, 
 
 def pairs_section(runs: Sequence[Run], pairs: Iterable[Any], unmatched: Counter[str], name: str, title: str,
                   classes: Sequence[str]) -> dict[str, Any] | None:
-    """A pairs dataset's part of the page from ``runs`` (their test split) and the test split's ``pairs`` over
-    ``classes``; None without runs. A pair's evidence is its whole text."""
+    """A pairs dataset's part of the page (a pair's evidence is its whole text); None without runs."""
     if not runs:
         return None
     pairs = list(pairs)
@@ -196,8 +186,7 @@ def pairs_section(runs: Sequence[Run], pairs: Iterable[Any], unmatched: Counter[
 
 def page_data(healthfc: Sequence[Run], claims: Iterable[Record], pairs: Sequence[tuple[PairsSection, Sequence[Run], Iterable[Any]]],
               scale: str) -> tuple[dict[str, Any], dict[str, int]]:
-    """The page's data (HealthFC's and each pairs dataset's sections: ``(its options, its runs, its test pairs)``, the
-    shared texts) and the predictions left out, counted by reason."""
+    """The page's data and the predictions left out, counted by reason."""
     pool, unmatched = Pool(), Counter()  # predictions left out, by reason
     sections = [healthfc_section(healthfc, claims, pool, unmatched),
                 *(pairs_section(runs, test, unmatched, section.data.dataset, section.title, section.data.classes) for section, runs, test in pairs)]
@@ -235,8 +224,7 @@ def _runs(entries: Sequence[Mapping[str, Any]], files: Sequence[str], what: str)
 
 def error_page(healthfc: Sequence[Mapping[str, Any]], healthfc_files: Sequence[str], dataset: str | None,
                pairs: Sequence[tuple[PairsSection, Sequence[str], str | None]], scale: str) -> tuple[str, dict[str, int]]:
-    """The page from the prediction files (one per entry), the HealthFC ``dataset`` (JSONL) and each pairs dataset's
-    (section, prediction files, test split), and its counts: items, predictions and those left out by reason."""
+    """The page from the prediction files (one per entry) and the datasets, and its counts."""
     from medfc.common.io import read_jsonl
     from medfc.experiments.pairs import load_pairs
 
@@ -253,8 +241,7 @@ def error_page(healthfc: Sequence[Mapping[str, Any]], healthfc_files: Sequence[s
 
 
 def write_error_browser(inputs: StepFiles, outputs: StepFiles, options: ErrorsOptions) -> dict[str, int]:
-    """The ``error_browser`` rule's step: the page (``html``) from the ``healthfc`` and ``pairs_<dataset>``
-    predictions, with the texts of the HealthFC ``dataset`` and each ``pairs_<dataset>_test``."""
+    """The ``error_browser`` rule's step: the page ``html``."""
     from medfc.common.io import atomic_write, input_paths
 
     pairs = [(s, input_paths(inputs, f"pairs_{s.data.dataset}"), _one(inputs, f"pairs_{s.data.dataset}_test")) for s in options.pairs]

@@ -18,8 +18,7 @@ class ExampleClaimsOptions(Options):
 
 @dataclass(frozen=True)
 class WrongClaimsOptions(Options):
-    """HealthFC Table 4: its runs, one entry per fold (in the order of the ``scores`` and ``predictions`` inputs), how
-    many wrong claims it shows, where it cuts the evidence (words) and ``experiments.scale``."""
+    """HealthFC Table 4: its runs (one entry per fold), the wrong claims shown, the evidence's cut (words), scale."""
 
     entries: tuple[dict[str, Any], ...]
     shown: int

@@ -1,7 +1,5 @@
 """Workflow steps of the papers' example tables (workflow/rules/examples.smk): HealthFC Tables 1 and 4, CliniFact
-Tables 5 and 7, each written as CSV, Markdown, LaTeX and HTML on one stem; rows, caption and layout are
-:mod:`medfc.tables.examples`'. ``healthfc_table4`` reads ``scores`` and ``predictions`` (one per fold, in the order
-of ``options.entries``) and ``dataset``; the CliniFact tables read ``pairs`` (split CSVs in the release's columns).
+Tables 5 and 7 (:mod:`medfc.tables.examples`), each written as CSV, Markdown, LaTeX and HTML on one stem.
 """
 
 from __future__ import annotations

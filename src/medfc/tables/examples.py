@@ -1,6 +1,5 @@
 """The papers' example tables (HealthFC Tables 1 and 4, CliniFact Tables 5 and 7), chosen from the run's own data
-by a fixed rule that each caption states. Each is an :class:`Artifact`: the long form, its caption and its LaTeX
-(wrapping text columns); excerpts are cut at a stated number of words (:func:`cut_words`) so a table fits its page.
+by a fixed rule that each caption states; excerpts are cut at a stated number of words.
 """
 
 from __future__ import annotations
@@ -54,16 +53,15 @@ def marked(parts: Sequence[tuple[str, bool]]) -> tuple[str, Tex]:
 
 def lines_cell(text: str) -> Tex:
     """Text with its line breaks kept (a blank line as a small gap), as a LaTeX cell of a wrapping column."""
-    paragraphs = [p for p in text.split("\n\n")]
+    paragraphs = text.split("\n\n")
     body = r"\par\smallskip{}".join(r"\newline{}".join(latex.escape(line) for line in p.split("\n")) for p in paragraphs)
     return Tex(body, float(max((len(line) for line in text.split("\n")), default=0)))
 
 
 def article_snippet(sentences: Sequence[str], gold_ids: Sequence[int], words: int) -> tuple[list[tuple[str, bool]], int]:
-    """The article's snippet around its gold evidence: from the sentence before the first gold evidence sentence (from
-    that one itself when the two do not fit), whole sentences as long as the snippet stays within ``words`` words (the
-    first one cut there when it alone is longer); ``(…)`` where the article goes on. Returns the parts (text, whether
-    gold evidence) and how many gold evidence sentences the snippet shows."""
+    """The article's snippet around its gold evidence, from the sentence before the first one (that one when the
+    two do not fit), whole sentences within ``words`` words; ``(…)`` where the article goes on. Returns the parts
+    (text, whether gold evidence) and how many gold evidence sentences it shows."""
     gold = {int(i) for i in gold_ids if 0 <= int(i) < len(sentences)}
     first = min(gold) if gold else 0
     start = first - 1 if first > 0 and len(sentences[first - 1].split()) + len(sentences[first].split()) <= words else first
@@ -87,8 +85,7 @@ def article_snippet(sentences: Sequence[str], gold_ids: Sequence[int], words: in
 
 
 def healthfc_examples(records: Sequence[Mapping[str, Any]], words: int, lang: str = "en") -> Artifact:
-    """HealthFC Table 1 from the dataset's records: for SUPPORTED, then REFUTED, the first claim by claim id that
-    has gold evidence sentences (aligned to the article), with its article's snippet (:func:`article_snippet`)."""
+    """HealthFC Table 1: for SUPPORTED, then REFUTED, the first claim by id with gold evidence, and its snippet."""
     rows, latex_rows, notes = [], [], []
     for label in (SUPPORTED, REFUTED):
         eligible = sorted((r for r in records if r.get("label") == label and r.get("evidence_ids") and r.get(f"sentences_{lang}")),
@@ -132,8 +129,7 @@ class RunRow:
 
 
 def best_row(scores: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> tuple[RunRow, float, int] | None:
-    """The row of best mean veracity macro-F1 over its folds (``scores``: (entry, scores.json) per fold, in the plan's
-    order; a tie goes to the row first in that order): the row, its mean F1 and its number of folds."""
+    """The row of best mean veracity macro-F1 over its folds (a tie: the first), its mean F1 and its folds."""
     by_row: dict[RunRow, list[float]] = {}
     for entry, s in scores:
         row = RunRow(str(entry["lang"]), str(entry["model"]), str(entry["system"]))
@@ -153,9 +149,8 @@ def _evidence(sentences: Sequence[str] | None, words: int) -> str:
 def healthfc_errors(scores: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
                     predictions: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]], claims: Mapping[str, Mapping[str, str]], shown: int,
                     words: int, scale_note: str = "") -> Artifact:
-    """HealthFC Table 4: the best row by veracity F1 (:func:`best_row`), its wrong claims (predicted label ≠ gold,
-    every fold's test claims) by claim id, the first ``shown`` of them with their gold and selected evidence cut at
-    ``words`` words each; ``claims``: each claim's text by its id and language (the predictions hold none)."""
+    """HealthFC Table 4: the first ``shown`` wrong claims (by id) of the best row (:func:`best_row`), with gold and
+    selected evidence; ``claims``: each claim's text by id and language."""
     best = best_row(scores)
     rows: list[dict[str, Any]] = []
     latex_rows: list[list[object]] = []
@@ -188,9 +183,7 @@ def _errors_table(caption: str, rows: list[list[object]]) -> LatexTable:
 
 
 def clinifact_examples(splits: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], words: int) -> Artifact:
-    """CliniFact Table 5 from the splits' pairs (CSV rows, the release's columns), ``splits`` in the order they are
-    searched (test, validation, train): per label (evidence, inconclusive, NEI), the first pair in row order of the
-    first split that has one, with the abstract cut at ``words`` words."""
+    """CliniFact Table 5: per label, the first pair of the first split (in the order given) that has one."""
     rows, latex_rows, missing = [], [], []
     for label in PAIR_LABELS:
         found = next(((name, p) for name, pairs in splits for p in pairs if _pair_label(p) == label), None)
@@ -227,8 +220,7 @@ def _pair_label(pair: Mapping[str, Any]) -> str | None:
 
 
 def clinifact_prompt(pairs: Sequence[Mapping[str, Any]], words: int, split: str = "test") -> Artifact:
-    """CliniFact Table 7: the generative models' prompt as a template (its placeholders in braces) and filled with
-    the first pair of the split (the abstract cut at ``words`` words), with the answer options and their labels."""
+    """CliniFact Table 7: the generative models' prompt as a template and filled with the split's first pair."""
     options = answer_options()
     mapping = ", ".join(f"{o} = {options[o]}" for o in ANSWER_OPTIONS)
     rows: list[dict[str, Any]] = [{"part": "template", "pair": "", "text": PROMPT}]

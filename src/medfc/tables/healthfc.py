@@ -1,6 +1,5 @@
-"""HealthFC Tables 3 and 5, the open-domain comparison and the significance tests between systems (Vladika et al.,
-2024): each a tidy frame and a :class:`~medfc.common.latex.LatexTable` in the paper's layout (``*_latex``: our rows
-under one title row, the paper's under another); what we score beyond the paper's columns is a companion (``*_extra``)."""
+"""HealthFC Tables 3 and 5, the open-domain comparison and the significance tests (Vladika et al., 2024): each a
+tidy frame and a LaTeX table in the paper's layout (``*_latex``); ``*_extra``: what we score beyond its columns."""
 
 from __future__ import annotations
 
@@ -22,6 +21,13 @@ Row = dict[str, object]  # one row of a table
 T3_COLUMNS = ["source", "scale", "lang", "model", "system", "folds", "evidence P", "evidence R", "evidence F1", "evidence-class F1",
               "veracity P", "veracity R", "veracity F1", "FEVER strict", "AVeriTeC@0.25", "FF1", "FF1 coverage"]
 T5_COLUMNS = ["source", "scale", "lang", "model", "experiment", "folds", "P", "R", "F1", "accuracy"]
+T3_KEYS = {"evidence P": "evidence.macro_precision", "evidence R": "evidence.macro_recall",
+           "evidence F1": "evidence.macro_f1", "veracity P": "veracity.macro_precision",
+           "veracity R": "veracity.macro_recall", "veracity F1": "veracity.macro_f1"}
+T3_PAPER_KEYS = ("ev_p", "ev_r", "ev_f1", "ver_p", "ver_r", "ver_f1")  # the same columns in the numbers file
+# what we score beyond the paper's columns (FF1 coverage: the share of the supported / refuted claims FF1 scores)
+T3_EXTRA_KEYS = {"evidence-class F1": "evidence.f1", "FEVER strict": "fever.strict",
+                 "AVeriTeC@0.25": "averitec.score.0.25", "FF1": "medsnip.ff1", "FF1 coverage": "medsnip.coverage"}
 OPEN_DOMAIN_COLUMNS = ["source", "scale", "lang", "model", "experiment", "evidence", "claims", "folds", "P", "R", "F1", "accuracy"]
 
 
@@ -31,21 +37,14 @@ def _paper_row(papers: Mapping[str, JSONValue], model: str, **values: JSONValue)
 
 
 def table3(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> pd.DataFrame:
-    """Table 3: pipeline / joint / oracle, evidence and veracity macro P/R/F1, mean ± std over folds: our rows, then
-    the paper's rows of the same systems, each its own row."""
+    """Table 3: evidence and veracity macro P/R/F1, mean ± std over folds: our rows, then the paper's."""
     rows = []
     for (lang, model, system), items in grouped(entries, scores, ("lang", "model", "system")).items():
         if system not in TABLE3_SYSTEMS:
             continue
         agg = classification.aggregate_folds([read_json(f) for _, f in items])
         rows.append({"source": "ours", "scale": scale, "lang": lang, "model": model, "system": system, "folds": len(items),
-                     "evidence P": pm(agg, "evidence.macro_precision"), "evidence R": pm(agg, "evidence.macro_recall"),
-                     "evidence F1": pm(agg, "evidence.macro_f1"), "evidence-class F1": pm(agg, "evidence.f1"),
-                     "veracity P": pm(agg, "veracity.macro_precision"), "veracity R": pm(agg, "veracity.macro_recall"),
-                     "veracity F1": pm(agg, "veracity.macro_f1"), "FEVER strict": pm(agg, "fever.strict"),
-                     "AVeriTeC@0.25": pm(agg, "averitec.score.0.25"), "FF1": pm(agg, "medsnip.ff1"),
-                     # the share of the supported / refuted claims that FF1 scores (an NEI prediction abstains)
-                     "FF1 coverage": pm(agg, "medsnip.coverage")})
+                     **{c: pm(agg, k) for c, k in {**T3_KEYS, **T3_EXTRA_KEYS}.items()}})
     order = {s: i for i, s in enumerate(TABLE3_SYSTEMS)}
     rows.sort(key=lambda r: (r["lang"], r["model"], order[r["system"]]))
     systems = {r["system"] for r in rows}
@@ -60,9 +59,8 @@ def table3(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str,
                 rows.append(_paper_row(papers, model, system=system, **{"veracity F1": v[key]}))
         else:
             for model, v in t3[system].items():
-                rows.append(_paper_row(papers, model, system=system, **{
-                    "evidence P": v["ev_p"], "evidence R": v["ev_r"], "evidence F1": v["ev_f1"],
-                    "veracity P": v["ver_p"], "veracity R": v["ver_r"], "veracity F1": v["ver_f1"]}))
+                values = {c: v[k] for c, k in zip(T3_KEYS, T3_PAPER_KEYS)}
+                rows.append(_paper_row(papers, model, system=system, **values))
     return pd.DataFrame(rows, columns=T3_COLUMNS).fillna("")
 
 
@@ -82,12 +80,9 @@ def _veracity_rows(scores: Sequence[str], entries: Sequence[Entry], systems: Seq
 
 
 def table5(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> pd.DataFrame:
-    """Table 5: claims only, retrieved evidence (retrieved_web: the paper's "Google snippets"; retrieved_pubmed,
-    retrieved_wikipedia: no paper row), gold explanations, level of evidence; macro P/R/F1 mean ± std. Our
-    rows, then the paper's (DeBERTa) rows of the same experiments."""
+    """Table 5: veracity with other evidence or none, macro P/R/F1 mean ± std; our rows, then the paper's."""
     rows = _veracity_rows(scores, entries, TABLE5_SYSTEMS, scale)
-    order = {s: i for i, s in enumerate(TABLE5_SYSTEMS)}
-    for system in sorted({r["experiment"] for r in rows}, key=order.get):
+    for system in [s for s in TABLE5_SYSTEMS if any(r["experiment"] == s for r in rows)]:
         v = papers["healthfc"]["table5"].get(system)
         if v is not None:
             rows.append(_paper_row(papers, papers["healthfc"]["table5_model"], experiment=system, P=v["p"], R=v["r"], F1=v["f1"]))
@@ -95,16 +90,14 @@ def table5(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str,
 
 
 def open_domain(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> pd.DataFrame:
-    """The open-domain comparison: supported vs refuted with evidence retrieved from each source
-    (open_domain_<source>), macro P/R/F1 mean ± std over folds (``claims``: the test claims scored, all folds); our
-    rows, then the binary F1 the HealthFC paper cites (Vladika and Matthes 2024, 327 claims) for the sources we ran."""
+    """The open-domain comparison (supported vs refuted, evidence from each source): our rows, then the binary F1
+    the HealthFC paper cites for the sources we ran."""
     rows = _veracity_rows(scores, entries, OPEN_DOMAIN_SYSTEMS, scale)
     for r in rows:
         r["evidence"] = evidence_source(r["experiment"])
         r["claims"] = r.pop("n")
     od = papers["healthfc"]["open_domain"]
-    order = {s: i for i, s in enumerate(OPEN_DOMAIN_SYSTEMS)}
-    for system in sorted({r["experiment"] for r in rows}, key=order.get):
+    for system in [s for s in OPEN_DOMAIN_SYSTEMS if any(r["experiment"] == s for r in rows)]:
         source = evidence_source(system)
         if source in od["f1"]:
             rows.append({"source": f"paper ({od['cite']})", "scale": "paper", "lang": "en", "model": od["model"], "experiment": system,
@@ -114,9 +107,8 @@ def open_domain(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping
 
 def significance(predictions: Sequence[str], entries: Sequence[Entry], comparisons: Sequence[Sequence[str]], *,
                  metric: str, n_resamples: int, seed: int, abstain: str) -> pd.DataFrame:
-    """For each (lang, model) and each configured pair (A, B) of veracity systems: predictions pooled
-    over the folds, McNemar–Bowker on the two systems' labels (same claims) and the MedSNIP paired
-    bootstrap 95% CI of Δ = metric(B) − metric(A) over the supported / refuted claims."""
+    """Per (lang, model) and configured pair (A, B) of systems, folds pooled: McNemar–Bowker on their labels and the
+    MedSNIP paired bootstrap 95% CI of Δ = metric(B) − metric(A) over the supported / refuted claims."""
     groups = grouped(entries, predictions, ("lang", "model", "system"))
     rows = []
     for lang, model in sorted({(k[0], k[1]) for k in groups}):
@@ -171,7 +163,6 @@ def _paper_sd(row: Mapping[str, JSONValue], key: str) -> MeanSD | None:
 
 def _notes(scale: str, marks: Mapping[str, str], kept: Mapping[str, str], paper_models: Sequence[str], our_models: Sequence[str],
            *extra: str) -> list[str]:
-    """A table's notes: the scale, each stack that kept its best member (by its mark), the paper's rows we did not run."""
     notes = [n for n in extra if n]
     notes += [f"{marks[m]}: {stack_note(m, kept[m])}" for m in marks]
     notes.append(not_run_note(paper_models, our_models))
@@ -182,13 +173,10 @@ def _notes(scale: str, marks: Mapping[str, str], kept: Mapping[str, str], paper_
 
 def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
                  infos: Sequence[str] = ()) -> LatexTable:
-    """Table 3 in the paper's layout: System | Base Model | Evidence Selection P/R/F1 | Veracity Prediction P/R/F1 |
-    Oracle Ver. Pred. F1 (the oracle system's veracity F1 on the same model's pipeline row)."""
+    """Table 3 in the paper's layout (the oracle's veracity F1 on the same model's pipeline row)."""
     agg = {k: classification.aggregate_folds(v) for k, v in _aggregates(scores, entries, TABLE3_SYSTEMS).items()}
     kept = stack_kept(infos, scores, entries)
     marks = stack_marks(kept)
-    ev = ("evidence.macro_precision", "evidence.macro_recall", "evidence.macro_f1")
-    ver = ("veracity.macro_precision", "veracity.macro_recall", "veracity.macro_f1")
     ours = []
     for system in ("pipeline", "joint"):
         for lang, model in sorted({(k[0], k[1]) for k in agg}):
@@ -197,7 +185,7 @@ def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
             if a is None and oracle is None:
                 continue
             a = a or {}
-            ours.append([system, _model_cell(lang, model, marks), *(mean_sd(a, k) for k in ev + ver),
+            ours.append([system, _model_cell(lang, model, marks), *(mean_sd(a, k) for k in T3_KEYS.values()),
                          mean_sd(oracle, "veracity.macro_f1") if oracle else (DASH if system == "joint" else None)])
     t3 = papers["healthfc"]["table3"]
     ran = {k[2] for k in agg} | ({"pipeline"} if any(k[2] == "oracle" for k in agg) else set())
@@ -207,7 +195,7 @@ def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
             continue
         for model, v in t3[system].items():
             paper_models.append(model)
-            paper.append([system, model, *(_paper_sd(v, k) for k in ("ev_p", "ev_r", "ev_f1", "ver_p", "ver_r", "ver_f1")),
+            paper.append([system, model, *(_paper_sd(v, k) for k in T3_PAPER_KEYS),
                           _paper_sd(v, "oracle_f1") if "oracle_f1" in v else DASH])
     columns = [Column("System", align="l"), Column("Base Model", align="l"),
                *(Column(h, group="Evidence Selection") for h in ("Precision", "Recall", "F1 Macro")),
@@ -223,10 +211,8 @@ def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
 
 
 def table3_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) -> tuple[pd.DataFrame, LatexTable]:
-    """Table 3's companion: the evidence class's F1, FEVER (strict), AVeriTeC (λ = 0.25), false-class F1 and its
-    coverage of each of our rows (oracle included): the tidy frame and its LaTeX."""
-    keys = [("evidence-class F1", "evidence.f1"), ("FEVER strict", "fever.strict"), ("AVeriTeC@0.25", "averitec.score.0.25"),
-            ("FF1", "medsnip.ff1"), ("FF1 coverage", "medsnip.coverage")]
+    """Table 3's companion: evidence-class F1, FEVER, AVeriTeC, false-class F1 of our rows (frame and LaTeX)."""
+    keys = T3_EXTRA_KEYS.items()
     data = _aggregates(scores, entries, TABLE3_SYSTEMS)
     order = {s: i for i, s in enumerate(TABLE3_SYSTEMS)}
     rows, tex_rows = [], []
@@ -257,8 +243,7 @@ def _experiment_rows(scores: Sequence[str], entries: Sequence[Entry], systems: S
 
 def table5_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
                  infos: Sequence[str] = ()) -> LatexTable:
-    """Table 5 in the paper's layout: Experiment | P | R | F1 (macro, mean with the std as a subscript), with a
-    Base Model column since we run several; the paper's rows (its one model) for the experiments we ran."""
+    """Table 5 in the paper's layout, with a Base Model column; the paper's rows for the experiments we ran."""
     kept = stack_kept(infos, scores, entries)
     marks = stack_marks(kept)
     ours = []
@@ -282,7 +267,7 @@ def table5_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
 
 
 def table5_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) -> tuple[pd.DataFrame, LatexTable]:
-    """Table 5's companion: accuracy (mean ± std over folds) and the claims scored (all folds) of each of our rows."""
+    """Table 5's companion: accuracy and the claims scored of our rows."""
     rows = _veracity_rows(scores, entries, TABLE5_SYSTEMS, scale)
     df = pd.DataFrame([{k: r[k] for k in ("scale", "lang", "model", "experiment", "folds", "n", "accuracy")} for r in rows],
                       columns=["scale", "lang", "model", "experiment", "folds", "n", "accuracy"]).rename(columns={"n": "claims"})
@@ -301,8 +286,7 @@ def table5_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) ->
 
 
 def open_domain_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> LatexTable:
-    """The open-domain comparison: Evidence | Base Model | Claims | P | R | F1 | Accuracy (supported vs refuted), our
-    rows, then the binary F1 that the HealthFC paper cites for each source we ran."""
+    """The open-domain comparison in LaTeX: our rows, then the binary F1 the HealthFC paper cites."""
     ours = []
     for lang, model, system, folds in _experiment_rows(scores, entries, OPEN_DOMAIN_SYSTEMS):
         agg = classification.aggregate_folds(folds)
@@ -325,8 +309,7 @@ def open_domain_latex(scores: Sequence[str], entries: Sequence[Entry], papers: M
 
 
 def significance_latex(df: pd.DataFrame, scale: str) -> LatexTable:
-    """The significance tests of :func:`significance`: per model and pair, McNemar–Bowker on the three-way labels, and
-    the paired bootstrap of the metric on the supported / refuted claims (Δ = B − A with its 95% interval)."""
+    """The significance tests of :func:`significance` in LaTeX."""
     rows = []
     for r in df.to_dict("records"):
         has_bs = r.get("delta B-A") is not None and not (isinstance(r.get("delta B-A"), float) and pd.isna(r["delta B-A"]))
@@ -335,13 +318,12 @@ def significance_latex(df: pd.DataFrame, scale: str) -> LatexTable:
                      r["df"], r["p"], r["claims (S/R)"], *((r["A"], r["B"], r["delta B-A"], ci, r["bootstrap p"]) if has_bs else (None,) * 5)])
     metric = str(df["metric"].iloc[0]) if len(df) else ""
     metric_title = {"ff1": "FF1", "tf1": "TF1", "macro_f1": "macro-F1", "accuracy": "accuracy"}.get(metric, metric)
+    bs = f"Paired bootstrap, {metric_title} (%)"
     columns = [Column("Base Model", align="l"), Column("A", align="l"), Column("B", align="l"), Column("Claims", fmt="int"),
                Column("χ²", group="McNemar–Bowker", fmt="dec1"), Column("df", group="McNemar–Bowker", fmt="int"),
-               Column("p", group="McNemar–Bowker", fmt="p3"), Column("Claims", group=f"Paired bootstrap, {metric_title} (%)", fmt="int"),
-               Column("A", group=f"Paired bootstrap, {metric_title} (%)", fmt="dec1"),
-               Column("B", group=f"Paired bootstrap, {metric_title} (%)", fmt="dec1"),
-               Column("Δ", group=f"Paired bootstrap, {metric_title} (%)", fmt="dec1"),
-               Column("95% CI", group=f"Paired bootstrap, {metric_title} (%)"), Column("p", group=f"Paired bootstrap, {metric_title} (%)", fmt="p3")]
+               Column("p", group="McNemar–Bowker", fmt="p3"), Column("Claims", group=bs, fmt="int"),
+               *(Column(h, group=bs, fmt="dec1") for h in ("A", "B", "Δ")), Column("95% CI", group=bs),
+               Column("p", group=bs, fmt="p3")]
     caption = ("HealthFC: significance of the differences between systems, the folds' test predictions pooled. "
                "McNemar–Bowker on the three-way labels of the same claims; the MedSNIP paired bootstrap of "
                f"{metric_title} over the supported and refuted claims, Δ = B − A with its 95% interval.")

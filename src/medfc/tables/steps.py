@@ -1,8 +1,6 @@
 """Workflow steps of the tables stage (rule ``table``, one job per table): each reads the ``scores`` or
-``predictions`` of the runs it compares (``options.entries``: one per input file, in order), ``papers``
-(resources/papers/numbers.yaml) and ``infos`` (the stacked runs' ``info.json``) and writes one table as CSV,
-Markdown and LaTeX on one stem: the tidy long form, and the paper's layout in LaTeX. A companion
-(``<table>_extra``) holds what we score beyond the paper's columns; the time tables read the jobs' ``benchmarks``.
+``predictions`` of the runs it compares (``options.entries``: one per input file), ``papers`` and ``infos`` and
+writes one table as CSV, Markdown and LaTeX (the paper's layout) on one stem.
 """
 
 from __future__ import annotations

@@ -14,8 +14,7 @@ TIME_COLUMNS = ["jobs", "wall s", "CPU s", "own wall s", "own CPU s", "members"]
 
 
 def read_benchmark(path: str) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of a job's benchmark file; a value Snakemake could not measure ("NA",
-    a job too short to sample) is NaN."""
+    """(wall seconds, CPU seconds) of a job's benchmark file; NaN for a value Snakemake could not measure."""
     with open(path, encoding="utf-8", newline="") as fh:
         row = next(csv.DictReader(fh, delimiter="\t"), None) or {}
 
@@ -34,8 +33,8 @@ def _seconds(x: float) -> float | str:
 
 def times(benchmarks: Sequence[str], entries: Sequence[Entry], ensembles: Mapping[str, Sequence[str]],
           keys: Sequence[str], name: Callable[[Entry], object] = lambda e: e["model"]) -> pd.DataFrame:
-    """One row per ``keys`` of the entries (in their first order): its jobs, their wall and CPU seconds
-    with an ensemble's members' (``wall s``, ``CPU s``) and alone (``own``), the members counted."""
+    """One row per ``keys`` of the entries: its jobs, their wall and CPU seconds with an ensemble's members' and
+    alone (``own``)."""
     if len(entries) != len(benchmarks):
         raise ValueError(f"options.entries has {len(entries)} entries for {len(benchmarks)} benchmark files")
     own: dict[tuple[object, ...], list[float]] = {}
