@@ -1,12 +1,7 @@
-"""The papers' example tables' plan (HealthFC Tables 1 and 4, CliniFact Tables 5 and 7; workflow/rules/examples.smk): what
-each reads, its options, whether the run makes it, and their rules' records (``@job``, :mod:`medfc.plan.jobs`).
-
-How much of a text a table shows is fixed here, stated in each caption, so that a table fits its page: an article's
-snippet and an abstract's excerpt :data:`EXCERPT_WORDS` words, each evidence cell of Table 4 :data:`EVIDENCE_WORDS`,
-and Table 4 shows the first :data:`ERRORS_SHOWN` wrong claims (the paper's three)."""
+"""The papers' example tables' plan (HealthFC Tables 1 and 4, CliniFact Tables 5 and 7): what each reads, its
+options and whether the run makes it. How much of a text a table shows is fixed here so that it fits its page."""
 
 from __future__ import annotations
-
 
 from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS
 from medfc.plan.jobs import JobPlan, job, one_job
@@ -38,8 +33,6 @@ _PLANNED = (_claims_planned, _errors_planned, _pairs_planned, _pairs_planned)  #
 
 
 class ExamplesPlan(Part):
-    """The example tables' part of a plan (:class:`medfc.plan.Plan`)."""
-
     @property
     def healthfc_dataset_file(self) -> str:
         return self.layout.under("healthfc/dataset/healthfc.jsonl")
@@ -52,7 +45,7 @@ class ExamplesPlan(Part):
         return {"lang": EXAMPLE_LANG, "words": EXCERPT_WORDS}
 
     def error_runs(self) -> list[dict[str, object]]:
-        """Every fold of every HealthFC row whose system selects evidence (the candidates of Table 4), in the plan's order."""
+        """Every fold of every HealthFC row whose system selects evidence (the candidates of Table 4)."""
         return [dict(r) for r in self.healthfc.healthfc_runs(EVIDENCE_SYSTEMS)]
 
     def errors_inputs(self) -> dict[str, object]:
@@ -68,7 +61,6 @@ class ExamplesPlan(Part):
         return {"pairs": f"{self.experiments.clinifact_pairs_dir}/{EXAMPLE_SPLIT}_set.csv"}
 
     def example_splits_inputs(self) -> dict[str, list[str]]:
-        """Table 5's: every split, in the order it searches them for a pair of each label."""
         return {"pairs": [f"{self.experiments.clinifact_pairs_dir}/{s}_set.csv" for s in EXAMPLE_SPLITS]}
 
     def example_pairs_options(self) -> dict[str, object]:
