@@ -1,7 +1,5 @@
-"""The tables' and Fig. 3's plan: each experiments table of the run (a record of :data:`TABLE_SPECS`: the runs
-it reads, which of their files, the options it adds), the two CliniFact runs Fig. 3 compares and the prediction
-files the run's error browser reads; the tables', the figure's and the error browser's rules' records
-(``@job``, :mod:`medfc.plan.jobs`)."""
+"""The tables' and Fig. 3's plan: each experiments table of the run (a record of :data:`TABLE_SPECS`), the two
+CliniFact runs Fig. 3 compares and the prediction files the run's error browser reads."""
 
 from __future__ import annotations
 
@@ -44,11 +42,7 @@ def _fig3_planned(plan: JobPlan) -> bool:
 
 
 class TablesPlan(Part):
-    """The tables' and the figure's part of a plan (:class:`medfc.plan.Plan`)."""
-
-    # ------------------------------------------------------------------------------------ tables
     def table_runs(self, table: str) -> TableRuns:
-        """What one table reads (its record in :data:`TABLE_SPECS`)."""
         return TABLE_SPECS[table].runs(self)
 
     def table_inputs(self, table: str) -> dict[str, object]:
@@ -66,7 +60,6 @@ class TablesPlan(Part):
         return {"entries": entries, "scale": self.config["experiments"]["scale"], **TABLE_SPECS[table].options(self, entries)}
 
     def dataset_table_inputs(self, dataset: str) -> dict[str, object]:
-        """A declared dataset's table: its runs' scores and what each stacked run chose (its ``info.json``)."""
         runs = self.experiments.pairs_runs(dataset)
         return {"scores": [f"{r['dir']}/scores.json" for r in runs],
                 "infos": [f"{r['dir']}/info.json" for r in runs if self.models.is_stacked(r["model"])]}
@@ -79,20 +72,19 @@ class TablesPlan(Part):
                 "scale": self.config["experiments"]["scale"]}
 
     def dataset_tables(self) -> list[str]:
-        """The declared datasets whose table the run makes (``<tables>/<dataset>_table.csv``): those with runs."""
+        """The declared datasets whose table the run makes: those with runs."""
         if not self.stage_enabled("experiments"):
             return []
         return [d for d in self.datasets.dataset_names() if self.experiments.pairs_runs(d)]
 
-    # ------------------------------------------------------------------------------------ Fig. 3
     def clinifact_fig3_runs(self) -> tuple[list[CliniFactRun], list[str]]:
-        """The two runs Fig. 3 compares (``experiments.clinifact.fig3_pair``) and notes on any substitute: a
-        named run not in the plan gives way to the first planned run of its system, else of another system."""
+        """The runs Fig. 3 compares (``experiments.clinifact.fig3_pair``) and notes on any substitute."""
         picks, notes = self._fig3_picks()
         return [pick for _, pick in picks], notes
 
     def _fig3_picks(self) -> tuple[list[tuple[dict[str, str], CliniFactRun]], list[str]]:
-        """(the run ``fig3_pair`` names, the run shown for it) for each run shown, and the notes."""
+        """(the run ``fig3_pair`` names, the run shown for it) for each run shown, and the notes: a named run not in the
+        plan gives way to the first planned run of its system, else of another system."""
         runs = self.experiments.clinifact_runs()
         picks: list[tuple[dict[str, str], CliniFactRun]] = []
         notes: list[str] = []
@@ -117,7 +109,6 @@ class TablesPlan(Part):
 
     @job("light", one_job(_fig3_planned), options_class=Fig3Options, inputs=clinifact_fig3_inputs)
     def clinifact_fig3(self) -> dict[str, object]:
-        """The runs shown; a run shown in place of the one ``fig3_pair`` names names that one (``stands_for``)."""
         picks, notes = self._fig3_picks()
         entries: list[dict[str, object]] = []
         for want, r in picks:
@@ -128,10 +119,8 @@ class TablesPlan(Part):
         return {"entries": entries,
                 "excluded_branches": self.config["clinifact"]["stats"]["excluded_branches"], "notes": notes}
 
-    # ------------------------------------------------------------------------------ error browser
     def error_browser_inputs(self) -> dict[str, object]:
-        """The error browser's: every HealthFC run's predictions (each fold's) with the dataset, and each pairs dataset's
-        runs' (``pairs_<dataset>``) with its test split (``pairs_<dataset>_test``), in the order of :meth:`error_browser`."""
+        """Every HealthFC run's predictions with the dataset, and each pairs dataset's runs' with its test split."""
         inputs: dict[str, object] = {}
         if runs := self.healthfc.healthfc_runs():
             inputs["healthfc"] = [f"{self.healthfc.healthfc_run_dir(r)}/predictions.jsonl" for r in runs]
@@ -142,7 +131,6 @@ class TablesPlan(Part):
         return inputs
 
     def _error_pairs(self) -> list[tuple[str, list[CliniFactRun]]]:
-        """(dataset, its runs) of each pairs dataset with runs, CliniFact's every system's."""
         out = [(d, self.experiments.dataset_runs(d)) for d in self.experiments.pair_datasets()]
         return [(d, runs) for d, runs in out if runs]
 
@@ -153,10 +141,8 @@ class TablesPlan(Part):
         return {"healthfc": [dict(r) for r in self.healthfc.healthfc_runs()], "pairs": sections, "scale": self.config["experiments"]["scale"]}
 
     def error_browser_planned(self) -> bool:
-        """Whether the run writes the error browser: the experiments stage with a run of HealthFC or of a pairs dataset."""
         return self.stage_enabled("experiments") and bool(self.healthfc.healthfc_runs() or self._error_pairs())
 
-    # ----------------------------------------------------------------------------------- targets
     def experiment_targets(self) -> list[str]:
         targets = []
         for r in self.healthfc.healthfc_runs():
@@ -214,7 +200,6 @@ def significance_options(plan: TablesPlan, entries: list[Entry]) -> dict[str, ob
 
 
 def planned_tables(plan: TablesPlan) -> list[str]:
-    """The experiments tables the run makes (with the experiments stage on)."""
     return [t for t, spec in TABLE_SPECS.items() if spec.planned(plan)]
 
 
