@@ -84,13 +84,12 @@ def _healthfc_runs(plan: JobPlan) -> list[HealthFCRun]:
     return plan.healthfc.healthfc_runs() if plan.stage_enabled("experiments") else []
 
 
-def _clinifact_runs(plan: JobPlan, system: str) -> list[CliniFactRun]:
-    return [r for r in plan.experiments.clinifact_runs() if r["system"] == system] if plan.stage_enabled("experiments") else []
-
-
 def _system_models(system: str) -> Planned:
     """The jobs of a CliniFact system's rule of its own: one per model."""
-    return lambda plan: unique({"model": r["model"]} for r in _clinifact_runs(plan, system))
+    def planned(plan: JobPlan) -> list[dict[str, str]]:
+        runs = plan.experiments.clinifact_runs() if plan.stage_enabled("experiments") else []
+        return unique({"model": r["model"]} for r in runs if r["system"] == system)
+    return planned
 
 
 def _members(plan: JobPlan, model: str) -> list[str]:
@@ -137,9 +136,6 @@ def _pairs_final(plan: JobPlan) -> list[dict[str, str]]:
 class HealthFCPlan(Part):
     """HealthFC's experiments: the run matrix, each run's options and inputs, the retrieval and the final models."""
 
-    def healthfc_inner_cv_dir(self, lang: str, model: str, system: str, fold: int | str) -> str:
-        return f"{self.experiments.inner_cv_dir}/healthfc/{lang}/{model}/{system}/fold{fold}"
-
     def healthfc_experiment_inputs(self, system: str) -> dict[str, str]:
         """A run's inputs beyond the dataset and the folds: the retrieved evidence of its source, if any."""
         source = evidence_source(system)
@@ -155,7 +151,8 @@ class HealthFCPlan(Part):
         members = self.models.ensemble_members(model)
         inputs = {"predictions": [f"{self.layout.experiments}/healthfc/{lang}/{m}/{system}/fold{fold}/predictions.jsonl" for m in members]}
         if self.models.is_stacked(model):
-            inputs["inner"] = [f"{self.healthfc_inner_cv_dir(lang, m, system, fold)}/predictions.jsonl" for m in members]
+            inner = f"{self.experiments.inner_cv_dir}/healthfc/{lang}"
+            inputs["inner"] = [f"{inner}/{m}/{system}/fold{fold}/predictions.jsonl" for m in members]
         return inputs
 
     def healthfc_inner_runs(self) -> list[HealthFCRun]:
@@ -204,9 +201,6 @@ class HealthFCPlan(Part):
 
     def healthfc_run_dir(self, run: Mapping[str, object]) -> str:
         return f"{self.layout.experiments}/healthfc/{run['lang']}/{run['model']}/{run['system']}/fold{run['fold']}"
-
-    def healthfc_run_benchmark(self, run: Mapping[str, object]) -> str:
-        return f"{self.layout.experiment_timings}/healthfc/{run['lang']}/{run['model']}/{run['system']}/fold{run['fold']}.tsv"
 
     def healthfc_train(self, model: str, system: str) -> dict[str, object]:
         """One HealthFC run's training config: train < model_train[model] < system_train[system] < smoke."""
@@ -407,9 +401,6 @@ class ExperimentsPlan(Part):
 
     def pairs_runs(self, dataset: str) -> list[CliniFactRun]:
         return self.pairs_dataset(dataset).runs()
-
-    def dataset_runs(self, dataset: str) -> list[CliniFactRun]:
-        return self.pairs_dataset(dataset).all_runs()
 
     def dataset_title(self, dataset: str) -> str:
         return self.pairs_dataset(dataset).title

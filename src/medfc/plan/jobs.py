@@ -36,12 +36,6 @@ def parameters(function: Callable[..., Any]) -> tuple[str, ...]:
     return _parameters(getattr(function, "__func__", function))
 
 
-def invoke(function: Callable[..., Any], part: object, wildcards: Wildcards, rule: str) -> Any:
-    """``function(part, **its wildcards)`` (``rule``: the job's rule; ``wildcards``: all of them)."""
-    given = {"rule": rule, "wildcards": wildcards}
-    return function(part, **{name: given[name] if name in given else wildcards[name] for name in parameters(function)})
-
-
 def one_job(when: Callable[[JobPlan], bool]) -> Planned:
     """A rule without wildcards: its one job, when ``when(plan)``."""
     return lambda plan: [{}] if when(plan) else []
@@ -120,9 +114,14 @@ def wildcard_dict(wildcards: Wildcards | None) -> dict[str, str]:
 
 
 def build(plan: JobPlan, spec: JobSpec, facet: str, wildcards: Wildcards | None = None) -> Any:
-    """One job's ``facet`` (``options``: its function's; ``inputs``, ``prompts``, ``resources``): {} where it has none."""
+    """One job's ``facet`` (``options``: its function's; ``inputs``, ``prompts``, ``resources``): {} where it has none.
+    The function takes the job's wildcards by name (``rule``: the job's rule; ``wildcards``: all of them)."""
     fn = spec.function if facet == "options" else getattr(spec, facet)
-    return {} if fn is None else invoke(fn, plan.part_for(spec.function), wildcard_dict(wildcards), spec.rule)
+    if fn is None:
+        return {}
+    w = wildcard_dict(wildcards)
+    given = {**w, "rule": spec.rule, "wildcards": w}
+    return fn(plan.part_for(spec.function), **{name: given[name] for name in parameters(fn)})
 
 
 def typed_options(plan: JobPlan, spec: JobSpec, wildcards: Wildcards | None = None) -> Options | Mapping[str, object]:

@@ -238,41 +238,16 @@ def _retrieval(plan: Plan) -> Iterator[str | None]:
 
 
 NLTK_ENV = "NLTK_DATA"
+NLTK_SYSTEM_DIRS = ("/usr/share/nltk_data", "/usr/local/share/nltk_data", "/usr/lib/nltk_data",
+                    "/usr/local/lib/nltk_data")
 
 
 def nltk_search_dirs() -> list[Path]:
     """The folders NLTK reads its data from on a POSIX system, the scorer's data directory first."""
     env = [Path(p.strip()).expanduser() for p in os.environ.get(NLTK_ENV, "").split(os.pathsep) if p.strip()]
     prefix = Path(sys.prefix)
-    return [nltk_data.nltk_data_dir(), *env, Path.home() / "nltk_data", prefix / "nltk_data", prefix / "share" / "nltk_data",
-            prefix / "lib" / "nltk_data", *map(Path, ("/usr/share/nltk_data", "/usr/local/share/nltk_data", "/usr/lib/nltk_data",
-                                                      "/usr/local/lib/nltk_data"))]
-
-
-def _nltk_files_in(dirs: list[Path], language: str) -> bool:
-    """WordNet (whole) and Punkt for ``language`` in one of ``dirs``, as folders or as NLTK's zip files."""
-    def wordnet(d: Path) -> bool:
-        folder = d / "corpora" / "wordnet"
-        return (d / "corpora" / "wordnet.zip").is_file() or all((folder / f).is_file() for f in (*nltk_data.WORDNET_REQUIRED, "lexnames"))
-
-    def punkt(d: Path) -> bool:
-        return (d / "tokenizers" / "punkt_tab" / language).is_dir() or (d / "tokenizers" / "punkt_tab.zip").is_file()
-
-    return any(map(wordnet, dirs)) and any(map(punkt, dirs))
-
-
-def nltk_data_problem(language: str = "english") -> str | None:
-    """Why the METEOR scorer would stop (WordNet or Punkt missing), with the install command; None when both are
-    there. Looks for the files without importing NLTK (0.7 s of CPU), and asks NLTK only when they are not found."""
-    if _nltk_files_in(nltk_search_dirs(), language):
-        return None
-    try:
-        nltk_data.ensure_nltk_data(wordnet=True, punkt=True, language=language)
-    except nltk_data.NltkDataMissing as exc:
-        first = str(exc).split(". ", 1)[0]  # "NLTK WordNet data not found (looked in ...)"
-        return (f"{first}; install it offline with bash {nltk_data.INSTALL_SCRIPT} {nltk_data.nltk_data_dir()}, "
-                "or set NLTK_DATA to the folder that has it")
-    return None
+    return [nltk_data.nltk_data_dir(), *env, Path.home() / "nltk_data",
+            *(prefix / sub / "nltk_data" for sub in ("", "share", "lib")), *map(Path, NLTK_SYSTEM_DIRS)]
 
 
 def use_checkout_nltk_data(checkout: str | None) -> str | None:
@@ -288,12 +263,27 @@ def use_checkout_nltk_data(checkout: str | None) -> str | None:
 
 
 def _scoring(plan: Plan) -> Iterator[str | None]:
-    """METEOR's WordNet and Punkt, where a planned HealthFC system selects evidence."""
+    """METEOR's WordNet (whole) and English Punkt, where a planned HealthFC system selects evidence: looked for as
+    folders or NLTK's zip files without importing NLTK (0.7 s of CPU), which is asked only when they are not found."""
     if not plan.stage_enabled("experiments"):
         return
     systems = [s for s in plan.healthfc.healthfc_systems_run() if s in EVIDENCE_SYSTEMS]
-    if systems and (problem := nltk_data_problem()):
-        yield f"prerequisite: {problem} (healthfc_score computes METEOR for the evidence of {', '.join(systems)})"
+    if not systems:
+        return
+    dirs = nltk_search_dirs()
+    wordnet = [Path("corpora/wordnet", f) for f in (*nltk_data.WORDNET_REQUIRED, "lexnames")]
+    has_wordnet = any((d / "corpora/wordnet.zip").is_file() or all((d / f).is_file() for f in wordnet) for d in dirs)
+    has_punkt = any((d / "tokenizers/punkt_tab/english").is_dir() or (d / "tokenizers/punkt_tab.zip").is_file()
+                    for d in dirs)
+    if has_wordnet and has_punkt:
+        return
+    try:
+        nltk_data.ensure_nltk_data(wordnet=True, punkt=True, language="english")
+    except nltk_data.NltkDataMissing as exc:
+        first = str(exc).split(". ", 1)[0]  # "NLTK WordNet data not found (looked in ...)"
+        yield (f"prerequisite: {first}; install it offline with bash {nltk_data.INSTALL_SCRIPT} "
+               f"{nltk_data.nltk_data_dir()}, or set NLTK_DATA to the folder that has it (healthfc_score computes "
+               f"METEOR for the evidence of {', '.join(systems)})")
 
 
 def llm_key_problem(key: str, llm: dict[str, Any], why: str) -> str | None:
@@ -371,18 +361,12 @@ def planned_job_options(plan: Plan) -> Iterator[tuple[str, str, Any]]:
         yield spec.rule, where, plan.job_options(spec.rule, wildcards)
 
 
-def cuda_devices_configured(plan: Plan) -> dict[str, list[str]]:
-    """rule → its planned jobs whose options set ``device`` to CUDA (``cuda``, ``cuda:N``), in the table's order."""
-    found: dict[str, list[str]] = {}
-    for rule, where, options in planned_job_options(plan):
-        if any(d.startswith("cuda") for d in _devices(options)):
-            found.setdefault(rule, []).append(where)
-    return found
-
-
 def cuda_problem(plan: Plan) -> str | None:
     """On a local run: a planned job set to ``device: cuda`` where torch sees no CUDA device, as one line."""
-    by_rule = cuda_devices_configured(plan)
+    by_rule: dict[str, list[str]] = {}
+    for rule, where, options in planned_job_options(plan):
+        if any(d.startswith("cuda") for d in _devices(options)):
+            by_rule.setdefault(rule, []).append(where)
     if not by_rule:
         return None
     import torch

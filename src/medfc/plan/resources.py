@@ -58,16 +58,10 @@ _LARGE_WORDS = {"large", "xlarge", "xl", "xxl", "xxlarge"}
 _BILLIONS = re.compile(r"(?:^|[^A-Za-z0-9.])(\d+(?:\.\d+)?)[bB](?![A-Za-z0-9])")
 
 
-def llm_billions(name: str) -> float | None:
-    """The parameter count in billions a causal LM's name gives (``gpt-oss-20b`` → 20), or None."""
-    found = _BILLIONS.findall(name)
-    return float(found[-1]) if found else None
-
-
 def name_size(name: str, llm: bool) -> str:
     if llm:
-        billions = llm_billions(name)
-        return "large" if billions is not None and billions > LARGE_LLM_BILLIONS else "base"
+        billions = _BILLIONS.findall(name)  # the parameter count in billions the name gives (gpt-oss-20b: 20)
+        return "large" if billions and float(billions[-1]) > LARGE_LLM_BILLIONS else "base"
     return "large" if _LARGE_WORDS & set(re.split(r"[^a-z0-9]+", name.lower())) else "base"
 
 

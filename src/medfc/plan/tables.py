@@ -77,14 +77,9 @@ class TablesPlan(Part):
             return []
         return [d for d in self.datasets.dataset_names() if self.experiments.pairs_runs(d)]
 
-    def clinifact_fig3_runs(self) -> tuple[list[CliniFactRun], list[str]]:
-        """The runs Fig. 3 compares (``experiments.clinifact.fig3_pair``) and notes on any substitute."""
-        picks, notes = self._fig3_picks()
-        return [pick for _, pick in picks], notes
-
     def _fig3_picks(self) -> tuple[list[tuple[dict[str, str], CliniFactRun]], list[str]]:
-        """(the run ``fig3_pair`` names, the run shown for it) for each run shown, and the notes: a named run not in the
-        plan gives way to the first planned run of its system, else of another system."""
+        """(the run ``experiments.clinifact.fig3_pair`` names, the run Fig. 3 shows for it) for each run shown, and the
+        notes: a named run not in the plan gives way to the first planned run of its system, else of another system."""
         runs = self.experiments.clinifact_runs()
         picks: list[tuple[dict[str, str], CliniFactRun]] = []
         notes: list[str] = []
@@ -101,7 +96,7 @@ class TablesPlan(Part):
         return picks, notes
 
     def clinifact_fig3_inputs(self) -> dict[str, object]:
-        inputs: dict[str, Any] = {"predictions": [f"{r['dir']}/predictions.jsonl" for r in self.clinifact_fig3_runs()[0]],
+        inputs: dict[str, Any] = {"predictions": [f"{r['dir']}/predictions.jsonl" for _, r in self._fig3_picks()[0]],
                                   "test": f"{self.experiments.clinifact_pairs_dir}/test_set.csv", "papers": self.models.papers}
         if self.config["experiments"]["clinifact"]["disease_panel"]:
             inputs["studies"] = self.layout.under("clinifact/studies/studies.jsonl.gz")
@@ -131,7 +126,7 @@ class TablesPlan(Part):
         return inputs
 
     def _error_pairs(self) -> list[tuple[str, list[CliniFactRun]]]:
-        out = [(d, self.experiments.dataset_runs(d)) for d in self.experiments.pair_datasets()]
+        out = [(d, self.experiments.pairs_dataset(d).all_runs()) for d in self.experiments.pair_datasets()]
         return [(d, runs) for d, runs in out if runs]
 
     @job("light", one_job(lambda plan: plan.tables.error_browser_planned()), options_class=ErrorsOptions, inputs=error_browser_inputs)
@@ -175,8 +170,9 @@ def healthfc_time_runs(plan: TablesPlan) -> TableRuns:
     """Every HealthFC run's timing, then a row per stacked member's inner cross-validation (``<member> inner CV``)."""
     runs: list[HealthFCRun] = plan.healthfc.healthfc_runs()
     inner = plan.healthfc.healthfc_inner_runs()
-    files = [plan.healthfc.healthfc_run_benchmark(r) for r in runs]
-    files += [f"{plan.layout.experiment_timings}/inner_cv/healthfc/{r['lang']}/{r['model']}/{r['system']}/fold{r['fold']}.tsv" for r in inner]
+    timings = plan.layout.experiment_timings
+    files = [f"{timings}{plan.healthfc.healthfc_run_dir(r)[len(plan.layout.experiments):]}.tsv" for r in runs]
+    files += [f"{timings}/inner_cv/healthfc/{r['lang']}/{r['model']}/{r['system']}/fold{r['fold']}.tsv" for r in inner]
     return TableRuns("benchmarks", files, [dict(r) for r in runs] + [{**r, "model": f"{r['model']}{INNER_CV_ROW}"} for r in inner])
 
 
