@@ -238,10 +238,7 @@ def check_medsnip(plan: Plan) -> None:
     names = [v["name"] for v in ms["verifiers"]]
     if len(set(names)) < len(names):
         raise ValueError(f"config: medsnip.verifiers has repeated names {sorted(n for n in set(names) if names.count(n) > 1)}")
-    roles = [("medsnip.decomposer", ms["decomposer"])]
-    if plan.medsnip.medsnip_rewriting():
-        roles.append(("medsnip.rewriter", ms["rewriter"]))
-    roles += [(f"medsnip.verifiers[{i}].llm", v["llm"]) for i, v in enumerate(ms["verifiers"])]
+    roles = plan.medsnip.medsnip_roles()
     built: list[tuple[type[LLMOptions] | type[RetrievalOptions], dict[str, object], str]] = [
         (LLMOptions, plan.medsnip.medsnip_llm(overrides), where) for where, overrides in roles]
     unnamed = [where for (where, overrides), (_, llm, _) in zip(roles, built) if not llm["model"] and not (overrides or {}).get("model")]

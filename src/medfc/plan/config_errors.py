@@ -106,16 +106,13 @@ def models_options_error(plan: Plan, schema: dict[str, Any]) -> str | None:
 
 # how a value of each JSON type is written on the command line, for the message that refuses one
 WRITTEN = {"boolean": "true or false", "integer": "a whole number", "number": "a number", "null": "null"}
-_TYPERS = {
-    "boolean": lambda v: {"true": True, "false": False}[v.strip().lower()],
-    "integer": lambda v: int(v.strip()) if re.fullmatch(r"[+-]?\d+", v.strip()) else _no(),
-    "number": lambda v: float(v.strip()) if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", v.strip()) else _no(),
-    "null": lambda v: None if v.strip().lower() in ("null", "~", "none") else _no(),
+# each type a --config string is tried as, in order: the pattern it matches (any case), its value
+_TYPERS: dict[str, tuple[str, Any]] = {
+    "null": (r"null|~|none", lambda v: None),
+    "boolean": (r"true|false", lambda v: v.lower() == "true"),
+    "integer": (r"[+-]?\d+", int),
+    "number": (r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", float),
 }
-
-
-def _no() -> Any:
-    raise ValueError
 
 
 def _resolve(node: Any, schema: dict[str, Any]) -> list[dict[str, object]]:
@@ -174,13 +171,9 @@ def typed_command_line(config: Config, given: Any, schema: dict[str, Any]) -> No
         types = _types(nodes)
         if not isinstance(value, str) or not types or "string" in types or not types <= set(_TYPERS):
             return
-        for kind in ("null", "boolean", "integer", "number"):
-            if kind in types:
-                try:
-                    typed = _TYPERS[kind](value)
-                except (KeyError, ValueError):
-                    continue
-                _set(config, path, typed)
+        for kind, (pattern, convert) in _TYPERS.items():
+            if kind in types and re.fullmatch(pattern, value.strip(), re.I):
+                _set(config, path, convert(value.strip()))
                 return
         wanted = " or ".join(WRITTEN[t] for t in ("boolean", "integer", "number", "null") if t in types)
         raise ConfigError(f"config: {dotted(path)}: {value!r} (from --config) is not {wanted}; "

@@ -114,6 +114,13 @@ class MedsnipPlan(Part):
     def medsnip_rewriting(self) -> bool:
         return any(self.medsnip_rewrites(d) for d in self.medsnip_datasets())
 
+    def medsnip_roles(self) -> list[tuple[str, Mapping[str, object] | None]]:
+        """(config key, its overrides of ``medsnip.llm``) of each role that calls an LLM."""
+        roles = [("medsnip.decomposer", self.ms["decomposer"])]
+        if self.medsnip_rewriting():
+            roles.append(("medsnip.rewriter", self.ms["rewriter"]))
+        return roles + [(f"medsnip.verifiers[{i}].llm", v.get("llm")) for i, v in enumerate(self.ms["verifiers"])]
+
     def medsnip_fetched(self, dataset: str) -> bool:
         """Whether a dataset's answers come from its file on the Hugging Face Hub."""
         return answer_source(dataset).hub and self.ms["datasets"][dataset]["path"] is None

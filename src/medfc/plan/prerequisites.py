@@ -308,11 +308,7 @@ def _llms(plan: Plan) -> Iterator[str | None]:
     if not plan.stage_enabled("medsnip"):
         return
     ms = config["medsnip"]
-    roles = [("medsnip.decomposer", ms["decomposer"])]
-    if plan.medsnip.medsnip_rewriting():
-        roles.append(("medsnip.rewriter", ms["rewriter"]))
-    roles += [(f"medsnip.verifiers[{i}].llm", v.get("llm")) for i, v in enumerate(ms["verifiers"])]
-    for where, overrides in roles:
+    for where, overrides in plan.medsnip.medsnip_roles():
         llm = plan.medsnip.medsnip_llm(overrides)
         key = f"{where}.api_key_env" if "api_key_env" in (overrides or {}) else "medsnip.llm.api_key_env"
         yield llm_key_problem(key, llm, f"{where} calls {llm.get('model') or 'its model'}")

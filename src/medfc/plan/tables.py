@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 from medfc.experiments.healthfc.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS
 from medfc.figures.options import Fig3Options
 from medfc.plan.experiments import CliniFactRun, HealthFCRun
-from medfc.plan.jobs import JobPlan, job, one_job
+from medfc.plan.jobs import job, one_job
 from medfc.plan.part import Part
 from medfc.tables.errors import ErrorsOptions
 from medfc.tables.options import TABLE_OPTIONS, DatasetTableOptions
@@ -35,10 +35,6 @@ class TableSpec:
     runs: Callable[[TablesPlan], TableRuns]
     planned: Callable[[TablesPlan], bool]
     options: Callable[[TablesPlan, list[Entry]], dict[str, Any]] = lambda plan, entries: {}
-
-
-def _fig3_planned(plan: JobPlan) -> bool:
-    return plan.stage_enabled("experiments") and bool(plan.experiments.clinifact_runs())
 
 
 class TablesPlan(Part):
@@ -102,7 +98,8 @@ class TablesPlan(Part):
             inputs["studies"] = self.layout.under("clinifact/studies/studies.jsonl.gz")
         return inputs
 
-    @job("light", one_job(_fig3_planned), options_class=Fig3Options, inputs=clinifact_fig3_inputs)
+    @job("light", one_job(lambda plan: plan.stage_enabled("experiments") and bool(plan.experiments.clinifact_runs())),
+         options_class=Fig3Options, inputs=clinifact_fig3_inputs)
     def clinifact_fig3(self) -> dict[str, object]:
         picks, notes = self._fig3_picks()
         entries: list[dict[str, object]] = []
