@@ -132,7 +132,8 @@ class Plan:
         spec = self.job_table.get(rule)
         if spec is None or spec.resources is None:
             covered = [s.rule for s in self.job_table.values() if s.resources is not None]
-            raise ValueError(f"{rule} has fixed resources in its rule (medfc.plan.jobs: {', '.join(covered)} ask the plan)")
+            raise ValueError(f"{rule} has fixed resources in its rule (medfc.plan.jobs: {', '.join(covered)} ask the "
+                             "plan)")
         return self._per_job("_job_resources", rule, wildcards, lambda: jobs.build(self, spec, "resources", wildcards))
 
     def healthfc_data_planned(self) -> bool:
@@ -156,7 +157,8 @@ class Plan:
         res = self.layout.under
         mode = self.datasets.healthfc_mode
         if self.stage_enabled("healthfc"):
-            targets += [res("healthfc/parsed/report.json"), res("healthfc/translated/report.json")] if mode != "release" else []
+            if mode != "release":
+                targets += [res("healthfc/parsed/report.json"), res("healthfc/translated/report.json")]
             targets += [res(f"healthfc/{f}") for f in (
                 "dataset/dataset_card.md", "dataset/README.md", "folds/folds.csv", "stats/table2.csv",
                 "stats/fig1_claims_per_year.png", "stats/fig2_top_topics.png", "stats/fig3_level_by_verdict.png")]
@@ -188,8 +190,8 @@ class Plan:
             datasets += [res("clinifact/pairs/README.md")] if rebuilt and self.stage_enabled("clinifact") else []
         datasets += self.datasets.dataset_targets()
         every = self.targets()
-        tables = [t for t in every if t.endswith(".csv") and (t.startswith((f"{self.layout.tables}/", f"{self.layout.medsnip}/"))
-                                                             or "/stats/table" in t)]
+        shown = (f"{self.layout.tables}/", f"{self.layout.medsnip}/")
+        tables = [t for t in every if t.endswith(".csv") and (t.startswith(shown) or "/stats/table" in t)]
         return {"datasets": datasets, "tables": tables, "figures": [t for t in every if t.endswith(".png")]}
 
     # ----------------------------------------------------------------------------------- checks

@@ -194,7 +194,7 @@ class DatasetsPlan(Part):
     @job("model", _healthfc_data("translate"), options_class=hfc.TranslateOptions, inputs=translation_inputs,
          resources=translation_resources, local_model=translation_is_local)
     def healthfc_translate(self) -> dict[str, object]:
-        """``healthfc.translation`` less its inputs and its GPUs; the working translation memory is this rule's alone."""
+        """``healthfc.translation`` less its inputs and GPUs; the working translation memory is this rule's alone."""
         hfc = self.config["healthfc"]
         return {**{k: v for k, v in hfc["translation"].items() if k not in ("memory_seeds", "corrections", "gpu")},
                 "memory": f"{self.cache}/healthfc/translation_memory.jsonl", "ct2_cache": f"{self.cache}/healthfc/ctranslate2",

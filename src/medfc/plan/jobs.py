@@ -67,8 +67,8 @@ class JobSpec:
 
     def __post_init__(self) -> None:
         if (self.placement == "model") != (self.local_model is not None):
-            raise ValueError(f"{self.rule}: a rule placed 'model', and only such a rule, says whether it runs a local model "
-                             "(local_model)")
+            raise ValueError(f"{self.rule}: a rule placed 'model', and only such a rule, says whether it runs a local "
+                             "model (local_model)")
 
     @property
     def rule(self) -> str:
@@ -79,7 +79,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def job(placement: Placement, planned: Planned, **facets: Any) -> Callable[[F], F]:
-    """Declares the decorated function the builder of one job's options of the rule of its name (its :class:`JobSpec`)."""
+    """Declares the decorated function the builder of one job's options of the rule of its name (a :class:`JobSpec`)."""
     def declare(function: F) -> F:
         function.job = JobSpec(function, placement, planned, **facets)  # type: ignore[attr-defined]
         return function

@@ -351,7 +351,7 @@ def _devices(options: Any) -> Iterator[str]:
 
 
 def planned_job_options(plan: Plan) -> Iterator[tuple[str, str, Any]]:
-    """(rule, job, typed options) of every planned job, the job named ``healthfc_experiment (en, minilm, oracle, 0)``."""
+    """(rule, job, typed options) of every planned job, a job named ``healthfc_experiment (en, minilm, oracle, 0)``."""
     for spec, wildcards in plan.planned_jobs():
         where = f"{spec.rule} ({', '.join(wildcards.values())})" if wildcards else spec.rule
         yield spec.rule, where, plan.job_options(spec.rule, wildcards)

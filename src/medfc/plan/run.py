@@ -1,4 +1,5 @@
-"""The run's own jobs (its software record, its index and its LaTeX document), and every job's record (:func:`job_specs`)."""
+"""The run's own jobs (its software record, its index and its LaTeX document), and every job's record
+(:func:`job_specs`)."""
 
 from __future__ import annotations
 
