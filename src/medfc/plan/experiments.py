@@ -122,15 +122,13 @@ def _pairs_runs(plan: JobPlan) -> list[dict[str, str]]:
     return [{"dataset": d, "model": r["model"]} for d in plan.experiments.pair_datasets() for r in plan.experiments.pairs_runs(d)]
 
 
-def _final(dataset: str, axes: tuple[str, ...]) -> Planned:
-    """The final models of one dataset's rows (``experiments.final``), by the rule's wildcards ``axes``."""
-    return lambda plan: unique({a: r[a] for a in axes} for r in plan.experiments.final_rows() if r["dataset"] == dataset) if plan.stage_enabled("experiments") else []
-
-
-def _pairs_final(plan: JobPlan) -> list[dict[str, str]]:
-    """The final models of the pairs datasets' rows (``experiments.final``)."""
-    return unique({"dataset": r["dataset"], "model": r["model"]} for r in plan.experiments.final_rows() if r["dataset"] in plan.experiments.pair_datasets()) \
-        if plan.stage_enabled("experiments") else []
+def _final(axes: tuple[str, ...], healthfc: bool) -> Planned:
+    """The final models of HealthFC's rows or the pairs datasets' (``experiments.final``), by the rule's wildcards."""
+    def planned(plan: JobPlan) -> list[dict[str, str]]:
+        rows = plan.experiments.final_rows() if plan.stage_enabled("experiments") else []
+        keep = (lambda d: d == "healthfc") if healthfc else (lambda d: d in plan.experiments.pair_datasets())
+        return unique({a: r[a] for a in axes} for r in rows if keep(r["dataset"]))
+    return planned
 
 
 class HealthFCPlan(Part):
@@ -276,7 +274,7 @@ class HealthFCPlan(Part):
             inputs.update({f"oof_{m}": files(m, "predictions.jsonl") for m in members})
         return inputs
 
-    @job("compute", _final("healthfc", ("lang", "model", "system")), inputs=healthfc_final_inputs,
+    @job("compute", _final(("lang", "model", "system"), healthfc=True), inputs=healthfc_final_inputs,
          resources=lambda plan, model: plan.experiments.final_resources("healthfc_experiment", model))
     def healthfc_final(self, lang: str, model: str, system: str) -> HealthFCFinalOptions:
         """A HealthFC row's final model: each member's run as the row's cross-validation has it, and its ensemble."""
@@ -487,7 +485,7 @@ class ExperimentsPlan(Part):
             inputs.update({f"oof_{m}": f"{self.pairs_inner_cv_dir(dataset, m)}/predictions.jsonl" for m in self.models.ensemble_members(model)})
         return inputs
 
-    @job("compute", _pairs_final, inputs=pairs_final_inputs,
+    @job("compute", _final(("dataset", "model"), healthfc=False), inputs=pairs_final_inputs,
          resources=lambda plan, model: plan.experiments.final_resources(ensembling_system().rule, model))
     def pairs_final(self, dataset: str, model: str) -> PairsFinalOptions:
         members = self.models.ensemble_members(model) if self.models.is_ensemble(model) else [model]
