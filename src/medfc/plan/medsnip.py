@@ -68,14 +68,6 @@ def _prepare_local(config: Config) -> bool:
     return rewriting and _role_local(config, ms["rewriter"])
 
 
-def _decompose_local(config: Config) -> bool:
-    return _role_local(config, config["medsnip"]["decomposer"])
-
-
-def _verify_local(config: Config) -> bool:
-    return any(_role_local(config, v["llm"]) for v in config["medsnip"]["verifiers"])
-
-
 class MedsnipPlan(Part):
     @property
     def ms(self) -> dict[str, object]:
@@ -209,7 +201,7 @@ class MedsnipPlan(Part):
                 "llm": self.medsnip_llm(self.ms["rewriter"]) if rewrite else None, **self._medsnip_common()}
 
     @job("model", _decompositions, options_class=DecomposeOptions, prompts=medsnip_decompose_prompts, resources=_model_resources,
-         local_model=_decompose_local)
+         local_model=lambda config: _role_local(config, config["medsnip"]["decomposer"]))
     def medsnip_decompose(self, dataset: str, mode: str) -> dict[str, object]:
         ms = self.ms
         given = answer_source(dataset).given_atoms and mode in GIVEN_ATOM_MODES
@@ -218,7 +210,8 @@ class MedsnipPlan(Part):
                 "llm": self.medsnip_llm(ms["decomposer"]) if mode in LLM_MODES else None, **self._medsnip_common()}
 
     @job("model", _verifications, options_class=VerifyOptions, inputs=medsnip_verify_inputs, prompts=medsnip_verify_prompts,
-         resources=_model_resources, local_model=_verify_local)
+         resources=_model_resources,
+         local_model=lambda config: any(_role_local(config, v["llm"]) for v in config["medsnip"]["verifiers"]))
     def medsnip_verify(self, verifier: str) -> dict[str, object]:
         v = self.medsnip_verifier(verifier)
         return {"verifier": v["kind"], "name": v["name"], "unparsed": v["unparsed"], "llm": self.medsnip_llm(v["llm"]),
