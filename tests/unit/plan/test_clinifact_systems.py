@@ -6,7 +6,6 @@ the tables compare anything with a system's name."""
 from __future__ import annotations
 
 import ast
-import json
 import re
 from pathlib import Path
 
