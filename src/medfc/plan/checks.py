@@ -1,10 +1,6 @@
 """Every check of a plan, in the one order they run (:data:`CHECKS`): what the schema allows key by key but not
 together, and what only the plan knows (the models behind the aliases, the installed offline models, the files the
-config names). Each is a function of the plan named for what it checks, raising a ValueError whose message names
-the key; :func:`check_plan` runs them and then builds every planned job's options once
-(:meth:`medfc.plan.Plan.build_jobs`), so a mistake only a job's options find stops the plan too.
-:func:`medfc.plan.config_errors.plan_for` calls it after the schema, and then asks for the prerequisites
-(:mod:`medfc.plan.prerequisites`)."""
+config names). Each raises a ValueError whose message names the key; the last builds every planned job."""
 
 from __future__ import annotations
 
@@ -30,8 +26,7 @@ if TYPE_CHECKING:
 
 
 def check_release_mode_systems(plan: Plan) -> None:
-    """The evidence-selecting systems need the crawled articles: with ``healthfc.dataset.mode: release`` they would
-    only have the gold sentences to choose from."""
+    """The evidence-selecting systems need the crawled articles, not only the release's gold sentences."""
     if plan.datasets.healthfc_mode != "release" or not plan.stage_enabled("experiments"):
         return
     chosen = [s for s in EVIDENCE_SYSTEMS if s in plan.healthfc.healthfc_systems_run()]
@@ -62,8 +57,7 @@ PAIRS = "pairs"  # a model list of the one discriminative path (medfc.experiment
 
 def _model_lists(plan: Plan) -> Iterator[tuple[tuple[str, ...], str, list[str]]]:
     """(what reads it, config key, names) of every model list: HealthFC's per language, each CliniFact system's (the
-    one path's: also ``pairs``), each declared dataset's (``pairs``). A kind serves a list when its ``datasets`` name
-    one of what reads it."""
+    one path's: also ``pairs``), each declared dataset's (``pairs``)."""
     models = plan.config["models"]
     for lang in ("en", "de"):
         yield ("healthfc",), f"models.healthfc.{lang}", models["healthfc"][lang]
@@ -95,8 +89,7 @@ def check_ensembles(plan: Plan) -> None:
 
 
 def check_kinds_serve_datasets(plan: Plan) -> None:
-    """Each model kind serves the datasets its options class declares (its ``datasets`` and ``limits``:
-    :mod:`medfc.experiments.models.options`), and a kept model's kind has a keeper."""
+    """Each model kind serves the datasets its options class declares, and a kept model's kind has a keeper."""
     lists: dict[tuple[tuple[str, ...], str], list[str]] = {}
     for readers, key, names in _model_lists(plan):  # HealthFC's two languages are one list here
         lists.setdefault((readers, "models.healthfc" if key.startswith("models.healthfc.") else key), []).extend(names)
@@ -127,9 +120,8 @@ def _per_alias(plan: Plan, key: str, ensemble_note: str) -> list[str]:
 
 
 def check_models_options(plan: Plan) -> None:
-    """``models.options``: each entry names a model alias (not an ensemble) of a kind with a config section
-    (tfidf, gbm, frozen). Its keys and values are checked against that section's schema by
-    :func:`medfc.plan.config_errors.models_options_error`, which the workflow's validation runs before the checks."""
+    """``models.options``: each entry names a model alias (not an ensemble) of a kind with a config section (its values
+    are checked against that section's schema before, :func:`medfc.plan.config_errors.models_options_error`)."""
     for alias in _per_alias(plan, "options", ""):
         if plan.models.model_class(alias).section is None:
             raise ValueError(f"config: models.options.{alias}: {alias} ({plan.models.model_name(alias)}) is a fine-tuned encoder; "
@@ -137,22 +129,20 @@ def check_models_options(plan: Plan) -> None:
 
 
 def check_model_train(plan: Plan) -> None:
-    """``experiments.<dataset>.model_train`` entries name fine-tuned encoders: any other entry would never be read
-    (:func:`medfc.plan.models.misplaced_model_train`)."""
+    """``experiments.<dataset>.model_train`` entries name fine-tuned encoders: any other would never be read."""
     mistake = misplaced_model_train(plan.config)
     if mistake:
         raise ValueError(mistake)
 
 
 def check_models_resources(plan: Plan) -> None:
-    """``models.resources``: each entry names a model alias, not an ensemble (an ensemble's job averages
-    its members' predictions, with small fixed resources); its keys' types are the schema's."""
+    """``models.resources``: each entry names a model alias, not an ensemble (whose job has small fixed resources)."""
     _per_alias(plan, "resources", ", whose job only averages its members' predictions")
 
 
 def check_encoder_keys(plan: Plan) -> None:
-    """A key naming the pretrained encoder a kind loads (``model_keys``: gbm's ``embedding_model``) names an
-    encoder, not a model alias or an ensemble, for every alias of such a kind, planned or not."""
+    """A key naming the pretrained encoder a kind loads (gbm's ``embedding_model``) names an encoder, not a model alias
+    or an ensemble, for every alias of such a kind, planned or not."""
     for alias in plan.models.aliases:
         for where, value in plan.models.model_key_values(alias):
             if value in plan.models.aliases or value in plan.models.ensembles:
@@ -164,9 +154,8 @@ def check_encoder_keys(plan: Plan) -> None:
 
 
 def check_offline_models(plan: Plan) -> None:
-    """A planned ``offline:`` model that is unknown or not installed (offline:mpnet is opt-in) stops the
-    run at once, naming the command that installs it; so does one a kind's options name (``model_keys``:
-    gbm's ``embedding_model``), naming the key too."""
+    """A planned ``offline:`` model (or one a kind's options name) that is unknown or not installed stops the run,
+    naming the command that installs it."""
     if not plan.stage_enabled("experiments"):
         return
     planned = [(f"models.healthfc.{r['lang']}", r["model"]) for r in plan.healthfc.healthfc_runs()]
@@ -186,8 +175,8 @@ def check_offline_models(plan: Plan) -> None:
 
 
 def check_final_rows(plan: Plan) -> None:
-    """Each row of ``experiments.final`` is a row of this run (HealthFC: its lang, model and system; CliniFact and a declared
-    dataset: a model of the system that keeps its models, the one path's), and every model of it has a keeper."""
+    """Each row of ``experiments.final`` is a row of this run, of the system that keeps its models, and every model of
+    it has a keeper."""
     if not plan.stage_enabled("experiments"):
         return
     keeping = ensembling_system()
@@ -226,8 +215,8 @@ def check_smoke_scale(plan: Plan) -> None:
 
 
 def check_medsnip(plan: Plan) -> None:
-    """What the schema cannot say about the ``medsnip`` section: an enabled dataset, its files and human units,
-    the verifiers' names, and each role's LLM and the retrieval built whole."""
+    """What the schema cannot say about ``medsnip``: an enabled dataset, its files and human units, the verifiers'
+    names, and each role's LLM and the retrieval built whole."""
     if not plan.stage_enabled("medsnip"):
         return
     ms = plan.medsnip.ms
@@ -249,10 +238,7 @@ def check_medsnip(plan: Plan) -> None:
     names = [v["name"] for v in ms["verifiers"]]
     if len(set(names)) < len(names):
         raise ValueError(f"config: medsnip.verifiers has repeated names {sorted(n for n in set(names) if names.count(n) > 1)}")
-    roles = [("medsnip.decomposer", ms["decomposer"])]
-    if plan.medsnip.medsnip_rewriting():
-        roles.append(("medsnip.rewriter", ms["rewriter"]))
-    roles += [(f"medsnip.verifiers[{i}].llm", v["llm"]) for i, v in enumerate(ms["verifiers"])]
+    roles = plan.medsnip.medsnip_roles()
     built: list[tuple[type[LLMOptions] | type[RetrievalOptions], dict[str, object], str]] = [
         (LLMOptions, plan.medsnip.medsnip_llm(overrides), where) for where, overrides in roles]
     unnamed = [where for (where, overrides), (_, llm, _) in zip(roles, built) if not llm["model"] and not (overrides or {}).get("model")]
@@ -270,17 +256,12 @@ def check_medsnip(plan: Plan) -> None:
             raise ValueError(f"config: {exc}{note}") from None
 
 
-def check_jobs_build(plan: Plan) -> None:
-    """Every planned job's inputs, options and prompts build (:meth:`medfc.plan.Plan.build_jobs`): a model alias naming
-    no model, a fold outside the folds, a missing mirror or release, a bad override of one model's section."""
-    plan.build_jobs()
-
-
 # in this order: the cheap checks of the config first, then those that read files, then every planned job's build
+# (a model alias naming no model, a fold outside the folds, a missing mirror or release)
 CHECKS: tuple[Callable[[Plan], None], ...] = (
     check_release_mode_systems, check_languages_have_models, check_model_lists, check_ensembles, check_kinds_serve_datasets,
     check_models_options, check_model_train, check_models_resources, check_encoder_keys, check_offline_models,
-    check_final_rows, check_smoke_scale, check_medsnip, check_jobs_build,
+    check_final_rows, check_smoke_scale, check_medsnip, lambda plan: plan.build_jobs(),
 )
 
 

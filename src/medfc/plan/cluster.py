@@ -1,12 +1,9 @@
 """Which rules a cluster run submits as jobs, and which run where the Snakemake process runs.
 
-A job on a cluster waits in the queue, starts Python on a node and imports its libraries: worth it for
-training, translation with a local model and local LLM inference, not for the seconds of scoring a fold,
-an ensemble, a table, a figure, a diff or a dataset step. And many clusters' compute nodes have no route
-to the internet, so the rules that fetch (the portal crawl, release downloads, ClinicalTrials.gov,
-PubMed, LLM and search servers) run where Snakemake runs too, unless ``cluster.compute_nodes_online``
-says the nodes are online. A local rule runs the same code with the same inputs, so its outputs do not
-depend on where it runs. docs/slurm.md lists every rule with its place.
+A cluster job waits in the queue and imports its libraries: worth it for training, local translation and local LLM
+inference, not for seconds of scoring, tables or dataset steps. Many clusters' compute nodes have no route to the
+internet, so the rules that fetch run where Snakemake runs too, unless ``cluster.compute_nodes_online``. Each rule's
+record says where it runs (its ``placement``); docs/slurm.md lists every rule with its place.
 """
 
 from __future__ import annotations
@@ -14,11 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from medfc.plan.jobs import Config, JobSpec, Placement
+from medfc.plan.jobs import Config, Placement
 from medfc.plan.run import job_specs
-
-# every rule's record in the job table says where it runs (its ``placement``; tests/unit/plan/test_cluster.py
-# checks that every rule of workflow/rules/*.smk has one); a rule placed ``model`` says when it runs a local model
 
 
 def rules_placed(placement: Placement) -> tuple[str, ...]:
@@ -26,42 +20,19 @@ def rules_placed(placement: Placement) -> tuple[str, ...]:
     return tuple(rule for rule, spec in job_specs().items() if spec.placement == placement)
 
 
-def compute_rules() -> tuple[str, ...]:
-    """Training: always a job (HealthFC's runs, the CliniFact systems placed ``compute``, the inner cross-validations)."""
-    return rules_placed("compute")
-
-
-def model_rules() -> tuple[str, ...]:
-    """The rules that run a model: a job when it runs on the job's node (:func:`runs_a_local_model`)."""
-    return rules_placed("model")
-
-
-def network_rules() -> tuple[str, ...]:
-    """The rules that call the network (downloads, APIs, search)."""
-    return rules_placed("network")
-
-
-def light_rules() -> tuple[str, ...]:
-    """Seconds of work: the dataset steps, the ensembles, the scorings, the tables, the figures."""
-    return rules_placed("light")
-
-
 def all_rules() -> tuple[str, ...]:
     return tuple(job_specs())
 
 
 def runs_a_local_model(config: Config, rule: str) -> bool:
-    """Whether a :func:`model_rules` rule runs a model on its own node (else it calls a server or an API)."""
-    spec: JobSpec | None = job_specs().get(rule)
+    """Whether a rule placed ``model`` runs a model on its own node (else it calls a server or an API)."""
+    spec = job_specs().get(rule)
     if spec is None or spec.local_model is None:
         raise ValueError(f"{rule} is not a rule that runs a model")
     return spec.local_model(config)
 
 
-COMPUTE_RULES = compute_rules()
-MODEL_RULES = model_rules()
-NETWORK_RULES = network_rules()
-LIGHT_RULES = light_rules()
+COMPUTE_RULES, MODEL_RULES, NETWORK_RULES, LIGHT_RULES = map(rules_placed, ("compute", "model", "network", "light"))
 ALL_RULES = all_rules()
 
 
@@ -69,10 +40,9 @@ def cluster_rules(config: Config) -> list[str]:
     """The rules a cluster run submits: training, the model rules that run a local model, and, with
     ``cluster.compute_nodes_online``, the rules that call the network too (in the job table's order)."""
     online = config["cluster"]["compute_nodes_online"]
-    out = list(compute_rules())
-    out += [r for r in model_rules() if online or runs_a_local_model(config, r)]
-    out += list(network_rules()) if online else []
-    return out
+    out = list(rules_placed("compute"))
+    out += [r for r in rules_placed("model") if online or runs_a_local_model(config, r)]
+    return out + (list(rules_placed("network")) if online else [])
 
 
 def local_rules(config: Config) -> list[str]:
@@ -88,13 +58,10 @@ PLACEHOLDER = re.compile(r"^<.*>$|change[-_ ]?me|^your[-_ ]", re.I)
 
 
 def placeholder_settings(default_resources: Iterable[str], set_resources: Mapping[str, Mapping[str, object]]) -> list[str]:
-    """One line for each :data:`CLUSTER_SETTINGS` resource still a placeholder (``<your-partition>``, ``CHANGE-ME``):
-    ``default_resources`` as ``name=value`` (``--default-resources``, a profile's ``default-resources``),
-    ``set_resources`` rule → resource → value (``--set-resources``, a profile's ``set-resources``)."""
-    given: list[tuple[str, str, str]] = []
-    for item in default_resources:
-        name, _, value = str(item).partition("=")
-        given.append((f"default-resources: {name}", name, value))
+    """One line for each :data:`CLUSTER_SETTINGS` resource still a placeholder: ``default_resources`` as
+    ``name=value``, ``set_resources`` rule → resource → value (as the profile or the command line gives them)."""
+    pairs = (str(item).partition("=") for item in default_resources)
+    given = [(f"default-resources: {name}", name, value) for name, _, value in pairs]
     for rule, values in set_resources.items():
         given += [(f"set-resources: {rule}: {name}", name, str(value)) for name, value in values.items()]
     problems = []

@@ -1,19 +1,15 @@
 """A config mistake as one short message: the dotted key, what is wrong, the allowed keys or values and
 the closest match, e.g. ``experiments.healthfc.train.lrr: unknown key; did you mean lr? (allowed: ...)``.
 
-:func:`plan_for` is what the workflow runs (``workflow/rules/common.smk``) and what the tests call
-in-process: the schema (:func:`config_error`, instead of Snakemake's validation, which prints the whole
-schema), its defaults filled in, the :class:`~medfc.plan.Plan` and its checks across keys, every planned
-job's options built once. Whichever layer finds a mistake — the schema, the plan's checks (:func:`medfc.plan.checks.check_plan`), a model alias
-that names no model, fold 12 of 5, an error while the plan builds a job's options — it is raised as one
-:class:`ConfigError` line naming the key; the workflow prints it and stops with exit status 1.
-:func:`config_file_error` names the file, line and column of a YAML syntax error.
+:func:`plan_for` is what the workflow runs (``workflow/rules/common.smk``) and what the tests call in-process:
+the schema, its defaults, the :class:`~medfc.plan.Plan`, its checks and every planned job's options, a mistake in
+any of them raised as one :class:`ConfigError` line naming the key. ``python -m medfc.plan.config_errors`` checks
+config files the same way.
 """
 
 from __future__ import annotations
 
 import copy
-import difflib
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -23,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
+
+from medfc.plan.hints import did_you_mean
 
 if TYPE_CHECKING:
     from medfc.plan import Plan
@@ -43,11 +41,6 @@ def dotted(path: Iterable[Any]) -> str:
     return out or "(the config)"
 
 
-def _closest(word: str, choices: Iterable[str]) -> str | None:
-    match = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
-    return match[0] if match else None
-
-
 def _listed(choices: Iterable[Any]) -> str:
     names = [str(c) for c in choices]
     return ", ".join(names[:MAX_SHOWN]) + (", ..." if len(names) > MAX_SHOWN else "")
@@ -61,13 +54,10 @@ def describe(error: ValidationError) -> str:
         allowed = list(schema.get("properties", {}))
         unknown = [k for k in error.instance if k not in allowed]
         key = unknown[0] if unknown else "?"
-        close = _closest(key, allowed)
-        hint = f"; did you mean {close}?" if close else ""
-        return f"{dotted([*path, key])}: unknown key{hint} (allowed: {_listed(allowed)})"
+        return f"{dotted([*path, key])}: unknown key{did_you_mean(key, allowed)} (allowed: {_listed(allowed)})"
     if error.validator == "enum":
         allowed = list(error.validator_value)
-        close = _closest(error.instance, allowed) if isinstance(error.instance, str) else None
-        hint = f"; did you mean {close}?" if close else ""
+        hint = did_you_mean(error.instance, allowed) if isinstance(error.instance, str) else ""
         return f"{dotted(path)}: {error.instance!r} is not allowed{hint} (allowed: {_listed(allowed)})"
     if error.validator == "minItems" and isinstance(error.instance, list):
         n = len(error.instance)
@@ -96,9 +86,7 @@ def config_error(config: Config, schema: dict[str, Any] | str | Path) -> str | N
 
 def models_options_error(plan: Plan, schema: dict[str, Any]) -> str | None:
     """The first mistake in ``models.options`` values, each entry checked against the schema of its alias's
-    config section (``experiments.tfidf`` for an alias of sklearn:tfidf): ``config:
-    models.options.<alias>.<key>: <what is wrong>``. An entry for an unknown alias, an ensemble or a
-    fine-tuned encoder is left to the plan's checks (:func:`medfc.plan.checks.check_models_options`), which name it."""
+    config section (``experiments.tfidf`` for an alias of sklearn:tfidf); other mistakes there are the checks'."""
     for alias, values in plan.config["models"]["options"].items():
         if alias not in plan.models.aliases or plan.models.is_ensemble(alias):
             continue
@@ -118,16 +106,13 @@ def models_options_error(plan: Plan, schema: dict[str, Any]) -> str | None:
 
 # how a value of each JSON type is written on the command line, for the message that refuses one
 WRITTEN = {"boolean": "true or false", "integer": "a whole number", "number": "a number", "null": "null"}
-_TYPERS = {
-    "boolean": lambda v: {"true": True, "false": False}[v.strip().lower()],
-    "integer": lambda v: int(v.strip()) if re.fullmatch(r"[+-]?\d+", v.strip()) else _no(),
-    "number": lambda v: float(v.strip()) if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", v.strip()) else _no(),
-    "null": lambda v: None if v.strip().lower() in ("null", "~", "none") else _no(),
+# each type a --config string is tried as, in order: the pattern it matches (any case), its value
+_TYPERS: dict[str, tuple[str, Any]] = {
+    "null": (r"null|~|none", lambda v: None),
+    "boolean": (r"true|false", lambda v: v.lower() == "true"),
+    "integer": (r"[+-]?\d+", int),
+    "number": (r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", float),
 }
-
-
-def _no() -> Any:
-    raise ValueError
 
 
 def _resolve(node: Any, schema: dict[str, Any]) -> list[dict[str, object]]:
@@ -169,11 +154,9 @@ def _types(nodes: list[dict[str, object]]) -> set[str]:
 
 
 def typed_command_line(config: Config, given: Any, schema: dict[str, Any]) -> None:
-    """Type the ``--config`` values in ``config``, in place, by the schema.
-
-    Snakemake reads the scalars inside a ``--config`` value as strings (``experiments={"keep_checkpoints":
-    true}`` gives ``'true'``). Each such string whose key the schema types as a boolean, an integer or a number,
-    and not as a string, is converted where that is unambiguous (``true`` / ``false``, ``3``, ``0.5``, ``null``).
+    """Type the ``--config`` values in ``config``, in place, by the schema: Snakemake reads the scalars inside a
+    ``--config`` value as strings; each whose key the schema types as a boolean, integer, number or null (and not
+    as a string) is converted.
 
     :raises ConfigError: a value that is none of the types its key allows, naming the key and how to write it."""
     def walk(value: Any, path: list[str | int], nodes: list[dict[str, object]]) -> None:
@@ -188,13 +171,9 @@ def typed_command_line(config: Config, given: Any, schema: dict[str, Any]) -> No
         types = _types(nodes)
         if not isinstance(value, str) or not types or "string" in types or not types <= set(_TYPERS):
             return
-        for kind in ("null", "boolean", "integer", "number"):
-            if kind in types:
-                try:
-                    typed = _TYPERS[kind](value)
-                except (KeyError, ValueError):
-                    continue
-                _set(config, path, typed)
+        for kind, (pattern, convert) in _TYPERS.items():
+            if kind in types and re.fullmatch(pattern, value.strip(), re.I):
+                _set(config, path, convert(value.strip()))
                 return
         wanted = " or ".join(WRITTEN[t] for t in ("boolean", "integer", "number", "null") if t in types)
         raise ConfigError(f"config: {dotted(path)}: {value!r} (from --config) is not {wanted}; "
@@ -244,22 +223,17 @@ def _one_line(message: str) -> str:
 def plan_for(config: Config, schema: dict[str, Any] | str | Path, *, prerequisites: bool = False,
              base_dir: str | os.PathLike[str] | None = None, command_line: Mapping[str, object] | None = None) -> Plan:
     """The :class:`~medfc.plan.Plan` of ``config``, checked through every layer; ``config`` gets the schema's
-    defaults filled in, in place, as Snakemake's ``validate(config, schema, set_default=True)`` would.
+    defaults filled in, in place. ``base_dir``: the workflow's checkout, where the shipped files the config names
+    are read when the working directory lacks them. ``command_line``: the ``--config`` values, typed first.
 
-    :raises ConfigError: the first mistake, one line naming the key: a schema error (:func:`config_error`),
-        a check across keys (:func:`medfc.plan.checks.check_plan`), or an error while the plan builds a planned job's inputs and
-        options (``Plan.build_jobs``: a model alias naming no model, a fold outside the folds, a missing
-        mirror or release file); with ``prerequisites``, every missing prerequisite of the planned rules
-        (:meth:`~medfc.plan.Plan.missing_prerequisites`: an unset key, a placeholder contact, a missing file),
-        one line each. ``base_dir`` (the workflow's checkout, above workflow/Snakefile): the shipped files the
-        config names (``resources/...``) are read from there when the working directory lacks them
-        (``snakemake --directory``, a deployment using the workflow as a module). ``command_line``: the values given
-        with ``--config``, typed by the schema first (:func:`typed_command_line`)."""
+    :raises ConfigError: the first mistake, one line naming the key (a schema error, a check across keys, an error
+        while the plan builds a planned job); with ``prerequisites``, every missing prerequisite, one line each."""
     from medfc.common.schema import fill_defaults
     from medfc.plan import Plan
     from medfc.plan.checks import check_plan
-    from medfc.plan.models import misplaced_model_train
     from medfc.plan.layout import rebase_shipped_paths
+    from medfc.plan.models import misplaced_model_train
+    from medfc.plan.prerequisites import missing_prerequisites
     from medfc.plan.resources import moved_key
 
     if not isinstance(schema, dict):
@@ -281,7 +255,7 @@ def plan_for(config: Config, schema: dict[str, Any] | str | Path, *, prerequisit
         if mistake:
             raise ConfigError(mistake)
         check_plan(plan)
-        missing = plan.missing_prerequisites() if prerequisites else []
+        missing = missing_prerequisites(plan) if prerequisites else []
         if missing:
             raise ConfigError("\n".join(missing))
     except ConfigError:
@@ -295,7 +269,7 @@ def plan_for(config: Config, schema: dict[str, Any] | str | Path, *, prerequisit
 
 def config_file_error(path: str | os.PathLike) -> str | None:
     """``<file>, line L, column C: <what YAML says>`` for a config file that is not valid YAML (or JSON), else
-    None (a missing file, or a valid one). Snakemake's own message names neither the file nor the line."""
+    None (a missing file, or a valid one)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -316,9 +290,8 @@ def config_file_error(path: str | os.PathLike) -> str | None:
 
 
 def merged_config(paths: Iterable[str | os.PathLike], overrides: Mapping[str, object] | None = None) -> dict[str, object]:
-    """The config Snakemake builds from config files given in order (the workflow's ``configfile:`` first,
-    then ``--configfile``) and ``--config`` values: later values update earlier ones, nested dictionaries
-    key by key. For checking a config in-process as the workflow does (with :func:`plan_for`).
+    """The config Snakemake builds from config files given in order and ``--config`` values: later values update
+    earlier ones, nested dictionaries key by key.
 
     :raises ConfigError: a file that is not valid YAML (:func:`config_file_error`) or not a mapping."""
     config: Config = {}

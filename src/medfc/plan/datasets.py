@@ -1,13 +1,10 @@
-"""The datasets' plan (HealthFC: crawl, parse, translate, release, align, dataset, folds, statistics, diff;
-CliniFact: studies, claims, abstracts, pairs, release import, statistics, diff; each ``datasets.<name>``: its
-import): each rule's config-dependent inputs and its options, from the ``healthfc``, ``clinifact`` and
-``datasets`` sections (the rules ask for them through :meth:`medfc.plan.Plan.inputs` and
-:meth:`medfc.plan.Plan.options`, :mod:`medfc.plan.jobs`)."""
+"""The datasets' plan: HealthFC's and CliniFact's rules and each ``datasets.<name>`` import, their config-dependent
+inputs and options, from the ``healthfc``, ``clinifact`` and ``datasets`` sections."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from medfc.clinifact import options as cf
@@ -23,23 +20,19 @@ from medfc.plan.jobs import Config, JobPlan, Planned, always, job, one_job
 from medfc.plan.layout import release_split_files
 from medfc.plan.part import Part
 
-
 TRANSLATE = {"threads": 2, "mem_mb": 8192, "runtime": 600}  # Opus-MT over every sentence of the crawl
 
 
 def translation_is_local(config: Config) -> bool:
-    """Whether the translation runs its model in the job's own process (else it calls a server)."""
     return translation_backend(config["healthfc"]["translation"]["backend"]).local
 
 
 def translation_resources(plan: JobPlan) -> dict[str, int]:
-    """The translation's (:data:`TRANSLATE`), with ``healthfc.translation.gpu`` only for a local model."""
     gpu = plan.config["healthfc"]["translation"]["gpu"] if translation_is_local(plan.config) else 0
     return {"gpu": gpu, **TRANSLATE}
 
 
 def _files_under(directory: str) -> list[str]:
-    """Every file below a directory (as inputs, so editing any of them reruns the rule)."""
     root = Path(directory)
     if not root.is_dir():
         raise ValueError(f"config: directory {directory!r} does not exist")
@@ -60,13 +53,13 @@ def _rebuilt(plan: JobPlan) -> bool:
 
 
 def _studies_read(plan: JobPlan) -> bool:
-    """Whether a planned job reads the studies: the rebuilt pairs, the statistics and diff, a Fig. 3 with its disease panel."""
-    fig3 = plan.config["experiments"]["clinifact"]["disease_panel"] and (plan.stage_enabled("experiments") and bool(plan.experiments.clinifact_runs()))
+    """Whether a planned job reads the studies: the rebuilt pairs, the statistics and diff, Fig. 3's disease panel."""
+    fig3 = plan.config["experiments"]["clinifact"]["disease_panel"] and (plan.stage_enabled("experiments")
+                                                                         and bool(plan.experiments.clinifact_runs()))
     return _rebuilt(plan) or plan.stage_enabled("clinifact") or fig3
 
 
 def _datasets_declared(plan: JobPlan) -> list[dict[str, str]]:
-    """One import job per ``datasets.<name>`` entry."""
     return [{"dataset": name} for name in plan.datasets.dataset_names()]
 
 
@@ -75,22 +68,17 @@ def _stage(name: str) -> Planned:
 
 
 class DatasetsPlan(Part):
-    """The datasets' part of a plan (:class:`medfc.plan.Plan`): HealthFC's and CliniFact's inputs and options, and the
-    declared datasets' imports."""
-
     @property
     def cache(self) -> str:
-        """The workflow's cache directory (``cache_dir``)."""
         return self.config["cache_dir"]
 
-    # ------------------------------------------------------------------------------------- inputs
     @property
     def healthfc_mode(self) -> str:
         return self.config["healthfc"]["dataset"]["mode"]
 
     def crawl_inputs(self) -> list[str]:
-        """The demo mirror's files (a live crawl has no input files). A configured mirror that is missing,
-        empty or without its sitemap index stops the run: an old crawl is never reused in its place."""
+        """The mirror's files (a live crawl has none). A configured mirror that is missing or without its sitemap
+        index stops the run: an old crawl is never reused in its place."""
         crawl = self.config["healthfc"]["crawl"]
         mirror = crawl["mirror_dir"]
         if mirror is not None and crawl["mirror_url"] is not None:
@@ -109,14 +97,12 @@ class DatasetsPlan(Part):
         return _files_under(mirror)
 
     def healthfc_release_inputs(self) -> dict[str, str]:
-        """A local release file is an input (editing it reruns); a URL is downloaded into the cache."""
         src = self.config["healthfc"]["release"]["source"]
         if not src:
             raise ValueError("config: healthfc.release.source must be set when healthfc.dataset.mode uses the release")
         return {} if src.startswith(("http://", "https://")) else {"release": src}
 
     def translation_inputs(self) -> dict[str, object]:
-        """Shipped memory files and the corrections file are inputs, so editing them reruns the translation."""
         tr = self.config["healthfc"]["translation"]
         inputs: dict[str, Any] = {"memory_seeds": list(tr["memory_seeds"])}
         if tr["corrections"]:
@@ -124,18 +110,15 @@ class DatasetsPlan(Part):
         return inputs
 
     def healthfc_dataset_sources(self) -> list[str]:
-        """The rules whose outputs the dataset reads in the configured mode (healthfc.dataset.mode)."""
+        """The rules whose outputs the dataset reads in the configured ``healthfc.dataset.mode``."""
         mode = self.healthfc_mode
         return ([] if mode == "release" else ["parse", "translate"]) + ([] if mode == "crawl" else ["release"]) + (
             ["align"] if mode == "crawl+release" else [])
 
     def clinifact_release_inputs(self) -> dict[str, str]:
-        """A local release directory's three CSVs are inputs (editing one reruns the import)."""
         return release_split_files(self.config["clinifact"]["release"]["source"])
 
     def stats_inputs(self) -> dict[str, str]:
-        """A dataset's statistics job's: the papers' numbers, beside ours (HealthFC's figures; CliniFact's Fig. 2 and the
-        released data's Tables 4 and 6)."""
         return {"papers": self.models.papers}
 
     def clinifact_diff_enabled(self) -> bool:
@@ -143,7 +126,6 @@ class DatasetsPlan(Part):
         return cf["pairs_source"] == "rebuild" and bool(cf["diff"]["release"])
 
     def clinifact_diff_inputs(self) -> dict[str, list[str]]:
-        """A local release's three files are inputs (editing one reruns the diff); a URL is downloaded into the cache."""
         src = self.config["clinifact"]["diff"]["release"]
         if not src:
             raise ValueError("config: clinifact.diff.release must be set for the rule clinifact_diff")
@@ -151,42 +133,27 @@ class DatasetsPlan(Part):
         return {"release_files": list(files.values())} if files else {}
 
     def healthfc_dataset_inputs(self) -> dict[str, str]:
-        """The dataset's inputs in the configured mode: the parsed and translated crawl and/or the release rows
-        and their alignment (the outputs of the rules :meth:`healthfc_dataset_sources` names)."""
+        """The outputs of the rules :meth:`healthfc_dataset_sources` names."""
+        files = {"parse": {"claims": "parsed/claims.jsonl", "articles": "parsed/articles.jsonl"},
+                 "translate": {"sentences": "translated/sentences.jsonl", "claims_en": "translated/claims_en.jsonl"},
+                 "release": {"rows": "release/rows.jsonl", "release_report": "release/report.json"},
+                 "align": {"alignment": "aligned/alignment.jsonl", "align_report": "aligned/report.json"}}
         sources = self.healthfc_dataset_sources()
-        res = self.layout.under
-        inputs = {}
-        if "parse" in sources:
-            inputs["claims"] = res("healthfc/parsed/claims.jsonl")
-            inputs["articles"] = res("healthfc/parsed/articles.jsonl")
-        if "translate" in sources:
-            inputs["sentences"] = res("healthfc/translated/sentences.jsonl")
-            inputs["claims_en"] = res("healthfc/translated/claims_en.jsonl")
-        if "release" in sources:
-            inputs["rows"] = res("healthfc/release/rows.jsonl")
-            inputs["release_report"] = res("healthfc/release/report.json")  # the file read, for the card
-        if "align" in sources:
-            inputs["alignment"] = res("healthfc/aligned/alignment.jsonl")
-            inputs["align_report"] = res("healthfc/aligned/report.json")
-        return inputs
+        return {k: self.layout.under(f"healthfc/{f}") for source, named in files.items() if source in sources
+                for k, f in named.items()}
 
-    # ------------------------------------------------------------------- datasets.<name> entries
     def dataset_names(self) -> list[str]:
-        """The datasets the config declares (``datasets.<name>``), in its order."""
         return list(self.config["datasets"])
 
     def dataset_split_file(self, name: str, split: str) -> str:
-        """One split of an imported dataset: ``<results_dir>/datasets/<name>/<split>.jsonl`` (one record a line:
-        ``id``, ``claim``, ``title`` when the entry names a title field, ``evidence``, ``label`` its class)."""
         return self.layout.under(f"datasets/{name}/{split}.jsonl")
 
     def dataset_targets(self) -> list[str]:
-        """Each declared dataset's import (its report and card; the job writes its splits with them)."""
+        """Each declared dataset's import (its report and card)."""
         return [self.layout.under(f"datasets/{name}/{file}") for name in self.dataset_names() for file in ("report.json", "card/README.md")]
 
     def dataset_import_inputs(self, dataset: str) -> dict[str, list[str]]:
-        """A local source's files (editing one reruns the import); a URL's and a Hugging Face repository's are
-        downloaded by the job. A path that is not here is named by the prerequisites (:mod:`medfc.plan.prerequisites`)."""
+        """A local source's files (a URL's and a Hugging Face repository's are downloaded by the job)."""
         source = self.config["datasets"][dataset]["source"]
         if not source["path"]:
             return {}
@@ -197,9 +164,8 @@ class DatasetsPlan(Part):
 
     @job("network", _datasets_declared, options_class=ImportOptions, inputs=dataset_import_inputs)
     def dataset_import(self, dataset: str) -> ImportOptions:
-        """``datasets.<name>`` less its models and training keys, with its title (its name when null), its labels
-        keyed by text and the download cache ``<cache_dir>/datasets``; a source that is not exactly one of path,
-        url and hf at a commit, or whose files are not the three splits, stops the plan naming the key."""
+        """``datasets.<name>`` less its models and training keys; a source that is not exactly one of path, url and hf
+        at a commit, or whose files are not the three splits, stops the plan naming the key."""
         name = dataset
         entry = self.config["datasets"][name]
         options = ImportOptions.from_mapping({
@@ -214,11 +180,9 @@ class DatasetsPlan(Part):
         return options
 
     def clinifact_studies_inputs(self) -> dict[str, str]:
-        """The bulk zip of ClinicalTrials.gov's studies, when the source reads it and it is a local file."""
         studies = self.config["clinifact"]["studies"]
         return {"zip": studies["bulk_zip"]} if studies_source(studies["source"]).reads_zip and studies["bulk_zip"] else {}
 
-    # ----------------------------------------------------------------------- jobs (each rule's options)
     @job("network", _healthfc_data("parse"), options_class=CrawlOptions, inputs=crawl_inputs)
     def healthfc_crawl(self) -> dict[str, object]:
         return {**self.config["healthfc"]["crawl"], "http_cache_dir": f"{self.cache}/healthfc/http", "jobdir": f"{self.cache}/healthfc/crawl-job"}
@@ -230,10 +194,7 @@ class DatasetsPlan(Part):
     @job("model", _healthfc_data("translate"), options_class=hfc.TranslateOptions, inputs=translation_inputs,
          resources=translation_resources, local_model=translation_is_local)
     def healthfc_translate(self) -> dict[str, object]:
-        """``healthfc.translation`` less its inputs and its GPUs; the working translation memory
-        (``<cache_dir>/healthfc/translation_memory.jsonl``) is this rule's alone: no other rule reads or writes
-        it (the dataset takes its English from the translation's outputs); the ctranslate2 backend's converted
-        models (keyed by model, ctranslate2 version, quantization) are cached beside it."""
+        """``healthfc.translation`` less its inputs and GPUs; the working translation memory is this rule's alone."""
         hfc = self.config["healthfc"]
         return {**{k: v for k, v in hfc["translation"].items() if k not in ("memory_seeds", "corrections", "gpu")},
                 "memory": f"{self.cache}/healthfc/translation_memory.jsonl", "ct2_cache": f"{self.cache}/healthfc/ctranslate2",

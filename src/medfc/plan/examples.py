@@ -1,15 +1,10 @@
-"""The papers' example tables' plan (HealthFC Tables 1 and 4, CliniFact Tables 5 and 7; workflow/rules/examples.smk): what
-each reads, its options, whether the run makes it, and their rules' records (``@job``, :mod:`medfc.plan.jobs`).
-
-How much of a text a table shows is fixed here, stated in each caption, so that a table fits its page: an article's
-snippet and an abstract's excerpt :data:`EXCERPT_WORDS` words, each evidence cell of Table 4 :data:`EVIDENCE_WORDS`,
-and Table 4 shows the first :data:`ERRORS_SHOWN` wrong claims (the paper's three)."""
+"""The papers' example tables' plan (HealthFC Tables 1 and 4, CliniFact Tables 5 and 7): what each reads, its
+options and whether the run makes it. How much of a text a table shows is fixed here so that it fits its page."""
 
 from __future__ import annotations
 
-
 from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS
-from medfc.plan.jobs import JobPlan, job, one_job
+from medfc.plan.jobs import job, one_job
 from medfc.plan.part import Part
 from medfc.tables.example_options import WrongClaimsOptions, ExampleClaimsOptions, ExamplePairsOptions
 
@@ -22,24 +17,7 @@ EXAMPLE_LANG = "en"  # Table 1's language (the paper's English)
 EXAMPLE_TABLES = ("healthfc_table1", "healthfc_table4", "clinifact_table5", "clinifact_table7")
 
 
-def _claims_planned(plan: JobPlan) -> bool:
-    return plan.stage_enabled("healthfc")
-
-
-def _errors_planned(plan: JobPlan) -> bool:
-    return plan.stage_enabled("experiments") and bool(plan.examples.error_runs())
-
-
-def _pairs_planned(plan: JobPlan) -> bool:
-    return plan.clinifact_data_planned()
-
-
-_PLANNED = (_claims_planned, _errors_planned, _pairs_planned, _pairs_planned)  # each of EXAMPLE_TABLES
-
-
 class ExamplesPlan(Part):
-    """The example tables' part of a plan (:class:`medfc.plan.Plan`)."""
-
     @property
     def healthfc_dataset_file(self) -> str:
         return self.layout.under("healthfc/dataset/healthfc.jsonl")
@@ -47,12 +25,13 @@ class ExamplesPlan(Part):
     def example_claims_inputs(self) -> dict[str, str]:
         return {"dataset": self.healthfc_dataset_file}
 
-    @job("light", one_job(_claims_planned), options_class=ExampleClaimsOptions, inputs=example_claims_inputs)
+    @job("light", one_job(lambda plan: plan.stage_enabled("healthfc")), options_class=ExampleClaimsOptions,
+         inputs=example_claims_inputs)
     def healthfc_table1(self) -> dict[str, object]:
         return {"lang": EXAMPLE_LANG, "words": EXCERPT_WORDS}
 
     def error_runs(self) -> list[dict[str, object]]:
-        """Every fold of every HealthFC row whose system selects evidence (the candidates of Table 4), in the plan's order."""
+        """Every fold of every HealthFC row whose system selects evidence (the candidates of Table 4)."""
         return [dict(r) for r in self.healthfc.healthfc_runs(EVIDENCE_SYSTEMS)]
 
     def errors_inputs(self) -> dict[str, object]:
@@ -60,7 +39,8 @@ class ExamplesPlan(Part):
         return {"scores": [f"{self.healthfc.healthfc_run_dir(r)}/scores.json" for r in runs],
                 "predictions": [f"{self.healthfc.healthfc_run_dir(r)}/predictions.jsonl" for r in runs], "dataset": self.healthfc_dataset_file}
 
-    @job("light", one_job(_errors_planned), options_class=WrongClaimsOptions, inputs=errors_inputs)
+    @job("light", one_job(lambda plan: plan.stage_enabled("experiments") and bool(plan.examples.error_runs())),
+         options_class=WrongClaimsOptions, inputs=errors_inputs)
     def healthfc_table4(self) -> dict[str, object]:
         return {"entries": self.error_runs(), "shown": ERRORS_SHOWN, "words": EVIDENCE_WORDS, "scale": self.config["experiments"]["scale"]}
 
@@ -68,20 +48,22 @@ class ExamplesPlan(Part):
         return {"pairs": f"{self.experiments.clinifact_pairs_dir}/{EXAMPLE_SPLIT}_set.csv"}
 
     def example_splits_inputs(self) -> dict[str, list[str]]:
-        """Table 5's: every split, in the order it searches them for a pair of each label."""
         return {"pairs": [f"{self.experiments.clinifact_pairs_dir}/{s}_set.csv" for s in EXAMPLE_SPLITS]}
 
     def example_pairs_options(self) -> dict[str, object]:
         return {"split": EXAMPLE_SPLIT, "words": EXCERPT_WORDS}
 
-    @job("light", one_job(_pairs_planned), options_class=ExamplePairsOptions, inputs=example_splits_inputs)
+    @job("light", one_job(lambda plan: plan.clinifact_data_planned()), options_class=ExamplePairsOptions,
+         inputs=example_splits_inputs)
     def clinifact_table5(self) -> dict[str, object]:
         return self.example_pairs_options()
 
-    @job("light", one_job(_pairs_planned), options_class=ExamplePairsOptions, inputs=example_pairs_inputs)
+    @job("light", one_job(lambda plan: plan.clinifact_data_planned()), options_class=ExamplePairsOptions,
+         inputs=example_pairs_inputs)
     def clinifact_table7(self) -> dict[str, object]:
         return self.example_pairs_options()
 
     def example_targets(self) -> list[str]:
         """The CSV of each example table the run makes."""
-        return [f"{self.layout.tables}/{name}.csv" for name, planned in zip(EXAMPLE_TABLES, _PLANNED) if planned(self)]  # type: ignore[arg-type]
+        planned = [name for name in EXAMPLE_TABLES if getattr(ExamplesPlan, name).job.planned(self.plan)]
+        return [f"{self.layout.tables}/{name}.csv" for name in planned]

@@ -1,9 +1,6 @@
-"""The experiments' plan: the run matrix of HealthFC (lang × model × system × fold) and CliniFact (model ×
-system), the ensembles' and stacked members' runs, and each job's whole options, built and typed here from the
-models' configs (:mod:`medfc.plan.models`), so a missing or wrong key stops the plan
-(:meth:`medfc.plan.Plan.build_jobs`) before any job runs or reads data; the job receives that object serialised
-(:meth:`medfc.plan.Plan.options`). Each rule's function carries its record (``@job``, :mod:`medfc.plan.jobs`): which
-functions build its inputs and resources, and which jobs are planned."""
+"""The experiments' plan: the run matrix of HealthFC (lang × model × system × fold) and of the pairs datasets
+(CliniFact: model × system; each declared dataset), the ensembles' and stacked members' runs, the final models, and
+each job's whole options, built and typed here from the models' configs (:mod:`medfc.plan.models`)."""
 
 from __future__ import annotations
 
@@ -44,8 +41,6 @@ ZERO_SHOT, FINE_TUNED = clinifact_system("zero_shot"), clinifact_system("fine_tu
 
 
 class HealthFCRun(TypedDict):
-    """One HealthFC run of the matrix."""
-
     lang: str
     model: str
     system: str
@@ -53,7 +48,7 @@ class HealthFCRun(TypedDict):
 
 
 class FinalRow(TypedDict):
-    """One row of ``experiments.final``, its defaults filled in (``lang`` empty for CliniFact)."""
+    """One row of ``experiments.final``, its defaults filled in (``lang`` empty but for HealthFC)."""
 
     dataset: str
     model: str
@@ -62,7 +57,7 @@ class FinalRow(TypedDict):
 
 
 class CliniFactRun(TypedDict):
-    """One CliniFact run of the matrix: its folder and its job's benchmark file."""
+    """One run of a pairs dataset: its folder and its job's benchmark file."""
 
     model: str
     system: str
@@ -72,10 +67,8 @@ class CliniFactRun(TypedDict):
 
 @dataclass(frozen=True)
 class PairsDataset:
-    """One dataset of the one discriminative path (:mod:`medfc.experiments.pairs`): its name, its title in tables and
-    pages, how its split files are read, its split files, its own training keys (over ``experiments.clinifact.train`` and
-    its ``model_train``), its config key (in messages) and its runs: those of the one path, and all of them (CliniFact's
-    generative systems' too)."""
+    """One dataset of the one discriminative path (:mod:`medfc.experiments.pairs`): ``train``, its own training keys;
+    ``key``, its config key; ``runs``, those of the one path; ``all_runs``, CliniFact's generative systems' too."""
 
     name: str
     title: str
@@ -91,13 +84,12 @@ def _healthfc_runs(plan: JobPlan) -> list[HealthFCRun]:
     return plan.healthfc.healthfc_runs() if plan.stage_enabled("experiments") else []
 
 
-def _clinifact_runs(plan: JobPlan, system: str) -> list[CliniFactRun]:
-    return [r for r in plan.experiments.clinifact_runs() if r["system"] == system] if plan.stage_enabled("experiments") else []
-
-
 def _system_models(system: str) -> Planned:
     """The jobs of a CliniFact system's rule of its own: one per model."""
-    return lambda plan: unique({"model": r["model"]} for r in _clinifact_runs(plan, system))
+    def planned(plan: JobPlan) -> list[dict[str, str]]:
+        runs = plan.experiments.clinifact_runs() if plan.stage_enabled("experiments") else []
+        return unique({"model": r["model"]} for r in runs if r["system"] == system)
+    return planned
 
 
 def _members(plan: JobPlan, model: str) -> list[str]:
@@ -112,8 +104,7 @@ def _healthfc_run(run: HealthFCRun, **changes: str) -> dict[str, object]:
 
 
 def _local_model(spec: CliniFactSystem) -> Callable[[Config], bool] | None:
-    """A system placed ``model``: whether any of its planned models runs in the job's process (its section's
-    ``backend``, with the model's own override), else it calls a server."""
+    """A system placed ``model``: whether any of its planned models runs in the job's process."""
     if spec.placement != "model":
         return None
 
@@ -125,38 +116,28 @@ def _local_model(spec: CliniFactSystem) -> Callable[[Config], bool] | None:
 
 
 def _pairs_runs(plan: JobPlan) -> list[dict[str, str]]:
-    """Every planned run of the pairs path as its wildcards (CliniFact's discriminative system, each declared dataset)."""
+    """Every planned run of the pairs path as its wildcards."""
     if not plan.stage_enabled("experiments"):
         return []
     return [{"dataset": d, "model": r["model"]} for d in plan.experiments.pair_datasets() for r in plan.experiments.pairs_runs(d)]
 
 
-def _final(dataset: str, axes: tuple[str, ...]) -> Planned:
-    """The final models of one dataset's rows (``experiments.final``), by the rule's wildcards ``axes``."""
-    return lambda plan: unique({a: r[a] for a in axes} for r in plan.experiments.final_rows() if r["dataset"] == dataset) if plan.stage_enabled("experiments") else []
-
-
-def _pairs_final(plan: JobPlan) -> list[dict[str, str]]:
-    """The final models of the pairs datasets' rows (``experiments.final``)."""
-    return unique({"dataset": r["dataset"], "model": r["model"]} for r in plan.experiments.final_rows() if r["dataset"] in plan.experiments.pair_datasets()) \
-        if plan.stage_enabled("experiments") else []
+def _final(axes: tuple[str, ...], healthfc: bool) -> Planned:
+    """The final models of HealthFC's rows or the pairs datasets' (``experiments.final``), by the rule's wildcards."""
+    def planned(plan: JobPlan) -> list[dict[str, str]]:
+        rows = plan.experiments.final_rows() if plan.stage_enabled("experiments") else []
+        keep = (lambda d: d == "healthfc") if healthfc else (lambda d: d in plan.experiments.pair_datasets())
+        return unique({a: r[a] for a in axes} for r in rows if keep(r["dataset"]))
+    return planned
 
 
 class HealthFCPlan(Part):
-    """HealthFC's experiments' part of a plan (:class:`medfc.plan.Plan`): the run matrix (lang × model × system ×
-    fold), each run's options and inputs, the retrieval and the final models of HealthFC's rows."""
-
-    def healthfc_inner_cv_dir(self, lang: str, model: str, system: str, fold: int | str) -> str:
-        return f"{self.experiments.inner_cv_dir}/healthfc/{lang}/{model}/{system}/fold{fold}"
-
-    def healthfc_evidence_file(self, source: str) -> str:
-        """The retrieved-evidence artifact of one source (rule healthfc_retrieve)."""
-        return f"{self.layout.evidence}/{source}.jsonl"
+    """HealthFC's experiments: the run matrix, each run's options and inputs, the retrieval and the final models."""
 
     def healthfc_experiment_inputs(self, system: str) -> dict[str, str]:
         """A run's inputs beyond the dataset and the folds: the retrieved evidence of its source, if any."""
         source = evidence_source(system)
-        return {"evidence": self.healthfc_evidence_file(source)} if source else {}
+        return {"evidence": f"{self.layout.evidence}/{source}.jsonl"} if source else {}
 
     def healthfc_retrieve_inputs(self, source: str) -> dict[str, str]:
         """A prepared evidence file of the source (its ``file``), when one replaces searching."""
@@ -164,17 +145,16 @@ class HealthFCPlan(Part):
         return {"file": file} if file else {}
 
     def healthfc_ensemble_inputs(self, lang: str, model: str, system: str, fold: int | str) -> dict[str, list[str]]:
-        """An ensemble run's inputs: its members' predictions of the run's fold and, for a stack, their
-        out-of-fold predictions over its training claims (each in member order)."""
+        """An ensemble run's inputs: its members' predictions and, for a stack, their out-of-fold ones."""
         members = self.models.ensemble_members(model)
         inputs = {"predictions": [f"{self.layout.experiments}/healthfc/{lang}/{m}/{system}/fold{fold}/predictions.jsonl" for m in members]}
         if self.models.is_stacked(model):
-            inputs["inner"] = [f"{self.healthfc_inner_cv_dir(lang, m, system, fold)}/predictions.jsonl" for m in members]
+            inner = f"{self.experiments.inner_cv_dir}/healthfc/{lang}"
+            inputs["inner"] = [f"{inner}/{m}/{system}/fold{fold}/predictions.jsonl" for m in members]
         return inputs
 
     def healthfc_inner_runs(self) -> list[HealthFCRun]:
-        """Every (lang, member, system, fold) whose inner cross-validation a planned stacked ensemble reads,
-        once each however many ensembles share the member."""
+        """Every (lang, member, system, fold) whose inner cross-validation a planned stack reads, once each."""
         seen: dict[tuple[str, str, str, int], HealthFCRun] = {}
         for r in self.healthfc_runs():
             if self.models.is_stacked(r["model"]):
@@ -220,10 +200,6 @@ class HealthFCPlan(Part):
     def healthfc_run_dir(self, run: Mapping[str, object]) -> str:
         return f"{self.layout.experiments}/healthfc/{run['lang']}/{run['model']}/{run['system']}/fold{run['fold']}"
 
-    def healthfc_run_benchmark(self, run: Mapping[str, object]) -> str:
-        """The benchmark file (wall and CPU seconds) of one HealthFC run's job."""
-        return f"{self.layout.experiment_timings}/healthfc/{run['lang']}/{run['model']}/{run['system']}/fold{run['fold']}.tsv"
-
     def healthfc_train(self, model: str, system: str) -> dict[str, object]:
         """One HealthFC run's training config: train < model_train[model] < system_train[system] < smoke."""
         hx, smoke = self.config["experiments"]["healthfc"], self.config["experiments"]["smoke"]
@@ -232,10 +208,8 @@ class HealthFCPlan(Part):
     @job("compute", lambda plan: unique(_healthfc_run(r, model=m) for r in _healthfc_runs(plan) for m in _members(plan, r["model"])),
          inputs=healthfc_experiment_inputs, resources=model_job_resources)
     def healthfc_experiment(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCFoldOptions:
-        """One HealthFC run's whole options (:class:`~medfc.experiments.healthfc.systems.HealthFCFoldOptions`): its
-        model's config and just the system options this system depends on; the pipeline's ``evidence_train``
-        is the selector's whole model config (an encoder's: the run's < evidence_train < smoke; a baseline's:
-        the run's own)."""
+        """One HealthFC run's whole options: its model's config and the system options its system depends on; the
+        pipeline's ``evidence_train`` is the selector's whole model config (the run's < evidence_train < smoke)."""
         hx, smoke = self.config["experiments"]["healthfc"], self.config["experiments"]["smoke"]
         train = self.healthfc_train(model, system)
         system_options = {k: hx[k] for k in system_option_keys(system)}
@@ -259,8 +233,7 @@ class HealthFCPlan(Part):
     @job("compute", lambda plan: unique(_healthfc_run(r) for r in (plan.healthfc.healthfc_inner_runs() if _healthfc_runs(plan) else [])),
          inputs=healthfc_experiment_inputs, resources=model_job_resources)
     def healthfc_inner_cv(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCInnerOptions:
-        """A member's inner cross-validation in one HealthFC run: the run's options as ``healthfc_experiment``
-        has them (no checkpoints: nothing of it is kept) and the inner folds."""
+        """A member's inner cross-validation in one HealthFC run: the run's options (no checkpoints), the folds."""
         run = self.healthfc_experiment(lang, model, system, fold).replace(checkpoint_dir=None)
         return typed(HealthFCInnerOptions, {"run": run, "inner": self.experiments.inner_folds_options()},
                      f"experiments.stacking[healthfc/{lang}/{model}/{system}/fold{fold}]")
@@ -268,9 +241,7 @@ class HealthFCPlan(Part):
     @job("network", lambda plan: unique({"source": s} for r in _healthfc_runs(plan) if (s := evidence_source(r["system"]))),
          options_class=RetrieveOptions, inputs=healthfc_retrieve_inputs)
     def healthfc_retrieve(self, source: str) -> dict[str, object]:
-        """The options of one source's retrieval: ``healthfc.retrieval`` and the source's own section (its
-        answer cache under ``cache_dir`` unless set; the section completed as its registry record says, e.g.
-        PubMed's per-PMID records shared with CliniFact)."""
+        """One source's retrieval: ``healthfc.retrieval`` and the source's own section, completed by its registry."""
         r = self.config["healthfc"]["retrieval"]
         own = search_source(source).complete(dict(r[source]), self.config["cache_dir"])
         return {"source": source, "lang": r["lang"], "top_k": r["top_k"], "max_retries": r["max_retries"],
@@ -279,8 +250,7 @@ class HealthFCPlan(Part):
 
     @job("light", lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan)), options_class=HealthFCScoreOptions)
     def healthfc_score(self, lang: str, system: str) -> dict[str, object]:
-        """The scoring keys a run's scores depend on (the evidence keys only for the evidence-selecting systems) and
-        the labels its system predicts (its record in :data:`~medfc.experiments.healthfc.systems.REGISTRY`)."""
+        """The scoring keys a run's scores depend on and the labels its system predicts."""
         sc = self.config["scoring"]
         evidence = {k: sc[k] for k in ("lambdas", "reported_lambda", "max_pred_evidence")} if system in EVIDENCE_SYSTEMS else None
         return {"system": system, "lang": lang, "labels": list(system_spec(system).labels), "abstain": sc["abstain"], "evidence": evidence}
@@ -291,8 +261,7 @@ class HealthFCPlan(Part):
         return pairs, sorted({s for p in pairs for s in p}, key=SYSTEMS.index)
 
     def healthfc_final_inputs(self, lang: str, model: str, system: str) -> dict[str, object]:
-        """The row's scores per fold, each member's cross-validation infos (its epochs) and, for a stack, its
-        predictions per fold (out of fold for every claim), and the system's evidence."""
+        """The row's scores per fold, each member's infos, a stack's members' predictions and the system's evidence."""
         folds = self.healthfc_folds_run()
         members = self.models.ensemble_members(model) if self.models.is_ensemble(model) else [model]
 
@@ -305,11 +274,10 @@ class HealthFCPlan(Part):
             inputs.update({f"oof_{m}": files(m, "predictions.jsonl") for m in members})
         return inputs
 
-    @job("compute", _final("healthfc", ("lang", "model", "system")), inputs=healthfc_final_inputs,
+    @job("compute", _final(("lang", "model", "system"), healthfc=True), inputs=healthfc_final_inputs,
          resources=lambda plan, model: plan.experiments.final_resources("healthfc_experiment", model))
     def healthfc_final(self, lang: str, model: str, system: str) -> HealthFCFinalOptions:
-        """A HealthFC row's final model: each member's run as the row's cross-validation has it (nothing kept there: the
-        final step keeps it), and its ensemble."""
+        """A HealthFC row's final model: each member's run as the row's cross-validation has it, and its ensemble."""
         members = self.models.ensemble_members(model) if self.models.is_ensemble(model) else [model]
         fold = self.healthfc_folds_run()[0]
         runs = [self.healthfc_experiment(lang, m, system, fold).replace(fold=-1, checkpoint_dir=None) for m in members]
@@ -320,31 +288,27 @@ class HealthFCPlan(Part):
 
 
 class ExperimentsPlan(Part):
-    """The experiments of the pairs datasets (CliniFact's every system, the declared datasets), the ensembles and the final
-    models' part of a plan (:class:`medfc.plan.Plan`)."""
+    """The experiments of the pairs datasets (CliniFact's every system, the declared datasets), the ensembles and the
+    final models of the pairs datasets."""
 
     def ensemble_options(self, model: str) -> EnsembleOptions:
-        """An ensemble job's options: its members (the order of its prediction inputs), its method, the
-        weights of an average, ``experiments.stacking`` for a stack's meta-model."""
+        """An ensemble job's options: its members, method, weights and ``experiments.stacking``."""
         options = {"members": self.models.ensemble_members(model), "method": self.models.ensemble_method(model), "weights": self.models.ensemble_weights(model),
                    "stacking": dict(self.config["experiments"]["stacking"])}
         return typed(EnsembleOptions, options, f"models.ensembles.{model}")
 
     def inner_folds_options(self) -> dict[str, object]:
-        """The keys of ``experiments.stacking`` an inner cross-validation depends on (the meta-model's rerun no member)."""
         st = self.config["experiments"]["stacking"]
         return {"inner_folds": st["inner_folds"], "seed": st["seed"]}
 
     @property
     def inner_cv_dir(self) -> str:
-        """Where the stacked ensembles' members write their out-of-fold predictions (rules ``*_inner_cv``)."""
         return f"{self.layout.experiments}/inner_cv"
 
     def pairs_inner_cv_dir(self, dataset: str, model: str) -> str:
         return f"{self.inner_cv_dir}/{dataset}/{model}"
 
     def pairs_ensemble_inputs(self, dataset: str, model: str) -> dict[str, list[str]]:
-        """A pairs dataset's ensemble's inputs: its members' predictions and, for a stack, their out-of-fold ones."""
         members = self.models.ensemble_members(model)
         inputs = {"predictions": [f"{self.pairs_run_dir(dataset, m)}/predictions.jsonl" for m in members]}
         if self.models.is_stacked(model):
@@ -356,14 +320,12 @@ class ExperimentsPlan(Part):
         runs = self.pairs_runs(dataset) if self.stage_enabled("experiments") else []
         return list(dict.fromkeys(m for r in runs if self.models.is_stacked(r["model"]) for m in self.models.ensemble_members(r["model"])))
 
-    # --------------------------------------------------------------------------------- CliniFact
     @property
     def clinifact_pairs_dir(self) -> str:
         return self.layout.under("clinifact/release" if self.config["clinifact"]["pairs_source"] == "release" else "clinifact/pairs")
 
-    # ------------------------------------------------------------------------- pairs datasets
     def pairs_datasets(self) -> dict[str, PairsDataset]:
-        """Every dataset of the one discriminative path by name: CliniFact, then each declared dataset (``datasets.<name>``)."""
+        """Every dataset of the one discriminative path by name: CliniFact, then each declared dataset."""
         out = {"clinifact": PairsDataset(
             "clinifact", "CliniFact", CLINIFACT_PAIRS, {s: f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in SPLITS}, {},
             "experiments.clinifact", lambda: [r for r in self.clinifact_runs() if r["system"] == ensembling_system().name], self.clinifact_runs)}
@@ -384,27 +346,23 @@ class ExperimentsPlan(Part):
         return "|".join(re.escape(d) for d in self.pair_datasets())
 
     def pair_datasets(self) -> list[str]:
-        """Every dataset of the one discriminative path: CliniFact, then the declared datasets."""
         return list(self.pairs_datasets())
 
     def pairs_data(self, dataset: str) -> PairData:
-        """How a pairs dataset's split files are read (:class:`PairsDataset`)."""
         return self.pairs_dataset(dataset).data
 
     def pairs_split_inputs(self, dataset: str) -> dict[str, str]:
-        """A pairs dataset's split files (train, validation, test)."""
         return dict(self.pairs_dataset(dataset).splits)
 
     def pairs_inner_cv_inputs(self, dataset: str) -> dict[str, str]:
-        """A member's inner cross-validation reads train and validation only: the test split is never its input."""
+        """A member's inner cross-validation reads train and validation only."""
         return {s: f for s, f in self.pairs_split_inputs(dataset).items() if s != "test"}
 
     @job("compute", lambda plan: unique({"dataset": r["dataset"], "model": m} for r in _pairs_runs(plan) for m in _members(plan, r["model"])),
          inputs=pairs_split_inputs, resources=model_job_resources)
     def pairs_experiment(self, dataset: str, model: str) -> PairsTrainOptions:
-        """A discriminative run's whole options (:class:`~medfc.experiments.models.options.PairsTrainOptions`): CliniFact's
-        ``experiments.clinifact.train`` < ``model_train[model]`` < a declared dataset's ``datasets.<name>.train`` < the
-        smoke caps; the title and the splits predicted are ``experiments.clinifact``'s for every dataset."""
+        """A discriminative run's whole options: ``experiments.clinifact.train`` < ``model_train[model]`` < a declared
+        dataset's ``datasets.<name>.train`` < the smoke caps."""
         cx = self.config["experiments"]["clinifact"]
         ds = self.pairs_dataset(dataset)
         options = {
@@ -432,7 +390,6 @@ class ExperimentsPlan(Part):
         return f"{self.layout.experiments}/{dataset}/{model}"
 
     def _run(self, run_dir: str, model: str, system: str) -> CliniFactRun:
-        """A run of a pairs dataset: its model, system, folder and its job's benchmark file, beside its results' path."""
         self.models.model_name(model)
         return {"model": model, "system": system, "dir": run_dir,
                 "benchmark": self.layout.experiment_timings + run_dir[len(self.layout.experiments):] + ".tsv"}
@@ -441,24 +398,16 @@ class ExperimentsPlan(Part):
         return [self._run(self.pairs_run_dir(dataset, m), m, ensembling_system().name) for m in self.config["datasets"][dataset]["models"]]
 
     def pairs_runs(self, dataset: str) -> list[CliniFactRun]:
-        """A pairs dataset's runs on the one path: CliniFact's discriminative system's, a declared dataset's models."""
         return self.pairs_dataset(dataset).runs()
 
-    def dataset_runs(self, dataset: str) -> list[CliniFactRun]:
-        """Every run of a pairs dataset: CliniFact's every system's, a declared dataset's (the one path's)."""
-        return self.pairs_dataset(dataset).all_runs()
-
     def dataset_title(self, dataset: str) -> str:
-        """A pairs dataset's name in tables and pages."""
         return self.pairs_dataset(dataset).title
 
     @staticmethod
     def run_entries(runs: Sequence[CliniFactRun]) -> list[dict[str, object]]:
-        """The runs as a table's or page's entries: their model and system."""
         return [{"model": r["model"], "system": r["system"]} for r in runs]
 
     def pairs_score_options(self, system: str, dataset: str) -> dict[str, object]:
-        """A pairs dataset's scoring options: the dataset, its classes, the system and the bootstrap behind its intervals."""
         bs = self.config["scoring"]["bootstrap"]
         return {"dataset": dataset, "classes": list(self.pairs_data(dataset).classes), "system": system, "n_resamples": bs["n_resamples"],
                 "seed": bs["seed"]}
@@ -483,7 +432,6 @@ class ExperimentsPlan(Part):
     @job(ZERO_SHOT.placement, _system_models(ZERO_SHOT.name), inputs=clinifact_zero_shot_inputs, resources=model_job_resources,
          local_model=_local_model(ZERO_SHOT))
     def clinifact_zero_shot(self, model: str) -> ZeroShotOptions:
-        """A zero-shot CliniFact run's options (:class:`~medfc.experiments.models.options.ZeroShotOptions`)."""
         zs = self._model_section("zero_shot", "model_zero_shot", model)
         options = {**zs, "model": self.models.model_name(model), "cache_dir": zs["cache_dir"] or f"{self.config['cache_dir']}/completions"}
         return typed(ZeroShotOptions, options, f"experiments.clinifact.zero_shot[{model}]")
@@ -495,8 +443,7 @@ class ExperimentsPlan(Part):
     @job(FINE_TUNED.placement, _system_models(FINE_TUNED.name), inputs=lambda self: self.pairs_split_inputs("clinifact"),
          resources=model_job_resources, local_model=_local_model(FINE_TUNED))
     def clinifact_fine_tune(self, model: str) -> FineTuneOptions:
-        """A fine-tuned generative run: fine_tune < model_fine_tune[model] < the smoke caps (the keys of
-        experiments.smoke that fine_tune has); its adapters go under checkpoint_dir."""
+        """A fine-tuned generative run: fine_tune < model_fine_tune[model] < the smoke caps that fine_tune has."""
         ft = self._model_section("fine_tune", "model_fine_tune", model)
         smoke = {k: v for k, v in self.config["experiments"]["smoke"].items() if k in ft}
         options = {**layered(ft, smoke), "model": self.models.model_name(model),
@@ -508,22 +455,18 @@ class ExperimentsPlan(Part):
         return self.pairs_score_options(FINE_TUNED.name, "clinifact")
 
     def clinifact_runs(self) -> list[CliniFactRun]:
-        """Every CliniFact run as {model, system, dir}: each registered system's models
-        (:data:`~medfc.experiments.clinifact.systems.CLINIFACT_SYSTEMS`, in its order), in its run folder."""
+        """Every CliniFact run: each registered system's models, in the order of ``CLINIFACT_SYSTEMS``."""
         models = self.config["models"]["clinifact"]
         return [self._run(spec.run_dir(self.layout.experiments, m), m, spec.name) for spec in CLINIFACT_SYSTEMS.values() for m in models[spec.name]]
 
     def clinifact_options(self, system: str, model: str) -> Options:
-        """One model's options in a run of a generative ``system`` (its rule's function in :data:`CLINIFACT_JOBS`)."""
         return CLINIFACT_JOBS[system](self, model)
 
     def clinifact_table_entries(self) -> list[dict[str, object]]:
         return self.run_entries(self.clinifact_runs())
 
-    # ------------------------------------------------------------------------------ final models
     def final_rows(self) -> list[FinalRow]:
-        """``experiments.final``, each row with its defaults (HealthFC: system oracle, lang en; CliniFact and a declared dataset:
-        discriminative)."""
+        """``experiments.final``, each row with its defaults (HealthFC: oracle, en; the others: discriminative)."""
         rows: list[FinalRow] = []
         for r in self.config["experiments"]["final"]:
             healthfc = r["dataset"] == "healthfc"
@@ -532,38 +475,32 @@ class ExperimentsPlan(Part):
         return rows
 
     def final_dir(self, row: FinalRow) -> str:
-        """Where a row's final model is kept: ``<results_dir>/final/healthfc/<lang>/<model>/<system>`` or ``final/<dataset>/<model>``
-        (CliniFact, a declared dataset)."""
         if row["dataset"] == "healthfc":
             return self.layout.under(f"final/healthfc/{row['lang']}/{row['model']}/{row['system']}")
         return self.layout.under(f"final/{row['dataset']}/{row['model']}")
 
     def pairs_final_inputs(self, dataset: str, model: str) -> dict[str, object]:
-        """The splits, the row's scores and, for a stack, its members' inner cross-validation predictions."""
         inputs: dict[str, object] = {**self.pairs_split_inputs(dataset), "scores": f"{self.pairs_run_dir(dataset, model)}/scores.json"}
         if self.models.is_stacked(model):
             inputs.update({f"oof_{m}": f"{self.pairs_inner_cv_dir(dataset, m)}/predictions.jsonl" for m in self.models.ensemble_members(model)})
         return inputs
 
-    @job("compute", _pairs_final, inputs=pairs_final_inputs,
+    @job("compute", _final(("dataset", "model"), healthfc=False), inputs=pairs_final_inputs,
          resources=lambda plan, model: plan.experiments.final_resources(ensembling_system().rule, model))
     def pairs_final(self, dataset: str, model: str) -> PairsFinalOptions:
-        """A pairs dataset's row's final model: each member's run as the row trains it, and its ensemble."""
         members = self.models.ensemble_members(model) if self.models.is_ensemble(model) else [model]
         runs = [self.pairs_experiment(dataset, m).replace(checkpoint_dir=None) for m in members]
         options = {"row": model, "members": members, "runs": runs, "ensemble": self.ensemble_options(model) if self.models.is_ensemble(model) else None}
         return typed(PairsFinalOptions, options, f"experiments.final[{dataset}/{model}]")
 
     def final_resources(self, rule: str, model: str) -> dict[str, int]:
-        """A final model's job: its members trained one after the other, each its run's row: the largest of each
-        value, the runtimes summed."""
+        """A final model's job: its members trained one after the other (the largest of each value, runtimes summed)."""
         members = self.models.ensemble_members(model) if self.models.is_ensemble(model) else [model]
         each = [model_job_resources(self, rule, m) for m in members]
         return {**{k: max(r[k] for r in each) for k in ("gpu", "threads", "mem_mb")}, "runtime": sum(r["runtime"] for r in each)}
 
 
-# each system of medfc.experiments.clinifact.systems.CLINIFACT_SYSTEMS but the one pairs path's: its rule's function
-# (a test keeps the two equal)
+# each system of CLINIFACT_SYSTEMS but the one pairs path's: its rule's function (a test keeps the two equal)
 CLINIFACT_JOBS: dict[str, Callable[[ExperimentsPlan, str], Options]] = {
     ZERO_SHOT.name: ExperimentsPlan.clinifact_zero_shot,
     FINE_TUNED.name: ExperimentsPlan.clinifact_fine_tune,

@@ -8,5 +8,5 @@ from typing import Any
 
 def did_you_mean(name: str, choices: Any) -> str:
     """``"; did you mean <the closest of choices>?"``, or ``""`` when none is close: a config message's hint."""
-    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1, cutoff=0.6)
     return f"; did you mean {close[0]}?" if close else ""

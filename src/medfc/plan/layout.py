@@ -7,7 +7,6 @@ translation memory, embeddings) stay shared between runs.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,62 +15,24 @@ from medfc.common.sources import is_url
 PAPERS = "resources/papers/numbers.yaml"  # the papers' numbers beside ours in every table (shipped with the workflow)
 
 
-@dataclass(frozen=True)
 class Layout:
-    """The folders of one run, all below :attr:`results` (relative paths are relative to the working directory)."""
+    """The folders of one run, all below :attr:`results` (relative paths are relative to the working directory):
+    every job's log, benchmark file (wall and CPU seconds, memory) and output, and its provenance records."""
 
-    results: str = "results"
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "results", self.results.rstrip("/") or ".")
+    def __init__(self, results: str = "results") -> None:
+        self.results = results.rstrip("/") or "."
+        self.provenance, self.logs, self.timings = self.under("provenance"), self.under("logs"), self.under("timings")
+        self.experiments, self.experiment_timings = self.under("experiments"), self.under("timings/experiments")
+        self.tables, self.figures, self.medsnip = self.under("tables"), self.under("figures"), self.under("medsnip")
+        self.evidence = self.under("healthfc/evidence")
 
     def under(self, sub: str) -> str:
         return f"{self.results}/{sub}"
 
-    @property
-    def provenance(self) -> str:
-        """The run's provenance records (``software.yml``, ``runs.jsonl``: medfc.common.provenance)."""
-        return self.under("provenance")
-
-    @property
-    def logs(self) -> str:
-        """Every job's log (``<logs>/<stage>/...``)."""
-        return self.under("logs")
-
-    @property
-    def timings(self) -> str:
-        """Snakemake's benchmark file of every job: its wall and CPU seconds and memory."""
-        return self.under("timings")
-
-    @property
-    def experiments(self) -> str:
-        return self.under("experiments")
-
-    @property
-    def experiment_timings(self) -> str:
-        return self.under("timings/experiments")
-
-    @property
-    def tables(self) -> str:
-        return self.under("tables")
-
-    @property
-    def figures(self) -> str:
-        return self.under("figures")
-
-    @property
-    def evidence(self) -> str:
-        return self.under("healthfc/evidence")
-
-    @property
-    def medsnip(self) -> str:
-        return self.under("medsnip")
-
 
 def workflow_file(path: str, base_dir: str | os.PathLike[str] | None) -> str:
     """A path the workflow ships (``resources/...``), as given when it exists from the working directory, else
-    below ``base_dir`` (the workflow's checkout, the folder above workflow/Snakefile: ``snakemake --directory
-    RUN`` and a deployment that uses the workflow as a module run elsewhere)."""
+    below ``base_dir`` (the workflow's checkout: ``snakemake --directory RUN`` and a deployed module run elsewhere)."""
     if base_dir is None or os.path.isabs(path) or os.path.exists(path):
         return path
     shipped = Path(base_dir) / path

@@ -1,11 +1,10 @@
-"""The MedSNIP stage's plan (docs/medsnip.md): each rule's options from the ``medsnip`` config section,
-the prompts each rule reads (their hashes go in its params, so a prompt edit reruns exactly those rules),
-the resources of a job and the checks the schema cannot express."""
+"""The MedSNIP stage's plan (docs/medsnip.md): each rule's options from the ``medsnip`` config section, the prompts
+each rule reads (their hashes go in its params, so a prompt edit reruns exactly those rules) and its resources.
+The modules that name the prompts are imported only when asked (they load the LLM layer, HTTP clients, pandas)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-
 
 from medfc.common.llm_backends import runs_locally
 from medfc.medsnip.options import (
@@ -27,10 +26,6 @@ from medfc.medsnip.verifier_kinds import verifier_kind
 from medfc.plan.jobs import Config, JobPlan, job
 from medfc.plan.models import layered
 from medfc.plan.part import Part
-
-# The prompt names live beside the code that reads them (medsnip.decompose, medsnip.verify), which loads
-# the LLM layer, HTTP clients and pandas: imported by the methods that need them, only when the stage
-# is on, so that every Snakemake start does not pay for them.
 
 MEDSNIP_TITLES = {name: s.title for name, s in ANSWER_SOURCES.items()}  # each answer source's table title
 STATEMENT_PROMPTS = ["medsnip/healthfc_statement", "llm/json_repair"]
@@ -58,12 +53,11 @@ def _verifications(plan: JobPlan) -> list[dict[str, str]]:
 
 
 def _model_resources(plan: JobPlan, rule: str, wildcards: Mapping[str, str]) -> dict[str, int]:
-    """A MedSNIP model rule's: by the LLM its job's options name (:meth:`MedsnipPlan.medsnip_resources`)."""
     return {**plan.medsnip.medsnip_resources(plan.job_options(rule, wildcards)), "runtime": plan.config["medsnip"]["runtime"]}
 
 
 def _role_local(config: Config, overrides: Mapping[str, object] | None) -> bool:
-    """Whether a role's LLM (``medsnip.llm`` updated with the role's keys) runs in the job's own process."""
+    """Whether a role's LLM (``medsnip.llm`` updated with the role's keys) runs in the job's process."""
     llm = {**config["medsnip"]["llm"], **(overrides or {})}
     return bool(llm) and runs_locally(llm.get("backend"))
 
@@ -74,17 +68,7 @@ def _prepare_local(config: Config) -> bool:
     return rewriting and _role_local(config, ms["rewriter"])
 
 
-def _decompose_local(config: Config) -> bool:
-    return _role_local(config, config["medsnip"]["decomposer"])
-
-
-def _verify_local(config: Config) -> bool:
-    return any(_role_local(config, v["llm"]) for v in config["medsnip"]["verifiers"])
-
-
 class MedsnipPlan(Part):
-    """MedSNIP's part of a plan (:class:`medfc.plan.Plan`)."""
-
     @property
     def ms(self) -> dict[str, object]:
         return self.config["medsnip"]
@@ -94,11 +78,10 @@ class MedsnipPlan(Part):
         return f"{self.config['cache_dir']}/{sub}" if value is None else value
 
     def medsnip_datasets(self) -> list[str]:
-        """The enabled answer sources (:data:`~medfc.medsnip.sources.ANSWER_SOURCES`, in its order)."""
         return enabled_sources(self.ms["datasets"])
 
     def medsnip_modes(self, dataset: str) -> list[str]:
-        """The decompositions of a dataset: the configured ones, plus its own human units where it ships them."""
+        """The configured decompositions, plus the dataset's own human units where it ships them."""
         human = HUMAN_MODES if answer_source(dataset).human_units and self.ms["datasets"][dataset]["human_units"] else []
         return list(self.ms["modes"]) + list(human)
 
@@ -118,20 +101,24 @@ class MedsnipPlan(Part):
         return {"prompt_dir": self.ms["prompt_dir"], "unit_cache_dir": self.medsnip_cache(self.ms["unit_cache_dir"], "medsnip/units")}
 
     def medsnip_rewrites(self, dataset: str) -> bool:
-        """Whether a dataset's claims are rewritten as statements (a source that allows it, set in its section)."""
         return answer_source(dataset).rewrites_claims(self.ms["datasets"][dataset])
 
     def medsnip_rewriting(self) -> bool:
-        """Whether an enabled dataset's claims are rewritten (the rewriter LLM is asked)."""
         return any(self.medsnip_rewrites(d) for d in self.medsnip_datasets())
 
+    def medsnip_roles(self) -> list[tuple[str, Mapping[str, object] | None]]:
+        """(config key, its overrides of ``medsnip.llm``) of each role that calls an LLM."""
+        roles = [("medsnip.decomposer", self.ms["decomposer"])]
+        if self.medsnip_rewriting():
+            roles.append(("medsnip.rewriter", self.ms["rewriter"]))
+        return roles + [(f"medsnip.verifiers[{i}].llm", v.get("llm")) for i, v in enumerate(self.ms["verifiers"])]
+
     def medsnip_fetched(self, dataset: str) -> bool:
-        """Whether a dataset's answers come from its file on the Hugging Face Hub (a source that may, its ``path`` null)."""
+        """Whether a dataset's answers come from its file on the Hugging Face Hub."""
         return answer_source(dataset).hub and self.ms["datasets"][dataset]["path"] is None
 
     def medsnip_prepare_inputs(self, dataset: str) -> dict[str, str]:
-        """What a dataset's answers are read from: the HealthFC dataset (built as needed), the rows of its Hub file
-        (``medsnip_fetch``) or its section's file."""
+        """What a dataset's answers are read from: the HealthFC dataset, its Hub file's rows or its section's file."""
         if answer_source(dataset).healthfc_dataset:
             source = self.layout.under("healthfc/dataset/healthfc.jsonl")
         elif self.medsnip_fetched(dataset):
@@ -147,17 +134,15 @@ class MedsnipPlan(Part):
                 "web": {**r["web"], "http_cache_dir": self.medsnip_cache(r["web"]["http_cache_dir"], "medsnip/web")}}
 
     def medsnip_table_inputs(self) -> dict[str, str]:
-        """The papers' numbers: the paper's rows of each dataset below ours (editing them rewrites the tables)."""
         return {"papers": self.models.papers}
 
     def medsnip_structure_inputs(self) -> dict[str, list[str]]:
-        """Table 3's: every dataset's answers, then its units of every mode (in :meth:`medsnip_structure`' order)."""
+        """Table 3's: every dataset's answers, then its units of every mode."""
         datasets = self.medsnip_datasets()
         return {"answers": [f"{self.layout.medsnip}/{d}/answers.jsonl" for d in datasets],
                 "units": [f"{self.layout.medsnip}/{d}/units/{m}.jsonl" for d in datasets for m in self.medsnip_modes(d)]}
 
     def medsnip_tau_inputs(self, dataset: str) -> dict[str, object]:
-        """Table 6's: the dataset's answers and every verdict file (the verdicts as made: no LLM call)."""
         return {"answers": f"{self.layout.medsnip}/{dataset}/answers.jsonl", "verdicts": self._medsnip_verdicts(dataset, ".jsonl")}
 
     def medsnip_prompts(self, names: list[str]) -> dict[str, str]:
@@ -180,7 +165,7 @@ class MedsnipPlan(Part):
         return self.medsnip_prompts(prompt_names(self.medsnip_verifier(verifier)["kind"]))
 
     def medsnip_verify_inputs(self, dataset: str, mode: str, verifier: str) -> dict[str, str]:
-        """A verifier's inputs: the units and answers, and a local BM25 index's passages (editing them reruns it)."""
+        """A verifier's inputs: the units and answers, and a local BM25 index's passages."""
         inputs = {"units": f"{self.layout.medsnip}/{dataset}/units/{mode}.jsonl", "answers": f"{self.layout.medsnip}/{dataset}/answers.jsonl"}
         r = self.ms["retrieval"]
         if verifier_kind(self.medsnip_verifier(verifier)["kind"]).retrieves and "bm25" in r["sources"]:
@@ -197,17 +182,14 @@ class MedsnipPlan(Part):
                 "decompositions": [f"{self.layout.medsnip}/{dataset}/units/{m}.info.json" for m in self.medsnip_modes(dataset)]}
 
     def medsnip_resources(self, options: PrepareOptions | DecomposeOptions | VerifyOptions) -> dict[str, int]:
-        """A job running a local transformers model asks for the configured threads, GPUs and memory; a
-        server job for one thread, no GPU and 2 GB (``options``: the job's typed options)."""
+        """A job running a local model asks for the configured threads, GPUs and memory; a server job for one thread."""
         llm = options.llm  # every MedSNIP step's options name their LLM (None: it runs none)
         local = llm is not None and runs_locally(llm.backend)
         ms = self.ms
         return {"threads": ms["threads"], "gpu": ms["gpu"], "mem_mb": ms["mem_mb"]} if local else {"threads": 1, "gpu": 0, "mem_mb": 2048}
 
-    # ----------------------------------------------------------------------- jobs (each rule's options)
     @job("network", _fetched, options_class=FetchOptions)
     def medsnip_fetch(self, dataset: str) -> dict[str, object]:
-        """A dataset's Hub file (its section's ``hf``), downloaded once into ``<cache_dir>/medsnip/hub``."""
         return {"dataset": dataset, **self.ms["datasets"][dataset]["hf"], "cache_dir": self.config["cache_dir"]}
 
     @job("model", _datasets, options_class=PrepareOptions, inputs=medsnip_prepare_inputs, prompts=medsnip_prepare_prompts,
@@ -219,7 +201,7 @@ class MedsnipPlan(Part):
                 "llm": self.medsnip_llm(self.ms["rewriter"]) if rewrite else None, **self._medsnip_common()}
 
     @job("model", _decompositions, options_class=DecomposeOptions, prompts=medsnip_decompose_prompts, resources=_model_resources,
-         local_model=_decompose_local)
+         local_model=lambda config: _role_local(config, config["medsnip"]["decomposer"]))
     def medsnip_decompose(self, dataset: str, mode: str) -> dict[str, object]:
         ms = self.ms
         given = answer_source(dataset).given_atoms and mode in GIVEN_ATOM_MODES
@@ -228,7 +210,8 @@ class MedsnipPlan(Part):
                 "llm": self.medsnip_llm(ms["decomposer"]) if mode in LLM_MODES else None, **self._medsnip_common()}
 
     @job("model", _verifications, options_class=VerifyOptions, inputs=medsnip_verify_inputs, prompts=medsnip_verify_prompts,
-         resources=_model_resources, local_model=_verify_local)
+         resources=_model_resources,
+         local_model=lambda config: any(_role_local(config, v["llm"]) for v in config["medsnip"]["verifiers"]))
     def medsnip_verify(self, verifier: str) -> dict[str, object]:
         v = self.medsnip_verifier(verifier)
         return {"verifier": v["kind"], "name": v["name"], "unparsed": v["unparsed"], "llm": self.medsnip_llm(v["llm"]),

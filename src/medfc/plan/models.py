@@ -1,8 +1,6 @@
-"""The models of a plan: the aliases behind the names the model lists use, the ensembles and their members, each
-model's kind (:func:`medfc.experiments.models.options.model_config_class`) and its whole config. An encoder's training
-config is layered here, once, as ``train`` < ``model_train[model]`` < ``system_train[system]`` < ``smoke`` (and,
-for the pipeline's evidence selector, that < ``evidence_train`` < ``smoke``); a kind with a config section
-(tfidf, gbm, frozen) takes that section under the alias's own ``models.options``."""
+"""The models of a plan: the aliases behind the names the model lists use, the ensembles, each model's kind and its
+whole config (an encoder's training config layered here, once; a kind with a config section, such as tfidf, takes
+that section under the alias's own ``models.options``)."""
 
 from __future__ import annotations
 
@@ -20,10 +18,10 @@ from medfc.plan.part import Part
 
 O = TypeVar("O", bound=Options)
 
+
 def typed(cls: type[O], options: Mapping[str, object], where: str) -> O:
-    """The ``cls`` that :meth:`~medfc.common.options.Options.from_mapping` builds from ``options``: a missing,
-    unknown or mistyped key stops the plan naming it (``where``: the config key it comes from). The job gets this
-    object, serialised (:meth:`medfc.plan.Plan.options`)."""
+    """``cls`` built from ``options``: a missing, unknown or mistyped key stops the plan naming it (``where``: the
+    config key it comes from)."""
     return cls.from_mapping(options, where=where)
 
 
@@ -35,45 +33,39 @@ def layered(*layers: Mapping[str, object] | None) -> dict[str, object]:
     return out
 
 
-def named_models(config: Config) -> list[str]:
-    """Every model name the config's model lists use (``models.healthfc.<lang>``, ``models.clinifact.<system>``,
-    ``datasets.<name>.models``, the ensembles' members) and the names its per-model sections are keyed by (``experiments.<dataset>.model_train``
-    and ``model_zero_shot`` / ``model_fine_tune``): where a Hugging Face model id may stand for itself
-    (:func:`medfc.experiments.models.aliases.model_aliases`). Reads the config as written or filled in."""
-    def mapping(node: Any, key: str) -> dict[str, object]:
-        value = node.get(key) if isinstance(node, dict) else None
-        return value if isinstance(value, dict) else {}
+def _mapping(node: Any, key: str) -> dict[str, object]:
+    """``node[key]`` when both are mappings, else {} (a wrongly typed section is the schema's to name)."""
+    value = node.get(key) if isinstance(node, dict) else None
+    return value if isinstance(value, dict) else {}
 
+
+def named_models(config: Config) -> list[str]:
+    """Every model name the config's model lists use and the names its per-model sections are keyed by: where a
+    Hugging Face model id may stand for itself. Reads the config as written or filled in."""
     def names(value: Any) -> list[str]:
         return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
-    models = mapping(config, "models")
-    out = [n for group in ("healthfc", "clinifact") for lst in mapping(models, group).values() for n in names(lst)]
-    out += [n for ens in mapping(models, "ensembles").values() if isinstance(ens, dict) for n in names(ens.get("members"))]
-    out += [n for entry in mapping(config, "datasets").values() if isinstance(entry, dict) for n in names(entry.get("models"))]
-    experiments = mapping(config, "experiments")
+    models = _mapping(config, "models")
+    out = [n for group in ("healthfc", "clinifact") for lst in _mapping(models, group).values() for n in names(lst)]
+    for group, key in ((_mapping(models, "ensembles"), "members"), (_mapping(config, "datasets"), "models")):
+        out += [n for entry in group.values() if isinstance(entry, dict) for n in names(entry.get(key))]
+    experiments = _mapping(config, "experiments")
     for dataset in ("healthfc", "clinifact"):
-        section = mapping(experiments, dataset)
-        out += list(mapping(section, "model_train"))
-        out += [n for sub in ("zero_shot", "fine_tune") for n in mapping(section, f"model_{sub}")]
+        section = _mapping(experiments, dataset)
+        out += list(_mapping(section, "model_train"))
+        out += [n for sub in ("zero_shot", "fine_tune") for n in _mapping(section, f"model_{sub}")]
     return list(dict.fromkeys(out))
 
 
 def misplaced_model_train(config: Config) -> str | None:
-    """An ``experiments.<dataset>.model_train`` entry that no job would read, as one line naming it: one for
-    an ensemble, for a name that is no model alias, or for an alias whose kind is not fine-tuned (TF-IDF,
-    GBM, frozen: their keys go in ``models.options``). Reads the config as written (the schema's defaults
-    need not be filled in), so the workflow's validation can say this before the schema rejects a TF-IDF
-    key as an unknown training key."""
-    def mapping(node: Any, key: str) -> dict[str, object]:  # a wrongly typed section is the schema's to name
-        value = node.get(key) if isinstance(node, dict) else None
-        return value if isinstance(value, dict) else {}
-
-    models = mapping(config, "models")
-    aliases = model_aliases({k: v for k, v in mapping(models, "aliases").items() if isinstance(v, str)}, named_models(config))
-    ensembles = mapping(models, "ensembles")
+    """An ``experiments.<dataset>.model_train`` entry that no job would read (an ensemble, no model alias, a kind
+    that is not fine-tuned), as one line naming it. Reads the config as written, before the schema."""
+    models = _mapping(config, "models")
+    given = {k: v for k, v in _mapping(models, "aliases").items() if isinstance(v, str)}
+    aliases = model_aliases(given, named_models(config))
+    ensembles = _mapping(models, "ensembles")
     for dataset in ("healthfc", "clinifact"):
-        for alias in mapping(mapping(mapping(config, "experiments"), dataset), "model_train"):
+        for alias in _mapping(_mapping(_mapping(config, "experiments"), dataset), "model_train"):
             where = f"config: experiments.{dataset}.model_train.{alias}"
             if alias in ensembles:
                 return f"{where}: {alias!r} is an ensemble, which trains nothing; set its members' keys"
@@ -90,13 +82,8 @@ def misplaced_model_train(config: Config) -> str | None:
     return None
 
 
-
-
 class ModelsPlan(Part):
-    """The models part of a plan (:class:`medfc.plan.Plan`): the aliases, ensembles and each model's config."""
-
     def __init__(self, plan: JobPlan, base_dir: str | None = None):
-        """``base_dir``: the workflow's checkout, where its shipped files are when the run's directory lacks them."""
         super().__init__(plan)
         self.aliases = model_aliases(self.config["models"]["aliases"], named_models(self.config))  # a hub id (org/name) stands for itself
         self.papers = workflow_file(PAPERS, base_dir)
@@ -125,10 +112,8 @@ class ModelsPlan(Part):
     def is_stacked(self, name: str) -> bool:
         return self.is_ensemble(name) and self.ensemble_method(name) == "stack"
 
-
     def model_name(self, alias: str) -> str:
-        """A model alias (used in paths) → its hub name, local path, offline: or sklearn: name (resolved in
-        the library); an ensemble → ensemble:<members>."""
+        """A model alias → its hub name, local path, offline: or sklearn: name; an ensemble → ensemble:<members>."""
         if self.is_ensemble(alias):
             return "ensemble:" + "+".join(self.model_name(m) for m in self.ensemble_members(alias))
         if alias not in self.aliases:
@@ -137,15 +122,14 @@ class ModelsPlan(Part):
         return self.aliases[alias]
 
     def model_kinds(self, alias: str) -> set[str]:
-        """The kinds of a model (:data:`medfc.experiments.models.options.MODEL_CONFIGS`): an ensemble's, every member's."""
+        """The kinds of a model: an ensemble's, every member's."""
         if self.is_ensemble(alias):
             return {k for m in self.ensemble_members(alias) for k in self.model_kinds(m)}
         return {self.model_class(alias).kind}
 
     def model_key_values(self, alias: str) -> list[tuple[str, Any]]:
         """(the key that sets it, its value) of each key naming a pretrained model the alias's kind loads
-        (``model_keys``: gbm's ``embedding_model``), from the alias's ``models.options`` or else its kind's
-        section; none for other kinds, or for an alias whose model names no kind (reported where it is planned)."""
+        (``model_keys``: gbm's ``embedding_model``), from the alias's ``models.options`` or else its kind's section."""
         try:
             cls = self.model_class(alias)
         except ValueError:
@@ -158,7 +142,6 @@ class ModelsPlan(Part):
         return [(f"models.options.{alias}.{k}", own[k]) if k in own else (f"experiments.{cls.section}.{k}", section.get(k)) for k in keys]
 
     def model_class(self, alias: str) -> type[Options]:
-        """The options class of a model alias's kind (:func:`medfc.experiments.models.options.model_config_class`)."""
         try:
             return model_config_class(self.model_name(alias))
         except ValueError as exc:
@@ -171,7 +154,6 @@ class ModelsPlan(Part):
 
     @property
     def checkpoints(self) -> str:
-        """The folder of kept models: ``experiments.checkpoint_dir``, by default the run's own ``<results_dir>/checkpoints``."""
         return self.config["experiments"]["checkpoint_dir"] or self.layout.under("checkpoints")
 
     def checkpoint_dir(self, sub: str) -> str | None:
@@ -179,11 +161,8 @@ class ModelsPlan(Part):
         return f"{self.checkpoints}/{sub}" if self.config["experiments"]["keep_checkpoints"] else None
 
     def model_config(self, alias: str, *train_layers: Mapping[str, object] | None) -> dict[str, object]:
-        """A model's whole config, tagged with its kind: an encoder's training config (the layers merged), or
-        the config section of a kind that has one (``experiments.tfidf``, ``experiments.gbm``,
-        ``experiments.frozen``) under the alias's own ``models.options``, with the model's name; a kind's
-        directories under the workflow's cache (``cache_dirs``: the embeddings of a frozen encoder, or of gbm's
-        ``embedding_model``) resolved when null, for a model that loads an encoder."""
+        """A model's whole config, tagged with its kind: an encoder's training config (the layers merged), or its kind's
+        config section under the alias's own ``models.options``; a kind's ``cache_dirs`` resolved when null."""
         name = self.model_name(alias)
         cls = self.model_class(alias)
         if cls.section:

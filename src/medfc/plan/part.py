@@ -1,6 +1,5 @@
-"""One part of a plan (:class:`medfc.plan.Plan`): the models, the datasets, HealthFC's experiments, the other
-experiments, the tables, the example tables and MedSNIP each hold their own functions and read the others'
-as the plan names them (``self.models.model_name(...)``, ``self.healthfc.healthfc_runs()``)."""
+"""One part of a plan (:class:`medfc.plan.Plan`): each part holds its own functions and reads the others' and the
+plan's through the plan (``self.models.model_name(...)``, ``self.stage_enabled(...)``)."""
 
 from __future__ import annotations
 
@@ -14,16 +13,13 @@ PARTS = ("models", "datasets", "healthfc", "experiments", "tables", "examples", 
 
 
 class Part:
-    """A part of ``plan``: its config and layout; the plan's other parts and its own functions (``stage_enabled``,
-    ``targets``, …) are read through the plan."""
-
     config: Config
     layout: Layout
 
     def __init__(self, plan: JobPlan) -> None:
         self.plan = plan
         self.config = plan.config
-        self.layout = plan.layout  # type: ignore[attr-defined]
+        self.layout = plan.layout
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name == "plan":

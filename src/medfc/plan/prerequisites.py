@@ -1,17 +1,8 @@
-"""What a run needs from outside its config, checked when the run is planned (also on ``--dry-run``), before
-any job starts: contact e-mails, API keys in the environment, local files the config names, offline models, the
-NLTK data of the METEOR scorer.
-
-Every prerequisite of every planned rule is looked at once, before the first job (a missing web-search key would
-otherwise fail ``healthfc_retrieve`` after the crawl and the translation, a missing PubMed e-mail after the 2.5 GB
-bulk download), and each missing one is one line naming the key and the fix (:func:`missing_prerequisites`); the
-workflow prints them all and exits with status 1.
-
-Only what the planned rules use is required: a mirror crawl needs no contact, a retrieval source read from a
-prepared ``file`` no key, an OpenAI-compatible server on this machine (loopback) no key, E-utilities on this
-machine (a test server at ``eutils_url``) or ``pubmed.offline``
-no e-mail. A GPU for ``device: cuda`` is checked where the jobs run (:func:`cuda_problem`, from the
-workflow's ``onstart`` on a local run; on a cluster the job itself checks, medfc.common.device).
+"""What a run needs from outside its config, checked when the run is planned (also on ``--dry-run``), before any
+job starts: contact e-mails, API keys in the environment, local files the config names, the NLTK data of the
+METEOR scorer. Only what the planned rules use is required (a mirror crawl needs no contact, a server on this
+machine no key); each missing one is one line naming the key and the fix (:func:`missing_prerequisites`).
+:func:`cuda_problem`: a job set to ``device: cuda`` where torch sees no GPU (asked on a local run's start).
 """
 
 from __future__ import annotations
@@ -40,9 +31,8 @@ from medfc.scoring import nltk_data
 
 Plan = Any  # a medfc.plan.Plan (not imported: the package imports this module)
 
-# what a contact e-mail must not be on a live run: the placeholders the configs and messages ship (CHANGE-ME@...,
-# you@your-institution.org) and the domains reserved for examples (RFC 2606: example.com/.org/.net and the TLDs
-# .example, .invalid, .test; localhost); a real address such as me@uni.edu is one
+# what a contact e-mail must not be on a live run: the placeholders the configs ship and the domains reserved for
+# examples (RFC 2606)
 PLACEHOLDER_DOMAINS = ("example.org", "example.com", "example.net", "example", "invalid", "test", "localhost")
 PLACEHOLDER_WORDS = re.compile(r"change[-_ ]?me|your[-_.]?(e-?mail|name|address|institution)", re.I)
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -68,7 +58,7 @@ def email_problem(value: str | None) -> str | None:
 
 
 def _contact(key: str, value: str | None, env: str | None, why: str) -> str | None:
-    """A contact e-mail from the config key, or else (``env``) the environment variable."""
+    """A contact e-mail from the config key, or else the environment variable ``env``."""
     fallback = os.environ.get(env, "") if env else ""
     problem = email_problem(value or fallback)
     if problem is None:
@@ -86,11 +76,7 @@ def _key(key: str, env: str, why: str, no_key: str = "") -> str | None:
 
 
 def _exists(key: str, path: str | None, what: str = "file") -> str | None:
-    if not path or is_url(path):
-        return None
-    p = Path(path)
-    ok = p.is_dir() if what == "directory" else p.is_file()
-    if ok:
+    if not path or is_url(path) or (Path(path).is_dir() if what == "directory" else Path(path).is_file()):
         return None
     return f"prerequisite: {key} {path!r}: no such {what} (relative paths are read from {os.getcwd()}); fix the path or fetch the {what}"
 
@@ -104,8 +90,8 @@ NO_JOB_FLAGS = ("--unlock", "--report", "--list", "-l", "--list-rules", "--list-
 
 
 def checked_here(argv: list[str], environ: Any = None) -> bool:
-    """Whether this Snakemake command checks the prerequisites: every command that may run jobs (a dry run
-    too), unless :data:`SKIP_ENV` is 1; not the commands of :data:`NO_JOB_FLAGS` (--unlock, --report, ...)."""
+    """Whether this Snakemake command checks the prerequisites: every command that may run jobs (a dry run too),
+    unless :data:`SKIP_ENV` is set; not the commands of :data:`NO_JOB_FLAGS`."""
     environ = os.environ if environ is None else environ
     if environ.get(SKIP_ENV, "") not in ("", "0"):
         return False
@@ -115,16 +101,16 @@ def checked_here(argv: list[str], environ: Any = None) -> bool:
 # ------------------------------------------------------------------------------------------ the checks
 
 def _healthfc_data(plan: Plan) -> Iterator[str | None]:
-    config = plan.config
     if not plan.healthfc_data_planned():
         return
+    hfc = plan.config["healthfc"]
     sources = plan.datasets.healthfc_dataset_sources()
     if "parse" in sources:
-        crawl = config["healthfc"]["crawl"]
+        crawl = hfc["crawl"]
         if crawl["mirror_dir"] is None and not is_loopback(crawl["mirror_url"] or crawl["base_url"]):
             yield _contact("healthfc.crawl.contact", crawl["contact"], None,
                            f"the crawl of {crawl['base_url']} sends it in its user agent so the site's operators can reach you")
-        tr = config["healthfc"]["translation"]
+        tr = hfc["translation"]
         for i, seed in enumerate(tr["memory_seeds"]):
             yield _exists(f"healthfc.translation.memory_seeds[{i}]", seed)
         yield _exists("healthfc.translation.corrections", tr["corrections"])
@@ -132,7 +118,7 @@ def _healthfc_data(plan: Plan) -> Iterator[str | None]:
         if key is not None:
             yield _key("healthfc.translation.backend", key.env, key.why)
     if "release" in sources:
-        release = config["healthfc"]["release"]
+        release = hfc["release"]
         yield _exists("healthfc.release.source", release["source"])
         if release["source"]:
             from medfc.healthfc.release import release_cache_path
@@ -167,8 +153,7 @@ def _clinifact_data(plan: Plan) -> Iterator[str | None]:
 
 def _changed(key: str, path: Path, expected: str | None, file: str) -> str | None:
     """A release file already here (a local copy, or a download in the cache) whose SHA-256 is not the one ``key``
-    pins: one line naming it (:func:`medfc.common.pinning.verify`), before any job reads it. A file not here yet is
-    checked by the job that downloads it."""
+    pins, as one line; a file not here yet is checked by the job that downloads it."""
     if not expected or not path.is_file():
         return None
     try:
@@ -179,7 +164,7 @@ def _changed(key: str, path: Path, expected: str | None, file: str) -> str | Non
 
 
 def _changed_splits(plan: Plan, key: str, source: str, pins: dict[str, str | None]) -> Iterator[str | None]:
-    """:func:`_changed` for each split file of a CliniFact release (a directory, or a URL's downloads in the cache)."""
+    """:func:`_changed` for each split file of a CliniFact release."""
     from medfc.clinifact.release_files import cached_path, file_location
 
     for split, expected in pins.items():
@@ -189,8 +174,7 @@ def _changed_splits(plan: Plan, key: str, source: str, pins: dict[str, str | Non
 
 
 def _datasets(plan: Plan) -> Iterator[str | None]:
-    """Each ``datasets.<name>`` entry's local data (its path, its files) and every pinned file already here (a local
-    file, or a download in the cache) against its SHA-256 (:func:`_changed`)."""
+    """Each ``datasets.<name>`` entry's local data and every pinned file already here against its SHA-256."""
     from medfc.datasets.sources import source_files
 
     for name in plan.datasets.dataset_names():
@@ -217,7 +201,7 @@ def _datasets(plan: Plan) -> Iterator[str | None]:
 
 
 def _medsnip_data(plan: Plan) -> Iterator[str | None]:
-    """A dataset's Hub file already downloaded (``medsnip_fetch``'s cache) whose SHA-256 is not the one its section pins."""
+    """A dataset's Hub file already downloaded whose SHA-256 is not the one its section pins."""
     if not plan.stage_enabled("medsnip"):
         return
     from medfc.medsnip.hub import hub_cache_path
@@ -229,9 +213,8 @@ def _medsnip_data(plan: Plan) -> Iterator[str | None]:
 
 
 def _source_needs(where: str, spec: SearchSource, own: dict[str, Any], why: str, no_key: str = "") -> Iterator[str | None]:
-    """What a live search of ``spec`` needs, as its registry record declares it, from its config section ``own``
-    (at the key ``where``): the API key its option ``key_env`` names; a contact e-mail unless its ``local_url``
-    is on this machine."""
+    """What a live search of ``spec`` needs from its config section ``own`` (at ``where``): the API key its option
+    ``key_env`` names; a contact e-mail unless its ``local_url`` is on this machine."""
     if spec.key_env:
         yield _key(f"{where}.{spec.key_env}", own[spec.key_env], why, no_key)
     if spec.contact and not (spec.local_url and is_loopback(own[spec.local_url])):
@@ -255,50 +238,21 @@ def _retrieval(plan: Plan) -> Iterator[str | None]:
 
 
 NLTK_ENV = "NLTK_DATA"
+NLTK_SYSTEM_DIRS = ("/usr/share/nltk_data", "/usr/local/share/nltk_data", "/usr/lib/nltk_data",
+                    "/usr/local/lib/nltk_data")
 
 
 def nltk_search_dirs() -> list[Path]:
-    """The folders NLTK reads its data from on a POSIX system (its ``nltk.data.path``), the data directory first
-    as the scorer puts it (:func:`medfc.scoring.nltk_data.ensure_nltk_data`)."""
+    """The folders NLTK reads its data from on a POSIX system, the scorer's data directory first."""
     env = [Path(p.strip()).expanduser() for p in os.environ.get(NLTK_ENV, "").split(os.pathsep) if p.strip()]
     prefix = Path(sys.prefix)
-    return [nltk_data.nltk_data_dir(), *env, Path.home() / "nltk_data", prefix / "nltk_data", prefix / "share" / "nltk_data",
-            prefix / "lib" / "nltk_data", *map(Path, ("/usr/share/nltk_data", "/usr/local/share/nltk_data", "/usr/lib/nltk_data",
-                                                      "/usr/local/lib/nltk_data"))]
-
-
-def _nltk_files_in(dirs: list[Path], language: str) -> bool:
-    """WordNet (whole) and Punkt for ``language`` in one of ``dirs``, as folders or as NLTK's zip files."""
-    def wordnet(d: Path) -> bool:
-        folder = d / "corpora" / "wordnet"
-        return (d / "corpora" / "wordnet.zip").is_file() or all((folder / f).is_file() for f in (*nltk_data.WORDNET_REQUIRED, "lexnames"))
-
-    def punkt(d: Path) -> bool:
-        return (d / "tokenizers" / "punkt_tab" / language).is_dir() or (d / "tokenizers" / "punkt_tab.zip").is_file()
-
-    return any(map(wordnet, dirs)) and any(map(punkt, dirs))
-
-
-def nltk_data_problem(language: str = "english") -> str | None:
-    """Why the METEOR scorer would stop (WordNet or Punkt missing), with the install command; None when both are
-    there. Looks for the files where NLTK would without importing it (about 0.7 s of CPU), and asks NLTK itself
-    only when they are not in those folders, so that it never stops a run that NLTK's own search would serve."""
-    if _nltk_files_in(nltk_search_dirs(), language):
-        return None
-    try:
-        nltk_data.ensure_nltk_data(wordnet=True, punkt=True, language=language)
-    except nltk_data.NltkDataMissing as exc:
-        first = str(exc).split(". ", 1)[0]  # "NLTK WordNet data not found (looked in ...)"
-        return (f"{first}; install it offline with bash {nltk_data.INSTALL_SCRIPT} {nltk_data.nltk_data_dir()}, "
-                "or set NLTK_DATA to the folder that has it")
-    return None
+    return [nltk_data.nltk_data_dir(), *env, Path.home() / "nltk_data",
+            *(prefix / sub / "nltk_data" for sub in ("", "share", "lib")), *map(Path, NLTK_SYSTEM_DIRS)]
 
 
 def use_checkout_nltk_data(checkout: str | None) -> str | None:
-    """Point ``NLTK_DATA`` (for this process and its jobs) at the checkout's ``.nltk_data``, where scripts/install.sh
-    puts METEOR's data, for a run whose folder has none and whose environment names none: a run in another folder
-    (``--directory``, a deployed module) reads it there. Returns that folder; None (nothing set) where the run has
-    its own, names one, or the checkout has none."""
+    """Point ``NLTK_DATA`` (for this process and its jobs) at the checkout's ``.nltk_data`` for a run in another
+    folder that has none and names none. Returns that folder; None where nothing was set."""
     if not checkout or os.environ.get(NLTK_ENV, "").strip() or Path(nltk_data.DEFAULT_DIR).is_dir():
         return None
     found = Path(checkout, nltk_data.DEFAULT_DIR)
@@ -309,17 +263,31 @@ def use_checkout_nltk_data(checkout: str | None) -> str | None:
 
 
 def _scoring(plan: Plan) -> Iterator[str | None]:
-    """METEOR's WordNet and Punkt, where a planned HealthFC system selects evidence (its AVeriTeC scores)."""
+    """METEOR's WordNet (whole) and English Punkt, where a planned HealthFC system selects evidence: looked for as
+    folders or NLTK's zip files without importing NLTK (0.7 s of CPU), which is asked only when they are not found."""
     if not plan.stage_enabled("experiments"):
         return
     systems = [s for s in plan.healthfc.healthfc_systems_run() if s in EVIDENCE_SYSTEMS]
-    if systems and (problem := nltk_data_problem()):
-        yield f"prerequisite: {problem} (healthfc_score computes METEOR for the evidence of {', '.join(systems)})"
+    if not systems:
+        return
+    dirs = nltk_search_dirs()
+    wordnet = [Path("corpora/wordnet", f) for f in (*nltk_data.WORDNET_REQUIRED, "lexnames")]
+    has_wordnet = any((d / "corpora/wordnet.zip").is_file() or all((d / f).is_file() for f in wordnet) for d in dirs)
+    has_punkt = any((d / "tokenizers/punkt_tab/english").is_dir() or (d / "tokenizers/punkt_tab.zip").is_file()
+                    for d in dirs)
+    if has_wordnet and has_punkt:
+        return
+    try:
+        nltk_data.ensure_nltk_data(wordnet=True, punkt=True, language="english")
+    except nltk_data.NltkDataMissing as exc:
+        first = str(exc).split(". ", 1)[0]  # "NLTK WordNet data not found (looked in ...)"
+        yield (f"prerequisite: {first}; install it offline with bash {nltk_data.INSTALL_SCRIPT} "
+               f"{nltk_data.nltk_data_dir()}, or set NLTK_DATA to the folder that has it (healthfc_score computes "
+               f"METEOR for the evidence of {', '.join(systems)})")
 
 
 def llm_key_problem(key: str, llm: dict[str, Any], why: str) -> str | None:
-    """An OpenAI-compatible endpoint's key: required unless the server runs on this machine or the config says
-    it needs none (``api_key_env: ''``)."""
+    """An OpenAI-compatible endpoint's key: required unless the server runs on this machine or ``api_key_env`` is ''."""
     if runs_locally(llm.get("backend", "openai")) or is_loopback(llm.get("base_url", "")):
         return None
     return _key(key, llm.get("api_key_env", ""), f"{why} at {llm.get('base_url')}",
@@ -340,11 +308,7 @@ def _llms(plan: Plan) -> Iterator[str | None]:
     if not plan.stage_enabled("medsnip"):
         return
     ms = config["medsnip"]
-    roles = [("medsnip.decomposer", ms["decomposer"])]
-    if plan.medsnip.medsnip_rewriting():
-        roles.append(("medsnip.rewriter", ms["rewriter"]))
-    roles += [(f"medsnip.verifiers[{i}].llm", v.get("llm")) for i, v in enumerate(ms["verifiers"])]
-    for where, overrides in roles:
+    for where, overrides in plan.medsnip.medsnip_roles():
         llm = plan.medsnip.medsnip_llm(overrides)
         key = f"{where}.api_key_env" if "api_key_env" in (overrides or {}) else "medsnip.llm.api_key_env"
         yield llm_key_problem(key, llm, f"{where} calls {llm.get('model') or 'its model'}")
@@ -362,8 +326,7 @@ CHECKS = (_healthfc_data, _clinifact_data, _datasets, _medsnip_data, _retrieval,
 
 
 def missing_prerequisites(plan: Plan) -> list[str]:
-    """Every missing prerequisite of the planned rules, one line each (the key, what is wrong, the fix), in
-    the order of the stages; [] when the run can start."""
+    """Every missing prerequisite of the planned rules, one line each, in the order of the stages."""
     found: list[str] = []
     for check in CHECKS:
         found += [line for line in check(plan) if line and line not in found]
@@ -388,25 +351,18 @@ def _devices(options: Any) -> Iterator[str]:
 
 
 def planned_job_options(plan: Plan) -> Iterator[tuple[str, str, Any]]:
-    """(rule, job, typed options) of every planned job, in the job table's order (:func:`medfc.plan.jobs.planned_jobs`):
-    the job named by its rule and wildcards, ``healthfc_experiment (en, minilm, oracle, 0)``."""
+    """(rule, job, typed options) of every planned job, a job named ``healthfc_experiment (en, minilm, oracle, 0)``."""
     for spec, wildcards in plan.planned_jobs():
         where = f"{spec.rule} ({', '.join(wildcards.values())})" if wildcards else spec.rule
         yield spec.rule, where, plan.job_options(spec.rule, wildcards)
 
 
-def cuda_devices_configured(plan: Plan) -> dict[str, list[str]]:
-    """rule → its planned jobs whose options set ``device`` to CUDA (``cuda``, ``cuda:N``), in the table's order."""
-    found: dict[str, list[str]] = {}
-    for rule, where, options in planned_job_options(plan):
-        if any(d.startswith("cuda") for d in _devices(options)):
-            found.setdefault(rule, []).append(where)
-    return found
-
-
 def cuda_problem(plan: Plan) -> str | None:
     """On a local run: a planned job set to ``device: cuda`` where torch sees no CUDA device, as one line."""
-    by_rule = cuda_devices_configured(plan)
+    by_rule: dict[str, list[str]] = {}
+    for rule, where, options in planned_job_options(plan):
+        if any(d.startswith("cuda") for d in _devices(options)):
+            by_rule.setdefault(rule, []).append(where)
     if not by_rule:
         return None
     import torch

@@ -1,15 +1,8 @@
 """What each model job asks its executor for (``gpu``, ``threads``, ``mem_mb``, ``runtime``), by the kind and size
-of its model: plain functions of the validated config, named by the model rules' records (:mod:`medfc.plan.jobs`).
-
-Every training and inference job takes one row of ``experiments.resources`` (:data:`ROWS`; docs/slurm.md): a
-HealthFC or discriminative run its model kind's (``tfidf``, ``gbm``, ``frozen``, ``encoder`` or ``encoder_large``),
-a CliniFact system's run the row its record names (``llm``/``lora``, sized; ``server`` when its backend calls a
-server), a stacked member's inner cross-validation its run's row, ``experiments.stacking.inner_folds`` times the
-runtime. A model is ``large`` when its name says so (an encoder's word ``large``, ``xl``...; a causal LM's
-parameter count above :data:`LARGE_LLM_BILLIONS` billion), else ``base``; ``models.resources.<alias>`` sets one
-alias's size or values. At ``experiments.scale: smoke`` every model job asks for one thread. The rows of kinds that
-run a neural model on the job's node (:data:`GPU_ROWS`) ask for ``experiments.gpu`` GPUs; TF-IDF, GBM, frozen
-features and server jobs never do.
+of its model (docs/slurm.md): one row of ``experiments.resources`` (:data:`ROWS`) per job, its model kind's, or for a
+CliniFact system the row its record names (``server`` when it calls a server); an inner cross-validation takes its
+run's row, ``inner_folds`` times the runtime. A model is ``large`` when its name says so, else ``base``;
+``models.resources.<alias>`` sets one alias's size or values. Only :data:`GPU_ROWS` ask for ``experiments.gpu``.
 """
 
 from __future__ import annotations
@@ -36,7 +29,7 @@ def gpu_rows() -> tuple[str, ...]:
 
 
 def rows() -> tuple[str, ...]:
-    """Every row of ``experiments.resources``, in the schema's order: the other kinds', :func:`gpu_rows`, ``server``."""
+    """Every row of ``experiments.resources``, in the schema's order."""
     return (*(cls.kind for cls in model_options.MODEL_CONFIGS if not cls.gpu), *gpu_rows(), "server")
 
 
@@ -46,12 +39,11 @@ def inner_cv_rules() -> dict[str, str]:
 
 
 def row_choices() -> dict[str, str]:
-    """rule → how its jobs pick their row: :data:`MODEL_KIND`, or a causal LM's row (a CliniFact system's ``resources``)."""
+    """rule → how its jobs pick their row: :data:`MODEL_KIND`, or a causal LM's row."""
     return {"healthfc_experiment": MODEL_KIND, **{s.rule: s.resources for s in CLINIFACT_SYSTEMS.values()}}
 
 
 def model_rules() -> tuple[str, ...]:
-    """The rules whose jobs' resources follow their model: the runs, then the inner cross-validations."""
     return (*row_choices(), *inner_cv_rules())
 
 
@@ -66,18 +58,10 @@ _LARGE_WORDS = {"large", "xlarge", "xl", "xxl", "xxlarge"}
 _BILLIONS = re.compile(r"(?:^|[^A-Za-z0-9.])(\d+(?:\.\d+)?)[bB](?![A-Za-z0-9])")
 
 
-def llm_billions(name: str) -> float | None:
-    """The parameter count in billions a causal LM's name gives (``Meta-Llama-3-70B-Instruct`` → 70,
-    ``gpt-oss-20b`` → 20), or None when it gives none (``gpt2``, a local path)."""
-    found = _BILLIONS.findall(name)
-    return float(found[-1]) if found else None
-
-
 def name_size(name: str, llm: bool) -> str:
-    """``large`` or ``base`` from a model's name alone (the module's rule)."""
     if llm:
-        billions = llm_billions(name)
-        return "large" if billions is not None and billions > LARGE_LLM_BILLIONS else "base"
+        billions = _BILLIONS.findall(name)  # the parameter count in billions the name gives (gpt-oss-20b: 20)
+        return "large" if billions and float(billions[-1]) > LARGE_LLM_BILLIONS else "base"
     return "large" if _LARGE_WORDS & set(re.split(r"[^a-z0-9]+", name.lower())) else "base"
 
 
@@ -92,7 +76,7 @@ def _large(row: str, size: str) -> str:
 
 
 def row_of(plan: JobPlan, rule: str, alias: str) -> str:
-    """The ``experiments.resources`` row of one model job (:func:`model_rules`; an inner cross-validation's is its run's)."""
+    """The ``experiments.resources`` row of one model job (an inner cross-validation's is its run's)."""
     rule = inner_cv_rules().get(rule, rule)
     how = row_choices().get(rule)
     if how is None:
@@ -112,9 +96,8 @@ def row_of(plan: JobPlan, rule: str, alias: str) -> str:
 
 
 def model_job_resources(plan: JobPlan, rule: str, model: str) -> dict[str, int]:
-    """``{gpu, threads, mem_mb, runtime}`` of one model job (a model rule's record's ``resources``): its row, its GPUs (``experiments.gpu`` for a
-    row of :func:`gpu_rows`, else 0), then its alias's ``models.resources`` values (not for a server job).
-    An inner cross-validation (:func:`inner_cv_rules`) asks for its member's run's, ``inner_folds`` times the runtime."""
+    """``{gpu, threads, mem_mb, runtime}`` of one model job: its row's, then its alias's ``models.resources`` values
+    (not for a server job)."""
     ex = plan.config["experiments"]
     inner = inner_cv_rules()
     if rule in inner:
@@ -131,8 +114,8 @@ def model_job_resources(plan: JobPlan, rule: str, model: str) -> dict[str, int]:
 
 
 def moved_key(config: Config) -> str | None:
-    """A key of ``experiments`` whose value belongs in this module's section (``experiments.mem_mb``...), as one
-    line saying where to set it; reads the config as written, before the schema calls it an unknown key."""
+    """A key of ``experiments`` whose value belongs in ``experiments.resources``, as one line saying where to set it
+    (read from the config as written, before the schema calls it an unknown key)."""
     ex = config.get("experiments") if isinstance(config, dict) else None
     for key, where in MOVED.items():
         if isinstance(ex, dict) and key in ex:

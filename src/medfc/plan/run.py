@@ -1,5 +1,5 @@
 """The run's own jobs (its software record, its index and its LaTeX document), and every job's record
-(:func:`job_specs`: each part's, :mod:`medfc.plan.jobs`)."""
+(:func:`job_specs`)."""
 
 from __future__ import annotations
 
@@ -17,21 +17,18 @@ from medfc.tables.options import DocumentOptions
 
 
 class RunPlan(Part):
-    """The run's own part of a plan (:class:`medfc.plan.Plan`)."""
-
     def index_inputs(self) -> list[str]:
         return self.targets()
 
     def document_inputs(self) -> dict[str, list[str]]:
-        """``main.tex``'s: the LaTeX of every table the run makes (each table target's ``.tex`` beside its ``.csv``)
-        and the PDF of every figure (beside its ``.png``)."""
+        """``main.tex``'s: the LaTeX of every table the run makes and the PDF of every figure."""
         named = self.named_targets()
         return {"tables": [t[: -len(".csv")] + ".tex" for t in named["tables"]],
                 "figures": [f[: -len(".png")] + ".pdf" for f in named["figures"]]}
 
     @job("light", one_job(always), checked=False)
     def provenance(self) -> dict[str, object]:
-        """The software of the run's results (its params, so a change reruns it; built only when Snakemake plans the job)."""
+        """The software of the run's results (its params, so a change reruns it)."""
         return {"software": _provenance.software()}
 
     @job("light", one_job(always), options_class=IndexOptions, inputs=index_inputs)
@@ -47,6 +44,10 @@ class RunPlan(Part):
 
 
 def job_specs() -> dict[str, JobSpec]:
-    """rule → its record, every part's then the run's own (a :class:`medfc.plan.Plan` builds it once,
-    :attr:`~medfc.plan.Plan.job_table`)."""
-    return jobs.table_of(jobs.specs_of(DatasetsPlan, HealthFCPlan, ExperimentsPlan, TablesPlan, ExamplesPlan, MedsnipPlan, RunPlan))
+    """rule → its record, every part's then the run's own; a rule declared twice is a ValueError."""
+    specs = jobs.specs_of(DatasetsPlan, HealthFCPlan, ExperimentsPlan, TablesPlan, ExamplesPlan, MedsnipPlan, RunPlan)
+    table = {s.rule: s for s in specs}
+    if len(table) != len(specs):
+        rules = [s.rule for s in specs]
+        raise ValueError(f"rules declared twice in the job table: {sorted({r for r in rules if rules.count(r) > 1})}")
+    return table

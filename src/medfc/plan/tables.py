@@ -1,7 +1,5 @@
-"""The tables' and Fig. 3's plan: each experiments table of the run (a record of :data:`TABLE_SPECS`: the runs
-it reads, which of their files, the options it adds), the two CliniFact runs Fig. 3 compares and the prediction
-files the run's error browser reads; the tables', the figure's and the error browser's rules' records
-(``@job``, :mod:`medfc.plan.jobs`)."""
+"""The tables' and Fig. 3's plan: each experiments table of the run (a record of :data:`TABLE_SPECS`), the two
+CliniFact runs Fig. 3 compares and the prediction files the run's error browser reads."""
 
 from __future__ import annotations
 
@@ -12,7 +10,7 @@ from typing import Any, NamedTuple
 from medfc.experiments.healthfc.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS
 from medfc.figures.options import Fig3Options
 from medfc.plan.experiments import CliniFactRun, HealthFCRun
-from medfc.plan.jobs import JobPlan, job, one_job
+from medfc.plan.jobs import job, one_job
 from medfc.plan.part import Part
 from medfc.tables.errors import ErrorsOptions
 from medfc.tables.options import TABLE_OPTIONS, DatasetTableOptions
@@ -39,16 +37,8 @@ class TableSpec:
     options: Callable[[TablesPlan, list[Entry]], dict[str, Any]] = lambda plan, entries: {}
 
 
-def _fig3_planned(plan: JobPlan) -> bool:
-    return plan.stage_enabled("experiments") and bool(plan.experiments.clinifact_runs())
-
-
 class TablesPlan(Part):
-    """The tables' and the figure's part of a plan (:class:`medfc.plan.Plan`)."""
-
-    # ------------------------------------------------------------------------------------ tables
     def table_runs(self, table: str) -> TableRuns:
-        """What one table reads (its record in :data:`TABLE_SPECS`)."""
         return TABLE_SPECS[table].runs(self)
 
     def table_inputs(self, table: str) -> dict[str, object]:
@@ -66,7 +56,6 @@ class TablesPlan(Part):
         return {"entries": entries, "scale": self.config["experiments"]["scale"], **TABLE_SPECS[table].options(self, entries)}
 
     def dataset_table_inputs(self, dataset: str) -> dict[str, object]:
-        """A declared dataset's table: its runs' scores and what each stacked run chose (its ``info.json``)."""
         runs = self.experiments.pairs_runs(dataset)
         return {"scores": [f"{r['dir']}/scores.json" for r in runs],
                 "infos": [f"{r['dir']}/info.json" for r in runs if self.models.is_stacked(r["model"])]}
@@ -79,20 +68,14 @@ class TablesPlan(Part):
                 "scale": self.config["experiments"]["scale"]}
 
     def dataset_tables(self) -> list[str]:
-        """The declared datasets whose table the run makes (``<tables>/<dataset>_table.csv``): those with runs."""
+        """The declared datasets whose table the run makes: those with runs."""
         if not self.stage_enabled("experiments"):
             return []
         return [d for d in self.datasets.dataset_names() if self.experiments.pairs_runs(d)]
 
-    # ------------------------------------------------------------------------------------ Fig. 3
-    def clinifact_fig3_runs(self) -> tuple[list[CliniFactRun], list[str]]:
-        """The two runs Fig. 3 compares (``experiments.clinifact.fig3_pair``) and notes on any substitute: a
-        named run not in the plan gives way to the first planned run of its system, else of another system."""
-        picks, notes = self._fig3_picks()
-        return [pick for _, pick in picks], notes
-
     def _fig3_picks(self) -> tuple[list[tuple[dict[str, str], CliniFactRun]], list[str]]:
-        """(the run ``fig3_pair`` names, the run shown for it) for each run shown, and the notes."""
+        """(the run ``experiments.clinifact.fig3_pair`` names, the run Fig. 3 shows for it) for each run shown, and the
+        notes: a named run not in the plan gives way to the first planned run of its system, else of another system."""
         runs = self.experiments.clinifact_runs()
         picks: list[tuple[dict[str, str], CliniFactRun]] = []
         notes: list[str] = []
@@ -109,15 +92,15 @@ class TablesPlan(Part):
         return picks, notes
 
     def clinifact_fig3_inputs(self) -> dict[str, object]:
-        inputs: dict[str, Any] = {"predictions": [f"{r['dir']}/predictions.jsonl" for r in self.clinifact_fig3_runs()[0]],
+        inputs: dict[str, Any] = {"predictions": [f"{r['dir']}/predictions.jsonl" for _, r in self._fig3_picks()[0]],
                                   "test": f"{self.experiments.clinifact_pairs_dir}/test_set.csv", "papers": self.models.papers}
         if self.config["experiments"]["clinifact"]["disease_panel"]:
             inputs["studies"] = self.layout.under("clinifact/studies/studies.jsonl.gz")
         return inputs
 
-    @job("light", one_job(_fig3_planned), options_class=Fig3Options, inputs=clinifact_fig3_inputs)
+    @job("light", one_job(lambda plan: plan.stage_enabled("experiments") and bool(plan.experiments.clinifact_runs())),
+         options_class=Fig3Options, inputs=clinifact_fig3_inputs)
     def clinifact_fig3(self) -> dict[str, object]:
-        """The runs shown; a run shown in place of the one ``fig3_pair`` names names that one (``stands_for``)."""
         picks, notes = self._fig3_picks()
         entries: list[dict[str, object]] = []
         for want, r in picks:
@@ -128,10 +111,8 @@ class TablesPlan(Part):
         return {"entries": entries,
                 "excluded_branches": self.config["clinifact"]["stats"]["excluded_branches"], "notes": notes}
 
-    # ------------------------------------------------------------------------------ error browser
     def error_browser_inputs(self) -> dict[str, object]:
-        """The error browser's: every HealthFC run's predictions (each fold's) with the dataset, and each pairs dataset's
-        runs' (``pairs_<dataset>``) with its test split (``pairs_<dataset>_test``), in the order of :meth:`error_browser`."""
+        """Every HealthFC run's predictions with the dataset, and each pairs dataset's runs' with its test split."""
         inputs: dict[str, object] = {}
         if runs := self.healthfc.healthfc_runs():
             inputs["healthfc"] = [f"{self.healthfc.healthfc_run_dir(r)}/predictions.jsonl" for r in runs]
@@ -142,8 +123,7 @@ class TablesPlan(Part):
         return inputs
 
     def _error_pairs(self) -> list[tuple[str, list[CliniFactRun]]]:
-        """(dataset, its runs) of each pairs dataset with runs, CliniFact's every system's."""
-        out = [(d, self.experiments.dataset_runs(d)) for d in self.experiments.pair_datasets()]
+        out = [(d, self.experiments.pairs_dataset(d).all_runs()) for d in self.experiments.pair_datasets()]
         return [(d, runs) for d, runs in out if runs]
 
     @job("light", one_job(lambda plan: plan.tables.error_browser_planned()), options_class=ErrorsOptions, inputs=error_browser_inputs)
@@ -153,10 +133,8 @@ class TablesPlan(Part):
         return {"healthfc": [dict(r) for r in self.healthfc.healthfc_runs()], "pairs": sections, "scale": self.config["experiments"]["scale"]}
 
     def error_browser_planned(self) -> bool:
-        """Whether the run writes the error browser: the experiments stage with a run of HealthFC or of a pairs dataset."""
         return self.stage_enabled("experiments") and bool(self.healthfc.healthfc_runs() or self._error_pairs())
 
-    # ----------------------------------------------------------------------------------- targets
     def experiment_targets(self) -> list[str]:
         targets = []
         for r in self.healthfc.healthfc_runs():
@@ -189,8 +167,9 @@ def healthfc_time_runs(plan: TablesPlan) -> TableRuns:
     """Every HealthFC run's timing, then a row per stacked member's inner cross-validation (``<member> inner CV``)."""
     runs: list[HealthFCRun] = plan.healthfc.healthfc_runs()
     inner = plan.healthfc.healthfc_inner_runs()
-    files = [plan.healthfc.healthfc_run_benchmark(r) for r in runs]
-    files += [f"{plan.layout.experiment_timings}/inner_cv/healthfc/{r['lang']}/{r['model']}/{r['system']}/fold{r['fold']}.tsv" for r in inner]
+    timings = plan.layout.experiment_timings
+    files = [f"{timings}{plan.healthfc.healthfc_run_dir(r)[len(plan.layout.experiments):]}.tsv" for r in runs]
+    files += [f"{timings}/inner_cv/healthfc/{r['lang']}/{r['model']}/{r['system']}/fold{r['fold']}.tsv" for r in inner]
     return TableRuns("benchmarks", files, [dict(r) for r in runs] + [{**r, "model": f"{r['model']}{INNER_CV_ROW}"} for r in inner])
 
 
@@ -214,7 +193,6 @@ def significance_options(plan: TablesPlan, entries: list[Entry]) -> dict[str, ob
 
 
 def planned_tables(plan: TablesPlan) -> list[str]:
-    """The experiments tables the run makes (with the experiments stage on)."""
     return [t for t, spec in TABLE_SPECS.items() if spec.planned(plan)]
 
 

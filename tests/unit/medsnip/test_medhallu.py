@@ -190,7 +190,7 @@ def test_the_plan_reads_a_local_file_or_fetches_the_pinned_hub_file(tmp_path):
     assert fetch.url == f"https://huggingface.co/datasets/UTAustin-AIHealth/MedHallu/resolve/{REVISION}/{FILE}"
     assert (fetch.cache_dir, fetch.sha256) == (str(tmp_path / "cache"), None)
     # it downloads where Snakemake runs, unless the compute nodes are online
-    assert "medsnip_fetch" in cluster.local_rules(plan.config) and "medsnip_fetch" in cluster.network_rules()
+    assert "medsnip_fetch" in cluster.local_rules(plan.config) and "medsnip_fetch" in cluster.rules_placed("network")
     # without a commit the plan stops naming the key
     plan = Plan(_medhallu_config(tmp_path, path=None))
     with pytest.raises(ValueError) as exc:

@@ -117,9 +117,10 @@ def test_build_jobs_is_one_loop_over_the_records(monkeypatch):
     cfg["stages"]["experiments"] = True
     plan = Plan(cfg)
     built: list[tuple[str, str]] = []
-    monkeypatch.setattr(plan, "spec_options", lambda spec, w: built.append((spec.rule, str(sorted(w.items())))))
+    monkeypatch.setattr(plan, "job_options", lambda rule, w: built.append((rule, str(sorted(w.items())))))
     monkeypatch.setattr(jobs, "build", lambda *args: {})
-    jobs.build_all(plan, TABLE)
+    plan.__dict__["job_table"] = TABLE
+    plan.build_jobs()
     planned = [(rule, str(sorted(w.items()))) for rule, spec in TABLE.items() if spec.checked for w in spec.planned(plan)]
     assert built == planned and len(set(built)) == len(built) and built
     assert {rule for rule, _ in built} >= {"healthfc_experiment", "healthfc_score", "table", "pairs_experiment", "healthfc_dataset"}
