@@ -20,7 +20,7 @@ from tests.unit.medsnip.conftest import DEMO_BENCH
 
 from medfc.common.report import SkipReport
 from medfc.medsnip import analysis, steps
-from medfc.medsnip.answers import bench_answers, load_bench, read_records
+from medfc.medsnip.answers import bench_answers, read_records
 from medfc.medsnip.cache import UnitCache
 from medfc.medsnip.calls import make_llm
 from medfc.medsnip.options import VerifyOptions
@@ -56,7 +56,7 @@ def test_sentence_split_rules_and_spans():
 
 def test_bench_loader_groups_entries_and_skips_bad_records():
     report = SkipReport("t")
-    answers = load_bench(DEMO_BENCH, report)
+    answers = bench_answers(read_records(DEMO_BENCH), report)
     assert [a["answer_id"] for a in answers] == ["101", "102", "103", "104"]
     assert [len(a["snippets"]) for a in answers] == [3, 3, 3, 2] and [len(a["atoms"]) for a in answers] == [4, 4, 4, 2]
     s = answers[2]["snippets"][1]
