@@ -1,12 +1,9 @@
-"""Decomposition of answers into verification units (MedSNIP §4.1, docs/medsnip.md): ``atoms`` (one *extract* call
-on the numbered sentences; each atom a unit), ``group`` (atomize-then-group, Mode 1: the extract call, then a
-*cluster* call putting every atom in exactly one snippet; ``atoms_from: given`` clusters MedSNIP-Bench's own atoms),
-``direct`` (snippet-direct, Mode 2: one call), and the bench's own ``human_atoms`` / ``human_snippets`` (no call);
-the answers' shapes are the schemas below.
-
-Units keep ``source_atoms`` (1-based), ``source_sentences`` (0-based) and ``spans`` (character offsets). An answer
-whose repaired decomposition is still malformed becomes one whole-text unit (``fallback: true``) when
-``fallback_whole_text`` is set, else none; an answer whose call failed has no units (``Decomposer.failures``).
+"""Decomposition of answers into verification units (MedSNIP §4.1, docs/medsnip.md): ``atoms`` (one *extract* call;
+each atom a unit), ``group`` (the extract call, then a *cluster* call putting every atom in exactly one snippet;
+``atoms_from: given`` clusters MedSNIP-Bench's own atoms), ``direct`` (one call), and the bench's own
+``human_atoms`` / ``human_snippets`` (no call). An answer whose repaired decomposition is still malformed becomes
+one whole-text unit (``fallback: true``) when ``fallback_whole_text`` is set, else none; an answer whose call
+failed has no units.
 """
 
 from __future__ import annotations
@@ -14,7 +11,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypedDict
 
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
@@ -28,14 +24,6 @@ from medfc.medsnip.sentences import Sentence, align_atoms, numbered, split_sente
 
 PATTERN_ENUM: list[JSONValue] = ["A", "B", "C", "D", "E", "F"]
 Check = Callable[[int, JSONValue], str | None]  # a semantic check of item i's answer (:func:`medfc.llm.structured.ask_json`)
-
-
-class _NumberedAtom(TypedDict):
-    """An atom of one answer as the cluster call numbers it: extracted, or MedSNIP-Bench's own."""
-
-    index: int
-    text: str
-    source_sentences: list[int]
 _INDEX_LIST = {"type": "array", "items": {"type": "integer"}, "minItems": 1}
 _TEXT = {"type": "string", "minLength": 1, "pattern": r"\S"}
 
@@ -83,10 +71,6 @@ def _unit(answer: Answer, mode: str, n: int, text: str, sents: Sequence[Sentence
     return {"unit_id": f"{answer['answer_id']}:{mode}:{n}", "answer_id": answer["answer_id"], "mode": mode, "index": n,
             "text": text, "pattern": pattern, "source_atoms": [int(a) for a in source_atoms], "source_sentences": ss,
             "spans": _spans(sents, ss), "fallback": fallback, "labels": labels or {}, "notes": notes, "atoms_from": atoms_from}
-
-
-def _whole(answer: Answer, mode: str, sents: Sequence[Sentence]) -> Unit:
-    return _unit(answer, mode, 1, " ".join(answer["text"].split()), sents, source_sentences=range(len(sents)), fallback=True)
 
 
 def human_units(answer: Answer, mode: str) -> list[Unit]:
@@ -191,7 +175,10 @@ class Decomposer:
 
     def _fallback(self, answer: Answer, sents: Sequence[Sentence]) -> list[Unit]:
         self.counts["fallback_whole_text"] += 1
-        return [_whole(answer, self.opts.mode, sents)] if self.opts.fallback_whole_text else []
+        if not self.opts.fallback_whole_text:
+            return []
+        return [_unit(answer, self.opts.mode, 1, " ".join(answer["text"].split()), sents,
+                      source_sentences=range(len(sents)), fallback=True)]
 
     def run(self, answers: Sequence[Answer]) -> list[Unit]:
         mode = self.opts.mode
@@ -213,7 +200,7 @@ class Decomposer:
                              for k, sn in enumerate(r["value"]["snippets"]))
             return units
         given = mode == "group" and self.opts.atoms_from == "given"
-        atoms: dict[str, list[_NumberedAtom]] = {}
+        atoms: dict[str, list[dict[str, JSONValue]]] = {}  # each answer's atoms as the cluster call numbers them
         contexts: dict[str, JSONValue] = {}
         if given:
             for a in answers:
@@ -269,7 +256,7 @@ class Decomposer:
         return sum(v for k, v in self.counts.items() if k.endswith("_malformed"))
 
     def info(self, n_answers: int, units: Sequence[Unit], ledger: Ledger) -> dict[str, object]:
-        """The decompose step's info: mode, counts, usage per answer and in all, cache, failures, calls, patterns, prices."""
+        """The decompose step's info (counts, usage, cache, failures, calls, patterns, prices)."""
         usage = {aid: dict(c) for aid, c in sorted(self.usage.items())}
         total: Counter = Counter()
         for c in self.usage.values():

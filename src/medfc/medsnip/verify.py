@@ -1,12 +1,8 @@
-"""Verification of units (MedSNIP §4.2–4.3; the protocols in docs/medsnip.md).
-
-``claim_only`` / ``full_context``: one call per unit and a one-word answer, its first token (after ``<think>``
-blocks) the verdict when ``true`` or ``false``; any other answer is counted (``unparsed``) and is FALSE as in the
-paper (``unparsed: false``) or an abstention. ``retrieval``: up to ``max_rounds`` JSON turns that answer, abstain
-or search; the hits join the evidence; guards re-prompt once (TRUE on the first turn without evidence, confidence
-below ``reprompt_below``); the turn cap or a malformed answer ends in one forced-final call. The τ gate is applied
-at scoring. A search the service did not answer is an outage (:func:`check_outages`); a failed call is no verdict
-(``failed: true``, not cached). Verdicts are cached per unit, keyed by everything that decides them.
+"""Verification of units (MedSNIP §4.2–4.3; the protocols in docs/medsnip.md). ``claim_only`` / ``full_context``:
+one call per unit and a one-word answer (another answer is ``unparsed``: FALSE as in the paper, or an abstention).
+``retrieval``: up to ``max_rounds`` JSON turns that answer, abstain or search; guards re-prompt once (TRUE on the
+first turn without evidence, confidence below ``reprompt_below``); the turn cap or a malformed answer ends in one
+forced-final call; the τ gate is applied at scoring. A failed call is no verdict (``failed: true``, not cached).
 """
 
 from __future__ import annotations
@@ -15,7 +11,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import NotRequired, TypedDict
+from typing import Any
 
 import requests
 
@@ -47,8 +43,8 @@ def prompt_names(verifier: str) -> list[str]:
 
 
 def parse_one_word(text: str) -> str | None:
-    """TRUE / FALSE from the first token of the answer (lower-cased, punctuation stripped) once its
-    ``<think>`` blocks are removed (:func:`~medfc.llm.structured.strip_think`), else None."""
+    """TRUE / FALSE from the first token of the answer (lower-cased, punctuation stripped; ``<think>`` blocks
+    removed), else None."""
     words = strip_think(text).split()
     first = re.sub(r"[^\w]", "", words[0]).lower() if words else ""
     return TRUE if first == "true" else FALSE if first == "false" else None
@@ -122,27 +118,13 @@ def _rag_entry(rec: JSONValue) -> JSONObject:
     return rec
 
 
-class _RagState(TypedDict):
-    """A unit's retrieval loop while it runs: its verdict record, usage and guards."""
-
-    rec: Verdict
-    usage: Counter[str]
-    guard_true: bool
-    guard_conf: bool
-    note: str
-    open: bool
-    failed: bool  # a search failed: the verdict is not cached
-    call_failed: bool
-    done: NotRequired[bool]
-
-
 class SearchUnavailable(RuntimeError):
     """Searches of the retrieval verifier that the service did not answer: the step fails after caching the rest."""
 
 
 def check_outages(what: str, outages: Sequence[tuple[str, str]], n_verdicts: int) -> None:
     """Raise :class:`SearchUnavailable` when a search went unanswered after its retries (``outages``: (unit id,
-    error)); a rerun verifies only those units (the other verdicts are cached)."""
+    error))."""
     if not outages:
         return
     failed = sorted({u for u, _ in outages})
@@ -170,7 +152,7 @@ class Verifier:
         self.prompts = {n: load_prompt(n, opts.prompt_dir) for n in names}
 
     def _error(self, text: object) -> str | None:
-        """An error text fit for a record, a report or a log: credentials redacted, the keys' values removed."""
+        """An error text with credentials redacted."""
         return scrub(text, self.key_envs)
 
     def _failed(self, rec: Verdict, error: str | None) -> None:
@@ -231,7 +213,7 @@ class Verifier:
         schema = turn_schema(r.sources)
         out: list[Verdict | None] = [None] * len(units)
         keys = [self._rag_key(u, answers.get(u["answer_id"])) for u in units]
-        state: dict[int, _RagState] = {}
+        state: dict[int, dict[str, Any]] = {}  # a running unit's record, usage, guards; failed: a search failed
         for i, (u, key) in enumerate(zip(units, keys)):
             hit = self.cache.get(key, _rag_entry)
             if hit is not None:
@@ -326,7 +308,7 @@ class Verifier:
         return self._single(units, answers)
 
     def info(self, verdicts: Sequence[Verdict], n_units: int, n_unparsed: int, ledger: Ledger) -> dict[str, object]:
-        """The verify step's info: verifier, verdicts, counts, failures, usage, calls, cache, rounds, searches, prices."""
+        """The verify step's info (verdicts, counts, failures, usage, calls, cache, rounds, searches, prices)."""
         opts = self.opts
         usage: Counter = Counter()
         for v in verdicts:
