@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import jsonschema
 
+from medfc.common.jsoncache import UnitCache, cache_key
 from medfc.common.jsontypes import JSONValue
 from medfc.common.options import set_torch_threads
 from medfc.common.redact import redact, redact_values, remember_secret_env
@@ -20,7 +21,6 @@ from medfc.common.report import SkipReport
 from medfc.llm.base import Conversation, GenerationParams, Ledger, LLMClient, Prices
 from medfc.llm.prompts import Prompt
 from medfc.llm.structured import ask_json
-from medfc.medsnip.cache import UnitCache, cache_key
 from medfc.medsnip.options import LLMOptions
 
 log = logging.getLogger(__name__)

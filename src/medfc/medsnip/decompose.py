@@ -12,11 +12,11 @@ import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
+from medfc.common.jsoncache import UnitCache
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
 from medfc.llm.base import Conversation, Ledger, LLMClient
 from medfc.llm.prompts import Prompt, load_prompt
-from medfc.medsnip.cache import UnitCache
 from medfc.medsnip.calls import USAGE_KEYS, CallResult, cached_ask, gen_params, llm_identity, llm_prices
 from medfc.medsnip.options import DecomposeOptions
 from medfc.medsnip.records import Answer, Unit

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+from medfc.common.jsoncache import UnitCache
 from medfc.common.jsontypes import JSONValue
 from medfc.common.report import SkipReport
 from medfc.llm.base import Ledger, LLMClient
 from medfc.llm.prompts import load_prompt
-from medfc.medsnip.cache import UnitCache
 from medfc.medsnip.calls import cached_ask, check_failures, count_failures, gen_params, llm_identity, llm_prices
 from medfc.medsnip.options import PrepareOptions
 from medfc.medsnip.records import Answer

@@ -16,13 +16,13 @@ from collections.abc import Mapping
 import pandas as pd
 
 from medfc.common.io import input_paths, read_json, read_jsonl, table_stem, write_json, write_jsonl, write_table
+from medfc.common.jsoncache import UnitCache
 from medfc.common.jsontypes import JSONValue
 from medfc.common.options import Runtime
 from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
 from medfc.llm.base import Ledger
 from medfc.medsnip.analysis import structure_stats
-from medfc.medsnip.cache import UnitCache
 from medfc.medsnip.calls import check_failures, count_failures, make_llm
 from medfc.medsnip.decompose import Decomposer
 from medfc.medsnip.evaluate import evaluate, group_verdicts, tau_sweep

@@ -16,12 +16,12 @@ from typing import Any
 import requests
 
 from medfc.common.http import HttpError
+from medfc.common.jsoncache import UnitCache, cache_key
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
 from medfc.llm.base import Ledger, LLMClient
 from medfc.llm.prompts import load_prompt
 from medfc.llm.structured import ask_json, strip_think
-from medfc.medsnip.cache import UnitCache, cache_key
 from medfc.medsnip.calls import USAGE_KEYS, cached_ask, gen_params, llm_identity, llm_prices, scrub
 from medfc.medsnip.options import VerifyOptions
 from medfc.medsnip.records import Answer, Evidence, UnitFields, Verdict
