@@ -1,7 +1,5 @@
-"""The records the MedSNIP steps write and read back, one JSON line each: answers (``prepare``,
-:mod:`medfc.medsnip.answers`), units (``decompose``, :mod:`medfc.medsnip.decompose`) and verdicts
-(``verify``, :mod:`medfc.medsnip.verify`); and the usage a call record carries. Values copied as the
-source gives them are JSON values."""
+"""The records the MedSNIP steps write and read back, one JSON line each: answers (``prepare``), units
+(``decompose``) and verdicts (``verify``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """HealthFC claims (questions) rewritten into the statements they assert (``prepare``'s ``rewrite_claims``): one
-cached JSON call per claim (prompt ``medsnip/healthfc_statement``). A malformed answer or failed call keeps the
-question; failed calls fail the step unless ``max_failed_share`` allows them."""
+cached JSON call per claim. A malformed answer or failed call keeps the question."""
 
 from __future__ import annotations
 
@@ -19,8 +18,7 @@ STATEMENT_SCHEMA: dict[str, JSONValue] = {"type": "object", "required": ["statem
 
 
 def rewrite_statements(answers: list[Answer], client: LLMClient, opts: PrepareOptions, report: SkipReport, ledger: Ledger) -> dict[str, object]:
-    """Rewrite each HealthFC claim (a question) into the statement it asserts, the answer's text (in place); returns
-    the rewrite's info (usage, cache, calls, failed claims)."""
+    """Rewrite each claim into the statement it asserts, the answer's text (in place); returns the rewrite's info."""
     assert opts.llm is not None
     prompt = load_prompt("medsnip/healthfc_statement", opts.prompt_dir)
     repair = load_prompt("llm/json_repair", opts.prompt_dir)
