@@ -8,6 +8,7 @@ failed has no units.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -17,7 +18,7 @@ from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
 from medfc.llm.base import Conversation, Ledger, LLMClient
 from medfc.llm.prompts import Prompt, load_prompt
-from medfc.medsnip.calls import USAGE_KEYS, CallResult, cached_ask, gen_params, llm_identity, llm_prices
+from medfc.medsnip.calls import CallResult, cached_ask, gen_params, llm_identity, llm_prices, usage_total
 from medfc.medsnip.options import DecomposeOptions
 from medfc.medsnip.records import Answer, Unit
 from medfc.medsnip.sentences import Sentence, align_atoms, numbered, split_sentences
@@ -258,12 +259,10 @@ class Decomposer:
     def info(self, n_answers: int, units: Sequence[Unit], ledger: Ledger) -> dict[str, object]:
         """The decompose step's info (counts, usage, cache, failures, calls, patterns, prices)."""
         usage = {aid: dict(c) for aid, c in sorted(self.usage.items())}
-        total: Counter = Counter()
-        for c in self.usage.values():
-            total.update(c)
         llm = self.opts.llm
         return {"mode": self.opts.mode, "counts": dict(sorted(self.counts.items())), "usage_by_answer": usage,
-                "usage": {k: int(total.get(k, 0)) for k in USAGE_KEYS}, "cache": dict(self.cache.stats), "failed": len(self.failures),
+                "usage": usage_total(self.usage.values()), "cache": dict(self.cache.stats),
+                "failed": len(self.failures),
                 "unparsed": self.n_malformed, "n_answers": n_answers, "n_units": len(units), "calls": ledger.as_dict(llm_prices(llm)),
                 "patterns": dict(sorted(Counter(str(u["pattern"]) for u in units).items())),
-                "prices": None if llm is None else {"input_per_mtok": llm.price_input_per_mtok, "output_per_mtok": llm.price_output_per_mtok}}
+                "prices": None if llm is None else dataclasses.asdict(llm_prices(llm))}

@@ -12,7 +12,7 @@ from medfc.common.jsontypes import JSONValue
 from medfc.common.report import SkipReport
 from medfc.llm.base import Prices
 from medfc.medsnip import analysis
-from medfc.medsnip.calls import USAGE_KEYS
+from medfc.medsnip.calls import usage_total
 from medfc.medsnip.options import MODES, ScoreOptions
 from medfc.medsnip.records import Answer, UnitFields, Verdict
 from medfc.medsnip.sources import ANSWER_SOURCES
@@ -167,12 +167,6 @@ def _prices_of(info: Mapping[str, JSONValue]) -> Prices | None:
     return Prices(p["input_per_mtok"], p["output_per_mtok"]) if p else None
 
 
-def _usage_of(recs: Sequence[Verdict]) -> dict[str, int]:
-    """Calls and tokens of the verdicts' calls, cached or not."""
-    c = sum((Counter(r.get("usage") or {}) for r in recs), Counter())
-    return {k: int(c.get(k, 0)) for k in USAGE_KEYS}
-
-
 def _compare(base: Arm, arm: Arm, opts: ScoreOptions) -> Bootstrap:
     """Paired bootstrap of Δ = FF1(arm) − FF1(base): over answers, or over whole answers' units (unit level)."""
     if opts.level == "answer":
@@ -198,7 +192,8 @@ def evaluate(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Seq
         arm = arms[(verifier, mode)] = _arm(recs, answers, options, report)
         eff = [effective_verdict(r, options.tau) for r in recs]
         answered = [e for r, e in zip(recs, eff) if not r.get("failed")]
-        cost = analysis.cost_summary(dec_usage.get(mode, {}), _usage_of(recs), dec_prices.get(mode), ver_prices.get(verifier))
+        cost = analysis.cost_summary(dec_usage.get(mode, {}), usage_total(r.get("usage") or {} for r in recs),
+                                     dec_prices.get(mode), ver_prices.get(verifier))
         arm["scores"] = {"verifier": verifier, "mode": mode, **binary_scores(arm["gold"], arm["pred"], "drop"),
                          "ff1_interval": analysis.ff1_interval(arm["gold"], arm["pred"], arm["clusters"], options.n_resamples,
                                                                options.seed, 1 - options.ci_level) if arm["gold"] else None,

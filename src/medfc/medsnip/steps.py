@@ -52,8 +52,8 @@ def fetch(inputs: StepFiles, outputs: StepFiles, options: FetchOptions) -> dict[
     """A dataset's file on the Hugging Face Hub at the pinned commit, checked against its pinned SHA-256 before it is
     read, its rows as JSONL."""
     from medfc.common.pinning import record_release, release_record, verify
-    from medfc.medsnip.answers import read_records
     from medfc.common.sources import local_or_cached
+    from medfc.medsnip.answers import read_records
     from medfc.medsnip.hub import hub_cache_path
 
     url = options.url

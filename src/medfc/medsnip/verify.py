@@ -7,6 +7,7 @@ forced-final call; the τ gate is applied at scoring. A failed call is no verdic
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import Counter
@@ -22,7 +23,7 @@ from medfc.common.report import SkipReport
 from medfc.llm.base import Ledger, LLMClient
 from medfc.llm.prompts import load_prompt
 from medfc.llm.structured import ask_json, strip_think
-from medfc.medsnip.calls import USAGE_KEYS, cached_ask, gen_params, llm_identity, llm_prices, scrub
+from medfc.medsnip.calls import cached_ask, gen_params, llm_identity, llm_prices, scrub, usage_total
 from medfc.medsnip.options import VerifyOptions
 from medfc.medsnip.records import Answer, Evidence, UnitFields, Verdict
 from medfc.medsnip.search import CachedSearch, render_hits
@@ -68,10 +69,6 @@ def _context(answer: Answer | None) -> tuple[str, str]:
     if not answer:
         return "(none)", "(none)"
     return (answer.get("query") or "").strip() or "(none)", (answer.get("text") or "").strip() or "(none)"
-
-
-def _shared(answer: Answer | None) -> dict[str, JSONValue]:
-    return {k: v for k, v in dict((answer or {}).get("shared_context") or {}).items() if k != "correct_answer"}
 
 
 def render_evidence(evidence: Sequence[Evidence]) -> str:
@@ -195,8 +192,9 @@ class Verifier:
     # -- retrieval-augmented -----------------------------------------------------------------------
     def _fields(self, unit: UnitFields, answer: Answer | None) -> dict[str, str]:
         q, a = _context(answer)
+        shared = {k: v for k, v in dict((answer or {}).get("shared_context") or {}).items() if k != "correct_answer"}
         return {"subset": str((answer or {}).get("subset") or "consumer"), "question": q, "answer": a,
-                "shared_context": json.dumps(_shared(answer), ensure_ascii=False, sort_keys=True), "unit": unit["text"]}
+                "shared_context": json.dumps(shared, ensure_ascii=False, sort_keys=True), "unit": unit["text"]}
 
     def _rag_key(self, unit: UnitFields, answer: Answer | None) -> str:
         r = self.opts.retrieval
@@ -290,7 +288,7 @@ class Verifier:
                     rec["abstained"] = True
         for i, st in state.items():
             rec = st["rec"]
-            rec["usage"] = {k: int(st["usage"].get(k, 0)) for k in USAGE_KEYS}
+            rec["usage"] = usage_total([st["usage"]])
             if st["call_failed"]:
                 self._failed(rec, rec["error"])
             for flag in ("abstained", "cap_hit", "forced_final", "malformed"):
@@ -310,13 +308,11 @@ class Verifier:
     def info(self, verdicts: Sequence[Verdict], n_units: int, n_unparsed: int, ledger: Ledger) -> dict[str, object]:
         """The verify step's info (verdicts, counts, failures, usage, calls, cache, rounds, searches, prices)."""
         opts = self.opts
-        usage: Counter = Counter()
-        for v in verdicts:
-            usage.update(v["usage"])
         return {"verifier": opts.name, "kind": opts.verifier, "model": opts.llm.model, "n_units": n_units,
                 "verdicts": dict(Counter(str(v["verdict"]) for v in verdicts)), "counts": dict(sorted(self.counts.items())),
-                "failed": len(self.failures), "unparsed": n_unparsed, "usage": {k: int(usage.get(k, 0)) for k in USAGE_KEYS},
+                "failed": len(self.failures), "unparsed": n_unparsed,
+                "usage": usage_total(v["usage"] for v in verdicts),
                 "calls": ledger.as_dict(llm_prices(opts.llm)), "cache": dict(self.cache.stats),
                 "rounds_mean": (sum(v["rounds"] for v in verdicts) / len(verdicts)) if verdicts else 0.0,
                 "searches_run": {n: s.searches for n, s in self.searchers.items() if hasattr(s, "searches")},
-                "prices": {"input_per_mtok": opts.llm.price_input_per_mtok, "output_per_mtok": opts.llm.price_output_per_mtok}}
+                "prices": dataclasses.asdict(llm_prices(opts.llm))}
