@@ -39,13 +39,11 @@ def normalise_label(label: object) -> str:
     return _LABEL_BY_KEY.get(text.lower(), text)
 
 
-def _clean(strings: Iterable[object]) -> list[str]:
-    return [" ".join(str(s).split()) for s in strings if s is not None and str(s).strip()]
-
-
-def _prepare(strings: Iterable[object], clean: bool) -> list[str]:
+def _prepare(strings: Iterable[object], clean: bool = True) -> list[str]:
     """Whitespace-normalised non-blank strings (``clean``), or the strings exactly as given."""
-    return _clean(strings) if clean else ["" if s is None else str(s) for s in strings]
+    if clean:
+        return [" ".join(str(s).split()) for s in strings if s is not None and str(s).strip()]
+    return ["" if s is None else str(s) for s in strings]
 
 
 def _default_metric() -> PairMetric:
@@ -290,5 +288,5 @@ def selection_scores(records: Sequence[Mapping[str, object]], lambdas: Sequence[
     ev = np.array([evidence_score(r.get("evidence") or [], r.get("gold_evidence") or [], metric, max_pred) for r in records], dtype=float)
     right = np.array([r.get("label") == r.get("pred_label") for r in records], dtype=bool)
     return {"evidence_score": float(ev.mean()) if len(ev) else 0.0, "score": _averitec_at(right, ev, lambdas), "n": len(ev),
-            "n_no_gold_evidence": sum(not _clean(r.get("gold_evidence") or []) for r in records),
-            "n_no_pred_evidence": sum(not _clean(r.get("evidence") or []) for r in records)}
+            "n_no_gold_evidence": sum(not _prepare(r.get("gold_evidence") or []) for r in records),
+            "n_no_pred_evidence": sum(not _prepare(r.get("evidence") or []) for r in records)}

@@ -19,10 +19,11 @@ CLUSTER_SETS = ("union", "sorted_intersection")
 AGGREGATIONS = ("or_false", "and_false", "threshold_k", "majority", "first")
 METRICS = ("ff1", "tf1", "macro_f1", "accuracy")
 
-_TRUE_WORDS = {"true", "t", "1", "supported", "support", "supports", "correct", "yes"}
-_FALSE_WORDS = {"false", "f", "0", "refuted", "refute", "refutes", "incorrect", "no"}
-_ABSTAIN_WORDS = {"", "abstain", "abstained", "none", "null", "nei", "unknown", "not enough information",
-                  "not_enough_info", "not enough info", "not enough evidence", "insufficient"}
+_ABSTAIN_WORDS = ("", "abstain", "abstained", "none", "null", "nei", "unknown", "not enough information",
+                  "not_enough_info", "not enough info", "not enough evidence", "insufficient")
+_VERDICT_WORDS = {**dict.fromkeys(("true", "t", "1", "supported", "support", "supports", "correct", "yes"), TRUE),
+                  **dict.fromkeys(("false", "f", "0", "refuted", "refute", "refutes", "incorrect", "no"), FALSE),
+                  **dict.fromkeys(_ABSTAIN_WORDS, None)}
 
 _HEALTHFC = {"supported": TRUE, "refuted": FALSE}
 _HEALTHFC_NEI = {"nei", "not enough information", "not_enough_information", "not enough info", "not_enough_info", "notenoughinfo"}
@@ -43,13 +44,9 @@ def normalise_verdict(value: object) -> str | None:
     if isinstance(value, (int, np.integer)) and int(value) in (0, 1):
         return TRUE if int(value) == 1 else FALSE
     key = str(value).strip().lower()
-    if key in _TRUE_WORDS:
-        return TRUE
-    if key in _FALSE_WORDS:
-        return FALSE
-    if key in _ABSTAIN_WORDS:
-        return None
-    raise ValueError(f"not a TRUE/FALSE verdict: {value!r}")
+    if key not in _VERDICT_WORDS:
+        raise ValueError(f"not a TRUE/FALSE verdict: {value!r}")
+    return _VERDICT_WORDS[key]
 
 
 def healthfc_label(label: object) -> str | None:
