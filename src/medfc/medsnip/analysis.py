@@ -1,7 +1,5 @@
-"""MedSNIP analyses (docs/medsnip.md): gold for automatic snippets (:func:`project_labels`), per-pattern gaps,
-boundary fidelity (:func:`sentence_set_f1`, :func:`rouge_l` as the ``rouge-score`` package, the adjusted Rand
-index), cost and the structure of MedSNIP Table 3.
-"""
+"""MedSNIP analyses (docs/medsnip.md): gold for automatic snippets, per-pattern gaps, boundary fidelity (sentence-set
+F1, ROUGE-L as the ``rouge-score`` package, adjusted Rand index), cost and the structure of MedSNIP Table 3."""
 
 from __future__ import annotations
 
@@ -112,8 +110,8 @@ def set_f1(auto: set[int], human: set[int]) -> float:
 
 
 def best_human_pairs(auto: Sequence[Iterable[int]], human: Sequence[Iterable[int]]) -> list[tuple[int | None, float]]:
-    """For each automatic snippet, the index of the human snippet of best set-F1 (the first on ties; None
-    when the automatic snippet has no sentence or no human snippet has one) and that set-F1 (0 then)."""
+    """For each automatic snippet, the index of the human snippet of best set-F1 (the first on ties; None, and 0,
+    when either has no sentence) and that set-F1."""
     h_sets = [(i, set(x)) for i, x in enumerate(human) if set(x)]
     out: list[tuple[int | None, float]] = []
     for a in map(set, auto):

@@ -1,9 +1,6 @@
-"""The loaders of MedSNIP's answer sources (:mod:`medfc.medsnip.sources`; formats in docs/medsnip.md).
-
-MedSNIP-Bench: one record per snippet, grouped into one answer per entry, FALSE when any snippet's
-``label_atomic`` is. HealthFC: the supported and refuted claims, the text their English claim. MedHallu (its Hugging
-Face form or MedSNIP's lowercase one): two answers per row, ``<row>-gt`` (TRUE) and ``<row>-h`` (FALSE), ``<row>``
-the row's ``id`` or its 0-based position.
+"""The loaders of MedSNIP's answer sources (:mod:`medfc.medsnip.sources`; formats in docs/medsnip.md): MedSNIP-Bench
+(one record per snippet, grouped into one answer per entry), HealthFC (the supported and refuted claims) and
+MedHallu (two answers per row, ``<row>-gt`` TRUE and ``<row>-h`` FALSE, ``<row>`` its ``id`` or 0-based position).
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ KeyParts = tuple[object, ...]  # what besides the prompts and the LLM identifies
 
 
 # one item's answer (:func:`cached_ask`): a structured one has value, ok, raw and repaired, a plain one text; both
-# error, usage (:class:`~medfc.medsnip.records.Usage`), cached and failed
+# error, usage (calls, prompt_tokens, completion_tokens), cached and failed
 CallResult = dict[str, JSONValue]
 
 

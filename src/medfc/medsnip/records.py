@@ -8,26 +8,12 @@ from typing import NotRequired, TypedDict
 from medfc.common.jsontypes import JSONValue
 
 
-class Usage(TypedDict):
-    """The calls and tokens of one item's LLM calls."""
-
-    calls: int
-    prompt_tokens: int
-    completion_tokens: int
-
-
 class Atom(TypedDict):
     """An atom of a MedSNIP-Bench answer with its physician label (TRUE / FALSE)."""
 
     index: int
     text: str
     label: str
-
-
-class SnippetLabels(TypedDict):
-    atomic: str
-    general: str
-    contextual: str
 
 
 class Snippet(TypedDict):
@@ -38,7 +24,7 @@ class Snippet(TypedDict):
     text: str
     atoms: list[int]
     pattern: str
-    labels: SnippetLabels
+    labels: dict[str, str]  # TRUE / FALSE by atomic, general, contextual
     is_ambiguous: bool
     notes: str
 
@@ -114,5 +100,5 @@ class Verdict(UnitFields):
     rounds: int
     evidence: list[Evidence]
     raw: str
-    usage: NotRequired[Usage]
+    usage: NotRequired[dict[str, int]]  # its calls, prompt_tokens, completion_tokens
     cached: NotRequired[bool]

@@ -1,7 +1,5 @@
-"""Label metrics of every stage: the label metrics of :mod:`medfc.common.metrics` (its conventions, see
-docs/scoring.md), the McNemar–Bowker test between two systems, percentile bootstrap intervals of accuracy and
-macro-F1, and mean ± std over folds.
-"""
+"""Label metrics of every stage (:mod:`medfc.common.metrics`'s), the McNemar–Bowker test between two systems,
+bootstrap intervals of accuracy and macro-F1, and mean ± std over folds (docs/scoring.md)."""
 
 from __future__ import annotations
 

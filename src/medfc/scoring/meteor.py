@@ -1,7 +1,6 @@
 """NLTK METEOR with the AVeriTeC conventions: ``Meteor()(prediction, reference)`` equals
-``single_meteor_score(word_tokenize(reference), word_tokenize(prediction))`` with NLTK's defaults (lower-casing,
-Porter stemmer, WordNet synonyms). Tokens, stems and synsets are cached per string / word (speed only).
-A missing WordNet raises :class:`~medfc.scoring.nltk_data.NltkDataMissing` instead of scoring without synonyms.
+``single_meteor_score(word_tokenize(reference), word_tokenize(prediction))`` with NLTK's defaults, tokens, stems and
+synsets cached. A missing WordNet raises :class:`~medfc.scoring.nltk_data.NltkDataMissing`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,4 @@
-"""Scores of the workflow's prediction files (one per HealthFC run or pairs-dataset model; docs/scoring.md):
-HealthFC veracity P/R/F1, and for the evidence-selecting systems evidence selection, FEVER strict and AVeriTeC;
-MedSNIP FF1 over the supported / refuted claims; pairs datasets: accuracy and P/R/F1 with bootstrap intervals."""
+"""Scores of the workflow's prediction files (one per HealthFC run or pairs-dataset model; docs/scoring.md)."""
 
 from __future__ import annotations
 
@@ -18,8 +16,7 @@ from medfc.scoring.options import EvidenceScoring
 
 
 def read_predictions(path: str | os.PathLike, report: SkipReport) -> list[JSONObject]:
-    """Prediction records, each id once: a record without id or gold label, or a repeated id, is
-    skipped with its reason."""
+    """Prediction records, each id once; one without id or gold label, or a repeated id, is skipped."""
     records = []
     seen = set()
     for r in read_jsonl(path):
