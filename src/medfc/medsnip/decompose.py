@@ -142,9 +142,10 @@ class Decomposer:
                 self.report.skip(a["answer_id"], f"{kind}_malformed", str(r["error"])[:300])
         return res
 
-    def extract(self, answers: Sequence[Answer], sents: dict[str, list[Sentence]]) -> list[CallResult]:
-        convs = [self.prompts["extract"].render(**_fields(a, sents[a["answer_id"]])) for a in answers]
-        return self._ask("extract", answers, convs, EXTRACT_SCHEMA,
+    def on_sentences(self, kind: str, answers: Sequence[Answer], sents: dict[str, list[Sentence]]) -> list[CallResult]:
+        """The ``extract`` or ``direct`` call on each answer's numbered sentences."""
+        convs = [self.prompts[kind].render(**_fields(a, sents[a["answer_id"]])) for a in answers]
+        return self._ask(kind, answers, convs, EXTRACT_SCHEMA if kind == "extract" else DIRECT_SCHEMA,
                          _range_check("source_sentences", lambda i: len(sents[answers[i]["answer_id"]]), 0))
 
     def cluster(self, answers: Sequence[Answer], atoms: list[list[str]], contexts: list[JSONValue]) -> list[CallResult]:
@@ -170,10 +171,6 @@ class Decomposer:
 
         return self._ask("cluster", answers, convs, CLUSTER_SCHEMA, check)
 
-    def direct(self, answers: Sequence[Answer], sents: dict[str, list[Sentence]]) -> list[CallResult]:
-        convs = [self.prompts["direct"].render(**_fields(a, sents[a["answer_id"]])) for a in answers]
-        return self._ask("direct", answers, convs, DIRECT_SCHEMA, _range_check("source_sentences", lambda i: len(sents[answers[i]["answer_id"]]), 0))
-
     def _fallback(self, answer: Answer, sents: Sequence[Sentence]) -> list[Unit]:
         self.counts["fallback_whole_text"] += 1
         if not self.opts.fallback_whole_text:
@@ -189,7 +186,7 @@ class Decomposer:
         sents = {a["answer_id"]: answer_sentences(a) for a in answers}
         units: list[Unit] = []
         if mode == "direct":
-            for a, r in zip(answers, self.direct(answers, sents)):
+            for a, r in zip(answers, self.on_sentences("direct", answers, sents)):
                 s = sents[a["answer_id"]]
                 if r["failed"]:
                     continue
@@ -214,7 +211,7 @@ class Decomposer:
                                          for x, j in zip(a["atoms"], al)]
                 contexts[a["answer_id"]] = dict(a.get("shared_context") or {})
         else:
-            for a, r in zip(answers, self.extract(answers, sents)):
+            for a, r in zip(answers, self.on_sentences("extract", answers, sents)):
                 if r["ok"]:
                     atoms[a["answer_id"]] = [{"index": k + 1, "text": x["text"].strip(), "source_sentences": x["source_sentences"]}
                                              for k, x in enumerate(r["value"]["atoms"])]

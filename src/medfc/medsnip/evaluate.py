@@ -179,21 +179,16 @@ def evaluate(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Seq
              verifications: Iterable[Mapping[str, JSONValue]], options: ScoreOptions, report: SkipReport) -> dict[str, object]:
     """The ``score`` step's result from the answers, the verdicts by (verifier, mode) and the decompose and verify
     infos: every arm's scores and Δ vs the baseline mode, the per-pattern analysis, boundary fidelity and patterns."""
-    dec_usage: dict[str, dict[str, int]] = {}
-    dec_prices: dict[str, Prices | None] = {}
-    dec_counts: dict[str, dict[str, int]] = {}
-    for info in decompositions:
-        dec_usage[info["mode"]] = info["usage"]
-        dec_counts[info["mode"]] = {"failed": int(info.get("failed") or 0), "unparsed": int(info.get("unparsed") or 0)}
-        dec_prices[info["mode"]] = _prices_of(info)
+    decs = {info["mode"]: info for info in decompositions}
     ver_prices = {info["verifier"]: _prices_of(info) for info in verifications}
     arms: dict[tuple[str, str], Arm] = {}
     for (verifier, mode), recs in sorted(groups.items()):
         arm = arms[(verifier, mode)] = _arm(recs, answers, options, report)
         eff = [effective_verdict(r, options.tau) for r in recs]
         answered = [e for r, e in zip(recs, eff) if not r.get("failed")]
-        cost = analysis.cost_summary(dec_usage.get(mode, {}), usage_total(r.get("usage") or {} for r in recs),
-                                     dec_prices.get(mode), ver_prices.get(verifier))
+        dec = decs.get(mode, {})
+        cost = analysis.cost_summary(dec.get("usage", {}), usage_total(r.get("usage") or {} for r in recs),
+                                     _prices_of(dec), ver_prices.get(verifier))
         arm["scores"] = {"verifier": verifier, "mode": mode, **binary_scores(arm["gold"], arm["pred"], "drop"),
                          "ff1_interval": analysis.ff1_interval(arm["gold"], arm["pred"], arm["clusters"], options.n_resamples,
                                                                options.seed, 1 - options.ci_level) if arm["gold"] else None,
@@ -201,7 +196,7 @@ def evaluate(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Seq
                          "unit_coverage": sum(e is not None for e in answered) / len(answered) if answered else 0.0,
                          "n_failed": len(recs) - len(answered),
                          "n_unparsed": sum(bool(r.get("unparsed") or r.get("malformed")) for r in recs),
-                         "decompose": dec_counts.get(mode, {"failed": 0, "unparsed": 0}),
+                         "decompose": {k: int(dec.get(k) or 0) for k in ("failed", "unparsed")},
                          "verdicts": dict(Counter(str(e) for e in eff)), "cost": cost,
                          "rounds_mean": sum(r.get("rounds", 0) for r in recs) / len(recs)}
         if "nei_pred" in arm:
