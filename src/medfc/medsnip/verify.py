@@ -145,8 +145,7 @@ class Verifier:
         self.key_envs = [opts.llm.api_key_env]
         if opts.retrieval is not None:
             self.key_envs += [opts.retrieval.pubmed.api_key_env, opts.retrieval.web.api_key_env]
-        names = prompt_names(opts.verifier)
-        self.prompts = {n: load_prompt(n, opts.prompt_dir) for n in names}
+        self.prompts = {n: load_prompt(n, opts.prompt_dir) for n in prompt_names(opts.verifier)}
 
     def _error(self, text: object) -> str | None:
         """An error text with credentials redacted."""
@@ -176,9 +175,9 @@ class Verifier:
         for u, r in zip(units, res):
             rec = _base(u, self.opts)
             rec.update(raw=r["text"], error=self._error(r["error"]), usage=r["usage"], cached=r["cached"], rounds=1)
+            out.append(rec)
             if r["failed"]:
                 self._failed(rec, rec["error"])
-                out.append(rec)
                 continue
             verdict = parse_one_word(r["text"])
             if verdict is None:  # the model's own unreadable answer: the paper's rule
@@ -186,7 +185,6 @@ class Verifier:
                 self.counts["unparsed"] += 1
                 verdict = FALSE if self.opts.unparsed == "false" else None
             rec["verdict"] = verdict
-            out.append(rec)
         return out
 
     # -- retrieval-augmented -----------------------------------------------------------------------

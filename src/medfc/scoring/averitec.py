@@ -140,10 +140,8 @@ def score_claims(claims: Sequence[ClaimPrediction], lambdas: Sequence[float] = L
     q_scored = [q for q in q_only if q is not None]
 
     has_just = np.array([bool(c.gold_justification and c.gold_justification.strip()) for c in claims], dtype=bool)
-    just = np.array(
-        [_justification_meteor(c, metric, justification_fallback, max_pred) if h else 0.0 for c, h in zip(claims, has_just)],  # type: ignore[arg-type]
-        dtype=float,
-    )
+    just = np.array([_justification_meteor(c, metric, justification_fallback, max_pred) if h else 0.0
+                     for c, h in zip(claims, has_just)], dtype=float)  # type: ignore[arg-type]
     justification = None
     if has_just.any():
         justification = {"n": int(has_just.sum()), "meteor": float(just[has_just].mean()),
