@@ -265,17 +265,14 @@ class Verifier:
                         if isinstance(exc, SearchError) or (isinstance(exc, HttpError) and exc.exhausted):
                             self.outages.append((rec["unit_id"], entry["error"]))
                     rec["evidence"].append(entry)
-        forced = [i for i, st in state.items() if not st.get("done")]
-        for i in forced:
-            if not state[i]["rec"]["malformed"]:
-                state[i]["rec"]["cap_hit"] = True
+        forced = [i for i, st in state.items() if not st.get("done")]  # the turn cap or a malformed answer
         if forced:
             convs = [final.render(**self._fields(units[i], answers.get(units[i]["answer_id"])),
                                   evidence=render_evidence(state[i]["rec"]["evidence"])) for i in forced]
             for i, res in zip(forced, ask_json(self.client, convs, FINAL_SCHEMA, params, repair, "verify:retrieval:final")):
                 st, rec = state[i], state[i]["rec"]
                 st["usage"].update(res.usage())
-                rec["forced_final"] = True
+                rec["cap_hit"], rec["forced_final"] = not rec["malformed"], True
                 if res.failed:
                     st["call_failed"], rec["error"] = True, self._error(res.error)
                 elif not res.ok:
