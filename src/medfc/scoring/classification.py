@@ -95,7 +95,8 @@ def bowker_symmetry(table: ArrayLike, shift_zeros: bool = True) -> dict[str, flo
     return {"statistic": float(res.statistic), "df": int(res.df), "p_value": float(res.pvalue)}
 
 
-def mcnemar_bowker(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None, shift_zeros: bool = True) -> dict[str, object]:
+def mcnemar_bowker(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None,
+                   shift_zeros: bool = True) -> dict[str, object]:
     """McNemar–Bowker test between two systems' labels on the same items, with its table (df over all ``labels``)."""
     labels, table = bowker_table(pred_a, pred_b, labels)
     return {**bowker_symmetry(table, shift_zeros), "shift_zeros": bool(shift_zeros), "n": int(table.sum()),
