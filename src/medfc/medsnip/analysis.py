@@ -101,14 +101,6 @@ def per_pattern(rows: Sequence[PatternRow], n_resamples: int, seed: int, method:
     return out
 
 
-def set_f1(auto: set[int], human: set[int]) -> float:
-    inter = len(auto & human)
-    if not inter:
-        return 0.0
-    p, r = inter / len(auto), inter / len(human)
-    return 2 * p * r / (p + r)
-
-
 def best_human_pairs(auto: Sequence[Iterable[int]], human: Sequence[Iterable[int]]) -> list[tuple[int | None, float]]:
     """For each automatic snippet, the index of the human snippet of best set-F1 (the first on ties; None, and 0,
     when either has no sentence) and that set-F1."""
@@ -118,7 +110,9 @@ def best_human_pairs(auto: Sequence[Iterable[int]], human: Sequence[Iterable[int
         best: tuple[int | None, float] = (None, 0.0)
         if a:
             for i, h in h_sets:
-                f = set_f1(a, h)
+                inter = len(a & h)
+                p, r = inter / len(a), inter / len(h)
+                f = 2 * p * r / (p + r) if inter else 0.0
                 if best[0] is None or f > best[1]:
                     best = (i, f)
         out.append(best)

@@ -61,17 +61,14 @@ def answer_sentences(answer: Answer) -> list[Sentence]:
     return sents
 
 
-def _spans(sents: Sequence[Sentence], idx: Sequence[int]) -> list[list[int]]:
-    return [[sents[i].start, sents[i].end] for i in idx if 0 <= i < len(sents)]
-
-
 def _unit(answer: Answer, mode: str, n: int, text: str, sents: Sequence[Sentence], *, pattern: str | None = None,
           source_atoms: Sequence[int] = (), source_sentences: Sequence[int] = (), fallback: bool = False,
           labels: dict[str, str] | None = None, notes: str = "", atoms_from: str | None = None) -> Unit:
     ss = sorted(set(int(i) for i in source_sentences))
     return {"unit_id": f"{answer['answer_id']}:{mode}:{n}", "answer_id": answer["answer_id"], "mode": mode, "index": n,
             "text": text, "pattern": pattern, "source_atoms": [int(a) for a in source_atoms], "source_sentences": ss,
-            "spans": _spans(sents, ss), "fallback": fallback, "labels": labels or {}, "notes": notes, "atoms_from": atoms_from}
+            "spans": [[sents[i].start, sents[i].end] for i in ss if 0 <= i < len(sents)], "fallback": fallback,
+            "labels": labels or {}, "notes": notes, "atoms_from": atoms_from}
 
 
 def human_units(answer: Answer, mode: str) -> list[Unit]:
