@@ -1,17 +1,5 @@
-"""MedSNIP analyses (docs/medsnip.md): gold for automatic snippets, per-pattern gaps, boundary fidelity, cost and
-the structure of MedSNIP Table 3.
-
-* :func:`project_labels`: each human snippet's label is copied to the sentences its atoms align to; an automatic
-  unit's label is the AND of its sentences'. A sentence with both TRUE and FALSE is *mixed*: ``drop_mixed`` (the
-  paper's main policy) gives a unit touching one no gold; ``and`` counts it FALSE; ``majority``: each sentence
-  takes the majority label of the human snippets containing it (ties TRUE), as the MedSNIP repository's
-  ``prep_auto_labels.py``.
-* :func:`sentence_set_f1`: each automatic snippet is paired with the human snippet of best set-F1 over sentence
-  indices; the pairs are also compared as texts (MedSNIP §9f): embedding cosine (all-MiniLM-L6-v2 in the paper)
-  and :func:`rouge_l` (lower-cased ``[a-z0-9]+`` tokens as the ``rouge-score`` package, tokens of more than
-  three characters Porter-stemmed when ``stem``).
-* :func:`adjusted_rand_index`: Hubert & Arabie.
-"""
+"""MedSNIP analyses (docs/medsnip.md): gold for automatic snippets, per-pattern gaps, boundary fidelity (sentence-set
+F1, ROUGE-L as the ``rouge-score`` package, adjusted Rand index), cost and the structure of MedSNIP Table 3."""
 
 from __future__ import annotations
 
@@ -29,18 +17,6 @@ from medfc.medsnip.records import Answer, Unit, UnitFields
 from medfc.scoring.medsnip import FALSE, TRUE, binary_scores, clustered_paired_bootstrap, or_false, paired_bootstrap
 
 
-class FF1Interval(TypedDict):
-    """:func:`ff1_interval`."""
-
-    ff1: float
-    ci_low: float
-    ci_high: float
-    ci_level: float
-    n_clusters: int
-    n_resamples: int
-    seed: int
-
-
 class PatternRow(TypedDict):
     """One human snippet for :func:`per_pattern`: its pattern, gold label, verdict and its atoms' verdicts."""
 
@@ -49,38 +25,6 @@ class PatternRow(TypedDict):
     snippet: str | None
     atoms: list[str | None]
     cluster: NotRequired[Hashable]  # its answer
-
-
-class SetF1(TypedDict):
-    """:func:`sentence_set_f1`."""
-
-    f1: float
-    n_auto: int
-    n_human: int
-    per_snippet: list[float]
-    pairs: list[int | None]
-
-
-class Ari(TypedDict):
-    """:func:`partition_ari`: over ``atoms`` or ``sentences``."""
-
-    over: str
-    ari: float
-
-
-class CostPart(TypedDict):
-    calls: int
-    prompt_tokens: int
-    completion_tokens: int
-    cost_usd: float | None  # None: calls without prices
-
-
-class Cost(TypedDict):
-    """:func:`cost_summary`."""
-
-    decompose: CostPart
-    verify: CostPart
-    total: CostPart
 
 
 def sentence_votes(answer: Answer, gold: str = "atomic") -> dict[int, Counter[str]]:
@@ -94,15 +38,12 @@ def sentence_votes(answer: Answer, gold: str = "atomic") -> dict[int, Counter[st
     return dict(votes)
 
 
-def _agreed(votes: Mapping[int, Counter]) -> dict[int, str | None]:
-    return {s: (next(iter(v)) if len(v) == 1 else None) for s, v in votes.items()}
-
-
 def project_labels(answer: Answer, units: Sequence[UnitFields], policy: str = "drop_mixed", gold: str = "atomic") -> list[str | None]:
-    """Gold label of each automatic unit of one bench answer (None = no gold; see module docstring)."""
+    """Gold label of each automatic unit of one bench answer (None = no gold): the AND of the labels of its
+    sentences, each the label of the human snippets containing it. A *mixed* sentence (both labels): ``drop_mixed``
+    gives no gold, ``and`` counts it FALSE, ``majority`` takes the majority (ties TRUE), as the MedSNIP repository."""
     votes = sentence_votes(answer, gold)
-    labels = _agreed(votes)
-    # majority: each sentence takes the majority of the snippets containing it (ties TRUE)
+    labels = {s: (next(iter(v)) if len(v) == 1 else None) for s, v in votes.items()}  # None: a mixed sentence
     majority = {s: FALSE if v[FALSE] > sum(v.values()) - v[FALSE] else TRUE for s, v in votes.items()}
     out: list[str | None] = []
     for u in units:
@@ -123,7 +64,7 @@ def project_labels(answer: Answer, units: Sequence[UnitFields], policy: str = "d
 
 
 def ff1_interval(gold: Sequence[object], pred: Sequence[object], clusters: Sequence[Hashable], n_resamples: int, seed: int,
-                 alpha: float = 0.05) -> FF1Interval:
+                 alpha: float = 0.05) -> dict[str, float | int]:
     """FF1 of one arm with its percentile interval over resampled clusters (answers): the paired bootstrap against
     an arm without units, whose FF1 is 0 on every resample (abstentions dropped)."""
     bs = clustered_paired_bootstrap(([], [], []), (gold, pred, clusters), n_resamples=n_resamples, seed=seed, alpha=alpha)
@@ -133,11 +74,9 @@ def ff1_interval(gold: Sequence[object], pred: Sequence[object], clusters: Seque
 
 def per_pattern(rows: Sequence[PatternRow], n_resamples: int, seed: int, method: str = "bca",
                 alpha: float = 0.05) -> dict[str, dict[str, float | int | str]]:
-    """``rows``: one per snippet with ``pattern``, ``gold``, ``snippet`` (its verdict) and ``atoms`` (the
-    verdicts of its atoms), optionally ``cluster`` (its answer). Returns per pattern (and ``all``) n, FF1 of
-    atoms (OR-FALSE inside the snippet) and of snippets, and the paired bootstrap of snippets − atoms over
-    snippets (``method``); with clusters also the percentile interval resampling whole answers
-    (``cluster_ci_low`` / ``cluster_ci_high`` / ``cluster_p_gt_0``, as the repository's clustered script)."""
+    """Per pattern (and ``all``): n, FF1 of the atoms (OR-FALSE inside the snippet) and of the snippets, and the
+    paired bootstrap of snippets − atoms over snippets; with clusters also the percentile interval resampling
+    whole answers (``cluster_*``, as the repository's clustered script)."""
     groups: dict[str, list[PatternRow]] = defaultdict(list)
     for r in rows:
         groups[str(r["pattern"])].append(r)
@@ -162,31 +101,25 @@ def per_pattern(rows: Sequence[PatternRow], n_resamples: int, seed: int, method:
     return out
 
 
-def set_f1(auto: set[int], human: set[int]) -> float:
-    inter = len(auto & human)
-    if not inter:
-        return 0.0
-    p, r = inter / len(auto), inter / len(human)
-    return 2 * p * r / (p + r)
-
-
 def best_human_pairs(auto: Sequence[Iterable[int]], human: Sequence[Iterable[int]]) -> list[tuple[int | None, float]]:
-    """For each automatic snippet, the index of the human snippet of best set-F1 (the first on ties; None
-    when the automatic snippet has no sentence or no human snippet has one) and that set-F1 (0 then)."""
+    """For each automatic snippet, the index of the human snippet of best set-F1 (the first on ties; None, and 0,
+    when either has no sentence) and that set-F1."""
     h_sets = [(i, set(x)) for i, x in enumerate(human) if set(x)]
     out: list[tuple[int | None, float]] = []
     for a in map(set, auto):
         best: tuple[int | None, float] = (None, 0.0)
         if a:
             for i, h in h_sets:
-                f = set_f1(a, h)
+                inter = len(a & h)
+                p, r = inter / len(a), inter / len(h)
+                f = 2 * p * r / (p + r) if inter else 0.0
                 if best[0] is None or f > best[1]:
                     best = (i, f)
         out.append(best)
     return out
 
 
-def sentence_set_f1(auto: Sequence[Iterable[int]], human: Sequence[Iterable[int]]) -> SetF1:
+def sentence_set_f1(auto: Sequence[Iterable[int]], human: Sequence[Iterable[int]]) -> dict[str, object]:
     """Mean over automatic snippets of the best set-F1 with any human snippet (empty sets score 0)."""
     pairs = best_human_pairs(auto, human)
     best = [f for _, f in pairs]
@@ -256,8 +189,8 @@ def adjusted_rand_index(labels_a: Sequence[Hashable], labels_b: Sequence[Hashabl
 
 
 def partition_labels(units: Sequence[Mapping[str, object]], key: str, items: Sequence[int]) -> list[int]:
-    """Cluster id (the unit's position) of each item, from the units' ``key`` lists; an item in no
-    unit is its own cluster, an item in several goes to the first."""
+    """Cluster id (the unit's position) of each item; an item in no unit is its own cluster, one in several goes
+    to the first."""
     where: dict[int, int] = {}
     for pos, u in enumerate(units):
         for x in u.get(key) or []:
@@ -265,9 +198,9 @@ def partition_labels(units: Sequence[Mapping[str, object]], key: str, items: Seq
     return [where.get(x, len(units) + k) for k, x in enumerate(items)]
 
 
-def partition_ari(human: Sequence[Unit], auto: Sequence[UnitFields], n_sentences: int, atom_indices: Sequence[int] = ()) -> Ari:
-    """ARI of the atom partitions when the automatic units group the same atoms (``atoms_from: given``), else of
-    the sentence partitions."""
+def partition_ari(human: Sequence[Unit], auto: Sequence[UnitFields], n_sentences: int,
+                  atom_indices: Sequence[int] = ()) -> dict[str, object]:
+    """ARI of the atom partitions when the automatic units group the bench's atoms, else of the sentence partitions."""
     if atom_indices and auto and all(u.get("atoms_from") == "given" for u in auto):
         return {"over": "atoms", "ari": adjusted_rand_index(partition_labels(human, "source_atoms", atom_indices),
                                                             partition_labels(auto, "source_atoms", atom_indices))}
@@ -277,9 +210,9 @@ def partition_ari(human: Sequence[Unit], auto: Sequence[UnitFields], n_sentences
 
 
 def cost_summary(decompose_usage: Mapping[str, int], verify_usage: Mapping[str, int], prices_decompose: Prices | None,
-                 prices_verify: Prices | None) -> Cost:
-    """Calls, tokens and dollars of decomposition, verification and both."""
-    def part(u: Mapping[str, int], prices: Prices | None) -> CostPart:
+                 prices_verify: Prices | None) -> dict[str, dict[str, int | float | None]]:
+    """Calls, tokens and dollars of decomposition, verification and both (``cost_usd`` None: calls without prices)."""
+    def part(u: Mapping[str, int], prices: Prices | None) -> dict[str, int | float | None]:
         calls, prompt, completion = (int(u.get(k, 0)) for k in USAGE_KEYS)
         # no calls cost nothing (the bench's own units); calls without prices have no known cost
         cost = prices.cost(prompt, completion) if prices else (0.0 if not calls else None)
@@ -287,7 +220,7 @@ def cost_summary(decompose_usage: Mapping[str, int], verify_usage: Mapping[str, 
 
     dec, ver = part(decompose_usage, prices_decompose), part(verify_usage, prices_verify)
     dec_cost, ver_cost = dec["cost_usd"], ver["cost_usd"]
-    total: CostPart = {"calls": dec["calls"] + ver["calls"], "prompt_tokens": dec["prompt_tokens"] + ver["prompt_tokens"],
+    total = {"calls": dec["calls"] + ver["calls"], "prompt_tokens": dec["prompt_tokens"] + ver["prompt_tokens"],
                        "completion_tokens": dec["completion_tokens"] + ver["completion_tokens"],
                        "cost_usd": None if dec_cost is None or ver_cost is None else dec_cost + ver_cost}
     return {"decompose": dec, "verify": ver, "total": total}
@@ -302,8 +235,7 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def structure_stats(answers: Sequence[Answer], units_by_mode: Mapping[str, Sequence[UnitFields]]) -> dict[str, float | int | None]:
-    """The structure of one dataset (MedSNIP Table 3): answers, mean words (whitespace tokens) and sentences, the
-    single-sentence share, units per answer of each mode and atoms per snippet (None: a mode not run)."""
+    """The structure of one dataset (MedSNIP Table 3; None: a mode not run)."""
     from medfc.medsnip.decompose import answer_sentences
 
     sentences = [len(answer_sentences(dict(a))) for a in answers]

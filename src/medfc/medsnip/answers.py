@@ -1,12 +1,6 @@
-"""What MedSNIP decomposes and verifies: *answers* (:class:`medfc.medsnip.records.Answer`) from MedSNIP-Bench,
-HealthFC or MedHallu (the formats in docs/medsnip.md).
-
-MedSNIP-Bench: one record per snippet (``snippet_id`` ``<entry_id>-S<n>``), grouped into one answer per entry, a
-bad record skipped with its reason; an answer's ``label`` is FALSE when any snippet's ``label_atomic`` is false.
-HealthFC: the supported (TRUE) and refuted (FALSE) claims, the text their English claim (the explanation states
-the verdict and is never used). MedHallu (its Hugging Face form or MedSNIP's lowercase one; JSON, JSONL or
-Parquet): two answers per row, ``<row>-gt`` (TRUE) and ``<row>-h`` (FALSE), ``<row>`` the row's ``id`` or its
-0-based position (the numbering of MedSNIP's copy).
+"""The loaders of MedSNIP's answer sources (:mod:`medfc.medsnip.sources`; formats in docs/medsnip.md): MedSNIP-Bench
+(one record per snippet, grouped into one answer per entry), HealthFC (the supported and refuted claims) and
+MedHallu (two answers per row, ``<row>-gt`` TRUE and ``<row>-h`` FALSE, ``<row>`` its ``id`` or 0-based position).
 """
 
 from __future__ import annotations
@@ -28,13 +22,11 @@ PATTERNS = ("A", "B", "C", "D", "E", "F")
 BENCH_FIELDS = ("snippet_id", "entry_id", "query", "full_text", "subset", "snippet_text", "atoms", "pattern",
                 "label_atomic", "label_human_general", "label_human_contextual")
 SNIPPET_ID_RE = re.compile(r"^(.+)-S(\d+)$")
+PARQUET_MAGIC = b"PAR1"
 
 
 def _tf(value: bool) -> str:
     return TRUE if value else FALSE
-
-
-PARQUET_MAGIC = b"PAR1"
 
 
 def read_records(path: str | os.PathLike) -> list[JSONObject]:
@@ -129,21 +121,12 @@ def bench_answers(records: Iterable[Mapping[str, JSONValue]], report: SkipReport
     return out
 
 
-def load_bench(path: str | os.PathLike, report: SkipReport, splits: Iterable[str] = ()) -> list[Answer]:
-    return bench_answers(read_records(path), report, splits)
-
-
 def bench_source(path: str | os.PathLike, report: SkipReport, options: PrepareOptions) -> list[Answer]:
-    """The loader of the answer source ``bench`` (:mod:`medfc.medsnip.sources`): the splits ``options`` keeps."""
-    return load_bench(path, report, options.splits)
+    """The answers of a MedSNIP-Bench file, in the splits ``options`` keeps."""
+    return bench_answers(read_records(path), report, options.splits)
 
 
 def healthfc_source(path: str | os.PathLike, report: SkipReport, options: PrepareOptions) -> list[Answer]:
-    """The loader of the answer source ``healthfc`` (:mod:`medfc.medsnip.sources`): the dataset has no splits to keep."""
-    return healthfc_answers(path, report)
-
-
-def healthfc_answers(path: str | os.PathLike, report: SkipReport) -> list[Answer]:
     """The supported and refuted HealthFC claims as answers whose text is the English claim."""
     out: list[Answer] = []
     for rec in read_jsonl(path):
@@ -169,9 +152,7 @@ def healthfc_answers(path: str | os.PathLike, report: SkipReport) -> list[Answer
     return out
 
 
-# ------------------------------------------------------------------------------------------ MedHallu
-
-#: Each field the loader reads, as the published dataset (Hugging Face) and as MedSNIP's repository names it.
+#: Each MedHallu field the loader reads, as the published dataset (Hugging Face) and as MedSNIP's repository names it.
 MEDHALLU_FIELDS = {"question": ("Question", "question"), "ground_truth": ("Ground Truth", "ground_truth"),
                    "hallucinated_answer": ("Hallucinated Answer", "hallucinated_answer"), "difficulty": ("Difficulty Level", "difficulty"),
                    "hallucination_category": ("Category of Hallucination", "hallucination_category")}
@@ -186,8 +167,8 @@ class MissingField(ValueError):
 
 
 def medhallu_form(records: list[Mapping[str, JSONValue]], path: str | os.PathLike) -> int:
-    """Which form a file's rows take: 0 the published one (``Question``, ...), 1 MedSNIP's lowercase one. Raises
-    :class:`MissingField` (one line, naming the field) when no row has a field the loader needs, in that form."""
+    """Which form a file's rows take: 0 the published one (``Question``, ...), 1 MedSNIP's lowercase one;
+    :class:`MissingField` when no row has a field the loader needs."""
     records = [r for r in records if isinstance(r, Mapping)]
     if not records:
         raise MissingField(f"{path}: no MedHallu rows")
@@ -254,11 +235,6 @@ def medhallu_answers(records: list[Mapping[str, JSONValue]], report: SkipReport,
     return out
 
 
-def load_medhallu(path: str | os.PathLike, report: SkipReport) -> list[Answer]:
-    return medhallu_answers(read_records(path), report, path)
-
-
 def medhallu_source(path: str | os.PathLike, report: SkipReport, options: PrepareOptions) -> list[Answer]:
-    """The loader of the answer source ``medhallu`` (:mod:`medfc.medsnip.sources`): a local file, or the rows
-    ``medsnip_fetch`` wrote from the pinned Hub file; nothing of ``options`` selects rows."""
-    return load_medhallu(path, report)
+    """The answers of a MedHallu file (a local one, or the rows ``medsnip_fetch`` wrote)."""
+    return medhallu_answers(read_records(path), report, path)

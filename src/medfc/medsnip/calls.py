@@ -1,20 +1,18 @@
-"""LLM calls of the MedSNIP steps through the per-unit cache: :func:`make_llm` builds the client, :func:`cached_ask`
-asks a batch of conversations, answering what the cache holds without a call and keeping each result's usage,
-cached or not (cost is the pipeline's whatever a rerun reused). Each answer is cached before the next sub-batch is
-sent; a failed call (``failed``) is never cached nor turned into a unit or verdict, and :func:`check_failures`
-fails the step unless ``max_failed_share`` allows it. A cache entry not of its kind's shape is asked again (counted
-in ``stats["damaged"]``). Errors and raw answers pass through :func:`scrub` (no key is stored).
+"""LLM calls of the MedSNIP steps through the per-unit cache: :func:`cached_ask` answers what the cache holds without
+a call (keeping each result's usage, cached or not) and caches each answer before the next sub-batch is sent; a
+failed call is never cached nor turned into a unit or verdict, and :func:`check_failures` fails the step unless
+``max_failed_share`` allows it. Errors and raw answers pass through :func:`scrub` (no key is stored).
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from typing import Required, TypedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import jsonschema
 
+from medfc.common.jsoncache import UnitCache, cache_key
 from medfc.common.jsontypes import JSONValue
 from medfc.common.options import set_torch_threads
 from medfc.common.redact import redact, redact_values, remember_secret_env
@@ -23,28 +21,16 @@ from medfc.common.report import SkipReport
 from medfc.llm.base import Conversation, GenerationParams, Ledger, LLMClient, Prices
 from medfc.llm.prompts import Prompt
 from medfc.llm.structured import ask_json
-from medfc.medsnip.cache import UnitCache, cache_key
 from medfc.medsnip.options import LLMOptions
-from medfc.medsnip.records import Usage
 
 log = logging.getLogger(__name__)
 USAGE_KEYS = ("calls", "prompt_tokens", "completion_tokens")
 KeyParts = tuple[object, ...]  # what besides the prompts and the LLM identifies an item's answer (texts, None)
 
 
-class CallResult(TypedDict, total=False):
-    """One item's answer (:func:`cached_ask`): a structured one has ``value``, ``ok``, ``raw`` and ``repaired``, a
-    plain one ``text``; both ``error``, ``usage``, ``cached`` and ``failed``."""
-
-    value: JSONValue
-    ok: bool
-    raw: str
-    repaired: bool
-    text: str
-    error: Required[str | None]
-    usage: Required[Usage]
-    cached: Required[bool]
-    failed: Required[bool]
+# one item's answer (:func:`cached_ask`): a structured one has value, ok, raw and repaired, a plain one text; both
+# error, usage (calls, prompt_tokens, completion_tokens), cached and failed
+CallResult = dict[str, JSONValue]
 
 
 class LLMCallsFailed(RuntimeError):
@@ -69,6 +55,14 @@ def llm_prices(opts: LLMOptions | None) -> Prices | None:
     return Prices(opts.price_input_per_mtok, opts.price_output_per_mtok) if opts is not None else None
 
 
+def usage_total(usages: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    """The calls and tokens of several items' usages summed."""
+    total: Counter = Counter()
+    for u in usages:
+        total.update(u)
+    return {k: int(total.get(k, 0)) for k in USAGE_KEYS}
+
+
 def gen_params(opts: LLMOptions, json_mode: bool) -> GenerationParams:
     return GenerationParams(max_tokens=opts.max_tokens, temperature=opts.temperature, json_mode=json_mode and opts.json_mode)
 
@@ -80,8 +74,7 @@ def llm_identity(opts: LLMOptions) -> dict[str, str | int | float | bool]:
 
 def scrub(text: object, key_env: str | Sequence[str] = "", pattern: bool = True) -> str | None:
     """``text`` fit to be stored or logged: :func:`~medfc.common.redact.redact` (``pattern=False``: the known keys'
-    values only, for a model's own answer), with the value of each environment variable ``key_env`` names among the
-    known keys (a server may echo a key). None stays None."""
+    values only, for a model's own answer), the variables ``key_env`` names among the known keys."""
     if text is None:
         return None
     for env in [key_env] if isinstance(key_env, str) else key_env:
@@ -95,21 +88,19 @@ def _usage_ok(rec: Mapping[str, object]) -> None:
         raise ValueError(f"usage {usage!r} is not {{{', '.join(USAGE_KEYS)}}}")
 
 
-def _text_entry(rec: JSONValue) -> CallResult:
-    if not isinstance(rec, dict):
-        raise TypeError(f"a {type(rec).__name__}, not an object")
-    if not isinstance(rec["text"], str):
-        raise TypeError("text is not a string")
-    if rec.get("error") is not None or rec.get("failed"):
-        raise ValueError("a failed call stored as an answer")
-    _usage_ok(rec)
-    return rec
-
-
-def _structured_entry(schema: Mapping[str, JSONValue], check: Callable[[JSONValue], str | None] | None) -> Callable[[JSONValue], CallResult]:
+def _entry(schema: Mapping[str, JSONValue] | None,
+           check: Callable[[JSONValue], str | None] | None) -> Callable[[JSONValue], CallResult]:
+    """The parser of a cached answer (plain without a ``schema``): one not of its kind's shape raises."""
     def parse(rec: JSONValue) -> CallResult:
         if not isinstance(rec, dict):
             raise TypeError(f"a {type(rec).__name__}, not an object")
+        if schema is None:
+            if not isinstance(rec["text"], str):
+                raise TypeError("text is not a string")
+            if rec.get("error") is not None or rec.get("failed"):
+                raise ValueError("a failed call stored as an answer")
+            _usage_ok(rec)
+            return rec
         if not isinstance(rec["ok"], bool) or not isinstance(rec["raw"], str) or not isinstance(rec["repaired"], bool):
             raise TypeError("ok, raw or repaired of the wrong type")
         if rec.get("failed"):
@@ -142,8 +133,7 @@ def cached_ask(client: LLMClient, cache: UnitCache, identity: Mapping[str, JSONV
                repair: Prompt | None = None, check: Callable[[int, JSONValue], str | None] | None = None, key_env: str | Sequence[str] = "",
                batch_size: int | None = None) -> list[CallResult]:
     """One result per item ``(key parts, conversation)``, cached under ``kind``: structured (:func:`ask_json`)
-    with a ``schema`` and its ``repair`` prompt, else plain text (:class:`CallResult`). Errors and raw texts are
-    scrubbed of the key in ``key_env``; ``batch_size``: items per call (default: :func:`_sub_batch`)."""
+    with a ``schema`` and its ``repair`` prompt, else plain text; ``batch_size``: items per call."""
     structured = schema is not None
     if structured and repair is None:
         raise ValueError("a structured call needs its repair prompt")
@@ -152,12 +142,7 @@ def cached_ask(client: LLMClient, cache: UnitCache, identity: Mapping[str, JSONV
     out: list[CallResult | None] = [None] * len(items)
     todo = []
     for i, key in enumerate(keys):
-        if structured:
-            assert schema is not None
-            parse = _structured_entry(schema, (lambda v, i=i: check(i, v)) if check is not None else None)
-        else:
-            parse = _text_entry
-        hit = cache.get(key, parse)
+        hit = cache.get(key, _entry(schema, (lambda v, i=i: check(i, v)) if check is not None else None))
         if hit is not None:
             out[i] = dict(hit, cached=True, failed=False)
         else:
@@ -196,8 +181,8 @@ def first_errors(errors: Sequence[str], n: int = 3) -> str:
 
 def check_failures(what: str, items: str, failures: Sequence[tuple[str, str]], n_items: int, max_share: float,
                    n_calls_failed: int | None = None) -> None:
-    """Raise :class:`LLMCallsFailed` when more of the ``n_items`` ``items`` had a failed call (``failures``: item id,
-    scrubbed error) than ``max_share`` of them allows; below that, log a warning."""
+    """Raise :class:`LLMCallsFailed` when more of the ``n_items`` had a failed call (``failures``: item id, error)
+    than ``max_share`` of them allows; below that, log a warning."""
     if not failures:
         return
     n = len(failures)

@@ -1,41 +1,30 @@
-"""Decomposition of answers into verification units (MedSNIP §4.1, docs/medsnip.md): ``atoms`` (one *extract* call
-on the numbered sentences; each atom a unit), ``group`` (atomize-then-group, Mode 1: the extract call, then a
-*cluster* call putting every atom in exactly one snippet; ``atoms_from: given`` clusters MedSNIP-Bench's own atoms),
-``direct`` (snippet-direct, Mode 2: one call), and the bench's own ``human_atoms`` / ``human_snippets`` (no call);
-the answers' shapes are the schemas below.
-
-Units keep ``source_atoms`` (1-based), ``source_sentences`` (0-based) and ``spans`` (character offsets). An answer
-whose repaired decomposition is still malformed becomes one whole-text unit (``fallback: true``) when
-``fallback_whole_text`` is set, else none; an answer whose call failed has no units (``Decomposer.failures``).
+"""Decomposition of answers into verification units (MedSNIP §4.1, docs/medsnip.md): ``atoms`` (one *extract* call;
+each atom a unit), ``group`` (the extract call, then a *cluster* call putting every atom in exactly one snippet;
+``atoms_from: given`` clusters MedSNIP-Bench's own atoms), ``direct`` (one call), and the bench's own
+``human_atoms`` / ``human_snippets`` (no call). An answer whose repaired decomposition is still malformed becomes
+one whole-text unit (``fallback: true``) when ``fallback_whole_text`` is set, else none; an answer whose call
+failed has no units.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypedDict
 
+from medfc.common.jsoncache import UnitCache
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
 from medfc.llm.base import Conversation, Ledger, LLMClient
 from medfc.llm.prompts import Prompt, load_prompt
-from medfc.medsnip.cache import UnitCache
-from medfc.medsnip.calls import USAGE_KEYS, CallResult, cached_ask, gen_params, llm_identity, llm_prices
+from medfc.medsnip.calls import CallResult, cached_ask, gen_params, llm_identity, llm_prices, usage_total
 from medfc.medsnip.options import DecomposeOptions
 from medfc.medsnip.records import Answer, Unit
 from medfc.medsnip.sentences import Sentence, align_atoms, numbered, split_sentences
 
 PATTERN_ENUM: list[JSONValue] = ["A", "B", "C", "D", "E", "F"]
 Check = Callable[[int, JSONValue], str | None]  # a semantic check of item i's answer (:func:`medfc.llm.structured.ask_json`)
-
-
-class _NumberedAtom(TypedDict):
-    """An atom of one answer as the cluster call numbers it: extracted, or MedSNIP-Bench's own."""
-
-    index: int
-    text: str
-    source_sentences: list[int]
 _INDEX_LIST = {"type": "array", "items": {"type": "integer"}, "minItems": 1}
 _TEXT = {"type": "string", "minLength": 1, "pattern": r"\S"}
 
@@ -72,21 +61,14 @@ def answer_sentences(answer: Answer) -> list[Sentence]:
     return sents
 
 
-def _spans(sents: Sequence[Sentence], idx: Sequence[int]) -> list[list[int]]:
-    return [[sents[i].start, sents[i].end] for i in idx if 0 <= i < len(sents)]
-
-
 def _unit(answer: Answer, mode: str, n: int, text: str, sents: Sequence[Sentence], *, pattern: str | None = None,
           source_atoms: Sequence[int] = (), source_sentences: Sequence[int] = (), fallback: bool = False,
           labels: dict[str, str] | None = None, notes: str = "", atoms_from: str | None = None) -> Unit:
     ss = sorted(set(int(i) for i in source_sentences))
     return {"unit_id": f"{answer['answer_id']}:{mode}:{n}", "answer_id": answer["answer_id"], "mode": mode, "index": n,
             "text": text, "pattern": pattern, "source_atoms": [int(a) for a in source_atoms], "source_sentences": ss,
-            "spans": _spans(sents, ss), "fallback": fallback, "labels": labels or {}, "notes": notes, "atoms_from": atoms_from}
-
-
-def _whole(answer: Answer, mode: str, sents: Sequence[Sentence]) -> Unit:
-    return _unit(answer, mode, 1, " ".join(answer["text"].split()), sents, source_sentences=range(len(sents)), fallback=True)
+            "spans": [[sents[i].start, sents[i].end] for i in ss if 0 <= i < len(sents)], "fallback": fallback,
+            "labels": labels or {}, "notes": notes, "atoms_from": atoms_from}
 
 
 def human_units(answer: Answer, mode: str) -> list[Unit]:
@@ -157,9 +139,10 @@ class Decomposer:
                 self.report.skip(a["answer_id"], f"{kind}_malformed", str(r["error"])[:300])
         return res
 
-    def extract(self, answers: Sequence[Answer], sents: dict[str, list[Sentence]]) -> list[CallResult]:
-        convs = [self.prompts["extract"].render(**_fields(a, sents[a["answer_id"]])) for a in answers]
-        return self._ask("extract", answers, convs, EXTRACT_SCHEMA,
+    def on_sentences(self, kind: str, answers: Sequence[Answer], sents: dict[str, list[Sentence]]) -> list[CallResult]:
+        """The ``extract`` or ``direct`` call on each answer's numbered sentences."""
+        convs = [self.prompts[kind].render(**_fields(a, sents[a["answer_id"]])) for a in answers]
+        return self._ask(kind, answers, convs, EXTRACT_SCHEMA if kind == "extract" else DIRECT_SCHEMA,
                          _range_check("source_sentences", lambda i: len(sents[answers[i]["answer_id"]]), 0))
 
     def cluster(self, answers: Sequence[Answer], atoms: list[list[str]], contexts: list[JSONValue]) -> list[CallResult]:
@@ -185,13 +168,12 @@ class Decomposer:
 
         return self._ask("cluster", answers, convs, CLUSTER_SCHEMA, check)
 
-    def direct(self, answers: Sequence[Answer], sents: dict[str, list[Sentence]]) -> list[CallResult]:
-        convs = [self.prompts["direct"].render(**_fields(a, sents[a["answer_id"]])) for a in answers]
-        return self._ask("direct", answers, convs, DIRECT_SCHEMA, _range_check("source_sentences", lambda i: len(sents[answers[i]["answer_id"]]), 0))
-
     def _fallback(self, answer: Answer, sents: Sequence[Sentence]) -> list[Unit]:
         self.counts["fallback_whole_text"] += 1
-        return [_whole(answer, self.opts.mode, sents)] if self.opts.fallback_whole_text else []
+        if not self.opts.fallback_whole_text:
+            return []
+        return [_unit(answer, self.opts.mode, 1, " ".join(answer["text"].split()), sents,
+                      source_sentences=range(len(sents)), fallback=True)]
 
     def run(self, answers: Sequence[Answer]) -> list[Unit]:
         mode = self.opts.mode
@@ -201,7 +183,7 @@ class Decomposer:
         sents = {a["answer_id"]: answer_sentences(a) for a in answers}
         units: list[Unit] = []
         if mode == "direct":
-            for a, r in zip(answers, self.direct(answers, sents)):
+            for a, r in zip(answers, self.on_sentences("direct", answers, sents)):
                 s = sents[a["answer_id"]]
                 if r["failed"]:
                     continue
@@ -213,7 +195,7 @@ class Decomposer:
                              for k, sn in enumerate(r["value"]["snippets"]))
             return units
         given = mode == "group" and self.opts.atoms_from == "given"
-        atoms: dict[str, list[_NumberedAtom]] = {}
+        atoms: dict[str, list[dict[str, JSONValue]]] = {}  # each answer's atoms as the cluster call numbers them
         contexts: dict[str, JSONValue] = {}
         if given:
             for a in answers:
@@ -226,7 +208,7 @@ class Decomposer:
                                          for x, j in zip(a["atoms"], al)]
                 contexts[a["answer_id"]] = dict(a.get("shared_context") or {})
         else:
-            for a, r in zip(answers, self.extract(answers, sents)):
+            for a, r in zip(answers, self.on_sentences("extract", answers, sents)):
                 if r["ok"]:
                     atoms[a["answer_id"]] = [{"index": k + 1, "text": x["text"].strip(), "source_sentences": x["source_sentences"]}
                                              for k, x in enumerate(r["value"]["atoms"])]
@@ -269,14 +251,12 @@ class Decomposer:
         return sum(v for k, v in self.counts.items() if k.endswith("_malformed"))
 
     def info(self, n_answers: int, units: Sequence[Unit], ledger: Ledger) -> dict[str, object]:
-        """The decompose step's info: mode, counts, usage per answer and in all, cache, failures, calls, patterns, prices."""
+        """The decompose step's info (counts, usage, cache, failures, calls, patterns, prices)."""
         usage = {aid: dict(c) for aid, c in sorted(self.usage.items())}
-        total: Counter = Counter()
-        for c in self.usage.values():
-            total.update(c)
         llm = self.opts.llm
         return {"mode": self.opts.mode, "counts": dict(sorted(self.counts.items())), "usage_by_answer": usage,
-                "usage": {k: int(total.get(k, 0)) for k in USAGE_KEYS}, "cache": dict(self.cache.stats), "failed": len(self.failures),
+                "usage": usage_total(self.usage.values()), "cache": dict(self.cache.stats),
+                "failed": len(self.failures),
                 "unparsed": self.n_malformed, "n_answers": n_answers, "n_units": len(units), "calls": ledger.as_dict(llm_prices(llm)),
                 "patterns": dict(sorted(Counter(str(u["pattern"]) for u in units).items())),
-                "prices": None if llm is None else {"input_per_mtok": llm.price_input_per_mtok, "output_per_mtok": llm.price_output_per_mtok}}
+                "prices": None if llm is None else dataclasses.asdict(llm_prices(llm))}

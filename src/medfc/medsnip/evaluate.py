@@ -1,42 +1,32 @@
-"""MedSNIP's scoring of verdicts (the ``score`` step's library): every (verifier, mode) *arm* at the scoring
-level, Δ vs the baseline mode, the NEI claims' predictions, per-pattern analysis, boundary fidelity, and the
-τ sweep of MedSNIP Table 6. A unit whose call failed has no verdict: it is left out of the scores (not an
-abstention) and counted in the report's exclusions."""
+"""MedSNIP's scoring of verdicts (the ``score`` step): every (verifier, mode) *arm* at the scoring level, Δ vs the
+baseline mode, the NEI claims' predictions, per-pattern analysis, boundary fidelity, and the τ sweep of MedSNIP
+Table 6. A unit whose call failed is left out of the scores (not an abstention), counted in the report."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import NotRequired, TypedDict
+from collections.abc import Iterable, Mapping, Sequence
 
 from medfc.common.jsontypes import JSONValue
 from medfc.common.report import SkipReport
 from medfc.llm.base import Prices
 from medfc.medsnip import analysis
-from medfc.medsnip.calls import USAGE_KEYS
+from medfc.medsnip.calls import usage_total
 from medfc.medsnip.options import MODES, ScoreOptions
 from medfc.medsnip.records import Answer, UnitFields, Verdict
 from medfc.medsnip.sources import ANSWER_SOURCES
 from medfc.scoring.medsnip import FALSE, Bootstrap, aggregate, binary_scores, clustered_paired_bootstrap, nei_counts, paired_bootstrap
 
 VerdictGroups = dict[tuple[str, str], list[Verdict]]
-
-
-class Arm(TypedDict):
-    """One (verifier, mode) arm at the scoring level (:func:`_arm`): gold, predictions and clusters, the NEI
-    claims' predictions (HealthFC), and its scores once computed."""
-
-    gold: list[str | None]
-    pred: list[str | None]
-    clusters: list[Hashable]
-    nei_pred: NotRequired[list[str | None]]
-    scores: NotRequired[dict[str, object]]
+# one (verifier, mode) arm at the scoring level (:func:`_arm`): gold, pred and clusters, the NEI claims' predictions
+# (nei_pred, HealthFC), and its scores once computed
+Arm = dict[str, object]
 
 
 def group_verdicts(records: Iterable[Verdict]) -> VerdictGroups:
-    """The verdict records by (verifier, mode), each group and the groups in the order read (the first
-    verifier read of a mode gives that mode's units to the fidelity and the patterns)."""
+    """The verdict records by (verifier, mode), in the order read (the first verifier of a mode gives that mode's
+    units to the fidelity and the patterns)."""
     groups: VerdictGroups = defaultdict(list)
     for r in records:
         groups[(r["verifier"], r["mode"])].append(r)
@@ -44,8 +34,7 @@ def group_verdicts(records: Iterable[Verdict]) -> VerdictGroups:
 
 
 def effective_verdict(v: Verdict, tau: float) -> str | None:
-    """The unit's verdict after the τ gate of the retrieval verifier (None = not addressed; a failed call
-    has none, and is left out of the unit-level scores altogether, see :func:`_arm`)."""
+    """The unit's verdict after the τ gate of the retrieval verifier (None = not addressed or failed)."""
     if v.get("failed") or v.get("verdict") is None or v.get("abstained"):
         return None
     if v.get("gated"):
@@ -56,8 +45,7 @@ def effective_verdict(v: Verdict, tau: float) -> str | None:
 
 
 def _unit_gold(mode: str, recs: Sequence[Verdict], answers: Mapping[str, Answer], opts: ScoreOptions) -> list[str | None]:
-    """The gold of each unit: the physician's label of a human atom, the chosen label of a human snippet, the
-    projected label of an automatic unit (:func:`medfc.medsnip.analysis.project_labels`; None without snippets)."""
+    """The gold of each unit: a human unit's label, the projected label of an automatic one (None without snippets)."""
     if mode == "human_atoms":
         return [r["labels"].get("physician") for r in recs]
     if mode == "human_snippets":
@@ -74,8 +62,7 @@ def _unit_gold(mode: str, recs: Sequence[Verdict], answers: Mapping[str, Answer]
 
 
 def _arm(recs: Sequence[Verdict], answers: Mapping[str, Answer], opts: ScoreOptions, report: SkipReport) -> Arm:
-    """Gold, predictions and clusters of one (verifier, mode) arm at the scoring level; a unit whose call failed is
-    left out (counted in the report's exclusions)."""
+    """Gold, predictions and clusters of one (verifier, mode) arm at the scoring level."""
     mode = recs[0]["mode"]
     eff = [effective_verdict(r, opts.tau) for r in recs]
     n_failed = sum(bool(r.get("failed")) for r in recs)
@@ -101,7 +88,7 @@ def _arm(recs: Sequence[Verdict], answers: Mapping[str, Answer], opts: ScoreOpti
 
 
 def _unlabelled_nei(answer: Answer) -> bool:
-    """Whether ``answer`` comes from a source whose answers without a label are NOT ENOUGH INFO claims (HealthFC's)."""
+    """Whether ``answer``'s source takes an answer without a label as a NOT ENOUGH INFO claim (HealthFC's)."""
     source = ANSWER_SOURCES.get(str(answer.get("source")))
     return source is not None and source.unlabelled_nei
 
@@ -113,8 +100,8 @@ def _nei_ids(answers: Mapping[str, Answer]) -> list[str]:
 
 def _fidelity(answers: Mapping[str, Answer], units_by_mode: Mapping[str, Sequence[UnitFields]],
               options: ScoreOptions) -> dict[str, dict[str, float | int | None]]:
-    """Boundary fidelity of every automatic snippet mode against the bench's human snippets: sentence-set
-    F1 and ARI, and the texts of the best set-F1 pairs compared by embedding cosine and ROUGE-L."""
+    """Boundary fidelity of every automatic snippet mode against the bench's human snippets: sentence-set F1, ARI,
+    and the best pairs' texts compared by embedding cosine and ROUGE-L."""
     from medfc.medsnip.decompose import answer_sentences, human_units
 
     out: dict[str, dict[str, float | int | None]] = {}
@@ -158,8 +145,7 @@ def _fidelity(answers: Mapping[str, Answer], units_by_mode: Mapping[str, Sequenc
 
 
 def _per_pattern(groups: Mapping[tuple[str, str], Sequence[Verdict]], opts: ScoreOptions) -> dict[str, dict[str, dict[str, float | int | str]]]:
-    """Per verifier that verified both the human snippets and the human atoms: each pattern's FF1 of the
-    snippets against that of their atoms (:func:`medfc.medsnip.analysis.per_pattern`)."""
+    """Per verifier of both the human snippets and atoms: each pattern's FF1 of the snippets against their atoms'."""
     out: dict[str, dict[str, dict[str, float | int | str]]] = {}
     for verifier in sorted({v for v, _ in groups}):
         snips, atoms = groups.get((verifier, "human_snippets")), groups.get((verifier, "human_atoms"))
@@ -181,17 +167,8 @@ def _prices_of(info: Mapping[str, JSONValue]) -> Prices | None:
     return Prices(p["input_per_mtok"], p["output_per_mtok"]) if p else None
 
 
-def _usage_of(recs: Sequence[Verdict]) -> dict[str, int]:
-    """Calls and tokens of the verdicts' calls, cached or not."""
-    c: Counter[str] = Counter()
-    for r in recs:
-        c.update(r.get("usage") or {})
-    return {k: int(c.get(k, 0)) for k in USAGE_KEYS}
-
-
 def _compare(base: Arm, arm: Arm, opts: ScoreOptions) -> Bootstrap:
-    """Paired bootstrap of Δ = FF1(arm) − FF1(base): over answers (answer level), over whole answers'
-    units (unit level, the arms holding different units per answer)."""
+    """Paired bootstrap of Δ = FF1(arm) − FF1(base): over answers, or over whole answers' units (unit level)."""
     if opts.level == "answer":
         return paired_bootstrap(arm["gold"], base["pred"], arm["pred"], n_resamples=opts.n_resamples, seed=opts.seed, alpha=1 - opts.ci_level)
     return clustered_paired_bootstrap((base["gold"], base["pred"], base["clusters"]), (arm["gold"], arm["pred"], arm["clusters"]),
@@ -200,23 +177,18 @@ def _compare(base: Arm, arm: Arm, opts: ScoreOptions) -> Bootstrap:
 
 def evaluate(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Sequence[Verdict]], decompositions: Iterable[Mapping[str, JSONValue]],
              verifications: Iterable[Mapping[str, JSONValue]], options: ScoreOptions, report: SkipReport) -> dict[str, object]:
-    """The ``score`` step's result from the answers, the verdicts by (verifier, mode) (:func:`group_verdicts`) and the
-    decompose and verify infos (usage, failures, prices): every arm's scores and Δ vs the baseline mode, the
-    per-pattern analysis, the boundary fidelity and the patterns per mode."""
-    dec_usage: dict[str, dict[str, int]] = {}
-    dec_prices: dict[str, Prices | None] = {}
-    dec_counts: dict[str, dict[str, int]] = {}
-    for info in decompositions:
-        dec_usage[info["mode"]] = info["usage"]
-        dec_counts[info["mode"]] = {"failed": int(info.get("failed") or 0), "unparsed": int(info.get("unparsed") or 0)}
-        dec_prices[info["mode"]] = _prices_of(info)
+    """The ``score`` step's result from the answers, the verdicts by (verifier, mode) and the decompose and verify
+    infos: every arm's scores and Δ vs the baseline mode, the per-pattern analysis, boundary fidelity and patterns."""
+    decs = {info["mode"]: info for info in decompositions}
     ver_prices = {info["verifier"]: _prices_of(info) for info in verifications}
     arms: dict[tuple[str, str], Arm] = {}
     for (verifier, mode), recs in sorted(groups.items()):
         arm = arms[(verifier, mode)] = _arm(recs, answers, options, report)
         eff = [effective_verdict(r, options.tau) for r in recs]
         answered = [e for r, e in zip(recs, eff) if not r.get("failed")]
-        cost = analysis.cost_summary(dec_usage.get(mode, {}), _usage_of(recs), dec_prices.get(mode), ver_prices.get(verifier))
+        dec = decs.get(mode, {})
+        cost = analysis.cost_summary(dec.get("usage", {}), usage_total(r.get("usage") or {} for r in recs),
+                                     _prices_of(dec), ver_prices.get(verifier))
         arm["scores"] = {"verifier": verifier, "mode": mode, **binary_scores(arm["gold"], arm["pred"], "drop"),
                          "ff1_interval": analysis.ff1_interval(arm["gold"], arm["pred"], arm["clusters"], options.n_resamples,
                                                                options.seed, 1 - options.ci_level) if arm["gold"] else None,
@@ -224,7 +196,7 @@ def evaluate(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Seq
                          "unit_coverage": sum(e is not None for e in answered) / len(answered) if answered else 0.0,
                          "n_failed": len(recs) - len(answered),
                          "n_unparsed": sum(bool(r.get("unparsed") or r.get("malformed")) for r in recs),
-                         "decompose": dec_counts.get(mode, {"failed": 0, "unparsed": 0}),
+                         "decompose": {k: int(dec.get(k) or 0) for k in ("failed", "unparsed")},
                          "verdicts": dict(Counter(str(e) for e in eff)), "cost": cost,
                          "rounds_mean": sum(r.get("rounds", 0) for r in recs) / len(recs)}
         if "nei_pred" in arm:
@@ -242,25 +214,12 @@ def evaluate(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Seq
             "patterns": {m: dict(sorted(Counter(str(u["pattern"]) for u in us).items())) for m, us in sorted(units_by_mode.items())}}
 
 
-class TauRow(TypedDict):
-    """One row of :func:`tau_sweep`: an arm at one τ (None: an ungated arm, which τ does not change)."""
-
-    verifier: str
-    mode: str
-    tau: float | None
-    configured: bool
-    n: int
-    scored: int
-    coverage: float
-    ff1: float
-
-
 def tau_sweep(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Sequence[Verdict]], options: ScoreOptions,
-              taus: Iterable[float]) -> list[TauRow]:
+              taus: Iterable[float]) -> list[dict[str, object]]:
     """Coverage and FF1 of every arm as τ varies over ``taus`` (and ``options.tau``, ascending): a gated arm (the
     retrieval verifier's) once per τ, then each ungated arm once (``tau`` None), from the verdicts as they are."""
     grid = sorted({*map(float, taus), float(options.tau)})
-    rows: list[TauRow] = []
+    rows = []
     for (verifier, mode), recs in sorted(groups.items(), key=lambda kv: (not any(r.get("gated") for r in kv[1]), kv[0][0], MODES.index(kv[0][1]))):
         gated = any(r.get("gated") for r in recs)
         for tau in (grid if gated else [None]):

@@ -1,7 +1,5 @@
-"""MedSNIP Fig. 21: verifier calls against false-class F1, one point per verifier and mode, drawn at a column's printed
-width (3.3 in) with no text under 7 pt, saved as PNG and PDF (TrueType fonts, as publishers take them).
-
-matplotlib is imported inside :func:`calls_figure`: the step module loads it only when the figure is drawn."""
+"""MedSNIP Fig. 21: verifier calls against false-class F1, one point per verifier and mode, at a column's printed
+width with no text under 7 pt, as PNG and PDF (matplotlib is imported only when the figure is drawn)."""
 
 from __future__ import annotations
 
@@ -18,9 +16,8 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
 
 def calls_figure(points: Sequence[Mapping[str, object]], title: str, stem: str | os.PathLike) -> list[Path]:
-    """Verifier calls (x) against FF1 (y) of each arm of ``points`` (:func:`medfc.medsnip.table.calls_points`): colour
-    by mode, marker by verifier, a verifier's modes joined by a thin line in the modes' order; points that coincide
-    stay visible as rings (each later mode drawn smaller on top); ``stem``.png and .pdf."""
+    """Verifier calls (x) against FF1 (y) of each arm: colour by mode, marker by verifier, a verifier's modes joined
+    by a line; points that coincide stay visible as rings (each later mode drawn smaller on top)."""
     import matplotlib
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D

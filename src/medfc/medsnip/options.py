@@ -1,6 +1,5 @@
-"""Typed, frozen options of the MedSNIP steps, no defaults: every default lives in the ``medsnip`` section of
-workflow/schemas/config.schema.yaml. Each class's ``_check`` holds the cross-field checks, which
-:meth:`medfc.common.options.Options.from_mapping` runs naming the dotted key."""
+"""Typed, frozen options of the MedSNIP steps, no defaults (they live in the schema's ``medsnip`` section). Each
+class's ``_check`` holds the cross-field checks, which :meth:`Options.from_mapping` runs naming the dotted key."""
 
 from __future__ import annotations
 
@@ -28,15 +27,8 @@ SEARCH_SOURCES = get_args(SearchSource)
 
 
 @dataclass(frozen=True)
-class MedsnipOptions(Options):
-    """Base of the MedSNIP options. The cross-field checks are each class's ``_check``, which
-    :meth:`Options.from_mapping` runs with the dotted key (``options.llm.model: empty``)."""
-
-
-@dataclass(frozen=True)
-class LLMOptions(MedsnipOptions):
-    """One LLM as :func:`medfc.medsnip.calls.make_llm` builds it (the config's ``medsnip.llm`` with a role's
-    overrides)."""
+class LLMOptions(Options):
+    """One LLM (the config's ``medsnip.llm`` with a role's overrides)."""
 
     backend: BackendName  # a name of medfc.common.llm_backends.LLM_BACKENDS
     model: str  # a local directory / hub name (transformers) or the served model name (openai)
@@ -66,7 +58,7 @@ class LLMOptions(MedsnipOptions):
 
 
 @dataclass(frozen=True)
-class PrepareOptions(MedsnipOptions):
+class PrepareOptions(Options):
     source: Annotated[str, OneOf(source_names)]  # a registered answer source (medfc.medsnip.sources)
     splits: tuple[str, ...]  # bench: splits kept (empty = all)
     rewrite_claims: bool  # healthfc: the claim question rewritten as the statement it asserts
@@ -83,7 +75,7 @@ class PrepareOptions(MedsnipOptions):
 
 
 @dataclass(frozen=True)
-class DecomposeOptions(MedsnipOptions):
+class DecomposeOptions(Options):
     mode: Mode
     atoms_from: Literal["extract", "given"]  # group mode: the decomposer's atoms | the answer's own (the bench's)
     fallback_whole_text: bool  # an answer whose decomposition stays malformed becomes one unit
@@ -97,7 +89,7 @@ class DecomposeOptions(MedsnipOptions):
 
 
 @dataclass(frozen=True)
-class PubMedSearchOptions(MedsnipOptions):
+class PubMedSearchOptions(Options):
     cache_dir: str
     email: str
     eutils_url: str
@@ -106,7 +98,7 @@ class PubMedSearchOptions(MedsnipOptions):
 
 
 @dataclass(frozen=True)
-class BM25Options(MedsnipOptions):
+class BM25Options(Options):
     passages: str  # JSONL of passages; "" = no local index
     text_field: str
     title_field: str
@@ -115,14 +107,14 @@ class BM25Options(MedsnipOptions):
 
 
 @dataclass(frozen=True)
-class WebSearchOptions(MedsnipOptions):
+class WebSearchOptions(Options):
     url: str  # a Serper-compatible search endpoint
     api_key_env: str
     http_cache_dir: str
 
 
 @dataclass(frozen=True)
-class RetrievalOptions(MedsnipOptions):
+class RetrievalOptions(Options):
     max_rounds: int
     reprompt_below: float
     hits_per_search: int
@@ -146,7 +138,7 @@ class RetrievalOptions(MedsnipOptions):
 
 
 @dataclass(frozen=True)
-class VerifyOptions(MedsnipOptions):
+class VerifyOptions(Options):
     verifier: Annotated[Verifier, OneOf(kind_names)]  # a registered verifier kind (medfc.medsnip.verifier_kinds)
     name: str  # the verifier's name in tables, e.g. "gpt-oss-20b"
     unparsed: Literal["false", "abstain"]  # a single-call answer neither true nor false: FALSE (the paper) | abstain
@@ -161,7 +153,7 @@ class VerifyOptions(MedsnipOptions):
 
 
 @dataclass(frozen=True)
-class ScoreOptions(MedsnipOptions):
+class ScoreOptions(Options):
     level: Literal["answer", "unit"]  # answer: units aggregated to answers | unit: MedSNIP-Bench units vs unit gold
     aggregation: Aggregation
     threshold_k: int
@@ -188,9 +180,9 @@ class ScoreOptions(MedsnipOptions):
 
 
 @dataclass(frozen=True)
-class FetchOptions(MedsnipOptions):
-    """A dataset's file on the Hugging Face Hub (``medsnip.datasets.<dataset>.hf``) + ``cache_dir`` (where it is
-    downloaded once): the file of the configuration's train split (:func:`medfc.medsnip.hub.hub_file`) at ``revision``."""
+class FetchOptions(Options):
+    """A dataset's file on the Hugging Face Hub (``medsnip.datasets.<dataset>.hf``) and the ``cache_dir`` it is
+    downloaded into once."""
 
     dataset: Annotated[str, OneOf(source_names)]
     repo: str  # <owner>/<name> of the dataset's repository
@@ -218,15 +210,14 @@ class FetchOptions(MedsnipOptions):
 
 
 @dataclass(frozen=True)
-class TableOptions(MedsnipOptions):
+class TableOptions(Options):
     title: str  # the dataset's name in the caption, e.g. "HealthFC"
     dataset: str  # its answer source's name: the paper's rows of it are read under that name (medsnip.datasets.<dataset>)
 
 
 @dataclass(frozen=True)
-class StructureOptions(MedsnipOptions):
-    """MedSNIP Table 3: the datasets in the order of the ``answers`` inputs, their titles, and the dataset and mode of
-    each ``units`` input, in its order."""
+class StructureOptions(Options):
+    """MedSNIP Table 3: the datasets of the ``answers`` inputs, their titles, the ``units`` inputs' dataset and mode."""
 
     datasets: tuple[str, ...]
     titles: dict[str, str]
@@ -234,8 +225,8 @@ class StructureOptions(MedsnipOptions):
 
 
 @dataclass(frozen=True)
-class TauOptions(MedsnipOptions):
-    """MedSNIP Table 6 of one dataset: its title, the thresholds swept and the dataset's scoring (its τ among them)."""
+class TauOptions(Options):
+    """MedSNIP Table 6 of one dataset: its title, the thresholds swept and the dataset's scoring."""
 
     title: str
     taus: tuple[float, ...]

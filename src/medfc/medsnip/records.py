@@ -1,21 +1,11 @@
-"""The records the MedSNIP steps write and read back, one JSON line each: answers (``prepare``,
-:mod:`medfc.medsnip.answers`), units (``decompose``, :mod:`medfc.medsnip.decompose`) and verdicts
-(``verify``, :mod:`medfc.medsnip.verify`); and the usage a call record carries. Values copied as the
-source gives them are JSON values."""
+"""The records the MedSNIP steps write and read back, one JSON line each: answers (``prepare``), units
+(``decompose``) and verdicts (``verify``)."""
 
 from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
 from medfc.common.jsontypes import JSONValue
-
-
-class Usage(TypedDict):
-    """The calls and tokens of one item's LLM calls."""
-
-    calls: int
-    prompt_tokens: int
-    completion_tokens: int
 
 
 class Atom(TypedDict):
@@ -26,12 +16,6 @@ class Atom(TypedDict):
     label: str
 
 
-class SnippetLabels(TypedDict):
-    atomic: str
-    general: str
-    contextual: str
-
-
 class Snippet(TypedDict):
     """A human snippet of a MedSNIP-Bench answer: its atoms (indices) and its three labels."""
 
@@ -40,7 +24,7 @@ class Snippet(TypedDict):
     text: str
     atoms: list[int]
     pattern: str
-    labels: SnippetLabels
+    labels: dict[str, str]  # TRUE / FALSE by atomic, general, contextual
     is_ambiguous: bool
     notes: str
 
@@ -116,5 +100,5 @@ class Verdict(UnitFields):
     rounds: int
     evidence: list[Evidence]
     raw: str
-    usage: NotRequired[Usage]
+    usage: NotRequired[dict[str, int]]  # its calls, prompt_tokens, completion_tokens
     cached: NotRequired[bool]

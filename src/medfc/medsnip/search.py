@@ -1,7 +1,6 @@
 """Search backends of the retrieval-augmented verifier (MedSNIP §4.3): the clients shared with HealthFC's
-open-domain evidence (:mod:`medfc.retrieval.search`, re-exported here) and MedSNIP's own :class:`BM25Search`, a
-local BM25 index (``bm25s``) over any JSONL of passages. :func:`make_searchers` builds the sources
-``medsnip.retrieval.sources`` names, each behind the per-(query, k) search cache.
+open-domain evidence (:mod:`medfc.retrieval.search`) and :class:`BM25Search`, a local BM25 index (``bm25s``) over
+a JSONL of passages. :func:`make_searchers` builds the sources ``medsnip.retrieval.sources`` names.
 """
 
 from __future__ import annotations
@@ -11,13 +10,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from medfc.common.io import read_jsonl
-from medfc.medsnip.cache import UnitCache
+from medfc.common.jsoncache import UnitCache
 from medfc.medsnip.options import RetrievalOptions
-from medfc.retrieval.search import CachedSearch, Hit, PubMedSearch, SearchBackend, WebSearch, WikipediaSearch
+from medfc.retrieval.search import CachedSearch, Hit, SearchBackend
 from medfc.retrieval.search_sources import Connection, PubMedSourceOptions, WebSourceOptions, build_client
-
-__all__ = ["BM25Search", "CachedSearch", "Hit", "PubMedSearch", "SEARCHERS", "SearchBackend", "WebSearch", "WikipediaSearch",
-           "make_searchers", "render_hits"]
 
 
 class BM25Search:

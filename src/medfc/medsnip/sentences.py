@@ -1,7 +1,6 @@
 """Deterministic sentence splitting of an answer by the MedSNIP decomposer's rules (MedSNIP §9c, §9f; listed in
-docs/medsnip.md), and atom → sentence alignment. Each :class:`Sentence` keeps its character span in the original
-answer (removed characters are masked, not deleted, so offsets never shift); :func:`align_atoms` maps an atom to
-the sentence covering most of its word tokens when that recall is at least 0.5.
+docs/medsnip.md), and atom → sentence alignment. Each :class:`Sentence` keeps its character span in the answer
+(removed characters are masked, not deleted, so offsets never shift).
 """
 
 from __future__ import annotations
@@ -89,13 +88,9 @@ def split_sentences(text: str) -> list[Sentence]:
     return out
 
 
-def tokens(text: str) -> set[str]:
-    return {t.lower() for t in TOKEN_RE.findall(text or "")}
-
-
 def token_recall(atom: str, sentence: str) -> float:
     """Share of the atom's word tokens that occur in the sentence."""
-    a, s = tokens(atom), tokens(sentence)
+    a, s = ({t.lower() for t in TOKEN_RE.findall(text or "")} for text in (atom, sentence))
     return len(a & s) / len(a) if a and s else 0.0
 
 

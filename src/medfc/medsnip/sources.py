@@ -1,6 +1,6 @@
-"""The registry of MedSNIP's answer sources (:class:`AnswerSource`): the plan, the prepare step and the scoring
-look a source up, never compare its name. Each has its section ``medsnip.datasets.<name>`` in the schema.
-A light module (read when Snakemake plans the DAG); a loader is imported when a job reads answers."""
+"""The registry of MedSNIP's answer sources, each with its section ``medsnip.datasets.<name>`` in the schema: the
+plan, the prepare step and the scoring look a source up, never compare its name. A light module (read when
+Snakemake plans the DAG)."""
 
 from __future__ import annotations
 
@@ -11,31 +11,23 @@ from medfc.common.registry import load, lookup
 from medfc.common.report import SkipReport
 from medfc.medsnip.records import Answer
 
-Loader = Callable[[str, SkipReport, object], list[Answer]]  # (the answers' file, the step's report, its PrepareOptions) → answers
+Loader = Callable[[str, SkipReport, object], list[Answer]]  # (answers' file, step's report, PrepareOptions) → answers
 
 
 @dataclass(frozen=True)
 class AnswerSource:
-    """One source of answers. ``loader``: ``"module:function"``, ``(path, report, options) → answers``.
-    ``healthfc_dataset``: its answers are the workflow's HealthFC dataset (built as needed), else the file its
-    section's ``path`` names. ``rewrites``: its claims may be rewritten as the statements they assert (its section's
-    ``rewrite_claims``). ``human_units``: it ships human units, the modes ``human_atoms`` and ``human_snippets``
-    (its section's ``human_units``). ``given_atoms``: the group mode may take its own atoms (``medsnip.atoms_from``).
-    ``own_level``: scored at its section's ``level`` against its ``baseline_mode`` (else per answer, against
-    atoms). ``unlabelled_nei``: its answers without a label are NOT ENOUGH INFO claims, verified but never scored.
-    ``hub``: its section's ``path`` may be null, and its answers are then read from its file on the Hugging Face Hub
-    at the commit and SHA-256 its section's ``hf`` pins, downloaded where Snakemake runs (the rule ``medsnip_fetch``)."""
+    """One source of answers (what each flag allows is its section's key of the same name, if any)."""
 
     name: str
     title: str
-    loader: str
-    healthfc_dataset: bool = False
-    rewrites: bool = False
-    human_units: bool = False
-    given_atoms: bool = False
-    own_level: bool = False
-    unlabelled_nei: bool = False
-    hub: bool = False
+    loader: str  # "module:function", (path, report, options) → answers
+    healthfc_dataset: bool = False  # its answers are the workflow's HealthFC dataset, else the file its path names
+    rewrites: bool = False  # its claims may be rewritten as the statements they assert (rewrite_claims)
+    human_units: bool = False  # it ships human units: the modes human_atoms and human_snippets
+    given_atoms: bool = False  # the group mode may take its own atoms (medsnip.atoms_from)
+    own_level: bool = False  # scored at its section's level against its baseline_mode (else per answer, vs atoms)
+    unlabelled_nei: bool = False  # its answers without a label are NOT ENOUGH INFO claims, verified, never scored
+    hub: bool = False  # path may be null: its file on the Hugging Face Hub at the pinned hf commit (medsnip_fetch)
 
     def rewrites_claims(self, section: Mapping[str, object]) -> bool:
         """Whether its claims are rewritten, by its section ``medsnip.datasets.<name>`` (a source that allows it)."""

@@ -1,16 +1,15 @@
 """HealthFC claims (questions) rewritten into the statements they assert (``prepare``'s ``rewrite_claims``): one
-cached JSON call per claim (prompt ``medsnip/healthfc_statement``). A malformed answer or failed call keeps the
-question; failed calls fail the step unless ``max_failed_share`` allows them."""
+cached JSON call per claim. A malformed answer or failed call keeps the question."""
 
 from __future__ import annotations
 
 from collections import Counter
 
+from medfc.common.jsoncache import UnitCache
 from medfc.common.jsontypes import JSONValue
 from medfc.common.report import SkipReport
 from medfc.llm.base import Ledger, LLMClient
 from medfc.llm.prompts import load_prompt
-from medfc.medsnip.cache import UnitCache
 from medfc.medsnip.calls import cached_ask, check_failures, count_failures, gen_params, llm_identity, llm_prices
 from medfc.medsnip.options import PrepareOptions
 from medfc.medsnip.records import Answer
@@ -19,8 +18,7 @@ STATEMENT_SCHEMA: dict[str, JSONValue] = {"type": "object", "required": ["statem
 
 
 def rewrite_statements(answers: list[Answer], client: LLMClient, opts: PrepareOptions, report: SkipReport, ledger: Ledger) -> dict[str, object]:
-    """Rewrite each HealthFC claim (a question) into the statement it asserts, the answer's text (in place); returns
-    the rewrite's info (usage, cache, calls, failed claims)."""
+    """Rewrite each claim into the statement it asserts, the answer's text (in place); returns the rewrite's info."""
     assert opts.llm is not None
     prompt = load_prompt("medsnip/healthfc_statement", opts.prompt_dir)
     repair = load_prompt("llm/json_repair", opts.prompt_dir)

@@ -1,10 +1,7 @@
 """Workflow steps of the MedSNIP stage: fetch → prepare → decompose → verify → score → table, and MedSNIP Table 3
-(``structure``), Table 6 (``tau``) and Fig. 21 (``calls``); inputs and outputs in docs/medsnip.md. Every step is
-``step(inputs, outputs, options[, runtime])``; those that may run a local model take ``runtime`` (its threads).
-
-A failed LLM call is never a statement, unit or verdict: ``prepare``, ``decompose`` and ``verify`` cache what was
-answered, then raise :class:`~medfc.medsnip.calls.LLMCallsFailed` unless the LLM's ``max_failed_share`` allows that
-many; then the failed items are written as such, counted in the info and report and left out of scoring.
+(``structure``), Table 6 (``tau``) and Fig. 21 (``calls``); inputs and outputs in docs/medsnip.md. ``prepare``,
+``decompose`` and ``verify`` cache what was answered, then raise :class:`~medfc.medsnip.calls.LLMCallsFailed` unless
+the LLM's ``max_failed_share`` allows that many failed calls (then written as such and left out of scoring).
 """
 
 from __future__ import annotations
@@ -16,13 +13,13 @@ from collections.abc import Mapping
 import pandas as pd
 
 from medfc.common.io import input_paths, read_json, read_jsonl, table_stem, write_json, write_jsonl, write_table
+from medfc.common.jsoncache import UnitCache
 from medfc.common.jsontypes import JSONValue
 from medfc.common.options import Runtime
 from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
 from medfc.llm.base import Ledger
 from medfc.medsnip.analysis import structure_stats
-from medfc.medsnip.cache import UnitCache
 from medfc.medsnip.calls import check_failures, count_failures, make_llm
 from medfc.medsnip.decompose import Decomposer
 from medfc.medsnip.evaluate import evaluate, group_verdicts, tau_sweep
@@ -52,14 +49,15 @@ def _write_common(outputs: StepFiles, info: dict[str, object], report: SkipRepor
 
 
 def fetch(inputs: StepFiles, outputs: StepFiles, options: FetchOptions) -> dict[str, object]:
-    """A dataset's file on the Hugging Face Hub at the pinned commit (downloaded once into the cache), checked against
-    its pinned SHA-256 before it is read (a changed file stops naming both hashes and the key), its rows as JSONL."""
+    """A dataset's file on the Hugging Face Hub at the pinned commit, checked against its pinned SHA-256 before it is
+    read, its rows as JSONL."""
     from medfc.common.pinning import record_release, release_record, verify
+    from medfc.common.sources import local_or_cached
     from medfc.medsnip.answers import read_records
-    from medfc.medsnip.hub import fetch_hub_file
+    from medfc.medsnip.hub import hub_cache_path
 
     url = options.url
-    path, cached = fetch_hub_file(url, options.cache_dir)
+    path, cached = local_or_cached(url, hub_cache_path(url, options.cache_dir))  # (path, from the cache)
     checked = verify(path, options.sha256, f"medsnip.datasets.{options.dataset}.hf.sha256", url)
     record = {**release_record(options.dataset, url, {options.file: checked}), "commit": options.revision}  # the Hub's commit
     record_release(record)

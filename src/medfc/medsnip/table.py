@@ -1,6 +1,5 @@
-"""MedSNIP's tables from a ``score`` result: the atoms-vs-snippets table (rows, the paper's rows, caption, the
-LaTeX of MedSNIP's Table 2), MedSNIP Table 3 (:func:`structure_table`), Table 6 (:func:`tau_table`) and the
-points of Fig. 21 (:func:`calls_points`)."""
+"""MedSNIP's tables: the atoms-vs-snippets table of a ``score`` result (MedSNIP's Table 2 with the paper's rows),
+Table 3 (:func:`structure_table`), Table 6 (:func:`tau_table`) and the points of Fig. 21 (:func:`calls_points`)."""
 
 from __future__ import annotations
 
@@ -29,16 +28,13 @@ def _saved(value: float, base: float) -> float | None:
     return round(100.0 * (1.0 - value / base), 1) if base else None
 
 
-# the columns a paper's row fills (the others stay empty): its verifier and mode, units, answers or units scored, FF1,
-# and the calls its modes save against the baseline mode as the paper states them
+# the columns a paper's row fills (the others stay empty) from its keys
 PAPER_KEYS = {"units": "units", "scored": "scored", "FF1": "ff1", "verify_calls_saved_pct": "verify_saving", "total_calls_change_pct": "calls_change"}
 
 
 def table_rows(scores: Mapping[str, JSONValue]) -> list[dict[str, JSONValue]]:
-    """One row per verifier and mode (in :data:`MODES` order) of a ``score`` result: units and coverage, FF1 and
-    Δ vs the baseline mode with their intervals, failed and unparsed units and decompositions, calls (with the
-    share of verification calls saved and the change of all calls against the same verifier's baseline mode, in
-    percent: MedSNIP's cost accounting), tokens and dollars."""
+    """One row per verifier and mode of a ``score`` result, with the calls saved against the same verifier's baseline
+    mode in percent (MedSNIP's cost accounting)."""
     base = scores["options"]["baseline_mode"]
     baseline = {a["verifier"]: a["cost"] for a in scores["arms"].values() if a["mode"] == base}
     rows = []
@@ -61,8 +57,8 @@ def table_rows(scores: Mapping[str, JSONValue]) -> list[dict[str, JSONValue]]:
 
 
 def paper_rows(papers: Mapping[str, JSONValue], dataset: str, modes: Sequence[str]) -> list[dict[str, JSONValue]]:
-    """The paper's rows of ``dataset`` (an answer source) in the ``modes`` it reports, in :data:`MODES` order, with the
-    columns of :func:`table_rows` (those it does not state empty); [] for a dataset it does not report."""
+    """The paper's rows of ``dataset`` (an answer source) in ``modes``, with the columns of :func:`table_rows` (those
+    it does not state empty)."""
     ms = papers.get("medsnip") or {}
     reported = (ms.get("datasets") or {}).get(dataset) or {}
     return [{"source": f"paper ({ms['cite']})", "verifier": ms["verifier"], "mode": mode,
@@ -71,8 +67,7 @@ def paper_rows(papers: Mapping[str, JSONValue], dataset: str, modes: Sequence[st
 
 
 def _fidelity_caption(fidelity: Mapping[str, JSONValue]) -> str:
-    """'. Boundary fidelity vs the human snippets: group sentence-set F1 0.875, cosine 0.952, ROUGE-L 0.841
-    (8 snippets); …' — empty without automatic snippets on a bench with human ones."""
+    """'. Boundary fidelity vs the human snippets: group sentence-set F1 0.875, cosine 0.952, …' or empty."""
     parts = []
     for mode in ("group", "direct"):
         f = fidelity.get(mode)
@@ -90,8 +85,7 @@ def _clusters_caption(o: Mapping[str, JSONValue]) -> str:
 
 
 def _nei_caption(scores: Mapping[str, JSONValue]) -> str:
-    """'. 3 NOT ENOUGH INFO claims (not scored) predicted TRUE / FALSE: v/atoms 1 / 2, …' — empty without
-    such claims (the prepare step leaves HealthFC's out)."""
+    """'. 3 NOT ENOUGH INFO claims (not scored) predicted TRUE / FALSE: v/atoms 1 / 2, …' or empty."""
     n = scores.get("n_answers_nei") or 0
     if not n:
         return ""
@@ -102,8 +96,7 @@ def _nei_caption(scores: Mapping[str, JSONValue]) -> str:
 
 
 def _failed_caption(rows: Sequence[Mapping[str, JSONValue]]) -> str:
-    """'. Failed calls (allowed by max_failed_share): 2 units not verified, 1 answer not decomposed, not scored' —
-    empty when no call failed."""
+    """'. Failed calls (allowed by max_failed_share), not scored: 2 units not verified…' or empty."""
     units, answers = sum(r["failed"] for r in rows), max((r["decompose_failed"] for r in rows), default=0)
     if not units and not answers:
         return ""
@@ -121,8 +114,7 @@ def _paper_caption(paper: Sequence[Mapping[str, JSONValue]], base: str) -> str:
 
 def table_caption(scores: Mapping[str, JSONValue], rows: Sequence[Mapping[str, JSONValue]], title: str,
                   paper: Sequence[Mapping[str, JSONValue]] = ()) -> str:
-    """The caption of the table of ``rows`` on the dataset ``title``: answers, level, interval and bootstrap of Δ, τ,
-    then the boundary fidelity, NEI claims, failed calls and the paper's rows where there are any."""
+    """The caption of the table of ``rows`` on the dataset ``title``."""
     o = scores["options"]
     level = (f"answer level, units aggregated by {o['aggregation']}" if o["level"] == "answer" else "unit level, no aggregation")
     return (f"MedSNIP on {title} ({scores['n_answers']} answers; {level}): FF1 of each verifier and mode with its "
@@ -141,9 +133,7 @@ def _interval(low: object, high: object) -> Tex | None:
 
 def table_latex(scores: Mapping[str, JSONValue], rows: Sequence[Mapping[str, JSONValue]], caption: str,
                 paper: Sequence[Mapping[str, JSONValue]] = (), paper_title: str = "") -> LatexTable:
-    """MedSNIP's Table 2 layout of :func:`table_rows`: Verifier | Mode | Units | FF1 [interval] | Δ FF1 vs the baseline
-    mode [interval] | P(Δ > 0) | verifier calls, the verifier shown once for its modes; the paper's rows (``paper``,
-    :func:`paper_rows`: units and FF1) in a block of their own under ``paper_title``."""
+    """MedSNIP's Table 2 layout of :func:`table_rows`, the paper's rows (units and FF1) in a block of their own."""
     base = scores["options"]["baseline_mode"]
     body = [[r["verifier"], r["mode"], r["units"], r["FF1"], _interval(r["FF1_ci_low"], r["FF1_ci_high"]),
              r[f"delta_vs_{base}"], _interval(r["delta_ci_low"], r["delta_ci_high"]), r["p_gt_0"], r["verify_calls"]]
@@ -161,12 +151,11 @@ def table_latex(scores: Mapping[str, JSONValue], rows: Sequence[Mapping[str, JSO
                       merge_first=True)
 
 
-MODE_NAMES = {"atoms": "atoms", "group": "group", "direct": "direct", "human_atoms": "human atoms", "human_snippets": "human snippets"}
+MODE_NAMES = {m: m.replace("_", " ") for m in MODES}
 
 
 def structure_table(stats: Sequence[tuple[str, Mapping[str, float | int | None]]]) -> tuple[list[dict[str, object]], str, LatexTable]:
-    """MedSNIP Table 3 from each dataset's (title, :func:`~medfc.medsnip.analysis.structure_stats`): rows, caption
-    and LaTeX."""
+    """MedSNIP Table 3 from each dataset's (title, structure stats): rows, caption and LaTeX."""
     from medfc.medsnip.analysis import SNIPPET_MODES, STRUCTURE_MODES
 
     rows = [{"dataset": title, **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in st.items()}} for title, st in stats]
@@ -186,8 +175,7 @@ def structure_table(stats: Sequence[tuple[str, Mapping[str, float | int | None]]
 
 
 def tau_table(sweep: Sequence[Mapping[str, object]], title: str, tau: float, level: str) -> tuple[list[dict[str, object]], str, LatexTable]:
-    """MedSNIP Table 6 of one dataset from :func:`~medfc.medsnip.evaluate.tau_sweep`: the gated arms (the retrieval
-    verifier's) at each τ, the configured τ marked, then the ungated arms once, for comparison."""
+    """MedSNIP Table 6 of one dataset from :func:`~medfc.medsnip.evaluate.tau_sweep`: rows, caption and LaTeX."""
     rows = [{**r, "coverage": round(float(r["coverage"]), 4), "ff1": round(float(r["ff1"]), 4)} for r in sweep]
     gated = [r for r in sweep if r["tau"] is not None]
     single = [r for r in sweep if r["tau"] is None]

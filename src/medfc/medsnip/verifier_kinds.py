@@ -13,16 +13,12 @@ RAG_PROMPTS = {"turn": "medsnip/rag_turn", "final": "medsnip/rag_final", "repair
 
 @dataclass(frozen=True)
 class VerifierKind:
-    """One kind of verifier. ``prompts``: the prompt files it reads (a single-call kind: its one prompt; in the rule's
-    params, so editing one reruns its jobs). ``full_context``: a single-call kind that shows the unit's question and
-    answer beside the unit (context, not evidence). ``retrieves``: the retrieval-augmented loop — it needs the
-    ``medsnip.retrieval`` options and their searchers (a local BM25 index's passages are its input), and its
-    verdicts are gated (TRUE / FALSE only at confidence >= tau)."""
+    """One kind of verifier."""
 
     name: str
-    prompts: tuple[str, ...]
-    full_context: bool = False
-    retrieves: bool = False
+    prompts: tuple[str, ...]  # the prompt files it reads (in the rule's params: editing one reruns its jobs)
+    full_context: bool = False  # a single call showing the unit's question and answer beside it (context)
+    retrieves: bool = False  # the retrieval loop: medsnip.retrieval's searchers; verdicts gated at confidence >= tau
 
     @property
     def prompt(self) -> str:

@@ -1,32 +1,29 @@
-"""Verification of units (MedSNIP §4.2–4.3; the protocols in docs/medsnip.md).
-
-``claim_only`` / ``full_context``: one call per unit and a one-word answer, its first token (after ``<think>``
-blocks) the verdict when ``true`` or ``false``; any other answer is counted (``unparsed``) and is FALSE as in the
-paper (``unparsed: false``) or an abstention. ``retrieval``: up to ``max_rounds`` JSON turns that answer, abstain
-or search; the hits join the evidence; guards re-prompt once (TRUE on the first turn without evidence, confidence
-below ``reprompt_below``); the turn cap or a malformed answer ends in one forced-final call. The τ gate is applied
-at scoring. A search the service did not answer is an outage (:func:`check_outages`); a failed call is no verdict
-(``failed: true``, not cached). Verdicts are cached per unit, keyed by everything that decides them.
+"""Verification of units (MedSNIP §4.2–4.3; the protocols in docs/medsnip.md). ``claim_only`` / ``full_context``:
+one call per unit and a one-word answer (another answer is ``unparsed``: FALSE as in the paper, or an abstention).
+``retrieval``: up to ``max_rounds`` JSON turns that answer, abstain or search; guards re-prompt once (TRUE on the
+first turn without evidence, confidence below ``reprompt_below``); the turn cap or a malformed answer ends in one
+forced-final call; the τ gate is applied at scoring. A failed call is no verdict (``failed: true``, not cached).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import NotRequired, TypedDict
+from typing import Any
 
 import requests
 
 from medfc.common.http import HttpError
+from medfc.common.jsoncache import UnitCache, cache_key
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
 from medfc.llm.base import Ledger, LLMClient
 from medfc.llm.prompts import load_prompt
 from medfc.llm.structured import ask_json, strip_think
-from medfc.medsnip.cache import UnitCache, cache_key
-from medfc.medsnip.calls import USAGE_KEYS, cached_ask, gen_params, llm_identity, llm_prices, scrub
+from medfc.medsnip.calls import cached_ask, gen_params, llm_identity, llm_prices, scrub, usage_total
 from medfc.medsnip.options import VerifyOptions
 from medfc.medsnip.records import Answer, Evidence, UnitFields, Verdict
 from medfc.medsnip.search import CachedSearch, render_hits
@@ -47,8 +44,8 @@ def prompt_names(verifier: str) -> list[str]:
 
 
 def parse_one_word(text: str) -> str | None:
-    """TRUE / FALSE from the first token of the answer (lower-cased, punctuation stripped) once its
-    ``<think>`` blocks are removed (:func:`~medfc.llm.structured.strip_think`), else None."""
+    """TRUE / FALSE from the first token of the answer (lower-cased, punctuation stripped; ``<think>`` blocks
+    removed), else None."""
     words = strip_think(text).split()
     first = re.sub(r"[^\w]", "", words[0]).lower() if words else ""
     return TRUE if first == "true" else FALSE if first == "false" else None
@@ -72,10 +69,6 @@ def _context(answer: Answer | None) -> tuple[str, str]:
     if not answer:
         return "(none)", "(none)"
     return (answer.get("query") or "").strip() or "(none)", (answer.get("text") or "").strip() or "(none)"
-
-
-def _shared(answer: Answer | None) -> dict[str, JSONValue]:
-    return {k: v for k, v in dict((answer or {}).get("shared_context") or {}).items() if k != "correct_answer"}
 
 
 def render_evidence(evidence: Sequence[Evidence]) -> str:
@@ -122,27 +115,13 @@ def _rag_entry(rec: JSONValue) -> JSONObject:
     return rec
 
 
-class _RagState(TypedDict):
-    """A unit's retrieval loop while it runs: its verdict record, usage and guards."""
-
-    rec: Verdict
-    usage: Counter[str]
-    guard_true: bool
-    guard_conf: bool
-    note: str
-    open: bool
-    failed: bool  # a search failed: the verdict is not cached
-    call_failed: bool
-    done: NotRequired[bool]
-
-
 class SearchUnavailable(RuntimeError):
     """Searches of the retrieval verifier that the service did not answer: the step fails after caching the rest."""
 
 
 def check_outages(what: str, outages: Sequence[tuple[str, str]], n_verdicts: int) -> None:
     """Raise :class:`SearchUnavailable` when a search went unanswered after its retries (``outages``: (unit id,
-    error)); a rerun verifies only those units (the other verdicts are cached)."""
+    error))."""
     if not outages:
         return
     failed = sorted({u for u, _ in outages})
@@ -166,11 +145,10 @@ class Verifier:
         self.key_envs = [opts.llm.api_key_env]
         if opts.retrieval is not None:
             self.key_envs += [opts.retrieval.pubmed.api_key_env, opts.retrieval.web.api_key_env]
-        names = prompt_names(opts.verifier)
-        self.prompts = {n: load_prompt(n, opts.prompt_dir) for n in names}
+        self.prompts = {n: load_prompt(n, opts.prompt_dir) for n in prompt_names(opts.verifier)}
 
     def _error(self, text: object) -> str | None:
-        """An error text fit for a record, a report or a log: credentials redacted, the keys' values removed."""
+        """An error text with credentials redacted."""
         return scrub(text, self.key_envs)
 
     def _failed(self, rec: Verdict, error: str | None) -> None:
@@ -197,9 +175,9 @@ class Verifier:
         for u, r in zip(units, res):
             rec = _base(u, self.opts)
             rec.update(raw=r["text"], error=self._error(r["error"]), usage=r["usage"], cached=r["cached"], rounds=1)
+            out.append(rec)
             if r["failed"]:
                 self._failed(rec, rec["error"])
-                out.append(rec)
                 continue
             verdict = parse_one_word(r["text"])
             if verdict is None:  # the model's own unreadable answer: the paper's rule
@@ -207,14 +185,14 @@ class Verifier:
                 self.counts["unparsed"] += 1
                 verdict = FALSE if self.opts.unparsed == "false" else None
             rec["verdict"] = verdict
-            out.append(rec)
         return out
 
     # -- retrieval-augmented -----------------------------------------------------------------------
     def _fields(self, unit: UnitFields, answer: Answer | None) -> dict[str, str]:
         q, a = _context(answer)
+        shared = {k: v for k, v in dict((answer or {}).get("shared_context") or {}).items() if k != "correct_answer"}
         return {"subset": str((answer or {}).get("subset") or "consumer"), "question": q, "answer": a,
-                "shared_context": json.dumps(_shared(answer), ensure_ascii=False, sort_keys=True), "unit": unit["text"]}
+                "shared_context": json.dumps(shared, ensure_ascii=False, sort_keys=True), "unit": unit["text"]}
 
     def _rag_key(self, unit: UnitFields, answer: Answer | None) -> str:
         r = self.opts.retrieval
@@ -231,7 +209,7 @@ class Verifier:
         schema = turn_schema(r.sources)
         out: list[Verdict | None] = [None] * len(units)
         keys = [self._rag_key(u, answers.get(u["answer_id"])) for u in units]
-        state: dict[int, _RagState] = {}
+        state: dict[int, dict[str, Any]] = {}  # a running unit's record, usage, guards; failed: a search failed
         for i, (u, key) in enumerate(zip(units, keys)):
             hit = self.cache.get(key, _rag_entry)
             if hit is not None:
@@ -287,17 +265,14 @@ class Verifier:
                         if isinstance(exc, SearchError) or (isinstance(exc, HttpError) and exc.exhausted):
                             self.outages.append((rec["unit_id"], entry["error"]))
                     rec["evidence"].append(entry)
-        forced = [i for i, st in state.items() if not st.get("done")]
-        for i in forced:
-            if not state[i]["rec"]["malformed"]:
-                state[i]["rec"]["cap_hit"] = True
+        forced = [i for i, st in state.items() if not st.get("done")]  # the turn cap or a malformed answer
         if forced:
             convs = [final.render(**self._fields(units[i], answers.get(units[i]["answer_id"])),
                                   evidence=render_evidence(state[i]["rec"]["evidence"])) for i in forced]
             for i, res in zip(forced, ask_json(self.client, convs, FINAL_SCHEMA, params, repair, "verify:retrieval:final")):
                 st, rec = state[i], state[i]["rec"]
                 st["usage"].update(res.usage())
-                rec["forced_final"] = True
+                rec["cap_hit"], rec["forced_final"] = not rec["malformed"], True
                 if res.failed:
                     st["call_failed"], rec["error"] = True, self._error(res.error)
                 elif not res.ok:
@@ -308,7 +283,7 @@ class Verifier:
                     rec["abstained"] = True
         for i, st in state.items():
             rec = st["rec"]
-            rec["usage"] = {k: int(st["usage"].get(k, 0)) for k in USAGE_KEYS}
+            rec["usage"] = usage_total([st["usage"]])
             if st["call_failed"]:
                 self._failed(rec, rec["error"])
             for flag in ("abstained", "cap_hit", "forced_final", "malformed"):
@@ -326,15 +301,13 @@ class Verifier:
         return self._single(units, answers)
 
     def info(self, verdicts: Sequence[Verdict], n_units: int, n_unparsed: int, ledger: Ledger) -> dict[str, object]:
-        """The verify step's info: verifier, verdicts, counts, failures, usage, calls, cache, rounds, searches, prices."""
+        """The verify step's info (verdicts, counts, failures, usage, calls, cache, rounds, searches, prices)."""
         opts = self.opts
-        usage: Counter = Counter()
-        for v in verdicts:
-            usage.update(v["usage"])
         return {"verifier": opts.name, "kind": opts.verifier, "model": opts.llm.model, "n_units": n_units,
                 "verdicts": dict(Counter(str(v["verdict"]) for v in verdicts)), "counts": dict(sorted(self.counts.items())),
-                "failed": len(self.failures), "unparsed": n_unparsed, "usage": {k: int(usage.get(k, 0)) for k in USAGE_KEYS},
+                "failed": len(self.failures), "unparsed": n_unparsed,
+                "usage": usage_total(v["usage"] for v in verdicts),
                 "calls": ledger.as_dict(llm_prices(opts.llm)), "cache": dict(self.cache.stats),
                 "rounds_mean": (sum(v["rounds"] for v in verdicts) / len(verdicts)) if verdicts else 0.0,
                 "searches_run": {n: s.searches for n, s in self.searchers.items() if hasattr(s, "searches")},
-                "prices": {"input_per_mtok": opts.llm.price_input_per_mtok, "output_per_mtok": opts.llm.price_output_per_mtok}}
+                "prices": dataclasses.asdict(llm_prices(opts.llm))}

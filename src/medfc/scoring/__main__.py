@@ -18,7 +18,6 @@ from medfc.scoring import classification
 from medfc.scoring.averitec import CLAIM_TYPE_LAMBDAS
 from medfc.scoring.nltk_data import NltkDataMissing
 from medfc.scoring.files import score_files
-from medfc.scoring.medsnip import BinaryScores
 
 
 def _table(rows: Sequence[tuple[str, object]]) -> str:
@@ -55,7 +54,7 @@ def _rows_averitec(s: Mapping[str, Any]) -> list[tuple[str, object]]:
     return rows
 
 
-def _rows_binary(prefix: str, s: BinaryScores) -> list[tuple[str, object]]:
+def _rows_binary(prefix: str, s: Mapping[str, Any]) -> list[tuple[str, object]]:
     return [(f"{prefix}n (scored / all)", f"{s['n_scored']} / {s['n']}"), (f"{prefix}FF1", s["ff1"]), (f"{prefix}TRUE-class F1", s["tf1"]),
             (f"{prefix}macro-F1", s["macro_f1"]), (f"{prefix}accuracy", s["accuracy"]), (f"{prefix}abstained", s["n_abstained"])]
 

@@ -1,17 +1,8 @@
-"""AVeriTeC scoring with the official evaluation script's definitions (docs/scoring.md has them in full, with the
-mapping to the official printout):
-
-* evidence score of a claim ("Question-answer score"): METEOR of every (predicted, gold) string pair, gold the
-  reference, optimal one-to-one assignment (``linear_sum_assignment(maximize=True)``), matched sum / number of
-  gold strings; only the first :data:`MAX_PRED_EVIDENCE` (10) predicted strings count. No gold and no prediction
-  → 1.0; no gold but a prediction, or gold but none → 0.0. The question-only score is the same over questions
-  (a prediction without questions: its evidence strings);
-* AVeriTeC score at λ: share of claims with the label right *and* an evidence score strictly greater than λ;
-* justification: METEOR against the gold one; without one, the first 10 evidence strings joined with spaces
-  (official fallback; ``justification_fallback=False``: 0). Gated at λ and by claim type (λ = 0.2, 0.3: scores
-  ≤ λ count 0) the label plays no part;
-* AVeriTeC-JSON evidence strings are built as the official script builds them and scored ``verbatim``; the
-  workflow's JSONL strings are whitespace-normalised and blank ones dropped.
+"""AVeriTeC scoring with the official evaluation script's definitions (in full in docs/scoring.md): the evidence
+score (METEOR of every predicted/gold string pair, optimal one-to-one assignment, matched sum / gold strings; the
+first :data:`MAX_PRED_EVIDENCE` predictions count), the question-only score, the AVeriTeC score at λ (label right
+and evidence score > λ) and the justification METEOR. AVeriTeC-JSON strings are scored ``verbatim``; the workflow's
+JSONL strings are whitespace-normalised and blank ones dropped.
 """
 
 from __future__ import annotations
@@ -34,8 +25,7 @@ CLAIM_TYPE_LAMBDAS: tuple[float, ...] = (0.2, 0.3)
 MAX_PRED_EVIDENCE = 10
 NO_ANSWER = "No answer could be found."
 
-PairMetric = Callable[[str, str], float]
-"""``metric(prediction, gold) -> float`` (METEOR by default; tests use simple stand-ins)."""
+PairMetric = Callable[[str, str], float]  # metric(prediction, gold): METEOR by default
 
 _LABEL_BY_KEY = {lab.lower(): lab for lab in AVERITEC_LABELS}
 # spellings seen in AVeriTeC files and scorers
@@ -49,13 +39,11 @@ def normalise_label(label: object) -> str:
     return _LABEL_BY_KEY.get(text.lower(), text)
 
 
-def _clean(strings: Iterable[object]) -> list[str]:
-    return [" ".join(str(s).split()) for s in strings if s is not None and str(s).strip()]
-
-
-def _prepare(strings: Iterable[object], clean: bool) -> list[str]:
+def _prepare(strings: Iterable[object], clean: bool = True) -> list[str]:
     """Whitespace-normalised non-blank strings (``clean``), or the strings exactly as given."""
-    return _clean(strings) if clean else ["" if s is None else str(s) for s in strings]
+    if clean:
+        return [" ".join(str(s).split()) for s in strings if s is not None and str(s).strip()]
+    return ["" if s is None else str(s) for s in strings]
 
 
 def _default_metric() -> PairMetric:
@@ -64,20 +52,10 @@ def _default_metric() -> PairMetric:
     return default_meteor()
 
 
-def pairwise_matrix(pred: Sequence[str], gold: Sequence[str], metric: PairMetric) -> np.ndarray:
-    """``M[i, j] = metric(pred[i], gold[j])``."""
-    mat = np.zeros((len(pred), len(gold)), dtype=float)
-    for i, p in enumerate(pred):
-        for j, g in enumerate(gold):
-            mat[i, j] = metric(p, g)
-    return mat
-
-
 def evidence_score(pred: Sequence[str], gold: Sequence[str], metric: PairMetric | None = None, max_pred: int | None = MAX_PRED_EVIDENCE,
                    clean: bool = True) -> float:
-    """Hungarian-matched score of one claim's predicted strings (evidence, or questions) against its gold strings.
-    ``clean=False`` scores the strings exactly as given (official: a blank gold string still counts in the
-    denominator). Empty lists: module docstring."""
+    """Hungarian-matched score of one claim's predicted strings against its gold strings (no gold and no prediction:
+    1.0; either missing: 0.0). ``clean=False`` scores the strings exactly as given."""
     from scipy.optimize import linear_sum_assignment  # here: a score job without evidence never loads scipy.optimize (1.5 s)
 
     pred = _prepare(pred, clean)
@@ -88,16 +66,16 @@ def evidence_score(pred: Sequence[str], gold: Sequence[str], metric: PairMetric 
         return 1.0 if not pred else 0.0
     if not pred:
         return 0.0
-    mat = pairwise_matrix(pred, gold, metric or _default_metric())
+    metric = metric or _default_metric()
+    mat = np.array([[metric(p, g) for g in gold] for p in pred], dtype=float)
     rows, cols = linear_sum_assignment(mat, maximize=True)
     return float(mat[rows, cols].sum()) / len(gold)
 
 
 @dataclass
 class ClaimPrediction:
-    """One claim with its gold and predicted label, evidence, questions and justification. ``questions`` /
-    ``justification`` None: the prediction has none (scored on its evidence strings); ``gold_questions`` None: no
-    question-only score. ``verbatim``: the strings as given (AVeriTeC JSON), else cleaned (workflow JSONL)."""
+    """One claim with its gold and predicted label, evidence, questions and justification (None: the prediction has
+    none; ``gold_questions`` None: no question-only score). ``verbatim``: the strings as given (AVeriTeC JSON)."""
 
     id: str
     label: str
@@ -113,8 +91,7 @@ class ClaimPrediction:
 
 
 def question_only_score(claim: ClaimPrediction, metric: PairMetric | None = None, max_pred: int | None = MAX_PRED_EVIDENCE) -> float | None:
-    """The Hungarian-matched score of the questions (a prediction without questions: its evidence strings);
-    None when the claim has no gold questions."""
+    """The score of the questions (without questions: the evidence strings); None without gold questions."""
     if claim.gold_questions is None:
         return None
     pred = claim.questions if claim.questions is not None else claim.evidence
@@ -122,8 +99,8 @@ def question_only_score(claim: ClaimPrediction, metric: PairMetric | None = None
 
 
 def predicted_justification(claim: ClaimPrediction, fallback: bool = True, max_pred: int | None = MAX_PRED_EVIDENCE) -> str | None:
-    """The justification that is scored: the predicted one; without one, and with ``fallback``, the
-    first ``max_pred`` evidence strings joined with single spaces (official); else None."""
+    """The predicted justification; without one, and with ``fallback``, the first ``max_pred`` evidence strings
+    joined with spaces (official); else None."""
     if claim.justification is not None:
         return str(claim.justification)
     if not fallback:
@@ -145,11 +122,8 @@ def _justification_meteor(claim: ClaimPrediction, metric: PairMetric, fallback: 
 def score_claims(claims: Sequence[ClaimPrediction], lambdas: Sequence[float] = LAMBDAS, metric: PairMetric | None = None,
                  max_pred: int | None = MAX_PRED_EVIDENCE, per_claim: bool = False, justification_fallback: bool = True,
                  claim_type_lambdas: Sequence[float] = CLAIM_TYPE_LAMBDAS) -> dict[str, object]:
-    """Score claims into a JSON-able dict (keys in docs/scoring.md): ``label`` (the four labels'
-    :func:`~medfc.scoring.classification.classification_scores`), ``question_only_score``, ``evidence_score``,
-    ``averitec`` by λ, ``justification`` (None without gold justifications; ungated, gated by λ, fallback counts),
-    ``evidence_score_by_claim_type`` (types in order of first appearance), counts, and per-claim rows (``per_claim``).
-    """
+    """Score claims into a JSON-able dict (keys in docs/scoring.md); the justification scores are gated at λ
+    (scores ≤ λ count 0) and by claim type at ``claim_type_lambdas``, the label playing no part."""
     metric = metric or (_default_metric() if claims else None)
     gold_labels = [normalise_label(c.label) for c in claims]
     pred_labels = [normalise_label(c.pred_label) for c in claims]
@@ -166,10 +140,8 @@ def score_claims(claims: Sequence[ClaimPrediction], lambdas: Sequence[float] = L
     q_scored = [q for q in q_only if q is not None]
 
     has_just = np.array([bool(c.gold_justification and c.gold_justification.strip()) for c in claims], dtype=bool)
-    just = np.array(
-        [_justification_meteor(c, metric, justification_fallback, max_pred) if h else 0.0 for c, h in zip(claims, has_just)],  # type: ignore[arg-type]
-        dtype=float,
-    )
+    just = np.array([_justification_meteor(c, metric, justification_fallback, max_pred) if h else 0.0
+                     for c, h in zip(claims, has_just)], dtype=float)  # type: ignore[arg-type]
     justification = None
     if has_just.any():
         justification = {"n": int(has_just.sum()), "meteor": float(just[has_just].mean()),
@@ -211,15 +183,9 @@ def _text(value: object) -> str:
 
 
 def averitec_evidence_strings(example: Mapping[str, JSONValue]) -> list[str]:
-    """Evidence strings of one example in the AVeriTeC shape, exactly as the official script builds them.
-
-    From ``questions`` → ``answers``: ``question + " " + answer`` per answer, ``+ ". " +
-    boolean_explanation`` when ``answer_type`` is "Boolean"; ``question + " No answer could be found."``
-    for a question without answers. Then the ``string_evidence`` entries as they are. Nothing is stripped
-    or dropped. Also accepted (our extension, not read by the official script): an answer given as a
-    plain string, ``answers`` as a single answer or null, and ``evidence`` (the submission shape: a list
-    of ``{question, answer}`` or of plain strings), placed between the two.
-    """
+    """Evidence strings of one example in the AVeriTeC shape, exactly as the official script builds them (nothing
+    stripped or dropped). Also accepted (not by the official script): an answer as a plain string, ``answers`` as
+    one answer or null, and ``evidence`` (``{question, answer}`` or strings), placed before ``string_evidence``."""
     strings: list[str] = []
     for qa in example.get("questions") or []:
         question = _text(qa.get("question"))
@@ -248,8 +214,7 @@ def averitec_evidence_strings(example: Mapping[str, JSONValue]) -> list[str]:
 
 
 def averitec_questions(example: Mapping[str, JSONValue]) -> list[str] | None:
-    """The question texts of an AVeriTeC example, or None when it has no ``questions`` key (the
-    question-only score then uses the evidence strings, as the official script does)."""
+    """The question texts of an AVeriTeC example, or None when it has no ``questions`` key."""
     if example.get("questions") is None:
         return None
     return [_text(qa.get("question")) for qa in example["questions"]]
@@ -258,8 +223,7 @@ def averitec_questions(example: Mapping[str, JSONValue]) -> list[str] | None:
 def read_averitec_json(path: str | os.PathLike) -> list[JSONObject]:
     """A JSON list of AVeriTeC examples (a JSONL file is accepted too)."""
     text = Path(path).read_text(encoding="utf-8")
-    stripped = text.lstrip()
-    if stripped.startswith("["):
+    if text.lstrip().startswith("["):
         data = json.loads(text)
     else:
         data = [json.loads(line) for line in text.splitlines() if line.strip()]
@@ -269,8 +233,8 @@ def read_averitec_json(path: str | os.PathLike) -> list[JSONObject]:
 
 
 def claims_from_averitec(gold: Sequence[Mapping[str, JSONValue]], pred: Sequence[Mapping[str, JSONValue]]) -> list[ClaimPrediction]:
-    """Pair gold and predicted AVeriTeC examples by position (as the official scorer does); the predicted label
-    is ``pred_label`` (or ``label``); strings are scored verbatim."""
+    """Gold and predicted AVeriTeC examples paired by position (as the official scorer); the predicted label is
+    ``pred_label`` (or ``label``)."""
     if len(gold) != len(pred):
         raise ValueError(f"{len(pred)} predictions for {len(gold)} gold claims; they are paired by position")
     return [ClaimPrediction(id=str(g.get("claim_id", g.get("id", i))), label=str(g.get("label", "")),
@@ -292,8 +256,8 @@ def _string_list(value: object, field_name: str) -> list[str]:
 
 
 def claim_from_record(rec: Mapping[str, object]) -> ClaimPrediction:
-    """One line of the workflow's prediction JSONL (format in docs/scoring.md); a missing ``justification`` or
-    ``questions`` gets the official fallback. ``ValueError`` for a record without ``id``, ``label`` or ``pred_label``."""
+    """One line of the workflow's prediction JSONL (docs/scoring.md); ``ValueError`` without ``id``, ``label`` or
+    ``pred_label``."""
     for key in ("id", "label", "pred_label"):
         if key not in rec or rec[key] is None:
             raise ValueError(f"missing {key!r}")
@@ -315,13 +279,12 @@ def _averitec_at(right: np.ndarray, ev: np.ndarray, lambdas: Sequence[float]) ->
 
 def selection_scores(records: Sequence[Mapping[str, object]], lambdas: Sequence[float], max_pred: int | None,
                      metric: PairMetric | None = None) -> dict[str, float | int | dict[str, float]]:
-    """AVeriTeC-style scores of selected evidence *sentences* (HealthFC's pipeline and joint systems): the evidence
-    score against the ``gold_evidence`` sentences and the AVeriTeC score at each λ, averaged over the records.
-    Needs the NLTK data for METEOR (else ``NltkDataMissing``)."""
+    """The evidence score of selected evidence *sentences* against ``gold_evidence`` and the AVeriTeC score at each
+    λ, averaged over the records (HealthFC's evidence-selecting systems)."""
     if metric is None and records:
         metric = _default_metric()
     ev = np.array([evidence_score(r.get("evidence") or [], r.get("gold_evidence") or [], metric, max_pred) for r in records], dtype=float)
     right = np.array([r.get("label") == r.get("pred_label") for r in records], dtype=bool)
     return {"evidence_score": float(ev.mean()) if len(ev) else 0.0, "score": _averitec_at(right, ev, lambdas), "n": len(ev),
-            "n_no_gold_evidence": sum(not _clean(r.get("gold_evidence") or []) for r in records),
-            "n_no_pred_evidence": sum(not _clean(r.get("evidence") or []) for r in records)}
+            "n_no_gold_evidence": sum(not _prepare(r.get("gold_evidence") or []) for r in records),
+            "n_no_pred_evidence": sum(not _prepare(r.get("evidence") or []) for r in records)}

@@ -1,7 +1,5 @@
-"""Label metrics of every stage: the label metrics of :mod:`medfc.common.metrics` (its conventions, see
-docs/scoring.md), the McNemar–Bowker test between two systems, percentile bootstrap intervals of accuracy and
-macro-F1, and mean ± std over folds.
-"""
+"""Label metrics of every stage (:mod:`medfc.common.metrics`'s), the McNemar–Bowker test between two systems,
+bootstrap intervals of accuracy and macro-F1, and mean ± std over folds (docs/scoring.md)."""
 
 from __future__ import annotations
 
@@ -16,40 +14,6 @@ from medfc.common.metrics import (  # noqa: F401 (the scorers' label metrics, us
     _check_lengths, accuracy, classification_scores, confusion_matrix, f1_from_counts, macro_f1, per_class_scores)
 
 
-class Interval(TypedDict):
-    low: float
-    high: float
-
-
-class BootstrapIntervals(TypedDict):
-    """:func:`bootstrap_intervals`."""
-
-    n_resamples: int
-    seed: int
-    alpha: float
-    method: str
-    accuracy: Interval
-    macro_f1: Interval
-
-
-class SymmetryTest(TypedDict):
-    """:func:`bowker_symmetry`."""
-
-    statistic: float
-    df: int
-    p_value: float
-
-
-class McNemarBowker(SymmetryTest):
-    """:func:`mcnemar_bowker`: the test and its k × k table."""
-
-    shift_zeros: bool
-    n: int
-    n_disagree: int
-    labels: list[str]
-    table: list[list[int]]
-
-
 class MeanStd(TypedDict):
     """:func:`mean_std` (None where undefined)."""
 
@@ -59,10 +23,9 @@ class MeanStd(TypedDict):
 
 
 def bootstrap_intervals(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str], *, n_resamples: int,
-                        seed: int, alpha: float = 0.05, chunk: int = 1000) -> BootstrapIntervals:
-    """Percentile bootstrap intervals of accuracy and macro-F1 over items (resampled with replacement, a
-    prediction outside ``labels`` wrong); resample ``b`` draws its items from ``numpy.random.default_rng(seed)`` in
-    order, so a seed gives the same interval on every machine. With no items both intervals are 0–0."""
+                        seed: int, alpha: float = 0.05, chunk: int = 1000) -> dict[str, object]:
+    """Percentile bootstrap intervals of accuracy and macro-F1 over items (a prediction outside ``labels`` wrong),
+    drawn from ``numpy.random.default_rng(seed)``. With no items both intervals are 0–0."""
     n = _check_lengths(gold, pred)
     labels = list(labels)
     k = len(labels)
@@ -95,7 +58,7 @@ def bootstrap_intervals(gold: Sequence[str], pred: Sequence[str], labels: Sequen
         mf1[start:start + b] = f1.mean(axis=1)
     q = [100 * alpha / 2, 100 * (1 - alpha / 2)]
 
-    def interval(values: np.ndarray) -> Interval:
+    def interval(values: np.ndarray) -> dict[str, float]:
         low, high = np.percentile(values, q)
         return {"low": float(low), "high": float(high)}
 
@@ -118,11 +81,10 @@ def bowker_table(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[
     return labels, table
 
 
-def bowker_symmetry(table: ArrayLike, shift_zeros: bool = True) -> SymmetryTest:
-    """Bowker's test of symmetry on a k × k table, exactly as statsmodels' ``SquareTable(table,
-    shift_zeros).symmetry(method="bowker")`` (definition in docs/scoring.md): df = k(k−1)/2 over every label pair,
-    no continuity correction; ``shift_zeros`` (statsmodels' default) turns zero cells into 0.5 first, ``False`` gives
-    the textbook statistic (SAS, R). With k < 2: χ² = 0, df = 0, p = 1."""
+def bowker_symmetry(table: ArrayLike, shift_zeros: bool = True) -> dict[str, float | int]:
+    """Bowker's test of symmetry on a k × k table, as statsmodels' ``SquareTable(table,
+    shift_zeros).symmetry(method="bowker")`` (docs/scoring.md); ``shift_zeros=False`` gives the textbook statistic.
+    With k < 2: χ² = 0, df = 0, p = 1."""
     table = np.asarray(table, dtype=float)
     k = table.shape[0]
     if k < 2:
@@ -133,15 +95,15 @@ def bowker_symmetry(table: ArrayLike, shift_zeros: bool = True) -> SymmetryTest:
     return {"statistic": float(res.statistic), "df": int(res.df), "p_value": float(res.pvalue)}
 
 
-def mcnemar_bowker(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None, shift_zeros: bool = True) -> McNemarBowker:
-    """McNemar–Bowker test of symmetry between two systems' labels on the same items (:func:`bowker_symmetry`
-    of the k × k table of A's rows against B's columns, df over all ``labels``)."""
+def mcnemar_bowker(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None,
+                   shift_zeros: bool = True) -> dict[str, object]:
+    """McNemar–Bowker test between two systems' labels on the same items, with its table (df over all ``labels``)."""
     labels, table = bowker_table(pred_a, pred_b, labels)
     return {**bowker_symmetry(table, shift_zeros), "shift_zeros": bool(shift_zeros), "n": int(table.sum()),
             "n_disagree": int(table.sum() - np.trace(table)), "labels": labels, "table": table.tolist()}
 
 
-def mcnemar(gold: Sequence[str], pred_a: Sequence[str], pred_b: Sequence[str]) -> McNemarBowker:
+def mcnemar(gold: Sequence[str], pred_a: Sequence[str], pred_b: Sequence[str]) -> dict[str, object]:
     """McNemar's test on correctness (2 × 2 Bowker table of right/wrong), no continuity correction."""
     _check_lengths(gold, pred_a, pred_b)
     right_a = ["right" if g == a else "wrong" for g, a in zip(gold, pred_a)]

@@ -1,11 +1,7 @@
-"""The functions behind ``python -m medfc.scoring``: :func:`score_files` scores a predictions JSONL (formats in
-docs/scoring.md) with one of three scorers, optionally against a second system's predictions on the same ids
-(``compare``: paired bootstrap for ``medsnip``, McNemar–Bowker for ``classify``), or, for ``averitec``, an
-AVeriTeC-shaped prediction JSON against its ``gold`` JSON (paired by position). ``options``: every key of
-:data:`OPTION_KEYS` for the scorer (the CLI builds them from the config schema's ``scoring.*`` and its flags).
-
-Records that cannot be scored (missing fields, unknown gold label, duplicate id, HealthFC NEI, an id missing
-from the compared file) are skipped with a counted reason, never silently.
+"""The functions behind ``python -m medfc.scoring`` (formats in docs/scoring.md): :func:`score_files` scores a
+predictions JSONL with one of three scorers, optionally against a second system's predictions on the same ids
+(``compare``), or an AVeriTeC-shaped prediction JSON against its ``gold`` JSON. Records that cannot be scored are
+skipped with a counted reason, never silently.
 """
 
 from __future__ import annotations
@@ -53,18 +49,6 @@ def _unique(records: Iterable[Record], report: SkipReport, source: str) -> dict[
         out[rid] = rec
     report.count(f"records_{source}", len(out))
     return out
-
-
-def _paired(preds: dict[str, Record], other: dict[str, Record] | None, report: SkipReport) -> list[str]:
-    if other is None:
-        return list(preds)
-    for rid in other:
-        if rid not in preds:
-            report.skip(rid, "missing_in_predictions", "present only in the compared file")
-    for rid in preds:
-        if rid not in other:
-            report.skip(rid, "missing_in_compare", "present only in the predictions file")
-    return [rid for rid in preds if rid in other]
 
 
 def score_averitec(records: Records | None, options: Options, report: SkipReport | None = None,
@@ -125,8 +109,16 @@ def _binary_items(recs: dict[str, Record], ids: Sequence[str], options: Mapping[
 def _read(records: Records, compare: Records | None, report: SkipReport) -> tuple[dict[str, Record], dict[str, Record] | None, list[str]]:
     """The predictions and the compared system's, each id once, and the ids both have (in order)."""
     preds = _unique(records, report, "predictions")
-    other = _unique(compare, report, "compare") if compare is not None else None
-    return preds, other, _paired(preds, other, report)
+    if compare is None:
+        return preds, None, list(preds)
+    other = _unique(compare, report, "compare")
+    for rid in other:
+        if rid not in preds:
+            report.skip(rid, "missing_in_predictions", "present only in the compared file")
+    for rid in preds:
+        if rid not in other:
+            report.skip(rid, "missing_in_compare", "present only in the predictions file")
+    return preds, other, [rid for rid in preds if rid in other]
 
 
 def score_medsnip(records: Records, options: Options, report: SkipReport | None = None, compare: Records | None = None) -> dict[str, object]:
@@ -152,20 +144,16 @@ def score_medsnip(records: Records, options: Options, report: SkipReport | None 
         else:
             both.append(rid)
     report.count("scored", len(both))
-    gold = [items[r][0] for r in both]
-    pa = [items[r][1] for r in both]
-    pb = [items_b[r][1] for r in both]
-    result["a"] = medsnip.binary_scores(gold, pa, abstain)
-    result["b"] = medsnip.binary_scores(gold, pb, abstain)
+    gold, pa, pb = [items[r][0] for r in both], [items[r][1] for r in both], [items_b[r][1] for r in both]
+    result["a"], result["b"] = medsnip.binary_scores(gold, pa, abstain), medsnip.binary_scores(gold, pb, abstain)
     result["bootstrap"] = medsnip.paired_bootstrap(gold, pa, pb, metric=options["metric"], n_resamples=int(options["n_resamples"]),
                                                    seed=int(options["seed"]), abstain=abstain)
     return result
 
 
 def score_classify(records: Records, options: Options, report: SkipReport | None = None, compare: Records | None = None) -> dict[str, object]:
-    """Accuracy, per-class and macro P/R/F1, confusion, and under ``ci`` the percentile bootstrap intervals
-    of accuracy and macro-F1 (``n_resamples``, 0 for none; ``seed``); with ``compare``, McNemar–Bowker
-    and McNemar."""
+    """Accuracy, per-class and macro P/R/F1, confusion, the bootstrap intervals (``ci``; ``n_resamples`` 0: none);
+    with ``compare``, McNemar–Bowker and McNemar."""
     options = _checked("classify", options)
     report = report or SkipReport("scoring.classify")
     preds, other, ids = _read(records, compare, report)

@@ -1,22 +1,13 @@
-"""MedSNIP-style binary scoring (definitions in docs/scoring.md): false-class F1 (FF1, with precision, recall and
-F1 0 on a zero denominator), TRUE-class and macro-F1, OR-FALSE and the paper's other aggregations of unit verdicts
-(:func:`aggregate`), abstention policies (``drop``: the item is left out and coverage reported, ``as_false``,
-``as_true``; inside OR-FALSE per unit, an answer whose units all abstain abstains), the HealthFC mapping
-(SUPPORTED → TRUE, REFUTED → FALSE, NEI not scored; :func:`healthfc_nei_predictions` counts their predictions, as
-the MedSNIP repository's ``insufficient_report``) and a vectorised paired bootstrap.
-
-Paired bootstrap: claims resampled with replacement (one draw for both systems), Δ = score(B) − score(A), the
-2.5/97.5 percentile interval, ``p_gt_0`` (share of Δ > 0) and the one-sided ``p_value`` (share on the other side
-of 0 from the observed Δ; 1.0 when it is 0). ``method="bca"``: the bias-corrected and accelerated interval (as
-``scipy.stats.bootstrap(method="BCa", paired=True)`` from the same draws), for flat per-pattern samples.
-:func:`clustered_paired_bootstrap` resamples whole answers, the paper's choice when the arms have different units
-per answer.
+"""MedSNIP-style binary scoring (definitions in docs/scoring.md): false-class F1 (FF1; 0 on a zero denominator),
+TRUE-class and macro-F1, the aggregations of unit verdicts into answer verdicts (:func:`aggregate`), abstention
+policies (``drop``: left out, coverage reported; ``as_false``; ``as_true``), the HealthFC mapping (SUPPORTED → TRUE,
+REFUTED → FALSE, NEI not scored) and vectorised paired bootstraps (Δ = score(B) − score(A), one draw for both
+systems; ``p_value`` one-sided, 1.0 when Δ is 0; ``method="bca"`` as ``scipy.stats.bootstrap(method="BCa")``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import NotRequired, TypedDict
 
 import numpy as np
 
@@ -28,85 +19,17 @@ CLUSTER_SETS = ("union", "sorted_intersection")
 AGGREGATIONS = ("or_false", "and_false", "threshold_k", "majority", "first")
 METRICS = ("ff1", "tf1", "macro_f1", "accuracy")
 
-_TRUE_WORDS = {"true", "t", "1", "supported", "support", "supports", "correct", "yes"}
-_FALSE_WORDS = {"false", "f", "0", "refuted", "refute", "refutes", "incorrect", "no"}
-_ABSTAIN_WORDS = {"", "abstain", "abstained", "none", "null", "nei", "unknown", "not enough information",
-                  "not_enough_info", "not enough info", "not enough evidence", "insufficient"}
+_ABSTAIN_WORDS = ("", "abstain", "abstained", "none", "null", "nei", "unknown", "not enough information",
+                  "not_enough_info", "not enough info", "not enough evidence", "insufficient")
+_VERDICT_WORDS = {**dict.fromkeys(("true", "t", "1", "supported", "support", "supports", "correct", "yes"), TRUE),
+                  **dict.fromkeys(("false", "f", "0", "refuted", "refute", "refutes", "incorrect", "no"), FALSE),
+                  **dict.fromkeys(_ABSTAIN_WORDS, None)}
 
 _HEALTHFC = {"supported": TRUE, "refuted": FALSE}
 _HEALTHFC_NEI = {"nei", "not enough information", "not_enough_information", "not enough info", "not_enough_info", "notenoughinfo"}
 
 
-class FalseClassCounts(TypedDict):
-    """The confusion counts of the FALSE class (:func:`binary_scores`)."""
-
-    tp_false: int
-    fp_false: int
-    fn_false: int
-    tn_false: int
-
-
-class BinaryScores(TypedDict):
-    """:func:`binary_scores`: one system's TRUE / FALSE scores."""
-
-    n: int
-    n_scored: int
-    n_abstained: int
-    coverage: float
-    abstain_policy: str
-    ff1: float
-    tf1: float
-    macro_f1: float
-    accuracy: float
-    false_precision: float
-    false_recall: float
-    counts: FalseClassCounts
-
-
-class NeiCounts(TypedDict):
-    """:func:`nei_counts`: how unscored claims were predicted."""
-
-    n: int
-    n_pred_true: int
-    n_pred_false: int
-    n_pred_none: int
-    share_true: float
-    share_false: float
-
-
-class Bootstrap(TypedDict):
-    """A paired bootstrap of Δ = metric(B) − metric(A) (:func:`paired_bootstrap`,
-    :func:`clustered_paired_bootstrap`); the keys below the first block only where their docstrings say."""
-
-    metric: str
-    method: str
-    score_a: float
-    score_b: float
-    diff: float
-    ci_low: float
-    ci_high: float
-    ci_level: float
-    p_gt_0: float
-    p_value: float
-    significant: bool
-    n: int
-    n_resamples: int
-    seed: int
-    n_empty_resamples: NotRequired[int]  # empty_arm_zero
-    bca_degenerate: NotRequired[bool]  # method bca
-    z0: NotRequired[float]
-    acceleration: NotRequired[float | None]
-    abstain_policy: NotRequired[str]  # the public functions add these
-    clusters: NotRequired[str]
-    n_clusters: NotRequired[int]
-    n_units_a: NotRequired[int]
-    n_units_b: NotRequired[int]
-    n_clusters_a_only: NotRequired[int]
-    n_clusters_b_only: NotRequired[int]
-    n_units_a_used: NotRequired[int]
-    n_units_b_used: NotRequired[int]
-
-
+Bootstrap = dict[str, object]  # a paired bootstrap's result: the keys :func:`_bootstrap_units` returns, and more
 # an arm of a clustered bootstrap: (gold verdicts, predicted verdicts, cluster ids), one item each per unit
 Arm = tuple[Sequence[object], Sequence[object], Sequence[Hashable]]
 
@@ -121,13 +44,9 @@ def normalise_verdict(value: object) -> str | None:
     if isinstance(value, (int, np.integer)) and int(value) in (0, 1):
         return TRUE if int(value) == 1 else FALSE
     key = str(value).strip().lower()
-    if key in _TRUE_WORDS:
-        return TRUE
-    if key in _FALSE_WORDS:
-        return FALSE
-    if key in _ABSTAIN_WORDS:
-        return None
-    raise ValueError(f"not a TRUE/FALSE verdict: {value!r}")
+    if key not in _VERDICT_WORDS:
+        raise ValueError(f"not a TRUE/FALSE verdict: {value!r}")
+    return _VERDICT_WORDS[key]
 
 
 def healthfc_label(label: object) -> str | None:
@@ -141,9 +60,8 @@ def healthfc_label(label: object) -> str | None:
 
 
 def healthfc_binary(records: Sequence[Mapping[str, object]]) -> tuple[list[int], list[str], list[str | None]]:
-    """The supported / refuted claims among HealthFC prediction records: their positions, their gold
-    TRUE / FALSE and their predicted verdicts (None: NEI, an abstention). NEI claims are left out
-    (:func:`healthfc_nei_predictions` says how they were predicted)."""
+    """The supported / refuted claims among HealthFC prediction records: their positions, gold and predicted
+    verdicts (None: an abstention)."""
     keep, gold, pred = [], [], []
     for k, rec in enumerate(records):
         g = healthfc_label(rec.get("label"))
@@ -154,19 +72,17 @@ def healthfc_binary(records: Sequence[Mapping[str, object]]) -> tuple[list[int],
     return keep, gold, pred
 
 
-def nei_counts(verdicts: Iterable[object]) -> NeiCounts:
-    """How unscored claims were predicted: ``n``, ``n_pred_true``, ``n_pred_false``, ``n_pred_none`` (no
-    verdict: predicted NEI, abstained) and the TRUE / FALSE shares of ``n`` (0 when there are none)."""
+def nei_counts(verdicts: Iterable[object]) -> dict[str, int | float]:
+    """How unscored claims were predicted (``n_pred_none``: no verdict; shares 0 when there are none)."""
     got = [normalise_verdict(v) for v in verdicts]
     n, n_true, n_false = len(got), sum(v == TRUE for v in got), sum(v == FALSE for v in got)
     return {"n": n, "n_pred_true": n_true, "n_pred_false": n_false, "n_pred_none": n - n_true - n_false,
             "share_true": n_true / n if n else 0.0, "share_false": n_false / n if n else 0.0}
 
 
-def healthfc_nei_predictions(records: Sequence[Mapping[str, object]], abstain: str = "drop") -> NeiCounts:
-    """:func:`nei_counts` of the NOT ENOUGH INFO claims among HealthFC prediction records (not scored):
-    each claim's verdict is its ``pred_label``, else OR-FALSE over its ``unit_verdicts``
-    (:func:`answer_verdicts`), as the MedSNIP repository's ``insufficient_report``."""
+def healthfc_nei_predictions(records: Sequence[Mapping[str, object]], abstain: str = "drop") -> dict[str, int | float]:
+    """:func:`nei_counts` of the NOT ENOUGH INFO claims among HealthFC prediction records (:func:`answer_verdicts`),
+    as the MedSNIP repository's ``insufficient_report``."""
     nei = [rec for rec in records if healthfc_label(rec.get("label")) is None]
     return nei_counts(answer_verdicts(nei, abstain=abstain))
 
@@ -191,9 +107,7 @@ def or_false(unit_verdicts: Iterable[object], abstain: str = "drop") -> str | No
 
 def aggregate(unit_verdicts: Iterable[object], rule: str = "or_false", k: int = 2, abstain: str = "drop") -> str | None:
     """Unit verdicts → one answer verdict (None = the answer abstains): ``or_false`` (any unit FALSE), ``and_false``
-    (every unit FALSE), ``threshold_k`` (at least ``k`` units FALSE; fewer units: TRUE, as the MedSNIP repository),
-    ``majority`` (more FALSE than TRUE; ties TRUE) or ``first``; abstaining units follow ``abstain`` as in
-    :func:`or_false`."""
+    (every unit), ``threshold_k`` (at least ``k`` units), ``majority`` (ties TRUE) or ``first``."""
     _check_policy(abstain)
     if rule not in AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {rule!r}")
@@ -213,7 +127,7 @@ def aggregate(unit_verdicts: Iterable[object], rule: str = "or_false", k: int = 
     if rule == "and_false":
         return FALSE if n_false == len(votes) else TRUE
     if rule == "threshold_k":
-        return FALSE if n_false >= k else TRUE  # FALSE only when at least k units are (fewer units: TRUE)
+        return FALSE if n_false >= k else TRUE
     if rule == "majority":
         return FALSE if n_false > len(votes) - n_false else TRUE
     return votes[0]
@@ -277,7 +191,7 @@ def _metric_from_counts(c: np.ndarray, metric: str) -> np.ndarray:
     raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
 
 
-def binary_scores(gold: Sequence[object], pred: Sequence[object], abstain: str = "drop") -> BinaryScores:
+def binary_scores(gold: Sequence[object], pred: Sequence[object], abstain: str = "drop") -> dict[str, object]:
     """FF1, TRUE-class F1, macro-F1, accuracy, false-class P/R, counts and coverage."""
     g, p, keep = _encode(gold, pred, abstain)
     c = _counts(g, p, keep).sum(axis=0)
@@ -292,10 +206,9 @@ def binary_scores(gold: Sequence[object], pred: Sequence[object], abstain: str =
 
 def _bootstrap_units(per_unit: np.ndarray, *, n_resamples: int, seed: int, metric: str = "ff1", alpha: float = 0.05, chunk: int = 500,
                      method: str = "percentile", empty_arm_zero: bool = False) -> Bootstrap:
-    """Paired bootstrap over the rows of ``per_unit`` ((n, 8) counts: A's tp/fp/fn/tn, then B's; a row is a claim or a
-    cluster's summed counts). Resamples draw ``rng.integers(0, n, (m, n))`` from ``default_rng(seed)`` chunk after
-    chunk: the stream of ``scipy.stats.bootstrap(..., paired=True)`` and of one ``rng.choice(n, size=n)`` per
-    resample. ``empty_arm_zero``: Δ is 0 on a resample (and observed) where an arm has no scored unit."""
+    """Paired bootstrap over the rows of ``per_unit`` ((n, 8) counts: A's tp/fp/fn/tn, then B's). Resamples draw
+    ``rng.integers(0, n, (m, n))`` from ``default_rng(seed)`` chunk after chunk (the stream of
+    ``scipy.stats.bootstrap(..., paired=True)``). ``empty_arm_zero``: Δ is 0 where an arm has no scored unit."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
     if method not in BOOTSTRAP_METHODS:
@@ -333,12 +246,7 @@ def _bootstrap_units(per_unit: np.ndarray, *, n_resamples: int, seed: int, metri
     if method == "bca":
         levels, bca = _bca_levels(per_unit, totals, metric, observed, diffs, alpha)
     lo, hi = np.percentile(diffs, [100 * levels[0], 100 * levels[1]])
-    if observed > 0:
-        p_value = float(np.mean(diffs <= 0))
-    elif observed < 0:
-        p_value = float(np.mean(diffs >= 0))
-    else:
-        p_value = 1.0
+    p_value = float(np.mean(diffs <= 0 if observed > 0 else diffs >= 0)) if observed != 0 else 1.0
     return {"metric": metric, "method": method, "score_a": observed_a, "score_b": observed_b, "diff": observed, "ci_low": float(lo),
             "ci_high": float(hi), "ci_level": 1 - alpha, "p_gt_0": float(np.mean(diffs > 0)), "p_value": p_value,
             "significant": bool(lo > 0 or hi < 0), "n": n, "n_resamples": n_resamples, "seed": seed,
@@ -347,9 +255,8 @@ def _bootstrap_units(per_unit: np.ndarray, *, n_resamples: int, seed: int, metri
 
 def _bca_levels(per_unit: np.ndarray, totals: np.ndarray, metric: str, observed: float, diffs: np.ndarray,
                 alpha: float) -> tuple[tuple[float, float], dict[str, bool | float | None]]:
-    """BCa percentile levels (Efron & Tibshirani 14.3, 15.4; as scipy.stats.bootstrap computes them):
-    z0 from the share of resamples below (and half of those equal to) the observed Δ, the acceleration
-    from the leave-one-unit-out jackknife. A degenerate distribution falls back to the percentile levels."""
+    """BCa percentile levels as scipy.stats.bootstrap computes them (jackknife acceleration); a degenerate
+    distribution falls back to the percentile levels."""
     from scipy.special import ndtr, ndtri
 
     loo = totals[None, :] - per_unit  # (n, 8): every unit left out once
@@ -369,8 +276,8 @@ def _bca_levels(per_unit: np.ndarray, totals: np.ndarray, metric: str, observed:
 
 def paired_bootstrap(gold: Sequence[object], pred_a: Sequence[object], pred_b: Sequence[object], metric: str = "ff1", *, n_resamples: int,
                      seed: int, abstain: str = "drop", alpha: float = 0.05, chunk: int = 500, method: str = "percentile") -> Bootstrap:
-    """Paired bootstrap over claims of Δ = metric(B) − metric(A) (module docstring), vectorised over chunks of
-    resamples. With ``abstain="drop"`` each resample scores each system on its own non-abstained items."""
+    """Paired bootstrap over claims of Δ = metric(B) − metric(A); with ``abstain="drop"`` each resample scores each
+    system on its own non-abstained items."""
     g, pa, ka = _encode(gold, pred_a, abstain)
     _, pb, kb = _encode(gold, pred_b, abstain)
     per_item = np.concatenate([_counts(g, pa, ka), _counts(g, pb, kb)], axis=1)  # (n, 8)
@@ -392,8 +299,7 @@ def cluster_counts(gold: Sequence[object], pred: Sequence[object], clusters: Seq
 
 
 def _cluster_sort_key(cluster: Hashable) -> tuple[int, int, str]:
-    """Integer ids (and strings of one) numerically, as the repository's integer entry ids sort; then
-    the others as strings."""
+    """Integer ids (and strings of one) numerically, then the others as strings."""
     text = str(cluster).strip()
     if isinstance(cluster, (int, np.integer)) or (text[1:] if text[:1] in "+-" else text).isdigit():
         return (0, int(text), "")
@@ -407,16 +313,12 @@ def _only(arm: Arm, keep: set[Hashable]) -> tuple[list[object], list[object], li
 
 def clustered_paired_bootstrap(arm_a: Arm, arm_b: Arm, abstain: str = "drop", *, seed: int, n_resamples: int, clusters: str = "union",
                                **settings: str | float | int) -> Bootstrap:
-    """Paired bootstrap of Δ = metric(B) − metric(A) resampling whole clusters (answers, entries): each arm is (gold,
-    pred, cluster ids) over its own units, one draw of clusters serves both. ``settings``: ``metric``, ``alpha``,
-    ``chunk``, ``method`` as for :func:`paired_bootstrap`.
+    """Paired bootstrap of Δ = metric(B) − metric(A) resampling whole clusters (answers): each arm is (gold, pred,
+    cluster ids) over its own units. ``settings``: ``metric``, ``alpha``, ``chunk``, ``method``.
 
-    ``clusters``: ``union`` (either arm's clusters in order of first appearance, A's first) or
-    ``sorted_intersection``, the MedSNIP repository's ``msb_column_cis.py``: the clusters both arms hold (an
-    abstaining unit counts as held), sorted (:func:`_cluster_sort_key`), the others left out; Δ = 0 where an arm has
-    no scored unit; percentile intervals only, at ``alpha`` rounded to 12 decimals (so ``1 - 0.95`` gives exactly
-    the 2.5 / 97.5 percentiles). The repository's defaults: 5,000 resamples, seed 42, one ``rng.choice`` of the
-    entries per resample from ``default_rng(seed)`` (the stream used here).
+    ``clusters``: ``union`` (either arm's, A's first) or ``sorted_intersection``, the MedSNIP repository's
+    ``msb_column_cis.py``: the clusters both arms hold, sorted, the others left out; Δ = 0 where an arm has no
+    scored unit; percentile intervals only, at ``alpha`` rounded to 12 decimals (``1 - 0.95`` gives exactly 2.5%).
     """
     if clusters not in CLUSTER_SETS:
         raise ValueError(f"clusters must be one of {CLUSTER_SETS}, got {clusters!r}")

@@ -1,7 +1,6 @@
 """NLTK METEOR with the AVeriTeC conventions: ``Meteor()(prediction, reference)`` equals
-``single_meteor_score(word_tokenize(reference), word_tokenize(prediction))`` with NLTK's defaults (lower-casing,
-Porter stemmer, WordNet synonyms). Tokens, stems and synsets are cached per string / word (speed only).
-A missing WordNet raises :class:`~medfc.scoring.nltk_data.NltkDataMissing` instead of scoring without synonyms.
+``single_meteor_score(word_tokenize(reference), word_tokenize(prediction))`` with NLTK's defaults, tokens, stems and
+synsets cached. A missing WordNet raises :class:`~medfc.scoring.nltk_data.NltkDataMissing`.
 """
 
 from __future__ import annotations
@@ -9,6 +8,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
+from types import SimpleNamespace
 from typing import IO, TYPE_CHECKING
 
 from medfc.common.collector import gc_paused
@@ -16,19 +16,14 @@ from medfc.common.nltk_import import import_nltk
 from medfc.scoring.nltk_data import ensure_nltk_data
 
 if TYPE_CHECKING:
-    from nltk.corpus.reader.wordnet import Synset
     from nltk.corpus.util import LazyCorpusLoader
     from nltk.data import SeekableUnicodeStreamReader
-    from nltk.stem.porter import PorterStemmer
 
 
 class _LineFile:
     """A WordNet file read in binary mode and decoded line by line, with the line semantics of NLTK's own
-    reader (``SeekableUnicodeStreamReader``: a line ends at any boundary ``str.splitlines`` knows) and
-    byte offsets for ``seek``/``tell`` (a synset's offset is its line's byte offset in ``data.<pos>``).
-    A file that starts with a byte-order mark is left to NLTK's reader.
-    NLTK's reader decodes 72 bytes at a time through a checkpointing decoder: loading WordNet's indices
-    through it costs about 0.3 s more CPU than this."""
+    ``SeekableUnicodeStreamReader`` (a line ends at any ``str.splitlines`` boundary) and byte offsets for
+    ``seek``/``tell``; about 0.3 s less CPU than NLTK's reader to load WordNet's indices."""
 
     def __init__(self, stream: IO[bytes], encoding: str) -> None:
         self._file = stream  # binary, seekable: NLTK's own checked stream (FileSystemPathPointer.open())
@@ -69,11 +64,9 @@ _LINE_FILES = ("lexnames", *(f"{kind}.{pos}" for kind in ("index", "data") for p
 
 
 def english_wordnet() -> LazyCorpusLoader:
-    """NLTK's WordNet reader as ``nltk.corpus.wordnet`` loads it (same data, same lazy Open Multilingual WordNet
-    reader) with a faster line reader (:class:`_LineFile`) and without ``map_wn("wordnet")``: comparing version
-    "3.0" with the name "wordnet" it reads index.sense twice to map WordNet 3.0 onto itself (about 40 % of a score
-    job's WordNet loading); only the multilingual functions read that map, never ``synsets`` (a test compares the
-    tables and synsets with a plain ``WordNetCorpusReader``). A WordNet inside a zip is read by NLTK's reader."""
+    """NLTK's WordNet reader as ``nltk.corpus.wordnet`` loads it, with a faster line reader (:class:`_LineFile`)
+    and without ``map_wn("wordnet")``, which maps WordNet 3.0 onto itself (about 40 % of the loading) and which
+    ``synsets`` never reads. A WordNet inside a zip is read by NLTK's reader."""
     import_nltk()
     from nltk.corpus import wordnet
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
@@ -97,30 +90,10 @@ def english_wordnet() -> LazyCorpusLoader:
     # the multilingual reader nltk.corpus.wordnet is made with (still lazy: never loaded for English)
     omw = wordnet._omw_reader if isinstance(wordnet, WordNetCorpusReader) else wordnet._LazyCorpusLoader__args[0]
     loader = LazyCorpusLoader("wordnet", EnglishWordNet, omw)
-    # built without the cyclic collector: it would run again and again while the reader makes its 330,000 lists and
-    # dicts (the lemma index, the exceptions), none of which is ever garbage. A workflow job also skips the
-    # collector's last pass over them at its exit (medfc.cli.job_process freezes what is alive when the step ends);
-    # not here, where the process may go on: a frozen object is never collected
+    # built without the cyclic collector, which would run again and again over the reader's 330,000 lists and dicts
     with gc_paused(collect=True):
         loader.ensure_loaded()
     return loader
-
-
-class _CachedWordNet:
-    """Only the method METEOR calls (``synsets``), memoised per word."""
-
-    def __init__(self, wordnet: LazyCorpusLoader) -> None:
-        self._wn = wordnet
-        self.synsets = lru_cache(maxsize=200_000)(self._synsets)
-
-    def _synsets(self, word: str) -> list[Synset]:
-        return self._wn.synsets(word)
-
-
-class _CachedStemmer:
-    def __init__(self, stemmer: PorterStemmer) -> None:
-        self._stemmer = stemmer
-        self.stem = lru_cache(maxsize=200_000)(stemmer.stem)
 
 
 class Meteor:
@@ -133,8 +106,9 @@ class Meteor:
         from nltk.translate.meteor_score import single_meteor_score
 
         self._single = single_meteor_score
-        self._wordnet = _CachedWordNet(english_wordnet())
-        self._stemmer = _CachedStemmer(PorterStemmer())
+        # only the methods METEOR calls, memoised per word
+        self._wordnet = SimpleNamespace(synsets=lru_cache(maxsize=200_000)(english_wordnet().synsets))
+        self._stemmer = SimpleNamespace(stem=lru_cache(maxsize=200_000)(PorterStemmer().stem))
         self.tokenize = lru_cache(maxsize=tokenizer_cache)(lambda s: tuple(nltk.word_tokenize(s)))
 
     def tokens_score(self, pred_tokens: Iterable[str], ref_tokens: Iterable[str]) -> float:

@@ -1,5 +1,4 @@
-"""The options of the scoring steps (:mod:`medfc.scoring.steps`), in a light module (no numpy): the plan builds
-them when Snakemake plans the DAG (:meth:`medfc.plan.Plan.job_options`) and the job receives what it serialised."""
+"""The options of the scoring steps (:mod:`medfc.scoring.steps`), in a light module (no numpy) the plan reads."""
 
 from __future__ import annotations
 
@@ -20,9 +19,8 @@ class EvidenceScoring(Options):
 
 @dataclass(frozen=True)
 class HealthFCScoreOptions(Options):
-    """The run's ``system`` and ``lang``, the ``labels`` its system predicts (its record's, given by the plan) and
-    the ``scoring`` keys its scores depend on: ``evidence`` for the evidence-selecting systems (null for the
-    others, so those keys never rerun them)."""
+    """A HealthFC run: its system, language, the ``labels`` its system predicts and the ``scoring`` keys its scores
+    depend on (``evidence``: null but for the evidence-selecting systems, so those keys never rerun the others)."""
 
     system: str
     lang: Literal["en", "de"]
@@ -33,9 +31,8 @@ class HealthFCScoreOptions(Options):
 
 @dataclass(frozen=True)
 class PairsScoreOptions(Options):
-    """A pairs dataset's run (CliniFact's or a declared dataset's): the dataset, its classes, the system
-    (``discriminative``, ``zero_shot``, ``fine_tuned``); the test split is scored. ``n_resamples`` and ``seed``
-    (``scoring.bootstrap``) make the bootstrap intervals of accuracy and macro-F1."""
+    """A pairs dataset's run (CliniFact's or a declared dataset's), its test split scored; ``n_resamples`` and
+    ``seed`` (``scoring.bootstrap``) make the bootstrap intervals."""
 
     dataset: str
     classes: tuple[str, ...]

@@ -1,6 +1,4 @@
-"""Scores of the workflow's prediction files (one per HealthFC run or pairs-dataset model; docs/scoring.md):
-HealthFC veracity P/R/F1, and for the evidence-selecting systems evidence selection, FEVER strict and AVeriTeC;
-MedSNIP FF1 over the supported / refuted claims; pairs datasets: accuracy and P/R/F1 with bootstrap intervals."""
+"""Scores of the workflow's prediction files (one per HealthFC run or pairs-dataset model; docs/scoring.md)."""
 
 from __future__ import annotations
 
@@ -18,8 +16,7 @@ from medfc.scoring.options import EvidenceScoring
 
 
 def read_predictions(path: str | os.PathLike, report: SkipReport) -> list[JSONObject]:
-    """Prediction records, each id once: a record without id or gold label, or a repeated id, is
-    skipped with its reason."""
+    """Prediction records, each id once; one without id or gold label, or a repeated id, is skipped."""
     records = []
     seen = set()
     for r in read_jsonl(path):
@@ -42,10 +39,10 @@ def sentence_counts(dataset: str | os.PathLike, lang: str) -> dict[str, int]:
 def evidence_selection_scores(records: Sequence[Mapping[str, object]],
                               n_sentences: Mapping[str, int] | None = None) -> dict[str, float | int | dict[str, float]]:
     """Sentence-level evidence selection pooled over a fold's claims: P/R/F1 of the evidence class; with
-    ``n_sentences`` (claim id → candidate sentences) the macro average over evidence / other (``macro_*``, the
-    paper's Table 3 "F1 Macro"); ``claim_*``: per-claim P/R/F1 averaged over the claims with gold evidence."""
+    ``n_sentences`` (claim id → candidate sentences) the macro average over evidence / other (the paper's Table 3
+    "F1 Macro"); ``claim_*``: per-claim P/R/F1 averaged over the claims with gold evidence."""
     tp = fp = fn = tn = 0
-    claim_p, claim_r, claim_f = [], [], []
+    per_claim = []  # P/R/F1 of each claim with gold evidence
     for r in records:
         gold = set(int(i) for i in r.get("evidence_ids") or [])
         pred = set(int(i) for i in r.get("pred_evidence_ids") or [])
@@ -54,15 +51,13 @@ def evidence_selection_scores(records: Sequence[Mapping[str, object]],
         if n_sentences is not None:
             tn += int(n_sentences.get(str(r["id"]), len(gold | pred))) - len(gold | pred)
         if gold:
-            cp, cr, cf = classification.f1_from_counts(t, p_, n_)
-            claim_p.append(cp)
-            claim_r.append(cr)
-            claim_f.append(cf)
+            per_claim.append(classification.f1_from_counts(t, p_, n_))
     p, rc, f = classification.f1_from_counts(tp, fp, fn)
-    out: dict[str, float | int | dict[str, float]] = {"precision": p, "recall": rc, "f1": f, "tp": tp, "fp": fp, "fn": fn, "n_claims": len(records),
-                                                      "claim_precision": float(np.mean(claim_p)) if claim_p else 0.0,
-                                                      "claim_recall": float(np.mean(claim_r)) if claim_r else 0.0,
-                                                      "claim_f1": float(np.mean(claim_f)) if claim_f else 0.0, "n_claims_with_gold": len(claim_f)}
+    means = [float(np.mean([c[i] for c in per_claim])) if per_claim else 0.0 for i in range(3)]
+    out: dict[str, float | int | dict[str, float]] = {
+        "precision": p, "recall": rc, "f1": f, "tp": tp, "fp": fp, "fn": fn, "n_claims": len(records),
+        "claim_precision": means[0], "claim_recall": means[1], "claim_f1": means[2],
+        "n_claims_with_gold": len(per_claim)}
     if n_sentences is not None:
         po, ro, fo = classification.f1_from_counts(tn, fn, fp)  # the "other" class: its TP are our TN
         out.update({"tn": tn, "n_sentences": tp + fp + fn + tn, "macro_precision": (p + po) / 2, "macro_recall": (rc + ro) / 2,
@@ -89,9 +84,8 @@ def fever_strict(records: Sequence[Mapping[str, object]]) -> dict[str, float | i
 def score_healthfc(records: Sequence[Mapping[str, object]], system: str, *, labels: Sequence[str], evidence: EvidenceScoring | None, abstain: str,
                    n_sentences: Mapping[str, int] | None = None, metric: averitec.PairMetric | None = None) -> dict[str, object]:
     """All scores of one HealthFC prediction file (one system, one fold): P/R/F1 over ``labels``, the classes its
-    system predicts (three verdicts; supported and refuted for the open-domain systems; the levels of evidence);
-    with ``evidence`` (the evidence-selecting systems) also evidence selection, FEVER strict and AVeriTeC;
-    MedSNIP FF1 over the supported / refuted claims where the system predicts verdicts."""
+    system predicts; with ``evidence`` also evidence selection, FEVER strict and AVeriTeC; MedSNIP FF1 over the
+    supported / refuted claims where the system predicts verdicts."""
     gold = [str(r["label"]) for r in records]
     pred = [str(r["pred_label"]) for r in records]
     out: dict[str, object] = {"kind": "healthfc", "system": system, "n": len(records),
@@ -110,9 +104,8 @@ def score_healthfc(records: Sequence[Mapping[str, object]], system: str, *, labe
 
 def score_pairs(records: Sequence[Mapping[str, object]], system: str, split: str = "test", *, dataset: str = "clinifact",
                 classes: Sequence[str] = CLINIFACT_LABELS, n_resamples: int, seed: int) -> dict[str, object]:
-    """Accuracy and macro / per-class P/R/F1 over ``classes`` of one pairs dataset's prediction file on ``split`` (the
-    records of that split; a missing prediction counts as wrong), and under ``ci`` the 95% percentile
-    bootstrap intervals of accuracy and macro-F1 (:func:`classification.bootstrap_intervals`)."""
+    """Accuracy and macro / per-class P/R/F1 over ``classes`` of one pairs dataset's predictions on ``split`` (a
+    missing prediction counts as wrong), and the bootstrap intervals of accuracy and macro-F1 (``ci``)."""
     recs = [r for r in records if r.get("split", split) == split]
     scored = [r for r in recs if r.get("pred_label") is not None]
     gold = [str(r["label"]) for r in recs]

@@ -1,6 +1,5 @@
-"""Workflow steps of the scoring stage (workflow/rules/scoring.smk): one scores JSON per prediction file, by
-:mod:`medfc.scoring.predictions`. Unscorable records (no id or gold label, a repeated id) are skipped with a
-counted reason, in the ``report`` and under ``skipped`` in the scores."""
+"""Workflow steps of the scoring stage (workflow/rules/scoring.smk): one scores JSON per prediction file;
+unscorable records are skipped with a counted reason (``report``, and ``skipped`` in the scores)."""
 
 from __future__ import annotations
 
@@ -24,8 +23,7 @@ def _write(scores: dict[str, object], report: SkipReport, outputs: StepFiles) ->
 
 
 def healthfc(inputs: StepFiles, outputs: StepFiles, options: HealthFCScoreOptions) -> dict[str, object]:
-    """``predictions`` (+ the ``dataset``, for the number of candidate sentences of each claim) →
-    ``scores`` (JSON) + ``report``."""
+    """``predictions`` (+ the ``dataset``: each claim's candidate sentences) → ``scores`` (JSON) + ``report``."""
     report = SkipReport(f"scoring.healthfc.{options.system}")
     records = read_predictions(inputs["predictions"], report)
     scores = score_healthfc(records, options.system, labels=options.labels, evidence=options.evidence, abstain=options.abstain,

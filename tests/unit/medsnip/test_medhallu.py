@@ -22,7 +22,7 @@ from medfc.common.papers import read_paper_numbers
 from medfc.common.provenance import RECORDS_ENV, RUN_ENV
 from medfc.common.report import SkipReport
 from medfc.medsnip import steps
-from medfc.medsnip.answers import MissingField, load_medhallu, read_records
+from medfc.medsnip.answers import MissingField, medhallu_answers, read_records
 from medfc.common.sources import hub_url
 from medfc.medsnip.hub import hub_cache_path, hub_file
 from medfc.medsnip.table import paper_rows
@@ -64,7 +64,7 @@ def _write(rows: list[dict], path: Path, fmt: str) -> Path:
 
 def _load(path: Path) -> tuple[list[dict], SkipReport]:
     report = SkipReport("test")
-    return load_medhallu(path, report), report
+    return medhallu_answers(read_records(path), report, path), report
 
 
 def _parquet_bytes(rows: list[dict], tmp_path: Path) -> bytes:

@@ -268,7 +268,7 @@ def test_a_key_echoed_by_the_server_reaches_no_file_report_log_or_error(tmp_path
 
 
 def test_a_retrieval_verdict_entry_of_the_wrong_shape_is_a_damaged_miss(tmp_path):
-    from medfc.medsnip.cache import UnitCache
+    from medfc.common.jsoncache import UnitCache
     from medfc.medsnip.verify import _rag_entry
 
     cache = UnitCache(tmp_path / "c")

@@ -18,15 +18,16 @@ from tests.helpers.config import call_step
 from tests.helpers.medsnip import decompose_opts, llm_opts, prepare_opts, retrieval_opts, score_opts, verify_opts
 from tests.unit.medsnip.conftest import DEMO_BENCH
 
+from medfc.common.jsoncache import UnitCache
 from medfc.common.report import SkipReport
 from medfc.medsnip import analysis, steps
-from medfc.medsnip.answers import bench_answers, load_bench, read_records
-from medfc.medsnip.cache import UnitCache
+from medfc.medsnip.answers import bench_answers, read_records
 from medfc.medsnip.calls import make_llm
 from medfc.medsnip.options import VerifyOptions
-from medfc.medsnip.search import BM25Search, CachedSearch, PubMedSearch, WebSearch
+from medfc.medsnip.search import BM25Search
 from medfc.medsnip.sentences import align_atoms, split_sentences
 from medfc.medsnip.verify import Verifier, parse_one_word
+from medfc.retrieval.search import CachedSearch, PubMedSearch, WebSearch
 from medfc.scoring.medsnip import (
     FALSE,
     TRUE,
@@ -56,7 +57,7 @@ def test_sentence_split_rules_and_spans():
 
 def test_bench_loader_groups_entries_and_skips_bad_records():
     report = SkipReport("t")
-    answers = load_bench(DEMO_BENCH, report)
+    answers = bench_answers(read_records(DEMO_BENCH), report)
     assert [a["answer_id"] for a in answers] == ["101", "102", "103", "104"]
     assert [len(a["snippets"]) for a in answers] == [3, 3, 3, 2] and [len(a["atoms"]) for a in answers] == [4, 4, 4, 2]
     s = answers[2]["snippets"][1]

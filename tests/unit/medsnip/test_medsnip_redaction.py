@@ -18,10 +18,10 @@ from tests.helpers.http_servers import reply, serving
 from tests.helpers.medsnip import llm_opts, retrieval_opts, verify_opts
 
 from medfc.common.io import write_jsonl
+from medfc.common.jsoncache import UnitCache
 from medfc.medsnip import steps
-from medfc.medsnip.cache import UnitCache
-from medfc.medsnip.search import CachedSearch, PubMedSearch
 from medfc.medsnip.verify import SearchUnavailable
+from medfc.retrieval.search import CachedSearch, PubMedSearch
 
 SECRET = "ncbi-KEY-9f8e7d6c5b4a"
 UNIT = {"unit_id": "a:atoms:0", "answer_id": "a", "mode": "atoms", "text": "aspirin thins blood"}
