@@ -124,9 +124,6 @@ def write_predictions(predictions: str | os.PathLike, info_path: str | os.PathLi
         write_json(info_path, info)
 
 
-# ------------------------------------------------------------------------------------------- runs
-
-
 def fit_predict(model: Model, labels: Sequence[str], train: Sequence[Example], validation: Sequence[Example],
                 predict: Mapping[str, Sequence[Example]], *, checkpoint_dir: str | None, trim: str,
                 desc: str) -> tuple[FittedModel, dict[str, np.ndarray]]:

@@ -45,9 +45,6 @@ KEY = "experiments.clinifact.fine_tune"
 WHOLE_LAYER_MODULES = frozenset({"lm_head", "embed_tokens", "wte", "word_embeddings"})
 
 
-# ------------------------------------------------------------------------------------- features
-
-
 def answer_features(pairs: Sequence[Pair], tokenizer, max_prompt_tokens: int) -> tuple[list[Feature], int]:
     """Prompt + gold answer tokens per pair (labels -100 on the prompt; the answer tokenized as the zero-shot scorer
     does), and how many prompts were trimmed."""
@@ -120,9 +117,6 @@ def validation_loss(model: torch.nn.Module, features: Sequence[Feature], collate
     return float(total[0] / max(float(total[1]), 1.0))
 
 
-# ---------------------------------------------------------------------------------------- model
-
-
 def load_lora_model(opts: FineTuneOptions, device: torch.device):
     """The base causal LM (frozen; 4-bit with ``load_in_4bit``) with fresh LoRA adapters, and its tokenizer."""
     from peft import LoraConfig, get_peft_model
@@ -186,9 +180,6 @@ def adapters_card(model: str, opts: FineTuneOptions) -> CardFields:
     return {"dataset": "clinifact", "system": "fine_tuned", "model": model, "labels": list(answer_options().values()),
             "answer_options": answer_options(), "input_fields": ["claim", "evidence"], "optional_fields": ["title"],
             "options": {"max_prompt_tokens": opts.max_prompt_tokens, "lora_r": opts.lora_r, "target_modules": list(opts.target_modules)}}
-
-
-# ------------------------------------------------------------------------------------------ run
 
 
 def run_fine_tuned(split_csvs: dict[str, str | os.PathLike], opts: FineTuneOptions, *, threads: int | None = None,

@@ -29,9 +29,6 @@ EPS = 1e-6  # probabilities are clipped to [EPS, 1] before their log
 BEST = "best member"
 
 
-# ------------------------------------------------------------------------------------------- scores
-
-
 def _macro_f1(gold: np.ndarray, pred: np.ndarray, n_labels: int) -> float:
     """Macro-F1 (0–1) of label indices over the labels that occur in gold or prediction (the scorers' macro-F1)."""
     return float(_resampled_macro_f1(np.ones((1, len(gold))), gold, pred, n_labels)[0])
@@ -67,9 +64,6 @@ def _parts(y: np.ndarray, seed: int, k: int) -> np.ndarray:
     k = max(2, min(k, int(counts[counts > 0].min()) if counts.any() else 2, len(y)))
     part = inner_assignment(ids, [str(v) for v in y], k, seed)
     return np.array([part[i] for i in ids])
-
-
-# -------------------------------------------------------------------------------------- the models
 
 
 def _features(X: Mapping[str, np.ndarray], members: Sequence[str], kind: str) -> np.ndarray:
@@ -197,9 +191,6 @@ def honest_predictions(fit: Callable[[Mapping[str, np.ndarray], np.ndarray], Fit
     return pred
 
 
-# ------------------------------------------------------------------------------------------ the choice
-
-
 @dataclass
 class StackChoice:
     """What the out-of-fold predictions chose: the fitted candidate, each member's weight, every score."""
@@ -260,9 +251,6 @@ def _weights(fitted: Fitted, members: Sequence[str], X: Mapping[str, np.ndarray]
     else:
         weights.update({m: round(1.0 / len(fitted.members), 4) for m in fitted.members})
     return weights
-
-
-# ------------------------------------------------------------------------------------------- the step
 
 
 def stack_predictions(test_files: Sequence[str | os.PathLike], inner_files: Sequence[str | os.PathLike], members: Sequence[str],

@@ -94,9 +94,6 @@ PAIR_FIELDS = ("claim", "evidence")  # what a kept model of the one pairs path r
 DEFAULT_MAX_PROMPT_TOKENS = 2048  # experiments.clinifact.fine_tune.max_prompt_tokens' default, for adapters without a card
 
 
-# -------------------------------------------------------------------------------------------- inputs
-
-
 def required_fields(card: ModelCard) -> tuple[str, ...]:
     """The fields every input row needs for the kept model of ``card``."""
     if fields_of(str(card["dataset"])) == PAIRS:
@@ -264,9 +261,6 @@ def _adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]],
 KEPT_PREDICTORS: dict[str, Predictor] = {"pipeline": _loaded(predict_pipeline), "joint": _loaded(predict_joint), "lora": _adapters}
 
 
-# ------------------------------------------------------------------------------------------- applied
-
-
 @dataclass(frozen=True)
 class Applied:
     """A kept model as applied to the rows: its name (an ensemble member's alias, else ``""``), folder, card and
@@ -287,9 +281,6 @@ def applied(name: str, directory: Path, card: ModelCard) -> Applied:
         gold_evidence = evidence_source(str(card["system"])) is None
     spec = input_spec(str(card["dataset"]), required_fields(card), str(card.get("lang") or "en"), gold_evidence)
     return Applied(name, directory, card, spec)
-
-
-# ------------------------------------------------------------------------------------------ ensembles
 
 
 def read_stack(directory: Path, card: ModelCard) -> Fitted | None:
@@ -383,9 +374,6 @@ def predict_rows(directory: Path, card: ModelCard, models: Sequence[Applied], ro
     if combined is None:
         return outputs[""]
     return combined[1](directory, card, outputs, [rid for rid, _ in rows], report)
-
-
-# ---------------------------------------------------------------------------------------------- run
 
 
 def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, output: str | os.PathLike, *, device: str = "auto",

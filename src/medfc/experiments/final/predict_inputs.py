@@ -57,9 +57,6 @@ GOLD_EVIDENCE_NAMES = ("sentences_{lang}[evidence_ids]", "premise")
 INDEXED = re.compile(r"(\w+)\[(\w+)\]")
 
 
-# --------------------------------------------------------------------------------------------- values
-
-
 def texts(value: JSONValue) -> list[str]:
     """A list field's texts: a list (empty texts left out), or one text; a CSV cell holding a JSON list is that list."""
     if value is None:
@@ -119,9 +116,6 @@ def present(field: str, value: JSONValue) -> bool:
     return bool(texts(value) if field in LIST_FIELDS else text(value))
 
 
-# ---------------------------------------------------------------------------------------------- rows
-
-
 def _csv_rows(path: Path) -> list[Row]:
     with open(path, encoding="utf-8-sig", newline="") as fh:
         return list(csv.DictReader(fh))
@@ -167,9 +161,6 @@ def read_rows(path: str | os.PathLike, report: SkipReport, id_names: Sequence[st
             report.count("rows_without_id")
         out.append((rid, row))
     return out
-
-
-# -------------------------------------------------------------------------------------------- fields
 
 
 @dataclass(frozen=True)

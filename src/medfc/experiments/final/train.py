@@ -57,8 +57,6 @@ class PairsFinalOptions(Options):
     ensemble: EnsembleOptions | None
 
 
-# ------------------------------------------------------------------------------------------- epochs
-
 def kept_epoch(train: Mapping[str, object]) -> int | None:
     """The epoch a training run kept: its best epoch with early stopping, else the epochs it ran (None: no epochs)."""
     best, ran = train.get("best_epoch"), train.get("epochs_run")
@@ -91,8 +89,6 @@ def with_cv_epochs(run: HealthFCFoldOptions, infos: Sequence[Mapping[str, object
         options = options.replace(system_options=options.system_options.replace(evidence_train=epochs_of(evidence, "evidence_model")))
     return options
 
-
-# -------------------------------------------------------------------------------------------- train
 
 def _move_kept(kept: Path, target: Path) -> None:
     """Move a run's kept model (its card and files) to ``target``."""
@@ -152,8 +148,6 @@ def _keep_ensemble(directory: Path, members: Sequence[str], ensemble: EnsembleOp
     choice = fit_stack(out_of_fold, members, ensemble.stacking, SkipReport("final-stack"))
     keep_ensemble(directory, members=members, method="stack", stacked=choice.fitted)
 
-
-# --------------------------------------------------------------------------------------------- card
 
 def _metrics(scores: object) -> Mapping[str, object]:
     """A scores file's headline metrics: a HealthFC run's veracity scores, a CliniFact run's own."""

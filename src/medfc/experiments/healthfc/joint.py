@@ -54,8 +54,6 @@ class JointFeature(TypedDict):
     n_sentences: int
     labels: NotRequired[int]
 
-# ------------------------------------------------------------------------------------ pooling/loss
-
 
 def sentence_attention_pool(hidden: torch.Tensor, sent_ids: torch.Tensor, scores: torch.Tensor, n_sentences: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Pool token states ``hidden [W, T, H]`` into sentence vectors ``[W, S, H]`` with a token attention (logits
@@ -149,9 +147,6 @@ class JointModel(nn.Module):
         if labels is not None and evidence_labels is not None:
             out.update(joint_loss(evidence_logits, evidence_labels, label_logits, labels, self.evidence_weight, self.label_weights))
         return out
-
-
-# --------------------------------------------------------------------------------------- windows
 
 
 class WindowStats(Counter):
@@ -271,9 +266,6 @@ def joint_forward(model: JointModel, batch: dict[str, torch.Tensor]) -> list[tup
     for w in range(ev_probs.shape[0]):
         per_claim[owner[w]].append(ev_probs[w][ev_mask[w]])
     return [(label_probs[c], np.concatenate(per_claim[c]) if per_claim[c] else np.zeros(0, dtype=np.float32)) for c in range(label_probs.shape[0])]
-
-
-# ----------------------------------------------------------------------------------------- model
 
 
 def uses_token_types(tokenizer: PreTrainedTokenizerBase, encoder: nn.Module) -> bool:

@@ -41,9 +41,6 @@ from medfc.experiments.healthfc.systems import HealthFCFoldOptions, System, inpu
 log = logging.getLogger(__name__)
 
 
-# ------------------------------------------------------------------------------------------- data
-
-
 def load_claims(path: str | os.PathLike, lang: str = "en", report: SkipReport | None = None) -> list[Claim]:
     """The HealthFC dataset JSONL in language ``lang``; bad records skipped with a reason, evidence ids outside the
     sentence list dropped (``evidence_id_out_of_range``)."""
@@ -132,9 +129,6 @@ class Fold:
         return self.snippets.get(c.id, [])
 
 
-# ------------------------------------------------------------------------------------- selection
-
-
 def select_evidence(probs: Sequence[float], threshold: float, max_evidence: int) -> list[int]:
     """Sentences with probability > ``threshold``, at most ``max_evidence`` (the most probable), in document order."""
     cand = [i for i, p in enumerate(probs) if p > threshold]
@@ -184,9 +178,6 @@ def _evidence_eval_examples(claims: Sequence[Claim]) -> list[Example]:
     return ex
 
 
-# ------------------------------------------------------------------------------------------ record
-
-
 def _record(c: Claim, fold: Fold, spec: System, probs: np.ndarray, pred_ids: list[int] | None, evidence: list[str]) -> HealthFCPrediction:
     return {"id": c.id, "fold": fold.index, "system": spec.name, "lang": fold.lang, "label": spec.gold(c),
             "pred_label": spec.labels[int(np.argmax(probs))], "probs": {lab: round(float(p), 6) for lab, p in zip(spec.labels, probs)},
@@ -195,9 +186,6 @@ def _record(c: Claim, fold: Fold, spec: System, probs: np.ndarray, pred_ids: lis
 
 def _fit_info(fitted: FittedModel) -> RunInfo:
     return {"train": fitted.result.as_dict(), "encode": fitted.encode_stats.as_dict()}
-
-
-# ------------------------------------------------------------------------------------------ systems
 
 
 def _sub(base: Path | None, name: str) -> Path | None:

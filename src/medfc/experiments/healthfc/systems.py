@@ -17,9 +17,6 @@ from medfc.retrieval.search_sources import source_names
 EVIDENCE_SOURCES = source_names()  # where open-domain evidence is searched: the registry medfc.retrieval.search_sources
 
 
-# ----------------------------------------------------------------------------------- options
-
-
 @dataclass(frozen=True)
 class SingleOptions(Options):
     """oracle, claims_only, gold_explanations: one classifier."""
@@ -66,8 +63,6 @@ class JointOptions(Options):
     joint_pool: Literal["gold", "pred"]
     val_fraction: float
 
-
-# ------------------------------------------------------------------------------------ specs
 
 # (claim, the system's options: an instance of its own options class, the evidence texts) → the example's text pair / the
 # evidence texts it shows
@@ -227,8 +222,6 @@ def system_option_keys(name: str) -> list[str]:
     """The ``experiments.healthfc`` keys a system's runs depend on (its rule passes just these)."""
     return [f.name for f in fields(system(name).options)]
 
-
-# ------------------------------------------------------------------------------ step options
 
 # the registry's names: checked against REGISTRY when the options are built (a system registered later is one)
 SystemName = Annotated[Literal[SYSTEMS], OneOf(lambda: tuple(REGISTRY))]  # type: ignore[valid-type]

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# ----------------------------------------------------------------------------------------- claims
 
 TEST_TYPES = ("superior or other", "non-inferior or equivalent", "non-inferior", "equivalent", "superior")
 _CLAIM_RE = re.compile(r"^(?P<interv>.*?) is (?P<type>" + "|".join(TEST_TYPES) + r") to (?P<comp>.*?) in terms of (?P<outcome>.*)$", re.S)
@@ -42,8 +41,6 @@ def parse_claim(claim: str) -> ClaimParts:
         return ClaimParts("", "", claim, "unknown")
     return ClaimParts(m["interv"].strip(), m["comp"].strip(), m["outcome"].strip(), m["type"])
 
-
-# --------------------------------------------------------------------------------------- abstracts
 
 _SECTION_RE = re.compile(r"^([A-Z][A-Z ,/&\-]{2,60}):\s*")
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")
@@ -140,7 +137,6 @@ STUDY_WORDS = {
     "primary": re.compile(r"\bprimary (end ?point|outcome|efficacy|analysis)", re.I),
 }
 
-# ------------------------------------------------------------------------------------------- terms
 
 _STOP = frozenset("""a an the of in on at to for from by with without and or not no as is are be been was were this that these those
     than then into over under per via vs versus its their his her our your it they we who which whose what when where after before
@@ -180,9 +176,6 @@ def _share(query: list[str], doc: set[str], idf: dict[str, float] | None = None)
         return 0.0
     weight = (lambda t: idf.get(t, idf["__default__"])) if idf else (lambda t: 1.0)
     return sum(weight(t) for t in query if t in doc) / sum(weight(t) for t in query)
-
-
-# ---------------------------------------------------------------------------------------- features
 
 
 def _statistics(prefix: str, text: str) -> dict[str, float]:

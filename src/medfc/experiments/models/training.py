@@ -46,7 +46,6 @@ _V = TypeVar("_V")
 LOWER_IS_BETTER = frozenset({"val_loss"})
 
 
-
 def class_weights(labels: Sequence[int], n_classes: int, scheme: str) -> torch.Tensor | None:
     """Cross-entropy weights of the classes: None for ``"none"``; for ``"balanced"`` n / (k · n_c) (a
     class absent from ``labels`` gets weight 0 rather than an infinite one)."""
@@ -55,9 +54,6 @@ def class_weights(labels: Sequence[int], n_classes: int, scheme: str) -> torch.T
     counts = np.bincount(np.asarray(list(labels), dtype=np.int64), minlength=n_classes).astype(np.float64)
     weights = np.where(counts > 0, counts.sum() / (n_classes * np.maximum(counts, 1)), 0.0)
     return torch.tensor(weights, dtype=torch.float32)
-
-
-# --------------------------------------------------------------------------------------- basics
 
 
 def set_seed(seed: int) -> None:
@@ -72,9 +68,6 @@ def set_seed(seed: int) -> None:
 def _progress_enabled(flag: bool) -> bool | None:
     # tqdm: disable=None turns the bar off when the stream is not a terminal
     return None if flag else True
-
-
-# -------------------------------------------------------------------------------------- batching
 
 
 class LengthGroupedBatchSampler:
@@ -165,9 +158,6 @@ def move_to(batch: Mapping[str, _V], device: torch.device) -> dict[str, _V]:
 
 def feature_length(feature: Mapping[str, object]) -> int:
     return len(feature["input_ids"]) if "input_ids" in feature else 1
-
-
-# -------------------------------------------------------------------------------------- training
 
 
 @dataclass
@@ -400,9 +390,6 @@ def train(model: torch.nn.Module, features: Sequence[Feature], cfg: TrainConfig,
                                                 trainable_only))
     model.eval()
     return result
-
-
-# ------------------------------------------------------------------------------------- inference
 
 
 def predict(model: torch.nn.Module, features: Sequence[_F], *, collate: Callable[[Sequence[_F]], Batch],
