@@ -182,13 +182,15 @@ def predict_adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str,
     model = AutoModelForCausalLM.from_pretrained(base, dtype=load_dtype("auto", dev)).to(dev)
     model = PeftModel.from_pretrained(model, str(directory)).eval()
     scorer = TransformersLM.from_loaded(base, model, tokenizer, batch_size=batch_size)
-    limit = settings.max_prompt_tokens or int((card.get("options") or {}).get("max_prompt_tokens") or DEFAULT_MAX_PROMPT_TOKENS)
+    options = card.get("options") or {}
+    limit = settings.max_prompt_tokens or int(options.get("max_prompt_tokens") or DEFAULT_MAX_PROMPT_TOKENS)
     pairs = [row_pair(rid, row) for rid, row in rows]
     records, trimmed, _ = score_pairs(scorer, tokenizer, pairs, "predict", "fine_tuned", limit, batch_size, report)
     if trimmed:
         report.count("prompts_trimmed", trimmed)
     # a record without a label (no option scored) is left out: a local model always scores them
-    return [{"id": r["id"], "label": r["pred_label"], "probabilities": r["probs"]} for r in records if r["pred_label"] is not None]
+    return [{"id": r["id"], "label": r["pred_label"], "probabilities": r["probs"]}
+            for r in records if r["pred_label"] is not None]
 
 
 @dataclass(frozen=True)
@@ -358,7 +360,8 @@ def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, ou
     if usable:
         records = predict_rows(directory, card, models, usable, report, Settings(device, batch_size, base_model, max_prompt_tokens))
     write_jsonl(output, records)
-    summary = {"model_dir": str(directory), "dataset": card["dataset"], "system": card.get("system"), "kind": card["kind"],
+    summary = {"model_dir": str(directory), "dataset": card["dataset"], "system": card.get("system"),
+               "kind": card["kind"],
                "model": card.get("model"), "labels": card.get("labels"), "input_fields": fields, "field_names": names,
                "members": [m.name for m in models if m.name], "input": str(input_path), "rows": len(rows) + len(
                    [s for s in report.skipped if s["reason"] in ("not_json", "not_an_object")]),
@@ -380,7 +383,6 @@ def file_fields(rows: Sequence[tuple[str, Row]], limit: int = 1000) -> list[str]
 
 
 def format_summary(summary: Mapping[str, Any]) -> str:
-
     """The report printed at the end of ``medfc predict``."""
     members = f"; members {', '.join(summary['members'])}" if summary["members"] else ""
     lines = [f"medfc predict: {summary['predicted']} of {summary['rows']} rows predicted with {summary['dataset']} "
