@@ -63,17 +63,11 @@ def healthfc_inner_cv(dataset: str | os.PathLike, folds: str | os.PathLike, opti
 
     run = options.run
     spec = system(run.system)
-    if spec.source is not None and evidence is None:
-        raise ValueError(f"system {spec.name} needs the evidence file of source {spec.source}")
+    snippets = healthfc.source_snippets(spec, evidence)
     report = SkipReport(f"healthfc-{spec.name}-fold{run.fold}-inner")
     model = build_model(run.train, threads)
     claims = healthfc.load_claims(dataset, run.lang, report)
     train_c, _ = healthfc.split_fold(claims, healthfc.load_folds(folds), run.fold, report)
-    snippets: dict[str, list[str]] = {}
-    if spec.source is not None:
-        from medfc.healthfc.evidence_file import evidence_by_claim
-
-        snippets = evidence_by_claim(evidence)
     eligible = [c for c in train_c if spec.eligible is None or spec.eligible(c)]
     part = inner_assignment([c.id for c in eligible], [spec.gold(c) for c in eligible], options.inner.inner_folds, options.inner.seed)
     records: list[dict[str, Any]] = []

@@ -195,15 +195,9 @@ class PairData(Options):
 
     def label_of(self, value: object) -> str | None:
         """The class of a label value (None outside the classes); a code may be written ``1``, ``"1.0"`` or ``"1"``."""
-        text = str(value).strip()
-        if not self.codes:
-            return text if text in self.classes else None
-        try:
-            number = float(text)
-            text = str(int(number)) if number.is_integer() else text
-        except ValueError:
-            pass
-        label = self.codes.get(text)
+        from medfc.datasets.records import label_text
+
+        label = self.codes.get(label_text(value)) if self.codes else str(value).strip()
         return label if label in self.classes else None
 
 
@@ -218,7 +212,7 @@ IMPORTED_FIELDS = {"id": "id", "claim": "claim", "evidence": "evidence", "title"
 
 
 def imported_pairs(dataset: str, classes: Sequence[str], *, title: bool) -> PairData:
-    """The split files the import of a declared dataset writes (:mod:`medfc.datasets`): its fields by their own names."""
+    """The split files a declared dataset's import writes (:mod:`medfc.datasets`): its fields by their own names."""
     return PairData(dataset=dataset, classes=tuple(classes), fields={**IMPORTED_FIELDS, "title": "title" if title else None}, codes={})
 
 
@@ -235,7 +229,7 @@ class PairsTrainOptions(Options):
 
 @dataclass(frozen=True)
 class ZeroShotOptions(Options):
-    """``clinifact_zero_shot``: the ``experiments.clinifact.zero_shot`` section, ``model`` and the resolved ``cache_dir``."""
+    """``clinifact_zero_shot``: ``experiments.clinifact.zero_shot``, ``model`` and the resolved ``cache_dir``."""
 
     backend: BackendName  # a name of medfc.common.llm_backends.LLM_BACKENDS
     model: str
