@@ -1,13 +1,7 @@
-"""The one discriminative path of every claim–text–label dataset: CliniFact's pairs, every dataset declared in the
-config (``datasets.<name>``) and the HealthFC systems that read a claim and one text.
-
-Split files are read through a :class:`PairData` (:data:`CLINIFACT_PAIRS`, :func:`imported_pairs`).
-:func:`fit_predict` is the one training and prediction of a model on examples; :func:`run_discriminative` a dataset's
-run (fit on train, choosing on validation; predict ``predict_splits``).
-
-CliniFact's discriminative baseline (Zhang et al., Sci Data 2025, Table 8): ``[CLS] claim [SEP] title abstract [SEP]``
-in at most ``max_length`` (512) tokens; a long text is trimmed from its *start* (an abstract's results and conclusions
-are kept; the paper's Supplementary Fig. S2), the title kept. A light module (no torch, no LLM clients).
+"""The one discriminative path of every claim–text–label dataset: CliniFact's pairs, every declared dataset and the
+HealthFC systems that read a claim and one text. :func:`fit_predict` is the one training and prediction of a model
+on examples; :func:`run_discriminative` a dataset's run. CliniFact's baseline (Zhang et al., Sci Data 2025, Table 8)
+reads ``[CLS] claim [SEP] title abstract [SEP]``, a long abstract trimmed from its start. A light module.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Workflow steps of the experiments stage, one per rule of workflow/rules/experiments.smk (inputs and outputs named
-there): a HealthFC run (lang, model, system, fold), a pairs dataset's run per model (CliniFact's discriminative system,
-each declared dataset), CliniFact's zero-shot and LoRA fine-tuned runs, a stack's members' inner cross-validation,
-final models and ensembles.
-
-Every ``info.json`` carries ``provenance`` (:func:`medfc.common.provenance.job_record`). The options are built whole
-by the plan (:mod:`medfc.plan.experiments`) and handed to the library unchanged, with the job's cores. This module
-imports only options: each step imports the library it runs (a TF-IDF job never loads torch).
+"""Workflow steps of the experiments stage, one per rule of workflow/rules/experiments.smk. The options are built
+whole by the plan (:mod:`medfc.plan.experiments`); every ``info.json`` carries ``provenance``. This module imports
+only options: each step imports the library it runs (a TF-IDF job never loads torch).
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
-"""The fine-tuned generative CliniFact baseline (Zhang et al., Sci Data 2025, Table 8: Llama3-70B and OpenBioLLM-70B
-fine-tuned on the train split).
-
-Training: LoRA adapters (``peft``) on ``target_modules`` of a frozen causal LM (in ``precision``, or 4-bit NF4 with
-``load_in_4bit``: QLoRA, CUDA only). Each train pair is the zero-shot prompt (trimmed alike) and its gold label's
-answer word (TRUE / FALSE / NONE), tokenized as the zero-shot scorer tokenizes an option; the loss is the answer
-tokens' cross-entropy. The project's training loop with ``eval_metric: val_loss`` keeps the epoch of the lowest
-validation answer cross-entropy (the paper's model selection), copying only the adapters' weights.
-
-Prediction: the zero-shot scorer's code (:func:`~medfc.experiments.clinifact.prompts.score_pairs`), system
-``fine_tuned``, so a fine-tuned row and the zero-shot row (and their McNemar–Bowker test) compare like with like.
-
-Saved: with ``save_adapters`` the adapters (megabytes) in ``<save_dir>/adapters`` with their ``medfc_model.json``;
-with ``save_merged`` also the merged model (``<save_dir>/merged``; not with 4-bit weights), each folder renamed into
-place whole.
+"""The fine-tuned generative CliniFact baseline (Zhang et al., Sci Data 2025, Table 8): LoRA adapters (``peft``) on a
+frozen causal LM (4-bit NF4 with ``load_in_4bit``: QLoRA, CUDA only), trained on each train pair's zero-shot prompt
+and its gold answer word (the answer tokens' cross-entropy); the epoch of the lowest validation cross-entropy is kept.
+Predictions are scored by the zero-shot scorer (:func:`~medfc.experiments.clinifact.prompts.score_pairs`, system
+``fine_tuned``), so fine-tuned and zero-shot rows compare like with like. ``save_adapters`` / ``save_merged`` keep
+the adapters (with their ``medfc_model.json``) / the merged model under ``save_dir``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""The prompt of the generative CliniFact systems and the scoring of its answer options (zero-shot, fine-tuned and
-``medfc predict`` with kept adapters; the scorer is any :class:`medfc.llm.base.LLMClient`, no torch here).
-
-A causal LM reads :data:`PROMPT` (our wording of the paper's Table 7 description) and the answer is the option of
-highest summed log-probability. Mapping (from the paper's label definitions): TRUE → evidence, FALSE → inconclusive
-(the comparison is reported but does not establish the claim), NONE → NEI. An abstract too long for the budget is
-trimmed from its start, at a token boundary.
+"""The prompt of the generative CliniFact systems and the scoring of its answer options (any
+:class:`medfc.llm.base.LLMClient`): the answer is the option of highest log-probability, TRUE → evidence, FALSE →
+inconclusive, NONE → NEI. An abstract too long for the budget is trimmed from its start, at a token boundary.
 """
 
 from __future__ import annotations

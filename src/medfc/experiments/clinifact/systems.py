@@ -1,7 +1,5 @@
-"""The CliniFact systems, each declared once (:class:`CliniFactSystem` records of :data:`CLINIFACT_SYSTEMS`) for the
-plan, the tables and the figure; its rules' functions are the plan's (:data:`medfc.plan.experiments.CLINIFACT_JOBS`).
-tests/unit/plan/test_clinifact_systems.py keeps the rules of ``workflow/rules/experiments.smk`` and ``scoring.smk``
-equal to them. A light module (no torch, no pandas).
+"""The CliniFact systems, each declared once (:data:`CLINIFACT_SYSTEMS`) for the plan, the tables and the figure
+(tests/unit/plan/test_clinifact_systems.py keeps the workflow's rules equal to them). A light module.
 """
 
 from __future__ import annotations

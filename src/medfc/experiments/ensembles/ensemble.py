@@ -1,8 +1,6 @@
-"""Ensembles of runs: several models' predictions on the same items combined into one, the label the most probable.
-``models.ensembles.<name>.method``: ``average`` (the members' probabilities averaged with weights) or ``stack``
-(:mod:`medfc.experiments.ensembles.stack_selection`). A record keeps the first member's fields (gold label, a
-pipeline's selected evidence) with ``probs`` and ``pred_label`` replaced; an item some member has no prediction for
-is left out and counted.
+"""Ensembles of runs: the members' predictions on the same items combined, by weighted ``average`` or ``stack``
+(:mod:`medfc.experiments.ensembles.stack_selection`). A record keeps the first member's fields; an item some member
+has no prediction for is left out and counted.
 """
 
 from __future__ import annotations

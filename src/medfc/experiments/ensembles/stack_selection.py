@@ -1,16 +1,9 @@
-"""A stacked ensemble (``method: stack``): what it combines, chosen on predictions none of its choices was tuned on.
-
-Data: the members' out-of-fold predictions over the run's training split (:mod:`medfc.experiments.ensembles.stacking`).
-Candidates: the best member by macro-F1 (the reference), the plain ``average``, the ``stack`` (a class-weighted
-multinomial logistic regression on the members' log-probabilities or probabilities, ``features``, C from ``C_grid``
-by cross-validation) and, where ``candidates`` lists it, ``recalibrated`` (that meta-model on the best member alone).
-
-Each is judged by nested cross-validation over ``outer_folds`` stratified parts: every choice it makes (best member,
-C, weights) is made on the other parts, so its macro-F1 is an estimate none of its choices saw. A candidate replaces
-the best member only when, in ``resamples`` paired bootstrap resamples, the lower ``alpha / k`` quantile of the
-macro-F1 difference lies above 0 (``k`` candidates: Bonferroni). The best passing one is fit on every out-of-fold
-item and applied to the test predictions; else the best member's probabilities are kept. ``info.json`` records
-every estimate, margin and the choice. Everything is seeded (lbfgs is deterministic): a rerun writes the same bytes.
+"""A stacked ensemble (``method: stack``): what it combines, chosen on the members' out-of-fold predictions
+(:mod:`medfc.experiments.ensembles.stacking`). Candidates: the best member (the reference), the ``average``, the
+``stack`` (class-weighted logistic regression on the members' (log-)probabilities, C by cross-validation) and
+``recalibrated`` (that meta-model on the best member alone). Each is judged by nested cross-validation; a candidate
+replaces the best member only when the lower ``alpha / k`` bootstrap quantile of its macro-F1 gain is above 0.
+Everything is seeded: a rerun writes the same bytes (docs/experiments.md).
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """Learned stacking, first half: each member's out-of-fold predictions on a run's training split by inner
-cross-validation (rules ``healthfc_inner_cv``, ``pairs_inner_cv``; one job per member and run, shared by every stack
-with that member). The choice is :mod:`medfc.experiments.ensembles.stack_selection`'s, so changing it reruns no
-inner CV. A light module (the plan builds the inner CV's options from it).
-
-The training split (HealthFC: every fold but the test fold; CliniFact: train + validation) is cut into
-``inner_folds`` stratified parts (:func:`inner_assignment`); the member is trained with its own recipe on all parts
-but one (HealthFC: ``val_fraction`` held out; CliniFact: the parts' train and validation items as such) and
-predicts the part left out. The test split is never read.
+cross-validation (rules ``healthfc_inner_cv``, ``pairs_inner_cv``), the member trained with its own recipe on all
+stratified parts but one (:func:`inner_assignment`). The test split is never read; the choice is
+:mod:`medfc.experiments.ensembles.stack_selection`'s. A light module (the plan builds its options).
 """
 
 from __future__ import annotations

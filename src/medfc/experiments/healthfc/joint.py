@@ -1,16 +1,10 @@
 """The joint HealthFC system: one encoder for evidence selection and veracity prediction.
 
-Input per window: ``[CLS] claim [SEP] s1 [SEP] … sk [SEP]``; a sentence's span is its tokens and the [SEP] closing it.
-A learned token attention (``Linear(H, 1)``, softmax inside each span) pools each span into a sentence vector; an
-evidence head scores it (sigmoid), and a label head reads ``[claim vector; pooled evidence]``: the mean of the
-windows' [CLS] states, and Σ w_i · sentence_i / Σ w_i over all the claim's sentences, with w_i the gold evidence mask
-in training (``pool="gold"``; a claim without gold sentences uses its probabilities), else (``pool="pred"``, and at
-inference) p_i · 1[p_i > threshold], or p_i when none passes. Loss = ``evidence_weight`` · BCE(evidence, mean over
-real sentences) + CE(label), ``evidence_weight`` = 6 as in the paper.
-
-Long documents are packed in order into windows of at most ``max_length`` tokens, each re-prefixed with the claim;
-every sentence is in one window. Only a claim over half of ``max_length`` or a sentence that fits no window is cut,
-counted in :class:`WindowStats`.
+Each window is ``[CLS] claim [SEP] s1 [SEP] … sk [SEP]``; a token attention pools each sentence's span into a vector,
+an evidence head scores it (sigmoid), and a label head reads ``[mean of the windows' CLS; pooled evidence]``, the
+evidence pooled with the gold mask in training (``pool="gold"``), else p_i · 1[p_i > threshold] (p_i when none
+passes). Loss = ``evidence_weight`` · BCE(evidence) + CE(label). A long document is packed into several windows,
+each re-prefixed with the claim; what does not fit is cut and counted (:class:`WindowStats`).
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
-"""Frozen-encoder embeddings (mean-pooled over the attention mask, L2-normalised, as sentence-transformers'
-``1_Pooling`` and ``Normalize``), kept on disk per (model, recipe, text) and shared by every system, fold and rerun
-of the ``frozen`` kind (:mod:`medfc.experiments.models.frozen`).
+"""Frozen-encoder embeddings (mean-pooled, L2-normalised, as sentence-transformers'), kept on disk per (model,
+recipe, text) and shared by every system, fold and rerun of the ``frozen`` and ``gbm`` kinds.
 
-* :class:`Recipe`: the encoder's name as configured, the token budget and the end kept (``head``/``tail``).
-* :class:`EmbeddingStore`: ``<cache_dir>/<recipe slug>-<hash>/``, one ``.npz`` per batch (recipe, SHA-256 digests,
-  float32 vectors) written under a temporary name and renamed, under a random name per job, so a kill or concurrent
-  jobs (also on a shared file system) never damage vectors; a job merges its batch files at the end of a call. A
-  file that cannot be read back whole is a miss, counted (``damaged_files``), logged and renamed ``<name>.damaged``.
-* :class:`FrozenEncoder`: one job's encoder; torch and the model load only when a text is not stored. Texts are
-  encoded longest first in batches; a text over ``max_length`` tokens is cut and counted (``truncated``).
+:class:`EmbeddingStore` writes one ``.npz`` per batch under a temporary name, renamed into place, so a kill or
+concurrent jobs never damage vectors; a file that cannot be read back whole is a miss, counted and set aside.
+:class:`FrozenEncoder` loads torch and the model only when a text is not stored.
 """
 
 from __future__ import annotations

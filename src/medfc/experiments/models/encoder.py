@@ -1,7 +1,5 @@
-"""Model kind ``encoder``: a transformer fine-tuned for sequence-pair classification (:class:`EncoderModel`).
-
-Inputs are ``[CLS] a [SEP] b [SEP]`` built from token ids, so that ``b`` can be cut from its end (``trim="right"``)
-or its start (``trim="left"``, CliniFact's "abstract trimmed from the beginning"); every cut is counted and logged.
+"""Model kind ``encoder``: a transformer fine-tuned for sequence-pair classification (:class:`EncoderModel`), the
+second text cut from its end (``trim="right"``) or start (``"left"``), every cut counted.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""Hand-written features (about 110) of a CliniFact claim–abstract pair, for the gradient-boosting model.
-
-Only the claim, title and abstract are read (never the release's p-value or test-type columns, where the labels come
-from). The claim follows the template "{intervention} is {superior | …} to {comparator} in terms of {outcome}"; the
-abstract is split into (section, sentence) pairs. Features: the claim's test type and lengths; study-type wording
-(randomised, trial, placebo, blinding, protocol, review, animal, observational, non-inferiority, "primary") and trial
-registrations; p-values (significant at ≤ 0.05 or not, the smallest), (non-)significance wording, confidence
-intervals, numbers; plain and IDF-weighted overlap of the claim's parts with abstract and title (IDF from the training
-abstracts: :func:`fit_idf`); the same statistics of four sentences (the two best matching the outcome, the best with
-statistics, the first results sentence with statistics, the conclusion); the p-value whose clause best matches the
-outcome.
+"""Hand-written features (about 110) of a CliniFact claim–abstract pair, for the gradient-boosting model: the claim's
+template parts and test type, study-type wording, p-values and (non-)significance wording, overlap of the claim's
+parts with the abstract and title (IDF from the training abstracts: :func:`fit_idf`), the same statistics of a few
+chosen sentences. Only the claim, title and abstract are read (never the release's label-bearing columns).
 """
 
 from __future__ import annotations

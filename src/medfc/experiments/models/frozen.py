@@ -1,14 +1,9 @@
-"""Model kind ``frozen``: a frozen sentence encoder's embeddings into logistic regression (``frozen:<encoder>``;
-built-in aliases ``frozen-minilm`` → ``frozen:offline:minilm``, ``frozen-mpnet`` → ``frozen:offline:mpnet``).
+"""Model kind ``frozen`` (``frozen:<encoder>``): a frozen sentence encoder's embeddings into logistic regression.
 
-The claim (first ``claim_length`` tokens) is u, the second text (``prefix_b. text_b``) v, in ``evidence_length``
-tokens cut as ``truncation`` says (``system``: as the system cuts its encoder's input, CliniFact keeping an
-abstract's end, HealthFC an evidence text's start; ``head``; ``tail``); both mean-pooled and L2-normalised and
-stored (:mod:`medfc.experiments.models.embeddings`). Features [u, v, |u − v|, u · v] (without a second text: [u]),
-standardised, into a multinomial logistic regression; ``C`` is the best mean macro-F1 of ``C_grid`` over
-``cv_folds`` stratified folds (scaler fit inside each fold; ties to the earlier value), then refit on all the fit
-examples (+ validation with ``refit_with_validation``). On a CPU the embeddings take the time (MiniLM: minutes for
-the CliniFact release; MPNet about five times as long), the regressions seconds.
+The claim's vector u and the second text's v (cut as ``truncation`` says; stored by
+:mod:`medfc.experiments.models.embeddings`) give [u, v, |u − v|, u · v] (without a second text: [u]), standardised,
+into a multinomial logistic regression whose ``C`` is chosen by stratified cross-validation over ``C_grid``, then
+refit on all the fit examples.
 """
 
 from __future__ import annotations

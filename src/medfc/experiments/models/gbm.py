@@ -1,12 +1,6 @@
-"""Model kind ``gbm`` (``sklearn:gbm``): scikit-learn's HistGradientBoostingClassifier over hand-written claim–abstract
-features (:mod:`medfc.experiments.models.features`), probabilities averaged over ``seeds``; with
-``refit_with_validation`` fit on training and validation together (nothing is chosen on validation). Seconds on a CPU.
-
-With ``embedding_model`` (e.g. ``offline:minilm``) a frozen encoder's vectors of the claim (u, first
-``embedding_claim_length`` tokens) and ``title. abstract`` (v, last ``embedding_evidence_length`` tokens) add the
-``embedding_features``: ``cos`` (u · v), ``difference`` |u − v| and ``product`` u ⊙ v (one per dimension). They
-share the ``frozen`` kind's store and recipe. Measured on the CliniFact release (docs/experiments.md) they do not
-pay, hence the default of the hand features alone.
+"""Model kind ``gbm`` (``sklearn:gbm``): HistGradientBoostingClassifier over hand-written claim–abstract features
+(:mod:`medfc.experiments.models.features`), probabilities averaged over ``seeds``. With ``embedding_model`` a frozen
+encoder's claim and abstract vectors add the ``embedding_features`` (sharing the ``frozen`` kind's store).
 """
 
 from __future__ import annotations

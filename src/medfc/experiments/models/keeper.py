@@ -1,9 +1,6 @@
-"""How one kind of kept model is written beside its weights and read back (:class:`Keeper`), and the pieces the
-keepers share (card name, file names, a scikit-learn kind's state, an encoder's checkpoint). The kinds' modules import
-this light module (no torch, no scikit-learn), not :mod:`medfc.experiments.final.kept`, which imports the kinds.
-
-A kept directory opens without running code: plain values are JSON, torch weights safetensors, scikit-learn
-estimators skops files loaded only when every type they name is in :data:`LOADABLE_TYPES`; pickles are refused.
+"""How one kind of kept model is written beside its weights and read back (:class:`Keeper`), and what the keepers
+share. A kept directory opens without running code: JSON, safetensors, and skops files loaded only when every type
+they name is in :data:`LOADABLE_TYPES`; pickles are refused. A light module (no torch, no scikit-learn).
 """
 
 from __future__ import annotations

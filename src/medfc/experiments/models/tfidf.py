@@ -1,13 +1,7 @@
 """Model kind ``tfidf`` (``sklearn:tfidf``), the cheap baseline: sub-linear TF-IDF + class-weighted logistic
-regression over the same :class:`~medfc.experiments.examples.Example` pairs as the encoders (every HealthFC system
-but ``joint``, the CliniFact classifier).
-
-Candidates: ``space`` ``joint`` (one vectorizer over ``text_a [SEP] text_b``) or ``separate`` (one per text; without
-a second text only ``joint``), ``analyzer`` ``word`` or ``word+char`` (char n-grams within word boundaries), and
-``C`` of ``C_grid``. ``selection``: ``cv``, the best mean macro-F1 over ``cv_folds`` stratified folds of the fit
-examples (vectorizers fit on each inner training part), or ``validation``, the best macro-F1 on the validation
-examples. The final model is fit on the training examples (+ validation with ``refit_with_validation``, which then
-also join the folds). Ties go to the earlier candidate in config order. Seconds on a CPU.
+regression over the same example pairs as the encoders. The candidates (``spaces`` × ``analyzers`` × ``C_grid``) are
+chosen by ``selection`` (cross-validation or the validation examples; ties to the earlier in config order), then
+refit on the training examples (+ validation with ``refit_with_validation``).
 """
 
 from __future__ import annotations

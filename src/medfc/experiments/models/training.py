@@ -1,12 +1,7 @@
-"""One model-agnostic training loop (:func:`train`) and batched inference (:func:`predict`) for every encoder.
-
-Callers give a ``torch.nn.Module``, feature dicts, a ``collate`` (:class:`PadCollator`: dynamic padding) and
-optionally ``loss_fn`` (default ``model(**batch).loss``) and ``evaluate(model) -> {metric: value}``. The loop:
-length-grouped batches (:class:`LengthGroupedBatchSampler`), gradient accumulation, AdamW (no decay on biases and
-norm weights) with linear warm-up and decay, mixed precision per the job's :class:`~medfc.common.device.Placement`
-(fp16 with a ``GradScaler``), the best state by validation metric (``<checkpoint_dir>/best``, else the final weights
-in ``final``; only the trainable parameters with ``trainable_only``) restored at the end, ``max_steps`` /
-``max_examples`` caps for smoke runs. A model placed by ``device_map`` is left where it is.
+"""One model-agnostic training loop (:func:`train`) and batched inference (:func:`predict`) for every encoder:
+length-grouped batches, gradient accumulation, AdamW with linear warm-up and decay, mixed precision per the job's
+:class:`~medfc.common.device.Placement`, the best state by validation metric restored at the end, ``max_steps`` /
+``max_examples`` caps for smoke runs.
 """
 
 from __future__ import annotations
