@@ -12,20 +12,12 @@ from medfc.common.registry import lookup
 
 @dataclass(frozen=True)
 class CliniFactSystem:
-    """One CliniFact system.
-
-    ``name``: its model list's key (``models.clinifact.<name>``) and its runs' ``system``; options from
-    ``experiments.clinifact.<section>`` < ``model_<section>[model]``. ``rule`` predicts, ``score_rule`` scores,
-    ``ensemble_rule`` combines an ensemble's members (None: no ensembles), ``inner_cv_rule`` makes a stack's
-    out-of-fold predictions. ``folder``: its runs' folder under ``<experiments>/clinifact`` (``""``: directly there);
-    ``title`` names it in messages, ``suffix`` is added to a model's alias in its table rows (``llama3-70b
-    (zero-shot)``). ``pairs``: the one discriminative path's runs (:mod:`medfc.experiments.pairs`). ``asks_llm``: its
-    options are an LLM client's, whose key is checked before the run.
-
-    ``placement`` (:mod:`medfc.plan.cluster`): ``compute`` makes ``rule`` (and ``inner_cv_rule``) a cluster job;
-    ``model`` only when a planned model runs in the job's process (not a server). ``resources``
-    (:mod:`medfc.plan.resources`): ``model_kind`` (its model kind's row, ``encoder_large`` for a large encoder) or a
-    causal LM's sized row (``llm``, ``lora``; ``<row>_large``), ``server`` when its backend calls a server."""
+    """One CliniFact system: ``name`` (its model list's key and its runs' ``system``), its options' ``section`` of
+    ``experiments.clinifact``, its rules (``rule`` predicts, ``score_rule`` scores, ``ensemble_rule`` combines an
+    ensemble's members, ``inner_cv_rule`` makes a stack's out-of-fold predictions; None: none), its runs' ``folder``
+    under ``<experiments>/clinifact``, its table rows' ``suffix``; ``pairs``: the one discriminative path's runs;
+    ``asks_llm``: its options are an LLM client's. ``placement`` (:mod:`medfc.plan.cluster`) and ``resources``
+    (:mod:`medfc.plan.resources`: ``model_kind`` or a causal LM's sized row) say where its jobs run."""
 
     name: str
     title: str

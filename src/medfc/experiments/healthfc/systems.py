@@ -117,16 +117,11 @@ def _retrieved_shows(c: Claim, o: RetrievedOptions, ev: Sequence[str]) -> list[s
 
 @dataclass(frozen=True)
 class System:
-    """One HealthFC system.
-
-    ``trainer`` (:data:`medfc.experiments.healthfc.runs.TRAINERS`): ``one_classifier`` (one classifier on ``reads``
-    of each claim), ``select_then_classify`` (an evidence selector, then a classifier on the gold sentences in
-    training and the selected ones at test) or ``joint_encoder`` (:mod:`medfc.experiments.healthfc.joint`).
-    ``reads(claim, options, evidence)`` is the text pair a claim becomes (``evidence``: the snippets of ``source`` in
-    rank order, the pipeline's sentences, or nothing); ``shows`` the evidence its records show (None: the selected
-    sentences); ``gold`` its gold label; ``eligible`` the claims it predicts (None: all; the others counted as
-    ``<not_eligible>_<split>``); ``model_kinds`` the kinds it runs with (None: any). ``paper_row``: for a system
-    whose veracity F1 the paper's Table 3 gives inside another row, that row of ``healthfc.table3`` and its key."""
+    """One HealthFC system: its ``trainer`` (:data:`medfc.experiments.healthfc.runs.TRAINERS`); ``reads(claim,
+    options, evidence)``, the text pair a claim becomes (``evidence``: the snippets of ``source``, the pipeline's
+    sentences, or nothing); ``shows``, the evidence its records show (None: the selected sentences); ``gold``;
+    ``eligible``, the claims it predicts (None: all; the others counted as ``<not_eligible>_<split>``);
+    ``model_kinds`` (None: any); ``paper_row``: the row of ``healthfc.table3`` and key giving its veracity F1."""
 
     name: str
     options: type[Options]
