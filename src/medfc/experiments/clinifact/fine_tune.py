@@ -73,11 +73,6 @@ class LeftPadCollator:
         return {"input_ids": ids, "attention_mask": mask, "labels": labels, "position_ids": positions}
 
 
-def _takes_logits_to_keep(model: torch.nn.Module) -> bool:
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    return "logits_to_keep" in inspect.signature(base.forward).parameters
-
-
 def answer_nll(model: torch.nn.Module, batch: dict[str, torch.Tensor], reduce: bool = True) -> torch.Tensor:
     """The answer tokens' cross-entropy of a left-padded batch: the mean (``reduce``) or (sum, count)."""
     labels = batch["labels"]
@@ -85,7 +80,8 @@ def answer_nll(model: torch.nn.Module, batch: dict[str, torch.Tensor], reduce: b
     # the answer tokens are the last k of every row; the logits before them predict them
     first = int(answer.float().argmax(dim=-1).min()) if answer.any() else labels.shape[1] - 1
     k = labels.shape[1] - first
-    kwargs = {"logits_to_keep": k + 1} if _takes_logits_to_keep(model) else {}
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    kwargs = {"logits_to_keep": k + 1} if "logits_to_keep" in inspect.signature(base.forward).parameters else {}
     out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], position_ids=batch["position_ids"], **kwargs)
     logits = out.logits[:, -(k + 1):-1].float()
     target = labels[:, -k:]
@@ -127,7 +123,7 @@ def load_lora_model(opts: FineTuneOptions, device: torch.device):
             raise ValueError(f"{KEY}.save_merged: merging adapters into 4-bit weights is lossy; load the base in bf16 "
                              f"(load_in_4bit: false) to save a merged model, or keep only the adapters")
         try:
-            import bitsandbytes  # noqa: F401  (CUDA only: imported only when asked for)
+            __import__("bitsandbytes")  # CUDA only: imported only when asked for
         except ImportError as e:
             raise RuntimeError(f"{KEY}.load_in_4bit needs the bitsandbytes package (pip install bitsandbytes)") from e
         from transformers import BitsAndBytesConfig

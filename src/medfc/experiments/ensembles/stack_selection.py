@@ -133,12 +133,6 @@ class Fitted:
         return np.mean([X[m] for m in self.members], axis=0)
 
 
-def _best_member(X: Mapping[str, np.ndarray], y: np.ndarray, members: Sequence[str], n_labels: int) -> str:
-    """The member with the highest macro-F1 over these items (the first of equals)."""
-    scores = [_macro_f1(y, X[m].argmax(axis=1), n_labels) for m in members]
-    return members[int(np.argmax(scores))]
-
-
 def _meta_fit(X: Mapping[str, np.ndarray], y: np.ndarray, members: Sequence[str], options: StackingOptions, n_labels: int) -> _Meta:
     """The meta-model on ``members``, its C the best of ``C_grid`` by cross-validation over these items (the
     smaller C of equals), then fit on all of them."""
@@ -166,7 +160,8 @@ def _fitter(kind: str, members: Sequence[str], options: StackingOptions, n_label
             return Fitted(kind, list(members))
         if kind == "stack":
             return Fitted(kind, list(members), _meta_fit(X, y, members, options, n_labels), options.features)
-        best = _best_member(X, y, members, n_labels)
+        # the member with the highest macro-F1 over these items (the first of equals)
+        best = members[int(np.argmax([_macro_f1(y, X[m].argmax(axis=1), n_labels) for m in members]))]
         if kind == "recalibrated":
             return Fitted(kind, [best], _meta_fit(X, y, [best], options, n_labels), options.features)
         return Fitted(BEST, [best])

@@ -262,24 +262,19 @@ def ensemble_members(directory: Path, card: ModelCard) -> list[Applied]:
     return out
 
 
-def file_label_order(labels: JSONValue) -> list[str]:
-    """The labels in the order a written prediction record gives them (sorted keys): the ensemble step's order."""
-    return sorted(str(lab) for lab in labels) if isinstance(labels, list) else []
-
-
 def combine_ensemble(directory: Path, card: ModelCard, outputs: Mapping[str, Sequence[PredictedRow]], ids: Sequence[str],
                      report: SkipReport) -> list[PredictedRow]:
     """The ensemble's record of each row from its members' ``outputs``, as the ensemble step combines them; a row
     some member did not predict is skipped (``member_without_prediction``)."""
     from medfc.experiments.ensembles.ensemble import weighted_mean
 
-    labels = file_label_order(card["labels"])
+    # the labels in the order a written prediction record gives them (sorted keys): the ensemble step's order
+    labels = sorted(str(lab) for lab in card["labels"]) if isinstance(card["labels"], list) else []
     stack = read_stack(directory, card)
     weights = dict(zip(card["members"], card.get("weights") or []))
     names = list(outputs)
-    queues: dict[str, dict[str, deque[PredictedRow]]] = {}
+    queues: dict[str, dict[str, deque[PredictedRow]]] = {name: defaultdict(deque) for name in names}
     for name, records in outputs.items():
-        queues[name] = defaultdict(deque)
         for r in records:
             queues[name][r["id"]].append(r)
     out: list[PredictedRow] = []

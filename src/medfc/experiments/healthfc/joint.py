@@ -244,10 +244,6 @@ class JointCollator:
         return batch
 
 
-def joint_loss_fn(model: JointModel, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-    return model(**batch)["loss"]
-
-
 def joint_forward(model: JointModel, batch: dict[str, torch.Tensor]) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per claim: (label probabilities, evidence probabilities of its sentences in document order)."""
     inputs = {k: v for k, v in batch.items() if k not in ("labels",)}
@@ -318,17 +314,17 @@ class JointEncoder:
         train_f = fitted.features(claims)
         index = {lab: i for i, lab in enumerate(labels)}
         model.label_weights = class_weights([index[c.label] for c in claims], len(labels), cfg.class_weights)
-        evaluate = None
-        if validation:
-            val_f = fitted.features(validation)
-            gold = [c.label for c in validation]
+        val_f = fitted.features(validation) if validation else []
 
-            def evaluate(m: torch.nn.Module) -> dict[str, float]:
-                out = fitted.infer(val_f, f"{desc}/validate")
-                return validation_scores(gold, [labels[int(np.argmax(lp))] for lp, _ in out], labels)
+        def evaluate(m: torch.nn.Module) -> dict[str, float]:
+            out = fitted.infer(val_f, f"{desc}/validate")
+            pred = [labels[int(np.argmax(lp))] for lp, _ in out]
+            return validation_scores([c.label for c in validation], pred, labels)
 
-        fitted.result = train(model, train_f, cfg, placement=self.placement, collate=JointCollator(tok.pad_token_id or 0), loss_fn=joint_loss_fn,
-                              evaluate=evaluate, checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir is not None else None,
+        fitted.result = train(model, train_f, cfg, placement=self.placement,
+                              collate=JointCollator(tok.pad_token_id or 0),
+                              loss_fn=lambda m, batch: m(**batch)["loss"], evaluate=evaluate if validation else None,
+                              checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir is not None else None,
                               lengths=[joint_length(f) for f in train_f], desc=desc)
         return fitted
 

@@ -70,14 +70,6 @@ Reads = Callable[[Claim, Any, Sequence[str]], tuple[str, str | None]]
 Shows = Callable[[Claim, Any, Sequence[str]], list[str]]
 
 
-def _label(c: Claim) -> str:
-    return c.label
-
-
-def _level(c: Claim) -> str:
-    return c.evidence_level
-
-
 def binary_eligible(c: Claim) -> bool:
     """The open-domain comparison's claims: SUPPORTED or REFUTED."""
     return c.label in (SUPPORTED, REFUTED)
@@ -129,7 +121,7 @@ class System:
     labels: tuple[str, ...] = tuple(VERACITY_LABELS)
     reads: Reads | None = None
     shows: Shows | None = None
-    gold: Callable[[Claim], str] = _label
+    gold: Callable[[Claim], str] = lambda c: c.label
     eligible: Callable[[Claim], bool] | None = None
     not_eligible: str = ""
     source: str | None = None
@@ -154,7 +146,7 @@ _ARTICLE = (
     System("gold_explanations", SingleOptions, "one_classifier", reads=lambda c, o, ev: (c.claim, c.explanation), shows=_nothing),
     System("level_of_evidence", LevelOptions, "one_classifier", labels=tuple(LOE_LABELS), reads=_loe_reads,
            shows=lambda c, o, ev: c.gold_evidence if o.loe_input == "claim+evidence" else [],
-           gold=_level, eligible=loe_eligible, not_eligible="loe_not_applicable"),
+           gold=lambda c: c.evidence_level, eligible=loe_eligible, not_eligible="loe_not_applicable"),
 )
 # evidence retrieved for the claim from a source instead of the article: three classes (Table 5, "Google
 # snippets" = retrieved_web) and supported vs refuted on the supported / refuted claims (the open-domain comparison)

@@ -186,22 +186,19 @@ class EncoderModel:
         model = load_classifier(cfg.model, labels)
         stats = EncodeStats()
         feats = make_features(tokenizer, examples, labels, cfg.max_length, trim, stats)
-        evaluate = None
         if validation:
             val_feats = make_features(tokenizer, validation, labels, cfg.max_length, trim, stats)
-            gold = [ex.label for ex in validation]
             for f in val_feats:
                 f.pop("labels", None)
 
-            def evaluate(m: torch.nn.Module) -> dict[str, float]:
-                probs = classifier_probs(m, tokenizer, val_feats, cfg, placement, desc=f"{desc}/validate")
-                pred = [labels[i] for i in probs.argmax(axis=1)]
-                return validation_scores(gold, pred, labels)
+        def evaluate(m: torch.nn.Module) -> dict[str, float]:
+            probs = classifier_probs(m, tokenizer, val_feats, cfg, placement, desc=f"{desc}/validate")
+            return validation_scores([ex.label for ex in validation], [labels[i] for i in probs.argmax(axis=1)], labels)
 
         weights = class_weights([f["labels"] for f in feats], len(labels), cfg.class_weights)
         loss_fn = _weighted_loss(weights) if weights is not None else default_loss
-        result = train(model, feats, cfg, placement=placement, collate=collator_for(tokenizer), loss_fn=loss_fn, evaluate=evaluate,
-                       checkpoint_dir=checkpoint_dir, desc=desc)
+        result = train(model, feats, cfg, placement=placement, collate=collator_for(tokenizer), loss_fn=loss_fn,
+                       evaluate=evaluate if validation else None, checkpoint_dir=checkpoint_dir, desc=desc)
         return FittedClassifier(model, tokenizer, labels, cfg, placement, result, trim, stats)
 
 

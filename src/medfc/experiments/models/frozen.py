@@ -52,17 +52,6 @@ def pair_vectors(encoder: FrozenEncoder, examples: Sequence[Example], claim_leng
     return u, encoder.embed([evidence_text(ex) for ex in examples], evidence_length, side, desc=f"{desc}/evidence")
 
 
-def has_pairs(examples: Sequence[Example]) -> bool:
-    return any(ex.text_b is not None or ex.prefix_b for ex in examples)
-
-
-def pair_features(u: np.ndarray, v: np.ndarray | None) -> np.ndarray:
-    """[u, v, |u − v|, u · v] per row, or u alone without second texts."""
-    if v is None:
-        return u
-    return np.hstack([u, v, np.abs(u - v), u * v]).astype(np.float32)
-
-
 @dataclass
 class FrozenInfo:
     """What the fit did: the chosen C, the CV macro-F1 of every C, sizes, the cut side, seconds."""
@@ -92,8 +81,11 @@ class FittedFrozen:
         self.encode_stats = encoder.stats  # the info files' "encode" entry: texts stored, encoded, cut
 
     def matrix(self, examples: Sequence[Example], desc: str = "frozen") -> np.ndarray:
+        """[u, v, |u − v|, u · v] per row, or u alone without second texts."""
         o = self.options
-        return pair_features(*pair_vectors(self.encoder, examples, o.claim_length, o.evidence_length if self.pairs else None, self.side, desc))
+        evidence_length = o.evidence_length if self.pairs else None
+        u, v = pair_vectors(self.encoder, examples, o.claim_length, evidence_length, self.side, desc)
+        return u if v is None else np.hstack([u, v, np.abs(u - v), u * v]).astype(np.float32)
 
     def probs(self, examples: Sequence[Example], desc: str = "predict") -> np.ndarray:
         """Class probabilities in the order of ``labels``, shape ``[len(examples), n_labels]``."""
@@ -139,7 +131,7 @@ def fit_frozen(options: FrozenOptions, encoder: FrozenEncoder, labels: Sequence[
     final = list(train_examples) + (list(val_examples or []) if options.refit_with_validation else [])
     y = label_indices(labels, final, desc)
     side: Literal["head", "tail"] = system_side(trim) if options.truncation == "system" else options.truncation
-    fitted = FittedFrozen(options, encoder, labels, has_pairs(final), side)
+    fitted = FittedFrozen(options, encoder, labels, any(ex.text_b is not None or ex.prefix_b for ex in final), side)
     X = fitted.matrix(final, desc)
     C, scores, n_folds = choose_C(options, fitted.labels, X, y)
     fitted.scaler, fitted.clf = _fit_lr(options, C, X, y)
@@ -157,7 +149,7 @@ class FrozenModel:
     """Kind ``frozen``: the job's encoder (loaded only for texts not stored) and regressions, on the job's ``threads``."""
 
     def __init__(self, config: FrozenOptions, threads: int | None = None) -> None:
-        import sklearn.linear_model  # noqa: F401 (scikit-learn's libraries loaded, for the thread limit)
+        __import__("sklearn.linear_model")  # scikit-learn's libraries loaded, for the thread limit
 
         self.config = config
         limit_threads(threads)

@@ -124,7 +124,7 @@ class GbmModel:
     """Kind ``gbm``: :func:`fit_gbm` on the job's ``threads`` (trees and, with ``embedding_model``, the frozen encoder)."""
 
     def __init__(self, config: GbmOptions, threads: int | None = None) -> None:
-        import sklearn.ensemble  # noqa: F401 (loads the OpenMP runtime the thread limit applies to)
+        __import__("sklearn.ensemble")  # loads the OpenMP runtime the thread limit applies to
 
         self.config = config
         limit_threads(threads)

@@ -12,7 +12,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from medfc.common.io import atomic_write, read_json, write_json
 from medfc.experiments.records import CardFields, ModelCard
@@ -53,13 +53,7 @@ class Keeper:
     load: Callable[[Path, ModelCard, str, int | None], Any] | None
 
 
-class Pretrained(Protocol):
-    """A transformers config or tokenizer: what a kept encoder writes of them."""
-
-    def save_pretrained(self, save_directory: str | os.PathLike, /) -> object: ...
-
-
-def keep_checkpoint(result: object, config: Pretrained, tokenizer: Pretrained, directory: Path, what: str) -> CardFields:
+def keep_checkpoint(result: object, config: Any, tokenizer: Any, directory: Path, what: str) -> CardFields:
     """An encoder's keep: ``config`` and ``tokenizer`` in ``transformers/``, and the checkpoint (relative) for the card."""
     checkpoint = getattr(result, "checkpoint", None)
     if not checkpoint:

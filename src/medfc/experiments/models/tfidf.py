@@ -152,11 +152,6 @@ def _score_candidates(options: TfidfOptions, labels: Sequence[str], cands: list[
             scores.setdefault(variant.key(C), []).append(validation_scores(gold, pred, labels))
 
 
-def _cv_splits(options: TfidfOptions, labels: Sequence[str], examples: Sequence[Example]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Stratified folds of ``examples`` (:func:`~medfc.experiments.models.sklearn_common.stratified_folds`)."""
-    return stratified_folds(label_indices(labels, examples, "tfidf/cv"), options.cv_folds, options.seed)
-
-
 def _mean(runs: list[dict[str, float]]) -> dict[str, float]:
     return {k: float(np.mean([r[k] for r in runs])) for k in runs[0]}
 
@@ -175,7 +170,7 @@ def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequ
     if len(cands) * len(options.C_grid) == 1:
         pass  # one candidate: nothing to choose
     elif options.selection == "cv":
-        splits = _cv_splits(options, labels, final)
+        splits = stratified_folds(label_indices(labels, final, "tfidf/cv"), options.cv_folds, options.seed)
         for k, (tr, ev) in enumerate(splits):
             _score_candidates(options, labels, cands, [final[i] for i in tr], [final[i] for i in ev], scores, f"{desc}/cv{k}")
         fitted.result.cv_folds = len(splits)
@@ -203,7 +198,7 @@ class TfidfModel:
     """Kind ``tfidf``: :func:`fit_tfidf`, its BLAS on the job's ``threads``."""
 
     def __init__(self, config: TfidfOptions, threads: int | None = None) -> None:
-        import sklearn.linear_model  # noqa: F401 (scikit-learn's libraries loaded, for the thread limit)
+        __import__("sklearn.linear_model")  # scikit-learn's libraries loaded, for the thread limit
 
         self.config = config
         limit_threads(threads)
@@ -222,16 +217,10 @@ def keep_tfidf(fitted: FittedTfidf, directory: Path) -> CardFields:
     columns = fitted.space.columns
     return keep_state(directory, {"options": fitted.options.to_mapping(), "labels": fitted.labels,
                                   "variant": {"space": variant.space, "analyzer": variant.analyzer},
-                                  "terms": [[_terms(v) for v in vectorizers] for vectorizers in columns]},
+                                  # each vectorizer's terms in the order of their columns
+                                  "terms": [[sorted(v.vocabulary_, key=v.vocabulary_.get) for v in vectorizers]
+                                            for vectorizers in columns]},
                       {"clf": fitted.clf, "idf": [[v.idf_ for v in vectorizers] for vectorizers in columns]})
-
-
-def _terms(vectorizer: TfidfVectorizer) -> list[str]:
-    """A fitted vectorizer's vocabulary as its terms in the order of their columns."""
-    terms = [""] * len(vectorizer.vocabulary_)
-    for term, column in vectorizer.vocabulary_.items():
-        terms[column] = term
-    return terms
 
 
 def load_tfidf(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedTfidf:
