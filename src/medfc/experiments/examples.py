@@ -19,8 +19,7 @@ class Example:
 
 @dataclass
 class Claim:
-    """A HealthFC claim in one language: its text, verdict label, level of evidence, explanation, the
-    article's sentences and the indices of the gold evidence sentences among them."""
+    """A HealthFC claim in one language, with its article's sentences and the gold evidence's indices."""
 
     id: str
     claim: str

@@ -36,8 +36,7 @@ class PairPrediction(TypedDict):
 
 
 class PredictedRow(TypedDict, total=False):
-    """One line of ``medfc predict``'s output (:mod:`medfc.experiments.final.predict`); ``evidence_ids`` only from a
-    system that selects its evidence (pipeline, joint)."""
+    """One line of ``medfc predict``'s output; ``evidence_ids`` only from a pipeline or joint system."""
 
     id: str
     label: str

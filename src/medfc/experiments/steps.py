@@ -42,8 +42,7 @@ def healthfc_experiment(inputs: StepFiles, outputs: StepFiles, options: HealthFC
 
 
 def pairs_experiment(inputs: StepFiles, outputs: StepFiles, options: PairsTrainOptions, runtime: Runtime) -> RunInfo:
-    """Fit a discriminative model of any kind on a pairs dataset's train split (what it chooses, chosen on
-    validation), predict ``predict_splits``: CliniFact's discriminative system and every declared dataset."""
+    """Fit a discriminative model on a pairs dataset's train split, predict ``predict_splits``."""
     from medfc.experiments.pairs import run_discriminative, write_predictions
 
     records, info = run_discriminative({s: inputs[s] for s in SPLITS}, options, threads=runtime.threads)
@@ -60,8 +59,7 @@ def clinifact_zero_shot(inputs: StepFiles, outputs: StepFiles, options: ZeroShot
 
 
 def clinifact_fine_tune(inputs: StepFiles, outputs: StepFiles, options: FineTuneOptions, runtime: Runtime) -> RunInfo:
-    """LoRA fine-tuning of a causal LM on CliniFact train (the lowest validation cross-entropy kept), its
-    predictions scored as zero-shot (system ``fine_tuned``)."""
+    """LoRA fine-tuning of a causal LM on CliniFact train, its predictions scored as zero-shot."""
     from medfc.experiments.clinifact import fine_tune
     from medfc.experiments.pairs import write_predictions
 
@@ -90,8 +88,7 @@ def pairs_inner_cv(inputs: StepFiles, outputs: StepFiles, options: PairsInnerOpt
 
 
 def ensemble(inputs: StepFiles, outputs: StepFiles, options: EnsembleOptions) -> RunInfo:
-    """The members' ``predictions`` (in member order; a stack also their out-of-fold ``inner``) → the ensemble's
-    ``predictions`` and ``info`` (the method's choice, the items left out and why)."""
+    """The members' ``predictions`` (a stack also their ``inner``) → the ensemble's ``predictions`` and ``info``."""
     from medfc.common.io import write_json, write_jsonl
     from medfc.experiments.ensembles.ensemble import average_predictions
 

@@ -37,8 +37,7 @@ WHOLE_LAYER_MODULES = frozenset({"lm_head", "embed_tokens", "wte", "word_embeddi
 
 
 def answer_features(pairs: Sequence[Pair], tokenizer, max_prompt_tokens: int) -> tuple[list[Feature], int]:
-    """Prompt + gold answer tokens per pair (labels -100 on the prompt; the answer tokenized as the zero-shot scorer
-    does), and how many prompts were trimmed."""
+    """Prompt + gold answer tokens per pair (labels -100 on the prompt), and the prompts trimmed."""
     prompts, trimmed = prompts_for(pairs, tokenizer, max_prompt_tokens)
     feats = []
     for p, prompt in zip(pairs, prompts):
@@ -171,8 +170,7 @@ def adapters_card(model: str, opts: FineTuneOptions) -> CardFields:
 
 def run_fine_tuned(split_csvs: dict[str, str | os.PathLike], opts: FineTuneOptions, *, threads: int | None = None,
                    report: SkipReport | None = None) -> tuple[list[PairPrediction], RunInfo]:
-    """LoRA fine-tuning on train, the epoch of lowest validation cross-entropy kept, ``opts.predict_splits`` scored as
-    zero-shot (system ``fine_tuned``); device and precision resolved once, here."""
+    """LoRA fine-tuning on train (lowest validation cross-entropy kept), ``predict_splits`` scored."""
     report = report or SkipReport("clinifact-fine-tuned")
     card = adapters_card(opts.model, opts)  # the model as the config names it (resolved again where it is loaded)
     opts = opts.replace(model=resolve_model(opts.model))

@@ -38,8 +38,7 @@ def build_prompt(p: Pair, abstract: str | None = None) -> str:
 
 
 def fit_prompt(p: Pair, tokenizer, max_tokens: int) -> tuple[str, bool]:
-    """The prompt, with the abstract trimmed from its start (at a token boundary) until the whole
-    prompt has at most ``max_tokens`` tokens.  Returns (prompt, whether it was trimmed)."""
+    """The prompt in at most ``max_tokens`` tokens, the abstract trimmed from its start; (prompt, trimmed)."""
     prompt = build_prompt(p)
     n = len(token_ids(tokenizer, prompt))
     if n <= max_tokens:
@@ -76,8 +75,7 @@ def answer_options() -> dict[str, str]:
 
 
 def prompts_for(pairs: Sequence[Pair], tokenizer, max_prompt_tokens: int) -> tuple[list[str], int]:
-    """The prompts of ``pairs`` (abstracts trimmed to ``max_prompt_tokens`` less room for the answer when a
-    tokenizer is known) and how many were trimmed."""
+    """The prompts of ``pairs`` (trimmed when a tokenizer is known) and how many were trimmed."""
     prompts, trimmed = [], 0
     for p in pairs:
         if tokenizer is not None:

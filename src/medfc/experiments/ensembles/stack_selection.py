@@ -28,8 +28,7 @@ def _macro_f1(gold: np.ndarray, pred: np.ndarray, n_labels: int) -> float:
 
 
 def _resampled_macro_f1(weights: np.ndarray, gold: np.ndarray, pred: np.ndarray, n_labels: int) -> np.ndarray:
-    """Macro-F1 of each row of ``weights`` (resamples × items: how often each item is drawn), over the labels that
-    occur in that resample's gold or predictions."""
+    """Macro-F1 of each row of ``weights`` (resamples × items: how often each item is drawn)."""
     f1 = np.zeros((len(weights), n_labels))
     present = np.zeros((len(weights), n_labels), dtype=bool)
     for c in range(n_labels):
@@ -134,8 +133,7 @@ class Fitted:
 
 
 def _meta_fit(X: Mapping[str, np.ndarray], y: np.ndarray, members: Sequence[str], options: StackingOptions, n_labels: int) -> _Meta:
-    """The meta-model on ``members``, its C the best of ``C_grid`` by cross-validation over these items (the
-    smaller C of equals), then fit on all of them."""
+    """The meta-model on ``members``, its C chosen by cross-validation (the smaller of equals), fit on all."""
     F = _features(X, members, options.features)
     C = options.C_grid[0]
     if len(options.C_grid) > 1:
@@ -187,18 +185,9 @@ class StackChoice:
     weights: dict[str, float]
     scores: dict[str, Any]
 
-    @property
-    def members(self) -> list[str]:
-        return self.fitted.members
-
-    def apply(self, X: Mapping[str, np.ndarray]) -> np.ndarray:
-        """The ensemble's probabilities (items × labels) from the members' (member → items × labels)."""
-        return self.fitted.apply(X)
-
 
 def candidates(members: Sequence[str], options: StackingOptions) -> list[str]:
-    """The candidates tried for these members: those of ``options.candidates`` that apply (an average or a stack
-    needs two members), in the order listed."""
+    """The candidates that apply to these members (an average or a stack needs two), in order."""
     return [c for c in dict.fromkeys(options.candidates) if c == "recalibrated" or len(members) > 1]
 
 
@@ -226,8 +215,7 @@ def choose_stack(X: Mapping[str, np.ndarray], y: np.ndarray, members: Sequence[s
 
 
 def _weights(fitted: Fitted, members: Sequence[str], X: Mapping[str, np.ndarray]) -> dict[str, float]:
-    """Each member's share of the ensemble's decision: a meta-model's |coefficient| × its feature's spread, an
-    average's equal shares, a single member's all."""
+    """Each member's share of the ensemble's decision (a meta-model's: |coefficient| × spread)."""
     weights = dict.fromkeys(members, 0.0)
     if fitted.meta is not None and fitted.meta.clf is not None:
         F = _features(X, fitted.members, fitted.features)
@@ -257,15 +245,14 @@ def stack_predictions(test_files: Sequence[str | os.PathLike], inner_files: Sequ
         out.append({**first, "probs": probs, "pred_label": label})
     report.count("records", len(out))
     report.count("inner_items", n_inner)
-    info = {"method": "stack", "selected": choice.members, "weights": choice.weights, "inner_cv": choice.scores,
+    info = {"method": "stack", "selected": choice.fitted.members, "weights": choice.weights, "inner_cv": choice.scores,
             "meta_model": _meta_info(choice.fitted, labels)}
     return out, info
 
 
 def _fit(inner: Sequence[Mapping[str, Mapping[str, Any]]], test: Sequence[Mapping[str, Mapping[str, Any]]], members: Sequence[str],
          options: StackingOptions, report: SkipReport) -> tuple[StackChoice, list[str], int]:
-    """The stack chosen on the members' out-of-fold predictions (``inner``, per member: id → record), its labels
-    (their order in the records) and the number of items it was chosen on."""
+    """The stack chosen on the members' out-of-fold ``inner`` records, its labels and its item count."""
     labels = _labels(inner, test)
     ids = []
     for rid in sorted(inner[0]):
@@ -290,8 +277,7 @@ def _fit(inner: Sequence[Mapping[str, Mapping[str, Any]]], test: Sequence[Mappin
 
 def fit_stack(out_of_fold: Sequence[Sequence[str | os.PathLike]], members: Sequence[str], options: StackingOptions,
               report: SkipReport) -> StackChoice:
-    """The stack of ``members`` chosen on ``out_of_fold`` (per member, its files read as one run), as the ensemble step
-    chooses it."""
+    """The stack of ``members`` chosen on ``out_of_fold`` (per member, its files), as the ensemble step does."""
     if len(out_of_fold) != len(members):
         raise ValueError(f"{len(out_of_fold)} members' prediction files for {len(members)} members")
     runs = [{rid: rec for run in runs_by_id(files) for rid, rec in run.items()} for files in out_of_fold]

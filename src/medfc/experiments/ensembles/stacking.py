@@ -32,8 +32,7 @@ class InnerFolds(Options):
 
 @dataclass(frozen=True)
 class HealthFCInnerOptions(Options):
-    """``healthfc_inner_cv``: the member's run exactly as ``healthfc_experiment`` trains it (no checkpoints),
-    and the inner folds."""
+    """``healthfc_inner_cv``: the member's run as ``healthfc_experiment`` trains it, and the inner folds."""
 
     run: HealthFCFoldOptions
     inner: InnerFolds
@@ -102,8 +101,7 @@ def pairs_inner_cv(train_file: str | os.PathLike, validation_file: str | os.Path
 
 def inner_cv_pairs(splits: Mapping[str, Sequence[Any]], options: PairsInnerOptions, *,
                    threads: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Out-of-fold predictions over the pairs of ``splits``, each part predicted by the member fit (as
-    :func:`~medfc.experiments.pairs.run_discriminative` fits it) on the other parts; ``inner_fold`` added."""
+    """Out-of-fold predictions over the pairs of ``splits``, each part by the member fit on the others."""
     from medfc.experiments.models.kinds import build_model
     from medfc.experiments.pairs import SYSTEM, fit_predict, pair_example, prediction_record, record_scores
 

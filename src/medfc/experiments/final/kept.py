@@ -90,8 +90,7 @@ def keep_pipeline(selector: KeptModel, veracity: KeptModel, directory: str | os.
 
 
 def _keep_stack(stacked: Fitted | None, directory: Path) -> CardFields:
-    """A stack's choice in :data:`STACK_STATE` and its learned meta-model in :data:`STACK_ESTIMATORS` (an average:
-    neither)."""
+    """A stack's choice in :data:`STACK_STATE` and its learned meta-model in :data:`STACK_ESTIMATORS`."""
     for name in (STACK_STATE, STACK_ESTIMATORS, "stack.pkl"):
         (directory / name).unlink(missing_ok=True)
     if stacked is None:
@@ -172,8 +171,7 @@ def keep_ensemble(directory: str | os.PathLike, *, members: Sequence[str], metho
 
 
 def read_card(directory: str | os.PathLike) -> ModelCard:
-    """The card of a kept model; for LoRA adapters without one, a fine-tuned CliniFact card from their
-    ``adapter_config.json``."""
+    """The card of a kept model; LoRA adapters without one get a card from ``adapter_config.json``."""
     directory = Path(directory)
     refuse_pickles(directory)
     if (directory / CARD).is_file():

@@ -195,8 +195,7 @@ def predict_adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str,
 
 @dataclass(frozen=True)
 class Settings:
-    """How ``medfc predict`` was asked to apply the model: device, batch size, and for LoRA adapters the base model
-    and prompt budget (None: the card's)."""
+    """How ``medfc predict`` applies the model (for LoRA adapters: base model and prompt budget; None: the card's)."""
 
     device: str
     batch_size: int
@@ -319,8 +318,7 @@ def predict_rows(directory: Path, card: ModelCard, models: Sequence[Applied], ro
 def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, output: str | os.PathLike, *, device: str = "auto",
                  batch_size: int = 16, base_model: str | None = None, max_prompt_tokens: int | None = None,
                  report_path: str | os.PathLike | None = None) -> dict[str, Any]:
-    """Predict every usable row of ``input_path`` with the model in ``model_dir`` into ``output`` (JSONL); returns the
-    summary (also written to ``report_path``)."""
+    """Predict every usable row of ``input_path`` into ``output``; returns the summary (also to ``report_path``)."""
     start = time.perf_counter()
     directory = find_model_dir(model_dir)
     card = read_card(directory)
@@ -398,8 +396,7 @@ def format_summary(summary: Mapping[str, Any]) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    """The ``predict`` subcommand: 0 when it predicted a row, else 1; a model or input it cannot read is one line on
-    stderr (the traceback too with ``--verbose``)."""
+    """The ``predict`` subcommand: 0 when it predicted a row, else 1 (an error: one line on stderr)."""
     logging.basicConfig(level=logging.WARNING if not args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     skips = logging.getLogger(SkipReport.__module__)
     level = skips.level

@@ -173,8 +173,7 @@ class InputSpec:
 
 
 def _value(row: Mapping[str, JSONValue], name: str) -> JSONValue:
-    """The value of ``name`` in ``row``; ``a[b]``: the texts of list ``a`` at the indices of list ``b`` (each once,
-    in order)."""
+    """The value of ``name`` in ``row``; ``a[b]``: the texts of list ``a`` at the indices of list ``b``."""
     indexed = INDEXED.fullmatch(name)
     if indexed is None:
         return row.get(name)

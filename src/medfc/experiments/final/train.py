@@ -32,8 +32,7 @@ README = "README.md"
 
 @dataclass(frozen=True)
 class HealthFCFinalOptions(Options):
-    """``healthfc_final``: the row's name, each member's run (as its cross-validation runs have it) and the ensemble
-    (None: one model)."""
+    """``healthfc_final``: the row, each member's run and the ensemble (None: one model)."""
 
     row: str
     members: tuple[str, ...]
@@ -111,8 +110,7 @@ def train_healthfc(dataset: str | os.PathLike, options: HealthFCFinalOptions, di
 
 def train_pairs(splits: Mapping[str, str | os.PathLike], options: PairsFinalOptions, directory: str | os.PathLike, *,
                 inner: Mapping[str, str], threads: int | None = None) -> dict[str, object]:
-    """Train each member of a pairs dataset's row as the row trains it and keep it under ``directory``; a stack is
-    fitted on its members' inner cross-validation predictions (``inner``: member → file), as the row's is."""
+    """Train each member of a pairs dataset's row as the row does and keep it (a stack: on ``inner``)."""
     from medfc.experiments.pairs import run_discriminative
 
     directory = Path(directory)

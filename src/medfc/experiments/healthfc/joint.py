@@ -297,8 +297,7 @@ class FittedJoint:
 
 
 class JointEncoder:
-    """The joint system's model over the run's :class:`~medfc.experiments.models.encoder.EncoderModel`; :meth:`fit`
-    trains on claims (each with all its sentences, learning from the gold evidence and the label)."""
+    """The joint system's model over the run's encoder: :meth:`fit` trains on whole claims."""
 
     def __init__(self, encoder: EncoderModel, options: JointOptions) -> None:
         self.config, self.placement, self.options = encoder.config, encoder.placement, options

@@ -31,8 +31,7 @@ log = logging.getLogger(__name__)
 
 
 def load_claims(path: str | os.PathLike, lang: str = "en", report: SkipReport | None = None) -> list[Claim]:
-    """The HealthFC dataset JSONL in language ``lang``; bad records skipped with a reason, evidence ids outside the
-    sentence list dropped and counted."""
+    """The HealthFC dataset in language ``lang``; bad records and evidence ids skipped and counted."""
     if lang not in ("en", "de"):
         raise ValueError("lang must be 'en' or 'de'")
     report = report or SkipReport("healthfc-claims")
@@ -224,8 +223,7 @@ def model_card(spec: System, options: HealthFCFoldOptions) -> CardFields:
 
 def run_pipeline(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Model, ckpt: Path | None, threads: int | None,
                  report: SkipReport) -> tuple[list[HealthFCPrediction], RunInfo]:
-    """An evidence selector (``evidence_train``), then the run's classifier on each claim with its gold sentences
-    (training) or its selected ones (test)."""
+    """An evidence selector, then the classifier on gold (training) or selected (test) sentences."""
     opts = options.system_options
     kept = _sub(ckpt, spec.name)  # the selector in <system>/evidence, the classifier in <system>/veracity (kept.PIPELINE_PARTS)
     ev_train = evidence_examples(fold.train, opts.neg_ratio, options.train.seed)
@@ -293,8 +291,7 @@ def source_snippets(spec: System, evidence: str | os.PathLike | None) -> dict[st
 
 def run_fold(dataset: str | os.PathLike, folds: str | os.PathLike, options: HealthFCFoldOptions, *, threads: int | None = None,
              report: SkipReport | None = None, evidence: str | os.PathLike | None = None) -> tuple[list[HealthFCPrediction], RunInfo]:
-    """Train ``options.system`` on every fold but ``options.fold`` and predict that fold (``evidence``: the retrieved
-    evidence of the system's source); returns the prediction records and the run's info."""
+    """Train ``options.system`` on every fold but ``options.fold``, predict it; (records, info)."""
     spec = system(options.system)
     if not isinstance(options.system_options, spec.options):
         raise TypeError(f"system {spec.name} takes {spec.options.__name__}, not {type(options.system_options).__name__}")
@@ -317,8 +314,7 @@ def run_fold(dataset: str | os.PathLike, folds: str | os.PathLike, options: Heal
 
 def train_all(dataset: str | os.PathLike, options: HealthFCFoldOptions, *, threads: int | None = None,
               evidence: str | os.PathLike | None = None) -> RunInfo:
-    """Train ``options.system`` on every claim (no validation) and keep it in ``options.checkpoint_dir`` under the
-    system's name: a row's final model. Returns the sizes and training info."""
+    """Train ``options.system`` on every claim and keep it: a row's final model; returns its info."""
     spec = system(options.system)
     if options.checkpoint_dir is None:
         raise ValueError("a final model is kept: its options name a checkpoint_dir")

@@ -34,8 +34,7 @@ class LevelOptions(Options):
 
 @dataclass(frozen=True)
 class RetrievedOptions(Options):
-    """retrieved_<source>, open_domain_<source>: one classifier on ``[claim; SEP; the first
-    ``retrieved_top_k`` snippets of the source, in rank order]``."""
+    """retrieved_<source>, open_domain_<source>: one classifier on the first snippets."""
 
     retrieved_top_k: int
     val_fraction: float
@@ -43,8 +42,7 @@ class RetrievedOptions(Options):
 
 @dataclass(frozen=True)
 class PipelineOptions(Options):
-    """pipeline: an evidence selector (``evidence_train``: its whole model config, built by the plan), then a veracity
-    classifier on the selected sentences."""
+    """pipeline: an evidence selector (``evidence_train``), then a veracity classifier."""
 
     threshold: float
     max_evidence: int
@@ -218,8 +216,7 @@ SystemOptions = Annotated[Union[SingleOptions, LevelOptions, RetrievedOptions, P
 
 @dataclass(frozen=True)
 class HealthFCFoldOptions(Options):
-    """One HealthFC run (``healthfc_experiment``), built by the plan: wildcards, the model's config, the system's
-    own options (class chosen by ``system``) and where checkpoints go (null: nowhere)."""
+    """One HealthFC run (``healthfc_experiment``), built by the plan."""
 
     system: SystemName
     lang: Literal["en", "de"]

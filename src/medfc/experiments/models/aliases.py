@@ -35,8 +35,7 @@ def direct_model_name(name: str) -> bool:
 
 
 def model_aliases(configured: dict[str, str], named: Iterable[str] = ()) -> dict[str, str]:
-    """The built-in aliases with a config's own ``models.aliases`` on top, and each name of ``named`` (the
-    names the config's model lists use) that is a :func:`direct_model_name` and no alias as an alias of itself."""
+    """The built-in aliases, a config's own on top, and each :func:`direct_model_name` of ``named``."""
     aliases = {**BUILTIN_ALIASES, **configured}
     for name in named:
         if name not in aliases and direct_model_name(name):

@@ -176,8 +176,7 @@ class EmbeddingStore:
 
 
 class FrozenEncoder:
-    """One job's frozen encoder ``model``: :meth:`embed` gives one L2-normalised, mean-pooled row per text, from the
-    store or encoded (once per text and recipe)."""
+    """One job's frozen encoder: :meth:`embed` gives one row per text, from the store or encoded."""
 
     def __init__(self, model: str, *, cache_dir: str | os.PathLike | None, batch_size: int = 32, device: str = "auto",
                  threads: int | None = None, progress: bool = True,

@@ -170,8 +170,7 @@ def _weighted_loss(weights: torch.Tensor):
 
 
 class EncoderModel:
-    """Kind ``encoder``: :meth:`fit` fine-tunes ``config.model`` as a ``len(labels)``-way classifier. Made once per
-    job (:func:`medfc.experiments.models.kinds.build_model`): the model name, device, precision and threads resolved once."""
+    """Kind ``encoder``: :meth:`fit` fine-tunes ``config.model`` as a ``len(labels)``-way classifier."""
 
     def __init__(self, config: TrainConfig, threads: int | None = None) -> None:
         self.config = config.replace(model=resolve_model(config.model))

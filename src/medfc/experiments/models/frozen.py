@@ -106,8 +106,7 @@ def _fit_lr(options: FrozenOptions, C: float, X: np.ndarray, y: np.ndarray) -> t
 
 
 def choose_C(options: FrozenOptions, labels: Sequence[str], X: np.ndarray, y: np.ndarray) -> tuple[float, dict[str, float], int]:
-    """(the C of the best mean macro-F1 over the stratified folds of ``X``, every C's score, the folds used);
-    one C, or a class too rare for two folds: the first C, nothing scored."""
+    """(best C by mean CV macro-F1, each C's score, folds used); the first C when nothing can be scored."""
     folds = stratified_folds(y, options.cv_folds, options.seed) if len(options.C_grid) > 1 else []
     if not folds:
         return float(options.C_grid[0]), {}, 0
@@ -125,8 +124,7 @@ def choose_C(options: FrozenOptions, labels: Sequence[str], X: np.ndarray, y: np
 
 def fit_frozen(options: FrozenOptions, encoder: FrozenEncoder, labels: Sequence[str], train_examples: Sequence[Example],
                val_examples: Sequence[Example] | None = None, *, trim: str = "right", desc: str = "frozen") -> FittedFrozen:
-    """Fit on ``train_examples`` (+ ``val_examples`` with ``refit_with_validation``, else only scored); ``trim``: how
-    the system cuts its encoder's second text, the evidence side of ``truncation: system``."""
+    """Fit on ``train_examples`` (+ validation with ``refit_with_validation``, else only scored)."""
     start = time.perf_counter()
     final = list(train_examples) + (list(val_examples or []) if options.refit_with_validation else [])
     y = label_indices(labels, final, desc)

@@ -94,8 +94,7 @@ def embedding_encoder(options: GbmOptions, threads: int | None = None) -> Frozen
 def fit_gbm(options: GbmOptions, labels: Sequence[str], train_examples: Sequence[Example],
             val_examples: Sequence[Example] | None = None, *, encoder: FrozenEncoder | None = None, trim: str = "right",
             desc: str = "gbm") -> FittedGbm:
-    """Fit on ``train_examples`` (+ ``val_examples`` with ``refit_with_validation``, else only scored). ``encoder``:
-    the embeddings' encoder (made from the options when not given), abstracts cut as ``trim`` says."""
+    """Fit on ``train_examples`` (+ validation with ``refit_with_validation``, else only scored)."""
     from medfc.experiments.models.metrics import validation_scores
 
     start = time.perf_counter()
@@ -132,8 +131,7 @@ class GbmModel:
 
     def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
             checkpoint_dir: object = None, trim: str = "right", desc: str = "gbm") -> FittedGbm:
-        """Nothing is written but the embeddings' store (``checkpoint_dir``: an encoder's); ``trim``: which end
-        of an abstract the embeddings keep (``left`` cuts its start: CliniFact's results and conclusions)."""
+        """Nothing is written but the embeddings' store; ``trim``: which end of an abstract they keep."""
         return fit_gbm(self.config, labels, examples, validation, encoder=self.encoder, trim=trim, desc=desc)
 
 

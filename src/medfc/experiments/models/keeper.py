@@ -69,8 +69,7 @@ class UnsafeModelError(ValueError):
 
 
 def refuse_pickles(directory: Path) -> None:
-    """A kept directory (and the folders below it) holding a pickle is refused in one line naming the file: opening
-    one can run any code it holds (:data:`PICKLE_SUFFIXES`)."""
+    """A kept directory (at any depth) holding a pickle is refused in one line naming the file."""
     found = sorted(p for p in Path(directory).rglob("*") if p.suffix in PICKLE_SUFFIXES and p.is_file())
     if found:
         raise UnsafeModelError(f"{found[0]}: a pickle, which medfc never opens (loading one can run any code it holds); "
@@ -91,8 +90,7 @@ def _skops_types(node: object, found: set[str]) -> set[str]:
 
 
 def dump_estimators(path: Path, estimators: dict[str, object]) -> None:
-    """Fitted scikit-learn objects (by name) written with ``skops.io``, atomically; a type outside
-    :data:`LOADABLE_TYPES` stops here, since it could never be loaded back."""
+    """Fitted scikit-learn objects by name, written with ``skops.io``; only :data:`LOADABLE_TYPES`."""
     import skops.io
 
     payload = skops.io.dumps(estimators, compression=zipfile.ZIP_DEFLATED, compresslevel=6)

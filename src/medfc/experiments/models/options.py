@@ -164,8 +164,7 @@ ModelConfig = Annotated[Union[MODEL_CONFIGS], Tagged("kind", members=lambda: MOD
 
 
 def model_config_class(model: str) -> type[Options]:
-    """The config class of a model name: the kind whose ``model_name`` it is (or begins with, followed by ``:``),
-    else an encoder; an unknown ``sklearn:`` name is an error."""
+    """The config class of a model name (the kind whose ``model_name`` it is, else an encoder)."""
     for cls in MODEL_CONFIGS:
         if cls.model_name is not None and (model == cls.model_name or model.startswith(cls.model_name + ":")):
             return cls

@@ -210,8 +210,7 @@ class TfidfModel:
 
 
 def keep_tfidf(fitted: FittedTfidf, directory: Path) -> CardFields:
-    """Kept: options, labels, the variant and each vectorizer's terms in column order (JSON), the idf weights and the
-    classifier (skops); the vectorizers are rebuilt from the options (:meth:`Space._vectorizers`)."""
+    """Kept: options, labels, variant and each vectorizer's terms (JSON), idf weights and classifier (skops)."""
     assert fitted.space is not None and fitted.clf is not None
     variant = fitted.space.variant
     columns = fitted.space.columns

@@ -42,8 +42,7 @@ LOWER_IS_BETTER = frozenset({"val_loss"})
 
 
 def class_weights(labels: Sequence[int], n_classes: int, scheme: str) -> torch.Tensor | None:
-    """Cross-entropy weights of the classes: None for ``"none"``; for ``"balanced"`` n / (k · n_c) (a
-    class absent from ``labels`` gets weight 0 rather than an infinite one)."""
+    """Cross-entropy weights: None for ``"none"``; ``"balanced"``: n / (k · n_c) (absent classes: 0)."""
     if scheme == "none":
         return None
     counts = np.bincount(np.asarray(list(labels), dtype=np.int64), minlength=n_classes).astype(np.float64)
@@ -58,11 +57,6 @@ def set_seed(seed: int) -> None:
     torch.manual_seed(seed)
     if torch.cuda.is_available():
         torch.cuda.manual_seed_all(seed)
-
-
-def _progress_enabled(flag: bool) -> bool | None:
-    # tqdm: disable=None turns the bar off when the stream is not a terminal
-    return None if flag else True
 
 
 class LengthGroupedBatchSampler:
@@ -117,8 +111,7 @@ class LengthGroupedBatchSampler:
 
 
 class PadCollator:
-    """Dynamic padding: list fields padded to the batch's longest (at least ``pad_to``) with ``pad_values``
-    (default 0; ``labels`` -100), scalars as tensors; ``skip`` fields dropped."""
+    """Dynamic padding of list fields to the batch's longest (at least ``pad_to``); ``skip`` fields dropped."""
 
     def __init__(self, pad_token_id: int = 0, pad_values: dict[str, int | float] | None = None, pad_to: int | None = None, skip: Sequence[str] = ()) -> None:
         self.pad_values: dict[str, int | float] = {"input_ids": pad_token_id, "attention_mask": 0, "token_type_ids": 0, "labels": -100}
@@ -226,8 +219,7 @@ CHECKPOINT = "model.safetensors"  # a checkpoint's weights: tensors only, read w
 
 
 def save_checkpoint(model: torch.nn.Module, directory: Path, meta: dict[str, object], trainable_only: bool = False) -> Path:
-    """The model's weights (:func:`model_state`) as safetensors in ``directory``/:data:`CHECKPOINT`, with
-    ``meta.json``; tensors that share memory (tied weights) are written once each."""
+    """The model's weights as safetensors in ``directory`` (tied weights written once), with ``meta.json``."""
     from safetensors.torch import save_file
 
     directory.mkdir(parents=True, exist_ok=True)
@@ -247,8 +239,7 @@ def save_checkpoint(model: torch.nn.Module, directory: Path, meta: dict[str, obj
 
 
 def load_checkpoint(model: torch.nn.Module, path: str | os.PathLike, trainable_only: bool = False) -> None:
-    """Weights :func:`save_checkpoint` wrote (a directory: its :data:`CHECKPOINT`) into ``model``; anything but a
-    safetensors file (a pickled ``model.pt``) is refused unread."""
+    """Weights :func:`save_checkpoint` wrote into ``model``; anything but safetensors is refused unread."""
     from safetensors.torch import load_file
 
     path = Path(path)
@@ -322,7 +313,8 @@ def train(model: torch.nn.Module, features: Sequence[Feature], cfg: TrainConfig,
 
     model.train()
     start = time.perf_counter()
-    bar = tqdm(total=total_steps, desc=desc, disable=_progress_enabled(cfg.progress), file=sys.stderr, leave=False)
+    # tqdm's disable=None: no bar when the stream is not a terminal
+    bar = tqdm(total=total_steps, desc=desc, disable=None if cfg.progress else True, file=sys.stderr, leave=False)
     done = False
     for epoch in range(n_epochs):
         sampler.set_epoch(epoch)
@@ -399,7 +391,7 @@ def predict(model: torch.nn.Module, features: Sequence[_F], *, collate: Callable
     out: list[_R | None] = [None] * len(features)
     sampler = LengthGroupedBatchSampler(lens, batch_size, shuffle=False)
     with torch.inference_mode():
-        for idx in tqdm(sampler, desc=desc, disable=_progress_enabled(progress), file=sys.stderr, leave=False):
+        for idx in tqdm(sampler, desc=desc, disable=None if progress else True, file=sys.stderr, leave=False):
             batch = move_to(collate([features[j] for j in idx]), dev)
             with torch.autocast(device_type=dev.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
                 results = forward_fn(model, batch)
