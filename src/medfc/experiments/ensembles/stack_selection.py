@@ -231,10 +231,8 @@ def _weights(fitted: Fitted, members: Sequence[str], X: Mapping[str, np.ndarray]
 
 def stack_predictions(test_files: Sequence[str | os.PathLike], inner_files: Sequence[str | os.PathLike], members: Sequence[str],
                       options: StackingOptions, report: SkipReport) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The stacked ensemble of ``members``: their test predictions (``test_files``) combined as chosen on their
-    out-of-fold predictions (``inner_files``). Records keep the first member's fields; an item some member lacks is
-    left out and counted (``member_without_prediction``, ``inner_member_without_prediction``). Returns the records
-    and the info's stacking entries."""
+    """The stacked ensemble of ``members``: their test predictions combined as chosen on their out-of-fold
+    ``inner_files``; an item some member lacks is left out and counted. Returns the records and the info's entries."""
     if not len(test_files) == len(inner_files) == len(members):
         raise ValueError(f"{len(test_files)} prediction files and {len(inner_files)} inner-CV files for {len(members)} members")
     test = runs_by_id(test_files)

@@ -50,9 +50,8 @@ class JointFeature(TypedDict):
 
 
 def sentence_attention_pool(hidden: torch.Tensor, sent_ids: torch.Tensor, scores: torch.Tensor, n_sentences: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Pool token states ``hidden [W, T, H]`` into sentence vectors ``[W, S, H]`` with a token attention (logits
-    ``scores [W, T]``) inside each sentence slot (``sent_ids [W, T]``, -1: none); returns them and a validity mask
-    ``[W, S]`` (empty slots: zero vectors)."""
+    """Token states ``[W, T, H]`` pooled by attention (``scores [W, T]``) within each sentence slot (``sent_ids``,
+    -1: none) into ``[W, S, H]``, with the slots' validity mask ``[W, S]``."""
     slots = torch.arange(n_sentences, device=hidden.device)
     member = sent_ids.unsqueeze(1) == slots.view(1, -1, 1)  # [W, S, T]
     logits = scores.float().unsqueeze(1).expand(-1, n_sentences, -1)
@@ -91,7 +90,8 @@ def pool_weights(probs: torch.Tensor, valid: torch.Tensor, window_claim: torch.T
 class JointModel(nn.Module):
     """Encoder + token attention pooling + evidence head + label head."""
 
-    def __init__(self, encoder: nn.Module, n_labels: int, *, evidence_weight: float, threshold: float, pool: str, dropout: float = 0.1) -> None:
+    def __init__(self, encoder: nn.Module, n_labels: int, *, evidence_weight: float, threshold: float, pool: str,
+                 dropout: float = 0.1) -> None:
         super().__init__()
         if pool not in ("gold", "pred"):
             raise ValueError("pool must be 'gold' or 'pred'")
@@ -99,20 +99,17 @@ class JointModel(nn.Module):
         hidden = encoder.config.hidden_size
         self.token_attention = nn.Linear(hidden, 1)
         self.evidence_head = nn.Sequential(nn.Dropout(dropout), nn.Linear(hidden, 1))
-        self.label_head = nn.Sequential(nn.Dropout(dropout), nn.Linear(2 * hidden, hidden), nn.Tanh(), nn.Dropout(dropout), nn.Linear(hidden, n_labels))
-        self.n_labels = n_labels
-        self.evidence_weight = evidence_weight
-        self.threshold = threshold
-        self.pool = pool
+        self.label_head = nn.Sequential(nn.Dropout(dropout), nn.Linear(2 * hidden, hidden), nn.Tanh(), nn.Dropout(dropout),
+                                        nn.Linear(hidden, n_labels))
+        self.n_labels, self.evidence_weight, self.threshold, self.pool = n_labels, evidence_weight, threshold, pool
         self.label_weights: torch.Tensor | None = None  # class weights of the label loss (set before training)
 
     @classmethod
-    def from_pretrained(cls, path: str | os.PathLike, n_labels: int, *, evidence_weight: float, threshold: float, pool: str,
-                        dropout: float = 0.1) -> JointModel:
+    def from_pretrained(cls, path: str | os.PathLike, n_labels: int, *, evidence_weight: float, threshold: float,
+                        pool: str) -> JointModel:
         from transformers import AutoModel
 
-        return cls(AutoModel.from_pretrained(str(path)), n_labels, evidence_weight=evidence_weight, threshold=threshold, pool=pool,
-                   dropout=dropout)
+        return cls(AutoModel.from_pretrained(str(path)), n_labels, evidence_weight=evidence_weight, threshold=threshold, pool=pool)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, sent_ids: torch.Tensor, window_claim: torch.Tensor,
                 evidence_labels: torch.Tensor | None = None, labels: torch.Tensor | None = None,

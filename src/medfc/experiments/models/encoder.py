@@ -123,8 +123,8 @@ def _probs_forward(model: torch.nn.Module, batch: dict[str, torch.Tensor]) -> li
     return list(torch.softmax(logits, dim=-1).cpu().numpy())
 
 
-def collator_for(tokenizer, pad_to: int | None = None) -> PadCollator:
-    return PadCollator(pad_token_id=tokenizer.pad_token_id or 0, pad_to=pad_to)
+def collator_for(tokenizer) -> PadCollator:
+    return PadCollator(pad_token_id=tokenizer.pad_token_id or 0)
 
 
 def classifier_probs(model: torch.nn.Module, tokenizer, features: Sequence[Feature], cfg: TrainConfig, placement: Placement,

@@ -44,10 +44,8 @@ TRANSFORMERS_DIR = "transformers"
 
 @dataclass(frozen=True)
 class Keeper:
-    """How one kind of kept model is written and read back. ``keep(fitted, directory)`` writes what it needs beside
-    its training's weights and returns what it adds to the card; ``load(directory, card, device, batch_size)`` is the
-    fitted model again (``batch_size`` None: the config's); ``load`` is None for a kind ``medfc predict`` applies
-    otherwise (LoRA adapters). Each side imports its kind's module when called."""
+    """How one kind of kept model is written and read back: ``keep(fitted, directory)`` returns what it adds to the
+    card; ``load(directory, card, device, batch_size)`` is the fitted model again (None: not loaded whole)."""
 
     keep: Callable[[Any, Path], CardFields]
     load: Callable[[Path, ModelCard, str, int | None], Any] | None

@@ -60,9 +60,8 @@ def set_seed(seed: int) -> None:
 
 
 class LengthGroupedBatchSampler:
-    """Batches of indices of similar lengths, each index once per epoch. With ``shuffle`` (order by ``seed`` and
-    :meth:`set_epoch`): a permutation cut into mega-batches of ``group_factor * batch_size``, each sorted by length
-    and cut into batches, the longest batch first and the rest shuffled. Without: all sorted by length (inference)."""
+    """Batches of indices of similar lengths: with ``shuffle``, seeded mega-batches sorted by length, the longest
+    batch first and the rest shuffled; without, all sorted by length (inference)."""
 
     def __init__(self, lengths: Sequence[int], batch_size: int, *, seed: int = 0, shuffle: bool = True, group_factor: int = 50,
                  group: bool = True) -> None:
@@ -111,19 +110,16 @@ class LengthGroupedBatchSampler:
 
 
 class PadCollator:
-    """Dynamic padding of list fields to the batch's longest (at least ``pad_to``); ``skip`` fields dropped."""
+    """Dynamic padding of list fields to the batch's longest (at least ``pad_to``; ``input_ids`` with
+    ``pad_token_id``, ``labels`` with -100, others with 0); scalars as tensors."""
 
-    def __init__(self, pad_token_id: int = 0, pad_values: dict[str, int | float] | None = None, pad_to: int | None = None, skip: Sequence[str] = ()) -> None:
-        self.pad_values: dict[str, int | float] = {"input_ids": pad_token_id, "attention_mask": 0, "token_type_ids": 0, "labels": -100}
-        self.pad_values.update(pad_values or {})
+    def __init__(self, pad_token_id: int = 0, pad_to: int | None = None) -> None:
+        self.pad_values: dict[str, int] = {"input_ids": pad_token_id, "labels": -100}
         self.pad_to = pad_to
-        self.skip = set(skip)
 
     def __call__(self, features: Sequence[Feature]) -> Batch:
         batch: Batch = {}
         for key in features[0]:
-            if key in self.skip:
-                continue
             values = [f[key] for f in features]
             if isinstance(values[0], (list, tuple, np.ndarray)):
                 width = max(len(v) for v in values)
@@ -255,11 +251,8 @@ def train(model: torch.nn.Module, features: Sequence[Feature], cfg: TrainConfig,
           collate: Callable[[Sequence[Feature]], Batch], loss_fn: Callable[[torch.nn.Module, Batch], torch.Tensor] = default_loss,
           evaluate: Callable[[torch.nn.Module], dict[str, float]] | None = None, checkpoint_dir: str | os.PathLike | None = None,
           lengths: Sequence[int] | None = None, desc: str = "train", trainable_only: bool = False) -> TrainResult:
-    """Train ``model`` in place on ``features`` on ``placement``. ``cfg.lr`` is the peak learning rate of AdamW.
-
-    With ``evaluate`` the model is scored after every epoch; the best state by ``cfg.eval_metric`` (higher is better
-    except :data:`LOWER_IS_BETTER`) is kept (under ``checkpoint_dir/best``, else in CPU memory) and loaded back at the
-    end; ``cfg.early_stopping_patience`` stops after that many evaluations without a better metric."""
+    """Train ``model`` in place on ``features``. With ``evaluate`` the model is scored after every epoch and the best
+    state by ``cfg.eval_metric`` (in ``checkpoint_dir/best``, else in memory) is loaded back at the end."""
     if not features:
         raise ValueError("no training examples")
     device, amp_dtype, use_scaler = placement.device, placement.amp_dtype, placement.use_scaler
