@@ -99,8 +99,8 @@ class JointModel(nn.Module):
         hidden = encoder.config.hidden_size
         self.token_attention = nn.Linear(hidden, 1)
         self.evidence_head = nn.Sequential(nn.Dropout(dropout), nn.Linear(hidden, 1))
-        self.label_head = nn.Sequential(nn.Dropout(dropout), nn.Linear(2 * hidden, hidden), nn.Tanh(), nn.Dropout(dropout),
-                                        nn.Linear(hidden, n_labels))
+        self.label_head = nn.Sequential(nn.Dropout(dropout), nn.Linear(2 * hidden, hidden), nn.Tanh(),
+                                        nn.Dropout(dropout), nn.Linear(hidden, n_labels))
         self.n_labels, self.evidence_weight, self.threshold, self.pool = n_labels, evidence_weight, threshold, pool
         self.label_weights: torch.Tensor | None = None  # class weights of the label loss (set before training)
 
@@ -109,7 +109,8 @@ class JointModel(nn.Module):
                         pool: str) -> JointModel:
         from transformers import AutoModel
 
-        return cls(AutoModel.from_pretrained(str(path)), n_labels, evidence_weight=evidence_weight, threshold=threshold, pool=pool)
+        return cls(AutoModel.from_pretrained(str(path)), n_labels, evidence_weight=evidence_weight, threshold=threshold,
+                   pool=pool)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, sent_ids: torch.Tensor, window_claim: torch.Tensor,
                 evidence_labels: torch.Tensor | None = None, labels: torch.Tensor | None = None,
