@@ -85,8 +85,7 @@ def row_suffixes() -> dict[str, str]:
 
 
 def system_of_row(row: str) -> str:
-    """The system of a table row named ``row`` (a paper's row, ``Llama3-70B (fine-tuned)``): the first system
-    whose suffix (without its leading space) it contains, else :data:`DEFAULT_SYSTEM`."""
+    """The system whose row suffix a table row's name contains, else :data:`DEFAULT_SYSTEM`."""
     return next((name for name, suffix in row_suffixes().items() if suffix.strip() in row), DEFAULT_SYSTEM)
 
 

@@ -65,8 +65,7 @@ def aligned(runs: Sequence[Mapping[str, dict[str, Any]]], members: Sequence[str]
 
 
 def weighted_mean(probs: Sequence[Mapping[str, Any]], weights: Sequence[float], labels: Sequence[str]) -> tuple[dict[str, float], str]:
-    """The weighted mean of one item's member probabilities over ``labels``, rounded to 6 places, and its label (most
-    probable before rounding; of equals, the first). The ensemble step's and ``medfc predict``'s."""
+    """One item's weighted mean probabilities (6 places) and its label (most probable; of equals, the first)."""
     total = float(sum(weights))
     mean = {lab: sum(w * float(p[lab]) for w, p in zip(weights, probs)) / total for lab in labels}
     return {lab: round(v, 6) for lab, v in mean.items()}, max(labels, key=mean.__getitem__)

@@ -100,8 +100,7 @@ class Fitted:
     features: str = "log_probs"
 
     def record(self, probs: Mapping[str, Mapping[str, Any]], labels: Sequence[str]) -> tuple[dict[str, float], str]:
-        """One item's probabilities (``labels``, rounded to 6 places) and label (the most probable; of equals, the
-        first) from its members' (member → ``label → p``): the ensemble step's and ``medfc predict``'s."""
+        """One item's probabilities (6 places) and label from its members' (member → ``label → p``)."""
         p = self.apply({m: np.array([[float(probs[m][lab]) for lab in labels]]) for m in self.members})[0]
         rounded = {lab: round(float(v), 6) for lab, v in zip(labels, p)}
         return rounded, max(labels, key=rounded.__getitem__)
@@ -192,8 +191,7 @@ def candidates(members: Sequence[str], options: StackingOptions) -> list[str]:
 
 
 def choose_stack(X: Mapping[str, np.ndarray], y: np.ndarray, members: Sequence[str], options: StackingOptions, n_labels: int) -> StackChoice:
-    """The choice from the members' out-of-fold probabilities ``X`` (member → items × labels) and gold ``y``: the
-    highest candidate beating the best member by the bootstrap margin, else the best member."""
+    """The candidate beating the best member by the bootstrap margin on ``X`` and ``y``, else that member."""
     members = list(members)
     parts = _parts(y, options.seed, options.outer_folds)
     tried = candidates(members, options)

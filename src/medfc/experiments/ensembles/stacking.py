@@ -48,8 +48,7 @@ class PairsInnerOptions(Options):
 
 def healthfc_inner_cv(dataset: str | os.PathLike, folds: str | os.PathLike, options: HealthFCInnerOptions, *, threads: int | None = None,
                       evidence: str | os.PathLike | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The member's out-of-fold predictions over the training claims of run ``options.run``, from ``inner_folds`` models
-    trained as :func:`~medfc.experiments.healthfc.runs.run_fold` trains one; records sorted by id, ``inner_fold`` added."""
+    """The member's out-of-fold predictions over run ``options.run``'s training claims, sorted by id."""
     from medfc.experiments.healthfc import runs as healthfc
     from medfc.experiments.models.kinds import build_model
     from medfc.experiments.healthfc.systems import system

@@ -263,8 +263,7 @@ def ensemble_members(directory: Path, card: ModelCard) -> list[Applied]:
 
 def combine_ensemble(directory: Path, card: ModelCard, outputs: Mapping[str, Sequence[PredictedRow]], ids: Sequence[str],
                      report: SkipReport) -> list[PredictedRow]:
-    """The ensemble's record of each row from its members' ``outputs``, as the ensemble step combines them; a row
-    some member did not predict is skipped (``member_without_prediction``)."""
+    """The ensemble's record of each row from its members' ``outputs``, as the ensemble step combines them."""
     from medfc.experiments.ensembles.ensemble import weighted_mean
 
     # the labels in the order a written prediction record gives them (sorted keys): the ensemble step's order

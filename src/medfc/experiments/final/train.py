@@ -58,8 +58,7 @@ def kept_epoch(train: Mapping[str, object]) -> int | None:
 
 
 def cv_epochs(infos: Sequence[Mapping[str, object]], part: str) -> int | None:
-    """The mean over a row's folds of the epoch each kept for ``part`` (an info.json key), rounded, at least 1; None
-    where no fold trained by epochs."""
+    """The mean over a row's folds of the epoch each kept for ``part``, at least 1 (None: no epochs)."""
     kept = []
     for info in infos:
         section = info.get(part)

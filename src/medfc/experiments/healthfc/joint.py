@@ -142,8 +142,7 @@ class JointModel(nn.Module):
 
 
 class WindowStats(Counter):
-    """How documents were packed into windows: ``claims``, ``windows``, ``multi_window_claims`` (claims
-    spread over several windows), ``claims_cut`` and ``sentences_cut`` (text that did not fit)."""
+    """How documents were packed into windows: claims and windows, those spread or cut."""
 
     KEYS = ("claims", "windows", "multi_window_claims", "claims_cut", "sentences_cut")
 

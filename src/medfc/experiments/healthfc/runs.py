@@ -123,8 +123,7 @@ def select_evidence(probs: Sequence[float], threshold: float, max_evidence: int)
 
 
 def evidence_examples(claims: Sequence[Claim], neg_ratio: float | None, seed: int) -> list[Example]:
-    """``[sentence; SEP; claim]`` examples: every positive, ``ceil(neg_ratio · max(1, #pos))`` seeded negatives per
-    claim, or all sentences when ``neg_ratio`` is None."""
+    """``[sentence; SEP; claim]`` examples: every positive and ``neg_ratio`` seeded negatives per positive."""
     rng = np.random.default_rng(seed)
     out = []
     for c in claims:

@@ -98,8 +98,7 @@ class EmbeddingStore:
         return keys, vecs
 
     def load(self) -> dict[bytes, np.ndarray]:
-        """Every stored vector by text digest. A damaged file, or one whose vectors have another size than most of the
-        store's, is counted, logged and set aside; a file merged away during the listing is looked for again."""
+        """Every stored vector by text digest; a damaged or odd-sized file is counted, logged and set aside."""
         parts: list[tuple[Path, np.ndarray, np.ndarray]] = []
         for _attempt in range(3):
             parts, vanished = [], False

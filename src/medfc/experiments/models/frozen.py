@@ -44,8 +44,7 @@ def system_side(trim: str) -> Literal["head", "tail"]:
 
 def pair_vectors(encoder: FrozenEncoder, examples: Sequence[Example], claim_length: int, evidence_length: int | None,
                  side: Literal["head", "tail"], desc: str) -> tuple[np.ndarray, np.ndarray | None]:
-    """(u, v): the claims' vectors and the second texts' (:func:`evidence_text`; None without an ``evidence_length``).
-    Every kind that embeds pairs (``frozen``, ``gbm``) builds its texts and recipes here, so equal options read one store."""
+    """(u, v): the claims' and the second texts' vectors (v None without an ``evidence_length``)."""
     u = encoder.embed([ex.text_a or "" for ex in examples], claim_length, "head", desc=f"{desc}/claims")
     if evidence_length is None:
         return u, None

@@ -108,8 +108,7 @@ def _skops_schema(payload: bytes, path: Path) -> object:
 
 
 def load_estimators(path: Path) -> dict[str, Any]:
-    """What :func:`dump_estimators` wrote, its schema checked first (nothing executed): a type outside
-    :data:`LOADABLE_TYPES` is refused unloaded; otherwise skops trusts exactly the types the schema names."""
+    """What :func:`dump_estimators` wrote, its schema checked first: only :data:`LOADABLE_TYPES` load."""
     import skops.io
     from skops.io.exceptions import UntrustedTypesFoundException
 

@@ -16,8 +16,7 @@ from medfc.common.options import Options, OptionsError, Tagged
 
 @dataclass(frozen=True)
 class TrainConfig(Options):
-    """Kind ``encoder``: fine-tuning a transformer, the ``experiments.<dataset>.train`` section after its per-model /
-    per-system overrides (paper-scale values: docs/experiments.md). ``model``: a hub name, a directory or ``offline:minilm``."""
+    """Kind ``encoder``: fine-tuning a transformer (``experiments.<dataset>.train`` after its overrides)."""
 
     kind: ClassVar[str] = "encoder"
     section: ClassVar[str | None] = None  # the layered training config (train < model_train < system_train < smoke)
@@ -119,8 +118,7 @@ class GbmOptions(Options):
 
 @dataclass(frozen=True)
 class FrozenOptions(Options):
-    """Kind ``frozen``: the ``experiments.frozen`` section (+ ``model``, ``frozen:<encoder>``, e.g. ``frozen:offline:mpnet``);
-    :mod:`medfc.experiments.models.frozen`. ``cache_dir``: the embeddings' store (``""``: none kept), resolved by the plan."""
+    """Kind ``frozen``: the ``experiments.frozen`` section (``cache_dir``: the embeddings' store; ``""``: none)."""
 
     kind: ClassVar[str] = "frozen"
     section: ClassVar[str | None] = "frozen"

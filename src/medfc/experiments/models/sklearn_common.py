@@ -18,8 +18,7 @@ class WholeTexts:
 
 
 def limit_threads(threads: int | None) -> None:
-    """Limit the BLAS/OpenMP libraries loaded so far to the job's ``threads`` (None: leave them). Without it the
-    trees' OpenMP threads spin on other jobs' cores (4x the CPU seconds of a CliniFact job on a loaded machine)."""
+    """Limit the BLAS/OpenMP libraries loaded so far to the job's ``threads`` (None: leave them)."""
     if threads is not None:
         from threadpoolctl import threadpool_limits
 
