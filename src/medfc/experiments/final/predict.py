@@ -353,10 +353,9 @@ def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, ou
         records = predict_rows(directory, card, models, usable, report, Settings(device, batch_size, base_model, max_prompt_tokens))
     write_jsonl(output, records)
     summary = {"model_dir": str(directory), "dataset": card["dataset"], "system": card.get("system"),
-               "kind": card["kind"],
-               "model": card.get("model"), "labels": card.get("labels"), "input_fields": fields, "field_names": names,
-               "members": [m.name for m in models if m.name], "input": str(input_path), "rows": len(rows) + len(
-                   [s for s in report.skipped if s["reason"] in ("not_json", "not_an_object")]),
+               "kind": card["kind"], "model": card.get("model"), "labels": card.get("labels"), "input_fields": fields,
+               "field_names": names, "members": [m.name for m in models if m.name], "input": str(input_path),
+               "rows": len(rows) + len([s for s in report.skipped if s["reason"] in ("not_json", "not_an_object")]),
                "predicted": len(records), "skipped": len(report.skipped), "skipped_by_reason": report.reasons(),
                "skipped_rows": [s["id"] for s in report.skipped], "counts": dict(report.counts),
                "seconds": round(time.perf_counter() - start, 3)}

@@ -12,7 +12,7 @@ kind's module is imported when its model is made (a TF-IDF job never loads torch
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -26,31 +26,19 @@ if TYPE_CHECKING:  # each kind's module loads torch or scikit-learn: imported wh
     import numpy as np
 
 
-class Reported(Protocol):
-    """What a fit reports for the info files."""
-
-    def as_dict(self) -> Mapping[str, object]: ...
-
-
 class FittedModel(Protocol):
+    """A fitted model: its ``labels``, what the fit did (``result``) and the inputs it cut (``encode_stats``), both
+    with ``as_dict()`` for the info files, and ``probs``."""
+
     labels: list[str]
-
-    @property
-    def result(self) -> Reported:  # what the fit did
-        ...
-
-    @property
-    def encode_stats(self) -> Reported:  # inputs cut to fit (an encoder's tokens), or {"truncated": 0}
-        ...
+    result: Any
+    encode_stats: Any
 
     def probs(self, examples: Sequence[Example], desc: str = "predict") -> np.ndarray: ...
 
 
 class Model(Protocol):
-    @property
-    def config(self) -> Options:  # the config as run: its kind's options class (MODEL_CONFIGS)
-        ...
-
+    config: Options  # the config as run: its kind's options class (MODEL_CONFIGS)
     def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
             checkpoint_dir: str | os.PathLike | None = None, trim: str = "right", desc: str = "train") -> FittedModel: ...
 
