@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from medfc.common.io import read_jsonl, write_json, write_jsonl
-from medfc.common.labels import EVIDENCE_LABELS, VERACITY_LABELS
+from medfc.common.labels import EVIDENCE_LABELS, LOE_LABELS, VERACITY_LABELS  # noqa: F401 (LOE_LABELS: for readers of the records)
 from medfc.common.report import SkipReport
 from medfc.experiments.examples import Claim, Example
 from medfc.experiments.final.kept import JOINT_KIND, keep_fitted, keep_pipeline
@@ -25,7 +25,7 @@ from medfc.experiments.models.metrics import validation_scores
 from medfc.experiments.models.kinds import FittedModel, Model, build_model
 from medfc.experiments.pairs import fit_predict
 from medfc.experiments.records import CardFields, HealthFCPrediction, RunInfo
-from medfc.experiments.healthfc.systems import HealthFCFoldOptions, System, input_fields, system
+from medfc.experiments.healthfc.systems import HealthFCFoldOptions, System, input_fields, retrieved_text, system  # noqa: F401 (retrieved_text: the snippets' text)
 
 log = logging.getLogger(__name__)
 
