@@ -55,11 +55,10 @@ def run_zero_shot(split_csvs: dict[str, str | os.PathLike], opts: ZeroShotOption
     scorer = make_scorer(opts)
     if isinstance(scorer, TransformersLM):
         tokenizer = scorer.tokenizer
-    else:
-        if opts.tokenizer:
-            from transformers import AutoTokenizer
+    elif opts.tokenizer:
+        from transformers import AutoTokenizer
 
-            tokenizer = AutoTokenizer.from_pretrained(opts.tokenizer)
+        tokenizer = AutoTokenizer.from_pretrained(opts.tokenizer)
     records: list[PairPrediction] = []
     trimmed = no_option = 0
     for split in opts.splits:

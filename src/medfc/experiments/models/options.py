@@ -5,7 +5,7 @@ Every field is a config key whose one default is in the schema (workflow/schemas
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields as dataclass_fields
 from collections.abc import Mapping, Sequence
 from typing import Annotated, ClassVar, Literal, Union
 
@@ -280,11 +280,6 @@ class FineTuneOptions(Options):
 
     def train_config(self) -> TrainConfig:
         """The training loop's config: these keys, the lowest validation cross-entropy as the metric."""
-        return TrainConfig(
-            model=self.model, lr=self.lr, warmup_ratio=self.warmup_ratio, weight_decay=self.weight_decay,
-            batch_size=self.batch_size, eval_batch_size=self.eval_batch_size, grad_accum=self.grad_accum, epochs=self.epochs,
-            max_length=self.max_prompt_tokens, seed=self.seed, device=self.device, precision=self.precision,
-            eval_metric="val_loss", max_steps=self.max_steps, max_examples=self.max_examples, max_grad_norm=self.max_grad_norm,
-            length_grouping=self.length_grouping, group_factor=self.group_factor, progress=self.progress, class_weights="none",
-            early_stopping_patience=None,
-        )
+        shared = {f.name: getattr(self, f.name) for f in dataclass_fields(TrainConfig) if hasattr(self, f.name)}
+        return TrainConfig(**shared, max_length=self.max_prompt_tokens, eval_metric="val_loss", class_weights="none",
+                           early_stopping_patience=None)
