@@ -157,10 +157,8 @@ def predict_evidence_probs(selector: FittedModel, claims: Sequence[Claim]) -> li
 
 
 def _evidence_eval_examples(claims: Sequence[Claim]) -> list[Example]:
-    ex, where = _all_sentence_examples(claims)
-    for e, (ci, si) in zip(ex, where):
-        e.label = EVIDENCE_LABELS[int(si in set(claims[ci].evidence_ids))]
-    return ex
+    return [Example(s, c.claim, EVIDENCE_LABELS[int(si in c.evidence_ids)])
+            for c in claims for si, s in enumerate(c.sentences)]
 
 
 def _record(c: Claim, fold: Fold, spec: System, probs: np.ndarray, pred_ids: list[int] | None, evidence: list[str]) -> HealthFCPrediction:

@@ -282,15 +282,13 @@ def train(model: torch.nn.Module, features: Sequence[Feature], cfg: TrainConfig,
     log.info("%s: %d examples, %d epochs, %d optimizer steps (%d warm-up) on %s/%s", desc, len(feats), n_epochs, total_steps, warmup_steps, result.device, result.precision)
 
     def run_eval(epoch: int) -> bool:
-        """Evaluate; True when early stopping says to stop."""
+        """Evaluate (``evaluate`` given); True when early stopping says to stop."""
         nonlocal best_state
         model.eval()
-        metrics = evaluate(model) if evaluate is not None else {}
+        metrics = evaluate(model)
         model.train()
         entry = {"epoch": epoch, "step": result.steps, **{k: float(v) for k, v in metrics.items()}}
         result.history.append(entry)
-        if evaluate is None:
-            return False
         if cfg.eval_metric not in metrics:
             raise KeyError(f"evaluate() returned no {cfg.eval_metric!r} (got {sorted(metrics)})")
         value = float(metrics[cfg.eval_metric])
