@@ -4,7 +4,7 @@ label) every model kind learns from (standard library only)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass
@@ -15,13 +15,11 @@ class Example:
     text_b: str | None = None
     label: str | None = None
     prefix_b: str | None = None  # kept in front of text_b, never trimmed (e.g. a title)
-    meta: dict[str, object] = field(default_factory=dict)  # free-form, carried along
 
 
 @dataclass
 class Claim:
-    """A HealthFC claim in one language: its text, verdict label, level of evidence, explanation, the
-    article's sentences and the indices of the gold evidence sentences among them."""
+    """A HealthFC claim in one language, with its article's sentences and the gold evidence's indices."""
 
     id: str
     claim: str

@@ -1,13 +1,7 @@
-"""The one discriminative path of every claim–text–label dataset: CliniFact's pairs, every dataset declared in the
-config (``datasets.<name>``) and the HealthFC systems that read a claim and one text.
-
-Split files are read through a :class:`PairData` (:data:`CLINIFACT_PAIRS`, :func:`imported_pairs`).
-:func:`fit_predict` is the one training and prediction of a model on examples; :func:`run_discriminative` a dataset's
-run (fit on train, choosing on validation; predict ``predict_splits``).
-
-CliniFact's discriminative baseline (Zhang et al., Sci Data 2025, Table 8): ``[CLS] claim [SEP] title abstract [SEP]``
-in at most ``max_length`` (512) tokens; a long text is trimmed from its *start* (an abstract's results and conclusions
-are kept; the paper's Supplementary Fig. S2), the title kept. A light module (no torch, no LLM clients).
+"""The one discriminative path of every claim–text–label dataset: CliniFact's pairs, every declared dataset and the
+HealthFC systems that read a claim and one text. :func:`fit_predict` is the one training and prediction of a model
+on examples; :func:`run_discriminative` a dataset's run. CliniFact's baseline (Zhang et al., Sci Data 2025, Table 8)
+reads ``[CLS] claim [SEP] title abstract [SEP]``, a long abstract trimmed from its start. A light module.
 """
 
 from __future__ import annotations
@@ -36,8 +30,7 @@ SYSTEM = "discriminative"  # the system of every run of this path (a dataset's r
 
 @dataclass
 class Pair:
-    """One claim–text pair of a split: its id, the claim, a title (``""``: none), the text, its gold label
-    (``None`` for a pair without one, as ``medfc predict`` reads new claims)."""
+    """One claim–text pair of a split (``title`` ``""``: none; ``label`` None: a new claim)."""
 
     id: str
     claim: str
@@ -56,8 +49,7 @@ def _rows(path: str | os.PathLike) -> list[dict[str, str]]:
 
 
 def load_pairs(path: str | os.PathLike, report: SkipReport | None = None, data: PairData = CLINIFACT_PAIRS) -> list[Pair]:
-    """The pairs of one split file read through ``data``. Rows without a claim or text, with a repeated id or a
-    label outside the classes are skipped with a reason; a file without one of the fields stops, naming it."""
+    """The pairs of one split file; bad rows skipped with a reason, a missing field an error."""
     report = report or SkipReport(f"{data.dataset}-pairs")
     rows = _rows(path)
     f = data.fields
@@ -88,14 +80,12 @@ def load_pairs(path: str | os.PathLike, report: SkipReport | None = None, data: 
 
 
 def pair_example(p: Pair, include_title: bool = True) -> Example:
-    """The text pair a discriminative model reads: the claim, then the text with the title before it
-    (``include_title``, when the pair has one)."""
+    """The text pair a discriminative model reads: the claim, then the text (title first)."""
     return Example(p.claim, p.abstract, p.label, prefix_b=p.title if include_title and p.title else None)
 
 
 def prediction_record(p: Pair, split: str, system: str, labels: Sequence[str], probs: np.ndarray | None) -> PairPrediction:
-    """The record of one pair: gold label, the most probable label and every probability rounded to 6 places;
-    ``probs`` None (a generative system that scored no option) gives no prediction."""
+    """The record of one pair, probabilities rounded to 6 places (``probs`` None: no prediction)."""
     pred: str | None
     prob_map: dict[str, float | None]
     if probs is None:
@@ -107,8 +97,7 @@ def prediction_record(p: Pair, split: str, system: str, labels: Sequence[str], p
 
 
 def record_scores(records: Sequence[PairPrediction], classes: Sequence[str] = CLINIFACT_LABELS) -> dict[str, float]:
-    """The validation scores (:func:`medfc.experiments.models.metrics.validation_scores`) of ``records`` over
-    ``classes``; ``{}`` for none."""
+    """The validation scores of ``records`` over ``classes`` (``{}`` for none)."""
     return validation_scores([r["label"] for r in records], [r["pred_label"] for r in records], list(classes)) if records else {}
 
 
@@ -124,14 +113,10 @@ def write_predictions(predictions: str | os.PathLike, info_path: str | os.PathLi
         write_json(info_path, info)
 
 
-# ------------------------------------------------------------------------------------------- runs
-
-
 def fit_predict(model: Model, labels: Sequence[str], train: Sequence[Example], validation: Sequence[Example],
                 predict: Mapping[str, Sequence[Example]], *, checkpoint_dir: str | None, trim: str,
                 desc: str) -> tuple[FittedModel, dict[str, np.ndarray]]:
-    """``model`` fitted on ``train`` (choosing on ``validation``; an encoder's checkpoints in ``checkpoint_dir`` or in
-    memory) and its class probabilities of each set of ``predict``."""
+    """``model`` fitted on ``train`` (choosing on ``validation``), and its probabilities of each ``predict`` set."""
     fitted = model.fit(list(train), list(labels), list(validation) or None, checkpoint_dir=checkpoint_dir, trim=trim, desc=desc)
     return fitted, {name: fitted.probs(list(examples), desc=f"{desc}/{name}") for name, examples in predict.items()}
 
@@ -143,8 +128,7 @@ def read_splits(files: Mapping[str, str | os.PathLike], data: PairData, report: 
 
 def run_discriminative(files: Mapping[str, str | os.PathLike], options: PairsTrainOptions, *, threads: int | None = None,
                        report: SkipReport | None = None) -> tuple[list[PairPrediction], RunInfo]:
-    """Fit the model of ``options.train`` on the train split and predict ``predict_splits`` (``files``: split → file);
-    with a ``checkpoint_dir`` the model is kept with its card for ``medfc predict``."""
+    """Fit ``options.train`` on train and predict ``predict_splits``; kept with a ``checkpoint_dir``."""
     from medfc.experiments.final.kept import keep_fitted
 
     data = options.data

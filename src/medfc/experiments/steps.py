@@ -1,11 +1,6 @@
-"""Workflow steps of the experiments stage, one per rule of workflow/rules/experiments.smk (inputs and outputs named
-there): a HealthFC run (lang, model, system, fold), a pairs dataset's run per model (CliniFact's discriminative system,
-each declared dataset), CliniFact's zero-shot and LoRA fine-tuned runs, a stack's members' inner cross-validation,
-final models and ensembles.
-
-Every ``info.json`` carries ``provenance`` (:func:`medfc.common.provenance.job_record`). The options are built whole
-by the plan (:mod:`medfc.plan.experiments`) and handed to the library unchanged, with the job's cores. This module
-imports only options: each step imports the library it runs (a TF-IDF job never loads torch).
+"""Workflow steps of the experiments stage, one per rule of workflow/rules/experiments.smk. The options are built
+whole by the plan (:mod:`medfc.plan.experiments`); every ``info.json`` carries ``provenance``. This module imports
+only options: each step imports the library it runs (a TF-IDF job never loads torch).
 """
 
 from __future__ import annotations
@@ -47,8 +42,7 @@ def healthfc_experiment(inputs: StepFiles, outputs: StepFiles, options: HealthFC
 
 
 def pairs_experiment(inputs: StepFiles, outputs: StepFiles, options: PairsTrainOptions, runtime: Runtime) -> RunInfo:
-    """Fit a discriminative model of any kind on a pairs dataset's train split (what it chooses, chosen on
-    validation), predict ``predict_splits``: CliniFact's discriminative system and every declared dataset."""
+    """Fit a discriminative model on a pairs dataset's train split, predict ``predict_splits``."""
     from medfc.experiments.pairs import run_discriminative, write_predictions
 
     records, info = run_discriminative({s: inputs[s] for s in SPLITS}, options, threads=runtime.threads)
@@ -65,8 +59,7 @@ def clinifact_zero_shot(inputs: StepFiles, outputs: StepFiles, options: ZeroShot
 
 
 def clinifact_fine_tune(inputs: StepFiles, outputs: StepFiles, options: FineTuneOptions, runtime: Runtime) -> RunInfo:
-    """LoRA fine-tuning of a causal LM on CliniFact train (the lowest validation cross-entropy kept), its
-    predictions scored as zero-shot (system ``fine_tuned``)."""
+    """LoRA fine-tuning of a causal LM on CliniFact train, its predictions scored as zero-shot."""
     from medfc.experiments.clinifact import fine_tune
     from medfc.experiments.pairs import write_predictions
 
@@ -95,8 +88,7 @@ def pairs_inner_cv(inputs: StepFiles, outputs: StepFiles, options: PairsInnerOpt
 
 
 def ensemble(inputs: StepFiles, outputs: StepFiles, options: EnsembleOptions) -> RunInfo:
-    """The members' ``predictions`` (in member order; a stack also their out-of-fold ``inner``) → the ensemble's
-    ``predictions`` and ``info`` (the method's choice, the items left out and why)."""
+    """The members' ``predictions`` (a stack also their ``inner``) → the ensemble's ``predictions`` and ``info``."""
     from medfc.common.io import write_json, write_jsonl
     from medfc.experiments.ensembles.ensemble import average_predictions
 

@@ -1,18 +1,9 @@
-"""The fine-tuned generative CliniFact baseline (Zhang et al., Sci Data 2025, Table 8: Llama3-70B and OpenBioLLM-70B
-fine-tuned on the train split).
-
-Training: LoRA adapters (``peft``) on ``target_modules`` of a frozen causal LM (in ``precision``, or 4-bit NF4 with
-``load_in_4bit``: QLoRA, CUDA only). Each train pair is the zero-shot prompt (trimmed alike) and its gold label's
-answer word (TRUE / FALSE / NONE), tokenized as the zero-shot scorer tokenizes an option; the loss is the answer
-tokens' cross-entropy. The project's training loop with ``eval_metric: val_loss`` keeps the epoch of the lowest
-validation answer cross-entropy (the paper's model selection), copying only the adapters' weights.
-
-Prediction: the zero-shot scorer's code (:func:`~medfc.experiments.clinifact.prompts.score_pairs`), system
-``fine_tuned``, so a fine-tuned row and the zero-shot row (and their McNemar–Bowker test) compare like with like.
-
-Saved: with ``save_adapters`` the adapters (megabytes) in ``<save_dir>/adapters`` with their ``medfc_model.json``;
-with ``save_merged`` also the merged model (``<save_dir>/merged``; not with 4-bit weights), each folder renamed into
-place whole.
+"""The fine-tuned generative CliniFact baseline (Zhang et al., Sci Data 2025, Table 8): LoRA adapters (``peft``) on a
+frozen causal LM (4-bit NF4 with ``load_in_4bit``: QLoRA, CUDA only), trained on each train pair's zero-shot prompt
+and its gold answer word (the answer tokens' cross-entropy); the epoch of the lowest validation cross-entropy is kept.
+Predictions are scored by the zero-shot scorer (:func:`~medfc.experiments.clinifact.prompts.score_pairs`, system
+``fine_tuned``), so fine-tuned and zero-shot rows compare like with like. ``save_adapters`` / ``save_merged`` keep
+the adapters (with their ``medfc_model.json``) / the merged model under ``save_dir``.
 """
 
 from __future__ import annotations
@@ -45,12 +36,8 @@ KEY = "experiments.clinifact.fine_tune"
 WHOLE_LAYER_MODULES = frozenset({"lm_head", "embed_tokens", "wte", "word_embeddings"})
 
 
-# ------------------------------------------------------------------------------------- features
-
-
 def answer_features(pairs: Sequence[Pair], tokenizer, max_prompt_tokens: int) -> tuple[list[Feature], int]:
-    """Prompt + gold answer tokens per pair (labels -100 on the prompt; the answer tokenized as the zero-shot scorer
-    does), and how many prompts were trimmed."""
+    """Prompt + gold answer tokens per pair (labels -100 on the prompt), and the prompts trimmed."""
     prompts, trimmed = prompts_for(pairs, tokenizer, max_prompt_tokens)
     feats = []
     for p, prompt in zip(pairs, prompts):
@@ -85,11 +72,6 @@ class LeftPadCollator:
         return {"input_ids": ids, "attention_mask": mask, "labels": labels, "position_ids": positions}
 
 
-def _takes_logits_to_keep(model: torch.nn.Module) -> bool:
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    return "logits_to_keep" in inspect.signature(base.forward).parameters
-
-
 def answer_nll(model: torch.nn.Module, batch: dict[str, torch.Tensor], reduce: bool = True) -> torch.Tensor:
     """The answer tokens' cross-entropy of a left-padded batch: the mean (``reduce``) or (sum, count)."""
     labels = batch["labels"]
@@ -97,7 +79,8 @@ def answer_nll(model: torch.nn.Module, batch: dict[str, torch.Tensor], reduce: b
     # the answer tokens are the last k of every row; the logits before them predict them
     first = int(answer.float().argmax(dim=-1).min()) if answer.any() else labels.shape[1] - 1
     k = labels.shape[1] - first
-    kwargs = {"logits_to_keep": k + 1} if _takes_logits_to_keep(model) else {}
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    kwargs = {"logits_to_keep": k + 1} if "logits_to_keep" in inspect.signature(base.forward).parameters else {}
     out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], position_ids=batch["position_ids"], **kwargs)
     logits = out.logits[:, -(k + 1):-1].float()
     target = labels[:, -k:]
@@ -120,9 +103,6 @@ def validation_loss(model: torch.nn.Module, features: Sequence[Feature], collate
     return float(total[0] / max(float(total[1]), 1.0))
 
 
-# ---------------------------------------------------------------------------------------- model
-
-
 def load_lora_model(opts: FineTuneOptions, device: torch.device):
     """The base causal LM (frozen; 4-bit with ``load_in_4bit``) with fresh LoRA adapters, and its tokenizer."""
     from peft import LoraConfig, get_peft_model
@@ -142,7 +122,7 @@ def load_lora_model(opts: FineTuneOptions, device: torch.device):
             raise ValueError(f"{KEY}.save_merged: merging adapters into 4-bit weights is lossy; load the base in bf16 "
                              f"(load_in_4bit: false) to save a merged model, or keep only the adapters")
         try:
-            import bitsandbytes  # noqa: F401  (CUDA only: imported only when asked for)
+            __import__("bitsandbytes")  # CUDA only: imported only when asked for
         except ImportError as e:
             raise RuntimeError(f"{KEY}.load_in_4bit needs the bitsandbytes package (pip install bitsandbytes)") from e
         from transformers import BitsAndBytesConfig
@@ -188,13 +168,9 @@ def adapters_card(model: str, opts: FineTuneOptions) -> CardFields:
             "options": {"max_prompt_tokens": opts.max_prompt_tokens, "lora_r": opts.lora_r, "target_modules": list(opts.target_modules)}}
 
 
-# ------------------------------------------------------------------------------------------ run
-
-
 def run_fine_tuned(split_csvs: dict[str, str | os.PathLike], opts: FineTuneOptions, *, threads: int | None = None,
                    report: SkipReport | None = None) -> tuple[list[PairPrediction], RunInfo]:
-    """LoRA fine-tuning on train, the epoch of lowest validation cross-entropy kept, ``opts.predict_splits`` scored as
-    zero-shot (system ``fine_tuned``); device and precision resolved once, here."""
+    """LoRA fine-tuning on train (lowest validation cross-entropy kept), ``predict_splits`` scored."""
     report = report or SkipReport("clinifact-fine-tuned")
     card = adapters_card(opts.model, opts)  # the model as the config names it (resolved again where it is loaded)
     opts = opts.replace(model=resolve_model(opts.model))

@@ -1,10 +1,6 @@
-"""The prompt of the generative CliniFact systems and the scoring of its answer options (zero-shot, fine-tuned and
-``medfc predict`` with kept adapters; the scorer is any :class:`medfc.llm.base.LLMClient`, no torch here).
-
-A causal LM reads :data:`PROMPT` (our wording of the paper's Table 7 description) and the answer is the option of
-highest summed log-probability. Mapping (from the paper's label definitions): TRUE → evidence, FALSE → inconclusive
-(the comparison is reported but does not establish the claim), NONE → NEI. An abstract too long for the budget is
-trimmed from its start, at a token boundary.
+"""The prompt of the generative CliniFact systems and the scoring of its answer options (any
+:class:`medfc.llm.base.LLMClient`): the answer is the option of highest log-probability, TRUE → evidence, FALSE →
+inconclusive, NONE → NEI. An abstract too long for the budget is trimmed from its start, at a token boundary.
 """
 
 from __future__ import annotations
@@ -42,8 +38,7 @@ def build_prompt(p: Pair, abstract: str | None = None) -> str:
 
 
 def fit_prompt(p: Pair, tokenizer, max_tokens: int) -> tuple[str, bool]:
-    """The prompt, with the abstract trimmed from its start (at a token boundary) until the whole
-    prompt has at most ``max_tokens`` tokens.  Returns (prompt, whether it was trimmed)."""
+    """The prompt in at most ``max_tokens`` tokens, the abstract trimmed from its start; (prompt, trimmed)."""
     prompt = build_prompt(p)
     n = len(token_ids(tokenizer, prompt))
     if n <= max_tokens:
@@ -80,8 +75,7 @@ def answer_options() -> dict[str, str]:
 
 
 def prompts_for(pairs: Sequence[Pair], tokenizer, max_prompt_tokens: int) -> tuple[list[str], int]:
-    """The prompts of ``pairs`` (abstracts trimmed to ``max_prompt_tokens`` less room for the answer when a
-    tokenizer is known) and how many were trimmed."""
+    """The prompts of ``pairs`` (trimmed when a tokenizer is known) and how many were trimmed."""
     prompts, trimmed = [], 0
     for p in pairs:
         if tokenizer is not None:

@@ -1,7 +1,5 @@
-"""The CliniFact systems, each declared once (:class:`CliniFactSystem` records of :data:`CLINIFACT_SYSTEMS`) for the
-plan, the tables and the figure; its rules' functions are the plan's (:data:`medfc.plan.experiments.CLINIFACT_JOBS`).
-tests/unit/plan/test_clinifact_systems.py keeps the rules of ``workflow/rules/experiments.smk`` and ``scoring.smk``
-equal to them. A light module (no torch, no pandas).
+"""The CliniFact systems, each declared once (:data:`CLINIFACT_SYSTEMS`) for the plan, the tables and the figure
+(tests/unit/plan/test_clinifact_systems.py keeps the workflow's rules equal to them). A light module.
 """
 
 from __future__ import annotations
@@ -14,20 +12,12 @@ from medfc.common.registry import lookup
 
 @dataclass(frozen=True)
 class CliniFactSystem:
-    """One CliniFact system.
-
-    ``name``: its model list's key (``models.clinifact.<name>``) and its runs' ``system``; options from
-    ``experiments.clinifact.<section>`` < ``model_<section>[model]``. ``rule`` predicts, ``score_rule`` scores,
-    ``ensemble_rule`` combines an ensemble's members (None: no ensembles), ``inner_cv_rule`` makes a stack's
-    out-of-fold predictions. ``folder``: its runs' folder under ``<experiments>/clinifact`` (``""``: directly there);
-    ``title`` names it in messages, ``suffix`` is added to a model's alias in its table rows (``llama3-70b
-    (zero-shot)``). ``pairs``: the one discriminative path's runs (:mod:`medfc.experiments.pairs`). ``asks_llm``: its
-    options are an LLM client's, whose key is checked before the run.
-
-    ``placement`` (:mod:`medfc.plan.cluster`): ``compute`` makes ``rule`` (and ``inner_cv_rule``) a cluster job;
-    ``model`` only when a planned model runs in the job's process (not a server). ``resources``
-    (:mod:`medfc.plan.resources`): ``model_kind`` (its model kind's row, ``encoder_large`` for a large encoder) or a
-    causal LM's sized row (``llm``, ``lora``; ``<row>_large``), ``server`` when its backend calls a server."""
+    """One CliniFact system: ``name`` (its model list's key and its runs' ``system``), its options' ``section`` of
+    ``experiments.clinifact``, its rules (``rule`` predicts, ``score_rule`` scores, ``ensemble_rule`` combines an
+    ensemble's members, ``inner_cv_rule`` makes a stack's out-of-fold predictions; None: none), its runs' ``folder``
+    under ``<experiments>/clinifact``, its table rows' ``suffix``; ``pairs``: the one discriminative path's runs;
+    ``asks_llm``: its options are an LLM client's. ``placement`` (:mod:`medfc.plan.cluster`) and ``resources``
+    (:mod:`medfc.plan.resources`: ``model_kind`` or a causal LM's sized row) say where its jobs run."""
 
     name: str
     title: str
@@ -95,8 +85,7 @@ def row_suffixes() -> dict[str, str]:
 
 
 def system_of_row(row: str) -> str:
-    """The system of a table row named ``row`` (a paper's row, ``Llama3-70B (fine-tuned)``): the first system
-    whose suffix (without its leading space) it contains, else :data:`DEFAULT_SYSTEM`."""
+    """The system whose row suffix a table row's name contains, else :data:`DEFAULT_SYSTEM`."""
     return next((name for name, suffix in row_suffixes().items() if suffix.strip() in row), DEFAULT_SYSTEM)
 
 

@@ -1,6 +1,5 @@
-"""The zero-shot generative CliniFact baseline (Zhang et al., Sci Data 2025, Table 8): the options of
-:mod:`medfc.experiments.clinifact.prompts` scored by the LLM layer's clients (``medfc.llm``: a local ``transformers``
-model, or an OpenAI-compatible ``/completions`` endpoint with ``logprobs``, cached and rate limited).
+"""The zero-shot generative CliniFact baseline (Zhang et al., Sci Data 2025, Table 8): the answer options of
+:mod:`medfc.experiments.clinifact.prompts` scored by a local model or an OpenAI-compatible endpoint (``medfc.llm``).
 """
 
 from __future__ import annotations
@@ -56,11 +55,10 @@ def run_zero_shot(split_csvs: dict[str, str | os.PathLike], opts: ZeroShotOption
     scorer = make_scorer(opts)
     if isinstance(scorer, TransformersLM):
         tokenizer = scorer.tokenizer
-    else:
-        if opts.tokenizer:
-            from transformers import AutoTokenizer
+    elif opts.tokenizer:
+        from transformers import AutoTokenizer
 
-            tokenizer = AutoTokenizer.from_pretrained(opts.tokenizer)
+        tokenizer = AutoTokenizer.from_pretrained(opts.tokenizer)
     records: list[PairPrediction] = []
     trimmed = no_option = 0
     for split in opts.splits:

@@ -1,8 +1,6 @@
-"""Ensembles of runs: several models' predictions on the same items combined into one, the label the most probable.
-``models.ensembles.<name>.method``: ``average`` (the members' probabilities averaged with weights) or ``stack``
-(:mod:`medfc.experiments.ensembles.stack_selection`). A record keeps the first member's fields (gold label, a
-pipeline's selected evidence) with ``probs`` and ``pred_label`` replaced; an item some member has no prediction for
-is left out and counted.
+"""Ensembles of runs: the members' predictions on the same items combined, by weighted ``average`` or ``stack``
+(:mod:`medfc.experiments.ensembles.stack_selection`). A record keeps the first member's fields; an item some member
+has no prediction for is left out and counted.
 """
 
 from __future__ import annotations
@@ -19,8 +17,7 @@ from medfc.common.report import SkipReport
 
 @dataclass(frozen=True)
 class StackingOptions(Options):
-    """``experiments.stacking``: the inner folds' keys, the meta-model's and those of the choice between stack,
-    average and best member."""
+    """``experiments.stacking``: the inner folds', the meta-model's and the choice's keys."""
 
     inner_folds: int
     seed: int
@@ -34,8 +31,7 @@ class StackingOptions(Options):
 
 @dataclass(frozen=True)
 class EnsembleOptions(Options):
-    """An ensemble of ``models.ensembles`` (step ``ensemble``): member aliases (the order of the ``predictions`` and
-    ``inner`` inputs), method, an average's weights and ``experiments.stacking``."""
+    """An ensemble of ``models.ensembles``: member aliases (in the inputs' order), method, weights, stacking."""
 
     members: tuple[str, ...]
     method: Literal["stack", "average"]
@@ -55,8 +51,7 @@ def has_probs(record: Mapping[str, Any] | None) -> bool:
 
 def aligned(runs: Sequence[Mapping[str, dict[str, Any]]], members: Sequence[str], report: SkipReport
             ) -> Iterator[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
-    """(id, first member's record, every member's record) of each item of the first member's run that every member
-    predicted; others are counted (``member_without_prediction``, ``not_in_first_member``)."""
+    """(id, first member's record, every member's record) of each item every member predicted; others counted."""
     for rid, first in runs[0].items():
         recs = [run.get(rid) for run in runs]
         missing = [m for m, r in zip(members, recs) if not has_probs(r)]
@@ -70,8 +65,7 @@ def aligned(runs: Sequence[Mapping[str, dict[str, Any]]], members: Sequence[str]
 
 
 def weighted_mean(probs: Sequence[Mapping[str, Any]], weights: Sequence[float], labels: Sequence[str]) -> tuple[dict[str, float], str]:
-    """The weighted mean of one item's member probabilities over ``labels``, rounded to 6 places, and its label (most
-    probable before rounding; of equals, the first). The ensemble step's and ``medfc predict``'s."""
+    """One item's weighted mean probabilities (6 places) and its label (most probable; of equals, the first)."""
     total = float(sum(weights))
     mean = {lab: sum(w * float(p[lab]) for w, p in zip(weights, probs)) / total for lab in labels}
     return {lab: round(v, 6) for lab, v in mean.items()}, max(labels, key=mean.__getitem__)
@@ -91,8 +85,7 @@ def average_predictions(files: Sequence[str | os.PathLike], weights: Sequence[fl
 
 
 def inner_assignment(ids: Sequence[str], labels: Sequence[str], k: int, seed: int) -> dict[str, int]:
-    """id → inner fold (0..k-1), stratified: each label's items in a seeded order dealt round-robin, the count carried
-    across labels (sizes differ by at most one). Depends on the ids and labels only, not their order."""
+    """id → inner fold (0..k-1), stratified and seeded; independent of the ids' order."""
     if len(ids) != len(labels):
         raise ValueError(f"{len(ids)} ids for {len(labels)} labels")
     import numpy as np

@@ -1,16 +1,9 @@
-"""A stacked ensemble (``method: stack``): what it combines, chosen on predictions none of its choices was tuned on.
-
-Data: the members' out-of-fold predictions over the run's training split (:mod:`medfc.experiments.ensembles.stacking`).
-Candidates: the best member by macro-F1 (the reference), the plain ``average``, the ``stack`` (a class-weighted
-multinomial logistic regression on the members' log-probabilities or probabilities, ``features``, C from ``C_grid``
-by cross-validation) and, where ``candidates`` lists it, ``recalibrated`` (that meta-model on the best member alone).
-
-Each is judged by nested cross-validation over ``outer_folds`` stratified parts: every choice it makes (best member,
-C, weights) is made on the other parts, so its macro-F1 is an estimate none of its choices saw. A candidate replaces
-the best member only when, in ``resamples`` paired bootstrap resamples, the lower ``alpha / k`` quantile of the
-macro-F1 difference lies above 0 (``k`` candidates: Bonferroni). The best passing one is fit on every out-of-fold
-item and applied to the test predictions; else the best member's probabilities are kept. ``info.json`` records
-every estimate, margin and the choice. Everything is seeded (lbfgs is deterministic): a rerun writes the same bytes.
+"""A stacked ensemble (``method: stack``): what it combines, chosen on the members' out-of-fold predictions
+(:mod:`medfc.experiments.ensembles.stacking`). Candidates: the best member (the reference), the ``average``, the
+``stack`` (class-weighted logistic regression on the members' (log-)probabilities, C by cross-validation) and
+``recalibrated`` (that meta-model on the best member alone). Each is judged by nested cross-validation; a candidate
+replaces the best member only when the lower ``alpha / k`` bootstrap quantile of its macro-F1 gain is above 0.
+Everything is seeded: a rerun writes the same bytes (docs/experiments.md).
 """
 
 from __future__ import annotations
@@ -29,17 +22,13 @@ EPS = 1e-6  # probabilities are clipped to [EPS, 1] before their log
 BEST = "best member"
 
 
-# ------------------------------------------------------------------------------------------- scores
-
-
 def _macro_f1(gold: np.ndarray, pred: np.ndarray, n_labels: int) -> float:
     """Macro-F1 (0–1) of label indices over the labels that occur in gold or prediction (the scorers' macro-F1)."""
     return float(_resampled_macro_f1(np.ones((1, len(gold))), gold, pred, n_labels)[0])
 
 
 def _resampled_macro_f1(weights: np.ndarray, gold: np.ndarray, pred: np.ndarray, n_labels: int) -> np.ndarray:
-    """Macro-F1 of each row of ``weights`` (resamples × items: how often each item is drawn), over the labels that
-    occur in that resample's gold or predictions."""
+    """Macro-F1 of each row of ``weights`` (resamples × items: how often each item is drawn)."""
     f1 = np.zeros((len(weights), n_labels))
     present = np.zeros((len(weights), n_labels), dtype=bool)
     for c in range(n_labels):
@@ -67,9 +56,6 @@ def _parts(y: np.ndarray, seed: int, k: int) -> np.ndarray:
     k = max(2, min(k, int(counts[counts > 0].min()) if counts.any() else 2, len(y)))
     part = inner_assignment(ids, [str(v) for v in y], k, seed)
     return np.array([part[i] for i in ids])
-
-
-# -------------------------------------------------------------------------------------- the models
 
 
 def _features(X: Mapping[str, np.ndarray], members: Sequence[str], kind: str) -> np.ndarray:
@@ -114,8 +100,7 @@ class Fitted:
     features: str = "log_probs"
 
     def record(self, probs: Mapping[str, Mapping[str, Any]], labels: Sequence[str]) -> tuple[dict[str, float], str]:
-        """One item's probabilities (``labels``, rounded to 6 places) and label (the most probable; of equals, the
-        first) from its members' (member → ``label → p``): the ensemble step's and ``medfc predict``'s."""
+        """One item's probabilities (6 places) and label from its members' (member → ``label → p``)."""
         p = self.apply({m: np.array([[float(probs[m][lab]) for lab in labels]]) for m in self.members})[0]
         rounded = {lab: round(float(v), 6) for lab, v in zip(labels, p)}
         return rounded, max(labels, key=rounded.__getitem__)
@@ -146,15 +131,8 @@ class Fitted:
         return np.mean([X[m] for m in self.members], axis=0)
 
 
-def _best_member(X: Mapping[str, np.ndarray], y: np.ndarray, members: Sequence[str], n_labels: int) -> str:
-    """The member with the highest macro-F1 over these items (the first of equals)."""
-    scores = [_macro_f1(y, X[m].argmax(axis=1), n_labels) for m in members]
-    return members[int(np.argmax(scores))]
-
-
 def _meta_fit(X: Mapping[str, np.ndarray], y: np.ndarray, members: Sequence[str], options: StackingOptions, n_labels: int) -> _Meta:
-    """The meta-model on ``members``, its C the best of ``C_grid`` by cross-validation over these items (the
-    smaller C of equals), then fit on all of them."""
+    """The meta-model on ``members``, its C chosen by cross-validation (the smaller of equals), fit on all."""
     F = _features(X, members, options.features)
     C = options.C_grid[0]
     if len(options.C_grid) > 1:
@@ -179,7 +157,8 @@ def _fitter(kind: str, members: Sequence[str], options: StackingOptions, n_label
             return Fitted(kind, list(members))
         if kind == "stack":
             return Fitted(kind, list(members), _meta_fit(X, y, members, options, n_labels), options.features)
-        best = _best_member(X, y, members, n_labels)
+        # the member with the highest macro-F1 over these items (the first of equals)
+        best = members[int(np.argmax([_macro_f1(y, X[m].argmax(axis=1), n_labels) for m in members]))]
         if kind == "recalibrated":
             return Fitted(kind, [best], _meta_fit(X, y, [best], options, n_labels), options.features)
         return Fitted(BEST, [best])
@@ -197,9 +176,6 @@ def honest_predictions(fit: Callable[[Mapping[str, np.ndarray], np.ndarray], Fit
     return pred
 
 
-# ------------------------------------------------------------------------------------------ the choice
-
-
 @dataclass
 class StackChoice:
     """What the out-of-fold predictions chose: the fitted candidate, each member's weight, every score."""
@@ -208,24 +184,14 @@ class StackChoice:
     weights: dict[str, float]
     scores: dict[str, Any]
 
-    @property
-    def members(self) -> list[str]:
-        return self.fitted.members
-
-    def apply(self, X: Mapping[str, np.ndarray]) -> np.ndarray:
-        """The ensemble's probabilities (items × labels) from the members' (member → items × labels)."""
-        return self.fitted.apply(X)
-
 
 def candidates(members: Sequence[str], options: StackingOptions) -> list[str]:
-    """The candidates tried for these members: those of ``options.candidates`` that apply (an average or a stack
-    needs two members), in the order listed."""
+    """The candidates that apply to these members (an average or a stack needs two), in order."""
     return [c for c in dict.fromkeys(options.candidates) if c == "recalibrated" or len(members) > 1]
 
 
 def choose_stack(X: Mapping[str, np.ndarray], y: np.ndarray, members: Sequence[str], options: StackingOptions, n_labels: int) -> StackChoice:
-    """The choice from the members' out-of-fold probabilities ``X`` (member → items × labels) and gold ``y``: the
-    highest candidate beating the best member by the bootstrap margin, else the best member."""
+    """The candidate beating the best member by the bootstrap margin on ``X`` and ``y``, else that member."""
     members = list(members)
     parts = _parts(y, options.seed, options.outer_folds)
     tried = candidates(members, options)
@@ -247,8 +213,7 @@ def choose_stack(X: Mapping[str, np.ndarray], y: np.ndarray, members: Sequence[s
 
 
 def _weights(fitted: Fitted, members: Sequence[str], X: Mapping[str, np.ndarray]) -> dict[str, float]:
-    """Each member's share of the ensemble's decision: a meta-model's |coefficient| × its feature's spread, an
-    average's equal shares, a single member's all."""
+    """Each member's share of the ensemble's decision (a meta-model's: |coefficient| × spread)."""
     weights = dict.fromkeys(members, 0.0)
     if fitted.meta is not None and fitted.meta.clf is not None:
         F = _features(X, fitted.members, fitted.features)
@@ -262,15 +227,10 @@ def _weights(fitted: Fitted, members: Sequence[str], X: Mapping[str, np.ndarray]
     return weights
 
 
-# ------------------------------------------------------------------------------------------- the step
-
-
 def stack_predictions(test_files: Sequence[str | os.PathLike], inner_files: Sequence[str | os.PathLike], members: Sequence[str],
                       options: StackingOptions, report: SkipReport) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The stacked ensemble of ``members``: their test predictions (``test_files``) combined as chosen on their
-    out-of-fold predictions (``inner_files``). Records keep the first member's fields; an item some member lacks is
-    left out and counted (``member_without_prediction``, ``inner_member_without_prediction``). Returns the records
-    and the info's stacking entries."""
+    """The stacked ensemble of ``members``: their test predictions combined as chosen on their out-of-fold
+    ``inner_files``; an item some member lacks is left out and counted. Returns the records and the info's entries."""
     if not len(test_files) == len(inner_files) == len(members):
         raise ValueError(f"{len(test_files)} prediction files and {len(inner_files)} inner-CV files for {len(members)} members")
     test = runs_by_id(test_files)
@@ -281,15 +241,14 @@ def stack_predictions(test_files: Sequence[str | os.PathLike], inner_files: Sequ
         out.append({**first, "probs": probs, "pred_label": label})
     report.count("records", len(out))
     report.count("inner_items", n_inner)
-    info = {"method": "stack", "selected": choice.members, "weights": choice.weights, "inner_cv": choice.scores,
+    info = {"method": "stack", "selected": choice.fitted.members, "weights": choice.weights, "inner_cv": choice.scores,
             "meta_model": _meta_info(choice.fitted, labels)}
     return out, info
 
 
 def _fit(inner: Sequence[Mapping[str, Mapping[str, Any]]], test: Sequence[Mapping[str, Mapping[str, Any]]], members: Sequence[str],
          options: StackingOptions, report: SkipReport) -> tuple[StackChoice, list[str], int]:
-    """The stack chosen on the members' out-of-fold predictions (``inner``, per member: id → record), its labels
-    (their order in the records) and the number of items it was chosen on."""
+    """The stack chosen on the members' out-of-fold ``inner`` records, its labels and its item count."""
     labels = _labels(inner, test)
     ids = []
     for rid in sorted(inner[0]):
@@ -314,8 +273,7 @@ def _fit(inner: Sequence[Mapping[str, Mapping[str, Any]]], test: Sequence[Mappin
 
 def fit_stack(out_of_fold: Sequence[Sequence[str | os.PathLike]], members: Sequence[str], options: StackingOptions,
               report: SkipReport) -> StackChoice:
-    """The stack of ``members`` chosen on ``out_of_fold`` (per member, its files read as one run), as the ensemble step
-    chooses it."""
+    """The stack of ``members`` chosen on ``out_of_fold`` (per member, its files), as the ensemble step does."""
     if len(out_of_fold) != len(members):
         raise ValueError(f"{len(out_of_fold)} members' prediction files for {len(members)} members")
     runs = [{rid: rec for run in runs_by_id(files) for rid, rec in run.items()} for files in out_of_fold]

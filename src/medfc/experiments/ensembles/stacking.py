@@ -1,12 +1,7 @@
 """Learned stacking, first half: each member's out-of-fold predictions on a run's training split by inner
-cross-validation (rules ``healthfc_inner_cv``, ``pairs_inner_cv``; one job per member and run, shared by every stack
-with that member). The choice is :mod:`medfc.experiments.ensembles.stack_selection`'s, so changing it reruns no
-inner CV. A light module (the plan builds the inner CV's options from it).
-
-The training split (HealthFC: every fold but the test fold; CliniFact: train + validation) is cut into
-``inner_folds`` stratified parts (:func:`inner_assignment`); the member is trained with its own recipe on all parts
-but one (HealthFC: ``val_fraction`` held out; CliniFact: the parts' train and validation items as such) and
-predicts the part left out. The test split is never read.
+cross-validation (rules ``healthfc_inner_cv``, ``pairs_inner_cv``), the member trained with its own recipe on all
+stratified parts but one (:func:`inner_assignment`). The test split is never read; the choice is
+:mod:`medfc.experiments.ensembles.stack_selection`'s. A light module (the plan builds its options).
 """
 
 from __future__ import annotations
@@ -37,8 +32,7 @@ class InnerFolds(Options):
 
 @dataclass(frozen=True)
 class HealthFCInnerOptions(Options):
-    """``healthfc_inner_cv``: the member's run exactly as ``healthfc_experiment`` trains it (no checkpoints),
-    and the inner folds."""
+    """``healthfc_inner_cv``: the member's run as ``healthfc_experiment`` trains it, and the inner folds."""
 
     run: HealthFCFoldOptions
     inner: InnerFolds
@@ -54,8 +48,7 @@ class PairsInnerOptions(Options):
 
 def healthfc_inner_cv(dataset: str | os.PathLike, folds: str | os.PathLike, options: HealthFCInnerOptions, *, threads: int | None = None,
                       evidence: str | os.PathLike | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The member's out-of-fold predictions over the training claims of run ``options.run``, from ``inner_folds`` models
-    trained as :func:`~medfc.experiments.healthfc.runs.run_fold` trains one; records sorted by id, ``inner_fold`` added."""
+    """The member's out-of-fold predictions over run ``options.run``'s training claims, sorted by id."""
     from medfc.experiments.healthfc import runs as healthfc
     from medfc.experiments.models.kinds import build_model
     from medfc.experiments.healthfc.systems import system
@@ -63,17 +56,11 @@ def healthfc_inner_cv(dataset: str | os.PathLike, folds: str | os.PathLike, opti
 
     run = options.run
     spec = system(run.system)
-    if spec.source is not None and evidence is None:
-        raise ValueError(f"system {spec.name} needs the evidence file of source {spec.source}")
+    snippets = healthfc.source_snippets(spec, evidence)
     report = SkipReport(f"healthfc-{spec.name}-fold{run.fold}-inner")
     model = build_model(run.train, threads)
     claims = healthfc.load_claims(dataset, run.lang, report)
     train_c, _ = healthfc.split_fold(claims, healthfc.load_folds(folds), run.fold, report)
-    snippets: dict[str, list[str]] = {}
-    if spec.source is not None:
-        from medfc.healthfc.evidence_file import evidence_by_claim
-
-        snippets = evidence_by_claim(evidence)
     eligible = [c for c in train_c if spec.eligible is None or spec.eligible(c)]
     part = inner_assignment([c.id for c in eligible], [spec.gold(c) for c in eligible], options.inner.inner_folds, options.inner.seed)
     records: list[dict[str, Any]] = []
@@ -113,8 +100,7 @@ def pairs_inner_cv(train_file: str | os.PathLike, validation_file: str | os.Path
 
 def inner_cv_pairs(splits: Mapping[str, Sequence[Any]], options: PairsInnerOptions, *,
                    threads: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Out-of-fold predictions over the pairs of ``splits``, each part predicted by the member fit (as
-    :func:`~medfc.experiments.pairs.run_discriminative` fits it) on the other parts; ``inner_fold`` added."""
+    """Out-of-fold predictions over the pairs of ``splits``, each part by the member fit on the others."""
     from medfc.experiments.models.kinds import build_model
     from medfc.experiments.pairs import SYSTEM, fit_predict, pair_example, prediction_record, record_scores
 

@@ -1,28 +1,10 @@
-"""A kept model: what a training run leaves in its checkpoint directory for ``medfc predict``
-(:mod:`medfc.experiments.final.predict`).
+"""A kept model: what a training run leaves in its checkpoint directory for ``medfc predict`` (docs/experiments.md).
 
-With ``experiments.keep_checkpoints`` a run's model directory holds, beside its weights, ``medfc_model.json``
-(:data:`CARD`): dataset, system, labels in output order, the model's kind and config (model name as configured,
-resolved where loaded), the system's options and the input fields a new claim needs. The rest depends on the kind,
-whose :class:`~medfc.experiments.models.keeper.Keeper` (on its ``MODEL_KINDS`` entry, or in :data:`SYSTEM_KEEPERS`;
-one lookup: :func:`keepers`) writes and loads it:
-
-* ``encoder``: ``best/`` (or ``final/``) ``model.safetensors`` and ``transformers/`` (config and tokenizer): rebuilt
-  without the pretrained base.
-* ``tfidf``, ``gbm``, ``frozen``: ``model.json`` (plain values) and ``model.skops`` (the fitted estimators); embeddings
-  are computed again from the configured encoder (no store).
-* ``lora``: peft's adapters of the fine-tuned CliniFact system, applied by ``medfc predict`` with their base model.
-* ``joint``: its checkpoint, ``transformers/``, and its evidence options in the card.
-* ``pipeline``: two kept models with their own cards in ``evidence/`` (the selector over ``[sentence; SEP; claim]``)
-  and ``veracity/``; the card names them (``parts``) with ``threshold`` and ``max_evidence``. A part's card says
-  ``part`` (:func:`find_model_dir` finds the outer card).
-* ``ensemble`` (:func:`keep_ensemble`): each member a kept model in ``members/<alias>/`` (``member_dirs``); the card
-  names ``members``, ``method`` (``average`` with ``weights``, or ``stack``: ``stack.json`` and its meta-model's
-  ``stack.skops``) and the members' dataset, labels and input fields. A member's card says ``member``, so
-  ``--model-dir`` at its folder applies it alone.
-
-A light module (no torch, no scikit-learn at import). Nothing in a kept directory runs code when opened: a pickle
-there is refused (:func:`~medfc.experiments.models.keeper.refuse_pickles`).
+Beside its weights, ``medfc_model.json`` (:data:`CARD`: dataset, system, labels in output order, the model's kind and
+config, the system's options, the input fields a new claim needs); the rest is written and loaded by the
+:class:`~medfc.experiments.models.keeper.Keeper` of the card's kind (:func:`keepers`). A pipeline keeps its two parts,
+an ensemble its members (``members/<alias>/``), each with its own card. A light module (no torch, no scikit-learn at
+import); a pickle in a kept directory is refused, never opened.
 """
 
 from __future__ import annotations
@@ -47,9 +29,9 @@ if TYPE_CHECKING:  # each kind's module loads torch or scikit-learn: imported wh
     from medfc.experiments.ensembles.stack_selection import Fitted
     from medfc.experiments.models.tfidf import FittedTfidf
 
-    SklearnModel = FittedTfidf | FittedGbm | FittedFrozen
     # a fitted model of a kind that is kept whole (a pipeline is two of them; LoRA adapters are written by peft)
-    KeptModel = FittedClassifier | FittedJoint | SklearnModel
+    KeptModel = FittedClassifier | FittedJoint | FittedTfidf | FittedGbm | FittedFrozen
+
 
 log = logging.getLogger(__name__)
 
@@ -67,13 +49,12 @@ ENSEMBLE_FIELDS = ("format", "kind", "dataset", "labels", "input_fields", "membe
 
 
 def _keep_nothing(fitted: None, directory: Path) -> CardFields:
-    """A pipeline's parts are kept models of their own (:func:`keep_pipeline`); peft wrote a LoRA run's adapters."""
+    """A pipeline's parts are kept models of their own; peft wrote a LoRA run's adapters."""
     return {}
 
 
 def keepers() -> dict[str, Keeper]:
-    """Every kind of kept model by its card's ``kind``: the model kinds with a keeper (read at each call), then
-    :data:`SYSTEM_KEEPERS`."""
+    """Every kind of kept model by its card's ``kind``: the model kinds' keepers, then :data:`SYSTEM_KEEPERS`."""
     return {**{kind: entry.kept for kind, entry in MODEL_KINDS.items() if entry.kept is not None}, **SYSTEM_KEEPERS}
 
 
@@ -88,8 +69,7 @@ def keeper_of(kind: object) -> Keeper:
 
 
 def keep_fitted(fitted: KeptModel | Fitted | None, directory: str | os.PathLike, card: Mapping[str, object]) -> Path:
-    """Write ``card`` and what the fitted model of ``card["kind"]`` needs beside its weights into ``directory``;
-    returns the card's path."""
+    """Write ``card`` and what the model of ``card["kind"]`` needs beside its weights; returns the card's path."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     kind = card["kind"]
@@ -102,8 +82,7 @@ def keep_fitted(fitted: KeptModel | Fitted | None, directory: str | os.PathLike,
 
 def keep_pipeline(selector: KeptModel, veracity: KeptModel, directory: str | os.PathLike, card: Mapping[str, object],
                   part_cards: Mapping[str, Mapping[str, object]]) -> Path:
-    """Keep a pipeline: each part in its folder (:data:`PIPELINE_PARTS`) with its card (``part_cards``), then the
-    pipeline's ``card`` naming them."""
+    """Keep a pipeline: each part in its folder with its card (``part_cards``), then the pipeline's card naming them."""
     directory = Path(directory)
     for part, fitted in zip(PIPELINE_PARTS, (selector, veracity)):
         keep_fitted(fitted, directory / part, {**part_cards[part], "part": part})
@@ -111,8 +90,7 @@ def keep_pipeline(selector: KeptModel, veracity: KeptModel, directory: str | os.
 
 
 def _keep_stack(stacked: Fitted | None, directory: Path) -> CardFields:
-    """A stacked ensemble's choice in :data:`STACK_STATE` (JSON) and its meta-model's regression, if it learned one,
-    in :data:`STACK_ESTIMATORS` (an average: neither, earlier ones removed)."""
+    """A stack's choice in :data:`STACK_STATE` and its learned meta-model in :data:`STACK_ESTIMATORS`."""
     for name in (STACK_STATE, STACK_ESTIMATORS, "stack.pkl"):
         (directory / name).unlink(missing_ok=True)
     if stacked is None:
@@ -135,7 +113,7 @@ def _agreed(cards: Mapping[str, ModelCard], key: str, directory: Path) -> object
 
 
 def _member_dir(directory: Path, alias: str) -> Path:
-    """Where the member ``alias`` of the ensemble in ``directory`` is kept (:func:`find_model_dir` below its folder)."""
+    """Where the ensemble's member ``alias`` is kept (:func:`find_model_dir` below its folder)."""
     try:
         return find_model_dir(directory / ENSEMBLE_MEMBERS / alias)
     except FileNotFoundError as exc:
@@ -144,14 +122,10 @@ def _member_dir(directory: Path, alias: str) -> Path:
 
 def keep_ensemble(directory: str | os.PathLike, *, members: Sequence[str], method: str, weights: Sequence[float] | None = None,
                   stacked: Fitted | None = None, card: Mapping[str, object] | None = None) -> Path:
-    """Keep an ensemble whose members are already kept in ``directory/members/<alias>/`` (there or in the one folder
-    below holding a card): write its card (kind ``ensemble``) and, for a stack, ``stacked`` (the choice of
-    :func:`medfc.experiments.ensembles.stack_selection.choose_stack`) into :data:`STACK_STATE`; returns the card's path.
-
-    ``method``: ``average`` (``weights`` in member order; None: equal) or ``stack``. The members must agree on
-    dataset, labels (and a HealthFC claim's language); the card takes these and every member's input fields from
-    their cards and merges ``card`` (name, scores, config, provenance; it may not change those). Each member's card
-    gets ``member`` (its alias)."""
+    """Keep an ensemble of members already kept in ``directory/members/<alias>/``: its card (kind ``ensemble``) and,
+    for a stack, ``stacked``; returns the card's path. ``method``: ``average`` (``weights`` in member order; None:
+    equal) or ``stack``. The members must agree on dataset, labels and language; ``card`` may add fields but not
+    change those. Each member's card gets ``member`` (its alias)."""
     directory = Path(directory)
     members = [str(m) for m in members]
     if not members or len(set(members)) != len(members):
@@ -197,8 +171,7 @@ def keep_ensemble(directory: str | os.PathLike, *, members: Sequence[str], metho
 
 
 def read_card(directory: str | os.PathLike) -> ModelCard:
-    """The card of a kept model; for LoRA adapters without one (e.g. adapters trained elsewhere), a card
-    for the fine-tuned CliniFact system read from ``adapter_config.json``."""
+    """The card of a kept model; LoRA adapters without one get a card from ``adapter_config.json``."""
     directory = Path(directory)
     refuse_pickles(directory)
     if (directory / CARD).is_file():
@@ -218,8 +191,7 @@ def read_card(directory: str | os.PathLike) -> ModelCard:
 
 
 def find_model_dir(directory: str | os.PathLike) -> Path:
-    """``directory`` when it holds a kept model, else its one subdirectory (any depth) that does (a HealthFC run keeps
-    its model under the system's name); several are an error naming them."""
+    """``directory`` when it holds a kept model, else its one subdirectory (any depth) that does (several: an error)."""
     directory = Path(directory)
     if not directory.is_dir():
         raise FileNotFoundError(f"{directory}: no such directory")
@@ -245,8 +217,8 @@ def load_pipeline(directory: Path, card: ModelCard, device: str = "auto", batch_
 
 
 def load_fitted(directory: Path, card: ModelCard, device: str = "auto", batch_size: int | None = None) -> KeptModel | dict[str, KeptModel]:
-    """The fitted model (``probs(examples)``, ``labels``) of a kept directory, by its card's kind (its
-    keeper's ``load``; ``pipeline``: its parts by name, :func:`load_pipeline`)."""
+    """The fitted model of a kept directory, loaded by its card's kind's keeper (a pipeline: its parts by name)."""
+
     kind = card["kind"]
     load = keeper_of(kind).load
     if load is None:

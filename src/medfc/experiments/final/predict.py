@@ -1,19 +1,10 @@
 """``medfc predict``: a kept model (:mod:`medfc.experiments.final.kept`) applied to new claims (docs/experiments.md).
 
-    medfc predict --model-dir DIR --input claims.jsonl --output predictions.jsonl [--device cpu|cuda|auto] [--batch-size N]
-
-Input rows (:mod:`~medfc.experiments.final.predict_inputs`) give the fields the model's system reads
-(:func:`required_fields`): HealthFC's one-classifier systems ``claim`` and, as they read them, ``evidence``,
-``explanation`` or ``document`` (a JSON list or one text); ``pipeline`` and ``joint`` ``claim`` and ``sentences``,
-selecting evidence as in training (output adds ``evidence_ids``, 0-based); CliniFact and declared datasets ``claim``,
-``evidence`` and ``title`` when there is one. A kept ensemble applies each member and combines their records as the
-workflow's ensemble step does (weighted mean or its stack, rounded to 6 places).
-
-Each output line is ``{"id", "label", "probabilities"}`` in input order (``id``: the row's, else ``row-<n>``). A row
-lacking a field, or not a JSON object, is skipped and counted; the counts are printed (and written with ``--report``);
-with no row predicted the exit status is 1. Inputs are built by the training code (the system's ``reads``,
-:func:`~medfc.experiments.pairs.pair_example`, the zero-shot prompt for adapters), so a kept model sees a new claim as
-it saw its test claims.
+Each row gives the fields the model's system reads (:func:`required_fields`); each output line is ``{"id", "label",
+"probabilities"}`` in input order (a pipeline or joint system adds ``evidence_ids``). Inputs are built by the training
+code, so a kept model sees a new claim as it saw its test claims; a kept ensemble combines its members' records as the
+ensemble step does. A row lacking a field, or not a JSON object, is skipped and counted; with no row predicted the exit
+status is 1.
 """
 
 from __future__ import annotations
@@ -26,7 +17,7 @@ from collections import defaultdict, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any
 
 from medfc.common.io import read_json, write_json, write_jsonl
 from medfc.common.jsontypes import JSONValue
@@ -61,40 +52,8 @@ if TYPE_CHECKING:  # the systems and models load with the kept model's kind
 
 log = logging.getLogger(__name__)
 
-
-class Labelled(Protocol):
-    """A fitted model's labels, in the order of its outputs."""
-
-    @property
-    def labels(self) -> list[str]: ...
-
-
-class PredictSummary(TypedDict):
-    """What ``medfc predict`` did (:func:`predict_file`, its ``--report``)."""
-
-    model_dir: str
-    dataset: JSONValue
-    system: JSONValue
-    kind: JSONValue
-    model: JSONValue
-    labels: JSONValue
-    input_fields: list[str]
-    field_names: dict[str, list[str]]
-    members: list[str]
-    input: str
-    rows: int
-    predicted: int
-    skipped: int
-    skipped_by_reason: dict[str, int]
-    skipped_rows: list[str]
-    counts: dict[str, int]
-    seconds: float
-
 PAIR_FIELDS = ("claim", "evidence")  # what a kept model of the one pairs path reads (and a title when there is one)
 DEFAULT_MAX_PROMPT_TOKENS = 2048  # experiments.clinifact.fine_tune.max_prompt_tokens' default, for adapters without a card
-
-
-# -------------------------------------------------------------------------------------------- inputs
 
 
 def required_fields(card: ModelCard) -> tuple[str, ...]:
@@ -145,19 +104,20 @@ def article_claims(rows: Sequence[tuple[str, Mapping[str, JSONValue]]]) -> list[
     return [Claim(rid, text(row.get("claim")), "", "", "", sentence_list(row.get("sentences")), []) for rid, row in rows]
 
 
-def _check_labels(fitted: Labelled, labels: Sequence[str], what: str) -> None:
+def _check_labels(fitted: FittedModel | FittedJoint, labels: Sequence[str], what: str) -> None:
     if list(fitted.labels) != list(labels):
         raise ValueError(f"the kept {what}'s labels {fitted.labels} are not its card's {list(labels)}")
 
 
-def predict_pipeline(parts: Mapping[str, FittedModel], card: ModelCard, rows: Sequence[tuple[str, Row]]) -> list[PredictedRow]:
-    """The pipeline as its run predicts (:func:`medfc.experiments.healthfc.runs.run_pipeline`): the selector's
-    sentences above ``threshold`` (at most ``max_evidence``), then the veracity classifier on the claim with them."""
+def predict_pipeline(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport,
+                     settings: Settings) -> list[PredictedRow]:
+    """The pipeline as its run predicts (:func:`medfc.experiments.healthfc.runs.run_pipeline`)."""
     from medfc.common.labels import EVIDENCE_LABELS
     from medfc.experiments.examples import Example
     from medfc.experiments.healthfc.runs import predict_evidence_probs, select_evidence
     from medfc.experiments.healthfc.systems import system
 
+    parts = load_fitted(directory, card, settings.device, settings.batch_size)
     selector, veracity = parts["evidence"], parts["veracity"]
     labels = list(card["labels"])
     _check_labels(selector, EVIDENCE_LABELS, "evidence selector")
@@ -170,10 +130,12 @@ def predict_pipeline(parts: Mapping[str, FittedModel], card: ModelCard, rows: Se
     return [_record(rid, labels, p, sel) for (rid, _), p, sel in zip(rows, probs, selected)]
 
 
-def predict_joint(fitted: FittedJoint, card: ModelCard, rows: Sequence[tuple[str, Row]]) -> list[PredictedRow]:
+def predict_joint(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport,
+                  settings: Settings) -> list[PredictedRow]:
     """The joint encoder as its run predicts (:func:`medfc.experiments.healthfc.runs.run_joint`)."""
     from medfc.experiments.healthfc.runs import select_evidence
 
+    fitted = load_fitted(directory, card, settings.device, settings.batch_size)
     labels = list(card["labels"])
     _check_labels(fitted, labels, "joint model")
     out = []
@@ -182,8 +144,10 @@ def predict_joint(fitted: FittedJoint, card: ModelCard, rows: Sequence[tuple[str
     return out
 
 
-def predict_fitted(fitted: FittedModel, card: ModelCard, rows: Sequence[tuple[str, Row]]) -> list[PredictedRow]:
-    """The records of a fitted discriminative model (any kind) on the rows."""
+def predict_fitted(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport,
+                   settings: Settings) -> list[PredictedRow]:
+    """The records of a kept discriminative model (any kind) on the rows."""
+    fitted = load_fitted(directory, card, settings.device, settings.batch_size)
     if fields_of(str(card["dataset"])) == PAIRS:
         from medfc.experiments.pairs import pair_example
 
@@ -196,11 +160,10 @@ def predict_fitted(fitted: FittedModel, card: ModelCard, rows: Sequence[tuple[st
     return [_record(rid, labels, p) for (rid, _), p in zip(rows, probs)]
 
 
-def predict_adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport, *,
-                     device: str, batch_size: int, base_model: str | None, max_prompt_tokens: int | None) -> list[PredictedRow]:
-    """The fine-tuned CliniFact system: the base causal LM (``base_model``, else the card's) with the kept LoRA
-    adapters, scoring TRUE / FALSE / NONE after the zero-shot prompt as the system's own predictions are scored
-    (:func:`~medfc.experiments.clinifact.prompts.score_pairs`)."""
+def predict_adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport,
+                     settings: Settings) -> list[PredictedRow]:
+    """The fine-tuned CliniFact system: the base causal LM (``--base-model``, else the card's) with the kept LoRA
+    adapters, scored as the system's own predictions are (:func:`~medfc.experiments.clinifact.prompts.score_pairs`)."""
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -209,7 +172,8 @@ def predict_adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str,
     from medfc.experiments.clinifact.prompts import score_pairs
     from medfc.llm.local import TransformersLM, load_dtype
 
-    name = base_model or card.get("model")
+    device, batch_size = settings.device, settings.batch_size
+    name = settings.base_model or card.get("model")
     if not name:
         raise ValueError(f"{directory}: the adapters name no base model; pass --base-model")
     base = resolve_model(name)
@@ -218,23 +182,20 @@ def predict_adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str,
     model = AutoModelForCausalLM.from_pretrained(base, dtype=load_dtype("auto", dev)).to(dev)
     model = PeftModel.from_pretrained(model, str(directory)).eval()
     scorer = TransformersLM.from_loaded(base, model, tokenizer, batch_size=batch_size)
-    limit = max_prompt_tokens or int((card.get("options") or {}).get("max_prompt_tokens") or DEFAULT_MAX_PROMPT_TOKENS)
+    options = card.get("options") or {}
+    limit = settings.max_prompt_tokens or int(options.get("max_prompt_tokens") or DEFAULT_MAX_PROMPT_TOKENS)
     pairs = [row_pair(rid, row) for rid, row in rows]
     records, trimmed, _ = score_pairs(scorer, tokenizer, pairs, "predict", "fine_tuned", limit, batch_size, report)
     if trimmed:
         report.count("prompts_trimmed", trimmed)
-    out: list[PredictedRow] = []
-    for r in records:
-        if r["pred_label"] is None:  # no option scored (a local model always scores them; kept for the scorer's contract)
-            continue
-        out.append({"id": r["id"], "label": r["pred_label"], "probabilities": r["probs"]})
-    return out
+    # a record without a label (no option scored) is left out: a local model always scores them
+    return [{"id": r["id"], "label": r["pred_label"], "probabilities": r["probs"]}
+            for r in records if r["pred_label"] is not None]
 
 
 @dataclass(frozen=True)
 class Settings:
-    """How ``medfc predict`` was asked to apply the model: device, batch size, and for LoRA adapters the base model
-    and prompt budget (None: the card's)."""
+    """How ``medfc predict`` applies the model (for LoRA adapters: base model and prompt budget; None: the card's)."""
 
     device: str
     batch_size: int
@@ -244,33 +205,13 @@ class Settings:
 
 # (model directory, card, usable rows, report, settings) → the output records
 Predictor = Callable[[Path, ModelCard, Sequence[tuple[str, Row]], SkipReport, Settings], list[PredictedRow]]
-
-
-def _loaded(predict: Callable[..., list[PredictedRow]]) -> Predictor:
-    """A predictor that loads the kept model through its keeper and applies ``predict`` to it."""
-    def run(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport, settings: Settings) -> list[PredictedRow]:
-        return predict(load_fitted(directory, card, settings.device, settings.batch_size), card, rows)
-
-    return run
-
-
-def _adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport, settings: Settings) -> list[PredictedRow]:
-    return predict_adapters(directory, card, rows, report, device=settings.device, batch_size=settings.batch_size, base_model=settings.base_model,
-                            max_prompt_tokens=settings.max_prompt_tokens)
-
-
-# the kinds whose prediction is not one classifier's; every other kind is loaded by its keeper and predicted by
-# predict_fitted (an unknown kind: the keepers' error)
-KEPT_PREDICTORS: dict[str, Predictor] = {"pipeline": _loaded(predict_pipeline), "joint": _loaded(predict_joint), "lora": _adapters}
-
-
-# ------------------------------------------------------------------------------------------- applied
+# the kinds whose prediction is not one classifier's; every other kind is predicted by predict_fitted
+KEPT_PREDICTORS: dict[str, Predictor] = {"pipeline": predict_pipeline, "joint": predict_joint, "lora": predict_adapters}
 
 
 @dataclass(frozen=True)
 class Applied:
-    """A kept model as applied to the rows: its name (an ensemble member's alias, else ``""``), folder, card and
-    what it reads of a row."""
+    """A kept model as applied to the rows: its name (an ensemble member's alias, else ``""``), folder, card, fields."""
 
     name: str
     directory: Path
@@ -279,7 +220,7 @@ class Applied:
 
 
 def applied(name: str, directory: Path, card: ModelCard) -> Applied:
-    """The kept model of ``card`` in ``directory`` with the fields it reads under its dataset's names (:func:`input_spec`)."""
+    """The kept model of ``card`` with the fields it reads under its dataset's names (:func:`input_spec`)."""
     gold_evidence = True
     if fields_of(str(card["dataset"])) != PAIRS:
         from medfc.experiments.healthfc.systems import evidence_source
@@ -287,9 +228,6 @@ def applied(name: str, directory: Path, card: ModelCard) -> Applied:
         gold_evidence = evidence_source(str(card["system"])) is None
     spec = input_spec(str(card["dataset"]), required_fields(card), str(card.get("lang") or "en"), gold_evidence)
     return Applied(name, directory, card, spec)
-
-
-# ------------------------------------------------------------------------------------------ ensembles
 
 
 def read_stack(directory: Path, card: ModelCard) -> Fitted | None:
@@ -323,25 +261,18 @@ def ensemble_members(directory: Path, card: ModelCard) -> list[Applied]:
     return out
 
 
-def file_label_order(labels: JSONValue) -> list[str]:
-    """The labels in the order a written prediction record gives them (sorted keys): the ensemble step's order."""
-    return sorted(str(lab) for lab in labels) if isinstance(labels, list) else []
-
-
 def combine_ensemble(directory: Path, card: ModelCard, outputs: Mapping[str, Sequence[PredictedRow]], ids: Sequence[str],
                      report: SkipReport) -> list[PredictedRow]:
-    """The ensemble's record of each row from its members' ``outputs``, by the ensemble step's functions
-    (:func:`~medfc.experiments.ensembles.ensemble.weighted_mean`, :meth:`~medfc.experiments.ensembles.stack_selection.Fitted.record`)
-    in :func:`file_label_order`. A row some member did not predict is skipped (``member_without_prediction``)."""
+    """The ensemble's record of each row from its members' ``outputs``, as the ensemble step combines them."""
     from medfc.experiments.ensembles.ensemble import weighted_mean
 
-    labels = file_label_order(card["labels"])
+    # the labels in the order a written prediction record gives them (sorted keys): the ensemble step's order
+    labels = sorted(str(lab) for lab in card["labels"]) if isinstance(card["labels"], list) else []
     stack = read_stack(directory, card)
     weights = dict(zip(card["members"], card.get("weights") or []))
     names = list(outputs)
-    queues: dict[str, dict[str, deque[PredictedRow]]] = {}
+    queues: dict[str, dict[str, deque[PredictedRow]]] = {name: defaultdict(deque) for name in names}
     for name, records in outputs.items():
-        queues[name] = defaultdict(deque)
         for r in records:
             queues[name][r["id"]].append(r)
     out: list[PredictedRow] = []
@@ -361,9 +292,7 @@ def combine_ensemble(directory: Path, card: ModelCard, outputs: Mapping[str, Seq
 
 
 # the kinds of kept model that combine other kept models: the models they apply and how their records combine
-Members = Callable[[Path, ModelCard], list[Applied]]
-Combine = Callable[[Path, ModelCard, Mapping[str, Sequence[PredictedRow]], Sequence[str], SkipReport], list[PredictedRow]]
-COMBINED: dict[str, tuple[Members, Combine]] = {ENSEMBLE_KIND: (ensemble_members, combine_ensemble)}
+COMBINED = {ENSEMBLE_KIND: (ensemble_members, combine_ensemble)}
 
 
 def applied_models(directory: Path, card: ModelCard) -> list[Applied]:
@@ -377,7 +306,7 @@ def predict_rows(directory: Path, card: ModelCard, models: Sequence[Applied], ro
     """The output records of ``rows`` (a view per model): each model's predictor, then a combining kind's combination."""
     outputs = {}
     for k, model in enumerate(models):
-        predictor = KEPT_PREDICTORS.get(str(model.card["kind"]), _loaded(predict_fitted))
+        predictor = KEPT_PREDICTORS.get(str(model.card["kind"]), predict_fitted)
         outputs[model.name] = predictor(model.directory, model.card, [(rid, views[k]) for rid, views in rows], report, settings)
     combined = COMBINED.get(str(card["kind"]))
     if combined is None:
@@ -385,14 +314,10 @@ def predict_rows(directory: Path, card: ModelCard, models: Sequence[Applied], ro
     return combined[1](directory, card, outputs, [rid for rid, _ in rows], report)
 
 
-# ---------------------------------------------------------------------------------------------- run
-
-
 def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, output: str | os.PathLike, *, device: str = "auto",
                  batch_size: int = 16, base_model: str | None = None, max_prompt_tokens: int | None = None,
-                 report_path: str | os.PathLike | None = None) -> PredictSummary:
-    """Predict every usable row of ``input_path`` with the model in ``model_dir`` into ``output`` (JSONL); returns the
-    summary (also written to ``report_path``)."""
+                 report_path: str | os.PathLike | None = None) -> dict[str, Any]:
+    """Predict every usable row of ``input_path`` into ``output``; returns the summary (also to ``report_path``)."""
     start = time.perf_counter()
     directory = find_model_dir(model_dir)
     card = read_card(directory)
@@ -427,10 +352,10 @@ def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, ou
     if usable:
         records = predict_rows(directory, card, models, usable, report, Settings(device, batch_size, base_model, max_prompt_tokens))
     write_jsonl(output, records)
-    summary: PredictSummary = {"model_dir": str(directory), "dataset": card["dataset"], "system": card.get("system"), "kind": card["kind"],
-               "model": card.get("model"), "labels": card.get("labels"), "input_fields": fields, "field_names": names,
-               "members": [m.name for m in models if m.name], "input": str(input_path), "rows": len(rows) + len(
-                   [s for s in report.skipped if s["reason"] in ("not_json", "not_an_object")]),
+    summary = {"model_dir": str(directory), "dataset": card["dataset"], "system": card.get("system"),
+               "kind": card["kind"], "model": card.get("model"), "labels": card.get("labels"), "input_fields": fields,
+               "field_names": names, "members": [m.name for m in models if m.name], "input": str(input_path),
+               "rows": len(rows) + len([s for s in report.skipped if s["reason"] in ("not_json", "not_an_object")]),
                "predicted": len(records), "skipped": len(report.skipped), "skipped_by_reason": report.reasons(),
                "skipped_rows": [s["id"] for s in report.skipped], "counts": dict(report.counts),
                "seconds": round(time.perf_counter() - start, 3)}
@@ -448,7 +373,7 @@ def file_fields(rows: Sequence[tuple[str, Row]], limit: int = 1000) -> list[str]
     return list(dict.fromkeys(str(k) for _, row in rows[:limit] for k in row))
 
 
-def format_summary(summary: PredictSummary) -> str:
+def format_summary(summary: Mapping[str, Any]) -> str:
     """The report printed at the end of ``medfc predict``."""
     members = f"; members {', '.join(summary['members'])}" if summary["members"] else ""
     lines = [f"medfc predict: {summary['predicted']} of {summary['rows']} rows predicted with {summary['dataset']} "
@@ -469,8 +394,7 @@ def format_summary(summary: PredictSummary) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    """The ``predict`` subcommand: 0 when it predicted a row, else 1; a model or input it cannot read is one line on
-    stderr (the traceback too with ``--verbose``)."""
+    """The ``predict`` subcommand: 0 when it predicted a row, else 1 (an error: one line on stderr)."""
     logging.basicConfig(level=logging.WARNING if not args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     skips = logging.getLogger(SkipReport.__module__)
     level = skips.level

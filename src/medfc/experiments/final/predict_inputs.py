@@ -1,13 +1,6 @@
 """What ``medfc predict`` reads: an input file's rows (``.csv``, ``.parquet`` with pyarrow, else JSONL) and of each
 row the fields a kept model needs, each read under the first of its names (:data:`FIELD_NAMES`) a row gives with a
-text. So the workflow's exports are read as they are:
-
-* CliniFact and declared datasets (:data:`PAIRS`): the pairs (``index``, ``claim``, ``article_title``,
-  ``article_abstract``; a declared dataset's ``id``, ``claim``, ``evidence``) and their BigBio views (``hypothesis``,
-  ``premise``).
-* HealthFC: the dataset and its source view (``id``, ``claim_<lang>``, ``sentences_<lang>``, ``evidence_ids``,
-  ``explanation_<lang>``) and its BigBio view (``premise``: the gold evidence, no input of a ``retrieved_*`` /
-  ``open_domain_*`` system, which reads ``evidence`` only).
+text, so the workflow's exports (the datasets, their source and BigBio views) are read as they are.
 """
 
 from __future__ import annotations
@@ -57,11 +50,8 @@ GOLD_EVIDENCE_NAMES = ("sentences_{lang}[evidence_ids]", "premise")
 INDEXED = re.compile(r"(\w+)\[(\w+)\]")
 
 
-# --------------------------------------------------------------------------------------------- values
-
-
 def texts(value: JSONValue) -> list[str]:
-    """A list field's texts: a list (empty texts left out), or one text; a CSV cell holding a JSON list is that list."""
+    """A list field's texts: a list (empty texts left out), one text, or a CSV cell holding a JSON list."""
     if value is None:
         return []
     if isinstance(value, str):
@@ -77,8 +67,7 @@ def texts(value: JSONValue) -> list[str]:
 
 
 def sentence_list(value: JSONValue) -> list[str]:
-    """The ``sentences`` field as a list in which every position is kept (``evidence_ids`` index it): a list (a
-    null is an empty sentence), a CSV cell holding a JSON list, or one text (one sentence)."""
+    """The ``sentences`` field with every position kept (``evidence_ids`` index it; a null is an empty sentence)."""
     if isinstance(value, str) and value.strip().startswith("["):
         parsed = _json_list(value)
         if parsed is not None:
@@ -119,22 +108,6 @@ def present(field: str, value: JSONValue) -> bool:
     return bool(texts(value) if field in LIST_FIELDS else text(value))
 
 
-# ---------------------------------------------------------------------------------------------- rows
-
-
-def _csv_rows(path: Path) -> list[Row]:
-    with open(path, encoding="utf-8-sig", newline="") as fh:
-        return list(csv.DictReader(fh))
-
-
-def _parquet_rows(path: Path) -> list[Row]:
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise ImportError(f"{path}: reading a Parquet file needs pyarrow, which is not installed (pip install pyarrow)") from None
-    return pq.read_table(path).to_pylist()
-
-
 def _jsonl_rows(path: Path, report: SkipReport) -> Iterable[tuple[int, Row]]:
     """(line number, object) of each JSON object of a JSONL file; any other line is skipped and counted."""
     with open(path, encoding="utf-8") as fh:
@@ -148,16 +121,23 @@ def _jsonl_rows(path: Path, report: SkipReport) -> Iterable[tuple[int, Row]]:
 
 
 def read_rows(path: str | os.PathLike, report: SkipReport, id_names: Sequence[str] = (ID_FIELD,)) -> list[tuple[str, Row]]:
-    """(id, row) of each row of a CSV, Parquet or JSONL file; a JSONL line that is not an object is skipped and counted.
-    The id is the first of ``id_names`` a row gives, else ``row-<n>`` (1-based)."""
+    """(id, row) of each row of a CSV, Parquet or JSONL file (a JSONL line that is not an object: skipped and counted);
+    the id is the first of ``id_names`` a row gives, else ``row-<n>`` (1-based)."""
     path = Path(path)
     suffix = path.suffix.lower()
     numbered: Iterable[tuple[int, Row]]
     if suffix == ".csv":
-        numbered = enumerate(_csv_rows(path), 1)
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            numbered = enumerate(list(csv.DictReader(fh)), 1)
     elif suffix == ".parquet":
-        numbered = enumerate(_parquet_rows(path), 1)
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise ImportError(f"{path}: reading a Parquet file needs pyarrow, which is not installed "
+                              "(pip install pyarrow)") from None
+        numbered = enumerate(pq.read_table(path).to_pylist(), 1)
     else:
+
         numbered = _jsonl_rows(path, report)
     out = []
     for number, row in numbered:
@@ -169,13 +149,9 @@ def read_rows(path: str | os.PathLike, report: SkipReport, id_names: Sequence[st
     return out
 
 
-# -------------------------------------------------------------------------------------------- fields
-
-
 @dataclass(frozen=True)
 class InputSpec:
-    """What a kept model reads of a row: the fields it ``needs``, and each field it reads (those and the optional
-    ones) with the names it is read under (:data:`FIELD_NAMES`), in order."""
+    """What a kept model reads of a row: the fields it ``needs``, and each field it reads with its names, in order."""
 
     needs: tuple[str, ...]
     names: Mapping[str, tuple[str, ...]]
@@ -197,8 +173,7 @@ class InputSpec:
 
 
 def _value(row: Mapping[str, JSONValue], name: str) -> JSONValue:
-    """The value of ``name`` in ``row``; ``a[b]``: the texts of list ``a`` at the indices of list ``b`` (each once, in
-    order; an index outside the list left out)."""
+    """The value of ``name`` in ``row``; ``a[b]``: the texts of list ``a`` at the indices of list ``b``."""
     indexed = INDEXED.fullmatch(name)
     if indexed is None:
         return row.get(name)
@@ -214,8 +189,9 @@ def fields_of(dataset: str) -> str:
 
 
 def input_spec(dataset: str, needs: Sequence[str], lang: str = "en", gold_evidence: bool = True) -> InputSpec:
-    """The :class:`InputSpec` of a kept model of ``dataset`` that needs ``needs``, for claims in ``lang``;
-    ``gold_evidence`` False: its ``evidence`` is a source's snippets, which no export holds (only ``evidence``)."""
+    """The :class:`InputSpec` of a kept model of ``dataset`` that needs ``needs``; ``gold_evidence`` False: its
+    ``evidence`` is a source's snippets, which no export holds (read as ``evidence`` only)."""
+
     table = FIELD_NAMES[fields_of(dataset)]
     unknown = [f for f in needs if f not in table]
     if unknown:

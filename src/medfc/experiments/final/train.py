@@ -1,13 +1,7 @@
 """Final models (``experiments.final``): a table's row trained once more on all the data its recipe allows and
-kept with a model card for ``medfc predict``.
-
-HealthFC: every claim trains (no fold, no validation), each encoder for the epochs its cross-validation ran (the mean
-over folds of the epoch it kept), the pipeline's selector likewise; a stack's meta-model is fitted on the members'
-out-of-fold cross-validation predictions. CliniFact: the row as it trains now, its stack fitted on the members' inner
-cross-validation (the kept model gives the row's own test predictions).
-
-The directory is :mod:`medfc.experiments.final.kept`'s; the card adds ``final`` (the row, the data and its sha256, the
-scores, run options, software, device), and ``README.md`` is the model card for people (huggingface_hub's ``ModelCard``).
+kept (:mod:`medfc.experiments.final.kept`) for ``medfc predict``, with ``final`` added to its card (row, data, scores,
+options, provenance) and a ``README.md`` model card. HealthFC trains every claim, each encoder for the mean epoch its
+cross-validation kept; a pairs dataset's row trains as it does now (docs/experiments.md).
 """
 
 from __future__ import annotations
@@ -38,8 +32,7 @@ README = "README.md"
 
 @dataclass(frozen=True)
 class HealthFCFinalOptions(Options):
-    """``healthfc_final``: the row's name, each member's run (its model's whole config and the system's options, as
-    the row's cross-validation runs have them; one run for a single model) and the ensemble (None: one model)."""
+    """``healthfc_final``: the row, each member's run and the ensemble (None: one model)."""
 
     row: str
     members: tuple[str, ...]
@@ -57,8 +50,6 @@ class PairsFinalOptions(Options):
     ensemble: EnsembleOptions | None
 
 
-# ------------------------------------------------------------------------------------------- epochs
-
 def kept_epoch(train: Mapping[str, object]) -> int | None:
     """The epoch a training run kept: its best epoch with early stopping, else the epochs it ran (None: no epochs)."""
     best, ran = train.get("best_epoch"), train.get("epochs_run")
@@ -67,8 +58,7 @@ def kept_epoch(train: Mapping[str, object]) -> int | None:
 
 
 def cv_epochs(infos: Sequence[Mapping[str, object]], part: str) -> int | None:
-    """The mean over a row's folds of the epoch each kept for ``part`` (``model``, ``veracity_model``,
-    ``evidence_model``: where its info.json has it), rounded, at least 1; None where no fold trained by epochs."""
+    """The mean over a row's folds of the epoch each kept for ``part``, at least 1 (None: no epochs)."""
     kept = []
     for info in infos:
         section = info.get(part)
@@ -92,21 +82,12 @@ def with_cv_epochs(run: HealthFCFoldOptions, infos: Sequence[Mapping[str, object
     return options
 
 
-# -------------------------------------------------------------------------------------------- train
-
-def _move_kept(kept: Path, target: Path) -> None:
-    """Move a run's kept model (its card and files) to ``target``."""
-    target.mkdir(parents=True, exist_ok=True)
-    for item in kept.iterdir():
-        shutil.move(str(item), str(target / item.name))
-
-
 def train_healthfc(dataset: str | os.PathLike, options: HealthFCFinalOptions, directory: str | os.PathLike, *,
                    infos: Mapping[str, Sequence[Mapping[str, object]]], predictions: Mapping[str, Sequence[str]],
                    evidence: str | os.PathLike | None = None, threads: int | None = None) -> dict[str, object]:
     """Train each member of a HealthFC row on every claim and keep it under ``directory`` (a member: in
-    ``members/<alias>``); ``infos``: their cross-validation info files (epochs), ``predictions``: their
-    cross-validation predictions (a stack's meta-model). Returns what the card records."""
+    ``members/<alias>``), for the epochs of its cross-validation ``infos``; a stack is fitted on their
+    cross-validation ``predictions``. Returns what the card records."""
     from medfc.experiments.healthfc.runs import train_all
 
     directory = Path(directory)
@@ -115,7 +96,10 @@ def train_healthfc(dataset: str | os.PathLike, options: HealthFCFinalOptions, di
         run = with_cv_epochs(run, infos[alias])
         work = directory / WORK / alias
         info = train_all(dataset, run.replace(checkpoint_dir=str(work)), threads=threads, evidence=evidence)
-        _move_kept(work / run.system, directory / MEMBERS / alias if options.ensemble else directory)
+        target = directory / MEMBERS / alias if options.ensemble else directory
+        target.mkdir(parents=True, exist_ok=True)
+        for item in (work / run.system).iterdir():  # the run's kept model: its card and files
+            shutil.move(str(item), str(target / item.name))
         trained[alias] = {"epochs": getattr(run.train, "epochs", None), "n_train": info["n_train"]}
     shutil.rmtree(directory / WORK, ignore_errors=True)
     if options.ensemble is not None:
@@ -125,8 +109,7 @@ def train_healthfc(dataset: str | os.PathLike, options: HealthFCFinalOptions, di
 
 def train_pairs(splits: Mapping[str, str | os.PathLike], options: PairsFinalOptions, directory: str | os.PathLike, *,
                 inner: Mapping[str, str], threads: int | None = None) -> dict[str, object]:
-    """Train each member of a pairs dataset's row as the row trains it and keep it under ``directory``; a stack is
-    fitted on its members' inner cross-validation predictions (``inner``: member → file), as the row's is."""
+    """Train each member of a pairs dataset's row as the row does and keep it (a stack: on ``inner``)."""
     from medfc.experiments.pairs import run_discriminative
 
     directory = Path(directory)
@@ -153,8 +136,6 @@ def _keep_ensemble(directory: Path, members: Sequence[str], ensemble: EnsembleOp
     keep_ensemble(directory, members=members, method="stack", stacked=choice.fitted)
 
 
-# --------------------------------------------------------------------------------------------- card
-
 def _metrics(scores: object) -> Mapping[str, object]:
     """A scores file's headline metrics: a HealthFC run's veracity scores, a CliniFact run's own."""
     if not isinstance(scores, Mapping):
@@ -164,8 +145,7 @@ def _metrics(scores: object) -> Mapping[str, object]:
 
 
 def row_scores(files: Sequence[str | os.PathLike]) -> dict[str, object]:
-    """The row's scores as its table reads them: one file (CliniFact: the test split's) or one per fold (HealthFC:
-    each fold's and the mean of the folds' veracity macro-F1 and accuracy)."""
+    """The row's scores as its table reads them: one file's, or each fold's with their mean macro-F1 and accuracy."""
     scores = [read_json(f) for f in files]
     if len(scores) == 1:
         return {"scores": scores[0]}
@@ -195,7 +175,7 @@ def finish(directory: str | os.PathLike, *, dataset: str, row: str, data: Mappin
 
 
 def _headline(final: Mapping[str, object]) -> tuple[str, object]:
-    """The row's headline metric as its table reports it: HealthFC's mean macro-F1 over the folds, CliniFact's test macro-F1."""
+    """The row's headline metric: the mean macro-F1 over the folds, else the test macro-F1."""
     scores = final["table_scores"]
     if isinstance(scores, Mapping) and isinstance(scores.get("mean"), Mapping):
         return "cross-validation macro-F1", scores["mean"].get("macro_f1")

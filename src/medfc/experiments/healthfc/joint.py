@@ -1,16 +1,10 @@
 """The joint HealthFC system: one encoder for evidence selection and veracity prediction.
 
-Input per window: ``[CLS] claim [SEP] s1 [SEP] … sk [SEP]``; a sentence's span is its tokens and the [SEP] closing it.
-A learned token attention (``Linear(H, 1)``, softmax inside each span) pools each span into a sentence vector; an
-evidence head scores it (sigmoid), and a label head reads ``[claim vector; pooled evidence]``: the mean of the
-windows' [CLS] states, and Σ w_i · sentence_i / Σ w_i over all the claim's sentences, with w_i the gold evidence mask
-in training (``pool="gold"``; a claim without gold sentences uses its probabilities), else (``pool="pred"``, and at
-inference) p_i · 1[p_i > threshold], or p_i when none passes. Loss = ``evidence_weight`` · BCE(evidence, mean over
-real sentences) + CE(label), ``evidence_weight`` = 6 as in the paper.
-
-Long documents are packed in order into windows of at most ``max_length`` tokens, each re-prefixed with the claim;
-every sentence is in one window. Only a claim over half of ``max_length`` or a sentence that fits no window is cut,
-counted in :class:`WindowStats`.
+Each window is ``[CLS] claim [SEP] s1 [SEP] … sk [SEP]``; a token attention pools each sentence's span into a vector,
+an evidence head scores it (sigmoid), and a label head reads ``[mean of the windows' CLS; pooled evidence]``, the
+evidence pooled with the gold mask in training (``pool="gold"``), else p_i · 1[p_i > threshold] (p_i when none
+passes). Loss = ``evidence_weight`` · BCE(evidence) + CE(label). A long document is packed into several windows,
+each re-prefixed with the claim; what does not fit is cut and counted (:class:`WindowStats`).
 """
 
 from __future__ import annotations
@@ -54,13 +48,10 @@ class JointFeature(TypedDict):
     n_sentences: int
     labels: NotRequired[int]
 
-# ------------------------------------------------------------------------------------ pooling/loss
-
 
 def sentence_attention_pool(hidden: torch.Tensor, sent_ids: torch.Tensor, scores: torch.Tensor, n_sentences: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Pool token states ``hidden [W, T, H]`` into sentence vectors ``[W, S, H]`` with a token attention (logits
-    ``scores [W, T]``) inside each sentence slot (``sent_ids [W, T]``, -1: none); returns them and a validity mask
-    ``[W, S]`` (empty slots: zero vectors)."""
+    """Token states ``[W, T, H]`` pooled by attention (``scores [W, T]``) within each sentence slot (``sent_ids``,
+    -1: none) into ``[W, S, H]``, with the slots' validity mask ``[W, S]``."""
     slots = torch.arange(n_sentences, device=hidden.device)
     member = sent_ids.unsqueeze(1) == slots.view(1, -1, 1)  # [W, S, T]
     logits = scores.float().unsqueeze(1).expand(-1, n_sentences, -1)
@@ -99,7 +90,8 @@ def pool_weights(probs: torch.Tensor, valid: torch.Tensor, window_claim: torch.T
 class JointModel(nn.Module):
     """Encoder + token attention pooling + evidence head + label head."""
 
-    def __init__(self, encoder: nn.Module, n_labels: int, *, evidence_weight: float, threshold: float, pool: str, dropout: float = 0.1) -> None:
+    def __init__(self, encoder: nn.Module, n_labels: int, *, evidence_weight: float, threshold: float, pool: str,
+                 dropout: float = 0.1) -> None:
         super().__init__()
         if pool not in ("gold", "pred"):
             raise ValueError("pool must be 'gold' or 'pred'")
@@ -107,20 +99,18 @@ class JointModel(nn.Module):
         hidden = encoder.config.hidden_size
         self.token_attention = nn.Linear(hidden, 1)
         self.evidence_head = nn.Sequential(nn.Dropout(dropout), nn.Linear(hidden, 1))
-        self.label_head = nn.Sequential(nn.Dropout(dropout), nn.Linear(2 * hidden, hidden), nn.Tanh(), nn.Dropout(dropout), nn.Linear(hidden, n_labels))
-        self.n_labels = n_labels
-        self.evidence_weight = evidence_weight
-        self.threshold = threshold
-        self.pool = pool
+        self.label_head = nn.Sequential(nn.Dropout(dropout), nn.Linear(2 * hidden, hidden), nn.Tanh(),
+                                        nn.Dropout(dropout), nn.Linear(hidden, n_labels))
+        self.n_labels, self.evidence_weight, self.threshold, self.pool = n_labels, evidence_weight, threshold, pool
         self.label_weights: torch.Tensor | None = None  # class weights of the label loss (set before training)
 
     @classmethod
-    def from_pretrained(cls, path: str | os.PathLike, n_labels: int, *, evidence_weight: float, threshold: float, pool: str,
-                        dropout: float = 0.1) -> JointModel:
+    def from_pretrained(cls, path: str | os.PathLike, n_labels: int, *, evidence_weight: float, threshold: float,
+                        pool: str) -> JointModel:
         from transformers import AutoModel
 
-        return cls(AutoModel.from_pretrained(str(path)), n_labels, evidence_weight=evidence_weight, threshold=threshold, pool=pool,
-                   dropout=dropout)
+        return cls(AutoModel.from_pretrained(str(path)), n_labels, evidence_weight=evidence_weight, threshold=threshold,
+                   pool=pool)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, sent_ids: torch.Tensor, window_claim: torch.Tensor,
                 evidence_labels: torch.Tensor | None = None, labels: torch.Tensor | None = None,
@@ -151,12 +141,8 @@ class JointModel(nn.Module):
         return out
 
 
-# --------------------------------------------------------------------------------------- windows
-
-
 class WindowStats(Counter):
-    """How documents were packed into windows: ``claims``, ``windows``, ``multi_window_claims`` (claims
-    spread over several windows), ``claims_cut`` and ``sentences_cut`` (text that did not fit)."""
+    """How documents were packed into windows: claims and windows, those spread or cut."""
 
     KEYS = ("claims", "windows", "multi_window_claims", "claims_cut", "sentences_cut")
 
@@ -255,10 +241,6 @@ class JointCollator:
         return batch
 
 
-def joint_loss_fn(model: JointModel, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-    return model(**batch)["loss"]
-
-
 def joint_forward(model: JointModel, batch: dict[str, torch.Tensor]) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per claim: (label probabilities, evidence probabilities of its sentences in document order)."""
     inputs = {k: v for k, v in batch.items() if k not in ("labels",)}
@@ -271,9 +253,6 @@ def joint_forward(model: JointModel, batch: dict[str, torch.Tensor]) -> list[tup
     for w in range(ev_probs.shape[0]):
         per_claim[owner[w]].append(ev_probs[w][ev_mask[w]])
     return [(label_probs[c], np.concatenate(per_claim[c]) if per_claim[c] else np.zeros(0, dtype=np.float32)) for c in range(label_probs.shape[0])]
-
-
-# ----------------------------------------------------------------------------------------- model
 
 
 def uses_token_types(tokenizer: PreTrainedTokenizerBase, encoder: nn.Module) -> bool:
@@ -315,8 +294,7 @@ class FittedJoint:
 
 
 class JointEncoder:
-    """The joint system's model over the run's :class:`~medfc.experiments.models.encoder.EncoderModel`; :meth:`fit`
-    trains on claims (each with all its sentences, learning from the gold evidence and the label)."""
+    """The joint system's model over the run's encoder: :meth:`fit` trains on whole claims."""
 
     def __init__(self, encoder: EncoderModel, options: JointOptions) -> None:
         self.config, self.placement, self.options = encoder.config, encoder.placement, options
@@ -332,17 +310,17 @@ class JointEncoder:
         train_f = fitted.features(claims)
         index = {lab: i for i, lab in enumerate(labels)}
         model.label_weights = class_weights([index[c.label] for c in claims], len(labels), cfg.class_weights)
-        evaluate = None
-        if validation:
-            val_f = fitted.features(validation)
-            gold = [c.label for c in validation]
+        val_f = fitted.features(validation) if validation else []
 
-            def evaluate(m: torch.nn.Module) -> dict[str, float]:
-                out = fitted.infer(val_f, f"{desc}/validate")
-                return validation_scores(gold, [labels[int(np.argmax(lp))] for lp, _ in out], labels)
+        def evaluate(m: torch.nn.Module) -> dict[str, float]:
+            out = fitted.infer(val_f, f"{desc}/validate")
+            pred = [labels[int(np.argmax(lp))] for lp, _ in out]
+            return validation_scores([c.label for c in validation], pred, labels)
 
-        fitted.result = train(model, train_f, cfg, placement=self.placement, collate=JointCollator(tok.pad_token_id or 0), loss_fn=joint_loss_fn,
-                              evaluate=evaluate, checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir is not None else None,
+        fitted.result = train(model, train_f, cfg, placement=self.placement,
+                              collate=JointCollator(tok.pad_token_id or 0),
+                              loss_fn=lambda m, batch: m(**batch)["loss"], evaluate=evaluate if validation else None,
+                              checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir is not None else None,
                               lengths=[joint_length(f) for f in train_f], desc=desc)
         return fitted
 

@@ -1,19 +1,8 @@
-"""HealthFC baselines (Vladika et al., 2024, Tables 3 and 5) and the cross-validation driver :func:`run_fold`
-(train on every fold but ``k``, optionally holding out ``val_fraction`` stratified for checkpoint selection; predict
-fold ``k``; ``lang`` picks the ``*_en`` or ``*_de`` fields). Each system is a spec of
-:data:`medfc.experiments.healthfc.systems.REGISTRY`, trained by the trainer it names (:data:`TRAINERS`):
-
-* ``pipeline``: an evidence selector over ``[sentence; SEP; claim]`` (every positive sentence, ``neg_ratio`` sampled
-  negatives per positive), then a veracity classifier trained on ``[claim; SEP; gold evidence]`` and applied to the
-  sentences of probability > ``threshold`` (at most ``max_evidence``, the most probable, in document order);
-* ``joint``: :mod:`medfc.experiments.healthfc.joint`;
-* ``oracle`` ``[claim; SEP; gold evidence]``, ``claims_only`` ``[claim]``, ``gold_explanations`` ``[claim; SEP;
-  explanation]``;
-* ``retrieved_<source>`` (``web``, ``pubmed``, ``wikipedia``): ``[claim; SEP; the first retrieved_top_k snippets]``
-  (Table 5's "Google snippets" is ``retrieved_web``); ``open_domain_<source>``: the same, supported vs refuted only
-  (the open-domain comparison of §7.3);
-* ``level_of_evidence``: high / moderate / low over the supported and refuted claims with one, the input by
-  ``loe_input`` (``claim``, ``claim+evidence`` (default), ``claim+explanation``, ``claim+document``).
+"""HealthFC baselines (Vladika et al., 2024, Tables 3 and 5) and the cross-validation driver :func:`run_fold`: train
+on every fold but ``k`` (optionally holding out ``val_fraction`` stratified for checkpoint selection), predict fold
+``k``. Each system is a spec of :data:`medfc.experiments.healthfc.systems.REGISTRY`, trained by the trainer it names
+(:data:`TRAINERS`): one classifier, an evidence selector then a veracity classifier (``pipeline``), or the joint
+encoder (:mod:`medfc.experiments.healthfc.joint`).
 """
 
 from __future__ import annotations
@@ -41,12 +30,8 @@ from medfc.experiments.healthfc.systems import HealthFCFoldOptions, System, inpu
 log = logging.getLogger(__name__)
 
 
-# ------------------------------------------------------------------------------------------- data
-
-
 def load_claims(path: str | os.PathLike, lang: str = "en", report: SkipReport | None = None) -> list[Claim]:
-    """The HealthFC dataset JSONL in language ``lang``; bad records skipped with a reason, evidence ids outside the
-    sentence list dropped (``evidence_id_out_of_range``)."""
+    """The HealthFC dataset in language ``lang``; bad records and evidence ids skipped and counted."""
     if lang not in ("en", "de"):
         raise ValueError("lang must be 'en' or 'de'")
     report = report or SkipReport("healthfc-claims")
@@ -76,8 +61,7 @@ def load_claims(path: str | os.PathLike, lang: str = "en", report: SkipReport | 
 
 
 def load_folds(path: str | os.PathLike) -> dict[str, int]:
-    """claim id -> fold from the folds CSV (columns id, fold; read with the csv module: an encoder's job
-    loads no pandas, about 0.5 s of CPU per job)."""
+    """claim id -> fold from the folds CSV (columns id, fold; the csv module: a job loads no pandas)."""
     with open(path, encoding="utf-8", newline="") as fh:
         reader = csv.DictReader(fh)
         if not {"id", "fold"} <= set(reader.fieldnames or ()):
@@ -118,8 +102,7 @@ def stratified_holdout(claims: Sequence[Claim], fraction: float, seed: int) -> t
 
 @dataclass
 class Fold:
-    """One run's claims: training, validation (held out of training), test (the fold predicted), and the
-    snippets of the system's evidence source per claim id, in rank order (empty without a source)."""
+    """One run's claims (training, validation, test) and the snippets of the system's source per claim id."""
 
     train: list[Claim]
     validation: list[Claim]
@@ -132,9 +115,6 @@ class Fold:
         return self.snippets.get(c.id, [])
 
 
-# ------------------------------------------------------------------------------------- selection
-
-
 def select_evidence(probs: Sequence[float], threshold: float, max_evidence: int) -> list[int]:
     """Sentences with probability > ``threshold``, at most ``max_evidence`` (the most probable), in document order."""
     cand = [i for i, p in enumerate(probs) if p > threshold]
@@ -143,8 +123,7 @@ def select_evidence(probs: Sequence[float], threshold: float, max_evidence: int)
 
 
 def evidence_examples(claims: Sequence[Claim], neg_ratio: float | None, seed: int) -> list[Example]:
-    """``[sentence; SEP; claim]`` examples: every positive, ``ceil(neg_ratio · max(1, #pos))``
-    negatives per claim (seeded sample), or all sentences when ``neg_ratio`` is None."""
+    """``[sentence; SEP; claim]`` examples: every positive and ``neg_ratio`` seeded negatives per positive."""
     rng = np.random.default_rng(seed)
     out = []
     for c in claims:
@@ -178,13 +157,8 @@ def predict_evidence_probs(selector: FittedModel, claims: Sequence[Claim]) -> li
 
 
 def _evidence_eval_examples(claims: Sequence[Claim]) -> list[Example]:
-    ex, where = _all_sentence_examples(claims)
-    for e, (ci, si) in zip(ex, where):
-        e.label = EVIDENCE_LABELS[int(si in set(claims[ci].evidence_ids))]
-    return ex
-
-
-# ------------------------------------------------------------------------------------------ record
+    return [Example(s, c.claim, EVIDENCE_LABELS[int(si in c.evidence_ids)])
+            for c in claims for si, s in enumerate(c.sentences)]
 
 
 def _record(c: Claim, fold: Fold, spec: System, probs: np.ndarray, pred_ids: list[int] | None, evidence: list[str]) -> HealthFCPrediction:
@@ -195,9 +169,6 @@ def _record(c: Claim, fold: Fold, spec: System, probs: np.ndarray, pred_ids: lis
 
 def _fit_info(fitted: FittedModel) -> RunInfo:
     return {"train": fitted.result.as_dict(), "encode": fitted.encode_stats.as_dict()}
-
-
-# ------------------------------------------------------------------------------------------ systems
 
 
 def _sub(base: Path | None, name: str) -> Path | None:
@@ -249,8 +220,7 @@ def model_card(spec: System, options: HealthFCFoldOptions) -> CardFields:
 
 def run_pipeline(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Model, ckpt: Path | None, threads: int | None,
                  report: SkipReport) -> tuple[list[HealthFCPrediction], RunInfo]:
-    """An evidence selector (its own model config, ``evidence_train``), then the run's classifier on the
-    example the spec makes of each claim with its gold sentences (training) or its selected ones (test)."""
+    """An evidence selector, then the classifier on gold (training) or selected (test) sentences."""
     opts = options.system_options
     kept = _sub(ckpt, spec.name)  # the selector in <system>/evidence, the classifier in <system>/veracity (kept.PIPELINE_PARTS)
     ev_train = evidence_examples(fold.train, opts.neg_ratio, options.train.seed)
@@ -305,10 +275,12 @@ Trainer = Callable[[System, Fold, HealthFCFoldOptions, Model, Path | None, int |
 TRAINERS: dict[str, Trainer] = {"one_classifier": run_single, "select_then_classify": run_pipeline, "joint_encoder": run_joint}
 
 
-def _snippets(spec: System, evidence: str | os.PathLike | None) -> dict[str, list[str]]:
-    """The snippets of the system's evidence source per claim id (none without a source)."""
+def source_snippets(spec: System, evidence: str | os.PathLike | None) -> dict[str, list[str]]:
+    """The snippets of the system's evidence source per claim id (none without a source; a source needs its file)."""
     if spec.source is None:
         return {}
+    if evidence is None:
+        raise ValueError(f"system {spec.name} needs the evidence file of source {spec.source}")
     from medfc.healthfc.evidence_file import evidence_by_claim
 
     return evidence_by_claim(evidence)
@@ -316,16 +288,11 @@ def _snippets(spec: System, evidence: str | os.PathLike | None) -> dict[str, lis
 
 def run_fold(dataset: str | os.PathLike, folds: str | os.PathLike, options: HealthFCFoldOptions, *, threads: int | None = None,
              report: SkipReport | None = None, evidence: str | os.PathLike | None = None) -> tuple[list[HealthFCPrediction], RunInfo]:
-    """Train ``options.system`` on every fold but ``options.fold`` and predict that fold.
-
-    ``options``: the job's typed options (``checkpoint_dir`` None: best weights kept in memory); ``threads``: the
-    job's cores; ``evidence``: the retrieved evidence of the system's source. Returns the prediction records (one per
-    test claim the system predicts) and an info dict (training results, sizes, cut counts)."""
+    """Train ``options.system`` on every fold but ``options.fold``, predict it; (records, info)."""
     spec = system(options.system)
     if not isinstance(options.system_options, spec.options):
         raise TypeError(f"system {spec.name} takes {spec.options.__name__}, not {type(options.system_options).__name__}")
-    if spec.source is not None and evidence is None:
-        raise ValueError(f"system {spec.name} needs the evidence file of source {spec.source}")
+    snippets = source_snippets(spec, evidence)
     model = build_model(options.train, threads)  # the run's model, its kind chosen once (an encoder's device resolved once)
     report = report or SkipReport(f"healthfc-{spec.name}-fold{options.fold}")
     claims = load_claims(dataset, options.lang, report)
@@ -333,7 +300,7 @@ def run_fold(dataset: str | os.PathLike, folds: str | os.PathLike, options: Heal
     train_c, val_c = stratified_holdout(train_c, options.system_options.val_fraction, options.train.seed)
     ckpt = Path(options.checkpoint_dir) if options.checkpoint_dir is not None else None
     log.info("HealthFC %s fold %d (%s): %d train, %d validation, %d test claims", spec.name, options.fold, options.lang, len(train_c), len(val_c), len(test_c))
-    fold = Fold(train_c, val_c, test_c, _snippets(spec, evidence), options.fold, options.lang)
+    fold = Fold(train_c, val_c, test_c, snippets, options.fold, options.lang)
     records, info = TRAINERS[spec.trainer](spec, fold, options, model, ckpt, threads, report)
     scores = validation_scores([r["label"] for r in records], [r["pred_label"] for r in records], spec.labels) if records else {}
     info.update({"system": spec.name, "fold": options.fold, "lang": options.lang, "n_train": len(train_c), "n_validation": len(val_c),
@@ -344,16 +311,13 @@ def run_fold(dataset: str | os.PathLike, folds: str | os.PathLike, options: Heal
 
 def train_all(dataset: str | os.PathLike, options: HealthFCFoldOptions, *, threads: int | None = None,
               evidence: str | os.PathLike | None = None) -> RunInfo:
-    """Train ``options.system`` on every claim (no fold held out, no validation) and keep it in
-    ``options.checkpoint_dir`` under the system's name: a row's final model. Returns the sizes and training info."""
+    """Train ``options.system`` on every claim and keep it: a row's final model; returns its info."""
     spec = system(options.system)
     if options.checkpoint_dir is None:
         raise ValueError("a final model is kept: its options name a checkpoint_dir")
-    if spec.source is not None and evidence is None:
-        raise ValueError(f"system {spec.name} needs the evidence file of source {spec.source}")
+    snippets = source_snippets(spec, evidence)
     report = SkipReport(f"healthfc-{spec.name}-final")
     claims = load_claims(dataset, options.lang, report)
-    snippets = _snippets(spec, evidence)
     log.info("HealthFC %s final (%s): %d training claims", spec.name, options.lang, len(claims))
     fold = Fold(list(claims), [], [], snippets, options.fold, options.lang)
     _, info = TRAINERS[spec.trainer](spec, fold, options, build_model(options.train, threads), Path(options.checkpoint_dir), threads, report)

@@ -17,9 +17,6 @@ from medfc.retrieval.search_sources import source_names
 EVIDENCE_SOURCES = source_names()  # where open-domain evidence is searched: the registry medfc.retrieval.search_sources
 
 
-# ----------------------------------------------------------------------------------- options
-
-
 @dataclass(frozen=True)
 class SingleOptions(Options):
     """oracle, claims_only, gold_explanations: one classifier."""
@@ -37,8 +34,7 @@ class LevelOptions(Options):
 
 @dataclass(frozen=True)
 class RetrievedOptions(Options):
-    """retrieved_<source>, open_domain_<source>: one classifier on ``[claim; SEP; the first
-    ``retrieved_top_k`` snippets of the source, in rank order]``."""
+    """retrieved_<source>, open_domain_<source>: one classifier on the first snippets."""
 
     retrieved_top_k: int
     val_fraction: float
@@ -46,8 +42,7 @@ class RetrievedOptions(Options):
 
 @dataclass(frozen=True)
 class PipelineOptions(Options):
-    """pipeline: an evidence selector (``evidence_train``: its whole model config, built by the plan), then a veracity
-    classifier on the selected sentences."""
+    """pipeline: an evidence selector (``evidence_train``), then a veracity classifier."""
 
     threshold: float
     max_evidence: int
@@ -67,20 +62,10 @@ class JointOptions(Options):
     val_fraction: float
 
 
-# ------------------------------------------------------------------------------------ specs
-
 # (claim, the system's options: an instance of its own options class, the evidence texts) → the example's text pair / the
 # evidence texts it shows
 Reads = Callable[[Claim, Any, Sequence[str]], tuple[str, str | None]]
 Shows = Callable[[Claim, Any, Sequence[str]], list[str]]
-
-
-def _label(c: Claim) -> str:
-    return c.label
-
-
-def _level(c: Claim) -> str:
-    return c.evidence_level
 
 
 def binary_eligible(c: Claim) -> bool:
@@ -122,16 +107,11 @@ def _retrieved_shows(c: Claim, o: RetrievedOptions, ev: Sequence[str]) -> list[s
 
 @dataclass(frozen=True)
 class System:
-    """One HealthFC system.
-
-    ``trainer`` (:data:`medfc.experiments.healthfc.runs.TRAINERS`): ``one_classifier`` (one classifier on ``reads``
-    of each claim), ``select_then_classify`` (an evidence selector, then a classifier on the gold sentences in
-    training and the selected ones at test) or ``joint_encoder`` (:mod:`medfc.experiments.healthfc.joint`).
-    ``reads(claim, options, evidence)`` is the text pair a claim becomes (``evidence``: the snippets of ``source`` in
-    rank order, the pipeline's sentences, or nothing); ``shows`` the evidence its records show (None: the selected
-    sentences); ``gold`` its gold label; ``eligible`` the claims it predicts (None: all; the others counted as
-    ``<not_eligible>_<split>``); ``model_kinds`` the kinds it runs with (None: any). ``paper_row``: for a system
-    whose veracity F1 the paper's Table 3 gives inside another row, that row of ``healthfc.table3`` and its key."""
+    """One HealthFC system: its ``trainer`` (:data:`medfc.experiments.healthfc.runs.TRAINERS`); ``reads(claim,
+    options, evidence)``, the text pair a claim becomes (``evidence``: the snippets of ``source``, the pipeline's
+    sentences, or nothing); ``shows``, the evidence its records show (None: the selected sentences); ``gold``;
+    ``eligible``, the claims it predicts (None: all; the others counted as ``<not_eligible>_<split>``);
+    ``model_kinds`` (None: any); ``paper_row``: the row of ``healthfc.table3`` and key giving its veracity F1."""
 
     name: str
     options: type[Options]
@@ -139,7 +119,7 @@ class System:
     labels: tuple[str, ...] = tuple(VERACITY_LABELS)
     reads: Reads | None = None
     shows: Shows | None = None
-    gold: Callable[[Claim], str] = _label
+    gold: Callable[[Claim], str] = lambda c: c.label
     eligible: Callable[[Claim], bool] | None = None
     not_eligible: str = ""
     source: str | None = None
@@ -164,7 +144,7 @@ _ARTICLE = (
     System("gold_explanations", SingleOptions, "one_classifier", reads=lambda c, o, ev: (c.claim, c.explanation), shows=_nothing),
     System("level_of_evidence", LevelOptions, "one_classifier", labels=tuple(LOE_LABELS), reads=_loe_reads,
            shows=lambda c, o, ev: c.gold_evidence if o.loe_input == "claim+evidence" else [],
-           gold=_level, eligible=loe_eligible, not_eligible="loe_not_applicable"),
+           gold=lambda c: c.evidence_level, eligible=loe_eligible, not_eligible="loe_not_applicable"),
 )
 # evidence retrieved for the claim from a source instead of the article: three classes (Table 5, "Google
 # snippets" = retrieved_web) and supported vs refuted on the supported / refuted claims (the open-domain comparison)
@@ -228,8 +208,6 @@ def system_option_keys(name: str) -> list[str]:
     return [f.name for f in fields(system(name).options)]
 
 
-# ------------------------------------------------------------------------------ step options
-
 # the registry's names: checked against REGISTRY when the options are built (a system registered later is one)
 SystemName = Annotated[Literal[SYSTEMS], OneOf(lambda: tuple(REGISTRY))]  # type: ignore[valid-type]
 SystemOptions = Annotated[Union[SingleOptions, LevelOptions, RetrievedOptions, PipelineOptions, JointOptions],  # noqa: UP007
@@ -238,8 +216,7 @@ SystemOptions = Annotated[Union[SingleOptions, LevelOptions, RetrievedOptions, P
 
 @dataclass(frozen=True)
 class HealthFCFoldOptions(Options):
-    """One HealthFC run (``healthfc_experiment``), built by the plan: wildcards, the model's config, the system's
-    own options (class chosen by ``system``) and where checkpoints go (null: nowhere)."""
+    """One HealthFC run (``healthfc_experiment``), built by the plan."""
 
     system: SystemName
     lang: Literal["en", "de"]

@@ -24,8 +24,7 @@ ALIAS_HINT = ("; a Hugging Face model id (org/name) or a relative directory may 
 
 
 def direct_model_name(name: str) -> bool:
-    """Whether a model list may name ``name`` without an alias: a hub id ``org/name`` or an existing directory by a
-    clean relative path (it becomes part of the result paths). Others (``bert-base-uncased``, absolute paths) need one."""
+    """Whether a model list may name ``name`` without an alias: a hub id or a clean relative directory."""
     if not isinstance(name, str) or "\\" in name:
         return False
     if HUB_ID.match(name) and ".." not in name:
@@ -35,8 +34,7 @@ def direct_model_name(name: str) -> bool:
 
 
 def model_aliases(configured: dict[str, str], named: Iterable[str] = ()) -> dict[str, str]:
-    """The built-in aliases with a config's own ``models.aliases`` on top, and each name of ``named`` (the
-    names the config's model lists use) that is a :func:`direct_model_name` and no alias as an alias of itself."""
+    """The built-in aliases, a config's own on top, and each :func:`direct_model_name` of ``named``."""
     aliases = {**BUILTIN_ALIASES, **configured}
     for name in named:
         if name not in aliases and direct_model_name(name):
@@ -45,6 +43,5 @@ def model_aliases(configured: dict[str, str], named: Iterable[str] = ()) -> dict
 
 
 def resolve_model(name: str) -> str:
-    """A config model name → a path or hub name (``offline:minilm`` / ``offline:mpnet``: the packaged all-MiniLM-L6-v2 /
-    all-mpnet-base-v2). Resolved in the job, so a config (and a rule's params) never holds a local path."""
+    """A config model name → a path or hub name (``offline:`` names: the packaged models), in the job."""
     return resolve_offline(name) if name.startswith("offline:") else name

@@ -1,14 +1,9 @@
-"""Frozen-encoder embeddings (mean-pooled over the attention mask, L2-normalised, as sentence-transformers'
-``1_Pooling`` and ``Normalize``), kept on disk per (model, recipe, text) and shared by every system, fold and rerun
-of the ``frozen`` kind (:mod:`medfc.experiments.models.frozen`).
+"""Frozen-encoder embeddings (mean-pooled, L2-normalised, as sentence-transformers'), kept on disk per (model,
+recipe, text) and shared by every system, fold and rerun of the ``frozen`` and ``gbm`` kinds.
 
-* :class:`Recipe`: the encoder's name as configured, the token budget and the end kept (``head``/``tail``).
-* :class:`EmbeddingStore`: ``<cache_dir>/<recipe slug>-<hash>/``, one ``.npz`` per batch (recipe, SHA-256 digests,
-  float32 vectors) written under a temporary name and renamed, under a random name per job, so a kill or concurrent
-  jobs (also on a shared file system) never damage vectors; a job merges its batch files at the end of a call. A
-  file that cannot be read back whole is a miss, counted (``damaged_files``), logged and renamed ``<name>.damaged``.
-* :class:`FrozenEncoder`: one job's encoder; torch and the model load only when a text is not stored. Texts are
-  encoded longest first in batches; a text over ``max_length`` tokens is cut and counted (``truncated``).
+:class:`EmbeddingStore` writes one ``.npz`` per batch under a temporary name, renamed into place, so a kill or
+concurrent jobs never damage vectors; a file that cannot be read back whole is a miss, counted and set aside.
+:class:`FrozenEncoder` loads torch and the model only when a text is not stored.
 """
 
 from __future__ import annotations
@@ -103,8 +98,7 @@ class EmbeddingStore:
         return keys, vecs
 
     def load(self) -> dict[bytes, np.ndarray]:
-        """Every stored vector by text digest. A damaged file, or one whose vectors have another size than most of the
-        store's, is counted, logged and set aside; a file merged away during the listing is looked for again."""
+        """Every stored vector by text digest; a damaged or odd-sized file is counted, logged and set aside."""
         parts: list[tuple[Path, np.ndarray, np.ndarray]] = []
         for _attempt in range(3):
             parts, vanished = [], False
@@ -181,8 +175,7 @@ class EmbeddingStore:
 
 
 class FrozenEncoder:
-    """One job's frozen encoder ``model``: :meth:`embed` gives one L2-normalised, mean-pooled row per text, from the
-    store or encoded (once per text and recipe)."""
+    """One job's frozen encoder: :meth:`embed` gives one row per text, from the store or encoded."""
 
     def __init__(self, model: str, *, cache_dir: str | os.PathLike | None, batch_size: int = 32, device: str = "auto",
                  threads: int | None = None, progress: bool = True,

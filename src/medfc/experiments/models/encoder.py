@@ -1,7 +1,5 @@
-"""Model kind ``encoder``: a transformer fine-tuned for sequence-pair classification (:class:`EncoderModel`).
-
-Inputs are ``[CLS] a [SEP] b [SEP]`` built from token ids, so that ``b`` can be cut from its end (``trim="right"``)
-or its start (``trim="left"``, CliniFact's "abstract trimmed from the beginning"); every cut is counted and logged.
+"""Model kind ``encoder``: a transformer fine-tuned for sequence-pair classification (:class:`EncoderModel`), the
+second text cut from its end (``trim="right"``) or start (``"left"``), every cut counted.
 """
 
 from __future__ import annotations
@@ -125,8 +123,8 @@ def _probs_forward(model: torch.nn.Module, batch: dict[str, torch.Tensor]) -> li
     return list(torch.softmax(logits, dim=-1).cpu().numpy())
 
 
-def collator_for(tokenizer, pad_to: int | None = None) -> PadCollator:
-    return PadCollator(pad_token_id=tokenizer.pad_token_id or 0, pad_to=pad_to)
+def collator_for(tokenizer) -> PadCollator:
+    return PadCollator(pad_token_id=tokenizer.pad_token_id or 0)
 
 
 def classifier_probs(model: torch.nn.Module, tokenizer, features: Sequence[Feature], cfg: TrainConfig, placement: Placement,
@@ -172,8 +170,7 @@ def _weighted_loss(weights: torch.Tensor):
 
 
 class EncoderModel:
-    """Kind ``encoder``: :meth:`fit` fine-tunes ``config.model`` as a ``len(labels)``-way classifier. Made once per
-    job (:func:`medfc.experiments.models.kinds.build_model`): the model name, device, precision and threads resolved once."""
+    """Kind ``encoder``: :meth:`fit` fine-tunes ``config.model`` as a ``len(labels)``-way classifier."""
 
     def __init__(self, config: TrainConfig, threads: int | None = None) -> None:
         self.config = config.replace(model=resolve_model(config.model))
@@ -188,22 +185,19 @@ class EncoderModel:
         model = load_classifier(cfg.model, labels)
         stats = EncodeStats()
         feats = make_features(tokenizer, examples, labels, cfg.max_length, trim, stats)
-        evaluate = None
         if validation:
             val_feats = make_features(tokenizer, validation, labels, cfg.max_length, trim, stats)
-            gold = [ex.label for ex in validation]
             for f in val_feats:
                 f.pop("labels", None)
 
-            def evaluate(m: torch.nn.Module) -> dict[str, float]:
-                probs = classifier_probs(m, tokenizer, val_feats, cfg, placement, desc=f"{desc}/validate")
-                pred = [labels[i] for i in probs.argmax(axis=1)]
-                return validation_scores(gold, pred, labels)
+        def evaluate(m: torch.nn.Module) -> dict[str, float]:
+            probs = classifier_probs(m, tokenizer, val_feats, cfg, placement, desc=f"{desc}/validate")
+            return validation_scores([ex.label for ex in validation], [labels[i] for i in probs.argmax(axis=1)], labels)
 
         weights = class_weights([f["labels"] for f in feats], len(labels), cfg.class_weights)
         loss_fn = _weighted_loss(weights) if weights is not None else default_loss
-        result = train(model, feats, cfg, placement=placement, collate=collator_for(tokenizer), loss_fn=loss_fn, evaluate=evaluate,
-                       checkpoint_dir=checkpoint_dir, desc=desc)
+        result = train(model, feats, cfg, placement=placement, collate=collator_for(tokenizer), loss_fn=loss_fn,
+                       evaluate=evaluate if validation else None, checkpoint_dir=checkpoint_dir, desc=desc)
         return FittedClassifier(model, tokenizer, labels, cfg, placement, result, trim, stats)
 
 

@@ -1,14 +1,7 @@
-"""Hand-written features (about 110) of a CliniFact claim–abstract pair, for the gradient-boosting model.
-
-Only the claim, title and abstract are read (never the release's p-value or test-type columns, where the labels come
-from). The claim follows the template "{intervention} is {superior | …} to {comparator} in terms of {outcome}"; the
-abstract is split into (section, sentence) pairs. Features: the claim's test type and lengths; study-type wording
-(randomised, trial, placebo, blinding, protocol, review, animal, observational, non-inferiority, "primary") and trial
-registrations; p-values (significant at ≤ 0.05 or not, the smallest), (non-)significance wording, confidence
-intervals, numbers; plain and IDF-weighted overlap of the claim's parts with abstract and title (IDF from the training
-abstracts: :func:`fit_idf`); the same statistics of four sentences (the two best matching the outcome, the best with
-statistics, the first results sentence with statistics, the conclusion); the p-value whose clause best matches the
-outcome.
+"""Hand-written features (about 110) of a CliniFact claim–abstract pair, for the gradient-boosting model: the claim's
+template parts and test type, study-type wording, p-values and (non-)significance wording, overlap of the claim's
+parts with the abstract and title (IDF from the training abstracts: :func:`fit_idf`), the same statistics of a few
+chosen sentences. Only the claim, title and abstract are read (never the release's label-bearing columns).
 """
 
 from __future__ import annotations
@@ -21,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# ----------------------------------------------------------------------------------------- claims
 
 TEST_TYPES = ("superior or other", "non-inferior or equivalent", "non-inferior", "equivalent", "superior")
 _CLAIM_RE = re.compile(r"^(?P<interv>.*?) is (?P<type>" + "|".join(TEST_TYPES) + r") to (?P<comp>.*?) in terms of (?P<outcome>.*)$", re.S)
@@ -42,8 +34,6 @@ def parse_claim(claim: str) -> ClaimParts:
         return ClaimParts("", "", claim, "unknown")
     return ClaimParts(m["interv"].strip(), m["comp"].strip(), m["outcome"].strip(), m["type"])
 
-
-# --------------------------------------------------------------------------------------- abstracts
 
 _SECTION_RE = re.compile(r"^([A-Z][A-Z ,/&\-]{2,60}):\s*")
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")
@@ -140,7 +130,6 @@ STUDY_WORDS = {
     "primary": re.compile(r"\bprimary (end ?point|outcome|efficacy|analysis)", re.I),
 }
 
-# ------------------------------------------------------------------------------------------- terms
 
 _STOP = frozenset("""a an the of in on at to for from by with without and or not no as is are be been was were this that these those
     than then into over under per via vs versus its their his her our your it they we who which whose what when where after before
@@ -180,9 +169,6 @@ def _share(query: list[str], doc: set[str], idf: dict[str, float] | None = None)
         return 0.0
     weight = (lambda t: idf.get(t, idf["__default__"])) if idf else (lambda t: 1.0)
     return sum(weight(t) for t in query if t in doc) / sum(weight(t) for t in query)
-
-
-# ---------------------------------------------------------------------------------------- features
 
 
 def _statistics(prefix: str, text: str) -> dict[str, float]:

@@ -1,14 +1,9 @@
-"""Model kind ``frozen``: a frozen sentence encoder's embeddings into logistic regression (``frozen:<encoder>``;
-built-in aliases ``frozen-minilm`` → ``frozen:offline:minilm``, ``frozen-mpnet`` → ``frozen:offline:mpnet``).
+"""Model kind ``frozen`` (``frozen:<encoder>``): a frozen sentence encoder's embeddings into logistic regression.
 
-The claim (first ``claim_length`` tokens) is u, the second text (``prefix_b. text_b``) v, in ``evidence_length``
-tokens cut as ``truncation`` says (``system``: as the system cuts its encoder's input, CliniFact keeping an
-abstract's end, HealthFC an evidence text's start; ``head``; ``tail``); both mean-pooled and L2-normalised and
-stored (:mod:`medfc.experiments.models.embeddings`). Features [u, v, |u − v|, u · v] (without a second text: [u]),
-standardised, into a multinomial logistic regression; ``C`` is the best mean macro-F1 of ``C_grid`` over
-``cv_folds`` stratified folds (scaler fit inside each fold; ties to the earlier value), then refit on all the fit
-examples (+ validation with ``refit_with_validation``). On a CPU the embeddings take the time (MiniLM: minutes for
-the CliniFact release; MPNet about five times as long), the regressions seconds.
+The claim's vector u and the second text's v (cut as ``truncation`` says; stored by
+:mod:`medfc.experiments.models.embeddings`) give [u, v, |u − v|, u · v] (without a second text: [u]), standardised,
+into a multinomial logistic regression whose ``C`` is chosen by stratified cross-validation over ``C_grid``, then
+refit on all the fit examples.
 """
 
 from __future__ import annotations
@@ -49,23 +44,11 @@ def system_side(trim: str) -> Literal["head", "tail"]:
 
 def pair_vectors(encoder: FrozenEncoder, examples: Sequence[Example], claim_length: int, evidence_length: int | None,
                  side: Literal["head", "tail"], desc: str) -> tuple[np.ndarray, np.ndarray | None]:
-    """(u, v): the claims' vectors and the second texts' (:func:`evidence_text`; None without an ``evidence_length``).
-    Every kind that embeds pairs (``frozen``, ``gbm``) builds its texts and recipes here, so equal options read one store."""
+    """(u, v): the claims' and the second texts' vectors (v None without an ``evidence_length``)."""
     u = encoder.embed([ex.text_a or "" for ex in examples], claim_length, "head", desc=f"{desc}/claims")
     if evidence_length is None:
         return u, None
     return u, encoder.embed([evidence_text(ex) for ex in examples], evidence_length, side, desc=f"{desc}/evidence")
-
-
-def has_pairs(examples: Sequence[Example]) -> bool:
-    return any(ex.text_b is not None or ex.prefix_b for ex in examples)
-
-
-def pair_features(u: np.ndarray, v: np.ndarray | None) -> np.ndarray:
-    """[u, v, |u − v|, u · v] per row, or u alone without second texts."""
-    if v is None:
-        return u
-    return np.hstack([u, v, np.abs(u - v), u * v]).astype(np.float32)
 
 
 @dataclass
@@ -97,8 +80,11 @@ class FittedFrozen:
         self.encode_stats = encoder.stats  # the info files' "encode" entry: texts stored, encoded, cut
 
     def matrix(self, examples: Sequence[Example], desc: str = "frozen") -> np.ndarray:
+        """[u, v, |u − v|, u · v] per row, or u alone without second texts."""
         o = self.options
-        return pair_features(*pair_vectors(self.encoder, examples, o.claim_length, o.evidence_length if self.pairs else None, self.side, desc))
+        evidence_length = o.evidence_length if self.pairs else None
+        u, v = pair_vectors(self.encoder, examples, o.claim_length, evidence_length, self.side, desc)
+        return u if v is None else np.hstack([u, v, np.abs(u - v), u * v]).astype(np.float32)
 
     def probs(self, examples: Sequence[Example], desc: str = "predict") -> np.ndarray:
         """Class probabilities in the order of ``labels``, shape ``[len(examples), n_labels]``."""
@@ -119,8 +105,7 @@ def _fit_lr(options: FrozenOptions, C: float, X: np.ndarray, y: np.ndarray) -> t
 
 
 def choose_C(options: FrozenOptions, labels: Sequence[str], X: np.ndarray, y: np.ndarray) -> tuple[float, dict[str, float], int]:
-    """(the C of the best mean macro-F1 over the stratified folds of ``X``, every C's score, the folds used);
-    one C, or a class too rare for two folds: the first C, nothing scored."""
+    """(best C by mean CV macro-F1, each C's score, folds used); the first C when nothing can be scored."""
     folds = stratified_folds(y, options.cv_folds, options.seed) if len(options.C_grid) > 1 else []
     if not folds:
         return float(options.C_grid[0]), {}, 0
@@ -138,13 +123,12 @@ def choose_C(options: FrozenOptions, labels: Sequence[str], X: np.ndarray, y: np
 
 def fit_frozen(options: FrozenOptions, encoder: FrozenEncoder, labels: Sequence[str], train_examples: Sequence[Example],
                val_examples: Sequence[Example] | None = None, *, trim: str = "right", desc: str = "frozen") -> FittedFrozen:
-    """Fit on ``train_examples`` (+ ``val_examples`` with ``refit_with_validation``, else only scored); ``trim``: how
-    the system cuts its encoder's second text, the evidence side of ``truncation: system``."""
+    """Fit on ``train_examples`` (+ validation with ``refit_with_validation``, else only scored)."""
     start = time.perf_counter()
     final = list(train_examples) + (list(val_examples or []) if options.refit_with_validation else [])
     y = label_indices(labels, final, desc)
     side: Literal["head", "tail"] = system_side(trim) if options.truncation == "system" else options.truncation
-    fitted = FittedFrozen(options, encoder, labels, has_pairs(final), side)
+    fitted = FittedFrozen(options, encoder, labels, any(ex.text_b is not None or ex.prefix_b for ex in final), side)
     X = fitted.matrix(final, desc)
     C, scores, n_folds = choose_C(options, fitted.labels, X, y)
     fitted.scaler, fitted.clf = _fit_lr(options, C, X, y)
@@ -162,7 +146,7 @@ class FrozenModel:
     """Kind ``frozen``: the job's encoder (loaded only for texts not stored) and regressions, on the job's ``threads``."""
 
     def __init__(self, config: FrozenOptions, threads: int | None = None) -> None:
-        import sklearn.linear_model  # noqa: F401 (scikit-learn's libraries loaded, for the thread limit)
+        __import__("sklearn.linear_model")  # scikit-learn's libraries loaded, for the thread limit
 
         self.config = config
         limit_threads(threads)

@@ -1,12 +1,6 @@
-"""Model kind ``gbm`` (``sklearn:gbm``): scikit-learn's HistGradientBoostingClassifier over hand-written claim–abstract
-features (:mod:`medfc.experiments.models.features`), probabilities averaged over ``seeds``; with
-``refit_with_validation`` fit on training and validation together (nothing is chosen on validation). Seconds on a CPU.
-
-With ``embedding_model`` (e.g. ``offline:minilm``) a frozen encoder's vectors of the claim (u, first
-``embedding_claim_length`` tokens) and ``title. abstract`` (v, last ``embedding_evidence_length`` tokens) add the
-``embedding_features``: ``cos`` (u · v), ``difference`` |u − v| and ``product`` u ⊙ v (one per dimension). They
-share the ``frozen`` kind's store and recipe. Measured on the CliniFact release (docs/experiments.md) they do not
-pay, hence the default of the hand features alone.
+"""Model kind ``gbm`` (``sklearn:gbm``): HistGradientBoostingClassifier over hand-written claim–abstract features
+(:mod:`medfc.experiments.models.features`), probabilities averaged over ``seeds``. With ``embedding_model`` a frozen
+encoder's claim and abstract vectors add the ``embedding_features`` (sharing the ``frozen`` kind's store).
 """
 
 from __future__ import annotations
@@ -100,8 +94,7 @@ def embedding_encoder(options: GbmOptions, threads: int | None = None) -> Frozen
 def fit_gbm(options: GbmOptions, labels: Sequence[str], train_examples: Sequence[Example],
             val_examples: Sequence[Example] | None = None, *, encoder: FrozenEncoder | None = None, trim: str = "right",
             desc: str = "gbm") -> FittedGbm:
-    """Fit on ``train_examples`` (+ ``val_examples`` with ``refit_with_validation``, else only scored). ``encoder``:
-    the embeddings' encoder (made from the options when not given), abstracts cut as ``trim`` says."""
+    """Fit on ``train_examples`` (+ validation with ``refit_with_validation``, else only scored)."""
     from medfc.experiments.models.metrics import validation_scores
 
     start = time.perf_counter()
@@ -130,7 +123,7 @@ class GbmModel:
     """Kind ``gbm``: :func:`fit_gbm` on the job's ``threads`` (trees and, with ``embedding_model``, the frozen encoder)."""
 
     def __init__(self, config: GbmOptions, threads: int | None = None) -> None:
-        import sklearn.ensemble  # noqa: F401 (loads the OpenMP runtime the thread limit applies to)
+        __import__("sklearn.ensemble")  # loads the OpenMP runtime the thread limit applies to
 
         self.config = config
         limit_threads(threads)
@@ -138,8 +131,7 @@ class GbmModel:
 
     def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
             checkpoint_dir: object = None, trim: str = "right", desc: str = "gbm") -> FittedGbm:
-        """Nothing is written but the embeddings' store (``checkpoint_dir``: an encoder's); ``trim``: which end
-        of an abstract the embeddings keep (``left`` cuts its start: CliniFact's results and conclusions)."""
+        """Nothing is written but the embeddings' store; ``trim``: which end of an abstract they keep."""
         return fit_gbm(self.config, labels, examples, validation, encoder=self.encoder, trim=trim, desc=desc)
 
 

@@ -1,9 +1,6 @@
-"""How one kind of kept model is written beside its weights and read back (:class:`Keeper`), and the pieces the
-keepers share (card name, file names, a scikit-learn kind's state, an encoder's checkpoint). The kinds' modules import
-this light module (no torch, no scikit-learn), not :mod:`medfc.experiments.final.kept`, which imports the kinds.
-
-A kept directory opens without running code: plain values are JSON, torch weights safetensors, scikit-learn
-estimators skops files loaded only when every type they name is in :data:`LOADABLE_TYPES`; pickles are refused.
+"""How one kind of kept model is written beside its weights and read back (:class:`Keeper`), and what the keepers
+share. A kept directory opens without running code: JSON, safetensors, and skops files loaded only when every type
+they name is in :data:`LOADABLE_TYPES`; pickles are refused. A light module (no torch, no scikit-learn).
 """
 
 from __future__ import annotations
@@ -15,7 +12,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from medfc.common.io import atomic_write, read_json, write_json
 from medfc.experiments.records import CardFields, ModelCard
@@ -47,22 +44,14 @@ TRANSFORMERS_DIR = "transformers"
 
 @dataclass(frozen=True)
 class Keeper:
-    """How one kind of kept model is written and read back. ``keep(fitted, directory)`` writes what it needs beside
-    its training's weights and returns what it adds to the card; ``load(directory, card, device, batch_size)`` is the
-    fitted model again (``batch_size`` None: the config's); ``load`` is None for a kind ``medfc predict`` applies
-    otherwise (LoRA adapters). Each side imports its kind's module when called."""
+    """How one kind of kept model is written and read back: ``keep(fitted, directory)`` returns what it adds to the
+    card; ``load(directory, card, device, batch_size)`` is the fitted model again (None: not loaded whole)."""
 
     keep: Callable[[Any, Path], CardFields]
     load: Callable[[Path, ModelCard, str, int | None], Any] | None
 
 
-class Pretrained(Protocol):
-    """A transformers config or tokenizer: what a kept encoder writes of them."""
-
-    def save_pretrained(self, save_directory: str | os.PathLike, /) -> object: ...
-
-
-def keep_checkpoint(result: object, config: Pretrained, tokenizer: Pretrained, directory: Path, what: str) -> CardFields:
+def keep_checkpoint(result: object, config: Any, tokenizer: Any, directory: Path, what: str) -> CardFields:
     """An encoder's keep: ``config`` and ``tokenizer`` in ``transformers/``, and the checkpoint (relative) for the card."""
     checkpoint = getattr(result, "checkpoint", None)
     if not checkpoint:
@@ -78,8 +67,7 @@ class UnsafeModelError(ValueError):
 
 
 def refuse_pickles(directory: Path) -> None:
-    """A kept directory (and the folders below it) holding a pickle is refused in one line naming the file: opening
-    one can run any code it holds (:data:`PICKLE_SUFFIXES`)."""
+    """A kept directory (at any depth) holding a pickle is refused in one line naming the file."""
     found = sorted(p for p in Path(directory).rglob("*") if p.suffix in PICKLE_SUFFIXES and p.is_file())
     if found:
         raise UnsafeModelError(f"{found[0]}: a pickle, which medfc never opens (loading one can run any code it holds); "
@@ -100,8 +88,7 @@ def _skops_types(node: object, found: set[str]) -> set[str]:
 
 
 def dump_estimators(path: Path, estimators: dict[str, object]) -> None:
-    """Fitted scikit-learn objects (by name) written with ``skops.io``, atomically; a type outside
-    :data:`LOADABLE_TYPES` stops here, since it could never be loaded back."""
+    """Fitted scikit-learn objects by name, written with ``skops.io``; only :data:`LOADABLE_TYPES`."""
     import skops.io
 
     payload = skops.io.dumps(estimators, compression=zipfile.ZIP_DEFLATED, compresslevel=6)
@@ -121,8 +108,7 @@ def _skops_schema(payload: bytes, path: Path) -> object:
 
 
 def load_estimators(path: Path) -> dict[str, Any]:
-    """What :func:`dump_estimators` wrote, its schema checked first (nothing executed): a type outside
-    :data:`LOADABLE_TYPES` is refused unloaded; otherwise skops trusts exactly the types the schema names."""
+    """What :func:`dump_estimators` wrote, its schema checked first: only :data:`LOADABLE_TYPES` load."""
     import skops.io
     from skops.io.exceptions import UntrustedTypesFoundException
 

@@ -4,17 +4,15 @@
     fitted = model.fit(examples, labels, validation, desc="veracity")
     fitted.probs(examples)                         # [n, len(labels)] in the order of ``labels``
 
-A model is made once per job and carries what the job resolved (model directory, device, precision, threads, the
-job's embeddings); ``model.config`` is the config as run, ``fitted.result`` and ``fitted.encode_stats`` what the fit
-did. Each kind's module is imported when its model is made (a TF-IDF job never loads torch). A new kind is its
-config class in :data:`medfc.experiments.models.options.MODEL_CONFIGS` and an entry in :data:`MODEL_KINDS` (its
-model and, for ``medfc predict``, its :class:`~medfc.experiments.models.keeper.Keeper`).
+A model is made once per job and carries what the job resolved (model directory, device, precision, threads). Each
+kind's module is imported when its model is made (a TF-IDF job never loads torch). A new kind is its config class in
+:data:`medfc.experiments.models.options.MODEL_CONFIGS` and an entry in :data:`MODEL_KINDS`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -22,63 +20,27 @@ from medfc.common.options import Options
 from medfc.common.registry import lazy
 from medfc.experiments.examples import Example
 from medfc.experiments.models.keeper import Keeper
-from medfc.experiments.models.options import FrozenOptions, GbmOptions, ModelConfig, TfidfOptions, TrainConfig
+from medfc.experiments.models.options import ModelConfig
 
 if TYPE_CHECKING:  # each kind's module loads torch or scikit-learn: imported where a model of it is made, kept or loaded
     import numpy as np
 
 
-class Reported(Protocol):
-    """What a fit reports for the info files."""
-
-    def as_dict(self) -> Mapping[str, object]: ...
-
-
 class FittedModel(Protocol):
+    """A fitted model: its ``labels``, what the fit did (``result``) and the inputs it cut (``encode_stats``), both
+    with ``as_dict()`` for the info files, and ``probs``."""
+
     labels: list[str]
-
-    @property
-    def result(self) -> Reported:  # what the fit did
-        ...
-
-    @property
-    def encode_stats(self) -> Reported:  # inputs cut to fit (an encoder's tokens), or {"truncated": 0}
-        ...
+    result: Any
+    encode_stats: Any
 
     def probs(self, examples: Sequence[Example], desc: str = "predict") -> np.ndarray: ...
 
 
 class Model(Protocol):
-    @property
-    def config(self) -> Options:  # the config as run: its kind's options class (MODEL_CONFIGS)
-        ...
-
+    config: Options  # the config as run: its kind's options class (MODEL_CONFIGS)
     def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
             checkpoint_dir: str | os.PathLike | None = None, trim: str = "right", desc: str = "train") -> FittedModel: ...
-
-
-def _encoder(config: TrainConfig, threads: int | None) -> Model:
-    from medfc.experiments.models.encoder import EncoderModel
-
-    return EncoderModel(config, threads)
-
-
-def _tfidf(config: TfidfOptions, threads: int | None) -> Model:
-    from medfc.experiments.models.tfidf import TfidfModel
-
-    return TfidfModel(config, threads)
-
-
-def _gbm(config: GbmOptions, threads: int | None) -> Model:
-    from medfc.experiments.models.gbm import GbmModel
-
-    return GbmModel(config, threads)
-
-
-def _frozen(config: FrozenOptions, threads: int | None) -> Model:
-    from medfc.experiments.models.frozen import FrozenModel
-
-    return FrozenModel(config, threads)
 
 
 @dataclass(frozen=True)
@@ -89,13 +51,15 @@ class ModelKind:
     kept: Keeper | None = None
 
 
+def _kind(name: str, model: str) -> ModelKind:
+    """A kind of ``medfc.experiments.models.<name>``: its ``model`` class, ``keep_<name>`` and ``load_<name>``."""
+    where = f"medfc.experiments.models.{name}"
+    return ModelKind(lazy(f"{where}:{model}"), Keeper(lazy(f"{where}:keep_{name}"), lazy(f"{where}:load_{name}")))
+
+
 # kind → its implementation: its model and its keeper
-MODEL_KINDS: dict[str, ModelKind] = {
-    "encoder": ModelKind(_encoder, Keeper(lazy("medfc.experiments.models.encoder:keep_encoder"), lazy("medfc.experiments.models.encoder:load_encoder"))),
-    "tfidf": ModelKind(_tfidf, Keeper(lazy("medfc.experiments.models.tfidf:keep_tfidf"), lazy("medfc.experiments.models.tfidf:load_tfidf"))),
-    "gbm": ModelKind(_gbm, Keeper(lazy("medfc.experiments.models.gbm:keep_gbm"), lazy("medfc.experiments.models.gbm:load_gbm"))),
-    "frozen": ModelKind(_frozen, Keeper(lazy("medfc.experiments.models.frozen:keep_frozen"), lazy("medfc.experiments.models.frozen:load_frozen"))),
-}
+MODEL_KINDS: dict[str, ModelKind] = {"encoder": _kind("encoder", "EncoderModel"), "tfidf": _kind("tfidf", "TfidfModel"),
+                                     "gbm": _kind("gbm", "GbmModel"), "frozen": _kind("frozen", "FrozenModel")}
 
 
 def build_model(config: ModelConfig, threads: int | None = None) -> Model:

@@ -1,14 +1,11 @@
 """The typed options of the experiments: each model kind's config (:data:`MODEL_CONFIGS`, told apart by ``kind``),
-the pairs datasets' data and run options and the CliniFact LLM steps' options. The HealthFC systems' options are in
-:mod:`medfc.experiments.healthfc.systems`.
-
-A light module (no torch, transformers, scikit-learn or requests): the plan builds these objects. Every field is a
-config key whose one default is in the schema (workflow/schemas/config.schema.yaml); none has a default here.
+the pairs datasets' data and run options and the CliniFact LLM steps' options. A light module: the plan builds these.
+Every field is a config key whose one default is in the schema (workflow/schemas/config.schema.yaml).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields as dataclass_fields
 from collections.abc import Mapping, Sequence
 from typing import Annotated, ClassVar, Literal, Union
 
@@ -19,8 +16,7 @@ from medfc.common.options import Options, OptionsError, Tagged
 
 @dataclass(frozen=True)
 class TrainConfig(Options):
-    """Kind ``encoder``: fine-tuning a transformer, the ``experiments.<dataset>.train`` section after its per-model /
-    per-system overrides (paper-scale values: docs/experiments.md). ``model``: a hub name, a directory or ``offline:minilm``."""
+    """Kind ``encoder``: fine-tuning a transformer (``experiments.<dataset>.train`` after its overrides)."""
 
     kind: ClassVar[str] = "encoder"
     section: ClassVar[str | None] = None  # the layered training config (train < model_train < system_train < smoke)
@@ -122,8 +118,7 @@ class GbmOptions(Options):
 
 @dataclass(frozen=True)
 class FrozenOptions(Options):
-    """Kind ``frozen``: the ``experiments.frozen`` section (+ ``model``, ``frozen:<encoder>``, e.g. ``frozen:offline:mpnet``);
-    :mod:`medfc.experiments.models.frozen`. ``cache_dir``: the embeddings' store (``""``: none kept), resolved by the plan."""
+    """Kind ``frozen``: the ``experiments.frozen`` section (``cache_dir``: the embeddings' store; ``""``: none)."""
 
     kind: ClassVar[str] = "frozen"
     section: ClassVar[str | None] = "frozen"
@@ -159,18 +154,15 @@ class FrozenOptions(Options):
                                "e.g. frozen:offline:minilm")
 
 
-# Every model kind's config. A new kind is one more class here (its ``kind``, config ``section``, the ``model_name``
-# that selects it, alone or before ":<model>", the ``datasets`` that may name it and the ``limits`` the plan's error
-# gives, ``gpu``) and its entry in medfc.experiments.models.kinds.MODEL_KINDS; the schema gives its section and
-# its experiments.resources row.
+# Every model kind's config: a new kind is one more class here (its ClassVars as TrainConfig's), its entry in
+# medfc.experiments.models.kinds.MODEL_KINDS, and its section and experiments.resources row in the schema.
 MODEL_CONFIGS: tuple[type[Options], ...] = (TrainConfig, TfidfOptions, GbmOptions, FrozenOptions)
 # the union's members are read from MODEL_CONFIGS when a config is built (a kind registered later is one)
 ModelConfig = Annotated[Union[MODEL_CONFIGS], Tagged("kind", members=lambda: MODEL_CONFIGS)]  # noqa: UP007
 
 
 def model_config_class(model: str) -> type[Options]:
-    """The config class of a model name (an alias's target): the kind whose ``model_name`` it is (or begins
-    with, followed by ``:``), else an encoder; an unknown ``sklearn:`` name is an error."""
+    """The config class of a model name (the kind whose ``model_name`` it is, else an encoder)."""
     for cls in MODEL_CONFIGS:
         if cls.model_name is not None and (model == cls.model_name or model.startswith(cls.model_name + ":")):
             return cls
@@ -181,9 +173,7 @@ def model_config_class(model: str) -> type[Options]:
 
 
 def base_model(model: str) -> str:
-    """The pretrained model a model name loads: the one after a kind's ``model_name`` and ``:``
-    (``frozen:offline:mpnet`` → ``offline:mpnet``), an encoder's own name, or ``""`` for a kind that loads
-    none (``sklearn:tfidf``)."""
+    """The pretrained model a model name loads (``frozen:offline:mpnet`` → ``offline:mpnet``; ``""``: none)."""
     for cls in MODEL_CONFIGS:
         if cls.model_name is not None and model.startswith(cls.model_name + ":"):
             return model[len(cls.model_name) + 1 :]
@@ -192,9 +182,8 @@ def base_model(model: str) -> str:
 
 @dataclass(frozen=True)
 class PairData(Options):
-    """A dataset's split files: its name, its classes (in the models' order), which field of a file holds the
-    ``id`` (null: the row's number), ``claim``, ``evidence``, ``title`` (null: none) and ``label``, and ``codes``:
-    a label value → its class (empty: the value is the class)."""
+    """A dataset's split files: its name, classes (in the models' order), the field of a file holding each of ``id``,
+    ``claim``, ``evidence``, ``title`` and ``label`` (null: none), and ``codes`` (label value → class; empty: same)."""
 
     dataset: str
     classes: tuple[str, ...]
@@ -203,15 +192,9 @@ class PairData(Options):
 
     def label_of(self, value: object) -> str | None:
         """The class of a label value (None outside the classes); a code may be written ``1``, ``"1.0"`` or ``"1"``."""
-        text = str(value).strip()
-        if not self.codes:
-            return text if text in self.classes else None
-        try:
-            number = float(text)
-            text = str(int(number)) if number.is_integer() else text
-        except ValueError:
-            pass
-        label = self.codes.get(text)
+        from medfc.datasets.records import label_text
+
+        label = self.codes.get(label_text(value)) if self.codes else str(value).strip()
         return label if label in self.classes else None
 
 
@@ -226,15 +209,13 @@ IMPORTED_FIELDS = {"id": "id", "claim": "claim", "evidence": "evidence", "title"
 
 
 def imported_pairs(dataset: str, classes: Sequence[str], *, title: bool) -> PairData:
-    """The split files the import of a declared dataset writes (:mod:`medfc.datasets`): its fields by their
-    own names (``title`` when the entry names one), the label its class."""
+    """The split files a declared dataset's import writes (:mod:`medfc.datasets`): its fields by their own names."""
     return PairData(dataset=dataset, classes=tuple(classes), fields={**IMPORTED_FIELDS, "title": "title" if title else None}, codes={})
 
 
 @dataclass(frozen=True)
 class PairsTrainOptions(Options):
-    """One discriminative run of a pairs dataset (``pairs_experiment``): its data, the model's whole config
-    (any kind), the title before the text, the splits predicted and where an encoder keeps its checkpoints."""
+    """One discriminative run of a pairs dataset (``pairs_experiment``)."""
 
     data: PairData
     train: ModelConfig
@@ -245,9 +226,7 @@ class PairsTrainOptions(Options):
 
 @dataclass(frozen=True)
 class ZeroShotOptions(Options):
-    """``clinifact_zero_shot``: the ``experiments.clinifact.zero_shot`` section + ``model`` (a local directory /
-    hub name / ``offline:`` name for ``transformers``, the served model name for ``openai``) and the resolved
-    ``cache_dir``."""
+    """``clinifact_zero_shot``: ``experiments.clinifact.zero_shot``, ``model`` and the resolved ``cache_dir``."""
 
     backend: BackendName  # a name of medfc.common.llm_backends.LLM_BACKENDS
     model: str
@@ -268,8 +247,7 @@ class ZeroShotOptions(Options):
 
 @dataclass(frozen=True)
 class FineTuneOptions(Options):
-    """``clinifact_fine_tune``: ``experiments.clinifact.fine_tune`` (< ``model_fine_tune[model]`` < the smoke
-    caps) with the model's hub name or directory and where its adapters go."""
+    """``clinifact_fine_tune``: ``experiments.clinifact.fine_tune`` (< ``model_fine_tune[model]`` < the smoke caps)."""
 
     model: str
     lora_r: int
@@ -302,11 +280,6 @@ class FineTuneOptions(Options):
 
     def train_config(self) -> TrainConfig:
         """The training loop's config: these keys, the lowest validation cross-entropy as the metric."""
-        return TrainConfig(
-            model=self.model, lr=self.lr, warmup_ratio=self.warmup_ratio, weight_decay=self.weight_decay,
-            batch_size=self.batch_size, eval_batch_size=self.eval_batch_size, grad_accum=self.grad_accum, epochs=self.epochs,
-            max_length=self.max_prompt_tokens, seed=self.seed, device=self.device, precision=self.precision,
-            eval_metric="val_loss", max_steps=self.max_steps, max_examples=self.max_examples, max_grad_norm=self.max_grad_norm,
-            length_grouping=self.length_grouping, group_factor=self.group_factor, progress=self.progress, class_weights="none",
-            early_stopping_patience=None,
-        )
+        shared = {f.name: getattr(self, f.name) for f in dataclass_fields(TrainConfig) if hasattr(self, f.name)}
+        return TrainConfig(**shared, max_length=self.max_prompt_tokens, eval_metric="val_loss", class_weights="none",
+                           early_stopping_patience=None)

@@ -18,8 +18,7 @@ class WholeTexts:
 
 
 def limit_threads(threads: int | None) -> None:
-    """Limit the BLAS/OpenMP libraries loaded so far to the job's ``threads`` (None: leave them). Without it the
-    trees' OpenMP threads spin on other jobs' cores (4x the CPU seconds of a CliniFact job on a loaded machine)."""
+    """Limit the BLAS/OpenMP libraries loaded so far to the job's ``threads`` (None: leave them)."""
     if threads is not None:
         from threadpoolctl import threadpool_limits
 
@@ -41,8 +40,7 @@ def label_indices(labels: Sequence[str], examples: Sequence[Example], desc: str)
 
 
 def stratified_folds(y: np.ndarray, cv_folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Shuffled stratified folds of the label indices ``y``, as many as the rarest class allows (at most ``cv_folds``);
-    none when that is fewer than 2."""
+    """Shuffled stratified folds of ``y``, at most ``cv_folds`` (none when the rarest class allows < 2)."""
     from sklearn.model_selection import StratifiedKFold
 
     counts = np.bincount(y)
@@ -53,8 +51,7 @@ def stratified_folds(y: np.ndarray, cv_folds: int, seed: int) -> list[tuple[np.n
 
 
 def add_probs(out: np.ndarray, classes: np.ndarray, probs: np.ndarray, weight: float = 1.0) -> np.ndarray:
-    """Add a fitted classifier's ``predict_proba`` (columns in the order of its ``classes_``, the label
-    indices it saw) into ``out`` (columns in the order of all labels), times ``weight``."""
+    """Add ``probs`` (columns in ``classes`` order) into ``out`` (all labels' order), times ``weight``."""
     for j, c in enumerate(classes):
         out[:, int(c)] += weight * probs[:, j]
     return out

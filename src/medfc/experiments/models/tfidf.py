@@ -1,13 +1,7 @@
 """Model kind ``tfidf`` (``sklearn:tfidf``), the cheap baseline: sub-linear TF-IDF + class-weighted logistic
-regression over the same :class:`~medfc.experiments.examples.Example` pairs as the encoders (every HealthFC system
-but ``joint``, the CliniFact classifier).
-
-Candidates: ``space`` ``joint`` (one vectorizer over ``text_a [SEP] text_b``) or ``separate`` (one per text; without
-a second text only ``joint``), ``analyzer`` ``word`` or ``word+char`` (char n-grams within word boundaries), and
-``C`` of ``C_grid``. ``selection``: ``cv``, the best mean macro-F1 over ``cv_folds`` stratified folds of the fit
-examples (vectorizers fit on each inner training part), or ``validation``, the best macro-F1 on the validation
-examples. The final model is fit on the training examples (+ validation with ``refit_with_validation``, which then
-also join the folds). Ties go to the earlier candidate in config order. Seconds on a CPU.
+regression over the same example pairs as the encoders. The candidates (``spaces`` × ``analyzers`` × ``C_grid``) are
+chosen by ``selection`` (cross-validation or the validation examples; ties to the earlier in config order), then
+refit on the training examples (+ validation with ``refit_with_validation``).
 """
 
 from __future__ import annotations
@@ -158,11 +152,6 @@ def _score_candidates(options: TfidfOptions, labels: Sequence[str], cands: list[
             scores.setdefault(variant.key(C), []).append(validation_scores(gold, pred, labels))
 
 
-def _cv_splits(options: TfidfOptions, labels: Sequence[str], examples: Sequence[Example]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Stratified folds of ``examples`` (:func:`~medfc.experiments.models.sklearn_common.stratified_folds`)."""
-    return stratified_folds(label_indices(labels, examples, "tfidf/cv"), options.cv_folds, options.seed)
-
-
 def _mean(runs: list[dict[str, float]]) -> dict[str, float]:
     return {k: float(np.mean([r[k] for r in runs])) for k in runs[0]}
 
@@ -181,7 +170,7 @@ def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequ
     if len(cands) * len(options.C_grid) == 1:
         pass  # one candidate: nothing to choose
     elif options.selection == "cv":
-        splits = _cv_splits(options, labels, final)
+        splits = stratified_folds(label_indices(labels, final, "tfidf/cv"), options.cv_folds, options.seed)
         for k, (tr, ev) in enumerate(splits):
             _score_candidates(options, labels, cands, [final[i] for i in tr], [final[i] for i in ev], scores, f"{desc}/cv{k}")
         fitted.result.cv_folds = len(splits)
@@ -209,7 +198,7 @@ class TfidfModel:
     """Kind ``tfidf``: :func:`fit_tfidf`, its BLAS on the job's ``threads``."""
 
     def __init__(self, config: TfidfOptions, threads: int | None = None) -> None:
-        import sklearn.linear_model  # noqa: F401 (scikit-learn's libraries loaded, for the thread limit)
+        __import__("sklearn.linear_model")  # scikit-learn's libraries loaded, for the thread limit
 
         self.config = config
         limit_threads(threads)
@@ -221,23 +210,16 @@ class TfidfModel:
 
 
 def keep_tfidf(fitted: FittedTfidf, directory: Path) -> CardFields:
-    """Kept: options, labels, the variant and each vectorizer's terms in column order (JSON), the idf weights and the
-    classifier (skops); the vectorizers are rebuilt from the options (:meth:`Space._vectorizers`)."""
+    """Kept: options, labels, variant and each vectorizer's terms (JSON), idf weights and classifier (skops)."""
     assert fitted.space is not None and fitted.clf is not None
     variant = fitted.space.variant
     columns = fitted.space.columns
     return keep_state(directory, {"options": fitted.options.to_mapping(), "labels": fitted.labels,
                                   "variant": {"space": variant.space, "analyzer": variant.analyzer},
-                                  "terms": [[_terms(v) for v in vectorizers] for vectorizers in columns]},
+                                  # each vectorizer's terms in the order of their columns
+                                  "terms": [[sorted(v.vocabulary_, key=v.vocabulary_.get) for v in vectorizers]
+                                            for vectorizers in columns]},
                       {"clf": fitted.clf, "idf": [[v.idf_ for v in vectorizers] for vectorizers in columns]})
-
-
-def _terms(vectorizer: TfidfVectorizer) -> list[str]:
-    """A fitted vectorizer's vocabulary as its terms in the order of their columns."""
-    terms = [""] * len(vectorizer.vocabulary_)
-    for term, column in vectorizer.vocabulary_.items():
-        terms[column] = term
-    return terms
 
 
 def load_tfidf(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedTfidf:

@@ -1,12 +1,7 @@
-"""One model-agnostic training loop (:func:`train`) and batched inference (:func:`predict`) for every encoder.
-
-Callers give a ``torch.nn.Module``, feature dicts, a ``collate`` (:class:`PadCollator`: dynamic padding) and
-optionally ``loss_fn`` (default ``model(**batch).loss``) and ``evaluate(model) -> {metric: value}``. The loop:
-length-grouped batches (:class:`LengthGroupedBatchSampler`), gradient accumulation, AdamW (no decay on biases and
-norm weights) with linear warm-up and decay, mixed precision per the job's :class:`~medfc.common.device.Placement`
-(fp16 with a ``GradScaler``), the best state by validation metric (``<checkpoint_dir>/best``, else the final weights
-in ``final``; only the trainable parameters with ``trainable_only``) restored at the end, ``max_steps`` /
-``max_examples`` caps for smoke runs. A model placed by ``device_map`` is left where it is.
+"""One model-agnostic training loop (:func:`train`) and batched inference (:func:`predict`) for every encoder:
+length-grouped batches, gradient accumulation, AdamW with linear warm-up and decay, mixed precision per the job's
+:class:`~medfc.common.device.Placement`, the best state by validation metric restored at the end, ``max_steps`` /
+``max_examples`` caps for smoke runs.
 """
 
 from __future__ import annotations
@@ -46,18 +41,13 @@ _V = TypeVar("_V")
 LOWER_IS_BETTER = frozenset({"val_loss"})
 
 
-
 def class_weights(labels: Sequence[int], n_classes: int, scheme: str) -> torch.Tensor | None:
-    """Cross-entropy weights of the classes: None for ``"none"``; for ``"balanced"`` n / (k · n_c) (a
-    class absent from ``labels`` gets weight 0 rather than an infinite one)."""
+    """Cross-entropy weights: None for ``"none"``; ``"balanced"``: n / (k · n_c) (absent classes: 0)."""
     if scheme == "none":
         return None
     counts = np.bincount(np.asarray(list(labels), dtype=np.int64), minlength=n_classes).astype(np.float64)
     weights = np.where(counts > 0, counts.sum() / (n_classes * np.maximum(counts, 1)), 0.0)
     return torch.tensor(weights, dtype=torch.float32)
-
-
-# --------------------------------------------------------------------------------------- basics
 
 
 def set_seed(seed: int) -> None:
@@ -69,18 +59,9 @@ def set_seed(seed: int) -> None:
         torch.cuda.manual_seed_all(seed)
 
 
-def _progress_enabled(flag: bool) -> bool | None:
-    # tqdm: disable=None turns the bar off when the stream is not a terminal
-    return None if flag else True
-
-
-# -------------------------------------------------------------------------------------- batching
-
-
 class LengthGroupedBatchSampler:
-    """Batches of indices of similar lengths, each index once per epoch. With ``shuffle`` (order by ``seed`` and
-    :meth:`set_epoch`): a permutation cut into mega-batches of ``group_factor * batch_size``, each sorted by length
-    and cut into batches, the longest batch first and the rest shuffled. Without: all sorted by length (inference)."""
+    """Batches of indices of similar lengths: with ``shuffle``, seeded mega-batches sorted by length, the longest
+    batch first and the rest shuffled; without, all sorted by length (inference)."""
 
     def __init__(self, lengths: Sequence[int], batch_size: int, *, seed: int = 0, shuffle: bool = True, group_factor: int = 50,
                  group: bool = True) -> None:
@@ -129,20 +110,16 @@ class LengthGroupedBatchSampler:
 
 
 class PadCollator:
-    """Dynamic padding: list fields padded to the batch's longest (at least ``pad_to``) with ``pad_values``
-    (default 0; ``labels`` -100), scalars as tensors; ``skip`` fields dropped."""
+    """Dynamic padding of list fields to the batch's longest (at least ``pad_to``; ``input_ids`` with
+    ``pad_token_id``, ``labels`` with -100, others with 0); scalars as tensors."""
 
-    def __init__(self, pad_token_id: int = 0, pad_values: dict[str, int | float] | None = None, pad_to: int | None = None, skip: Sequence[str] = ()) -> None:
-        self.pad_values: dict[str, int | float] = {"input_ids": pad_token_id, "attention_mask": 0, "token_type_ids": 0, "labels": -100}
-        self.pad_values.update(pad_values or {})
+    def __init__(self, pad_token_id: int = 0, pad_to: int | None = None) -> None:
+        self.pad_values: dict[str, int] = {"input_ids": pad_token_id, "labels": -100}
         self.pad_to = pad_to
-        self.skip = set(skip)
 
     def __call__(self, features: Sequence[Feature]) -> Batch:
         batch: Batch = {}
         for key in features[0]:
-            if key in self.skip:
-                continue
             values = [f[key] for f in features]
             if isinstance(values[0], (list, tuple, np.ndarray)):
                 width = max(len(v) for v in values)
@@ -165,9 +142,6 @@ def move_to(batch: Mapping[str, _V], device: torch.device) -> dict[str, _V]:
 
 def feature_length(feature: Mapping[str, object]) -> int:
     return len(feature["input_ids"]) if "input_ids" in feature else 1
-
-
-# -------------------------------------------------------------------------------------- training
 
 
 @dataclass
@@ -241,8 +215,7 @@ CHECKPOINT = "model.safetensors"  # a checkpoint's weights: tensors only, read w
 
 
 def save_checkpoint(model: torch.nn.Module, directory: Path, meta: dict[str, object], trainable_only: bool = False) -> Path:
-    """The model's weights (:func:`model_state`) as safetensors in ``directory``/:data:`CHECKPOINT`, with
-    ``meta.json``; tensors that share memory (tied weights) are written once each."""
+    """The model's weights as safetensors in ``directory`` (tied weights written once), with ``meta.json``."""
     from safetensors.torch import save_file
 
     directory.mkdir(parents=True, exist_ok=True)
@@ -262,8 +235,7 @@ def save_checkpoint(model: torch.nn.Module, directory: Path, meta: dict[str, obj
 
 
 def load_checkpoint(model: torch.nn.Module, path: str | os.PathLike, trainable_only: bool = False) -> None:
-    """Weights :func:`save_checkpoint` wrote (a directory: its :data:`CHECKPOINT`) into ``model``; anything but a
-    safetensors file (a pickled ``model.pt``) is refused unread."""
+    """Weights :func:`save_checkpoint` wrote into ``model``; anything but safetensors is refused unread."""
     from safetensors.torch import load_file
 
     path = Path(path)
@@ -279,11 +251,8 @@ def train(model: torch.nn.Module, features: Sequence[Feature], cfg: TrainConfig,
           collate: Callable[[Sequence[Feature]], Batch], loss_fn: Callable[[torch.nn.Module, Batch], torch.Tensor] = default_loss,
           evaluate: Callable[[torch.nn.Module], dict[str, float]] | None = None, checkpoint_dir: str | os.PathLike | None = None,
           lengths: Sequence[int] | None = None, desc: str = "train", trainable_only: bool = False) -> TrainResult:
-    """Train ``model`` in place on ``features`` on ``placement``. ``cfg.lr`` is the peak learning rate of AdamW.
-
-    With ``evaluate`` the model is scored after every epoch; the best state by ``cfg.eval_metric`` (higher is better
-    except :data:`LOWER_IS_BETTER`) is kept (under ``checkpoint_dir/best``, else in CPU memory) and loaded back at the
-    end; ``cfg.early_stopping_patience`` stops after that many evaluations without a better metric."""
+    """Train ``model`` in place on ``features``. With ``evaluate`` the model is scored after every epoch and the best
+    state by ``cfg.eval_metric`` (in ``checkpoint_dir/best``, else in memory) is loaded back at the end."""
     if not features:
         raise ValueError("no training examples")
     device, amp_dtype, use_scaler = placement.device, placement.amp_dtype, placement.use_scaler
@@ -313,15 +282,13 @@ def train(model: torch.nn.Module, features: Sequence[Feature], cfg: TrainConfig,
     log.info("%s: %d examples, %d epochs, %d optimizer steps (%d warm-up) on %s/%s", desc, len(feats), n_epochs, total_steps, warmup_steps, result.device, result.precision)
 
     def run_eval(epoch: int) -> bool:
-        """Evaluate; True when early stopping says to stop."""
+        """Evaluate (``evaluate`` given); True when early stopping says to stop."""
         nonlocal best_state
         model.eval()
-        metrics = evaluate(model) if evaluate is not None else {}
+        metrics = evaluate(model)
         model.train()
         entry = {"epoch": epoch, "step": result.steps, **{k: float(v) for k, v in metrics.items()}}
         result.history.append(entry)
-        if evaluate is None:
-            return False
         if cfg.eval_metric not in metrics:
             raise KeyError(f"evaluate() returned no {cfg.eval_metric!r} (got {sorted(metrics)})")
         value = float(metrics[cfg.eval_metric])
@@ -337,7 +304,8 @@ def train(model: torch.nn.Module, features: Sequence[Feature], cfg: TrainConfig,
 
     model.train()
     start = time.perf_counter()
-    bar = tqdm(total=total_steps, desc=desc, disable=_progress_enabled(cfg.progress), file=sys.stderr, leave=False)
+    # tqdm's disable=None: no bar when the stream is not a terminal
+    bar = tqdm(total=total_steps, desc=desc, disable=None if cfg.progress else True, file=sys.stderr, leave=False)
     done = False
     for epoch in range(n_epochs):
         sampler.set_epoch(epoch)
@@ -402,9 +370,6 @@ def train(model: torch.nn.Module, features: Sequence[Feature], cfg: TrainConfig,
     return result
 
 
-# ------------------------------------------------------------------------------------- inference
-
-
 def predict(model: torch.nn.Module, features: Sequence[_F], *, collate: Callable[[Sequence[_F]], Batch],
             forward_fn: Callable[[torch.nn.Module, Batch], Sequence[_R]], placement: Placement, batch_size: int = 16,
             lengths: Sequence[int] | None = None, progress: bool = True, desc: str = "predict") -> list[_R]:
@@ -417,7 +382,7 @@ def predict(model: torch.nn.Module, features: Sequence[_F], *, collate: Callable
     out: list[_R | None] = [None] * len(features)
     sampler = LengthGroupedBatchSampler(lens, batch_size, shuffle=False)
     with torch.inference_mode():
-        for idx in tqdm(sampler, desc=desc, disable=_progress_enabled(progress), file=sys.stderr, leave=False):
+        for idx in tqdm(sampler, desc=desc, disable=None if progress else True, file=sys.stderr, leave=False):
             batch = move_to(collate([features[j] for j in idx]), dev)
             with torch.autocast(device_type=dev.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
                 results = forward_fn(model, batch)
