@@ -38,8 +38,7 @@ _MONTH_BY_NAME = {m.lower(): m for m in MONTHS}
 XML_HEADER = '<?xml version="1.0" ?>\n'
 
 
-#: Layout is ASCII whitespace holding a line break: the newlines and indentation of pretty-printed XML. Only
-#: ASCII space, tab, CR and LF can be layout; U+00A0, U+2009, U+202F and every other space character is text.
+#: Layout is ASCII whitespace holding a line break (pretty-printed XML); any other space character is text.
 _ASCII_WS = " \t\r\n"
 _LAYOUT_INSIDE = re.compile(r"[ \t\r\n]*[\r\n][ \t\r\n]*")
 _LINE_BREAK = re.compile(r"\r\n?|\n")
@@ -47,8 +46,7 @@ _INDENT_BEFORE_TAG = re.compile(r"(?:\r\n?|\n)([ \t]*)$")
 
 
 def _child_indent(nodes: Sequence[str]) -> str | None:
-    """The indentation a pretty-printer put before the child tags of an element (the most common one), or None
-    if no child tag starts a line. ``nodes``: the element's text nodes that are followed by a child tag."""
+    """The (most common) indentation before an element's child tags, from the text nodes before them; None if none."""
     seen = Counter(m.group(1) for m in map(_INDENT_BEFORE_TAG.search, nodes) if m)
     return max(seen, key=lambda i: (seen[i], -len(i))) if seen else None
 
@@ -59,12 +57,8 @@ def _dedent(line: str, indent: str | None) -> str:
 
 
 def _unlayout(node: str, indent: str | None) -> str:
-    """One text node (between two tags) without its layout.
-
-    A line break beside a tag goes with the indentation that follows it (``indent``, that of the element's
-    child tags); spaces of the text itself stay (``of \\n  <i>`` keeps "of ", ``\\n   gene`` under an indentation
-    of two keeps " gene"); a line break inside the text (a wrapped line) is one space; every other
-    character is kept as it is."""
+    """One text node without its layout: a line break beside a tag goes with the ``indent`` after it, the text's own
+    spaces stay, a line break inside the text is one space."""
     if not node or ("\n" not in node and "\r" not in node):
         return node
     core = node.strip(_ASCII_WS)
@@ -106,9 +100,7 @@ def _text_of(root: ET.Element) -> str:
 
 
 def _flat(elem: ET.Element | None) -> str:
-    """All text under an element as PubMed has it: inline markup removed, its text joined to its neighbours as it
-    stands (``β<sub>2</sub>`` → "β2", also when pretty-printed); only layout whitespace goes (no-break and thin
-    spaces, and runs of spaces within a line, stay)."""
+    """All text under an element as PubMed has it: inline markup removed (``β<sub>2</sub>`` → "β2"), layout gone."""
     if elem is None:
         return ""
     return _text_of(elem).strip(_ASCII_WS)
@@ -122,16 +114,6 @@ def _month(value: str | None) -> str | None:
         n = int(value)
         return MONTHS[n - 1] if 1 <= n <= 12 else None
     return _MONTH_BY_NAME.get(value[:3].lower())
-
-
-class PubDate(TypedDict):
-    """A publication date as :func:`parse_pub_date` reads it."""
-
-    year: int | None
-    month: str | None
-    day: int | None
-    season: str | None
-    publication_date: str | None
 
 
 class PubmedRecord(TypedDict):
@@ -152,11 +134,9 @@ class PubmedRecord(TypedDict):
     nct_ids: list[str]
 
 
-def parse_pub_date(pub_date: ET.Element | None) -> PubDate:
-    """Year/Month/Day, Season or MedlineDate → {"year", "month", "day", "publication_date"}.
-
-    ``publication_date`` follows the CliniFact release: "2021-Dec-21", "2008-Sep-N/A", "2007-N/A-N/A".
-    """
+def parse_pub_date(pub_date: ET.Element | None) -> dict[str, int | str | None]:
+    """Year/Month/Day, Season or MedlineDate → {"year", "month", "day", "season", "publication_date"}, the last as the
+    CliniFact release writes it: "2021-Dec-21", "2008-Sep-N/A", "2007-N/A-N/A"."""
     year = month = day = None
     season = None
     if pub_date is not None:
@@ -461,27 +441,24 @@ class PubmedFetcher:
                 broken[pmid] = exc
                 continue
             yield from self._checked(pmid, rec, report)
-        if not broken:
-            return
         again: dict[str, Path] = {}
-        if not self.offline:
+        if broken and not self.offline:
             for pmid, exc in broken.items():
                 log.warning("PubMed: %s; fetching PMID %s again", exc, pmid)
             again = self._fetch_missing(list(broken), None, progress)
             if report is not None:
                 report.count("cache_files_refetched", len(again))
         for pmid, exc in broken.items():
-            if pmid not in again:
-                if report is not None:
-                    report.skip(pmid, "cache_file_unreadable", str(exc))
-                continue
-            try:
-                rec = self._read(pmid, again[pmid])
-            except PubmedXmlError as exc2:
-                if report is not None:
-                    report.skip(pmid, "cache_file_unreadable", str(exc2))
-                continue
-            yield from self._checked(pmid, rec, report)
+            if pmid in again:
+                try:
+                    rec = self._read(pmid, again[pmid])
+                except PubmedXmlError as exc2:
+                    exc = exc2
+                else:
+                    yield from self._checked(pmid, rec, report)
+                    continue
+            if report is not None:
+                report.skip(pmid, "cache_file_unreadable", str(exc))
 
     @staticmethod
     def _checked(pmid: str, rec: PubmedRecord | None, report: SkipReport | None) -> Iterator[PubmedRecord]:
