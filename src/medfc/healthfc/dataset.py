@@ -168,26 +168,20 @@ def build_german_records(claims: Sequence[ClaimRecord] | None, articles: Sequenc
         if not sents:
             report.skip(claim["claim_id"], "no_sentences", claim["article_id"])
             continue
-        rownum = match_by_claim.get(claim["claim_id"])
-        row = row_by_id.get(rownum) if rownum is not None else None
-        rec: DatasetRecord = {
+        row = row_by_id.get(match_by_claim.get(claim["claim_id"]))
+        rec: DatasetRecord = dict.fromkeys(FIELDS) | {  # the English side and release fields None
             "id": claim["claim_id"], "url": claim["url"], "article_id": claim["article_id"], "claim_de": claim["question"],
-            "claim_en": None, "label": claim["label"], "evidence_level": claim["evidence_level"],
-            "small_effect": bool(claim["small_effect"]), "explanation_de": claim.get("explanation", ""), "explanation_en": None,
-            "sentences_de": list(sents), "sentences_en": None,
+            "label": claim["label"], "evidence_level": claim["evidence_level"], "small_effect": bool(claim["small_effect"]),
+            "explanation_de": claim.get("explanation", ""), "sentences_de": list(sents),
             "sentence_sections": list(sections.get(claim["article_id"]) or ["unknown"] * len(sents)),
-            "evidence_ids": [], "date": art.get("date"), "topics": list(art.get("topics") or []), "topics_en": None,
-            "authors": list(art.get("authors") or []), "title": art.get("title", ""), "source": "crawl", "release_row": None,
-            "gold_evidence": False, "n_evidence_unaligned": 0, "claim_en_origin": None, "explanation_en_origin": None,
-            "sentences_en_origin": None,
+            "evidence_ids": [], "date": art.get("date"), "topics": list(art.get("topics") or []),
+            "authors": list(art.get("authors") or []), "title": art.get("title", ""), "source": "crawl",
+            "gold_evidence": False, "n_evidence_unaligned": 0,
         }
         if row is not None and alignment is not None:
-            alignments = alignment.evidence.get(row.row, [])
-            rec["evidence_ids"] = alignment.evidence_ids(row.row)
-            rec["n_evidence_unaligned"] = sum(1 for a in alignments if not a.aligned)
-            rec["gold_evidence"] = bool(rec["evidence_ids"])
-            rec["source"] = "crawl+release"
-            rec["release_row"] = row.row
+            ids = alignment.evidence_ids(row.row)
+            rec.update(evidence_ids=ids, gold_evidence=bool(ids), source="crawl+release", release_row=row.row,
+                       n_evidence_unaligned=sum(1 for a in alignment.evidence.get(row.row, []) if not a.aligned))
             differs = []
             if row.label != claim["label"]:
                 report.count("label_differs_from_crawl")
@@ -212,9 +206,7 @@ def build_german_records(claims: Sequence[ClaimRecord] | None, articles: Sequenc
                 rec["claim_en"], rec["claim_en_origin"] = row.en_claim, "release"
             if row.en_explanation:
                 rec["explanation_en"], rec["explanation_en_origin"] = row.en_explanation, "release"
-            rec["date"] = rec["date"] or row.date
-            rec["authors"] = rec["authors"] or list(row.authors)
-            rec["title"] = rec["title"] or row.title
+            rec.update(date=rec["date"] or row.date, authors=rec["authors"] or list(row.authors), title=rec["title"] or row.title)
             if not rec["gold_evidence"]:
                 report.count("matched_without_aligned_evidence")
         else:

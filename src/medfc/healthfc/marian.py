@@ -53,10 +53,6 @@ class MarianTranslator(LengthSortedBatches):
         self.fp16 = fp16
         self._model: PreTrainedModel | None = None
 
-    @property
-    def loaded(self) -> bool:
-        return self._model is not None
-
     def load(self) -> None:
         """Load tokenizer and model (idempotent); raise :class:`ModelUnavailableError` on failure."""
         if self._model is not None:
@@ -107,10 +103,6 @@ class CTranslate2Translator(LengthSortedBatches):
         self.compute_type: str | None = None
         self.converted: ConvertedModel | None = None  # once loaded (its ``.converted``: False on a cache hit)
         self.max_decoding_length = 0
-
-    @property
-    def loaded(self) -> bool:
-        return self._translator is not None
 
     @staticmethod
     def resolve(device: str, compute_type: str) -> tuple[str, int, str]:

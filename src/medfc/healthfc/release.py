@@ -51,12 +51,8 @@ VARIANT_COLUMNS = {
 }
 #: The label column's codes exactly as the release writes them (docs/sources.md §2); any other text is a skip.
 LABEL_TEXTS: dict[str, str] = {"0": SUPPORTED, "1": NEI, "2": REFUTED}
-
-TEXT_COLUMNS = (
-    "en_claim", "en_explanation", "en_top_sentences", "de_claim", "de_explanation", "de_top_sentences",
-    "de_verdict", "de_title", "authors", "en_text", "de_text", "en_studies", "de_studies",
-    "en_sentences", "de_sentences",
-)
+#: The columns mojibake is repaired in.
+TEXT_COLUMNS = frozenset(COLUMNS_12 + COLUMNS_18) - {"label", "date", "url", "en_ids", "de_ids"}
 
 
 def _codec_chars(codec: str, lo: int, hi: int) -> str:
@@ -119,10 +115,7 @@ def _parse_list(value: str) -> list[object] | None:
 def parse_release_date(text: str) -> str | None:
     """ISO date from the release's ``date`` (German long or numeric date, or already ISO)."""
     text = (text or "").strip()
-    m = re.match(r"^(\d{4})-(\d{2})-(\d{2})", text)
-    if m:
-        return m.group(0)
-    return parse_german_date(text)
+    return m.group(0) if (m := re.match(r"^\d{4}-\d{2}-\d{2}", text)) else parse_german_date(text)
 
 
 @dataclass
@@ -194,9 +187,8 @@ def _evidence_from_ids(sentences: list[str] | None, ids: list[int] | None) -> li
 def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseReport]:
     """Read and clean a release file (either variant); return its rows in file order and a report."""
     header, records = read_csv_records(path)
-    report = ReleaseReport(source=str(path))
     variant = detect_variant(header, path)
-    report.variant = variant
+    report = ReleaseReport(source=str(path), variant=variant)
     rows: list[ReleaseRow] = []
     counts = report.skips
     for i, record in enumerate(records):
@@ -230,8 +222,7 @@ def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseRepo
             counts.skip(where, "empty_claim", f"row {i}: {url}")
             continue
         de_verdict = normalize_text(rec.get("de_verdict", ""))
-        level: str | None = None
-        small = False
+        level, small = None, False
         try:
             verdict = verdict_from_text(de_verdict)
             level, small = verdict.evidence_level, verdict.small_effect
@@ -243,8 +234,7 @@ def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseRepo
             counts.count("verdict_unknown")
             report.verdict_issues.append({"row": i, "issue": "unknown_verdict", "de_verdict": de_verdict,
                                           "detail": str(exc)})
-        de_sentences = en_sentences = None
-        de_ids = en_ids = None
+        de_sentences = en_sentences = de_ids = en_ids = None
         if variant == "12col":
             de_evidence = split_sentences(rec.get("de_top_sentences") or "", "de")
             en_evidence = split_sentences(rec.get("en_top_sentences") or "", "en")

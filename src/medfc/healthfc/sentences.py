@@ -184,11 +184,9 @@ def _nltk_punkt(lang: str):
 
     src = punkt.load_model(_PUNKT_LANGUAGES.get(lang, lang))
     params = PunktParameters()
-    params.abbrev_types = set(src.abbrev_types)
-    params.collocations = set(src.collocations)
-    params.sent_starters = set(src.sent_starters)
-    for key, value in src.ortho_context.items():
-        params.ortho_context[key] = int(value)
+    for name in ("abbrev_types", "collocations", "sent_starters"):
+        setattr(params, name, set(getattr(src, name)))
+    params.ortho_context.update((key, int(value)) for key, value in src.ortho_context.items())
     return PunktSentenceTokenizer(params)
 
 
@@ -221,8 +219,7 @@ def split_sentences(text: str, lang: str = "de", *, base: BaseSplitter = DEFAULT
     cuts: list[int] = []
     for end in (m.end() for m in _CANDIDATE.finditer(text)):
         decision = _rule_decision(text, end, date_spans) if rules and lang == "de" else None
-        if decision is None:
-            # base segmenters put their end right after the punctuation (or the closing quote)
+        if decision is None:  # a base segmenter's end is right after the punctuation (or the closing quote)
             decision = any(end - k in base_ends for k in range(0, 3)) or (base == "none")
         if decision:
             cuts.append(end)
@@ -232,10 +229,7 @@ def split_sentences(text: str, lang: str = "de", *, base: BaseSplitter = DEFAULT
 
 def split_paragraphs(paragraphs: Sequence[str], lang: str = "de", *, base: BaseSplitter = DEFAULT_BASE) -> list[str]:
     """Paragraphs → one flat list of sentences (none crosses a paragraph); index = sentence id."""
-    out: list[str] = []
-    for para in paragraphs:
-        out.extend(split_sentences(para, lang, base=base))
-    return out
+    return [s for para in paragraphs for s in split_sentences(para, lang, base=base)]
 
 
 _BLANK_LINE = re.compile(r"\n\s*\n")

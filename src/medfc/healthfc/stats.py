@@ -116,12 +116,9 @@ def claims_per_year(records: Sequence[DatasetRecord]) -> tuple[pd.DataFrame, int
         year = int(str(date)[:4])
         claims[year] += 1
         articles.setdefault(year, set()).add(normalize_url(r["url"]))
-    if not claims:
-        return pd.DataFrame({"year": pd.Series([], dtype=int), "claims": pd.Series([], dtype=int),
-                             "articles": pd.Series([], dtype=int)}), undated
-    years = range(min(claims), max(claims) + 1)
+    years = range(min(claims), max(claims) + 1) if claims else range(0)
     return pd.DataFrame({"year": list(years), "claims": [claims.get(y, 0) for y in years],
-                         "articles": [len(articles.get(y, ())) for y in years]}), undated
+                         "articles": [len(articles.get(y, ())) for y in years]}).astype(int), undated
 
 
 #: Endings that make two topics one ("Nahrungsergänzung" + "smittel", "Impfung" + "en", "Vitamin" + "e").

@@ -6,7 +6,6 @@ from __future__ import annotations
 import inspect
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import TypedDict
 
 import medfc
 from medfc.healthfc.options import TranslateOptions
@@ -91,39 +90,9 @@ def make_translator_factory(options: TranslateOptions) -> Callable[[], Translato
     return lambda: backend.build(options)
 
 
-class TranslatedArticle(TypedDict):
-    """An article's sentences and texts in German and English (the translation step's ``sentences`` output)."""
-
-    article_id: str
-    url: str
-    sentences_de: list[str]
-    sentences_en: list[str]
-    sections: list[str]  # body | studies, per sentence
-    title_de: str
-    title_en: str
-    teaser_de: str
-    teaser_en: str
-    topics_de: list[str]  # the article's topics (breadcrumb and tags), 1:1 with topics_en
-    topics_en: list[str]
-
-
-class TranslatedClaim(TypedDict):
-    """A claim's question and explanation in German and English (the translation step's ``claims_en`` output)."""
-
-    claim_id: str
-    article_id: str
-    url: str
-    question_de: str
-    question_en: str
-    explanation_de: str
-    explanation_en: str
-    title_de: str
-    title_en: str
-
-
 def translate_articles(articles: Sequence[ArticleRecord], claims: Sequence[ClaimRecord], translator_factory: Callable[[], Translator],
                        memory: TranslationMemory, corrections: Corrections | None, model_name: str, *,
-                       base: str) -> tuple[list[TranslatedArticle], list[TranslatedClaim], dict[str, object]]:
+                       base: str) -> tuple[list[dict[str, object]], list[dict[str, object]], dict[str, object]]:
     """Split the articles into sentences and translate them, their titles, teasers, topics and claims → (sentence
     records, claim records, report)."""
     corrections = corrections or Corrections()
@@ -160,7 +129,7 @@ def translate_articles(articles: Sequence[ArticleRecord], claims: Sequence[Claim
             origin = rec.origin if rec is not None else "model"
         origins[origin] += 1
 
-    sentence_records: list[TranslatedArticle] = []
+    sentence_records: list[dict[str, object]] = []  # the ``sentences`` output, one per article
     for a in articles:
         sents = split[a["article_id"]]
         sentence_records.append({
@@ -170,7 +139,7 @@ def translate_articles(articles: Sequence[ArticleRecord], claims: Sequence[Claim
             "teaser_de": a.get("teaser", "") or "", "teaser_en": en(a.get("teaser", "") or ""),
             "topics_de": list(a.get("topics") or []), "topics_en": [en(t) for t in a.get("topics") or []],
         })
-    claim_records: list[TranslatedClaim] = []
+    claim_records: list[dict[str, object]] = []  # the ``claims_en`` output
     for c in claims:
         title = titles.get(c["article_id"], "")
         claim_records.append({

@@ -90,14 +90,6 @@ def _answer_index(raw: str | None) -> int | None:
     return int(raw) if raw and raw.strip().isdigit() else None
 
 
-class _BoxRow(TypedDict):
-
-    frage: str
-    antwort: str
-    options: list[str]
-    erklärung: str
-
-
 class RawClaim(TypedDict, total=False):
     """A claim of a page's verdict boxes before it is checked, or the ``error`` of a box without a question."""
 
@@ -114,10 +106,10 @@ def _box_claims(segments: list[str]) -> tuple[list[dict[str, str]], str]:
     answer unlabelled (its scale index or text), then the whole scale, each option labelled "Antwort:" (only a lone
     one is the answer), then "Erklärung:". A box without question and answer (an unused one) is no claim. Returns the
     claims and the explanation an unused box gives ("" for none)."""
-    rows: list[_BoxRow] = []
+    rows: list[dict] = []  # frage, antwort, erklärung: texts; options: the answer scale's
     field_name: str | None = None
 
-    def row() -> _BoxRow:
+    def row() -> dict:
         rows.append({"frage": "", "antwort": "", "options": [], "erklärung": ""})
         return rows[-1]
 

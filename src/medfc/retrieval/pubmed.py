@@ -36,6 +36,7 @@ GET_MAX_IDS = 200
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 _MONTH_BY_NAME = {m.lower(): m for m in MONTHS}
 XML_HEADER = '<?xml version="1.0" ?>\n'
+_ARTICLE_TAGS = ("PubmedArticle", "PubmedBookArticle")
 
 
 #: Layout is ASCII whitespace holding a line break (pretty-printed XML); any other space character is text.
@@ -137,8 +138,7 @@ class PubmedRecord(TypedDict):
 def parse_pub_date(pub_date: ET.Element | None) -> dict[str, int | str | None]:
     """Year/Month/Day, Season or MedlineDate → {"year", "month", "day", "season", "publication_date"}, the last as the
     CliniFact release writes it: "2021-Dec-21", "2008-Sep-N/A", "2007-N/A-N/A"."""
-    year = month = day = None
-    season = None
+    year = month = day = season = None
     if pub_date is not None:
         y = pub_date.findtext("Year")
         if y and y.strip().isdigit():
@@ -221,15 +221,8 @@ def parse_article(elem: ET.Element) -> PubmedRecord:
             "mesh_headings": mesh, "publication_types": pub_types, "nct_ids": trials}
 
 
-def _article_elements(root: ET.Element) -> Iterator[ET.Element]:
-    for child in root:
-        if child.tag in ("PubmedArticle", "PubmedBookArticle"):
-            yield child
-
-
 class PubmedXmlError(InputFileError):
-    """A PubMed document that is not well-formed XML: ``path`` (a file, or what the text came from, such as an
-    efetch answer), ``line`` and the parser's ``message``."""
+    """A PubMed document that is not well-formed XML: ``path`` (or what the text came from), ``line``, ``message``."""
 
 
 def _root(xml: bytes | str, source: str) -> ET.Element:
@@ -243,15 +236,14 @@ def _root(xml: bytes | str, source: str) -> ET.Element:
 
 def parse_pubmed_xml(xml: bytes | str, source: str = "PubMed XML") -> list[PubmedRecord]:
     """Every article of a PubmedArticleSet document; :class:`PubmedXmlError` (``source``, line) if not well-formed."""
-    return [parse_article(e) for e in _article_elements(_root(xml, source))]
+    return [parse_article(e) for e in _root(xml, source) if e.tag in _ARTICLE_TAGS]
 
 
 def split_article_set(xml: bytes | str, source: str = "efetch answer") -> dict[str, bytes]:
     """PubmedArticleSet → {pmid: a one-article PubmedArticleSet document} (the per-PMID cache unit)."""
-    root = _root(xml, source)
     out: dict[str, bytes] = {}
-    for elem in _article_elements(root):
-        pmid = parse_article(elem)["pmid"]
+    for elem in _root(xml, source):
+        pmid = parse_article(elem)["pmid"] if elem.tag in _ARTICLE_TAGS else ""
         if not pmid:
             continue
         body = ET.tostring(elem, encoding="unicode")
@@ -264,9 +256,8 @@ def _said(value: JSONValue) -> str:
 
 
 def check_esearch(doc: JSONValue) -> None:
-    """An esearch JSON answer, or AnswerError: ``esearchresult.ERROR`` (sent with HTTP 200, e.g. "Search Backend
-    failed: …") and an answer without ``esearchresult.idlist`` are retried; NCBI's own error object
-    (``{"error": "API key invalid"}``) is refused at once. An empty ``idlist`` is a real answer: nothing found."""
+    """An esearch JSON answer, or AnswerError: ``esearchresult.ERROR`` (with HTTP 200) and an answer without an
+    ``idlist`` are retried, NCBI's ``{"error": …}`` is refused; an empty ``idlist`` means nothing found."""
     if not isinstance(doc, dict):
         raise AnswerError(f"the answer is a JSON {type(doc).__name__}, not an object", retryable=False)
     res = doc.get("esearchresult")
@@ -282,8 +273,7 @@ def check_esearch(doc: JSONValue) -> None:
 
 
 def check_efetch(raw: bytes) -> None:
-    """An efetch answer, or AnswerError (retried): not a PubmedArticleSet (``<eFetchResult><ERROR>…`` sent with HTTP
-    200, an HTML page) or not well-formed (cut short)."""
+    """An efetch answer, or AnswerError (retried): not a PubmedArticleSet (``<ERROR>``, an HTML page) or cut short."""
     try:
         root = ET.fromstring(raw)
     except ET.ParseError as exc:
@@ -307,9 +297,8 @@ def is_pmid(value: str) -> bool:
 
 class PubmedFetcher:
     """efetch in batches (GET up to 200 ids, POST above), ≤3 req/s (10 with an API key), cached per PMID as
-    ``<pmid>.xml`` (a one-article PubmedArticleSet); ``offline=True`` never asks NCBI. A PMID that is not digits
-    (``../x``, ``PMC7``) is skipped (``pmid_not_digits``), a record an answer holds but was not asked for is dropped
-    (``record_not_asked_for``); ``dropped`` counts both."""
+    ``<pmid>.xml``; ``offline=True`` never asks NCBI. ``dropped`` counts the PMIDs that are not digits and the
+    records an answer holds but was not asked for."""
 
     def __init__(self, cache_dir: str | os.PathLike, api_key: str | None = None, tool: str = "medfc", email: str | None = None,
                  batch_size: int = GET_MAX_IDS, url: str = EFETCH_URL, esearch_url: str = ESEARCH_URL, http: HttpClient | None = None,
@@ -364,8 +353,7 @@ class PubmedFetcher:
         return self.http.post_bytes(self.url, data={**params, "id": ",".join(ids)}, use_cache=False, check=check_efetch)
 
     def esearch(self, term: str, retmax: int, sort: str = "relevance") -> list[str]:
-        """PMIDs matching ``term`` (at most ``retmax``, in ``sort`` order); not cached here (the caller caches per
-        query, so the API key never lands in a cache key)."""
+        """PMIDs matching ``term`` (at most ``retmax``, in ``sort`` order); not cached (the caller caches per query)."""
         params = {**self._params(), "term": term, "retmax": str(int(retmax)), "sort": sort, "retmode": "json"}
         data = self.http.get_json(self.esearch_url, params, use_cache=False, check=check_esearch)
         return [str(x) for x in ((data or {}).get("esearchresult") or {}).get("idlist") or []]
@@ -431,8 +419,7 @@ class PubmedFetcher:
 
     def records(self, pmids: Iterable[str], report: SkipReport | None = None, progress: bool = True) -> Iterator[PubmedRecord]:
         """Parsed records for the PMIDs (fetching what is missing); those without abstract are reported, not dropped. A
-        cached file that is not well-formed XML is fetched again (``cache_files_refetched``); offline, or when NCBI
-        does not return it, it is skipped as ``cache_file_unreadable``."""
+        cached file that is not well-formed XML is fetched again, or skipped (``cache_file_unreadable``)."""
         broken: dict[str, PubmedXmlError] = {}
         for pmid, path in self.fetch(pmids, report=report, progress=progress).items():
             try:

@@ -60,10 +60,6 @@ class Connection:
     require_key: bool = True
 
 
-def _no_completion(own: JSONObject, cache_dir: str) -> JSONObject:
-    return own
-
-
 @dataclass(frozen=True)
 class SearchSource:
     """One search source: ``options`` types its config section, ``client`` builds its client, ``title`` names it.
@@ -78,7 +74,7 @@ class SearchSource:
     contact: str | None = None
     contact_env: str | None = None
     local_url: str | None = None
-    complete: Callable[[JSONObject, str], JSONObject] = _no_completion
+    complete: Callable[[JSONObject, str], JSONObject] = lambda own, cache_dir: own
 
 
 REGISTRY: dict[str, SearchSource] = {}
