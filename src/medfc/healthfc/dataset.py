@@ -171,8 +171,8 @@ def build_german_records(claims: Sequence[ClaimRecord] | None, articles: Sequenc
         row = row_by_id.get(match_by_claim.get(claim["claim_id"]))
         rec: DatasetRecord = dict.fromkeys(FIELDS) | {  # the English side and release fields None
             "id": claim["claim_id"], "url": claim["url"], "article_id": claim["article_id"], "claim_de": claim["question"],
-            "label": claim["label"], "evidence_level": claim["evidence_level"], "small_effect": bool(claim["small_effect"]),
-            "explanation_de": claim.get("explanation", ""), "sentences_de": list(sents),
+            "label": claim["label"], "evidence_level": claim["evidence_level"], "sentences_de": list(sents),
+            "small_effect": bool(claim["small_effect"]), "explanation_de": claim.get("explanation", ""),
             "sentence_sections": list(sections.get(claim["article_id"]) or ["unknown"] * len(sents)),
             "evidence_ids": [], "date": art.get("date"), "topics": list(art.get("topics") or []),
             "authors": list(art.get("authors") or []), "title": art.get("title", ""), "source": "crawl",
@@ -206,7 +206,8 @@ def build_german_records(claims: Sequence[ClaimRecord] | None, articles: Sequenc
                 rec["claim_en"], rec["claim_en_origin"] = row.en_claim, "release"
             if row.en_explanation:
                 rec["explanation_en"], rec["explanation_en_origin"] = row.en_explanation, "release"
-            rec.update(date=rec["date"] or row.date, authors=rec["authors"] or list(row.authors), title=rec["title"] or row.title)
+            rec.update(date=rec["date"] or row.date, authors=rec["authors"] or list(row.authors),
+                       title=rec["title"] or row.title)
             if not rec["gold_evidence"]:
                 report.count("matched_without_aligned_evidence")
         else:
