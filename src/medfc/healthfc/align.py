@@ -157,10 +157,8 @@ def match_claims(rows: Sequence[ReleaseRow], claims: Sequence[ClaimRecord],
             if score < min_score:
                 low.append({"release_row": group[0].row, "claim_id": cands[0]["claim_id"], "score": round(score, 2)})
             continue
-        pairs = sorted(
-            ((claim_similarity(r.de_claim, c["question"]), r.row, c["claim_id"]) for r in group for c in cands),
-            key=lambda t: (-t[0], t[1], t[2]),
-        )
+        scored = ((claim_similarity(r.de_claim, c["question"]), r.row, c["claim_id"]) for r in group for c in cands)
+        pairs = sorted(scored, key=lambda t: (-t[0], t[1], t[2]))
         used_rows: set[int] = set()
         used_claims: set[str] = set()
         for score, row, cid in pairs:

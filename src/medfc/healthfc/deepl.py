@@ -32,8 +32,7 @@ class DeepLTranslator:
         self.base_url = (base_url or ("https://api-free.deepl.com" if key.endswith(":fx") else "https://api.deepl.com")).rstrip("/")
         self.source_lang, self.target_lang = source_lang, target_lang
         self.batch_size = max(1, min(int(batch_size), 50))
-        self.retries, self.backoff_s, self.timeout_s = int(retries), float(backoff_s), float(timeout_s)
-        self.name = name
+        self.retries, self.backoff_s, self.timeout_s, self.name = int(retries), float(backoff_s), float(timeout_s), name
         from medfc.common.http import HttpClient
 
         self.http = HttpClient(cache_dir=None, rate=10.0, burst=5, user_agent="medfc", timeout=self.timeout_s,

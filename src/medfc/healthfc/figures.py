@@ -77,12 +77,6 @@ def plot_claims_per_year(df: pd.DataFrame, stem: str | os.PathLike) -> list[Path
     return save_figure(fig, stem)
 
 
-def shares_note(df: pd.DataFrame) -> str:
-    """How to read Fig. 2: a claim has several topics, so the shares may add up to more than 100 %."""
-    return (f"A claim has several topics: these {len(df)} shares\n"
-            f"add up to {100 * float(df['share'].sum()):.0f} %, not 100 %.")
-
-
 def plot_top_topics(df: pd.DataFrame, stem: str | os.PathLike) -> list[Path]:
     """Fig. 2: the top topics by share of claims (largest on top), named in English where translated, the paper's
     shares (``paper_share``) as hatched bars beside ours."""
@@ -108,7 +102,8 @@ def plot_top_topics(df: pd.DataFrame, stem: str | os.PathLike) -> list[Path]:
     ax.set_ylim(max(n, 1) - 0.5, -0.5)  # largest on top
     ax.set_xlim(0, max(top, 1.0) * 1.25)  # room for the labels
     ax.set_xlabel("share of claims (%)")
-    fig.supxlabel(shares_note(df), fontsize=MIN_FONT_PT, color="#444444")
+    note = f"A claim has several topics: these {n} shares\nadd up to {100 * float(df['share'].sum()):.0f} %, not 100 %."
+    fig.supxlabel(note, fontsize=MIN_FONT_PT, color="#444444")
     ax.set_title(f"HealthFC: top {n} topics")
     return save_figure(fig, stem)
 

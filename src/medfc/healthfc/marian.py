@@ -96,9 +96,8 @@ class CTranslate2Translator(LengthSortedBatches):
                  batch_size: int = 32, max_length: int = 512, num_beams: int = 4, *, name: str | None = None, progress: bool = True,
                  local_files_only: bool | None = None, intra_threads: int = 0):
         super().__init__(model_name_or_path, device, batch_size, max_length, num_beams, name, progress, local_files_only)
-        self.cache_dir = Path(cache_dir)
+        self.cache_dir, self.intra_threads = Path(cache_dir), int(intra_threads)
         self.compute_type_request = compute_type
-        self.intra_threads = int(intra_threads)
         self._translator: ctranslate2.Translator | None = None
         self.compute_type: str | None = None
         self.converted: ConvertedModel | None = None  # once loaded (its ``.converted``: False on a cache hit)

@@ -149,9 +149,8 @@ def release(inputs: StepFiles, outputs: StepFiles, options: ReleaseOptions) -> N
     record_release(record)
     rows, report = read_release(path)
     write_jsonl(outputs["rows"], (r.as_dict() for r in rows))
-    rep = report.as_dict()
-    rep.update(source=str(source), path=str(path), from_cache=cached, release=record)
-    write_json(outputs["report"], rep)
+    write_json(outputs["report"], {**report.as_dict(), "source": str(source), "path": str(path), "from_cache": cached,
+                                   "release": record})
 
 
 def align(inputs: StepFiles, outputs: StepFiles, options: AlignOptions) -> None:
@@ -163,8 +162,7 @@ def align(inputs: StepFiles, outputs: StepFiles, options: AlignOptions) -> None:
                            min_claim_score=options.min_claim_score, min_contained_chars=options.min_contained_chars,
                            sections=sections)
     write_jsonl(outputs["alignment"], alignment_records(result))
-    report = result.report()
-    report["fuzzy_threshold"] = options.fuzzy_threshold
+    report = {**result.report(), "fuzzy_threshold": options.fuzzy_threshold}
     write_json(outputs["report"], report)
     log.info("aligned %s of %s evidence sentences (rate %s); %d release rows unmatched",
              report["evidence_sentences_aligned"], report["evidence_sentences"], report["alignment_rate"],
@@ -192,9 +190,7 @@ def dataset(inputs: StepFiles, outputs: StepFiles, options: DatasetOptions) -> N
     release = read_json(inputs["release_report"]).get("release") if inputs.get("release_report") else None
     write_dataset(records, outputs["jsonl"], outputs["parquet"], outputs["card"], align_report, options.mode,
                   describe_release(release) if release else None)
-    rep = report.as_dict()
-    rep["mode"] = options.mode
-    write_json(outputs["report"], rep)
+    write_json(outputs["report"], {**report.as_dict(), "mode": options.mode})
     log.info("dataset (%s): %d records", options.mode, len(records))
 
 

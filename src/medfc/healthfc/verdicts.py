@@ -1,15 +1,8 @@
 """Medizin Transparent verdicts (answer scale, verdict text or pre-2014 "Beweislage" + direction, docs/sources.md §1,
-§1a) → HealthFC ``label``, ``evidence_level`` and ``small_effect`` ("ein bisschen"). The rules, in the order
-:func:`verdict_from_text` applies them (docs/healthfc.md §1 has the table):
-
-1. "widersprüchlich" → NOT ENOUGH INFO / conflicting; "Belege/Beweise fehlen", "Unzureichende …", "Ungenügende …",
-   "nicht (ausreichend) erforscht" → NOT ENOUGH INFO / insufficient.
-2. "<Hohe|Mittlere|Niedrige> wissenschaftliche Beweislage <direction>": the level from the first word, REFUTED when
-   the direction holds a negation (:data:`NEGATION`), else SUPPORTED; an empty direction matches no rule.
-3. Answer words: a negation wherever it stands → REFUTED ("möglicherweise Nein"); else "ja" or a bare
-   "möglicherweise"/"wahrscheinlich" → SUPPORTED; level low, moderate or high by the hedge word.
-
-Anything else raises :class:`UnknownVerdict` (counted by the caller, never guessed).
+§1a) → HealthFC ``label``, ``evidence_level`` and ``small_effect``, by the rules of docs/healthfc.md §1: conflicting
+or missing evidence is NOT ENOUGH INFO; otherwise a negation wherever it stands (:data:`NEGATION`) is REFUTED
+("möglicherweise Nein"), else SUPPORTED; the level comes from the Beweislage or the hedge word. Anything else raises
+:class:`UnknownVerdict` (counted by the caller, never guessed).
 """
 
 from __future__ import annotations

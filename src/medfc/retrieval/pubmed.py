@@ -307,12 +307,9 @@ class PubmedFetcher:
         self.cache_dir = Path(cache_dir)
         self.extra_cache_dirs = [Path(p) for p in extra_cache_dirs]
         self.api_key = api_key if api_key is not None else os.environ.get("NCBI_API_KEY") or None
-        self.tool = tool
         self.email = email if email is not None else os.environ.get("NCBI_EMAIL") or None
         self.batch_size = max(1, int(batch_size))
-        self.url = url
-        self.esearch_url = esearch_url
-        self.offline = offline
+        self.tool, self.url, self.esearch_url, self.offline = tool, url, esearch_url, offline
         limit = 10.0 if self.api_key else 3.0  # NCBI's limits: 3 requests/s without an API key, 10 with one
         rate = min(requests_per_second or limit, limit)
         if requests_per_second and requests_per_second > limit:

@@ -161,8 +161,7 @@ class PubMedSearch:
     name = "pubmed"
 
     def __init__(self, fetcher: PubmedFetcher, api_key_env: str = "NCBI_API_KEY") -> None:
-        self.fetcher = fetcher
-        self.api_key_env = api_key_env
+        self.fetcher, self.api_key_env = fetcher, api_key_env
 
     def index_id(self) -> str:
         return self.fetcher.esearch_url
