@@ -159,11 +159,8 @@ class PortalSpider(SitemapSpider):
             self.sitemap_failures[response.url] = f"http_{response.status}" if response.status != 200 else "not a sitemap"
             return
         for request in super()._parse_sitemap(response):
-            if request.callback == self._parse_sitemap:
-                follow = self._sitemap_request(request.url)
-            else:
-                follow = self._page_request(request.url)
-            if follow is not None:
+            make = self._sitemap_request if request.callback == self._parse_sitemap else self._page_request
+            if (follow := make(request.url)) is not None:
                 yield follow
 
     def _sitemap_failed(self, failure) -> None:

@@ -135,9 +135,6 @@ def ensure_converted(model: str, cache_dir: str | os.PathLike, quantization: str
                 raise
             shutil.rmtree(tmp, ignore_errors=True)
             return ConvertedModel(entry, key, False, _read_manifest(entry) or manifest)
-    except ConversionError:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     except Exception as exc:  # converter: unsupported architecture, vocabulary mismatch, missing files
         shutil.rmtree(tmp, ignore_errors=True)
         raise ConversionError(f"cannot convert {model!r} to CTranslate2 ({quantization}): {type(exc).__name__}: {exc}") from exc

@@ -26,8 +26,7 @@ class PageSkipped(Exception):
 
     def __init__(self, reason: str, detail: str = ""):
         super().__init__(f"{reason}: {detail}" if detail else reason)
-        self.reason = reason
-        self.detail = detail
+        self.reason, self.detail = reason, detail
 
 
 @dataclass
@@ -107,16 +106,10 @@ def _title(doc: etree._Element) -> str:
 
 
 def _topics(doc: etree._Element) -> list[str]:
-    topics: list[str] = []
-    for a in doc.xpath(f"//nav[{has_class('breadcrumb')}]//a | //*[{has_class('breadcrumb')}]//a"):
-        t = clean(a.text_content())
-        if t and t.lower() != "startseite" and t not in topics:
-            topics.append(t)
-    for a in doc.xpath("//a[@rel='tag']"):
-        t = clean(a.text_content())
-        if t and t not in topics:
-            topics.append(t)
-    return topics
+    crumb = has_class("breadcrumb")
+    crumbs = [clean(a.text_content()) for a in doc.xpath(f"//nav[{crumb}]//a | //*[{crumb}]//a")]
+    tags = [clean(a.text_content()) for a in doc.xpath("//a[@rel='tag']")]
+    return list(dict.fromkeys(t for t in [*(c for c in crumbs if c.lower() != "startseite"), *tags] if t))
 
 
 def _references(doc: etree._Element) -> list[str]:

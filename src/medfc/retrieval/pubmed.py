@@ -411,8 +411,7 @@ class PubmedFetcher:
     @staticmethod
     def _read(pmid: str, path: Path) -> PubmedRecord | None:
         """The record of ``pmid`` in its cache file (None if the file holds none); PubmedXmlError naming the file."""
-        parsed = [r for r in parse_pubmed_xml(path.read_bytes(), source=str(path)) if r["pmid"] == pmid]
-        return parsed[0] if parsed else None
+        return next((r for r in parse_pubmed_xml(path.read_bytes(), source=str(path)) if r["pmid"] == pmid), None)
 
     def records(self, pmids: Iterable[str], report: SkipReport | None = None, progress: bool = True) -> Iterator[PubmedRecord]:
         """Parsed records for the PMIDs (fetching what is missing); those without abstract are reported, not dropped. A
