@@ -22,7 +22,7 @@ from medfc.common.report import SkipReport
 from medfc.healthfc.evidence_file import evidence_by_claim  # noqa: F401 (the artifact's reader, light for the experiments)
 from medfc.retrieval.search import Hit, SearchBackend, SearchError
 from medfc.retrieval.search_sources import (  # noqa: F401 (the sources' options: re-exported, declared with the registry)
-    Connection, PubMedSourceOptions, WebSourceOptions, WikipediaSourceOptions, build_client)
+    PubMedSourceOptions, WebSourceOptions, WikipediaSourceOptions)
 
 log = logging.getLogger(__name__)
 

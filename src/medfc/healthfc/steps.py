@@ -33,7 +33,7 @@ from medfc.healthfc.records import ArticleRecord, ClaimRecord, schema_errors
 from medfc.healthfc.release import ReleaseRow, fetch_release, read_release
 from medfc.healthfc.tm import Corrections, TranslationMemory
 from medfc.healthfc.translate import make_translator_factory, translate_articles
-from medfc.retrieval.search_sources import options_class
+from medfc.retrieval.search_sources import Connection, build_client, options_class
 
 log = logging.getLogger(__name__)
 
@@ -257,7 +257,7 @@ def retrieve(inputs: StepFiles, outputs: StepFiles, options: RetrieveOptions) ->
         rows = ev.from_file(queries, src.file, options.source, options.top_k, report)
         mode = f"file {src.file}"
     else:
-        backend = ev.build_client(options.source, src, ev.Connection(max_retries=options.max_retries))
+        backend = build_client(options.source, src, Connection(max_retries=options.max_retries))
         searcher = ev.DatedSearchCache(backend, options.cache_dir)
         rows = ev.retrieve(queries, searcher, options.source, options.top_k, report, progress=options.progress)
         mode = "search"
