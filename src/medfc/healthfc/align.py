@@ -1,17 +1,9 @@
-"""Join the HealthFC release to the crawl, and its gold evidence sentences to sentence ids.
-
-Two joins (docs/sources.md §2):
-
-1. **Rows → crawled claims**, grouped by :func:`normalize_url`, then paired one-to-one inside an article by
-   :func:`claim_similarity`, best pairs first; a lone row and claim pair whatever the score. What stays unmatched
-   on either side is listed in the report.
-2. **Evidence sentences → sentence ids** of the crawled article's German sentences
-   (:func:`medfc.healthfc.sentences.article_sentences`), first of: ``exact`` (equal after
-   :func:`normalize_sentence`); ``contained`` (part of exactly one crawled sentence, the annotators' NLTK splitter
-   cut a sentence ours keeps whole; at least ``min_contained_chars`` long); ``merged`` (two or more consecutive
-   crawled sentences glued together); ``fuzzy`` (the best by rapidfuzz ``ratio`` reaching
-   ``healthfc.align.fuzzy_threshold``, default 90: edits since the release). Anything else is *unaligned*, listed
-   with its best candidate; ``aligned_by_section`` counts the rest (``body``, ``studies``, ``mixed``).
+"""Join the HealthFC release to the crawl (docs/sources.md §2): rows → crawled claims (grouped by
+:func:`normalize_url`, paired inside an article by :func:`claim_similarity`, best pairs first; a lone row and claim
+pair whatever the score), then each row's evidence sentences → ids of the article's sentences, by the first of
+``exact`` (after :func:`normalize_sentence`), ``contained`` (in exactly one sentence, at least
+``min_contained_chars``), ``merged`` (consecutive sentences glued) and ``fuzzy`` (rapidfuzz ``ratio`` reaching
+``fuzzy_threshold``); anything else is *unaligned*, listed with its best candidate.
 """
 
 from __future__ import annotations
@@ -28,9 +20,7 @@ from rapidfuzz import fuzz, process
 from medfc.common.jsontypes import JSONValue
 from medfc.healthfc.records import ClaimRecord
 from medfc.healthfc.release import ReleaseRow
-
-__all__ = ["AlignmentResult", "ClaimMatch", "SentenceAlignment", "align_evidence", "align_release", "claim_similarity",
-           "match_claims", "normalize_sentence", "normalize_url"]
+from medfc.healthfc.sentences import _INVISIBLE, _WS
 
 DEFAULT_FUZZY_THRESHOLD = 90.0
 DEFAULT_MIN_CONTAINED_CHARS = 25
@@ -49,10 +39,8 @@ _QUOTES = str.maketrans({
     "–": "-", "—": "-", "‑": "-", "−": "-",
     "\u00a0": " ", "\u202f": " ", "\u2009": " ",
 })
-_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"), None)
 # footnote marks glued to a word or punctuation: "Studie1." "Studie.1 " "[1]" "(2,3)"
 _FOOTNOTE = re.compile(r"\[\d+(?:[,–-]\s*\d+)*\]|(?<=[a-zäöüß.)])\d{1,2}(?=[\s.,;:]|$)")
-_WS = re.compile(r"\s+")
 
 
 def normalize_sentence(text: str) -> str:
@@ -141,8 +129,7 @@ class ClaimMatch:
 
 
 def claim_similarity(a: str, b: str) -> float:
-    """Similarity (0–100) of two German claim texts: rapidfuzz ``token_sort_ratio`` of their
-    :func:`normalize_sentence` forms, lower-cased (the score rows and claims are paired by)."""
+    """Similarity (0–100) of two German claim texts: ``token_sort_ratio`` of their lower-cased normal forms."""
     return float(fuzz.token_sort_ratio(normalize_sentence(a).lower(), normalize_sentence(b).lower()))
 
 
@@ -170,10 +157,8 @@ def match_claims(rows: Sequence[ReleaseRow], claims: Sequence[ClaimRecord],
             if score < min_score:
                 low.append({"release_row": group[0].row, "claim_id": cands[0]["claim_id"], "score": round(score, 2)})
             continue
-        pairs = sorted(
-            ((claim_similarity(r.de_claim, c["question"]), r.row, c["claim_id"]) for r in group for c in cands),
-            key=lambda t: (-t[0], t[1], t[2]),
-        )
+        scored = ((claim_similarity(r.de_claim, c["question"]), r.row, c["claim_id"]) for r in group for c in cands)
+        pairs = sorted(scored, key=lambda t: (-t[0], t[1], t[2]))
         used_rows: set[int] = set()
         used_claims: set[str] = set()
         for score, row, cid in pairs:
@@ -234,8 +219,8 @@ class AlignmentResult:
 def align_release(rows: Sequence[ReleaseRow], claims: Sequence[ClaimRecord], article_sentences: dict[str, list[str]],
                   threshold: float = DEFAULT_FUZZY_THRESHOLD, min_claim_score: float = 50.0,
                   min_contained_chars: int = DEFAULT_MIN_CONTAINED_CHARS, sections: dict[str, list[str]] | None = None) -> AlignmentResult:
-    """Match rows to claims, then align each matched row's evidence in its article's sentences (``article_id`` →
-    sentences); ``sections`` (``article_id`` → each sentence's section) feeds ``aligned_by_section``."""
+    """Match rows to claims, then align each matched row's evidence in its article's sentences; ``sections``
+    (``article_id`` → each sentence's section) feeds ``aligned_by_section``."""
     matches, unmatched_rows, unmatched_claims, details = match_claims(rows, claims, min_claim_score)
     claim_by_id = {c["claim_id"]: c for c in claims}
     row_by_id = {r.row: r for r in rows}

@@ -1,8 +1,5 @@
-"""Crawl the Medizin Transparent portal with Scrapy.
-
-The spider finds article URLs in the WordPress/Yoast sitemap index (and an optional URL list), obeys robots.txt,
-throttles itself, retries and keeps an HTTP cache (a rerun refetches nothing) and a job directory (an interrupted
-crawl resumes). Pages are kept raw (url, fetch time, status, html), so the parser can change without a recrawl.
+"""Crawl the Medizin Transparent portal with Scrapy: article URLs from the sitemap index (and a URL list), robots.txt
+obeyed, throttled, retried, HTTP-cached; an interrupted crawl resumes from its job directory. Pages are kept raw.
 Each crawl runs in a child process (``python -m medfc.healthfc.crawl``): Twisted's reactor cannot be restarted.
 """
 
@@ -31,7 +28,7 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.spiders import SitemapSpider
-from w3lib.url import canonicalize_url
+from w3lib.url import canonicalize_url as url_key  # the key a URL is accounted under
 
 from medfc.common.appendlog import JsonlAppender, read_appended
 from medfc.common.io import write_json, write_jsonl
@@ -41,7 +38,7 @@ from medfc.healthfc.mirror import MirrorServer, tree_digest
 
 
 class PageRecord(TypedDict):
-    """One fetched page (:meth:`PortalSpider.parse_page`; the crawl's ``pages`` output without ``_urls``)."""
+    """One fetched page (the crawl's ``pages`` output without ``_urls``)."""
 
     url: str
     status: int
@@ -85,14 +82,8 @@ def same_origin(url: str, origin: str) -> bool:
         return False
 
 
-def url_key(url: str) -> str:
-    """The key under which a URL is accounted (Scrapy's canonical form: no fragment, sorted query)."""
-    return canonicalize_url(url)
-
-
 class OriginFilterMiddleware:
-    """Downloader middleware (before robots.txt): a request off the origin (a redirect; the spider filters its own)
-    is ignored with an :class:`OffsiteURL` and counted (``medfc/offsite``)."""
+    """Downloader middleware (before robots.txt): a request off the origin (a redirect) is ignored and counted."""
 
     def __init__(self, origin: str, stats):
         self.origin, self.stats = origin, stats
@@ -109,10 +100,8 @@ class OriginFilterMiddleware:
 
 
 class PortalSpider(SitemapSpider):
-    """Sitemap-driven spider for the portal's article pages. Every run walks the sitemaps from the index (never
-    dupe-filtered) and accounts for every URL they list: fetched, resumed (in ``done``: not requested again), skipped
-    with a reason (off-site, robots.txt, a 4xx other than 404/410, a duplicate) or failed (a network error, 5xx or
-    429 after the retries). Failed sitemaps are counted apart: their URLs are unknown."""
+    """Sitemap-driven spider accounting for every URL the sitemaps list: fetched, resumed (in ``done``), skipped with
+    a reason (off-site, robots.txt, a 4xx but 404/410, a duplicate) or failed (network, 5xx or 429 after retries)."""
 
     name = "medizin_transparent"
     handle_httpstatus_list = [404, 410]  # kept as pages, so the parse report names them
@@ -170,11 +159,8 @@ class PortalSpider(SitemapSpider):
             self.sitemap_failures[response.url] = f"http_{response.status}" if response.status != 200 else "not a sitemap"
             return
         for request in super()._parse_sitemap(response):
-            if request.callback == self._parse_sitemap:
-                follow = self._sitemap_request(request.url)
-            else:
-                follow = self._page_request(request.url)
-            if follow is not None:
+            make = self._sitemap_request if request.callback == self._parse_sitemap else self._page_request
+            if (follow := make(request.url)) is not None:
                 yield follow
 
     def _sitemap_failed(self, failure) -> None:
@@ -197,7 +183,6 @@ class PortalSpider(SitemapSpider):
             self.failed[listed] = f"{type(failure.value).__name__}: {failure.value}"[:300]
 
     def _dropped(self, request, spider=None, **kw) -> None:
-        """A request the scheduler refused (the dupe filter): the same URL is already on its way."""
         if request.callback == self.parse_page:
             for url in (*request.meta.get("redirect_urls", ()), request.url):
                 self._skip("duplicate", url)
@@ -220,8 +205,7 @@ class PortalSpider(SitemapSpider):
 
 
 class AppendPagesPipeline:
-    """Append every page to the job's ``pages.partial.jsonl`` at once, so a resumed crawl keeps them (one
-    write per page; after a torn last line the next page starts a line of its own: medfc.common.appendlog)."""
+    """Append every page to the job's ``pages.partial.jsonl`` at once, so a resumed crawl keeps them."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -243,18 +227,11 @@ class AppendPagesPipeline:
         return item
 
 
-#: Scrapy's download handlers for every scheme but http(s), switched off: the crawl fetches its site only.
-OFF_HANDLERS = {"file": None, "ftp": None, "s3": None, "data": None}
-
-
 def scrapy_settings(opts: CrawlOptions, mirror_target: str | None, log_file: str | None) -> dict[str, object]:
-    """The Scrapy settings of a polite crawl (identical for the live site and the mirror).
-
-    No Scrapy JOBDIR: after a hard kill its request queue is lost while its seen-requests file is not,
-    so a resumed crawl would filter away every page it had ever queued. The crawl's own job state is
-    the partial pages file; a resumed run walks the sitemaps again and skips the pages already kept."""
+    """The Scrapy settings of a polite crawl (identical for the live site and the mirror). No Scrapy JOBDIR (a hard
+    kill loses its queue but not its seen-requests file): the job state is the partial pages file."""
     jobdir = Path(opts.jobdir).resolve()
-    handlers: dict[str, str | None] = dict(OFF_HANDLERS)
+    handlers: dict[str, str | None] = {"file": None, "ftp": None, "s3": None, "data": None}  # http(s) only
     settings: dict[str, object] = {
         "BOT_NAME": "medfc", "USER_AGENT": opts.full_user_agent, "ROBOTSTXT_OBEY": True, "ROBOTSTXT_USER_AGENT": opts.user_agent,
         "AUTOTHROTTLE_ENABLED": True, "AUTOTHROTTLE_START_DELAY": max(opts.download_delay, 0.0),
@@ -283,8 +260,7 @@ def scrapy_settings(opts: CrawlOptions, mirror_target: str | None, log_file: str
 
 
 def _die_with_parent(parent_pid: int) -> None:
-    """Ask Linux to send this process SIGTERM (a graceful stop) when its parent dies, so that a killed
-    step never leaves its crawl running; elsewhere a no-op."""
+    """Ask Linux for SIGTERM when the parent dies, so a killed step never leaves its crawl running."""
     try:
         import ctypes
 
@@ -296,7 +272,6 @@ def _die_with_parent(parent_pid: int) -> None:
 
 
 def _run_spider(opts_dict: Mapping[str, JSONValue], mirror_target: str | None, log_file: str | None, stats_path: str) -> None:
-    """Child-process body: run the spider to its end; write Scrapy's stats and the URL accounting."""
     from scrapy.crawler import CrawlerProcess
 
     opts = CrawlOptions.from_mapping(opts_dict)
@@ -330,7 +305,6 @@ class CrawlResult:
 
 
 def child_command(opts: CrawlOptions, mirror_target: str | None, log_file: str | None, stats_path: str | Path) -> list[str]:
-    """The command line of the child process that runs the spider."""
     args = {"opts": opts.as_dict(), "mirror_target": mirror_target, "log_file": log_file, "stats_path": str(stats_path),
             "parent_pid": os.getpid()}
     return [sys.executable, "-m", "medfc.healthfc.crawl", json.dumps(args)]
@@ -351,8 +325,7 @@ def prepare(opts: CrawlOptions) -> CrawlOptions:
 
 
 def read_partial(path: Path) -> tuple[list[PageRecord], int]:
-    """The pages kept in the partial pages file, and how many lines are not whole page records (a killed writer's
-    torn last line: skipped, its page fetched again; a whole record that only lacks its newline is kept)."""
+    """The pages kept in the partial pages file, and how many torn lines were skipped (their pages fetched again)."""
     pages, torn = read_appended(path, valid=lambda record: "url" in record, what="page record")
     return pages, len(torn)
 
@@ -363,9 +336,8 @@ def _pages(kept: list[PageRecord]) -> dict[str, PageRecord]:
 
 def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path, log_file: str | None = None,
                mirror_delay: float = 0.0) -> CrawlResult:
-    """Crawl the site (or its local mirror) into ``pages_out`` (gzip JSONL) and ``stats_out``, only when Scrapy
-    finished (or stopped at ``max_pages``) and every listed URL is accounted for; then the job directory goes.
-    Otherwise :class:`CrawlIncomplete`, and the job directory stays for the next call to resume from."""
+    """Crawl the site (or its mirror) into ``pages_out`` (gzip JSONL) and ``stats_out`` once Scrapy finished (or hit
+    ``max_pages``) with every listed URL accounted for; else :class:`CrawlIncomplete`, the job directory kept."""
     jobdir = Path(opts.jobdir)
     partial = jobdir / PARTIAL_NAME
     opts = prepare(opts)

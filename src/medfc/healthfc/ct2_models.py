@@ -1,10 +1,6 @@
-"""Marian (Opus-MT) models converted to CTranslate2 once, into a cache (:func:`ensure_converted`).
-
-The key is the model's fingerprint (a local directory: SHA-256 of its files; a hub id: the cached snapshot's
-commit), the ctranslate2 version and the quantization. The entry ``<cache_dir>/<model>-<quantization>-<key>/``
-holds ``model/``, ``tokenizer/`` (so a cache hit needs neither the transformers weights nor the hub) and
-``medfc.json``; it is built in a temporary directory and renamed into place, so an interrupted or concurrent
-run leaves no half model. No model library is imported at module level.
+"""Marian (Opus-MT) models converted to CTranslate2 once, into a cache (:func:`ensure_converted`), keyed by the
+model's fingerprint, the ctranslate2 version and the quantization. An entry (``model/``, ``tokenizer/``,
+``medfc.json``) is built in a temporary directory and renamed into place: no run leaves a half model.
 """
 
 from __future__ import annotations
@@ -20,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from medfc.common.jsontypes import JSONObject
-
-__all__ = ["ConversionError", "ConvertedModel", "conversion_key", "ensure_converted", "model_fingerprint"]
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +47,8 @@ class ConvertedModel:
 
 
 def _file_digest(path: Path) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def model_fingerprint(model: str, *, local_files_only: bool) -> str:
@@ -144,9 +135,6 @@ def ensure_converted(model: str, cache_dir: str | os.PathLike, quantization: str
                 raise
             shutil.rmtree(tmp, ignore_errors=True)
             return ConvertedModel(entry, key, False, _read_manifest(entry) or manifest)
-    except ConversionError:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     except Exception as exc:  # converter: unsupported architecture, vocabulary mismatch, missing files
         shutil.rmtree(tmp, ignore_errors=True)
         raise ConversionError(f"cannot convert {model!r} to CTranslate2 ({quantization}): {type(exc).__name__}: {exc}") from exc

@@ -1,19 +1,10 @@
 """The HealthFC dataset: one record per claim (fields: :data:`FIELDS`), German and English, with gold evidence ids.
 
-``source`` says where a record comes from:
-
-* ``"crawl+release"``: a crawled claim matched to a release row. Sentences are the crawled article's (body, then
-  studies), ``evidence_ids`` the aligned gold sentences; ``label`` and ``evidence_level`` come from the release
-  (the level from its ``de_verdict``), each disagreement with the crawl listed in ``verdict_disagreements``;
-  title, date, authors and topics come from the crawl (the release has no topics).
-* ``"crawl"``: a crawled claim with no release row (e.g. published after 2022): no gold evidence.
-* ``"release"``: a release row without a crawled article. The 12-column file has no full text: the gold evidence
-  sentences are the only sentences, all evidence; the 18-column file's own sentence list and ids are used.
-
-English: the release's ``en_claim``/``en_explanation`` (the authors' checked translations, used by the paper) are
-kept; only text the release lacks is translated, article sentences one by one (``sentences_en[i]`` translates
-``sentences_de[i]``). Release-only rows of the 12-column file take ``en_top_sentences``, regrouped to 1:1 by
-:func:`pair_sentences` when the split counts differ. ``*_en_origin`` records where each English text came from.
+``source``: ``"crawl+release"`` (a crawled claim matched to a release row: the crawled article's sentences, the
+aligned gold ids, label and level from the release, each disagreement listed), ``"crawl"`` (no release row, no gold
+evidence) or ``"release"`` (no crawled article: the 12-column file's evidence sentences are the only sentences, the
+18-column file's own list and ids are used). The release's English claim and explanation are kept; only what it
+lacks is translated (``sentences_en[i]`` translates ``sentences_de[i]``); ``*_en_origin`` says where each came from.
 """
 
 from __future__ import annotations
@@ -38,17 +29,9 @@ from medfc.healthfc.sentences import DEFAULT_BASE, article_sentence_records
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FIELDS", "DatasetReport", "Translate", "add_english", "build_dataset", "build_german_records", "dataset_card",
-           "pair_sentences", "sentences_by_article", "write_dataset"]
-
 Translate = Callable[[Sequence[str]], list[str]]
 
-FIELDS = (
-    "id", "url", "article_id", "claim_de", "claim_en", "label", "evidence_level", "small_effect",
-    "explanation_de", "explanation_en", "sentences_de", "sentences_en", "sentence_sections", "evidence_ids", "date", "topics",
-    "topics_en", "authors", "title", "source", "release_row", "gold_evidence", "n_evidence_unaligned",
-    "claim_en_origin", "explanation_en_origin", "sentences_en_origin",
-)
+FIELDS = tuple(DatasetRecord.__annotations__)  # the output's column order
 
 
 @dataclass
@@ -65,8 +48,8 @@ class DatasetReport(SkipReport):
 
 def sentences_by_article(articles: Iterable[ArticleRecord], sentence_records: Iterable[Mapping[str, JSONValue]] | None = None, *,
                          base: str = DEFAULT_BASE) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """article_id → German sentences (the alignment's: body, then studies), and article_id → their sections.
-    ``sentence_records`` (the translation step's ``sentences`` file) are only checked: a differing list is logged."""
+    """article_id → German sentences (body, then studies), and article_id → their sections; a differing list in
+    ``sentence_records`` (the translation step's ``sentences``) is logged."""
     sentences: dict[str, list[str]] = {}
     sections: dict[str, list[str]] = {}
     for art in articles:
@@ -82,8 +65,7 @@ def sentences_by_article(articles: Iterable[ArticleRecord], sentence_records: It
 
 
 def known_translations(sentence_records: Iterable[Mapping[str, JSONValue]], claim_records: Iterable[Mapping[str, JSONValue]]) -> dict[str, str]:
-    """German → English pairs of the translation step's ``sentences`` (sentences and topics; lists of unequal length
-    left out) and ``claims_en`` records (question and explanation)."""
+    """German → English pairs of the translation step's ``sentences`` and ``claims_en`` records."""
     table: dict[str, str] = {}
     for rec in sentence_records:
         for key in ("sentences", "topics"):
@@ -98,9 +80,8 @@ def known_translations(sentence_records: Iterable[Mapping[str, JSONValue]], clai
 
 
 def pair_sentences(de: Sequence[str], en: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Make two sentence lists of one text 1:1 by regrouping the longer into as many pieces (consecutive sentences
-    joined by a space) as the shorter, cut where the cumulative character shares best agree (dynamic programming).
-    Lists of equal length, or with an empty side, are returned unchanged."""
+    """Make two sentence lists of one text 1:1: the longer regrouped into as many pieces as the shorter, cut where the
+    cumulative character shares best agree (dynamic programming); equal lengths or an empty side unchanged."""
     de, en = list(de), list(en)
     if len(de) == len(en) or not de or not en:
         return de, en
@@ -166,8 +147,8 @@ def build_german_records(claims: Sequence[ClaimRecord] | None, articles: Sequenc
                          sentences: dict[str, list[str]] | None, rows: Sequence[ReleaseRow] | None,
                          alignment: AlignmentResult | None, sections: dict[str, list[str]] | None = None,
                          ) -> tuple[list[DatasetRecord], DatasetReport]:
-    """Records with the German side filled and the English side still ``None``, ordered by release row, then claim id.
-    ``claims``/``articles``/``sentences`` are None in release-only mode, ``rows``/``alignment`` in crawl-only mode."""
+    """Records with the German side filled, the English still ``None``, ordered by release row, then claim id (the
+    crawl's inputs are None in release mode, the release's in crawl mode)."""
     report = DatasetReport("healthfc.dataset")
     sections = sections or {}
     claims = list(claims or [])
@@ -187,26 +168,20 @@ def build_german_records(claims: Sequence[ClaimRecord] | None, articles: Sequenc
         if not sents:
             report.skip(claim["claim_id"], "no_sentences", claim["article_id"])
             continue
-        rownum = match_by_claim.get(claim["claim_id"])
-        row = row_by_id.get(rownum) if rownum is not None else None
-        rec: DatasetRecord = {
+        row = row_by_id.get(match_by_claim.get(claim["claim_id"]))
+        rec: DatasetRecord = dict.fromkeys(FIELDS) | {  # the English side and release fields None
             "id": claim["claim_id"], "url": claim["url"], "article_id": claim["article_id"], "claim_de": claim["question"],
-            "claim_en": None, "label": claim["label"], "evidence_level": claim["evidence_level"],
-            "small_effect": bool(claim["small_effect"]), "explanation_de": claim.get("explanation", ""), "explanation_en": None,
-            "sentences_de": list(sents), "sentences_en": None,
+            "label": claim["label"], "evidence_level": claim["evidence_level"], "sentences_de": list(sents),
+            "small_effect": bool(claim["small_effect"]), "explanation_de": claim.get("explanation", ""),
             "sentence_sections": list(sections.get(claim["article_id"]) or ["unknown"] * len(sents)),
-            "evidence_ids": [], "date": art.get("date"), "topics": list(art.get("topics") or []), "topics_en": None,
-            "authors": list(art.get("authors") or []), "title": art.get("title", ""), "source": "crawl", "release_row": None,
-            "gold_evidence": False, "n_evidence_unaligned": 0, "claim_en_origin": None, "explanation_en_origin": None,
-            "sentences_en_origin": None,
+            "evidence_ids": [], "date": art.get("date"), "topics": list(art.get("topics") or []),
+            "authors": list(art.get("authors") or []), "title": art.get("title", ""), "source": "crawl",
+            "gold_evidence": False, "n_evidence_unaligned": 0,
         }
         if row is not None and alignment is not None:
-            alignments = alignment.evidence.get(row.row, [])
-            rec["evidence_ids"] = alignment.evidence_ids(row.row)
-            rec["n_evidence_unaligned"] = sum(1 for a in alignments if not a.aligned)
-            rec["gold_evidence"] = bool(rec["evidence_ids"])
-            rec["source"] = "crawl+release"
-            rec["release_row"] = row.row
+            ids = alignment.evidence_ids(row.row)
+            rec.update(evidence_ids=ids, gold_evidence=bool(ids), source="crawl+release", release_row=row.row,
+                       n_evidence_unaligned=sum(1 for a in alignment.evidence.get(row.row, []) if not a.aligned))
             differs = []
             if row.label != claim["label"]:
                 report.count("label_differs_from_crawl")
@@ -231,9 +206,8 @@ def build_german_records(claims: Sequence[ClaimRecord] | None, articles: Sequenc
                 rec["claim_en"], rec["claim_en_origin"] = row.en_claim, "release"
             if row.en_explanation:
                 rec["explanation_en"], rec["explanation_en_origin"] = row.en_explanation, "release"
-            rec["date"] = rec["date"] or row.date
-            rec["authors"] = rec["authors"] or list(row.authors)
-            rec["title"] = rec["title"] or row.title
+            rec.update(date=rec["date"] or row.date, authors=rec["authors"] or list(row.authors),
+                       title=rec["title"] or row.title)
             if not rec["gold_evidence"]:
                 report.count("matched_without_aligned_evidence")
         else:
@@ -262,8 +236,8 @@ def build_german_records(claims: Sequence[ClaimRecord] | None, articles: Sequenc
 
 
 def add_english(records: list[DatasetRecord], translate: Translate | None) -> dict[str, int]:
-    """Fill every missing English field with one batched ``translate`` call (in place); returns the counts. Without
-    ``translate``, or where it returns empty, a text stays ``""`` and counts as ``untranslated``."""
+    """Fill every missing English field by one ``translate`` call (in place); returns the counts. A text it leaves
+    empty stays ``""`` (``untranslated``)."""
     texts: list[str] = []
     for rec in records:
         if rec["claim_en"] is None:
@@ -317,8 +291,6 @@ def build_dataset(claims: Sequence[ClaimRecord] | None, articles: Sequence[Artic
     for rec in records:
         report.count(f"source/{rec['source']}")
         report.count(f"label/{rec['label']}")
-        if len(rec["sentences_en"]) != len(rec["sentences_de"]):  # pragma: no cover - guarded above
-            raise AssertionError(f"{rec['id']}: sentences_en and sentences_de differ in length")
     report.count("records", len(records))
     return records, report
 
@@ -347,8 +319,7 @@ def dataset_summary(records: Sequence[DatasetRecord], alignment_report: Mapping[
 
 def dataset_card(records: Sequence[DatasetRecord], alignment_report: Mapping[str, object] | None = None,
                  mode: str = "", release: str | None = None) -> str:
-    """A markdown dataset card with the counts of :func:`dataset_summary`; ``release``: the release file read (its
-    source, commit and SHA-256, :func:`medfc.common.pinning.describe`)."""
+    """A markdown dataset card with the counts of :func:`dataset_summary`; ``release`` describes the release read."""
     s = dataset_summary(records, alignment_report)
     rate = s["alignment_rate"]
     lines = [

@@ -1,8 +1,4 @@
-"""The DeepL API v2 as a DE→EN translation backend (optional; needs ``DEEPL_AUTH_KEY``), through the project's
-HTTP client (:class:`medfc.common.http.HttpClient`).
-
-See ``docs/translation.md``.
-"""
+"""The DeepL API v2 as a DE→EN translation backend (optional; needs ``DEEPL_AUTH_KEY``)."""
 
 from __future__ import annotations
 
@@ -14,8 +10,6 @@ from medfc.healthfc.translators import BatchCallback, ModelUnavailableError
 
 if TYPE_CHECKING:  # the HTTP stack is loaded by the translator's constructor
     import requests
-
-__all__ = ["DeepLError", "DeepLTranslator"]
 
 
 class DeepLError(RuntimeError):
@@ -38,11 +32,9 @@ class DeepLTranslator:
         self.base_url = (base_url or ("https://api-free.deepl.com" if key.endswith(":fx") else "https://api.deepl.com")).rstrip("/")
         self.source_lang, self.target_lang = source_lang, target_lang
         self.batch_size = max(1, min(int(batch_size), 50))
-        self.retries, self.backoff_s, self.timeout_s = int(retries), float(backoff_s), float(timeout_s)
-        self.name = name
+        self.retries, self.backoff_s, self.timeout_s, self.name = int(retries), float(backoff_s), float(timeout_s), name
         from medfc.common.http import HttpClient
 
-        # the project's client: retries with backoff on 429/5xx and connection errors, honours Retry-After
         self.http = HttpClient(cache_dir=None, rate=10.0, burst=5, user_agent="medfc", timeout=self.timeout_s,
                                max_retries=self.retries, backoff=self.backoff_s, session=session)
 

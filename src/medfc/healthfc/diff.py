@@ -1,9 +1,5 @@
-"""The crawl of the portal against the HealthFC release: what both have, and what changed since.
-
-Release rows and crawled claims are joined as the dataset joins them (:func:`medfc.healthfc.align.match_claims`);
-the findings, one row each, fall in the categories of :data:`CATEGORIES`. Every release row is joined (one of the two
-verdict categories), ``claim_text_changed`` (unjoined, page crawled) or ``page_gone``; every crawled claim is joined,
-``published_after_release`` or ``crawl_only``.
+"""The crawl of the portal against the HealthFC release, joined as the dataset joins them: what both have, and what
+changed since; one finding a row, in the categories of :data:`CATEGORIES`.
 """
 
 from __future__ import annotations
@@ -73,8 +69,7 @@ def page_problems(parse_report: Mapping[str, JSONValue]) -> dict[str, str]:
 
 def diff_crawl(rows: Sequence[ReleaseRow], claims: Sequence[ClaimRecord], articles: Iterable[ArticleRecord],
                problems: Mapping[str, str], release_date: date, min_claim_score: float) -> pd.DataFrame:
-    """The findings (columns :data:`COLUMNS`) of the crawl against the release ``rows``; ``problems``:
-    :func:`page_problems`."""
+    """The findings (columns :data:`COLUMNS`) of the crawl against the release ``rows``."""
     matches, unmatched_rows, unmatched_claims, _ = match_claims(rows, claims, min_claim_score)
     row_by_id = {r.row: r for r in rows}
     claim_by_id = {c["claim_id"]: c for c in claims}

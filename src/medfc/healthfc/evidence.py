@@ -1,12 +1,7 @@
-"""Open-domain evidence for HealthFC: each claim searched in a source (Vladika et al., 2024, Table 5's
-"Google snippets" and the open-domain comparison of §7.3), the top-k results kept as an artifact.
-
-Sources: :data:`medfc.retrieval.search_sources.REGISTRY` (``web``, ``pubmed``, ``wikipedia``). The artifact
-``results/healthfc/evidence/<source>.jsonl`` has one :class:`EvidenceRow` per claim × rank. Each answer is cached
-with its date as soon as it arrives, so a rerun sends nothing already answered; ``file`` replaces searching with
-prepared rows, matched by query. A failed search stops the job (:class:`EvidenceSearchFailed`, nothing of it
-cached), a refused key too (:class:`~medfc.retrieval.search.SearchKeyRejected`), and more claims without evidence
-than ``max_share_without_evidence`` allows is :class:`TooLittleEvidence`.
+"""Open-domain evidence for HealthFC (the paper's Table 5 "Google snippets", §7.3): each claim searched in a source of
+:data:`medfc.retrieval.search_sources.REGISTRY`, one :class:`EvidenceRow` per claim × rank. Each answer is cached with
+its date as it arrives; ``file`` replaces searching with prepared rows. A failed search (:class:`EvidenceSearchFailed`),
+a refused key and too many claims without evidence (:class:`TooLittleEvidence`) stop the job.
 """
 
 from __future__ import annotations
@@ -22,13 +17,12 @@ from medfc.common.http import HttpError
 from medfc.common.io import read_jsonl
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.jsoncache import UnitCache, cache_key
-from medfc.common.options import Options
 from medfc.common.progress import progress_bar
 from medfc.common.report import SkipReport
 from medfc.healthfc.evidence_file import evidence_by_claim  # noqa: F401 (the artifact's reader, light for the experiments)
 from medfc.retrieval.search import Hit, SearchBackend, SearchError
 from medfc.retrieval.search_sources import (  # noqa: F401 (the sources' options: re-exported, declared with the registry)
-    Connection, PubMedSourceOptions, WebSourceOptions, WikipediaSourceOptions, build_client)
+    PubMedSourceOptions, WebSourceOptions, WikipediaSourceOptions)
 
 log = logging.getLogger(__name__)
 
@@ -78,12 +72,6 @@ def utc_today() -> str:
     return datetime.now(timezone.utc).date().isoformat()
 
 
-def hit_rows(cid: str, query: str, source: str, searched: str, hits: Sequence[Hit], origin: str = "search") -> list[EvidenceRow]:
-    """The artifact's rows of one claim: its hits in rank order (rank 1 first)."""
-    return [{"id": cid, "query": query, "source": source, "searched": searched, "rank": n, "title": h.title, "url": h.url,
-             "snippet": h.text, "origin": origin} for n, h in enumerate(hits, 1)]
-
-
 class DatedSearchCache:
     """Each answer of a backend on disk with the date it was answered, per (backend, index, query, k)."""
 
@@ -105,8 +93,7 @@ class DatedSearchCache:
 
 def retrieve(queries: Sequence[tuple[str, str]], searcher: DatedSearchCache, source: str, top_k: int, report: SkipReport,
              progress: bool = True) -> list[EvidenceRow]:
-    """Search every claim's query (at most ``top_k`` hits); a claim without results is reported, a failed search
-    stops the run (:class:`EvidenceSearchFailed`)."""
+    """Search every claim's query (at most ``top_k`` hits); a claim without results is reported."""
     rows: list[EvidenceRow] = []
     for n, (cid, query) in enumerate(progress_bar(queries, total=len(queries), desc=f"search {source}", enabled=progress)):
         try:
@@ -122,15 +109,15 @@ def retrieve(queries: Sequence[tuple[str, str]], searcher: DatedSearchCache, sou
             continue
         report.count("claims_with_results")
         report.count("rows", len(hits))
-        rows.extend(hit_rows(cid, query, source, searched, hits))
+        rows.extend({"id": cid, "query": query, "source": source, "searched": searched, "rank": n, "title": h.title,
+                     "url": h.url, "snippet": h.text, "origin": "search"} for n, h in enumerate(hits, 1))
     if searcher.cache.stats["damaged"]:  # answers whose cache file could not be read back: asked again
         report.count("cache_files_damaged", searcher.cache.stats["damaged"])
     return rows
 
 
 def from_file(queries: Sequence[tuple[str, str]], path: str | os.PathLike, source: str, top_k: int, report: SkipReport) -> list[EvidenceRow]:
-    """The rows of a prepared evidence file for the claims, matched by query (whitespace collapsed), each
-    claim's rows in rank order, at most ``top_k``; rows of another source are left out."""
+    """The rows of a prepared evidence file for the claims, matched by query, in rank order, at most ``top_k``."""
     by_query: dict[str, list[JSONObject]] = {}
     for n, rec in enumerate(read_jsonl(path), 1):
         if str(rec.get("source") or source) != source:
@@ -155,8 +142,7 @@ def from_file(queries: Sequence[tuple[str, str]], path: str | os.PathLike, sourc
 
 
 def check_coverage(report: SkipReport, source: str, max_share: float) -> int:
-    """Count (and return) the claims without evidence (no row, or no claim text); :class:`TooLittleEvidence` when
-    their share is above ``max_share``."""
+    """Count (and return) the claims without evidence; :class:`TooLittleEvidence` when above ``max_share``."""
     reasons = ("no_results", "not_in_file") + tuple(r for r in report.reasons() if r.startswith("missing_claim_"))
     missing = [s["id"] for s in report.skipped if s["reason"] in reasons]
     total = report.counts["claims"] + sum(1 for s in report.skipped if s["reason"].startswith("missing_claim_"))
@@ -167,8 +153,3 @@ def check_coverage(report: SkipReport, source: str, max_share: float) -> int:
             f"healthfc_retrieve ({source}): {len(missing)} of {total} claims ({len(missing) / total:.1%}) have no evidence ({shown}), "
             f"more than healthfc.retrieval.max_share_without_evidence = {max_share:g} allows; the rule's log lists each with its reason")
     return len(missing)
-
-
-def make_backend(source: str, opts: Options, max_retries: int) -> SearchBackend:
-    """The search client of ``source`` from the registry (keys from the environment; the web search's is required)."""
-    return build_client(source, opts, Connection(max_retries=max_retries))

@@ -1,6 +1,5 @@
-"""Reading an open-domain evidence artifact (``results/healthfc/evidence/<source>.jsonl``, written by
-:mod:`medfc.healthfc.evidence`): a light module without the search clients, so that a job that only reads
-the snippets (a retrieved-evidence experiment) loads no HTTP library."""
+"""Reading an open-domain evidence artifact (:mod:`medfc.healthfc.evidence`), without the search clients, so that a
+job that only reads the snippets loads no HTTP library."""
 
 from __future__ import annotations
 

@@ -14,8 +14,6 @@ from matplotlib.ticker import MaxNLocator
 from medfc.common.labels import VERDICT_NAMES
 from medfc.common.plots import MIN_FONT_PT, new_figure, save_figure
 
-__all__ = ["FIGURE_WIDTHS", "plot_claims_per_year", "plot_level_by_verdict", "plot_top_topics", "shares_note"]
-
 #: The printed width of each figure ("column": 3.3 in).
 FIGURE_WIDTHS = {"fig1": "column", "fig2": "column", "fig3": "column"}
 
@@ -45,9 +43,8 @@ def _fits(fig, labels, bars) -> bool:
 
 
 def plot_claims_per_year(df: pd.DataFrame, stem: str | os.PathLike) -> list[Path]:
-    """Fig. 1: claims and articles per year, side by side; integer count axis. Each bar carries its count
-    where the counts fit above the bars at 7 pt (else the counts are left to the table); the paper's
-    articles of a year (``paper_articles``) are named in the legend, since its scale is not the demo's."""
+    """Fig. 1: claims and articles per year, side by side, each bar with its count where the counts fit at 7 pt; the
+    paper's articles of a year (``paper_articles``) are named in the legend."""
     fig, ax = new_figure("column", 2.3)
     x = np.arange(len(df))
     width = 0.4
@@ -80,16 +77,9 @@ def plot_claims_per_year(df: pd.DataFrame, stem: str | os.PathLike) -> list[Path
     return save_figure(fig, stem)
 
 
-def shares_note(df: pd.DataFrame) -> str:
-    """How to read Fig. 2: a claim has several topics, so the shares may add up to more than 100 %."""
-    return (f"A claim has several topics: these {len(df)} shares\n"
-            f"add up to {100 * float(df['share'].sum()):.0f} %, not 100 %.")
-
-
 def plot_top_topics(df: pd.DataFrame, stem: str | os.PathLike) -> list[Path]:
-    """Fig. 2: the top topics by share of claims (horizontal bars, largest on top), named in English
-    (``topic_en``; the German ``topic`` where no translation exists), the paper's shares (``paper_share``)
-    as hatched bars beside ours, and under the axis that the shares may add up to more than 100 %."""
+    """Fig. 2: the top topics by share of claims (largest on top), named in English where translated, the paper's
+    shares (``paper_share``) as hatched bars beside ours."""
     n = len(df)
     paper = [_paper(v) for v in df.get("paper_share", pd.Series([None] * n))]
     has_paper = any(v is not None for v in paper)
@@ -112,14 +102,14 @@ def plot_top_topics(df: pd.DataFrame, stem: str | os.PathLike) -> list[Path]:
     ax.set_ylim(max(n, 1) - 0.5, -0.5)  # largest on top
     ax.set_xlim(0, max(top, 1.0) * 1.25)  # room for the labels
     ax.set_xlabel("share of claims (%)")
-    fig.supxlabel(shares_note(df), fontsize=MIN_FONT_PT, color="#444444")
+    note = f"A claim has several topics: these {n} shares\nadd up to {100 * float(df['share'].sum()):.0f} %, not 100 %."
+    fig.supxlabel(note, fontsize=MIN_FONT_PT, color="#444444")
     ax.set_title(f"HealthFC: top {n} topics")
     return save_figure(fig, stem)
 
 
 def plot_level_by_verdict(df: pd.DataFrame, stem: str | os.PathLike) -> list[Path]:
-    """Fig. 3: claims per verdict, stacked by level of evidence, with each bar's total above it and the
-    paper's total of that verdict (the ``all`` rows' ``paper_claims``) under it."""
+    """Fig. 3: claims per verdict, stacked by level of evidence, each bar's total (and the paper's) above it."""
     grid = df[df["evidence_level"] != "all"]
     wide = grid.pivot_table(index="label", columns="evidence_level", values="claims", aggfunc="sum", fill_value=0, sort=False)
     order = [lab for lab in LABEL_NAMES if lab in wide.index]

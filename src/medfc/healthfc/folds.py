@@ -1,14 +1,6 @@
-"""Cross-validation folds of the HealthFC dataset (5-fold, stratified by label).
-
-Schemes (``healthfc.folds.scheme``):
-
-* ``paper``: the authors' folds, ``StratifiedKFold(n_splits=5, shuffle=True, random_state=42)`` over ``label`` in
-  the release's row order (docs/sources.md §2): exactly theirs when the dataset holds every release row
-  (``reproduces_release_folds``). Claims of one article can land in different folds (79 articles on the real
-  release), sharing evidence text between train and test. Records without a release row are split separately.
-* ``grouped`` (default): ``StratifiedGroupKFold`` with the normalised article URL as group.
-
-The report counts the articles that straddle folds (for ``paper`` too) and every fold's labels.
+"""Cross-validation folds of the HealthFC dataset, stratified by label: ``paper`` (the authors' ``StratifiedKFold``
+over the release's row order, exactly theirs when every release row is there; an article's claims may straddle
+folds) or ``grouped`` (default: ``StratifiedGroupKFold`` by article). The report counts the straddling articles.
 """
 
 from __future__ import annotations
@@ -21,8 +13,6 @@ import pandas as pd
 
 from medfc.healthfc.align import normalize_url
 from medfc.healthfc.records import DatasetRecord
-
-__all__ = ["SCHEMES", "assign_folds", "grouped_folds", "paper_folds", "straddling_groups"]
 
 SCHEMES = ("paper", "grouped")
 
@@ -44,33 +34,30 @@ def _round_robin(labels: Sequence[str], n_splits: int) -> np.ndarray:
 def paper_folds(labels: Sequence[str], n_splits: int, seed: int) -> np.ndarray:
     """Fold of each position: ``StratifiedKFold(n_splits, shuffle=True, random_state=seed)`` over ``labels``."""
     labels = list(labels)
-    folds = np.full(len(labels), -1, dtype=int)
-    if not labels:
-        return folds
-    if max(Counter(labels).values()) < n_splits:
+    if labels and max(Counter(labels).values()) < n_splits:
         return _round_robin(labels, n_splits)
     from sklearn.model_selection import StratifiedKFold  # scikit-learn costs ~0.9 s to import: only here
 
-    skf = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
-    for k, (_, test) in enumerate(skf.split(np.zeros(len(labels)), labels)):
-        folds[test] = k
-    return folds
+    return _split(StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed), labels)
 
 
 def grouped_folds(labels: Sequence[str], groups: Sequence[str], n_splits: int, seed: int) -> np.ndarray:
     """Fold of each position: ``StratifiedGroupKFold`` by ``groups`` (no group straddles folds)."""
     labels, groups = list(labels), list(groups)
-    folds = np.full(len(labels), -1, dtype=int)
-    if not labels:
-        return folds
     n_groups = len(set(groups))
-    if n_groups < n_splits:
+    if labels and n_groups < n_splits:
         raise ValueError(f"{n_groups} articles cannot fill {n_splits} grouped folds; lower healthfc.folds.n_splits")
     from sklearn.model_selection import StratifiedGroupKFold
 
-    sgkf = StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=seed)
-    for k, (_, test) in enumerate(sgkf.split(np.zeros(len(labels)), labels, groups)):
-        folds[test] = k
+    return _split(StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=seed), labels, groups)
+
+
+def _split(splitter, labels: list[str], *groups: list[str]) -> np.ndarray:
+    """Each position's test fold under ``splitter`` (an empty array for no labels)."""
+    folds = np.full(len(labels), -1, dtype=int)
+    if labels:
+        for k, (_, test) in enumerate(splitter.split(np.zeros(len(labels)), labels, *groups)):
+            folds[test] = k
     return folds
 
 

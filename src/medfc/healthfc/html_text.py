@@ -8,8 +8,6 @@ import re
 import lxml.html
 from lxml import etree
 
-__all__ = ["between_comments", "block_texts", "clean", "element_segments", "element_text", "fragment_blocks", "has_class"]
-
 _WS = re.compile(r"\s+")
 _BLOCK_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "li", "blockquote", "td", "th", "dd", "dt", "figcaption"}
 
@@ -24,8 +22,7 @@ _BREAK_TAGS = _BLOCK_TAGS | {"br", "div", "tr", "table", "ul", "ol", "section", 
 
 
 def element_segments(el: etree._Element | None, drop_sup: bool = False) -> list[str]:
-    """The element's text in document order, cut at block boundaries and ``<br>`` (inline markup such
-    as ``<em>`` or ``<strong>`` stays inside its segment); empty segments dropped, whitespace cleaned."""
+    """The element's text in document order, cut at block boundaries and ``<br>``; empty segments dropped."""
     if el is None:
         return []
     out: list[str] = [""]
@@ -74,12 +71,11 @@ def block_texts(nodes: list[etree._Element]) -> list[str]:
             candidates = [node]
         else:
             candidates = [e for e in node.iter() if isinstance(e.tag, str) and e.tag in _BLOCK_TAGS]
-            # keep only innermost-outermost: skip blocks nested in other collected blocks (li in blockquote)
             candidates = [e for e in candidates if not any(a in candidates for a in e.iterancestors())]
             if not candidates and clean(node.text_content()):
                 candidates = [node]
         for c in candidates:
-            t = element_text(c, drop_sup=True)  # footnote marks (<sup>) are left out, the text after them kept
+            t = element_text(c, drop_sup=True)
             if t:
                 out.append(t)
     return out

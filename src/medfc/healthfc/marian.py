@@ -1,7 +1,5 @@
 """The local DE→EN translation models (Marian/Opus-MT or any seq2seq model), run by transformers
-(:class:`MarianTranslator`) or CTranslate2 (:class:`CTranslate2Translator`), loaded lazily and batched through
-:class:`~medfc.healthfc.translators.LengthSortedBatches`. See ``docs/translation.md``.
-"""
+(:class:`MarianTranslator`) or CTranslate2 (:class:`CTranslate2Translator`), loaded lazily."""
 
 from __future__ import annotations
 
@@ -18,8 +16,6 @@ if TYPE_CHECKING:  # the model libraries are loaded by a translator's load()
     from transformers import PreTrainedModel
 
     from medfc.healthfc.ct2_models import ConvertedModel
-
-__all__ = ["CTranslate2Translator", "MarianTranslator"]
 
 log = logging.getLogger(__name__)
 
@@ -57,10 +53,6 @@ class MarianTranslator(LengthSortedBatches):
         self.fp16 = fp16
         self._model: PreTrainedModel | None = None
 
-    @property
-    def loaded(self) -> bool:
-        return self._model is not None
-
     def load(self) -> None:
         """Load tokenizer and model (idempotent); raise :class:`ModelUnavailableError` on failure."""
         if self._model is not None:
@@ -92,17 +84,10 @@ class MarianTranslator(LengthSortedBatches):
 
 
 class CTranslate2Translator(LengthSortedBatches):
-    """A Marian (Opus-MT) model run by CTranslate2, converted once into ``cache_dir``
-    (:func:`medfc.healthfc.ct2_models.ensure_converted`), loaded lazily.
-
-    ``compute_type="auto"`` is ``int8`` on the CPU and ``float16`` on CUDA (``float32`` where the device supports
-    neither); ``device``: ``auto``, ``cpu``, ``cuda`` or ``cuda:N``; ``intra_threads``: CPU threads (0: CTranslate2's
-    default). Tokenization and batching are :class:`MarianTranslator`'s. The output length limit matches
-    transformers' ``generate(max_length=…)``, which counts the decoder start token and, for models with a forced
-    end token (Opus-MT), forces ``</s>`` into the last place: at most ``max_length - 2`` tokens (``max_length - 1``
-    without a forced end), and like transformers it may end at once (``min_decoding_length=0``). Greedy float32
-    translations equal :class:`MarianTranslator`'s on the CPU; int8 and float16 round the weights.
-    """
+    """A Marian (Opus-MT) model run by CTranslate2, converted once into ``cache_dir``, loaded lazily.
+    ``compute_type="auto"``: ``int8`` on the CPU, ``float16`` on CUDA (else ``float32``). The output length limit is
+    transformers' ``generate(max_length=…)``'s (``max_length - 2`` tokens with a forced end token, else ``- 1``), so
+    greedy float32 translations equal :class:`MarianTranslator`'s on the CPU."""
 
     origin = "model"
     bar_suffix = " (ct2)"
@@ -111,17 +96,12 @@ class CTranslate2Translator(LengthSortedBatches):
                  batch_size: int = 32, max_length: int = 512, num_beams: int = 4, *, name: str | None = None, progress: bool = True,
                  local_files_only: bool | None = None, intra_threads: int = 0):
         super().__init__(model_name_or_path, device, batch_size, max_length, num_beams, name, progress, local_files_only)
-        self.cache_dir = Path(cache_dir)
+        self.cache_dir, self.intra_threads = Path(cache_dir), int(intra_threads)
         self.compute_type_request = compute_type
-        self.intra_threads = int(intra_threads)
         self._translator: ctranslate2.Translator | None = None
         self.compute_type: str | None = None
         self.converted: ConvertedModel | None = None  # once loaded (its ``.converted``: False on a cache hit)
         self.max_decoding_length = 0
-
-    @property
-    def loaded(self) -> bool:
-        return self._translator is not None
 
     @staticmethod
     def resolve(device: str, compute_type: str) -> tuple[str, int, str]:

@@ -1,7 +1,5 @@
 """Serve a static mirror of a site on 127.0.0.1 and route a crawler's requests to it: the demo crawl runs the live
-crawl's spider and settings, only :class:`MirrorDownloadHandler` sends each request for the real origin
-(``https://www.medizin-transparent.at``) to the local server and hands the response back under the original URL.
-"""
+crawl's spider, only :class:`MirrorDownloadHandler` sends the origin's requests to the local server."""
 
 from __future__ import annotations
 
@@ -30,7 +28,7 @@ class _QuietHandler(SimpleHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - stdlib name
         self.request_log.append(self.path)
         if self.delay:
-            time.sleep(self.delay)  # a slow server, for interruption tests
+            time.sleep(self.delay)
         super().do_GET()
 
 

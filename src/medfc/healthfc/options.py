@@ -1,5 +1,5 @@
-"""The options of the HealthFC steps but the crawl's (:mod:`medfc.healthfc.crawl_options`) and the translation's
-(declared beside its backends, re-exported), in a light module: the plan builds them (:meth:`medfc.plan.Plan.job_options`)."""
+"""The options of the HealthFC steps (the crawl's in :mod:`medfc.healthfc.crawl_options`), in a light module for the
+plan; the translation's are declared beside its backends and re-exported."""
 
 from __future__ import annotations
 

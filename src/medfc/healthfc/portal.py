@@ -1,6 +1,5 @@
-"""What the crawled pages and the release file share about the portal, in a module of its own so that the
-release reader does not depend on the page parser (an edit of the parser reruns the crawl's steps only,
-never a release-mode run: docs/sources.md §1)."""
+"""What the crawled pages and the release file share about the portal, apart, so that the release reader does not
+depend on the page parser (docs/sources.md §1)."""
 
 from __future__ import annotations
 

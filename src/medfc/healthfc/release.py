@@ -1,30 +1,11 @@
-"""Read the official HealthFC release file (``Datensatz.csv``, github.com/jvladika/HealthFC).
+"""Read the official HealthFC release file (``Datensatz.csv``, CC BY-NC-ND 4.0: read from a path or downloaded once
+into the cache, never shipped): the published 12-column file (:data:`COLUMNS_12`; ``*_top_sentences``, the gold
+sentences concatenated, are split back with the project's splitter) or the earlier 18-column one (:data:`COLUMNS_18`;
+``*_sentences`` a Python list literal of the article's sentences, ``*_ids`` the gold indices into it).
 
-The file is CC BY-NC-ND 4.0: the workflow reads it from a local path or downloads it once into the
-cache, and never ships or rewrites it. Two variants are read (docs/sources.md §2):
-
-* the published 12-column file — ``en_claim, en_explanation, en_top_sentences, de_claim,
-  de_explanation, de_top_sentences, label, de_verdict, de_title, authors, date, url``;
-* the earlier 18-column file, which also has the article text: ``*_text``, ``*_studies``,
-  ``*_sentences`` (a Python list literal of the article's sentences) and ``*_ids`` (the gold
-  evidence indices into that list, e.g. ``"[20, 43]"``).
-
-Reading each row (all counted in the :class:`ReleaseReport`):
-
-* UTF-8 with or without a BOM, every value as text, strictly: broken quoting, bytes that are not UTF-8 or a missing
-  column (without ``de_verdict`` every level of evidence would be lost) stop the step naming the file and line.
-* ``label``: exactly ``"0"`` SUPPORTED, ``"1"`` NOT ENOUGH INFO, ``"2"`` REFUTED (spaces ignored); any other text
-  (``"1.7"``, ``"1.0"``, empty) is a ``bad_label`` skip, a row with the wrong number of fields a
-  ``wrong_field_count`` skip; a skip's id is ``<file>:<line>``, its detail starts with the row's 0-based position.
-* Mojibake (UTF-8 read as Mac Roman ``"Appetitz√ºgler"`` or Windows-1252 ``"AppetitzÃ¼gler"``) is repaired
-  (:func:`fix_mojibake`), each field listed. Empty explanations are kept and counted.
-* ``authors`` is split on commas, ";", "&" and "und".
-* ``*_top_sentences`` is *one* string (the 1–5 gold sentences concatenated), split back with the project's splitter:
-  the annotators' (NLTK) boundaries are lost, so a row can come back with more or fewer pieces; the alignment
-  (:mod:`medfc.healthfc.align`) absorbs most of that and reports the rest.
-* The level of evidence is derived from ``de_verdict`` (:func:`medfc.healthfc.verdicts.verdict_from_text`); an
-  unknown verdict keeps the row with ``evidence_level = None``; a verdict whose label disagrees with ``label`` is
-  counted (``label`` wins).
+Strict UTF-8 (a BOM allowed); a missing column stops the step. ``label`` must be exactly "0"/"1"/"2" (else a
+``bad_label`` skip, id ``<file>:<line>``); mojibake (UTF-8 read as Mac Roman or Windows-1252) is repaired and
+listed; the level of evidence comes from ``de_verdict`` (unknown: None), a disagreeing label is counted.
 """
 
 from __future__ import annotations
@@ -52,12 +33,6 @@ if TYPE_CHECKING:  # the HTTP client (requests) is loaded only to download a rel
 
 log = logging.getLogger(__name__)
 
-__all__ = ["COLUMNS_12", "COLUMNS_18", "LABEL_CODES", "ReleaseReport", "ReleaseRow", "fetch_release", "fix_mojibake", "read_release",
-           "split_authors", "split_top_sentences"]
-
-#: Release label codes (docs/sources.md §2).
-LABEL_CODES: dict[int, str] = {0: SUPPORTED, 1: NEI, 2: REFUTED}
-
 COLUMNS_12 = (
     "en_claim", "en_explanation", "en_top_sentences", "de_claim", "de_explanation", "de_top_sentences",
     "label", "de_verdict", "de_title", "authors", "date", "url",
@@ -74,14 +49,10 @@ VARIANT_COLUMNS = {
     "12col": ("de_top_sentences", "en_top_sentences"),
     "18col": ("de_sentences", "de_ids", "en_sentences", "en_ids"),
 }
-#: The label column's codes exactly as the release writes them; any other text is a counted skip.
-LABEL_TEXTS: dict[str, int] = {str(code): code for code in LABEL_CODES}
-
-TEXT_COLUMNS = (
-    "en_claim", "en_explanation", "en_top_sentences", "de_claim", "de_explanation", "de_top_sentences",
-    "de_verdict", "de_title", "authors", "en_text", "de_text", "en_studies", "de_studies",
-    "en_sentences", "de_sentences",
-)
+#: The label column's codes exactly as the release writes them (docs/sources.md §2); any other text is a skip.
+LABEL_TEXTS: dict[str, str] = {"0": SUPPORTED, "1": NEI, "2": REFUTED}
+#: The columns mojibake is repaired in.
+TEXT_COLUMNS = frozenset(COLUMNS_12 + COLUMNS_18) - {"label", "date", "url", "en_ids", "de_ids"}
 
 
 def _codec_chars(codec: str, lo: int, hi: int) -> str:
@@ -130,11 +101,6 @@ def split_authors(text: str) -> list[str]:
     return [n for n in names if n]
 
 
-def split_top_sentences(text: str, lang: str = "de") -> list[str]:
-    """Split one concatenated ``*_top_sentences`` string back into sentences (see the module doc)."""
-    return split_sentences(text or "", lang)
-
-
 def _parse_list(value: str) -> list[object] | None:
     value = (value or "").strip()
     if not value:
@@ -149,10 +115,7 @@ def _parse_list(value: str) -> list[object] | None:
 def parse_release_date(text: str) -> str | None:
     """ISO date from the release's ``date`` (German long or numeric date, or already ISO)."""
     text = (text or "").strip()
-    m = re.match(r"^(\d{4})-(\d{2})-(\d{2})", text)
-    if m:
-        return m.group(0)
-    return parse_german_date(text)
+    return m.group(0) if (m := re.match(r"^\d{4}-\d{2}-\d{2}", text)) else parse_german_date(text)
 
 
 @dataclass
@@ -224,9 +187,8 @@ def _evidence_from_ids(sentences: list[str] | None, ids: list[int] | None) -> li
 def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseReport]:
     """Read and clean a release file (either variant); return its rows in file order and a report."""
     header, records = read_csv_records(path)
-    report = ReleaseReport(source=str(path))
     variant = detect_variant(header, path)
-    report.variant = variant
+    report = ReleaseReport(source=str(path), variant=variant)
     rows: list[ReleaseRow] = []
     counts = report.skips
     for i, record in enumerate(records):
@@ -250,8 +212,7 @@ def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseRepo
             codes = ", ".join(repr(c) for c in LABEL_TEXTS)
             counts.skip(where, "bad_label", f"row {i}: label {code_text!r} is not one of the release's codes {codes}")
             continue
-        code = LABEL_TEXTS[code_text]
-        label = LABEL_CODES[code]
+        label = LABEL_TEXTS[code_text]
         url = rec["url"].strip()
         if not re.match(r"^https?://", url):
             counts.skip(where, "bad_url", f"row {i}: url {url!r}")
@@ -261,8 +222,7 @@ def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseRepo
             counts.skip(where, "empty_claim", f"row {i}: {url}")
             continue
         de_verdict = normalize_text(rec.get("de_verdict", ""))
-        level: str | None = None
-        small = False
+        level, small = None, False
         try:
             verdict = verdict_from_text(de_verdict)
             level, small = verdict.evidence_level, verdict.small_effect
@@ -274,11 +234,10 @@ def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseRepo
             counts.count("verdict_unknown")
             report.verdict_issues.append({"row": i, "issue": "unknown_verdict", "de_verdict": de_verdict,
                                           "detail": str(exc)})
-        de_sentences = en_sentences = None
-        de_ids = en_ids = None
+        de_sentences = en_sentences = de_ids = en_ids = None
         if variant == "12col":
-            de_evidence = split_top_sentences(rec.get("de_top_sentences", ""), "de")
-            en_evidence = split_top_sentences(rec.get("en_top_sentences", ""), "en")
+            de_evidence = split_sentences(rec.get("de_top_sentences") or "", "de")
+            en_evidence = split_sentences(rec.get("en_top_sentences") or "", "en")
         else:
             de_sentences = [normalize_text(str(s)) for s in (_parse_list(rec.get("de_sentences", "")) or [])]
             en_sentences = [normalize_text(str(s)) for s in (_parse_list(rec.get("en_sentences", "")) or [])]
@@ -298,7 +257,7 @@ def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseRepo
         texts = {k: normalize_text(rec.get(k, "")) for k in ("en_claim", "de_explanation", "en_explanation")}
         row = ReleaseRow(
             row=i, url=url, de_claim=de_claim, **texts, de_evidence=de_evidence, en_evidence=en_evidence,
-            label=label, label_code=code, de_verdict=de_verdict, evidence_level=level, small_effect=small,
+            label=label, label_code=int(code_text), de_verdict=de_verdict, evidence_level=level, small_effect=small,
             title=TITLE_SUFFIX.sub("", normalize_text(rec.get("de_title", ""))), authors=split_authors(rec.get("authors", "")),
             date=parse_release_date(date_text), date_text=date_text, variant=variant,
             de_sentences=de_sentences, en_sentences=en_sentences, de_ids=de_ids, en_ids=en_ids,
@@ -329,8 +288,7 @@ def release_cache_path(url: str, cache_dir: str | os.PathLike) -> Path:
 
 
 def fetch_release(source: str | os.PathLike, cache_dir: str | os.PathLike, *, client: HttpClient | None = None) -> tuple[Path, bool]:
-    """``(path, from_cache)``: a local release path as is (FileNotFoundError if missing), or a URL downloaded once
-    into the cache (reused without any request)."""
+    """``(path, from_cache)``: a local path as is (FileNotFoundError if missing), or a URL downloaded once."""
     source = str(source)
     if not is_url(source):
         path = Path(source)

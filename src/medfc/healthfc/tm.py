@@ -1,18 +1,9 @@
-"""Translation memory and manual corrections for the DE→EN translation of HealthFC articles.
+"""Translation memory and manual corrections for the DE→EN translation (docs/translation.md).
 
-Memory format (JSONL, one record a line, UTF-8, keys sorted)::
-
-    {"model": "Helsinki-NLP/opus-mt-de-en", "origin": "model", "source": "Das hilft.",
-     "target": "That helps.", "timestamp": "2025-01-01T00:00:00+00:00"}
-
-Keyed by ``(model, source)``; ``origin`` is one of :data:`ORIGINS` (``"demo"``: written by hand for the demo
-snapshot). Append-only while translating, one fsynced ``write`` per batch under ``flock``
-(:mod:`medfc.common.appendlog`): a kill loses at most that batch, a torn line is skipped and counted on reading.
-The *last* record of a key wins, so ``merge`` is concatenation; ``compact`` rewrites one line per key, sorted.
-Shipped memories are read-only ``seeds``.
-
-Corrections (TSV, UTF-8, ``#`` comments and blank lines ignored, header ``source<TAB>target[<TAB>model]``) override
-memory and model; an empty ``model`` applies to every model, a per-model row wins over a generic one.
+The memory is JSONL, one :class:`MemoryRecord` a line keyed by ``(model, source)``, appended one fsynced batch at a
+time (a kill loses at most that batch, a torn line is skipped and counted); the last record of a key wins. Shipped
+memories are read-only ``seeds``. Corrections (TSV ``source<TAB>target[<TAB>model]``, ``#`` comments) override memory
+and model; a per-model row wins over a generic one.
 """
 
 from __future__ import annotations
@@ -28,8 +19,6 @@ from pathlib import Path
 
 from medfc.common.appendlog import append_jsonl, read_appended
 from medfc.common.io import atomic_output
-
-__all__ = ["ORIGINS", "Corrections", "MemoryRecord", "TranslationMemory", "normalize_key"]
 
 ORIGINS = ("model", "correction", "deepl", "demo")
 
@@ -54,23 +43,13 @@ class MemoryRecord:
         return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True)
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-
-
-def _memory_record(d: dict) -> MemoryRecord:
-    return MemoryRecord(model=str(d["model"]), source=normalize_key(str(d["source"])), target=str(d["target"]),
-                        origin=str(d.get("origin", "model")), timestamp=str(d.get("timestamp", "")))
-
-
-def _is_record(d: dict) -> bool:
-    return all(isinstance(d.get(k), str) for k in ("model", "source", "target"))
-
-
 def _read_records(path: Path) -> tuple[list[MemoryRecord], int]:
     """Records of one JSONL memory file and the number of unreadable lines skipped (torn, not UTF-8, not a record)."""
-    rows, skipped = read_appended(path, valid=_is_record, what="translation memory record")
-    return [_memory_record(d) for d in rows], len(skipped)
+    rows, skipped = read_appended(path, what="translation memory record",
+                                  valid=lambda d: all(isinstance(d.get(k), str) for k in ("model", "source", "target")))
+    records = [MemoryRecord(model=str(d["model"]), source=normalize_key(str(d["source"])), target=str(d["target"]),
+                            origin=str(d.get("origin", "model")), timestamp=str(d.get("timestamp", ""))) for d in rows]
+    return records, len(skipped)
 
 
 class TranslationMemory:
@@ -110,7 +89,7 @@ class TranslationMemory:
         """Add (source, target) pairs for ``model`` and append them to the working store."""
         if origin not in ORIGINS:
             raise ValueError(f"origin must be one of {ORIGINS}, not {origin!r}")
-        stamp = _now()
+        stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
         new = [MemoryRecord(model, normalize_key(s), t, origin, stamp) for s, t in pairs]
         if not new:
             return 0

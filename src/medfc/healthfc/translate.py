@@ -1,14 +1,11 @@
-"""DE→EN translation of article sentences through a translation memory (the translation step's work): corrections
-first, then memory hits, the translator (built by :func:`make_translator_factory`) only for the rest. See
-``docs/translation.md``.
-"""
+"""DE→EN translation through a translation memory: corrections first, then memory hits, the translator only for the
+rest (docs/translation.md)."""
 
 from __future__ import annotations
 
 import inspect
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import TypedDict
 
 import medfc
 from medfc.healthfc.options import TranslateOptions
@@ -17,9 +14,6 @@ from medfc.healthfc.sentences import article_sentence_records
 from medfc.healthfc.tm import Corrections, TranslationMemory, normalize_key
 from medfc.healthfc.translation_backends import translation_backend
 from medfc.healthfc.translators import ModelUnavailableError, Translator
-
-__all__ = ["TranslatedArticle", "TranslatedClaim", "TranslationUnavailableError", "make_translator_factory", "translate_articles",
-           "translate_with_memory"]
 
 
 class TranslationUnavailableError(RuntimeError):
@@ -37,11 +31,9 @@ def _takes_on_batch(translator: Translator) -> bool:
 
 def translate_with_memory(texts: Sequence[str], translator_factory: Callable[[], Translator], memory: TranslationMemory,
                           corrections: Corrections | None, model_name: str) -> tuple[list[str], dict[str, int]]:
-    """Translate ``texts``: corrections first, then memory hits, only the rest through the translator (made, and its
-    model loaded, only then; TranslationUnavailableError when it cannot be). New translations are appended to
-    ``memory`` under ``model_name`` once per batch, so a killed run keeps every finished batch. Returns the
-    translations in input order (blank inputs give "") and counts over the unique non-blank sources
-    (``n_corrections + n_memory_hits + n_model == n_unique``)."""
+    """Translate ``texts``: corrections, then memory hits, the rest through the translator (made only then;
+    TranslationUnavailableError when it cannot be), appended to ``memory`` per batch. Returns the translations in
+    input order (blank inputs give "") and counts over the unique sources."""
     corrections = corrections or Corrections()
     keys = [normalize_key(t) for t in texts]
     unique = list(dict.fromkeys(k for k in keys if k))
@@ -93,50 +85,16 @@ def translate_with_memory(texts: Sequence[str], translator_factory: Callable[[],
 
 
 def make_translator_factory(options: TranslateOptions) -> Callable[[], Translator]:
-    """A factory of the translator of the backend the options name; nothing is created (or loaded) until it is called."""
+    """A factory of the translator of the backend the options name; nothing is created until it is called."""
     backend = translation_backend(options.backend)
-
-    def factory() -> Translator:
-        return backend.build(options)
-
-    return factory
-
-
-class TranslatedArticle(TypedDict):
-    """An article's sentences and texts in German and English (the translation step's ``sentences`` output)."""
-
-    article_id: str
-    url: str
-    sentences_de: list[str]
-    sentences_en: list[str]
-    sections: list[str]  # body | studies, per sentence
-    title_de: str
-    title_en: str
-    teaser_de: str
-    teaser_en: str
-    topics_de: list[str]  # the article's topics (breadcrumb and tags), 1:1 with topics_en
-    topics_en: list[str]
-
-
-class TranslatedClaim(TypedDict):
-    """A claim's question and explanation in German and English (the translation step's ``claims_en`` output)."""
-
-    claim_id: str
-    article_id: str
-    url: str
-    question_de: str
-    question_en: str
-    explanation_de: str
-    explanation_en: str
-    title_de: str
-    title_en: str
+    return lambda: backend.build(options)
 
 
 def translate_articles(articles: Sequence[ArticleRecord], claims: Sequence[ClaimRecord], translator_factory: Callable[[], Translator],
                        memory: TranslationMemory, corrections: Corrections | None, model_name: str, *,
-                       base: str) -> tuple[list[TranslatedArticle], list[TranslatedClaim], dict[str, object]]:
-    """Split the articles into sentences and translate them, their titles, teasers, topics and claims →
-    (sentence records, claim records, report with where each translation came from)."""
+                       base: str) -> tuple[list[dict[str, object]], list[dict[str, object]], dict[str, object]]:
+    """Split the articles into sentences and translate them, their titles, teasers, topics and claims → (sentence
+    records, claim records, report)."""
     corrections = corrections or Corrections()
     sentence_lists = {a["article_id"]: article_sentence_records(a, base=base) for a in articles}  # type: ignore[arg-type]
     split = {aid: [str(r["text"]) for r in recs] for aid, recs in sentence_lists.items()}
@@ -148,7 +106,6 @@ def translate_articles(articles: Sequence[ArticleRecord], claims: Sequence[Claim
         texts += [c.get("question", "") or "", c.get("explanation", "") or ""]
         texts.append(titles.get(c["article_id"], ""))
 
-    # where each unique text's translation comes from (decided before the model adds anything)
     origin_of: dict[str, str | None] = {}
     for key in dict.fromkeys(normalize_key(t) for t in texts):
         if not key:
@@ -172,7 +129,7 @@ def translate_articles(articles: Sequence[ArticleRecord], claims: Sequence[Claim
             origin = rec.origin if rec is not None else "model"
         origins[origin] += 1
 
-    sentence_records: list[TranslatedArticle] = []
+    sentence_records: list[dict[str, object]] = []  # the ``sentences`` output, one per article
     for a in articles:
         sents = split[a["article_id"]]
         sentence_records.append({
@@ -182,7 +139,7 @@ def translate_articles(articles: Sequence[ArticleRecord], claims: Sequence[Claim
             "teaser_de": a.get("teaser", "") or "", "teaser_en": en(a.get("teaser", "") or ""),
             "topics_de": list(a.get("topics") or []), "topics_en": [en(t) for t in a.get("topics") or []],
         })
-    claim_records: list[TranslatedClaim] = []
+    claim_records: list[dict[str, object]] = []  # the ``claims_en`` output
     for c in claims:
         title = titles.get(c["article_id"], "")
         claim_records.append({

@@ -1,8 +1,5 @@
-"""The DE→EN translation backends, one registry looked up by name: the translator the step builds
-(:func:`medfc.healthfc.translate.make_translator_factory`), whether the model runs in the job's own process
-(:mod:`medfc.plan.cluster`, :mod:`medfc.plan.resources`) and the API key a run needs (:mod:`medfc.plan.prerequisites`).
-Each ``build`` imports its translator's module when called, so the plan loads no model library. A new backend is
-one entry of :data:`TRANSLATION_BACKENDS`. See ``docs/translation.md``.
+"""The DE→EN translation backends, one registry looked up by name: how to build each translator (its module imported
+only then, so the plan loads no model library), whether it runs locally, and the API key a run needs.
 """
 
 from __future__ import annotations
@@ -18,12 +15,10 @@ from medfc.healthfc.sentences import BaseSplitter
 if TYPE_CHECKING:  # the protocol only; each backend's module is imported when its translator is built
     from medfc.healthfc.translators import Translator
 
-__all__ = ["TRANSLATION_BACKENDS", "ApiKey", "TranslateOptions", "TranslationBackend", "backend_names", "translation_backend"]
-
 
 @dataclass(frozen=True)
 class ApiKey:
-    """An API key a backend reads from the environment, and why the run needs it (the prerequisite check's message)."""
+    """An API key a backend reads from the environment, and why the run needs it."""
 
     env: str
     why: str
@@ -32,7 +27,7 @@ class ApiKey:
 @dataclass(frozen=True)
 class TranslationBackend:
     """One translation backend: ``build(options)`` makes its translator (the model loads later); ``local``: the model
-    runs in the job's own process, else the job calls a service; ``key``: the API key a run needs (checked when planned)."""
+    runs in the job's process, else the job calls a service; ``key``: the API key a run needs."""
 
     name: str
     build: Callable[[TranslateOptions], Translator]
@@ -71,25 +66,19 @@ TRANSLATION_BACKENDS: dict[str, TranslationBackend] = {
 }
 
 
-def backend_names() -> tuple[str, ...]:
-    """The registered backends' names, in registration order."""
-    return tuple(TRANSLATION_BACKENDS)
-
-
 def translation_backend(name: str) -> TranslationBackend:
     """The backend called ``name``; an unknown one is a ValueError naming the known ones."""
     return lookup(TRANSLATION_BACKENDS, name, "translation backend")
 
 
-# ``healthfc.translation.backend``: checked against the registry when the options are built, so a backend
-# registered later (a test's) is one; the Literal is the type checkers' (the names at import)
-BackendName = Annotated[Literal[tuple(TRANSLATION_BACKENDS)], OneOf(backend_names)]  # type: ignore[valid-type]
+# checked against the registry when the options are built, so a backend registered later (a test's) is one
+BackendName = Annotated[Literal[tuple(TRANSLATION_BACKENDS)],  # type: ignore[valid-type]
+                        OneOf(lambda: tuple(TRANSLATION_BACKENDS))]
 
 
 @dataclass(frozen=True)
 class TranslateOptions(Options):
-    """The ``healthfc.translation`` section as the translation step uses it, + ``memory`` (the working store under the
-    cache, written by this step alone), ``ct2_cache`` and ``splitter`` (``healthfc.sentences.base``)."""
+    """The ``healthfc.translation`` section + ``memory`` (the working store), ``ct2_cache`` and ``splitter``."""
 
     backend: BackendName  # a registered backend (TRANSLATION_BACKENDS)
     model: str

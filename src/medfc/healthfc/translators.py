@@ -1,7 +1,5 @@
-"""What every DE→EN translation backend shares: the :class:`Translator` protocol (backends:
-:mod:`medfc.healthfc.marian`, :mod:`medfc.healthfc.deepl`), :class:`ModelUnavailableError`, and the local models'
-batching loop :class:`LengthSortedBatches`. See ``docs/translation.md``.
-"""
+"""What every DE→EN translation backend shares: the :class:`Translator` protocol, :class:`ModelUnavailableError`, and
+the local models' batching loop :class:`LengthSortedBatches`."""
 
 from __future__ import annotations
 
@@ -12,8 +10,6 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
-
-__all__ = ["BatchCallback", "LengthSortedBatches", "ModelUnavailableError", "Translator"]
 
 
 class ModelUnavailableError(RuntimeError):
@@ -32,15 +28,13 @@ class Translator(Protocol):
     """Memory origin for its output: "model" or "deepl"."""
 
     def translate(self, texts: Sequence[str], on_batch: BatchCallback | None = None) -> list[str]:
-        """Translate ``texts`` in order. ``on_batch(sources, targets)``, when given, is called after each batch (the
-        memory writes it there, so a kill loses at most the batch in flight); without ``on_batch`` in its signature
-        a translator still works, its output written at the end."""
+        """Translate ``texts`` in order, calling ``on_batch(sources, targets)`` after each batch (optional)."""
         ...
 
 
 class LengthSortedBatches:
-    """The local models' :meth:`translate`: ``load()``, then the texts sorted by length (fewer pad tokens) in batches
-    of ``batch_size`` through ``_translate_batch``, each handed to ``on_batch`` and counted; returned in input order."""
+    """The local models' :meth:`translate`: ``load()``, then the texts by length (fewer pad tokens) in batches through
+    ``_translate_batch``, each handed to ``on_batch``; returned in input order."""
 
     bar_suffix = ""
 

@@ -1,6 +1,5 @@
-"""The claims of a Medizin Transparent page read from its verdict boxes (:func:`detect_layout`), each as a
-:class:`RawClaim`: from the current layout's ``div.katechismus`` boxes (:func:`current_claims`) or the older
-layouts' ``table.table_rating`` (:func:`table_claims`)."""
+"""The claims of a Medizin Transparent page read from its verdict boxes, each a :class:`RawClaim`: the current
+layout's ``div.katechismus`` boxes (:func:`current_claims`) or the older rating tables (:func:`table_claims`)."""
 
 from __future__ import annotations
 
@@ -11,16 +10,13 @@ from lxml import etree
 
 from medfc.healthfc.html_text import clean, element_segments, element_text, has_class
 
-__all__ = ["RawClaim", "current_claims", "detect_layout", "table_claims"]
-
 
 def _strip_label(text: str, label: str) -> str:
     return clean(re.sub(rf"^\s*{label}\s*:?", "", clean(text), flags=re.I))
 
 
 def detect_layout(doc: etree._Element) -> str | None:
-    """The page's layout as its verdict boxes tell it: ``current`` (``div.katechismus``), ``pre_2014`` (a
-    ``table.table_rating`` with a "Beweislage" row), ``2014_2017`` (one without); None without a verdict box."""
+    """``current`` (``div.katechismus``), ``pre_2014`` (a rating table with "Beweislage"), ``2014_2017`` or None."""
     if doc.xpath(f"//div[{has_class('katechismus')}]"):
         return "current"
     tables = doc.xpath(f"//table[{has_class('table_rating')}]")
@@ -37,9 +33,8 @@ _FIELD_END = "\x00"  # a segment that ends the current field (a table row with a
 
 
 def _labelled(segments: list[str]) -> list[tuple[str | None, str]]:
-    """Text segments as (label, text): the text after "Frage:", "Antwort:", "Erklärung:" or "Beweislage:" carries
-    that label (lower case, "erklärung" for both spellings), also where several labels share one segment; its text
-    may be empty (it follows in the next segments). Text before any label has none; the field-end marker is ("end", "")."""
+    """Text segments as (label, text): the text after "Frage:", "Antwort:", "Erklärung:" or "Beweislage:" carries that
+    label (lower case), also where several share one segment; text before any label has None, a field end "end"."""
     out: list[tuple[str | None, str]] = []
     for seg in segments:
         if seg == _FIELD_END:
@@ -55,10 +50,9 @@ def _labelled(segments: list[str]) -> list[tuple[str | None, str]]:
 
 
 def _claims_from_segments(segments: list[str], *, beweislage: bool) -> list[dict[str, str]]:
-    """Claims of a rating table from labelled text in page order: each "Frage" starts a claim, the text after a label
-    up to the next is that field's value (a pre-2014 "Beweislage" and its direction joined with " | ", as the release
-    writes them). A label met twice without a "Frage" between starts a claim without a question (reported, never
-    merged). An explanation given once after several questions belongs to every claim without one."""
+    """Claims of a rating table from labelled text in page order: each "Frage" starts a claim, a label met twice
+    without one starts a claim without a question (reported); a pre-2014 "Beweislage" and its direction are joined
+    with " | ", as the release writes them."""
     claims: list[dict[str, str]] = []
     field_name: str | None = None
     for label, text in _labelled(segments):
@@ -96,15 +90,6 @@ def _answer_index(raw: str | None) -> int | None:
     return int(raw) if raw and raw.strip().isdigit() else None
 
 
-class _BoxRow(TypedDict):
-    """A question of a verdict box as read (:func:`_box_claims`): its fields' texts and the answer scale's options."""
-
-    frage: str
-    antwort: str
-    options: list[str]
-    erklärung: str
-
-
 class RawClaim(TypedDict, total=False):
     """A claim of a page's verdict boxes before it is checked, or the ``error`` of a box without a question."""
 
@@ -117,16 +102,14 @@ class RawClaim(TypedDict, total=False):
 
 
 def _box_claims(segments: list[str]) -> tuple[list[dict[str, str]], str]:
-    """A current-layout verdict box read as text, as the real pages print it (without the demo's inner classes):
-    "Frage:" and the question, the selected answer with no label (its index into the answer scale, e.g. "1" or "11",
-    or its text), then the whole scale with every option labelled "Antwort:" (not answers: only a single "Antwort:"
-    under a question without an unlabelled answer is its answer), then, in the box or after the boxes, "Erklärung:"
-    and the explanation. A box with an empty question and no answer (the pages print three boxes, the unused ones
-    empty) is no claim. Returns the claims and the explanation an unused box gives ("" for none)."""
-    rows: list[_BoxRow] = []
+    """A current-layout verdict box read as text, as the real pages print it: "Frage:" and the question, the selected
+    answer unlabelled (its scale index or text), then the whole scale, each option labelled "Antwort:" (only a lone
+    one is the answer), then "Erklärung:". A box without question and answer (an unused one) is no claim. Returns the
+    claims and the explanation an unused box gives ("" for none)."""
+    rows: list[dict] = []  # frage, antwort, erklärung: texts; options: the answer scale's
     field_name: str | None = None
 
-    def row() -> _BoxRow:
+    def row() -> dict:
         rows.append({"frage": "", "antwort": "", "options": [], "erklärung": ""})
         return rows[-1]
 
@@ -174,10 +157,8 @@ _AFTER_BOXES_END = (f"self::h1 or self::h2 or self::h3 or @id='collapseFussnote'
 
 
 def _explanation_after(boxes: list[etree._Element]) -> str:
-    """An "Erklärung:" the page gives once after its verdict boxes, in their container (the release's scraper reads
-    the container's text): after the last box, up to the body, studies, footnotes or a heading, a piece that starts
-    with the label and the pieces after it up to the next label; "" when none ("Eine mögliche Erklärung: …" inside a
-    sentence is none)."""
+    """An "Erklärung:" the page gives once after its verdict boxes (up to the body, studies, footnotes or a heading):
+    a piece that starts with the label and those after it up to the next label; "" when none."""
     segments: list[str] = []
     for sib in boxes[-1].itersiblings():
         if not isinstance(sib.tag, str):
@@ -199,12 +180,11 @@ def _explanation_after(boxes: list[etree._Element]) -> str:
 
 
 def current_claims(doc: etree._Element) -> list[RawClaim]:
-    """The claims of a current-layout page, one per question of its ``div.katechismus`` boxes (read by their inner
-    classes, else as text by :func:`_box_claims`), or an ``error`` for a box without a question; an explanation
-    the page gives once (an unused box, after the boxes) goes to each claim without one of its own."""
+    """One claim per question of the page's ``div.katechismus`` boxes (by their inner classes, else as text), or an
+    ``error`` for a box without a question; an explanation given once goes to each claim without one."""
     claims: list[RawClaim] = []
     boxes = doc.xpath(f"//div[{has_class('katechismus')}]")
-    unused = ""  # an explanation in an unused box: the page's, for every claim without one of its own
+    unused = ""  # an explanation in an unused box
     for box in boxes:
         q = box.xpath(f".//*[{has_class('katechismus__question')}]")
         a = box.xpath(f".//*[{has_class('katechismus__answer')}]")
@@ -225,7 +205,6 @@ def current_claims(doc: etree._Element) -> list[RawClaim]:
             if not question:
                 claims.append({"error": "verdict_box_without_question"})
                 continue
-            # the selected answer may be given as its index into the answer scale, as text
             index = _answer_index(raw_index) if raw_index else _answer_index(answer_text)
             answer_text = "" if index is not None and answer_text.strip().isdigit() else answer_text
             claims.append({"question": question, "verdict_text": answer_text, "answer_index": index, "explanation": explanation})
@@ -238,8 +217,8 @@ def current_claims(doc: etree._Element) -> list[RawClaim]:
 
 
 def _table_segments(table: etree._Element) -> list[str]:
-    """A rating table's text in row order, each value led by its row's label ("Frage: …"), also where
-    label and value share one cell; a row without a label continues the field of the row before."""
+    """A rating table's text in row order, each value led by its row's label ("Frage: …"); a row without a label
+    continues the field above."""
     out: list[str] = []
     for tr in table.xpath(".//tr"):
         cells = tr.xpath("./td | ./th")
@@ -263,10 +242,11 @@ def _table_segments(table: etree._Element) -> list[str]:
 
 
 def table_claims(doc: etree._Element, layout: str) -> list[RawClaim]:
-    """The claims of the rating tables of a ``2014_2017`` or ``pre_2014`` page (``layout``), or an ``error`` for a
-    table or claim without a question; a pre-2014 claim's verdict is its "Beweislage", its explanation the answer."""
+    """The claims of a ``2014_2017`` or ``pre_2014`` page's rating tables, or an ``error`` for one without a question;
+    a pre-2014 claim's verdict is its "Beweislage", its explanation the answer."""
     claims: list[RawClaim] = []
     pre_2014 = layout == "pre_2014"
+    verdict, explanation = ("beweislage", "antwort") if pre_2014 else ("antwort", "erklärung")
     for table in doc.xpath(f"//table[{has_class('table_rating')}]"):
         found = _claims_from_segments(_table_segments(table), beweislage=pre_2014)
         if not any(c.get("frage") for c in found):
@@ -275,10 +255,7 @@ def table_claims(doc: etree._Element, layout: str) -> list[RawClaim]:
         for c in found:
             if not c.get("frage"):
                 claims.append({"error": "verdict_box_without_question"})
-            elif pre_2014:
-                claims.append({"question": c["frage"], "verdict_text": c.get("beweislage", ""), "answer_index": None,
-                               "explanation": c.get("antwort", ""), "beweislage": True})
             else:
-                claims.append({"question": c["frage"], "verdict_text": c.get("antwort", ""), "answer_index": None,
-                               "explanation": c.get("erklärung", "")})
+                claims.append({"question": c["frage"], "verdict_text": c.get(verdict, ""), "answer_index": None,
+                               "explanation": c.get(explanation, ""), **({"beweislage": True} if pre_2014 else {})})
     return claims

@@ -1,27 +1,8 @@
-"""Medizin Transparent verdicts → HealthFC labels and levels of evidence (docs/sources.md §1, §1a).
-
-The portal answers on an answer scale (current layout), with a free verdict text (2014–2017 layout) or with a
-"Beweislage" plus a direction (before June 2014); the release's ``de_verdict`` holds all of these, also lower-case,
-comma-less and reversed ("möglicherweise Nein", "wahrscheinlich nicht"). Each maps to a ``label`` (NOT ENOUGH INFO:
-evidence missing or conflicting), an ``evidence_level`` (``high``: plain Ja/Nein, Hohe; ``moderate``: wahrscheinlich,
-Mittlere; ``low``: möglicherweise, Niedrige; ``insufficient``; ``conflicting``) and ``small_effect`` ("ein bisschen").
-
-The rules, in the order :func:`verdict_from_text` applies them (docs/healthfc.md §1 has the table):
-
-1. "widersprüchlich" anywhere → NOT ENOUGH INFO / conflicting.
-2. "Belege fehlen", "Beweise fehlen", "Beweislage unzureichend", "Unzureichende …",
-   "Ungenügende …", "nicht (ausreichend) erforscht" → NOT ENOUGH INFO / insufficient.
-3. "<Hohe|Mittlere|Niedrige> wissenschaftliche Beweislage [| : , –] <direction>" (pre-2014):
-   the level comes from the first word; the direction is free text and is REFUTED when it
-   contains a negation (:data:`NEGATION`: "gegen", "dagegen", "nicht", "Nicht-…", "kein…",
-   "nein"; so "stimmt wahrscheinlich nicht" too), SUPPORTED otherwise ("für …", "dafür",
-   "möglicherweise"). An empty direction matches no rule.
-4. Answer words: a negation ("nein", "nicht", "kein…") → REFUTED; otherwise "ja", or a bare
-   "möglicherweise"/"wahrscheinlich" (an abbreviated yes) → SUPPORTED. The negation decides the
-   direction wherever it stands, so "möglicherweise Nein" is REFUTED, never a yes. The level is
-   low with "möglicherweise", moderate with "wahrscheinlich", high otherwise.
-
-Anything else raises :class:`UnknownVerdict` (the caller counts it; it is never guessed).
+"""Medizin Transparent verdicts (answer scale, verdict text or pre-2014 "Beweislage" + direction, docs/sources.md §1,
+§1a) → HealthFC ``label``, ``evidence_level`` and ``small_effect``, by the rules of docs/healthfc.md §1: conflicting
+or missing evidence is NOT ENOUGH INFO; otherwise a negation wherever it stands (:data:`NEGATION`) is REFUTED
+("möglicherweise Nein"), else SUPPORTED; the level comes from the Beweislage or the hedge word. Anything else raises
+:class:`UnknownVerdict` (counted by the caller, never guessed).
 """
 
 from __future__ import annotations
@@ -72,15 +53,11 @@ class Verdict:
 
 
 class UnknownVerdict(ValueError):
-    """Raised for a verdict text that no mapping rule covers (the claim is then skipped or counted)."""
-
-
-def _norm(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip().rstrip(".").strip()
+    """A verdict text that no mapping rule covers."""
 
 
 def _key(text: str) -> str:
-    return _norm(text).lower()
+    return re.sub(r"\s+", " ", text).strip().rstrip(".").strip().lower()
 
 
 _SCALE_BY_TEXT = {_key(v): k for k, v in ANSWER_SCALE.items()}
@@ -89,10 +66,6 @@ _SCALE_BY_TEXT = {_key(v): k for k, v in ANSWER_SCALE.items()}
 def index_for_text(text: str) -> int | None:
     """The answer-scale index of a verdict text, or None when the text is not on the scale."""
     return _SCALE_BY_TEXT.get(_key(text))
-
-
-def _hedge_level(t: str) -> str:
-    return "low" if "möglicherweise" in t else "moderate" if "wahrscheinlich" in t else "high"
 
 
 def verdict_from_text(text: str, answer_index: int | None = None) -> Verdict:
@@ -127,7 +100,8 @@ def verdict_from_text(text: str, answer_index: int | None = None) -> Verdict:
         label = SUPPORTED
     else:
         raise UnknownVerdict(f"verdict text {text!r} matches no rule")
-    return Verdict(label, _hedge_level(t), "ein bisschen" in t, index)
+    level = "low" if "möglicherweise" in t else "moderate" if "wahrscheinlich" in t else "high"
+    return Verdict(label, level, "ein bisschen" in t, index)
 
 
 def verdict_from_beweislage(text: str) -> Verdict:

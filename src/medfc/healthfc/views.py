@@ -1,8 +1,7 @@
-"""The rebuilt HealthFC dataset as a folder ``datasets`` loads by config (rule ``healthfc_export``): under ``views/``
-one Parquet file per fold and view (:func:`export_fold`: ``source``, the records with their ``fold``; ``bigbio_te``,
-BigBio's entailment view whose ``premise`` is the gold evidence in English, empty without gold evidence, what the
-oracle system reads), then the card ``README.md`` (:func:`write_card`) whose configs (:func:`configs`) give every
-claim per view and, per fold, its ``train``/``test`` split of the paper's cross-validation.
+"""The rebuilt HealthFC dataset as a folder ``datasets`` loads by config: one Parquet file per fold and view
+(:func:`export_fold`: ``source``, the records with their ``fold``; ``bigbio_te``, BigBio's entailment view with the
+English gold evidence as ``premise``) and the card ``README.md`` (:func:`write_card`) declaring every claim per view
+and each fold's ``train``/``test`` split.
 """
 
 from __future__ import annotations
@@ -70,14 +69,12 @@ def _arrow_type(hint: object) -> pa.DataType:
 
 
 def record_types() -> dict[str, pa.DataType]:
-    """Each field of a dataset record as an Arrow type: the source view's types whatever the mode left empty (a column
-    pandas wrote as all-null, a count as a float)."""
+    """Each field of a dataset record as an Arrow type (whatever the mode left empty or pandas wrote as a float)."""
     return {name: _arrow_type(hint) for name, hint in typing.get_type_hints(DatasetRecord).items()}
 
 
 def source_table(dataset: pa.Table, folds: Mapping[str, int]) -> pa.Table:
-    """The dataset's records with their ``fold``, typed by :func:`record_types` (another column: a string when it
-    holds nothing); a claim without a fold stops the export."""
+    """The dataset's records with their ``fold``, typed by :func:`record_types`; a claim without a fold is an error."""
     import pyarrow as pa
 
     ids = [str(i) for i in dataset.column("id").to_pylist()]
@@ -124,7 +121,7 @@ def configs(files: Mapping[str, Sequence[Path]], card_dir: str | os.PathLike, so
 def export_fold(dataset_parquet: str | os.PathLike, folds_csv: str | os.PathLike, fold: int, source_out: str | os.PathLike,
                 bigbio_out: str | os.PathLike) -> dict[str, int]:
     """Write fold ``fold``'s claims in the source view and in BigBio's; returns its rows and those without gold
-    evidence. A fold that holds no claim (``folds.csv`` made with fewer folds) stops the export."""
+    evidence. An empty fold is an error."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
@@ -141,8 +138,8 @@ def export_fold(dataset_parquet: str | os.PathLike, folds_csv: str | os.PathLike
 
 
 def write_card(card_md: str | os.PathLike, files: Mapping[str, Sequence[str | os.PathLike]], readme: str | os.PathLike) -> dict[str, int]:
-    """Write the card ``readme``: the dataset card's text with the configs of the views' ``files`` (view → its
-    files, fold 0 first; their features from the source view's file); returns the rows per fold."""
+    """Write the card ``readme``: the dataset card's text with the configs of the views' ``files`` (fold 0 first);
+    returns the rows per fold."""
     import pyarrow.parquet as pq
 
     from medfc.common.io import atomic_write

@@ -36,10 +36,10 @@ GET_MAX_IDS = 200
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 _MONTH_BY_NAME = {m.lower(): m for m in MONTHS}
 XML_HEADER = '<?xml version="1.0" ?>\n'
+_ARTICLE_TAGS = ("PubmedArticle", "PubmedBookArticle")
 
 
-#: Layout is ASCII whitespace holding a line break: the newlines and indentation of pretty-printed XML. Only
-#: ASCII space, tab, CR and LF can be layout; U+00A0, U+2009, U+202F and every other space character is text.
+#: Layout is ASCII whitespace holding a line break (pretty-printed XML); any other space character is text.
 _ASCII_WS = " \t\r\n"
 _LAYOUT_INSIDE = re.compile(r"[ \t\r\n]*[\r\n][ \t\r\n]*")
 _LINE_BREAK = re.compile(r"\r\n?|\n")
@@ -47,8 +47,7 @@ _INDENT_BEFORE_TAG = re.compile(r"(?:\r\n?|\n)([ \t]*)$")
 
 
 def _child_indent(nodes: Sequence[str]) -> str | None:
-    """The indentation a pretty-printer put before the child tags of an element (the most common one), or None
-    if no child tag starts a line. ``nodes``: the element's text nodes that are followed by a child tag."""
+    """The (most common) indentation before an element's child tags, from the text nodes before them; None if none."""
     seen = Counter(m.group(1) for m in map(_INDENT_BEFORE_TAG.search, nodes) if m)
     return max(seen, key=lambda i: (seen[i], -len(i))) if seen else None
 
@@ -59,12 +58,8 @@ def _dedent(line: str, indent: str | None) -> str:
 
 
 def _unlayout(node: str, indent: str | None) -> str:
-    """One text node (between two tags) without its layout.
-
-    A line break beside a tag goes with the indentation that follows it (``indent``, that of the element's
-    child tags); spaces of the text itself stay (``of \\n  <i>`` keeps "of ", ``\\n   gene`` under an indentation
-    of two keeps " gene"); a line break inside the text (a wrapped line) is one space; every other
-    character is kept as it is."""
+    """One text node without its layout: a line break beside a tag goes with the ``indent`` after it, the text's own
+    spaces stay, a line break inside the text is one space."""
     if not node or ("\n" not in node and "\r" not in node):
         return node
     core = node.strip(_ASCII_WS)
@@ -106,9 +101,7 @@ def _text_of(root: ET.Element) -> str:
 
 
 def _flat(elem: ET.Element | None) -> str:
-    """All text under an element as PubMed has it: inline markup removed, its text joined to its neighbours as it
-    stands (``β<sub>2</sub>`` → "β2", also when pretty-printed); only layout whitespace goes (no-break and thin
-    spaces, and runs of spaces within a line, stay)."""
+    """All text under an element as PubMed has it: inline markup removed (``β<sub>2</sub>`` → "β2"), layout gone."""
     if elem is None:
         return ""
     return _text_of(elem).strip(_ASCII_WS)
@@ -122,16 +115,6 @@ def _month(value: str | None) -> str | None:
         n = int(value)
         return MONTHS[n - 1] if 1 <= n <= 12 else None
     return _MONTH_BY_NAME.get(value[:3].lower())
-
-
-class PubDate(TypedDict):
-    """A publication date as :func:`parse_pub_date` reads it."""
-
-    year: int | None
-    month: str | None
-    day: int | None
-    season: str | None
-    publication_date: str | None
 
 
 class PubmedRecord(TypedDict):
@@ -152,13 +135,10 @@ class PubmedRecord(TypedDict):
     nct_ids: list[str]
 
 
-def parse_pub_date(pub_date: ET.Element | None) -> PubDate:
-    """Year/Month/Day, Season or MedlineDate → {"year", "month", "day", "publication_date"}.
-
-    ``publication_date`` follows the CliniFact release: "2021-Dec-21", "2008-Sep-N/A", "2007-N/A-N/A".
-    """
-    year = month = day = None
-    season = None
+def parse_pub_date(pub_date: ET.Element | None) -> dict[str, int | str | None]:
+    """Year/Month/Day, Season or MedlineDate → {"year", "month", "day", "season", "publication_date"}, the last as the
+    CliniFact release writes it: "2021-Dec-21", "2008-Sep-N/A", "2007-N/A-N/A"."""
+    year = month = day = season = None
     if pub_date is not None:
         y = pub_date.findtext("Year")
         if y and y.strip().isdigit():
@@ -241,15 +221,8 @@ def parse_article(elem: ET.Element) -> PubmedRecord:
             "mesh_headings": mesh, "publication_types": pub_types, "nct_ids": trials}
 
 
-def _article_elements(root: ET.Element) -> Iterator[ET.Element]:
-    for child in root:
-        if child.tag in ("PubmedArticle", "PubmedBookArticle"):
-            yield child
-
-
 class PubmedXmlError(InputFileError):
-    """A PubMed document that is not well-formed XML: ``path`` (a file, or what the text came from, such as an
-    efetch answer), ``line`` and the parser's ``message``."""
+    """A PubMed document that is not well-formed XML: ``path`` (or what the text came from), ``line``, ``message``."""
 
 
 def _root(xml: bytes | str, source: str) -> ET.Element:
@@ -263,15 +236,14 @@ def _root(xml: bytes | str, source: str) -> ET.Element:
 
 def parse_pubmed_xml(xml: bytes | str, source: str = "PubMed XML") -> list[PubmedRecord]:
     """Every article of a PubmedArticleSet document; :class:`PubmedXmlError` (``source``, line) if not well-formed."""
-    return [parse_article(e) for e in _article_elements(_root(xml, source))]
+    return [parse_article(e) for e in _root(xml, source) if e.tag in _ARTICLE_TAGS]
 
 
 def split_article_set(xml: bytes | str, source: str = "efetch answer") -> dict[str, bytes]:
     """PubmedArticleSet → {pmid: a one-article PubmedArticleSet document} (the per-PMID cache unit)."""
-    root = _root(xml, source)
     out: dict[str, bytes] = {}
-    for elem in _article_elements(root):
-        pmid = parse_article(elem)["pmid"]
+    for elem in _root(xml, source):
+        pmid = parse_article(elem)["pmid"] if elem.tag in _ARTICLE_TAGS else ""
         if not pmid:
             continue
         body = ET.tostring(elem, encoding="unicode")
@@ -284,9 +256,8 @@ def _said(value: JSONValue) -> str:
 
 
 def check_esearch(doc: JSONValue) -> None:
-    """An esearch JSON answer, or AnswerError: ``esearchresult.ERROR`` (sent with HTTP 200, e.g. "Search Backend
-    failed: …") and an answer without ``esearchresult.idlist`` are retried; NCBI's own error object
-    (``{"error": "API key invalid"}``) is refused at once. An empty ``idlist`` is a real answer: nothing found."""
+    """An esearch JSON answer, or AnswerError: ``esearchresult.ERROR`` (with HTTP 200) and an answer without an
+    ``idlist`` are retried, NCBI's ``{"error": …}`` is refused; an empty ``idlist`` means nothing found."""
     if not isinstance(doc, dict):
         raise AnswerError(f"the answer is a JSON {type(doc).__name__}, not an object", retryable=False)
     res = doc.get("esearchresult")
@@ -302,8 +273,7 @@ def check_esearch(doc: JSONValue) -> None:
 
 
 def check_efetch(raw: bytes) -> None:
-    """An efetch answer, or AnswerError (retried): not a PubmedArticleSet (``<eFetchResult><ERROR>…`` sent with HTTP
-    200, an HTML page) or not well-formed (cut short)."""
+    """An efetch answer, or AnswerError (retried): not a PubmedArticleSet (``<ERROR>``, an HTML page) or cut short."""
     try:
         root = ET.fromstring(raw)
     except ET.ParseError as exc:
@@ -327,9 +297,8 @@ def is_pmid(value: str) -> bool:
 
 class PubmedFetcher:
     """efetch in batches (GET up to 200 ids, POST above), ≤3 req/s (10 with an API key), cached per PMID as
-    ``<pmid>.xml`` (a one-article PubmedArticleSet); ``offline=True`` never asks NCBI. A PMID that is not digits
-    (``../x``, ``PMC7``) is skipped (``pmid_not_digits``), a record an answer holds but was not asked for is dropped
-    (``record_not_asked_for``); ``dropped`` counts both."""
+    ``<pmid>.xml``; ``offline=True`` never asks NCBI. ``dropped`` counts the PMIDs that are not digits and the
+    records an answer holds but was not asked for."""
 
     def __init__(self, cache_dir: str | os.PathLike, api_key: str | None = None, tool: str = "medfc", email: str | None = None,
                  batch_size: int = GET_MAX_IDS, url: str = EFETCH_URL, esearch_url: str = ESEARCH_URL, http: HttpClient | None = None,
@@ -338,12 +307,9 @@ class PubmedFetcher:
         self.cache_dir = Path(cache_dir)
         self.extra_cache_dirs = [Path(p) for p in extra_cache_dirs]
         self.api_key = api_key if api_key is not None else os.environ.get("NCBI_API_KEY") or None
-        self.tool = tool
         self.email = email if email is not None else os.environ.get("NCBI_EMAIL") or None
         self.batch_size = max(1, int(batch_size))
-        self.url = url
-        self.esearch_url = esearch_url
-        self.offline = offline
+        self.tool, self.url, self.esearch_url, self.offline = tool, url, esearch_url, offline
         limit = 10.0 if self.api_key else 3.0  # NCBI's limits: 3 requests/s without an API key, 10 with one
         rate = min(requests_per_second or limit, limit)
         if requests_per_second and requests_per_second > limit:
@@ -384,8 +350,7 @@ class PubmedFetcher:
         return self.http.post_bytes(self.url, data={**params, "id": ",".join(ids)}, use_cache=False, check=check_efetch)
 
     def esearch(self, term: str, retmax: int, sort: str = "relevance") -> list[str]:
-        """PMIDs matching ``term`` (at most ``retmax``, in ``sort`` order); not cached here (the caller caches per
-        query, so the API key never lands in a cache key)."""
+        """PMIDs matching ``term`` (at most ``retmax``, in ``sort`` order); not cached (the caller caches per query)."""
         params = {**self._params(), "term": term, "retmax": str(int(retmax)), "sort": sort, "retmode": "json"}
         data = self.http.get_json(self.esearch_url, params, use_cache=False, check=check_esearch)
         return [str(x) for x in ((data or {}).get("esearchresult") or {}).get("idlist") or []]
@@ -446,13 +411,11 @@ class PubmedFetcher:
     @staticmethod
     def _read(pmid: str, path: Path) -> PubmedRecord | None:
         """The record of ``pmid`` in its cache file (None if the file holds none); PubmedXmlError naming the file."""
-        parsed = [r for r in parse_pubmed_xml(path.read_bytes(), source=str(path)) if r["pmid"] == pmid]
-        return parsed[0] if parsed else None
+        return next((r for r in parse_pubmed_xml(path.read_bytes(), source=str(path)) if r["pmid"] == pmid), None)
 
     def records(self, pmids: Iterable[str], report: SkipReport | None = None, progress: bool = True) -> Iterator[PubmedRecord]:
         """Parsed records for the PMIDs (fetching what is missing); those without abstract are reported, not dropped. A
-        cached file that is not well-formed XML is fetched again (``cache_files_refetched``); offline, or when NCBI
-        does not return it, it is skipped as ``cache_file_unreadable``."""
+        cached file that is not well-formed XML is fetched again, or skipped (``cache_file_unreadable``)."""
         broken: dict[str, PubmedXmlError] = {}
         for pmid, path in self.fetch(pmids, report=report, progress=progress).items():
             try:
@@ -461,27 +424,24 @@ class PubmedFetcher:
                 broken[pmid] = exc
                 continue
             yield from self._checked(pmid, rec, report)
-        if not broken:
-            return
         again: dict[str, Path] = {}
-        if not self.offline:
+        if broken and not self.offline:
             for pmid, exc in broken.items():
                 log.warning("PubMed: %s; fetching PMID %s again", exc, pmid)
             again = self._fetch_missing(list(broken), None, progress)
             if report is not None:
                 report.count("cache_files_refetched", len(again))
         for pmid, exc in broken.items():
-            if pmid not in again:
-                if report is not None:
-                    report.skip(pmid, "cache_file_unreadable", str(exc))
-                continue
-            try:
-                rec = self._read(pmid, again[pmid])
-            except PubmedXmlError as exc2:
-                if report is not None:
-                    report.skip(pmid, "cache_file_unreadable", str(exc2))
-                continue
-            yield from self._checked(pmid, rec, report)
+            if pmid in again:
+                try:
+                    rec = self._read(pmid, again[pmid])
+                except PubmedXmlError as exc2:
+                    exc = exc2
+                else:
+                    yield from self._checked(pmid, rec, report)
+                    continue
+            if report is not None:
+                report.skip(pmid, "cache_file_unreadable", str(exc))
 
     @staticmethod
     def _checked(pmid: str, rec: PubmedRecord | None, report: SkipReport | None) -> Iterator[PubmedRecord]:

@@ -1,15 +1,8 @@
-"""Search clients shared by MedSNIP's retrieval-augmented verifier and HealthFC's open-domain evidence.
-
-Every backend answers ``search(query, k) -> list[Hit]`` (at most ``k``, in the source's order); :class:`CachedSearch`
-keeps each answer on disk per (backend, index, query, k). Backends: :class:`WebSearch` (a Serper-compatible API,
-``POST {"q", "num"}``, key in the ``X-API-KEY`` header, never in the cache key: answer box, knowledge graph, organic
-results), :class:`PubMedSearch` (esearch by relevance, then efetch) and :class:`WikipediaSearch` (MediaWiki
-``list=search``, then ``prop=extracts``). A missing required key is :class:`MissingApiKey` before anything is sent.
-
-A bad day never looks like "no results": error answers, also those sent with HTTP 200 (Serper's ``{"message",
-"statusCode"}``, MediaWiki's ``{"error": {"code": "maxlag"}}``, E-utilities' ``esearchresult.ERROR``, efetch's
-``<ERROR>``), and answers without the result fields are errors, the passing ones retried; a refused key or account
-(401, 403, an invalid key, no credits) is :class:`SearchKeyRejected`. Only answers are cached.
+"""Search clients shared by MedSNIP's retrieval-augmented verifier and HealthFC's open-domain evidence: each backend
+answers ``search(query, k) -> list[Hit]`` (:class:`WebSearch`, a Serper-compatible API; :class:`PubMedSearch`;
+:class:`WikipediaSearch`), :class:`CachedSearch` keeps each answer on disk. A bad day never looks like "no results":
+error answers (also with HTTP 200) and answers without result fields are errors, the passing ones retried; a refused
+key or account is :class:`SearchKeyRejected`, a missing required key :class:`MissingApiKey`. Only answers are cached.
 """
 
 from __future__ import annotations
@@ -51,8 +44,7 @@ class MissingApiKey(RuntimeError):
 
 
 class SearchKeyRejected(RuntimeError):
-    """A source that refused the search's credentials or account (HTTP 401 or 403, an invalid key, no credits
-    left): a configuration error that stops the job at once, naming the source and the key's variable."""
+    """A source refused the credentials or account (401, 403, an invalid key, no credits): the job stops at once."""
 
     def __init__(self, source: str, variable: str, error: HttpError):
         where = f"check the key in the environment variable {variable}" if variable else "it takes no key: check its URL and your access"
@@ -68,14 +60,12 @@ _KEY_REFUSALS = ("api key invalid", "invalid api key", "not enough credits", "in
 
 
 def key_refused(error: HttpError) -> bool:
-    """Whether ``error`` is a refused key or account: HTTP 401 or 403, or the real services' messages for it (NCBI's
-    400 ``{"error": "API key invalid"}``, Serper's 400 ``{"message": "Not enough credits"}``)."""
+    """Whether ``error`` is a refused key or account: HTTP 401 or 403, or the services' messages for it."""
     text = str(error).lower()
     return error.status in (401, 403) or any(m in text for m in _KEY_REFUSALS)
 
 
 def _refused(error: HttpError, source: str, variable: str) -> HttpError | SearchKeyRejected:
-    """``error`` as :class:`SearchKeyRejected` when it is a refused key (:func:`key_refused`), else itself."""
     return SearchKeyRejected(source, variable, error) if key_refused(error) else error
 
 
@@ -93,9 +83,8 @@ SERPER_RESULT_FIELDS = ("organic", "answerBox", "knowledgeGraph", "searchParamet
 
 
 def check_serper(doc: JSONValue) -> None:
-    """A Serper answer or :class:`AnswerError`: its error shape ``{"message", "statusCode"}`` (which a proxy
-    or the service may send with HTTP 200) by the status it names (401/403 and "Not enough credits" refused,
-    429 and 5xx retried, other codes not), and an answer with none of the result fields (retried)."""
+    """A Serper answer or :class:`AnswerError`: its error shape ``{"message", "statusCode"}`` (also with HTTP 200) by
+    the status it names (401/403 refused, 429 and 5xx retried), and an answer without result fields (retried)."""
     if not isinstance(doc, dict):
         raise AnswerError(f"the answer is a JSON {type(doc).__name__}, not an object", retryable=False)
     status = doc.get("statusCode") if isinstance(doc.get("statusCode"), int) else None
@@ -116,9 +105,8 @@ MEDIAWIKI_RETRY = frozenset({"maxlag", "ratelimited", "readonly", "internal_api_
 
 
 def check_mediawiki(doc: JSONValue) -> None:
-    """A MediaWiki API answer or :class:`AnswerError`: ``{"error": {"code", "info"}}`` (HTTP 200, e.g. ``maxlag``
-    under load, which also sends Retry-After) or ``{"errors": [...]}``; the passing codes retried, the others
-    not; an answer without ``query`` retried."""
+    """A MediaWiki API answer or :class:`AnswerError`: ``{"error": …}`` or ``{"errors": [...]}`` (HTTP 200), the
+    passing codes retried; an answer without ``query`` retried."""
     if not isinstance(doc, dict):
         raise AnswerError(f"the answer is a JSON {type(doc).__name__}, not an object", retryable=False)
     errors = doc.get("errors") if isinstance(doc.get("errors"), list) else []
@@ -173,8 +161,7 @@ class PubMedSearch:
     name = "pubmed"
 
     def __init__(self, fetcher: PubmedFetcher, api_key_env: str = "NCBI_API_KEY") -> None:
-        self.fetcher = fetcher
-        self.api_key_env = api_key_env
+        self.fetcher, self.api_key_env = fetcher, api_key_env
 
     def index_id(self) -> str:
         return self.fetcher.esearch_url
@@ -192,13 +179,6 @@ class PubMedSearch:
                     url=f"https://pubmed.ncbi.nlm.nih.gov/{p}/", id=p) for p in pmids if p in recs]
 
 
-def _api_key(variable: str, required: bool, what: str) -> str:
-    key = os.environ.get(variable, "") if variable else ""
-    if required and not key:
-        raise MissingApiKey(variable or "(no variable configured)", what)
-    return key
-
-
 class WebSearch:
     name = "web"
 
@@ -210,7 +190,9 @@ class WebSearch:
 
     def search(self, query: str, k: int) -> list[Hit]:
         what = f"the web search ({redact_url(self.url)})"
-        key = _api_key(self.api_key_env, self.require_key, what)
+        key = os.environ.get(self.api_key_env, "") if self.api_key_env else ""
+        if self.require_key and not key:
+            raise MissingApiKey(self.api_key_env or "(no variable configured)", what)
         headers = {"Content-Type": "application/json", **({"X-API-KEY": key} if key else {})}
         try:
             data = self.http.fetch("POST", self.url, data=json.dumps({"q": query, "num": int(k)}, sort_keys=True).encode(),
@@ -238,9 +220,8 @@ def strip_html(text: str) -> str:
 
 
 class WikipediaSearch:
-    """The MediaWiki search API: the pages ``list=search`` ranks first, each with the plain-text introduction
-    ``prop=extracts`` gives (the search snippet when a page has no extract); ``url`` is the wiki's
-    ``api.php`` endpoint, ``page_url`` the address a page title is appended to."""
+    """The MediaWiki search API: the pages ``list=search`` ranks first, each with its plain-text introduction (else
+    the snippet); ``url`` is the wiki's ``api.php``, ``page_url`` the address a page title is appended to."""
 
     name = "wikipedia"
 

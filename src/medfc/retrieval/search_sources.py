@@ -1,7 +1,5 @@
-"""The search sources, each declared once in :data:`REGISTRY` (:class:`SearchSource`: its options class, client
-factory and what a live search needs), looked up by HealthFC's open-domain evidence (rule ``healthfc_retrieve``,
-systems ``retrieved_<source>``/``open_domain_<source>``), MedSNIP's retrieval verifier and the plan. A new source is
-one :func:`register` call. The clients are imported only when one is built.
+"""The search sources, each declared once in :data:`REGISTRY` (:class:`SearchSource`), looked up by HealthFC's
+open-domain evidence, MedSNIP's retrieval verifier and the plan. The clients are imported only when one is built.
 """
 
 from __future__ import annotations
@@ -54,25 +52,19 @@ class WikipediaSourceOptions(Options):
 
 @dataclass(frozen=True)
 class Connection:
-    """How a consumer connects, beyond the source's options: the HTTP client's retries (None: its default), an HTTP
-    cache of the answers (``""``: none) and whether a source whose key is optional stops without one."""
+    """How a consumer connects: the HTTP client's retries (None: its default), an HTTP cache (``""``: none) and
+    whether a source whose key is optional stops without one."""
 
     max_retries: int | None = None
     http_cache_dir: str = ""
     require_key: bool = True
 
 
-def _no_completion(own: JSONObject, cache_dir: str) -> JSONObject:
-    return own
-
-
 @dataclass(frozen=True)
 class SearchSource:
-    """One search source: ``options`` types its config section (each has ``file``, a prepared evidence file that
-    replaces searching), ``client`` builds its client, ``title`` names it in messages. Checked when the run is planned
-    (:mod:`medfc.plan.prerequisites`): ``key_env``, the option naming the API key's variable; ``contact``, the option
-    holding a contact e-mail (else ``contact_env``'s variable) unless ``local_url``'s option points at this machine.
-    ``complete(section, cache_dir)`` fills in what the plan derives."""
+    """One search source: ``options`` types its config section, ``client`` builds its client, ``title`` names it.
+    Checked when planned: ``key_env`` names the API key's option; ``contact`` the contact e-mail's (else
+    ``contact_env``'s variable) unless ``local_url``'s is local; ``complete(section, cache_dir)`` fills in defaults."""
 
     name: str
     options: type[Options]
@@ -82,7 +74,7 @@ class SearchSource:
     contact: str | None = None
     contact_env: str | None = None
     local_url: str | None = None
-    complete: Callable[[JSONObject, str], JSONObject] = _no_completion
+    complete: Callable[[JSONObject, str], JSONObject] = lambda own, cache_dir: own
 
 
 REGISTRY: dict[str, SearchSource] = {}
@@ -107,8 +99,7 @@ def search_source(name: str) -> SearchSource:
 
 
 def options_class(name: str) -> type[Options]:
-    """The options class of a source's section, for :class:`~medfc.common.options.Tagged` and the steps: an
-    unknown name is an :class:`~medfc.common.options.OptionsError` naming the known ones."""
+    """The options class of a source's section; an unknown name is an OptionsError naming the known ones."""
     if name not in REGISTRY:
         raise OptionsError(f"unknown evidence source {name!r}; known: {source_names()}")
     return REGISTRY[name].options
@@ -120,7 +111,7 @@ def wildcard_pattern() -> str:
 
 
 def build_client(name: str, options: Options, connection: Connection) -> SearchBackend:
-    """The search client of source ``name`` from its options (a :data:`~medfc.retrieval.search.SearchBackend`)."""
+    """The search client of source ``name`` from its options."""
     return search_source(name).client(options, connection)
 
 

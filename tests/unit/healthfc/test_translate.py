@@ -83,10 +83,10 @@ def _sent(spies) -> list[str]:
 def test_marian_translator_is_lazy_and_translates_in_order(marian_dir):
     t = MarianTranslator(marian_dir, device="auto", batch_size=2, max_length=16, num_beams=1, progress=False)
     assert isinstance(t, Translator)
-    assert not t.loaded
+    assert t._model is None
     texts = ["Bewegung senkt den Blutdruck.", "Mehr Forschung ist nötig.", "Rotwein ist nicht gesund."]
     out = t.translate(texts)
-    assert t.loaded and t.device == "cpu"
+    assert t._model is not None and t.device == "cpu"
     assert len(out) == 3 and all(isinstance(x, str) for x in out)
     assert t.n_batches == 2 and t.n_sentences == 3
     # sorting by length inside translate() never reorders the outputs
@@ -348,7 +348,7 @@ def test_ctranslate2_float32_greedy_gives_the_transformers_translations(tmp_path
     model = opus_dirs[kind]
     expected = _marian(model, max_length).translate(CT2_TEXTS)
     ct2 = _ct2(model, tmp_path / "ct2", max_length=max_length)
-    assert isinstance(ct2, Translator) and not ct2.loaded
+    assert isinstance(ct2, Translator) and ct2._translator is None
     got = ct2.translate(CT2_TEXTS)
     assert got == expected  # every one of the 124, exactly
     assert ct2.device == "cpu" and ct2.compute_type == "float32" and ct2.n_batches == 8

@@ -52,7 +52,8 @@ def test_the_backends_are_looked_up_and_build_their_translators_unloaded(tmp_pat
         built[name] = make_translator_factory(options)()
     marian, ct2, deepl = built.values()
     assert type(marian) is MarianTranslator and type(ct2) is CTranslate2Translator and type(deepl) is DeepLTranslator
-    assert marian.name == ct2.name == deepl.name == "test/echo" and not marian.loaded and ct2.converted is None  # nothing loaded
+    assert marian.name == ct2.name == deepl.name == "test/echo"
+    assert marian._model is None and ct2.converted is None  # nothing loaded
     assert (marian.model_name_or_path, marian.device_request, marian.batch_size) == (str(tmp_path / "no-such-model"), "cpu", 32)
     assert str(ct2.cache_dir) == str(tmp_path / "cache/ctranslate2") and deepl.base_url == "https://api-free.deepl.com"
 
