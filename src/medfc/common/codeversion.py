@@ -83,15 +83,6 @@ def use_disk_cache(directory: str | os.PathLike[str] | None) -> None:
     _disk = Path(directory) if directory is not None else None
 
 
-def clear_caches() -> None:
-    """Forget everything computed in this process (the disk entries stay)."""
-    _trees.clear()
-    for fn in (step_version, _package_root, _package_fingerprint, _source_path, _source, _defs, _def_dump, _def_uses,
-               _import_map, _module_info, _module_edges, _module_closure):
-        if hasattr(fn, "cache_clear"):
-            fn.cache_clear()
-
-
 @cache
 def step_version(spec: str) -> str:
     """One step's version: from the disk cache when the package's sources are unchanged, else computed."""
@@ -379,10 +370,6 @@ def _read_json(name: str, key: str) -> dict | None:
     return entry if isinstance(entry, dict) and entry.get("key") == key else None
 
 
-def _is_str(value: object) -> bool:
-    return isinstance(value, str)
-
-
 def _module_entry(entry: dict | None) -> tuple[str, ImportStatements] | None:
     if entry is None:
         return None
@@ -390,7 +377,8 @@ def _module_entry(entry: dict | None) -> tuple[str, ImportStatements] | None:
     if not isinstance(digest, str) or len(digest) != 64 or not isinstance(statements, list):
         return None
     ok = all(isinstance(s, list) and len(s) in (2, 3) and s[0] == ("import", "from")[len(s) - 2]
-             and isinstance(s[1], str) and (len(s) == 2 or isinstance(s[2], list) and all(map(_is_str, s[2])))
+             and isinstance(s[1], str)
+             and (len(s) == 2 or isinstance(s[2], list) and all(isinstance(a, str) for a in s[2]))
              for s in statements)
     return (digest, statements) if ok else None
 
@@ -466,11 +454,6 @@ def _import_map(current: str) -> dict[str, str]:
     return out
 
 
-def _parents(module: str) -> set[str]:
-    parts = module.split(".")
-    return {".".join(parts[:i]) for i in range(1, len(parts))}
-
-
 @cache
 def _module_closure(start: frozenset[str]) -> frozenset[str]:
     """Our modules reachable from ``start`` through imports, with the packages on the way."""
@@ -481,6 +464,7 @@ def _module_closure(start: frozenset[str]) -> frozenset[str]:
         if mod in seen or not _is_ours(mod) or _source_path(mod) is None:
             continue
         seen.add(mod)
-        todo.extend(_parents(mod))
+        parts = mod.split(".")
+        todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))  # the packages on the way
         todo.extend(_module_edges(mod))
     return frozenset(seen)
