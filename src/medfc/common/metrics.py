@@ -6,6 +6,7 @@ error, a predicted one is simply wrong (counted in ``n_unknown_pred``)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import TypedDict
 
@@ -50,25 +51,14 @@ def confusion_matrix(gold: Sequence[str], pred: Sequence[str], labels: Sequence[
 def per_class_scores(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> dict[str, dict[str, float]]:
     """``{label: {precision, recall, f1, support, n_pred}}`` for every label."""
     mat = confusion_matrix(gold, pred, labels)
-    support = mat.sum(axis=1) + _unknown_by_gold(gold, pred, labels)
+    support = Counter(gold)  # every gold label is one of labels (confusion_matrix checks)
     out = {}
     for i, lab in enumerate(labels):
         tp = int(mat[i, i])
         fp = int(mat[:, i].sum()) - tp
-        fn = int(support[i]) - tp
-        p, r, f1 = f1_from_counts(tp, fp, fn)
-        out[lab] = {"precision": p, "recall": r, "f1": f1, "support": int(support[i]), "n_pred": tp + fp}
+        p, r, f1 = f1_from_counts(tp, fp, support[lab] - tp)
+        out[lab] = {"precision": p, "recall": r, "f1": f1, "support": support[lab], "n_pred": tp + fp}
     return out
-
-
-def _unknown_by_gold(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> np.ndarray:
-    known = set(labels)
-    index = {lab: i for i, lab in enumerate(labels)}
-    extra = np.zeros(len(labels), dtype=np.int64)
-    for g, p in zip(gold, pred):
-        if p not in known:
-            extra[index[g]] += 1
-    return extra
 
 
 def accuracy(gold: Sequence[str], pred: Sequence[str]) -> float:
