@@ -45,10 +45,6 @@ def read_appended(path: str | os.PathLike, valid: Callable[[JSONObject], bool] |
     return records, skipped
 
 
-def _dumps(sort_keys: bool) -> Callable[[Mapping[str, object]], str]:
-    return lambda rec: json.dumps(rec, ensure_ascii=False, sort_keys=sort_keys)
-
-
 class JsonlAppender:
     """Appends batches of records to one JSONL file (mode from the umask), each one ``write`` under an exclusive
     ``flock``; the file stays open until :meth:`close` (also a context manager)."""
@@ -56,7 +52,7 @@ class JsonlAppender:
     def __init__(self, path: str | os.PathLike, *, fsync: bool = False, sort_keys: bool = True):
         self.path = Path(path)
         self.fsync = fsync
-        self.dumps = _dumps(sort_keys)
+        self.sort_keys = sort_keys
         self._fd: int | None = None
         self.torn_lines_ended = 0
         """How many times a torn last line was ended with a newline before a batch."""
@@ -70,7 +66,7 @@ class JsonlAppender:
 
     def append(self, records: Iterable[Mapping[str, object]]) -> int:
         """Append ``records`` (one line each) as one batch; return how many."""
-        lines = [self.dumps(rec) + "\n" for rec in records]
+        lines = [json.dumps(rec, ensure_ascii=False, sort_keys=self.sort_keys) + "\n" for rec in records]
         if not lines:
             return 0
         payload = "".join(lines).encode("utf-8")

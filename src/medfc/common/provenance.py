@@ -16,6 +16,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TypedDict
 
+from medfc.common.appendlog import append_jsonl
 from medfc.common.jsontypes import JSONValue
 from medfc.common.redact import redact
 from medfc.common.stepfiles import StepFiles
@@ -80,15 +81,9 @@ def run_record(run_id: str, argv: Sequence[str], workdir: str | os.PathLike, con
 
 
 def append_run_record(directory: str | os.PathLike, record: Mapping[str, object], name: str = "runs.jsonl") -> Path:
-    """Append ``record`` as one line (one write) to ``<directory>/<name>``."""
+    """Append ``record`` as one line to ``<directory>/<name>`` (:func:`medfc.common.appendlog.append_jsonl`)."""
     path = Path(directory) / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    line = (json.dumps(dict(record), sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
-    try:
-        os.write(fd, line)
-    finally:
-        os.close(fd)
+    append_jsonl(path, [dict(record)])
     return path
 
 
