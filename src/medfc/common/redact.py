@@ -110,9 +110,7 @@ def redact(text: object) -> str:
                                   if is_secret_name(m["name"]) and m["val"] else m[0]), text)
 
 
-def redact_url(url: object) -> str:
-    """A URL fit for a message or a log: credential query parameters and user information as ``***``."""
-    return redact(url)
+redact_url = redact  # a URL fit for a message or a log: credential query parameters and user information as ***
 
 
 class RedactingFilter(logging.Filter):

@@ -120,14 +120,10 @@ def check_for(dest: str | os.PathLike) -> Check | None:
     return _zip_check if str(dest).lower().endswith(".zip") else None
 
 
-def _temp_dirs(dest: Path) -> list[Path]:
-    return list(dest.parent.glob(f".{dest.name}.*.download"))
-
-
 def _remove_stale(dest: Path) -> None:
     """Remove temporary folders of downloads into ``dest`` whose process (on this host) is gone."""
     host = socket.gethostname()
-    for tmp in _temp_dirs(dest):
+    for tmp in dest.parent.glob(f".{dest.name}.*.download"):
         owner = tmp.name[len(dest.name) + 2 : -len(".download")].rsplit(".", 1)[0]
         h, _, pid = owner.rpartition("-")
         if h != host or not pid.isdigit():
