@@ -20,10 +20,14 @@ def size_category(n: int) -> str:
     return "n>10M"
 
 
+def relative(path: str | os.PathLike, folder: str | os.PathLike) -> str:
+    """A path relative to the card's folder, with forward slashes (as the Hub reads them)."""
+    return Path(os.path.relpath(Path(path).resolve(), Path(folder).resolve())).as_posix()
+
+
 def relative_files(card: str | os.PathLike, files: Mapping[str, str | os.PathLike]) -> dict[str, str]:
-    """Split → its file's path relative to the card's folder (forward slashes, as the Hub reads them)."""
-    base = Path(card).resolve().parent
-    return {split: Path(os.path.relpath(Path(path).resolve(), base)).as_posix() for split, path in files.items()}
+    """Split → its file's path relative to the card's folder."""
+    return {split: relative(path, Path(card).resolve().parent) for split, path in files.items()}
 
 
 def _yaml(value: object) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from medfc.common.hf_card import size_category
+from medfc.common.hf_card import relative, size_category
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -108,11 +108,6 @@ def write_parquet(table: pa.Table, path: str | os.PathLike) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with atomic_output(path) as fh:
         pq.write_table(table.replace_schema_metadata(None), fh)
-
-
-def relative(path: str | os.PathLike, folder: str | os.PathLike) -> str:
-    """A path relative to the card's folder, with forward slashes."""
-    return Path(os.path.relpath(Path(path).resolve(), Path(folder).resolve())).as_posix()
 
 
 def split_configs(name: str, card_dir: str | os.PathLike, source: Mapping[str, str | os.PathLike],
