@@ -58,6 +58,17 @@ class TransformersLM(LLMClient):
         eos = self.tokenizer.eos_token_id
         self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else (eos if eos is not None else 0)
 
+    def _padded(self, seqs: list[list[int]], left: bool) -> tuple[torch.Tensor, torch.Tensor, int]:
+        """(ids, attention mask) of a batch padded to its longest sequence, on the model's device, and that width."""
+        width = max(len(x) for x in seqs)
+        ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        for r, x in enumerate(seqs):
+            at = slice(width - len(x), width) if left else slice(0, len(x))
+            ids[r, at] = torch.tensor(x, dtype=torch.long)
+            mask[r, at] = 1
+        return ids.to(self.device), mask.to(self.device), width
+
     # -- chat ----------------------------------------------------------------------------------
     def render(self, conversation: Sequence[Message]) -> str:
         if getattr(self.tokenizer, "chat_template", None):
@@ -83,14 +94,8 @@ class TransformersLM(LLMClient):
         with torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
                 chunk = order[start:start + self.batch_size]
-                width = max(len(encoded[i]) for i in chunk)
-                ids = torch.full((len(chunk), width), self.pad_id, dtype=torch.long)
-                mask = torch.zeros((len(chunk), width), dtype=torch.long)
-                for r, i in enumerate(chunk):  # left padding
-                    x = encoded[i]
-                    ids[r, width - len(x):] = torch.tensor(x, dtype=torch.long)
-                    mask[r, width - len(x):] = 1
-                gen = self.model.generate(input_ids=ids.to(self.device), attention_mask=mask.to(self.device), **gen_kwargs)
+                ids, mask, width = self._padded([encoded[i] for i in chunk], left=True)
+                gen = self.model.generate(input_ids=ids, attention_mask=mask, **gen_kwargs)
                 new = gen[:, width:].cpu().tolist()
                 for r, i in enumerate(chunk):
                     toks = new[r]
@@ -131,13 +136,8 @@ class TransformersLM(LLMClient):
         with torch.inference_mode():
             for start in range(0, len(order), batch_size):
                 chunk = [seqs[i] for i in order[start:start + batch_size]]
-                width = max(len(s[2]) for s in chunk)
-                ids = torch.full((len(chunk), width), self.pad_id, dtype=torch.long)
-                mask = torch.zeros((len(chunk), width), dtype=torch.long)
-                for r, (_, _, x, _) in enumerate(chunk):
-                    ids[r, : len(x)] = torch.tensor(x)
-                    mask[r, : len(x)] = 1
-                logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits.float()
+                ids, mask, _ = self._padded([s[2] for s in chunk], left=False)
+                logits = self.model(input_ids=ids, attention_mask=mask).logits.float()
                 logp = torch.log_softmax(logits, dim=-1).cpu()
                 for r, (pi, oi, x, k) in enumerate(chunk):
                     if oi == -1:

@@ -161,16 +161,13 @@ class OpenAICompatibleLM(LLMClient):
     def cache_hits(self) -> int:
         return int(self.http.stats["cache_hits"])
 
-    def chat_body(self, conversation: Sequence[Message], params: GenerationParams) -> dict[str, object]:
+    def _chat_one(self, conversation: Sequence[Message], params: GenerationParams) -> Completion:
         body: dict[str, object] = {"model": self.model, "messages": [dict(m) for m in conversation],
-                                "max_tokens": int(params.max_tokens), "temperature": float(params.temperature)}
+                                   "max_tokens": int(params.max_tokens), "temperature": float(params.temperature)}
         if params.json_mode:
             body["response_format"] = {"type": "json_object"}
-        return body
-
-    def _chat_one(self, conversation: Sequence[Message], params: GenerationParams) -> Completion:
         try:
-            answer, cached = self.post("/chat/completions", self.chat_body(conversation, params))
+            answer, cached = self.post("/chat/completions", body)
         except HttpError as exc:
             return Completion("", 0, 0, error=redact(exc), usage_known=False)
         choice = answer["choices"][0]  # the check made sure of these
