@@ -23,7 +23,8 @@ from urllib.parse import unquote
 from medfc.common.io import atomic_output
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
-from medfc.rocrate.entities import citation_entities, file_properties, licence_properties, one_or_list, people, slug, software_properties
+from medfc.rocrate.entities import (citation_entities, context_entity, file_properties, licence_properties, one_or_list,
+                                    people, slug, software_properties)
 from medfc.rocrate.records import (COMPLETED, FAILED, RunEnd, checkpoint_dirs, config_paths, iso_time, parse_time, read_runs, read_yaml,
                                    relative_to_run, results_of_runs, run_end)
 
@@ -342,9 +343,8 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
         if person is not None:
             action["agent"] = person
         if r.get("host"):
-            place = crate.get(f"#host-{slug(str(r['host']))}") or crate.add(
-                ContextEntity(crate, f"#host-{slug(str(r['host']))}", properties={"@type": "Place", "name": str(r["host"])}))
-            action["location"] = place
+            host = str(r["host"])
+            action["location"] = context_entity(crate, f"#host-{slug(host)}", {"@type": "Place", "name": host})
         actions.append(action)
     if actions:
         root["mentions"] = one_or_list(actions)

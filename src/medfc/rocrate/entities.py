@@ -69,8 +69,6 @@ def one_or_list(refs: list) -> object:
 def people(crate: ROCrate, authors: object) -> list[CrateEntity]:
     """CITATION.cff's authors as ``Person`` (family and given names, affiliation as an ``Organization``) or
     ``Organization`` entities, one per name."""
-    from rocrate.model.contextentity import ContextEntity
-
     out = []
     for a in authors or []:
         if not isinstance(a, dict):
@@ -81,27 +79,26 @@ def people(crate: ROCrate, authors: object) -> list[CrateEntity]:
             if a.get("given-names"):
                 props["givenName"] = str(a["given-names"])
             if a.get("affiliation"):
-                org = _organization(crate, str(a["affiliation"]))
-                props["affiliation"] = {"@id": org.id}
+                org = str(a["affiliation"])
+                props["affiliation"] = {"@id": context_entity(crate, f"#organization-{slug(org)}",
+                                                              {"@type": "Organization", "name": org}).id}
         elif a.get("name"):
             name, props = str(a["name"]), {"@type": "Organization", "name": str(a["name"])}
         else:
             continue
         key = f"#{str(props['@type']).lower()}-{slug(name)}"
-        entity = crate.get(key)
-        if entity is None:
-            entity = crate.add(ContextEntity(crate, key, properties=props))
-        elif "affiliation" in props and "affiliation" not in entity:  # one entity per name: an affiliation given anywhere
+        entity = context_entity(crate, key, props)
+        if "affiliation" in props and "affiliation" not in entity:  # one entity per name: an affiliation given anywhere
             entity["affiliation"] = props["affiliation"]
         out.append(entity)
     return out
 
 
-def _organization(crate: ROCrate, name: str) -> CrateEntity:
+def context_entity(crate: ROCrate, key: str, props: JSONObject) -> CrateEntity:
+    """The crate's entity ``key``, added with ``props`` when it has none yet."""
     from rocrate.model.contextentity import ContextEntity
 
-    key = f"#organization-{slug(name)}"
-    return crate.get(key) or crate.add(ContextEntity(crate, key, properties={"@type": "Organization", "name": name}))
+    return crate.get(key) or crate.add(ContextEntity(crate, key, properties=props))
 
 
 def citation_entities(crate: ROCrate, cff: Mapping[str, object]) -> list[CrateEntity]:
