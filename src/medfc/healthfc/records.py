@@ -56,9 +56,11 @@ ARTICLE_SCHEMA: JSONObject = {
     "properties": {
         "article_id": {"type": "string", "minLength": 1}, "url": {"type": "string", "pattern": "^https?://"},
         "layout": {"enum": ["current", "2014_2017", "pre_2014"]}, "title": {"type": "string", "minLength": 1},
-        "date": {"type": ["string", "null"], "pattern": r"^\d{4}-\d{2}-\d{2}$"}, "authors": _STR_LIST, "reviewers": _STR_LIST,
-        "teaser": {"type": "string"}, "body": {"type": "string", "minLength": 1}, "body_paragraphs": {**_STR_LIST, "minItems": 1},
-        "studies": {"type": "string"}, "references": _STR_LIST, "topics": _STR_LIST, "n_claims": {"type": "integer", "minimum": 1},
+        "date": {"type": ["string", "null"], "pattern": r"^\d{4}-\d{2}-\d{2}$"},
+        "authors": _STR_LIST, "reviewers": _STR_LIST, "teaser": {"type": "string"},
+        "body": {"type": "string", "minLength": 1}, "body_paragraphs": {**_STR_LIST, "minItems": 1},
+        "studies": {"type": "string"}, "references": _STR_LIST, "topics": _STR_LIST,
+        "n_claims": {"type": "integer", "minimum": 1},
     },
 }
 
@@ -66,9 +68,11 @@ CLAIM_SCHEMA: JSONObject = {
     "type": "object",
     "required": list(ClaimRecord.__annotations__),
     "properties": {
-        "claim_id": {"type": "string", "minLength": 1}, "article_id": {"type": "string", "minLength": 1}, "url": {"type": "string"},
+        "claim_id": {"type": "string", "minLength": 1}, "article_id": {"type": "string", "minLength": 1},
+        "url": {"type": "string"},
         "claim_index": {"type": "integer", "minimum": 0}, "question": {"type": "string", "minLength": 3},
-        "verdict_text": {"type": "string", "minLength": 1}, "answer_index": {"type": ["integer", "null"], "minimum": 1, "maximum": 11},
+        "verdict_text": {"type": "string", "minLength": 1},
+        "answer_index": {"type": ["integer", "null"], "minimum": 1, "maximum": 11},
         "label": {"enum": list(LABELS)}, "evidence_level": {"enum": list(LEVELS)}, "small_effect": {"type": "boolean"},
         "explanation": {"type": "string"}, "layout": {"enum": ["current", "2014_2017", "pre_2014"]},
     },

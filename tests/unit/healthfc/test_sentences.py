@@ -99,7 +99,8 @@ def _boundaries(sentences: Sequence[str]) -> set[int]:
     return ends
 
 
-def evaluate_splitter(split: Callable[[str], list[str]], cases: Sequence[Sequence[str]] = HARD_CASES) -> dict[str, float]:
+def evaluate_splitter(split: Callable[[str], list[str]],
+                      cases: Sequence[Sequence[str]] = HARD_CASES) -> dict[str, float]:
     """Boundary precision/recall/F1 and exact-split accuracy of ``split`` on gold sentence lists."""
     tp = fp = fn = exact = 0
     for gold in cases:
