@@ -19,6 +19,7 @@ import numpy as np
 from medfc.common.embeddings import Embedder
 from medfc.common.jsontypes import JSONValue
 from medfc.common.labels import CLINIFACT_RECORD_NAMES
+from medfc.clinifact.ctgov import passes_clinifact_filter
 from medfc.clinifact.options import Significance
 from medfc.common.report import SkipReport
 
@@ -35,7 +36,6 @@ LabelledPair = dict[str, Any]
 DiseaseClass = dict[str, str]  # abbrev, name
 
 COMPARATOR_TYPES = frozenset({"ACTIVE_COMPARATOR", "PLACEBO_COMPARATOR", "SHAM_COMPARATOR", "NO_INTERVENTION", "OTHER"})
-KEPT_STATUSES = frozenset({"COMPLETED", "TERMINATED"})
 
 TEST_TYPES = ("SUPERIORITY", "NON_INFERIORITY", "EQUIVALENCE", "NON_INFERIORITY_OR_EQUIVALENCE", "SUPERIORITY_OR_OTHER")
 LEGACY_FOLD = {"NON_INFERIORITY_OR_EQUIVALENCE_LEGACY": "NON_INFERIORITY_OR_EQUIVALENCE", "SUPERIORITY_OR_OTHER_LEGACY": "SUPERIORITY_OR_OTHER"}
@@ -156,10 +156,8 @@ def disease_classes(study: Study) -> list[DiseaseClass]:
 def study_problem(study: Study) -> str | None:
     """Study-level reason it cannot give claims, or None."""
     ps = study.get("protocolSection") or {}
-    if (ps.get("statusModule") or {}).get("overallStatus") not in KEPT_STATUSES:
-        return "status_not_completed_or_terminated"
-    if (ps.get("designModule") or {}).get("studyType") != "INTERVENTIONAL":
-        return "not_interventional"
+    if problem := passes_clinifact_filter(study):
+        return problem
     if not (study.get("resultsSection") or {}).get("outcomeMeasuresModule"):
         return "no_results"
     arms = (ps.get("armsInterventionsModule") or {}).get("armGroups") or []

@@ -151,22 +151,19 @@ def match_claims(rows: Sequence[ReleaseRow], claims: Sequence[ClaimRecord],
         if not cands:
             unmatched_rows.extend(r.row for r in group)
             continue
-        if len(group) == 1 and len(cands) == 1:
-            score = claim_similarity(group[0].de_claim, cands[0]["question"])
-            matches.append(ClaimMatch(group[0].row, cands[0]["claim_id"], round(score, 2)))
-            if score < min_score:
-                low.append({"release_row": group[0].row, "claim_id": cands[0]["claim_id"], "score": round(score, 2)})
-            continue
+        lone = len(group) == 1 and len(cands) == 1  # a lone pair is matched whatever its score (a low one listed)
         scored = ((claim_similarity(r.de_claim, c["question"]), r.row, c["claim_id"]) for r in group for c in cands)
         pairs = sorted(scored, key=lambda t: (-t[0], t[1], t[2]))
         used_rows: set[int] = set()
         used_claims: set[str] = set()
         for score, row, cid in pairs:
-            if row in used_rows or cid in used_claims or score < min_score:
+            if row in used_rows or cid in used_claims or (score < min_score and not lone):
                 continue
             used_rows.add(row)
             used_claims.add(cid)
             matches.append(ClaimMatch(row, cid, round(score, 2)))
+            if lone and score < min_score:
+                low.append({"release_row": row, "claim_id": cid, "score": round(score, 2)})
         unmatched_rows.extend(r.row for r in group if r.row not in used_rows)
     matched_ids = {m.claim_id for m in matches}
     unmatched_claims = sorted(c["claim_id"] for c in claims if c["claim_id"] not in matched_ids)

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, make_dataclass
 from urllib.parse import urlparse
 
 import lxml.html
@@ -16,7 +16,7 @@ from lxml import etree
 from medfc.healthfc.dates import parse_german_date
 from medfc.healthfc.html_text import between_comments, block_texts, clean, element_text, fragment_blocks, has_class
 from medfc.healthfc.portal import TITLE_SUFFIX
-from medfc.healthfc.records import ArticleRecord
+from medfc.healthfc.records import ArticleRecord, ClaimRecord
 from medfc.healthfc.verdict_boxes import current_claims, detect_layout, table_claims
 from medfc.healthfc.verdicts import UnknownVerdict, verdict_from_beweislage, verdict_from_text
 
@@ -29,20 +29,8 @@ class PageSkipped(Exception):
         self.reason, self.detail = reason, detail
 
 
-@dataclass
-class Claim:
-    claim_id: str
-    article_id: str
-    url: str
-    claim_index: int
-    question: str
-    verdict_text: str
-    answer_index: int | None
-    label: str
-    evidence_level: str
-    small_effect: bool
-    explanation: str
-    layout: str
+# a parsed claim: the fields of a ClaimRecord as attributes
+Claim = make_dataclass("Claim", list(ClaimRecord.__annotations__.items()))
 
 
 @dataclass
