@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 from medfc.experiments.healthfc.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS
 from medfc.figures.options import Fig3Options
-from medfc.plan.experiments import CliniFactRun, HealthFCRun
+from medfc.plan.experiments import CliniFactRun, HealthFCRun, healthfc_run_path
 from medfc.plan.jobs import job, one_job
 from medfc.plan.part import Part
 from medfc.tables.errors import ErrorsOptions
@@ -168,8 +168,8 @@ def healthfc_time_runs(plan: TablesPlan) -> TableRuns:
     runs: list[HealthFCRun] = plan.healthfc.healthfc_runs()
     inner = plan.healthfc.healthfc_inner_runs()
     timings = plan.layout.experiment_timings
-    files = [f"{timings}{plan.healthfc.healthfc_run_dir(r)[len(plan.layout.experiments):]}.tsv" for r in runs]
-    files += [f"{timings}/inner_cv/healthfc/{r['lang']}/{r['model']}/{r['system']}/fold{r['fold']}.tsv" for r in inner]
+    files = [f"{timings}/{healthfc_run_path(**r)}.tsv" for r in runs]
+    files += [f"{timings}/inner_cv/{healthfc_run_path(**r)}.tsv" for r in inner]
     return TableRuns("benchmarks", files, [dict(r) for r in runs] + [{**r, "model": f"{r['model']}{INNER_CV_ROW}"} for r in inner])
 
 
