@@ -191,8 +191,6 @@ def _set(config: Any, path: list[str | int], value: Any) -> None:
 def _example(path: list[str | int], types: set[str]) -> str:
     sample = "true" if "boolean" in types else "3" if "integer" in types else "0.5" if "number" in types else "null"
     keys = [p for p in path if isinstance(p, str)]
-    if len(keys) == 1:
-        return f"{keys[0]}={sample}"
     inner = sample
     for key in reversed(keys[1:]):
         inner = f'{{"{key}": {inner}}}'

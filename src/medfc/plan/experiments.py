@@ -348,9 +348,6 @@ class ExperimentsPlan(Part):
     def pair_datasets(self) -> list[str]:
         return list(self.pairs_datasets())
 
-    def pairs_data(self, dataset: str) -> PairData:
-        return self.pairs_dataset(dataset).data
-
     def pairs_split_inputs(self, dataset: str) -> dict[str, str]:
         return dict(self.pairs_dataset(dataset).splits)
 
@@ -400,16 +397,13 @@ class ExperimentsPlan(Part):
     def pairs_runs(self, dataset: str) -> list[CliniFactRun]:
         return self.pairs_dataset(dataset).runs()
 
-    def dataset_title(self, dataset: str) -> str:
-        return self.pairs_dataset(dataset).title
-
     @staticmethod
     def run_entries(runs: Sequence[CliniFactRun]) -> list[dict[str, object]]:
         return [{"model": r["model"], "system": r["system"]} for r in runs]
 
     def pairs_score_options(self, system: str, dataset: str) -> dict[str, object]:
         bs = self.config["scoring"]["bootstrap"]
-        return {"dataset": dataset, "classes": list(self.pairs_data(dataset).classes), "system": system, "n_resamples": bs["n_resamples"],
+        return {"dataset": dataset, "classes": list(self.pairs_dataset(dataset).data.classes), "system": system, "n_resamples": bs["n_resamples"],
                 "seed": bs["seed"]}
 
     @job("light", lambda plan: unique(_pairs_runs(plan)), options_class=PairsScoreOptions)

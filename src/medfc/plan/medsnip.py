@@ -133,9 +133,6 @@ class MedsnipPlan(Part):
                 "pubmed": {**r["pubmed"], "cache_dir": self.medsnip_cache(r["pubmed"]["cache_dir"], "clinifact/pubmed")},
                 "web": {**r["web"], "http_cache_dir": self.medsnip_cache(r["web"]["http_cache_dir"], "medsnip/web")}}
 
-    def medsnip_table_inputs(self) -> dict[str, str]:
-        return {"papers": self.models.papers}
-
     def medsnip_structure_inputs(self) -> dict[str, list[str]]:
         """Table 3's: every dataset's answers, then its units of every mode."""
         datasets = self.medsnip_datasets()
@@ -223,7 +220,7 @@ class MedsnipPlan(Part):
         level, baseline = (ds["level"], ds["baseline_mode"]) if answer_source(dataset).own_level else ("answer", "atoms")
         return {"level": level, "baseline_mode": baseline, **self.ms["score"]}
 
-    @job("light", _datasets, options_class=TableOptions, inputs=medsnip_table_inputs)
+    @job("light", _datasets, options_class=TableOptions, inputs=Part.papers_inputs)
     def medsnip_table(self, dataset: str) -> dict[str, object]:
         return {"title": answer_source(dataset).title, "dataset": dataset}
 
