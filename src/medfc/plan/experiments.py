@@ -100,10 +100,6 @@ def healthfc_run_path(lang: str, model: str, system: str, fold: int | str) -> st
     return f"healthfc/{lang}/{model}/{system}/fold{fold}"
 
 
-def _healthfc_run(run: HealthFCRun, **changes: str) -> dict[str, object]:
-    return {**{k: run[k] for k in HFC_RUN}, **changes}  # type: ignore[literal-required]
-
-
 def _local_model(spec: CliniFactSystem) -> Callable[[Config], bool] | None:
     """A system placed ``model``: whether any of its planned models runs in the job's process."""
     if spec.placement != "model":
@@ -200,7 +196,7 @@ class HealthFCPlan(Part):
         hx, smoke = self.config["experiments"]["healthfc"], self.config["experiments"]["smoke"]
         return self.models.model_config(model, hx["train"], hx["model_train"].get(model), hx["system_train"].get(system), smoke)
 
-    @job("compute", lambda plan: unique(_healthfc_run(r, model=m) for r in _healthfc_runs(plan) for m in plan.models.members(r["model"])),
+    @job("compute", lambda plan: unique({**r, "model": m} for r in _healthfc_runs(plan) for m in plan.models.members(r["model"])),
          inputs=healthfc_experiment_inputs, resources=model_job_resources)
     def healthfc_experiment(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCFoldOptions:
         """One HealthFC run's whole options: its model's config and the system options its system depends on; the
@@ -220,12 +216,12 @@ class HealthFCPlan(Part):
         }
         return typed(HealthFCFoldOptions, options, f"experiments.healthfc[{lang}/{model}/{system}/fold{fold}]")
 
-    @job("light", lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan) if plan.models.is_ensemble(r["model"])),
+    @job("light", lambda plan: unique(r for r in _healthfc_runs(plan) if plan.models.is_ensemble(r["model"])),
          inputs=healthfc_ensemble_inputs)
     def healthfc_ensemble(self, model: str) -> EnsembleOptions:
         return self.experiments.ensemble_options(model)
 
-    @job("compute", lambda plan: unique(_healthfc_run(r) for r in (plan.healthfc.healthfc_inner_runs() if _healthfc_runs(plan) else [])),
+    @job("compute", lambda plan: unique(plan.healthfc.healthfc_inner_runs() if _healthfc_runs(plan) else []),
          inputs=healthfc_experiment_inputs, resources=model_job_resources)
     def healthfc_inner_cv(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCInnerOptions:
         """A member's inner cross-validation in one HealthFC run: the run's options (no checkpoints), the folds."""
@@ -243,7 +239,7 @@ class HealthFCPlan(Part):
                 "max_share_without_evidence": r["max_share_without_evidence"], "progress": r["progress"],
                 "cache_dir": r["cache_dir"] or f"{self.config['cache_dir']}/healthfc/evidence", "source_options": own}
 
-    @job("light", lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan)), options_class=HealthFCScoreOptions)
+    @job("light", lambda plan: unique(_healthfc_runs(plan)), options_class=HealthFCScoreOptions)
     def healthfc_score(self, lang: str, system: str) -> dict[str, object]:
         """The scoring keys a run's scores depend on and the labels its system predicts."""
         sc = self.config["scoring"]

@@ -103,13 +103,10 @@ class MedsnipPlan(Part):
     def medsnip_rewrites(self, dataset: str) -> bool:
         return answer_source(dataset).rewrites_claims(self.ms["datasets"][dataset])
 
-    def medsnip_rewriting(self) -> bool:
-        return any(self.medsnip_rewrites(d) for d in self.medsnip_datasets())
-
     def medsnip_roles(self) -> list[tuple[str, Mapping[str, object] | None]]:
         """(config key, its overrides of ``medsnip.llm``) of each role that calls an LLM."""
         roles = [("medsnip.decomposer", self.ms["decomposer"])]
-        if self.medsnip_rewriting():
+        if any(self.medsnip_rewrites(d) for d in self.medsnip_datasets()):
             roles.append(("medsnip.rewriter", self.ms["rewriter"]))
         return roles + [(f"medsnip.verifiers[{i}].llm", v.get("llm")) for i, v in enumerate(self.ms["verifiers"])]
 
