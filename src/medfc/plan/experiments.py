@@ -196,7 +196,8 @@ class HealthFCPlan(Part):
         hx, smoke = self.config["experiments"]["healthfc"], self.config["experiments"]["smoke"]
         return self.models.model_config(model, hx["train"], hx["model_train"].get(model), hx["system_train"].get(system), smoke)
 
-    @job("compute", lambda plan: unique({**r, "model": m} for r in _healthfc_runs(plan) for m in plan.models.members(r["model"])),
+    @job("compute", lambda plan: unique({**r, "model": m} for r in _healthfc_runs(plan)
+                                        for m in plan.models.members(r["model"])),
          inputs=healthfc_experiment_inputs, resources=model_job_resources)
     def healthfc_experiment(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCFoldOptions:
         """One HealthFC run's whole options: its model's config and the system options its system depends on; the
@@ -351,7 +352,8 @@ class ExperimentsPlan(Part):
         """A member's inner cross-validation reads train and validation only."""
         return {s: f for s, f in self.pairs_split_inputs(dataset).items() if s != "test"}
 
-    @job("compute", lambda plan: unique({"dataset": r["dataset"], "model": m} for r in _pairs_runs(plan) for m in plan.models.members(r["model"])),
+    @job("compute", lambda plan: unique({"dataset": r["dataset"], "model": m} for r in _pairs_runs(plan)
+                                        for m in plan.models.members(r["model"])),
          inputs=pairs_split_inputs, resources=model_job_resources)
     def pairs_experiment(self, dataset: str, model: str) -> PairsTrainOptions:
         """A discriminative run's whole options: ``experiments.clinifact.train`` < ``model_train[model]`` < a declared
@@ -399,8 +401,8 @@ class ExperimentsPlan(Part):
 
     def pairs_score_options(self, system: str, dataset: str) -> dict[str, object]:
         bs = self.config["scoring"]["bootstrap"]
-        return {"dataset": dataset, "classes": list(self.pairs_dataset(dataset).data.classes), "system": system, "n_resamples": bs["n_resamples"],
-                "seed": bs["seed"]}
+        return {"dataset": dataset, "classes": list(self.pairs_dataset(dataset).data.classes), "system": system,
+                "n_resamples": bs["n_resamples"], "seed": bs["seed"]}
 
     @job("light", lambda plan: unique(_pairs_runs(plan)), options_class=PairsScoreOptions)
     def pairs_score(self, dataset: str) -> dict[str, object]:
@@ -472,7 +474,8 @@ class ExperimentsPlan(Part):
     def pairs_final_inputs(self, dataset: str, model: str) -> dict[str, object]:
         inputs: dict[str, object] = {**self.pairs_split_inputs(dataset), "scores": f"{self.pairs_run_dir(dataset, model)}/scores.json"}
         if self.models.is_stacked(model):
-            inputs.update({f"oof_{m}": f"{self.inner_cv_dir}/{dataset}/{m}/predictions.jsonl" for m in self.models.ensemble_members(model)})
+            inputs.update({f"oof_{m}": f"{self.inner_cv_dir}/{dataset}/{m}/predictions.jsonl"
+                           for m in self.models.ensemble_members(model)})
         return inputs
 
     @job("compute", _final(("dataset", "model"), healthfc=False), inputs=pairs_final_inputs,

@@ -128,9 +128,10 @@ class TablesPlan(Part):
 
     @job("light", one_job(lambda plan: plan.tables.error_browser_planned()), options_class=ErrorsOptions, inputs=error_browser_inputs)
     def error_browser(self) -> dict[str, object]:
-        sections = [{"title": f"{ds.title} (test split)", "data": ds.data, "entries": self.experiments.run_entries(runs)}
-                    for ds, runs in self._error_pairs()]
-        return {"healthfc": [dict(r) for r in self.healthfc.healthfc_runs()], "pairs": sections, "scale": self.config["experiments"]["scale"]}
+        sections = [{"title": f"{ds.title} (test split)", "data": ds.data,
+                     "entries": self.experiments.run_entries(runs)} for ds, runs in self._error_pairs()]
+        return {"healthfc": [dict(r) for r in self.healthfc.healthfc_runs()], "pairs": sections,
+                "scale": self.config["experiments"]["scale"]}
 
     def error_browser_planned(self) -> bool:
         return self.stage_enabled("experiments") and bool(self.healthfc.healthfc_runs() or self._error_pairs())
