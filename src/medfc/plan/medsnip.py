@@ -53,7 +53,12 @@ def _verifications(plan: JobPlan) -> list[dict[str, str]]:
 
 
 def _model_resources(plan: JobPlan, rule: str, wildcards: Mapping[str, str]) -> dict[str, int]:
-    return {**plan.medsnip.medsnip_resources(plan.job_options(rule, wildcards)), "runtime": plan.config["medsnip"]["runtime"]}
+    """A job running a local model asks for the configured threads, GPUs and memory; a server job for one thread."""
+    llm = plan.job_options(rule, wildcards).llm  # every MedSNIP step's options name their LLM (None: it runs none)
+    ms = plan.config["medsnip"]
+    local = llm is not None and runs_locally(llm.backend)
+    own = {k: ms[k] for k in ("threads", "gpu", "mem_mb")} if local else {"threads": 1, "gpu": 0, "mem_mb": 2048}
+    return {**own, "runtime": ms["runtime"]}
 
 
 def _role_local(config: Config, overrides: Mapping[str, object] | None) -> bool:
@@ -174,13 +179,6 @@ class MedsnipPlan(Part):
         return {"answers": f"{self.layout.medsnip}/{dataset}/answers.jsonl", "verdicts": self._medsnip_verdicts(dataset, ".jsonl"),
                 "verifications": self._medsnip_verdicts(dataset, ".info.json"),
                 "decompositions": [f"{self.layout.medsnip}/{dataset}/units/{m}.info.json" for m in self.medsnip_modes(dataset)]}
-
-    def medsnip_resources(self, options: PrepareOptions | DecomposeOptions | VerifyOptions) -> dict[str, int]:
-        """A job running a local model asks for the configured threads, GPUs and memory; a server job for one thread."""
-        llm = options.llm  # every MedSNIP step's options name their LLM (None: it runs none)
-        local = llm is not None and runs_locally(llm.backend)
-        ms = self.ms
-        return {"threads": ms["threads"], "gpu": ms["gpu"], "mem_mb": ms["mem_mb"]} if local else {"threads": 1, "gpu": 0, "mem_mb": 2048}
 
     @job("network", _fetched, options_class=FetchOptions)
     def medsnip_fetch(self, dataset: str) -> dict[str, object]:
