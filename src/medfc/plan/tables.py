@@ -137,16 +137,12 @@ class TablesPlan(Part):
         return self.stage_enabled("experiments") and bool(self.healthfc.healthfc_runs() or self._error_pairs())
 
     def experiment_targets(self) -> list[str]:
-        targets = []
-        for r in self.healthfc.healthfc_runs():
-            targets += [f"{self.healthfc.healthfc_run_dir(r)}/predictions.jsonl", f"{self.healthfc.healthfc_run_dir(r)}/scores.json"]
         cf = self.experiments.clinifact_runs()
-        for r in cf:
-            targets += [f"{r['dir']}/predictions.jsonl", f"{r['dir']}/scores.json"]
+        runs = [self.healthfc.healthfc_run_dir(r) for r in self.healthfc.healthfc_runs()] + [r["dir"] for r in cf]
+        targets = [f"{run}/{file}" for run in runs for file in ("predictions.jsonl", "scores.json")]
         targets += [f"{self.layout.tables}/{t}.csv" for t in planned_tables(self)]
         targets += [f"{self.layout.tables}/{d}_table.csv" for d in self.dataset_tables()]
-        for d in self.datasets.dataset_names():
-            targets += [f"{r['dir']}/scores.json" for r in self.experiments.pairs_runs(d)]
+        targets += [f"{r['dir']}/scores.json" for d in self.datasets.dataset_names() for r in self.experiments.pairs_runs(d)]
         if cf:
             targets.append(f"{self.layout.figures}/clinifact_fig3.png")
         if self.error_browser_planned():
