@@ -142,7 +142,8 @@ class TablesPlan(Part):
         targets = [f"{run}/{file}" for run in runs for file in ("predictions.jsonl", "scores.json")]
         targets += [f"{self.layout.tables}/{t}.csv" for t in planned_tables(self)]
         targets += [f"{self.layout.tables}/{d}_table.csv" for d in self.dataset_tables()]
-        targets += [f"{r['dir']}/scores.json" for d in self.datasets.dataset_names() for r in self.experiments.pairs_runs(d)]
+        targets += [f"{r['dir']}/scores.json" for d in self.datasets.dataset_names()
+                    for r in self.experiments.pairs_runs(d)]
         if cf:
             targets.append(f"{self.layout.figures}/clinifact_fig3.png")
         if self.error_browser_planned():
