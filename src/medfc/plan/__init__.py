@@ -11,7 +11,7 @@ rule name. :func:`medfc.plan.config_errors.plan_for` is the one entry point (sch
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from functools import cached_property
+from functools import cached_property, partialmethod
 from typing import Any, TypeVar
 
 from medfc.common.options import Options
@@ -76,27 +76,20 @@ class Plan:
         return cluster.local_rules(self.config)
 
     # ------------------------------------------------------------------------------------- jobs
-    # what the rules ask, each naming the plan's function that builds its jobs' options (medfc.plan.jobs.job)
-    def options_of(self, function: Callable[..., object]) -> Callable[[Wildcards], dict[str, object]]:
-        rule = jobs.spec_of(function).rule
-        return lambda w: self.options(rule, w)
+    def _per_job_of(self, facet: str, function: Callable[..., object], key: str | None = None) -> Callable[..., Any]:
+        """What a rule asks of each of its jobs (``facet``: :meth:`options`, :meth:`inputs`...; ``key``: one value of
+        it), the rule named by the plan's function that builds its jobs' options (medfc.plan.jobs.job)."""
+        rule, get = jobs.spec_of(function).rule, getattr(self, facet)
+        return (lambda w: get(rule, w)) if key is None else (lambda w: get(rule, w)[key])
 
-    def inputs_of(self, function: Callable[..., object]) -> Callable[[Wildcards], Any]:
-        rule = jobs.spec_of(function).rule
-        return lambda w: self.inputs(rule, w)
-
-    def prompts_of(self, function: Callable[..., object]) -> Callable[[Wildcards], dict[str, str]]:
-        rule = jobs.spec_of(function).rule
-        return lambda w: self.prompts(rule, w)
-
-    def threads_of(self, function: Callable[..., object]) -> Callable[[Wildcards], int]:
-        rule = jobs.spec_of(function).rule
-        return lambda w: self.job_resources(rule, w)["threads"]
+    options_of = partialmethod(_per_job_of, "options")
+    inputs_of = partialmethod(_per_job_of, "inputs")
+    prompts_of = partialmethod(_per_job_of, "prompts")
+    threads_of = partialmethod(_per_job_of, "job_resources", key="threads")
 
     def resources_of(self, function: Callable[..., object]) -> dict[str, Callable[[Wildcards], int]]:
         """A rule's ``resources`` (``**``): each job's ``mem_mb``, ``runtime`` and ``gpu``."""
-        rule = jobs.spec_of(function).rule
-        return {key: (lambda w, key=key: self.job_resources(rule, w)[key]) for key in ("mem_mb", "runtime", "gpu")}
+        return {key: self._per_job_of("job_resources", function, key) for key in ("mem_mb", "runtime", "gpu")}
 
     def job_options(self, rule: str, wildcards: Wildcards | None = None) -> Options | Mapping[str, object]:
         """One job's typed options (the object its step receives), built once per rule and wildcards."""

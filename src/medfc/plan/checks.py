@@ -161,7 +161,7 @@ def check_offline_models(plan: Plan) -> None:
     planned = [(f"models.healthfc.{r['lang']}", r["model"]) for r in plan.healthfc.healthfc_runs()]
     planned += [(f"models.clinifact.{r['system']}", r["model"]) for r in plan.experiments.clinifact_runs()]
     for key, model in dict.fromkeys(planned):
-        for alias in plan.models.ensemble_members(model) if plan.models.is_ensemble(model) else [model]:
+        for alias in plan.models.members(model):
             name = plan.models.model_name(alias)
             plan.models.model_class(alias)  # a model naming no kind stops here, naming it
             loads = [(base_model(name), "")]  # the pretrained model it loads (frozen:offline:mpnet loads offline:mpnet)
@@ -197,7 +197,7 @@ def check_final_rows(plan: Plan) -> None:
             name = row["model"]
         if not ran:
             raise ValueError(f"{where}: {name} is not a row of this run's {row['dataset']} table (its model lists, systems and langs)")
-        for m in plan.models.ensemble_members(row["model"]) if plan.models.is_ensemble(row["model"]) else [row["model"]]:
+        for m in plan.models.members(row["model"]):
             kind = plan.models.model_class(m).kind
             if kind in MODEL_KINDS and MODEL_KINDS[kind].kept is None:
                 raise ValueError(f"{where}: {m!r} is of the model kind {kind}, which has no keeper (medfc.experiments.models.kinds.MODEL_KINDS)")

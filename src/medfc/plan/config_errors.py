@@ -10,6 +10,8 @@ config files the same way.
 from __future__ import annotations
 
 import copy
+import functools
+import operator
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -160,20 +162,16 @@ def typed_command_line(config: Config, given: Any, schema: dict[str, Any]) -> No
 
     :raises ConfigError: a value that is none of the types its key allows, naming the key and how to write it."""
     def walk(value: Any, path: list[str | int], nodes: list[dict[str, object]]) -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
+        if isinstance(value, dict | list):
+            for k, v in value.items() if isinstance(value, dict) else enumerate(value):
                 walk(v, [*path, k], _children(nodes, k, schema))
-            return
-        if isinstance(value, list):
-            for i, v in enumerate(value):
-                walk(v, [*path, i], _children(nodes, i, schema))
             return
         types = _types(nodes)
         if not isinstance(value, str) or not types or "string" in types or not types <= set(_TYPERS):
             return
         for kind, (pattern, convert) in _TYPERS.items():
             if kind in types and re.fullmatch(pattern, value.strip(), re.I):
-                _set(config, path, convert(value.strip()))
+                functools.reduce(operator.getitem, path[:-1], config)[path[-1]] = convert(value.strip())
                 return
         wanted = " or ".join(WRITTEN[t] for t in ("boolean", "integer", "number", "null") if t in types)
         raise ConfigError(f"config: {dotted(path)}: {value!r} (from --config) is not {wanted}; "
@@ -182,17 +180,9 @@ def typed_command_line(config: Config, given: Any, schema: dict[str, Any]) -> No
     walk(given, [], _resolve(schema, schema))
 
 
-def _set(config: Any, path: list[str | int], value: Any) -> None:
-    for part in path[:-1]:
-        config = config[part]
-    config[path[-1]] = value
-
-
 def _example(path: list[str | int], types: set[str]) -> str:
     sample = "true" if "boolean" in types else "3" if "integer" in types else "0.5" if "number" in types else "null"
     keys = [p for p in path if isinstance(p, str)]
-    if len(keys) == 1:
-        return f"{keys[0]}={sample}"
     inner = sample
     for key in reversed(keys[1:]):
         inner = f'{{"{key}": {inner}}}'

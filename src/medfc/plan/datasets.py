@@ -118,9 +118,6 @@ class DatasetsPlan(Part):
     def clinifact_release_inputs(self) -> dict[str, str]:
         return release_split_files(self.config["clinifact"]["release"]["source"])
 
-    def stats_inputs(self) -> dict[str, str]:
-        return {"papers": self.models.papers}
-
     def clinifact_diff_enabled(self) -> bool:
         cf = self.config["clinifact"]
         return cf["pairs_source"] == "rebuild" and bool(cf["diff"]["release"])
@@ -222,7 +219,7 @@ class DatasetsPlan(Part):
     def healthfc_export(self) -> dict[str, object]:
         return {}
 
-    @job("light", _stage("healthfc"), options_class=hfc.StatsOptions, inputs=stats_inputs)
+    @job("light", _stage("healthfc"), options_class=hfc.StatsOptions, inputs=Part.papers_inputs)
     def healthfc_stats(self) -> dict[str, object]:
         return {"top_topics": self.config["healthfc"]["dataset"]["top_topics"]}
 
@@ -258,7 +255,7 @@ class DatasetsPlan(Part):
     def clinifact_export(self) -> dict[str, object]:
         return {}
 
-    @job("light", _stage("clinifact"), options_class=cf.StatsOptions, inputs=stats_inputs)
+    @job("light", _stage("clinifact"), options_class=cf.StatsOptions, inputs=Part.papers_inputs)
     def clinifact_stats(self) -> dict[str, object]:
         return self.config["clinifact"]["stats"]
 

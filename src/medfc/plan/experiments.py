@@ -30,7 +30,7 @@ from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS, SYSTEMS, Health
 from medfc.experiments.healthfc.systems import system as system_spec
 from medfc.healthfc.options import RetrieveOptions
 from medfc.plan.jobs import Config, JobPlan, Planned, job, unique
-from medfc.plan.models import layered, typed
+from medfc.plan.models import O, layered, typed
 from medfc.plan.part import Part
 from medfc.plan.resources import model_job_resources
 from medfc.retrieval.search_sources import search_source, wildcard_pattern
@@ -92,15 +92,12 @@ def _system_models(system: str) -> Planned:
     return planned
 
 
-def _members(plan: JobPlan, model: str) -> list[str]:
-    return plan.models.ensemble_members(model) if plan.models.is_ensemble(model) else [model]
-
-
 HFC_RUN = ("lang", "model", "system", "fold")
 
 
-def _healthfc_run(run: HealthFCRun, **changes: str) -> dict[str, object]:
-    return {**{k: run[k] for k in HFC_RUN}, **changes}  # type: ignore[literal-required]
+def healthfc_run_path(lang: str, model: str, system: str, fold: int | str) -> str:
+    """A HealthFC run's folder below the experiments' (and the inner cross-validations', and the checkpoints')."""
+    return f"healthfc/{lang}/{model}/{system}/fold{fold}"
 
 
 def _local_model(spec: CliniFactSystem) -> Callable[[Config], bool] | None:
@@ -145,13 +142,7 @@ class HealthFCPlan(Part):
         return {"file": file} if file else {}
 
     def healthfc_ensemble_inputs(self, lang: str, model: str, system: str, fold: int | str) -> dict[str, list[str]]:
-        """An ensemble run's inputs: its members' predictions and, for a stack, their out-of-fold ones."""
-        members = self.models.ensemble_members(model)
-        inputs = {"predictions": [f"{self.layout.experiments}/healthfc/{lang}/{m}/{system}/fold{fold}/predictions.jsonl" for m in members]}
-        if self.models.is_stacked(model):
-            inner = f"{self.experiments.inner_cv_dir}/healthfc/{lang}"
-            inputs["inner"] = [f"{inner}/{m}/{system}/fold{fold}/predictions.jsonl" for m in members]
-        return inputs
+        return self.experiments.ensemble_inputs(model, lambda m: healthfc_run_path(lang, m, system, fold))
 
     def healthfc_inner_runs(self) -> list[HealthFCRun]:
         """Every (lang, member, system, fold) whose inner cross-validation a planned stack reads, once each."""
@@ -198,14 +189,15 @@ class HealthFCPlan(Part):
         return [s for s in SYSTEMS if s in run]
 
     def healthfc_run_dir(self, run: Mapping[str, object]) -> str:
-        return f"{self.layout.experiments}/healthfc/{run['lang']}/{run['model']}/{run['system']}/fold{run['fold']}"
+        return f"{self.layout.experiments}/{healthfc_run_path(*(str(run[k]) for k in HFC_RUN))}"
 
     def healthfc_train(self, model: str, system: str) -> dict[str, object]:
         """One HealthFC run's training config: train < model_train[model] < system_train[system] < smoke."""
         hx, smoke = self.config["experiments"]["healthfc"], self.config["experiments"]["smoke"]
         return self.models.model_config(model, hx["train"], hx["model_train"].get(model), hx["system_train"].get(system), smoke)
 
-    @job("compute", lambda plan: unique(_healthfc_run(r, model=m) for r in _healthfc_runs(plan) for m in _members(plan, r["model"])),
+    @job("compute", lambda plan: unique({**r, "model": m} for r in _healthfc_runs(plan)
+                                        for m in plan.models.members(r["model"])),
          inputs=healthfc_experiment_inputs, resources=model_job_resources)
     def healthfc_experiment(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCFoldOptions:
         """One HealthFC run's whole options: its model's config and the system options its system depends on; the
@@ -221,22 +213,22 @@ class HealthFCPlan(Part):
             "fold": int(fold),
             "train": train,
             "system_options": system_options,
-            "checkpoint_dir": self.models.checkpoint_dir(f"healthfc/{lang}/{model}/{system}/fold{fold}"),
+            "checkpoint_dir": self.models.checkpoint_dir(healthfc_run_path(lang, model, system, fold)),
         }
         return typed(HealthFCFoldOptions, options, f"experiments.healthfc[{lang}/{model}/{system}/fold{fold}]")
 
-    @job("light", lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan) if plan.models.is_ensemble(r["model"])),
+    @job("light", lambda plan: unique(r for r in _healthfc_runs(plan) if plan.models.is_ensemble(r["model"])),
          inputs=healthfc_ensemble_inputs)
     def healthfc_ensemble(self, model: str) -> EnsembleOptions:
         return self.experiments.ensemble_options(model)
 
-    @job("compute", lambda plan: unique(_healthfc_run(r) for r in (plan.healthfc.healthfc_inner_runs() if _healthfc_runs(plan) else [])),
+    @job("compute", lambda plan: unique(plan.healthfc.healthfc_inner_runs() if _healthfc_runs(plan) else []),
          inputs=healthfc_experiment_inputs, resources=model_job_resources)
     def healthfc_inner_cv(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCInnerOptions:
         """A member's inner cross-validation in one HealthFC run: the run's options (no checkpoints), the folds."""
         run = self.healthfc_experiment(lang, model, system, fold).replace(checkpoint_dir=None)
         return typed(HealthFCInnerOptions, {"run": run, "inner": self.experiments.inner_folds_options()},
-                     f"experiments.stacking[healthfc/{lang}/{model}/{system}/fold{fold}]")
+                     f"experiments.stacking[{healthfc_run_path(lang, model, system, fold)}]")
 
     @job("network", lambda plan: unique({"source": s} for r in _healthfc_runs(plan) if (s := evidence_source(r["system"]))),
          options_class=RetrieveOptions, inputs=healthfc_retrieve_inputs)
@@ -248,7 +240,7 @@ class HealthFCPlan(Part):
                 "max_share_without_evidence": r["max_share_without_evidence"], "progress": r["progress"],
                 "cache_dir": r["cache_dir"] or f"{self.config['cache_dir']}/healthfc/evidence", "source_options": own}
 
-    @job("light", lambda plan: unique(_healthfc_run(r) for r in _healthfc_runs(plan)), options_class=HealthFCScoreOptions)
+    @job("light", lambda plan: unique(_healthfc_runs(plan)), options_class=HealthFCScoreOptions)
     def healthfc_score(self, lang: str, system: str) -> dict[str, object]:
         """The scoring keys a run's scores depend on and the labels its system predicts."""
         sc = self.config["scoring"]
@@ -262,11 +254,10 @@ class HealthFCPlan(Part):
 
     def healthfc_final_inputs(self, lang: str, model: str, system: str) -> dict[str, object]:
         """The row's scores per fold, each member's infos, a stack's members' predictions and the system's evidence."""
-        folds = self.healthfc_folds_run()
-        members = self.models.ensemble_members(model) if self.models.is_ensemble(model) else [model]
+        folds, members = self.healthfc_folds_run(), self.models.members(model)
 
         def files(m: str, name: str) -> list[str]:
-            return [f"{self.healthfc_run_dir({'lang': lang, 'model': m, 'system': system, 'fold': f})}/{name}" for f in folds]
+            return [f"{self.layout.experiments}/{healthfc_run_path(lang, m, system, f)}/{name}" for f in folds]
 
         inputs: dict[str, object] = {"scores": files(model, "scores.json"), **self.healthfc_experiment_inputs(system)}
         inputs.update({f"info_{m}": files(m, "info.json") for m in members})
@@ -278,13 +269,10 @@ class HealthFCPlan(Part):
          resources=lambda plan, model: plan.experiments.final_resources("healthfc_experiment", model))
     def healthfc_final(self, lang: str, model: str, system: str) -> HealthFCFinalOptions:
         """A HealthFC row's final model: each member's run as the row's cross-validation has it, and its ensemble."""
-        members = self.models.ensemble_members(model) if self.models.is_ensemble(model) else [model]
         fold = self.healthfc_folds_run()[0]
-        runs = [self.healthfc_experiment(lang, m, system, fold).replace(fold=-1, checkpoint_dir=None) for m in members]
-        options = {"row": f"{model} {system} ({lang})", "members": members, "runs": runs,
-                   "ensemble": self.experiments.ensemble_options(model) if self.models.is_ensemble(model) else None}
-        return typed(HealthFCFinalOptions, options, f"experiments.final[healthfc/{lang}/{model}/{system}]")
-
+        return self.experiments.final_options(
+            HealthFCFinalOptions, f"{model} {system} ({lang})", model, f"healthfc/{lang}/{model}/{system}",
+            lambda m: self.healthfc_experiment(lang, m, system, fold).replace(fold=-1, checkpoint_dir=None))
 
 
 class ExperimentsPlan(Part):
@@ -305,15 +293,24 @@ class ExperimentsPlan(Part):
     def inner_cv_dir(self) -> str:
         return f"{self.layout.experiments}/inner_cv"
 
-    def pairs_inner_cv_dir(self, dataset: str, model: str) -> str:
-        return f"{self.inner_cv_dir}/{dataset}/{model}"
+    def ensemble_inputs(self, model: str, run: Callable[[str], str]) -> dict[str, list[str]]:
+        """An ensemble run's inputs: its members' predictions (``run(member)``: its folder below the experiments')
+        and, for a stack, their inner cross-validation's (the same folder below :attr:`inner_cv_dir`)."""
+        members = self.models.ensemble_members(model)
+        inputs = {"predictions": [f"{self.layout.experiments}/{run(m)}/predictions.jsonl" for m in members]}
+        if self.models.is_stacked(model):
+            inputs["inner"] = [f"{self.inner_cv_dir}/{run(m)}/predictions.jsonl" for m in members]
+        return inputs
 
     def pairs_ensemble_inputs(self, dataset: str, model: str) -> dict[str, list[str]]:
-        members = self.models.ensemble_members(model)
-        inputs = {"predictions": [f"{self.pairs_run_dir(dataset, m)}/predictions.jsonl" for m in members]}
-        if self.models.is_stacked(model):
-            inputs["inner"] = [f"{self.pairs_inner_cv_dir(dataset, m)}/predictions.jsonl" for m in members]
-        return inputs
+        return self.ensemble_inputs(model, lambda m: f"{dataset}/{m}")
+
+    def final_options(self, cls: type[O], row: str, model: str, where: str, run: Callable[[str], Options]) -> O:
+        """A final model's options (``cls``): each member's ``run(member)`` and the ensemble of a row's ensemble."""
+        members = self.models.members(model)
+        options = {"row": row, "members": members, "runs": [run(m) for m in members],
+                   "ensemble": self.ensemble_options(model) if self.models.is_ensemble(model) else None}
+        return typed(cls, options, f"experiments.final[{where}]")
 
     def pairs_inner_models(self, dataset: str) -> list[str]:
         """Every member whose inner cross-validation on ``dataset`` a planned stacked ensemble reads."""
@@ -348,9 +345,6 @@ class ExperimentsPlan(Part):
     def pair_datasets(self) -> list[str]:
         return list(self.pairs_datasets())
 
-    def pairs_data(self, dataset: str) -> PairData:
-        return self.pairs_dataset(dataset).data
-
     def pairs_split_inputs(self, dataset: str) -> dict[str, str]:
         return dict(self.pairs_dataset(dataset).splits)
 
@@ -358,7 +352,8 @@ class ExperimentsPlan(Part):
         """A member's inner cross-validation reads train and validation only."""
         return {s: f for s, f in self.pairs_split_inputs(dataset).items() if s != "test"}
 
-    @job("compute", lambda plan: unique({"dataset": r["dataset"], "model": m} for r in _pairs_runs(plan) for m in _members(plan, r["model"])),
+    @job("compute", lambda plan: unique({"dataset": r["dataset"], "model": m} for r in _pairs_runs(plan)
+                                        for m in plan.models.members(r["model"])),
          inputs=pairs_split_inputs, resources=model_job_resources)
     def pairs_experiment(self, dataset: str, model: str) -> PairsTrainOptions:
         """A discriminative run's whole options: ``experiments.clinifact.train`` < ``model_train[model]`` < a declared
@@ -400,17 +395,14 @@ class ExperimentsPlan(Part):
     def pairs_runs(self, dataset: str) -> list[CliniFactRun]:
         return self.pairs_dataset(dataset).runs()
 
-    def dataset_title(self, dataset: str) -> str:
-        return self.pairs_dataset(dataset).title
-
     @staticmethod
     def run_entries(runs: Sequence[CliniFactRun]) -> list[dict[str, object]]:
         return [{"model": r["model"], "system": r["system"]} for r in runs]
 
     def pairs_score_options(self, system: str, dataset: str) -> dict[str, object]:
         bs = self.config["scoring"]["bootstrap"]
-        return {"dataset": dataset, "classes": list(self.pairs_data(dataset).classes), "system": system, "n_resamples": bs["n_resamples"],
-                "seed": bs["seed"]}
+        return {"dataset": dataset, "classes": list(self.pairs_dataset(dataset).data.classes), "system": system,
+                "n_resamples": bs["n_resamples"], "seed": bs["seed"]}
 
     @job("light", lambda plan: unique(_pairs_runs(plan)), options_class=PairsScoreOptions)
     def pairs_score(self, dataset: str) -> dict[str, object]:
@@ -482,21 +474,19 @@ class ExperimentsPlan(Part):
     def pairs_final_inputs(self, dataset: str, model: str) -> dict[str, object]:
         inputs: dict[str, object] = {**self.pairs_split_inputs(dataset), "scores": f"{self.pairs_run_dir(dataset, model)}/scores.json"}
         if self.models.is_stacked(model):
-            inputs.update({f"oof_{m}": f"{self.pairs_inner_cv_dir(dataset, m)}/predictions.jsonl" for m in self.models.ensemble_members(model)})
+            inputs.update({f"oof_{m}": f"{self.inner_cv_dir}/{dataset}/{m}/predictions.jsonl"
+                           for m in self.models.ensemble_members(model)})
         return inputs
 
     @job("compute", _final(("dataset", "model"), healthfc=False), inputs=pairs_final_inputs,
          resources=lambda plan, model: plan.experiments.final_resources(ensembling_system().rule, model))
     def pairs_final(self, dataset: str, model: str) -> PairsFinalOptions:
-        members = self.models.ensemble_members(model) if self.models.is_ensemble(model) else [model]
-        runs = [self.pairs_experiment(dataset, m).replace(checkpoint_dir=None) for m in members]
-        options = {"row": model, "members": members, "runs": runs, "ensemble": self.ensemble_options(model) if self.models.is_ensemble(model) else None}
-        return typed(PairsFinalOptions, options, f"experiments.final[{dataset}/{model}]")
+        return self.final_options(PairsFinalOptions, model, model, f"{dataset}/{model}",
+                                  lambda m: self.pairs_experiment(dataset, m).replace(checkpoint_dir=None))
 
     def final_resources(self, rule: str, model: str) -> dict[str, int]:
         """A final model's job: its members trained one after the other (the largest of each value, runtimes summed)."""
-        members = self.models.ensemble_members(model) if self.models.is_ensemble(model) else [model]
-        each = [model_job_resources(self, rule, m) for m in members]
+        each = [model_job_resources(self, rule, m) for m in self.models.members(model)]
         return {**{k: max(r[k] for r in each) for k in ("gpu", "threads", "mem_mb")}, "runtime": sum(r["runtime"] for r in each)}
 
 

@@ -53,7 +53,12 @@ def _verifications(plan: JobPlan) -> list[dict[str, str]]:
 
 
 def _model_resources(plan: JobPlan, rule: str, wildcards: Mapping[str, str]) -> dict[str, int]:
-    return {**plan.medsnip.medsnip_resources(plan.job_options(rule, wildcards)), "runtime": plan.config["medsnip"]["runtime"]}
+    """A job running a local model asks for the configured threads, GPUs and memory; a server job for one thread."""
+    llm = plan.job_options(rule, wildcards).llm  # every MedSNIP step's options name their LLM (None: it runs none)
+    ms = plan.config["medsnip"]
+    local = llm is not None and runs_locally(llm.backend)
+    own = {k: ms[k] for k in ("threads", "gpu", "mem_mb")} if local else {"threads": 1, "gpu": 0, "mem_mb": 2048}
+    return {**own, "runtime": ms["runtime"]}
 
 
 def _role_local(config: Config, overrides: Mapping[str, object] | None) -> bool:
@@ -103,13 +108,10 @@ class MedsnipPlan(Part):
     def medsnip_rewrites(self, dataset: str) -> bool:
         return answer_source(dataset).rewrites_claims(self.ms["datasets"][dataset])
 
-    def medsnip_rewriting(self) -> bool:
-        return any(self.medsnip_rewrites(d) for d in self.medsnip_datasets())
-
     def medsnip_roles(self) -> list[tuple[str, Mapping[str, object] | None]]:
         """(config key, its overrides of ``medsnip.llm``) of each role that calls an LLM."""
         roles = [("medsnip.decomposer", self.ms["decomposer"])]
-        if self.medsnip_rewriting():
+        if any(self.medsnip_rewrites(d) for d in self.medsnip_datasets()):
             roles.append(("medsnip.rewriter", self.ms["rewriter"]))
         return roles + [(f"medsnip.verifiers[{i}].llm", v.get("llm")) for i, v in enumerate(self.ms["verifiers"])]
 
@@ -132,9 +134,6 @@ class MedsnipPlan(Part):
         return {**r, "search_cache_dir": self.medsnip_cache(r["search_cache_dir"], "medsnip/search"),
                 "pubmed": {**r["pubmed"], "cache_dir": self.medsnip_cache(r["pubmed"]["cache_dir"], "clinifact/pubmed")},
                 "web": {**r["web"], "http_cache_dir": self.medsnip_cache(r["web"]["http_cache_dir"], "medsnip/web")}}
-
-    def medsnip_table_inputs(self) -> dict[str, str]:
-        return {"papers": self.models.papers}
 
     def medsnip_structure_inputs(self) -> dict[str, list[str]]:
         """Table 3's: every dataset's answers, then its units of every mode."""
@@ -181,13 +180,6 @@ class MedsnipPlan(Part):
                 "verifications": self._medsnip_verdicts(dataset, ".info.json"),
                 "decompositions": [f"{self.layout.medsnip}/{dataset}/units/{m}.info.json" for m in self.medsnip_modes(dataset)]}
 
-    def medsnip_resources(self, options: PrepareOptions | DecomposeOptions | VerifyOptions) -> dict[str, int]:
-        """A job running a local model asks for the configured threads, GPUs and memory; a server job for one thread."""
-        llm = options.llm  # every MedSNIP step's options name their LLM (None: it runs none)
-        local = llm is not None and runs_locally(llm.backend)
-        ms = self.ms
-        return {"threads": ms["threads"], "gpu": ms["gpu"], "mem_mb": ms["mem_mb"]} if local else {"threads": 1, "gpu": 0, "mem_mb": 2048}
-
     @job("network", _fetched, options_class=FetchOptions)
     def medsnip_fetch(self, dataset: str) -> dict[str, object]:
         return {"dataset": dataset, **self.ms["datasets"][dataset]["hf"], "cache_dir": self.config["cache_dir"]}
@@ -223,7 +215,7 @@ class MedsnipPlan(Part):
         level, baseline = (ds["level"], ds["baseline_mode"]) if answer_source(dataset).own_level else ("answer", "atoms")
         return {"level": level, "baseline_mode": baseline, **self.ms["score"]}
 
-    @job("light", _datasets, options_class=TableOptions, inputs=medsnip_table_inputs)
+    @job("light", _datasets, options_class=TableOptions, inputs=Part.papers_inputs)
     def medsnip_table(self, dataset: str) -> dict[str, object]:
         return {"title": answer_source(dataset).title, "dataset": dataset}
 

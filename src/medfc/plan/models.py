@@ -98,6 +98,10 @@ class ModelsPlan(Part):
     def ensemble_members(self, name: str) -> list[str]:
         return list(self.ensembles[name]["members"])
 
+    def members(self, name: str) -> list[str]:
+        """An ensemble's members; a model alone: itself."""
+        return self.ensemble_members(name) if self.is_ensemble(name) else [name]
+
     def ensemble_weights(self, name: str) -> list[float]:
         weights = self.ensembles[name]["weights"]
         members = self.ensemble_members(name)

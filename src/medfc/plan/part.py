@@ -25,3 +25,7 @@ class Part:
         if name.startswith("__") or name == "plan":
             raise AttributeError(name)
         return getattr(self.plan, name)
+
+    def papers_inputs(self) -> dict[str, str]:
+        """The inputs of a job that reads only the papers' numbers (its table or statistics put ours beside them)."""
+        return {"papers": self.models.papers}

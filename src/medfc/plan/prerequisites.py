@@ -135,9 +135,8 @@ def _clinifact_data(plan: Plan) -> Iterator[str | None]:
     if studies_source(studies["source"]).reads_zip and (cf["pairs_source"] == "rebuild" or plan.stage_enabled("clinifact")):
         yield _exists("clinifact.studies.bulk_zip", studies["bulk_zip"])  # the studies behind the pairs or the statistics
     if cf["pairs_source"] == "release":
-        for split, path in plan.datasets.clinifact_release_inputs().items():
-            yield _exists(f"clinifact.release.source ({split} split)", path)
-        yield from _changed_splits(plan, "clinifact.release.sha256", cf["release"]["source"], cf["release"]["sha256"])
+        yield from _release(plan, "clinifact.release.source", cf["release"]["source"], "clinifact.release.sha256",
+                            cf["release"]["sha256"])
         return
     pubmed = cf["pubmed"]
     if not pubmed["offline"] and not is_loopback(pubmed["eutils_url"]):
@@ -146,9 +145,8 @@ def _clinifact_data(plan: Plan) -> Iterator[str | None]:
     for i, d in enumerate(pubmed["extra_cache_dirs"]):
         yield _exists(f"clinifact.pubmed.extra_cache_dirs[{i}]", d, "directory")
     if plan.stage_enabled("clinifact") and plan.datasets.clinifact_diff_enabled():
-        for split, path in release_split_files(cf["diff"]["release"]).items():
-            yield _exists(f"clinifact.diff.release ({split} split)", path)
-        yield from _changed_splits(plan, "clinifact.diff.release_sha256", cf["diff"]["release"], cf["diff"]["release_sha256"])
+        yield from _release(plan, "clinifact.diff.release", cf["diff"]["release"], "clinifact.diff.release_sha256",
+                            cf["diff"]["release_sha256"])
 
 
 def _changed(key: str, path: Path, expected: str | None, file: str) -> str | None:
@@ -163,14 +161,17 @@ def _changed(key: str, path: Path, expected: str | None, file: str) -> str | Non
     return None
 
 
-def _changed_splits(plan: Plan, key: str, source: str, pins: dict[str, str | None]) -> Iterator[str | None]:
-    """:func:`_changed` for each split file of a CliniFact release."""
+def _release(plan: Plan, key: str, source: str, pins_key: str, pins: dict[str, str | None]) -> Iterator[str | None]:
+    """A CliniFact release's split files (``key``: the config key of their ``source``): each local one that is missing,
+    then each one already here whose SHA-256 is not the one ``pins_key`` pins (:func:`_changed`)."""
     from medfc.clinifact.release_files import cached_path, file_location
 
+    for split, path in release_split_files(source).items():
+        yield _exists(f"{key} ({split} split)", path)
     for split, expected in pins.items():
         location = file_location(source, split)
         local = cached_path(source, split, f"{plan.datasets.cache}/clinifact/release") if is_url(source) else Path(location)
-        yield _changed(f"{key}.{split}", local, expected, location)
+        yield _changed(f"{pins_key}.{split}", local, expected, location)
 
 
 def _datasets(plan: Plan) -> Iterator[str | None]:

@@ -81,9 +81,8 @@ def row_of(plan: JobPlan, rule: str, alias: str) -> str:
     how = row_choices().get(rule)
     if how is None:
         raise ValueError(f"{rule} is not a rule that trains or runs a model ({', '.join(model_rules())})")
-    spec = record_of_rule(rule)  # the CliniFact system the job runs (None: a HealthFC run)
-    how = spec.resources if spec is not None else how
-    if how == MODEL_KIND or spec is None:
+    spec = record_of_rule(rule)  # the CliniFact system the job runs (None: a HealthFC run, of MODEL_KIND)
+    if how == MODEL_KIND:
         cls = plan.models.model_class(alias)
         row = _large(cls.kind, model_size(plan, alias, llm=False)) if cls.gpu else cls.kind
         if row not in plan.config["experiments"]["resources"]:

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 from medfc.experiments.healthfc.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS
 from medfc.figures.options import Fig3Options
-from medfc.plan.experiments import CliniFactRun, HealthFCRun
+from medfc.plan.experiments import CliniFactRun, HealthFCRun, PairsDataset, healthfc_run_path
 from medfc.plan.jobs import job, one_job
 from medfc.plan.part import Part
 from medfc.tables.errors import ErrorsOptions
@@ -63,7 +63,7 @@ class TablesPlan(Part):
     @job("light", lambda plan: [{"dataset": d} for d in plan.tables.dataset_tables()], options_class=DatasetTableOptions,
          inputs=dataset_table_inputs)
     def dataset_table(self, dataset: str) -> dict[str, object]:
-        return {"dataset": dataset, "title": self.experiments.dataset_title(dataset),
+        return {"dataset": dataset, "title": self.experiments.pairs_dataset(dataset).title,
                 "entries": self.experiments.run_entries(self.experiments.pairs_runs(dataset)),
                 "scale": self.config["experiments"]["scale"]}
 
@@ -117,35 +117,33 @@ class TablesPlan(Part):
         if runs := self.healthfc.healthfc_runs():
             inputs["healthfc"] = [f"{self.healthfc.healthfc_run_dir(r)}/predictions.jsonl" for r in runs]
             inputs["dataset"] = self.layout.under("healthfc/dataset/healthfc.jsonl")
-        for d, runs in self._error_pairs():
-            inputs[f"pairs_{d}"] = [f"{r['dir']}/predictions.jsonl" for r in runs]
-            inputs[f"pairs_{d}_test"] = self.experiments.pairs_split_inputs(d)["test"]
+        for ds, runs in self._error_pairs():
+            inputs[f"pairs_{ds.name}"] = [f"{r['dir']}/predictions.jsonl" for r in runs]
+            inputs[f"pairs_{ds.name}_test"] = ds.splits["test"]
         return inputs
 
-    def _error_pairs(self) -> list[tuple[str, list[CliniFactRun]]]:
-        out = [(d, self.experiments.pairs_dataset(d).all_runs()) for d in self.experiments.pair_datasets()]
-        return [(d, runs) for d, runs in out if runs]
+    def _error_pairs(self) -> list[tuple[PairsDataset, list[CliniFactRun]]]:
+        out = [(ds, ds.all_runs()) for ds in self.experiments.pairs_datasets().values()]
+        return [(ds, runs) for ds, runs in out if runs]
 
     @job("light", one_job(lambda plan: plan.tables.error_browser_planned()), options_class=ErrorsOptions, inputs=error_browser_inputs)
     def error_browser(self) -> dict[str, object]:
-        sections = [{"title": f"{self.experiments.dataset_title(d)} (test split)", "data": self.experiments.pairs_data(d), "entries": self.experiments.run_entries(runs)}
-                    for d, runs in self._error_pairs()]
-        return {"healthfc": [dict(r) for r in self.healthfc.healthfc_runs()], "pairs": sections, "scale": self.config["experiments"]["scale"]}
+        sections = [{"title": f"{ds.title} (test split)", "data": ds.data,
+                     "entries": self.experiments.run_entries(runs)} for ds, runs in self._error_pairs()]
+        return {"healthfc": [dict(r) for r in self.healthfc.healthfc_runs()], "pairs": sections,
+                "scale": self.config["experiments"]["scale"]}
 
     def error_browser_planned(self) -> bool:
         return self.stage_enabled("experiments") and bool(self.healthfc.healthfc_runs() or self._error_pairs())
 
     def experiment_targets(self) -> list[str]:
-        targets = []
-        for r in self.healthfc.healthfc_runs():
-            targets += [f"{self.healthfc.healthfc_run_dir(r)}/predictions.jsonl", f"{self.healthfc.healthfc_run_dir(r)}/scores.json"]
         cf = self.experiments.clinifact_runs()
-        for r in cf:
-            targets += [f"{r['dir']}/predictions.jsonl", f"{r['dir']}/scores.json"]
+        runs = [self.healthfc.healthfc_run_dir(r) for r in self.healthfc.healthfc_runs()] + [r["dir"] for r in cf]
+        targets = [f"{run}/{file}" for run in runs for file in ("predictions.jsonl", "scores.json")]
         targets += [f"{self.layout.tables}/{t}.csv" for t in planned_tables(self)]
         targets += [f"{self.layout.tables}/{d}_table.csv" for d in self.dataset_tables()]
-        for d in self.datasets.dataset_names():
-            targets += [f"{r['dir']}/scores.json" for r in self.experiments.pairs_runs(d)]
+        targets += [f"{r['dir']}/scores.json" for d in self.datasets.dataset_names()
+                    for r in self.experiments.pairs_runs(d)]
         if cf:
             targets.append(f"{self.layout.figures}/clinifact_fig3.png")
         if self.error_browser_planned():
@@ -168,8 +166,8 @@ def healthfc_time_runs(plan: TablesPlan) -> TableRuns:
     runs: list[HealthFCRun] = plan.healthfc.healthfc_runs()
     inner = plan.healthfc.healthfc_inner_runs()
     timings = plan.layout.experiment_timings
-    files = [f"{timings}{plan.healthfc.healthfc_run_dir(r)[len(plan.layout.experiments):]}.tsv" for r in runs]
-    files += [f"{timings}/inner_cv/healthfc/{r['lang']}/{r['model']}/{r['system']}/fold{r['fold']}.tsv" for r in inner]
+    files = [f"{timings}/{healthfc_run_path(**r)}.tsv" for r in runs]
+    files += [f"{timings}/inner_cv/{healthfc_run_path(**r)}.tsv" for r in inner]
     return TableRuns("benchmarks", files, [dict(r) for r in runs] + [{**r, "model": f"{r['model']}{INNER_CV_ROW}"} for r in inner])
 
 
@@ -202,6 +200,9 @@ def _healthfc_table(systems: tuple[str, ...]) -> TableSpec:
                      planned=lambda plan: bool({r["system"] for r in plan.healthfc.healthfc_runs()} & set(systems)))
 
 
+# CliniFact's Table 8 and what we score beyond it: every CliniFact run's scores
+CLINIFACT_SCORES = TableSpec(runs=lambda plan: clinifact_table_runs(plan, "scores", "scores.json"),
+                             planned=lambda plan: bool(plan.experiments.clinifact_runs()))
 # every experiments table, in the order of the run's targets
 TABLE_SPECS: dict[str, TableSpec] = {
     "healthfc_table3": _healthfc_table(TABLE3_SYSTEMS),
@@ -212,10 +213,8 @@ TABLE_SPECS: dict[str, TableSpec] = {
     "healthfc_significance": TableSpec(
         runs=lambda plan: healthfc_table_runs(plan, plan.healthfc.healthfc_compared_systems()[1], "predictions", "predictions.jsonl"),
         planned=lambda plan: bool(plan.healthfc.healthfc_runs() and plan.healthfc.healthfc_compared_systems()[0]), options=significance_options),
-    "clinifact_table8": TableSpec(runs=lambda plan: clinifact_table_runs(plan, "scores", "scores.json"),
-                                  planned=lambda plan: bool(plan.experiments.clinifact_runs())),
-    "clinifact_table8_extra": TableSpec(runs=lambda plan: clinifact_table_runs(plan, "scores", "scores.json"),
-                                        planned=lambda plan: bool(plan.experiments.clinifact_runs())),
+    "clinifact_table8": CLINIFACT_SCORES,
+    "clinifact_table8_extra": CLINIFACT_SCORES,
     "clinifact_significance": TableSpec(runs=lambda plan: clinifact_table_runs(plan, "predictions", "predictions.jsonl"),
                                         planned=lambda plan: len(plan.experiments.clinifact_runs()) > 1),
     "healthfc_times": TableSpec(runs=healthfc_time_runs, options=time_options,

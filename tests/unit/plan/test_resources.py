@@ -156,7 +156,7 @@ def test_only_model_rules_have_computed_resources_and_the_others_no_gpu():
                 assert re.search(rf"^    threads: PLAN\.threads_of\(\w+\.{rule}\)$", body, re.M), rule
                 assert re.fullmatch(rf"        \*\*PLAN\.resources_of\(\w+\.{rule}\),\n", block.group(1)), rule
                 asked.add(rule)
-            elif rule not in C.MODEL_RULES:  # MedSNIP's model rules: PLAN.medsnip.medsnip_resources
+            elif rule not in C.MODEL_RULES:  # MedSNIP's model rules: medfc.plan.medsnip._model_resources
                 assert gpu is None, f"{rule} asks for a GPU: {gpu.group(0)}"
     assert asked == {*R.MODEL_RULES, *FINAL, "healthfc_translate"}
 
