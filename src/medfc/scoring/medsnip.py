@@ -247,9 +247,8 @@ def _bca_levels(per_unit: np.ndarray, totals: np.ndarray, metric: str, observed:
     if den == 0 or not np.isfinite(z0):
         return (alpha / 2, 1 - alpha / 2), {"bca_degenerate": True, "z0": z0, "acceleration": None}
     a_hat = float(np.sum(u**3)) / (6.0 * den**1.5)
-    z_lo, z_hi = float(ndtri(alpha / 2)), float(ndtri(1 - alpha / 2))
-    level_lo = float(ndtr(z0 + (z0 + z_lo) / (1 - a_hat * (z0 + z_lo))))
-    level_hi = float(ndtr(z0 + (z0 + z_hi) / (1 - a_hat * (z0 + z_hi))))
+    z_ends = (float(ndtri(alpha / 2)), float(ndtri(1 - alpha / 2)))
+    level_lo, level_hi = (float(ndtr(z0 + (z0 + z) / (1 - a_hat * (z0 + z)))) for z in z_ends)
     return (level_lo, level_hi), {"bca_degenerate": False, "z0": z0, "acceleration": a_hat}
 
 
