@@ -220,7 +220,8 @@ def cost_summary(decompose_usage: Mapping[str, int], verify_usage: Mapping[str, 
 
     dec, ver = part(decompose_usage, prices_decompose), part(verify_usage, prices_verify)
     total = {k: dec[k] + ver[k] for k in ("calls", "prompt_tokens", "completion_tokens")}
-    total["cost_usd"] = None if dec["cost_usd"] is None or ver["cost_usd"] is None else dec["cost_usd"] + ver["cost_usd"]
+    costs = (dec["cost_usd"], ver["cost_usd"])
+    total["cost_usd"] = None if None in costs else costs[0] + costs[1]
     return {"decompose": dec, "verify": ver, "total": total}
 
 

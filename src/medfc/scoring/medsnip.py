@@ -179,7 +179,8 @@ def binary_scores(gold: Sequence[object], pred: Sequence[object], abstain: str =
     n = len(g)
     return {"n": n, "n_scored": int(keep.sum()), "n_abstained": sum(normalise_verdict(v) is None for v in pred),
             "coverage": float(keep.sum()) / n if n else 0.0, "abstain_policy": abstain,
-            **{m: float(_metric_from_counts(c, m)) for m in METRICS}, "false_precision": tp / (tp + fp) if tp + fp else 0.0,
+            **{m: float(_metric_from_counts(c, m)) for m in METRICS},
+            "false_precision": tp / (tp + fp) if tp + fp else 0.0,
             "false_recall": tp / (tp + fn) if tp + fn else 0.0, "counts": {"tp_false": tp, "fp_false": fp, "fn_false": fn, "tn_false": tn}}
 
 
