@@ -219,10 +219,9 @@ def cost_summary(decompose_usage: Mapping[str, int], verify_usage: Mapping[str, 
         return {"calls": calls, "prompt_tokens": prompt, "completion_tokens": completion, "cost_usd": cost}
 
     dec, ver = part(decompose_usage, prices_decompose), part(verify_usage, prices_verify)
-    dec_cost, ver_cost = dec["cost_usd"], ver["cost_usd"]
-    total = {"calls": dec["calls"] + ver["calls"], "prompt_tokens": dec["prompt_tokens"] + ver["prompt_tokens"],
-                       "completion_tokens": dec["completion_tokens"] + ver["completion_tokens"],
-                       "cost_usd": None if dec_cost is None or ver_cost is None else dec_cost + ver_cost}
+    total = {k: dec[k] + ver[k] for k in ("calls", "prompt_tokens", "completion_tokens")}
+    costs = (dec["cost_usd"], ver["cost_usd"])
+    total["cost_usd"] = None if None in costs else costs[0] + costs[1]
     return {"decompose": dec, "verify": ver, "total": total}
 
 

@@ -89,20 +89,7 @@ def healthfc_nei_predictions(records: Sequence[Mapping[str, object]], abstain: s
 
 def or_false(unit_verdicts: Iterable[object], abstain: str = "drop") -> str | None:
     """OR-FALSE aggregation of unit verdicts into one answer verdict (None = the answer abstains)."""
-    _check_policy(abstain)
-    seen_true = False
-    for v in unit_verdicts:
-        verdict = normalise_verdict(v)
-        if verdict is None:
-            if abstain == "as_false":
-                return FALSE
-            if abstain == "as_true":
-                seen_true = True
-            continue
-        if verdict == FALSE:
-            return FALSE
-        seen_true = True
-    return TRUE if seen_true else None
+    return aggregate(unit_verdicts, "or_false", abstain=abstain)
 
 
 def aggregate(unit_verdicts: Iterable[object], rule: str = "or_false", k: int = 2, abstain: str = "drop") -> str | None:
@@ -111,8 +98,6 @@ def aggregate(unit_verdicts: Iterable[object], rule: str = "or_false", k: int = 
     _check_policy(abstain)
     if rule not in AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {rule!r}")
-    if rule == "or_false":
-        return or_false(unit_verdicts, abstain)
     votes = []
     for v in unit_verdicts:
         verdict = normalise_verdict(v)
@@ -121,16 +106,11 @@ def aggregate(unit_verdicts: Iterable[object], rule: str = "or_false", k: int = 
                 continue
             verdict = FALSE if abstain == "as_false" else TRUE
         votes.append(verdict)
-    if not votes:
-        return None
+    if not votes or rule == "first":
+        return votes[0] if votes else None
     n_false = sum(v == FALSE for v in votes)
-    if rule == "and_false":
-        return FALSE if n_false == len(votes) else TRUE
-    if rule == "threshold_k":
-        return FALSE if n_false >= k else TRUE
-    if rule == "majority":
-        return FALSE if n_false > len(votes) - n_false else TRUE
-    return votes[0]
+    needed = {"or_false": 1, "and_false": len(votes), "threshold_k": k, "majority": len(votes) // 2 + 1}[rule]
+    return FALSE if n_false >= needed else TRUE
 
 
 def _check_policy(policy: str) -> None:
@@ -198,9 +178,9 @@ def binary_scores(gold: Sequence[object], pred: Sequence[object], abstain: str =
     tp, fp, fn, tn = (int(x) for x in c)
     n = len(g)
     return {"n": n, "n_scored": int(keep.sum()), "n_abstained": sum(normalise_verdict(v) is None for v in pred),
-            "coverage": float(keep.sum()) / n if n else 0.0, "abstain_policy": abstain, "ff1": float(_metric_from_counts(c, "ff1")),
-            "tf1": float(_metric_from_counts(c, "tf1")), "macro_f1": float(_metric_from_counts(c, "macro_f1")),
-            "accuracy": float(_metric_from_counts(c, "accuracy")), "false_precision": tp / (tp + fp) if tp + fp else 0.0,
+            "coverage": float(keep.sum()) / n if n else 0.0, "abstain_policy": abstain,
+            **{m: float(_metric_from_counts(c, m)) for m in METRICS},
+            "false_precision": tp / (tp + fp) if tp + fp else 0.0,
             "false_recall": tp / (tp + fn) if tp + fn else 0.0, "counts": {"tp_false": tp, "fp_false": fp, "fn_false": fn, "tn_false": tn}}
 
 
@@ -268,9 +248,8 @@ def _bca_levels(per_unit: np.ndarray, totals: np.ndarray, metric: str, observed:
     if den == 0 or not np.isfinite(z0):
         return (alpha / 2, 1 - alpha / 2), {"bca_degenerate": True, "z0": z0, "acceleration": None}
     a_hat = float(np.sum(u**3)) / (6.0 * den**1.5)
-    z_lo, z_hi = float(ndtri(alpha / 2)), float(ndtri(1 - alpha / 2))
-    level_lo = float(ndtr(z0 + (z0 + z_lo) / (1 - a_hat * (z0 + z_lo))))
-    level_hi = float(ndtr(z0 + (z0 + z_hi) / (1 - a_hat * (z0 + z_hi))))
+    z_ends = (float(ndtri(alpha / 2)), float(ndtri(1 - alpha / 2)))
+    level_lo, level_hi = (float(ndtr(z0 + (z0 + z) / (1 - a_hat * (z0 + z)))) for z in z_ends)
     return (level_lo, level_hi), {"bca_degenerate": False, "z0": z0, "acceleration": a_hat}
 
 

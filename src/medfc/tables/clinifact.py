@@ -14,7 +14,8 @@ from medfc.common.labels import CLINIFACT_LABELS
 from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEM_NAMES, DEFAULT_SYSTEM, clinifact_system, system_of_row
 from medfc.common.jsontypes import JSONValue
 from medfc.common.papers import reported_title
-from medfc.tables.common import Entry, SMOKE_NOTE, clinifact_name, not_run_note, ours_title, pct, stack_kept, stack_marks, stack_note
+from medfc.tables.common import (Entry, SMOKE_NOTE, clinifact_name, not_run_note, ours_only, ours_title, pct,
+                                 stack_kept, stack_marks, stack_note)
 
 
 T8_COLUMNS = ["source", "scale", "model", "system", "n", "accuracy", "macro P", "macro R", "macro F1", "macro F1 95% CI", "note"]
@@ -121,8 +122,7 @@ def table8_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) ->
                Column("low", group="Macro", fmt="dec1"), Column("high", group="Macro", fmt="dec1")]
     caption = ("CliniFact Table 8, companion: the test pairs scored and the percentile bootstrap 95% interval (low, high) "
                "of macro-F1 (%) over the test pairs, of our rows.")
-    table = LatexTable(caption, "tab:clinifact-table8-extra", columns, [Block(tex_rows, ours_title(scale))],
-                       notes=[SMOKE_NOTE] if scale == "smoke" else [], merge_first=True)
+    table = ours_only(caption, "tab:clinifact-table8-extra", columns, tex_rows, scale)
     return pd.DataFrame(rows, columns=["scale", "model", "system", "n", "macro F1", "CI low", "CI high"]), table
 
 
@@ -136,5 +136,4 @@ def significance_latex(df: pd.DataFrame, scale: str) -> LatexTable:
                Column("p", group="McNemar–Bowker", fmt="p3")]
     caption = ("CliniFact: McNemar–Bowker tests between every two systems on the same test pairs (the paper's test of "
                "a fine-tuned model against its zero-shot run), with each system's accuracy on those pairs.")
-    return LatexTable(caption, "tab:clinifact-significance", columns, [Block(rows, ours_title(scale))],
-                      notes=[SMOKE_NOTE] if scale == "smoke" else [], merge_first=True)
+    return ours_only(caption, "tab:clinifact-significance", columns, rows, scale)

@@ -9,7 +9,7 @@ import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from medfc.common.io import read_json, read_jsonl
-from medfc.common.latex import MeanSD
+from medfc.common.latex import Block, Column, LatexTable, MeanSD
 from medfc.common.jsontypes import JSONObject
 from medfc.experiments.clinifact.systems import row_suffixes
 from medfc.scoring.classification import MeanStd
@@ -61,6 +61,12 @@ SMOKE_NOTE = ("Our rows are smoke-sized (training capped by experiments.smoke, o
 
 def ours_title(scale: str) -> str:
     return SCALE_TITLES[scale]
+
+
+def ours_only(caption: str, label: str, columns: Sequence[Column], rows: list[list[object]], scale: str) -> LatexTable:
+    """A LaTeX table of our rows alone, with the smoke note at smoke scale."""
+    return LatexTable(caption, label, list(columns), [Block(rows, ours_title(scale))],
+                      notes=[SMOKE_NOTE] if scale == "smoke" else [], merge_first=True)
 
 
 def mean_sd(agg: Mapping[str, MeanStd], key: str) -> MeanSD | None:

@@ -3,7 +3,7 @@ tidy frame and a LaTeX table in the paper's layout (``*_latex``); ``*_extra``: w
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 import pandas as pd
 
 from medfc.common.io import read_json
@@ -13,7 +13,8 @@ from medfc.experiments.healthfc.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTE
 from medfc.scoring import classification, medsnip
 from medfc.common.jsontypes import JSONValue
 from medfc.common.papers import reported_title
-from medfc.tables.common import (Entry, SMOKE_NOTE, grouped, mean_sd, not_run_note, ours_title, pct, pm, pooled, stack_kept, stack_marks, stack_note)
+from medfc.tables.common import (Entry, SMOKE_NOTE, grouped, mean_sd, not_run_note, ours_only, ours_title, pct, pm,
+                                 pooled, stack_kept, stack_marks, stack_note)
 
 Row = dict[str, object]  # one row of a table
 
@@ -38,15 +39,8 @@ def _paper_row(papers: Mapping[str, JSONValue], model: str, **values: JSONValue)
 
 def table3(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> pd.DataFrame:
     """Table 3: evidence and veracity macro P/R/F1, mean ± std over folds: our rows, then the paper's."""
-    rows = []
-    for (lang, model, system), items in grouped(entries, scores, ("lang", "model", "system")).items():
-        if system not in TABLE3_SYSTEMS:
-            continue
-        agg = classification.aggregate_folds([read_json(f) for _, f in items])
-        rows.append({"source": "ours", "scale": scale, "lang": lang, "model": model, "system": system, "folds": len(items),
-                     **{c: pm(agg, k) for c, k in {**T3_KEYS, **T3_EXTRA_KEYS}.items()}})
-    order = {s: i for i, s in enumerate(TABLE3_SYSTEMS)}
-    rows.sort(key=lambda r: (r["lang"], r["model"], order[r["system"]]))
+    rows = _our_rows(scores, entries, TABLE3_SYSTEMS, scale, "system",
+                     lambda agg, _: {c: pm(agg, k) for c, k in {**T3_KEYS, **T3_EXTRA_KEYS}.items()})
     systems = {r["system"] for r in rows}
     t3 = papers["healthfc"]["table3"]
     for system in TABLE3_SYSTEMS:
@@ -64,19 +58,23 @@ def table3(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str,
     return pd.DataFrame(rows, columns=T3_COLUMNS).fillna("")
 
 
+def _our_rows(scores: Sequence[str], entries: Sequence[Entry], systems: Sequence[str], scale: str, name: str,
+             cells: Callable[[dict, list[dict]], Row]) -> list[Row]:
+    """One row of ours per (lang, model, system) of ``systems`` (the system under ``name``), sorted, with the
+    ``cells`` of the folds' aggregate and the folds' scores."""
+    rows = [{"source": "ours", "scale": scale, "lang": lang, "model": model, name: system, "folds": len(folds),
+             **cells(classification.aggregate_folds(folds), folds)}
+            for (lang, model, system), folds in _aggregates(scores, entries, systems).items()]
+    order = {s: i for i, s in enumerate(systems)}
+    return sorted(rows, key=lambda r: (r["lang"], r["model"], order[r[name]]))
+
+
 def _veracity_rows(scores: Sequence[str], entries: Sequence[Entry], systems: Sequence[str], scale: str) -> list[Row]:
     """One row of ours per (lang, model, system) of ``systems``: macro P/R/F1 and accuracy, mean ± std over folds."""
-    rows = []
-    for (lang, model, system), items in grouped(entries, scores, ("lang", "model", "system")).items():
-        if system not in systems:
-            continue
-        agg = classification.aggregate_folds([read_json(f) for _, f in items])
-        rows.append({"source": "ours", "scale": scale, "lang": lang, "model": model, "experiment": system, "folds": len(items),
-                     "P": pm(agg, "veracity.macro_precision"), "R": pm(agg, "veracity.macro_recall"), "F1": pm(agg, "veracity.macro_f1"),
-                     "accuracy": pm(agg, "veracity.accuracy"), "n": sum(int(read_json(f).get("n", 0)) for _, f in items)})
-    order = {s: i for i, s in enumerate(systems)}
-    rows.sort(key=lambda r: (r["lang"], r["model"], order[r["experiment"]]))
-    return rows
+    return _our_rows(scores, entries, systems, scale, "experiment", lambda agg, folds: {
+        "P": pm(agg, "veracity.macro_precision"), "R": pm(agg, "veracity.macro_recall"),
+        "F1": pm(agg, "veracity.macro_f1"), "accuracy": pm(agg, "veracity.accuracy"),
+        "n": sum(int(f.get("n", 0)) for f in folds)})
 
 
 def table5(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> pd.DataFrame:
@@ -174,7 +172,8 @@ def _notes(scale: str, marks: Mapping[str, str], kept: Mapping[str, str], paper_
 def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
                  infos: Sequence[str] = ()) -> LatexTable:
     """Table 3 in the paper's layout (the oracle's veracity F1 on the same model's pipeline row)."""
-    agg = {k: classification.aggregate_folds(v) for k, v in _aggregates(scores, entries, TABLE3_SYSTEMS).items()}
+    data = _aggregates(scores, entries, TABLE3_SYSTEMS)
+    agg = {k: classification.aggregate_folds(v) for k, v in data.items()}
     kept = stack_kept(infos, scores, entries)
     marks = stack_marks(kept)
     ours = []
@@ -200,7 +199,7 @@ def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
     columns = [Column("System", align="l"), Column("Base Model", align="l"),
                *(Column(h, group="Evidence Selection") for h in ("Precision", "Recall", "F1 Macro")),
                *(Column(h, group="Veracity Prediction") for h in ("Precision", "Recall", "F1 Macro")), Column("F1 Macro", group="Oracle Ver. Pred.")]
-    folds = max((len(v) for v in _aggregates(scores, entries, TABLE3_SYSTEMS).values()), default=0)
+    folds = max((len(v) for v in data.values()), default=0)
     caption = ("HealthFC Table 3: evidence selection and veracity prediction, macro precision, recall and F1 (%), the mean "
                f"and standard deviation (subscript) over the folds of a cross-validation (ours: {folds} folds; the paper: 5). "
                "Oracle Ver. Pred.: the pipeline's veracity prediction with the gold evidence sentences.")
@@ -213,14 +212,12 @@ def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
 def table3_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) -> tuple[pd.DataFrame, LatexTable]:
     """Table 3's companion: evidence-class F1, FEVER, AVeriTeC, false-class F1 of our rows (frame and LaTeX)."""
     keys = T3_EXTRA_KEYS.items()
-    data = _aggregates(scores, entries, TABLE3_SYSTEMS)
-    order = {s: i for i, s in enumerate(TABLE3_SYSTEMS)}
     rows, tex_rows = [], []
-    for lang, model, system in sorted(data, key=lambda k: (order[k[2]], k[0], k[1])):
-        agg = classification.aggregate_folds(data[(lang, model, system)])
-        rows.append({"scale": scale, "lang": lang, "model": model, "system": system, "folds": len(data[(lang, model, system)]),
+    for lang, model, system, folds in _experiment_rows(scores, entries, TABLE3_SYSTEMS):
+        agg = classification.aggregate_folds(folds)
+        rows.append({"scale": scale, "lang": lang, "model": model, "system": system, "folds": len(folds),
                      **{name: pm(agg, key) for name, key in keys}})
-        tex_rows.append([system, _model_title(lang, model), len(data[(lang, model, system)]), *(mean_sd(agg, key) for _, key in keys)])
+        tex_rows.append([system, _model_title(lang, model), len(folds), *(mean_sd(agg, key) for _, key in keys)])
     columns = [Column("System", align="l"), Column("Base Model", align="l"), Column("Folds", fmt="int"),
                Column("Evid. F1", group="Evidence"), Column("Strict", group="FEVER"), Column("@0.25", group="AVeriTeC"),
                Column("FF1", group="False class"), Column("Coverage", group="False class")]
@@ -229,8 +226,7 @@ def table3_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) ->
                "label is right and whose selected sentences hold a complete gold set; AVeriTeC@0.25: the label counts "
                "where the selected evidence matches the gold at 0.25 or more; FF1: F1 of the false class over the supported "
                "and refuted claims with a TRUE or FALSE prediction (scoring.abstain), Coverage: the share of them it scores.")
-    notes = [SMOKE_NOTE] if scale == "smoke" else []
-    table = LatexTable(caption, "tab:healthfc-table3-extra", columns, [Block(tex_rows, ours_title(scale))], notes=notes, merge_first=True)
+    table = ours_only(caption, "tab:healthfc-table3-extra", columns, tex_rows, scale)
     cols = ["scale", "lang", "model", "system", "folds", *(name for name, _ in keys)]
     return pd.DataFrame(rows, columns=cols), table
 
@@ -246,21 +242,20 @@ def table5_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
     """Table 5 in the paper's layout, with a Base Model column; the paper's rows for the experiments we ran."""
     kept = stack_kept(infos, scores, entries)
     marks = stack_marks(kept)
-    ours = []
-    for lang, model, system, folds in _experiment_rows(scores, entries, TABLE5_SYSTEMS):
+    ours, ran = [], _experiment_rows(scores, entries, TABLE5_SYSTEMS)
+    for lang, model, system, folds in ran:
         agg = classification.aggregate_folds(folds)
         ours.append([EXPERIMENT_TITLES.get(system, system), _model_cell(lang, model, marks),
                      *(mean_sd(agg, f"veracity.{k}") for k in ("macro_precision", "macro_recall", "macro_f1"))])
     hf = papers["healthfc"]
-    ran = [s for s in TABLE5_SYSTEMS if any(k[2] == s for k in _aggregates(scores, entries, TABLE5_SYSTEMS))]
     paper = [[PAPER_EXPERIMENT_TITLES.get(s, s), hf["table5_model"], *(_paper_sd(hf["table5"][s], k) for k in ("p", "r", "f1"))]
-             for s in ran if s in hf["table5"]]
+             for s in TABLE5_SYSTEMS if any(r[2] == s for r in ran) and s in hf["table5"]]
     columns = [Column("Experiment", align="l"), Column("Base Model", align="l"), Column("P"), Column("R"), Column("F1")]
     caption = ("HealthFC Table 5: veracity prediction with other evidence (none, retrieved snippets, the gold explanations) "
                "and the prediction of the level of evidence; macro precision, recall and F1 (%), the mean and standard "
                "deviation (subscript) over folds. The paper's Google snippets are the first ten results of a Google search; "
                "ours come from the run's own search (experiments.retrieval).")
-    notes = _notes(scale, marks, kept, [hf["table5_model"]] if paper else [], [r[1] for r in _experiment_rows(scores, entries, TABLE5_SYSTEMS)],
+    notes = _notes(scale, marks, kept, [hf["table5_model"]] if paper else [], [r[1] for r in ran],
                    "Accuracy and the claims scored of our rows: the companion table healthfc_table5_extra.")
     blocks = [Block(ours, ours_title(scale)), *([Block(paper, reported_title(hf["cite"]))] if paper else [])]
     return LatexTable(caption, "tab:healthfc-table5", columns, blocks, notes=notes, merge_first=True)
@@ -269,8 +264,8 @@ def table5_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
 def table5_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) -> tuple[pd.DataFrame, LatexTable]:
     """Table 5's companion: accuracy and the claims scored of our rows."""
     rows = _veracity_rows(scores, entries, TABLE5_SYSTEMS, scale)
-    df = pd.DataFrame([{k: r[k] for k in ("scale", "lang", "model", "experiment", "folds", "n", "accuracy")} for r in rows],
-                      columns=["scale", "lang", "model", "experiment", "folds", "n", "accuracy"]).rename(columns={"n": "claims"})
+    df = pd.DataFrame(rows, columns=["scale", "lang", "model", "experiment", "folds", "n", "accuracy"])
+    df = df.rename(columns={"n": "claims"})
     tex_rows = []
     for lang, model, system, folds in _experiment_rows(scores, entries, TABLE5_SYSTEMS):
         agg = classification.aggregate_folds(folds)
@@ -280,20 +275,19 @@ def table5_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) ->
                Column("Claims", fmt="int"), Column("Accuracy")]
     caption = ("HealthFC Table 5, companion: accuracy (%), the mean and standard deviation (subscript) over folds, and the "
                "claims scored over all folds, of our rows.")
-    table = LatexTable(caption, "tab:healthfc-table5-extra", columns, [Block(tex_rows, ours_title(scale))],
-                       notes=[SMOKE_NOTE] if scale == "smoke" else [], merge_first=True)
+    table = ours_only(caption, "tab:healthfc-table5-extra", columns, tex_rows, scale)
     return df, table
 
 
 def open_domain_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> LatexTable:
     """The open-domain comparison in LaTeX: our rows, then the binary F1 the HealthFC paper cites."""
-    ours = []
-    for lang, model, system, folds in _experiment_rows(scores, entries, OPEN_DOMAIN_SYSTEMS):
+    ours, exp = [], _experiment_rows(scores, entries, OPEN_DOMAIN_SYSTEMS)
+    for lang, model, system, folds in exp:
         agg = classification.aggregate_folds(folds)
         ours.append([str(evidence_source(system)), _model_title(lang, model), sum(int(f.get("n", 0)) for f in folds),
                      *(mean_sd(agg, f"veracity.{k}") for k in ("macro_precision", "macro_recall", "macro_f1", "accuracy"))])
     od = papers["healthfc"]["open_domain"]
-    ran = dict.fromkeys(str(evidence_source(s)) for _, _, s, _ in _experiment_rows(scores, entries, OPEN_DOMAIN_SYSTEMS))
+    ran = dict.fromkeys(str(evidence_source(s)) for _, _, s, _ in exp)
     paper = [[src, od["model"], od["claims"], None, None, MeanSD(float(od["f1"][src])), None] for src in ran if src in od["f1"]]
     columns = [Column("Evidence", align="l"), Column("Base Model", align="l"), Column("Claims", fmt="int"),
                Column("P"), Column("R"), Column("F1"), Column("Accuracy")]
@@ -327,8 +321,7 @@ def significance_latex(df: pd.DataFrame, scale: str) -> LatexTable:
     caption = ("HealthFC: significance of the differences between systems, the folds' test predictions pooled. "
                "McNemar–Bowker on the three-way labels of the same claims; the MedSNIP paired bootstrap of "
                f"{metric_title} over the supported and refuted claims, Δ = B − A with its 95% interval.")
-    notes = [SMOKE_NOTE] if scale == "smoke" else []
-    return LatexTable(caption, "tab:healthfc-significance", columns, [Block(rows, ours_title(scale))], notes=notes, merge_first=True)
+    return ours_only(caption, "tab:healthfc-significance", columns, rows, scale)
 
 
 def _signed(x: object) -> str:

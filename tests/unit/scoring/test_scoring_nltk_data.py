@@ -12,28 +12,15 @@ from medfc.scoring.nltk_data import (
     build_punkt,
     build_wordnet,
     ensure_nltk_data,
-    lexnames_rows,
     lexnames_text,
-    parse_lexnames_man_page,
 )
 
-MAN_SNIPPET = "\n".join([
-    ".TS", "l l l.", "\\fBFile Number\\fP\t\\fBName\\fP\t\\fBContents\\fP", "_",
-    "00\tadj.all\tall adjective clusters",
-    "18\tnoun.person  \tnouns denoting people",
-    "44\tadj.ppl\tparticipial adjectives", ".TE",
-])
-
-
 def test_lexnames_table():
-    assert parse_lexnames_man_page(MAN_SNIPPET) == [(0, "adj.all"), (18, "noun.person"), (44, "adj.ppl")]
-    rows = lexnames_rows(man_page=None)
-    assert len(rows) == 45
-    assert rows[0] == (0, "adj.all", 3) and rows[2] == (2, "adv.all", 4)
-    assert rows[3] == (3, "noun.Tops", 1) and rows[29] == (29, "verb.body", 2) and rows[44] == (44, "adj.ppl", 3)
-    text = lexnames_text(rows)
-    assert text.splitlines()[18] == "18\tnoun.person\t1"
-    assert len(text.splitlines()) == 45
+    lines = lexnames_text().splitlines()
+    assert len(lines) == 45
+    assert lines[0] == "00\tadj.all\t3" and lines[2] == "02\tadv.all\t4"
+    assert lines[3] == "03\tnoun.Tops\t1" and lines[29] == "29\tverb.body\t2" and lines[44] == "44\tadj.ppl\t3"
+    assert lines[18] == "18\tnoun.person\t1"
 
 
 def test_build_punkt_roundtrips_through_nltk(tmp_path, monkeypatch):
