@@ -1,9 +1,10 @@
-"""What the scikit-learn baselines (:mod:`~medfc.experiments.models.tfidf`, :mod:`~medfc.experiments.models.gbm`) share."""
+"""What the scikit-learn kinds (:mod:`~medfc.experiments.models.tfidf`, :mod:`~medfc.experiments.models.gbm`,
+:mod:`~medfc.experiments.models.frozen`) share: a model base, a fitted base, label and fold helpers."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -55,3 +56,57 @@ def add_probs(out: np.ndarray, classes: np.ndarray, probs: np.ndarray, weight: f
     for j, c in enumerate(classes):
         out[:, int(c)] += weight * probs[:, j]
     return out
+
+
+class Info:
+    """What a fit did, for the info files (``as_dict``): a dataclass's fields."""
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+def fit_examples(train: Sequence[Example], validation: Sequence[Example] | None,
+                 refit_with_validation: bool) -> list[Example]:
+    """The examples a final fit reads: the training ones, + the validation ones with ``refit_with_validation``."""
+    return list(train) + (list(validation or []) if refit_with_validation else [])
+
+
+class FittedSklearn:
+    """What the fitted scikit-learn kinds share: :meth:`probs` (the kind's ``_probs`` fills it) and validation scores."""
+
+    labels: list[str]
+
+    def probs(self, examples: Sequence[Example], desc: str = "predict") -> np.ndarray:
+        """Class probabilities in the order of ``labels``, shape ``[len(examples), n_labels]``."""
+        out = np.zeros((len(examples), len(self.labels)), dtype=np.float32)
+        if not examples:
+            return out
+        return self._probs(out, examples, desc)
+
+    def validation_scores(self, examples: Sequence[Example], desc: str) -> dict[str, float]:
+        """The scores of the predictions on ``examples`` (validation examples only scored, not fit on)."""
+        from medfc.experiments.models.metrics import validation_scores
+
+        pred = [self.labels[i] for i in self.probs(examples, f"{desc}/validation").argmax(axis=1)]
+        return validation_scores([ex.label for ex in examples], pred, self.labels)
+
+
+class SklearnModel:
+    """A scikit-learn kind's model: its libraries loaded and limited to the job's ``threads``, ``fit`` by the kind's ``_fit``
+    (nothing written but an embeddings' store; ``checkpoint_dir``: an encoder's; ``desc``: the kind by default)."""
+
+    library: ClassVar[str] = "sklearn.linear_model"  # loads the BLAS / OpenMP runtime the thread limit applies to
+
+    def __init__(self, config: Any, threads: int | None = None) -> None:
+        __import__(self.library)
+
+        self.config = config
+        limit_threads(threads)
+        self.encoder = self._encoder(threads)
+
+    def _encoder(self, threads: int | None) -> Any:
+        return None
+
+    def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
+            checkpoint_dir: object = None, trim: str = "right", desc: str | None = None) -> Any:
+        return self._fit(examples, labels, validation, trim, desc or self.config.kind)
