@@ -24,7 +24,7 @@ from medfc.experiments.models.metrics import validation_scores
 from medfc.experiments.models.options import FrozenOptions
 from medfc.experiments.records import CardFields, ModelCard
 from medfc.experiments.models.sklearn_common import (FittedSklearn, Info, SklearnModel, add_probs, class_weight,
-                                                     fit_examples, label_indices, stratified_folds)
+                                                     label_indices, stratified_folds)
 
 if TYPE_CHECKING:
     from sklearn.linear_model import LogisticRegression
@@ -115,11 +115,12 @@ def choose_C(options: FrozenOptions, labels: Sequence[str], X: np.ndarray, y: np
     return float(options.C_grid[best]), scores, len(folds)
 
 
-def fit_frozen(options: FrozenOptions, encoder: FrozenEncoder, labels: Sequence[str], train_examples: Sequence[Example],
-               val_examples: Sequence[Example] | None = None, *, trim: str = "right", desc: str = "frozen") -> FittedFrozen:
+def fit_frozen(options: FrozenOptions, labels: Sequence[str], train_examples: Sequence[Example],
+               val_examples: Sequence[Example] | None = None, *, encoder: FrozenEncoder, trim: str = "right",
+               desc: str = "frozen") -> FittedFrozen:
     """Fit on ``train_examples`` (+ validation with ``refit_with_validation``, else only scored)."""
     start = time.perf_counter()
-    final = fit_examples(train_examples, val_examples, options.refit_with_validation)
+    final = list(train_examples) + (list(val_examples or []) if options.refit_with_validation else [])
     y = label_indices(labels, final, desc)
     side: Literal["head", "tail"] = system_side(trim) if options.truncation == "system" else options.truncation
     fitted = FittedFrozen(options, encoder, labels, any(ex.text_b is not None or ex.prefix_b for ex in final), side)
@@ -135,17 +136,17 @@ def fit_frozen(options: FrozenOptions, encoder: FrozenEncoder, labels: Sequence[
     return fitted
 
 
+def frozen_encoder(options: FrozenOptions, threads: int | None) -> FrozenEncoder:
+    """The job's encoder (loaded only for texts not stored), on ``threads``."""
+    return FrozenEncoder(options.encoder, cache_dir=options.cache_dir, batch_size=options.batch_size,
+                         device=options.device, threads=threads, progress=options.progress)
+
+
 class FrozenModel(SklearnModel):
-    """Kind ``frozen``: the job's encoder (loaded only for texts not stored) and :func:`fit_frozen`'s regressions."""
+    """Kind ``frozen``: the job's encoder and :func:`fit_frozen`'s regressions."""
 
-    def _encoder(self, threads: int | None) -> FrozenEncoder:
-        c = self.config
-        return FrozenEncoder(c.encoder, cache_dir=c.cache_dir, batch_size=c.batch_size, device=c.device,
-                             threads=threads, progress=c.progress)
-
-    def _fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None, trim: str,
-             desc: str) -> FittedFrozen:
-        return fit_frozen(self.config, self.encoder, labels, examples, validation, trim=trim, desc=desc)
+    fit_function = fit_frozen
+    make_encoder = frozen_encoder
 
 
 def keep_frozen(fitted: FittedFrozen, directory: Path) -> CardFields:
@@ -156,8 +157,7 @@ def keep_frozen(fitted: FittedFrozen, directory: Path) -> CardFields:
 
 def load_frozen(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedFrozen:
     """The fitted frozen-encoder model of a kept directory, embedding every text again on ``device`` (no store)."""
-    state, estimators = read_state(directory)
-    options = FrozenOptions.from_mapping(state["options"], where=f"{directory}: options")
+    options, state, estimators = read_state(directory, FrozenOptions)
     encoder = FrozenEncoder(options.encoder, cache_dir=None, batch_size=batch_size or options.batch_size, device=device, progress=False)
     fitted = FittedFrozen(options, encoder, state["labels"], state["pairs"], state["side"])
     fitted.scaler, fitted.clf = estimators["scaler"], estimators["clf"]

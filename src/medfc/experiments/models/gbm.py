@@ -22,7 +22,7 @@ from medfc.experiments.models.keeper import keep_state, read_state
 from medfc.experiments.models.options import GbmOptions
 from medfc.experiments.records import CardFields, ModelCard
 from medfc.experiments.models.sklearn_common import (FittedSklearn, Info, SklearnModel, WholeTexts, add_probs,
-                                                     class_weight, fit_examples, label_indices)
+                                                     class_weight, label_indices)
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def fit_gbm(options: GbmOptions, labels: Sequence[str], train_examples: Sequence
     start = time.perf_counter()
     if encoder is None:
         encoder = embedding_encoder(options)
-    fit_on = fit_examples(train_examples, val_examples, options.refit_with_validation)
+    fit_on = list(train_examples) + (list(val_examples or []) if options.refit_with_validation else [])
     y = label_indices(labels, fit_on, desc)
     idf = fit_idf(ex.text_b or "" for ex in fit_on)
     keys = list(features("", "", "", idf))
@@ -115,13 +115,8 @@ class GbmModel(SklearnModel):
     """Kind ``gbm``: :func:`fit_gbm` (``trim``: which end of an abstract the ``embedding_model``'s vectors keep)."""
 
     library = "sklearn.ensemble"
-
-    def _encoder(self, threads: int | None) -> FrozenEncoder | None:
-        return embedding_encoder(self.config, threads)
-
-    def _fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None, trim: str,
-             desc: str) -> FittedGbm:
-        return fit_gbm(self.config, labels, examples, validation, encoder=self.encoder, trim=trim, desc=desc)
+    fit_function = fit_gbm
+    make_encoder = embedding_encoder
 
 
 def keep_gbm(fitted: FittedGbm, directory: Path) -> CardFields:
@@ -132,7 +127,6 @@ def keep_gbm(fitted: FittedGbm, directory: Path) -> CardFields:
 
 def load_gbm(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedGbm:
     """The fitted GBM of a kept directory; an ``embedding_model`` embeds every text again on ``device`` (no store)."""
-    state, estimators = read_state(directory)
-    options = GbmOptions.from_mapping(state["options"], where=f"{directory}: options")
+    options, state, estimators = read_state(directory, GbmOptions)
     options = options.replace(cache_dir=None, device=device, progress=False, embedding_batch_size=batch_size or options.embedding_batch_size)
     return FittedGbm(options, state["labels"], state["idf"], state["keys"], list(estimators["models"]), embedding_encoder(options), state["side"])

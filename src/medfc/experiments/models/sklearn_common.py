@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -65,14 +65,8 @@ class Info:
         return dict(self.__dict__)
 
 
-def fit_examples(train: Sequence[Example], validation: Sequence[Example] | None,
-                 refit_with_validation: bool) -> list[Example]:
-    """The examples a final fit reads: the training ones, + the validation ones with ``refit_with_validation``."""
-    return list(train) + (list(validation or []) if refit_with_validation else [])
-
-
 class FittedSklearn:
-    """What the fitted scikit-learn kinds share: :meth:`probs` (the kind's ``_probs`` fills it) and validation scores."""
+    """What the fitted scikit-learn kinds share: :meth:`probs` (filled by the kind's ``_probs``), validation scores."""
 
     labels: list[str]
 
@@ -92,21 +86,22 @@ class FittedSklearn:
 
 
 class SklearnModel:
-    """A scikit-learn kind's model: its libraries loaded and limited to the job's ``threads``, ``fit`` by the kind's ``_fit``
-    (nothing written but an embeddings' store; ``checkpoint_dir``: an encoder's; ``desc``: the kind by default)."""
+    """A scikit-learn kind's model: its libraries loaded and limited to the job's ``threads``, ``fit`` by the kind's
+    ``fit_function`` (nothing written but an embeddings' store; ``checkpoint_dir``: an encoder's)."""
 
     library: ClassVar[str] = "sklearn.linear_model"  # loads the BLAS / OpenMP runtime the thread limit applies to
+    # (options, labels, examples, validation, *, encoder, trim, desc) → the fitted model
+    fit_function: ClassVar[Callable[..., Any]]
+    make_encoder: ClassVar[Callable[[Any, int | None], Any] | None] = None  # (options, threads) → its frozen encoder
 
     def __init__(self, config: Any, threads: int | None = None) -> None:
         __import__(self.library)
 
         self.config = config
         limit_threads(threads)
-        self.encoder = self._encoder(threads)
-
-    def _encoder(self, threads: int | None) -> Any:
-        return None
+        self.encoder = type(self).make_encoder(config, threads) if type(self).make_encoder else None
 
     def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
             checkpoint_dir: object = None, trim: str = "right", desc: str | None = None) -> Any:
-        return self._fit(examples, labels, validation, trim, desc or self.config.kind)
+        return type(self).fit_function(self.config, labels, examples, validation, encoder=self.encoder, trim=trim,
+                                       desc=desc or self.config.kind)

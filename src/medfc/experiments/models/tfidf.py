@@ -23,7 +23,7 @@ from medfc.experiments.models.metrics import validation_scores
 from medfc.experiments.models.options import TfidfOptions
 from medfc.experiments.records import CardFields, ModelCard
 from medfc.experiments.models.sklearn_common import (FittedSklearn, Info, SklearnModel, WholeTexts, add_probs,
-                                                     class_weight, fit_examples, label_indices, stratified_folds)
+                                                     class_weight, label_indices, stratified_folds)
 
 if TYPE_CHECKING:  # scikit-learn is imported where it is used: an encoder's job never loads it (about 3 s of CPU per job)
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -151,13 +151,15 @@ def _mean(runs: list[dict[str, float]]) -> dict[str, float]:
 
 
 def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequence[Example],
-              val_examples: Sequence[Example] | None = None, *, desc: str = "tfidf") -> FittedTfidf:
-    """Fit on ``train_examples`` (+ ``val_examples`` with ``refit_with_validation``), choosing as ``options.selection`` says."""
+              val_examples: Sequence[Example] | None = None, *, encoder: None = None, trim: str = "right",
+              desc: str = "tfidf") -> FittedTfidf:
+    """Fit on ``train_examples`` (+ ``val_examples`` with ``refit_with_validation``), choosing as ``options.selection``
+    says; every text is read whole (``encoder``, ``trim``: other kinds')."""
     start = time.perf_counter()
     fitted = FittedTfidf(options, labels)
     labels = fitted.labels
     val_examples = list(val_examples or [])
-    final = fit_examples(train_examples, val_examples, options.refit_with_validation)
+    final = list(train_examples) + (val_examples if options.refit_with_validation else [])
     label_indices(labels, final, desc)  # a single class stops here, before any selection
     cands = variants(options, final)
     scores: dict[str, list[dict[str, float]]] = {}
@@ -189,11 +191,9 @@ def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequ
 
 
 class TfidfModel(SklearnModel):
-    """Kind ``tfidf``: :func:`fit_tfidf` (every text read whole: ``trim`` is an encoder's)."""
+    """Kind ``tfidf``: :func:`fit_tfidf`."""
 
-    def _fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None, trim: str,
-             desc: str) -> FittedTfidf:
-        return fit_tfidf(self.config, labels, examples, validation, desc=desc)
+    fit_function = fit_tfidf
 
 
 def keep_tfidf(fitted: FittedTfidf, directory: Path) -> CardFields:
@@ -211,8 +211,7 @@ def keep_tfidf(fitted: FittedTfidf, directory: Path) -> CardFields:
 
 def load_tfidf(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedTfidf:
     """The fitted TF-IDF model of a kept directory (on the CPU), its vectorizers rebuilt with the kept terms and idf."""
-    state, estimators = read_state(directory)
-    options = TfidfOptions.from_mapping(state["options"], where=f"{directory}: options")
+    options, state, estimators = read_state(directory, TfidfOptions)
     fitted = FittedTfidf(options, state["labels"])
     fitted.space = Space(options, Variant(**state["variant"]))
     for terms, idfs in zip(state["terms"], estimators["idf"], strict=True):
