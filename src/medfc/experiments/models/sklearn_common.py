@@ -18,14 +18,6 @@ class WholeTexts:
         return {"truncated": 0}
 
 
-def limit_threads(threads: int | None) -> None:
-    """Limit the BLAS/OpenMP libraries loaded so far to the job's ``threads`` (None: leave them)."""
-    if threads is not None:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(limits=max(1, threads))
-
-
 def class_weight(option: Literal["none", "balanced"]) -> str | None:
     """scikit-learn's ``class_weight`` for the config's ``class_weights``."""
     return "balanced" if option == "balanced" else None
@@ -98,7 +90,10 @@ class SklearnModel:
         __import__(self.library)
 
         self.config = config
-        limit_threads(threads)
+        if threads is not None:  # the BLAS / OpenMP libraries loaded so far on the job's threads
+            from threadpoolctl import threadpool_limits
+
+            threadpool_limits(limits=max(1, threads))
         self.encoder = type(self).make_encoder(config, threads) if type(self).make_encoder else None
 
     def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
