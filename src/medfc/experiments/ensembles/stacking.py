@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,13 +46,36 @@ class PairsInnerOptions(Options):
     inner: InnerFolds
 
 
+Records = list[dict[str, Any]]
+
+
+def _out_of_fold(options: HealthFCInnerOptions | PairsInnerOptions, labels: Sequence[str],
+                 fit_part: Callable[[int], tuple[Records, int, int]]) -> tuple[Records, dict[str, Any]]:
+    """The records of every inner part, each from ``fit_part(k)`` (its records, n_train, n_validation) tagged
+    ``inner_fold``, sorted by id; and the info's entries: each part's sizes and scores, the scores of all, seconds."""
+    from medfc.experiments.pairs import record_scores
+
+    records: Records = []
+    parts = []
+    started = time.perf_counter()
+    for k in range(options.inner.inner_folds):
+        recs, n_train, n_validation = fit_part(k)
+        recs = [{**r, "inner_fold": k} for r in recs]
+        records.extend(recs)
+        parts.append({"inner_fold": k, "n_train": n_train, "n_validation": n_validation, "n_predicted": len(recs),
+                      "scores": record_scores(recs, labels)})
+    info = {"inner_folds": options.inner.inner_folds, "seed": options.inner.seed, "parts": parts,
+            "scores": record_scores(records, labels), "config": options.run.train.as_dict(),
+            "seconds": round(time.perf_counter() - started, 1)}
+    return sorted(records, key=lambda r: r["id"]), info
+
+
 def healthfc_inner_cv(dataset: str | os.PathLike, folds: str | os.PathLike, options: HealthFCInnerOptions, *, threads: int | None = None,
                       evidence: str | os.PathLike | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The member's out-of-fold predictions over run ``options.run``'s training claims, sorted by id."""
     from medfc.experiments.healthfc import runs as healthfc
     from medfc.experiments.models.kinds import build_model
     from medfc.experiments.healthfc.systems import system
-    from medfc.experiments.pairs import record_scores
 
     run = options.run
     spec = system(run.system)
@@ -63,10 +86,8 @@ def healthfc_inner_cv(dataset: str | os.PathLike, folds: str | os.PathLike, opti
     train_c, _ = healthfc.split_fold(claims, healthfc.load_folds(folds), run.fold, report)
     eligible = [c for c in train_c if spec.eligible is None or spec.eligible(c)]
     part = inner_assignment([c.id for c in eligible], [spec.gold(c) for c in eligible], options.inner.inner_folds, options.inner.seed)
-    records: list[dict[str, Any]] = []
-    parts = []
-    started = time.perf_counter()
-    for k in range(options.inner.inner_folds):
+
+    def fit_part(k: int) -> tuple[Records, int, int]:
         fit_c = [c for c in train_c if part.get(c.id) != k]  # the ineligible claims stay where the run has them (counted, never predicted)
         held = [c for c in eligible if part[c.id] == k]
         fit_c, val_c = healthfc.stratified_holdout(fit_c, run.system_options.val_fraction, run.train.seed)
@@ -74,61 +95,40 @@ def healthfc_inner_cv(dataset: str | os.PathLike, folds: str | os.PathLike, opti
         log.info("HealthFC %s fold %d, inner part %d/%d: %d train, %d validation, %d predicted", spec.name, run.fold, k + 1,
                  options.inner.inner_folds, len(fit_c), len(val_c), len(held))
         recs, _ = healthfc.TRAINERS[spec.trainer](spec, fold, run, model, None, threads, SkipReport(f"inner-{k}"))
-        for r in recs:
-            r["inner_fold"] = k
-        records.extend(recs)
-        parts.append({"inner_fold": k, "n_train": len(fit_c), "n_validation": len(val_c), "n_predicted": len(recs),
-                      "scores": record_scores(recs, spec.labels)})
+        return recs, len(fit_c), len(val_c)
+
+    records, info = _out_of_fold(options, spec.labels, fit_part)
     report.count("records", len(records))
-    info = {"system": spec.name, "fold": run.fold, "lang": run.lang, "inner_folds": options.inner.inner_folds, "seed": options.inner.seed,
-            "n_train": len(train_c), "parts": parts, "scores": record_scores(records, spec.labels), "config": run.train.as_dict(),
-            "seconds": round(time.perf_counter() - started, 1), "skips": report.as_dict()}
-    return sorted(records, key=lambda r: r["id"]), info
+    return records, {"system": spec.name, "fold": run.fold, "lang": run.lang, "n_train": len(train_c), **info,
+                     "skips": report.as_dict()}
 
 
 def pairs_inner_cv(train_file: str | os.PathLike, validation_file: str | os.PathLike, options: PairsInnerOptions, *,
                    threads: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The member's out-of-fold predictions over a pairs dataset's train + validation files (:func:`inner_cv_pairs`)."""
-    from medfc.experiments.pairs import read_splits
-
-    data = options.run.data
-    report = SkipReport(f"{data.dataset}-inner")
-    records, info = inner_cv_pairs(read_splits({"train": train_file, "validation": validation_file}, data, report), options, threads=threads)
-    info["skips"] = report.as_dict()
-    return records, info
-
-
-def inner_cv_pairs(splits: Mapping[str, Sequence[Any]], options: PairsInnerOptions, *,
-                   threads: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Out-of-fold predictions over the pairs of ``splits``, each part by the member fit on the others."""
+    """The member's out-of-fold predictions over a pairs dataset's train + validation files, each part by the member
+    fit on the others."""
     from medfc.experiments.models.kinds import build_model
-    from medfc.experiments.pairs import SYSTEM, fit_predict, pair_example, prediction_record, record_scores
+    from medfc.experiments.pairs import SYSTEM, fit_predict, pair_example, prediction_record, read_splits
 
     run = options.run
     classes = run.data.classes
+    report = SkipReport(f"{run.data.dataset}-inner")
+    splits = read_splits({"train": train_file, "validation": validation_file}, run.data, report)
     pool = [(s, p) for s in ("train", "validation") for p in splits[s]]
     part = inner_assignment([p.id for _, p in pool], [p.label for _, p in pool], options.inner.inner_folds, options.inner.seed)
-    records: list[dict[str, Any]] = []
-    parts = []
     model = build_model(run.train, threads)
-    started = time.perf_counter()
-    for k in range(options.inner.inner_folds):
-        def examples(split: str) -> list:
-            return [pair_example(p, run.include_title) for p in splits[split] if part[p.id] != k]
 
+    def fit_part(k: int) -> tuple[Records, int, int]:
+        train_ex, val_ex = ([pair_example(p, run.include_title) for p in splits[split] if part[p.id] != k]
+                            for split in ("train", "validation"))
         held = [(s, p) for s, p in pool if part[p.id] == k]
-        train_ex, val_ex = examples("train"), examples("validation")
         log.info("%s inner part %d/%d: %d train, %d validation, %d predicted", run.data.dataset, k + 1, options.inner.inner_folds,
                  len(train_ex), len(val_ex), len(held))
         _, probs = fit_predict(model, classes, train_ex, val_ex, {"predict": [pair_example(p, run.include_title) for _, p in held]},
                                checkpoint_dir=None, trim="left", desc=f"{run.data.dataset}/inner{k}")
-        recs = [{**prediction_record(p, s, SYSTEM, classes, pr), "inner_fold": k} for (s, p), pr in zip(held, probs["predict"])]
-        records.extend(recs)
-        parts.append({"inner_fold": k, "n_train": len(train_ex), "n_validation": len(val_ex), "n_predicted": len(recs),
-                      "scores": record_scores(recs, classes)})
-    info = {"system": SYSTEM, "inner_folds": options.inner.inner_folds, "seed": options.inner.seed,
-            "sizes": {s: len(splits[s]) for s in ("train", "validation")}, "parts": parts, "scores": record_scores(records, classes),
-            "config": run.train.as_dict(), "seconds": round(time.perf_counter() - started, 1)}
-    return sorted(records, key=lambda r: r["id"]), info
+        recs = [prediction_record(p, s, SYSTEM, classes, pr) for (s, p), pr in zip(held, probs["predict"])]
+        return recs, len(train_ex), len(val_ex)
 
-
+    records, info = _out_of_fold(options, classes, fit_part)
+    sizes = {s: len(splits[s]) for s in ("train", "validation")}
+    return records, {"system": SYSTEM, "sizes": sizes, **info, "skips": report.as_dict()}

@@ -104,9 +104,11 @@ def article_claims(rows: Sequence[tuple[str, Mapping[str, JSONValue]]]) -> list[
     return [Claim(rid, text(row.get("claim")), "", "", "", sentence_list(row.get("sentences")), []) for rid, row in rows]
 
 
-def _check_labels(fitted: FittedModel | FittedJoint, labels: Sequence[str], what: str) -> None:
+def _check_labels(fitted: FittedModel | FittedJoint, labels: Sequence[str], what: str) -> list[str]:
+    """``labels``, which must be the kept model's."""
     if list(fitted.labels) != list(labels):
         raise ValueError(f"the kept {what}'s labels {fitted.labels} are not its card's {list(labels)}")
+    return list(labels)
 
 
 def predict_pipeline(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport,
@@ -119,9 +121,8 @@ def predict_pipeline(directory: Path, card: ModelCard, rows: Sequence[tuple[str,
 
     parts = load_fitted(directory, card, settings.device, settings.batch_size)
     selector, veracity = parts["evidence"], parts["veracity"]
-    labels = list(card["labels"])
     _check_labels(selector, EVIDENCE_LABELS, "evidence selector")
-    _check_labels(veracity, labels, "veracity model")
+    labels = _check_labels(veracity, card["labels"], "veracity model")
     spec = system(card["system"])
     opts = spec.options.from_mapping(card["system_options"], where="system_options")
     claims = article_claims(rows)
@@ -136,8 +137,7 @@ def predict_joint(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Ro
     from medfc.experiments.healthfc.runs import select_evidence
 
     fitted = load_fitted(directory, card, settings.device, settings.batch_size)
-    labels = list(card["labels"])
-    _check_labels(fitted, labels, "joint model")
+    labels = _check_labels(fitted, card["labels"], "joint model")
     out = []
     for (rid, _), (lp, ep) in zip(rows, fitted.predict(article_claims(rows), desc="joint/predict")):
         out.append(_record(rid, labels, lp, select_evidence(ep.tolist(), float(card["threshold"]), int(card["max_evidence"]))))
@@ -155,8 +155,7 @@ def predict_fitted(directory: Path, card: ModelCard, rows: Sequence[tuple[str, R
     else:
         examples = [healthfc_example(card, rid, row) for rid, row in rows]
     probs = fitted.probs(examples, desc="predict")
-    labels = list(card["labels"])
-    _check_labels(fitted, labels, "model")
+    labels = _check_labels(fitted, card["labels"], "model")
     return [_record(rid, labels, p) for (rid, _), p in zip(rows, probs)]
 
 

@@ -52,15 +52,11 @@ INDEXED = re.compile(r"(\w+)\[(\w+)\]")
 
 def texts(value: JSONValue) -> list[str]:
     """A list field's texts: a list (empty texts left out), one text, or a CSV cell holding a JSON list."""
+    value = _unpacked(value)
     if value is None:
         return []
     if isinstance(value, str):
-        stripped = value.strip()
-        if stripped.startswith("["):
-            parsed = _json_list(stripped)
-            if parsed is not None:
-                return texts(parsed)
-        return [stripped] if stripped else []
+        return [value.strip()] if value.strip() else []
     if isinstance(value, (list, tuple)):
         return [str(x).strip() for x in value if x is not None and str(x).strip()]
     return [str(value)]
@@ -68,10 +64,7 @@ def texts(value: JSONValue) -> list[str]:
 
 def sentence_list(value: JSONValue) -> list[str]:
     """The ``sentences`` field with every position kept (``evidence_ids`` index it; a null is an empty sentence)."""
-    if isinstance(value, str) and value.strip().startswith("["):
-        parsed = _json_list(value)
-        if parsed is not None:
-            value = parsed
+    value = _unpacked(value)
     if isinstance(value, (list, tuple)):
         return ["" if x is None else str(x).strip() for x in value]
     return texts(value)
@@ -86,18 +79,20 @@ def text(value: JSONValue) -> str:
     return str(value).strip()
 
 
-def _json_list(value: str) -> list[JSONValue] | None:
-    try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError:
-        return None
-    return parsed if isinstance(parsed, list) else None
+def _unpacked(value: JSONValue) -> JSONValue:
+    """A text holding a JSON list (a CSV cell) as that list; any other value as it is."""
+    if isinstance(value, str) and value.strip().startswith("["):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            return value
+        return parsed if isinstance(parsed, list) else value
+    return value
 
 
 def _indices(value: JSONValue) -> list[int]:
     """A list of indices (a CSV cell: a JSON list); what is not a whole number is left out."""
-    if isinstance(value, str):
-        value = _json_list(value.strip())
+    value = _unpacked(value)
     if not isinstance(value, (list, tuple)):
         return []
     return [i for i in value if isinstance(i, int) and not isinstance(i, bool)]

@@ -137,20 +137,13 @@ def evidence_examples(claims: Sequence[Claim], neg_ratio: float | None, seed: in
     return out
 
 
-def _all_sentence_examples(claims: Sequence[Claim]) -> tuple[list[Example], list[tuple[int, int]]]:
-    ex, where = [], []
-    for ci, c in enumerate(claims):
-        for si, s in enumerate(c.sentences):
-            ex.append(Example(s, c.claim))
-            where.append((ci, si))
-    return ex, where
-
-
 def predict_evidence_probs(selector: FittedModel, claims: Sequence[Claim]) -> list[np.ndarray]:
-    ex, where = _all_sentence_examples(claims)
+    """The selector's evidence probability of each sentence of each claim."""
+    where = [(ci, si) for ci, c in enumerate(claims) for si in range(len(c.sentences))]
     out = [np.zeros(len(c.sentences), dtype=np.float32) for c in claims]
-    if ex:
-        probs = selector.probs(ex, desc="evidence/predict")[:, 1]
+    if where:
+        examples = [Example(claims[ci].sentences[si], claims[ci].claim) for ci, si in where]
+        probs = selector.probs(examples, desc="evidence/predict")[:, 1]
         for (ci, si), p in zip(where, probs):
             out[ci][si] = p
     return out

@@ -23,7 +23,8 @@ from medfc.experiments.models.keeper import keep_state, read_state
 from medfc.experiments.models.metrics import validation_scores
 from medfc.experiments.models.options import FrozenOptions
 from medfc.experiments.records import CardFields, ModelCard
-from medfc.experiments.models.sklearn_common import add_probs, class_weight, label_indices, limit_threads, stratified_folds
+from medfc.experiments.models.sklearn_common import (FittedSklearn, Info, SklearnModel, add_probs, class_weight,
+                                                     label_indices, stratified_folds)
 
 if TYPE_CHECKING:
     from sklearn.linear_model import LogisticRegression
@@ -52,7 +53,7 @@ def pair_vectors(encoder: FrozenEncoder, examples: Sequence[Example], claim_leng
 
 
 @dataclass
-class FrozenInfo:
+class FrozenInfo(Info):
     """What the fit did: the chosen C, the CV macro-F1 of every C, sizes, the cut side, seconds."""
 
     C: float = 0.0
@@ -65,11 +66,8 @@ class FrozenInfo:
     validation: dict[str, float] = field(default_factory=dict)
     train_seconds: float = 0.0
 
-    def as_dict(self) -> dict[str, object]:
-        return dict(self.__dict__)
 
-
-class FittedFrozen:
+class FittedFrozen(FittedSklearn):
     """The fitted scaler and logistic regression over a frozen encoder's features (``probs`` as every kind)."""
 
     def __init__(self, options: FrozenOptions, encoder: FrozenEncoder, labels: Sequence[str], pairs: bool, side: Literal["head", "tail"]):
@@ -86,11 +84,7 @@ class FittedFrozen:
         u, v = pair_vectors(self.encoder, examples, o.claim_length, evidence_length, self.side, desc)
         return u if v is None else np.hstack([u, v, np.abs(u - v), u * v]).astype(np.float32)
 
-    def probs(self, examples: Sequence[Example], desc: str = "predict") -> np.ndarray:
-        """Class probabilities in the order of ``labels``, shape ``[len(examples), n_labels]``."""
-        out = np.zeros((len(examples), len(self.labels)), dtype=np.float32)
-        if not examples:
-            return out
+    def _probs(self, out: np.ndarray, examples: Sequence[Example], desc: str) -> np.ndarray:
         X = self.scaler.transform(self.matrix(examples, desc))
         return add_probs(out, self.clf.classes_, self.clf.predict_proba(X))
 
@@ -121,8 +115,9 @@ def choose_C(options: FrozenOptions, labels: Sequence[str], X: np.ndarray, y: np
     return float(options.C_grid[best]), scores, len(folds)
 
 
-def fit_frozen(options: FrozenOptions, encoder: FrozenEncoder, labels: Sequence[str], train_examples: Sequence[Example],
-               val_examples: Sequence[Example] | None = None, *, trim: str = "right", desc: str = "frozen") -> FittedFrozen:
+def fit_frozen(options: FrozenOptions, labels: Sequence[str], train_examples: Sequence[Example],
+               val_examples: Sequence[Example] | None = None, *, encoder: FrozenEncoder, trim: str = "right",
+               desc: str = "frozen") -> FittedFrozen:
     """Fit on ``train_examples`` (+ validation with ``refit_with_validation``, else only scored)."""
     start = time.perf_counter()
     final = list(train_examples) + (list(val_examples or []) if options.refit_with_validation else [])
@@ -135,28 +130,23 @@ def fit_frozen(options: FrozenOptions, encoder: FrozenEncoder, labels: Sequence[
     r = fitted.result
     r.C, r.cv, r.cv_folds, r.n_features, r.n_train = C, scores, n_folds, int(X.shape[1]), len(final)
     if val_examples and not options.refit_with_validation:
-        pred = [fitted.labels[i] for i in fitted.probs(val_examples, f"{desc}/validation").argmax(axis=1)]
-        r.validation = validation_scores([ex.label for ex in val_examples], pred, fitted.labels)
+        r.validation = fitted.validation_scores(val_examples, desc)
     r.train_seconds = time.perf_counter() - start
     log.info("%s: %d examples, %d features, C=%g (%.1f s; %s)", desc, len(final), X.shape[1], C, r.train_seconds, encoder.stats.as_dict())
     return fitted
 
 
-class FrozenModel:
-    """Kind ``frozen``: the job's encoder (loaded only for texts not stored) and regressions, on the job's ``threads``."""
+def frozen_encoder(options: FrozenOptions, threads: int | None) -> FrozenEncoder:
+    """The job's encoder (loaded only for texts not stored), on ``threads``."""
+    return FrozenEncoder(options.encoder, cache_dir=options.cache_dir, batch_size=options.batch_size,
+                         device=options.device, threads=threads, progress=options.progress)
 
-    def __init__(self, config: FrozenOptions, threads: int | None = None) -> None:
-        __import__("sklearn.linear_model")  # scikit-learn's libraries loaded, for the thread limit
 
-        self.config = config
-        limit_threads(threads)
-        self.encoder = FrozenEncoder(config.encoder, cache_dir=config.cache_dir, batch_size=config.batch_size, device=config.device,
-                                     threads=threads, progress=config.progress)
+class FrozenModel(SklearnModel):
+    """Kind ``frozen``: the job's encoder and :func:`fit_frozen`'s regressions."""
 
-    def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
-            checkpoint_dir: object = None, trim: str = "right", desc: str = "frozen") -> FittedFrozen:
-        """Nothing is written but the embeddings' store (``checkpoint_dir``: an encoder's)."""
-        return fit_frozen(self.config, self.encoder, labels, examples, validation, trim=trim, desc=desc)
+    fit_function = fit_frozen
+    make_encoder = frozen_encoder
 
 
 def keep_frozen(fitted: FittedFrozen, directory: Path) -> CardFields:
@@ -167,8 +157,7 @@ def keep_frozen(fitted: FittedFrozen, directory: Path) -> CardFields:
 
 def load_frozen(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedFrozen:
     """The fitted frozen-encoder model of a kept directory, embedding every text again on ``device`` (no store)."""
-    state, estimators = read_state(directory)
-    options = FrozenOptions.from_mapping(state["options"], where=f"{directory}: options")
+    options, state, estimators = read_state(directory, FrozenOptions)
     encoder = FrozenEncoder(options.encoder, cache_dir=None, batch_size=batch_size or options.batch_size, device=device, progress=False)
     fitted = FittedFrozen(options, encoder, state["labels"], state["pairs"], state["side"])
     fitted.scaler, fitted.clf = estimators["scaler"], estimators["clf"]

@@ -21,13 +21,14 @@ from medfc.experiments.models.frozen import pair_vectors, system_side
 from medfc.experiments.models.keeper import keep_state, read_state
 from medfc.experiments.models.options import GbmOptions
 from medfc.experiments.records import CardFields, ModelCard
-from medfc.experiments.models.sklearn_common import WholeTexts, add_probs, class_weight, label_indices, limit_threads
+from medfc.experiments.models.sklearn_common import (FittedSklearn, Info, SklearnModel, WholeTexts, add_probs,
+                                                     class_weight, label_indices)
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
-class GbmInfo:
+class GbmInfo(Info):
     n_features: int = 0
     n_embedding_features: int = 0
     n_train: int = 0
@@ -35,11 +36,8 @@ class GbmInfo:
     train_seconds: float = 0.0
     validation: dict[str, float] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, object]:
-        return dict(self.__dict__)
 
-
-class FittedGbm:
+class FittedGbm(FittedSklearn):
     """Fitted boosted trees with the interface of the other fitted models (``probs``)."""
 
     def __init__(self, options: GbmOptions, labels: Sequence[str], idf: dict[str, float], keys: list[str], models: list,
@@ -64,10 +62,7 @@ class FittedGbm:
         blocks = {"cos": lambda: (u * v).sum(axis=1, keepdims=True), "difference": lambda: np.abs(u - v), "product": lambda: u * v}
         return np.hstack([blocks[name]() for name in o.embedding_features]).astype(np.float64)
 
-    def probs(self, examples: Sequence[Example], desc: str = "predict") -> np.ndarray:
-        out = np.zeros((len(examples), len(self.labels)), dtype=np.float32)
-        if not examples:
-            return out
+    def _probs(self, out: np.ndarray, examples: Sequence[Example], desc: str) -> np.ndarray:
         X = self.matrix(examples, desc)
         for m in self.models:
             add_probs(out, m.classes_, m.predict_proba(X), 1.0 / len(self.models))
@@ -95,8 +90,6 @@ def fit_gbm(options: GbmOptions, labels: Sequence[str], train_examples: Sequence
             val_examples: Sequence[Example] | None = None, *, encoder: FrozenEncoder | None = None, trim: str = "right",
             desc: str = "gbm") -> FittedGbm:
     """Fit on ``train_examples`` (+ validation with ``refit_with_validation``, else only scored)."""
-    from medfc.experiments.models.metrics import validation_scores
-
     start = time.perf_counter()
     if encoder is None:
         encoder = embedding_encoder(options)
@@ -110,8 +103,7 @@ def fit_gbm(options: GbmOptions, labels: Sequence[str], train_examples: Sequence
     r = fitted.result
     r.n_features, r.n_embedding_features = int(X.shape[1]), int(X.shape[1]) - len(keys)
     if val_examples and not options.refit_with_validation:
-        pred = [fitted.labels[i] for i in fitted.probs(val_examples, f"{desc}/validation").argmax(axis=1)]
-        r.validation = validation_scores([ex.label for ex in val_examples], pred, fitted.labels)
+        r.validation = fitted.validation_scores(val_examples, desc)
     r.n_train, r.refit_with_validation = len(y), options.refit_with_validation
     r.train_seconds = time.perf_counter() - start
     log.info("%s: %d examples, %d features (%d from embeddings), %d seeds (%.1f s)", desc, len(y), r.n_features, r.n_embedding_features,
@@ -119,20 +111,12 @@ def fit_gbm(options: GbmOptions, labels: Sequence[str], train_examples: Sequence
     return fitted
 
 
-class GbmModel:
-    """Kind ``gbm``: :func:`fit_gbm` on the job's ``threads`` (trees and, with ``embedding_model``, the frozen encoder)."""
+class GbmModel(SklearnModel):
+    """Kind ``gbm``: :func:`fit_gbm` (``trim``: which end of an abstract the ``embedding_model``'s vectors keep)."""
 
-    def __init__(self, config: GbmOptions, threads: int | None = None) -> None:
-        __import__("sklearn.ensemble")  # loads the OpenMP runtime the thread limit applies to
-
-        self.config = config
-        limit_threads(threads)
-        self.encoder = embedding_encoder(config, threads)
-
-    def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
-            checkpoint_dir: object = None, trim: str = "right", desc: str = "gbm") -> FittedGbm:
-        """Nothing is written but the embeddings' store; ``trim``: which end of an abstract they keep."""
-        return fit_gbm(self.config, labels, examples, validation, encoder=self.encoder, trim=trim, desc=desc)
+    library = "sklearn.ensemble"
+    fit_function = fit_gbm
+    make_encoder = embedding_encoder
 
 
 def keep_gbm(fitted: FittedGbm, directory: Path) -> CardFields:
@@ -143,7 +127,6 @@ def keep_gbm(fitted: FittedGbm, directory: Path) -> CardFields:
 
 def load_gbm(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedGbm:
     """The fitted GBM of a kept directory; an ``embedding_model`` embeds every text again on ``device`` (no store)."""
-    state, estimators = read_state(directory)
-    options = GbmOptions.from_mapping(state["options"], where=f"{directory}: options")
+    options, state, estimators = read_state(directory, GbmOptions)
     options = options.replace(cache_dir=None, device=device, progress=False, embedding_batch_size=batch_size or options.embedding_batch_size)
     return FittedGbm(options, state["labels"], state["idf"], state["keys"], list(estimators["models"]), embedding_encoder(options), state["side"])

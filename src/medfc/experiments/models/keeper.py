@@ -135,9 +135,10 @@ def keep_state(directory: Path, state: dict[str, object], estimators: dict[str, 
     return {}
 
 
-def read_state(directory: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """What :func:`keep_state` wrote: the plain values and the estimators (each kind reads its own keys back)."""
+def read_state(directory: Path, options: type[Any]) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """What :func:`keep_state` wrote: the kind's ``options`` (its class given), the plain values and the estimators."""
     state = read_json(directory / SKLEARN_STATE)
     if not isinstance(state, dict):
         raise ValueError(f"{directory / SKLEARN_STATE}: not a JSON object")
-    return state, load_estimators(directory / SKLEARN_ESTIMATORS)
+    estimators = load_estimators(directory / SKLEARN_ESTIMATORS)
+    return options.from_mapping(state["options"], where=f"{directory}: options"), state, estimators

@@ -15,16 +15,24 @@ from medfc.common.options import Options, OptionsError, Tagged
 
 
 @dataclass(frozen=True)
-class TrainConfig(Options):
-    """Kind ``encoder``: fine-tuning a transformer (``experiments.<dataset>.train`` after its overrides)."""
+class ModelOptions(Options):
+    """What every model kind's config class declares (its tags): these defaults, or its own."""
 
-    kind: ClassVar[str] = "encoder"
-    section: ClassVar[str | None] = None  # the layered training config (train < model_train < system_train < smoke)
-    model_name: ClassVar[str | None] = None  # any model name no other kind claims (model_config_class)
+    kind: ClassVar[str]
+    section: ClassVar[str | None] = None  # its experiments section (None: the encoder's layered training config)
+    model_name: ClassVar[str | None] = None  # its model name (None: any model name no other kind claims)
     # the model lists that may name it: HealthFC's, CliniFact's and "pairs" (the one path's, every declared dataset's)
     datasets: ClassVar[tuple[str, ...]] = ("healthfc", "clinifact", "pairs")
     limits: ClassVar[str] = ""  # why it serves only ``datasets``: the plan's one-line error after "uses [...], "
     # its jobs' experiments.resources row is its kind; gpu: they ask for experiments.gpu's GPUs (row by model size)
+    gpu: ClassVar[bool] = False
+
+
+@dataclass(frozen=True)
+class TrainConfig(ModelOptions):
+    """Kind ``encoder``: fine-tuning a transformer (``experiments.<dataset>.train`` after its overrides)."""
+
+    kind: ClassVar[str] = "encoder"
     gpu: ClassVar[bool] = True
 
     model: str
@@ -51,15 +59,12 @@ class TrainConfig(Options):
 
 
 @dataclass(frozen=True)
-class TfidfOptions(Options):
+class TfidfOptions(ModelOptions):
     """Kind ``tfidf``: the ``experiments.tfidf`` section (+ ``model``, ``sklearn:tfidf``); :mod:`medfc.experiments.models.tfidf`."""
 
     kind: ClassVar[str] = "tfidf"
     section: ClassVar[str | None] = "tfidf"
     model_name: ClassVar[str | None] = "sklearn:tfidf"
-    datasets: ClassVar[tuple[str, ...]] = ("healthfc", "clinifact", "pairs")
-    limits: ClassVar[str] = ""
-    gpu: ClassVar[bool] = False
 
     model: str
     spaces: tuple[Literal["joint", "separate"], ...]
@@ -79,7 +84,7 @@ class TfidfOptions(Options):
 
 
 @dataclass(frozen=True)
-class GbmOptions(Options):
+class GbmOptions(ModelOptions):
     """Kind ``gbm``: the ``experiments.gbm`` section (+ ``model``, ``sklearn:gbm``); :mod:`medfc.experiments.models.gbm`."""
 
     kind: ClassVar[str] = "gbm"
@@ -88,7 +93,6 @@ class GbmOptions(Options):
     datasets: ClassVar[tuple[str, ...]] = ("pairs",)  # its features are of a claim and a text (medfc.experiments.models.features)
     limits: ClassVar[str] = ("gradient boosting over claim–text features (sklearn:gbm); it reads the claim and text of CliniFact's "
                              "and the declared datasets' pairs only")
-    gpu: ClassVar[bool] = False
 
     model: str
     learning_rate: float
@@ -117,15 +121,12 @@ class GbmOptions(Options):
 
 
 @dataclass(frozen=True)
-class FrozenOptions(Options):
+class FrozenOptions(ModelOptions):
     """Kind ``frozen``: the ``experiments.frozen`` section (``cache_dir``: the embeddings' store; ``""``: none)."""
 
     kind: ClassVar[str] = "frozen"
     section: ClassVar[str | None] = "frozen"
     model_name: ClassVar[str | None] = "frozen"
-    datasets: ClassVar[tuple[str, ...]] = ("healthfc", "clinifact", "pairs")
-    limits: ClassVar[str] = ""
-    gpu: ClassVar[bool] = False
     cache_dirs: ClassVar[dict[str, str]] = {"cache_dir": "embeddings"}  # a null key → <cache_dir>/<this>, set by the plan
 
     model: str
@@ -154,9 +155,9 @@ class FrozenOptions(Options):
                                "e.g. frozen:offline:minilm")
 
 
-# Every model kind's config: a new kind is one more class here (its ClassVars as TrainConfig's), its entry in
+# Every model kind's config: a new kind is one more ModelOptions class here (its tags), its entry in
 # medfc.experiments.models.kinds.MODEL_KINDS, and its section and experiments.resources row in the schema.
-MODEL_CONFIGS: tuple[type[Options], ...] = (TrainConfig, TfidfOptions, GbmOptions, FrozenOptions)
+MODEL_CONFIGS: tuple[type[ModelOptions], ...] = (TrainConfig, TfidfOptions, GbmOptions, FrozenOptions)
 # the union's members are read from MODEL_CONFIGS when a config is built (a kind registered later is one)
 ModelConfig = Annotated[Union[MODEL_CONFIGS], Tagged("kind", members=lambda: MODEL_CONFIGS)]  # noqa: UP007
 

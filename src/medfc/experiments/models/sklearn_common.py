@@ -1,9 +1,10 @@
-"""What the scikit-learn baselines (:mod:`~medfc.experiments.models.tfidf`, :mod:`~medfc.experiments.models.gbm`) share."""
+"""What the scikit-learn kinds (:mod:`~medfc.experiments.models.tfidf`, :mod:`~medfc.experiments.models.gbm`,
+:mod:`~medfc.experiments.models.frozen`) share: a model base, a fitted base, label and fold helpers."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -15,14 +16,6 @@ class WholeTexts:
 
     def as_dict(self) -> dict[str, int]:
         return {"truncated": 0}
-
-
-def limit_threads(threads: int | None) -> None:
-    """Limit the BLAS/OpenMP libraries loaded so far to the job's ``threads`` (None: leave them)."""
-    if threads is not None:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(limits=max(1, threads))
 
 
 def class_weight(option: Literal["none", "balanced"]) -> str | None:
@@ -55,3 +48,55 @@ def add_probs(out: np.ndarray, classes: np.ndarray, probs: np.ndarray, weight: f
     for j, c in enumerate(classes):
         out[:, int(c)] += weight * probs[:, j]
     return out
+
+
+class Info:
+    """What a fit did, for the info files (``as_dict``): a dataclass's fields."""
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+class FittedSklearn:
+    """What the fitted scikit-learn kinds share: :meth:`probs` (filled by the kind's ``_probs``), validation scores."""
+
+    labels: list[str]
+
+    def probs(self, examples: Sequence[Example], desc: str = "predict") -> np.ndarray:
+        """Class probabilities in the order of ``labels``, shape ``[len(examples), n_labels]``."""
+        out = np.zeros((len(examples), len(self.labels)), dtype=np.float32)
+        if not examples:
+            return out
+        return self._probs(out, examples, desc)
+
+    def validation_scores(self, examples: Sequence[Example], desc: str) -> dict[str, float]:
+        """The scores of the predictions on ``examples`` (validation examples only scored, not fit on)."""
+        from medfc.experiments.models.metrics import validation_scores
+
+        pred = [self.labels[i] for i in self.probs(examples, f"{desc}/validation").argmax(axis=1)]
+        return validation_scores([ex.label for ex in examples], pred, self.labels)
+
+
+class SklearnModel:
+    """A scikit-learn kind's model: its libraries loaded and limited to the job's ``threads``, ``fit`` by the kind's
+    ``fit_function`` (nothing written but an embeddings' store; ``checkpoint_dir``: an encoder's)."""
+
+    library: ClassVar[str] = "sklearn.linear_model"  # loads the BLAS / OpenMP runtime the thread limit applies to
+    # (options, labels, examples, validation, *, encoder, trim, desc) → the fitted model
+    fit_function: ClassVar[Callable[..., Any]]
+    make_encoder: ClassVar[Callable[[Any, int | None], Any] | None] = None  # (options, threads) → its frozen encoder
+
+    def __init__(self, config: Any, threads: int | None = None) -> None:
+        __import__(self.library)
+
+        self.config = config
+        if threads is not None:  # the BLAS / OpenMP libraries loaded so far on the job's threads
+            from threadpoolctl import threadpool_limits
+
+            threadpool_limits(limits=max(1, threads))
+        self.encoder = type(self).make_encoder(config, threads) if type(self).make_encoder else None
+
+    def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
+            checkpoint_dir: object = None, trim: str = "right", desc: str | None = None) -> Any:
+        return type(self).fit_function(self.config, labels, examples, validation, encoder=self.encoder, trim=trim,
+                                       desc=desc or self.config.kind)

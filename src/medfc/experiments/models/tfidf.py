@@ -22,7 +22,8 @@ from medfc.experiments.models.keeper import keep_state, read_state
 from medfc.experiments.models.metrics import validation_scores
 from medfc.experiments.models.options import TfidfOptions
 from medfc.experiments.records import CardFields, ModelCard
-from medfc.experiments.models.sklearn_common import WholeTexts, add_probs, class_weight, label_indices, limit_threads, stratified_folds
+from medfc.experiments.models.sklearn_common import (FittedSklearn, Info, SklearnModel, WholeTexts, add_probs,
+                                                     class_weight, label_indices, stratified_folds)
 
 if TYPE_CHECKING:  # scikit-learn is imported where it is used: an encoder's job never loads it (about 3 s of CPU per job)
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -95,7 +96,7 @@ def variants(options: TfidfOptions, examples: Sequence[Example]) -> list[Variant
 
 
 @dataclass
-class TfidfInfo:
+class TfidfInfo(Info):
     """What the fit did: the chosen variant and C, the selection scores per candidate, sizes, seconds."""
 
     C: float = 0.0
@@ -107,11 +108,8 @@ class TfidfInfo:
     n_train: int = 0
     train_seconds: float = 0.0
 
-    def as_dict(self) -> dict[str, object]:
-        return dict(self.__dict__)
 
-
-class FittedTfidf:
+class FittedTfidf(FittedSklearn):
     """A fitted TF-IDF + logistic regression with the interface of a fitted encoder (``probs``)."""
 
     def __init__(self, options: TfidfOptions, labels: Sequence[str]):
@@ -122,11 +120,7 @@ class FittedTfidf:
         self.result = TfidfInfo()
         self.encode_stats = WholeTexts()  # the info files of every model carry an "encode" entry
 
-    def probs(self, examples: Sequence[Example], desc: str = "predict") -> np.ndarray:
-        """Class probabilities in the order of ``labels``, shape ``[len(examples), n_labels]``."""
-        out = np.zeros((len(examples), len(self.labels)), dtype=np.float32)
-        if not examples:
-            return out
+    def _probs(self, out: np.ndarray, examples: Sequence[Example], desc: str) -> np.ndarray:
         return add_probs(out, self.clf.classes_, self.clf.predict_proba(self.space.transform(examples)))
 
 
@@ -157,8 +151,10 @@ def _mean(runs: list[dict[str, float]]) -> dict[str, float]:
 
 
 def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequence[Example],
-              val_examples: Sequence[Example] | None = None, *, desc: str = "tfidf") -> FittedTfidf:
-    """Fit on ``train_examples`` (+ ``val_examples`` with ``refit_with_validation``), choosing as ``options.selection`` says."""
+              val_examples: Sequence[Example] | None = None, *, encoder: None = None, trim: str = "right",
+              desc: str = "tfidf") -> FittedTfidf:
+    """Fit on ``train_examples`` (+ ``val_examples`` with ``refit_with_validation``), choosing as ``options.selection``
+    says; every text is read whole (``encoder``, ``trim``: other kinds')."""
     start = time.perf_counter()
     fitted = FittedTfidf(options, labels)
     labels = fitted.labels
@@ -194,19 +190,10 @@ def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequ
     return fitted
 
 
-class TfidfModel:
-    """Kind ``tfidf``: :func:`fit_tfidf`, its BLAS on the job's ``threads``."""
+class TfidfModel(SklearnModel):
+    """Kind ``tfidf``: :func:`fit_tfidf`."""
 
-    def __init__(self, config: TfidfOptions, threads: int | None = None) -> None:
-        __import__("sklearn.linear_model")  # scikit-learn's libraries loaded, for the thread limit
-
-        self.config = config
-        limit_threads(threads)
-
-    def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
-            checkpoint_dir: object = None, trim: str = "right", desc: str = "tfidf") -> FittedTfidf:
-        """Nothing is cut (every text is read whole) and nothing written (``checkpoint_dir``, ``trim``: an encoder's)."""
-        return fit_tfidf(self.config, labels, examples, validation, desc=desc)
+    fit_function = fit_tfidf
 
 
 def keep_tfidf(fitted: FittedTfidf, directory: Path) -> CardFields:
@@ -224,8 +211,7 @@ def keep_tfidf(fitted: FittedTfidf, directory: Path) -> CardFields:
 
 def load_tfidf(directory: Path, card: ModelCard, device: str, batch_size: int | None) -> FittedTfidf:
     """The fitted TF-IDF model of a kept directory (on the CPU), its vectorizers rebuilt with the kept terms and idf."""
-    state, estimators = read_state(directory)
-    options = TfidfOptions.from_mapping(state["options"], where=f"{directory}: options")
+    options, state, estimators = read_state(directory, TfidfOptions)
     fitted = FittedTfidf(options, state["labels"])
     fitted.space = Space(options, Variant(**state["variant"]))
     for terms, idfs in zip(state["terms"], estimators["idf"], strict=True):
