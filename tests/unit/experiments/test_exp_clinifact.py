@@ -103,7 +103,7 @@ def test_local_scorer_sums_multi_token_options(tiny_gpt2):
     scorer = TransformersLM(str(tiny_gpt2), device="cpu")
     tok = scorer.tokenizer
     prompt = "Claim : the result was significant . Answer"
-    out = scorer.score([prompt], ["TRUE", "FALSE NONE"])
+    out = scorer.score_options([prompt], ["TRUE", "FALSE NONE"])
     ids = tok(prompt)["input_ids"]
     t, f, n = (tok.convert_tokens_to_ids(x) for x in ("TRUE", "FALSE", "NONE"))
     with torch.no_grad():
