@@ -5,6 +5,7 @@ import json
 import pytest
 
 from medfc.common.io import read_jsonl
+from medfc.common.labels import LOE_LABELS
 from medfc.common.report import SkipReport
 from medfc.common.options import OptionsError
 from medfc.experiments.healthfc import runs as H
@@ -70,7 +71,7 @@ def test_every_system_runs_a_fold_end_to_end(system, healthfc_data, healthfc_rec
     test_ids = sorted(f"c{i:02d}" for i in range(12) if i % 2 == 1)
     if system == "level_of_evidence":
         test_ids = [i for i in test_ids if data[i]["label"] != "NOT ENOUGH INFO"]
-        labels = H.LOE_LABELS
+        labels = LOE_LABELS
     else:
         labels = H.VERACITY_LABELS
     assert sorted(r["id"] for r in records) == test_ids

@@ -13,7 +13,7 @@ from medfc.common.io import read_json, read_jsonl
 from medfc.common.options import OptionsError
 from medfc.experiments import steps as S
 from medfc.experiments.models.aliases import resolve_model
-from medfc.experiments.healthfc.systems import CLINIFACT_LABELS
+from medfc.common.labels import CLINIFACT_LABELS
 from tests.helpers.config import call_step, section
 
 # ------------------------------------------------------------------------------ models / training

@@ -14,7 +14,7 @@ import pytest
 
 from medfc.common.http import HttpClient
 from medfc.common.io import read_json, read_jsonl, write_jsonl
-from medfc.experiments.healthfc import runs as H
+from medfc.experiments.healthfc.systems import retrieved_text
 from medfc.healthfc import evidence as ev
 from medfc.healthfc.steps import retrieve
 from medfc.retrieval.search import MissingApiKey, SearchKeyRejected
@@ -131,8 +131,8 @@ def test_snippets_in_rank_order_and_the_first_k_concatenated_exactly(tmp_path):
                        {"id": "x", "rank": 1, "snippet": "one"}, {"id": "x", "rank": 3, "snippet": "three"}])
     by_claim = ev.evidence_by_claim(path)
     assert by_claim == {"x": ["one", " two ", "three"], "y": ["why"]}
-    assert H.retrieved_text(by_claim["x"], 2) == "one two"
-    assert H.retrieved_text(by_claim["x"], 10) == "one two three"
+    assert retrieved_text(by_claim["x"], 2) == "one two"
+    assert retrieved_text(by_claim["x"], 10) == "one two three"
 
 
 # --- a bad day: the job fails naming what went wrong, nothing of it is cached, the rerun asks only what failed ------

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from medfc.common.io import write_jsonl
-from medfc.experiments.healthfc.systems import CLINIFACT_LABELS
+from medfc.common.labels import CLINIFACT_LABELS
 from medfc.scoring import steps as scoring_steps
 from medfc.tables import clinifact, healthfc
 from medfc.tables import steps as T

@@ -17,15 +17,14 @@ from pathlib import Path
 import numpy as np
 
 from medfc.common.io import read_jsonl, write_json, write_jsonl
-from medfc.common.labels import EVIDENCE_LABELS, LOE_LABELS, VERACITY_LABELS  # noqa: F401 (LOE_LABELS: for readers of the records)
+from medfc.common.labels import EVIDENCE_LABELS, VERACITY_LABELS
 from medfc.common.report import SkipReport
 from medfc.experiments.examples import Claim, Example
 from medfc.experiments.final.kept import JOINT_KIND, keep_fitted, keep_pipeline
-from medfc.experiments.models.metrics import validation_scores
 from medfc.experiments.models.kinds import FittedModel, Model, build_model
-from medfc.experiments.pairs import fit_predict
+from medfc.experiments.pairs import fit_predict, record_scores
 from medfc.experiments.records import CardFields, HealthFCPrediction, RunInfo
-from medfc.experiments.healthfc.systems import HealthFCFoldOptions, System, input_fields, retrieved_text, system  # noqa: F401 (retrieved_text: the snippets' text)
+from medfc.experiments.healthfc.systems import HealthFCFoldOptions, System, input_fields, system
 
 log = logging.getLogger(__name__)
 
@@ -295,10 +294,10 @@ def run_fold(dataset: str | os.PathLike, folds: str | os.PathLike, options: Heal
     log.info("HealthFC %s fold %d (%s): %d train, %d validation, %d test claims", spec.name, options.fold, options.lang, len(train_c), len(val_c), len(test_c))
     fold = Fold(train_c, val_c, test_c, snippets, options.fold, options.lang)
     records, info = TRAINERS[spec.trainer](spec, fold, options, model, ckpt, threads, report)
-    scores = validation_scores([r["label"] for r in records], [r["pred_label"] for r in records], spec.labels) if records else {}
     info.update({"system": spec.name, "fold": options.fold, "lang": options.lang, "n_train": len(train_c), "n_validation": len(val_c),
                  "n_test": len(test_c), "n_predictions": len(records), "config": model.config.as_dict(),
-                 "options": options.system_options.as_dict(), "scores": scores, "skips": report.as_dict()})
+                 "options": options.system_options.as_dict(), "scores": record_scores(records, spec.labels),
+                 "skips": report.as_dict()})
     return records, info
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Annotated, Any, Literal, Union
 
-from medfc.common.labels import BINARY_VERACITY_LABELS, CLINIFACT_LABELS, LOE_LABELS, REFUTED, SUPPORTED, VERACITY_LABELS  # noqa: F401
+from medfc.common.labels import BINARY_VERACITY_LABELS, LOE_LABELS, REFUTED, SUPPORTED, VERACITY_LABELS
 from medfc.common.options import OneOf, Options, OptionsError, Tagged
 from medfc.common.registry import lookup
 from medfc.experiments.examples import Claim, join_sentences

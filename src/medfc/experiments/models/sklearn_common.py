@@ -82,7 +82,7 @@ class SklearnModel:
     ``fit_function`` (nothing written but an embeddings' store; ``checkpoint_dir``: an encoder's)."""
 
     library: ClassVar[str] = "sklearn.linear_model"  # loads the BLAS / OpenMP runtime the thread limit applies to
-    # (options, labels, examples, validation, *, encoder, trim, desc) → the fitted model
+    # (options, labels, examples, validation, *, desc[, encoder, trim]) → the fitted model
     fit_function: ClassVar[Callable[..., Any]]
     make_encoder: ClassVar[Callable[[Any, int | None], Any] | None] = None  # (options, threads) → its frozen encoder
 
@@ -98,5 +98,5 @@ class SklearnModel:
 
     def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
             checkpoint_dir: object = None, trim: str = "right", desc: str | None = None) -> Any:
-        return type(self).fit_function(self.config, labels, examples, validation, encoder=self.encoder, trim=trim,
-                                       desc=desc or self.config.kind)
+        reads = {"encoder": self.encoder, "trim": trim} if type(self).make_encoder else {}  # a kind with an encoder
+        return type(self).fit_function(self.config, labels, examples, validation, desc=desc or self.config.kind, **reads)

@@ -151,22 +151,21 @@ def _mean(runs: list[dict[str, float]]) -> dict[str, float]:
 
 
 def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequence[Example],
-              val_examples: Sequence[Example] | None = None, *, encoder: None = None, trim: str = "right",
-              desc: str = "tfidf") -> FittedTfidf:
+              val_examples: Sequence[Example] | None = None, *, desc: str = "tfidf") -> FittedTfidf:
     """Fit on ``train_examples`` (+ ``val_examples`` with ``refit_with_validation``), choosing as ``options.selection``
-    says; every text is read whole (``encoder``, ``trim``: other kinds')."""
+    says; every text is read whole."""
     start = time.perf_counter()
     fitted = FittedTfidf(options, labels)
     labels = fitted.labels
     val_examples = list(val_examples or [])
     final = list(train_examples) + (val_examples if options.refit_with_validation else [])
-    label_indices(labels, final, desc)  # a single class stops here, before any selection
+    y = label_indices(labels, final, desc)  # a single class stops here, before any selection
     cands = variants(options, final)
     scores: dict[str, list[dict[str, float]]] = {}
     if len(cands) * len(options.C_grid) == 1:
         pass  # one candidate: nothing to choose
     elif options.selection == "cv":
-        splits = stratified_folds(label_indices(labels, final, "tfidf/cv"), options.cv_folds, options.seed)
+        splits = stratified_folds(y, options.cv_folds, options.seed)
         for k, (tr, ev) in enumerate(splits):
             _score_candidates(options, labels, cands, [final[i] for i in tr], [final[i] for i in ev], scores, f"{desc}/cv{k}")
         fitted.result.cv_folds = len(splits)
@@ -182,7 +181,7 @@ def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequ
     variant, C = by_key[best]
     fitted.space = Space(options, variant)
     X = fitted.space.fit_transform(final)
-    fitted.clf = _classifier(options, C).fit(X, label_indices(labels, final, desc))
+    fitted.clf = _classifier(options, C).fit(X, y)
     fitted.result.C, fitted.result.variant, fitted.result.selection = float(C), f"{variant.space}/{variant.analyzer}", options.selection
     fitted.result.n_features, fitted.result.n_train = int(X.shape[1]), len(final)
     fitted.result.train_seconds = time.perf_counter() - start
