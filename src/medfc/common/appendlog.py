@@ -2,7 +2,8 @@
 
 :func:`read_appended` decodes each line on its own, so a line cut short by a kill (even inside a multi-byte
 character) is skipped, counted and logged. :class:`JsonlAppender` writes each batch in one ``write`` under an
-exclusive ``flock``, first ending a torn last line, so a kill loses at most the batch being written."""
+exclusive ``flock`` (where the filesystem has one), first ending a torn last line, so a kill loses at most the
+batch being written."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from medfc.common.jsontypes import JSONObject
+from medfc.common.locks import lock
 
 __all__ = ["JsonlAppender", "append_jsonl", "read_appended"]
 
@@ -71,7 +73,7 @@ class JsonlAppender:
             return 0
         payload = "".join(lines).encode("utf-8")
         fd = self._open()
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        locked = lock(fd, self.path)
         try:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
@@ -84,7 +86,8 @@ class JsonlAppender:
             if self.fsync:
                 os.fsync(fd)
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            if locked:
+                fcntl.flock(fd, fcntl.LOCK_UN)
         return len(lines)
 
     def close(self) -> None:

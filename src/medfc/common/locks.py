@@ -20,12 +20,17 @@ def file_lock(path: str | os.PathLike) -> Iterator[bool]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+b") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-        except OSError as exc:
-            if os.fspath(path) not in _UNLOCKABLE:
-                _UNLOCKABLE.add(os.fspath(path))
-                log.warning("%s: no file lock on this filesystem (%s); going on without one", path, exc)
-            yield False
-            return
-        yield True  # closing the file releases the lock
+        yield lock(fh.fileno(), path)  # closing the file releases the lock
+
+
+def lock(fd: int, path: str | os.PathLike) -> bool:
+    """An exclusive ``flock`` on the open file ``fd`` of ``path``; False where the filesystem has none (logged once
+    per path), locking nothing."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError as exc:
+        if os.fspath(path) not in _UNLOCKABLE:
+            _UNLOCKABLE.add(os.fspath(path))
+            log.warning("%s: no file lock on this filesystem (%s); going on without one", path, exc)
+        return False
+    return True

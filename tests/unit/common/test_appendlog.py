@@ -54,3 +54,21 @@ def test_a_new_store_gets_the_mode_the_umask_gives(tmp_path):
     finally:
         os.umask(old)
     assert (tmp_path / "sub" / "store.jsonl").stat().st_mode & 0o777 == 0o640
+
+
+def test_a_filesystem_without_flock_still_gets_the_run_record(tmp_path, monkeypatch, caplog):
+    """Some cluster mounts have no flock: the record is written unlocked, said once per path (as locks.file_lock)."""
+    import errno
+    import fcntl
+
+    from medfc.common import provenance
+
+    def no_lock(fd, op):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_lock)
+    with caplog.at_level(logging.WARNING):
+        path = provenance.append_run_record(tmp_path, {"run": "r1"})
+        provenance.append_run_record(tmp_path, {"run": "r2"})
+    assert [r["run"] for r in read_appended(path)[0]] == ["r1", "r2"]
+    assert sum("no file lock on this filesystem" in r.getMessage() for r in caplog.records) == 1
