@@ -32,7 +32,7 @@ from medfc.common.locks import file_lock
 from medfc.common.jsontypes import JSONValue
 from medfc.common.progress import progress_bar
 from medfc.common.ratelimit import RateLimiter
-from medfc.common.redact import RedactingFilter, is_secret_header, is_secret_name, redact, redact_url, remember_secret
+from medfc.common.redact import RedactingFilter, is_secret_header, is_secret_name, redact, remember_secret
 from medfc.common.redirects import guard_redirects
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ class HttpError(RuntimeError):
                  retry_at: str | None = None, down: bool = False):
         super().__init__(redact(message))
         self.status = status
-        self.url = redact_url(url)
+        self.url = redact(url)
         self.exhausted = exhausted
         self.retry_at = retry_at
         self.down = down
@@ -364,7 +364,7 @@ class HttpClient:
         if down == UNRESOLVED:  # no server was asked: the name did not resolve, and retrying it changes nothing
             raise self._error(f"{what}: {urlsplit(origin).hostname} does not resolve (no network, or a wrong host?)",
                               url=url, exhausted=True, down=True)
-        where = f"server down at {redact_url(origin)} ({reason})" if down else reason
+        where = f"server down at {redact(origin)} ({reason})" if down else reason
         down = bool(down)
         if attempt >= self.max_retries:
             raise self._error(f"{what}: {where} after {attempt + 1} attempts{said}", status=status, url=url,

@@ -110,9 +110,6 @@ def redact(text: object) -> str:
                                   if is_secret_name(m["name"]) and m["val"] else m[0]), text)
 
 
-redact_url = redact  # a URL fit for a message or a log: credential query parameters and user information as ***
-
-
 class RedactingFilter(logging.Filter):
     """A logging filter that redacts a record's message (its arguments merged in)."""
 

@@ -8,7 +8,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import requests
 
-from medfc.common.redact import is_secret_header, is_secret_name, redact_url
+from medfc.common.redact import is_secret_header, is_secret_name, redact
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ def guard_redirects(session: requests.Session) -> requests.Session:
                 del prepared.headers[name]
             prepared.url = _without_secret_params(prepared.url or "")
             log.warning("redirect from %s to another origin (%s): credential headers and key parameters not forwarded",
-                        redact_url(old), redact_url(prepared.url))
+                        redact(old), redact(prepared.url))
 
     session.rebuild_auth = guarded  # type: ignore[method-assign]
     session._medfc_guarded = True  # type: ignore[attr-defined]

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlparse
 
-from medfc.common.redact import redact_url
+from medfc.common.redact import redact
 
 if TYPE_CHECKING:  # the client is handed in or made when a download is needed: requests loads then
     import requests
@@ -37,7 +37,7 @@ class IncompleteDownload(RuntimeError):
     """A download that ended short of a complete file: nothing kept, the next run fetches it again."""
 
     def __init__(self, url: str, dest: str | os.PathLike, problem: str, received: int | None = None, content_length: int | None = None):
-        self.url, self.dest, self.problem = redact_url(url), os.fspath(dest), problem
+        self.url, self.dest, self.problem = redact(url), os.fspath(dest), problem
         self.received, self.content_length = received, content_length
         got = ""
         if received is not None:
@@ -156,7 +156,7 @@ def download_once(url: str, dest: str | os.PathLike, client: HttpClient | None =
         if problem is None:
             return dest, True
         log.warning("%s is incomplete (%s; %d bytes): removed, downloading %s again", dest, problem, size,
-                    redact_url(url))
+                    redact(url))
         dest.unlink()
     if client is None:
         from medfc.common.http import HttpClient

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from medfc.common.redact import redact, redact_url
+from medfc.common.redact import redact
 
 Message = Mapping[str, str]
 Conversation = Sequence[Message]
@@ -27,7 +27,7 @@ class LLMEndpointError(RuntimeError):
 
     def __init__(self, message: str, *, url: str, status: int | None, model: str, api_key_env: str = ""):
         super().__init__(redact(message))
-        self.url = redact_url(url)
+        self.url = redact(url)
         self.status = status
         self.model = model
         self.api_key_env = api_key_env

@@ -19,7 +19,7 @@ import numpy as np
 
 from medfc.common.http import AnswerError, HttpClient, HttpError
 from medfc.common.jsontypes import JSONObject, JSONValue
-from medfc.common.redact import redact, redact_url, remember_secret_env
+from medfc.common.redact import redact, remember_secret_env
 from medfc.llm.base import Completion, GenerationParams, Ledger, LLMClient, LLMEndpointError, Message
 
 # what a dated or tagged variant adds to a model's name: -2024-08-06, -20240620, -0613, -001, :latest
@@ -147,7 +147,7 @@ class OpenAICompatibleLM(LLMClient):
         else:
             hint = "an answer no retry can mend: check the server and the model it serves"
         detail = str(exc)
-        prefix = f"POST {redact_url(url)}: "
+        prefix = f"POST {redact(url)}: "
         detail = detail[len(prefix):] if detail.startswith(prefix) else detail
         did = "refused the call" if status is not None and status >= 400 else "gave an answer no retry can mend"
         return LLMEndpointError(f"the LLM endpoint {url} {did} (HTTP {status}) for model {self.model!r}, key in {key}: "

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from medfc.common.http import AnswerError, HttpClient, HttpError
 from medfc.common.jsoncache import UnitCache, cache_key
 from medfc.common.jsontypes import JSONValue
-from medfc.common.redact import redact, redact_url
+from medfc.common.redact import redact
 
 if TYPE_CHECKING:
     from medfc.retrieval.pubmed import PubmedFetcher
@@ -171,7 +171,7 @@ class PubMedSearch:
             pmids = self.fetcher.esearch(query, k)
             recs = {r["pmid"]: r for r in self.fetcher.records(pmids, progress=False)}
         except HttpError as exc:
-            raise _refused(exc, f"PubMed E-utilities ({redact_url(self.fetcher.esearch_url)})", self.api_key_env) from None
+            raise _refused(exc, f"PubMed E-utilities ({redact(self.fetcher.esearch_url)})", self.api_key_env) from None
         if pmids and not recs:
             raise SearchError(f"PubMed: esearch found {len(pmids)} PMIDs for {query!r} ({', '.join(pmids[:5])}"
                               f"{' …' if len(pmids) > 5 else ''}) but efetch returned none of them")
@@ -186,10 +186,10 @@ class WebSearch:
         self.url, self.api_key_env, self.http, self.require_key = url, api_key_env, http, require_key
 
     def index_id(self) -> str:
-        return redact_url(self.url)  # a key in the endpoint's query is no part of what the index is
+        return redact(self.url)  # a key in the endpoint's query is no part of what the index is
 
     def search(self, query: str, k: int) -> list[Hit]:
-        what = f"the web search ({redact_url(self.url)})"
+        what = f"the web search ({redact(self.url)})"
         key = os.environ.get(self.api_key_env, "") if self.api_key_env else ""
         if self.require_key and not key:
             raise MissingApiKey(self.api_key_env or "(no variable configured)", what)
@@ -229,13 +229,13 @@ class WikipediaSearch:
         self.url, self.http, self.page_url = url, http, page_url
 
     def index_id(self) -> str:
-        return redact_url(self.url)
+        return redact(self.url)
 
     def search(self, query: str, k: int) -> list[Hit]:
         try:
             return self._search(query, k)
         except HttpError as exc:
-            raise _refused(exc, f"Wikipedia ({redact_url(self.url)})", "") from None
+            raise _refused(exc, f"Wikipedia ({redact(self.url)})", "") from None
 
     def _search(self, query: str, k: int) -> list[Hit]:
         found = self.http.get_json(self.url, {"action": "query", "list": "search", "srsearch": query, "srlimit": str(int(k)),

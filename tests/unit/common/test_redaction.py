@@ -13,7 +13,7 @@ from tests.helpers.clock import FakeClock
 from tests.helpers.http_servers import reply, reply_json, serving
 
 from medfc.common.http import HttpClient, HttpError
-from medfc.common.redact import redact, redact_url
+from medfc.common.redact import redact
 from medfc.common.logs import setup_logging
 
 SECRET = "s3cr3t-NCBI-key-0123456789"
@@ -45,7 +45,7 @@ def _files_text(root) -> str:
 
 def test_redact_hides_query_secrets_userinfo_and_credential_headers():
     url = f"https://user:pa55word@eutils.example.org/efetch.fcgi?db=pubmed&api_key={SECRET}&id=123&email=a%40b.org"
-    assert redact_url(url) == "https://***@eutils.example.org/efetch.fcgi?db=pubmed&api_key=***&id=123&email=a%40b.org"
+    assert redact(url) == "https://***@eutils.example.org/efetch.fcgi?db=pubmed&api_key=***&id=123&email=a%40b.org"
     for name in ("key", "token", "access_token", "apikey", "API_KEY", "password", "client_secret", "X-Api-Key", "sig"):
         assert redact(f"GET http://h/p?a=1&{name}={SECRET}#f") == f"GET http://h/p?a=1&{name}=***#f"
     text = (f"HTTPConnectionPool(host='h', port=1): Max retries exceeded with url: /esearch.fcgi?api_key={SECRET}&term=x "
@@ -58,7 +58,7 @@ def test_redact_hides_query_secrets_userinfo_and_credential_headers():
     assert redact(f"authorization: {SECRET}") == "authorization: ***" and redact(f"x-api-key={SECRET}") == "x-api-key=***"
     # what is not a credential stays as it was
     plain = "GET http://127.0.0.1:8/esearch.fcgi?db=pubmed&term=aspirin+key+facts&retmax=3: HTTP 400"
-    assert redact(plain) == plain and redact_url("http://h/a?monkey=1&keyword=2") == "http://h/a?monkey=1&keyword=2"
+    assert redact(plain) == plain and redact("http://h/a?monkey=1&keyword=2") == "http://h/a?monkey=1&keyword=2"
 
 
 def test_eutils_400_with_an_api_key_leaks_it_nowhere(eutils, tmp_path, caplog):
