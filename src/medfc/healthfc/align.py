@@ -20,7 +20,7 @@ from rapidfuzz import fuzz, process
 from medfc.common.jsontypes import JSONValue
 from medfc.healthfc.records import ClaimRecord
 from medfc.healthfc.release import ReleaseRow
-from medfc.healthfc.sentences import _INVISIBLE, _WS
+from medfc.healthfc.sentences import normalize_text
 
 DEFAULT_FUZZY_THRESHOLD = 90.0
 DEFAULT_MIN_CONTAINED_CHARS = 25
@@ -45,9 +45,7 @@ _FOOTNOTE = re.compile(r"\[\d+(?:[,–-]\s*\d+)*\]|(?<=[a-zäöüß.)])\d{1,2}(?
 
 def normalize_sentence(text: str) -> str:
     """Comparison form of a sentence: NFC, quotes/dashes unified, footnote marks and extra space gone."""
-    text = unicodedata.normalize("NFC", text or "").translate(_INVISIBLE).translate(_QUOTES)
-    text = _FOOTNOTE.sub("", text)
-    text = _WS.sub(" ", text).strip()
+    text = " ".join(_FOOTNOTE.sub("", normalize_text(text or "").translate(_QUOTES)).split())
     text = re.sub(r"\s+([.,;:!?)])", r"\1", text)
     return text
 
