@@ -34,7 +34,9 @@ def _round_robin(labels: Sequence[str], n_splits: int) -> np.ndarray:
 def paper_folds(labels: Sequence[str], n_splits: int, seed: int) -> np.ndarray:
     """Fold of each position: ``StratifiedKFold(n_splits, shuffle=True, random_state=seed)`` over ``labels``."""
     labels = list(labels)
-    if labels and max(Counter(labels).values()) < n_splits:
+    if not labels:
+        return np.full(0, -1, dtype=int)
+    if max(Counter(labels).values()) < n_splits:
         return _round_robin(labels, n_splits)
     from sklearn.model_selection import StratifiedKFold  # scikit-learn costs ~0.9 s to import: only here
 
@@ -44,8 +46,10 @@ def paper_folds(labels: Sequence[str], n_splits: int, seed: int) -> np.ndarray:
 def grouped_folds(labels: Sequence[str], groups: Sequence[str], n_splits: int, seed: int) -> np.ndarray:
     """Fold of each position: ``StratifiedGroupKFold`` by ``groups`` (no group straddles folds)."""
     labels, groups = list(labels), list(groups)
+    if not labels:
+        return np.full(0, -1, dtype=int)
     n_groups = len(set(groups))
-    if labels and n_groups < n_splits:
+    if n_groups < n_splits:
         raise ValueError(f"{n_groups} articles cannot fill {n_splits} grouped folds; lower healthfc.folds.n_splits")
     from sklearn.model_selection import StratifiedGroupKFold
 
@@ -53,11 +57,10 @@ def grouped_folds(labels: Sequence[str], groups: Sequence[str], n_splits: int, s
 
 
 def _split(splitter, labels: list[str], *groups: list[str]) -> np.ndarray:
-    """Each position's test fold under ``splitter`` (an empty array for no labels)."""
+    """Each position's test fold under ``splitter``."""
     folds = np.full(len(labels), -1, dtype=int)
-    if labels:
-        for k, (_, test) in enumerate(splitter.split(np.zeros(len(labels)), labels, *groups)):
-            folds[test] = k
+    for k, (_, test) in enumerate(splitter.split(np.zeros(len(labels)), labels, *groups)):
+        folds[test] = k
     return folds
 
 
