@@ -21,6 +21,8 @@ RELEASE_COLUMNS = ["index", "nctId", "claim", "PMID", "article_title", "article_
                    "intervention_group_arm_group_type", "comparator_group_arm_group_type", "pValues", "statisticalMethods",
                    "nonInferiorityTypes", "Publication Date"]
 LIST_COLUMNS = ("pValues", "statisticalMethods", "nonInferiorityTypes")  # Python list literals as text
+# the outcome's and the two arms' columns, copied from the claim as the study gives them
+STUDY_COLUMNS = RELEASE_COLUMNS[RELEASE_COLUMNS.index("outcome_type"):RELEASE_COLUMNS.index(LIST_COLUMNS[0])]
 # Columns that may be empty in the release (descriptions; the comparator of a NO_INTERVENTION arm has no intervention).
 OPTIONAL_COLUMNS = frozenset({"outcome_description", "intervention_group_description", "comparator_group_description",
                               "intervention_group_intervention_label", "comparator_group_intervention_label"})
@@ -71,7 +73,7 @@ def make_pairs(labelled: Iterable[Mapping[str, JSONValue]], abstracts: Mapping[s
             continue
         row = {"index": i, "nctId": rec["nctId"], "claim": rec["claim"], "PMID": int(pmid) if pmid.isdigit() else pmid,
                "article_title": art.get("title"), "article_abstract": abstract, "label": int(rec["label_id"]),
-               **{c: rec.get(c) for c in RELEASE_COLUMNS[7:18]},  # outcome_type … comparator_group_arm_group_type, as labelled
+               **{c: rec.get(c) for c in STUDY_COLUMNS},
                **{c: list_literal(rec.get(c) or []) for c in LIST_COLUMNS}, "Publication Date": art.get("publication_date")}
         missing = [c for c in REQUIRED_COLUMNS if _missing(row[c])]
         if missing:
