@@ -109,8 +109,8 @@ def retrieve(queries: Sequence[tuple[str, str]], searcher: DatedSearchCache, sou
             continue
         report.count("claims_with_results")
         report.count("rows", len(hits))
-        rows.extend({"id": cid, "query": query, "source": source, "searched": searched, "rank": n, "title": h.title,
-                     "url": h.url, "snippet": h.text, "origin": "search"} for n, h in enumerate(hits, 1))
+        rows.extend({"id": cid, "query": query, "source": source, "searched": searched, "rank": rank, "title": h.title,
+                     "url": h.url, "snippet": h.text, "origin": "search"} for rank, h in enumerate(hits, 1))
     if searcher.cache.stats["damaged"]:  # answers whose cache file could not be read back: asked again
         report.count("cache_files_damaged", searcher.cache.stats["damaged"])
     return rows

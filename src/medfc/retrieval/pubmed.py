@@ -243,8 +243,7 @@ def split_article_set(xml: bytes | str, source: str = "efetch answer") -> dict[s
     """PubmedArticleSet → {pmid: a one-article PubmedArticleSet document} (the per-PMID cache unit)."""
     out: dict[str, bytes] = {}
     for elem in _root(xml, source):
-        pmid = parse_article(elem)["pmid"] if elem.tag in _ARTICLE_TAGS else ""
-        if not pmid:
+        if elem.tag not in _ARTICLE_TAGS or not (pmid := parse_article(elem)["pmid"]):
             continue
         body = ET.tostring(elem, encoding="unicode")
         out[pmid] = (XML_HEADER + "<PubmedArticleSet>\n" + body.strip() + "\n</PubmedArticleSet>\n").encode("utf-8")
