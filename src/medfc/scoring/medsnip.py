@@ -105,6 +105,8 @@ def aggregate(unit_verdicts: Iterable[object], rule: str = "or_false", k: int = 
             if abstain == "drop":
                 continue
             verdict = FALSE if abstain == "as_false" else TRUE
+        if verdict == FALSE and rule == "or_false":
+            return FALSE  # decided: the units after it are not read
         votes.append(verdict)
     if not votes or rule == "first":
         return votes[0] if votes else None

@@ -59,6 +59,10 @@ def test_or_false():
     assert or_false([None], abstain="as_true") == T
     assert or_false([None, F], abstain="as_true") == F
     assert answer_verdicts([{"unit_verdicts": [True, False]}, {"pred_label": "TRUE"}, {"unit_verdicts": []}]) == [F, T, None]
+    # decided at the first FALSE: the units after it are not read (a malformed one included)
+    assert or_false([F, "garbage"]) == F and or_false([None, "garbage"], abstain="as_false") == F
+    with pytest.raises(ValueError):
+        or_false([T, "garbage"])
 
 
 def test_abstention_policies():
