@@ -12,8 +12,7 @@ from typing import NotRequired, TypedDict
 
 from medfc.common.nltk_import import import_nltk
 from medfc.llm.base import Prices
-from medfc.medsnip.calls import USAGE_KEYS
-from medfc.medsnip.records import Answer, Unit, UnitFields
+from medfc.medsnip.records import USAGE_KEYS, Answer, Unit, UnitFields
 from medfc.scoring.medsnip import FALSE, TRUE, binary_scores, clustered_paired_bootstrap, or_false, paired_bootstrap
 
 
@@ -219,7 +218,7 @@ def cost_summary(decompose_usage: Mapping[str, int], verify_usage: Mapping[str, 
         return {"calls": calls, "prompt_tokens": prompt, "completion_tokens": completion, "cost_usd": cost}
 
     dec, ver = part(decompose_usage, prices_decompose), part(verify_usage, prices_verify)
-    total = {k: dec[k] + ver[k] for k in ("calls", "prompt_tokens", "completion_tokens")}
+    total = {k: dec[k] + ver[k] for k in USAGE_KEYS}
     costs = (dec["cost_usd"], ver["cost_usd"])
     total["cost_usd"] = None if None in costs else costs[0] + costs[1]
     return {"decompose": dec, "verify": ver, "total": total}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import jsonschema
 
@@ -22,9 +22,9 @@ from medfc.llm.base import Conversation, GenerationParams, Ledger, LLMClient, Pr
 from medfc.llm.prompts import Prompt
 from medfc.llm.structured import ask_json
 from medfc.medsnip.options import LLMOptions
+from medfc.medsnip.records import USAGE_KEYS
 
 log = logging.getLogger(__name__)
-USAGE_KEYS = ("calls", "prompt_tokens", "completion_tokens")
 KeyParts = tuple[object, ...]  # what besides the prompts and the LLM identifies an item's answer (texts, None)
 
 
@@ -53,14 +53,6 @@ def make_llm(opts: LLMOptions, ledger: Ledger | None = None, threads: int = 1) -
 def llm_prices(opts: LLMOptions | None) -> Prices | None:
     """The dollars per million tokens the options give, for the ledger's cost (None without an LLM)."""
     return Prices(opts.price_input_per_mtok, opts.price_output_per_mtok) if opts is not None else None
-
-
-def usage_total(usages: Iterable[Mapping[str, int]]) -> dict[str, int]:
-    """The calls and tokens of several items' usages summed."""
-    total: Counter = Counter()
-    for u in usages:
-        total.update(u)
-    return {k: int(total.get(k, 0)) for k in USAGE_KEYS}
 
 
 def gen_params(opts: LLMOptions, json_mode: bool) -> GenerationParams:

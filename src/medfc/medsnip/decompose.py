@@ -18,9 +18,9 @@ from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
 from medfc.llm.base import Conversation, Ledger, LLMClient
 from medfc.llm.prompts import Prompt, load_prompt
-from medfc.medsnip.calls import CallResult, cached_ask, gen_params, llm_identity, llm_prices, usage_total
+from medfc.medsnip.calls import CallResult, cached_ask, gen_params, llm_identity, llm_prices
 from medfc.medsnip.options import DecomposeOptions
-from medfc.medsnip.records import Answer, Unit
+from medfc.medsnip.records import Answer, Unit, usage_total
 from medfc.medsnip.sentences import Sentence, align_atoms, numbered, split_sentences
 
 PATTERN_ENUM: list[JSONValue] = ["A", "B", "C", "D", "E", "F"]

@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from typing import NotRequired, TypedDict
 
 from medfc.common.jsontypes import JSONValue
+
+USAGE_KEYS = ("calls", "prompt_tokens", "completion_tokens")  # an LLM call's usage, in every record and info
 
 
 class Atom(TypedDict):
@@ -102,3 +106,11 @@ class Verdict(UnitFields):
     raw: str
     usage: NotRequired[dict[str, int]]  # its calls, prompt_tokens, completion_tokens
     cached: NotRequired[bool]
+
+
+def usage_total(usages: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    """The calls and tokens of several items' usages summed."""
+    total: Counter = Counter()
+    for u in usages:
+        total.update(u)
+    return {k: int(total.get(k, 0)) for k in USAGE_KEYS}
