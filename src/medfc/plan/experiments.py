@@ -451,9 +451,6 @@ class ExperimentsPlan(Part):
         models = self.config["models"]["clinifact"]
         return [self._run(spec.run_dir(self.layout.experiments, m), m, spec.name) for spec in CLINIFACT_SYSTEMS.values() for m in models[spec.name]]
 
-    def clinifact_options(self, system: str, model: str) -> Options:
-        return CLINIFACT_JOBS[system](self, model)
-
     def clinifact_table_entries(self) -> list[dict[str, object]]:
         return self.run_entries(self.clinifact_runs())
 
@@ -488,10 +485,3 @@ class ExperimentsPlan(Part):
         """A final model's job: its members trained one after the other (the largest of each value, runtimes summed)."""
         each = [model_job_resources(self, rule, m) for m in self.models.members(model)]
         return {**{k: max(r[k] for r in each) for k in ("gpu", "threads", "mem_mb")}, "runtime": sum(r["runtime"] for r in each)}
-
-
-# each system of CLINIFACT_SYSTEMS but the one pairs path's: its rule's function (a test keeps the two equal)
-CLINIFACT_JOBS: dict[str, Callable[[ExperimentsPlan, str], Options]] = {
-    ZERO_SHOT.name: ExperimentsPlan.clinifact_zero_shot,
-    FINE_TUNED.name: ExperimentsPlan.clinifact_fine_tune,
-}

@@ -301,7 +301,7 @@ def _llms(plan: Plan) -> Iterator[str | None]:
         for run in plan.experiments.clinifact_runs():
             spec, model = clinifact_system(run["system"]), run["model"]
             if spec.asks_llm:
-                opts = plan.experiments.clinifact_options(spec.name, model)
+                opts = plan.job_options(spec.rule, {"model": model})  # its rule's options, built once
                 key = (f"experiments.clinifact.{spec.overrides}.{model}.api_key_env"
                        if "api_key_env" in (config["experiments"]["clinifact"][spec.overrides].get(model) or {})
                        else f"experiments.clinifact.{spec.section}.api_key_env")

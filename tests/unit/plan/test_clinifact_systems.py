@@ -15,7 +15,7 @@ import yaml
 from medfc.experiments.clinifact import systems as C
 from medfc.plan import Plan, cluster, job_specs, resources
 from medfc.plan.checks import check_plan
-from medfc.plan.experiments import CLINIFACT_JOBS, ExperimentsPlan, _local_model, _system_models
+from medfc.plan.experiments import ExperimentsPlan, _local_model, _system_models
 from medfc.plan.jobs import job
 from medfc.plan.resources import model_job_resources
 from medfc.scoring.options import PairsScoreOptions
@@ -52,7 +52,6 @@ def test_the_rules_are_the_records_rules_folders_and_options():
     its score rule scores them as its system, and its ensemble rule (discriminative only) writes the same folder."""
     experiments, scoring = rule_blocks(RULES / "experiments.smk"), rule_blocks(RULES / "scoring.smk")
     table = job_specs()
-    assert list(CLINIFACT_JOBS) == [name for name, spec in C.CLINIFACT_SYSTEMS.items() if not spec.pairs]
     plan = Plan(defaults())
     for spec in C.CLINIFACT_SYSTEMS.values():
         # the one path's system: its rules' folder is every pairs dataset's (CliniFact's is <experiments>/clinifact/<model>)
@@ -61,8 +60,6 @@ def test_the_rules_are_the_records_rules_folders_and_options():
         assert f'predictions=f"{folder}/predictions.jsonl"' in made, spec.rule
         assert f"options=PLAN.options_of(ExperimentsPlan.{spec.rule})" in made, spec.rule
         assert table[spec.rule].function is getattr(ExperimentsPlan, spec.rule), spec.rule
-        if not spec.pairs:
-            assert CLINIFACT_JOBS[spec.name] is table[spec.rule].function, spec.rule
         assert table[spec.rule].placement == spec.placement, spec.rule
         score = scoring[spec.score_rule]
         assert f"predictions=rules.{spec.rule}.output.predictions" in score, spec.score_rule
@@ -106,7 +103,6 @@ def test_a_system_registered_in_a_test_is_planned_named_and_checked(monkeypatch,
     monkeypatch.setattr(ExperimentsPlan, "clinifact_few_shot", few_shot, raising=False)
     monkeypatch.setattr(ExperimentsPlan, "clinifact_few_shot_score",
                         job("light", _system_models(FEW_SHOT.name), options_class=PairsScoreOptions)(clinifact_few_shot_score), raising=False)
-    monkeypatch.setitem(CLINIFACT_JOBS, "few_shot", few_shot)
     cfg = defaults()
     cfg["models"]["aliases"]["remote-llm"] = "org/remote-llm"
     cfg["models"]["clinifact"] = {"discriminative": ["tfidf"], "zero_shot": [], "fine_tuned": [], "few_shot": ["remote-llm"]}
@@ -118,7 +114,7 @@ def test_a_system_registered_in_a_test_is_planned_named_and_checked(monkeypatch,
         ("tfidf", "discriminative", "results/experiments/clinifact/tfidf"),
         ("remote-llm", "few_shot", "results/experiments/clinifact/few_shot/remote-llm")]
     assert runs[1]["benchmark"] == "results/timings/experiments/clinifact/few_shot/remote-llm.tsv"
-    assert plan.experiments.clinifact_options("few_shot", "remote-llm").to_mapping() == plan.experiments.clinifact_zero_shot("remote-llm").to_mapping()
+    assert plan.job_options("clinifact_few_shot", {"model": "remote-llm"}).to_mapping() == plan.experiments.clinifact_zero_shot("remote-llm").to_mapping()
     assert plan.tables.table_inputs("clinifact_table8")["scores"][1] == "results/experiments/clinifact/few_shot/remote-llm/scores.json"
     assert [clinifact_name(e) for e in plan.tables.table("clinifact_table8")["entries"]] == ["tfidf", "remote-llm (few-shot)"]
     monkeypatch.setattr(plan, "stage_enabled", lambda stage: stage == "experiments")
