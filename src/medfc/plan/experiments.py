@@ -374,7 +374,7 @@ class ExperimentsPlan(Part):
         return self.ensemble_options(model)
 
     @job("compute", lambda plan: unique({"dataset": d, "model": m} for d in plan.experiments.pair_datasets()
-                                        for m in (plan.experiments.pairs_inner_models(d) if _pairs_runs(plan) else [])),
+                                        for m in plan.experiments.pairs_inner_models(d)),
          inputs=pairs_inner_cv_inputs, resources=model_job_resources)
     def pairs_inner_cv(self, dataset: str, model: str) -> PairsInnerOptions:
         """A member's inner cross-validation over a pairs dataset's train + validation (no checkpoints)."""
