@@ -75,9 +75,14 @@ def test_every_rule_has_its_record_and_every_record_its_rule():
         assert asks == has, f"{rule}: the rule asks for {sorted(asks)}, its record builds {sorted(has)}"
 
 
+def output_wildcards(rule: str) -> set[str]:
+    """The wildcards of a rule's output paths."""
+    return set(re.findall(r"\{\{(\w+)\}\}", section(BLOCKS[rule], "output")))
+
+
 def test_each_records_functions_take_wildcards_of_its_rule():
     for rule, spec in TABLE.items():
-        in_paths = set(re.findall(r"\{\{(\w+)\}\}", section(BLOCKS[rule], "output")))
+        in_paths = output_wildcards(rule)
         for facet in ("function", "inputs", "prompts", "resources"):
             fn = getattr(spec, facet)
             if fn is not None:
@@ -134,7 +139,8 @@ def test_build_jobs_is_one_loop_over_the_records(monkeypatch):
     plan.__dict__["job_table"] = {"healthfc_experiment": broken}
     with pytest.raises(ValueError, match="broken"):
         plan.build_jobs()
-    assert Plan(cfg).job_table is not None and plan.job_spec("healthfc_experiment") is broken
+    fresh = Plan(cfg)
+    assert fresh.job_table is fresh.job_table and plan.job_spec("healthfc_experiment") is broken  # built once per plan
     assert job("light", lambda plan: [])(healthfc_experiment).job.rule == "healthfc_experiment"  # the function's name is the rule's
 
 
@@ -168,6 +174,7 @@ def test_each_planned_job_receives_the_object_the_plan_made(names):
     plan = plan_for(merged_config([REPO / "config" / n for n in names]), REPO / "workflow" / "schemas" / "config.schema.yaml")
     typed_jobs = 0
     for spec, w in plan.planned_jobs():
+        assert set(w) == output_wildcards(spec.rule), (spec.rule, w)  # the job's wildcards are its rule's paths'
         made, params = plan.job_options(spec.rule, w), plan.options(spec.rule, w)
         assert json.loads(json.dumps(params)) == params, spec.rule
         step = step_of(spec.rule, w)
