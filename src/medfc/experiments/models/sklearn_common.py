@@ -99,4 +99,5 @@ class SklearnModel:
     def fit(self, examples: Sequence[Example], labels: Sequence[str], validation: Sequence[Example] | None = None, *,
             checkpoint_dir: object = None, trim: str = "right", desc: str | None = None) -> Any:
         reads = {"encoder": self.encoder, "trim": trim} if type(self).make_encoder else {}  # a kind with an encoder
-        return type(self).fit_function(self.config, labels, examples, validation, desc=desc or self.config.kind, **reads)
+        return type(self).fit_function(self.config, labels, examples, validation, desc=desc or self.config.kind,
+                                       **reads)
