@@ -1,4 +1,4 @@
-# Shared set-up: config validation, the plan (medfc.plan: targets, run matrix, and every job's
+# Shared set-up: config validation, the plan (medfc.plan: run matrix, and every job's
 # config-dependent inputs, options, prompts and resources, from the plan's function named after its
 # rule, e.g. PLAN.options_of(HealthFCPlan.healthfc_experiment); PLAN.inputs_of, PLAN.prompts_of,
 # PLAN.threads_of, PLAN.resources_of) and wildcard constraints.
@@ -16,6 +16,7 @@ from medfc.plan.config_errors import ConfigError, plan_for
 from medfc.plan.datasets import DatasetsPlan
 from medfc.plan.examples import ExamplesPlan
 from medfc.plan.experiments import ExperimentsPlan, HealthFCPlan
+from medfc.plan.layout import tables_and_figures
 from medfc.plan.medsnip import MedsnipPlan
 from medfc.plan.run import RunPlan
 from medfc.plan.tables import TablesPlan
@@ -102,3 +103,11 @@ wildcard_constraints:
     fold=r"\d+",
     model=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
     table="|".join(TABLES),
+
+
+def planned(*chosen):
+    """The output files of every planned job of the chosen rules, or of all rules when none is chosen (each one's
+    outputs filled with its jobs' wildcards from the plan), in the rules' order."""
+    wildcards = PLAN.planned_wildcards()
+    names = [r.rule.name for r in chosen] or [r.name for r in workflow.rules]
+    return [str(f) for name in names for w in wildcards.get(name, []) for f in expand(getattr(rules, name).output, **w)]

@@ -31,7 +31,8 @@ rule provenance:
 # (medfc.tables.document); `pdflatex main.tex` in the results folder shows the whole run
 rule main_tex:
     input:
-        unpack(PLAN.inputs_of(RunPlan.main_tex)),
+        tables=lambda w: [f"{t[:-4]}.tex" for t in tables_and_figures(planned())[0]],
+        figures=lambda w: [f"{f[:-4]}.pdf" for f in tables_and_figures(planned())[1]],
     output:
         tex=f"{RESULTS}/main.tex",
     log:
@@ -51,10 +52,10 @@ rule main_tex:
 
 
 # the run's index: what each folder holds, the error browser, the headline tables, every figure, which runs made them
-# (medfc.common.run_index); made after everything else rule all asks for
+# (medfc.common.run_index); made after every other planned job
 rule index:
     input:
-        PLAN.inputs_of(RunPlan.index),
+        lambda w: [f for f in planned() if f not in rules.index.output],
     output:
         md=f"{RESULTS}/index.md",
         html=report(f"{RESULTS}/index.html", caption="../report/index.rst", category="Overview"),

@@ -1,9 +1,9 @@
 """What the workflow runs, planned from the validated config: pure functions of the config dict, no Snakemake
 (workflow/rules/common.smk builds one :class:`Plan` and the rules call it).
 
-A :class:`Plan` gives the targets of ``rule all`` and each job's config-dependent inputs, prompts, resources and
-fully built options (every layering of training configs is done here, once). A rule names the plan's function of
-its name, which carries its record (:mod:`medfc.plan.jobs`): ``PLAN.options_of(HealthFCPlan.healthfc_experiment)``,
+A :class:`Plan` gives the wildcards of every planned job (``rule all`` fills each rule's outputs with them) and each
+job's config-dependent inputs, prompts, resources and fully built options (every layering of training configs is
+done here, once). A rule names the plan's function of its name, which carries its record (:mod:`medfc.plan.jobs`): ``PLAN.options_of(HealthFCPlan.healthfc_experiment)``,
 ``inputs_of``, ``prompts_of``, ``threads_of``, ``resources_of``; :meth:`Plan.options` and the others give the same by
 rule name. :func:`medfc.plan.config_errors.plan_for` is the one entry point (schema, defaults, plan, checks).
 """
@@ -104,6 +104,10 @@ class Plan:
             kept[key] = build()
         return kept[key]
 
+    def planned_wildcards(self) -> dict[str, list[dict[str, str]]]:
+        """rule → the wildcards of each of its jobs the config plans (``rule all`` fills its rule's outputs with them)."""
+        return {rule: list(spec.planned(self)) for rule, spec in self.job_table.items()}
+
     def planned_jobs(self) -> list[tuple[JobSpec, dict[str, str]]]:
         """(record, wildcards) of every job the config plans whose options read the config, in the table's order."""
         return [(spec, w) for spec in self.job_table.values() if spec.checked for w in spec.planned(self)]
@@ -142,50 +146,6 @@ class Plan:
     def cuda_problem(self) -> str | None:
         """A planned job set to ``device: cuda`` on a machine whose torch sees no CUDA (checked on a local run)."""
         return prerequisites.cuda_problem(self)
-
-    # ---------------------------------------------------------------------------------- targets
-    def targets(self) -> list[str]:
-        """The files of ``rule all``."""
-        targets: list[str] = []
-        res = self.layout.under
-        mode = self.datasets.healthfc_mode
-        if self.stage_enabled("healthfc"):
-            if mode != "release":
-                targets += [res("healthfc/parsed/report.json"), res("healthfc/translated/report.json")]
-            targets += [res(f"healthfc/{f}") for f in (
-                "dataset/dataset_card.md", "dataset/README.md", "folds/folds.csv", "stats/table2.csv",
-                "stats/fig1_claims_per_year.png", "stats/fig2_top_topics.png", "stats/fig3_level_by_verdict.png")]
-            targets += [res("healthfc/diff/diff.md")] if mode == "crawl+release" else []
-        if self.stage_enabled("clinifact"):
-            targets += [res(f"clinifact/stats/{f}") for f in (
-                "table6_labels.csv", "table4_words.csv", "fig2_disease_classes.png", "figS1_years.png")]
-            if self.config["clinifact"]["pairs_source"] == "rebuild":
-                targets += [res("clinifact/pairs/dataset_card.md"), res("clinifact/pairs/README.md")]
-            if self.datasets.clinifact_diff_enabled():
-                targets.append(res("clinifact/diff/diff.md"))
-        targets += self.datasets.dataset_targets()
-        if self.stage_enabled("experiments"):
-            targets += self.tables.experiment_targets()
-        return (targets + self.examples.example_targets() + self.medsnip.medsnip_targets()
-                + [f"{self.layout.provenance}/software.yml", res("main.tex")])
-
-    def named_targets(self) -> dict[str, list[str]]:
-        """What users ask for by name (``snakemake datasets``, ``tables``, ``figures``): the rebuilt datasets, every
-        table (CSV beside its Markdown and TeX) and every figure of :meth:`targets`."""
-        res = self.layout.under
-        rebuilt = self.config["clinifact"]["pairs_source"] == "rebuild"
-        datasets: list[str] = []
-        if self.stage_enabled("healthfc"):
-            datasets += [res("healthfc/dataset/dataset_card.md"), res("healthfc/dataset/README.md"), res("healthfc/folds/folds.csv")]
-        if self.stage_enabled("clinifact") or self.stage_enabled("experiments"):
-            datasets += [f"{self.experiments.clinifact_pairs_dir}/{s}_set.csv" for s in ("train", "validation", "test")]
-            datasets += [res("clinifact/pairs/dataset_card.md")] if rebuilt else []
-            datasets += [res("clinifact/pairs/README.md")] if rebuilt and self.stage_enabled("clinifact") else []
-        datasets += self.datasets.dataset_targets()
-        every = self.targets()
-        shown = (f"{self.layout.tables}/", f"{self.layout.medsnip}/")
-        tables = [t for t in every if t.endswith(".csv") and (t.startswith(shown) or "/stats/table" in t)]
-        return {"datasets": datasets, "tables": tables, "figures": [t for t in every if t.endswith(".png")]}
 
     # ----------------------------------------------------------------------------------- checks
     def build_jobs(self) -> None:

@@ -327,7 +327,8 @@ def check_config(workflow: str | os.PathLike, configfiles: Iterable[str | os.Pat
         return 1
     finally:
         os.chdir(cwd)
-    print(f"config ok: {len(plan.targets())} targets ({', '.join(os.path.relpath(f, root) for f in files)})")
+    jobs = sum(map(len, plan.planned_wildcards().values()))
+    print(f"config ok: {jobs} jobs ({', '.join(os.path.relpath(f, root) for f in files)})")
     return 0
 
 

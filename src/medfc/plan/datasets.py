@@ -145,10 +145,6 @@ class DatasetsPlan(Part):
     def dataset_split_file(self, name: str, split: str) -> str:
         return self.layout.under(f"datasets/{name}/{split}.jsonl")
 
-    def dataset_targets(self) -> list[str]:
-        """Each declared dataset's import (its report and card)."""
-        return [self.layout.under(f"datasets/{name}/{file}") for name in self.dataset_names() for file in ("report.json", "card/README.md")]
-
     def dataset_import_inputs(self, dataset: str) -> dict[str, list[str]]:
         """A local source's files (a URL's and a Hugging Face repository's are downloaded by the job)."""
         source = self.config["datasets"][dataset]["source"]

@@ -62,8 +62,3 @@ class ExamplesPlan(Part):
          inputs=example_pairs_inputs)
     def clinifact_table7(self) -> dict[str, object]:
         return self.example_pairs_options()
-
-    def example_targets(self) -> list[str]:
-        """The CSV of each example table the run makes."""
-        planned = [name for name in EXAMPLE_TABLES if getattr(ExamplesPlan, name).job.planned(self.plan)]
-        return [f"{self.layout.tables}/{name}.csv" for name in planned]

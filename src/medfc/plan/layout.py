@@ -58,3 +58,14 @@ def release_split_files(src: str) -> dict[str, str]:
     if is_url(src):
         return {}
     return {split: f"{src.rstrip('/')}/{split}_set.csv" for split in ("train", "validation", "test")}
+
+
+def tables_and_figures(files: list[str]) -> tuple[list[str], list[str]]:
+    """The tables among a run's files (each CSV beside its LaTeX, not a figure's data) and its figures (PNG), folder
+    by folder in the order the folders first come."""
+    have = set(files)
+    figures = [f for f in files if f.endswith(".png")]
+    drawn = {Path(f).stem for f in figures}
+    tables = [f for f in files if f.endswith(".csv") and f"{f[:-4]}.tex" in have and Path(f).stem not in drawn]
+    folders = list(dict.fromkeys(os.path.dirname(f) for f in files))
+    return sorted(tables, key=lambda f: folders.index(os.path.dirname(f))), figures

@@ -232,10 +232,3 @@ class MedsnipPlan(Part):
     @job("light", _datasets, options_class=TableOptions)
     def medsnip_calls(self, dataset: str) -> dict[str, object]:
         return self.medsnip_table(dataset)
-
-    def medsnip_targets(self) -> list[str]:
-        if not self.config["stages"].get("medsnip", False):
-            return []
-        per_dataset = [f"{self.layout.medsnip}/{d}/{name}" for d in self.medsnip_datasets()
-                       for name in ("table.csv", "table6_tau.csv", "fig21_calls.png")]
-        return per_dataset + ([f"{self.layout.medsnip}/table3_structure.csv"] if self.medsnip_datasets() else [])

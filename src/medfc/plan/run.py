@@ -17,27 +17,18 @@ from medfc.tables.options import DocumentOptions
 
 
 class RunPlan(Part):
-    def index_inputs(self) -> list[str]:
-        return self.targets()
-
-    def document_inputs(self) -> dict[str, list[str]]:
-        """``main.tex``'s: the LaTeX of every table the run makes and the PDF of every figure."""
-        named = self.named_targets()
-        return {"tables": [t[: -len(".csv")] + ".tex" for t in named["tables"]],
-                "figures": [f[: -len(".png")] + ".pdf" for f in named["figures"]]}
-
     @job("light", one_job(always), checked=False)
     def provenance(self) -> dict[str, object]:
         """The software of the run's results (its params, so a change reruns it)."""
         return {"software": _provenance.software()}
 
-    @job("light", one_job(always), options_class=IndexOptions, inputs=index_inputs)
+    @job("light", one_job(always), options_class=IndexOptions)
     def index(self) -> dict[str, object]:
         """The run's index: its folder, its provenance records, the index job's own log and timing."""
         return {"results": self.layout.results, "provenance": self.layout.provenance,
                 "own": [f"{self.layout.logs}/index.log", f"{self.layout.timings}/index.tsv"]}
 
-    @job("light", one_job(always), options_class=DocumentOptions, inputs=document_inputs)
+    @job("light", one_job(always), options_class=DocumentOptions)
     def main_tex(self) -> dict[str, object]:
         scale = self.config["experiments"]["scale"]
         return {"title": f"medfc: the tables and figures of {self.layout.results} ({scale} scale)"}

@@ -136,20 +136,6 @@ class TablesPlan(Part):
     def error_browser_planned(self) -> bool:
         return self.stage_enabled("experiments") and bool(self.healthfc.healthfc_runs() or self._error_pairs())
 
-    def experiment_targets(self) -> list[str]:
-        cf = self.experiments.clinifact_runs()
-        runs = [self.healthfc.healthfc_run_dir(r) for r in self.healthfc.healthfc_runs()] + [r["dir"] for r in cf]
-        targets = [f"{run}/{file}" for run in runs for file in ("predictions.jsonl", "scores.json")]
-        targets += [f"{self.layout.tables}/{t}.csv" for t in planned_tables(self)]
-        targets += [f"{self.layout.tables}/{d}_table.csv" for d in self.dataset_tables()]
-        targets += [f"{r['dir']}/scores.json" for d in self.datasets.dataset_names()
-                    for r in self.experiments.pairs_runs(d)]
-        if cf:
-            targets.append(f"{self.layout.figures}/clinifact_fig3.png")
-        if self.error_browser_planned():
-            targets.append(self.layout.under("errors.html"))  # beside the run's index (rule error_browser)
-        finals = [self.experiments.final_dir(r) for r in self.experiments.final_rows()] if self.stage_enabled("experiments") else []
-        return targets + finals
 
 
 def healthfc_table_runs(plan: TablesPlan, systems: tuple[str, ...] | list[str], name: str, file: str) -> TableRuns:
@@ -203,7 +189,7 @@ def _healthfc_table(systems: tuple[str, ...]) -> TableSpec:
 # CliniFact's Table 8 and what we score beyond it: every CliniFact run's scores
 CLINIFACT_SCORES = TableSpec(runs=lambda plan: clinifact_table_runs(plan, "scores", "scores.json"),
                              planned=lambda plan: bool(plan.experiments.clinifact_runs()))
-# every experiments table, in the order of the run's targets
+# every experiments table, in the order of the run's main.tex
 TABLE_SPECS: dict[str, TableSpec] = {
     "healthfc_table3": _healthfc_table(TABLE3_SYSTEMS),
     "healthfc_table3_extra": _healthfc_table(TABLE3_SYSTEMS),  # what we score beyond the paper's columns

@@ -110,8 +110,8 @@ def test_the_entry_points_give_what_the_methods_give():
         plan.options("no_such_rule", {})
     with pytest.raises(ValueError, match="table has fixed resources in its rule"):
         plan.job_resources("table", {"table": "clinifact_table8"})
-    with pytest.raises(ValueError, match="Plan.targets builds no job's options"):
-        plan.options_of(Plan.targets)
+    with pytest.raises(ValueError, match="Plan.planned_jobs builds no job's options"):
+        plan.options_of(Plan.planned_jobs)
 
 
 def test_build_jobs_is_one_loop_over_the_records(monkeypatch):

@@ -15,6 +15,7 @@ from medfc.experiments.models.options import CLINIFACT_PAIRS
 from medfc.plan import Plan, checks
 from medfc.plan.checks import check_plan
 from medfc.plan.config_errors import ConfigError, plan_for
+from medfc.plan.layout import tables_and_figures
 from tests.helpers.config import SCHEMA, defaults
 
 
@@ -119,8 +120,8 @@ def test_fine_tuned_generative_runs_their_options_zero_shot_overrides_and_the_fi
     # both zero-shot and fine-tuned rows in Table 8 and the significance tests (fine-tuned vs zero-shot of a model among them)
     assert plan.tables.table_inputs("clinifact_significance")["predictions"][-1] == "results/experiments/clinifact/fine_tuned/openbiollm-70b/predictions.jsonl"
     assert plan.tables.table_inputs("clinifact_table8")["scores"][3] == "results/experiments/clinifact/fine_tuned/llama3-8b/scores.json"
-    targets = plan.tables.experiment_targets()
-    assert "results/experiments/clinifact/fine_tuned/openbiollm-70b/scores.json" in targets
+    on = Plan({**cfg, "stages": {**cfg["stages"], "experiments": True}}).planned_wildcards()
+    assert on["clinifact_fine_tune_score"] == [{"model": "llama3-8b"}, {"model": "openbiollm-70b"}]
     # Fig. 3: the paper's pair by default ...
     assert plan.tables.clinifact_fig3()["entries"] == [{"model": "biobert", "system": "discriminative"}, {"model": "openbiollm-70b", "system": "fine_tuned"}]
     assert plan.tables.clinifact_fig3()["notes"] == []
@@ -140,22 +141,20 @@ def test_fine_tuned_generative_runs_their_options_zero_shot_overrides_and_the_fi
         Plan(cfg).experiments.clinifact_fine_tune("llama3-8b").to_mapping()
 
 
-def test_targets_of_the_default_config_and_of_the_experiments():
-    plan = Plan(config())
-    targets = plan.targets()
-    assert "results/healthfc/diff/diff.md" in targets and "results/clinifact/pairs/dataset_card.md" in targets
-    assert not [t for t in targets if t.startswith("results/experiments")]  # stages.experiments is off by default
+def test_planned_jobs_of_the_default_config_and_of_the_experiments():
+    """rule all asks for every planned job's outputs: the plan gives each rule's jobs' wildcards."""
+    planned = Plan(config()).planned_wildcards()
+    assert planned["healthfc_diff"] == [{}] and planned["clinifact_build_pairs"] == [{}]
+    assert not planned["healthfc_experiment"] and not planned["table"]  # stages.experiments is off by default
     cfg = config(stages__experiments=True, experiments__healthfc__systems=["oracle", "claims_only"],
                  experiments__healthfc__folds=[1], models__clinifact={"discriminative": ["tfidf"], "zero_shot": [], "fine_tuned": []})
-    targets = Plan(cfg).tables.experiment_targets()
-    assert targets == [
-        *[f"results/experiments/healthfc/en/{m}/{s}/fold1/{f}" for m in ("tfidf", "minilm") for s in ("oracle", "claims_only")
-          for f in ("predictions.jsonl", "scores.json")],
-        "results/experiments/clinifact/tfidf/predictions.jsonl", "results/experiments/clinifact/tfidf/scores.json",
-        "results/tables/healthfc_table3.csv", "results/tables/healthfc_table3_extra.csv", "results/tables/healthfc_table5.csv",
-        "results/tables/healthfc_table5_extra.csv", "results/tables/clinifact_table8.csv", "results/tables/clinifact_table8_extra.csv",
-        "results/figures/clinifact_fig3.png", "results/errors.html",
-    ]  # no significance tables: no compared pair of systems runs, one CliniFact system
+    planned = Plan(cfg).planned_wildcards()
+    runs = [{"lang": "en", "model": m, "system": s, "fold": "1"} for m in ("tfidf", "minilm") for s in ("oracle", "claims_only")]
+    assert planned["healthfc_experiment"] == planned["healthfc_score"] == runs
+    assert planned["pairs_experiment"] == planned["pairs_score"] == [{"dataset": "clinifact", "model": "tfidf"}]
+    assert planned["table"] == [{"table": t} for t in ("healthfc_table3", "healthfc_table3_extra", "healthfc_table5",
+                                                       "healthfc_table5_extra", "clinifact_table8", "clinifact_table8_extra")]
+    assert planned["clinifact_fig3"] == planned["error_browser"] == [{}]  # no significance tables: no compared pair of systems runs, one CliniFact system
 
 
 def test_the_error_browser_reads_every_runs_predictions_and_the_texts_of_both_datasets():
@@ -175,7 +174,7 @@ def test_the_error_browser_reads_every_runs_predictions_and_the_texts_of_both_da
         "scale": cfg["experiments"]["scale"]}
     # one dataset's runs only: the other's inputs are not asked for; no experiments, no page
     only = Plan(config(stages__experiments=True, models__healthfc={"en": [], "de": []}))
-    assert set(only.inputs("error_browser")) == {"pairs_clinifact", "pairs_clinifact_test"} and "results/errors.html" in only.tables.experiment_targets()
+    assert set(only.inputs("error_browser")) == {"pairs_clinifact", "pairs_clinifact_test"} and only.planned_wildcards()["error_browser"] == [{}]
     assert [j for j in Plan(config()).planned_jobs() if j[0].rule == "error_browser"] == []
 
 
@@ -304,7 +303,7 @@ def test_the_plan_does_not_change_the_config_and_imports_no_snakemake():
 
 
 def test_a_retrieved_evidence_system_reads_its_sources_artifact_and_the_open_domain_table_its_scores():
-    cfg = config(experiments__healthfc__folds=[0], models__healthfc={"en": ["tfidf"]},
+    cfg = config(stages__experiments=True, experiments__healthfc__folds=[0], models__healthfc={"en": ["tfidf"]},
                  experiments__healthfc__systems=["claims_only", "retrieved_web", "open_domain_wikipedia"])
     plan = Plan(cfg)
     assert [r["system"] for r in plan.healthfc.healthfc_runs()] == ["claims_only", "retrieved_web", "open_domain_wikipedia"]
@@ -326,9 +325,9 @@ def test_a_retrieved_evidence_system_reads_its_sources_artifact_and_the_open_dom
     assert name == "scores" and files == ["results/experiments/healthfc/en/tfidf/open_domain_wikipedia/fold0/scores.json"]
     t5 = plan.tables.table_runs("healthfc_table5")[1]
     assert t5 == [f"results/experiments/healthfc/en/tfidf/{s}/fold0/scores.json" for s in ("claims_only", "retrieved_web")]
-    targets = plan.tables.experiment_targets()
-    assert {"results/tables/healthfc_table5.csv", "results/tables/healthfc_open_domain.csv"} <= set(targets)
-    assert "results/tables/healthfc_table3.csv" not in targets
+    tables = plan.planned_wildcards()["table"]
+    assert {"table": "healthfc_table5"} in tables and {"table": "healthfc_open_domain"} in tables
+    assert {"table": "healthfc_table3"} not in tables
     with_file = Plan(config(healthfc__retrieval__web__file="resources/demo/evidence/web.jsonl"))
     assert with_file.healthfc.healthfc_retrieve_inputs("web") == {"file": "resources/demo/evidence/web.jsonl"}
 
@@ -445,15 +444,16 @@ def test_a_models_options_mistake_stops_the_plan_naming_the_key(options, model_t
     assert str(exc.value).startswith(expected), str(exc.value)
 
 
-def test_named_targets_are_the_datasets_tables_and_figures_of_all():
-    """snakemake datasets | tables | figures: subsets of rule all's files, each of its kind."""
-    plan = Plan(config(stages__experiments=True))
-    named, every = plan.named_targets(), set(plan.targets())
-    assert "results/healthfc/dataset/dataset_card.md" in named["datasets"] and "results/clinifact/pairs/test_set.csv" in named["datasets"]
-    assert "results/healthfc/stats/table2.csv" in named["tables"] and "results/tables/clinifact_table8.csv" in named["tables"]
-    assert "results/healthfc/stats/fig1_claims_per_year.png" in named["figures"] and all(f.endswith(".png") for f in named["figures"])
-    assert set(named["tables"]) | set(named["figures"]) <= every
-    assert "results/provenance/software.yml" in every
+def test_the_tables_and_figures_of_a_runs_files_folder_by_folder():
+    """snakemake tables | figures, and what main.tex shows: each CSV beside its LaTeX that is not a figure's data, and
+    every PNG, folder by folder in the order the folders come."""
+    files = ["r/healthfc/stats/table2.csv", "r/healthfc/stats/table2.tex", "r/healthfc/stats/fig1.png", "r/healthfc/stats/fig1.csv",
+             "r/tables/clinifact_fig3.csv", "r/tables/clinifact_fig3.tex", "r/figures/clinifact_fig3.png",
+             "r/medsnip/a/table.csv", "r/medsnip/a/table.tex", "r/medsnip/b/table.csv", "r/medsnip/b/table.tex",
+             "r/tables/t8.csv", "r/tables/t8.tex", "r/medsnip/a/tau.csv", "r/medsnip/a/tau.tex", "r/folds.csv"]
+    assert tables_and_figures(files) == (
+        ["r/healthfc/stats/table2.csv", "r/tables/t8.csv", "r/medsnip/a/table.csv", "r/medsnip/a/tau.csv", "r/medsnip/b/table.csv"],
+        ["r/healthfc/stats/fig1.png", "r/figures/clinifact_fig3.png"])
 
 
 def test_stacked_ensembles_share_their_members_inner_cv_jobs_and_an_average_has_none():
