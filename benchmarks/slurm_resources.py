@@ -68,12 +68,13 @@ def main(argv: list[str] | None = None) -> int:
         plan = Plan(S.validated_config(configs, wf))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    model_rules = (*R.MODEL_RULES, "healthfc_translate")
+    model_rows = R.model_rows(plan)
+    model_rules = (*model_rows, "healthfc_translate")
     groups: dict[tuple, Counter] = defaultdict(Counter)
     for j in jobs:
         if j["rule"] not in model_rules:
             continue
-        row = R.row_of(plan, j["rule"], j["wildcards"]["model"]) if j["rule"] in R.MODEL_RULES else "translation"
+        row = model_rows[j["rule"]].row(plan, j["wildcards"]["model"]) if j["rule"] in model_rows else "translation"
         j["threads"] = plan.job_resources(j["rule"], j["wildcards"])["threads"]
         groups[(j["rule"], row, j["gpu"], j["mem_mb"], j["runtime"], j["threads"])]["jobs"] += 1
 
@@ -90,9 +91,9 @@ def main(argv: list[str] | None = None) -> int:
                 "big": sum(1 for j in items if j["mem_mb"] >= ONE_VALUE["mem_mb"] and j["runtime"] >= ONE_VALUE["runtime"])}
 
     by_kind = [j for j in jobs if j["rule"] in model_rules]
-    one_value = [{**j, **ONE_VALUE} if j["rule"] in R.MODEL_RULES else j for j in by_kind]
+    one_value = [{**j, **ONE_VALUE} if j["rule"] in model_rows else j for j in by_kind]
     tfidf = [j for j in by_kind if j["rule"] in ("healthfc_experiment", "pairs_experiment")
-             and R.row_of(plan, j["rule"], j["wildcards"]["model"]) == "tfidf"]
+             and model_rows[j["rule"]].row(plan, j["wildcards"]["model"]) == "tfidf"]
     print(f"\nTF-IDF jobs: {len(tfidf)}, asking for a GPU: {sum(1 for j in tfidf if j['gpu'])} (before: {len(tfidf)})")
     print("| layout | jobs asking for a GPU | GPU-hours reserved | memory GB-hours reserved | jobs with >= 32 GB and >= 240 min |")
     print("| --- | --- | --- | --- | --- |")

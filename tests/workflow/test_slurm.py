@@ -56,7 +56,7 @@ from medfc.plan import cluster as cluster_layout
 from medfc.plan import resources as R
 from tests.helpers import slurm as S
 from tests.helpers.services import require_slurm_plugin, slurm_up, unavailable
-from tests.helpers.workflow import REPO, WorkflowCopy
+from tests.helpers.workflow import WorkflowCopy
 
 pytestmark = pytest.mark.workflow
 
@@ -241,7 +241,7 @@ def test_gpu_rule_is_submitted_with_a_gpu_request_and_gets_one(slurm_run):
                 assert not flags, f"{rule} asks for no GPU but was submitted as {S.short(s['argv'])}"
         print(f"{'GPU' if rule in planned_gpu else 'CPU'} rule {rule} ({len(calls)} jobs): {S.short(calls[0]['argv'])}")
         for s in calls:  # memory, time limit and threads: the plan's for the job's model (medfc.plan.resources)
-            if rule in (*R.MODEL_RULES, "healthfc_translate"):
+            if rule in (*R.model_rows(slurm_run["plan"]), "healthfc_translate"):
                 job = by_comment[S.option(s["argv"], "--comment")]
                 want = slurm_run["plan"].job_resources(rule, job["named"])
                 asked = {"mem_mb": S.option(s["argv"], "--mem"), "runtime": S.option(s["argv"], "-t"),
@@ -285,21 +285,22 @@ def test_each_jobs_resources_follow_its_models_kind_and_size(documented):
     inference job asks for its row of experiments.resources (and its alias's models.resources), a GPU only
     where a neural model runs on the job's node; ensembles, scoring, tables and the figure ask for none."""
     plan, jobs = documented["kinds_plan"], documented["kinds"]
-    rows = plan.config["experiments"]["resources"]
+    rows, model_rows = plan.config["experiments"]["resources"], R.model_rows(plan)
     seen: Counter = Counter()
     for j in jobs:
         asked = {"gpu": S.gpus_asked(j["resources"]), "mem_mb": int(j["resources"]["mem_mb"]), "runtime": int(j["resources"]["runtime"])}
-        if j["rule"] not in R.MODEL_RULES:
+        if j["rule"] not in model_rows:
             if j["rule"] != "healthfc_translate":
                 assert asked["gpu"] == 0, j
             continue
         model = j["named"]["model"]
-        row = R.row_of(plan, j["rule"], model)
+        row = model_rows[j["rule"]].row(plan, model)
         seen[row] += 1
         want = plan.job_resources(j["rule"], j["named"])
         assert asked == {k: want[k] for k in asked}, (j["rule"], j["named"], asked, want)
         own = plan.config["models"]["resources"].get(model, {}) if row != "server" else {}
-        times = plan.config["experiments"]["stacking"]["inner_folds"] if j["rule"] in R.INNER_CV_RULES else 1  # a stacked member's inner CV
+        # a stacked member's inner CV
+        times = plan.config["experiments"]["stacking"]["inner_folds"] if model_rows[j["rule"]].inner else 1
         expected = {"gpu": 1 if row in R.GPU_ROWS else 0, "mem_mb": rows[row]["mem_mb"], "runtime": rows[row]["runtime"] * times}
         assert asked == {**expected, **{k: v for k, v in own.items() if k in asked}}, (j["rule"], model, row, asked)
     # every kind is in the plan: TF-IDF (its alias's own memory), GBM, frozen, the encoder, the LLM sized large

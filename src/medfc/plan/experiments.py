@@ -32,7 +32,7 @@ from medfc.healthfc.options import RetrieveOptions
 from medfc.plan.jobs import Config, JobPlan, Planned, job, unique
 from medfc.plan.models import O, layered, typed
 from medfc.plan.part import Part
-from medfc.plan.resources import model_job_resources
+from medfc.plan.resources import INNER_CV_ROW, KIND_ROW, ModelRow
 from medfc.retrieval.search_sources import search_source, wildcard_pattern
 from medfc.scoring.options import HealthFCScoreOptions, PairsScoreOptions
 
@@ -198,7 +198,7 @@ class HealthFCPlan(Part):
 
     @job("compute", lambda plan: unique({**r, "model": m} for r in _healthfc_runs(plan)
                                         for m in plan.models.members(r["model"])),
-         inputs=healthfc_experiment_inputs, resources=model_job_resources)
+         inputs=healthfc_experiment_inputs, resources=KIND_ROW)
     def healthfc_experiment(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCFoldOptions:
         """One HealthFC run's whole options: its model's config and the system options its system depends on; the
         pipeline's ``evidence_train`` is the selector's whole model config (the run's < evidence_train < smoke)."""
@@ -223,7 +223,7 @@ class HealthFCPlan(Part):
         return self.experiments.ensemble_options(model)
 
     @job("compute", lambda plan: unique(plan.healthfc.healthfc_inner_runs() if _healthfc_runs(plan) else []),
-         inputs=healthfc_experiment_inputs, resources=model_job_resources)
+         inputs=healthfc_experiment_inputs, resources=INNER_CV_ROW)
     def healthfc_inner_cv(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCInnerOptions:
         """A member's inner cross-validation in one HealthFC run: the run's options (no checkpoints), the folds."""
         run = self.healthfc_experiment(lang, model, system, fold).replace(checkpoint_dir=None)
@@ -266,7 +266,7 @@ class HealthFCPlan(Part):
         return inputs
 
     @job("compute", _final(("lang", "model", "system"), healthfc=True), inputs=healthfc_final_inputs,
-         resources=lambda plan, model: plan.experiments.final_resources("healthfc_experiment", model))
+         resources=lambda plan, model: plan.experiments.final_resources(KIND_ROW, model))
     def healthfc_final(self, lang: str, model: str, system: str) -> HealthFCFinalOptions:
         """A HealthFC row's final model: each member's run as the row's cross-validation has it, and its ensemble."""
         fold = self.healthfc_folds_run()[0]
@@ -354,7 +354,7 @@ class ExperimentsPlan(Part):
 
     @job("compute", lambda plan: unique({"dataset": r["dataset"], "model": m} for r in _pairs_runs(plan)
                                         for m in plan.models.members(r["model"])),
-         inputs=pairs_split_inputs, resources=model_job_resources)
+         inputs=pairs_split_inputs, resources=KIND_ROW)
     def pairs_experiment(self, dataset: str, model: str) -> PairsTrainOptions:
         """A discriminative run's whole options: ``experiments.clinifact.train`` < ``model_train[model]`` < a declared
         dataset's ``datasets.<name>.train`` < the smoke caps."""
@@ -375,7 +375,7 @@ class ExperimentsPlan(Part):
 
     @job("compute", lambda plan: unique({"dataset": d, "model": m} for d in plan.experiments.pair_datasets()
                                         for m in plan.experiments.pairs_inner_models(d)),
-         inputs=pairs_inner_cv_inputs, resources=model_job_resources)
+         inputs=pairs_inner_cv_inputs, resources=INNER_CV_ROW)
     def pairs_inner_cv(self, dataset: str, model: str) -> PairsInnerOptions:
         """A member's inner cross-validation over a pairs dataset's train + validation (no checkpoints)."""
         run = self.pairs_experiment(dataset, model).replace(checkpoint_dir=None)
@@ -421,8 +421,8 @@ class ExperimentsPlan(Part):
     def clinifact_zero_shot_inputs(self) -> dict[str, str]:
         return {s: f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in self.config["experiments"]["clinifact"]["zero_shot"]["splits"]}
 
-    @job(ZERO_SHOT.placement, _system_models(ZERO_SHOT.name), inputs=clinifact_zero_shot_inputs, resources=model_job_resources,
-         local_model=_local_model(ZERO_SHOT))
+    @job(ZERO_SHOT.placement, _system_models(ZERO_SHOT.name), inputs=clinifact_zero_shot_inputs,
+         resources=ModelRow(ZERO_SHOT), local_model=_local_model(ZERO_SHOT))
     def clinifact_zero_shot(self, model: str) -> ZeroShotOptions:
         zs = self._model_section("zero_shot", "model_zero_shot", model)
         options = {**zs, "model": self.models.model_name(model), "cache_dir": zs["cache_dir"] or f"{self.config['cache_dir']}/completions"}
@@ -433,7 +433,7 @@ class ExperimentsPlan(Part):
         return self.pairs_score_options(ZERO_SHOT.name, "clinifact")
 
     @job(FINE_TUNED.placement, _system_models(FINE_TUNED.name), inputs=lambda self: self.pairs_split_inputs("clinifact"),
-         resources=model_job_resources, local_model=_local_model(FINE_TUNED))
+         resources=ModelRow(FINE_TUNED), local_model=_local_model(FINE_TUNED))
     def clinifact_fine_tune(self, model: str) -> FineTuneOptions:
         """A fine-tuned generative run: fine_tune < model_fine_tune[model] < the smoke caps that fine_tune has."""
         ft = self._model_section("fine_tune", "model_fine_tune", model)
@@ -476,12 +476,12 @@ class ExperimentsPlan(Part):
         return inputs
 
     @job("compute", _final(("dataset", "model"), healthfc=False), inputs=pairs_final_inputs,
-         resources=lambda plan, model: plan.experiments.final_resources(ensembling_system().rule, model))
+         resources=lambda plan, model: plan.experiments.final_resources(KIND_ROW, model))
     def pairs_final(self, dataset: str, model: str) -> PairsFinalOptions:
         return self.final_options(PairsFinalOptions, model, model, f"{dataset}/{model}",
                                   lambda m: self.pairs_experiment(dataset, m).replace(checkpoint_dir=None))
 
-    def final_resources(self, rule: str, model: str) -> dict[str, int]:
+    def final_resources(self, row: ModelRow, model: str) -> dict[str, int]:
         """A final model's job: its members trained one after the other (the largest of each value, runtimes summed)."""
-        each = [model_job_resources(self, rule, m) for m in self.models.members(model)]
+        each = [row(self, m) for m in self.models.members(model)]
         return {**{k: max(r[k] for r in each) for k in ("gpu", "threads", "mem_mb")}, "runtime": sum(r["runtime"] for r in each)}

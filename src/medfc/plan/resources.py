@@ -8,10 +8,11 @@ run's row, ``inner_folds`` times the runtime. A model is ``large`` when its name
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from medfc.common.llm_backends import runs_locally
 from medfc.experiments.models import options as model_options  # MODEL_CONFIGS read when asked (a kind registered later is one)
-from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEMS, record_of_rule
+from medfc.experiments.clinifact.systems import CliniFactSystem
 from medfc.plan.jobs import Config, JobPlan
 
 KEYS = ("gpu", "threads", "mem_mb", "runtime")
@@ -33,24 +34,8 @@ def rows() -> tuple[str, ...]:
     return (*(cls.kind for cls in model_options.MODEL_CONFIGS if not cls.gpu), *gpu_rows(), "server")
 
 
-def inner_cv_rules() -> dict[str, str]:
-    """A stacked ensemble's member trained ``experiments.stacking.inner_folds`` times → its run's rule (its row)."""
-    return {"healthfc_inner_cv": "healthfc_experiment", **{s.inner_cv_rule: s.rule for s in CLINIFACT_SYSTEMS.values() if s.inner_cv_rule}}
-
-
-def row_choices() -> dict[str, str]:
-    """rule → how its jobs pick their row: :data:`MODEL_KIND`, or a causal LM's row."""
-    return {"healthfc_experiment": MODEL_KIND, **{s.rule: s.resources for s in CLINIFACT_SYSTEMS.values()}}
-
-
-def model_rules() -> tuple[str, ...]:
-    return (*row_choices(), *inner_cv_rules())
-
-
 GPU_ROWS = gpu_rows()
 ROWS = rows()
-MODEL_RULES = model_rules()
-INNER_CV_RULES = inner_cv_rules()
 # keys of ``experiments`` whose values belong in this section (experiments.threads, .mem_mb, .runtime) → where they go
 MOVED = {key: f"experiments.resources.<row>.{key}" for key in ROW_KEYS}
 
@@ -75,41 +60,55 @@ def _large(row: str, size: str) -> str:
     return f"{row}_large" if size == "large" else row
 
 
-def row_of(plan: JobPlan, rule: str, alias: str) -> str:
-    """The ``experiments.resources`` row of one model job (an inner cross-validation's is its run's)."""
-    rule = inner_cv_rules().get(rule, rule)
-    how = row_choices().get(rule)
-    if how is None:
-        raise ValueError(f"{rule} is not a rule that trains or runs a model ({', '.join(model_rules())})")
-    spec = record_of_rule(rule)  # the CliniFact system the job runs (None: a HealthFC run, of MODEL_KIND)
-    if how == MODEL_KIND:
-        cls = plan.models.model_class(alias)
-        row = _large(cls.kind, model_size(plan, alias, llm=False)) if cls.gpu else cls.kind
-        if row not in plan.config["experiments"]["resources"]:
-            raise ValueError(f"config: model {alias!r} is of kind {cls.kind}, which has no row in experiments.resources "
-                             f"({', '.join(plan.config['experiments']['resources'])})")
-        return row
-    if spec.asks_llm and not runs_locally(plan.experiments._model_section(spec.section, spec.overrides, alias)["backend"]):
-        return "server"
-    return _large(how, model_size(plan, alias, llm=True))
+@dataclass(frozen=True)
+class ModelRow:
+    """The resources of a rule's model jobs (its record's ``resources``): each job's model kind's row, or with a
+    ``system`` whose ``resources`` is not :data:`MODEL_KIND`, that system's sized causal-LM row (``server`` when it
+    calls one); ``inner``: a stacked member's inner cross-validation, its run's row with ``inner_folds`` times the
+    runtime."""
+
+    system: CliniFactSystem | None = None
+    inner: bool = False
+
+    def row(self, plan: JobPlan, alias: str) -> str:
+        """The ``experiments.resources`` row of one job of ``alias``."""
+        spec = self.system
+        if spec is None or spec.resources == MODEL_KIND:
+            cls = plan.models.model_class(alias)
+            row = _large(cls.kind, model_size(plan, alias, llm=False)) if cls.gpu else cls.kind
+            if row not in plan.config["experiments"]["resources"]:
+                raise ValueError(f"config: model {alias!r} is of kind {cls.kind}, which has no row in "
+                                 f"experiments.resources ({', '.join(plan.config['experiments']['resources'])})")
+            return row
+        if spec.asks_llm:
+            section = plan.experiments._model_section(spec.section, spec.overrides, alias)
+            if not runs_locally(section["backend"]):
+                return "server"
+        return _large(spec.resources, model_size(plan, alias, llm=True))
+
+    def __call__(self, plan: JobPlan, model: str) -> dict[str, int]:
+        """``{gpu, threads, mem_mb, runtime}`` of one job: its row's, then its alias's ``models.resources`` values (not
+        for a server job)."""
+        ex = plan.config["experiments"]
+        row = self.row(plan, model)
+        out = {"gpu": ex["gpu"] if row in gpu_rows() else 0, **{k: ex["resources"][row][k] for k in ROW_KEYS}}
+        if ex["scale"] == SMOKE:
+            out["threads"] = 1
+        if row != "server":
+            own = plan.config["models"]["resources"].get(model) or {}
+            out.update({k: own[k] for k in KEYS if k in own})
+        if self.inner:
+            out["runtime"] *= ex["stacking"]["inner_folds"]
+        return out
 
 
-def model_job_resources(plan: JobPlan, rule: str, model: str) -> dict[str, int]:
-    """``{gpu, threads, mem_mb, runtime}`` of one model job: its row's, then its alias's ``models.resources`` values
-    (not for a server job)."""
-    ex = plan.config["experiments"]
-    inner = inner_cv_rules()
-    if rule in inner:
-        out = model_job_resources(plan, inner[rule], model)
-        return {**out, "runtime": out["runtime"] * ex["stacking"]["inner_folds"]}
-    row = row_of(plan, rule, model)
-    out = {"gpu": ex["gpu"] if row in gpu_rows() else 0, **{k: ex["resources"][row][k] for k in ROW_KEYS}}
-    if ex["scale"] == SMOKE:
-        out["threads"] = 1
-    if row != "server":
-        own = plan.config["models"]["resources"].get(model) or {}
-        out.update({k: own[k] for k in KEYS if k in own})
-    return out
+KIND_ROW = ModelRow()  # a model job of its model kind's row
+INNER_CV_ROW = ModelRow(inner=True)
+
+
+def model_rows(plan: JobPlan) -> dict[str, ModelRow]:
+    """rule → its :class:`ModelRow`: every rule whose jobs train or run a model (a final model's aside)."""
+    return {s.rule: s.resources for s in plan.job_table.values() if isinstance(s.resources, ModelRow)}
 
 
 def moved_key(config: Config) -> str | None:

@@ -17,7 +17,7 @@ from medfc.plan import Plan, cluster, job_specs, resources
 from medfc.plan.checks import check_plan
 from medfc.plan.experiments import ExperimentsPlan, _local_model, _system_models
 from medfc.plan.jobs import job
-from medfc.plan.resources import model_job_resources
+from medfc.plan.resources import ModelRow
 from medfc.scoring.options import PairsScoreOptions
 from medfc.plan.prerequisites import _llms, planned_job_options
 from medfc.tables.clinifact import table8
@@ -99,7 +99,7 @@ def test_a_system_registered_in_a_test_is_planned_named_and_checked(monkeypatch,
     """A system joins with its record and its two rules' functions (here set on the plan's class by the test)."""
     monkeypatch.setitem(C.CLINIFACT_SYSTEMS, "few_shot", FEW_SHOT)
     few_shot = job(FEW_SHOT.placement, _system_models(FEW_SHOT.name), inputs=ExperimentsPlan.clinifact_zero_shot_inputs,
-                   resources=model_job_resources, local_model=_local_model(FEW_SHOT))(clinifact_few_shot)
+                   resources=ModelRow(FEW_SHOT), local_model=_local_model(FEW_SHOT))(clinifact_few_shot)
     monkeypatch.setattr(ExperimentsPlan, "clinifact_few_shot", few_shot, raising=False)
     monkeypatch.setattr(ExperimentsPlan, "clinifact_few_shot_score",
                         job("light", _system_models(FEW_SHOT.name), options_class=PairsScoreOptions)(clinifact_few_shot_score), raising=False)
@@ -156,7 +156,9 @@ def test_the_placement_and_resources_of_a_systems_rules_are_its_records():
     compute = cluster.rules_placed("compute")
     assert [C.CLINIFACT_SYSTEMS[n].rule in compute for n in C.CLINIFACT_SYSTEMS] == [True, False, True]
     assert cluster.rules_placed("model")[1] == "clinifact_zero_shot"
-    assert resources.MODEL_RULES[1:4] == tuple(s.rule for s in C.CLINIFACT_SYSTEMS.values())
+    rows = resources.model_rows(Plan(defaults()))
+    systems = C.CLINIFACT_SYSTEMS
+    assert [rows[s.rule].system for s in systems.values()] == [None, systems["zero_shot"], systems["fine_tuned"]]
     for module in (cluster, resources):
         tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
         docstrings = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body

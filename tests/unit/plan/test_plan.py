@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from medfc.experiments.healthfc.systems import ARTICLE_SYSTEMS, SYSTEMS
+from medfc.experiments.healthfc.systems import ARTICLE_SYSTEMS
 from medfc.experiments.healthfc.systems import system as system_spec
 from medfc.experiments.models.options import CLINIFACT_PAIRS
 from medfc.plan import Plan, checks
