@@ -47,15 +47,7 @@ SAME, WHITESPACE, TEXT = "same", "whitespace", "text"
 
 def _gaps(text: str) -> list[str]:
     """The whitespace before each non-whitespace character of ``text``, and after the last one."""
-    gaps, run = [], []
-    for ch in text:
-        if ch.isspace():
-            run.append(ch)
-        else:
-            gaps.append("".join(run))
-            run = []
-    gaps.append("".join(run))
-    return gaps
+    return re.split(r"\S", text)  # re's \s is str.isspace()
 
 
 def text_difference(a: str, b: str) -> str:

@@ -26,10 +26,8 @@ def _ratio(num: float, den: float) -> float:
 
 def f1_from_counts(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
     """(precision, recall, F1) from counts; each is 0 when its denominator is 0."""
-    p = _ratio(tp, tp + fp)
-    r = _ratio(tp, tp + fn)
-    f1 = _ratio(2 * p * r, p + r)
-    return p, r, f1
+    p, r = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
+    return p, r, _ratio(2 * p * r, p + r)
 
 
 def confusion_matrix(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> np.ndarray:

@@ -15,7 +15,6 @@ from urllib.parse import urlparse
 from medfc.common.jsontypes import JSONValue
 from medfc.common.redact import redact
 
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
 RELEASES_FILE = "releases.jsonl"  # in the run's provenance folder: one line per release a job read
 

@@ -22,11 +22,7 @@ def _origin(url: str) -> tuple[str, str, int | None]:
 def _same_origin(old: str, new: str) -> bool:
     """Same host and port, or http upgraded to https on the default ports (as requests allows)."""
     (s1, h1, p1), (s2, h2, p2) = _origin(old), _origin(new)
-    if h1 != h2:
-        return False
-    if (s1, p1) == (s2, p2):
-        return True
-    return (s1, p1, s2, p2) == ("http", 80, "https", 443)
+    return h1 == h2 and ((s1, p1) == (s2, p2) or (s1, p1, s2, p2) == ("http", 80, "https", 443))
 
 
 def _without_secret_params(url: str) -> str:

@@ -22,8 +22,6 @@ if TYPE_CHECKING:
 
 SPLITS = ("train", "validation", "test")
 SINGLE = "data"  # the file key of a source that is one table
-HF_ENDPOINT_ENV = "HF_ENDPOINT"
-DEFAULT_HF_ENDPOINT = "https://huggingface.co"
 SAVED_MARKERS = ("dataset_dict.json", "state.json")  # what datasets' save_to_disk writes at a folder's top
 
 
@@ -44,8 +42,7 @@ class SourceFile:
 def hf_url(repo: str, revision: str, config: str | None, file: str) -> str:
     """A data file of a Hugging Face dataset repository at a commit, under its config's folder."""
     folder = f"{config.strip('/')}/" if config else ""
-    endpoint = os.environ.get(HF_ENDPOINT_ENV) or DEFAULT_HF_ENDPOINT
-    return hub_url(endpoint, repo, revision, f"{folder}{file.lstrip('/')}")
+    return hub_url(os.environ.get("HF_ENDPOINT") or "https://huggingface.co", repo, revision, f"{folder}{file.lstrip('/')}")
 
 
 def is_saved_dataset(folder: str | os.PathLike) -> bool:
@@ -161,8 +158,7 @@ def fetch(options: ImportOptions, http: HttpClient | None = None) -> tuple[list[
         records[f.key] = {**verify(f.local, pins.get(f.key), f"{options.key}.source.sha256.{f.key}", named), "location": f.location}
     record = release_record(options.name, describe_source(options), records)
     s = options.source
-    kind = "hf" if s.hf else "url" if s.url else "path"
-    record["kind"] = kind
+    record["kind"] = "hf" if s.hf else "url" if s.url else "path"
     if s.hf:
         record.update(commit=s.revision, repo=s.hf, revision=s.revision, config=s.config)
     return files, record

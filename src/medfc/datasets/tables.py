@@ -8,8 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import os
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,33 +45,25 @@ def _objects(rows: Iterable[Any], location: str) -> list[dict[str, Any]]:
     return out
 
 
-@contextmanager
-def _field_size_limit(limit: int) -> Iterator[None]:
-    """Let the csv module read fields of up to ``limit`` characters meanwhile (a process-wide setting)."""
-    before = csv.field_size_limit(limit)
-    try:
-        yield
-    finally:
-        csv.field_size_limit(before)
-
-
 def _csv(path: Path, location: str, delimiter: str) -> Table:
     """A strict UTF-8 CSV or TSV file: its header, then one row per record; a repeated header column or a record with
     the wrong field count names its line."""
+    before = csv.field_size_limit(CSV_FIELD_LIMIT)  # a process-wide setting: restored below
     try:
-        with _field_size_limit(CSV_FIELD_LIMIT):
-            header, records = read_csv_records(path, delimiter=delimiter)
-            repeated = sorted({name for name in header if header.count(name) > 1})
-            if repeated:
-                raise InputFileError(path, 1, f"the header names the column{'s' if len(repeated) > 1 else ''} "
-                                              f"{', '.join(map(repr, repeated))} more than once")
-            rows: list[dict[str, Any]] = []
-            for record in records:
-                if problem := field_count_problem(record, header):
-                    raise InputFileError(path, record.line, problem)
-                rows.append(dict(zip(header, record.fields)))
+        header, records = read_csv_records(path, delimiter=delimiter)
+        repeated = sorted({name for name in header if header.count(name) > 1})
+        if repeated:
+            raise InputFileError(path, 1, f"the header names the column{'s' if len(repeated) > 1 else ''} "
+                                          f"{', '.join(map(repr, repeated))} more than once")
+        rows: list[dict[str, Any]] = []
+        for record in records:
+            if problem := field_count_problem(record, header):
+                raise InputFileError(path, record.line, problem)
+            rows.append(dict(zip(header, record.fields)))
     except InputFileError as exc:  # named by where it was read from (a URL's, not its download's)
         raise InputFileError(location, exc.line, exc.message) from exc
+    finally:
+        csv.field_size_limit(before)
     return Table(location, header, rows, text_cells=True)
 
 

@@ -146,9 +146,7 @@ class OpenAICompatibleLM(LLMClient):
             hint = "a parameter the server refuses (max_tokens above the model's context? an option it does not support?)"
         else:
             hint = "an answer no retry can mend: check the server and the model it serves"
-        detail = str(exc)
-        prefix = f"POST {redact(url)}: "
-        detail = detail[len(prefix):] if detail.startswith(prefix) else detail
+        detail = str(exc).removeprefix(f"POST {redact(url)}: ")
         did = "refused the call" if status is not None and status >= 400 else "gave an answer no retry can mend"
         return LLMEndpointError(f"the LLM endpoint {url} {did} (HTTP {status}) for model {self.model!r}, key in {key}: "
                                 f"{detail}; {hint}", url=url, status=status, model=self.model, api_key_env=env)

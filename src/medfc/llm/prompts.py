@@ -66,20 +66,13 @@ def parse_prompt(text: str, name: str, path: str = "") -> Prompt:
     meta: dict[str, str] = {}
     lines = text.splitlines()
     body_start = 0
-    for i, line in enumerate(lines):
-        if line.startswith("#"):
-            m = re.match(r"#\s*(\w+)\s*:\s*(.*)$", line)
-            if m:
-                meta[m.group(1).lower()] = m.group(2).strip()
-            body_start = i + 1
-            continue
-        break
-    body = "\n".join(lines[body_start:])
-    parts = SECTION_RE.split(body)
-    # ['', 'system', text, 'user', text]
-    sections: dict[str, str] = {}
-    for k in range(1, len(parts) - 1, 2):
-        sections[parts[k]] = parts[k + 1].strip("\n")
+    while body_start < len(lines) and lines[body_start].startswith("#"):
+        m = re.match(r"#\s*(\w+)\s*:\s*(.*)$", lines[body_start])
+        if m:
+            meta[m.group(1).lower()] = m.group(2).strip()
+        body_start += 1
+    parts = SECTION_RE.split("\n".join(lines[body_start:]))  # ['', 'system', text, 'user', text]
+    sections = {parts[k]: parts[k + 1].strip("\n") for k in range(1, len(parts) - 1, 2)}
     if "user" not in sections:
         raise PromptError(f"prompt {name!r} ({path}): no '=== user ===' section")
     if "version" not in meta:

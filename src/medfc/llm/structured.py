@@ -64,9 +64,8 @@ def _first_json_object(text: str) -> JSONValue:
     candidates = [m.group(1) for m in FENCE_RE.finditer(text)] + [text]
     decoder = json.JSONDecoder()
     for cand in candidates:
-        stripped = cand.strip()
         try:
-            return json.loads(stripped)
+            return json.loads(cand.strip())
         except ValueError:
             pass
         for m in re.finditer(r"[\[{]", cand):

@@ -36,11 +36,9 @@ if TYPE_CHECKING:
 CRATE_VERSION = "1.1"  # the RO-Crate version the Workflow Run Crate 0.5 profile builds on
 METADATA = "ro-crate-metadata.json"
 README = "README.md"
-PROCESS_RUN_CRATE = "https://w3id.org/ro/wfrun/process/0.5"
-WORKFLOW_RUN_CRATE = "https://w3id.org/ro/wfrun/workflow/0.5"
-WORKFLOW_RO_CRATE = "https://w3id.org/workflowhub/workflow-ro-crate/1.0"
-PROFILES = ((PROCESS_RUN_CRATE, "Process Run Crate", "0.5"), (WORKFLOW_RUN_CRATE, "Workflow Run Crate", "0.5"),
-            (WORKFLOW_RO_CRATE, "Workflow RO-Crate", "1.0"))
+PROFILES = (("https://w3id.org/ro/wfrun/process/0.5", "Process Run Crate", "0.5"),
+            ("https://w3id.org/ro/wfrun/workflow/0.5", "Workflow Run Crate", "0.5"),
+            ("https://w3id.org/workflowhub/workflow-ro-crate/1.0", "Workflow RO-Crate", "1.0"))
 BIOSCHEMAS_WORKFLOW = "https://bioschemas.org/profiles/ComputationalWorkflow/1.0-RELEASE"
 
 MAIN_WORKFLOW = "workflow/Snakefile"
@@ -114,10 +112,7 @@ def _walk(root: Path, skip_top: Iterable[str] = ()) -> list[Path]:
     for dirpath, dirnames, filenames in os.walk(root):
         top = Path(dirpath) == root
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not (top and d in skip) and d != "__pycache__")
-        for name in sorted(filenames):
-            if name.startswith(".") or (top and name in skip):
-                continue
-            out.append(Path(dirpath) / name)
+        out += [Path(dirpath) / name for name in sorted(filenames) if not name.startswith(".") and not (top and name in skip)]
     return out
 
 

@@ -113,13 +113,10 @@ def citation_entities(crate: ROCrate, cff: Mapping[str, object]) -> list[CrateEn
         authors = people(crate, ref.get("authors"))
         if authors:
             props["author"] = one_or_list([{"@id": a.id} for a in authors])
-        if ref.get("year"):
-            props["datePublished"] = str(ref["year"])
-        url = ref.get("url") or ref.get("repository-code")
-        if url:
-            props["url"] = str(url)
-        if ref.get("license"):
-            props["license"] = str(ref["license"])
+        for prop, value in (("datePublished", ref.get("year")), ("url", ref.get("url") or ref.get("repository-code")),
+                            ("license", ref.get("license"))):
+            if value:
+                props[prop] = str(value)
         out.append(crate.add(ContextEntity(crate, f"#reference-{n}", properties=props)))
     return out
 

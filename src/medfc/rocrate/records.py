@@ -3,6 +3,7 @@ the config files each run read, Snakemake's log of each run, how each run ended 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -95,19 +96,15 @@ def config_paths(record: Mapping[str, JSONValue], checkout: Path | None) -> list
     if not default.is_file() and checkout is not None:
         default = checkout / DEFAULT_CONFIG
     paths = [default]
-    command = [str(a) for a in record.get("command") or []]
-    i = 0
-    while i < len(command):
-        arg = command[i]
+    taking = False  # after a bare --configfile: each argument up to the next option
+    for arg in (str(a) for a in record.get("command") or []):
         name, eq, value = arg.partition("=")
-        if name in CONFIG_OPTIONS:
-            if eq:
+        if arg.startswith("-"):
+            taking = name in CONFIG_OPTIONS and not eq
+            if name in CONFIG_OPTIONS and eq:
                 paths.append(workdir / value)
-            else:
-                while i + 1 < len(command) and not command[i + 1].startswith("-"):
-                    i += 1
-                    paths.append(workdir / command[i])
-        i += 1
+        elif taking:
+            paths.append(workdir / arg)
     return [Path(os.path.normpath(p)) for p in paths]
 
 
@@ -149,14 +146,6 @@ def snakemake_log(run: Mapping[str, JSONValue]) -> Path | None:
     return best[1] if best else None
 
 
-def log_outcome(path: Path) -> str | None:
-    """How a Snakemake log file ends (:func:`log_outcome_of`); None when it cannot be read."""
-    try:
-        return log_outcome_of(path.read_text(encoding="utf-8", errors="replace"))
-    except OSError:
-        return None
-
-
 def log_outcome_of(text: str) -> str | None:
     """How a Snakemake log ends: completed (all steps done, or nothing to do), failed, or None (cut short)."""
     lines = [line.strip() for line in text.splitlines()[-400:]]
@@ -175,7 +164,9 @@ def run_end(run: Mapping[str, JSONValue], written: Sequence[Path]) -> RunEnd:
     """When and how a run ended: from Snakemake's log, else from the files it wrote (``written``)."""
     log = snakemake_log(run)
     if log is not None:
-        status = log_outcome(log)
+        status = None
+        with contextlib.suppress(OSError):
+            status = log_outcome_of(log.read_text(encoding="utf-8", errors="replace"))
         if status is not None:
             return RunEnd(modified(log), status, "snakemake_log")
     if written:
@@ -190,15 +181,11 @@ def results_of_runs(runs: Sequence[Mapping[str, JSONValue]], files: Mapping[str,
     by_run: dict[str, list[str]] = {r["run"]: [] for r in runs}
     for crate_path, source in files.items():
         changed = modified(source)
-        owner = None
-        for r, start in zip(runs, starts):
-            if start is not None and start <= changed:
-                owner = r
-        if owner is None:
-            if report is not None:
-                report.count("results_older_than_every_run")
-        else:
-            by_run[owner["run"]].append(crate_path)
+        owners = [r["run"] for r, start in zip(runs, starts) if start is not None and start <= changed]
+        if owners:
+            by_run[owners[-1]].append(crate_path)
+        elif report is not None:
+            report.count("results_older_than_every_run")
     return by_run
 
 
