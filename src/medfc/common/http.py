@@ -309,7 +309,6 @@ class HttpClient:
             delay: float | None = None
             status: int | None = None
             down = False
-            asked = False  # the delay is the server's (Retry-After) or the check's, not the backoff
             said = ""  # what an error answer says of itself, after the status
             try:
                 resp = self.session.request(method, url, params=params, data=data, headers=headers,
@@ -327,8 +326,7 @@ class HttpClient:
                 if isinstance(exc, CUT_BODY_ERRORS):
                     self.stats["cut_bodies"] += 1
             except _Retry as retry:
-                reason, delay, status = retry.reason, retry.delay, retry.status
-                asked = delay is not None
+                reason, delay, status = retry.reason, retry.delay, retry.status  # a delay: the check's or Retry-After
                 if reason.startswith("body cut short"):
                     self.stats["cut_bodies"] += 1
             else:
@@ -339,8 +337,7 @@ class HttpClient:
                 if status not in RETRY_STATUS:
                     raise self._error(f"{what}: {reason}{said}", status=status, url=url)
                 delay = _retry_after(resp.headers.get("Retry-After"))
-                asked = delay is not None
-            self._retry_or_raise(attempt, origin, what, reason, said, status, url, delay if asked else None, down)
+            self._retry_or_raise(attempt, origin, what, reason, said, status, url, delay, down)
             attempt += 1
         with resp:
             sink(resp)
@@ -354,7 +351,6 @@ class HttpClient:
                         delay: float | None, down: bool | str) -> None:
         """After failed attempt ``attempt`` (0-based) of a passing kind: sleep before the next, or raise
         :class:`HttpError` when retries or a budget are spent or ``delay`` (the server's) exceeds ``max_retry_after``."""
-        asked = delay is not None
         if delay is not None and delay > self.max_retry_after:
             retry_at = _utc_time(delay)
             self._wait_until[origin] = (self.clock() + delay, retry_at, status)
@@ -369,9 +365,8 @@ class HttpClient:
         if attempt >= self.max_retries:
             raise self._error(f"{what}: {where} after {attempt + 1} attempts{said}", status=status, url=url,
                               exhausted=True, down=down)
-        if not asked:
+        if delay is None:
             delay = self.backoff_delay(attempt)
-        assert delay is not None
         if down and self.down_slept + delay > self.down_budget:
             raise self._error(f"{what}: {where} after {attempt + 1} attempts; not retried further: {self.down_slept:g} "
                               "s of retries spent on a server that cannot be reached (the client's limit is "
