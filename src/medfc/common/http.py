@@ -170,12 +170,6 @@ def _down(exc: BaseException) -> bool | str:
         any(t in text for t in ("Connection refused", "Failed to establish a new connection"))
 
 
-def _utc_time(seconds_from_now: float) -> str:
-    """The UTC time ``seconds_from_now`` from now, to the second: ``2026-12-03T15:04:05Z``."""
-    when = _dt.datetime.now(_dt.timezone.utc) + _dt.timedelta(seconds=seconds_from_now + 0.5)
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _retry_after(value: str | None) -> float | None:
     """Seconds from a Retry-After header (delta-seconds or an HTTP date)."""
     if not value:
@@ -352,7 +346,8 @@ class HttpClient:
         """After failed attempt ``attempt`` (0-based) of a passing kind: sleep before the next, or raise
         :class:`HttpError` when retries or a budget are spent or ``delay`` (the server's) exceeds ``max_retry_after``."""
         if delay is not None and delay > self.max_retry_after:
-            retry_at = _utc_time(delay)
+            when = _dt.datetime.now(_dt.timezone.utc) + _dt.timedelta(seconds=delay + 0.5)
+            retry_at = when.strftime("%Y-%m-%dT%H:%M:%SZ")  # to the second
             self._wait_until[origin] = (self.clock() + delay, retry_at, status)
             raise self._error(f"{what}: {reason}{said}; the server asks to retry after {delay:.0f} s, at {retry_at}, "
                               f"longer than this client waits ({self.max_retry_after:g} s): rerun after that",

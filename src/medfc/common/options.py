@@ -78,8 +78,10 @@ class Options:
         hints = _hints(cls)
         chosen = {n: t for n in fields if (t := _tagged(hints[n])) is not None and t.choose is not None}
         values = {name: _convert(data[name], hints[name], f"{where}.{name}") for name in fields if name not in chosen}
-        for name, tagged in chosen.items():  # after the fields that choose their class
-            values[name] = _chosen(data[name], tagged, values[tagged.key], f"{where}.{name}")
+        for name, tagged in chosen.items():  # after the fields that choose their class (``tagged.key``)
+            if data[name] is None:
+                raise OptionsError(f"{where}.{name}: null is not allowed")
+            values[name] = tagged.choose(values[tagged.key]).from_mapping(data[name], f"{where}.{name}")
         built = cls(**values)
         built._check(where)
         return built
@@ -160,13 +162,6 @@ def _by_tag(value: Any, hint: Any, tagged: Tagged, where: str) -> Any:
     return members[value[tagged.key]].from_mapping(value, where)
 
 
-def _chosen(value: Any, tagged: Tagged, tag: Any, where: str) -> Any:
-    """A value of a union whose class the enclosing field ``tagged.key`` (= ``tag``) chooses."""
-    if value is None:
-        raise OptionsError(f"{where}: null is not allowed")
-    return tagged.choose(tag).from_mapping(value, where)
-
-
 def _convert(value: Any, hint: Any, where: str) -> Any:
     if hint is Any:
         return _freeze(value)
@@ -233,12 +228,6 @@ def _freeze(value: Any) -> Any:
     return value
 
 
-def _fields(value: Any, sort_keys: bool) -> tuple[dataclasses.Field[Any], ...]:
-    """A dataclass's fields, in their order or (``sort_keys``) by name."""
-    fields = dataclasses.fields(value)
-    return tuple(sorted(fields, key=lambda f: f.name)) if sort_keys else fields
-
-
 def _plain(value: Any, sort_keys: bool = False, tags: bool = False) -> Any:
     """``value`` as plain values: dataclasses as dicts, tuples as lists; with ``tags`` (kept down through options
     objects only), a tagged-union field's options object with its tag first."""
@@ -246,7 +235,8 @@ def _plain(value: Any, sort_keys: bool = False, tags: bool = False) -> Any:
         tags = tags and isinstance(value, Options)
         hints = _hints(type(value)) if tags else {}
         out = {}
-        for f in _fields(value, sort_keys):
+        fields = dataclasses.fields(value)
+        for f in sorted(fields, key=lambda f: f.name) if sort_keys else fields:
             item = getattr(value, f.name)
             out[f.name] = _plain(item, sort_keys, tags)
             tagged = _tagged(hints.get(f.name))
