@@ -1,9 +1,6 @@
-"""Strict reading of the CSV files the workflow takes in (release files): every record with its line.
-
-:func:`read_csv_records` reads UTF-8 (BOM dropped) with ``csv`` in strict mode. :class:`InputFileError`
-(``"<path>, line <n>: "``) for bytes that are not UTF-8, broken quoting or another ``csv`` error (at the line
-the record starts), and missing required columns (line 1). A record with a wrong field count is yielded for the
-caller to skip with a counted reason (:func:`field_count_problem`)."""
+"""Strict reading of the CSV files the workflow takes in (release files): every record with its line, a bad file
+an :class:`InputFileError` naming the line; a record with a wrong field count is yielded for the caller to skip with
+a counted reason (:func:`field_count_problem`)."""
 
 from __future__ import annotations
 

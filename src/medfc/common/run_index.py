@@ -99,10 +99,8 @@ def describe(path: str) -> str | None:
 
 def folder_of(path: str) -> str:
     """The :data:`FOLDERS` entry that holds ``path``, else its first folder (a top-level file: ``./``)."""
-    prefix = next((p for p, _ in FOLDERS if path.startswith(p)), None)
-    if prefix:
-        return prefix
-    return path.split("/", 1)[0] + "/" if "/" in path else "./"
+    fallback = path.split("/", 1)[0] + "/" if "/" in path else "./"
+    return next((p for p, _ in FOLDERS if path.startswith(p)), fallback)
 
 
 def run_files(results: Path) -> list[str]:
@@ -177,9 +175,7 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list
 def releases_section(path: Path) -> list[str]:
     """The releases the run's jobs read (``provenance/releases.jsonl``, the latest record per dataset and
     source): their commit and each file's SHA-256, pinned or recorded."""
-    latest: dict[tuple[str, str], dict[str, object]] = {}
-    for record in read_jsonl(path) if path.is_file() else []:
-        latest[(str(record.get("dataset")), str(record.get("source")))] = record
+    latest = {(str(r.get("dataset")), str(r.get("source"))): r for r in (read_jsonl(path) if path.is_file() else [])}
     if not latest:
         return []
     rows = []

@@ -1,9 +1,6 @@
-"""Where an input comes from: a local path, or a URL downloaded once into a cache.
-
-Light (``requests`` is imported only to download). :func:`download_once` writes to a temporary name and renames
-it into place only when complete: the Content-Length matches, a zip has its whole central directory
-(:func:`zip_problem`) and the transport did not cut the body; else nothing is kept and the job fails naming the
-URL and the bytes received."""
+"""Where an input comes from: a local path, or a URL downloaded once into a cache (:func:`download_once`), kept only
+when complete: its Content-Length, a zip's whole central directory (:func:`zip_problem`), a body the transport did not
+cut. Light: ``requests`` is imported only to download."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
 """A dataset's rows as the run's records, and its three splits (the rules: docs/datasets.md, Checks and Splits).
 
 Each row becomes ``{"id", "claim", "title" (only with fields.title), "evidence", "label"}`` (:class:`RowMapper`), the
-fields as text; the evidence may be a list of texts (joined by spaces), and a CSV evidence cell holding a JSON list of
-strings is read as that list. Labels are compared as text (:func:`label_text`: 1.0 and ``"1.0"`` are ``"1"``, in the
-data and in ``labels`` alike). Without an id field a row's id is ``<file key>-<n>`` (its 1-based row number).
-:func:`make_splits` makes the missing splits from train, stratified by class with ``splits.seed``."""
+fields as text (:func:`as_text`, :func:`evidence_text`; labels by :func:`label_text`); without an id field a row's id
+is ``<file key>-<n>`` (its 1-based row number)."""
 
 from __future__ import annotations
 
