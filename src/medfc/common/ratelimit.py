@@ -34,14 +34,13 @@ class RateLimiter:
     def acquire(self) -> float:
         """Take one token; return the seconds slept for it."""
         self._refill()
-        waited = 0.0
+        delay = 0.0
         if self._tokens < 1.0:
             delay = (1.0 - self._tokens) / self.rate
             self.sleep(delay)
-            waited = delay
             self.waited += delay
             self._refill()
             # a fake clock that did not advance still gets its token: we slept for it
             self._tokens = max(self._tokens, 1.0)
         self._tokens -= 1.0
-        return waited
+        return delay
