@@ -78,6 +78,4 @@ def require_columns(path: str | os.PathLike, header: Iterable[str], required: It
 
 def field_count_problem(record: CsvRecord, header: list[str]) -> str | None:
     """``"13 fields, the header has 12"`` for a record of the wrong field count, else None."""
-    if len(record.fields) == len(header):
-        return None
-    return f"{len(record.fields)} fields, the header has {len(header)}"
+    return None if len(record.fields) == len(header) else f"{len(record.fields)} fields, the header has {len(header)}"

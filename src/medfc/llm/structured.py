@@ -28,9 +28,7 @@ def strip_think(text: str | None) -> str:
     closes = list(_THINK_CLOSE.finditer(text))
     if closes:
         text = text[closes[-1].end():]
-    if _THINK_OPEN.match(text):
-        return ""
-    return text.strip()
+    return "" if _THINK_OPEN.match(text) else text.strip()
 
 
 @dataclass
