@@ -17,8 +17,6 @@ from pathlib import Path
 from medfc.common.jsontypes import JSONObject
 from medfc.common.locks import lock
 
-__all__ = ["JsonlAppender", "append_jsonl", "read_appended"]
-
 log = logging.getLogger(__name__)
 
 

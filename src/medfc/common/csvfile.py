@@ -13,8 +13,6 @@ from pathlib import Path
 
 from medfc.common.io import InputFileError
 
-__all__ = ["CsvRecord", "field_count_problem", "read_csv_records", "require_columns"]
-
 
 @dataclass(frozen=True, slots=True)
 class CsvRecord:

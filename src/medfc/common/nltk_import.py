@@ -12,8 +12,6 @@ from types import ModuleType
 # the optional imports of nltk's package __init__ that no step of the workflow uses
 OPTIONAL = ("sklearn", "scipy.stats")
 
-__all__ = ["OPTIONAL", "import_nltk"]
-
 
 def import_nltk() -> ModuleType:
     """``nltk``, imported (the first time in a process) without :data:`OPTIONAL`."""

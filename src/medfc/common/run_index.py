@@ -190,7 +190,6 @@ def releases_section(path: Path) -> list[str]:
 
 
 def index_markdown(results: Path, provenance: Path, files: Sequence[str], this_run: str | None) -> str:
-    """The index's Markdown."""
     runs = read_runs(provenance / "runs.jsonl")
     made, devices = experiment_provenance(results, files)
     ids = sorted(r for r in {*made, this_run} if r and r in runs)

@@ -7,8 +7,6 @@ from dataclasses import dataclass
 
 from medfc.common.options import Options
 
-__all__ = ["FieldsOptions", "ImportOptions", "SourceOptions", "SplitsOptions"]
-
 
 @dataclass(frozen=True)
 class SourceOptions(Options):

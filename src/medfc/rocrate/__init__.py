@@ -450,8 +450,8 @@ def format_summary(summary: CrateSummary) -> str:
     if summary["skipped"]:
         reasons = ", ".join(f"{k}: {v}" for k, v in summary["skipped_by_reason"].items())
         lines.append(f"skipped {len(summary['skipped'])} ({reasons}): {'; '.join(summary['skipped'][:10])}")
-    for key, n in sorted({**summary["counts"], **{f"left out ({k})": v for k, v in summary["left_out"].items()}}.items()):
-        lines.append(f"{key}: {n}")
+    counts = {**summary["counts"], **{f"left out ({k})": v for k, v in summary["left_out"].items()}}
+    lines += [f"{key}: {n}" for key, n in sorted(counts.items())]
     return "\n".join(lines)
 
 
