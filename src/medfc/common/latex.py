@@ -194,14 +194,9 @@ def placement(table: LatexTable) -> Literal["column", "text"]:
 def _tabular_head(table: LatexTable) -> tuple[str, str]:
     wrap_total = sum(c.wrap for c in table.columns) or 1.0
     n_wrap = sum(1 for c in table.columns if c.wrap)
-    specs = []
-    for c in table.columns:
-        if c.wrap:
-            # X columns share the free width in proportion to ``wrap`` (tabularx's \hsize trick, sum = n_wrap)
-            share = c.wrap * n_wrap / wrap_total
-            specs.append(rf">{{\raggedright\arraybackslash\hsize={share:.3f}\hsize}}X")
-        else:
-            specs.append(c.align)
+    # X columns share the free width in proportion to ``wrap`` (tabularx's \hsize trick, sum = n_wrap)
+    specs = [rf">{{\raggedright\arraybackslash\hsize={c.wrap * n_wrap / wrap_total:.3f}\hsize}}X" if c.wrap else c.align
+             for c in table.columns]
     spec = "@{}" + "".join(specs) + "@{}"
     if n_wrap:
         return rf"\begin{{tabularx}}{{\linewidth}}{{{spec}}}", r"\end{tabularx}"
