@@ -87,7 +87,7 @@ def use_disk_cache(directory: str | os.PathLike[str] | None) -> None:
 def step_version(spec: str) -> str:
     """One step's version: from the disk cache when the package's sources are unchanged, else computed."""
     with gc_paused():
-        key = _step_key(spec) if _disk is not None else None
+        key = hashlib.sha256(f"{_package_fingerprint()}\0{spec}".encode()).hexdigest() if _disk is not None else None
         if key is not None:
             entry = _read_json(f"s-{key}", key)
             version = entry.get("version") if entry else None
@@ -316,7 +316,9 @@ def _module_info(module: str) -> tuple[str, ImportStatements]:
     path = _source_path(module)
     if path is None:
         raise StepNotFound(f"module {module} has no Python source")
-    key = _entry_key(module, path.name == "__init__.py", _source(module))
+    h = hashlib.sha256(f"{CACHE_FORMAT}\0{_python()}\0{module}\0{int(path.name == '__init__.py')}\0".encode())
+    h.update(_source(module))
+    key = h.hexdigest()
     entry = _module_entry(_read_json(f"m-{key}", key))
     if entry is not None:
         return entry
@@ -329,13 +331,6 @@ def _module_info(module: str) -> tuple[str, ImportStatements]:
 
 def _python() -> str:
     return f"{sys.version_info[0]}.{sys.version_info[1]}"
-
-
-def _entry_key(module: str, is_package: bool, data: bytes) -> str:
-    h = hashlib.sha256()
-    h.update(f"{CACHE_FORMAT}\0{_python()}\0{module}\0{int(is_package)}\0".encode())
-    h.update(data)
-    return h.hexdigest()
 
 
 @cache
@@ -353,10 +348,6 @@ def _package_fingerprint() -> str:
                 continue  # not a readable file: not a module either
             h.update(path.relative_to(root).as_posix().encode() + b"\0" + hashlib.sha256(data).digest())
     return h.hexdigest()
-
-
-def _step_key(spec: str) -> str:
-    return hashlib.sha256(f"{_package_fingerprint()}\0{spec}".encode()).hexdigest()
 
 
 def _read_json(name: str, key: str) -> dict | None:
