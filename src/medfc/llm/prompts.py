@@ -83,14 +83,10 @@ def parse_prompt(text: str, name: str, path: str = "") -> Prompt:
     return Prompt(name=name, version=meta["version"], system=sections.get("system", ""), user=sections["user"], sha256=sha, path=path)
 
 
-def prompt_path(name: str, prompt_dir: str | os.PathLike) -> Path:
+def load_prompt(name: str, prompt_dir: str | os.PathLike) -> Prompt:
     if not re.fullmatch(r"[A-Za-z0-9_\-]+(/[A-Za-z0-9_\-]+)*", name):
         raise PromptError(f"not a prompt name: {name!r}")
-    return Path(prompt_dir) / f"{name}.txt"
-
-
-def load_prompt(name: str, prompt_dir: str | os.PathLike) -> Prompt:
-    path = prompt_path(name, prompt_dir)
+    path = Path(prompt_dir) / f"{name}.txt"
     if not path.is_file():
         raise PromptError(f"prompt {name!r} not found at {path}")
     return parse_prompt(path.read_text(encoding="utf-8"), name, str(path))
