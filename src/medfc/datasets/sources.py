@@ -42,7 +42,8 @@ class SourceFile:
 def hf_url(repo: str, revision: str, config: str | None, file: str) -> str:
     """A data file of a Hugging Face dataset repository at a commit, under its config's folder."""
     folder = f"{config.strip('/')}/" if config else ""
-    return hub_url(os.environ.get("HF_ENDPOINT") or "https://huggingface.co", repo, revision, f"{folder}{file.lstrip('/')}")
+    endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    return hub_url(endpoint, repo, revision, f"{folder}{file.lstrip('/')}")
 
 
 def is_saved_dataset(folder: str | os.PathLike) -> bool:

@@ -112,7 +112,8 @@ def _walk(root: Path, skip_top: Iterable[str] = ()) -> list[Path]:
     for dirpath, dirnames, filenames in os.walk(root):
         top = Path(dirpath) == root
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not (top and d in skip) and d != "__pycache__")
-        out += [Path(dirpath) / name for name in sorted(filenames) if not name.startswith(".") and not (top and name in skip)]
+        out += [Path(dirpath) / name for name in sorted(filenames)
+                if not name.startswith(".") and not (top and name in skip)]
     return out
 
 
