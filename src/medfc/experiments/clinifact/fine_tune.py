@@ -161,18 +161,14 @@ def save_adapters(model, directory: str | os.PathLike, card: CardFields | None =
     return out
 
 
-def adapters_card(model: str, opts: FineTuneOptions) -> CardFields:
-    """The card of kept adapters: the base model as configured, the answer options' labels, the prompt's budget."""
-    return {"dataset": "clinifact", "system": "fine_tuned", "model": model, "labels": list(answer_options().values()),
-            "answer_options": answer_options(), "input_fields": ["claim", "evidence"], "optional_fields": ["title"],
-            "options": {"max_prompt_tokens": opts.max_prompt_tokens, "lora_r": opts.lora_r, "target_modules": list(opts.target_modules)}}
-
-
 def run_fine_tuned(split_csvs: dict[str, str | os.PathLike], opts: FineTuneOptions, *, threads: int | None = None,
                    report: SkipReport | None = None) -> tuple[list[PairPrediction], RunInfo]:
     """LoRA fine-tuning on train (lowest validation cross-entropy kept), ``predict_splits`` scored."""
     report = report or SkipReport("clinifact-fine-tuned")
-    card = adapters_card(opts.model, opts)  # the model as the config names it (resolved again where it is loaded)
+    # the kept adapters' card: the base model as the config names it (resolved again where it is loaded)
+    card = {"dataset": "clinifact", "system": "fine_tuned", "model": opts.model, "labels": list(answer_options().values()),
+            "answer_options": answer_options(), "input_fields": ["claim", "evidence"], "optional_fields": ["title"],
+            "options": {"max_prompt_tokens": opts.max_prompt_tokens, "lora_r": opts.lora_r, "target_modules": list(opts.target_modules)}}
     opts = opts.replace(model=resolve_model(opts.model))
     placement = Placement.resolve(opts.device, opts.precision, threads)
     device = placement.device

@@ -21,16 +21,6 @@ from medfc.llm.openai import OpenAICompatibleLM
 log = logging.getLogger(__name__)
 
 
-def make_scorer(opts: ZeroShotOptions) -> LLMClient:
-    """The zero-shot scorer of ``opts.backend`` (see module docstring)."""
-    if runs_locally(opts.backend):
-        return TransformersLM(opts.model, device=opts.device, precision=opts.precision, batch_size=opts.batch_size)
-    rate = 1.0 / opts.min_interval_s if opts.min_interval_s > 0 else 0.0
-    return OpenAICompatibleLM(opts.base_url, opts.model, api_key_env=opts.api_key_env, top_logprobs=opts.top_logprobs,
-                              cache_dir=opts.cache_dir, requests_per_second=rate, timeout_s=opts.timeout_s,
-                              max_retries=opts.max_retries)
-
-
 def resolved(opts: ZeroShotOptions) -> ZeroShotOptions:
     """The options with a local model's name and the tokenizer's resolved as the job loads them (``offline:``)."""
     if runs_locally(opts.backend):
@@ -48,14 +38,19 @@ def run_zero_shot(split_csvs: dict[str, str | os.PathLike], opts: ZeroShotOption
 
     report = report or SkipReport("clinifact-zero-shot")
     opts = resolved(opts)
-    if threads is not None and runs_locally(opts.backend):
-        set_torch_threads(threads)
     set_seed(0)
     tokenizer = None
-    scorer = make_scorer(opts)
-    if isinstance(scorer, TransformersLM):
+    if runs_locally(opts.backend):
+        if threads is not None:
+            set_torch_threads(threads)
+        scorer: LLMClient = TransformersLM(opts.model, device=opts.device, precision=opts.precision, batch_size=opts.batch_size)
         tokenizer = scorer.tokenizer
-    elif opts.tokenizer:
+    else:
+        rate = 1.0 / opts.min_interval_s if opts.min_interval_s > 0 else 0.0
+        scorer = OpenAICompatibleLM(opts.base_url, opts.model, api_key_env=opts.api_key_env, top_logprobs=opts.top_logprobs,
+                                    cache_dir=opts.cache_dir, requests_per_second=rate, timeout_s=opts.timeout_s,
+                                    max_retries=opts.max_retries)
+    if tokenizer is None and opts.tokenizer:
         from transformers import AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(opts.tokenizer)

@@ -48,12 +48,10 @@ def load_claims(path: str | os.PathLike, lang: str = "en", report: SkipReport | 
             report.skip(cid, "unknown_label", str(rec.get("label")))
             continue
         sentences = [str(s) for s in (rec.get(f"sentences_{lang}") or [])]
-        ev = []
-        for i in rec.get("evidence_ids") or []:
-            if isinstance(i, int) and 0 <= i < len(sentences):
-                ev.append(i)
-            else:
-                report.count("evidence_id_out_of_range")
+        ids = rec.get("evidence_ids") or []
+        ev = [i for i in ids if isinstance(i, int) and 0 <= i < len(sentences)]
+        if len(ev) < len(ids):
+            report.count("evidence_id_out_of_range", len(ids) - len(ev))
         claims.append(Claim(cid, text, rec["label"], str(rec.get("evidence_level") or ""), str(rec.get(f"explanation_{lang}") or ""), sentences, sorted(set(ev))))
         report.count("claims")
     return claims
@@ -148,11 +146,6 @@ def predict_evidence_probs(selector: FittedModel, claims: Sequence[Claim]) -> li
     return out
 
 
-def _evidence_eval_examples(claims: Sequence[Claim]) -> list[Example]:
-    return [Example(s, c.claim, EVIDENCE_LABELS[int(si in c.evidence_ids)])
-            for c in claims for si, s in enumerate(c.sentences)]
-
-
 def _record(c: Claim, fold: Fold, spec: System, probs: np.ndarray, pred_ids: list[int] | None, evidence: list[str]) -> HealthFCPrediction:
     return {"id": c.id, "fold": fold.index, "system": spec.name, "lang": fold.lang, "label": spec.gold(c),
             "pred_label": spec.labels[int(np.argmax(probs))], "probs": {lab: round(float(p), 6) for lab, p in zip(spec.labels, probs)},
@@ -216,7 +209,9 @@ def run_pipeline(spec: System, fold: Fold, options: HealthFCFoldOptions, model: 
     opts = options.system_options
     kept = _sub(ckpt, spec.name)  # the selector in <system>/evidence, the classifier in <system>/veracity (kept.PIPELINE_PARTS)
     ev_train = evidence_examples(fold.train, opts.neg_ratio, options.train.seed)
-    selector = build_model(opts.evidence_train, threads).fit(ev_train, EVIDENCE_LABELS, _evidence_eval_examples(fold.validation) or None,
+    ev_validation = [Example(s, c.claim, EVIDENCE_LABELS[int(si in c.evidence_ids)]) for c in fold.validation
+                     for si, s in enumerate(c.sentences)]
+    selector = build_model(opts.evidence_train, threads).fit(ev_train, EVIDENCE_LABELS, ev_validation or None,
                                                              checkpoint_dir=_sub(kept, "evidence"), desc="evidence")
 
     def example(c: Claim, sentences: Sequence[str]) -> Example:

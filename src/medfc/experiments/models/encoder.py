@@ -21,6 +21,7 @@ from medfc.experiments.examples import Example
 from medfc.experiments.models.keeper import CARD, TRANSFORMERS_DIR, keep_checkpoint
 from medfc.experiments.models.metrics import validation_scores
 from medfc.experiments.models.options import TrainConfig
+from medfc.experiments.models.sklearn_common import Info
 from medfc.experiments.records import CardFields, ModelCard
 from medfc.experiments.models.training import Feature, PadCollator, TrainResult, class_weights, default_loss, load_checkpoint, predict, set_seed, train
 
@@ -91,12 +92,9 @@ def encode_pair(tokenizer, a: str, b: str | None = None, max_length: int = 512, 
 
 
 @dataclass
-class EncodeStats:
+class EncodeStats(Info):
     n: int = 0
     truncated: int = 0
-
-    def as_dict(self) -> dict[str, int]:
-        return {"n": self.n, "truncated": self.truncated}
 
 
 def make_features(tokenizer, examples: Sequence[Example], labels: Sequence[str], max_length: int, trim: str = "right", stats: EncodeStats | None = None) -> list[Feature]:

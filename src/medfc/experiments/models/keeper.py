@@ -74,16 +74,20 @@ def refuse_pickles(directory: Path) -> None:
                                "keep the model again with this version of medfc (its kept models are JSON, skops and safetensors)")
 
 
-def _skops_types(node: object, found: set[str]) -> set[str]:
-    """Every ``module.Class`` a skops schema names (its nodes, at any depth)."""
-    if isinstance(node, dict):
+def _skops_types(payload: bytes, path: Path) -> set[str]:
+    """Every ``module.Class`` the schema of a skops ``payload`` names (its nodes, at any depth)."""
+    found: set[str] = set()
+
+    def note(node: dict[str, object]) -> dict[str, object]:
         if isinstance(node.get("__class__"), str) and isinstance(node.get("__module__"), str):
             found.add(f"{node['__module__']}.{node['__class__']}")
-        for value in node.values():
-            _skops_types(value, found)
-    elif isinstance(node, list):
-        for value in node:
-            _skops_types(value, found)
+        return node
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(payload)) as archive:
+            json.loads(archive.read("schema.json"), object_hook=note)
+    except (zipfile.BadZipFile, KeyError, ValueError) as exc:
+        raise UnsafeModelError(f"{path}: not a skops file ({exc})") from None
     return found
 
 
@@ -92,19 +96,11 @@ def dump_estimators(path: Path, estimators: dict[str, object]) -> None:
     import skops.io
 
     payload = skops.io.dumps(estimators, compression=zipfile.ZIP_DEFLATED, compresslevel=6)
-    outside = sorted(_skops_types(_skops_schema(payload, path), set()) - LOADABLE_TYPES)
+    outside = sorted(_skops_types(payload, path) - LOADABLE_TYPES)
     if outside:
         raise UnsafeModelError(f"{path}: {outside[0]} is not among the types a kept model may hold "
                                "(medfc.experiments.models.keeper.LOADABLE_TYPES)")
     atomic_write(path, payload)
-
-
-def _skops_schema(payload: bytes, path: Path) -> object:
-    try:
-        with zipfile.ZipFile(io.BytesIO(payload)) as archive:
-            return json.loads(archive.read("schema.json"))
-    except (zipfile.BadZipFile, KeyError, ValueError) as exc:
-        raise UnsafeModelError(f"{path}: not a skops file ({exc})") from None
 
 
 def load_estimators(path: Path) -> dict[str, Any]:
@@ -113,7 +109,7 @@ def load_estimators(path: Path) -> dict[str, Any]:
     from skops.io.exceptions import UntrustedTypesFoundException
 
     payload = Path(path).read_bytes()
-    named = _skops_types(_skops_schema(payload, path), set())  # every node's type: a function or a method is one too
+    named = _skops_types(payload, path)  # every node's type: a function or a method is one too
     outside = sorted(named - LOADABLE_TYPES)
     if outside:
         raise UnsafeModelError(f"{path}: holds a {outside[0]} object, a type a kept model may not hold "
