@@ -86,13 +86,9 @@ def pair_example(p: Pair, include_title: bool = True) -> Example:
 
 def prediction_record(p: Pair, split: str, system: str, labels: Sequence[str], probs: np.ndarray | None) -> PairPrediction:
     """The record of one pair, probabilities rounded to 6 places (``probs`` None: no prediction)."""
-    pred: str | None
-    prob_map: dict[str, float | None]
-    if probs is None:
-        pred, prob_map = None, {lab: None for lab in labels}
-    else:
-        pred = labels[int(np.argmax(probs))]
-        prob_map = {lab: round(float(x), 6) for lab, x in zip(labels, probs)}
+    pred = None if probs is None else labels[int(np.argmax(probs))]
+    prob_map: dict[str, float | None] = (dict.fromkeys(labels) if probs is None
+                                         else {lab: round(float(x), 6) for lab, x in zip(labels, probs)})
     return {"id": p.id, "split": split, "system": system, "label": p.label, "pred_label": pred, "probs": prob_map}
 
 

@@ -35,8 +35,7 @@ def healthfc_experiment(inputs: StepFiles, outputs: StepFiles, options: HealthFC
     """Train one HealthFC system on all folds but ``fold``, predict ``fold``."""
     from medfc.experiments.healthfc import runs as healthfc
 
-    report = SkipReport(f"healthfc-{options.system}-fold{options.fold}")
-    records, info = healthfc.run_fold(inputs["dataset"], inputs["folds"], options, threads=runtime.threads, report=report,
+    records, info = healthfc.run_fold(inputs["dataset"], inputs["folds"], options, threads=runtime.threads,
                                       evidence=inputs.get("evidence"))
     return _written(healthfc.write_fold, outputs, records, info, options.train.model)
 

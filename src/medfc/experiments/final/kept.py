@@ -218,7 +218,6 @@ def load_pipeline(directory: Path, card: ModelCard, device: str = "auto", batch_
 
 def load_fitted(directory: Path, card: ModelCard, device: str = "auto", batch_size: int | None = None) -> KeptModel | dict[str, KeptModel]:
     """The fitted model of a kept directory, loaded by its card's kind's keeper (a pipeline: its parts by name)."""
-
     kind = card["kind"]
     load = keeper_of(kind).load
     if load is None:

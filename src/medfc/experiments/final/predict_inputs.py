@@ -132,7 +132,6 @@ def read_rows(path: str | os.PathLike, report: SkipReport, id_names: Sequence[st
                               "(pip install pyarrow)") from None
         numbered = enumerate(pq.read_table(path).to_pylist(), 1)
     else:
-
         numbered = _jsonl_rows(path, report)
     out = []
     for number, row in numbered:
@@ -155,11 +154,9 @@ class InputSpec:
         """The row under the model's field names: each field's value from the first of its names the row gives."""
         out: Row = {}
         for field, names in self.names.items():
-            for name in names:
-                value = _value(row, name)
-                if present(field, value):
-                    out[field] = value
-                    break
+            value = next((v for v in (_value(row, name) for name in names) if present(field, v)), None)
+            if value is not None:  # a value that is present is never None
+                out[field] = value
         return out
 
     def missing(self, view: Mapping[str, JSONValue]) -> list[str]:

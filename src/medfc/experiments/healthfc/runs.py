@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 
-from medfc.common.io import read_jsonl, write_json, write_jsonl
+from medfc.common.io import read_jsonl
 from medfc.common.labels import EVIDENCE_LABELS, VERACITY_LABELS
 from medfc.common.report import SkipReport
 from medfc.experiments.examples import Claim, Example
 from medfc.experiments.final.kept import JOINT_KIND, keep_fitted, keep_pipeline
 from medfc.experiments.models.kinds import FittedModel, Model, build_model
-from medfc.experiments.pairs import fit_predict, record_scores
+from medfc.experiments.pairs import fit_predict, record_scores, write_predictions
 from medfc.experiments.records import CardFields, HealthFCPrediction, RunInfo
 from medfc.experiments.healthfc.systems import HealthFCFoldOptions, System, input_fields, system
 
@@ -313,6 +313,4 @@ def train_all(dataset: str | os.PathLike, options: HealthFCFoldOptions, *, threa
 
 
 def write_fold(predictions: str | os.PathLike, info_path: str | os.PathLike | None, records: Sequence[HealthFCPrediction], info: RunInfo) -> None:
-    write_jsonl(predictions, sorted(records, key=lambda r: r["id"]))
-    if info_path is not None:
-        write_json(info_path, info)
+    write_predictions(predictions, info_path, sorted(records, key=lambda r: r["id"]), info)
