@@ -138,10 +138,8 @@ def predict_joint(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Ro
 
     fitted = load_fitted(directory, card, settings.device, settings.batch_size)
     labels = _check_labels(fitted, card["labels"], "joint model")
-    out = []
-    for (rid, _), (lp, ep) in zip(rows, fitted.predict(article_claims(rows), desc="joint/predict")):
-        out.append(_record(rid, labels, lp, select_evidence(ep.tolist(), float(card["threshold"]), int(card["max_evidence"]))))
-    return out
+    return [_record(rid, labels, lp, select_evidence(ep.tolist(), float(card["threshold"]), int(card["max_evidence"])))
+            for (rid, _), (lp, ep) in zip(rows, fitted.predict(article_claims(rows), desc="joint/predict"))]
 
 
 def predict_fitted(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport,
@@ -347,9 +345,8 @@ def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, ou
         raise WrongInputError(f"{input_path} is not a file this {card['dataset']} model reads: it needs "
                               f"{', '.join(fields)} ({describe_names({f: names[f] for f in fields})}), the file has "
                               f"{', '.join(file_fields(rows)) or 'no field'}; each row's reason is in {where}")
-    records: list[PredictedRow] = []
-    if usable:
-        records = predict_rows(directory, card, models, usable, report, Settings(device, batch_size, base_model, max_prompt_tokens))
+    settings = Settings(device, batch_size, base_model, max_prompt_tokens)
+    records = predict_rows(directory, card, models, usable, report, settings) if usable else []
     write_jsonl(output, records)
     summary = {"model_dir": str(directory), "dataset": card["dataset"], "system": card.get("system"),
                "kind": card["kind"], "model": card.get("model"), "labels": card.get("labels"), "input_fields": fields,

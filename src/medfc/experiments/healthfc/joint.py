@@ -157,11 +157,11 @@ def build_windows(tokenizer, claim: str, sentences: Sequence[str], max_length: i
     sep_id = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
     if cls_id is None or sep_id is None:
         raise ValueError("the joint model needs a tokenizer with CLS/SEP (or BOS/EOS) tokens")
+    stats = WindowStats() if stats is None else stats
     c_ids = token_ids(tokenizer, claim)
     if len(c_ids) > max_length // 2:
         c_ids = c_ids[: max_length // 2]
-        if stats is not None:
-            stats["claims_cut"] += 1
+        stats["claims_cut"] += 1
     prefix = [cls_id, *c_ids, sep_id]
     room = max_length - len(prefix)
     windows: list[Window] = []
@@ -170,8 +170,7 @@ def build_windows(tokenizer, claim: str, sentences: Sequence[str], max_length: i
         s_ids = token_ids(tokenizer, sentence)
         if len(s_ids) + 1 > room:
             s_ids = s_ids[: room - 1]
-            if stats is not None:
-                stats["sentences_cut"] += 1
+            stats["sentences_cut"] += 1
         if len(cur["input_ids"]) + len(s_ids) + 1 > max_length:
             windows.append(cur)
             cur = {"input_ids": list(prefix), "sent_ids": [-1] * len(prefix), "sentences": []}
@@ -180,10 +179,9 @@ def build_windows(tokenizer, claim: str, sentences: Sequence[str], max_length: i
         cur["sent_ids"].extend([slot] * (len(s_ids) + 1))
         cur["sentences"].append(gi)
     windows.append(cur)
-    if stats is not None:
-        stats["claims"] += 1
-        stats["windows"] += len(windows)
-        stats["multi_window_claims"] += len(windows) > 1
+    stats["claims"] += 1
+    stats["windows"] += len(windows)
+    stats["multi_window_claims"] += len(windows) > 1
     return windows
 
 
@@ -221,9 +219,9 @@ class JointCollator:
         sent = np.full((n, width), -1, dtype=np.int64)
         types = np.zeros((n, width), dtype=np.int64)
         ev = np.full((n, n_sent), -1.0, dtype=np.float32)
-        owner = np.zeros(n, dtype=np.int64)
+        owner = np.array([ci for ci, _ in windows], dtype=np.int64)
         has_types = "token_type_ids" in windows[0][1]
-        for i, (ci, w) in enumerate(windows):
+        for i, (_, w) in enumerate(windows):
             L = len(w["input_ids"])
             ids[i, :L] = w["input_ids"]
             mask[i, :L] = 1
@@ -231,7 +229,6 @@ class JointCollator:
             if has_types:
                 types[i, :L] = w["token_type_ids"]
             ev[i, : len(w["evidence_labels"])] = w["evidence_labels"]
-            owner[i] = ci
         batch = {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask), "sent_ids": torch.from_numpy(sent),
                  "window_claim": torch.from_numpy(owner), "evidence_labels": torch.from_numpy(ev)}
         if has_types:

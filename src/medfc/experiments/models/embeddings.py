@@ -155,13 +155,11 @@ class EmbeddingStore:
 
     def merge_written(self) -> None:
         """The batch files this job wrote since the last merge, as one file (written before they go)."""
-        if len(self._written) < 2:
-            self._written = []
-            return
-        parts = [self._read(p) for p in self._written]
-        self._write(np.concatenate([k for k, _ in parts]), np.concatenate([v for _, v in parts]))
-        for p in self._written:
-            p.unlink(missing_ok=True)
+        if len(self._written) > 1:
+            parts = [self._read(p) for p in self._written]
+            self._write(np.concatenate([k for k, _ in parts]), np.concatenate([v for _, v in parts]))
+            for p in self._written:
+                p.unlink(missing_ok=True)
         self._written = []
 
     def _remove_stale_tmp(self) -> None:
