@@ -15,6 +15,7 @@ import re
 import secrets
 import time
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -127,10 +128,8 @@ class EmbeddingStore:
     def _set_aside(self, path: Path, exc: BaseException) -> None:
         self.stats.damaged_files += 1
         log.warning("%s: not a whole batch of embeddings (%s: %s); its texts are encoded again", path, type(exc).__name__, exc)
-        try:
+        with suppress(OSError):
             os.replace(path, path.with_name(path.name + ".damaged"))
-        except OSError:
-            pass
 
     def put(self, digests: Sequence[bytes], vecs: np.ndarray) -> None:
         """One batch, whole or not at all: written under a temporary name, then renamed into place."""
@@ -165,11 +164,9 @@ class EmbeddingStore:
     def _remove_stale_tmp(self) -> None:
         now = time.time()
         for p in self.dir.glob(".*.tmp"):
-            try:
+            with suppress(OSError):
                 if now - p.stat().st_mtime > STALE_TMP_S:
                     p.unlink()
-            except OSError:
-                pass
 
 
 class FrozenEncoder:

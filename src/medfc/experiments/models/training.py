@@ -100,11 +100,10 @@ class LengthGroupedBatchSampler:
                 chunk = perm[start : start + mega]
                 chunk = chunk[np.argsort(-self.lengths[chunk], kind="stable")]
                 batches.extend(chunk[s : s + bs] for s in range(0, len(chunk), bs))
-            # the longest batch goes first so that out-of-memory errors show up immediately
-            longest = int(np.argmax([self.lengths[b].max() for b in batches])) if batches else 0
-            rest = [b for i, b in enumerate(batches) if i != longest]
-            order = rng.permutation(len(rest))
-            batches = ([batches[longest]] if batches else []) + [rest[i] for i in order]
+            if batches:  # the longest batch goes first so that out-of-memory errors show up immediately
+                longest = int(np.argmax([self.lengths[b].max() for b in batches]))
+                rest = [b for i, b in enumerate(batches) if i != longest]
+                batches = [batches[longest]] + [rest[i] for i in rng.permutation(len(rest))]
         for b in batches:
             yield b.tolist()
 
@@ -122,9 +121,7 @@ class PadCollator:
         for key in features[0]:
             values = [f[key] for f in features]
             if isinstance(values[0], (list, tuple, np.ndarray)):
-                width = max(len(v) for v in values)
-                if self.pad_to is not None:
-                    width = max(width, self.pad_to)
+                width = max(self.pad_to or 0, *(len(v) for v in values))
                 pad = self.pad_values.get(key, 0)
                 is_float = any(isinstance(x, float) for v in values for x in v[:1])
                 arr = np.full((len(values), width), pad, dtype=np.float32 if is_float else np.int64)
