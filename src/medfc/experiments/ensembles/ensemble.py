@@ -94,11 +94,6 @@ def inner_assignment(ids: Sequence[str], labels: Sequence[str], k: int, seed: in
     by_label: dict[str, list[str]] = {}
     for i, lab in sorted(zip(ids, labels)):
         by_label.setdefault(str(lab), []).append(i)
-    out: dict[str, int] = {}
-    dealt = 0
-    for lab in sorted(by_label):
-        group = by_label[lab]
-        for j in rng.permutation(len(group)):
-            out[group[int(j)]] = dealt % k
-            dealt += 1
-    return out
+    # each label's ids in a seeded order, the labels in turn, dealt round the folds
+    dealt = [group[int(j)] for group in (by_label[lab] for lab in sorted(by_label)) for j in rng.permutation(len(group))]
+    return {i: n % k for n, i in enumerate(dealt)}

@@ -66,14 +66,13 @@ def load_folds(path: str | os.PathLike) -> dict[str, int]:
         return {row["id"]: int(row["fold"]) for row in reader}
 
 
-def split_fold(claims: Sequence[Claim], folds: dict[str, int], k: int, report: SkipReport | None = None) -> tuple[list[Claim], list[Claim]]:
+def split_fold(claims: Sequence[Claim], folds: dict[str, int], k: int, report: SkipReport) -> tuple[list[Claim], list[Claim]]:
     if k not in set(folds.values()):
         raise ValueError(f"fold {k} not among the folds {sorted(set(folds.values()))}")
     train_set, test_set = [], []
     for c in claims:
         if c.id not in folds:
-            if report:
-                report.skip(c.id, "no_fold")
+            report.skip(c.id, "no_fold")
             continue
         (test_set if folds[c.id] == k else train_set).append(c)
     return train_set, test_set

@@ -159,10 +159,8 @@ def _weighted_loss(weights: torch.Tensor):
     """Cross-entropy of the model's logits with per-class weights."""
 
     def loss_fn(model: torch.nn.Module, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        labels = batch.pop("labels")
-        logits = model(**batch).logits.float()
-        batch["labels"] = labels
-        return torch.nn.functional.cross_entropy(logits, labels, weight=weights.to(logits.device))
+        logits = model(**{k: v for k, v in batch.items() if k != "labels"}).logits.float()
+        return torch.nn.functional.cross_entropy(logits, batch["labels"], weight=weights.to(logits.device))
 
     return loss_fn
 
