@@ -43,8 +43,7 @@ def fit_prompt(p: Pair, tokenizer, max_tokens: int) -> tuple[str, bool]:
     n = len(token_ids(tokenizer, prompt))
     if n <= max_tokens:
         return prompt, False
-    enc = tokenizer.backend_tokenizer.encode(p.abstract, add_special_tokens=False)
-    offsets = [o for o in enc.offsets]
+    offsets = tokenizer.backend_tokenizer.encode(p.abstract, add_special_tokens=False).offsets
     drop = n - max_tokens
     abstract = p.abstract
     for _ in range(5):
@@ -61,9 +60,8 @@ def fit_prompt(p: Pair, tokenizer, max_tokens: int) -> tuple[str, bool]:
 
 
 def _softmax(logp: np.ndarray) -> np.ndarray:
+    """The softmax of the finite log-probabilities (at least one), the others 0."""
     finite = np.isfinite(logp)
-    if not finite.any():
-        return np.full_like(logp, 1.0 / len(logp))
     m = logp[finite].max()
     e = np.where(finite, np.exp(logp - m), 0.0)
     return e / e.sum()
@@ -76,15 +74,10 @@ def answer_options() -> dict[str, str]:
 
 def prompts_for(pairs: Sequence[Pair], tokenizer, max_prompt_tokens: int) -> tuple[list[str], int]:
     """The prompts of ``pairs`` (trimmed when a tokenizer is known) and how many were trimmed."""
-    prompts, trimmed = [], 0
-    for p in pairs:
-        if tokenizer is not None:
-            prompt, cut = fit_prompt(p, tokenizer, max_prompt_tokens - 8)
-            trimmed += cut
-        else:
-            prompt = build_prompt(p)
-        prompts.append(prompt)
-    return prompts, trimmed
+    if tokenizer is None:
+        return [build_prompt(p) for p in pairs], 0
+    fitted = [fit_prompt(p, tokenizer, max_prompt_tokens - 8) for p in pairs]
+    return [prompt for prompt, _ in fitted], sum(cut for _, cut in fitted)
 
 
 def score_pairs(scorer: LLMClient, tokenizer, pairs: Sequence[Pair], split: str, system: str, max_prompt_tokens: int,
@@ -96,10 +89,9 @@ def score_pairs(scorer: LLMClient, tokenizer, pairs: Sequence[Pair], split: str,
     logp = scorer.score_options(prompts, ANSWER_OPTIONS, batch_size)
     records, no_option = [], 0
     for p, row in zip(pairs, logp):
-        if not np.isfinite(row).any():
+        answered = np.isfinite(row).any()
+        if not answered:
             no_option += 1
             report.count("no_option_in_top_logprobs")
-            records.append(prediction_record(p, split, system, labels, None))
-        else:
-            records.append(prediction_record(p, split, system, labels, _softmax(row)))
+        records.append(prediction_record(p, split, system, labels, _softmax(row) if answered else None))
     return records, trimmed, no_option

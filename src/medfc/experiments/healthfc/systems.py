@@ -83,13 +83,12 @@ def _nothing(c: Claim, o: object, ev: Sequence[str]) -> list[str]:
 
 
 def _loe_reads(c: Claim, o: LevelOptions, ev: Sequence[str]) -> tuple[str, str | None]:
-    second = {
+    return c.claim, {
         "claim": None,
         "claim+evidence": join_sentences(c.gold_evidence),
         "claim+explanation": c.explanation,
         "claim+document": join_sentences(c.sentences),
     }[o.loe_input]
-    return c.claim, second
 
 
 def retrieved_text(snippets: Sequence[str], top_k: int) -> str:
