@@ -166,9 +166,11 @@ def run_fine_tuned(split_csvs: dict[str, str | os.PathLike], opts: FineTuneOptio
     """LoRA fine-tuning on train (lowest validation cross-entropy kept), ``predict_splits`` scored."""
     report = report or SkipReport("clinifact-fine-tuned")
     # the kept adapters' card: the base model as the config names it (resolved again where it is loaded)
-    card = {"dataset": "clinifact", "system": "fine_tuned", "model": opts.model, "labels": list(answer_options().values()),
-            "answer_options": answer_options(), "input_fields": ["claim", "evidence"], "optional_fields": ["title"],
-            "options": {"max_prompt_tokens": opts.max_prompt_tokens, "lora_r": opts.lora_r, "target_modules": list(opts.target_modules)}}
+    card = {"dataset": "clinifact", "system": "fine_tuned", "model": opts.model,
+            "labels": list(answer_options().values()), "answer_options": answer_options(),
+            "input_fields": ["claim", "evidence"], "optional_fields": ["title"],
+            "options": {"max_prompt_tokens": opts.max_prompt_tokens, "lora_r": opts.lora_r,
+                        "target_modules": list(opts.target_modules)}}
     opts = opts.replace(model=resolve_model(opts.model))
     placement = Placement.resolve(opts.device, opts.precision, threads)
     device = placement.device

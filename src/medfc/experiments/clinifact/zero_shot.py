@@ -43,13 +43,14 @@ def run_zero_shot(split_csvs: dict[str, str | os.PathLike], opts: ZeroShotOption
     if runs_locally(opts.backend):
         if threads is not None:
             set_torch_threads(threads)
-        scorer: LLMClient = TransformersLM(opts.model, device=opts.device, precision=opts.precision, batch_size=opts.batch_size)
+        scorer: LLMClient = TransformersLM(opts.model, device=opts.device, precision=opts.precision,
+                                           batch_size=opts.batch_size)
         tokenizer = scorer.tokenizer
     else:
         rate = 1.0 / opts.min_interval_s if opts.min_interval_s > 0 else 0.0
-        scorer = OpenAICompatibleLM(opts.base_url, opts.model, api_key_env=opts.api_key_env, top_logprobs=opts.top_logprobs,
-                                    cache_dir=opts.cache_dir, requests_per_second=rate, timeout_s=opts.timeout_s,
-                                    max_retries=opts.max_retries)
+        scorer = OpenAICompatibleLM(opts.base_url, opts.model, api_key_env=opts.api_key_env,
+                                    top_logprobs=opts.top_logprobs, cache_dir=opts.cache_dir, requests_per_second=rate,
+                                    timeout_s=opts.timeout_s, max_retries=opts.max_retries)
     if tokenizer is None and opts.tokenizer:
         from transformers import AutoTokenizer
 

@@ -95,5 +95,5 @@ def inner_assignment(ids: Sequence[str], labels: Sequence[str], k: int, seed: in
     for i, lab in sorted(zip(ids, labels)):
         by_label.setdefault(str(lab), []).append(i)
     # each label's ids in a seeded order, the labels in turn, dealt round the folds
-    dealt = [group[int(j)] for group in (by_label[lab] for lab in sorted(by_label)) for j in rng.permutation(len(group))]
+    dealt = [group[int(j)] for _, group in sorted(by_label.items()) for j in rng.permutation(len(group))]
     return {i: n % k for n, i in enumerate(dealt)}

@@ -78,10 +78,7 @@ def joint_loss(evidence_logits: torch.Tensor, evidence_labels: torch.Tensor, lab
 def pool_weights(probs: torch.Tensor, valid: torch.Tensor, window_claim: torch.Tensor, n_claims: int, threshold: float, gold: torch.Tensor | None = None) -> torch.Tensor:
     """Per-sentence weights for the label pooling (see the module docstring)."""
     probs = probs * valid
-    if gold is not None:
-        hard = (gold > 0).to(probs.dtype) * valid
-    else:
-        hard = probs * (probs > threshold).to(probs.dtype)
+    hard = (gold > 0).to(probs.dtype) * valid if gold is not None else probs * (probs > threshold).to(probs.dtype)
     per_claim = torch.zeros(n_claims, device=probs.device, dtype=probs.dtype).index_add(0, window_claim, hard.sum(dim=1))
     use_hard = (per_claim > 0)[window_claim].unsqueeze(1)
     return torch.where(use_hard, hard, probs)
@@ -240,8 +237,7 @@ class JointCollator:
 
 def joint_forward(model: JointModel, batch: dict[str, torch.Tensor]) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per claim: (label probabilities, evidence probabilities of its sentences in document order)."""
-    inputs = {k: v for k, v in batch.items() if k not in ("labels",)}
-    out = model(**inputs)
+    out = model(**{k: v for k, v in batch.items() if k != "labels"})
     label_probs = torch.softmax(out["label_logits"].float(), dim=-1).cpu().numpy()
     ev_probs = torch.sigmoid(out["evidence_logits"].float()).cpu().numpy()
     ev_mask = (batch["evidence_labels"] >= 0).cpu().numpy()
@@ -314,11 +310,9 @@ class JointEncoder:
             pred = [labels[int(np.argmax(lp))] for lp, _ in out]
             return validation_scores([c.label for c in validation], pred, labels)
 
-        fitted.result = train(model, train_f, cfg, placement=self.placement,
-                              collate=JointCollator(tok.pad_token_id or 0),
-                              loss_fn=lambda m, batch: m(**batch)["loss"], evaluate=evaluate if validation else None,
-                              checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir is not None else None,
-                              lengths=[joint_length(f) for f in train_f], desc=desc)
+        fitted.result = train(model, train_f, cfg, placement=self.placement, lengths=[joint_length(f) for f in train_f],
+                              collate=JointCollator(tok.pad_token_id or 0), loss_fn=lambda m, batch: m(**batch)["loss"],
+                              evaluate=evaluate if validation else None, checkpoint_dir=checkpoint_dir, desc=desc)
         return fitted
 
 

@@ -66,7 +66,8 @@ def load_folds(path: str | os.PathLike) -> dict[str, int]:
         return {row["id"]: int(row["fold"]) for row in reader}
 
 
-def split_fold(claims: Sequence[Claim], folds: dict[str, int], k: int, report: SkipReport) -> tuple[list[Claim], list[Claim]]:
+def split_fold(claims: Sequence[Claim], folds: dict[str, int], k: int,
+               report: SkipReport) -> tuple[list[Claim], list[Claim]]:
     if k not in set(folds.values()):
         raise ValueError(f"fold {k} not among the folds {sorted(set(folds.values()))}")
     train_set, test_set = [], []

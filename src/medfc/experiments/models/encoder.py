@@ -116,8 +116,7 @@ def make_features(tokenizer, examples: Sequence[Example], labels: Sequence[str],
 
 
 def _probs_forward(model: torch.nn.Module, batch: dict[str, torch.Tensor]) -> list[np.ndarray]:
-    batch = {k: v for k, v in batch.items() if k != "labels"}
-    logits = model(**batch).logits.float()
+    logits = model(**{k: v for k, v in batch.items() if k != "labels"}).logits.float()
     return list(torch.softmax(logits, dim=-1).cpu().numpy())
 
 
