@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from medfc.experiments.examples import Example
+from medfc.experiments.models.metrics import validation_scores
 
 
 class WholeTexts:
@@ -71,8 +72,6 @@ class FittedSklearn:
 
     def validation_scores(self, examples: Sequence[Example], desc: str) -> dict[str, float]:
         """The scores of the predictions on ``examples`` (validation examples only scored, not fit on)."""
-        from medfc.experiments.models.metrics import validation_scores
-
         pred = [self.labels[i] for i in self.probs(examples, f"{desc}/validation").argmax(axis=1)]
         return validation_scores([ex.label for ex in examples], pred, self.labels)
 
