@@ -63,13 +63,14 @@ def _features(X: Mapping[str, np.ndarray], members: Sequence[str], kind: str) ->
     return np.hstack([np.log(np.clip(X[m], EPS, 1.0)) if kind == "log_probs" else X[m] for m in members])
 
 
+@dataclass(eq=False)
 class _Meta:
-    """The meta-model: class-weighted multinomial logistic regression (lbfgs)."""
+    """The meta-model: class-weighted multinomial logistic regression (lbfgs); ``constant``: the one class it saw."""
 
-    def __init__(self, C: float, n_labels: int):
-        self.C, self.n_labels = C, n_labels
-        self.clf: Any = None
-        self.constant: int | None = None
+    C: float
+    n_labels: int
+    clf: Any = None
+    constant: int | None = None
 
     def fit(self, F: np.ndarray, y: np.ndarray) -> _Meta:
         from sklearn.linear_model import LogisticRegression
@@ -77,8 +78,7 @@ class _Meta:
         if len(set(y.tolist())) < 2:  # one class among these items: predict it
             self.constant = int(y[0])
             return self
-        self.clf = LogisticRegression(C=self.C, class_weight="balanced", max_iter=2000)
-        self.clf.fit(F, y)
+        self.clf = LogisticRegression(C=self.C, class_weight="balanced", max_iter=2000).fit(F, y)
         return self
 
     def probs(self, F: np.ndarray) -> np.ndarray:
@@ -115,11 +115,9 @@ class Fitted:
     @classmethod
     def from_state(cls, plain: Mapping[str, Any], clf: Any) -> Fitted:
         """The stack :meth:`state` described, its regression ``clf`` (None where it learned none)."""
-        meta = None
-        if plain.get("meta") is not None:
-            meta = _Meta(float(plain["meta"]["C"]), int(plain["meta"]["n_labels"]))
-            constant = plain["meta"]["constant"]
-            meta.constant, meta.clf = (None if constant is None else int(constant)), clf
+        state = plain.get("meta")
+        constant = None if state is None or state["constant"] is None else int(state["constant"])
+        meta = None if state is None else _Meta(float(state["C"]), int(state["n_labels"]), clf, constant)
         return cls(str(plain["kind"]), [str(m) for m in plain["members"]], meta, str(plain["features"]))
 
     def apply(self, X: Mapping[str, np.ndarray]) -> np.ndarray:
