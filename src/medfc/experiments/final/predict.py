@@ -24,21 +24,10 @@ from medfc.common.jsontypes import JSONValue
 from medfc.common.redact import redact
 from medfc.common.report import SkipReport
 from medfc.experiments.models.keeper import load_estimators
-from medfc.experiments.final.kept import CARD, ENSEMBLE_KIND, ENSEMBLE_MEMBERS, STACK_ESTIMATORS, find_model_dir, load_fitted, read_card
-from medfc.experiments.final.predict_inputs import (
-    PAIRS,
-    InputSpec,
-    Row,
-    accepted_names,
-    describe_names,
-    fields_of,
-    id_names,
-    input_spec,
-    read_rows,
-    sentence_list,
-    text,
-    texts,
-)
+from medfc.experiments.final.kept import (CARD, ENSEMBLE_KIND, ENSEMBLE_MEMBERS, STACK_ESTIMATORS, find_model_dir,
+                                          load_fitted, read_card)
+from medfc.experiments.final.predict_inputs import (PAIRS, InputSpec, Row, accepted_names, describe_names, fields_of,
+                                                    id_names, input_spec, read_rows, sentence_list, text, texts)
 from medfc.experiments.records import ModelCard, PredictedRow
 
 if TYPE_CHECKING:  # the systems and models load with the kept model's kind
