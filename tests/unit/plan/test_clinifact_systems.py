@@ -26,6 +26,10 @@ from tests.helpers.config import SCHEMA, defaults
 from tests.helpers.workflow import REPO
 
 RULES = REPO / "workflow" / "rules"
+# each system's rules: it predicts, it scores, [an ensemble's, a stacked member's inner CV]
+SYSTEM_RULES = {"discriminative": ("pairs_experiment", "pairs_score", "pairs_ensemble", "pairs_inner_cv"),
+                "zero_shot": ("clinifact_zero_shot", "clinifact_zero_shot_score"),
+                "fine_tuned": ("clinifact_fine_tune", "clinifact_fine_tune_score")}
 
 
 def rule_blocks(path) -> dict[str, str]:
@@ -53,26 +57,28 @@ def test_the_rules_are_the_records_rules_folders_and_options():
     experiments, scoring = rule_blocks(RULES / "experiments.smk"), rule_blocks(RULES / "scoring.smk")
     table = job_specs()
     plan = Plan(defaults())
+    assert list(SYSTEM_RULES) == list(C.CLINIFACT_SYSTEMS)
     for spec in C.CLINIFACT_SYSTEMS.values():
+        rule, score_rule, *ensemble = SYSTEM_RULES[spec.name]
         # the one path's system: its rules' folder is every pairs dataset's (CliniFact's is <experiments>/clinifact/<model>)
         folder = "{EXP_DIR}/{{dataset}}/{{model}}" if spec.pairs else spec.run_dir("{EXP_DIR}", "{{model}}")
-        made = experiments[spec.rule]
-        assert f'predictions=f"{folder}/predictions.jsonl"' in made, spec.rule
-        assert f"options=PLAN.options_of(ExperimentsPlan.{spec.rule})" in made, spec.rule
-        assert table[spec.rule].function is getattr(ExperimentsPlan, spec.rule), spec.rule
-        assert table[spec.rule].placement == spec.placement, spec.rule
-        score = scoring[spec.score_rule]
-        assert f"predictions=rules.{spec.rule}.output.predictions" in score, spec.score_rule
-        assert f'scores=f"{folder}/scores.json"' in score, spec.score_rule
-        assert f"options=PLAN.options_of(ExperimentsPlan.{spec.score_rule})" in score, spec.score_rule
+        made = experiments[rule]
+        assert f'predictions=f"{folder}/predictions.jsonl"' in made, rule
+        assert f"options=PLAN.options_of(ExperimentsPlan.{rule})" in made, rule
+        assert table[rule].function is getattr(ExperimentsPlan, rule), rule
+        assert table[rule].placement == spec.placement, rule
+        score = scoring[score_rule]
+        assert f"predictions=rules.{rule}.output.predictions" in score, score_rule
+        assert f'scores=f"{folder}/scores.json"' in score, score_rule
+        assert f"options=PLAN.options_of(ExperimentsPlan.{score_rule})" in score, score_rule
         w = {"dataset": "clinifact", "model": "tfidf"} if spec.pairs else {"model": "tfidf"}
-        assert plan.options(spec.score_rule, w)["system"] == spec.name and plan.options(spec.score_rule, w)["dataset"] == "clinifact"
-        if spec.ensemble_rule:
-            assert f'predictions=f"{folder}/predictions.jsonl"' in experiments[spec.ensemble_rule], spec.ensemble_rule
-    made = {spec.rule for spec in C.CLINIFACT_SYSTEMS.values()} | {s.ensemble_rule for s in C.CLINIFACT_SYSTEMS.values() if s.ensemble_rule}
-    made |= {s.inner_cv_rule for s in C.CLINIFACT_SYSTEMS.values() if s.inner_cv_rule}
+        assert plan.options(score_rule, w)["system"] == spec.name and plan.options(score_rule, w)["dataset"] == "clinifact"
+        assert bool(ensemble) == spec.pairs == (C.ensembling_system() is spec), spec.name
+        if ensemble:
+            assert f'predictions=f"{folder}/predictions.jsonl"' in experiments[ensemble[0]], ensemble[0]
+    made = {r for rules in SYSTEM_RULES.values() for r in rules[:1] + rules[2:]}
     assert made | {"pairs_final"} == {r for r in experiments if r.startswith(("clinifact_", "pairs_"))}  # the final model: a row's
-    assert {spec.score_rule for spec in C.CLINIFACT_SYSTEMS.values()} == {r for r in scoring if r.startswith(("clinifact_", "pairs_"))}
+    assert {rules[1] for rules in SYSTEM_RULES.values()} == {r for r in scoring if r.startswith(("clinifact_", "pairs_"))}
 
 
 def test_the_row_names_and_the_papers_rows_systems():
@@ -82,8 +88,7 @@ def test_the_row_names_and_the_papers_rows_systems():
         ["discriminative", "zero_shot", "fine_tuned"]
 
 
-FEW_SHOT = C.CliniFactSystem("few_shot", section="zero_shot", rule="clinifact_few_shot",
-                             score_rule="clinifact_few_shot_score", title="few-shot", folder="few_shot", suffix=" (few-shot)",
+FEW_SHOT = C.CliniFactSystem("few_shot", section="zero_shot", title="few-shot", folder="few_shot", suffix=" (few-shot)",
                              asks_llm=True, placement="model", resources="llm")
 
 
@@ -149,16 +154,16 @@ SRC = REPO / "src" / "medfc"
 def test_the_placement_and_resources_of_a_systems_rules_are_its_records():
     """plan/cluster.py and plan/resources.py name no rule of a CliniFact system in their code (only in their
     docstrings): the places and the resources rows follow each record's placement and resources."""
-    rules = {r for s in C.CLINIFACT_SYSTEMS.values() for r in (s.rule, s.score_rule, s.ensemble_rule, s.inner_cv_rule) if r}
+    rules = {r for system_rules in SYSTEM_RULES.values() for r in system_rules}
     for spec in C.CLINIFACT_SYSTEMS.values():
         assert spec.placement in ("compute", "model") and (spec.placement == "compute" or spec.asks_llm), spec.name
         assert spec.resources == resources.MODEL_KIND or spec.resources in resources.LLM_ROWS[::2], spec.name
     compute = cluster.rules_placed("compute")
-    assert [C.CLINIFACT_SYSTEMS[n].rule in compute for n in C.CLINIFACT_SYSTEMS] == [True, False, True]
+    assert [SYSTEM_RULES[n][0] in compute for n in C.CLINIFACT_SYSTEMS] == [True, False, True]
     assert cluster.rules_placed("model")[1] == "clinifact_zero_shot"
     rows = resources.model_rows(Plan(defaults()))
     systems = C.CLINIFACT_SYSTEMS
-    assert [rows[s.rule].system for s in systems.values()] == [None, systems["zero_shot"], systems["fine_tuned"]]
+    assert [rows[SYSTEM_RULES[n][0]].system for n in systems] == [None, systems["zero_shot"], systems["fine_tuned"]]
     for module in (cluster, resources):
         tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
         docstrings = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body

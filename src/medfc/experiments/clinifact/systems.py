@@ -13,21 +13,17 @@ from medfc.common.registry import lookup
 @dataclass(frozen=True)
 class CliniFactSystem:
     """One CliniFact system: ``name`` (its model list's key and its runs' ``system``), its options' ``section`` of
-    ``experiments.clinifact``, its rules (``rule`` predicts, ``score_rule`` scores, ``ensemble_rule`` combines an
-    ensemble's members, ``inner_cv_rule`` makes a stack's out-of-fold predictions; None: none), its runs' ``folder``
-    under ``<experiments>/clinifact``, its table rows' ``suffix``; ``pairs``: the one discriminative path's runs;
-    ``asks_llm``: its options are an LLM client's. ``placement`` (:mod:`medfc.plan.cluster`) and ``resources``
+    ``experiments.clinifact``, its runs' ``folder`` under ``<experiments>/clinifact``, its table rows' ``suffix``;
+    ``pairs``: the one discriminative path's runs (the pairs_* rules, whose models may be ensembles); ``asks_llm``:
+    its options are an LLM client's. Its rules are the plan's functions whose jobs are its models'
+    (``medfc.plan.experiments``). ``placement`` (:mod:`medfc.plan.cluster`) and ``resources``
     (:mod:`medfc.plan.resources`: ``model_kind`` or a causal LM's sized row) say where its jobs run."""
 
     name: str
     title: str
     section: str
-    rule: str
-    score_rule: str
     folder: str = ""
     suffix: str = ""
-    ensemble_rule: str | None = None
-    inner_cv_rule: str | None = None
     asks_llm: bool = False
     pairs: bool = False
     placement: Literal["compute", "model"] = "compute"
@@ -50,14 +46,10 @@ class CliniFactSystem:
 
 CLINIFACT_SYSTEMS: dict[str, CliniFactSystem] = {
     s.name: s for s in (
-        CliniFactSystem("discriminative", section="train", rule="pairs_experiment",
-                        score_rule="pairs_score", title="discriminative", ensemble_rule="pairs_ensemble",
-                        inner_cv_rule="pairs_inner_cv", pairs=True),
-        CliniFactSystem("zero_shot", section="zero_shot", rule="clinifact_zero_shot",
-                        score_rule="clinifact_zero_shot_score", title="zero-shot", folder="zero_shot", suffix=" (zero-shot)",
+        CliniFactSystem("discriminative", section="train", title="discriminative", pairs=True),
+        CliniFactSystem("zero_shot", section="zero_shot", title="zero-shot", folder="zero_shot", suffix=" (zero-shot)",
                         asks_llm=True, placement="model", resources="llm"),
-        CliniFactSystem("fine_tuned", section="fine_tune", rule="clinifact_fine_tune",
-                        score_rule="clinifact_fine_tune_score", title="fine-tuned", folder="fine_tuned", suffix=" (fine-tuned)",
+        CliniFactSystem("fine_tuned", section="fine_tune", title="fine-tuned", folder="fine_tuned", suffix=" (fine-tuned)",
                         resources="lora"),
     )
 }
@@ -72,8 +64,8 @@ def clinifact_system(name: str) -> CliniFactSystem:
 
 
 def ensembling_system() -> CliniFactSystem:
-    """The system whose models may be ensembles (the one record with an ``ensemble_rule``)."""
-    found = [s for s in CLINIFACT_SYSTEMS.values() if s.ensemble_rule]
+    """The system whose models may be ensembles (the one record of the pairs path)."""
+    found = [s for s in CLINIFACT_SYSTEMS.values() if s.pairs]
     if len(found) != 1:
         raise ValueError(f"{len(found)} CliniFact systems run ensembles; the ensemble rules' paths have room for one")
     return found[0]
@@ -88,7 +80,3 @@ def system_of_row(row: str) -> str:
     """The system whose row suffix a table row's name contains, else :data:`DEFAULT_SYSTEM`."""
     return next((name for name, suffix in row_suffixes().items() if suffix.strip() in row), DEFAULT_SYSTEM)
 
-
-def record_of_rule(rule: str) -> CliniFactSystem | None:
-    """The record whose jobs ``rule`` runs or scores (None: no system's rule)."""
-    return next((s for s in CLINIFACT_SYSTEMS.values() if rule in (s.rule, s.score_rule)), None)
