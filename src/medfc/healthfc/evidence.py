@@ -6,7 +6,6 @@ a refused key and too many claims without evidence (:class:`TooLittleEvidence`) 
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict
@@ -19,12 +18,8 @@ from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.jsoncache import UnitCache, cache_key
 from medfc.common.progress import progress_bar
 from medfc.common.report import SkipReport
-from medfc.healthfc.evidence_file import evidence_by_claim  # noqa: F401 (the artifact's reader, light for the experiments)
 from medfc.retrieval.search import Hit, SearchBackend, SearchError
-from medfc.retrieval.search_sources import (  # noqa: F401 (the sources' options: re-exported, declared with the registry)
-    PubMedSourceOptions, WebSourceOptions, WikipediaSourceOptions)
 
-log = logging.getLogger(__name__)
 
 class EvidenceRow(TypedDict):
     """One hit of one claim in the evidence artifact."""

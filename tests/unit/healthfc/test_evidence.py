@@ -16,6 +16,7 @@ from medfc.common.http import HttpClient
 from medfc.common.io import read_json, read_jsonl, write_jsonl
 from medfc.experiments.healthfc.systems import retrieved_text
 from medfc.healthfc import evidence as ev
+from medfc.healthfc.evidence_file import evidence_by_claim
 from medfc.healthfc.steps import retrieve
 from medfc.retrieval.search import MissingApiKey, SearchKeyRejected
 from tests.helpers.config import call_step
@@ -129,7 +130,7 @@ def test_snippets_in_rank_order_and_the_first_k_concatenated_exactly(tmp_path):
     path = tmp_path / "web.jsonl"
     write_jsonl(path, [{"id": "x", "rank": 2, "snippet": " two "}, {"id": "y", "rank": 1, "snippet": "why"},
                        {"id": "x", "rank": 1, "snippet": "one"}, {"id": "x", "rank": 3, "snippet": "three"}])
-    by_claim = ev.evidence_by_claim(path)
+    by_claim = evidence_by_claim(path)
     assert by_claim == {"x": ["one", " two ", "three"], "y": ["why"]}
     assert retrieved_text(by_claim["x"], 2) == "one two"
     assert retrieved_text(by_claim["x"], 10) == "one two three"

@@ -173,7 +173,6 @@ def test_the_shared_clients_are_built_as_before():
     assert (pm.name, pm.index_id(), pm.fetcher.email, str(pm.fetcher.cache_dir)) == ("pubmed", "http://127.0.0.1:9/eutils/esearch.fcgi", "a@b.org", "/tmp/r")
     wiki = S.build_client("wikipedia", S.WikipediaSourceOptions("http://127.0.0.1:9/w/api.php", "https://w/", 1.0, ""), S.Connection(max_retries=1))
     assert (wiki.name, wiki.page_url, wiki.http.max_retries) == ("wikipedia", "https://w/", 1)
-    assert ev.WebSourceOptions is S.WebSourceOptions and ev.PubMedSourceOptions is S.PubMedSourceOptions  # also importable there
 
 
 FACTORIES = [REPO / "src/medfc/retrieval/search_sources.py", REPO / "src/medfc/healthfc/evidence.py", REPO / "src/medfc/healthfc/steps.py",
