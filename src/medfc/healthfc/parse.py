@@ -13,9 +13,8 @@ from urllib.parse import urlparse
 import lxml.html
 from lxml import etree
 
-from medfc.healthfc.dates import parse_german_date
 from medfc.healthfc.html_text import between_comments, block_texts, clean, element_text, fragment_blocks, has_class
-from medfc.healthfc.portal import TITLE_SUFFIX
+from medfc.healthfc.portal import TITLE_SUFFIX, parse_german_date
 from medfc.healthfc.records import ArticleRecord, ClaimRecord
 from medfc.healthfc.verdict_boxes import current_claims, detect_layout, table_claims
 from medfc.healthfc.verdicts import UnknownVerdict, verdict_from_beweislage, verdict_from_text

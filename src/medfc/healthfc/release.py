@@ -23,8 +23,7 @@ from urllib.parse import urlparse
 from medfc.common.csvfile import field_count_problem, read_csv_records, require_columns
 from medfc.common.report import SkipReport
 from medfc.common.sources import is_url, local_or_cached
-from medfc.healthfc.dates import parse_german_date
-from medfc.healthfc.portal import TITLE_SUFFIX
+from medfc.healthfc.portal import TITLE_SUFFIX, parse_german_date
 from medfc.healthfc.sentences import normalize_text, split_sentences
 from medfc.healthfc.verdicts import NEI, REFUTED, SUPPORTED, UnknownVerdict, verdict_from_text
 

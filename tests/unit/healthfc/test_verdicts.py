@@ -2,7 +2,7 @@ from collections import Counter
 
 import pytest
 
-from medfc.healthfc.dates import parse_german_date
+from medfc.healthfc.portal import parse_german_date
 from medfc.healthfc.verdicts import (
     ANSWER_SCALE, NEI, REFUTED, SUPPORTED, UnknownVerdict, index_for_text, verdict_from_beweislage, verdict_from_text,
 )
