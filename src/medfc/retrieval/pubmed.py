@@ -102,9 +102,7 @@ def _text_of(root: ET.Element) -> str:
 
 def _flat(elem: ET.Element | None) -> str:
     """All text under an element as PubMed has it: inline markup removed (``β<sub>2</sub>`` → "β2"), layout gone."""
-    if elem is None:
-        return ""
-    return _text_of(elem).strip(_ASCII_WS)
+    return "" if elem is None else _text_of(elem).strip(_ASCII_WS)
 
 
 def _month(value: str | None) -> str | None:
@@ -342,11 +340,10 @@ class PubmedFetcher:
         return params
 
     def _fetch_batch(self, ids: list[str]) -> bytes:
-        params = self._params()
+        params = {**self._params(), "id": ",".join(ids)}
         if len(ids) <= GET_MAX_IDS:
-            params["id"] = ",".join(ids)
             return self.http.get_bytes(self.url, params, use_cache=False, check=check_efetch)
-        return self.http.post_bytes(self.url, data={**params, "id": ",".join(ids)}, use_cache=False, check=check_efetch)
+        return self.http.post_bytes(self.url, data=params, use_cache=False, check=check_efetch)
 
     def esearch(self, term: str, retmax: int, sort: str = "relevance") -> list[str]:
         """PMIDs matching ``term`` (at most ``retmax``, in ``sort`` order); not cached (the caller caches per query)."""
