@@ -382,17 +382,13 @@ def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path,
         "skipped_urls": {r: sorted(v.values()) for r, v in skipped.items() if v},
         "scrapy": stats,
     }
-    if acc["failed"]:
-        summary["failed_urls"] = acc["failed"]
-    if acc["sitemap_failures"]:
-        summary["failed_sitemaps"] = acc["sitemap_failures"]
-    problems = []
-    if reason not in ("finished", "closespider_itemcount"):
-        problems.append(f"the crawl stopped before its end (finish_reason {reason!r})")
-    if acc["sitemap_failures"]:
-        problems.append(f"{len(acc['sitemap_failures'])} sitemaps could not be read: {_some(acc['sitemap_failures'])}")
-    if acc["failed"]:
-        problems.append(f"{len(acc['failed'])} pages could not be fetched: {_some(acc['failed'])}")
+    problems = [] if reason in ("finished", "closespider_itemcount") else [
+        f"the crawl stopped before its end (finish_reason {reason!r})"]
+    for key, name, what in (("sitemap_failures", "failed_sitemaps", "sitemaps could not be read"),
+                            ("failed", "failed_urls", "pages could not be fetched")):
+        if acc[key]:
+            summary[name] = acc[key]
+            problems.append(f"{len(acc[key])} {what}: {_some(acc[key])}")
     if reason == "finished":
         accounted = {url_key(u) for p in pages.values() for u in page_urls(p)}
         accounted |= {k for v in skipped.values() for k in v} | {url_key(u) for u in acc["failed"]}
