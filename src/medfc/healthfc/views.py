@@ -6,6 +6,7 @@ and each fold's ``train``/``test`` split.
 
 from __future__ import annotations
 
+import csv
 import os
 import types
 import typing
@@ -46,14 +47,6 @@ them; the files are under `views/`):
 - `healthfc_fold<k>_source`, `healthfc_fold<k>_bigbio_te`: fold k of the paper's cross-validation, `train` the
   other folds and `test` fold k.
 """
-
-
-def read_folds(path: str | os.PathLike) -> dict[str, int]:
-    """``folds.csv`` (``id,fold``) as claim id → fold."""
-    import csv
-
-    with open(path, encoding="utf-8", newline="") as fh:
-        return {row["id"]: int(row["fold"]) for row in csv.DictReader(fh)}
 
 
 def _arrow_type(hint: object) -> pa.DataType:
@@ -125,7 +118,8 @@ def export_fold(dataset_parquet: str | os.PathLike, folds_csv: str | os.PathLike
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    folds = read_folds(folds_csv)
+    with open(folds_csv, encoding="utf-8", newline="") as fh:  # id,fold
+        folds = {row["id"]: int(row["fold"]) for row in csv.DictReader(fh)}
     table = source_table(pq.read_table(dataset_parquet), folds)
     part = table.filter(pc.equal(table.column("fold"), fold))
     if part.num_rows == 0:
