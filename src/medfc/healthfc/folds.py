@@ -20,14 +20,7 @@ SCHEMES = ("paper", "grouped")
 def _round_robin(labels: Sequence[str], n_splits: int) -> np.ndarray:
     """Deterministic stratified assignment for sets too small for scikit-learn's splitters."""
     folds = np.zeros(len(labels), dtype=int)
-    nxt = 0
-    by_label: dict[str, list[int]] = defaultdict(list)
-    for i, lab in enumerate(labels):
-        by_label[lab].append(i)
-    for lab in sorted(by_label):
-        for i in by_label[lab]:
-            folds[i] = nxt % n_splits
-            nxt += 1
+    folds[sorted(range(len(labels)), key=lambda i: (labels[i], i))] = np.arange(len(labels)) % n_splits  # label by label
     return folds
 
 
