@@ -86,10 +86,6 @@ def _share_explanation(claims: list[dict[str, str]]) -> None:
             c["erklärung"] = shared
 
 
-def _answer_index(raw: str | None) -> int | None:
-    return int(raw) if raw and raw.strip().isdigit() else None
-
-
 class RawClaim(TypedDict, total=False):
     """A claim of a page's verdict boxes before it is checked, or the ``error`` of a box without a question."""
 
@@ -205,7 +201,8 @@ def current_claims(doc: etree._Element) -> list[RawClaim]:
             if not question:
                 claims.append({"error": "verdict_box_without_question"})
                 continue
-            index = _answer_index(raw_index) if raw_index else _answer_index(answer_text)
+            raw = raw_index or answer_text
+            index = int(raw) if raw and raw.strip().isdigit() else None
             answer_text = "" if index is not None and answer_text.strip().isdigit() else answer_text
             claims.append({"question": question, "verdict_text": answer_text, "answer_index": index, "explanation": explanation})
     lacking = [c for c in claims if "error" not in c and not c["explanation"]]
