@@ -59,14 +59,10 @@ class SearchError(RuntimeError):
 _KEY_REFUSALS = ("api key invalid", "invalid api key", "not enough credits", "insufficient credits", "out of credits")
 
 
-def key_refused(error: HttpError) -> bool:
-    """Whether ``error`` is a refused key or account: HTTP 401 or 403, or the services' messages for it."""
-    text = str(error).lower()
-    return error.status in (401, 403) or any(m in text for m in _KEY_REFUSALS)
-
-
 def _refused(error: HttpError, source: str, variable: str) -> HttpError | SearchKeyRejected:
-    return SearchKeyRejected(source, variable, error) if key_refused(error) else error
+    """:class:`SearchKeyRejected` for a refused key or account (HTTP 401 or 403, or the services' messages for it)."""
+    refused = error.status in (401, 403) or any(m in str(error).lower() for m in _KEY_REFUSALS)
+    return SearchKeyRejected(source, variable, error) if refused else error
 
 
 def _said(doc: Mapping[str, JSONValue], *fields: str) -> str:
@@ -133,11 +129,6 @@ class SearchBackend(Protocol):
         ...
 
 
-def search_key(backend: SearchBackend, query: str, k: int) -> str:
-    """The cache key of one search: the backend, its index, the query (whitespace collapsed) and k."""
-    return cache_key("search", backend.name, backend.index_id(), " ".join(query.split()), int(k))
-
-
 class CachedSearch:
     """A backend whose answers are cached per (backend, index, query, k); ``searches`` counts the cache misses."""
 
@@ -145,7 +136,7 @@ class CachedSearch:
         self.backend, self.name, self.cache, self.searches = backend, backend.name, cache, 0
 
     def search(self, query: str, k: int) -> list[Hit]:
-        key = search_key(self.backend, query, k)
+        key = cache_key("search", self.name, self.backend.index_id(), " ".join(query.split()), int(k))
         hit = self.cache.get(key, parse=lambda stored: [Hit(**h) for h in stored])
         if hit is not None:
             return hit
