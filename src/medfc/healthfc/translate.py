@@ -106,28 +106,16 @@ def translate_articles(articles: Sequence[ArticleRecord], claims: Sequence[Claim
         texts += [c.get("question", "") or "", c.get("explanation", "") or ""]
         texts.append(titles.get(c["article_id"], ""))
 
-    origin_of: dict[str, str | None] = {}
-    for key in dict.fromkeys(normalize_key(t) for t in texts):
-        if not key:
-            continue
-        if corrections.get(model_name, key) is not None:
-            origin_of[key] = "correction"
-        else:
-            rec = memory.record(model_name, key)
-            origin_of[key] = rec.origin if rec is not None else None
-
     translations, stats = translate_with_memory(texts, translator_factory, memory, corrections, model_name)
     table = {normalize_key(s): t for s, t in zip(texts, translations, strict=True)}
 
     def en(text: str) -> str:
         return table.get(normalize_key(text), "") if text and text.strip() else ""
 
-    origins: Counter = Counter()
-    for key, origin in origin_of.items():
-        if origin is None:  # sent to the translator just now
-            rec = memory.record(model_name, key)
-            origin = rec.origin if rec is not None else "model"
-        origins[origin] += 1
+    origins: Counter = Counter()  # a correction, else the memory's record (a translation made just now included)
+    for key in filter(None, dict.fromkeys(normalize_key(t) for t in texts)):
+        rec = memory.record(model_name, key)
+        origins["correction" if corrections.get(model_name, key) is not None else rec.origin if rec else "model"] += 1
 
     sentence_records: list[dict[str, object]] = []  # the ``sentences`` output, one per article
     for a in articles:
