@@ -46,18 +46,15 @@ class ConvertedModel:
         return self.path / "tokenizer"
 
 
-def _file_digest(path: Path) -> str:
-    with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
-
-
 def model_fingerprint(model: str, *, local_files_only: bool) -> str:
     """``dir:<sha256 of the files>`` for a local directory, ``hub:<id>@<commit>`` for a hub id."""
     path = Path(model)
     if path.is_dir():
         h = hashlib.sha256()
         for f in sorted(p for p in path.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)):
-            h.update(f"{f.relative_to(path).as_posix()}\0{f.stat().st_size}\0{_file_digest(f)}\n".encode())
+            with open(f, "rb") as fh:
+                digest = hashlib.file_digest(fh, "sha256").hexdigest()
+            h.update(f"{f.relative_to(path).as_posix()}\0{f.stat().st_size}\0{digest}\n".encode())
         return f"dir:{h.hexdigest()}"
     try:
         from transformers.utils import cached_file
@@ -68,12 +65,6 @@ def model_fingerprint(model: str, *, local_files_only: bool) -> str:
     if config is None:
         raise ConversionError(f"cannot find model {model!r}: no config.json")
     return f"hub:{model}@{Path(config).parent.name}"
-
-
-def conversion_key(fingerprint: str, quantization: str, ct2_version: str) -> str:
-    blob = json.dumps({"fingerprint": fingerprint, "quantization": quantization, "ctranslate2": ct2_version,
-                       "layout": LAYOUT}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def _slug(model: str) -> str:
@@ -98,8 +89,9 @@ def ensure_converted(model: str, cache_dir: str | os.PathLike, quantization: str
         import ctranslate2
     except ImportError as exc:
         raise ConversionError(f"the ctranslate2 backend needs the ctranslate2 package ({exc})") from exc
-    fingerprint = model_fingerprint(model, local_files_only=local_files_only)
-    key = conversion_key(fingerprint, quantization, ctranslate2.__version__)
+    spec = {"fingerprint": model_fingerprint(model, local_files_only=local_files_only), "quantization": quantization,
+            "ctranslate2": ctranslate2.__version__, "layout": LAYOUT}  # what the cache key covers
+    key = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
     cache = Path(cache_dir)
     entry = cache / f"{_slug(model)}-{quantization}-{key}"
     manifest = _read_manifest(entry)
@@ -123,8 +115,7 @@ def ensure_converted(model: str, cache_dir: str | os.PathLike, quantization: str
             from transformers import AutoConfig
 
             forced_eos = getattr(AutoConfig.from_pretrained(model, local_files_only=local_files_only), "forced_eos_token_id", None)
-        manifest = {"model": model, "fingerprint": fingerprint, "quantization": quantization, "ctranslate2": ctranslate2.__version__,
-                    "layout": LAYOUT, "key": key, "forced_eos": forced_eos is not None}
+        manifest = {"model": model, **spec, "key": key, "forced_eos": forced_eos is not None}
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         if entry.exists() and _read_manifest(entry) is None:  # an incomplete entry left by hand
             shutil.rmtree(entry, ignore_errors=True)
