@@ -54,17 +54,11 @@ LABEL_TEXTS: dict[str, str] = {"0": SUPPORTED, "1": NEI, "2": REFUTED}
 TEXT_COLUMNS = frozenset(COLUMNS_12 + COLUMNS_18) - {"label", "date", "url", "en_ids", "de_ids"}
 
 
-def _codec_chars(codec: str, lo: int, hi: int) -> str:
-    """The characters the bytes lo..hi decode to in a single-byte ``codec`` (those it leaves undefined skipped)."""
-    return bytes(range(lo, hi + 1)).decode(codec, errors="ignore")
-
-
 def _mojibake_pattern(codec: str) -> re.Pattern[str]:
-    """A UTF-8 multi-byte sequence whose bytes were decoded one by one with ``codec``."""
-    lead2 = re.escape(_codec_chars(codec, 0xC2, 0xDF))
-    lead3 = re.escape(_codec_chars(codec, 0xE0, 0xEF))
-    lead4 = re.escape(_codec_chars(codec, 0xF0, 0xF4))
-    cont = re.escape(_codec_chars(codec, 0x80, 0xBF))
+    """A UTF-8 multi-byte sequence whose bytes were decoded one by one with ``codec`` (bytes it leaves undefined
+    skipped): a lead byte of 2, 3 or 4 bytes, then its continuation bytes."""
+    lead2, lead3, lead4, cont = (re.escape(bytes(range(lo, hi + 1)).decode(codec, errors="ignore"))
+                                 for lo, hi in ((0xC2, 0xDF), (0xE0, 0xEF), (0xF0, 0xF4), (0x80, 0xBF)))
     return re.compile(f"[{lead2}][{cont}]|[{lead3}][{cont}]{{2}}|[{lead4}][{cont}]{{3}}")
 
 
