@@ -104,9 +104,7 @@ def _references(doc: etree._Element) -> list[str]:
     if not box:
         return []
     items = box[0].xpath(".//li")
-    if items:
-        return [t for t in (element_text(li) for li in items) if t]
-    return block_texts(list(box[0]))
+    return [t for t in (element_text(li) for li in items) if t] if items else block_texts(list(box[0]))
 
 
 def _date(doc: etree._Element) -> str | None:
