@@ -23,9 +23,6 @@ from medfc.common.redact import redact
 if TYPE_CHECKING:
     from medfc.retrieval.pubmed import PubmedFetcher
 
-SERPER_URL = "https://google.serper.dev/search"
-WIKIPEDIA_API_URL = "https://en.wikipedia.org/w/api.php"
-
 
 @dataclass(frozen=True)
 class Hit:
