@@ -319,13 +319,8 @@ class PubmedFetcher:
         self.dropped: Counter = Counter()
 
     def cached_path(self, pmid: str) -> Path | None:
-        if not is_pmid(pmid):
-            return None
-        for d in [self.cache_dir, *self.extra_cache_dirs]:
-            p = d / f"{pmid}.xml"
-            if p.exists():
-                return p
-        return None
+        paths = (d / f"{pmid}.xml" for d in [self.cache_dir, *self.extra_cache_dirs]) if is_pmid(pmid) else ()
+        return next((p for p in paths if p.exists()), None)
 
     def _params(self) -> dict[str, str]:
         """The parameters of every request; NCBI asks each to carry the tool and a contact e-mail."""
