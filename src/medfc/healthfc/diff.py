@@ -39,10 +39,6 @@ LISTED: dict[str, list[str]] = {
 }
 
 
-def _same_text(a: str, b: str) -> bool:
-    return normalize_sentence(a).casefold() == normalize_sentence(b).casefold()
-
-
 def _finding(category: str, row: ReleaseRow | None = None, claim: ClaimRecord | None = None, article: ArticleRecord | None = None,
              **extra: str | float) -> dict[str, object]:
     out: dict[str, object] = dict.fromkeys(COLUMNS, "")
@@ -91,7 +87,8 @@ def diff_crawl(rows: Sequence[ReleaseRow], claims: Sequence[ClaimRecord], articl
         if difference == WHITESPACE:
             out.append(_finding("claim_whitespace_only", row, claim, article, score=m.score, reason="whitespace",
                                 detail=whitespace_detail(row.de_claim, claim["question"], ("release", "page"))))
-        elif difference != SAME and not _same_text(row.de_claim, claim["question"]):
+        elif difference != SAME and (normalize_sentence(row.de_claim).casefold()
+                                     != normalize_sentence(claim["question"]).casefold()):
             out.append(_finding("claim_text_changed", row, claim, article, score=m.score, reason="reworded", detail="joined"))
     for n in unmatched_rows:
         row = row_by_id[n]

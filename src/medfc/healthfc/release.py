@@ -105,12 +105,6 @@ def _parse_list(value: str) -> list[object] | None:
     return list(parsed) if isinstance(parsed, (list, tuple)) else None
 
 
-def parse_release_date(text: str) -> str | None:
-    """ISO date from the release's ``date`` (German long or numeric date, or already ISO)."""
-    text = (text or "").strip()
-    return m.group(0) if (m := re.match(r"^\d{4}-\d{2}-\d{2}", text)) else parse_german_date(text)
-
-
 @dataclass
 class ReleaseRow:
     """One claim of the release, cleaned."""
@@ -252,7 +246,8 @@ def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseRepo
             row=i, url=url, de_claim=de_claim, **texts, de_evidence=de_evidence, en_evidence=en_evidence,
             label=label, label_code=int(code_text), de_verdict=de_verdict, evidence_level=level, small_effect=small,
             title=TITLE_SUFFIX.sub("", normalize_text(rec.get("de_title", ""))), authors=split_authors(rec.get("authors", "")),
-            date=parse_release_date(date_text), date_text=date_text, variant=variant,
+            date=m.group(0) if (m := re.match(r"^\d{4}-\d{2}-\d{2}", date_text)) else parse_german_date(date_text),
+            date_text=date_text, variant=variant,
             de_sentences=de_sentences, en_sentences=en_sentences, de_ids=de_ids, en_ids=en_ids,
         )
         rows.append(row)

@@ -235,20 +235,16 @@ def split_paragraphs(paragraphs: Sequence[str], lang: str = "de", *, base: BaseS
 _BLANK_LINE = re.compile(r"\n\s*\n")
 
 
-def _section_paragraphs(article: dict) -> dict[str, list[str]]:
+def article_sentence_records(article: dict, *, base: BaseSplitter = DEFAULT_BASE) -> list[dict[str, object]]:
+    """``[{"id", "text", "section"}]`` for :func:`article_sentences` (section ``body`` or ``studies``)."""
     body = article.get("body_paragraphs")
     if body is None:  # an older record with the body as one string
         body = _BLANK_LINE.split(article.get("body") or "")
     studies = article.get("studies") or ""
     if not isinstance(studies, str):  # tolerate a list of paragraphs
         studies = "\n\n".join(str(p) for p in studies)
-    return {"body": [str(p) for p in body], "studies": _BLANK_LINE.split(studies)}
-
-
-def article_sentence_records(article: dict, *, base: BaseSplitter = DEFAULT_BASE) -> list[dict[str, object]]:
-    """``[{"id", "text", "section"}]`` for :func:`article_sentences` (section ``body`` or ``studies``)."""
     out: list[dict[str, object]] = []
-    for section, paragraphs in _section_paragraphs(article).items():
+    for section, paragraphs in (("body", [str(p) for p in body]), ("studies", _BLANK_LINE.split(studies))):
         for text in split_paragraphs(paragraphs, base=base):
             out.append({"id": len(out), "text": text, "section": section})
     return out
