@@ -98,11 +98,7 @@ def assign_folds(records: Sequence[DatasetRecord], scheme: str, n_splits: int, s
     labels = [r["label"] for r in records]
     groups = [normalize_url(r["url"]) for r in records]
     paper, reproduces = _paper_assignment(records, n_splits, seed)
-    if scheme == "paper":
-        folds = paper
-    else:
-        arr = grouped_folds(labels, groups, n_splits, seed)
-        folds = {i: int(f) for i, f in zip(ids, arr)}
+    folds = paper if scheme == "paper" else dict(zip(ids, map(int, grouped_folds(labels, groups, n_splits, seed))))
     chosen = [folds[i] for i in ids]
     straddle = straddling_groups(chosen, groups)
     paper_straddle = straddling_groups([paper[i] for i in ids], groups)

@@ -203,10 +203,8 @@ def parse_page(url: str, html: str, status: int = 200) -> Article:
             problems.append(raw["error"])
             continue
         try:
-            if raw.get("beweislage"):
-                verdict = verdict_from_beweislage(raw["verdict_text"])
-            else:
-                verdict = verdict_from_text(raw["verdict_text"], raw["answer_index"])
+            verdict = (verdict_from_beweislage(raw["verdict_text"]) if raw.get("beweislage")
+                       else verdict_from_text(raw["verdict_text"], raw["answer_index"]))
         except UnknownVerdict as exc:
             problems.append(f"unknown_verdict ({exc})")
             continue

@@ -188,11 +188,9 @@ class WebSearch:
         except HttpError as exc:
             raise _refused(exc, what, self.api_key_env) from None
         hits: list[Hit] = []
-        box = data.get("answerBox") or {}
-        if box:
+        if box := data.get("answerBox"):
             hits.append(Hit(box.get("title") or "answer box", box.get("answer") or box.get("snippet") or "", box.get("link") or "", "answerBox"))
-        kg = data.get("knowledgeGraph") or {}
-        if kg:
+        if kg := data.get("knowledgeGraph"):
             hits.append(Hit(kg.get("title") or "knowledge graph", kg.get("description") or "", kg.get("descriptionLink") or kg.get("website") or "", "knowledgeGraph"))
         for r in data.get("organic") or []:
             hits.append(Hit(r.get("title") or "", r.get("snippet") or "", r.get("link") or "", str(r.get("position", len(hits)))))
