@@ -120,12 +120,9 @@ class TranslationMemory:
         out = Path(path) if path is not None else self.path
         if out is None:
             raise ValueError("an in-memory TranslationMemory needs a path to compact into")
-        n = 0
         with atomic_output(out, text=True) as fh:
-            for rec in self.records():
-                fh.write(rec.to_json() + "\n")
-                n += 1
-        return n
+            fh.writelines(rec.to_json() + "\n" for rec in self.records())
+        return len(self._data)
 
 
 class Corrections:
