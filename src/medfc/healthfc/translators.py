@@ -59,8 +59,8 @@ class LengthSortedBatches:
         order = sorted(range(len(texts)), key=lambda i: (len(texts[i]), i), reverse=True)
         out: list[str] = [""] * len(texts)
         batches = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
-        bar = tqdm(total=len(texts), desc=f"translate {Path(self.name).name}{self.bar_suffix}", unit="sent", disable=not self.progress)
-        try:
+        desc = f"translate {Path(self.name).name}{self.bar_suffix}"
+        with tqdm(total=len(texts), desc=desc, unit="sent", disable=not self.progress) as bar:
             for idx in batches:
                 sources = [texts[i] for i in idx]
                 targets = self._translate_batch(sources)
@@ -71,6 +71,4 @@ class LengthSortedBatches:
                 self.n_batches += 1
                 self.n_sentences += len(idx)
                 bar.update(len(idx))
-        finally:
-            bar.close()
         return out
