@@ -168,10 +168,7 @@ def english_topics(records: Sequence[DatasetRecord]) -> dict[str, str]:
 
 
 def _topic_counts(records: Sequence[DatasetRecord]) -> Counter:
-    raw: Counter = Counter()
-    for r in records:
-        raw.update(list(dict.fromkeys(r.get("topics") or [])))
-    return raw
+    return Counter(t for r in records for t in dict.fromkeys(r.get("topics") or []))
 
 
 def top_topics(records: Sequence[DatasetRecord], k: int = 10) -> pd.DataFrame:
@@ -179,11 +176,8 @@ def top_topics(records: Sequence[DatasetRecord], k: int = 10) -> pd.DataFrame:
     name) after :func:`merge_topics`; ``topic_en`` the English of the name or of a variant ("" for none)."""
     raw = _topic_counts(records)
     merged = merge_topics(list(raw), dict(raw))
-    counts: Counter = Counter()
+    counts = Counter(m for r in records for m in dict.fromkeys(merged[t] for t in (r.get("topics") or []) if t in merged))
     variants: dict[str, set[str]] = {}
-    for r in records:
-        for t in dict.fromkeys(merged[t] for t in (r.get("topics") or []) if t in merged):
-            counts[t] += 1
     for t, m in merged.items():
         variants.setdefault(m, set()).add(t)
     english = english_topics(records)
