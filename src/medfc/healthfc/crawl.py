@@ -55,8 +55,7 @@ PARTIAL_NAME = "pages.partial.jsonl"
 
 def _fetch_time(response: scrapy.http.Response) -> str:
     """The server's Date header (kept in the HTTP cache, so stable across cached reruns), as ISO."""
-    raw = response.headers.get(b"Date")
-    if raw:
+    if raw := response.headers.get(b"Date"):
         try:
             return email.utils.parsedate_to_datetime(raw.decode("latin-1")).astimezone(dt.UTC).isoformat()
         except (TypeError, ValueError):
@@ -392,8 +391,7 @@ def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path,
     if reason == "finished":
         accounted = {url_key(u) for p in pages.values() for u in page_urls(p)}
         accounted |= {k for v in skipped.values() for k in v} | {url_key(u) for u in acc["failed"]}
-        missing = sorted(set(acc["listed"]) - accounted)
-        if missing:
+        if missing := sorted(set(acc["listed"]) - accounted):
             summary["missing_urls"] = missing
             problems.append(f"{len(missing)} listed pages were never fetched: {', '.join(missing[:3])}")
     if problems:

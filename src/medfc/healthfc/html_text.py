@@ -75,8 +75,7 @@ def block_texts(nodes: list[etree._Element]) -> list[str]:
             if not candidates and clean(node.text_content()):
                 candidates = [node]
         for c in candidates:
-            t = element_text(c, drop_sup=True)
-            if t:
+            if t := element_text(c, drop_sup=True):
                 out.append(t)
     return out
 

@@ -27,8 +27,7 @@ def _resolve_device(device: str) -> str:
 
     if torch.cuda.is_available():
         return "cuda"
-    error = no_cuda_error("healthfc.translation.device auto", f" to torch {torch.__version__}")
-    if error:
+    if error := no_cuda_error("healthfc.translation.device auto", f" to torch {torch.__version__}"):
         raise error
     return "cpu"
 

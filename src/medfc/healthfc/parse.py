@@ -111,8 +111,7 @@ def _date(doc: etree._Element) -> str | None:
     for el in doc.xpath("//*[contains(@class, 'lastedited')]"):
         text = clean(el.text_content())
         m = re.search(r"zuletzt aktualisiert:?\s*(.*)", text, re.I)
-        iso = parse_german_date(m.group(1) if m else text)
-        if iso:
+        if iso := parse_german_date(m.group(1) if m else text):
             return iso
     return None
 

@@ -181,8 +181,7 @@ def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseRepo
     for i, record in enumerate(records):
         counts.count("rows")
         where = f"{path}:{record.line}"
-        problem = field_count_problem(record, header)
-        if problem:
+        if problem := field_count_problem(record, header):
             counts.skip(where, "wrong_field_count", f"row {i}: {problem}")
             continue
         rec: dict[str, str] = {}

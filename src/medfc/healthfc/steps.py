@@ -64,8 +64,7 @@ def parse_pages(pages_path: str) -> tuple[list[ArticleRecord], list[ClaimRecord]
             report.skip(url, "parser_error", f"{type(exc).__name__}: {exc}")
             continue
         record = article.record()
-        errors = schema_errors("article", record)
-        if errors:
+        if errors := schema_errors("article", record):
             report.skip(url, "article_schema", "; ".join(errors))
             continue
         if article.article_id in seen_ids:
@@ -75,8 +74,7 @@ def parse_pages(pages_path: str) -> tuple[list[ArticleRecord], list[ClaimRecord]
         good_claims = []
         for claim in article.claims:
             crec: ClaimRecord = asdict(claim)
-            cerr = schema_errors("claim", crec)
-            if cerr:
+            if cerr := schema_errors("claim", crec):
                 report.skip(claim.claim_id, "claim_schema", "; ".join(cerr))
             else:
                 good_claims.append(crec)

@@ -84,8 +84,7 @@ def verdict_from_text(text: str, answer_index: int | None = None) -> Verdict:
         return Verdict(NEI, "conflicting", False, index)
     if _INSUFFICIENT.search(t):
         return Verdict(NEI, "insufficient", False, index)
-    m = _BEWEISLAGE.match(t)
-    if m:
+    if m := _BEWEISLAGE.match(t):
         direction = m.group("direction").strip(" .")
         if not _WORD.search(direction):
             raise UnknownVerdict(f"Beweislage {text!r} has no direction")

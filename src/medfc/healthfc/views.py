@@ -71,8 +71,7 @@ def source_table(dataset: pa.Table, folds: Mapping[str, int]) -> pa.Table:
     import pyarrow as pa
 
     ids = [str(i) for i in dataset.column("id").to_pylist()]
-    missing = [i for i in ids if i not in folds]
-    if missing:
+    if missing := [i for i in ids if i not in folds]:
         raise ValueError(f"{len(missing)} claim(s) of the dataset have no fold in folds.csv (e.g. {missing[0]!r}): "
                          "the folds were made from another dataset")
     types_ = record_types()

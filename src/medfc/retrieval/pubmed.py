@@ -147,8 +147,7 @@ def parse_pub_date(pub_date: ET.Element | None) -> dict[str, int | str | None]:
             season = pub_date.findtext("Season")
         else:
             medline = pub_date.findtext("MedlineDate") or ""
-            m = re.search(r"(\d{4})(?:\s+([A-Za-z]{3}))?", medline)
-            if m:
+            if m := re.search(r"(\d{4})(?:\s+([A-Za-z]{3}))?", medline):
                 year = int(m.group(1))
                 month = _month(m.group(2)) if m.group(2) else None
     if year is None:
@@ -259,8 +258,7 @@ def check_esearch(doc: JSONValue) -> None:
         raise AnswerError(f"the answer is a JSON {type(doc).__name__}, not an object", retryable=False)
     res = doc.get("esearchresult")
     if not isinstance(res, dict):
-        said = _said(doc.get("error") or doc.get("message"))
-        if said:
+        if said := _said(doc.get("error") or doc.get("message")):
             raise AnswerError(f"E-utilities error: {said}", retryable="rate limit" in said.lower(), status=400)
         raise AnswerError("an esearch answer without 'esearchresult'", retryable=True)
     if res.get("ERROR"):

@@ -134,8 +134,7 @@ class CachedSearch:
 
     def search(self, query: str, k: int) -> list[Hit]:
         key = cache_key("search", self.name, self.backend.index_id(), " ".join(query.split()), int(k))
-        hit = self.cache.get(key, parse=lambda stored: [Hit(**h) for h in stored])
-        if hit is not None:
+        if (hit := self.cache.get(key, parse=lambda stored: [Hit(**h) for h in stored])) is not None:
             return hit
         self.searches += 1
         hits = self.backend.search(query, k)
