@@ -94,8 +94,7 @@ def _rule_decision(text: str, end: int, date_spans: list[tuple[int, int]]) -> bo
     """True = boundary, False = no boundary, None = let the base segmenter decide."""
     punct = text[:end].rstrip("\"'“”„‘’»«)]")
     nxt_m = _NEXT_WORD.match(text, end)
-    nxt = nxt_m.group(1) if nxt_m else ""
-    nxt_alpha = nxt.lstrip("\"'“”„‘’»«(") if nxt else ""
+    nxt_alpha = nxt_m.group(1) if nxt_m else ""  # the next word (no quote or bracket in it)
     if not punct.endswith(".") or punct.endswith(".."):
         # ! ? … or an ellipsis: a boundary unless a lower-case continuation follows
         if nxt_alpha[:1].islower() and not _is_lowercase_starter(nxt_alpha):
