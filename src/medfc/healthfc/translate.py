@@ -103,8 +103,7 @@ def translate_articles(articles: Sequence[ArticleRecord], claims: Sequence[Claim
     for a in articles:
         texts += [titles[a["article_id"]], a.get("teaser", "") or "", *split[a["article_id"]], *(a.get("topics") or [])]
     for c in claims:
-        texts += [c.get("question", "") or "", c.get("explanation", "") or ""]
-        texts.append(titles.get(c["article_id"], ""))
+        texts += [c.get("question", "") or "", c.get("explanation", "") or "", titles.get(c["article_id"], "")]
 
     translations, stats = translate_with_memory(texts, translator_factory, memory, corrections, model_name)
     table = {normalize_key(s): t for s, t in zip(texts, translations, strict=True)}
@@ -117,25 +116,20 @@ def translate_articles(articles: Sequence[ArticleRecord], claims: Sequence[Claim
         rec = memory.record(model_name, key)
         origins["correction" if corrections.get(model_name, key) is not None else rec.origin if rec else "model"] += 1
 
-    sentence_records: list[dict[str, object]] = []  # the ``sentences`` output, one per article
-    for a in articles:
-        sents = split[a["article_id"]]
-        sentence_records.append({
-            "article_id": a["article_id"], "url": a.get("url", ""), "sentences_de": sents, "sentences_en": [en(s) for s in sents],
-            "sections": [str(r["section"]) for r in sentence_lists[a["article_id"]]],
-            "title_de": titles[a["article_id"]], "title_en": en(titles[a["article_id"]]),
-            "teaser_de": a.get("teaser", "") or "", "teaser_en": en(a.get("teaser", "") or ""),
-            "topics_de": list(a.get("topics") or []), "topics_en": [en(t) for t in a.get("topics") or []],
-        })
-    claim_records: list[dict[str, object]] = []  # the ``claims_en`` output
-    for c in claims:
-        title = titles.get(c["article_id"], "")
-        claim_records.append({
-            "claim_id": c["claim_id"], "article_id": c["article_id"], "url": c.get("url", ""),
-            "question_de": c.get("question", "") or "", "question_en": en(c.get("question", "") or ""),
-            "explanation_de": c.get("explanation", "") or "", "explanation_en": en(c.get("explanation", "") or ""),
-            "title_de": title, "title_en": en(title),
-        })
+    sentence_records: list[dict[str, object]] = [{  # the ``sentences`` output, one per article
+        "article_id": a["article_id"], "url": a.get("url", ""), "sentences_de": split[a["article_id"]],
+        "sentences_en": [en(s) for s in split[a["article_id"]]],
+        "sections": [str(r["section"]) for r in sentence_lists[a["article_id"]]],
+        "title_de": titles[a["article_id"]], "title_en": en(titles[a["article_id"]]),
+        "teaser_de": a.get("teaser", "") or "", "teaser_en": en(a.get("teaser", "") or ""),
+        "topics_de": list(a.get("topics") or []), "topics_en": [en(t) for t in a.get("topics") or []],
+    } for a in articles]
+    claim_records: list[dict[str, object]] = [{  # the ``claims_en`` output
+        "claim_id": c["claim_id"], "article_id": c["article_id"], "url": c.get("url", ""),
+        "question_de": c.get("question", "") or "", "question_en": en(c.get("question", "") or ""),
+        "explanation_de": c.get("explanation", "") or "", "explanation_en": en(c.get("explanation", "") or ""),
+        "title_de": titles.get(c["article_id"], ""), "title_en": en(titles.get(c["article_id"], "")),
+    } for c in claims]
     report: dict[str, object] = {
         **stats, "origins": dict(sorted(origins.items())), "n_articles": len(sentence_records), "n_claims": len(claim_records),
         "n_sentences": sum(len(r["sentences_de"]) for r in sentence_records), "model_name": model_name,
