@@ -88,9 +88,7 @@ def check_serper(doc: JSONValue) -> None:
     what = f"error answer{f' {status}' if status else ''}: {message}" if message else "an answer without search results (no organic, answerBox, knowledgeGraph or searchParameters)"
     if status in (401, 403) or any(m in message.lower() for m in _KEY_REFUSALS):
         raise AnswerError(what, retryable=False, status=status or 403)
-    if status is None or status == 429 or status >= 500:
-        raise AnswerError(what, retryable=True, status=status)
-    raise AnswerError(what, retryable=False, status=status)
+    raise AnswerError(what, retryable=status is None or status == 429 or status >= 500, status=status)
 
 
 #: MediaWiki error codes of a passing condition (server load, rate limits, a read-only database, internal errors)
