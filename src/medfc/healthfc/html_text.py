@@ -74,9 +74,7 @@ def block_texts(nodes: list[etree._Element]) -> list[str]:
             candidates = [e for e in candidates if not any(a in candidates for a in e.iterancestors())]
             if not candidates and clean(node.text_content()):
                 candidates = [node]
-        for c in candidates:
-            if t := element_text(c, drop_sup=True):
-                out.append(t)
+        out.extend(t for c in candidates if (t := element_text(c, drop_sup=True)))
     return out
 
 
