@@ -150,9 +150,8 @@ def parse_pub_date(pub_date: ET.Element | None) -> dict[str, int | str | None]:
             if m := re.search(r"(\d{4})(?:\s+([A-Za-z]{3}))?", medline):
                 year = int(m.group(1))
                 month = _month(m.group(2)) if m.group(2) else None
-    if year is None:
-        return {"year": None, "month": None, "day": None, "season": season, "publication_date": None}
-    date = f"{year}-{month or 'N/A'}-{f'{day:02d}' if (day and month) else 'N/A'}"
+    # month, day and season are only read with a year
+    date = f"{year}-{month or 'N/A'}-{f'{day:02d}' if (day and month) else 'N/A'}" if year is not None else None
     return {"year": year, "month": month, "day": day if month else None, "season": season, "publication_date": date}
 
 
