@@ -46,8 +46,7 @@ _FOOTNOTE = re.compile(r"\[\d+(?:[,–-]\s*\d+)*\]|(?<=[a-zäöüß.)])\d{1,2}(?
 def normalize_sentence(text: str) -> str:
     """Comparison form of a sentence: NFC, quotes/dashes unified, footnote marks and extra space gone."""
     text = " ".join(_FOOTNOTE.sub("", normalize_text(text or "").translate(_QUOTES)).split())
-    text = re.sub(r"\s+([.,;:!?)])", r"\1", text)
-    return text
+    return re.sub(r"\s+([.,;:!?)])", r"\1", text)
 
 
 @dataclass
