@@ -59,11 +59,8 @@ def _claims_from_segments(segments: list[str], *, beweislage: bool) -> list[dict
         if label == "end":
             field_name = None
             continue
-        if label == "frage":
-            claims.append({})
-            field_name = "frage"
-        elif label is not None:
-            if not claims or (label in claims[-1] and label != "erklärung"):
+        if label is not None:
+            if label == "frage" or not claims or (label in claims[-1] and label != "erklärung"):
                 claims.append({})
             field_name = label
         elif field_name is None:
