@@ -95,11 +95,8 @@ def split_authors(text: str) -> list[str]:
 
 
 def _parse_list(value: str) -> list[object] | None:
-    value = (value or "").strip()
-    if not value:
-        return None
     try:
-        parsed = ast.literal_eval(value)
+        parsed = ast.literal_eval((value or "").strip())  # "" is a SyntaxError too
     except (ValueError, SyntaxError):
         return None
     return list(parsed) if isinstance(parsed, (list, tuple)) else None
