@@ -210,9 +210,7 @@ def base_boundaries(text: str, base: BaseSplitter = DEFAULT_BASE, lang: str = "d
 def split_sentences(text: str, lang: str = "de", *, base: BaseSplitter = DEFAULT_BASE, rules: bool = True) -> list[str]:
     """Split one paragraph into sentences (whitespace-normalised, never empty); the German rules apply when
     ``lang == "de"`` and ``rules`` (False: the bare base segmenter on the same candidates, to measure it)."""
-    text = normalize_text(text)
-    if not text:
-        return []
+    text = normalize_text(text)  # "" gives no candidate, so no sentence
     base_ends = base_boundaries(text, base, lang)
     date_spans = [m.span() for m in _DATE.finditer(text)] if rules and lang == "de" else []
     cuts: list[int] = []
