@@ -38,25 +38,21 @@ class DeepLTranslator:
         self.http = HttpClient(cache_dir=None, rate=10.0, burst=5, user_agent="medfc", timeout=self.timeout_s,
                                max_retries=self.retries, backoff=self.backoff_s, session=session)
 
-    def _post(self, texts: list[str]) -> list[str]:
+    def translate(self, texts: Sequence[str], on_batch: BatchCallback | None = None) -> list[str]:
         from medfc.common.http import HttpError
 
-        payload = {"text": texts, "source_lang": self.source_lang, "target_lang": self.target_lang}
-        try:
-            data = self.http.post_json(f"{self.base_url}/v2/translate", payload,
-                                       headers={"Authorization": f"DeepL-Auth-Key {self.auth_key}"})
-        except HttpError as exc:  # 456 (quota exceeded) and other 4xx are not retried
-            raise DeepLError(f"DeepL request failed ({exc})") from exc
-        got = [t["text"] for t in data.get("translations", [])]
-        if len(got) != len(texts):
-            raise DeepLError(f"DeepL returned {len(got)} translations for {len(texts)} texts")
-        return got
-
-    def translate(self, texts: Sequence[str], on_batch: BatchCallback | None = None) -> list[str]:
         out: list[str] = []
         for i in range(0, len(texts), self.batch_size):
             sources = list(texts[i : i + self.batch_size])
-            targets = self._post(sources)
+            payload = {"text": sources, "source_lang": self.source_lang, "target_lang": self.target_lang}
+            try:
+                data = self.http.post_json(f"{self.base_url}/v2/translate", payload,
+                                           headers={"Authorization": f"DeepL-Auth-Key {self.auth_key}"})
+            except HttpError as exc:  # 456 (quota exceeded) and other 4xx are not retried
+                raise DeepLError(f"DeepL request failed ({exc})") from exc
+            targets = [t["text"] for t in data.get("translations", [])]
+            if len(targets) != len(sources):
+                raise DeepLError(f"DeepL returned {len(targets)} translations for {len(sources)} texts")
             out.extend(targets)
             if on_batch is not None:
                 on_batch(sources, targets)
