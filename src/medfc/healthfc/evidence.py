@@ -71,7 +71,7 @@ class DatedSearchCache:
     """Each answer of a backend on disk with the date it was answered, per (backend, index, query, k)."""
 
     def __init__(self, backend: SearchBackend, directory: str | os.PathLike, today: Callable[[], str] | None = None) -> None:
-        self.backend, self.cache, self.today, self.searches = backend, UnitCache(directory), today or (lambda: utc_today()), 0
+        self.backend, self.cache, self.today = backend, UnitCache(directory), today or (lambda: utc_today())
 
     def search(self, query: str, k: int) -> tuple[list[Hit], str, bool]:
         """(hits, the date searched, whether it came from the cache)."""
@@ -79,7 +79,6 @@ class DatedSearchCache:
         got = self.cache.get(key, parse=lambda v: ([Hit(**h) for h in v["hits"]], str(v["searched"])))
         if got is not None:
             return got[0], got[1], True
-        self.searches += 1
         hits = self.backend.search(query, int(k))
         searched = self.today()
         self.cache.put(key, {"searched": searched, "hits": [asdict(h) for h in hits]})
