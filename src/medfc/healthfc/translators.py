@@ -29,7 +29,6 @@ class Translator(Protocol):
 
     def translate(self, texts: Sequence[str], on_batch: BatchCallback | None = None) -> list[str]:
         """Translate ``texts`` in order, calling ``on_batch(sources, targets)`` after each batch (optional)."""
-        ...
 
 
 class LengthSortedBatches:

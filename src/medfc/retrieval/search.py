@@ -118,7 +118,6 @@ class SearchBackend(Protocol):
 
     def index_id(self) -> str:
         """Names the index searched (part of the search cache key)."""
-        ...
 
     def search(self, query: str, k: int) -> list[Hit]:
         ...
