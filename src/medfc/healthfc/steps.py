@@ -212,10 +212,9 @@ def stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions) -> None:
     table2 = hstats.table2(records)
     write_table(table2, Path(outputs["table2"]).with_suffix(""), caption="HealthFC Table 2: text statistics (mean, std, min, max)",
                 latex=hstats.table2_latex(table2, len(records)))
-    per_year, _ = hstats.fig1_table(records, paper)
     sizes: dict[str, object] = {}
     for key, df, plot in (
-        ("fig1", per_year, figures.plot_claims_per_year),
+        ("fig1", hstats.fig1_table(records, paper)[0], figures.plot_claims_per_year),
         ("fig2", hstats.fig2_table(records, options.top_topics, paper), figures.plot_top_topics),
         ("fig3", hstats.fig3_table(records, paper), figures.plot_level_by_verdict),
     ):
