@@ -50,15 +50,11 @@ class Article:
     claims: list[Claim] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
-    @property
-    def body(self) -> str:
-        return "\n\n".join(self.body_paragraphs)
-
     def record(self) -> ArticleRecord:
         rec = asdict(self)
         rec.pop("claims")
         rec.pop("problems")
-        rec["body"] = self.body
+        rec["body"] = "\n\n".join(self.body_paragraphs)
         return rec
 
 
