@@ -41,13 +41,10 @@ def translate_with_memory(texts: Sequence[str], translator_factory: Callable[[],
     n_corr = n_mem = 0
     missing: list[str] = []
     for key in unique:
-        fixed = corrections.get(model_name, key)
-        if fixed is not None:
+        if (fixed := corrections.get(model_name, key)) is not None:
             resolved[key] = fixed
             n_corr += 1
-            continue
-        hit = memory.get(model_name, key)
-        if hit is not None:
+        elif (hit := memory.get(model_name, key)) is not None:
             resolved[key] = hit
             n_mem += 1
         else:
