@@ -120,8 +120,9 @@ def _box_claims(segments: list[str]) -> tuple[list[dict[str, str]], str]:
             if not rows:
                 row()
             field_name = "erklärung"
-        elif label is not None:  # a label a verdict box does not use ("Beweislage"): not read
+        elif label is not None:  # a label a verdict box does not use ("Beweislage"): not read, nor what follows it
             field_name = None
+            continue
         elif field_name == "frage" and rows[-1]["frage"]:
             field_name = "antwort"
         elif field_name is None:
