@@ -213,8 +213,7 @@ def table3_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) ->
     """Table 3's companion: evidence-class F1, FEVER, AVeriTeC, false-class F1 of our rows (frame and LaTeX)."""
     keys = T3_EXTRA_KEYS.items()
     rows, tex_rows = [], []
-    for lang, model, system, folds in _experiment_rows(scores, entries, TABLE3_SYSTEMS):
-        agg = classification.aggregate_folds(folds)
+    for lang, model, system, folds, agg in _experiment_rows(scores, entries, TABLE3_SYSTEMS):
         rows.append({"scale": scale, "lang": lang, "model": model, "system": system, "folds": len(folds),
                      **{name: pm(agg, key) for name, key in keys}})
         tex_rows.append([system, _model_title(lang, model), len(folds), *(mean_sd(agg, key) for _, key in keys)])
@@ -231,10 +230,12 @@ def table3_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) ->
     return pd.DataFrame(rows, columns=cols), table
 
 
-def _experiment_rows(scores: Sequence[str], entries: Sequence[Entry], systems: Sequence[str]) -> list[tuple[str, str, str, list[dict]]]:
+def _experiment_rows(scores: Sequence[str], entries: Sequence[Entry],
+                     systems: Sequence[str]) -> list[tuple[str, str, str, list[dict], dict]]:
+    """(lang, model, system, the folds' scores, their aggregate) of the runs of ``systems``, by system, lang, model."""
     data = _aggregates(scores, entries, systems)
     order = {s: i for i, s in enumerate(systems)}
-    return [(lang, model, system, data[(lang, model, system)]) for lang, model, system in sorted(data, key=lambda k: (order[k[2]], k[0], k[1]))]
+    return [(*k, data[k], classification.aggregate_folds(data[k])) for k in sorted(data, key=lambda k: (order[k[2]], k[0], k[1]))]
 
 
 def table5_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
@@ -243,8 +244,7 @@ def table5_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
     kept = stack_kept(infos, scores, entries)
     marks = stack_marks(kept)
     ours, ran = [], _experiment_rows(scores, entries, TABLE5_SYSTEMS)
-    for lang, model, system, folds in ran:
-        agg = classification.aggregate_folds(folds)
+    for lang, model, system, _, agg in ran:
         ours.append([EXPERIMENT_TITLES.get(system, system), _model_cell(lang, model, marks),
                      *(mean_sd(agg, f"veracity.{k}") for k in ("macro_precision", "macro_recall", "macro_f1"))])
     hf = papers["healthfc"]
@@ -263,31 +263,31 @@ def table5_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
 
 def table5_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) -> tuple[pd.DataFrame, LatexTable]:
     """Table 5's companion: accuracy and the claims scored of our rows."""
-    rows = _veracity_rows(scores, entries, TABLE5_SYSTEMS, scale)
-    df = pd.DataFrame(rows, columns=["scale", "lang", "model", "experiment", "folds", "n", "accuracy"])
-    df = df.rename(columns={"n": "claims"})
-    tex_rows = []
-    for lang, model, system, folds in _experiment_rows(scores, entries, TABLE5_SYSTEMS):
-        agg = classification.aggregate_folds(folds)
-        tex_rows.append([EXPERIMENT_TITLES.get(system, system), _model_title(lang, model), len(folds),
-                         sum(int(f.get("n", 0)) for f in folds), mean_sd(agg, "veracity.accuracy")])
+    order = {s: i for i, s in enumerate(TABLE5_SYSTEMS)}
+    rows, tex_rows = [], []
+    for lang, model, system, folds, agg in _experiment_rows(scores, entries, TABLE5_SYSTEMS):
+        claims = sum(int(f.get("n", 0)) for f in folds)
+        rows.append({"scale": scale, "lang": lang, "model": model, "experiment": system, "folds": len(folds), "claims": claims,
+                     "accuracy": pm(agg, "veracity.accuracy")})
+        tex_rows.append([EXPERIMENT_TITLES.get(system, system), _model_title(lang, model), len(folds), claims,
+                         mean_sd(agg, "veracity.accuracy")])
+    rows.sort(key=lambda r: (r["lang"], r["model"], order[r["experiment"]]))  # the frame in Table 5's row order
     columns = [Column("Experiment", align="l"), Column("Base Model", align="l"), Column("Folds", fmt="int"),
                Column("Claims", fmt="int"), Column("Accuracy")]
     caption = ("HealthFC Table 5, companion: accuracy (%), the mean and standard deviation (subscript) over folds, and the "
                "claims scored over all folds, of our rows.")
     table = ours_only(caption, "tab:healthfc-table5-extra", columns, tex_rows, scale)
-    return df, table
+    return pd.DataFrame(rows, columns=["scale", "lang", "model", "experiment", "folds", "claims", "accuracy"]), table
 
 
 def open_domain_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> LatexTable:
     """The open-domain comparison in LaTeX: our rows, then the binary F1 the HealthFC paper cites."""
     ours, exp = [], _experiment_rows(scores, entries, OPEN_DOMAIN_SYSTEMS)
-    for lang, model, system, folds in exp:
-        agg = classification.aggregate_folds(folds)
+    for lang, model, system, folds, agg in exp:
         ours.append([str(evidence_source(system)), _model_title(lang, model), sum(int(f.get("n", 0)) for f in folds),
                      *(mean_sd(agg, f"veracity.{k}") for k in ("macro_precision", "macro_recall", "macro_f1", "accuracy"))])
     od = papers["healthfc"]["open_domain"]
-    ran = dict.fromkeys(str(evidence_source(s)) for _, _, s, _ in exp)
+    ran = dict.fromkeys(str(evidence_source(s)) for _, _, s, *_ in exp)
     paper = [[src, od["model"], od["claims"], None, None, MeanSD(float(od["f1"][src])), None] for src in ran if src in od["f1"]]
     columns = [Column("Evidence", align="l"), Column("Base Model", align="l"), Column("Claims", fmt="int"),
                Column("P"), Column("R"), Column("F1"), Column("Accuracy")]
