@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from medfc.clinifact.pairs import LIST_COLUMNS, RELEASE_COLUMNS, parse_list_literal
 from medfc.common.io import atomic_output
@@ -44,54 +43,32 @@ def instruction_text(claim: str, abstract: str, label: int | None = None) -> str
     return f"{INSTRUCTION}Claim: {claim}\nAbstract: {abstract}\n{RESPONSE}{answer}"
 
 
-def instruction_records(df: pd.DataFrame, *, with_response: bool) -> Iterator[dict[str, str]]:
-    """``{"text": ...}`` for each row of a release-format split, in its order."""
-    for claim, abstract, label in zip(df["claim"], df["article_abstract"], df["label"]):
-        yield {TEXT_FIELD: instruction_text(claim, abstract, label if with_response else None)}
-
-
 def write_instruction_jsonl(df: pd.DataFrame, path: str | os.PathLike, *, with_response: bool) -> int:
     """The split as the release's instruction JSONL (atomically); returns the number of lines."""
-    n = 0
     with atomic_output(path) as fh:
-        for rec in instruction_records(df, with_response=with_response):
+        for claim, abstract, label in zip(df["claim"], df["article_abstract"], df["label"]):
+            rec = {TEXT_FIELD: instruction_text(claim, abstract, label if with_response else None)}
             fh.write((json.dumps(rec) + "\n").encode("ascii"))  # json.dumps' defaults, as the release
-            n += 1
-    return n
-
-
-def arrow_schema() -> pa.Schema:
-    import pyarrow as pa
-
-    def kind(col: str) -> pa.DataType:
-        return pa.list_(pa.string()) if col in LIST_COLUMNS else pa.int64() if col in INT_COLUMNS else pa.string()
-
-    return pa.schema([pa.field(c, kind(c)) for c in RELEASE_COLUMNS])
-
-
-_V = TypeVar("_V")
-
-
-def _cell(value: _V) -> _V | None:
-    return None if value is None or (isinstance(value, float) and value != value) else value
+    return len(df)
 
 
 def arrow_table(df: pd.DataFrame) -> pa.Table:
-    """A release-format split as an Arrow table of :func:`arrow_schema` (list literals parsed)."""
+    """A release-format split as an Arrow table (list literals parsed; ``index``, ``PMID``, ``label`` int64, the
+    rest strings)."""
     import pyarrow as pa
 
-    schema = arrow_schema()
-    columns = []
-    for field in schema:
-        values = [_cell(v) for v in df[field.name]]
-        if field.name in LIST_COLUMNS:
-            values = [parse_list_literal(v) for v in values]
-        elif field.name in INT_COLUMNS:
-            values = [None if v is None else int(v) for v in values]
+    fields, columns = [], []
+    for col in RELEASE_COLUMNS:
+        values = [None if v is None or (isinstance(v, float) and v != v) else v for v in df[col]]
+        if col in LIST_COLUMNS:
+            kind, values = pa.list_(pa.string()), [parse_list_literal(v) for v in values]
+        elif col in INT_COLUMNS:
+            kind, values = pa.int64(), [None if v is None else int(v) for v in values]
         else:
-            values = [None if v is None else str(v) for v in values]
-        columns.append(pa.array(values, type=field.type))
-    return pa.Table.from_arrays(columns, schema=schema)
+            kind, values = pa.string(), [None if v is None else str(v) for v in values]
+        fields.append(pa.field(col, kind))
+        columns.append(pa.array(values, type=kind))
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields))
 
 
 def write_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:

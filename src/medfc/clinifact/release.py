@@ -11,7 +11,7 @@ import io
 import logging
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -109,12 +109,17 @@ def read_split(path: str | os.PathLike, report: SkipReport) -> tuple[pd.DataFram
     return df[RELEASE_COLUMNS], n_read
 
 
-def import_release(source: str, report: SkipReport, cache_dir: str | os.PathLike | None = None, http: HttpClient | None = None) -> dict[str, pd.DataFrame]:
-    """Read the three splits strictly (:func:`read_split`); counts ``read_<split>`` and ``rows_<split>`` (kept)."""
+def read_splits(path_of: Callable[[str], str | os.PathLike], report: SkipReport) -> dict[str, pd.DataFrame]:
+    """The three splits (``path_of(split)``) read strictly (:func:`read_split`); counts ``read_<split>`` and
+    ``rows_<split>`` (kept)."""
     out: dict[str, pd.DataFrame] = {}
     for split in SPLITS:
-        df, n_read = read_split(locate(source, split, cache_dir, http), report)
+        out[split], n_read = read_split(path_of(split), report)
         report.count(f"read_{split}", n_read)
-        report.count(f"rows_{split}", len(df))
-        out[split] = df
+        report.count(f"rows_{split}", len(out[split]))
     return out
+
+
+def import_release(source: str, report: SkipReport, cache_dir: str | os.PathLike | None = None, http: HttpClient | None = None) -> dict[str, pd.DataFrame]:
+    """The release's three splits, located (:func:`locate`) and read (:func:`read_splits`)."""
+    return read_splits(lambda split: locate(source, split, cache_dir, http), report)

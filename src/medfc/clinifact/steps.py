@@ -124,11 +124,7 @@ def clinifact_stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions
     from medfc.common.papers import read_paper_numbers
 
     report = SkipReport("clinifact.stats")
-    splits = {}
-    for name in pairs.SPLITS:
-        splits[name], n_read = release.read_split(inputs[name], report)
-        report.count(f"read_{name}", n_read)
-        report.count(f"rows_{name}", len(splits[name]))
+    splits = release.read_splits(lambda name: inputs[name], report)
     allp = pairs.pd.concat(list(splits.values()), ignore_index=True)
     numbers = read_paper_numbers(inputs["papers"])["clinifact"]
     released = numbers["release_stats"]  # the released data's Tables 4 and 6
