@@ -13,7 +13,7 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from medfc.common.labels import LOE_LABELS, VERACITY_LABELS
@@ -47,20 +47,6 @@ class ErrorsOptions(Options):
     healthfc: tuple[dict[str, Any], ...]
     pairs: tuple[PairsSection, ...]
     scale: Literal["smoke", "cpu", "paper"]
-
-
-@dataclass
-class Pool:
-    """Texts kept once, each by its index in :attr:`texts` (first seen first)."""
-
-    texts: list[str] = field(default_factory=list)
-    index: dict[str, int] = field(default_factory=dict)
-
-    def add(self, text: str) -> int:
-        if text not in self.index:
-            self.index[text] = len(self.texts)
-            self.texts.append(text)
-        return self.index[text]
 
 
 def ordered_labels(known: Sequence[str], seen: Iterable[str]) -> list[str]:
@@ -127,8 +113,9 @@ def _seen_labels(rows: list[tuple[dict[str, Any], list[Record]]]) -> set[str]:
     return {str(r[k]) for _, records in rows for r in records for k in ("label", "pred_label") if r.get(k) is not None}
 
 
-def healthfc_section(runs: Sequence[Run], claims: Iterable[Record], pool: Pool, unmatched: Counter[str]) -> dict[str, Any] | None:
-    """HealthFC's part of the page; None without runs."""
+def healthfc_section(runs: Sequence[Run], claims: Iterable[Record], pool: dict[str, int],
+                     unmatched: Counter[str]) -> dict[str, Any] | None:
+    """HealthFC's part of the page (each shown text's index in ``pool``, first seen first); None without runs."""
     if not runs:
         return None
     langs = sorted({str(entry["lang"]) for entry, _ in runs})
@@ -153,7 +140,7 @@ def healthfc_section(runs: Sequence[Run], claims: Iterable[Record], pool: Pool, 
         if ids is not None:
             return sorted(int(i) for i in ids), None
         shown = [str(t) for t in r.get("evidence") or []]
-        return None, ([pool.add(t) for t in shown] if shown else None)
+        return None, ([pool.setdefault(t, len(pool)) for t in shown] if shown else None)
 
     def declared(entry: Mapping[str, Any]) -> tuple[str, ...]:
         return system_spec(str(entry["system"])).labels if entry["system"] in SYSTEMS else ()
@@ -187,11 +174,12 @@ def pairs_section(runs: Sequence[Run], pairs: Iterable[Any], unmatched: Counter[
 def page_data(healthfc: Sequence[Run], claims: Iterable[Record], pairs: Sequence[tuple[PairsSection, Sequence[Run], Iterable[Any]]],
               scale: str) -> tuple[dict[str, Any], dict[str, int]]:
     """The page's data and the predictions left out, counted by reason."""
-    pool, unmatched = Pool(), Counter()  # predictions left out, by reason
+    pool: dict[str, int] = {}  # each shown text, by its index in ``texts``
+    unmatched: Counter[str] = Counter()  # predictions left out, by reason
     sections = [healthfc_section(healthfc, claims, pool, unmatched),
                 *(pairs_section(runs, test, unmatched, section.data.dataset, section.title, section.data.classes) for section, runs, test in pairs)]
     datasets = [d for d in sections if d is not None]
-    return {"datasets": datasets, "texts": pool.texts, "scale": scale}, dict(sorted(unmatched.items()))
+    return {"datasets": datasets, "texts": list(pool), "scale": scale}, dict(sorted(unmatched.items()))
 
 
 def embedded_json(data: Mapping[str, Any]) -> str:
