@@ -5,7 +5,6 @@ schema's (``scoring.lambdas``, ``scoring.max_pred_evidence``, ``scoring.abstain`
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from collections.abc import Mapping, Sequence
@@ -146,12 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 rows = [(k, f"{v['mean']:.4f} ± {v['std']:.4f}" if v["std"] is not None else f"{v['mean']:.4f}")
                         for k, v in agg.items() if k in ("accuracy", "macro_precision", "macro_recall", "macro_f1")]
                 rows.insert(0, ("folds", len(folds)))
-    except NltkDataMissing as exc:
+    except (NltkDataMissing, OSError, ValueError) as exc:  # a JSONDecodeError is a ValueError
         print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except (OSError, ValueError, json.JSONDecodeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, NltkDataMissing) else 1
 
     scores["skipped"] = {"n": len(report.skipped), "by_reason": report.reasons()}
     rows.append(("skipped records", len(report.skipped)))

@@ -37,11 +37,8 @@ DEFAULT_LANGUAGES = ("english", "german")
 
 # Files NLTK's WordNetCorpusReader opens; the first group is required, the second is optional
 # (index.sense is used for sense keys, cntlist.rev for lemma counts).
-WORDNET_REQUIRED = tuple(
-    [f"data.{p}" for p in ("adj", "adv", "noun", "verb")]
-    + [f"index.{p}" for p in ("adj", "adv", "noun", "verb")]
-    + [f"{p}.exc" for p in ("adj", "adv", "noun", "verb")]
-)
+POS = ("adj", "adv", "noun", "verb")
+WORDNET_REQUIRED = (*(f"data.{p}" for p in POS), *(f"index.{p}" for p in POS), *(f"{p}.exc" for p in POS))
 WORDNET_OPTIONAL = ("index.sense", "cntlist.rev")
 N_WORDNET_SYNSETS = 117_659
 
@@ -62,21 +59,14 @@ class NltkDataMissing(RuntimeError):
 
 def nltk_data_dir() -> Path:
     """The data directory: the first entry of ``$NLTK_DATA`` if set, else ``./.nltk_data``."""
-    env = os.environ.get("NLTK_DATA", "").strip()
-    if env:
-        first = env.split(os.pathsep)[0].strip()
-        if first:
-            return Path(first).expanduser().resolve()
-    return Path(DEFAULT_DIR).resolve()
+    first = os.environ.get("NLTK_DATA", "").strip().split(os.pathsep)[0].strip()
+    return Path(first).expanduser().resolve() if first else Path(DEFAULT_DIR).resolve()
 
 
 def _missing_message(what: str, directory: Path) -> str:
-    return (
-        f"NLTK {what} data not found (looked in {directory} and NLTK's default paths). "
-        f"The scorers never run without it. Install it offline with\n"
-        f"    bash {INSTALL_SCRIPT} {directory}\n"
-        f"(needs root for apt-get the first time) and/or set NLTK_DATA to that directory."
-    )
+    return (f"NLTK {what} data not found (looked in {directory} and NLTK's default paths). The scorers never run without "
+            f"it. Install it offline with\n    bash {INSTALL_SCRIPT} {directory}\n(needs root for apt-get the first time) "
+            "and/or set NLTK_DATA to that directory.")
 
 
 def ensure_nltk_data(wordnet: bool = True, punkt: bool = True, language: str = "english") -> Path:
@@ -133,11 +123,9 @@ def build_wordnet(target: Path, source: Path | None = None) -> Path:
     and add ``lexnames``."""
     source = Path(source) if source else locate_debian_wordnet()
     if source is None or not (source / "data.noun").is_file():
-        raise NltkDataMissing(
-            "WordNet database not found (expected the Debian packages wordnet-base and "
-            f"wordnet-sense-index in {DEBIAN_WORDNET_DIR}); run {INSTALL_SCRIPT} as root, or pass "
-            "--wordnet-src pointing at a WordNet 3.0 dict/ folder"
-        )
+        raise NltkDataMissing(f"WordNet database not found (expected the Debian packages wordnet-base and wordnet-sense-index in "
+                              f"{DEBIAN_WORDNET_DIR}); run {INSTALL_SCRIPT} as root, or pass --wordnet-src pointing at a "
+                              "WordNet 3.0 dict/ folder")
     out = Path(target) / "corpora" / "wordnet"
     out.mkdir(parents=True, exist_ok=True)
     missing = [f for f in WORDNET_REQUIRED if not (source / f).is_file()]
