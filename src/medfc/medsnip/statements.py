@@ -3,8 +3,6 @@ cached JSON call per claim. A malformed answer or failed call keeps the question
 
 from __future__ import annotations
 
-from collections import Counter
-
 from medfc.common.jsoncache import UnitCache
 from medfc.common.jsontypes import JSONValue
 from medfc.common.report import SkipReport
@@ -12,7 +10,7 @@ from medfc.llm.base import Ledger, LLMClient
 from medfc.llm.prompts import load_prompt
 from medfc.medsnip.calls import cached_ask, check_failures, count_failures, gen_params, llm_identity, llm_prices
 from medfc.medsnip.options import PrepareOptions
-from medfc.medsnip.records import Answer
+from medfc.medsnip.records import Answer, usage_total
 
 STATEMENT_SCHEMA: dict[str, JSONValue] = {"type": "object", "required": ["statement"], "properties": {"statement": {"type": "string", "minLength": 1, "pattern": r"\S"}}}
 
@@ -26,10 +24,8 @@ def rewrite_statements(answers: list[Answer], client: LLMClient, opts: PrepareOp
     items = [((a["claim"],), prompt.render(claim=a["claim"])) for a in answers]
     results = cached_ask(client, cache, llm_identity(opts.llm), "prepare:statement", [prompt], items, gen_params(opts.llm, True),
                          STATEMENT_SCHEMA, repair, key_env=opts.llm.api_key_env)
-    usage: Counter = Counter()
     failures = []
     for a, r in zip(answers, results):
-        usage.update(r["usage"])
         if r["failed"]:
             failures.append((a["answer_id"], r["error"] or "call failed"))
             report.skip(a["answer_id"], "statement_call_failed_question_kept", (r["error"] or "")[:300])
@@ -40,4 +36,5 @@ def rewrite_statements(answers: list[Answer], client: LLMClient, opts: PrepareOp
             report.skip(a["answer_id"], "statement_malformed_question_kept", (r["error"] or "")[:300])
     count_failures(report, ledger, len(failures), cache)
     check_failures("medsnip prepare (statement rewrite)", "claims", failures, len(answers), opts.llm.max_failed_share, ledger.total()["failed"])
-    return {"usage": dict(usage), "cache": dict(cache.stats), "calls": ledger.as_dict(llm_prices(opts.llm)), "failed": len(failures)}
+    usage = usage_total(r["usage"] for r in results) if results else {}  # no claim: no usage keys
+    return {"usage": usage, "cache": dict(cache.stats), "calls": ledger.as_dict(llm_prices(opts.llm)), "failed": len(failures)}
