@@ -120,6 +120,7 @@ def read_splits(path_of: Callable[[str], str | os.PathLike], report: SkipReport)
     return out
 
 
-def import_release(source: str, report: SkipReport, cache_dir: str | os.PathLike | None = None, http: HttpClient | None = None) -> dict[str, pd.DataFrame]:
+def import_release(source: str, report: SkipReport, cache_dir: str | os.PathLike | None = None,
+                   http: HttpClient | None = None) -> dict[str, pd.DataFrame]:
     """The release's three splits, located (:func:`locate`) and read (:func:`read_splits`)."""
     return read_splits(lambda split: locate(source, split, cache_dir, http), report)

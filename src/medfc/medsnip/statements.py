@@ -37,4 +37,5 @@ def rewrite_statements(answers: list[Answer], client: LLMClient, opts: PrepareOp
     count_failures(report, ledger, len(failures), cache)
     check_failures("medsnip prepare (statement rewrite)", "claims", failures, len(answers), opts.llm.max_failed_share, ledger.total()["failed"])
     usage = usage_total(r["usage"] for r in results) if results else {}  # no claim: no usage keys
-    return {"usage": usage, "cache": dict(cache.stats), "calls": ledger.as_dict(llm_prices(opts.llm)), "failed": len(failures)}
+    return {"usage": usage, "cache": dict(cache.stats), "calls": ledger.as_dict(llm_prices(opts.llm)),
+            "failed": len(failures)}

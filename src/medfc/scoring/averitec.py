@@ -190,10 +190,7 @@ def averitec_evidence_strings(example: Mapping[str, JSONValue]) -> list[str]:
     for qa in example.get("questions") or []:
         question = _text(qa.get("question"))
         answers = qa.get("answers")
-        if answers is None:
-            answers = []
-        elif not isinstance(answers, list):
-            answers = [answers]
+        answers = [] if answers is None else answers if isinstance(answers, list) else [answers]
         for ans in answers:
             if isinstance(ans, Mapping):
                 text = question + " " + _text(ans.get("answer"))
@@ -205,10 +202,8 @@ def averitec_evidence_strings(example: Mapping[str, JSONValue]) -> list[str]:
         if not answers:
             strings.append(question + " " + NO_ANSWER)
     for ev in example.get("evidence") or []:
-        if isinstance(ev, Mapping):
-            strings.append(_text(ev.get("question")) + " " + _text(ev.get("answer")))
-        else:
-            strings.append(_text(ev))
+        pair = isinstance(ev, Mapping)
+        strings.append(_text(ev.get("question")) + " " + _text(ev.get("answer")) if pair else _text(ev))
     strings.extend(_text(s) for s in example.get("string_evidence") or [])
     return strings
 
@@ -223,10 +218,8 @@ def averitec_questions(example: Mapping[str, JSONValue]) -> list[str] | None:
 def read_averitec_json(path: str | os.PathLike) -> list[JSONObject]:
     """A JSON list of AVeriTeC examples (a JSONL file is accepted too)."""
     text = Path(path).read_text(encoding="utf-8")
-    if text.lstrip().startswith("["):
-        data = json.loads(text)
-    else:
-        data = [json.loads(line) for line in text.splitlines() if line.strip()]
+    is_list = text.lstrip().startswith("[")
+    data = json.loads(text) if is_list else [json.loads(line) for line in text.splitlines() if line.strip()]
     if not isinstance(data, list):
         raise ValueError(f"{path}: expected a JSON list of claims")
     return data

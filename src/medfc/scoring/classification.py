@@ -33,9 +33,9 @@ def bootstrap_intervals(gold: Sequence[str], pred: Sequence[str], labels: Sequen
         raise ValueError(f"duplicate labels in {labels}")
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
+    head = {"n_resamples": int(n_resamples), "seed": int(seed), "alpha": float(alpha), "method": "percentile"}
     if n == 0 or k == 0:
-        return {"n_resamples": int(n_resamples), "seed": int(seed), "alpha": float(alpha), "method": "percentile",
-                "accuracy": {"low": 0.0, "high": 0.0}, "macro_f1": {"low": 0.0, "high": 0.0}}
+        return {**head, "accuracy": {"low": 0.0, "high": 0.0}, "macro_f1": {"low": 0.0, "high": 0.0}}
     index = {lab: i for i, lab in enumerate(labels)}
     g = np.array([index[x] if x in index else -1 for x in gold])
     if (g < 0).any():
@@ -57,13 +57,8 @@ def bootstrap_intervals(gold: Sequence[str], pred: Sequence[str], labels: Sequen
         acc[start:start + b] = tp.sum(axis=1) / n
         mf1[start:start + b] = f1.mean(axis=1)
     q = [100 * alpha / 2, 100 * (1 - alpha / 2)]
-
-    def interval(values: np.ndarray) -> dict[str, float]:
-        low, high = np.percentile(values, q)
-        return {"low": float(low), "high": float(high)}
-
-    return {"n_resamples": int(n_resamples), "seed": int(seed), "alpha": float(alpha), "method": "percentile",
-            "accuracy": interval(acc), "macro_f1": interval(mf1)}
+    return {**head, **{key: dict(zip(("low", "high"), map(float, np.percentile(values, q))))
+                       for key, values in (("accuracy", acc), ("macro_f1", mf1))}}
 
 
 def bowker_table(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
@@ -106,8 +101,7 @@ def mcnemar_bowker(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequenc
 def mcnemar(gold: Sequence[str], pred_a: Sequence[str], pred_b: Sequence[str]) -> dict[str, object]:
     """McNemar's test on correctness (2 × 2 Bowker table of right/wrong), no continuity correction."""
     _check_lengths(gold, pred_a, pred_b)
-    right_a = ["right" if g == a else "wrong" for g, a in zip(gold, pred_a)]
-    right_b = ["right" if g == b else "wrong" for g, b in zip(gold, pred_b)]
+    right_a, right_b = (["right" if g == x else "wrong" for g, x in zip(gold, pred)] for pred in (pred_a, pred_b))
     return mcnemar_bowker(right_a, right_b, labels=["right", "wrong"])
 
 

@@ -64,9 +64,9 @@ def nltk_data_dir() -> Path:
 
 
 def _missing_message(what: str, directory: Path) -> str:
-    return (f"NLTK {what} data not found (looked in {directory} and NLTK's default paths). The scorers never run without "
-            f"it. Install it offline with\n    bash {INSTALL_SCRIPT} {directory}\n(needs root for apt-get the first time) "
-            "and/or set NLTK_DATA to that directory.")
+    return (f"NLTK {what} data not found (looked in {directory} and NLTK's default paths). The scorers never run "
+            f"without it. Install it offline with\n    bash {INSTALL_SCRIPT} {directory}\n(needs root for apt-get the "
+            "first time) and/or set NLTK_DATA to that directory.")
 
 
 def ensure_nltk_data(wordnet: bool = True, punkt: bool = True, language: str = "english") -> Path:
@@ -123,9 +123,9 @@ def build_wordnet(target: Path, source: Path | None = None) -> Path:
     and add ``lexnames``."""
     source = Path(source) if source else locate_debian_wordnet()
     if source is None or not (source / "data.noun").is_file():
-        raise NltkDataMissing(f"WordNet database not found (expected the Debian packages wordnet-base and wordnet-sense-index in "
-                              f"{DEBIAN_WORDNET_DIR}); run {INSTALL_SCRIPT} as root, or pass --wordnet-src pointing at a "
-                              "WordNet 3.0 dict/ folder")
+        raise NltkDataMissing("WordNet database not found (expected the Debian packages wordnet-base and "
+                              f"wordnet-sense-index in {DEBIAN_WORDNET_DIR}); run {INSTALL_SCRIPT} as root, or pass "
+                              "--wordnet-src pointing at a WordNet 3.0 dict/ folder")
     out = Path(target) / "corpora" / "wordnet"
     out.mkdir(parents=True, exist_ok=True)
     missing = [f for f in WORDNET_REQUIRED if not (source / f).is_file()]

@@ -235,7 +235,8 @@ def _experiment_rows(scores: Sequence[str], entries: Sequence[Entry],
     """(lang, model, system, the folds' scores, their aggregate) of the runs of ``systems``, by system, lang, model."""
     data = _aggregates(scores, entries, systems)
     order = {s: i for i, s in enumerate(systems)}
-    return [(*k, data[k], classification.aggregate_folds(data[k])) for k in sorted(data, key=lambda k: (order[k[2]], k[0], k[1]))]
+    keys = sorted(data, key=lambda k: (order[k[2]], k[0], k[1]))
+    return [(*k, data[k], classification.aggregate_folds(data[k])) for k in keys]
 
 
 def table5_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
@@ -267,8 +268,8 @@ def table5_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) ->
     rows, tex_rows = [], []
     for lang, model, system, folds, agg in _experiment_rows(scores, entries, TABLE5_SYSTEMS):
         claims = sum(int(f.get("n", 0)) for f in folds)
-        rows.append({"scale": scale, "lang": lang, "model": model, "experiment": system, "folds": len(folds), "claims": claims,
-                     "accuracy": pm(agg, "veracity.accuracy")})
+        rows.append({"scale": scale, "lang": lang, "model": model, "experiment": system, "folds": len(folds),
+                     "claims": claims, "accuracy": pm(agg, "veracity.accuracy")})
         tex_rows.append([EXPERIMENT_TITLES.get(system, system), _model_title(lang, model), len(folds), claims,
                          mean_sd(agg, "veracity.accuracy")])
     rows.sort(key=lambda r: (r["lang"], r["model"], order[r["experiment"]]))  # the frame in Table 5's row order
