@@ -13,7 +13,7 @@ from typing import IO, TYPE_CHECKING
 
 from medfc.common.collector import gc_paused
 from medfc.common.nltk_import import import_nltk
-from medfc.scoring.nltk_data import ensure_nltk_data
+from medfc.scoring.nltk_data import WORDNET_REQUIRED, ensure_nltk_data
 
 if TYPE_CHECKING:
     from nltk.corpus.util import LazyCorpusLoader
@@ -59,8 +59,7 @@ class _LineFile:
 
 # the files WordNetCorpusReader reads line by line or by offset (the rest, index.sense and cntlist.rev, it
 # binary-searches with its own reader's extras)
-_LINE_FILES = ("lexnames", *(f"{kind}.{pos}" for kind in ("index", "data") for pos in ("noun", "verb", "adj", "adv")),
-               *(f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv")))
+_LINE_FILES = ("lexnames", *WORDNET_REQUIRED)
 
 
 def english_wordnet() -> LazyCorpusLoader:
@@ -119,12 +118,7 @@ class Meteor:
         return self.tokens_score(self.tokenize(prediction), self.tokenize(reference))
 
 
-_DEFAULT: Meteor | None = None
-
-
+@lru_cache(maxsize=1)
 def default_meteor() -> Meteor:
     """A process-wide :class:`Meteor` (caches shared between calls)."""
-    global _DEFAULT
-    if _DEFAULT is None:
-        _DEFAULT = Meteor()
-    return _DEFAULT
+    return Meteor()
