@@ -108,9 +108,8 @@ class Decomposer:
         self.opts = opts
         self.cache = cache
         self.report = report
-        self.prompts: dict[str, Prompt] = {}
-        if opts.mode in ("atoms", "group", "direct"):
-            self.prompts = {k: load_prompt(v, opts.prompt_dir) for k, v in PROMPTS.items()}
+        llm_mode = opts.mode in ("atoms", "group", "direct")
+        self.prompts: dict[str, Prompt] = {k: load_prompt(v, opts.prompt_dir) for k, v in PROMPTS.items()} if llm_mode else {}
         self.identity = llm_identity(opts.llm) if opts.llm is not None else {}
         self.usage: dict[str, Counter] = {}
         self.counts: Counter = Counter()
@@ -124,8 +123,7 @@ class Decomposer:
         res = cached_ask(self.client, self.cache, self.identity, f"decompose:{kind}", [self.prompts[kind]], items,
                          gen_params(self.opts.llm, True), schema, self.prompts["repair"], check, key_env=self.opts.llm.api_key_env)
         for a, r in zip(answers, res):
-            u = self.usage.setdefault(a["answer_id"], Counter())
-            u.update(r["usage"])
+            self.usage.setdefault(a["answer_id"], Counter()).update(r["usage"])
             self.counts[f"{kind}_cached"] += int(r["cached"])
             self.counts[f"{kind}_repaired"] += int(bool(r["repaired"]))
             if r["failed"]:
@@ -160,10 +158,9 @@ class Decomposer:
             seen = Counter(x for s in value["snippets"] for x in s["source_claims"])
             missing = [k for k in range(1, n + 1) if k not in seen]
             twice = sorted(k for k, c in seen.items() if c > 1)
-            if missing:
-                return f"atoms {missing} are in no snippet; every atom must be in exactly one snippet"
-            if twice:
-                return f"atoms {twice} are in more than one snippet; every atom must be in exactly one snippet"
+            if missing or twice:
+                where = f"{missing} are in no snippet" if missing else f"{twice} are in more than one snippet"
+                return f"atoms {where}; every atom must be in exactly one snippet"
             return None
 
         return self._ask("cluster", answers, convs, CLUSTER_SCHEMA, check)
