@@ -272,18 +272,12 @@ def _too_large(size: int, cap: int) -> tuple[str, str]:
 def _read_sized(src: _Source, flags: int, method: int, crc: int, csize: int, usize: int, wanted: bool,
                 max_size: int | None = None) -> tuple[bytes | None, str | None, str]:
     """Sizes and CRC in the local header: read ``csize`` bytes in chunks, inflating as they come."""
-    if not wanted:  # stepped over unread (so not CRC-checked)
+    problem = (("encrypted", "encrypted members are not supported") if flags & FLAG_ENCRYPTED
+               else ("unsupported_compression", f"compression method {method}") if method not in (STORED, DEFLATED)
+               else _too_large(usize, max_size) if max_size is not None and usize > max_size else None)
+    if not wanted or problem:  # stepped over unread (so not CRC-checked)
         _skip(src, csize)
-        return None, None, ""
-    if flags & FLAG_ENCRYPTED:
-        _skip(src, csize)
-        return None, "encrypted", "encrypted members are not supported"
-    if method not in (STORED, DEFLATED):
-        _skip(src, csize)
-        return None, "unsupported_compression", f"compression method {method}"
-    if max_size is not None and usize > max_size:
-        _skip(src, csize)
-        return None, *_too_large(usize, max_size)
+        return None, *(problem if wanted else (None, ""))
     parts: list[bytes] = []
     got_crc = 0
     got_size = 0

@@ -276,14 +276,12 @@ def _panel_h(ax: Axes, table: pd.DataFrame, panel: str, title: str, models: Sequ
 
 
 def _dedupe_legend(fig, axes: Sequence[Axes], names: Mapping[str, str]) -> None:
-    handles, labels = [], []
+    handles: dict[str, object] = {}  # each label's first handle
     for ax in axes:
         for h, lab in zip(*ax.get_legend_handles_labels()):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
-    fig.legend(handles, [names.get(lab, lab) for lab in labels], loc="outside upper center", ncols=max(1, len(labels)),
-               frameon=False, handlelength=1.5, columnspacing=1.5)
+            handles.setdefault(lab, h)
+    fig.legend(list(handles.values()), [names.get(lab, lab) for lab in handles], loc="outside upper center",
+               ncols=max(1, len(handles)), frameon=False, handlelength=1.5, columnspacing=1.5)
 
 
 def plot_fig3(table: pd.DataFrame, png: str | os.PathLike, notes: Sequence[str] = (),

@@ -23,11 +23,8 @@ def pct(x: float | None) -> float | None:
 
 def pm(agg: Mapping[str, MeanStd], key: str) -> str:
     """``mean ± std`` in percent (std omitted for a single fold), or '' when absent."""
-    m = agg.get(key)
-    if not m or m.get("mean") is None:
-        return ""
-    mean = 100.0 * m["mean"]
-    return f"{mean:.1f} ± {100.0 * m['std']:.1f}" if m.get("std") is not None else f"{mean:.1f}"
+    m = mean_sd(agg, key)
+    return "" if m is None else f"{m.mean:.1f} ± {m.sd:.1f}" if m.sd is not None else f"{m.mean:.1f}"
 
 
 def grouped(entries: Sequence[Entry], files: Sequence[str], keys: Sequence[str]) -> dict[tuple[object, ...], list[tuple[Entry, str]]]:
