@@ -95,9 +95,8 @@ def or_false(unit_verdicts: Iterable[object], abstain: str = "drop") -> str | No
 def aggregate(unit_verdicts: Iterable[object], rule: str = "or_false", k: int = 2, abstain: str = "drop") -> str | None:
     """Unit verdicts → one answer verdict (None = the answer abstains): ``or_false`` (any unit FALSE), ``and_false``
     (every unit), ``threshold_k`` (at least ``k`` units), ``majority`` (ties TRUE) or ``first``."""
-    _check_policy(abstain)
-    if rule not in AGGREGATIONS:
-        raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {rule!r}")
+    _one_of("abstention policy", abstain, ABSTAIN_POLICIES)
+    _one_of("aggregation", rule, AGGREGATIONS)
     votes = []
     for v in unit_verdicts:
         verdict = normalise_verdict(v)
@@ -115,14 +114,14 @@ def aggregate(unit_verdicts: Iterable[object], rule: str = "or_false", k: int = 
     return FALSE if n_false >= needed else TRUE
 
 
-def _check_policy(policy: str) -> None:
-    if policy not in ABSTAIN_POLICIES:
-        raise ValueError(f"abstention policy must be one of {ABSTAIN_POLICIES}, got {policy!r}")
+def _one_of(what: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{what} must be one of {allowed}, got {value!r}")
 
 
 def _encode(gold: Sequence[object], pred: Sequence[object], abstain: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Boolean arrays (gold is FALSE, prediction is FALSE, item kept) after the abstention policy."""
-    _check_policy(abstain)
+    _one_of("abstention policy", abstain, ABSTAIN_POLICIES)
     if len(gold) != len(pred):
         raise ValueError(f"{len(gold)} gold labels but {len(pred)} predictions")
     g = np.zeros(len(gold), dtype=bool)
@@ -191,10 +190,8 @@ def _bootstrap_units(per_unit: np.ndarray, *, n_resamples: int, seed: int, metri
     """Paired bootstrap over the rows of ``per_unit`` ((n, 8) counts: A's tp/fp/fn/tn, then B's). Resamples draw
     ``rng.integers(0, n, (m, n))`` from ``default_rng(seed)`` chunk after chunk (the stream of
     ``scipy.stats.bootstrap(..., paired=True)``). ``empty_arm_zero``: Δ is 0 where an arm has no scored unit."""
-    if metric not in METRICS:
-        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
-    if method not in BOOTSTRAP_METHODS:
-        raise ValueError(f"method must be one of {BOOTSTRAP_METHODS}, got {method!r}")
+    _one_of("metric", metric, METRICS)
+    _one_of("method", method, BOOTSTRAP_METHODS)
     if n_resamples < 1:
         raise ValueError("n_resamples must be positive")
     n = per_unit.shape[0]
@@ -301,8 +298,7 @@ def clustered_paired_bootstrap(arm_a: Arm, arm_b: Arm, abstain: str = "drop", *,
     ``msb_column_cis.py``: the clusters both arms hold, sorted, the others left out; Δ = 0 where an arm has no
     scored unit; percentile intervals only, at ``alpha`` rounded to 12 decimals (``1 - 0.95`` gives exactly 2.5%).
     """
-    if clusters not in CLUSTER_SETS:
-        raise ValueError(f"clusters must be one of {CLUSTER_SETS}, got {clusters!r}")
+    _one_of("clusters", clusters, CLUSTER_SETS)
     extra: dict[str, int] = {}
     n_units_a, n_units_b = len(arm_a[0]), len(arm_b[0])
     if clusters == "union":
