@@ -63,8 +63,7 @@ def _our_rows(scores: Sequence[str], entries: Sequence[Entry], systems: Sequence
     """One row of ours per (lang, model, system) of ``systems`` (the system under ``name``), sorted, with the
     ``cells`` of the folds' aggregate and the folds' scores."""
     rows = [{"source": "ours", "scale": scale, "lang": lang, "model": model, name: system, "folds": len(folds),
-             **cells(classification.aggregate_folds(folds), folds)}
-            for (lang, model, system), folds in _aggregates(scores, entries, systems).items()]
+             **cells(agg, folds)} for lang, model, system, folds, agg in _experiment_rows(scores, entries, systems)]
     order = {s: i for i, s in enumerate(systems)}
     return sorted(rows, key=lambda r: (r["lang"], r["model"], order[r[name]]))
 
@@ -139,12 +138,6 @@ EXPERIMENT_TITLES = {"claims_only": "Claims only", "retrieved_web": "Web snippet
 PAPER_EXPERIMENT_TITLES = {**EXPERIMENT_TITLES, "retrieved_web": "Google snippets"}  # the paper's names of its rows
 
 
-def _aggregates(scores: Sequence[str], entries: Sequence[Entry], systems: Sequence[str]) -> dict[tuple[str, str, str], list[dict]]:
-    """(lang, model, system) → the folds' scores, for the runs of ``systems``."""
-    return {(str(k[0]), str(k[1]), str(k[2])): [read_json(f) for _, f in items]
-            for k, items in grouped(entries, scores, ("lang", "model", "system")).items() if k[2] in systems}
-
-
 def _model_title(lang: str, model: str) -> str:
     return f"{model} (German)" if lang == "de" else model
 
@@ -172,8 +165,8 @@ def _notes(scale: str, marks: Mapping[str, str], kept: Mapping[str, str], paper_
 def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
                  infos: Sequence[str] = ()) -> LatexTable:
     """Table 3 in the paper's layout (the oracle's veracity F1 on the same model's pipeline row)."""
-    data = _aggregates(scores, entries, TABLE3_SYSTEMS)
-    agg = {k: classification.aggregate_folds(v) for k, v in data.items()}
+    data = _experiment_rows(scores, entries, TABLE3_SYSTEMS)
+    agg = {(lang, model, system): a for lang, model, system, _, a in data}
     kept = stack_kept(infos, scores, entries)
     marks = stack_marks(kept)
     ours = []
@@ -199,7 +192,7 @@ def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
     columns = [Column("System", align="l"), Column("Base Model", align="l"),
                *(Column(h, group="Evidence Selection") for h in ("Precision", "Recall", "F1 Macro")),
                *(Column(h, group="Veracity Prediction") for h in ("Precision", "Recall", "F1 Macro")), Column("F1 Macro", group="Oracle Ver. Pred.")]
-    folds = max((len(v) for v in data.values()), default=0)
+    folds = max((len(r[3]) for r in data), default=0)
     caption = ("HealthFC Table 3: evidence selection and veracity prediction, macro precision, recall and F1 (%), the mean "
                f"and standard deviation (subscript) over the folds of a cross-validation (ours: {folds} folds; the paper: 5). "
                "Oracle Ver. Pred.: the pipeline's veracity prediction with the gold evidence sentences.")
@@ -233,7 +226,8 @@ def table3_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) ->
 def _experiment_rows(scores: Sequence[str], entries: Sequence[Entry],
                      systems: Sequence[str]) -> list[tuple[str, str, str, list[dict], dict]]:
     """(lang, model, system, the folds' scores, their aggregate) of the runs of ``systems``, by system, lang, model."""
-    data = _aggregates(scores, entries, systems)
+    data = {(str(k[0]), str(k[1]), str(k[2])): [read_json(f) for _, f in items]
+            for k, items in grouped(entries, scores, ("lang", "model", "system")).items() if k[2] in systems}
     order = {s: i for i, s in enumerate(systems)}
     keys = sorted(data, key=lambda k: (order[k[2]], k[0], k[1]))
     return [(*k, data[k], classification.aggregate_folds(data[k])) for k in keys]
