@@ -53,13 +53,11 @@ def statistical_test_type(value: object) -> str:
 
 def _group_rows(model: str, panel: str, groups: Mapping[str, list[tuple[str, str]]],
                 paper: Mapping[tuple[str, str, str], float]) -> list[Row]:
-    rows: list[Row] = []
-    for group, items in groups.items():
-        s = classification.classification_scores([g for g, _ in items], [p for _, p in items], CLINIFACT_LABELS)
-        for metric in ("accuracy", "macro_precision", "macro_recall", "macro_f1"):
-            rows.append({"model": model, "panel": panel, "group": group, "n": len(items), "metric": metric, "value": pct(s[metric]),
-                         "paper (BioBERT)": paper.get((panel, group, metric), "")})
-    return rows
+    scores = {group: classification.classification_scores([g for g, _ in items], [p for _, p in items], CLINIFACT_LABELS)
+              for group, items in groups.items()}
+    return [{"model": model, "panel": panel, "group": group, "n": len(groups[group]), "metric": metric,
+             "value": pct(s[metric]), "paper (BioBERT)": paper.get((panel, group, metric), "")}
+            for group, s in scores.items() for metric in ("accuracy", "macro_precision", "macro_recall", "macro_f1")]
 
 
 def fig3_table(predictions: Sequence[str], entries: Sequence[Mapping[str, object]], test_csv: str | os.PathLike,
@@ -91,11 +89,9 @@ def fig3_table(predictions: Sequence[str], entries: Sequence[Mapping[str, object
         gold = [str(r["label"]) for r in recs]
         pred = [str(r["pred_label"]) if r.get("pred_label") is not None else "<none>" for r in recs]
         per = classification.per_class_scores(gold, pred, CLINIFACT_LABELS)
-        n_cls = {lab: gold.count(lab) for lab in CLINIFACT_LABELS}
-        for lab in CLINIFACT_LABELS:
-            for metric in ("precision", "recall", "f1"):
-                rows.append({"model": model, "panel": "class", "group": lab, "n": n_cls[lab], "metric": metric,
-                             "value": pct(per[lab][metric]), "paper (BioBERT)": paper.get(("class", lab, metric), "")})
+        rows += [{"model": model, "panel": "class", "group": lab, "n": gold.count(lab), "metric": metric,
+                  "value": pct(per[lab][metric]), "paper (BioBERT)": paper.get(("class", lab, metric), "")}
+                 for lab in CLINIFACT_LABELS for metric in ("precision", "recall", "f1")]
         by_type: dict[str, list[tuple[str, str]]] = defaultdict(list)
         by_class: dict[str, list[tuple[str, str]]] = defaultdict(list)
         for r, g, p in zip(recs, gold, pred):
