@@ -185,10 +185,7 @@ def _descriptor(buf: bytes, csize: int, usize: int, zip64: bool) -> tuple[int, i
                 continue
             follows = buf[end : end + 4]
             found.append((crc, end, follows in NEXT_SIGS or follows == b""))
-    for hit in found:
-        if hit[2]:
-            return hit
-    return found[0] if found else None
+    return next((hit for hit in found if hit[2]), found[0] if found else None)
 
 
 def iter_members(source: str | os.PathLike | BinaryIO, select: Callable[[str], bool] | None = None, chunk_size: int = CHUNK_SIZE,
@@ -229,10 +226,8 @@ def _walk(src: _Source, select: Callable[[str], bool] | None, max_size: int | No
         if first and sig in SPAN_MARKERS:
             start = src.offset
             sig = src.read(4)
-        if not sig:
-            if first:
-                raise BadZip("empty file, not a zip")
-            raise TruncatedZip(start, last_good)
+        if not sig and first:
+            raise BadZip("empty file, not a zip")
         if len(sig) < 4:
             raise TruncatedZip(start, last_good)
         if sig in END_SIGS:

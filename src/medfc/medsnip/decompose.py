@@ -85,10 +85,6 @@ def human_units(answer: Answer, mode: str) -> list[Unit]:
                   labels=dict(s["labels"]), notes=s.get("notes", ""), atoms_from="given") for s in answer.get("snippets") or []]
 
 
-def _fields(answer: Answer, sents: Sequence[Sentence]) -> dict[str, str]:
-    return {"subset": answer.get("subset") or "consumer", "query": (answer.get("query") or "").strip() or "(none)", "sentences": numbered(sents)}
-
-
 def _range_check(key: str, limit_of: Callable[[int], int], base: int) -> Check:
     def check(i: int, value: JSONValue) -> str | None:
         lo, hi = base, limit_of(i) + base - 1
@@ -139,7 +135,8 @@ class Decomposer:
 
     def on_sentences(self, kind: str, answers: Sequence[Answer], sents: dict[str, list[Sentence]]) -> list[CallResult]:
         """The ``extract`` or ``direct`` call on each answer's numbered sentences."""
-        convs = [self.prompts[kind].render(**_fields(a, sents[a["answer_id"]])) for a in answers]
+        convs = [self.prompts[kind].render(subset=a.get("subset") or "consumer", query=(a.get("query") or "").strip() or "(none)",
+                                           sentences=numbered(sents[a["answer_id"]])) for a in answers]
         return self._ask(kind, answers, convs, EXTRACT_SCHEMA if kind == "extract" else DIRECT_SCHEMA,
                          _range_check("source_sentences", lambda i: len(sents[answers[i]["answer_id"]]), 0))
 
