@@ -53,8 +53,8 @@ def statistical_test_type(value: object) -> str:
 
 def _group_rows(model: str, panel: str, groups: Mapping[str, list[tuple[str, str]]],
                 paper: Mapping[tuple[str, str, str], float]) -> list[Row]:
-    scores = {group: classification.classification_scores([g for g, _ in items], [p for _, p in items], CLINIFACT_LABELS)
-              for group, items in groups.items()}
+    scores = {g: classification.classification_scores([x for x, _ in items], [y for _, y in items], CLINIFACT_LABELS)
+              for g, items in groups.items()}
     return [{"model": model, "panel": panel, "group": group, "n": len(groups[group]), "metric": metric,
              "value": pct(s[metric]), "paper (BioBERT)": paper.get((panel, group, metric), "")}
             for group, s in scores.items() for metric in ("accuracy", "macro_precision", "macro_recall", "macro_f1")]

@@ -104,8 +104,9 @@ class Decomposer:
         self.opts = opts
         self.cache = cache
         self.report = report
-        llm_mode = opts.mode in ("atoms", "group", "direct")
-        self.prompts: dict[str, Prompt] = {k: load_prompt(v, opts.prompt_dir) for k, v in PROMPTS.items()} if llm_mode else {}
+        self.prompts: dict[str, Prompt] = {}
+        if opts.mode in ("atoms", "group", "direct"):
+            self.prompts = {k: load_prompt(v, opts.prompt_dir) for k, v in PROMPTS.items()}
         self.identity = llm_identity(opts.llm) if opts.llm is not None else {}
         self.usage: dict[str, Counter] = {}
         self.counts: Counter = Counter()
@@ -135,8 +136,8 @@ class Decomposer:
 
     def on_sentences(self, kind: str, answers: Sequence[Answer], sents: dict[str, list[Sentence]]) -> list[CallResult]:
         """The ``extract`` or ``direct`` call on each answer's numbered sentences."""
-        convs = [self.prompts[kind].render(subset=a.get("subset") or "consumer", query=(a.get("query") or "").strip() or "(none)",
-                                           sentences=numbered(sents[a["answer_id"]])) for a in answers]
+        convs = [self.prompts[kind].render(subset=a.get("subset") or "consumer", query=(a.get("query") or "").strip()
+                                           or "(none)", sentences=numbered(sents[a["answer_id"]])) for a in answers]
         return self._ask(kind, answers, convs, EXTRACT_SCHEMA if kind == "extract" else DIRECT_SCHEMA,
                          _range_check("source_sentences", lambda i: len(sents[answers[i]["answer_id"]]), 0))
 
@@ -175,19 +176,14 @@ class Decomposer:
             return [u for a in answers for u in human_units(a, mode)]
         answers = [a for a in answers if a["text"].strip()]
         sents = {a["answer_id"]: answer_sentences(a) for a in answers}
-        units: list[Unit] = []
+        made: dict[str, list[Unit]] = {}  # each decomposed answer's units (another: its fallback, or none if failed)
         if mode == "direct":
             for a, r in zip(answers, self.on_sentences("direct", answers, sents)):
-                s = sents[a["answer_id"]]
-                if r["failed"]:
-                    continue
-                if not r["ok"]:
-                    units.extend(self._fallback(a, s))
-                    continue
-                units.extend(_unit(a, mode, k + 1, sn["output"].strip(), s, pattern=sn["pattern"],
-                                   source_sentences=sn["source_sentences"], notes=sn.get("notes") or "")
-                             for k, sn in enumerate(r["value"]["snippets"]))
-            return units
+                if r["ok"]:
+                    made[a["answer_id"]] = [_unit(a, mode, k + 1, sn["output"].strip(), sents[a["answer_id"]],
+                                                  pattern=sn["pattern"], source_sentences=sn["source_sentences"],
+                                                  notes=sn.get("notes") or "")
+                                            for k, sn in enumerate(r["value"]["snippets"])]
         given = mode == "group" and self.opts.atoms_from == "given"
         atoms: dict[str, list[dict[str, JSONValue]]] = {}  # each answer's atoms as the cluster call numbers them
         contexts: dict[str, JSONValue] = {}
@@ -201,42 +197,35 @@ class Decomposer:
                 atoms[a["answer_id"]] = [{"index": x["index"], "text": x["text"], "source_sentences": [] if j is None else [j]}
                                          for x, j in zip(a["atoms"], al)]
                 contexts[a["answer_id"]] = dict(a.get("shared_context") or {})
-        else:
+        elif mode != "direct":
             for a, r in zip(answers, self.on_sentences("extract", answers, sents)):
                 if r["ok"]:
                     atoms[a["answer_id"]] = [{"index": k + 1, "text": x["text"].strip(), "source_sentences": x["source_sentences"]}
                                              for k, x in enumerate(r["value"]["atoms"])]
                     contexts[a["answer_id"]] = r["value"].get("shared_context") or {}
         if mode == "atoms":
-            for a in answers:
-                s = sents[a["answer_id"]]
-                if a["answer_id"] in self.failed:
+            made = {aid: [_unit(a, mode, x["index"], x["text"], sents[aid], source_atoms=[x["index"]],
+                                source_sentences=x["source_sentences"], atoms_from="extract") for x in atoms[aid]]
+                    for a in answers if (aid := a["answer_id"]) in atoms}
+        elif mode == "group":
+            todo = [a for a in answers if a["answer_id"] in atoms]
+            clustered = self.cluster(todo, [[x["text"] for x in atoms[a["answer_id"]]] for a in todo],
+                                     [contexts[a["answer_id"]] for a in todo])
+            for a, r in zip(todo, clustered):
+                if not r["ok"]:
                     continue
-                if a["answer_id"] not in atoms:
-                    units.extend(self._fallback(a, s))
-                    continue
-                units.extend(_unit(a, mode, x["index"], x["text"], s, source_atoms=[x["index"]],
-                                   source_sentences=x["source_sentences"], atoms_from="extract") for x in atoms[a["answer_id"]])
-            return units
-        todo = [a for a in answers if a["answer_id"] in atoms]
-        results = dict(zip([a["answer_id"] for a in todo],
-                           self.cluster(todo, [[x["text"] for x in atoms[a["answer_id"]]] for a in todo],
-                                        [contexts[a["answer_id"]] for a in todo])))
-        for a in answers:
-            s = sents[a["answer_id"]]
-            r = results.get(a["answer_id"])
-            if a["answer_id"] in self.failed:
-                continue
-            if r is None or not r["ok"]:
-                units.extend(self._fallback(a, s))
-                continue
-            at = atoms[a["answer_id"]]
-            for k, sn in enumerate(r["value"]["snippets"]):
-                members = [at[c - 1] for c in sn["source_claims"]]
-                units.append(_unit(a, mode, k + 1, sn["output"].strip(), s, pattern=sn["pattern"],
-                                   source_atoms=[m["index"] for m in members],
-                                   source_sentences=[x for m in members for x in m["source_sentences"]],
-                                   notes=sn.get("notes") or "", atoms_from="given" if given else "extract"))
+                at, mine = atoms[a["answer_id"]], made.setdefault(a["answer_id"], [])
+                for k, sn in enumerate(r["value"]["snippets"]):
+                    members = [at[c - 1] for c in sn["source_claims"]]
+                    mine.append(_unit(a, mode, k + 1, sn["output"].strip(), sents[a["answer_id"]],
+                                      pattern=sn["pattern"], source_atoms=[m["index"] for m in members],
+                                      source_sentences=[x for m in members for x in m["source_sentences"]],
+                                      notes=sn.get("notes") or "", atoms_from="given" if given else "extract"))
+        units: list[Unit] = []
+        for a in answers:  # an answer whose call failed has no units
+            aid = a["answer_id"]
+            if aid not in self.failed:
+                units.extend(made[aid] if aid in made else self._fallback(a, sents[aid]))
         return units
 
     @property
