@@ -21,14 +21,8 @@ from medfc.scoring.files import score_files
 
 def _table(rows: Sequence[tuple[str, object]]) -> str:
     width = max((len(k) for k, _ in rows), default=0)
-    lines = []
-    for key, value in rows:
-        if isinstance(value, float):
-            value = f"{value:.4f}"
-        elif value is None:
-            value = "-"
-        lines.append(f"{key:<{width}}  {value}")
-    return "\n".join(lines)
+    cells = [f"{v:.4f}" if isinstance(v, float) else "-" if v is None else v for _, v in rows]
+    return "\n".join(f"{key:<{width}}  {cell}" for (key, _), cell in zip(rows, cells))
 
 
 def _rows_averitec(s: Mapping[str, Any]) -> list[tuple[str, object]]:
