@@ -66,22 +66,20 @@ def article_snippet(sentences: Sequence[str], gold_ids: Sequence[int], words: in
     first = min(gold) if gold else 0
     start = first - 1 if first > 0 and len(sentences[first - 1].split()) + len(sentences[first].split()) <= words else first
     parts: list[tuple[str, bool]] = [(GAP, False)] if start > 0 else []
-    used, shown, end = 0, 0, start
+    used, end = 0, start
     for i in range(start, len(sentences)):
         n = len(sentences[i].split())
         if used + n > words:
             if used == 0:  # one sentence longer than the limit: cut inside it
                 parts.append((cut_words(sentences[i], words)[0], i in gold))
-                shown += i in gold
                 end = i + 1
             break
         parts.append((" ".join(sentences[i].split()), i in gold))
         used += n
-        shown += i in gold
         end = i + 1
     if end < len(sentences):
         parts.append((GAP, False))
-    return parts, shown
+    return parts, sum(bold for _, bold in parts)
 
 
 def healthfc_examples(records: Sequence[Mapping[str, Any]], words: int, lang: str = "en") -> Artifact:
