@@ -65,9 +65,11 @@ def _probability(record: Record) -> float | None:
     return None if value is None else round(float(value), 3)
 
 
-def _rows(runs: Sequence[Run], keys: Sequence[str], item_of: Mapping[str, int], unmatched: Counter[str],
-          test_only: bool) -> list[tuple[dict[str, Any], list[Record]]]:
-    """The runs grouped into rows (the entry without its fold), in their first file's order, each id once."""
+def _rows(runs: Sequence[Run], keys: Sequence[str], ids: Sequence[str], unmatched: Counter[str],
+          test_only: bool) -> tuple[list[tuple[dict[str, Any], list[Record]]], list[int], dict[str, int]]:
+    """The runs grouped into rows (the entry without its fold), in their first file's order, each id once; the
+    positions in ``ids`` of the items they predict, in order, and each such item's id → its index among them."""
+    item_of = {rid: i for i, rid in enumerate(ids)}
     rows: dict[str, tuple[dict[str, Any], list[Record], set[str]]] = {}
     for entry, records in runs:
         name = row_name(entry, keys)
@@ -87,7 +89,9 @@ def _rows(runs: Sequence[Run], keys: Sequence[str], item_of: Mapping[str, int], 
             else:
                 row[2].add(rid)
                 row[1].append({**r, "fold": entry.get("fold", r.get("fold"))})
-    return [(entry, records) for entry, records, _ in rows.values()]
+    used = sorted({item_of[str(r["id"])] for _, records, _ in rows.values() for r in records})
+    new_index = {ids[old]: new for new, old in enumerate(used)}
+    return [(entry, records) for entry, records, _ in rows.values()], used, new_index
 
 
 def _encode_rows(rows: list[tuple[dict[str, Any], list[Record]]], labels: list[str], item_of: Mapping[str, int],
@@ -120,10 +124,8 @@ def healthfc_section(runs: Sequence[Run], claims: Iterable[Record], pool: dict[s
         return None
     langs = sorted({str(entry["lang"]) for entry, _ in runs})
     claims = list(claims)
-    item_of = {str(c["id"]): i for i, c in enumerate(claims)}
-    rows = _rows(runs, ("lang", "model", "system"), item_of, unmatched, test_only=False)
-    used = sorted({item_of[str(r["id"])] for _, records in rows for r in records})
-    item_of = {str(claims[old]["id"]): new for new, old in enumerate(used)}
+    ids = [str(c["id"]) for c in claims]
+    rows, used, item_of = _rows(runs, ("lang", "model", "system"), ids, unmatched, test_only=False)
     items, docs = [], {}
     for old in used:
         c = claims[old]
@@ -156,10 +158,7 @@ def pairs_section(runs: Sequence[Run], pairs: Iterable[Any], unmatched: Counter[
     if not runs:
         return None
     pairs = list(pairs)
-    item_of = {str(p.id): i for i, p in enumerate(pairs)}
-    rows = _rows(runs, ("model", "system"), item_of, unmatched, test_only=True)
-    used = sorted({item_of[str(r["id"])] for _, records in rows for r in records})
-    item_of = {str(pairs[old].id): new for new, old in enumerate(used)}
+    rows, used, item_of = _rows(runs, ("model", "system"), [str(p.id) for p in pairs], unmatched, test_only=True)
     items, docs, doc_of = [], {}, {}
     for old in used:
         p = pairs[old]
