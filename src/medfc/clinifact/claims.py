@@ -76,9 +76,7 @@ class PValue:
 
 def parse_pvalue(raw: object) -> PValue | None:
     """Parse "<0.001", "=0.0002", ".08", "0.65", "> 0.05", "≤0.01"; None for "NA" and the like."""
-    if raw is None:
-        return None
-    m = _PVALUE.match(str(raw))
+    m = _PVALUE.match(str(raw)) if raw is not None else None
     if not m:
         return None
     op = _OP_NORMAL.get(m.group(1) or "=", m.group(1) or "=")
@@ -187,9 +185,8 @@ def extract_claims(study: Study, embedder: Embedder, report: SkipReport, *, alph
     if not primaries:
         report.skip(nct, "no_primary_outcome")
         return []
-    references = [
-        {"pmid": str(r.get("pmid")), "type": r.get("type")} for r in ((ps.get("referencesModule") or {}).get("references") or []) if r.get("pmid")
-    ]
+    references = [{"pmid": str(r.get("pmid")), "type": r.get("type")}
+                  for r in ((ps.get("referencesModule") or {}).get("references") or []) if r.get("pmid")]
     classes = disease_classes(study)
     claims: list[Claim] = []
     for idx, om in primaries:

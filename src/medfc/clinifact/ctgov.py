@@ -43,12 +43,9 @@ def search_params(*, page_size: int, status_filter: str, advanced_filter: str, f
     """The search's query parameters (``clinifact.studies``)."""
     if not 1 <= int(page_size) <= MAX_PAGE_SIZE:
         raise ValueError(f"pageSize must be in 1..{MAX_PAGE_SIZE}, got {page_size}")
-    params = {"format": "json", "filter.overallStatus": status_filter, "filter.advanced": advanced_filter, "pageSize": str(int(page_size))}
-    if count_total:
-        params["countTotal"] = "true"
-    if fields:
-        params["fields"] = fields
-    return params
+    return {"format": "json", "filter.overallStatus": status_filter, "filter.advanced": advanced_filter,
+            "pageSize": str(int(page_size)), **({"countTotal": "true"} if count_total else {}),
+            **({"fields": fields} if fields else {})}
 
 
 def ctgov_client(cache_dir: str | os.PathLike | None, requests_per_minute: float, **kwargs: Any) -> HttpClient:

@@ -41,9 +41,7 @@ def _mask(text: str, pattern: re.Pattern) -> str:
 def is_header(line: str) -> bool:
     """A section header or meta line rather than a claim (see module docstring)."""
     core = line.strip(" .:;").rstrip(":")
-    if not core:
-        return True
-    if core.lower() in SECTION_TITLES:
+    if not core or core.lower() in SECTION_TITLES:
         return True
     words = core.split()
     colon = line.rstrip().endswith(":")
