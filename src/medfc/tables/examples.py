@@ -36,12 +36,10 @@ class Artifact:
         return pd.DataFrame(self.rows)
 
 
-def cut_words(text: str, words: int) -> tuple[str, bool]:
-    """``text`` with its whitespace collapsed, cut after ``words`` words (``…`` marks the cut); whether it was cut."""
+def cut_words(text: str, words: int) -> str:
+    """``text`` with its whitespace collapsed, cut after ``words`` words (``…`` marks the cut)."""
     tokens = str(text).split()
-    if len(tokens) <= words:
-        return " ".join(tokens), False
-    return " ".join(tokens[:words]) + "\u00a0" + ELLIPSIS, True  # no line break before the mark
+    return " ".join(tokens[:words]) + ("\u00a0" + ELLIPSIS if len(tokens) > words else "")  # no line break before the mark
 
 
 def marked(parts: Sequence[tuple[str, bool]]) -> tuple[str, Tex]:
@@ -71,7 +69,7 @@ def article_snippet(sentences: Sequence[str], gold_ids: Sequence[int], words: in
         n = len(sentences[i].split())
         if used + n > words:
             if used == 0:  # one sentence longer than the limit: cut inside it
-                parts.append((cut_words(sentences[i], words)[0], i in gold))
+                parts.append((cut_words(sentences[i], words), i in gold))
                 end = i + 1
             break
         parts.append((" ".join(sentences[i].split()), i in gold))
@@ -141,7 +139,7 @@ def best_row(scores: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> t
 def _evidence(sentences: Sequence[str] | None, words: int) -> str:
     """Evidence sentences joined and cut at ``words`` words; ``[None]`` when there are none."""
     sentences = [s for s in sentences or [] if str(s).strip()]
-    return cut_words(" ".join(sentences), words)[0] if sentences else NONE
+    return cut_words(" ".join(sentences), words) if sentences else NONE
 
 
 def healthfc_errors(scores: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
@@ -161,7 +159,7 @@ def healthfc_errors(scores: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]
     for p in wrong[:shown]:
         gold_ev, selected = _evidence(p.get("gold_evidence"), words), _evidence(p.get("evidence"), words)
         gold, pred = VERDICT_NAMES.get(p["label"], p["label"]), VERDICT_NAMES.get(p.get("pred_label"), str(p.get("pred_label")))
-        claim = cut_words(claims.get(str(p["id"]), {}).get(row.lang) or str(p["id"]), words)[0]
+        claim = cut_words(claims.get(str(p["id"]), {}).get(row.lang) or str(p["id"]), words)
         rows.append({"claim_id": p["id"], "fold": p.get("fold"), "claim": claim, "gold_evidence": gold_ev,
                      "selected_evidence": selected, "gold_label": gold, "predicted_label": pred})
         latex_rows.append([claim, gold_ev, selected, Tex(rf"{latex.escape(gold)} $\|$ {latex.escape(pred)}", len(gold) + len(pred) + 3)])
@@ -190,7 +188,7 @@ def clinifact_examples(splits: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]
             continue
         split, pair = found
         claim = " ".join(str(pair["claim"]).split())
-        abstract, _ = cut_words(str(pair["article_abstract"]), words)
+        abstract = cut_words(str(pair["article_abstract"]), words)
         rows.append({"label": label, "split": split, "index": pair.get("index"), "nctId": pair.get("nctId"), "PMID": pair.get("PMID"),
                      "claim": claim, "abstract": abstract})
         latex_rows.append([label, claim, abstract])
@@ -225,7 +223,7 @@ def clinifact_prompt(pairs: Sequence[Mapping[str, Any]], words: int, split: str 
     latex_rows: list[list[object]] = [["Template", lines_cell(PROMPT)]]
     if pairs:
         pair = pairs[0]
-        abstract, _ = cut_words(str(pair["article_abstract"]), words)
+        abstract = cut_words(str(pair["article_abstract"]), words)
         filled = PROMPT.format(claim=" ".join(str(pair["claim"]).split()), title=" ".join(str(pair.get("article_title", "")).split()),
                                abstract=abstract)
         rows.append({"part": "example", "pair": str(pair.get("index", "")), "text": filled})
