@@ -13,6 +13,7 @@ from medfc.common.io import input_paths, table_stem, write_table
 from medfc.common.latex import LatexTable
 from medfc.common.stepfiles import StepFiles
 from medfc.tables import clinifact, datasets, healthfc, times
+from medfc.tables.common import clinifact_name
 from medfc.tables.options import DatasetTableOptions, SignificanceOptions, TableOptions, TimesOptions
 from medfc.tables.papers import paper_numbers
 
@@ -118,11 +119,12 @@ TIMES_CAPTION = ("Wall and CPU seconds of each row's jobs (Snakemake's benchmark
 
 def healthfc_times(inputs: StepFiles, outputs: StepFiles, options: TimesOptions) -> dict[str, int]:
     """How long each HealthFC row took, from its jobs' ``benchmarks``."""
-    df = times.healthfc_times(input_paths(inputs, "benchmarks"), options.entries, options.ensembles)
+    df = times.times(input_paths(inputs, "benchmarks"), options.entries, options.ensembles, ("lang", "model", "system"))
     return _write(df, outputs, f"HealthFC: time per row. {TIMES_CAPTION} {SCALES[options.scale]}")
 
 
 def clinifact_times(inputs: StepFiles, outputs: StepFiles, options: TimesOptions) -> dict[str, int]:
     """How long each CliniFact row of Table 8 took, from its jobs' ``benchmarks``."""
-    df = times.clinifact_times(input_paths(inputs, "benchmarks"), options.entries, options.ensembles)
+    df = times.times(input_paths(inputs, "benchmarks"), options.entries, options.ensembles, ("model", "system"),
+                     name=clinifact_name)
     return _write(df, outputs, f"CliniFact: time per row of Table 8. {TIMES_CAPTION} {SCALES[options.scale]}")

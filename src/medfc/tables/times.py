@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 import pandas as pd
 
-from medfc.tables.common import Entry, clinifact_name
+from medfc.tables.common import Entry
 
 TIME_COLUMNS = ["jobs", "wall s", "CPU s", "own wall s", "own CPU s", "members"]
 
@@ -58,13 +58,3 @@ def times(benchmarks: Sequence[str], entries: Sequence[Entry], ensembles: Mappin
                     "own wall s": _seconds(wall), "own CPU s": _seconds(cpu), "members": ", ".join(members)})
         rows.append(row)
     return pd.DataFrame(rows, columns=[*keys, *TIME_COLUMNS]).astype(object)
-
-
-def healthfc_times(benchmarks: Sequence[str], entries: Sequence[Entry], ensembles: Mapping[str, Sequence[str]]) -> pd.DataFrame:
-    """HealthFC: a row per language, model and system (its folds summed)."""
-    return times(benchmarks, entries, ensembles, ("lang", "model", "system"))
-
-
-def clinifact_times(benchmarks: Sequence[str], entries: Sequence[Entry], ensembles: Mapping[str, Sequence[str]]) -> pd.DataFrame:
-    """CliniFact: a row per model and system, named as in Table 8."""
-    return times(benchmarks, entries, ensembles, ("model", "system"), name=clinifact_name)
