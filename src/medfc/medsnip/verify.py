@@ -221,9 +221,10 @@ class Verifier:
             active = [i for i, st in state.items() if st["open"]]
             if not active:
                 break
-            convs = [turn.render(**self._fields(units[i], answers.get(units[i]["answer_id"])), sources=", ".join(r.sources),
-                                 evidence=render_evidence(state[i]["rec"]["evidence"]), turns_left=str(r.max_rounds - rnd + 1),
-                                 note=state[i]["note"] or "(none)") for i in active]
+            convs = [turn.render(**self._fields(units[i], answers.get(units[i]["answer_id"])),
+                                 evidence=render_evidence(state[i]["rec"]["evidence"]), sources=", ".join(r.sources),
+                                 turns_left=str(r.max_rounds - rnd + 1), note=state[i]["note"] or "(none)")
+                     for i in active]
             for i, res in zip(active, ask_json(self.client, convs, schema, params, repair, "verify:retrieval")):
                 st, rec = state[i], state[i]["rec"]
                 st["usage"].update(res.usage())

@@ -39,7 +39,8 @@ class Artifact:
 def cut_words(text: str, words: int) -> str:
     """``text`` with its whitespace collapsed, cut after ``words`` words (``…`` marks the cut)."""
     tokens = str(text).split()
-    return " ".join(tokens[:words]) + ("\u00a0" + ELLIPSIS if len(tokens) > words else "")  # no line break before the mark
+    mark = "\u00a0" + ELLIPSIS if len(tokens) > words else ""  # no line break before the mark
+    return " ".join(tokens[:words]) + mark
 
 
 def marked(parts: Sequence[tuple[str, bool]]) -> tuple[str, Tex]:
