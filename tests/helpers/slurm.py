@@ -44,9 +44,10 @@ VOLATILE_DIRS = ("results/timings/", "results/logs/", "results/provenance/runs.j
 # run statistics inside an output (path pattern: key pattern): those keys, times and memory, are dropped
 # before comparing (from the JSON document, or from each record of a gzipped JSON-lines file); all else must match
 RUN_STATS = {
-    # Scrapy's times and memory, and where the pages came from (the HTTP cache or the mirror: a run from a warm
-    # cache against the run that filled it)
-    re.compile(r"results/healthfc/crawl/stats\.json"): re.compile(r"time|elapsed|memusage|from_cache|fetched|mirror_requests|httpcache"),
+    # Scrapy's times, rates (absent when the crawl took no time) and memory, and where the pages came from (the HTTP
+    # cache or the mirror: a run from a warm cache against the run that filled it)
+    re.compile(r"results/healthfc/crawl/stats\.json"): re.compile(
+        r"time|elapsed|per_minute|memusage|from_cache|fetched|mirror_requests|httpcache"),
     re.compile(r"results/healthfc/crawl/pages\.jsonl\.gz"): re.compile(r"^from_cache$"),  # each page's
     re.compile(r"results/experiments/.+/info\.json"): re.compile(r"seconds|per_second|^provenance$"),  # training's speed, its run
 }
