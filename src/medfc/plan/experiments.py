@@ -8,7 +8,7 @@ import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from medfc.common.llm_backends import runs_locally
 from medfc.common.options import Options
@@ -47,18 +47,14 @@ class HealthFCRun(TypedDict):
     fold: int
 
 
-class FinalRow(TypedDict):
-    """One row of ``experiments.final``, its defaults filled in (``lang`` empty but for HealthFC)."""
-
+class FinalRow(TypedDict):  # a row of experiments.final, its defaults filled in (lang empty but for HealthFC)
     dataset: str
     model: str
     system: str
     lang: str
 
 
-class CliniFactRun(TypedDict):
-    """One run of a pairs dataset: its folder and its job's benchmark file."""
-
+class CliniFactRun(TypedDict):  # a run of a pairs dataset: its folder and its job's benchmark file
     model: str
     system: str
     dir: str
@@ -90,9 +86,6 @@ def _system_models(system: str) -> Planned:
         runs = plan.experiments.clinifact_runs() if plan.stage_enabled("experiments") else []
         return unique({"model": r["model"]} for r in runs if r["system"] == system)
     return planned
-
-
-HFC_RUN = ("lang", "model", "system", "fold")
 
 
 def healthfc_run_path(lang: str, model: str, system: str, fold: int | str) -> str:
@@ -169,13 +162,10 @@ class HealthFCPlan(Part):
         for lang in hx["langs"]:
             for model in self.config["models"]["healthfc"][lang]:
                 self.models.model_name(model)
-                for system in self.healthfc_systems(lang):
-                    if systems is not None and system not in systems:
-                        continue
-                    if not all(system_spec(system).runs_with(kind) for kind in self.models.model_kinds(model)):
-                        continue  # e.g. the joint system needs an encoder
-                    for fold in self.healthfc_folds_run():
-                        runs.append({"lang": lang, "model": model, "system": system, "fold": fold})
+                runs += [{"lang": lang, "model": model, "system": system, "fold": fold}
+                         for system in self.healthfc_systems(lang) if systems is None or system in systems
+                         if all(system_spec(system).runs_with(k) for k in self.models.model_kinds(model))  # joint: encoders
+                         for fold in self.healthfc_folds_run()]
         return runs
 
     def healthfc_systems(self, lang: str) -> list[str]:
@@ -188,8 +178,8 @@ class HealthFCPlan(Part):
         run = {s for lang in self.config["experiments"]["healthfc"]["langs"] for s in self.healthfc_systems(lang)}
         return [s for s in SYSTEMS if s in run]
 
-    def healthfc_run_dir(self, run: Mapping[str, object]) -> str:
-        return f"{self.layout.experiments}/{healthfc_run_path(*(str(run[k]) for k in HFC_RUN))}"
+    def healthfc_run_dir(self, run: Mapping[str, Any]) -> str:
+        return f"{self.layout.experiments}/{healthfc_run_path(**run)}"
 
     def healthfc_train(self, model: str, system: str) -> dict[str, object]:
         """One HealthFC run's training config: train < model_train[model] < system_train[system] < smoke."""
@@ -207,14 +197,8 @@ class HealthFCPlan(Part):
         system_options = {k: hx[k] for k in system_option_keys(system)}
         if "evidence_train" in system_options:
             system_options["evidence_train"] = self.models.model_config(model, train, hx["evidence_train"], smoke)
-        options = {
-            "system": system,
-            "lang": lang,
-            "fold": int(fold),
-            "train": train,
-            "system_options": system_options,
-            "checkpoint_dir": self.models.checkpoint_dir(healthfc_run_path(lang, model, system, fold)),
-        }
+        options = {"system": system, "lang": lang, "fold": int(fold), "train": train, "system_options": system_options,
+                   "checkpoint_dir": self.models.checkpoint_dir(healthfc_run_path(lang, model, system, fold))}
         return typed(HealthFCFoldOptions, options, f"experiments.healthfc[{lang}/{model}/{system}/fold{fold}]")
 
     @job("light", lambda plan: unique(r for r in _healthfc_runs(plan) if plan.models.is_ensemble(r["model"])),
@@ -360,13 +344,10 @@ class ExperimentsPlan(Part):
         dataset's ``datasets.<name>.train`` < the smoke caps."""
         cx = self.config["experiments"]["clinifact"]
         ds = self.pairs_dataset(dataset)
-        options = {
-            "data": ds.data,
-            "train": self.models.model_config(model, cx["train"], layered(cx["model_train"].get(model) or {}, ds.train), self.config["experiments"]["smoke"]),
-            "include_title": cx["include_title"],
-            "predict_splits": cx["predict_splits"],
-            "checkpoint_dir": self.models.checkpoint_dir(f"{dataset}/{model}"),
-        }
+        train = self.models.model_config(model, cx["train"], layered(cx["model_train"].get(model) or {}, ds.train),
+                                         self.config["experiments"]["smoke"])
+        options = {"data": ds.data, "train": train, "include_title": cx["include_title"],
+                   "predict_splits": cx["predict_splits"], "checkpoint_dir": self.models.checkpoint_dir(f"{dataset}/{model}")}
         return typed(PairsTrainOptions, options, f"{ds.key}[{model}]")
 
     @job("light", lambda plan: unique(r for r in _pairs_runs(plan) if plan.models.is_ensemble(r["model"])), inputs=pairs_ensemble_inputs)
@@ -456,17 +437,9 @@ class ExperimentsPlan(Part):
 
     def final_rows(self) -> list[FinalRow]:
         """``experiments.final``, each row with its defaults (HealthFC: oracle, en; the others: discriminative)."""
-        rows: list[FinalRow] = []
-        for r in self.config["experiments"]["final"]:
-            healthfc = r["dataset"] == "healthfc"
-            rows.append({"dataset": r["dataset"], "model": r["model"], "system": r.get("system") or ("oracle" if healthfc else "discriminative"),
-                         "lang": r.get("lang") or "en" if healthfc else ""})
-        return rows
-
-    def final_dir(self, row: FinalRow) -> str:
-        if row["dataset"] == "healthfc":
-            return self.layout.under(f"final/healthfc/{row['lang']}/{row['model']}/{row['system']}")
-        return self.layout.under(f"final/{row['dataset']}/{row['model']}")
+        return [{"dataset": r["dataset"], "model": r["model"],
+                 "system": r.get("system") or ("oracle" if r["dataset"] == "healthfc" else "discriminative"),
+                 "lang": r.get("lang") or "en" if r["dataset"] == "healthfc" else ""} for r in self.config["experiments"]["final"]]
 
     def pairs_final_inputs(self, dataset: str, model: str) -> dict[str, object]:
         inputs: dict[str, object] = {**self.pairs_split_inputs(dataset), "scores": f"{self.pairs_run_dir(dataset, model)}/scores.json"}
