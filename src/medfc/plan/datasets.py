@@ -59,10 +59,6 @@ def _studies_read(plan: JobPlan) -> bool:
     return _rebuilt(plan) or plan.stage_enabled("clinifact") or fig3
 
 
-def _datasets_declared(plan: JobPlan) -> list[dict[str, str]]:
-    return [{"dataset": name} for name in plan.datasets.dataset_names()]
-
-
 def _stage(name: str) -> Planned:
     return one_job(lambda plan: plan.stage_enabled(name))
 
@@ -115,9 +111,6 @@ class DatasetsPlan(Part):
         return ([] if mode == "release" else ["parse", "translate"]) + ([] if mode == "crawl" else ["release"]) + (
             ["align"] if mode == "crawl+release" else [])
 
-    def clinifact_release_inputs(self) -> dict[str, str]:
-        return release_split_files(self.config["clinifact"]["release"]["source"])
-
     def clinifact_diff_enabled(self) -> bool:
         cf = self.config["clinifact"]
         return cf["pairs_source"] == "rebuild" and bool(cf["diff"]["release"])
@@ -155,12 +148,12 @@ class DatasetsPlan(Part):
             return {"source": [str(root / f) for f in source["files"].values()]}
         return {"source": _files_under(str(root)) if root.is_dir() else [str(root)]}
 
-    @job("network", _datasets_declared, options_class=ImportOptions, inputs=dataset_import_inputs)
+    @job("network", lambda plan: [{"dataset": name} for name in plan.datasets.dataset_names()], options_class=ImportOptions,
+         inputs=dataset_import_inputs)
     def dataset_import(self, dataset: str) -> ImportOptions:
         """``datasets.<name>`` less its models and training keys; a source that is not exactly one of path, url and hf
         at a commit, or whose files are not the three splits, stops the plan naming the key."""
-        name = dataset
-        entry = self.config["datasets"][name]
+        name, entry = dataset, self.config["datasets"][dataset]
         options = ImportOptions.from_mapping({
             "name": name, "title": entry["title"] or name, "source": entry["source"], "fields": entry["fields"],
             "labels": labels_by_text(entry["labels"]), "splits": entry["splits"], "card_notes": entry["card_notes"],
@@ -243,7 +236,8 @@ class DatasetsPlan(Part):
     def clinifact_build_pairs(self) -> dict[str, object]:
         return self.config["clinifact"]["pairs"]
 
-    @job("network", _clinifact_data(lambda plan: not _rebuilt(plan)), options_class=cf.ReleaseOptions, inputs=clinifact_release_inputs)
+    @job("network", _clinifact_data(lambda plan: not _rebuilt(plan)), options_class=cf.ReleaseOptions,
+         inputs=lambda self: release_split_files(self.config["clinifact"]["release"]["source"]))
     def clinifact_import_release(self) -> dict[str, object]:
         return {**self.config["clinifact"]["release"], "cache_dir": f"{self.cache}/clinifact"}
 

@@ -14,7 +14,7 @@ ERRORS_SHOWN = 3  # Table 4: the wrong claims shown
 EXAMPLE_SPLIT = "test"  # the CliniFact split Table 7 takes its example from
 EXAMPLE_SPLITS = ("test", "validation", "train")  # the splits Table 5 searches, in order, for a pair of each label
 EXAMPLE_LANG = "en"  # Table 1's language (the paper's English)
-EXAMPLE_TABLES = ("healthfc_table1", "healthfc_table4", "clinifact_table5", "clinifact_table7")
+_clinifact_data = one_job(lambda plan: plan.clinifact_data_planned())
 
 
 class ExamplesPlan(Part):
@@ -22,11 +22,8 @@ class ExamplesPlan(Part):
     def healthfc_dataset_file(self) -> str:
         return self.layout.under("healthfc/dataset/healthfc.jsonl")
 
-    def example_claims_inputs(self) -> dict[str, str]:
-        return {"dataset": self.healthfc_dataset_file}
-
     @job("light", one_job(lambda plan: plan.stage_enabled("healthfc")), options_class=ExampleClaimsOptions,
-         inputs=example_claims_inputs)
+         inputs=lambda self: {"dataset": self.healthfc_dataset_file})
     def healthfc_table1(self) -> dict[str, object]:
         return {"lang": EXAMPLE_LANG, "words": EXCERPT_WORDS}
 
@@ -35,30 +32,21 @@ class ExamplesPlan(Part):
         return [dict(r) for r in self.healthfc.healthfc_runs(EVIDENCE_SYSTEMS)]
 
     def errors_inputs(self) -> dict[str, object]:
-        runs = self.error_runs()
-        return {"scores": [f"{self.healthfc.healthfc_run_dir(r)}/scores.json" for r in runs],
-                "predictions": [f"{self.healthfc.healthfc_run_dir(r)}/predictions.jsonl" for r in runs], "dataset": self.healthfc_dataset_file}
+        dirs = [self.healthfc.healthfc_run_dir(r) for r in self.error_runs()]
+        return {"scores": [f"{d}/scores.json" for d in dirs], "predictions": [f"{d}/predictions.jsonl" for d in dirs],
+                "dataset": self.healthfc_dataset_file}
 
     @job("light", one_job(lambda plan: plan.stage_enabled("experiments") and bool(plan.examples.error_runs())),
          options_class=WrongClaimsOptions, inputs=errors_inputs)
     def healthfc_table4(self) -> dict[str, object]:
         return {"entries": self.error_runs(), "shown": ERRORS_SHOWN, "words": EVIDENCE_WORDS, "scale": self.config["experiments"]["scale"]}
 
-    def example_pairs_inputs(self) -> dict[str, str]:
-        return {"pairs": f"{self.experiments.clinifact_pairs_dir}/{EXAMPLE_SPLIT}_set.csv"}
-
-    def example_splits_inputs(self) -> dict[str, list[str]]:
-        return {"pairs": [f"{self.experiments.clinifact_pairs_dir}/{s}_set.csv" for s in EXAMPLE_SPLITS]}
-
-    def example_pairs_options(self) -> dict[str, object]:
+    @job("light", _clinifact_data, options_class=ExamplePairsOptions,
+         inputs=lambda self: {"pairs": [f"{self.experiments.clinifact_pairs_dir}/{s}_set.csv" for s in EXAMPLE_SPLITS]})
+    def clinifact_table5(self) -> dict[str, object]:
         return {"split": EXAMPLE_SPLIT, "words": EXCERPT_WORDS}
 
-    @job("light", one_job(lambda plan: plan.clinifact_data_planned()), options_class=ExamplePairsOptions,
-         inputs=example_splits_inputs)
-    def clinifact_table5(self) -> dict[str, object]:
-        return self.example_pairs_options()
-
-    @job("light", one_job(lambda plan: plan.clinifact_data_planned()), options_class=ExamplePairsOptions,
-         inputs=example_pairs_inputs)
+    @job("light", _clinifact_data, options_class=ExamplePairsOptions,
+         inputs=lambda self: {"pairs": f"{self.experiments.clinifact_pairs_dir}/{EXAMPLE_SPLIT}_set.csv"})
     def clinifact_table7(self) -> dict[str, object]:
-        return self.example_pairs_options()
+        return self.clinifact_table5()

@@ -27,13 +27,9 @@ Placement = Literal["compute", "model", "network", "light"]  # where a rule's jo
 
 
 @functools.cache
-def _parameters(function: Callable[..., Any]) -> tuple[str, ...]:
-    return tuple(inspect.signature(function).parameters)[1:]
-
-
 def parameters(function: Callable[..., Any]) -> tuple[str, ...]:
     """The names ``function`` takes after its first (the plan, or its part): the wildcards it reads, and ``rule``."""
-    return _parameters(getattr(function, "__func__", function))
+    return tuple(inspect.signature(getattr(function, "__func__", function)).parameters)[1:]
 
 
 def one_job(when: Callable[[JobPlan], bool]) -> Planned:
