@@ -19,7 +19,6 @@ from medfc.medsnip.options import HUMAN_MODES, LLMOptions, RetrievalOptions
 from medfc.medsnip.sources import ANSWER_SOURCES, answer_source
 from medfc.medsnip.verifier_kinds import verifier_kind
 from medfc.plan.hints import did_you_mean
-from medfc.plan.models import misplaced_model_train
 
 if TYPE_CHECKING:
     from medfc.plan import Plan
@@ -126,13 +125,6 @@ def check_models_options(plan: Plan) -> None:
         if plan.models.model_class(alias).section is None:
             raise ValueError(f"config: models.options.{alias}: {alias} ({plan.models.model_name(alias)}) is a fine-tuned encoder; "
                              f"its training keys go in experiments.healthfc.model_train.{alias} or experiments.clinifact.model_train.{alias}")
-
-
-def check_model_train(plan: Plan) -> None:
-    """``experiments.<dataset>.model_train`` entries name fine-tuned encoders: any other would never be read."""
-    mistake = misplaced_model_train(plan.config)
-    if mistake:
-        raise ValueError(mistake)
 
 
 def check_models_resources(plan: Plan) -> None:
@@ -260,7 +252,7 @@ def check_medsnip(plan: Plan) -> None:
 # (a model alias naming no model, a fold outside the folds, a missing mirror or release)
 CHECKS: tuple[Callable[[Plan], None], ...] = (
     check_release_mode_systems, check_languages_have_models, check_model_lists, check_ensembles, check_kinds_serve_datasets,
-    check_models_options, check_model_train, check_models_resources, check_encoder_keys, check_offline_models,
+    check_models_options, check_models_resources, check_encoder_keys, check_offline_models,
     check_final_rows, check_smoke_scale, check_medsnip, lambda plan: plan.build_jobs(),
 )
 

@@ -48,9 +48,9 @@ def _listed(choices: Iterable[Any]) -> str:
     return ", ".join(names[:MAX_SHOWN]) + (", ..." if len(names) > MAX_SHOWN else "")
 
 
-def describe(error: ValidationError) -> str:
-    """One line for a schema error, naming the key."""
-    path = list(error.absolute_path)
+def describe(error: ValidationError, where: tuple[str, ...] = ()) -> str:
+    """One line for a schema error, naming the key (``where``: the keys above the validated value)."""
+    path = [*where, *error.absolute_path]
     schema = error.schema if isinstance(error.schema, dict) else {}
     if error.validator == "additionalProperties" and schema.get("additionalProperties") is False and isinstance(error.instance, dict):
         allowed = list(schema.get("properties", {}))
@@ -98,11 +98,7 @@ def models_options_error(plan: Plan, schema: dict[str, Any]) -> str | None:
         node = schema["properties"]["experiments"]["properties"][section]
         error = best_match(Draft202012Validator({**node, "$defs": schema.get("$defs", {})}).iter_errors(values))
         if error is not None:
-            root = error
-            while root.parent is not None:
-                root = root.parent
-            root.path.extendleft(reversed(("models", "options", alias)))  # where the values are in the config
-            return f"config: {describe(error)}"
+            return f"config: {describe(error, ('models', 'options', alias))}"
     return None
 
 

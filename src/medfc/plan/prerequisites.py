@@ -342,14 +342,11 @@ def _devices(options: Any) -> Iterator[str]:
     """Every ``device`` value in a job's options (nested: a pipeline's selector, a MedSNIP role's LLM)."""
     if isinstance(options, Options):
         options = options.as_dict()
-    if isinstance(options, Mapping):
-        for key, value in options.items():
-            if key == "device" and isinstance(value, str):
-                yield value
-            else:
-                yield from _devices(value)
-    elif isinstance(options, list | tuple):
-        for value in options:
+    items = options.items() if isinstance(options, Mapping) else enumerate(options) if isinstance(options, list | tuple) else ()
+    for key, value in items:
+        if key == "device" and isinstance(value, str):
+            yield value
+        else:
             yield from _devices(value)
 
 
