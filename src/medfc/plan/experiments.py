@@ -16,15 +16,8 @@ from medfc.common.registry import lookup
 from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEMS, CliniFactSystem, clinifact_system, ensembling_system
 from medfc.experiments.ensembles.ensemble import EnsembleOptions
 from medfc.experiments.final.train import HealthFCFinalOptions, PairsFinalOptions
-from medfc.experiments.models.options import (
-    CLINIFACT_PAIRS,
-    SPLITS,
-    FineTuneOptions,
-    PairData,
-    PairsTrainOptions,
-    ZeroShotOptions,
-    imported_pairs,
-)
+from medfc.experiments.models.options import (CLINIFACT_PAIRS, SPLITS, FineTuneOptions, PairData, PairsTrainOptions,
+                                              ZeroShotOptions, imported_pairs)
 from medfc.experiments.ensembles.stacking import HealthFCInnerOptions, PairsInnerOptions
 from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS, SYSTEMS, HealthFCFoldOptions, evidence_source, system_option_keys
 from medfc.experiments.healthfc.systems import system as system_spec
