@@ -8,7 +8,8 @@ from collections.abc import Mapping
 
 from medfc.common.llm_backends import runs_locally
 from medfc.medsnip.options import (GIVEN_ATOM_MODES, HUMAN_MODES, LLM_MODES, MODES, DecomposeOptions, FetchOptions,
-                                   PrepareOptions, ScoreOptions, StructureOptions, TableOptions, TauOptions, VerifyOptions)
+                                   PrepareOptions, ScoreOptions, StructureOptions, TableOptions, TauOptions,
+                                   VerifyOptions)
 from medfc.medsnip.sources import ANSWER_SOURCES, answer_source, enabled_sources
 from medfc.medsnip.verifier_kinds import verifier_kind
 from medfc.plan.jobs import Config, JobPlan, job
