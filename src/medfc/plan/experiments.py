@@ -8,7 +8,7 @@ import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, TypedDict, TypeVar
 
 from medfc.common.llm_backends import runs_locally
 from medfc.common.options import Options
@@ -23,7 +23,7 @@ from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS, SYSTEMS, Health
 from medfc.experiments.healthfc.systems import system as system_spec
 from medfc.healthfc.options import RetrieveOptions
 from medfc.plan.jobs import Config, JobPlan, Planned, job, unique
-from medfc.plan.models import O, layered, typed
+from medfc.plan.models import layered
 from medfc.plan.part import Part
 from medfc.plan.resources import INNER_CV_ROW, KIND_ROW, ModelRow
 from medfc.retrieval.search_sources import search_source, wildcard_pattern
@@ -31,6 +31,7 @@ from medfc.scoring.options import HealthFCScoreOptions, PairsScoreOptions
 
 HEALTHFC_WILDCARDS = {"source": wildcard_pattern()}  # healthfc_retrieve's {source}: the registered search sources
 ZERO_SHOT, FINE_TUNED = clinifact_system("zero_shot"), clinifact_system("fine_tuned")
+O = TypeVar("O", bound=Options)
 
 
 class HealthFCRun(TypedDict):
@@ -192,7 +193,7 @@ class HealthFCPlan(Part):
             system_options["evidence_train"] = self.models.model_config(model, train, hx["evidence_train"], smoke)
         options = {"system": system, "lang": lang, "fold": int(fold), "train": train, "system_options": system_options,
                    "checkpoint_dir": self.models.checkpoint_dir(healthfc_run_path(lang, model, system, fold))}
-        return typed(HealthFCFoldOptions, options, f"experiments.healthfc[{lang}/{model}/{system}/fold{fold}]")
+        return HealthFCFoldOptions.from_mapping(options, f"experiments.healthfc[{lang}/{model}/{system}/fold{fold}]")
 
     @job("light", lambda plan: unique(r for r in _healthfc_runs(plan) if plan.models.is_ensemble(r["model"])),
          inputs=healthfc_ensemble_inputs)
@@ -204,7 +205,7 @@ class HealthFCPlan(Part):
     def healthfc_inner_cv(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCInnerOptions:
         """A member's inner cross-validation in one HealthFC run: the run's options (no checkpoints), the folds."""
         run = self.healthfc_experiment(lang, model, system, fold).replace(checkpoint_dir=None)
-        return typed(HealthFCInnerOptions, {"run": run, "inner": self.experiments.inner_folds_options()},
+        return HealthFCInnerOptions.from_mapping({"run": run, "inner": self.experiments.inner_folds_options()},
                      f"experiments.stacking[{healthfc_run_path(lang, model, system, fold)}]")
 
     @job("network", lambda plan: unique({"source": s} for r in _healthfc_runs(plan) if (s := evidence_source(r["system"]))),
@@ -260,7 +261,7 @@ class ExperimentsPlan(Part):
         """An ensemble job's options: its members, method, weights and ``experiments.stacking``."""
         options = {"members": self.models.ensemble_members(model), "method": self.models.ensemble_method(model), "weights": self.models.ensemble_weights(model),
                    "stacking": dict(self.config["experiments"]["stacking"])}
-        return typed(EnsembleOptions, options, f"models.ensembles.{model}")
+        return EnsembleOptions.from_mapping(options, f"models.ensembles.{model}")
 
     def inner_folds_options(self) -> dict[str, object]:
         st = self.config["experiments"]["stacking"]
@@ -287,7 +288,7 @@ class ExperimentsPlan(Part):
         members = self.models.members(model)
         options = {"row": row, "members": members, "runs": [run(m) for m in members],
                    "ensemble": self.ensemble_options(model) if self.models.is_ensemble(model) else None}
-        return typed(cls, options, f"experiments.final[{where}]")
+        return cls.from_mapping(options, f"experiments.final[{where}]")
 
     def pairs_inner_models(self, dataset: str) -> list[str]:
         """Every member whose inner cross-validation on ``dataset`` a planned stacked ensemble reads."""
@@ -341,7 +342,7 @@ class ExperimentsPlan(Part):
                                          self.config["experiments"]["smoke"])
         options = {"data": ds.data, "train": train, "include_title": cx["include_title"],
                    "predict_splits": cx["predict_splits"], "checkpoint_dir": self.models.checkpoint_dir(f"{dataset}/{model}")}
-        return typed(PairsTrainOptions, options, f"{ds.key}[{model}]")
+        return PairsTrainOptions.from_mapping(options, f"{ds.key}[{model}]")
 
     @job("light", lambda plan: unique(r for r in _pairs_runs(plan) if plan.models.is_ensemble(r["model"])), inputs=pairs_ensemble_inputs)
     def pairs_ensemble(self, model: str) -> EnsembleOptions:
@@ -353,7 +354,7 @@ class ExperimentsPlan(Part):
     def pairs_inner_cv(self, dataset: str, model: str) -> PairsInnerOptions:
         """A member's inner cross-validation over a pairs dataset's train + validation (no checkpoints)."""
         run = self.pairs_experiment(dataset, model).replace(checkpoint_dir=None)
-        return typed(PairsInnerOptions, {"run": run, "inner": self.inner_folds_options()}, f"experiments.stacking[{dataset}/{model}]")
+        return PairsInnerOptions.from_mapping({"run": run, "inner": self.inner_folds_options()}, f"experiments.stacking[{dataset}/{model}]")
 
     def pairs_run_dir(self, dataset: str, model: str) -> str:
         return f"{self.layout.experiments}/{dataset}/{model}"
@@ -400,7 +401,7 @@ class ExperimentsPlan(Part):
     def clinifact_zero_shot(self, model: str) -> ZeroShotOptions:
         zs = self._model_section("zero_shot", "model_zero_shot", model)
         options = {**zs, "model": self.models.model_name(model), "cache_dir": zs["cache_dir"] or f"{self.config['cache_dir']}/completions"}
-        return typed(ZeroShotOptions, options, f"experiments.clinifact.zero_shot[{model}]")
+        return ZeroShotOptions.from_mapping(options, f"experiments.clinifact.zero_shot[{model}]")
 
     @job("light", _system_models(ZERO_SHOT.name), options_class=PairsScoreOptions)
     def clinifact_zero_shot_score(self, model: str) -> dict[str, object]:
@@ -414,7 +415,7 @@ class ExperimentsPlan(Part):
         smoke = {k: v for k, v in self.config["experiments"]["smoke"].items() if k in ft}
         options = {**layered(ft, smoke), "model": self.models.model_name(model),
                    "save_dir": f"{self.models.checkpoints}/clinifact/fine_tuned/{model}"}
-        return typed(FineTuneOptions, options, f"experiments.clinifact.fine_tune[{model}]")
+        return FineTuneOptions.from_mapping(options, f"experiments.clinifact.fine_tune[{model}]")
 
     @job("light", _system_models(FINE_TUNED.name), options_class=PairsScoreOptions)
     def clinifact_fine_tune_score(self, model: str) -> dict[str, object]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 from medfc.common.options import Options
 from medfc.experiments.models.aliases import ALIAS_HINT, model_aliases
@@ -15,15 +15,6 @@ from medfc.plan.hints import did_you_mean
 from medfc.plan.jobs import Config, JobPlan
 from medfc.plan.layout import PAPERS, workflow_file
 from medfc.plan.part import Part
-
-O = TypeVar("O", bound=Options)
-
-
-def typed(cls: type[O], options: Mapping[str, object], where: str) -> O:
-    """``cls`` built from ``options``: a missing, unknown or mistyped key stops the plan naming it (``where``: the
-    config key it comes from)."""
-    return cls.from_mapping(options, where=where)
-
 
 def layered(*layers: Mapping[str, object] | None) -> dict[str, object]:
     """Config sections merged left to right (later layers override earlier keys)."""
