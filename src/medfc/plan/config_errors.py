@@ -9,6 +9,7 @@ config files the same way.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import operator
@@ -304,38 +305,30 @@ def _update(config: Config, overrides: dict[str, Any]) -> None:
             config[key] = value
 
 
-def check_config(workflow: str | os.PathLike, configfiles: Iterable[str | os.PathLike]) -> int:
+def main(argv: list[str] | None = None) -> int:
     """``python -m medfc.plan.config_errors [--workflow DIR] [FILE ...]``: the workflow's ``config/config.yaml``
     and then the ``FILE``s (as given to ``--configfile``) checked as the workflow checks them
     (:func:`plan_for`), in the workflow's directory. A mistake — a YAML syntax error with its file and line
     included, which Snakemake's own message for a ``--configfile`` does not name — is printed as one line,
     with exit status 1."""
+    import argparse
     import sys
 
-    root = Path(workflow).resolve()
-    files = [root / "config" / "config.yaml", *(Path(f).resolve() for f in configfiles)]
-    cwd = Path.cwd()
-    os.chdir(root)  # the config's paths are relative to the workflow, as for snakemake
-    try:
-        plan = plan_for(merged_config(files), root / "workflow" / "schemas" / "config.schema.yaml")
-    except ConfigError as exc:
-        print(exc, file=sys.stderr)
-        return 1
-    finally:
-        os.chdir(cwd)
-    jobs = sum(map(len, plan.planned_wildcards().values()))
-    print(f"config ok: {jobs} jobs ({', '.join(os.path.relpath(f, root) for f in files)})")
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m medfc.plan.config_errors", description=check_config.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m medfc.plan.config_errors", description=main.__doc__)
     parser.add_argument("configfiles", nargs="*", metavar="FILE", help="the files of --configfile, in order (after config/config.yaml)")
     parser.add_argument("--workflow", default=".", help="the workflow's directory (default: here)")
     args = parser.parse_args(argv)
-    return check_config(args.workflow, args.configfiles)
+    root = Path(args.workflow).resolve()
+    files = [root / "config" / "config.yaml", *(Path(f).resolve() for f in args.configfiles)]
+    try:
+        with contextlib.chdir(root):  # the config's paths are relative to the workflow, as for snakemake
+            plan = plan_for(merged_config(files), root / "workflow" / "schemas" / "config.schema.yaml")
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    jobs = sum(map(len, plan.planned_wildcards().values()))
+    print(f"config ok: {jobs} jobs ({', '.join(os.path.relpath(f, root) for f in files)})")
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
