@@ -49,7 +49,8 @@ class TablesPlan(Part):
         infos = [f"{f.rsplit('/', 1)[0]}/info.json" for f, e in zip(runs.files, runs.entries) if self.models.is_stacked(str(e["model"]))]
         return {runs.name: runs.files, "papers": self.models.papers, **({"infos": infos} if infos else {})}
 
-    @job("light", lambda plan: [{"table": t} for t in planned_tables(plan)] if plan.stage_enabled("experiments") else [],
+    @job("light", lambda plan: [{"table": t} for t, spec in TABLE_SPECS.items() if spec.planned(plan)]
+         if plan.stage_enabled("experiments") else [],
          options_class=lambda w: TABLE_OPTIONS[w["table"]], inputs=table_inputs)
     def table(self, table: str) -> dict[str, object]:
         entries = self.table_runs(table).entries
@@ -60,18 +61,13 @@ class TablesPlan(Part):
         return {"scores": [f"{r['dir']}/scores.json" for r in runs],
                 "infos": [f"{r['dir']}/info.json" for r in runs if self.models.is_stacked(r["model"])]}
 
-    @job("light", lambda plan: [{"dataset": d} for d in plan.tables.dataset_tables()], options_class=DatasetTableOptions,
-         inputs=dataset_table_inputs)
+    @job("light", lambda plan: [{"dataset": d} for d in plan.datasets.dataset_names()  # those with runs
+                                if plan.stage_enabled("experiments") and plan.experiments.pairs_runs(d)],
+         options_class=DatasetTableOptions, inputs=dataset_table_inputs)
     def dataset_table(self, dataset: str) -> dict[str, object]:
         return {"dataset": dataset, "title": self.experiments.pairs_dataset(dataset).title,
                 "entries": self.experiments.run_entries(self.experiments.pairs_runs(dataset)),
                 "scale": self.config["experiments"]["scale"]}
-
-    def dataset_tables(self) -> list[str]:
-        """The declared datasets whose table the run makes: those with runs."""
-        if not self.stage_enabled("experiments"):
-            return []
-        return [d for d in self.datasets.dataset_names() if self.experiments.pairs_runs(d)]
 
     def _fig3_picks(self) -> tuple[list[tuple[dict[str, str], CliniFactRun]], list[str]]:
         """(the run ``experiments.clinifact.fig3_pair`` names, the run Fig. 3 shows for it) for each run shown, and the
@@ -126,16 +122,14 @@ class TablesPlan(Part):
         out = [(ds, ds.all_runs()) for ds in self.experiments.pairs_datasets().values()]
         return [(ds, runs) for ds, runs in out if runs]
 
-    @job("light", one_job(lambda plan: plan.tables.error_browser_planned()), options_class=ErrorsOptions, inputs=error_browser_inputs)
+    @job("light", one_job(lambda plan: plan.stage_enabled("experiments")
+                          and bool(plan.healthfc.healthfc_runs() or plan.tables._error_pairs())),
+         options_class=ErrorsOptions, inputs=error_browser_inputs)
     def error_browser(self) -> dict[str, object]:
         sections = [{"title": f"{ds.title} (test split)", "data": ds.data,
                      "entries": self.experiments.run_entries(runs)} for ds, runs in self._error_pairs()]
         return {"healthfc": [dict(r) for r in self.healthfc.healthfc_runs()], "pairs": sections,
                 "scale": self.config["experiments"]["scale"]}
-
-    def error_browser_planned(self) -> bool:
-        return self.stage_enabled("experiments") and bool(self.healthfc.healthfc_runs() or self._error_pairs())
-
 
 
 def healthfc_table_runs(plan: TablesPlan, systems: tuple[str, ...] | list[str], name: str, file: str) -> TableRuns:
@@ -174,10 +168,6 @@ def time_options(plan: TablesPlan, entries: list[Entry]) -> dict[str, object]:
 def significance_options(plan: TablesPlan, entries: list[Entry]) -> dict[str, object]:
     sc = plan.config["scoring"]
     return {"comparisons": plan.healthfc.healthfc_compared_systems()[0], "abstain": sc["abstain"], **sc["bootstrap"]}
-
-
-def planned_tables(plan: TablesPlan) -> list[str]:
-    return [t for t, spec in TABLE_SPECS.items() if spec.planned(plan)]
 
 
 def _healthfc_table(systems: tuple[str, ...]) -> TableSpec:
