@@ -326,10 +326,6 @@ class ExperimentsPlan(Part):
     def pairs_split_inputs(self, dataset: str) -> dict[str, str]:
         return dict(self.pairs_dataset(dataset).splits)
 
-    def pairs_inner_cv_inputs(self, dataset: str) -> dict[str, str]:
-        """A member's inner cross-validation reads train and validation only."""
-        return {s: f for s, f in self.pairs_split_inputs(dataset).items() if s != "test"}
-
     @job("compute", lambda plan: unique({"dataset": r["dataset"], "model": m} for r in _pairs_runs(plan)
                                         for m in plan.models.members(r["model"])),
          inputs=pairs_split_inputs, resources=KIND_ROW)
@@ -350,7 +346,8 @@ class ExperimentsPlan(Part):
 
     @job("compute", lambda plan: unique({"dataset": d, "model": m} for d in plan.experiments.pair_datasets()
                                         for m in plan.experiments.pairs_inner_models(d)),
-         inputs=pairs_inner_cv_inputs, resources=INNER_CV_ROW)
+         inputs=lambda self, dataset: {s: f for s, f in self.pairs_split_inputs(dataset).items() if s != "test"},
+         resources=INNER_CV_ROW)
     def pairs_inner_cv(self, dataset: str, model: str) -> PairsInnerOptions:
         """A member's inner cross-validation over a pairs dataset's train + validation (no checkpoints)."""
         run = self.pairs_experiment(dataset, model).replace(checkpoint_dir=None)

@@ -29,10 +29,6 @@ def _datasets(plan: JobPlan) -> list[dict[str, str]]:
     return [{"dataset": d} for d in _medsnip(plan)]
 
 
-def _fetched(plan: JobPlan) -> list[dict[str, str]]:
-    return [{"dataset": d} for d in _medsnip(plan) if plan.medsnip.medsnip_fetched(d)]
-
-
 def _decompositions(plan: JobPlan) -> list[dict[str, str]]:
     return [{"dataset": d, "mode": m} for d in _medsnip(plan) for m in plan.medsnip.medsnip_modes(d)]
 
@@ -130,17 +126,11 @@ class MedsnipPlan(Part):
         return {"answers": [f"{self.layout.medsnip}/{d}/answers.jsonl" for d in datasets],
                 "units": [f"{self.layout.medsnip}/{d}/units/{m}.jsonl" for d in datasets for m in self.medsnip_modes(d)]}
 
-    def medsnip_tau_inputs(self, dataset: str) -> dict[str, object]:
-        return {"answers": f"{self.layout.medsnip}/{dataset}/answers.jsonl", "verdicts": self._medsnip_verdicts(dataset, ".jsonl")}
-
     def medsnip_prompts(self, names: list[str]) -> dict[str, str]:
         """{prompt name: sha256 of its file}: in a rule's params, so editing a prompt reruns its rules."""
         from medfc.llm.prompts import prompt_hashes
 
         return prompt_hashes(names, self.ms["prompt_dir"])
-
-    def medsnip_prepare_prompts(self, dataset: str) -> dict[str, str]:
-        return self.medsnip_prompts(STATEMENT_PROMPTS if self.medsnip_rewrites(dataset) else [])
 
     def medsnip_decompose_prompts(self, mode: str) -> dict[str, str]:
         from medfc.medsnip.decompose import prompt_names
@@ -169,11 +159,13 @@ class MedsnipPlan(Part):
                 "verifications": self._medsnip_verdicts(dataset, ".info.json"),
                 "decompositions": [f"{self.layout.medsnip}/{dataset}/units/{m}.info.json" for m in self.medsnip_modes(dataset)]}
 
-    @job("network", _fetched, options_class=FetchOptions)
+    @job("network", lambda plan: [{"dataset": d} for d in _medsnip(plan) if plan.medsnip.medsnip_fetched(d)],
+         options_class=FetchOptions)
     def medsnip_fetch(self, dataset: str) -> dict[str, object]:
         return {"dataset": dataset, **self.ms["datasets"][dataset]["hf"], "cache_dir": self.config["cache_dir"]}
 
-    @job("model", _datasets, options_class=PrepareOptions, inputs=medsnip_prepare_inputs, prompts=medsnip_prepare_prompts,
+    @job("model", _datasets, options_class=PrepareOptions, inputs=medsnip_prepare_inputs,
+         prompts=lambda self, dataset: self.medsnip_prompts(STATEMENT_PROMPTS if self.medsnip_rewrites(dataset) else []),
          resources=_model_resources, local_model=_prepare_local)
     def medsnip_prepare(self, dataset: str) -> dict[str, object]:
         ds = self.ms["datasets"][dataset]
@@ -214,7 +206,8 @@ class MedsnipPlan(Part):
         return {"datasets": datasets, "titles": {d: answer_source(d).title for d in datasets},
                 "units": [{"dataset": d, "mode": m} for d in datasets for m in self.medsnip_modes(d)]}
 
-    @job("light", _datasets, options_class=TauOptions, inputs=medsnip_tau_inputs)
+    @job("light", _datasets, options_class=TauOptions, inputs=lambda self, dataset: {
+        "answers": f"{self.layout.medsnip}/{dataset}/answers.jsonl", "verdicts": self._medsnip_verdicts(dataset, ".jsonl")})
     def medsnip_tau(self, dataset: str) -> dict[str, object]:
         return {"title": answer_source(dataset).title, "taus": self.ms["tau_sweep"], "score": self.medsnip_score(dataset)}
 
