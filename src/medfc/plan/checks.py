@@ -156,10 +156,9 @@ def check_offline_models(plan: Plan) -> None:
         for alias in plan.models.members(model):
             name = plan.models.model_name(alias)
             plan.models.model_class(alias)  # a model naming no kind stops here, naming it
-            loads = [(base_model(name), "")]  # the pretrained model it loads (frozen:offline:mpnet loads offline:mpnet)
-            for where, value in plan.models.model_key_values(alias):  # and the ones its options name (gbm's embedding_model)
-                if value:
-                    loads.append((value, f" (its {where})"))
+            # the pretrained model it loads (frozen:offline:mpnet loads offline:mpnet), and those its options name (gbm's
+            # embedding_model)
+            loads = [(base_model(name), ""), *((v, f" (its {w})") for w, v in plan.models.model_key_values(alias) if v)]
             for loaded, via in loads:
                 problem = loaded.startswith("offline:") and offline_model_problem(loaded)
                 if problem:
