@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from medfc.clinifact import options as cf
 from medfc.clinifact.studies_sources import studies_source
@@ -100,10 +99,7 @@ class DatasetsPlan(Part):
 
     def translation_inputs(self) -> dict[str, object]:
         tr = self.config["healthfc"]["translation"]
-        inputs: dict[str, Any] = {"memory_seeds": list(tr["memory_seeds"])}
-        if tr["corrections"]:
-            inputs["corrections"] = tr["corrections"]
-        return inputs
+        return {"memory_seeds": list(tr["memory_seeds"]), **({"corrections": tr["corrections"]} if tr["corrections"] else {})}
 
     def healthfc_dataset_sources(self) -> list[str]:
         """The rules whose outputs the dataset reads in the configured ``healthfc.dataset.mode``."""
