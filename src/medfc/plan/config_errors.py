@@ -114,42 +114,17 @@ _TYPERS: dict[str, tuple[str, Any]] = {
 }
 
 
-def _resolve(node: Any, schema: dict[str, Any]) -> list[dict[str, object]]:
-    """A schema node with its ``$ref`` followed and its ``anyOf`` / ``oneOf`` branches spread out."""
+def _node(node: Any, schema: dict[str, Any]) -> dict[str, Any]:
+    """A schema node with its local ``$ref`` followed; {} for none (the schema has no anyOf, oneOf nor
+    patternProperties: a key's node is its property's, else its object's additionalProperties)."""
     if not isinstance(node, dict):
-        return []
-    if "$ref" in node and str(node["$ref"]).startswith("#/"):
-        target: Any = schema
-        for part in str(node["$ref"])[2:].split("/"):
-            target = target.get(part, {}) if isinstance(target, dict) else {}
-        return _resolve({**target, **{k: v for k, v in node.items() if k != "$ref"}}, schema)
-    branches = [b for key in ("anyOf", "oneOf") for b in node.get(key, [])]
-    return [node] + [r for b in branches for r in _resolve(b, schema)]
-
-
-def _children(nodes: list[dict[str, object]], key: str | int, schema: dict[str, Any]) -> list[dict[str, object]]:
-    out: list[dict[str, object]] = []
-    for node in nodes:
-        if isinstance(key, int):
-            child = node.get("items")
-        elif key in node.get("properties", {}):
-            child = node["properties"][key]
-        else:
-            child = next((v for pat, v in node.get("patternProperties", {}).items() if re.search(pat, key)), None)
-            child = child if child is not None else node.get("additionalProperties")
-        out += _resolve(child, schema)
-    return out
-
-
-def _types(nodes: list[dict[str, object]]) -> set[str]:
-    """The JSON types the nodes allow (empty: any type, or none declared)."""
-    types: set[str] = set()
-    for node in nodes:
-        declared = node.get("type")
-        if declared is None and not any(k in node for k in ("anyOf", "oneOf")):
-            return set()
-        types |= {declared} if isinstance(declared, str) else set(declared or ())
-    return types
+        return {}
+    if not str(node.get("$ref", "")).startswith("#/"):
+        return node
+    target: Any = schema
+    for part in str(node["$ref"])[2:].split("/"):
+        target = target.get(part, {}) if isinstance(target, dict) else {}
+    return _node({**target, **{k: v for k, v in node.items() if k != "$ref"}}, schema)
 
 
 def typed_command_line(config: Config, given: Any, schema: dict[str, Any]) -> None:
@@ -158,12 +133,14 @@ def typed_command_line(config: Config, given: Any, schema: dict[str, Any]) -> No
     as a string) is converted.
 
     :raises ConfigError: a value that is none of the types its key allows, naming the key and how to write it."""
-    def walk(value: Any, path: list[str | int], nodes: list[dict[str, object]]) -> None:
+    def walk(value: Any, path: list[str | int], node: dict[str, Any]) -> None:
         if isinstance(value, dict | list):
+            props, other = node.get("properties", {}), node.get("additionalProperties")
             for k, v in value.items() if isinstance(value, dict) else enumerate(value):
-                walk(v, [*path, k], _children(nodes, k, schema))
+                walk(v, [*path, k], _node(node.get("items") if isinstance(k, int) else props.get(k, other), schema))
             return
-        types = _types(nodes)
+        declared = node.get("type")  # none: any type
+        types = {declared} if isinstance(declared, str) else set(declared or ())
         if not isinstance(value, str) or not types or "string" in types or not types <= set(_TYPERS):
             return
         for kind, (pattern, convert) in _TYPERS.items():
@@ -174,7 +151,7 @@ def typed_command_line(config: Config, given: Any, schema: dict[str, Any]) -> No
         raise ConfigError(f"config: {dotted(path)}: {value!r} (from --config) is not {wanted}; "
                           f"write it unquoted, e.g. --config '{_example(path, types)}'")
 
-    walk(given, [], _resolve(schema, schema))
+    walk(given, [], _node(schema, schema))
 
 
 def _example(path: list[str | int], types: set[str]) -> str:
