@@ -36,8 +36,6 @@ def rows() -> tuple[str, ...]:
 
 GPU_ROWS = gpu_rows()
 ROWS = rows()
-# keys of ``experiments`` whose values belong in this section (experiments.threads, .mem_mb, .runtime) → where they go
-MOVED = {key: f"experiments.resources.<row>.{key}" for key in ROW_KEYS}
 
 _LARGE_WORDS = {"large", "xlarge", "xl", "xxl", "xxlarge"}
 _BILLIONS = re.compile(r"(?:^|[^A-Za-z0-9.])(\d+(?:\.\d+)?)[bB](?![A-Za-z0-9])")
@@ -115,8 +113,9 @@ def moved_key(config: Config) -> str | None:
     """A key of ``experiments`` whose value belongs in ``experiments.resources``, as one line saying where to set it
     (read from the config as written, before the schema calls it an unknown key)."""
     ex = config.get("experiments") if isinstance(config, dict) else None
-    for key, where in MOVED.items():
+    for key in ROW_KEYS:  # experiments.threads, .mem_mb, .runtime
         if isinstance(ex, dict) and key in ex:
-            return (f"config: experiments.{key}: removed; each training and inference job's {key} now follows its model's kind "
-                    f"and size: set {where} (rows: {', '.join(ROWS)}) or models.resources.<alias>.{key} (docs/slurm.md)")
+            return (f"config: experiments.{key}: removed; each training and inference job's {key} now follows its model's "
+                    f"kind and size: set experiments.resources.<row>.{key} (rows: {', '.join(ROWS)}) or "
+                    f"models.resources.<alias>.{key} (docs/slurm.md)")
     return None
