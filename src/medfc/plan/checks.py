@@ -156,8 +156,8 @@ def check_offline_models(plan: Plan) -> None:
         for alias in plan.models.members(model):
             name = plan.models.model_name(alias)
             plan.models.model_class(alias)  # a model naming no kind stops here, naming it
-            # the pretrained model it loads (frozen:offline:mpnet loads offline:mpnet), and those its options name (gbm's
-            # embedding_model)
+            # the pretrained model it loads (frozen:offline:mpnet loads offline:mpnet), and those its options name
+            # (gbm's embedding_model)
             loads = [(base_model(name), ""), *((v, f" (its {w})") for w, v in plan.models.model_key_values(alias) if v)]
             for loaded, via in loads:
                 problem = loaded.startswith("offline:") and offline_model_problem(loaded)

@@ -292,7 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     import sys
 
     parser = argparse.ArgumentParser(prog="python -m medfc.plan.config_errors", description=main.__doc__)
-    parser.add_argument("configfiles", nargs="*", metavar="FILE", help="the files of --configfile, in order (after config/config.yaml)")
+    parser.add_argument("configfiles", nargs="*", metavar="FILE",
+                        help="the files of --configfile, in order (after config/config.yaml)")
     parser.add_argument("--workflow", default=".", help="the workflow's directory (default: here)")
     args = parser.parse_args(argv)
     root = Path(args.workflow).resolve()

@@ -99,7 +99,8 @@ class DatasetsPlan(Part):
 
     def translation_inputs(self) -> dict[str, object]:
         tr = self.config["healthfc"]["translation"]
-        return {"memory_seeds": list(tr["memory_seeds"]), **({"corrections": tr["corrections"]} if tr["corrections"] else {})}
+        corrections = {"corrections": tr["corrections"]} if tr["corrections"] else {}
+        return {"memory_seeds": list(tr["memory_seeds"]), **corrections}
 
     def healthfc_dataset_sources(self) -> list[str]:
         """The rules whose outputs the dataset reads in the configured ``healthfc.dataset.mode``."""
@@ -144,8 +145,8 @@ class DatasetsPlan(Part):
             return {"source": [str(root / f) for f in source["files"].values()]}
         return {"source": _files_under(str(root)) if root.is_dir() else [str(root)]}
 
-    @job("network", lambda plan: [{"dataset": name} for name in plan.datasets.dataset_names()], options_class=ImportOptions,
-         inputs=dataset_import_inputs)
+    @job("network", lambda plan: [{"dataset": name} for name in plan.datasets.dataset_names()],
+         options_class=ImportOptions, inputs=dataset_import_inputs)
     def dataset_import(self, dataset: str) -> ImportOptions:
         """``datasets.<name>`` less its models and training keys; a source that is not exactly one of path, url and hf
         at a commit, or whose files are not the three splits, stops the plan naming the key."""

@@ -150,7 +150,8 @@ class HealthFCPlan(Part):
         return folds
 
     def healthfc_runs(self, systems: tuple[str, ...] | list[str] | None = None) -> list[HealthFCRun]:
-        """Every HealthFC experiment as {lang, model, system, fold}."""
+        """Every HealthFC experiment as {lang, model, system, fold} (of a system that runs with the model's kinds:
+        the joint system needs an encoder)."""
         hx = self.config["experiments"]["healthfc"]
         runs: list[HealthFCRun] = []
         for lang in hx["langs"]:
@@ -158,7 +159,7 @@ class HealthFCPlan(Part):
                 self.models.model_name(model)
                 runs += [{"lang": lang, "model": model, "system": system, "fold": fold}
                          for system in self.healthfc_systems(lang) if systems is None or system in systems
-                         if all(system_spec(system).runs_with(k) for k in self.models.model_kinds(model))  # joint: encoders
+                         if all(system_spec(system).runs_with(k) for k in self.models.model_kinds(model))
                          for fold in self.healthfc_folds_run()]
         return runs
 
@@ -337,7 +338,8 @@ class ExperimentsPlan(Part):
         train = self.models.model_config(model, cx["train"], layered(cx["model_train"].get(model) or {}, ds.train),
                                          self.config["experiments"]["smoke"])
         options = {"data": ds.data, "train": train, "include_title": cx["include_title"],
-                   "predict_splits": cx["predict_splits"], "checkpoint_dir": self.models.checkpoint_dir(f"{dataset}/{model}")}
+                   "predict_splits": cx["predict_splits"],
+                   "checkpoint_dir": self.models.checkpoint_dir(f"{dataset}/{model}")}
         return PairsTrainOptions.from_mapping(options, f"{ds.key}[{model}]")
 
     @job("light", lambda plan: unique(r for r in _pairs_runs(plan) if plan.models.is_ensemble(r["model"])), inputs=pairs_ensemble_inputs)
@@ -351,7 +353,8 @@ class ExperimentsPlan(Part):
     def pairs_inner_cv(self, dataset: str, model: str) -> PairsInnerOptions:
         """A member's inner cross-validation over a pairs dataset's train + validation (no checkpoints)."""
         run = self.pairs_experiment(dataset, model).replace(checkpoint_dir=None)
-        return PairsInnerOptions.from_mapping({"run": run, "inner": self.inner_folds_options()}, f"experiments.stacking[{dataset}/{model}]")
+        return PairsInnerOptions.from_mapping({"run": run, "inner": self.inner_folds_options()},
+                                              f"experiments.stacking[{dataset}/{model}]")
 
     def pairs_run_dir(self, dataset: str, model: str) -> str:
         return f"{self.layout.experiments}/{dataset}/{model}"
@@ -430,7 +433,8 @@ class ExperimentsPlan(Part):
         """``experiments.final``, each row with its defaults (HealthFC: oracle, en; the others: discriminative)."""
         return [{"dataset": r["dataset"], "model": r["model"],
                  "system": r.get("system") or ("oracle" if r["dataset"] == "healthfc" else "discriminative"),
-                 "lang": r.get("lang") or "en" if r["dataset"] == "healthfc" else ""} for r in self.config["experiments"]["final"]]
+                 "lang": r.get("lang") or "en" if r["dataset"] == "healthfc" else ""}
+                for r in self.config["experiments"]["final"]]
 
     def pairs_final_inputs(self, dataset: str, model: str) -> dict[str, object]:
         inputs: dict[str, object] = {**self.pairs_split_inputs(dataset), "scores": f"{self.pairs_run_dir(dataset, model)}/scores.json"}

@@ -132,6 +132,9 @@ class MedsnipPlan(Part):
 
         return prompt_hashes(names, self.ms["prompt_dir"])
 
+    def medsnip_prepare_prompts(self, dataset: str) -> dict[str, str]:
+        return self.medsnip_prompts(STATEMENT_PROMPTS if self.medsnip_rewrites(dataset) else [])
+
     def medsnip_decompose_prompts(self, mode: str) -> dict[str, str]:
         from medfc.medsnip.decompose import prompt_names
 
@@ -164,8 +167,7 @@ class MedsnipPlan(Part):
     def medsnip_fetch(self, dataset: str) -> dict[str, object]:
         return {"dataset": dataset, **self.ms["datasets"][dataset]["hf"], "cache_dir": self.config["cache_dir"]}
 
-    @job("model", _datasets, options_class=PrepareOptions, inputs=medsnip_prepare_inputs,
-         prompts=lambda self, dataset: self.medsnip_prompts(STATEMENT_PROMPTS if self.medsnip_rewrites(dataset) else []),
+    @job("model", _datasets, options_class=PrepareOptions, inputs=medsnip_prepare_inputs, prompts=medsnip_prepare_prompts,
          resources=_model_resources, local_model=_prepare_local)
     def medsnip_prepare(self, dataset: str) -> dict[str, object]:
         ds = self.ms["datasets"][dataset]
@@ -206,8 +208,9 @@ class MedsnipPlan(Part):
         return {"datasets": datasets, "titles": {d: answer_source(d).title for d in datasets},
                 "units": [{"dataset": d, "mode": m} for d in datasets for m in self.medsnip_modes(d)]}
 
-    @job("light", _datasets, options_class=TauOptions, inputs=lambda self, dataset: {
-        "answers": f"{self.layout.medsnip}/{dataset}/answers.jsonl", "verdicts": self._medsnip_verdicts(dataset, ".jsonl")})
+    @job("light", _datasets, options_class=TauOptions,
+         inputs=lambda self, dataset: {"answers": f"{self.layout.medsnip}/{dataset}/answers.jsonl",
+                                       "verdicts": self._medsnip_verdicts(dataset, ".jsonl")})
     def medsnip_tau(self, dataset: str) -> dict[str, object]:
         return {"title": answer_source(dataset).title, "taus": self.ms["tau_sweep"], "score": self.medsnip_score(dataset)}
 

@@ -160,8 +160,8 @@ class ModelsPlan(Part):
         config section under the alias's own ``models.options``; a kind's ``cache_dirs`` resolved when null."""
         name = self.model_name(alias)
         cls = self.model_class(alias)
-        base = (layered(self.config["experiments"][cls.section], self.config["models"]["options"].get(alias)) if cls.section
-                else layered(*train_layers))
+        own = self.config["models"]["options"].get(alias)
+        base = layered(self.config["experiments"][cls.section], own) if cls.section else layered(*train_layers)
         loads = base_model(name) or any(base[k] for k in getattr(cls, "model_keys", ()))  # only a kind that loads a model keeps its vectors
         for key, sub in getattr(cls, "cache_dirs", {}).items() if loads else ():
             if base[key] is None:

@@ -342,7 +342,8 @@ def _devices(options: Any) -> Iterator[str]:
     """Every ``device`` value in a job's options (nested: a pipeline's selector, a MedSNIP role's LLM)."""
     if isinstance(options, Options):
         options = options.as_dict()
-    items = options.items() if isinstance(options, Mapping) else enumerate(options) if isinstance(options, list | tuple) else ()
+    items = (options.items() if isinstance(options, Mapping)
+             else enumerate(options) if isinstance(options, list | tuple) else ())
     for key, value in items:
         if key == "device" and isinstance(value, str):
             yield value

@@ -115,7 +115,7 @@ def moved_key(config: Config) -> str | None:
     ex = config.get("experiments") if isinstance(config, dict) else None
     for key in ROW_KEYS:  # experiments.threads, .mem_mb, .runtime
         if isinstance(ex, dict) and key in ex:
-            return (f"config: experiments.{key}: removed; each training and inference job's {key} now follows its model's "
-                    f"kind and size: set experiments.resources.<row>.{key} (rows: {', '.join(ROWS)}) or "
+            return (f"config: experiments.{key}: removed; each training and inference job's {key} now follows its "
+                    f"model's kind and size: set experiments.resources.<row>.{key} (rows: {', '.join(ROWS)}) or "
                     f"models.resources.<alias>.{key} (docs/slurm.md)")
     return None
