@@ -236,7 +236,8 @@ def build_german_records(claims: Sequence[ClaimRecord] | None, articles: Sequenc
 
 
 #: Each English field and the German it translates.
-_ENGLISH = {"claim_en": "claim_de", "explanation_en": "explanation_de", "sentences_en": "sentences_de", "topics_en": "topics"}
+_ENGLISH = {"claim_en": "claim_de", "explanation_en": "explanation_de", "sentences_en": "sentences_de",
+            "topics_en": "topics"}
 
 
 def add_english(records: list[DatasetRecord], translate: Translate | None) -> dict[str, int]:

@@ -20,7 +20,8 @@ SCHEMES = ("paper", "grouped")
 def _round_robin(labels: Sequence[str], n_splits: int) -> np.ndarray:
     """Deterministic stratified assignment for sets too small for scikit-learn's splitters."""
     folds = np.zeros(len(labels), dtype=int)
-    folds[sorted(range(len(labels)), key=lambda i: (labels[i], i))] = np.arange(len(labels)) % n_splits  # label by label
+    by_label = sorted(range(len(labels)), key=lambda i: (labels[i], i))
+    folds[by_label] = np.arange(len(labels)) % n_splits
     return folds
 
 

@@ -176,7 +176,8 @@ def top_topics(records: Sequence[DatasetRecord], k: int = 10) -> pd.DataFrame:
     name) after :func:`merge_topics`; ``topic_en`` the English of the name or of a variant ("" for none)."""
     raw = _topic_counts(records)
     merged = merge_topics(list(raw), dict(raw))
-    counts = Counter(m for r in records for m in dict.fromkeys(merged[t] for t in (r.get("topics") or []) if t in merged))
+    counts = Counter(m for r in records
+                     for m in dict.fromkeys(merged[t] for t in (r.get("topics") or []) if t in merged))
     variants: dict[str, set[str]] = {}
     for t, m in merged.items():
         variants.setdefault(m, set()).add(t)

@@ -3,9 +3,10 @@
 
 A :class:`Plan` gives the wildcards of every planned job (``rule all`` fills each rule's outputs with them) and each
 job's config-dependent inputs, prompts, resources and fully built options (every layering of training configs is
-done here, once). A rule names the plan's function of its name, which carries its record (:mod:`medfc.plan.jobs`): ``PLAN.options_of(HealthFCPlan.healthfc_experiment)``,
-``inputs_of``, ``prompts_of``, ``threads_of``, ``resources_of``; :meth:`Plan.options` and the others give the same by
-rule name. :func:`medfc.plan.config_errors.plan_for` is the one entry point (schema, defaults, plan, checks).
+done here, once). A rule names the plan's function of its name, which carries its record (:mod:`medfc.plan.jobs`):
+``PLAN.options_of(HealthFCPlan.healthfc_experiment)``, ``inputs_of``, ``prompts_of``, ``threads_of``,
+``resources_of``; :meth:`Plan.options` and the others give the same by rule name.
+:func:`medfc.plan.config_errors.plan_for` is the one entry point (schema, defaults, plan, checks).
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ class Plan:
         return kept[key]
 
     def planned_wildcards(self) -> dict[str, list[dict[str, str]]]:
-        """rule → the wildcards of each of its jobs the config plans (``rule all`` fills its rule's outputs with them)."""
+        """rule → the wildcards of each of its planned jobs (``rule all`` fills the rule's outputs with them)."""
         return {rule: list(spec.planned(self)) for rule, spec in self.job_table.items()}
 
     def planned_jobs(self) -> list[tuple[JobSpec, dict[str, str]]]:

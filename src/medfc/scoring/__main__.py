@@ -57,8 +57,10 @@ def _rows_medsnip(s: Mapping[str, Any]) -> list[tuple[str, object]]:
         return _rows_binary("", s)
     b = s["bootstrap"]
     return _rows_binary("A ", s["a"]) + _rows_binary("B ", s["b"]) + [
-        (f"Δ {b['metric']} (B − A)", b["diff"]), (f"{int(b['ci_level'] * 100)}% CI", f"[{b['ci_low']:.4f}, {b['ci_high']:.4f}]"),
-        ("P(Δ > 0)", b["p_gt_0"]), ("bootstrap p (one-sided)", b["p_value"]), ("resamples / seed", f"{b['n_resamples']} / {b['seed']}")]
+        (f"Δ {b['metric']} (B − A)", b["diff"]),
+        (f"{int(b['ci_level'] * 100)}% CI", f"[{b['ci_low']:.4f}, {b['ci_high']:.4f}]"),
+        ("P(Δ > 0)", b["p_gt_0"]), ("bootstrap p (one-sided)", b["p_value"]),
+        ("resamples / seed", f"{b['n_resamples']} / {b['seed']}")]
 
 
 def _rows_classify(s: Mapping[str, Any]) -> list[tuple[str, object]]:

@@ -301,9 +301,11 @@ def test_the_answer_scale_is_not_read_as_answers_and_unused_boxes_are_no_claims(
 
 
 def test_a_label_the_verdict_box_does_not_use_is_not_read_with_its_text():
-    box = f'<div class="katechismus"><p>Frage:</p><p>Hilft X gegen Y?</p><p>9</p><p>Beweislage: hoch</p><ul>{_SCALE}</ul></div>'
+    box = ('<div class="katechismus"><p>Frage:</p><p>Hilft X gegen Y?</p><p>9</p><p>Beweislage: hoch</p>'
+           f'<ul>{_SCALE}</ul></div>')
     a = parse_page("https://www.medizin-transparent.at/x/", _boxes_page(box))
-    assert [(c.question, c.answer_index, c.label, c.explanation) for c in a.claims] == [("Hilft X gegen Y?", 9, "REFUTED", "")]
+    claims = [(c.question, c.answer_index, c.label, c.explanation) for c in a.claims]
+    assert claims == [("Hilft X gegen Y?", 9, "REFUTED", "")]
     assert a.problems == []
 
 

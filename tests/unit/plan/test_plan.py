@@ -149,12 +149,15 @@ def test_planned_jobs_of_the_default_config_and_of_the_experiments():
     cfg = config(stages__experiments=True, experiments__healthfc__systems=["oracle", "claims_only"],
                  experiments__healthfc__folds=[1], models__clinifact={"discriminative": ["tfidf"], "zero_shot": [], "fine_tuned": []})
     planned = Plan(cfg).planned_wildcards()
-    runs = [{"lang": "en", "model": m, "system": s, "fold": "1"} for m in ("tfidf", "minilm") for s in ("oracle", "claims_only")]
+    runs = [{"lang": "en", "model": m, "system": s, "fold": "1"}
+            for m in ("tfidf", "minilm") for s in ("oracle", "claims_only")]
     assert planned["healthfc_experiment"] == planned["healthfc_score"] == runs
     assert planned["pairs_experiment"] == planned["pairs_score"] == [{"dataset": "clinifact", "model": "tfidf"}]
-    assert planned["table"] == [{"table": t} for t in ("healthfc_table3", "healthfc_table3_extra", "healthfc_table5",
-                                                       "healthfc_table5_extra", "clinifact_table8", "clinifact_table8_extra")]
-    assert planned["clinifact_fig3"] == planned["error_browser"] == [{}]  # no significance tables: no compared pair of systems runs, one CliniFact system
+    # no significance tables: no compared pair of systems runs, one CliniFact system
+    tables = ("healthfc_table3", "healthfc_table3_extra", "healthfc_table5", "healthfc_table5_extra",
+              "clinifact_table8", "clinifact_table8_extra")
+    assert planned["table"] == [{"table": t} for t in tables]
+    assert planned["clinifact_fig3"] == planned["error_browser"] == [{}]
 
 
 def test_the_error_browser_reads_every_runs_predictions_and_the_texts_of_both_datasets():
@@ -174,7 +177,8 @@ def test_the_error_browser_reads_every_runs_predictions_and_the_texts_of_both_da
         "scale": cfg["experiments"]["scale"]}
     # one dataset's runs only: the other's inputs are not asked for; no experiments, no page
     only = Plan(config(stages__experiments=True, models__healthfc={"en": [], "de": []}))
-    assert set(only.inputs("error_browser")) == {"pairs_clinifact", "pairs_clinifact_test"} and only.planned_wildcards()["error_browser"] == [{}]
+    assert set(only.inputs("error_browser")) == {"pairs_clinifact", "pairs_clinifact_test"}
+    assert only.planned_wildcards()["error_browser"] == [{}]
     assert [j for j in Plan(config()).planned_jobs() if j[0].rule == "error_browser"] == []
 
 
@@ -447,12 +451,14 @@ def test_a_models_options_mistake_stops_the_plan_naming_the_key(options, model_t
 def test_the_tables_and_figures_of_a_runs_files_folder_by_folder():
     """snakemake tables | figures, and what main.tex shows: each CSV beside its LaTeX that is not a figure's data, and
     every PNG, folder by folder in the order the folders come."""
-    files = ["r/healthfc/stats/table2.csv", "r/healthfc/stats/table2.tex", "r/healthfc/stats/fig1.png", "r/healthfc/stats/fig1.csv",
+    files = ["r/healthfc/stats/table2.csv", "r/healthfc/stats/table2.tex", "r/healthfc/stats/fig1.png",
+             "r/healthfc/stats/fig1.csv",
              "r/tables/clinifact_fig3.csv", "r/tables/clinifact_fig3.tex", "r/figures/clinifact_fig3.png",
              "r/medsnip/a/table.csv", "r/medsnip/a/table.tex", "r/medsnip/b/table.csv", "r/medsnip/b/table.tex",
              "r/tables/t8.csv", "r/tables/t8.tex", "r/medsnip/a/tau.csv", "r/medsnip/a/tau.tex", "r/folds.csv"]
     assert tables_and_figures(files) == (
-        ["r/healthfc/stats/table2.csv", "r/tables/t8.csv", "r/medsnip/a/table.csv", "r/medsnip/a/tau.csv", "r/medsnip/b/table.csv"],
+        ["r/healthfc/stats/table2.csv", "r/tables/t8.csv", "r/medsnip/a/table.csv", "r/medsnip/a/tau.csv",
+         "r/medsnip/b/table.csv"],
         ["r/healthfc/stats/fig1.png", "r/figures/clinifact_fig3.png"])
 
 

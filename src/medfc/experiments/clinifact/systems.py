@@ -49,8 +49,8 @@ CLINIFACT_SYSTEMS: dict[str, CliniFactSystem] = {
         CliniFactSystem("discriminative", section="train", title="discriminative", pairs=True),
         CliniFactSystem("zero_shot", section="zero_shot", title="zero-shot", folder="zero_shot", suffix=" (zero-shot)",
                         asks_llm=True, placement="model", resources="llm"),
-        CliniFactSystem("fine_tuned", section="fine_tune", title="fine-tuned", folder="fine_tuned", suffix=" (fine-tuned)",
-                        resources="lora"),
+        CliniFactSystem("fine_tuned", section="fine_tune", title="fine-tuned", folder="fine_tuned",
+                        suffix=" (fine-tuned)", resources="lora"),
     )
 }
 
