@@ -267,12 +267,18 @@ def _too_large(size: int, cap: int) -> tuple[str, str]:
 def _read_sized(src: _Source, flags: int, method: int, crc: int, csize: int, usize: int, wanted: bool,
                 max_size: int | None = None) -> tuple[bytes | None, str | None, str]:
     """Sizes and CRC in the local header: read ``csize`` bytes in chunks, inflating as they come."""
-    problem = (("encrypted", "encrypted members are not supported") if flags & FLAG_ENCRYPTED
-               else ("unsupported_compression", f"compression method {method}") if method not in (STORED, DEFLATED)
-               else _too_large(usize, max_size) if max_size is not None and usize > max_size else None)
-    if not wanted or problem:  # stepped over unread (so not CRC-checked)
+    problem: tuple[str | None, str] | None = None
+    if not wanted:  # stepped over unread (so not CRC-checked)
+        problem = None, ""
+    elif flags & FLAG_ENCRYPTED:
+        problem = "encrypted", "encrypted members are not supported"
+    elif method not in (STORED, DEFLATED):
+        problem = "unsupported_compression", f"compression method {method}"
+    elif max_size is not None and usize > max_size:
+        problem = _too_large(usize, max_size)
+    if problem is not None:
         _skip(src, csize)
-        return None, *(problem if wanted else (None, ""))
+        return None, *problem
     parts: list[bytes] = []
     got_crc = 0
     got_size = 0

@@ -53,7 +53,9 @@ def _gaps(text: str) -> list[str]:
 def text_difference(a: str, b: str) -> str:
     """:data:`SAME`, :data:`WHITESPACE` (equal once all whitespace, ASCII or not, is removed: U+00A0 for U+0020,
     "β 2" for "β2") or :data:`TEXT`."""
-    return SAME if a == b else WHITESPACE if "".join(a.split()) == "".join(b.split()) else TEXT
+    if a == b:
+        return SAME
+    return WHITESPACE if "".join(a.split()) == "".join(b.split()) else TEXT
 
 
 def _code_points(run: str) -> str:

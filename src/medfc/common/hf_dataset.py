@@ -125,9 +125,14 @@ def front_matter(card: Card) -> str:
     """The ``---``-fenced YAML block that opens the card's ``README.md`` (ends with a blank line)."""
     import yaml
 
-    configs = [{"config_name": c.name, **({"default": True} if c.default else {}), "data_files": [
-        {"split": split, "path": list(files) if len(files) != 1 else files[0]} for split, files in c.splits.items()]}
-        for c in card.configs]
+    configs = []
+    for c in card.configs:
+        entry: dict[str, object] = {"config_name": c.name}
+        if c.default:
+            entry["default"] = True
+        entry["data_files"] = [{"split": split, "path": list(files) if len(files) != 1 else files[0]}
+                               for split, files in c.splits.items()]
+        configs.append(entry)
     meta: dict[str, object] = {"pretty_name": card.pretty_name, "license": card.license, "language": list(card.languages),
                                "task_categories": list(card.task_categories)}
     if card.task_ids:

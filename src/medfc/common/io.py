@@ -188,11 +188,14 @@ def atomic_write(path: str | os.PathLike, payload: bytes | str) -> None:
 def jsonl_writer(path: str | os.PathLike) -> Iterator[Callable[[Mapping[str, object]], None]]:
     """An atomic ``write(record)`` for JSONL (gzip when the name ends in .gz): ``path`` is replaced only when
     the block ends without an error."""
+    path = Path(path)
     with atomic_output(path) as raw:
-        # mtime=0 and no file name in the header keep the bytes identical for identical content
-        gz = gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) if str(Path(path)).endswith(".gz") else None
-        with gz if gz is not None else contextlib.nullcontext(raw) as fh:
-            yield lambda rec: fh.write((json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
+        if str(path).endswith(".gz"):
+            # mtime=0 and no file name in the header keep the bytes identical for identical content
+            with gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
+                yield lambda rec: gz.write((json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
+        else:
+            yield lambda rec: raw.write((json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
 
 
 def write_jsonl(path: str | os.PathLike, records: Iterable[Mapping[str, object]]) -> int:

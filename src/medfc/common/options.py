@@ -189,8 +189,10 @@ def _convert(value: Any, hint: Any, where: str) -> Any:
         if len(rest) > 1:  # a programming error, not a config one: the union must say how to choose
             raise TypeError(f"{where}: the union {hint} has no tag; declare it Annotated[..., Tagged(key)]")
         return _convert(value, rest[0], where)
-    if origin is typing.Literal and value not in args:
-        raise OptionsError(f"{where}: {value!r} is not one of {list(args)}")
+    if origin is typing.Literal:
+        if value not in args:
+            raise OptionsError(f"{where}: {value!r} is not one of {list(args)}")
+        return value
     if isinstance(hint, type) and issubclass(hint, Options):
         return hint.from_mapping(value, where)
     if origin in (tuple, list, typing.Sequence, collections.abc.Sequence) or hint in (tuple, list):
@@ -207,8 +209,10 @@ def _convert(value: Any, hint: Any, where: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise OptionsError(f"{where}: expected a number, got {value!r}")
         return float(value)
-    if hint is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise OptionsError(f"{where}: expected an integer, got {value!r}")
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise OptionsError(f"{where}: expected an integer, got {value!r}")
+        return value
     if hint in (str, bool) and not isinstance(value, hint):
         raise OptionsError(f"{where}: expected {hint.__name__}, got {value!r}")
     return value

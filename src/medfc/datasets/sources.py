@@ -126,7 +126,9 @@ def source_files(options: ImportOptions) -> list[SourceFile]:
 def describe_source(options: ImportOptions) -> str:
     """The source in one word: its path, its URL, or ``hf:<repo>@<revision>[/<config>]``."""
     s = options.source
-    return f"hf:{s.hf}@{s.revision}" + (f"/{s.config}" if s.config else "") if s.hf else str(s.path or s.url)
+    if s.hf:
+        return f"hf:{s.hf}@{s.revision}" + (f"/{s.config}" if s.config else "")
+    return str(s.path or s.url)
 
 
 def fetch(options: ImportOptions, http: HttpClient | None = None) -> tuple[list[SourceFile], dict[str, JSONValue]]:

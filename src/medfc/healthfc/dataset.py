@@ -235,16 +235,19 @@ def build_german_records(claims: Sequence[ClaimRecord] | None, articles: Sequenc
     return records, report
 
 
-#: Each English field and the German it translates.
-_ENGLISH = {"claim_en": "claim_de", "explanation_en": "explanation_de", "sentences_en": "sentences_de",
-            "topics_en": "topics"}
-
-
 def add_english(records: list[DatasetRecord], translate: Translate | None) -> dict[str, int]:
     """Fill every missing English field by one ``translate`` call (in place); returns the counts. A text it leaves
     empty stays ``""`` (``untranslated``)."""
-    texts = [t for rec in records for en, de in _ENGLISH.items() if rec[en] is None
-             for t in (rec[de] if isinstance(rec[de], list) else [rec[de]])]
+    texts: list[str] = []
+    for rec in records:
+        if rec["claim_en"] is None:
+            texts.append(rec["claim_de"])
+        if rec["explanation_en"] is None:
+            texts.append(rec["explanation_de"])
+        if rec["sentences_en"] is None:
+            texts.extend(rec["sentences_de"])
+        if rec["topics_en"] is None:
+            texts.extend(rec["topics"])
     unique = list(dict.fromkeys(t for t in texts if t and t.strip()))
     counts: Counter = Counter(unique_texts=len(unique))
     table: dict[str, str] = {}
@@ -265,11 +268,16 @@ def add_english(records: list[DatasetRecord], translate: Translate | None) -> di
         return ""
 
     for rec in records:
-        for en, de in _ENGLISH.items():
-            if rec[en] is None:
-                rec[en] = [tr(t) for t in rec[de]] if isinstance(rec[de], list) else tr(rec[de])
-                if en != "topics_en":  # no origin for topics; none for an empty explanation
-                    rec[f"{en}_origin"] = None if en == "explanation_en" and not rec[de] else origin
+        if rec["claim_en"] is None:
+            rec["claim_en"], rec["claim_en_origin"] = tr(rec["claim_de"]), origin
+        if rec["explanation_en"] is None:
+            rec["explanation_en"] = tr(rec["explanation_de"])
+            rec["explanation_en_origin"] = origin if rec["explanation_de"] else None
+        if rec["sentences_en"] is None:
+            rec["sentences_en"] = [tr(s) for s in rec["sentences_de"]]
+            rec["sentences_en_origin"] = origin
+        if rec["topics_en"] is None:
+            rec["topics_en"] = [tr(t) for t in rec["topics"]]
     return dict(counts)
 
 

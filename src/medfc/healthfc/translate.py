@@ -110,8 +110,11 @@ def translate_articles(articles: Sequence[ArticleRecord], claims: Sequence[Claim
 
     origins: Counter = Counter()  # a correction, else the memory's record (a translation made just now included)
     for key in filter(None, dict.fromkeys(normalize_key(t) for t in texts)):
-        rec = memory.record(model_name, key)
-        origins["correction" if corrections.get(model_name, key) is not None else rec.origin if rec else "model"] += 1
+        if corrections.get(model_name, key) is not None:
+            origins["correction"] += 1
+        else:
+            rec = memory.record(model_name, key)
+            origins[rec.origin if rec else "model"] += 1
 
     sentence_records: list[dict[str, object]] = [{  # the ``sentences`` output, one per article
         "article_id": a["article_id"], "url": a.get("url", ""), "sentences_de": split[a["article_id"]],

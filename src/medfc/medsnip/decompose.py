@@ -136,8 +136,9 @@ class Decomposer:
 
     def on_sentences(self, kind: str, answers: Sequence[Answer], sents: dict[str, list[Sentence]]) -> list[CallResult]:
         """The ``extract`` or ``direct`` call on each answer's numbered sentences."""
-        convs = [self.prompts[kind].render(subset=a.get("subset") or "consumer", query=(a.get("query") or "").strip()
-                                           or "(none)", sentences=numbered(sents[a["answer_id"]])) for a in answers]
+        convs = [self.prompts[kind].render(subset=a.get("subset") or "consumer",
+                                           query=(a.get("query") or "").strip() or "(none)",
+                                           sentences=numbered(sents[a["answer_id"]])) for a in answers]
         return self._ask(kind, answers, convs, EXTRACT_SCHEMA if kind == "extract" else DIRECT_SCHEMA,
                          _range_check("source_sentences", lambda i: len(sents[answers[i]["answer_id"]]), 0))
 

@@ -204,7 +204,9 @@ def evaluate(answers: Mapping[str, Answer], groups: Mapping[tuple[str, str], Seq
         base = arms.get((verifier, options.baseline_mode))
         if base is not None and mode != options.baseline_mode and base["gold"] and arm["gold"]:
             arm["scores"]["vs_baseline"] = _compare(base, arm, options)
-    units_by_mode = {mode: recs for (_, mode), recs in reversed(list(groups.items()))}  # each mode's first verifier's
+    units_by_mode: dict[str, Sequence[Verdict]] = {}
+    for (_, mode), recs in groups.items():
+        units_by_mode.setdefault(mode, recs)  # each mode's first verifier's
     return {"options": options.as_dict(), "n_answers": len(answers), "n_answers_gold_false": sum(a.get("label") == FALSE for a in answers.values()),
             "n_answers_nei": len(_nei_ids(answers)), "arms": {f"{v}/{m}": arm["scores"] for (v, m), arm in sorted(arms.items())},
             "per_pattern": _per_pattern(groups, options), "boundary_fidelity": _fidelity(answers, units_by_mode, options),

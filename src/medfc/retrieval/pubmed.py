@@ -150,8 +150,9 @@ def parse_pub_date(pub_date: ET.Element | None) -> dict[str, int | str | None]:
             if m := re.search(r"(\d{4})(?:\s+([A-Za-z]{3}))?", medline):
                 year = int(m.group(1))
                 month = _month(m.group(2)) if m.group(2) else None
-    # month, day and season are only read with a year
-    date = f"{year}-{month or 'N/A'}-{f'{day:02d}' if (day and month) else 'N/A'}" if year is not None else None
+    if year is None:
+        return {"year": None, "month": None, "day": None, "season": season, "publication_date": None}
+    date = f"{year}-{month or 'N/A'}-{f'{day:02d}' if (day and month) else 'N/A'}"
     return {"year": year, "month": month, "day": day if month else None, "season": season, "publication_date": date}
 
 
@@ -316,8 +317,9 @@ class PubmedFetcher:
         self.dropped: Counter = Counter()
 
     def cached_path(self, pmid: str) -> Path | None:
-        paths = (d / f"{pmid}.xml" for d in [self.cache_dir, *self.extra_cache_dirs]) if is_pmid(pmid) else ()
-        return next((p for p in paths if p.exists()), None)
+        if not is_pmid(pmid):
+            return None
+        return next((p for d in [self.cache_dir, *self.extra_cache_dirs] if (p := d / f"{pmid}.xml").exists()), None)
 
     def _params(self) -> dict[str, str]:
         """The parameters of every request; NCBI asks each to carry the tool and a contact e-mail."""

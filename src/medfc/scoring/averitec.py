@@ -190,7 +190,10 @@ def averitec_evidence_strings(example: Mapping[str, JSONValue]) -> list[str]:
     for qa in example.get("questions") or []:
         question = _text(qa.get("question"))
         answers = qa.get("answers")
-        answers = [] if answers is None else answers if isinstance(answers, list) else [answers]
+        if answers is None:
+            answers = []
+        elif not isinstance(answers, list):
+            answers = [answers]
         for ans in answers:
             if isinstance(ans, Mapping):
                 text = question + " " + _text(ans.get("answer"))

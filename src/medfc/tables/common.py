@@ -24,7 +24,9 @@ def pct(x: float | None) -> float | None:
 def pm(agg: Mapping[str, MeanStd], key: str) -> str:
     """``mean ± std`` in percent (std omitted for a single fold), or '' when absent."""
     m = mean_sd(agg, key)
-    return "" if m is None else f"{m.mean:.1f} ± {m.sd:.1f}" if m.sd is not None else f"{m.mean:.1f}"
+    if m is None:
+        return ""
+    return f"{m.mean:.1f} ± {m.sd:.1f}" if m.sd is not None else f"{m.mean:.1f}"
 
 
 def grouped(entries: Sequence[Entry], files: Sequence[str], keys: Sequence[str]) -> dict[tuple[object, ...], list[tuple[Entry, str]]]:

@@ -79,4 +79,3 @@ def row_suffixes() -> dict[str, str]:
 def system_of_row(row: str) -> str:
     """The system whose row suffix a table row's name contains, else :data:`DEFAULT_SYSTEM`."""
     return next((name for name, suffix in row_suffixes().items() if suffix.strip() in row), DEFAULT_SYSTEM)
-

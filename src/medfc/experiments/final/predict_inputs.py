@@ -154,9 +154,11 @@ class InputSpec:
         """The row under the model's field names: each field's value from the first of its names the row gives."""
         out: Row = {}
         for field, names in self.names.items():
-            value = next((v for v in (_value(row, name) for name in names) if present(field, v)), None)
-            if value is not None:  # a value that is present is never None
-                out[field] = value
+            for name in names:
+                value = _value(row, name)
+                if present(field, value):
+                    out[field] = value
+                    break
         return out
 
     def missing(self, view: Mapping[str, JSONValue]) -> list[str]:
