@@ -110,4 +110,7 @@ def planned(*chosen):
     outputs filled with its jobs' wildcards from the plan), in the rules' order."""
     wildcards = PLAN.planned_wildcards()
     names = [r.rule.name for r in chosen] or [r.name for r in workflow.rules]
+    if missing := sorted(set(wildcards) - {r.name for r in workflow.rules}):
+        # renamed where the workflow is a module imported with a prefix (docs/deployment.md)
+        stop(f"the plan's rules {', '.join(missing[:3])}, ... are not this workflow's rules")
     return [str(f) for name in names for w in wildcards.get(name, []) for f in expand(getattr(rules, name).output, **w)]

@@ -14,7 +14,7 @@ ERRORS_SHOWN = 3  # Table 4: the wrong claims shown
 EXAMPLE_SPLIT = "test"  # the CliniFact split Table 7 takes its example from
 EXAMPLE_SPLITS = ("test", "validation", "train")  # the splits Table 5 searches, in order, for a pair of each label
 EXAMPLE_LANG = "en"  # Table 1's language (the paper's English)
-_clinifact_data = one_job(lambda plan: plan.clinifact_data_planned())
+_with_clinifact_pairs = one_job(lambda plan: plan.clinifact_data_planned())
 
 
 class ExamplesPlan(Part):
@@ -41,12 +41,16 @@ class ExamplesPlan(Part):
     def healthfc_table4(self) -> dict[str, object]:
         return {"entries": self.error_runs(), "shown": ERRORS_SHOWN, "words": EVIDENCE_WORDS, "scale": self.config["experiments"]["scale"]}
 
-    @job("light", _clinifact_data, options_class=ExamplePairsOptions,
-         inputs=lambda self: {"pairs": [f"{self.experiments.clinifact_pairs_dir}/{s}_set.csv" for s in EXAMPLE_SPLITS]})
-    def clinifact_table5(self) -> dict[str, object]:
+    def example_pairs_options(self) -> dict[str, object]:
+        """Tables 5 and 7's: the split of Table 7's example, the words of an abstract's excerpt."""
         return {"split": EXAMPLE_SPLIT, "words": EXCERPT_WORDS}
 
-    @job("light", _clinifact_data, options_class=ExamplePairsOptions,
+    @job("light", _with_clinifact_pairs, options_class=ExamplePairsOptions,
+         inputs=lambda self: {"pairs": [f"{self.experiments.clinifact_pairs_dir}/{s}_set.csv" for s in EXAMPLE_SPLITS]})
+    def clinifact_table5(self) -> dict[str, object]:
+        return self.example_pairs_options()
+
+    @job("light", _with_clinifact_pairs, options_class=ExamplePairsOptions,
          inputs=lambda self: {"pairs": f"{self.experiments.clinifact_pairs_dir}/{EXAMPLE_SPLIT}_set.csv"})
     def clinifact_table7(self) -> dict[str, object]:
-        return self.clinifact_table5()
+        return self.example_pairs_options()

@@ -150,17 +150,19 @@ class HealthFCPlan(Part):
         return folds
 
     def healthfc_runs(self, systems: tuple[str, ...] | list[str] | None = None) -> list[HealthFCRun]:
-        """Every HealthFC experiment as {lang, model, system, fold} (of a system that runs with the model's kinds:
-        the joint system needs an encoder)."""
+        """Every HealthFC experiment as {lang, model, system, fold}."""
         hx = self.config["experiments"]["healthfc"]
         runs: list[HealthFCRun] = []
         for lang in hx["langs"]:
             for model in self.config["models"]["healthfc"][lang]:
                 self.models.model_name(model)
-                runs += [{"lang": lang, "model": model, "system": system, "fold": fold}
-                         for system in self.healthfc_systems(lang) if systems is None or system in systems
-                         if all(system_spec(system).runs_with(k) for k in self.models.model_kinds(model))
-                         for fold in self.healthfc_folds_run()]
+                for system in self.healthfc_systems(lang):
+                    if systems is not None and system not in systems:
+                        continue
+                    if not all(system_spec(system).runs_with(kind) for kind in self.models.model_kinds(model)):
+                        continue  # e.g. the joint system needs an encoder
+                    for fold in self.healthfc_folds_run():
+                        runs.append({"lang": lang, "model": model, "system": system, "fold": fold})
         return runs
 
     def healthfc_systems(self, lang: str) -> list[str]:

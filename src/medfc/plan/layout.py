@@ -61,8 +61,8 @@ def release_split_files(src: str) -> dict[str, str]:
 
 
 def tables_and_figures(files: list[str]) -> tuple[list[str], list[str]]:
-    """The tables among a run's files (each CSV beside its LaTeX, not a figure's data) and its figures (PNG), folder
-    by folder in the order the folders first come."""
+    """The tables among a run's files (each CSV beside its LaTeX, not a figure's data), folder by folder in the order
+    the folders first come, and its figures (PNG), in the files' order."""
     have = set(files)
     figures = [f for f in files if f.endswith(".png")]
     drawn = {Path(f).stem for f in figures}

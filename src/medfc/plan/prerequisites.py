@@ -303,6 +303,8 @@ def _llms(plan: Plan) -> Iterator[str | None]:
         for run in plan.experiments.clinifact_runs():
             spec, model = clinifact_system(run["system"]), run["model"]
             if spec.asks_llm:
+                if spec.name not in runner:
+                    raise ValueError(f"CliniFact system {spec.name} asks an LLM; no rule's resources are its ModelRow")
                 opts = plan.job_options(runner[spec.name], {"model": model})  # its rule's options, built once
                 key = (f"experiments.clinifact.{spec.overrides}.{model}.api_key_env"
                        if "api_key_env" in (config["experiments"]["clinifact"][spec.overrides].get(model) or {})

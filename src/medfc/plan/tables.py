@@ -49,8 +49,7 @@ class TablesPlan(Part):
         infos = [f"{f.rsplit('/', 1)[0]}/info.json" for f, e in zip(runs.files, runs.entries) if self.models.is_stacked(str(e["model"]))]
         return {runs.name: runs.files, "papers": self.models.papers, **({"infos": infos} if infos else {})}
 
-    @job("light", lambda plan: [{"table": t} for t, spec in TABLE_SPECS.items() if spec.planned(plan)]
-         if plan.stage_enabled("experiments") else [],
+    @job("light", lambda plan: [{"table": t} for t in planned_tables(plan)],
          options_class=lambda w: TABLE_OPTIONS[w["table"]], inputs=table_inputs)
     def table(self, table: str) -> dict[str, object]:
         entries = self.table_runs(table).entries
@@ -118,13 +117,15 @@ class TablesPlan(Part):
             inputs[f"pairs_{ds.name}_test"] = ds.splits["test"]
         return inputs
 
+    def error_browser_planned(self) -> bool:
+        return self.stage_enabled("experiments") and bool(self.healthfc.healthfc_runs() or self._error_pairs())
+
     def _error_pairs(self) -> list[tuple[PairsDataset, list[CliniFactRun]]]:
         out = [(ds, ds.all_runs()) for ds in self.experiments.pairs_datasets().values()]
         return [(ds, runs) for ds, runs in out if runs]
 
-    @job("light", one_job(lambda plan: plan.stage_enabled("experiments")
-                          and bool(plan.healthfc.healthfc_runs() or plan.tables._error_pairs())),
-         options_class=ErrorsOptions, inputs=error_browser_inputs)
+    @job("light", one_job(lambda plan: plan.tables.error_browser_planned()), options_class=ErrorsOptions,
+         inputs=error_browser_inputs)
     def error_browser(self) -> dict[str, object]:
         sections = [{"title": f"{ds.title} (test split)", "data": ds.data,
                      "entries": self.experiments.run_entries(runs)} for ds, runs in self._error_pairs()]
@@ -199,3 +200,8 @@ TABLE_SPECS: dict[str, TableSpec] = {
                                  planned=lambda plan: bool(plan.config["experiments"]["time_tables"] and plan.experiments.clinifact_runs())),
 }
 TABLES = tuple(TABLE_SPECS)
+
+
+def planned_tables(plan: TablesPlan) -> list[str]:
+    """The experiments tables the run makes (none without the experiments stage)."""
+    return [t for t, spec in TABLE_SPECS.items() if spec.planned(plan)] if plan.stage_enabled("experiments") else []

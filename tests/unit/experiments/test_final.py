@@ -40,6 +40,9 @@ def test_a_final_row_plans_its_own_job_and_changes_no_other():
     assert all(r.checkpoint_dir is None for r in hfc.runs) and hfc.runs[1].train.epochs == 4.0  # as the row's runs train
     inputs = with_final.inputs("pairs_final", {"dataset": "clinifact", "model": "tfidf+gbm"})
     assert inputs["oof_gbm"] == "runs/cpu/experiments/inner_cv/clinifact/gbm/predictions.jsonl"  # the row's stack is refitted as it was
+    planned = with_final.planned_wildcards()
+    assert {"lang": "en", "model": "tfidf+minilm", "system": "oracle"} in planned["healthfc_final"]
+    assert {"dataset": "clinifact", "model": "tfidf+gbm"} in planned["pairs_final"]
     assert with_final.job_resources("pairs_final", {"dataset": "clinifact", "model": "tfidf+gbm"})["runtime"] == sum(
         with_final.job_resources("pairs_experiment", {"dataset": "clinifact", "model": m})["runtime"] for m in ("tfidf", "gbm"))
 

@@ -28,6 +28,12 @@ def test_scalars_snakemake_reads_as_strings_are_typed_where_the_schema_says():
     assert typed({"experiments": {"checkpoint_dir": "null"}}) == {"experiments": {"checkpoint_dir": "null"}}
 
 
+def test_the_schema_has_one_node_per_key_as_the_typing_walks_it():
+    """--config typing follows properties, items and additionalProperties: the schema has no alternatives."""
+    text = (REPO / "workflow/schemas/config.schema.yaml").read_text(encoding="utf-8")
+    assert not [k for k in ("anyOf", "oneOf", "allOf", "patternProperties") if f"{k}:" in text]
+
+
 @pytest.mark.parametrize("given, key", [
     ({"experiments": {"keep_checkpoints": "yes"}}, "experiments.keep_checkpoints"),
     ({"scoring": {"bootstrap": {"n_resamples": "1e9x"}}}, "scoring.bootstrap.n_resamples"),

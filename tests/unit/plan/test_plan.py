@@ -449,8 +449,8 @@ def test_a_models_options_mistake_stops_the_plan_naming_the_key(options, model_t
 
 
 def test_the_tables_and_figures_of_a_runs_files_folder_by_folder():
-    """snakemake tables | figures, and what main.tex shows: each CSV beside its LaTeX that is not a figure's data, and
-    every PNG, folder by folder in the order the folders come."""
+    """snakemake tables | figures, and what main.tex shows: each CSV beside its LaTeX that is not a figure's data,
+    folder by folder in the order the folders come, and every PNG."""
     files = ["r/healthfc/stats/table2.csv", "r/healthfc/stats/table2.tex", "r/healthfc/stats/fig1.png",
              "r/healthfc/stats/fig1.csv",
              "r/tables/clinifact_fig3.csv", "r/tables/clinifact_fig3.tex", "r/figures/clinifact_fig3.png",
