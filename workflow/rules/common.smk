@@ -3,6 +3,7 @@
 # rule, e.g. PLAN.options_of(HealthFCPlan.healthfc_experiment); PLAN.inputs_of, PLAN.prompts_of,
 # PLAN.threads_of, PLAN.resources_of) and wildcard constraints.
 
+import functools
 import os
 import sys
 
@@ -105,12 +106,22 @@ wildcard_constraints:
     table="|".join(TABLES),
 
 
+# each rule's planned jobs' wildcards, from the plan once
+PLANNED_WILDCARDS = PLAN.planned_wildcards()
+
+
+@functools.cache
+def _planned_outputs(name):
+    """The output files of one rule's planned jobs (filled once: the plan and the rules are fixed once parsed)."""
+    outputs = getattr(rules, name).output
+    return [str(f) for w in PLANNED_WILDCARDS.get(name, []) for f in expand(outputs, **w)]
+
+
 def planned(*chosen):
     """The output files of every planned job of the chosen rules, or of all rules when none is chosen (each one's
     outputs filled with its jobs' wildcards from the plan), in the rules' order."""
-    wildcards = PLAN.planned_wildcards()
     names = [r.rule.name for r in chosen] or [r.name for r in workflow.rules]
-    if missing := sorted(set(wildcards) - {r.name for r in workflow.rules}):
+    if missing := sorted(set(PLANNED_WILDCARDS) - {r.name for r in workflow.rules}):
         # renamed where the workflow is a module imported with a prefix (docs/deployment.md)
         stop(f"the plan's rules {', '.join(missing[:3])}, ... are not this workflow's rules")
-    return [str(f) for name in names for w in wildcards.get(name, []) for f in expand(getattr(rules, name).output, **w)]
+    return [f for name in names for f in _planned_outputs(name)]

@@ -111,7 +111,9 @@ class Plan:
 
     def planned_jobs(self) -> list[tuple[JobSpec, dict[str, str]]]:
         """(record, wildcards) of every job the config plans whose options read the config, in the table's order."""
-        return [(spec, w) for spec in self.job_table.values() if spec.checked for w in spec.planned(self)]
+        table = self.job_table
+        return [(table[rule], w) for rule, planned in self.planned_wildcards().items() if table[rule].checked
+                for w in planned]
 
     def options(self, rule: str, wildcards: Wildcards | None = None) -> dict[str, object]:
         """One job's options as its rule's ``options`` param: :meth:`job_options` serialised."""

@@ -46,11 +46,11 @@ class ExamplesPlan(Part):
         return {"split": EXAMPLE_SPLIT, "words": EXCERPT_WORDS}
 
     @job("light", _with_clinifact_pairs, options_class=ExamplePairsOptions,
-         inputs=lambda self: {"pairs": [f"{self.experiments.clinifact_pairs_dir}/{s}_set.csv" for s in EXAMPLE_SPLITS]})
+         inputs=lambda self: {"pairs": [self.experiments.pairs_split_inputs("clinifact")[s] for s in EXAMPLE_SPLITS]})
     def clinifact_table5(self) -> dict[str, object]:
         return self.example_pairs_options()
 
     @job("light", _with_clinifact_pairs, options_class=ExamplePairsOptions,
-         inputs=lambda self: {"pairs": f"{self.experiments.clinifact_pairs_dir}/{EXAMPLE_SPLIT}_set.csv"})
+         inputs=lambda self: {"pairs": self.experiments.pairs_split_inputs("clinifact")[EXAMPLE_SPLIT]})
     def clinifact_table7(self) -> dict[str, object]:
         return self.example_pairs_options()

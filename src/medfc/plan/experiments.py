@@ -25,7 +25,7 @@ from medfc.healthfc.options import RetrieveOptions
 from medfc.plan.jobs import Config, JobPlan, Planned, job, unique
 from medfc.plan.models import layered
 from medfc.plan.part import Part
-from medfc.plan.resources import INNER_CV_ROW, KIND_ROW, ModelRow
+from medfc.plan.resources import INNER_CV, KIND_ROW, ModelRow, final_resources
 from medfc.retrieval.search_sources import search_source, wildcard_pattern
 from medfc.scoring.options import HealthFCScoreOptions, PairsScoreOptions
 
@@ -204,7 +204,7 @@ class HealthFCPlan(Part):
         return self.experiments.ensemble_options(model)
 
     @job("compute", lambda plan: unique(plan.healthfc.healthfc_inner_runs() if _healthfc_runs(plan) else []),
-         inputs=healthfc_experiment_inputs, resources=INNER_CV_ROW)
+         inputs=healthfc_experiment_inputs, resources=INNER_CV)
     def healthfc_inner_cv(self, lang: str, model: str, system: str, fold: int | str) -> HealthFCInnerOptions:
         """A member's inner cross-validation in one HealthFC run: the run's options (no checkpoints), the folds."""
         run = self.healthfc_experiment(lang, model, system, fold).replace(checkpoint_dir=None)
@@ -247,7 +247,7 @@ class HealthFCPlan(Part):
         return inputs
 
     @job("compute", _final(("lang", "model", "system"), healthfc=True), inputs=healthfc_final_inputs,
-         resources=lambda plan, model: plan.experiments.final_resources(KIND_ROW, model))
+         resources=final_resources)
     def healthfc_final(self, lang: str, model: str, system: str) -> HealthFCFinalOptions:
         """A HealthFC row's final model: each member's run as the row's cross-validation has it, and its ensemble."""
         fold = self.healthfc_folds_run()[0]
@@ -351,7 +351,7 @@ class ExperimentsPlan(Part):
     @job("compute", lambda plan: unique({"dataset": d, "model": m} for d in plan.experiments.pair_datasets()
                                         for m in plan.experiments.pairs_inner_models(d)),
          inputs=lambda self, dataset: {s: f for s, f in self.pairs_split_inputs(dataset).items() if s != "test"},
-         resources=INNER_CV_ROW)
+         resources=INNER_CV)
     def pairs_inner_cv(self, dataset: str, model: str) -> PairsInnerOptions:
         """A member's inner cross-validation over a pairs dataset's train + validation (no checkpoints)."""
         run = self.pairs_experiment(dataset, model).replace(checkpoint_dir=None)
@@ -396,7 +396,8 @@ class ExperimentsPlan(Part):
         return layered(cx[section], over)
 
     def clinifact_zero_shot_inputs(self) -> dict[str, str]:
-        return {s: f"{self.clinifact_pairs_dir}/{s}_set.csv" for s in self.config["experiments"]["clinifact"]["zero_shot"]["splits"]}
+        splits = self.pairs_split_inputs("clinifact")
+        return {s: splits[s] for s in self.config["experiments"]["clinifact"]["zero_shot"]["splits"]}
 
     @job(ZERO_SHOT.placement, _system_models(ZERO_SHOT.name), inputs=clinifact_zero_shot_inputs,
          resources=ModelRow(ZERO_SHOT), local_model=_local_model(ZERO_SHOT))
@@ -446,12 +447,8 @@ class ExperimentsPlan(Part):
         return inputs
 
     @job("compute", _final(("dataset", "model"), healthfc=False), inputs=pairs_final_inputs,
-         resources=lambda plan, model: plan.experiments.final_resources(KIND_ROW, model))
+         resources=final_resources)
     def pairs_final(self, dataset: str, model: str) -> PairsFinalOptions:
         return self.final_options(PairsFinalOptions, model, model, f"{dataset}/{model}",
                                   lambda m: self.pairs_experiment(dataset, m).replace(checkpoint_dir=None))
 
-    def final_resources(self, row: ModelRow, model: str) -> dict[str, int]:
-        """A final model's job: its members trained one after the other (the largest of each value, runtimes summed)."""
-        each = [row(self, m) for m in self.models.members(model)]
-        return {**{k: max(r[k] for r in each) for k in ("gpu", "threads", "mem_mb")}, "runtime": sum(r["runtime"] for r in each)}

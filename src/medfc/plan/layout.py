@@ -67,5 +67,5 @@ def tables_and_figures(files: list[str]) -> tuple[list[str], list[str]]:
     figures = [f for f in files if f.endswith(".png")]
     drawn = {Path(f).stem for f in figures}
     tables = [f for f in files if f.endswith(".csv") and f"{f[:-4]}.tex" in have and Path(f).stem not in drawn]
-    folders = list(dict.fromkeys(os.path.dirname(f) for f in files))
-    return sorted(tables, key=lambda f: folders.index(os.path.dirname(f))), figures
+    order = {folder: i for i, folder in enumerate(dict.fromkeys(os.path.dirname(f) for f in files))}
+    return sorted(tables, key=lambda f: order[os.path.dirname(f)]), figures

@@ -25,7 +25,6 @@ from medfc.common.llm_backends import runs_locally
 from medfc.common.options import Options
 from medfc.common.pinning import ReleaseChanged, verify
 from medfc.plan.layout import release_split_files
-from medfc.plan.resources import model_rows
 from medfc.retrieval.search_sources import REGISTRY as SEARCH_SOURCES
 from medfc.retrieval.search_sources import SearchSource, search_source
 from medfc.scoring import nltk_data
@@ -299,17 +298,14 @@ def llm_key_problem(key: str, llm: dict[str, Any], why: str) -> str | None:
 def _llms(plan: Plan) -> Iterator[str | None]:
     config = plan.config
     if plan.stage_enabled("experiments"):
-        runner = {row.system.name: rule for rule, row in model_rows(plan).items() if row.system}  # the rule of its LLM
         for run in plan.experiments.clinifact_runs():
             spec, model = clinifact_system(run["system"]), run["model"]
             if spec.asks_llm:
-                if spec.name not in runner:
-                    raise ValueError(f"CliniFact system {spec.name} asks an LLM; no rule's resources are its ModelRow")
-                opts = plan.job_options(runner[spec.name], {"model": model})  # its rule's options, built once
+                llm = plan.experiments._model_section(spec.section, spec.overrides, model)  # its client's keys
                 key = (f"experiments.clinifact.{spec.overrides}.{model}.api_key_env"
                        if "api_key_env" in (config["experiments"]["clinifact"][spec.overrides].get(model) or {})
                        else f"experiments.clinifact.{spec.section}.api_key_env")
-                yield llm_key_problem(key, opts.as_dict(), f"the {spec.title} model {model} is asked")
+                yield llm_key_problem(key, llm, f"the {spec.title} model {model} is asked")
     if not plan.stage_enabled("medsnip"):
         return
     ms = config["medsnip"]

@@ -101,7 +101,15 @@ class ModelRow:
 
 
 KIND_ROW = ModelRow()  # a model job of its model kind's row
-INNER_CV_ROW = ModelRow(inner=True)
+INNER_CV = ModelRow(inner=True)  # a stacked member's inner cross-validation
+
+
+def final_resources(plan: JobPlan, model: str) -> dict[str, int]:
+    """A final model's job: its members, each of its kind's row, trained one after the other (the largest of each
+    value, the runtimes summed)."""
+    each = [KIND_ROW(plan, m) for m in plan.models.members(model)]
+    most = {k: max(r[k] for r in each) for k in ("gpu", "threads", "mem_mb")}
+    return {**most, "runtime": sum(r["runtime"] for r in each)}
 
 
 def model_rows(plan: JobPlan) -> dict[str, ModelRow]:

@@ -88,7 +88,8 @@ class TablesPlan(Part):
 
     def clinifact_fig3_inputs(self) -> dict[str, object]:
         inputs: dict[str, Any] = {"predictions": [f"{r['dir']}/predictions.jsonl" for _, r in self._fig3_picks()[0]],
-                                  "test": f"{self.experiments.clinifact_pairs_dir}/test_set.csv", "papers": self.models.papers}
+                                  "test": self.experiments.pairs_split_inputs("clinifact")["test"],
+                                  "papers": self.models.papers}
         if self.config["experiments"]["clinifact"]["disease_panel"]:
             inputs["studies"] = self.layout.under("clinifact/studies/studies.jsonl.gz")
         return inputs
