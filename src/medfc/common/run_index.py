@@ -119,19 +119,28 @@ def read_runs(path: Path) -> dict[str, dict[str, object]]:
             if isinstance(record, dict) and isinstance(record.get("run"), str)}
 
 
-def config_files(command: Sequence[str]) -> list[str]:
-    """The config files a Snakemake command line read: the workflow's own, then each ``--configfile``."""
-    files = ["config/config.yaml"]
+CONFIG_OPTIONS = ("--configfile", "--configfiles")
+
+
+def configfile_args(command: Sequence[object]) -> list[str]:
+    """The files of each ``--configfile`` of a Snakemake command line, in order (``--configfile=a`` takes ``a``
+    alone; a bare ``--configfile`` each argument up to the next option)."""
+    files: list[str] = []
     taking = False
-    for arg in command:
+    for arg in map(str, command):
         if arg.startswith("-"):
             name, eq, value = arg.partition("=")
-            taking = name in ("--configfile", "--configfiles")
-            if taking and eq:
+            taking = name in CONFIG_OPTIONS and not eq
+            if name in CONFIG_OPTIONS and eq:
                 files.append(value)
         elif taking:
             files.append(arg)
     return files
+
+
+def config_files(command: Sequence[str]) -> list[str]:
+    """The config files a Snakemake command line read: the workflow's own, then each ``--configfile``."""
+    return ["config/config.yaml", *configfile_args(command)]
 
 
 def experiment_provenance(results: Path, files: Sequence[str]) -> tuple[Counter[str], Counter[str]]:

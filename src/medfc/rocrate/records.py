@@ -15,11 +15,11 @@ from pathlib import Path
 from medfc.common.io import numbered_json_lines
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
+from medfc.common.run_index import configfile_args
 
 COMPLETED = "http://schema.org/CompletedActionStatus"
 FAILED = "http://schema.org/FailedActionStatus"
 DEFAULT_CONFIG = "config/config.yaml"  # the workflow's own config, read by every run (workflow/Snakefile's configfile:)
-CONFIG_OPTIONS = ("--configfile", "--configfiles")
 
 
 @dataclass(frozen=True)
@@ -95,16 +95,7 @@ def config_paths(record: Mapping[str, JSONValue], checkout: Path | None) -> list
     default = workdir / DEFAULT_CONFIG
     if not default.is_file() and checkout is not None:
         default = checkout / DEFAULT_CONFIG
-    paths = [default]
-    taking = False  # after a bare --configfile: each argument up to the next option
-    for arg in (str(a) for a in record.get("command") or []):
-        name, eq, value = arg.partition("=")
-        if arg.startswith("-"):
-            taking = name in CONFIG_OPTIONS and not eq
-            if name in CONFIG_OPTIONS and eq:
-                paths.append(workdir / value)
-        elif taking:
-            paths.append(workdir / arg)
+    paths = [default, *(workdir / f for f in configfile_args(record.get("command") or []))]
     return [Path(os.path.normpath(p)) for p in paths]
 
 
