@@ -367,11 +367,13 @@ def _module_entry(entry: dict | None) -> tuple[str, ImportStatements] | None:
     digest, statements = entry.get("digest"), entry.get("imports")
     if not isinstance(digest, str) or len(digest) != 64 or not isinstance(statements, list):
         return None
-    ok = all(isinstance(s, list) and len(s) in (2, 3) and s[0] == ("import", "from")[len(s) - 2]
-             and isinstance(s[1], str)
-             and (len(s) == 2 or isinstance(s[2], list) and all(isinstance(a, str) for a in s[2]))
-             for s in statements)
-    return (digest, statements) if ok else None
+    for s in statements:  # ["import", module] or ["from", module, [names]]
+        plain = isinstance(s, list) and len(s) == 2 and s[0] == "import" and isinstance(s[1], str)
+        names = (isinstance(s, list) and len(s) == 3 and s[0] == "from" and isinstance(s[1], str)
+                 and isinstance(s[2], list) and all(isinstance(a, str) for a in s[2]))
+        if not (plain or names):
+            return None
+    return digest, statements
 
 
 def _write_json(name: str, entry: dict) -> None:

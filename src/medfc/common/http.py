@@ -272,11 +272,12 @@ class HttpClient:
 
     def _remember_credentials(self, params: Params | None, headers: Mapping[str, str] | None) -> None:
         """Remember a request's credential values so they are redacted wherever they show."""
-        for items, secret in (([*(headers or {}).items(), *self.session.headers.items()], is_secret_header),
-                              ((params or {}).items(), is_secret_name)):
-            for name, value in items:
-                if value and secret(str(name)):
-                    remember_secret(value)
+        for name, value in [*(headers or {}).items(), *self.session.headers.items()]:
+            if value and is_secret_header(str(name)):
+                remember_secret(value)
+        for name, value in (params or {}).items():
+            if value and is_secret_name(str(name)):
+                remember_secret(value)
 
     def _send(self, method: str, url: str, params: Params | None, data: Body,
               headers: Mapping[str, str] | None = None, kind: str = "json",

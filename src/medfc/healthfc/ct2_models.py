@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from medfc.common.jsontypes import JSONObject
+from medfc.common.pinning import sha256_of
 
 log = logging.getLogger(__name__)
 
@@ -52,9 +53,7 @@ def model_fingerprint(model: str, *, local_files_only: bool) -> str:
     if path.is_dir():
         h = hashlib.sha256()
         for f in sorted(p for p in path.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)):
-            with open(f, "rb") as fh:
-                digest = hashlib.file_digest(fh, "sha256").hexdigest()
-            h.update(f"{f.relative_to(path).as_posix()}\0{f.stat().st_size}\0{digest}\n".encode())
+            h.update(f"{f.relative_to(path).as_posix()}\0{f.stat().st_size}\0{sha256_of(f)}\n".encode())
         return f"dir:{h.hexdigest()}"
     try:
         from transformers.utils import cached_file
