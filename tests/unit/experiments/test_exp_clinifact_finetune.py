@@ -81,7 +81,9 @@ def test_lora_fine_tuning_keeps_the_lowest_validation_loss_saves_adapters_only_a
         assert sum(r["probs"].values()) == pytest.approx(1.0, abs=1e-5)
         assert r["pred_label"] == max(r["probs"], key=r["probs"].get)
     # the same scorer as zero-shot: the reloaded adapters score the test prompts to the same probabilities
-    scorer = ZS.TransformersLM.from_loaded("tiny", reloaded, tok, batch_size=4)
+    from medfc.llm.local import TransformersLM
+
+    scorer = TransformersLM.from_loaded("tiny", reloaded, tok, batch_size=4)
     again, _, _ = CP.score_pairs(scorer, tok, test, "test", "fine_tuned", opts.max_prompt_tokens, 4, SkipReport("t"))
     ours = [r for r in records if r["split"] == "test"]
     for a, b in zip(again, ours):

@@ -14,9 +14,7 @@ from medfc.experiments.clinifact.prompts import answer_options, score_pairs
 from medfc.experiments.models.options import ZeroShotOptions
 from medfc.experiments.records import PairPrediction, RunInfo
 from medfc.common.llm_backends import runs_locally
-from medfc.llm.base import LLMClient
-from medfc.llm.local import TransformersLM
-from medfc.llm.openai import OpenAICompatibleLM
+from medfc.llm import LLMClient, make_client
 
 log = logging.getLogger(__name__)
 
@@ -43,14 +41,14 @@ def run_zero_shot(split_csvs: dict[str, str | os.PathLike], opts: ZeroShotOption
     if runs_locally(opts.backend):
         if threads is not None:
             set_torch_threads(threads)
-        scorer: LLMClient = TransformersLM(opts.model, device=opts.device, precision=opts.precision,
-                                           batch_size=opts.batch_size)
+        scorer: LLMClient = make_client(opts.backend, opts.model, device=opts.device, precision=opts.precision,
+                                        batch_size=opts.batch_size)
         tokenizer = scorer.tokenizer
     else:
         rate = 1.0 / opts.min_interval_s if opts.min_interval_s > 0 else 0.0
-        scorer = OpenAICompatibleLM(opts.base_url, opts.model, api_key_env=opts.api_key_env,
-                                    top_logprobs=opts.top_logprobs, cache_dir=opts.cache_dir, requests_per_second=rate,
-                                    timeout_s=opts.timeout_s, max_retries=opts.max_retries)
+        scorer = make_client(opts.backend, opts.model, base_url=opts.base_url, api_key_env=opts.api_key_env,
+                             top_logprobs=opts.top_logprobs, cache_dir=opts.cache_dir, requests_per_second=rate,
+                             timeout_s=opts.timeout_s, max_retries=opts.max_retries)
     if tokenizer is None and opts.tokenizer:
         from transformers import AutoTokenizer
 
@@ -66,7 +64,7 @@ def run_zero_shot(split_csvs: dict[str, str | os.PathLike], opts: ZeroShotOption
     info: RunInfo = {"system": "zero_shot", "backend": opts.backend, "model": opts.model, "options": answer_options(),
                      "n_prompts_trimmed": trimmed, "n_no_option": no_option, "scores": scores_by_split(records, opts.splits),
                      "skips": report.as_dict()}
-    if isinstance(scorer, OpenAICompatibleLM):
+    if not runs_locally(opts.backend):  # a server's: what was sent, what came from the cache
         info["requests_sent"] = scorer.requests_sent
         info["cache_hits"] = scorer.cache_hits
     return records, info
