@@ -267,10 +267,11 @@ def _too_large(size: int, cap: int) -> tuple[str, str]:
 def _read_sized(src: _Source, flags: int, method: int, crc: int, csize: int, usize: int, wanted: bool,
                 max_size: int | None = None) -> tuple[bytes | None, str | None, str]:
     """Sizes and CRC in the local header: read ``csize`` bytes in chunks, inflating as they come."""
-    problem: tuple[str | None, str] | None = None
     if not wanted:  # stepped over unread (so not CRC-checked)
-        problem = None, ""
-    elif flags & FLAG_ENCRYPTED:
+        _skip(src, csize)
+        return None, None, ""
+    problem: tuple[str, str] | None = None
+    if flags & FLAG_ENCRYPTED:
         problem = "encrypted", "encrypted members are not supported"
     elif method not in (STORED, DEFLATED):
         problem = "unsupported_compression", f"compression method {method}"

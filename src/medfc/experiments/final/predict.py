@@ -135,15 +135,14 @@ def predict_fitted(directory: Path, card: ModelCard, rows: Sequence[tuple[str, R
                    settings: Settings) -> list[PredictedRow]:
     """The records of a kept discriminative model (any kind) on the rows."""
     fitted = load_fitted(directory, card, settings.device, settings.batch_size)
+    labels = _check_labels(fitted, card["labels"], "model")  # before predicting every row
     if fields_of(str(card["dataset"])) == PAIRS:
         from medfc.experiments.pairs import pair_example
 
         examples = [pair_example(row_pair(rid, row), bool(card.get("include_title", True))) for rid, row in rows]
     else:
         examples = [healthfc_example(card, rid, row) for rid, row in rows]
-    probs = fitted.probs(examples, desc="predict")
-    labels = _check_labels(fitted, card["labels"], "model")
-    return [_record(rid, labels, p) for (rid, _), p in zip(rows, probs)]
+    return [_record(rid, labels, p) for (rid, _), p in zip(rows, fitted.probs(examples, desc="predict"))]
 
 
 def predict_adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport,
