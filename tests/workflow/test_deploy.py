@@ -173,7 +173,7 @@ def test_the_job_table_plans_the_dry_runs_jobs(source):
     """The plan's job table (medfc.plan.job_specs) plans exactly the jobs the demo's dry run
     plans, rule by rule: Plan.build_jobs builds the inputs and options of those jobs and of no other."""
     from medfc.plan import job_specs
-    from medfc.plan.config_errors import plan_for
+    from medfc.config.validate import plan_for
 
     def named(rule: str, wildcards: dict[str, str]) -> str:
         return rule + (f"[{','.join(f'{k}={v}' for k, v in sorted(wildcards.items()))}]" if wildcards else "")

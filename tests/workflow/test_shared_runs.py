@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from medfc.common.schema import fill_defaults
-from medfc.plan.config_errors import load_schema
+from medfc.config.validate import load_schema
 
 pytestmark = pytest.mark.workflow
 

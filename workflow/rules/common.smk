@@ -9,11 +9,12 @@ import sys
 
 from medfc.common import provenance
 from medfc.common.codeversion import use_disk_cache, user_cache_dir, versioned
+from medfc.config.prerequisites import checked_here, cuda_problem, use_checkout_nltk_data
+from medfc.config.validate import ConfigError, plan_for
 from medfc.experiments.healthfc.systems import SYSTEMS as HFC_SYSTEMS
 from medfc.medsnip.sources import answer_source
 from medfc.plan import HEALTHFC_WILDCARDS, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, TABLES
 from medfc.plan.cluster import placeholder_settings
-from medfc.plan.config_errors import ConfigError, plan_for
 from medfc.plan.datasets import DatasetsPlan
 from medfc.plan.examples import ExamplesPlan
 from medfc.plan.experiments import ExperimentsPlan, HealthFCPlan
@@ -21,7 +22,6 @@ from medfc.plan.layout import tables_and_figures
 from medfc.plan.medsnip import MedsnipPlan
 from medfc.plan.run import RunPlan
 from medfc.plan.tables import TablesPlan
-from medfc.plan.prerequisites import checked_here, use_checkout_nltk_data
 
 SCHEMA = "../schemas/config.schema.yaml"
 
@@ -40,9 +40,9 @@ def stop(message):
 use_checkout_nltk_data(CHECKOUT)
 
 # the schema (read once; its defaults filled into config), the plan, its checks and every planned job's
-# options, once: a mistake in any of them is one line naming the key (medfc.plan.config_errors.plan_for)
+# options, once: a mistake in any of them is one line naming the key (medfc.config.validate.plan_for)
 # and, where the run is planned (not again inside a cluster job, nor for --unlock, --report, ...), every
-# prerequisite of the planned rules: contact e-mails, API keys, local files (medfc.plan.prerequisites), one
+# prerequisite of the planned rules: contact e-mails, API keys, local files (medfc.config.prerequisites), one
 # line each, also on --dry-run
 try:
     PLAN = plan_for(
@@ -68,7 +68,7 @@ if checked_here(sys.argv) and not (workflow.remote_exec or workflow.subprocess_e
 # a job set to device: cuda on a machine whose torch sees none stops a local run before its first job (on a
 # cluster the jobs check where they run: medfc.common.device)
 onstart:
-    if workflow.local_exec and (_cuda := PLAN.cuda_problem()):
+    if workflow.local_exec and (_cuda := cuda_problem(PLAN)):
         stop(_cuda)
     # the run's line in <results_dir>/provenance/runs.jsonl (its id, host, folder, command, software, config)
     provenance.append_run_record(

@@ -1,8 +1,9 @@
-"""The one lookup of every registry (a value by name, or a ValueError naming the registered ones), and the one
-resolver of ``"package.module:name"`` entries, imported when used so the registries stay light."""
+"""The one lookup of every registry (a value by name, or a ValueError naming the registered ones), the hint for a
+misspelt name, and the one resolver of ``"package.module:name"`` entries, imported when used so the registries stay light."""
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -16,6 +17,12 @@ def lookup(registry: Mapping[str, V], name: str, what: str) -> V:
         return registry[name]
     except KeyError:
         raise ValueError(f"unknown {what} {name!r} ({' | '.join(registry)})") from None
+
+
+def did_you_mean(name: str, choices: Any) -> str:
+    """``"; did you mean <the closest of choices>?"``, or ``""`` when none is close: a config message's hint."""
+    close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 def load(spec: str) -> Any:

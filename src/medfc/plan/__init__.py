@@ -6,7 +6,7 @@ job's config-dependent inputs, prompts, resources and fully built options (every
 done here, once). A rule names the plan's function of its name, which carries its record (:mod:`medfc.plan.jobs`):
 ``PLAN.options_of(HealthFCPlan.healthfc_experiment)``, ``inputs_of``, ``prompts_of``, ``threads_of``,
 ``resources_of``; :meth:`Plan.options` and the others give the same by rule name.
-:func:`medfc.plan.config_errors.plan_for` is the one entry point (schema, defaults, plan, checks).
+:func:`medfc.config.validate.plan_for` is the one entry point (schema, defaults, plan, checks).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from medfc.common.options import Options
 from medfc.medsnip.sources import answer_source
-from medfc.plan import cluster, jobs, prerequisites
+from medfc.plan import cluster, jobs
 from medfc.plan.datasets import DatasetsPlan
 from medfc.plan.examples import ExamplesPlan
 from medfc.plan.experiments import HEALTHFC_WILDCARDS, ExperimentsPlan, HealthFCPlan
@@ -145,10 +145,6 @@ class Plan:
     def clinifact_data_planned(self) -> bool:
         """Whether the run builds (or imports) the CliniFact pairs: its stage or a CliniFact experiment."""
         return self.stage_enabled("clinifact") or bool(self.stage_enabled("experiments") and self.experiments.clinifact_runs())
-
-    def cuda_problem(self) -> str | None:
-        """A planned job set to ``device: cuda`` on a machine whose torch sees no CUDA (checked on a local run)."""
-        return prerequisites.cuda_problem(self)
 
     # ----------------------------------------------------------------------------------- checks
     def build_jobs(self) -> None:

@@ -11,7 +11,6 @@ from typing import Any
 from medfc.common.options import Options
 from medfc.experiments.models.aliases import ALIAS_HINT, model_aliases
 from medfc.experiments.models.options import base_model, model_config_class
-from medfc.plan.hints import did_you_mean
 from medfc.plan.jobs import Config, JobPlan
 from medfc.plan.layout import PAPERS, workflow_file
 from medfc.plan.part import Part
@@ -24,7 +23,7 @@ def layered(*layers: Mapping[str, object] | None) -> dict[str, object]:
     return out
 
 
-def _mapping(node: Any, key: str) -> dict[str, object]:
+def mapping_at(node: Any, key: str) -> dict[str, object]:
     """``node[key]`` when both are mappings, else {} (a wrongly typed section is the schema's to name)."""
     value = node.get(key) if isinstance(node, dict) else None
     return value if isinstance(value, dict) else {}
@@ -36,41 +35,16 @@ def named_models(config: Config) -> list[str]:
     def names(value: Any) -> list[str]:
         return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
-    models = _mapping(config, "models")
-    out = [n for group in ("healthfc", "clinifact") for lst in _mapping(models, group).values() for n in names(lst)]
-    for group, key in ((_mapping(models, "ensembles"), "members"), (_mapping(config, "datasets"), "models")):
+    models = mapping_at(config, "models")
+    out = [n for group in ("healthfc", "clinifact") for lst in mapping_at(models, group).values() for n in names(lst)]
+    for group, key in ((mapping_at(models, "ensembles"), "members"), (mapping_at(config, "datasets"), "models")):
         out += [n for entry in group.values() if isinstance(entry, dict) for n in names(entry.get(key))]
-    experiments = _mapping(config, "experiments")
+    experiments = mapping_at(config, "experiments")
     for dataset in ("healthfc", "clinifact"):
-        section = _mapping(experiments, dataset)
-        out += list(_mapping(section, "model_train"))
-        out += [n for sub in ("zero_shot", "fine_tune") for n in _mapping(section, f"model_{sub}")]
+        section = mapping_at(experiments, dataset)
+        out += list(mapping_at(section, "model_train"))
+        out += [n for sub in ("zero_shot", "fine_tune") for n in mapping_at(section, f"model_{sub}")]
     return list(dict.fromkeys(out))
-
-
-def misplaced_model_train(config: Config) -> str | None:
-    """An ``experiments.<dataset>.model_train`` entry that no job would read (an ensemble, no model alias, a kind
-    that is not fine-tuned), as one line naming it. Reads the config as written, before the schema."""
-    models = _mapping(config, "models")
-    given = {k: v for k, v in _mapping(models, "aliases").items() if isinstance(v, str)}
-    aliases = model_aliases(given, named_models(config))
-    ensembles = _mapping(models, "ensembles")
-    for dataset in ("healthfc", "clinifact"):
-        for alias in _mapping(_mapping(_mapping(config, "experiments"), dataset), "model_train"):
-            where = f"config: experiments.{dataset}.model_train.{alias}"
-            if alias in ensembles:
-                return f"{where}: {alias!r} is an ensemble, which trains nothing; set its members' keys"
-            if alias not in aliases:
-                return (f"{where}: {alias!r} is not in models.aliases{did_you_mean(alias, aliases)} (models.aliases: {', '.join(sorted(aliases))})"
-                        f"{ALIAS_HINT}")
-            try:
-                cls = model_config_class(aliases[alias])
-            except ValueError:
-                continue  # the plan names a model name that is no model
-            if cls.section is not None:
-                return (f"{where}: {alias} ({aliases[alias]}) is not fine-tuned, so training keys do not apply; "
-                        f"its own keys of experiments.{cls.section} go in models.options.{alias}")
-    return None
 
 
 class ModelsPlan(Part):

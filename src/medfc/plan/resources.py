@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from medfc.common.llm_backends import runs_locally
 from medfc.experiments.models import options as model_options  # MODEL_CONFIGS read when asked (a kind registered later is one)
 from medfc.experiments.clinifact.systems import CliniFactSystem
-from medfc.plan.jobs import Config, JobPlan
+from medfc.plan.jobs import JobPlan
 
 KEYS = ("gpu", "threads", "mem_mb", "runtime")
 ROW_KEYS = ("threads", "mem_mb", "runtime")  # a row's own keys; its GPUs are experiments.gpu or none
@@ -115,15 +115,3 @@ def final_resources(plan: JobPlan, model: str) -> dict[str, int]:
 def model_rows(plan: JobPlan) -> dict[str, ModelRow]:
     """rule → its :class:`ModelRow`: every rule whose jobs train or run a model (a final model's aside)."""
     return {s.rule: s.resources for s in plan.job_table.values() if isinstance(s.resources, ModelRow)}
-
-
-def moved_key(config: Config) -> str | None:
-    """A key of ``experiments`` whose value belongs in ``experiments.resources``, as one line saying where to set it
-    (read from the config as written, before the schema calls it an unknown key)."""
-    ex = config.get("experiments") if isinstance(config, dict) else None
-    for key in ROW_KEYS:  # experiments.threads, .mem_mb, .runtime
-        if isinstance(ex, dict) and key in ex:
-            return (f"config: experiments.{key}: removed; each training and inference job's {key} now follows its "
-                    f"model's kind and size: set experiments.resources.<row>.{key} (rows: {', '.join(ROWS)}) or "
-                    f"models.resources.<alias>.{key} (docs/slurm.md)")
-    return None

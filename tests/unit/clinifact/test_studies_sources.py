@@ -19,7 +19,7 @@ from medfc.common.options import OptionsError
 from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
 from medfc.plan import Plan
-from medfc.plan.prerequisites import missing_prerequisites
+from medfc.config.prerequisites import missing_prerequisites
 from tests.helpers.config import SCHEMA, call_step, defaults, section
 from tests.helpers.name_comparisons import comparisons_in, name_comparisons
 

@@ -60,7 +60,7 @@ def test_a_job_imports_only_what_it_uses(modules, absent):
 
 def test_a_snakemake_start_loads_no_library_of_the_steps():
     """What the Snakefile imports to plan (the plan, the systems, the code versions, the validation)."""
-    code = ("import sys, medfc.plan, medfc.plan.config_errors, medfc.experiments.healthfc.systems, medfc.common.codeversion; "
+    code = ("import sys, medfc.plan, medfc.config.validate, medfc.experiments.healthfc.systems, medfc.common.codeversion; "
             f"print(sorted(m for m in {(*NEVER, 'pandas', 'numpy', 'matplotlib', 'scipy')!r} if m in sys.modules))")
     assert _loaded(code) == "[]"
 

@@ -16,7 +16,7 @@ from medfc import __version__
 from medfc.cli import main, run_step
 from medfc.common.http import HttpClient, HttpError
 from medfc.plan.cluster import placeholder_settings
-from medfc.plan.config_errors import ConfigError, merged_config, plan_for
+from medfc.config.validate import ConfigError, merged_config, plan_for
 from tests.helpers.clock import FakeClock
 from tests.helpers.http_servers import reply, serving
 from tests.helpers.workflow import REPO

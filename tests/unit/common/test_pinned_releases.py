@@ -20,7 +20,7 @@ from medfc.common.run_index import releases_section
 from medfc.common.schema import defaults
 from medfc.healthfc import steps as hfc_steps
 from medfc.healthfc.dataset import dataset_card
-from medfc.plan.config_errors import ConfigError, merged_config, plan_for
+from medfc.config.validate import ConfigError, merged_config, plan_for
 from tests.helpers.http_servers import reply, serving
 from tests.helpers.workflow import REPO
 

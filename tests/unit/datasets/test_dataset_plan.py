@@ -13,7 +13,7 @@ import pytest
 
 from medfc.cli import resolve_step, step_arguments
 from medfc.common.options import Runtime
-from medfc.plan.config_errors import ConfigError, plan_for
+from medfc.config.validate import ConfigError, plan_for
 from tests.helpers.config import SCHEMA, defaults
 
 ENTRY = {"fields": {"claim": "claim", "evidence": "evidence", "label": "label"}, "labels": {"yes": "SUPPORTED", "no": "REFUTED"}}

@@ -25,7 +25,7 @@ from medfc.datasets.options import ImportOptions
 from medfc.datasets.sources import source_files
 from medfc.datasets.steps import import_dataset
 from medfc.datasets.tables import read_table
-from medfc.plan.config_errors import ConfigError, plan_for
+from medfc.config.validate import ConfigError, plan_for
 from tests.helpers.config import SCHEMA, defaults
 from tests.helpers.http_servers import reply, serving
 

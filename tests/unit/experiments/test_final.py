@@ -14,7 +14,7 @@ from medfc.experiments.pairs import run_discriminative
 from medfc.experiments.models.keeper import CARD
 from medfc.experiments.final.predict import predict_file
 from medfc.plan import Plan
-from medfc.plan.config_errors import ConfigError, merged_config, plan_for
+from medfc.config.validate import ConfigError, merged_config, plan_for
 from tests.helpers.config import call_step, defaults
 from tests.helpers.workflow import REPO
 

@@ -22,7 +22,7 @@ from medfc.healthfc.translation_backends import TRANSLATION_BACKENDS, ApiKey, Tr
 from medfc.healthfc.translators import BatchCallback
 from medfc.plan import Plan
 from medfc.plan.cluster import cluster_rules, runs_a_local_model
-from medfc.plan.prerequisites import missing_prerequisites
+from medfc.config.prerequisites import missing_prerequisites
 from tests.helpers.config import SCHEMA, call_step, defaults, section
 from tests.helpers.name_comparisons import comparisons_in, name_comparisons
 

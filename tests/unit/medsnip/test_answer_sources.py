@@ -13,7 +13,7 @@ import types
 from medfc.medsnip import sources, steps
 from medfc.medsnip.sources import ANSWER_SOURCES, AnswerSource
 from medfc.plan import Plan, cluster
-from medfc.plan import checks
+from medfc.config import checks
 from tests.helpers.config import call_step, defaults
 from tests.helpers.medsnip import prepare_opts
 from tests.helpers.workflow import REPO
@@ -61,7 +61,7 @@ def test_a_source_registered_in_a_test_is_planned_and_prepared(monkeypatch, tmp_
 
 
 def test_no_plan_or_step_code_compares_a_sources_name():
-    files = ["src/medfc/plan/medsnip.py", "src/medfc/plan/__init__.py", "src/medfc/plan/prerequisites.py", "src/medfc/plan/cluster.py",
+    files = ["src/medfc/plan/medsnip.py", "src/medfc/plan/__init__.py", "src/medfc/config/prerequisites.py", "src/medfc/plan/cluster.py",
              "src/medfc/medsnip/steps.py",
              "src/medfc/medsnip/evaluate.py", "src/medfc/medsnip/options.py"]
     names = "|".join(map(re.escape, sources.ANSWER_SOURCES))

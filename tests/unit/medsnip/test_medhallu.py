@@ -26,8 +26,9 @@ from medfc.medsnip.answers import MissingField, medhallu_answers, read_records
 from medfc.common.sources import hub_url
 from medfc.medsnip.hub import hub_cache_path, hub_file
 from medfc.medsnip.table import paper_rows
-from medfc.plan import Plan, checks, cluster
-from medfc.plan.config_errors import ConfigError, merged_config, plan_for
+from medfc.config import checks
+from medfc.plan import Plan, cluster
+from medfc.config.validate import ConfigError, merged_config, plan_for
 from tests.helpers.config import SCHEMA, call_step, defaults
 from tests.helpers.http_servers import reply, serving
 from tests.helpers.medsnip import prepare_opts

@@ -21,7 +21,7 @@ from medfc.medsnip import steps
 from medfc.medsnip.options import VerifyOptions
 from medfc.medsnip.verifier_kinds import VERIFIER_KINDS, VerifierKind, verifier_kind
 from medfc.plan import Plan
-from medfc.plan import checks
+from medfc.config import checks
 
 # the claim-only prompt under another name; a retrieving kind that reads the retrieval loop's prompts
 SECOND = VerifierKind("second_opinion", ("medsnip/verify_claim_only",))
@@ -98,7 +98,7 @@ def test_a_kind_registered_in_a_test_verifies_like_the_kind_whose_prompt_it_read
 
 
 def test_no_plan_or_step_code_compares_a_kinds_name():
-    files = ["src/medfc/plan/medsnip.py", "src/medfc/plan/prerequisites.py", "src/medfc/medsnip/steps.py",
+    files = ["src/medfc/plan/medsnip.py", "src/medfc/config/prerequisites.py", "src/medfc/medsnip/steps.py",
              "src/medfc/medsnip/verify.py", "src/medfc/medsnip/options.py"]
     names = "|".join(map(re.escape, VERIFIER_KINDS))
     pattern = re.compile(rf"""(==|!=|\bin)\s*\(?["']({names})["']|["']({names})["']\s*(==|!=|\bin\b)|\{{\s*["']({names})["']\s*:""")

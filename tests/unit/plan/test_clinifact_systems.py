@@ -14,12 +14,12 @@ import yaml
 
 from medfc.experiments.clinifact import systems as C
 from medfc.plan import Plan, cluster, job_specs, resources
-from medfc.plan.checks import check_plan
+from medfc.config.checks import check_plan
 from medfc.plan.experiments import ExperimentsPlan, _local_model, _system_models
 from medfc.plan.jobs import job
 from medfc.plan.resources import ModelRow
 from medfc.scoring.options import PairsScoreOptions
-from medfc.plan.prerequisites import _llms, planned_job_options
+from medfc.config.prerequisites import _llms, planned_job_options
 from medfc.tables.clinifact import table8
 from medfc.tables.common import clinifact_name
 from tests.helpers.config import SCHEMA, defaults

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from medfc.plan.config_errors import ConfigError, folder_error, load_schema, merged_config, plan_for, typed_command_line
+from medfc.config.validate import ConfigError, folder_error, load_schema, merged_config, plan_for, typed_command_line
 from tests.helpers.workflow import REPO
 
 SCHEMA = load_schema(REPO / "workflow/schemas/config.schema.yaml")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from medfc.plan.config_errors import config_error
+from medfc.config.validate import config_error
 from tests.helpers.config import SCHEMA, defaults
 
 

@@ -1,6 +1,6 @@
 """Every config mistake, whichever layer finds it — the schema, the plan's checks, a model alias that names no
 model, fold 12 of 5, an error while the plan builds a job's options — is one line naming the key. Checked
-in-process through the workflow's own entry point, ``medfc.plan.config_errors.plan_for``, on the config
+in-process through the workflow's own entry point, ``medfc.config.validate.plan_for``, on the config
 Snakemake builds from the same files and ``--config`` values (``merged_config``);
 tests/workflow/test_config_errors.py runs snakemake once to show that it prints that line and exits 1."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from medfc.plan.config_errors import ConfigError, config_file_error, merged_config, plan_for
+from medfc.config.validate import ConfigError, config_file_error, merged_config, plan_for
 from tests.helpers.workflow import REPO
 
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
@@ -194,9 +194,9 @@ def test_a_config_file_that_is_not_a_mapping(tmp_path):
 
 
 def test_check_config_names_a_configfiles_yaml_mistake_and_checks_the_rest(tmp_path, capsys):
-    """``python -m medfc.plan.config_errors FILE``: for the --configfile files, whose YAML Snakemake reads itself
+    """``python -m medfc.config.validate FILE``: for the --configfile files, whose YAML Snakemake reads itself
     (naming neither file nor line)."""
-    from medfc.plan.config_errors import main
+    from medfc.config.validate import main
 
     bad = write(tmp_path, "experiments:\n  healthfc: {folds: [1\n")
     assert main(["--workflow", str(REPO), str(bad)]) == 1

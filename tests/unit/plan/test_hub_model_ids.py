@@ -9,8 +9,8 @@ import pytest
 
 from medfc.experiments.models.aliases import direct_model_name, model_aliases
 from medfc.plan import Plan
-from medfc.plan.checks import check_plan
-from medfc.plan.models import misplaced_model_train
+from medfc.config.checks import check_plan
+from medfc.config.checks import misplaced_model_train
 from tests.unit.plan.test_plan import DEMO_RELEASE, config
 
 

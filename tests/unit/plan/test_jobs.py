@@ -16,7 +16,7 @@ import pytest
 from medfc.cli import resolve_step, step_arguments
 from medfc.common.options import Options, Runtime
 from medfc.plan import Plan, job_specs
-from medfc.plan.config_errors import merged_config, plan_for
+from medfc.config.validate import merged_config, plan_for
 from medfc.plan.jobs import job, parameters
 from medfc.plan.part import PARTS
 from tests.helpers.config import defaults

@@ -32,7 +32,7 @@ from medfc.experiments.models.options import MODEL_CONFIGS, PairsTrainOptions, G
 from medfc.experiments.final.predict import predict_file
 from medfc.experiments.steps import pairs_experiment
 from medfc.plan import Plan, resources
-from medfc.plan.checks import check_plan
+from medfc.config.checks import check_plan
 from tests.helpers.config import call_step
 from tests.helpers.experiment_data import clinifact_data  # noqa: F401
 from tests.unit.plan.test_plan import DEMO_RELEASE, config

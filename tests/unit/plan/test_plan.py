@@ -12,9 +12,10 @@ import pytest
 from medfc.experiments.healthfc.systems import ARTICLE_SYSTEMS
 from medfc.experiments.healthfc.systems import system as system_spec
 from medfc.experiments.models.options import CLINIFACT_PAIRS
-from medfc.plan import Plan, checks
-from medfc.plan.checks import check_plan
-from medfc.plan.config_errors import ConfigError, plan_for
+from medfc.config import checks
+from medfc.plan import Plan
+from medfc.config.checks import check_plan
+from medfc.config.validate import ConfigError, plan_for
 from medfc.plan.layout import tables_and_figures
 from tests.helpers.config import SCHEMA, defaults
 
@@ -302,7 +303,7 @@ def test_the_plan_does_not_change_the_config_and_imports_no_snakemake():
     before = repr(cfg)
     assert Plan(cfg).models.model_name("minilm") == "offline:minilm" and Plan(cfg).models.model_name("big") == "org/big"
     assert repr(cfg) == before  # the built-in aliases are added in the plan, not written into the config
-    code = "import sys, medfc.plan, medfc.plan.config_errors; sys.exit(any(m.split('.')[0] == 'snakemake' for m in sys.modules))"
+    code = "import sys, medfc.plan, medfc.config.validate; sys.exit(any(m.split('.')[0] == 'snakemake' for m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 

@@ -11,8 +11,8 @@ import torch
 
 from medfc.common import device as D
 from medfc.common import job as J
-from medfc.plan.config_errors import ConfigError, merged_config, plan_for
-from medfc.plan.prerequisites import SKIP_ENV, checked_here, email_problem, is_loopback
+from medfc.config.validate import ConfigError, merged_config, plan_for
+from medfc.config.prerequisites import SKIP_ENV, checked_here, cuda_problem, email_problem, is_loopback
 from tests.helpers.workflow import REPO
 
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
@@ -67,7 +67,7 @@ def test_the_demo_and_a_mirror_crawl_need_nothing_from_outside():
 def test_meteors_nltk_data_is_looked_for_where_a_planned_system_selects_evidence(tmp_path, monkeypatch):
     """Without WordNet the demo stops at planning with one line; NLTK itself is asked only where the files are
     not in its folders (here it finds none either); a data folder with the files plans, without importing NLTK."""
-    from medfc.plan import prerequisites as P
+    from medfc.config import prerequisites as P
     from medfc.scoring import nltk_data as N
 
     asked = []
@@ -97,7 +97,7 @@ def test_meteors_nltk_data_is_looked_for_where_a_planned_system_selects_evidence
 def test_a_run_in_another_folder_reads_the_checkouts_nltk_data_unless_it_has_or_names_its_own(tmp_path, monkeypatch):
     import os
 
-    from medfc.plan.prerequisites import use_checkout_nltk_data
+    from medfc.config.prerequisites import use_checkout_nltk_data
 
     checkout, run = tmp_path / "checkout", tmp_path / "run"
     (checkout / ".nltk_data").mkdir(parents=True)
@@ -170,11 +170,11 @@ def test_loopback_urls():
 def test_device_cuda_on_a_machine_without_cuda_stops_a_local_run():
     config = merged_config([REPO / "config" / "config.yaml"], {"experiments": {"healthfc": {"train": {"device": "cuda"}}}})
     plan = plan_for(config, SCHEMA, prerequisites=True)  # planning passes: on a cluster the nodes have the GPUs
-    problem = plan.cuda_problem()  # the workflow's onstart asks this on a local run
+    problem = cuda_problem(plan)  # the workflow's onstart asks this on a local run
     assert problem.startswith("prerequisite: 14 planned jobs (healthfc_experiment: 14 jobs, e.g. healthfc_experiment (en, minilm, pipeline, 0)) "
                               "set device cuda")
     assert f"set device cuda, but torch {torch.__version__} sees no CUDA device on this machine" in problem
-    assert plan_for(merged_config([REPO / "config" / "config.yaml"], {}), SCHEMA).cuda_problem() is None
+    assert cuda_problem(plan_for(merged_config([REPO / "config" / "config.yaml"], {}), SCHEMA)) is None
 
 
 @pytest.mark.parametrize(("resources", "gpus"), [

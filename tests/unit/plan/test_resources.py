@@ -15,7 +15,7 @@ from medfc.experiments.models.options import MODEL_CONFIGS
 from medfc.plan import Plan
 from medfc.plan import cluster as C
 from medfc.plan import resources as R
-from medfc.plan.config_errors import ConfigError, plan_for
+from medfc.config.validate import ConfigError, plan_for
 from tests.helpers.config import SCHEMA, defaults
 from tests.unit.plan.test_plan import DEMO_RELEASE, config
 

@@ -1,4 +1,4 @@
-"""The workflow's validation (medfc.plan.config_errors.plan_for, the schema read once) completes every shipped
+"""The workflow's validation (medfc.config.validate.plan_for, the schema read once) completes every shipped
 config exactly as snakemake.utils.validate(config, schema, set_default=True) did, and stops a bad one with the
 one-line message naming the key."""
 
@@ -11,7 +11,7 @@ import pytest
 import yaml
 from snakemake.utils import validate as snakemake_validate
 
-from medfc.plan.config_errors import ConfigError, load_schema, plan_for
+from medfc.config.validate import ConfigError, load_schema, plan_for
 
 REPO = Path(__file__).resolve().parents[3]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"

@@ -18,7 +18,7 @@ from medfc.experiments.healthfc.systems import EVIDENCE_SOURCES
 from medfc.healthfc import evidence as ev
 from medfc.healthfc.steps import retrieve
 from medfc.plan import HEALTHFC_WILDCARDS, Plan
-from medfc.plan.prerequisites import _llms, _retrieval
+from medfc.config.prerequisites import _llms, _retrieval
 from medfc.retrieval import search_sources as S
 from medfc.retrieval.search import Hit
 from tests.helpers.config import SCHEMA, call_step, defaults
@@ -106,7 +106,7 @@ def test_a_source_registered_in_a_test_is_planned_and_checked(tmp_path, monkeypa
     assert plan.healthfc.healthfc_retrieve_inputs("dict") == {}
     assert S.wildcard_pattern() == "web|pubmed|wikipedia|dict"
     monkeypatch.setattr(plan.healthfc, "healthfc_systems_run", lambda: ["retrieved_dict"])  # its systems: made by the registry at import
-    monkeypatch.setattr("medfc.plan.prerequisites.evidence_source", lambda system: system.removeprefix("retrieved_"))
+    monkeypatch.setattr("medfc.config.prerequisites.evidence_source", lambda system: system.removeprefix("retrieved_"))
     monkeypatch.setattr(plan, "stage_enabled", lambda stage: stage == "experiments")
     monkeypatch.delenv("MEDFC_TEST_DICT_KEY", raising=False)
     assert [line for line in _retrieval(plan) if line] == [

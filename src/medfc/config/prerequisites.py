@@ -12,7 +12,7 @@ import re
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from medfc.clinifact.studies_sources import studies_source
@@ -29,7 +29,8 @@ from medfc.retrieval.search_sources import REGISTRY as SEARCH_SOURCES
 from medfc.retrieval.search_sources import SearchSource, search_source
 from medfc.scoring import nltk_data
 
-Plan = Any  # a medfc.plan.Plan (not imported: the package imports this module)
+if TYPE_CHECKING:
+    from medfc.plan import Plan
 
 # what a contact e-mail must not be on a live run: the placeholders the configs ship and the domains reserved for
 # examples (RFC 2606)

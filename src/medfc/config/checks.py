@@ -6,23 +6,66 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from medfc.common.offline_models import offline_model_problem
 from medfc.common.pinning import COMMIT
-from medfc.experiments.models.aliases import ALIAS_HINT
+from medfc.common.registry import did_you_mean
+from medfc.experiments.models.aliases import ALIAS_HINT, model_aliases
 from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEMS, ensembling_system
 from medfc.experiments.models.kinds import MODEL_KINDS
-from medfc.experiments.models.options import base_model
+from medfc.experiments.models.options import base_model, model_config_class
 from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS
 from medfc.medsnip.options import HUMAN_MODES, LLMOptions, RetrievalOptions
 from medfc.medsnip.sources import ANSWER_SOURCES, answer_source
 from medfc.medsnip.verifier_kinds import verifier_kind
-from medfc.plan.hints import did_you_mean
+from medfc.plan.models import mapping_at, named_models
+from medfc.plan.resources import ROW_KEYS, ROWS
 
 if TYPE_CHECKING:
     from medfc.plan import Plan
 
+
+# ---------------------------------------------------- before the schema: the config as written
+
+def misplaced_model_train(config: dict[str, Any]) -> str | None:
+    """An ``experiments.<dataset>.model_train`` entry that no job would read (an ensemble, no model alias, a kind
+    that is not fine-tuned), as one line naming it. Reads the config as written, before the schema."""
+    models = mapping_at(config, "models")
+    given = {k: v for k, v in mapping_at(models, "aliases").items() if isinstance(v, str)}
+    aliases = model_aliases(given, named_models(config))
+    ensembles = mapping_at(models, "ensembles")
+    for dataset in ("healthfc", "clinifact"):
+        for alias in mapping_at(mapping_at(mapping_at(config, "experiments"), dataset), "model_train"):
+            where = f"config: experiments.{dataset}.model_train.{alias}"
+            if alias in ensembles:
+                return f"{where}: {alias!r} is an ensemble, which trains nothing; set its members' keys"
+            if alias not in aliases:
+                return (f"{where}: {alias!r} is not in models.aliases{did_you_mean(alias, aliases)} (models.aliases: {', '.join(sorted(aliases))})"
+                        f"{ALIAS_HINT}")
+            try:
+                cls = model_config_class(aliases[alias])
+            except ValueError:
+                continue  # the plan names a model name that is no model
+            if cls.section is not None:
+                return (f"{where}: {alias} ({aliases[alias]}) is not fine-tuned, so training keys do not apply; "
+                        f"its own keys of experiments.{cls.section} go in models.options.{alias}")
+    return None
+
+
+def moved_key(config: dict[str, Any]) -> str | None:
+    """A key of ``experiments`` whose value belongs in ``experiments.resources``, as one line saying where to set it
+    (read from the config as written, before the schema calls it an unknown key)."""
+    ex = config.get("experiments") if isinstance(config, dict) else None
+    for key in ROW_KEYS:  # experiments.threads, .mem_mb, .runtime
+        if isinstance(ex, dict) and key in ex:
+            return (f"config: experiments.{key}: removed; each training and inference job's {key} now follows its "
+                    f"model's kind and size: set experiments.resources.<row>.{key} (rows: {', '.join(ROWS)}) or "
+                    f"models.resources.<alias>.{key} (docs/slurm.md)")
+    return None
+
+
+# ------------------------------------------------------------------ the plan's checks
 
 def check_release_mode_systems(plan: Plan) -> None:
     """The evidence-selecting systems need the crawled articles, not only the release's gold sentences."""
@@ -120,7 +163,7 @@ def _per_alias(plan: Plan, key: str, ensemble_note: str) -> list[str]:
 
 def check_models_options(plan: Plan) -> None:
     """``models.options``: each entry names a model alias (not an ensemble) of a kind with a config section (its values
-    are checked against that section's schema before, :func:`medfc.plan.config_errors.models_options_error`)."""
+    are checked against that section's schema before, :func:`medfc.config.validate.models_options_error`)."""
     for alias in _per_alias(plan, "options", ""):
         if plan.models.model_class(alias).section is None:
             raise ValueError(f"config: models.options.{alias}: {alias} ({plan.models.model_name(alias)}) is a fine-tuned encoder; "

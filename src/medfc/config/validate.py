@@ -3,7 +3,7 @@ the closest match, e.g. ``experiments.healthfc.train.lrr: unknown key; did you m
 
 :func:`plan_for` is what the workflow runs (``workflow/rules/common.smk``) and what the tests call in-process:
 the schema, its defaults, the :class:`~medfc.plan.Plan`, its checks and every planned job's options, a mistake in
-any of them raised as one :class:`ConfigError` line naming the key. ``python -m medfc.plan.config_errors`` checks
+any of them raised as one :class:`ConfigError` line naming the key. ``python -m medfc.config.validate`` checks
 config files the same way.
 """
 
@@ -23,7 +23,7 @@ import yaml
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
-from medfc.plan.hints import did_you_mean
+from medfc.common.registry import did_you_mean
 
 if TYPE_CHECKING:
     from medfc.plan import Plan
@@ -193,18 +193,16 @@ def plan_for(config: Config, schema: dict[str, Any] | str | Path, *, prerequisit
     :raises ConfigError: the first mistake, one line naming the key (a schema error, a check across keys, an error
         while the plan builds a planned job); with ``prerequisites``, every missing prerequisite, one line each."""
     from medfc.common.schema import fill_defaults
+    from medfc.config.checks import check_plan, misplaced_model_train, moved_key
+    from medfc.config.prerequisites import missing_prerequisites
     from medfc.plan import Plan
-    from medfc.plan.checks import check_plan
     from medfc.plan.layout import rebase_shipped_paths
-    from medfc.plan.models import misplaced_model_train
-    from medfc.plan.prerequisites import missing_prerequisites
-    from medfc.plan.resources import moved_key
 
     if not isinstance(schema, dict):
         schema = load_schema(schema)
     if command_line:
         typed_command_line(config, command_line, schema)
-    # a TF-IDF key in model_train, or a resource key that moved (medfc.plan.resources): where it goes
+    # a TF-IDF key in model_train, or a resource key that moved: where it goes
     mistake = misplaced_model_train(config) or moved_key(config) or config_error(config, schema)
     if mistake:
         raise ConfigError(mistake)
@@ -283,7 +281,7 @@ def _update(config: Config, overrides: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m medfc.plan.config_errors [--workflow DIR] [FILE ...]``: the workflow's ``config/config.yaml``
+    """``python -m medfc.config.validate [--workflow DIR] [FILE ...]``: the workflow's ``config/config.yaml``
     and then the ``FILE``s (as given to ``--configfile``) checked as the workflow checks them
     (:func:`plan_for`), in the workflow's directory. A mistake — a YAML syntax error with its file and line
     included, which Snakemake's own message for a ``--configfile`` does not name — is printed as one line,
@@ -291,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
-    parser = argparse.ArgumentParser(prog="python -m medfc.plan.config_errors", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m medfc.config.validate", description=main.__doc__)
     parser.add_argument("configfiles", nargs="*", metavar="FILE",
                         help="the files of --configfile, in order (after config/config.yaml)")
     parser.add_argument("--workflow", default=".", help="the workflow's directory (default: here)")
