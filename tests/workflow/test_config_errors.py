@@ -1,6 +1,6 @@
 """The wiring of the config check: snakemake itself prints the one line of a config mistake and exits with
 status 1, with no traceback and not thousands of lines of schema. Which mistakes give which line is tested
-in-process, through the same function the workflow calls (tests/unit/plan/test_config_mistakes.py)."""
+in-process, through the same function the workflow calls (tests/unit/config/test_config_mistakes.py)."""
 
 from __future__ import annotations
 

@@ -107,7 +107,7 @@ def test_changing_a_crawl_setting_reruns_the_crawl_because_of_its_params(demo_ru
     assert "healthfc_crawl" in out and "params changed" in out.replace("Params have changed", "params changed")
 
 
-# a bad config (stages.healthfcc) and an unknown ensemble member: tests/unit/plan/test_config_mistakes.py, in-process
+# a bad config (stages.healthfcc) and an unknown ensemble member: tests/unit/config/test_config_mistakes.py, in-process
 
 
 def test_own_aliases_keep_the_built_in_ones(demo_run):
@@ -188,7 +188,7 @@ def test_release_mode_runs_offline_from_the_release_english(release_run):
 
 
 def test_release_mode_without_pipeline_or_joint_plans_no_crawl(release_run):
-    """(With pipeline or joint the config check stops the run: tests/unit/plan/test_config_mistakes.py, in-process.)"""
+    """(With pipeline or joint the config check stops the run: tests/unit/config/test_config_mistakes.py, in-process.)"""
     experiments = "stages:\n  experiments: true\n"
     release_run.path("config/exp.yaml").write_text(
         experiments + "experiments:\n  healthfc:\n    systems: [oracle, claims_only, gold_explanations, level_of_evidence]\n")

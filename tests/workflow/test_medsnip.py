@@ -4,7 +4,7 @@ release alone), the demo MedSNIP-Bench file and the demo MedHallu file, prepare 
 table, the paper's rows below ours. Then the dry-run sets after a prompt edit, after an edit of the papers'
 numbers and after adding a verifier (run too: only verification reaches the server). The runs have distinctive fake keys in their environment (the LLM's, sent to the fake server; the
 web search's, sent by healthfc_retrieve to a fake Serper server; NCBI's), and no file they wrote holds one.
-(Config errors that stop the run naming the key: tests/unit/plan/test_config_mistakes.py.)"""
+(Config errors that stop the run naming the key: tests/unit/config/test_config_mistakes.py.)"""
 
 from __future__ import annotations
 
@@ -272,7 +272,7 @@ def test_adding_a_verifier_reruns_only_its_verification_and_the_scores(medsnip_r
     assert rows[3][4:] == rows[0][4:]
 
 
-# a bad medsnip config stops at validation naming the key: tests/unit/plan/test_config_mistakes.py, in-process
+# a bad medsnip config stops at validation naming the key: tests/unit/config/test_config_mistakes.py, in-process
 
 
 def test_no_key_is_written_anywhere(medsnip_run, server, serper):
