@@ -2,7 +2,7 @@
 """Bulk-zip extraction benchmark: studies/second and peak memory at 5k, 10k, 20k and 40k studies.
 
 Builds synthetic bulk zips by varying the demo studies (fresh NCT ids, varied titles) and streams
-them through medfc.clinifact.ctgov.read_bulk_zip (sequential zip walk + filter + gzipped JSONL out).
+them through medfc.clinifact.ctgov.read_bulk_zip (the zip read one member at a time + filter + gzipped JSONL out).
 Each extraction runs in a fresh Python process, so its memory figures are its own:
 
 * ``tracemalloc peak``: peak of Python allocations during read_bulk_zip (a second, traced run);
@@ -154,7 +154,7 @@ def main() -> None:
         )
     print("tracemalloc peak = Python allocations during read_bulk_zip (traced run); maxrss delta = peak RSS during")
     print("the untraced run minus RSS before it (fresh process per size); zipfile dir = the central directory")
-    print("zipfile.ZipFile would keep in memory for the same zip (what the sequential reader avoids).")
+    print("zipfile.ZipFile would keep in memory for the same zip (what zipstream avoids).")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,10 @@
 #!/usr/bin/env python
-"""Memory of the sequential zip reader on a STORED member with a data descriptor.
+"""Memory of the zip reader on a STORED member with a data descriptor.
 
 A STORED member whose sizes follow its data (general-purpose flag bit 3, what a writer on a pipe produces)
-can only be walked by scanning for its data descriptor. The reader streams that scan: it holds a window of
-one read chunk and the member's bytes only while they are wanted and under the member cap
-(``clinifact.studies.max_member_bytes``). This script builds zips with one such member of each size between
-two small study members, walks each with ``zipstream.iter_members`` under the cap in a fresh process and
-prints, per size:
+is held only while it is wanted and under the member cap (``clinifact.studies.max_member_bytes``). This
+script builds zips with one such member of each size between two small study members, walks each with
+``zipstream.iter_members`` under the cap in a fresh process and prints, per size:
 
 * ``tracemalloc peak``: peak of Python allocations during the walk (a traced run);
 * ``maxrss delta``: peak resident set during an untraced run minus the resident set before it (VmHWM after
@@ -103,8 +101,8 @@ def main() -> None:
             peaks.append(r["peak"])
             print(f"{size_mib:>10} {cap / MIB:>8.1f} {r['seconds']:>8.2f} {size_mib / r['seconds']:>7.0f} {r['peak'] / MIB:>21.2f} "
                   f"{r['rss_delta'] / MIB:>17.2f} {r['peak'] / cap:>9.2f} {r['peak'] / (size_mib * MIB):>12.3f}", flush=True)
-    print(f"peak memory {args.sizes_mib[-1]} vs {args.sizes_mib[0]} MiB member: tracemalloc x{peaks[-1] / peaks[0]:.2f} (flat: the member "
-          f"is scanned in {zipstream.CHUNK_SIZE // 1024} KiB chunks, nothing of it kept past the cap)")
+    print(f"peak memory {args.sizes_mib[-1]} vs {args.sizes_mib[0]} MiB member: "
+          f"tracemalloc x{peaks[-1] / peaks[0]:.2f} (flat: nothing of the member is read past the cap)")
 
 
 if __name__ == "__main__":

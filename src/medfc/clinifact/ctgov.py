@@ -186,8 +186,8 @@ _JSON_TYPES = {list: "array", str: "string", int: "number", float: "number", boo
 def iter_bulk_zip(path: str | os.PathLike, report: SkipReport | None = None, limit: int | None = None,
                   max_member_bytes: int | None = None) -> Iterator[JSONObject]:
     """Stream study objects out of the bulk ``json.zip``, one ``NCT########.json`` member at a time
-    (:mod:`~medfc.clinifact.zipstream`: memory stays flat; a truncated zip raises ``TruncatedZip`` after its
-    complete members). Bad members are skipped with their reason; the first good copy of a study counts."""
+    (:mod:`~medfc.clinifact.zipstream`: memory stays flat; a truncated zip raises ``TruncatedZip`` before any
+    member). Bad members are skipped with their reason; the first good copy of a study counts."""
     n = 0
     seen = _NctSeen()
     skip = report.skip if report is not None else lambda *args: None
