@@ -53,9 +53,6 @@ _PVALUE = re.compile(r"^\s*(<=|>=|=<|=>|≤|≥|<|>|=)?\s*(\d*\.?\d+(?:[eE][-+]?
 _OP_NORMAL = {"=<": "<=", "≤": "<=", "=>": ">=", "≥": ">="}
 
 
-SIGNIFICANCE: tuple[Significance, ...] = ("<=", "<")
-
-
 @dataclass(frozen=True)
 class PValue:
     raw: str
@@ -65,8 +62,6 @@ class PValue:
     def significant(self, alpha: float, significance: Significance) -> bool:
         """Significant at ``alpha``: ``"<="`` (the release's labels) or ``"<"`` (the paper's text); "<x" counts when
         x ≤ alpha under either rule, ">" forms never."""
-        if significance not in SIGNIFICANCE:
-            raise ValueError(f"significance must be one of {SIGNIFICANCE}, got {significance!r}")
         if self.op in (">", ">="):
             return False
         if self.op == "<" or significance == "<=":
@@ -199,13 +194,9 @@ def extract_claims(study: Study, embedder: Embedder, report: SkipReport, *, alph
         if not analyses:
             report.skip(oid, "outcome_no_pvalue")
             continue
-        kept = []
-        for a in analyses:
-            pv = parse_pvalue(a.get("pValue"))
-            if pv is None:
-                report.count("analyses_pvalue_unparseable")
-                continue
-            kept.append((a, pv))
+        kept = [(a, pv) for a in analyses if (pv := parse_pvalue(a.get("pValue"))) is not None]
+        if len(kept) < len(analyses):
+            report.count("analyses_pvalue_unparseable", len(analyses) - len(kept))
         # CliniFact's rule reads every analysis of the outcome, also one whose groupIds name a single group
         # (a within-arm test); they count, and are counted so that a rebuild can tell how many there are
         report.count("analyses_single_group", sum(len(a.get("groupIds") or []) == 1 for a, _ in kept))
@@ -246,11 +237,8 @@ def label_claims(claims: Sequence[Claim], report: SkipReport) -> list[LabelledPa
     if not claims:
         return []
     nct = claims[0]["nctId"]
-    refs, seen = [], set()
-    for r in claims[0]["references"]:  # a PMID listed twice with one type is one reference
-        if (r["type"], str(r["pmid"])) not in seen:
-            seen.add((r["type"], str(r["pmid"])))
-            refs.append(r)
+    # a PMID listed twice with one type is one reference
+    refs = list({(r["type"], str(r["pmid"])): r for r in claims[0]["references"]}.values())
     report.count("repeated_references_ignored", len(claims[0]["references"]) - len(refs))
     results = [r for r in refs if r["type"] == "RESULT"]
     result_pmids = {str(r["pmid"]) for r in results}

@@ -39,13 +39,10 @@ class SearchState(TypedDict):
     next_token: NotRequired[str | None]
 
 
-def search_params(*, page_size: int, status_filter: str, advanced_filter: str, fields: str | None, count_total: bool = True) -> dict[str, str]:
-    """The search's query parameters (``clinifact.studies``)."""
-    if not 1 <= int(page_size) <= MAX_PAGE_SIZE:
-        raise ValueError(f"pageSize must be in 1..{MAX_PAGE_SIZE}, got {page_size}")
+def search_params(*, page_size: int, status_filter: str, advanced_filter: str, fields: str | None) -> dict[str, str]:
+    """The search's query parameters (``clinifact.studies``; the schema holds ``page_size`` to the API's limit)."""
     return {"format": "json", "filter.overallStatus": status_filter, "filter.advanced": advanced_filter,
-            "pageSize": str(int(page_size)), **({"countTotal": "true"} if count_total else {}),
-            **({"fields": fields} if fields else {})}
+            "pageSize": str(int(page_size)), "countTotal": "true", **({"fields": fields} if fields else {})}
 
 
 def ctgov_client(cache_dir: str | os.PathLike | None, requests_per_minute: float, **kwargs: Any) -> HttpClient:

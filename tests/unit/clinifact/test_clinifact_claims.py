@@ -224,11 +224,6 @@ def test_significance_rules_on_constructed_pvalues(raw, release_rule, paper_rule
     assert pv.significant(0.05, "<") is paper_rule
 
 
-def test_significance_rule_unknown_is_an_error():
-    with pytest.raises(ValueError, match="significance"):
-        C.parse_pvalue("0.05").significant(0.05, "<<")
-
-
 def _one_outcome_study(pvalues):
     arms = [{"label": "Drug", "type": "EXPERIMENTAL"}, {"label": "Placebo", "type": "PLACEBO_COMPARATOR"}]
     outcome = {"type": "PRIMARY", "title": "Pain", "timeFrame": "Week 4",
