@@ -1,13 +1,17 @@
-"""The options of the CliniFact steps, one class per step, in a light module the plan reads (no pandas, no numpy).
-:class:`StudiesOptions` lives beside its sources in :mod:`medfc.clinifact.studies_sources`."""
+"""The options of the CliniFact steps, one class per step, and where a release's split files are, in a light module
+the plan reads (no pandas, no numpy). :class:`StudiesOptions` lives beside its sources in
+:mod:`medfc.clinifact.studies_sources`."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from medfc.clinifact.studies_sources import StudiesOptions  # declared beside the sources it names
 from medfc.common.options import Options
+from medfc.common.sources import is_url, url_cache_path
 
 __all__ = ["AbstractsOptions", "ClaimsOptions", "DiffOptions", "PairsOptions", "ReleaseOptions", "Significance", "StatsOptions", "StudiesOptions"]
 
@@ -63,6 +67,20 @@ class ReleaseOptions(Options):
     source: str
     sha256: dict[str, str | None]  # each split file's pinned SHA-256, by split (None: any file, its hash recorded)
     cache_dir: str
+
+
+RELEASE_FILES = {"train": "train_set.csv", "validation": "validation_set.csv", "test": "test_set.csv"}
+
+
+def file_location(source: str, split: str) -> str:
+    """Where one split's file is: its path in a local release directory, or its URL below a base URL."""
+    name = RELEASE_FILES[split]
+    return source.rstrip("/") + "/" + name if is_url(source) else str(Path(source) / name)
+
+
+def cached_path(source: str, split: str, cache_dir: str | os.PathLike) -> Path:
+    """Where a URL release's split file is downloaded to: ``<cache_dir>/<hash of its URL>/<file name>``."""
+    return url_cache_path(file_location(source, split), cache_dir)
 
 
 @dataclass(frozen=True)

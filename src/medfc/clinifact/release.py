@@ -13,42 +13,38 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from medfc.clinifact.pairs import LIST_COLUMNS, OPTIONAL_COLUMNS, RELEASE_COLUMNS, SPLITS, parse_list_literal
-from medfc.clinifact.release_files import RELEASE_FILES, cached_path, file_location
+from medfc.clinifact.options import RELEASE_FILES, cached_path, file_location
 from medfc.common.csvfile import field_count_problem, read_csv_records
 from medfc.common.jsontypes import JSONValue
 from medfc.common.pinning import release_record, verify
 from medfc.common.report import SkipReport
 from medfc.common.sources import is_url, local_or_cached
 
-if TYPE_CHECKING:  # the HTTP client (requests) is loaded only to download a release given by URL
-    from medfc.common.http import HttpClient
-
 log = logging.getLogger(__name__)
 
 
-def locate(source: str, split: str, cache_dir: str | os.PathLike | None = None, http: HttpClient | None = None) -> Path:
+def locate(source: str, split: str, cache_dir: str | os.PathLike | None = None) -> Path:
     """Local path of one release file, downloading it once into ``cache_dir`` when ``source`` is a URL."""
     if not is_url(source):
         return Path(file_location(source, split))
     if cache_dir is None:
         raise ValueError("a cache_dir is needed to import the release from a URL")
-    from medfc.common.http import HttpClient
+    from medfc.common.http import HttpClient  # requests: loaded only to download a release given by URL
 
-    return local_or_cached(file_location(source, split), cached_path(source, split, cache_dir), http or HttpClient())[0]
+    return local_or_cached(file_location(source, split), cached_path(source, split, cache_dir), HttpClient())[0]
 
 
-def verify_release(source: str, sha256: Mapping[str, str | None], key: str, cache_dir: str | os.PathLike | None = None,
-                   http: HttpClient | None = None) -> dict[str, JSONValue]:
+def verify_release(source: str, sha256: Mapping[str, str | None], key: str,
+                   cache_dir: str | os.PathLike | None = None) -> dict[str, JSONValue]:
     """Every split file located and checked against its pinned SHA-256 (config key ``key``.<split>) before any is
     read; the release's record."""
     files = {}
     for split in SPLITS:
-        path = locate(source, split, cache_dir, http)
+        path = locate(source, split, cache_dir)
         files[RELEASE_FILES[split]] = verify(path, sha256.get(split), f"{key}.{split}", file_location(source, split))
     return release_record("clinifact", source, files)
 
@@ -120,7 +116,7 @@ def read_splits(path_of: Callable[[str], str | os.PathLike], report: SkipReport)
     return out
 
 
-def import_release(source: str, report: SkipReport, cache_dir: str | os.PathLike | None = None,
-                   http: HttpClient | None = None) -> dict[str, pd.DataFrame]:
+def import_release(source: str, report: SkipReport,
+                   cache_dir: str | os.PathLike | None = None) -> dict[str, pd.DataFrame]:
     """The release's three splits, located (:func:`locate`) and read (:func:`read_splits`)."""
-    return read_splits(lambda split: locate(source, split, cache_dir, http), report)
+    return read_splits(lambda split: locate(source, split, cache_dir), report)

@@ -165,7 +165,7 @@ def _changed(key: str, path: Path, expected: str | None, file: str) -> str | Non
 def _release(plan: Plan, key: str, source: str, pins_key: str, pins: dict[str, str | None]) -> Iterator[str | None]:
     """A CliniFact release's split files (``key``: the config key of their ``source``): each local one that is missing,
     then each one already here whose SHA-256 is not the one ``pins_key`` pins (:func:`_changed`)."""
-    from medfc.clinifact.release_files import cached_path, file_location
+    from medfc.clinifact.options import cached_path, file_location
 
     for split, path in release_split_files(source).items():
         yield _exists(f"{key} ({split} split)", path)
