@@ -9,16 +9,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from medfc.common.jsontypes import JSONValue
 from medfc.common.pinning import COMMIT, pinned_commit, release_record, verify
 from medfc.common.redact import redact
 from medfc.common.sources import hub_url, url_cache_path
 from medfc.datasets.options import ImportOptions
-
-if TYPE_CHECKING:
-    from medfc.common.http import HttpClient
 
 SPLITS = ("train", "validation", "test")
 SINGLE = "data"  # the file key of a source that is one table
@@ -131,20 +127,16 @@ def describe_source(options: ImportOptions) -> str:
     return str(s.path or s.url)
 
 
-def fetch(options: ImportOptions, http: HttpClient | None = None) -> tuple[list[SourceFile], dict[str, JSONValue]]:
-    """Every data file here (a URL's downloaded once) and checked against its pin before any is read; returns them and
-    the source's record (:func:`medfc.common.pinning.release_record`, each file with where it was read from)."""
-    problem = source_problem(options)
-    if problem:
-        raise ValueError(f"config: {problem}")
+def fetch(options: ImportOptions) -> tuple[list[SourceFile], dict[str, JSONValue]]:
+    """Every data file of a source the plan checked (:func:`source_problem`) here (a URL's downloaded once) and checked
+    against its pin before any is read; returns them and the source's record
+    (:func:`medfc.common.pinning.release_record`, each file with where it was read from)."""
     files = source_files(options)
     if any(f.remote for f in files):
+        from medfc.common.http import HttpClient
         from medfc.common.sources import download_once
 
-        if http is None:
-            from medfc.common.http import HttpClient
-
-            http = HttpClient(rate=1.0, burst=3, max_retries=3)  # a dataset's three split files at once, then 1/s
+        http = HttpClient(rate=1.0, burst=3, max_retries=3)  # a dataset's three split files at once, then 1/s
         for f in files:
             if f.remote:
                 download_once(f.location, f.local, http)
