@@ -292,8 +292,7 @@ def is_pmid(value: str) -> bool:
 
 class PubmedFetcher:
     """efetch in batches (GET up to 200 ids, POST above), ≤3 req/s (10 with an API key), cached per PMID as
-    ``<pmid>.xml``; ``offline=True`` never asks NCBI. ``dropped`` counts the PMIDs that are not digits and the
-    records an answer holds but was not asked for."""
+    ``<pmid>.xml``; ``offline=True`` never asks NCBI."""
 
     def __init__(self, cache_dir: str | os.PathLike, api_key: str | None = None, tool: str = "medfc", email: str | None = None,
                  batch_size: int = GET_MAX_IDS, url: str = EFETCH_URL, esearch_url: str = ESEARCH_URL, http: HttpClient | None = None,
@@ -314,7 +313,6 @@ class PubmedFetcher:
             limiter_kwargs = {k: http_kwargs[k] for k in ("clock", "sleep") if k in http_kwargs}
             http = HttpClient(cache_dir=None, limiter=RateLimiter(rate, **limiter_kwargs), **http_kwargs)
         self.http = http
-        self.dropped: Counter = Counter()
 
     def cached_path(self, pmid: str) -> Path | None:
         if not is_pmid(pmid):
@@ -352,7 +350,6 @@ class PubmedFetcher:
             if is_pmid(p):
                 wanted.append(p)
                 continue
-            self.dropped["pmid_not_digits"] += 1
             if report is not None:
                 report.skip(p, "pmid_not_digits", "a PMID is ASCII digits")
             else:
@@ -382,7 +379,6 @@ class PubmedFetcher:
             asked = set(batch)
             for pmid in [p for p in articles if p not in asked]:  # never stored under its name, nor returned
                 del articles[pmid]
-                self.dropped["record_not_asked_for"] += 1
                 if report is not None:
                     report.skip(pmid, "record_not_asked_for", f"in the {where}")
                 else:
