@@ -16,7 +16,6 @@ from medfc.common.http import AnswerError, HttpClient
 from medfc.common.io import InputFileError, atomic_write
 from medfc.common.jsontypes import JSONValue
 from medfc.common.progress import progress_bar
-from medfc.common.ratelimit import RateLimiter
 from medfc.common.report import SkipReport
 
 log = logging.getLogger(__name__)
@@ -75,28 +74,15 @@ def _unlayout(node: str, indent: str | None) -> str:
     return lead + _LAYOUT_INSIDE.sub(" ", body) + trail
 
 
-def _text_of(root: ET.Element) -> str:
-    """The text nodes under ``root`` without layout, in document order (iteratively: any depth)."""
-    parts: list[str] = []
-
-    def enter(elem: ET.Element, outer: str | None) -> tuple[Iterator[ET.Element], str | None, ET.Element, str | None]:
-        children = list(elem)
-        indent = _child_indent([elem.text or ""] + [c.tail or "" for c in children[:-1]])
-        parts.append(_unlayout(elem.text or "", indent))
-        return iter(children), indent, elem, outer
-
-    stack = [enter(root, None)]
-    while stack:
-        children, indent, elem, outer = stack[-1]
-        child = next(children, None)
-        if child is None:
-            stack.pop()
-            if stack:
-                parts.append(_unlayout(elem.tail or "", outer))
-        elif isinstance(child.tag, str):
-            stack.append(enter(child, indent))
-        else:  # comments and processing instructions hold no text; their tail does
-            parts.append(_unlayout(child.tail or "", indent))
+def _text_of(elem: ET.Element) -> str:
+    """The text nodes under ``elem`` (its own tail left out) without layout, in document order."""
+    children = list(elem)
+    indent = _child_indent([elem.text or ""] + [c.tail or "" for c in children[:-1]])
+    parts = [_unlayout(elem.text or "", indent)]
+    for child in children:
+        if isinstance(child.tag, str):  # comments and processing instructions hold no text; their tail does
+            parts.append(_text_of(child))
+        parts.append(_unlayout(child.tail or "", indent))
     return "".join(parts)
 
 
@@ -309,10 +295,7 @@ class PubmedFetcher:
         if requests_per_second and requests_per_second > limit:
             log.warning("PubMed: %g requests/s asked for, but NCBI allows %g %s an API key: using %g",
                         requests_per_second, limit, "with" if self.api_key else "without", limit)
-        if http is None:
-            limiter_kwargs = {k: http_kwargs[k] for k in ("clock", "sleep") if k in http_kwargs}
-            http = HttpClient(cache_dir=None, limiter=RateLimiter(rate, **limiter_kwargs), **http_kwargs)
-        self.http = http
+        self.http = http or HttpClient(cache_dir=None, rate=rate, **http_kwargs)
 
     def cached_path(self, pmid: str) -> Path | None:
         if not is_pmid(pmid):
