@@ -48,13 +48,8 @@ def search_params(*, page_size: int, status_filter: str, advanced_filter: str, f
 def ctgov_client(cache_dir: str | os.PathLike | None, requests_per_minute: float, **kwargs: Any) -> HttpClient:
     """An HttpClient paced for ClinicalTrials.gov (about 50 requests/minute)."""
     from medfc.common.http import HttpClient
-    from medfc.common.ratelimit import RateLimiter
 
-    timing = {k: v for k in ("clock", "sleep") if (v := kwargs.pop(k, None)) is not None}
-    limiter = RateLimiter.per_minute(requests_per_minute, **timing)
-    if "sleep" in timing:  # the client's retries wait with it too
-        kwargs["sleep"] = timing["sleep"]
-    return HttpClient(cache_dir=cache_dir, limiter=limiter, **kwargs)
+    return HttpClient(cache_dir=cache_dir, rate=requests_per_minute / 60.0, **kwargs)
 
 
 class RepeatedPageToken(ValueError):
