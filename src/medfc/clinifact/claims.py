@@ -37,7 +37,6 @@ DiseaseClass = dict[str, str]  # abbrev, name
 
 COMPARATOR_TYPES = frozenset({"ACTIVE_COMPARATOR", "PLACEBO_COMPARATOR", "SHAM_COMPARATOR", "NO_INTERVENTION", "OTHER"})
 
-TEST_TYPES = ("SUPERIORITY", "NON_INFERIORITY", "EQUIVALENCE", "NON_INFERIORITY_OR_EQUIVALENCE", "SUPERIORITY_OR_OTHER")
 LEGACY_FOLD = {"NON_INFERIORITY_OR_EQUIVALENCE_LEGACY": "NON_INFERIORITY_OR_EQUIVALENCE", "SUPERIORITY_OR_OTHER_LEGACY": "SUPERIORITY_OR_OTHER"}
 TEST_TYPE_NAMES = {"SUPERIORITY": "Superiority", "NON_INFERIORITY": "Non-Inferiority", "EQUIVALENCE": "Equivalence",
                    "NON_INFERIORITY_OR_EQUIVALENCE": "Non-Inferiority or Equivalence", "SUPERIORITY_OR_OTHER": "Superiority or Other"}
@@ -86,7 +85,7 @@ def resolve_test_type(types: Iterable[str | None]) -> tuple[str | None, str | No
     folded = {LEGACY_FOLD.get(t, t) for t in types if t}
     if not folded:
         return None, "outcome_no_test_type"
-    if folded - set(TEST_TYPES) - {"OTHER"}:
+    if folded - set(TEST_TYPE_NAMES) - {"OTHER"}:
         return None, "outcome_unknown_test_type"
     if folded == {"OTHER"}:
         return None, "outcome_test_type_other_only"

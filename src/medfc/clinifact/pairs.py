@@ -34,11 +34,6 @@ SPLITS = ("train", "validation", "test")
 DUPLICATE_KEY = [c for c in RELEASE_COLUMNS if c != "index"]
 
 
-def list_literal(values: Iterable[object]) -> str:
-    """A Python-list literal as in the release: "['<0.001', '0.2']"."""
-    return repr([str(v) for v in values])
-
-
 def parse_list_literal(text: object) -> list[str]:
     if isinstance(text, list):
         return [str(v) for v in text]
@@ -74,7 +69,8 @@ def make_pairs(labelled: Iterable[Mapping[str, JSONValue]], abstracts: Mapping[s
         row = {"index": i, "nctId": rec["nctId"], "claim": rec["claim"], "PMID": int(pmid) if pmid.isdigit() else pmid,
                "article_title": art.get("title"), "article_abstract": abstract, "label": int(rec["label_id"]),
                **{c: rec.get(c) for c in STUDY_COLUMNS},
-               **{c: list_literal(rec.get(c) or []) for c in LIST_COLUMNS}, "Publication Date": art.get("publication_date")}
+               **{c: repr([str(v) for v in rec.get(c) or []]) for c in LIST_COLUMNS},  # "['<0.001', '0.2']"
+               "Publication Date": art.get("publication_date")}
         missing = [c for c in REQUIRED_COLUMNS if _missing(row[c])]
         if missing:
             report.skip(item, "missing_fields", ",".join(missing))

@@ -35,15 +35,11 @@ def fetch_studies(inputs: StepFiles, outputs: StepFiles, options: StudiesOptions
     return n
 
 
-def make_embedder(options: ClaimsOptions) -> Embedder:
-    return TransformersEmbedder(model=options.embedding_model, batch_size=options.embedding_batch_size,
-                                max_length=options.embedding_max_length, device=options.device)
-
-
 def build_claims(inputs: StepFiles, outputs: StepFiles, options: ClaimsOptions, embedder: Embedder | None = None) -> dict[str, int]:
     """``studies`` → ``claims`` (one per usable primary outcome) + ``labelled`` (claim × reference with label) + ``report``."""
     report = SkipReport("clinifact.build_claims")
-    embedder = embedder or make_embedder(options)
+    embedder = embedder or TransformersEmbedder(model=options.embedding_model, batch_size=options.embedding_batch_size,
+                                                max_length=options.embedding_max_length, device=options.device)
     all_claims: list[claims_mod.Claim] = []
     all_pairs: list[claims_mod.LabelledPair] = []
     for c, p in claims_mod.build_claims(read_jsonl(inputs["studies"]), embedder, report, alpha=options.alpha,
