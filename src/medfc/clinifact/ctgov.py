@@ -80,17 +80,12 @@ def _page_check(first_page_of: Mapping[str, int], i: int) -> Callable[[JSONValue
     return check
 
 
-def _params_id(url: str, params: Mapping[str, str]) -> str:
-    blob = json.dumps([url, sorted(params.items())], sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
 def iter_search_pages(client: HttpClient, params: Mapping[str, str], state_path: str | os.PathLike, url: str, max_pages: int | None = None,
                       progress: bool = True) -> Iterator[JSONObject]:
     """Yield every search page, resuming from ``state_path`` (the page tokens seen): a rerun replays the known
     tokens from the page cache, then continues. Raises :class:`RepeatedPageToken` on a token that loops."""
     state_path = Path(state_path)
-    pid = _params_id(url, params)
+    pid = hashlib.sha256(json.dumps([url, sorted(params.items())], sort_keys=True).encode()).hexdigest()[:16]
     state: SearchState = {"params_id": pid, "params": dict(params), "tokens": [None], "complete": False, "total": None}
     if state_path.exists():
         old = json.loads(state_path.read_text(encoding="utf-8"))

@@ -70,14 +70,6 @@ class ZipMember:
         return self.name.endswith("/")
 
 
-def _decode_name(raw: bytes, flags: int) -> str:
-    name = raw.decode("utf-8") if flags & FLAG_UTF8 else raw.decode("cp437")
-    name = name.split("\x00", 1)[0]  # as zipfile does
-    if os.sep != "/":
-        name = name.replace(os.sep, "/")
-    return name
-
-
 def _zip64(extra: bytes, values: list[int]) -> list[int]:
     """``values`` (sizes, then the offset) with each 0xFFFFFFFF replaced, in order, from the ZIP64 extra field."""
     i = 0
@@ -123,7 +115,8 @@ def iter_members(path: str | os.PathLike, select: Callable[[str], bool] | None =
             if len(raw) < _CENTRAL.size or raw[:4] != CENTRAL_SIG:
                 raise BadZip(f"{os.fspath(path)}: corrupt central directory at byte {pos}")
             _, _, _, flags, method, _, _, crc, csize, usize, nlen, xlen, clen, _, _, _, offset = _CENTRAL.unpack(raw)
-            name = _decode_name(directory.read(nlen), flags)
+            name = directory.read(nlen).decode("utf-8" if flags & FLAG_UTF8 else "cp437")
+            name = name.split("\x00", 1)[0].replace(os.sep, "/")  # as zipfile does
             usize, csize, offset = _zip64(directory.read(xlen), [usize, csize, offset])
             directory.seek(clen, os.SEEK_CUR)
             if name.endswith("/") or (select is not None and not select(name)):

@@ -42,11 +42,6 @@ def hf_url(repo: str, revision: str, config: str | None, file: str) -> str:
     return hub_url(endpoint, repo, revision, f"{folder}{file.lstrip('/')}")
 
 
-def is_saved_dataset(folder: str | os.PathLike) -> bool:
-    """Whether ``folder`` is one written by ``datasets``' ``save_to_disk`` (a Dataset or a DatasetDict)."""
-    return any((Path(folder) / marker).is_file() for marker in SAVED_MARKERS)
-
-
 def saved_folder(options: ImportOptions) -> Path | None:
     """The source's ``save_to_disk`` folder: a ``path`` that is a folder, given without ``files``."""
     path = options.source.path
@@ -106,7 +101,7 @@ def source_files(options: ImportOptions) -> list[SourceFile]:
         if s.files:
             return [SourceFile(k, str(root / f), root / f) for k, f in s.files.items()]
         if saved_folder(options):
-            if not is_saved_dataset(root):
+            if not any((root / marker).is_file() for marker in SAVED_MARKERS):
                 raise ValueError(f"{options.key}.source.path {s.path!r} is a folder: name its file of each split in "
                                  f"{options.key}.source.files, or give a folder datasets' save_to_disk wrote")
             return [SourceFile(p.relative_to(root).as_posix(), str(p), p) for p in sorted(root.rglob("*")) if p.is_file()]
