@@ -10,7 +10,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from medfc.clinifact import zipstream
 from medfc.common.io import jsonl_writer, write_json, write_jsonl
@@ -43,13 +43,6 @@ def search_params(*, page_size: int, status_filter: str, advanced_filter: str, f
     """The search's query parameters (``clinifact.studies``; the schema holds ``page_size`` to the API's limit)."""
     return {"format": "json", "filter.overallStatus": status_filter, "filter.advanced": advanced_filter,
             "pageSize": str(int(page_size)), "countTotal": "true", **({"fields": fields} if fields else {})}
-
-
-def ctgov_client(cache_dir: str | os.PathLike | None, requests_per_minute: float, **kwargs: Any) -> HttpClient:
-    """An HttpClient paced for ClinicalTrials.gov (about 50 requests/minute)."""
-    from medfc.common.http import HttpClient
-
-    return HttpClient(cache_dir=cache_dir, rate=requests_per_minute / 60.0, **kwargs)
 
 
 class RepeatedPageToken(ValueError):

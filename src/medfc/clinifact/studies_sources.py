@@ -32,11 +32,12 @@ class StudiesSource:
 def _bulk_zip(inputs: StepFiles, outputs: StepFiles, options: StudiesOptions, report: SkipReport) -> int:
     """The bulk zip (input ``zip``, else ``bulk_url`` downloaded once), filtered while it is read."""
     from medfc.clinifact import ctgov
+    from medfc.common.http import HttpClient
     from medfc.common.sources import download_once
 
     zip_path = inputs.get("zip")
     if not zip_path:
-        http = ctgov.ctgov_client(None, requests_per_minute=options.requests_per_minute, user_agent=options.user_agent)
+        http = HttpClient(rate=options.requests_per_minute / 60.0, user_agent=options.user_agent)
         zip_path, _ = download_once(options.bulk_url, Path(options.cache_dir) / "ctgov_bulk.zip", http, progress=options.progress)  # kept only when whole
     return ctgov.read_bulk_zip(zip_path, outputs["studies"], report=report, apply_filter=options.apply_filter, limit=options.limit,
                                progress=options.progress, excluded_path=outputs.get("excluded"), max_member_bytes=options.max_member_bytes)
@@ -45,10 +46,11 @@ def _bulk_zip(inputs: StepFiles, outputs: StepFiles, options: StudiesOptions, re
 def _api(inputs: StepFiles, outputs: StepFiles, options: StudiesOptions, report: SkipReport) -> int:
     """The v2 search API, page by page (cached, resumable); its filter runs on the server: ``excluded`` is empty."""
     from medfc.clinifact import ctgov
+    from medfc.common.http import HttpClient
     from medfc.common.io import write_jsonl
 
     cache = Path(options.cache_dir)
-    http = ctgov.ctgov_client(cache / "ctgov_pages", requests_per_minute=options.requests_per_minute, user_agent=options.user_agent)
+    http = HttpClient(cache / "ctgov_pages", rate=options.requests_per_minute / 60.0, user_agent=options.user_agent)
     params = ctgov.search_params(page_size=options.page_size, status_filter=options.status_filter,
                                  advanced_filter=options.advanced_filter, fields=options.fields)
     state = outputs.get("state") or cache / "ctgov_search_state.json"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from medfc.common.jsontypes import JSONObject
-from medfc.common.options import Options, OptionsError
+from medfc.common.options import Options
 from medfc.common.registry import lookup
 
 if TYPE_CHECKING:  # the clients load requests: imported when one is built
@@ -99,10 +99,8 @@ def search_source(name: str) -> SearchSource:
 
 
 def options_class(name: str) -> type[Options]:
-    """The options class of a source's section; an unknown name is an OptionsError naming the known ones."""
-    if name not in REGISTRY:
-        raise OptionsError(f"unknown evidence source {name!r}; known: {source_names()}")
-    return REGISTRY[name].options
+    """The options class of a source's section (a name its options checked against the registry)."""
+    return search_source(name).options
 
 
 def wildcard_pattern() -> str:

@@ -6,7 +6,7 @@ import zipfile
 import pytest
 
 from medfc.clinifact import ctgov
-from medfc.common.http import HttpError
+from medfc.common.http import HttpClient, HttpError
 from medfc.common.io import read_jsonl
 from medfc.common.report import SkipReport
 from tests.helpers.config import section
@@ -50,7 +50,7 @@ def search_params(**kw):
 
 
 def _client(tmp_path, clock, **kw):
-    return ctgov.ctgov_client(tmp_path / "cache", requests_per_minute=50, clock=clock, sleep=clock.sleep, max_retries=1, **kw)
+    return HttpClient(tmp_path / "cache", rate=50 / 60.0, clock=clock, sleep=clock.sleep, max_retries=1, **kw)
 
 
 def test_search_params_are_the_clinifact_filters():
