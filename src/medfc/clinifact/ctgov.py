@@ -10,7 +10,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any
 
 from medfc.clinifact import zipstream
 from medfc.common.io import jsonl_writer, write_json, write_jsonl
@@ -26,17 +26,6 @@ log = logging.getLogger(__name__)
 MAX_PAGE_SIZE = 1000  # the API's limit
 KEPT_STATUSES = frozenset({"COMPLETED", "TERMINATED"})
 NCT_MEMBER = re.compile(r"(?:^|/)(NCT\d{8})\.json$")
-
-
-class SearchState(TypedDict):
-    """The state file of a resumable search (:func:`iter_search_pages`)."""
-
-    params_id: str
-    params: dict[str, str]
-    tokens: list[str | None]  # the page tokens seen, tokens[0] (None) the first page's
-    complete: bool
-    total: int | None
-    next_token: NotRequired[str | None]
 
 
 def search_params(*, page_size: int, status_filter: str, advanced_filter: str, fields: str | None) -> dict[str, str]:
@@ -79,7 +68,8 @@ def iter_search_pages(client: HttpClient, params: Mapping[str, str], state_path:
     tokens from the page cache, then continues. Raises :class:`RepeatedPageToken` on a token that loops."""
     state_path = Path(state_path)
     pid = hashlib.sha256(json.dumps([url, sorted(params.items())], sort_keys=True).encode()).hexdigest()[:16]
-    state: SearchState = {"params_id": pid, "params": dict(params), "tokens": [None], "complete": False, "total": None}
+    # the state file: the page tokens seen (tokens[0], None, the first page's), then next_token once a page was asked for
+    state: dict[str, Any] = {"params_id": pid, "params": dict(params), "tokens": [None], "complete": False, "total": None}
     if state_path.exists():
         old = json.loads(state_path.read_text(encoding="utf-8"))
         if old.get("params_id") == pid:

@@ -20,8 +20,6 @@ from medfc.common.report import SkipReport
 
 log = logging.getLogger(__name__)
 
-EFETCH_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi"
-ESEARCH_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/esearch.fcgi"
 EUTILS_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
 
 
@@ -281,7 +279,8 @@ class PubmedFetcher:
     ``<pmid>.xml``; ``offline=True`` never asks NCBI."""
 
     def __init__(self, cache_dir: str | os.PathLike, api_key: str | None = None, tool: str = "medfc", email: str | None = None,
-                 batch_size: int = GET_MAX_IDS, url: str = EFETCH_URL, esearch_url: str = ESEARCH_URL, http: HttpClient | None = None,
+                 batch_size: int = GET_MAX_IDS, url: str = EUTILS_URL + "efetch.fcgi",
+                 esearch_url: str = EUTILS_URL + "esearch.fcgi", http: HttpClient | None = None,
                  offline: bool = False, requests_per_second: float | None = None, extra_cache_dirs: Sequence[str | os.PathLike] = (),
                  **http_kwargs: Any):
         self.cache_dir = Path(cache_dir)
