@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from medfc.clinifact.claims import disease_classes
+from medfc.clinifact.ctgov import nct_id
 from medfc.common.jsontypes import JSONValue
 from medfc.common.labels import CLINIFACT_CODES, CLINIFACT_RELEASE_NAMES
 from medfc.common.latex import Block, Column, LatexTable
@@ -63,13 +65,8 @@ def table6_latex(ours: pd.DataFrame, release: Mapping[str, Mapping[str, JSONValu
 def study_classes(studies: Iterable[Mapping[str, JSONValue]], excluded: Iterable[str]) -> dict[str, list[str]]:
     """nctId → disease classes (browse branch names), leaving out the branches abbreviated in ``excluded``."""
     excluded = set(excluded)
-    out: dict[str, list[str]] = {}
-    for s in studies:
-        nct = ((s.get("protocolSection") or {}).get("identificationModule") or {}).get("nctId")
-        branches = ((s.get("derivedSection") or {}).get("conditionBrowseModule") or {}).get("browseBranches") or []
-        if nct:
-            out[nct] = [b["name"] for b in branches if b.get("abbrev") not in excluded and b.get("name")]
-    return out
+    return {nct: [c["name"] for c in disease_classes(s) if c["name"] and c["abbrev"] not in excluded]
+            for s in studies if (nct := nct_id(s))}
 
 
 def disease_class_table(df: pd.DataFrame, classes: Mapping[str, list[str]]) -> pd.DataFrame:
