@@ -41,7 +41,6 @@ class RepeatedPageToken(ValueError):
         super().__init__(f"ClinicalTrials.gov: page {page} of the search gave the page token {token!r} of page {first} again, so the "
                          f"search would never end; stopped (the pages before it are cached and the state file keeps them: a rerun "
                          f"asks this page again)")
-        self.token, self.page, self.first = token, page, first
 
 
 def _page_check(first_page_of: Mapping[str, int], i: int) -> Callable[[JSONValue], None]:
@@ -167,8 +166,6 @@ def iter_bulk_zip(path: str | os.PathLike, report: SkipReport | None = None, lim
         return m is not None and int(m.group(1)[3:]) not in seen
 
     for member in zipstream.iter_members(path, select=wanted, max_size=max_member_bytes):
-        if member.is_dir:
-            continue
         m = NCT_MEMBER.search(member.name)
         if not m:
             skip(member.name, "not_a_study_member")

@@ -55,7 +55,7 @@ class TruncatedZip(BadZip):
 
 @dataclass(frozen=True, slots=True)
 class ZipMember:
-    """One member as its central directory entry describes it: ``data`` a selected file's content, None on ``error`` (a
+    """One file as its central directory entry describes it: ``data`` its content when selected, None on ``error`` (a
     short reason such as ``crc_mismatch`` or ``member_too_large``, with ``detail``) or when not selected."""
 
     name: str
@@ -64,10 +64,6 @@ class ZipMember:
     data: bytes | None
     error: str | None = None
     detail: str = ""
-
-    @property
-    def is_dir(self) -> bool:
-        return self.name.endswith("/")
 
 
 def _zip64(extra: bytes, values: list[int]) -> list[int]:
@@ -99,8 +95,8 @@ def _directory(fh: BinaryIO, size: int) -> tuple[int, int]:
 
 def iter_members(path: str | os.PathLike, select: Callable[[str], bool] | None = None,
                  max_size: int | None = None) -> Iterator[ZipMember]:
-    """Yield every member of the zip at ``path`` in its central directory's order; ``select(name)`` decides whose
-    content is read into ``data`` (default: every file). ``max_size`` caps a selected member's uncompressed size
+    """Yield every file of the zip at ``path`` in its central directory's order (folders left out); ``select(name)``
+    decides whose content is read into ``data`` (default: every file). ``max_size`` caps a selected member's uncompressed size
     (error ``member_too_large``) without ever holding more than the cap, so a zip bomb is harmless."""
     with open(path, "rb") as fh, open(path, "rb", buffering=CHUNK_SIZE) as directory:
         head = fh.read(4)
@@ -119,7 +115,9 @@ def iter_members(path: str | os.PathLike, select: Callable[[str], bool] | None =
             name = name.split("\x00", 1)[0].replace(os.sep, "/")  # as zipfile does
             usize, csize, offset = _zip64(directory.read(xlen), [usize, csize, offset])
             directory.seek(clen, os.SEEK_CUR)
-            if name.endswith("/") or (select is not None and not select(name)):
+            if name.endswith("/"):  # a folder: no file
+                continue
+            if select is not None and not select(name):
                 yield ZipMember(name, usize, crc, None)
             else:
                 yield ZipMember(name, usize, crc, *_read(fh, name, offset, flags, method, crc, csize, usize, max_size))

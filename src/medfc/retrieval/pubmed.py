@@ -153,10 +153,8 @@ def _abstract(abstract: ET.Element | None) -> str | None:
     return "\n".join(parts) or None
 
 
-def nct_ids(article: ET.Element | None) -> list[str]:
+def nct_ids(article: ET.Element) -> list[str]:
     """The ClinicalTrials.gov accession numbers of an Article's DataBankList, in order, each once."""
-    if article is None:
-        return []
     out: list[str] = []
     for bank in article.findall("DataBankList/DataBank"):
         if (bank.findtext("DataBankName") or "").strip(_ASCII_WS) != "ClinicalTrials.gov":
