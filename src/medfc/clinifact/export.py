@@ -57,7 +57,7 @@ def arrow_table(df: pd.DataFrame) -> pa.Table:
     rest strings)."""
     import pyarrow as pa
 
-    fields, columns = [], []
+    columns = {}
     for col in RELEASE_COLUMNS:
         values = [None if v is None or (isinstance(v, float) and v != v) else v for v in df[col]]
         if col in LIST_COLUMNS:
@@ -66,9 +66,8 @@ def arrow_table(df: pd.DataFrame) -> pa.Table:
             kind, values = pa.int64(), [None if v is None else int(v) for v in values]
         else:
             kind, values = pa.string(), [None if v is None else str(v) for v in values]
-        fields.append(pa.field(col, kind))
-        columns.append(pa.array(values, type=kind))
-    return pa.Table.from_arrays(columns, schema=pa.schema(fields))
+        columns[col] = pa.array(values, type=kind)
+    return pa.table(columns)
 
 
 def write_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:

@@ -92,10 +92,7 @@ def read_split(path: str | os.PathLike, report: SkipReport) -> tuple[pd.DataFram
     for record in records:
         n_read += 1
         problem = field_count_problem(record, header)
-        if problem:
-            report.skip(f"{path}:{record.line}", "wrong_field_count", problem)
-            continue
-        found = _row_problem(dict(zip(header, record.fields)))
+        found = ("wrong_field_count", problem) if problem else _row_problem(dict(zip(header, record.fields)))
         if found:
             report.skip(f"{path}:{record.line}", *found)
             continue
