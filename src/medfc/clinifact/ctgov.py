@@ -23,7 +23,6 @@ if TYPE_CHECKING:  # the HTTP client (requests) is loaded by the search API's pa
 
 log = logging.getLogger(__name__)
 
-MAX_PAGE_SIZE = 1000  # the API's limit
 KEPT_STATUSES = frozenset({"COMPLETED", "TERMINATED"})
 NCT_MEMBER = re.compile(r"(?:^|/)(NCT\d{8})\.json$")
 
@@ -102,7 +101,7 @@ def iter_search_pages(client: HttpClient, params: Mapping[str, str], state_path:
             yield page
             i += 1
 
-    total_pages = -(-int(state["total"]) // int(params.get("pageSize", MAX_PAGE_SIZE))) if state.get("total") else None
+    total_pages = -(-int(state["total"]) // int(params["pageSize"])) if state.get("total") else None
     yield from progress_bar(pages(), total=total_pages, desc="ctgov pages", enabled=progress)
 
 

@@ -114,14 +114,6 @@ def source_files(options: ImportOptions) -> list[SourceFile]:
     return [SourceFile(k, u, url_cache_path(u, options.cache_dir)) for k, u in urls.items()]
 
 
-def describe_source(options: ImportOptions) -> str:
-    """The source in one word: its path, its URL, or ``hf:<repo>@<revision>[/<config>]``."""
-    s = options.source
-    if s.hf:
-        return f"hf:{s.hf}@{s.revision}" + (f"/{s.config}" if s.config else "")
-    return str(s.path or s.url)
-
-
 def fetch(options: ImportOptions) -> tuple[list[SourceFile], dict[str, JSONValue]]:
     """Every data file of a source the plan checked (:func:`source_problem`) here (a URL's downloaded once) and checked
     against its pin before any is read; returns them and the source's record
@@ -144,9 +136,11 @@ def fetch(options: ImportOptions) -> tuple[list[SourceFile], dict[str, JSONValue
     for f in files:
         named = f"{f.location} (downloaded to {f.local})" if f.remote else f.location
         records[f.key] = {**verify(f.local, pins.get(f.key), f"{options.key}.source.sha256.{f.key}", named), "location": f.location}
-    record = release_record(options.name, describe_source(options), records)
-    s = options.source
-    record["kind"] = "hf" if s.hf else "url" if s.url else "path"
+    s = options.source  # named in one word: its path, its URL, or hf:<repo>@<revision>[/<config>]
     if s.hf:
-        record.update(commit=s.revision, repo=s.hf, revision=s.revision, config=s.config)
+        record = release_record(options.name, f"hf:{s.hf}@{s.revision}" + (f"/{s.config}" if s.config else ""), records)
+        record.update(kind="hf", commit=s.revision, repo=s.hf, revision=s.revision, config=s.config)
+    else:
+        record = release_record(options.name, str(s.path or s.url), records)
+        record["kind"] = "url" if s.url else "path"
     return files, record
