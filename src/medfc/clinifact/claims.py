@@ -8,7 +8,6 @@ Whatever a study does not yield is recorded with a reason in a :class:`SkipRepor
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,8 +21,6 @@ from medfc.common.labels import CLINIFACT_RECORD_NAMES
 from medfc.clinifact.ctgov import passes_clinifact_filter
 from medfc.clinifact.options import Significance
 from medfc.common.report import SkipReport
-
-log = logging.getLogger(__name__)
 
 Study = Mapping[str, JSONValue]  # one ClinicalTrials.gov study record (API v2 JSON)
 JSONRecord = Mapping[str, JSONValue]  # a part of one (an arm group, an outcome group, an intervention)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import logging
 import os
 from collections.abc import Iterable, Mapping
 
@@ -12,8 +11,6 @@ import pandas as pd
 from medfc.common.jsontypes import JSONValue
 from medfc.common.labels import CLINIFACT_RELEASE_NAMES
 from medfc.common.report import SkipReport
-
-log = logging.getLogger(__name__)
 
 RELEASE_COLUMNS = ["index", "nctId", "claim", "PMID", "article_title", "article_abstract", "label", "outcome_type", "outcome_title",
                    "outcome_description", "intervention_group_title", "comparator_group_title", "intervention_group_description",

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-import logging
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -23,8 +22,6 @@ from medfc.common.jsontypes import JSONValue
 from medfc.common.pinning import release_record, verify
 from medfc.common.report import SkipReport
 from medfc.common.sources import is_url, local_or_cached
-
-log = logging.getLogger(__name__)
 
 
 def locate(source: str, split: str, cache_dir: str | os.PathLike | None = None) -> Path:

@@ -45,23 +45,16 @@ def label_text(value: Any) -> str:
     return str(int(text.partition(".")[0])) if WHOLE_NUMBER.fullmatch(text) else text
 
 
-def listed_sentences(text: str) -> list[str] | None:
-    """A text cell that is a JSON list of strings, as that list; else None."""
-    if not text.lstrip().startswith("["):
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, list) and all(isinstance(v, str) for v in value) else None
-
-
 def evidence_text(value: Any, text_cell: bool = False) -> str:
     """The evidence as one text: a list of sentences (or a ``text_cell`` holding a JSON list) joined by spaces,
     empty ones left out."""
-    if text_cell and isinstance(value, str):
-        listed = listed_sentences(value)
-        value = value if listed is None else listed
+    if text_cell and isinstance(value, str) and value.lstrip().startswith("["):
+        try:
+            listed = json.loads(value)
+        except ValueError:
+            listed = None
+        if isinstance(listed, list) and all(isinstance(v, str) for v in listed):
+            value = listed
     if isinstance(value, (list, tuple)):
         return " ".join(t for t in map(as_text, value) if t)
     return as_text(value)
