@@ -46,8 +46,8 @@ def label_text(value: Any) -> str:
 
 
 def evidence_text(value: Any, text_cell: bool = False) -> str:
-    """The evidence as one text: a list of sentences (or a ``text_cell`` holding a JSON list) joined by spaces,
-    empty ones left out."""
+    """The evidence as one text: a list of sentences (or a ``text_cell`` holding a JSON list of texts) joined by
+    spaces, empty ones left out."""
     if text_cell and isinstance(value, str) and value.lstrip().startswith("["):
         try:
             listed = json.loads(value)
