@@ -207,29 +207,7 @@ def _def_uses(module: str, name: str) -> tuple[frozenset[str], frozenset[str]]:
 
 # --------------------------------------------------------------------------- the text of a syntax tree
 
-# ``ast.dump(node)`` (no attributes, no indent) in one pass that skips docstrings and reports import
-# statements. Written for the ``ast.dump`` of Python 3.11 to 3.13 (3.13 leaves out None and empty-list
-# fields but for Constant and MatchSingleton); another version dumps the tree the slow way.
-_FAST = (3, 11) <= sys.version_info[:2] <= (3, 13)
-_OMIT_EMPTY = sys.version_info >= (3, 13)
 _DOCSTRING_HOLDERS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
-_PASS = ast.Pass()
-_MISSING = object()
-# per node class: its name, its fields as (name, omitted when None, omitted when []), whether its body may
-# start with a docstring, whether it is an import statement
-_Shape = tuple[str, tuple[tuple[str, bool, bool], ...], bool, bool]
-_SHAPES: dict[type, _Shape] = {}
-_LEAVES: dict[type, str] = {}  # the text of each class without fields (Load, Store, Add, ...), by class
-
-
-def _shape(cls: type) -> _Shape:
-    empty = _OMIT_EMPTY and cls not in (ast.Constant, ast.MatchSingleton)
-    fields = tuple((name, empty or getattr(cls, name, ...) is None, empty) for name in cls._fields)
-    shape = (cls.__name__, fields, issubclass(cls, _DOCSTRING_HOLDERS), cls in (ast.Import, ast.ImportFrom))
-    _SHAPES[cls] = shape
-    if not fields:
-        _LEAVES[cls] = cls.__name__ + "()"
-    return shape
 
 
 def _is_docstring(node: object) -> bool:
@@ -238,56 +216,7 @@ def _is_docstring(node: object) -> bool:
 
 def _dump(tree: ast.AST, on_import: Callable[[ast.Import | ast.ImportFrom], None] | None = None) -> str:
     """``ast.dump(tree, include_attributes=False)`` with every docstring removed (a body of only one:
-    ``[Pass()]``), calling ``on_import`` with every import statement."""
-    if not _FAST:
-        return _slow_dump(tree, on_import)
-    shapes, leaves, AST, MISSING = _SHAPES, _LEAVES, ast.AST, _MISSING
-
-    def item(v: object) -> str:
-        t = type(v)
-        if t in leaves:
-            return leaves[t]
-        if isinstance(v, AST):
-            return node(v)
-        if isinstance(v, list):
-            return "[" + ", ".join([item(x) for x in v]) + "]"
-        return repr(v)
-
-    def node(n: ast.AST) -> str:
-        cls = type(n)
-        name, fields, holds_docstring, is_import = shapes.get(cls) or _shape(cls)
-        if is_import and on_import is not None:
-            on_import(n)  # type: ignore[arg-type]
-        args = []
-        for field, omit_none, omit_empty in fields:
-            v = getattr(n, field, MISSING)
-            t = type(v)
-            if t is str:
-                args.append(field + "=" + repr(v))
-            elif t in leaves:
-                args.append(field + "=" + leaves[t])
-            elif v is None:
-                if not omit_none:
-                    args.append(field + "=None")
-            elif isinstance(v, list):
-                if not v:
-                    if not omit_empty:
-                        args.append(field + "=[]")
-                    continue
-                if holds_docstring and field == "body" and _is_docstring(v[0]):
-                    v = v[1:] or [_PASS]
-                args.append(field + "=[" + ", ".join([item(x) for x in v]) + "]")
-            elif isinstance(v, AST):
-                args.append(field + "=" + node(v))
-            elif v is not MISSING:
-                args.append(field + "=" + repr(v))
-        return name + "(" + ", ".join(args) + ")"
-
-    return item(tree)
-
-
-def _slow_dump(tree: ast.AST, on_import: Callable[[ast.Import | ast.ImportFrom], None] | None) -> str:
-    """:func:`_dump` through ``ast.dump`` (docstrings taken out, then put back)."""
+    ``[Pass()]``), calling ``on_import`` with every import statement; the tree is left as it was."""
     taken: list[tuple[ast.AST, list[ast.stmt]]] = []
     try:
         for n in ast.walk(tree):

@@ -327,7 +327,7 @@ match os.name:
 
 
 def test_the_hashed_text_is_ast_dump_of_the_tree_without_docstrings():
-    """The one-pass text of a syntax tree (:func:`medfc.common.codeversion._dump`) is exactly ``ast.dump`` of
+    """The text of a syntax tree (:func:`medfc.common.codeversion._dump`) is exactly ``ast.dump`` of
     the tree with its docstrings removed, for every module of the package and a module of edge cases; it
     reports every import statement and leaves the tree as it was."""
     sources = [(str(p), p.read_text(encoding="utf-8")) for p in sorted(Path(medfc.__file__).parent.rglob("*.py"))]
@@ -338,8 +338,6 @@ def test_the_hashed_text_is_ast_dump_of_the_tree_without_docstrings():
         assert cv._dump(tree, imports.append) == ast.dump(Reference.strip(ast.parse(text)), include_attributes=False), name
         assert sorted(map(id, imports)) == sorted(id(n) for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)), name
         assert [len(n.body) for n, _ in holders] == [k for _, k in holders], name  # no docstring taken out
-    edge = ast.parse(EDGE_CASES)
-    assert cv._slow_dump(edge, None) == cv._dump(edge)  # the path of a Python version the one-pass text is not written for
     if sys.version_info < (3, 13):
         assert cv._dump(ast.parse('"""Only a docstring."""')) == "Module(body=[Pass()], type_ignores=[])"
 
