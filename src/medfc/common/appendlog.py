@@ -14,8 +14,8 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+from medfc.common.io import lock
 from medfc.common.jsontypes import JSONObject
-from medfc.common.locks import lock
 
 log = logging.getLogger(__name__)
 

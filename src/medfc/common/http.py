@@ -27,8 +27,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import requests
 import urllib3
 
-from medfc.common.io import MISSING, Missing, atomic_write, read_cache_entry
-from medfc.common.locks import file_lock
+from medfc.common.io import MISSING, Missing, atomic_write, file_lock, read_cache_entry
 from medfc.common.jsontypes import JSONValue
 from medfc.common.progress import progress_bar
 from medfc.common.ratelimit import RateLimiter

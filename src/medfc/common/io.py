@@ -1,4 +1,4 @@
-"""Reading and writing the workflow's artifacts (JSONL, gzip JSONL, JSON, tables).
+"""Reading and writing the workflow's artifacts (JSONL, gzip JSONL, JSON, tables), and lock files shared by processes.
 
 Writes are atomic (:func:`atomic_output`) with the mode the umask gives (``0o666 & ~umask``; ``mkstemp``'s
 0600 would break shared group directories). Failed reads raise :class:`InputFileError` naming file and line."""
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import glob
 import gzip
 import json
@@ -29,6 +30,7 @@ if TYPE_CHECKING:  # write_table is handed a DataFrame; the readers and writers 
     from medfc.common.latex import LatexTable
 
 log = logging.getLogger(__name__)
+_UNLOCKABLE: set[str] = set()
 
 
 class InputFileError(ValueError):
@@ -176,6 +178,29 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
             shutil.rmtree(old, ignore_errors=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def file_lock(path: str | os.PathLike) -> Iterator[bool]:
+    """An exclusive ``flock`` on ``path`` (created) while the block runs; the kernel drops it when the holder
+    dies. Without ``flock`` support (some cluster mounts) it yields False, locking nothing, logged once per path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as fh:
+        yield lock(fh.fileno(), path)  # closing the file releases the lock
+
+
+def lock(fd: int, path: str | os.PathLike) -> bool:
+    """An exclusive ``flock`` on the open file ``fd`` of ``path``; False where the filesystem has none (logged once
+    per path), locking nothing."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError as exc:
+        if os.fspath(path) not in _UNLOCKABLE:
+            _UNLOCKABLE.add(os.fspath(path))
+            log.warning("%s: no file lock on this filesystem (%s); going on without one", path, exc)
+        return False
+    return True
 
 
 def atomic_write(path: str | os.PathLike, payload: bytes | str) -> None:

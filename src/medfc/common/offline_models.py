@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from medfc.common.locks import file_lock
+from medfc.common.io import file_lock
 from medfc.common.pinning import sha256_of
 
 MODELS_DIR_ENV = "MEDFC_MODELS_DIR"

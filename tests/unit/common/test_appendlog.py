@@ -57,7 +57,7 @@ def test_a_new_store_gets_the_mode_the_umask_gives(tmp_path):
 
 
 def test_a_filesystem_without_flock_still_gets_the_run_record(tmp_path, monkeypatch, caplog):
-    """Some cluster mounts have no flock: the record is written unlocked, said once per path (as locks.file_lock)."""
+    """Some cluster mounts have no flock: the record is written unlocked, said once per path (as io.file_lock)."""
     import errno
     import fcntl
 
