@@ -54,8 +54,6 @@ class JsonlAppender:
         self.fsync = fsync
         self.sort_keys = sort_keys
         self._fd: int | None = None
-        self.torn_lines_ended = 0
-        """How many times a torn last line was ended with a newline before a batch."""
 
     def _open(self) -> int:
         if self._fd is None:
@@ -76,7 +74,6 @@ class JsonlAppender:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 payload = b"\n" + payload  # end the torn line: the new records are lines of their own
-                self.torn_lines_ended += 1
                 log.warning("%s: its last line was cut short (a kill?); ended before appending", self.path)
             view = memoryview(payload)
             while view:
@@ -100,7 +97,7 @@ class JsonlAppender:
         self.close()
 
 
-def append_jsonl(path: str | os.PathLike, records: Iterable[Mapping[str, object]], *, fsync: bool = True, sort_keys: bool = True) -> int:
+def append_jsonl(path: str | os.PathLike, records: Iterable[Mapping[str, object]], *, fsync: bool = True) -> int:
     """Append one batch of records to ``path`` (:class:`JsonlAppender`) and close it; return how many."""
-    with JsonlAppender(path, fsync=fsync, sort_keys=sort_keys) as out:
+    with JsonlAppender(path, fsync=fsync) as out:
         return out.append(records)

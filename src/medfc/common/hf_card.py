@@ -35,15 +35,11 @@ def _yaml(value: object) -> str:
 
 
 def front_matter(*, license: str, languages: Sequence[str], task_categories: Sequence[str], n_rows: int, data_files: Mapping[str, str],
-                 pretty_name: str, task_ids: Sequence[str] = (), tags: Sequence[str] = (), config_name: str = "default",
+                 pretty_name: str, task_ids: Sequence[str] = (), tags: Sequence[str] = (),
                  extra_configs: Mapping[str, Mapping[str, str]] | None = None) -> str:
     """The ``---``-fenced YAML block of a dataset card (ends with a blank line): ``data_files`` are the splits of
-    ``config_name``; ``extra_configs`` (name → split files) follow it."""
-    configs = {config_name: data_files}
-    for name, files in (extra_configs or {}).items():
-        if name in configs:
-            raise ValueError(f"config {name!r} given twice")
-        configs[name] = files
+    the ``default`` config; ``extra_configs`` (name → split files) follow it."""
+    configs = {"default": data_files, **(extra_configs or {})}
     lines = ["---", f"pretty_name: {_yaml(pretty_name)}", f"license: {_yaml(license)}", "language:"]
     lines += [f"- {_yaml(x)}" for x in languages]
     lines += ["task_categories:"] + [f"- {_yaml(x)}" for x in task_categories]

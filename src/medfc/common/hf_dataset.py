@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from medfc.common.hf_card import relative, size_category
@@ -42,9 +41,7 @@ class Card:
     languages: Sequence[str]
     n_rows: int
     configs: Sequence[Config]
-    task_categories: Sequence[str] = ("text-classification",)
-    task_ids: Sequence[str] = ("fact-checking",)
-    tags: Sequence[str] = field(default_factory=tuple)
+    tags: Sequence[str]
 
 
 def _dtype(t: pa.DataType) -> object:
@@ -63,14 +60,13 @@ def _dtype(t: pa.DataType) -> object:
     raise ValueError(f"no dataset-card type for the Arrow type {t}")
 
 
-def features(schema: pa.Schema, class_labels: Mapping[str, Sequence[str]] | None = None) -> list[dict[str, object]]:
+def features(schema: pa.Schema, class_labels: Mapping[str, Sequence[str]]) -> list[dict[str, object]]:
     """The card's ``features`` for an Arrow schema; a ``class_labels`` column is a ``ClassLabel`` with those names
     (index i → names[i]), whatever its stored type."""
-    labels = class_labels or {}
     out: list[dict[str, object]] = []
     for f in schema:
-        if f.name in labels:
-            names = {str(i): str(name) for i, name in enumerate(labels[f.name])}
+        if f.name in class_labels:
+            names = {str(i): str(name) for i, name in enumerate(class_labels[f.name])}
             out.append({"name": f.name, "dtype": {"class_label": {"names": names}}})
             continue
         dtype = _dtype(f.type)
@@ -105,7 +101,6 @@ def write_parquet(table: pa.Table, path: str | os.PathLike) -> None:
 
     from medfc.common.io import atomic_output
 
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
     with atomic_output(path) as fh:
         pq.write_table(table.replace_schema_metadata(None), fh)
 
@@ -133,15 +128,10 @@ def front_matter(card: Card) -> str:
         entry["data_files"] = [{"split": split, "path": list(files) if len(files) != 1 else files[0]}
                                for split, files in c.splits.items()]
         configs.append(entry)
-    meta: dict[str, object] = {"pretty_name": card.pretty_name, "license": card.license, "language": list(card.languages),
-                               "task_categories": list(card.task_categories)}
-    if card.task_ids:
-        meta["task_ids"] = list(card.task_ids)
-    if card.tags:
-        meta["tags"] = list(card.tags)
-    meta["size_categories"] = [size_category(card.n_rows)]
-    meta["configs"] = configs
-    meta["dataset_info"] = [{"config_name": c.name, "features": c.features} for c in card.configs]
+    meta = {"pretty_name": card.pretty_name, "license": card.license, "language": list(card.languages),
+            "task_categories": ["text-classification"], "task_ids": ["fact-checking"], "tags": list(card.tags),
+            "size_categories": [size_category(card.n_rows)], "configs": configs,
+            "dataset_info": [{"config_name": c.name, "features": c.features} for c in card.configs]}
     text = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
     return f"---\n{text}---\n\n"
 

@@ -291,19 +291,18 @@ def label_of(stem: str) -> str:
     return "tab:" + re.sub(r"[^A-Za-z0-9]+", "-", stem).strip("-").lower()
 
 
-def from_rows(caption: str, label: str, headers: Sequence[str], rows: Iterable[Sequence[object]], fmts: Sequence[Fmt] | None = None,
-              notes: Sequence[str] = ()) -> LatexTable:
-    """A plain table: text columns left-aligned, numeric ones (every non-empty cell a number) right-aligned
-    with one decimal for floats unless ``fmts`` says otherwise."""
+def from_rows(caption: str, label: str, headers: Sequence[str], rows: Iterable[Sequence[object]]) -> LatexTable:
+    """A plain table: text columns left-aligned, numeric ones (every non-empty cell a number) right-aligned,
+    integers with thousands separators, floats with one decimal."""
     rows = [list(r) for r in rows]
     columns = []
     for j, h in enumerate(headers):
         values = [r[j] for r in rows if r[j] is not None and r[j] != "" and not (isinstance(r[j], float) and math.isnan(r[j]))]
         numeric = bool(values) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
         integral = numeric and all(float(v).is_integer() and not isinstance(v, float) for v in values)
-        fmt = fmts[j] if fmts is not None else "int" if integral else "dec1" if numeric else "text"
+        fmt = "int" if integral else "dec1" if numeric else "text"
         columns.append(Column(str(h), align="r" if numeric else "l", fmt=fmt))
-    return LatexTable(caption, label, columns, [Block(rows)], notes=tuple(notes))
+    return LatexTable(caption, label, columns, [Block(rows)])
 
 
 def preamble() -> str:

@@ -19,7 +19,6 @@ class RateLimiter:
         self.sleep = sleep
         self._tokens = float(self.burst)
         self._last = clock()
-        self.waited = 0.0
 
     @classmethod
     def per_minute(cls, n: float, burst: int = 1, clock: Callable[[], float] = time.monotonic,
@@ -31,16 +30,12 @@ class RateLimiter:
         self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
         self._last = now
 
-    def acquire(self) -> float:
-        """Take one token; return the seconds slept for it."""
+    def acquire(self) -> None:
+        """Take one token, sleeping until one is free."""
         self._refill()
-        delay = 0.0
         if self._tokens < 1.0:
-            delay = (1.0 - self._tokens) / self.rate
-            self.sleep(delay)
-            self.waited += delay
+            self.sleep((1.0 - self._tokens) / self.rate)
             self._refill()
             # a fake clock that did not advance still gets its token: we slept for it
             self._tokens = max(self._tokens, 1.0)
         self._tokens -= 1.0
-        return delay

@@ -92,11 +92,6 @@ class IndexOptions(Options):
     own: tuple[str, ...]
 
 
-def describe(path: str) -> str | None:
-    """The description of the folder holding ``path`` (relative to the results folder), or None."""
-    return next((text for prefix, text in FOLDERS if path.startswith(prefix)), None)
-
-
 def folder_of(path: str) -> str:
     """The :data:`FOLDERS` entry that holds ``path``, else its first folder (a top-level file: ``./``)."""
     fallback = path.split("/", 1)[0] + "/" if "/" in path else "./"
@@ -244,7 +239,7 @@ def index_markdown(results: Path, provenance: Path, files: Sequence[str], this_r
     counts = Counter(folder_of(f) for f in files)
     out += ["", "## Folders", ""]
     out += markdown_table(["folder", "what it holds", "files"],
-                          [[f"`{folder}`", describe(folder) or dict(FILES).get(folder.rstrip("/"), "not described"), str(n)]
+                          [[f"`{folder}`", dict(FOLDERS).get(folder) or dict(FILES).get(folder.rstrip("/"), "not described"), str(n)]
                            for folder, n in sorted(counts.items())])
     names = {Path(f).name for f in files}
     explained = [(name, text) for name, text in FILES if name in names]

@@ -26,16 +26,12 @@ if TYPE_CHECKING:  # the client is handed in or made when a download is needed: 
 
 log = logging.getLogger(__name__)
 
-Check = Callable[[Path], "str | None"]
-"""A check of a downloaded file: None when it is whole, else what is wrong with it."""
-
 
 class IncompleteDownload(RuntimeError):
     """A download that ended short of a complete file: nothing kept, the next run fetches it again."""
 
     def __init__(self, url: str, dest: str | os.PathLike, problem: str, received: int | None = None, content_length: int | None = None):
         self.url, self.dest, self.problem = redact(url), os.fspath(dest), problem
-        self.received, self.content_length = received, content_length
         got = ""
         if received is not None:
             stated = "no Content-Length sent" if content_length is None else f"Content-Length {content_length}"
@@ -112,11 +108,6 @@ def _zip_check(path: Path) -> str | None:
     return None if problem is None else f"a zip whose central directory is not whole: {problem}"
 
 
-def check_for(dest: str | os.PathLike) -> Check | None:
-    """The completeness check a download gets from its name: a ``.zip`` its central directory."""
-    return _zip_check if str(dest).lower().endswith(".zip") else None
-
-
 def _remove_stale(dest: Path) -> None:
     """Remove temporary folders of downloads into ``dest`` whose process (on this host) is gone."""
     host = socket.gethostname()
@@ -137,16 +128,16 @@ def _remove_stale(dest: Path) -> None:
 INCOMPLETE_RETRIES: int | None = None
 
 
-def download_once(url: str, dest: str | os.PathLike, client: HttpClient | None = None, *, progress: bool = False,
-                  check: Check | None | bool = True) -> tuple[Path, bool]:
+def download_once(url: str, dest: str | os.PathLike, client: HttpClient | None = None, *,
+                  progress: bool = False) -> tuple[Path, bool]:
     """``url`` downloaded to ``dest`` unless a complete copy is there; returns ``(dest, from_cache)``.
 
-    ``check``: what is wrong with a file (None: whole); ``True`` picks one by name (:func:`check_for`), ``None`` or
-    ``False`` checks only the Content-Length. An empty or failing copy in place is downloaded again. An incomplete
-    download is retried up to the client's ``max_retries`` times with its backoff, then :class:`IncompleteDownload`
-    (or the client's error) is raised. ``client``: default one at 1 request/s with 3 retries."""
+    A download is checked against its Content-Length, a ``.zip`` also for its whole central directory; an empty or
+    failing copy in place is downloaded again. An incomplete download is retried up to the client's ``max_retries``
+    times with its backoff, then :class:`IncompleteDownload` (or the client's error) is raised. ``client``: default
+    one at 1 request/s with 3 retries."""
     dest = Path(dest)
-    verify = check_for(dest) if check is True else (check or None)
+    verify = _zip_check if str(dest).lower().endswith(".zip") else None
     if dest.exists():
         size = dest.stat().st_size
         problem = "an empty file" if size == 0 else (verify(dest) if verify else None)
@@ -175,8 +166,10 @@ def download_once(url: str, dest: str | os.PathLike, client: HttpClient | None =
     raise AssertionError("unreachable")
 
 
-def _download_attempt(url: str, dest: Path, client: HttpClient, progress: bool, verify: Check | None) -> None:
-    """One download into a temporary folder beside ``dest``, renamed into place when complete."""
+def _download_attempt(url: str, dest: Path, client: HttpClient, progress: bool,
+                      verify: Callable[[Path], str | None] | None) -> None:
+    """One download into a temporary folder beside ``dest``, renamed into place when complete (``verify``: what is
+    wrong with the file, None when it is whole)."""
     import requests
 
     tmp_dir = dest.parent / f".{dest.name}.{socket.gethostname()}-{os.getpid()}.{secrets.token_hex(4)}.download"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 import yaml
 
 from medfc.common.hf_card import front_matter, relative_files, size_category
@@ -29,5 +28,3 @@ def test_extra_configs_follow_the_default_one():
     assert meta["configs"] == [{"config_name": "default", "data_files": [{"split": "train", "path": "train.csv"}]},
                                {"config_name": "parquet", "data_files": [{"split": "train", "path": "train.parquet"}]},
                                {"config_name": "instruction", "data_files": [{"split": "train", "path": "instruction/train.jsonl"}]}]
-    with pytest.raises(ValueError, match="'default' given twice"):
-        front_matter(license="mit", languages=["en"], task_categories=[], n_rows=1, data_files={}, pretty_name="x", extra_configs={"default": {}})
