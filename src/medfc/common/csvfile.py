@@ -22,13 +22,13 @@ class CsvRecord:
     fields: list[str]
 
 
-def _decode(path: Path, encoding: str) -> str:
+def _decode(path: Path) -> str:
     data = path.read_bytes()
     try:
-        text = data.decode(encoding)
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise InputFileError(path, line, f"not {encoding} text (byte {exc.start}: {exc.reason})") from exc
+        raise InputFileError(path, line, f"not utf-8 text (byte {exc.start}: {exc.reason})") from exc
     return text.removeprefix("\ufeff")
 
 
@@ -40,11 +40,11 @@ def _problem(exc: csv.Error) -> str:
 
 
 def read_csv_records(path: str | os.PathLike, required: Iterable[str] = (), what: str = "file",
-                     encoding: str = "utf-8", delimiter: str = ",") -> tuple[list[str], Iterator[CsvRecord]]:
+                     delimiter: str = ",") -> tuple[list[str], Iterator[CsvRecord]]:
     """The header (names stripped) and an iterator over the non-blank records after it; :class:`InputFileError`
-    for missing ``required`` columns (``what``: the kind of file), text not in ``encoding`` or broken quoting."""
+    for missing ``required`` columns (``what``: the kind of file), text not in UTF-8 or broken quoting."""
     path = Path(path)
-    reader = csv.reader(io.StringIO(_decode(path, encoding), newline=""), delimiter=delimiter, strict=True)
+    reader = csv.reader(io.StringIO(_decode(path), newline=""), delimiter=delimiter, strict=True)
     try:
         header = [h.strip() for h in next(reader, [])]
     except csv.Error as exc:

@@ -336,7 +336,5 @@ def write_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", fo
             out.write_text(tex.render(table), encoding="utf-8")
         elif fmt == "html":  # the report's view of the table (Snakemake's report shows it; a CSV it only links)
             out.write_text(_html_table(df, caption), encoding="utf-8")
-        else:  # pragma: no cover - guarded by callers
-            raise ValueError(f"unknown table format {fmt!r}")
         written.append(out)
     return written

@@ -65,11 +65,6 @@ def accuracy(gold: Sequence[str], pred: Sequence[str]) -> float:
     return _ratio(sum(g == p for g, p in zip(gold, pred)), n)
 
 
-def macro_f1(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> float:
-    per = per_class_scores(gold, pred, labels)
-    return float(np.mean([v["f1"] for v in per.values()])) if per else 0.0
-
-
 class Confusion(TypedDict):
     labels: list[str]
     matrix: list[list[int]]  # rows: gold labels, columns: predicted

@@ -47,18 +47,13 @@ def pinned_commit(source: str | None) -> str | None:
     return ref if ref and COMMIT.match(ref) else None
 
 
-def mismatch_line(file: str, expected: str, found: str, key: str) -> str:
-    """The one line that refuses a changed release file."""
-    return (f"release changed: {file} has SHA-256 {found}, but {key} pins {expected}; "
-            f"to accept this version of the file, set {key}: {found}")
-
-
 def verify(path: str | os.PathLike, expected: str | None, key: str, file: str | None = None) -> dict[str, JSONValue]:
     """``path``'s SHA-256 against ``expected`` (config ``key``; None accepts); returns ``{sha256, pinned}``, or
     raises :class:`ReleaseChanged` naming ``file`` (default: the path)."""
     found = sha256_of(path)
     if expected and found != expected.lower():
-        raise ReleaseChanged(mismatch_line(file or str(path), expected.lower(), found, key))
+        raise ReleaseChanged(f"release changed: {file or path} has SHA-256 {found}, but {key} pins {expected.lower()}; "
+                             f"to accept this version of the file, set {key}: {found}")
     return {"sha256": found, "pinned": bool(expected)}
 
 
@@ -81,7 +76,6 @@ def record_release(record: Mapping[str, JSONValue]) -> Path | None:
 def describe(record: Mapping[str, JSONValue]) -> str:
     """One line for a card or an index: the source, its commit, each file's SHA-256 (pinned or recorded)."""
     files = record.get("files") or {}
-    assert isinstance(files, dict)
     commit = record.get("commit")
     at = f" (commit {commit})" if commit else " (no commit named)"
     hashes = "; ".join(f"{name} SHA-256 {f['sha256']}{'' if f.get('pinned') else ' (recorded, not pinned)'}"

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from medfc.common.metrics import (  # noqa: F401 (the scorers' label metrics, used here and by callers)
-    _check_lengths, accuracy, classification_scores, confusion_matrix, f1_from_counts, macro_f1, per_class_scores)
+    _check_lengths, accuracy, classification_scores, confusion_matrix, f1_from_counts, per_class_scores)
 
 
 class MeanStd(TypedDict):

@@ -16,7 +16,6 @@ from medfc.scoring.classification import (
     confusion_matrix,
     mcnemar,
     mcnemar_bowker,
-    macro_f1,
     mean_std,
 )
 
@@ -136,10 +135,10 @@ def test_bootstrap_intervals_equal_the_scores_of_each_resample_computed_one_by_o
     ci = bootstrap_intervals(gold, pred, labels, n_resamples=400, seed=11, chunk=400)
     draws = np.random.default_rng(11).integers(0, 60, size=(400, 60))
     acc = [accuracy([gold[i] for i in d], [pred[i] for i in d]) for d in draws]
-    mf1 = [macro_f1([gold[i] for i in d], [pred[i] for i in d], labels) for d in draws]
+    mf1 = [classification_scores([gold[i] for i in d], [pred[i] for i in d], labels)["macro_f1"] for d in draws]
     assert ci["accuracy"] == {"low": pytest.approx(np.percentile(acc, 2.5)), "high": pytest.approx(np.percentile(acc, 97.5))}
     assert ci["macro_f1"] == {"low": pytest.approx(np.percentile(mf1, 2.5)), "high": pytest.approx(np.percentile(mf1, 97.5))}
-    assert ci["macro_f1"]["low"] < macro_f1(gold, pred, labels) < ci["macro_f1"]["high"]
+    assert ci["macro_f1"]["low"] < classification_scores(gold, pred, labels)["macro_f1"] < ci["macro_f1"]["high"]
     assert (ci["n_resamples"], ci["seed"], ci["alpha"], ci["method"]) == (400, 11, 0.05, "percentile")
     # the same seed gives the same interval whatever the chunking; another seed another one
     assert bootstrap_intervals(gold, pred, labels, n_resamples=400, seed=11) == bootstrap_intervals(gold, pred, labels, n_resamples=400, seed=11)
