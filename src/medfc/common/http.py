@@ -459,25 +459,19 @@ class HttpClient:
         all_headers = {"Content-Type": "application/json", **(headers or {})}
         return self._send("POST", url, None, json.dumps(body).encode("utf-8"), all_headers, kind="json", check=check)[1]
 
-    def download(self, url: str, dest: str | os.PathLike, chunk_size: int = 1 << 20, progress: bool = True) -> Path:
-        """Stream a large file to ``dest`` once (kept when it exists), with a progress bar. 429/5xx and
-        connection failures are retried as in :meth:`fetch`; a body that breaks off is the caller's to judge
+    def download(self, url: str, dest: Path, seen: list[requests.Response], progress: bool = True) -> None:
+        """Stream ``url``'s body into ``dest`` with a progress bar, its response appended to ``seen`` first. 429/5xx
+        and connection failures are retried as in :meth:`fetch`; a body that breaks off is the caller's to judge
         (:func:`medfc.common.sources.download_once`)."""
-        dest = Path(dest)
-        if dest.exists():
-            self.stats["cache_hits"] += 1
-            return dest
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_name(dest.name + ".part")
+        chunk_size = 1 << 20
 
         def sink(resp: requests.Response) -> None:
+            seen.append(resp)
             total = int(resp.headers.get("Content-Length") or 0) or None
-            with open(tmp, "wb") as fh:
+            with open(dest, "wb") as fh:
                 chunks = progress_bar(resp.iter_content(chunk_size), total=total and -(-total // chunk_size),
                                       desc=dest.name, enabled=progress)
                 for chunk in chunks:
                     fh.write(chunk)
 
         self._send("GET", url, None, None, sink=sink)
-        os.replace(tmp, dest)
-        return dest

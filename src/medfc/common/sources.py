@@ -4,7 +4,6 @@ cut. Light: ``requests`` is imported only to download."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import os
@@ -12,7 +11,7 @@ import secrets
 import shutil
 import socket
 import struct
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlparse
@@ -176,21 +175,21 @@ def _download_attempt(url: str, dest: Path, client: HttpClient, progress: bool,
     tmp_dir.mkdir()
     try:
         tmp = tmp_dir / dest.name
-        with _responses(client) as responses:
-            try:
-                client.download(url, tmp, progress=progress)
-            except Exception as exc:
-                received, _ = _received(responses, tmp_dir)
-                # a body cut short of its Content-Length or last chunk, or any transport error once bytes came
-                errors = requests.exceptions
-                cut = isinstance(exc, (errors.ChunkedEncodingError, errors.ContentDecodingError))
-                if not (cut or (received and isinstance(exc, (errors.RequestException, OSError)))):
-                    raise
-                length, chunked = _stated(responses)
-                how = ("the body ended short of its Content-Length" if length is not None
-                       else "the chunked body ended without its last chunk" if chunked
-                       else "the connection broke off mid-body")
-                raise IncompleteDownload(url, dest, f"{how} ({type(exc).__name__})", received, length) from exc
+        responses: list[requests.Response] = []  # the answer whose body the client streamed
+        try:
+            client.download(url, tmp, responses, progress=progress)
+        except Exception as exc:
+            received, _ = _received(responses, tmp_dir)
+            # a body cut short of its Content-Length or last chunk, or any transport error once bytes came
+            errors = requests.exceptions
+            cut = isinstance(exc, (errors.ChunkedEncodingError, errors.ContentDecodingError))
+            if not (cut or (received and isinstance(exc, (errors.RequestException, OSError)))):
+                raise
+            length, chunked = _stated(responses)
+            how = ("the body ended short of its Content-Length" if length is not None
+                   else "the chunked body ended without its last chunk" if chunked
+                   else "the connection broke off mid-body")
+            raise IncompleteDownload(url, dest, f"{how} ({type(exc).__name__})", received, length) from exc
         received, comparable = _received(responses, tmp_dir)
         length, _ = _stated(responses)
         if length is not None and comparable and received != length:
@@ -201,28 +200,6 @@ def _download_attempt(url: str, dest: Path, client: HttpClient, progress: bool,
         os.replace(tmp, dest)
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def _responses(client: HttpClient) -> Iterator[list[requests.Response]]:
-    """Every response ``client``'s session receives meanwhile (redirect hops, then the answer), by a response
-    hook removed on exit; none for a client without a requests session."""
-    seen: list[requests.Response] = []
-    hooks = getattr(getattr(client, "session", None), "hooks", None)
-    listeners = hooks.get("response") if isinstance(hooks, dict) else None
-    if not isinstance(listeners, list):
-        yield seen
-        return
-
-    def record(response: requests.Response, *args: object, **kwargs: object) -> None:
-        seen.append(response)
-
-    listeners.append(record)
-    try:
-        yield seen
-    finally:
-        with contextlib.suppress(ValueError):
-            listeners.remove(record)
 
 
 def _headers(responses: list[requests.Response]) -> Mapping[str, str]:
