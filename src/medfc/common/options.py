@@ -11,10 +11,7 @@ options classes is a tagged union, ``Annotated[A | B, Tagged(key)]`` (:class:`Ta
 from __future__ import annotations
 
 import collections.abc
-import contextlib
 import dataclasses
-import importlib.abc
-import sys
 import types
 import typing
 from collections.abc import Mapping
@@ -262,54 +259,8 @@ class Runtime:
 
 
 def set_torch_threads(threads: int) -> None:
-    """Let torch use the ``threads`` cores a job was granted (at least one): now if torch is imported, else
-    when the job imports it (never importing it itself)."""
-    n = max(1, threads)
-    torch = sys.modules.get("torch")
-    if torch is not None and hasattr(torch, "set_num_threads"):
-        torch.set_num_threads(n)
-        return
-    _TorchThreadsOnImport.arm(n)
+    """Let torch use the ``threads`` cores a job was granted (at least one); imports torch (every caller computes
+    with it next)."""
+    import torch
 
-
-class _TorchThreadsOnImport(importlib.abc.MetaPathFinder):
-    """An import hook that sets torch's thread count right after ``import torch``, then leaves."""
-
-    threads = 1
-    _busy = False
-
-    @classmethod
-    def arm(cls, threads: int) -> None:
-        cls.threads = threads
-        if not any(isinstance(f, cls) for f in sys.meta_path):
-            sys.meta_path.insert(0, cls())
-
-    def find_spec(self, name, path=None, target=None):  # noqa: ANN001 (the finder protocol)
-        if name != "torch" or type(self)._busy:
-            return None
-        type(self)._busy = True
-        try:
-            spec = next((s for f in sys.meta_path if f is not self and hasattr(f, "find_spec")
-                         for s in [f.find_spec(name, path, target)] if s is not None), None)
-        finally:
-            type(self)._busy = False
-        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
-            spec.loader = _ThenSetThreads(spec.loader, self)
-        return spec
-
-
-class _ThenSetThreads(importlib.abc.Loader):
-    def __init__(self, loader: Any, finder: _TorchThreadsOnImport):
-        self._loader, self._finder = loader, finder
-
-    def __getattr__(self, name: str) -> Any:  # resources, get_filename, ...: the real loader's
-        return getattr(self._loader, name)
-
-    def create_module(self, spec):  # noqa: ANN001
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module) -> None:  # noqa: ANN001
-        self._loader.exec_module(module)
-        with contextlib.suppress(ValueError):
-            sys.meta_path.remove(self._finder)
-        module.set_num_threads(type(self._finder).threads)
+    torch.set_num_threads(max(1, threads))
