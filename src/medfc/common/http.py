@@ -58,16 +58,15 @@ RETRY_ERRORS = (requests.Timeout, requests.ConnectionError) + CUT_BODY_ERRORS
 class HttpError(RuntimeError):
     """A request that failed for good. ``status``: the HTTP status (or the one an error answer names);
     ``exhausted``: a passing failure given up on (retries or budget spent, or a Retry-After beyond
-    ``max_retry_after``): the service may answer later; ``retry_at``: then the UTC time the server named;
-    ``down``: the server could not be reached. Message and ``url`` are redacted."""
+    ``max_retry_after``): the service may answer later; ``down``: the server could not be reached. Message and
+    ``url`` are redacted."""
 
     def __init__(self, message: str, status: int | None = None, url: str = "", exhausted: bool = False,
-                 retry_at: str | None = None, down: bool = False):
+                 down: bool = False):
         super().__init__(redact(message))
         self.status = status
         self.url = redact(url)
         self.exhausted = exhausted
-        self.retry_at = retry_at
         self.down = down
 
 
@@ -334,8 +333,7 @@ class HttpClient:
             left = until - self.clock()
             if left > 0:
                 raise self._error(f"{method} {url}: not sent: {origin} asked to retry after {left:.0f} s, at "
-                                  f"{retry_at}; rerun after that", status=wait_status, url=url, exhausted=True,
-                                  retry_at=retry_at)
+                                  f"{retry_at}; rerun after that", status=wait_status, url=url, exhausted=True)
             del self._wait_until[origin]
         attempt = 0
         while True:
@@ -392,7 +390,7 @@ class HttpClient:
             self._wait_until[origin] = (self.clock() + delay, retry_at, status)
             raise self._error(f"{what}: {reason}{said}; the server asks to retry after {delay:.0f} s, at {retry_at}, "
                               f"longer than this client waits ({self.max_retry_after:g} s): rerun after that",
-                              status=status, url=url, exhausted=True, retry_at=retry_at)
+                              status=status, url=url, exhausted=True)
         if down == UNRESOLVED:  # no server was asked: the name did not resolve, and retrying it changes nothing
             raise self._error(f"{what}: {urlsplit(origin).hostname} does not resolve (no network, or a wrong host?)",
                               url=url, exhausted=True, down=True)

@@ -59,27 +59,23 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[JSONObject]:
     path = Path(path)
     lineno = 0
     with (gzip.open(path, "rb") if str(path).endswith(".gz") else open(path, "rb")) as fh:
-        lines = iter(fh)
-        while True:
-            try:
-                raw = next(lines)
-            except StopIteration:
-                return
-            except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-                raise InputFileError(path, lineno + 1, f"broken gzip stream (cut short?): {exc}") from exc
-            lineno += 1
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputFileError(path, lineno, f"not UTF-8 text (byte {exc.start + 1} of the line): {exc.reason}") from exc
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                # json's own "line 1 column N" counts within the one line: not shown, it would mislead
-                raise InputFileError(path, lineno, _json_error(exc)) from None
-            yield rec
+        try:
+            for lineno, raw in enumerate(fh, 1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputFileError(path, lineno,
+                                         f"not UTF-8 text (byte {exc.start + 1} of the line): {exc.reason}") from exc
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    # json's own "line 1 column N" counts within the one line: not shown, it would mislead
+                    raise InputFileError(path, lineno, _json_error(exc)) from None
+                yield rec
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:  # a gzip stream that breaks off after line lineno
+            raise InputFileError(path, lineno + 1, f"broken gzip stream (cut short?): {exc}") from exc
 
 
 def numbered_json_lines(lines: Iterable[str]) -> Iterator[tuple[int, JSONValue | json.JSONDecodeError]]:

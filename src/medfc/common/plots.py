@@ -44,8 +44,7 @@ def save_figure(fig: plt.Figure, stem: str | os.PathLike) -> list[Path]:
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     out = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
-    with matplotlib.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42}):
-        fig.savefig(out[0], dpi=300, metadata={"Software": None})
-        fig.savefig(out[1], metadata={"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None})
+    fig.savefig(out[0], dpi=300, metadata={"Software": None})
+    fig.savefig(out[1], metadata={"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None})
     plt.close(fig)
     return out
