@@ -12,7 +12,6 @@ import ast
 import contextlib
 import hashlib
 import importlib.util
-import io
 import json
 import os
 import sys
@@ -166,7 +165,7 @@ def _source(module: str) -> bytes:
 
 def _parse(module: str) -> ast.Module:
     """The module's syntax tree, docstrings in."""
-    return ast.parse(_text(_source(module)), filename=str(_source_path(module)))
+    return ast.parse(_source(module), filename=str(_source_path(module)))
 
 
 def _tree(module: str) -> ast.Module:
@@ -174,11 +173,6 @@ def _tree(module: str) -> ast.Module:
     if module not in _trees:
         _trees[module] = _parse(module)
     return _trees[module]
-
-
-def _text(data: bytes) -> str:
-    """The source as ``Path.read_text`` gives it (UTF-8, universal newlines)."""
-    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read()
 
 
 @cache

@@ -38,17 +38,13 @@ def gpus_given(resources: object, environ: Mapping[str, str] | None = None) -> i
     return gpus_requested(resources) if any(environ.get(k) for k in SCHEDULER_JOB_VARS) else 0
 
 
-def job_gpus() -> int:
-    """The GPUs this job was given by its resources (0 outside a workflow job)."""
-    try:
-        return max(0, int(os.environ.get(ENV, "0") or 0))
-    except ValueError:
-        return 0
-
-
 def no_cuda_error(what: str, versions: str = "") -> RuntimeError | None:
-    """The error for ``device: auto`` without CUDA in a job that asked for a GPU, else None (the CPU is fine)."""
-    n = job_gpus()
+    """The error for ``device: auto`` without CUDA in a job that asked for a GPU (:data:`ENV`, none outside a
+    workflow job), else None (the CPU is fine)."""
+    try:
+        n = int(os.environ.get(ENV, "0") or 0)
+    except ValueError:
+        n = 0
     if n <= 0:
         return None
     return RuntimeError(
