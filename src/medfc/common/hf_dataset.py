@@ -1,8 +1,5 @@
-"""A dataset folder that the Hugging Face ``datasets`` library loads by config, and its BigBio view.
-
-The folder's ``README.md`` opens with YAML front matter listing ``configs`` (name and split files) and
-``dataset_info`` (features from the files' Arrow schemas, :func:`features`). Configs are ``<dataset>_source`` and
-``<dataset>_bigbio_te`` (BigBio's textual-entailment schema); writing needs no ``datasets``."""
+"""A dataset folder that the Hugging Face ``datasets`` library loads by config (``<dataset>_source``, and
+``<dataset>_bigbio_te``: BigBio's textual-entailment view), described by its ``README.md``'s front matter."""
 
 from __future__ import annotations
 

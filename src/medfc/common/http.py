@@ -1,11 +1,6 @@
-"""A polite HTTP client (:class:`HttpClient`), through which every network call of the workflow goes.
-
-Rate-limited (token bucket); retries with backoff on 429, 5xx, timeouts, connection errors, cut bodies and
-answers a ``check`` calls a passing :class:`AnswerError` (an error with HTTP 200); ``Retry-After`` honoured up
-to ``max_retry_after`` (beyond it: fail at once and send nothing more to that origin until then); an
-unreachable server retried for ``down_budget`` seconds at most, an unresolved host not at all; successful
-answers cached on disk (a damaged entry is a miss; one fetcher per missing entry, by a lock); no secret in
-errors or logs, and no credential sent across origins on a redirect."""
+"""A polite HTTP client (:class:`HttpClient`), through which every network call of the workflow goes: rate-limited,
+retried with backoff on passing failures (``Retry-After`` honoured up to ``max_retry_after``), answers cached on
+disk, no secret in errors or logs and no credential sent across origins on a redirect."""
 
 from __future__ import annotations
 

@@ -34,10 +34,8 @@ _UNLOCKABLE: set[str] = set()
 
 
 class InputFileError(ValueError):
-    """An input file that cannot be read as what it should be: ``path``, ``line`` (1-based, or None) and
-    ``message``; ``str()`` is ``"<path>, line <line>: <message>"`` (``"<path>: <message>"`` without a line)::
-
-        raise InputFileError(path, exc.lineno, f"not well-formed XML: {exc.msg}") from exc"""
+    """An input file that cannot be read as what it should be: ``"<path>, line <line>: <message>"`` (the line
+    1-based, or None: ``"<path>: <message>"``)."""
 
     def __init__(self, path: str | os.PathLike, line: int | None, message: str):
         self.path = os.fspath(path)

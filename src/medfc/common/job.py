@@ -1,8 +1,5 @@
-"""What the running job was given by its resources, for the code that places models on devices.
-
-A job that asked its scheduler for a GPU must not quietly train for hours on the CPU when torch sees no CUDA
-device. :func:`medfc.cli.run_job` records the job's GPUs in :data:`ENV` under a scheduler (SLURM, PBS, LSF), and
-``device: auto`` falls back to the CPU only where none was asked for (:func:`no_cuda_error`)."""
+"""The GPUs a job was given by its resources: a job that asked its scheduler for one must not quietly train for
+hours on the CPU when torch sees no CUDA device (:func:`no_cuda_error`)."""
 
 from __future__ import annotations
 

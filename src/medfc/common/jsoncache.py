@@ -1,8 +1,5 @@
-"""A result cache: one JSON file per key, ``directory/<2 hex>/<key>.json`` (MedSNIP's units, search answers).
-
-Keys hash everything that decides a result (question, model, parameters, prompt file hashes), so a change
-recomputes only what it touches. An empty directory name turns the cache off. Damaged files are misses
-(:func:`medfc.common.io.read_cache_entry`)."""
+"""A result cache: one JSON file per key, ``directory/<2 hex>/<key>.json`` (MedSNIP's units, search answers); keys
+hash everything that decides a result, so a change recomputes only what it touches."""
 
 from __future__ import annotations
 

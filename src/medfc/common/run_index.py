@@ -1,8 +1,5 @@
-"""The run's index: ``<results_dir>/index.md`` (and ``index.html``), what a results folder holds.
-
-It names the runs that made the results (from ``provenance/runs.jsonl``, ``software.yml`` and each ``info.json``),
-links the error browser, shows the headline tables, lists every figure, and describes every folder and the files
-whose names do not explain themselves; a folder :data:`FOLDERS` does not describe is listed as such."""
+"""The run's index: ``<results_dir>/index.md`` (and ``index.html``), what a results folder holds and which runs made
+it (from ``provenance/`` and each ``info.json``)."""
 
 from __future__ import annotations
 

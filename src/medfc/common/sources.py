@@ -129,12 +129,8 @@ INCOMPLETE_RETRIES: int | None = None
 
 def download_once(url: str, dest: str | os.PathLike, client: HttpClient | None = None, *,
                   progress: bool = False) -> tuple[Path, bool]:
-    """``url`` downloaded to ``dest`` unless a complete copy is there; returns ``(dest, from_cache)``.
-
-    A download is checked against its Content-Length, a ``.zip`` also for its whole central directory; an empty or
-    failing copy in place is downloaded again. An incomplete download is retried up to the client's ``max_retries``
-    times with its backoff, then :class:`IncompleteDownload` (or the client's error) is raised. ``client``: default
-    one at 1 request/s with 3 retries."""
+    """``url`` downloaded to ``dest`` unless a complete copy is there (an empty or cut one is fetched again);
+    returns ``(dest, from_cache)``. An incomplete download is retried as the client retries, then raised."""
     dest = Path(dest)
     verify = _zip_check if str(dest).lower().endswith(".zip") else None
     if dest.exists():
