@@ -281,17 +281,11 @@ def _read_json(name: str, key: str) -> dict | None:
 
 
 def _module_entry(entry: dict | None) -> tuple[str, ImportStatements] | None:
-    if entry is None:
-        return None
-    digest, statements = entry.get("digest"), entry.get("imports")
+    """A module's stored (digest, import statements); None for an entry whose fields are not what this code writes
+    (its key, the hash of the module's bytes, was checked)."""
+    digest, statements = (entry or {}).get("digest"), (entry or {}).get("imports")
     if not isinstance(digest, str) or len(digest) != 64 or not isinstance(statements, list):
         return None
-    for s in statements:  # ["import", module] or ["from", module, [names]]
-        plain = isinstance(s, list) and len(s) == 2 and s[0] == "import" and isinstance(s[1], str)
-        names = (isinstance(s, list) and len(s) == 3 and s[0] == "from" and isinstance(s[1], str)
-                 and isinstance(s[2], list) and all(isinstance(a, str) for a in s[2]))
-        if not (plain or names):
-            return None
     return digest, statements
 
 

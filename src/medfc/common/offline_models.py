@@ -119,13 +119,11 @@ def installed_folder(spec: SplitZipModel, root: str | os.PathLike | None = None)
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         files = manifest["files"]
-        if manifest.get("name") != spec.name or any(f not in files for f in spec.checked):
-            return None
-        if all((folder / rel).stat().st_size == size for rel, size in files.items()):
-            return folder
+        complete = (manifest.get("name") == spec.name and all(f in files for f in spec.checked)
+                    and all((folder / rel).stat().st_size == size for rel, size in files.items()))
     except (OSError, ValueError, KeyError, TypeError):
-        pass
-    return None
+        return None
+    return folder if complete else None
 
 
 def _not_installed(name: str, spec: PackagedModel | SplitZipModel, where: str) -> str:

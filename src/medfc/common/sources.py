@@ -199,11 +199,12 @@ def _download_attempt(url: str, dest: Path, client: HttpClient, progress: bool,
 
 
 def _headers(responses: list[requests.Response]) -> Mapping[str, str]:
-    return (getattr(responses[-1], "headers", None) or {}) if responses else {}
+    """The headers of the answer (after any redirect), none before it came."""
+    return responses[-1].headers if responses else {}
 
 
 def _stated(responses: list[requests.Response]) -> tuple[int | None, bool]:
-    """``(Content-Length, chunked)`` of the last response (the answer after any redirect)."""
+    """``(Content-Length, chunked)`` of the answer."""
     headers = _headers(responses)
     chunked = "chunked" in (headers.get("Transfer-Encoding") or "").lower()
     raw = (headers.get("Content-Length") or "").strip()
@@ -214,9 +215,8 @@ def _received(responses: list[requests.Response], folder: Path) -> tuple[int, bo
     """``(bytes, comparable)``: the body's bytes received, as urllib3 counted them (``tell()``: before gzip
     decoding) or as written under ``folder`` where that is more (urllib3 does not count a chunked body), and whether
     they compare with a Content-Length (not for a decoded content-encoded body)."""
-    tell = getattr(getattr(responses[-1], "raw", None), "tell", None) if responses else None
     try:
-        wire = int(tell()) if callable(tell) else None
+        wire = int(responses[-1].raw.tell()) if responses else None
     except Exception:
         wire = None
     written = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
