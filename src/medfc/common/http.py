@@ -132,20 +132,12 @@ def _origin_url(url: str) -> str:
     return f"{parts.scheme}://{host}{f':{parts.port}' if parts.port else ''}"
 
 
-def _caused_by(exc: BaseException, types: tuple[type[BaseException], ...]) -> bool:
+def _caused_by(exc: BaseException, types: tuple[type[BaseException], ...], levels: int = 8) -> bool:
     """Whether ``exc`` or an exception it wraps (args, ``reason``, cause, context; 8 levels) is one of ``types``."""
-    seen: list[BaseException] = [exc]
-    for _ in range(8):
-        nxt: list[BaseException] = []
-        for e in seen:
-            if isinstance(e, types):
-                return True
-            nxt += [a for a in getattr(e, "args", ()) if isinstance(a, BaseException)]
-            nxt += [x for x in (getattr(e, "reason", None), e.__cause__, e.__context__) if isinstance(x, BaseException)]
-        if not nxt:
-            return False
-        seen = nxt
-    return False
+    if isinstance(exc, types):
+        return True
+    wrapped = [*getattr(exc, "args", ()), getattr(exc, "reason", None), exc.__cause__, exc.__context__]
+    return levels > 1 and any(_caused_by(e, types, levels - 1) for e in wrapped if isinstance(e, BaseException))
 
 
 def _down(exc: BaseException) -> bool | str:

@@ -6,6 +6,7 @@ Writes are atomic (:func:`atomic_output`) with the mode the umask gives (``0o666
 from __future__ import annotations
 
 import contextlib
+import enum
 import errno
 import fcntl
 import glob
@@ -244,18 +245,13 @@ def read_json(path: str | os.PathLike) -> JSONValue:
         raise InputFileError(path, exc.lineno, _json_error(exc)) from exc
 
 
-class Missing:
-    """The type of :data:`MISSING` (one instance): false, shown as ``MISSING``."""
+class Missing(enum.Enum):
+    """The type of :data:`MISSING`: what :func:`read_cache_entry` returns for an entry it does not have."""
 
-    def __repr__(self) -> str:
-        return "MISSING"
-
-    def __bool__(self) -> bool:
-        return False
+    MISSING = "MISSING"
 
 
-#: What :func:`read_cache_entry` returns for an entry it does not have (absent or damaged).
-MISSING: Final = Missing()
+MISSING: Final = Missing.MISSING
 
 _T = TypeVar("_T")
 
