@@ -90,12 +90,8 @@ class _Retry(Exception):
 def cache_key(method: str, url: str, params: Params | None = None, data: Body = None) -> str:
     """Stable hash of one request: method, url, params sorted by name, and the body."""
     norm_params = sorted((str(k), str(v)) for k, v in (params or {}).items())
-    if isinstance(data, Mapping):
-        body: object = sorted((str(k), str(v)) for k, v in data.items())
-    elif isinstance(data, bytes):
-        body = data.decode("utf-8", "replace")
-    else:
-        body = data
+    body = (sorted((str(k), str(v)) for k, v in data.items()) if isinstance(data, Mapping)
+            else data.decode("utf-8", "replace") if isinstance(data, bytes) else data)
     blob = json.dumps([method.upper(), url, norm_params, body], ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -249,9 +245,7 @@ class HttpClient:
         return HttpError(message, **kwargs)  # type: ignore[arg-type]
 
     def cache_path(self, key: str, kind: str) -> Path | None:
-        if self.cache_dir is None:
-            return None
-        return self.cache_dir / key[:2] / f"{key}.{'json' if kind == 'json' else 'bin'}"
+        return self.cache_dir / key[:2] / f"{key}.{'json' if kind == 'json' else 'bin'}" if self.cache_dir else None
 
     def _read_cached(self, path: Path, kind: str, check: Check | None) -> Answer | Missing:
         """The cached answer in ``path``, or MISSING (absent, or damaged: counted, logged)."""

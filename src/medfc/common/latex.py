@@ -186,9 +186,9 @@ def _groups(columns: Sequence[Column]) -> list[tuple[str, tuple[int, int]]]:
 
 def placement(table: LatexTable) -> Literal["column", "text"]:
     """Where the table goes: ``column`` when its estimated width fits a column, else ``text``."""
-    if table.width != "auto":
-        return table.width
-    return "column" if estimated_width(table) <= COLUMN_PT else "text"
+    if table.width == "auto":
+        return "column" if estimated_width(table) <= COLUMN_PT else "text"
+    return table.width
 
 
 def _tabular_head(table: LatexTable) -> tuple[str, str]:

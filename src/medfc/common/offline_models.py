@@ -142,9 +142,8 @@ def offline_model_problem(name: str, root: str | os.PathLike | None = None) -> s
         except ImportError:
             return _not_installed(name, spec, "")
         return None
-    if installed_folder(spec, root) is None:
-        return _not_installed(name, spec, f" in {Path(root or models_dir())}")
-    return None
+    missing = installed_folder(spec, root) is None
+    return _not_installed(name, spec, f" in {Path(root or models_dir())}") if missing else None
 
 
 def resolve_offline(name: str, root: str | os.PathLike | None = None) -> str:

@@ -68,9 +68,7 @@ def record_release(record: Mapping[str, JSONValue]) -> Path | None:
     from medfc.common.provenance import RECORDS_ENV, RUN_ENV, append_run_record
 
     folder = os.environ.get(RECORDS_ENV)
-    if not folder:
-        return None
-    return append_run_record(folder, {"run": os.environ.get(RUN_ENV), **record}, name=RELEASES_FILE)
+    return append_run_record(folder, {"run": os.environ.get(RUN_ENV), **record}, name=RELEASES_FILE) if folder else None
 
 
 def describe(record: Mapping[str, JSONValue]) -> str:

@@ -229,6 +229,4 @@ def _received(responses: list[requests.Response], folder: Path) -> tuple[int, bo
 def local_or_cached(source: str | os.PathLike, dest: str | os.PathLike, client: HttpClient | None = None) -> tuple[Path, bool]:
     """A local ``source`` as is (existence unchecked), or the URL ``source`` downloaded once to ``dest``
     (:func:`download_once`); returns ``(path, from_cache)``."""
-    if not is_url(source):
-        return Path(source), False
-    return download_once(str(source), dest, client)
+    return download_once(str(source), dest, client) if is_url(source) else (Path(source), False)
