@@ -114,15 +114,10 @@ def job_record(environ: Mapping[str, str] | None = None) -> JobProvenance:
             "device": device_record()}
 
 
-def software_file(record: Mapping[str, object]) -> str:
-    """``software.yml``'s text: the software record as YAML."""
-    import yaml
-
-    return yaml.safe_dump(dict(record), sort_keys=False, allow_unicode=True)
-
-
 def write_software(inputs: StepFiles, outputs: StepFiles, options: Mapping[str, Mapping[str, object]]) -> None:
     """The ``provenance`` rule's step: ``options`` {software} → ``software`` (YAML)."""
+    import yaml
+
     from medfc.common.io import atomic_write
 
-    atomic_write(outputs["software"], software_file(options["software"]))
+    atomic_write(outputs["software"], yaml.safe_dump(dict(options["software"]), sort_keys=False, allow_unicode=True))

@@ -130,11 +130,6 @@ def configfile_args(command: Sequence[object]) -> list[str]:
     return files
 
 
-def config_files(command: Sequence[str]) -> list[str]:
-    """The config files a Snakemake command line read: the workflow's own, then each ``--configfile``."""
-    return ["config/config.yaml", *configfile_args(command)]
-
-
 def experiment_provenance(results: Path, files: Sequence[str]) -> tuple[Counter[str], Counter[str]]:
     """How many experiments each run made, and on which device (from every ``info.json``)."""
     runs: Counter[str] = Counter()
@@ -203,7 +198,7 @@ def index_markdown(results: Path, provenance: Path, files: Sequence[str], this_r
         command = [str(a) for a in record.get("command") or []]
         experiments = made.get(run_id, 0)
         rows.append([run_id, record.get("started", ""), record.get("host", ""), "`" + " ".join(command) + "`",
-                     ", ".join(f"`{c}`" for c in config_files(command)), str(experiments)])
+                     ", ".join(f"`{c}`" for c in ["config/config.yaml", *configfile_args(command)]), str(experiments)])
     if rows:
         out += markdown_table(["run", "started (UTC)", "host", "command", "config files", "experiments made"], rows)
     else:

@@ -3,7 +3,7 @@ table of folders, and its HTML makes the link a link."""
 
 from __future__ import annotations
 
-from medfc.common.run_index import config_files, index_markdown, markdown_to_html, run_files
+from medfc.common.run_index import configfile_args, index_markdown, markdown_to_html, run_files
 from medfc.rocrate.records import config_paths
 
 
@@ -26,6 +26,6 @@ def test_the_config_files_of_a_command_as_snakemake_reads_them(tmp_path):
     """``--configfile=a`` takes ``a`` alone (a target may follow); a bare ``--configfile`` takes every argument up to
     the next option. The index and the RO-Crate read them alike."""
     command = ["snakemake", "--configfile=a.yaml", "all", "--configfiles", "b.yaml", "c.yaml", "-n", "tables"]
-    assert config_files(command) == ["config/config.yaml", "a.yaml", "b.yaml", "c.yaml"]
+    assert configfile_args(command) == ["a.yaml", "b.yaml", "c.yaml"]
     record = {"workdir": str(tmp_path), "command": command}
     assert config_paths(record, None) == [tmp_path / p for p in ("config/config.yaml", "a.yaml", "b.yaml", "c.yaml")]
