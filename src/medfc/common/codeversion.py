@@ -173,7 +173,18 @@ def _tree(module: str) -> ast.Module:
 
 @cache
 def _defs(module: str) -> dict[str, ast.AST]:
-    return _top_level(_tree(module))
+    """A steps module's top-level definitions by name (functions, classes, assigned names)."""
+    defs: dict[str, ast.AST] = {}
+    for node in _tree(module).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defs[node.name] = node
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        defs[n.id] = node
+    return defs
 
 
 @cache
@@ -238,9 +249,9 @@ def _module_info(module: str) -> tuple[str, ImportStatements]:
     h = hashlib.sha256(f"{CACHE_FORMAT}\0{_python()}\0{module}\0{int(path.name == '__init__.py')}\0".encode())
     h.update(_source(module))
     key = h.hexdigest()
-    entry = _module_entry(_read_json(f"m-{key}", key))
-    if entry is not None:
-        return entry
+    entry = _read_json(f"m-{key}", key) or {}  # else absent or damaged: computed again
+    if isinstance(entry.get("digest"), str) and len(entry["digest"]) == 64 and isinstance(entry.get("imports"), list):
+        return entry["digest"], entry["imports"]
     statements: ImportStatements = []
     tree = _trees.get(module) or _parse(module)  # a steps module is parsed once for both
     digest = hashlib.sha256(_dump(tree, lambda node: statements.extend(_statements(node, module))).encode()).hexdigest()
@@ -280,15 +291,6 @@ def _read_json(name: str, key: str) -> dict | None:
     return entry if isinstance(entry, dict) and entry.get("key") == key else None
 
 
-def _module_entry(entry: dict | None) -> tuple[str, ImportStatements] | None:
-    """A module's stored (digest, import statements); None for an entry whose fields are not what this code writes
-    (its key, the hash of the module's bytes, was checked)."""
-    digest, statements = (entry or {}).get("digest"), (entry or {}).get("imports")
-    if not isinstance(digest, str) or len(digest) != 64 or not isinstance(statements, list):
-        return None
-    return digest, statements
-
-
 def _write_json(name: str, entry: dict) -> None:
     """Written whole or not at all; a cache that cannot be written is only slower."""
     if _disk is not None:
@@ -303,20 +305,6 @@ def _module_edges(module: str) -> frozenset[str]:
 
 
 # --------------------------------------------------------------------------- names and imports
-
-def _top_level(tree: ast.Module) -> dict[str, ast.AST]:
-    defs: dict[str, ast.AST] = {}
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            defs[node.name] = node
-        elif isinstance(node, ast.Assign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
-                for n in ast.walk(t):
-                    if isinstance(n, ast.Name):
-                        defs[n.id] = node
-    return defs
-
 
 def _resolve(level: int, name: str | None, current: str) -> str:
     """The absolute module of ``from <level dots><name> import …`` inside ``current``."""
