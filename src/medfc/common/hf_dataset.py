@@ -14,8 +14,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 CARD = "README.md"  # the file datasets.load_dataset reads in a local folder
-#: BigBio's textual-entailment schema: its fields, in order, each a string
-BIGBIO_TE_FIELDS = ("id", "premise", "hypothesis", "label")
+BIGBIO_TE_FIELDS = ("id", "premise", "hypothesis", "label")  # BigBio's textual-entailment schema, each a string
 
 
 @dataclass(frozen=True)

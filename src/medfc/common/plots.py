@@ -13,14 +13,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-#: A column figure (one column of a two-column page) is drawn this wide, in inches.
-COLUMN_WIDTH = 3.3
-#: A text-width figure (the width of the text block) is drawn this wide, in inches.
-TEXT_WIDTH = 7.0
-#: No text of a figure is smaller than this (points, at the printed size).
-MIN_FONT_PT = 7.0
-#: The tallest a figure may be (a page's text block less its caption), in inches.
-MAX_HEIGHT = 8.5
+COLUMN_WIDTH = 3.3  # inches: one column of a two-column page
+TEXT_WIDTH = 7.0  # inches: the text block
+MIN_FONT_PT = 7.0  # no text of a figure is smaller (points, at the printed size)
+MAX_HEIGHT = 8.5  # inches: a page's text block less its caption
 
 #: The rcParams every figure is drawn with: 7–8 pt text and TrueType fonts in PDF and PostScript.
 STYLE: dict[str, Any] = {
