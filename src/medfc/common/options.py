@@ -61,11 +61,8 @@ class Options:
         data = _without_own_tags(cls, data, where)
         missing = sorted(k for k in fields if k not in data)
         unknown = sorted(str(k) for k in data if k not in fields)
-        problems = []
-        if missing:
-            problems.append("missing " + ", ".join(f"{where}.{k}" for k in missing))
-        if unknown:
-            problems.append("unknown " + ", ".join(f"{where}.{k}" for k in unknown))
+        problems = [f"{kind} " + ", ".join(f"{where}.{k}" for k in keys)
+                    for kind, keys in (("missing", missing), ("unknown", unknown)) if keys]
         if problems:
             raise OptionsError(f"{cls.__name__}: " + "; ".join(problems))
         hints = _hints(cls)
