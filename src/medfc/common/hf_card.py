@@ -40,13 +40,10 @@ def front_matter(*, license: str, languages: Sequence[str], task_categories: Seq
     """The ``---``-fenced YAML block of a dataset card (ends with a blank line): ``data_files`` are the splits of
     the ``default`` config; ``extra_configs`` (name → split files) follow it."""
     configs = {"default": data_files, **(extra_configs or {})}
-    lines = ["---", f"pretty_name: {_yaml(pretty_name)}", f"license: {_yaml(license)}", "language:"]
-    lines += [f"- {_yaml(x)}" for x in languages]
-    lines += ["task_categories:"] + [f"- {_yaml(x)}" for x in task_categories]
-    if task_ids:
-        lines += ["task_ids:"] + [f"- {_yaml(x)}" for x in task_ids]
-    if tags:
-        lines += ["tags:"] + [f"- {_yaml(x)}" for x in tags]
+    lists = {"language": languages, "task_categories": task_categories, "task_ids": task_ids, "tags": tags}
+    lines = ["---", f"pretty_name: {_yaml(pretty_name)}", f"license: {_yaml(license)}"]
+    for key, values in lists.items():  # a list without values is left out
+        lines += [f"{key}:", *(f"- {_yaml(x)}" for x in values)] if values else []
     lines += ["size_categories:", f"- {_yaml(size_category(n_rows))}", "configs:"]
     for name, files in configs.items():
         lines += [f"- config_name: {_yaml(name)}", "  data_files:"]
