@@ -230,10 +230,9 @@ def _body_lines(table: LatexTable, blocks: Sequence[Block]) -> list[str]:
         previous: object = object()
         for row in block.rows:
             cells = [format_cell(v, c.fmt)[0] for v, c in zip(row, table.columns)]
-            if table.merge_first:
-                if row[0] == previous:
-                    cells[0] = ""
-                previous = row[0]
+            if table.merge_first and row[0] == previous:
+                cells[0] = ""
+            previous = row[0]
             lines.append(" & ".join(cells) + r" \\")
     return lines
 
@@ -263,8 +262,7 @@ def _chunks(blocks: Sequence[Block], size: int) -> list[list[Block]]:
 
 def render(table: LatexTable) -> str:
     """The table as one or more booktabs floats (see the module's docstring)."""
-    where = placement(table)
-    env = "table" if where == "column" else "table*"
+    env = "table" if placement(table) == "column" else "table*"
     begin, end = _tabular_head(table)
     too_wide = not any(c.wrap for c in table.columns) and estimated_width(table) > TEXT_PT
     pages = _chunks(table.blocks, MAX_ROWS)
