@@ -20,6 +20,7 @@ from medfc.common.io import atomic_write
 
 PACKAGE = "medfc"
 CACHE_FORMAT = 1  # bump when what an entry holds or how it is computed changes
+_PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"  # in every cache key: each Python dumps a tree its own way
 
 
 class StepNotFound(ValueError):
@@ -246,7 +247,7 @@ def _module_info(module: str) -> tuple[str, ImportStatements]:
     path = _source_path(module)
     if path is None:
         raise StepNotFound(f"module {module} has no Python source")
-    h = hashlib.sha256(f"{CACHE_FORMAT}\0{_python()}\0{module}\0{int(path.name == '__init__.py')}\0".encode())
+    h = hashlib.sha256(f"{CACHE_FORMAT}\0{_PYTHON}\0{module}\0{int(path.name == '__init__.py')}\0".encode())
     h.update(_source(module))
     key = h.hexdigest()
     entry = _read_json(f"m-{key}", key) or {}  # else absent or damaged: computed again
@@ -259,15 +260,11 @@ def _module_info(module: str) -> tuple[str, ImportStatements]:
     return digest, statements
 
 
-def _python() -> str:
-    return f"{sys.version_info[0]}.{sys.version_info[1]}"
-
-
 @cache
 def _package_fingerprint() -> str:
     """A hash of every ``.py`` file under the package (path and bytes)."""
     root = _package_root()
-    h = hashlib.sha256(f"{CACHE_FORMAT}\0{_python()}\0".encode())
+    h = hashlib.sha256(f"{CACHE_FORMAT}\0{_PYTHON}\0".encode())
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         for name in sorted(f for f in filenames if f.endswith(".py")):

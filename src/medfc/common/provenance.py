@@ -64,10 +64,9 @@ def software(packages: Sequence[str] = PACKAGES) -> SoftwareRecord:
             "platform": platform.platform(), "packages": {name: _version(name) for name in packages}}
 
 
-def new_run_id(now: dt.datetime | None = None) -> str:
+def new_run_id() -> str:
     """A run's id: its UTC start time and the Snakemake process, e.g. ``20261203T161402Z-4711``."""
-    now = now or dt.datetime.now(dt.timezone.utc)
-    return f"{now.strftime('%Y%m%dT%H%M%SZ')}-{os.getpid()}"
+    return f"{dt.datetime.now(dt.timezone.utc).strftime('%Y%m%dT%H%M%SZ')}-{os.getpid()}"
 
 
 def run_record(run_id: str, argv: Sequence[str], workdir: str | os.PathLike, config: Mapping[str, object] | None = None,
