@@ -230,8 +230,9 @@ def index_markdown(results: Path, provenance: Path, files: Sequence[str], this_r
                                                  for f in figures]) if figures else ["This run made no figure."]
     counts = Counter(folder_of(f) for f in files)
     out += ["", "## Folders", ""]
+    folders, named = dict(FOLDERS), dict(FILES)
     out += markdown_table(["folder", "what it holds", "files"],
-                          [[f"`{folder}`", dict(FOLDERS).get(folder) or dict(FILES).get(folder.rstrip("/"), "not described"), str(n)]
+                          [[f"`{folder}`", folders.get(folder) or named.get(folder.rstrip("/"), "not described"), str(n)]
                            for folder, n in sorted(counts.items())])
     names = {Path(f).name for f in files}
     explained = [(name, text) for name, text in FILES if name in names]
