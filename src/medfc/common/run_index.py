@@ -232,8 +232,8 @@ def index_markdown(results: Path, provenance: Path, files: Sequence[str], this_r
     out += ["", "## Folders", ""]
     folders, named = dict(FOLDERS), dict(FILES)
     out += markdown_table(["folder", "what it holds", "files"],
-                          [[f"`{f}`", folders.get(f) or named.get(f.rstrip("/"), "not described"), str(n)]
-                           for f, n in sorted(counts.items())])
+                          [[f"`{folder}`", folders.get(folder) or named.get(folder.rstrip("/"), "not described"),
+                            str(n)] for folder, n in sorted(counts.items())])
     names = {Path(f).name for f in files}
     explained = [(name, text) for name, text in FILES if name in names]
     if explained:
