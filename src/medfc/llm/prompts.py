@@ -38,10 +38,6 @@ class Prompt:
     sha256: str
     path: str
 
-    @property
-    def fields(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(FIELD_RE.findall(self.system) + FIELD_RE.findall(self.user)))
-
     @staticmethod
     def _fill(template: str, values: dict[str, str], name: str) -> str:
         def sub(m: re.Match) -> str:

