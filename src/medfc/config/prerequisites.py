@@ -206,12 +206,10 @@ def _medsnip_data(plan: Plan) -> Iterator[str | None]:
     """A dataset's Hub file already downloaded whose SHA-256 is not the one its section pins."""
     if not plan.stage_enabled("medsnip"):
         return
-    from medfc.medsnip.hub import hub_cache_path
-
     for name in plan.medsnip.medsnip_datasets():
         if plan.medsnip.medsnip_fetched(name):
             options = plan.job_options("medsnip_fetch", {"dataset": name})
-            yield _changed(f"medsnip.datasets.{name}.hf.sha256", hub_cache_path(options.url, options.cache_dir), options.sha256, options.url)
+            yield _changed(f"medsnip.datasets.{name}.hf.sha256", options.cache_path, options.sha256, options.url)
 
 
 def _source_needs(where: str, spec: SearchSource, own: dict[str, Any], why: str, no_key: str = "") -> Iterator[str | None]:

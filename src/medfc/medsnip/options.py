@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Literal, get_args
 
 from medfc.common.llm_backends import BackendName, runs_locally
 from medfc.common.options import OneOf, Options, OptionsError
-from medfc.common.pinning import COMMIT
 from medfc.medsnip.sources import answer_source, source_names
 from medfc.medsnip.verifier_kinds import kind_names, verifier_kind
 
@@ -23,7 +23,6 @@ MODES = get_args(Mode)
 LLM_MODES = ("atoms", "group", "direct")  # the modes a decomposer LLM makes (the others are the bench's own units)
 HUMAN_MODES = ("human_atoms", "human_snippets")  # a source's own human units (an answer source with human_units)
 GIVEN_ATOM_MODES = ("group",)  # the modes that may take a source's own atoms (medsnip.atoms_from: given)
-SEARCH_SOURCES = get_args(SearchSource)
 
 
 @dataclass(frozen=True)
@@ -49,8 +48,6 @@ class LLMOptions(Options):
     max_failed_share: float  # items (units, answers, claims) whose call may fail for the step to go on (0: none)
 
     def _check(self, where: str) -> None:
-        if not 0.0 <= self.max_failed_share <= 1.0:
-            raise OptionsError(f"{where}.max_failed_share: {self.max_failed_share} is not in [0, 1]")
         if not self.model.strip():
             raise OptionsError(f"{where}.model: empty: name the model (a served model name, a model directory or hub name)")
         if not runs_locally(self.backend) and not self.base_url:  # a server's backend (openai) needs its endpoint
@@ -129,12 +126,8 @@ class RetrievalOptions(Options):
     def _check(self, where: str) -> None:
         if "pubmed" in self.sources and not self.pubmed.email and not os.environ.get("NCBI_EMAIL"):
             raise OptionsError(f"{where}.pubmed.email: empty and NCBI_EMAIL unset; NCBI asks every PubMed request to carry a contact e-mail")
-        if not self.sources:
-            raise OptionsError(f"{where}.sources: empty (one or more of {list(SEARCH_SOURCES)})")
         if "bm25" in self.sources and not self.bm25.passages:
             raise OptionsError(f"{where}.bm25.passages: empty while bm25 is a source")
-        if self.max_rounds < 1:
-            raise OptionsError(f"{where}.max_rounds: must be at least 1")
 
 
 @dataclass(frozen=True)
@@ -170,19 +163,11 @@ class ScoreOptions(Options):
     fidelity_embedding_model: str  # boundary fidelity's cosine: "" the offline all-MiniLM-L6-v2, "none" off, else a model
     rouge_stemmer: bool  # boundary fidelity's ROUGE-L: Porter-stem tokens of more than three characters
 
-    def _check(self, where: str) -> None:
-        if not 0.0 <= self.tau <= 1.0:
-            raise OptionsError(f"{where}.tau: {self.tau} is not in [0, 1]")
-        if not 0.0 < self.ci_level < 1.0:
-            raise OptionsError(f"{where}.ci_level: {self.ci_level} is not in (0, 1)")
-        if self.n_resamples < 1 or self.threshold_k < 1:
-            raise OptionsError(f"{where}: n_resamples and threshold_k must be at least 1")
-
 
 @dataclass(frozen=True)
 class FetchOptions(Options):
     """A dataset's file on the Hugging Face Hub (``medsnip.datasets.<dataset>.hf``) and the ``cache_dir`` it is
-    downloaded into once."""
+    downloaded into once (by ``medsnip_fetch``)."""
 
     dataset: Annotated[str, OneOf(source_names)]
     repo: str  # <owner>/<name> of the dataset's repository
@@ -192,21 +177,24 @@ class FetchOptions(Options):
     endpoint: str  # the Hub's address
     cache_dir: str
 
-    def _check(self, where: str) -> None:
-        if not COMMIT.match(self.revision):
-            raise OptionsError(f"{where}.revision: {self.revision!r} is not a commit (40 lower-case hex digits)")
-
     @property
     def file(self) -> str:
-        from medfc.medsnip.hub import hub_file
-
-        return hub_file(self.config)
+        """The file of the configuration's ``train`` split: the Hub keeps each configuration of a dataset without a
+        loading script as Parquet files under its folder (here one split of one shard)."""
+        return f"{self.config}/train-00000-of-00001.parquet"
 
     @property
     def url(self) -> str:
         from medfc.common.sources import hub_url
 
         return hub_url(self.endpoint, self.repo, self.revision, self.file)
+
+    @property
+    def cache_path(self) -> Path:
+        """Where the downloaded file is kept: under ``<cache_dir>/medsnip/hub``."""
+        from medfc.common.sources import url_cache_path
+
+        return url_cache_path(self.url, Path(self.cache_dir) / "medsnip" / "hub")
 
 
 @dataclass(frozen=True)
@@ -231,7 +219,3 @@ class TauOptions(Options):
     title: str
     taus: tuple[float, ...]
     score: ScoreOptions
-
-    def _check(self, where: str) -> None:
-        if not self.taus or not all(0.0 <= t <= 1.0 for t in self.taus):
-            raise OptionsError(f"{where}.taus: {list(self.taus)}: each in [0, 1], at least one")

@@ -54,10 +54,9 @@ def fetch(inputs: StepFiles, outputs: StepFiles, options: FetchOptions) -> dict[
     from medfc.common.pinning import record_release, release_record, verify
     from medfc.common.sources import local_or_cached
     from medfc.medsnip.answers import read_records
-    from medfc.medsnip.hub import hub_cache_path
 
     url = options.url
-    path, cached = local_or_cached(url, hub_cache_path(url, options.cache_dir))  # (path, from the cache)
+    path, cached = local_or_cached(url, options.cache_path)  # (path, from the cache)
     checked = verify(path, options.sha256, f"medsnip.datasets.{options.dataset}.hf.sha256", url)
     record = {**release_record(options.dataset, url, {options.file: checked}), "commit": options.revision}  # the Hub's commit
     record_release(record)

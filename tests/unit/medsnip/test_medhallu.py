@@ -23,8 +23,8 @@ from medfc.common.provenance import RECORDS_ENV, RUN_ENV
 from medfc.common.report import SkipReport
 from medfc.medsnip import steps
 from medfc.medsnip.answers import MissingField, medhallu_answers, read_records
-from medfc.common.sources import hub_url
-from medfc.medsnip.hub import hub_cache_path, hub_file
+from medfc.common.sources import url_cache_path
+from medfc.medsnip.options import FetchOptions
 from medfc.medsnip.table import paper_rows
 from medfc.config import checks
 from medfc.plan import Plan, cluster
@@ -201,9 +201,11 @@ def test_the_plan_reads_a_local_file_or_fetches_the_pinned_hub_file(tmp_path):
 
 
 def test_the_hub_files_location_names_its_commit():
-    url = hub_url("https://huggingface.co/", "UTAustin-AIHealth/MedHallu", REVISION, hub_file("pqa_labeled"))
+    options = {"dataset": "medhallu", "repo": "UTAustin-AIHealth/MedHallu", "config": "pqa_labeled", "revision": REVISION,
+               "sha256": None, "endpoint": "https://huggingface.co/", "cache_dir": "cache"}
+    url = FetchOptions.from_mapping(options).url
     assert url == f"https://huggingface.co/datasets/UTAustin-AIHealth/MedHallu/resolve/{REVISION}/{FILE}"
-    assert hub_file("pqa_artificial") == "pqa_artificial/train-00000-of-00001.parquet"
+    assert FetchOptions.from_mapping({**options, "config": "pqa_artificial"}).file == "pqa_artificial/train-00000-of-00001.parquet"
 
 
 # --------------------------------------------------------------------- the Hub file, served locally
@@ -257,7 +259,7 @@ def test_the_hub_file_is_downloaded_once_checked_and_recorded(tmp_path, monkeypa
     url = f"{hub.base}{path}"
     assert report["release"] == {"dataset": "medhallu", "source": url, "commit": REVISION, "files": {FILE: {"sha256": sha, "pinned": True}}}
     assert json.loads((tmp_path / "provenance" / pinning.RELEASES_FILE).read_text().splitlines()[0]) == {"run": "run-1", **report["release"]}
-    assert Path(report["path"]) == hub_cache_path(url, tmp_path / "cache")
+    assert Path(report["path"]) == url_cache_path(url, tmp_path / "cache" / "medsnip" / "hub")
     # the rows as published, which prepare reads as it reads the demo file itself
     rows = [json.loads(line) for line in out["rows"].read_text(encoding="utf-8").splitlines()]
     assert rows == _demo()
@@ -296,12 +298,6 @@ def test_a_changed_hub_file_stops_before_it_is_read(tmp_path, monkeypatch):
         report = call_step(steps.fetch, {}, out, _fetch_options(hub, tmp_path, found))
         assert report["release"]["files"][FILE] == {"sha256": found, "pinned": True} and len(hub.requests) == 1
     assert json.loads(out["rows"].read_text(encoding="utf-8").splitlines()[0])["Ground Truth"] == "A daily walk made no difference."
-
-
-def test_a_revision_that_is_not_a_commit_is_refused_by_the_options(tmp_path):
-    with Hub({}) as hub, pytest.raises(ValueError, match=r"revision: 'main' is not a commit \(40 lower-case hex digits\)"):
-        call_step(steps.fetch, {}, {"rows": tmp_path / "r.jsonl", "report": tmp_path / "r.json"},
-                  {**_fetch_options(hub, tmp_path, None), "revision": "main"})
 
 
 # ------------------------------------------------------------------------------------ the paper's rows
