@@ -25,10 +25,10 @@ from medfc.medsnip.decompose import Decomposer
 from medfc.medsnip.evaluate import evaluate, group_verdicts, tau_sweep
 from medfc.medsnip.options import (LLM_MODES, DecomposeOptions, FetchOptions, PrepareOptions, ScoreOptions, StructureOptions, TableOptions,
                                    TauOptions, VerifyOptions)
+from medfc.medsnip.answers import rewrite_statements
 from medfc.medsnip.records import Answer, Unit
 from medfc.medsnip.search import CachedSearch, make_searchers
 from medfc.medsnip.sources import answer_source
-from medfc.medsnip.statements import rewrite_statements
 from medfc.medsnip.table import calls_points, paper_rows, structure_table, table_caption, table_latex, table_rows, tau_table
 from medfc.medsnip.verifier_kinds import verifier_kind
 from medfc.medsnip.verify import Verifier, check_outages
