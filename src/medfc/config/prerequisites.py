@@ -20,7 +20,7 @@ from medfc.common.sources import is_url
 from medfc.experiments.clinifact.systems import clinifact_system
 from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS, evidence_source
 from medfc.healthfc.translation_backends import translation_backend
-from medfc.medsnip.verifier_kinds import verifier_kind
+from medfc.medsnip.options import verifier_kind
 from medfc.common.llm_backends import runs_locally
 from medfc.common.options import Options
 from medfc.common.pinning import ReleaseChanged, verify

@@ -1,5 +1,7 @@
 """Typed, frozen options of the MedSNIP steps, no defaults (they live in the schema's ``medsnip`` section). Each
-class's ``_check`` holds the cross-field checks, which :meth:`Options.from_mapping` runs naming the dotted key."""
+class's ``_check`` holds the cross-field checks, which :meth:`Options.from_mapping` runs naming the dotted key. And
+the registry of verifier kinds (``medsnip.verifiers[i].kind``): the plan, the verify step and the verifier look a
+kind up, never compare its name. A light module (read when Snakemake plans the DAG)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ from typing import Annotated, Literal, get_args
 
 from medfc.common.llm_backends import BackendName, runs_locally
 from medfc.common.options import OneOf, Options, OptionsError
+from medfc.common.registry import lookup
 from medfc.medsnip.sources import answer_source, source_names
-from medfc.medsnip.verifier_kinds import kind_names, verifier_kind
 
 Mode = Literal["atoms", "group", "direct", "human_atoms", "human_snippets"]
 Verifier = Literal["claim_only", "full_context", "retrieval"]
@@ -23,6 +25,43 @@ MODES = get_args(Mode)
 LLM_MODES = ("atoms", "group", "direct")  # the modes a decomposer LLM makes (the others are the bench's own units)
 HUMAN_MODES = ("human_atoms", "human_snippets")  # a source's own human units (an answer source with human_units)
 GIVEN_ATOM_MODES = ("group",)  # the modes that may take a source's own atoms (medsnip.atoms_from: given)
+
+# the retrieval loop's prompts by their role in it (medfc.medsnip.verify)
+RAG_PROMPTS = {"turn": "medsnip/rag_turn", "final": "medsnip/rag_final", "repair": "llm/json_repair"}
+
+
+@dataclass(frozen=True)
+class VerifierKind:
+    """One kind of verifier."""
+
+    name: str
+    prompts: tuple[str, ...]  # the prompt files it reads (in the rule's params: editing one reruns its jobs)
+    full_context: bool = False  # a single call showing the unit's question and answer beside it (context)
+    retrieves: bool = False  # the retrieval loop: medsnip.retrieval's searchers; verdicts gated at confidence >= tau
+
+    @property
+    def prompt(self) -> str:
+        """A single-call kind's one prompt."""
+        (only,) = self.prompts
+        return only
+
+
+VERIFIER_KINDS: dict[str, VerifierKind] = {
+    k.name: k for k in (
+        VerifierKind("claim_only", ("medsnip/verify_claim_only",)),
+        VerifierKind("full_context", ("medsnip/verify_full_context",), full_context=True),
+        VerifierKind("retrieval", tuple(sorted(RAG_PROMPTS.values())), retrieves=True),
+    )
+}
+
+
+def verifier_kind(name: str) -> VerifierKind:
+    """The kind called ``name``; an unknown one is a ValueError naming the known ones."""
+    return lookup(VERIFIER_KINDS, name, "MedSNIP verifier kind")
+
+
+def kind_names() -> tuple[str, ...]:
+    return tuple(VERIFIER_KINDS)
 
 
 @dataclass(frozen=True)
@@ -132,7 +171,7 @@ class RetrievalOptions(Options):
 
 @dataclass(frozen=True)
 class VerifyOptions(Options):
-    verifier: Annotated[Verifier, OneOf(kind_names)]  # a registered verifier kind (medfc.medsnip.verifier_kinds)
+    verifier: Annotated[Verifier, OneOf(kind_names)]  # a registered verifier kind (VERIFIER_KINDS)
     name: str  # the verifier's name in tables, e.g. "gpt-oss-20b"
     unparsed: Literal["false", "abstain"]  # a single-call answer neither true nor false: FALSE (the paper) | abstain
     llm: LLMOptions

@@ -23,14 +23,13 @@ from medfc.medsnip.analysis import structure_stats
 from medfc.medsnip.calls import check_failures, count_failures, make_llm
 from medfc.medsnip.decompose import Decomposer
 from medfc.medsnip.evaluate import evaluate, group_verdicts, tau_sweep
-from medfc.medsnip.options import (LLM_MODES, DecomposeOptions, FetchOptions, PrepareOptions, ScoreOptions, StructureOptions, TableOptions,
-                                   TauOptions, VerifyOptions)
+from medfc.medsnip.options import (LLM_MODES, DecomposeOptions, FetchOptions, PrepareOptions, ScoreOptions, StructureOptions,
+                                   TableOptions, TauOptions, VerifyOptions, verifier_kind)
 from medfc.medsnip.answers import rewrite_statements
 from medfc.medsnip.records import Answer, Unit
 from medfc.medsnip.search import CachedSearch, make_searchers
 from medfc.medsnip.sources import answer_source
 from medfc.medsnip.table import calls_points, paper_rows, structure_table, table_caption, table_latex, table_rows, tau_table
-from medfc.medsnip.verifier_kinds import verifier_kind
 from medfc.medsnip.verify import Verifier, check_outages
 
 log = logging.getLogger(__name__)

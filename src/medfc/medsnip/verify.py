@@ -24,10 +24,9 @@ from medfc.llm.base import Ledger, LLMClient
 from medfc.llm.prompts import load_prompt
 from medfc.llm.structured import ask_json, strip_think
 from medfc.medsnip.calls import cached_ask, gen_params, llm_identity, llm_prices, scrub
-from medfc.medsnip.options import VerifyOptions
+from medfc.medsnip.options import RAG_PROMPTS, VerifyOptions, verifier_kind
 from medfc.medsnip.records import Answer, Evidence, UnitFields, Verdict, usage_total
 from medfc.medsnip.search import CachedSearch, render_hits
-from medfc.medsnip.verifier_kinds import RAG_PROMPTS, verifier_kind
 from medfc.retrieval.search import SearchError
 from medfc.scoring.medsnip import FALSE, TRUE
 

@@ -11,7 +11,7 @@ from medfc.medsnip.options import (GIVEN_ATOM_MODES, HUMAN_MODES, LLM_MODES, MOD
                                    PrepareOptions, ScoreOptions, StructureOptions, TableOptions, TauOptions,
                                    VerifyOptions)
 from medfc.medsnip.sources import ANSWER_SOURCES, answer_source, enabled_sources
-from medfc.medsnip.verifier_kinds import verifier_kind
+from medfc.medsnip.options import verifier_kind
 from medfc.plan.jobs import Config, JobPlan, job
 from medfc.plan.models import layered
 from medfc.plan.part import Part

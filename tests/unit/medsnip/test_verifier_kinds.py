@@ -1,5 +1,5 @@
-"""MedSNIP's verifier kinds are one registry (:mod:`medfc.medsnip.verifier_kinds`): the plan, the verify step
-and the verifier look a kind up. Test-only kinds, registered here and nowhere else, are planned (a verify job's
+"""MedSNIP's verifier kinds are one registry (``VERIFIER_KINDS`` of :mod:`medfc.medsnip.options`): the plan, the
+verify step and the verifier look a kind up. Test-only kinds, registered here and nowhere else, are planned (a verify job's
 options, prompts and inputs, the config check) and one of them is run through the verify step against the fake
 LLM server; neither the plan nor the MedSNIP steps, verifier and options compare anything with a kind's name."""
 
@@ -18,8 +18,7 @@ from medfc.common.io import read_jsonl
 from medfc.common.options import OptionsError
 from medfc.llm.prompts import prompt_hashes
 from medfc.medsnip import steps
-from medfc.medsnip.options import VerifyOptions
-from medfc.medsnip.verifier_kinds import VERIFIER_KINDS, VerifierKind, verifier_kind
+from medfc.medsnip.options import VERIFIER_KINDS, VerifierKind, VerifyOptions, verifier_kind
 from medfc.plan import Plan
 from medfc.config import checks
 
