@@ -117,11 +117,10 @@ class OpenAICompatibleLM(LLMClient):
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    def post(self, path: str, body: Mapping[str, object], check: Callable[[JSONValue], None] | None = None) -> tuple[JSONObject, bool]:
-        """(JSON answer, whether it came from the cache), checked by ``check`` (default :func:`check_answer`). Raises
+    def post(self, path: str, body: Mapping[str, object]) -> tuple[JSONObject, bool]:
+        """(JSON answer, whether it came from the cache), checked by :func:`check_answer`. Raises
         :class:`LLMEndpointError` for a refused request, HttpError for one that failed after its retries."""
-        if check is None:
-            check = check_answer(self.model, chat=path.endswith("/chat/completions"), logprobs="logprobs" in body)
+        check = check_answer(self.model, chat=path.endswith("/chat/completions"), logprobs="logprobs" in body)
         url = self.base_url + path
         hits = self.http.stats["cache_hits"]
         data = json.dumps(body, sort_keys=True, ensure_ascii=False).encode("utf-8")
@@ -180,20 +179,20 @@ class OpenAICompatibleLM(LLMClient):
         return [self._chat_one(c, params) for c in conversations]
 
     # -- option scoring --------------------------------------------------------------------------
-    def score_one(self, prompt: str, options: Sequence[str]) -> np.ndarray:
-        body = {"model": self.model, "prompt": prompt, "max_tokens": 1, "temperature": 0, "logprobs": self.top_logprobs}
-        data, cached = self.post("/completions", body)  # checked: choices[0].logprobs.top_logprobs[0] is an object
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        self.ledger.record("score_options", Completion("", int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
-                                                       cached=cached, usage_known="prompt_tokens" in usage))
-        top = data["choices"][0]["logprobs"]["top_logprobs"][0]
-        out = np.full(len(options), -np.inf)
-        for oi, option in enumerate(options):
-            vals = [float(lp) for tok, lp in top.items() if isinstance(tok, str) and tok.strip() == option and isinstance(lp, (int, float))]
-            if vals:
-                m = max(vals)
-                out[oi] = m + math.log(sum(math.exp(v - m) for v in vals))
-        return out
-
     def score_options(self, prompts: Sequence[str], options: Sequence[str], batch_size: int = 1) -> np.ndarray:
-        return np.stack([self.score_one(p, options) for p in prompts]) if prompts else np.zeros((0, len(options)))
+        out = np.full((len(prompts), len(options)), -np.inf)
+        for pi, prompt in enumerate(prompts):
+            body = {"model": self.model, "prompt": prompt, "max_tokens": 1, "temperature": 0, "logprobs": self.top_logprobs}
+            data, cached = self.post("/completions", body)  # checked: choices[0].logprobs.top_logprobs[0] is an object
+            usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+            self.ledger.record("score_options", Completion("", int(usage.get("prompt_tokens") or 0),
+                                                           int(usage.get("completion_tokens") or 0),
+                                                           cached=cached, usage_known="prompt_tokens" in usage))
+            top = data["choices"][0]["logprobs"]["top_logprobs"][0]
+            for oi, option in enumerate(options):
+                vals = [float(lp) for tok, lp in top.items()
+                        if isinstance(tok, str) and tok.strip() == option and isinstance(lp, (int, float))]
+                if vals:
+                    m = max(vals)
+                    out[pi, oi] = m + math.log(sum(math.exp(v - m) for v in vals))
+        return out

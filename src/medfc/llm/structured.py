@@ -45,16 +45,9 @@ class Structured:
         """Whether a call of this answer failed (then it has no value and is not to be cached)."""
         return any(not c.ok for c in self.completions)
 
-    @property
-    def prompt_tokens(self) -> int:
-        return sum(c.prompt_tokens for c in self.completions)
-
-    @property
-    def completion_tokens(self) -> int:
-        return sum(c.completion_tokens for c in self.completions)
-
     def usage(self) -> dict[str, int]:
-        return {"calls": len(self.completions), "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+        return {"calls": len(self.completions), "prompt_tokens": sum(c.prompt_tokens for c in self.completions),
+                "completion_tokens": sum(c.completion_tokens for c in self.completions)}
 
 
 def _first_json_object(text: str) -> JSONValue:

@@ -77,26 +77,21 @@ def scrub(text: object, key_env: str | Sequence[str] = "", pattern: bool = True)
 def _entry(schema: Mapping[str, JSONValue] | None,
            check: Callable[[JSONValue], str | None] | None) -> Callable[[JSONValue], CallResult]:
     """The parser of a cached answer (plain without a ``schema``): one not of its kind's shape raises."""
-    def usage_ok(rec: dict) -> None:
-        usage = rec["usage"]
-        if not isinstance(usage, Mapping) or not all(isinstance(usage.get(k), int) for k in USAGE_KEYS):
-            raise ValueError(f"usage {usage!r} is not {{{', '.join(USAGE_KEYS)}}}")
-
     def parse(rec: JSONValue) -> CallResult:
         if not isinstance(rec, dict):
             raise TypeError(f"a {type(rec).__name__}, not an object")
-        if schema is None:
-            if not isinstance(rec["text"], str):
-                raise TypeError("text is not a string")
-            if rec.get("error") is not None or rec.get("failed"):
-                raise ValueError("a failed call stored as an answer")
-            usage_ok(rec)
-            return rec
-        if not isinstance(rec["ok"], bool) or not isinstance(rec["raw"], str) or not isinstance(rec["repaired"], bool):
+        if schema is None and not isinstance(rec["text"], str):
+            raise TypeError("text is not a string")
+        if schema is not None and not (isinstance(rec["ok"], bool) and isinstance(rec["raw"], str)
+                                       and isinstance(rec["repaired"], bool)):
             raise TypeError("ok, raw or repaired of the wrong type")
-        if rec.get("failed"):
+        if rec.get("failed") or (schema is None and rec.get("error") is not None):
             raise ValueError("a failed call stored as an answer")
-        usage_ok(rec)
+        usage = rec["usage"]
+        if not isinstance(usage, Mapping) or not all(isinstance(usage.get(k), int) for k in USAGE_KEYS):
+            raise ValueError(f"usage {usage!r} is not {{{', '.join(USAGE_KEYS)}}}")
+        if schema is None:
+            return rec
         if rec["ok"]:
             try:
                 jsonschema.validate(rec["value"], schema)
@@ -112,22 +107,12 @@ def _entry(schema: Mapping[str, JSONValue] | None,
     return parse
 
 
-def _sub_batch(client: LLMClient, batch_size: int | None) -> int:
-    """Items per call of the client: a local model's batch (it generates them together), else one."""
-    if batch_size is not None:
-        return max(1, int(batch_size))
-    return max(1, int(getattr(client, "batch_size", 1))) if runs_locally(client.backend) else 1
-
-
 def cached_ask(client: LLMClient, cache: UnitCache, identity: Mapping[str, JSONValue], kind: str, prompts: Sequence[Prompt],
                items: Sequence[tuple[KeyParts, Conversation]], params: GenerationParams, schema: Mapping[str, JSONValue] | None = None,
-               repair: Prompt | None = None, check: Callable[[int, JSONValue], str | None] | None = None, key_env: str | Sequence[str] = "",
-               batch_size: int | None = None) -> list[CallResult]:
+               repair: Prompt | None = None, check: Callable[[int, JSONValue], str | None] | None = None,
+               key_env: str | Sequence[str] = "") -> list[CallResult]:
     """One result per item ``(key parts, conversation)``, cached under ``kind``: structured (:func:`ask_json`)
-    with a ``schema`` and its ``repair`` prompt, else plain text; ``batch_size``: items per call."""
-    structured = schema is not None
-    if structured and repair is None:
-        raise ValueError("a structured call needs its repair prompt")
+    with a ``schema`` and its ``repair`` prompt, else plain text."""
     hashes = [p.sha256 for p in [*prompts, *([repair] if repair else [])]]
     keys = [cache_key(kind, dict(identity), hashes, key_parts) for key_parts, _ in items]
     out: list[CallResult | None] = [None] * len(items)
@@ -138,13 +123,14 @@ def cached_ask(client: LLMClient, cache: UnitCache, identity: Mapping[str, JSONV
             out[i] = dict(hit, cached=True, failed=False)
         else:
             todo.append(i)
-    step = _sub_batch(client, batch_size)
+    # items per call: a local model's batch (it generates them together), else one
+    step = max(1, int(getattr(client, "batch_size", 1))) if runs_locally(client.backend) else 1
     for start in range(0, len(todo), step):
         chunk = todo[start:start + step]
         convs = [items[i][1] for i in chunk]
         recs: list[tuple[CallResult, bool]] = []
-        if structured:
-            assert schema is not None and repair is not None
+        if schema is not None:
+            assert repair is not None  # a structured call has its repair prompt
             sub_check = (lambda j, v, chunk=chunk: check(chunk[j], v)) if check is not None else None
             for res in ask_json(client, convs, schema, params, repair, kind, sub_check):
                 recs.append(({"value": None if res.failed else res.value, "ok": res.ok and not res.failed,
