@@ -8,10 +8,11 @@ from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from math import comb
-from typing import NotRequired, TypedDict
+from typing import TypedDict
 
 from medfc.common.nltk_import import import_nltk
 from medfc.llm.base import Prices
+from medfc.medsnip.options import MODES
 from medfc.medsnip.records import USAGE_KEYS, Answer, Unit, UnitFields
 from medfc.scoring.medsnip import FALSE, TRUE, binary_scores, clustered_paired_bootstrap, or_false, paired_bootstrap
 
@@ -23,7 +24,7 @@ class PatternRow(TypedDict):
     gold: str | None
     snippet: str | None
     atoms: list[str | None]
-    cluster: NotRequired[Hashable]  # its answer
+    cluster: Hashable  # its answer
 
 
 def sentence_votes(answer: Answer, gold: str = "atomic") -> dict[int, Counter[str]]:
@@ -74,8 +75,8 @@ def ff1_interval(gold: Sequence[object], pred: Sequence[object], clusters: Seque
 def per_pattern(rows: Sequence[PatternRow], n_resamples: int, seed: int, method: str = "bca",
                 alpha: float = 0.05) -> dict[str, dict[str, float | int | str]]:
     """Per pattern (and ``all``): n, FF1 of the atoms (OR-FALSE inside the snippet) and of the snippets, and the
-    paired bootstrap of snippets − atoms over snippets; with clusters also the percentile interval resampling
-    whole answers (``cluster_*``, as the repository's clustered script)."""
+    paired bootstrap of snippets − atoms over snippets; also the percentile interval resampling whole answers
+    (``cluster_*``, as the repository's clustered script)."""
     groups: dict[str, list[PatternRow]] = defaultdict(list)
     for r in rows:
         groups[str(r["pattern"])].append(r)
@@ -91,11 +92,10 @@ def per_pattern(rows: Sequence[PatternRow], n_resamples: int, seed: int, method:
                                              "ff1_atoms": ff1_atoms, "ff1_snippets": ff1_snippets, "delta": ff1_snippets - ff1_atoms}
         bs = paired_bootstrap(gold, atom_pred, snip_pred, n_resamples=n_resamples, seed=seed, method=method, alpha=alpha)
         res.update(ci_low=bs["ci_low"], ci_high=bs["ci_high"], p_gt_0=bs["p_gt_0"], method=method)
-        if all(r.get("cluster") is not None for r in g):
-            clusters = [r["cluster"] for r in g]
-            cb = clustered_paired_bootstrap((gold, atom_pred, clusters), (gold, snip_pred, clusters), n_resamples=n_resamples,
-                                            seed=seed, alpha=alpha, method="percentile")
-            res.update(cluster_ci_low=cb["ci_low"], cluster_ci_high=cb["ci_high"], cluster_p_gt_0=cb["p_gt_0"], n_clusters=cb["n_clusters"])
+        clusters = [r["cluster"] for r in g]
+        cb = clustered_paired_bootstrap((gold, atom_pred, clusters), (gold, snip_pred, clusters), n_resamples=n_resamples,
+                                        seed=seed, alpha=alpha, method="percentile")
+        res.update(cluster_ci_low=cb["ci_low"], cluster_ci_high=cb["ci_high"], cluster_p_gt_0=cb["p_gt_0"], n_clusters=cb["n_clusters"])
         out[pattern] = res
     return out
 
@@ -116,14 +116,6 @@ def best_human_pairs(auto: Sequence[Iterable[int]], human: Sequence[Iterable[int
                     best = (i, f)
         out.append(best)
     return out
-
-
-def sentence_set_f1(auto: Sequence[Iterable[int]], human: Sequence[Iterable[int]]) -> dict[str, object]:
-    """Mean over automatic snippets of the best set-F1 with any human snippet (empty sets score 0)."""
-    pairs = best_human_pairs(auto, human)
-    best = [f for _, f in pairs]
-    return {"f1": sum(best) / len(best) if best else 0.0, "n_auto": len(best), "n_human": sum(bool(set(x)) for x in human),
-            "per_snippet": best, "pairs": [i for i, _ in pairs]}
 
 
 _ROUGE_TOKEN = re.compile(r"[a-z0-9]+")
@@ -224,7 +216,6 @@ def cost_summary(decompose_usage: Mapping[str, int], verify_usage: Mapping[str, 
     return {"decompose": dec, "verify": ver, "total": total}
 
 
-STRUCTURE_MODES = ("atoms", "group", "direct", "human_atoms", "human_snippets")  # Table 3's unit columns, in order
 SNIPPET_MODES = ("group", "human_snippets")  # the modes whose units group atoms (``source_atoms``)
 
 
@@ -241,7 +232,7 @@ def structure_stats(answers: Sequence[Answer], units_by_mode: Mapping[str, Seque
     out: dict[str, float | int | None] = {
         "answers": n, "words_per_answer": _mean([len(str(a["text"]).split()) for a in answers]),
         "sentences_per_answer": _mean(sentences), "single_sentence_share": (sum(s == 1 for s in sentences) / n) if n else None}
-    for mode in STRUCTURE_MODES:
+    for mode in MODES:  # Table 3's unit columns, in order
         units = units_by_mode.get(mode)
         out[f"units_{mode}"] = (len(units) / n if n else None) if units is not None else None
         if mode in SNIPPET_MODES:
