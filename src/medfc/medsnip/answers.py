@@ -18,7 +18,7 @@ from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
 from medfc.llm.base import Ledger, LLMClient
 from medfc.llm.prompts import load_prompt
-from medfc.medsnip.calls import cached_ask, check_failures, count_failures, gen_params, llm_identity, llm_prices
+from medfc.medsnip.calls import cached_ask, gen_params, llm_identity, llm_prices, settle_failures
 from medfc.medsnip.options import PrepareOptions
 from medfc.medsnip.records import Answer, Atom, usage_total
 from medfc.scoring.medsnip import FALSE, TRUE, healthfc_label
@@ -180,9 +180,8 @@ def rewrite_statements(answers: list[Answer], client: LLMClient, opts: PrepareOp
             report.count("claims_rewritten")
         else:
             report.skip(a["answer_id"], "statement_malformed_question_kept", (r["error"] or "")[:300])
-    count_failures(report, ledger, len(failures), cache)
-    check_failures("medsnip prepare (statement rewrite)", "claims", failures, len(answers), opts.llm.max_failed_share,
-                   ledger.total()["failed"])
+    settle_failures("medsnip prepare (statement rewrite)", "claims", failures, len(answers), opts.llm.max_failed_share,
+                    report, ledger, cache)
     usage = usage_total(r["usage"] for r in results) if results else {}  # no claim: no usage keys
     return {"usage": usage, "cache": dict(cache.stats), "calls": ledger.as_dict(llm_prices(opts.llm)),
             "failed": len(failures)}

@@ -1,6 +1,6 @@
 """LLM calls of the MedSNIP steps through the per-unit cache: :func:`cached_ask` answers what the cache holds without
 a call (keeping each result's usage, cached or not) and caches each answer before the next sub-batch is sent; a
-failed call is never cached nor turned into a unit or verdict, and :func:`check_failures` fails the step unless
+failed call is never cached nor turned into a unit or verdict, and :func:`settle_failures` fails the step unless
 ``max_failed_share`` allows it. Errors and raw answers pass through :func:`scrub` (no key is stored).
 """
 
@@ -156,10 +156,17 @@ def first_errors(errors: Sequence[str], n: int = 3) -> str:
     return "; ".join(parts) + (f"; and {more} other errors" if more > 0 else "")
 
 
-def check_failures(what: str, items: str, failures: Sequence[tuple[str, str]], n_items: int, max_share: float,
-                   n_calls_failed: int | None = None) -> None:
-    """Raise :class:`LLMCallsFailed` when more of the ``n_items`` had a failed call (``failures``: item id, error)
-    than ``max_share`` of them allows; below that, log a warning."""
+def settle_failures(what: str, items: str, failures: Sequence[tuple[str, str]], n_items: int, max_share: float,
+                    report: SkipReport, ledger: Ledger, cache: UnitCache, n_unparsed: int | None = None) -> None:
+    """Count failed calls, items left without an answer (``failures``: item id, error), unreadable answers and
+    damaged unit-cache entries in ``report``; then raise :class:`LLMCallsFailed` when more of the ``n_items`` had a
+    failed call than ``max_share`` of them allows, and below that log a warning."""
+    n_calls_failed = ledger.total()["failed"]
+    report.count("failed_calls", n_calls_failed)
+    report.count("failed_items", len(failures))
+    if n_unparsed is not None:
+        report.count("unparsed", n_unparsed)
+    report.count("unit_cache_damaged", int(cache.stats.get("damaged", 0)))
     if not failures:
         return
     n = len(failures)
@@ -174,12 +181,3 @@ def check_failures(what: str, items: str, failures: Sequence[tuple[str, str]], n
         f"{what}: {calls}, for {n} of {n_items} {items} ({', '.join(ids[:5])}{' …' if n > 5 else ''}); "
         f"max_failed_share {max_share} allows {allowed}. First errors: {first_errors([e for _, e in failures])}. "
         f"Every answer received is kept in the unit cache: a rerun asks only the {n} failed")
-
-
-def count_failures(report: SkipReport, ledger: Ledger, n_items: int, cache: UnitCache, n_unparsed: int | None = None) -> None:
-    """Count failed calls, items left without an answer, unreadable answers and damaged unit-cache entries."""
-    report.count("failed_calls", ledger.total()["failed"])
-    report.count("failed_items", n_items)
-    if n_unparsed is not None:
-        report.count("unparsed", n_unparsed)
-    report.count("unit_cache_damaged", int(cache.stats.get("damaged", 0)))

@@ -17,9 +17,9 @@ from medfc.common.jsoncache import UnitCache
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
 from medfc.llm.base import Conversation, Ledger, LLMClient
-from medfc.llm.prompts import Prompt, load_prompt
+from medfc.llm.prompts import load_prompt
 from medfc.medsnip.calls import CallResult, cached_ask, gen_params, llm_identity, llm_prices
-from medfc.medsnip.options import DecomposeOptions
+from medfc.medsnip.options import LLM_MODES, DecomposeOptions
 from medfc.medsnip.records import Answer, Unit, usage_total
 from medfc.medsnip.sentences import Sentence, align_atoms, numbered, split_sentences
 
@@ -104,14 +104,11 @@ class Decomposer:
         self.opts = opts
         self.cache = cache
         self.report = report
-        self.prompts: dict[str, Prompt] = {}
-        if opts.mode in ("atoms", "group", "direct"):
-            self.prompts = {k: load_prompt(v, opts.prompt_dir) for k, v in PROMPTS.items()}
+        self.prompts = {k: load_prompt(v, opts.prompt_dir) for k, v in PROMPTS.items()} if opts.mode in LLM_MODES else {}
         self.identity = llm_identity(opts.llm) if opts.llm is not None else {}
         self.usage: dict[str, Counter] = {}
         self.counts: Counter = Counter()
         self.failures: list[tuple[str, str]] = []  # (answer id, error) of answers whose call failed: no units
-        self.failed: set[str] = set()
 
     def _ask(self, kind: str, answers: Sequence[Answer], convs: Sequence[Conversation], schema: Mapping[str, JSONValue],
              check: Check) -> list[CallResult]:
@@ -127,7 +124,6 @@ class Decomposer:
                 error = f"{kind}: {r['error'] or 'call failed'}"
                 self.counts[f"{kind}_failed"] += 1
                 self.failures.append((a["answer_id"], error))
-                self.failed.add(a["answer_id"])
                 self.report.skip(a["answer_id"], f"{kind}_call_failed", error[:300])
             elif not r["ok"]:
                 self.counts[f"{kind}_malformed"] += 1
@@ -222,10 +218,10 @@ class Decomposer:
                                       pattern=sn["pattern"], source_atoms=[m["index"] for m in members],
                                       source_sentences=[x for m in members for x in m["source_sentences"]],
                                       notes=sn.get("notes") or "", atoms_from="given" if given else "extract"))
+        failed = {aid for aid, _ in self.failures}  # an answer whose call failed has no units
         units: list[Unit] = []
-        for a in answers:  # an answer whose call failed has no units
-            aid = a["answer_id"]
-            if aid not in self.failed:
+        for a in answers:
+            if (aid := a["answer_id"]) not in failed:
                 units.extend(made[aid] if aid in made else self._fallback(a, sents[aid]))
         return units
 

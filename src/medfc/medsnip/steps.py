@@ -20,7 +20,7 @@ from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
 from medfc.llm.base import Ledger
 from medfc.medsnip.analysis import structure_stats
-from medfc.medsnip.calls import check_failures, count_failures, make_llm
+from medfc.medsnip.calls import make_llm, settle_failures
 from medfc.medsnip.decompose import Decomposer
 from medfc.medsnip.evaluate import evaluate, group_verdicts, tau_sweep
 from medfc.medsnip.options import (LLM_MODES, DecomposeOptions, FetchOptions, PrepareOptions, ScoreOptions, StructureOptions,
@@ -90,10 +90,8 @@ def decompose(inputs: StepFiles, outputs: StepFiles, options: DecomposeOptions, 
     client = make_llm(options.llm, ledger, runtime.threads) if options.mode in LLM_MODES and options.llm is not None else None
     dec = Decomposer(client, options, UnitCache(options.unit_cache_dir), report)
     units = dec.run(answers)
-    count_failures(report, ledger, len(dec.failures), dec.cache, dec.n_malformed)
-    if options.llm is not None:
-        check_failures(f"medsnip decompose {options.mode}", "answers", dec.failures, len([a for a in answers if a["text"].strip()]),
-                       options.llm.max_failed_share, ledger.total()["failed"])
+    settle_failures(f"medsnip decompose {options.mode}", "answers", dec.failures, len([a for a in answers if a["text"].strip()]),
+                    options.llm.max_failed_share if options.llm else 0.0, report, ledger, dec.cache, dec.n_malformed)
     write_jsonl(outputs["units"], units)
     info = dec.info(len(answers), units, ledger)
     report.count("units", len(units))
@@ -114,8 +112,8 @@ def verify(inputs: StepFiles, outputs: StepFiles, options: VerifyOptions, runtim
     ver = Verifier(make_llm(options.llm, ledger, runtime.threads), options, UnitCache(options.unit_cache_dir), report, searchers)
     verdicts = ver.run(units, answers)
     n_unparsed = sum(bool(v.get("unparsed") or v.get("malformed")) for v in verdicts)
-    count_failures(report, ledger, len(ver.failures), ver.cache, n_unparsed)
-    check_failures(f"medsnip verify {options.name}", "units", ver.failures, len(units), options.llm.max_failed_share, ledger.total()["failed"])
+    settle_failures(f"medsnip verify {options.name}", "units", ver.failures, len(units), options.llm.max_failed_share,
+                    report, ledger, ver.cache, n_unparsed)
     check_outages(f"medsnip verify {options.name}", ver.outages, len(verdicts))
     write_jsonl(outputs["verdicts"], verdicts)
     info = ver.info(verdicts, len(units), n_unparsed, ledger)

@@ -37,11 +37,6 @@ GUARD_CONF = "Your confidence was below {threshold}. Search for more evidence, o
 UNIT_FIELDS = ("unit_id", "answer_id", "mode", "index", "text", "pattern", "source_atoms", "source_sentences", "labels", "fallback", "atoms_from")
 
 
-def prompt_names(verifier: str) -> list[str]:
-    """The prompt files a verifier of the kind ``verifier`` reads (for the rule's params)."""
-    return list(verifier_kind(verifier).prompts)
-
-
 def parse_one_word(text: str) -> str | None:
     """TRUE / FALSE from the first token of the answer (lower-cased, punctuation stripped; ``<think>`` blocks
     removed), else None."""
@@ -144,11 +139,8 @@ class Verifier:
         self.key_envs = [opts.llm.api_key_env]
         if opts.retrieval is not None:
             self.key_envs += [opts.retrieval.pubmed.api_key_env, opts.retrieval.web.api_key_env]
-        self.prompts = {n: load_prompt(n, opts.prompt_dir) for n in prompt_names(opts.verifier)}
-
-    def _error(self, text: object) -> str | None:
-        """An error text with credentials redacted."""
-        return scrub(text, self.key_envs)
+        self.kind = verifier_kind(opts.verifier)
+        self.prompts = {n: load_prompt(n, opts.prompt_dir) for n in self.kind.prompts}
 
     def _failed(self, rec: Verdict, error: str | None) -> None:
         """``rec`` is a failed call's: no verdict, listed, counted, reported."""
@@ -159,21 +151,19 @@ class Verifier:
 
     # -- single call ------------------------------------------------------------------------------
     def _single(self, units: Sequence[UnitFields], answers: Mapping[str, Answer]) -> list[Verdict]:
-        prompt = self.prompts[verifier_kind(self.opts.verifier).prompt]
+        prompt = self.prompts[self.kind.prompt]
         items = []
-        for u in units:
+        for u in units:  # a prompt without the context's fields leaves them out, and so does the key
             q, a = _context(answers.get(u["answer_id"]))
-            if verifier_kind(self.opts.verifier).full_context:
-                conv, key = prompt.render(unit=u["text"], question=q, answer=a), (u["text"], q, a)
-            else:
-                conv, key = prompt.render(unit=u["text"]), (u["text"],)
-            items.append((key, conv))
+            key = (u["text"], q, a) if self.kind.full_context else (u["text"],)
+            items.append((key, prompt.render(unit=u["text"], question=q, answer=a)))
         res = cached_ask(self.client, self.cache, self.identity, f"verify:{self.opts.verifier}", [prompt], items,
                          gen_params(self.opts.llm, False), key_env=self.key_envs)
         out = []
         for u, r in zip(units, res):
             rec = _base(u, self.opts)
-            rec.update(raw=r["text"], error=self._error(r["error"]), usage=r["usage"], cached=r["cached"], rounds=1)
+            rec.update(raw=r["text"], error=scrub(r["error"], self.key_envs), usage=r["usage"], cached=r["cached"],
+                       rounds=1)
             out.append(rec)
             if r["failed"]:
                 self._failed(rec, rec["error"])
@@ -229,10 +219,11 @@ class Verifier:
                 st["usage"].update(res.usage())
                 rec["rounds"], rec["raw"], st["note"] = rnd, scrub(res.raw, self.key_envs, False) or "", ""
                 if res.failed:  # no answer: no verdict, no forced final, not cached
-                    st["call_failed"], st["done"], st["open"], rec["error"] = True, True, False, self._error(res.error)
+                    st["call_failed"], st["done"], st["open"] = True, True, False
+                    rec["error"] = scrub(res.error, self.key_envs)
                     continue
                 if not res.ok:
-                    rec["malformed"], rec["error"], st["open"] = True, self._error(res.error), False
+                    rec["malformed"], rec["error"], st["open"] = True, scrub(res.error, self.key_envs), False
                     continue
                 v = res.value
                 if "final_answer" in v:
@@ -255,7 +246,7 @@ class Verifier:
                         entry["hits"] = render_hits(hits, r.title_chars, r.text_chars)
                         self.counts[f"searches_{v['source']}"] += 1
                     except SEARCH_ERRORS as exc:  # a failed search is evidence of nothing, not a crash
-                        entry["error"] = (self._error(f"{type(exc).__name__}: {exc}") or "")[:300]
+                        entry["error"] = (scrub(f"{type(exc).__name__}: {exc}", self.key_envs) or "")[:300]
                         st["failed"] = True  # not cached: a rerun searches again
                         self.counts["search_failed"] += 1
                         self.report.skip(rec["unit_id"], "search_failed", entry["error"])
@@ -271,9 +262,9 @@ class Verifier:
                 st["usage"].update(res.usage())
                 rec["cap_hit"], rec["forced_final"] = not rec["malformed"], True
                 if res.failed:
-                    st["call_failed"], rec["error"] = True, self._error(res.error)
+                    st["call_failed"], rec["error"] = True, scrub(res.error, self.key_envs)
                 elif not res.ok:
-                    rec["malformed"], rec["error"] = True, self._error(res.error)
+                    rec["malformed"], rec["error"] = True, scrub(res.error, self.key_envs)
                 elif "final_answer" in res.value:
                     rec["verdict"] = TRUE if res.value["final_answer"] else FALSE
                 else:
@@ -293,7 +284,7 @@ class Verifier:
         return [o for o in out if o is not None]
 
     def run(self, units: Sequence[UnitFields], answers: Mapping[str, Answer]) -> list[Verdict]:
-        if verifier_kind(self.opts.verifier).retrieves:
+        if self.kind.retrieves:
             return self._retrieval(units, answers)
         return self._single(units, answers)
 

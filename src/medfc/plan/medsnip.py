@@ -141,9 +141,7 @@ class MedsnipPlan(Part):
         return self.medsnip_prompts(prompt_names(mode))
 
     def medsnip_verify_prompts(self, verifier: str) -> dict[str, str]:
-        from medfc.medsnip.verify import prompt_names
-
-        return self.medsnip_prompts(prompt_names(self.medsnip_verifier(verifier)["kind"]))
+        return self.medsnip_prompts(list(verifier_kind(self.medsnip_verifier(verifier)["kind"]).prompts))
 
     def medsnip_verify_inputs(self, dataset: str, mode: str, verifier: str) -> dict[str, str]:
         """A verifier's inputs: the units and answers, and a local BM25 index's passages."""
