@@ -29,7 +29,8 @@ from medfc.medsnip.answers import rewrite_statements
 from medfc.medsnip.records import Answer, Unit
 from medfc.medsnip.search import CachedSearch, make_searchers
 from medfc.medsnip.sources import answer_source
-from medfc.medsnip.table import calls_points, paper_rows, structure_table, table_caption, table_latex, table_rows, tau_table
+from medfc.medsnip.table import (calls_figure, calls_points, paper_rows, structure_table, table_caption, table_latex,
+                                 table_rows, tau_table)
 from medfc.medsnip.verify import Verifier, check_outages
 
 log = logging.getLogger(__name__)
@@ -190,8 +191,6 @@ def tau(inputs: StepFiles, outputs: StepFiles, options: TauOptions) -> list[dict
 
 def calls(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> list[dict[str, object]]:
     """MedSNIP Fig. 21 of one dataset: verifier calls against FF1, per mode, from its scores (and the points as CSV)."""
-    from medfc.medsnip.figures import calls_figure
-
     points = calls_points(read_json(inputs["scores"]))
     pd.DataFrame(points).to_csv(outputs["csv"], index=False)
     calls_figure(points, options.title, outputs["png"])
