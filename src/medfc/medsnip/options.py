@@ -13,7 +13,7 @@ from typing import Annotated, Literal, get_args
 from medfc.common.llm_backends import BackendName, runs_locally
 from medfc.common.options import OneOf, Options, OptionsError
 from medfc.common.registry import lookup
-from medfc.medsnip.sources import answer_source, source_names
+from medfc.medsnip.sources import ANSWER_SOURCES, answer_source
 
 Mode = Literal["atoms", "group", "direct", "human_atoms", "human_snippets"]
 Verifier = Literal["claim_only", "full_context", "retrieval"]
@@ -60,10 +60,6 @@ def verifier_kind(name: str) -> VerifierKind:
     return lookup(VERIFIER_KINDS, name, "MedSNIP verifier kind")
 
 
-def kind_names() -> tuple[str, ...]:
-    return tuple(VERIFIER_KINDS)
-
-
 @dataclass(frozen=True)
 class LLMOptions(Options):
     """One LLM (the config's ``medsnip.llm`` with a role's overrides)."""
@@ -95,7 +91,7 @@ class LLMOptions(Options):
 
 @dataclass(frozen=True)
 class PrepareOptions(Options):
-    source: Annotated[str, OneOf(source_names)]  # a registered answer source (medfc.medsnip.sources)
+    source: Annotated[str, OneOf(ANSWER_SOURCES.keys)]  # a registered answer source (medfc.medsnip.sources)
     splits: tuple[str, ...]  # bench: splits kept (empty = all)
     rewrite_claims: bool  # healthfc: the claim question rewritten as the statement it asserts
     limit: int  # 0 = every answer
@@ -171,7 +167,7 @@ class RetrievalOptions(Options):
 
 @dataclass(frozen=True)
 class VerifyOptions(Options):
-    verifier: Annotated[Verifier, OneOf(kind_names)]  # a registered verifier kind (VERIFIER_KINDS)
+    verifier: Annotated[Verifier, OneOf(VERIFIER_KINDS.keys)]  # a registered verifier kind (VERIFIER_KINDS)
     name: str  # the verifier's name in tables, e.g. "gpt-oss-20b"
     unparsed: Literal["false", "abstain"]  # a single-call answer neither true nor false: FALSE (the paper) | abstain
     llm: LLMOptions
@@ -208,7 +204,7 @@ class FetchOptions(Options):
     """A dataset's file on the Hugging Face Hub (``medsnip.datasets.<dataset>.hf``) and the ``cache_dir`` it is
     downloaded into once (by ``medsnip_fetch``)."""
 
-    dataset: Annotated[str, OneOf(source_names)]
+    dataset: Annotated[str, OneOf(ANSWER_SOURCES.keys)]
     repo: str  # <owner>/<name> of the dataset's repository
     config: str  # the configuration (its folder in the repository)
     revision: str  # the commit read (40 hex digits)

@@ -4,14 +4,10 @@ Snakemake plans the DAG)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from medfc.common.registry import load, lookup
-from medfc.common.report import SkipReport
-from medfc.medsnip.records import Answer
-
-Loader = Callable[[str, SkipReport, object], list[Answer]]  # (answers' file, step's report, PrepareOptions) → answers
+from medfc.common.registry import lookup
 
 
 @dataclass(frozen=True)
@@ -33,10 +29,6 @@ class AnswerSource:
         """Whether its claims are rewritten, by its section ``medsnip.datasets.<name>`` (a source that allows it)."""
         return self.rewrites and bool(section["rewrite_claims"])
 
-    def load(self) -> Loader:
-        """Its loader, imported now."""
-        return load(self.loader)
-
 
 ANSWER_SOURCES: dict[str, AnswerSource] = {
     s.name: s for s in (
@@ -57,7 +49,3 @@ def answer_source(name: str) -> AnswerSource:
 def enabled_sources(datasets: Mapping[str, Mapping[str, object]]) -> list[str]:
     """The sources whose section of ``medsnip.datasets`` is enabled, in the registry's order."""
     return [name for name in ANSWER_SOURCES if datasets[name]["enabled"]]
-
-
-def source_names() -> tuple[str, ...]:
-    return tuple(ANSWER_SOURCES)

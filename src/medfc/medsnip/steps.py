@@ -16,6 +16,7 @@ from medfc.common.io import input_paths, read_json, read_jsonl, table_stem, writ
 from medfc.common.jsoncache import UnitCache
 from medfc.common.jsontypes import JSONValue
 from medfc.common.options import Runtime
+from medfc.common.registry import load
 from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
 from medfc.llm.base import Ledger
@@ -70,7 +71,7 @@ def fetch(inputs: StepFiles, outputs: StepFiles, options: FetchOptions) -> dict[
 
 def prepare(inputs: StepFiles, outputs: StepFiles, options: PrepareOptions, runtime: Runtime) -> dict[str, object]:
     report = SkipReport(f"medsnip-prepare-{options.source}")
-    answers = answer_source(options.source).load()(inputs["source"], report, options)
+    answers = load(answer_source(options.source).loader)(inputs["source"], report, options)
     if options.limit and len(answers) > options.limit:
         report.exclude("beyond_limit", len(answers) - options.limit)
         answers = answers[: options.limit]
