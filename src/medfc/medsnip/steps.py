@@ -28,11 +28,11 @@ from medfc.medsnip.options import (LLM_MODES, DecomposeOptions, FetchOptions, Pr
                                    TableOptions, TauOptions, VerifyOptions, verifier_kind)
 from medfc.medsnip.answers import rewrite_statements
 from medfc.medsnip.records import Answer, Unit
-from medfc.medsnip.search import CachedSearch, make_searchers
 from medfc.medsnip.sources import answer_source
 from medfc.medsnip.table import (calls_figure, calls_points, paper_rows, structure_table, table_caption, table_latex,
                                  table_rows, tau_table)
-from medfc.medsnip.verify import Verifier, check_outages
+from medfc.medsnip.verify import Verifier, check_outages, make_searchers
+from medfc.retrieval.search import CachedSearch
 
 log = logging.getLogger(__name__)
 

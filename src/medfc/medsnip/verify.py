@@ -3,20 +3,26 @@ one call per unit and a one-word answer (another answer is ``unparsed``: FALSE a
 ``retrieval``: up to ``max_rounds`` JSON turns that answer, abstain or search; guards re-prompt once (TRUE on the
 first turn without evidence, confidence below ``reprompt_below``); the turn cap or a malformed answer ends in one
 forced-final call; the τ gate is applied at scoring. A failed call is no verdict (``failed: true``, not cached).
+Its search backends (§4.3): the clients shared with HealthFC's open-domain evidence (:mod:`medfc.retrieval.search`)
+and :class:`BM25Search`, a local BM25 index (``bm25s``) over a JSONL of passages; :func:`make_searchers` builds the
+sources ``medsnip.retrieval.sources`` names.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import requests
 
 from medfc.common.http import HttpError
+from medfc.common.io import read_jsonl
 from medfc.common.jsoncache import UnitCache, cache_key
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
@@ -24,10 +30,10 @@ from medfc.llm.base import Ledger, LLMClient
 from medfc.llm.prompts import load_prompt
 from medfc.llm.structured import ask_json, strip_think
 from medfc.medsnip.calls import cached_ask, gen_params, llm_identity, llm_prices, scrub
-from medfc.medsnip.options import RAG_PROMPTS, VerifyOptions, verifier_kind
+from medfc.medsnip.options import RAG_PROMPTS, RetrievalOptions, VerifyOptions, verifier_kind
 from medfc.medsnip.records import Answer, Evidence, UnitFields, Verdict, usage_total
-from medfc.medsnip.search import CachedSearch, render_hits
-from medfc.retrieval.search import SearchError
+from medfc.retrieval.search import CachedSearch, Hit, SearchBackend, SearchError
+from medfc.retrieval.search_sources import Connection, PubMedSourceOptions, WebSourceOptions, build_client
 from medfc.scoring.medsnip import FALSE, TRUE
 
 SEARCH_ERRORS = (HttpError, SearchError, requests.RequestException, OSError, ValueError, KeyError)
@@ -299,3 +305,72 @@ class Verifier:
                 "rounds_mean": (sum(v["rounds"] for v in verdicts) / len(verdicts)) if verdicts else 0.0,
                 "searches_run": {n: s.searches for n, s in self.searchers.items() if hasattr(s, "searches")},
                 "prices": dataclasses.asdict(llm_prices(opts.llm))}
+
+
+class BM25Search:
+    name = "bm25"
+
+    def __init__(self, passages: str | os.PathLike, text_field: str, title_field: str, id_field: str,
+                 url_field: str) -> None:
+        import bm25s
+
+        self.path = Path(passages)
+        self.docs: list[Hit] = []
+        for n, rec in enumerate(read_jsonl(self.path)):
+            text = str(rec.get(text_field) or "").strip()
+            if not text:
+                continue
+            self.docs.append(Hit(title=str(rec.get(title_field) or ""), text=text, url=str(rec.get(url_field) or ""),
+                                 id=str(rec.get(id_field) or n)))
+        if not self.docs:
+            raise ValueError(f"{self.path}: no passages with a {text_field!r} field")
+        corpus = [f"{d.title} {d.text}".strip() for d in self.docs]
+        self.retriever = bm25s.BM25()
+        self.retriever.index(bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False)
+        self._tokenize = bm25s.tokenize
+        self._stat = self.path.stat()
+
+    def index_id(self) -> str:
+        return f"{self.path.resolve()}:{self._stat.st_size}:{int(self._stat.st_mtime)}"
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        k = min(int(k), len(self.docs))
+        tokens = self._tokenize([query], stopwords="en", show_progress=False)
+        if not any(len(ids) for ids in tokens.ids):
+            return []
+        idx, scores = self.retriever.retrieve(tokens, k=k, show_progress=False)
+        return [self.docs[int(i)] for i, s in zip(idx[0], scores[0]) if s > 0]
+
+
+def render_hits(hits: Sequence[Hit], title_chars: int, text_chars: int) -> list[dict[str, str]]:
+    """Hits as the verifier sees them: title and text cut to their lengths, and the URL."""
+    return [{"title": h.title[:title_chars], "text": h.text[:text_chars], "url": h.url} for h in hits]
+
+
+def _pubmed_searcher(r: RetrievalOptions) -> SearchBackend:
+    p = r.pubmed
+    options = PubMedSourceOptions(email=p.email, eutils_url=p.eutils_url, api_key_env=p.api_key_env,
+                                  requests_per_second=p.requests_per_second, records_dir=p.cache_dir, file="")
+    return build_client("pubmed", options, Connection())
+
+
+def _web_searcher(r: RetrievalOptions) -> SearchBackend:
+    w = r.web
+    return build_client("web", WebSourceOptions(url=w.url, api_key_env=w.api_key_env, requests_per_second=1.0, file=""),
+                        Connection(max_retries=3, http_cache_dir=w.http_cache_dir, require_key=False))
+
+
+def _bm25_searcher(r: RetrievalOptions) -> SearchBackend:
+    b = r.bm25
+    return BM25Search(b.passages, b.text_field, b.title_field, b.id_field, b.url_field)
+
+
+# pubmed and web are the shared registry's clients (medfc.retrieval.search_sources), built from MedSNIP's sections
+SEARCHERS: dict[str, Callable[[RetrievalOptions], SearchBackend]] = {"pubmed": _pubmed_searcher, "bm25": _bm25_searcher,
+                                                                       "web": _web_searcher}
+
+
+def make_searchers(r: RetrievalOptions) -> dict[str, CachedSearch]:
+    """The search backends named in ``r.sources`` (:data:`SEARCHERS`), each behind the per-(query, k) search cache."""
+    cache = UnitCache(r.search_cache_dir)
+    return {name: CachedSearch(SEARCHERS[name](r), cache) for name in r.sources}

@@ -24,9 +24,8 @@ from medfc.medsnip import analysis, steps
 from medfc.medsnip.answers import bench_answers, read_records
 from medfc.medsnip.calls import make_llm
 from medfc.medsnip.options import VerifyOptions
-from medfc.medsnip.search import BM25Search
 from medfc.medsnip.sentences import align_atoms, split_sentences
-from medfc.medsnip.verify import Verifier, parse_one_word
+from medfc.medsnip.verify import BM25Search, Verifier, parse_one_word
 from medfc.retrieval.search import CachedSearch, PubMedSearch, WebSearch
 from medfc.scoring.medsnip import (
     FALSE,

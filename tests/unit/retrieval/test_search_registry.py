@@ -176,14 +176,14 @@ def test_the_shared_clients_are_built_as_before():
 
 
 FACTORIES = [REPO / "src/medfc/retrieval/search_sources.py", REPO / "src/medfc/healthfc/evidence.py", REPO / "src/medfc/healthfc/steps.py",
-             REPO / "src/medfc/medsnip/search.py", REPO / "src/medfc/medsnip/steps.py",
+             REPO / "src/medfc/medsnip/verify.py", REPO / "src/medfc/medsnip/steps.py",
              REPO / "src/medfc/experiments/healthfc/systems.py", *sorted((REPO / "src/medfc/plan").glob("*.py"))]
 
 
 def test_no_comparison_with_a_source_name_is_left_in_the_plan_or_the_factories():
     """A registered source is looked up, never tested for by name (``source == "pubmed"``, ``"web" in sources``).
     MedSNIP's ``bm25`` is no registered source: its local index, the one special case MedSNIP keeps (its passages
-    file an input of the verify job and a prerequisite, its searcher in ``medfc.medsnip.search.SEARCHERS``)."""
+    file an input of the verify job and a prerequisite, its searcher in ``medfc.medsnip.verify.SEARCHERS``)."""
     names = "|".join(S.source_names())
     compared = re.compile(rf'(==|!=)\s*"({names})"|"({names})"\s+(not\s+)?in\b')
     found = [f"{p.relative_to(REPO)}:{n}: {line.strip()}" for p in FACTORIES for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
