@@ -1,14 +1,7 @@
-"""Prompts as versioned files, loaded by name: ``<prompt_dir>/<name>.txt``::
-
-    # name: medsnip/verify_claim_only
-    # version: 1
-    === system ===
-    You are a cautious medical fact-checker ...
-    === user ===
-    Statement: {{unit}}
-
-Fields are ``{{field}}`` (single braces stay literal); rendering raises naming the first field missing.
-``sha256`` (of the file's bytes) goes into rules' params and caches' keys."""
+"""Prompts as versioned files, loaded by name: ``<prompt_dir>/<name>.txt``, a ``# name:`` and ``# version:`` header
+and ``=== system ===`` / ``=== user ===`` sections (docs/medsnip.md). Fields are ``{{field}}`` (single braces stay
+literal); rendering raises naming the first field missing. ``sha256`` (of the file's bytes) goes into rules' params
+and caches' keys."""
 
 from __future__ import annotations
 
