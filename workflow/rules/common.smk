@@ -12,7 +12,7 @@ from medfc.common.codeversion import use_disk_cache, user_cache_dir, versioned
 from medfc.config.prerequisites import checked_here, cuda_problem, use_checkout_nltk_data
 from medfc.config.validate import ConfigError, plan_for
 from medfc.experiments.healthfc.systems import SYSTEMS as HFC_SYSTEMS
-from medfc.medsnip.sources import answer_source
+from medfc.medsnip.options import answer_source
 from medfc.plan import HEALTHFC_WILDCARDS, MEDSNIP_TITLES, MEDSNIP_WILDCARDS, TABLES
 from medfc.plan.cluster import placeholder_settings
 from medfc.plan.datasets import DatasetsPlan

@@ -17,7 +17,7 @@ from medfc.experiments.models.kinds import MODEL_KINDS
 from medfc.experiments.models.options import base_model, model_config_class
 from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS
 from medfc.medsnip.options import HUMAN_MODES, LLMOptions, RetrievalOptions
-from medfc.medsnip.sources import ANSWER_SOURCES, answer_source
+from medfc.medsnip.options import ANSWER_SOURCES, answer_source
 from medfc.medsnip.options import verifier_kind
 from medfc.plan.models import mapping_at, named_models
 from medfc.plan.resources import ROW_KEYS, ROWS

@@ -1,4 +1,4 @@
-"""The loaders of MedSNIP's answer sources (:mod:`medfc.medsnip.sources`; formats in docs/medsnip.md): MedSNIP-Bench
+"""The loaders of MedSNIP's answer sources (``ANSWER_SOURCES`` of :mod:`medfc.medsnip.options`; formats in docs/medsnip.md): MedSNIP-Bench
 (one record per snippet, grouped into one answer per entry), HealthFC (the supported and refuted claims, which
 ``rewrite_claims`` rewrites into the statements they assert) and MedHallu (two answers per row, ``<row>-gt`` TRUE
 and ``<row>-h`` FALSE, ``<row>`` its ``id`` or 0-based position).

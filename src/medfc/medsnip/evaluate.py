@@ -12,9 +12,8 @@ from medfc.common.jsontypes import JSONValue
 from medfc.common.report import SkipReport
 from medfc.llm.base import Prices
 from medfc.medsnip import analysis
-from medfc.medsnip.options import MODES, ScoreOptions
+from medfc.medsnip.options import ANSWER_SOURCES, MODES, ScoreOptions
 from medfc.medsnip.records import Answer, UnitFields, Verdict, usage_total
-from medfc.medsnip.sources import ANSWER_SOURCES
 from medfc.scoring.medsnip import FALSE, Bootstrap, aggregate, binary_scores, clustered_paired_bootstrap, nei_counts, paired_bootstrap
 
 VerdictGroups = dict[tuple[str, str], list[Verdict]]

@@ -1,11 +1,13 @@
 """Typed, frozen options of the MedSNIP steps, no defaults (they live in the schema's ``medsnip`` section). Each
 class's ``_check`` holds the cross-field checks, which :meth:`Options.from_mapping` runs naming the dotted key. And
-the registry of verifier kinds (``medsnip.verifiers[i].kind``): the plan, the verify step and the verifier look a
-kind up, never compare its name. A light module (read when Snakemake plans the DAG)."""
+the registries the options name: the answer sources (each with its section ``medsnip.datasets.<name>``) and the
+verifier kinds (``medsnip.verifiers[i].kind``); the plan, the steps, the verifier and the scoring look a source or
+a kind up, never compare its name. A light module (read when Snakemake plans the DAG)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal, get_args
@@ -13,7 +15,6 @@ from typing import Annotated, Literal, get_args
 from medfc.common.llm_backends import BackendName, runs_locally
 from medfc.common.options import OneOf, Options, OptionsError
 from medfc.common.registry import lookup
-from medfc.medsnip.sources import ANSWER_SOURCES, answer_source
 
 Mode = Literal["atoms", "group", "direct", "human_atoms", "human_snippets"]
 Verifier = Literal["claim_only", "full_context", "retrieval"]
@@ -25,6 +26,48 @@ MODES = get_args(Mode)
 LLM_MODES = ("atoms", "group", "direct")  # the modes a decomposer LLM makes (the others are the bench's own units)
 HUMAN_MODES = ("human_atoms", "human_snippets")  # a source's own human units (an answer source with human_units)
 GIVEN_ATOM_MODES = ("group",)  # the modes that may take a source's own atoms (medsnip.atoms_from: given)
+
+
+@dataclass(frozen=True)
+class AnswerSource:
+    """One source of answers (what each flag allows is its section's key of the same name, if any)."""
+
+    name: str
+    title: str
+    loader: str  # "module:function", (path, report, options) → answers
+    healthfc_dataset: bool = False  # its answers are the workflow's HealthFC dataset, else the file its path names
+    rewrites: bool = False  # its claims may be rewritten as the statements they assert (rewrite_claims)
+    human_units: bool = False  # it ships human units: the modes human_atoms and human_snippets
+    given_atoms: bool = False  # the group mode may take its own atoms (medsnip.atoms_from)
+    own_level: bool = False  # scored at its section's level against its baseline_mode (else per answer, vs atoms)
+    unlabelled_nei: bool = False  # its answers without a label are NOT ENOUGH INFO claims, verified, never scored
+    hub: bool = False  # path may be null: its file on the Hugging Face Hub at the pinned hf commit (medsnip_fetch)
+
+    def rewrites_claims(self, section: Mapping[str, object]) -> bool:
+        """Whether its claims are rewritten, by its section ``medsnip.datasets.<name>`` (a source that allows it)."""
+        return self.rewrites and bool(section["rewrite_claims"])
+
+
+ANSWER_SOURCES: dict[str, AnswerSource] = {
+    s.name: s for s in (
+        AnswerSource("healthfc", "HealthFC", "medfc.medsnip.answers:healthfc_source", healthfc_dataset=True, rewrites=True,
+                     unlabelled_nei=True),
+        AnswerSource("bench", "MedSNIP-Bench", "medfc.medsnip.answers:bench_source", human_units=True, given_atoms=True,
+                     own_level=True),
+        AnswerSource("medhallu", "MedHallu", "medfc.medsnip.answers:medhallu_source", hub=True),
+    )
+}
+
+
+def answer_source(name: str) -> AnswerSource:
+    """The source called ``name``; an unknown one is a ValueError naming the known ones."""
+    return lookup(ANSWER_SOURCES, name, "MedSNIP answer source")
+
+
+def enabled_sources(datasets: Mapping[str, Mapping[str, object]]) -> list[str]:
+    """The sources whose section of ``medsnip.datasets`` is enabled, in the registry's order."""
+    return [name for name in ANSWER_SOURCES if datasets[name]["enabled"]]
+
 
 # the retrieval loop's prompts by their role in it (medfc.medsnip.verify)
 RAG_PROMPTS = {"turn": "medsnip/rag_turn", "final": "medsnip/rag_final", "repair": "llm/json_repair"}
@@ -91,7 +134,7 @@ class LLMOptions(Options):
 
 @dataclass(frozen=True)
 class PrepareOptions(Options):
-    source: Annotated[str, OneOf(ANSWER_SOURCES.keys)]  # a registered answer source (medfc.medsnip.sources)
+    source: Annotated[str, OneOf(ANSWER_SOURCES.keys)]  # a registered answer source (ANSWER_SOURCES)
     splits: tuple[str, ...]  # bench: splits kept (empty = all)
     rewrite_claims: bool  # healthfc: the claim question rewritten as the statement it asserts
     limit: int  # 0 = every answer

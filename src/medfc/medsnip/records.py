@@ -37,7 +37,7 @@ class Answer(TypedDict):
     """An answer to decompose and verify (module docstring of :mod:`medfc.medsnip.answers`)."""
 
     answer_id: str
-    source: str  # an answer source's name (medfc.medsnip.sources): bench | healthfc | medhallu
+    source: str  # an answer source's name (medfc.medsnip.options.ANSWER_SOURCES): bench | healthfc | medhallu
     query: str
     text: str
     subset: str

@@ -25,10 +25,9 @@ from medfc.medsnip.calls import make_llm, settle_failures
 from medfc.medsnip.decompose import Decomposer
 from medfc.medsnip.evaluate import evaluate, group_verdicts, tau_sweep
 from medfc.medsnip.options import (LLM_MODES, DecomposeOptions, FetchOptions, PrepareOptions, ScoreOptions, StructureOptions,
-                                   TableOptions, TauOptions, VerifyOptions, verifier_kind)
+                                   TableOptions, TauOptions, VerifyOptions, answer_source, verifier_kind)
 from medfc.medsnip.answers import rewrite_statements
 from medfc.medsnip.records import Answer, Unit
-from medfc.medsnip.sources import answer_source
 from medfc.medsnip.table import (calls_figure, calls_points, paper_rows, structure_table, table_caption, table_latex,
                                  table_rows, tau_table)
 from medfc.medsnip.verify import Verifier, check_outages, make_searchers

@@ -16,7 +16,7 @@ from functools import cached_property, partialmethod
 from typing import Any, TypeVar
 
 from medfc.common.options import Options
-from medfc.medsnip.sources import answer_source
+from medfc.medsnip.options import answer_source
 from medfc.plan import cluster, jobs
 from medfc.plan.datasets import DatasetsPlan
 from medfc.plan.examples import ExamplesPlan

@@ -10,7 +10,7 @@ from medfc.common.llm_backends import runs_locally
 from medfc.medsnip.options import (GIVEN_ATOM_MODES, HUMAN_MODES, LLM_MODES, MODES, DecomposeOptions, FetchOptions,
                                    PrepareOptions, ScoreOptions, StructureOptions, TableOptions, TauOptions,
                                    VerifyOptions)
-from medfc.medsnip.sources import ANSWER_SOURCES, answer_source, enabled_sources
+from medfc.medsnip.options import ANSWER_SOURCES, answer_source, enabled_sources
 from medfc.medsnip.options import verifier_kind
 from medfc.plan.jobs import Config, JobPlan, job
 from medfc.plan.models import layered

@@ -1,4 +1,4 @@
-"""MedSNIP's answer sources are one registry (:mod:`medfc.medsnip.sources`): the plan, the prepare step and the
+"""MedSNIP's answer sources are one registry (``ANSWER_SOURCES`` of :mod:`medfc.medsnip.options`): the plan, the prepare step and the
 scoring look a source up. A test-only source, registered here and nowhere else, is planned (its jobs, the file
 its answers are read from, its modes, its scoring level) and read by the prepare step through its own loader;
 neither the plan nor the MedSNIP steps and scoring compare anything with a source's name."""
@@ -10,8 +10,8 @@ import re
 import sys
 import types
 
-from medfc.medsnip import sources, steps
-from medfc.medsnip.sources import ANSWER_SOURCES, AnswerSource
+from medfc.medsnip import steps
+from medfc.medsnip.options import ANSWER_SOURCES, AnswerSource
 from medfc.plan import Plan, cluster
 from medfc.config import checks
 from tests.helpers.config import call_step, defaults
@@ -64,7 +64,7 @@ def test_no_plan_or_step_code_compares_a_sources_name():
     files = ["src/medfc/plan/medsnip.py", "src/medfc/plan/__init__.py", "src/medfc/config/prerequisites.py", "src/medfc/plan/cluster.py",
              "src/medfc/medsnip/steps.py",
              "src/medfc/medsnip/evaluate.py", "src/medfc/medsnip/options.py"]
-    names = "|".join(map(re.escape, sources.ANSWER_SOURCES))
+    names = "|".join(map(re.escape, ANSWER_SOURCES))
     pattern = re.compile(rf"""(==|!=|\bin)\s*\(?["']({names})["']|["']({names})["']\s*(==|!=|\bin\b)""")
     for file in files:
         text = (REPO / file).read_text(encoding="utf-8")

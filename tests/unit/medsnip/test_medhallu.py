@@ -1,4 +1,4 @@
-"""MedHallu as a MedSNIP answer source (``medhallu`` in medfc.medsnip.sources; its loader
+"""MedHallu as a MedSNIP answer source (``medhallu`` in medfc.medsnip.options.ANSWER_SOURCES; its loader
 medfc.medsnip.answers.medhallu_answers): a local file in the published form or in MedSNIP's lowercase copy, as a
 JSON array, JSONL or Parquet, or the published Parquet file on the Hugging Face Hub at a pinned commit and SHA-256,
 downloaded once (rule medsnip_fetch, served here by a local server that counts its requests). Each row gives its
