@@ -182,7 +182,8 @@ class OpenAICompatibleLM(LLMClient):
     def score_options(self, prompts: Sequence[str], options: Sequence[str], batch_size: int = 1) -> np.ndarray:
         out = np.full((len(prompts), len(options)), -np.inf)
         for pi, prompt in enumerate(prompts):
-            body = {"model": self.model, "prompt": prompt, "max_tokens": 1, "temperature": 0, "logprobs": self.top_logprobs}
+            body = {"model": self.model, "prompt": prompt, "max_tokens": 1, "temperature": 0,
+                    "logprobs": self.top_logprobs}
             data, cached = self.post("/completions", body)  # checked: choices[0].logprobs.top_logprobs[0] is an object
             usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
             self.ledger.record("score_options", Completion("", int(usage.get("prompt_tokens") or 0),

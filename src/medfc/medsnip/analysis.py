@@ -91,9 +91,10 @@ def per_pattern(rows: Sequence[PatternRow], n_resamples: int, seed: int, method:
         bs = paired_bootstrap(gold, atom_pred, snip_pred, n_resamples=n_resamples, seed=seed, method=method, alpha=alpha)
         res.update(ci_low=bs["ci_low"], ci_high=bs["ci_high"], p_gt_0=bs["p_gt_0"], method=method)
         clusters = [r["cluster"] for r in g]
-        cb = clustered_paired_bootstrap((gold, atom_pred, clusters), (gold, snip_pred, clusters), n_resamples=n_resamples,
-                                        seed=seed, alpha=alpha, method="percentile")
-        res.update(cluster_ci_low=cb["ci_low"], cluster_ci_high=cb["ci_high"], cluster_p_gt_0=cb["p_gt_0"], n_clusters=cb["n_clusters"])
+        cb = clustered_paired_bootstrap((gold, atom_pred, clusters), (gold, snip_pred, clusters),
+                                        n_resamples=n_resamples, seed=seed, alpha=alpha, method="percentile")
+        res.update(cluster_ci_low=cb["ci_low"], cluster_ci_high=cb["ci_high"], cluster_p_gt_0=cb["p_gt_0"],
+                   n_clusters=cb["n_clusters"])
         out[pattern] = res
     return out
 

@@ -1,7 +1,7 @@
-"""The loaders of MedSNIP's answer sources (``ANSWER_SOURCES`` of :mod:`medfc.medsnip.options`; formats in docs/medsnip.md): MedSNIP-Bench
-(one record per snippet, grouped into one answer per entry), HealthFC (the supported and refuted claims, which
-``rewrite_claims`` rewrites into the statements they assert) and MedHallu (two answers per row, ``<row>-gt`` TRUE
-and ``<row>-h`` FALSE, ``<row>`` its ``id`` or 0-based position).
+"""The loaders of MedSNIP's answer sources (``ANSWER_SOURCES`` of :mod:`medfc.medsnip.options`; formats in
+docs/medsnip.md): MedSNIP-Bench (one record per snippet, grouped into one answer per entry), HealthFC (the supported
+and refuted claims, which ``rewrite_claims`` rewrites into the statements they assert) and MedHallu (two answers per
+row, ``<row>-gt`` TRUE and ``<row>-h`` FALSE, ``<row>`` its ``id`` or 0-based position).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ BENCH_FIELDS = ("snippet_id", "entry_id", "query", "full_text", "subset", "snipp
                 "label_atomic", "label_human_general", "label_human_contextual")
 SNIPPET_ID_RE = re.compile(r"^(.+)-S(\d+)$")
 PARQUET_MAGIC = b"PAR1"
-STATEMENT_SCHEMA: dict[str, JSONValue] = {"type": "object", "required": ["statement"],
-                                          "properties": {"statement": {"type": "string", "minLength": 1, "pattern": r"\S"}}}
+STATEMENT_SCHEMA: dict[str, JSONValue] = {"type": "object", "required": ["statement"], "properties": {
+    "statement": {"type": "string", "minLength": 1, "pattern": r"\S"}}}
 
 
 def _tf(value: bool) -> str:

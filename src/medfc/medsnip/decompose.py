@@ -104,7 +104,8 @@ class Decomposer:
         self.opts = opts
         self.cache = cache
         self.report = report
-        self.prompts = {k: load_prompt(v, opts.prompt_dir) for k, v in PROMPTS.items()} if opts.mode in LLM_MODES else {}
+        self.prompts = ({k: load_prompt(v, opts.prompt_dir) for k, v in PROMPTS.items()}
+                        if opts.mode in LLM_MODES else {})
         self.identity = llm_identity(opts.llm) if opts.llm is not None else {}
         self.usage: dict[str, Counter] = {}
         self.counts: Counter = Counter()

@@ -120,9 +120,11 @@ def _fidelity(answers: Mapping[str, Answer], units_by_mode: Mapping[str, Sequenc
                 continue
             human = human_units(dict(ans), "human_snippets")
             n_human += len(human)
-            matched = analysis.best_human_pairs([u["source_sentences"] for u in auto], [h["source_sentences"] for h in human])
+            matched = analysis.best_human_pairs([u["source_sentences"] for u in auto],
+                                                [h["source_sentences"] for h in human])
             best += [f for _, f in matched]
-            pairs += [(u.get("text") or "", human[i].get("text") or "") for u, (i, _) in zip(auto, matched) if i is not None]
+            pairs += [(u.get("text") or "", human[i].get("text") or "")
+                      for u, (i, _) in zip(auto, matched) if i is not None]
             p = analysis.partition_ari(human, auto, len(answer_sentences(dict(ans))), [a["index"] for a in ans.get("atoms") or []])
             aris[p["over"]].append(p["ari"])
         if not best:

@@ -50,8 +50,8 @@ class AnswerSource:
 
 ANSWER_SOURCES: dict[str, AnswerSource] = {
     s.name: s for s in (
-        AnswerSource("healthfc", "HealthFC", "medfc.medsnip.answers:healthfc_source", healthfc_dataset=True, rewrites=True,
-                     unlabelled_nei=True),
+        AnswerSource("healthfc", "HealthFC", "medfc.medsnip.answers:healthfc_source", healthfc_dataset=True,
+                     rewrites=True, unlabelled_nei=True),
         AnswerSource("bench", "MedSNIP-Bench", "medfc.medsnip.answers:bench_source", human_units=True, given_atoms=True,
                      own_level=True),
         AnswerSource("medhallu", "MedHallu", "medfc.medsnip.answers:medhallu_source", hub=True),

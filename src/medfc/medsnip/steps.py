@@ -24,8 +24,9 @@ from medfc.medsnip.analysis import structure_stats
 from medfc.medsnip.calls import make_llm, settle_failures
 from medfc.medsnip.decompose import Decomposer
 from medfc.medsnip.evaluate import evaluate, group_verdicts, tau_sweep
-from medfc.medsnip.options import (LLM_MODES, DecomposeOptions, FetchOptions, PrepareOptions, ScoreOptions, StructureOptions,
-                                   TableOptions, TauOptions, VerifyOptions, answer_source, verifier_kind)
+from medfc.medsnip.options import (LLM_MODES, DecomposeOptions, FetchOptions, PrepareOptions, ScoreOptions,
+                                   StructureOptions, TableOptions, TauOptions, VerifyOptions, answer_source,
+                                   verifier_kind)
 from medfc.medsnip.answers import rewrite_statements
 from medfc.medsnip.records import Answer, Unit
 from medfc.medsnip.table import (calls_figure, calls_points, paper_rows, structure_table, table_caption, table_latex,
@@ -91,7 +92,8 @@ def decompose(inputs: StepFiles, outputs: StepFiles, options: DecomposeOptions, 
     client = make_llm(options.llm, ledger, runtime.threads) if options.mode in LLM_MODES and options.llm is not None else None
     dec = Decomposer(client, options, UnitCache(options.unit_cache_dir), report)
     units = dec.run(answers)
-    settle_failures(f"medsnip decompose {options.mode}", "answers", dec.failures, len([a for a in answers if a["text"].strip()]),
+    n_texts = len([a for a in answers if a["text"].strip()])
+    settle_failures(f"medsnip decompose {options.mode}", "answers", dec.failures, n_texts,
                     options.llm.max_failed_share if options.llm else 0.0, report, ledger, dec.cache, dec.n_malformed)
     write_jsonl(outputs["units"], units)
     info = dec.info(len(answers), units, ledger)

@@ -1,7 +1,7 @@
-"""MedSNIP's answer sources are one registry (``ANSWER_SOURCES`` of :mod:`medfc.medsnip.options`): the plan, the prepare step and the
-scoring look a source up. A test-only source, registered here and nowhere else, is planned (its jobs, the file
-its answers are read from, its modes, its scoring level) and read by the prepare step through its own loader;
-neither the plan nor the MedSNIP steps and scoring compare anything with a source's name."""
+"""MedSNIP's answer sources are one registry (``ANSWER_SOURCES`` of :mod:`medfc.medsnip.options`): the plan, the
+prepare step and the scoring look a source up. A test-only source, registered here and nowhere else, is planned (its
+jobs, the file its answers are read from, its modes, its scoring level) and read by the prepare step through its own
+loader; neither the plan nor the MedSNIP steps and scoring compare anything with a source's name."""
 
 from __future__ import annotations
 

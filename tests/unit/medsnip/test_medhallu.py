@@ -201,11 +201,12 @@ def test_the_plan_reads_a_local_file_or_fetches_the_pinned_hub_file(tmp_path):
 
 
 def test_the_hub_files_location_names_its_commit():
-    options = {"dataset": "medhallu", "repo": "UTAustin-AIHealth/MedHallu", "config": "pqa_labeled", "revision": REVISION,
-               "sha256": None, "endpoint": "https://huggingface.co/", "cache_dir": "cache"}
+    options = {"dataset": "medhallu", "repo": "UTAustin-AIHealth/MedHallu", "config": "pqa_labeled",
+               "revision": REVISION, "sha256": None, "endpoint": "https://huggingface.co/", "cache_dir": "cache"}
     url = FetchOptions.from_mapping(options).url
     assert url == f"https://huggingface.co/datasets/UTAustin-AIHealth/MedHallu/resolve/{REVISION}/{FILE}"
-    assert FetchOptions.from_mapping({**options, "config": "pqa_artificial"}).file == "pqa_artificial/train-00000-of-00001.parquet"
+    artificial = FetchOptions.from_mapping({**options, "config": "pqa_artificial"})
+    assert artificial.file == "pqa_artificial/train-00000-of-00001.parquet"
 
 
 # --------------------------------------------------------------------- the Hub file, served locally

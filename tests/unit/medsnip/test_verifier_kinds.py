@@ -1,6 +1,6 @@
 """MedSNIP's verifier kinds are one registry (``VERIFIER_KINDS`` of :mod:`medfc.medsnip.options`): the plan, the
-verify step and the verifier look a kind up. Test-only kinds, registered here and nowhere else, are planned (a verify job's
-options, prompts and inputs, the config check) and one of them is run through the verify step against the fake
+verify step and the verifier look a kind up. Test-only kinds, registered here and nowhere else, are planned (a verify
+job's options, prompts and inputs, the config check) and one of them is run through the verify step against the fake
 LLM server; neither the plan nor the MedSNIP steps, verifier and options compare anything with a kind's name."""
 
 from __future__ import annotations
