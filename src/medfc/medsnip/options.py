@@ -14,6 +14,7 @@ from typing import Annotated, Literal, get_args
 
 from medfc.common.llm_backends import BackendName, runs_locally
 from medfc.common.options import OneOf, Options, OptionsError
+from medfc.common.pinning import COMMIT
 from medfc.common.registry import lookup
 
 Mode = Literal["atoms", "group", "direct", "human_atoms", "human_snippets"]
@@ -254,6 +255,10 @@ class FetchOptions(Options):
     sha256: str | None  # the file's pinned SHA-256 (None: any file, its hash recorded)
     endpoint: str  # the Hub's address
     cache_dir: str
+
+    def _check(self, where: str) -> None:
+        if not COMMIT.match(self.revision):
+            raise OptionsError(f"{where}.revision: {self.revision!r} is not a commit (40 lower-case hex digits)")
 
     @property
     def file(self) -> str:

@@ -301,6 +301,12 @@ def test_a_changed_hub_file_stops_before_it_is_read(tmp_path, monkeypatch):
     assert json.loads(out["rows"].read_text(encoding="utf-8").splitlines()[0])["Ground Truth"] == "A daily walk made no difference."
 
 
+def test_a_revision_that_is_not_a_commit_is_refused_by_the_options(tmp_path):
+    with Hub({}) as hub, pytest.raises(ValueError, match=r"revision: 'main' is not a commit \(40 lower-case hex digits\)"):
+        call_step(steps.fetch, {}, {"rows": tmp_path / "r.jsonl", "report": tmp_path / "r.json"},
+                  {**_fetch_options(hub, tmp_path, None), "revision": "main"})
+
+
 # ------------------------------------------------------------------------------------ the paper's rows
 
 def test_the_papers_rows_of_each_dataset_in_our_modes():
