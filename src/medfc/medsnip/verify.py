@@ -84,12 +84,6 @@ def render_evidence(evidence: Sequence[Evidence]) -> str:
     return "\n".join(lines)
 
 
-def _index_id(searcher: object) -> str:
-    """The index a searcher answers from (a CachedSearch's backend, or the searcher itself)."""
-    backend = getattr(searcher, "backend", searcher)
-    return backend.index_id() if hasattr(backend, "index_id") else type(backend).__name__
-
-
 def _base(unit: UnitFields, opts: VerifyOptions) -> Verdict:
     rec = {k: unit.get(k) for k in UNIT_FIELDS}
     rec.update(verifier=opts.name, verifier_kind=opts.verifier, verdict=None, confidence=None,
@@ -193,7 +187,8 @@ class Verifier:
         r = self.opts.retrieval
         assert r is not None
         loop = {"max_rounds": r.max_rounds, "reprompt_below": r.reprompt_below, "k": r.hits_per_search, "title_chars": r.title_chars,
-                "text_chars": r.text_chars, "sources": list(r.sources), "indexes": {n: _index_id(s) for n, s in sorted(self.searchers.items())}}
+                "text_chars": r.text_chars, "sources": list(r.sources),
+                "indexes": {n: s.backend.index_id() for n, s in sorted(self.searchers.items())}}
         return cache_key("verify:retrieval", self.identity, {n: p.sha256 for n, p in sorted(self.prompts.items())}, loop, self._fields(unit, answer))
 
     def _retrieval(self, units: Sequence[UnitFields], answers: Mapping[str, Answer]) -> list[Verdict]:
@@ -303,7 +298,7 @@ class Verifier:
                 "usage": usage_total(v["usage"] for v in verdicts),
                 "calls": ledger.as_dict(llm_prices(opts.llm)), "cache": dict(self.cache.stats),
                 "rounds_mean": (sum(v["rounds"] for v in verdicts) / len(verdicts)) if verdicts else 0.0,
-                "searches_run": {n: s.searches for n, s in self.searchers.items() if hasattr(s, "searches")},
+                "searches_run": {n: s.searches for n, s in self.searchers.items()},
                 "prices": dataclasses.asdict(llm_prices(opts.llm))}
 
 

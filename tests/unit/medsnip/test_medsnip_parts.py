@@ -420,7 +420,9 @@ def test_failed_search_is_recorded_not_raised(tmp_path):
 
     class Broken:
         name = "bm25"
-        searches = 0
+
+        def index_id(self):
+            return "broken"
 
         def search(self, query, k):
             raise HttpError("GET https://index: HTTP 503 after 4 attempts", status=503)
@@ -433,7 +435,7 @@ def test_failed_search_is_recorded_not_raised(tmp_path):
 
     with FakeOpenAI(responder) as server:
         ver = _rag(server.base_url, tmp_path, _passages(tmp_path))
-        ver.searchers = {"bm25": Broken()}
+        ver.searchers = {"bm25": CachedSearch(Broken(), UnitCache(""))}
         [out] = ver.run([{"unit_id": "u", "answer_id": "a", "mode": "atoms", "text": "aspirin thins blood"}], {})
     assert out["evidence"] == [{"round": 1, "source": "bm25", "query": "aspirin", "hits": [],
                                 "error": "HttpError: GET https://index: HTTP 503 after 4 attempts"}]

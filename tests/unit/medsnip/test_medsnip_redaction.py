@@ -89,7 +89,6 @@ def test_a_pubmed_400_with_an_api_key_is_stored_redacted(tmp_path, eutils_400, c
 def test_a_raw_request_error_of_a_search_backend_is_stored_redacted(tmp_path, caplog):
     class Leaky:
         name = "pubmed"
-        searches = 0
 
         def index_id(self):
             return "leaky"
@@ -99,7 +98,7 @@ def test_a_raw_request_error_of_a_search_backend_is_stored_redacted(tmp_path, ca
                                            f"exceeded with url: /entrez/eutils/esearch.fcgi?db=pubmed&api_key={SECRET}&term=aspirin")
 
     with FakeOpenAI(_searching) as server, caplog.at_level(logging.DEBUG):
-        info, out = _verify(tmp_path, server.base_url, {"pubmed": Leaky()})
+        info, out = _verify(tmp_path, server.base_url, {"pubmed": CachedSearch(Leaky(), UnitCache(""))})
     from medfc.common.io import read_json, read_jsonl
 
     [rec] = read_jsonl(out["verdicts"])
