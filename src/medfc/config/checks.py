@@ -16,9 +16,8 @@ from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEMS, ensembling_sy
 from medfc.experiments.models.kinds import MODEL_KINDS
 from medfc.experiments.models.options import base_model, model_config_class
 from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS
-from medfc.medsnip.options import HUMAN_MODES, LLMOptions, RetrievalOptions
-from medfc.medsnip.options import ANSWER_SOURCES, answer_source
-from medfc.medsnip.options import verifier_kind
+from medfc.medsnip.options import (ANSWER_SOURCES, HUMAN_MODES, LLMOptions, RetrievalOptions, answer_source,
+                                   verifier_kind)
 from medfc.plan.models import mapping_at, named_models
 from medfc.plan.resources import ROW_KEYS, ROWS
 

@@ -21,13 +21,13 @@ from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
 from medfc.llm.base import Ledger
 from medfc.medsnip.analysis import structure_stats
+from medfc.medsnip.answers import rewrite_statements
 from medfc.medsnip.calls import make_llm, settle_failures
 from medfc.medsnip.decompose import Decomposer
 from medfc.medsnip.evaluate import evaluate, group_verdicts, tau_sweep
 from medfc.medsnip.options import (LLM_MODES, DecomposeOptions, FetchOptions, PrepareOptions, ScoreOptions,
                                    StructureOptions, TableOptions, TauOptions, VerifyOptions, answer_source,
                                    verifier_kind)
-from medfc.medsnip.answers import rewrite_statements
 from medfc.medsnip.records import Answer, Unit
 from medfc.medsnip.table import (calls_figure, calls_points, paper_rows, structure_table, table_caption, table_latex,
                                  table_rows, tau_table)

@@ -7,11 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from medfc.common.llm_backends import runs_locally
-from medfc.medsnip.options import (GIVEN_ATOM_MODES, HUMAN_MODES, LLM_MODES, MODES, DecomposeOptions, FetchOptions,
-                                   PrepareOptions, ScoreOptions, StructureOptions, TableOptions, TauOptions,
-                                   VerifyOptions)
-from medfc.medsnip.options import ANSWER_SOURCES, answer_source, enabled_sources
-from medfc.medsnip.options import verifier_kind
+from medfc.medsnip.options import (ANSWER_SOURCES, GIVEN_ATOM_MODES, HUMAN_MODES, LLM_MODES, MODES, DecomposeOptions,
+                                   FetchOptions, PrepareOptions, ScoreOptions, StructureOptions, TableOptions,
+                                   TauOptions, VerifyOptions, answer_source, enabled_sources, verifier_kind)
 from medfc.plan.jobs import Config, JobPlan, job
 from medfc.plan.models import layered
 from medfc.plan.part import Part
