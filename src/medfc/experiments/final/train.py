@@ -88,14 +88,14 @@ def train_healthfc(dataset: str | os.PathLike, options: HealthFCFinalOptions, di
     """Train each member of a HealthFC row on every claim and keep it under ``directory`` (a member: in
     ``members/<alias>``), for the epochs of its cross-validation ``infos``; a stack is fitted on their
     cross-validation ``predictions``. Returns what the card records."""
-    from medfc.experiments.healthfc.runs import train_all
+    from medfc.experiments.healthfc.runs import run_fold
 
     directory = Path(directory)
     trained: dict[str, object] = {}
     for alias, run in zip(options.members, options.runs):
         run = with_cv_epochs(run, infos[alias])
         work = directory / WORK / alias
-        info = train_all(dataset, run.replace(checkpoint_dir=str(work)), threads=threads, evidence=evidence)
+        _, info = run_fold(dataset, None, run.replace(checkpoint_dir=str(work)), threads=threads, evidence=evidence)
         target = directory / MEMBERS / alias if options.ensemble else directory
         target.mkdir(parents=True, exist_ok=True)
         for item in (work / run.system).iterdir():  # the run's kept model: its card and files

@@ -31,8 +31,6 @@ log = logging.getLogger(__name__)
 
 def load_claims(path: str | os.PathLike, lang: str = "en", report: SkipReport | None = None) -> list[Claim]:
     """The HealthFC dataset in language ``lang``; bad records and evidence ids skipped and counted."""
-    if lang not in ("en", "de"):
-        raise ValueError("lang must be 'en' or 'de'")
     report = report or SkipReport("healthfc-claims")
     claims: list[Claim] = []
     seen: set[str] = set()
@@ -85,11 +83,8 @@ def stratified_holdout(claims: Sequence[Claim], fraction: float, seed: int) -> t
         return list(claims), []
     rng = np.random.default_rng(seed)
     keep, held = [], []
-    by_label: dict[str, list[Claim]] = {}
-    for c in claims:
-        by_label.setdefault(c.label, []).append(c)
-    for label in sorted(by_label):
-        group = by_label[label]
+    for label in sorted({c.label for c in claims}):
+        group = [c for c in claims if c.label == label]
         order = rng.permutation(len(group))
         n_held = min(len(group) - 1, max(1, round(fraction * len(group))))
         held.extend(group[i] for i in order[:n_held])
@@ -273,20 +268,26 @@ def source_snippets(spec: System, evidence: str | os.PathLike | None) -> dict[st
     return evidence_by_claim(evidence)
 
 
-def run_fold(dataset: str | os.PathLike, folds: str | os.PathLike, options: HealthFCFoldOptions, *, threads: int | None = None,
-             report: SkipReport | None = None, evidence: str | os.PathLike | None = None) -> tuple[list[HealthFCPrediction], RunInfo]:
-    """Train ``options.system`` on every fold but ``options.fold``, predict it; (records, info)."""
+def run_fold(dataset: str | os.PathLike, folds: str | os.PathLike | None, options: HealthFCFoldOptions, *,
+             threads: int | None = None, report: SkipReport | None = None,
+             evidence: str | os.PathLike | None = None) -> tuple[list[HealthFCPrediction], RunInfo]:
+    """Train ``options.system`` on every fold but ``options.fold``, predict it; (records, info). ``folds`` None: every
+    claim trains (a row's final model, kept in ``options.checkpoint_dir``)."""
     spec = system(options.system)
     if not isinstance(options.system_options, spec.options):
         raise TypeError(f"system {spec.name} takes {spec.options.__name__}, not {type(options.system_options).__name__}")
     snippets = source_snippets(spec, evidence)
     model = build_model(options.train, threads)  # the run's model, its kind chosen once (an encoder's device resolved once)
-    report = report or SkipReport(f"healthfc-{spec.name}-fold{options.fold}")
+    report = report or SkipReport(f"healthfc-{spec.name}-{'final' if folds is None else f'fold{options.fold}'}")
     claims = load_claims(dataset, options.lang, report)
-    train_c, test_c = split_fold(claims, load_folds(folds), options.fold, report)
-    train_c, val_c = stratified_holdout(train_c, options.system_options.val_fraction, options.train.seed)
+    if folds is None:
+        train_c, val_c, test_c = claims, [], []
+    else:
+        train_c, test_c = split_fold(claims, load_folds(folds), options.fold, report)
+        train_c, val_c = stratified_holdout(train_c, options.system_options.val_fraction, options.train.seed)
     ckpt = Path(options.checkpoint_dir) if options.checkpoint_dir is not None else None
-    log.info("HealthFC %s fold %d (%s): %d train, %d validation, %d test claims", spec.name, options.fold, options.lang, len(train_c), len(val_c), len(test_c))
+    log.info("HealthFC %s %s (%s): %d train, %d validation, %d test claims", spec.name,
+             "final" if folds is None else f"fold {options.fold}", options.lang, len(train_c), len(val_c), len(test_c))
     fold = Fold(train_c, val_c, test_c, snippets, options.fold, options.lang)
     records, info = TRAINERS[spec.trainer](spec, fold, options, model, ckpt, threads, report)
     info.update({"system": spec.name, "fold": options.fold, "lang": options.lang, "n_train": len(train_c), "n_validation": len(val_c),
@@ -294,22 +295,6 @@ def run_fold(dataset: str | os.PathLike, folds: str | os.PathLike, options: Heal
                  "options": options.system_options.as_dict(), "scores": record_scores(records, spec.labels),
                  "skips": report.as_dict()})
     return records, info
-
-
-def train_all(dataset: str | os.PathLike, options: HealthFCFoldOptions, *, threads: int | None = None,
-              evidence: str | os.PathLike | None = None) -> RunInfo:
-    """Train ``options.system`` on every claim and keep it: a row's final model; returns its info."""
-    spec = system(options.system)
-    if options.checkpoint_dir is None:
-        raise ValueError("a final model is kept: its options name a checkpoint_dir")
-    snippets = source_snippets(spec, evidence)
-    report = SkipReport(f"healthfc-{spec.name}-final")
-    claims = load_claims(dataset, options.lang, report)
-    log.info("HealthFC %s final (%s): %d training claims", spec.name, options.lang, len(claims))
-    fold = Fold(list(claims), [], [], snippets, options.fold, options.lang)
-    _, info = TRAINERS[spec.trainer](spec, fold, options, build_model(options.train, threads), Path(options.checkpoint_dir), threads, report)
-    info.update({"system": spec.name, "lang": options.lang, "n_train": len(claims), "skips": report.as_dict()})
-    return info
 
 
 def write_fold(predictions: str | os.PathLike, info_path: str | os.PathLike | None, records: Sequence[HealthFCPrediction], info: RunInfo) -> None:
