@@ -8,8 +8,8 @@ from torch import nn
 from medfc.common.device import Placement, resolve_precision
 from medfc.common.options import OptionsError
 from medfc.experiments.models.training import (
-    LengthGroupedBatchSampler,
     PadCollator,
+    length_grouped_batches,
     linear_warmup_schedule,
     load_checkpoint,
     predict,
@@ -43,41 +43,34 @@ def test_config_takes_every_key_from_the_config_and_names_bad_ones():
         config(batch_size="8")
 
 
-def test_length_grouped_sampler_covers_every_index_once_and_groups_lengths():
+def test_length_grouped_batches_cover_every_index_once_and_group_lengths():
     rng = np.random.default_rng(0)
     lengths = rng.integers(5, 500, size=403).tolist()
-    sampler = LengthGroupedBatchSampler(lengths, batch_size=8, seed=3, group_factor=10)
     spreads = []
     for epoch in range(2):
-        sampler.set_epoch(epoch)
-        batches = list(sampler)
+        batches = length_grouped_batches(lengths, batch_size=8, seed=3, epoch=epoch, group_factor=10)
         flat = [i for b in batches for i in b]
         assert sorted(flat) == list(range(403))
-        assert len(batches) == len(sampler) == 51
+        assert len(batches) == 51
         assert max(lengths[i] for i in batches[0]) == max(lengths)  # longest batch first
         spreads.append(np.mean([max(lengths[i] for i in b) - min(lengths[i] for i in b) for b in batches]))
     random_spread = np.mean([np.ptp(rng.choice(lengths, 8)) for _ in range(200)])
     assert max(spreads) < random_spread / 5
-    sampler.set_epoch(0)
-    first = list(sampler)
-    sampler.set_epoch(1)
-    assert list(sampler) != first  # reshuffled per epoch
-    sampler.set_epoch(0)
-    assert list(sampler) == first  # deterministic per (seed, epoch)
+    first = length_grouped_batches(lengths, batch_size=8, seed=3, epoch=0, group_factor=10)
+    assert length_grouped_batches(lengths, batch_size=8, seed=3, epoch=1, group_factor=10) != first  # reshuffled per epoch
+    assert length_grouped_batches(lengths, batch_size=8, seed=3, epoch=0, group_factor=10) == first  # deterministic per (seed, epoch)
 
 
-def test_sampler_without_shuffle_sorts_by_length():
-    batches = list(LengthGroupedBatchSampler([3, 9, 1, 7, 5], batch_size=2, shuffle=False))
-    assert batches == [[1, 3], [4, 0], [2]]
+def test_batches_without_shuffle_are_sorted_by_length():
+    assert length_grouped_batches([3, 9, 1, 7, 5], batch_size=2, shuffle=False) == [[1, 3], [4, 0], [2]]
 
 
-def test_pad_collator_dynamic_and_fixed():
+def test_pad_collator_pads_to_the_longest():
     feats = [{"input_ids": [5, 6, 7], "attention_mask": [1, 1, 1], "labels": 2}, {"input_ids": [5], "attention_mask": [1], "labels": 0}]
     batch = PadCollator(pad_token_id=9)(feats)
     assert batch["input_ids"].tolist() == [[5, 6, 7], [5, 9, 9]]
     assert batch["attention_mask"].tolist() == [[1, 1, 1], [1, 0, 0]]
     assert batch["labels"].tolist() == [2, 0]
-    assert PadCollator(pad_token_id=0, pad_to=6)(feats)["input_ids"].shape == (2, 6)
 
 
 def test_linear_warmup_then_linear_decay():

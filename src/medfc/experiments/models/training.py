@@ -6,7 +6,6 @@ length-grouped batches, gradient accumulation, AdamW with linear warm-up and dec
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import math
@@ -14,7 +13,7 @@ import os
 import random
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar, cast
@@ -25,6 +24,7 @@ from tqdm.auto import tqdm
 
 from medfc.common.device import Placement
 from medfc.experiments.models.options import TrainConfig
+from medfc.experiments.models.sklearn_common import Info
 
 log = logging.getLogger(__name__)
 
@@ -59,69 +59,47 @@ def set_seed(seed: int) -> None:
         torch.cuda.manual_seed_all(seed)
 
 
-class LengthGroupedBatchSampler:
-    """Batches of indices of similar lengths: with ``shuffle``, seeded mega-batches sorted by length, the longest
-    batch first and the rest shuffled; without, all sorted by length (inference)."""
-
-    def __init__(self, lengths: Sequence[int], batch_size: int, *, seed: int = 0, shuffle: bool = True, group_factor: int = 50,
-                 group: bool = True) -> None:
-        if batch_size < 1:
-            raise ValueError("batch_size must be >= 1")
-        self.lengths = np.asarray(lengths, dtype=np.int64)
-        self.batch_size = batch_size
-        self.seed = seed
-        self.shuffle = shuffle
-        self.group_factor = max(1, group_factor)
-        self.group = group
-        self.epoch = 0
-
-    def set_epoch(self, epoch: int) -> None:
-        self.epoch = epoch
-
-    def __len__(self) -> int:
-        return math.ceil(len(self.lengths) / self.batch_size)
-
-    def __iter__(self) -> Iterator[list[int]]:
-        n = len(self.lengths)
-        bs = self.batch_size
-        if not self.shuffle:
-            order = np.argsort(-self.lengths, kind="stable") if self.group else np.arange(n)
-            for start in range(0, n, bs):
-                yield order[start : start + bs].tolist()
-            return
-        rng = np.random.default_rng([self.seed, self.epoch])
-        perm = rng.permutation(n)
-        if not self.group:
-            batches = [perm[s : s + bs] for s in range(0, n, bs)]
-        else:
-            mega = bs * self.group_factor
-            batches = []
-            for start in range(0, n, mega):
-                chunk = perm[start : start + mega]
-                chunk = chunk[np.argsort(-self.lengths[chunk], kind="stable")]
-                batches.extend(chunk[s : s + bs] for s in range(0, len(chunk), bs))
-            if batches:  # the longest batch goes first so that out-of-memory errors show up immediately
-                longest = int(np.argmax([self.lengths[b].max() for b in batches]))
-                rest = [b for i, b in enumerate(batches) if i != longest]
-                batches = [batches[longest]] + [rest[i] for i in rng.permutation(len(rest))]
-        for b in batches:
-            yield b.tolist()
+def length_grouped_batches(lengths: Sequence[int], batch_size: int, *, seed: int = 0, epoch: int = 0, shuffle: bool = True,
+                           group_factor: int = 50, group: bool = True) -> list[list[int]]:
+    """Batches of indices of similar lengths: with ``shuffle``, mega-batches seeded by (seed, epoch) sorted by length,
+    the longest batch first and the rest shuffled; without, all sorted by length (inference)."""
+    if batch_size < 1:
+        raise ValueError("batch_size must be >= 1")
+    lengths = np.asarray(lengths, dtype=np.int64)
+    n, bs = len(lengths), batch_size
+    if not shuffle:
+        order = np.argsort(-lengths, kind="stable") if group else np.arange(n)
+        return [order[start : start + bs].tolist() for start in range(0, n, bs)]
+    rng = np.random.default_rng([seed, epoch])
+    perm = rng.permutation(n)
+    if not group:
+        return [perm[s : s + bs].tolist() for s in range(0, n, bs)]
+    mega = bs * group_factor
+    batches = []
+    for start in range(0, n, mega):
+        chunk = perm[start : start + mega]
+        chunk = chunk[np.argsort(-lengths[chunk], kind="stable")]
+        batches.extend(chunk[s : s + bs] for s in range(0, len(chunk), bs))
+    if batches:  # the longest batch goes first so that out-of-memory errors show up immediately
+        longest = int(np.argmax([lengths[b].max() for b in batches]))
+        rest = [b for i, b in enumerate(batches) if i != longest]
+        batches = [batches[longest]] + [rest[i] for i in rng.permutation(len(rest))]
+    return [b.tolist() for b in batches]
 
 
 class PadCollator:
-    """Dynamic padding of list fields to the batch's longest (at least ``pad_to``; ``input_ids`` with
-    ``pad_token_id``, ``labels`` with -100, others with 0); scalars as tensors."""
+    """Dynamic padding of list fields to the batch's longest (``input_ids`` with ``pad_token_id``, ``labels`` with
+    -100, others with 0); scalars as tensors."""
 
-    def __init__(self, pad_token_id: int = 0, pad_to: int | None = None) -> None:
+    def __init__(self, pad_token_id: int = 0) -> None:
         self.pad_values: dict[str, int] = {"input_ids": pad_token_id, "labels": -100}
-        self.pad_to = pad_to
 
     def __call__(self, features: Sequence[Feature]) -> Batch:
         batch: Batch = {}
         for key in features[0]:
             values = [f[key] for f in features]
             if isinstance(values[0], (list, tuple, np.ndarray)):
-                width = max(self.pad_to or 0, *(len(v) for v in values))
+                width = max(len(v) for v in values)
                 pad = self.pad_values.get(key, 0)
                 is_float = any(isinstance(x, float) for v in values for x in v[:1])
                 arr = np.full((len(values), width), pad, dtype=np.float32 if is_float else np.int64)
@@ -142,7 +120,7 @@ def feature_length(feature: Mapping[str, object]) -> int:
 
 
 @dataclass
-class TrainResult:
+class TrainResult(Info):
     steps: int = 0
     epochs_run: int = 0
     examples_seen: int = 0
@@ -155,9 +133,6 @@ class TrainResult:
     precision: str = "fp32"
     checkpoint: str | None = None
     stopped_early: bool = False
-
-    def as_dict(self) -> dict[str, object]:
-        return dataclasses.asdict(self)
 
 
 def default_loss(model: torch.nn.Module, batch: Batch) -> torch.Tensor:
@@ -259,9 +234,7 @@ def train(model: torch.nn.Module, features: Sequence[Feature], cfg: TrainConfig,
     keep = subsample(len(features), cfg.max_examples, cfg.seed)
     feats = [features[i] for i in keep]
     lens = [lengths[i] for i in keep] if lengths is not None else [feature_length(f) for f in feats]
-    sampler = LengthGroupedBatchSampler(lens, cfg.batch_size, seed=cfg.seed, shuffle=True, group_factor=cfg.group_factor, group=cfg.length_grouping)
-
-    steps_per_epoch = math.ceil(len(sampler) / cfg.grad_accum)
+    steps_per_epoch = math.ceil(math.ceil(len(lens) / cfg.batch_size) / cfg.grad_accum)
     total_steps = max(1, math.ceil(cfg.epochs * steps_per_epoch))
     if cfg.max_steps is not None:
         total_steps = min(total_steps, cfg.max_steps)
@@ -305,8 +278,8 @@ def train(model: torch.nn.Module, features: Sequence[Feature], cfg: TrainConfig,
     bar = tqdm(total=total_steps, desc=desc, disable=None if cfg.progress else True, file=sys.stderr, leave=False)
     done = False
     for epoch in range(n_epochs):
-        sampler.set_epoch(epoch)
-        batches = list(sampler)
+        batches = length_grouped_batches(lens, cfg.batch_size, seed=cfg.seed, epoch=epoch, group_factor=cfg.group_factor,
+                                         group=cfg.length_grouping)
         optimizer.zero_grad(set_to_none=True)
         running = 0.0
         for i, idx in enumerate(batches):
@@ -377,14 +350,11 @@ def predict(model: torch.nn.Module, features: Sequence[_F], *, collate: Callable
     model.eval()
     lens = list(lengths) if lengths is not None else [feature_length(f) for f in features]
     out: list[_R | None] = [None] * len(features)
-    sampler = LengthGroupedBatchSampler(lens, batch_size, shuffle=False)
     with torch.inference_mode():
-        for idx in tqdm(sampler, desc=desc, disable=None if progress else True, file=sys.stderr, leave=False):
+        for idx in tqdm(length_grouped_batches(lens, batch_size, shuffle=False), desc=desc, disable=None if progress else True, file=sys.stderr, leave=False):
             batch = move_to(collate([features[j] for j in idx]), dev)
             with torch.autocast(device_type=dev.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
                 results = forward_fn(model, batch)
-            if len(results) != len(idx):
-                raise RuntimeError(f"forward_fn returned {len(results)} outputs for {len(idx)} examples")
             for j, r in zip(idx, results):
                 out[j] = r
     if was_training:
