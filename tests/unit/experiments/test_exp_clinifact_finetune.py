@@ -84,7 +84,7 @@ def test_lora_fine_tuning_keeps_the_lowest_validation_loss_saves_adapters_only_a
     from medfc.llm.local import TransformersLM
 
     scorer = TransformersLM.from_loaded("tiny", reloaded, tok, batch_size=4)
-    again, _, _ = CP.score_pairs(scorer, tok, test, "test", "fine_tuned", opts.max_prompt_tokens, 4, SkipReport("t"))
+    again, _, _ = CP.score_pairs(scorer, tok, {"test": test}, "fine_tuned", opts.max_prompt_tokens, 4, SkipReport("t"))
     ours = [r for r in records if r["split"] == "test"]
     for a, b in zip(again, ours):
         assert [a["probs"][k] for k in CD.CLINIFACT_LABELS] == pytest.approx([b["probs"][k] for k in CD.CLINIFACT_LABELS], abs=1e-4)

@@ -173,8 +173,7 @@ def run_fine_tuned(split_csvs: dict[str, str | os.PathLike], opts: FineTuneOptio
                         "target_modules": list(opts.target_modules)}}
     opts = opts.replace(model=resolve_model(opts.model))
     placement = Placement.resolve(opts.device, opts.precision, threads)
-    device = placement.device
-    model, tokenizer, sizes = load_lora_model(opts, device)
+    model, tokenizer, sizes = load_lora_model(opts, placement.device)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
     collate = LeftPadCollator(pad_id)
     splits = {s: load_pairs(split_csvs[s], report) for s in dict.fromkeys(("train", "validation", *opts.predict_splits))}
@@ -193,15 +192,10 @@ def run_fine_tuned(split_csvs: dict[str, str | os.PathLike], opts: FineTuneOptio
     log.info("clinifact-lora: kept epoch %s (validation cross-entropy %.4f)", result.best_epoch, result.best_metric or float("nan"))
 
     scorer = TransformersLM.from_loaded(opts.model, model, tokenizer, batch_size=opts.eval_batch_size)
-    records: list[PairPrediction] = []
-    trimmed = no_option = 0
     start = time.perf_counter()
-    for split in opts.predict_splits:
-        recs, cut, missing = score_pairs(scorer, tokenizer, splits[split], split, "fine_tuned", opts.max_prompt_tokens,
-                                         opts.eval_batch_size, report)
-        records += recs
-        trimmed += cut
-        no_option += missing
+    predicted = {s: splits[s] for s in opts.predict_splits}
+    records, trimmed, no_option = score_pairs(scorer, tokenizer, predicted, "fine_tuned", opts.max_prompt_tokens,
+                                              opts.eval_batch_size, report)
     predict_seconds = time.perf_counter() - start
 
     saved: dict[str, str] = {}

@@ -5,7 +5,7 @@ inconclusive, NONE → NEI. An abstract too long for the budget is trimmed from 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -80,18 +80,19 @@ def prompts_for(pairs: Sequence[Pair], tokenizer, max_prompt_tokens: int) -> tup
     return [prompt for prompt, _ in fitted], sum(cut for _, cut in fitted)
 
 
-def score_pairs(scorer: LLMClient, tokenizer, pairs: Sequence[Pair], split: str, system: str, max_prompt_tokens: int,
+def score_pairs(scorer: LLMClient, tokenizer, splits: Mapping[str, Sequence[Pair]], system: str, max_prompt_tokens: int,
                 batch_size: int, report: SkipReport) -> tuple[list[PairPrediction], int, int]:
-    """One record per pair, the options' log-probabilities softmaxed over the three; a pair none of whose options came
-    back gets no prediction. Returns (records, prompts trimmed, pairs without any option)."""
+    """One record per pair of each split, the options' log-probabilities softmaxed over the three; a pair none of whose
+    options came back gets no prediction. Returns (records, prompts trimmed, pairs without any option)."""
     labels = list(answer_options().values())
-    prompts, trimmed = prompts_for(pairs, tokenizer, max_prompt_tokens)
-    logp = scorer.score_options(prompts, ANSWER_OPTIONS, batch_size)
-    records, no_option = [], 0
-    for p, row in zip(pairs, logp):
-        answered = np.isfinite(row).any()
-        if not answered:
-            no_option += 1
-            report.count("no_option_in_top_logprobs")
-        records.append(prediction_record(p, split, system, labels, _softmax(row) if answered else None))
+    records, trimmed, no_option = [], 0, 0
+    for split, pairs in splits.items():
+        prompts, cut = prompts_for(pairs, tokenizer, max_prompt_tokens)
+        trimmed += cut
+        for p, row in zip(pairs, scorer.score_options(prompts, ANSWER_OPTIONS, batch_size)):
+            answered = np.isfinite(row).any()
+            if not answered:
+                no_option += 1
+                report.count("no_option_in_top_logprobs")
+            records.append(prediction_record(p, split, system, labels, _softmax(row) if answered else None))
     return records, trimmed, no_option

@@ -19,15 +19,6 @@ from medfc.llm import LLMClient, make_client
 log = logging.getLogger(__name__)
 
 
-def resolved(opts: ZeroShotOptions) -> ZeroShotOptions:
-    """The options with a local model's name and the tokenizer's resolved as the job loads them (``offline:``)."""
-    if runs_locally(opts.backend):
-        opts = opts.replace(model=resolve_model(opts.model))
-    if opts.tokenizer:
-        opts = opts.replace(tokenizer=resolve_model(opts.tokenizer))
-    return opts
-
-
 def run_zero_shot(split_csvs: dict[str, str | os.PathLike], opts: ZeroShotOptions, *, threads: int | None = None,
                   report: SkipReport | None = None) -> tuple[list[PairPrediction], RunInfo]:
     """Zero-shot predictions for the splits of ``opts.splits`` (paths in ``split_csvs``) on the job's ``threads``."""
@@ -35,10 +26,10 @@ def run_zero_shot(split_csvs: dict[str, str | os.PathLike], opts: ZeroShotOption
     from medfc.experiments.models.training import set_seed
 
     report = report or SkipReport("clinifact-zero-shot")
-    opts = resolved(opts)
     set_seed(0)
     tokenizer = None
     if runs_locally(opts.backend):
+        opts = opts.replace(model=resolve_model(opts.model))  # a local model's name as the job loads it (``offline:``)
         if threads is not None:
             set_torch_threads(threads)
         scorer: LLMClient = make_client(opts.backend, opts.model, device=opts.device, precision=opts.precision,
@@ -52,15 +43,10 @@ def run_zero_shot(split_csvs: dict[str, str | os.PathLike], opts: ZeroShotOption
     if tokenizer is None and opts.tokenizer:
         from transformers import AutoTokenizer
 
-        tokenizer = AutoTokenizer.from_pretrained(opts.tokenizer)
-    records: list[PairPrediction] = []
-    trimmed = no_option = 0
-    for split in opts.splits:
-        recs, cut, missing = score_pairs(scorer, tokenizer, load_pairs(split_csvs[split], report), split, "zero_shot",
-                                         opts.max_prompt_tokens, opts.batch_size, report)
-        records += recs
-        trimmed += cut
-        no_option += missing
+        tokenizer = AutoTokenizer.from_pretrained(resolve_model(opts.tokenizer))
+    splits = {split: load_pairs(split_csvs[split], report) for split in opts.splits}
+    records, trimmed, no_option = score_pairs(scorer, tokenizer, splits, "zero_shot", opts.max_prompt_tokens,
+                                              opts.batch_size, report)
     info: RunInfo = {"system": "zero_shot", "backend": opts.backend, "model": opts.model, "options": answer_options(),
                      "n_prompts_trimmed": trimmed, "n_no_option": no_option, "scores": scores_by_split(records, opts.splits),
                      "skips": report.as_dict()}

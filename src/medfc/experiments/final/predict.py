@@ -1,10 +1,5 @@
-"""``medfc predict``: a kept model (:mod:`medfc.experiments.final.kept`) applied to new claims (docs/experiments.md).
-
-Each row gives the fields the model's system reads (:func:`required_fields`); each output line is ``{"id", "label",
-"probabilities"}`` in input order (a pipeline or joint system adds ``evidence_ids``). Inputs are built by the training
-code, so a kept model sees a new claim as it saw its test claims; a kept ensemble combines its members' records as the
-ensemble step does. A row lacking a field, or not a JSON object, is skipped and counted; with no row predicted the exit
-status is 1.
+"""``medfc predict``: a kept model (:mod:`medfc.experiments.final.kept`) applied to new claims, each built by the
+training code so that it is read as the run read its test claims (its rows, output and exit status: docs/experiments.md).
 """
 
 from __future__ import annotations
@@ -170,7 +165,7 @@ def predict_adapters(directory: Path, card: ModelCard, rows: Sequence[tuple[str,
     options = card.get("options") or {}
     limit = settings.max_prompt_tokens or int(options.get("max_prompt_tokens") or DEFAULT_MAX_PROMPT_TOKENS)
     pairs = [row_pair(rid, row) for rid, row in rows]
-    records, trimmed, _ = score_pairs(scorer, tokenizer, pairs, "predict", "fine_tuned", limit, batch_size, report)
+    records, trimmed, _ = score_pairs(scorer, tokenizer, {"predict": pairs}, "fine_tuned", limit, batch_size, report)
     if trimmed:
         report.count("prompts_trimmed", trimmed)
     # a record without a label (no option scored) is left out: a local model always scores them
