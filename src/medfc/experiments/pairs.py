@@ -18,7 +18,7 @@ from medfc.common.io import read_jsonl, write_json, write_jsonl
 from medfc.common.labels import CLINIFACT_LABELS
 from medfc.common.report import SkipReport
 from medfc.experiments.examples import Example
-from medfc.experiments.models.metrics import validation_scores
+from medfc.experiments.models.sklearn_common import validation_scores
 from medfc.experiments.models.kinds import FittedModel, Model, build_model
 from medfc.experiments.models.options import CLINIFACT_PAIRS, SPLITS, PairData, PairsTrainOptions
 from medfc.experiments.records import PairPrediction, RunInfo
@@ -117,11 +117,6 @@ def fit_predict(model: Model, labels: Sequence[str], train: Sequence[Example], v
     return fitted, {name: fitted.probs(list(examples), desc=f"{desc}/{name}") for name, examples in predict.items()}
 
 
-def read_splits(files: Mapping[str, str | os.PathLike], data: PairData, report: SkipReport) -> dict[str, list[Pair]]:
-    """Each split's pairs (``files``: split → its file)."""
-    return {split: load_pairs(path, report, data) for split, path in files.items()}
-
-
 def run_discriminative(files: Mapping[str, str | os.PathLike], options: PairsTrainOptions, *, threads: int | None = None,
                        report: SkipReport | None = None) -> tuple[list[PairPrediction], RunInfo]:
     """Fit ``options.train`` on train and predict ``predict_splits``; kept with a ``checkpoint_dir``."""
@@ -129,7 +124,7 @@ def run_discriminative(files: Mapping[str, str | os.PathLike], options: PairsTra
 
     data = options.data
     report = report or SkipReport(f"{data.dataset}-discriminative")
-    splits = read_splits({s: files[s] for s in SPLITS}, data, report)
+    splits = {s: load_pairs(files[s], report, data) for s in SPLITS}
 
     def examples(split: str) -> list[Example]:
         return [pair_example(p, options.include_title) for p in splits[split]]

@@ -119,7 +119,7 @@ def _world(tmp_path, members, n_inner=300, n_test=200, seed=0):
 
 
 def _f1(records):
-    from medfc.experiments.models.metrics import validation_scores
+    from medfc.experiments.models.sklearn_common import validation_scores
 
     return validation_scores([r["label"] for r in records], [r["pred_label"] for r in records], LABELS)["macro_f1"]
 

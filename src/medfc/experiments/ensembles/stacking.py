@@ -108,12 +108,12 @@ def pairs_inner_cv(train_file: str | os.PathLike, validation_file: str | os.Path
     """The member's out-of-fold predictions over a pairs dataset's train + validation files, each part by the member
     fit on the others."""
     from medfc.experiments.models.kinds import build_model
-    from medfc.experiments.pairs import SYSTEM, fit_predict, pair_example, prediction_record, read_splits
+    from medfc.experiments.pairs import SYSTEM, fit_predict, load_pairs, pair_example, prediction_record
 
     run = options.run
     classes = run.data.classes
     report = SkipReport(f"{run.data.dataset}-inner")
-    splits = read_splits({"train": train_file, "validation": validation_file}, run.data, report)
+    splits = {s: load_pairs(f, report, run.data) for s, f in (("train", train_file), ("validation", validation_file))}
     pool = [(s, p) for s in ("train", "validation") for p in splits[s]]
     part = inner_assignment([p.id for _, p in pool], [p.label for _, p in pool], options.inner.inner_folds, options.inner.seed)
     model = build_model(run.train, threads)

@@ -26,7 +26,7 @@ from medfc.common.tokens import token_ids
 from medfc.experiments.models.encoder import EncoderModel, load_tokenizer
 from medfc.experiments.examples import Claim
 from medfc.experiments.models.keeper import CARD, TRANSFORMERS_DIR, keep_checkpoint
-from medfc.experiments.models.metrics import validation_scores
+from medfc.experiments.models.sklearn_common import validation_scores
 from medfc.experiments.models.options import TrainConfig
 from medfc.experiments.records import CardFields, ModelCard
 from medfc.experiments.models.training import TrainResult, class_weights, load_checkpoint, predict, set_seed, train
@@ -90,8 +90,6 @@ class JointModel(nn.Module):
     def __init__(self, encoder: nn.Module, n_labels: int, *, evidence_weight: float, threshold: float, pool: str,
                  dropout: float = 0.1) -> None:
         super().__init__()
-        if pool not in ("gold", "pred"):
-            raise ValueError("pool must be 'gold' or 'pred'")
         self.encoder = encoder
         hidden = encoder.config.hidden_size
         self.token_attention = nn.Linear(hidden, 1)
@@ -279,11 +277,6 @@ class FittedJoint:
     def predict(self, claims: Sequence[Claim], desc: str = "joint/predict") -> list[tuple[np.ndarray, np.ndarray]]:
         """(label probabilities, evidence probabilities of its sentences in document order) per claim."""
         return self.infer(self.features(claims), desc)
-
-    def probs(self, claims: Sequence[Claim], desc: str = "joint/predict") -> np.ndarray:
-        """The label probabilities alone, ``[len(claims), len(labels)]`` (the interface of every fitted model)."""
-        out = self.predict(claims, desc)
-        return np.stack([lp for lp, _ in out]) if out else np.zeros((0, len(self.labels)), dtype=np.float32)
 
 
 class JointEncoder:

@@ -19,9 +19,8 @@ from medfc.common.device import Placement
 from medfc.experiments.models.aliases import resolve_model
 from medfc.experiments.examples import Example
 from medfc.experiments.models.keeper import CARD, TRANSFORMERS_DIR, keep_checkpoint
-from medfc.experiments.models.metrics import validation_scores
 from medfc.experiments.models.options import TrainConfig
-from medfc.experiments.models.sklearn_common import Info
+from medfc.experiments.models.sklearn_common import Info, validation_scores
 from medfc.experiments.records import CardFields, ModelCard
 from medfc.experiments.models.training import Feature, PadCollator, TrainResult, class_weights, default_loss, load_checkpoint, predict, set_seed, train
 
@@ -54,8 +53,6 @@ def encode_pair(tokenizer, a: str, b: str | None = None, max_length: int = 512, 
 
     ``b_prefix`` (e.g. a title) leads the second segment (cut only past half the room). ``b`` is cut first, from
     the ``trim`` side; ``a`` from its end only when it alone takes more than half of the room."""
-    if trim not in ("left", "right"):
-        raise ValueError("trim must be 'left' or 'right'")
     backend = tokenizer.backend_tokenizer
     backend.no_truncation()
     backend.no_padding()
@@ -97,14 +94,16 @@ class EncodeStats(Info):
     truncated: int = 0
 
 
-def make_features(tokenizer, examples: Sequence[Example], labels: Sequence[str], max_length: int, trim: str = "right", stats: EncodeStats | None = None) -> list[Feature]:
-    index = {label: i for i, label in enumerate(labels)}
+def make_features(tokenizer, examples: Sequence[Example], labels: Sequence[str] | None, max_length: int,
+                  trim: str = "right", stats: EncodeStats | None = None) -> list[Feature]:
+    """Each example's features, with its label's index when ``labels`` are given (None: to predict)."""
+    index = {label: i for i, label in enumerate(labels or ())}
     feats: list[Feature] = []
     n_cut = 0
     for ex in examples:
         feat, cut = encode_pair(tokenizer, ex.text_a, ex.text_b, max_length, trim, ex.prefix_b)
         n_cut += cut
-        if ex.label is not None:
+        if labels is not None and ex.label is not None:
             feat["labels"] = index[ex.label]
         feats.append(feat)
     if stats is not None:
@@ -148,9 +147,7 @@ class FittedClassifier:
     encode_stats: EncodeStats = field(default_factory=EncodeStats)
 
     def probs(self, examples: Sequence[Example], desc: str = "predict") -> np.ndarray:
-        feats = make_features(self.tokenizer, examples, self.labels, self.cfg.max_length, self.trim, self.encode_stats)
-        for f in feats:
-            f.pop("labels", None)
+        feats = make_features(self.tokenizer, examples, None, self.cfg.max_length, self.trim, self.encode_stats)
         return classifier_probs(self.model, self.tokenizer, feats, self.cfg, self.placement, desc)
 
 
@@ -181,9 +178,7 @@ class EncoderModel:
         stats = EncodeStats()
         feats = make_features(tokenizer, examples, labels, cfg.max_length, trim, stats)
         if validation:
-            val_feats = make_features(tokenizer, validation, labels, cfg.max_length, trim, stats)
-            for f in val_feats:
-                f.pop("labels", None)
+            val_feats = make_features(tokenizer, validation, None, cfg.max_length, trim, stats)
 
         def evaluate(m: torch.nn.Module) -> dict[str, float]:
             probs = classifier_probs(m, tokenizer, val_feats, cfg, placement, desc=f"{desc}/validate")

@@ -1,4 +1,5 @@
-"""What the scikit-learn kinds (:mod:`~medfc.experiments.models.tfidf`, :mod:`~medfc.experiments.models.gbm`,
+"""What the model kinds share (the validation scores that pick checkpoints, a fit's :class:`Info`) and what the
+scikit-learn kinds (:mod:`~medfc.experiments.models.tfidf`, :mod:`~medfc.experiments.models.gbm`,
 :mod:`~medfc.experiments.models.frozen`) share: a model base, a fitted base, label and fold helpers."""
 
 from __future__ import annotations
@@ -8,8 +9,14 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from medfc.common.metrics import classification_scores
 from medfc.experiments.examples import Example
-from medfc.experiments.models.metrics import validation_scores
+
+
+def validation_scores(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> dict[str, float]:
+    """Accuracy and macro P/R/F1 over ``labels`` (flat floats, for checkpoint selection)."""
+    scores = classification_scores(gold, pred, labels)
+    return {k: float(scores[k]) for k in ("accuracy", "macro_precision", "macro_recall", "macro_f1")}
 
 
 class WholeTexts:

@@ -19,11 +19,10 @@ import scipy.sparse as sp
 
 from medfc.experiments.examples import Example
 from medfc.experiments.models.keeper import keep_state, read_state
-from medfc.experiments.models.metrics import validation_scores
 from medfc.experiments.models.options import TfidfOptions
 from medfc.experiments.records import CardFields, ModelCard
 from medfc.experiments.models.sklearn_common import (FittedSklearn, Info, SklearnModel, WholeTexts, add_probs,
-                                                     class_weight, label_indices, stratified_folds)
+                                                     class_weight, label_indices, stratified_folds, validation_scores)
 
 if TYPE_CHECKING:  # scikit-learn is imported where it is used: an encoder's job never loads it (about 3 s of CPU per job)
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -146,10 +145,6 @@ def _score_candidates(options: TfidfOptions, labels: Sequence[str], cands: list[
             scores.setdefault(variant.key(C), []).append(validation_scores(gold, pred, labels))
 
 
-def _mean(runs: list[dict[str, float]]) -> dict[str, float]:
-    return {k: float(np.mean([r[k] for r in runs])) for k in runs[0]}
-
-
 def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequence[Example],
               val_examples: Sequence[Example] | None = None, *, desc: str = "tfidf") -> FittedTfidf:
     """Fit on ``train_examples`` (+ ``val_examples`` with ``refit_with_validation``), choosing as ``options.selection``
@@ -171,11 +166,11 @@ def fit_tfidf(options: TfidfOptions, labels: Sequence[str], train_examples: Sequ
         fitted.result.cv_folds = len(splits)
     elif val_examples:
         _score_candidates(options, labels, cands, list(train_examples), val_examples, scores, f"{desc}/validation")
-    keys = [v.key(C) for v in cands for C in options.C_grid]
     by_key = {v.key(C): (v, C) for v in cands for C in options.C_grid}
+    keys = list(by_key)
     best = keys[0]
     if scores:
-        mean = {k: _mean(scores[k]) for k in keys}
+        mean = {k: {m: float(np.mean([run[m] for run in scores[k]])) for m in scores[k][0]} for k in keys}
         fitted.result.validation = mean
         best = max(keys, key=lambda k: (mean[k]["macro_f1"], -keys.index(k)))
     variant, C = by_key[best]
