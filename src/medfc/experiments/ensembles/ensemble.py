@@ -86,8 +86,6 @@ def average_predictions(files: Sequence[str | os.PathLike], weights: Sequence[fl
 
 def inner_assignment(ids: Sequence[str], labels: Sequence[str], k: int, seed: int) -> dict[str, int]:
     """id → inner fold (0..k-1), stratified and seeded; independent of the ids' order."""
-    if len(ids) != len(labels):
-        raise ValueError(f"{len(ids)} ids for {len(labels)} labels")
     import numpy as np
 
     rng = np.random.default_rng(seed)

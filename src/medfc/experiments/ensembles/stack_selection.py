@@ -124,8 +124,6 @@ class Fitted:
         """The ensemble's probabilities (items × labels) from the members' (member → items × labels)."""
         if self.meta is not None:
             return self.meta.probs(_features(X, self.members, self.features))
-        if len(self.members) == 1:
-            return X[self.members[0]]
         return np.mean([X[m] for m in self.members], axis=0)
 
 
@@ -183,16 +181,11 @@ class StackChoice:
     scores: dict[str, Any]
 
 
-def candidates(members: Sequence[str], options: StackingOptions) -> list[str]:
-    """The candidates that apply to these members (an average or a stack needs two), in order."""
-    return [c for c in dict.fromkeys(options.candidates) if c == "recalibrated" or len(members) > 1]
-
-
 def choose_stack(X: Mapping[str, np.ndarray], y: np.ndarray, members: Sequence[str], options: StackingOptions, n_labels: int) -> StackChoice:
     """The candidate beating the best member by the bootstrap margin on ``X`` and ``y``, else that member."""
     members = list(members)
     parts = _parts(y, options.seed, options.outer_folds)
-    tried = candidates(members, options)
+    tried = [c for c in dict.fromkeys(options.candidates) if c == "recalibrated" or len(members) > 1]
     honest = {name: honest_predictions(_fitter(name, members, options, n_labels), X, y, parts) for name in (BEST, *tried)}
     estimates = {name: _macro_f1(y, pred, n_labels) for name, pred in honest.items()}
     level = options.alpha / max(1, len(tried))
@@ -229,8 +222,6 @@ def stack_predictions(test_files: Sequence[str | os.PathLike], inner_files: Sequ
                       options: StackingOptions, report: SkipReport) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The stacked ensemble of ``members``: their test predictions combined as chosen on their out-of-fold
     ``inner_files``; an item some member lacks is left out and counted. Returns the records and the info's entries."""
-    if not len(test_files) == len(inner_files) == len(members):
-        raise ValueError(f"{len(test_files)} prediction files and {len(inner_files)} inner-CV files for {len(members)} members")
     test = runs_by_id(test_files)
     choice, labels, n_inner = _fit(runs_by_id(inner_files), test, members, options, report)
     out = []
@@ -272,8 +263,6 @@ def _fit(inner: Sequence[Mapping[str, Mapping[str, Any]]], test: Sequence[Mappin
 def fit_stack(out_of_fold: Sequence[Sequence[str | os.PathLike]], members: Sequence[str], options: StackingOptions,
               report: SkipReport) -> StackChoice:
     """The stack of ``members`` chosen on ``out_of_fold`` (per member, its files), as the ensemble step does."""
-    if len(out_of_fold) != len(members):
-        raise ValueError(f"{len(out_of_fold)} members' prediction files for {len(members)} members")
     runs = [{rid: rec for run in runs_by_id(files) for rid, rec in run.items()} for files in out_of_fold]
     return _fit(runs, runs, members, options, report)[0]
 

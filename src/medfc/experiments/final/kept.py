@@ -48,11 +48,6 @@ STACK_ESTIMATORS = "stack.skops"  # the meta-model's logistic regression (skops.
 ENSEMBLE_FIELDS = ("format", "kind", "dataset", "labels", "input_fields", "members", "member_dirs", "method", "weights", "stack", "lang")
 
 
-def _keep_nothing(fitted: None, directory: Path) -> CardFields:
-    """A pipeline's parts are kept models of their own; peft wrote a LoRA run's adapters."""
-    return {}
-
-
 def keepers() -> dict[str, Keeper]:
     """Every kind of kept model by its card's ``kind``: the model kinds' keepers, then :data:`SYSTEM_KEEPERS`."""
     return {**{kind: entry.kept for kind, entry in MODEL_KINDS.items() if entry.kept is not None}, **SYSTEM_KEEPERS}
@@ -228,7 +223,7 @@ def load_fitted(directory: Path, card: ModelCard, device: str = "auto", batch_si
 # the kinds of kept directory that are no model kind's (joint, pipeline, LoRA adapters)
 SYSTEM_KEEPERS: dict[str, Keeper] = {
     JOINT_KIND: Keeper(lazy("medfc.experiments.healthfc.joint:keep_joint"), lazy("medfc.experiments.healthfc.joint:load_joint")),
-    "pipeline": Keeper(_keep_nothing, load_pipeline),
-    "lora": Keeper(_keep_nothing, None),
+    "pipeline": Keeper(lambda fitted, directory: {}, load_pipeline),  # its parts are kept models of their own
+    "lora": Keeper(lambda fitted, directory: {}, None),  # peft wrote the adapters
     ENSEMBLE_KIND: Keeper(_keep_stack, None),
 }

@@ -90,14 +90,6 @@ def _unpacked(value: JSONValue) -> JSONValue:
     return value
 
 
-def _indices(value: JSONValue) -> list[int]:
-    """A list of indices (a CSV cell: a JSON list); what is not a whole number is left out."""
-    value = _unpacked(value)
-    if not isinstance(value, (list, tuple)):
-        return []
-    return [i for i in value if isinstance(i, int) and not isinstance(i, bool)]
-
-
 def present(field: str, value: JSONValue) -> bool:
     """Whether ``value`` gives the field: a text that is not empty (a list field: a list with a text)."""
     return bool(texts(value) if field in LIST_FIELDS else text(value))
@@ -174,7 +166,9 @@ def _value(row: Mapping[str, JSONValue], name: str) -> JSONValue:
     items = sentence_list(row.get(indexed.group(1)))
     if not items:
         return None
-    return [items[i] for i in sorted(set(_indices(row.get(indexed.group(2))))) if 0 <= i < len(items)]
+    ids = _unpacked(row.get(indexed.group(2)))  # a CSV cell: a JSON list; what is not a whole number is left out
+    ids = [i for i in ids if isinstance(i, int) and not isinstance(i, bool)] if isinstance(ids, list) else []
+    return [items[i] for i in sorted(set(ids)) if 0 <= i < len(items)]
 
 
 def fields_of(dataset: str) -> str:
@@ -185,7 +179,6 @@ def fields_of(dataset: str) -> str:
 def input_spec(dataset: str, needs: Sequence[str], lang: str = "en", gold_evidence: bool = True) -> InputSpec:
     """The :class:`InputSpec` of a kept model of ``dataset`` that needs ``needs``; ``gold_evidence`` False: its
     ``evidence`` is a source's snippets, which no export holds (read as ``evidence`` only)."""
-
     table = FIELD_NAMES[fields_of(dataset)]
     unknown = [f for f in needs if f not in table]
     if unknown:

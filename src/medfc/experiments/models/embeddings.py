@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from medfc.common.io import atomic_output
+
 if TYPE_CHECKING:  # transformers and torch load with the first text no store holds
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
@@ -143,13 +145,9 @@ class EmbeddingStore:
         self.stats.files_written += 1
 
     def _write(self, keys: np.ndarray, vecs: np.ndarray) -> Path:
-        name = f"{os.getpid()}-{secrets.token_hex(8)}"
-        tmp, final = self.dir / f".{name}.tmp", self.dir / f"{name}.npz"
-        with open(tmp, "wb") as fh:
+        final = self.dir / f"{os.getpid()}-{secrets.token_hex(8)}.npz"
+        with atomic_output(final) as fh:  # a hidden temporary name (``.*.tmp``) until it is whole
             np.savez(fh, recipe=np.array(self.recipe.key), keys=keys, vecs=vecs)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, final)
         return final
 
     def merge_written(self) -> None:

@@ -53,14 +53,11 @@ class FittedGbm(FittedSklearn):
         X = np.array([[r[k] for k in self.keys] for r in rows], dtype=np.float64).reshape(len(rows), len(self.keys))
         if self.encoder is None or not examples:
             return X
-        return np.hstack([X, self.embedding_matrix(examples, desc)])
-
-    def embedding_matrix(self, examples: Sequence[Example], desc: str) -> np.ndarray:
-        """The ``embedding_features`` of each example's (claim, ``title. abstract``) embeddings, in the order named."""
+        # then the embedding_features of each example's (claim, ``title. abstract``) embeddings, in the order named
         o = self.options
         u, v = pair_vectors(self.encoder, examples, o.embedding_claim_length, o.embedding_evidence_length, self.side, desc)
         blocks = {"cos": lambda: (u * v).sum(axis=1, keepdims=True), "difference": lambda: np.abs(u - v), "product": lambda: u * v}
-        return np.hstack([blocks[name]() for name in o.embedding_features]).astype(np.float64)
+        return np.hstack([X, np.hstack([blocks[name]() for name in o.embedding_features]).astype(np.float64)])
 
     def _probs(self, out: np.ndarray, examples: Sequence[Example], desc: str) -> np.ndarray:
         X = self.matrix(examples, desc)

@@ -206,12 +206,12 @@ CLINIFACT_PAIRS = PairData(
     codes={str(code): label for code, label in CLINIFACT_CODES.items()},
 )
 SPLITS = ("train", "validation", "test")  # a pairs dataset's split files: its runs' and its final models' inputs
-IMPORTED_FIELDS = {"id": "id", "claim": "claim", "evidence": "evidence", "title": "title", "label": "label"}
 
 
 def imported_pairs(dataset: str, classes: Sequence[str], *, title: bool) -> PairData:
     """The split files a declared dataset's import writes (:mod:`medfc.datasets`): its fields by their own names."""
-    return PairData(dataset=dataset, classes=tuple(classes), fields={**IMPORTED_FIELDS, "title": "title" if title else None}, codes={})
+    fields = {"id": "id", "claim": "claim", "evidence": "evidence", "title": "title" if title else None, "label": "label"}
+    return PairData(dataset=dataset, classes=tuple(classes), fields=fields, codes={})
 
 
 @dataclass(frozen=True)
