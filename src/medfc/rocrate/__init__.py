@@ -15,7 +15,7 @@ import shutil
 import sys
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 from urllib.parse import unquote
@@ -88,18 +88,13 @@ class CrateSummary(TypedDict, total=False):
 
 @dataclass
 class Crate:
-    """A crate ready to write: its metadata, each crate path's source file, and the files written here (the README)."""
+    """A crate ready to write: its metadata, each crate path's source file, the files written here (the README) and
+    what the export did."""
 
     metadata: JSONObject
     files: dict[str, Path]
-    report: SkipReport
-    summary: CrateSummary = field(default_factory=CrateSummary)
-    texts: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def parts(self) -> list[str]:
-        """Every file's path in the crate (those copied and those written)."""
-        return sorted({*self.files, *self.texts})
+    texts: dict[str, str]
+    summary: CrateSummary
 
 
 # ------------------------------------------------------------------------------------------------ reading
@@ -350,7 +345,7 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
                              "results": len(results), "configs": len(configs), "software": len(apps),
                              "skipped_by_reason": report.reasons(), "skipped": [f"{s['id']} ({s['reason']})" for s in report.skipped],
                              "counts": dict(report.counts), "left_out": dict(report.excluded)}
-    return Crate(metadata, files, report, summary, texts)
+    return Crate(metadata, files, texts, summary)
 
 
 # ------------------------------------------------------------------------------------------------ writing
