@@ -51,6 +51,11 @@ def statistical_test_type(value: object) -> str:
     return " / ".join(names) if names else "Unknown"
 
 
+def paper_fig3(papers: Mapping[str, JSONValue]) -> dict[tuple[str, str, str], float]:
+    """(panel, group, metric) → the value the CliniFact paper states for Fig. 3 (BioBERT)."""
+    return {(str(p), str(g), str(m)): float(v) for p, g, m, v in papers["clinifact"]["fig3"]}
+
+
 def _group_rows(model: str, panel: str, groups: Mapping[str, list[tuple[str, str]]],
                 paper: Mapping[tuple[str, str, str], float]) -> list[Row]:
     scores = {g: classification.classification_scores([x for x, _ in items], [y for _, y in items], CLINIFACT_LABELS)

@@ -7,11 +7,10 @@ from __future__ import annotations
 import logging
 
 from medfc.common.io import input_paths, table_stem, write_table
+from medfc.common.papers import read_paper_numbers
 from medfc.common.stepfiles import StepFiles
 from medfc.figures import clinifact
 from medfc.figures.options import Fig3Options
-from medfc.tables.papers import clinifact_fig3 as paper_fig3
-from medfc.tables.papers import paper_numbers
 
 log = logging.getLogger(__name__)
 
@@ -22,9 +21,9 @@ def clinifact_fig3(inputs: StepFiles, outputs: StepFiles, options: Fig3Options) 
     from medfc.common.plots import WIDTHS  # matplotlib: imported by this step only
 
     predictions = input_paths(inputs, "predictions")
-    papers = paper_numbers(inputs["papers"])
+    papers = read_paper_numbers(inputs["papers"])
     df, notes = clinifact.fig3_table(predictions, options.entries, inputs["test"], inputs.get("studies"),
-                                     options.excluded_branches, paper_fig3(papers))
+                                     options.excluded_branches, clinifact.paper_fig3(papers))
     notes = [*options.notes, *notes]
     for note in options.notes:
         log.warning("clinifact_fig3: %s", note)

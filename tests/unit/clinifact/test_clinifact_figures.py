@@ -5,10 +5,10 @@ import pandas as pd
 
 import medfc.common.plots as plots
 from medfc.clinifact import stats
-from medfc.tables.papers import paper_numbers
+from medfc.common.papers import read_paper_numbers
 from tests.helpers.figures import PAPERS, capture, drawn_texts, off_page, pdf_font_types, pdf_page_inches, smallest_font
 
-PAPER = paper_numbers(PAPERS)["clinifact"]["fig2"]
+PAPER = read_paper_numbers(PAPERS)["clinifact"]["fig2"]
 
 
 def test_fig2_says_a_pair_counts_in_each_of_its_disease_classes_and_how_many_classes_the_paper_has(monkeypatch):

@@ -9,12 +9,12 @@ from pathlib import Path
 
 from medfc.figures import clinifact as F
 from medfc.figures import steps
-from medfc.tables.papers import clinifact_fig3, paper_numbers
+from medfc.common.papers import read_paper_numbers
 from tests.helpers.config import call_step
 from tests.helpers.experiment_data import clinifact_test_predictions
 
 PAPERS = Path(__file__).resolve().parents[3] / "resources" / "papers" / "numbers.yaml"
-PAPER = clinifact_fig3(paper_numbers(PAPERS))
+PAPER = F.paper_fig3(read_paper_numbers(PAPERS))
 
 
 def test_fig3_with_and_without_studies(tmp_path, clinifact_data):
@@ -53,7 +53,7 @@ def test_a_stand_in_is_named_for_the_run_it_stands_for():
     entries = [{"model": "tfidf", "system": "discriminative", "stands_for": {"model": "biobert", "system": "discriminative"}},
                {"model": "gbm", "system": "discriminative", "stands_for": {"model": "openbiollm-70b", "system": "fine_tuned"}},
                {"model": "biobert", "system": "discriminative"}]
-    assert F.legend_names(entries, paper_numbers(PAPERS)) == {
+    assert F.legend_names(entries, read_paper_numbers(PAPERS)) == {
         "tfidf": "tfidf (stands in for BioBERT)", "gbm": "gbm (stands in for OpenBioLLM-70B, fine-tuned)", "biobert": "biobert"}
 
 

@@ -6,11 +6,11 @@ import pandas as pd
 
 import medfc.common.plots as plots
 from medfc.figures import clinifact as F
-from medfc.tables.papers import clinifact_fig3, paper_numbers
+from medfc.common.papers import read_paper_numbers
 from tests.helpers.figures import capture, drawn_texts, off_page, pdf_font_types, pdf_page_inches, smallest_font
 
 PAPERS = Path(__file__).resolve().parents[3] / "resources" / "papers" / "numbers.yaml"
-PAPER = clinifact_fig3(paper_numbers(PAPERS))
+PAPER = F.paper_fig3(read_paper_numbers(PAPERS))
 
 
 def _fig3_table():

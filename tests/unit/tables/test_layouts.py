@@ -17,11 +17,11 @@ from medfc.healthfc import stats as hstats
 from medfc.medsnip.table import table_latex
 from medfc.tables import clinifact, healthfc
 from medfc.tables.common import not_run
-from medfc.tables.papers import paper_numbers
+from medfc.common.papers import read_paper_numbers
 from tests.helpers.tex import compile_fragments, overfull_boxes
 
 PAPERS = Path(__file__).resolve().parents[3] / "resources" / "papers" / "numbers.yaml"
-NUMBERS = paper_numbers(PAPERS)
+NUMBERS = read_paper_numbers(PAPERS)
 
 
 def _scores(tmp_path: Path, name: str, f1: float, ev: float | None = None, n: int = 10) -> str:

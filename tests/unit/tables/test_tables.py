@@ -14,12 +14,12 @@ from medfc.common.labels import CLINIFACT_LABELS
 from medfc.scoring import steps as scoring_steps
 from medfc.tables import clinifact, healthfc
 from medfc.tables import steps as T
-from medfc.tables.papers import paper_numbers
+from medfc.common.papers import read_paper_numbers
 from tests.helpers.config import call_step
 from tests.helpers.experiment_data import clinifact_test_predictions
 
 PAPERS = Path(__file__).resolve().parents[3] / "resources" / "papers" / "numbers.yaml"
-NUMBERS = paper_numbers(PAPERS)
+NUMBERS = read_paper_numbers(PAPERS)
 
 
 def _fold_scores(tmp_path, name, macro_f1, ev_f1=None):
@@ -151,7 +151,7 @@ def test_table8_and_significance_name_the_fine_tuned_generative_rows(tmp_path, c
     call_step(scoring_steps.pairs, {"predictions": str(preds)}, {"scores": str(scores), "report": str(tmp_path / "r.json")},
               {"dataset": "clinifact", "classes": CLINIFACT_LABELS, "system": "fine_tuned", "n_resamples": 200, "seed": 0})
     entries = [{"model": "llama3-70b", "system": "zero_shot"}, {"model": "llama3-70b", "system": "fine_tuned"}]
-    t8 = clinifact.table8([str(scores)] * 2, entries, paper_numbers(PAPERS), "paper")
+    t8 = clinifact.table8([str(scores)] * 2, entries, read_paper_numbers(PAPERS), "paper")
     assert list(t8[t8.source == "ours"]["model"]) == ["llama3-70b (zero-shot)", "llama3-70b (fine-tuned)"]
     paper = t8[t8.source != "ours"]
     assert list(paper["system"]) == ["zero_shot"] * 3 + ["fine_tuned"] * 2  # no discriminative run: no discriminative rows
