@@ -6,7 +6,7 @@ from __future__ import annotations
 from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS
 from medfc.plan.jobs import job, one_job
 from medfc.plan.part import Part
-from medfc.tables.example_options import WrongClaimsOptions, ExampleClaimsOptions, ExamplePairsOptions
+from medfc.tables.options import WrongClaimsOptions, ExampleClaimsOptions, ExamplePairsOptions
 
 EXCERPT_WORDS = 60  # Table 1's article snippet, Tables 5 and 7's abstract excerpt
 EVIDENCE_WORDS = 50  # Table 4: the claim, its gold evidence and its selected evidence, each

@@ -10,7 +10,7 @@ from pathlib import Path
 from medfc.common.io import input_paths, read_json, read_jsonl, table_stem, write_table
 from medfc.common.stepfiles import StepFiles
 from medfc.tables import examples
-from medfc.tables.example_options import WrongClaimsOptions, ExampleClaimsOptions, ExamplePairsOptions
+from medfc.tables.options import WrongClaimsOptions, ExampleClaimsOptions, ExamplePairsOptions
 
 log = logging.getLogger(__name__)
 

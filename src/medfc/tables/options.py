@@ -1,5 +1,6 @@
-"""The options of the table steps, in a light module (no pandas) the plan reads when Snakemake plans the DAG;
-:data:`TABLE_OPTIONS` is each table's class (the ``table`` rule's ``{table}``)."""
+"""The options of the table steps and the example tables' steps (:mod:`medfc.tables.example_steps`), in a light
+module (no pandas) the plan reads when Snakemake plans the DAG; :data:`TABLE_OPTIONS` is each table's class (the
+``table`` rule's ``{table}``)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,32 @@ class DocumentOptions(Options):
     """The run's ``main.tex`` (:mod:`medfc.tables.document`): its title."""
 
     title: str
+
+
+@dataclass(frozen=True)
+class ExampleClaimsOptions(Options):
+    """HealthFC Table 1: the language of the claims and snippets, and the snippet's length in words."""
+
+    lang: Literal["en", "de"]
+    words: int
+
+
+@dataclass(frozen=True)
+class WrongClaimsOptions(Options):
+    """HealthFC Table 4: its runs (one entry per fold), the wrong claims shown, the evidence's cut (words), scale."""
+
+    entries: tuple[dict[str, Any], ...]
+    shown: int
+    words: int
+    scale: Literal["smoke", "cpu", "paper"]
+
+
+@dataclass(frozen=True)
+class ExamplePairsOptions(Options):
+    """CliniFact Tables 5 and 7: the split the example pairs come from and where an abstract is cut (words)."""
+
+    split: Literal["train", "validation", "test"]
+    words: int
 
 
 # each table's options class (the ``table`` rule runs ``tables.steps:<table>``)

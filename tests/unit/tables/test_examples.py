@@ -195,7 +195,7 @@ def test_table7_needs_no_pair_for_its_template(tmp_path):
     assert [r["part"] for r in art.rows] == ["template", "answer options"] and "the test split has no pair to fill it with" in art.caption
 
 
-@pytest.mark.parametrize("module", ["medfc.tables.example_steps", "medfc.tables.example_options", "medfc.plan.examples"])
+@pytest.mark.parametrize("module", ["medfc.tables.example_steps", "medfc.tables.options", "medfc.plan.examples"])
 def test_the_example_tables_load_no_heavy_library(module):
     import subprocess
     import sys
