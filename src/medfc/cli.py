@@ -178,15 +178,10 @@ def job_label(job: object | None, spec: str) -> str:
     return f"rule {rule}" + (f" ({', '.join(f'{k}={v}' for k, v in wildcards.items())})" if wildcards else "")
 
 
-def in_snakemake_job() -> bool:
-    """Whether this process is a Snakemake ``script:`` job (one that exits after its script)."""
-    return snakemake_job() is not None
-
-
 def run_step(spec: str, inputs: StepFiles, outputs: StepFiles, options: StepOptions, log: str | None = None, threads: int = 1) -> object:
     """Resolve and run one step with logging set up; a failure is logged with its traceback and the file it was
     reading, then raised again. In a Snakemake job it runs under :func:`job_process`."""
-    if in_snakemake_job():
+    if snakemake_job() is not None:
         return run_job(spec, inputs, outputs, options, log=log, threads=threads)
     return _run_step(spec, inputs, outputs, options, log, threads)
 
