@@ -10,7 +10,7 @@ from medfc.common.io import input_paths, table_stem, write_table
 from medfc.common.papers import read_paper_numbers
 from medfc.common.stepfiles import StepFiles
 from medfc.figures import clinifact
-from medfc.figures.options import Fig3Options
+from medfc.tables.options import Fig3Options
 
 log = logging.getLogger(__name__)
 

@@ -8,12 +8,11 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from medfc.experiments.healthfc.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS
-from medfc.figures.options import Fig3Options
 from medfc.plan.experiments import CliniFactRun, HealthFCRun, PairsDataset, healthfc_run_path
 from medfc.plan.jobs import job, one_job
 from medfc.plan.part import Part
 from medfc.tables.errors import ErrorsOptions
-from medfc.tables.options import TABLE_OPTIONS, DatasetTableOptions
+from medfc.tables.options import TABLE_OPTIONS, DatasetTableOptions, Fig3Options
 
 INNER_CV_ROW = " inner CV"  # a time table's row of a stacked member's inner cross-validation: "<member> inner CV"
 Entry = dict[str, Any]  # one row's run, as the table's step reads it (its wildcards, or a CliniFact run's model and system)

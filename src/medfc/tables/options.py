@@ -1,6 +1,6 @@
-"""The options of the table steps and the example tables' steps (:mod:`medfc.tables.example_steps`), in a light
-module (no pandas) the plan reads when Snakemake plans the DAG; :data:`TABLE_OPTIONS` is each table's class (the
-``table`` rule's ``{table}``)."""
+"""The options of the table steps, the example tables' (:mod:`medfc.tables.example_steps`) and Fig. 3's
+(:mod:`medfc.figures.steps`), in a light module (no pandas) the plan reads when Snakemake plans the DAG;
+:data:`TABLE_OPTIONS` is each table's class (the ``table`` rule's ``{table}``)."""
 
 from __future__ import annotations
 
@@ -82,6 +82,16 @@ class ExamplePairsOptions(Options):
 
     split: Literal["train", "validation", "test"]
     words: int
+
+
+@dataclass(frozen=True)
+class Fig3Options(Options):
+    """The CliniFact runs compared (one entry per ``predictions`` file: ``model``, ``system`` and, for a run shown
+    in place of another, ``stands_for``), ``clinifact.stats.excluded_branches`` and the plan's notes on the pair."""
+
+    entries: tuple[dict[str, Any], ...]
+    excluded_branches: tuple[str, ...]
+    notes: tuple[str, ...]
 
 
 # each table's options class (the ``table`` rule runs ``tables.steps:<table>``)
