@@ -1,5 +1,5 @@
 """CliniFact Table 8 and the significance tests between systems (Zhang et al., 2025): each a tidy frame and a LaTeX
-table in the paper's layout (``*_latex``); Table 8's companion :func:`table8_extra`."""
+table in the paper's layout; Table 8's companion :func:`table8_extra`."""
 
 from __future__ import annotations
 
@@ -26,26 +26,6 @@ def _interval(scores: Mapping[str, JSONValue]) -> str:
     return f"{pct(ci['low'])}–{pct(ci['high'])}" if ci else ""
 
 
-def table8(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str, infos: Sequence[str] = ()) -> pd.DataFrame:
-    """Table 8: accuracy and macro P/R/F1 on the test split per model, our rows then the paper's of the same kinds."""
-    kept = stack_kept(infos, scores, entries)
-    rows = []
-    for e, f in zip(entries, scores):
-        s = read_json(f)
-        rows.append({"source": "ours", "scale": scale, "model": clinifact_name(e), "system": e.get("system", DEFAULT_SYSTEM),
-                     "n": s["n"], "accuracy": pct(s["accuracy"]), "macro P": pct(s["macro_precision"]),
-                     "macro R": pct(s["macro_recall"]), "macro F1": pct(s["macro_f1"]), "macro F1 95% CI": _interval(s),
-                     "note": f"kept its best member, {kept[str(e['model'])]}" if str(e["model"]) in kept else ""})
-    cf = papers["clinifact"]
-    systems = {r["system"] for r in rows}
-    for model, v in cf["table8"].items():
-        system = system_of_row(model)
-        if system in systems:
-            rows.append({"source": f"paper ({cf['cite']})", "scale": "paper", "model": model, "system": system,
-                         "accuracy": v["accuracy"], "macro F1": v["macro_f1"]})
-    return pd.DataFrame(rows, columns=T8_COLUMNS).astype(object).fillna("")
-
-
 def significance(predictions: Sequence[str], entries: Sequence[Entry]) -> pd.DataFrame:
     """McNemar–Bowker between every pair of CliniFact systems on the same test pairs."""
     recs = [(e, {str(r["id"]): r for r in read_jsonl(f) if r.get("split", "test") == "test"}) for e, f in zip(entries, predictions)]
@@ -70,11 +50,27 @@ def _kind(system: str) -> str:
     return {"fine_tuned": "fine-tuned generative"}.get(system, clinifact_system(system).title)
 
 
-def table8_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
-                 infos: Sequence[str] = ()) -> LatexTable:
-    """Table 8 in the paper's layout, rows grouped by kind; our rows, then the paper's of the kinds we ran."""
+def table8(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
+           infos: Sequence[str] = ()) -> tuple[pd.DataFrame, LatexTable]:
+    """Table 8: accuracy and macro P/R/F1 on the test split per model, our rows then the paper's of the kinds we ran;
+    as a frame and in the paper's layout, rows grouped by kind."""
     kept = stack_kept(infos, scores, entries)
     marks = stack_marks(kept)
+    rows = []
+    for e, f in zip(entries, scores):
+        s, model = read_json(f), str(e["model"])
+        rows.append({"source": "ours", "scale": scale, "model": clinifact_name(e),
+                     "system": e.get("system", DEFAULT_SYSTEM), "n": s["n"], "accuracy": pct(s["accuracy"]),
+                     "macro P": pct(s["macro_precision"]), "macro R": pct(s["macro_recall"]),
+                     "macro F1": pct(s["macro_f1"]), "macro F1 95% CI": _interval(s),
+                     "note": f"kept its best member, {kept[model]}" if model in kept else ""})
+    cf = papers["clinifact"]
+    systems = {r["system"] for r in rows}
+    for model, v in cf["table8"].items():
+        system = system_of_row(model)
+        if system in systems:
+            rows.append({"source": f"paper ({cf['cite']})", "scale": "paper", "model": model, "system": system,
+                         "accuracy": v["accuracy"], "macro F1": v["macro_f1"]})
     order = {s: i for i, s in enumerate(CLINIFACT_SYSTEM_NAMES)}
     ours = []
     for e, f in sorted(zip(entries, scores), key=lambda ef: order.get(str(ef[0].get("system", DEFAULT_SYSTEM)), 99)):
@@ -83,8 +79,6 @@ def table8_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
         system = str(e.get("system", DEFAULT_SYSTEM))
         ours.append([_kind(system), marked(name, marks[str(e["model"])]) if str(e["model"]) in marks else name,
                      pct(s["accuracy"]), pct(s["macro_precision"]), pct(s["macro_recall"]), pct(s["macro_f1"])])
-    cf = papers["clinifact"]
-    systems = {str(e.get("system", DEFAULT_SYSTEM)) for e in entries}
     dash = Tex("---", 1.5)
     paper = []
     for system in CLINIFACT_SYSTEM_NAMES:
@@ -105,7 +99,9 @@ def table8_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
     if scale == "smoke":
         notes.append(SMOKE_NOTE)
     blocks = [Block(ours, ours_title(scale)), *([Block(paper, reported_title(cf["cite"]))] if paper else [])]
-    return LatexTable(caption, "tab:clinifact-table8", columns, blocks, notes=[n for n in notes if n], merge_first=True)
+    return (pd.DataFrame(rows, columns=T8_COLUMNS).astype(object).fillna(""),
+            LatexTable(caption, "tab:clinifact-table8", columns, blocks, notes=[n for n in notes if n],
+                       merge_first=True))
 
 
 def table8_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) -> tuple[pd.DataFrame, LatexTable]:

@@ -1,5 +1,5 @@
 """HealthFC Tables 3 and 5, the open-domain comparison and the significance tests (Vladika et al., 2024): each a
-tidy frame and a LaTeX table in the paper's layout (``*_latex``); ``*_extra``: what we score beyond its columns."""
+tidy frame and a LaTeX table in the paper's layout; ``*_extra``: what we score beyond its columns."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from medfc.tables.common import (Entry, SMOKE_NOTE, grouped, mean_sd, not_run_no
                                  pooled, stack_kept, stack_marks, stack_note)
 
 Row = dict[str, object]  # one row of a table
+ExperimentRow = tuple[str, str, str, list[dict], dict]  # lang, model, system, the folds' scores, their aggregate
 
 
 T3_COLUMNS = ["source", "scale", "lang", "model", "system", "folds", "evidence P", "evidence R", "evidence F1", "evidence-class F1",
@@ -37,69 +38,22 @@ def _paper_row(papers: Mapping[str, JSONValue], model: str, **values: JSONValue)
     return {"source": f"paper ({papers['healthfc']['cite']})", "scale": "paper", "lang": lang, "model": model, "folds": 5, **values}
 
 
-def table3(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> pd.DataFrame:
-    """Table 3: evidence and veracity macro P/R/F1, mean ± std over folds: our rows, then the paper's."""
-    rows = _our_rows(scores, entries, TABLE3_SYSTEMS, scale, "system",
-                     lambda agg, _: {c: pm(agg, k) for c, k in {**T3_KEYS, **T3_EXTRA_KEYS}.items()})
-    systems = {r["system"] for r in rows}
-    t3 = papers["healthfc"]["table3"]
-    for system in TABLE3_SYSTEMS:
-        if system not in systems:
-            continue
-        paper_row = system_spec(system).paper_row
-        if paper_row is not None:  # the paper states only its veracity F1, in another system's row
-            row, key = paper_row
-            for model, v in t3[row].items():
-                rows.append(_paper_row(papers, model, system=system, **{"veracity F1": v[key]}))
-        else:
-            for model, v in t3[system].items():
-                values = {c: v[k] for c, k in zip(T3_KEYS, T3_PAPER_KEYS)}
-                rows.append(_paper_row(papers, model, system=system, **values))
-    return pd.DataFrame(rows, columns=T3_COLUMNS).fillna("")
-
-
-def _our_rows(scores: Sequence[str], entries: Sequence[Entry], systems: Sequence[str], scale: str, name: str,
+def _our_rows(data: Sequence[ExperimentRow], systems: Sequence[str], scale: str, name: str,
              cells: Callable[[dict, list[dict]], Row]) -> list[Row]:
-    """One row of ours per (lang, model, system) of ``systems`` (the system under ``name``), sorted, with the
-    ``cells`` of the folds' aggregate and the folds' scores."""
+    """One row of ours per (lang, model, system) of :func:`_experiment_rows` (the system under ``name``), sorted by
+    lang, model and the order of ``systems``, with the ``cells`` of the folds' aggregate and the folds' scores."""
     rows = [{"source": "ours", "scale": scale, "lang": lang, "model": model, name: system, "folds": len(folds),
-             **cells(agg, folds)} for lang, model, system, folds, agg in _experiment_rows(scores, entries, systems)]
+             **cells(agg, folds)} for lang, model, system, folds, agg in data]
     order = {s: i for i, s in enumerate(systems)}
     return sorted(rows, key=lambda r: (r["lang"], r["model"], order[r[name]]))
 
 
-def _veracity_rows(scores: Sequence[str], entries: Sequence[Entry], systems: Sequence[str], scale: str) -> list[Row]:
-    """One row of ours per (lang, model, system) of ``systems``: macro P/R/F1 and accuracy, mean ± std over folds."""
-    return _our_rows(scores, entries, systems, scale, "experiment", lambda agg, folds: {
+def _veracity_rows(data: Sequence[ExperimentRow], systems: Sequence[str], scale: str) -> list[Row]:
+    """One row of ours per (lang, model, system): macro P/R/F1 and accuracy, mean ± std over folds."""
+    return _our_rows(data, systems, scale, "experiment", lambda agg, folds: {
         "P": pm(agg, "veracity.macro_precision"), "R": pm(agg, "veracity.macro_recall"),
         "F1": pm(agg, "veracity.macro_f1"), "accuracy": pm(agg, "veracity.accuracy"),
         "n": sum(int(f.get("n", 0)) for f in folds)})
-
-
-def table5(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> pd.DataFrame:
-    """Table 5: veracity with other evidence or none, macro P/R/F1 mean ± std; our rows, then the paper's."""
-    rows = _veracity_rows(scores, entries, TABLE5_SYSTEMS, scale)
-    for system in [s for s in TABLE5_SYSTEMS if any(r["experiment"] == s for r in rows)]:
-        v = papers["healthfc"]["table5"].get(system)
-        if v is not None:
-            rows.append(_paper_row(papers, papers["healthfc"]["table5_model"], experiment=system, P=v["p"], R=v["r"], F1=v["f1"]))
-    return pd.DataFrame(rows, columns=T5_COLUMNS).fillna("")
-
-
-def open_domain(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> pd.DataFrame:
-    """The open-domain comparison (supported vs refuted, evidence from each source): our rows, then the binary F1
-    the HealthFC paper cites for the sources we ran."""
-    rows = _veracity_rows(scores, entries, OPEN_DOMAIN_SYSTEMS, scale)
-    for r in rows:
-        r["evidence"] = evidence_source(r["experiment"])
-        r["claims"] = r.pop("n")
-    od = papers["healthfc"]["open_domain"]
-    for system in [s for s in OPEN_DOMAIN_SYSTEMS if any(r["experiment"] == s for r in rows)]:
-        source = evidence_source(system)
-        if source in od["f1"]:
-            rows.append({"source": f"paper ({od['cite']})", "scale": "paper", "lang": "en", "model": od["model"], "experiment": system,
-                         "evidence": source, "claims": od["claims"], "folds": "", "F1": od["f1"][source]})
-    return pd.DataFrame(rows, columns=OPEN_DOMAIN_COLUMNS).fillna("")
 
 
 def significance(predictions: Sequence[str], entries: Sequence[Entry], comparisons: Sequence[Sequence[str]], *,
@@ -131,8 +85,6 @@ def significance(predictions: Sequence[str], entries: Sequence[Entry], compariso
     return pd.DataFrame(rows, columns=cols)
 
 
-# ------------------------------------------------------------------------------------------ the paper's layouts
-
 EXPERIMENT_TITLES = {"claims_only": "Claims only", "retrieved_web": "Web snippets", "retrieved_pubmed": "PubMed snippets",
                      "retrieved_wikipedia": "Wikipedia snippets", "gold_explanations": "Gold explanations", "level_of_evidence": "Level of evidence"}
 PAPER_EXPERIMENT_TITLES = {**EXPERIMENT_TITLES, "retrieved_web": "Google snippets"}  # the paper's names of its rows
@@ -162,10 +114,27 @@ def _notes(scale: str, marks: Mapping[str, str], kept: Mapping[str, str], paper_
     return [n for n in notes if n]
 
 
-def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
-                 infos: Sequence[str] = ()) -> LatexTable:
-    """Table 3 in the paper's layout (the oracle's veracity F1 on the same model's pipeline row)."""
+def table3(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
+           infos: Sequence[str] = ()) -> tuple[pd.DataFrame, LatexTable]:
+    """Table 3: evidence and veracity macro P/R/F1, mean ± std over folds, our rows then the paper's; as a frame and in
+    the paper's layout (the oracle's veracity F1 on the same model's pipeline row)."""
     data = _experiment_rows(scores, entries, TABLE3_SYSTEMS)
+    rows = _our_rows(data, TABLE3_SYSTEMS, scale, "system",
+                     lambda agg, _: {c: pm(agg, k) for c, k in {**T3_KEYS, **T3_EXTRA_KEYS}.items()})
+    systems = {r["system"] for r in rows}
+    t3 = papers["healthfc"]["table3"]
+    for system in TABLE3_SYSTEMS:
+        if system not in systems:
+            continue
+        paper_row = system_spec(system).paper_row
+        if paper_row is not None:  # the paper states only its veracity F1, in another system's row
+            row, key = paper_row
+            for model, v in t3[row].items():
+                rows.append(_paper_row(papers, model, system=system, **{"veracity F1": v[key]}))
+        else:
+            for model, v in t3[system].items():
+                values = {c: v[k] for c, k in zip(T3_KEYS, T3_PAPER_KEYS)}
+                rows.append(_paper_row(papers, model, system=system, **values))
     agg = {(lang, model, system): a for lang, model, system, _, a in data}
     kept = stack_kept(infos, scores, entries)
     marks = stack_marks(kept)
@@ -179,7 +148,6 @@ def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
             a = a or {}
             ours.append([system, _model_cell(lang, model, marks), *(mean_sd(a, k) for k in T3_KEYS.values()),
                          mean_sd(oracle, "veracity.macro_f1") if oracle else (DASH if system == "joint" else None)])
-    t3 = papers["healthfc"]["table3"]
     ran = {k[2] for k in agg} | ({"pipeline"} if any(k[2] == "oracle" for k in agg) else set())
     paper, paper_models = [], []
     for system in ("pipeline", "joint"):
@@ -199,7 +167,8 @@ def table3_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
     notes = _notes(scale, marks, kept, paper_models, [k[1] for k in agg],
                    "FEVER, AVeriTeC and false-class F1 of our rows: the companion table healthfc_table3_extra.")
     blocks = [Block(ours, ours_title(scale)), *([Block(paper, reported_title(papers["healthfc"]["cite"]))] if paper else [])]
-    return LatexTable(caption, "tab:healthfc-table3", columns, blocks, notes=notes, merge_first=True)
+    return (pd.DataFrame(rows, columns=T3_COLUMNS).fillna(""),
+            LatexTable(caption, "tab:healthfc-table3", columns, blocks, notes=notes, merge_first=True))
 
 
 def table3_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) -> tuple[pd.DataFrame, LatexTable]:
@@ -223,8 +192,7 @@ def table3_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) ->
     return pd.DataFrame(rows, columns=cols), table
 
 
-def _experiment_rows(scores: Sequence[str], entries: Sequence[Entry],
-                     systems: Sequence[str]) -> list[tuple[str, str, str, list[dict], dict]]:
+def _experiment_rows(scores: Sequence[str], entries: Sequence[Entry], systems: Sequence[str]) -> list[ExperimentRow]:
     """(lang, model, system, the folds' scores, their aggregate) of the runs of ``systems``, by system, lang, model."""
     data = {(str(k[0]), str(k[1]), str(k[2])): [read_json(f) for _, f in items]
             for k, items in grouped(entries, scores, ("lang", "model", "system")).items() if k[2] in systems}
@@ -233,16 +201,22 @@ def _experiment_rows(scores: Sequence[str], entries: Sequence[Entry],
     return [(*k, data[k], classification.aggregate_folds(data[k])) for k in keys]
 
 
-def table5_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
-                 infos: Sequence[str] = ()) -> LatexTable:
-    """Table 5 in the paper's layout, with a Base Model column; the paper's rows for the experiments we ran."""
+def table5(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str,
+           infos: Sequence[str] = ()) -> tuple[pd.DataFrame, LatexTable]:
+    """Table 5: veracity with other evidence or none, macro P/R/F1 mean ± std, our rows then the paper's (those of the
+    experiments we ran); as a frame and in the paper's layout, with a Base Model column."""
+    ours, ran = [], _experiment_rows(scores, entries, TABLE5_SYSTEMS)
+    rows = _veracity_rows(ran, TABLE5_SYSTEMS, scale)
+    hf = papers["healthfc"]
+    for system in [s for s in TABLE5_SYSTEMS if any(r["experiment"] == s for r in rows)]:
+        v = hf["table5"].get(system)
+        if v is not None:
+            rows.append(_paper_row(papers, hf["table5_model"], experiment=system, P=v["p"], R=v["r"], F1=v["f1"]))
     kept = stack_kept(infos, scores, entries)
     marks = stack_marks(kept)
-    ours, ran = [], _experiment_rows(scores, entries, TABLE5_SYSTEMS)
     for lang, model, system, _, agg in ran:
         ours.append([EXPERIMENT_TITLES.get(system, system), _model_cell(lang, model, marks),
                      *(mean_sd(agg, f"veracity.{k}") for k in ("macro_precision", "macro_recall", "macro_f1"))])
-    hf = papers["healthfc"]
     paper = [[PAPER_EXPERIMENT_TITLES.get(s, s), hf["table5_model"], *(_paper_sd(hf["table5"][s], k) for k in ("p", "r", "f1"))]
              for s in TABLE5_SYSTEMS if any(r[2] == s for r in ran) and s in hf["table5"]]
     columns = [Column("Experiment", align="l"), Column("Base Model", align="l"), Column("P"), Column("R"), Column("F1")]
@@ -253,7 +227,8 @@ def table5_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mappin
     notes = _notes(scale, marks, kept, [hf["table5_model"]] if paper else [], [r[1] for r in ran],
                    "Accuracy and the claims scored of our rows: the companion table healthfc_table5_extra.")
     blocks = [Block(ours, ours_title(scale)), *([Block(paper, reported_title(hf["cite"]))] if paper else [])]
-    return LatexTable(caption, "tab:healthfc-table5", columns, blocks, notes=notes, merge_first=True)
+    return (pd.DataFrame(rows, columns=T5_COLUMNS).fillna(""),
+            LatexTable(caption, "tab:healthfc-table5", columns, blocks, notes=notes, merge_first=True))
 
 
 def table5_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) -> tuple[pd.DataFrame, LatexTable]:
@@ -275,13 +250,25 @@ def table5_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) ->
     return pd.DataFrame(rows, columns=["scale", "lang", "model", "experiment", "folds", "claims", "accuracy"]), table
 
 
-def open_domain_latex(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue], scale: str) -> LatexTable:
-    """The open-domain comparison in LaTeX: our rows, then the binary F1 the HealthFC paper cites."""
+def open_domain(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str, JSONValue],
+                scale: str) -> tuple[pd.DataFrame, LatexTable]:
+    """The open-domain comparison (supported vs refuted, evidence from each source): our rows, then the binary F1
+    the HealthFC paper cites for the sources we ran; as a frame and in LaTeX."""
     ours, exp = [], _experiment_rows(scores, entries, OPEN_DOMAIN_SYSTEMS)
+    rows = _veracity_rows(exp, OPEN_DOMAIN_SYSTEMS, scale)
+    for r in rows:
+        r["evidence"] = evidence_source(r["experiment"])
+        r["claims"] = r.pop("n")
+    od = papers["healthfc"]["open_domain"]
+    for system in [s for s in OPEN_DOMAIN_SYSTEMS if any(r["experiment"] == s for r in rows)]:
+        source = evidence_source(system)
+        if source in od["f1"]:
+            rows.append({"source": f"paper ({od['cite']})", "scale": "paper", "lang": "en", "model": od["model"],
+                         "experiment": system, "evidence": source, "claims": od["claims"], "folds": "",
+                         "F1": od["f1"][source]})
     for lang, model, system, folds, agg in exp:
         ours.append([str(evidence_source(system)), _model_title(lang, model), sum(int(f.get("n", 0)) for f in folds),
                      *(mean_sd(agg, f"veracity.{k}") for k in ("macro_precision", "macro_recall", "macro_f1", "accuracy"))])
-    od = papers["healthfc"]["open_domain"]
     ran = dict.fromkeys(str(evidence_source(s)) for _, _, s, *_ in exp)
     paper = [[src, od["model"], od["claims"], None, None, MeanSD(float(od["f1"][src])), None] for src in ran if src in od["f1"]]
     columns = [Column("Evidence", align="l"), Column("Base Model", align="l"), Column("Claims", fmt="int"),
@@ -294,7 +281,8 @@ def open_domain_latex(scores: Sequence[str], entries: Sequence[Entry], papers: M
     if scale == "smoke":
         notes.append(SMOKE_NOTE)
     blocks = [Block(ours, ours_title(scale)), *([Block(paper, reported_title(od["cite"]))] if paper else [])]
-    return LatexTable(caption, "tab:healthfc-open-domain", columns, blocks, notes=notes, merge_first=True)
+    return (pd.DataFrame(rows, columns=OPEN_DOMAIN_COLUMNS).fillna(""),
+            LatexTable(caption, "tab:healthfc-open-domain", columns, blocks, notes=notes, merge_first=True))
 
 
 def significance_latex(df: pd.DataFrame, scale: str) -> LatexTable:

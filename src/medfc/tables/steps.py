@@ -38,12 +38,12 @@ def _write(df: pd.DataFrame, outputs: StepFiles, caption: str, latex: LatexTable
 
 def healthfc_table3(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
     """HealthFC Table 3 from the pipeline / joint / oracle ``scores``."""
-    scores, papers, infos = input_paths(inputs, "scores"), read_paper_numbers(inputs["papers"]), input_paths(inputs, "infos")
-    df = healthfc.table3(scores, options.entries, papers, options.scale)
+    df, latex = healthfc.table3(input_paths(inputs, "scores"), options.entries, read_paper_numbers(inputs["papers"]),
+                                options.scale, input_paths(inputs, "infos"))
     return _write(df, outputs, _caption("HealthFC Table 3: evidence selection and veracity prediction, macro P/R/F1 (%), mean ± std over folds. "
                                       "FF1: false-class F1 over the supported / refuted claims with a TRUE / FALSE prediction "
                                       "(scoring.abstain); FF1 coverage: the share of them it scores.", options.scale),
-                  healthfc.table3_latex(scores, options.entries, papers, options.scale, infos))
+                  latex)
 
 
 def healthfc_table3_extra(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
@@ -54,11 +54,11 @@ def healthfc_table3_extra(inputs: StepFiles, outputs: StepFiles, options: TableO
 
 def healthfc_table5(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
     """HealthFC Table 5 from the claims-only / gold-explanations / level-of-evidence ``scores``."""
-    scores, papers, infos = input_paths(inputs, "scores"), read_paper_numbers(inputs["papers"]), input_paths(inputs, "infos")
-    df = healthfc.table5(scores, options.entries, papers, options.scale)
+    df, latex = healthfc.table5(input_paths(inputs, "scores"), options.entries, read_paper_numbers(inputs["papers"]),
+                                options.scale, input_paths(inputs, "infos"))
     return _write(df, outputs, _caption("HealthFC Table 5: claims only, retrieved evidence (retrieved_web: Google snippets), gold explanations, "
                                       "level of evidence; macro P/R/F1 (%), mean ± std over folds.", options.scale),
-                  healthfc.table5_latex(scores, options.entries, papers, options.scale, infos))
+                  latex)
 
 
 def healthfc_table5_extra(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
@@ -69,11 +69,11 @@ def healthfc_table5_extra(inputs: StepFiles, outputs: StepFiles, options: TableO
 
 def healthfc_open_domain(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
     """The HealthFC open-domain comparison from the open_domain_<source> ``scores``."""
-    scores, papers = input_paths(inputs, "scores"), read_paper_numbers(inputs["papers"])
-    df = healthfc.open_domain(scores, options.entries, papers, options.scale)
+    df, latex = healthfc.open_domain(input_paths(inputs, "scores"), options.entries,
+                                     read_paper_numbers(inputs["papers"]), options.scale)
     return _write(df, outputs, _caption("HealthFC open-domain verification: supported vs refuted claims with evidence retrieved from "
                                       "each source; macro P/R/F1 (%) over the two classes, mean ± std over folds.", options.scale),
-                  healthfc.open_domain_latex(scores, options.entries, papers, options.scale))
+                  latex)
 
 
 def healthfc_significance(inputs: StepFiles, outputs: StepFiles, options: SignificanceOptions) -> dict[str, int]:
@@ -86,10 +86,9 @@ def healthfc_significance(inputs: StepFiles, outputs: StepFiles, options: Signif
 
 def clinifact_table8(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:
     """CliniFact Table 8 from every model's ``scores``."""
-    scores, papers, infos = input_paths(inputs, "scores"), read_paper_numbers(inputs["papers"]), input_paths(inputs, "infos")
-    df = clinifact.table8(scores, options.entries, papers, options.scale, infos)
-    return _write(df, outputs, _caption("CliniFact Table 8: test accuracy and macro P/R/F1 (%).", options.scale),
-                  clinifact.table8_latex(scores, options.entries, papers, options.scale, infos))
+    df, latex = clinifact.table8(input_paths(inputs, "scores"), options.entries, read_paper_numbers(inputs["papers"]),
+                                 options.scale, input_paths(inputs, "infos"))
+    return _write(df, outputs, _caption("CliniFact Table 8: test accuracy and macro P/R/F1 (%).", options.scale), latex)
 
 
 def clinifact_table8_extra(inputs: StepFiles, outputs: StepFiles, options: TableOptions) -> dict[str, int]:

@@ -97,11 +97,12 @@ def test_run_step_uses_the_job_policy_only_in_a_snakemake_job():
 import gc, sys
 import medfc.cli as cli
 cli.resolve_step = lambda spec: (lambda inputs, outputs, options: "done")
-plain = (cli.snakemake_job() is not None, cli.run_step("any:step", {}, {}, {}), gc.get_freeze_count())
+plain = (bool(cli.snakemake_job()), cli.run_step("any:step", {}, {}, {}), gc.get_freeze_count())
 class Snakemake:  # what Snakemake's script preamble binds
     params, output = {}, {}
 snakemake = Snakemake()
-job = (cli.snakemake_job() is not None, cli.run_step("any:step", {}, {}, {}), gc.get_freeze_count() > 0, gc.get_threshold()[0])
+job = (bool(cli.snakemake_job()), cli.run_step("any:step", {}, {}, {}),
+       gc.get_freeze_count() > 0, gc.get_threshold()[0])
 print(plain, job)
 """
     assert _loaded(code) == "(False, 'done', 0) (True, 'done', True, 700)"

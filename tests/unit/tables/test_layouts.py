@@ -53,7 +53,7 @@ def _body(table: latex.LatexTable) -> str:
 
 def test_table3_has_the_papers_column_groups_and_the_oracle_as_a_column(tmp_path):
     files, entries = _healthfc_runs(tmp_path, {"pipeline": (0.5, 0.7), "joint": (0.6, 0.6), "oracle": (0.8, 0.9)})
-    t3 = healthfc.table3_latex(files, entries, NUMBERS, "smoke")
+    t3 = healthfc.table3(files, entries, NUMBERS, "smoke")[1]
     assert [c.group for c in t3.columns] == ["", "", *["Evidence Selection"] * 3, *["Veracity Prediction"] * 3, "Oracle Ver. Pred."]
     assert [c.header for c in t3.columns][:2] == ["System", "Base Model"]
     ours, paper = t3.blocks
@@ -77,7 +77,7 @@ def test_table3_has_the_papers_column_groups_and_the_oracle_as_a_column(tmp_path
 
 def test_table3_without_a_pipeline_run_keeps_the_oracle_and_the_papers_pipeline_rows(tmp_path):
     files, entries = _healthfc_runs(tmp_path, {"oracle": (0.8, 0.6)})
-    t3 = healthfc.table3_latex(files, entries, NUMBERS, "cpu")
+    t3 = healthfc.table3(files, entries, NUMBERS, "cpu")[1]
     ours, paper = t3.blocks
     assert ours.title == "Ours (CPU recipe)" and len(ours.rows) == 1 and ours.rows[0][0] == "pipeline"
     assert ours.rows[0][2:8] == [None] * 6 and ours.rows[0][8].mean == pytest.approx(70.0)
@@ -95,7 +95,7 @@ def test_table3_companion_holds_what_the_paper_has_no_column_for(tmp_path):
 
 def test_table5_the_papers_experiments_with_their_stds(tmp_path):
     files, entries = _healthfc_runs(tmp_path, {"claims_only": (0.3, 0.5), "gold_explanations": (0.6, 0.6)})
-    t5 = healthfc.table5_latex(files, entries, NUMBERS, "smoke")
+    t5 = healthfc.table5(files, entries, NUMBERS, "smoke")[1]
     assert [c.header for c in t5.columns] == ["Experiment", "Base Model", "P", "R", "F1"]
     ours, paper = t5.blocks
     assert [r[0] for r in ours.rows] == ["Claims only", "Gold explanations"]
@@ -127,7 +127,7 @@ def test_table8_groups_by_kind_and_notes_the_stack_that_kept_its_best_member(tmp
     files = [_clinifact_scores(tmp_path, "tfidf", 0.875, 0.619), _clinifact_scores(tmp_path, "tfidf+gbm", 0.875, 0.619),
              _clinifact_scores(tmp_path, "zero_shot/tinylm", 0.5, 0.3)]
     infos = [_info(files[1], "tfidf")]
-    t8 = clinifact.table8_latex(files, entries, NUMBERS, "smoke", infos)
+    df, t8 = clinifact.table8(files, entries, NUMBERS, "smoke", infos)
     assert [c.header for c in t8.columns] == ["Kind", "Model", "Accuracy", "P", "R", "F1"]
     ours, paper = t8.blocks
     assert [r[0] for r in ours.rows] == ["discriminative", "discriminative", "zero-shot"]
@@ -139,10 +139,10 @@ def test_table8_groups_by_kind_and_notes_the_stack_that_kept_its_best_member(tmp
     assert "a: tfidf+gbm: the stack kept its best member, tfidf" in notes and "smoke-sized" in notes
     body = _body(t8)
     assert r"tfidf+gbm\textsuperscript{a}" in body and "87.5" in body and "87.500" not in body
-    df = clinifact.table8(files, entries, NUMBERS, "smoke", infos)
     assert list(df[df.source == "ours"]["note"]) == ["", "kept its best member, tfidf", ""]
     # a stack that chose a meta-model gets no note
-    assert clinifact.table8_latex(files, entries, NUMBERS, "smoke", [_info(files[1], None)]).blocks[0].rows[1][1] == "tfidf+gbm"
+    _, t8 = clinifact.table8(files, entries, NUMBERS, "smoke", [_info(files[1], None)])
+    assert t8.blocks[0].rows[1][1] == "tfidf+gbm"
     df, extra = clinifact.table8_extra(files, entries, "smoke")
     assert list(df["CI low"]) == [51.9, 51.9, 20.0] and [c.header for c in extra.columns][2:] == ["Pairs", "F1", "low", "high"]
 
@@ -222,9 +222,11 @@ def test_every_layout_compiles_and_fits(tmp_path):
                          "McNemar-Bowker chi2": 18.61, "df": 3, "p": 0.0003, "metric": "ff1", "claims (S/R)": 327, "A": 22.2,
                          "B": 40.0, "delta B-A": 17.8, "CI low": -54.5, "CI high": 100.0, "bootstrap p": 0.0001, "significant": True}])
     tables = {
-        "t3": healthfc.table3_latex(files, entries, NUMBERS, "smoke"), "t3x": healthfc.table3_extra(files, entries, "smoke")[1],
-        "t5": healthfc.table5_latex(files, entries, NUMBERS, "smoke"), "t5x": healthfc.table5_extra(files, entries, "smoke")[1],
-        "t8": clinifact.table8_latex(cf_files, cf_entries, NUMBERS, "smoke", [_info(cf_files[1], "tfidf")]),
+        "t3": healthfc.table3(files, entries, NUMBERS, "smoke")[1],
+        "t3x": healthfc.table3_extra(files, entries, "smoke")[1],
+        "t5": healthfc.table5(files, entries, NUMBERS, "smoke")[1],
+        "t5x": healthfc.table5_extra(files, entries, "smoke")[1],
+        "t8": clinifact.table8(cf_files, cf_entries, NUMBERS, "smoke", [_info(cf_files[1], "tfidf")])[1],
         "t8x": clinifact.table8_extra(cf_files, cf_entries, "smoke")[1], "sig": healthfc.significance_latex(sig, "paper"),
         "t2": hstats.table2_latex(_dataset_table2(), 31),
         "t4": cstats.table4_latex(pd.DataFrame([{"text": "claim", "mean": 19.1, "std": 3.3, "min": 13, "max": 28}]), release["table4"], "Ours"),

@@ -38,7 +38,7 @@ def test_table3_and_table5_our_rows_then_the_papers_rows(tmp_path):
         for fold, v in enumerate(vals):
             files.append(_fold_scores(tmp_path, f"{system}{fold}", v, 0.4 if system == "pipeline" else None))
             entries.append({"lang": "en", "model": "minilm", "model_name": "offline:minilm", "system": system, "fold": fold})
-    t3 = healthfc.table3(files, entries, NUMBERS, "cpu")
+    t3 = healthfc.table3(files, entries, NUMBERS, "cpu")[0]
     ours = t3[t3["source"] == "ours"]
     assert list(ours["system"]) == ["pipeline", "oracle"] and set(ours["scale"]) == {"cpu"}
     pipe = ours.iloc[0]
@@ -54,7 +54,7 @@ def test_table3_and_table5_our_rows_then_the_papers_rows(tmp_path):
     oracle = paper[paper.system == "oracle"]
     assert list(oracle["veracity F1"]) == [73.6, 74.7, 69.9, 78.1, 81.9] and set(oracle["evidence F1"]) == {""}
     assert "joint" not in set(paper["system"])  # we ran no joint system
-    t5 = healthfc.table5(files, entries, NUMBERS, "smoke")
+    t5 = healthfc.table5(files, entries, NUMBERS, "smoke")[0]
     assert t5.to_dict("records") == [
         {"source": "ours", "scale": "smoke", "lang": "en", "model": "minilm", "experiment": "claims_only", "folds": 2,
          "P": "40.0 ± 14.1", "R": "40.0 ± 14.1", "F1": "40.0 ± 14.1", "accuracy": "40.0 ± 14.1"},
@@ -72,12 +72,12 @@ def test_the_retrieved_evidence_rows_of_table5_and_the_open_domain_table(tmp_pat
             json_path = Path(files[-1])
             json_path.write_text(json.dumps({**json.loads(json_path.read_text()), "n": 3 + fold}))
             entries.append({"lang": "en", "model": "tfidf", "model_name": "sklearn:tfidf", "system": system, "fold": fold})
-    t5 = healthfc.table5(files, entries, NUMBERS, "smoke")
+    t5 = healthfc.table5(files, entries, NUMBERS, "smoke")[0]
     assert [(r["source"], r["experiment"], r["F1"]) for r in t5.to_dict("records")] == [
         ("ours", "retrieved_web", "50.0 ± 14.1"), ("ours", "retrieved_pubmed", "50.0 ± 0.0"),
         ("paper (Vladika et al. 2024)", "retrieved_web", 44.4)]  # the paper's "Google snippets"; it ran no PubMed row
     assert t5.iloc[2][["P", "R", "model"]].tolist() == [44.9, 48.0, "DeBERTa"]
-    od = healthfc.open_domain(files, entries, NUMBERS, "smoke")
+    od = healthfc.open_domain(files, entries, NUMBERS, "smoke")[0]
     assert od.to_dict("records") == [
         {"source": "ours", "scale": "smoke", "lang": "en", "model": "tfidf", "experiment": "open_domain_web", "evidence": "web",
          "claims": 7, "folds": 2, "P": "80.0 ± 14.1", "R": "80.0 ± 14.1", "F1": "80.0 ± 14.1", "accuracy": "80.0 ± 14.1"},
@@ -151,7 +151,7 @@ def test_table8_and_significance_name_the_fine_tuned_generative_rows(tmp_path, c
     call_step(scoring_steps.pairs, {"predictions": str(preds)}, {"scores": str(scores), "report": str(tmp_path / "r.json")},
               {"dataset": "clinifact", "classes": CLINIFACT_LABELS, "system": "fine_tuned", "n_resamples": 200, "seed": 0})
     entries = [{"model": "llama3-70b", "system": "zero_shot"}, {"model": "llama3-70b", "system": "fine_tuned"}]
-    t8 = clinifact.table8([str(scores)] * 2, entries, read_paper_numbers(PAPERS), "paper")
+    t8 = clinifact.table8([str(scores)] * 2, entries, read_paper_numbers(PAPERS), "paper")[0]
     assert list(t8[t8.source == "ours"]["model"]) == ["llama3-70b (zero-shot)", "llama3-70b (fine-tuned)"]
     paper = t8[t8.source != "ours"]
     assert list(paper["system"]) == ["zero_shot"] * 3 + ["fine_tuned"] * 2  # no discriminative run: no discriminative rows
