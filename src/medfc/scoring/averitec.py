@@ -58,10 +58,8 @@ def evidence_score(pred: Sequence[str], gold: Sequence[str], metric: PairMetric 
     1.0; either missing: 0.0). ``clean=False`` scores the strings exactly as given."""
     from scipy.optimize import linear_sum_assignment  # here: a score job without evidence never loads scipy.optimize (1.5 s)
 
-    pred = _prepare(pred, clean)
+    pred = _prepare(pred, clean)[:max_pred]  # max_pred None: every one
     gold = _prepare(gold, clean)
-    if max_pred is not None:
-        pred = pred[:max_pred]
     if not gold:
         return 1.0 if not pred else 0.0
     if not pred:
@@ -98,19 +96,12 @@ def question_only_score(claim: ClaimPrediction, metric: PairMetric | None = None
     return evidence_score(pred, claim.gold_questions, metric, max_pred, clean=not claim.verbatim)
 
 
-def predicted_justification(claim: ClaimPrediction, fallback: bool = True, max_pred: int | None = MAX_PRED_EVIDENCE) -> str | None:
-    """The predicted justification; without one, and with ``fallback``, the first ``max_pred`` evidence strings
-    joined with spaces (official); else None."""
-    if claim.justification is not None:
-        return str(claim.justification)
-    if not fallback:
-        return None
-    strings = _prepare(claim.evidence, clean=not claim.verbatim)
-    return " ".join(strings[:max_pred] if max_pred is not None else strings)
-
-
 def _justification_meteor(claim: ClaimPrediction, metric: PairMetric, fallback: bool, max_pred: int | None) -> float:
-    pred = predicted_justification(claim, fallback, max_pred)
+    """METEOR of the predicted justification; without one, and with ``fallback``, of the first ``max_pred`` evidence
+    strings joined with spaces (official); 0 when it or the gold one is blank."""
+    pred = None if claim.justification is None else str(claim.justification)
+    if pred is None and fallback:
+        pred = " ".join(_prepare(claim.evidence, clean=not claim.verbatim)[:max_pred])
     gold = claim.gold_justification
     if not (pred and pred.strip() and gold and gold.strip()):
         return 0.0

@@ -65,21 +65,6 @@ def bootstrap_intervals(gold: Sequence[str], pred: Sequence[str], labels: Sequen
     return {**head, "accuracy": interval(acc), "macro_f1": interval(mf1)}
 
 
-def bowker_table(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
-    """k × k table of system A's label (rows) against system B's label (columns) on the same items."""
-    _check_lengths(pred_a, pred_b)
-    if labels is None:
-        labels = sorted(set(pred_a) | set(pred_b))
-    labels = list(labels)
-    index = {lab: i for i, lab in enumerate(labels)}
-    table = np.zeros((len(labels), len(labels)), dtype=np.int64)
-    for a, b in zip(pred_a, pred_b):
-        if a not in index or b not in index:
-            raise ValueError(f"label {a if a not in index else b!r} is not one of {labels}")
-        table[index[a], index[b]] += 1
-    return labels, table
-
-
 def bowker_symmetry(table: ArrayLike, shift_zeros: bool = True) -> dict[str, float | int]:
     """Bowker's test of symmetry on a k × k table, as statsmodels' ``SquareTable(table,
     shift_zeros).symmetry(method="bowker")`` (docs/scoring.md); ``shift_zeros=False`` gives the textbook statistic.
@@ -96,8 +81,16 @@ def bowker_symmetry(table: ArrayLike, shift_zeros: bool = True) -> dict[str, flo
 
 def mcnemar_bowker(pred_a: Sequence[str], pred_b: Sequence[str], labels: Sequence[str] | None = None,
                    shift_zeros: bool = True) -> dict[str, object]:
-    """McNemar–Bowker test between two systems' labels on the same items, with its table (df over all ``labels``)."""
-    labels, table = bowker_table(pred_a, pred_b, labels)
+    """McNemar–Bowker test between two systems' labels on the same items, with its k × k table of A's label (rows)
+    against B's (columns); df over all ``labels`` (default: every label either system gives)."""
+    _check_lengths(pred_a, pred_b)
+    labels = sorted(set(pred_a) | set(pred_b)) if labels is None else list(labels)
+    index = {lab: i for i, lab in enumerate(labels)}
+    table = np.zeros((len(labels), len(labels)), dtype=np.int64)
+    for a, b in zip(pred_a, pred_b):
+        if a not in index or b not in index:
+            raise ValueError(f"label {a if a not in index else b!r} is not one of {labels}")
+        table[index[a], index[b]] += 1
     return {**bowker_symmetry(table, shift_zeros), "shift_zeros": bool(shift_zeros), "n": int(table.sum()),
             "n_disagree": int(table.sum() - np.trace(table)), "labels": labels, "table": table.tolist()}
 
