@@ -50,7 +50,6 @@ LEXNAMES = ("adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.ani
                      "verb.communication", "verb.competition", "verb.consumption", "verb.contact", "verb.creation", "verb.emotion", "verb.motion",
                      "verb.perception", "verb.possession", "verb.social", "verb.stative", "verb.weather", "adj.ppl")
 _CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
-PUNKT_FILES = ("abbrev_types.txt", "sent_starters.txt", "collocations.tab", "ortho_context.tab")
 
 
 class NltkDataMissing(RuntimeError):
