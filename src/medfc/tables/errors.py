@@ -55,10 +55,6 @@ def ordered_labels(known: Sequence[str], seen: Iterable[str]) -> list[str]:
     return [label for label in known if label in seen] + sorted(seen - set(known))
 
 
-def row_name(entry: Mapping[str, Any], keys: Sequence[str]) -> str:
-    return " / ".join(str(entry[k]) for k in keys if entry.get(k) not in (None, ""))
-
-
 def _probability(record: Record) -> float | None:
     probs = record.get("probs") or {}
     value = probs.get(record.get("pred_label")) if isinstance(probs, Mapping) else None
@@ -72,7 +68,7 @@ def _rows(runs: Sequence[Run], keys: Sequence[str], ids: Sequence[str], unmatche
     item_of = {rid: i for i, rid in enumerate(ids)}
     rows: dict[str, tuple[dict[str, Any], list[Record], set[str]]] = {}
     for entry, records in runs:
-        name = row_name(entry, keys)
+        name = " / ".join(str(entry[k]) for k in keys if entry.get(k) not in (None, ""))
         row = rows.setdefault(name, ({k: entry[k] for k in keys if k in entry} | {"name": name, "folds": []}, [], set()))
         if entry.get("fold") is not None and int(entry["fold"]) not in row[0]["folds"]:
             row[0]["folds"].append(int(entry["fold"]))
@@ -209,38 +205,27 @@ def _runs(entries: Sequence[Mapping[str, Any]], files: Sequence[str], what: str)
     return [(entry, list(read_jsonl(path))) for entry, path in zip(entries, files)]
 
 
-def error_page(healthfc: Sequence[Mapping[str, Any]], healthfc_files: Sequence[str], dataset: str | None,
-               pairs: Sequence[tuple[PairsSection, Sequence[str], str | None]], scale: str) -> tuple[str, dict[str, int]]:
-    """The page from the prediction files (one per entry) and the datasets, and its counts."""
-    from medfc.common.io import read_jsonl
+def write_error_browser(inputs: StepFiles, outputs: StepFiles, options: ErrorsOptions) -> dict[str, int]:
+    """The ``error_browser`` rule's step: the page ``html`` from the prediction files (one per entry) and the
+    datasets."""
+    from medfc.common.io import atomic_write, input_paths, read_jsonl
     from medfc.experiments.pairs import load_pairs
 
-    hfc_runs = _runs(healthfc, healthfc_files, "HealthFC")
+    hfc_runs = _runs(options.healthfc, input_paths(inputs, "healthfc"), "HealthFC")
     sections = []
-    for section, files, test in pairs:
-        runs = _runs(section.entries, files, section.title)
+    for section in options.pairs:
+        runs = _runs(section.entries, input_paths(inputs, f"pairs_{section.data.dataset}"), section.title)
+        test = inputs.get(f"pairs_{section.data.dataset}_test")
         sections.append((section, runs, load_pairs(test, data=section.data) if runs and test else []))
-    data, left_out = page_data(hfc_runs, read_jsonl(dataset) if hfc_runs and dataset else [], sections, scale)
+    dataset = inputs.get("dataset")
+    data, left_out = page_data(hfc_runs, read_jsonl(dataset) if hfc_runs and dataset else [], sections, options.scale)
     counts = {f"{d['key']}_items": len(d["items"]) for d in data["datasets"]}
     counts["predictions"] = sum(len(row["preds"]) for d in data["datasets"] for row in d["rows"])
     counts.update({f"left out: {reason}": n for reason, n in left_out.items()})
-    return page(data, "Error browser"), counts
-
-
-def write_error_browser(inputs: StepFiles, outputs: StepFiles, options: ErrorsOptions) -> dict[str, int]:
-    """The ``error_browser`` rule's step: the page ``html``."""
-    from medfc.common.io import atomic_write, input_paths
-
-    pairs = [(s, input_paths(inputs, f"pairs_{s.data.dataset}"), _one(inputs, f"pairs_{s.data.dataset}_test")) for s in options.pairs]
-    text, counts = error_page(options.healthfc, input_paths(inputs, "healthfc"), _one(inputs, "dataset"), pairs, options.scale)
+    text = page(data, "Error browser")
     atomic_write(outputs["html"], text)
     left = {k: v for k, v in counts.items() if k.startswith("left out")}
     if left:
         log.warning("predictions left out: %s", left)
     log.info("%s: %s, %d bytes", outputs["html"], counts, len(text.encode("utf-8")))
     return counts
-
-
-def _one(inputs: StepFiles, name: str) -> str | None:
-    value = inputs.get(name)
-    return None if value is None else str(value)
