@@ -6,7 +6,7 @@ synsets cached. A missing WordNet raises :class:`~medfc.scoring.nltk_data.NltkDa
 from __future__ import annotations
 
 import codecs
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from functools import lru_cache
 from types import SimpleNamespace
 from typing import IO, TYPE_CHECKING
@@ -98,7 +98,7 @@ def english_wordnet() -> LazyCorpusLoader:
 class Meteor:
     """Callable ``(prediction, reference) -> float`` METEOR scorer (see module docstring)."""
 
-    def __init__(self, tokenizer_cache: int = 100_000) -> None:
+    def __init__(self) -> None:
         ensure_nltk_data(wordnet=True, punkt=True)
         nltk = import_nltk()
         from nltk.stem.porter import PorterStemmer
@@ -108,14 +108,11 @@ class Meteor:
         # only the methods METEOR calls, memoised per word
         self._wordnet = SimpleNamespace(synsets=lru_cache(maxsize=200_000)(english_wordnet().synsets))
         self._stemmer = SimpleNamespace(stem=lru_cache(maxsize=200_000)(PorterStemmer().stem))
-        self.tokenize = lru_cache(maxsize=tokenizer_cache)(lambda s: tuple(nltk.word_tokenize(s)))
-
-    def tokens_score(self, pred_tokens: Iterable[str], ref_tokens: Iterable[str]) -> float:
-        """METEOR of pre-tokenised hypothesis (prediction) against reference (gold)."""
-        return float(self._single(list(ref_tokens), list(pred_tokens), wordnet=self._wordnet, stemmer=self._stemmer))
+        self.tokenize = lru_cache(maxsize=100_000)(lambda s: tuple(nltk.word_tokenize(s)))
 
     def __call__(self, prediction: str, reference: str) -> float:
-        return self.tokens_score(self.tokenize(prediction), self.tokenize(reference))
+        return float(self._single(list(self.tokenize(reference)), list(self.tokenize(prediction)), wordnet=self._wordnet,
+                                  stemmer=self._stemmer))
 
 
 @lru_cache(maxsize=1)

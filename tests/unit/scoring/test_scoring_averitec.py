@@ -316,7 +316,6 @@ def test_evidence_strings_scored_as_built_ten_predicted_all_gold():
 
 
 def test_meteor_reference_value(meteor):
-    assert meteor.tokens_score(["a", "cat", "sits"], ["the", "cat", "sat"]) == 0.16666666666666666
     assert meteor("a cat sits", "the cat sat") == 0.16666666666666666
 
 
