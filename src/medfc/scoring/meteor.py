@@ -111,8 +111,8 @@ class Meteor:
         self.tokenize = lru_cache(maxsize=100_000)(lambda s: tuple(nltk.word_tokenize(s)))
 
     def __call__(self, prediction: str, reference: str) -> float:
-        return float(self._single(list(self.tokenize(reference)), list(self.tokenize(prediction)), wordnet=self._wordnet,
-                                  stemmer=self._stemmer))
+        ref, pred = list(self.tokenize(reference)), list(self.tokenize(prediction))
+        return float(self._single(ref, pred, wordnet=self._wordnet, stemmer=self._stemmer))
 
 
 @lru_cache(maxsize=1)

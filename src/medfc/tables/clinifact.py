@@ -1,5 +1,6 @@
 """CliniFact Table 8 and the significance tests between systems (Zhang et al., 2025): each a tidy frame and a LaTeX
-table in the paper's layout; Table 8's companion :func:`table8_extra`."""
+table in the paper's layout; Table 8's companion :func:`table8_extra`; a declared dataset's table in Table 8's
+layout."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from medfc.tables.common import (Entry, SMOKE_NOTE, clinifact_name, not_run_note
 
 
 T8_COLUMNS = ["source", "scale", "model", "system", "n", "accuracy", "macro P", "macro R", "macro F1", "macro F1 95% CI", "note"]
+DATASET_COLUMNS = ["scale", "model", "n", "accuracy", "macro P", "macro R", "macro F1", "CI low", "CI high", "note"]
 
 
 def _interval(scores: Mapping[str, JSONValue]) -> str:
@@ -133,3 +135,32 @@ def significance_latex(df: pd.DataFrame, scale: str) -> LatexTable:
     caption = ("CliniFact: McNemar–Bowker tests between every two systems on the same test pairs (the paper's test of "
                "a fine-tuned model against its zero-shot run), with each system's accuracy on those pairs.")
     return ours_only(caption, "tab:clinifact-significance", columns, rows, scale)
+
+
+def dataset_table(scores: Sequence[str], entries: Sequence[Entry], dataset: str, title: str, scale: str,
+                  infos: Sequence[str] = ()) -> tuple[pd.DataFrame, LatexTable]:
+    """A declared dataset's table (``datasets.<name>``) in Table 8's layout: each discriminative row's scores on its
+    test split; a stack that kept its best member says so."""
+    kept = stack_kept(infos, scores, entries)
+    marks = stack_marks(kept)
+    rows, tex_rows = [], []
+    for e, f in zip(entries, scores):
+        s = read_json(f)
+        model = str(e["model"])
+        ci = (s.get("ci") or {}).get("macro_f1") or {}
+        low, high = pct(ci.get("low")), pct(ci.get("high"))
+        rows.append({"scale": scale, "model": model, "n": s["n"], "accuracy": pct(s["accuracy"]),
+                     "macro P": pct(s["macro_precision"]), "macro R": pct(s["macro_recall"]),
+                     "macro F1": pct(s["macro_f1"]), "CI low": low, "CI high": high,
+                     "note": f"kept its best member, {kept[model]}" if model in kept else ""})
+        tex_rows.append([marked(model, marks[model]) if model in marks else model, pct(s["accuracy"]),
+                         pct(s["macro_precision"]), pct(s["macro_recall"]), pct(s["macro_f1"]), low, high])
+    columns = [Column("Model", align="l"), Column("Accuracy", fmt="dec1"), Column("P", group="Macro", fmt="dec1"),
+               Column("R", group="Macro", fmt="dec1"), Column("F1", group="Macro", fmt="dec1"),
+               Column("low", group="95% CI of F1", fmt="dec1"), Column("high", group="95% CI of F1", fmt="dec1")]
+    n = rows[0]["n"] if rows else 0
+    caption = (f"{title}: discriminative models on its test split ({n} items): accuracy, macro precision, recall and "
+               "F1, and the percentile bootstrap 95% interval of macro-F1 (%).")
+    notes = [f"{marks[m]}: {stack_note(m, kept[m])}" for m in marks] + ([SMOKE_NOTE] if scale == "smoke" else [])
+    latex = LatexTable(caption, f"tab:{dataset}", columns, [Block(tex_rows, ours_title(scale))], notes=notes)
+    return pd.DataFrame(rows, columns=DATASET_COLUMNS).astype(object).fillna(""), latex

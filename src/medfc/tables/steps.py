@@ -13,7 +13,7 @@ from medfc.common.io import input_paths, table_stem, write_table
 from medfc.common.papers import read_paper_numbers
 from medfc.common.latex import LatexTable
 from medfc.common.stepfiles import StepFiles
-from medfc.tables import clinifact, datasets, healthfc, times
+from medfc.tables import clinifact, healthfc, times
 from medfc.tables.common import clinifact_name
 from medfc.tables.options import DatasetTableOptions, SignificanceOptions, TableOptions, TimesOptions
 
@@ -106,8 +106,8 @@ def clinifact_significance(inputs: StepFiles, outputs: StepFiles, options: Table
 
 def dataset_table(inputs: StepFiles, outputs: StepFiles, options: DatasetTableOptions) -> dict[str, int]:
     """A declared dataset's table from every model's ``scores``."""
-    df, latex = datasets.scores_table(input_paths(inputs, "scores"), options.entries, options.dataset, options.title, options.scale,
-                                      input_paths(inputs, "infos"))
+    df, latex = clinifact.dataset_table(input_paths(inputs, "scores"), options.entries, options.dataset, options.title,
+                                        options.scale, input_paths(inputs, "infos"))
     return _write(df, outputs, latex.caption + " " + SCALES[options.scale], latex)
 
 
