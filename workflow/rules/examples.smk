@@ -1,7 +1,7 @@
 # The papers' example tables, chosen from the run's own data by a fixed rule that each caption states:
 # HealthFC Table 1 (a supported and a refuted claim with their article's snippet) and Table 4 (the wrong
 # claims of the row of best veracity F1), CliniFact Table 5 (a pair of each label) and Table 7 (the prompt of
-# the generative models). Each as CSV + Markdown + LaTeX + HTML. Steps: medfc.tables.example_steps; inputs
+# the generative models). Each as CSV + Markdown + LaTeX + HTML. Steps: medfc.tables.steps; inputs
 # and options from medfc.plan (PLAN).
 
 
@@ -28,7 +28,7 @@ rule healthfc_table1:
         mem_mb=1024,
         runtime=10,
     params:
-        step=versioned("tables.example_steps:healthfc_table1"),
+        step=versioned("tables.steps:healthfc_table1"),
         options=PLAN.options_of(ExamplesPlan.healthfc_table1),
     script:
         STEP_SCRIPT
@@ -57,7 +57,7 @@ rule healthfc_table4:
         mem_mb=1024,
         runtime=10,
     params:
-        step=versioned("tables.example_steps:healthfc_table4"),
+        step=versioned("tables.steps:healthfc_table4"),
         options=PLAN.options_of(ExamplesPlan.healthfc_table4),
     script:
         STEP_SCRIPT
@@ -86,7 +86,7 @@ rule clinifact_table5:
         mem_mb=1024,
         runtime=10,
     params:
-        step=versioned("tables.example_steps:clinifact_table5"),
+        step=versioned("tables.steps:clinifact_table5"),
         options=PLAN.options_of(ExamplesPlan.clinifact_table5),
     script:
         STEP_SCRIPT
@@ -115,7 +115,7 @@ rule clinifact_table7:
         mem_mb=1024,
         runtime=10,
     params:
-        step=versioned("tables.example_steps:clinifact_table7"),
+        step=versioned("tables.steps:clinifact_table7"),
         options=PLAN.options_of(ExamplesPlan.clinifact_table7),
     script:
         STEP_SCRIPT

@@ -1,21 +1,25 @@
 """Workflow steps of the tables stage (rule ``table``, one job per table): each reads the ``scores`` or
 ``predictions`` of the runs it compares (``options.entries``: one per input file), ``papers`` and ``infos`` and
-writes one table as CSV, Markdown and LaTeX (the paper's layout) on one stem.
+writes one table as CSV, Markdown and LaTeX (the paper's layout) on one stem; and of the papers' example tables
+(workflow/rules/examples.smk): HealthFC Tables 1 and 4, CliniFact Tables 5 and 7 (:mod:`medfc.tables.examples`), each
+also as HTML.
 """
 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pandas as pd
 
-from medfc.common.io import input_paths, table_stem, write_table
+from medfc.common.io import input_paths, read_json, read_jsonl, table_stem, write_table
 from medfc.common.papers import read_paper_numbers
 from medfc.common.latex import LatexTable
 from medfc.common.stepfiles import StepFiles
-from medfc.tables import clinifact, healthfc, times
+from medfc.tables import clinifact, examples, healthfc, times
 from medfc.tables.common import clinifact_name
-from medfc.tables.options import DatasetTableOptions, SignificanceOptions, TableOptions, TimesOptions
+from medfc.tables.options import (DatasetTableOptions, ExampleClaimsOptions, ExamplePairsOptions, SignificanceOptions,
+                                  TableOptions, TimesOptions, WrongClaimsOptions)
 
 log = logging.getLogger(__name__)
 
@@ -127,3 +131,48 @@ def clinifact_times(inputs: StepFiles, outputs: StepFiles, options: TimesOptions
     df = times.times(input_paths(inputs, "benchmarks"), options.entries, options.ensembles, ("model", "system"),
                      name=clinifact_name)
     return _write(df, outputs, f"CliniFact: time per row of Table 8. {TIMES_CAPTION} {SCALES[options.scale]}")
+
+
+SCALE_NOTES = {"smoke": "A smoke-scale run (training capped by experiments.smoke): its errors show that the pipeline "
+                        "runs, nothing about the models.",
+               "cpu": "A run of the CPU recipe on real data (experiments.scale cpu).", "paper": ""}
+
+
+def _write_example(artifact: examples.Artifact, outputs: StepFiles) -> dict[str, int]:
+    return _write(artifact.frame(), outputs, artifact.caption, artifact.latex)
+
+
+def _pairs(path: str) -> list[dict[str, str]]:
+    return pd.read_csv(path, dtype=str, keep_default_na=False).to_dict("records")
+
+
+def healthfc_table1(inputs: StepFiles, outputs: StepFiles, options: ExampleClaimsOptions) -> dict[str, int]:
+    """HealthFC Table 1: a supported and a refuted claim with their article's snippet, from the rebuilt dataset."""
+    records = list(read_jsonl(inputs["dataset"]))
+    return _write_example(examples.healthfc_examples(records, options.words, options.lang), outputs)
+
+
+def healthfc_table4(inputs: StepFiles, outputs: StepFiles, options: WrongClaimsOptions) -> dict[str, int]:
+    """HealthFC Table 4: the wrong claims of the row of best veracity F1, from every fold's scores and predictions."""
+    scores, predictions = input_paths(inputs, "scores"), input_paths(inputs, "predictions")
+    if not len(scores) == len(predictions) == len(options.entries):
+        raise ValueError(f"healthfc_table4: {len(options.entries)} entries but {len(scores)} scores and "
+                         f"{len(predictions)} predictions")
+    claims = {str(r["id"]): {lang: str(r.get(f"claim_{lang}") or "") for lang in ("en", "de")}
+              for r in read_jsonl(inputs["dataset"])}
+    entries = list(options.entries)
+    art = examples.healthfc_errors([(e, read_json(p)) for e, p in zip(entries, scores)],
+                                   [(e, list(read_jsonl(p))) for e, p in zip(entries, predictions)],
+                                   claims, options.shown, options.words, SCALE_NOTES[options.scale])
+    return _write_example(art, outputs)
+
+
+def clinifact_table5(inputs: StepFiles, outputs: StepFiles, options: ExamplePairsOptions) -> dict[str, int]:
+    """CliniFact Table 5: one pair per label from the splits' pairs (``pairs``: test, validation, train)."""
+    splits = [(Path(p).name.removesuffix("_set.csv"), _pairs(p)) for p in input_paths(inputs, "pairs")]
+    return _write_example(examples.clinifact_examples(splits, options.words), outputs)
+
+
+def clinifact_table7(inputs: StepFiles, outputs: StepFiles, options: ExamplePairsOptions) -> dict[str, int]:
+    """CliniFact Table 7: the generative models' prompt, its template and one filled example."""
+    return _write_example(examples.clinifact_prompt(_pairs(inputs["pairs"]), options.words, options.split), outputs)

@@ -1,4 +1,4 @@
-"""The papers' example tables (medfc.tables.examples, steps in medfc.tables.example_steps) on small hand-made inputs:
+"""The papers' example tables (medfc.tables.examples, steps in medfc.tables.steps) on small hand-made inputs:
 each picks its rows by the rule its caption states, whatever order the input comes in; the rows and fields are exact;
 each .tex compiles with pdflatex under the workflow's preamble with no overfull box over 1 pt."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from medfc.experiments.clinifact.prompts import PROMPT
-from medfc.tables import example_steps, examples
+from medfc.tables import examples, steps
 from tests.helpers.config import call_step
 from tests.helpers.tex import compile_fragments, overfull_boxes
 
@@ -50,7 +50,8 @@ def test_table1_takes_the_first_supported_and_refuted_claim_with_gold_evidence_b
     for seed in (0, 1):  # the input's order does not matter
         random.Random(seed).shuffle(records)
         out = _outputs(tmp_path, f"t1_{seed}")
-        call_step(example_steps.healthfc_table1, {"dataset": _jsonl(tmp_path / f"d{seed}.jsonl", records)}, out, {"lang": "en", "words": 30})
+        call_step(steps.healthfc_table1, {"dataset": _jsonl(tmp_path / f"d{seed}.jsonl", records)}, out,
+                  {"lang": "en", "words": 30})
         results.append(list(csv.DictReader(out["csv"].open(encoding="utf-8"))))
     assert results[0] == results[1]
     rows = results[0]
@@ -106,7 +107,7 @@ def test_table4_shows_the_wrong_claims_of_the_best_row_by_veracity_f1_in_claim_i
     dataset = _jsonl(tmp_path / "healthfc.jsonl", [{"id": c, "claim_en": f"Claim {c}?", "claim_de": f"Behauptung {c}?"}
                                                    for c in ("x#0", "z#0", "y#0", "b#0", "w#0", "a#0", "q#0")])
     out = _outputs(tmp_path, "t4")
-    call_step(example_steps.healthfc_table4, {"scores": scores, "predictions": predictions, "dataset": dataset}, out,
+    call_step(steps.healthfc_table4, {"scores": scores, "predictions": predictions, "dataset": dataset}, out,
               {"entries": entries, "shown": 2, "words": 8, "scale": "smoke"})
     rows = list(csv.DictReader(out["csv"].open(encoding="utf-8")))
     assert [(r["claim_id"], r["claim"], r["gold_label"], r["predicted_label"]) for r in rows] == [
@@ -145,7 +146,7 @@ def _pairs(tmp_path: Path) -> Path:
 
 def test_table5_takes_the_first_pair_of_each_label_in_the_splits_row_order(tmp_path):
     out = _outputs(tmp_path, "t5")
-    call_step(example_steps.clinifact_table5, {"pairs": _pairs(tmp_path)}, out, {"split": "test", "words": 12})
+    call_step(steps.clinifact_table5, {"pairs": _pairs(tmp_path)}, out, {"split": "test", "words": 12})
     rows = list(csv.DictReader(out["csv"].open(encoding="utf-8")))
     assert [(r["label"], r["index"], r["split"]) for r in rows] == [("evidence", "3", "test"), ("inconclusive", "5", "test"), ("NEI", "7", "test")]
     assert rows[2]["abstract"] == " ".join(LONG.split()[:12]) + "\u00a0…" and rows[0]["abstract"] == "B worked {better} ~ than C."
@@ -163,7 +164,7 @@ def test_table5_takes_a_label_the_test_split_lacks_from_validation_then_train(tm
         with path.open("w", newline="", encoding="utf-8") as fh:
             csv.writer(fh).writerows([PAIR_COLUMNS, *rows])
     out = _outputs(tmp_path, "t5")
-    call_step(example_steps.clinifact_table5, {"pairs": [test, validation, train]}, out, {"split": "test", "words": 12})
+    call_step(steps.clinifact_table5, {"pairs": [test, validation, train]}, out, {"split": "test", "words": 12})
     rows = list(csv.DictReader(out["csv"].open(encoding="utf-8")))
     assert [(r["label"], r["index"], r["split"]) for r in rows] == [("evidence", "1", "test"), ("inconclusive", "4", "train"), ("NEI", "3", "train")]
     assert "(evidence from test; inconclusive from train; NEI from train)" in out["md"].read_text(encoding="utf-8")
@@ -176,7 +177,7 @@ def test_table5_says_which_label_no_split_has():
 
 def test_table7_is_the_prompt_as_sent_its_template_and_the_first_pair_filled_in(tmp_path):
     out = _outputs(tmp_path, "t7")
-    call_step(example_steps.clinifact_table7, {"pairs": _pairs(tmp_path)}, out, {"split": "test", "words": 5})
+    call_step(steps.clinifact_table7, {"pairs": _pairs(tmp_path)}, out, {"split": "test", "words": 5})
     rows = list(csv.DictReader(out["csv"].open(encoding="utf-8")))
     assert [r["part"] for r in rows] == ["template", "example", "answer options"]
     assert rows[0]["text"] == PROMPT and "{claim}" in rows[0]["text"] and "{abstract}" in rows[0]["text"]
@@ -195,7 +196,7 @@ def test_table7_needs_no_pair_for_its_template(tmp_path):
     assert [r["part"] for r in art.rows] == ["template", "answer options"] and "the test split has no pair to fill it with" in art.caption
 
 
-@pytest.mark.parametrize("module", ["medfc.tables.example_steps", "medfc.tables.options", "medfc.plan.examples"])
+@pytest.mark.parametrize("module", ["medfc.tables.steps", "medfc.tables.options", "medfc.plan.examples"])
 def test_the_example_tables_load_no_heavy_library(module):
     import subprocess
     import sys
