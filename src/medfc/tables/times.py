@@ -37,21 +37,19 @@ def times(benchmarks: Sequence[str], entries: Sequence[Entry], ensembles: Mappin
     alone (``own``)."""
     if len(entries) != len(benchmarks):
         raise ValueError(f"options.entries has {len(entries)} entries for {len(benchmarks)} benchmark files")
-    own: dict[tuple[object, ...], list[float]] = {}
+    own: dict[tuple[object, ...], tuple[int, float, float]] = {}
     first: dict[tuple[object, ...], Entry] = {}
     for e, f in zip(entries, benchmarks):
         k = tuple(e[key] for key in keys)
         wall, cpu = read_benchmark(f)
-        acc = own.setdefault(k, [0, 0.0, 0.0])
-        acc[0] += 1
-        acc[1] += wall
-        acc[2] += cpu
+        jobs, walls, cpus = own.get(k, (0, 0.0, 0.0))
+        own[k] = (jobs + 1, walls + wall, cpus + cpu)
         first.setdefault(k, e)
     model = list(keys).index("model")
     rows = []
     for k, (jobs, wall, cpu) in own.items():
         members = list(ensembles.get(k[model], []))
-        parts = [own.get(k[:model] + (m,) + k[model + 1:], [0, math.nan, math.nan]) for m in members]
+        parts = [own.get(k[:model] + (m,) + k[model + 1:], (0, math.nan, math.nan)) for m in members]
         row = {key: v for key, v in zip(keys, k)}
         row["model"] = name(first[k])
         row.update({"jobs": jobs, "wall s": _seconds(wall + sum(p[1] for p in parts)), "CPU s": _seconds(cpu + sum(p[2] for p in parts)),
