@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 ELLIPSIS = "…"
 GAP = "(…)"
 NONE = "[None]"
+RunRow = tuple[str, str, str]  # a row of the run's HealthFC tables: its language, model and system
 PAIR_LABELS = (CLINIFACT_CODES[1], CLINIFACT_CODES[0], CLINIFACT_CODES[2])  # evidence, inconclusive, NEI: Table 5's order
 
 
@@ -112,25 +113,15 @@ def healthfc_examples(records: Sequence[Mapping[str, Any]], words: int, lang: st
     return Artifact(rows, caption, table)
 
 
-@dataclass(frozen=True)
-class RunRow:
-    """One row of the run's HealthFC tables: its language, model and system, and the folds' files it reads."""
-
-    lang: str
-    model: str
-    system: str
-
-    @property
-    def name(self) -> str:
-        return f"{self.model} ({self.system}, {self.lang})"
+def _row_of(entry: Mapping[str, Any]) -> RunRow:
+    return str(entry["lang"]), str(entry["model"]), str(entry["system"])
 
 
 def best_row(scores: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> tuple[RunRow, float, int] | None:
     """The row of best mean veracity macro-F1 over its folds (a tie: the first), its mean F1 and its folds."""
     by_row: dict[RunRow, list[float]] = {}
     for entry, s in scores:
-        row = RunRow(str(entry["lang"]), str(entry["model"]), str(entry["system"]))
-        by_row.setdefault(row, []).append(float(s["veracity"]["macro_f1"]))
+        by_row.setdefault(_row_of(entry), []).append(float(s["veracity"]["macro_f1"]))
     if not by_row:
         return None
     means = [(row, sum(v) / len(v), len(v)) for row, v in by_row.items()]
@@ -155,17 +146,19 @@ def healthfc_errors(scores: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]
         caption = "HealthFC Table 4: claims where the best row erred. No row of a system that selects evidence ran."
         return Artifact(rows, caption, _errors_table(caption, latex_rows))
     row, f1, folds = best
-    tested = [p for entry, preds in predictions for p in preds if RunRow(str(entry["lang"]), str(entry["model"]), str(entry["system"])) == row]
+    lang, model, system = row
+    tested = [p for entry, preds in predictions for p in preds if _row_of(entry) == row]
     wrong = sorted((p for p in tested if p.get("pred_label") != p.get("label")), key=lambda p: str(p["id"]))
     for p in wrong[:shown]:
         gold_ev, selected = _evidence(p.get("gold_evidence"), words), _evidence(p.get("evidence"), words)
         gold, pred = VERDICT_NAMES.get(p["label"], p["label"]), VERDICT_NAMES.get(p.get("pred_label"), str(p.get("pred_label")))
-        claim = cut_words(claims.get(str(p["id"]), {}).get(row.lang) or str(p["id"]), words)
+        claim = cut_words(claims.get(str(p["id"]), {}).get(lang) or str(p["id"]), words)
         rows.append({"claim_id": p["id"], "fold": p.get("fold"), "claim": claim, "gold_evidence": gold_ev,
                      "selected_evidence": selected, "gold_label": gold, "predicted_label": pred})
         latex_rows.append([claim, gold_ev, selected, Tex(rf"{latex.escape(gold)} $\|$ {latex.escape(pred)}", len(gold) + len(pred) + 3)])
     caption = (f"HealthFC Table 4: claims where the best row erred. The row of best mean veracity macro-F1 among the systems that "
-               f"select evidence: {row.name}, {100 * f1:.1f} over {folds} fold{'s' if folds != 1 else ''}. Its wrong claims in "
+               f"select evidence: {model} ({system}, {lang}), {100 * f1:.1f} over {folds} "
+               f"fold{'s' if folds != 1 else ''}. Its wrong claims in "
                f"claim-id order, the first {min(shown, len(wrong))} of {len(wrong)} wrong of {len(tested)} test claims. Gold and "
                f"selected evidence cut at {words} words; [None]: no sentence."
                + (f" {scale_note}" if scale_note else ""))
