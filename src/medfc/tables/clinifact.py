@@ -15,7 +15,7 @@ from medfc.common.labels import CLINIFACT_LABELS
 from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEM_NAMES, DEFAULT_SYSTEM, clinifact_system, system_of_row
 from medfc.common.jsontypes import JSONValue
 from medfc.common.papers import reported_title
-from medfc.tables.common import (Entry, SMOKE_NOTE, clinifact_name, not_run_note, ours_only, ours_title, pct,
+from medfc.tables.common import (SCALE_TITLES, SMOKE_NOTE, Entry, clinifact_name, not_run_note, ours_only, pct,
                                  stack_kept, stack_marks, stack_note)
 
 
@@ -100,7 +100,7 @@ def table8(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str,
     notes.append("Our rows' 95% intervals of macro-F1 and the pairs scored: the companion table clinifact_table8_extra.")
     if scale == "smoke":
         notes.append(SMOKE_NOTE)
-    blocks = [Block(ours, ours_title(scale)), *([Block(paper, reported_title(cf["cite"]))] if paper else [])]
+    blocks = [Block(ours, SCALE_TITLES[scale]), *([Block(paper, reported_title(cf["cite"]))] if paper else [])]
     return (pd.DataFrame(rows, columns=T8_COLUMNS).astype(object).fillna(""),
             LatexTable(caption, "tab:clinifact-table8", columns, blocks, notes=[n for n in notes if n],
                        merge_first=True))
@@ -162,5 +162,5 @@ def dataset_table(scores: Sequence[str], entries: Sequence[Entry], dataset: str,
     caption = (f"{title}: discriminative models on its test split ({n} items): accuracy, macro precision, recall and "
                "F1, and the percentile bootstrap 95% interval of macro-F1 (%).")
     notes = [f"{marks[m]}: {stack_note(m, kept[m])}" for m in marks] + ([SMOKE_NOTE] if scale == "smoke" else [])
-    latex = LatexTable(caption, f"tab:{dataset}", columns, [Block(tex_rows, ours_title(scale))], notes=notes)
+    latex = LatexTable(caption, f"tab:{dataset}", columns, [Block(tex_rows, SCALE_TITLES[scale])], notes=notes)
     return pd.DataFrame(rows, columns=DATASET_COLUMNS).astype(object).fillna(""), latex

@@ -58,13 +58,9 @@ SMOKE_NOTE = ("Our rows are smoke-sized (training capped by experiments.smoke, o
               "pipeline runs, nothing about the models.")
 
 
-def ours_title(scale: str) -> str:
-    return SCALE_TITLES[scale]
-
-
 def ours_only(caption: str, label: str, columns: Sequence[Column], rows: list[list[object]], scale: str) -> LatexTable:
     """A LaTeX table of our rows alone, with the smoke note at smoke scale."""
-    return LatexTable(caption, label, list(columns), [Block(rows, ours_title(scale))],
+    return LatexTable(caption, label, list(columns), [Block(rows, SCALE_TITLES[scale])],
                       notes=[SMOKE_NOTE] if scale == "smoke" else [], merge_first=True)
 
 

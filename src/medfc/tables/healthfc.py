@@ -13,7 +13,7 @@ from medfc.experiments.healthfc.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTE
 from medfc.scoring import classification, medsnip
 from medfc.common.jsontypes import JSONValue
 from medfc.common.papers import reported_title
-from medfc.tables.common import (Entry, SMOKE_NOTE, grouped, mean_sd, not_run_note, ours_only, ours_title, pct, pm,
+from medfc.tables.common import (SCALE_TITLES, SMOKE_NOTE, Entry, grouped, mean_sd, not_run_note, ours_only, pct, pm,
                                  pooled, stack_kept, stack_marks, stack_note)
 
 Row = dict[str, object]  # one row of a table
@@ -166,7 +166,8 @@ def table3(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str,
                "Oracle Ver. Pred.: the pipeline's veracity prediction with the gold evidence sentences.")
     notes = _notes(scale, marks, kept, paper_models, [k[1] for k in agg],
                    "FEVER, AVeriTeC and false-class F1 of our rows: the companion table healthfc_table3_extra.")
-    blocks = [Block(ours, ours_title(scale)), *([Block(paper, reported_title(papers["healthfc"]["cite"]))] if paper else [])]
+    blocks = [Block(ours, SCALE_TITLES[scale]),
+              *([Block(paper, reported_title(papers["healthfc"]["cite"]))] if paper else [])]
     return (pd.DataFrame(rows, columns=T3_COLUMNS).fillna(""),
             LatexTable(caption, "tab:healthfc-table3", columns, blocks, notes=notes, merge_first=True))
 
@@ -226,7 +227,7 @@ def table5(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str,
                "ours come from the run's own search (experiments.retrieval).")
     notes = _notes(scale, marks, kept, [hf["table5_model"]] if paper else [], [r[1] for r in ran],
                    "Accuracy and the claims scored of our rows: the companion table healthfc_table5_extra.")
-    blocks = [Block(ours, ours_title(scale)), *([Block(paper, reported_title(hf["cite"]))] if paper else [])]
+    blocks = [Block(ours, SCALE_TITLES[scale]), *([Block(paper, reported_title(hf["cite"]))] if paper else [])]
     return (pd.DataFrame(rows, columns=T5_COLUMNS).fillna(""),
             LatexTable(caption, "tab:healthfc-table5", columns, blocks, notes=notes, merge_first=True))
 
@@ -280,7 +281,7 @@ def open_domain(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping
              "HealthFC paper cites it; it states no precision, recall or accuracy."] if paper else []
     if scale == "smoke":
         notes.append(SMOKE_NOTE)
-    blocks = [Block(ours, ours_title(scale)), *([Block(paper, reported_title(od["cite"]))] if paper else [])]
+    blocks = [Block(ours, SCALE_TITLES[scale]), *([Block(paper, reported_title(od["cite"]))] if paper else [])]
     return (pd.DataFrame(rows, columns=OPEN_DOMAIN_COLUMNS).fillna(""),
             LatexTable(caption, "tab:healthfc-open-domain", columns, blocks, notes=notes, merge_first=True))
 
