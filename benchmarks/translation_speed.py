@@ -19,7 +19,7 @@ many tokens as the longest English reference translation in it (+ ``</s>``) — 
 trained model runs until its longest sentence in the batch ends. (CTranslate2 drops finished sentences
 from a batch as it goes, which this does not credit it with.) Tokenization and decoding are timed too.
 
-CTranslate2 runs the model converted by the backend's own cache (medfc.healthfc.ct2_models), int8 on
+CTranslate2 runs the model converted by the backend's own cache (medfc.healthfc.translators), int8 on
 the CPU by default. Prints sentences per second for each, the ratio, and the time to translate the
 whole portal (``--articles``, at the demo's texts per article). GPU: ``--device cuda`` times
 transformers in fp16 and CTranslate2 in float16 (``--ct2-types float16``); on a CPU-only machine the
@@ -149,7 +149,7 @@ def time_ctranslate2(model_dir: Path, cache: Path, work: list[tuple[list[str], i
     import ctranslate2
     from transformers import AutoTokenizer
 
-    from medfc.healthfc.ct2_models import ensure_converted
+    from medfc.healthfc.translators import ensure_converted
 
     start = time.perf_counter()
     converted = ensure_converted(str(model_dir), cache, compute_type, local_files_only=True)

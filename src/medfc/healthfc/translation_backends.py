@@ -1,5 +1,5 @@
-"""The DE→EN translation backends, one registry looked up by name: how to build each translator (its module imported
-only then, so the plan loads no model library), whether it runs locally, and the API key a run needs.
+"""The DE→EN translation backends, one registry looked up by name: how to build each translator (:mod:`medfc.healthfc.translators`
+imported only then, so the plan loads no model library), whether it runs locally, and the API key a run needs.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from medfc.common.options import OneOf, Options
 from medfc.common.registry import lookup
 from medfc.healthfc.sentences import BaseSplitter
 
-if TYPE_CHECKING:  # the protocol only; each backend's module is imported when its translator is built
+if TYPE_CHECKING:  # the protocol only; the translators' module is imported when a translator is built
     from medfc.healthfc.translators import Translator
 
 
@@ -36,14 +36,14 @@ class TranslationBackend:
 
 
 def _marian(options: TranslateOptions) -> Translator:
-    from medfc.healthfc.marian import MarianTranslator
+    from medfc.healthfc.translators import MarianTranslator
 
     return MarianTranslator(options.model, device=options.device, batch_size=options.batch_size, max_length=options.max_length,
                             num_beams=options.num_beams, name=options.memory_key, progress=options.progress)
 
 
 def _ctranslate2(options: TranslateOptions) -> Translator:
-    from medfc.healthfc.marian import CTranslate2Translator
+    from medfc.healthfc.translators import CTranslate2Translator
 
     return CTranslate2Translator(options.model, options.ct2_cache, device=options.device, compute_type=options.compute_type,
                                  batch_size=options.batch_size, max_length=options.max_length, num_beams=options.num_beams,
@@ -51,7 +51,7 @@ def _ctranslate2(options: TranslateOptions) -> Translator:
 
 
 def _deepl(options: TranslateOptions) -> Translator:
-    from medfc.healthfc.deepl import DeepLTranslator
+    from medfc.healthfc.translators import DeepLTranslator
 
     return DeepLTranslator(name=options.memory_key)
 

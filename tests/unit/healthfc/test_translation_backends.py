@@ -14,12 +14,10 @@ import yaml
 from medfc.common.io import read_json, read_jsonl, write_jsonl
 from medfc.common.options import OptionsError
 from medfc.healthfc import steps
-from medfc.healthfc.deepl import DeepLTranslator
-from medfc.healthfc.marian import CTranslate2Translator, MarianTranslator
 from medfc.healthfc.options import TranslateOptions
 from medfc.healthfc.translate import make_translator_factory
 from medfc.healthfc.translation_backends import TRANSLATION_BACKENDS, ApiKey, TranslationBackend, translation_backend
-from medfc.healthfc.translators import BatchCallback
+from medfc.healthfc.translators import BatchCallback, CTranslate2Translator, DeepLTranslator, MarianTranslator
 from medfc.plan import Plan
 from medfc.plan.cluster import cluster_rules, runs_a_local_model
 from medfc.config.prerequisites import missing_prerequisites

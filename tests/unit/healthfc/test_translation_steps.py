@@ -220,7 +220,7 @@ def test_ctranslate2_backend_needs_no_model_for_the_demo_and_converts_once_for_a
     new = [json.loads(ln) for ln in Path(opts["memory"]).read_text(encoding="utf-8").splitlines()]
     assert [(r["model"], r["source"], r["origin"]) for r in new] == [(MODEL_NAME, dropped, "model")]
     # the same sentence lists; only the dropped sentence's English is the model's (transformers' own, greedy)
-    from medfc.healthfc.marian import MarianTranslator
+    from medfc.healthfc.translators import MarianTranslator
 
     expected = MarianTranslator(opus, device="cpu", max_length=16, num_beams=1, progress=False).translate([dropped])[0]
     assert new[0]["target"] == expected
