@@ -33,7 +33,7 @@ from w3lib.url import canonicalize_url as url_key  # the key a URL is accounted 
 from medfc.common.appendlog import JsonlAppender, read_appended
 from medfc.common.io import write_json, write_jsonl
 from medfc.common.jsontypes import JSONValue
-from medfc.healthfc.crawl_options import CrawlOptions
+from medfc.healthfc.options import CrawlOptions
 from medfc.healthfc.mirror import MirrorServer, tree_digest
 
 

@@ -1,5 +1,5 @@
-"""The options of the HealthFC steps (the crawl's in :mod:`medfc.healthfc.crawl_options`), in a light module for the
-plan; the translation's are declared beside its backends and re-exported."""
+"""The options of the HealthFC steps, in a light module for the plan and the crawler (no Scrapy here); the
+translation's are declared beside its backends and re-exported."""
 
 from __future__ import annotations
 
@@ -11,8 +11,37 @@ from medfc.healthfc.sentences import BaseSplitter
 from medfc.healthfc.translation_backends import TranslateOptions  # declared beside the backends it names
 from medfc.retrieval.search_sources import source_names
 
-__all__ = ["AlignOptions", "DatasetOptions", "DiffOptions", "FoldsOptions", "ReleaseOptions", "RetrieveOptions", "StatsOptions",
-           "TranslateOptions"]
+__all__ = ["AlignOptions", "CrawlOptions", "DatasetOptions", "DiffOptions", "FoldsOptions", "ReleaseOptions", "RetrieveOptions",
+           "StatsOptions", "TranslateOptions"]
+
+
+@dataclass(frozen=True)
+class CrawlOptions(Options):
+    """The ``healthfc.crawl`` config section (keys documented in the schema) + ``http_cache_dir`` and ``jobdir``."""
+
+    base_url: str
+    sitemap_path: str
+    sitemap_follow: tuple[str, ...]
+    url_list: tuple[str, ...]
+    mirror_dir: str | None
+    mirror_url: str | None
+    user_agent: str
+    contact: str
+    download_delay: float
+    concurrent_requests_per_domain: int
+    autothrottle_target_concurrency: float
+    autothrottle_max_delay: float
+    retry_times: int
+    download_timeout: float
+    http_cache_dir: str
+    http_cache_expiration_secs: int
+    jobdir: str
+    max_pages: int
+    log_level: str
+
+    @property
+    def full_user_agent(self) -> str:
+        return f"{self.user_agent} (+mailto:{self.contact})" if self.contact else self.user_agent
 
 
 @dataclass(frozen=True)

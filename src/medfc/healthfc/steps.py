@@ -23,9 +23,8 @@ from medfc.common.stepfiles import StepFiles
 from medfc.healthfc import diff as hdiff
 from medfc.healthfc import stats as hstats
 from medfc.healthfc.align import align_release, alignment_from_records, alignment_records
-from medfc.healthfc.crawl_options import CrawlOptions
-from medfc.healthfc.options import (AlignOptions, DatasetOptions, DiffOptions, FoldsOptions, ReleaseOptions, RetrieveOptions, StatsOptions,
-                                    TranslateOptions)
+from medfc.healthfc.options import (AlignOptions, CrawlOptions, DatasetOptions, DiffOptions, FoldsOptions, ReleaseOptions,
+                                    RetrieveOptions, StatsOptions, TranslateOptions)
 from medfc.healthfc.dataset import build_dataset, known_translations, sentences_by_article, write_dataset
 from medfc.healthfc.folds import assign_folds
 from medfc.healthfc.parse import PageSkipped, parse_page

@@ -13,7 +13,7 @@ from medfc.datasets import sources as dataset_sources
 from medfc.datasets.options import ImportOptions
 from medfc.datasets.records import labels_by_text
 from medfc.healthfc import options as hfc
-from medfc.healthfc.crawl_options import CrawlOptions
+from medfc.healthfc.options import CrawlOptions
 from medfc.healthfc.translation_backends import translation_backend
 from medfc.plan.jobs import Config, JobPlan, Planned, always, job, one_job
 from medfc.plan.layout import release_split_files
