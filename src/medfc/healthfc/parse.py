@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field, make_dataclass
+from dataclasses import asdict, field, make_dataclass
 from urllib.parse import urlparse
 
 import lxml.html
@@ -32,30 +32,17 @@ class PageSkipped(Exception):
 Claim = make_dataclass("Claim", list(ClaimRecord.__annotations__.items()))
 
 
-@dataclass
-class Article:
-    article_id: str
-    url: str
-    layout: str
-    title: str
-    date: str | None
-    authors: list[str]
-    reviewers: list[str]
-    teaser: str
-    body_paragraphs: list[str]
-    studies: str
-    references: list[str]
-    topics: list[str]
-    n_claims: int = 0
-    claims: list[Claim] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+def _article_record(article) -> ArticleRecord:
+    """The article's :class:`ArticleRecord`: its fields but its claims and problems, and its paragraphs joined."""
+    rec = {k: v for k, v in asdict(article).items() if k not in ("claims", "problems")}
+    return {**rec, "body": "\n\n".join(article.body_paragraphs)}
 
-    def record(self) -> ArticleRecord:
-        rec = asdict(self)
-        rec.pop("claims")
-        rec.pop("problems")
-        rec["body"] = "\n\n".join(self.body_paragraphs)
-        return rec
+
+# a parsed article: the fields of an ArticleRecord but ``body`` (``record()`` joins it), with its claims and the
+# problems of the claims it skipped
+_FIELDS = [(k, t) for k, t in ArticleRecord.__annotations__.items() if k not in ("n_claims", "body")]
+_LISTS = [(name, list, field(default_factory=list)) for name in ("claims", "problems")]
+Article = make_dataclass("Article", [*_FIELDS, ("n_claims", int, 0), *_LISTS], namespace={"record": _article_record})
 
 
 def article_id_from_url(url: str) -> str:
