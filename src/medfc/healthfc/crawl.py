@@ -310,9 +310,8 @@ def child_command(opts: CrawlOptions, mirror_target: str | None, log_file: str |
 
 
 def prepare(opts: CrawlOptions) -> CrawlOptions:
-    """Options as the crawl uses them: one HTTP cache per version of a mirror (edited demo pages are never stale)."""
-    if opts.mirror_dir and opts.mirror_url:
-        raise ValueError("healthfc.crawl: mirror_dir and mirror_url are both set; set one (or neither, for the live site)")
+    """Options as the crawl uses them: one HTTP cache per version of a mirror (edited demo pages are never stale); the
+    plan has checked that ``mirror_dir`` and ``mirror_url`` are not both set."""
     if opts.mirror_dir:
         if not Path(opts.mirror_dir).is_dir():
             raise FileNotFoundError(f"healthfc.crawl.mirror_dir {opts.mirror_dir!r} does not exist (or is not a directory)")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
@@ -28,8 +28,6 @@ from medfc.healthfc.release import ReleaseRow
 from medfc.healthfc.sentences import DEFAULT_BASE, article_sentence_records
 
 log = logging.getLogger(__name__)
-
-Translate = Callable[[Sequence[str]], list[str]]
 
 FIELDS = tuple(DatasetRecord.__annotations__)  # the output's column order
 
@@ -235,38 +233,23 @@ def build_german_records(claims: Sequence[ClaimRecord] | None, articles: Sequenc
     return records, report
 
 
-def add_english(records: list[DatasetRecord], translate: Translate | None) -> dict[str, int]:
-    """Fill every missing English field by one ``translate`` call (in place); returns the counts. A text it leaves
-    empty stays ``""`` (``untranslated``)."""
-    texts: list[str] = []
-    for rec in records:
-        if rec["claim_en"] is None:
-            texts.append(rec["claim_de"])
-        if rec["explanation_en"] is None:
-            texts.append(rec["explanation_de"])
-        if rec["sentences_en"] is None:
-            texts.extend(rec["sentences_de"])
-        if rec["topics_en"] is None:
-            texts.extend(rec["topics"])
-    unique = list(dict.fromkeys(t for t in texts if t and t.strip()))
-    counts: Counter = Counter(unique_texts=len(unique))
-    table: dict[str, str] = {}
-    if translate is not None and unique:
-        translated = translate(unique)
-        if len(translated) != len(unique):
-            raise RuntimeError(f"translate returned {len(translated)} texts for {len(unique)}")
-        table = {de: en for de, en in zip(unique, translated) if en and en.strip()}
-    origin = "translation" if translate is not None else None
+def add_english(records: list[DatasetRecord], translations: Mapping[str, str]) -> dict[str, int]:
+    """Fill every missing English field from ``translations`` (German → English: the translation step's) in place; a
+    text it lacks stays ``""`` (``untranslated``). Returns the counts."""
+    unique: set[str] = set()
+    counts: Counter = Counter()
 
     def tr(text: str) -> str:
         if not text or not text.strip():
             return ""
-        if text in table:
+        unique.add(text)
+        if (en := translations.get(text)) and en.strip():
             counts["translated"] += 1
-            return table[text]
+            return en
         counts["untranslated"] += 1
         return ""
 
+    origin = "translation"
     for rec in records:
         if rec["claim_en"] is None:
             rec["claim_en"], rec["claim_en_origin"] = tr(rec["claim_de"]), origin
@@ -278,15 +261,15 @@ def add_english(records: list[DatasetRecord], translate: Translate | None) -> di
             rec["sentences_en_origin"] = origin
         if rec["topics_en"] is None:
             rec["topics_en"] = [tr(t) for t in rec["topics"]]
-    return dict(counts)
+    return {"unique_texts": len(unique), **counts}
 
 
 def build_dataset(claims: Sequence[ClaimRecord] | None, articles: Sequence[ArticleRecord] | None, sentences: dict[str, list[str]] | None,
-                  rows: Sequence[ReleaseRow] | None, alignment: AlignmentResult | None, translate: Translate | None,
+                  rows: Sequence[ReleaseRow] | None, alignment: AlignmentResult | None, translations: Mapping[str, str],
                   sections: dict[str, list[str]] | None = None) -> tuple[list[DatasetRecord], DatasetReport]:
     """German records (:func:`build_german_records`) plus the English side (:func:`add_english`)."""
     records, report = build_german_records(claims, articles, sentences, rows, alignment, sections)
-    for key, n in add_english(records, translate).items():
+    for key, n in add_english(records, translations).items():
         report.count(f"english/{key}", n)
     for rec in records:
         report.count(f"source/{rec['source']}")
@@ -353,23 +336,16 @@ def dataset_card(records: Sequence[DatasetRecord], alignment_report: Mapping[str
     return "\n".join(line for line in lines if line is not None)
 
 
-def write_dataset(records: Sequence[DatasetRecord], jsonl: str | Path | None = None, parquet: str | Path | None = None,
-                  card: str | Path | None = None, alignment_report: Mapping[str, object] | None = None, mode: str = "",
-                  release: str | None = None) -> None:
-    """Write the records as JSONL and/or Parquet (fields in :data:`FIELDS` order) and the card."""
+def write_dataset(records: Sequence[DatasetRecord], jsonl: str | Path, parquet: str | Path, card: str | Path,
+                  alignment_report: Mapping[str, object] | None, mode: str, release: str | None) -> None:
+    """Write the records as JSONL and Parquet (fields in :data:`FIELDS` order) and the card, whose Hugging Face
+    metadata name the Parquet file as the one split."""
     rows = [{k: r.get(k) for k in FIELDS} for r in records]
-    if jsonl:
-        write_jsonl(jsonl, rows)
-    if parquet:
-        Path(parquet).parent.mkdir(parents=True, exist_ok=True)
-        df = pd.DataFrame(rows, columns=list(FIELDS))
-        df["release_row"] = df["release_row"].astype("Int64")
-        df.to_parquet(parquet, index=False)
-    if card:
-        Path(card).parent.mkdir(parents=True, exist_ok=True)
-        meta = ""
-        if parquet or jsonl:  # Hugging Face metadata: the Parquet (else the JSONL) as the one split
-            meta = front_matter(license="cc-by-nc-nd-4.0", languages=["de", "en"], task_categories=["text-classification"],
-                                task_ids=["fact-checking"], tags=["medical", "health", "fact-checking"], n_rows=len(rows),
-                                data_files=relative_files(card, {"train": parquet or jsonl}), pretty_name="HealthFC (rebuilt)")
-        Path(card).write_text(meta + dataset_card(records, alignment_report, mode, release), encoding="utf-8")
+    write_jsonl(jsonl, rows)
+    df = pd.DataFrame(rows, columns=list(FIELDS))
+    df["release_row"] = df["release_row"].astype("Int64")
+    df.to_parquet(parquet, index=False)
+    meta = front_matter(license="cc-by-nc-nd-4.0", languages=["de", "en"], task_categories=["text-classification"],
+                        task_ids=["fact-checking"], tags=["medical", "health", "fact-checking"], n_rows=len(rows),
+                        data_files=relative_files(card, {"train": parquet}), pretty_name="HealthFC (rebuilt)")
+    Path(card).write_text(meta + dataset_card(records, alignment_report, mode, release), encoding="utf-8")

@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 
 from medfc.common.csvfile import field_count_problem, read_csv_records, require_columns
 from medfc.common.report import SkipReport
-from medfc.common.sources import is_url, local_or_cached
+from medfc.common.sources import local_or_cached
 from medfc.healthfc.portal import TITLE_SUFFIX, parse_german_date
 from medfc.healthfc.sentences import normalize_text, split_sentences
 from medfc.healthfc.verdicts import NEI, REFUTED, SUPPORTED, UnknownVerdict, verdict_from_text
@@ -272,11 +272,5 @@ def release_cache_path(url: str, cache_dir: str | os.PathLike) -> Path:
 
 
 def fetch_release(source: str | os.PathLike, cache_dir: str | os.PathLike, *, client: HttpClient | None = None) -> tuple[Path, bool]:
-    """``(path, from_cache)``: a local path as is (FileNotFoundError if missing), or a URL downloaded once."""
-    source = str(source)
-    if not is_url(source):
-        path = Path(source)
-        if not path.is_file():
-            raise FileNotFoundError(f"HealthFC release file {source!r} does not exist (healthfc.release.source)")
-        return path, False
-    return local_or_cached(source, release_cache_path(source, cache_dir), client)
+    """``(path, from_cache)``: a local path as is (the plan checked that it exists), or a URL downloaded once."""
+    return local_or_cached(source, release_cache_path(str(source), cache_dir), client)

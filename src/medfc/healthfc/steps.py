@@ -4,7 +4,6 @@ dataset → folds, stats; diff compares the crawl with the release (docs/healthf
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from dataclasses import asdict
 from datetime import date
@@ -128,18 +127,13 @@ def translate(inputs: StepFiles, outputs: StepFiles, options: TranslateOptions) 
              report["n_memory_hits"], report["n_model"])
 
 
-_ROW_FIELDS = {f.name for f in dataclasses.fields(ReleaseRow)}
-
-
 def load_rows(path: str) -> list[ReleaseRow]:
-    return [ReleaseRow(**{k: v for k, v in rec.items() if k in _ROW_FIELDS}) for rec in read_jsonl(path)]
+    return [ReleaseRow(**rec) for rec in read_jsonl(path)]  # the release step's rows: ReleaseRow.as_dict
 
 
 def release(inputs: StepFiles, outputs: StepFiles, options: ReleaseOptions) -> None:
     """Release file (input ``release``, or ``options.source`` when it is a URL) → ``rows`` + ``report``."""
-    source = inputs.get("release") or options.source
-    if not source:
-        raise ValueError("healthfc.release.source is not set")
+    source = inputs.get("release") or options.source  # set: the plan requires it
     path, cached = fetch_release(source, options.cache_dir)
     checked = verify(path, options.sha256, "healthfc.release.sha256", str(source))  # before the file is read
     record = release_record("healthfc", str(source), {Path(urlparse(str(source)).path).name: checked})
@@ -181,9 +175,8 @@ def dataset(inputs: StepFiles, outputs: StepFiles, options: DatasetOptions) -> N
     if options.mode == "crawl+release":
         alignment = alignment_from_records(list(read_jsonl(inputs["alignment"])))
         align_report = read_json(inputs["align_report"])
-    table = known_translations(*translation_records)
-    records, report = build_dataset(claims, articles, sentences, rows, alignment,
-                                    lambda texts: [table.get(t, "") for t in texts], sections)
+    records, report = build_dataset(claims, articles, sentences, rows, alignment, known_translations(*translation_records),
+                                    sections)
     release = read_json(inputs["release_report"]).get("release") if inputs.get("release_report") else None
     write_dataset(records, outputs["jsonl"], outputs["parquet"], outputs["card"], align_report, options.mode,
                   describe_release(release) if release else None)

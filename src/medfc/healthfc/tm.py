@@ -99,9 +99,6 @@ class TranslationMemory:
             append_jsonl(self.path, (rec.to_dict() for rec in new), fsync=True)
         return len(new)
 
-    def put(self, model: str, source: str, target: str, origin: str = "model") -> None:
-        self.put_many(model, [(source, target)], origin)
-
     def merge(self, *paths: str | os.PathLike) -> int:
         """Append every record of other memory files (their entries win); return the number added."""
         added = 0

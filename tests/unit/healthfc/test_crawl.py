@@ -79,8 +79,6 @@ def test_a_served_copy_is_crawled_through_mirror_url_under_the_real_origin(tmp_p
     assert result.mirror_requests is None and sorted(served) == sorted(["/robots.txt", "/sitemap_index.xml", "/post-sitemap.xml", "/a/", "/b/"])
     assert [p["url"] for p in read_jsonl(tmp_path / "out/pages.jsonl.gz")] == [f"{ORIGIN}/a/", f"{ORIGIN}/b/"]
     assert "mirror-url-" in prepare(opts).http_cache_dir
-    with pytest.raises(ValueError, match="mirror_dir and mirror_url"):
-        prepare(options(tmp_path, site, mirror_url=srv.origin))
 
 
 def test_editing_the_mirror_uses_a_fresh_cache(tmp_path):

@@ -19,8 +19,14 @@ URL_B = "https://www.medizin-transparent.at/zink/"
 URL_C = "https://www.medizin-transparent.at/alt/"
 
 
-def fake_translate(texts):
-    return [f"EN:{t}" for t in texts]
+class FakeTranslations(dict):
+    """A made-up English for every German text."""
+
+    def get(self, text, default=None):
+        return f"EN:{text}"
+
+
+fake_translate = FakeTranslations()
 
 
 def row(n, url, claim, evidence, en_evidence=(), label="REFUTED", en_claim="", de_expl="Erklärung.", en_expl=""):
@@ -100,7 +106,7 @@ def test_crawl_plus_release_mode():
 
 
 def test_crawl_only_mode_and_no_translator():
-    records, report = build_dataset(CLAIMS, ARTICLES, SENTS, None, None, None)
+    records, report = build_dataset(CLAIMS, ARTICLES, SENTS, None, None, {})
     assert [r["source"] for r in records] == ["crawl", "crawl"]
     assert records[0]["sentences_en"] == ["", "", ""] and records[0]["claim_en"] == ""
     assert report.counts["english/untranslated"] > 0
@@ -109,7 +115,7 @@ def test_crawl_only_mode_and_no_translator():
 def test_write_dataset_parquet_jsonl_card(tmp_path):
     alignment = align_release(ROWS, CLAIMS, SENTS)
     records, _ = build_dataset(CLAIMS, ARTICLES, SENTS, ROWS, alignment, fake_translate)
-    write_dataset(records, tmp_path / "d.jsonl", tmp_path / "d.parquet", tmp_path / "card.md", alignment.report(), "crawl+release")
+    write_dataset(records, tmp_path / "d.jsonl", tmp_path / "d.parquet", tmp_path / "card.md", alignment.report(), "crawl+release", None)
     back = list(read_jsonl(tmp_path / "d.jsonl"))
     assert [r["id"] for r in back] == [r["id"] for r in records] and set(back[0]) == set(FIELDS)
     df = pd.read_parquet(tmp_path / "d.parquet")

@@ -147,11 +147,9 @@ def test_missing_columns_rejected(tmp_path):
         read_release(path)
 
 
-def test_fetch_local_path_and_missing(tmp_path):
+def test_fetch_local_path(tmp_path):
     p = write_csv(tmp_path / "d.csv", COLUMNS_12, [row12()])
     assert fetch_release(str(p), tmp_path / "cache") == (p, False)
-    with pytest.raises(FileNotFoundError):
-        fetch_release(str(tmp_path / "nope.csv"), tmp_path / "cache")
 
 
 def test_fetch_url_downloads_once(tmp_path):

@@ -41,7 +41,7 @@ def test_the_record_appended_after_a_torn_line_is_not_glued_to_it(tmp_path):
     store = tmp_path / "tm.jsonl"
     torn = _rec("Über Ärzte.", "About doctors.").encode("utf-8")
     store.write_bytes(_rec("Eins.", "One.").encode("utf-8") + b"\n" + torn[: torn.index("Ü".encode("utf-8")) + 1])
-    TranslationMemory(store).put("m", "Zwei.", "Two.")
+    TranslationMemory(store).put_many("m", [("Zwei.", "Two.")])
     reloaded = TranslationMemory(store)
     assert reloaded.get("m", "Eins.") == "One." and reloaded.get("m", "Zwei.") == "Two."
     assert reloaded.skipped_lines == 1  # only the torn line is lost

@@ -125,7 +125,7 @@ def test_second_run_sends_nothing_and_new_article_sends_only_its_new_sentences(t
 
 def test_corrections_override_memory_and_model(tmp_path, spy_factory):
     memory = TranslationMemory(tmp_path / "tm.jsonl")
-    memory.put(MODEL, "Mehr Forschung ist nötig.", "old memory text")
+    memory.put_many(MODEL, [("Mehr Forschung ist nötig.", "old memory text")])
     corr_file = tmp_path / "corrections.tsv"
     corr_file.write_text(
         "# manual fixes\nsource\ttarget\tmodel\n"
@@ -147,7 +147,7 @@ def test_corrections_override_memory_and_model(tmp_path, spy_factory):
 def test_missing_model_error_names_model_count_and_fix(tmp_path):
     missing_dir = tmp_path / "no-such-model"
     memory = TranslationMemory(tmp_path / "tm.jsonl")
-    memory.put("opus-de-en", "Schon übersetzt.", "Already translated.")
+    memory.put_many("opus-de-en", [("Schon übersetzt.", "Already translated.")])
 
     def factory():
         return MarianTranslator(missing_dir, name="opus-de-en", progress=False)
@@ -192,8 +192,8 @@ def test_memory_file_is_appendable_mergeable_and_compactable(tmp_path):
     store = tmp_path / "work" / "tm.jsonl"
     mem = TranslationMemory(store, seeds=[seed])
     assert mem.get("m", "Eins.") == "One (seed)."
-    mem.put("m", "Eins.", "One.")
-    mem.put("m", "Zwei.", "Two.", origin="deepl")
+    mem.put_many("m", [("Eins.", "One.")])
+    mem.put_many("m", [("Zwei.", "Two.")], origin="deepl")
     with open(store, "a", encoding="utf-8") as fh:
         fh.write('{"model": "m", "source": "Drei.", "tar')  # torn last line from a crash
     reloaded = TranslationMemory(store, seeds=[seed])
@@ -203,14 +203,14 @@ def test_memory_file_is_appendable_mergeable_and_compactable(tmp_path):
     assert reloaded.get("other", "Eins.") is None
 
     other = tmp_path / "other.jsonl"
-    TranslationMemory(other).put("m", "Vier.", "Four.")
+    TranslationMemory(other).put_many("m", [("Vier.", "Four.")])
     assert reloaded.merge(other) == 1
     out = tmp_path / "compact.jsonl"
     assert reloaded.compact(out) == 3
     lines = out.read_text(encoding="utf-8").splitlines()
     assert [json.loads(x)["source"] for x in lines] == ["Eins.", "Vier.", "Zwei."]
     with pytest.raises(ValueError):
-        mem.put("m", "x", "y", origin="guess")
+        mem.put_many("m", [("x", "y")], origin="guess")
 
 
 def test_corrections_file_needs_a_header(tmp_path):
@@ -412,7 +412,7 @@ def test_ctranslate2_sits_behind_the_memory_and_corrections(tmp_path, opus_dirs)
     cache = tmp_path / "ct2"
     store = tmp_path / "tm.jsonl"
     memory = TranslationMemory(store)
-    memory.put(MODEL, "Mehr Forschung ist nötig.", "More research is needed.")
+    memory.put_many(MODEL, [("Mehr Forschung ist nötig.", "More research is needed.")])
     corr_file = tmp_path / "corrections.tsv"
     corr_file.write_text("source\ttarget\tmodel\nRotwein ist nicht gesund.\tRed wine is not healthy.\t\n", encoding="utf-8")
     spies: list[Spy] = []
