@@ -1,10 +1,5 @@
-"""Join the HealthFC release to the crawl (docs/sources.md §2): rows → crawled claims (grouped by
-:func:`normalize_url`, paired inside an article by :func:`claim_similarity`, best pairs first; a lone row and claim
-pair whatever the score), then each row's evidence sentences → ids of the article's sentences, by the first of
-``exact`` (after :func:`normalize_sentence`), ``contained`` (in exactly one sentence, at least
-``min_contained_chars``), ``merged`` (consecutive sentences glued) and ``fuzzy`` (rapidfuzz ``ratio`` reaching
-``fuzzy_threshold``); anything else is *unaligned*, listed with its best candidate.
-"""
+"""Join the HealthFC release to the crawl (docs/healthfc.md §2b): rows → crawled claims, then each row's evidence
+sentences → ids of its article's sentences (``exact``, ``contained``, ``merged``, ``fuzzy``, else *unaligned*)."""
 
 from __future__ import annotations
 
@@ -87,17 +82,14 @@ def align_evidence(evidence: Sequence[str], sentences: Sequence[str], threshold:
                    min_contained_chars: int = DEFAULT_MIN_CONTAINED_CHARS) -> list[SentenceAlignment]:
     """Align each evidence sentence to ids of ``sentences`` (see the module doc for the order)."""
     norm = [normalize_sentence(s) for s in sentences]
-    index: dict[str, list[int]] = defaultdict(list)
-    for i, s in enumerate(norm):
-        index[s].append(i)
+    first = {s: i for i, s in reversed(list(enumerate(norm)))}  # each normal form's first id
     out: list[SentenceAlignment] = []
     for text in evidence:
         piece = normalize_sentence(text)
         if not piece:
             continue
-        if piece in index:
-            i = index[piece][0]
-            out.append(SentenceAlignment(text, [i], "exact", 100.0, i))
+        if piece in first:
+            out.append(SentenceAlignment(text, [first[piece]], "exact", 100.0, first[piece]))
             continue
         if len(piece) >= min_contained_chars:
             holders = [i for i, s in enumerate(norm) if piece in s]

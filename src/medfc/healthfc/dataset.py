@@ -1,11 +1,5 @@
-"""The HealthFC dataset: one record per claim (fields: :data:`FIELDS`), German and English, with gold evidence ids.
-
-``source``: ``"crawl+release"`` (a crawled claim matched to a release row: the crawled article's sentences, the
-aligned gold ids, label and level from the release, each disagreement listed), ``"crawl"`` (no release row, no gold
-evidence) or ``"release"`` (no crawled article: the 12-column file's evidence sentences are the only sentences, the
-18-column file's own list and ids are used). The release's English claim and explanation are kept; only what it
-lacks is translated (``sentences_en[i]`` translates ``sentences_de[i]``); ``*_en_origin`` says where each came from.
-"""
+"""The HealthFC dataset (docs/healthfc.md §3): one record per claim (fields: :data:`FIELDS`), German and English side
+by side, with gold evidence ids; its ``source`` is crawl+release, crawl or release."""
 
 from __future__ import annotations
 

@@ -18,7 +18,6 @@ from medfc.common.plots import MIN_FONT_PT, new_figure, save_figure
 FIGURE_WIDTHS = {"fig1": "column", "fig2": "column", "fig3": "column"}
 
 LEVEL_COLOURS = {"high": "#1b7837", "moderate": "#7fbf7b", "low": "#d9f0d3", "insufficient": "#bababa", "conflicting": "#8c510a"}
-LABEL_NAMES = VERDICT_NAMES  # the figures' legend
 OURS, ARTICLES, PAPER_EDGE = "#3b75af", "#e07b39", "#444444"
 PAPER_STYLE = {"facecolor": "white", "edgecolor": PAPER_EDGE, "hatch": "////", "linewidth": 0.6}
 
@@ -112,13 +111,13 @@ def plot_level_by_verdict(df: pd.DataFrame, stem: str | os.PathLike) -> list[Pat
     """Fig. 3: claims per verdict, stacked by level of evidence, each bar's total (and the paper's) above it."""
     grid = df[df["evidence_level"] != "all"]
     wide = grid.pivot_table(index="label", columns="evidence_level", values="claims", aggfunc="sum", fill_value=0, sort=False)
-    order = [lab for lab in LABEL_NAMES if lab in wide.index]
+    order = [lab for lab in VERDICT_NAMES if lab in wide.index]
     wide = wide.loc[order]
     stated = {lab: _paper(v) for lab, v in zip(df.loc[df["evidence_level"] == "all", "label"],
                                                 df.loc[df["evidence_level"] == "all", "paper_claims"])} if "paper_claims" in df else {}
     fig, ax = new_figure("column", 2.8)
     bottom = [0] * len(wide)
-    x = [LABEL_NAMES[lab] for lab in wide.index]
+    x = [VERDICT_NAMES[lab] for lab in wide.index]
     for level in wide.columns:
         vals = wide[level].tolist()
         if not any(vals):

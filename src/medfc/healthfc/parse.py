@@ -1,8 +1,5 @@
-"""Parse Medizin Transparent article pages into articles and claims, in all three layouts (docs/sources.md §1):
-``current`` (``div.katechismus`` boxes, body and studies in ``div.pods-post-page__*``), ``2014_2017`` and
-``pre_2014`` (a ``table.table_rating``; the body after it up to the studies heading, the studies between the comments
-"Studien im Detail" and "Autoren"). A page that yields no article raises :class:`PageSkipped`.
-"""
+"""Parse Medizin Transparent article pages into articles and claims, in all three layouts (docs/sources.md §1); a page
+that yields no article raises :class:`PageSkipped`."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Read the official HealthFC release file (``Datensatz.csv``, CC BY-NC-ND 4.0: read from a path or downloaded once
-into the cache, never shipped): the published 12-column file (:data:`COLUMNS_12`; ``*_top_sentences``, the gold
-sentences concatenated, are split back with the project's splitter) or the earlier 18-column one (:data:`COLUMNS_18`;
-``*_sentences`` a Python list literal of the article's sentences, ``*_ids`` the gold indices into it).
-
-Strict UTF-8 (a BOM allowed); a missing column stops the step. ``label`` must be exactly "0"/"1"/"2" (else a
-``bad_label`` skip, id ``<file>:<line>``); mojibake (UTF-8 read as Mac Roman or Windows-1252) is repaired and
-listed; the level of evidence comes from ``de_verdict`` (unknown: None), a disagreeing label is counted.
-"""
+"""Read the official HealthFC release file (docs/sources.md §2, docs/healthfc.md §1; CC BY-NC-ND 4.0: read from a path
+or downloaded once into the cache, never shipped), the published 12-column file (:data:`COLUMNS_12`) or the earlier
+18-column one (:data:`COLUMNS_18`): strict UTF-8, mojibake repaired and listed, a row with a bad label skipped."""
 
 from __future__ import annotations
 

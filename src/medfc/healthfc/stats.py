@@ -1,8 +1,5 @@
-"""Descriptive statistics of the HealthFC dataset (records in, DataFrames out): the paper's Table 2 (:func:`table2`;
-words are whitespace-separated tokens, each article with full text counted once) and the data of Figs. 1–3
-(:func:`claims_per_year`, :func:`top_topics` with near-duplicate topics merged, :func:`level_by_verdict`), with the
-paper's numbers (``healthfc.figures`` of resources/papers/numbers.yaml) beside ours in the ``fig*_table`` functions.
-"""
+"""Descriptive statistics of the HealthFC dataset (docs/healthfc.md §5), records in, DataFrames out: the paper's
+Table 2 and the data of Figs. 1–3, with the paper's numbers beside ours in the ``fig*_table`` functions."""
 
 from __future__ import annotations
 
@@ -199,11 +196,6 @@ def level_by_verdict(records: Sequence[DatasetRecord]) -> pd.DataFrame:
     levels = list(LEVELS) + sorted({str(lv) for _, lv in counts if lv not in LEVELS})
     return pd.DataFrame([{"label": lab, "evidence_level": lv, "claims": counts.get((lab, None if lv == "None" else lv), 0)}
                          for lab in LABEL_ORDER for lv in levels])
-
-
-def paper_figures(papers: Mapping[str, object]) -> Mapping[str, object]:
-    """The HealthFC paper's numbers for its Figs. 1–3 (``healthfc.figures`` of the numbers file)."""
-    return papers["healthfc"]["figures"]  # type: ignore[index,return-value]
 
 
 def fig1_table(records: Sequence[DatasetRecord], paper: Mapping[str, object]) -> tuple[pd.DataFrame, int]:

@@ -200,7 +200,7 @@ def stats(inputs: StepFiles, outputs: StepFiles, options: StatsOptions) -> None:
     from medfc.common.papers import read_paper_numbers
 
     records = list(read_jsonl(inputs["dataset"]))
-    paper = hstats.paper_figures(read_paper_numbers(inputs["papers"]))
+    paper = read_paper_numbers(inputs["papers"])["healthfc"]["figures"]  # the paper's numbers for its Figs. 1–3
     table2 = hstats.table2(records)
     write_table(table2, Path(outputs["table2"]).with_suffix(""), caption="HealthFC Table 2: text statistics (mean, std, min, max)",
                 latex=hstats.table2_latex(table2, len(records)))

@@ -1,10 +1,5 @@
-"""Translation memory and manual corrections for the DE→EN translation (docs/translation.md).
-
-The memory is JSONL, one :class:`MemoryRecord` a line keyed by ``(model, source)``, appended one fsynced batch at a
-time (a kill loses at most that batch, a torn line is skipped and counted); the last record of a key wins. Shipped
-memories are read-only ``seeds``. Corrections (TSV ``source<TAB>target[<TAB>model]``, ``#`` comments) override memory
-and model; a per-model row wins over a generic one.
-"""
+"""The translation memory (an append-only JSONL store keyed by ``(model, source)``, over read-only seeds) and the
+manual corrections that override memory and model (docs/translation.md §2, §3)."""
 
 from __future__ import annotations
 
@@ -12,7 +7,7 @@ import csv
 import json
 import os
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -82,9 +77,6 @@ class TranslationMemory:
     def record(self, model: str, source: str) -> MemoryRecord | None:
         return self._data.get((model, normalize_key(source)))
 
-    def records(self) -> Iterator[MemoryRecord]:
-        yield from sorted(self._data.values(), key=lambda r: (r.model, r.source))
-
     def put_many(self, model: str, pairs: Iterable[tuple[str, str]], origin: str = "model") -> int:
         """Add (source, target) pairs for ``model`` and append them to the working store."""
         if origin not in ORIGINS:
@@ -118,7 +110,7 @@ class TranslationMemory:
         if out is None:
             raise ValueError("an in-memory TranslationMemory needs a path to compact into")
         with atomic_output(out, text=True) as fh:
-            fh.writelines(rec.to_json() + "\n" for rec in self.records())
+            fh.writelines(rec.to_json() + "\n" for _, rec in sorted(self._data.items()))  # by (model, source)
         return len(self._data)
 
 

@@ -1,8 +1,5 @@
-"""The rebuilt HealthFC dataset as a folder ``datasets`` loads by config: one Parquet file per fold and view
-(:func:`export_fold`: ``source``, the records with their ``fold``; ``bigbio_te``, BigBio's entailment view with the
-English gold evidence as ``premise``) and the card ``README.md`` (:func:`write_card`) declaring every claim per view
-and each fold's ``train``/``test`` split.
-"""
+"""The rebuilt HealthFC dataset as a folder ``datasets`` loads by config (docs/healthfc.md §3): each fold's claims in
+the ``source`` and ``bigbio_te`` views (:func:`export_fold`) and the card declaring them (:func:`write_card`)."""
 
 from __future__ import annotations
 

@@ -6,13 +6,13 @@ import pandas as pd
 
 import medfc.common.plots as plots
 from medfc.healthfc import figures
-from medfc.healthfc.stats import (claims_per_year, fig1_table, fig2_table, fig3_table, level_by_verdict, merge_topics, paper_figures,
+from medfc.healthfc.stats import (claims_per_year, fig1_table, fig2_table, fig3_table, level_by_verdict, merge_topics,
                                   table2, top_topics, topic_key)
 from medfc.common.papers import read_paper_numbers
 from tests.helpers.figures import (PAPERS, capture, drawn_texts, inside, off_page, overlap, pdf_font_types, pdf_page_inches,
                                    smallest_font)
 
-PAPER = paper_figures(read_paper_numbers(PAPERS))
+PAPER = read_paper_numbers(PAPERS)["healthfc"]["figures"]
 
 
 TOPICS_EN = {"Ernährung": "Nutrition", "Herz": "Heart", "Haut": "Skin"}  # as the translation step gives them
