@@ -188,14 +188,10 @@ class PortalSpider(SitemapSpider):
 
     def parse_page(self, response: scrapy.http.Response):
         urls = {*response.request.meta.get("redirect_urls", ()), response.request.url, response.url}
-        yield {
-            "url": response.url,
-            "status": response.status,
-            "fetched_at": _fetch_time(response),
-            "from_cache": "cached" in response.flags,
-            "html": response.text if isinstance(response, scrapy.http.TextResponse) else "",
-            "_urls": sorted(urls),  # the URLs this page accounts for (a redirect's too); not in the output
-        }
+        yield {"url": response.url, "status": response.status, "fetched_at": _fetch_time(response),
+               "from_cache": "cached" in response.flags,
+               "html": response.text if isinstance(response, scrapy.http.TextResponse) else "",
+               "_urls": sorted(urls)}  # the URLs this page accounts for (a redirect's too); not in the output
 
     def accounting(self) -> dict[str, object]:
         return {"listed": sorted(self.listed), "resumed": sorted(self.resumed),
@@ -207,19 +203,14 @@ class AppendPagesPipeline:
     """Append every page to the job's ``pages.partial.jsonl`` at once, so a resumed crawl keeps them."""
 
     def __init__(self, path: Path):
-        self.path = path
-        self.out: JsonlAppender | None = None
+        self.out = JsonlAppender(path, sort_keys=False)  # the file is opened by the first page
 
     @classmethod
     def from_crawler(cls, crawler):
         return cls(Path(crawler.settings["MEDFC_PARTIAL"]))
 
-    def open_spider(self, spider=None):
-        self.out = JsonlAppender(self.path, sort_keys=False)
-
     def close_spider(self, spider=None):
-        if self.out:
-            self.out.close()
+        self.out.close()
 
     def process_item(self, item, spider=None):
         self.out.append([dict(item)])

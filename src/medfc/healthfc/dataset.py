@@ -274,20 +274,15 @@ def build_dataset(claims: Sequence[ClaimRecord] | None, articles: Sequence[Artic
 
 def dataset_summary(records: Sequence[DatasetRecord], alignment_report: Mapping[str, object] | None = None) -> dict[str, object]:
     """The counts the dataset card shows."""
-    articles = {normalize_url(r["url"]) for r in records}
-    full_text = {}
-    for r in records:
-        if r["source"] != "release":
-            full_text.setdefault(normalize_url(r["url"]), len(r["sentences_de"]))
+    # each article with its full text once: its first record's sentence count
+    full_text = {normalize_url(r["url"]): len(r["sentences_de"]) for r in reversed(records) if r["source"] != "release"}
     return {
-        "claims": len(records),
-        "articles": len(articles),
-        "articles_with_full_text": len(full_text),
+        "claims": len(records), "articles": len({normalize_url(r["url"]) for r in records}),
+        "articles_with_full_text": len(full_text), "article_sentences": sum(full_text.values()),
         "labels": dict(sorted(Counter(r["label"] for r in records).items())),
         "evidence_levels": dict(sorted(Counter(str(r["evidence_level"]) for r in records).items())),
         "sources": dict(sorted(Counter(r["source"] for r in records).items())),
         "claims_with_gold_evidence": sum(1 for r in records if r["gold_evidence"]),
-        "article_sentences": sum(full_text.values()),
         "evidence_sentences": sum(len(r["evidence_ids"]) for r in records),
         "alignment_rate": (alignment_report or {}).get("alignment_rate"),
         "evidence_sentences_unaligned": sum(r["n_evidence_unaligned"] for r in records),

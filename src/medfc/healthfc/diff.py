@@ -74,9 +74,7 @@ def diff_crawl(rows: Sequence[ReleaseRow], claims: Sequence[ClaimRecord], articl
     for c in claims:
         claims_by_url[normalize_url(c["url"])].append(c)
     unjoined = set(unmatched_claims)
-    release_urls: dict[str, ReleaseRow] = {}
-    for r in rows:
-        release_urls.setdefault(normalize_url(r.url), r)
+    release_urls = {normalize_url(r.url): r for r in reversed(rows)}  # each article's first release row
     out: list[dict[str, object]] = []
     for m in matches:
         row, claim = row_by_id[m.release_row], claim_by_id[m.claim_id]

@@ -1,8 +1,6 @@
 """Open-domain evidence for HealthFC (the paper's Table 5 "Google snippets", §7.3): each claim searched in a source of
-:data:`medfc.retrieval.search_sources.REGISTRY`, one :class:`EvidenceRow` per claim × rank. Each answer is cached with
-its date as it arrives; ``file`` replaces searching with prepared rows. A failed search (:class:`EvidenceSearchFailed`),
-a refused key and too many claims without evidence (:class:`TooLittleEvidence`) stop the job.
-"""
+:data:`medfc.retrieval.search_sources.REGISTRY` (each answer cached with its date), or the rows of a prepared ``file``;
+one :class:`EvidenceRow` per claim × rank."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Cross-validation folds of the HealthFC dataset, stratified by label: ``paper`` (the authors' ``StratifiedKFold``
-over the release's row order, exactly theirs when every release row is there; an article's claims may straddle
-folds) or ``grouped`` (default: ``StratifiedGroupKFold`` by article). The report counts the straddling articles.
-"""
+"""Cross-validation folds of the HealthFC dataset, stratified by label (docs/healthfc.md §4): ``paper`` (the authors'
+``StratifiedKFold`` over the release's row order) or ``grouped`` (``StratifiedGroupKFold`` by article)."""
 
 from __future__ import annotations
 

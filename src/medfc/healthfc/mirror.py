@@ -18,30 +18,27 @@ from scrapy.exceptions import IgnoreRequest
 log = logging.getLogger(__name__)
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
-    request_log: list[str]
-    delay: float = 0.0
-
-    def log_message(self, format: str, *args) -> None:  # noqa: A002 - stdlib signature
-        log.debug("mirror: " + format, *args)
-
-    def do_GET(self) -> None:  # noqa: N802 - stdlib name
-        self.request_log.append(self.path)
-        if self.delay:
-            time.sleep(self.delay)
-        super().do_GET()
-
-
 class MirrorServer:
     """A threaded static HTTP server over ``root`` on 127.0.0.1 (port chosen by the OS); ``requests``: every path asked."""
 
-    def __init__(self, root: str | Path, port: int = 0, delay: float = 0.0):
+    def __init__(self, root: str | Path, delay: float = 0.0):
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise FileNotFoundError(f"mirror directory {self.root} does not exist")
-        self.requests: list[str] = []
-        handler = functools.partial(type("H", (_QuietHandler,), {"request_log": self.requests, "delay": delay}), directory=str(self.root))
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        requests: list[str] = []
+        self.requests = requests
+
+        class Handler(SimpleHTTPRequestHandler):
+            def log_message(self, format: str, *args) -> None:  # noqa: A002 - stdlib signature
+                log.debug("mirror: " + format, *args)
+
+            def do_GET(self) -> None:  # noqa: N802 - stdlib name
+                requests.append(self.path)
+                if delay:
+                    time.sleep(delay)
+                super().do_GET()
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(self.root)))
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property

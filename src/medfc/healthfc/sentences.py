@@ -1,8 +1,6 @@
-"""Offline German sentence splitting: a base segmenter (pysbd by default) decides at each candidate end unless a
-German rule is decisive (abbreviations, dates, ordinals, "Vitamin D. Die …"); measured in docs/translation.md.
-:func:`article_sentences` is an article's sentence list (body, then studies); a sentence id is a position in it,
-the same in translation, alignment and the dataset.
-"""
+"""Offline German sentence splitting (docs/translation.md §1): a base segmenter (pysbd by default) decides at each
+candidate end unless a German rule is decisive; :func:`article_sentences` is an article's sentence list, whose
+positions are the sentence ids of translation, alignment and the dataset."""
 
 from __future__ import annotations
 

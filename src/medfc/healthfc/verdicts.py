@@ -1,9 +1,6 @@
-"""Medizin Transparent verdicts (answer scale, verdict text or pre-2014 "Beweislage" + direction, docs/sources.md §1,
-§1a) → HealthFC ``label``, ``evidence_level`` and ``small_effect``, by the rules of docs/healthfc.md §1: conflicting
-or missing evidence is NOT ENOUGH INFO; otherwise a negation wherever it stands (:data:`NEGATION`) is REFUTED
-("möglicherweise Nein"), else SUPPORTED; the level comes from the Beweislage or the hedge word. Anything else raises
-:class:`UnknownVerdict` (counted by the caller, never guessed).
-"""
+"""Medizin Transparent verdicts (the answer scale, a verdict text or a pre-2014 "Beweislage" and its direction,
+docs/sources.md §1, §1a) → HealthFC ``label``, ``evidence_level`` and ``small_effect`` by the rules of docs/healthfc.md
+§1a; a text no rule covers raises :class:`UnknownVerdict` (counted by the caller, never guessed)."""
 
 from __future__ import annotations
 
@@ -17,15 +14,9 @@ LEVELS = ("high", "moderate", "low", "insufficient", "conflicting")
 
 #: The current layout's answer scale: index → text (7 is unused on the portal).
 ANSWER_SCALE: dict[int, str] = {
-    1: "Ja, möglicherweise",
-    2: "Ja, wahrscheinlich",
-    3: "Ja",
-    4: "Ja, möglicherweise ein bisschen",
-    5: "Ja, wahrscheinlich ein bisschen",
-    6: "Ja, ein bisschen",
-    8: "Nein, möglicherweise nicht",
-    9: "Nein, wahrscheinlich nicht",
-    10: "Nein",
+    1: "Ja, möglicherweise", 2: "Ja, wahrscheinlich", 3: "Ja",
+    4: "Ja, möglicherweise ein bisschen", 5: "Ja, wahrscheinlich ein bisschen", 6: "Ja, ein bisschen",
+    8: "Nein, möglicherweise nicht", 9: "Nein, wahrscheinlich nicht", 10: "Nein",
     11: "Wissenschaftliche Belege fehlen",
 }
 

@@ -58,20 +58,16 @@ def _arrow_type(hint: object) -> pa.DataType:
     return {str: pa.string(), int: pa.int64(), bool: pa.bool_(), float: pa.float64()}[hint]  # type: ignore[index]
 
 
-def record_types() -> dict[str, pa.DataType]:
-    """Each field of a dataset record as an Arrow type (whatever the mode left empty or pandas wrote as a float)."""
-    return {name: _arrow_type(hint) for name, hint in typing.get_type_hints(DatasetRecord).items()}
-
-
 def source_table(dataset: pa.Table, folds: Mapping[str, int]) -> pa.Table:
-    """The dataset's records with their ``fold``, typed by :func:`record_types`; a claim without a fold is an error."""
+    """The dataset's records with their ``fold``, each field of a record typed by its hint (whatever the mode left empty
+    or pandas wrote as a float); a claim without a fold is an error."""
     import pyarrow as pa
 
     ids = [str(i) for i in dataset.column("id").to_pylist()]
     if missing := [i for i in ids if i not in folds]:
         raise ValueError(f"{len(missing)} claim(s) of the dataset have no fold in folds.csv (e.g. {missing[0]!r}): "
                          "the folds were made from another dataset")
-    types_ = record_types()
+    types_ = {name: _arrow_type(hint) for name, hint in typing.get_type_hints(DatasetRecord).items()}
 
     def kind(f: pa.Field) -> pa.DataType:
         if f.name in types_:
