@@ -3,7 +3,6 @@ under 7 pt and the paper's numbers beside ours, written as ``<stem>.png`` and ``
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 
@@ -24,11 +23,7 @@ PAPER_STYLE = {"facecolor": "white", "edgecolor": PAPER_EDGE, "hatch": "////", "
 
 def _paper(value: object) -> float | None:
     """A paper cell as a number (None where the paper gives none: None, NA, NaN)."""
-    try:
-        f = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(f) else f
+    return None if pd.isna(value) else float(value)  # type: ignore[arg-type]
 
 
 def _fits(fig, labels, bars) -> bool:

@@ -70,9 +70,8 @@ def tree_digest(root: str | Path) -> str:
 def rewrite_url(url: str, origin: str, target: str) -> str:
     """Replace the scheme and host of ``url`` by ``target``'s when it belongs to ``origin``."""
     u, o, t = urlsplit(url), urlsplit(origin), urlsplit(target)
-    if u.netloc.lower() != o.netloc.lower():
-        return url
-    return urlunsplit((t.scheme, t.netloc, u.path, u.query, u.fragment))
+    same = u.netloc.lower() == o.netloc.lower()
+    return urlunsplit((t.scheme, t.netloc, u.path, u.query, u.fragment)) if same else url
 
 
 class MirrorDownloadHandler(HTTP11DownloadHandler):

@@ -156,9 +156,7 @@ def detect_variant(columns: list[str], path: str | os.PathLike = "release file")
     return variant
 
 
-def _evidence_from_ids(sentences: list[str] | None, ids: list[int] | None) -> list[str]:
-    if not sentences or not ids:
-        return []
+def _evidence_from_ids(sentences: list[str], ids: list[int]) -> list[str]:
     return [normalize_text(str(sentences[i])) for i in ids if isinstance(i, int) and 0 <= i < len(sentences)]
 
 

@@ -118,14 +118,8 @@ class Corrections:
     """Manual corrections from a TSV file: ``source<TAB>target[<TAB>model]`` with a header line."""
 
     def __init__(self, rows: Iterable[tuple[str, str, str]] = ()):
-        self._generic: dict[str, str] = {}
-        self._per_model: dict[tuple[str, str], str] = {}
-        for source, target, model in rows:
-            key = normalize_key(source)
-            if model:
-                self._per_model[(model, key)] = target
-            else:
-                self._generic[key] = target
+        # (model, source) → target; a row for every model has the model ""
+        self._rows = {(model, normalize_key(source)): target for source, target, model in rows}
 
     @classmethod
     def load(cls, path: str | os.PathLike | None) -> Corrections:
@@ -152,9 +146,9 @@ class Corrections:
         return cls(rows)
 
     def __len__(self) -> int:
-        return len(self._generic) + len(self._per_model)
+        return len(self._rows)
 
     def get(self, model: str, source: str) -> str | None:
         key = normalize_key(source)
-        hit = self._per_model.get((model, key))
-        return hit if hit is not None else self._generic.get(key)
+        hit = self._rows.get((model, key))
+        return hit if hit is not None else self._rows.get(("", key))

@@ -37,18 +37,10 @@ def translate_with_memory(texts: Sequence[str], translator_factory: Callable[[],
     corrections = corrections or Corrections()
     keys = [normalize_key(t) for t in texts]
     unique = list(dict.fromkeys(k for k in keys if k))
-    resolved: dict[str, str] = {}
-    n_corr = n_mem = 0
-    missing: list[str] = []
-    for key in unique:
-        if (fixed := corrections.get(model_name, key)) is not None:
-            resolved[key] = fixed
-            n_corr += 1
-        elif (hit := memory.get(model_name, key)) is not None:
-            resolved[key] = hit
-            n_mem += 1
-        else:
-            missing.append(key)
+    fixed = {k: t for k in unique if (t := corrections.get(model_name, k)) is not None}
+    hits = {k: t for k in unique if k not in fixed and (t := memory.get(model_name, k)) is not None}
+    resolved = {**fixed, **hits}
+    missing = [k for k in unique if k not in resolved]
     if missing:
         try:
             translator = translator_factory()
@@ -77,8 +69,8 @@ def translate_with_memory(texts: Sequence[str], translator_factory: Callable[[],
             memory.put_many(model_name, zip(missing, translated), origin=origin)
         resolved.update(zip(missing, translated))
     translations = [resolved[k] if k else "" for k in keys]
-    return translations, {"n_total": len(texts), "n_unique": len(unique), "n_corrections": n_corr, "n_memory_hits": n_mem,
-                          "n_model": len(missing)}
+    return translations, {"n_total": len(texts), "n_unique": len(unique), "n_corrections": len(fixed),
+                          "n_memory_hits": len(hits), "n_model": len(missing)}
 
 
 def make_translator_factory(options: TranslateOptions) -> Callable[[], Translator]:

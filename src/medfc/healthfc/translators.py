@@ -104,9 +104,8 @@ def _resolve_device(device: str) -> str:
 
 def _local_files_only(requested: bool | None, model: str) -> bool:
     """``local_files_only`` as requested, else whether HF_HUB_OFFLINE is set or the model is a local directory."""
-    if requested is not None:
-        return requested
-    return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or Path(model).is_dir()
+    offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or Path(model).is_dir()
+    return requested if requested is not None else offline
 
 
 class MarianTranslator(LengthSortedBatches):

@@ -70,9 +70,8 @@ def source_table(dataset: pa.Table, folds: Mapping[str, int]) -> pa.Table:
     types_ = {name: _arrow_type(hint) for name, hint in typing.get_type_hints(DatasetRecord).items()}
 
     def kind(f: pa.Field) -> pa.DataType:
-        if f.name in types_:
-            return types_[f.name]
-        return pa.string() if pa.types.is_large_string(f.type) or pa.types.is_null(f.type) else f.type
+        plain = pa.string() if pa.types.is_large_string(f.type) or pa.types.is_null(f.type) else f.type
+        return types_.get(f.name, plain)
 
     table = dataset.replace_schema_metadata(None).cast(pa.schema([pa.field(f.name, kind(f)) for f in dataset.schema]))
     table = table.append_column("fold", pa.array([folds[i] for i in ids], pa.int64()))

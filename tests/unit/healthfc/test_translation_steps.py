@@ -153,7 +153,7 @@ def test_step_over_the_demo_sends_nothing_to_the_model_and_applies_corrections(p
     en_of.update({c["explanation_de"]: c["explanation_en"] for c in claims})
     en_of.update({r["title_de"]: r["title_en"] for r in sents})
     en_of.update({r["teaser_de"]: r["teaser_en"] for r in sents})
-    for source in corrections._generic:  # noqa: SLF001 - the reviewed file's rows
+    for source in [s for m, s in corrections._rows if not m]:  # noqa: SLF001 - the reviewed file's rows
         fixed = corrections.get(MODEL_NAME, source)
         assert en_of[source] == fixed
         assert memory.get(MODEL_NAME, source) != fixed
@@ -173,7 +173,7 @@ def test_missing_sentence_without_a_model_fails_with_the_clear_message(parsed, t
 def test_one_sentence_removed_from_the_seeds_is_the_only_one_sent_to_a_tiny_marian(parsed, tmp_path, script):
     marian = build_tiny_marian(tmp_path / "marian")
     # drop one body sentence (not a corrected one) from a copy of the shipped memory
-    corrected = set(Corrections.load(CORRECTIONS)._generic)  # noqa: SLF001
+    corrected = {s for m, s in Corrections.load(CORRECTIONS)._rows if not m}  # noqa: SLF001
     body = [s for a in read_jsonl(parsed["articles"]) for s in split_paragraphs(a["body_paragraphs"])]
     dropped = next(s for s in body if s not in corrected and body.count(s) == 1)
     seed = tmp_path / "seed.jsonl"
@@ -206,7 +206,7 @@ def test_ctranslate2_backend_needs_no_model_for_the_demo_and_converts_once_for_a
 
     # one body sentence missing from the seeds: the only one CTranslate2 translates
     opus = build_tiny_opus_marian(tmp_path / "opus")
-    corrected = set(Corrections.load(CORRECTIONS)._generic)  # noqa: SLF001
+    corrected = {s for m, s in Corrections.load(CORRECTIONS)._rows if not m}  # noqa: SLF001
     body = [s for a in read_jsonl(parsed["articles"]) for s in split_paragraphs(a["body_paragraphs"])]
     dropped = next(s for s in body if s not in corrected and body.count(s) == 1)
     seed = tmp_path / "seed.jsonl"
