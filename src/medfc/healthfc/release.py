@@ -88,12 +88,13 @@ def split_authors(text: str) -> list[str]:
     return [n for n in names if n]
 
 
-def _parse_list(value: str) -> list[object] | None:
+def _parse_list(value: str) -> list[object]:
+    """A Python list literal's items ([] for anything else)."""
     try:
         parsed = ast.literal_eval((value or "").strip())  # "" is a SyntaxError too
     except (ValueError, SyntaxError):
-        return None
-    return list(parsed) if isinstance(parsed, (list, tuple)) else None
+        return []
+    return list(parsed) if isinstance(parsed, (list, tuple)) else []
 
 
 @dataclass
@@ -214,10 +215,10 @@ def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseRepo
             de_evidence = split_sentences(rec.get("de_top_sentences") or "", "de")
             en_evidence = split_sentences(rec.get("en_top_sentences") or "", "en")
         else:
-            de_sentences = [normalize_text(str(s)) for s in (_parse_list(rec.get("de_sentences", "")) or [])]
-            en_sentences = [normalize_text(str(s)) for s in (_parse_list(rec.get("en_sentences", "")) or [])]
-            de_ids = [int(x) for x in (_parse_list(rec.get("de_ids", "")) or []) if str(x).lstrip("-").isdigit()]
-            en_ids = [int(x) for x in (_parse_list(rec.get("en_ids", "")) or []) if str(x).lstrip("-").isdigit()]
+            de_sentences = [normalize_text(str(s)) for s in _parse_list(rec["de_sentences"])]
+            en_sentences = [normalize_text(str(s)) for s in _parse_list(rec["en_sentences"])]
+            de_ids = [int(x) for x in _parse_list(rec["de_ids"]) if str(x).lstrip("-").isdigit()]
+            en_ids = [int(x) for x in _parse_list(rec["en_ids"]) if str(x).lstrip("-").isdigit()]
             de_evidence = _evidence_from_ids(de_sentences, de_ids)
             en_evidence = _evidence_from_ids(en_sentences, en_ids)
             if not de_sentences:
@@ -230,15 +231,14 @@ def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseRepo
                 report.empty_explanations.append({"row": i, "lang": lang, "url": url})
         date_text = normalize_text(rec.get("date", ""))
         texts = {k: normalize_text(rec.get(k, "")) for k in ("en_claim", "de_explanation", "en_explanation")}
-        row = ReleaseRow(
+        rows.append(ReleaseRow(
             row=i, url=url, de_claim=de_claim, **texts, de_evidence=de_evidence, en_evidence=en_evidence,
             label=label, label_code=int(code_text), de_verdict=de_verdict, evidence_level=level, small_effect=small,
             title=TITLE_SUFFIX.sub("", normalize_text(rec.get("de_title", ""))), authors=split_authors(rec.get("authors", "")),
             date=m.group(0) if (m := re.match(r"^\d{4}-\d{2}-\d{2}", date_text)) else parse_german_date(date_text),
             date_text=date_text, variant=variant,
             de_sentences=de_sentences, en_sentences=en_sentences, de_ids=de_ids, en_ids=en_ids,
-        )
-        rows.append(row)
+        ))
         counts.count(f"label/{label}")
         counts.count(f"level/{level}")
         counts.count("evidence_sentences_de", len(de_evidence))

@@ -235,14 +235,9 @@ def article_sentence_records(article: dict, *, base: BaseSplitter = DEFAULT_BASE
     body = article.get("body_paragraphs")
     if body is None:  # an older record with the body as one string
         body = _BLANK_LINE.split(article.get("body") or "")
-    studies = article.get("studies") or ""
-    if not isinstance(studies, str):  # tolerate a list of paragraphs
-        studies = "\n\n".join(str(p) for p in studies)
-    out: list[dict[str, object]] = []
-    for section, paragraphs in (("body", [str(p) for p in body]), ("studies", _BLANK_LINE.split(studies))):
-        for text in split_paragraphs(paragraphs, base=base):
-            out.append({"id": len(out), "text": text, "section": section})
-    return out
+    sections = (("body", [str(p) for p in body]), ("studies", _BLANK_LINE.split(article.get("studies") or "")))
+    pieces = [(section, text) for section, paragraphs in sections for text in split_paragraphs(paragraphs, base=base)]
+    return [{"id": i, "text": text, "section": section} for i, (section, text) in enumerate(pieces)]
 
 
 def article_sentences(article: dict, *, base: BaseSplitter = DEFAULT_BASE) -> list[str]:

@@ -100,13 +100,10 @@ def translate_articles(articles: Sequence[ArticleRecord], claims: Sequence[Claim
     def en(text: str) -> str:
         return table.get(normalize_key(text), "") if text and text.strip() else ""
 
-    origins: Counter = Counter()  # a correction, else the memory's record (a translation made just now included)
-    for key in filter(None, dict.fromkeys(normalize_key(t) for t in texts)):
-        if corrections.get(model_name, key) is not None:
-            origins["correction"] += 1
-        else:
-            rec = memory.record(model_name, key)
-            origins[rec.origin if rec else "model"] += 1
+    # each unique text's origin: a correction, else its memory record's (a translation made just now included)
+    origins = Counter("correction" if corrections.get(model_name, key) is not None
+                      else getattr(memory.record(model_name, key), "origin", "model")
+                      for key in filter(None, dict.fromkeys(normalize_key(t) for t in texts)))
 
     sentence_records: list[dict[str, object]] = [{  # the ``sentences`` output, one per article
         "article_id": a["article_id"], "url": a.get("url", ""), "sentences_de": split[a["article_id"]],
