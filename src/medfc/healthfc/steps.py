@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from dataclasses import asdict
 from datetime import date
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -30,7 +31,8 @@ from medfc.healthfc.parse import PageSkipped, parse_page
 from medfc.healthfc.records import ArticleRecord, ClaimRecord, schema_errors
 from medfc.healthfc.release import ReleaseRow, fetch_release, read_release
 from medfc.healthfc.tm import Corrections, TranslationMemory
-from medfc.healthfc.translate import make_translator_factory, translate_articles
+from medfc.healthfc.translation_backends import translation_backend
+from medfc.healthfc.translate import translate_articles
 from medfc.retrieval.search_sources import Connection, build_client, options_class
 
 log = logging.getLogger(__name__)
@@ -115,7 +117,8 @@ def translate(inputs: StepFiles, outputs: StepFiles, options: TranslateOptions) 
     corr_path = next(iter(input_paths(inputs, "corrections")), None)
     memory = TranslationMemory(options.memory, seeds=seeds)
     corrections = Corrections.load(corr_path) if corr_path else None
-    sentence_records, claim_records, report = translate_articles(articles, claims, make_translator_factory(options), memory, corrections,
+    factory = partial(translation_backend(options.backend).build, options)  # called only when the memory misses a text
+    sentence_records, claim_records, report = translate_articles(articles, claims, factory, memory, corrections,
                                                                  options.memory_key, base=options.splitter)
     report.update(backend=options.backend, model=options.model, memory=options.memory, memory_seeds=seeds,
                   corrections=corr_path, n_corrections_available=len(corrections) if corrections is not None else 0)

@@ -8,11 +8,9 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 import medfc
-from medfc.healthfc.options import TranslateOptions
 from medfc.healthfc.records import ArticleRecord, ClaimRecord
 from medfc.healthfc.sentences import article_sentence_records
 from medfc.healthfc.tm import Corrections, TranslationMemory, normalize_key
-from medfc.healthfc.translation_backends import translation_backend
 from medfc.healthfc.translators import ModelUnavailableError, Translator
 
 
@@ -71,12 +69,6 @@ def translate_with_memory(texts: Sequence[str], translator_factory: Callable[[],
     translations = [resolved[k] if k else "" for k in keys]
     return translations, {"n_total": len(texts), "n_unique": len(unique), "n_corrections": len(fixed),
                           "n_memory_hits": len(hits), "n_model": len(missing)}
-
-
-def make_translator_factory(options: TranslateOptions) -> Callable[[], Translator]:
-    """A factory of the translator of the backend the options name; nothing is created until it is called."""
-    backend = translation_backend(options.backend)
-    return lambda: backend.build(options)
 
 
 def translate_articles(articles: Sequence[ArticleRecord], claims: Sequence[ClaimRecord], translator_factory: Callable[[], Translator],

@@ -51,12 +51,7 @@ def _key(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().rstrip(".").strip().lower()
 
 
-_SCALE_BY_TEXT = {_key(v): k for k, v in ANSWER_SCALE.items()}
-
-
-def index_for_text(text: str) -> int | None:
-    """The answer-scale index of a verdict text, or None when the text is not on the scale."""
-    return _SCALE_BY_TEXT.get(_key(text))
+_SCALE_BY_TEXT = {_key(v): k for k, v in ANSWER_SCALE.items()}  # a verdict text on the scale → its index
 
 
 def verdict_from_text(text: str, answer_index: int | None = None) -> Verdict:
@@ -68,7 +63,7 @@ def verdict_from_text(text: str, answer_index: int | None = None) -> Verdict:
         index = answer_index
     else:
         t = _key(text)
-        index = index_for_text(text)
+        index = _SCALE_BY_TEXT.get(t)
     if not t:
         raise UnknownVerdict("empty verdict")
     if _CONFLICTING.search(t):

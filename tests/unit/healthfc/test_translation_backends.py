@@ -15,7 +15,6 @@ from medfc.common.io import read_json, read_jsonl, write_jsonl
 from medfc.common.options import OptionsError
 from medfc.healthfc import steps
 from medfc.healthfc.options import TranslateOptions
-from medfc.healthfc.translate import make_translator_factory
 from medfc.healthfc.translation_backends import TRANSLATION_BACKENDS, ApiKey, TranslationBackend, translation_backend
 from medfc.healthfc.translators import BatchCallback, CTranslate2Translator, DeepLTranslator, MarianTranslator
 from medfc.plan import Plan
@@ -47,7 +46,7 @@ def test_the_backends_are_looked_up_and_build_their_translators_unloaded(tmp_pat
     built = {}
     for name in TRANSLATION_BACKENDS:
         options = TranslateOptions.from_mapping(_options(tmp_path, backend=name))
-        built[name] = make_translator_factory(options)()
+        built[name] = translation_backend(options.backend).build(options)
     marian, ct2, deepl = built.values()
     assert type(marian) is MarianTranslator and type(ct2) is CTranslate2Translator and type(deepl) is DeepLTranslator
     assert marian.name == ct2.name == deepl.name == "test/echo"

@@ -4,7 +4,7 @@ import pytest
 
 from medfc.healthfc.portal import parse_german_date
 from medfc.healthfc.verdicts import (
-    ANSWER_SCALE, NEI, REFUTED, SUPPORTED, UnknownVerdict, index_for_text, verdict_from_beweislage, verdict_from_text,
+    ANSWER_SCALE, NEI, REFUTED, SUPPORTED, UnknownVerdict, verdict_from_beweislage, verdict_from_text,
 )
 
 SCALE_EXPECTED = {
@@ -47,8 +47,8 @@ def test_other_verdict_texts(text, expected):
 
 
 def test_typo_variant_has_no_scale_index_but_scale_text_has():
-    assert index_for_text("wissenschafliche Beweise fehlen") is None
-    assert index_for_text("Wissenschaftliche Belege fehlen") == 11
+    assert verdict_from_text("wissenschafliche Beweise fehlen").answer_index is None
+    assert verdict_from_text("Wissenschaftliche Belege fehlen").answer_index == 11
 
 
 @pytest.mark.parametrize("text, expected", [
