@@ -11,8 +11,8 @@ from medfc.healthfc.sentences import BaseSplitter
 from medfc.healthfc.translation_backends import TranslateOptions  # declared beside the backends it names
 from medfc.retrieval.search_sources import source_names
 
-__all__ = ["AlignOptions", "CrawlOptions", "DatasetOptions", "DiffOptions", "FoldsOptions", "ReleaseOptions", "RetrieveOptions",
-           "StatsOptions", "TranslateOptions"]
+__all__ = ["AlignOptions", "CrawlOptions", "DatasetOptions", "DiffOptions", "FoldsOptions", "ReleaseOptions",
+           "RetrieveOptions", "StatsOptions", "TranslateOptions"]
 
 
 @dataclass(frozen=True)

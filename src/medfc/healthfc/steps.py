@@ -23,8 +23,8 @@ from medfc.common.stepfiles import StepFiles
 from medfc.healthfc import diff as hdiff
 from medfc.healthfc import stats as hstats
 from medfc.healthfc.align import align_release, alignment_from_records, alignment_records
-from medfc.healthfc.options import (AlignOptions, CrawlOptions, DatasetOptions, DiffOptions, FoldsOptions, ReleaseOptions,
-                                    RetrieveOptions, StatsOptions, TranslateOptions)
+from medfc.healthfc.options import (AlignOptions, CrawlOptions, DatasetOptions, DiffOptions, FoldsOptions,
+                                    ReleaseOptions, RetrieveOptions, StatsOptions, TranslateOptions)
 from medfc.healthfc.dataset import build_dataset, known_translations, sentences_by_article, write_dataset
 from medfc.healthfc.folds import assign_folds
 from medfc.healthfc.parse import PageSkipped, parse_page
@@ -178,8 +178,8 @@ def dataset(inputs: StepFiles, outputs: StepFiles, options: DatasetOptions) -> N
     if options.mode == "crawl+release":
         alignment = alignment_from_records(list(read_jsonl(inputs["alignment"])))
         align_report = read_json(inputs["align_report"])
-    records, report = build_dataset(claims, articles, sentences, rows, alignment, known_translations(*translation_records),
-                                    sections)
+    translations = known_translations(*translation_records)
+    records, report = build_dataset(claims, articles, sentences, rows, alignment, translations, sections)
     release = read_json(inputs["release_report"]).get("release") if inputs.get("release_report") else None
     write_dataset(records, outputs["jsonl"], outputs["parquet"], outputs["card"], align_report, options.mode,
                   describe_release(release) if release else None)

@@ -115,8 +115,8 @@ def test_crawl_only_mode_and_no_translator():
 def test_write_dataset_parquet_jsonl_card(tmp_path):
     alignment = align_release(ROWS, CLAIMS, SENTS)
     records, _ = build_dataset(CLAIMS, ARTICLES, SENTS, ROWS, alignment, fake_translate)
-    write_dataset(records, tmp_path / "d.jsonl", tmp_path / "d.parquet", tmp_path / "card.md", alignment.report(), "crawl+release",
-                  None)
+    write_dataset(records, tmp_path / "d.jsonl", tmp_path / "d.parquet", tmp_path / "card.md", alignment.report(),
+                  "crawl+release", None)
     back = list(read_jsonl(tmp_path / "d.jsonl"))
     assert [r["id"] for r in back] == [r["id"] for r in records] and set(back[0]) == set(FIELDS)
     df = pd.read_parquet(tmp_path / "d.parquet")

@@ -15,8 +15,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # repo root, for t
 from medfc.healthfc.sentences import split_paragraphs  # noqa: E402
 from medfc.healthfc.tm import Corrections, TranslationMemory  # noqa: E402
 from medfc.healthfc.translate import TranslationUnavailableError, translate_with_memory  # noqa: E402
-from medfc.healthfc.translators import (CTranslate2Translator, DeepLError, DeepLTranslator, MarianTranslator,  # noqa: E402
-                                        ModelUnavailableError, Translator)
+from medfc.healthfc.translators import (  # noqa: E402
+    CTranslate2Translator, DeepLError, DeepLTranslator, MarianTranslator, ModelUnavailableError, Translator,
+)
 from tests.helpers.http_servers import reply_json  # noqa: E402
 from tests.helpers.tiny_models import (  # noqa: E402
     DE_SENTENCES,
