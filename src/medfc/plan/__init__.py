@@ -116,8 +116,10 @@ class Plan:
                 for w in planned]
 
     def options(self, rule: str, wildcards: Wildcards | None = None) -> dict[str, object]:
-        """One job's options as its rule's ``options`` param: :meth:`job_options` serialised."""
-        return jobs.serialised(self.job_options(rule, wildcards))
+        """One job's options as its rule's ``options`` param: :meth:`job_options` serialised, an options object's keys
+        sorted (what Snakemake compares with the last run's)."""
+        options = self.job_options(rule, wildcards)
+        return options.to_mapping(sort_keys=True) if isinstance(options, Options) else dict(options)
 
     def inputs(self, rule: str, wildcards: Wildcards | None = None) -> Any:
         """One job's inputs that depend on the config (the rule's ``unpack``)."""

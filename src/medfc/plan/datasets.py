@@ -15,7 +15,7 @@ from medfc.datasets.records import labels_by_text
 from medfc.healthfc import options as hfc
 from medfc.healthfc.options import CrawlOptions
 from medfc.healthfc.translation_backends import translation_backend
-from medfc.plan.jobs import Config, JobPlan, Planned, always, job, one_job
+from medfc.plan.jobs import Config, JobPlan, Planned, job, one_job
 from medfc.plan.layout import release_split_files
 from medfc.plan.part import Part
 
@@ -43,7 +43,7 @@ def _healthfc_data(*sources: str) -> Planned:
     return one_job(lambda plan: plan.healthfc_data_planned() and all(s in plan.datasets.healthfc_dataset_sources() for s in sources))
 
 
-def _clinifact_data(when: Callable[[JobPlan], bool] = always) -> Planned:
+def _clinifact_data(when: Callable[[JobPlan], bool]) -> Planned:
     return one_job(lambda plan: plan.clinifact_data_planned() and when(plan))
 
 

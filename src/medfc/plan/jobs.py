@@ -4,7 +4,7 @@ the plan that builds one of its jobs' options and carries the rule's name. The r
 editor goes from a rule to its function, and from there to its record, in one step each.
 
 A job's function builds its options: the typed object itself, or a mapping that the record's ``options_class``
-types (:func:`typed_options`); the rule's ``options`` param is that object serialised (:func:`serialised`), from
+types (:func:`typed_options`); the rule's ``options`` param is that object serialised (``Plan.options``), from
 which the job builds the same object again. A light module (no torch, no pandas).
 """
 
@@ -35,10 +35,6 @@ def parameters(function: Callable[..., Any]) -> tuple[str, ...]:
 def one_job(when: Callable[[JobPlan], bool]) -> Planned:
     """A rule without wildcards: its one job, when ``when(plan)``."""
     return lambda plan: [{}] if when(plan) else []
-
-
-def always(plan: JobPlan) -> bool:
-    return True
 
 
 @dataclass(frozen=True)
@@ -131,9 +127,3 @@ def typed_options(plan: JobPlan, spec: JobSpec, wildcards: Wildcards | None = No
     if not isinstance(cls, type):
         cls = cls(w)
     return cls.from_mapping(built, where=f"{spec.rule}[{', '.join(f'{k}={v}' for k, v in w.items())}]" if w else spec.rule)
-
-
-def serialised(options: Options | Mapping[str, object]) -> dict[str, object]:
-    """A job's options as its rule's ``options`` param: the typed object's mapping with sorted keys (what Snakemake
-    compares with the last run's)."""
-    return options.to_mapping(sort_keys=True) if isinstance(options, Options) else dict(options)
