@@ -20,35 +20,27 @@ def rules_placed(placement: Placement) -> tuple[str, ...]:
     return tuple(rule for rule, spec in job_specs().items() if spec.placement == placement)
 
 
-def all_rules() -> tuple[str, ...]:
-    return tuple(job_specs())
-
-
 def runs_a_local_model(config: Config, rule: str) -> bool:
     """Whether a rule placed ``model`` runs a model on its own node (else it calls a server or an API)."""
-    spec = job_specs().get(rule)
-    if spec is None or spec.local_model is None:
-        raise ValueError(f"{rule} is not a rule that runs a model")
-    return spec.local_model(config)
+    return job_specs()[rule].local_model(config)
 
 
 COMPUTE_RULES, MODEL_RULES, NETWORK_RULES, LIGHT_RULES = map(rules_placed, ("compute", "model", "network", "light"))
-ALL_RULES = all_rules()
+ALL_RULES = tuple(job_specs())
 
 
 def cluster_rules(config: Config) -> list[str]:
     """The rules a cluster run submits: training, the model rules that run a local model, and, with
     ``cluster.compute_nodes_online``, the rules that call the network too (in the job table's order)."""
     online = config["cluster"]["compute_nodes_online"]
-    out = list(rules_placed("compute"))
-    out += [r for r in rules_placed("model") if online or runs_a_local_model(config, r)]
-    return out + (list(rules_placed("network")) if online else [])
+    models = [r for r in rules_placed("model") if online or runs_a_local_model(config, r)]
+    return [*rules_placed("compute"), *models, *(rules_placed("network") if online else ())]
 
 
 def local_rules(config: Config) -> list[str]:
     """Every other rule: it runs where the Snakemake process runs (Snakemake's ``localrules``)."""
     submitted = set(cluster_rules(config))
-    return [r for r in all_rules() if r not in submitted]
+    return [r for r in job_specs() if r not in submitted]
 
 
 # the cluster settings a profile must not submit with as they ship: a partition or account still a placeholder

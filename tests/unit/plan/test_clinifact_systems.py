@@ -134,7 +134,7 @@ def test_a_system_registered_in_a_test_is_planned_named_and_checked(monkeypatch,
     # its rules' places and its jobs' resources: a model rule, run where Snakemake runs while its model is served
     rows = cfg["experiments"]["resources"]
     assert "clinifact_few_shot" in cluster.local_rules(cfg) and "clinifact_few_shot" not in cluster.cluster_rules(cfg)
-    assert "clinifact_few_shot_score" in cluster.local_rules(cfg) and "clinifact_few_shot" in cluster.all_rules()
+    assert "clinifact_few_shot_score" in cluster.local_rules(cfg) and "clinifact_few_shot" in job_specs()
     assert plan.job_resources("clinifact_few_shot", {"model": "remote-llm"}) == {"gpu": 0, **rows["server"]}
     cfg["experiments"]["clinifact"]["model_zero_shot"]["remote-llm"]["backend"] = "transformers"  # now run in the job
     assert "clinifact_few_shot" in cluster.cluster_rules(cfg)
