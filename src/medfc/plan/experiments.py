@@ -261,8 +261,13 @@ class ExperimentsPlan(Part):
     final models of the pairs datasets."""
 
     def ensemble_options(self, model: str) -> EnsembleOptions:
-        """An ensemble job's options: its members, method, weights and ``experiments.stacking``."""
-        options = {"members": self.models.ensemble_members(model), "method": self.models.ensemble_method(model), "weights": self.models.ensemble_weights(model),
+        """An ensemble job's options: its members, method, weights (1.0 each unless set), ``experiments.stacking``."""
+        members, ensemble = self.models.ensemble_members(model), self.models.ensembles[model]
+        weights = [1.0] * len(members) if ensemble["weights"] is None else list(ensemble["weights"])
+        if len(weights) != len(members):
+            raise ValueError(f"config: models.ensembles.{model}.weights has {len(weights)} values for "
+                             f"{len(members)} members")
+        options = {"members": members, "method": ensemble["method"], "weights": weights,
                    "stacking": dict(self.config["experiments"]["stacking"])}
         return EnsembleOptions.from_mapping(options, f"models.ensembles.{model}")
 

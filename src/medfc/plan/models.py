@@ -67,19 +67,9 @@ class ModelsPlan(Part):
         """An ensemble's members; a model alone: itself."""
         return self.ensemble_members(name) if self.is_ensemble(name) else [name]
 
-    def ensemble_weights(self, name: str) -> list[float]:
-        weights = self.ensembles[name]["weights"]
-        members = self.ensemble_members(name)
-        if weights is not None and len(weights) != len(members):
-            raise ValueError(f"config: models.ensembles.{name}.weights has {len(weights)} values for {len(members)} members")
-        return list(weights) if weights is not None else [1.0] * len(members)
-
-    def ensemble_method(self, name: str) -> str:
-        """``stack`` (learned stacking on inner-CV predictions) or ``average``."""
-        return self.ensembles[name]["method"]
-
     def is_stacked(self, name: str) -> bool:
-        return self.is_ensemble(name) and self.ensemble_method(name) == "stack"
+        """Whether an ensemble's ``method`` is ``stack`` (learned stacking on inner-CV predictions), not ``average``."""
+        return self.is_ensemble(name) and self.ensembles[name]["method"] == "stack"
 
     def model_name(self, alias: str) -> str:
         """A model alias → its hub name, local path, offline: or sklearn: name; an ensemble → ensemble:<members>."""
