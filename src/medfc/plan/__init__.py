@@ -21,11 +21,10 @@ from medfc.plan import cluster, jobs
 from medfc.plan.datasets import DatasetsPlan
 from medfc.plan.examples import ExamplesPlan
 from medfc.plan.experiments import HEALTHFC_WILDCARDS, ExperimentsPlan, HealthFCPlan
-from medfc.plan.jobs import Config, JobSpec, Wildcards
+from medfc.plan.jobs import PARTS, Config, JobSpec, Wildcards
 from medfc.plan.layout import PAPERS, Layout
 from medfc.plan.medsnip import MEDSNIP_TITLES, MEDSNIP_WILDCARDS, MedsnipPlan
 from medfc.plan.models import ModelsPlan, layered
-from medfc.plan.part import PARTS
 from medfc.plan.run import RunPlan, job_specs
 from medfc.plan.tables import TABLES, TablesPlan
 
@@ -36,7 +35,7 @@ T = TypeVar("T")
 
 
 class Plan:
-    """The plan of one validated config (read, never changed), in parts (:data:`medfc.plan.part.PARTS`)."""
+    """The plan of one validated config (read, never changed), in parts (:data:`medfc.plan.jobs.PARTS`)."""
 
     def __init__(self, config: Config, base_dir: str | None = None):
         """``base_dir``: the workflow's checkout, where its shipped files are when the run's directory lacks them."""

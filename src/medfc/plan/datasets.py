@@ -15,9 +15,8 @@ from medfc.datasets.records import labels_by_text
 from medfc.healthfc import options as hfc
 from medfc.healthfc.options import CrawlOptions
 from medfc.healthfc.translation_backends import translation_backend
-from medfc.plan.jobs import Config, JobPlan, Planned, job, one_job
+from medfc.plan.jobs import Config, JobPlan, Part, Planned, job, one_job
 from medfc.plan.layout import release_split_files
-from medfc.plan.part import Part
 
 TRANSLATE = {"threads": 2, "mem_mb": 8192, "runtime": 600}  # Opus-MT over every sentence of the crawl
 

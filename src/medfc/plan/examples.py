@@ -4,8 +4,7 @@ options and whether the run makes it. How much of a text a table shows is fixed 
 from __future__ import annotations
 
 from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS
-from medfc.plan.jobs import job, one_job
-from medfc.plan.part import Part
+from medfc.plan.jobs import Part, job, one_job
 from medfc.tables.options import WrongClaimsOptions, ExampleClaimsOptions, ExamplePairsOptions
 
 EXCERPT_WORDS = 60  # Table 1's article snippet, Tables 5 and 7's abstract excerpt

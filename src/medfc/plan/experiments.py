@@ -22,9 +22,8 @@ from medfc.experiments.ensembles.stacking import HealthFCInnerOptions, PairsInne
 from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS, SYSTEMS, HealthFCFoldOptions, evidence_source, system_option_keys
 from medfc.experiments.healthfc.systems import system as system_spec
 from medfc.healthfc.options import RetrieveOptions
-from medfc.plan.jobs import Config, JobPlan, Planned, job, unique
+from medfc.plan.jobs import Config, JobPlan, Part, Planned, job, unique
 from medfc.plan.models import layered
-from medfc.plan.part import Part
 from medfc.plan.resources import INNER_CV, KIND_ROW, ModelRow, final_resources
 from medfc.retrieval.search_sources import search_source, wildcard_pattern
 from medfc.scoring.options import HealthFCScoreOptions, PairsScoreOptions

@@ -1,7 +1,8 @@
 """The plan's jobs: each rule's record (:class:`JobSpec`), attached by the decorator :func:`job` to the function of
 the plan that builds one of its jobs' options and carries the rule's name. The rules name that function
 (``params: options=PLAN.options_of(HealthFCPlan.healthfc_experiment)``, ``unpack(PLAN.inputs_of(...))``, ...), so an
-editor goes from a rule to its function, and from there to its record, in one step each.
+editor goes from a rule to its function, and from there to its record, in one step each. The functions live in the
+plan's parts (:class:`Part`), each reading the others' and the plan's through the plan.
 
 A job's function builds its options: the typed object itself, or a mapping that the record's ``options_class``
 types (:func:`typed_options`); the rule's ``options`` param is that object serialised (``Plan.options``), from
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from medfc.common.options import Options
+from medfc.plan.layout import Layout
 
 Wildcards = Mapping[str, str]
 Config = dict[str, Any]  # a validated config, its defaults filled in
@@ -127,3 +129,28 @@ def typed_options(plan: JobPlan, spec: JobSpec, wildcards: Wildcards | None = No
     if not isinstance(cls, type):
         cls = cls(w)
     return cls.from_mapping(built, where=f"{spec.rule}[{', '.join(f'{k}={v}' for k, v in w.items())}]" if w else spec.rule)
+
+
+#: the plan's attributes holding its parts, in the order it builds them
+PARTS = ("models", "datasets", "healthfc", "experiments", "tables", "examples", "medsnip", "run")
+
+
+class Part:
+    """One part of a plan: it reads the others and the plan through the plan (``self.models.model_name(...)``)."""
+
+    config: Config
+    layout: Layout
+
+    def __init__(self, plan: JobPlan) -> None:
+        self.plan = plan
+        self.config = plan.config
+        self.layout = plan.layout
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "plan":
+            raise AttributeError(name)
+        return getattr(self.plan, name)
+
+    def papers_inputs(self) -> dict[str, str]:
+        """The inputs of a job that reads only the papers' numbers (its table or statistics put ours beside them)."""
+        return {"papers": self.models.papers}

@@ -10,9 +10,8 @@ from medfc.common.llm_backends import runs_locally
 from medfc.medsnip.options import (ANSWER_SOURCES, GIVEN_ATOM_MODES, HUMAN_MODES, LLM_MODES, MODES, DecomposeOptions,
                                    FetchOptions, PrepareOptions, ScoreOptions, StructureOptions, TableOptions,
                                    TauOptions, VerifyOptions, answer_source, enabled_sources, verifier_kind)
-from medfc.plan.jobs import Config, JobPlan, job
+from medfc.plan.jobs import Config, JobPlan, Part, job
 from medfc.plan.models import layered
-from medfc.plan.part import Part
 
 MEDSNIP_TITLES = {name: s.title for name, s in ANSWER_SOURCES.items()}  # each answer source's table title
 STATEMENT_PROMPTS = ["medsnip/healthfc_statement", "llm/json_repair"]

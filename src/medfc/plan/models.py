@@ -11,9 +11,8 @@ from typing import Any
 from medfc.common.options import Options
 from medfc.experiments.models.aliases import ALIAS_HINT, model_aliases
 from medfc.experiments.models.options import base_model, model_config_class
-from medfc.plan.jobs import Config, JobPlan
+from medfc.plan.jobs import Config, JobPlan, Part
 from medfc.plan.layout import PAPERS, workflow_file
-from medfc.plan.part import Part
 
 def layered(*layers: Mapping[str, object] | None) -> dict[str, object]:
     """Config sections merged left to right (later layers override earlier keys)."""

@@ -9,9 +9,8 @@ from medfc.plan import jobs
 from medfc.plan.datasets import DatasetsPlan
 from medfc.plan.examples import ExamplesPlan
 from medfc.plan.experiments import ExperimentsPlan, HealthFCPlan
-from medfc.plan.jobs import JobSpec, job, one_job
+from medfc.plan.jobs import JobSpec, Part, job, one_job
 from medfc.plan.medsnip import MedsnipPlan
-from medfc.plan.part import Part
 from medfc.plan.tables import TablesPlan
 from medfc.tables.options import DocumentOptions
 

@@ -9,8 +9,7 @@ from typing import Any, NamedTuple
 
 from medfc.experiments.healthfc.systems import OPEN_DOMAIN_SYSTEMS, TABLE3_SYSTEMS, TABLE5_SYSTEMS
 from medfc.plan.experiments import CliniFactRun, HealthFCRun, PairsDataset, healthfc_run_path
-from medfc.plan.jobs import job, one_job
-from medfc.plan.part import Part
+from medfc.plan.jobs import Part, job, one_job
 from medfc.tables.errors import ErrorsOptions
 from medfc.tables.options import TABLE_OPTIONS, DatasetTableOptions, Fig3Options
 

@@ -18,7 +18,7 @@ from medfc.common.options import Options, Runtime
 from medfc.plan import Plan, job_specs
 from medfc.config.validate import merged_config, plan_for
 from medfc.plan.jobs import job, parameters
-from medfc.plan.part import PARTS
+from medfc.plan.jobs import PARTS
 from tests.helpers.config import defaults
 from tests.helpers.workflow import REPO
 
