@@ -18,7 +18,6 @@ from medfc.plan.jobs import JobPlan
 KEYS = ("gpu", "threads", "mem_mb", "runtime")
 ROW_KEYS = ("threads", "mem_mb", "runtime")  # a row's own keys; its GPUs are experiments.gpu or none
 LLM_ROWS = ("llm", "llm_large", "lora", "lora_large")  # the sized rows of a causal LM (a CliniFact system's resources)
-SIZES = ("base", "large")
 LARGE_LLM_BILLIONS = 15  # above it a causal LM is large (70B); 7-8B models are base
 MODEL_KIND = "model_kind"  # a CliniFact system's resources: its model's kind's row
 SMOKE = "smoke"  # experiments.scale of capped runs, whose model jobs ask for one thread
