@@ -30,10 +30,8 @@ def translation_resources(plan: JobPlan) -> dict[str, int]:
     return {"gpu": gpu, **TRANSLATE}
 
 
-def _files_under(directory: str) -> list[str]:
-    root = Path(directory)
-    if not root.is_dir():
-        raise ValueError(f"config: directory {directory!r} does not exist")
+def _files_under(root: Path) -> list[str]:
+    """Every file below a folder (both callers have checked that it is one)."""
     return sorted(str(p) for p in root.rglob("*") if p.is_file())
 
 
@@ -88,7 +86,7 @@ class DatasetsPlan(Part):
         if not index.is_file():
             raise ValueError(f"config: healthfc.crawl.mirror_dir {mirror!r} has no sitemap index "
                              f"{crawl['sitemap_path']} (healthfc.crawl.sitemap_path): not a mirror of the site")
-        return _files_under(mirror)
+        return _files_under(root)
 
     def healthfc_release_inputs(self) -> dict[str, str]:
         src = self.config["healthfc"]["release"]["source"]
@@ -142,7 +140,7 @@ class DatasetsPlan(Part):
         root = Path(source["path"])
         if source["files"]:
             return {"source": [str(root / f) for f in source["files"].values()]}
-        return {"source": _files_under(str(root)) if root.is_dir() else [str(root)]}
+        return {"source": _files_under(root) if root.is_dir() else [str(root)]}
 
     @job("network", lambda plan: [{"dataset": name} for name in plan.datasets.dataset_names()],
          options_class=ImportOptions, inputs=dataset_import_inputs)
