@@ -17,12 +17,8 @@ _with_clinifact_pairs = one_job(lambda plan: plan.clinifact_data_planned())
 
 
 class ExamplesPlan(Part):
-    @property
-    def healthfc_dataset_file(self) -> str:
-        return self.layout.under("healthfc/dataset/healthfc.jsonl")
-
     @job("light", one_job(lambda plan: plan.stage_enabled("healthfc")), options_class=ExampleClaimsOptions,
-         inputs=lambda self: {"dataset": self.healthfc_dataset_file})
+         inputs=lambda self: {"dataset": self.layout.healthfc_dataset})
     def healthfc_table1(self) -> dict[str, object]:
         return {"lang": EXAMPLE_LANG, "words": EXCERPT_WORDS}
 
@@ -33,7 +29,7 @@ class ExamplesPlan(Part):
     def errors_inputs(self) -> dict[str, object]:
         dirs = [self.healthfc.healthfc_run_dir(r) for r in self.error_runs()]
         return {"scores": [f"{d}/scores.json" for d in dirs], "predictions": [f"{d}/predictions.jsonl" for d in dirs],
-                "dataset": self.healthfc_dataset_file}
+                "dataset": self.layout.healthfc_dataset}
 
     @job("light", one_job(lambda plan: plan.stage_enabled("experiments") and bool(plan.examples.error_runs())),
          options_class=WrongClaimsOptions, inputs=errors_inputs)

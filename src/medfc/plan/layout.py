@@ -25,6 +25,7 @@ class Layout:
         self.experiments, self.experiment_timings = self.under("experiments"), self.under("timings/experiments")
         self.tables, self.figures, self.medsnip = self.under("tables"), self.under("figures"), self.under("medsnip")
         self.evidence = self.under("healthfc/evidence")
+        self.healthfc_dataset = self.under("healthfc/dataset/healthfc.jsonl")  # the dataset file, read by many rules
 
     def under(self, sub: str) -> str:
         return f"{self.results}/{sub}"

@@ -104,7 +104,7 @@ class MedsnipPlan(Part):
     def medsnip_prepare_inputs(self, dataset: str) -> dict[str, str]:
         """What a dataset's answers are read from: the HealthFC dataset, its Hub file's rows or its section's file."""
         if answer_source(dataset).healthfc_dataset:
-            source = self.layout.under("healthfc/dataset/healthfc.jsonl")
+            source = self.layout.healthfc_dataset
         elif self.medsnip_fetched(dataset):
             source = f"{self.layout.medsnip}/{dataset}/source/rows.jsonl"
         else:

@@ -110,7 +110,7 @@ class TablesPlan(Part):
         inputs: dict[str, object] = {}
         if runs := self.healthfc.healthfc_runs():
             inputs["healthfc"] = [f"{self.healthfc.healthfc_run_dir(r)}/predictions.jsonl" for r in runs]
-            inputs["dataset"] = self.layout.under("healthfc/dataset/healthfc.jsonl")
+            inputs["dataset"] = self.layout.healthfc_dataset
         for ds, runs in self._error_pairs():
             inputs[f"pairs_{ds.name}"] = [f"{r['dir']}/predictions.jsonl" for r in runs]
             inputs[f"pairs_{ds.name}_test"] = ds.splits["test"]
