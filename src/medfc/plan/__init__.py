@@ -22,14 +22,13 @@ from medfc.plan.datasets import DatasetsPlan
 from medfc.plan.examples import ExamplesPlan
 from medfc.plan.experiments import HEALTHFC_WILDCARDS, ExperimentsPlan, HealthFCPlan
 from medfc.plan.jobs import PARTS, Config, JobSpec, Wildcards
-from medfc.plan.layout import PAPERS, Layout
+from medfc.plan.layout import Layout
 from medfc.plan.medsnip import MEDSNIP_TITLES, MEDSNIP_WILDCARDS, MedsnipPlan
-from medfc.plan.models import ModelsPlan, layered
+from medfc.plan.models import ModelsPlan
 from medfc.plan.run import RunPlan, job_specs
 from medfc.plan.tables import TABLES, TablesPlan
 
-__all__ = ["HEALTHFC_WILDCARDS", "MEDSNIP_TITLES", "MEDSNIP_WILDCARDS", "PAPERS", "TABLES", "JobSpec", "Layout", "Plan",
-           "job_specs", "layered"]
+__all__ = ["HEALTHFC_WILDCARDS", "MEDSNIP_TITLES", "MEDSNIP_WILDCARDS", "TABLES", "Plan", "job_specs"]
 
 T = TypeVar("T")
 
