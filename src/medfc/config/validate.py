@@ -119,11 +119,9 @@ def _node(node: Any, schema: dict[str, Any]) -> dict[str, Any]:
     patternProperties: a key's node is its property's, else its object's additionalProperties)."""
     if not isinstance(node, dict):
         return {}
-    if not str(node.get("$ref", "")).startswith("#/"):
+    if "$ref" not in node:
         return node
-    target: Any = schema
-    for part in str(node["$ref"])[2:].split("/"):
-        target = target.get(part, {}) if isinstance(target, dict) else {}
+    target = functools.reduce(operator.getitem, node["$ref"].removeprefix("#/").split("/"), schema)
     return _node({**target, **{k: v for k, v in node.items() if k != "$ref"}}, schema)
 
 
@@ -157,10 +155,7 @@ def typed_command_line(config: Config, given: Any, schema: dict[str, Any]) -> No
 def _example(path: list[str | int], types: set[str]) -> str:
     sample = "true" if "boolean" in types else "3" if "integer" in types else "0.5" if "number" in types else "null"
     keys = [p for p in path if isinstance(p, str)]
-    inner = sample
-    for key in reversed(keys[1:]):
-        inner = f'{{"{key}": {inner}}}'
-    return f"{keys[0]}={inner}"
+    return f"{keys[0]}=" + functools.reduce(lambda inner, key: f'{{"{key}": {inner}}}', reversed(keys[1:]), sample)
 
 
 FOLDER_KEYS = ("results_dir", "cache_dir")  # the folders a run writes below; each made when missing
