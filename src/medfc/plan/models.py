@@ -14,12 +14,10 @@ from medfc.experiments.models.options import base_model, model_config_class
 from medfc.plan.jobs import Config, JobPlan, Part
 from medfc.plan.layout import PAPERS, workflow_file
 
+
 def layered(*layers: Mapping[str, object] | None) -> dict[str, object]:
     """Config sections merged left to right (later layers override earlier keys)."""
-    out: dict[str, Any] = {}
-    for layer in layers:
-        out.update(layer or {})
-    return out
+    return {key: value for layer in layers for key, value in (layer or {}).items()}
 
 
 def mapping_at(node: Any, key: str) -> dict[str, object]:
