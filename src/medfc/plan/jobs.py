@@ -95,11 +95,8 @@ def specs_of(*holders: object) -> list[JobSpec]:
 
 def unique(jobs: Iterable[Mapping[str, object]]) -> list[dict[str, str]]:
     """Each job's wildcards once, as Snakemake gives them (strings), in order."""
-    seen: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
-    for job in jobs:
-        w = {k: str(v) for k, v in job.items()}
-        seen.setdefault(tuple(w.items()), w)
-    return list(seen.values())
+    strings = [{k: str(v) for k, v in job.items()} for job in jobs]
+    return list({tuple(w.items()): w for w in strings}.values())
 
 
 def wildcard_dict(wildcards: Wildcards | None) -> dict[str, str]:
