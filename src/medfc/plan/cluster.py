@@ -26,7 +26,6 @@ def runs_a_local_model(config: Config, rule: str) -> bool:
 
 
 COMPUTE_RULES, MODEL_RULES, NETWORK_RULES, LIGHT_RULES = map(rules_placed, ("compute", "model", "network", "light"))
-ALL_RULES = tuple(job_specs())
 
 
 def cluster_rules(config: Config) -> list[str]:
@@ -56,10 +55,7 @@ def placeholder_settings(default_resources: Iterable[str], set_resources: Mappin
     given = [(f"default-resources: {name}", name, value) for name, _, value in pairs]
     for rule, values in set_resources.items():
         given += [(f"set-resources: {rule}: {name}", name, str(value)) for name, value in values.items()]
-    problems = []
-    for where, name, value in given:
-        value = value.strip().strip("'\"")
-        if name in CLUSTER_SETTINGS and (not value or PLACEHOLDER.search(value)):
-            problems.append(f"cluster: {where} is {value!r}, a placeholder: set {CLUSTER_SETTINGS[name]} in the profile "
-                            f"(profiles/slurm/config.yaml) or with --default-resources {name}=NAME")
-    return problems
+    given = [(where, name, value.strip().strip("'\"")) for where, name, value in given if name in CLUSTER_SETTINGS]
+    return [f"cluster: {where} is {value!r}, a placeholder: set {CLUSTER_SETTINGS[name]} in the profile "
+            f"(profiles/slurm/config.yaml) or with --default-resources {name}=NAME"
+            for where, name, value in given if not value or PLACEHOLDER.search(value)]
