@@ -40,13 +40,6 @@ class HealthFCRun(TypedDict):
     fold: int
 
 
-class FinalRow(TypedDict):  # a row of experiments.final, its defaults filled in (lang empty but for HealthFC)
-    dataset: str
-    model: str
-    system: str
-    lang: str
-
-
 class CliniFactRun(TypedDict):  # a run of a pairs dataset: its folder and its job's benchmark file
     model: str
     system: str
@@ -436,8 +429,8 @@ class ExperimentsPlan(Part):
     def clinifact_table_entries(self) -> list[dict[str, object]]:
         return self.run_entries(self.clinifact_runs())
 
-    def final_rows(self) -> list[FinalRow]:
-        """``experiments.final``, each row with its defaults (HealthFC: oracle, en; the others: discriminative)."""
+    def final_rows(self) -> list[dict[str, str]]:
+        """``experiments.final``, each row with its defaults (HealthFC: oracle, en; others: discriminative, no lang)."""
         return [{"dataset": r["dataset"], "model": r["model"],
                  "system": r.get("system") or ("oracle" if r["dataset"] == "healthfc" else "discriminative"),
                  "lang": r.get("lang") or "en" if r["dataset"] == "healthfc" else ""}
