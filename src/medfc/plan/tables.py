@@ -120,8 +120,7 @@ class TablesPlan(Part):
         return self.stage_enabled("experiments") and bool(self.healthfc.healthfc_runs() or self._error_pairs())
 
     def _error_pairs(self) -> list[tuple[PairsDataset, list[CliniFactRun]]]:
-        out = [(ds, ds.all_runs()) for ds in self.experiments.pairs_datasets().values()]
-        return [(ds, runs) for ds, runs in out if runs]
+        return [(ds, runs) for ds in self.experiments.pairs_datasets().values() if (runs := ds.all_runs())]
 
     @job("light", one_job(lambda plan: plan.tables.error_browser_planned()), options_class=ErrorsOptions,
          inputs=error_browser_inputs)
