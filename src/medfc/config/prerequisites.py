@@ -60,8 +60,7 @@ def email_problem(value: str | None) -> str | None:
 
 def _contact(key: str, value: str | None, env: str | None, why: str) -> str | None:
     """A contact e-mail from the config key, or else the environment variable ``env``."""
-    fallback = os.environ.get(env, "") if env else ""
-    problem = email_problem(value or fallback)
+    problem = email_problem(value or (os.environ.get(env, "") if env else ""))
     if problem is None:
         return None
     where = f"{key} (or {env})" if env else key
@@ -90,11 +89,10 @@ NO_JOB_FLAGS = ("--unlock", "--report", "--list", "-l", "--list-rules", "--list-
                 "--delete-all-output", "--delete-temp-output", "--archive", "--containerize", "--generate-unit-tests")
 
 
-def checked_here(argv: list[str], environ: Any = None) -> bool:
+def checked_here(argv: list[str]) -> bool:
     """Whether this Snakemake command checks the prerequisites: every command that may run jobs (a dry run too),
     unless :data:`SKIP_ENV` is set; not the commands of :data:`NO_JOB_FLAGS`."""
-    environ = os.environ if environ is None else environ
-    if environ.get(SKIP_ENV, "") not in ("", "0"):
+    if os.environ.get(SKIP_ENV, "") not in ("", "0"):
         return False
     return not any(arg.split("=", 1)[0] in NO_JOB_FLAGS for arg in argv[1:])
 
@@ -153,10 +151,9 @@ def _clinifact_data(plan: Plan) -> Iterator[str | None]:
 def _changed(key: str, path: Path, expected: str | None, file: str) -> str | None:
     """A release file already here (a local copy, or a download in the cache) whose SHA-256 is not the one ``key``
     pins, as one line; a file not here yet is checked by the job that downloads it."""
-    if not expected or not path.is_file():
-        return None
     try:
-        verify(path, expected, key, file)
+        if expected and path.is_file():
+            verify(path, expected, key, file)
     except ReleaseChanged as exc:
         return str(exc)
     return None

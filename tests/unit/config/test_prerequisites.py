@@ -202,9 +202,11 @@ def test_device_auto_falls_back_to_the_cpu_only_where_no_gpu_was_asked_for(monke
     assert D.resolve_device("cpu").type == "cpu"  # an explicit CPU is the user's choice
 
 
-def test_commands_that_run_no_job_plan_without_the_checks():
-    assert checked_here(["snakemake", "--cores", "4", "--configfile", "config/live.yaml"], environ={})
-    assert checked_here(["snakemake", "-n", "--configfile", "config/live.yaml"], environ={})  # a dry run checks
+def test_commands_that_run_no_job_plan_without_the_checks(monkeypatch):
+    monkeypatch.delenv(SKIP_ENV, raising=False)
+    assert checked_here(["snakemake", "--cores", "4", "--configfile", "config/live.yaml"])
+    assert checked_here(["snakemake", "-n", "--configfile", "config/live.yaml"])  # a dry run checks
     for flag in ("--unlock", "--report=report.html", "--list", "--summary", "--cleanup-metadata"):
-        assert not checked_here(["snakemake", flag, "--configfile", "config/live.yaml"], environ={}), flag
-    assert not checked_here(["snakemake", "--cores", "4"], environ={SKIP_ENV: "1"})
+        assert not checked_here(["snakemake", flag, "--configfile", "config/live.yaml"]), flag
+    monkeypatch.setenv(SKIP_ENV, "1")
+    assert not checked_here(["snakemake", "--cores", "4"])
