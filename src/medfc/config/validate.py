@@ -52,17 +52,15 @@ def _listed(choices: Iterable[Any]) -> str:
 def describe(error: ValidationError, where: tuple[str, ...] = ()) -> str:
     """One line for a schema error, naming the key (``where``: the keys above the validated value)."""
     path = [*where, *error.absolute_path]
-    schema = error.schema if isinstance(error.schema, dict) else {}
-    if error.validator == "additionalProperties" and schema.get("additionalProperties") is False and isinstance(error.instance, dict):
-        allowed = list(schema.get("properties", {}))
-        unknown = [k for k in error.instance if k not in allowed]
-        key = unknown[0] if unknown else "?"
+    if error.validator == "additionalProperties":  # false: a mapping, an error of its own per value otherwise
+        allowed = list(error.schema.get("properties", {}))
+        key = next(k for k in error.instance if k not in allowed)
         return f"{dotted([*path, key])}: unknown key{did_you_mean(key, allowed)} (allowed: {_listed(allowed)})"
     if error.validator == "enum":
         allowed = list(error.validator_value)
         hint = did_you_mean(error.instance, allowed) if isinstance(error.instance, str) else ""
         return f"{dotted(path)}: {error.instance!r} is not allowed{hint} (allowed: {_listed(allowed)})"
-    if error.validator == "minItems" and isinstance(error.instance, list):
+    if error.validator == "minItems":
         n = len(error.instance)
         return f"{dotted(path)}: {error.instance!r} has {n} item{'' if n == 1 else 's'}; at least {error.validator_value} needed"
     message = error.message if len(error.message) <= 300 else error.message[:300] + "..."
@@ -257,11 +255,9 @@ def merged_config(paths: Iterable[str | os.PathLike], overrides: Mapping[str, ob
         if problem:
             raise ConfigError(problem)
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        if data is None:
-            continue
-        if not isinstance(data, dict):
+        if not isinstance(data, dict | None):
             raise ConfigError(f"{os.fspath(path)}: a config file must be a mapping of keys at its top level")
-        _update(config, data)
+        _update(config, data or {})
     _update(config, copy.deepcopy(overrides or {}))
     return config
 
