@@ -88,11 +88,6 @@ def spec_of(function: Callable[..., Any]) -> JobSpec:
     return spec
 
 
-def specs_of(*holders: object) -> list[JobSpec]:
-    """The records of the functions of ``holders`` (classes, modules), in their order and each one's definition order."""
-    return [v.job for holder in holders for v in vars(holder).values() if isinstance(getattr(v, "job", None), JobSpec)]
-
-
 def unique(jobs: Iterable[Mapping[str, object]]) -> list[dict[str, str]]:
     """Each job's wildcards once, as Snakemake gives them (strings), in order."""
     strings = [{k: str(v) for k, v in job.items()} for job in jobs]

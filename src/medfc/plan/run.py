@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from medfc.common import provenance as _provenance
 from medfc.common.run_index import IndexOptions
-from medfc.plan import jobs
 from medfc.plan.datasets import DatasetsPlan
 from medfc.plan.examples import ExamplesPlan
 from medfc.plan.experiments import ExperimentsPlan, HealthFCPlan
@@ -36,8 +35,9 @@ class RunPlan(Part):
 
 
 def job_specs() -> dict[str, JobSpec]:
-    """rule → its record, every part's then the run's own; a rule declared twice is a ValueError."""
-    specs = jobs.specs_of(DatasetsPlan, HealthFCPlan, ExperimentsPlan, TablesPlan, ExamplesPlan, MedsnipPlan, RunPlan)
+    """rule → its record, each part's in definition order, the run's own last; a rule declared twice is a ValueError."""
+    parts = (DatasetsPlan, HealthFCPlan, ExperimentsPlan, TablesPlan, ExamplesPlan, MedsnipPlan, RunPlan)
+    specs = [v.job for part in parts for v in vars(part).values() if isinstance(getattr(v, "job", None), JobSpec)]
     table = {s.rule: s for s in specs}
     if len(table) != len(specs):
         rules = [s.rule for s in specs]
