@@ -2,8 +2,7 @@
 job starts: contact e-mails, API keys in the environment, local files the config names, the NLTK data of the
 METEOR scorer. Only what the planned rules use is required (a mirror crawl needs no contact, a server on this
 machine no key); each missing one is one line naming the key and the fix (:func:`missing_prerequisites`).
-:func:`cuda_problem`: a job set to ``device: cuda`` where torch sees no GPU (asked on a local run's start).
-"""
+:func:`cuda_problem`: a job set to ``device: cuda`` where torch sees no GPU (asked on a local run's start)."""
 
 from __future__ import annotations
 

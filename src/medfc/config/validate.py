@@ -4,8 +4,7 @@ the closest match, e.g. ``experiments.healthfc.train.lrr: unknown key; did you m
 :func:`plan_for` is what the workflow runs (``workflow/rules/common.smk``) and what the tests call in-process:
 the schema, its defaults, the :class:`~medfc.plan.Plan`, its checks and every planned job's options, a mistake in
 any of them raised as one :class:`ConfigError` line naming the key. ``python -m medfc.config.validate`` checks
-config files the same way.
-"""
+config files the same way."""
 
 from __future__ import annotations
 

@@ -3,11 +3,9 @@
 
 A :class:`Plan` gives the wildcards of every planned job (``rule all`` fills each rule's outputs with them) and each
 job's config-dependent inputs, prompts, resources and fully built options (every layering of training configs is
-done here, once). A rule names the plan's function of its name, which carries its record (:mod:`medfc.plan.jobs`):
-``PLAN.options_of(HealthFCPlan.healthfc_experiment)``, ``inputs_of``, ``prompts_of``, ``threads_of``,
-``resources_of``; :meth:`Plan.options` and the others give the same by rule name.
-:func:`medfc.config.validate.plan_for` is the one entry point (schema, defaults, plan, checks).
-"""
+done here, once), through the plan's function a rule names (:mod:`medfc.plan.jobs`) or by rule name
+(:meth:`Plan.options`, ...). :func:`medfc.config.validate.plan_for` is the one entry point (schema, defaults, plan,
+checks)."""
 
 from __future__ import annotations
 

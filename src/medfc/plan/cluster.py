@@ -3,8 +3,7 @@
 A cluster job waits in the queue and imports its libraries: worth it for training, local translation and local LLM
 inference, not for seconds of scoring, tables or dataset steps. Many clusters' compute nodes have no route to the
 internet, so the rules that fetch run where Snakemake runs too, unless ``cluster.compute_nodes_online``. Each rule's
-record says where it runs (its ``placement``); docs/slurm.md lists every rule with its place.
-"""
+record says where it runs (its ``placement``); docs/slurm.md lists every rule with its place."""
 
 from __future__ import annotations
 

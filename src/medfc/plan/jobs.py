@@ -6,8 +6,7 @@ plan's parts (:class:`Part`), each reading the others' and the plan's through th
 
 A job's function builds its options: the typed object itself, or a mapping that the record's ``options_class``
 types (:func:`typed_options`); the rule's ``options`` param is that object serialised (``Plan.options``), from
-which the job builds the same object again. A light module (no torch, no pandas).
-"""
+which the job builds the same object again. A light module (no torch, no pandas)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Where one run's files go: every output, log and benchmark under the folder its config names
 (``results_dir``; the demo keeps ``results/``), so the demo, a CPU run and a paper run live side by side in one
 checkout and none rewrites another's. Caches keyed by content (``cache_dir``: crawled pages, HTTP answers, the
-translation memory, embeddings) stay shared between runs.
-"""
+translation memory, embeddings) stay shared between runs."""
 
 from __future__ import annotations
 

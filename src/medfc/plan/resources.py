@@ -2,8 +2,7 @@
 of its model (docs/slurm.md): one row of ``experiments.resources`` (:data:`ROWS`) per job, its model kind's, or for a
 CliniFact system the row its record names (``server`` when it calls a server); an inner cross-validation takes its
 run's row, ``inner_folds`` times the runtime. A model is ``large`` when its name says so, else ``base``;
-``models.resources.<alias>`` sets one alias's size or values. Only :data:`GPU_ROWS` ask for ``experiments.gpu``.
-"""
+``models.resources.<alias>`` sets one alias's size or values. Only :data:`GPU_ROWS` ask for ``experiments.gpu``."""
 
 from __future__ import annotations
 
