@@ -75,11 +75,9 @@ def load_schema(path: str | Path) -> dict[str, object]:
         return yaml.load(fh, Loader=_Loader)  # noqa: S506 (a safe loader)
 
 
-def config_error(config: Config, schema: dict[str, Any] | str | Path) -> str | None:
+def config_error(config: Config, schema: dict[str, Any]) -> str | None:
     """The config's first mistake as ``config: <dotted key>: <what is wrong>`` (one line), or None if the
     config is valid. Only the schema's local references (``#/$defs/...``) are followed."""
-    if not isinstance(schema, dict):
-        schema = load_schema(schema)
     error = best_match(Draft202012Validator(schema).iter_errors(config))
     return None if error is None else f"config: {describe(error)}"
 

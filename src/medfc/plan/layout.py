@@ -39,18 +39,17 @@ def workflow_file(path: str, base_dir: str | os.PathLike[str] | None) -> str:
     return str(shipped) if shipped.exists() else path
 
 
-def rebase_shipped_paths(config: Any, base_dir: str | os.PathLike[str] | None) -> Any:
+def rebase_shipped_paths(config: Any, base_dir: str | os.PathLike[str] | None) -> None:
     """Every string of the config that names a shipped file or folder (``resources/...``) that the working
     directory lacks, made absolute below ``base_dir``, in place; other paths stay relative to the run."""
     if base_dir is None:
-        return config
+        return
     items = config.items() if isinstance(config, dict) else enumerate(config) if isinstance(config, list) else ()
     for key, value in list(items):
         if isinstance(value, str) and value.startswith("resources/"):
             config[key] = workflow_file(value, base_dir)
         elif isinstance(value, (dict, list)):
             rebase_shipped_paths(value, base_dir)
-    return config
 
 
 def release_split_files(src: str) -> dict[str, str]:

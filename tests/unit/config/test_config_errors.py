@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from medfc.config.validate import config_error
-from tests.helpers.config import SCHEMA, defaults
+from medfc.config.validate import config_error, load_schema
+from tests.helpers.config import SCHEMA as SCHEMA_FILE, defaults
+
+SCHEMA = load_schema(SCHEMA_FILE)
 
 
 @pytest.mark.parametrize(("config", "expected"), [
