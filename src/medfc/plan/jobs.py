@@ -129,13 +129,10 @@ PARTS = ("models", "datasets", "healthfc", "experiments", "tables", "examples", 
 class Part:
     """One part of a plan: it reads the others and the plan through the plan (``self.models.model_name(...)``)."""
 
-    config: Config
-    layout: Layout
-
     def __init__(self, plan: JobPlan) -> None:
         self.plan = plan
-        self.config = plan.config
-        self.layout = plan.layout
+        self.config: Config = plan.config
+        self.layout: Layout = plan.layout
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name == "plan":
