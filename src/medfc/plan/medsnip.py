@@ -173,11 +173,10 @@ class MedsnipPlan(Part):
     @job("model", _decompositions, options_class=DecomposeOptions, prompts=medsnip_decompose_prompts, resources=_model_resources,
          local_model=lambda config: _role_local(config, config["medsnip"]["decomposer"]))
     def medsnip_decompose(self, dataset: str, mode: str) -> dict[str, object]:
-        ms = self.ms
         given = answer_source(dataset).given_atoms and mode in GIVEN_ATOM_MODES
-        return {"mode": mode, "atoms_from": ms["atoms_from"] if given else "extract",
-                "fallback_whole_text": ms["fallback_whole_text"],
-                "llm": self.medsnip_llm(ms["decomposer"]) if mode in LLM_MODES else None, **self._medsnip_common()}
+        return {"mode": mode, "atoms_from": self.ms["atoms_from"] if given else "extract",
+                "fallback_whole_text": self.ms["fallback_whole_text"],
+                "llm": self.medsnip_llm(self.ms["decomposer"]) if mode in LLM_MODES else None, **self._medsnip_common()}
 
     @job("model", _verifications, options_class=VerifyOptions, inputs=medsnip_verify_inputs, prompts=medsnip_verify_prompts,
          resources=_model_resources,
