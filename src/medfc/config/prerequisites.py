@@ -261,10 +261,8 @@ def use_checkout_nltk_data(checkout: str | None) -> str | None:
 def _scoring(plan: Plan) -> Iterator[str | None]:
     """METEOR's WordNet (whole) and English Punkt, where a planned HealthFC system selects evidence: looked for as
     folders or NLTK's zip files without importing NLTK (0.7 s of CPU), which is asked only when they are not found."""
-    if not plan.stage_enabled("experiments"):
-        return
     systems = [s for s in plan.healthfc.healthfc_systems_run() if s in EVIDENCE_SYSTEMS]
-    if not systems:
+    if not plan.stage_enabled("experiments") or not systems:
         return
     dirs = nltk_search_dirs()
     wordnet = [Path("corpora/wordnet", f) for f in (*nltk_data.WORDNET_REQUIRED, "lexnames")]
