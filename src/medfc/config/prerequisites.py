@@ -342,19 +342,13 @@ def _devices(options: Any) -> Iterator[str]:
             yield from _devices(value)
 
 
-def planned_job_options(plan: Plan) -> Iterator[tuple[str, str, Any]]:
-    """(rule, job, typed options) of every planned job, a job named ``healthfc_experiment (en, minilm, oracle, 0)``."""
-    for spec, wildcards in plan.planned_jobs():
-        where = f"{spec.rule} ({', '.join(wildcards.values())})" if wildcards else spec.rule
-        yield spec.rule, where, plan.job_options(spec.rule, wildcards)
-
-
 def cuda_problem(plan: Plan) -> str | None:
     """On a local run: a planned job set to ``device: cuda`` where torch sees no CUDA device, as one line."""
-    by_rule: dict[str, list[str]] = {}
-    for rule, where, options in planned_job_options(plan):
-        if any(d.startswith("cuda") for d in _devices(options)):
-            by_rule.setdefault(rule, []).append(where)
+    by_rule: dict[str, list[str]] = {}  # rule → its jobs, each named ``healthfc_experiment (en, minilm, oracle, 0)``
+    for spec, wildcards in plan.planned_jobs():
+        if any(d.startswith("cuda") for d in _devices(plan.job_options(spec.rule, wildcards))):
+            where = f"{spec.rule} ({', '.join(wildcards.values())})" if wildcards else spec.rule
+            by_rule.setdefault(spec.rule, []).append(where)
     if not by_rule:
         return None
     import torch

@@ -19,7 +19,7 @@ from medfc.plan.experiments import ExperimentsPlan, _local_model, _system_models
 from medfc.plan.jobs import job
 from medfc.plan.resources import ModelRow
 from medfc.scoring.options import PairsScoreOptions
-from medfc.config.prerequisites import _llms, planned_job_options
+from medfc.config.prerequisites import _llms
 from medfc.tables.clinifact import table8
 from medfc.tables.common import clinifact_name
 from tests.helpers.config import SCHEMA, defaults
@@ -125,8 +125,11 @@ def test_a_system_registered_in_a_test_is_planned_named_and_checked(monkeypatch,
     assert plan.tables.table_inputs("clinifact_table8")["scores"][1] == "results/experiments/clinifact/few_shot/remote-llm/scores.json"
     assert [clinifact_name(e) for e in plan.tables.table("clinifact_table8")["entries"]] == ["tfidf", "remote-llm (few-shot)"]
     monkeypatch.setattr(plan, "stage_enabled", lambda stage: stage == "experiments")
-    assert [w for _, w, _ in planned_job_options(plan) if w.startswith(("pairs_experiment", "clinifact_few_shot"))] == [
-        "pairs_experiment (clinifact, tfidf)", "clinifact_few_shot (remote-llm)", "clinifact_few_shot_score (remote-llm)"]
+    rules = ("pairs_experiment", "clinifact_few_shot")
+    planned = [(s.rule, w) for s, w in plan.planned_jobs() if s.rule.startswith(rules)]
+    assert planned == [("pairs_experiment", {"dataset": "clinifact", "model": "tfidf"}),
+                       ("clinifact_few_shot", {"model": "remote-llm"}),
+                       ("clinifact_few_shot_score", {"model": "remote-llm"})]
     monkeypatch.delenv("MEDFC_TEST_NO_SUCH_KEY", raising=False)
     problems = [p for p in _llms(plan) if p]
     assert len(problems) == 1 and "experiments.clinifact.model_zero_shot.remote-llm.api_key_env" in problems[0]
