@@ -193,8 +193,7 @@ def plan_for(config: Config, schema: dict[str, Any] | str | Path, *, prerequisit
     if command_line:
         typed_command_line(config, command_line, schema)
     # a TF-IDF key in model_train, or a resource key that moved: where it goes
-    mistake = misplaced_model_train(config) or moved_key(config) or config_error(config, schema)
-    if mistake:
+    if mistake := misplaced_model_train(config) or moved_key(config) or config_error(config, schema):
         raise ConfigError(mistake)
     fill_defaults(config, schema)
     for key in FOLDER_KEYS:
@@ -203,12 +202,10 @@ def plan_for(config: Config, schema: dict[str, Any] | str | Path, *, prerequisit
     rebase_shipped_paths(config, base_dir)
     try:
         plan = Plan(config, base_dir)
-        mistake = models_options_error(plan, schema)  # before the checks that build the jobs' options from them
-        if mistake:
+        if mistake := models_options_error(plan, schema):  # before the checks that build the jobs' options from them
             raise ConfigError(mistake)
         check_plan(plan)
-        missing = missing_prerequisites(plan) if prerequisites else []
-        if missing:
+        if prerequisites and (missing := missing_prerequisites(plan)):
             raise ConfigError("\n".join(missing))
     except ConfigError:
         raise
@@ -248,8 +245,7 @@ def merged_config(paths: Iterable[str | os.PathLike], overrides: Mapping[str, ob
     :raises ConfigError: a file that is not valid YAML (:func:`config_file_error`) or not a mapping."""
     config: Config = {}
     for path in paths:
-        problem = config_file_error(path)
-        if problem:
+        if problem := config_file_error(path):
             raise ConfigError(problem)
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
         if not isinstance(data, dict | None):
