@@ -70,8 +70,7 @@ def check_release_mode_systems(plan: Plan) -> None:
     """The evidence-selecting systems need the crawled articles, not only the release's gold sentences."""
     if plan.datasets.healthfc_mode != "release" or not plan.stage_enabled("experiments"):
         return
-    chosen = [s for s in EVIDENCE_SYSTEMS if s in plan.healthfc.healthfc_systems_run()]
-    if chosen:
+    if chosen := [s for s in EVIDENCE_SYSTEMS if s in plan.healthfc.healthfc_systems_run()]:
         selecting = " and ".join(EVIDENCE_SYSTEMS)
         raise ValueError(
             f"config: healthfc.dataset.mode is 'release', so the evidence-selection systems {selecting} "
@@ -120,12 +119,10 @@ def check_model_lists(plan: Plan) -> None:
 
 def check_ensembles(plan: Plan) -> None:
     """An ensemble has a name of its own, and its members are model aliases."""
-    both = sorted(set(plan.models.aliases) & set(plan.models.ensembles))
-    if both:
+    if both := sorted(set(plan.models.aliases) & set(plan.models.ensembles)):
         raise ValueError(f"config: {both} are both models.aliases and models.ensembles: an ensemble needs a name of its own")
     for name, ens in plan.models.ensembles.items():
-        unknown = [m for m in ens["members"] if m not in plan.models.aliases]
-        if unknown:
+        if unknown := [m for m in ens["members"] if m not in plan.models.aliases]:
             raise ValueError(f"config: models.ensembles.{name}.members {unknown} are not in models.aliases")
 
 
@@ -202,8 +199,7 @@ def check_offline_models(plan: Plan) -> None:
             # (gbm's embedding_model)
             loads = [(base_model(name), ""), *((v, f" (its {w})") for w, v in plan.models.model_key_values(alias) if v)]
             for loaded, via in loads:
-                problem = loaded.startswith("offline:") and offline_model_problem(loaded)
-                if problem:
+                if problem := loaded.startswith("offline:") and offline_model_problem(loaded):
                     raise ValueError(f"config: {key} plans {alias} ({name}{via}): {problem}")
 
 
@@ -271,11 +267,9 @@ def check_medsnip(plan: Plan) -> None:
     names = [v["name"] for v in ms["verifiers"]]
     if len(set(names)) < len(names):
         raise ValueError(f"config: medsnip.verifiers has repeated names {sorted(n for n in set(names) if names.count(n) > 1)}")
-    roles = plan.medsnip.medsnip_roles()
     built: list[tuple[type[LLMOptions] | type[RetrievalOptions], dict[str, object], str]] = [
-        (LLMOptions, plan.medsnip.medsnip_llm(overrides), where) for where, overrides in roles]
-    unnamed = [where for (where, overrides), (_, llm, _) in zip(roles, built) if not llm["model"] and not (overrides or {}).get("model")]
-    if unnamed:  # no role names a model of its own: the one key to set is the shared LLM's
+        (LLMOptions, plan.medsnip.medsnip_llm(overrides), where) for where, overrides in plan.medsnip.medsnip_roles()]
+    if unnamed := [where for _, llm, where in built if not llm["model"]]:  # the one key to set is the shared LLM's
         raise ValueError(f"config: medsnip.llm.model is empty: name the LLM MedSNIP calls (a served model name, a model "
                          f"directory or hub name), e.g. --config 'medsnip={{\"llm\": {{\"model\": \"llama3.1:8b\"}}}}'; "
                          f"{' and '.join(unnamed)} use it")
