@@ -136,8 +136,7 @@ class HealthFCPlan(Part):
         folds = self.config["experiments"]["healthfc"]["folds"]
         n = self.config["healthfc"]["folds"]["n_splits"]
         folds = list(range(n)) if folds is None else [int(f) for f in folds]
-        bad = [f for f in folds if not 0 <= f < n]
-        if bad:
+        if bad := [f for f in folds if not 0 <= f < n]:
             raise ValueError(f"config: experiments.healthfc.folds {bad} outside 0..{n - 1} (healthfc.folds.n_splits)")
         return folds
 
@@ -386,8 +385,7 @@ class ExperimentsPlan(Part):
         """``experiments.clinifact.<section>`` < ``experiments.clinifact.<overrides>[model]`` (keys of the section only)."""
         cx = self.config["experiments"]["clinifact"]
         over = cx[overrides].get(model) or {}
-        unknown = sorted(set(over) - set(cx[section]))
-        if unknown:
+        if unknown := sorted(set(over) - set(cx[section])):
             raise ValueError(f"config: experiments.clinifact.{overrides}.{model}.{unknown[0]} is not a key of experiments.clinifact.{section} "
                              f"({', '.join(sorted(cx[section]))})")
         return layered(cx[section], over)
