@@ -82,8 +82,7 @@ class DatasetsPlan(Part):
         if not root.is_dir():
             raise ValueError(f"config: healthfc.crawl.mirror_dir {mirror!r} does not exist (or is not a directory); "
                              "set it to the mirror's directory, or to null to crawl the live site")
-        index = root / crawl["sitemap_path"].lstrip("/")
-        if not index.is_file():
+        if not (root / crawl["sitemap_path"].lstrip("/")).is_file():
             raise ValueError(f"config: healthfc.crawl.mirror_dir {mirror!r} has no sitemap index "
                              f"{crawl['sitemap_path']} (healthfc.crawl.sitemap_path): not a mirror of the site")
         return _files_under(root)

@@ -45,8 +45,7 @@ def _model_resources(plan: JobPlan, rule: str, wildcards: Mapping[str, str]) -> 
 
 def _role_local(config: Config, overrides: Mapping[str, object] | None) -> bool:
     """Whether a role's LLM (``medsnip.llm`` updated with the role's keys) runs in the job's process."""
-    llm = {**config["medsnip"]["llm"], **(overrides or {})}
-    return bool(llm) and runs_locally(llm.get("backend"))
+    return runs_locally({**config["medsnip"]["llm"], **(overrides or {})}["backend"])
 
 
 def _prepare_local(config: Config) -> bool:

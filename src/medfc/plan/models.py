@@ -105,8 +105,7 @@ class ModelsPlan(Part):
 
     def model_alias_pattern(self, ensembles: bool) -> str:
         """A wildcard regex matching exactly the model aliases (ensembles=False) or the ensemble names."""
-        names = sorted(self.ensembles if ensembles else self.aliases)
-        return "|".join(re.escape(n) for n in names) or "(?!)"
+        return "|".join(re.escape(n) for n in sorted(self.ensembles if ensembles else self.aliases)) or "(?!)"
 
     @property
     def checkpoints(self) -> str:

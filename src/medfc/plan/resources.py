@@ -77,8 +77,7 @@ class ModelRow:
                                  f"experiments.resources ({', '.join(plan.config['experiments']['resources'])})")
             return row
         if spec.asks_llm:
-            section = plan.experiments._model_section(spec.section, spec.overrides, alias)
-            if not runs_locally(section["backend"]):
+            if not runs_locally(plan.experiments._model_section(spec.section, spec.overrides, alias)["backend"]):
                 return "server"
         return _large(spec.resources, model_size(plan, alias, llm=True))
 
