@@ -125,12 +125,9 @@ class HealthFCPlan(Part):
 
     def healthfc_inner_runs(self) -> list[HealthFCRun]:
         """Every (lang, member, system, fold) whose inner cross-validation a planned stack reads, once each."""
-        seen: dict[tuple[str, str, str, int], HealthFCRun] = {}
-        for r in self.healthfc_runs():
-            if self.models.is_stacked(r["model"]):
-                for m in self.models.ensemble_members(r["model"]):
-                    seen.setdefault((r["lang"], m, r["system"], r["fold"]), {**r, "model": m})
-        return list(seen.values())
+        stacked = [r for r in self.healthfc_runs() if self.models.is_stacked(r["model"])]
+        runs: list[HealthFCRun] = [{**r, "model": m} for r in stacked for m in self.models.ensemble_members(r["model"])]
+        return list({tuple(r.values()): r for r in runs}.values())
 
     def healthfc_folds_run(self) -> list[int]:
         folds = self.config["experiments"]["healthfc"]["folds"]
