@@ -21,7 +21,6 @@ from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS, evidence_source
 from medfc.healthfc.translation_backends import translation_backend
 from medfc.medsnip.options import verifier_kind
 from medfc.common.llm_backends import runs_locally
-from medfc.common.options import Options
 from medfc.common.pinning import ReleaseChanged, verify
 from medfc.plan.layout import release_split_files
 from medfc.retrieval.search_sources import REGISTRY as SEARCH_SOURCES
@@ -330,9 +329,7 @@ def missing_prerequisites(plan: Plan) -> list[str]:
 # ------------------------------------------------------------------------------------------ devices
 
 def _devices(options: Any) -> Iterator[str]:
-    """Every ``device`` value in a job's options (nested: a pipeline's selector, a MedSNIP role's LLM)."""
-    if isinstance(options, Options):
-        options = options.as_dict()
+    """Every ``device`` value in a job's serialised options (nested: a pipeline's selector, a MedSNIP role's LLM)."""
     items = (options.items() if isinstance(options, Mapping)
              else enumerate(options) if isinstance(options, list | tuple) else ())
     for key, value in items:
@@ -346,7 +343,7 @@ def cuda_problem(plan: Plan) -> str | None:
     """On a local run: a planned job set to ``device: cuda`` where torch sees no CUDA device, as one line."""
     by_rule: dict[str, list[str]] = {}  # rule → its jobs, each named ``healthfc_experiment (en, minilm, oracle, 0)``
     for spec, wildcards in plan.planned_jobs():
-        if any(d.startswith("cuda") for d in _devices(plan.job_options(spec.rule, wildcards))):
+        if any(d.startswith("cuda") for d in _devices(plan.options(spec.rule, wildcards))):
             where = f"{spec.rule} ({', '.join(wildcards.values())})" if wildcards else spec.rule
             by_rule.setdefault(spec.rule, []).append(where)
     if not by_rule:
