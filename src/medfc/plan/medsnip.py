@@ -103,12 +103,10 @@ class MedsnipPlan(Part):
     def medsnip_prepare_inputs(self, dataset: str) -> dict[str, str]:
         """What a dataset's answers are read from: the HealthFC dataset, its Hub file's rows or its section's file."""
         if answer_source(dataset).healthfc_dataset:
-            source = self.layout.healthfc_dataset
-        elif self.medsnip_fetched(dataset):
-            source = f"{self.layout.medsnip}/{dataset}/source/rows.jsonl"
-        else:
-            source = self.ms["datasets"][dataset]["path"]
-        return {"source": source}
+            return {"source": self.layout.healthfc_dataset}
+        if self.medsnip_fetched(dataset):
+            return {"source": f"{self.layout.medsnip}/{dataset}/source/rows.jsonl"}
+        return {"source": self.ms["datasets"][dataset]["path"]}
 
     def medsnip_retrieval(self) -> dict[str, object]:
         r = self.ms["retrieval"]
