@@ -19,7 +19,7 @@ from medfc.plan import cluster, jobs
 from medfc.plan.datasets import DatasetsPlan
 from medfc.plan.examples import ExamplesPlan
 from medfc.plan.experiments import HEALTHFC_WILDCARDS, ExperimentsPlan, HealthFCPlan
-from medfc.plan.jobs import PARTS, Config, JobSpec, Wildcards
+from medfc.plan.jobs import Config, JobSpec, Wildcards
 from medfc.plan.layout import Layout
 from medfc.plan.medsnip import MEDSNIP_TITLES, MEDSNIP_WILDCARDS, MedsnipPlan
 from medfc.plan.models import ModelsPlan
@@ -46,12 +46,6 @@ class Plan:
         self.examples = ExamplesPlan(self)
         self.medsnip = MedsnipPlan(self)
         self.run = RunPlan(self)
-
-    def part_for(self, function: Callable[..., object]) -> object:
-        """The part whose class holds ``function``, else the plan itself."""
-        parts = (getattr(self, name) for name in PARTS)
-        name = getattr(function, "__name__", "")
-        return next((part for part in parts if getattr(type(part), name, None) is function), self)
 
     def stage_enabled(self, name: str) -> bool:
         return bool(self.config["stages"].get(name, False))

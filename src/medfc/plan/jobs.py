@@ -25,6 +25,8 @@ JobPlan = Any  # a medfc.plan.Plan (not imported: it is built from the modules t
 Planned = Callable[[Any], Iterable[dict[str, str]]]  # the plan → the wildcards of each job of the rule it plans
 OptionsClass = type[Options] | Callable[[Wildcards], type[Options]]  # a rule's options class, or one job's from its wildcards
 Placement = Literal["compute", "model", "network", "light"]  # where a rule's jobs run on a cluster (medfc.plan.cluster)
+#: the plan's attributes holding its parts (:class:`Part`), in the order it builds them
+PARTS = ("models", "datasets", "healthfc", "experiments", "tables", "examples", "medsnip", "run")
 
 
 @functools.cache
@@ -100,13 +102,16 @@ def wildcard_dict(wildcards: Wildcards | None) -> dict[str, str]:
 
 def build(plan: JobPlan, spec: JobSpec, facet: str, wildcards: Wildcards | None = None) -> Any:
     """One job's ``facet`` (``options``: its function's; ``inputs``, ``prompts``, ``resources``): {} where it has none.
-    The function takes the job's wildcards by name (``rule``: the job's rule; ``wildcards``: all of them)."""
+    The function takes the job's wildcards by name (``rule``: the job's rule; ``wildcards``: all of them), called on
+    the part whose class holds the rule's function (else on the plan itself)."""
     fn = spec.function if facet == "options" else getattr(spec, facet)
     if fn is None:
         return {}
     w = wildcard_dict(wildcards)
     given = {**w, "rule": spec.rule, "wildcards": w}
-    return fn(plan.part_for(spec.function), **{name: given[name] for name in parameters(fn)})
+    parts = (getattr(plan, name) for name in PARTS)
+    part = next((p for p in parts if getattr(type(p), spec.rule, None) is spec.function), plan)
+    return fn(part, **{name: given[name] for name in parameters(fn)})
 
 
 def typed_options(plan: JobPlan, spec: JobSpec, wildcards: Wildcards | None = None) -> Options | Mapping[str, object]:
@@ -120,10 +125,6 @@ def typed_options(plan: JobPlan, spec: JobSpec, wildcards: Wildcards | None = No
     if not isinstance(cls, type):
         cls = cls(w)
     return cls.from_mapping(built, where=f"{spec.rule}[{', '.join(f'{k}={v}' for k, v in w.items())}]" if w else spec.rule)
-
-
-#: the plan's attributes holding its parts, in the order it builds them
-PARTS = ("models", "datasets", "healthfc", "experiments", "tables", "examples", "medsnip", "run")
 
 
 class Part:
