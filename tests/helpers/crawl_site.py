@@ -5,7 +5,7 @@ of resources/demo/site, which :func:`medfc.healthfc.parse.parse_page` parses): r
 sitemap index with several post sitemaps, hundreds of article pages, a few pages robots.txt forbids
 and one listed page that is gone (404). Deterministic: the same arguments write the same bytes.
 
-:class:`GatedMirror` serves such a mirror like :class:`medfc.healthfc.mirror.MirrorServer` but holds
+:class:`GatedMirror` serves such a mirror like :class:`medfc.healthfc.crawl.MirrorServer` but holds
 every article request after the first ``open_pages`` until :meth:`GatedMirror.release` — so a test can
 kill the crawl at an exact point (the crawl cannot run past the gate) without any timing.
 """

@@ -1,13 +1,16 @@
 """Crawl the Medizin Transparent portal with Scrapy: article URLs from the sitemap index (and a URL list), robots.txt
 obeyed, throttled, retried, HTTP-cached; an interrupted crawl resumes from its job directory. Pages are kept raw.
 Each crawl runs in a child process (``python -m medfc.healthfc.crawl``): Twisted's reactor cannot be restarted.
+The demo crawl runs the same spider on a static mirror served on 127.0.0.1 (:class:`MirrorServer`); only
+:class:`MirrorDownloadHandler` sends the origin's requests there.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import email.utils
+import functools
+import hashlib
 import json
 import logging
 import os
@@ -15,16 +18,20 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
+import time
 from collections import defaultdict
 from collections.abc import Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import NotRequired, TypedDict
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import scrapy
 from scrapy import signals
+from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
 from scrapy.exceptions import IgnoreRequest
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.spiders import SitemapSpider
@@ -34,7 +41,6 @@ from medfc.common.appendlog import JsonlAppender, read_appended
 from medfc.common.io import write_json, write_jsonl
 from medfc.common.jsontypes import JSONValue
 from medfc.healthfc.options import CrawlOptions
-from medfc.healthfc.mirror import MirrorServer, tree_digest
 
 
 class PageRecord(TypedDict):
@@ -217,6 +223,72 @@ class AppendPagesPipeline:
         return item
 
 
+class MirrorServer:
+    """A threaded static HTTP server over ``root`` on 127.0.0.1 (port chosen by the OS); ``requests``: every path
+    asked."""
+
+    def __init__(self, root: str | Path, delay: float = 0.0):
+        self.root = Path(root).resolve()
+        self.requests: list[str] = []
+        requests = self.requests
+
+        class Handler(SimpleHTTPRequestHandler):
+            def log_message(self, format: str, *args) -> None:  # noqa: A002 - stdlib signature
+                log.debug("mirror: " + format, *args)
+
+            def do_GET(self) -> None:  # noqa: N802 - stdlib name
+                requests.append(self.path)
+                if delay:
+                    time.sleep(delay)
+                super().do_GET()
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(self.root)))
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def origin(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> MirrorServer:
+        self._thread.start()
+        log.info("serving mirror %s on %s", self.root, self.origin)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+
+def tree_digest(root: str | Path) -> str:
+    """A short digest of every file under ``root`` (names and bytes): the mirror's version."""
+    h = hashlib.sha256()
+    root = Path(root)
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+class MirrorDownloadHandler(HTTP11DownloadHandler):
+    """HTTP(S) download handler that fetches the origin's URLs from the local mirror, and nothing else:
+    a request for another host is refused (a mirror crawl never leaves 127.0.0.1)."""
+
+    def __init__(self, crawler):
+        super().__init__(crawler)
+        self._origin = crawler.settings["MEDFC_MIRROR_ORIGIN"]
+        self._target = crawler.settings["MEDFC_MIRROR_TARGET"]
+
+    async def download_request(self, request):
+        url, target = urlsplit(request.url), urlsplit(self._target)
+        if url.netloc.lower() != urlsplit(self._origin).netloc.lower():
+            raise IgnoreRequest(f"the mirror serves {self._origin} only, not {request.url}")
+        local = request.replace(url=urlunsplit((target.scheme, target.netloc, url.path, url.query, url.fragment)))
+        response = await super().download_request(local)
+        return response.replace(url=request.url, request=request)
+
+
 def scrapy_settings(opts: CrawlOptions, mirror_target: str | None, log_file: str | None) -> dict[str, object]:
     """The Scrapy settings of a polite crawl (identical for the live site and the mirror). No Scrapy JOBDIR (a hard
     kill loses its queue but not its seen-requests file): the job state is the partial pages file."""
@@ -243,7 +315,7 @@ def scrapy_settings(opts: CrawlOptions, mirror_target: str | None, log_file: str
     if log_file:
         settings.update(LOG_FILE=str(log_file), LOG_FILE_APPEND=True)
     if mirror_target:
-        handler = "medfc.healthfc.mirror.MirrorDownloadHandler"
+        handler = "medfc.healthfc.crawl.MirrorDownloadHandler"
         handlers.update({"http": handler, "https": handler})
         settings.update(MEDFC_MIRROR_ORIGIN=opts.base_url, MEDFC_MIRROR_TARGET=mirror_target)
     return settings
@@ -319,19 +391,15 @@ def read_partial(path: Path) -> tuple[list[PageRecord], int]:
     return pages, len(torn)
 
 
-def _pages(kept: list[PageRecord]) -> dict[str, PageRecord]:
-    return {page["url"]: page for page in kept}  # a page fetched again after a resume: the later copy wins
-
-
-def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path, log_file: str | None = None,
-               mirror_delay: float = 0.0) -> CrawlResult:
+def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path,
+               log_file: str | None = None) -> CrawlResult:
     """Crawl the site (or its mirror) into ``pages_out`` (gzip JSONL) and ``stats_out`` once Scrapy finished (or hit
     ``max_pages``) with every listed URL accounted for; else :class:`CrawlIncomplete`, the job directory kept."""
     jobdir = Path(opts.jobdir)
     partial = jobdir / PARTIAL_NAME
     opts = prepare(opts)
     kept, torn = read_partial(partial)
-    before = _pages(kept)
+    before = {page["url"]: page for page in kept}  # a page fetched again after a resume: the later copy wins
     resumed = partial.exists()
     if resumed:
         log.info("resuming the interrupted crawl in %s (%d pages kept)", jobdir, len(before))
@@ -340,7 +408,7 @@ def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path,
     child_out = jobdir / "child-stats.json"
     child_out.unlink(missing_ok=True)
     keep = f"the job state in {jobdir} is kept: run the crawl again to resume"
-    server = MirrorServer(opts.mirror_dir, delay=mirror_delay) if opts.mirror_dir else nullcontext()
+    server = MirrorServer(opts.mirror_dir) if opts.mirror_dir else nullcontext()
     with server as srv:
         target = srv.origin if opts.mirror_dir else opts.mirror_url
         child = subprocess.run(child_command(opts, target, log_file, child_out), check=False)
@@ -352,7 +420,7 @@ def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path,
     out = json.loads(child_out.read_text(encoding="utf-8"))
     child_out.unlink()
     stats, acc = out["scrapy"], out["urls"]
-    pages = _pages(read_partial(partial)[0])
+    pages = {page["url"]: page for page in read_partial(partial)[0]}
     new = [p for u, p in pages.items() if u not in before]
     reason = stats.get("finish_reason")
     skipped = acc["skipped"]
@@ -375,9 +443,10 @@ def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path,
         f"the crawl stopped before its end (finish_reason {reason!r})"]
     for key, name, what in (("sitemap_failures", "failed_sitemaps", "sitemaps could not be read"),
                             ("failed", "failed_urls", "pages could not be fetched")):
-        if acc[key]:
+        if items := list(acc[key].items()):
             summary[name] = acc[key]
-            problems.append(f"{len(acc[key])} {what}: {_some(acc[key])}")
+            more = f" and {len(items) - 3} more" if len(items) > 3 else ""
+            problems.append(f"{len(items)} {what}: {', '.join(f'{u} ({r})' for u, r in items[:3])}{more}")
     if reason == "finished":
         accounted = {url_key(u) for p in pages.values() for u in page_urls(p)}
         accounted |= {k for v in skipped.values() for k in v} | {url_key(u) for u in acc["failed"]}
@@ -394,11 +463,6 @@ def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path,
     log.info("crawl: %d pages (%d resumed, %d fetched, %d from cache); skipped: %s", n, len(before),
              summary["urls"]["fetched"], summary["urls"]["from_cache"], summary["urls"]["skipped"] or "none")
     return CrawlResult(n_pages=n, stats=summary, mirror_requests=requests, resumed=resumed)
-
-
-def _some(failures: dict[str, str], n: int = 3) -> str:
-    items = list(failures.items())
-    return ", ".join(f"{u} ({r})" for u, r in items[:n]) + (f" and {len(items) - n} more" if len(items) > n else "")
 
 
 if __name__ == "__main__":

@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from medfc.common.io import read_jsonl
-from medfc.healthfc.crawl import CrawlIncomplete, CrawlOptions, child_command, crawl_site, prepare
+from medfc.healthfc.crawl import CrawlIncomplete, CrawlOptions, MirrorServer, child_command, crawl_site, prepare
 from tests.helpers.config import section
-from medfc.healthfc.mirror import MirrorServer, rewrite_url
 
 ORIGIN = "https://www.medizin-transparent.at"
 PAGE = '<!DOCTYPE html><html><head><title>{slug} | Medizin Transparent</title></head><body><p>{slug}</p></body></html>'
@@ -40,11 +39,6 @@ def options(tmp_path: Path, site: Path, **kw) -> CrawlOptions:
     return CrawlOptions.from_mapping(section(
         "healthfc.crawl", mirror_dir=str(site), download_delay=0.0, retry_times=0, sitemap_follow=["post-sitemap"],
         http_cache_dir=str(tmp_path / "cache/http"), jobdir=str(tmp_path / "cache/job"), contact="test@example.org", **kw))
-
-
-def test_rewrite_url_only_touches_the_origin():
-    assert rewrite_url(f"{ORIGIN}/a/?x=1", ORIGIN, "http://127.0.0.1:9") == "http://127.0.0.1:9/a/?x=1"
-    assert rewrite_url("https://example.org/a/", ORIGIN, "http://127.0.0.1:9") == "https://example.org/a/"
 
 
 def test_crawl_obeys_robots_follows_only_wanted_sitemaps_and_caches(tmp_path):
