@@ -154,9 +154,9 @@ def time_ctranslate2(model_dir: Path, cache: Path, work: list[tuple[list[str], i
     start = time.perf_counter()
     converted = ensure_converted(str(model_dir), cache, compute_type, local_files_only=True)
     convert_s = time.perf_counter() - start
-    tok = AutoTokenizer.from_pretrained(converted.tokenizer_dir)
+    tok = AutoTokenizer.from_pretrained(converted.path / "tokenizer")
     kind, _, index = device.partition(":")
-    translator = ctranslate2.Translator(str(converted.model_dir), device=kind, device_index=int(index or 0),
+    translator = ctranslate2.Translator(str(converted.path / "model"), device=kind, device_index=int(index or 0),
                                         compute_type=compute_type, intra_threads=threads if kind == "cpu" else 0)
 
     def run(texts: list[str], n: int) -> int:

@@ -8,7 +8,7 @@ import json
 import os
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -31,11 +31,8 @@ class MemoryRecord:
     origin: str = "model"
     timestamp: str = ""
 
-    def to_dict(self) -> dict[str, str]:
-        return {"model": self.model, "source": self.source, "target": self.target, "origin": self.origin, "timestamp": self.timestamp}
-
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True)
+        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
 
 
 def _read_records(path: Path) -> tuple[list[MemoryRecord], int]:
@@ -53,11 +50,10 @@ class TranslationMemory:
 
     def __init__(self, path: str | os.PathLike | None, seeds: Sequence[str | os.PathLike] = ()):
         self.path = Path(path) if path is not None else None
-        self.seeds = [Path(s) for s in seeds]
         self._data: dict[tuple[str, str], MemoryRecord] = {}
         self.skipped_lines = 0
-        for seed in self.seeds:
-            self._load(seed)
+        for seed in seeds:
+            self._load(Path(seed))
         if self.path is not None and self.path.exists():
             self._load(self.path)
 
@@ -88,7 +84,7 @@ class TranslationMemory:
         for rec in new:
             self._data[(rec.model, rec.source)] = rec
         if self.path is not None:
-            append_jsonl(self.path, (rec.to_dict() for rec in new), fsync=True)
+            append_jsonl(self.path, (asdict(rec) for rec in new), fsync=True)
         return len(new)
 
     def merge(self, *paths: str | os.PathLike) -> int:

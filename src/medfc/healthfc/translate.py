@@ -3,7 +3,6 @@ rest (docs/translation.md)."""
 
 from __future__ import annotations
 
-import inspect
 from collections import Counter
 from collections.abc import Callable, Sequence
 
@@ -16,15 +15,6 @@ from medfc.healthfc.translators import ModelUnavailableError, Translator
 
 class TranslationUnavailableError(RuntimeError):
     """Sentences are missing from the memory and no translator is available for them."""
-
-
-def _takes_on_batch(translator: Translator) -> bool:
-    """Whether ``translator.translate`` accepts ``on_batch`` (every backend here does; a test's may not)."""
-    try:
-        params = inspect.signature(translator.translate).parameters
-    except (TypeError, ValueError):
-        return False
-    return "on_batch" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 def translate_with_memory(texts: Sequence[str], translator_factory: Callable[[], Translator], memory: TranslationMemory,
@@ -59,12 +49,9 @@ def translate_with_memory(texts: Sequence[str], translator_factory: Callable[[],
                 raise RuntimeError(f"translator returned {len(targets)} texts for a batch of {len(sources)}")
             memory.put_many(model_name, zip(sources, targets), origin=origin)
 
-        per_batch = _takes_on_batch(translator)
-        translated = translator.translate(missing, on_batch=write_batch) if per_batch else translator.translate(missing)
+        translated = translator.translate(missing, on_batch=write_batch)
         if len(translated) != len(missing):
             raise RuntimeError(f"translator returned {len(translated)} texts for {len(missing)} inputs")
-        if not per_batch:  # a translator without batches of its own: its whole output at once
-            memory.put_many(model_name, zip(missing, translated), origin=origin)
         resolved.update(zip(missing, translated))
     translations = [resolved[k] if k else "" for k in keys]
     return translations, {"n_total": len(texts), "n_unique": len(unique), "n_corrections": len(fixed),

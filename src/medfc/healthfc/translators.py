@@ -164,18 +164,9 @@ class ConversionError(RuntimeError):
 class ConvertedModel:
     path: Path
     """The cache entry: ``model/``, ``tokenizer/``, ``medfc.json``."""
-    key: str
     converted: bool
     """True when this call converted the model, False on a cache hit."""
     manifest: JSONObject  # medfc.json: what was converted, how
-
-    @property
-    def model_dir(self) -> Path:
-        return self.path / "model"
-
-    @property
-    def tokenizer_dir(self) -> Path:
-        return self.path / "tokenizer"
 
 
 def model_fingerprint(model: str, *, local_files_only: bool) -> str:
@@ -228,7 +219,7 @@ def ensure_converted(model: str, cache_dir: str | os.PathLike, quantization: str
     manifest = _read_manifest(entry)
     if manifest is not None:
         log.info("CTranslate2 model for %s (%s) from the cache: %s", model, quantization, entry)
-        return ConvertedModel(entry, key, False, manifest)
+        return ConvertedModel(entry, False, manifest)
 
     cache.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{entry.name}.", dir=cache))
@@ -256,11 +247,11 @@ def ensure_converted(model: str, cache_dir: str | os.PathLike, quantization: str
             if _read_manifest(entry) is None:
                 raise
             shutil.rmtree(tmp, ignore_errors=True)
-            return ConvertedModel(entry, key, False, _read_manifest(entry) or manifest)
+            return ConvertedModel(entry, False, _read_manifest(entry) or manifest)
     except Exception as exc:  # converter: unsupported architecture, vocabulary mismatch, missing files
         shutil.rmtree(tmp, ignore_errors=True)
         raise ConversionError(f"cannot convert {model!r} to CTranslate2 ({quantization}): {type(exc).__name__}: {exc}") from exc
-    return ConvertedModel(entry, key, True, manifest)
+    return ConvertedModel(entry, True, manifest)
 
 
 class CTranslate2Translator(LengthSortedBatches):
@@ -314,8 +305,8 @@ class CTranslate2Translator(LengthSortedBatches):
         try:
             device, index, compute_type = self.resolve(self.device_request, self.compute_type_request)
             converted = ensure_converted(self.model_name_or_path, self.cache_dir, compute_type, local_files_only=local_only)
-            tokenizer = AutoTokenizer.from_pretrained(converted.tokenizer_dir, local_files_only=True)
-            translator = ctranslate2.Translator(str(converted.model_dir), device=device, device_index=index,
+            tokenizer = AutoTokenizer.from_pretrained(converted.path / "tokenizer", local_files_only=True)
+            translator = ctranslate2.Translator(str(converted.path / "model"), device=device, device_index=index,
                                                 compute_type=compute_type, intra_threads=self.intra_threads)
         except (ConversionError, OSError, ValueError, RuntimeError) as exc:
             raise ModelUnavailableError(f"cannot load translation model {self.model_name_or_path!r} with CTranslate2: "

@@ -53,9 +53,9 @@ class Spy:
     def load(self):
         getattr(self.inner, "load", lambda: None)()
 
-    def translate(self, texts):
+    def translate(self, texts, on_batch=None):
         self.calls.append(list(texts))
-        return self.inner.translate(texts)
+        return self.inner.translate(texts, on_batch)
 
     @property
     def sent(self) -> list[str]:
@@ -172,8 +172,10 @@ def test_blank_inputs_and_whitespace_variants(tmp_path):
     class Upper:
         name, origin = "upper", "model"
 
-        def translate(self, texts):
-            return [t.upper() for t in texts]
+        def translate(self, texts, on_batch=None):
+            out = [t.upper() for t in texts]
+            on_batch(texts, out)
+            return out
 
     memory = TranslationMemory(None)
     out, stats = translate_with_memory(["", "a  b", "a b", " "], Upper, memory, None, "upper")
