@@ -135,12 +135,43 @@ def _release_only_record(row: ReleaseRow, rid: str, report: SkipReport) -> Datas
     }
 
 
-def build_german_records(claims: Sequence[ClaimRecord] | None, articles: Sequence[ArticleRecord] | None,
-                         sentences: dict[str, list[str]] | None, rows: Sequence[ReleaseRow] | None,
-                         alignment: AlignmentResult | None, sections: dict[str, list[str]] | None = None,
-                         ) -> tuple[list[DatasetRecord], DatasetReport]:
-    """Records with the German side filled, the English still ``None``, ordered by release row, then claim id (the
-    crawl's inputs are None in release mode, the release's in crawl mode)."""
+def add_english(records: list[DatasetRecord], translations: Mapping[str, str]) -> dict[str, int]:
+    """Fill every missing English field from ``translations`` (German → English: the translation step's) in place; a
+    text it lacks stays ``""`` (``untranslated``). Returns the counts."""
+    unique: set[str] = set()
+    counts: Counter = Counter()
+
+    def tr(text: str) -> str:
+        if not text or not text.strip():
+            return ""
+        unique.add(text)
+        if (en := translations.get(text)) and en.strip():
+            counts["translated"] += 1
+            return en
+        counts["untranslated"] += 1
+        return ""
+
+    origin = "translation"
+    for rec in records:
+        if rec["claim_en"] is None:
+            rec["claim_en"], rec["claim_en_origin"] = tr(rec["claim_de"]), origin
+        if rec["explanation_en"] is None:
+            rec["explanation_en"] = tr(rec["explanation_de"])
+            rec["explanation_en_origin"] = origin if rec["explanation_de"] else None
+        if rec["sentences_en"] is None:
+            rec["sentences_en"] = [tr(s) for s in rec["sentences_de"]]
+            rec["sentences_en_origin"] = origin
+        if rec["topics_en"] is None:
+            rec["topics_en"] = [tr(t) for t in rec["topics"]]
+    return {"unique_texts": len(unique), **counts}
+
+
+def build_dataset(claims: Sequence[ClaimRecord] | None, articles: Sequence[ArticleRecord] | None,
+                  sentences: dict[str, list[str]] | None, rows: Sequence[ReleaseRow] | None,
+                  alignment: AlignmentResult | None, translations: Mapping[str, str],
+                  sections: dict[str, list[str]] | None = None) -> tuple[list[DatasetRecord], DatasetReport]:
+    """One record per claim, ordered by release row, then claim id: the German side (the crawl's inputs are None in
+    release mode, the release's in crawl mode), then the English (:func:`add_english`)."""
     report = DatasetReport("healthfc.dataset")
     sections = sections or {}
     claims = list(claims or [])
@@ -221,79 +252,20 @@ def build_german_records(claims: Sequence[ClaimRecord] | None, articles: Sequenc
         records.append(_release_only_record(row, rid, report))
         report.count("release_without_crawl")
     records.sort(key=lambda r: (r["release_row"] is None, r["release_row"] if r["release_row"] is not None else 0, r["id"]))
-    for rec in records:
-        if rec["evidence_level"] is None:
-            report.count("evidence_level_unknown")
-    return records, report
-
-
-def add_english(records: list[DatasetRecord], translations: Mapping[str, str]) -> dict[str, int]:
-    """Fill every missing English field from ``translations`` (German → English: the translation step's) in place; a
-    text it lacks stays ``""`` (``untranslated``). Returns the counts."""
-    unique: set[str] = set()
-    counts: Counter = Counter()
-
-    def tr(text: str) -> str:
-        if not text or not text.strip():
-            return ""
-        unique.add(text)
-        if (en := translations.get(text)) and en.strip():
-            counts["translated"] += 1
-            return en
-        counts["untranslated"] += 1
-        return ""
-
-    origin = "translation"
-    for rec in records:
-        if rec["claim_en"] is None:
-            rec["claim_en"], rec["claim_en_origin"] = tr(rec["claim_de"]), origin
-        if rec["explanation_en"] is None:
-            rec["explanation_en"] = tr(rec["explanation_de"])
-            rec["explanation_en_origin"] = origin if rec["explanation_de"] else None
-        if rec["sentences_en"] is None:
-            rec["sentences_en"] = [tr(s) for s in rec["sentences_de"]]
-            rec["sentences_en_origin"] = origin
-        if rec["topics_en"] is None:
-            rec["topics_en"] = [tr(t) for t in rec["topics"]]
-    return {"unique_texts": len(unique), **counts}
-
-
-def build_dataset(claims: Sequence[ClaimRecord] | None, articles: Sequence[ArticleRecord] | None, sentences: dict[str, list[str]] | None,
-                  rows: Sequence[ReleaseRow] | None, alignment: AlignmentResult | None, translations: Mapping[str, str],
-                  sections: dict[str, list[str]] | None = None) -> tuple[list[DatasetRecord], DatasetReport]:
-    """German records (:func:`build_german_records`) plus the English side (:func:`add_english`)."""
-    records, report = build_german_records(claims, articles, sentences, rows, alignment, sections)
+    report.counts.update("evidence_level_unknown" for rec in records if rec["evidence_level"] is None)
     for key, n in add_english(records, translations).items():
         report.count(f"english/{key}", n)
-    for rec in records:
-        report.count(f"source/{rec['source']}")
-        report.count(f"label/{rec['label']}")
+    report.counts.update(f"{key}/{rec[key]}" for rec in records for key in ("source", "label"))
     report.count("records", len(records))
     return records, report
 
 
-def dataset_summary(records: Sequence[DatasetRecord], alignment_report: Mapping[str, object] | None = None) -> dict[str, object]:
-    """The counts the dataset card shows."""
-    # each article with its full text once: its first record's sentence count
-    full_text = {normalize_url(r["url"]): len(r["sentences_de"]) for r in reversed(records) if r["source"] != "release"}
-    return {
-        "claims": len(records), "articles": len({normalize_url(r["url"]) for r in records}),
-        "articles_with_full_text": len(full_text), "article_sentences": sum(full_text.values()),
-        "labels": dict(sorted(Counter(r["label"] for r in records).items())),
-        "evidence_levels": dict(sorted(Counter(str(r["evidence_level"]) for r in records).items())),
-        "sources": dict(sorted(Counter(r["source"] for r in records).items())),
-        "claims_with_gold_evidence": sum(1 for r in records if r["gold_evidence"]),
-        "evidence_sentences": sum(len(r["evidence_ids"]) for r in records),
-        "alignment_rate": (alignment_report or {}).get("alignment_rate"),
-        "evidence_sentences_unaligned": sum(r["n_evidence_unaligned"] for r in records),
-    }
-
-
 def dataset_card(records: Sequence[DatasetRecord], alignment_report: Mapping[str, object] | None = None,
                  mode: str = "", release: str | None = None) -> str:
-    """A markdown dataset card with the counts of :func:`dataset_summary`; ``release`` describes the release read."""
-    s = dataset_summary(records, alignment_report)
-    rate = s["alignment_rate"]
+    """A markdown dataset card with the dataset's counts; ``release`` describes the release read."""
+    # each article with its full text once: its first record's sentence count
+    full_text = {normalize_url(r["url"]): len(r["sentences_de"]) for r in reversed(records) if r["source"] != "release"}
+    rate = (alignment_report or {}).get("alignment_rate")
     lines = [
         "# HealthFC (rebuilt) — dataset card",
         "",
@@ -304,18 +276,21 @@ def dataset_card(records: Sequence[DatasetRecord], alignment_report: Mapping[str
         "",
         "| count | value |",
         "| --- | --- |",
-        f"| claims | {s['claims']} |",
-        f"| articles | {s['articles']} |",
-        f"| articles with full text | {s['articles_with_full_text']} |",
-        f"| claims with gold evidence | {s['claims_with_gold_evidence']} |",
-        f"| article sentences (German) | {s['article_sentences']} |",
-        f"| gold evidence sentences (aligned ids) | {s['evidence_sentences']} |",
-        f"| release evidence sentences left unaligned | {s['evidence_sentences_unaligned']} |",
+        f"| claims | {len(records)} |",
+        f"| articles | {len({normalize_url(r['url']) for r in records})} |",
+        f"| articles with full text | {len(full_text)} |",
+        f"| claims with gold evidence | {sum(1 for r in records if r['gold_evidence'])} |",
+        f"| article sentences (German) | {sum(full_text.values())} |",
+        f"| gold evidence sentences (aligned ids) | {sum(len(r['evidence_ids']) for r in records)} |",
+        f"| release evidence sentences left unaligned | {sum(r['n_evidence_unaligned'] for r in records)} |",
         f"| alignment rate | {'n/a' if rate is None else f'{100 * rate:.1f} %'} |",
         "",
     ]
-    for title, column, key in (("Labels", "label", "labels"), ("Levels of evidence", "level", "evidence_levels"), ("Sources", "source", "sources")):
-        lines += [f"## {title}", "", f"| {column} | claims |", "| --- | --- |", *[f"| {k} | {v} |" for k, v in s[key].items()], ""]
+    for title, column, key in (("Labels", "label", "label"), ("Levels of evidence", "level", "evidence_level"),
+                               ("Sources", "source", "source")):
+        counts = sorted(Counter(str(r[key]) for r in records).items())
+        lines += [f"## {title}", "", f"| {column} | claims |", "| --- | --- |", *[f"| {k} | {v} |" for k, v in counts],
+                  ""]
     lines += [
         "Licence: the release annotations (labels, evidence sentences, English claims and explanations) "
         "are CC BY-NC-ND 4.0 (Vladika et al., 2024); the article text belongs to Medizin Transparent. "

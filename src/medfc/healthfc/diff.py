@@ -55,18 +55,13 @@ def _finding(category: str, row: ReleaseRow | None = None, claim: ClaimRecord | 
     return out
 
 
-def page_problems(parse_report: Mapping[str, JSONValue]) -> dict[str, str]:
-    """Normalised URL → the parser's reason for every page it skipped (first reason of each page)."""
-    out: dict[str, str] = {}
-    for s in parse_report.get("skipped") or []:
-        out.setdefault(normalize_url(str(s["id"])), str(s["reason"]))
-    return out
-
-
 def diff_crawl(rows: Sequence[ReleaseRow], claims: Sequence[ClaimRecord], articles: Iterable[ArticleRecord],
-               problems: Mapping[str, str], release_date: date, min_claim_score: float) -> pd.DataFrame:
+               parse_report: Mapping[str, JSONValue], release_date: date, min_claim_score: float) -> pd.DataFrame:
     """The findings (columns :data:`COLUMNS`) of the crawl against the release ``rows``."""
     matches, unmatched_rows, unmatched_claims, _ = match_claims(rows, claims, min_claim_score)
+    problems: dict[str, str] = {}  # normalised URL → the parser's first reason for a page it skipped
+    for s in parse_report.get("skipped") or []:
+        problems.setdefault(normalize_url(str(s["id"])), str(s["reason"]))
     row_by_id = {r.row: r for r in rows}
     claim_by_id = {c["claim_id"]: c for c in claims}
     article_by_url = {normalize_url(a["url"]): a for a in articles}

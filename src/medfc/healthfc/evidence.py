@@ -133,8 +133,8 @@ def from_file(queries: Sequence[tuple[str, str]], path: str | os.PathLike, sourc
     return rows
 
 
-def check_coverage(report: SkipReport, source: str, max_share: float) -> int:
-    """Count (and return) the claims without evidence; :class:`TooLittleEvidence` when above ``max_share``."""
+def check_coverage(report: SkipReport, source: str, max_share: float) -> None:
+    """Count the claims without evidence; :class:`TooLittleEvidence` when above ``max_share``."""
     reasons = ("no_results", "not_in_file") + tuple(r for r in report.reasons() if r.startswith("missing_claim_"))
     missing = [s["id"] for s in report.skipped if s["reason"] in reasons]
     total = report.counts["claims"] + sum(1 for s in report.skipped if s["reason"].startswith("missing_claim_"))
@@ -144,4 +144,3 @@ def check_coverage(report: SkipReport, source: str, max_share: float) -> int:
         raise TooLittleEvidence(
             f"healthfc_retrieve ({source}): {len(missing)} of {total} claims ({len(missing) / total:.1%}) have no evidence ({shown}), "
             f"more than healthfc.retrieval.max_share_without_evidence = {max_share:g} allows; the rule's log lists each with its reason")
-    return len(missing)

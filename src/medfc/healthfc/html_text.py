@@ -21,10 +21,8 @@ def clean(text: str | None) -> str:
 _BREAK_TAGS = _BLOCK_TAGS | {"br", "div", "tr", "table", "ul", "ol", "section", "article", "header", "footer"}
 
 
-def element_segments(el: etree._Element | None, drop_sup: bool = False) -> list[str]:
+def element_segments(el: etree._Element, drop_sup: bool = False) -> list[str]:
     """The element's text in document order, cut at block boundaries and ``<br>``; empty segments dropped."""
-    if el is None:
-        return []
     out: list[str] = [""]
 
     def cut() -> None:
@@ -51,7 +49,7 @@ def element_segments(el: etree._Element | None, drop_sup: bool = False) -> list[
     return [t for t in (clean(x) for x in out) if t]
 
 
-def element_text(el: etree._Element | None, drop_sup: bool = False) -> str:
+def element_text(el: etree._Element, drop_sup: bool = False) -> str:
     """The element's text, with a space wherever a block boundary or ``<br>`` separates two words."""
     return " ".join(element_segments(el, drop_sup))
 

@@ -9,7 +9,7 @@ import hashlib
 import logging
 import os
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
@@ -124,9 +124,6 @@ class ReleaseRow:
     en_sentences: list[str] | None = None
     de_ids: list[int] | None = None
     en_ids: list[int] | None = None
-
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
 
 
 @dataclass

@@ -232,10 +232,8 @@ _BLANK_LINE = re.compile(r"\n\s*\n")
 
 def article_sentence_records(article: dict, *, base: BaseSplitter = DEFAULT_BASE) -> list[dict[str, object]]:
     """``[{"id", "text", "section"}]`` for :func:`article_sentences` (section ``body`` or ``studies``)."""
-    body = article.get("body_paragraphs")
-    if body is None:  # an older record with the body as one string
-        body = _BLANK_LINE.split(article.get("body") or "")
-    sections = (("body", [str(p) for p in body]), ("studies", _BLANK_LINE.split(article.get("studies") or "")))
+    sections = (("body", [str(p) for p in article["body_paragraphs"]]),
+                ("studies", _BLANK_LINE.split(article.get("studies") or "")))
     pieces = [(section, text) for section, paragraphs in sections for text in split_paragraphs(paragraphs, base=base)]
     return [{"id": i, "text": text, "section": section} for i, (section, text) in enumerate(pieces)]
 

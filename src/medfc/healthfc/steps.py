@@ -89,8 +89,7 @@ def parse_pages(pages_path: str) -> tuple[list[ArticleRecord], list[ClaimRecord]
         report.count(f"layout/{article.layout}")
     report.count("articles", len(articles))
     report.count("claims", len(claims))
-    for c in claims:
-        report.count(f"label/{c['label']}")
+    report.counts.update(f"label/{c['label']}" for c in claims)
     return articles, claims, report
 
 
@@ -131,7 +130,7 @@ def translate(inputs: StepFiles, outputs: StepFiles, options: TranslateOptions) 
 
 
 def load_rows(path: str) -> list[ReleaseRow]:
-    return [ReleaseRow(**rec) for rec in read_jsonl(path)]  # the release step's rows: ReleaseRow.as_dict
+    return [ReleaseRow(**rec) for rec in read_jsonl(path)]  # the release step's rows
 
 
 def release(inputs: StepFiles, outputs: StepFiles, options: ReleaseOptions) -> None:
@@ -142,7 +141,7 @@ def release(inputs: StepFiles, outputs: StepFiles, options: ReleaseOptions) -> N
     record = release_record("healthfc", str(source), {Path(urlparse(str(source)).path).name: checked})
     record_release(record)
     rows, report = read_release(path)
-    write_jsonl(outputs["rows"], (r.as_dict() for r in rows))
+    write_jsonl(outputs["rows"], (asdict(r) for r in rows))
     write_json(outputs["report"], {**report.as_dict(), "source": str(source), "path": str(path), "from_cache": cached,
                                    "release": record})
 
@@ -167,18 +166,18 @@ def dataset(inputs: StepFiles, outputs: StepFiles, options: DatasetOptions) -> N
     """→ ``jsonl``, ``parquet``, ``card`` and ``report`` in the configured mode (``crawl+release``, ``crawl`` or
     ``release``). This step never translates: a text with no English stays empty and is counted."""
     claims = articles = sentences = sections = rows = alignment = align_report = None
-    translation_records: tuple[list, list] = ([], [])
+    translations: dict[str, str] = {}
     if options.mode != "release":
         claims = list(read_jsonl(inputs["claims"]))
         articles = list(read_jsonl(inputs["articles"]))
-        translation_records = (list(read_jsonl(inputs["sentences"])), list(read_jsonl(inputs["claims_en"])))
-        sentences, sections = sentences_by_article(articles, translation_records[0], base=options.splitter)
+        sentence_records = list(read_jsonl(inputs["sentences"]))
+        sentences, sections = sentences_by_article(articles, sentence_records, base=options.splitter)
+        translations = known_translations(sentence_records, read_jsonl(inputs["claims_en"]))
     if options.mode != "crawl":
         rows = load_rows(inputs["rows"])
     if options.mode == "crawl+release":
         alignment = alignment_from_records(list(read_jsonl(inputs["alignment"])))
         align_report = read_json(inputs["align_report"])
-    translations = known_translations(*translation_records)
     records, report = build_dataset(claims, articles, sentences, rows, alignment, translations, sections)
     release = read_json(inputs["release_report"]).get("release") if inputs.get("release_report") else None
     write_dataset(records, outputs["jsonl"], outputs["parquet"], outputs["card"], align_report, options.mode,
@@ -226,7 +225,7 @@ def diff(inputs: StepFiles, outputs: StepFiles, options: DiffOptions) -> dict[st
     rows = load_rows(inputs["rows"])
     claims = list(read_jsonl(inputs["claims"]))
     release_date = date.fromisoformat(options.release_date)
-    findings = hdiff.diff_crawl(rows, claims, read_jsonl(inputs["articles"]), hdiff.page_problems(read_json(inputs["parse_report"])),
+    findings = hdiff.diff_crawl(rows, claims, read_jsonl(inputs["articles"]), read_json(inputs["parse_report"]),
                                 release_date, options.min_claim_score)
     source = read_json(inputs["release_report"]).get("source", "")
     markdown = render_markdown("HealthFC: the crawl against the release", hdiff.preamble(source, release_date, rows, claims, findings),

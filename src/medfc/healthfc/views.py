@@ -67,13 +67,9 @@ def source_table(dataset: pa.Table, folds: Mapping[str, int]) -> pa.Table:
     if missing := [i for i in ids if i not in folds]:
         raise ValueError(f"{len(missing)} claim(s) of the dataset have no fold in folds.csv (e.g. {missing[0]!r}): "
                          "the folds were made from another dataset")
-    types_ = {name: _arrow_type(hint) for name, hint in typing.get_type_hints(DatasetRecord).items()}
-
-    def kind(f: pa.Field) -> pa.DataType:
-        plain = pa.string() if pa.types.is_large_string(f.type) or pa.types.is_null(f.type) else f.type
-        return types_.get(f.name, plain)
-
-    table = dataset.replace_schema_metadata(None).cast(pa.schema([pa.field(f.name, kind(f)) for f in dataset.schema]))
+    hints = typing.get_type_hints(DatasetRecord)
+    schema = pa.schema([(name, _arrow_type(hints[name])) for name in dataset.column_names])
+    table = dataset.replace_schema_metadata(None).cast(schema)
     table = table.append_column("fold", pa.array([folds[i] for i in ids], pa.int64()))
     hf_dataset.check_labels(table, CLASS_LABELS, "healthfc dataset")
     return table

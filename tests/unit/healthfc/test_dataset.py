@@ -1,6 +1,8 @@
 """Building dataset records in the three modes, writing them, and the dataset steps end to end."""
 
 
+from dataclasses import asdict
+
 import pandas as pd
 import pytest
 import yaml
@@ -311,7 +313,7 @@ def test_release_mode_leaves_what_the_release_lacks_empty_and_counted(tmp_path, 
     rows[0].en_claim = ""
     rows[1].en_explanation = ""
     rows_path = tmp_path / "rows.jsonl"
-    write_jsonl(rows_path, [r.as_dict() for r in rows])
+    write_jsonl(rows_path, [asdict(r) for r in rows])
     records, report = _release_mode(tmp_path, rows_path)
     assert no_model == []
     assert (records[0]["claim_en"], records[0]["claim_de"] != "") == ("", True)

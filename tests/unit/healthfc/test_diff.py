@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from datetime import date
 
 import pandas as pd
@@ -34,8 +35,8 @@ def article(slug: str, date_: str | None) -> dict:
     return {"article_id": slug, "url": f"https://medizin-transparent.at/{slug}/", "date": date_}
 
 
-def diff(rows, claims, articles, problems=None) -> pd.DataFrame:
-    return D.diff_crawl(rows, claims, articles, problems or {}, CUTOFF, min_claim_score=50)
+def diff(rows, claims, articles, parse_report=None) -> pd.DataFrame:
+    return D.diff_crawl(rows, claims, articles, parse_report or {}, CUTOFF, min_claim_score=50)
 
 
 def test_joined_claims_agree_or_differ_on_the_verdict_with_both_texts():
@@ -96,7 +97,7 @@ def test_a_release_row_whose_page_has_no_claim_left_for_it_was_removed():
 
 def test_page_gone_gives_the_parsers_reason_or_not_crawled():
     rows = [row(0, "intern/entwurf", "Schützt Vitamin D?"), row(1, "kaputt", "Hilft Ingwer?")]
-    got = diff(rows, [], [], problems={"medizin-transparent.at/kaputt": "truncated_html"})
+    got = diff(rows, [], [], parse_report={"skipped": [{"id": f"{SITE}/kaputt/", "reason": "truncated_html"}]})
     assert list(zip(got["category"], got["release_row"], got["reason"])) == [("page_gone", 0, "not_crawled"),
                                                                              ("page_gone", 1, "truncated_html")]
 
@@ -124,7 +125,7 @@ def test_articles_in_both_updated_after_the_release_date_one_row_each():
 
 
 def test_the_step_writes_every_category_even_empty_ones(tmp_path):
-    rows = [row(0, "a", "Hilft Kaffee?").as_dict(), row(1, "weg", "Hilft Tee?").as_dict()]
+    rows = [asdict(row(0, "a", "Hilft Kaffee?")), asdict(row(1, "weg", "Hilft Tee?"))]
     write_jsonl(tmp_path / "rows.jsonl", rows)
     write_jsonl(tmp_path / "claims.jsonl", [claim("a", 0, "Hilft Kaffee?"), claim("neu", 0, "Hilft Sport?", "SUPPORTED", "Ja")])
     write_jsonl(tmp_path / "articles.jsonl", [article("a", "2019-01-01"), article("neu", "2023-05-01")])

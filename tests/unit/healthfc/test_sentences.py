@@ -205,9 +205,9 @@ def test_article_sentences_are_the_body_then_the_studies_section():
     assert article_sentences({**ARTICLE, "studies": ""}) == article_sentences(ARTICLE)[:3]
 
 
-def test_article_sentences_of_records_without_a_studies_section_or_with_an_old_body_string():
+def test_article_sentences_of_records_with_or_without_a_studies_section():
     assert article_sentences({"body_paragraphs": ["Eins. Zwei."]}) == ["Eins.", "Zwei."]
-    assert article_sentences({"body": "Eins.\n\nZwei. Drei.", "studies": "Vier."}) == ["Eins.", "Zwei.", "Drei.", "Vier."]
+    assert article_sentences({"body_paragraphs": ["Eins.", "Zwei. Drei."], "studies": "Vier."}) == ["Eins.", "Zwei.", "Drei.", "Vier."]
     assert article_sentences({"body_paragraphs": [], "studies": ""}) == []
     # a studies paragraph never merges with the body's last sentence (no final period there)
     assert article_sentences({"body_paragraphs": ["Ohne Punkt"], "studies": "klein geschrieben."}) == [
