@@ -17,10 +17,6 @@ from medfc.healthfc.records import ClaimRecord
 from medfc.healthfc.release import ReleaseRow
 from medfc.healthfc.sentences import normalize_text
 
-DEFAULT_FUZZY_THRESHOLD = 90.0
-DEFAULT_MIN_CONTAINED_CHARS = 25
-
-
 def normalize_url(url: str) -> str:
     """``https://www.Host.at/a/b/?x#y`` and ``http://host.at/a/b`` → ``host.at/a/b`` (percent-encoding decoded, NFC)."""
     parsed = urlparse((url or "").strip())
@@ -78,8 +74,8 @@ def _merged_ids(piece: str, norm: Sequence[str]) -> list[int] | None:
     return None
 
 
-def align_evidence(evidence: Sequence[str], sentences: Sequence[str], threshold: float = DEFAULT_FUZZY_THRESHOLD,
-                   min_contained_chars: int = DEFAULT_MIN_CONTAINED_CHARS) -> list[SentenceAlignment]:
+def align_evidence(evidence: Sequence[str], sentences: Sequence[str], threshold: float,
+                   min_contained_chars: int) -> list[SentenceAlignment]:
     """Align each evidence sentence to ids of ``sentences`` (see the module doc for the order)."""
     norm = [normalize_sentence(s) for s in sentences]
     first = {s: i for i, s in reversed(list(enumerate(norm)))}  # each normal form's first id
@@ -123,7 +119,7 @@ def claim_similarity(a: str, b: str) -> float:
 
 
 def match_claims(rows: Sequence[ReleaseRow], claims: Sequence[ClaimRecord],
-                 min_score: float = 50.0) -> tuple[list[ClaimMatch], list[int], list[str], dict[str, object]]:
+                 min_score: float) -> tuple[list[ClaimMatch], list[int], list[str], dict[str, object]]:
     """Pair release rows with crawled claims: ``(matches, unmatched_rows, unmatched_claim_ids, details)``. Inside an
     article with several rows or claims a pair needs ``min_score``; a lone row/claim pair is always matched."""
     by_url_rows: dict[str, list[ReleaseRow]] = defaultdict(list)
@@ -179,10 +175,8 @@ class AlignmentResult:
         by_section: dict[str, int] = defaultdict(int)
         unaligned: list[dict[str, object]] = []
         by_row = {m.release_row: m.claim_id for m in self.matches}
-        total = 0
         for row, alignments in sorted(self.evidence.items()):
             for a in alignments:
-                total += 1
                 methods[a.method] += 1
                 if not a.aligned:
                     unaligned.append({"release_row": row, "claim_id": by_row.get(row), "sentence": a.text,
@@ -190,6 +184,7 @@ class AlignmentResult:
                 elif row in self.sections:
                     secs = {self.sections[row][i] for i in a.ids if i < len(self.sections[row])}
                     by_section[secs.pop() if len(secs) == 1 else "mixed"] += 1
+        total = sum(methods.values())
         aligned = total - methods.get("unaligned", 0)
         return {
             "release_rows_matched": len(self.matches), "release_rows_unmatched": len(self.unmatched_rows),
@@ -203,8 +198,8 @@ class AlignmentResult:
 
 
 def align_release(rows: Sequence[ReleaseRow], claims: Sequence[ClaimRecord], article_sentences: dict[str, list[str]],
-                  threshold: float = DEFAULT_FUZZY_THRESHOLD, min_claim_score: float = 50.0,
-                  min_contained_chars: int = DEFAULT_MIN_CONTAINED_CHARS, sections: dict[str, list[str]] | None = None) -> AlignmentResult:
+                  threshold: float, min_claim_score: float, min_contained_chars: int,
+                  sections: dict[str, list[str]] | None = None) -> AlignmentResult:
     """Match rows to claims, then align each matched row's evidence in its article's sentences; ``sections``
     (``article_id`` → each sentence's section) feeds ``aligned_by_section``."""
     matches, unmatched_rows, unmatched_claims, details = match_claims(rows, claims, min_claim_score)

@@ -294,8 +294,9 @@ def scrapy_settings(opts: CrawlOptions, mirror_target: str | None, log_file: str
     kill loses its queue but not its seen-requests file): the job state is the partial pages file."""
     jobdir = Path(opts.jobdir).resolve()
     handlers: dict[str, str | None] = {"file": None, "ftp": None, "s3": None, "data": None}  # http(s) only
+    agent = f"{opts.user_agent} (+mailto:{opts.contact})" if opts.contact else opts.user_agent
     settings: dict[str, object] = {
-        "BOT_NAME": "medfc", "USER_AGENT": opts.full_user_agent, "ROBOTSTXT_OBEY": True, "ROBOTSTXT_USER_AGENT": opts.user_agent,
+        "BOT_NAME": "medfc", "USER_AGENT": agent, "ROBOTSTXT_OBEY": True, "ROBOTSTXT_USER_AGENT": opts.user_agent,
         "AUTOTHROTTLE_ENABLED": True, "AUTOTHROTTLE_START_DELAY": max(opts.download_delay, 0.0),
         "AUTOTHROTTLE_MAX_DELAY": opts.autothrottle_max_delay, "AUTOTHROTTLE_TARGET_CONCURRENCY": opts.autothrottle_target_concurrency,
         "DOWNLOAD_DELAY": opts.download_delay,

@@ -12,6 +12,7 @@ import pandas as pd
 from medfc.healthfc.align import normalize_url
 from medfc.healthfc.records import DatasetRecord
 
+
 def _round_robin(labels: Sequence[str], n_splits: int) -> np.ndarray:
     """Deterministic stratified assignment for sets too small for scikit-learn's splitters."""
     folds = np.zeros(len(labels), dtype=int)
@@ -72,20 +73,6 @@ def _paper_assignment(records: Sequence[DatasetRecord], n_splits: int, seed: int
     return out, reproduces
 
 
-def _fold_table(ids: Sequence[str], labels: Sequence[str], folds: dict[str, int], n_splits: int) -> dict[str, object]:
-    total = Counter(labels)
-    per_fold: dict[int, Counter[str]] = {k: Counter() for k in range(n_splits)}
-    for i, lab in zip(ids, labels):
-        per_fold[folds[i]][lab] += 1
-    return {
-        "sizes": {str(k): sum(c.values()) for k, c in per_fold.items()},
-        "labels": {str(k): dict(sorted(c.items())) for k, c in per_fold.items()},
-        "ideal_labels_per_fold": {lab: round(n / n_splits, 2) for lab, n in sorted(total.items())},
-        "max_label_deviation": round(max(
-            (abs(per_fold[k][lab] - total[lab] / n_splits) for k in per_fold for lab in total), default=0.0), 2),
-    }
-
-
 def assign_folds(records: Sequence[DatasetRecord], scheme: str, n_splits: int, seed: int) -> tuple[pd.DataFrame, dict[str, object]]:
     """Folds for dataset records → (``DataFrame[id, fold]`` in record order, report); ``scheme``: paper or grouped."""
     ids = [r["id"] for r in records]
@@ -97,10 +84,19 @@ def assign_folds(records: Sequence[DatasetRecord], scheme: str, n_splits: int, s
     straddle = straddling_groups(chosen, groups)
     paper_straddle = straddling_groups([paper[i] for i in ids], groups)
     multi = sum(1 for n in Counter(groups).values() if n > 1)
+    total = Counter(labels)
+    per_fold: dict[int, Counter[str]] = {k: Counter() for k in range(n_splits)}
+    for fold, lab in zip(chosen, labels):
+        per_fold[fold][lab] += 1
     report: dict[str, object] = {
         "scheme": scheme, "n_splits": n_splits, "seed": seed, "records": len(records), "articles": len(set(groups)),
         "articles_with_several_claims": multi, "straddling_articles": len(straddle), "straddling_article_urls": straddle,
         "paper_straddling_articles": len(paper_straddle), "paper_straddling_article_urls": paper_straddle,
-        "reproduces_release_folds": reproduces if scheme == "paper" else False, **_fold_table(ids, labels, folds, n_splits),
+        "reproduces_release_folds": reproduces if scheme == "paper" else False,
+        "sizes": {str(k): sum(c.values()) for k, c in per_fold.items()},
+        "labels": {str(k): dict(sorted(c.items())) for k, c in per_fold.items()},
+        "ideal_labels_per_fold": {lab: round(n / n_splits, 2) for lab, n in sorted(total.items())},
+        "max_label_deviation": round(max(
+            (abs(per_fold[k][lab] - total[lab] / n_splits) for k in per_fold for lab in total), default=0.0), 2),
     }
     return pd.DataFrame({"id": ids, "fold": chosen}), report

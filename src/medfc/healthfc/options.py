@@ -6,10 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from medfc.common.options import Options, OptionsError
+from medfc.common.options import Options
 from medfc.healthfc.sentences import BaseSplitter
 from medfc.healthfc.translation_backends import TranslateOptions  # declared beside the backends it names
-from medfc.retrieval.search_sources import source_names
 
 __all__ = ["AlignOptions", "CrawlOptions", "DatasetOptions", "DiffOptions", "FoldsOptions", "ReleaseOptions",
            "RetrieveOptions", "StatsOptions", "TranslateOptions"]
@@ -38,10 +37,6 @@ class CrawlOptions(Options):
     jobdir: str
     max_pages: int
     log_level: str
-
-    @property
-    def full_user_agent(self) -> str:
-        return f"{self.user_agent} (+mailto:{self.contact})" if self.contact else self.user_agent
 
 
 @dataclass(frozen=True)
@@ -101,7 +96,7 @@ class RetrieveOptions(Options):
     """``healthfc.retrieval`` for one source, with that source's own section (``source_options``, typed by its options
     class in :mod:`medfc.retrieval.search_sources`)."""
 
-    source: str  # a registered search source (checked against the registry)
+    source: str  # a registered search source (the plan's wildcard and registry refuse any other)
     lang: Literal["en", "de"]
     top_k: int
     cache_dir: str
@@ -109,7 +104,3 @@ class RetrieveOptions(Options):
     max_share_without_evidence: float
     progress: bool
     source_options: dict[str, Any]
-
-    def _check(self, where: str) -> None:
-        if self.source not in source_names():
-            raise OptionsError(f"{where}.source: {self.source!r} is not one of {list(source_names())}")

@@ -145,15 +145,6 @@ class ReleaseReport:
         return d
 
 
-def detect_variant(columns: list[str], path: str | os.PathLike = "release file") -> str:
-    """``"12col"`` or ``"18col"``; raises :class:`medfc.common.io.InputFileError` naming the file and every missing column."""
-    cols = set(columns)
-    old = "de_top_sentences" not in cols and "en_top_sentences" not in cols and bool(cols & set(VARIANT_COLUMNS["18col"]))
-    variant = "18col" if old else "12col"
-    require_columns(path, cols, REQUIRED + VARIANT_COLUMNS[variant], what="HealthFC release file")
-    return variant
-
-
 def _evidence_from_ids(sentences: list[str], ids: list[int]) -> list[str]:
     return [normalize_text(str(sentences[i])) for i in ids if isinstance(i, int) and 0 <= i < len(sentences)]
 
@@ -161,7 +152,11 @@ def _evidence_from_ids(sentences: list[str], ids: list[int]) -> list[str]:
 def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseReport]:
     """Read and clean a release file (either variant); return its rows in file order and a report."""
     header, records = read_csv_records(path)
-    variant = detect_variant(header, path)
+    cols = set(header)
+    old = "de_top_sentences" not in cols and "en_top_sentences" not in cols and bool(cols & set(VARIANT_COLUMNS["18col"]))
+    variant = "18col" if old else "12col"
+    # an InputFileError naming the file and every missing column
+    require_columns(path, cols, REQUIRED + VARIANT_COLUMNS[variant], what="HealthFC release file")
     report = ReleaseReport(source=str(path), variant=variant)
     rows: list[ReleaseRow] = []
     counts = report.skips

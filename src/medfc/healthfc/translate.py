@@ -42,12 +42,11 @@ def translate_with_memory(texts: Sequence[str], translator_factory: Callable[[],
                 f"model hub (the model is then cached), or set `translation.model` to a local directory "
                 f"holding the model, or add the missing sentences to the translation memory / corrections file."
             ) from exc
-        origin = getattr(translator, "origin", "model")
 
         def write_batch(sources: list[str], targets: list[str]) -> None:
             if len(targets) != len(sources):
                 raise RuntimeError(f"translator returned {len(targets)} texts for a batch of {len(sources)}")
-            memory.put_many(model_name, zip(sources, targets), origin=origin)
+            memory.put_many(model_name, zip(sources, targets), origin=translator.origin)
 
         translated = translator.translate(missing, on_batch=write_batch)
         if len(translated) != len(missing):

@@ -281,8 +281,7 @@ class CTranslate2Translator(LengthSortedBatches):
 
         if device == "auto":
             device = "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
-            error = None if device == "cuda" else no_cuda_error("healthfc.translation.device auto", " to CTranslate2")
-            if error:
+            if device == "cpu" and (error := no_cuda_error("healthfc.translation.device auto", " to CTranslate2")):
                 raise error
         kind, _, index = device.partition(":")
         if kind not in ("cpu", "cuda"):

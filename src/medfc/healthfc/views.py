@@ -86,18 +86,6 @@ def bigbio_te_rows(records: Sequence[Mapping[str, object]]) -> list[dict[str, st
     return rows
 
 
-def configs(files: Mapping[str, Sequence[Path]], card_dir: str | os.PathLike, source_features: list[dict[str, object]]) -> list[hf_dataset.Config]:
-    """The card's configs: every claim per view, then each fold's train/test per view."""
-    feats = {"source": source_features, "bigbio_te": hf_dataset.bigbio_te_features()}
-    rel = {view: [hf_dataset.relative(p, card_dir) for p in paths] for view, paths in files.items()}
-    out = [hf_dataset.Config(f"{NAME}_{view}", {"train": rel[view]}, feats[view], default=view == "source") for view in VIEWS]
-    for k in range(len(rel["source"])):
-        for view in VIEWS:
-            train = [p for j, p in enumerate(rel[view]) if j != k]
-            out.append(hf_dataset.Config(f"{NAME}_fold{k}_{view}", {"train": train, "test": [rel[view][k]]}, feats[view]))
-    return out
-
-
 def export_fold(dataset_parquet: str | os.PathLike, folds_csv: str | os.PathLike, fold: int, source_out: str | os.PathLike,
                 bigbio_out: str | os.PathLike) -> dict[str, int]:
     """Write fold ``fold``'s claims in the source view and in BigBio's; returns its rows and those without gold
@@ -129,8 +117,16 @@ def write_card(card_md: str | os.PathLike, files: Mapping[str, Sequence[str | os
     counts = {f"fold_{k}": pq.ParquetFile(p).metadata.num_rows for k, p in enumerate(paths["source"])}
     no_evidence = sum(sum(1 for premise in pq.read_table(p, columns=["premise"]).column("premise").to_pylist() if not premise)
                       for p in paths["bigbio_te"])
-    card_dir = Path(readme).parent
-    cfgs = configs(paths, card_dir, hf_dataset.features(pq.read_schema(paths["source"][0]), CLASS_LABELS))
+    # the configs: every claim per view, then each fold's train/test per view
+    feats = {"source": hf_dataset.features(pq.read_schema(paths["source"][0]), CLASS_LABELS),
+             "bigbio_te": hf_dataset.bigbio_te_features()}
+    rel = {view: [hf_dataset.relative(p, Path(readme).parent) for p in ps] for view, ps in paths.items()}
+    cfgs = [hf_dataset.Config(f"{NAME}_{view}", {"train": rel[view]}, feats[view], default=view == "source")
+            for view in VIEWS]
+    for k in range(len(rel["source"])):
+        for view in VIEWS:
+            splits = {"train": [p for j, p in enumerate(rel[view]) if j != k], "test": [rel[view][k]]}
+            cfgs.append(hf_dataset.Config(f"{NAME}_fold{k}_{view}", splits, feats[view]))
     table_rows = "\n".join(f"| `{c.name}` | {', '.join(f'`{s}`' for s in c.splits)} | "
                            f"{', '.join(str(sum(counts[Path(p).stem] for p in split_files)) for split_files in c.splits.values())} |"
                            for c in cfgs)

@@ -17,6 +17,8 @@ from medfc.healthfc.align import (
 )
 from medfc.healthfc.release import ReleaseRow
 
+EVIDENCE = (90, 25)  # healthfc.align's fuzzy_threshold and min_contained_chars (the schema's defaults)
+ALIGN = (90, 50, 25)  # the same with min_claim_score between them, as align_release takes them
 SENTS = [
     "Kaffee gilt vielen als Genussmittel.",                                   # 0
     "Koffein regt das Nervensystem an und kann den Puls beschleunigen.",    # 1
@@ -49,7 +51,7 @@ def test_normalize_url_and_sentence():
 
 def test_exact_alignment_with_whitespace_and_quotes():
     ev = ["Menschen,  die täglich Kaffee tranken, hatten kein höheres Risiko.", 'Die Studie sagt: "Kein Effekt".']
-    out = align_evidence(ev, SENTS)
+    out = align_evidence(ev, SENTS, *EVIDENCE)
     assert [(a.ids, a.method) for a in out] == [([2], "exact"), ([4], "exact")]
 
 
@@ -60,11 +62,11 @@ def test_contained_merged_fuzzy_and_unaligned():
         "Bei ca. zwei bis drei Tassen pro Tag war das Risiko sogar geringer.",     # edited 3
         "Dieser Satz steht nirgends im Artikel und wurde gestrichen.",
     ]
-    out = align_evidence(ev, SENTS, threshold=90)
+    out = align_evidence(ev, SENTS, *EVIDENCE)
     assert [(a.ids, a.method) for a in out] == [([1], "contained"), ([5, 6], "merged"), ([3], "fuzzy"), ([], "unaligned")]
     assert out[2].score >= 90 and out[3].score < 90
     # a stricter threshold turns the edited sentence into an unaligned one
-    strict = align_evidence(ev[2:3], SENTS, threshold=99)
+    strict = align_evidence(ev[2:3], SENTS, 99, 25)
     assert strict[0].method == "unaligned" and strict[0].best_id == 3
 
 
@@ -80,7 +82,7 @@ def test_match_claims_by_url_then_question():
         claim("kaffee#1", url, "Senkt regelmäßiger Kaffee das Risiko für Diabetes?"),
         claim("neu#0", "https://www.medizin-transparent.at/neu/", "Neue Frage?"),
     ]
-    matches, unmatched_rows, unmatched_claims, _ = match_claims(rows, claims)
+    matches, unmatched_rows, unmatched_claims, _ = match_claims(rows, claims, 50)
     assert [(m.release_row, m.claim_id) for m in matches] == [(0, "kaffee#1"), (1, "kaffee#0")]
     assert unmatched_rows == [2]
     assert unmatched_claims == ["neu#0"]
@@ -91,7 +93,7 @@ def test_align_release_report_and_roundtrip():
     rows = [row(0, url, "Verursacht Kaffee Herzrhythmusstörungen?",
                 [SENTS[2], SENTS[3], "Ein Satz, den es nicht gibt, ganz sicher nicht."])]
     claims = [claim("kaffee#0", url, "Verursacht Kaffee Herzrhythmusstörungen?")]
-    result = align_release(rows, claims, {"kaffee": SENTS})
+    result = align_release(rows, claims, {"kaffee": SENTS}, *ALIGN)
     rep = result.report()
     assert rep["evidence_sentences"] == 3 and rep["evidence_sentences_aligned"] == 2
     assert rep["alignment_rate"] == pytest.approx(0.6667)
@@ -127,7 +129,7 @@ def test_demo_release_reads_with_its_quirks(demo):
 
 def test_demo_alignment_is_complete(demo):
     articles, claims, sentences, rows, _, sections = demo
-    result = align_release(rows, claims, sentences, sections=sections)
+    result = align_release(rows, claims, sentences, *ALIGN, sections=sections)
     rep = result.report()
     assert rep["release_rows_matched"] == 27
     assert [rows[i].url for i in rep["unmatched_release_rows"]] == [
@@ -154,7 +156,7 @@ def test_demo_evidence_in_the_studies_section_aligns_and_needs_it(demo):
     from medfc.healthfc.sentences import split_paragraphs
 
     articles, claims, sentences, rows, _, sections = demo
-    result = align_release(rows, claims, sentences, sections=sections)
+    result = align_release(rows, claims, sentences, *ALIGN, sections=sections)
     rep = result.report()
     assert rep["alignment_rate"] == 1.0
     assert rep["aligned_by_section"] == {"body": rep["evidence_sentences"] - 3, "studies": 3}
@@ -170,7 +172,7 @@ def test_demo_evidence_in_the_studies_section_aligns_and_needs_it(demo):
     assert {layouts[c.split("#")[0]] for c in in_studies} == {"current", "2014_2017", "pre_2014"}
     # against the body alone (sentence ids without the studies section) exactly those three sentences stay unaligned
     body_only = {a["article_id"]: split_paragraphs(a["body_paragraphs"]) for a in articles}
-    body_rep = align_release(rows, claims, body_only).report()
+    body_rep = align_release(rows, claims, body_only, *ALIGN).report()
     assert body_rep["evidence_sentences"] - body_rep["evidence_sentences_aligned"] == 3
     assert sorted(u["claim_id"] for u in body_rep["unaligned"]) == sorted(in_studies)
     # body sentence ids are unchanged by appending the studies section

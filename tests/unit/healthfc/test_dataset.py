@@ -16,6 +16,7 @@ from tests.helpers.config import call_step, section
 from tests.helpers.demo import DEMO_RELEASE, parsed_demo_site
 from tests.helpers.figures import PAPERS
 
+ALIGN = (90, 50, 25)  # healthfc.align's fuzzy_threshold, min_claim_score and min_contained_chars (the schema's defaults)
 URL_A = "https://www.medizin-transparent.at/kaffee/"
 URL_B = "https://www.medizin-transparent.at/zink/"
 URL_C = "https://www.medizin-transparent.at/alt/"
@@ -85,7 +86,7 @@ def test_release_only_mode_builds_records():
 
 
 def test_crawl_plus_release_mode():
-    alignment = align_release(ROWS, CLAIMS, SENTS)
+    alignment = align_release(ROWS, CLAIMS, SENTS, *ALIGN)
     records, report = build_dataset(CLAIMS, ARTICLES, SENTS, ROWS, alignment, fake_translate)
     by_id = {r["id"]: r for r in records}
     assert set(by_id) == {"kaffee#0", "zink#0", "alt#0", "neu#0"}
@@ -115,7 +116,7 @@ def test_crawl_only_mode_and_no_translator():
 
 
 def test_write_dataset_parquet_jsonl_card(tmp_path):
-    alignment = align_release(ROWS, CLAIMS, SENTS)
+    alignment = align_release(ROWS, CLAIMS, SENTS, *ALIGN)
     records, _ = build_dataset(CLAIMS, ARTICLES, SENTS, ROWS, alignment, fake_translate)
     write_dataset(records, tmp_path / "d.jsonl", tmp_path / "d.parquet", tmp_path / "card.md", alignment.report(),
                   "crawl+release", None)
@@ -217,7 +218,7 @@ def test_build_dataset_step_uses_the_translation_stage_outputs(tmp_path):
 
 def test_crawl_plus_release_lists_every_verdict_disagreement_with_both_texts():
     claims = [dict(CLAIMS[0], verdict_text="Ja, möglicherweise"), CLAIMS[1]]
-    alignment = align_release(ROWS, claims, SENTS)
+    alignment = align_release(ROWS, claims, SENTS, *ALIGN)
     records, report = build_dataset(claims, ARTICLES, SENTS, ROWS, alignment, fake_translate)
     k = next(r for r in records if r["id"] == "kaffee#0")
     assert (k["label"], k["evidence_level"]) == ("REFUTED", "high")  # the release wins
